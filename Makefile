@@ -1,0 +1,79 @@
+# Tessel - top-level build.
+#
+#   make                 build everything into build/
+#   make test            install missing Debian packages, then run the whole
+#                        suite twice: optimised, and under ASan + UBSan
+#   make test-one        run the suite once, in this configuration only
+#   make SANITIZE=1 ...  build into build/san with -fsanitize=address,undefined
+#   make bench           build the benchmarks (bench/*)
+#   make demo            the README's main job
+#   make format          clang-format every C source in place
+#
+# Each component has a module.mk beside its sources that appends to
+#   BINS     programs that land in $(O)/bin
+#   LIBS     libraries that land in $(O)/lib
+#   TESTS    test programs / TAP scripts, run by tests/run (prove)
+#   BENCHES  benchmark programs that land in $(O)/bench
+# and declares its own link rules.  Objects come from the one pattern rule
+# below: $(O)/obj/<path>.o from <path>.c.
+
+SANITIZE ?= 0
+ifeq ($(SANITIZE),1)
+O ?= build/san
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
+            -fno-omit-frame-pointer
+else
+O ?= build
+SANFLAGS :=
+endif
+
+CC      ?= cc
+AR      ?= ar
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+           -Wmissing-prototypes -Wno-unused-parameter
+CFLAGS  ?= -O2 -g
+CPPFLAGS += -D_GNU_SOURCE -Iinclude -Isrc/common -Isrc
+ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) -fPIC -MMD -MP
+LDFLAGS += $(SANFLAGS)
+
+BINS    :=
+LIBS    :=
+TESTS   :=
+BENCHES :=
+
+.PHONY: all test test-one bench demo format clean deps
+all:
+
+MODULES := $(sort $(wildcard src/common/*/module.mk src/*/module.mk \
+                             src/*/*/module.mk tests/*/module.mk \
+                             bench/module.mk))
+include $(MODULES)
+
+all: $(LIBS) $(BINS)
+
+$(O)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+-include $(shell find $(O)/obj -name '*.d' 2>/dev/null)
+
+deps:
+	@scripts/install-deps.sh
+
+test: deps
+	$(MAKE) --no-print-directory test-one
+	$(MAKE) --no-print-directory SANITIZE=1 test-one
+
+test-one: all $(TESTS)
+	@TESSEL_BUILD=$(O) TESSEL_SANITIZE=$(SANITIZE) tests/run $(TESTS)
+
+bench: all $(BENCHES)
+
+demo: deps all
+	@scripts/demo.sh $(O)
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build

@@ -1,0 +1,36 @@
+#!/bin/sh
+# install-deps.sh - install the Debian packages Tessel needs to build and test,
+# but only those that are missing.  Safe to run repeatedly; a no-op when all
+# are present.  Needs root (or sudo) only when something must be installed.
+#
+#   scripts/install-deps.sh            build + test dependencies
+#   scripts/install-deps.sh --browser  also Chromium and Node.js for the console test
+set -eu
+
+PKGS="build-essential pkg-config perl libcmocka-dev libjansson-dev libsqlite3-dev
+      libmicrohttpd-dev libcurl4-openssl-dev iproute2 procps psmisc"
+if [ "${1:-}" = "--browser" ]; then
+    PKGS="$PKGS chromium nodejs npm"
+fi
+
+missing=""
+for p in $PKGS; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+        missing="$missing $p"
+    fi
+done
+[ -z "$missing" ] && exit 0
+
+echo "install-deps: installing:$missing" >&2
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 || {
+        echo "install-deps: need root to install:$missing" >&2
+        exit 1
+    }
+    SUDO="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null

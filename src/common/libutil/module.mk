@@ -1,0 +1,12 @@
+# libutil: error text, size parsing.  Static; linked by everything.
+LIBUTIL_SRCS := src/common/libutil/error.c src/common/libutil/size.c
+LIBUTIL := $(O)/lib/libtsl-util.a
+LIBS += $(LIBUTIL)
+$(LIBUTIL): $(LIBUTIL_SRCS:%.c=$(O)/obj/%.o)
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
+TESTS += $(O)/tests/libutil/test_size
+$(O)/tests/libutil/test_size: $(O)/obj/src/common/libutil/test/test_size.o $(LIBUTIL)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka

@@ -1,0 +1,25 @@
+/* size.h - parse and print byte sizes the way users write them.
+ *
+ * Accepted: a plain byte count ("1073741824"), or a number (integer or with
+ * a decimal fraction) followed by a binary suffix K, M, G, T, P, optionally
+ * written Ki/KiB/KB (all binary: 1K = 1024).  Case-insensitive suffix,
+ * no sign, no spaces inside, nothing after the suffix.
+ */
+#ifndef TESSEL_UTIL_SIZE_H
+#define TESSEL_UTIL_SIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "libutil/error.h"
+
+/* Parse s into *bytes.  Returns 0, or -1 with errno = EINVAL (malformed) or
+ * ERANGE (above UINT64_MAX) and a message in err.  *bytes is untouched on
+ * failure. */
+int tsl_parse_size(const char *s, uint64_t *bytes, tsl_error_t *err);
+
+/* Print bytes as the largest binary unit that keeps 3 significant digits,
+ * e.g. "6.00 GiB", "512 MiB", "100 B".  Returns buf. */
+char *tsl_format_size(uint64_t bytes, char *buf, size_t len);
+
+#endif
