@@ -8,9 +8,12 @@
 set -eu
 
 PKGS="build-essential pkg-config perl libcmocka-dev libjansson-dev libsqlite3-dev
-      libmicrohttpd-dev libcurl4-openssl-dev iproute2 procps psmisc"
+      libmicrohttpd-dev libcurl4-openssl-dev nettle-dev jq curl sqlite3 iproute2 procps psmisc"
 if [ "${1:-}" = "--browser" ]; then
-    PKGS="$PKGS chromium nodejs npm"
+    PKGS="$PKGS chromium"
+    # Node.js and npm may come from outside Debian (NodeSource, nvm): ask apt only when absent.
+    command -v node >/dev/null 2>&1 || PKGS="$PKGS nodejs"
+    command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"
 fi
 
 missing=""

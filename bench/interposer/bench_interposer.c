@@ -1,0 +1,327 @@
+/* bench_interposer.c - bench-interposer: what libtessel-cuda adds per call.
+ *
+ * Usage: bench-interposer [--preload PATH] [--iters N] [--procs N]
+ *
+ * Runs itself as a child twice, without and with LD_PRELOAD=PATH (default:
+ * ../lib/libtessel-cuda.so next to this program), and prints for each call
+ * the nanoseconds without, with, the difference and the ratio:
+ *   cuMemAlloc_v2 + cuMemFree_v2 of 1 MiB (a pair), cuLaunchKernel (a
+ *   kernel of simulated length 0), cuMemGetInfo_v2.
+ * Each figure is the best of 7 rounds of N calls (the machine is shared: the
+ * best round is the one least disturbed).  Then it starts --procs processes
+ * at once in one slice (TESSEL_SLICE) and reports how long, from the first
+ * dlsym to the return of cuInit, each took to start, without and with the
+ * interposer: mean, median, 99th percentile, and the mean added.
+ *
+ * The driver is whatever libcuda.so.1 the loader finds: the fake one (set
+ * LD_LIBRARY_PATH=build/tests/fake) or a real one on a GPU host.
+ * Internal modes: "run N" (the per-call loops) and "start" (one startup).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cudaabi/cuda_abi.h"
+
+#define ROUNDS 7
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void *sym(const char *name)
+{
+    void *p = dlsym(RTLD_DEFAULT, name);
+    if (!p) {
+        fprintf(stderr, "bench-interposer: no %s\n", name);
+        exit(2);
+    }
+    return p;
+}
+
+static void check(CUresult r, const char *what)
+{
+    if (r != CUDA_SUCCESS) {
+        fprintf(stderr, "bench-interposer: %s failed (%d)\n", what, (int)r);
+        exit(2);
+    }
+}
+
+/* Child: the per-call loops; prints "pair LAUNCH INFO" in ns per call. */
+static int run(long iters)
+{
+    if (!dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL)) {
+        fprintf(stderr, "bench-interposer: %s\n", dlerror());
+        return 2;
+    }
+    cuMemAlloc_v2_fn alloc = (cuMemAlloc_v2_fn)sym("cuMemAlloc_v2");
+    cuMemFree_v2_fn mfree = (cuMemFree_v2_fn)sym("cuMemFree_v2");
+    cuLaunchKernel_fn launch = (cuLaunchKernel_fn)sym("cuLaunchKernel");
+    cuMemGetInfo_v2_fn info = (cuMemGetInfo_v2_fn)sym("cuMemGetInfo_v2");
+    CUcontext ctx;
+    CUmodule mod;
+    CUfunction fn;
+    check(((cuInit_fn)sym("cuInit"))(0), "cuInit");
+    check(((cuDevicePrimaryCtxRetain_fn)sym("cuDevicePrimaryCtxRetain"))(&ctx, 0), "retain");
+    check(((cuCtxSetCurrent_fn)sym("cuCtxSetCurrent"))(ctx), "cuCtxSetCurrent");
+    static const char image[] = "bench";
+    check(((cuModuleLoadData_fn)sym("cuModuleLoadData"))(&mod, image), "cuModuleLoadData");
+    check(((cuModuleGetFunction_fn)sym("cuModuleGetFunction"))(&fn, mod, "k"), "GetFunction");
+    cuCtxSynchronize_fn sync = (cuCtxSynchronize_fn)sym("cuCtxSynchronize");
+
+    double best[3] = {1e300, 1e300, 1e300};
+    for (int round = 0; round < ROUNDS; round++) {
+        uint64_t t0 = now_ns();
+        for (long i = 0; i < iters; i++) {
+            CUdeviceptr p;
+            check(alloc(&p, 1 << 20), "cuMemAlloc_v2");
+            check(mfree(p), "cuMemFree_v2");
+        }
+        uint64_t t1 = now_ns();
+        for (long i = 0; i < iters; i++)
+            check(launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL), "cuLaunchKernel");
+        uint64_t t2 = now_ns();
+        sync();
+        uint64_t t3 = now_ns();
+        for (long i = 0; i < iters; i++) {
+            size_t f, t;
+            check(info(&f, &t), "cuMemGetInfo_v2");
+        }
+        uint64_t t4 = now_ns();
+        double v[3] = {(double)(t1 - t0) / iters, (double)(t2 - t1) / iters,
+                       (double)(t4 - t3) / iters};
+        for (int k = 0; k < 3; k++)
+            if (v[k] < best[k])
+                best[k] = v[k];
+    }
+    printf("%.1f %.1f %.1f\n", best[0], best[1], best[2]);
+    return 0;
+}
+
+/* Child: one startup, from the first lookup to cuInit's return; waits on
+ * fd 3 (the start line) first; prints ns. */
+static int start(void)
+{
+    char c;
+    if (read(3, &c, 1) < 0)
+        return 2;
+    uint64_t t0 = now_ns();
+    if (!dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL))
+        return 2;
+    cuInit_fn init = (cuInit_fn)sym("cuInit");
+    check(init(0), "cuInit");
+    /* The first counted call registers nothing more; cuInit is where the
+     * interposer attaches the slice and claims its process slot. */
+    uint64_t t1 = now_ns();
+    printf("%llu\n", (unsigned long long)(t1 - t0));
+    return 0;
+}
+
+/* Run argv[0] MODE ARG with or without the preload; capture stdout. */
+static pid_t spawn(const char *self, const char *preload, char *const args[], int startfd,
+                   int *out)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0) /* later children must not hold it open */
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        dup2(p[1], 1);
+        close(p[0]);
+        close(p[1]);
+        if (startfd == 3)
+            fcntl(3, F_SETFD, 0); /* keep it across exec */
+        else if (startfd >= 0)
+            dup2(startfd, 3); /* dup2 clears close-on-exec */
+        if (preload)
+            setenv("LD_PRELOAD", preload, 1);
+        else
+            unsetenv("LD_PRELOAD");
+        execv(self, args);
+        _exit(127);
+    }
+    close(p[1]);
+    *out = p[0];
+    return pid;
+}
+
+static int read_all(int fd, char *buf, size_t len)
+{
+    size_t n = 0;
+    ssize_t r;
+    while (n < len - 1 && (r = read(fd, buf + n, len - 1 - n)) > 0)
+        n += (size_t)r;
+    buf[n] = '\0';
+    close(fd);
+    return (int)n;
+}
+
+static int run_child(const char *self, const char *preload, long iters, double v[3])
+{
+    char n[32], buf[256];
+    snprintf(n, sizeof n, "%ld", iters);
+    char *args[] = {(char *)self, "run", n, NULL};
+    int fd, st;
+    pid_t pid = spawn(self, preload, args, -1, &fd);
+    if (pid < 0)
+        return -1;
+    read_all(fd, buf, sizeof buf);
+    waitpid(pid, &st, 0);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
+        sscanf(buf, "%lf %lf %lf", &v[0], &v[1], &v[2]) != 3)
+        return -1;
+    return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Start nprocs processes at once; fill ns[] with their startup times. */
+static int startup(const char *self, const char *preload, int nprocs, uint64_t *ns)
+{
+    int go[2];
+    if (pipe2(go, O_CLOEXEC) < 0) /* children keep only fd 3, the read end */
+        return -1;
+    pid_t *pids = calloc((size_t)nprocs, sizeof *pids);
+    int *fds = calloc((size_t)nprocs, sizeof *fds);
+    char *args[] = {(char *)self, "start", NULL};
+    for (int i = 0; i < nprocs; i++) {
+        pids[i] = spawn(self, preload, args, go[0], &fds[i]);
+        if (pids[i] < 0)
+            return -1;
+    }
+    close(go[0]);
+    usleep(200000); /* let every child reach its read() */
+    close(go[1]);   /* EOF: all start at once */
+    int bad = 0;
+    for (int i = 0; i < nprocs; i++) {
+        char buf[64];
+        int st;
+        read_all(fds[i], buf, sizeof buf);
+        waitpid(pids[i], &st, 0);
+        unsigned long long v;
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || sscanf(buf, "%llu", &v) != 1) {
+            if (!bad)
+                fprintf(stderr, "bench-interposer: start child: status 0x%x, output '%s'\n", st,
+                        buf);
+            bad++;
+        }
+        else
+            ns[i] = v;
+    }
+    free(pids);
+    free(fds);
+    if (bad)
+        return -1;
+    qsort(ns, (size_t)nprocs, sizeof *ns, cmp_u64);
+    return 0;
+}
+
+static double mean(const uint64_t *v, int n)
+{
+    double s = 0;
+    for (int i = 0; i < n; i++)
+        s += (double)v[i];
+    return s / n;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 3 && strcmp(argv[1], "run") == 0)
+        return run(atol(argv[2]));
+    if (argc >= 2 && strcmp(argv[1], "start") == 0)
+        return start();
+
+    char self[PATH_MAX], preload[PATH_MAX + 32];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n < 0)
+        return 2;
+    self[n] = '\0';
+    long iters = 200000;
+    int nprocs = 300;
+    char *dir = strdup(self);
+    *strrchr(dir, '/') = '\0';
+    snprintf(preload, sizeof preload, "%s/../lib/libtessel-cuda.so", dir);
+    free(dir);
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--preload") == 0 && i + 1 < argc)
+            snprintf(preload, sizeof preload, "%s", argv[++i]);
+        else if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc)
+            iters = atol(argv[++i]);
+        else if (strcmp(argv[i], "--procs") == 0 && i + 1 < argc)
+            nprocs = atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: bench-interposer [--preload PATH] [--iters N] [--procs N]\n");
+            return 2;
+        }
+    }
+    if (access(preload, R_OK) != 0) {
+        fprintf(stderr, "bench-interposer: %s: %s\n", preload, strerror(errno));
+        return 2;
+    }
+    /* One slice for the whole run; a limit far above what is used. */
+    char slice[] = "/tmp/tessel-bench-slice-XXXXXX";
+    int sfd = mkstemp(slice);
+    if (sfd < 0)
+        return 2;
+    close(sfd);
+    unlink(slice);
+    setenv("TESSEL_SLICE", slice, 1);
+    if (!getenv("TESSEL_CUDA_MEM_LIMIT"))
+        setenv("TESSEL_CUDA_MEM_LIMIT", "6G", 1);
+
+    double a[3], b[3];
+    if (run_child(self, NULL, iters, a) < 0 || run_child(self, preload, iters, b) < 0) {
+        fprintf(stderr, "bench-interposer: a child failed\n");
+        unlink(slice);
+        return 1;
+    }
+    static const char *names[3] = {"cuMemAlloc_v2+cuMemFree_v2 (1 MiB)", "cuLaunchKernel",
+                                   "cuMemGetInfo_v2"};
+    printf("bench-interposer: %ld calls x %d rounds (best round), preload %s\n", iters, ROUNDS,
+           preload);
+    printf("%-36s %12s %12s %12s %8s\n", "call", "without ns", "with ns", "added ns", "ratio");
+    for (int k = 0; k < 3; k++)
+        printf("%-36s %12.1f %12.1f %12.1f %8.2f\n", names[k], a[k], b[k], b[k] - a[k],
+               b[k] / a[k]);
+
+    uint64_t *s0 = calloc((size_t)nprocs, sizeof *s0), *s1 = calloc((size_t)nprocs, sizeof *s1);
+    if (startup(self, NULL, nprocs, s0) < 0 || startup(self, preload, nprocs, s1) < 0) {
+        fprintf(stderr, "bench-interposer: a startup child failed\n");
+        unlink(slice);
+        return 1;
+    }
+    int p99 = (nprocs * 99) / 100;
+    if (p99 >= nprocs)
+        p99 = nprocs - 1;
+    printf("\nstartup of %d processes at once in one slice (first dlsym .. cuInit returned)\n",
+           nprocs);
+    printf("%-36s %12s %12s %12s\n", "", "mean us", "median us", "p99 us");
+    printf("%-36s %12.1f %12.1f %12.1f\n", "without interposer", mean(s0, nprocs) / 1e3,
+           s0[nprocs / 2] / 1e3, s0[p99] / 1e3);
+    printf("%-36s %12.1f %12.1f %12.1f\n", "with interposer", mean(s1, nprocs) / 1e3,
+           s1[nprocs / 2] / 1e3, s1[p99] / 1e3);
+    printf("%-36s %12.1f %12.1f %12.1f\n", "added", (mean(s1, nprocs) - mean(s0, nprocs)) / 1e3,
+           ((double)s1[nprocs / 2] - (double)s0[nprocs / 2]) / 1e3,
+           ((double)s1[p99] - (double)s0[p99]) / 1e3);
+    free(s0);
+    free(s1);
+    unlink(slice);
+    return 0;
+}

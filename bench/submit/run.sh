@@ -1,0 +1,38 @@
+#!/bin/sh
+# bench/submit/run.sh - measure job submissions against a tesseld of its own: a temporary data
+# dir, a free loopback port, two simulated GPUs; the jobs go to a queue that starts nothing
+# (bench-submit's default), so the machine only does API and store work.
+#
+#   bench/submit/run.sh [BUILD_DIR] [bench-submit options]    (after `make bench`)
+#   e.g. bench/submit/run.sh build --threads 4 --seconds 10
+set -eu
+B=${1:-build}
+[ $# -gt 0 ] && shift
+for f in "$B/bin/tesseld" "$B/bench/bench-submit"; do
+    [ -x "$f" ] || { echo "run.sh: $f is missing (make bench)" >&2; exit 1; }
+done
+T=$(mktemp -d /tmp/tessel-bench-XXXXXX)
+PID=
+cleanup() {
+    [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
+    rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+"$B/bin/tesseld" --data-dir "$T/data" --listen 127.0.0.1:0 --fake-gpus 2xRTX4090:24G \
+    --no-cgroups >"$T/tesseld.log" 2>&1 &
+PID=$!
+i=0
+while [ ! -s "$T/data/tesseld.addr" ] || [ ! -s "$T/data/admin.token" ]; do
+    i=$((i + 1))
+    if [ $i -gt 300 ] || ! kill -0 "$PID" 2>/dev/null; then
+        echo "run.sh: tesseld did not start:" >&2
+        cat "$T/tesseld.log" >&2
+        exit 1
+    fi
+    sleep 0.1
+done
+TESSEL_URL="http://$(cat "$T/data/tesseld.addr")"
+TESSEL_TOKEN=$(cat "$T/data/admin.token")
+export TESSEL_URL TESSEL_TOKEN
+echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, $(uname -sr), build $B"
+"$B/bench/bench-submit" "$@"

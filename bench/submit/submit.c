@@ -1,0 +1,272 @@
+/* submit.c - bench-submit: job submissions per second and their latency, with N concurrent
+ * clients (threads), each on its own persistent HTTP connection (a libclient handle).
+ *
+ * The jobs must not load the machine: by default they go to a queue created with
+ * max_gpu_milli 0 (a queue that starts nothing), so they stay pending and the figures measure
+ * the API and the store, not job start-up.  Run it against a tesseld of its own (see
+ * bench/submit/run.sh), never a production one: it leaves every job it submits in the store.
+ *
+ *   bench-submit [--threads 4] [--seconds 10 | --count N] [--rate R] [--queue bench-hold]
+ *                [--ids FILE]
+ *
+ * Without --rate each client submits as fast as it can (closed loop: the throughput ceiling,
+ * with the queueing delay that comes with it).  With --rate R the clients together send R
+ * submissions per second on a fixed schedule, and a latency counts from the time a submission
+ * was due, not the time it was sent (so a stall is not hidden by the requests it delayed).
+ *
+ * URL and token as for `tessel` (config file, TESSEL_URL, TESSEL_TOKEN); the token must be an
+ * admin's to create the queue.  Prints submissions/s and p50/p99/max latency; exit status 1
+ * when any submission failed.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tessel/client.h"
+
+/* Most client threads: each holds one connection, tesseld serves each with a thread. */
+#define BENCH_MAX_THREADS 256
+
+typedef struct {
+    int index;
+    const char *url, *token, *queue;
+    double deadline;      /* monotonic seconds; 0: count-bound */
+    double start, period; /* with --rate: this client's schedule (period 0: as fast as it can) */
+    atomic_long *left;    /* submissions left when count-bound */
+    FILE *ids;
+    pthread_mutex_t *ids_lock;
+    /* out */
+    double *lat; /* seconds, one per acknowledged submission */
+    size_t n, cap;
+    long errors;
+    char first_error[256];
+} worker_t;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *work(void *arg)
+{
+    worker_t *w = arg;
+    tsl_error_t err;
+    tclient_t *c = tclient_new(w->url, w->token, &err);
+    if (!c) {
+        w->errors++;
+        snprintf(w->first_error, sizeof w->first_error, "%s", err.text);
+        return NULL;
+    }
+    json_t *job = json_pack("{s:[s], s:f, s:s, s:s}", "argv", "true", "gpu", 0.5, "queue", w->queue,
+                            "name", "bench");
+    for (long k = 0;; k++) {
+        if (w->deadline > 0 ? now_s() >= w->deadline : atomic_fetch_sub(w->left, 1) <= 0)
+            break;
+        double t0 = now_s();
+        if (w->period > 0) {
+            double due = w->start + (double)k * w->period;
+            if (due > t0) {
+                double d = due - t0;
+                struct timespec ts = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)};
+                nanosleep(&ts, NULL);
+            }
+            t0 = due;
+        }
+        json_t *ans = NULL;
+        int r = tclient_request(c, "POST", "/v1/jobs", job, w->ids ? &ans : NULL, &err);
+        double t1 = now_s();
+        if (r < 0) {
+            if (!w->errors++)
+                snprintf(w->first_error, sizeof w->first_error, "%s", err.text);
+            continue;
+        }
+        if (w->ids) {
+            pthread_mutex_lock(w->ids_lock);
+            fprintf(w->ids, "%lld\n", (long long)json_integer_value(json_object_get(ans, "id")));
+            fflush(w->ids);
+            pthread_mutex_unlock(w->ids_lock);
+            json_decref(ans);
+        }
+        if (w->n == w->cap) {
+            w->cap = w->cap ? w->cap * 2 : 4096;
+            double *l = realloc(w->lat, w->cap * sizeof *l);
+            if (!l)
+                abort();
+            w->lat = l;
+        }
+        w->lat[w->n++] = t1 - t0;
+    }
+    json_decref(job);
+    tclient_destroy(c);
+    return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The q-quantile by the nearest-rank method (q in (0, 1]). */
+static double quantile(const double *v, size_t n, double q)
+{
+    size_t rank = (size_t)(q * (double)n + 0.999999);
+    if (rank < 1)
+        rank = 1;
+    if (rank > n)
+        rank = n;
+    return v[rank - 1];
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: bench-submit [--threads N] [--seconds S | --count N] [--queue NAME]\n"
+               "                    [--ids FILE]\n"
+               "  --threads N    concurrent clients, one connection each (default 4)\n"
+               "  --seconds S    submit for S seconds (default 10)\n"
+               "  --count N      submit N jobs in all instead\n"
+               "  --rate R       R submissions per second in all, on a fixed schedule; latency\n"
+               "                 counts from when each was due (default: as fast as possible)\n"
+               "  --queue NAME   queue to submit to; created with max_gpu_milli 0 so that its\n"
+               "                 jobs stay pending (default bench-hold)\n"
+               "  --ids FILE     append each acknowledged job id to FILE as it comes\n");
+}
+
+int main(int argc, char **argv)
+{
+    int threads = 4;
+    double seconds = 10, rate = 0;
+    long count = 0;
+    const char *queue = "bench-hold", *ids_path = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--help") == 0) {
+            usage(stdout);
+            return 0;
+        }
+        if (!v) {
+            usage(stderr);
+            return 2;
+        }
+        if (strcmp(a, "--threads") == 0)
+            threads = atoi(v);
+        else if (strcmp(a, "--seconds") == 0)
+            seconds = atof(v);
+        else if (strcmp(a, "--count") == 0)
+            count = atol(v);
+        else if (strcmp(a, "--rate") == 0)
+            rate = atof(v);
+        else if (strcmp(a, "--queue") == 0)
+            queue = v;
+        else if (strcmp(a, "--ids") == 0)
+            ids_path = v;
+        else {
+            usage(stderr);
+            return 2;
+        }
+        i++;
+    }
+    if (threads < 1 || threads > BENCH_MAX_THREADS || seconds <= 0 || count < 0 || rate < 0) {
+        fprintf(stderr,
+                "bench-submit: --threads 1..%d, --seconds above 0, --count and --rate "
+                ">= 0\n",
+                BENCH_MAX_THREADS);
+        return 2;
+    }
+    tclient_config_t cfg;
+    tsl_error_t err;
+    if (tclient_config_load(&cfg, &err) < 0) {
+        fprintf(stderr, "bench-submit: %s\n", err.text);
+        return 1;
+    }
+    /* The holding queue (409: it exists already, fine). */
+    tclient_t *c = tclient_new(cfg.url, cfg.token, &err);
+    if (!c) {
+        fprintf(stderr, "bench-submit: %s\n", err.text);
+        return 1;
+    }
+    json_t *q = json_pack("{s:s, s:i}", "name", queue, "max_gpu_milli", 0);
+    if (tclient_request(c, "POST", "/v1/queues", q, NULL, &err) < 0 && errno != EEXIST) {
+        fprintf(stderr, "bench-submit: creating queue %s: %s\n", queue, err.text);
+        json_decref(q);
+        tclient_destroy(c);
+        return 1;
+    }
+    json_decref(q);
+    tclient_destroy(c);
+
+    FILE *ids = NULL;
+    if (ids_path && !(ids = fopen(ids_path, "a"))) {
+        fprintf(stderr, "bench-submit: %s: %s\n", ids_path, strerror(errno));
+        return 1;
+    }
+    pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
+    atomic_long left = count;
+    worker_t *w = calloc((size_t)threads, sizeof *w);
+    pthread_t *tid = calloc((size_t)threads, sizeof *tid);
+    if (!w || !tid)
+        abort();
+    double t0 = now_s();
+    for (int i = 0; i < threads; i++) {
+        w[i] = (worker_t){.index = i,
+                          .url = cfg.url,
+                          .token = cfg.token,
+                          .queue = queue,
+                          .deadline = count ? 0 : t0 + seconds,
+                          .left = &left,
+                          .ids = ids,
+                          .ids_lock = &ids_lock,
+                          /* Clients interleave: client i starts i/threads of a period late. */
+                          .period = rate > 0 ? (double)threads / rate : 0,
+                          .start = rate > 0 ? t0 + (double)i / rate : t0};
+        if (pthread_create(&tid[i], NULL, work, &w[i]) != 0) {
+            fprintf(stderr, "bench-submit: pthread_create: %s\n", strerror(errno));
+            return 1;
+        }
+    }
+    for (int i = 0; i < threads; i++)
+        pthread_join(tid[i], NULL);
+    double elapsed = now_s() - t0;
+    if (ids)
+        fclose(ids);
+    size_t n = 0;
+    long errors = 0;
+    const char *first = NULL;
+    for (int i = 0; i < threads; i++) {
+        n += w[i].n;
+        errors += w[i].errors;
+        if (w[i].errors && !first)
+            first = w[i].first_error;
+    }
+    double *all = malloc((n ? n : 1) * sizeof *all);
+    if (!all)
+        abort();
+    size_t k = 0;
+    for (int i = 0; i < threads; i++) {
+        memcpy(all + k, w[i].lat, w[i].n * sizeof *all);
+        k += w[i].n;
+        free(w[i].lat);
+    }
+    qsort(all, n, sizeof *all, cmp_double);
+    char pace[64] = "as fast as possible";
+    if (rate > 0)
+        snprintf(pace, sizeof pace, "paced at %.0f/s", rate);
+    printf("bench-submit: %d clients, %s, %.2f s, queue %s, %s\n", threads, pace, elapsed, queue,
+           cfg.url);
+    printf("submitted %zu jobs: %.0f /s; latency p50 %.2f ms, p99 %.2f ms, max %.2f ms; "
+           "%ld errors\n",
+           n, (double)n / elapsed, n ? quantile(all, n, 0.50) * 1e3 : 0.0,
+           n ? quantile(all, n, 0.99) * 1e3 : 0.0, n ? all[n - 1] * 1e3 : 0.0, errors);
+    if (first)
+        printf("first error: %s\n", first);
+    free(all);
+    free(w);
+    free(tid);
+    return errors ? 1 : 0;
+}

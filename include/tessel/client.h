@@ -1,0 +1,109 @@
+/* client.h - libclient: a client of tesseld's HTTP JSON API (docs/api.md), used by the
+ * `tessel` CLI and the submission benchmark.
+ *
+ * Two parts:
+ *   - configuration: where tesseld listens and which token to present, read from the config
+ *     file that `tessel login` writes, overridden by TESSEL_URL / TESSEL_TOKEN;
+ *   - a connection (tclient_t): one libcurl handle that keeps its HTTP/1.1 connection open
+ *     between requests.  A tclient_t is not thread-safe: give each thread its own.
+ *
+ * Errors follow the Tessel convention: -1 (or NULL) with errno set, and one line for a person
+ * in the optional tsl_error_t.  For an API error that line is tesseld's own "message"; the
+ * HTTP status and the API's error code stay available from the handle.
+ */
+#ifndef TESSEL_CLIENT_H
+#define TESSEL_CLIENT_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "libutil/error.h"
+
+/* Where tesseld listens when nothing else is configured (its own default --listen). */
+#define TCLIENT_DEFAULT_URL "http://127.0.0.1:7470"
+
+/* ---- configuration ------------------------------------------------------------------------ */
+
+typedef struct {
+    char url[512];   /* base URL, no trailing slash */
+    char token[256]; /* "tsl_..." or "" when none */
+    char path[4096]; /* the config file consulted (it may not exist) */
+    bool url_from_env;
+    bool token_from_env;
+} tclient_config_t;
+
+/* The config file's path: $TESSEL_CONFIG if set, else $XDG_CONFIG_HOME/tessel/config, else
+ * $HOME/.config/tessel/config.  Returns 0, or -1 (ENOENT: no HOME) with a message. */
+int tclient_config_path(char *buf, size_t len, tsl_error_t *err);
+
+/* Fill cfg: defaults, then the config file (absent is fine), then TESSEL_URL and TESSEL_TOKEN
+ * from the environment.  Returns 0, or -1 when the file exists but cannot be read or parsed
+ * (EINVAL, with the file name and line in err). */
+int tclient_config_load(tclient_config_t *cfg, tsl_error_t *err);
+
+/* Read one config file into cfg (only the keys it sets).  The format is lines of
+ * `key = value` (keys: url, token), '#' comments and blank lines.  Returns 0, or -1 with errno
+ * (ENOENT when absent, EINVAL when malformed).  cfg is untouched on failure. */
+int tclient_config_read(tclient_config_t *cfg, const char *path, tsl_error_t *err);
+
+/* Write url and token to path, atomically (temporary file + rename), mode 0600, creating the
+ * directory (mode 0700) when needed.  Returns 0 or -1 with errno and err. */
+int tclient_config_save(const tclient_config_t *cfg, const char *path, tsl_error_t *err);
+
+/* ---- connection ----------------------------------------------------------------------------- */
+
+typedef struct tclient tclient_t;
+
+/* A connection to url (http://HOST:PORT, no path) presenting token (NULL or "" = none).
+ * Nothing is sent yet.  Returns NULL with errno (EINVAL for a URL that is not http://,
+ * ENOMEM) and err.  Release with tclient_destroy. */
+tclient_t *tclient_new(const char *url, const char *token, tsl_error_t *err);
+void tclient_destroy(tclient_t *c);
+
+/* One request: METHOD base-url+path (path starts with '/', may carry a query string), with
+ * body serialised as JSON when non-NULL.  On a 2xx answer returns 0 and, when answer is
+ * non-NULL, stores the decoded JSON there (the caller owns it; a 204 gives json_null()).
+ * On an error answer returns -1 with errno from the status (EINVAL 400, EACCES 401, EPERM 403,
+ * ENOENT 404, EEXIST 409, E2BIG 413, EDOM 422, EAGAIN 503, EIO otherwise) and tesseld's
+ * message in err; when tesseld cannot be reached, -1 with ECONNREFUSED (or ETIMEDOUT, EIO). */
+int tclient_request(tclient_t *c, const char *method, const char *path, const json_t *body,
+                    json_t **answer, tsl_error_t *err);
+
+/* HTTP status of the last answer (0 when none came), and the API error code of the last error
+ * answer ("not_found", ...; "" when none).  Valid until the next request on c. */
+long tclient_status(const tclient_t *c);
+const char *tclient_error_code(const tclient_t *c);
+
+/* Decode an error answer (status >= 400, body as received) into errno's value (returned) and
+ * one line in err: tesseld's message, or "HTTP <status>" when the body is not an API error. */
+int tclient_decode_error(long status, const char *body, size_t len, char *code, size_t codelen,
+                         tsl_error_t *err);
+
+/* ---- logs ------------------------------------------------------------------------------------ */
+
+/* Receives len bytes of a job's output; returns 0 to go on, -1 to stop everything. */
+typedef int (*tclient_write_fn)(const char *data, size_t len, void *arg);
+
+typedef struct {
+    const char *stream;     /* "stdout" or "stderr" */
+    uint64_t offset;        /* in: where to start; out: advanced by the bytes delivered */
+    tclient_write_fn write; /* where the bytes go */
+    void *arg;
+    char state[16]; /* out: X-Tessel-Job-State of the answer ("" if none) */
+} tclient_log_t;
+
+/* Fetch n log streams of job `id` at once (GET /v1/jobs/ID/logs), each on its own
+ * connection; with follow, until tesseld ends every stream (the job has finished and all its
+ * output was sent).  *stop (may be NULL), set by a signal handler, makes the call return early
+ * with -1 and errno EINTR.  Returns 0 when every stream ended normally; -1 with errno and err
+ * on an API error (ENOENT: no such job), a lost connection (ECONNRESET, ECONNREFUSED) or a
+ * write function that asked to stop (ECANCELED).  Offsets say how far each stream got, so a
+ * caller may resume. */
+int tclient_logs(tclient_t *c, int64_t id, tclient_log_t *logs, int n, bool follow,
+                 volatile sig_atomic_t *stop, tsl_error_t *err);
+
+#endif

@@ -1,0 +1,273 @@
+/* gpu.c - NVML discovery through dlopen, and the fake-GPU spec parser (see gpu.h).
+ *
+ * NVML comes from Tessel's own declarations (cudaabi/nvml_abi.h: Debian has no nvml.h).
+ * Optional entry points (attributes, PCI, NVLink, utilisation) leave their figure unknown
+ * when the library lacks them.  NVLink peers: an active link whose remote PCI bus id is one
+ * of our GPUs' (nvmlDeviceGetNvLinkRemotePciInfo_v2).
+ */
+#include <ctype.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/gpu.h"
+#include "cudaabi/nvml_abi.h"
+#include "libutil/size.h"
+
+/* Not in nvml_abi.h (yet): the PCI bus id at the far end of an NVLink. */
+typedef nvmlReturn_t (*nvmlDeviceGetNvLinkRemotePciInfo_v2_fn)(nvmlDevice_t, unsigned int,
+                                                               nvmlPciInfo_t *);
+
+struct tagent_nvml {
+    void *dl;
+    nvmlInit_v2_fn init;
+    nvmlShutdown_fn shutdown;
+    nvmlDeviceGetCount_v2_fn count;
+    nvmlDeviceGetHandleByIndex_v2_fn handle;
+    nvmlDeviceGetName_fn name;
+    nvmlDeviceGetUUID_fn uuid;
+    nvmlDeviceGetMemoryInfo_fn memory;
+    /* optional */
+    nvmlErrorString_fn error_string;
+    nvmlDeviceGetAttributes_v2_fn attributes;
+    nvmlDeviceGetUtilizationRates_fn utilization;
+    nvmlDeviceGetPciInfo_v3_fn pci;
+    nvmlDeviceGetNvLinkState_fn nvlink_state;
+    nvmlDeviceGetNvLinkRemotePciInfo_v2_fn nvlink_remote_pci;
+};
+
+static const char *nvml_err(tagent_nvml_t *n, int r)
+{
+    static char buf[32];
+    if (n->error_string)
+        return n->error_string((nvmlReturn_t)r);
+    snprintf(buf, sizeof buf, "NVML error %d", r);
+    return buf;
+}
+
+tagent_nvml_t *tagent_nvml_open(const char *lib, tsl_error_t *err)
+{
+    tagent_nvml_t *n = calloc(1, sizeof *n);
+    if (!n) {
+        tsl_errprintf(err, "out of memory");
+        return NULL;
+    }
+    n->dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    if (!n->dl) {
+        tsl_errprintf(err, "cannot load %s: %s", lib, dlerror());
+        free(n);
+        errno = ENOENT;
+        return NULL;
+    }
+#define SYM(field, name) *(void **)(&n->field) = dlsym(n->dl, name)
+    SYM(init, "nvmlInit_v2");
+    SYM(shutdown, "nvmlShutdown");
+    SYM(count, "nvmlDeviceGetCount_v2");
+    SYM(handle, "nvmlDeviceGetHandleByIndex_v2");
+    SYM(name, "nvmlDeviceGetName");
+    SYM(uuid, "nvmlDeviceGetUUID");
+    SYM(memory, "nvmlDeviceGetMemoryInfo");
+    SYM(error_string, "nvmlErrorString");
+    SYM(attributes, "nvmlDeviceGetAttributes_v2");
+    SYM(utilization, "nvmlDeviceGetUtilizationRates");
+    SYM(pci, "nvmlDeviceGetPciInfo_v3");
+    SYM(nvlink_state, "nvmlDeviceGetNvLinkState");
+    SYM(nvlink_remote_pci, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
+#undef SYM
+    if (!n->init || !n->shutdown || !n->count || !n->handle || !n->name || !n->uuid || !n->memory) {
+        tsl_errprintf(err, "%s lacks a required NVML entry point", lib);
+        dlclose(n->dl);
+        free(n);
+        errno = ENOSYS;
+        return NULL;
+    }
+    int r = n->init();
+    if (r != 0) {
+        tsl_errprintf(err, "nvmlInit: %s", nvml_err(n, r));
+        dlclose(n->dl);
+        free(n);
+        errno = EIO;
+        return NULL;
+    }
+    return n;
+}
+
+void tagent_nvml_close(tagent_nvml_t *n)
+{
+    if (!n)
+        return;
+    n->shutdown();
+    dlclose(n->dl);
+    free(n);
+}
+
+int tagent_uuid_parse(const char *text, unsigned char out[16])
+{
+    const char *p = text;
+    if (strncmp(p, "GPU-", 4) == 0 || strncmp(p, "MIG-", 4) == 0)
+        p += 4;
+    int nb = 0;
+    unsigned char tmp[16];
+    while (*p && nb < 16) {
+        if (*p == '-') {
+            p++;
+            continue;
+        }
+        if (!isxdigit((unsigned char)p[0]) || !isxdigit((unsigned char)p[1]))
+            return -1;
+        char hex[3] = {p[0], p[1], 0};
+        tmp[nb++] = (unsigned char)strtoul(hex, NULL, 16);
+        p += 2;
+    }
+    if (nb != 16 || *p)
+        return -1;
+    memcpy(out, tmp, 16);
+    return 0;
+}
+
+int tagent_nvml_inventory(tagent_nvml_t *n, tagent_gpu_t *gpus, int max, bool simulated,
+                          tsl_error_t *err)
+{
+    unsigned count = 0;
+    int r = n->count(&count);
+    if (r != 0) {
+        errno = EIO;
+        return tsl_errprintf(err, "nvmlDeviceGetCount: %s", nvml_err(n, r));
+    }
+    if ((int)count > max) {
+        errno = E2BIG;
+        return tsl_errprintf(err, "%u GPUs found, tesseld manages at most %d", count, max);
+    }
+    nvmlDevice_t dev[TAGENT_MAX_GPUS];
+    for (unsigned i = 0; i < count; i++) {
+        tagent_gpu_t *g = &gpus[i];
+        memset(g, 0, sizeof *g);
+        g->index = (int)i;
+        g->simulated = simulated;
+        nvmlMemory_t mem;
+        if ((r = n->handle(i, &dev[i])) != 0 || (r = n->name(dev[i], g->name, sizeof g->name)) ||
+            (r = n->uuid(dev[i], g->uuid, sizeof g->uuid)) || (r = n->memory(dev[i], &mem))) {
+            errno = EIO;
+            return tsl_errprintf(err, "GPU %u: %s", i, nvml_err(n, r));
+        }
+        g->mem_total = mem.total;
+        if (tagent_uuid_parse(g->uuid, g->uuid_bin) < 0)
+            memset(g->uuid_bin, 0, sizeof g->uuid_bin);
+        nvmlDeviceAttributes_t attr;
+        if (n->attributes && n->attributes(dev[i], &attr) == 0)
+            g->sm_count = attr.multiprocessorCount;
+        nvmlPciInfo_t pci;
+        if (n->pci && n->pci(dev[i], &pci) == 0)
+            snprintf(g->bus_id, sizeof g->bus_id, "%s", pci.busId);
+    }
+    /* NVLink: an active link whose remote end has the PCI bus id of one of our GPUs. */
+    if (n->nvlink_state && n->nvlink_remote_pci) {
+        for (unsigned i = 0; i < count; i++) {
+            for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; link++) {
+                nvmlEnableState_t active = NVML_FEATURE_DISABLED;
+                nvmlPciInfo_t remote;
+                if (n->nvlink_state(dev[i], link, &active) != 0 || !active ||
+                    n->nvlink_remote_pci(dev[i], link, &remote) != 0)
+                    continue;
+                for (unsigned j = 0; j < count; j++)
+                    if (j != i && gpus[j].bus_id[0] &&
+                        strcasecmp(gpus[j].bus_id, remote.busId) == 0)
+                        gpus[i].nvlink_peers |= 1u << j;
+            }
+        }
+    }
+    return (int)count;
+}
+
+int tagent_nvml_utilization(tagent_nvml_t *n, int index)
+{
+    nvmlDevice_t dev;
+    nvmlUtilization_t u;
+    if (!n || !n->utilization || n->handle((unsigned)index, &dev) != 0 ||
+        n->utilization(dev, &u) != 0)
+        return -1;
+    return (int)u.gpu;
+}
+
+int tagent_fake_spec_parse(const char *spec, tagent_gpu_t *gpus, int max, tsl_error_t *err)
+{
+    int n = 0;
+    const char *p = spec;
+    if (!spec || !*spec) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "empty GPU spec (expected e.g. 2xRTX4090:24G)");
+    }
+    while (*p) {
+        const char *end = strchrnul(p, ',');
+        char item[128];
+        size_t len = (size_t)(end - p);
+        if (len == 0 || len >= sizeof item) {
+            errno = EINVAL;
+            return tsl_errprintf(err, "'%s': bad GPU spec item", spec);
+        }
+        memcpy(item, p, len);
+        item[len] = '\0';
+        long count = 1;
+        char *name = item;
+        char *x = strchr(item, 'x');
+        if (x && x > item) {
+            char *q = item;
+            while (q < x && isdigit((unsigned char)*q))
+                q++;
+            if (q == x) {
+                count = strtol(item, NULL, 10);
+                name = x + 1;
+            }
+        }
+        char *colon = strchr(name, ':');
+        if (!colon || colon == name || count < 1) {
+            errno = EINVAL;
+            return tsl_errprintf(err, "'%s': expected [Nx]NAME:MEM[:SMS], e.g. 2xRTX4090:24G",
+                                 item);
+        }
+        *colon = '\0';
+        char *memtext = colon + 1;
+        unsigned long sms = 0;
+        char *colon2 = strchr(memtext, ':');
+        if (colon2) {
+            *colon2 = '\0';
+            char *e;
+            sms = strtoul(colon2 + 1, &e, 10);
+            if (*e || sms == 0 || sms > 100000) {
+                errno = EINVAL;
+                return tsl_errprintf(err, "'%s': SM count must be 1..100000", item);
+            }
+        }
+        uint64_t mem = 0;
+        tsl_error_t serr;
+        if (tsl_parse_size(memtext, &mem, &serr) < 0 || mem == 0) {
+            errno = EINVAL;
+            return tsl_errprintf(err, "GPU spec '%s': memory: %s", spec,
+                                 mem == 0 && *memtext && isdigit((unsigned char)*memtext)
+                                     ? "must be above 0"
+                                     : serr.text);
+        }
+        for (long i = 0; i < count; i++) {
+            if (n >= max) {
+                errno = E2BIG;
+                return tsl_errprintf(err, "more than %d GPUs in '%s'", max, spec);
+            }
+            tagent_gpu_t *g = &gpus[n];
+            memset(g, 0, sizeof *g);
+            g->index = n;
+            g->simulated = true;
+            g->mem_total = mem;
+            g->sm_count = (unsigned)sms;
+            snprintf(g->name, sizeof g->name, "%.*s", (int)sizeof g->name - 1, name);
+            for (int b = 0; b < 16; b++)
+                g->uuid_bin[b] = (unsigned char)(b == 15 ? n : 0x7e);
+            snprintf(g->uuid, sizeof g->uuid, "GPU-7e7e7e7e-7e7e-7e7e-7e7e-7e7e7e7e7e%02x",
+                     (unsigned)n);
+            n++;
+        }
+        p = *end ? end + 1 : end;
+    }
+    return n;
+}

@@ -1,0 +1,54 @@
+/* gpu.h - GPU discovery through NVML, loaded with dlopen (no link-time dependency).
+ *
+ * tesseld opens NVML once at start (tagent_nvml_open), reads the inventory (name, UUID,
+ * memory, SM count, NVLink peers) and keeps the handle for live figures (utilisation).
+ * With --fake-gpus, the library opened is the test double tests/fake/libnvidia-ml.so.1,
+ * which reads TESSEL_FAKE_GPUS; every GPU is then marked simulated.
+ *
+ * The fake spec "[Nx]NAME:MEM[,...]" is parsed by tagent_fake_spec_parse (tesseld validates
+ * --fake-gpus with it, and builds the inventory from it when the fake NVML is absent).
+ */
+#ifndef TESSEL_AGENT_GPU_H
+#define TESSEL_AGENT_GPU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "libutil/error.h"
+
+/* Most GPUs tesseld manages on one node: libsched's per-node limit. */
+#define TAGENT_MAX_GPUS 16
+
+typedef struct {
+    int index;
+    char name[96];
+    char uuid[96];              /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" */
+    unsigned char uuid_bin[16]; /* the UUID's 16 bytes (all zero if it did not parse) */
+    char bus_id[32];
+    uint64_t mem_total;    /* bytes */
+    unsigned sm_count;     /* 0 = unknown */
+    uint32_t nvlink_peers; /* bit i: an active NVLink to GPU i */
+    bool simulated;
+} tagent_gpu_t;
+
+typedef struct tagent_nvml tagent_nvml_t;
+
+/* dlopen path (a file name searched by the dynamic loader, or a path), nvmlInit.
+ * Returns NULL with errno and err when the library or nvmlInit fails. */
+tagent_nvml_t *tagent_nvml_open(const char *lib, tsl_error_t *err);
+void tagent_nvml_close(tagent_nvml_t *n);
+
+/* Fill up to max GPUs; returns how many, or -1 with errno and err. */
+int tagent_nvml_inventory(tagent_nvml_t *n, tagent_gpu_t *gpus, int max, bool simulated,
+                          tsl_error_t *err);
+/* GPU utilisation in percent, or -1 when NVML cannot say. */
+int tagent_nvml_utilization(tagent_nvml_t *n, int index);
+
+/* Parse "[Nx]NAME:MEM[,...]" into gpus (index, name, mem_total, simulated, a made-up UUID).
+ * Returns the count, or -1 with errno EINVAL (or E2BIG above max) and err. */
+int tagent_fake_spec_parse(const char *spec, tagent_gpu_t *gpus, int max, tsl_error_t *err);
+
+/* "GPU-5b2c1d3e-..." -> 16 bytes.  0, or -1 when it is not a UUID. */
+int tagent_uuid_parse(const char *text, unsigned char out[16]);
+
+#endif

@@ -1,0 +1,19 @@
+# agent: job runner (tessel-shim supervisor), cgroups v2/v1, GPU discovery through NVML.
+# libtsl-agent.a is linked by tesseld; tessel-shim is the per-job supervisor it starts.
+LIBAGENT_SRCS := src/agent/gpu.c src/agent/cgroup.c src/agent/runner.c
+LIBAGENT := $(O)/lib/libtsl-agent.a
+LIBS += $(LIBAGENT)
+$(LIBAGENT): $(LIBAGENT_SRCS:%.c=$(O)/obj/%.o)
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
+BINS += $(O)/bin/tessel-shim
+$(O)/bin/tessel-shim: $(O)/obj/src/agent/shim.o $(LIBAGENT) $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^
+
+TESTS += $(O)/tests/agent/test_agent
+$(O)/tests/agent/test_agent: $(O)/obj/src/agent/test/test_agent.o $(LIBAGENT) \
+                             $(O)/lib/libtsl-util.a | $(O)/bin/tessel-shim
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -ldl -lcmocka

@@ -1,0 +1,192 @@
+/* runner.c - spawn tessel-shim, read its records (see runner.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent/runner.h"
+
+pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
+{
+    /* argv: shim --dir D --cwd C [--cgroup P]... [--uid U --gid G] [--preload L] -- ARGV... */
+    size_t nargv = 0;
+    while (s->argv[nargv])
+        nargv++;
+    size_t cap = 8 + 2 * TAGENT_MAX_CGROUPS + 6 + nargv + 1;
+    char **av = calloc(cap, sizeof *av);
+    char uid[24], gid[24];
+    if (!av) {
+        errno = ENOMEM;
+        return tsl_errprintf(err, "out of memory");
+    }
+    size_t i = 0;
+    av[i++] = (char *)s->shim;
+    av[i++] = (char *)"--dir";
+    av[i++] = (char *)s->dir;
+    av[i++] = (char *)"--cwd";
+    av[i++] = (char *)s->cwd;
+    for (int c = 0; c < s->ncgroups; c++) {
+        av[i++] = (char *)"--cgroup";
+        av[i++] = (char *)s->cgroup_procs[c];
+    }
+    if (s->set_user) {
+        snprintf(uid, sizeof uid, "%u", (unsigned)s->uid);
+        snprintf(gid, sizeof gid, "%u", (unsigned)s->gid);
+        av[i++] = (char *)"--uid";
+        av[i++] = uid;
+        av[i++] = (char *)"--gid";
+        av[i++] = gid;
+    }
+    if (s->preload) {
+        av[i++] = (char *)"--preload";
+        av[i++] = (char *)s->preload;
+    }
+    av[i++] = (char *)"--";
+    for (size_t k = 0; k < nargv; k++)
+        av[i++] = s->argv[k];
+    av[i] = NULL;
+
+    char log[4096];
+    snprintf(log, sizeof log, "%s/shim.log", s->dir);
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    posix_spawnattr_init(&at);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setsigdefault(&at, &all);
+    /* New session: signals sent to tesseld's process group (a terminal's ^C, a test killing
+     * the daemon's group) do not reach the shim or the job. */
+    posix_spawnattr_setflags(&at,
+                             POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    pid_t pid;
+    int rc = posix_spawn(&pid, s->shim, &fa, &at, av, s->envp);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    free(av);
+    if (rc != 0) {
+        errno = rc;
+        return tsl_errprintf(err, "cannot start %s: %s", s->shim, strerror(rc));
+    }
+    return pid;
+}
+
+static int read_small(const char *dir, const char *file, char *buf, size_t len)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s/%s", dir, file);
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, len - 1);
+    int saved = errno;
+    close(fd);
+    if (n < 0) {
+        errno = saved;
+        return -1;
+    }
+    buf[n] = '\0';
+    return 0;
+}
+
+int tagent_read_exit(const char *dir, tagent_exit_t *out)
+{
+    char buf[256];
+    if (read_small(dir, "exit", buf, sizeof buf) < 0)
+        return errno == ENOENT ? 0 : -1;
+    memset(out, 0, sizeof *out);
+    out->exit_code = -1;
+    int a, b;
+    char stage[32];
+    if (sscanf(buf, "exit %d", &a) == 1) {
+        out->exit_code = a;
+    } else if (sscanf(buf, "signal %d", &a) == 1) {
+        out->sig = a;
+    } else if (sscanf(buf, "error %31s %d", stage, &b) == 2) {
+        snprintf(out->error, sizeof out->error, "%s: %s", stage, strerror(b));
+    } else {
+        errno = EPROTO;
+        return -1;
+    }
+    return 1;
+}
+
+int tagent_read_pids(const char *dir, pid_t *shim, uint64_t *shim_start, pid_t *job)
+{
+    char buf[128];
+    if (read_small(dir, "pid", buf, sizeof buf) < 0)
+        return -1;
+    long s, j;
+    unsigned long long st;
+    if (sscanf(buf, "%ld %llu %ld", &s, &st, &j) != 3) {
+        errno = EPROTO;
+        return -1;
+    }
+    *shim = (pid_t)s;
+    *shim_start = st;
+    *job = (pid_t)j;
+    return 0;
+}
+
+/* Start time and state letter of pid from /proc/PID/stat; 0 when it is gone. */
+static uint64_t stat_start(pid_t pid, char *state_out)
+{
+    char p[64], buf[1024];
+    snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    /* Field 2 (comm) may hold spaces and parentheses: start after the last ')'. */
+    char *q = strrchr(buf, ')');
+    if (!q)
+        return 0;
+    q++;
+    /* Fields 3.. follow: the state letter is field 3, starttime field 22. */
+    char state = 0;
+    unsigned long long v = 0;
+    int field = 2;
+    for (char *save, *t = strtok_r(q, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+        field++;
+        if (field == 3)
+            state = t[0];
+        if (field == 22) {
+            v = strtoull(t, NULL, 10);
+            break;
+        }
+    }
+    *state_out = state;
+    return v;
+}
+
+uint64_t tagent_proc_start_time(pid_t pid)
+{
+    char state;
+    return stat_start(pid, &state);
+}
+
+bool tagent_alive(pid_t pid, uint64_t start)
+{
+    if (pid <= 0)
+        return false;
+    char state = 0;
+    uint64_t now = stat_start(pid, &state);
+    /* A zombie has finished; only its parent's wait is missing. */
+    if (now == 0 || state == 'Z' || state == 'X')
+        return false;
+    return start == 0 || now == start;
+}

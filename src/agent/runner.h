@@ -1,0 +1,77 @@
+/* runner.h - start a job under its supervisor (tessel-shim) and read what the shim records.
+ *
+ * Why a shim: a job must outlive tesseld (restart, kill -9).  tesseld does not fork the job
+ * itself; it posix_spawns tessel-shim in a new session, and the shim forks the job, waits for
+ * it and writes its end into the job directory.  tesseld's state about a running job is thus
+ * rebuilt from files that do not depend on tesseld being alive:
+ *
+ *   tesseld                         tessel-shim (session leader)       job
+ *   -------                         ---------------------------        ---
+ *   store: pending -> running
+ *   cgroup created, limits set
+ *   tagent_spawn() ------------->   open DIR/stdout, DIR/stderr
+ *                                   fork --------------------------->  setpgid, join cgroups,
+ *                                                                      drop to the user, chdir,
+ *                                   DIR/pid "SHIM START JOB" <------   execvp (error -> pipe)
+ *                                   waitpid ...                        ... runs ...
+ *                                   DIR/exit "exit N" | "signal N" |
+ *                                            "error STAGE ERRNO"  (written to DIR/exit.tmp,
+ *                                                                  renamed: atomic)
+ *   tick: tagent_read_exit(DIR) -> store: final state; cgroup removed
+ *
+ * On restart, tesseld reads DIR/exit for every job the store says is running; when absent, it
+ * checks that the shim is alive (pid and /proc start time, so a reused pid is not taken for it).
+ */
+#ifndef TESSEL_AGENT_RUNNER_H
+#define TESSEL_AGENT_RUNNER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "libutil/error.h"
+
+#define TAGENT_MAX_CGROUPS 3
+
+typedef struct {
+    const char *shim;    /* path of tessel-shim */
+    const char *dir;     /* job directory (logs, pid, exit) */
+    const char *cwd;     /* working directory of the job */
+    char *const *argv;   /* program and arguments (argv[0] searched in PATH) */
+    char *const *envp;   /* the job's environment, without LD_PRELOAD */
+    const char *preload; /* LD_PRELOAD of the job (set in the job only), or NULL */
+    const char *cgroup_procs[TAGENT_MAX_CGROUPS];
+    int ncgroups;
+    bool set_user; /* switch to uid/gid (tesseld runs as root) */
+    uid_t uid;
+    gid_t gid;
+} tagent_spawn_t;
+
+/* Start the shim.  Returns its pid, or -1 with errno and err.  The shim is a child of the
+ * caller: reap it with waitpid (tesseld does so in its tick). */
+pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err);
+
+/* How a job ended, from DIR/exit. */
+typedef struct {
+    int exit_code;   /* -1 when killed or failed to start */
+    int sig;         /* 0 = not killed */
+    char error[160]; /* non-empty when the job could not start: "exec: No such file ..." */
+} tagent_exit_t;
+
+/* 1 and *out filled when DIR/exit exists, 0 when it does not (yet), -1 with errno on a read
+ * error or a malformed file. */
+int tagent_read_exit(const char *dir, tagent_exit_t *out);
+
+/* DIR/pid: the shim's pid and start time, and the job's pid.  0, or -1 with errno (ENOENT:
+ * the shim has not got that far). */
+int tagent_read_pids(const char *dir, pid_t *shim, uint64_t *shim_start, pid_t *job);
+
+/* Start time of pid (clock ticks since boot, /proc/PID/stat field 22), 0 if gone
+ * (a zombie still has its start time). */
+uint64_t tagent_proc_start_time(pid_t pid);
+
+/* Whether pid is alive (not a zombie) and is the same process (start time matches;
+ * start 0 = any). */
+bool tagent_alive(pid_t pid, uint64_t start);
+
+#endif

@@ -1,0 +1,145 @@
+/* test_agent.c - agent: fake GPU spec, UUID parsing, CPU quota, and tessel-shim end to end
+ * (exit status, signal, exec failure, pid file), plus cgroup mode naming. */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agent/cgroup.h"
+#include "agent/gpu.h"
+#include "agent/runner.h"
+
+extern char **environ;
+
+static void test_fake_spec(void **state)
+{
+    tagent_gpu_t g[TAGENT_MAX_GPUS];
+    tsl_error_t err;
+    assert_int_equal(tagent_fake_spec_parse("2xRTX4090:24G,1xA100:80G", g, TAGENT_MAX_GPUS, &err),
+                     3);
+    assert_string_equal(g[0].name, "RTX4090");
+    assert_int_equal(g[1].mem_total, 24ull << 30);
+    assert_string_equal(g[2].name, "A100");
+    assert_int_equal(g[2].mem_total, 80ull << 30);
+    assert_int_equal(g[2].index, 2);
+    assert_true(g[2].simulated);
+    assert_int_equal(tagent_fake_spec_parse("T4:16G:40", g, TAGENT_MAX_GPUS, NULL), 1);
+    assert_int_equal(g[0].sm_count, 40);
+    assert_string_equal(g[0].name, "T4");
+    static const char *const bad[] = {"",       "RTX4090", "2xRTX4090:", "2xRTX4090:0", ":24G",
+                                      "0xA:1G", "A:1Q",    "A:1G,,B:1G", "A:1G:0",      "A:1G:x"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        errno = 0;
+        assert_int_equal(tagent_fake_spec_parse(bad[i], g, TAGENT_MAX_GPUS, &err), -1);
+        assert_int_equal(errno, EINVAL);
+    }
+    assert_int_equal(tagent_fake_spec_parse("17xA:1G", g, TAGENT_MAX_GPUS, &err), -1);
+    assert_int_equal(errno, E2BIG);
+}
+
+static void test_uuid(void **state)
+{
+    unsigned char u[16];
+    assert_int_equal(tagent_uuid_parse("GPU-00112233-4455-6677-8899-aabbccddeeff", u), 0);
+    assert_int_equal(u[0], 0x00);
+    assert_int_equal(u[1], 0x11);
+    assert_int_equal(u[15], 0xff);
+    assert_int_equal(tagent_uuid_parse("GPU-0011", u), -1);
+    assert_int_equal(tagent_uuid_parse("GPU-00112233-4455-6677-8899-aabbccddeeffaa", u), -1);
+}
+
+static void test_quota(void **state)
+{
+    assert_int_equal(tagent_cpu_quota_us(1000), 100000);
+    assert_int_equal(tagent_cpu_quota_us(2500), 250000);
+    assert_int_equal(tagent_cpu_quota_us(1), 1000); /* kernel minimum */
+    assert_string_equal(tagent_cgroup_mode_name(TAGENT_CG_V1), "v1");
+    assert_string_equal(tagent_cgroup_mode_name(TAGENT_CG_NONE), "none");
+}
+
+/* Run the shim on argv in a fresh dir; returns the dir (static buffer). */
+static const char *run_shim(char *const *argv, tagent_exit_t *ex)
+{
+    static char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/tessel-agent-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    char shim[4096];
+    snprintf(shim, sizeof shim, "%s/bin/tessel-shim", getenv("TESSEL_BUILD") ?: "build");
+    tagent_spawn_t sp = {.shim = shim, .dir = dir, .cwd = dir, .argv = argv, .envp = environ};
+    tsl_error_t err;
+    pid_t pid = tagent_spawn(&sp, &err);
+    assert_true(pid > 0);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    assert_int_equal(tagent_read_exit(dir, ex), 1);
+    return dir;
+}
+
+static void cleanup(const char *dir)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_shim(void **state)
+{
+    tagent_exit_t ex;
+    char *a1[] = {"sh", "-c", "echo out; echo err >&2; pwd; exit 3", NULL};
+    const char *dir = run_shim(a1, &ex);
+    assert_int_equal(ex.exit_code, 3);
+    assert_int_equal(ex.sig, 0);
+    assert_string_equal(ex.error, "");
+    char p[256], buf[256] = "";
+    snprintf(p, sizeof p, "%s/stdout", dir);
+    FILE *f = fopen(p, "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char want[256];
+    snprintf(want, sizeof want, "out\n%s\n", dir);
+    assert_string_equal(buf, want);
+    pid_t shim, job;
+    uint64_t start;
+    assert_int_equal(tagent_read_pids(dir, &shim, &start, &job), 0);
+    assert_true(shim > 0 && job > 0 && start > 0);
+    assert_false(tagent_alive(job, 0));
+    cleanup(dir);
+
+    char *a2[] = {"sh", "-c", "kill -TERM $$", NULL};
+    dir = run_shim(a2, &ex);
+    assert_int_equal(ex.exit_code, -1);
+    assert_int_equal(ex.sig, SIGTERM);
+    cleanup(dir);
+
+    char *a3[] = {"/nonexistent/program", NULL};
+    dir = run_shim(a3, &ex);
+    assert_int_equal(ex.exit_code, -1);
+    assert_string_equal(ex.error, "exec: No such file or directory");
+    cleanup(dir);
+
+    assert_true(tagent_alive(getpid(), tagent_proc_start_time(getpid())));
+    assert_false(tagent_alive(getpid(), 1));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fake_spec),
+        cmocka_unit_test(test_uuid),
+        cmocka_unit_test(test_quota),
+        cmocka_unit_test(test_shim),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,153 @@
+/* args.c - parsers for the values people type on `tessel` command lines.  Each checks what
+ * the API would reject, so that bad input gets one clear line before anything is sent. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/tessel/cli.h"
+#include "libutil/size.h"
+
+/* Most whole GPUs one request may name: far above any single machine, low enough that
+ * N * 1000 milli-GPUs cannot overflow anything downstream. */
+#define CLI_MAX_GPUS 1024
+/* Most CPU cores a request may name (the daemon checks against the node). */
+#define CLI_MAX_CPU 4096
+
+int cli_parse_gpu(const char *s, int64_t *milli, tsl_error_t *err)
+{
+    /* Decimal digits only: no sign, exponent, hex, inf or nan. */
+    const char *p = s;
+    int64_t whole = 0, frac = 0;
+    int nwhole = 0, nfrac = 0;
+    for (; *p >= '0' && *p <= '9'; p++, nwhole++) {
+        if (whole > CLI_MAX_GPUS)
+            goto range;
+        whole = whole * 10 + (*p - '0');
+    }
+    if (*p == '.') {
+        for (p++; *p >= '0' && *p <= '9'; p++, nfrac++) {
+            if (nfrac >= 3) {
+                if (*p != '0') {
+                    errno = EINVAL;
+                    return tsl_errprintf(
+                        err, "--gpu: '%s': at most 3 decimals (a thousandth of a GPU)", s);
+                }
+                continue;
+            }
+            frac = frac * 10 + (*p - '0');
+        }
+        for (int i = nfrac; i < 3; i++)
+            frac *= 10;
+        if (nfrac == 0)
+            nwhole = 0; /* "1." is not a number people write */
+    }
+    if (nwhole + nfrac == 0 || *p != '\0') {
+        errno = EINVAL;
+        return tsl_errprintf(err, "--gpu: '%s': expected a share such as 0.5, or a GPU count", s);
+    }
+    if (whole > CLI_MAX_GPUS)
+        goto range;
+    int64_t m = whole * 1000 + frac;
+    if (m == 0) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "--gpu: '%s': must be above 0", s);
+    }
+    if (m > 1000 && frac != 0) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "--gpu: '%s': above 1, only whole GPUs (a share is of one GPU)",
+                             s);
+    }
+    *milli = m;
+    return 0;
+range:
+    errno = ERANGE;
+    return tsl_errprintf(err, "--gpu: '%s': at most %d GPUs", s, CLI_MAX_GPUS);
+}
+
+int cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *v, tsl_error_t *err)
+{
+    char *end;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (!*s || *end || end == s || (*s != '-' && (*s < '0' || *s > '9'))) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "'%s': not an integer", s);
+    }
+    if (errno == ERANGE || x < lo || x > hi) {
+        errno = ERANGE;
+        return tsl_errprintf(err, "'%s': out of range (%lld to %lld)", s, (long long)lo,
+                             (long long)hi);
+    }
+    *v = x;
+    return 0;
+}
+
+int cli_parse_gpus(const char *s, int64_t *n, tsl_error_t *err)
+{
+    tsl_error_t e;
+    if (cli_parse_int(s, 1, CLI_MAX_GPUS, n, &e) < 0)
+        return tsl_errprintf(err, "--gpus: %s", e.text);
+    return 0;
+}
+
+int cli_parse_cpu(const char *s, double *cpu, tsl_error_t *err)
+{
+    char *end;
+    const char *p = s;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    if (*p == '.')
+        p++;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (!*s || *p || end != p || *s == '.' || isnan(x)) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "--cpu: '%s': expected a number of cores such as 2 or 0.5", s);
+    }
+    if (!(x > 0) || x > CLI_MAX_CPU) {
+        errno = ERANGE;
+        return tsl_errprintf(err, "--cpu: '%s': must be above 0 and at most %d", s, CLI_MAX_CPU);
+    }
+    *cpu = x;
+    return 0;
+}
+
+int cli_parse_size(const char *s, uint64_t *bytes, tsl_error_t *err)
+{
+    uint64_t b;
+    if (tsl_parse_size(s, &b, err) < 0)
+        return -1;
+    if (b == 0) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "'%s': must be above 0", s);
+    }
+    if (b > (uint64_t)INT64_MAX) {
+        errno = ERANGE;
+        return tsl_errprintf(err, "'%s': size too large", s);
+    }
+    *bytes = b;
+    return 0;
+}
+
+int cli_parse_class(const char *s, tsl_error_t *err)
+{
+    static const char *const classes[] = {"interactive", "training", "inference"};
+    for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++)
+        if (strcmp(s, classes[i]) == 0)
+            return 0;
+    errno = EINVAL;
+    return tsl_errprintf(err, "--class: '%s': expected interactive, training or inference", s);
+}
+
+int cli_parse_id(const char *s, int64_t *id, tsl_error_t *err)
+{
+    tsl_error_t e;
+    if (*s < '1' || *s > '9' || cli_parse_int(s, 1, INT64_MAX, id, &e) < 0) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "'%s': not a job id", s);
+    }
+    return 0;
+}

@@ -1,0 +1,81 @@
+/* cli.c - helpers every `tessel` subcommand shares: one-line errors and usage errors, the
+ * connection to tesseld, JSON output. */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cmd/tessel/cli.h"
+
+int cli_fail(const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "tessel: %s\n", buf);
+    return CLI_ERR;
+}
+
+int cli_usage(const cli_t *cli, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (cli && cli->cmd)
+        fprintf(stderr, "tessel %s: %s (see 'tessel %s --help')\n", cli->cmd, buf, cli->cmd);
+    else
+        fprintf(stderr, "tessel: %s (see 'tessel --help')\n", buf);
+    return CLI_USAGE;
+}
+
+int cli_bad_option(const cli_t *cli, int argc, char **argv, int opt)
+{
+    const char *arg = optind - 1 < argc && optind >= 1 ? argv[optind - 1] : "?";
+    if (opt == ':') {
+        if (optopt && optopt < 256)
+            return cli_usage(cli, "option '-%c' needs a value", optopt);
+        return cli_usage(cli, "option '%s' needs a value", arg);
+    }
+    if (optopt && optopt < 256)
+        return cli_usage(cli, "unknown option '-%c'", optopt);
+    return cli_usage(cli, "unknown option '%s'", arg);
+}
+
+int cli_connect(cli_t *cli)
+{
+    if (cli->client)
+        return 0;
+    tsl_error_t err;
+    cli->client = tclient_new(cli->cfg.url, cli->cfg.token, &err);
+    if (!cli->client) {
+        cli_fail("%s", err.text);
+        return -1;
+    }
+    return 0;
+}
+
+int cli_call(cli_t *cli, const char *method, const char *path, const json_t *body, json_t **answer)
+{
+    if (cli_connect(cli) < 0)
+        return -1;
+    tsl_error_t err;
+    if (tclient_request(cli->client, method, path, body, answer, &err) < 0) {
+        cli_fail("%s", err.text);
+        return -1;
+    }
+    return 0;
+}
+
+void cli_print_json(const json_t *j)
+{
+    char *s = json_dumps(j, JSON_INDENT(2) | JSON_ENCODE_ANY);
+    if (s) {
+        fputs(s, stdout);
+        fputc('\n', stdout);
+        free(s);
+    }
+}

@@ -1,0 +1,132 @@
+/* cli.h - what the `tessel` subcommands share: the context (configuration, connection,
+ * --json), exit codes, argument parsers, output helpers (tables, sizes, GPU shares).
+ *
+ * Exit codes (docs/cli.md): 0 success, 1 error (one line on stderr: "tessel: MESSAGE"),
+ * 2 usage error.  `tessel run` in the foreground exits with the job's own status instead:
+ * its exit code, 128+N when a signal N killed it, and TESSEL_EXIT_* below when it never ran
+ * to an end of its own.
+ */
+#ifndef TESSEL_CMD_CLI_H
+#define TESSEL_CMD_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "libutil/error.h"
+#include "tessel/client.h"
+
+enum {
+    CLI_OK = 0,
+    CLI_ERR = 1,
+    CLI_USAGE = 2,
+    /* `tessel run` (foreground), when the job did not end by itself: */
+    TESSEL_EXIT_PREEMPTED = 123, /* the scheduler stopped it to make room */
+    TESSEL_EXIT_CANCELLED = 124, /* cancelled (`tessel kill`, an admin, Ctrl-C) */
+    TESSEL_EXIT_NOSTART = 125,   /* it could not start (exec failed, tesseld stopped meanwhile) */
+};
+
+typedef struct {
+    tclient_config_t cfg;
+    tclient_t *client; /* made by cli_connect */
+    bool json;         /* --json: print the API's JSON */
+    const char *cmd;   /* subcommand name, for messages */
+} cli_t;
+
+typedef struct {
+    const char *name;
+    int (*fn)(cli_t *cli, int argc, char **argv);
+    const char *summary;
+} cli_command_t;
+
+/* Subcommands (one file each).  argv[0] is the subcommand's name. */
+int cmd_run(cli_t *cli, int argc, char **argv);
+int cmd_ps(cli_t *cli, int argc, char **argv);
+int cmd_logs(cli_t *cli, int argc, char **argv);
+int cmd_kill(cli_t *cli, int argc, char **argv);
+int cmd_gpus(cli_t *cli, int argc, char **argv);
+int cmd_queues(cli_t *cli, int argc, char **argv);
+int cmd_users(cli_t *cli, int argc, char **argv);
+int cmd_tokens(cli_t *cli, int argc, char **argv);
+int cmd_login(cli_t *cli, int argc, char **argv);
+int cmd_whoami(cli_t *cli, int argc, char **argv);
+
+/* ---- errors and connection (main.c) ---- */
+
+/* Print "tessel: MESSAGE" on stderr; returns CLI_ERR. */
+int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print "tessel CMD: MESSAGE (see 'tessel CMD --help')" on stderr; returns CLI_USAGE. */
+int cli_usage(const cli_t *cli, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Open the connection from cli->cfg once; 0, or -1 after printing the error. */
+int cli_connect(cli_t *cli);
+/* A request through cli->client; on failure prints "tessel: MESSAGE" and returns -1. */
+int cli_call(cli_t *cli, const char *method, const char *path, const json_t *body, json_t **answer);
+/* Print j as indented JSON on stdout, with a newline. */
+void cli_print_json(const json_t *j);
+/* getopt_long's message for the option at optind-1, as one usage line; returns CLI_USAGE. */
+int cli_bad_option(const cli_t *cli, int argc, char **argv, int opt);
+
+/* ---- parsing (args.c); each returns 0, or -1 with one line in err ---- */
+
+/* --gpu: a share 0 < x <= 1 of one GPU in thousandths (at most 3 decimals), or a whole number
+ * N >= 1 of GPUs.  *milli is x*1000 for a share, N*1000 for whole GPUs. */
+int cli_parse_gpu(const char *s, int64_t *milli, tsl_error_t *err);
+/* --gpus: a whole number 1..1024. */
+int cli_parse_gpus(const char *s, int64_t *n, tsl_error_t *err);
+/* --cpu: a number of cores > 0 (fractions allowed), at most 4096. */
+int cli_parse_cpu(const char *s, double *cpu, tsl_error_t *err);
+/* A size above 0 (tsl_parse_size). */
+int cli_parse_size(const char *s, uint64_t *bytes, tsl_error_t *err);
+/* An integer in [lo, hi]. */
+int cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *v, tsl_error_t *err);
+/* --class: interactive, training or inference. */
+int cli_parse_class(const char *s, tsl_error_t *err);
+/* A job id (integer >= 1). */
+int cli_parse_id(const char *s, int64_t *id, tsl_error_t *err);
+
+/* `tessel run`'s request, parsed from its arguments (run.c). */
+typedef struct {
+    int64_t gpu_milli;     /* -1: not given */
+    int64_t gpus;          /* -1: not given */
+    uint64_t gpu_mem, mem; /* 0: not given */
+    double cpu;            /* 0: not given */
+    const char *queue, *klass, *name, *cwd;
+    int64_t priority;
+    bool has_priority;
+    bool detach, shell, quiet;
+    char **env; /* KEY=VALUE or KEY (taken from our environment), nenv of them */
+    int nenv;
+    char **argv; /* the command, argc of them */
+    int argc;
+} run_opts_t;
+
+/* Parse `run`'s arguments (argv[0] = "run").  Returns 0, CLI_USAGE after printing one usage
+ * line, or -1 when --help was printed.  opts->env is allocated: run_opts_free. */
+int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *opts);
+void run_opts_free(run_opts_t *opts);
+/* The POST /v1/jobs body for opts (new reference), or NULL with err. */
+json_t *run_request(const run_opts_t *opts, tsl_error_t *err);
+/* The exit status `tessel run` reports for a finished job object. */
+int run_exit_status(const json_t *job);
+
+/* ---- output (fmt.c) ---- */
+
+/* milli-GPUs as a person writes them: 500 -> "0.5", 1000 -> "1", 2000 -> "2", 125 -> "0.125". */
+char *cli_format_milli(int64_t milli, char *buf, size_t len);
+/* Seconds as a short age: "12s", "5m", "3h", "2d". */
+char *cli_format_age(int64_t secs, char *buf, size_t len);
+/* Parse an API time ("2026-11-21T19:40:03.512Z") into Unix seconds; -1 if not one. */
+int64_t cli_parse_time(const char *s);
+
+typedef struct cli_table cli_table_t;
+/* A table with ncols columns; headers prefixed with '>' are right-aligned (numbers). */
+cli_table_t *cli_table_new(int ncols, const char *const *headers);
+/* Append a row: ncols strings (NULL prints as "-"); they are copied. */
+void cli_table_add(cli_table_t *t, const char *const *cells);
+/* Print with columns padded to their widest cell, two spaces apart; then free. */
+void cli_table_print(cli_table_t *t, FILE *f);
+void cli_table_free(cli_table_t *t);
+
+#endif

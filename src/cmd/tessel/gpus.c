@@ -1,0 +1,130 @@
+/* gpus.c - `tessel gpus`: every GPU with its slices, memory used and limits, utilisation
+ * (GET /v1/gpus); simulated GPUs are labelled as such. */
+#include <getopt.h>
+#include <stdio.h>
+
+#include "cmd/tessel/cli.h"
+#include "libutil/size.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: tessel gpus [--json]\n"
+               "Show each GPU: the share placed on it (ALLOC, in GPUs), its memory used by the\n"
+               "jobs and promised to them as limits, utilisation, and each job's slice.\n"
+               "\n"
+               "  --json           print the API's JSON ({\"gpus\": [...]})\n");
+}
+
+static const char *size_cell(const json_t *v, char *buf, size_t len)
+{
+    if (!json_is_integer(v))
+        return "-";
+    return tsl_format_size((uint64_t)json_integer_value(v), buf, len);
+}
+
+int cmd_gpus(cli_t *cli, int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'j':
+            cli->json = true;
+            break;
+        case 'h':
+            usage(stdout);
+            return CLI_OK;
+        default:
+            return cli_bad_option(cli, argc, argv, c);
+        }
+    }
+    if (optind < argc)
+        return cli_usage(cli, "unexpected argument '%s'", argv[optind]);
+    json_t *ans;
+    if (cli_call(cli, "GET", "/v1/gpus", NULL, &ans) < 0)
+        return CLI_ERR;
+    if (cli->json) {
+        cli_print_json(ans);
+        json_decref(ans);
+        return CLI_OK;
+    }
+    static const char *const ghdr[] = {">GPU",      "NAME",        ">MEMORY", ">SLICES", ">ALLOC",
+                                       ">MEM-USED", ">MEM-LIMITS", ">UTIL",   "KIND"};
+    static const char *const shdr[] = {">GPU",      ">JOB",       "USER", ">SHARE",
+                                       ">MEM-USED", ">MEM-LIMIT", "USE"};
+    cli_table_t *g = cli_table_new(9, ghdr);
+    cli_table_t *s = cli_table_new(7, shdr);
+    int nslices = 0, nsim = 0;
+    size_t i;
+    json_t *gpu;
+    json_t *list = json_object_get(ans, "gpus");
+    json_array_foreach(list, i, gpu)
+    {
+        char idx[16], mem[32], ns[16], alloc[32], used[32], lim[32], util[16];
+        json_int_t index = json_integer_value(json_object_get(gpu, "index"));
+        snprintf(idx, sizeof idx, "%lld", (long long)index);
+        json_t *slices = json_object_get(gpu, "slices");
+        snprintf(ns, sizeof ns, "%zu", json_array_size(slices));
+        cli_format_milli(json_integer_value(json_object_get(gpu, "allocated_milli")), alloc,
+                         sizeof alloc);
+        json_t *u = json_object_get(gpu, "utilization");
+        if (json_is_integer(u))
+            snprintf(util, sizeof util, "%lld%%", (long long)json_integer_value(u));
+        else
+            snprintf(util, sizeof util, "-");
+        bool sim = json_is_true(json_object_get(gpu, "simulated"));
+        nsim += sim;
+        const char *row[] = {idx,
+                             json_string_value(json_object_get(gpu, "name")),
+                             size_cell(json_object_get(gpu, "memory_total"), mem, sizeof mem),
+                             ns,
+                             alloc,
+                             size_cell(json_object_get(gpu, "used_mem"), used, sizeof used),
+                             size_cell(json_object_get(gpu, "allocated_mem"), lim, sizeof lim),
+                             util,
+                             sim ? "simulated" : "real"};
+        cli_table_add(g, row);
+        size_t k;
+        json_t *sl;
+        json_array_foreach(slices, k, sl)
+        {
+            char job[32], share[32], mu[32], ml[32], pct[32];
+            snprintf(job, sizeof job, "%lld",
+                     (long long)json_integer_value(json_object_get(sl, "job_id")));
+            cli_format_milli(json_integer_value(json_object_get(sl, "milli")), share, sizeof share);
+            json_int_t used_b = json_integer_value(json_object_get(sl, "mem_used"));
+            json_int_t lim_b = json_integer_value(json_object_get(sl, "mem_limit"));
+            if (lim_b > 0)
+                snprintf(pct, sizeof pct, "%lld%% of its limit", (long long)(used_b * 100 / lim_b));
+            else
+                snprintf(pct, sizeof pct, "-");
+            const char *srow[] = {idx,
+                                  job,
+                                  json_string_value(json_object_get(sl, "user")),
+                                  share,
+                                  size_cell(json_object_get(sl, "mem_used"), mu, sizeof mu),
+                                  size_cell(json_object_get(sl, "mem_limit"), ml, sizeof ml),
+                                  pct};
+            cli_table_add(s, srow);
+            nslices++;
+        }
+    }
+    cli_table_print(g, stdout);
+    if (nslices) {
+        printf("\n");
+        cli_table_print(s, stdout);
+    } else {
+        cli_table_free(s);
+        printf("\nno slices: no job holds a GPU\n");
+    }
+    if (nsim)
+        printf("\n%d GPU(s) SIMULATED (tesseld --fake-gpus): no real GPU behind them\n", nsim);
+    json_decref(ans);
+    return CLI_OK;
+}

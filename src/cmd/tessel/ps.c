@@ -1,0 +1,206 @@
+/* ps.c - `tessel ps`: the caller's jobs (an admin's: everyone's) as a table, active ones by
+ * default, finished ones too with -a (GET /v1/jobs). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <curl/curl.h>
+
+#include "cmd/tessel/cli.h"
+#include "libutil/size.h"
+
+/* Jobs per request: the API's largest page. */
+#define PS_PAGE "10000"
+/* Widest COMMAND cell: the table stays on one line of a wide terminal. */
+#define PS_COMMAND_WIDTH 40
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: tessel ps [-a] [--user NAME] [--queue NAME] [--json]\n"
+               "List jobs: pending and running ones; with -a, finished ones too.\n"
+               "A user sees only their own jobs, an admin everyone's.\n"
+               "\n"
+               "  -a, --all        include finished jobs\n"
+               "  --user NAME      only this user's jobs (admin)\n"
+               "  --queue NAME     only this queue's jobs\n"
+               "  --json           print the API's JSON ({\"jobs\": [...]})\n");
+}
+
+/* Append s, URL-escaped, to the query in buf. */
+static void add_param(char *buf, size_t len, const char *key, const char *val)
+{
+    char *esc = curl_easy_escape(NULL, val, 0);
+    size_t n = strlen(buf);
+    snprintf(buf + n, len - n, "%c%s=%s", strchr(buf, '?') ? '&' : '?', key, esc ? esc : "");
+    curl_free(esc);
+}
+
+static void command_cell(const json_t *argv, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    size_t i;
+    json_t *a;
+    json_array_foreach(argv, i, a)
+    {
+        const char *s = json_string_value(a);
+        if (!s)
+            continue;
+        n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", i ? " " : "", s);
+        if (n >= len)
+            break;
+    }
+    if (strlen(buf) > PS_COMMAND_WIDTH) {
+        buf[PS_COMMAND_WIDTH - 3] = '\0';
+        strcat(buf, "...");
+    }
+    for (char *p = buf; *p; p++)
+        if (*p == '\n' || *p == '\t')
+            *p = ' ';
+}
+
+static void status_cell(const json_t *job, char *buf, size_t len)
+{
+    json_t *code = json_object_get(job, "exit_code");
+    json_t *sig = json_object_get(job, "signal");
+    if (json_is_integer(sig))
+        snprintf(buf, len, "sig %lld", (long long)json_integer_value(sig));
+    else if (json_is_integer(code))
+        snprintf(buf, len, "%lld", (long long)json_integer_value(code));
+    else
+        snprintf(buf, len, "-");
+}
+
+int cmd_ps(cli_t *cli, int argc, char **argv)
+{
+    enum { O_USER = 256, O_QUEUE, O_JSON };
+    static const struct option opts[] = {
+        {"all", no_argument, NULL, 'a'},
+        {"user", required_argument, NULL, O_USER},
+        {"queue", required_argument, NULL, O_QUEUE},
+        {"json", no_argument, NULL, O_JSON},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    bool all = false;
+    const char *user = NULL, *queue = NULL;
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":ah", opts, NULL)) != -1) {
+        switch (c) {
+        case 'a':
+            all = true;
+            break;
+        case O_USER:
+            user = optarg;
+            break;
+        case O_QUEUE:
+            queue = optarg;
+            break;
+        case O_JSON:
+            cli->json = true;
+            break;
+        case 'h':
+            usage(stdout);
+            return CLI_OK;
+        default:
+            return cli_bad_option(cli, argc, argv, c);
+        }
+    }
+    if (optind < argc)
+        return cli_usage(cli, "unexpected argument '%s'", argv[optind]);
+    /* All matching jobs, a page at a time (ids ascending). */
+    char base[1024] = "/v1/jobs";
+    add_param(base, sizeof base, "limit", PS_PAGE);
+    if (!all)
+        add_param(base, sizeof base, "state", "active");
+    if (user)
+        add_param(base, sizeof base, "user", user);
+    if (queue)
+        add_param(base, sizeof base, "queue", queue);
+    json_t *ans = json_pack("{s:[]}", "jobs");
+    json_t *jobs = json_object_get(ans, "jobs");
+    long long after = 0;
+    for (;;) {
+        char path[1100], a[32];
+        snprintf(path, sizeof path, "%s", base);
+        snprintf(a, sizeof a, "%lld", after);
+        if (after)
+            add_param(path, sizeof path, "after", a);
+        json_t *page;
+        if (cli_call(cli, "GET", path, NULL, &page) < 0) {
+            json_decref(ans);
+            return CLI_ERR;
+        }
+        json_t *pj = json_object_get(page, "jobs");
+        size_t n = json_array_size(pj);
+        json_array_extend(jobs, pj);
+        if (n)
+            after = (long long)json_integer_value(json_object_get(json_array_get(pj, n - 1), "id"));
+        json_decref(page);
+        if (n < (size_t)atoi(PS_PAGE) || after <= 0)
+            break;
+    }
+    if (cli->json) {
+        cli_print_json(ans);
+        json_decref(ans);
+        return CLI_OK;
+    }
+    static const char *const hdr[] = {">ID",  "USER",     "NAME", "STATE", "EXIT",   "QUEUE",
+                                      ">GPU", ">GPU-MEM", "ON",   ">AGE",  "COMMAND"};
+    cli_table_t *t = cli_table_new(11, hdr);
+    time_t now = time(NULL);
+    size_t i;
+    json_t *j;
+    json_array_foreach(json_object_get(ans, "jobs"), i, j)
+    {
+        char id[32], exitc[32], gpu[32], gmem[32], on[128], age[32], cmd[512];
+        snprintf(id, sizeof id, "%lld", (long long)json_integer_value(json_object_get(j, "id")));
+        status_cell(j, exitc, sizeof exitc);
+        double g = json_number_value(json_object_get(j, "gpu"));
+        if (g > 1.0)
+            snprintf(gpu, sizeof gpu, "%.0f", g);
+        else
+            cli_format_milli(json_integer_value(json_object_get(j, "gpu_milli")), gpu, sizeof gpu);
+        json_t *gm = json_object_get(j, "gpu_mem");
+        if (json_is_integer(gm) && json_integer_value(gm) > 0)
+            tsl_format_size((uint64_t)json_integer_value(gm), gmem, sizeof gmem);
+        else
+            snprintf(gmem, sizeof gmem, "-");
+        on[0] = '\0';
+        size_t k;
+        json_t *p;
+        json_array_foreach(json_object_get(j, "placement"), k, p)
+        {
+            size_t n = strlen(on);
+            snprintf(on + n, sizeof on - n, "%sgpu%lld", k ? "," : "",
+                     (long long)json_integer_value(json_object_get(p, "gpu")));
+        }
+        if (!on[0])
+            snprintf(on, sizeof on, "-");
+        int64_t sub = cli_parse_time(json_string_value(json_object_get(j, "submitted_at")));
+        if (sub >= 0)
+            cli_format_age((int64_t)now - sub, age, sizeof age);
+        else
+            snprintf(age, sizeof age, "-");
+        command_cell(json_object_get(j, "argv"), cmd, sizeof cmd);
+        const char *row[] = {id,
+                             json_string_value(json_object_get(j, "user")),
+                             json_string_value(json_object_get(j, "name")),
+                             json_string_value(json_object_get(j, "state")),
+                             exitc,
+                             json_string_value(json_object_get(j, "queue")),
+                             gpu,
+                             gmem,
+                             on,
+                             age,
+                             cmd};
+        cli_table_add(t, row);
+    }
+    cli_table_print(t, stdout);
+    json_decref(ans);
+    return CLI_OK;
+}

@@ -1,0 +1,472 @@
+/* run.c - `tessel run`: submit a job (POST /v1/jobs); in the foreground, stream its stdout and
+ * stderr (two followed log requests) and exit with its status; with -d, print its id.
+ *
+ * Foreground life cycle: submit -> follow both streams until tesseld ends them (the job has
+ * finished and all output was sent) -> read the final job -> exit status (cli.h).  Ctrl-C (or
+ * SIGTERM, SIGHUP) cancels the job and keeps streaming until it has ended; a second one detaches.
+ * A lost connection (tesseld restarting) is retried from the byte offsets already printed.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/tessel/cli.h"
+
+/* How long a foreground run keeps trying to reach a tesseld that went away (restart after a
+ * crash or an upgrade) before it gives up and leaves the job to `tessel logs -f`. */
+#define RUN_RECONNECT_S 60
+/* Pause between two attempts to reach tesseld again. */
+#define RUN_RETRY_MS 250
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: tessel run [OPTION]... [--] COMMAND [ARG]...\n"
+            "Submit COMMAND as a job.  In the foreground, stream its output (stdout to stdout,\n"
+            "stderr to stderr) and exit with its status; Ctrl-C cancels the job.\n"
+            "\n"
+            "  --gpu FRACTION     a share of one GPU (0.5, 0.25; at most 3 decimals), or a whole\n"
+            "                     number of GPUs (1, 2)\n"
+            "  --gpus N           N whole GPUs\n"
+            "  --gpu-mem SIZE     GPU-memory limit per GPU (8G, 512M); default: the GPU's memory\n"
+            "                     times the share\n"
+            "  --cpu N            CPU cores (2, 0.5)\n"
+            "  --mem SIZE         memory limit (16G)\n"
+            "  --queue NAME       queue (default: default)\n"
+            "  --class CLASS      interactive, training (default) or inference\n"
+            "  --priority N       -1000..1000, higher runs first within the queue (default 0)\n"
+            "  --name NAME        a label for people\n"
+            "  --cwd DIR          working directory (default: the current directory)\n"
+            "  -e, --env KEY[=VALUE]  set KEY in the job's environment (from ours without =VALUE)\n"
+            "  --shell            run the single ARG with /bin/sh -c\n"
+            "  -d, --detach       print the job id and return at once\n"
+            "  --quiet            no progress lines on stderr\n"
+            "  --json             with -d: print the job object\n"
+            "\n"
+            "Exit status (foreground): the job's exit code; 128+N when signal N killed it;\n"
+            "123 preempted, 124 cancelled, 125 it could not start; 1 an error of tessel itself\n"
+            "(rejected request, tesseld unreachable), 2 a usage error.\n");
+}
+
+void run_opts_free(run_opts_t *o)
+{
+    free(o->env);
+    o->env = NULL;
+}
+
+int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
+{
+    enum {
+        O_GPU = 256,
+        O_GPUS,
+        O_GPU_MEM,
+        O_CPU,
+        O_MEM,
+        O_QUEUE,
+        O_CLASS,
+        O_PRIO,
+        O_NAME,
+        O_CWD,
+        O_SHELL,
+        O_QUIET,
+        O_JSON
+    };
+    static const struct option opts[] = {
+        {"gpu", required_argument, NULL, O_GPU},
+        {"gpus", required_argument, NULL, O_GPUS},
+        {"gpu-mem", required_argument, NULL, O_GPU_MEM},
+        {"cpu", required_argument, NULL, O_CPU},
+        {"mem", required_argument, NULL, O_MEM},
+        {"queue", required_argument, NULL, O_QUEUE},
+        {"class", required_argument, NULL, O_CLASS},
+        {"priority", required_argument, NULL, O_PRIO},
+        {"name", required_argument, NULL, O_NAME},
+        {"cwd", required_argument, NULL, O_CWD},
+        {"env", required_argument, NULL, 'e'},
+        {"shell", no_argument, NULL, O_SHELL},
+        {"detach", no_argument, NULL, 'd'},
+        {"quiet", no_argument, NULL, O_QUIET},
+        {"json", no_argument, NULL, O_JSON},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    memset(o, 0, sizeof *o);
+    o->gpu_milli = -1;
+    o->gpus = -1;
+    if (!(o->env = calloc((size_t)argc + 1, sizeof *o->env)))
+        return cli_fail("out of memory");
+    tsl_error_t err;
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+:de:h", opts, NULL)) != -1) {
+        switch (c) {
+        case O_GPU:
+            if (cli_parse_gpu(optarg, &o->gpu_milli, &err) < 0)
+                return cli_usage(cli, "%s", err.text);
+            break;
+        case O_GPUS:
+            if (cli_parse_gpus(optarg, &o->gpus, &err) < 0)
+                return cli_usage(cli, "%s", err.text);
+            break;
+        case O_GPU_MEM:
+            if (cli_parse_size(optarg, &o->gpu_mem, &err) < 0)
+                return cli_usage(cli, "--gpu-mem: %s", err.text);
+            break;
+        case O_CPU:
+            if (cli_parse_cpu(optarg, &o->cpu, &err) < 0)
+                return cli_usage(cli, "%s", err.text);
+            break;
+        case O_MEM:
+            if (cli_parse_size(optarg, &o->mem, &err) < 0)
+                return cli_usage(cli, "--mem: %s", err.text);
+            break;
+        case O_QUEUE:
+            o->queue = optarg;
+            break;
+        case O_CLASS:
+            if (cli_parse_class(optarg, &err) < 0)
+                return cli_usage(cli, "%s", err.text);
+            o->klass = optarg;
+            break;
+        case O_PRIO:
+            if (cli_parse_int(optarg, -1000, 1000, &o->priority, &err) < 0)
+                return cli_usage(cli, "--priority: %s", err.text);
+            o->has_priority = true;
+            break;
+        case O_NAME:
+            o->name = optarg;
+            break;
+        case O_CWD:
+            if (optarg[0] != '/')
+                return cli_usage(cli, "--cwd: '%s': must be an absolute path", optarg);
+            o->cwd = optarg;
+            break;
+        case 'e': {
+            const char *eq = strchr(optarg, '=');
+            if (eq == optarg || !*optarg)
+                return cli_usage(cli, "--env: '%s': expected KEY=VALUE or KEY", optarg);
+            if (!eq && !getenv(optarg))
+                return cli_usage(cli, "--env: '%s' is not set in this environment", optarg);
+            o->env[o->nenv++] = optarg;
+            break;
+        }
+        case O_SHELL:
+            o->shell = true;
+            break;
+        case 'd':
+            o->detach = true;
+            break;
+        case O_QUIET:
+            o->quiet = true;
+            break;
+        case O_JSON:
+            cli->json = true;
+            break;
+        case 'h':
+            usage(stdout);
+            return -1;
+        default:
+            return cli_bad_option(cli, argc, argv, c);
+        }
+    }
+    o->argv = argv + optind;
+    o->argc = argc - optind;
+    if (o->argc == 0)
+        return cli_usage(cli, "no command given");
+    if (o->argc > 256)
+        return cli_usage(cli, "at most 256 arguments");
+    if (o->shell && o->argc != 1)
+        return cli_usage(cli, "--shell takes exactly one argument, the shell command");
+    if (o->gpu_milli >= 0 && o->gpus >= 0)
+        return cli_usage(cli, "give --gpu or --gpus, not both");
+    if (o->gpu_mem && o->gpu_milli < 0 && o->gpus < 0)
+        return cli_usage(cli, "--gpu-mem needs --gpu or --gpus");
+    return 0;
+}
+
+json_t *run_request(const run_opts_t *o, tsl_error_t *err)
+{
+    json_t *r = json_object();
+    json_t *argv = json_array();
+    if (!r || !argv)
+        goto nomem;
+    json_object_set_new(r, "argv", argv);
+    for (int i = 0; i < o->argc; i++)
+        json_array_append_new(argv, json_string(o->argv[i]));
+    if (o->shell)
+        json_object_set_new(r, "shell", json_true());
+    if (o->gpu_milli >= 0) {
+        if (o->gpu_milli % 1000 == 0)
+            json_object_set_new(r, "gpu", json_integer(o->gpu_milli / 1000));
+        else
+            json_object_set_new(r, "gpu", json_real((double)o->gpu_milli / 1000.0));
+    }
+    if (o->gpus >= 0)
+        json_object_set_new(r, "gpus", json_integer(o->gpus));
+    if (o->gpu_mem)
+        json_object_set_new(r, "gpu_mem", json_integer((json_int_t)o->gpu_mem));
+    if (o->cpu > 0)
+        json_object_set_new(r, "cpu", json_real(o->cpu));
+    if (o->mem)
+        json_object_set_new(r, "mem", json_integer((json_int_t)o->mem));
+    if (o->queue)
+        json_object_set_new(r, "queue", json_string(o->queue));
+    if (o->klass)
+        json_object_set_new(r, "class", json_string(o->klass));
+    if (o->has_priority)
+        json_object_set_new(r, "priority", json_integer(o->priority));
+    if (o->name)
+        json_object_set_new(r, "name", json_string(o->name));
+    if (o->cwd) {
+        json_object_set_new(r, "cwd", json_string(o->cwd));
+    } else {
+        char *cwd = getcwd(NULL, 0);
+        if (cwd)
+            json_object_set_new(r, "cwd", json_string(cwd));
+        free(cwd);
+    }
+    if (o->nenv) {
+        json_t *env = json_object();
+        if (!env)
+            goto nomem;
+        json_object_set_new(r, "env", env);
+        for (int i = 0; i < o->nenv; i++) {
+            const char *kv = o->env[i];
+            const char *eq = strchr(kv, '=');
+            if (eq) {
+                char *k = strndup(kv, (size_t)(eq - kv));
+                if (!k)
+                    goto nomem;
+                json_object_set_new(env, k, json_string(eq + 1));
+                free(k);
+            } else {
+                const char *v = getenv(kv);
+                json_object_set_new(env, kv, json_string(v ? v : ""));
+            }
+        }
+    }
+    /* json_string gives NULL for text that is not UTF-8; set_new then fails silently. */
+    for (int i = 0; i < o->argc; i++) {
+        if (!json_is_string(json_array_get(argv, (size_t)i))) {
+            json_decref(r);
+            errno = EINVAL;
+            tsl_errprintf(err, "argument %d is not valid UTF-8", i + 1);
+            return NULL;
+        }
+    }
+    return r;
+nomem:
+    json_decref(r);
+    errno = ENOMEM;
+    tsl_errprintf(err, "out of memory");
+    return NULL;
+}
+
+int run_exit_status(const json_t *job)
+{
+    const char *state = json_string_value(json_object_get(job, "state"));
+    json_t *code = json_object_get(job, "exit_code");
+    json_t *sig = json_object_get(job, "signal");
+    if (!state)
+        return CLI_ERR;
+    if (strcmp(state, "succeeded") == 0)
+        return 0;
+    if (strcmp(state, "cancelled") == 0)
+        return TESSEL_EXIT_CANCELLED;
+    if (strcmp(state, "preempted") == 0)
+        return TESSEL_EXIT_PREEMPTED;
+    if (strcmp(state, "failed") == 0) {
+        if (json_is_integer(code))
+            return (int)(json_integer_value(code) & 0xff);
+        if (json_is_integer(sig))
+            return 128 + (int)(json_integer_value(sig) & 0x7f);
+        return TESSEL_EXIT_NOSTART;
+    }
+    return CLI_ERR;
+}
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+static int write_fd(const char *data, size_t len, void *arg)
+{
+    int fd = *(int *)arg;
+    while (len > 0) {
+        ssize_t n = write(fd, data, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        data += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static bool is_active(const json_t *job)
+{
+    const char *s = json_string_value(json_object_get(job, "state"));
+    return s && (strcmp(s, "pending") == 0 || strcmp(s, "running") == 0);
+}
+
+/* A lost connection to tesseld (it restarts, or is stopping): true to try again, false once
+ * RUN_RECONNECT_S have passed since the connection was first lost. */
+static bool keep_trying(time_t *lost_since, const char *what, bool quiet)
+{
+    time_t now = time(NULL);
+    if (!*lost_since) {
+        *lost_since = now;
+        if (!quiet)
+            fprintf(stderr, "tessel: %s; trying again\n", what);
+    } else if (now - *lost_since > RUN_RECONNECT_S) {
+        return false;
+    }
+    sleep_ms(RUN_RETRY_MS);
+    return true;
+}
+
+static bool is_lost(int e)
+{
+    return e == ECONNRESET || e == ECONNREFUSED || e == ETIMEDOUT || e == EAGAIN;
+}
+
+/* One line for an error about job id: tesseld's own messages name the job already. */
+static int job_fail(cli_t *cli, int64_t id, const tsl_error_t *err)
+{
+    if (tclient_status(cli->client) >= 400)
+        return cli_fail("%s", err->text);
+    return cli_fail("job %lld: %s", (long long)id, err->text);
+}
+
+/* Follow the job to its end; returns the exit status for `tessel run`. */
+static int foreground(cli_t *cli, int64_t id, bool quiet)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/v1/jobs/%lld", (long long)id);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+
+    int out_fd = 1, err_fd = 2;
+    tclient_log_t logs[2] = {
+        {.stream = "stdout", .write = write_fd, .arg = &out_fd},
+        {.stream = "stderr", .write = write_fd, .arg = &err_fd},
+    };
+    bool cancelling = false;
+    time_t lost_since = 0;
+    tsl_error_t err;
+    json_t *job = NULL;
+    for (;;) {
+        if (tclient_logs(cli->client, id, logs, 2, true, &interrupted, &err) == 0) {
+            /* tesseld ends the streams when the job has finished, and also when it stops:
+             * ask which. */
+            json_decref(job);
+            job = NULL;
+            if (tclient_request(cli->client, "GET", path, NULL, &job, &err) == 0) {
+                lost_since = 0;
+                if (!is_active(job))
+                    break;
+                sleep_ms(RUN_RETRY_MS);
+                continue;
+            }
+        }
+        if (errno == EINTR) {
+            interrupted = 0;
+            if (cancelling) {
+                cli_fail("detached from job %lld, which is being cancelled", (long long)id);
+                return CLI_ERR;
+            }
+            cancelling = true;
+            if (!quiet)
+                fprintf(stderr, "tessel: cancelling job %lld (again to detach)\n", (long long)id);
+            char cpath[96];
+            snprintf(cpath, sizeof cpath, "%s/cancel", path);
+            if (tclient_request(cli->client, "POST", cpath, NULL, NULL, &err) < 0 &&
+                errno != EEXIST)
+                job_fail(cli, id, &err);
+            continue;
+        }
+        if (is_lost(errno)) {
+            if (keep_trying(&lost_since, err.text, quiet))
+                continue;
+            cli_fail("%s; job %lld may still run (tessel logs -f %lld)", err.text, (long long)id,
+                     (long long)id);
+            json_decref(job);
+            return CLI_ERR;
+        }
+        json_decref(job);
+        return job_fail(cli, id, &err);
+    }
+    int st = run_exit_status(job);
+    const char *reason = json_string_value(json_object_get(job, "reason"));
+    if (st == TESSEL_EXIT_NOSTART)
+        cli_fail("job %lld could not start: %s", (long long)id, reason ? reason : "unknown");
+    else if ((st == TESSEL_EXIT_CANCELLED || st == TESSEL_EXIT_PREEMPTED) && !quiet)
+        fprintf(stderr, "tessel: job %lld %s%s%s\n", (long long)id,
+                st == TESSEL_EXIT_CANCELLED ? "cancelled" : "preempted", reason ? ": " : "",
+                reason ? reason : "");
+    json_decref(job);
+    return st;
+}
+
+int cmd_run(cli_t *cli, int argc, char **argv)
+{
+    run_opts_t o;
+    int rc = run_parse(cli, argc, argv, &o);
+    if (rc != 0) {
+        run_opts_free(&o);
+        return rc < 0 ? CLI_OK : rc;
+    }
+    tsl_error_t err;
+    json_t *req = run_request(&o, &err);
+    if (!req) {
+        run_opts_free(&o);
+        return cli_usage(cli, "%s", err.text);
+    }
+    json_t *job = NULL;
+    rc = cli_call(cli, "POST", "/v1/jobs", req, &job);
+    json_decref(req);
+    if (rc < 0) {
+        run_opts_free(&o);
+        return CLI_ERR;
+    }
+    json_int_t id = json_integer_value(json_object_get(job, "id"));
+    if (o.detach) {
+        if (cli->json)
+            cli_print_json(job);
+        else
+            printf("%lld\n", (long long)id);
+        rc = CLI_OK;
+    } else {
+        if (!o.quiet && isatty(2))
+            fprintf(stderr, "tessel: job %lld submitted to queue %s (Ctrl-C cancels it)\n",
+                    (long long)id, json_string_value(json_object_get(job, "queue")));
+        fflush(stdout);
+        rc = foreground(cli, id, o.quiet);
+    }
+    json_decref(job);
+    run_opts_free(&o);
+    return rc;
+}

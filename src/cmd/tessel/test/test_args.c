@@ -1,0 +1,278 @@
+/* test_args.c - `tessel`'s argument parsers, `run`'s request body and exit statuses, and the
+ * output helpers (GPU shares, ages, API times, tables). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cmd/tessel/cli.h"
+
+static void test_parse_gpu(void **state)
+{
+    static const struct {
+        const char *in;
+        int64_t milli; /* -1: rejected */
+    } cases[] = {
+        {"0.5", 500}, {"0.25", 250}, {"0.125", 125}, {"1", 1000},  {"1.0", 1000},
+        {"2", 2000},  {"8", 8000},   {"0.001", 1},   {".5", 500},  {"0.5000", 500},
+        {"1.5", -1},  {"0", -1},     {"0.0", -1},    {"-0.5", -1}, {"0.0001", -1},
+        {"abc", -1},  {"", -1},      {"0.5G", -1},   {"1e3", -1},  {"nan", -1},
+        {"2000", -1}, {"1.", -1},    {" 1", -1},     {"0x1", -1},  {"2.0", 2000},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int64_t m = -7;
+        tsl_error_t err = {{0}};
+        int r = cli_parse_gpu(cases[i].in, &m, &err);
+        if (cases[i].milli < 0) {
+            if (r != -1)
+                fail_msg("--gpu '%s' accepted as %lld", cases[i].in, (long long)m);
+            assert_int_equal(m, -7); /* untouched */
+            assert_non_null(strstr(err.text, "--gpu"));
+        } else {
+            if (r != 0)
+                fail_msg("--gpu '%s' rejected: %s", cases[i].in, err.text);
+            assert_int_equal(m, cases[i].milli);
+        }
+    }
+}
+
+static void test_parse_numbers(void **state)
+{
+    int64_t v;
+    double d;
+    uint64_t b;
+    tsl_error_t err;
+    assert_int_equal(cli_parse_gpus("2", &v, &err), 0);
+    assert_int_equal(v, 2);
+    assert_int_equal(cli_parse_gpus("0", &v, &err), -1);
+    assert_int_equal(cli_parse_gpus("1.5", &v, &err), -1);
+    assert_int_equal(cli_parse_cpu("2", &d, &err), 0);
+    assert_true(d == 2.0);
+    assert_int_equal(cli_parse_cpu("0.5", &d, &err), 0);
+    assert_true(d == 0.5);
+    assert_int_equal(cli_parse_cpu("0", &d, &err), -1);
+    assert_int_equal(cli_parse_cpu("-1", &d, &err), -1);
+    assert_int_equal(cli_parse_cpu("1e2", &d, &err), -1);
+    assert_int_equal(cli_parse_cpu("inf", &d, &err), -1);
+    assert_int_equal(cli_parse_cpu("", &d, &err), -1);
+    assert_int_equal(cli_parse_int("-1000", -1000, 1000, &v, &err), 0);
+    assert_int_equal(v, -1000);
+    assert_int_equal(cli_parse_int("1001", -1000, 1000, &v, &err), -1);
+    assert_non_null(strstr(err.text, "out of range"));
+    assert_int_equal(cli_parse_int("5x", -1000, 1000, &v, &err), -1);
+    assert_int_equal(cli_parse_int("+5", -1000, 1000, &v, &err), -1);
+    assert_int_equal(cli_parse_int("99999999999999999999", 0, 10, &v, &err), -1);
+    assert_int_equal(cli_parse_size("8G", &b, &err), 0);
+    assert_int_equal(b, 8ull << 30);
+    assert_int_equal(cli_parse_size("1.5G", &b, &err), 0);
+    assert_int_equal(b, 3ull << 29);
+    assert_int_equal(cli_parse_size("0", &b, &err), -1);
+    assert_int_equal(cli_parse_size("12Q", &b, &err), -1);
+    assert_non_null(strstr(err.text, "12Q"));
+    assert_int_equal(cli_parse_size("-1G", &b, &err), -1);
+    assert_int_equal(cli_parse_class("training", &err), 0);
+    assert_int_equal(cli_parse_class("inference", &err), 0);
+    assert_int_equal(cli_parse_class("interactive", &err), 0);
+    assert_int_equal(cli_parse_class("batch", &err), -1);
+    assert_non_null(strstr(err.text, "batch"));
+    assert_int_equal(cli_parse_id("42", &v, &err), 0);
+    assert_int_equal(v, 42);
+    assert_int_equal(cli_parse_id("0", &v, &err), -1);
+    assert_int_equal(cli_parse_id("042", &v, &err), -1);
+    assert_int_equal(cli_parse_id("-1", &v, &err), -1);
+    assert_int_equal(cli_parse_id("x", &v, &err), -1);
+}
+
+/* Parse a `run` command line given as one string of space-separated words. */
+static int parse_run(const char *line, run_opts_t *o, cli_t *cli)
+{
+    static char buf[1024];
+    static char *argv[64];
+    snprintf(buf, sizeof buf, "%s", line);
+    int argc = 0;
+    for (char *t = strtok(buf, " "); t && argc < 63; t = strtok(NULL, " "))
+        argv[argc++] = t;
+    argv[argc] = NULL;
+    memset(cli, 0, sizeof *cli);
+    cli->cmd = "run";
+    return run_parse(cli, argc, argv, o);
+}
+
+static void test_run_request(void **state)
+{
+    run_opts_t o;
+    cli_t cli;
+    tsl_error_t err;
+    assert_int_equal(parse_run("run --gpu 0.5 --gpu-mem 4G --cpu 2 --mem 16G --queue big "
+                               "--class inference --priority -5 --name t --cwd /tmp "
+                               "-e A=1 -e B= -d -- python train.py --gpu 9",
+                               &o, &cli),
+                     0);
+    assert_true(o.detach);
+    json_t *r = run_request(&o, &err);
+    assert_non_null(r);
+    char *s = json_dumps(r, JSON_SORT_KEYS | JSON_COMPACT);
+    assert_string_equal(s, "{\"argv\":[\"python\",\"train.py\",\"--gpu\",\"9\"],\"class\":"
+                           "\"inference\",\"cpu\":2.0,\"cwd\":\"/tmp\",\"env\":{\"A\":\"1\",\"B\":"
+                           "\"\"},\"gpu\":0.5,\"gpu_mem\":4294967296,\"mem\":17179869184,"
+                           "\"name\":\"t\",\"priority\":-5,\"queue\":\"big\"}");
+    free(s);
+    json_decref(r);
+    run_opts_free(&o);
+
+    /* Whole GPUs are sent as integers; the command stops option parsing. */
+    assert_int_equal(parse_run("run --gpus 2 --cwd /x ls -l", &o, &cli), 0);
+    r = run_request(&o, &err);
+    s = json_dumps(r, JSON_SORT_KEYS | JSON_COMPACT);
+    assert_string_equal(s, "{\"argv\":[\"ls\",\"-l\"],\"cwd\":\"/x\",\"gpus\":2}");
+    free(s);
+    json_decref(r);
+    run_opts_free(&o);
+
+    assert_int_equal(parse_run("run --gpu 2 --shell --cwd /x echo", &o, &cli), 0);
+    r = run_request(&o, &err);
+    s = json_dumps(r, JSON_SORT_KEYS | JSON_COMPACT);
+    assert_string_equal(s, "{\"argv\":[\"echo\"],\"cwd\":\"/x\",\"gpu\":2,\"shell\":true}");
+    free(s);
+    json_decref(r);
+    run_opts_free(&o);
+
+    /* Without --cwd, the current directory goes with the job. */
+    assert_int_equal(parse_run("run true", &o, &cli), 0);
+    r = run_request(&o, &err);
+    assert_true(json_is_string(json_object_get(r, "cwd")));
+    assert_int_equal(json_string_value(json_object_get(r, "cwd"))[0], '/');
+    json_decref(r);
+    run_opts_free(&o);
+}
+
+static void test_run_usage_errors(void **state)
+{
+    static const char *const bad[] = {
+        "run",                            /* no command */
+        "run --gpu 1.5 true",             /* above 1 needs whole GPUs */
+        "run --gpu abc true",             /* not a number */
+        "run --gpu 0.5 --gpus 1 true",    /* both */
+        "run --gpus 0 true",              /* zero */
+        "run --gpu-mem 12Q --gpu 1 true", /* unknown unit */
+        "run --gpu-mem 4G true",          /* GPU memory without GPUs */
+        "run --mem -1G true",             /* negative */
+        "run --cpu 0 true",               /* zero cores */
+        "run --class batch true",         /* unknown class */
+        "run --priority 5000 true",       /* out of range */
+        "run --cwd relative true",        /* relative cwd */
+        "run --shell a b",                /* --shell with two words */
+        "run --bogus true",               /* unknown option */
+        "run --gpu",                      /* missing value */
+        "run -e =x true",                 /* empty env name */
+        "run -e TESSEL_TEST_SURELY_UNSET_VARIABLE true",
+    };
+    /* The usage lines go to stderr: keep them out of the test's output. */
+    fflush(stderr);
+    int saved = dup(2), null = open("/dev/null", O_WRONLY);
+    assert_true(saved >= 0 && null >= 0);
+    dup2(null, 2);
+    close(null);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        run_opts_t o;
+        cli_t cli;
+        int r = parse_run(bad[i], &o, &cli);
+        fflush(stderr);
+        run_opts_free(&o);
+        if (r != CLI_USAGE) {
+            dup2(saved, 2);
+            fail_msg("'%s' gave %d, not a usage error", bad[i], r);
+        }
+    }
+    dup2(saved, 2);
+    close(saved);
+}
+
+static json_t *job(const char *state, const char *code, const char *sig)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "{\"state\":\"%s\",\"exit_code\":%s,\"signal\":%s}", state, code,
+             sig);
+    return json_loads(buf, 0, NULL);
+}
+
+static void test_exit_status(void **state)
+{
+    static const struct {
+        const char *state, *code, *sig;
+        int want;
+    } cases[] = {
+        {"succeeded", "0", "null", 0},
+        {"failed", "3", "null", 3},
+        {"failed", "null", "9", 137},
+        {"failed", "null", "null", TESSEL_EXIT_NOSTART},
+        {"cancelled", "null", "15", TESSEL_EXIT_CANCELLED},
+        {"cancelled", "null", "null", TESSEL_EXIT_CANCELLED},
+        {"preempted", "null", "15", TESSEL_EXIT_PREEMPTED},
+        {"running", "null", "null", CLI_ERR},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *j = job(cases[i].state, cases[i].code, cases[i].sig);
+        assert_non_null(j);
+        assert_int_equal(run_exit_status(j), cases[i].want);
+        json_decref(j);
+    }
+}
+
+static void test_format(void **state)
+{
+    char b[64];
+    assert_string_equal(cli_format_milli(500, b, sizeof b), "0.5");
+    assert_string_equal(cli_format_milli(250, b, sizeof b), "0.25");
+    assert_string_equal(cli_format_milli(125, b, sizeof b), "0.125");
+    assert_string_equal(cli_format_milli(1000, b, sizeof b), "1");
+    assert_string_equal(cli_format_milli(2000, b, sizeof b), "2");
+    assert_string_equal(cli_format_milli(1500, b, sizeof b), "1.5");
+    assert_string_equal(cli_format_milli(0, b, sizeof b), "0");
+    assert_string_equal(cli_format_age(5, b, sizeof b), "5s");
+    assert_string_equal(cli_format_age(300, b, sizeof b), "5m");
+    assert_string_equal(cli_format_age(3 * 3600, b, sizeof b), "3h");
+    assert_string_equal(cli_format_age(3 * 86400, b, sizeof b), "3d");
+    assert_string_equal(cli_format_age(-4, b, sizeof b), "0s");
+    assert_int_equal(cli_parse_time("1970-01-01T00:01:40.512Z"), 100);
+    assert_int_equal(cli_parse_time("2026-11-21T19:40:03.512Z"), 1795290003);
+    assert_int_equal(cli_parse_time("yesterday"), -1);
+    assert_int_equal(cli_parse_time(NULL), -1);
+}
+
+static void test_table(void **state)
+{
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    static const char *const hdr[] = {">ID", "NAME", ">GPU", "NOTE"};
+    cli_table_t *t = cli_table_new(4, hdr);
+    const char *r1[] = {"7", "train", "0.5", "a"};
+    const char *r2[] = {"123", NULL, "2", "longer note"};
+    cli_table_add(t, r1);
+    cli_table_add(t, r2);
+    cli_table_print(t, f);
+    fclose(f);
+    assert_string_equal(out, " ID  NAME   GPU  NOTE\n"
+                             "  7  train  0.5  a\n"
+                             "123  -        2  longer note\n");
+    free(out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_gpu),   cmocka_unit_test(test_parse_numbers),
+        cmocka_unit_test(test_run_request), cmocka_unit_test(test_run_usage_errors),
+        cmocka_unit_test(test_exit_status), cmocka_unit_test(test_format),
+        cmocka_unit_test(test_table),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

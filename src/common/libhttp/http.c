@@ -1,0 +1,412 @@
+/* http.c - libmicrohttpd + jansson glue (see http.h). */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <microhttpd.h>
+
+#include "libhttp/http.h"
+
+struct thttp_server {
+    struct MHD_Daemon *mhd;
+    thttp_config_t cfg;
+    uint16_t port;
+    _Atomic uint64_t counts[600];
+};
+
+/* Per-request state kept by MHD between calls (con_cls). */
+typedef struct {
+    char *body;
+    size_t len, cap;
+    bool too_large;
+} upload_t;
+
+static const char *const json_content_type = "application/json";
+
+void thttp_json(thttp_reply_t *rep, int status, json_t *json)
+{
+    if (rep->json)
+        json_decref(rep->json);
+    rep->status = status;
+    rep->json = json;
+}
+
+static void verror(thttp_reply_t *rep, int status, const char *code, const char *field,
+                   const char *fmt, va_list ap)
+{
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    json_t *e = json_pack("{s:s, s:s}", "code", code, "message", msg);
+    if (e && field)
+        json_object_set_new(e, "field", json_string(field));
+    thttp_json(rep, status, e ? json_pack("{s:o}", "error", e) : NULL);
+}
+
+void thttp_error(thttp_reply_t *rep, int status, const char *code, const char *field,
+                 const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    verror(rep, status, code, field, fmt, ap);
+    va_end(ap);
+}
+
+int thttp_status_of_errno(int errnum, const char **code)
+{
+    switch (errnum) {
+    case ENOENT:
+        *code = "not_found";
+        return 404;
+    case EEXIST:
+    case EBUSY:
+        *code = "conflict";
+        return 409;
+    case EACCES:
+    case EPERM:
+        *code = "forbidden";
+        return 403;
+    case EINVAL:
+    case ERANGE:
+        *code = "invalid_value";
+        return 400;
+    case EFBIG:
+        *code = "payload_too_large";
+        return 413;
+    case ENOSPC:
+        *code = "unsatisfiable";
+        return 422;
+    case ESHUTDOWN:
+        *code = "unavailable";
+        return 503;
+    default:
+        *code = "internal";
+        return 500;
+    }
+}
+
+void thttp_error_errno(thttp_reply_t *rep, int errnum, const char *field, const char *text)
+{
+    const char *code;
+    int status = thttp_status_of_errno(errnum, &code);
+    thttp_error(rep, status, code, field, "%s", text);
+}
+
+json_t *thttp_body_object(thttp_req_t *req, thttp_reply_t *rep, int empty_ok)
+{
+    if (req->body_len == 0 && empty_ok)
+        return json_object();
+    json_error_t jerr;
+    json_t *v = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!v) {
+        thttp_error(rep, 400, "invalid_json", NULL, "malformed JSON at line %d column %d: %s",
+                    jerr.line, jerr.column, jerr.text);
+        return NULL;
+    }
+    if (!json_is_object(v)) {
+        json_decref(v);
+        thttp_error(rep, 400, "invalid_json", NULL, "the body must be a JSON object");
+        return NULL;
+    }
+    return v;
+}
+
+int thttp_check_fields(json_t *obj, const char *const *allowed, thttp_reply_t *rep)
+{
+    const char *key;
+    json_t *val;
+    json_object_foreach(obj, key, val)
+    {
+        const char *const *a = allowed;
+        while (*a && strcmp(*a, key) != 0)
+            a++;
+        if (!*a) {
+            thttp_error(rep, 400, "unknown_field", key, "unknown field '%s'", key);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+const char *thttp_header(thttp_req_t *req, const char *name)
+{
+    return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+}
+
+const char *thttp_query(thttp_req_t *req, const char *name)
+{
+    return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+int thttp_match(const char *pattern, const char *path, char *scratch, size_t scratch_len,
+                const char **params, int *nparams)
+{
+    size_t plen = strlen(path);
+    if (path[0] != '/' || pattern[0] != '/' || plen >= scratch_len)
+        return 0;
+    /* Split a copy of the path into NUL-terminated segments, then walk the pattern's. */
+    memcpy(scratch, path + 1, plen);
+    *nparams = 0;
+    char *seg = scratch;
+    const char *p = pattern + 1;
+    for (;;) {
+        const char *pend = strchrnul(p, '/');
+        char *send = strchrnul(seg, '/');
+        bool path_more = *send == '/';
+        *send = '\0';
+        size_t pl = (size_t)(pend - p);
+        if (pl > 1 && p[0] == '{' && p[pl - 1] == '}') {
+            if (*seg == '\0' || *nparams >= THTTP_MAX_PARAMS)
+                return 0;
+            params[(*nparams)++] = seg;
+        } else if (strlen(seg) != pl || memcmp(p, seg, pl) != 0) {
+            return 0;
+        }
+        bool pattern_more = *pend == '/';
+        if (pattern_more != path_more)
+            return 0;
+        if (!pattern_more)
+            return 1;
+        p = pend + 1;
+        seg = send + 1;
+    }
+}
+
+static struct MHD_Response *make_response(thttp_reply_t *rep)
+{
+    struct MHD_Response *r;
+    if (rep->stream) {
+        r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024,
+                                              (MHD_ContentReaderCallback)rep->stream,
+                                              rep->stream_arg, rep->stream_free);
+        if (r) {
+            rep->stream = NULL; /* MHD owns stream_arg now */
+            MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                    rep->content_type ? rep->content_type : "text/plain");
+        }
+        return r;
+    }
+    if (rep->json) {
+        char *s = json_dumps(rep->json, JSON_COMPACT);
+        if (!s)
+            return NULL;
+        size_t n = strlen(s);
+        s[n] = '\0';
+        char *t = realloc(s, n + 2);
+        if (t) {
+            t[n] = '\n';
+            n++;
+            s = t;
+        }
+        r = MHD_create_response_from_buffer(n, s, MHD_RESPMEM_MUST_FREE);
+        if (!r) {
+            free(s);
+            return NULL;
+        }
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, json_content_type);
+        return r;
+    }
+    if (rep->text) {
+        r = MHD_create_response_from_buffer(rep->text_len, rep->text, MHD_RESPMEM_MUST_FREE);
+        if (r) {
+            rep->text = NULL;
+            MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                    rep->content_type ? rep->content_type : "text/plain");
+        }
+        return r;
+    }
+    return MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+}
+
+static void reply_clear(thttp_reply_t *rep)
+{
+    json_decref(rep->json);
+    free(rep->text);
+    if (rep->stream && rep->stream_free)
+        rep->stream_free(rep->stream_arg);
+}
+
+static enum MHD_Result send_reply(thttp_server_t *s, struct MHD_Connection *conn,
+                                  thttp_reply_t *rep)
+{
+    if (rep->status == 0)
+        rep->status = 200;
+    struct MHD_Response *r = make_response(rep);
+    if (!r) {
+        reply_clear(rep);
+        memset(rep, 0, sizeof *rep);
+        thttp_error(rep, 500, "internal", NULL, "out of memory");
+        r = make_response(rep);
+        if (!r) {
+            reply_clear(rep);
+            return MHD_NO;
+        }
+    }
+    if (rep->location[0])
+        MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, rep->location);
+    if (rep->extra_name[0])
+        MHD_add_response_header(r, rep->extra_name, rep->extra_value);
+    enum MHD_Result ret = MHD_queue_response(conn, (unsigned)rep->status, r);
+    MHD_destroy_response(r);
+    if (rep->status >= 100 && rep->status < 600)
+        atomic_fetch_add(&s->counts[rep->status], 1);
+    reply_clear(rep);
+    return ret;
+}
+
+static void dispatch(thttp_server_t *s, struct MHD_Connection *conn, const char *method,
+                     const char *url, upload_t *up, thttp_reply_t *rep)
+{
+    char scratch[512];
+    thttp_req_t req = {.method = method, .path = url, .conn = conn};
+    req.body = up && up->body ? up->body : "";
+    req.body_len = up ? up->len : 0;
+    char allow[64] = "";
+    for (size_t i = 0; i < s->cfg.nroutes; i++) {
+        const thttp_route_t *rt = &s->cfg.routes[i];
+        if (!thttp_match(rt->pattern, url, scratch, sizeof scratch, req.params, &req.nparams))
+            continue;
+        if (strcmp(rt->method, method) == 0) {
+            rt->fn(&req, rep, s->cfg.ctx);
+            return;
+        }
+        if (strlen(allow) + strlen(rt->method) + 3 < sizeof allow) {
+            if (allow[0])
+                strcat(allow, ", ");
+            strcat(allow, rt->method);
+        }
+    }
+    if (allow[0]) {
+        thttp_error(rep, 405, "method_not_allowed", NULL, "%s is not allowed on %s (allowed: %s)",
+                    method, url, allow);
+        snprintf(rep->extra_name, sizeof rep->extra_name, "Allow");
+        snprintf(rep->extra_value, sizeof rep->extra_value, "%s", allow);
+        return;
+    }
+    thttp_error(rep, 404, "not_found", NULL, "no route %s %s", method, url);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
+{
+    thttp_server_t *s = cls;
+    upload_t *up = *con_cls;
+    thttp_reply_t rep = {0};
+    if (!up) {
+        up = calloc(1, sizeof *up);
+        if (!up)
+            return MHD_NO;
+        *con_cls = up;
+        const char *cl =
+            MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (cl && strtoull(cl, NULL, 10) > s->cfg.max_body) {
+            /* Answer before reading the body; MHD closes the connection afterwards. */
+            up->too_large = true;
+            thttp_error(&rep, 413, "payload_too_large", NULL,
+                        "request body of %s bytes is above the limit of %zu bytes", cl,
+                        s->cfg.max_body);
+            return send_reply(s, conn, &rep);
+        }
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        size_t n = *upload_data_size;
+        *upload_data_size = 0;
+        if (up->too_large || up->len + n > s->cfg.max_body) {
+            up->too_large = true;
+            return MHD_YES;
+        }
+        if (up->len + n + 1 > up->cap) {
+            size_t cap = up->cap ? up->cap : 1024;
+            while (cap < up->len + n + 1)
+                cap *= 2;
+            char *b = realloc(up->body, cap);
+            if (!b)
+                return MHD_NO;
+            up->body = b;
+            up->cap = cap;
+        }
+        memcpy(up->body + up->len, upload_data, n);
+        up->len += n;
+        up->body[up->len] = '\0';
+        return MHD_YES;
+    }
+    if (up->too_large) {
+        thttp_error(&rep, 413, "payload_too_large", NULL,
+                    "request body above the limit of %zu bytes", s->cfg.max_body);
+        return send_reply(s, conn, &rep);
+    }
+    dispatch(s, conn, method, url, up, &rep);
+    return send_reply(s, conn, &rep);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    upload_t *up = *con_cls;
+    if (up) {
+        free(up->body);
+        free(up);
+        *con_cls = NULL;
+    }
+}
+
+thttp_server_t *thttp_start(const thttp_config_t *cfg, tsl_error_t *err)
+{
+    thttp_server_t *s = calloc(1, sizeof *s);
+    if (!s) {
+        tsl_errprintf(err, "out of memory");
+        return NULL;
+    }
+    s->cfg = *cfg;
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(cfg->port)};
+    if (inet_pton(AF_INET, cfg->host, &sa.sin_addr) != 1) {
+        free(s);
+        errno = EINVAL;
+        tsl_errprintf(err, "listen address '%s' is not a numeric IPv4 address", cfg->host);
+        return NULL;
+    }
+    s->mhd = MHD_start_daemon(
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
+            MHD_USE_ERROR_LOG,
+        cfg->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_LIMIT,
+        cfg->max_connections ? cfg->max_connections : 512u, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)300, MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
+    if (!s->mhd) {
+        int saved = errno ? errno : EADDRINUSE;
+        free(s);
+        errno = saved;
+        tsl_errprintf(err, "cannot listen on %s:%u: %s", cfg->host, cfg->port, strerror(saved));
+        return NULL;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
+    s->port = info ? info->port : cfg->port;
+    return s;
+}
+
+void thttp_stop(thttp_server_t *s)
+{
+    if (!s)
+        return;
+    MHD_stop_daemon(s->mhd);
+    free(s);
+}
+
+uint16_t thttp_port(const thttp_server_t *s)
+{
+    return s->port;
+}
+
+uint64_t thttp_status_count(const thttp_server_t *s, int status)
+{
+    if (status < 100 || status >= 600)
+        return 0;
+    return atomic_load(&((thttp_server_t *)s)->counts[status]);
+}

@@ -1,0 +1,116 @@
+/* http.h - thin glue over libmicrohttpd + jansson for tesseld's JSON API.
+ *
+ * What it does: runs an MHD daemon (one thread per connection, so a handler may block, e.g. to
+ * follow a log), collects the request body up to a limit (413 above it), matches the path
+ * against a route table (data, one line per route: method, pattern with {name} segments,
+ * handler), answers 404/405 itself, and turns a handler's reply (a JSON value, text, or a
+ * streaming reader) into an MHD response.  Every error answer has the body
+ *     {"error": {"code": "...", "message": "...", "field": "..."}}
+ * built by thttp_error(); thttp_error_errno() maps errno to status and code in one place.
+ *
+ * Lifecycle of one request: MHD calls us with the headers -> body chunks are appended ->
+ * on the last call the route is matched and the handler runs in the connection's thread ->
+ * the reply is queued -> libhttp frees the reply and the request.
+ */
+#ifndef TESSEL_HTTP_H
+#define TESSEL_HTTP_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "libutil/error.h"
+
+#define THTTP_MAX_PARAMS 4
+
+typedef struct thttp_server thttp_server_t;
+
+/* A request as handlers see it.  Valid only during the handler call. */
+typedef struct {
+    const char *method;
+    const char *path;
+    const char *body; /* NUL-terminated, body_len bytes; "" when none */
+    size_t body_len;
+    const char *params[THTTP_MAX_PARAMS]; /* {name} segments of the pattern, in order */
+    int nparams;
+    void *conn; /* struct MHD_Connection * */
+} thttp_req_t;
+
+/* Streaming body: called with the byte position; returns bytes written into buf (> 0),
+ * THTTP_STREAM_END when done, THTTP_STREAM_ERROR to abort.  May block (thread per
+ * connection). */
+typedef ssize_t (*thttp_stream_f)(void *arg, uint64_t pos, char *buf, size_t max);
+#define THTTP_STREAM_END   ((ssize_t)-1)
+#define THTTP_STREAM_ERROR ((ssize_t)-2)
+
+/* What a handler fills.  Exactly one of json, text, stream (or none for an empty body). */
+typedef struct {
+    int status;   /* default 200 */
+    json_t *json; /* reference stolen by libhttp */
+    char *text;   /* malloc'd, freed by libhttp */
+    size_t text_len;
+    const char *content_type; /* for text/stream; default text/plain */
+    thttp_stream_f stream;
+    void *stream_arg;
+    void (*stream_free)(void *arg);
+    char location[128];                   /* Location header when non-empty */
+    char extra_name[32], extra_value[64]; /* one more header when non-empty */
+} thttp_reply_t;
+
+typedef void (*thttp_handler_f)(thttp_req_t *req, thttp_reply_t *rep, void *ctx);
+
+typedef struct {
+    const char *method;  /* "GET", "POST", ... */
+    const char *pattern; /* "/v1/jobs/{id}/logs" */
+    thttp_handler_f fn;
+} thttp_route_t;
+
+typedef struct {
+    const char *host; /* numeric IPv4 address, e.g. "127.0.0.1" */
+    uint16_t port;    /* 0 = pick a free port (see thttp_port) */
+    size_t max_body;  /* bytes; larger bodies get 413 */
+    unsigned max_connections;
+    const thttp_route_t *routes;
+    size_t nroutes;
+    void *ctx; /* passed to handlers */
+} thttp_config_t;
+
+/* Start serving.  Returns NULL with errno and err on failure (address in use: EADDRINUSE). */
+thttp_server_t *thttp_start(const thttp_config_t *cfg, tsl_error_t *err);
+/* Stop accepting, wait for the connections' threads, free.  Accepts NULL. */
+void thttp_stop(thttp_server_t *s);
+uint16_t thttp_port(const thttp_server_t *s);
+/* Number of answers sent with this status so far (100..599), for /metrics. */
+uint64_t thttp_status_count(const thttp_server_t *s, int status);
+
+/* Fill rep with an error answer.  field may be NULL. */
+void thttp_error(thttp_reply_t *rep, int status, const char *code, const char *field,
+                 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* Error answer from errno: ENOENT 404 not_found, EEXIST/EBUSY 409 conflict, EACCES/EPERM 403
+ * forbidden, EINVAL/ERANGE 400 invalid_value, EFBIG 413, ENOSPC 422 unsatisfiable,
+ * ESHUTDOWN 503, anything else 500 internal.  text is the message. */
+void thttp_error_errno(thttp_reply_t *rep, int errnum, const char *field, const char *text);
+/* Status and code for an errno (the table above). */
+int thttp_status_of_errno(int errnum, const char **code);
+
+void thttp_json(thttp_reply_t *rep, int status, json_t *json);
+
+/* Parse the body as a JSON object.  Returns a new reference, or NULL after filling rep with
+ * 400 invalid_json.  An empty body parses as {} when empty_ok. */
+json_t *thttp_body_object(thttp_req_t *req, thttp_reply_t *rep, int empty_ok);
+/* 0 when every member of obj is in allowed (NULL-terminated); else -1 after filling rep with
+ * 400 unknown_field naming the first stranger. */
+int thttp_check_fields(json_t *obj, const char *const *allowed, thttp_reply_t *rep);
+
+/* Header and query lookups (NULL when absent). */
+const char *thttp_header(thttp_req_t *req, const char *name);
+const char *thttp_query(thttp_req_t *req, const char *name);
+
+/* Match path against pattern; fills params.  Returns 1 on a match.  (Exposed for tests.) */
+int thttp_match(const char *pattern, const char *path, char *scratch, size_t scratch_len,
+                const char **params, int *nparams);
+
+#endif

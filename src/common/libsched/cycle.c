@@ -1,0 +1,1282 @@
+/* cycle.c - one scheduling cycle of the queue scheduler: ordering,
+ * placement with backfill, reservations, preemption planning.
+ *
+ * The cycle, in order (docs/scheduler-queues.md has the formulas):
+ *
+ *   1. Bookkeeping: victims whose preemptor is gone run on as before; the
+ *      usage of every queue, plus the claims of jobs waiting on a plan.
+ *   2. Which running jobs are within their queue's guarantee: per leaf
+ *      queue, non-preemptible first, then by band, priority and start time
+ *      (oldest first), first fit into the guarantee.  The rest is over quota.
+ *   3. Reservations: jobs holding one are tried first; those that still do
+ *      not fit hold what is free on their reserved nodes for the cycle.
+ *   4. The main loop: descend the queue tree by smallest fair-share key
+ *      (recomputed after every start), take that leaf's next job (band,
+ *      priority, arrival), check limits and the guarantee of
+ *      non-preemptible work, place it.  A job that does not fit is passed
+ *      over (backfill); if it is owed capacity, or outranks running work of
+ *      its own queue, a preemption plan is made; if it has waited longer
+ *      than reserve_after, it gets a reservation.
+ *   5. Everything the cycle committed to the cluster is released.
+ *
+ * Placement failures are remembered per request shape for the rest of the
+ * cycle (the cluster only fills up during a cycle, so a shape that did not
+ * fit will not fit later in it), and so are failed preemption searches:
+ * that is what keeps 10,000 pending jobs cheap.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue_internal.h"
+
+/* Nodes whose victim sets are verified against the real placement before
+ * giving up: the arithmetic below ignores GPU models and node labels, so
+ * the cheapest node may turn out unusable; 4 tries cover the trace's mixed
+ * model lists without scanning the cluster again and again. */
+#define VERIFY_TRIES 4
+
+/* Victims considered on one node.  A node of 8 GPUs shared four ways holds
+ * 32 jobs; 64 leaves room for CPU-only jobs beside them. */
+#define NODE_CANDS 64
+
+/* --- fair share ------------------------------------------------------------- */
+
+double tsched__share(const tsched_sched_t *s, int qi, const uint64_t *u)
+{
+    const struct squeue *q = &s->q[qi];
+    double beta = s->cfg.history_weight;
+    double r = 0, over = 0;
+    int has_g = 0;
+    for (int d = 0; d < NRES; d++) {
+        if (q->g[d] == TSCHED_UNLIMITED)
+            continue;
+        double uu = (1 - beta) * (double)u[d] + beta * q->hist[d];
+        if (q->g[d] > 0) {
+            has_g = 1;
+            if (uu / (double)q->g[d] > r)
+                r = uu / (double)q->g[d];
+        } else if (uu > 0) {
+            r = INFINITY;
+        }
+        if (s->cap[d] > 0 && uu > (double)q->g[d]) {
+            double o = (uu - (double)q->g[d]) / (double)s->cap[d];
+            if (o > over)
+                over = o;
+        }
+    }
+    if (has_g && r < 1)
+        return r;
+    return 1 + over / q->weight;
+}
+
+void tsched__capacity(tsched_sched_t *s)
+{
+    uint64_t cap[NRES] = {0};
+    size_t n = tsched_cluster_nodes(s->c);
+    if (n == s->cap_nodes)
+        return; /* free + held is constant while no node is added */
+    s->cap_nodes = n;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t cpu, mem, fg[TSCHED_MAX_NODE_GPUS];
+        uint32_t ng, fm[TSCHED_MAX_NODE_GPUS];
+        if (tsched_node_free(s->c, (uint32_t)i, &cpu, &mem, &ng, fm, fg) < 0)
+            continue;
+        cap[0] += (uint64_t)ng * TSCHED_MILLI;
+        for (unsigned g = 0; g < ng; g++)
+            cap[1] += fg[g];
+        cap[2] += cpu;
+        cap[3] += mem;
+    }
+    for (size_t i = 0; i < s->nq; i++)
+        if (s->q[i].parent < 0)
+            for (int d = 1; d < NRES; d++)
+                cap[d] += s->q[i].used[d];
+    memcpy(s->cap, cap, sizeof cap);
+}
+
+/* --- per-cycle context --------------------------------------------------------- */
+
+struct shape_ent {
+    uint32_t slot;  /* a job of that shape; UINT32_MAX = empty */
+    uint32_t extra; /* preemption cache: owed flag */
+};
+
+struct rent { /* a running job's member on a node */
+    uint32_t slot, m;
+};
+
+struct cycle {
+    tsched_sched_t *s;
+    double now;
+    tsched_member_t *holds;
+    size_t nholds, hcap;
+    struct shape_ent *fit_fail, *pre_fail;
+    size_t tcap;
+    /* running members by node (built on first need) */
+    size_t nnodes;
+    size_t *noff;
+    struct rent *ents;
+    uint32_t *n_over;  /* per node: eligible over-quota training members */
+    uint32_t *n_train; /* per node: eligible training members */
+    int indexed;
+    tsched_member_t *tmp, *gone;
+    size_t tmpcap, gonecap;
+    size_t plans, nres;
+    int nomem;
+    /* victims that could exist at all (upper bounds, for a quick "no") */
+    size_t over_total;  /* eligible over-quota training jobs, all queues */
+    size_t *over_q;     /* the same per queue */
+    size_t *train_q;    /* eligible training jobs per queue */
+    int32_t *minprio_q; /* their lowest priority */
+};
+
+static int grow(void **p, size_t *cap, size_t want, size_t size)
+{
+    if (want <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 16;
+    while (c < want)
+        c *= 2;
+    void *n = realloc(*p, c * size);
+    if (!n)
+        return -1;
+    *p = n;
+    *cap = c;
+    return 0;
+}
+
+static int same_shape(const struct sjob *a, const struct sjob *b)
+{
+    const tsched_job_t *x = &a->req, *y = &b->req;
+    if (x->cpu_milli != y->cpu_milli || x->mem_bytes != y->mem_bytes || x->ngpus != y->ngpus ||
+        x->milli_gpu != y->milli_gpu || x->gpu_mem_bytes != y->gpu_mem_bytes || x->gang != y->gang)
+        return 0;
+    if ((x->models == NULL) != (y->models == NULL) ||
+        (x->models && strcmp(x->models, y->models) != 0))
+        return 0;
+    if ((x->selector == NULL) != (y->selector == NULL) ||
+        (x->selector && strcmp(x->selector, y->selector) != 0))
+        return 0;
+    return 1;
+}
+
+static uint64_t shape_hash(const struct sjob *j)
+{
+    const tsched_job_t *r = &j->req;
+    uint64_t v[6] = {r->cpu_milli,     r->mem_bytes, (uint64_t)r->ngpus << 32 | r->milli_gpu,
+                     r->gpu_mem_bytes, r->gang,      0};
+    uint64_t h = 1469598103934665603ull;
+    for (const char *p = r->models; p && *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    for (const char *p = r->selector; p && *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    v[5] = h;
+    for (int i = 0; i < 6; i++) {
+        h ^= v[i];
+        h *= 0x9e3779b97f4a7c15ull;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+/* Preemption searches are remembered per shape and per what decides the
+ * candidates: queue, band, priority, owed. */
+static int pre_same(const tsched_sched_t *s, uint32_t a, uint32_t b)
+{
+    const struct sjob *x = &s->jobs[a], *y = &s->jobs[b];
+    return same_shape(x, y) && x->queue == y->queue && x->prio == y->prio &&
+           tsched__band(x->cls) == tsched__band(y->cls);
+}
+
+/* Finds (or, add, inserts) slot's shape in table t.  Returns 1 if present. */
+static int shape_lookup(struct cycle *cy, struct shape_ent *t, uint32_t slot, uint32_t extra,
+                        int pre, int add)
+{
+    tsched_sched_t *s = cy->s;
+    uint64_t h = shape_hash(&s->jobs[slot]);
+    if (pre)
+        h ^= (uint64_t)s->jobs[slot].queue * 0x100000001b3ull + extra;
+    for (size_t i = h & (cy->tcap - 1), n = 0; n < cy->tcap; i = (i + 1) & (cy->tcap - 1), n++) {
+        if (t[i].slot == UINT32_MAX) {
+            if (add) {
+                t[i].slot = slot;
+                t[i].extra = extra;
+            }
+            return 0;
+        }
+        if (t[i].extra == extra &&
+            (pre ? pre_same(s, t[i].slot, slot) : same_shape(&s->jobs[t[i].slot], &s->jobs[slot])))
+            return 1;
+    }
+    return 0; /* full: no caching */
+}
+
+/* --- usage in the cycle --------------------------------------------------------- */
+
+static void claim(tsched_sched_t *s, const struct sjob *j)
+{
+    for (int x = j->queue; x >= 0; x = s->q[x].parent)
+        for (int d = 0; d < NRES; d++) {
+            s->q[x].cu[d] += j->res[d];
+            s->q[x].lu[d] += j->res[d];
+            if (tsched__np(j->cls))
+                s->q[x].cnp[d] += j->res[d];
+        }
+}
+
+/* A victim's usage leaves its queues' projected usage. */
+static void unclaim(tsched_sched_t *s, const struct sjob *v)
+{
+    for (int x = v->queue; x >= 0; x = s->q[x].parent)
+        for (int d = 0; d < NRES; d++) {
+            s->q[x].cu[d] -= v->res[d];
+            if (tsched__np(v->cls))
+                s->q[x].cnp[d] -= v->res[d];
+        }
+}
+
+/* 1 if j may start: every queue on the path stays within its limit, and
+ * non-preemptible work within its guarantee.  0 if the guarantee forbids
+ * it; -1 if only limits do (with *top the highest queue at its limit).
+ * now: limits against usage with victims still running (may it start
+ * now?), else against the projected usage (will there be room?). */
+static int admissible(const tsched_sched_t *s, const struct sjob *j, int *top, int now)
+{
+    int lim = 0;
+    for (int x = j->queue; x >= 0; x = s->q[x].parent) {
+        if (tsched__np(j->cls) && !tsched__le(s->q[x].cnp, j->res, s->q[x].g))
+            return 0;
+        if (!tsched__le(now ? s->q[x].lu : s->q[x].cu, j->res, s->q[x].lim)) {
+            lim = 1;
+            if (top)
+                *top = x;
+        }
+    }
+    return lim ? -1 : 1;
+}
+
+/* --- placement ----------------------------------------------------------------- */
+
+static int ensure_tmp(struct cycle *cy, size_t n)
+{
+    if (grow((void **)&cy->tmp, &cy->tmpcap, n, sizeof *cy->tmp) < 0) {
+        cy->nomem = 1;
+        return -1;
+    }
+    return 0;
+}
+
+/* Places slot's job and keeps it committed as a start decision.
+ * 1 started, 0 does not fit. */
+static int try_start(struct cycle *cy, uint32_t slot)
+{
+    tsched_sched_t *s = cy->s;
+    struct sjob *j = &s->jobs[slot];
+    if (shape_lookup(cy, cy->fit_fail, slot, 0, 0, 0))
+        return 0;
+    if (ensure_tmp(cy, j->gang) < 0)
+        return 0;
+    tsched_reason_t why;
+    int rc = tsched_place(s->c, s->p, &j->req, cy->tmp, &why);
+    if (rc != 0) {
+        (void)shape_lookup(cy, cy->fit_fail, slot, 0, 0, 1);
+        return 0;
+    }
+    if (grow((void **)&s->starts, &s->scap, s->nstarts + 1, sizeof *s->starts) < 0 ||
+        grow((void **)&s->mbuf, &s->mcap, s->nm + j->gang, sizeof *s->mbuf) < 0) {
+        cy->nomem = 1;
+        return 0;
+    }
+    if (tsched_commit(s->c, cy->tmp, j->gang) < 0)
+        return 0; /* cannot happen: just placed */
+    memcpy(s->mbuf + s->nm, cy->tmp, j->gang * sizeof *cy->tmp);
+    s->nm += j->gang;
+    tsched_start_t *st = &s->starts[s->nstarts++];
+    st->job = j->id;
+    st->members = NULL; /* set at the end: mbuf may move */
+    st->nmembers = j->gang;
+    return 1;
+}
+
+/* --- running jobs by node ---------------------------------------------------------- */
+
+static int build_index(struct cycle *cy)
+{
+    tsched_sched_t *s = cy->s;
+    if (cy->indexed)
+        return 0;
+    cy->nnodes = tsched_cluster_nodes(s->c);
+    cy->noff = calloc(cy->nnodes + 2, sizeof *cy->noff);
+    size_t total = 0;
+    for (size_t i = 0; i < s->njobs; i++)
+        if (s->jobs[i].live && s->jobs[i].state != J_PENDING)
+            total += s->jobs[i].gang;
+    cy->ents = malloc((total ? total : 1) * sizeof *cy->ents);
+    if (!cy->noff || !cy->ents) {
+        cy->nomem = 1;
+        return -1;
+    }
+    for (size_t i = 0; i < s->njobs; i++) {
+        const struct sjob *j = &s->jobs[i];
+        if (j->live && j->state != J_PENDING)
+            for (uint32_t m = 0; m < j->gang; m++)
+                if (j->members[m].node < cy->nnodes)
+                    cy->noff[j->members[m].node + 2]++;
+    }
+    for (size_t n = 0; n < cy->nnodes; n++)
+        cy->noff[n + 2] += cy->noff[n + 1];
+    for (size_t i = 0; i < s->njobs; i++) {
+        const struct sjob *j = &s->jobs[i];
+        if (j->live && j->state != J_PENDING)
+            for (uint32_t m = 0; m < j->gang; m++)
+                if (j->members[m].node < cy->nnodes) {
+                    struct rent *e = &cy->ents[cy->noff[j->members[m].node + 1]++];
+                    e->slot = (uint32_t)i;
+                    e->m = m;
+                }
+    }
+    cy->n_over = calloc(cy->nnodes + 1, sizeof *cy->n_over);
+    cy->n_train = calloc(cy->nnodes + 1, sizeof *cy->n_train);
+    if (!cy->n_over || !cy->n_train) {
+        cy->nomem = 1;
+        return -1;
+    }
+    for (size_t n = 0; n < cy->nnodes; n++)
+        for (size_t e = cy->noff[n]; e < cy->noff[n + 1]; e++) {
+            const struct sjob *v = &s->jobs[cy->ents[e].slot];
+            if (v->state != J_RUNNING || v->cls != TSCHED_CLASS_TRAINING ||
+                cy->now - v->start < s->cfg.min_runtime)
+                continue;
+            cy->n_train[n]++;
+            cy->n_over[n] += !v->in_g;
+        }
+    cy->indexed = 1;
+    return 0;
+}
+
+/* A node's free resources, as working arrays. */
+struct nfree {
+    uint64_t cpu, mem;
+    uint32_t ng;
+    uint32_t fm[TSCHED_MAX_NODE_GPUS];
+    uint64_t fg[TSCHED_MAX_NODE_GPUS];
+};
+
+static void nf_apply(struct nfree *f, const tsched_member_t *m, int sign)
+{
+    f->cpu = sign > 0 ? f->cpu + m->cpu_milli : f->cpu - m->cpu_milli;
+    f->mem = sign > 0 ? f->mem + m->mem_bytes : f->mem - m->mem_bytes;
+    for (unsigned i = 0; i < m->ngpus && i < TSCHED_MAX_NODE_GPUS; i++) {
+        unsigned g = m->gpu[i];
+        if (g >= TSCHED_MAX_NODE_GPUS)
+            continue;
+        f->fm[g] = sign > 0 ? f->fm[g] + m->milli_gpu : f->fm[g] - m->milli_gpu;
+        f->fg[g] = sign > 0 ? f->fg[g] + m->gpu_mem_bytes : f->fg[g] - m->gpu_mem_bytes;
+    }
+}
+
+/* Would one member of req fit in f (models and labels not checked)? */
+static int nf_fits(const struct nfree *f, const tsched_job_t *r)
+{
+    if (f->cpu < r->cpu_milli || f->mem < r->mem_bytes)
+        return 0;
+    if (r->ngpus == 0)
+        return 1;
+    uint32_t milli = r->ngpus > 1 || r->milli_gpu == 0 ? TSCHED_MILLI : r->milli_gpu;
+    unsigned n = 0;
+    for (unsigned g = 0; g < f->ng; g++)
+        n += f->fm[g] >= milli && f->fg[g] >= r->gpu_mem_bytes;
+    return n >= r->ngpus;
+}
+
+/* --- preemption planning ---------------------------------------------------------- */
+
+/* Victim ranking: lower band/priority first, then over quota before within
+ * guarantee, then less work lost, then the later start (younger). */
+struct vcand {
+    uint32_t slot;
+    uint64_t id;
+    int band;
+    int32_t prio;
+    int in_g;
+    double lost;
+    double start;
+};
+
+static int vcmp(const struct vcand *a, const struct vcand *b);
+static int vcand_qcmp(const void *a, const void *b)
+{
+    return vcmp(a, b);
+}
+
+static int vcmp(const struct vcand *a, const struct vcand *b)
+{
+    if (a->band != b->band)
+        return a->band < b->band ? -1 : 1;
+    if (a->prio != b->prio)
+        return a->prio < b->prio ? -1 : 1;
+    if (a->in_g != b->in_g)
+        return a->in_g < b->in_g ? -1 : 1;
+    if (a->lost != b->lost)
+        return a->lost < b->lost ? -1 : 1;
+    if (a->start != b->start)
+        return a->start > b->start ? -1 : 1;
+    return a->id > b->id ? -1 : a->id < b->id; /* the later submitted */
+}
+
+/* A node's victim set and its cost. */
+struct nplan {
+    uint32_t node;
+    uint32_t nv;
+    uint32_t v[NODE_CANDS];
+    int maxband;
+    int32_t maxprio;
+    int n_in_g;
+    double lost;
+};
+
+/* Lexicographic: highest victim rank, victims within guarantee, work lost,
+ * number of victims. */
+static int pcmp(const struct nplan *a, const struct nplan *b)
+{
+    if (a->maxband != b->maxband)
+        return a->maxband < b->maxband ? -1 : 1;
+    if (a->maxprio != b->maxprio)
+        return a->maxprio < b->maxprio ? -1 : 1;
+    if (a->n_in_g != b->n_in_g)
+        return a->n_in_g < b->n_in_g ? -1 : 1;
+    if (a->lost != b->lost)
+        return a->lost < b->lost ? -1 : 1;
+    if (a->nv != b->nv)
+        return a->nv < b->nv ? -1 : 1;
+    return a->node < b->node ? -1 : a->node > b->node;
+}
+
+static double job_size(const tsched_sched_t *s, const struct sjob *j)
+{
+    double m = 0;
+    for (int d = 0; d < NRES; d++)
+        if (s->cap[d] > 0 && (double)j->res[d] / (double)s->cap[d] > m)
+            m = (double)j->res[d] / (double)s->cap[d];
+    return m;
+}
+
+/* mode 0: victims for preemptor j (owed: cross-queue allowed);
+ * mode 1: every running job (reservation: what must drain). */
+static int is_cand(const struct cycle *cy, const struct sjob *j, const struct sjob *v, int owed,
+                   int mode)
+{
+    if (v->state != J_RUNNING)
+        return mode == 1;
+    if (mode == 1)
+        return 1;
+    if (v->cls != TSCHED_CLASS_TRAINING || cy->now - v->start < cy->s->cfg.min_runtime)
+        return 0;
+    if (v->queue == j->queue) {
+        int bv = tsched__band(v->cls), bj = tsched__band(j->cls);
+        return bv < bj || (bv == bj && v->prio < j->prio);
+    }
+    return owed && !v->in_g;
+}
+
+/* The cheapest victim set on node n for one member of j; 0 if none. */
+static int node_plan(struct cycle *cy, const struct sjob *j, uint32_t n, int owed, int mode,
+                     struct nplan *out)
+{
+    tsched_sched_t *s = cy->s;
+    struct vcand c[NODE_CANDS];
+    unsigned nc = 0;
+    for (size_t e = cy->noff[n]; e < cy->noff[n + 1] && nc < NODE_CANDS; e++) {
+        const struct sjob *v = &s->jobs[cy->ents[e].slot];
+        if (!is_cand(cy, j, v, owed, mode))
+            continue;
+        unsigned k;
+        for (k = 0; k < nc && c[k].slot != cy->ents[e].slot; k++)
+            ;
+        if (k < nc)
+            continue;
+        c[nc].slot = cy->ents[e].slot;
+        c[nc].id = v->id;
+        c[nc].band = tsched__band(v->cls);
+        c[nc].prio = v->prio;
+        c[nc].in_g = v->in_g;
+        c[nc].start = v->start;
+        double t = mode == 1                             ? 1
+                   : (v->flags & TSCHED_JOB_SUSPENDABLE) ? s->cfg.suspend_cost
+                                                         : cy->now - v->start;
+        c[nc].lost = v->size * t;
+        nc++;
+    }
+    if (nc == 0)
+        return 0;
+    /* insertion sort: a handful of entries */
+    for (unsigned i = 1; i < nc; i++)
+        for (unsigned k = i; k > 0 && vcmp(&c[k], &c[k - 1]) < 0; k--) {
+            struct vcand t = c[k];
+            c[k] = c[k - 1];
+            c[k - 1] = t;
+        }
+    struct nfree f;
+    if (tsched_node_free(s->c, n, &f.cpu, &f.mem, &f.ng, f.fm, f.fg) < 0)
+        return 0;
+    int chosen[NODE_CANDS] = {0};
+    unsigned k = 0;
+    int fits = nf_fits(&f, &j->req);
+    if (fits && mode == 0)
+        return 0; /* fits already: models or labels stop it, no victim helps */
+    for (; k < nc && !fits; k++) {
+        const struct sjob *v = &s->jobs[c[k].slot];
+        for (uint32_t m = 0; m < v->gang; m++)
+            if (v->members[m].node == n)
+                nf_apply(&f, &v->members[m], 1);
+        chosen[k] = 1;
+        fits = nf_fits(&f, &j->req);
+    }
+    if (!fits)
+        return 0;
+    /* drop victims not needed, the costliest first */
+    for (unsigned i = k; i-- > 0;) {
+        const struct sjob *v = &s->jobs[c[i].slot];
+        for (uint32_t m = 0; m < v->gang; m++)
+            if (v->members[m].node == n)
+                nf_apply(&f, &v->members[m], -1);
+        if (nf_fits(&f, &j->req)) {
+            chosen[i] = 0;
+            continue;
+        }
+        for (uint32_t m = 0; m < v->gang; m++)
+            if (v->members[m].node == n)
+                nf_apply(&f, &v->members[m], 1);
+    }
+    memset(out, 0, sizeof *out);
+    out->node = n;
+    out->maxband = -1;
+    out->maxprio = INT32_MIN;
+    for (unsigned i = 0; i < k; i++) {
+        if (!chosen[i])
+            continue;
+        out->v[out->nv++] = c[i].slot;
+        if (c[i].band > out->maxband || (c[i].band == out->maxband && c[i].prio > out->maxprio)) {
+            out->maxband = c[i].band;
+            out->maxprio = c[i].prio;
+        }
+        out->n_in_g += c[i].in_g;
+        out->lost += c[i].lost;
+    }
+    return 1;
+}
+
+/* Gathers the members of the victims of plans[0..np) into cy->gone; returns
+ * the count, or -1 (out of memory).  A victim on two chosen nodes is taken
+ * once. */
+static long gather(struct cycle *cy, struct nplan *plans, unsigned np)
+{
+    tsched_sched_t *s = cy->s;
+    size_t ng = 0;
+    for (unsigned p = 0; p < np; p++)
+        for (uint32_t i = 0; i < plans[p].nv; i++) {
+            uint32_t slot = plans[p].v[i];
+            int dup = 0;
+            for (unsigned q = 0; q <= p && !dup; q++)
+                for (uint32_t k = 0; k < (q == p ? i : plans[q].nv) && !dup; k++)
+                    dup = plans[q].v[k] == slot;
+            if (dup)
+                continue;
+            const struct sjob *v = &s->jobs[slot];
+            if (grow((void **)&cy->gone, &cy->gonecap, ng + v->gang, sizeof *cy->gone) < 0) {
+                cy->nomem = 1;
+                return -1;
+            }
+            memcpy(cy->gone + ng, v->members, v->gang * sizeof *v->members);
+            ng += v->gang;
+        }
+    return (long)ng;
+}
+
+/* Best `want` node plans for j, cheapest first, among nodes not in skip.
+ * Returns how many were found. */
+static unsigned best_nodes(struct cycle *cy, const struct sjob *j, int owed, int mode,
+                           struct nplan *best, unsigned want)
+{
+    unsigned nb = 0;
+    struct nplan cur;
+    for (uint32_t n = 0; n < cy->nnodes; n++) {
+        if (cy->noff[n] == cy->noff[n + 1])
+            continue;
+        /* no candidate at all here (counts from the cycle start: an upper bound) */
+        if (mode == 0 && !(owed && cy->n_over[n]) && !cy->n_train[n])
+            continue;
+        if (!node_plan(cy, j, n, owed, mode, &cur))
+            continue;
+        if (nb == want && pcmp(&cur, &best[nb - 1]) >= 0)
+            continue;
+        unsigned i = nb < want ? nb++ : nb - 1;
+        for (; i > 0 && pcmp(&cur, &best[i - 1]) < 0; i--)
+            best[i] = best[i - 1];
+        best[i] = cur;
+    }
+    return nb;
+}
+
+/* Finds victims (mode 0) or reservation nodes (mode 1) for j whose
+ * placement the real placement confirms.  On success fills plans[0..gang)
+ * and returns the number of plans; 0 if none. */
+static unsigned find_plan(struct cycle *cy, uint32_t slot, int owed, int mode, struct nplan *plans)
+{
+    tsched_sched_t *s = cy->s;
+    struct sjob *j = &s->jobs[slot];
+    if (build_index(cy) < 0 || ensure_tmp(cy, j->gang) < 0)
+        return 0;
+    unsigned want = j->gang > 1 ? j->gang : VERIFY_TRIES;
+    struct nplan *best = calloc(want, sizeof *best);
+    if (!best) {
+        cy->nomem = 1;
+        return 0;
+    }
+    unsigned nb = best_nodes(cy, j, owed, mode, best, want);
+    unsigned found = 0;
+    if (j->gang > 1) {
+        /* one member per node: the gang cheapest nodes together */
+        if (nb == j->gang) {
+            long ng = gather(cy, best, nb);
+            tsched_reason_t why;
+            if (ng >= 0 && tsched_fits_without(s->c, s->p, &j->req, cy->gone, (size_t)ng, cy->tmp,
+                                               &why) == 0) {
+                memcpy(plans, best, nb * sizeof *best);
+                found = nb;
+            }
+        }
+    } else {
+        for (unsigned i = 0; i < nb && !found; i++) {
+            long ng = gather(cy, &best[i], 1);
+            tsched_reason_t why;
+            if (ng >= 0 && tsched_fits_without(s->c, s->p, &j->req, cy->gone, (size_t)ng, cy->tmp,
+                                               &why) == 0) {
+                plans[0] = best[i];
+                found = 1;
+            }
+        }
+    }
+    free(best);
+    return found;
+}
+
+/* Over-quota victims inside queue top's subtree (top an ancestor of j's
+ * queue at its limit) until every queue on the path is back within its
+ * limit with j in it.  They are marked J_VICTIM and their members released
+ * from the cluster (the caller puts them back).  Returns the count, or -1
+ * if not enough can be freed. */
+static long limit_victims(struct cycle *cy, struct sjob *j, int top, uint32_t *out, size_t max)
+{
+    tsched_sched_t *s = cy->s;
+    uint64_t excess[TSCHED_MAX_QUEUE_DEPTH + 1][NRES];
+    int path[TSCHED_MAX_QUEUE_DEPTH + 1];
+    int np = 0;
+    for (int x = j->queue; x >= 0 && np <= TSCHED_MAX_QUEUE_DEPTH; x = s->q[x].parent) {
+        path[np] = x;
+        for (int d = 0; d < NRES; d++) {
+            uint64_t want = s->q[x].cu[d] + j->res[d];
+            excess[np][d] = s->q[x].lim[d] != TSCHED_UNLIMITED && want > s->q[x].lim[d]
+                                ? want - s->q[x].lim[d]
+                                : 0;
+        }
+        np++;
+    }
+    struct vcand *c = malloc(sizeof *c * (s->njobs ? s->njobs : 1));
+    if (!c) {
+        cy->nomem = 1;
+        return -1;
+    }
+    size_t nc = 0;
+    for (size_t i = 0; i < s->njobs; i++) {
+        const struct sjob *v = &s->jobs[i];
+        if (!v->live || v->state != J_RUNNING || v->cls != TSCHED_CLASS_TRAINING || v->in_g ||
+            v->queue == j->queue || cy->now - v->start < s->cfg.min_runtime)
+            continue;
+        int in = 0;
+        for (int x = v->queue; x >= 0 && !in; x = s->q[x].parent)
+            in = x == top;
+        if (!in)
+            continue;
+        c[nc].slot = (uint32_t)i;
+        c[nc].id = v->id;
+        c[nc].band = 0;
+        c[nc].prio = v->prio;
+        c[nc].in_g = 0;
+        c[nc].start = v->start;
+        c[nc].lost = job_size(s, v) * ((v->flags & TSCHED_JOB_SUSPENDABLE) ? s->cfg.suspend_cost
+                                                                           : cy->now - v->start);
+        nc++;
+    }
+    qsort(c, nc, sizeof *c, vcand_qcmp);
+    size_t n = 0;
+    int done = 0;
+    for (size_t i = 0; i < nc && !done && n < max; i++) {
+        struct sjob *v = &s->jobs[c[i].slot];
+        /* useful only if it lowers some remaining excess on the path */
+        int useful = 0;
+        for (int k = 0; k < np; k++) {
+            int below = 0;
+            for (int x = v->queue; x >= 0 && !below; x = s->q[x].parent)
+                below = x == path[k];
+            for (int d = 0; d < NRES && below; d++)
+                useful |= excess[k][d] > 0 && v->res[d] > 0;
+        }
+        if (!useful)
+            continue;
+        for (int k = 0; k < np; k++) {
+            int below = 0;
+            for (int x = v->queue; x >= 0 && !below; x = s->q[x].parent)
+                below = x == path[k];
+            for (int d = 0; d < NRES && below; d++)
+                excess[k][d] = excess[k][d] > v->res[d] ? excess[k][d] - v->res[d] : 0;
+        }
+        out[n++] = c[i].slot;
+        done = 1;
+        for (int k = 0; k < np; k++)
+            for (int d = 0; d < NRES; d++)
+                done &= excess[k][d] == 0;
+    }
+    free(c);
+    if (!done)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        struct sjob *v = &s->jobs[out[i]];
+        v->state = J_VICTIM;
+        (void)tsched_release(s->c, v->members, v->gang);
+    }
+    return (long)n;
+}
+
+static int add_victim(struct cycle *cy, struct sjob *j, struct sjob *v)
+{
+    tsched_sched_t *s = cy->s;
+    if (grow((void **)&s->victims, &s->vcap, s->nvictims + 1, sizeof *s->victims) < 0) {
+        cy->nomem = 1;
+        return -1;
+    }
+    v->state = J_VICTIM;
+    v->for_job = j->id;
+    unclaim(s, v);
+    tsched_victim_t *tv = &s->victims[s->nvictims++];
+    tv->job = v->id;
+    tv->for_job = j->id;
+    tv->action = v->flags & TSCHED_JOB_SUSPENDABLE ? TSCHED_SUSPEND : TSCHED_REQUEUE;
+    j->waiting++;
+    return 0;
+}
+
+/* Tries to make room for slot's job by preemption; 1 if a plan was made.
+ * limit_top >= 0: the job is owed but queue limit_top (an ancestor) is at
+ * its limit, so victims inside that subtree come first. */
+static int plan_preemption(struct cycle *cy, uint32_t slot, int limit_top)
+{
+    tsched_sched_t *s = cy->s;
+    struct sjob *j = &s->jobs[slot];
+    int owed = tsched__owed(s, j, s->q[j->queue].cu);
+    int q = j->queue;
+    if (limit_top >= 0 && !owed)
+        return 0;
+    int cross = owed && cy->over_total > cy->over_q[q];
+    int same = limit_top < 0 && cy->train_q[q] > 0 &&
+               (tsched__band(j->cls) > 0 || cy->minprio_q[q] < j->prio);
+    if (!cross && !same)
+        return 0;
+    uint32_t key = (uint32_t)owed | (limit_top >= 0 ? 2u + ((uint32_t)limit_top << 2) : 0);
+    if (shape_lookup(cy, cy->pre_fail, slot, key, 1, 0))
+        return 0;
+    uint32_t lv[64];
+    long nlv = 0;
+    if (limit_top >= 0) {
+        nlv = limit_victims(cy, j, limit_top, lv, sizeof lv / sizeof lv[0]);
+        if (nlv < 0) {
+            if (!cy->nomem)
+                (void)shape_lookup(cy, cy->pre_fail, slot, key, 1, 1);
+            return 0;
+        }
+    }
+    struct nplan *plans = calloc(j->gang, sizeof *plans);
+    unsigned np = 0;
+    int ok = 0;
+    if (!plans) {
+        cy->nomem = 1;
+    } else if (nlv > 0 && ensure_tmp(cy, j->gang) == 0 &&
+               tsched_place(s->c, s->p, &j->req, cy->tmp, NULL) == 0) {
+        ok = 1; /* the limit victims make room enough */
+    } else if (!cy->nomem) {
+        np = find_plan(cy, slot, owed, 0, plans);
+        ok = np > 0;
+    }
+    /* the limit victims hold their resources until the caller stops them */
+    for (long i = 0; i < nlv; i++) {
+        struct sjob *v = &s->jobs[lv[i]];
+        (void)tsched_commit(s->c, v->members, v->gang);
+        v->state = J_RUNNING;
+    }
+    if (!ok) {
+        free(plans);
+        if (!cy->nomem)
+            (void)shape_lookup(cy, cy->pre_fail, slot, key, 1, 1);
+        return 0;
+    }
+    j->waiting = 0;
+    for (long i = 0; i < nlv; i++)
+        if (add_victim(cy, j, &s->jobs[lv[i]]) < 0)
+            break;
+    for (unsigned p = 0; p < np && !cy->nomem; p++)
+        for (uint32_t i = 0; i < plans[p].nv; i++) {
+            struct sjob *v = &s->jobs[plans[p].v[i]];
+            if (v->state == J_RUNNING && add_victim(cy, j, v) < 0)
+                break;
+        }
+    free(plans);
+    claim(s, j);
+    cy->plans++;
+    return 1;
+}
+
+/* --- reservations ---------------------------------------------------------------- */
+
+/* Holds what is free on node n for the rest of the cycle. */
+static int hold_node(struct cycle *cy, uint32_t n)
+{
+    tsched_sched_t *s = cy->s;
+    struct nfree f;
+    if (tsched_node_free(s->c, n, &f.cpu, &f.mem, &f.ng, f.fm, f.fg) < 0)
+        return 0;
+    if (grow((void **)&cy->holds, &cy->hcap, cy->nholds + f.ng + 1, sizeof *cy->holds) < 0) {
+        cy->nomem = 1;
+        return -1;
+    }
+    for (unsigned g = 0; g <= f.ng; g++) {
+        tsched_member_t m;
+        memset(&m, 0, sizeof m);
+        m.node = n;
+        if (g < f.ng) {
+            if (f.fm[g] == 0)
+                continue;
+            m.ngpus = 1;
+            m.gpu[0] = (uint8_t)g;
+            m.milli_gpu = f.fm[g];
+            m.gpu_mem_bytes = f.fg[g];
+        } else {
+            m.cpu_milli = f.cpu;
+            m.mem_bytes = f.mem;
+        }
+        if (tsched_commit(s->c, &m, 1) == 0)
+            cy->holds[cy->nholds++] = m;
+    }
+    return 0;
+}
+
+static int reserve(struct cycle *cy, uint32_t slot)
+{
+    tsched_sched_t *s = cy->s;
+    struct sjob *j = &s->jobs[slot];
+    struct nplan *plans = calloc(j->gang, sizeof *plans);
+    if (!plans) {
+        cy->nomem = 1;
+        return 0;
+    }
+    unsigned np = find_plan(cy, slot, 0, 1, plans);
+    if (np) {
+        j->rnodes = calloc(np, sizeof *j->rnodes);
+        if (!j->rnodes) {
+            cy->nomem = 1;
+            np = 0;
+        }
+        for (unsigned i = 0; i < np; i++) {
+            j->rnodes[i] = plans[i].node;
+            (void)hold_node(cy, plans[i].node);
+        }
+        cy->nres += np > 0;
+    }
+    free(plans);
+    return np > 0;
+}
+
+/* --- ordering ------------------------------------------------------------------- */
+
+struct pkey {
+    int queue;
+    int band;
+    int32_t prio;
+    double arrival;
+    uint64_t id;
+    uint32_t slot;
+};
+
+static int pkey_cmp(const void *a, const void *b)
+{
+    const struct pkey *x = a, *y = b;
+    if (x->queue != y->queue)
+        return x->queue < y->queue ? -1 : 1;
+    if (x->band != y->band)
+        return x->band > y->band ? -1 : 1;
+    if (x->prio != y->prio)
+        return x->prio > y->prio ? -1 : 1;
+    if (x->arrival != y->arrival)
+        return x->arrival < y->arrival ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+struct rkey {
+    int queue;
+    int np;
+    int band;
+    int32_t prio;
+    double start;
+    uint64_t id;
+    uint32_t slot;
+};
+
+static int rkey_cmp(const void *a, const void *b)
+{
+    const struct rkey *x = a, *y = b;
+    if (x->queue != y->queue)
+        return x->queue < y->queue ? -1 : 1;
+    if (x->np != y->np)
+        return x->np > y->np ? -1 : 1;
+    if (x->band != y->band)
+        return x->band > y->band ? -1 : 1;
+    if (x->prio != y->prio)
+        return x->prio > y->prio ? -1 : 1;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Marks the running jobs within their queue's guarantee (in_g). */
+static int mark_guaranteed(tsched_sched_t *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->njobs; i++)
+        n += s->jobs[i].live && s->jobs[i].state != J_PENDING;
+    struct rkey *k = malloc((n ? n : 1) * sizeof *k);
+    if (!k)
+        return -1;
+    n = 0;
+    for (size_t i = 0; i < s->njobs; i++) {
+        struct sjob *j = &s->jobs[i];
+        if (!j->live || j->state == J_PENDING)
+            continue;
+        k[n].queue = j->queue;
+        k[n].np = tsched__np(j->cls);
+        k[n].band = tsched__band(j->cls);
+        k[n].prio = j->prio;
+        k[n].start = j->start;
+        k[n].id = j->id;
+        k[n].slot = (uint32_t)i;
+        n++;
+    }
+    qsort(k, n, sizeof *k, rkey_cmp);
+    uint64_t cum[NRES] = {0};
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || k[i].queue != k[i - 1].queue)
+            memset(cum, 0, sizeof cum);
+        struct sjob *j = &s->jobs[k[i].slot];
+        const uint64_t *g = s->q[j->queue].g;
+        j->in_g = tsched__le(cum, j->res, g);
+        j->size = job_size(s, j);
+        if (j->in_g)
+            for (int d = 0; d < NRES; d++)
+                cum[d] += j->res[d];
+    }
+    free(k);
+    return 0;
+}
+
+/* The leaf whose turn it is: from the top, the child with the smallest
+ * fair-share key among those with jobs left; ties to the lower index. */
+static int pick_leaf(tsched_sched_t *s)
+{
+    int at = -1;
+    for (;;) {
+        int best = -1;
+        double bk = 0;
+        for (size_t i = 0; i < s->nq; i++) {
+            const struct squeue *q = &s->q[i];
+            if (q->parent != at || q->left == 0)
+                continue;
+            double k = tsched__share(s, (int)i, q->cu);
+            if (best < 0 || k < bk) {
+                best = (int)i;
+                bk = k;
+            }
+        }
+        if (best < 0)
+            return at;
+        if (s->q[best].nchildren == 0)
+            return best;
+        at = best;
+    }
+}
+
+static void take_left(tsched_sched_t *s, int q)
+{
+    for (int x = q; x >= 0; x = s->q[x].parent)
+        s->q[x].left--;
+}
+
+/* One job's turn. */
+static void turn(struct cycle *cy, uint32_t slot)
+{
+    tsched_sched_t *s = cy->s;
+    struct sjob *j = &s->jobs[slot];
+    if (j->waiting) {
+        /* its victims are being stopped: its claim is counted already */
+        if (try_start(cy, slot)) {
+            j->waiting = 0;
+        }
+        return;
+    }
+    int top = -1;
+    int adm = admissible(s, j, NULL, 1);
+    if (adm == 0)
+        return;
+    if (adm < 0) {
+        /* at a limit now; after the victims already chosen stop, too? */
+        if (admissible(s, j, &top, 0) < 0 && cy->plans < s->cfg.max_plans)
+            (void)plan_preemption(cy, slot, top);
+        return;
+    }
+    if (try_start(cy, slot)) {
+        claim(s, j);
+        return;
+    }
+    if (cy->nomem)
+        return;
+    if (cy->plans < s->cfg.max_plans && plan_preemption(cy, slot, -1))
+        return;
+    if (!j->rnodes && cy->now - j->pend_since >= s->cfg.reserve_after &&
+        cy->nres < s->cfg.max_reservations)
+        (void)reserve(cy, slot);
+}
+
+int tsched_sched_cycle(tsched_sched_t *s, double now, tsched_decisions_t *d, tsl_error_t *err)
+{
+    if (!s || !d) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "cycle: NULL argument");
+    }
+    tsched__advance(s, now);
+    tsched__capacity(s);
+    s->nstarts = s->nm = s->nvictims = 0;
+    memset(d, 0, sizeof *d);
+
+    struct cycle cy;
+    memset(&cy, 0, sizeof cy);
+    cy.s = s;
+    cy.now = s->now;
+    size_t npend = 0;
+    for (size_t i = 0; i < s->njobs; i++)
+        npend += s->jobs[i].live && s->jobs[i].state == J_PENDING;
+    cy.tcap = 256;
+    while (cy.tcap < npend * 2)
+        cy.tcap *= 2;
+    cy.fit_fail = malloc(cy.tcap * sizeof *cy.fit_fail);
+    cy.pre_fail = malloc(cy.tcap * sizeof *cy.pre_fail);
+    struct pkey *pk = malloc((npend ? npend : 1) * sizeof *pk);
+    if (!cy.fit_fail || !cy.pre_fail || !pk) {
+        cy.nomem = 1;
+        goto out;
+    }
+    memset(cy.fit_fail, 0xff, cy.tcap * sizeof *cy.fit_fail);
+    memset(cy.pre_fail, 0xff, cy.tcap * sizeof *cy.pre_fail);
+
+    /* 1. bookkeeping */
+    for (size_t i = 0; i < s->nq; i++) {
+        struct squeue *q = &s->q[i];
+        memcpy(q->cu, q->used, sizeof q->cu);
+        memcpy(q->lu, q->used, sizeof q->lu);
+        memcpy(q->cnp, q->used_np, sizeof q->cnp);
+        q->left = q->npend = q->head = 0;
+    }
+    for (size_t i = 0; i < s->njobs; i++) {
+        struct sjob *j = &s->jobs[i];
+        if (!j->live)
+            continue;
+        if (j->state == J_VICTIM) {
+            long ps = tsched__job_slot(s, j->for_job);
+            if (ps < 0 || s->jobs[ps].state != J_PENDING || !s->jobs[ps].waiting)
+                j->state = J_RUNNING; /* its preemptor started or left */
+        }
+    }
+    npend = 0;
+    for (size_t i = 0; i < s->njobs; i++) {
+        struct sjob *j = &s->jobs[i];
+        if (!j->live || j->state != J_PENDING)
+            continue;
+        if (j->waiting)
+            claim(s, j);
+    }
+    for (size_t i = 0; i < s->njobs; i++) {
+        struct sjob *j = &s->jobs[i];
+        if (!j->live)
+            continue;
+        if (j->state == J_VICTIM)
+            unclaim(s, j);
+        if (j->state != J_PENDING)
+            continue;
+        pk[npend].queue = j->queue;
+        pk[npend].band = tsched__band(j->cls);
+        pk[npend].prio = j->prio;
+        pk[npend].arrival = j->arrival;
+        pk[npend].id = j->id;
+        pk[npend].slot = (uint32_t)i;
+        npend++;
+    }
+    qsort(pk, npend, sizeof *pk, pkey_cmp);
+    for (size_t i = 0; i < npend; i++) {
+        struct squeue *q = &s->q[pk[i].queue];
+        if (grow((void **)&q->pend, &q->pendcap, q->npend + 1, sizeof *q->pend) < 0) {
+            cy.nomem = 1;
+            goto out;
+        }
+        q->pend[q->npend++] = pk[i].slot;
+        for (int x = pk[i].queue; x >= 0; x = s->q[x].parent)
+            s->q[x].left++;
+    }
+
+    /* 2. within guarantee or over quota */
+    if (mark_guaranteed(s) < 0) {
+        cy.nomem = 1;
+        goto out;
+    }
+
+    cy.over_q = calloc(s->nq ? s->nq : 1, sizeof *cy.over_q);
+    cy.train_q = calloc(s->nq ? s->nq : 1, sizeof *cy.train_q);
+    cy.minprio_q = calloc(s->nq ? s->nq : 1, sizeof *cy.minprio_q);
+    if (!cy.over_q || !cy.train_q || !cy.minprio_q) {
+        cy.nomem = 1;
+        goto out;
+    }
+    for (size_t i = 0; i < s->njobs; i++) {
+        const struct sjob *j = &s->jobs[i];
+        if (!j->live || j->state != J_RUNNING || j->cls != TSCHED_CLASS_TRAINING ||
+            cy.now - j->start < s->cfg.min_runtime)
+            continue;
+        if (!cy.train_q[j->queue]++ || j->prio < cy.minprio_q[j->queue])
+            cy.minprio_q[j->queue] = j->prio;
+        if (!j->in_g) {
+            cy.over_q[j->queue]++;
+            cy.over_total++;
+        }
+    }
+
+    /* 3. reservations, oldest first */
+    size_t nr = 0;
+    for (size_t i = 0; i < npend; i++)
+        if (s->jobs[pk[i].slot].rnodes)
+            pk[nr++] = pk[i];       /* pk is no longer needed in queue order */
+    for (size_t a = 1; a < nr; a++) /* few: insertion sort by pend_since */
+        for (size_t b = a;
+             b > 0 && s->jobs[pk[b].slot].pend_since < s->jobs[pk[b - 1].slot].pend_since; b--) {
+            struct pkey t = pk[b];
+            pk[b] = pk[b - 1];
+            pk[b - 1] = t;
+        }
+    size_t nturned = 0;
+    for (size_t i = 0; i < nr; i++) {
+        struct sjob *j = &s->jobs[pk[i].slot];
+        if (j->waiting || admissible(s, j, NULL, 1) != 1) {
+            free(j->rnodes); /* a plan or its limits decide now */
+            j->rnodes = NULL;
+            continue;
+        }
+        pk[nturned++] = pk[i];
+        if (try_start(&cy, pk[i].slot)) {
+            claim(s, j);
+            free(j->rnodes);
+            j->rnodes = NULL;
+        } else if (cy.plans < s->cfg.max_plans && plan_preemption(&cy, pk[i].slot, -1)) {
+            free(j->rnodes);
+            j->rnodes = NULL;
+        } else {
+            for (uint32_t m = 0; m < j->gang; m++)
+                (void)hold_node(&cy, j->rnodes[m]);
+            cy.nres++;
+        }
+    }
+    /* reserved jobs had their turn: take them out of the ordering */
+    for (size_t i = 0; i < s->nq && nturned; i++) {
+        struct squeue *q = &s->q[i];
+        size_t k = 0;
+        for (size_t m = 0; m < q->npend; m++) {
+            int had = 0;
+            for (size_t r = 0; r < nturned && !had; r++)
+                had = pk[r].slot == q->pend[m];
+            if (had)
+                take_left(s, (int)i);
+            else
+                q->pend[k++] = q->pend[m];
+        }
+        q->npend = k;
+    }
+
+    /* 4. the main loop */
+    while (!cy.nomem) {
+        int leaf = pick_leaf(s);
+        if (leaf < 0)
+            break;
+        struct squeue *q = &s->q[leaf];
+        uint32_t slot = q->pend[q->head++];
+        take_left(s, leaf);
+        turn(&cy, slot);
+    }
+
+out:
+    /* 5. the cluster as it was */
+    for (size_t i = cy.nholds; i-- > 0;)
+        (void)tsched_release(s->c, &cy.holds[i], 1);
+    {
+        size_t off = s->nm;
+        for (size_t i = s->nstarts; i-- > 0;) {
+            off -= s->starts[i].nmembers;
+            (void)tsched_release(s->c, s->mbuf + off, s->starts[i].nmembers);
+        }
+    }
+    free(cy.holds);
+    free(cy.fit_fail);
+    free(cy.pre_fail);
+    free(cy.noff);
+    free(cy.ents);
+    free(cy.n_over);
+    free(cy.n_train);
+    free(cy.tmp);
+    free(cy.gone);
+    free(cy.over_q);
+    free(cy.train_q);
+    free(cy.minprio_q);
+    free(pk);
+    if (cy.nomem) {
+        /* nothing decided: victims chosen in this cycle run on */
+        for (size_t i = 0; i < s->nvictims; i++) {
+            long vs = tsched__job_slot(s, s->victims[i].job);
+            if (vs >= 0 && s->jobs[vs].state == J_VICTIM)
+                s->jobs[vs].state = J_RUNNING;
+            long ps = tsched__job_slot(s, s->victims[i].for_job);
+            if (ps >= 0)
+                s->jobs[ps].waiting = 0;
+        }
+        s->nstarts = s->nm = s->nvictims = 0;
+        errno = ENOMEM;
+        return tsl_errprintf(err, "cycle: out of memory");
+    }
+    size_t off = 0;
+    for (size_t i = 0; i < s->nstarts; i++) {
+        s->starts[i].members = s->mbuf + off;
+        off += s->starts[i].nmembers;
+    }
+    d->starts = s->starts;
+    d->nstarts = s->nstarts;
+    d->victims = s->victims;
+    d->nvictims = s->nvictims;
+    d->plans = cy.plans;
+    d->reserved = 0;
+    for (size_t i = 0; i < s->njobs; i++)
+        d->reserved += s->jobs[i].live && s->jobs[i].rnodes != NULL;
+    return 0;
+}

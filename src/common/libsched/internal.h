@@ -1,0 +1,147 @@
+/* internal.h - libsched's private structures, shared by cluster.c and place.c.
+ *
+ * Not installed; nothing outside src/common/libsched includes it.
+ *
+ * Fragmentation (the FGD paper's measure) of a node with T milli-GPU idle:
+ * for each typical task t of the mix, with share w_t, the idle capacity that
+ * t cannot use: all of T when t does not fit the node (CPU, model, GPU
+ * count), else the idle milli-GPU of the GPUs too small for t.  Summed:
+ *
+ *     frag(node) = T - sum_g A_g(cpu_free) * [K_g >= n_g] * U_g
+ *
+ * where g runs over the GPU classes of the mix (tasks that ask for the same
+ * GPUs, whatever their CPU), A_g(L) is the share of class g's tasks that need
+ * at most L milli-CPU, K_g the number of GPUs of the node usable by g (model
+ * accepted, enough milli-GPU and GPU memory free), U_g their idle milli-GPU
+ * and n_g the GPUs a task of g needs.  CPU-only tasks never use GPUs: they
+ * count all of T, which is the "T -" above.  A_g is tabulated against the
+ * sorted distinct CPU requests of the mix (theta), so that a node only keeps
+ * the index of its free CPU in that list.
+ */
+#ifndef TESSEL_LIBSCHED_INTERNAL_H
+#define TESSEL_LIBSCHED_INTERNAL_H
+
+#include <stdint.h>
+
+#include "tessel/sched.h"
+
+/* Distinct GPU models in one cluster: a model set is a 64-bit mask. */
+#define MAX_MODELS 64
+
+/* Kinds of GPU request (GPUs, milli-GPU, GPU memory, models) in a task mix.
+ * The Alibaba traces have 21 to 25; the capacity measure keeps a count per
+ * kind on the stack. */
+#define MAX_GPU_CLASSES 256
+
+/* The per-shape score cache (place.c) holds as many request shapes as fit
+ * in CACHE_BYTES, between SHAPE_MIN and SHAPE_MAX.  The Alibaba trace has 91
+ * distinct requests, several hundred once jobs name GPU models; a shape
+ * costs 16 bytes per node: 1,024 shapes at 1,213 nodes is 20 MiB, and at
+ * 12,130 nodes the 64 MiB keep 256 shapes.  Too few slots thrash (every
+ * decision rescored every node: 8,000 instead of 60,000 decisions/s at 1,213
+ * nodes with model-restricted jobs); the scan over the slots is cheap. */
+#define CACHE_BYTES (64u << 20)
+#define SHAPE_MIN   16
+#define SHAPE_MAX   1024
+
+struct node {
+    char name[TSCHED_NAME_MAX];
+    char *labels; /* ",k=v,k=v," for substring matching, or NULL */
+    uint64_t cpu_cap, mem_cap;
+    uint64_t cpu_free, mem_free;
+    uint32_t ngpus;
+    uint32_t total_free; /* sum of free[] */
+    uint32_t nfull;      /* GPUs with nothing allocated */
+    uint32_t version;    /* cluster-unique, bumped on every change */
+    uint64_t models;     /* mask of the models present */
+    uint8_t model[TSCHED_MAX_NODE_GPUS];
+    int32_t island[TSCHED_MAX_NODE_GPUS];
+    int32_t pswitch[TSCHED_MAX_NODE_GPUS];
+    uint32_t speed[TSCHED_MAX_NODE_GPUS];
+    uint32_t free[TSCHED_MAX_NODE_GPUS]; /* milli-GPU */
+    uint64_t gmem_cap[TSCHED_MAX_NODE_GPUS];
+    uint64_t gmem_free[TSCHED_MAX_NODE_GPUS];
+    uint16_t tags[18];  /* jobs held, by kind: gpuclustering affinity */
+    int has_topo;       /* some GPU has an island or switch id */
+    uint32_t cpu_idx;   /* upper bound of cpu_free in theta */
+    uint32_t name_rank; /* position in name order (valid below ranked) */
+    double frag;        /* frag(node), see above */
+    double capfrag;     /* tsched__capfrag() of the node as it is */
+};
+
+/* A GPU class of the task mix. */
+struct fclass {
+    uint32_t ngpus;
+    uint32_t milli;
+    uint64_t gmem;
+    uint64_t models; /* accepted models; ~0 = any */
+};
+
+/* One task of the mix: its GPU class, CPU request and share. */
+struct member_w {
+    unsigned g;
+    uint64_t cpu;
+    double w;
+};
+
+struct shape {
+    uint64_t hash;     /* of key, to skip most comparisons */
+    uint64_t key[8];   /* request fields + policy identity */
+    uint64_t last_use; /* for eviction */
+    int used;
+};
+
+struct cache_ent {
+    double score;
+    uint32_t version; /* node version the entry was computed at */
+    uint8_t gpu;      /* chosen GPU for a one-GPU request */
+    uint8_t fits;
+};
+
+struct tsched_cluster {
+    struct node *nodes;
+    size_t n, cap;
+    char models[MAX_MODELS][TSCHED_NAME_MAX];
+    unsigned nmodels;
+    uint32_t next_version;
+    size_t ranked;     /* nodes whose name_rank is valid */
+    uint64_t capacity; /* milli-GPU */
+    uint64_t allocated;
+
+    /* task mix */
+    unsigned G;
+    struct fclass *cls;
+    uint64_t *theta;
+    unsigned ntheta;
+    double *atab;         /* (ntheta + 1) x G */
+    uint16_t *K;          /* n x G */
+    uint32_t *U;          /* n x G */
+    uint16_t *S;          /* n x G: tasks of class g the GPUs could take */
+    uint16_t *per_gpu;    /* G x 1001: tasks of class g a GPU with f free takes */
+    struct member_w *mix; /* the GPU tasks of the mix */
+    unsigned nmix;
+
+    /* per-shape score cache: nslots columns of cap entries */
+    struct shape *shapes;
+    unsigned nslots;
+    struct cache_ent *cache;
+    uint64_t clock;
+};
+
+/* cluster.c */
+/* Mask of the models named in "A|B" (~0 for NULL/""); add: intern new names
+ * (the task mix may name models before any node has them). */
+uint64_t tsched__models_mask(tsched_cluster_t *c, const char *models, int add, int *any);
+int tsched__labels_match(const struct node *nd, const char *selector);
+double tsched__frag_after(const tsched_cluster_t *c, size_t ni, uint64_t cpu_take,
+                          const uint8_t *gj, unsigned nj, uint32_t milli, uint64_t gmem);
+/* Capacity-aware fragmentation of node ni after the change described (see
+ * place.c, "tessel"): idle milli-GPU minus what the mix could still consume
+ * there, each task class packed as many times as the node's GPUs and CPU
+ * allow. */
+double tsched__capfrag(const tsched_cluster_t *c, size_t ni, uint64_t cpu_take, const uint8_t *gj,
+                       unsigned nj, uint32_t milli, uint64_t gmem);
+void tsched__node_changed(tsched_cluster_t *c, size_t ni);
+int tsched__apply(tsched_cluster_t *c, const tsched_member_t *m, int sign);
+
+#endif

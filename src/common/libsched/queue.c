@@ -1,0 +1,685 @@
+/* queue.c - the queue scheduler's state: queue tree, jobs, accounting and
+ * the decaying usage history (see sched_queue.h and
+ * docs/scheduler-queues.md).  The cycle itself is in cycle.c.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue_internal.h"
+
+/* Defaults; docs/scheduler-queues.md gives the reasons at length. */
+#define DEF_HALF_LIFE        3600.0 /* an hour: yesterday's hog is forgiven by tomorrow */
+#define DEF_HISTORY_WEIGHT   0.5    /* now and the recent past count alike */
+#define DEF_MIN_RUNTIME      60.0   /* start-up (image, model load) takes tens of s */
+#define DEF_RESERVE_AFTER    900.0  /* 15 min: far beyond the trace's median job (540 s) */
+#define DEF_MAX_RESERVATIONS 4      /* each holds a node or a gang of them idle */
+#define DEF_MAX_PLANS        64     /* preemptions the caller carries out per tick */
+#define DEF_SUSPEND_COST     30.0   /* save + restore of tens of GB over PCIe */
+
+void tsched_sched_config_default(tsched_sched_config_t *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->half_life = DEF_HALF_LIFE;
+    cfg->history_weight = DEF_HISTORY_WEIGHT;
+    cfg->min_runtime = DEF_MIN_RUNTIME;
+    cfg->reserve_after = DEF_RESERVE_AFTER;
+    cfg->max_reservations = DEF_MAX_RESERVATIONS;
+    cfg->max_plans = DEF_MAX_PLANS;
+    cfg->suspend_cost = DEF_SUSPEND_COST;
+}
+
+static int bad(tsl_error_t *err, int e, const char *what)
+{
+    errno = e;
+    return tsl_errprintf(err, "%s", what);
+}
+
+tsched_sched_t *tsched_sched_create(tsched_cluster_t *c, tsched_policy_t *p,
+                                    const tsched_sched_config_t *cfg, tsl_error_t *err)
+{
+    tsched_sched_config_t def;
+    if (!cfg) {
+        tsched_sched_config_default(&def);
+        cfg = &def;
+    }
+    if (!c || !p) {
+        bad(err, EINVAL, "sched_create: NULL cluster or policy");
+        return NULL;
+    }
+    if (!(cfg->half_life > 0) || !isfinite(cfg->half_life) || !(cfg->history_weight >= 0) ||
+        !(cfg->history_weight <= 1) || !(cfg->min_runtime >= 0) || !(cfg->reserve_after >= 0) ||
+        !(cfg->suspend_cost >= 0)) {
+        bad(err, EINVAL,
+            "sched_create: bad setting (half_life > 0, history_weight in 0..1, "
+            "times >= 0)");
+        return NULL;
+    }
+    tsched_sched_t *s = calloc(1, sizeof *s);
+    if (!s) {
+        bad(err, ENOMEM, "sched_create: out of memory");
+        return NULL;
+    }
+    s->c = c;
+    s->p = p;
+    s->cfg = *cfg;
+    return s;
+}
+
+static void job_free(struct sjob *j)
+{
+    free((char *)j->req.models);
+    free((char *)j->req.selector);
+    free(j->members);
+    free(j->rnodes);
+    memset(j, 0, sizeof *j);
+}
+
+void tsched_sched_destroy(tsched_sched_t *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->njobs; i++)
+        if (s->jobs[i].live)
+            job_free(&s->jobs[i]);
+    for (size_t i = 0; i < s->nq; i++)
+        free(s->q[i].pend);
+    free(s->q);
+    free(s->jobs);
+    free(s->freel);
+    free(s->hkey);
+    free(s->hval);
+    free(s->starts);
+    free(s->mbuf);
+    free(s->victims);
+    free(s);
+}
+
+/* --- resources ----------------------------------------------------------- */
+
+static void res_arr(const tsched_res_t *r, uint64_t a[NRES])
+{
+    a[0] = r->milli_gpu;
+    a[1] = r->gpu_mem_bytes;
+    a[2] = r->cpu_milli;
+    a[3] = r->mem_bytes;
+}
+
+static tsched_res_t arr_res(const uint64_t a[NRES])
+{
+    tsched_res_t r = {a[0], a[1], a[2], a[3]};
+    return r;
+}
+
+void tsched__job_res(const tsched_job_t *req, uint64_t res[NRES])
+{
+    uint64_t gang = req->gang ? req->gang : 1;
+    uint64_t milli = req->ngpus == 0                         ? 0
+                     : req->ngpus > 1 || req->milli_gpu == 0 ? TSCHED_MILLI
+                                                             : req->milli_gpu;
+    res[0] = gang * req->ngpus * milli;
+    res[1] = gang * req->ngpus * (req->ngpus ? req->gpu_mem_bytes : 0);
+    res[2] = gang * req->cpu_milli;
+    res[3] = gang * req->mem_bytes;
+}
+
+int tsched__le(const uint64_t *used, const uint64_t *add, const uint64_t *cap)
+{
+    for (int d = 0; d < NRES; d++) {
+        if (cap[d] == TSCHED_UNLIMITED)
+            continue;
+        if (used[d] > cap[d] || add[d] > cap[d] - used[d])
+            return 0;
+    }
+    return 1;
+}
+
+int tsched__np(tsched_class_t cls)
+{
+    return cls != TSCHED_CLASS_TRAINING;
+}
+
+int tsched__band(tsched_class_t cls)
+{
+    return cls == TSCHED_CLASS_INFERENCE ? 2 : cls == TSCHED_CLASS_TRAINING ? 0 : 1;
+}
+
+int tsched__owed(const tsched_sched_t *s, const struct sjob *j, const uint64_t *u)
+{
+    const struct squeue *q = &s->q[j->queue];
+    int asks = 0;
+    for (int d = 0; d < NRES; d++)
+        if (q->g[d] != TSCHED_UNLIMITED && q->g[d] > 0 && j->res[d] > 0)
+            asks = 1;
+    return asks && tsched__le(u, j->res, q->g);
+}
+
+/* --- usage history -------------------------------------------------------- */
+
+/* Exponential decay with half-life h: for a usage u held constant since the
+ * last update, hist <- hist * f + u * (1 - f), f = 2^(-dt/h). */
+static void advance_q(tsched_sched_t *s, struct squeue *q, double now)
+{
+    double dt = now - q->hist_t;
+    if (dt <= 0)
+        return;
+    double f = exp2(-dt / s->cfg.half_life);
+    for (int d = 0; d < NRES; d++)
+        q->hist[d] = q->hist[d] * f + (double)q->used[d] * (1 - f);
+    q->hist_t = now;
+}
+
+void tsched__advance(tsched_sched_t *s, double now)
+{
+    if (now > s->now || s->now == 0) /* time never goes back */
+        s->now = now;
+    for (size_t i = 0; i < s->nq; i++)
+        advance_q(s, &s->q[i], s->now);
+}
+
+/* --- queues ------------------------------------------------------------- */
+
+int tsched_queue_find(const tsched_sched_t *s, const char *name)
+{
+    for (size_t i = 0; s && name && i < s->nq; i++)
+        if (strcmp(s->q[i].name, name) == 0)
+            return (int)i;
+    errno = ENOENT;
+    return -1;
+}
+
+size_t tsched_queue_count(const tsched_sched_t *s)
+{
+    return s->nq;
+}
+
+/* Sum of the guarantees of parent's children in dimension d, leaving out
+ * queue skip and adding add; TSCHED_UNLIMITED if any is ungoverned. */
+static uint64_t children_sum(const tsched_sched_t *s, int parent, int skip, int d, uint64_t add)
+{
+    uint64_t sum = add;
+    for (size_t i = 0; i < s->nq && sum != TSCHED_UNLIMITED; i++) {
+        if (s->q[i].parent != parent || (int)i == skip)
+            continue;
+        uint64_t v = s->q[i].g[d];
+        sum = v == TSCHED_UNLIMITED || v > UINT64_MAX - sum ? TSCHED_UNLIMITED : sum + v;
+    }
+    return sum;
+}
+
+/* The checks on a queue's amounts: guarantee within the limit, within what
+ * the parent guarantees beside its siblings (self: the queue's own index,
+ * -1 for a new one), and above what its own children are guaranteed. */
+static int check_amounts(const tsched_sched_t *s, const char *name, int parent, int self,
+                         const uint64_t *g, const uint64_t *lim, tsl_error_t *err)
+{
+    for (int d = 0; d < NRES; d++) {
+        if (g[d] != TSCHED_UNLIMITED && lim[d] != TSCHED_UNLIMITED && g[d] > lim[d]) {
+            errno = EINVAL;
+            return tsl_errprintf(err, "queue %s: guarantee above limit", name);
+        }
+        if (parent >= 0 && s->q[parent].g[d] != TSCHED_UNLIMITED &&
+            (g[d] == TSCHED_UNLIMITED ||
+             children_sum(s, parent, self, d, g[d]) > s->q[parent].g[d])) {
+            errno = EINVAL;
+            return tsl_errprintf(err, "queue %s: children's guarantees exceed %s's", name,
+                                 s->q[parent].name);
+        }
+        if (self >= 0 && s->q[self].nchildren && g[d] != TSCHED_UNLIMITED &&
+            children_sum(s, self, -1, d, 0) > g[d]) {
+            errno = EINVAL;
+            return tsl_errprintf(err, "queue %s: its children's guarantees exceed the new one",
+                                 name);
+        }
+    }
+    return 0;
+}
+
+int tsched_queue_add(tsched_sched_t *s, const tsched_queue_spec_t *spec, tsl_error_t *err)
+{
+    if (!s || !spec || !spec->name || !*spec->name || strlen(spec->name) >= TSCHED_NAME_MAX) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "queue: name missing or longer than %d bytes",
+                             TSCHED_NAME_MAX - 1);
+    }
+    if (tsched_queue_find(s, spec->name) >= 0) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "queue %s: name taken", spec->name);
+    }
+    int parent = -1;
+    unsigned depth = 1;
+    if (spec->parent && *spec->parent) {
+        parent = tsched_queue_find(s, spec->parent);
+        if (parent < 0) {
+            errno = EINVAL;
+            return tsl_errprintf(err, "queue %s: no parent queue %.64s", spec->name, spec->parent);
+        }
+        depth = s->q[parent].depth + 1;
+    }
+    if (depth > TSCHED_MAX_QUEUE_DEPTH) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "queue %s: deeper than %d levels", spec->name,
+                             TSCHED_MAX_QUEUE_DEPTH);
+    }
+    uint64_t g[NRES], lim[NRES];
+    res_arr(&spec->guarantee, g);
+    res_arr(&spec->limit, lim);
+    if (parent >= 0 && s->q[parent].njobs) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "queue %s: parent %s holds jobs", spec->name, s->q[parent].name);
+    }
+    if (check_amounts(s, spec->name, parent, -1, g, lim, err) < 0)
+        return -1;
+    if (s->nq == s->qcap) {
+        size_t cap = s->qcap ? s->qcap * 2 : 8;
+        struct squeue *nq = realloc(s->q, cap * sizeof *nq);
+        if (!nq) {
+            errno = ENOMEM;
+            return tsl_errprintf(err, "queue: out of memory");
+        }
+        s->q = nq;
+        s->qcap = cap;
+    }
+    struct squeue *q = &s->q[s->nq];
+    memset(q, 0, sizeof *q);
+    strcpy(q->name, spec->name);
+    q->parent = parent;
+    q->depth = depth;
+    memcpy(q->g, g, sizeof g);
+    memcpy(q->lim, lim, sizeof lim);
+    q->weight = spec->weight ? spec->weight : 1;
+    q->hist_t = s->now;
+    if (parent >= 0)
+        s->q[parent].nchildren++;
+    return (int)s->nq++;
+}
+
+int tsched_queue_update(tsched_sched_t *s, int q, const tsched_res_t *guarantee,
+                        const tsched_res_t *limit, uint32_t weight, tsl_error_t *err)
+{
+    if (!s || q < 0 || (size_t)q >= s->nq || !guarantee || !limit) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "queue_update: bad queue or NULL argument");
+    }
+    struct squeue *qq = &s->q[q];
+    uint64_t g[NRES], lim[NRES];
+    res_arr(guarantee, g);
+    res_arr(limit, lim);
+    if (check_amounts(s, qq->name, qq->parent, q, g, lim, err) < 0)
+        return -1;
+    memcpy(qq->g, g, sizeof g);
+    memcpy(qq->lim, lim, sizeof lim);
+    qq->weight = weight ? weight : 1;
+    return 0;
+}
+
+int tsched_queue_satisfied(const tsched_sched_t *s, int q)
+{
+    if (!s || q < 0 || (size_t)q >= s->nq) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (s->q[q].npending == 0)
+        return 1;
+    for (size_t i = 0; i < s->njobs; i++) {
+        const struct sjob *j = &s->jobs[i];
+        if (!j->live || j->state != J_PENDING)
+            continue;
+        /* in q's subtree? */
+        int in = 0;
+        for (int x = j->queue; x >= 0 && !in; x = s->q[x].parent)
+            in = x == q;
+        if (in && tsched__owed(s, j, s->q[j->queue].used))
+            return 0;
+    }
+    return 1;
+}
+
+int tsched_queue_stat(tsched_sched_t *s, int q, double now, tsched_queue_stat_t *st)
+{
+    if (!s || !st || q < 0 || (size_t)q >= s->nq) {
+        errno = EINVAL;
+        return -1;
+    }
+    tsched__advance(s, now);
+    const struct squeue *qq = &s->q[q];
+    memset(st, 0, sizeof *st);
+    st->name = qq->name;
+    st->parent = qq->parent;
+    st->guarantee = arr_res(qq->g);
+    st->limit = arr_res(qq->lim);
+    st->used = arr_res(qq->used);
+    st->demand = arr_res(qq->demand);
+    st->running = qq->nrunning;
+    st->pending = qq->npending;
+    tsched__capacity(s);
+    st->share = tsched__share(s, q, qq->used);
+    return 0;
+}
+
+/* --- the id table ----------------------------------------------------------- */
+
+#define H_DEL UINT32_MAX
+
+static size_t hslot(uint64_t id, size_t cap)
+{
+    id ^= id >> 33;
+    id *= 0xff51afd7ed558ccdull;
+    id ^= id >> 33;
+    return (size_t)id & (cap - 1);
+}
+
+long tsched__job_slot(const tsched_sched_t *s, uint64_t id)
+{
+    if (!s->hcap)
+        return -1;
+    for (size_t h = hslot(id, s->hcap);; h = (h + 1) & (s->hcap - 1)) {
+        uint32_t v = s->hval[h];
+        if (v == 0)
+            return -1;
+        if (v != H_DEL && s->hkey[h] == id)
+            return (long)v - 1;
+    }
+}
+
+static void hput(tsched_sched_t *s, uint64_t id, uint32_t slot)
+{
+    size_t h = hslot(id, s->hcap);
+    while (s->hval[h] != 0 && s->hval[h] != H_DEL)
+        h = (h + 1) & (s->hcap - 1);
+    if (s->hval[h] == 0)
+        s->hused++;
+    s->hkey[h] = id;
+    s->hval[h] = slot + 1;
+}
+
+static void hdel(tsched_sched_t *s, uint64_t id)
+{
+    for (size_t h = hslot(id, s->hcap);; h = (h + 1) & (s->hcap - 1)) {
+        if (s->hval[h] == 0)
+            return;
+        if (s->hval[h] != H_DEL && s->hkey[h] == id) {
+            s->hval[h] = H_DEL;
+            return;
+        }
+    }
+}
+
+/* Room for one more id: rebuild at half load (deleted slots included). */
+static int hreserve(tsched_sched_t *s)
+{
+    if (s->hcap && (s->hused + 1) * 2 <= s->hcap)
+        return 0;
+    size_t live = 0;
+    for (size_t i = 0; i < s->hcap; i++)
+        live += s->hval[i] != 0 && s->hval[i] != H_DEL;
+    size_t cap = 64;
+    while (cap < (live + 1) * 4)
+        cap *= 2;
+    uint64_t *k = calloc(cap, sizeof *k);
+    uint32_t *v = calloc(cap, sizeof *v);
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return -1;
+    }
+    uint64_t *ok = s->hkey;
+    uint32_t *ov = s->hval;
+    size_t ocap = s->hcap;
+    s->hkey = k;
+    s->hval = v;
+    s->hcap = cap;
+    s->hused = 0;
+    for (size_t i = 0; i < ocap; i++)
+        if (ov[i] != 0 && ov[i] != H_DEL)
+            hput(s, ok[i], ov[i] - 1);
+    free(ok);
+    free(ov);
+    return 0;
+}
+
+/* --- jobs --------------------------------------------------------------------- */
+
+static void add_up(tsched_sched_t *s, int q, uint64_t *(*field)(struct squeue *),
+                   const uint64_t *res, int sign)
+{
+    for (int x = q; x >= 0; x = s->q[x].parent) {
+        uint64_t *f = field(&s->q[x]);
+        for (int d = 0; d < NRES; d++)
+            f[d] = sign > 0 ? f[d] + res[d] : f[d] - res[d];
+    }
+}
+
+static uint64_t *f_used(struct squeue *q)
+{
+    return q->used;
+}
+
+static uint64_t *f_np(struct squeue *q)
+{
+    return q->used_np;
+}
+
+static uint64_t *f_demand(struct squeue *q)
+{
+    return q->demand;
+}
+
+static void count_up(tsched_sched_t *s, int q, int running, int pending)
+{
+    for (int x = q; x >= 0; x = s->q[x].parent) {
+        s->q[x].nrunning += (size_t)(long)running;
+        s->q[x].npending += (size_t)(long)pending;
+    }
+}
+
+static char *dup_or_null(const char *str, int *fail)
+{
+    if (!str || !*str)
+        return NULL;
+    char *d = strdup(str);
+    if (!d)
+        *fail = 1;
+    return d;
+}
+
+int tsched_job_submit(tsched_sched_t *s, const tsched_qjob_t *job, tsl_error_t *err)
+{
+    if (!s || !job) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "submit: NULL argument");
+    }
+    if (tsched__job_slot(s, job->id) >= 0) {
+        errno = EEXIST;
+        return tsl_errprintf(err, "job %llu: id in use", (unsigned long long)job->id);
+    }
+    if (job->queue < 0 || (size_t)job->queue >= s->nq || s->q[job->queue].nchildren) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "job %llu: queue %d is not a leaf queue",
+                             (unsigned long long)job->id, job->queue);
+    }
+    if ((unsigned)job->cls > TSCHED_CLASS_INFERENCE) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "job %llu: bad class %d", (unsigned long long)job->id,
+                             (int)job->cls);
+    }
+    const tsched_job_t *r = &job->req;
+    if (r->ngpus > TSCHED_MAX_NODE_GPUS || (r->ngpus == 1 && r->milli_gpu > TSCHED_MILLI) ||
+        !isfinite(job->arrival)) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "job %llu: bad request", (unsigned long long)job->id);
+    }
+    uint64_t res[NRES];
+    tsched__job_res(r, res);
+    if (tsched__np(job->cls)) {
+        static const uint64_t zero[NRES];
+        for (int x = job->queue; x >= 0; x = s->q[x].parent)
+            if (!tsched__le(zero, res, s->q[x].g)) {
+                errno = EINVAL;
+                return tsl_errprintf(err,
+                                     "job %llu: a non-preemptible job must fit within the "
+                                     "guarantee of queue %s",
+                                     (unsigned long long)job->id, s->q[x].name);
+            }
+    }
+    if (s->nfree == 0 && s->njobs == s->jcap) {
+        size_t cap = s->jcap ? s->jcap * 2 : 64;
+        struct sjob *nj = realloc(s->jobs, cap * sizeof *nj);
+        if (!nj)
+            goto nomem;
+        s->jobs = nj;
+        uint32_t *nf = realloc(s->freel, cap * sizeof *nf);
+        if (!nf)
+            goto nomem;
+        s->freel = nf;
+        s->jcap = cap;
+    }
+    if (hreserve(s) < 0)
+        goto nomem;
+    int fail = 0;
+    char *models = dup_or_null(r->models, &fail);
+    char *sel = dup_or_null(r->selector, &fail);
+    uint32_t gang = r->gang ? r->gang : 1;
+    tsched_member_t *members = calloc(gang, sizeof *members);
+    if (fail || !members) {
+        free(models);
+        free(sel);
+        free(members);
+        goto nomem;
+    }
+    uint32_t slot = s->nfree ? s->freel[--s->nfree] : (uint32_t)s->njobs++;
+    struct sjob *j = &s->jobs[slot];
+    memset(j, 0, sizeof *j);
+    j->id = job->id;
+    j->queue = job->queue;
+    j->cls = job->cls;
+    j->prio = job->priority;
+    j->flags = job->flags;
+    j->arrival = job->arrival;
+    j->pend_since = job->arrival;
+    j->req = *r;
+    j->req.models = models;
+    j->req.selector = sel;
+    j->req.gang = gang;
+    memcpy(j->res, res, sizeof res);
+    j->state = J_PENDING;
+    j->members = members;
+    j->gang = gang;
+    j->live = 1;
+    hput(s, j->id, slot);
+    s->q[j->queue].njobs++;
+    add_up(s, j->queue, f_demand, res, 1);
+    count_up(s, j->queue, 0, 1);
+    return 0;
+nomem:
+    errno = ENOMEM;
+    return tsl_errprintf(err, "submit: out of memory");
+}
+
+int tsched_job_started(tsched_sched_t *s, uint64_t id, const tsched_member_t *members, size_t n,
+                       double now)
+{
+    long slot = s ? tsched__job_slot(s, id) : -1;
+    if (slot < 0) {
+        errno = ENOENT;
+        return -1;
+    }
+    struct sjob *j = &s->jobs[slot];
+    if (j->state != J_PENDING) {
+        errno = EBUSY;
+        return -1;
+    }
+    if (n != j->gang || !members) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (tsched_commit(s->c, members, n) < 0)
+        return -1;
+    tsched__advance(s, now);
+    memcpy(j->members, members, n * sizeof *members);
+    j->state = J_RUNNING;
+    j->start = s->now;
+    free(j->rnodes);
+    j->rnodes = NULL;
+    j->waiting = 0;
+    add_up(s, j->queue, f_demand, j->res, -1);
+    add_up(s, j->queue, f_used, j->res, 1);
+    if (tsched__np(j->cls))
+        add_up(s, j->queue, f_np, j->res, 1);
+    count_up(s, j->queue, 1, -1);
+    return 0;
+}
+
+/* A victim left (stopped or removed): its preemptor waits for one less. */
+static void victim_gone(tsched_sched_t *s, struct sjob *j)
+{
+    if (j->state != J_VICTIM)
+        return;
+    long ps = tsched__job_slot(s, j->for_job);
+    if (ps >= 0 && s->jobs[ps].waiting)
+        s->jobs[ps].waiting--;
+}
+
+static void stop_running(tsched_sched_t *s, struct sjob *j)
+{
+    (void)tsched_release(s->c, j->members, j->gang); /* held by construction */
+    victim_gone(s, j);
+    add_up(s, j->queue, f_used, j->res, -1);
+    if (tsched__np(j->cls))
+        add_up(s, j->queue, f_np, j->res, -1);
+}
+
+int tsched_job_stopped(tsched_sched_t *s, uint64_t id, double now)
+{
+    long slot = s ? tsched__job_slot(s, id) : -1;
+    if (slot < 0) {
+        errno = ENOENT;
+        return -1;
+    }
+    struct sjob *j = &s->jobs[slot];
+    if (j->state == J_PENDING) {
+        errno = EINVAL;
+        return -1;
+    }
+    tsched__advance(s, now);
+    stop_running(s, j);
+    j->state = J_PENDING;
+    j->pend_since = s->now;
+    add_up(s, j->queue, f_demand, j->res, 1);
+    count_up(s, j->queue, -1, 1);
+    return 0;
+}
+
+int tsched_job_remove(tsched_sched_t *s, uint64_t id, double now)
+{
+    long slot = s ? tsched__job_slot(s, id) : -1;
+    if (slot < 0) {
+        errno = ENOENT;
+        return -1;
+    }
+    struct sjob *j = &s->jobs[slot];
+    tsched__advance(s, now);
+    if (j->state == J_PENDING) {
+        add_up(s, j->queue, f_demand, j->res, -1);
+        count_up(s, j->queue, 0, -1);
+    } else {
+        stop_running(s, j);
+        count_up(s, j->queue, -1, 0);
+    }
+    s->q[j->queue].njobs--;
+    hdel(s, id);
+    job_free(j);
+    s->freel[s->nfree++] = (uint32_t)slot;
+    return 0;
+}
+
+int tsched_job_state(const tsched_sched_t *s, uint64_t id)
+{
+    long slot = s ? tsched__job_slot(s, id) : -1;
+    if (slot < 0) {
+        errno = ENOENT;
+        return -1;
+    }
+    return (int)s->jobs[slot].state;
+}

@@ -1,0 +1,115 @@
+/* queue_internal.h - private state of the queue scheduler (sched_queue.h),
+ * shared by queue.c (queues, jobs, accounting) and cycle.c (ordering,
+ * placement, reservations, preemption planning).
+ *
+ * Not installed; nothing outside src/common/libsched includes it.  It uses
+ * only the public cluster API of sched.h, never internal.h.
+ */
+#ifndef TESSEL_LIBSCHED_QUEUE_INTERNAL_H
+#define TESSEL_LIBSCHED_QUEUE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tessel/sched.h"
+#include "tessel/sched_queue.h"
+
+/* Resource dimensions, in the order of tsched_res_t. */
+#define NRES 4
+
+enum jstate { J_PENDING = 0, J_RUNNING = 1, J_VICTIM = 2 };
+
+struct squeue {
+    char name[TSCHED_NAME_MAX];
+    int parent;     /* -1: top level */
+    unsigned depth; /* 1 for a top-level queue */
+    unsigned nchildren;
+    uint64_t g[NRES], lim[NRES];
+    uint32_t weight;
+    uint64_t used[NRES];    /* running jobs (victims included) */
+    uint64_t used_np[NRES]; /* the non-preemptible part of used */
+    uint64_t demand[NRES];  /* pending jobs */
+    size_t nrunning, npending;
+    size_t njobs;      /* live jobs submitted here (leaf) */
+    double hist[NRES]; /* decayed usage, same units as used */
+    double hist_t;     /* time hist was advanced to */
+
+    /* cycle state (cycle.c) */
+    uint64_t cu[NRES];  /* projected: used - victims + claims + starts */
+    uint64_t lu[NRES];  /* the same with victims still counted: limits */
+    uint64_t cnp[NRES]; /* non-preemptible part of cu */
+    size_t left;        /* pending jobs of the subtree not yet taken */
+    uint32_t *pend;     /* leaf: pending slots, in order */
+    size_t npend, head, pendcap;
+};
+
+struct sjob {
+    uint64_t id;
+    int queue;
+    tsched_class_t cls;
+    int32_t prio;
+    unsigned flags;
+    double arrival;
+    double pend_since;  /* when it last became pending */
+    double start;       /* when it last started */
+    tsched_job_t req;   /* models/selector point to own copies */
+    uint64_t res[NRES]; /* whole job, all members */
+    enum jstate state;
+    tsched_member_t *members; /* gang entries while running */
+    uint32_t gang;
+    uint64_t for_job; /* J_VICTIM: the job it makes room for */
+    uint32_t waiting; /* victims still to stop for this job */
+    uint32_t *rnodes; /* reservation: gang node indices, or NULL */
+    int live;
+    int in_g;    /* cycle: running within its guarantee */
+    double size; /* cycle: dominant share of the cluster (victim cost) */
+};
+
+struct tsched_sched {
+    tsched_cluster_t *c;
+    tsched_policy_t *p;
+    tsched_sched_config_t cfg;
+    double now;         /* latest time seen */
+    uint64_t cap[NRES]; /* cluster capacity (tsched__capacity) */
+    size_t cap_nodes;   /* nodes when cap was computed */
+
+    struct squeue *q;
+    size_t nq, qcap;
+
+    struct sjob *jobs;
+    size_t njobs, jcap; /* slots in use (high-water), capacity */
+    uint32_t *freel;    /* free slots */
+    size_t nfree;
+    uint64_t *hkey; /* id hash: open addressing, linear probes */
+    uint32_t *hval; /* slot + 1; 0 empty; UINT32_MAX deleted */
+    size_t hcap, hused;
+
+    /* decisions of the last cycle */
+    tsched_start_t *starts;
+    size_t nstarts, scap;
+    tsched_member_t *mbuf;
+    size_t nm, mcap;
+    tsched_victim_t *victims;
+    size_t nvictims, vcap;
+};
+
+/* queue.c */
+long tsched__job_slot(const tsched_sched_t *s, uint64_t id);
+void tsched__advance(tsched_sched_t *s, double now);
+void tsched__job_res(const tsched_job_t *req, uint64_t res[NRES]);
+int tsched__np(tsched_class_t cls);
+int tsched__band(tsched_class_t cls);
+/* Would used + add fit under cap in every governed dimension?  ungov:
+ * TSCHED_UNLIMITED in cap means "no bound". */
+int tsched__le(const uint64_t *used, const uint64_t *add, const uint64_t *cap);
+/* Is the pending job in slot j owed capacity by its queue's guarantee,
+ * given the queue usage u (cycle or live)? */
+int tsched__owed(const tsched_sched_t *s, const struct sjob *j, const uint64_t *u);
+
+/* cycle.c */
+/* Fair-share key of queue q with current usage u (see the docs). */
+double tsched__share(const tsched_sched_t *s, int q, const uint64_t *u);
+/* Recomputes s->cap: free resources of every node plus what jobs hold. */
+void tsched__capacity(tsched_sched_t *s);
+
+#endif

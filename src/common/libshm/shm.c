@@ -1,0 +1,735 @@
+/* shm.c - the slice accounting file (see shm.h for the contract and
+ * shm_layout.h for the records).
+ *
+ * Mappings: a handle maps the whole file.  When the process table grows the
+ * file is extended and the handle maps it again at the new size, keeping the
+ * older mappings alive until tshm_close, because the hot path holds pointers
+ * (header, device records, own slot) into the mapping that was current when
+ * they were taken.  All mappings are MAP_SHARED views of the same pages.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "libshm/shm.h"
+#include "libshm/shm_layout.h"
+
+/* Doubling from TSHM_INITIAL_PROCS reaches 2^31 slots in 26 steps; 40 old
+ * mappings is more than the file size can ever need. */
+#define MAX_MAPS 40
+#define TSHM_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+struct tshm {
+    int fd;
+    int readonly;
+    int reopen;  /* forked child: reopen fd before the next flock */
+    char *path;  /* NULL for a private (memfd) slice */
+    pthread_mutex_t lock; /* threads of this process; flock is per open file */
+    struct tshm_header *hdr;
+    struct tshm_device_rec *devs;
+    size_t len; /* length of the newest mapping */
+    void *maps[MAX_MAPS];
+    size_t lens[MAX_MAPS];
+    int nmaps;
+    struct tshm_proc_rec *_Atomic self; /* own slot, NULL when unregistered */
+    pid_t pid;
+};
+
+static size_t file_len(uint32_t cap)
+{
+    return (size_t)TSHM_PROCS_OFFSET + (size_t)cap * TSHM_PROC_SIZE;
+}
+
+static struct tshm_proc_rec *proc_at(const tshm_t *s, uint32_t i)
+{
+    return (struct tshm_proc_rec *)((char *)s->maps[s->nmaps - 1] + TSHM_PROCS_OFFSET +
+                                    (size_t)i * TSHM_PROC_SIZE);
+}
+
+/* Map len bytes of the file as the newest mapping. */
+static int map_file(tshm_t *s, size_t len)
+{
+    if (s->nmaps == MAX_MAPS) {
+        errno = ENOMEM;
+        return -1;
+    }
+    int prot = PROT_READ | (s->readonly ? 0 : PROT_WRITE);
+    void *p = mmap(NULL, len, prot, MAP_SHARED, s->fd, 0);
+    if (p == MAP_FAILED)
+        return -1;
+    s->maps[s->nmaps] = p;
+    s->lens[s->nmaps] = len;
+    s->nmaps++;
+    s->len = len;
+    if (s->nmaps == 1) {
+        s->hdr = p;
+        s->devs = (struct tshm_device_rec *)((char *)p + TSHM_DEVICES_OFFSET);
+    }
+    return 0;
+}
+
+/* Remap when another process grew the table.  Caller holds s->lock or is
+ * single-threaded (read-only handle). */
+static int remap_if_grown(tshm_t *s)
+{
+    size_t want = file_len(atomic_load(&s->hdr->proc_cap));
+    if (want <= s->len)
+        return 0;
+    return map_file(s, want);
+}
+
+static int validate(const struct tshm_header *h, size_t size, tsl_error_t *err)
+{
+    if (h->magic != TSHM_MAGIC) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "not a Tessel slice file (bad magic)");
+    }
+    if (h->version != TSHM_VERSION) {
+        errno = EPROTO;
+        return tsl_errprintf(err, "slice file layout version %u, this build reads %u",
+                             h->version, TSHM_VERSION);
+    }
+    if (h->header_size != TSHM_HEADER_SIZE || h->device_size != TSHM_DEVICE_SIZE ||
+        h->proc_size != TSHM_PROC_SIZE || h->max_devices != TSHM_MAX_DEVICES ||
+        h->procs_offset != TSHM_PROCS_OFFSET || size < file_len(atomic_load(&h->proc_cap))) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "slice file has inconsistent record sizes");
+    }
+    return 0;
+}
+
+static void init_header(struct tshm_header *h)
+{
+    h->version = TSHM_VERSION;
+    h->header_size = TSHM_HEADER_SIZE;
+    h->device_size = TSHM_DEVICE_SIZE;
+    h->proc_size = TSHM_PROC_SIZE;
+    h->max_devices = TSHM_MAX_DEVICES;
+    h->devices_offset = TSHM_DEVICES_OFFSET;
+    h->procs_offset = TSHM_PROCS_OFFSET;
+    atomic_store(&h->proc_cap, TSHM_INITIAL_PROCS);
+    atomic_thread_fence(memory_order_release);
+    h->magic = TSHM_MAGIC;
+}
+
+static tshm_t *handle_new(void)
+{
+    tshm_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->fd = -1;
+    pthread_mutex_init(&s->lock, NULL);
+    return s;
+}
+
+tshm_t *tshm_attach(const char *path, tsl_error_t *err)
+{
+    tshm_t *s = handle_new();
+    if (!s) {
+        tsl_errprintf(err, "out of memory");
+        return NULL;
+    }
+    const char *what = path ? path : "private slice";
+    if (path) {
+        s->path = strdup(path);
+        if (!s->path)
+            goto fail_errno;
+        s->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    } else {
+        s->fd = memfd_create("tessel-slice", MFD_CLOEXEC);
+    }
+    if (s->fd < 0)
+        goto fail_errno;
+    /* Fast path, no lock: an initialised file (magic written last). */
+    struct stat st;
+    if (path && fstat(s->fd, &st) == 0 && (size_t)st.st_size >= TSHM_PROCS_OFFSET) {
+        uint64_t magic = 0;
+        if (pread(s->fd, &magic, sizeof magic, 0) == (ssize_t)sizeof magic &&
+            magic == TSHM_MAGIC) {
+            if (map_file(s, (size_t)st.st_size) < 0)
+                goto fail_errno;
+            tsl_error_t e;
+            if (validate(s->hdr, (size_t)st.st_size, &e) < 0) {
+                tsl_errprintf(err, "%s: %s", what, e.text);
+                goto fail;
+            }
+            return s;
+        }
+    }
+    if (flock(s->fd, LOCK_EX) < 0)
+        goto fail_errno;
+    if (fstat(s->fd, &st) < 0)
+        goto fail_unlock;
+    if (st.st_size == 0) {
+        if (ftruncate(s->fd, (off_t)file_len(TSHM_INITIAL_PROCS)) < 0)
+            goto fail_unlock;
+        if (map_file(s, file_len(TSHM_INITIAL_PROCS)) < 0)
+            goto fail_unlock;
+        init_header(s->hdr);
+    } else {
+        if ((size_t)st.st_size < TSHM_PROCS_OFFSET) {
+            flock(s->fd, LOCK_UN);
+            errno = EINVAL;
+            tsl_errprintf(err, "%s: too short for a slice file (%lld bytes)", what,
+                          (long long)st.st_size);
+            goto fail;
+        }
+        if (map_file(s, (size_t)st.st_size) < 0)
+            goto fail_unlock;
+        tsl_error_t e;
+        if (validate(s->hdr, (size_t)st.st_size, &e) < 0) {
+            int saved = errno;
+            flock(s->fd, LOCK_UN);
+            errno = saved;
+            tsl_errprintf(err, "%s: %s", what, e.text);
+            goto fail;
+        }
+    }
+    flock(s->fd, LOCK_UN);
+    return s;
+
+fail_unlock : {
+    int saved = errno;
+    flock(s->fd, LOCK_UN);
+    errno = saved;
+}
+fail_errno:
+    tsl_errprintf(err, "%s: %s", what, strerror(errno));
+fail : {
+    int saved = errno;
+    tshm_close(s);
+    errno = saved;
+}
+    return NULL;
+}
+
+tshm_t *tshm_open_ro(const char *path, tsl_error_t *err)
+{
+    tshm_t *s = handle_new();
+    if (!s) {
+        tsl_errprintf(err, "out of memory");
+        return NULL;
+    }
+    s->readonly = 1;
+    s->fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (s->fd < 0 || fstat(s->fd, &st) < 0) {
+        tsl_errprintf(err, "%s: %s", path, strerror(errno));
+        goto fail;
+    }
+    if ((size_t)st.st_size < TSHM_PROCS_OFFSET) {
+        errno = EINVAL;
+        tsl_errprintf(err, "%s: too short for a slice file", path);
+        goto fail;
+    }
+    if (map_file(s, (size_t)st.st_size) < 0) {
+        tsl_errprintf(err, "%s: %s", path, strerror(errno));
+        goto fail;
+    }
+    tsl_error_t e;
+    if (validate(s->hdr, (size_t)st.st_size, &e) < 0) {
+        tsl_errprintf(err, "%s: %s", path, e.text);
+        goto fail;
+    }
+    return s;
+fail : {
+    int saved = errno;
+    tshm_close(s);
+    errno = saved;
+}
+    return NULL;
+}
+
+void tshm_close(tshm_t *s)
+{
+    if (!s)
+        return;
+    for (int i = 0; i < s->nmaps; i++)
+        munmap(s->maps[i], s->lens[i]);
+    if (s->fd >= 0)
+        close(s->fd);
+    pthread_mutex_destroy(&s->lock);
+    free(s->path);
+    free(s);
+}
+
+/* The file lock, for a caller that holds s->lock.  A forked child first
+ * reopens the file: its inherited descriptor shares the parent's flock. */
+static int file_lock(tshm_t *s)
+{
+    if (s->reopen) {
+        char buf[64];
+        const char *p = s->path;
+        if (!p) {
+            snprintf(buf, sizeof buf, "/proc/self/fd/%d", s->fd);
+            p = buf;
+        }
+        int fd = open(p, O_RDWR | O_CLOEXEC);
+        if (fd < 0)
+            return -1;
+        close(s->fd);
+        s->fd = fd;
+        s->reopen = 0;
+    }
+    return flock(s->fd, LOCK_EX);
+}
+
+/* The in-process mutex, then the file lock. */
+static int slow_lock(tshm_t *s)
+{
+    pthread_mutex_lock(&s->lock);
+    if (file_lock(s) < 0) {
+        int saved = errno;
+        pthread_mutex_unlock(&s->lock);
+        errno = saved;
+        return -1;
+    }
+    return 0;
+}
+
+static void slow_unlock(tshm_t *s)
+{
+    flock(s->fd, LOCK_UN);
+    pthread_mutex_unlock(&s->lock);
+}
+
+uint64_t tshm_proc_start_time(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    /* comm may contain spaces and parentheses: fields restart after the
+     * last ')'.  Field 3 (state) follows it; starttime is field 22. */
+    char *p = strrchr(buf, ')');
+    if (!p)
+        return 0;
+    p++;
+    for (int field = 3; field < 22; field++) {
+        p = strchr(p + 1, ' ');
+        if (!p)
+            return 0;
+    }
+    return strtoull(p + 1, NULL, 10);
+}
+
+/* A zombie has released its GPU memory already: treat it as dead. */
+static int proc_is_zombie(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 1;
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    return !p || p[1] == '\0' || p[2] == 'Z' || p[2] == 'X';
+}
+
+static void read_comm(char out[16])
+{
+    memset(out, 0, 16);
+    int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, out, 15);
+    close(fd);
+    if (n > 0 && out[n - 1] == '\n')
+        out[n - 1] = '\0';
+}
+
+/* thorough: compare start times (catches a reused pid, one /proc read per
+ * slot, ~5 us).  Cheap: kill(pid, 0) only (~0.3 us), used at registration so
+ * that 300 processes starting in one slice do not each read 300 /proc files
+ * under the file lock. */
+static int slot_dead(const struct tshm_proc_rec *r, int thorough)
+{
+    if (!thorough)
+        return kill(r->pid, 0) < 0 && errno == ESRCH;
+    uint64_t st = tshm_proc_start_time(r->pid);
+    return st == 0 || st != r->start_time || proc_is_zombie(r->pid);
+}
+
+static void give_back(tshm_t *s, struct tshm_proc_rec *r)
+{
+    for (int d = 0; d < TSHM_MAX_DEVICES; d++) {
+        uint64_t b = atomic_exchange(&r->used[d], 0);
+        if (b == 0)
+            continue;
+        uint64_t old = atomic_load(&s->devs[d].used);
+        uint64_t nv;
+        do {
+            nv = old > b ? old - b : 0;
+        } while (!atomic_compare_exchange_weak(&s->devs[d].used, &old, nv));
+    }
+}
+
+/* Free slot r after its owner's charges went back (state is BUSY). */
+static void slot_clear(tshm_t *s, struct tshm_proc_rec *r)
+{
+    r->pid = 0;
+    r->start_time = 0;
+    memset(r->comm, 0, sizeof r->comm);
+    atomic_store(&r->state, TSHM_PROC_FREE);
+    atomic_fetch_add(&s->hdr->generation, 1);
+}
+
+/* Reclaim dead slots; lock-free: a slot moves ACTIVE -> BUSY by one
+ * compare-and-swap, so exactly one process gives its charges back, however
+ * many scan at once.  Caller holds s->lock (the in-process mutex that
+ * guards the mapping list), not the file lock. */
+static int reclaim_scan(tshm_t *s, int thorough)
+{
+    if (remap_if_grown(s) < 0)
+        return -1;
+    uint32_t cap = atomic_load(&s->hdr->proc_cap);
+    if (file_len(cap) > s->len)
+        cap = (uint32_t)((s->len - TSHM_PROCS_OFFSET) / TSHM_PROC_SIZE);
+    int n = 0;
+    for (uint32_t i = 0; i < cap; i++) {
+        struct tshm_proc_rec *r = proc_at(s, i);
+        uint32_t st = TSHM_PROC_ACTIVE;
+        if (atomic_load(&r->state) != TSHM_PROC_ACTIVE || r == atomic_load(&s->self))
+            continue;
+        if (!slot_dead(r, thorough))
+            continue;
+        if (!atomic_compare_exchange_strong(&r->state, &st, TSHM_PROC_BUSY))
+            continue; /* another process is reclaiming it */
+        give_back(s, r);
+        slot_clear(s, r);
+        n++;
+    }
+    return n;
+}
+
+int tshm_reclaim(tshm_t *s)
+{
+    if (s->readonly) {
+        errno = EROFS;
+        return -1;
+    }
+    pthread_mutex_lock(&s->lock);
+    int n = reclaim_scan(s, 1);
+    int saved = errno;
+    pthread_mutex_unlock(&s->lock);
+    errno = saved;
+    return n;
+}
+
+/* Claim a FREE slot by compare-and-swap; NULL when none.  s->lock held. */
+static struct tshm_proc_rec *claim_free(tshm_t *s)
+{
+    uint32_t cap = atomic_load(&s->hdr->proc_cap);
+    if (file_len(cap) > s->len)
+        cap = (uint32_t)((s->len - TSHM_PROCS_OFFSET) / TSHM_PROC_SIZE);
+    for (uint32_t i = 0; i < cap; i++) {
+        struct tshm_proc_rec *r = proc_at(s, i);
+        uint32_t st = TSHM_PROC_FREE;
+        if (atomic_load(&r->state) == TSHM_PROC_FREE &&
+            atomic_compare_exchange_strong(&r->state, &st, TSHM_PROC_BUSY))
+            return r;
+    }
+    return NULL;
+}
+
+/* Double the process table under the file lock (unless another process
+ * grew it meanwhile).  s->lock held. */
+static int grow(tshm_t *s)
+{
+    if (file_lock(s) < 0)
+        return -1;
+    int rc = 0;
+    uint32_t cap = atomic_load(&s->hdr->proc_cap);
+    if (file_len(cap) > s->len) {
+        rc = map_file(s, file_len(cap)); /* another process grew it */
+    } else if (cap * 2 < cap) {
+        errno = ENOSPC;
+        rc = -1;
+    } else if (ftruncate(s->fd, (off_t)file_len(cap * 2)) < 0 ||
+               map_file(s, file_len(cap * 2)) < 0) {
+        rc = -1;
+    } else {
+        atomic_store(&s->hdr->proc_cap, cap * 2);
+    }
+    int saved = errno;
+    flock(s->fd, LOCK_UN);
+    errno = saved;
+    return rc;
+}
+
+int tshm_register(tshm_t *s, tsl_error_t *err)
+{
+    if (s->readonly) {
+        errno = EROFS;
+        return tsl_errprintf(err, "slice opened read-only");
+    }
+    pid_t pid = getpid();
+    if (atomic_load(&s->self) && s->pid == pid)
+        return 0;
+    pthread_mutex_lock(&s->lock);
+    if (atomic_load(&s->self) && s->pid == pid) {
+        pthread_mutex_unlock(&s->lock);
+        return 0;
+    }
+    struct tshm_proc_rec *r = NULL;
+    if (reclaim_scan(s, 0) < 0)
+        goto fail;
+    while (!(r = claim_free(s)))
+        if (grow(s) < 0)
+            goto fail;
+    for (int d = 0; d < TSHM_MAX_DEVICES; d++)
+        atomic_store(&r->used[d], 0);
+    r->pid = pid;
+    r->start_time = tshm_proc_start_time(pid);
+    read_comm(r->comm);
+    atomic_store(&r->state, TSHM_PROC_ACTIVE); /* release: pid is visible first */
+    atomic_fetch_add(&s->hdr->generation, 1);
+    s->pid = pid;
+    atomic_store(&s->self, r);
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+fail : {
+    int saved = errno;
+    pthread_mutex_unlock(&s->lock);
+    errno = saved;
+}
+    return tsl_errprintf(err, "slice: cannot claim a process slot: %s", strerror(errno));
+}
+
+void tshm_unregister(tshm_t *s)
+{
+    if (!s || !atomic_load(&s->self))
+        return;
+    pthread_mutex_lock(&s->lock);
+    struct tshm_proc_rec *r = atomic_exchange(&s->self, NULL);
+    uint32_t st = TSHM_PROC_ACTIVE;
+    if (r && s->pid == getpid() && atomic_compare_exchange_strong(&r->state, &st, TSHM_PROC_BUSY)) {
+        give_back(s, r);
+        slot_clear(s, r);
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+void tshm_atfork_child(tshm_t *s)
+{
+    if (!s)
+        return;
+    atomic_store(&s->self, NULL);
+    s->reopen = 1;
+    pthread_mutex_init(&s->lock, NULL);
+}
+
+int tshm_registered(const tshm_t *s)
+{
+    return atomic_load_explicit(&((tshm_t *)s)->self, memory_order_relaxed) != NULL;
+}
+
+int tshm_device(tshm_t *s, const unsigned char uuid[16], uint64_t limit, tsl_error_t *err)
+{
+    if (s->readonly) {
+        errno = EROFS;
+        return tsl_errprintf(err, "slice opened read-only");
+    }
+    /* Known device: no lock (records are claimed in order, never freed). */
+    uint32_t known = atomic_load(&s->hdr->ndevices);
+    for (uint32_t i = 0; i < known; i++) {
+        if (memcmp(s->devs[i].uuid, uuid, 16) == 0) {
+            uint64_t old = atomic_load(&s->devs[i].limit);
+            while (limit < old && !atomic_compare_exchange_weak(&s->devs[i].limit, &old, limit))
+                ;
+            return (int)i;
+        }
+    }
+    if (slow_lock(s) < 0)
+        return tsl_errprintf(err, "slice lock: %s", strerror(errno));
+    int idx = -1;
+    uint32_t n = atomic_load(&s->hdr->ndevices);
+    for (uint32_t i = 0; i < n; i++) {
+        if (memcmp(s->devs[i].uuid, uuid, 16) == 0) {
+            idx = (int)i;
+            break;
+        }
+    }
+    if (idx >= 0) {
+        uint64_t old = atomic_load(&s->devs[idx].limit);
+        while (limit < old && !atomic_compare_exchange_weak(&s->devs[idx].limit, &old, limit))
+            ;
+    } else if (n < TSHM_MAX_DEVICES) {
+        idx = (int)n;
+        struct tshm_device_rec *d = &s->devs[idx];
+        memcpy(d->uuid, uuid, 16);
+        atomic_store(&d->limit, limit);
+        atomic_store(&d->used, 0);
+        atomic_store(&d->ctx_cost, 0);
+        atomic_store(&d->state, TSHM_DEV_USED);
+        atomic_store(&s->hdr->ndevices, n + 1);
+    }
+    slow_unlock(s);
+    if (idx < 0) {
+        errno = ENOSPC;
+        return tsl_errprintf(err, "slice: more than %d devices", TSHM_MAX_DEVICES);
+    }
+    return idx;
+}
+
+int tshm_set_limit(tshm_t *s, int dev, uint64_t limit)
+{
+    if (s->readonly || dev < 0 || dev >= (int)atomic_load(&s->hdr->ndevices)) {
+        errno = s->readonly ? EROFS : ERANGE;
+        return -1;
+    }
+    atomic_store(&s->devs[dev].limit, limit);
+    return 0;
+}
+
+int tshm_reserve(tshm_t *s, int dev, uint64_t bytes)
+{
+    struct tshm_proc_rec *me = atomic_load_explicit(&s->self, memory_order_relaxed);
+    if (TSHM_UNLIKELY(!me)) /* unregistered (exit, or a fork child racing) */
+        return -1;
+    struct tshm_device_rec *d = &s->devs[dev];
+    uint64_t limit = atomic_load_explicit(&d->limit, memory_order_relaxed);
+    /* Own slot first: a SIGKILL between the two atomics then makes reclaim
+     * give back at most this allocation too much (saturating at zero),
+     * instead of leaking it from the slice for good. */
+    atomic_fetch_add_explicit(&me->used[dev], bytes, memory_order_relaxed);
+    uint64_t old = atomic_load_explicit(&d->used, memory_order_relaxed);
+    do {
+        if (bytes > limit || old > limit - bytes) {
+            atomic_fetch_sub_explicit(&me->used[dev], bytes, memory_order_relaxed);
+            return -1;
+        }
+    } while (!atomic_compare_exchange_weak_explicit(&d->used, &old, old + bytes,
+                                                    memory_order_acq_rel, memory_order_relaxed));
+    return 0;
+}
+
+void tshm_charge(tshm_t *s, int dev, uint64_t bytes)
+{
+    struct tshm_proc_rec *me = atomic_load_explicit(&s->self, memory_order_relaxed);
+    if (TSHM_UNLIKELY(!me))
+        return;
+    atomic_fetch_add_explicit(&me->used[dev], bytes, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->devs[dev].used, bytes, memory_order_acq_rel);
+}
+
+static void sat_sub(_Atomic uint64_t *v, uint64_t b)
+{
+    uint64_t old = atomic_load_explicit(v, memory_order_relaxed);
+    uint64_t nv;
+    do {
+        nv = old > b ? old - b : 0;
+    } while (!atomic_compare_exchange_weak_explicit(v, &old, nv, memory_order_acq_rel,
+                                                    memory_order_relaxed));
+}
+
+void tshm_release(tshm_t *s, int dev, uint64_t bytes)
+{
+    struct tshm_proc_rec *me = atomic_load_explicit(&s->self, memory_order_relaxed);
+    if (me)
+        sat_sub(&me->used[dev], bytes);
+    sat_sub(&s->devs[dev].used, bytes);
+}
+
+uint64_t tshm_limit(const tshm_t *s, int dev)
+{
+    if (dev < 0 || dev >= TSHM_MAX_DEVICES)
+        return 0;
+    return atomic_load_explicit(&s->devs[dev].limit, memory_order_relaxed);
+}
+
+uint64_t tshm_used(const tshm_t *s, int dev)
+{
+    if (dev < 0 || dev >= TSHM_MAX_DEVICES)
+        return 0;
+    return atomic_load_explicit(&s->devs[dev].used, memory_order_relaxed);
+}
+
+void tshm_set_ctx_cost(tshm_t *s, int dev, uint64_t bytes)
+{
+    uint64_t zero = 0;
+    if (dev >= 0 && dev < TSHM_MAX_DEVICES && !s->readonly)
+        atomic_compare_exchange_strong(&s->devs[dev].ctx_cost, &zero, bytes);
+}
+
+uint64_t tshm_ctx_cost(const tshm_t *s, int dev)
+{
+    if (dev < 0 || dev >= TSHM_MAX_DEVICES)
+        return 0;
+    return atomic_load_explicit(&s->devs[dev].ctx_cost, memory_order_relaxed);
+}
+
+int tshm_refresh(tshm_t *s)
+{
+    if (s->readonly)
+        return remap_if_grown(s);
+    pthread_mutex_lock(&s->lock);
+    int rc = remap_if_grown(s);
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+int tshm_ndevices(const tshm_t *s)
+{
+    return (int)atomic_load(&s->hdr->ndevices);
+}
+
+int tshm_device_info(const tshm_t *s, int i, tshm_device_info_t *out)
+{
+    if (i < 0 || i >= tshm_ndevices(s)) {
+        errno = ERANGE;
+        return -1;
+    }
+    const struct tshm_device_rec *d = &s->devs[i];
+    memcpy(out->uuid, d->uuid, 16);
+    out->limit = atomic_load(&((struct tshm_device_rec *)d)->limit);
+    out->used = atomic_load(&((struct tshm_device_rec *)d)->used);
+    out->ctx_cost = atomic_load(&((struct tshm_device_rec *)d)->ctx_cost);
+    return 0;
+}
+
+int tshm_foreach_proc(tshm_t *s, tshm_proc_f fn, void *arg)
+{
+    if (tshm_refresh(s) < 0)
+        return -1;
+    uint32_t cap = atomic_load(&s->hdr->proc_cap);
+    if (file_len(cap) > s->len)
+        cap = (uint32_t)((s->len - TSHM_PROCS_OFFSET) / TSHM_PROC_SIZE);
+    int n = 0;
+    for (uint32_t i = 0; i < cap; i++) {
+        struct tshm_proc_rec *r = proc_at(s, i);
+        if (atomic_load(&r->state) != TSHM_PROC_ACTIVE)
+            continue;
+        tshm_proc_info_t p;
+        memset(&p, 0, sizeof p);
+        p.pid = r->pid;
+        p.start_time = r->start_time;
+        memcpy(p.comm, r->comm, sizeof p.comm);
+        p.comm[15] = '\0';
+        for (int d = 0; d < TSHM_MAX_DEVICES; d++)
+            p.used[d] = atomic_load(&r->used[d]);
+        int rc = fn(&p, arg);
+        if (rc)
+            return rc;
+        n++;
+    }
+    return n;
+}

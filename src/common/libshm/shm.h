@@ -1,0 +1,172 @@
+/* shm.h - the slice accounting file shared by libtessel-cuda and tesseld.
+ *
+ * A slice is a set of processes that share one GPU memory limit per device.
+ * Its state lives in one file (TESSEL_SLICE names it; tmpfs such as /dev/shm
+ * or /run is the intended home) or, for a process that is a slice of its own,
+ * in an anonymous memfd with the same layout.  Every process that attaches to
+ * the same file shares the same limits and the same used counters.
+ *
+ * Layout (version TSHM_VERSION, all little-endian native integers):
+ *
+ *   offset 0                 struct tshm_header   (TSHM_HEADER_SIZE bytes)
+ *   header.devices_offset    TSHM_MAX_DEVICES x struct tshm_device_rec
+ *   header.procs_offset      header.proc_cap  x struct tshm_proc_rec
+ *
+ * The process table grows (the file is extended and proc_cap doubled under
+ * the file lock), so there is no fixed cap on processes.  Records carry
+ * reserved space for later issues (compute shares, priorities, suspend);
+ * readers must check magic, version and the record sizes in the header.
+ *
+ * Concurrency.  Hot-path operations (tshm_reserve, tshm_release) are lock-free
+ * atomics on the mapped file: a compare-and-swap loop on the device's used
+ * counter admits an allocation only if used + bytes <= limit, so any number of
+ * racing processes never pass the limit.  Slow-path operations (attach,
+ * process registration, growth, dead-process reclaim) take flock(2) on the
+ * file plus an in-process mutex.
+ *
+ * Dead processes.  Each process slot records pid and the process start time
+ * (field 22 of /proc/PID/stat), so a reused pid is not mistaken for the dead
+ * owner.  tshm_reclaim() returns the usage of dead owners to the devices; the
+ * interposer calls it at attach and when an allocation would fail.  All
+ * processes of a slice must share one PID namespace (tesseld starts them so).
+ */
+#ifndef TESSEL_SHM_H
+#define TESSEL_SHM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "libutil/error.h"
+
+/* "TSLSLICE" read as a little-endian 64-bit integer. */
+#define TSHM_MAGIC   0x4543494c534c5354ull
+#define TSHM_VERSION 1u
+/* 64 devices: one host holds at most 16 GPUs today, and 8 GPUs split into 7
+ * MIG instances each is 56 CUDA devices.  A bigger host needs a new layout
+ * version, which readers detect. */
+#define TSHM_MAX_DEVICES 64
+/* Unlimited device: the limit value that admits everything. */
+#define TSHM_UNLIMITED UINT64_MAX
+/* Initial process table capacity; it doubles whenever it is full. */
+#define TSHM_INITIAL_PROCS 64
+
+typedef struct tshm tshm_t;
+
+/* One device of a slice, as tesseld or a test sees it. */
+typedef struct {
+    unsigned char uuid[16]; /* CUDA device UUID (all zero when unknown) */
+    uint64_t limit;         /* bytes; TSHM_UNLIMITED when no limit */
+    uint64_t used;          /* bytes charged by all live processes */
+    uint64_t ctx_cost;      /* measured bytes per context (0: not measured) */
+} tshm_device_info_t;
+
+/* One live (or not yet reclaimed) process of a slice. */
+typedef struct {
+    pid_t pid;
+    uint64_t start_time; /* clock ticks since boot, /proc/PID/stat field 22 */
+    char comm[16];       /* process name, NUL-terminated */
+    uint64_t used[TSHM_MAX_DEVICES]; /* bytes charged per device index */
+} tshm_proc_info_t;
+
+/* ---- attach (interposer) ------------------------------------------------ */
+
+/* Open or create the slice file at path, or create a private anonymous slice
+ * when path is NULL.  A new file is created with mode 0666 & ~umask and
+ * initialised under flock; an existing one must carry the right magic and
+ * version.  Returns a handle (free with tshm_close), or NULL with errno set
+ * (EINVAL bad file, EPROTO wrong version, or the open/mmap errno) and one line
+ * in err.  Does not register the calling process: see tshm_register. */
+tshm_t *tshm_attach(const char *path, tsl_error_t *err);
+
+/* Claim a process slot for the calling process (getpid, start time, comm),
+ * growing the table when it is full.  Reclaims first the slots whose pid no
+ * longer exists (kill(pid, 0): cheap enough for hundreds of processes
+ * starting at once; tshm_reclaim also catches reused pids).  Idempotent
+ * for the same pid.  Must be called again in a forked child (tshm_atfork_child
+ * arranges that); returns 0 or -1 with errno and err. */
+int tshm_register(tshm_t *s, tsl_error_t *err);
+
+/* Call in a fork child (from a pthread_atfork handler): forgets the parent's
+ * slot without touching it, and makes the next slow-path call reopen the file
+ * so that the child's flock is its own.  Makes no syscall. */
+void tshm_atfork_child(tshm_t *s);
+
+/* Whether the calling process currently owns a slot (0/1).  No syscall. */
+int tshm_registered(const tshm_t *s);
+
+/* Find the device record with this uuid, or claim a free one, and return its
+ * index.  A new record gets limit; an existing record keeps the lower of its
+ * limit and limit (a slice never silently grows because one process asked).
+ * Returns the index, or -1 with errno = ENOSPC when all TSHM_MAX_DEVICES
+ * records are taken. */
+int tshm_device(tshm_t *s, const unsigned char uuid[16], uint64_t limit, tsl_error_t *err);
+
+/* Set a device's limit unconditionally (tesseld resizing a slice). 0 or -1. */
+int tshm_set_limit(tshm_t *s, int dev, uint64_t limit);
+
+/* ---- hot path: atomics only, no syscall, no lock ------------------------- */
+
+/* Charge bytes to device dev for the calling process if the slice stays
+ * within its limit.  Returns 0 (charged), or -1 (would exceed; nothing
+ * charged).  The charge stays until tshm_release: the interposer reserves
+ * before the driver call and releases if the driver fails, so the charge is
+ * committed by simply keeping it. Requires tshm_registered(s). */
+int tshm_reserve(tshm_t *s, int dev, uint64_t bytes);
+
+/* Charge bytes without checking the limit (a driver that rounded an
+ * allocation up beyond what was reserved).  Bounded by one allocation. */
+void tshm_charge(tshm_t *s, int dev, uint64_t bytes);
+
+/* Give back bytes charged by this process to dev (saturates at zero). */
+void tshm_release(tshm_t *s, int dev, uint64_t bytes);
+
+/* Current limit and used bytes of device dev (0 when dev is out of range). */
+uint64_t tshm_limit(const tshm_t *s, int dev);
+uint64_t tshm_used(const tshm_t *s, int dev);
+
+/* Record a measured context cost for dev (first measurement wins). */
+void tshm_set_ctx_cost(tshm_t *s, int dev, uint64_t bytes);
+uint64_t tshm_ctx_cost(const tshm_t *s, int dev);
+
+/* ---- slow path ------------------------------------------------------------ */
+
+/* Return the usage of every dead process (pid gone, or pid reused by a
+ * process with another start time) to its devices and free its slot.  Takes
+ * the file lock and reads /proc.  Returns the number of slots reclaimed, or
+ * -1 with errno. */
+int tshm_reclaim(tshm_t *s);
+
+/* ---- read-only access (tesseld, tests) ------------------------------------- */
+
+/* Open an existing slice file read-only.  The handle sees live values; call
+ * tshm_refresh before listing processes so a grown table is remapped.
+ * NULL with errno (ENOENT, EINVAL, EPROTO...) and err on failure. */
+tshm_t *tshm_open_ro(const char *path, tsl_error_t *err);
+
+/* Remap if the process table grew.  0 or -1 with errno. */
+int tshm_refresh(tshm_t *s);
+
+/* Number of device records in use, and a copy of record i (0 <= i < n).
+ * tshm_device_info returns -1 with errno = ERANGE for a bad index. */
+int tshm_ndevices(const tshm_t *s);
+int tshm_device_info(const tshm_t *s, int i, tshm_device_info_t *out);
+
+/* Call fn once per occupied process slot with a snapshot of it; stops early
+ * and returns fn's value when fn returns non-zero; otherwise returns the
+ * number of processes visited. */
+typedef int (*tshm_proc_f)(const tshm_proc_info_t *p, void *arg);
+int tshm_foreach_proc(tshm_t *s, tshm_proc_f fn, void *arg);
+
+/* Unmap and close; accepts NULL.  Does not free the process slot: a process
+ * that exits is reclaimed like a dead one (use tshm_unregister to give the
+ * slot back at a clean exit). */
+void tshm_close(tshm_t *s);
+
+/* Give back this process's slot and all its charges now (clean exit). */
+void tshm_unregister(tshm_t *s);
+
+/* Start time (clock ticks since boot) of pid from /proc, or 0 if gone. */
+uint64_t tshm_proc_start_time(pid_t pid);
+
+#endif

@@ -1,0 +1,336 @@
+/* test_shm.c - the slice accounting file: layout checks, reserve/release
+ * arithmetic, racing processes, table growth, dead-process reclaim, and the
+ * read-only API tesseld uses. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "libshm/shm.h"
+#include "libshm/shm_layout.h"
+
+#define MiB (1ull << 20)
+
+static char g_path[256];
+static const unsigned char UUID_A[16] = {0xa, 1, 2, 3};
+static const unsigned char UUID_B[16] = {0xb, 1, 2, 3};
+
+static int setup(void **state)
+{
+    snprintf(g_path, sizeof g_path, "/tmp/tessel-test-shm-%d-XXXXXX", (int)getpid());
+    int fd = mkstemp(g_path);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(g_path); /* tshm_attach creates it */
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    unlink(g_path);
+    return 0;
+}
+
+static void test_reserve_release(void **state)
+{
+    tsl_error_t e = {{0}};
+    tshm_t *s = tshm_attach(g_path, &e);
+    assert_non_null(s);
+    assert_int_equal(tshm_register(s, &e), 0);
+    int a = tshm_device(s, UUID_A, 100 * MiB, &e);
+    int b = tshm_device(s, UUID_B, TSHM_UNLIMITED, &e);
+    assert_int_equal(a, 0);
+    assert_int_equal(b, 1);
+    assert_int_equal(tshm_device(s, UUID_A, 200 * MiB, &e), 0); /* same uuid, same index */
+    assert_true(tshm_limit(s, a) == 100 * MiB); /* a higher limit does not grow it */
+    assert_int_equal(tshm_device(s, UUID_A, 80 * MiB, &e), 0);
+    assert_true(tshm_limit(s, a) == 80 * MiB); /* a lower one wins */
+
+    assert_int_equal(tshm_reserve(s, a, 60 * MiB), 0);
+    assert_int_equal(tshm_reserve(s, a, 20 * MiB), 0); /* exactly at the limit */
+    assert_int_equal(tshm_reserve(s, a, 1), -1);
+    assert_true(tshm_used(s, a) == 80 * MiB);
+    tshm_release(s, a, 20 * MiB);
+    assert_true(tshm_used(s, a) == 60 * MiB);
+    assert_int_equal(tshm_reserve(s, a, UINT64_MAX), -1); /* no wrap-around */
+    assert_true(tshm_used(s, a) == 60 * MiB);
+    tshm_release(s, a, 100 * MiB); /* saturates, never underflows */
+    assert_true(tshm_used(s, a) == 0);
+
+    assert_int_equal(tshm_reserve(s, b, 1ull << 50), 0); /* unlimited device */
+    tshm_charge(s, a, 5 * MiB);
+    assert_true(tshm_used(s, a) == 5 * MiB);
+
+    /* A second handle on the same file sees the same counters. */
+    tshm_t *r = tshm_open_ro(g_path, &e);
+    assert_non_null(r);
+    assert_int_equal(tshm_ndevices(r), 2);
+    tshm_device_info_t di;
+    assert_int_equal(tshm_device_info(r, 0, &di), 0);
+    assert_true(di.limit == 80 * MiB && di.used == 5 * MiB);
+    assert_memory_equal(di.uuid, UUID_A, 16);
+    errno = 0;
+    assert_int_equal(tshm_device_info(r, 2, &di), -1);
+    assert_int_equal(errno, ERANGE);
+    tshm_close(r);
+
+    tshm_unregister(s); /* clean exit gives everything back */
+    assert_true(tshm_used(s, a) == 0 && tshm_used(s, b) == 0);
+    tshm_close(s);
+}
+
+static void test_bad_files(void **state)
+{
+    tsl_error_t e = {{0}};
+    int fd = open(g_path, O_RDWR | O_CREAT, 0600);
+    assert_true(fd >= 0);
+    char junk[TSHM_PROCS_OFFSET + 64 * TSHM_PROC_SIZE];
+    memset(junk, 'x', sizeof junk);
+    assert_int_equal(write(fd, junk, sizeof junk), (int)sizeof junk);
+    errno = 0;
+    assert_null(tshm_attach(g_path, &e));
+    assert_int_equal(errno, EINVAL);
+    assert_non_null(strstr(e.text, "magic"));
+    errno = 0;
+    assert_null(tshm_open_ro(g_path, &e));
+    assert_int_equal(errno, EINVAL);
+
+    /* Right magic, future version. */
+    struct tshm_header h;
+    memset(&h, 0, sizeof h);
+    h.magic = TSHM_MAGIC;
+    h.version = TSHM_VERSION + 1;
+    assert_int_equal(pwrite(fd, &h, sizeof h, 0), (int)sizeof h);
+    errno = 0;
+    assert_null(tshm_attach(g_path, &e));
+    assert_int_equal(errno, EPROTO);
+    assert_non_null(strstr(e.text, "version"));
+
+    /* Too short. */
+    assert_int_equal(ftruncate(fd, 100), 0);
+    errno = 0;
+    assert_null(tshm_attach(g_path, &e));
+    assert_int_equal(errno, EINVAL);
+    close(fd);
+
+    errno = 0;
+    assert_null(tshm_open_ro("/nonexistent/slice", &e));
+    assert_int_equal(errno, ENOENT);
+    tshm_close(NULL);
+}
+
+/* 8 processes race to reserve 3 MiB chunks under a 100 MiB limit. */
+static void test_race(void **state)
+{
+    enum { NPROC = 8, CHUNK = 3 * MiB };
+    tsl_error_t e = {{0}};
+    tshm_t *s = tshm_attach(g_path, &e);
+    assert_non_null(s);
+    int d = tshm_device(s, UUID_A, 100 * MiB, &e);
+    int pfd[2];
+    assert_int_equal(pipe(pfd), 0);
+    pid_t kids[NPROC];
+    for (int i = 0; i < NPROC; i++) {
+        kids[i] = fork();
+        assert_true(kids[i] >= 0);
+        if (kids[i] == 0) {
+            tshm_t *c = tshm_attach(g_path, NULL);
+            if (!c || tshm_register(c, NULL) < 0)
+                _exit(2);
+            unsigned n = 0;
+            while (tshm_reserve(c, d, CHUNK) == 0)
+                n++;
+            if (write(pfd[1], &n, sizeof n) != sizeof n)
+                _exit(3);
+            pause(); /* stay alive until killed: the charge stays */
+            _exit(0);
+        }
+    }
+    unsigned total = 0;
+    for (int i = 0; i < NPROC; i++) {
+        unsigned n;
+        assert_int_equal(read(pfd[0], &n, sizeof n), (int)sizeof n);
+        total += n;
+    }
+    /* floor(100 / 3) = 33 chunks fit, whoever wins them. */
+    assert_int_equal(total, 33);
+    assert_true(tshm_used(s, d) == 33ull * CHUNK);
+    assert_int_equal(tshm_register(s, &e), 0);
+    /* SIGKILL everyone: reclaim returns every byte. */
+    for (int i = 0; i < NPROC; i++) {
+        kill(kids[i], SIGKILL);
+        waitpid(kids[i], NULL, 0);
+    }
+    assert_int_equal(tshm_reclaim(s), NPROC);
+    assert_true(tshm_used(s, d) == 0);
+    assert_int_equal(tshm_reclaim(s), 0);
+    close(pfd[0]);
+    close(pfd[1]);
+    tshm_unregister(s);
+    tshm_close(s);
+}
+
+static int count_proc(const tshm_proc_info_t *p, void *arg)
+{
+    uint64_t *sum = arg;
+    sum[0]++;
+    sum[1] += p->used[0];
+    return 0;
+}
+
+/* More processes than the initial table holds: the table grows. */
+static void test_growth(void **state)
+{
+    enum { NPROC = TSHM_INITIAL_PROCS * 2 + 5 };
+    tsl_error_t e = {{0}};
+    tshm_t *s = tshm_attach(g_path, &e);
+    assert_non_null(s);
+    int d = tshm_device(s, UUID_A, TSHM_UNLIMITED, &e);
+    int ready[2], hold[2];
+    assert_int_equal(pipe(ready), 0);
+    assert_int_equal(pipe(hold), 0);
+    pid_t kids[NPROC];
+    for (int i = 0; i < NPROC; i++) {
+        kids[i] = fork();
+        assert_true(kids[i] >= 0);
+        if (kids[i] == 0) {
+            close(hold[1]);
+            tshm_t *c = tshm_attach(g_path, NULL);
+            char ok = (c && tshm_register(c, NULL) == 0 && tshm_reserve(c, d, MiB) == 0);
+            if (write(ready[1], &ok, 1) != 1)
+                _exit(3);
+            char x;
+            (void)read(hold[0], &x, 1); /* EOF when the parent closes it */
+            _exit(0);
+        }
+    }
+    close(hold[0]);
+    for (int i = 0; i < NPROC; i++) {
+        char ok = 0;
+        assert_int_equal(read(ready[0], &ok, 1), 1);
+        assert_int_equal(ok, 1);
+    }
+    tshm_t *r = tshm_open_ro(g_path, &e);
+    assert_non_null(r);
+    uint64_t sum[2] = {0, 0};
+    assert_int_equal(tshm_foreach_proc(r, count_proc, sum), NPROC);
+    assert_true(sum[0] == NPROC && sum[1] == NPROC * MiB);
+    assert_true(tshm_used(r, d) == NPROC * MiB);
+    struct stat st;
+    assert_int_equal(stat(g_path, &st), 0);
+    assert_true((size_t)st.st_size ==
+                TSHM_PROCS_OFFSET + (size_t)TSHM_INITIAL_PROCS * 4 * TSHM_PROC_SIZE);
+    close(hold[1]); /* children exit normally, without unregistering */
+    for (int i = 0; i < NPROC; i++)
+        waitpid(kids[i], NULL, 0);
+    assert_int_equal(tshm_reclaim(s), NPROC);
+    assert_true(tshm_used(r, d) == 0);
+    assert_int_equal(tshm_foreach_proc(r, count_proc, sum), 0);
+    tshm_close(r);
+    close(ready[0]);
+    close(ready[1]);
+    tshm_close(s);
+}
+
+/* A slot whose pid is alive but whose start time differs belongs to a dead
+ * process whose pid was reused: it is reclaimed. */
+static void test_pid_reuse(void **state)
+{
+    tsl_error_t e = {{0}};
+    tshm_t *s = tshm_attach(g_path, &e);
+    assert_non_null(s);
+    int d = tshm_device(s, UUID_A, 10 * MiB, &e);
+    int fd = open(g_path, O_RDWR);
+    assert_true(fd >= 0);
+    char *m = mmap(NULL, TSHM_PROCS_OFFSET + 8 * TSHM_PROC_SIZE, PROT_READ | PROT_WRITE,
+                   MAP_SHARED, fd, 0);
+    assert_true(m != MAP_FAILED);
+    close(fd);
+    struct tshm_device_rec *dev = (struct tshm_device_rec *)(m + TSHM_DEVICES_OFFSET) + d;
+    struct tshm_proc_rec *p3 = (struct tshm_proc_rec *)(m + TSHM_PROCS_OFFSET) + 3;
+    struct tshm_proc_rec *p4 = (struct tshm_proc_rec *)(m + TSHM_PROCS_OFFSET) + 4;
+    /* Slot 3: the parent's pid with another start time (a reused pid). */
+    p3->pid = (int32_t)getppid();
+    p3->start_time = tshm_proc_start_time(getppid()) + 1;
+    atomic_store(&p3->used[d], 4 * MiB);
+    atomic_store(&p3->state, TSHM_PROC_ACTIVE);
+    /* Slot 4: the parent's pid with its real start time: alive. */
+    p4->pid = (int32_t)getppid();
+    p4->start_time = tshm_proc_start_time(getppid());
+    atomic_store(&p4->used[d], 1 * MiB);
+    atomic_store(&p4->state, TSHM_PROC_ACTIVE);
+    atomic_store(&dev->used, 5 * MiB);
+    assert_true(p4->start_time > 0);
+    assert_true(tshm_proc_start_time(0x7ffffff0) == 0);
+
+    assert_int_equal(tshm_register(s, &e), 0); /* cheap check: both pids exist */
+    assert_true(tshm_used(s, d) == 5 * MiB);
+    assert_int_equal(tshm_reclaim(s), 1); /* start times: slot 3 is stale */
+    assert_true(tshm_used(s, d) == 1 * MiB);
+    assert_int_equal(atomic_load(&p3->state), TSHM_PROC_FREE);
+    assert_int_equal(atomic_load(&p4->state), TSHM_PROC_ACTIVE);
+    tshm_t *r = tshm_open_ro(g_path, &e);
+    uint64_t sum[2] = {0, 0};
+    assert_int_equal(tshm_foreach_proc(r, count_proc, sum), 2); /* slot 4 + s */
+    assert_true(sum[1] == 1 * MiB);
+    tshm_close(r);
+    munmap(m, TSHM_PROCS_OFFSET + 8 * TSHM_PROC_SIZE);
+    tshm_close(s);
+}
+
+/* A private slice (memfd) works the same and is shared with a forked child,
+ * which gets its own slot. */
+static void test_private_fork(void **state)
+{
+    tsl_error_t e = {{0}};
+    tshm_t *s = tshm_attach(NULL, &e);
+    assert_non_null(s);
+    assert_int_equal(tshm_register(s, &e), 0);
+    int d = tshm_device(s, UUID_A, 10 * MiB, &e);
+    assert_int_equal(tshm_reserve(s, d, 4 * MiB), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        tshm_atfork_child(s);
+        if (tshm_registered(s))
+            _exit(10);
+        if (tshm_register(s, NULL) < 0)
+            _exit(11);
+        if (tshm_reserve(s, d, 6 * MiB) != 0)
+            _exit(12);
+        if (tshm_reserve(s, d, 1) != -1)
+            _exit(13);
+        _exit(0); /* no unregister: the parent reclaims */
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    assert_true(tshm_used(s, d) == 10 * MiB);
+    assert_int_equal(tshm_reclaim(s), 1);
+    assert_true(tshm_used(s, d) == 4 * MiB);
+    tshm_close(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_reserve_release, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_files, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_race, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_growth, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pid_reuse, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_private_fork, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

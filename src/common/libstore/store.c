@@ -1,0 +1,881 @@
+/* store.c - SQLite store of tesseld (see store.h).
+ *
+ * Layout of this file: the schema migrations, then every SQL statement as a named constant, then
+ * the calls.  A statement is prepared once in tstore_open and reset after each use.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "libstore/store.h"
+
+/* Schema migrations, applied in order; PRAGMA user_version counts those applied.  Never edit
+ * one that has shipped: append a new one. */
+static const char *const migrations[] = {
+    /* 1: first schema. */
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE users(name TEXT PRIMARY KEY, role TEXT NOT NULL, created_ms INTEGER NOT NULL);"
+    "CREATE TABLE tokens(id INTEGER PRIMARY KEY, user TEXT NOT NULL, name TEXT NOT NULL,"
+    "  hash BLOB NOT NULL UNIQUE, created_ms INTEGER NOT NULL);"
+    "CREATE INDEX tokens_user ON tokens(user);"
+    "CREATE TABLE queues(name TEXT PRIMARY KEY, priority INTEGER NOT NULL,"
+    "  max_gpu_milli INTEGER, created_ms INTEGER NOT NULL);"
+    "CREATE TABLE jobs(id INTEGER PRIMARY KEY, user TEXT NOT NULL, name TEXT,"
+    "  argv TEXT NOT NULL, shell INTEGER NOT NULL, cwd TEXT, env TEXT NOT NULL,"
+    "  state INTEGER NOT NULL, reason TEXT, queue TEXT NOT NULL, class INTEGER NOT NULL,"
+    "  priority INTEGER NOT NULL, gpus INTEGER NOT NULL, gpu_milli INTEGER NOT NULL,"
+    "  gpu_count INTEGER NOT NULL, gpu_mem INTEGER NOT NULL, cpu_milli INTEGER NOT NULL,"
+    "  mem INTEGER NOT NULL, placement TEXT, simulated INTEGER NOT NULL,"
+    "  submitted_ms INTEGER NOT NULL, started_ms INTEGER, finished_ms INTEGER,"
+    "  exit_code INTEGER, signal INTEGER, shim_pid INTEGER, shim_start INTEGER,"
+    "  job_pid INTEGER, cancel_ms INTEGER);"
+    "CREATE INDEX jobs_active ON jobs(state) WHERE state < 2;"
+    "CREATE INDEX jobs_user ON jobs(user, id);",
+    /* 2: queues get a fair-share weight and a guaranteed share (libsched's queue layer). */
+    "ALTER TABLE queues ADD COLUMN weight INTEGER NOT NULL DEFAULT 1;"
+    "ALTER TABLE queues ADD COLUMN guarantee_gpu_milli INTEGER;",
+};
+#define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
+
+#define JOB_COLS                                                                                   \
+    "id, user, name, argv, shell, cwd, env, state, reason, queue, class, priority, gpus,"          \
+    " gpu_milli, gpu_count, gpu_mem, cpu_milli, mem, placement, simulated, submitted_ms,"          \
+    " started_ms, finished_ms, exit_code, signal, shim_pid, shim_start, job_pid, cancel_ms"
+
+/* The statements.  The enum and the table must stay in the same order. */
+enum {
+    S_META_GET,
+    S_META_SET,
+    S_USER_ADD,
+    S_USER_GET,
+    S_USER_LIST,
+    S_USER_DEL,
+    S_USER_DEL_TOKENS,
+    S_USER_COUNT,
+    S_USER_ACTIVE,
+    S_TOKEN_ADD,
+    S_TOKEN_AUTH,
+    S_TOKEN_GET,
+    S_TOKEN_LIST,
+    S_TOKEN_LIST_ALL,
+    S_TOKEN_DEL,
+    S_QUEUE_ADD,
+    S_QUEUE_GET,
+    S_QUEUE_UPDATE,
+    S_QUEUE_LIST,
+    S_QUEUE_DEL,
+    S_QUEUE_USAGE,
+    S_JOB_ADD,
+    S_JOB_GET,
+    S_JOB_LIST,
+    S_JOB_PENDING,
+    S_JOB_SET_RUNNING,
+    S_JOB_SET_PIDS,
+    S_JOB_FINISH,
+    S_JOB_SET_CANCEL,
+    S_JOB_SET_REASON,
+    S_JOB_COUNTS,
+    S_BEGIN,
+    S_COMMIT,
+    S_ROLLBACK,
+    S_COUNT
+};
+
+static const char *const sql[S_COUNT] = {
+    [S_META_GET] = "SELECT value FROM meta WHERE key = ?1",
+    [S_META_SET] = "INSERT INTO meta(key, value) VALUES (?1, ?2)"
+                   " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+    [S_USER_ADD] = "INSERT INTO users(name, role, created_ms) VALUES (?1, ?2, ?3)",
+    [S_USER_GET] = "SELECT name, role, created_ms FROM users WHERE name = ?1",
+    [S_USER_LIST] = "SELECT name, role, created_ms FROM users ORDER BY name",
+    [S_USER_DEL] = "DELETE FROM users WHERE name = ?1",
+    [S_USER_DEL_TOKENS] = "DELETE FROM tokens WHERE user = ?1",
+    [S_USER_COUNT] = "SELECT count(*) FROM users",
+    [S_USER_ACTIVE] = "SELECT count(*) FROM jobs WHERE state < 2 AND user = ?1",
+    [S_TOKEN_ADD] = "INSERT INTO tokens(user, name, hash, created_ms) VALUES (?1, ?2, ?3, ?4)",
+    [S_TOKEN_AUTH] = "SELECT t.id, t.user, t.name, t.created_ms, u.role, u.created_ms"
+                     " FROM tokens t JOIN users u ON u.name = t.user WHERE t.hash = ?1",
+    [S_TOKEN_GET] = "SELECT id, user, name, created_ms FROM tokens WHERE id = ?1",
+    [S_TOKEN_LIST] = "SELECT id, user, name, created_ms FROM tokens WHERE user = ?1 ORDER BY id",
+    [S_TOKEN_LIST_ALL] = "SELECT id, user, name, created_ms FROM tokens ORDER BY id",
+    [S_TOKEN_DEL] = "DELETE FROM tokens WHERE id = ?1",
+    [S_QUEUE_ADD] = "INSERT INTO queues(name, priority, max_gpu_milli, weight,"
+                    " guarantee_gpu_milli, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    [S_QUEUE_GET] = "SELECT name, priority, max_gpu_milli, created_ms, weight,"
+                    " guarantee_gpu_milli FROM queues WHERE name = ?1",
+    [S_QUEUE_UPDATE] = "UPDATE queues SET priority = ?2, max_gpu_milli = ?3, weight = ?4,"
+                       " guarantee_gpu_milli = ?5 WHERE name = ?1",
+    [S_QUEUE_LIST] = "SELECT name, priority, max_gpu_milli, created_ms, weight,"
+                     " guarantee_gpu_milli FROM queues ORDER BY priority DESC, name",
+    [S_QUEUE_DEL] = "DELETE FROM queues WHERE name = ?1",
+    [S_QUEUE_USAGE] = "SELECT coalesce(sum(state = 0), 0), coalesce(sum(state = 1), 0),"
+                      " coalesce(sum(CASE WHEN state = 1 THEN gpu_milli * gpu_count END), 0)"
+                      " FROM jobs WHERE state < 2 AND queue = ?1",
+    [S_JOB_ADD] = "INSERT INTO jobs(user, name, argv, shell, cwd, env, state, queue, class,"
+                  " priority, gpus, gpu_milli, gpu_count, gpu_mem, cpu_milli, mem, simulated,"
+                  " submitted_ms, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8, ?9, ?10,"
+                  " ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+    [S_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE id = ?1",
+    [S_JOB_LIST] = "SELECT " JOB_COLS " FROM jobs WHERE id > ?1"
+                   " AND (?2 IS NULL OR user = ?2) AND (?3 IS NULL OR queue = ?3)"
+                   " AND ((?4 >> state) & 1) ORDER BY id LIMIT ?5",
+    [S_JOB_PENDING] = "SELECT " JOB_COLS " FROM jobs j WHERE state = 0 ORDER BY"
+                      " coalesce((SELECT priority FROM queues q WHERE q.name = j.queue), 0) DESC,"
+                      " priority DESC, id LIMIT ?1",
+    [S_JOB_SET_RUNNING] = "UPDATE jobs SET state = 1, placement = ?2, started_ms = ?3,"
+                          " reason = NULL WHERE id = ?1 AND state = 0",
+    [S_JOB_SET_PIDS] = "UPDATE jobs SET shim_pid = ?2, shim_start = ?3, job_pid = ?4"
+                       " WHERE id = ?1",
+    [S_JOB_FINISH] = "UPDATE jobs SET state = ?2, reason = ?3, exit_code = ?4, signal = ?5,"
+                     " finished_ms = ?6 WHERE id = ?1 AND state < 2",
+    [S_JOB_SET_CANCEL] = "UPDATE jobs SET cancel_ms = ?2, reason = 'cancelling'"
+                         " WHERE id = ?1 AND state = 1",
+    [S_JOB_SET_REASON] = "UPDATE jobs SET reason = ?2 WHERE id = ?1",
+    [S_JOB_COUNTS] = "SELECT state, count(*) FROM jobs GROUP BY state",
+    [S_BEGIN] = "BEGIN IMMEDIATE",
+    [S_COMMIT] = "COMMIT",
+    [S_ROLLBACK] = "ROLLBACK",
+};
+
+struct tstore {
+    sqlite3 *db;
+    sqlite3_stmt *st[S_COUNT];
+};
+
+static const char *const state_names[TSTORE_NSTATES] = {
+    "pending", "running", "succeeded", "failed", "cancelled", "preempted",
+};
+static const char *const class_names[] = {"interactive", "training", "inference"};
+
+const char *tstore_state_name(tstore_state_t s)
+{
+    return (unsigned)s < TSTORE_NSTATES ? state_names[s] : "unknown";
+}
+
+int tstore_state_parse(const char *name)
+{
+    for (int i = 0; i < TSTORE_NSTATES; i++)
+        if (strcmp(name, state_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+const char *tstore_class_name(tstore_class_t c)
+{
+    return (unsigned)c < 3 ? class_names[c] : "unknown";
+}
+
+int tstore_class_parse(const char *name)
+{
+    for (int i = 0; i < 3; i++)
+        if (strcmp(name, class_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+bool tstore_name_valid(const char *name)
+{
+    size_t n = strlen(name);
+    if (n == 0 || n > TSTORE_NAME_MAX || name[0] < 'a' || name[0] > 'z')
+        return false;
+    for (size_t i = 1; i < n; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
+            return false;
+    }
+    return true;
+}
+
+/* Turn the connection's last error into errno + text; always -1. */
+static int db_error(tstore_t *s, tsl_error_t *err, const char *what)
+{
+    int code = sqlite3_extended_errcode(s->db);
+    errno = (code & 0xff) == SQLITE_CONSTRAINT ? EEXIST : EIO;
+    return tsl_errprintf(err, "store: %s: %s", what, sqlite3_errmsg(s->db));
+}
+
+static sqlite3_stmt *stmt(tstore_t *s, int id)
+{
+    sqlite3_stmt *q = s->st[id];
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    return q;
+}
+
+static void bind_text(sqlite3_stmt *q, int i, const char *v)
+{
+    if (v)
+        sqlite3_bind_text(q, i, v, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(q, i);
+}
+
+/* Run a statement that returns no rows.  Returns the number of changed rows, or -1. */
+static int exec_stmt(tstore_t *s, sqlite3_stmt *q, tsl_error_t *err, const char *what)
+{
+    int rc = sqlite3_step(q);
+    if (rc != SQLITE_DONE) {
+        db_error(s, err, what);
+        sqlite3_reset(q);
+        return -1;
+    }
+    sqlite3_reset(q);
+    return sqlite3_changes(s->db);
+}
+
+static int migrate(tstore_t *s, tsl_error_t *err)
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &q, NULL) != SQLITE_OK)
+        return db_error(s, err, "user_version");
+    int version = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int(q, 0) : 0;
+    sqlite3_finalize(q);
+    if (version > NMIGRATIONS) {
+        errno = EPROTO;
+        return tsl_errprintf(err, "store: schema version %d is newer than this tesseld (%d)",
+                             version, NMIGRATIONS);
+    }
+    for (int v = version; v < NMIGRATIONS; v++) {
+        char setv[64];
+        snprintf(setv, sizeof setv, "PRAGMA user_version = %d", v + 1);
+        if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+            return db_error(s, err, "migration");
+        if (sqlite3_exec(s->db, migrations[v], NULL, NULL, NULL) != SQLITE_OK ||
+            sqlite3_exec(s->db, setv, NULL, NULL, NULL) != SQLITE_OK) {
+            db_error(s, err, "migration");
+            int saved = errno;
+            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+            errno = saved;
+            return -1;
+        }
+        if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+            return db_error(s, err, "migration commit");
+    }
+    return 0;
+}
+
+tstore_t *tstore_open(const char *path, tsl_error_t *err)
+{
+    tstore_t *s = calloc(1, sizeof *s);
+    if (!s) {
+        tsl_errprintf(err, "store: out of memory");
+        return NULL;
+    }
+    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+        SQLITE_OK) {
+        db_error(s, err, path);
+        goto error;
+    }
+    /* WAL + NORMAL: commits are durable against a crash of the process (the pages are in the
+     * WAL file, which the OS keeps); busy_timeout covers a second process reading the file
+     * (sqlite3 CLI, tests). */
+    if (sqlite3_exec(s->db,
+                     "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
+                     " PRAGMA foreign_keys = OFF; PRAGMA busy_timeout = 5000;",
+                     NULL, NULL, NULL) != SQLITE_OK) {
+        db_error(s, err, "pragma");
+        goto error;
+    }
+    if (migrate(s, err) < 0)
+        goto error;
+    for (int i = 0; i < S_COUNT; i++) {
+        if (sqlite3_prepare_v3(s->db, sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) !=
+            SQLITE_OK) {
+            db_error(s, err, "prepare");
+            goto error;
+        }
+    }
+    return s;
+error : {
+    int saved = errno;
+    tstore_close(s);
+    errno = saved;
+    return NULL;
+}
+}
+
+void tstore_close(tstore_t *s)
+{
+    if (!s)
+        return;
+    for (int i = 0; i < S_COUNT; i++)
+        sqlite3_finalize(s->st[i]);
+    sqlite3_close(s->db);
+    free(s);
+}
+
+int tstore_schema_version(tstore_t *s)
+{
+    (void)s;
+    return NMIGRATIONS;
+}
+
+int tstore_begin(tstore_t *s, tsl_error_t *err)
+{
+    return exec_stmt(s, stmt(s, S_BEGIN), err, "begin") < 0 ? -1 : 0;
+}
+
+int tstore_commit(tstore_t *s, tsl_error_t *err)
+{
+    if (exec_stmt(s, stmt(s, S_COMMIT), err, "commit") < 0) {
+        int saved = errno;
+        tstore_rollback(s);
+        errno = saved;
+        return -1;
+    }
+    return 0;
+}
+
+void tstore_rollback(tstore_t *s)
+{
+    if (!sqlite3_get_autocommit(s->db))
+        exec_stmt(s, stmt(s, S_ROLLBACK), NULL, "rollback");
+}
+
+static int not_found(tsl_error_t *err, const char *what)
+{
+    errno = ENOENT;
+    return tsl_errprintf(err, "%s not found", what);
+}
+
+int tstore_meta_get(tstore_t *s, const char *key, char *buf, size_t len, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_META_GET);
+    bind_text(q, 1, key);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW) {
+        snprintf(buf, len, "%s", (const char *)sqlite3_column_text(q, 0));
+        sqlite3_reset(q);
+        return 0;
+    }
+    sqlite3_reset(q);
+    if (rc == SQLITE_DONE)
+        return not_found(err, key);
+    return db_error(s, err, "meta");
+}
+
+int tstore_meta_set(tstore_t *s, const char *key, const char *value, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_META_SET);
+    bind_text(q, 1, key);
+    bind_text(q, 2, value);
+    return exec_stmt(s, q, err, "meta") < 0 ? -1 : 0;
+}
+
+int tstore_user_add(tstore_t *s, const char *name, const char *role, int64_t now_ms,
+                    tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_USER_ADD);
+    bind_text(q, 1, name);
+    bind_text(q, 2, role);
+    sqlite3_bind_int64(q, 3, now_ms);
+    if (exec_stmt(s, q, err, "add user") < 0) {
+        if (errno == EEXIST)
+            tsl_errprintf(err, "user '%s' already exists", name);
+        return -1;
+    }
+    return 0;
+}
+
+static void row_user(sqlite3_stmt *q, int c, tstore_user_t *u)
+{
+    snprintf(u->name, sizeof u->name, "%s", (const char *)sqlite3_column_text(q, c));
+    snprintf(u->role, sizeof u->role, "%s", (const char *)sqlite3_column_text(q, c + 1));
+    u->created_ms = sqlite3_column_int64(q, c + 2);
+}
+
+int tstore_user_get(tstore_t *s, const char *name, tstore_user_t *out, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_USER_GET);
+    bind_text(q, 1, name);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW)
+        row_user(q, 0, out);
+    sqlite3_reset(q);
+    if (rc == SQLITE_ROW)
+        return 0;
+    return rc == SQLITE_DONE ? not_found(err, "user") : db_error(s, err, "user");
+}
+
+int tstore_user_list(tstore_t *s, int (*cb)(const tstore_user_t *, void *), void *arg,
+                     tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_USER_LIST);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        tstore_user_t u;
+        row_user(q, 0, &u);
+        if (cb(&u, arg)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    sqlite3_reset(q);
+    return rc == SQLITE_DONE ? 0 : db_error(s, err, "list users");
+}
+
+int tstore_user_del(tstore_t *s, const char *name, tsl_error_t *err)
+{
+    if (tstore_begin(s, err) < 0)
+        return -1;
+    sqlite3_stmt *q = stmt(s, S_USER_DEL_TOKENS);
+    bind_text(q, 1, name);
+    if (exec_stmt(s, q, err, "delete tokens") < 0)
+        goto error;
+    q = stmt(s, S_USER_DEL);
+    bind_text(q, 1, name);
+    int n = exec_stmt(s, q, err, "delete user");
+    if (n < 0)
+        goto error;
+    if (n == 0) {
+        not_found(err, "user");
+        goto error;
+    }
+    return tstore_commit(s, err);
+error : {
+    int saved = errno;
+    tstore_rollback(s);
+    errno = saved;
+    return -1;
+}
+}
+
+static int count_query(tstore_t *s, sqlite3_stmt *q, int64_t *n, tsl_error_t *err)
+{
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW)
+        *n = sqlite3_column_int64(q, 0);
+    sqlite3_reset(q);
+    return rc == SQLITE_ROW ? 0 : db_error(s, err, "count");
+}
+
+int tstore_user_count(tstore_t *s, int64_t *n, tsl_error_t *err)
+{
+    return count_query(s, stmt(s, S_USER_COUNT), n, err);
+}
+
+int tstore_user_active_jobs(tstore_t *s, const char *user, int64_t *n, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_USER_ACTIVE);
+    bind_text(q, 1, user);
+    return count_query(s, q, n, err);
+}
+
+int64_t tstore_token_add(tstore_t *s, const char *user, const char *name,
+                         const unsigned char hash[32], int64_t now_ms, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_TOKEN_ADD);
+    bind_text(q, 1, user);
+    bind_text(q, 2, name ? name : "");
+    sqlite3_bind_blob(q, 3, hash, 32, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 4, now_ms);
+    if (exec_stmt(s, q, err, "add token") < 0)
+        return -1;
+    return sqlite3_last_insert_rowid(s->db);
+}
+
+static void row_token(sqlite3_stmt *q, tstore_token_t *t)
+{
+    t->id = sqlite3_column_int64(q, 0);
+    snprintf(t->user, sizeof t->user, "%s", (const char *)sqlite3_column_text(q, 1));
+    snprintf(t->name, sizeof t->name, "%s", (const char *)sqlite3_column_text(q, 2));
+    t->created_ms = sqlite3_column_int64(q, 3);
+}
+
+int tstore_token_auth(tstore_t *s, const unsigned char hash[32], tstore_token_t *tok,
+                      tstore_user_t *user, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_TOKEN_AUTH);
+    sqlite3_bind_blob(q, 1, hash, 32, SQLITE_STATIC);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW) {
+        row_token(q, tok);
+        snprintf(user->name, sizeof user->name, "%s", tok->user);
+        snprintf(user->role, sizeof user->role, "%s", (const char *)sqlite3_column_text(q, 4));
+        user->created_ms = sqlite3_column_int64(q, 5);
+    }
+    sqlite3_reset(q);
+    if (rc == SQLITE_ROW)
+        return 0;
+    return rc == SQLITE_DONE ? not_found(err, "token") : db_error(s, err, "token");
+}
+
+int tstore_token_get(tstore_t *s, int64_t id, tstore_token_t *out, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_TOKEN_GET);
+    sqlite3_bind_int64(q, 1, id);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW)
+        row_token(q, out);
+    sqlite3_reset(q);
+    if (rc == SQLITE_ROW)
+        return 0;
+    return rc == SQLITE_DONE ? not_found(err, "token") : db_error(s, err, "token");
+}
+
+int tstore_token_list(tstore_t *s, const char *user, int (*cb)(const tstore_token_t *, void *),
+                      void *arg, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, user ? S_TOKEN_LIST : S_TOKEN_LIST_ALL);
+    if (user)
+        bind_text(q, 1, user);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        tstore_token_t t;
+        row_token(q, &t);
+        if (cb(&t, arg)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    sqlite3_reset(q);
+    return rc == SQLITE_DONE ? 0 : db_error(s, err, "list tokens");
+}
+
+int tstore_token_del(tstore_t *s, int64_t id, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_TOKEN_DEL);
+    sqlite3_bind_int64(q, 1, id);
+    int n = exec_stmt(s, q, err, "delete token");
+    if (n < 0)
+        return -1;
+    return n == 0 ? not_found(err, "token") : 0;
+}
+
+static void bind_queue(sqlite3_stmt *q, const tstore_queue_t *qu, int weight_col)
+{
+    bind_text(q, 1, qu->name);
+    sqlite3_bind_int(q, 2, qu->priority);
+    if (qu->max_gpu_milli >= 0)
+        sqlite3_bind_int64(q, 3, qu->max_gpu_milli);
+    else
+        sqlite3_bind_null(q, 3);
+    sqlite3_bind_int(q, weight_col, qu->weight > 0 ? qu->weight : 1);
+    if (qu->guarantee_gpu_milli >= 0)
+        sqlite3_bind_int64(q, weight_col + 1, qu->guarantee_gpu_milli);
+    else
+        sqlite3_bind_null(q, weight_col + 1);
+}
+
+int tstore_queue_add(tstore_t *s, const tstore_queue_t *qu, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_QUEUE_ADD);
+    bind_queue(q, qu, 4);
+    sqlite3_bind_int64(q, 6, qu->created_ms);
+    if (exec_stmt(s, q, err, "add queue") < 0) {
+        if (errno == EEXIST)
+            tsl_errprintf(err, "queue '%s' already exists", qu->name);
+        return -1;
+    }
+    return 0;
+}
+
+static void row_queue(sqlite3_stmt *q, tstore_queue_t *out)
+{
+    snprintf(out->name, sizeof out->name, "%s", (const char *)sqlite3_column_text(q, 0));
+    out->priority = sqlite3_column_int(q, 1);
+    out->max_gpu_milli = sqlite3_column_type(q, 2) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 2);
+    out->created_ms = sqlite3_column_int64(q, 3);
+    out->weight = sqlite3_column_int(q, 4);
+    out->guarantee_gpu_milli =
+        sqlite3_column_type(q, 5) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 5);
+}
+
+int tstore_queue_get(tstore_t *s, const char *name, tstore_queue_t *out, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_QUEUE_GET);
+    bind_text(q, 1, name);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW)
+        row_queue(q, out);
+    sqlite3_reset(q);
+    if (rc == SQLITE_ROW)
+        return 0;
+    return rc == SQLITE_DONE ? not_found(err, "queue") : db_error(s, err, "queue");
+}
+
+int tstore_queue_update(tstore_t *s, const tstore_queue_t *qu, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_QUEUE_UPDATE);
+    bind_queue(q, qu, 4);
+    int n = exec_stmt(s, q, err, "update queue");
+    if (n < 0)
+        return -1;
+    return n == 0 ? not_found(err, "queue") : 0;
+}
+
+int tstore_queue_list(tstore_t *s, int (*cb)(const tstore_queue_t *, void *), void *arg,
+                      tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_QUEUE_LIST);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        tstore_queue_t qu;
+        row_queue(q, &qu);
+        if (cb(&qu, arg)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    sqlite3_reset(q);
+    return rc == SQLITE_DONE ? 0 : db_error(s, err, "list queues");
+}
+
+int tstore_queue_del(tstore_t *s, const char *name, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_QUEUE_DEL);
+    bind_text(q, 1, name);
+    int n = exec_stmt(s, q, err, "delete queue");
+    if (n < 0)
+        return -1;
+    return n == 0 ? not_found(err, "queue") : 0;
+}
+
+int tstore_queue_usage(tstore_t *s, const char *name, int64_t *pending, int64_t *running,
+                       int64_t *gpu_milli, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_QUEUE_USAGE);
+    bind_text(q, 1, name);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW) {
+        *pending = sqlite3_column_int64(q, 0);
+        *running = sqlite3_column_int64(q, 1);
+        *gpu_milli = sqlite3_column_int64(q, 2);
+    }
+    sqlite3_reset(q);
+    return rc == SQLITE_ROW ? 0 : db_error(s, err, "queue usage");
+}
+
+int tstore_job_add(tstore_t *s, tstore_job_t *j, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_JOB_ADD);
+    bind_text(q, 1, j->user);
+    bind_text(q, 2, j->name);
+    bind_text(q, 3, j->argv_json);
+    sqlite3_bind_int(q, 4, j->shell);
+    bind_text(q, 5, j->cwd);
+    bind_text(q, 6, j->env_json ? j->env_json : "{}");
+    bind_text(q, 7, j->queue);
+    sqlite3_bind_int(q, 8, (int)j->klass);
+    sqlite3_bind_int(q, 9, j->priority);
+    sqlite3_bind_int(q, 10, j->gpus);
+    sqlite3_bind_int(q, 11, j->gpu_milli);
+    sqlite3_bind_int(q, 12, j->gpu_count);
+    sqlite3_bind_int64(q, 13, (sqlite3_int64)j->gpu_mem);
+    sqlite3_bind_int(q, 14, j->cpu_milli);
+    sqlite3_bind_int64(q, 15, (sqlite3_int64)j->mem);
+    sqlite3_bind_int(q, 16, j->simulated);
+    sqlite3_bind_int64(q, 17, j->submitted_ms);
+    bind_text(q, 18, j->reason);
+    if (exec_stmt(s, q, err, "add job") < 0)
+        return -1;
+    j->id = sqlite3_last_insert_rowid(s->db);
+    j->state = TSTORE_PENDING;
+    return 0;
+}
+
+static char *col_dup(sqlite3_stmt *q, int c)
+{
+    if (sqlite3_column_type(q, c) == SQLITE_NULL)
+        return NULL;
+    const char *t = (const char *)sqlite3_column_text(q, c);
+    return t ? strdup(t) : NULL;
+}
+
+static int row_job(sqlite3_stmt *q, tstore_job_t *j)
+{
+    memset(j, 0, sizeof *j);
+    j->id = sqlite3_column_int64(q, 0);
+    j->user = col_dup(q, 1);
+    j->name = col_dup(q, 2);
+    j->argv_json = col_dup(q, 3);
+    j->shell = sqlite3_column_int(q, 4) != 0;
+    j->cwd = col_dup(q, 5);
+    j->env_json = col_dup(q, 6);
+    j->state = (tstore_state_t)sqlite3_column_int(q, 7);
+    j->reason = col_dup(q, 8);
+    j->queue = col_dup(q, 9);
+    j->klass = (tstore_class_t)sqlite3_column_int(q, 10);
+    j->priority = sqlite3_column_int(q, 11);
+    j->gpus = sqlite3_column_int(q, 12);
+    j->gpu_milli = sqlite3_column_int(q, 13);
+    j->gpu_count = sqlite3_column_int(q, 14);
+    j->gpu_mem = (uint64_t)sqlite3_column_int64(q, 15);
+    j->cpu_milli = sqlite3_column_int(q, 16);
+    j->mem = (uint64_t)sqlite3_column_int64(q, 17);
+    j->placement_json = col_dup(q, 18);
+    j->simulated = sqlite3_column_int(q, 19) != 0;
+    j->submitted_ms = sqlite3_column_int64(q, 20);
+    j->started_ms = sqlite3_column_int64(q, 21);
+    j->finished_ms = sqlite3_column_int64(q, 22);
+    j->has_exit_code = sqlite3_column_type(q, 23) != SQLITE_NULL;
+    j->exit_code = sqlite3_column_int(q, 23);
+    j->signal = sqlite3_column_int(q, 24);
+    j->shim_pid = sqlite3_column_int(q, 25);
+    j->shim_start = (uint64_t)sqlite3_column_int64(q, 26);
+    j->job_pid = sqlite3_column_int(q, 27);
+    j->cancel_ms = sqlite3_column_int64(q, 28);
+    if (!j->user || !j->argv_json || !j->env_json || !j->queue) {
+        tstore_job_clear(j);
+        errno = ENOMEM;
+        return -1;
+    }
+    return 0;
+}
+
+void tstore_job_clear(tstore_job_t *j)
+{
+    if (!j)
+        return;
+    free(j->user);
+    free(j->name);
+    free(j->argv_json);
+    free(j->cwd);
+    free(j->env_json);
+    free(j->reason);
+    free(j->queue);
+    free(j->placement_json);
+    memset(j, 0, sizeof *j);
+}
+
+int tstore_job_get(tstore_t *s, int64_t id, tstore_job_t *out, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_JOB_GET);
+    sqlite3_bind_int64(q, 1, id);
+    int rc = sqlite3_step(q);
+    int r = -1;
+    if (rc == SQLITE_ROW) {
+        r = row_job(q, out);
+        if (r < 0)
+            tsl_errprintf(err, "store: out of memory");
+    }
+    sqlite3_reset(q);
+    if (rc == SQLITE_ROW)
+        return r;
+    return rc == SQLITE_DONE ? not_found(err, "job") : db_error(s, err, "job");
+}
+
+static int each_job(tstore_t *s, sqlite3_stmt *q, tstore_job_f cb, void *arg, tsl_error_t *err)
+{
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        tstore_job_t j;
+        if (row_job(q, &j) < 0) {
+            sqlite3_reset(q);
+            return tsl_errprintf(err, "store: out of memory");
+        }
+        int stop = cb(&j, arg);
+        tstore_job_clear(&j);
+        if (stop) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    if (rc != SQLITE_DONE)
+        db_error(s, err, "list jobs");
+    sqlite3_reset(q);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int tstore_job_list(tstore_t *s, const tstore_job_filter_t *f, tstore_job_f cb, void *arg,
+                    tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_JOB_LIST);
+    sqlite3_bind_int64(q, 1, f->after);
+    bind_text(q, 2, f->user);
+    bind_text(q, 3, f->queue);
+    sqlite3_bind_int64(q, 4, f->state_mask ? f->state_mask : (1u << TSTORE_NSTATES) - 1);
+    sqlite3_bind_int(q, 5, f->limit > 0 ? f->limit : 1000);
+    return each_job(s, q, cb, arg, err);
+}
+
+int tstore_job_pending(tstore_t *s, int limit, tstore_job_f cb, void *arg, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_JOB_PENDING);
+    sqlite3_bind_int(q, 1, limit);
+    return each_job(s, q, cb, arg, err);
+}
+
+static int changed_one(int n, tsl_error_t *err)
+{
+    if (n < 0)
+        return -1;
+    if (n == 0) {
+        errno = ENOENT;
+        return tsl_errprintf(err, "job not found in the expected state");
+    }
+    return 0;
+}
+
+int tstore_job_set_running(tstore_t *s, int64_t id, const char *placement_json, int64_t now_ms,
+                           tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_JOB_SET_RUNNING);
+    sqlite3_bind_int64(q, 1, id);
+    bind_text(q, 2, placement_json);
+    sqlite3_bind_int64(q, 3, now_ms);
+    return changed_one(exec_stmt(s, q, err, "start job"), err);
+}
+
+int tstore_job_set_pids(tstore_t *s, int64_t id, int shim_pid, uint64_t shim_start, int job_pid,
+                        tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_JOB_SET_PIDS);
+    sqlite3_bind_int64(q, 1, id);
+    sqlite3_bind_int(q, 2, shim_pid);
+    sqlite3_bind_int64(q, 3, (sqlite3_int64)shim_start);
+    sqlite3_bind_int(q, 4, job_pid);
+    return changed_one(exec_stmt(s, q, err, "job pids"), err);
+}
+
+int tstore_job_finish(tstore_t *s, int64_t id, tstore_state_t state, const char *reason,
+                      int exit_code, int sig, int64_t now_ms, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_JOB_FINISH);
+    sqlite3_bind_int64(q, 1, id);
+    sqlite3_bind_int(q, 2, (int)state);
+    bind_text(q, 3, reason);
+    if (exit_code >= 0)
+        sqlite3_bind_int(q, 4, exit_code);
+    else
+        sqlite3_bind_null(q, 4);
+    if (sig > 0)
+        sqlite3_bind_int(q, 5, sig);
+    else
+        sqlite3_bind_null(q, 5);
+    sqlite3_bind_int64(q, 6, now_ms);
+    return changed_one(exec_stmt(s, q, err, "finish job"), err);
+}
+
+int tstore_job_set_cancel(tstore_t *s, int64_t id, int64_t now_ms, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_JOB_SET_CANCEL);
+    sqlite3_bind_int64(q, 1, id);
+    sqlite3_bind_int64(q, 2, now_ms);
+    return changed_one(exec_stmt(s, q, err, "cancel job"), err);
+}
+
+int tstore_job_set_reason(tstore_t *s, int64_t id, const char *reason, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_JOB_SET_REASON);
+    sqlite3_bind_int64(q, 1, id);
+    bind_text(q, 2, reason);
+    return exec_stmt(s, q, err, "job reason") < 0 ? -1 : 0;
+}
+
+int tstore_job_counts(tstore_t *s, int64_t counts[TSTORE_NSTATES], tsl_error_t *err)
+{
+    memset(counts, 0, sizeof(int64_t) * TSTORE_NSTATES);
+    sqlite3_stmt *q = stmt(s, S_JOB_COUNTS);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        int st = sqlite3_column_int(q, 0);
+        if (st >= 0 && st < TSTORE_NSTATES)
+            counts[st] = sqlite3_column_int64(q, 1);
+    }
+    sqlite3_reset(q);
+    return rc == SQLITE_DONE ? 0 : db_error(s, err, "job counts");
+}

@@ -1,0 +1,192 @@
+/* store.h - tesseld's embedded store: users, tokens, queues and jobs in SQLite.
+ *
+ * One tstore_t owns one SQLite connection in WAL mode with synchronous=NORMAL: a committed
+ * transaction survives a crash of the process (kill -9) because it is in the WAL file the moment
+ * the commit returns; only a power loss can take back the last commits.  Every statement is named
+ * at the top of store.c and prepared once in tstore_open.
+ *
+ * Threads: a tstore_t is not locked; tesseld calls it under its one big lock (single writer).
+ *
+ * Errors: calls return -1 (or NULL) with errno set and one line in err when err is non-NULL.
+ * errno ENOENT: no such row; EEXIST: unique key taken; EIO: SQLite failed.
+ *
+ * Strings in the structs below are owned by the struct; free a job with tstore_job_clear.
+ */
+#ifndef TESSEL_STORE_H
+#define TESSEL_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "libutil/error.h"
+
+typedef struct tstore tstore_t;
+
+/* Job states, stored as these integers: the order matters (active ones first). */
+typedef enum {
+    TSTORE_PENDING = 0,
+    TSTORE_RUNNING = 1,
+    TSTORE_SUCCEEDED = 2,
+    TSTORE_FAILED = 3,
+    TSTORE_CANCELLED = 4,
+    TSTORE_PREEMPTED = 5,
+    TSTORE_NSTATES = 6,
+} tstore_state_t;
+
+typedef enum {
+    TSTORE_CLASS_INTERACTIVE = 0,
+    TSTORE_CLASS_TRAINING = 1,
+    TSTORE_CLASS_INFERENCE = 2,
+} tstore_class_t;
+
+const char *tstore_state_name(tstore_state_t s);
+/* Returns the state, or -1 for an unknown name. */
+int tstore_state_parse(const char *name);
+const char *tstore_class_name(tstore_class_t c);
+int tstore_class_parse(const char *name);
+
+/* Name of users and queues: [a-z][a-z0-9_-]{0,31}. */
+#define TSTORE_NAME_MAX 32
+bool tstore_name_valid(const char *name);
+
+typedef struct {
+    int64_t id;
+    char *user;
+    char *name;      /* NULL when unset */
+    char *argv_json; /* JSON array of strings */
+    bool shell;
+    char *cwd;      /* NULL: the job's own directory */
+    char *env_json; /* JSON object of strings */
+    tstore_state_t state;
+    char *reason; /* NULL when none */
+    char *queue;
+    tstore_class_t klass;
+    int priority;
+    int gpus;             /* whole GPUs asked with "gpus"/"gpu" >= 1, else 0 */
+    int gpu_milli;        /* per placed GPU; 0 = no GPU */
+    int gpu_count;        /* number of GPUs to place (0 or 1 for fractions, N for whole) */
+    uint64_t gpu_mem;     /* per placed GPU, bytes */
+    int cpu_milli;        /* 0 = no limit */
+    uint64_t mem;         /* 0 = no limit */
+    char *placement_json; /* JSON array, NULL until placed */
+    bool simulated;
+    int64_t submitted_ms, started_ms, finished_ms; /* 0 = not yet */
+    bool has_exit_code;
+    int exit_code;
+    int signal; /* 0 = none */
+    int shim_pid, job_pid;
+    uint64_t shim_start; /* /proc/PID/stat starttime of the shim, 0 = unknown */
+    int64_t cancel_ms;   /* when a cancel of the running job was asked, 0 = never */
+} tstore_job_t;
+
+typedef struct {
+    char name[TSTORE_NAME_MAX + 1];
+    char role[8]; /* "admin" or "user" */
+    int64_t created_ms;
+} tstore_user_t;
+
+typedef struct {
+    int64_t id;
+    char user[TSTORE_NAME_MAX + 1];
+    char name[65];
+    int64_t created_ms;
+} tstore_token_t;
+
+typedef struct {
+    char name[TSTORE_NAME_MAX + 1];
+    int priority;
+    int64_t max_gpu_milli; /* -1 = no cap */
+    int64_t created_ms;
+    int weight;                  /* fair share among queues, >= 1 (0 is stored as 1) */
+    int64_t guarantee_gpu_milli; /* -1 = not governed (no reclaim) */
+} tstore_queue_t;
+
+/* Filter for tstore_jobs_list. */
+typedef struct {
+    const char *user;    /* NULL = any */
+    const char *queue;   /* NULL = any */
+    unsigned state_mask; /* bit (1 << state); 0 = all */
+    int64_t after;       /* id > after */
+    int limit;           /* > 0 */
+} tstore_job_filter_t;
+
+/* Called once per row; the job is valid only during the call.  Return non-zero to stop. */
+typedef int (*tstore_job_f)(const tstore_job_t *job, void *arg);
+
+/* Open (create, migrate) the store at path.  Returns NULL with errno and err on failure. */
+tstore_t *tstore_open(const char *path, tsl_error_t *err);
+void tstore_close(tstore_t *st);
+
+/* Schema version after migrations. */
+int tstore_schema_version(tstore_t *st);
+
+/* Transactions, for changes that must happen together (BEGIN IMMEDIATE / COMMIT / ROLLBACK). */
+int tstore_begin(tstore_t *st, tsl_error_t *err);
+int tstore_commit(tstore_t *st, tsl_error_t *err);
+void tstore_rollback(tstore_t *st);
+
+/* meta: small key/value pairs (instance id).  get copies at most len-1 bytes; ENOENT if absent. */
+int tstore_meta_get(tstore_t *st, const char *key, char *buf, size_t len, tsl_error_t *err);
+int tstore_meta_set(tstore_t *st, const char *key, const char *value, tsl_error_t *err);
+
+/* Users. */
+int tstore_user_add(tstore_t *st, const char *name, const char *role, int64_t now_ms,
+                    tsl_error_t *err);
+int tstore_user_get(tstore_t *st, const char *name, tstore_user_t *out, tsl_error_t *err);
+/* Calls cb for each user by name; cb returns non-zero to stop.  Returns 0 or -1. */
+int tstore_user_list(tstore_t *st, int (*cb)(const tstore_user_t *, void *), void *arg,
+                     tsl_error_t *err);
+/* Deletes the user and their tokens (jobs stay).  ENOENT if absent. */
+int tstore_user_del(tstore_t *st, const char *name, tsl_error_t *err);
+int tstore_user_count(tstore_t *st, int64_t *n, tsl_error_t *err);
+
+/* Tokens: hash is the 32-byte SHA-256 of the secret.  add returns the new id or -1. */
+int64_t tstore_token_add(tstore_t *st, const char *user, const char *name,
+                         const unsigned char hash[32], int64_t now_ms, tsl_error_t *err);
+/* Resolves a hash to its token and owner.  ENOENT if unknown. */
+int tstore_token_auth(tstore_t *st, const unsigned char hash[32], tstore_token_t *tok,
+                      tstore_user_t *user, tsl_error_t *err);
+int tstore_token_get(tstore_t *st, int64_t id, tstore_token_t *out, tsl_error_t *err);
+/* user NULL = all tokens. */
+int tstore_token_list(tstore_t *st, const char *user, int (*cb)(const tstore_token_t *, void *),
+                      void *arg, tsl_error_t *err);
+int tstore_token_del(tstore_t *st, int64_t id, tsl_error_t *err);
+
+/* Queues. */
+int tstore_queue_add(tstore_t *st, const tstore_queue_t *q, tsl_error_t *err);
+int tstore_queue_get(tstore_t *st, const char *name, tstore_queue_t *out, tsl_error_t *err);
+int tstore_queue_update(tstore_t *st, const tstore_queue_t *q, tsl_error_t *err);
+int tstore_queue_list(tstore_t *st, int (*cb)(const tstore_queue_t *, void *), void *arg,
+                      tsl_error_t *err);
+int tstore_queue_del(tstore_t *st, const char *name, tsl_error_t *err);
+/* Active job counts of a queue (pending, running) and milli-GPUs its running jobs hold. */
+int tstore_queue_usage(tstore_t *st, const char *name, int64_t *pending, int64_t *running,
+                       int64_t *gpu_milli, tsl_error_t *err);
+
+/* Jobs.  job_add inserts *job as pending (with job->reason, may be NULL) and sets job->id
+ * and job->state.  Returns 0 or -1. */
+int tstore_job_add(tstore_t *st, tstore_job_t *job, tsl_error_t *err);
+/* Loads a job into *out (caller clears it).  ENOENT if absent. */
+int tstore_job_get(tstore_t *st, int64_t id, tstore_job_t *out, tsl_error_t *err);
+int tstore_job_list(tstore_t *st, const tstore_job_filter_t *f, tstore_job_f cb, void *arg,
+                    tsl_error_t *err);
+/* Pending jobs in interim scheduling order: queue priority desc, job priority desc, id asc;
+ * at most limit of them. */
+int tstore_job_pending(tstore_t *st, int limit, tstore_job_f cb, void *arg, tsl_error_t *err);
+/* pending -> running with placement and start time. */
+int tstore_job_set_running(tstore_t *st, int64_t id, const char *placement_json, int64_t now_ms,
+                           tsl_error_t *err);
+int tstore_job_set_pids(tstore_t *st, int64_t id, int shim_pid, uint64_t shim_start, int job_pid,
+                        tsl_error_t *err);
+/* active -> final state.  exit_code < 0: none.  reason may be NULL. */
+int tstore_job_finish(tstore_t *st, int64_t id, tstore_state_t state, const char *reason,
+                      int exit_code, int sig, int64_t now_ms, tsl_error_t *err);
+int tstore_job_set_cancel(tstore_t *st, int64_t id, int64_t now_ms, tsl_error_t *err);
+int tstore_job_set_reason(tstore_t *st, int64_t id, const char *reason, tsl_error_t *err);
+/* Number of jobs in each state; counts[TSTORE_NSTATES]. */
+int tstore_job_counts(tstore_t *st, int64_t counts[TSTORE_NSTATES], tsl_error_t *err);
+int tstore_user_active_jobs(tstore_t *st, const char *user, int64_t *n, tsl_error_t *err);
+
+void tstore_job_clear(tstore_job_t *job);
+
+#endif

@@ -1,0 +1,229 @@
+/* test_store.c - libstore: migrations, users/tokens, queues, job lifecycle, reopen. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "libstore/store.h"
+
+static char dir[64];
+static char path[128];
+
+static int setup(void **state)
+{
+    snprintf(dir, sizeof dir, "/tmp/tessel-store-XXXXXX");
+    if (!mkdtemp(dir))
+        return -1;
+    snprintf(path, sizeof path, "%s/tessel.db", dir);
+    *state = NULL;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void add_job(tstore_t *st, const char *user, const char *queue, int prio, int64_t *id)
+{
+    tstore_job_t j = {0};
+    j.user = (char *)user;
+    j.argv_json = (char *)"[\"true\"]";
+    j.env_json = (char *)"{}";
+    j.queue = (char *)queue;
+    j.klass = TSTORE_CLASS_TRAINING;
+    j.priority = prio;
+    j.gpu_milli = 500;
+    j.gpu_count = 1;
+    j.gpu_mem = 1u << 30;
+    j.submitted_ms = 1000;
+    assert_int_equal(tstore_job_add(st, &j, NULL), 0);
+    *id = j.id;
+}
+
+static int collect(const tstore_job_t *j, void *arg)
+{
+    int64_t *ids = arg;
+    ids[++ids[0]] = j->id;
+    return 0;
+}
+
+static void test_names(void **state)
+{
+    assert_true(tstore_name_valid("alice"));
+    assert_true(tstore_name_valid("a-b_9"));
+    assert_false(tstore_name_valid(""));
+    assert_false(tstore_name_valid("Alice"));
+    assert_false(tstore_name_valid("9a"));
+    assert_false(tstore_name_valid("a b"));
+    assert_false(tstore_name_valid("abcdefghijklmnopqrstuvwxyz0123456"));
+    assert_int_equal(tstore_state_parse("preempted"), TSTORE_PREEMPTED);
+    assert_int_equal(tstore_state_parse("nope"), -1);
+    assert_string_equal(tstore_class_name(TSTORE_CLASS_INFERENCE), "inference");
+    assert_int_equal(tstore_class_parse("interactive"), TSTORE_CLASS_INTERACTIVE);
+}
+
+static void test_users_tokens(void **state)
+{
+    tsl_error_t err;
+    tstore_t *st = tstore_open(path, &err);
+    assert_non_null(st);
+    assert_int_equal(tstore_user_add(st, "alice", "user", 5, NULL), 0);
+    assert_int_equal(tstore_user_add(st, "alice", "user", 5, &err), -1);
+    assert_int_equal(errno, EEXIST);
+    assert_non_null(strstr(err.text, "already exists"));
+    unsigned char h[32] = {1, 2, 3};
+    int64_t tid = tstore_token_add(st, "alice", "laptop", h, 7, NULL);
+    assert_true(tid > 0);
+    tstore_token_t tok;
+    tstore_user_t u;
+    assert_int_equal(tstore_token_auth(st, h, &tok, &u, NULL), 0);
+    assert_string_equal(u.name, "alice");
+    assert_string_equal(u.role, "user");
+    assert_int_equal(tok.id, tid);
+    assert_string_equal(tok.name, "laptop");
+    unsigned char other[32] = {9};
+    assert_int_equal(tstore_token_auth(st, other, &tok, &u, NULL), -1);
+    assert_int_equal(errno, ENOENT);
+    /* Deleting the user revokes the token. */
+    assert_int_equal(tstore_user_del(st, "alice", NULL), 0);
+    assert_int_equal(tstore_token_auth(st, h, &tok, &u, NULL), -1);
+    assert_int_equal(errno, ENOENT);
+    assert_int_equal(tstore_user_del(st, "alice", NULL), -1);
+    assert_int_equal(errno, ENOENT);
+    tstore_close(st);
+}
+
+static void test_jobs(void **state)
+{
+    tsl_error_t err;
+    tstore_t *st = tstore_open(path, &err);
+    assert_non_null(st);
+    tstore_queue_t q = {.name = "high",
+                        .priority = 10,
+                        .max_gpu_milli = -1,
+                        .guarantee_gpu_milli = -1,
+                        .created_ms = 1};
+    assert_int_equal(tstore_queue_add(st, &q, NULL), 0);
+    int64_t a, b, c, d;
+    add_job(st, "alice", "default", 0, &a);
+    add_job(st, "bob", "default", 5, &b);
+    add_job(st, "alice", "high", 0, &c);
+    add_job(st, "bob", "default", 5, &d);
+    /* Interim order: queue priority, job priority, id. */
+    int64_t ids[8] = {0};
+    assert_int_equal(tstore_job_pending(st, 100, collect, ids, NULL), 0);
+    assert_int_equal(ids[0], 4);
+    assert_int_equal(ids[1], c);
+    assert_int_equal(ids[2], b);
+    assert_int_equal(ids[3], d);
+    assert_int_equal(ids[4], a);
+    /* Filters. */
+    memset(ids, 0, sizeof ids);
+    tstore_job_filter_t f = {.user = "alice", .limit = 10};
+    assert_int_equal(tstore_job_list(st, &f, collect, ids, NULL), 0);
+    assert_int_equal(ids[0], 2);
+    assert_int_equal(ids[1], a);
+    assert_int_equal(ids[2], c);
+    /* Lifecycle. */
+    assert_int_equal(tstore_job_set_running(st, b, "[{\"gpu\":0}]", 2000, NULL), 0);
+    assert_int_equal(tstore_job_set_running(st, b, "[]", 2000, NULL), -1);
+    assert_int_equal(errno, ENOENT);
+    assert_int_equal(tstore_job_set_pids(st, b, 100, 12345, 101, NULL), 0);
+    int64_t pend, run, milli;
+    assert_int_equal(tstore_queue_usage(st, "default", &pend, &run, &milli, NULL), 0);
+    assert_int_equal(pend, 2);
+    assert_int_equal(run, 1);
+    assert_int_equal(milli, 500);
+    assert_int_equal(
+        tstore_job_finish(st, b, TSTORE_FAILED, "exited with status 3", 3, 0, 3000, NULL), 0);
+    assert_int_equal(tstore_job_finish(st, b, TSTORE_SUCCEEDED, NULL, 0, 0, 3000, NULL), -1);
+    tstore_job_t j;
+    assert_int_equal(tstore_job_get(st, b, &j, NULL), 0);
+    assert_int_equal(j.state, TSTORE_FAILED);
+    assert_true(j.has_exit_code);
+    assert_int_equal(j.exit_code, 3);
+    assert_int_equal(j.shim_pid, 100);
+    assert_int_equal(j.shim_start, 12345);
+    assert_string_equal(j.reason, "exited with status 3");
+    assert_string_equal(j.placement_json, "[{\"gpu\":0}]");
+    tstore_job_clear(&j);
+    assert_int_equal(tstore_job_get(st, 999, &j, NULL), -1);
+    assert_int_equal(errno, ENOENT);
+    memset(ids, 0, sizeof ids);
+    f = (tstore_job_filter_t){.state_mask = 1u << TSTORE_FAILED, .limit = 10};
+    assert_int_equal(tstore_job_list(st, &f, collect, ids, NULL), 0);
+    assert_int_equal(ids[0], 1);
+    assert_int_equal(ids[1], b);
+    int64_t counts[TSTORE_NSTATES];
+    assert_int_equal(tstore_job_counts(st, counts, NULL), 0);
+    assert_int_equal(counts[TSTORE_PENDING], 3);
+    assert_int_equal(counts[TSTORE_FAILED], 1);
+    tstore_close(st);
+
+    /* Reopen: everything committed is there, the schema is not re-applied. */
+    st = tstore_open(path, &err);
+    assert_non_null(st);
+    assert_int_equal(tstore_schema_version(st), 2);
+    tstore_queue_t hq;
+    assert_int_equal(tstore_queue_get(st, "high", &hq, NULL), 0);
+    assert_int_equal(hq.priority, 10);
+    assert_int_equal(hq.weight, 1); /* 0 is stored as 1 */
+    assert_int_equal(hq.guarantee_gpu_milli, -1);
+    hq.weight = 3;
+    hq.max_gpu_milli = 2000;
+    hq.guarantee_gpu_milli = 500;
+    assert_int_equal(tstore_queue_update(st, &hq, NULL), 0);
+    assert_int_equal(tstore_queue_get(st, "high", &hq, NULL), 0);
+    assert_int_equal(hq.weight, 3);
+    assert_int_equal(hq.max_gpu_milli, 2000);
+    assert_int_equal(hq.guarantee_gpu_milli, 500);
+    memset(ids, 0, sizeof ids);
+    f = (tstore_job_filter_t){.limit = 10};
+    assert_int_equal(tstore_job_list(st, &f, collect, ids, NULL), 0);
+    assert_int_equal(ids[0], 4);
+    memset(ids, 0, sizeof ids);
+    f = (tstore_job_filter_t){.after = b, .limit = 1};
+    assert_int_equal(tstore_job_list(st, &f, collect, ids, NULL), 0);
+    assert_int_equal(ids[0], 1);
+    assert_int_equal(ids[1], c);
+    tstore_close(st);
+}
+
+static void test_transaction(void **state)
+{
+    tstore_t *st = tstore_open(path, NULL);
+    assert_non_null(st);
+    assert_int_equal(tstore_begin(st, NULL), 0);
+    assert_int_equal(tstore_user_add(st, "carol", "user", 1, NULL), 0);
+    tstore_rollback(st);
+    tstore_user_t u;
+    assert_int_equal(tstore_user_get(st, "carol", &u, NULL), -1);
+    assert_int_equal(errno, ENOENT);
+    assert_int_equal(tstore_meta_set(st, "instance", "abc", NULL), 0);
+    char buf[16];
+    assert_int_equal(tstore_meta_get(st, "instance", buf, sizeof buf, NULL), 0);
+    assert_string_equal(buf, "abc");
+    assert_int_equal(tstore_meta_get(st, "nope", buf, sizeof buf, NULL), -1);
+    assert_int_equal(errno, ENOENT);
+    tstore_close(st);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_names),
+        cmocka_unit_test_setup_teardown(test_users_tokens, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_jobs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_transaction, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,44 @@
+# The web console (docs/console.md).  Its sources are the static files in web/ (no build step:
+# plain ES modules and CSS); tesseld serves them at / (src/daemon/api/console.c).
+#
+# `make` installs the served files (index.html, app/, vendor/) into $(O)/share/tessel/web, where
+# tesseld looks by default (BINDIR/../share/tessel/web; --web-root DIR overrides).  uPlot's dist
+# files are committed in web/vendor/uplot-<version>/ (MIT, with its LICENSE) so that building and
+# serving the console needs neither npm nor the network; web/package-lock.json pins the same
+# version, and the browser test checks that the committed copy is byte-identical to it.
+# npm is needed only for the browser test (playwright-core): the test's prerequisite below runs
+# `npm ci` in web/ when web/node_modules is missing or older than the lock file.
+CONSOLE_SRC := web/index.html $(wildcard web/app/*.*) $(wildcard web/vendor/*/*)
+CONSOLE_FILES := $(CONSOLE_SRC:web/%=$(O)/share/tessel/web/%)
+all: $(CONSOLE_FILES)
+$(O)/share/tessel/web/%: web/%
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+CONSOLE_NODE := web/node_modules/.package-lock.json
+$(CONSOLE_NODE): web/package-lock.json web/package.json
+	@if command -v npm >/dev/null 2>&1; then \
+	    echo "console: npm ci in web/ (playwright-core and uplot for the browser test)"; \
+	    (cd web && npm ci --no-audit --no-fund --loglevel=error) || \
+	        echo "console: npm ci failed; the browser test will skip"; \
+	else \
+	    echo "console: no npm; the browser test will skip (scripts/install-deps.sh --browser)"; \
+	fi
+
+# `make test` (deps) also installs Chromium, and Node.js/npm when absent.
+.PHONY: console-deps
+deps: console-deps
+console-deps:
+	@scripts/install-deps.sh --browser
+
+# Copy the browser test's representative screenshots into docs/screenshots/ (docs/console.md
+# shows them) after a run of tests/t/t7001-console-browser.t.
+CONSOLE_SHOTS := signin overview newjob-error job-running jobs queues users overview-dark \
+                 phone-overview phone-jobs
+.PHONY: console-screenshots
+console-screenshots:
+	@mkdir -p docs/screenshots
+	@for s in $(CONSOLE_SHOTS); do \
+	    cp $(O)/screenshots/console/[0-9][0-9]-$$s.png docs/screenshots/console-$$s.png || exit 1; \
+	done
+	@echo "console: $(words $(CONSOLE_SHOTS)) screenshots copied to docs/screenshots/"

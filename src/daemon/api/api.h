@@ -1,0 +1,60 @@
+/* api.h - helpers shared by the API handlers (one file per resource) and their prototypes.
+ *
+ * A handler's shape:
+ *     tessd_caller_t who;
+ *     if (!api_enter(d, req, rep, &who))   takes the big lock and checks the token
+ *         return;                          (401 answered, lock released)
+ *     ... store / cluster work ...
+ *     api_leave(d);
+ */
+#ifndef TESSEL_DAEMON_API_H
+#define TESSEL_DAEMON_API_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "daemon/daemon.h"
+
+bool api_enter(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, tessd_caller_t *who);
+void api_leave(tessd_t *d);
+/* false after answering 403 when the caller is not an admin. */
+bool api_require_admin(const tessd_caller_t *who, thttp_reply_t *rep);
+
+/* RFC 3339 UTC with milliseconds, or JSON null for 0. */
+json_t *api_time(int64_t ms);
+/* Positive decimal id; 0 or -1. */
+int api_parse_id(const char *s, int64_t *id);
+/* A size field: JSON integer (bytes) or string ("8G").  Must be > 0.  0, or -1 with 400. */
+int api_get_size(json_t *v, const char *field, uint64_t *out, thttp_reply_t *rep);
+/* Answer from a store failure (errno + text). */
+void api_store_error(thttp_reply_t *rep, const tsl_error_t *err);
+
+json_t *api_job_json(tessd_t *d, const tstore_job_t *j);
+/* Bytes a running job's slice file reports in use on GPU g (0 when unknown).  Lock held. */
+uint64_t api_slice_used(tessd_t *d, const tessd_run_t *r, int g);
+
+void api_healthz(thttp_req_t *, thttp_reply_t *, void *);
+void api_metrics(thttp_req_t *, thttp_reply_t *, void *);
+void api_whoami(thttp_req_t *, thttp_reply_t *, void *);
+void api_jobs_submit(thttp_req_t *, thttp_reply_t *, void *);
+void api_jobs_list(thttp_req_t *, thttp_reply_t *, void *);
+void api_jobs_get(thttp_req_t *, thttp_reply_t *, void *);
+void api_jobs_cancel(thttp_req_t *, thttp_reply_t *, void *);
+void api_jobs_logs(thttp_req_t *, thttp_reply_t *, void *);
+void api_nodes_list(thttp_req_t *, thttp_reply_t *, void *);
+void api_gpus_list(thttp_req_t *, thttp_reply_t *, void *);
+void api_queues_list(thttp_req_t *, thttp_reply_t *, void *);
+void api_queues_get(thttp_req_t *, thttp_reply_t *, void *);
+void api_queues_create(thttp_req_t *, thttp_reply_t *, void *);
+void api_queues_update(thttp_req_t *, thttp_reply_t *, void *);
+void api_queues_delete(thttp_req_t *, thttp_reply_t *, void *);
+void api_users_list(thttp_req_t *, thttp_reply_t *, void *);
+void api_users_get(thttp_req_t *, thttp_reply_t *, void *);
+void api_users_create(thttp_req_t *, thttp_reply_t *, void *);
+void api_users_delete(thttp_req_t *, thttp_reply_t *, void *);
+void api_tokens_list(thttp_req_t *, thttp_reply_t *, void *);
+void api_tokens_create(thttp_req_t *, thttp_reply_t *, void *);
+void api_tokens_delete(thttp_req_t *, thttp_reply_t *, void *);
+
+#endif

@@ -1,0 +1,496 @@
+/* jobs.c - /v1/jobs: submit, list, get, cancel (logs are in logs.c). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "daemon/api/api.h"
+
+/* Limits of a job spec, with their reasons: argv and env are bounded so that one job's
+ * record stays well under the 64 KiB body limit and the kernel's ARG_MAX. */
+#define MAX_ARGV     256
+#define MAX_ENV      256
+#define MAX_NAME     64
+#define MAX_PRIORITY 1000
+
+json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "id", json_integer(j->id));
+    json_object_set_new(o, "user", json_string(j->user));
+    json_object_set_new(o, "name", j->name ? json_string(j->name) : json_null());
+    json_t *argv = json_loads(j->argv_json, 0, NULL);
+    json_object_set_new(o, "argv", argv ? argv : json_array());
+    json_object_set_new(o, "shell", json_boolean(j->shell));
+    char dir[PATH_MAX];
+    tessd_job_dir(d, j->id, dir, sizeof dir);
+    json_object_set_new(o, "cwd", json_string(j->cwd ? j->cwd : dir));
+    json_object_set_new(o, "state", json_string(tstore_state_name(j->state)));
+    json_object_set_new(o, "reason", j->reason ? json_string(j->reason) : json_null());
+    json_object_set_new(o, "queue", json_string(j->queue));
+    json_object_set_new(o, "class", json_string(tstore_class_name(j->klass)));
+    json_object_set_new(o, "priority", json_integer(j->priority));
+    double gpu = j->gpus ? (double)j->gpus : j->gpu_milli / 1000.0;
+    json_object_set_new(o, "gpu", json_real(gpu));
+    json_object_set_new(o, "gpus", j->gpus ? json_integer(j->gpus) : json_null());
+    json_object_set_new(o, "gpu_milli", json_integer(j->gpu_milli));
+    json_object_set_new(o, "gpu_mem", json_integer((json_int_t)j->gpu_mem));
+    json_object_set_new(o, "cpu", j->cpu_milli ? json_real(j->cpu_milli / 1000.0) : json_null());
+    json_object_set_new(o, "mem", j->mem ? json_integer((json_int_t)j->mem) : json_null());
+    json_t *pl = j->placement_json ? json_loads(j->placement_json, 0, NULL) : NULL;
+    json_object_set_new(o, "placement", pl ? pl : json_array());
+    json_object_set_new(o, "simulated", json_boolean(j->simulated));
+    json_object_set_new(o, "submitted_at", api_time(j->submitted_ms));
+    json_object_set_new(o, "started_at", api_time(j->started_ms));
+    json_object_set_new(o, "finished_at", api_time(j->finished_ms));
+    json_object_set_new(o, "exit_code",
+                        j->has_exit_code ? json_integer(j->exit_code) : json_null());
+    json_object_set_new(o, "signal", j->signal ? json_integer(j->signal) : json_null());
+    return o;
+}
+
+static const char *const submit_fields[] = {
+    "argv",    "shell", "name", "cwd",   "env",   "gpu",      "gpus",
+    "gpu_mem", "cpu",   "mem",  "queue", "class", "priority", NULL,
+};
+
+#define BAD(field, ...)                                                                            \
+    do {                                                                                           \
+        thttp_error(rep, 400, "invalid_value", field, __VA_ARGS__);                                \
+        return -1;                                                                                 \
+    } while (0)
+
+/* Validate a submission into *j (strings point into body).  0, or -1 with rep filled. */
+static int parse_submit(tessd_t *d, json_t *body, tstore_job_t *j, thttp_reply_t *rep)
+{
+    if (thttp_check_fields(body, submit_fields, rep) < 0)
+        return -1;
+    json_t *argv = json_object_get(body, "argv");
+    if (!argv) {
+        thttp_error(rep, 400, "missing_field", "argv", "argv is required");
+        return -1;
+    }
+    if (!json_is_array(argv) || json_array_size(argv) == 0 || json_array_size(argv) > MAX_ARGV)
+        BAD("argv", "argv must be an array of 1 to %d strings", MAX_ARGV);
+    size_t i;
+    json_t *v;
+    json_array_foreach(argv, i, v)
+    {
+        if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
+            BAD("argv", "argv[%zu] must be a string without NUL bytes", i);
+        if (i == 0 && json_string_length(v) == 0)
+            BAD("argv", "argv[0] must not be empty");
+    }
+    v = json_object_get(body, "shell");
+    if (v && !json_is_boolean(v))
+        BAD("shell", "shell must be true or false");
+    j->shell = v && json_is_true(v);
+    if (j->shell && json_array_size(argv) != 1)
+        BAD("argv", "with shell, argv must hold exactly one string (the command line)");
+    v = json_object_get(body, "name");
+    if (v && !json_is_null(v)) {
+        if (!json_is_string(v) || json_string_length(v) > MAX_NAME)
+            BAD("name", "name must be a string of at most %d bytes", MAX_NAME);
+        j->name = (char *)json_string_value(v);
+    }
+    v = json_object_get(body, "cwd");
+    if (v && !json_is_null(v)) {
+        struct stat sb;
+        if (!json_is_string(v) || json_string_value(v)[0] != '/' ||
+            json_string_length(v) >= PATH_MAX)
+            BAD("cwd", "cwd must be an absolute path");
+        if (stat(json_string_value(v), &sb) < 0 || !S_ISDIR(sb.st_mode))
+            BAD("cwd", "cwd '%s' is not a directory on this node", json_string_value(v));
+        j->cwd = (char *)json_string_value(v);
+    }
+    v = json_object_get(body, "env");
+    if (v && !json_is_null(v)) {
+        if (!json_is_object(v) || json_object_size(v) > MAX_ENV)
+            BAD("env", "env must be an object of at most %d strings", MAX_ENV);
+        const char *k;
+        json_t *ev;
+        json_object_foreach(v, k, ev)
+        {
+            if (!*k || strchr(k, '='))
+                BAD("env", "env name '%s' is empty or holds '='", k);
+            if (!json_is_string(ev) || strlen(json_string_value(ev)) != json_string_length(ev))
+                BAD("env", "env '%s' must be a string without NUL bytes", k);
+        }
+    }
+    json_t *gpu = json_object_get(body, "gpu"), *gpus = json_object_get(body, "gpus");
+    if (gpu && json_is_null(gpu))
+        gpu = NULL;
+    if (gpus && json_is_null(gpus))
+        gpus = NULL;
+    if (gpu && gpus)
+        BAD("gpus", "give gpu or gpus, not both");
+    if (gpu) {
+        if (!json_is_number(gpu))
+            BAD("gpu", "gpu must be a number");
+        double g = json_number_value(gpu);
+        if (!(g > 0) || !isfinite(g))
+            BAD("gpu", "gpu must be above 0");
+        if (g <= 1.0) {
+            long milli = lround(g * 1000.0);
+            if (milli < 1 || fabs(g * 1000.0 - (double)milli) > 1e-6)
+                BAD("gpu", "gpu %g: a fraction of a GPU has at most 3 decimals (0.001..1)", g);
+            j->gpu_milli = (int)milli;
+            j->gpu_count = 1;
+            if (milli == 1000)
+                j->gpus = 1;
+        } else {
+            if (g != floor(g))
+                BAD("gpu", "gpu %g: above 1, ask for whole GPUs (2, 3, ...), not a fraction", g);
+            if (g > TSCHED_MAX_NODE_GPUS) {
+                thttp_error(rep, 422, "unsatisfiable", "gpu", "gpu %g: a node has at most %d GPUs",
+                            g, d->ngpus);
+                return -1;
+            }
+            j->gpus = (int)g;
+        }
+    }
+    if (gpus) {
+        if (!json_is_integer(gpus) || json_integer_value(gpus) < 1)
+            BAD("gpus", "gpus must be a whole number of at least 1");
+        if (json_integer_value(gpus) > TSCHED_MAX_NODE_GPUS) {
+            thttp_error(rep, 422, "unsatisfiable", "gpus", "gpus %lld: a node has at most %d GPUs",
+                        (long long)json_integer_value(gpus), d->ngpus);
+            return -1;
+        }
+        j->gpus = (int)json_integer_value(gpus);
+    }
+    if (j->gpus) {
+        j->gpu_count = j->gpus;
+        j->gpu_milli = TSCHED_MILLI;
+    }
+    v = json_object_get(body, "gpu_mem");
+    if (v && !json_is_null(v)) {
+        if (!j->gpu_count)
+            BAD("gpu_mem", "gpu_mem needs gpu or gpus");
+        if (api_get_size(v, "gpu_mem", &j->gpu_mem, rep) < 0)
+            return -1;
+    } else if (j->gpu_count) {
+        /* Default: the job's share of the smallest GPU, so it fits on any of them. */
+        j->gpu_mem =
+            (uint64_t)((unsigned __int128)d->min_gpu_mem * (unsigned)j->gpu_milli / TSCHED_MILLI);
+    }
+    v = json_object_get(body, "cpu");
+    if (v && !json_is_null(v)) {
+        if (!json_is_number(v) || !(json_number_value(v) > 0) || !isfinite(json_number_value(v)))
+            BAD("cpu", "cpu must be a number of cores above 0");
+        double c = json_number_value(v);
+        if (c > 1e6) {
+            thttp_error(rep, 422, "unsatisfiable", "cpu", "cpu %g: this node has %ld CPUs", c,
+                        d->ncpus);
+            return -1;
+        }
+        j->cpu_milli = (int)lround(c * 1000.0);
+        if (j->cpu_milli < 1)
+            j->cpu_milli = 1;
+    }
+    v = json_object_get(body, "mem");
+    if (v && !json_is_null(v) && api_get_size(v, "mem", &j->mem, rep) < 0)
+        return -1;
+    v = json_object_get(body, "queue");
+    if (v && !json_is_null(v)) {
+        if (!json_is_string(v) || !tstore_name_valid(json_string_value(v)))
+            BAD("queue", "queue must be a queue name");
+        j->queue = (char *)json_string_value(v);
+    } else {
+        j->queue = (char *)"default";
+    }
+    v = json_object_get(body, "class");
+    j->klass = TSTORE_CLASS_TRAINING;
+    if (v && !json_is_null(v)) {
+        int c = json_is_string(v) ? tstore_class_parse(json_string_value(v)) : -1;
+        if (c < 0)
+            BAD("class", "class must be interactive, training or inference");
+        j->klass = (tstore_class_t)c;
+    }
+    v = json_object_get(body, "priority");
+    if (v && !json_is_null(v)) {
+        if (!json_is_integer(v) || json_integer_value(v) < -MAX_PRIORITY ||
+            json_integer_value(v) > MAX_PRIORITY)
+            BAD("priority", "priority must be a whole number from %d to %d", -MAX_PRIORITY,
+                MAX_PRIORITY);
+        j->priority = (int)json_integer_value(v);
+    }
+    return 0;
+}
+
+/* 422 when the request could never run on this node, even with nothing else running. */
+static int check_satisfiable(tessd_t *d, const tstore_job_t *j, thttp_reply_t *rep)
+{
+    if (j->gpu_count > d->ngpus) {
+        thttp_error(rep, 422, "unsatisfiable", j->gpus ? "gpus" : "gpu",
+                    "%d GPU(s) asked, this node has %d", j->gpu_count, d->ngpus);
+        return -1;
+    }
+    if (j->gpu_count && j->gpu_mem > d->max_gpu_mem) {
+        thttp_error(rep, 422, "unsatisfiable", "gpu_mem",
+                    "gpu_mem of %llu bytes is more than the largest GPU's %llu",
+                    (unsigned long long)j->gpu_mem, (unsigned long long)d->max_gpu_mem);
+        return -1;
+    }
+    if (j->cpu_milli > d->ncpus * 1000) {
+        thttp_error(rep, 422, "unsatisfiable", "cpu", "cpu %.3f: this node has %ld CPUs",
+                    j->cpu_milli / 1000.0, d->ncpus);
+        return -1;
+    }
+    if (j->mem > d->mem_total) {
+        thttp_error(rep, 422, "unsatisfiable", "mem",
+                    "mem of %llu bytes is more than this node's %llu", (unsigned long long)j->mem,
+                    (unsigned long long)d->mem_total);
+        return -1;
+    }
+    tsched_job_t req;
+    tsched_member_t m;
+    tsched_reason_t why = TSCHED_FIT;
+    tessd_job_request(j, &req);
+    int rc = tsched_place(d->empty, d->check_policy, &req, &m, &why);
+    if (rc != 0) {
+        thttp_error(rep, rc < 0 ? 400 : 422, rc < 0 ? "invalid_value" : "unsatisfiable", NULL,
+                    "this job can never run on this node: %s", tsched_reason_str(why));
+        return -1;
+    }
+    return 0;
+}
+
+void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    tessd_t *d = ctx;
+    /* Parse and validate before taking the lock: most of the work needs no shared state. */
+    json_t *body = thttp_body_object(req, rep, 0);
+    if (!body)
+        return;
+    tessd_caller_t who;
+    if (!api_enter(d, req, rep, &who)) {
+        json_decref(body);
+        return;
+    }
+    tstore_job_t j = {0};
+    char *argv_s = NULL, *env_s = NULL;
+    if (parse_submit(d, body, &j, rep) < 0 || check_satisfiable(d, &j, rep) < 0)
+        goto out;
+    tstore_queue_t q;
+    tsl_error_t err;
+    if (tstore_queue_get(d->store, j.queue, &q, &err) < 0) {
+        if (errno == ENOENT)
+            thttp_error(rep, 400, "invalid_value", "queue", "no queue named '%s'", j.queue);
+        else
+            api_store_error(rep, &err);
+        goto out;
+    }
+    /* libsched runs only training jobs beyond their queue's guarantee: the other classes
+     * must fit within it, or they could never start. */
+    int64_t want = (int64_t)j.gpu_count * j.gpu_milli;
+    if (j.klass != TSTORE_CLASS_TRAINING && q.guarantee_gpu_milli >= 0 &&
+        want > q.guarantee_gpu_milli) {
+        thttp_error(rep, 422, "unsatisfiable", "class",
+                    "a %s job must fit within queue '%s''s guarantee of %lld milli-GPU "
+                    "(it asks for %lld); only training jobs may run beyond it",
+                    tstore_class_name(j.klass), q.name, (long long)q.guarantee_gpu_milli,
+                    (long long)want);
+        goto out;
+    }
+    argv_s = json_dumps(json_object_get(body, "argv"), JSON_COMPACT);
+    json_t *env = json_object_get(body, "env");
+    env_s = env && json_is_object(env) ? json_dumps(env, JSON_COMPACT) : strdup("{}");
+    if (!argv_s || !env_s) {
+        thttp_error(rep, 500, "internal", NULL, "out of memory");
+        goto out;
+    }
+    j.user = who.user;
+    j.argv_json = argv_s;
+    j.env_json = env_s;
+    j.simulated = j.gpu_count > 0 && d->simulated;
+    j.submitted_ms = tessd_now_ms();
+    /* Committed before the answer: an acknowledged job survives a crash of tesseld.  The
+     * tick hands it to libsched (and says why it waits, if it does). */
+    if (tstore_job_add(d->store, &j, &err) < 0) {
+        api_store_error(rep, &err);
+        goto out;
+    }
+    if (tessd_inbox_submit(d, &j, q.max_gpu_milli) < 0)
+        tessd_log("job %lld: inbox full; the scheduler will read it from the store",
+                  (long long)j.id);
+    thttp_json(rep, 201, api_job_json(d, &j));
+    snprintf(rep->location, sizeof rep->location, "/v1/jobs/%lld", (long long)j.id);
+    d->sched_dirty = true;
+    tessd_wake(d);
+out:
+    api_leave(d);
+    free(argv_s);
+    free(env_s);
+    json_decref(body);
+}
+
+typedef struct {
+    tessd_t *d;
+    json_t *arr;
+} list_ctx_t;
+
+static int add_job(const tstore_job_t *j, void *arg)
+{
+    list_ctx_t *c = arg;
+    json_array_append_new(c->arr, api_job_json(c->d, j));
+    return 0;
+}
+
+void api_jobs_list(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    tessd_t *d = ctx;
+    tstore_job_filter_t f = {.limit = 1000};
+    const char *s = thttp_query(req, "state");
+    if (s) {
+        char buf[128];
+        snprintf(buf, sizeof buf, "%s", s);
+        for (char *save, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            int st = tstore_state_parse(t);
+            if (strcmp(t, "active") == 0)
+                f.state_mask |= 1u << TSTORE_PENDING | 1u << TSTORE_RUNNING;
+            else if (strcmp(t, "finished") == 0)
+                f.state_mask |= ((1u << TSTORE_NSTATES) - 1) & ~3u;
+            else if (st >= 0)
+                f.state_mask |= 1u << st;
+            else {
+                thttp_error(rep, 400, "invalid_parameter", "state", "unknown state '%s'", t);
+                return;
+            }
+        }
+        if (!f.state_mask) {
+            thttp_error(rep, 400, "invalid_parameter", "state", "state is empty");
+            return;
+        }
+    }
+    if ((s = thttp_query(req, "limit"))) {
+        int64_t n;
+        if (api_parse_id(s, &n) < 0 || n > 10000) {
+            thttp_error(rep, 400, "invalid_parameter", "limit", "limit must be 1..10000");
+            return;
+        }
+        f.limit = (int)n;
+    }
+    if ((s = thttp_query(req, "after"))) {
+        if (strcmp(s, "0") != 0 && api_parse_id(s, &f.after) < 0) {
+            thttp_error(rep, 400, "invalid_parameter", "after", "after must be a job id");
+            return;
+        }
+    }
+    f.queue = thttp_query(req, "queue");
+    const char *user = thttp_query(req, "user");
+    tessd_caller_t who;
+    if (!api_enter(d, req, rep, &who))
+        return;
+    if (!who.admin) {
+        if (user && strcmp(user, who.user) != 0) {
+            thttp_error(rep, 403, "forbidden", "user", "only an admin may list other users' jobs");
+            goto out;
+        }
+        user = who.user;
+    }
+    f.user = user;
+    list_ctx_t c = {d, json_array()};
+    tsl_error_t err;
+    if (tstore_job_list(d->store, &f, add_job, &c, &err) < 0) {
+        json_decref(c.arr);
+        api_store_error(rep, &err);
+        goto out;
+    }
+    thttp_json(rep, 200, json_pack("{s:o}", "jobs", c.arr));
+out:
+    api_leave(d);
+}
+
+/* Load a job the caller may see, or answer 404.  Lock held.  0 or -1. */
+static int load_visible(tessd_t *d, const tessd_caller_t *who, const char *ids, tstore_job_t *j,
+                        thttp_reply_t *rep)
+{
+    int64_t id;
+    tsl_error_t err;
+    if (api_parse_id(ids, &id) < 0) {
+        thttp_error(rep, 404, "not_found", NULL, "no job '%s'", ids);
+        return -1;
+    }
+    if (tstore_job_get(d->store, id, j, &err) < 0) {
+        if (errno == ENOENT)
+            thttp_error(rep, 404, "not_found", NULL, "no job %lld", (long long)id);
+        else
+            api_store_error(rep, &err);
+        return -1;
+    }
+    if (!who->admin && strcmp(j->user, who->user) != 0) {
+        tstore_job_clear(j);
+        thttp_error(rep, 404, "not_found", NULL, "no job %lld", (long long)id);
+        return -1;
+    }
+    return 0;
+}
+
+void api_jobs_get(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    tessd_t *d = ctx;
+    tessd_caller_t who;
+    if (!api_enter(d, req, rep, &who))
+        return;
+    tstore_job_t j;
+    if (load_visible(d, &who, req->params[0], &j, rep) == 0) {
+        thttp_json(rep, 200, api_job_json(d, &j));
+        tstore_job_clear(&j);
+    }
+    api_leave(d);
+}
+
+void api_jobs_cancel(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    tessd_t *d = ctx;
+    json_t *body = thttp_body_object(req, rep, 1);
+    if (!body)
+        return;
+    static const char *const none[] = {NULL};
+    if (thttp_check_fields(body, none, rep) < 0) {
+        json_decref(body);
+        return;
+    }
+    json_decref(body);
+    tessd_caller_t who;
+    if (!api_enter(d, req, rep, &who))
+        return;
+    tstore_job_t j;
+    tsl_error_t err;
+    if (load_visible(d, &who, req->params[0], &j, rep) < 0)
+        goto out;
+    char reason[96];
+    snprintf(reason, sizeof reason, "cancelled by %s", who.user);
+    if (j.state == TSTORE_PENDING) {
+        if (tstore_job_finish(d->store, j.id, TSTORE_CANCELLED, reason, -1, 0, tessd_now_ms(),
+                              &err) < 0) {
+            api_store_error(rep, &err);
+            goto done;
+        }
+        tessd_inbox_remove(d, j.id);
+    } else if (j.state == TSTORE_RUNNING) {
+        if (tessd_cancel_running(d, j.id, who.user, &err) < 0) {
+            api_store_error(rep, &err);
+            goto done;
+        }
+        tessd_wake(d);
+    } else {
+        thttp_error(rep, 409, "conflict", NULL, "job %lld has already finished (%s)",
+                    (long long)j.id, tstore_state_name(j.state));
+        goto done;
+    }
+    int64_t id = j.id;
+    tstore_job_clear(&j);
+    if (tstore_job_get(d->store, id, &j, &err) < 0) {
+        api_store_error(rep, &err);
+        goto out;
+    }
+    thttp_json(rep, 200, api_job_json(d, &j));
+done:
+    tstore_job_clear(&j);
+out:
+    api_leave(d);
+}

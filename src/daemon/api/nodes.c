@@ -1,0 +1,102 @@
+/* nodes.c - GET /v1/nodes and GET /v1/gpus: inventory and live usage.
+ *
+ * Allocation figures come from the running jobs' placements (what libsched holds); used
+ * memory comes from each job's slice file, written by the interposer inside the job. */
+#include <stdio.h>
+#include <string.h>
+
+#include "daemon/api/api.h"
+#include "libshm/shm.h"
+
+uint64_t api_slice_used(tessd_t *d, const tessd_run_t *r, int g)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 16];
+    tessd_job_dir(d, r->id, dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/slice", dir);
+    tshm_t *s = tshm_open_ro(path, NULL);
+    if (!s)
+        return 0;
+    uint64_t used = 0;
+    int n = tshm_ndevices(s);
+    for (int i = 0; i < n; i++) {
+        tshm_device_info_t info;
+        if (tshm_device_info(s, i, &info) < 0)
+            continue;
+        bool match = memcmp(info.uuid, d->gpus[g].uuid_bin, 16) == 0;
+        /* A one-GPU job whose slice has one device: that device is its GPU. */
+        if (match || (n == 1 && r->member.ngpus == 1)) {
+            used = info.used;
+            break;
+        }
+    }
+    tshm_close(s);
+    return used;
+}
+
+static json_t *gpu_json(tessd_t *d, int g)
+{
+    const tagent_gpu_t *gpu = &d->gpus[g];
+    json_t *slices = json_array();
+    int64_t milli = 0;
+    uint64_t mem = 0, used = 0;
+    for (size_t i = 0; i < d->nruns; i++) {
+        const tessd_run_t *r = &d->runs[i];
+        for (uint32_t k = 0; k < r->member.ngpus; k++) {
+            if (r->member.gpu[k] != g)
+                continue;
+            uint64_t u = api_slice_used(d, r, g);
+            milli += r->member.milli_gpu;
+            mem += r->member.gpu_mem_bytes;
+            used += u;
+            json_array_append_new(
+                slices, json_pack("{s:I, s:s, s:i, s:I, s:I}", "job_id", (json_int_t)r->id, "user",
+                                  r->user, "milli", (int)r->member.milli_gpu, "mem_limit",
+                                  (json_int_t)r->member.gpu_mem_bytes, "mem_used", (json_int_t)u));
+        }
+    }
+    json_t *peers = json_array();
+    for (int p = 0; p < d->ngpus; p++)
+        if (gpu->nvlink_peers & (1u << p))
+            json_array_append_new(peers, json_integer(p));
+    int util = tagent_nvml_utilization(d->nvml, g);
+    json_t *o =
+        json_pack("{s:i, s:s, s:s, s:s, s:b, s:I, s:i, s:o, s:I, s:I, s:I, s:o, s:o}", "index",
+                  gpu->index, "node", d->node_name, "uuid", gpu->uuid, "name", gpu->name,
+                  "simulated", gpu->simulated, "memory_total", (json_int_t)gpu->mem_total,
+                  "sm_count", (int)gpu->sm_count, "nvlink_peers", peers, "allocated_milli",
+                  (json_int_t)milli, "allocated_mem", (json_int_t)mem, "used_mem", (json_int_t)used,
+                  "utilization", util >= 0 ? json_integer(util) : json_null(), "slices", slices);
+    return o;
+}
+
+static json_t *gpus_json(tessd_t *d)
+{
+    json_t *a = json_array();
+    for (int g = 0; g < d->ngpus; g++)
+        json_array_append_new(a, gpu_json(d, g));
+    return a;
+}
+
+void api_nodes_list(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    tessd_t *d = ctx;
+    tessd_caller_t who;
+    if (!api_enter(d, req, rep, &who))
+        return;
+    json_t *node =
+        json_pack("{s:s, s:I, s:I, s:b, s:s, s:o}", "name", d->node_name, "cpus",
+                  (json_int_t)d->ncpus, "mem", (json_int_t)d->mem_total, "simulated", d->simulated,
+                  "cgroups", tagent_cgroup_mode_name(d->cg_mode), "gpus", gpus_json(d));
+    thttp_json(rep, 200, json_pack("{s:[o]}", "nodes", node));
+    api_leave(d);
+}
+
+void api_gpus_list(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    tessd_t *d = ctx;
+    tessd_caller_t who;
+    if (!api_enter(d, req, rep, &who))
+        return;
+    thttp_json(rep, 200, json_pack("{s:o}", "gpus", gpus_json(d)));
+    api_leave(d);
+}

@@ -1,0 +1,125 @@
+/* routes.c - the whole HTTP API on one screen (documented in docs/api.md), and the helpers
+ * every handler shares. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "daemon/api/api.h"
+#include "libutil/size.h"
+
+const thttp_route_t tessd_routes[] = {
+    {"GET", "/healthz", api_healthz},
+    {"GET", "/metrics", api_metrics},
+    {"GET", "/v1/whoami", api_whoami},
+    {"POST", "/v1/jobs", api_jobs_submit},
+    {"GET", "/v1/jobs", api_jobs_list},
+    {"GET", "/v1/jobs/{id}", api_jobs_get},
+    {"POST", "/v1/jobs/{id}/cancel", api_jobs_cancel},
+    {"GET", "/v1/jobs/{id}/logs", api_jobs_logs},
+    {"GET", "/v1/nodes", api_nodes_list},
+    {"GET", "/v1/gpus", api_gpus_list},
+    {"GET", "/v1/queues", api_queues_list},
+    {"POST", "/v1/queues", api_queues_create},
+    {"GET", "/v1/queues/{name}", api_queues_get},
+    {"PATCH", "/v1/queues/{name}", api_queues_update},
+    {"DELETE", "/v1/queues/{name}", api_queues_delete},
+    {"GET", "/v1/users", api_users_list},
+    {"POST", "/v1/users", api_users_create},
+    {"GET", "/v1/users/{name}", api_users_get},
+    {"DELETE", "/v1/users/{name}", api_users_delete},
+    {"GET", "/v1/tokens", api_tokens_list},
+    {"POST", "/v1/tokens", api_tokens_create},
+    {"DELETE", "/v1/tokens/{id}", api_tokens_delete},
+};
+const size_t tessd_nroutes = sizeof tessd_routes / sizeof tessd_routes[0];
+
+bool api_enter(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, tessd_caller_t *who)
+{
+    if (atomic_load(&d->stopping)) {
+        thttp_error(rep, 503, "unavailable", NULL, "tesseld is shutting down");
+        return false;
+    }
+    pthread_mutex_lock(&d->lock);
+    if (tessd_auth(d, req, rep, who) < 0) {
+        pthread_mutex_unlock(&d->lock);
+        return false;
+    }
+    return true;
+}
+
+void api_leave(tessd_t *d)
+{
+    pthread_mutex_unlock(&d->lock);
+}
+
+bool api_require_admin(const tessd_caller_t *who, thttp_reply_t *rep)
+{
+    if (who->admin)
+        return true;
+    thttp_error(rep, 403, "forbidden", NULL, "this needs the admin role (you are '%s')", who->user);
+    return false;
+}
+
+json_t *api_time(int64_t ms)
+{
+    if (ms <= 0)
+        return json_null();
+    time_t s = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&s, &tm);
+    char buf[80];
+    snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+    return json_string(buf);
+}
+
+int api_parse_id(const char *s, int64_t *id)
+{
+    if (!s || !*s || *s == '0')
+        return -1;
+    int64_t v = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9' || v > (INT64_MAX - 9) / 10)
+            return -1;
+        v = v * 10 + (*p - '0');
+    }
+    *id = v;
+    return 0;
+}
+
+int api_get_size(json_t *v, const char *field, uint64_t *out, thttp_reply_t *rep)
+{
+    if (json_is_integer(v)) {
+        json_int_t i = json_integer_value(v);
+        if (i <= 0) {
+            thttp_error(rep, 400, "invalid_value", field, "%s must be above 0 bytes", field);
+            return -1;
+        }
+        *out = (uint64_t)i;
+        return 0;
+    }
+    if (json_is_string(v)) {
+        tsl_error_t err;
+        uint64_t b;
+        if (tsl_parse_size(json_string_value(v), &b, &err) < 0) {
+            thttp_error(rep, 400, "invalid_value", field, "%s: %s", field, err.text);
+            return -1;
+        }
+        if (b == 0) {
+            thttp_error(rep, 400, "invalid_value", field, "%s must be above 0 bytes", field);
+            return -1;
+        }
+        *out = b;
+        return 0;
+    }
+    thttp_error(rep, 400, "invalid_value", field,
+                "%s must be a byte count or a size string such as \"8G\"", field);
+    return -1;
+}
+
+void api_store_error(thttp_reply_t *rep, const tsl_error_t *err)
+{
+    thttp_error_errno(rep, errno, NULL, err->text);
+}

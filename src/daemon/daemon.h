@@ -1,0 +1,192 @@
+/* daemon.h - tesseld's state, shared by main.c, the tick, the launcher and the API handlers.
+ *
+ * Threads and the big lock.  libmicrohttpd runs one thread per connection; the main thread
+ * runs the scheduling tick.  Every access to the store and the table of running jobs happens
+ * under tessd_t.lock (one writer to SQLite at a time, as the store wants).  Handlers take the
+ * lock for the whole request except while a log follower waits for output.  Nothing under
+ * the lock blocks on a job or a client: the tick reads small files and /proc, and spawning a
+ * shim is one posix_spawn.
+ *
+ * libsched (the cluster model and the scheduler) belongs to the main thread alone.  Handlers
+ * never call it: they leave submissions and removals in the inbox (under the lock) and ask for
+ * a rebuild after a queue edit.  So the scheduling cycle, whose cost grows with the number of
+ * pending jobs (~1.5 us each: 25 ms for 20,000), runs without the lock and never delays an
+ * API answer.
+ *
+ * Order of one tick (tessd_tick, main thread, every TESSD_TICK_MS or when woken):
+ *   1. (locked) reap exited shims (our children) so they do not linger as zombies;
+ *   2. (locked) for each running job: DIR/exit present -> record the end, release its
+ *      resources; cancel or preemption asked more than TESSD_CANCEL_GRACE_MS ago -> SIGKILL;
+ *      shim gone without an exit file -> failed ("supervisor lost");
+ *   3. (locked) rebuild the scheduler if queues changed; hand the inbox to libsched, and write
+ *      why new jobs wait;
+ *   4. (unlocked) when something changed: tsched_sched_cycle;
+ *   5. (locked) carry out its decisions: preempt victims, start jobs (tick.c).
+ */
+#ifndef TESSEL_DAEMON_H
+#define TESSEL_DAEMON_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "agent/cgroup.h"
+#include "agent/gpu.h"
+#include "libhttp/http.h"
+#include "libstore/store.h"
+#include "tessel/sched.h"
+#include "tessel/sched_queue.h"
+
+#define TESSD_VERSION "0.1.0"
+
+/* Tick period: bounds how late a job's end is noticed and the next job started (100 ms is
+ * well under what a person notices); each tick costs one stat() per running job. */
+#define TESSD_TICK_MS 100
+/* Time between SIGTERM and SIGKILL when a running job is cancelled: long enough for a
+ * training script to write a checkpoint, short enough that a person waiting sees it end. */
+#define TESSD_CANCEL_GRACE_MS 10000
+/* Longest time between two scheduling cycles when nothing happens: time alone changes
+ * decisions (min_runtime of victims, reservations, fair-share decay, all in tens of seconds
+ * or more), so once a second is prompt enough and costs ~1 ms per 1,000 pending jobs. */
+#define TESSD_CYCLE_IDLE_MS 1000
+/* Most jobs started per tick.  Starting one is a posix_spawn and two store writes (~1 ms);
+ * 32 bounds the time the lock is held to a few tens of ms; the rest start at the next tick. */
+#define TESSD_START_BURST 32
+/* Request bodies above this get 413: a job spec with 256 arguments and 256 environment
+ * entries of 100 bytes each is ~52 KiB. */
+#define TESSD_MAX_BODY (64 * 1024)
+
+/* One running job, as the tick tracks it. */
+typedef struct {
+    int64_t id;
+    char user[TSTORE_NAME_MAX + 1];
+    char queue[TSTORE_NAME_MAX + 1];
+    tsched_member_t member; /* what it holds in the cluster */
+    bool holds;             /* libsched knows it as running with member */
+    tsched_qjob_t q;        /* as submitted to libsched (q.req.models/selector NULL) */
+    pid_t shim_pid, job_pid;
+    uint64_t shim_start;
+    int64_t cancel_ms; /* 0 = not cancelled */
+    char cancel_by[TSTORE_NAME_MAX + 1];
+    int64_t preempt_ms;  /* 0 = not a victim; else when libsched chose it */
+    int64_t preempt_for; /* the job it makes room for */
+    bool killed;         /* SIGKILL sent after the grace period */
+} tessd_run_t;
+
+/* What a handler leaves for the tick to tell libsched. */
+typedef struct {
+    bool remove;     /* false: submit q; true: forget q.id */
+    tsched_qjob_t q; /* q.queue is resolved by the tick */
+    char queue[TSTORE_NAME_MAX + 1];
+    int64_t max_gpu_milli; /* the queue's cap when submitted (-1 none), for the reason */
+} tessd_inbox_t;
+
+typedef struct {
+    pthread_mutex_t lock;
+    tstore_t *store;
+    thttp_server_t *http;
+    atomic_bool stopping;
+    int wake_fd; /* eventfd: a handler asks for a tick */
+    bool sched_dirty;
+    int64_t last_cycle_ms; /* main thread only */
+
+    /* configuration */
+    char data_dir[PATH_MAX];
+    char jobs_dir[PATH_MAX];
+    char shim[PATH_MAX];
+    char interposer[PATH_MAX]; /* "" when absent: jobs run without the interposer */
+    char fake_lib_dir[PATH_MAX];
+    char fake_spec[256]; /* "" without --fake-gpus */
+    bool simulated;
+    char node_name[64];
+    long ncpus;
+    uint64_t mem_total;
+    tagent_cg_mode_t cg_mode;
+    char cg_root[PATH_MAX];
+    char cg_base[96]; /* "tessel/<instance>" */
+    char instance[24];
+
+    /* GPUs */
+    tagent_nvml_t *nvml;
+    tagent_gpu_t gpus[TAGENT_MAX_GPUS];
+    int ngpus;
+    uint64_t min_gpu_mem, max_gpu_mem;
+    tsched_gpu_spec_t gpu_specs[TAGENT_MAX_GPUS];
+    tsched_node_spec_t node;   /* this node as libsched sees it */
+    tsched_cluster_t *cluster; /* live allocations, owned through sched */
+    tsched_cluster_t *empty;   /* the same node, nothing allocated: "could it ever fit?" */
+    tsched_policy_t *policy;
+    tsched_sched_t *sched; /* libsched's queue layer: ordering, quotas, preemption */
+    tsched_sched_config_t sched_cfg;
+    tsched_policy_t *check_policy; /* for d->empty, used by handlers under the lock */
+    tessd_inbox_t *inbox;          /* under the lock */
+    size_t ninbox, capinbox;
+    bool rebuild; /* queues changed: rebuild the scheduler (under the lock) */
+
+    /* running jobs */
+    tessd_run_t *runs;
+    size_t nruns, caprun;
+} tessd_t;
+
+/* Who made a request (after tessd_auth). */
+typedef struct {
+    char user[TSTORE_NAME_MAX + 1];
+    bool admin;
+    int64_t token_id;
+} tessd_caller_t;
+
+int64_t tessd_now_ms(void);
+void tessd_wake(tessd_t *d);
+void tessd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* snprintf for paths: 0, or -1 with errno ENAMETOOLONG when it did not fit. */
+int tessd_pathf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* auth.c */
+#define TESSD_TOKEN_PREFIX "tsl_"
+#define TESSD_TOKEN_LEN    (4 + 64)
+/* New random token into out (TESSD_TOKEN_LEN + 1 bytes) and its hash.  0 or -1. */
+int tessd_token_new(char *out, unsigned char hash[32]);
+void tessd_token_hash(const char *token, unsigned char hash[32]);
+/* Authenticate the request's bearer token (lock held).  0 and *who, or -1 with rep = 401. */
+int tessd_auth(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, tessd_caller_t *who);
+/* Create the admin user and <data-dir>/admin.token when the store has no user.  0 or -1. */
+int tessd_bootstrap_admin(tessd_t *d, tsl_error_t *err);
+
+/* tick.c */
+/* One tick; takes and drops the lock itself (the cycle runs unlocked).  Main thread. */
+void tessd_tick(tessd_t *d);
+/* Rebuild the running-job table and the cluster's allocations from the store (at start). */
+int tessd_recover(tessd_t *d, tsl_error_t *err);
+tessd_run_t *tessd_run_find(tessd_t *d, int64_t id);
+/* Ask a running job to stop (SIGTERM now, SIGKILL after the grace period). */
+int tessd_cancel_running(tessd_t *d, int64_t id, const char *by, tsl_error_t *err);
+/* Fill a libsched request from a stored job. */
+void tessd_job_request(const tstore_job_t *j, tsched_job_t *req);
+
+/* sched.c: the glue to libsched's queue layer. */
+double tessd_sched_now(void);
+/* The job as libsched's queue layer takes it (queue index filled from d->sched). */
+void tessd_qjob(tessd_t *d, const tstore_job_t *j, tsched_qjob_t *q);
+/* (Re)build cluster and scheduler from the store's queues and pending jobs and the table of
+ * running jobs; the old ones are replaced only on success.  0 or -1 with err. */
+int tessd_sched_build(tessd_t *d, tsl_error_t *err);
+/* Forget a job (finished, cancelled); no-op when libsched does not know it.  Main thread. */
+void tessd_sched_remove(tessd_t *d, int64_t id);
+/* Handlers (lock held): leave a new pending job, or a removal, for the tick.  0, or -1 with
+ * errno ENOMEM (then a rebuild is asked for, which reads the store). */
+int tessd_inbox_submit(tessd_t *d, const tstore_job_t *j, int64_t max_gpu_milli);
+int tessd_inbox_remove(tessd_t *d, int64_t id);
+
+/* launch.c: start one placed job (store already says running).  0, or -1 with err. */
+int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *run, tsl_error_t *err);
+/* The job's directory: <data-dir>/jobs/<id>. */
+void tessd_job_dir(const tessd_t *d, int64_t id, char *buf, size_t len);
+void tessd_cgroup_name(const tessd_t *d, int64_t id, char *buf, size_t len);
+
+/* api/routes.c */
+extern const thttp_route_t tessd_routes[];
+extern const size_t tessd_nroutes;
+
+#endif

@@ -1,0 +1,248 @@
+/* launch.c - start one placed job: its directory, cgroup, environment, and tessel-shim.
+ *
+ * The job's environment, in order of precedence (later wins):
+ *   1. from tesseld: PATH, LANG, LC_ALL, TZ, and sanitizer options (ASAN_OPTIONS, ...);
+ *      HOME, USER, LOGNAME of the account the job runs as;
+ *   2. the job's own "env";
+ *   3. Tessel's: CUDA_VISIBLE_DEVICES, TESSEL_JOB_ID, TESSEL_SLICE, TESSEL_CUDA_MEM_LIMIT,
+ *      TESSEL_CUDA_MEM_LIMIT_<n>, LD_PRELOAD (interposer first), and with fake GPUs
+ *      TESSEL_FAKE_GPUS and LD_LIBRARY_PATH (fake library directory first).
+ */
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "agent/runner.h"
+#include "daemon/daemon.h"
+
+void tessd_job_dir(const tessd_t *d, int64_t id, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/%lld", d->jobs_dir, (long long)id);
+}
+
+void tessd_cgroup_name(const tessd_t *d, int64_t id, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/job-%lld", d->cg_base, (long long)id);
+}
+
+/* A growable NULL-terminated array of "K=V" strings where a later set replaces. */
+typedef struct {
+    char **v;
+    size_t n, cap;
+} envv_t;
+
+static int env_set(envv_t *e, const char *key, const char *val)
+{
+    size_t kl = strlen(key);
+    char *kv = malloc(kl + strlen(val) + 2);
+    if (!kv)
+        return -1;
+    sprintf(kv, "%s=%s", key, val);
+    for (size_t i = 0; i < e->n; i++) {
+        if (strncmp(e->v[i], key, kl) == 0 && e->v[i][kl] == '=') {
+            free(e->v[i]);
+            e->v[i] = kv;
+            return 0;
+        }
+    }
+    if (e->n + 2 > e->cap) {
+        size_t cap = e->cap ? e->cap * 2 : 32;
+        char **v = realloc(e->v, cap * sizeof *v);
+        if (!v) {
+            free(kv);
+            return -1;
+        }
+        e->v = v;
+        e->cap = cap;
+    }
+    e->v[e->n++] = kv;
+    e->v[e->n] = NULL;
+    return 0;
+}
+
+static const char *env_get(const envv_t *e, const char *key)
+{
+    size_t kl = strlen(key);
+    for (size_t i = 0; i < e->n; i++)
+        if (strncmp(e->v[i], key, kl) == 0 && e->v[i][kl] == '=')
+            return e->v[i] + kl + 1;
+    return NULL;
+}
+
+/* Take LD_PRELOAD out of e and return the job's value: the interposer first, then what the
+ * job's env asked for.  Caller frees; NULL when there is nothing to preload. */
+static char *preload_of(const tessd_t *d, envv_t *e)
+{
+    char *user = NULL;
+    for (size_t i = 0; i < e->n; i++) {
+        if (strncmp(e->v[i], "LD_PRELOAD=", 11) == 0) {
+            user = strdup(e->v[i] + 11);
+            free(e->v[i]);
+            e->v[i] = e->v[--e->n];
+            e->v[e->n] = NULL;
+            break;
+        }
+    }
+    if (!d->interposer[0])
+        return user && *user ? user : (free(user), NULL);
+    char *v = malloc(strlen(d->interposer) + (user ? strlen(user) : 0) + 2);
+    if (v)
+        sprintf(v, "%s%s%s", d->interposer, user && *user ? ":" : "", user ? user : "");
+    free(user);
+    return v;
+}
+
+static void env_free(envv_t *e)
+{
+    for (size_t i = 0; i < e->n; i++)
+        free(e->v[i]);
+    free(e->v);
+}
+
+static int build_env(tessd_t *d, const tstore_job_t *j, const tessd_run_t *r,
+                     const struct passwd *pw, const char *dir, envv_t *e)
+{
+    static const char *const inherit[] = {"PATH",         "LANG",          "LC_ALL",       "TZ",
+                                          "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", NULL};
+    int rc = 0;
+    for (const char *const *k = inherit; *k; k++) {
+        const char *v = getenv(*k);
+        if (v)
+            rc |= env_set(e, *k, v);
+    }
+    if (!getenv("PATH"))
+        rc |= env_set(e, "PATH", "/usr/local/bin:/usr/bin:/bin");
+    if (pw) {
+        rc |= env_set(e, "HOME", pw->pw_dir);
+        rc |= env_set(e, "USER", pw->pw_name);
+        rc |= env_set(e, "LOGNAME", pw->pw_name);
+    }
+    json_t *env = json_loads(j->env_json, 0, NULL);
+    const char *key;
+    json_t *val;
+    json_object_foreach(env, key, val)
+    {
+        rc |= env_set(e, key, json_string_value(val));
+    }
+    char buf[PATH_MAX * 2], num[64];
+    /* CUDA_VISIBLE_DEVICES: the placed GPUs' indexes as NVML and the driver number them. */
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < r->member.ngpus; i++) {
+        snprintf(num, sizeof num, "%s%u", i ? "," : "", (unsigned)r->member.gpu[i]);
+        strcat(buf, num);
+    }
+    rc |= env_set(e, "CUDA_VISIBLE_DEVICES", buf);
+    snprintf(num, sizeof num, "%lld", (long long)j->id);
+    rc |= env_set(e, "TESSEL_JOB_ID", num);
+    snprintf(buf, sizeof buf, "%s/slice", dir);
+    rc |= env_set(e, "TESSEL_SLICE", buf);
+    if (r->member.ngpus) {
+        snprintf(num, sizeof num, "%llu", (unsigned long long)r->member.gpu_mem_bytes);
+        rc |= env_set(e, "TESSEL_CUDA_MEM_LIMIT", num);
+        for (uint32_t i = 0; i < r->member.ngpus; i++) {
+            char k[48];
+            snprintf(k, sizeof k, "TESSEL_CUDA_MEM_LIMIT_%u", (unsigned)i);
+            rc |= env_set(e, k, num);
+        }
+    }
+    /* LD_PRELOAD is handed to the shim apart (tagent_spawn_t.preload): see preload_of. */
+    if (d->fake_spec[0]) {
+        rc |= env_set(e, "TESSEL_FAKE_GPUS", d->fake_spec);
+        const char *user = env_get(e, "LD_LIBRARY_PATH");
+        if (!user)
+            user = getenv("LD_LIBRARY_PATH");
+        snprintf(buf, sizeof buf, "%s%s%s", d->fake_lib_dir, user && *user ? ":" : "",
+                 user ? user : "");
+        rc |= env_set(e, "LD_LIBRARY_PATH", buf);
+    }
+    json_decref(env);
+    return rc ? -1 : 0;
+}
+
+int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t *err)
+{
+    char dir[PATH_MAX];
+    tessd_job_dir(d, j->id, dir, sizeof dir);
+    if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+        return tsl_errprintf(err, "%s: %s", dir, strerror(errno));
+    /* As root, the job runs as its submitter when that name is a system account; otherwise
+     * (an API-only user, or tesseld not root) as tesseld's own user. */
+    struct passwd pwbuf, *pw = NULL;
+    char pwmem[4096];
+    bool as_user = false;
+    if (geteuid() == 0 && getpwnam_r(j->user, &pwbuf, pwmem, sizeof pwmem, &pw) == 0 && pw &&
+        pw->pw_uid != 0) {
+        as_user = true;
+        if (chown(dir, pw->pw_uid, pw->pw_gid) < 0)
+            return tsl_errprintf(err, "chown %s: %s", dir, strerror(errno));
+    }
+    if (!as_user) {
+        pw = NULL;
+        if (getpwuid_r(geteuid(), &pwbuf, pwmem, sizeof pwmem, &pw) != 0)
+            pw = NULL;
+    }
+    char cg[160];
+    tessd_cgroup_name(d, j->id, cg, sizeof cg);
+    if (tagent_cgroup_create(d->cg_mode, d->cg_root, cg, j->cpu_milli, j->mem, err) < 0)
+        return -1;
+    char procs[TAGENT_MAX_CGROUPS][4096];
+    int nprocs = tagent_cgroup_procs_paths(d->cg_mode, d->cg_root, cg, procs, TAGENT_MAX_CGROUPS);
+
+    envv_t env = {0};
+    char *preload = NULL;
+    json_t *argv_j = json_loads(j->argv_json, 0, NULL);
+    size_t n = json_array_size(argv_j);
+    char **argv = calloc(n + 4, sizeof *argv);
+    int rc = -1;
+    if (!argv || build_env(d, j, r, pw, dir, &env) < 0) {
+        tsl_errprintf(err, "out of memory");
+        goto out;
+    }
+    size_t k = 0;
+    if (j->shell) {
+        argv[k++] = (char *)"/bin/sh";
+        argv[k++] = (char *)"-c";
+    }
+    for (size_t i = 0; i < n; i++)
+        argv[k++] = (char *)json_string_value(json_array_get(argv_j, i));
+    argv[k] = NULL;
+    preload = preload_of(d, &env);
+    tagent_spawn_t sp = {
+        .preload = preload,
+        .shim = d->shim,
+        .dir = dir,
+        .cwd = j->cwd ? j->cwd : dir,
+        .argv = argv,
+        .envp = env.v,
+        .ncgroups = nprocs,
+        .set_user = as_user,
+        .uid = as_user ? pw->pw_uid : 0,
+        .gid = as_user ? pw->pw_gid : 0,
+    };
+    for (int i = 0; i < nprocs; i++)
+        sp.cgroup_procs[i] = procs[i];
+    pid_t pid = tagent_spawn(&sp, err);
+    if (pid < 0)
+        goto out;
+    r->shim_pid = pid;
+    r->shim_start = tagent_proc_start_time(pid);
+    if (tstore_job_set_pids(d->store, j->id, pid, r->shim_start, 0, err) < 0)
+        tessd_log("job %lld: %s", (long long)j->id, err->text);
+    tessd_log("job %lld started (user %s, shim pid %d, GPUs [%s])", (long long)j->id, j->user,
+              (int)pid, env_get(&env, "CUDA_VISIBLE_DEVICES"));
+    rc = 0;
+out:
+    if (rc < 0)
+        tagent_cgroup_remove(d->cg_mode, d->cg_root, cg);
+    free(preload);
+    env_free(&env);
+    free(argv);
+    json_decref(argv_j);
+    return rc;
+}

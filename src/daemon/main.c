@@ -1,0 +1,568 @@
+/* main.c - tesseld: options, start-up (store, admin token, GPUs, cgroups, recovery, HTTP),
+ * the main loop (signals, wake-ups, the scheduling tick) and shutdown.
+ *
+ * Shutdown (SIGTERM, SIGINT, SIGHUP) stops serving and exits; running jobs keep running under
+ * their shims and are picked up by the next start (see tick.c, tessd_recover).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon/daemon.h"
+
+/* Least time between two ticks: a burst of submissions wakes the tick once per this period
+ * rather than once per request, so the API keeps the lock most of the time. */
+#define TESSD_TICK_MIN_MS 20
+
+int64_t tessd_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void tessd_wake(tessd_t *d)
+{
+    uint64_t one = 1;
+    if (write(d->wake_fd, &one, sizeof one) < 0) {
+        /* The counter is saturated: a tick is already due. */
+    }
+}
+
+int tessd_pathf(char *buf, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= len) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return 0;
+}
+
+void tessd_log(const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "tesseld: %s\n", buf);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: tesseld [OPTION]...\n"
+            "  --data-dir DIR      store, job logs, admin token (default /var/lib/tessel as root,\n"
+            "                      else ~/.local/share/tessel)\n"
+            "  --listen HOST:PORT  HTTP address (default 127.0.0.1:7470; port 0 = any free\n"
+            "                      port, written to DIR/tesseld.addr)\n"
+            "  --fake-gpus SPEC    simulated GPUs, e.g. 2xRTX4090:24G (marked simulated)\n"
+            "  --fake-lib-dir DIR  where the fake libcuda/libnvidia-ml live\n"
+            "                      (default BINDIR/../tests/fake)\n"
+            "  --nvml LIB          NVML library to dlopen (default libnvidia-ml.so.1)\n"
+            "  --interposer PATH   libtessel-cuda.so (default BINDIR/../lib/libtessel-cuda.so)\n"
+            "  --shim PATH         tessel-shim (default BINDIR/tessel-shim)\n"
+            "  --policy NAME       libsched placement policy (default tessel)\n"
+            "  --cgroup-root DIR   cgroup file system (default /sys/fs/cgroup)\n"
+            "  --no-cgroups        do not put jobs in cgroups (no CPU/memory limits)\n"
+            "  --min-runtime SECS  a job runs this long before it can be preempted\n"
+            "                      (default: libsched's, 60)\n");
+}
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+    char buf[PATH_MAX];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, mode) < 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(buf, mode) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+static void default_data_dir(char *buf, size_t len)
+{
+    if (geteuid() == 0) {
+        snprintf(buf, len, "/var/lib/tessel");
+        return;
+    }
+    const char *xdg = getenv("XDG_DATA_HOME");
+    if (xdg && *xdg) {
+        snprintf(buf, len, "%s/tessel", xdg);
+        return;
+    }
+    const char *home = getenv("HOME");
+    if (!home) {
+        struct passwd *pw = getpwuid(geteuid());
+        home = pw ? pw->pw_dir : "/tmp";
+    }
+    snprintf(buf, len, "%s/.local/share/tessel", home);
+}
+
+/* Instance id: random, kept in the store, names the daemon's cgroup subtree so that two
+ * tesselds on one machine (tests) never share job cgroups. */
+static int instance_id(tessd_t *d, tsl_error_t *err)
+{
+    if (tstore_meta_get(d->store, "instance", d->instance, sizeof d->instance, NULL) == 0)
+        return 0;
+    unsigned char r[8];
+    if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
+        return tsl_errprintf(err, "getrandom: %s", strerror(errno));
+    for (int i = 0; i < 8; i++)
+        snprintf(d->instance + 2 * i, 3, "%02x", r[i]);
+    return tstore_meta_set(d->store, "instance", d->instance, err);
+}
+
+static int ensure_default_queue(tessd_t *d, tsl_error_t *err)
+{
+    tstore_queue_t q;
+    if (tstore_queue_get(d->store, "default", &q, NULL) == 0)
+        return 0;
+    q = (tstore_queue_t){.name = "default",
+                         .max_gpu_milli = -1,
+                         .guarantee_gpu_milli = -1,
+                         .weight = 1,
+                         .created_ms = tessd_now_ms()};
+    return tstore_queue_add(d->store, &q, err);
+}
+
+static int discover_gpus(tessd_t *d, const char *nvml_lib, tsl_error_t *err)
+{
+    tsl_error_t e;
+    if (d->fake_spec[0]) {
+        /* Validate the spec ourselves (a clear message at start), then let the fake NVML,
+         * which reads the same variable, describe the devices as a real one would. */
+        if (tagent_fake_spec_parse(d->fake_spec, d->gpus, TAGENT_MAX_GPUS, &e) < 0)
+            return tsl_errprintf(err, "--fake-gpus: %s", e.text);
+        setenv("TESSEL_FAKE_GPUS", d->fake_spec, 1);
+        char lib[PATH_MAX + 32];
+        snprintf(lib, sizeof lib, "%s/libnvidia-ml.so.1", d->fake_lib_dir);
+        d->nvml = tagent_nvml_open(lib, &e);
+        if (d->nvml) {
+            d->ngpus = tagent_nvml_inventory(d->nvml, d->gpus, TAGENT_MAX_GPUS, true, &e);
+            if (d->ngpus < 0)
+                return tsl_errprintf(err, "fake NVML: %s", e.text);
+        } else {
+            tessd_log("warning: %s; simulated GPUs are described from --fake-gpus alone", e.text);
+            d->ngpus = tagent_fake_spec_parse(d->fake_spec, d->gpus, TAGENT_MAX_GPUS, NULL);
+        }
+        d->simulated = true;
+    } else {
+        d->nvml = tagent_nvml_open(nvml_lib, &e);
+        if (!d->nvml) {
+            tessd_log("no GPU found (%s); jobs asking for GPUs will be refused; "
+                      "use --fake-gpus SPEC to simulate some",
+                      e.text);
+            d->ngpus = 0;
+        } else {
+            d->ngpus = tagent_nvml_inventory(d->nvml, d->gpus, TAGENT_MAX_GPUS, false, &e);
+            if (d->ngpus < 0)
+                return tsl_errprintf(err, "NVML: %s", e.text);
+        }
+    }
+    d->min_gpu_mem = UINT64_MAX;
+    d->max_gpu_mem = 0;
+    for (int i = 0; i < d->ngpus; i++) {
+        if (d->gpus[i].mem_total < d->min_gpu_mem)
+            d->min_gpu_mem = d->gpus[i].mem_total;
+        if (d->gpus[i].mem_total > d->max_gpu_mem)
+            d->max_gpu_mem = d->gpus[i].mem_total;
+    }
+    if (d->ngpus == 0)
+        d->min_gpu_mem = 0;
+    return 0;
+}
+
+/* This node as libsched sees it (d->node, used by every cluster tesseld builds), the empty
+ * cluster that answers "could this job ever run here?", and the placement policy.  The live
+ * cluster and the scheduler are built by tessd_sched_build (at recovery). */
+static int build_cluster(tessd_t *d, const char *policy, tsl_error_t *err)
+{
+    for (int i = 0; i < d->ngpus; i++) {
+        /* NVLink island: the lowest index reachable through active links. */
+        int island = -1;
+        uint32_t seen = 1u << i, frontier = 1u << i;
+        while (frontier) {
+            uint32_t next = 0;
+            for (int g = 0; g < d->ngpus; g++)
+                if (frontier & (1u << g))
+                    next |= d->gpus[g].nvlink_peers;
+            frontier = next & ~seen;
+            seen |= next;
+        }
+        if (seen != (1u << i))
+            island = __builtin_ctz(seen);
+        d->gpu_specs[i] = (tsched_gpu_spec_t){.model = d->gpus[i].name,
+                                              .mem_bytes = d->gpus[i].mem_total,
+                                              .sm_count = d->gpus[i].sm_count,
+                                              .nvlink_island = island,
+                                              .pcie_switch = -1};
+    }
+    d->node = (tsched_node_spec_t){.name = d->node_name,
+                                   .cpu_milli = (uint64_t)d->ncpus * 1000,
+                                   .mem_bytes = d->mem_total,
+                                   .ngpus = (uint32_t)d->ngpus,
+                                   .gpus = d->gpu_specs};
+    d->empty = tsched_cluster_create();
+    if (!d->empty)
+        return tsl_errprintf(err, "out of memory");
+    if (tsched_cluster_add_node(d->empty, &d->node, err) < 0)
+        return -1;
+    d->policy = tsched_policy_create(policy, err);
+    if (!d->policy)
+        return -1;
+    d->check_policy = tsched_policy_create(policy, err);
+    return d->check_policy ? 0 : -1;
+}
+
+static int write_addr(tessd_t *d, const char *host, tsl_error_t *err)
+{
+    char path[PATH_MAX + 32], tmp[PATH_MAX + 32], text[96];
+    snprintf(path, sizeof path, "%s/tesseld.addr", d->data_dir);
+    snprintf(tmp, sizeof tmp, "%s/tesseld.addr.tmp", d->data_dir);
+    snprintf(text, sizeof text, "%s:%u\n", host, (unsigned)thttp_port(d->http));
+    FILE *f = fopen(tmp, "we");
+    if (!f || fputs(text, f) < 0 || fclose(f) != 0 || rename(tmp, path) < 0)
+        return tsl_errprintf(err, "%s: %s", path, strerror(errno));
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static tessd_t dd;
+    tessd_t *d = &dd;
+    char listen[128] = "127.0.0.1:7470", nvml_lib[PATH_MAX] = "libnvidia-ml.so.1";
+    char policy[64] = "", data_dir[PATH_MAX] = "";
+    bool no_cgroups = false;
+    tsched_sched_config_default(&d->sched_cfg);
+    d->shim[0] = d->interposer[0] = d->fake_lib_dir[0] = '\0';
+    snprintf(d->cg_root, sizeof d->cg_root, "/sys/fs/cgroup");
+    enum {
+        O_DATA = 1,
+        O_LISTEN,
+        O_FAKE,
+        O_FAKEDIR,
+        O_NVML,
+        O_INTER,
+        O_SHIM,
+        O_POLICY,
+        O_CGROOT,
+        O_NOCG,
+        O_MINRUN,
+        O_HELP,
+        O_VERSION
+    };
+    static const struct option opts[] = {
+        {"data-dir", required_argument, NULL, O_DATA},
+        {"listen", required_argument, NULL, O_LISTEN},
+        {"fake-gpus", required_argument, NULL, O_FAKE},
+        {"fake-lib-dir", required_argument, NULL, O_FAKEDIR},
+        {"nvml", required_argument, NULL, O_NVML},
+        {"interposer", required_argument, NULL, O_INTER},
+        {"shim", required_argument, NULL, O_SHIM},
+        {"policy", required_argument, NULL, O_POLICY},
+        {"cgroup-root", required_argument, NULL, O_CGROOT},
+        {"no-cgroups", no_argument, NULL, O_NOCG},
+        {"min-runtime", required_argument, NULL, O_MINRUN},
+        {"help", no_argument, NULL, O_HELP},
+        {"version", no_argument, NULL, O_VERSION},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case O_DATA:
+            snprintf(data_dir, sizeof data_dir, "%s", optarg);
+            break;
+        case O_LISTEN:
+            snprintf(listen, sizeof listen, "%s", optarg);
+            break;
+        case O_FAKE:
+            snprintf(d->fake_spec, sizeof d->fake_spec, "%s", optarg);
+            break;
+        case O_FAKEDIR:
+            snprintf(d->fake_lib_dir, sizeof d->fake_lib_dir, "%s", optarg);
+            break;
+        case O_NVML:
+            snprintf(nvml_lib, sizeof nvml_lib, "%s", optarg);
+            break;
+        case O_INTER:
+            snprintf(d->interposer, sizeof d->interposer, "%s", optarg);
+            break;
+        case O_SHIM:
+            snprintf(d->shim, sizeof d->shim, "%s", optarg);
+            break;
+        case O_POLICY:
+            snprintf(policy, sizeof policy, "%s", optarg);
+            break;
+        case O_CGROOT:
+            snprintf(d->cg_root, sizeof d->cg_root, "%s", optarg);
+            break;
+        case O_NOCG:
+            no_cgroups = true;
+            break;
+        case O_MINRUN: {
+            char *e;
+            double v = strtod(optarg, &e);
+            if (*e || !(v >= 0)) {
+                fprintf(stderr, "tesseld: --min-runtime %s: expected seconds >= 0\n", optarg);
+                return 2;
+            }
+            d->sched_cfg.min_runtime = v;
+            break;
+        }
+        case O_HELP:
+            usage(stdout);
+            return 0;
+        case O_VERSION:
+            printf("tesseld %s\n", TESSD_VERSION);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        usage(stderr);
+        return 2;
+    }
+    tsl_error_t err;
+    /* Where our siblings live: the directory of this executable. */
+    char self[PATH_MAX], bindir[PATH_MAX];
+    ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (sl < 0) {
+        perror("tesseld: /proc/self/exe");
+        return 1;
+    }
+    self[sl] = '\0';
+    snprintf(bindir, sizeof bindir, "%s", dirname(self));
+    if (!d->shim[0])
+        tessd_pathf(d->shim, sizeof d->shim, "%s/tessel-shim", bindir);
+    if (!d->fake_lib_dir[0])
+        tessd_pathf(d->fake_lib_dir, sizeof d->fake_lib_dir, "%s/../tests/fake", bindir);
+    bool interposer_given = d->interposer[0] != '\0';
+    if (!interposer_given)
+        tessd_pathf(d->interposer, sizeof d->interposer, "%s/../lib/libtessel-cuda.so", bindir);
+    if (access(d->interposer, R_OK) != 0) {
+        if (interposer_given) {
+            fprintf(stderr, "tesseld: --interposer %s: %s\n", d->interposer, strerror(errno));
+            return 1;
+        }
+        tessd_log("warning: %s not found: jobs run without GPU-memory limits", d->interposer);
+        d->interposer[0] = '\0';
+    } else {
+        char *rp = realpath(d->interposer, NULL);
+        if (rp) {
+            snprintf(d->interposer, sizeof d->interposer, "%s", rp);
+            free(rp);
+        }
+    }
+    char *rp = realpath(d->fake_lib_dir, NULL);
+    if (rp) {
+        snprintf(d->fake_lib_dir, sizeof d->fake_lib_dir, "%s", rp);
+        free(rp);
+    }
+    if (access(d->shim, X_OK) != 0) {
+        fprintf(stderr, "tesseld: %s: %s (the job supervisor is needed)\n", d->shim,
+                strerror(errno));
+        return 1;
+    }
+    char host[64];
+    unsigned port;
+    char *colon = strrchr(listen, ':');
+    if (!colon || colon == listen || sscanf(colon + 1, "%u", &port) != 1 || port > 65535) {
+        fprintf(stderr, "tesseld: --listen %s: expected HOST:PORT\n", listen);
+        return 2;
+    }
+    snprintf(host, sizeof host, "%.*s", (int)(colon - listen), listen);
+
+    if (!data_dir[0])
+        default_data_dir(data_dir, sizeof data_dir);
+    if (mkdir_p(data_dir, 0700) < 0) {
+        fprintf(stderr, "tesseld: %s: %s\n", data_dir, strerror(errno));
+        return 1;
+    }
+    rp = realpath(data_dir, NULL);
+    snprintf(d->data_dir, sizeof d->data_dir, "%s", rp ? rp : data_dir);
+    free(rp);
+    tessd_pathf(d->jobs_dir, sizeof d->jobs_dir, "%s/jobs", d->data_dir);
+    /* Jobs running as other users must reach their directory jobs/<id> (their cwd and
+     * logs): the data dir and jobs/ are traversable (0711) but not listable; the store and
+     * the admin token stay 0600. */
+    if (geteuid() == 0)
+        chmod(d->data_dir, 0711);
+    if (mkdir_p(d->jobs_dir, 0711) < 0) {
+        fprintf(stderr, "tesseld: %s: %s\n", d->jobs_dir, strerror(errno));
+        return 1;
+    }
+    char path[PATH_MAX + 32];
+    tessd_pathf(path, sizeof path, "%s/tesseld.lock", d->data_dir);
+    int lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (lockfd < 0 || flock(lockfd, LOCK_EX | LOCK_NB) < 0) {
+        fprintf(stderr, "tesseld: %s: %s\n", path,
+                errno == EWOULDBLOCK ? "another tesseld uses this data directory"
+                                     : strerror(errno));
+        return 1;
+    }
+    tessd_pathf(path, sizeof path, "%s/tessel.db", d->data_dir);
+    /* Create the database file 0600 first: SQLite gives its -wal and -shm files the same mode. */
+    int dbfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (dbfd >= 0)
+        close(dbfd);
+    d->store = tstore_open(path, &err);
+    if (!d->store) {
+        fprintf(stderr, "tesseld: %s\n", err.text);
+        return 1;
+    }
+    if (instance_id(d, &err) < 0 || ensure_default_queue(d, &err) < 0 ||
+        tessd_bootstrap_admin(d, &err) < 0 || discover_gpus(d, nvml_lib, &err) < 0) {
+        fprintf(stderr, "tesseld: %s\n", err.text);
+        return 1;
+    }
+    if (gethostname(d->node_name, sizeof d->node_name) < 0)
+        snprintf(d->node_name, sizeof d->node_name, "localhost");
+    d->ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+    d->mem_total = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+    d->cg_mode = no_cgroups ? TAGENT_CG_NONE : tagent_cgroup_detect(d->cg_root);
+    tessd_pathf(d->cg_base, sizeof d->cg_base, "tessel/%s", d->instance);
+    if (d->cg_mode == TAGENT_CG_NONE && !no_cgroups)
+        tessd_log("warning: no usable cgroup controllers (%s); CPU and memory limits are not "
+                  "enforced",
+                  geteuid() ? "not root" : "neither v2 nor v1 memory+cpu+freezer");
+    if (build_cluster(d, policy, &err) < 0) {
+        fprintf(stderr, "tesseld: %s\n", err.text);
+        return 1;
+    }
+
+    /* Signals: blocked in every thread (the HTTP threads inherit the mask), read here. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGCHLD);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    d->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (sfd < 0 || d->wake_fd < 0) {
+        perror("tesseld: signalfd/eventfd");
+        return 1;
+    }
+    pthread_mutex_init(&d->lock, NULL);
+    if (tessd_recover(d, &err) < 0) {
+        fprintf(stderr, "tesseld: recovery: %s\n", err.text);
+        return 1;
+    }
+    thttp_config_t hc = {.host = host,
+                         .port = (uint16_t)port,
+                         .max_body = TESSD_MAX_BODY,
+                         .max_connections = 1024,
+                         .routes = tessd_routes,
+                         .nroutes = tessd_nroutes,
+                         .ctx = d};
+    d->http = thttp_start(&hc, &err);
+    if (!d->http) {
+        fprintf(stderr, "tesseld: %s\n", err.text);
+        return 1;
+    }
+    if (write_addr(d, host, &err) < 0) {
+        fprintf(stderr, "tesseld: %s\n", err.text);
+        return 1;
+    }
+    tessd_log("listening on http://%s:%u (data dir %s, %d GPU(s)%s, cgroups %s, policy %s)", host,
+              (unsigned)thttp_port(d->http), d->data_dir, d->ngpus,
+              d->simulated ? " SIMULATED" : "", tagent_cgroup_mode_name(d->cg_mode),
+              tsched_policy_name(d->policy));
+    for (int i = 0; i < d->ngpus; i++)
+        tessd_log("GPU %d: %s, %llu MiB, %u SMs, %s%s", i, d->gpus[i].name,
+                  (unsigned long long)(d->gpus[i].mem_total >> 20), d->gpus[i].sm_count,
+                  d->gpus[i].uuid, d->gpus[i].simulated ? " (simulated)" : "");
+
+    int64_t last = 0;
+    for (;;) {
+        int64_t since = mono_ms() - last;
+        bool may_wake = since >= TESSD_TICK_MIN_MS;
+        struct pollfd p[2] = {{sfd, POLLIN, 0}, {d->wake_fd, POLLIN, 0}};
+        int timeout = may_wake ? (int)(TESSD_TICK_MS - (since < TESSD_TICK_MS ? since : 0))
+                               : (int)(TESSD_TICK_MIN_MS - since);
+        if (timeout < 0)
+            timeout = 0;
+        int n = poll(p, may_wake ? 2 : 1, timeout);
+        if (n < 0 && errno != EINTR) {
+            perror("tesseld: poll");
+            break;
+        }
+        bool stop = false;
+        if (n > 0 && (p[0].revents & POLLIN)) {
+            struct signalfd_siginfo si;
+            while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
+                if (si.ssi_signo != SIGCHLD)
+                    stop = true;
+        }
+        if (stop)
+            break;
+        if (n > 0 && may_wake && (p[1].revents & POLLIN)) {
+            uint64_t v;
+            if (read(d->wake_fd, &v, sizeof v) < 0) {
+                /* Nothing to clear. */
+            }
+        } else if (!may_wake || mono_ms() - last < TESSD_TICK_MS) {
+            if (n == 0 && !may_wake)
+                continue; /* the minimum gap has passed; poll again with the wake fd */
+            if (n > 0)
+                continue;
+        }
+        tessd_tick(d);
+        last = mono_ms();
+    }
+    atomic_store(&d->stopping, true);
+    tessd_log("stopping; %zu running job(s) keep running and are picked up at the next start",
+              d->nruns);
+    thttp_stop(d->http);
+    pthread_mutex_lock(&d->lock);
+    tstore_close(d->store);
+    pthread_mutex_unlock(&d->lock);
+    tsched_sched_destroy(d->sched);
+    tsched_policy_destroy(d->policy);
+    tsched_policy_destroy(d->check_policy);
+    free(d->inbox);
+    tsched_cluster_destroy(d->cluster);
+    tsched_cluster_destroy(d->empty);
+    tagent_nvml_close(d->nvml);
+    free(d->runs);
+    close(sfd);
+    close(d->wake_fd);
+    close(lockfd);
+    return 0;
+}

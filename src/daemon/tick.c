@@ -1,0 +1,480 @@
+/* tick.c - the scheduling tick: notice job ends, enforce cancels and preemptions, start the
+ * jobs libsched decides to start; and the recovery of running jobs at start (see the order of
+ * a tick in daemon.h).
+ *
+ * Decisions are libsched's (tsched_sched_cycle over the queue layer, see sched.c): which
+ * pending jobs start and where (fair share across queues by weight, queue limits, class
+ * bands, priority, arrival; backfill; reservations), and which running jobs are victims.
+ * tesseld carries them out: a start is recorded as running in the store before the process
+ * exists, then confirmed to libsched (tsched_job_started); a victim gets SIGTERM, SIGKILL
+ * after the grace period, and ends "preempted" (it is not restarted: a person resubmits).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "agent/runner.h"
+#include "daemon/daemon.h"
+
+tessd_run_t *tessd_run_find(tessd_t *d, int64_t id)
+{
+    for (size_t i = 0; i < d->nruns; i++)
+        if (d->runs[i].id == id)
+            return &d->runs[i];
+    return NULL;
+}
+
+static tessd_run_t *run_add(tessd_t *d, int64_t id)
+{
+    if (d->nruns == d->caprun) {
+        size_t cap = d->caprun ? d->caprun * 2 : 64;
+        tessd_run_t *r = realloc(d->runs, cap * sizeof *r);
+        if (!r)
+            return NULL;
+        d->runs = r;
+        d->caprun = cap;
+    }
+    tessd_run_t *r = &d->runs[d->nruns++];
+    memset(r, 0, sizeof *r);
+    r->id = id;
+    return r;
+}
+
+static void run_remove(tessd_t *d, tessd_run_t *r)
+{
+    size_t i = (size_t)(r - d->runs);
+    d->runs[i] = d->runs[--d->nruns];
+}
+
+void tessd_job_request(const tstore_job_t *j, tsched_job_t *req)
+{
+    memset(req, 0, sizeof *req);
+    req->cpu_milli = (uint64_t)j->cpu_milli;
+    req->mem_bytes = j->mem;
+    req->ngpus = (uint32_t)j->gpu_count;
+    req->milli_gpu = j->gpu_count > 1 ? TSCHED_MILLI : (uint32_t)j->gpu_milli;
+    req->gpu_mem_bytes = j->gpu_count ? j->gpu_mem : 0;
+    req->gang = 1;
+}
+
+/* Kill what is left of a job and remove its cgroup.  v1 removes a group only once its last
+ * task is gone; a killed task leaves within milliseconds, so a few short retries suffice. */
+static void cleanup_cgroup(tessd_t *d, int64_t id)
+{
+    if (d->cg_mode == TAGENT_CG_NONE)
+        return;
+    char name[160];
+    tessd_cgroup_name(d, id, name, sizeof name);
+    for (int i = 0; i < 20; i++) {
+        tagent_cgroup_kill(d->cg_mode, d->cg_root, name, SIGKILL);
+        if (tagent_cgroup_remove(d->cg_mode, d->cg_root, name) == 0)
+            return;
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    tessd_log("job %lld: cgroup %s not removed: %s", (long long)id, name, strerror(errno));
+}
+
+/* Record the end of a running job and give back what it held. */
+static void finish_run(tessd_t *d, tessd_run_t *r, const tagent_exit_t *ex, const char *lost)
+{
+    tstore_state_t st;
+    char reason[256];
+    int code = -1, sig = 0;
+    if (r->preempt_ms && !r->cancel_ms && !(ex && !ex->sig && ex->exit_code == 0)) {
+        st = TSTORE_PREEMPTED;
+        if (ex && ex->sig)
+            sig = ex->sig;
+        else if (ex)
+            code = ex->exit_code;
+        snprintf(reason, sizeof reason, "preempted to make room for job %lld",
+                 (long long)r->preempt_for);
+    } else if (lost) {
+        st = r->cancel_ms ? TSTORE_CANCELLED : TSTORE_FAILED;
+        snprintf(reason, sizeof reason, "%s", lost);
+    } else if (ex->error[0]) {
+        st = TSTORE_FAILED;
+        snprintf(reason, sizeof reason, "%s", ex->error);
+    } else if (ex->sig) {
+        sig = ex->sig;
+        st = r->cancel_ms ? TSTORE_CANCELLED : TSTORE_FAILED;
+        if (r->cancel_ms)
+            snprintf(reason, sizeof reason, "cancelled by %s (killed by signal %d)",
+                     r->cancel_by[0] ? r->cancel_by : "a user", sig);
+        else
+            snprintf(reason, sizeof reason, "killed by signal %d (%s)", sig, strsignal(sig));
+    } else {
+        code = ex->exit_code;
+        if (r->cancel_ms) {
+            st = TSTORE_CANCELLED;
+            snprintf(reason, sizeof reason, "cancelled by %s (exited with status %d)",
+                     r->cancel_by[0] ? r->cancel_by : "a user", code);
+        } else {
+            st = code == 0 ? TSTORE_SUCCEEDED : TSTORE_FAILED;
+            snprintf(reason, sizeof reason, "exited with status %d", code);
+        }
+    }
+    tsl_error_t err;
+    if (tstore_job_finish(d->store, r->id, st, reason, code, sig, tessd_now_ms(), &err) < 0 &&
+        errno != ENOENT) {
+        /* The store refused: keep the job in the table and try again at the next tick. */
+        tessd_log("job %lld: cannot record its end: %s", (long long)r->id, err.text);
+        return;
+    }
+    tessd_sched_remove(d, r->id);
+    cleanup_cgroup(d, r->id);
+    tessd_log("job %lld %s: %s", (long long)r->id, tstore_state_name(st), reason);
+    run_remove(d, r);
+    d->sched_dirty = true;
+}
+
+/* Check one running job; returns true when it was removed from the table. */
+static bool check_run(tessd_t *d, tessd_run_t *r, int64_t now)
+{
+    char dir[PATH_MAX];
+    tessd_job_dir(d, r->id, dir, sizeof dir);
+    tagent_exit_t ex;
+    int got = tagent_read_exit(dir, &ex);
+    if (got == 1) {
+        finish_run(d, r, &ex, NULL);
+        return true;
+    }
+    if (got < 0) {
+        ex = (tagent_exit_t){.exit_code = -1};
+        snprintf(ex.error, sizeof ex.error, "unreadable exit record: %s", strerror(errno));
+        finish_run(d, r, &ex, NULL);
+        return true;
+    }
+    if (r->job_pid == 0) {
+        pid_t s, j;
+        uint64_t st;
+        if (tagent_read_pids(dir, &s, &st, &j) == 0) {
+            r->shim_pid = s;
+            r->shim_start = st;
+            r->job_pid = j;
+            tstore_job_set_pids(d->store, r->id, s, st, j, NULL);
+        }
+    }
+    if (!tagent_alive(r->shim_pid, r->shim_start)) {
+        /* The exit file is written before the shim exits: look once more. */
+        if (tagent_read_exit(dir, &ex) == 1) {
+            finish_run(d, r, &ex, NULL);
+            return true;
+        }
+        if (r->job_pid > 0)
+            kill(-r->job_pid, SIGKILL);
+        finish_run(d, r, NULL,
+                   r->shim_pid ? "supervisor lost: tessel-shim died before the job's end"
+                               : "daemon stopped while the job was starting");
+        return true;
+    }
+    int64_t asked = r->cancel_ms ? r->cancel_ms : r->preempt_ms;
+    if (asked && !r->killed && now - asked >= TESSD_CANCEL_GRACE_MS) {
+        char name[160];
+        tessd_cgroup_name(d, r->id, name, sizeof name);
+        if (r->job_pid > 0)
+            kill(-r->job_pid, SIGKILL);
+        tagent_cgroup_kill(d->cg_mode, d->cg_root, name, SIGKILL);
+        r->killed = true;
+    }
+    return false;
+}
+
+int tessd_cancel_running(tessd_t *d, int64_t id, const char *by, tsl_error_t *err)
+{
+    tessd_run_t *r = tessd_run_find(d, id);
+    if (!r) {
+        errno = ENOENT;
+        return tsl_errprintf(err, "job %lld is not running", (long long)id);
+    }
+    int64_t now = tessd_now_ms();
+    if (!r->cancel_ms) {
+        if (tstore_job_set_cancel(d->store, id, now, err) < 0)
+            return -1;
+        r->cancel_ms = now;
+        snprintf(r->cancel_by, sizeof r->cancel_by, "%s", by);
+    }
+    if (r->job_pid == 0) {
+        char dir[PATH_MAX];
+        pid_t s;
+        uint64_t st;
+        tessd_job_dir(d, id, dir, sizeof dir);
+        tagent_read_pids(dir, &s, &st, &r->job_pid);
+    }
+    char name[160];
+    tessd_cgroup_name(d, id, name, sizeof name);
+    if (r->job_pid > 0)
+        kill(-r->job_pid, SIGTERM);
+    tagent_cgroup_kill(d->cg_mode, d->cg_root, name, SIGTERM);
+    return 0;
+}
+
+/* ---- scheduling ------------------------------------------------------------------------ */
+
+/* Build the placement JSON of a member. */
+static char *placement_json(tessd_t *d, const tsched_member_t *m)
+{
+    json_t *a = json_array();
+    for (uint32_t i = 0; i < m->ngpus; i++) {
+        int g = m->gpu[i];
+        json_array_append_new(a, json_pack("{s:i, s:s, s:i, s:I}", "gpu", g, "uuid",
+                                           g < d->ngpus ? d->gpus[g].uuid : "", "milli",
+                                           (int)m->milli_gpu, "mem", (json_int_t)m->gpu_mem_bytes));
+    }
+    char *s = json_dumps(a, JSON_COMPACT);
+    json_decref(a);
+    return s;
+}
+
+/* Start one job libsched placed.  Returns 0 when it was started or recorded as failed. */
+static void start_job(tessd_t *d, uint64_t id, const tsched_member_t *m)
+{
+    tsl_error_t err;
+    tstore_job_t j;
+    if (tstore_job_get(d->store, (int64_t)id, &j, &err) < 0 || j.state != TSTORE_PENDING) {
+        /* Not pending in the store any more (cancelled meanwhile): forget it. */
+        tessd_sched_remove(d, (int64_t)id);
+        tstore_job_clear(&j);
+        return;
+    }
+    char *pl = placement_json(d, m);
+    tessd_run_t *r = pl ? run_add(d, j.id) : NULL;
+    if (!r) {
+        free(pl);
+        tstore_job_clear(&j);
+        return;
+    }
+    r->member = *m;
+    tessd_qjob(d, &j, &r->q);
+    snprintf(r->user, sizeof r->user, "%s", j.user);
+    snprintf(r->queue, sizeof r->queue, "%s", j.queue);
+    double now_s = tessd_sched_now();
+    if (tsched_job_started(d->sched, id, m, 1, now_s) < 0) {
+        tessd_log("job %lld: libsched refused its start: %s", (long long)j.id, strerror(errno));
+        run_remove(d, r);
+        free(pl);
+        tstore_job_clear(&j);
+        return;
+    }
+    r->holds = true;
+    /* Running in the store before the process exists: a crash after the spawn can then
+     * never start the job a second time. */
+    if (tstore_job_set_running(d->store, j.id, pl, tessd_now_ms(), &err) < 0) {
+        tessd_log("job %lld: cannot start: %s", (long long)j.id, err.text);
+        tsched_job_stopped(d->sched, id, now_s);
+        run_remove(d, r);
+        free(pl);
+        tstore_job_clear(&j);
+        return;
+    }
+    free(pl);
+    if (tessd_launch(d, &j, r, &err) < 0) {
+        tessd_log("job %lld: cannot start: %s", (long long)j.id, err.text);
+        tagent_exit_t ex = {.exit_code = -1};
+        snprintf(ex.error, sizeof ex.error, "%.159s", err.text);
+        finish_run(d, r, &ex, NULL);
+    }
+    tstore_job_clear(&j);
+}
+
+/* Ask a victim to stop: SIGTERM now, SIGKILL after the grace period (check_run). */
+static void preempt(tessd_t *d, const tsched_victim_t *v)
+{
+    tessd_run_t *r = tessd_run_find(d, (int64_t)v->job);
+    if (!r || r->preempt_ms || r->cancel_ms)
+        return;
+    r->preempt_ms = tessd_now_ms();
+    r->preempt_for = (int64_t)v->for_job;
+    char reason[96];
+    snprintf(reason, sizeof reason, "preempting: makes room for job %lld", (long long)v->for_job);
+    tstore_job_set_reason(d->store, r->id, reason, NULL);
+    char name[160];
+    tessd_cgroup_name(d, r->id, name, sizeof name);
+    if (r->job_pid > 0)
+        kill(-r->job_pid, SIGTERM);
+    tagent_cgroup_kill(d->cg_mode, d->cg_root, name, SIGTERM);
+    tessd_log("job %lld preempted for job %lld", (long long)r->id, (long long)v->for_job);
+}
+
+/* Hand the inbox to libsched (lock held, main thread).  A new job that would wait gets its
+ * reason now, in one transaction for the whole inbox. */
+static void drain_inbox(tessd_t *d)
+{
+    bool in_tx = false;
+    double now = tessd_sched_now();
+    for (size_t i = 0; i < d->ninbox; i++) {
+        tessd_inbox_t *in = &d->inbox[i];
+        if (in->remove) {
+            tsched_job_remove(d->sched, in->q.id, now);
+            continue;
+        }
+        tsl_error_t err;
+        char why[160] = "";
+        in->q.queue = tsched_queue_find(d->sched, in->queue);
+        if (in->q.queue < 0 || tsched_job_submit(d->sched, &in->q, &err) < 0) {
+            snprintf(why, sizeof why, "the scheduler refused the job: %.120s",
+                     in->q.queue < 0 ? "unknown queue" : err.text);
+            tstore_job_finish(d->store, (int64_t)in->q.id, TSTORE_FAILED, why, -1, 0,
+                              tessd_now_ms(), NULL);
+            continue;
+        }
+        uint64_t want = (uint64_t)in->q.req.ngpus * in->q.req.milli_gpu;
+        tsched_queue_stat_t qs;
+        tsched_member_t m;
+        tsched_reason_t r = TSCHED_FIT;
+        if (in->max_gpu_milli >= 0 && want > 0 &&
+            tsched_queue_stat(d->sched, in->q.queue, now, &qs) == 0 &&
+            qs.used.milli_gpu + want > (uint64_t)in->max_gpu_milli)
+            snprintf(why, sizeof why, "waiting: queue '%s' is at its limit of %lld milli-GPU",
+                     in->queue, (long long)in->max_gpu_milli);
+        else if (tsched_place(d->cluster, d->policy, &in->q.req, &m, &r) != 0)
+            snprintf(why, sizeof why, "waiting: %s", tsched_reason_str(r));
+        if (why[0]) {
+            if (!in_tx)
+                in_tx = tstore_begin(d->store, NULL) == 0;
+            tstore_job_set_reason(d->store, (int64_t)in->q.id, why, NULL);
+        }
+    }
+    if (in_tx)
+        tstore_commit(d->store, NULL);
+    d->ninbox = 0;
+}
+
+/* Copies of a cycle's decisions, made while the lock is not held. */
+typedef struct {
+    uint64_t id;
+    tsched_member_t m;
+} start_t;
+
+void tessd_tick(tessd_t *d)
+{
+    pthread_mutex_lock(&d->lock);
+    int status;
+    while (waitpid(-1, &status, WNOHANG) > 0) {
+        /* Shims record the job's end in files; their own status carries nothing more. */
+    }
+    int64_t now = tessd_now_ms();
+    for (size_t i = 0; i < d->nruns;) {
+        if (!check_run(d, &d->runs[i], now))
+            i++;
+    }
+    if (d->rebuild) {
+        tsl_error_t err;
+        d->rebuild = false;
+        /* The build reads every pending job from the store: the inbox is in it already. */
+        if (tessd_sched_build(d, &err) == 0)
+            d->ninbox = 0;
+        else
+            tessd_log("scheduler rebuild: %s (the old queues stay)", err.text);
+    }
+    drain_inbox(d);
+    /* Without events a cycle is still due now and then: a victim becomes eligible once it has
+     * run min_runtime, a long-pending job earns a reservation, fair share decays. */
+    if (now - d->last_cycle_ms >= TESSD_CYCLE_IDLE_MS)
+        d->sched_dirty = true;
+    bool dirty = d->sched_dirty;
+    d->sched_dirty = false;
+    pthread_mutex_unlock(&d->lock);
+    if (!dirty)
+        return;
+
+    /* libsched is the main thread's alone: the cycle runs without the lock. */
+    d->last_cycle_ms = now;
+    tsched_decisions_t dec;
+    tsl_error_t err;
+    int rc = tsched_sched_cycle(d->sched, tessd_sched_now(), &dec, &err);
+    size_t n = 0, nv = 0;
+    start_t starts[TESSD_START_BURST];
+    tsched_victim_t *victims = NULL;
+    if (rc == 0) {
+        n = dec.nstarts < TESSD_START_BURST ? dec.nstarts : TESSD_START_BURST;
+        for (size_t i = 0; i < n; i++) {
+            starts[i].id = dec.starts[i].job;
+            starts[i].m = dec.starts[i].members[0];
+        }
+        if (dec.nvictims) {
+            victims = malloc(dec.nvictims * sizeof *victims);
+            if (victims) {
+                memcpy(victims, dec.victims, dec.nvictims * sizeof *victims);
+                nv = dec.nvictims;
+            }
+        }
+    }
+    pthread_mutex_lock(&d->lock);
+    if (rc < 0) {
+        tessd_log("scheduling cycle: %s", err.text);
+        d->sched_dirty = true;
+    }
+    for (size_t i = 0; i < nv; i++)
+        preempt(d, &victims[i]);
+    for (size_t i = 0; i < n; i++)
+        start_job(d, starts[i].id, &starts[i].m);
+    if (rc == 0 && dec.nstarts > n)
+        d->sched_dirty = true; /* the rest at the next tick */
+    pthread_mutex_unlock(&d->lock);
+    free(victims);
+}
+
+/* ---- recovery ---------------------------------------------------------------------------- */
+
+static int recover_one(const tstore_job_t *j, void *arg)
+{
+    tessd_t *d = arg;
+    tessd_run_t *r = run_add(d, j->id);
+    if (!r)
+        return 1;
+    snprintf(r->user, sizeof r->user, "%s", j->user);
+    snprintf(r->queue, sizeof r->queue, "%s", j->queue);
+    tessd_qjob(d, j, &r->q);
+    r->shim_pid = j->shim_pid;
+    r->shim_start = j->shim_start;
+    r->job_pid = j->job_pid;
+    r->cancel_ms = j->cancel_ms;
+    tsched_member_t *m = &r->member;
+    memset(m, 0, sizeof *m);
+    m->cpu_milli = (uint64_t)j->cpu_milli;
+    m->mem_bytes = j->mem;
+    json_t *pl = j->placement_json ? json_loads(j->placement_json, 0, NULL) : NULL;
+    size_t i;
+    json_t *e;
+    json_array_foreach(pl, i, e)
+    {
+        if (i >= TSCHED_MAX_NODE_GPUS)
+            break;
+        m->gpu[m->ngpus++] = (uint8_t)json_integer_value(json_object_get(e, "gpu"));
+        m->milli_gpu = (uint32_t)json_integer_value(json_object_get(e, "milli"));
+        m->gpu_mem_bytes = (uint64_t)json_integer_value(json_object_get(e, "mem"));
+    }
+    json_decref(pl);
+    if (r->shim_pid == 0) {
+        char dir[PATH_MAX];
+        tessd_job_dir(d, j->id, dir, sizeof dir);
+        tagent_read_pids(dir, &r->shim_pid, &r->shim_start, &r->job_pid);
+    }
+    return 0;
+}
+
+int tessd_recover(tessd_t *d, tsl_error_t *err)
+{
+    tstore_job_filter_t f = {.state_mask = 1u << TSTORE_RUNNING, .limit = 1 << 30};
+    if (tstore_job_list(d->store, &f, recover_one, d, err) < 0)
+        return -1;
+    size_t n = d->nruns;
+    /* The running jobs hold their placements again, pending jobs are handed to libsched. */
+    if (tessd_sched_build(d, err) < 0)
+        return -1;
+    /* Jobs that ended while tesseld was down are recorded by the first tick. */
+    bool dirty = d->sched_dirty;
+    d->sched_dirty = false;
+    tessd_tick(d);
+    d->sched_dirty = dirty || d->sched_dirty;
+    tessd_log("recovered %zu running job(s): %zu still running, %zu ended while tesseld was down",
+              n, d->nruns, n - d->nruns);
+    return 0;
+}

@@ -1,0 +1,796 @@
+/* memory.c - counted device allocations and the memory views.
+ *
+ * Every counted path follows the same steps: find the device, reserve the
+ * bytes in the slice (refuse with CUDA_ERROR_OUT_OF_MEMORY if that would pass
+ * the limit), call the driver, then record the allocation so that its free
+ * finds the bytes in O(1), or give the reservation back if the driver
+ * failed.  A free removes the record before calling the driver (the address
+ * cannot be handed out again before the driver frees it) and puts it back if
+ * the driver refuses.
+ *
+ * Stream-ordered pools: a pool is charged max(bytes its live allocations
+ * hold, bytes the pool has reserved from the device), so memory a pool keeps
+ * cached after cuMemFreeAsync stays charged until the driver releases it or
+ * cuMemPoolTrimTo gives it back.  The pool's reserved figure is re-read after
+ * each allocation, free and trim, by cuMemGetInfo, and before an allocation
+ * is refused.
+ */
+#include <limits.h>
+#include <string.h>
+
+#include "interposer/interposer.h"
+
+#define OOM CUDA_ERROR_OUT_OF_MEMORY
+
+/* ---- pools -------------------------------------------------------------- */
+
+/* Pools one process allocates from: the default pool of each device plus the
+ * few it creates; 256 is far beyond what frameworks create.  A pool beyond
+ * that is still counted per allocation, just without its cached bytes. */
+#define MAX_POOLS 256
+
+struct pool {
+    CUmemoryPool h;
+    int dev;          /* slice device; -1 for a host pool (not counted) */
+    uint64_t in_use;  /* bytes of live allocations */
+    uint64_t charged; /* bytes charged to the slice for this pool */
+};
+
+static struct pool pools[MAX_POOLS];
+static int npools;
+static atomic_flag pools_lock;
+
+static void plock(void)
+{
+    while (atomic_flag_test_and_set_explicit(&pools_lock, memory_order_acquire))
+        __builtin_ia32_pause();
+}
+
+static void punlock(void)
+{
+    atomic_flag_clear_explicit(&pools_lock, memory_order_release);
+}
+
+/* Caller holds the lock. */
+static struct pool *pool_find(CUmemoryPool h, int dev, int create)
+{
+    for (int i = 0; i < npools; i++)
+        if (pools[i].h == h)
+            return &pools[i];
+    if (!create || npools == MAX_POOLS)
+        return NULL;
+    struct pool *p = &pools[npools++];
+    p->h = h;
+    p->dev = dev;
+    p->in_use = p->charged = 0;
+    return p;
+}
+
+/* Re-read the pool's reserved bytes (a driver call, outside the lock) and
+ * move the pool's charge to max(in_use, reserved). */
+static void pool_sync(CUmemoryPool h)
+{
+    cuuint64_t reserved = 0;
+    cuMemPoolGetAttribute_fn get = TCU_REAL(cuMemPoolGetAttribute);
+    if (!get || get(h, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved) != CUDA_SUCCESS)
+        reserved = 0;
+    plock();
+    struct pool *p = pool_find(h, -1, 0);
+    if (p && p->dev >= 0) {
+        uint64_t want = p->in_use > reserved ? p->in_use : reserved;
+        if (want > p->charged)
+            tcu_charge(p->dev, want - p->charged);
+        else if (want < p->charged)
+            tcu_unreserve(p->dev, p->charged - want);
+        p->charged = want;
+    }
+    punlock();
+}
+
+void tcu_pools_resync(void)
+{
+    CUmemoryPool hs[MAX_POOLS];
+    plock();
+    int n = npools;
+    for (int i = 0; i < n; i++)
+        hs[i] = pools[i].h;
+    punlock();
+    for (int i = 0; i < n; i++)
+        pool_sync(hs[i]);
+}
+
+/* Admit bytes from pool h on slice device dev: from the pool's cached
+ * charge when it covers them, else by a new reservation.  0 or -1. */
+static int pool_admit(CUmemoryPool h, int dev, uint64_t bytes, int *from_cache)
+{
+    if (dev == -2) /* failed closed */
+        return -1;
+    plock();
+    struct pool *p = pool_find(h, dev, 1);
+    if (p && p->dev < 0) { /* host pool: not counted */
+        punlock();
+        *from_cache = 1;
+        return 0;
+    }
+    if (p && p->charged >= p->in_use && p->charged - p->in_use >= bytes) {
+        p->in_use += bytes;
+        punlock();
+        *from_cache = 1;
+        return 0;
+    }
+    punlock();
+    *from_cache = 0;
+    if (tcu_reserve(dev, bytes) < 0)
+        return -1;
+    plock();
+    p = pool_find(h, dev, 1);
+    if (p) {
+        p->in_use += bytes;
+        p->charged += bytes;
+    }
+    punlock();
+    /* !p: the table is full; the pool is then counted per allocation (its
+     * reservation stays until the free, which finds no pool and releases). */
+    return 0;
+}
+
+/* Undo pool_admit after a driver failure, or account a free. */
+static void pool_unadmit(CUmemoryPool h, int dev, uint64_t bytes)
+{
+    plock();
+    struct pool *p = pool_find(h, dev, 0);
+    if (p) {
+        p->in_use = p->in_use > bytes ? p->in_use - bytes : 0;
+        /* The charge follows at the next sync (pool_sync below). */
+    } else {
+        tcu_unreserve(dev, bytes);
+    }
+    punlock();
+    if (p)
+        pool_sync(h);
+}
+
+static int pool_dev(CUmemoryPool h, int fallback)
+{
+    plock();
+    struct pool *p = pool_find(h, -1, 0);
+    int dev = p ? p->dev : fallback;
+    punlock();
+    return dev;
+}
+
+/* ---- linear memory ------------------------------------------------------ */
+
+/* Record a fresh allocation, or undo it if the record cannot be made. */
+static CUresult track_or_undo(enum tcu_kind kind, uint64_t key, int dev, uint64_t bytes,
+                              uint64_t aux)
+{
+    if (TCU_LIKELY(tcu_track(kind, key, dev, bytes, aux) == 0))
+        return CUDA_SUCCESS;
+    if (kind == TCU_KIND_PTR && TCU_REAL(cuMemFree_v2))
+        TCU_REAL(cuMemFree_v2)((CUdeviceptr)key);
+    tcu_unreserve(dev, bytes);
+    return OOM;
+}
+
+TCU_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{
+    tcu_ready();
+    cuMemAlloc_v2_fn real = TCU_REAL(cuMemAlloc_v2);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    int dev = tcu_current_dev(NULL);
+    if (dev == -1 || !dptr || bytesize == 0)
+        return real(dptr, bytesize);
+    if (tcu_reserve(dev, bytesize) < 0)
+        return OOM;
+    CUresult r = real(dptr, bytesize);
+    if (r != CUDA_SUCCESS) {
+        tcu_unreserve(dev, bytesize);
+        return r;
+    }
+    return track_or_undo(TCU_KIND_PTR, *dptr, dev, bytesize, 0);
+}
+
+TCU_EXPORT CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
+{
+    tcu_ready();
+    cuMemAlloc_fn real = TCU_REAL(cuMemAlloc);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    int dev = tcu_current_dev(NULL);
+    if (dev == -1 || !dptr || bytesize == 0)
+        return real(dptr, bytesize);
+    if (tcu_reserve(dev, bytesize) < 0)
+        return OOM;
+    CUresult r = real(dptr, bytesize);
+    if (r != CUDA_SUCCESS) {
+        tcu_unreserve(dev, bytesize);
+        return r;
+    }
+    return track_or_undo(TCU_KIND_PTR, *dptr, dev, bytesize, 0);
+}
+
+TCU_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
+{
+    tcu_ready();
+    cuMemAllocManaged_fn real = TCU_REAL(cuMemAllocManaged);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    int dev = tcu_current_dev(NULL);
+    if (dev == -1 || !dptr || bytesize == 0)
+        return real(dptr, bytesize, flags);
+    if (tcu_reserve(dev, bytesize) < 0)
+        return OOM;
+    CUresult r = real(dptr, bytesize, flags);
+    if (r != CUDA_SUCCESS) {
+        tcu_unreserve(dev, bytesize);
+        return r;
+    }
+    return track_or_undo(TCU_KIND_PTR, *dptr, dev, bytesize, 0);
+}
+
+/* cuMemAllocPitch: reserve the smallest pitch the driver may choose (the
+ * width rounded up to 512 bytes, the largest texture pitch alignment of
+ * current GPUs), then charge what the returned pitch really costs. */
+#define PITCH_ALIGN 512u
+
+static uint64_t pitch_estimate(uint64_t width, uint64_t height)
+{
+    uint64_t w = width > UINT64_MAX - PITCH_ALIGN ? UINT64_MAX : (width + PITCH_ALIGN - 1);
+    return tcu_mul_sat(w / PITCH_ALIGN * PITCH_ALIGN, height);
+}
+
+static void pitch_settle(int dev, uint64_t est, uint64_t real_bytes)
+{
+    if (real_bytes > est)
+        tcu_charge(dev, real_bytes - est);
+    else if (real_bytes < est)
+        tcu_unreserve(dev, est - real_bytes);
+}
+
+TCU_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
+                                       size_t Height, unsigned int ElementSizeBytes)
+{
+    tcu_ready();
+    cuMemAllocPitch_v2_fn real = TCU_REAL(cuMemAllocPitch_v2);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    int dev = tcu_current_dev(NULL);
+    if (dev == -1 || !dptr || !pPitch || WidthInBytes == 0 || Height == 0)
+        return real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
+    uint64_t est = pitch_estimate(WidthInBytes, Height);
+    if (tcu_reserve(dev, est) < 0)
+        return OOM;
+    CUresult r = real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
+    if (r != CUDA_SUCCESS) {
+        tcu_unreserve(dev, est);
+        return r;
+    }
+    uint64_t bytes = tcu_mul_sat(*pPitch, Height);
+    pitch_settle(dev, est, bytes);
+    return track_or_undo(TCU_KIND_PTR, *dptr, dev, bytes, 0);
+}
+
+TCU_EXPORT CUresult cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitch,
+                                    unsigned int WidthInBytes, unsigned int Height,
+                                    unsigned int ElementSizeBytes)
+{
+    tcu_ready();
+    cuMemAllocPitch_fn real = TCU_REAL(cuMemAllocPitch);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    int dev = tcu_current_dev(NULL);
+    if (dev == -1 || !dptr || !pPitch || WidthInBytes == 0 || Height == 0)
+        return real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
+    uint64_t est = pitch_estimate(WidthInBytes, Height);
+    if (tcu_reserve(dev, est) < 0)
+        return OOM;
+    CUresult r = real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
+    if (r != CUDA_SUCCESS) {
+        tcu_unreserve(dev, est);
+        return r;
+    }
+    uint64_t bytes = tcu_mul_sat(*pPitch, Height);
+    pitch_settle(dev, est, bytes);
+    return track_or_undo(TCU_KIND_PTR, *dptr, dev, bytes, 0);
+}
+
+/* The bookkeeping after the driver freed (r == success) or refused to free
+ * a pointer whose record was taken out. */
+static void ptr_freed(CUresult r, CUdeviceptr p, int dev, uint64_t bytes, uint64_t pool)
+{
+    if (r != CUDA_SUCCESS) {
+        tcu_track(TCU_KIND_PTR, p, dev, bytes, pool);
+        return;
+    }
+    if (pool)
+        pool_unadmit((CUmemoryPool)(uintptr_t)pool, dev, bytes);
+    else
+        tcu_unreserve(dev, bytes);
+}
+
+TCU_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
+{
+    tcu_ready();
+    cuMemFree_v2_fn real = TCU_REAL(cuMemFree_v2);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    int dev;
+    uint64_t bytes, pool;
+    if (tcu_untrack(TCU_KIND_PTR, dptr, &dev, &bytes, &pool) < 0)
+        return real(dptr);
+    CUresult r = real(dptr);
+    ptr_freed(r, dptr, dev, bytes, pool);
+    return r;
+}
+
+TCU_EXPORT CUresult cuMemFree(CUdeviceptr_v1 dptr)
+{
+    tcu_ready();
+    cuMemFree_fn real = TCU_REAL(cuMemFree);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    int dev;
+    uint64_t bytes, pool;
+    if (tcu_untrack(TCU_KIND_PTR, dptr, &dev, &bytes, &pool) < 0)
+        return real(dptr);
+    CUresult r = real(dptr);
+    ptr_freed(r, dptr, dev, bytes, pool);
+    return r;
+}
+
+/* ---- stream-ordered allocation ------------------------------------------ */
+
+typedef CUresult (*alloc_async_fn)(CUdeviceptr *, size_t, CUmemoryPool, CUstream);
+
+/* pool == NULL: the current pool of the current device. */
+static CUresult alloc_async(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+                            CUstream stream, cuMemAllocAsync_fn plain, alloc_async_fn from)
+{
+    if (TCU_UNLIKELY(!plain && !from))
+        return CUDA_ERROR_NOT_INITIALIZED;
+#define CALL_REAL() (from ? from(dptr, bytesize, pool, stream) : plain(dptr, bytesize, stream))
+    CUdevice ord;
+    int dev = tcu_current_dev(&ord);
+    if (dev == -1 || !dptr || bytesize == 0)
+        return CALL_REAL();
+    CUmemoryPool h = pool;
+    if (!h) {
+        cuDeviceGetMemPool_fn getpool = TCU_REAL(cuDeviceGetMemPool);
+        if (!getpool || getpool(&h, ord) != CUDA_SUCCESS)
+            h = NULL;
+    } else {
+        dev = pool_dev(h, dev);
+    }
+    int cached = 0;
+    if (h) {
+        if (pool_admit(h, dev, bytesize, &cached) < 0)
+            return OOM;
+    } else if (tcu_reserve(dev, bytesize) < 0) {
+        return OOM;
+    }
+    CUresult r = CALL_REAL();
+#undef CALL_REAL
+    if (r != CUDA_SUCCESS) {
+        if (h)
+            pool_unadmit(h, dev, bytesize);
+        else
+            tcu_unreserve(dev, bytesize);
+        return r;
+    }
+    if (dev < 0) /* host pool */
+        return r;
+    if (h)
+        pool_sync(h);
+    if (tcu_track(TCU_KIND_PTR, *dptr, dev, bytesize, (uint64_t)(uintptr_t)h) < 0) {
+        /* Keep the charge (the allocation lives); its free will not find
+         * it, which only errs on the side of refusing. */
+        return r;
+    }
+    return r;
+}
+
+TCU_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+    tcu_ready();
+    return alloc_async(dptr, bytesize, NULL, hStream, TCU_REAL(cuMemAllocAsync), NULL);
+}
+
+TCU_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+    tcu_ready();
+    return alloc_async(dptr, bytesize, NULL, hStream, TCU_REAL(cuMemAllocAsync_ptsz), NULL);
+}
+
+TCU_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize,
+                                            CUmemoryPool pool, CUstream hStream)
+{
+    tcu_ready();
+    if (!pool)
+        return TCU_REAL(cuMemAllocFromPoolAsync)
+                   ? TCU_REAL(cuMemAllocFromPoolAsync)(dptr, bytesize, pool, hStream)
+                   : CUDA_ERROR_NOT_INITIALIZED;
+    return alloc_async(dptr, bytesize, pool, hStream, NULL, TCU_REAL(cuMemAllocFromPoolAsync));
+}
+
+TCU_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
+                                                 CUmemoryPool pool, CUstream hStream)
+{
+    tcu_ready();
+    if (!pool)
+        return TCU_REAL(cuMemAllocFromPoolAsync_ptsz)
+                   ? TCU_REAL(cuMemAllocFromPoolAsync_ptsz)(dptr, bytesize, pool, hStream)
+                   : CUDA_ERROR_NOT_INITIALIZED;
+    return alloc_async(dptr, bytesize, pool, hStream, NULL,
+                       TCU_REAL(cuMemAllocFromPoolAsync_ptsz));
+}
+
+static CUresult free_async(CUdeviceptr dptr, CUstream hStream, cuMemFreeAsync_fn real)
+{
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    int dev;
+    uint64_t bytes, pool;
+    if (tcu_untrack(TCU_KIND_PTR, dptr, &dev, &bytes, &pool) < 0)
+        return real(dptr, hStream);
+    CUresult r = real(dptr, hStream);
+    ptr_freed(r, dptr, dev, bytes, pool);
+    return r;
+}
+
+TCU_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
+{
+    tcu_ready();
+    return free_async(dptr, hStream, TCU_REAL(cuMemFreeAsync));
+}
+
+TCU_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
+{
+    tcu_ready();
+    return free_async(dptr, hStream, TCU_REAL(cuMemFreeAsync_ptsz));
+}
+
+TCU_EXPORT CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps)
+{
+    tcu_ready();
+    cuMemPoolCreate_fn real = TCU_REAL(cuMemPoolCreate);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    CUresult r = real(pool, poolProps);
+    if (r != CUDA_SUCCESS || !pool || !poolProps)
+        return r;
+    int dev = -1;
+    if (poolProps->location.type == CU_MEM_LOCATION_TYPE_DEVICE)
+        dev = tcu_dev(poolProps->location.id);
+    if (dev == -2)
+        dev = -1; /* unknown device: its allocations fall back to per-allocation */
+    plock();
+    pool_find(*pool, dev, 1);
+    punlock();
+    return r;
+}
+
+TCU_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
+{
+    tcu_ready();
+    cuMemPoolTrimTo_fn real = TCU_REAL(cuMemPoolTrimTo);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    CUresult r = real(pool, minBytesToKeep);
+    if (r == CUDA_SUCCESS)
+        pool_sync(pool);
+    return r;
+}
+
+TCU_EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool)
+{
+    tcu_ready();
+    cuMemPoolDestroy_fn real = TCU_REAL(cuMemPoolDestroy);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    CUresult r = real(pool);
+    if (r != CUDA_SUCCESS)
+        return r;
+    /* The driver frees the cached bytes now and the live allocations when
+     * they are freed; keep only the charge of the live ones. */
+    plock();
+    struct pool *p = pool_find(pool, -1, 0);
+    if (p && p->dev >= 0 && p->charged > p->in_use) {
+        tcu_unreserve(p->dev, p->charged - p->in_use);
+        p->charged = p->in_use;
+    }
+    punlock();
+    return r;
+}
+
+/* ---- virtual memory management ------------------------------------------ */
+
+TCU_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+                                const CUmemAllocationProp *prop, unsigned long long flags)
+{
+    tcu_ready();
+    cuMemCreate_fn real = TCU_REAL(cuMemCreate);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    /* Host allocations (HOST, HOST_NUMA locations) are not counted. */
+    if (!handle || !prop || size == 0 || prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+        return real(handle, size, prop, flags);
+    int dev = tcu_dev(prop->location.id);
+    if (tcu_reserve(dev, size) < 0)
+        return dev == -2 && (prop->location.id < 0) ? CUDA_ERROR_INVALID_DEVICE : OOM;
+    CUresult r = real(handle, size, prop, flags);
+    if (r != CUDA_SUCCESS) {
+        tcu_unreserve(dev, size);
+        return r;
+    }
+    if (tcu_track(TCU_KIND_VMM, *handle, dev, size, 0) < 0) {
+        TCU_REAL(cuMemRelease)(*handle);
+        tcu_unreserve(dev, size);
+        return OOM;
+    }
+    return r;
+}
+
+TCU_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
+{
+    tcu_ready();
+    cuMemRelease_fn real = TCU_REAL(cuMemRelease);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    int dev;
+    uint64_t bytes;
+    if (tcu_untrack(TCU_KIND_VMM, handle, &dev, &bytes, NULL) < 0)
+        return real(handle);
+    CUresult r = real(handle);
+    if (r == CUDA_SUCCESS)
+        tcu_unreserve(dev, bytes);
+    else
+        tcu_track(TCU_KIND_VMM, handle, dev, bytes, 0);
+    return r;
+}
+
+/* ---- arrays ------------------------------------------------------------- */
+
+static CUresult array_done(CUresult r, enum tcu_kind kind, void *h, int dev, uint64_t bytes)
+{
+    if (r != CUDA_SUCCESS) {
+        tcu_unreserve(dev, bytes);
+        return r;
+    }
+    if (tcu_track(kind, (uint64_t)(uintptr_t)h, dev, bytes, 0) < 0) {
+        if (kind == TCU_KIND_MIPMAP)
+            TCU_REAL(cuMipmappedArrayDestroy)((CUmipmappedArray)h);
+        else
+            TCU_REAL(cuArrayDestroy)((CUarray)h);
+        tcu_unreserve(dev, bytes);
+        return OOM;
+    }
+    return r;
+}
+
+TCU_EXPORT CUresult cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *d)
+{
+    tcu_ready();
+    cuArrayCreate_v2_fn real = TCU_REAL(cuArrayCreate_v2);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    int dev = tcu_current_dev(NULL);
+    if (dev == -1 || !pHandle || !d)
+        return real(pHandle, d);
+    uint64_t bytes = tcu_array_bytes(d->Format, d->NumChannels, d->Width, d->Height, 0, 0);
+    if (tcu_reserve(dev, bytes) < 0)
+        return OOM;
+    CUresult r = real(pHandle, d);
+    return array_done(r, TCU_KIND_ARRAY, r == CUDA_SUCCESS ? *pHandle : NULL, dev, bytes);
+}
+
+TCU_EXPORT CUresult cuArrayCreate(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR_v1 *d)
+{
+    tcu_ready();
+    cuArrayCreate_fn real = TCU_REAL(cuArrayCreate);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    int dev = tcu_current_dev(NULL);
+    if (dev == -1 || !pHandle || !d)
+        return real(pHandle, d);
+    uint64_t bytes = tcu_array_bytes(d->Format, d->NumChannels, d->Width, d->Height, 0, 0);
+    if (tcu_reserve(dev, bytes) < 0)
+        return OOM;
+    CUresult r = real(pHandle, d);
+    return array_done(r, TCU_KIND_ARRAY, r == CUDA_SUCCESS ? *pHandle : NULL, dev, bytes);
+}
+
+/* Sparse and deferred-mapping arrays own no memory until mapped (through
+ * cuMemCreate handles, which are counted). */
+static uint64_t array3d_bytes(CUarray_format f, unsigned ch, size_t w, size_t h, size_t d,
+                              unsigned flags)
+{
+    if (flags & (CUDA_ARRAY3D_SPARSE | CUDA_ARRAY3D_DEFERRED_MAPPING))
+        return 0;
+    return tcu_array_bytes(f, ch, w, h, d, flags);
+}
+
+TCU_EXPORT CUresult cuArray3DCreate_v2(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *d)
+{
+    tcu_ready();
+    cuArray3DCreate_v2_fn real = TCU_REAL(cuArray3DCreate_v2);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    int dev = tcu_current_dev(NULL);
+    if (dev == -1 || !pHandle || !d)
+        return real(pHandle, d);
+    uint64_t bytes = array3d_bytes(d->Format, d->NumChannels, d->Width, d->Height, d->Depth,
+                                   d->Flags);
+    if (tcu_reserve(dev, bytes) < 0)
+        return OOM;
+    CUresult r = real(pHandle, d);
+    return array_done(r, TCU_KIND_ARRAY, r == CUDA_SUCCESS ? *pHandle : NULL, dev, bytes);
+}
+
+TCU_EXPORT CUresult cuArray3DCreate(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR_v1 *d)
+{
+    tcu_ready();
+    cuArray3DCreate_fn real = TCU_REAL(cuArray3DCreate);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    int dev = tcu_current_dev(NULL);
+    if (dev == -1 || !pHandle || !d)
+        return real(pHandle, d);
+    uint64_t bytes = array3d_bytes(d->Format, d->NumChannels, d->Width, d->Height, d->Depth,
+                                   d->Flags);
+    if (tcu_reserve(dev, bytes) < 0)
+        return OOM;
+    CUresult r = real(pHandle, d);
+    return array_done(r, TCU_KIND_ARRAY, r == CUDA_SUCCESS ? *pHandle : NULL, dev, bytes);
+}
+
+TCU_EXPORT CUresult cuArrayDestroy(CUarray hArray)
+{
+    tcu_ready();
+    cuArrayDestroy_fn real = TCU_REAL(cuArrayDestroy);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    int dev;
+    uint64_t bytes;
+    uint64_t key = (uint64_t)(uintptr_t)hArray;
+    if (tcu_untrack(TCU_KIND_ARRAY, key, &dev, &bytes, NULL) < 0)
+        return real(hArray);
+    CUresult r = real(hArray);
+    if (r == CUDA_SUCCESS)
+        tcu_unreserve(dev, bytes);
+    else
+        tcu_track(TCU_KIND_ARRAY, key, dev, bytes, 0);
+    return r;
+}
+
+TCU_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray *pHandle,
+                                           const CUDA_ARRAY3D_DESCRIPTOR *d,
+                                           unsigned int numMipmapLevels)
+{
+    tcu_ready();
+    cuMipmappedArrayCreate_fn real = TCU_REAL(cuMipmappedArrayCreate);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    int dev = tcu_current_dev(NULL);
+    if (dev == -1 || !pHandle || !d)
+        return real(pHandle, d, numMipmapLevels);
+    uint64_t bytes = (d->Flags & (CUDA_ARRAY3D_SPARSE | CUDA_ARRAY3D_DEFERRED_MAPPING))
+                         ? 0
+                         : tcu_mipmap_bytes(d, numMipmapLevels);
+    if (tcu_reserve(dev, bytes) < 0)
+        return OOM;
+    CUresult r = real(pHandle, d, numMipmapLevels);
+    return array_done(r, TCU_KIND_MIPMAP, r == CUDA_SUCCESS ? *pHandle : NULL, dev, bytes);
+}
+
+TCU_EXPORT CUresult cuMipmappedArrayDestroy(CUmipmappedArray h)
+{
+    tcu_ready();
+    cuMipmappedArrayDestroy_fn real = TCU_REAL(cuMipmappedArrayDestroy);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    int dev;
+    uint64_t bytes;
+    uint64_t key = (uint64_t)(uintptr_t)h;
+    if (tcu_untrack(TCU_KIND_MIPMAP, key, &dev, &bytes, NULL) < 0)
+        return real(h);
+    CUresult r = real(h);
+    if (r == CUDA_SUCCESS)
+        tcu_unreserve(dev, bytes);
+    else
+        tcu_track(TCU_KIND_MIPMAP, key, dev, bytes, 0);
+    return r;
+}
+
+/* ---- views -------------------------------------------------------------- */
+
+/* The slice's figures for device ord; 0 when ord is not in the slice (the
+ * caller keeps the driver's figures). */
+static int slice_view(CUdevice ord, uint64_t real_free, uint64_t real_total, uint64_t *f,
+                      uint64_t *t)
+{
+    int dev = tcu_dev(ord);
+    if (dev == -1)
+        return 0;
+    if (dev == -2 || !tcu.slice) { /* failed closed */
+        *f = *t = 0;
+        return 1;
+    }
+    tcu_view(tshm_limit(tcu.slice, dev), tshm_used(tcu.slice, dev), real_free, real_total, f, t);
+    return 1;
+}
+
+static uint64_t real_total_of(CUdevice ord)
+{
+    size_t t = 0;
+    if (TCU_REAL(cuDeviceTotalMem_v2) && TCU_REAL(cuDeviceTotalMem_v2)(&t, ord) == CUDA_SUCCESS)
+        return t;
+    return UINT64_MAX;
+}
+
+TCU_EXPORT CUresult cuMemGetInfo_v2(size_t *free, size_t *total)
+{
+    tcu_ready();
+    cuMemGetInfo_v2_fn real = TCU_REAL(cuMemGetInfo_v2);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    size_t rf = 0, rt = 0;
+    /* NULL where the caller passed NULL: the driver keeps its own rules. */
+    CUresult r = real(free ? &rf : NULL, total ? &rt : NULL);
+    CUdevice ord;
+    if (r != CUDA_SUCCESS || tcu_current_dev(&ord) == -1)
+        goto copy;
+    tcu_pools_resync();
+    uint64_t f, t;
+    if (slice_view(ord, free ? rf : UINT64_MAX, total ? rt : real_total_of(ord), &f, &t)) {
+        rf = (size_t)f;
+        rt = (size_t)t;
+    }
+copy:
+    if (free && r == CUDA_SUCCESS)
+        *free = rf;
+    if (total && r == CUDA_SUCCESS)
+        *total = rt;
+    return r;
+}
+
+TCU_EXPORT CUresult cuMemGetInfo(unsigned int *free, unsigned int *total)
+{
+    tcu_ready();
+    size_t f = 0, t = 0;
+    CUresult r = cuMemGetInfo_v2(free ? &f : NULL, total ? &t : NULL);
+    if (r == CUDA_SUCCESS) {
+        if (free)
+            *free = f > UINT_MAX ? UINT_MAX : (unsigned int)f;
+        if (total)
+            *total = t > UINT_MAX ? UINT_MAX : (unsigned int)t;
+    }
+    return r;
+}
+
+TCU_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+{
+    tcu_ready();
+    cuDeviceTotalMem_v2_fn real = TCU_REAL(cuDeviceTotalMem_v2);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    CUresult r = real(bytes, dev);
+    uint64_t f, t;
+    if (r == CUDA_SUCCESS && bytes && slice_view(dev, *bytes, *bytes, &f, &t))
+        *bytes = (size_t)t;
+    return r;
+}
+
+TCU_EXPORT CUresult cuDeviceTotalMem(unsigned int *bytes, CUdevice dev)
+{
+    tcu_ready();
+    cuDeviceTotalMem_fn real = TCU_REAL(cuDeviceTotalMem);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    CUresult r = real(bytes, dev);
+    uint64_t f, t;
+    if (r == CUDA_SUCCESS && bytes && slice_view(dev, real_total_of(dev), real_total_of(dev), &f, &t))
+        *bytes = t > UINT_MAX ? UINT_MAX : (unsigned int)t;
+    return r;
+}

@@ -1,0 +1,201 @@
+/* interposer.c - initialisation, the slice, device mapping and the
+ * reserve/release helpers of libtessel-cuda (see interposer.h for the
+ * lifecycle and docs/interposer.md for the design). */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "interposer/interposer.h"
+
+extern char **environ;
+
+atomic_int tcu_ready_flag;
+struct tcu_state tcu;
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t slow_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* CUDA ordinal -> slice device index + 1 (0: not looked up yet). */
+static atomic_int devmap[TCU_MAX_DEVICES];
+
+void tcu_log(const char *fmt, ...)
+{
+    char buf[512];
+    int n = snprintf(buf, sizeof buf, "tessel-cuda: ");
+    va_list ap;
+    va_start(ap, fmt);
+    int m = vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    if (m < 0)
+        m = 0;
+    size_t len = (size_t)n + ((size_t)m < sizeof buf - (size_t)n - 1 ? (size_t)m
+                                                                     : sizeof buf - (size_t)n - 2);
+    buf[len++] = '\n';
+    ssize_t w = write(2, buf, len);
+    (void)w;
+}
+
+static tcu_dlsym_fn real_dlsym_ptr;
+
+TCU_NO_SANITIZE tcu_dlsym_fn tcu_real_dlsym_fn(void)
+{
+    tcu_dlsym_fn f = __atomic_load_n(&real_dlsym_ptr, __ATOMIC_ACQUIRE);
+    if (TCU_UNLIKELY(!f)) {
+        /* dlvsym is not hooked, so this cannot recurse into our dlsym. */
+        f = (tcu_dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+        if (!f)
+            f = (tcu_dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+        __atomic_store_n(&real_dlsym_ptr, f, __ATOMIC_RELEASE);
+    }
+    return f;
+}
+
+void *tcu_real_dlsym(void *handle, const char *name)
+{
+    tcu_dlsym_fn f = tcu_real_dlsym_fn();
+    return f ? f(handle, name) : NULL;
+}
+
+static void atfork_child(void)
+{
+    tshm_atfork_child(tcu.slice);
+    tcu_table_atfork_child();
+    pthread_mutex_init(&slow_lock, NULL);
+}
+
+static void init_once_fn(void)
+{
+    if (tcu_config_parse(&tcu.cfg, environ) < 0)
+        tcu_log("%s; allocations refused", tcu.cfg.error);
+
+    tcu.cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    tcu_symbols_resolve(tcu.cuda, NULL); /* NVML: lazily, tcu_nvml_handle */
+
+    tsl_error_t err = {{0}};
+    const char *path = tcu.cfg.slice[0] ? tcu.cfg.slice : NULL;
+    tcu.slice = tshm_attach(path, &err);
+    if (!tcu.slice || tshm_register(tcu.slice, &err) < 0) {
+        tcu_log("slice %s: %s; allocations refused", path ? path : "(private)", err.text);
+        tshm_close(tcu.slice);
+        tcu.cfg.ok = 0;
+        for (int i = 0; i < TCU_MAX_DEVICES; i++)
+            tcu.cfg.limit[i] = 0;
+        /* Fail closed on a private slice whose limits are all zero. */
+        tcu.slice = tshm_attach(NULL, &err);
+        if (tcu.slice && tshm_register(tcu.slice, &err) < 0) {
+            tshm_close(tcu.slice);
+            tcu.slice = NULL;
+        }
+    }
+    pthread_atfork(NULL, NULL, atfork_child);
+    atomic_store_explicit(&tcu_ready_flag, 1, memory_order_release);
+}
+
+/* A clean exit gives the process's slot and charges back at once; a crash
+ * or SIGKILL leaves them to tshm_reclaim in the next process that attaches
+ * or runs short.  Threads still calling hooks after this see an
+ * unregistered slice: their allocations are refused, never crash. */
+__attribute__((destructor)) static void tcu_fini(void)
+{
+    if (atomic_load(&tcu_ready_flag) && tcu.slice)
+        tshm_unregister(tcu.slice);
+}
+
+void tcu_init(void)
+{
+    pthread_once(&init_once, init_once_fn);
+}
+
+/* ---- devices ------------------------------------------------------------ */
+
+static int dev_lookup_slow(CUdevice ord)
+{
+    if (!tcu.slice || !TCU_REAL(cuDeviceGetUuid) || ord < 0 || ord >= TCU_MAX_DEVICES)
+        return -2;
+    CUuuid uuid;
+    memset(&uuid, 0, sizeof uuid);
+    if (TCU_REAL(cuDeviceGetUuid)(&uuid, ord) != CUDA_SUCCESS)
+        return -2;
+    pthread_mutex_lock(&slow_lock);
+    int idx = atomic_load(&devmap[ord]) - 1;
+    if (idx < 0) {
+        tsl_error_t err = {{0}};
+        idx = tshm_device(tcu.slice, (const unsigned char *)uuid.bytes, tcu.cfg.limit[ord], &err);
+        if (idx < 0) {
+            tcu_log("device %d: %s; allocations refused", ord, err.text);
+            idx = -2;
+        }
+        else
+            atomic_store(&devmap[ord], idx + 1);
+    }
+    pthread_mutex_unlock(&slow_lock);
+    return idx;
+}
+
+int tcu_dev(CUdevice ord)
+{
+    if (TCU_LIKELY(ord >= 0 && ord < TCU_MAX_DEVICES)) {
+        int v = atomic_load_explicit(&devmap[ord], memory_order_acquire);
+        if (TCU_LIKELY(v > 0))
+            return v - 1;
+    }
+    return dev_lookup_slow(ord);
+}
+
+int tcu_current_dev(CUdevice *ord)
+{
+    CUdevice d;
+    cuCtxGetDevice_fn f = TCU_REAL(cuCtxGetDevice);
+    if (!f || f(&d) != CUDA_SUCCESS)
+        return -1;
+    if (ord)
+        *ord = d;
+    return tcu_dev(d);
+}
+
+/* ---- reserve / release -------------------------------------------------- */
+
+/* A forked child claims its own slot on its first counted call. */
+static int slow_register(void)
+{
+    if (!tcu.slice)
+        return -1;
+    pthread_mutex_lock(&slow_lock);
+    tsl_error_t err = {{0}};
+    int rc = tshm_register(tcu.slice, &err);
+    pthread_mutex_unlock(&slow_lock);
+    if (rc < 0)
+        tcu_log("%s; allocations refused", err.text);
+    return rc;
+}
+
+int tcu_reserve(int dev, uint64_t bytes)
+{
+    if (TCU_UNLIKELY(!tcu.slice || dev < 0))
+        return -1;
+    if (TCU_UNLIKELY(!tshm_registered(tcu.slice)) && slow_register() < 0)
+        return -1;
+    if (TCU_LIKELY(tshm_reserve(tcu.slice, dev, bytes) == 0))
+        return 0;
+    /* Slow path, only when the slice looks full: give back what dead
+     * processes and this process's idle pool memory hold, then retry. */
+    tcu_pools_resync();
+    tshm_reclaim(tcu.slice);
+    return tshm_reserve(tcu.slice, dev, bytes);
+}
+
+void tcu_unreserve(int dev, uint64_t bytes)
+{
+    if (tcu.slice && dev >= 0)
+        tshm_release(tcu.slice, dev, bytes);
+}
+
+void tcu_charge(int dev, uint64_t bytes)
+{
+    if (tcu.slice && dev >= 0 && tshm_registered(tcu.slice))
+        tshm_charge(tcu.slice, dev, bytes);
+}

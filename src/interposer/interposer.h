@@ -1,0 +1,132 @@
+/* interposer.h - state shared by the hook families of libtessel-cuda.
+ *
+ * Lifecycle (docs/interposer.md draws it):
+ *   load       nothing runs: no constructor, so programs that never touch
+ *              CUDA pay nothing.
+ *   first hook tcu_ready() -> tcu_init() once (pthread_once): read the
+ *              configuration from the environment, dlopen("libcuda.so.1")
+ *              and resolve the real entry points, attach the slice file and
+ *              claim a process slot, install the fork handler.
+ *   alloc      tcu_current_dev -> tcu_reserve (atomics) -> real driver ->
+ *              tcu_track (hash table) or tcu_unreserve on failure.
+ *   free       tcu_untrack (O(1)) -> real driver -> tcu_release, or the
+ *              entry goes back if the driver refused the free.
+ *   fork       the child forgets the parent's slot; its first counted call
+ *              claims its own (tcu_slow_register).
+ *   exit       nothing: the slot is reclaimed like a dead process's.
+ *
+ * Hot-path rule: after tcu_ready() returns, the hooks make no syscall, take
+ * no lock across a driver call, read no environment and log nothing.
+ */
+#ifndef TESSEL_INTERPOSER_H
+#define TESSEL_INTERPOSER_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "cudaabi/cuda_abi.h"
+#include "interposer/policy/policy.h"
+#include "interposer/symbols.h"
+#include "libshm/shm.h"
+
+#define TCU_EXPORT __attribute__((visibility("default")))
+#define TCU_LIKELY(x)   __builtin_expect(!!(x), 1)
+#define TCU_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Memory a context is charged when it could not be measured: what a CUDA
+ * 12/13 context costs on Ampere/Ada/Hopper cards (cuMemGetInfo before and
+ * after cuCtxCreate: 250-500 MiB depending on the card and lazy loading).
+ * Measured costs replace it; see docs/interposer.md. */
+#define TCU_CTX_COST_DEFAULT (300ull << 20)
+
+/* A measured context cost above this is noise from a neighbour's
+ * allocation landing in the measurement window: not believed. */
+#define TCU_CTX_COST_MAX (2ull << 30)
+
+extern atomic_int tcu_ready_flag;
+void tcu_init(void);
+
+/* Initialise on first use; afterwards one relaxed-acquire load. */
+static inline void tcu_ready(void)
+{
+    if (TCU_UNLIKELY(!atomic_load_explicit(&tcu_ready_flag, memory_order_acquire)))
+        tcu_init();
+}
+
+/* The process-wide state.  Written by tcu_init only. */
+struct tcu_state {
+    tcu_config_t cfg;
+    tshm_t *slice;    /* NULL only if even a private slice failed */
+    void *cuda;       /* dlopen("libcuda.so.1") handle, NULL if absent */
+    void *nvml;       /* dlopen("libnvidia-ml.so.1") handle, NULL if absent */
+};
+extern struct tcu_state tcu;
+
+/* Code that runs inside dlsym may run before the sanitizers are set up. */
+#define TCU_NO_SANITIZE __attribute__((no_sanitize_address, no_sanitize_undefined))
+
+/* Real dlsym (glibc's), usable before tcu_init and before ASan's init. */
+typedef void *(*tcu_dlsym_fn)(void *, const char *);
+tcu_dlsym_fn tcu_real_dlsym_fn(void);
+void *tcu_real_dlsym(void *handle, const char *name);
+
+/* Whether name is one of our exported hooks (no libc call, no
+ * instrumentation: safe inside dlsym at any time). */
+int tcu_is_hooked_name(const char *name);
+
+/* Slice device index for CUDA ordinal `ord` (device UUID looked up once,
+ * then an atomic load); -2 when it cannot be known (bad ordinal, no slice):
+ * the hooks then refuse counted allocations (fail closed). */
+int tcu_dev(CUdevice ord);
+
+/* Device of the calling thread's current context as a slice index; -1 when
+ * there is no context (the hook then lets the driver report the error), -2
+ * as tcu_dev. */
+int tcu_current_dev(CUdevice *ord);
+
+/* Reserve bytes on slice device dev: 0, or -1 when over the limit (after
+ * one slow-path retry that reclaims dead processes). */
+int tcu_reserve(int dev, uint64_t bytes);
+void tcu_unreserve(int dev, uint64_t bytes);
+/* Charge without the limit check (driver rounded up past the reservation). */
+void tcu_charge(int dev, uint64_t bytes);
+
+/* Allocation kinds: keys of different kinds never collide in the table. */
+enum tcu_kind {
+    TCU_KIND_PTR = 1,   /* device pointer: cuMemAlloc*, managed, async */
+    TCU_KIND_VMM = 2,   /* cuMemCreate handle */
+    TCU_KIND_ARRAY = 3, /* CUarray */
+    TCU_KIND_MIPMAP = 4,
+    TCU_KIND_CTX = 5 /* cuCtxCreate context */
+};
+
+/* Record an allocation (kind, key) of bytes on device dev; aux is free for
+ * the kind's use (the pool of an async allocation).  0, or -1 when memory
+ * for the record ran out (the caller then gives the allocation back). */
+int tcu_track(enum tcu_kind kind, uint64_t key, int dev, uint64_t bytes, uint64_t aux);
+
+/* Remove the record of (kind, key) and return its device, bytes and aux;
+ * 0, or -1 when not tracked (not ours, or allocated before we were). */
+int tcu_untrack(enum tcu_kind kind, uint64_t key, int *dev, uint64_t *bytes, uint64_t *aux);
+
+/* Number of live records (tests, bench). */
+uint64_t tcu_tracked(void);
+
+/* After fork: reset the table's locks (no other thread exists). */
+void tcu_table_atfork_child(void);
+
+/* Pool bookkeeping (hooks/memory.c): resync the charge of every pool this
+ * process allocated from with its reserved bytes.  Called by cuMemGetInfo
+ * and before an allocation is refused. */
+void tcu_pools_resync(void);
+
+/* Context charge for device dev (hooks/context.c). */
+uint64_t tcu_ctx_cost(int dev, CUdevice ord);
+
+/* NVML side (hooks/nvml.c): the real NVML handle, opened lazily. */
+void *tcu_nvml_handle(void);
+
+/* Write one line "tessel-cuda: <text>" to stderr (slow path only). */
+void tcu_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

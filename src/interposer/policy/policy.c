@@ -1,0 +1,223 @@
+/* policy.c - configuration parsing and limit arithmetic (see policy.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interposer/policy/policy.h"
+#include "libutil/size.h"
+
+#define LIMIT_VAR "TESSEL_CUDA_MEM_LIMIT"
+
+static int fail(tcu_config_t *c, const char *fmt, const char *a, const char *b)
+{
+    c->ok = 0;
+    /* Truncation of a long value is fine: the text is for a person. */
+    if (snprintf(c->error, sizeof c->error, fmt, a, b) < 0)
+        c->error[0] = '\0';
+    for (int i = 0; i < TCU_MAX_DEVICES; i++)
+        c->limit[i] = 0;
+    c->limited = 1;
+    return -1;
+}
+
+/* One CUDA_VISIBLE_DEVICES entry: a decimal index (the driver reads "-1" as
+ * "no device"), or a GPU-/MIG- UUID (prefixes allowed, as the driver does). */
+static int visible_entry_ok(const char *s, size_t n)
+{
+    if (n == 0)
+        return 0;
+    if (n > 4 && (strncmp(s, "GPU-", 4) == 0 || strncmp(s, "MIG-", 4) == 0)) {
+        for (size_t i = 4; i < n; i++)
+            if (!strchr("0123456789abcdefABCDEF-/", s[i]))
+                return 0;
+        return 1;
+    }
+    size_t i = (s[0] == '-') ? 1 : 0;
+    if (i == n)
+        return 0;
+    for (; i < n; i++)
+        if (s[i] < '0' || s[i] > '9')
+            return 0;
+    return 1;
+}
+
+int tcu_config_parse(tcu_config_t *c, char *const *envp)
+{
+    memset(c, 0, sizeof *c);
+    c->ok = 1;
+    for (int i = 0; i < TCU_MAX_DEVICES; i++)
+        c->limit[i] = TSHM_UNLIMITED;
+    const char *all = NULL, *slice = NULL, *visible = NULL;
+    const char *per[TCU_MAX_DEVICES] = {0};
+    char name[64];
+
+    for (char *const *e = envp; e && *e; e++) {
+        const char *eq = strchr(*e, '=');
+        if (!eq)
+            continue;
+        size_t nlen = (size_t)(eq - *e);
+        const char *val = eq + 1;
+        if (nlen == strlen(LIMIT_VAR) && strncmp(*e, LIMIT_VAR, nlen) == 0) {
+            all = val;
+        } else if (nlen > strlen(LIMIT_VAR) + 1 &&
+                   strncmp(*e, LIMIT_VAR "_", strlen(LIMIT_VAR) + 1) == 0) {
+            const char *ix = *e + strlen(LIMIT_VAR) + 1;
+            size_t ixlen = nlen - strlen(LIMIT_VAR) - 1;
+            if (snprintf(name, sizeof name, "%.*s", (int)(nlen < 60 ? nlen : 60), *e) < 0)
+                name[0] = '\0';
+            unsigned long n = 0;
+            int good = ixlen <= 3;
+            for (size_t k = 0; good && k < ixlen; k++) {
+                good = ix[k] >= '0' && ix[k] <= '9';
+                n = n * 10 + (unsigned long)(ix[k] - '0');
+            }
+            if (!good || n >= TCU_MAX_DEVICES)
+                return fail(c, "%s: not a device index from 0 to 63%s", name, "");
+            per[n] = val;
+        } else if (nlen == 12 && strncmp(*e, "TESSEL_SLICE", 12) == 0) {
+            slice = val;
+        } else if (nlen == 20 && strncmp(*e, "CUDA_VISIBLE_DEVICES", 20) == 0) {
+            visible = val;
+        }
+    }
+
+    tsl_error_t err;
+    if (all) {
+        uint64_t v;
+        if (tsl_parse_size(all, &v, &err) < 0)
+            return fail(c, LIMIT_VAR "=%s: %s", all, err.text);
+        for (int i = 0; i < TCU_MAX_DEVICES; i++)
+            c->limit[i] = v;
+        c->limited = 1;
+    }
+    for (int i = 0; i < TCU_MAX_DEVICES; i++) {
+        if (!per[i])
+            continue;
+        uint64_t v;
+        if (tsl_parse_size(per[i], &v, &err) < 0) {
+            char what[128];
+            if (snprintf(what, sizeof what, LIMIT_VAR "_%d=%.60s", i, per[i]) < 0)
+                what[0] = '\0';
+            return fail(c, "%s: %s", what, err.text);
+        }
+        c->limit[i] = v;
+        c->limited = 1;
+    }
+    if (slice) {
+        if (slice[0] != '/')
+            return fail(c, "TESSEL_SLICE='%.200s': %s", slice,
+                        "must be an absolute path (unset it for a private slice)");
+        if (strlen(slice) >= sizeof c->slice)
+            return fail(c, "TESSEL_SLICE: %s%s", "path too long", "");
+        strcpy(c->slice, slice);
+    }
+    if (visible) {
+        const char *p = visible;
+        while (*p) {
+            const char *q = strchr(p, ',');
+            size_t n = q ? (size_t)(q - p) : strlen(p);
+            if (!visible_entry_ok(p, n))
+                return fail(c, "CUDA_VISIBLE_DEVICES='%.200s': %s", visible,
+                            "entries must be indexes or GPU-/MIG- UUIDs");
+            p += n;
+            if (*p == ',')
+                p++;
+        }
+    }
+    return 0;
+}
+
+void tcu_view(uint64_t limit, uint64_t used, uint64_t real_free, uint64_t real_total,
+              uint64_t *free_out, uint64_t *total_out)
+{
+    uint64_t total = limit < real_total ? limit : real_total;
+    uint64_t left = used < total ? total - used : 0;
+    *total_out = total;
+    *free_out = left < real_free ? left : real_free;
+}
+
+uint64_t tcu_mul_sat(uint64_t a, uint64_t b)
+{
+    if (a != 0 && b > UINT64_MAX / a)
+        return UINT64_MAX;
+    return a * b;
+}
+
+/* Size of one element in sixteenths of a byte (block-compressed formats
+ * store 4x4 pixels in 8 or 16 bytes: 8 or 16 sixteenths per pixel). */
+static uint64_t element_sixteenths(CUarray_format fmt, unsigned channels)
+{
+    uint64_t ch = channels ? channels : 1;
+    switch ((int)fmt) {
+    case CU_AD_FORMAT_UNSIGNED_INT8:
+    case CU_AD_FORMAT_SIGNED_INT8:
+        return 16 * ch;
+    case CU_AD_FORMAT_UNSIGNED_INT16:
+    case CU_AD_FORMAT_SIGNED_INT16:
+    case CU_AD_FORMAT_HALF:
+        return 32 * ch;
+    case CU_AD_FORMAT_UNSIGNED_INT32:
+    case CU_AD_FORMAT_SIGNED_INT32:
+    case CU_AD_FORMAT_FLOAT:
+        return 64 * ch;
+    case CU_AD_FORMAT_UNORM_INT_101010_2:
+        return 64;
+    case CU_AD_FORMAT_NV12:
+        return 24; /* 12 bits per pixel */
+    case CU_AD_FORMAT_UNORM_INT8X1:
+    case CU_AD_FORMAT_SNORM_INT8X1:
+        return 16;
+    case CU_AD_FORMAT_UNORM_INT8X2:
+    case CU_AD_FORMAT_SNORM_INT8X2:
+    case CU_AD_FORMAT_UNORM_INT16X1:
+    case CU_AD_FORMAT_SNORM_INT16X1:
+        return 32;
+    case CU_AD_FORMAT_UNORM_INT8X4:
+    case CU_AD_FORMAT_SNORM_INT8X4:
+    case CU_AD_FORMAT_UNORM_INT16X2:
+    case CU_AD_FORMAT_SNORM_INT16X2:
+        return 64;
+    case CU_AD_FORMAT_UNORM_INT16X4:
+    case CU_AD_FORMAT_SNORM_INT16X4:
+        return 128;
+    default:
+        break;
+    }
+    if (fmt >= CU_AD_FORMAT_BC1_UNORM && fmt <= CU_AD_FORMAT_BC7_UNORM_SRGB) {
+        /* BC1 (0x91, 0x92) and BC4 (0x97, 0x98): 8 bytes per 4x4 block. */
+        int bc = (int)fmt;
+        return (bc <= 0x92 || bc == 0x97 || bc == 0x98) ? 8 : 16;
+    }
+    /* An unknown format: charge the widest element (4 x 32 bits) so that an
+     * unknown format can never be a way around the limit. */
+    return 256;
+}
+
+uint64_t tcu_array_bytes(CUarray_format fmt, unsigned channels, size_t w, size_t h, size_t d,
+                         unsigned flags)
+{
+    (void)flags; /* layers and cube faces are already in d */
+    uint64_t px = tcu_mul_sat(tcu_mul_sat(w, h ? h : 1), d ? d : 1);
+    uint64_t s = tcu_mul_sat(px, element_sixteenths(fmt, channels));
+    if (s == UINT64_MAX)
+        return UINT64_MAX;
+    return (s + 15) / 16;
+}
+
+uint64_t tcu_mipmap_bytes(const CUDA_ARRAY3D_DESCRIPTOR *desc, unsigned levels)
+{
+    size_t w = desc->Width, h = desc->Height, d = desc->Depth;
+    int keep_depth = (desc->Flags & (CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_CUBEMAP)) != 0;
+    uint64_t sum = 0;
+    if (levels == 0)
+        levels = 1;
+    for (unsigned l = 0; l < levels; l++) {
+        uint64_t b = tcu_array_bytes(desc->Format, desc->NumChannels, w, h, d, desc->Flags);
+        sum = (UINT64_MAX - sum < b) ? UINT64_MAX : sum + b;
+        w = w > 1 ? w / 2 : 1;
+        h = h > 1 ? h / 2 : h;
+        if (!keep_depth)
+            d = d > 1 ? d / 2 : d;
+    }
+    return sum;
+}

@@ -1,0 +1,135 @@
+/* test_policy.c - configuration parsing and limit arithmetic, by table. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "interposer/policy/policy.h"
+
+#define GiB (1ull << 30)
+#define MiB (1ull << 20)
+
+static void test_config_valid(void **state)
+{
+    char *env1[] = {"PATH=/bin", "TESSEL_CUDA_MEM_LIMIT=6G", "TESSEL_CUDA_MEM_LIMIT_2=512M",
+                    "TESSEL_SLICE=/dev/shm/slice-a", "CUDA_VISIBLE_DEVICES=1,GPU-8f2e-11,MIG-ab/1",
+                    NULL};
+    tcu_config_t c;
+    assert_int_equal(tcu_config_parse(&c, env1), 0);
+    assert_int_equal(c.ok, 1);
+    assert_int_equal(c.limited, 1);
+    assert_true(c.limit[0] == 6 * GiB);
+    assert_true(c.limit[1] == 6 * GiB);
+    assert_true(c.limit[2] == 512 * MiB);
+    assert_true(c.limit[63] == 6 * GiB);
+    assert_string_equal(c.slice, "/dev/shm/slice-a");
+
+    char *env2[] = {"TESSEL_CUDA_MEM_LIMIT_1=1073741824", "CUDA_VISIBLE_DEVICES=", NULL};
+    assert_int_equal(tcu_config_parse(&c, env2), 0);
+    assert_true(c.limit[0] == TSHM_UNLIMITED);
+    assert_true(c.limit[1] == GiB);
+    assert_string_equal(c.slice, "");
+
+    char *env3[] = {"CUDA_VISIBLE_DEVICES=-1", NULL};
+    assert_int_equal(tcu_config_parse(&c, env3), 0);
+    assert_int_equal(c.limited, 0);
+    assert_true(c.limit[5] == TSHM_UNLIMITED);
+
+    char *env4[] = {"TESSEL_CUDA_MEM_LIMIT=0", NULL};
+    assert_int_equal(tcu_config_parse(&c, env4), 0);
+    assert_true(c.limit[0] == 0 && c.ok == 1);
+}
+
+static void test_config_malformed(void **state)
+{
+    static const char *bad[] = {
+        "TESSEL_CUDA_MEM_LIMIT=6Q",        "TESSEL_CUDA_MEM_LIMIT=",
+        "TESSEL_CUDA_MEM_LIMIT=-1G",       "TESSEL_CUDA_MEM_LIMIT=six",
+        "TESSEL_CUDA_MEM_LIMIT_x=1G",      "TESSEL_CUDA_MEM_LIMIT_64=1G",
+        "TESSEL_CUDA_MEM_LIMIT_1=1G2",     "TESSEL_CUDA_MEM_LIMIT_0001=1G",
+        "TESSEL_SLICE=relative/path",      "TESSEL_SLICE=",
+        "CUDA_VISIBLE_DEVICES=0,gpu0",     "CUDA_VISIBLE_DEVICES=0,,1",
+        "CUDA_VISIBLE_DEVICES=GPU-xyz",    "CUDA_VISIBLE_DEVICES=1 ",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *env[] = {"TESSEL_CUDA_MEM_LIMIT_3=1G", (char *)bad[i], NULL};
+        tcu_config_t c;
+        assert_int_equal(tcu_config_parse(&c, env), -1);
+        assert_int_equal(c.ok, 0);
+        assert_true(strlen(c.error) > 10);
+        assert_null(strchr(c.error, '\n'));
+        /* Fails closed: every device limited to zero. */
+        for (int d = 0; d < TCU_MAX_DEVICES; d++)
+            assert_true(c.limit[d] == 0);
+    }
+}
+
+static void test_view(void **state)
+{
+    static const struct {
+        uint64_t limit, used, rfree, rtotal, free, total;
+    } t[] = {
+        {6 * GiB, 0, 20 * GiB, 24 * GiB, 6 * GiB, 6 * GiB},
+        {6 * GiB, 2 * GiB, 20 * GiB, 24 * GiB, 4 * GiB, 6 * GiB},
+        {6 * GiB, 2 * GiB, 1 * GiB, 24 * GiB, 1 * GiB, 6 * GiB}, /* neighbours took it */
+        {6 * GiB, 7 * GiB, 20 * GiB, 24 * GiB, 0, 6 * GiB},       /* over: no underflow */
+        {TSHM_UNLIMITED, 3 * GiB, 20 * GiB, 24 * GiB, 20 * GiB, 24 * GiB},
+        {48 * GiB, 0, 20 * GiB, 24 * GiB, 20 * GiB, 24 * GiB}, /* limit above the card */
+        {0, 0, 20 * GiB, 24 * GiB, 0, 0},                       /* failed closed */
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        uint64_t f = 1, tot = 1;
+        tcu_view(t[i].limit, t[i].used, t[i].rfree, t[i].rtotal, &f, &tot);
+        assert_true(f == t[i].free);
+        assert_true(tot == t[i].total);
+    }
+}
+
+static void test_array_bytes(void **state)
+{
+    static const struct {
+        CUarray_format fmt;
+        unsigned ch;
+        size_t w, h, d;
+        uint64_t want;
+    } t[] = {
+        {CU_AD_FORMAT_FLOAT, 1, 1024, 1024, 0, 4 * MiB},
+        {CU_AD_FORMAT_FLOAT, 4, 1024, 0, 0, 16384},
+        {CU_AD_FORMAT_UNSIGNED_INT8, 2, 100, 10, 3, 6000},
+        {CU_AD_FORMAT_HALF, 1, 64, 64, 6, 49152},
+        {CU_AD_FORMAT_BC1_UNORM, 1, 256, 256, 0, 32768},
+        {CU_AD_FORMAT_BC7_UNORM_SRGB, 1, 256, 256, 0, 65536},
+        {CU_AD_FORMAT_NV12, 1, 1920, 1080, 0, 3110400},
+        {CU_AD_FORMAT_UNORM_INT16X4, 4, 10, 10, 0, 800},
+        {(CUarray_format)0x77, 1, 10, 0, 0, 160}, /* unknown: widest element */
+        {CU_AD_FORMAT_FLOAT, 4, SIZE_MAX, SIZE_MAX, 2, UINT64_MAX},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        assert_true(tcu_array_bytes(t[i].fmt, t[i].ch, t[i].w, t[i].h, t[i].d, 0) == t[i].want);
+
+    CUDA_ARRAY3D_DESCRIPTOR d = {.Width = 256, .Height = 256, .Depth = 0,
+                                 .Format = CU_AD_FORMAT_UNSIGNED_INT8, .NumChannels = 4};
+    /* 256^2 + 128^2 + 64^2 texels x 4 bytes */
+    assert_true(tcu_mipmap_bytes(&d, 3) == 4ull * (65536 + 16384 + 4096));
+    d.Depth = 8;
+    assert_true(tcu_mipmap_bytes(&d, 2) == 4ull * (65536 * 8 + 16384 * 4));
+    d.Flags = CUDA_ARRAY3D_LAYERED;
+    assert_true(tcu_mipmap_bytes(&d, 2) == 4ull * (65536 * 8 + 16384 * 8));
+    d.Width = 1, d.Height = 1, d.Depth = 0, d.Flags = 0;
+    assert_true(tcu_mipmap_bytes(&d, 5) == 20);
+    assert_true(tcu_mul_sat(UINT64_MAX / 2, 3) == UINT64_MAX);
+    assert_true(tcu_mul_sat(512, 100) == 51200);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_config_valid),
+        cmocka_unit_test(test_config_malformed),
+        cmocka_unit_test(test_view),
+        cmocka_unit_test(test_array_bytes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,131 @@
+/* symbols.h - every entry point libtessel-cuda hooks, in one table.
+ *
+ * TCU_CUDA_SYMBOLS(X) lists the driver exports, each as
+ *     X(exported name, base name cuGetProcAddress is asked for,
+ *       CUDA version that introduced this variant, per-thread-stream variant)
+ * following the version macros of cuda.h (e.g. cuMemAlloc_v2 replaced
+ * cuMemAlloc in 3.2 = 3020; cuLaunchKernel_ptsz appeared in 7.0 = 7000).
+ * TCU_NVML_SYMBOLS(X) lists the NVML exports.  The version script
+ * libtessel-cuda.map must list exactly these names plus dlsym; the test
+ * t0512-interposer-exports.t checks it against the built library.
+ *
+ * Adding a hook: add its line here, define the function with TCU_EXPORT in
+ * the hooks/ file of its family, call the driver through TCU_REAL(name), and
+ * add the name to the version script.
+ */
+#ifndef TESSEL_INTERPOSER_SYMBOLS_H
+#define TESSEL_INTERPOSER_SYMBOLS_H
+
+#include "cudaabi/cuda_abi.h"
+#include "cudaabi/nvml_abi.h"
+
+#define TCU_CUDA_SYMBOLS(X)                                                                        \
+    X(cuInit, "cuInit", 2000, 0)                                                                   \
+    X(cuGetProcAddress, "cuGetProcAddress", 11030, 0)                                              \
+    X(cuGetProcAddress_v2, "cuGetProcAddress", 12000, 0)                                           \
+    X(cuMemGetInfo, "cuMemGetInfo", 2000, 0)                                                       \
+    X(cuMemGetInfo_v2, "cuMemGetInfo", 3020, 0)                                                    \
+    X(cuDeviceTotalMem, "cuDeviceTotalMem", 2000, 0)                                               \
+    X(cuDeviceTotalMem_v2, "cuDeviceTotalMem", 3020, 0)                                            \
+    X(cuMemAlloc, "cuMemAlloc", 2000, 0)                                                           \
+    X(cuMemAlloc_v2, "cuMemAlloc", 3020, 0)                                                        \
+    X(cuMemAllocPitch, "cuMemAllocPitch", 2000, 0)                                                 \
+    X(cuMemAllocPitch_v2, "cuMemAllocPitch", 3020, 0)                                              \
+    X(cuMemAllocManaged, "cuMemAllocManaged", 6000, 0)                                             \
+    X(cuMemFree, "cuMemFree", 2000, 0)                                                             \
+    X(cuMemFree_v2, "cuMemFree", 3020, 0)                                                          \
+    X(cuMemAllocAsync, "cuMemAllocAsync", 11020, 0)                                                \
+    X(cuMemAllocAsync_ptsz, "cuMemAllocAsync", 11020, 1)                                           \
+    X(cuMemAllocFromPoolAsync, "cuMemAllocFromPoolAsync", 11020, 0)                                \
+    X(cuMemAllocFromPoolAsync_ptsz, "cuMemAllocFromPoolAsync", 11020, 1)                           \
+    X(cuMemFreeAsync, "cuMemFreeAsync", 11020, 0)                                                  \
+    X(cuMemFreeAsync_ptsz, "cuMemFreeAsync", 11020, 1)                                             \
+    X(cuMemPoolCreate, "cuMemPoolCreate", 11020, 0)                                                \
+    X(cuMemPoolDestroy, "cuMemPoolDestroy", 11020, 0)                                              \
+    X(cuMemPoolTrimTo, "cuMemPoolTrimTo", 11020, 0)                                                \
+    X(cuMemCreate, "cuMemCreate", 10020, 0)                                                        \
+    X(cuMemRelease, "cuMemRelease", 10020, 0)                                                      \
+    X(cuArrayCreate, "cuArrayCreate", 2000, 0)                                                     \
+    X(cuArrayCreate_v2, "cuArrayCreate", 3020, 0)                                                  \
+    X(cuArray3DCreate, "cuArray3DCreate", 2000, 0)                                                 \
+    X(cuArray3DCreate_v2, "cuArray3DCreate", 3020, 0)                                              \
+    X(cuArrayDestroy, "cuArrayDestroy", 2000, 0)                                                   \
+    X(cuMipmappedArrayCreate, "cuMipmappedArrayCreate", 5000, 0)                                   \
+    X(cuMipmappedArrayDestroy, "cuMipmappedArrayDestroy", 5000, 0)                                 \
+    X(cuCtxCreate, "cuCtxCreate", 2000, 0)                                                         \
+    X(cuCtxCreate_v2, "cuCtxCreate", 3020, 0)                                                      \
+    X(cuCtxCreate_v3, "cuCtxCreate", 11040, 0)                                                     \
+    X(cuCtxCreate_v4, "cuCtxCreate", 12050, 0)                                                     \
+    X(cuCtxDestroy, "cuCtxDestroy", 2000, 0)                                                       \
+    X(cuCtxDestroy_v2, "cuCtxDestroy", 4000, 0)                                                    \
+    X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", 7000, 0)                               \
+    X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease", 7000, 0)                             \
+    X(cuDevicePrimaryCtxRelease_v2, "cuDevicePrimaryCtxRelease", 11000, 0)                         \
+    X(cuDevicePrimaryCtxReset, "cuDevicePrimaryCtxReset", 7000, 0)                                 \
+    X(cuDevicePrimaryCtxReset_v2, "cuDevicePrimaryCtxReset", 11000, 0)                             \
+    X(cuLaunchKernel, "cuLaunchKernel", 4000, 0)                                                   \
+    X(cuLaunchKernel_ptsz, "cuLaunchKernel", 7000, 1)                                              \
+    X(cuLaunchKernelEx, "cuLaunchKernelEx", 11060, 0)                                              \
+    X(cuLaunchKernelEx_ptsz, "cuLaunchKernelEx", 11060, 1)                                         \
+    X(cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel", 9000, 0)                             \
+    X(cuLaunchCooperativeKernel_ptsz, "cuLaunchCooperativeKernel", 9000, 1)                        \
+    X(cuLaunchCooperativeKernelMultiDevice, "cuLaunchCooperativeKernelMultiDevice", 9000, 0)       \
+    X(cuGraphLaunch, "cuGraphLaunch", 10000, 0)                                                    \
+    X(cuGraphLaunch_ptsz, "cuGraphLaunch", 10000, 1)
+
+#define TCU_NVML_SYMBOLS(X)                                                                        \
+    X(nvmlDeviceGetMemoryInfo)                                                                     \
+    X(nvmlDeviceGetMemoryInfo_v2)
+
+/* Driver functions the interposer calls without hooking them. */
+#define TCU_CUDA_CALLS(X)                                                                          \
+    X(cuCtxGetDevice)                                                                              \
+    X(cuCtxGetCurrent)                                                                             \
+    X(cuCtxPushCurrent_v2)                                                                         \
+    X(cuCtxPopCurrent_v2)                                                                          \
+    X(cuDeviceGet)                                                                                 \
+    X(cuDeviceGetCount)                                                                            \
+    X(cuDeviceGetUuid)                                                                             \
+    X(cuDeviceGetMemPool)                                                                          \
+    X(cuMemPoolGetAttribute)
+
+#define TCU_NVML_CALLS(X)                                                                          \
+    X(nvmlInit_v2)                                                                                 \
+    X(nvmlDeviceGetUUID)                                                                           \
+    X(nvmlDeviceGetHandleByUUID)
+
+enum tcu_sym {
+#define TCU_ENUM_CUDA(name, base, since, ptds) TCU_SYM_##name,
+#define TCU_ENUM_ONE(name) TCU_SYM_##name,
+    TCU_CUDA_SYMBOLS(TCU_ENUM_CUDA) TCU_SYM_NCUDA_HOOKS,
+    TCU_CUDA_CALLS(TCU_ENUM_ONE) TCU_SYM_NCUDA,
+    TCU_NVML_SYMBOLS(TCU_ENUM_ONE) TCU_SYM_NNVML_HOOKS,
+    TCU_NVML_CALLS(TCU_ENUM_ONE) TCU_SYM_COUNT
+#undef TCU_ENUM_CUDA
+#undef TCU_ENUM_ONE
+};
+
+/* Real entry points, filled at initialisation (NULL where the driver lacks
+ * one).  Read-only after tcu_ready. */
+extern void *tcu_real[TCU_SYM_COUNT];
+#define TCU_REAL(name) ((name##_fn)tcu_real[TCU_SYM_##name])
+
+/* Name of symbol i, and our hook for it (NULL for the non-hooked calls). */
+const char *tcu_sym_name(int i);
+void *tcu_sym_hook(int i);
+
+/* Our hook for an exported name ("cuMemAlloc_v2", "nvmlDeviceGetMemoryInfo"),
+ * or NULL when we do not hook it.  For dlsym. */
+void *tcu_hook_by_name(const char *name);
+
+/* The hook that cuGetProcAddress should hand out for base name `symbol`,
+ * given the real driver's answer `real_pfn`, the requested cudaVersion and
+ * flags: the variant whose real pointer is real_pfn, else the variant that
+ * cuda.h's version rules pick.  NULL when symbol is not hooked (hand out
+ * real_pfn unchanged). */
+void *tcu_hook_for_proc(const char *symbol, void *real_pfn, int version, cuuint64_t flags);
+
+/* Fill the tcu_real entries of each non-NULL handle (the driver's, NVML's). */
+void tcu_symbols_resolve(void *cuda, void *nvml);
+
+#endif

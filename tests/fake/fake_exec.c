@@ -1,0 +1,1101 @@
+/* fake_exec.c - simulated execution of the fake CUDA driver (TEST DOUBLE):
+ * modules, kernel launches, streams, events, graphs and stream capture.
+ *
+ * Time model.  A kernel takes a simulated duration (see kernel_ns()).  Each
+ * device has one timeline, shared across processes through the state file:
+ * a launch starts at max(now, stream tail, device tail) and ends `duration`
+ * later, so kernels serialise on a device as under time-slicing.  Launches
+ * return at once; cuStreamSynchronize / cuCtxSynchronize / cuEventSynchronize
+ * sleep until the relevant end; queries answer CUDA_ERROR_NOT_READY until
+ * then; cuEventRecord captures max(now, stream tail).  The default stream
+ * (NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, and NULL in _ptsz calls) is
+ * one stream per context in the fake.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fake_cuda_int.h"
+#include "tessel_fake.h"
+
+typedef struct {
+    obj_t o;
+} module_t;
+
+typedef enum { DUR_DEFAULT, DUR_FIXED, DUR_PARAM } durmode_t;
+
+typedef struct {
+    obj_t o;
+    module_t *mod;
+    durmode_t mode;
+    uint64_t dur_ns;
+    char name[128];
+} func_t;
+
+typedef struct {
+    obj_t o;
+    unsigned flags;
+    int recorded;
+    uint64_t t_ns;
+} event_t;
+
+typedef struct gnode {
+    obj_t o;
+    struct graph *graph;
+    uint64_t dur_ns;
+} gnode_t;
+
+typedef struct graph {
+    obj_t o;
+    gnode_t **nodes;
+    size_t n, cap;
+} graph_t;
+
+typedef struct {
+    obj_t o;
+    uint64_t *dur_ns;
+    size_t n;
+} gexec_t;
+
+/* ---- streams ---------------------------------------------------------- */
+
+stream_t *stream_new(ctx_t *c, unsigned flags, int prio)
+{
+    stream_t *s = (stream_t *)obj_new(K_STREAM, sizeof *s, c);
+    if (s) {
+        s->flags = flags;
+        s->prio = prio;
+    }
+    return s;
+}
+
+stream_t *stream_resolve(CUstream s, ctx_t *c, int per_thread, CUresult *err)
+{
+    (void)per_thread; /* one default stream per context in the fake */
+    if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD) {
+        if (!c) {
+            *err = CUDA_ERROR_INVALID_CONTEXT;
+            return NULL;
+        }
+        return c->null_strm;
+    }
+    stream_t *st = (stream_t *)obj_find(s, K_STREAM);
+    if (!st)
+        *err = CUDA_ERROR_INVALID_HANDLE;
+    return st;
+}
+
+static void graph_free(graph_t *gr)
+{
+    for (size_t i = 0; i < gr->n; i++)
+        obj_free(&gr->nodes[i]->o);
+    free(gr->nodes);
+    obj_free(&gr->o);
+}
+
+static void stream_free(stream_t *s)
+{
+    if (s->capture)
+        graph_free(s->capture);
+    obj_free(&s->o);
+}
+
+static void gexec_free(gexec_t *x)
+{
+    free(x->dur_ns);
+    obj_free(&x->o);
+}
+
+void exec_free_ctx(ctx_t *c)
+{
+    for (obj_t *o = g.objs.next; o != &g.objs;) {
+        obj_t *n = o->next;
+        if (o->ctx == c && o != &c->o) {
+            switch (o->kind) {
+            case K_STREAM:
+                stream_free((stream_t *)o);
+                n = g.objs.next;
+                break;
+            case K_EXEC:
+                gexec_free((gexec_t *)o);
+                break;
+            case K_EVENT:
+            case K_MODULE:
+            case K_FUNC:
+                obj_free(o);
+                break;
+            default:
+                break;
+            }
+        }
+        o = n;
+    }
+}
+
+void exec_reset(void)
+{
+    for (obj_t *o = g.objs.next; o != &g.objs;) {
+        obj_t *n = o->next;
+        if (o->kind == K_GRAPH) {
+            graph_free((graph_t *)o);
+            n = g.objs.next;
+        }
+        o = n;
+    }
+}
+
+void forget_obj(obj_t *o)
+{
+    switch (o->kind) {
+    case K_VMEM:
+        close(((vmem_t *)o)->fd);
+        break;
+    case K_GRAPH:
+        free(((graph_t *)o)->nodes);
+        break;
+    case K_EXEC:
+        free(((gexec_t *)o)->dur_ns);
+        break;
+    default:
+        break;
+    }
+}
+
+/* Under g.lock: put a kernel of dur ns on st's device timeline. */
+static void run_kernel(stream_t *st, uint64_t dur)
+{
+    ctx_t *c = st->o.ctx;
+    tfake_state_lock(g.sh);
+    uint64_t end = tfake_state_schedule(g.sh, c->dev, st->tail_ns, dur);
+    tfake_state_unlock(g.sh);
+    st->tail_ns = end;
+    if (end > c->tail_ns)
+        c->tail_ns = end;
+}
+
+/* Sleep (no lock held) until t, then let pools give back what is above
+ * their release threshold, as the driver does at synchronisation. */
+static void wait_and_release(uint64_t t, int dev)
+{
+    tfake_sleep_until(t);
+    LOCK();
+    if (g.inited)
+        pools_at_sync(dev);
+    UNLOCK();
+}
+
+void sync_ctx_unlocked(ctx_t *c)
+{
+    LOCK();
+    int live = obj_find(c, K_CTX) != NULL;
+    uint64_t t = live ? c->tail_ns : 0;
+    int dev = live ? c->dev : 0;
+    UNLOCK();
+    if (live)
+        wait_and_release(t, dev);
+}
+
+CUresult cuCtxSynchronize_v2(CUcontext ctx)
+{
+    COUNT(cuCtxSynchronize_v2);
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    LOCK();
+    ctx_t *c = ctx ? (ctx_t *)obj_find(ctx, K_CTX) : cur_ctx();
+    UNLOCK();
+    if (!c)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    sync_ctx_unlocked(c);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
+{
+    COUNT(cuCtxGetDevice_v2);
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!device)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    ctx_t *c = ctx ? (ctx_t *)obj_find(ctx, K_CTX) : cur_ctx();
+    if (c)
+        *device = c->dev;
+    UNLOCK();
+    return c ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+#define EXEC_ENTER(name)                                                                           \
+    COUNT(name);                                                                                   \
+    if (!g.inited)                                                                                 \
+        return CUDA_ERROR_NOT_INITIALIZED;                                                         \
+    CUresult rc = CUDA_SUCCESS;                                                                    \
+    LOCK();                                                                                        \
+    ctx_t *c = cur_ctx()
+
+#define EXEC_LEAVE()                                                                               \
+    UNLOCK();                                                                                      \
+    return rc
+
+CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
+{
+    EXEC_ENTER(cuStreamCreate);
+    stream_t *s = NULL;
+    if (!phStream || (Flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!c)
+        rc = CUDA_ERROR_INVALID_CONTEXT;
+    else if (!(s = stream_new(c, Flags, 0)))
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    else
+        *phStream = (CUstream)s;
+    EXEC_LEAVE();
+}
+
+CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority)
+{
+    EXEC_ENTER(cuStreamCreateWithPriority);
+    stream_t *s = NULL;
+    /* Priorities clamp to the range cuCtxGetStreamPriorityRange reports. */
+    int prio = priority < -5 ? -5 : priority > 0 ? 0 : priority;
+    if (!phStream || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!c)
+        rc = CUDA_ERROR_INVALID_CONTEXT;
+    else if (!(s = stream_new(c, flags, prio)))
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    else
+        *phStream = (CUstream)s;
+    EXEC_LEAVE();
+}
+
+static CUresult stream_destroy(CUstream h)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    LOCK();
+    stream_t *s = (stream_t *)obj_find(h, K_STREAM);
+    CUresult rc = CUDA_ERROR_INVALID_HANDLE;
+    if (s && s != s->o.ctx->null_strm) {
+        stream_free(s);
+        rc = CUDA_SUCCESS;
+    }
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuStreamDestroy(CUstream hStream)
+{
+    COUNT(cuStreamDestroy);
+    return stream_destroy(hStream);
+}
+
+CUresult cuStreamDestroy_v2(CUstream hStream)
+{
+    COUNT(cuStreamDestroy_v2);
+    return stream_destroy(hStream);
+}
+
+static CUresult stream_sync(CUstream h, int pt)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    CUresult rc = CUDA_SUCCESS;
+    LOCK();
+    stream_t *s = stream_resolve(h, cur_ctx(), pt, &rc);
+    uint64_t t = 0;
+    int dev = 0;
+    if (s && s->capture) {
+        rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    } else if (s) {
+        t = s->tail_ns;
+        dev = s->o.ctx->dev;
+    }
+    UNLOCK();
+    if (rc == CUDA_SUCCESS)
+        wait_and_release(t, dev);
+    return rc;
+}
+
+CUresult cuStreamSynchronize(CUstream hStream)
+{
+    COUNT(cuStreamSynchronize);
+    return stream_sync(hStream, 0);
+}
+
+CUresult cuStreamSynchronize_ptsz(CUstream hStream)
+{
+    COUNT(cuStreamSynchronize_ptsz);
+    return stream_sync(hStream, 1);
+}
+
+static CUresult stream_query(CUstream h, int pt)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    CUresult rc = CUDA_SUCCESS;
+    LOCK();
+    stream_t *s = stream_resolve(h, cur_ctx(), pt, &rc);
+    if (s && s->capture)
+        rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    else if (s && tfake_now_ns() < s->tail_ns)
+        rc = CUDA_ERROR_NOT_READY;
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuStreamQuery(CUstream hStream)
+{
+    COUNT(cuStreamQuery);
+    return stream_query(hStream, 0);
+}
+
+CUresult cuStreamQuery_ptsz(CUstream hStream)
+{
+    COUNT(cuStreamQuery_ptsz);
+    return stream_query(hStream, 1);
+}
+
+static CUresult stream_prio(CUstream h, int *priority, int pt)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!priority)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult rc = CUDA_SUCCESS;
+    LOCK();
+    stream_t *s = stream_resolve(h, cur_ctx(), pt, &rc);
+    if (s)
+        *priority = s->prio;
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuStreamGetPriority(CUstream hStream, int *priority)
+{
+    COUNT(cuStreamGetPriority);
+    return stream_prio(hStream, priority, 0);
+}
+
+CUresult cuStreamGetPriority_ptsz(CUstream hStream, int *priority)
+{
+    COUNT(cuStreamGetPriority_ptsz);
+    return stream_prio(hStream, priority, 1);
+}
+
+static CUresult stream_wait_event(CUstream h, CUevent he, unsigned flags, int pt)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    CUresult rc = CUDA_SUCCESS;
+    LOCK();
+    stream_t *s = stream_resolve(h, cur_ctx(), pt, &rc);
+    event_t *e = (event_t *)obj_find(he, K_EVENT);
+    if (s && !e)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else if (s && flags > 1)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (s && e->recorded && e->t_ns > s->tail_ns && !s->capture)
+        s->tail_ns = e->t_ns; /* later work on s starts after the event */
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
+{
+    COUNT(cuStreamWaitEvent);
+    return stream_wait_event(hStream, hEvent, Flags, 0);
+}
+
+CUresult cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags)
+{
+    COUNT(cuStreamWaitEvent_ptsz);
+    return stream_wait_event(hStream, hEvent, Flags, 1);
+}
+
+/* ---- events ----------------------------------------------------------- */
+
+CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
+{
+    EXEC_ENTER(cuEventCreate);
+    event_t *e = NULL;
+    if (!phEvent || (Flags & ~(unsigned)(CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING |
+                                         CU_EVENT_INTERPROCESS)))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!c)
+        rc = CUDA_ERROR_INVALID_CONTEXT;
+    else if (!(e = (event_t *)obj_new(K_EVENT, sizeof *e, c)))
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    else {
+        e->flags = Flags;
+        *phEvent = (CUevent)e;
+    }
+    EXEC_LEAVE();
+}
+
+static CUresult event_record(CUevent he, CUstream h, int pt)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    CUresult rc = CUDA_SUCCESS;
+    LOCK();
+    event_t *e = (event_t *)obj_find(he, K_EVENT);
+    stream_t *s = e ? stream_resolve(h, cur_ctx(), pt, &rc) : NULL;
+    if (!e) {
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    } else if (s && s->capture) {
+        rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; /* the fake captures kernels only */
+    } else if (s) {
+        uint64_t now = tfake_now_ns();
+        e->t_ns = s->tail_ns > now ? s->tail_ns : now;
+        e->recorded = 1;
+    }
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
+{
+    COUNT(cuEventRecord);
+    return event_record(hEvent, hStream, 0);
+}
+
+CUresult cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
+{
+    COUNT(cuEventRecord_ptsz);
+    return event_record(hEvent, hStream, 1);
+}
+
+CUresult cuEventSynchronize(CUevent hEvent)
+{
+    COUNT(cuEventSynchronize);
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    LOCK();
+    event_t *e = (event_t *)obj_find(hEvent, K_EVENT);
+    uint64_t t = e && e->recorded ? e->t_ns : 0;
+    int dev = e ? e->o.ctx->dev : 0;
+    UNLOCK();
+    if (!e)
+        return CUDA_ERROR_INVALID_HANDLE;
+    wait_and_release(t, dev);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuEventQuery(CUevent hEvent)
+{
+    COUNT(cuEventQuery);
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    LOCK();
+    event_t *e = (event_t *)obj_find(hEvent, K_EVENT);
+    CUresult rc = !e ? CUDA_ERROR_INVALID_HANDLE
+                  : e->recorded && tfake_now_ns() < e->t_ns ? CUDA_ERROR_NOT_READY
+                                                              : CUDA_SUCCESS;
+    UNLOCK();
+    return rc;
+}
+
+static CUresult elapsed(float *ms, CUevent hs, CUevent he)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!ms)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    event_t *a = (event_t *)obj_find(hs, K_EVENT), *b = (event_t *)obj_find(he, K_EVENT);
+    CUresult rc = CUDA_SUCCESS;
+    uint64_t now = tfake_now_ns();
+    if (!a || !b || !a->recorded || !b->recorded ||
+        ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING))
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else if (now < a->t_ns || now < b->t_ns)
+        rc = CUDA_ERROR_NOT_READY;
+    else
+        *ms = (float)((double)((int64_t)(b->t_ns - a->t_ns)) / 1e6);
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+{
+    COUNT(cuEventElapsedTime);
+    return elapsed(pMilliseconds, hStart, hEnd);
+}
+
+CUresult cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+{
+    COUNT(cuEventElapsedTime_v2);
+    return elapsed(pMilliseconds, hStart, hEnd);
+}
+
+static CUresult event_destroy(CUevent h)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    LOCK();
+    obj_t *e = obj_find(h, K_EVENT);
+    if (e)
+        obj_free(e);
+    UNLOCK();
+    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult cuEventDestroy(CUevent hEvent)
+{
+    COUNT(cuEventDestroy);
+    return event_destroy(hEvent);
+}
+
+CUresult cuEventDestroy_v2(CUevent hEvent)
+{
+    COUNT(cuEventDestroy_v2);
+    return event_destroy(hEvent);
+}
+
+/* ---- modules and functions -------------------------------------------- */
+
+CUresult cuModuleLoadData(CUmodule *module, const void *image)
+{
+    EXEC_ENTER(cuModuleLoadData);
+    module_t *m = NULL;
+    if (!module || !image)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!c)
+        rc = CUDA_ERROR_INVALID_CONTEXT;
+    else if (!(m = (module_t *)obj_new(K_MODULE, sizeof *m, c)))
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    else
+        *module = (CUmodule)m;
+    EXEC_LEAVE();
+}
+
+/* Kernel names choose their simulated duration:
+ *   "fake_kernel_<N>us"      N microseconds, e.g. fake_kernel_250us
+ *   "fake_kernel_param_us"   microseconds in the first kernel parameter
+ *                            (an unsigned long long)
+ *   anything else            TESSEL_FAKE_KERNEL_US */
+static void name_duration(func_t *f)
+{
+    const char *pre = "fake_kernel_";
+    size_t pl = strlen(pre);
+    f->mode = DUR_DEFAULT;
+    if (strncmp(f->name, pre, pl) != 0)
+        return;
+    const char *p = f->name + pl;
+    if (strcmp(p, "param_us") == 0) {
+        f->mode = DUR_PARAM;
+        return;
+    }
+    unsigned long long us = 0;
+    int n = 0;
+    if (sscanf(p, "%llu%n", &us, &n) == 1 && strcmp(p + n, "us") == 0 && p[0] >= '0' &&
+        p[0] <= '9') {
+        f->mode = DUR_FIXED;
+        f->dur_ns = us * 1000ull;
+    }
+}
+
+CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
+{
+    EXEC_ENTER(cuModuleGetFunction);
+    (void)c;
+    module_t *m = (module_t *)obj_find(hmod, K_MODULE);
+    func_t *f = NULL;
+    if (!hfunc || !name || !*name || strlen(name) >= sizeof f->name) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+        goto out;
+    }
+    if (!m) {
+        rc = CUDA_ERROR_INVALID_HANDLE;
+        goto out;
+    }
+    for (obj_t *o = g.objs.next; o != &g.objs; o = o->next)
+        if (o->kind == K_FUNC && ((func_t *)o)->mod == m && !strcmp(((func_t *)o)->name, name)) {
+            *hfunc = (CUfunction)o;
+            goto out;
+        }
+    f = (func_t *)obj_new(K_FUNC, sizeof *f, m->o.ctx);
+    if (!f) {
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+        goto out;
+    }
+    f->mod = m;
+    strcpy(f->name, name);
+    name_duration(f);
+    *hfunc = (CUfunction)f;
+out:
+    EXEC_LEAVE();
+}
+
+CUresult cuModuleUnload(CUmodule hmod)
+{
+    EXEC_ENTER(cuModuleUnload);
+    (void)c;
+    module_t *m = (module_t *)obj_find(hmod, K_MODULE);
+    if (!m) {
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    } else {
+        for (obj_t *o = g.objs.next; o != &g.objs;) {
+            obj_t *n = o->next;
+            if (o->kind == K_FUNC && ((func_t *)o)->mod == m)
+                obj_free(o);
+            o = n;
+        }
+        obj_free(&m->o);
+    }
+    EXEC_LEAVE();
+}
+
+int tessel_fake_set_kernel_us(CUfunction hf, unsigned long long us)
+{
+    LOCK();
+    func_t *f = (func_t *)obj_find(hf, K_FUNC);
+    if (f) {
+        f->mode = DUR_FIXED;
+        f->dur_ns = us * 1000ull;
+    }
+    UNLOCK();
+    return f ? 0 : -1;
+}
+
+static uint64_t kernel_ns(const func_t *f, void **params)
+{
+    switch (f->mode) {
+    case DUR_FIXED:
+        return f->dur_ns;
+    case DUR_PARAM:
+        if (params && params[0])
+            return *(const unsigned long long *)params[0] * 1000ull;
+        return g.cfg.kernel_ns;
+    default:
+        return g.cfg.kernel_ns;
+    }
+}
+
+/* ---- graphs ----------------------------------------------------------- */
+
+static gnode_t *graph_add(graph_t *gr, uint64_t dur)
+{
+    if (gr->n == gr->cap) {
+        size_t n = gr->cap ? 2 * gr->cap : 8;
+        gnode_t **v = realloc(gr->nodes, n * sizeof *v);
+        if (!v)
+            return NULL;
+        gr->nodes = v;
+        gr->cap = n;
+    }
+    gnode_t *nd = (gnode_t *)obj_new(K_NODE, sizeof *nd, NULL);
+    if (!nd)
+        return NULL;
+    nd->graph = gr;
+    nd->dur_ns = dur;
+    gr->nodes[gr->n++] = nd;
+    return nd;
+}
+
+/* ---- launches --------------------------------------------------------- */
+
+/* Under g.lock: validate and run (or capture) one kernel. */
+static CUresult launch(CUfunction hf, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                       unsigned by, unsigned bz, CUstream h, void **params, void **extra, int pt)
+{
+    CUresult rc = CUDA_SUCCESS;
+    ctx_t *c = cur_ctx();
+    if (!c)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    func_t *f = (func_t *)obj_find(hf, K_FUNC);
+    if (!f)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!gx || !gy || !gz || !bx || !by || !bz || (uint64_t)bx * by * bz > 1024 ||
+        (params && extra))
+        return CUDA_ERROR_INVALID_VALUE;
+    stream_t *s = stream_resolve(h, c, pt, &rc);
+    if (!s)
+        return rc;
+    uint64_t dur = kernel_ns(f, params);
+    if (s->capture)
+        return graph_add(s->capture, dur) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    run_kernel(s, dur);
+    return CUDA_SUCCESS;
+}
+
+#define LAUNCH_ENTRY(name, pt, params, extra)                                                      \
+    COUNT(name);                                                                                   \
+    if (!g.inited)                                                                                 \
+        return CUDA_ERROR_NOT_INITIALIZED;                                                         \
+    LOCK();                                                                                        \
+    CUresult rc = launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,         \
+                         hStream, params, extra, pt);                                              \
+    UNLOCK();                                                                                      \
+    return rc
+
+CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                        unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+                        unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+                        void **kernelParams, void **extra)
+{
+    LAUNCH_ENTRY(cuLaunchKernel, 0, kernelParams, extra);
+}
+
+CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                             unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+                             unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+                             void **kernelParams, void **extra)
+{
+    LAUNCH_ENTRY(cuLaunchKernel_ptsz, 1, kernelParams, extra);
+}
+
+CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                   unsigned int gridDimZ, unsigned int blockDimX,
+                                   unsigned int blockDimY, unsigned int blockDimZ,
+                                   unsigned int sharedMemBytes, CUstream hStream,
+                                   void **kernelParams)
+{
+    LAUNCH_ENTRY(cuLaunchCooperativeKernel, 0, kernelParams, NULL);
+}
+
+CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX,
+                                        unsigned int gridDimY, unsigned int gridDimZ,
+                                        unsigned int blockDimX, unsigned int blockDimY,
+                                        unsigned int blockDimZ, unsigned int sharedMemBytes,
+                                        CUstream hStream, void **kernelParams)
+{
+    LAUNCH_ENTRY(cuLaunchCooperativeKernel_ptsz, 1, kernelParams, NULL);
+}
+
+static CUresult launch_ex(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra,
+                          int pt)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!cfg || (cfg->numAttrs && !cfg->attrs))
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult rc = launch(f, cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ, cfg->blockDimX,
+                         cfg->blockDimY, cfg->blockDimZ, cfg->hStream, params, extra, pt);
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
+                          void **extra)
+{
+    COUNT(cuLaunchKernelEx);
+    return launch_ex(config, f, kernelParams, extra, 0);
+}
+
+CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
+                               void **extra)
+{
+    COUNT(cuLaunchKernelEx_ptsz);
+    return launch_ex(config, f, kernelParams, extra, 1);
+}
+
+/* One kernel per entry, each on its own stream (and that stream's device). */
+CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS *list, unsigned int numDevices,
+                                              unsigned int flags)
+{
+    COUNT(cuLaunchCooperativeKernelMultiDevice);
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!list || numDevices == 0 || flags > 3)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult rc = CUDA_SUCCESS;
+    for (unsigned i = 0; i < numDevices && rc == CUDA_SUCCESS; i++) {
+        /* explicit streams only: the driver refuses the NULL stream here */
+        if (!obj_find(list[i].hStream, K_STREAM) || !obj_find(list[i].function, K_FUNC))
+            rc = CUDA_ERROR_INVALID_HANDLE;
+    }
+    for (unsigned i = 0; i < numDevices && rc == CUDA_SUCCESS; i++) {
+        CUDA_LAUNCH_PARAMS *p = &list[i];
+        rc = launch(p->function, p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX,
+                    p->blockDimY, p->blockDimZ, p->hStream, p->kernelParams, NULL, 0);
+    }
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags)
+{
+    EXEC_ENTER(cuGraphCreate);
+    (void)c;
+    graph_t *gr = NULL;
+    if (!phGraph || flags)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!(gr = (graph_t *)obj_new(K_GRAPH, sizeof *gr, NULL)))
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    else
+        *phGraph = (CUgraph)gr;
+    EXEC_LEAVE();
+}
+
+CUresult cuGraphDestroy(CUgraph hGraph)
+{
+    EXEC_ENTER(cuGraphDestroy);
+    (void)c;
+    graph_t *gr = (graph_t *)obj_find(hGraph, K_GRAPH);
+    for (obj_t *o = g.objs.next; gr && o != &g.objs; o = o->next)
+        if (o->kind == K_STREAM && ((stream_t *)o)->capture == gr)
+            gr = NULL; /* still being captured into */
+    if (gr)
+        graph_free(gr);
+    else
+        rc = CUDA_ERROR_INVALID_VALUE;
+    EXEC_LEAVE();
+}
+
+CUresult cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                 const CUgraphNode *dependencies, size_t numDependencies,
+                                 const CUDA_KERNEL_NODE_PARAMS *p)
+{
+    EXEC_ENTER(cuGraphAddKernelNode_v2);
+    (void)c;
+    graph_t *gr = (graph_t *)obj_find(hGraph, K_GRAPH);
+    func_t *f = p ? (func_t *)obj_find(p->func, K_FUNC) : NULL;
+    gnode_t *nd;
+    if (!phGraphNode || !gr || !f || (numDependencies && !dependencies) || !p->gridDimX ||
+        !p->gridDimY || !p->gridDimZ || !p->blockDimX || !p->blockDimY || !p->blockDimZ) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+        goto out;
+    }
+    for (size_t i = 0; i < numDependencies; i++) {
+        gnode_t *d = (gnode_t *)obj_find(dependencies[i], K_NODE);
+        if (!d || d->graph != gr) {
+            rc = CUDA_ERROR_INVALID_VALUE;
+            goto out;
+        }
+    }
+    /* Nodes run in insertion order: a chain, whatever the dependencies. */
+    if (!(nd = graph_add(gr, kernel_ns(f, p->kernelParams))))
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    else
+        *phGraphNode = (CUgraphNode)nd;
+out:
+    EXEC_LEAVE();
+}
+
+CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes)
+{
+    EXEC_ENTER(cuGraphGetNodes);
+    (void)c;
+    graph_t *gr = (graph_t *)obj_find(hGraph, K_GRAPH);
+    if (!gr || !numNodes) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+    } else if (!nodes) {
+        *numNodes = gr->n;
+    } else {
+        size_t n = *numNodes < gr->n ? *numNodes : gr->n;
+        for (size_t i = 0; i < n; i++)
+            nodes[i] = (CUgraphNode)gr->nodes[i];
+        for (size_t i = n; i < *numNodes; i++)
+            nodes[i] = NULL;
+        *numNodes = n;
+    }
+    EXEC_LEAVE();
+}
+
+static CUresult instantiate(CUgraphExec *out, CUgraph hGraph)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    LOCK();
+    CUresult rc = CUDA_SUCCESS;
+    ctx_t *c = cur_ctx();
+    graph_t *gr = (graph_t *)obj_find(hGraph, K_GRAPH);
+    gexec_t *x = NULL;
+    if (!out || !gr) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+    } else if (!c) {
+        rc = CUDA_ERROR_INVALID_CONTEXT;
+    } else if (!(x = (gexec_t *)obj_new(K_EXEC, sizeof *x, c)) ||
+               !(x->dur_ns = calloc(gr->n ? gr->n : 1, sizeof *x->dur_ns))) {
+        if (x)
+            obj_free(&x->o);
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    } else {
+        x->n = gr->n;
+        for (size_t i = 0; i < gr->n; i++)
+            x->dur_ns[i] = gr->nodes[i]->dur_ns;
+        *out = (CUgraphExec)x;
+    }
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode,
+                            char *logBuffer, size_t bufferSize)
+{
+    COUNT(cuGraphInstantiate);
+    if (logBuffer && bufferSize)
+        logBuffer[0] = '\0';
+    return instantiate(phGraphExec, hGraph);
+}
+
+CUresult cuGraphInstantiate_v2(CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode,
+                               char *logBuffer, size_t bufferSize)
+{
+    COUNT(cuGraphInstantiate_v2);
+    if (logBuffer && bufferSize)
+        logBuffer[0] = '\0';
+    return instantiate(phGraphExec, hGraph);
+}
+
+CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                     unsigned long long flags)
+{
+    COUNT(cuGraphInstantiateWithFlags);
+    if (flags & ~0xfull) /* AUTO_FREE_ON_LAUNCH | UPLOAD | DEVICE_LAUNCH | USE_NODE_PRIORITY */
+        return CUDA_ERROR_INVALID_VALUE;
+    return instantiate(phGraphExec, hGraph);
+}
+
+static CUresult graph_launch(CUgraphExec hx, CUstream h, int pt)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    LOCK();
+    CUresult rc = CUDA_SUCCESS;
+    gexec_t *x = (gexec_t *)obj_find(hx, K_EXEC);
+    stream_t *s = x ? stream_resolve(h, cur_ctx(), pt, &rc) : NULL;
+    if (!x)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; s && rc == CUDA_SUCCESS && i < x->n; i++) {
+        if (s->capture) {
+            if (!graph_add(s->capture, x->dur_ns[i]))
+                rc = CUDA_ERROR_OUT_OF_MEMORY;
+        } else {
+            run_kernel(s, x->dur_ns[i]);
+        }
+    }
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
+{
+    COUNT(cuGraphLaunch);
+    return graph_launch(hGraphExec, hStream, 0);
+}
+
+CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
+{
+    COUNT(cuGraphLaunch_ptsz);
+    return graph_launch(hGraphExec, hStream, 1);
+}
+
+CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
+{
+    EXEC_ENTER(cuGraphExecDestroy);
+    (void)c;
+    gexec_t *x = (gexec_t *)obj_find(hGraphExec, K_EXEC);
+    if (x)
+        gexec_free(x);
+    else
+        rc = CUDA_ERROR_INVALID_VALUE;
+    EXEC_LEAVE();
+}
+
+/* ---- stream capture (kernels and graph launches are captured) --------- */
+
+static CUresult begin_capture(CUstream h, CUstreamCaptureMode mode, int pt)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if ((unsigned)mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult rc = CUDA_SUCCESS;
+    stream_t *s = stream_resolve(h, cur_ctx(), pt, &rc);
+    if (s && s == s->o.ctx->null_strm)
+        rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; /* the default stream cannot capture */
+    else if (s && s->capture)
+        rc = CUDA_ERROR_ILLEGAL_STATE;
+    else if (s && !(s->capture = (graph_t *)obj_new(K_GRAPH, sizeof(graph_t), NULL)))
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuStreamBeginCapture(CUstream hStream)
+{
+    COUNT(cuStreamBeginCapture);
+    return begin_capture(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL, 0);
+}
+
+CUresult cuStreamBeginCapture_ptsz(CUstream hStream)
+{
+    COUNT(cuStreamBeginCapture_ptsz);
+    return begin_capture(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL, 1);
+}
+
+CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
+{
+    COUNT(cuStreamBeginCapture_v2);
+    return begin_capture(hStream, mode, 0);
+}
+
+CUresult cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode)
+{
+    COUNT(cuStreamBeginCapture_v2_ptsz);
+    return begin_capture(hStream, mode, 1);
+}
+
+static CUresult end_capture(CUstream h, CUgraph *out, int pt)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!out)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult rc = CUDA_SUCCESS;
+    stream_t *s = stream_resolve(h, cur_ctx(), pt, &rc);
+    if (s && !s->capture) {
+        rc = CUDA_ERROR_ILLEGAL_STATE;
+    } else if (s) {
+        *out = (CUgraph)s->capture;
+        s->capture = NULL;
+    }
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
+{
+    COUNT(cuStreamEndCapture);
+    return end_capture(hStream, phGraph, 0);
+}
+
+CUresult cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph)
+{
+    COUNT(cuStreamEndCapture_ptsz);
+    return end_capture(hStream, phGraph, 1);
+}
+
+static CUresult is_capturing(CUstream h, CUstreamCaptureStatus *st, int pt)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!st)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult rc = CUDA_SUCCESS;
+    stream_t *s = stream_resolve(h, cur_ctx(), pt, &rc);
+    if (s)
+        *st = s->capture ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)
+{
+    COUNT(cuStreamIsCapturing);
+    return is_capturing(hStream, captureStatus, 0);
+}
+
+CUresult cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus)
+{
+    COUNT(cuStreamIsCapturing_ptsz);
+    return is_capturing(hStream, captureStatus, 1);
+}

@@ -1,0 +1,1670 @@
+/* fake_mem.c - memory of the fake CUDA driver (TEST DOUBLE).
+ *
+ * Device memory is host memory: every allocation is its own anonymous
+ * mapping (MAP_NORESERVE, so a "24G device" costs only the pages touched) and
+ * its device pointer is the host address, so memset/memcpy work on it.  What
+ * an allocation costs on the simulated device (rounded up to
+ * TESSEL_FAKE_ALLOC_GRANULE) is charged in the shared state; a charge beyond
+ * the device's free memory fails with CUDA_ERROR_OUT_OF_MEMORY.
+ *
+ * Pools reserve device memory in FAKE_GRANULARITY chunks; frees return memory
+ * to the pool, not the device; reserved memory goes back to the device on
+ * cuMemPoolTrimTo and, above the release threshold, at synchronisation.
+ * VMM physical memory is a memfd mapped MAP_FIXED into reserved ranges,
+ * inaccessible until cuMemSetAccess.  Arrays are accounting only.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "fake_cuda_int.h"
+#include "tessel_fake.h"
+
+/* Arrays and mipmapped arrays (K_ARRAY / K_MIPMAP), owned by a context. */
+typedef struct {
+    obj_t o;
+    uint64_t charged;
+    int dev;
+    CUDA_ARRAY3D_DESCRIPTOR d;
+    unsigned levels;
+} array_t;
+
+static void array_destroy(array_t *a)
+{
+    uncharge(a->dev, a->charged);
+    obj_free(&a->o);
+}
+
+/* ---- allocation registry: sorted by base ----------------------------- */
+
+static size_t alloc_pos(uint64_t p) /* first index with base > p */
+{
+    size_t lo = 0, hi = g.nalloc;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (g.allocs[mid]->base <= p)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+alloc_t *alloc_find(uint64_t p)
+{
+    size_t i = alloc_pos(p);
+    if (i == 0)
+        return NULL;
+    alloc_t *a = g.allocs[i - 1];
+    return p < a->base + a->size ? a : NULL;
+}
+
+static alloc_t *alloc_add(uint64_t base, uint64_t size, akind_t kind, int dev)
+{
+    if (g.nalloc == g.calloc_) {
+        size_t n = g.calloc_ ? 2 * g.calloc_ : 64;
+        alloc_t **v = realloc(g.allocs, n * sizeof *v);
+        if (!v)
+            return NULL;
+        g.allocs = v;
+        g.calloc_ = n;
+    }
+    alloc_t *a = calloc(1, sizeof *a);
+    if (!a)
+        return NULL;
+    a->base = base;
+    a->size = size;
+    a->kind = kind;
+    a->dev = dev;
+    size_t i = alloc_pos(base);
+    memmove(&g.allocs[i + 1], &g.allocs[i], (g.nalloc - i) * sizeof *g.allocs);
+    g.allocs[i] = a;
+    g.nalloc++;
+    return a;
+}
+
+static void alloc_remove(alloc_t *a)
+{
+    size_t i = alloc_pos(a->base);
+    if (i > 0 && g.allocs[i - 1] == a) {
+        memmove(&g.allocs[i - 1], &g.allocs[i], (g.nalloc - i) * sizeof *g.allocs);
+        g.nalloc--;
+    }
+    free(a);
+}
+
+static void *map_anon(uint64_t len, int low32)
+{
+    int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+#ifdef MAP_32BIT
+    if (low32)
+        flags |= MAP_32BIT;
+#endif
+    void *p = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, flags, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    if (low32 && (uintptr_t)p + len > 0xffffffffull) {
+        munmap(p, (size_t)len);
+        return NULL;
+    }
+    return p;
+}
+
+static uint64_t page_round(uint64_t n)
+{
+    uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+    return roundup(n ? n : 1, pg);
+}
+
+/* ---- VMM handles ------------------------------------------------------ */
+
+static void vmem_maybe_free(vmem_t *h)
+{
+    if (h->released && h->maps == 0) {
+        uncharge(h->dev, h->size);
+        close(h->fd);
+        obj_free(&h->o);
+    }
+}
+
+static void vmap_drop(alloc_t *r, vmap_t *m)
+{
+    vmap_t **pp = &r->maps;
+    while (*pp != m)
+        pp = &(*pp)->next;
+    *pp = m->next;
+    /* Back to an inaccessible reservation. */
+    mmap((void *)(uintptr_t)m->ptr, (size_t)m->size, PROT_NONE,
+         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+    m->h->maps--;
+    vmem_maybe_free(m->h);
+    free(m);
+}
+
+/* ---- pools ------------------------------------------------------------ */
+
+static void pool_trim(pool_t *p, uint64_t keep)
+{
+    uint64_t target = roundup(p->used > keep ? p->used : keep, FAKE_GRANULARITY);
+    if (target < p->reserved) {
+        uncharge(p->dev, p->reserved - target);
+        p->reserved = target;
+    }
+}
+
+void pools_at_sync(int dev)
+{
+    for (obj_t *o = g.objs.next; o != &g.objs; o = o->next) {
+        if (o->kind != K_POOL)
+            continue;
+        pool_t *p = (pool_t *)o;
+        if (p->dev == dev && p->reserved > p->threshold)
+            pool_trim(p, p->threshold);
+    }
+}
+
+static pool_t *pool_new(int dev, int is_default, uint64_t max_size)
+{
+    pool_t *p = (pool_t *)obj_new(K_POOL, sizeof *p, NULL);
+    if (!p)
+        return NULL;
+    p->dev = dev;
+    p->is_default = is_default;
+    p->max_size = max_size;
+    return p;
+}
+
+static pool_t *default_pool(int dev)
+{
+    if (!g.default_pool[dev])
+        g.default_pool[dev] = pool_new(dev, 1, 0);
+    return g.default_pool[dev];
+}
+
+static pool_t *current_pool(int dev)
+{
+    return g.cur_pool[dev] ? g.cur_pool[dev] : default_pool(dev);
+}
+
+static CUresult pool_alloc(pool_t *p, uint64_t size, CUdeviceptr *dptr)
+{
+    if (!dptr || size == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t s = roundup(size, g.cfg.alloc_granule);
+    uint64_t need = 0;
+    if (p->used + s > p->reserved) {
+        need = roundup(p->used + s - p->reserved, FAKE_GRANULARITY);
+        if (p->max_size && p->reserved + need > p->max_size)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        if (charge(p->dev, need) < 0)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    uint64_t len = page_round(size);
+    void *m = map_anon(len, 0);
+    alloc_t *a = m ? alloc_add((uintptr_t)m, size, A_POOL, p->dev) : NULL;
+    if (!a) {
+        if (m)
+            munmap(m, (size_t)len);
+        if (need)
+            uncharge(p->dev, need);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    a->maplen = len;
+    a->charged = s;
+    a->pool = p;
+    p->reserved += need;
+    p->used += s;
+    if (p->reserved > p->reserved_high)
+        p->reserved_high = p->reserved;
+    if (p->used > p->used_high)
+        p->used_high = p->used;
+    *dptr = a->base;
+    return CUDA_SUCCESS;
+}
+
+static void pool_destroy(pool_t *p)
+{
+    for (size_t i = g.nalloc; i-- > 0;)
+        if (g.allocs[i]->kind == A_POOL && g.allocs[i]->pool == p)
+            alloc_free(g.allocs[i]);
+    if (p->reserved)
+        uncharge(p->dev, p->reserved);
+    for (int d = 0; d < TFAKE_MAX_DEVICES; d++) {
+        if (g.cur_pool[d] == p)
+            g.cur_pool[d] = NULL;
+        if (g.default_pool[d] == p)
+            g.default_pool[d] = NULL;
+    }
+    obj_free(&p->o);
+}
+
+/* ---- freeing ---------------------------------------------------------- */
+
+void alloc_free(alloc_t *a)
+{
+    switch (a->kind) {
+    case A_DEVICE:
+    case A_MANAGED:
+        munmap((void *)(uintptr_t)a->base, (size_t)a->maplen);
+        uncharge(a->dev, a->charged);
+        break;
+    case A_POOL:
+        munmap((void *)(uintptr_t)a->base, (size_t)a->maplen);
+        a->pool->used -= a->charged;
+        break;
+    case A_HOST:
+        munmap((void *)(uintptr_t)a->base, (size_t)a->maplen);
+        break;
+    case A_HOSTREG:
+        break;
+    case A_RESERVE:
+        while (a->maps)
+            vmap_drop(a, a->maps);
+        munmap((void *)(uintptr_t)a->base, (size_t)a->maplen);
+        break;
+    }
+    alloc_remove(a);
+}
+
+void mem_free_ctx(ctx_t *c)
+{
+    for (size_t i = g.nalloc; i-- > 0;) {
+        if (i >= g.nalloc)
+            continue;
+        if (g.allocs[i]->ctx == c)
+            alloc_free(g.allocs[i]);
+    }
+    for (obj_t *o = g.objs.next; o != &g.objs;) {
+        obj_t *n = o->next;
+        if ((o->kind == K_ARRAY || o->kind == K_MIPMAP) && o->ctx == c)
+            array_destroy((array_t *)o);
+        o = n;
+    }
+}
+
+void mem_reset(void)
+{
+    while (g.nalloc)
+        alloc_free(g.allocs[g.nalloc - 1]);
+    for (obj_t *o = g.objs.next; o != &g.objs;) {
+        obj_t *n = o->next;
+        if (o->kind == K_POOL) {
+            pool_destroy((pool_t *)o);
+            n = g.objs.next;
+        } else if (o->kind == K_VMEM) {
+            vmem_t *h = (vmem_t *)o;
+            h->released = 1;
+            h->maps = 0;
+            vmem_maybe_free(h);
+            n = g.objs.next;
+        }
+        o = n;
+    }
+    free(g.allocs);
+    g.allocs = NULL;
+    g.nalloc = g.calloc_ = 0;
+}
+
+void forget_allocs(void)
+{
+    for (size_t i = 0; i < g.nalloc; i++) {
+        alloc_t *a = g.allocs[i];
+        if (a->kind != A_HOSTREG)
+            munmap((void *)(uintptr_t)a->base, (size_t)a->maplen);
+        while (a->maps) {
+            vmap_t *m = a->maps;
+            a->maps = m->next;
+            free(m);
+        }
+        free(a);
+    }
+    free(g.allocs);
+    g.allocs = NULL;
+    g.nalloc = g.calloc_ = 0;
+}
+
+/* ---- entry helpers ---------------------------------------------------- */
+
+#define MEM_ENTER(name)                                                                            \
+    COUNT(name);                                                                                   \
+    if (!g.inited)                                                                                 \
+        return CUDA_ERROR_NOT_INITIALIZED;                                                         \
+    ctx_t *c;                                                                                      \
+    LOCK();                                                                                        \
+    CUresult rc = need_ctx(&c);                                                                    \
+    if (rc != CUDA_SUCCESS)                                                                        \
+        goto out
+
+#define MEM_LEAVE()                                                                                \
+    out:                                                                                           \
+    UNLOCK();                                                                                      \
+    return rc
+
+/* Under g.lock: a device (or managed) allocation owned by c. */
+static CUresult dev_alloc(ctx_t *c, uint64_t size, akind_t kind, int low32, CUdeviceptr *out)
+{
+    if (!out || size == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t ch = roundup(size, g.cfg.alloc_granule);
+    if (ch < size || charge(c->dev, ch) < 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    uint64_t len = page_round(size);
+    void *m = map_anon(len, low32);
+    alloc_t *a = m ? alloc_add((uintptr_t)m, size, kind, c->dev) : NULL;
+    if (!a) {
+        if (m)
+            munmap(m, (size_t)len);
+        uncharge(c->dev, ch);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    a->maplen = len;
+    a->charged = ch;
+    a->ctx = c;
+    *out = a->base;
+    return CUDA_SUCCESS;
+}
+
+static CUresult dev_free(uint64_t p)
+{
+    if (p == 0)
+        return CUDA_SUCCESS;
+    alloc_t *a = alloc_find(p);
+    if (!a || a->base != p ||
+        (a->kind != A_DEVICE && a->kind != A_MANAGED && a->kind != A_POOL))
+        return CUDA_ERROR_INVALID_VALUE;
+    alloc_free(a);
+    return CUDA_SUCCESS;
+}
+
+/* ---- linear device memory -------------------------------------------- */
+
+CUresult cuMemGetInfo(unsigned int *free_, unsigned int *total)
+{
+    MEM_ENTER(cuMemGetInfo);
+    if (!free_ || !total) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+        goto out;
+    }
+    tfake_state_lock(g.sh);
+    tfake_state_reap(g.sh);
+    uint64_t t = g.sh->dev[c->dev].total, u = g.sh->dev[c->dev].used;
+    tfake_state_unlock(g.sh);
+    *free_ = t - u > 0xffffffffull ? 0xffffffffu : (unsigned)(t - u);
+    *total = t > 0xffffffffull ? 0xffffffffu : (unsigned)t;
+    MEM_LEAVE();
+}
+
+CUresult cuMemGetInfo_v2(size_t *free_, size_t *total)
+{
+    MEM_ENTER(cuMemGetInfo_v2);
+    if (!free_ || !total) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+        goto out;
+    }
+    tfake_state_lock(g.sh);
+    tfake_state_reap(g.sh);
+    *total = (size_t)g.sh->dev[c->dev].total;
+    *free_ = (size_t)(g.sh->dev[c->dev].total - g.sh->dev[c->dev].used);
+    tfake_state_unlock(g.sh);
+    MEM_LEAVE();
+}
+
+CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
+{
+    MEM_ENTER(cuMemAlloc);
+    CUdeviceptr p = 0;
+    rc = dev_alloc(c, bytesize, A_DEVICE, 1, dptr ? &p : NULL);
+    if (rc == CUDA_SUCCESS)
+        *dptr = (CUdeviceptr_v1)p;
+    MEM_LEAVE();
+}
+
+CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{
+    MEM_ENTER(cuMemAlloc_v2);
+    rc = dev_alloc(c, bytesize, A_DEVICE, 0, dptr);
+    MEM_LEAVE();
+}
+
+static CUresult pitch_alloc(ctx_t *c, uint64_t w, uint64_t h, unsigned elem, int low32,
+                            CUdeviceptr *dptr, uint64_t *pitch)
+{
+    if (!dptr || !pitch || w == 0 || h == 0 || (elem != 4 && elem != 8 && elem != 16))
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t p = roundup(w, FAKE_PITCH_ALIGN);
+    if (h > UINT64_MAX / p)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    CUresult rc = dev_alloc(c, p * h, A_DEVICE, low32, dptr);
+    if (rc == CUDA_SUCCESS)
+        *pitch = p;
+    return rc;
+}
+
+CUresult cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitch, unsigned int WidthInBytes,
+                         unsigned int Height, unsigned int ElementSizeBytes)
+{
+    MEM_ENTER(cuMemAllocPitch);
+    CUdeviceptr p = 0;
+    uint64_t pitch = 0;
+    rc = pitch_alloc(c, WidthInBytes, Height, ElementSizeBytes, 1, dptr ? &p : NULL,
+                     pPitch ? &pitch : NULL);
+    if (rc == CUDA_SUCCESS) {
+        *dptr = (CUdeviceptr_v1)p;
+        *pPitch = (unsigned)pitch;
+    }
+    MEM_LEAVE();
+}
+
+CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height,
+                            unsigned int ElementSizeBytes)
+{
+    MEM_ENTER(cuMemAllocPitch_v2);
+    uint64_t pitch = 0;
+    rc = pitch_alloc(c, WidthInBytes, Height, ElementSizeBytes, 0, dptr, pPitch ? &pitch : NULL);
+    if (rc == CUDA_SUCCESS)
+        *pPitch = (size_t)pitch;
+    MEM_LEAVE();
+}
+
+CUresult cuMemFree(CUdeviceptr_v1 dptr)
+{
+    MEM_ENTER(cuMemFree);
+    rc = dev_free(dptr);
+    MEM_LEAVE();
+}
+
+CUresult cuMemFree_v2(CUdeviceptr dptr)
+{
+    MEM_ENTER(cuMemFree_v2);
+    rc = dev_free(dptr);
+    MEM_LEAVE();
+}
+
+static CUresult addr_range(uint64_t p, uint64_t *base, uint64_t *size)
+{
+    alloc_t *a = alloc_find(p);
+    if (!a || a->kind == A_HOST || a->kind == A_HOSTREG)
+        return CUDA_ERROR_NOT_FOUND;
+    if (a->kind == A_RESERVE) {
+        for (vmap_t *m = a->maps; m; m = m->next) {
+            if (p >= m->ptr && p < m->ptr + m->size) {
+                *base = m->ptr;
+                *size = m->size;
+                return CUDA_SUCCESS;
+            }
+        }
+        return CUDA_ERROR_NOT_FOUND;
+    }
+    *base = a->base;
+    *size = a->size;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemGetAddressRange(CUdeviceptr_v1 *pbase, unsigned int *psize, CUdeviceptr_v1 dptr)
+{
+    MEM_ENTER(cuMemGetAddressRange);
+    uint64_t b = 0, s = 0;
+    rc = addr_range(dptr, &b, &s);
+    if (rc == CUDA_SUCCESS) {
+        if (pbase)
+            *pbase = (CUdeviceptr_v1)b;
+        if (psize)
+            *psize = (unsigned)s;
+    }
+    MEM_LEAVE();
+}
+
+CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
+{
+    MEM_ENTER(cuMemGetAddressRange_v2);
+    uint64_t b = 0, s = 0;
+    rc = addr_range(dptr, &b, &s);
+    if (rc == CUDA_SUCCESS) {
+        if (pbase)
+            *pbase = b;
+        if (psize)
+            *psize = (size_t)s;
+    }
+    MEM_LEAVE();
+}
+
+CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
+{
+    MEM_ENTER(cuMemAllocManaged);
+    if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+        goto out;
+    }
+    rc = dev_alloc(c, bytesize, A_MANAGED, 0, dptr);
+    MEM_LEAVE();
+}
+
+/* ---- host memory ------------------------------------------------------ */
+
+static CUresult host_alloc(ctx_t *c, void **pp, uint64_t size)
+{
+    if (!pp || size == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t len = page_round(size);
+    void *m = map_anon(len, 0);
+    alloc_t *a = m ? alloc_add((uintptr_t)m, size, A_HOST, c->dev) : NULL;
+    if (!a) {
+        if (m)
+            munmap(m, (size_t)len);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    a->maplen = len;
+    *pp = m;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemAllocHost(void **pp, unsigned int bytesize)
+{
+    MEM_ENTER(cuMemAllocHost);
+    rc = host_alloc(c, pp, bytesize);
+    MEM_LEAVE();
+}
+
+CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
+{
+    MEM_ENTER(cuMemAllocHost_v2);
+    rc = host_alloc(c, pp, bytesize);
+    MEM_LEAVE();
+}
+
+CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
+{
+    MEM_ENTER(cuMemHostAlloc);
+    if (Flags & ~(unsigned)(CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP |
+                            CU_MEMHOSTALLOC_WRITECOMBINED)) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+        goto out;
+    }
+    rc = host_alloc(c, pp, bytesize);
+    MEM_LEAVE();
+}
+
+CUresult cuMemFreeHost(void *p)
+{
+    MEM_ENTER(cuMemFreeHost);
+    alloc_t *a = alloc_find((uintptr_t)p);
+    if (!p || !a || a->base != (uintptr_t)p || a->kind != A_HOST)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else
+        alloc_free(a);
+    MEM_LEAVE();
+}
+
+CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)
+{
+    MEM_ENTER(cuMemHostGetDevicePointer_v2);
+    alloc_t *a = alloc_find((uintptr_t)p);
+    if (!pdptr || Flags != 0 || !a || (a->kind != A_HOST && a->kind != A_HOSTREG))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else
+        *pdptr = (uintptr_t)p; /* unified addressing: same address */
+    MEM_LEAVE();
+}
+
+CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
+{
+    MEM_ENTER(cuMemHostRegister_v2);
+    if (!p || bytesize == 0) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+        goto out;
+    }
+    uint64_t b = (uintptr_t)p;
+    size_t i = alloc_pos(b + bytesize - 1);
+    if (i > 0 && g.allocs[i - 1]->base + g.allocs[i - 1]->size > b) {
+        rc = CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+        goto out;
+    }
+    if (!alloc_add(b, bytesize, A_HOSTREG, c->dev))
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    MEM_LEAVE();
+}
+
+CUresult cuMemHostUnregister(void *p)
+{
+    MEM_ENTER(cuMemHostUnregister);
+    alloc_t *a = alloc_find((uintptr_t)p);
+    if (!a || a->base != (uintptr_t)p || a->kind != A_HOSTREG)
+        rc = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    else
+        alloc_free(a);
+    MEM_LEAVE();
+}
+
+/* ---- copies and sets -------------------------------------------------- */
+
+/* Under g.lock: is [p, p+n) memory the device can address, with `prot`? */
+static int dev_range(uint64_t p, uint64_t n, int prot)
+{
+    alloc_t *a = alloc_find(p);
+    if (!a || n > a->base + a->size - p)
+        return 0;
+    if (a->kind != A_RESERVE)
+        return 1;
+    for (vmap_t *m = a->maps; m; m = m->next)
+        if (p >= m->ptr && p + n <= m->ptr + m->size)
+            return (m->prot & prot) == prot;
+    return 0;
+}
+
+/* Unified addressing: a pointer the fake knows must be valid for n bytes;
+ * an unknown one is pageable host memory. */
+static int any_range(uint64_t p, uint64_t n, int prot)
+{
+    if (!p)
+        return 0;
+    return alloc_find(p) ? dev_range(p, n, prot) : 1;
+}
+
+typedef enum { CP_HTOD, CP_DTOH, CP_DTOD, CP_ANY } cpkind_t;
+
+static CUresult do_copy(cpkind_t k, uint64_t dst, uint64_t src, uint64_t n)
+{
+    if (n == 0)
+        return CUDA_SUCCESS;
+    int okd, oks;
+    switch (k) {
+    case CP_HTOD:
+        okd = dev_range(dst, n, PROT_WRITE);
+        oks = src != 0;
+        break;
+    case CP_DTOH:
+        okd = dst != 0;
+        oks = dev_range(src, n, PROT_READ);
+        break;
+    case CP_DTOD:
+        okd = dev_range(dst, n, PROT_WRITE);
+        oks = dev_range(src, n, PROT_READ);
+        break;
+    default:
+        okd = any_range(dst, n, PROT_WRITE);
+        oks = any_range(src, n, PROT_READ);
+        break;
+    }
+    if (!okd || !oks)
+        return CUDA_ERROR_INVALID_VALUE;
+    memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, (size_t)n);
+    return CUDA_SUCCESS;
+}
+
+/* A synchronous copy: runs after the context's queued kernels. */
+static CUresult sync_copy(cpkind_t k, uint64_t dst, uint64_t src, uint64_t n)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    LOCK();
+    ctx_t *c;
+    CUresult rc = need_ctx(&c);
+    if (rc == CUDA_SUCCESS)
+        rc = do_copy(k, dst, src, n);
+    UNLOCK();
+    if (rc == CUDA_SUCCESS)
+        sync_ctx_unlocked(c);
+    return rc;
+}
+
+/* An asynchronous copy: done at once (kernels do not touch fake memory),
+ * refused while the stream captures (the fake records kernels only). */
+static CUresult async_copy(cpkind_t k, uint64_t dst, uint64_t src, uint64_t n, CUstream s, int pt)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    LOCK();
+    ctx_t *c;
+    CUresult rc = need_ctx(&c);
+    if (rc == CUDA_SUCCESS) {
+        stream_t *st = stream_resolve(s, c, pt, &rc);
+        if (st && st->capture)
+            rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+        else if (st)
+            rc = do_copy(k, dst, src, n);
+    }
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
+{
+    COUNT(cuMemcpy);
+    return sync_copy(CP_ANY, dst, src, ByteCount);
+}
+
+CUresult cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
+{
+    COUNT(cuMemcpy_ptds);
+    return sync_copy(CP_ANY, dst, src, ByteCount);
+}
+
+CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)
+{
+    COUNT(cuMemcpyAsync);
+    return async_copy(CP_ANY, dst, src, ByteCount, hStream, 0);
+}
+
+CUresult cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)
+{
+    COUNT(cuMemcpyAsync_ptsz);
+    return async_copy(CP_ANY, dst, src, ByteCount, hStream, 1);
+}
+
+CUresult cuMemcpyHtoD(CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount)
+{
+    COUNT(cuMemcpyHtoD);
+    return sync_copy(CP_HTOD, dstDevice, (uintptr_t)srcHost, ByteCount);
+}
+
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
+{
+    COUNT(cuMemcpyHtoD_v2);
+    return sync_copy(CP_HTOD, dstDevice, (uintptr_t)srcHost, ByteCount);
+}
+
+CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
+{
+    COUNT(cuMemcpyHtoD_v2_ptds);
+    return sync_copy(CP_HTOD, dstDevice, (uintptr_t)srcHost, ByteCount);
+}
+
+CUresult cuMemcpyDtoH(void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount)
+{
+    COUNT(cuMemcpyDtoH);
+    return sync_copy(CP_DTOH, (uintptr_t)dstHost, srcDevice, ByteCount);
+}
+
+CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
+{
+    COUNT(cuMemcpyDtoH_v2);
+    return sync_copy(CP_DTOH, (uintptr_t)dstHost, srcDevice, ByteCount);
+}
+
+CUresult cuMemcpyDtoH_v2_ptds(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
+{
+    COUNT(cuMemcpyDtoH_v2_ptds);
+    return sync_copy(CP_DTOH, (uintptr_t)dstHost, srcDevice, ByteCount);
+}
+
+CUresult cuMemcpyDtoD(CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice, unsigned int ByteCount)
+{
+    COUNT(cuMemcpyDtoD);
+    return sync_copy(CP_DTOD, dstDevice, srcDevice, ByteCount);
+}
+
+CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
+{
+    COUNT(cuMemcpyDtoD_v2);
+    return sync_copy(CP_DTOD, dstDevice, srcDevice, ByteCount);
+}
+
+CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
+{
+    COUNT(cuMemcpyDtoD_v2_ptds);
+    return sync_copy(CP_DTOD, dstDevice, srcDevice, ByteCount);
+}
+
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,
+                              CUstream hStream)
+{
+    COUNT(cuMemcpyHtoDAsync_v2);
+    return async_copy(CP_HTOD, dstDevice, (uintptr_t)srcHost, ByteCount, hStream, 0);
+}
+
+CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,
+                                   CUstream hStream)
+{
+    COUNT(cuMemcpyHtoDAsync_v2_ptsz);
+    return async_copy(CP_HTOD, dstDevice, (uintptr_t)srcHost, ByteCount, hStream, 1);
+}
+
+CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
+                              CUstream hStream)
+{
+    COUNT(cuMemcpyDtoHAsync_v2);
+    return async_copy(CP_DTOH, (uintptr_t)dstHost, srcDevice, ByteCount, hStream, 0);
+}
+
+CUresult cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
+                                   CUstream hStream)
+{
+    COUNT(cuMemcpyDtoHAsync_v2_ptsz);
+    return async_copy(CP_DTOH, (uintptr_t)dstHost, srcDevice, ByteCount, hStream, 1);
+}
+
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount,
+                              CUstream hStream)
+{
+    COUNT(cuMemcpyDtoDAsync_v2);
+    return async_copy(CP_DTOD, dstDevice, srcDevice, ByteCount, hStream, 0);
+}
+
+CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount,
+                                   CUstream hStream)
+{
+    COUNT(cuMemcpyDtoDAsync_v2_ptsz);
+    return async_copy(CP_DTOD, dstDevice, srcDevice, ByteCount, hStream, 1);
+}
+
+static CUresult do_set(uint64_t dst, unsigned char v, uint64_t n)
+{
+    if (n == 0)
+        return CUDA_SUCCESS;
+    if (!dev_range(dst, n, PROT_WRITE))
+        return CUDA_ERROR_INVALID_VALUE;
+    memset((void *)(uintptr_t)dst, v, (size_t)n);
+    return CUDA_SUCCESS;
+}
+
+static CUresult sync_set(uint64_t dst, unsigned char v, uint64_t n)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    LOCK();
+    ctx_t *c;
+    CUresult rc = need_ctx(&c);
+    if (rc == CUDA_SUCCESS)
+        rc = do_set(dst, v, n);
+    UNLOCK();
+    if (rc == CUDA_SUCCESS)
+        sync_ctx_unlocked(c);
+    return rc;
+}
+
+static CUresult async_set(uint64_t dst, unsigned char v, uint64_t n, CUstream s, int pt)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    LOCK();
+    ctx_t *c;
+    CUresult rc = need_ctx(&c);
+    if (rc == CUDA_SUCCESS) {
+        stream_t *st = stream_resolve(s, c, pt, &rc);
+        if (st && st->capture)
+            rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+        else if (st)
+            rc = do_set(dst, v, n);
+    }
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuMemsetD8(CUdeviceptr_v1 dstDevice, unsigned char uc, unsigned int N)
+{
+    COUNT(cuMemsetD8);
+    return sync_set(dstDevice, uc, N);
+}
+
+CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
+{
+    COUNT(cuMemsetD8_v2);
+    return sync_set(dstDevice, uc, N);
+}
+
+CUresult cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsigned char uc, size_t N)
+{
+    COUNT(cuMemsetD8_v2_ptds);
+    return sync_set(dstDevice, uc, N);
+}
+
+CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
+{
+    COUNT(cuMemsetD8Async);
+    return async_set(dstDevice, uc, N, hStream, 0);
+}
+
+CUresult cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
+{
+    COUNT(cuMemsetD8Async_ptsz);
+    return async_set(dstDevice, uc, N, hStream, 1);
+}
+
+/* ---- stream-ordered allocation ---------------------------------------- */
+
+static CUresult alloc_async(CUdeviceptr *dptr, size_t size, CUmemoryPool hp, int from_pool,
+                            CUstream s, int pt)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    LOCK();
+    ctx_t *c;
+    CUresult rc = need_ctx(&c);
+    if (rc != CUDA_SUCCESS)
+        goto out;
+    stream_t *st = stream_resolve(s, c, pt, &rc);
+    if (!st)
+        goto out;
+    if (st->capture) {
+        rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+        goto out;
+    }
+    pool_t *p;
+    if (from_pool) {
+        p = (pool_t *)obj_find(hp, K_POOL);
+        if (!p) {
+            rc = CUDA_ERROR_INVALID_VALUE;
+            goto out;
+        }
+    } else {
+        p = current_pool(st->o.ctx->dev);
+        if (!p) {
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+            goto out;
+        }
+    }
+    rc = pool_alloc(p, size, dptr);
+out:
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+    COUNT(cuMemAllocAsync);
+    return alloc_async(dptr, bytesize, NULL, 0, hStream, 0);
+}
+
+CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+    COUNT(cuMemAllocAsync_ptsz);
+    return alloc_async(dptr, bytesize, NULL, 0, hStream, 1);
+}
+
+CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+                                 CUstream hStream)
+{
+    COUNT(cuMemAllocFromPoolAsync);
+    return alloc_async(dptr, bytesize, pool, 1, hStream, 0);
+}
+
+CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+                                      CUstream hStream)
+{
+    COUNT(cuMemAllocFromPoolAsync_ptsz);
+    return alloc_async(dptr, bytesize, pool, 1, hStream, 1);
+}
+
+/* The memory goes back to its pool at once (the fake's kernels never touch
+ * it, so "when the stream reaches the free" makes no observable difference
+ * except to the pool's USED_MEM_CURRENT, which drops immediately). */
+static CUresult free_async(CUdeviceptr p, CUstream s, int pt)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    LOCK();
+    ctx_t *c;
+    CUresult rc = need_ctx(&c);
+    if (rc == CUDA_SUCCESS) {
+        stream_t *st = stream_resolve(s, c, pt, &rc);
+        if (st && st->capture)
+            rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+        else if (st)
+            rc = p ? dev_free(p) : CUDA_ERROR_INVALID_VALUE;
+    }
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
+{
+    COUNT(cuMemFreeAsync);
+    return free_async(dptr, hStream, 0);
+}
+
+CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
+{
+    COUNT(cuMemFreeAsync_ptsz);
+    return free_async(dptr, hStream, 1);
+}
+
+/* ---- pools ------------------------------------------------------------ */
+
+#define POOL_ENTER(name)                                                                           \
+    COUNT(name);                                                                                   \
+    if (!g.inited)                                                                                 \
+        return CUDA_ERROR_NOT_INITIALIZED;                                                         \
+    CUresult rc = CUDA_SUCCESS;                                                                    \
+    LOCK()
+
+CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
+{
+    POOL_ENTER(cuMemPoolCreate);
+    if (!pool || !props || props->allocType != CU_MEM_ALLOCATION_TYPE_PINNED ||
+        props->location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+    } else if (!dev_ok(props->location.id)) {
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    } else {
+        pool_t *p = pool_new(props->location.id, 0, props->maxSize);
+        if (p)
+            *pool = (CUmemoryPool)p;
+        else
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuMemPoolDestroy(CUmemoryPool pool)
+{
+    POOL_ENTER(cuMemPoolDestroy);
+    pool_t *p = (pool_t *)obj_find(pool, K_POOL);
+    if (!p || p->is_default)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else
+        pool_destroy(p);
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
+{
+    POOL_ENTER(cuMemPoolTrimTo);
+    pool_t *p = (pool_t *)obj_find(pool, K_POOL);
+    if (!p)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else
+        pool_trim(p, minBytesToKeep);
+    UNLOCK();
+    return rc;
+}
+
+/* REUSE_* attributes are kept (default on) but change nothing in the fake. */
+static int reuse_attr[TFAKE_MAX_DEVICES][4];
+
+CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
+{
+    POOL_ENTER(cuMemPoolGetAttribute);
+    pool_t *p = (pool_t *)obj_find(pool, K_POOL);
+    if (!p || !value) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+        goto out;
+    }
+    switch (attr) {
+    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+        *(int *)value = !reuse_attr[p->dev][attr];
+        break;
+    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+        *(cuuint64_t *)value = p->threshold;
+        break;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:
+        *(cuuint64_t *)value = p->reserved;
+        break;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+        *(cuuint64_t *)value = p->reserved_high;
+        break;
+    case CU_MEMPOOL_ATTR_USED_MEM_CURRENT:
+        *(cuuint64_t *)value = p->used;
+        break;
+    case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+        *(cuuint64_t *)value = p->used_high;
+        break;
+    default:
+        rc = CUDA_ERROR_INVALID_VALUE;
+    }
+out:
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
+{
+    POOL_ENTER(cuMemPoolSetAttribute);
+    pool_t *p = (pool_t *)obj_find(pool, K_POOL);
+    if (!p || !value) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+        goto out;
+    }
+    switch (attr) {
+    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+        reuse_attr[p->dev][attr] = !*(int *)value;
+        break;
+    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+        p->threshold = *(cuuint64_t *)value;
+        break;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+    case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+        if (*(cuuint64_t *)value != 0) {
+            rc = CUDA_ERROR_INVALID_VALUE;
+        } else if (attr == CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH) {
+            p->reserved_high = p->reserved;
+        } else {
+            p->used_high = p->used;
+        }
+        break;
+    default:
+        rc = CUDA_ERROR_INVALID_VALUE;
+    }
+out:
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, size_t count)
+{
+    POOL_ENTER(cuMemPoolSetAccess);
+    if (!obj_find(pool, K_POOL) || (count && !map))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; rc == CUDA_SUCCESS && i < count; i++)
+        if (map[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE || !dev_ok(map[i].location.id))
+            rc = CUDA_ERROR_INVALID_DEVICE;
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev)
+{
+    POOL_ENTER(cuDeviceGetDefaultMemPool);
+    if (!pool_out)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!dev_ok(dev))
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    else if (!(*pool_out = (CUmemoryPool)default_pool(dev)))
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
+{
+    POOL_ENTER(cuDeviceGetMemPool);
+    if (!pool)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!dev_ok(dev))
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    else if (!(*pool = (CUmemoryPool)current_pool(dev)))
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
+{
+    POOL_ENTER(cuDeviceSetMemPool);
+    pool_t *p = (pool_t *)obj_find(pool, K_POOL);
+    if (!dev_ok(dev))
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    else if (!p || p->dev != dev)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else
+        g.cur_pool[dev] = p;
+    UNLOCK();
+    return rc;
+}
+
+/* CUDA 13 location-based pool queries: device locations and pinned memory
+ * only (what the fake has); anything else is NOT_SUPPORTED. */
+static CUresult loc_dev(const CUmemLocation *l, CUmemAllocationType type, int *dev)
+{
+    if (!l)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (l->type != CU_MEM_LOCATION_TYPE_DEVICE || type != CU_MEM_ALLOCATION_TYPE_PINNED)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    if (!dev_ok(l->id))
+        return CUDA_ERROR_INVALID_DEVICE;
+    *dev = l->id;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemGetDefaultMemPool(CUmemoryPool *pool_out, CUmemLocation *location,
+                                CUmemAllocationType type)
+{
+    POOL_ENTER(cuMemGetDefaultMemPool);
+    int dev = 0;
+    rc = pool_out ? loc_dev(location, type, &dev) : CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS && !(*pool_out = (CUmemoryPool)default_pool(dev)))
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuMemGetMemPool(CUmemoryPool *pool, CUmemLocation *location, CUmemAllocationType type)
+{
+    POOL_ENTER(cuMemGetMemPool);
+    int dev = 0;
+    rc = pool ? loc_dev(location, type, &dev) : CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS && !(*pool = (CUmemoryPool)current_pool(dev)))
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuMemSetMemPool(CUmemLocation *location, CUmemAllocationType type, CUmemoryPool pool)
+{
+    POOL_ENTER(cuMemSetMemPool);
+    int dev = 0;
+    rc = loc_dev(location, type, &dev);
+    pool_t *p = (pool_t *)obj_find(pool, K_POOL);
+    if (rc == CUDA_SUCCESS && (!p || p->dev != dev))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS)
+        g.cur_pool[dev] = p;
+    UNLOCK();
+    return rc;
+}
+
+/* ---- virtual memory management ---------------------------------------- */
+
+static CUresult prop_dev(const CUmemAllocationProp *prop, int *dev)
+{
+    if (!prop || prop->type != CU_MEM_ALLOCATION_TYPE_PINNED ||
+        prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!dev_ok(prop->location.id))
+        return CUDA_ERROR_INVALID_DEVICE;
+    *dev = prop->location.id;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop,
+                                       CUmemAllocationGranularity_flags option)
+{
+    POOL_ENTER(cuMemGetAllocationGranularity);
+    int dev;
+    rc = granularity ? prop_dev(prop, &dev) : CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS && option != CU_MEM_ALLOC_GRANULARITY_MINIMUM &&
+        option != CU_MEM_ALLOC_GRANULARITY_RECOMMENDED)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS)
+        *granularity = FAKE_GRANULARITY;
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+                     const CUmemAllocationProp *prop, unsigned long long flags)
+{
+    POOL_ENTER(cuMemCreate);
+    int dev = 0, fd = -1;
+    vmem_t *h = NULL;
+    rc = handle ? prop_dev(prop, &dev) : CUDA_ERROR_INVALID_VALUE;
+    if (rc != CUDA_SUCCESS)
+        goto out;
+    if (flags != 0 || size == 0 || size % FAKE_GRANULARITY) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+        goto out;
+    }
+    if (charge(dev, size) < 0) {
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+        goto out;
+    }
+    fd = memfd_create("tessel-fake-vmm", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, (off_t)size) < 0 ||
+        !(h = (vmem_t *)obj_new(K_VMEM, sizeof *h, NULL))) {
+        if (fd >= 0)
+            close(fd);
+        uncharge(dev, size);
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+        goto out;
+    }
+    h->fd = fd;
+    h->dev = dev;
+    h->size = size;
+    *handle = (CUmemGenericAllocationHandle)(uintptr_t)h;
+out:
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
+{
+    POOL_ENTER(cuMemRelease);
+    vmem_t *h = (vmem_t *)obj_find((void *)(uintptr_t)handle, K_VMEM);
+    if (!h || h->released) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+    } else {
+        h->released = 1;
+        vmem_maybe_free(h); /* memory stays charged while still mapped */
+    }
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr,
+                             unsigned long long flags)
+{
+    POOL_ENTER(cuMemAddressReserve);
+    if (!ptr || size == 0 || size % FAKE_GRANULARITY || flags != 0 ||
+        (alignment & (alignment - 1))) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+        goto out;
+    }
+    uint64_t align = alignment > FAKE_GRANULARITY ? alignment : FAKE_GRANULARITY;
+    size_t len = size + (size_t)align;
+    char *m = mmap((void *)(uintptr_t)addr, len, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) {
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+        goto out;
+    }
+    uint64_t base = roundup((uintptr_t)m, align);
+    /* Trim the slack on both sides so the reservation is exactly [base, base+size). */
+    if (base > (uintptr_t)m)
+        munmap(m, (size_t)(base - (uintptr_t)m));
+    uint64_t end = base + size, mend = (uintptr_t)m + len;
+    if (mend > end)
+        munmap((void *)(uintptr_t)end, (size_t)(mend - end));
+    alloc_t *a = alloc_add(base, size, A_RESERVE, 0);
+    if (!a) {
+        munmap((void *)(uintptr_t)base, size);
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+        goto out;
+    }
+    a->maplen = size;
+    *ptr = base;
+out:
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
+{
+    POOL_ENTER(cuMemAddressFree);
+    alloc_t *a = alloc_find(ptr);
+    if (!a || a->kind != A_RESERVE || a->base != ptr || a->size != size)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else
+        alloc_free(a); /* unmaps what is still mapped */
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
+                  unsigned long long flags)
+{
+    POOL_ENTER(cuMemMap);
+    vmem_t *h = (vmem_t *)obj_find((void *)(uintptr_t)handle, K_VMEM);
+    alloc_t *a = alloc_find(ptr);
+    if (!h || h->released || !a || a->kind != A_RESERVE || flags != 0 || offset != 0 ||
+        size == 0 || size % FAKE_GRANULARITY || ptr % FAKE_GRANULARITY || size > h->size ||
+        size > a->base + a->size - ptr) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+        goto out;
+    }
+    for (vmap_t *m = a->maps; m; m = m->next)
+        if (ptr < m->ptr + m->size && m->ptr < ptr + size) {
+            rc = CUDA_ERROR_ALREADY_MAPPED;
+            goto out;
+        }
+    vmap_t *m = calloc(1, sizeof *m);
+    if (!m) {
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+        goto out;
+    }
+    if (mmap((void *)(uintptr_t)ptr, size, PROT_NONE, MAP_SHARED | MAP_FIXED, h->fd, 0) ==
+        MAP_FAILED) {
+        free(m);
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+        goto out;
+    }
+    m->ptr = ptr;
+    m->size = size;
+    m->h = h;
+    m->next = a->maps;
+    a->maps = m;
+    h->maps++;
+out:
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
+{
+    POOL_ENTER(cuMemUnmap);
+    alloc_t *a = alloc_find(ptr);
+    int found = 0;
+    if (a && a->kind == A_RESERVE && size) {
+        /* Every mapping inside [ptr, ptr+size) goes; a mapping straddling the
+         * edge makes the call invalid (as with the driver). */
+        for (vmap_t *m = a->maps; m; m = m->next)
+            if (m->ptr < ptr + size && ptr < m->ptr + m->size) {
+                if (m->ptr < ptr || m->ptr + m->size > ptr + size)
+                    found = -1;
+                else if (found >= 0)
+                    found = 1;
+            }
+    }
+    if (found <= 0) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+        goto out;
+    }
+    for (vmap_t *m = a->maps, *n; m; m = n) {
+        n = m->next;
+        if (m->ptr >= ptr && m->ptr + m->size <= ptr + size)
+            vmap_drop(a, m);
+    }
+out:
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count)
+{
+    POOL_ENTER(cuMemSetAccess);
+    alloc_t *a = alloc_find(ptr);
+    if (!a || a->kind != A_RESERVE || !desc || count == 0 || size == 0) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+        goto out;
+    }
+    int prot = PROT_NONE;
+    for (size_t i = 0; i < count; i++) {
+        if (desc[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+            !dev_ok(desc[i].location.id)) {
+            rc = CUDA_ERROR_INVALID_DEVICE;
+            goto out;
+        }
+        if (desc[i].flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+            prot = PROT_READ | PROT_WRITE;
+        else if (desc[i].flags == CU_MEM_ACCESS_FLAGS_PROT_READ && prot == PROT_NONE)
+            prot = PROT_READ;
+        else if (desc[i].flags != CU_MEM_ACCESS_FLAGS_PROT_NONE &&
+                 desc[i].flags != CU_MEM_ACCESS_FLAGS_PROT_READ)
+            rc = CUDA_ERROR_INVALID_VALUE;
+    }
+    uint64_t covered = 0;
+    for (vmap_t *m = a->maps; m; m = m->next)
+        if (m->ptr >= ptr && m->ptr + m->size <= ptr + size)
+            covered += m->size;
+    if (rc != CUDA_SUCCESS || covered != size) { /* the range must be fully mapped */
+        rc = CUDA_ERROR_INVALID_VALUE;
+        goto out;
+    }
+    for (vmap_t *m = a->maps; m; m = m->next) {
+        if (m->ptr >= ptr && m->ptr + m->size <= ptr + size) {
+            mprotect((void *)(uintptr_t)m->ptr, (size_t)m->size, prot);
+            m->prot = prot;
+        }
+    }
+out:
+    UNLOCK();
+    return rc;
+}
+
+/* ---- arrays (accounting only: the fake has no array copies) ------------ */
+
+
+static unsigned format_bytes(CUarray_format f)
+{
+    switch (f) {
+    case CU_AD_FORMAT_UNSIGNED_INT8:
+    case CU_AD_FORMAT_SIGNED_INT8:
+        return 1;
+    case CU_AD_FORMAT_UNSIGNED_INT16:
+    case CU_AD_FORMAT_SIGNED_INT16:
+    case CU_AD_FORMAT_HALF:
+        return 2;
+    case CU_AD_FORMAT_UNSIGNED_INT32:
+    case CU_AD_FORMAT_SIGNED_INT32:
+    case CU_AD_FORMAT_FLOAT:
+        return 4;
+    default:
+        return 0;
+    }
+}
+
+/* Bytes of one level: rows padded to FAKE_PITCH_ALIGN, 1D/2D arrays
+ * counting as height/depth 1; 0 when the descriptor is invalid. */
+static uint64_t level_bytes(const CUDA_ARRAY3D_DESCRIPTOR *d)
+{
+    unsigned eb = format_bytes(d->Format);
+    if (!eb || (d->NumChannels != 1 && d->NumChannels != 2 && d->NumChannels != 4) ||
+        d->Width == 0 || (d->Height == 0 && d->Depth != 0) || d->Width > (1u << 30) ||
+        d->Height > (1u << 30) || d->Depth > (1u << 30))
+        return 0;
+    uint64_t row = roundup((uint64_t)d->Width * eb * d->NumChannels, FAKE_PITCH_ALIGN);
+    uint64_t h = d->Height ? d->Height : 1, z = d->Depth ? d->Depth : 1;
+    if (row > UINT64_MAX / h || row * h > UINT64_MAX / z)
+        return 0;
+    return row * h * z;
+}
+
+unsigned long long tessel_fake_array_bytes(const CUDA_ARRAY3D_DESCRIPTOR *d, unsigned levels)
+{
+    uint64_t total = 0;
+    CUDA_ARRAY3D_DESCRIPTOR l = *d;
+    if (levels == 0)
+        return 0;
+    for (unsigned i = 0; i < levels; i++) {
+        uint64_t b = level_bytes(&l);
+        if (!b)
+            return 0;
+        total += b;
+        l.Width = l.Width > 1 ? l.Width / 2 : 1;
+        l.Height = l.Height > 1 ? l.Height / 2 : l.Height;
+        l.Depth = l.Depth > 1 ? l.Depth / 2 : l.Depth;
+    }
+    return total;
+}
+
+static CUresult array_create(ctx_t *c, const CUDA_ARRAY3D_DESCRIPTOR *d, unsigned levels,
+                             kind_t kind, void **out)
+{
+    if (!out || !d)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (kind == K_MIPMAP) {
+        size_t m = d->Width > d->Height ? d->Width : d->Height;
+        m = m > d->Depth ? m : d->Depth;
+        unsigned maxl = 0;
+        while (m) {
+            maxl++;
+            m >>= 1;
+        }
+        if (levels == 0 || levels > maxl)
+            return CUDA_ERROR_INVALID_VALUE;
+    }
+    uint64_t bytes = tessel_fake_array_bytes(d, levels);
+    if (!bytes)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t ch = roundup(bytes, g.cfg.alloc_granule);
+    if (charge(c->dev, ch) < 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    array_t *a = (array_t *)obj_new(kind, sizeof *a, c);
+    if (!a) {
+        uncharge(c->dev, ch);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    a->charged = ch;
+    a->dev = c->dev;
+    a->d = *d;
+    a->levels = levels;
+    *out = a;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuArrayCreate(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR_v1 *p)
+{
+    MEM_ENTER(cuArrayCreate);
+    CUDA_ARRAY3D_DESCRIPTOR d = {0};
+    if (p)
+        d = (CUDA_ARRAY3D_DESCRIPTOR){p->Width, p->Height, 0, p->Format, p->NumChannels, 0};
+    rc = array_create(c, p ? &d : NULL, 1, K_ARRAY, (void **)pHandle);
+    MEM_LEAVE();
+}
+
+CUresult cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *p)
+{
+    MEM_ENTER(cuArrayCreate_v2);
+    CUDA_ARRAY3D_DESCRIPTOR d = {0};
+    if (p)
+        d = (CUDA_ARRAY3D_DESCRIPTOR){p->Width, p->Height, 0, p->Format, p->NumChannels, 0};
+    rc = array_create(c, p ? &d : NULL, 1, K_ARRAY, (void **)pHandle);
+    MEM_LEAVE();
+}
+
+CUresult cuArray3DCreate(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR_v1 *p)
+{
+    MEM_ENTER(cuArray3DCreate);
+    CUDA_ARRAY3D_DESCRIPTOR d = {0};
+    if (p)
+        d = (CUDA_ARRAY3D_DESCRIPTOR){p->Width,  p->Height,      p->Depth,
+                                      p->Format, p->NumChannels, p->Flags};
+    rc = array_create(c, p ? &d : NULL, 1, K_ARRAY, (void **)pHandle);
+    MEM_LEAVE();
+}
+
+CUresult cuArray3DCreate_v2(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *p)
+{
+    MEM_ENTER(cuArray3DCreate_v2);
+    rc = array_create(c, p, 1, K_ARRAY, (void **)pHandle);
+    MEM_LEAVE();
+}
+
+CUresult cuArrayGetDescriptor_v2(CUDA_ARRAY_DESCRIPTOR *pArrayDescriptor, CUarray hArray)
+{
+    MEM_ENTER(cuArrayGetDescriptor_v2);
+    array_t *a = (array_t *)obj_find(hArray, K_ARRAY);
+    if (!a || !pArrayDescriptor)
+        rc = !a ? CUDA_ERROR_INVALID_HANDLE : CUDA_ERROR_INVALID_VALUE;
+    else
+        *pArrayDescriptor =
+            (CUDA_ARRAY_DESCRIPTOR){a->d.Width, a->d.Height, a->d.Format, a->d.NumChannels};
+    MEM_LEAVE();
+}
+
+CUresult cuArray3DGetDescriptor_v2(CUDA_ARRAY3D_DESCRIPTOR *pArrayDescriptor, CUarray hArray)
+{
+    MEM_ENTER(cuArray3DGetDescriptor_v2);
+    array_t *a = (array_t *)obj_find(hArray, K_ARRAY);
+    if (!a || !pArrayDescriptor)
+        rc = !a ? CUDA_ERROR_INVALID_HANDLE : CUDA_ERROR_INVALID_VALUE;
+    else
+        *pArrayDescriptor = a->d;
+    MEM_LEAVE();
+}
+
+CUresult cuArrayDestroy(CUarray hArray)
+{
+    MEM_ENTER(cuArrayDestroy);
+    array_t *a = (array_t *)obj_find(hArray, K_ARRAY);
+    if (!a)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else
+        array_destroy(a);
+    MEM_LEAVE();
+}
+
+CUresult cuMipmappedArrayCreate(CUmipmappedArray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *pDesc,
+                                unsigned int numMipmapLevels)
+{
+    MEM_ENTER(cuMipmappedArrayCreate);
+    rc = array_create(c, pDesc, numMipmapLevels, K_MIPMAP, (void **)pHandle);
+    MEM_LEAVE();
+}
+
+CUresult cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray)
+{
+    MEM_ENTER(cuMipmappedArrayDestroy);
+    array_t *a = (array_t *)obj_find(hMipmappedArray, K_MIPMAP);
+    if (!a)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else
+        array_destroy(a);
+    MEM_LEAVE();
+}

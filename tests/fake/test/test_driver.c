@@ -1,0 +1,768 @@
+/* test_driver.c - the fake libcuda.so.1 behaves: init and config errors, devices,
+ * contexts and their memory, alloc/free accounting, OOM at the device size,
+ * pitch, managed and host memory, copies, pools, VMM, arrays, call counters.
+ * Each test starts from tessel_fake_reset() with its own environment. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "cudaabi/cuda_abi.h"
+#include "tessel_fake.h"
+
+#define MiB (1ull << 20)
+#define GiB (1ull << 30)
+#define OK(call) assert_int_equal((call), CUDA_SUCCESS)
+
+static void clear_env(void)
+{
+    static const char *vars[] = {"TESSEL_FAKE_GPUS",      "TESSEL_FAKE_GPU_UUIDS",
+                                 "TESSEL_FAKE_KERNEL_US", "TESSEL_FAKE_CTX_MEM",
+                                 "TESSEL_FAKE_STATE",     "TESSEL_FAKE_ALLOC_GRANULE",
+                                 "TESSEL_FAKE_CALLS_FILE"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        unsetenv(vars[i]);
+}
+
+/* Fresh fake with `gpus` (NULL: default) and context memory `ctx_mem`. */
+static void start(const char *gpus, const char *ctx_mem)
+{
+    tessel_fake_reset();
+    clear_env();
+    if (gpus)
+        setenv("TESSEL_FAKE_GPUS", gpus, 1);
+    if (ctx_mem)
+        setenv("TESSEL_FAKE_CTX_MEM", ctx_mem, 1);
+    OK(cuInit(0));
+    tessel_fake_reset_calls();
+}
+
+static int teardown(void **state)
+{
+    tessel_fake_reset();
+    clear_env();
+    return 0;
+}
+
+static CUcontext primary(int dev)
+{
+    CUcontext c = NULL;
+    OK(cuDevicePrimaryCtxRetain(&c, dev));
+    OK(cuCtxSetCurrent(c));
+    return c;
+}
+
+static void test_init_errors(void **state)
+{
+    tessel_fake_reset();
+    clear_env();
+    CUdevice d;
+    assert_int_equal(cuDeviceGet(&d, 0), CUDA_ERROR_NOT_INITIALIZED);
+    int v = 0;
+    OK(cuDriverGetVersion(&v)); /* allowed before cuInit */
+    assert_int_equal(v, 13000);
+    assert_int_equal(cuInit(1), CUDA_ERROR_INVALID_VALUE);
+
+    static const char *bad[][2] = {{"TESSEL_FAKE_GPUS", "RTX4090"},
+                                   {"TESSEL_FAKE_GPUS", "0xA:1G"},
+                                   {"TESSEL_FAKE_KERNEL_US", "soon"},
+                                   {"TESSEL_FAKE_GPU_UUIDS", "GPU-1"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        tessel_fake_reset();
+        clear_env();
+        setenv(bad[i][0], bad[i][1], 1);
+        assert_int_equal(cuInit(0), CUDA_ERROR_INVALID_VALUE);
+        assert_int_equal(cuInit(0), CUDA_ERROR_INVALID_VALUE); /* sticky */
+        assert_int_equal(cuDeviceGetCount(&v), CUDA_ERROR_NOT_INITIALIZED);
+    }
+    /* A state file describing other devices is refused. */
+    char path[] = "/tmp/tessel-fake-state-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    tessel_fake_reset();
+    clear_env();
+    setenv("TESSEL_FAKE_STATE", path, 1);
+    setenv("TESSEL_FAKE_GPUS", "A:1G", 1);
+    OK(cuInit(0));
+    tessel_fake_reset();
+    setenv("TESSEL_FAKE_GPUS", "A:2G", 1);
+    assert_int_equal(cuInit(0), CUDA_ERROR_INVALID_VALUE);
+    tessel_fake_reset();
+    unlink(path);
+}
+
+static void test_devices(void **state)
+{
+    start("2xRTX4090:24G,1xA100:80G:108", NULL);
+    int n = 0;
+    OK(cuDeviceGetCount(&n));
+    assert_int_equal(n, 3);
+    CUdevice d;
+    OK(cuDeviceGet(&d, 2));
+    assert_int_equal(d, 2);
+    assert_int_equal(cuDeviceGet(&d, 3), CUDA_ERROR_INVALID_DEVICE);
+    char name[64];
+    OK(cuDeviceGetName(name, sizeof name, 0));
+    assert_string_equal(name, "Fake RTX4090");
+    OK(cuDeviceGetName(name, sizeof name, 2));
+    assert_string_equal(name, "Fake A100");
+    size_t total = 0;
+    OK(cuDeviceTotalMem_v2(&total, 1));
+    assert_true(total == 24 * GiB);
+    unsigned t32 = 0;
+    OK(cuDeviceTotalMem(&t32, 2));
+    assert_true(t32 == 0xffffffffu); /* legacy 32-bit: clamped */
+    int sms = 0, pitch = 0, major = 0;
+    OK(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 2));
+    assert_int_equal(sms, 108);
+    OK(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0));
+    assert_int_equal(sms, 80);
+    OK(cuDeviceGetAttribute(&pitch, CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT, 0));
+    assert_int_equal(pitch, 32);
+    OK(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0));
+    assert_int_equal(major, 9);
+    assert_int_equal(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_MAX, 0),
+                     CUDA_ERROR_INVALID_VALUE);
+    CUuuid u0, u1, u1b;
+    OK(cuDeviceGetUuid(&u0, 0));
+    OK(cuDeviceGetUuid(&u1, 1));
+    OK(cuDeviceGetUuid_v2(&u1b, 1));
+    assert_memory_not_equal(u0.bytes, u1.bytes, 16);
+    assert_memory_equal(u1.bytes, u1b.bytes, 16);
+    char bus[32];
+    OK(cuDeviceGetPCIBusId(bus, sizeof bus, 2));
+    assert_string_equal(bus, "0000:03:00.0");
+    OK(cuDeviceGetByPCIBusId(&d, "00000000:03:00.0"));
+    assert_int_equal(d, 2);
+    assert_int_equal(tessel_fake_calls("cuDeviceGetUuid"), 2);
+    assert_int_equal(tessel_fake_calls("cuDeviceGetUuid_v2"), 1);
+    assert_int_equal(tessel_fake_calls("cuDeviceTotalMem"), 1);
+    assert_int_equal(tessel_fake_calls("cuDeviceTotalMem_v2"), 1);
+}
+
+static void test_uuid_override(void **state)
+{
+    tessel_fake_reset();
+    clear_env();
+    setenv("TESSEL_FAKE_GPUS", "2xA:1G", 1);
+    setenv("TESSEL_FAKE_GPU_UUIDS", "GPU-00112233-4455-6677-8899-aabbccddeeff", 1);
+    OK(cuInit(0));
+    CUuuid u;
+    OK(cuDeviceGetUuid_v2(&u, 0));
+    static const unsigned char want[16] = {0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
+                                           0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff};
+    assert_memory_equal(u.bytes, want, 16);
+}
+
+static void test_contexts(void **state)
+{
+    start("2xA:8G", "300M");
+    assert_true(tessel_fake_device_used(0) == 0);
+    unsigned flags;
+    int active;
+    OK(cuDevicePrimaryCtxGetState(0, &flags, &active));
+    assert_int_equal(active, 0);
+    CUcontext p = primary(0);
+    assert_true(tessel_fake_device_used(0) == 300 * MiB); /* context memory is charged */
+    CUcontext p2;
+    OK(cuDevicePrimaryCtxRetain(&p2, 0));
+    assert_ptr_equal(p, p2);
+    assert_true(tessel_fake_device_used(0) == 300 * MiB); /* once per primary context */
+    OK(cuDevicePrimaryCtxGetState(0, &flags, &active));
+    assert_int_equal(active, 1);
+
+    CUcontext c3 = NULL, c4 = NULL;
+    OK(cuCtxCreate_v4(&c3, NULL, 0, 1));
+    CUcontext cur;
+    OK(cuCtxGetCurrent(&cur));
+    assert_ptr_equal(cur, c3); /* created contexts become current */
+    CUdevice d;
+    OK(cuCtxGetDevice(&d));
+    assert_int_equal(d, 1);
+    assert_true(tessel_fake_device_used(1) == 300 * MiB);
+    OK(cuCtxCreate_v2(&c4, 0, 1));
+    assert_true(tessel_fake_device_used(1) == 600 * MiB);
+    CUdeviceptr m;
+    OK(cuMemAlloc_v2(&m, 10 * MiB)); /* owned by c4 */
+    assert_true(tessel_fake_device_used(1) == 610 * MiB);
+    OK(cuCtxDestroy_v2(c4)); /* frees its memory */
+    assert_true(tessel_fake_device_used(1) == 300 * MiB);
+    OK(cuCtxGetCurrent(&cur));
+    assert_ptr_equal(cur, c3);
+    OK(cuCtxPopCurrent_v2(&cur));
+    assert_ptr_equal(cur, c3);
+    OK(cuCtxPushCurrent_v2(c3));
+    OK(cuCtxDestroy(c3));
+    assert_int_equal(cuCtxDestroy_v2(c3), CUDA_ERROR_INVALID_CONTEXT);
+    assert_true(tessel_fake_device_used(1) == 0);
+    assert_int_equal(cuCtxDestroy_v2(p), CUDA_ERROR_INVALID_CONTEXT); /* primary */
+
+    OK(cuCtxSetCurrent(p));
+    OK(cuDevicePrimaryCtxRelease_v2(0));
+    assert_true(tessel_fake_device_used(0) == 300 * MiB);
+    OK(cuDevicePrimaryCtxRelease(0));
+    assert_true(tessel_fake_device_used(0) == 0);
+    assert_int_equal(cuDevicePrimaryCtxRelease_v2(0), CUDA_ERROR_INVALID_CONTEXT);
+    OK(cuDevicePrimaryCtxSetFlags_v2(0, CU_CTX_SCHED_BLOCKING_SYNC));
+    OK(cuDevicePrimaryCtxGetState(0, &flags, &active));
+    assert_int_equal(flags, CU_CTX_SCHED_BLOCKING_SYNC);
+    primary(0);
+    OK(cuMemAlloc_v2(&m, MiB));
+    OK(cuDevicePrimaryCtxReset_v2(0)); /* everything goes */
+    assert_true(tessel_fake_device_used(0) == 0);
+    assert_int_equal(tessel_fake_calls("cuCtxCreate_v4"), 1);
+    assert_int_equal(tessel_fake_calls("cuCtxCreate_v2"), 1);
+    assert_int_equal(tessel_fake_calls("cuCtxCreate"), 0);
+    assert_int_equal(tessel_fake_calls("cuCtxDestroy"), 1);
+    assert_int_equal(tessel_fake_calls("cuCtxDestroy_v2"), 3);
+    assert_int_equal(tessel_fake_calls("cuDevicePrimaryCtxRelease"), 1);
+    assert_int_equal(tessel_fake_calls("cuDevicePrimaryCtxRelease_v2"), 2);
+
+    /* A context needs its memory. */
+    start("A:1G", "2G");
+    CUcontext c;
+    assert_int_equal(cuDevicePrimaryCtxRetain(&c, 0), CUDA_ERROR_OUT_OF_MEMORY);
+    assert_int_equal(cuCtxCreate_v2(&c, 0, 0), CUDA_ERROR_OUT_OF_MEMORY);
+    assert_true(tessel_fake_device_used(0) == 0);
+}
+
+static void test_alloc_accounting(void **state)
+{
+    start("A:1G", "0");
+    CUdeviceptr p = 0;
+    assert_int_equal(cuMemAlloc_v2(&p, MiB), CUDA_ERROR_INVALID_CONTEXT);
+    primary(0);
+    size_t fr = 0, tot = 0;
+    OK(cuMemGetInfo_v2(&fr, &tot));
+    assert_true(tot == GiB && fr == GiB);
+    OK(cuMemAlloc_v2(&p, 100 * MiB));
+    assert_true(p != 0);
+    OK(cuMemGetInfo_v2(&fr, &tot));
+    assert_true(fr == GiB - 100 * MiB);
+    assert_true(tessel_fake_device_used(0) == 100 * MiB);
+    assert_true(tessel_fake_process_used(0) == 100 * MiB);
+    /* Real memory: write it all, read it back. */
+    memset((void *)(uintptr_t)p, 0x5a, 100 * MiB);
+    unsigned char buf[16];
+    OK(cuMemcpyDtoH_v2(buf, p + 100 * MiB - 16, 16));
+    assert_int_equal(buf[15], 0x5a);
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    OK(cuMemGetAddressRange_v2(&base, &size, p + 12345));
+    assert_true(base == p && size == 100 * MiB);
+    assert_int_equal(cuMemGetAddressRange_v2(&base, &size, 8), CUDA_ERROR_NOT_FOUND);
+    /* Small allocations are charged in 512 B granules. */
+    CUdeviceptr s;
+    OK(cuMemAlloc_v2(&s, 1));
+    assert_true(tessel_fake_device_used(0) == 100 * MiB + 512);
+    OK(cuMemFree_v2(s));
+    assert_int_equal(cuMemFree_v2(s), CUDA_ERROR_INVALID_VALUE); /* double free */
+    assert_int_equal(cuMemFree_v2(p + 1), CUDA_ERROR_INVALID_VALUE);
+    OK(cuMemFree_v2(p));
+    assert_true(tessel_fake_device_used(0) == 0);
+    assert_int_equal(cuMemAlloc_v2(&p, 0), CUDA_ERROR_INVALID_VALUE);
+
+    /* OOM exactly at the device size: the whole device fits, one more byte does not. */
+    OK(cuMemAlloc_v2(&p, GiB));
+    assert_int_equal(cuMemAlloc_v2(&s, 1), CUDA_ERROR_OUT_OF_MEMORY);
+    OK(cuMemFree_v2(p));
+    assert_int_equal(cuMemAlloc_v2(&p, GiB + 1), CUDA_ERROR_OUT_OF_MEMORY);
+    assert_true(tessel_fake_device_used(0) == 0);
+    CUdeviceptr many[8];
+    for (int i = 0; i < 8; i++)
+        OK(cuMemAlloc_v2(&many[i], 128 * MiB));
+    assert_int_equal(cuMemAlloc_v2(&s, 512), CUDA_ERROR_OUT_OF_MEMORY);
+    OK(cuMemGetInfo_v2(&fr, &tot));
+    assert_true(fr == 0);
+    for (int i = 0; i < 8; i++)
+        OK(cuMemFree_v2(many[i]));
+
+    /* Legacy 32-bit entry points: low addresses, 32-bit sizes. */
+    CUdeviceptr_v1 p1 = 0;
+    OK(cuMemAlloc(&p1, 4096));
+    assert_true(p1 != 0);
+    assert_true(tessel_fake_device_used(0) == 4096);
+    unsigned f32, t32;
+    OK(cuMemGetInfo(&f32, &t32));
+    assert_true(t32 == GiB && f32 == GiB - 4096);
+    OK(cuMemsetD8(p1, 7, 4096));
+    unsigned char b1[4];
+    OK(cuMemcpyDtoH(b1, p1 + 4092, 4));
+    assert_int_equal(b1[3], 7);
+    OK(cuMemFree(p1));
+    assert_true(tessel_fake_device_used(0) == 0);
+
+    assert_int_equal(tessel_fake_calls("cuMemAlloc"), 1);
+    assert_int_equal(tessel_fake_calls("cuMemAlloc_v2"), 16);
+    assert_int_equal(tessel_fake_calls("cuMemFree"), 1);
+    assert_int_equal(tessel_fake_calls("cuMemGetInfo"), 1);
+    assert_int_equal(tessel_fake_calls("cuMemGetInfo_v2"), 3);
+}
+
+static void test_granule(void **state)
+{
+    tessel_fake_reset();
+    clear_env();
+    setenv("TESSEL_FAKE_ALLOC_GRANULE", "2M", 1);
+    setenv("TESSEL_FAKE_CTX_MEM", "0", 1);
+    OK(cuInit(0));
+    primary(0);
+    CUdeviceptr p;
+    OK(cuMemAlloc_v2(&p, 1));
+    assert_true(tessel_fake_device_used(0) == 2 * MiB);
+    OK(cuMemFree_v2(p));
+}
+
+static void test_pitch_managed_host(void **state)
+{
+    start("A:1G", "0");
+    primary(0);
+    CUdeviceptr p;
+    size_t pitch = 0;
+    OK(cuMemAllocPitch_v2(&p, &pitch, 1000, 10, 4));
+    assert_int_equal(pitch, 1024); /* width rounded up to 512 B */
+    assert_true(tessel_fake_device_used(0) == 10240);
+    OK(cuMemFree_v2(p));
+    OK(cuMemAllocPitch_v2(&p, &pitch, 512, 3, 16));
+    assert_int_equal(pitch, 512);
+    OK(cuMemFree_v2(p));
+    assert_int_equal(cuMemAllocPitch_v2(&p, &pitch, 100, 10, 3), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuMemAllocPitch_v2(&p, &pitch, 0, 10, 4), CUDA_ERROR_INVALID_VALUE);
+    CUdeviceptr_v1 p1;
+    unsigned pitch1;
+    OK(cuMemAllocPitch(&p1, &pitch1, 513, 2, 8));
+    assert_int_equal(pitch1, 1024);
+    OK(cuMemFree(p1));
+
+    OK(cuMemAllocManaged(&p, 3 * MiB, CU_MEM_ATTACH_GLOBAL));
+    assert_true(tessel_fake_device_used(0) == 3 * MiB);
+    memset((void *)(uintptr_t)p, 1, 3 * MiB); /* host-accessible */
+    OK(cuMemFree_v2(p));
+    assert_int_equal(cuMemAllocManaged(&p, MiB, 0), CUDA_ERROR_INVALID_VALUE);
+
+    void *h = NULL, *h2 = NULL;
+    OK(cuMemAllocHost_v2(&h, 5 * MiB));
+    OK(cuMemHostAlloc(&h2, MiB, CU_MEMHOSTALLOC_PORTABLE));
+    assert_true(tessel_fake_device_used(0) == 0); /* host memory is not device memory */
+    memset(h, 3, 5 * MiB);
+    CUdeviceptr hd;
+    OK(cuMemHostGetDevicePointer_v2(&hd, h, 0));
+    assert_true(hd == (uintptr_t)h);
+    OK(cuMemFreeHost(h));
+    OK(cuMemFreeHost(h2));
+    assert_int_equal(cuMemFreeHost(h2), CUDA_ERROR_INVALID_VALUE);
+    char user[8192];
+    OK(cuMemHostRegister_v2(user, sizeof user, 0));
+    assert_int_equal(cuMemHostRegister_v2(user + 4096, 16, 0),
+                     CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+    OK(cuMemHostUnregister(user));
+    assert_int_equal(cuMemHostUnregister(user), CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+}
+
+static void test_copies(void **state)
+{
+    start("A:1G", "0");
+    primary(0);
+    CUdeviceptr a, b;
+    OK(cuMemAlloc_v2(&a, 4096));
+    OK(cuMemAlloc_v2(&b, 4096));
+    char src[4096], dst[4096];
+    for (int i = 0; i < 4096; i++)
+        src[i] = (char)(i * 7);
+    OK(cuMemcpyHtoD_v2(a, src, sizeof src));
+    OK(cuMemcpyDtoD_v2(b, a, 4096));
+    memset(dst, 0, sizeof dst);
+    OK(cuMemcpyDtoH_v2_ptds(dst, b, 4096));
+    assert_memory_equal(src, dst, 4096);
+    OK(cuMemsetD8_v2_ptds(b + 100, 0xee, 10));
+    OK(cuMemcpyDtoH_v2(dst, b, 4096));
+    assert_int_equal((unsigned char)dst[105], 0xee);
+    assert_int_equal(dst[99], src[99]);
+    /* Out of bounds / unknown device pointers are refused, not crashed on. */
+    assert_int_equal(cuMemcpyHtoD_v2(a + 4000, src, 200), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuMemcpyDtoH_v2(dst, (uintptr_t)dst, 8), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuMemsetD8_v2(a, 0, 4097), CUDA_ERROR_INVALID_VALUE);
+    CUstream s;
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuMemcpyHtoDAsync_v2(a, src + 1, 100, s));
+    OK(cuMemcpyDtoHAsync_v2_ptsz(dst, a, 100, NULL));
+    assert_memory_equal(dst, src + 1, 100);
+    OK(cuMemsetD8Async(a, 1, 4096, s));
+    OK(cuMemcpy(b, a, 4096)); /* unified */
+    OK(cuMemcpyAsync_ptsz((uintptr_t)dst, b, 16, CU_STREAM_PER_THREAD));
+    assert_int_equal(dst[15], 1);
+    OK(cuStreamDestroy_v2(s));
+    OK(cuMemFree_v2(a));
+    OK(cuMemFree_v2(b));
+    assert_int_equal(tessel_fake_calls("cuMemcpyDtoH_v2_ptds"), 1);
+    assert_int_equal(tessel_fake_calls("cuMemcpyDtoH_v2"), 2);
+    assert_int_equal(tessel_fake_calls("cuMemcpyDtoH"), 0);
+    assert_int_equal(tessel_fake_calls("cuMemsetD8_v2_ptds"), 1);
+    assert_int_equal(tessel_fake_calls("cuMemsetD8_v2"), 1);
+}
+
+static cuuint64_t pool_attr(CUmemoryPool p, CUmemPool_attribute a)
+{
+    cuuint64_t v = 0;
+    OK(cuMemPoolGetAttribute(p, a, &v));
+    return v;
+}
+
+static void test_pools(void **state)
+{
+    start("2xA:1G", "0");
+    primary(0);
+    CUmemoryPool def, cur;
+    OK(cuDeviceGetDefaultMemPool(&def, 0));
+    OK(cuDeviceGetMemPool(&cur, 0));
+    assert_ptr_equal(def, cur);
+    CUstream s;
+    OK(cuStreamCreate(&s, 0));
+    CUdeviceptr a, b;
+    OK(cuMemAllocAsync(&a, 3 * MiB, s));
+    /* The pool reserves whole 2 MiB chunks from the device. */
+    assert_true(pool_attr(def, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) == 4 * MiB);
+    assert_true(pool_attr(def, CU_MEMPOOL_ATTR_USED_MEM_CURRENT) == 3 * MiB);
+    assert_true(tessel_fake_device_used(0) == 4 * MiB);
+    OK(cuMemAllocAsync_ptsz(&b, 512 * 1024, s)); /* fits in the reservation */
+    assert_true(tessel_fake_device_used(0) == 4 * MiB);
+    memset((void *)(uintptr_t)b, 9, 512 * 1024);
+    OK(cuMemFreeAsync(a, s));
+    /* Freed memory returns to the pool, not to the device. */
+    assert_true(pool_attr(def, CU_MEMPOOL_ATTR_USED_MEM_CURRENT) == 512 * 1024);
+    assert_true(pool_attr(def, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) == 4 * MiB);
+    assert_true(tessel_fake_device_used(0) == 4 * MiB);
+    /* Release threshold 0 (default): synchronising releases what is unused. */
+    OK(cuStreamSynchronize(s));
+    assert_true(pool_attr(def, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) == 2 * MiB);
+    assert_true(tessel_fake_device_used(0) == 2 * MiB);
+    assert_true(pool_attr(def, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH) == 4 * MiB);
+    assert_true(pool_attr(def, CU_MEMPOOL_ATTR_USED_MEM_HIGH) == 3 * MiB + 512 * 1024);
+    OK(cuMemFreeAsync_ptsz(b, s));
+
+    /* A high threshold keeps the reservation across synchronisation... */
+    cuuint64_t thr = 64 * MiB;
+    OK(cuMemPoolSetAttribute(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &thr));
+    assert_true(pool_attr(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD) == 64 * MiB);
+    OK(cuMemAllocAsync(&a, 40 * MiB, s));
+    OK(cuMemFreeAsync(a, s));
+    OK(cuCtxSynchronize());
+    assert_true(pool_attr(def, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) == 40 * MiB);
+    assert_true(tessel_fake_device_used(0) == 40 * MiB);
+    /* ...until cuMemPoolTrimTo. */
+    OK(cuMemPoolTrimTo(def, 10 * MiB));
+    assert_true(pool_attr(def, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) == 10 * MiB);
+    OK(cuMemPoolTrimTo(def, 0));
+    assert_true(tessel_fake_device_used(0) == 0);
+    cuuint64_t zero = 0;
+    OK(cuMemPoolSetAttribute(def, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, &zero));
+    assert_true(pool_attr(def, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH) == 0);
+    assert_int_equal(cuMemPoolSetAttribute(def, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &zero),
+                     CUDA_ERROR_INVALID_VALUE);
+
+    /* Explicit pools: the device's memory bounds them; destroy gives it all back. */
+    CUmemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = 1;
+    CUmemoryPool mine;
+    OK(cuMemPoolCreate(&mine, &props));
+    OK(cuMemAllocFromPoolAsync(&a, 700 * MiB, mine, s));
+    assert_true(tessel_fake_device_used(1) == 700 * MiB);
+    assert_int_equal(cuMemAllocFromPoolAsync_ptsz(&b, 400 * MiB, mine, s),
+                     CUDA_ERROR_OUT_OF_MEMORY);
+    assert_int_equal(cuDeviceSetMemPool(0, mine), CUDA_ERROR_INVALID_VALUE);
+    OK(cuDeviceSetMemPool(1, mine));
+    OK(cuDeviceGetMemPool(&cur, 1));
+    assert_ptr_equal(cur, mine);
+    OK(cuMemFree_v2(a)); /* cuMemFree takes pool memory back too */
+    assert_true(pool_attr(mine, CU_MEMPOOL_ATTR_USED_MEM_CURRENT) == 0);
+    OK(cuMemPoolDestroy(mine));
+    assert_true(tessel_fake_device_used(1) == 0);
+    OK(cuDeviceGetMemPool(&cur, 1)); /* back to the default pool */
+    OK(cuDeviceGetDefaultMemPool(&def, 1));
+    assert_ptr_equal(cur, def);
+    assert_int_equal(cuMemPoolDestroy(def), CUDA_ERROR_INVALID_VALUE);
+    props.maxSize = 4 * MiB;
+    OK(cuMemPoolCreate(&mine, &props));
+    assert_int_equal(cuMemAllocFromPoolAsync(&a, 5 * MiB, mine, s), CUDA_ERROR_OUT_OF_MEMORY);
+    OK(cuMemPoolDestroy(mine));
+    CUmemLocation loc = {CU_MEM_LOCATION_TYPE_DEVICE, 1};
+    OK(cuMemGetDefaultMemPool(&cur, &loc, CU_MEM_ALLOCATION_TYPE_PINNED));
+    assert_ptr_equal(cur, def);
+    OK(cuStreamDestroy_v2(s));
+    assert_int_equal(tessel_fake_calls("cuMemAllocAsync"), 2);
+    assert_int_equal(tessel_fake_calls("cuMemAllocAsync_ptsz"), 1);
+    assert_int_equal(tessel_fake_calls("cuMemFreeAsync_ptsz"), 1);
+    assert_int_equal(tessel_fake_calls("cuMemAllocFromPoolAsync"), 2);
+    assert_int_equal(tessel_fake_calls("cuMemAllocFromPoolAsync_ptsz"), 1);
+}
+
+static void test_vmm(void **state)
+{
+    start("A:1G", "0");
+    primary(0);
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 0;
+    size_t gran = 0;
+    OK(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    assert_int_equal(gran, 2 * MiB);
+    OK(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
+    assert_int_equal(gran, 2 * MiB);
+    CUmemGenericAllocationHandle h;
+    assert_int_equal(cuMemCreate(&h, MiB, &prop, 0), CUDA_ERROR_INVALID_VALUE); /* not granular */
+    OK(cuMemCreate(&h, 8 * MiB, &prop, 0));
+    assert_true(tessel_fake_device_used(0) == 8 * MiB); /* physical memory is charged */
+    CUdeviceptr va;
+    OK(cuMemAddressReserve(&va, 16 * MiB, 0, 0, 0));
+    assert_true(va % (2 * MiB) == 0);
+    assert_true(tessel_fake_device_used(0) == 8 * MiB); /* address space is free */
+    OK(cuMemMap(va, 8 * MiB, 0, h, 0));
+    assert_int_equal(cuMemMap(va, 8 * MiB, 0, h, 0), CUDA_ERROR_ALREADY_MAPPED);
+    char buf[64] = "through the mapping";
+    assert_int_equal(cuMemcpyHtoD_v2(va, buf, sizeof buf), CUDA_ERROR_INVALID_VALUE); /* no access */
+    CUmemAccessDesc acc = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    OK(cuMemSetAccess(va, 8 * MiB, &acc, 1));
+    OK(cuMemcpyHtoD_v2(va + 4 * MiB, buf, sizeof buf));
+    CUdeviceptr base;
+    size_t size;
+    OK(cuMemGetAddressRange_v2(&base, &size, va + 5));
+    assert_true(base == va && size == 8 * MiB);
+    /* Released while mapped: stays charged until unmapped. */
+    OK(cuMemRelease(h));
+    assert_true(tessel_fake_device_used(0) == 8 * MiB);
+    char out[64];
+    OK(cuMemcpyDtoH_v2(out, va + 4 * MiB, sizeof out));
+    assert_string_equal(out, "through the mapping");
+    OK(cuMemUnmap(va, 8 * MiB));
+    assert_true(tessel_fake_device_used(0) == 0);
+    OK(cuMemAddressFree(va, 16 * MiB));
+
+    /* Two mappings of one handle share memory; freeing the range unmaps. */
+    OK(cuMemCreate(&h, 2 * MiB, &prop, 0));
+    OK(cuMemAddressReserve(&va, 4 * MiB, 4 * MiB, 0, 0));
+    assert_true(va % (4 * MiB) == 0);
+    OK(cuMemMap(va, 2 * MiB, 0, h, 0));
+    OK(cuMemMap(va + 2 * MiB, 2 * MiB, 0, h, 0));
+    OK(cuMemSetAccess(va, 4 * MiB, &acc, 1));
+    OK(cuMemsetD8_v2(va, 0x42, 16));
+    OK(cuMemcpyDtoH_v2(out, va + 2 * MiB, 16));
+    assert_int_equal(out[15], 0x42);
+    OK(cuMemRelease(h));
+    assert_int_equal(cuMemRelease(h), CUDA_ERROR_INVALID_VALUE);
+    assert_true(tessel_fake_device_used(0) == 2 * MiB);
+    OK(cuMemAddressFree(va, 4 * MiB));
+    assert_true(tessel_fake_device_used(0) == 0);
+
+    /* VMM respects the device size. */
+    assert_int_equal(cuMemCreate(&h, 1026 * MiB, &prop, 0), CUDA_ERROR_OUT_OF_MEMORY);
+    prop.location.id = 3;
+    assert_int_equal(cuMemCreate(&h, 2 * MiB, &prop, 0), CUDA_ERROR_INVALID_DEVICE);
+}
+
+static void test_arrays(void **state)
+{
+    start("A:1G", "0");
+    primary(0);
+    CUDA_ARRAY_DESCRIPTOR d2 = {1000, 100, CU_AD_FORMAT_FLOAT, 4};
+    CUarray a, b, c;
+    OK(cuArrayCreate_v2(&a, &d2));
+    /* rows: 1000*4*4 = 16000 B padded to 16384; x100 rows */
+    assert_true(tessel_fake_device_used(0) == 16384 * 100);
+    CUDA_ARRAY_DESCRIPTOR got;
+    OK(cuArrayGetDescriptor_v2(&got, a));
+    assert_true(got.Width == 1000 && got.Height == 100 && got.NumChannels == 4);
+    CUDA_ARRAY3D_DESCRIPTOR d3 = {64, 64, 64, CU_AD_FORMAT_UNSIGNED_INT8, 1, 0};
+    OK(cuArray3DCreate_v2(&b, &d3));
+    assert_true(tessel_fake_device_used(0) == 16384 * 100 + 512 * 64 * 64);
+    CUDA_ARRAY_DESCRIPTOR_v1 d1 = {10, 0, CU_AD_FORMAT_HALF, 2}; /* 1D: 40 B -> one 512 B row */
+    OK(cuArrayCreate(&c, &d1));
+    assert_true(tessel_fake_device_used(0) == 16384 * 100 + 512 * 64 * 64 + 512);
+    OK(cuArrayDestroy(a));
+    OK(cuArrayDestroy(b));
+    OK(cuArrayDestroy(c));
+    assert_int_equal(cuArrayDestroy(c), CUDA_ERROR_INVALID_HANDLE);
+    assert_true(tessel_fake_device_used(0) == 0);
+    CUDA_ARRAY_DESCRIPTOR badc = {10, 10, CU_AD_FORMAT_FLOAT, 3};
+    assert_int_equal(cuArrayCreate_v2(&a, &badc), CUDA_ERROR_INVALID_VALUE);
+    CUDA_ARRAY3D_DESCRIPTOR badh = {10, 0, 5, CU_AD_FORMAT_FLOAT, 1, 0};
+    assert_int_equal(cuArray3DCreate_v2(&a, &badh), CUDA_ERROR_INVALID_VALUE);
+
+    /* Mip levels: 1024x1024 RGBA8 -> rows of 4096 B at level 0, halving. */
+    CUDA_ARRAY3D_DESCRIPTOR m = {1024, 1024, 0, CU_AD_FORMAT_UNSIGNED_INT8, 4, 0};
+    unsigned long long want = 0;
+    for (unsigned l = 0, w = 1024; l < 11; l++, w = w > 1 ? w / 2 : 1) {
+        unsigned long long row = ((unsigned long long)w * 4 + 511) / 512 * 512;
+        want += row * w;
+    }
+    assert_true(tessel_fake_array_bytes(&m, 11) == want);
+    CUmipmappedArray mm;
+    OK(cuMipmappedArrayCreate(&mm, &m, 11));
+    assert_true(tessel_fake_device_used(0) == want); /* a multiple of 512 already */
+    assert_int_equal(cuMipmappedArrayCreate(&mm, &m, 12), CUDA_ERROR_INVALID_VALUE);
+    OK(cuMipmappedArrayDestroy(mm));
+    assert_true(tessel_fake_device_used(0) == 0);
+    /* Arrays die with their context. */
+    OK(cuArrayCreate_v2(&a, &d2));
+    OK(cuDevicePrimaryCtxReset_v2(0));
+    assert_true(tessel_fake_device_used(0) == 0);
+}
+
+static void test_shared_state(void **state)
+{
+    char path[] = "/tmp/tessel-fake-state-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(path); /* the fake creates it */
+    tessel_fake_reset();
+    clear_env();
+    setenv("TESSEL_FAKE_STATE", path, 1);
+    setenv("TESSEL_FAKE_GPUS", "A:1G", 1);
+    setenv("TESSEL_FAKE_CTX_MEM", "100M", 1);
+    OK(cuInit(0));
+    primary(0);
+    CUdeviceptr p;
+    OK(cuMemAlloc_v2(&p, 200 * MiB));
+    int go[2], done[2];
+    assert_int_equal(pipe(go), 0);
+    assert_int_equal(pipe(done), 0);
+    pid_t kid = fork();
+    if (kid == 0) {
+        alarm(30); /* never outlive a failed parent */
+        /* A second process sees the first one's use as the device's. */
+        int rc = cuInit(0); /* the fork left the child no CUDA state */
+        CUcontext c;
+        rc |= cuDevicePrimaryCtxRetain(&c, 0) | cuCtxSetCurrent(c);
+        size_t fr = 0, tot = 0;
+        rc |= cuMemGetInfo_v2(&fr, &tot);
+        int ok = rc == 0 && fr == GiB - 400 * MiB; /* 2 contexts + 200M */
+        CUdeviceptr q;
+        ok &= cuMemAlloc_v2(&q, 700 * MiB) == CUDA_ERROR_OUT_OF_MEMORY;
+        ok &= cuMemAlloc_v2(&q, 600 * MiB) == CUDA_SUCCESS;
+        char c1 = ok ? 'y' : 'n';
+        if (write(done[1], &c1, 1) != 1 || read(go[0], &c1, 1) != 1)
+            _exit(2);
+        _exit(ok ? 0 : 1); /* dies holding 700M without cleaning up, like a crash */
+    }
+    close(done[1]);
+    close(go[0]);
+    char c1 = 0;
+    if (read(done[0], &c1, 1) != 1) {
+        int st;
+        waitpid(kid, &st, 0);
+        fail_msg("child died: status %#x", st);
+    }
+    assert_int_equal(c1, 'y');
+    assert_true(tessel_fake_device_used(0) == 1000 * MiB);
+    assert_true(tessel_fake_process_used(0) == 300 * MiB);
+    assert_int_equal(write(go[1], "x", 1), 1);
+    int st;
+    assert_int_equal(waitpid(kid, &st, 0), kid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    /* A dead process's memory goes back to the device. */
+    assert_true(tessel_fake_device_used(0) == 300 * MiB);
+    OK(cuMemFree_v2(p));
+    tessel_fake_reset();
+    clear_env();
+    close(go[1]);
+    close(done[0]);
+    unlink(path);
+}
+
+static void test_counters(void **state)
+{
+    start("A:1G", "0");
+    tessel_fake_reset_calls();
+    assert_int_equal(tessel_fake_calls_total(), 0);
+    primary(0);
+    CUdeviceptr p;
+    OK(cuMemAlloc_v2(&p, 1));
+    OK(cuMemFree_v2(p));
+    assert_int_equal(tessel_fake_calls("cuDevicePrimaryCtxRetain"), 1);
+    assert_int_equal(tessel_fake_calls("cuCtxSetCurrent"), 1);
+    assert_int_equal(tessel_fake_calls("cuMemAlloc_v2"), 1);
+    assert_int_equal(tessel_fake_calls("cuMemFree_v2"), 1);
+    assert_int_equal(tessel_fake_calls_total(), 4);
+    assert_int_equal(tessel_fake_calls("nonsense"), 0);
+    const char **names;
+    int n = tessel_fake_entry_points(&names);
+    assert_true(n > 150);
+    int seen = 0;
+    for (int i = 0; i < n; i++)
+        seen += strcmp(names[i], "cuMemcpyHtoD_v2_ptds") == 0;
+    assert_int_equal(seen, 1);
+
+    /* TESSEL_FAKE_CALLS_FILE: written at exit, one "name count" line each. */
+    char path[] = "/tmp/tessel-fake-calls-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    pid_t kid = fork();
+    if (kid == 0) {
+        setenv("TESSEL_FAKE_CALLS_FILE", path, 1);
+        tessel_fake_reset_calls();
+        cuMemAlloc_v2(&p, 1);
+        cuMemAlloc_v2(&p, 1);
+        cuGetErrorName(CUDA_SUCCESS, (const char **)&names);
+        exit(0);
+    }
+    int st;
+    assert_int_equal(waitpid(kid, &st, 0), kid);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char text[512] = "";
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    text[len] = '\0';
+    fclose(f);
+    unlink(path);
+    assert_non_null(strstr(text, "cuMemAlloc_v2 2\n"));
+    assert_non_null(strstr(text, "cuGetErrorName 1\n"));
+}
+
+static void test_errors_strings(void **state)
+{
+    const char *s = NULL;
+    OK(cuGetErrorName(CUDA_ERROR_OUT_OF_MEMORY, &s));
+    assert_string_equal(s, "CUDA_ERROR_OUT_OF_MEMORY");
+    OK(cuGetErrorString(CUDA_ERROR_NOT_READY, &s));
+    assert_string_equal(s, "device not ready");
+    assert_int_equal(cuGetErrorName((CUresult)12345, &s), CUDA_ERROR_INVALID_VALUE);
+    const void *tbl = (const void *)1;
+    CUuuid id = {{0}};
+    assert_int_equal(cuGetExportTable(&tbl, &id), CUDA_ERROR_NOT_SUPPORTED);
+    assert_null(tbl);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_init_errors, teardown),
+        cmocka_unit_test_teardown(test_devices, teardown),
+        cmocka_unit_test_teardown(test_uuid_override, teardown),
+        cmocka_unit_test_teardown(test_contexts, teardown),
+        cmocka_unit_test_teardown(test_alloc_accounting, teardown),
+        cmocka_unit_test_teardown(test_granule, teardown),
+        cmocka_unit_test_teardown(test_pitch_managed_host, teardown),
+        cmocka_unit_test_teardown(test_copies, teardown),
+        cmocka_unit_test_teardown(test_pools, teardown),
+        cmocka_unit_test_teardown(test_vmm, teardown),
+        cmocka_unit_test_teardown(test_arrays, teardown),
+        cmocka_unit_test_teardown(test_shared_state, teardown),
+        cmocka_unit_test_teardown(test_counters, teardown),
+        cmocka_unit_test_teardown(test_errors_strings, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,401 @@
+/* probe.c - tcu-probe: drives the CUDA driver API step by step and prints
+ * what it sees, for the interposer's shell tests (tests/t/t05*-interposer-*).
+ *
+ * Usage: tcu-probe [--via=global|dlsym|proc|plugin] [--ptds] STEP...
+ *
+ * How entry points are found (--via):
+ *   global  dlopen("libcuda.so.1", RTLD_GLOBAL), then dlsym(RTLD_DEFAULT):
+ *           the symbol the dynamic linker would bind for a program linked
+ *           with -lcuda (default);
+ *   dlsym   dlopen("libcuda.so.1", RTLD_LOCAL) and dlsym on that handle;
+ *   proc    cuGetProcAddress_v2 from dlsym, then every entry point through
+ *           it at CUDA version 13000 (--ptds: per-thread default stream);
+ *   plugin  allocations go through tcu-plugin.so, which dlopens libcuda
+ *           privately itself (the rest as dlsym).
+ *
+ * Steps (one output line each; rc is the CUresult):
+ *   ctx                 cuInit, retain + set the primary context of dev 0
+ *   ctxcreate:V         cuCtxCreate variant V (1, 2, 3, 4) on device 0
+ *   ctxdestroy          destroy the last created context
+ *   alloc:PATH:SIZE     one allocation; PATH is mem, mem1, managed, pitch
+ *                       (SIZE = width, height 4), async, async_ptsz, pool,
+ *                       pool_ptsz, vmm, array, array1, array3d, mipmap
+ *   fill:PATH:SIZE      allocate until refused: "fill PATH n=N bytes=B rc=R"
+ *   free / freeall      free the newest / every allocation
+ *   trim                cuMemPoolTrimTo(default pool, 0) after a sync
+ *   info / info1        cuMemGetInfo_v2 / cuMemGetInfo: "info free=F total=T"
+ *   infonull            cuMemGetInfo_v2 with NULL arguments
+ *   totalmem            cuDeviceTotalMem_v2 of device 0
+ *   nvml                nvmlDeviceGetMemoryInfo(_v2) of NVML device 0
+ *   hold                print "holding" and sleep until killed or stdin EOF
+ *   waitfile:PATH       wait until PATH exists (a start line for races)
+ *   calls:NAME          the fake driver's call count of entry point NAME
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cudaabi/cuda_abi.h"
+#include "cudaabi/nvml_abi.h"
+#include "libutil/size.h"
+
+static void *lib;  /* libcuda handle */
+static int via;    /* 0 global, 1 dlsym, 2 proc, 3 plugin */
+static int ptds;
+static void *plugin;
+static cuGetProcAddress_v2_fn gpa;
+
+static void die(const char *what)
+{
+    fprintf(stderr, "tcu-probe: %s\n", what);
+    exit(2);
+}
+
+/* Find an exported variant (global/dlsym) or a base name (proc). */
+static void *sym(const char *exported, const char *base)
+{
+    void *p = NULL;
+    if (via == 2) {
+        CUdriverProcAddressQueryResult st;
+        if (gpa(base, &p, 13000, ptds ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : 0,
+                &st) != CUDA_SUCCESS)
+            p = NULL;
+    } else if (via == 0) {
+        p = dlsym(RTLD_DEFAULT, exported);
+    } else {
+        p = dlsym(lib, exported);
+    }
+    if (!p) {
+        fprintf(stderr, "tcu-probe: no entry point %s\n", exported);
+        exit(2);
+    }
+    return p;
+}
+#define SYM(type, exported, base) ((type)sym(exported, base))
+
+struct allocation {
+    int path;
+    uint64_t h;
+};
+static struct allocation allocs[100000];
+static int nallocs;
+static CUcontext created[64];
+static int ncreated;
+
+enum { P_MEM, P_MEM1, P_MANAGED, P_PITCH, P_ASYNC, P_ASYNC_PTSZ, P_POOL, P_POOL_PTSZ, P_VMM,
+       P_ARRAY, P_ARRAY1, P_ARRAY3D, P_MIPMAP, P_NPATHS };
+static const char *path_names[P_NPATHS] = {"mem",   "mem1",      "managed", "pitch", "async",
+                                           "async_ptsz", "pool", "pool_ptsz", "vmm", "array",
+                                           "array1", "array3d", "mipmap"};
+
+static int path_of(const char *s)
+{
+    for (int i = 0; i < P_NPATHS; i++)
+        if (strcmp(s, path_names[i]) == 0)
+            return i;
+    die("unknown allocation path");
+    return -1;
+}
+
+static CUstream stream_for(int ptsz)
+{
+    return ptsz ? CU_STREAM_PER_THREAD : NULL;
+}
+
+static CUmemoryPool default_pool(void)
+{
+    CUmemoryPool p = NULL;
+    SYM(cuDeviceGetDefaultMemPool_fn, "cuDeviceGetDefaultMemPool",
+        "cuDeviceGetDefaultMemPool")(&p, 0);
+    return p;
+}
+
+typedef int (*plugin_alloc_fn)(uint64_t size, uint64_t *ptr);
+typedef int (*plugin_free_fn)(uint64_t ptr);
+
+static CUresult do_alloc(int path, uint64_t size)
+{
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    uint64_t h = 0;
+    if (via == 3 && path == P_MEM) {
+        r = (CUresult)((plugin_alloc_fn)dlsym(plugin, "tcu_plugin_alloc"))(size, &h);
+    } else if (path == P_MEM) {
+        CUdeviceptr p;
+        r = SYM(cuMemAlloc_v2_fn, "cuMemAlloc_v2", "cuMemAlloc")(&p, size);
+        h = p;
+    } else if (path == P_MEM1) {
+        CUdeviceptr_v1 p;
+        r = ((cuMemAlloc_fn)dlsym(via == 0 ? RTLD_DEFAULT : lib, "cuMemAlloc"))(&p,
+                                                                               (unsigned)size);
+        h = p;
+    } else if (path == P_MANAGED) {
+        CUdeviceptr p;
+        r = SYM(cuMemAllocManaged_fn, "cuMemAllocManaged", "cuMemAllocManaged")(
+            &p, size, CU_MEM_ATTACH_GLOBAL);
+        h = p;
+    } else if (path == P_PITCH) {
+        CUdeviceptr p;
+        size_t pitch = 0;
+        r = SYM(cuMemAllocPitch_v2_fn, "cuMemAllocPitch_v2", "cuMemAllocPitch")(&p, &pitch, size,
+                                                                                4, 4);
+        h = p;
+        if (r == CUDA_SUCCESS)
+            printf("pitch %zu\n", pitch);
+    } else if (path == P_ASYNC || path == P_ASYNC_PTSZ) {
+        CUdeviceptr p;
+        int pt = path == P_ASYNC_PTSZ;
+        r = SYM(cuMemAllocAsync_fn, pt ? "cuMemAllocAsync_ptsz" : "cuMemAllocAsync",
+                "cuMemAllocAsync")(&p, size, stream_for(pt));
+        h = p;
+    } else if (path == P_POOL || path == P_POOL_PTSZ) {
+        CUdeviceptr p;
+        int pt = path == P_POOL_PTSZ;
+        r = SYM(cuMemAllocFromPoolAsync_fn,
+                pt ? "cuMemAllocFromPoolAsync_ptsz" : "cuMemAllocFromPoolAsync",
+                "cuMemAllocFromPoolAsync")(&p, size, default_pool(), stream_for(pt));
+        h = p;
+    } else if (path == P_VMM) {
+        CUmemAllocationProp prop;
+        memset(&prop, 0, sizeof prop);
+        prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+        prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        prop.location.id = 0;
+        CUmemGenericAllocationHandle g;
+        r = SYM(cuMemCreate_fn, "cuMemCreate", "cuMemCreate")(&g, size, &prop, 0);
+        h = g;
+    } else if (path == P_ARRAY) {
+        CUDA_ARRAY_DESCRIPTOR d = {.Width = size / 4, .Height = 1,
+                                   .Format = CU_AD_FORMAT_FLOAT, .NumChannels = 1};
+        CUarray a;
+        r = SYM(cuArrayCreate_v2_fn, "cuArrayCreate_v2", "cuArrayCreate")(&a, &d);
+        h = (uint64_t)(uintptr_t)a;
+    } else if (path == P_ARRAY1) {
+        CUDA_ARRAY_DESCRIPTOR_v1 d = {.Width = (unsigned)(size / 4), .Height = 1,
+                                      .Format = CU_AD_FORMAT_FLOAT, .NumChannels = 1};
+        CUarray a;
+        r = ((cuArrayCreate_fn)dlsym(via == 0 ? RTLD_DEFAULT : lib, "cuArrayCreate"))(&a, &d);
+        h = (uint64_t)(uintptr_t)a;
+    } else if (path == P_ARRAY3D) {
+        CUDA_ARRAY3D_DESCRIPTOR d = {.Width = size / 16, .Height = 2, .Depth = 2,
+                                     .Format = CU_AD_FORMAT_UNSIGNED_INT8, .NumChannels = 4};
+        CUarray a;
+        r = SYM(cuArray3DCreate_v2_fn, "cuArray3DCreate_v2", "cuArray3DCreate")(&a, &d);
+        h = (uint64_t)(uintptr_t)a;
+    } else if (path == P_MIPMAP) {
+        /* One level: exactly size bytes. */
+        CUDA_ARRAY3D_DESCRIPTOR d = {.Width = size / 4, .Height = 0, .Depth = 0,
+                                     .Format = CU_AD_FORMAT_UNSIGNED_INT8, .NumChannels = 4};
+        CUmipmappedArray m;
+        r = SYM(cuMipmappedArrayCreate_fn, "cuMipmappedArrayCreate", "cuMipmappedArrayCreate")(
+            &m, &d, 1);
+        h = (uint64_t)(uintptr_t)m;
+    }
+    if (r == CUDA_SUCCESS) {
+        if (nallocs == (int)(sizeof allocs / sizeof allocs[0]))
+            die("too many allocations");
+        allocs[nallocs].path = path;
+        allocs[nallocs].h = h;
+        nallocs++;
+    }
+    return r;
+}
+
+static CUresult do_free(void)
+{
+    if (nallocs == 0)
+        return CUDA_SUCCESS;
+    struct allocation a = allocs[--nallocs];
+    switch (a.path) {
+    case P_MEM:
+        if (via == 3)
+            return (CUresult)((plugin_free_fn)dlsym(plugin, "tcu_plugin_free"))(a.h);
+        return SYM(cuMemFree_v2_fn, "cuMemFree_v2", "cuMemFree")(a.h);
+    case P_MEM1:
+        return ((cuMemFree_fn)dlsym(via == 0 ? RTLD_DEFAULT : lib, "cuMemFree"))(
+            (CUdeviceptr_v1)a.h);
+    case P_MANAGED:
+    case P_PITCH:
+        return SYM(cuMemFree_v2_fn, "cuMemFree_v2", "cuMemFree")(a.h);
+    case P_ASYNC:
+    case P_POOL:
+        return SYM(cuMemFreeAsync_fn, "cuMemFreeAsync", "cuMemFreeAsync")(a.h, NULL);
+    case P_ASYNC_PTSZ:
+    case P_POOL_PTSZ:
+        return SYM(cuMemFreeAsync_fn, ptds || via != 2 ? "cuMemFreeAsync_ptsz" : "cuMemFreeAsync",
+                   "cuMemFreeAsync")(a.h, CU_STREAM_PER_THREAD);
+    case P_VMM:
+        return SYM(cuMemRelease_fn, "cuMemRelease", "cuMemRelease")(a.h);
+    case P_ARRAY:
+    case P_ARRAY1:
+    case P_ARRAY3D:
+        return SYM(cuArrayDestroy_fn, "cuArrayDestroy", "cuArrayDestroy")((CUarray)a.h);
+    case P_MIPMAP:
+        return SYM(cuMipmappedArrayDestroy_fn, "cuMipmappedArrayDestroy",
+                   "cuMipmappedArrayDestroy")((CUmipmappedArray)a.h);
+    }
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+static uint64_t size_arg(const char *s)
+{
+    uint64_t v;
+    tsl_error_t e;
+    if (tsl_parse_size(s, &v, &e) < 0)
+        die(e.text);
+    return v;
+}
+
+static void step(char *s)
+{
+    char *arg1 = strchr(s, ':');
+    char *arg2 = NULL;
+    if (arg1) {
+        *arg1++ = '\0';
+        arg2 = strchr(arg1, ':');
+        if (arg2)
+            *arg2++ = '\0';
+    }
+    if (strcmp(s, "ctx") == 0) {
+        CUresult r = SYM(cuInit_fn, "cuInit", "cuInit")(0);
+        CUcontext c = NULL;
+        if (r == CUDA_SUCCESS)
+            r = SYM(cuDevicePrimaryCtxRetain_fn, "cuDevicePrimaryCtxRetain",
+                    "cuDevicePrimaryCtxRetain")(&c, 0);
+        if (r == CUDA_SUCCESS)
+            r = SYM(cuCtxSetCurrent_fn, "cuCtxSetCurrent", "cuCtxSetCurrent")(c);
+        printf("ctx rc=%d\n", r);
+    } else if (strcmp(s, "ctxcreate") == 0 && arg1) {
+        SYM(cuInit_fn, "cuInit", "cuInit")(0);
+        CUcontext c = NULL;
+        CUresult r;
+        int v = atoi(arg1);
+        if (v == 1)
+            r = ((cuCtxCreate_fn)dlsym(via == 0 ? RTLD_DEFAULT : lib, "cuCtxCreate"))(&c, 0, 0);
+        else if (v == 2)
+            r = ((cuCtxCreate_v2_fn)dlsym(via == 0 ? RTLD_DEFAULT : lib, "cuCtxCreate_v2"))(&c, 0,
+                                                                                           0);
+        else if (v == 3)
+            r = ((cuCtxCreate_v3_fn)dlsym(via == 0 ? RTLD_DEFAULT : lib, "cuCtxCreate_v3"))(
+                &c, NULL, 0, 0, 0);
+        else
+            r = SYM(cuCtxCreate_v4_fn, "cuCtxCreate_v4", "cuCtxCreate")(&c, NULL, 0, 0);
+        if (r == CUDA_SUCCESS && ncreated < 64)
+            created[ncreated++] = c;
+        printf("ctxcreate %d rc=%d\n", v, r);
+    } else if (strcmp(s, "ctxdestroy") == 0) {
+        CUresult r = CUDA_ERROR_INVALID_CONTEXT;
+        if (ncreated)
+            r = SYM(cuCtxDestroy_v2_fn, "cuCtxDestroy_v2", "cuCtxDestroy")(created[--ncreated]);
+        printf("ctxdestroy rc=%d\n", r);
+    } else if (strcmp(s, "alloc") == 0 && arg2) {
+        int p = path_of(arg1);
+        printf("alloc %s rc=%d\n", arg1, do_alloc(p, size_arg(arg2)));
+    } else if (strcmp(s, "fill") == 0 && arg2) {
+        int p = path_of(arg1);
+        uint64_t sz = size_arg(arg2), n = 0;
+        CUresult r;
+        while ((r = do_alloc(p, sz)) == CUDA_SUCCESS && n < 100000)
+            n++;
+        printf("fill %s n=%llu bytes=%llu rc=%d\n", arg1, (unsigned long long)n,
+               (unsigned long long)(n * sz), r);
+    } else if (strcmp(s, "free") == 0) {
+        printf("free rc=%d\n", do_free());
+    } else if (strcmp(s, "freeall") == 0) {
+        CUresult r = CUDA_SUCCESS, x;
+        while (nallocs)
+            if ((x = do_free()) != CUDA_SUCCESS)
+                r = x;
+        printf("freeall rc=%d\n", r);
+    } else if (strcmp(s, "trim") == 0) {
+        SYM(cuCtxSynchronize_fn, "cuCtxSynchronize", "cuCtxSynchronize")();
+        CUresult r = SYM(cuMemPoolTrimTo_fn, "cuMemPoolTrimTo", "cuMemPoolTrimTo")(default_pool(),
+                                                                                   0);
+        printf("trim rc=%d\n", r);
+    } else if (strcmp(s, "info") == 0) {
+        size_t f = 0, t = 0;
+        CUresult r = SYM(cuMemGetInfo_v2_fn, "cuMemGetInfo_v2", "cuMemGetInfo")(&f, &t);
+        printf("info free=%zu total=%zu rc=%d\n", f, t, r);
+    } else if (strcmp(s, "info1") == 0) {
+        unsigned f = 0, t = 0;
+        CUresult r = ((cuMemGetInfo_fn)dlsym(via == 0 ? RTLD_DEFAULT : lib, "cuMemGetInfo"))(&f,
+                                                                                            &t);
+        printf("info1 free=%u total=%u rc=%d\n", f, t, r);
+    } else if (strcmp(s, "infonull") == 0) {
+        cuMemGetInfo_v2_fn g = SYM(cuMemGetInfo_v2_fn, "cuMemGetInfo_v2", "cuMemGetInfo");
+        size_t f = 0, t = 0;
+        CUresult a = g(NULL, &t), b = g(&f, NULL), c = g(NULL, NULL);
+        printf("infonull total=%zu free=%zu rc=%d,%d,%d\n", t, f, a, b, c);
+    } else if (strcmp(s, "totalmem") == 0) {
+        size_t t = 0;
+        CUresult r = SYM(cuDeviceTotalMem_v2_fn, "cuDeviceTotalMem_v2", "cuDeviceTotalMem")(&t, 0);
+        printf("totalmem %zu rc=%d\n", t, r);
+    } else if (strcmp(s, "nvml") == 0) {
+        void *n = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+        if (!n)
+            die("no libnvidia-ml.so.1");
+        nvmlDevice_t d;
+        nvmlMemory_t m;
+        nvmlMemory_v2_t m2 = {.version = nvmlMemory_v2};
+        ((nvmlInit_v2_fn)dlsym(n, "nvmlInit_v2"))();
+        nvmlReturn_t r = ((nvmlDeviceGetHandleByIndex_v2_fn)dlsym(n, "nvmlDeviceGetHandleByIndex_v2"))(0, &d);
+        nvmlReturn_t r1 = ((nvmlDeviceGetMemoryInfo_fn)dlsym(n, "nvmlDeviceGetMemoryInfo"))(d, &m);
+        nvmlReturn_t r2 =
+            ((nvmlDeviceGetMemoryInfo_v2_fn)dlsym(n, "nvmlDeviceGetMemoryInfo_v2"))(d, &m2);
+        printf("nvml free=%llu total=%llu used=%llu v2free=%llu v2total=%llu rc=%d,%d,%d\n",
+               m.free, m.total, m.used, m2.free, m2.total, r, r1, r2);
+    } else if (strcmp(s, "hold") == 0) {
+        printf("holding\n");
+        fflush(stdout);
+        char c;
+        while (read(0, &c, 1) > 0)
+            ;
+    } else if (strcmp(s, "waitfile") == 0 && arg1) {
+        while (access(arg1, F_OK) != 0)
+            usleep(1000);
+        printf("go\n");
+    } else if (strcmp(s, "calls") == 0 && arg1) {
+        typedef unsigned long long (*calls_fn)(const char *);
+        calls_fn f = (calls_fn)dlsym(lib, "tessel_fake_calls");
+        printf("calls %s %llu\n", arg1, f ? f(arg1) : 0ull);
+    } else {
+        die("unknown step");
+    }
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    int i = 1;
+    for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
+        if (strcmp(argv[i], "--via=global") == 0)
+            via = 0;
+        else if (strcmp(argv[i], "--via=dlsym") == 0)
+            via = 1;
+        else if (strcmp(argv[i], "--via=proc") == 0)
+            via = 2;
+        else if (strcmp(argv[i], "--via=plugin") == 0)
+            via = 3;
+        else if (strcmp(argv[i], "--ptds") == 0)
+            ptds = 1;
+        else
+            die("unknown option");
+    }
+    lib = dlopen("libcuda.so.1", RTLD_NOW | (via == 0 ? RTLD_GLOBAL : RTLD_LOCAL));
+    if (!lib)
+        die(dlerror());
+    if (via == 2)
+        gpa = (cuGetProcAddress_v2_fn)dlsym(lib, "cuGetProcAddress_v2");
+    if (via == 3) {
+        const char *p = getenv("TCU_PLUGIN");
+        plugin = dlopen(p ? p : "tcu-plugin.so", RTLD_NOW | RTLD_LOCAL);
+        if (!plugin)
+            die(dlerror());
+    }
+    for (; i < argc; i++)
+        step(argv[i]);
+    return 0;
+}

@@ -1,0 +1,152 @@
+/* replay.c - tcu-replay: replays the CUDA 13 runtime's entry-point lookups
+ * (cudart13_requests.tsv) the way the runtime makes them, and says where
+ * each answer points.
+ *
+ * Usage: tcu-replay REQUESTS.TSV
+ *
+ * Like the runtime: dlopen("libcuda.so.1"), dlsym cuGetProcAddress_v2 (the
+ * file's first row), ask it for "cuGetProcAddress" and use the answer for
+ * every later row.  One output line per row:
+ *
+ *   NAME VERSION FLAGS LIBRARY SYMBOL CALLS
+ *
+ * LIBRARY and SYMBOL are what dladdr says of the returned pointer (the
+ * library's file name without directory, e.g. libcuda.so.1 or
+ * libtessel-cuda.so; "-" if the lookup failed).  When the pointer lies in
+ * libtessel-cuda.so, the entry point is called once with harmless arguments
+ * (NULL outputs, which the hook passes to the driver) and CALLS is how many
+ * calls the fake driver counted for SYMBOL during it (1 = the hook forwarded
+ * to the same variant); otherwise CALLS is "-".
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cudaabi/cuda_abi.h"
+
+typedef unsigned long long (*calls_fn)(const char *);
+
+static const char *base_of(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* Call hooked entry point p (a variant of base name `name`) with arguments
+ * the driver rejects without side effects. */
+static int poke(const char *name, const char *variant, void *p)
+{
+#define IS(n) (strcmp(name, n) == 0)
+    if (IS("cuMemAlloc") || IS("cuMemAllocManaged") || IS("cuMemAllocAsync") ||
+        IS("cuMemAllocFromPoolAsync") || IS("cuMemAllocPitch") || IS("cuMemCreate") ||
+        IS("cuArrayCreate") || IS("cuArray3DCreate") || IS("cuMipmappedArrayCreate") ||
+        IS("cuMemPoolCreate") || IS("cuMemGetInfo") || IS("cuDeviceTotalMem") ||
+        IS("cuCtxCreate") || IS("cuDevicePrimaryCtxRetain")) {
+        /* First argument: a NULL output pointer; the rest zero. */
+        typedef CUresult (*f6)(void *, void *, void *, void *, void *, void *);
+        ((f6)p)(NULL, NULL, NULL, NULL, NULL, NULL);
+        return 1;
+    }
+    if (IS("cuMemFree") || IS("cuMemFreeAsync") || IS("cuMemRelease") || IS("cuArrayDestroy") ||
+        IS("cuMipmappedArrayDestroy") || IS("cuMemPoolDestroy") || IS("cuMemPoolTrimTo") ||
+        IS("cuGraphLaunch") || IS("cuCtxDestroy")) {
+        typedef CUresult (*f2)(void *, void *);
+        ((f2)p)(NULL, NULL);
+        return 1;
+    }
+    if (IS("cuDevicePrimaryCtxRelease") || IS("cuDevicePrimaryCtxReset")) {
+        ((cuDevicePrimaryCtxReset_fn)p)(-1);
+        return 1;
+    }
+    if (IS("cuLaunchKernel") || IS("cuLaunchCooperativeKernel")) {
+        ((cuLaunchKernel_fn)p)(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+        return 1;
+    }
+    if (IS("cuLaunchKernelEx")) {
+        ((cuLaunchKernelEx_fn)p)(NULL, NULL, NULL, NULL);
+        return 1;
+    }
+    if (IS("cuLaunchCooperativeKernelMultiDevice")) {
+        ((cuLaunchCooperativeKernelMultiDevice_fn)p)(NULL, 0, 0);
+        return 1;
+    }
+    if (IS("cuInit")) {
+        ((cuInit_fn)p)(0);
+        return 1;
+    }
+    if (IS("cuGetProcAddress")) {
+        void *x;
+        CUdriverProcAddressQueryResult st;
+        if (strcmp(variant, "cuGetProcAddress_v2") == 0)
+            ((cuGetProcAddress_v2_fn)p)("cuNoSuchEntryPoint", &x, 13000, 0, &st);
+        else
+            ((cuGetProcAddress_fn)p)("cuNoSuchEntryPoint", &x, 13000, 0);
+        return 1;
+    }
+    return 0;
+#undef IS
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: tcu-replay REQUESTS.TSV\n");
+        return 2;
+    }
+    FILE *in = fopen(argv[1], "r");
+    if (!in) {
+        perror(argv[1]);
+        return 2;
+    }
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        fprintf(stderr, "tcu-replay: %s\n", dlerror());
+        return 2;
+    }
+    calls_fn calls = (calls_fn)dlsym(lib, "tessel_fake_calls");
+    cuGetProcAddress_v2_fn gpa = NULL;
+    char line[512];
+    int row = 0;
+    while (fgets(line, sizeof line, in)) {
+        char name[512];
+        int ver = 0;
+        unsigned long long flags = 0;
+        line[strcspn(line, "\n")] = '\0';
+        char *t1 = strchr(line, '\t');
+        if (!t1)
+            continue;
+        *t1 = '\0';
+        snprintf(name, sizeof name, "%s", line);
+        if (sscanf(t1 + 1, "%d\t%llu", &ver, &flags) != 2)
+            continue;
+        void *p = NULL;
+        if (row++ == 0) {
+            /* The runtime's own dlsym of cuGetProcAddress_v2. */
+            snprintf(name, sizeof name, "cuGetProcAddress_v2");
+            p = dlsym(lib, "cuGetProcAddress_v2");
+            gpa = (cuGetProcAddress_v2_fn)p;
+        } else {
+            CUdriverProcAddressQueryResult st;
+            if (!gpa || gpa(name, &p, ver, flags, &st) != CUDA_SUCCESS)
+                p = NULL;
+            if (p && strcmp(name, "cuGetProcAddress") == 0 && ver >= 12000)
+                gpa = (cuGetProcAddress_v2_fn)p; /* used for everything after */
+        }
+        Dl_info info;
+        const char *libname = "-", *sym = "-";
+        if (p && dladdr(p, &info)) {
+            libname = info.dli_fname ? base_of(info.dli_fname) : "?";
+            sym = info.dli_sname ? info.dli_sname : "?";
+        }
+        char callstr[32] = "-";
+        if (p && strcmp(libname, "libtessel-cuda.so") == 0 && calls && row > 1) {
+            unsigned long long before = calls(sym);
+            if (poke(name, sym, p))
+                snprintf(callstr, sizeof callstr, "%llu", calls(sym) - before);
+        }
+        printf("%s %d %llu %s %s %s\n", name, ver, flags, libname, sym, callstr);
+    }
+    fclose(in);
+    return 0;
+}

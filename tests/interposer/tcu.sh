@@ -1,0 +1,25 @@
+# tests/interposer/tcu.sh - shared setup of the interposer's shell tests.
+# Source after tests/lib/tap.sh.  Skips the whole test when the fake driver
+# or the interposer is not built.  Gives:
+#   probe ARGS...      tcu-probe with the interposer preloaded
+#   probe_bare ARGS... tcu-probe without it
+#   val KEY TEXT       the value of KEY=... in TEXT (first match)
+# Device: one fake 8 GiB GPU whose contexts cost 64 MiB, state shared by
+# every process of the test through $TMP/fake-state.
+FAKE=${TCU_FAKE_DIR:-$TESSEL_BUILD/tests/fake}
+PRE=$TESSEL_BUILD/lib/libtessel-cuda.so
+HELPERS=$TESSEL_BUILD/tests/interposer
+PROBE=$HELPERS/tcu-probe
+[ -e "$FAKE/libcuda.so.1" ] || skip_all "fake driver not built ($FAKE/libcuda.so.1)"
+[ -e "$PRE" ] || skip_all "interposer not built ($PRE)"
+[ -x "$PROBE" ] || skip_all "tcu-probe not built"
+TMP=$(mktemp -d /tmp/tessel-tcu.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+export LD_LIBRARY_PATH="$FAKE${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export TESSEL_FAKE_GPUS=1xT4:8G TESSEL_FAKE_CTX_MEM=64M TESSEL_FAKE_STATE="$TMP/fake-state"
+export TCU_PLUGIN="$HELPERS/tcu-plugin.so"
+unset TESSEL_SLICE TESSEL_CUDA_MEM_LIMIT CUDA_VISIBLE_DEVICES
+MiB=1048576
+probe() { LD_PRELOAD="$PRE" "$PROBE" "$@"; }
+probe_bare() { "$PROBE" "$@"; }
+val() { printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -n 1; }

@@ -1,0 +1,99 @@
+# tests/lib/daemon.sh - run a tesseld on loopback for integration tests (source after tap.sh).
+#
+#   td_setup                  temp dir $TD (removed at exit, with the daemons still running)
+#   td_start [ARG...]         start tesseld on 127.0.0.1:<free port> with data dir $TD/data;
+#                             sets TD_PID, TD_URL, TD_ADMIN (admin token)
+#   td_kill9 / td_stop        kill -9 / SIGTERM the daemon and wait for it (td_stop returns
+#                             its exit status, non-zero after a sanitizer report)
+#   api METHOD PATH [BODY] [TOKEN]   request; body of the answer in $TD/out, status in $CODE
+#   jget FILTER               jq -r FILTER on the last answer
+#   wait_for CMD...           retry CMD (a shell command) every 0.1 s for up to 60 s
+: "${TESSEL_BUILD:=build}"
+
+td_setup() {
+    TD=$(mktemp -d /tmp/tessel-t3-XXXXXX)
+    TD_PIDS=""
+    trap td_cleanup EXIT
+}
+
+td_cleanup() {
+    for p in $TD_PIDS; do kill -9 "$p" 2>/dev/null; done
+    # Jobs left running by the test: their shims are in their own sessions.
+    if [ -d "$TD/data/jobs" ]; then
+        for f in "$TD"/data/jobs/*/pid; do
+            [ -f "$f" ] || continue
+            read -r shim _ job <"$f"
+            kill -9 -- "-$job" "$shim" 2>/dev/null
+        done
+    fi
+    if [ -n "${TD_CG:-}" ]; then
+        for c in $TD_CG; do find "$c" -depth -type d -exec rmdir {} \; 2>/dev/null; done
+    fi
+    rm -rf "$TD"
+}
+
+td_start() {
+    mkdir -p "$TD/data"
+    rm -f "$TD/data/tesseld.addr"
+    "$TESSEL_BUILD/bin/tesseld" --data-dir "$TD/data" --listen 127.0.0.1:0 "$@" \
+        >>"$TD/tesseld.log" 2>&1 &
+    TD_PID=$!
+    TD_PIDS="$TD_PIDS $TD_PID"
+    i=0
+    while [ ! -s "$TD/data/tesseld.addr" ]; do
+        i=$((i + 1))
+        if [ $i -gt 600 ] || ! kill -0 "$TD_PID" 2>/dev/null; then
+            diag "tesseld did not start:"; sed 's/^/#   /' "$TD/tesseld.log"
+            return 1
+        fi
+        sleep 0.1
+    done
+    TD_URL="http://$(cat "$TD/data/tesseld.addr")"
+    TD_ADMIN=$(cat "$TD/data/admin.token")
+}
+
+td_kill9() {
+    kill -9 "$TD_PID" 2>/dev/null
+    wait "$TD_PID" 2>/dev/null
+    return 0
+}
+
+# SIGTERM, wait; returns tesseld's exit status (non-zero also when a sanitizer reported).
+td_stop() {
+    kill -TERM "$TD_PID" 2>/dev/null
+    wait "$TD_PID" 2>/dev/null
+    _st=$?
+    if grep -q -E 'Sanitizer|runtime error' "$TD/tesseld.log"; then
+        diag "sanitizer report in tesseld's log:"; sed 's/^/#   /' "$TD/tesseld.log" | head -60
+        return 1
+    fi
+    return $_st
+}
+
+api() {
+    _m=$1 _p=$2 _b=${3:-} _t=${4-$TD_ADMIN}
+    set -- -s -o "$TD/out" -w '%{http_code}' -X "$_m"
+    [ -n "$_t" ] && set -- "$@" -H "Authorization: Bearer $_t"
+    [ -n "$_b" ] && set -- "$@" -H 'Content-Type: application/json' --data-binary "$_b"
+    CODE=$(curl "$@" "$TD_URL$_p")
+}
+
+jget() {
+    jq -r "$1" "$TD/out"
+}
+
+wait_for() {
+    _i=0
+    while ! eval "$1"; do
+        _i=$((_i + 1))
+        [ $_i -gt 600 ] && return 1
+        sleep 0.1
+    done
+    return 0
+}
+
+# job_state ID [TOKEN] -> prints the state
+job_state() {
+    api GET "/v1/jobs/$1" "" "${2-$TD_ADMIN}"
+    jget .state
+}

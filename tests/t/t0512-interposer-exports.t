@@ -1,0 +1,21 @@
+#!/bin/sh
+# t0512-interposer-exports.t - libtessel-cuda.so exports exactly the entry
+# points it hooks (the version script) and nothing else, needs no libcuda at
+# link time (it dlopens libcuda.so.1), and every hooked name has a row in the
+# symbol table.
+. "$TESSEL_SRCDIR/tests/lib/tap.sh"
+PRE=$TESSEL_BUILD/lib/libtessel-cuda.so
+[ -e "$PRE" ] || skip_all "interposer not built"
+command -v nm >/dev/null || skip_all "nm not installed"
+MAP=$TESSEL_SRCDIR/src/interposer/libtessel-cuda.map
+exported=$(nm -D --defined-only "$PRE" | awk '$2 == "T" || $2 == "W" || $2 == "D" || $2 == "B" {print $3}' | sort)
+listed=$(sed -n 's/^    \([A-Za-z0-9_]*\);$/\1/p' "$MAP" | sort)
+is "$exported" "$listed" "exported symbols = the version script's list"
+is "$(printf "%s\n" "$exported" | wc -l | tr -d " ")" 55 "55 exports: 52 driver entry points, 2 NVML, dlsym"
+is "$(printf '%s\n' "$exported" | grep -c -E '^(tshm_|tsl_|tcu_)')" 0 "no libshm/libutil/internal symbol leaks"
+hooks=$(sed -n 's/^ *X(\([A-Za-z0-9_]*\)[,)].*/\1/p' "$TESSEL_SRCDIR/src/interposer/symbols.h" | grep -v -E '^(cuCtxGetDevice|cuCtxGetCurrent|cuCtxPushCurrent_v2|cuCtxPopCurrent_v2|cuDeviceGet|cuDeviceGetCount|cuDeviceGetUuid|cuDeviceGetMemPool|cuMemPoolGetAttribute|nvmlInit_v2|nvmlDeviceGetUUID|nvmlDeviceGetHandleByUUID)$' | sort)
+is "$(printf '%s\ndlsym\n' "$hooks" | sort)" "$listed" "every hook in symbols.h is exported, and only those"
+needed=$(readelf -d "$PRE" 2>/dev/null | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' | tr '\n' ' ')
+ok $(printf '%s' "$needed" | grep -q -E 'libcuda|libnvidia' && echo 1 || echo 0) \
+    "no link-time dependency on the driver (needs: $needed)"
+done_testing

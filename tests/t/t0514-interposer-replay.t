@@ -1,0 +1,67 @@
+#!/bin/sh
+# t0514-interposer-replay.t - replays the 440 entry-point lookups of the
+# CUDA 13 runtime (cudart13_requests.tsv): every memory, context and launch
+# entry point comes back as the interposer's hook for exactly the variant
+# the driver chose (version and per-thread-stream flag honoured), including
+# the cuGetProcAddress the runtime fetches through itself; every hooked
+# pointer forwards to that same variant of the driver; all other lookups
+# return the driver's own pointer untouched.
+. "$TESSEL_SRCDIR/tests/lib/tap.sh"
+. "$TESSEL_SRCDIR/tests/interposer/tcu.sh"
+TSV=$TESSEL_SHARED/cuda/cudart13_requests.tsv
+[ -r "$TSV" ] || skip_all "no $TSV"
+REPLAY=$HELPERS/tcu-replay
+HOOKED='cuInit cuGetProcAddress cuMemGetInfo cuDeviceTotalMem cuMemAlloc cuMemAllocPitch
+cuMemAllocManaged cuMemFree cuMemAllocAsync cuMemAllocFromPoolAsync cuMemFreeAsync
+cuMemPoolCreate cuMemPoolDestroy cuMemPoolTrimTo cuMemCreate cuMemRelease cuArrayCreate
+cuArray3DCreate cuArrayDestroy cuMipmappedArrayCreate cuMipmappedArrayDestroy cuCtxCreate
+cuCtxDestroy cuDevicePrimaryCtxRetain cuDevicePrimaryCtxRelease cuDevicePrimaryCtxReset
+cuLaunchKernel cuLaunchKernelEx cuLaunchCooperativeKernel cuLaunchCooperativeKernelMultiDevice
+cuGraphLaunch'
+printf '%s\n' $HOOKED >"$TMP/hooked"
+
+"$REPLAY" "$TSV" >"$TMP/bare" 2>"$TMP/bare.err"
+LD_PRELOAD="$PRE" "$REPLAY" "$TSV" >"$TMP/pre" 2>"$TMP/pre.err"
+rows=$(wc -l <"$TSV" | tr -d ' ')
+is "$(wc -l <"$TMP/bare" | tr -d ' ')" "$rows" "replay without the interposer: $rows lookups"
+is "$(wc -l <"$TMP/pre" | tr -d ' ')" "$rows" "replay with the interposer: $rows lookups"
+is "$(awk '$4 == "-"' "$TMP/bare" | wc -l | tr -d ' ')" \
+    "$(awk '$4 == "-"' "$TMP/pre" | wc -l | tr -d ' ')" "the same lookups fail with and without"
+
+# Row by row: same variant; hooked names in libtessel-cuda.so, others not.
+paste -d' ' "$TMP/bare" "$TMP/pre" | awk -v hooked="$TMP/hooked" '
+    BEGIN { while ((getline h < hooked) > 0) H[h] = 1 }
+    {
+        name = $1; bsym = $5; blib = $4; plib = $10; psym = $11; calls = $12
+        if (blib == "-") next
+        if (name in H || $1 == "cuGetProcAddress_v2") {
+            n++
+            if (plib != "libtessel-cuda.so") { bad++; print "# not hooked: " $0 }
+            else if (psym != bsym) { bad++; print "# wrong variant: " $0 }
+            else if ($1 != "cuGetProcAddress_v2" && calls != 1) { bad++; print "# not forwarded: " $0 }
+        } else {
+            m++
+            if (plib != blib || psym != bsym) { bad++; print "# changed: " $0 }
+        }
+    }
+    END { printf "hooked=%d untouched=%d bad=%d\n", n, m, bad + 0 }' >"$TMP/cmp"
+grep '^#' "$TMP/cmp"
+summary=$(grep '^hooked' "$TMP/cmp")
+diag "$summary"
+is "$(val bad "$summary")" 0 "every row: right variant, hooked or untouched as it should be"
+want=$(awk -v hooked="$TMP/hooked" 'BEGIN { while ((getline h < hooked) > 0) H[h] = 1 }
+    $1 in H { n++ } END { print n + 1 }' "$TSV")
+is "$(val hooked "$summary")" "$want" "all $want lookups of hooked entry points (+ the dlsym) got a hook"
+
+# Spot checks with figures: the variants the runtime's requests select.
+line() { awk -v n="$1" -v v="$2" -v f="$3" '$1 == n && $2 == v && $3 == f {print $5; exit}' "$TMP/pre"; }
+is "$(line cuMemAlloc 3020 0)" cuMemAlloc_v2 "cuMemAlloc @3020 -> cuMemAlloc_v2"
+is "$(line cuMemAllocAsync 11020 2)" cuMemAllocAsync_ptsz "cuMemAllocAsync @11020 ptds -> _ptsz"
+is "$(line cuMemAllocAsync 11020 0)" cuMemAllocAsync "cuMemAllocAsync @11020 -> legacy stream"
+is "$(line cuLaunchKernel 7000 2)" cuLaunchKernel_ptsz "cuLaunchKernel @7000 ptds -> _ptsz"
+is "$(line cuCtxCreate 3020 0)" cuCtxCreate_v2 "cuCtxCreate @3020 -> cuCtxCreate_v2"
+is "$(line cuGetProcAddress 12000 0)" cuGetProcAddress_v2 "cuGetProcAddress @12000 -> our _v2"
+is "$(line cuGetProcAddress 11030 0)" cuGetProcAddress "cuGetProcAddress @11030 -> our v1"
+is "$(awk '$1 == "cuGetProcAddress" && $2 == 12000 {print $4}' "$TMP/pre")" libtessel-cuda.so \
+    "the runtime's own cuGetProcAddress is the interposer's"
+done_testing

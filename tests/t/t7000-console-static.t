@@ -1,0 +1,85 @@
+#!/bin/sh
+# t7000-console-static.t - tesseld serves the web console's static files at / (from where `make`
+# installs them, or --web-root DIR): index.html at /, the right Content-Type per file, the cache
+# policy, the same bytes as web/, and nothing outside the web root (.., hidden files, symbolic
+# links, unknown types: all 404 with the API's JSON error).  The API beside it is unchanged.
+. "$TESSEL_SRCDIR/tests/lib/tap.sh"
+. "$TESSEL_SRCDIR/tests/lib/daemon.sh"
+command -v curl >/dev/null && command -v jq >/dev/null || skip_all "curl and jq are needed"
+WEB=$TESSEL_BUILD/share/tessel/web
+[ -f "$WEB/index.html" ] || skip_all "console not installed in $WEB (run make)"
+
+td_setup
+td_start --fake-gpus 1xRTX4090:24G --no-cgroups || { ok 1 "tesseld starts"; done_testing; exit 1; }
+
+# get PATH -> $CODE, $TYPE, $CACHE; body in $TD/out (no path normalisation by curl)
+get() {
+    curl -s --path-as-is -D "$TD/hdr" -o "$TD/out" "$TD_URL$1" >/dev/null
+    CODE=$(sed -n '1s/^HTTP[^ ]* \([0-9]*\).*/\1/p' "$TD/hdr")
+    TYPE=$(sed -n 's/^[Cc]ontent-[Tt]ype: *//p' "$TD/hdr" | tr -d '\r')
+    CACHE=$(sed -n 's/^[Cc]ache-[Cc]ontrol: *//p' "$TD/hdr" | tr -d '\r')
+}
+
+get /
+is "$CODE $TYPE" "200 text/html; charset=utf-8" "GET / answers index.html as HTML (no token needed)"
+cmp -s "$TD/out" "$TESSEL_SRCDIR/web/index.html"; ok $? "GET / is web/index.html byte for byte"
+is "$CACHE" "no-cache" "index.html is revalidated (a new tesseld's console is picked up at once)"
+grep -q '<script type="module" src="app/main.js">' "$TD/out"; ok $? "the page loads app/main.js as a module"
+
+get /app/main.js
+is "$CODE $TYPE" "200 text/javascript; charset=utf-8" "app/main.js is JavaScript"
+cmp -s "$TD/out" "$TESSEL_SRCDIR/web/app/main.js"; ok $? "app/main.js is web/app/main.js byte for byte"
+get /app/console.css
+is "$CODE $TYPE" "200 text/css; charset=utf-8" "app/console.css is CSS"
+get /app/icon.svg
+is "$CODE $TYPE" "200 image/svg+xml" "app/icon.svg is SVG"
+UPLOT=$(cd "$TESSEL_SRCDIR/web/vendor" && ls -d uplot-* | head -n 1)
+get "/vendor/$UPLOT/uPlot.esm.js"
+is "$CODE $TYPE" "200 text/javascript; charset=utf-8" "vendor/$UPLOT/uPlot.esm.js is JavaScript"
+is "$CACHE" "public, max-age=31536000, immutable" "vendored files (versioned paths) are cached for good"
+cmp -s "$TD/out" "$TESSEL_SRCDIR/web/vendor/$UPLOT/uPlot.esm.js"; ok $? "uPlot is served as committed"
+
+n=0
+for p in /app/.. /app/. /app/.hidden.js "/app/..%2f..%2fMakefile" "/app/%2e%2e" \
+         "/vendor/$UPLOT/..%2F..%2Findex.html" "/vendor/../app/main.js" "/vendor/..%2f..%2f..%2fetc/passwd" \
+         /app/nope.js "/vendor/$UPLOT/LICENSE" /index.html/x /app/main.js/ /app /vendor/x; do
+    get "$p"
+    if [ "$CODE" = 404 ] && [ "$(jget .error.code)" = not_found ]; then n=$((n + 1)); else
+        diag "$p -> $CODE"; fi
+done
+is "$n" "14" "14 paths outside the web root, hidden, unknown or of unknown type: 404 not_found (JSON)"
+
+api GET /v1/whoami "" ""
+is "$CODE $(jget .error.code)" "401 unauthorized" "the API beside the console still wants a token"
+api GET /v1/nope
+is "$CODE $(jget .error.code)" "404 not_found" "an unknown API route is still 404"
+td_stop; ok $? "tesseld stops cleanly (no sanitizer report)"
+
+# --web-root: another directory; symbolic links inside it are not followed.
+mkdir -p "$TD/web/app" "$TD/web/vendor/lib-1"
+printf '<!doctype html><title>mine</title>\n' >"$TD/web/index.html"
+printf 'export const x = 1;\n' >"$TD/web/app/ok.js"
+printf 'secret\n' >"$TD/secret.txt"
+ln -s "$TD/secret.txt" "$TD/web/app/link.txt"
+ln -s "$TD" "$TD/web/vendor/up"
+printf 'x' >"$TD/web/app/data.bin"
+rm -rf "$TD/data"
+td_start --fake-gpus 1xRTX4090:24G --no-cgroups --web-root "$TD/web" || { ok 1 "tesseld --web-root starts"; done_testing; exit 1; }
+get /
+grep -q mine "$TD/out"; ok $? "--web-root DIR: / is DIR/index.html"
+get /app/ok.js
+is "$CODE $TYPE" "200 text/javascript; charset=utf-8" "--web-root DIR: DIR/app/ok.js is served"
+get /app/link.txt
+is "$CODE" "404" "a symbolic link to a file outside the web root is not followed"
+get /vendor/up/secret.txt
+is "$CODE" "404" "a symbolic link to a directory outside the web root is not followed"
+get /app/data.bin
+is "$CODE" "404" "a file of unknown type is not served"
+td_stop; ok $? "tesseld --web-root stops cleanly"
+
+"$TESSEL_BUILD/bin/tesseld" --data-dir "$TD/data2" --listen 127.0.0.1:0 --fake-gpus 1xT4:8G \
+    --no-cgroups --web-root "$TD/nowhere" >"$TD/bad.log" 2>&1
+st=$?
+[ "$st" -ne 0 ] && grep -q "web-root.*nowhere" "$TD/bad.log"
+ok $? "--web-root of a missing directory: tesseld refuses to start and says why (exit $st)"
+done_testing

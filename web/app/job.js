@@ -1,0 +1,111 @@
+// job.js - one job: its request, placement and times, cancel, and its output streaming live
+// (stdout and stderr, each followed with fetch + ReadableStream on ?follow=1).
+
+import { api, followLog } from './api.js';
+import { h, clear, time, duration, command, jobGpu, bytes, stateBadge, ACTIVE } from './util.js';
+import { confirmButton, flash } from './widgets.js';
+
+// Output kept on the page per stream; older text is dropped (the whole log is at the API).
+const MAX_LOG_CHARS = 1 << 20;
+
+export function mount(ctx, store) {
+  const id = ctx.route.id;
+  ctx.title = `Job ${id}`;
+  ctx.id = id;
+  ctx.abort = new AbortController();
+  ctx.head = h('div', { class: 'pagehead' });
+  ctx.msg = h('div', { role: 'alert' });
+  ctx.props = h('div', {});
+  ctx.logs = {};
+  const logBox = (stream) => {
+    const pre = h('pre', { class: 'log', id: `log-${stream}`, tabindex: 0, role: 'log', 'aria-label': `${stream} of job ${id}` });
+    const status = h('span', { class: 'sub', id: `log-${stream}-status` }, 'connecting…');
+    ctx.logs[stream] = { pre, status, text: '' };
+    return h('section', { class: 'logpane', 'aria-labelledby': `h-${stream}` },
+      h('h3', { id: `h-${stream}` }, stream, ' ', status), pre);
+  };
+  const follow = h('input', { type: 'checkbox', id: 'autoscroll', checked: true });
+  ctx.autoscroll = follow;
+  ctx.root.append(
+    h('p', { class: 'crumbs' }, h('a', { href: '#/jobs' }, '← Jobs')),
+    ctx.head, ctx.msg, ctx.props,
+    h('div', { class: 'pagehead' }, h('h2', {}, 'Output'),
+      h('div', { class: 'check' }, follow, h('label', { for: 'autoscroll' }, 'Scroll with new output'))),
+    h('div', { class: 'logs' }, logBox('stdout'), logBox('stderr')));
+  render(ctx, store.jobs.get(id));
+  api.job(id).then((j) => { store.jobs.set(j.id, j); render(ctx, j); startLogs(ctx); }).catch((e) => {
+    clear(ctx.head, h('h1', {}, `Job ${id}`));
+    flash(ctx.msg, e.status === 404 ? `There is no job ${id} (or it is another user's).` : e.message, true);
+    for (const l of Object.values(ctx.logs)) l.status.textContent = '';
+  });
+}
+
+export function unmount(ctx) {
+  ctx.abort.abort();
+}
+
+export function update(ctx, store) {
+  const j = store.jobs.get(ctx.id);
+  if (j) render(ctx, j);
+}
+
+function startLogs(ctx) {
+  for (const stream of ['stdout', 'stderr']) {
+    const l = ctx.logs[stream];
+    followLog(ctx.id, stream, (text) => {
+      l.text += text;
+      if (l.text.length > MAX_LOG_CHARS) l.text = '…' + l.text.slice(-MAX_LOG_CHARS);
+      const atBottom = l.pre.scrollHeight - l.pre.scrollTop - l.pre.clientHeight < 40;
+      l.pre.textContent = l.text;
+      if (ctx.autoscroll.checked || atBottom) l.pre.scrollTop = l.pre.scrollHeight;
+    }, ctx.abort.signal, (st) => {
+      l.status.textContent = { following: '· live', ended: '· complete', retrying: '· reconnecting…' }[st] || '';
+      l.pre.dataset.state = st;
+      if (st === 'ended' && !l.text) l.pre.textContent = '(no output)';
+    }).catch((e) => { l.status.textContent = `· ${e.message}`; });
+  }
+}
+
+function dl(pairs) {
+  return h('dl', { class: 'props' }, pairs.filter(Boolean).map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v))));
+}
+
+function render(ctx, j) {
+  if (!j) { clear(ctx.head, h('h1', {}, `Job ${ctx.id}`)); return; }
+  const sig = JSON.stringify(j) + Math.floor(Date.now() / 1000);
+  if (sig === ctx.sig) return;
+  ctx.sig = sig;
+  if (ctx.stopping && !ACTIVE.has(j.state)) { ctx.stopping = false; clear(ctx.msg); }
+  const focusedCancel = document.activeElement?.closest?.('.confirm');
+  clear(ctx.head,
+    h('h1', {}, `Job ${j.id}`, j.name ? h('span', { class: 'sub' }, ` · ${j.name}`) : null, ' ', stateBadge(j.state),
+      j.simulated ? h('span', { class: 'badge sim' }, 'simulated GPU') : null),
+    ACTIVE.has(j.state) ? confirmButton('Cancel job', `Cancel job ${j.id}?`, `cancel-${j.id}`, async () => {
+      try {
+        const r = await api.cancel(j.id);
+        if (r.state !== 'cancelled') { flash(ctx.msg, `Job ${j.id}: stopping (SIGTERM sent; SIGKILL if it is still running 10 s later).`); ctx.stopping = true; }
+      } catch (e) { flash(ctx.msg, e.message, true); }
+      ctx.refresh();
+    }, 'btn danger') : null);
+  if (focusedCancel) ctx.head.querySelector('.confirm button')?.focus();
+  const req = [jobGpu(j)];
+  if (j.gpu_milli) req.push(`${bytes(j.gpu_mem)} GPU memory per GPU`);
+  if (j.cpu) req.push(`${j.cpu} CPU`);
+  if (j.mem) req.push(`${bytes(j.mem)} memory`);
+  clear(ctx.props, dl([
+    ['Command', h('code', {}, j.shell ? `/bin/sh -c ${command(j)}` : command(j))],
+    ['State', [stateBadge(j.state), j.reason ? ` ${j.reason}` : '']],
+    ['User', j.user],
+    ['Queue', h('a', { href: `#/jobs?queue=${encodeURIComponent(j.queue)}` }, j.queue)],
+    ['Class · priority', `${j.class} · ${j.priority}`],
+    ['Requested', req.join(', ')],
+    ['Placed on', j.placement?.length ? j.placement.map((p) => `GPU ${p.gpu}: ${p.milli / 1000} GPU, ${bytes(p.mem)}`).join('; ') : '—'],
+    ['Submitted', time(j.submitted_at)],
+    ['Started', time(j.started_at)],
+    ['Finished', time(j.finished_at)],
+    ['Run time', duration(j)],
+    j.exit_code !== null && j.exit_code !== undefined ? ['Exit code', String(j.exit_code)] : null,
+    j.signal ? ['Signal', String(j.signal)] : null,
+    j.cwd ? ['Working directory', h('code', {}, j.cwd)] : null,
+  ]));
+}
