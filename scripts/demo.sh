@@ -7,6 +7,7 @@
 # queues until they are done.  Leaves nothing behind (~/.config is not touched).
 #
 #   scripts/demo.sh [BUILD_DIR]      (make demo builds first)
+#   TESSEL_DEMO_FAKE=1 scripts/demo.sh ...   simulated GPUs even where a real one is found
 set -eu
 B=${1:-build}
 B=$(cd "$B" && pwd)
@@ -34,7 +35,11 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+if [ -t 1 ]; then
+    say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+else
+    say() { printf '\n== %s\n' "$*"; }
+fi
 show() { # show CMD... : print the command as a person would type it, then run it
     printf '$ %s\n' "$(echo "$*" | sed "s|$B/bin/||; s|$B/examples/|./build/examples/|g; s|$T|\$DEMO|g")"
     "$@"
@@ -50,7 +55,8 @@ wait_for() { # wait_for SECONDS CMD
 
 # Real GPU, or simulated ones?
 FAKE=""
-if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+if [ "${TESSEL_DEMO_FAKE:-0}" != 1 ] && command -v nvidia-smi >/dev/null 2>&1 &&
+    nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
     KIND="real NVIDIA GPU(s): $(nvidia-smi -L | head -n 1)"
 else
     FAKE="--fake-gpus 1xRTX4090:24G"
@@ -79,14 +85,14 @@ GIB=1073741824
 if [ "$MEMT" -ge $((16 * GIB)) ]; then N_MEM=8G D_MEM=4G; else
     N_MEM=$((MEMT / 4)) D_MEM=$((MEMT / 8)); fi
 
-say "A neighbour: half a GPU with a $N_MEM slice, filling it with 1 GiB chunks and holding it"
+say "A neighbour: half a GPU with a slice of $N_MEM, filling it with 1 GiB chunks and holding it"
 show tessel run -d --name neighbour --gpu 0.5 --gpu-mem "$N_MEM" -- \
     "$B/examples/fill-gpu" --chunk 1G --hold-file "$T/release"
 NB=$(tessel ps --json | jq -r '.jobs[] | select(.name == "neighbour") | .id')
 wait_for 60 'tessel logs --stdout $NB 2>/dev/null | grep -q holding'
 show tessel logs "$NB"
 
-say "The demo job, in the foreground: the other half of the GPU, a $D_MEM slice"
+say "The demo job, in the foreground: the other half of the GPU with a slice of $D_MEM"
 # Its output is copied to $T/demo.out so that the script knows when it holds its memory.
 (
     set +e

@@ -2,20 +2,22 @@
  *
  * Usage: bench-interposer [--preload PATH] [--iters N] [--procs N]
  *
- * Runs itself as a child twice, without and with LD_PRELOAD=PATH (default:
- * ../lib/libtessel-cuda.so next to this program), and prints for each call
- * the nanoseconds without, with, the difference and the ratio:
+ * Per call, in one process: the driver's entry points called directly, and
+ * the hooks of PATH (default: ../lib/libtessel-cuda.so next to this
+ * program; dlopened privately, so the very code a preloaded hook runs),
+ * in alternating rounds of N calls; prints nanoseconds without, with, the
+ * difference and the ratio for
  *   cuMemAlloc_v2 + cuMemFree_v2 of 1 MiB (a pair), cuLaunchKernel (a
  *   kernel of simulated length 0), cuMemGetInfo_v2.
- * Each figure is the best of 7 rounds of N calls (the machine is shared: the
- * best round is the one least disturbed).  Then it starts --procs processes
+ * Each figure is the best of 15 rounds (the machine is shared: the best
+ * round is the one least disturbed).  Then it starts --procs processes
  * at once in one slice (TESSEL_SLICE) and reports how long, from the first
  * dlsym to the return of cuInit, each took to start, without and with the
  * interposer: mean, median, 99th percentile, and the mean added.
  *
  * The driver is whatever libcuda.so.1 the loader finds: the fake one (set
  * LD_LIBRARY_PATH=build/tests/fake) or a real one on a GPU host.
- * Internal modes: "run N" (the per-call loops) and "start" (one startup).
+ * Internal mode: "start" (one process of the startup test).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -31,7 +33,7 @@
 
 #include "cudaabi/cuda_abi.h"
 
-#define ROUNDS 7
+#define ROUNDS 15
 
 static uint64_t now_ns(void)
 {
@@ -58,54 +60,107 @@ static void check(CUresult r, const char *what)
     }
 }
 
-/* Child: the per-call loops; prints "pair LAUNCH INFO" in ns per call. */
-static int run(long iters)
+struct calls {
+    cuMemAlloc_v2_fn alloc;
+    cuMemFree_v2_fn free;
+    cuLaunchKernel_fn launch;
+    cuMemGetInfo_v2_fn info;
+};
+
+static void *lookup(void *h, const char *name)
+{
+    void *p = dlsym(h, name);
+    if (!p) {
+        fprintf(stderr, "bench-interposer: no %s\n", name);
+        exit(2);
+    }
+    return p;
+}
+
+static void calls_from(void *h, struct calls *c)
+{
+    c->alloc = (cuMemAlloc_v2_fn)lookup(h, "cuMemAlloc_v2");
+    c->free = (cuMemFree_v2_fn)lookup(h, "cuMemFree_v2");
+    c->launch = (cuLaunchKernel_fn)lookup(h, "cuLaunchKernel");
+    c->info = (cuMemGetInfo_v2_fn)lookup(h, "cuMemGetInfo_v2");
+}
+
+/* One round of iters calls of each kind through c; ns per call into v. */
+static void round_of(const struct calls *c, CUfunction fn, long iters, double v[3])
+{
+    uint64_t t0 = now_ns();
+    for (long i = 0; i < iters; i++) {
+        CUdeviceptr p;
+        check(c->alloc(&p, 1 << 20), "cuMemAlloc_v2");
+        check(c->free(p), "cuMemFree_v2");
+    }
+    uint64_t t1 = now_ns();
+    for (long i = 0; i < iters; i++)
+        check(c->launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL), "cuLaunchKernel");
+    uint64_t t2 = now_ns();
+    for (long i = 0; i < iters; i++) {
+        size_t f, t;
+        check(c->info(&f, &t), "cuMemGetInfo_v2");
+    }
+    uint64_t t3 = now_ns();
+    v[0] = (double)(t1 - t0) / iters;
+    v[1] = (double)(t2 - t1) / iters;
+    v[2] = (double)(t3 - t2) / iters;
+}
+
+/* Per-call cost, in this process: the driver's entry points straight, and
+ * the interposer's hooks (libtessel-cuda.so dlopened privately: the same
+ * code a preloaded hook runs), rounds alternating between the two so that
+ * the machine's other load hits both alike; the best round of each kept. */
+static int per_call(const char *preload, long iters, double a[3], double b[3])
 {
     if (!dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL)) {
         fprintf(stderr, "bench-interposer: %s\n", dlerror());
-        return 2;
+        return -1;
     }
-    cuMemAlloc_v2_fn alloc = (cuMemAlloc_v2_fn)sym("cuMemAlloc_v2");
-    cuMemFree_v2_fn mfree = (cuMemFree_v2_fn)sym("cuMemFree_v2");
-    cuLaunchKernel_fn launch = (cuLaunchKernel_fn)sym("cuLaunchKernel");
-    cuMemGetInfo_v2_fn info = (cuMemGetInfo_v2_fn)sym("cuMemGetInfo_v2");
+    struct calls direct, hooked;
+    calls_from(RTLD_DEFAULT, &direct);
+    void *ip = dlopen(preload, RTLD_NOW | RTLD_LOCAL);
+    if (!ip) {
+        fprintf(stderr, "bench-interposer: %s\n", dlerror());
+        return -1;
+    }
+    calls_from(ip, &hooked);
+    if (hooked.alloc == direct.alloc) {
+        fprintf(stderr, "bench-interposer: the hook is the driver's own function\n");
+        return -1;
+    }
     CUcontext ctx;
     CUmodule mod;
     CUfunction fn;
-    check(((cuInit_fn)sym("cuInit"))(0), "cuInit");
-    check(((cuDevicePrimaryCtxRetain_fn)sym("cuDevicePrimaryCtxRetain"))(&ctx, 0), "retain");
+    check(((cuInit_fn)lookup(ip, "cuInit"))(0), "cuInit");
+    check(((cuDevicePrimaryCtxRetain_fn)lookup(ip, "cuDevicePrimaryCtxRetain"))(&ctx, 0), "retain");
     check(((cuCtxSetCurrent_fn)sym("cuCtxSetCurrent"))(ctx), "cuCtxSetCurrent");
     static const char image[] = "bench";
     check(((cuModuleLoadData_fn)sym("cuModuleLoadData"))(&mod, image), "cuModuleLoadData");
     check(((cuModuleGetFunction_fn)sym("cuModuleGetFunction"))(&fn, mod, "k"), "GetFunction");
     cuCtxSynchronize_fn sync = (cuCtxSynchronize_fn)sym("cuCtxSynchronize");
-
-    double best[3] = {1e300, 1e300, 1e300};
-    for (int round = 0; round < ROUNDS; round++) {
-        uint64_t t0 = now_ns();
-        for (long i = 0; i < iters; i++) {
-            CUdeviceptr p;
-            check(alloc(&p, 1 << 20), "cuMemAlloc_v2");
-            check(mfree(p), "cuMemFree_v2");
+    for (int k = 0; k < 3; k++)
+        a[k] = b[k] = 1e300;
+    for (int r = 0; r < ROUNDS; r++) {
+        double x[3], y[3];
+        /* Swap which side goes first every round: no order effect. */
+        if (r & 1) {
+            round_of(&hooked, fn, iters, y);
+            sync();
+            round_of(&direct, fn, iters, x);
+            sync();
+        } else {
+            round_of(&direct, fn, iters, x);
+            sync();
+            round_of(&hooked, fn, iters, y);
+            sync();
         }
-        uint64_t t1 = now_ns();
-        for (long i = 0; i < iters; i++)
-            check(launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL), "cuLaunchKernel");
-        uint64_t t2 = now_ns();
-        sync();
-        uint64_t t3 = now_ns();
-        for (long i = 0; i < iters; i++) {
-            size_t f, t;
-            check(info(&f, &t), "cuMemGetInfo_v2");
+        for (int k = 0; k < 3; k++) {
+            a[k] = x[k] < a[k] ? x[k] : a[k];
+            b[k] = y[k] < b[k] ? y[k] : b[k];
         }
-        uint64_t t4 = now_ns();
-        double v[3] = {(double)(t1 - t0) / iters, (double)(t2 - t1) / iters,
-                       (double)(t4 - t3) / iters};
-        for (int k = 0; k < 3; k++)
-            if (v[k] < best[k])
-                best[k] = v[k];
     }
-    printf("%.1f %.1f %.1f\n", best[0], best[1], best[2]);
     return 0;
 }
 
@@ -129,8 +184,7 @@ static int start(void)
 }
 
 /* Run argv[0] MODE ARG with or without the preload; capture stdout. */
-static pid_t spawn(const char *self, const char *preload, char *const args[], int startfd,
-                   int *out)
+static pid_t spawn(const char *self, const char *preload, char *const args[], int startfd, int *out)
 {
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0) /* later children must not hold it open */
@@ -169,23 +223,6 @@ static int read_all(int fd, char *buf, size_t len)
     return (int)n;
 }
 
-static int run_child(const char *self, const char *preload, long iters, double v[3])
-{
-    char n[32], buf[256];
-    snprintf(n, sizeof n, "%ld", iters);
-    char *args[] = {(char *)self, "run", n, NULL};
-    int fd, st;
-    pid_t pid = spawn(self, preload, args, -1, &fd);
-    if (pid < 0)
-        return -1;
-    read_all(fd, buf, sizeof buf);
-    waitpid(pid, &st, 0);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
-        sscanf(buf, "%lf %lf %lf", &v[0], &v[1], &v[2]) != 3)
-        return -1;
-    return 0;
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -221,8 +258,7 @@ static int startup(const char *self, const char *preload, int nprocs, uint64_t *
                 fprintf(stderr, "bench-interposer: start child: status 0x%x, output '%s'\n", st,
                         buf);
             bad++;
-        }
-        else
+        } else
             ns[i] = v;
     }
     free(pids);
@@ -243,10 +279,15 @@ static double mean(const uint64_t *v, int n)
 
 int main(int argc, char **argv)
 {
-    if (argc >= 3 && strcmp(argv[1], "run") == 0)
-        return run(atol(argv[2]));
     if (argc >= 2 && strcmp(argv[1], "start") == 0)
         return start();
+    if (argc >= 4 && strcmp(argv[1], "percall") == 0) {
+        double a[3], b[3];
+        if (per_call(argv[2], atol(argv[3]), a, b) < 0)
+            return 1;
+        printf("%.2f %.2f %.2f %.2f %.2f %.2f\n", a[0], a[1], a[2], b[0], b[1], b[2]);
+        return 0;
+    }
 
     char self[PATH_MAX], preload[PATH_MAX + 32];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -286,31 +327,86 @@ int main(int argc, char **argv)
     if (!getenv("TESSEL_CUDA_MEM_LIMIT"))
         setenv("TESSEL_CUDA_MEM_LIMIT", "6G", 1);
 
-    double a[3], b[3];
-    if (run_child(self, NULL, iters, a) < 0 || run_child(self, preload, iters, b) < 0) {
-        fprintf(stderr, "bench-interposer: a child failed\n");
-        unlink(slice);
-        return 1;
-    }
+    /* Per call: on the driver the loader finds (the fake GPU in CI), then on
+     * the do-nothing driver next to this program, which leaves only the
+     * interposer's own cost. */
+    char nulldir[PATH_MAX + 16];
+    snprintf(nulldir, sizeof nulldir, "%s", self);
+    *strrchr(nulldir, '/') = '\0';
+    strcat(nulldir, "/nulldrv");
+    const char *oldlp = getenv("LD_LIBRARY_PATH");
+    char *savedlp = oldlp ? strdup(oldlp) : NULL;
     static const char *names[3] = {"cuMemAlloc_v2+cuMemFree_v2 (1 MiB)", "cuLaunchKernel",
                                    "cuMemGetInfo_v2"};
-    printf("bench-interposer: %ld calls x %d rounds (best round), preload %s\n", iters, ROUNDS,
-           preload);
-    printf("%-36s %12s %12s %12s %8s\n", "call", "without ns", "with ns", "added ns", "ratio");
-    for (int k = 0; k < 3; k++)
-        printf("%-36s %12.1f %12.1f %12.1f %8.2f\n", names[k], a[k], b[k], b[k] - a[k],
-               b[k] / a[k]);
-
-    uint64_t *s0 = calloc((size_t)nprocs, sizeof *s0), *s1 = calloc((size_t)nprocs, sizeof *s1);
-    if (startup(self, NULL, nprocs, s0) < 0 || startup(self, preload, nprocs, s1) < 0) {
-        fprintf(stderr, "bench-interposer: a startup child failed\n");
-        unlink(slice);
-        return 1;
+    printf("bench-interposer: %ld calls x %d rounds per side, alternating, best round; hooks "
+           "of %s\n",
+           iters, ROUNDS, preload);
+    for (int drv = 0; drv < 2; drv++) {
+        char nbuf[32], buf[256];
+        double a[3], b[3];
+        snprintf(nbuf, sizeof nbuf, "%ld", iters);
+        char *args[] = {self, "percall", preload, nbuf, NULL};
+        if (drv == 1) {
+            char *lp = malloc(strlen(nulldir) + (savedlp ? strlen(savedlp) : 0) + 2);
+            sprintf(lp, "%s%s%s", nulldir, savedlp ? ":" : "", savedlp ? savedlp : "");
+            setenv("LD_LIBRARY_PATH", lp, 1);
+            free(lp);
+        }
+        int fd, st;
+        pid_t pid = spawn(self, NULL, args, -1, &fd);
+        if (pid < 0)
+            return 1;
+        read_all(fd, buf, sizeof buf);
+        waitpid(pid, &st, 0);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
+            sscanf(buf, "%lf %lf %lf %lf %lf %lf", &a[0], &a[1], &a[2], &b[0], &b[1], &b[2]) != 6) {
+            fprintf(stderr, "bench-interposer: per-call child failed\n");
+            return 1;
+        }
+        printf("\n%s\n", drv == 0 ? "driver: libcuda.so.1 as found (LD_LIBRARY_PATH)"
+                                  : "driver: do-nothing (bench/interposer/nulldrv.c): the "
+                                    "interposer's own cost");
+        printf("%-36s %12s %12s %12s %8s\n", "call", "without ns", "with ns", "added ns", "ratio");
+        for (int k = 0; k < 3; k++)
+            printf("%-36s %12.1f %12.1f %12.1f %8.2f\n", names[k], a[k], b[k], b[k] - a[k],
+                   b[k] / a[k]);
     }
+    /* The startup runs use the driver found first, as the first table. */
+    if (savedlp)
+        setenv("LD_LIBRARY_PATH", savedlp, 1);
+    else
+        unsetenv("LD_LIBRARY_PATH");
+    free(savedlp);
+
+    /* Startup: 3 alternating runs per side, the one with the lowest mean
+     * kept (as above: the least disturbed by the machine's other work).
+     * Each run uses a fresh slice file. */
+    uint64_t *s0 = calloc((size_t)nprocs, sizeof *s0), *s1 = calloc((size_t)nprocs, sizeof *s1);
+    uint64_t *t0 = calloc((size_t)nprocs, sizeof *t0), *t1 = calloc((size_t)nprocs, sizeof *t1);
+    double m0 = 1e300, m1 = 1e300;
+    for (int rep = 0; rep < 3; rep++) {
+        unlink(slice);
+        if (startup(self, NULL, nprocs, t0) < 0 || startup(self, preload, nprocs, t1) < 0) {
+            fprintf(stderr, "bench-interposer: a startup child failed\n");
+            unlink(slice);
+            return 1;
+        }
+        if (mean(t0, nprocs) < m0) {
+            m0 = mean(t0, nprocs);
+            memcpy(s0, t0, (size_t)nprocs * sizeof *s0);
+        }
+        if (mean(t1, nprocs) < m1) {
+            m1 = mean(t1, nprocs);
+            memcpy(s1, t1, (size_t)nprocs * sizeof *s1);
+        }
+    }
+    free(t0);
+    free(t1);
     int p99 = (nprocs * 99) / 100;
     if (p99 >= nprocs)
         p99 = nprocs - 1;
-    printf("\nstartup of %d processes at once in one slice (first dlsym .. cuInit returned)\n",
+    printf("\nstartup of %d processes at once in one slice (first dlsym .. cuInit returned;\n"
+           "best of 3 runs by mean)\n",
            nprocs);
     printf("%-36s %12s %12s %12s\n", "", "mean us", "median us", "p99 us");
     printf("%-36s %12.1f %12.1f %12.1f\n", "without interposer", mean(s0, nprocs) / 1e3,

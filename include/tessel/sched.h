@@ -100,7 +100,8 @@ typedef struct {
     uint64_t mem_bytes;
 } tsched_member_t;
 
-/* Why a job does not fit (the most common reason over the nodes tried). */
+/* Why a job does not fit: the most common reason over the nodes tried, for
+ * the first member that found no node. */
 typedef enum {
     TSCHED_FIT = 0,     /* it fits */
     TSCHED_NO_NODES,    /* the cluster has no node at all */
@@ -124,8 +125,10 @@ tsched_cluster_t *tsched_cluster_create(void);
 /* Frees c and everything it holds.  NULL is accepted. */
 void tsched_cluster_destroy(tsched_cluster_t *c);
 
-/* Adds a node; returns its index (0, 1, ...), or -1 with errno EINVAL (bad
- * spec: too many GPUs, mixed GPU models on one node are allowed) or ENOMEM. */
+/* Adds a node; returns its index (0, 1, ...), or -1 with errno EINVAL (more
+ * than TSCHED_MAX_NODE_GPUS GPUs, or a 65th distinct GPU model in the
+ * cluster) or ENOMEM, and adds nothing.  A node may mix GPU models.  The
+ * FGD paper's policies break ties by node name (first in strcmp order). */
 int tsched_cluster_add_node(tsched_cluster_t *c, const tsched_node_spec_t *node, tsl_error_t *err);
 
 size_t tsched_cluster_nodes(const tsched_cluster_t *c);

@@ -65,7 +65,9 @@ static int write_file(const char *dir, const char *file, const char *value)
 {
     char p[4096];
     snprintf(p, sizeof p, "%s/%s", dir, file);
-    int fd = open(p, O_WRONLY | O_CLOEXEC);
+    /* O_CREAT changes nothing on a cgroup file system (its files exist, and new ones cannot be
+     * made), and lets the unit tests lay the files out in a scratch directory. */
+    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return -1;
     size_t len = strlen(value);

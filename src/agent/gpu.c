@@ -16,10 +16,6 @@
 #include "cudaabi/nvml_abi.h"
 #include "libutil/size.h"
 
-/* Not in nvml_abi.h (yet): the PCI bus id at the far end of an NVLink. */
-typedef nvmlReturn_t (*nvmlDeviceGetNvLinkRemotePciInfo_v2_fn)(nvmlDevice_t, unsigned int,
-                                                               nvmlPciInfo_t *);
-
 struct tagent_nvml {
     void *dl;
     nvmlInit_v2_fn init;

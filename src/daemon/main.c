@@ -5,6 +5,7 @@
  * their shims and are picked up by the next start (see tick.c, tessd_recover).
  */
 #include <errno.h>
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
@@ -23,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/api/console.h"
 #include "daemon/daemon.h"
 
 /* Least time between two ticks: a burst of submissions wakes the tick once per this period
@@ -80,9 +82,12 @@ static void usage(FILE *f)
             "usage: tesseld [OPTION]...\n"
             "  --data-dir DIR      store, job logs, admin token (default /var/lib/tessel as root,\n"
             "                      else ~/.local/share/tessel)\n"
-            "  --listen HOST:PORT  HTTP address (default 127.0.0.1:7470; port 0 = any free\n"
-            "                      port, written to DIR/tesseld.addr)\n"
+            "  --listen HOST:PORT  HTTP address: numeric IPv4 or localhost (default\n"
+            "                      127.0.0.1:7470; port 0 = any free port, written to\n"
+            "                      DIR/tesseld.addr)\n"
             "  --fake-gpus SPEC    simulated GPUs, e.g. 2xRTX4090:24G (marked simulated)\n"
+            "  --fake-gpus-if-none SPEC  the real GPUs, or these simulated ones when NVML\n"
+            "                      finds none (for demos)\n"
             "  --fake-lib-dir DIR  where the fake libcuda/libnvidia-ml live\n"
             "                      (default BINDIR/../tests/fake)\n"
             "  --nvml LIB          NVML library to dlopen (default libnvidia-ml.so.1)\n"
@@ -91,6 +96,7 @@ static void usage(FILE *f)
             "  --policy NAME       libsched placement policy (default tessel)\n"
             "  --cgroup-root DIR   cgroup file system (default /sys/fs/cgroup)\n"
             "  --no-cgroups        do not put jobs in cgroups (no CPU/memory limits)\n"
+            "  --web-root DIR      the web console's files (default BINDIR/../share/tessel/web)\n"
             "  --min-runtime SECS  a job runs this long before it can be preempted\n"
             "                      (default: libsched's, 60)\n");
 }
@@ -156,9 +162,25 @@ static int ensure_default_queue(tessd_t *d, tsl_error_t *err)
     return tstore_queue_add(d->store, &q, err);
 }
 
-static int discover_gpus(tessd_t *d, const char *nvml_lib, tsl_error_t *err)
+static int discover_gpus(tessd_t *d, const char *nvml_lib, const char *fallback, tsl_error_t *err)
 {
     tsl_error_t e;
+    if (!d->fake_spec[0] && fallback[0]) {
+        /* --fake-gpus-if-none: real GPUs when NVML finds some, else the simulated ones. */
+        unsigned n = 0;
+        tagent_nvml_t *real = tagent_nvml_open(nvml_lib, &e);
+        if (real) {
+            tagent_gpu_t tmp[TAGENT_MAX_GPUS];
+            int k = tagent_nvml_inventory(real, tmp, TAGENT_MAX_GPUS, false, NULL);
+            n = k > 0 ? (unsigned)k : 0;
+            tagent_nvml_close(real);
+        }
+        if (n == 0) {
+            tessd_log("no GPU found (%s): simulating %s", real ? "NVML lists none" : e.text,
+                      fallback);
+            snprintf(d->fake_spec, sizeof d->fake_spec, "%s", fallback);
+        }
+    }
     if (d->fake_spec[0]) {
         /* Validate the spec ourselves (a clear message at start), then let the fake NVML,
          * which reads the same variable, describe the devices as a real one would. */
@@ -264,6 +286,8 @@ int main(int argc, char **argv)
     char listen[128] = "127.0.0.1:7470", nvml_lib[PATH_MAX] = "libnvidia-ml.so.1";
     char policy[64] = "", data_dir[PATH_MAX] = "";
     bool no_cgroups = false;
+    char fallback[256] = "";
+    char web_root[PATH_MAX] = "";
     tsched_sched_config_default(&d->sched_cfg);
     d->shim[0] = d->interposer[0] = d->fake_lib_dir[0] = '\0';
     snprintf(d->cg_root, sizeof d->cg_root, "/sys/fs/cgroup");
@@ -271,6 +295,8 @@ int main(int argc, char **argv)
         O_DATA = 1,
         O_LISTEN,
         O_FAKE,
+        O_FAKENONE,
+        O_WEBROOT,
         O_FAKEDIR,
         O_NVML,
         O_INTER,
@@ -286,6 +312,8 @@ int main(int argc, char **argv)
         {"data-dir", required_argument, NULL, O_DATA},
         {"listen", required_argument, NULL, O_LISTEN},
         {"fake-gpus", required_argument, NULL, O_FAKE},
+        {"fake-gpus-if-none", required_argument, NULL, O_FAKENONE},
+        {"web-root", required_argument, NULL, O_WEBROOT},
         {"fake-lib-dir", required_argument, NULL, O_FAKEDIR},
         {"nvml", required_argument, NULL, O_NVML},
         {"interposer", required_argument, NULL, O_INTER},
@@ -306,6 +334,12 @@ int main(int argc, char **argv)
             break;
         case O_LISTEN:
             snprintf(listen, sizeof listen, "%s", optarg);
+            break;
+        case O_WEBROOT:
+            snprintf(web_root, sizeof web_root, "%s", optarg);
+            break;
+        case O_FAKENONE:
+            snprintf(fallback, sizeof fallback, "%s", optarg);
             break;
         case O_FAKE:
             snprintf(d->fake_spec, sizeof d->fake_spec, "%s", optarg);
@@ -405,6 +439,22 @@ int main(int argc, char **argv)
         return 2;
     }
     snprintf(host, sizeof host, "%.*s", (int)(colon - listen), listen);
+    if (strcmp(host, "localhost") == 0)
+        snprintf(host, sizeof host, "127.0.0.1");
+    struct in_addr addr;
+    if (inet_pton(AF_INET, host, &addr) != 1) {
+        fprintf(stderr, "tesseld: --listen %s: HOST must be a numeric IPv4 address\n", listen);
+        return 2;
+    }
+    const char *const specs[] = {d->fake_spec, fallback};
+    for (int i = 0; i < 2; i++) {
+        tagent_gpu_t probe[TAGENT_MAX_GPUS];
+        if (specs[i][0] && tagent_fake_spec_parse(specs[i], probe, TAGENT_MAX_GPUS, &err) < 0) {
+            fprintf(stderr, "tesseld: %s: %s\n", i ? "--fake-gpus-if-none" : "--fake-gpus",
+                    err.text);
+            return 2;
+        }
+    }
 
     if (!data_dir[0])
         default_data_dir(data_dir, sizeof data_dir);
@@ -445,7 +495,7 @@ int main(int argc, char **argv)
         return 1;
     }
     if (instance_id(d, &err) < 0 || ensure_default_queue(d, &err) < 0 ||
-        tessd_bootstrap_admin(d, &err) < 0 || discover_gpus(d, nvml_lib, &err) < 0) {
+        tessd_bootstrap_admin(d, &err) < 0 || discover_gpus(d, nvml_lib, fallback, &err) < 0) {
         fprintf(stderr, "tesseld: %s\n", err.text);
         return 1;
     }
@@ -484,6 +534,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "tesseld: recovery: %s\n", err.text);
         return 1;
     }
+    int crc = tessd_console_init(web_root[0] ? web_root : NULL, bindir, &err);
+    if (crc < 0) {
+        fprintf(stderr, "tesseld: --web-root: %s\n", err.text);
+        return 1;
+    }
+    if (crc > 0)
+        tessd_log("web console off: no %s/../share/tessel/web (give --web-root DIR)", bindir);
     thttp_config_t hc = {.host = host,
                          .port = (uint16_t)port,
                          .max_body = TESSD_MAX_BODY,
@@ -500,6 +557,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "tesseld: %s\n", err.text);
         return 1;
     }
+    if (tessd_console_root()[0])
+        tessd_log("web console at http://%s:%u/ (files from %s)", host,
+                  (unsigned)thttp_port(d->http), tessd_console_root());
     tessd_log("listening on http://%s:%u (data dir %s, %d GPU(s)%s, cgroups %s, policy %s)", host,
               (unsigned)thttp_port(d->http), d->data_dir, d->ngpus,
               d->simulated ? " SIMULATED" : "", tagent_cgroup_mode_name(d->cg_mode),
@@ -550,6 +610,9 @@ int main(int argc, char **argv)
     tessd_log("stopping; %zu running job(s) keep running and are picked up at the next start",
               d->nruns);
     thttp_stop(d->http);
+    /* The instance's cgroup parent goes when no job is left in it (rmdir fails otherwise). */
+    if (d->nruns == 0)
+        tagent_cgroup_remove(d->cg_mode, d->cg_root, d->cg_base);
     pthread_mutex_lock(&d->lock);
     tstore_close(d->store);
     pthread_mutex_unlock(&d->lock);

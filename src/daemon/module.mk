@@ -2,7 +2,7 @@
 TESSELD_SRCS := src/daemon/main.c src/daemon/tick.c src/daemon/launch.c src/daemon/auth.c \
                 src/daemon/api/routes.c src/daemon/api/jobs.c src/daemon/api/logs.c \
                 src/daemon/api/nodes.c src/daemon/api/queues.c src/daemon/api/users.c \
-                src/daemon/api/health.c src/daemon/sched.c
+                src/daemon/api/health.c src/daemon/api/console.c src/daemon/sched.c
 BINS += $(O)/bin/tesseld
 # Libraries by path: module.mk files are included in alphabetical order, so the variables
 # of libraries defined later are still empty here.

@@ -159,6 +159,9 @@ static bool check_run(tessd_t *d, tessd_run_t *r, int64_t now)
             r->shim_start = st;
             r->job_pid = j;
             tstore_job_set_pids(d->store, r->id, s, st, j, NULL);
+            /* A stop asked before the job's pid was known reaches it now. */
+            if ((r->cancel_ms || r->preempt_ms) && !r->killed)
+                kill(-j, SIGTERM);
         }
     }
     if (!tagent_alive(r->shim_pid, r->shim_start)) {

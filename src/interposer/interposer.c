@@ -32,8 +32,8 @@ void tcu_log(const char *fmt, ...)
     va_end(ap);
     if (m < 0)
         m = 0;
-    size_t len = (size_t)n + ((size_t)m < sizeof buf - (size_t)n - 1 ? (size_t)m
-                                                                     : sizeof buf - (size_t)n - 2);
+    size_t len = (size_t)n +
+                 ((size_t)m < sizeof buf - (size_t)n - 1 ? (size_t)m : sizeof buf - (size_t)n - 2);
     buf[len++] = '\n';
     ssize_t w = write(2, buf, len);
     (void)w;
@@ -76,7 +76,9 @@ static void init_once_fn(void)
     tcu_symbols_resolve(tcu.cuda, NULL); /* NVML: lazily, tcu_nvml_handle */
 
     tsl_error_t err = {{0}};
-    const char *path = tcu.cfg.slice[0] ? tcu.cfg.slice : NULL;
+    /* A process with a malformed configuration fails closed on a private
+     * slice: its zero limits must not lower a shared slice's. */
+    const char *path = tcu.cfg.ok && tcu.cfg.slice[0] ? tcu.cfg.slice : NULL;
     tcu.slice = tshm_attach(path, &err);
     if (!tcu.slice || tshm_register(tcu.slice, &err) < 0) {
         tcu_log("slice %s: %s; allocations refused", path ? path : "(private)", err.text);
@@ -128,8 +130,7 @@ static int dev_lookup_slow(CUdevice ord)
         if (idx < 0) {
             tcu_log("device %d: %s; allocations refused", ord, err.text);
             idx = -2;
-        }
-        else
+        } else
             atomic_store(&devmap[ord], idx + 1);
     }
     pthread_mutex_unlock(&slow_lock);

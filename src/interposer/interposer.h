@@ -29,7 +29,7 @@
 #include "interposer/symbols.h"
 #include "libshm/shm.h"
 
-#define TCU_EXPORT __attribute__((visibility("default")))
+#define TCU_EXPORT      __attribute__((visibility("default")))
 #define TCU_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define TCU_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
@@ -56,9 +56,9 @@ static inline void tcu_ready(void)
 /* The process-wide state.  Written by tcu_init only. */
 struct tcu_state {
     tcu_config_t cfg;
-    tshm_t *slice;    /* NULL only if even a private slice failed */
-    void *cuda;       /* dlopen("libcuda.so.1") handle, NULL if absent */
-    void *nvml;       /* dlopen("libnvidia-ml.so.1") handle, NULL if absent */
+    tshm_t *slice; /* NULL only if even a private slice failed */
+    void *cuda;    /* dlopen("libcuda.so.1") handle, NULL if absent */
+    void *nvml;    /* dlopen("libnvidia-ml.so.1") handle, NULL if absent */
 };
 extern struct tcu_state tcu;
 

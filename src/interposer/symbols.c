@@ -18,8 +18,8 @@ struct sym {
 
 static const struct sym syms[TCU_SYM_COUNT] = {
 #define TCU_ROW_CUDA(n, b, s, p) [TCU_SYM_##n] = {#n, b, s, p, (void *)n},
-#define TCU_ROW_CALL(n) [TCU_SYM_##n] = {#n, NULL, 0, 0, NULL},
-#define TCU_ROW_NVML(n) [TCU_SYM_##n] = {#n, NULL, 0, 0, (void *)n},
+#define TCU_ROW_CALL(n)          [TCU_SYM_##n] = {#n, NULL, 0, 0, NULL},
+#define TCU_ROW_NVML(n)          [TCU_SYM_##n] = {#n, NULL, 0, 0, (void *)n},
     TCU_CUDA_SYMBOLS(TCU_ROW_CUDA) TCU_CUDA_CALLS(TCU_ROW_CALL) TCU_NVML_SYMBOLS(TCU_ROW_NVML)
         TCU_NVML_CALLS(TCU_ROW_CALL)
 #undef TCU_ROW_CUDA

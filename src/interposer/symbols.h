@@ -96,7 +96,7 @@
 
 enum tcu_sym {
 #define TCU_ENUM_CUDA(name, base, since, ptds) TCU_SYM_##name,
-#define TCU_ENUM_ONE(name) TCU_SYM_##name,
+#define TCU_ENUM_ONE(name)                     TCU_SYM_##name,
     TCU_CUDA_SYMBOLS(TCU_ENUM_CUDA) TCU_SYM_NCUDA_HOOKS,
     TCU_CUDA_CALLS(TCU_ENUM_ONE) TCU_SYM_NCUDA,
     TCU_NVML_SYMBOLS(TCU_ENUM_ONE) TCU_SYM_NNVML_HOOKS,

@@ -58,10 +58,9 @@ void tfake_uuid_default(int index, const char *name, uint8_t uuid[16])
 
 void tfake_uuid_format(const uint8_t u[16], char out[41])
 {
-    snprintf(out, 41,
-             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
-             u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
-             u[15]);
+    snprintf(out, 41, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+             u[14], u[15]);
 }
 
 static int hexval(int c)
@@ -133,10 +132,8 @@ int tfake_parse_gpus(const char *spec, tfake_config_t *cfg, tsl_error_t *err)
         while (isdigit((unsigned char)*x))
             x++;
         if (x != entry && *x == 'x' && x[1] != '\0' && x[1] != ':') {
-            if (parse_uint(entry, (size_t)(x - entry), TFAKE_MAX_DEVICES, &count) < 0 ||
-                count == 0)
-                return einval(err, "TESSEL_FAKE_GPUS: '%s': bad device count (1..16)%s", entry,
-                              "");
+            if (parse_uint(entry, (size_t)(x - entry), TFAKE_MAX_DEVICES, &count) < 0 || count == 0)
+                return einval(err, "TESSEL_FAKE_GPUS: '%s': bad device count (1..16)%s", entry, "");
             name = x + 1;
         }
         char *colon = strchr(name, ':');

@@ -34,11 +34,11 @@
 #define TFAKE_DEFAULT_ALLOC_GRANULE 512ull
 
 typedef struct {
-    char name[64];     /* as written in the spec, e.g. "RTX4090" */
-    uint64_t mem;      /* bytes of device memory */
-    unsigned sms;      /* multiprocessor count */
-    unsigned group;    /* index of the spec entry it came from (NVLink peers) */
-    uint8_t uuid[16];  /* raw UUID bytes */
+    char name[64];    /* as written in the spec, e.g. "RTX4090" */
+    uint64_t mem;     /* bytes of device memory */
+    unsigned sms;     /* multiprocessor count */
+    unsigned group;   /* index of the spec entry it came from (NVLink peers) */
+    uint8_t uuid[16]; /* raw UUID bytes */
 } tfake_device_t;
 
 typedef struct {

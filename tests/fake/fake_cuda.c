@@ -404,8 +404,7 @@ CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId)
     DEV_ENTER(cuDeviceGetByPCIBusId);
     unsigned dom, bus, d, fn;
     char tail;
-    if (!dev || !pciBusId ||
-        sscanf(pciBusId, "%x:%x:%x.%x%c", &dom, &bus, &d, &fn, &tail) != 4)
+    if (!dev || !pciBusId || sscanf(pciBusId, "%x:%x:%x.%x%c", &dom, &bus, &d, &fn, &tail) != 4)
         return CUDA_ERROR_INVALID_VALUE;
     if (dom != 0 || d != 0 || fn != 0 || bus == 0 || !dev_ok((int)bus - 1))
         return CUDA_ERROR_INVALID_DEVICE;
@@ -808,12 +807,14 @@ static const struct {
     {CUDA_ERROR_FILE_NOT_FOUND, "CUDA_ERROR_FILE_NOT_FOUND", "file not found"},
     {CUDA_ERROR_OPERATING_SYSTEM, "CUDA_ERROR_OPERATING_SYSTEM", "OS call failed"},
     {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
-    {CUDA_ERROR_ILLEGAL_STATE, "CUDA_ERROR_ILLEGAL_STATE", "the operation cannot be performed "
-                                                           "in the present state"},
+    {CUDA_ERROR_ILLEGAL_STATE, "CUDA_ERROR_ILLEGAL_STATE",
+     "the operation cannot be performed "
+     "in the present state"},
     {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
     {CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
-    {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was "
-                                                               "encountered"},
+    {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS",
+     "an illegal memory access was "
+     "encountered"},
     {CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
      "too many resources requested for launch"},
     {CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
@@ -1043,6 +1044,49 @@ unsigned long long tessel_fake_device_kernels(int dev)
 unsigned long long tessel_fake_device_idle_at_ns(int dev)
 {
     STATE_READ(g.sh->dev[dev].tail_ns);
+}
+
+static tfake_procstate_t *pid_slot(int pid)
+{
+    for (int i = 0; i < TFAKE_MAX_PROCS; i++)
+        if (pid > 0 && g.sh->proc[i].pid == pid)
+            return &g.sh->proc[i];
+    return NULL;
+}
+
+static unsigned long long pid_read(int dev, int pid, int busy)
+{
+    tfake_procstate_t *p = pid_slot(pid);
+    return !p ? 0 : busy ? p->busy_ns[dev] : p->used[dev];
+}
+
+unsigned long long tessel_fake_pid_used(int dev, int pid)
+{
+    STATE_READ(pid_read(dev, pid, 0));
+}
+
+unsigned long long tessel_fake_pid_busy_ns(int dev, int pid)
+{
+    STATE_READ(pid_read(dev, pid, 1));
+}
+
+int tessel_fake_occupy(int dev, long long bytes)
+{
+    int rc = -1;
+    LOCK();
+    if (g.inited && dev_ok(dev)) {
+        tfake_state_lock(g.sh);
+        tfake_procstate_t *p = tfake_state_proc(g.sh);
+        if (bytes >= 0) {
+            rc = tfake_state_charge(g.sh, dev, (uint64_t)bytes);
+        } else if (p && p->used[dev] >= (uint64_t)-bytes) {
+            tfake_state_uncharge(g.sh, dev, (uint64_t)-bytes);
+            rc = 0;
+        }
+        tfake_state_unlock(g.sh);
+    }
+    UNLOCK();
+    return rc;
 }
 
 unsigned long long tessel_fake_now_ns(void)

@@ -79,6 +79,7 @@ typedef struct pool {
     int dev;
     int is_default;
     uint64_t reserved, used, reserved_high, used_high, threshold, max_size;
+    unsigned char access[TFAKE_MAX_DEVICES]; /* CUmemAccess_flags per device */
 } pool_t;
 
 /* ---- allocations (device, managed, pool, host, VMM reservations) ---- */
@@ -113,9 +114,10 @@ typedef struct alloc {
     uint64_t charged;    /* bytes charged on the device */
     akind_t kind;
     int dev;
-    ctx_t *ctx;   /* owner for A_DEVICE / A_MANAGED, else NULL */
-    pool_t *pool; /* A_POOL */
-    vmap_t *maps; /* A_RESERVE */
+    unsigned hflags; /* A_HOST / A_HOSTREG: the flags given */
+    ctx_t *ctx;      /* owner for A_DEVICE / A_MANAGED, else NULL */
+    pool_t *pool;    /* A_POOL */
+    vmap_t *maps;    /* A_RESERVE */
 } alloc_t;
 
 /* ---- process-wide state ---- */
@@ -136,7 +138,7 @@ typedef struct {
 
 extern fake_t g;
 
-#define LOCK() pthread_mutex_lock(&g.lock)
+#define LOCK()   pthread_mutex_lock(&g.lock)
 #define UNLOCK() pthread_mutex_unlock(&g.lock)
 
 /* Bytes per VMM granule and pool chunk: what cuMemGetAllocationGranularity
@@ -154,27 +156,27 @@ static inline uint64_t roundup(uint64_t v, uint64_t a)
 obj_t *obj_new(kind_t kind, size_t size, ctx_t *owner);
 void obj_free(obj_t *o);
 obj_t *obj_find(const void *handle, kind_t kind);
-ctx_t *cur_ctx(void);                  /* current context if live, else NULL */
-void ctx_push_tls(ctx_t *c);           /* used by cuCtxCreate */
-CUresult need_ctx(ctx_t **out);        /* INVALID_CONTEXT when none current */
+ctx_t *cur_ctx(void);           /* current context if live, else NULL */
+void ctx_push_tls(ctx_t *c);    /* used by cuCtxCreate */
+CUresult need_ctx(ctx_t **out); /* INVALID_CONTEXT when none current */
 int dev_ok(int dev);
-CUresult fake_init_check(void);        /* NOT_INITIALIZED / DEINITIALIZED / SUCCESS */
+CUresult fake_init_check(void); /* NOT_INITIALIZED / DEINITIALIZED / SUCCESS */
 
 /* fake_mem.c, under g.lock */
-alloc_t *alloc_find(uint64_t p);           /* allocation containing p */
-void alloc_free(alloc_t *a);               /* uncharge, unmap, drop */
-void mem_free_ctx(ctx_t *c);               /* every allocation a context owns */
-void pools_at_sync(int dev);               /* release above threshold */
-void mem_reset(void);                      /* free everything (tests' reset) */
-void forget_allocs(void); /* fork child: unmap and free, no accounting */
-int charge(int dev, uint64_t bytes);       /* 0, or -1: over the device */
+alloc_t *alloc_find(uint64_t p);     /* allocation containing p */
+void alloc_free(alloc_t *a);         /* uncharge, unmap, drop */
+void mem_free_ctx(ctx_t *c);         /* every allocation a context owns */
+void pools_at_sync(int dev);         /* release above threshold */
+void mem_reset(void);                /* free everything (tests' reset) */
+void forget_allocs(void);            /* fork child: unmap and free, no accounting */
+int charge(int dev, uint64_t bytes); /* 0, or -1: over the device */
 void uncharge(int dev, uint64_t bytes);
 
 /* fake_exec.c, under g.lock */
 stream_t *stream_resolve(CUstream s, ctx_t *c, int per_thread, CUresult *err);
 stream_t *stream_new(ctx_t *c, unsigned flags, int prio);
 void exec_free_ctx(ctx_t *c);
-void exec_reset(void); /* graphs and their nodes (tests' reset) */
+void exec_reset(void);     /* graphs and their nodes (tests' reset) */
 void forget_obj(obj_t *o); /* fork child: free what o owns besides itself */
 /* Wait (outside the lock) until every stream of the device `dev` in this
  * process has drained: synchronous copies order after queued kernels. */

@@ -489,9 +489,9 @@ CUresult cuEventQuery(CUevent hEvent)
         return CUDA_ERROR_NOT_INITIALIZED;
     LOCK();
     event_t *e = (event_t *)obj_find(hEvent, K_EVENT);
-    CUresult rc = !e ? CUDA_ERROR_INVALID_HANDLE
+    CUresult rc = !e                                        ? CUDA_ERROR_INVALID_HANDLE
                   : e->recorded && tfake_now_ns() < e->t_ns ? CUDA_ERROR_NOT_READY
-                                                              : CUDA_SUCCESS;
+                                                            : CUDA_SUCCESS;
     UNLOCK();
     return rc;
 }
@@ -755,11 +755,11 @@ CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned
     LAUNCH_ENTRY(cuLaunchCooperativeKernel, 0, kernelParams, NULL);
 }
 
-CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX,
-                                        unsigned int gridDimY, unsigned int gridDimZ,
-                                        unsigned int blockDimX, unsigned int blockDimY,
-                                        unsigned int blockDimZ, unsigned int sharedMemBytes,
-                                        CUstream hStream, void **kernelParams)
+CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                        unsigned int gridDimZ, unsigned int blockDimX,
+                                        unsigned int blockDimY, unsigned int blockDimZ,
+                                        unsigned int sharedMemBytes, CUstream hStream,
+                                        void **kernelParams)
 {
     LAUNCH_ENTRY(cuLaunchCooperativeKernel_ptsz, 1, kernelParams, NULL);
 }
@@ -810,8 +810,8 @@ CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS *list, unsigned
     }
     for (unsigned i = 0; i < numDevices && rc == CUDA_SUCCESS; i++) {
         CUDA_LAUNCH_PARAMS *p = &list[i];
-        rc = launch(p->function, p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX,
-                    p->blockDimY, p->blockDimZ, p->hStream, p->kernelParams, NULL, 0);
+        rc = launch(p->function, p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX, p->blockDimY,
+                    p->blockDimZ, p->hStream, p->kernelParams, NULL, 0);
     }
     UNLOCK();
     return rc;

@@ -173,6 +173,7 @@ static pool_t *pool_new(int dev, int is_default, uint64_t max_size)
     p->dev = dev;
     p->is_default = is_default;
     p->max_size = max_size;
+    p->access[dev] = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
     return p;
 }
 
@@ -335,7 +336,7 @@ void forget_allocs(void)
     LOCK();                                                                                        \
     CUresult rc = need_ctx(&c);                                                                    \
     if (rc != CUDA_SUCCESS)                                                                        \
-        goto out
+    goto out
 
 #define MEM_LEAVE()                                                                                \
     out:                                                                                           \
@@ -371,8 +372,7 @@ static CUresult dev_free(uint64_t p)
     if (p == 0)
         return CUDA_SUCCESS;
     alloc_t *a = alloc_find(p);
-    if (!a || a->base != p ||
-        (a->kind != A_DEVICE && a->kind != A_MANAGED && a->kind != A_POOL))
+    if (!a || a->base != p || (a->kind != A_DEVICE && a->kind != A_MANAGED && a->kind != A_POOL))
         return CUDA_ERROR_INVALID_VALUE;
     alloc_free(a);
     return CUDA_SUCCESS;
@@ -543,7 +543,7 @@ CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flag
 
 /* ---- host memory ------------------------------------------------------ */
 
-static CUresult host_alloc(ctx_t *c, void **pp, uint64_t size)
+static CUresult host_alloc(ctx_t *c, void **pp, uint64_t size, unsigned flags)
 {
     if (!pp || size == 0)
         return CUDA_ERROR_INVALID_VALUE;
@@ -556,6 +556,7 @@ static CUresult host_alloc(ctx_t *c, void **pp, uint64_t size)
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     a->maplen = len;
+    a->hflags = flags;
     *pp = m;
     return CUDA_SUCCESS;
 }
@@ -563,14 +564,14 @@ static CUresult host_alloc(ctx_t *c, void **pp, uint64_t size)
 CUresult cuMemAllocHost(void **pp, unsigned int bytesize)
 {
     MEM_ENTER(cuMemAllocHost);
-    rc = host_alloc(c, pp, bytesize);
+    rc = host_alloc(c, pp, bytesize, 0);
     MEM_LEAVE();
 }
 
 CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
 {
     MEM_ENTER(cuMemAllocHost_v2);
-    rc = host_alloc(c, pp, bytesize);
+    rc = host_alloc(c, pp, bytesize, 0);
     MEM_LEAVE();
 }
 
@@ -582,7 +583,7 @@ CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
         rc = CUDA_ERROR_INVALID_VALUE;
         goto out;
     }
-    rc = host_alloc(c, pp, bytesize);
+    rc = host_alloc(c, pp, bytesize, Flags);
     MEM_LEAVE();
 }
 
@@ -621,7 +622,10 @@ CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
         rc = CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
         goto out;
     }
-    if (!alloc_add(b, bytesize, A_HOSTREG, c->dev))
+    alloc_t *a = alloc_add(b, bytesize, A_HOSTREG, c->dev);
+    if (a)
+        a->hflags = Flags;
+    else
         rc = CUDA_ERROR_OUT_OF_MEMORY;
     MEM_LEAVE();
 }
@@ -922,6 +926,337 @@ CUresult cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char uc, size_t N,
     return async_set(dstDevice, uc, N, hStream, 1);
 }
 
+/* 2D sets: Height rows of Width bytes, dstPitch apart. */
+static CUresult do_set2d(uint64_t dst, uint64_t pitch, unsigned char v, uint64_t w, uint64_t h)
+{
+    if (w == 0 || h == 0)
+        return CUDA_SUCCESS;
+    if ((h > 1 && pitch < w) || (h > 1 && pitch > (UINT64_MAX - w) / (h - 1)))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!dev_range(dst, pitch * (h - 1) + w, PROT_WRITE))
+        return CUDA_ERROR_INVALID_VALUE;
+    for (uint64_t r = 0; r < h; r++)
+        memset((void *)(uintptr_t)(dst + r * pitch), v, (size_t)w);
+    return CUDA_SUCCESS;
+}
+
+static CUresult set2d(uint64_t dst, uint64_t pitch, unsigned char v, uint64_t w, uint64_t h,
+                      int async, CUstream s, int pt)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    LOCK();
+    ctx_t *c;
+    CUresult rc = need_ctx(&c);
+    if (rc == CUDA_SUCCESS && async) {
+        stream_t *st = stream_resolve(s, c, pt, &rc);
+        if (st && st->capture)
+            rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    if (rc == CUDA_SUCCESS)
+        rc = do_set2d(dst, pitch, v, w, h);
+    UNLOCK();
+    if (rc == CUDA_SUCCESS && !async)
+        sync_ctx_unlocked(c);
+    return rc;
+}
+
+CUresult cuMemsetD2D8(CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned char uc,
+                      unsigned int Width, unsigned int Height)
+{
+    COUNT(cuMemsetD2D8);
+    return set2d(dstDevice, dstPitch, uc, Width, Height, 0, NULL, 0);
+}
+
+CUresult cuMemsetD2D8_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width,
+                         size_t Height)
+{
+    COUNT(cuMemsetD2D8_v2);
+    return set2d(dstDevice, dstPitch, uc, Width, Height, 0, NULL, 0);
+}
+
+CUresult cuMemsetD2D8_v2_ptds(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc,
+                              size_t Width, size_t Height)
+{
+    COUNT(cuMemsetD2D8_v2_ptds);
+    return set2d(dstDevice, dstPitch, uc, Width, Height, 0, NULL, 1);
+}
+
+CUresult cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width,
+                           size_t Height, CUstream hStream)
+{
+    COUNT(cuMemsetD2D8Async);
+    return set2d(dstDevice, dstPitch, uc, Width, Height, 1, hStream, 0);
+}
+
+CUresult cuMemsetD2D8Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc,
+                                size_t Width, size_t Height, CUstream hStream)
+{
+    COUNT(cuMemsetD2D8Async_ptsz);
+    return set2d(dstDevice, dstPitch, uc, Width, Height, 1, hStream, 1);
+}
+
+/* 2D copies between host, device and unified memory (arrays have no
+ * storage in the fake: CUDA_ERROR_NOT_SUPPORTED). */
+static CUresult side2d(CUmemorytype t, const void *host, CUdeviceptr dev, uint64_t x, uint64_t y,
+                       uint64_t pitch, uint64_t w, uint64_t h, int prot, uint64_t *base)
+{
+    if (h > 1 && (pitch < w || pitch > (UINT64_MAX - w) / (h - 1)))
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t span = pitch * (h - 1) + w;
+    switch (t) {
+    case CU_MEMORYTYPE_HOST:
+        if (!host)
+            return CUDA_ERROR_INVALID_VALUE;
+        *base = (uintptr_t)host + y * pitch + x;
+        return CUDA_SUCCESS;
+    case CU_MEMORYTYPE_DEVICE:
+        *base = dev + y * pitch + x;
+        return dev_range(*base, span, prot) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    case CU_MEMORYTYPE_UNIFIED:
+        *base = dev + y * pitch + x;
+        return any_range(*base, span, prot) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    case CU_MEMORYTYPE_ARRAY:
+        return CUDA_ERROR_NOT_SUPPORTED;
+    default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+}
+
+static CUresult do_copy2d(const CUDA_MEMCPY2D *p)
+{
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t w = p->WidthInBytes, h = p->Height, s = 0, d = 0;
+    if (w == 0 || h == 0)
+        return CUDA_SUCCESS;
+    CUresult rc = side2d(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY,
+                         p->srcPitch, w, h, PROT_READ, &s);
+    if (rc == CUDA_SUCCESS)
+        rc = side2d(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY,
+                    p->dstPitch, w, h, PROT_WRITE, &d);
+    for (uint64_t r = 0; rc == CUDA_SUCCESS && r < h; r++)
+        memmove((void *)(uintptr_t)(d + r * p->dstPitch),
+                (const void *)(uintptr_t)(s + r * p->srcPitch), (size_t)w);
+    return rc;
+}
+
+static CUresult copy2d(const CUDA_MEMCPY2D *p, int async, CUstream s, int pt)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    LOCK();
+    ctx_t *c;
+    CUresult rc = need_ctx(&c);
+    if (rc == CUDA_SUCCESS && async) {
+        stream_t *st = stream_resolve(s, c, pt, &rc);
+        if (st && st->capture)
+            rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    if (rc == CUDA_SUCCESS)
+        rc = do_copy2d(p);
+    UNLOCK();
+    if (rc == CUDA_SUCCESS && !async)
+        sync_ctx_unlocked(c);
+    return rc;
+}
+
+CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *pCopy)
+{
+    COUNT(cuMemcpy2D_v2);
+    return copy2d(pCopy, 0, NULL, 0);
+}
+
+CUresult cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D *pCopy)
+{
+    COUNT(cuMemcpy2D_v2_ptds);
+    return copy2d(pCopy, 0, NULL, 1);
+}
+
+CUresult cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *pCopy)
+{
+    COUNT(cuMemcpy2DUnaligned_v2);
+    return copy2d(pCopy, 0, NULL, 0);
+}
+
+CUresult cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D *pCopy)
+{
+    COUNT(cuMemcpy2DUnaligned_v2_ptds);
+    return copy2d(pCopy, 0, NULL, 1);
+}
+
+CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *pCopy, CUstream hStream)
+{
+    COUNT(cuMemcpy2DAsync_v2);
+    return copy2d(pCopy, 1, hStream, 0);
+}
+
+CUresult cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *pCopy, CUstream hStream)
+{
+    COUNT(cuMemcpy2DAsync_v2_ptsz);
+    return copy2d(pCopy, 1, hStream, 1);
+}
+
+/* Peer copies: both contexts must be live; memory is one address space. */
+static CUresult peer(uint64_t dst, CUcontext dc, uint64_t src, CUcontext sc, uint64_t n, int async,
+                     CUstream s, int pt)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    LOCK();
+    ctx_t *c = cur_ctx();
+    CUresult rc = CUDA_SUCCESS;
+    if (!obj_find(dc, K_CTX) || !obj_find(sc, K_CTX))
+        rc = CUDA_ERROR_INVALID_CONTEXT;
+    if (rc == CUDA_SUCCESS && async) {
+        stream_t *st = stream_resolve(s, c ? c : (ctx_t *)sc, pt, &rc);
+        if (st && st->capture)
+            rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    if (rc == CUDA_SUCCESS)
+        rc = do_copy(CP_DTOD, dst, src, n);
+    UNLOCK();
+    if (rc == CUDA_SUCCESS && !async) {
+        sync_ctx_unlocked((ctx_t *)sc);
+        sync_ctx_unlocked((ctx_t *)dc);
+    }
+    return rc;
+}
+
+CUresult cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                      CUcontext srcContext, size_t ByteCount)
+{
+    COUNT(cuMemcpyPeer);
+    return peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, 0, NULL, 0);
+}
+
+CUresult cuMemcpyPeer_ptds(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                           CUcontext srcContext, size_t ByteCount)
+{
+    COUNT(cuMemcpyPeer_ptds);
+    return peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, 0, NULL, 1);
+}
+
+CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                           CUcontext srcContext, size_t ByteCount, CUstream hStream)
+{
+    COUNT(cuMemcpyPeerAsync);
+    return peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, 1, hStream, 0);
+}
+
+CUresult cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                                CUcontext srcContext, size_t ByteCount, CUstream hStream)
+{
+    COUNT(cuMemcpyPeerAsync_ptsz);
+    return peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, 1, hStream, 1);
+}
+
+CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p)
+{
+    MEM_ENTER(cuMemHostGetFlags);
+    alloc_t *a = alloc_find((uintptr_t)p);
+    if (!pFlags || !a || (a->kind != A_HOST && a->kind != A_HOSTREG))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else
+        *pFlags = a->hflags;
+    MEM_LEAVE();
+}
+
+/* ---- unified memory hints: validated, no effect on a host-memory fake -- */
+
+static CUresult managed_range(uint64_t p, uint64_t n)
+{
+    alloc_t *a = alloc_find(p);
+    if (n == 0 || !a || a->kind != A_MANAGED || n > a->base + a->size - p)
+        return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+}
+
+static int loc_ok(CUmemLocation l)
+{
+    return (l.type == CU_MEM_LOCATION_TYPE_DEVICE && dev_ok(l.id)) ||
+           l.type == CU_MEM_LOCATION_TYPE_HOST || l.type == CU_MEM_LOCATION_TYPE_HOST_NUMA ||
+           l.type == CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT;
+}
+
+static CUresult advise(uint64_t p, uint64_t n, CUmem_advise a, CUmemLocation l)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (a < CU_MEM_ADVISE_SET_READ_MOSTLY || a > CU_MEM_ADVISE_UNSET_ACCESSED_BY)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult rc = loc_ok(l) ? managed_range(p, n) : CUDA_ERROR_INVALID_DEVICE;
+    UNLOCK();
+    return rc;
+}
+
+static CUmemLocation dev_loc(CUdevice d)
+{
+    CUmemLocation l = {d == CU_DEVICE_CPU ? CU_MEM_LOCATION_TYPE_HOST : CU_MEM_LOCATION_TYPE_DEVICE,
+                       d == CU_DEVICE_CPU ? 0 : d};
+    return l;
+}
+
+CUresult cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUdevice device)
+{
+    COUNT(cuMemAdvise);
+    return advise(devPtr, count, advice, dev_loc(device));
+}
+
+CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise advice,
+                        CUmemLocation location)
+{
+    COUNT(cuMemAdvise_v2);
+    return advise(devPtr, count, advice, location);
+}
+
+static CUresult prefetch(uint64_t p, uint64_t n, CUmemLocation l, unsigned flags, CUstream s,
+                         int pt)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    ctx_t *c = cur_ctx();
+    CUresult rc = CUDA_SUCCESS;
+    stream_t *st = stream_resolve(s, c, pt, &rc);
+    if (st && st->capture)
+        rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    else if (st)
+        rc = loc_ok(l) ? managed_range(p, n) : CUDA_ERROR_INVALID_DEVICE;
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream)
+{
+    COUNT(cuMemPrefetchAsync);
+    return prefetch(devPtr, count, dev_loc(dstDevice), 0, hStream, 0);
+}
+
+CUresult cuMemPrefetchAsync_ptsz(CUdeviceptr devPtr, size_t count, CUdevice dstDevice,
+                                 CUstream hStream)
+{
+    COUNT(cuMemPrefetchAsync_ptsz);
+    return prefetch(devPtr, count, dev_loc(dstDevice), 0, hStream, 1);
+}
+
+CUresult cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, CUmemLocation location,
+                               unsigned int flags, CUstream hStream)
+{
+    COUNT(cuMemPrefetchAsync_v2);
+    return prefetch(devPtr, count, location, flags, hStream, 0);
+}
+
+CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr devPtr, size_t count, CUmemLocation location,
+                                    unsigned int flags, CUstream hStream)
+{
+    COUNT(cuMemPrefetchAsync_v2_ptsz);
+    return prefetch(devPtr, count, location, flags, hStream, 1);
+}
+
 /* ---- stream-ordered allocation ---------------------------------------- */
 
 static CUresult alloc_async(CUdeviceptr *dptr, size_t size, CUmemoryPool hp, int from_pool,
@@ -1155,6 +1490,23 @@ CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, size_
     for (size_t i = 0; rc == CUDA_SUCCESS && i < count; i++)
         if (map[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE || !dev_ok(map[i].location.id))
             rc = CUDA_ERROR_INVALID_DEVICE;
+    pool_t *p = (pool_t *)obj_find(pool, K_POOL);
+    for (size_t i = 0; rc == CUDA_SUCCESS && i < count; i++)
+        p->access[map[i].location.id] = (unsigned char)map[i].flags;
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool memPool, CUmemLocation *location)
+{
+    POOL_ENTER(cuMemPoolGetAccess);
+    pool_t *p = (pool_t *)obj_find(memPool, K_POOL);
+    if (!p || !flags || !location)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (location->type != CU_MEM_LOCATION_TYPE_DEVICE || !dev_ok(location->id))
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    else
+        *flags = (CUmemAccess_flags)p->access[location->id];
     UNLOCK();
     return rc;
 }
@@ -1382,8 +1734,8 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
     POOL_ENTER(cuMemMap);
     vmem_t *h = (vmem_t *)obj_find((void *)(uintptr_t)handle, K_VMEM);
     alloc_t *a = alloc_find(ptr);
-    if (!h || h->released || !a || a->kind != A_RESERVE || flags != 0 || offset != 0 ||
-        size == 0 || size % FAKE_GRANULARITY || ptr % FAKE_GRANULARITY || size > h->size ||
+    if (!h || h->released || !a || a->kind != A_RESERVE || flags != 0 || offset != 0 || size == 0 ||
+        size % FAKE_GRANULARITY || ptr % FAKE_GRANULARITY || size > h->size ||
         size > a->base + a->size - ptr) {
         rc = CUDA_ERROR_INVALID_VALUE;
         goto out;
@@ -1455,8 +1807,7 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *des
     }
     int prot = PROT_NONE;
     for (size_t i = 0; i < count; i++) {
-        if (desc[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
-            !dev_ok(desc[i].location.id)) {
+        if (desc[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE || !dev_ok(desc[i].location.id)) {
             rc = CUDA_ERROR_INVALID_DEVICE;
             goto out;
         }
@@ -1488,7 +1839,6 @@ out:
 }
 
 /* ---- arrays (accounting only: the fake has no array copies) ------------ */
-
 
 static unsigned format_bytes(CUarray_format f)
 {

@@ -50,6 +50,7 @@
     X(nvmlDeviceGetAttributes_v2)                                                                  \
     X(nvmlDeviceGetTopologyCommonAncestor)                                                         \
     X(nvmlDeviceGetNvLinkState)                                                                    \
+    X(nvmlDeviceGetNvLinkRemotePciInfo_v2)                                                         \
     X(nvmlDeviceGetComputeRunningProcesses)                                                        \
     X(nvmlDeviceGetComputeRunningProcesses_v2)                                                     \
     X(nvmlDeviceGetComputeRunningProcesses_v3)
@@ -507,6 +508,24 @@ nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link,
     return NVML_SUCCESS;
 }
 
+/* The far end of link k of device i: the k-th other device of its entry. */
+nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link,
+                                                 nvmlPciInfo_t *pci)
+{
+    NVML_ENTER(nvmlDeviceGetNvLinkRemotePciInfo_v2);
+    int i = dev_index(device);
+    if (i < 0 || !pci || link >= NVML_NVLINK_MAX_LINKS)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    unsigned peers = 0;
+    for (int j = 0; j < n.ndev; j++) {
+        if (j == i || n.cfg.dev[j].group != n.cfg.dev[i].group)
+            continue;
+        if (peers++ == link)
+            return pci_info(&n.dev[j], pci);
+    }
+    return peers ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_NOT_SUPPORTED;
+}
+
 /* Processes holding a context on device i (live ones only).  Fills at most
  * cap entries of pids/used; returns how many there are. */
 static unsigned procs_of(int i, unsigned cap, unsigned *pids, unsigned long long *used)
@@ -572,6 +591,27 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsign
     PROCS_BODY(nvmlProcessInfo_t, e->gpuInstanceId = e->computeInstanceId = 0xFFFFFFFFu);
 }
 
+/* fork: a child must not inherit the lock held by another thread. */
+static void nvml_prepare(void)
+{
+    pthread_mutex_lock(&n.lock);
+}
+
+static void nvml_parent(void)
+{
+    pthread_mutex_unlock(&n.lock);
+}
+
+static void nvml_child(void)
+{
+    pthread_mutex_init(&n.lock, NULL);
+}
+
+__attribute__((constructor)) static void fake_nvml_init(void)
+{
+    pthread_atfork(nvml_prepare, nvml_parent, nvml_child);
+}
+
 /* ---- test hooks ------------------------------------------------------- */
 
 unsigned long long tessel_fake_nvml_calls(const char *entry_point)
@@ -612,8 +652,7 @@ __attribute__((destructor)) static void fake_nvml_fini(void)
         for (int i = 0; i < NC_COUNT; i++) {
             unsigned long long c = __atomic_load_n(&nvml_calls[i], __ATOMIC_RELAXED);
             if (c)
-                len += (size_t)snprintf(buf + len, sizeof buf - len, "%s %llu\n", nvml_names[i],
-                                        c);
+                len += (size_t)snprintf(buf + len, sizeof buf - len, "%s %llu\n", nvml_names[i], c);
         }
         FILE *f = len ? fopen(real, "a") : NULL;
         if (f) {

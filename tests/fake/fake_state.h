@@ -35,12 +35,12 @@ typedef struct {
 } tfake_interval_t;
 
 typedef struct {
-    uint64_t total;      /* bytes */
-    uint64_t used;       /* bytes charged by all processes */
-    uint64_t tail_ns;    /* CLOCK_MONOTONIC end of the last scheduled kernel */
-    uint64_t busy_ns;    /* simulated kernel time scheduled so far */
-    uint64_t kernels;    /* kernels scheduled so far */
-    uint32_t ring_next;  /* next slot of ring */
+    uint64_t total;     /* bytes */
+    uint64_t used;      /* bytes charged by all processes */
+    uint64_t tail_ns;   /* CLOCK_MONOTONIC end of the last scheduled kernel */
+    uint64_t busy_ns;   /* simulated kernel time scheduled so far */
+    uint64_t kernels;   /* kernels scheduled so far */
+    uint32_t ring_next; /* next slot of ring */
     uint32_t pad_;
     tfake_interval_t ring[TFAKE_RING];
 } tfake_devstate_t;
@@ -62,7 +62,7 @@ typedef struct {
     tfake_procstate_t proc[TFAKE_MAX_PROCS];
 } tfake_shared_t;
 
-#define TFAKE_STATE_MAGIC 0x54464b4553544154ull /* "TFKESTAT" */
+#define TFAKE_STATE_MAGIC   0x54464b4553544154ull /* "TFKESTAT" */
 #define TFAKE_STATE_VERSION 1
 
 /* Map the state (cfg->state_path, or anonymous when empty).  An existing file

@@ -38,6 +38,17 @@ unsigned long long tessel_fake_device_kernels(int dev);
 unsigned long long tessel_fake_device_idle_at_ns(int dev);
 unsigned long long tessel_fake_now_ns(void); /* the fake's clock (CLOCK_MONOTONIC) */
 
+/* The same figures for another process sharing TESSEL_FAKE_STATE (0 for a
+ * pid that holds no slot): what a test harness reads about its children. */
+unsigned long long tessel_fake_pid_used(int dev, int pid);
+unsigned long long tessel_fake_pid_busy_ns(int dev, int pid);
+
+/* Charge (bytes > 0) or give back (bytes < 0) device memory to this process
+ * outside any allocation, as another tenant of the GPU would: lowers what
+ * cuMemGetInfo / NVML report free.  0, or -1 when it does not fit (or more is
+ * given back than this process holds). Released at exit like the rest. */
+int tessel_fake_occupy(int dev, long long bytes);
+
 /* Fix the simulated duration of every later launch of f (overrides the
  * name convention and TESSEL_FAKE_KERNEL_US).  0 on success, -1 for an
  * invalid function. */

@@ -29,6 +29,10 @@
  *   nvml                nvmlDeviceGetMemoryInfo(_v2) of NVML device 0
  *   hold                print "holding" and sleep until killed or stdin EOF
  *   waitfile:PATH       wait until PATH exists (a start line for races)
+ *   loop:N              N x (cuMemAlloc_v2 1 MiB, cuMemFree_v2, cuMemGetInfo_v2)
+ *   forkhold:SIZE       fork; the child runs "ctx", allocates SIZE, reports, exits
+ *                       cleanly at stdin EOF ("forkhold rc=R child=PID")
+ *   reap                wait for that child
  *   calls:NAME          the fake driver's call count of entry point NAME
  */
 #include <dlfcn.h>
@@ -37,14 +41,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cudaabi/cuda_abi.h"
 #include "cudaabi/nvml_abi.h"
 #include "libutil/size.h"
 
-static void *lib;  /* libcuda handle */
-static int via;    /* 0 global, 1 dlsym, 2 proc, 3 plugin */
+static void *lib; /* libcuda handle */
+static int via;   /* 0 global, 1 dlsym, 2 proc, 3 plugin */
 static int ptds;
 static void *plugin;
 static cuGetProcAddress_v2_fn gpa;
@@ -61,8 +66,8 @@ static void *sym(const char *exported, const char *base)
     void *p = NULL;
     if (via == 2) {
         CUdriverProcAddressQueryResult st;
-        if (gpa(base, &p, 13000, ptds ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : 0,
-                &st) != CUDA_SUCCESS)
+        if (gpa(base, &p, 13000, ptds ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : 0, &st) !=
+            CUDA_SUCCESS)
             p = NULL;
     } else if (via == 0) {
         p = dlsym(RTLD_DEFAULT, exported);
@@ -84,13 +89,28 @@ struct allocation {
 static struct allocation allocs[100000];
 static int nallocs;
 static CUcontext created[64];
+static pid_t child;
 static int ncreated;
 
-enum { P_MEM, P_MEM1, P_MANAGED, P_PITCH, P_ASYNC, P_ASYNC_PTSZ, P_POOL, P_POOL_PTSZ, P_VMM,
-       P_ARRAY, P_ARRAY1, P_ARRAY3D, P_MIPMAP, P_NPATHS };
-static const char *path_names[P_NPATHS] = {"mem",   "mem1",      "managed", "pitch", "async",
-                                           "async_ptsz", "pool", "pool_ptsz", "vmm", "array",
-                                           "array1", "array3d", "mipmap"};
+enum {
+    P_MEM,
+    P_MEM1,
+    P_MANAGED,
+    P_PITCH,
+    P_ASYNC,
+    P_ASYNC_PTSZ,
+    P_POOL,
+    P_POOL_PTSZ,
+    P_VMM,
+    P_ARRAY,
+    P_ARRAY1,
+    P_ARRAY3D,
+    P_MIPMAP,
+    P_NPATHS
+};
+static const char *path_names[P_NPATHS] = {"mem",        "mem1",    "managed",   "pitch", "async",
+                                           "async_ptsz", "pool",    "pool_ptsz", "vmm",   "array",
+                                           "array1",     "array3d", "mipmap"};
 
 static int path_of(const char *s)
 {
@@ -109,8 +129,8 @@ static CUstream stream_for(int ptsz)
 static CUmemoryPool default_pool(void)
 {
     CUmemoryPool p = NULL;
-    SYM(cuDeviceGetDefaultMemPool_fn, "cuDeviceGetDefaultMemPool",
-        "cuDeviceGetDefaultMemPool")(&p, 0);
+    SYM(cuDeviceGetDefaultMemPool_fn, "cuDeviceGetDefaultMemPool", "cuDeviceGetDefaultMemPool")
+    (&p, 0);
     return p;
 }
 
@@ -129,19 +149,18 @@ static CUresult do_alloc(int path, uint64_t size)
         h = p;
     } else if (path == P_MEM1) {
         CUdeviceptr_v1 p;
-        r = ((cuMemAlloc_fn)dlsym(via == 0 ? RTLD_DEFAULT : lib, "cuMemAlloc"))(&p,
-                                                                               (unsigned)size);
+        r = ((cuMemAlloc_fn)dlsym(via == 0 ? RTLD_DEFAULT : lib, "cuMemAlloc"))(&p, (unsigned)size);
         h = p;
     } else if (path == P_MANAGED) {
         CUdeviceptr p;
-        r = SYM(cuMemAllocManaged_fn, "cuMemAllocManaged", "cuMemAllocManaged")(
-            &p, size, CU_MEM_ATTACH_GLOBAL);
+        r = SYM(cuMemAllocManaged_fn, "cuMemAllocManaged",
+                "cuMemAllocManaged")(&p, size, CU_MEM_ATTACH_GLOBAL);
         h = p;
     } else if (path == P_PITCH) {
         CUdeviceptr p;
         size_t pitch = 0;
-        r = SYM(cuMemAllocPitch_v2_fn, "cuMemAllocPitch_v2", "cuMemAllocPitch")(&p, &pitch, size,
-                                                                                4, 4);
+        r = SYM(cuMemAllocPitch_v2_fn, "cuMemAllocPitch_v2", "cuMemAllocPitch")(&p, &pitch, size, 4,
+                                                                                4);
         h = p;
         if (r == CUDA_SUCCESS)
             printf("pitch %zu\n", pitch);
@@ -168,30 +187,38 @@ static CUresult do_alloc(int path, uint64_t size)
         r = SYM(cuMemCreate_fn, "cuMemCreate", "cuMemCreate")(&g, size, &prop, 0);
         h = g;
     } else if (path == P_ARRAY) {
-        CUDA_ARRAY_DESCRIPTOR d = {.Width = size / 4, .Height = 1,
-                                   .Format = CU_AD_FORMAT_FLOAT, .NumChannels = 1};
+        CUDA_ARRAY_DESCRIPTOR d = {
+            .Width = size / 4, .Height = 1, .Format = CU_AD_FORMAT_FLOAT, .NumChannels = 1};
         CUarray a;
         r = SYM(cuArrayCreate_v2_fn, "cuArrayCreate_v2", "cuArrayCreate")(&a, &d);
         h = (uint64_t)(uintptr_t)a;
     } else if (path == P_ARRAY1) {
-        CUDA_ARRAY_DESCRIPTOR_v1 d = {.Width = (unsigned)(size / 4), .Height = 1,
-                                      .Format = CU_AD_FORMAT_FLOAT, .NumChannels = 1};
+        CUDA_ARRAY_DESCRIPTOR_v1 d = {.Width = (unsigned)(size / 4),
+                                      .Height = 1,
+                                      .Format = CU_AD_FORMAT_FLOAT,
+                                      .NumChannels = 1};
         CUarray a;
         r = ((cuArrayCreate_fn)dlsym(via == 0 ? RTLD_DEFAULT : lib, "cuArrayCreate"))(&a, &d);
         h = (uint64_t)(uintptr_t)a;
     } else if (path == P_ARRAY3D) {
-        CUDA_ARRAY3D_DESCRIPTOR d = {.Width = size / 16, .Height = 2, .Depth = 2,
-                                     .Format = CU_AD_FORMAT_UNSIGNED_INT8, .NumChannels = 4};
+        CUDA_ARRAY3D_DESCRIPTOR d = {.Width = size / 16,
+                                     .Height = 2,
+                                     .Depth = 2,
+                                     .Format = CU_AD_FORMAT_UNSIGNED_INT8,
+                                     .NumChannels = 4};
         CUarray a;
         r = SYM(cuArray3DCreate_v2_fn, "cuArray3DCreate_v2", "cuArray3DCreate")(&a, &d);
         h = (uint64_t)(uintptr_t)a;
     } else if (path == P_MIPMAP) {
         /* One level: exactly size bytes. */
-        CUDA_ARRAY3D_DESCRIPTOR d = {.Width = size / 4, .Height = 0, .Depth = 0,
-                                     .Format = CU_AD_FORMAT_UNSIGNED_INT8, .NumChannels = 4};
+        CUDA_ARRAY3D_DESCRIPTOR d = {.Width = size / 4,
+                                     .Height = 0,
+                                     .Depth = 0,
+                                     .Format = CU_AD_FORMAT_UNSIGNED_INT8,
+                                     .NumChannels = 4};
         CUmipmappedArray m;
-        r = SYM(cuMipmappedArrayCreate_fn, "cuMipmappedArrayCreate", "cuMipmappedArrayCreate")(
-            &m, &d, 1);
+        r = SYM(cuMipmappedArrayCreate_fn, "cuMipmappedArrayCreate",
+                "cuMipmappedArrayCreate")(&m, &d, 1);
         h = (uint64_t)(uintptr_t)m;
     }
     if (r == CUDA_SUCCESS) {
@@ -240,6 +267,8 @@ static CUresult do_free(void)
     return CUDA_ERROR_INVALID_VALUE;
 }
 
+static void step(char *s);
+
 static uint64_t size_arg(const char *s)
 {
     uint64_t v;
@@ -277,7 +306,7 @@ static void step(char *s)
             r = ((cuCtxCreate_fn)dlsym(via == 0 ? RTLD_DEFAULT : lib, "cuCtxCreate"))(&c, 0, 0);
         else if (v == 2)
             r = ((cuCtxCreate_v2_fn)dlsym(via == 0 ? RTLD_DEFAULT : lib, "cuCtxCreate_v2"))(&c, 0,
-                                                                                           0);
+                                                                                            0);
         else if (v == 3)
             r = ((cuCtxCreate_v3_fn)dlsym(via == 0 ? RTLD_DEFAULT : lib, "cuCtxCreate_v3"))(
                 &c, NULL, 0, 0, 0);
@@ -312,8 +341,8 @@ static void step(char *s)
         printf("freeall rc=%d\n", r);
     } else if (strcmp(s, "trim") == 0) {
         SYM(cuCtxSynchronize_fn, "cuCtxSynchronize", "cuCtxSynchronize")();
-        CUresult r = SYM(cuMemPoolTrimTo_fn, "cuMemPoolTrimTo", "cuMemPoolTrimTo")(default_pool(),
-                                                                                   0);
+        CUresult r =
+            SYM(cuMemPoolTrimTo_fn, "cuMemPoolTrimTo", "cuMemPoolTrimTo")(default_pool(), 0);
         printf("trim rc=%d\n", r);
     } else if (strcmp(s, "info") == 0) {
         size_t f = 0, t = 0;
@@ -321,8 +350,8 @@ static void step(char *s)
         printf("info free=%zu total=%zu rc=%d\n", f, t, r);
     } else if (strcmp(s, "info1") == 0) {
         unsigned f = 0, t = 0;
-        CUresult r = ((cuMemGetInfo_fn)dlsym(via == 0 ? RTLD_DEFAULT : lib, "cuMemGetInfo"))(&f,
-                                                                                            &t);
+        CUresult r =
+            ((cuMemGetInfo_fn)dlsym(via == 0 ? RTLD_DEFAULT : lib, "cuMemGetInfo"))(&f, &t);
         printf("info1 free=%u total=%u rc=%d\n", f, t, r);
     } else if (strcmp(s, "infonull") == 0) {
         cuMemGetInfo_v2_fn g = SYM(cuMemGetInfo_v2_fn, "cuMemGetInfo_v2", "cuMemGetInfo");
@@ -341,18 +370,57 @@ static void step(char *s)
         nvmlMemory_t m;
         nvmlMemory_v2_t m2 = {.version = nvmlMemory_v2};
         ((nvmlInit_v2_fn)dlsym(n, "nvmlInit_v2"))();
-        nvmlReturn_t r = ((nvmlDeviceGetHandleByIndex_v2_fn)dlsym(n, "nvmlDeviceGetHandleByIndex_v2"))(0, &d);
+        nvmlReturn_t r =
+            ((nvmlDeviceGetHandleByIndex_v2_fn)dlsym(n, "nvmlDeviceGetHandleByIndex_v2"))(0, &d);
         nvmlReturn_t r1 = ((nvmlDeviceGetMemoryInfo_fn)dlsym(n, "nvmlDeviceGetMemoryInfo"))(d, &m);
         nvmlReturn_t r2 =
             ((nvmlDeviceGetMemoryInfo_v2_fn)dlsym(n, "nvmlDeviceGetMemoryInfo_v2"))(d, &m2);
-        printf("nvml free=%llu total=%llu used=%llu v2free=%llu v2total=%llu rc=%d,%d,%d\n",
-               m.free, m.total, m.used, m2.free, m2.total, r, r1, r2);
+        printf("nvml free=%llu total=%llu used=%llu v2free=%llu v2total=%llu rc=%d,%d,%d\n", m.free,
+               m.total, m.used, m2.free, m2.total, r, r1, r2);
     } else if (strcmp(s, "hold") == 0) {
         printf("holding\n");
         fflush(stdout);
         char c;
         while (read(0, &c, 1) > 0)
             ;
+    } else if (strcmp(s, "loop") == 0 && arg1) {
+        cuMemAlloc_v2_fn a = SYM(cuMemAlloc_v2_fn, "cuMemAlloc_v2", "cuMemAlloc");
+        cuMemFree_v2_fn f = SYM(cuMemFree_v2_fn, "cuMemFree_v2", "cuMemFree");
+        cuMemGetInfo_v2_fn g = SYM(cuMemGetInfo_v2_fn, "cuMemGetInfo_v2", "cuMemGetInfo");
+        long n = atol(arg1), bad = 0;
+        for (long k = 0; k < n; k++) {
+            CUdeviceptr p;
+            size_t fr, to;
+            bad += a(&p, 1 << 20) != CUDA_SUCCESS;
+            bad += f(p) != CUDA_SUCCESS;
+            bad += g(&fr, &to) != CUDA_SUCCESS;
+        }
+        printf("loop %ld failures=%ld\n", n, bad);
+    } else if (strcmp(s, "forkhold") == 0 && arg1) {
+        int pfd[2];
+        if (pipe(pfd) < 0)
+            die("pipe");
+        fflush(stdout);
+        child = fork();
+        if (child == 0) {
+            char ctxstep[] = "ctx";
+            step(ctxstep);
+            int r = (int)do_alloc(P_MEM, size_arg(arg1));
+            if (write(pfd[1], &r, sizeof r) != (ssize_t)sizeof r)
+                _exit(3);
+            char c;
+            while (read(0, &c, 1) > 0)
+                ;
+            exit(0); /* a clean exit: destructors run */
+        }
+        int r = -1;
+        if (read(pfd[0], &r, sizeof r) != (ssize_t)sizeof r)
+            die("child");
+        printf("forkhold rc=%d child=%d\n", r, (int)child);
+    } else if (strcmp(s, "reap") == 0) {
+        int st = 0;
+        waitpid(child, &st, 0);
+        printf("reap status=%d\n", st);
     } else if (strcmp(s, "waitfile") == 0 && arg1) {
         while (access(arg1, F_OK) != 0)
             usleep(1000);

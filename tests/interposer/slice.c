@@ -33,9 +33,8 @@ int main(int argc, char **argv)
     for (int i = 0; i < tshm_ndevices(s); i++) {
         tshm_device_info_t d;
         if (tshm_device_info(s, i, &d) == 0)
-            printf("device %d limit=%llu used=%llu ctx_cost=%llu\n", i,
-                   (unsigned long long)d.limit, (unsigned long long)d.used,
-                   (unsigned long long)d.ctx_cost);
+            printf("device %d limit=%llu used=%llu ctx_cost=%llu\n", i, (unsigned long long)d.limit,
+                   (unsigned long long)d.used, (unsigned long long)d.ctx_cost);
     }
     unsigned long long sum = 0;
     int n = tshm_foreach_proc(s, show, &sum);

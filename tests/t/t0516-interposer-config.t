@@ -36,6 +36,14 @@ ok $(grep -q 'TESSEL_CUDA_MEM_LIMIT=6Q' "$TMP/err" && echo 0 || echo 1) "the mes
 out=$(env TESSEL_CUDA_MEM_LIMIT=6Q LD_PRELOAD="$PRE" "$PROBE" ctx totalmem 2>/dev/null)
 is "$(printf '%s\n' "$out" | grep '^totalmem')" "totalmem 0 rc=0" "failed closed: cuDeviceTotalMem reports 0"
 
+# A malformed process in a shared slice fails closed alone: it does not
+# lower the slice's limit for the others.
+env TESSEL_SLICE="$TMP/shared" TESSEL_CUDA_MEM_LIMIT=1G LD_PRELOAD="$PRE" "$PROBE" ctx info >/dev/null
+env TESSEL_SLICE="$TMP/shared" TESSEL_CUDA_MEM_LIMIT=6Q LD_PRELOAD="$PRE" "$PROBE" ctx >/dev/null 2>&1
+out=$(env TESSEL_SLICE="$TMP/shared" TESSEL_CUDA_MEM_LIMIT=1G LD_PRELOAD="$PRE" "$PROBE" ctx info)
+is "$(val total "$(printf '%s\n' "$out" | grep '^info')")" 1073741824 \
+    "a malformed neighbour leaves the shared slice at 1 GiB"
+
 # Valid forms are accepted: bytes, suffixes, UUIDs in CUDA_VISIBLE_DEVICES.
 for v in 1073741824 1G 1024M 1GiB; do
     out=$(env TESSEL_CUDA_MEM_LIMIT=$v LD_PRELOAD="$PRE" "$PROBE" ctx info 2>"$TMP/err")

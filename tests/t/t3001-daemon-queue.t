@@ -15,6 +15,12 @@ held() { # held NAME GPU [PRIORITY] -> id
     jget .id
 }
 
+api GET /v1/gpus
+is "$(jget '[.gpus[] | (.nvlink_peers | map(tostring) | join(","))] | join(";")')" "1;0" \
+    "NVML discovery: the two GPUs of one spec entry are NVLink peers"
+is "$(jget '[.gpus[] | .sm_count > 0 and (.uuid | startswith("GPU-"))] | all')" "true" \
+    "every GPU has an SM count and a UUID"
+
 A=$(held a 1)
 B=$(held b 0.5)
 C=$(held c 0.5)
@@ -66,13 +72,13 @@ api POST /v1/jobs "{\"argv\":[\"sh\",\"-c\",\"while [ ! -e $G/q1 ]; do sleep 0.0
 Q1=$(jget .id)
 api POST /v1/jobs "{\"argv\":[\"true\"],\"gpu\":0.5,\"queue\":\"small\"}"
 Q2=$(jget .id)
-diag "reason: $(jget .reason)"
 # A job of the default queue submitted after Q2: once it has run, the scheduler has decided
 # about Q2 too.
 api POST /v1/jobs '{"argv":["true"],"gpu":0.5}'
 Q3=$(jget .id)
 wait_for '[ "$(job_state $Q1)" = running ] && [ "$(job_state $Q3)" = succeeded ]'
 is "$(job_state $Q2)" "pending" "the second job of the capped queue waits although GPUs are free"
+is "$(jget .reason)" "waiting: queue 'small' is at its limit of 500 milli-GPU" "and says why"
 touch "$G/q1"
 wait_for '[ "$(job_state $Q2)" = succeeded ]'
 ok $? "it runs once the first has ended"

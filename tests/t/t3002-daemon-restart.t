@@ -88,5 +88,16 @@ is "$(job_state $R3)" "running" "the running job is re-attached"
 touch "$G/r3"
 wait_for '[ "$(job_state $R3)" = succeeded ]'; ok $? "and its end is recorded"
 
+# The supervisor itself killed: the job is failed and its processes do not linger.
+R4=$(held r4 0.5)
+wait_for '[ "$(job_state $R4)" = running ] && [ -s "$TD/data/jobs/$R4/pid" ]'
+read -r SHIM4 _ PID4 <"$TD/data/jobs/$R4/pid"
+kill -9 "$SHIM4"
+wait_for '[ "$(job_state $R4)" = failed ]'; ok $? "a job whose tessel-shim was killed is failed"
+api GET "/v1/jobs/$R4"
+case "$(jget .reason)" in "supervisor lost"*) r=0 ;; *) r=1 ;; esac
+ok $r "reason: $(jget .reason)"
+wait_for '! kill -0 "$PID4" 2>/dev/null'; ok $? "and its process is killed"
+
 td_stop; ok $? "tesseld stops cleanly on SIGTERM (exit 0, no sanitizer report)"
 done_testing

@@ -1,22 +1,24 @@
-// queues.js - queues with their priority, limits (and guarantee/weight when tesseld's queue
-// objects carry them), pending and running counts, and the GPU share their running jobs hold;
-// an admin creates, edits (PATCH /v1/queues/NAME) and deletes them.
+// queues.js - queues with their guarantee, limit (cap) and weight, the GPU share their running
+// jobs hold, pending and running counts; an admin creates, edits (PATCH /v1/queues/NAME: only
+// the fields changed) and deletes them.
 //
-// GPU shares are edited in GPUs (0.5, 2) and sent in the API's milli-GPUs.  Fields the API
-// adds later are shown as they come (columns named after the field) and, when numeric and
-// named like a known queue setting, editable.
+// GPU shares are typed in GPUs (0.5, 2) and sent in the API's milli-GPUs.  A field the API
+// adds later is shown as a column named after it, so the page never hides what tesseld says.
 
 import { api } from './api.js';
 import { h, clear, gpuOf, time } from './util.js';
 import { confirmButton, keepFocus, flash, field, clearErrors, showError } from './widgets.js';
 
-const KNOWN = new Set(['name', 'priority', 'max_gpu_milli', 'gpu_milli', 'pending', 'running', 'created_at']);
-// Settings an admin may edit, in the order shown; *_milli ones are edited in GPUs.
-const EDITABLE = ['priority', 'guarantee_milli', 'max_gpu_milli', 'limit_milli', 'weight', 'guarantee', 'limit'];
-const LABELS = {
-  priority: 'Priority', max_gpu_milli: 'GPU limit', guarantee_milli: 'GPU guarantee', limit_milli: 'GPU limit',
-  weight: 'Weight', guarantee: 'Guarantee', limit: 'Limit',
-};
+// Shown in their own columns (or not at all: name, created_at).
+const KNOWN = new Set(['name', 'weight', 'guarantee_gpu_milli', 'max_gpu_milli', 'gpu_milli', 'pending',
+  'running', 'priority', 'created_at']);
+// What an admin sets, in the order of the forms; *_milli are typed in GPUs.
+const SETTINGS = [
+  { k: 'guarantee_gpu_milli', label: 'Guarantee (GPUs)', help: 'Owed to the queue: it gets it back by preempting training jobs of queues above theirs. Empty: none.' },
+  { k: 'max_gpu_milli', label: 'Limit (GPUs)', help: 'Cap on what its running jobs hold together. Empty: no limit.' },
+  { k: 'weight', label: 'Weight', help: '1 … 1000: its share of idle capacity beyond guarantees.' },
+  { k: 'priority', label: 'Priority', help: 'Orders the list only.' },
+];
 
 export function mount(ctx, store) {
   ctx.title = 'Queues';
@@ -25,14 +27,15 @@ export function mount(ctx, store) {
   ctx.editor = h('div', {});
   ctx.sig = '';
   ctx.root.append(h('h1', {}, 'Queues'),
-    h('p', { class: 'sub' }, 'Pending jobs are taken by queue priority (higher first), then job priority, then submission order; a queue at its GPU limit starts nothing more.'),
+    h('p', { class: 'sub' }, 'Each queue is owed its guarantee; capacity beyond the guarantees is shared by weight (fair share), up to each queue\'s limit. ',
+      'Only training jobs run beyond their queue\'s guarantee, and only they are preempted to give a queue back what it is owed.'),
     ctx.msg, ctx.table, ctx.editor);
   if (store.admin) ctx.root.append(createForm(ctx));
   update(ctx, store);
 }
 
 function usage(store) {
-  // milli-GPUs held by each queue's running jobs.
+  // milli-GPUs held by each queue's running jobs (when tesseld does not say: gpu_milli).
   const m = new Map();
   for (const j of store.jobs.values()) {
     if (j.state !== 'running') continue;
@@ -49,10 +52,14 @@ function extraKeys(queues) {
 }
 
 function fmt(k, v) {
-  if (v === null || v === undefined) return k.endsWith('_milli') ? 'none' : '—';
+  if (v === null || v === undefined) return '—';
   if (k.endsWith('_milli')) return `${gpuOf(v)} GPU`;
   if (k.endsWith('_at')) return time(v);
   return typeof v === 'object' ? JSON.stringify(v) : String(v);
+}
+
+function gpus(v, none) {
+  return v === null || v === undefined ? none : `${gpuOf(v)} GPU`;
 }
 
 export function update(ctx, store) {
@@ -61,24 +68,32 @@ export function update(ctx, store) {
   const sig = JSON.stringify([store.queues, [...use], store.admin]);
   if (sig === ctx.sig) return;
   ctx.sig = sig;
-  const cols = ['Queue', 'Priority', ...extra.map((k) => LABELS[k] || k), 'GPU limit', 'In use', 'Pending', 'Running'];
+  const has = (k) => store.queues.some((q) => k in q);
+  const cols = [
+    ['Queue', null], has('guarantee_gpu_milli') ? ['Guarantee', 'num'] : null, ['Limit', 'num'],
+    has('weight') ? ['Weight', 'num'] : null, ['In use', 'num'], ['Pending', 'num'], ['Running', 'num'],
+    ['Priority', 'num'], ...extra.map((k) => [k, 'num']),
+  ].filter(Boolean);
   keepFocus(ctx.table, () => clear(ctx.table, h('table', { class: 'data queues' },
     h('caption', { class: 'sr-only' }, 'Queues'),
-    h('thead', {}, h('tr', {}, cols.map((c, i) => h('th', { scope: 'col', class: i ? 'num' : null }, c)),
+    h('thead', {}, h('tr', {}, cols.map(([c, cls]) => h('th', { scope: 'col', class: cls }, c)),
       store.admin ? h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Actions')) : null)),
     h('tbody', {}, store.queues.map((q) => {
-      // tesseld's own figure when it gives one (gpu_milli), else summed from the running jobs.
       const held = q.gpu_milli ?? use.get(q.name) ?? 0;
-      const limit = q.max_gpu_milli;
+      const cap = q.max_gpu_milli ?? null, owed = q.guarantee_gpu_milli ?? null;
+      const scale = cap ?? owed;
+      const meterLabel = `${q.name}: ${gpuOf(held)} GPU in use` + (owed !== null ? `, guarantee ${gpuOf(owed)}` : '') + (cap !== null ? `, limit ${gpuOf(cap)}` : '');
       return h('tr', { 'data-queue': q.name },
         h('td', { 'data-label': 'Queue' }, h('a', { href: `#/jobs?queue=${encodeURIComponent(q.name)}` }, q.name)),
-        h('td', { class: 'num', 'data-label': 'Priority' }, String(q.priority)),
-        extra.map((k) => h('td', { class: 'num', 'data-label': LABELS[k] || k }, fmt(k, q[k]))),
-        h('td', { class: 'num', 'data-label': 'GPU limit', 'data-col': 'limit' }, limit === null || limit === undefined ? 'no limit' : `${gpuOf(limit)} GPU`),
-        h('td', { class: 'num', 'data-label': 'In use' }, `${gpuOf(held)} GPU`,
-          limit ? h('meter', { min: 0, max: limit, value: Math.min(held, limit), 'aria-label': `${q.name}: ${gpuOf(held)} of ${gpuOf(limit)} GPU in use` }) : null),
+        has('guarantee_gpu_milli') ? h('td', { class: 'num', 'data-label': 'Guarantee', 'data-col': 'guarantee' }, gpus(owed, 'none')) : null,
+        h('td', { class: 'num', 'data-label': 'Limit', 'data-col': 'limit' }, gpus(cap, 'no limit')),
+        has('weight') ? h('td', { class: 'num', 'data-label': 'Weight', 'data-col': 'weight' }, fmt('weight', q.weight)) : null,
+        h('td', { class: 'num', 'data-label': 'In use', title: meterLabel }, `${gpuOf(held)} GPU`,
+          scale ? h('meter', { min: 0, max: scale, value: Math.min(held, scale), low: owed ?? undefined, 'aria-label': meterLabel }) : null),
         h('td', { class: 'num', 'data-label': 'Pending' }, String(q.pending ?? 0)),
         h('td', { class: 'num', 'data-label': 'Running' }, String(q.running ?? 0)),
+        h('td', { class: 'num', 'data-label': 'Priority' }, fmt('priority', q.priority)),
+        extra.map((k) => h('td', { class: 'num', 'data-label': k }, fmt(k, q[k]))),
         store.admin ? h('td', { class: 'actions' },
           h('button', { type: 'button', class: 'btn small', 'data-key': `edit-${q.name}`, 'aria-label': `Edit queue ${q.name}`,
             onclick: () => openEditor(ctx, store, q.name) }, 'Edit'),
@@ -89,28 +104,34 @@ export function update(ctx, store) {
     })))));
 }
 
-// GPUs typed by a person -> milli for the API; '' -> null (no limit).  Anything not a number is
-// sent as typed so that tesseld's error names the field.
-function toMilli(s) {
+// What a person typed -> the API's value: GPUs -> milli ('' -> null: none); numbers as numbers.
+// Anything else is sent as typed so that tesseld's error names the field.
+function value(k, s) {
+  if (k.endsWith('_milli')) {
+    if (s === '') return null;
+    const n = Number(s);
+    return isNaN(n) ? s : Math.round(n * 1000);
+  }
   if (s === '') return null;
-  const n = Number(s);
-  return isNaN(n) ? s : Math.round(n * 1000);
+  return isNaN(Number(s)) ? s : Number(s);
+}
+
+function shown(k, v) {
+  if (v === null || v === undefined) return '';
+  return k.endsWith('_milli') ? gpuOf(v) : String(v);
 }
 
 function openEditor(ctx, store, name) {
   const q = store.queues.find((x) => x.name === name);
   if (!q) return;
-  const keys = EDITABLE.filter((k) => k in q);
+  const settings = SETTINGS.filter((s) => s.k in q);
   const inputs = {};
   const form = h('form', { class: 'card form', novalidate: true, 'aria-labelledby': 'edit-title', id: 'queue-editor' },
     h('h2', { id: 'edit-title' }, `Edit queue ${name}`),
     h('p', { class: 'formerr error', role: 'alert', tabindex: -1 }),
-    h('div', { class: 'row' }, keys.map((k) => {
-      const milli = k.endsWith('_milli');
-      const v = q[k];
-      inputs[k] = h('input', { type: 'text', inputmode: 'decimal', value: v === null || v === undefined ? '' : milli ? gpuOf(v) : String(v) });
-      return field(k, milli ? `${LABELS[k] || k} (GPUs)` : LABELS[k] || k, inputs[k],
-        milli ? 'In GPUs, e.g. 1.5; empty for none.' : k === 'priority' ? 'Higher runs first.' : null, 'eq');
+    h('div', { class: 'row' }, settings.map(({ k, label, help }) => {
+      inputs[k] = h('input', { type: 'text', inputmode: 'decimal', value: shown(k, q[k]) });
+      return field(k, label, inputs[k], help, 'eq');
     })),
     h('div', { class: 'buttons' },
       h('button', { type: 'submit', class: 'btn primary' }, 'Save'),
@@ -118,11 +139,10 @@ function openEditor(ctx, store, name) {
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     clearErrors(form);
-    // Only what was changed, so that a setting tesseld shows but does not take is not sent.
+    // Only what was changed.
     const patch = {};
-    for (const k of keys) {
-      const s = inputs[k].value.trim();
-      const v = k.endsWith('_milli') ? toMilli(s) : s === '' ? null : isNaN(Number(s)) ? s : Number(s);
+    for (const { k } of settings) {
+      const v = value(k, inputs[k].value.trim());
       if (v !== (q[k] ?? null)) patch[k] = v;
     }
     if (!Object.keys(patch).length) { showError(form, { message: 'Nothing was changed.' }); return; }
@@ -131,6 +151,7 @@ function openEditor(ctx, store, name) {
       clear(ctx.editor);
       flash(ctx.msg, `Queue ${name} saved.`);
       await ctx.refresh();
+      document.querySelector(`[data-key="edit-${CSS.escape(name)}"]`)?.focus();
     } catch (e) {
       showError(form, e);
     }
@@ -140,29 +161,31 @@ function openEditor(ctx, store, name) {
 }
 
 function createForm(ctx) {
-  const name = h('input', { type: 'text', autocomplete: 'off', placeholder: 'e.g. big' });
-  const prio = h('input', { type: 'text', inputmode: 'numeric', value: '0' });
-  const limit = h('input', { type: 'text', inputmode: 'decimal', placeholder: 'no limit' });
+  const inputs = {};
+  const name = h('input', { type: 'text', autocomplete: 'off', placeholder: 'e.g. prod' });
   const form = h('form', { class: 'card form', novalidate: true, 'aria-labelledby': 'newq-title' },
     h('h2', { id: 'newq-title' }, 'New queue'),
     h('p', { class: 'formerr error', role: 'alert', tabindex: -1 }),
     h('div', { class: 'row' },
       field('name', 'Name', name, 'Lower-case letters, digits, - and _.', 'nq'),
-      field('priority', 'Priority', prio, null, 'nq'),
-      field('max_gpu_milli', 'GPU limit (GPUs)', limit, 'Empty for no limit.', 'nq')),
+      SETTINGS.map(({ k, label }) => {
+        inputs[k] = h('input', { type: 'text', inputmode: 'decimal', placeholder: k === 'weight' ? '1' : k === 'priority' ? '0' : 'none' });
+        return field(k, label, inputs[k], null, 'nq');
+      })),
     h('div', { class: 'buttons' }, h('button', { type: 'submit', class: 'btn primary' }, 'Create queue')));
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     clearErrors(form);
     const body = { name: name.value.trim() };
-    const p = prio.value.trim();
-    if (p !== '') body.priority = isNaN(Number(p)) ? p : Number(p);
-    const l = toMilli(limit.value.trim());
-    if (l !== null) body.max_gpu_milli = l;
+    for (const { k } of SETTINGS) {
+      const v = value(k, inputs[k].value.trim());
+      if (v !== null) body[k] = v;
+    }
     try {
       await api.createQueue(body);
       flash(ctx.msg, `Queue ${body.name} created.`);
-      name.value = ''; limit.value = ''; prio.value = '0';
+      name.value = '';
+      for (const i of Object.values(inputs)) i.value = '';
       await ctx.refresh();
     } catch (e) {
       showError(form, e);

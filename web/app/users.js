@@ -82,7 +82,7 @@ function renderTokens(ctx, store) {
     h('tbody', {}, list.map((t) => h('tr', { 'data-token': t.id },
       h('td', { class: 'num', 'data-label': 'ID' }, String(t.id)),
       h('td', { 'data-label': 'User' }, t.user),
-      h('td', { 'data-label': 'Name' }, t.name || '—', t.id === store.me.token_id ? h('span', { class: 'badge' }, 'this session') : null),
+      h('td', { 'data-label': 'Name' }, t.name || '—', t.id === store.me.token_id ? [' ', h('span', { class: 'badge' }, 'this session')] : null),
       h('td', { 'data-label': 'Created' }, time(t.created_at)),
       h('td', { class: 'actions' }, t.id === store.me.token_id ? null : confirmButton('Revoke', `Revoke token ${t.id}?`, `revoke-${t.id}`, async () => {
         try { await api.deleteToken(t.id); flash(ctx.msg, `Token ${t.id} revoked.`); } catch (e) { flash(ctx.msg, e.message, true); }

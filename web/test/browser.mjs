@@ -240,23 +240,30 @@ try {
   await page.click('#nav a[data-page="queues"]');
   await page.locator('tr[data-queue="default"]').waitFor();
   await page.fill('#nq-name', 'big');
-  await page.fill('#nq-priority', '10');
+  await page.fill('#nq-guarantee_gpu_milli', '1');
   await page.fill('#nq-max_gpu_milli', '2');
+  await page.fill('#nq-weight', '2');
+  await page.fill('#nq-priority', '10');
   await page.click('button:text("Create queue")');
   await page.locator('tr[data-queue="big"]').waitFor();
   const bigq = (await api('GET', '/v1/queues/big')).body;
-  check(bigq.priority === 10 && bigq.max_gpu_milli === 2000, 'queues: the admin creates queue "big" (priority 10, limit 2 GPUs = 2000 milli)', JSON.stringify(bigq));
+  check(bigq.guarantee_gpu_milli === 1000 && bigq.max_gpu_milli === 2000 && bigq.weight === 2 && bigq.priority === 10,
+    'queues: the admin creates queue "big" (guarantee 1 GPU, limit 2 GPUs, weight 2: 1000 and 2000 milli in the API)', JSON.stringify(bigq));
   await page.click('button[aria-label="Edit queue default"]');
-  await page.fill('#eq-priority', 'high');
+  await page.fill('#eq-weight', '0');
   await page.click('#queue-editor button:text("Save")');
-  await page.locator('#queue-editor [data-field="priority"] .fielderr:not(:empty)').waitFor();
-  check(true, 'queues: a bad priority is refused by the API, the error shown beside the field');
-  await page.fill('#eq-priority', '5');
+  await page.locator('#queue-editor [data-field="weight"] .fielderr:not(:empty)').waitFor();
+  check(await page.getAttribute('#eq-weight', 'aria-invalid') === 'true', 'queues: weight 0 is refused by the API, the error shown beside the field');
+  await page.fill('#eq-weight', '3');
+  await page.fill('#eq-guarantee_gpu_milli', '0.5');
   await page.fill('#eq-max_gpu_milli', '1.5');
   await page.click('#queue-editor button:text("Save")');
   await page.locator('tr[data-queue="default"] td[data-col="limit"]:text("1.5 GPU")').waitFor();
   const def = (await api('GET', '/v1/queues/default')).body;
-  check(def.priority === 5 && def.max_gpu_milli === 1500, `queues: the admin's edit changed the default queue's quota (API: priority ${def.priority}, max_gpu_milli ${def.max_gpu_milli})`);
+  check(def.weight === 3 && def.guarantee_gpu_milli === 500 && def.max_gpu_milli === 1500,
+    `queues: the admin's edit changed the default queue's quota (API: weight ${def.weight}, guarantee_gpu_milli ${def.guarantee_gpu_milli}, max_gpu_milli ${def.max_gpu_milli})`);
+  check(await page.locator('tr[data-queue="default"] td[data-col="guarantee"]').textContent() === '0.5 GPU'
+    && await page.locator('tr[data-queue="default"] td[data-col="weight"]').textContent() === '3', 'queues: the table shows the new guarantee and weight');
   check((await a11y(page)).length === 0, 'queues: every control is labelled', await a11y(page));
   await shot(page, '07-queues');
 

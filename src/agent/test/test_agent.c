@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -63,6 +64,67 @@ static void test_quota(void **state)
     assert_int_equal(tagent_cpu_quota_us(1), 1000); /* kernel minimum */
     assert_string_equal(tagent_cgroup_mode_name(TAGENT_CG_V1), "v1");
     assert_string_equal(tagent_cgroup_mode_name(TAGENT_CG_NONE), "none");
+}
+
+static void read_into(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, len - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+}
+
+/* The files a job's group gets, laid out in a scratch directory standing for /sys/fs/cgroup. */
+static void test_cgroup_layout(void **state)
+{
+    char root[64], p[512], buf[64];
+    snprintf(root, sizeof root, "/tmp/tessel-cg-XXXXXX");
+    assert_non_null(mkdtemp(root));
+    const char *name = "tessel/abc/job-7";
+
+    assert_int_equal(tagent_cgroup_create(TAGENT_CG_V2, root, name, 500, 64u << 20, NULL), 0);
+    snprintf(p, sizeof p, "%s/%s/memory.max", root, name);
+    read_into(p, buf, sizeof buf);
+    assert_string_equal(buf, "67108864");
+    snprintf(p, sizeof p, "%s/%s/cpu.max", root, name);
+    read_into(p, buf, sizeof buf);
+    assert_string_equal(buf, "50000 100000");
+    snprintf(p, sizeof p, "%s/tessel/abc/cgroup.subtree_control", root);
+    read_into(p, buf, sizeof buf);
+    assert_string_equal(buf, "+memory +cpu");
+    char procs[3][4096];
+    assert_int_equal(tagent_cgroup_procs_paths(TAGENT_CG_V2, root, name, procs, 3), 1);
+    snprintf(p, sizeof p, "%s/%s/cgroup.procs", root, name);
+    assert_string_equal(procs[0], p);
+
+    static const char *const ctl[] = {"memory", "cpu", "freezer"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s/%s", root, ctl[i]);
+        assert_int_equal(mkdir(p, 0755), 0);
+    }
+    assert_int_equal(tagent_cgroup_create(TAGENT_CG_V1, root, name, 2500, 1u << 30, NULL), 0);
+    snprintf(p, sizeof p, "%s/memory/%s/memory.limit_in_bytes", root, name);
+    read_into(p, buf, sizeof buf);
+    assert_string_equal(buf, "1073741824");
+    snprintf(p, sizeof p, "%s/cpu/%s/cpu.cfs_quota_us", root, name);
+    read_into(p, buf, sizeof buf);
+    assert_string_equal(buf, "250000");
+    snprintf(p, sizeof p, "%s/cpu/%s/cpu.cfs_period_us", root, name);
+    read_into(p, buf, sizeof buf);
+    assert_string_equal(buf, "100000");
+    assert_int_equal(tagent_cgroup_procs_paths(TAGENT_CG_V1, root, name, procs, 3), 3);
+    snprintf(p, sizeof p, "%s/freezer/%s/cgroup.procs", root, name);
+    assert_string_equal(procs[2], p);
+    /* No limits asked: the group exists, no limit file is written. */
+    assert_int_equal(tagent_cgroup_create(TAGENT_CG_V1, root, "tessel/abc/job-8", 0, 0, NULL), 0);
+    snprintf(p, sizeof p, "%s/memory/tessel/abc/job-8/memory.limit_in_bytes", root);
+    assert_int_equal(access(p, F_OK), -1);
+    assert_int_equal(tagent_cgroup_procs_paths(TAGENT_CG_NONE, root, name, procs, 3), 0);
+
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
 }
 
 /* Run the shim on argv in a fresh dir; returns the dir (static buffer). */
@@ -136,9 +198,8 @@ static void test_shim(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fake_spec),
-        cmocka_unit_test(test_uuid),
-        cmocka_unit_test(test_quota),
+        cmocka_unit_test(test_fake_spec), cmocka_unit_test(test_uuid),
+        cmocka_unit_test(test_quota),     cmocka_unit_test(test_cgroup_layout),
         cmocka_unit_test(test_shim),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

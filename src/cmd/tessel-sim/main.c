@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "tessel/sched.h"
+#include "sim_events.h"
 
 /* Share of the original pods the typical-pod mix covers.  The FGD
  * simulator's experiments configure 95 (podPopularityThreshold), which
@@ -500,6 +501,8 @@ static unsigned long parse_num(const char *opt, const char *s, unsigned long lo,
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "events") == 0)
+        return tessel_sim_events(argc - 1, argv + 1);
     const char *nodes_path = NULL, *pods_path = NULL, *policies = "tessel";
     const char *seeds = "42-51";
     unsigned load = 130, copies = 1, typical_pct = TYPICAL_PCT;

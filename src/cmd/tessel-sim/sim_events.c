@@ -876,8 +876,10 @@ static void report(struct sim *sm, double wall)
                pre = m->preempted;
         int own_adm = 0;
         if (st.parent >= 0 || nadm || jobs) {
-            qsort(adm, nadm, sizeof *adm, cmp_d);
-            qsort(jct, njct, sizeof *jct, cmp_d);
+            if (nadm) /* an idle leaf has no arrays: qsort(NULL, 0) is UB */
+                qsort(adm, nadm, sizeof *adm, cmp_d);
+            if (njct)
+                qsort(jct, njct, sizeof *jct, cmp_d);
         } else {
             /* gather the subtree */
             size_t ca = 0, cj = 0;
@@ -903,8 +905,10 @@ static void report(struct sim *sm, double wall)
                 rej += mk->rejected;
                 pre += mk->preempted;
             }
-            qsort(adm, nadm, sizeof *adm, cmp_d);
-            qsort(jct, njct, sizeof *jct, cmp_d);
+            if (nadm) /* qsort's base must not be NULL, even for 0 items */
+                qsort(adm, nadm, sizeof *adm, cmp_d);
+            if (njct)
+                qsort(jct, njct, sizeof *jct, cmp_d);
             own_adm = 1;
         }
         fmt_time(a, sizeof a, pct(adm, nadm, 50));

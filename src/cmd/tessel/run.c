@@ -396,6 +396,7 @@ static int foreground(cli_t *cli, int64_t id, bool quiet)
             interrupted = 0;
             if (cancelling) {
                 cli_fail("detached from job %lld, which is being cancelled", (long long)id);
+                json_decref(job);
                 return CLI_ERR;
             }
             cancelling = true;
@@ -409,8 +410,14 @@ static int foreground(cli_t *cli, int64_t id, bool quiet)
             continue;
         }
         if (is_lost(errno)) {
-            if (keep_trying(&lost_since, err.text, quiet))
+            if (keep_trying(&lost_since, err.text, quiet)) {
+                /* tesseld answers again: a later outage gets its own RUN_RECONNECT_S. */
+                json_t *probe = NULL;
+                if (tclient_request(cli->client, "GET", path, NULL, &probe, NULL) == 0)
+                    lost_since = 0;
+                json_decref(probe);
                 continue;
+            }
             cli_fail("%s; job %lld may still run (tessel logs -f %lld)", err.text, (long long)id,
                      (long long)id);
             json_decref(job);

@@ -3,7 +3,6 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "cmd/tessel/cli.h"
 
@@ -109,9 +108,7 @@ int cmd_users(cli_t *cli, int argc, char **argv)
     if (cli_call(cli, "POST", "/v1/users", body, &user) < 0)
         goto out;
     json_decref(body);
-    char tname[64];
-    snprintf(tname, sizeof tname, "created by tessel users add");
-    body = json_pack("{s:s, s:s}", "user", name, "name", tname);
+    body = json_pack("{s:s, s:s}", "user", name, "name", "created by tessel users add");
     if (cli_call(cli, "POST", "/v1/tokens", body, &tok) < 0)
         goto out;
     if (cli->json) {

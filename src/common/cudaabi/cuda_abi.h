@@ -176,6 +176,25 @@ typedef enum CUmemAttach_flags_enum {
 #define CU_MEMHOSTREGISTER_PORTABLE   0x01
 #define CU_MEMHOSTREGISTER_DEVICEMAP  0x02
 
+typedef enum CUmemorytype_enum {
+    CU_MEMORYTYPE_HOST = 0x01,
+    CU_MEMORYTYPE_DEVICE = 0x02,
+    CU_MEMORYTYPE_ARRAY = 0x03,
+    CU_MEMORYTYPE_UNIFIED = 0x04
+} CUmemorytype;
+
+typedef enum CUmem_advise_enum {
+    CU_MEM_ADVISE_SET_READ_MOSTLY = 1,
+    CU_MEM_ADVISE_UNSET_READ_MOSTLY = 2,
+    CU_MEM_ADVISE_SET_PREFERRED_LOCATION = 3,
+    CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION = 4,
+    CU_MEM_ADVISE_SET_ACCESSED_BY = 5,
+    CU_MEM_ADVISE_UNSET_ACCESSED_BY = 6
+} CUmem_advise;
+
+/* The host as a "device" in cuMemAdvise / cuMemPrefetchAsync (v1). */
+#define CU_DEVICE_CPU ((CUdevice)-1)
+
 /* cuGetProcAddress flags and outcome. */
 typedef enum CUdriverProcAddress_flags_enum {
     CU_GET_PROC_ADDRESS_DEFAULT = 0,
@@ -314,6 +333,26 @@ typedef struct CUDA_ARRAY3D_DESCRIPTOR_v1_st {
 #define CUDA_ARRAY3D_TEXTURE_GATHER   0x08
 #define CUDA_ARRAY3D_SPARSE           0x40
 #define CUDA_ARRAY3D_DEFERRED_MAPPING 0x80
+
+/* cuMemcpy2D*_v2 parameters (the _v2 layout, size_t fields). */
+typedef struct CUDA_MEMCPY2D_st {
+    size_t srcXInBytes;
+    size_t srcY;
+    CUmemorytype srcMemoryType;
+    const void *srcHost;
+    CUdeviceptr srcDevice;
+    CUarray srcArray;
+    size_t srcPitch;
+    size_t dstXInBytes;
+    size_t dstY;
+    CUmemorytype dstMemoryType;
+    void *dstHost;
+    CUdeviceptr dstDevice;
+    CUarray dstArray;
+    size_t dstPitch;
+    size_t WidthInBytes;
+    size_t Height;
+} CUDA_MEMCPY2D;
 
 /* ---- Virtual memory management and pools -------------------------------- */
 
@@ -633,6 +672,46 @@ CUABI_FN(cuMemsetD8Async, (CUdeviceptr dstDevice, unsigned char uc, size_t N, CU
 CUABI_FN(cuMemsetD8Async_ptsz,
          (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream));
 
+CUABI_FN(cuMemsetD2D8, (CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned char uc,
+                        unsigned int Width, unsigned int Height));
+CUABI_FN(cuMemsetD2D8_v2,
+         (CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height));
+CUABI_FN(cuMemsetD2D8_v2_ptds,
+         (CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height));
+CUABI_FN(cuMemsetD2D8Async, (CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width,
+                             size_t Height, CUstream hStream));
+CUABI_FN(cuMemsetD2D8Async_ptsz, (CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc,
+                                  size_t Width, size_t Height, CUstream hStream));
+CUABI_FN(cuMemcpyPeer, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                        CUcontext srcContext, size_t ByteCount));
+CUABI_FN(cuMemcpyPeer_ptds, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                             CUcontext srcContext, size_t ByteCount));
+CUABI_FN(cuMemcpyPeerAsync, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                             CUcontext srcContext, size_t ByteCount, CUstream hStream));
+CUABI_FN(cuMemcpyPeerAsync_ptsz,
+         (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext,
+          size_t ByteCount, CUstream hStream));
+CUABI_FN(cuMemcpy2D_v2, (const CUDA_MEMCPY2D *pCopy));
+CUABI_FN(cuMemcpy2D_v2_ptds, (const CUDA_MEMCPY2D *pCopy));
+CUABI_FN(cuMemcpy2DUnaligned_v2, (const CUDA_MEMCPY2D *pCopy));
+CUABI_FN(cuMemcpy2DUnaligned_v2_ptds, (const CUDA_MEMCPY2D *pCopy));
+CUABI_FN(cuMemcpy2DAsync_v2, (const CUDA_MEMCPY2D *pCopy, CUstream hStream));
+CUABI_FN(cuMemcpy2DAsync_v2_ptsz, (const CUDA_MEMCPY2D *pCopy, CUstream hStream));
+CUABI_FN(cuMemHostGetFlags, (unsigned int *pFlags, void *p));
+
+/* Unified memory hints */
+CUABI_FN(cuMemAdvise, (CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUdevice device));
+CUABI_FN(cuMemAdvise_v2,
+         (CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location));
+CUABI_FN(cuMemPrefetchAsync,
+         (CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream));
+CUABI_FN(cuMemPrefetchAsync_ptsz,
+         (CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream));
+CUABI_FN(cuMemPrefetchAsync_v2, (CUdeviceptr devPtr, size_t count, CUmemLocation location,
+                                 unsigned int flags, CUstream hStream));
+CUABI_FN(cuMemPrefetchAsync_v2_ptsz, (CUdeviceptr devPtr, size_t count, CUmemLocation location,
+                                      unsigned int flags, CUstream hStream));
+
 /* Stream-ordered allocation and pools */
 CUABI_FN(cuMemAllocAsync, (CUdeviceptr * dptr, size_t bytesize, CUstream hStream));
 CUABI_FN(cuMemAllocAsync_ptsz, (CUdeviceptr * dptr, size_t bytesize, CUstream hStream));
@@ -648,6 +727,8 @@ CUABI_FN(cuMemPoolTrimTo, (CUmemoryPool pool, size_t minBytesToKeep));
 CUABI_FN(cuMemPoolGetAttribute, (CUmemoryPool pool, CUmemPool_attribute attr, void *value));
 CUABI_FN(cuMemPoolSetAttribute, (CUmemoryPool pool, CUmemPool_attribute attr, void *value));
 CUABI_FN(cuMemPoolSetAccess, (CUmemoryPool pool, const CUmemAccessDesc *map, size_t count));
+CUABI_FN(cuMemPoolGetAccess,
+         (CUmemAccess_flags * flags, CUmemoryPool memPool, CUmemLocation *location));
 CUABI_FN(cuDeviceGetDefaultMemPool, (CUmemoryPool * pool_out, CUdevice dev));
 CUABI_FN(cuDeviceGetMemPool, (CUmemoryPool * pool, CUdevice dev));
 CUABI_FN(cuDeviceSetMemPool, (CUdevice dev, CUmemoryPool pool));

@@ -192,6 +192,9 @@ NVMLABI_FN(nvmlReturn_t, nvmlDeviceGetTopologyCommonAncestor,
            (nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuTopologyLevel_t *pathInfo));
 NVMLABI_FN(nvmlReturn_t, nvmlDeviceGetNvLinkState,
            (nvmlDevice_t device, unsigned int link, nvmlEnableState_t *isActive));
+/* PCI info of the device at the far end of NVLink `link`. */
+NVMLABI_FN(nvmlReturn_t, nvmlDeviceGetNvLinkRemotePciInfo_v2,
+           (nvmlDevice_t, unsigned int, nvmlPciInfo_t *));
 NVMLABI_FN(nvmlReturn_t, nvmlDeviceGetComputeRunningProcesses,
            (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v1_t *infos));
 NVMLABI_FN(nvmlReturn_t, nvmlDeviceGetComputeRunningProcesses_v2,

@@ -256,9 +256,32 @@ static double cap_usable(const tsched_cluster_t *c, const uint16_t *S, uint64_t 
             continue;
         if (mw->cpu && t * mw->cpu > L) /* CPU binds: divide only then */
             t = L / mw->cpu;
-        usable += mw->w * (double)t * k->ngpus * k->milli;
+        usable += mw->wcap * (double)t * k->ngpus * k->milli;
     }
     return usable;
+}
+
+void tsched__refresh(tsched_cluster_t *c)
+{
+    if (c->scarcity_n == c->n)
+        return;
+    /* GPUs each kind of request may use, against all GPUs */
+    uint64_t all = 0, eligible[MAX_GPU_CLASSES] = {0};
+    for (size_t i = 0; i < c->n; i++) {
+        const struct node *nd = &c->nodes[i];
+        all += nd->ngpus;
+        for (unsigned g = 0; g < c->G; g++)
+            if (c->cls[g].models & nd->models)
+                for (unsigned j = 0; j < nd->ngpus; j++)
+                    eligible[g] += c->cls[g].models >> nd->model[j] & 1;
+    }
+    for (unsigned m = 0; m < c->nmix; m++) {
+        uint64_t e = eligible[c->mix[m].g];
+        c->mix[m].wcap = c->mix[m].w * (e ? (double)all / (double)e : 1.0);
+    }
+    c->scarcity_n = c->n;
+    for (size_t i = 0; i < c->n; i++)
+        tsched__node_changed(c, i);
 }
 
 double tsched__capfrag(const tsched_cluster_t *c, size_t ni, uint64_t cpu_take, const uint8_t *gj,
@@ -559,7 +582,7 @@ int tsched_cluster_set_workload(tsched_cluster_t *c, const tsched_job_t *jobs,
         }
         mw[nm].g = g;
         mw[nm].cpu = j->cpu_milli;
-        mw[nm].w = weights[i] / total;
+        mw[nm].w = mw[nm].wcap = weights[i] / total;
         nm++;
         theta[nt++] = j->cpu_milli;
     }
@@ -610,6 +633,7 @@ int tsched_cluster_set_workload(tsched_cluster_t *c, const tsched_job_t *jobs,
     free(c->mix);
     c->mix = mw;
     c->nmix = nm;
+    c->scarcity_n = (size_t)-1; /* tsched__refresh() before the next decision */
     free(c->cls);
     free(c->theta);
     free(c->atab);

@@ -82,6 +82,7 @@ struct member_w {
     unsigned g;
     uint64_t cpu;
     double w;
+    double wcap; /* w, times all GPUs / GPUs of models it accepts (refresh) */
 };
 
 struct shape {
@@ -120,6 +121,7 @@ struct tsched_cluster {
     uint16_t *per_gpu;    /* G x 1001: tasks of class g a GPU with f free takes */
     struct member_w *mix; /* the GPU tasks of the mix */
     unsigned nmix;
+    size_t scarcity_n; /* nodes when wcap was last computed */
 
     /* per-shape score cache: nslots columns of cap entries */
     struct shape *shapes;
@@ -141,6 +143,9 @@ double tsched__frag_after(const tsched_cluster_t *c, size_t ni, uint64_t cpu_tak
  * allow. */
 double tsched__capfrag(const tsched_cluster_t *c, size_t ni, uint64_t cpu_take, const uint8_t *gj,
                        unsigned nj, uint32_t milli, uint64_t gmem);
+/* Recomputes the mix's scarcity weights (wcap) when nodes were added since,
+ * and then every node's derived state.  Called before each decision. */
+void tsched__refresh(tsched_cluster_t *c);
 void tsched__node_changed(tsched_cluster_t *c, size_t ni);
 int tsched__apply(tsched_cluster_t *c, const tsched_member_t *m, int sign);
 

@@ -675,6 +675,7 @@ static int place(tsched_cluster_t *c, tsched_policy_t *p, const tsched_job_t *jo
         errno = EINVAL;
         return -1;
     }
+    tsched__refresh(c);
     uint32_t gang = job->gang ? job->gang : 1;
     for (uint32_t i = 0; i < gang; i++) {
         uint8_t gpu = 0;

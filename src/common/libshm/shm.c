@@ -24,14 +24,14 @@
 
 /* Doubling from TSHM_INITIAL_PROCS reaches 2^31 slots in 26 steps; 40 old
  * mappings is more than the file size can ever need. */
-#define MAX_MAPS 40
+#define MAX_MAPS         40
 #define TSHM_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 struct tshm {
     int fd;
     int readonly;
-    int reopen;  /* forked child: reopen fd before the next flock */
-    char *path;  /* NULL for a private (memfd) slice */
+    int reopen;           /* forked child: reopen fd before the next flock */
+    char *path;           /* NULL for a private (memfd) slice */
     pthread_mutex_t lock; /* threads of this process; flock is per open file */
     struct tshm_header *hdr;
     struct tshm_device_rec *devs;
@@ -94,12 +94,14 @@ static int validate(const struct tshm_header *h, size_t size, tsl_error_t *err)
     }
     if (h->version != TSHM_VERSION) {
         errno = EPROTO;
-        return tsl_errprintf(err, "slice file layout version %u, this build reads %u",
-                             h->version, TSHM_VERSION);
+        return tsl_errprintf(err, "slice file layout version %u, this build reads %u", h->version,
+                             TSHM_VERSION);
     }
     if (h->header_size != TSHM_HEADER_SIZE || h->device_size != TSHM_DEVICE_SIZE ||
         h->proc_size != TSHM_PROC_SIZE || h->max_devices != TSHM_MAX_DEVICES ||
-        h->procs_offset != TSHM_PROCS_OFFSET || size < file_len(atomic_load(&h->proc_cap))) {
+        h->procs_offset != TSHM_PROCS_OFFSET || size < file_len(TSHM_INITIAL_PROCS)) {
+        /* (Not size vs proc_cap: the table may be growing right now; the
+         * handle maps the rest when it needs it.) */
         errno = EINVAL;
         return tsl_errprintf(err, "slice file has inconsistent record sizes");
     }
@@ -152,8 +154,7 @@ tshm_t *tshm_attach(const char *path, tsl_error_t *err)
     struct stat st;
     if (path && fstat(s->fd, &st) == 0 && (size_t)st.st_size >= TSHM_PROCS_OFFSET) {
         uint64_t magic = 0;
-        if (pread(s->fd, &magic, sizeof magic, 0) == (ssize_t)sizeof magic &&
-            magic == TSHM_MAGIC) {
+        if (pread(s->fd, &magic, sizeof magic, 0) == (ssize_t)sizeof magic && magic == TSHM_MAGIC) {
             if (map_file(s, (size_t)st.st_size) < 0)
                 goto fail_errno;
             tsl_error_t e;
@@ -396,10 +397,25 @@ static void slot_clear(tshm_t *s, struct tshm_proc_rec *r)
  * compare-and-swap, so exactly one process gives its charges back, however
  * many scan at once.  Caller holds s->lock (the in-process mutex that
  * guards the mapping list), not the file lock. */
-static int reclaim_scan(tshm_t *s, int thorough)
+enum reclaim_mode {
+    RECLAIM_CHARGED,  /* slots holding bytes, pid gone (registration) */
+    RECLAIM_ALL,      /* any slot whose pid is gone (before growing the table) */
+    RECLAIM_THOROUGH, /* any slot whose pid is gone or reused (allocation failing) */
+};
+
+static int holds_bytes(struct tshm_proc_rec *r, uint32_t ndev)
+{
+    for (uint32_t d = 0; d < ndev; d++)
+        if (atomic_load_explicit(&r->used[d], memory_order_relaxed))
+            return 1;
+    return 0;
+}
+
+static int reclaim_scan(tshm_t *s, enum reclaim_mode mode)
 {
     if (remap_if_grown(s) < 0)
         return -1;
+    uint32_t ndev = atomic_load(&s->hdr->ndevices);
     uint32_t cap = atomic_load(&s->hdr->proc_cap);
     if (file_len(cap) > s->len)
         cap = (uint32_t)((s->len - TSHM_PROCS_OFFSET) / TSHM_PROC_SIZE);
@@ -409,7 +425,9 @@ static int reclaim_scan(tshm_t *s, int thorough)
         uint32_t st = TSHM_PROC_ACTIVE;
         if (atomic_load(&r->state) != TSHM_PROC_ACTIVE || r == atomic_load(&s->self))
             continue;
-        if (!slot_dead(r, thorough))
+        if (mode == RECLAIM_CHARGED && !holds_bytes(r, ndev))
+            continue;
+        if (!slot_dead(r, mode == RECLAIM_THOROUGH))
             continue;
         if (!atomic_compare_exchange_strong(&r->state, &st, TSHM_PROC_BUSY))
             continue; /* another process is reclaiming it */
@@ -427,7 +445,7 @@ int tshm_reclaim(tshm_t *s)
         return -1;
     }
     pthread_mutex_lock(&s->lock);
-    int n = reclaim_scan(s, 1);
+    int n = reclaim_scan(s, RECLAIM_THOROUGH);
     int saved = errno;
     pthread_mutex_unlock(&s->lock);
     errno = saved;
@@ -435,11 +453,12 @@ int tshm_reclaim(tshm_t *s)
 }
 
 /* Claim a FREE slot by compare-and-swap; NULL when none.  s->lock held. */
-static struct tshm_proc_rec *claim_free(tshm_t *s)
+static struct tshm_proc_rec *claim_free(tshm_t *s, uint32_t *seen)
 {
     uint32_t cap = atomic_load(&s->hdr->proc_cap);
     if (file_len(cap) > s->len)
         cap = (uint32_t)((s->len - TSHM_PROCS_OFFSET) / TSHM_PROC_SIZE);
+    *seen = cap;
     for (uint32_t i = 0; i < cap; i++) {
         struct tshm_proc_rec *r = proc_at(s, i);
         uint32_t st = TSHM_PROC_FREE;
@@ -450,16 +469,19 @@ static struct tshm_proc_rec *claim_free(tshm_t *s)
     return NULL;
 }
 
-/* Double the process table under the file lock (unless another process
- * grew it meanwhile).  s->lock held. */
-static int grow(tshm_t *s)
+/* Double the process table under the file lock, unless its capacity is no
+ * longer the `seen` one that was found full (another process grew it).
+ * s->lock held. */
+static int grow(tshm_t *s, uint32_t seen)
 {
     if (file_lock(s) < 0)
         return -1;
     int rc = 0;
     uint32_t cap = atomic_load(&s->hdr->proc_cap);
-    if (file_len(cap) > s->len) {
-        rc = map_file(s, file_len(cap)); /* another process grew it */
+    if (cap != seen) {
+        /* Another process grew it since we scanned: map it and rescan. */
+        if (file_len(cap) > s->len)
+            rc = map_file(s, file_len(cap));
     } else if (cap * 2 < cap) {
         errno = ENOSPC;
         rc = -1;
@@ -490,11 +512,20 @@ int tshm_register(tshm_t *s, tsl_error_t *err)
         return 0;
     }
     struct tshm_proc_rec *r = NULL;
-    if (reclaim_scan(s, 0) < 0)
+    /* Only slots that hold bytes are checked here: with 300 processes
+     * starting at once, checking every slot would cost each of them 300
+     * kill() calls.  Dead slots holding nothing are recycled when the table
+     * is full, before it grows. */
+    if (reclaim_scan(s, RECLAIM_CHARGED) < 0)
         goto fail;
-    while (!(r = claim_free(s)))
-        if (grow(s) < 0)
+    int swept = 0;
+    uint32_t seen;
+    while (!(r = claim_free(s, &seen))) {
+        if (!swept++ && reclaim_scan(s, RECLAIM_ALL) > 0)
+            continue;
+        if (grow(s, seen) < 0)
             goto fail;
+    }
     for (int d = 0; d < TSHM_MAX_DEVICES; d++)
         atomic_store(&r->used[d], 0);
     r->pid = pid;

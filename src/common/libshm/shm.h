@@ -64,8 +64,8 @@ typedef struct {
 /* One live (or not yet reclaimed) process of a slice. */
 typedef struct {
     pid_t pid;
-    uint64_t start_time; /* clock ticks since boot, /proc/PID/stat field 22 */
-    char comm[16];       /* process name, NUL-terminated */
+    uint64_t start_time;             /* clock ticks since boot, /proc/PID/stat field 22 */
+    char comm[16];                   /* process name, NUL-terminated */
     uint64_t used[TSHM_MAX_DEVICES]; /* bytes charged per device index */
 } tshm_proc_info_t;
 

@@ -22,17 +22,17 @@
 #define TSHM_PROCS_OFFSET   12288
 
 struct tshm_header {
-    uint64_t magic;           /* TSHM_MAGIC, written last at creation */
-    uint32_t version;         /* TSHM_VERSION */
-    uint32_t header_size;     /* TSHM_HEADER_SIZE */
-    uint32_t device_size;     /* TSHM_DEVICE_SIZE */
-    uint32_t proc_size;       /* TSHM_PROC_SIZE */
-    uint32_t max_devices;     /* TSHM_MAX_DEVICES */
-    uint32_t flags;           /* 0; reserved for later versions */
-    uint64_t devices_offset;  /* TSHM_DEVICES_OFFSET */
-    uint64_t procs_offset;    /* TSHM_PROCS_OFFSET */
-    _Atomic uint32_t ndevices;  /* device records in use (claimed in order) */
-    _Atomic uint32_t proc_cap;  /* process slots in the file; only grows */
+    uint64_t magic;              /* TSHM_MAGIC, written last at creation */
+    uint32_t version;            /* TSHM_VERSION */
+    uint32_t header_size;        /* TSHM_HEADER_SIZE */
+    uint32_t device_size;        /* TSHM_DEVICE_SIZE */
+    uint32_t proc_size;          /* TSHM_PROC_SIZE */
+    uint32_t max_devices;        /* TSHM_MAX_DEVICES */
+    uint32_t flags;              /* 0; reserved for later versions */
+    uint64_t devices_offset;     /* TSHM_DEVICES_OFFSET */
+    uint64_t procs_offset;       /* TSHM_PROCS_OFFSET */
+    _Atomic uint32_t ndevices;   /* device records in use (claimed in order) */
+    _Atomic uint32_t proc_cap;   /* process slots in the file; only grows */
     _Atomic uint64_t generation; /* bumped at each slot claim/free (readers) */
     uint8_t reserved[TSHM_HEADER_SIZE - 64];
 };
@@ -41,7 +41,7 @@ enum tshm_dev_state { TSHM_DEV_FREE = 0, TSHM_DEV_USED = 1 };
 
 struct tshm_device_rec {
     unsigned char uuid[16];
-    _Atomic uint32_t state;    /* enum tshm_dev_state */
+    _Atomic uint32_t state; /* enum tshm_dev_state */
     uint32_t pad;
     _Atomic uint64_t limit;    /* bytes, TSHM_UNLIMITED = no limit */
     _Atomic uint64_t used;     /* bytes charged by the slice */

@@ -71,7 +71,7 @@ enum {
     S_JOB_ADD,
     S_JOB_GET,
     S_JOB_LIST,
-    S_JOB_PENDING,
+    S_JOB_LIST_ACTIVE,
     S_JOB_SET_RUNNING,
     S_JOB_SET_PIDS,
     S_JOB_FINISH,
@@ -122,9 +122,11 @@ static const char *const sql[S_COUNT] = {
     [S_JOB_LIST] = "SELECT " JOB_COLS " FROM jobs WHERE id > ?1"
                    " AND (?2 IS NULL OR user = ?2) AND (?3 IS NULL OR queue = ?3)"
                    " AND ((?4 >> state) & 1) ORDER BY id LIMIT ?5",
-    [S_JOB_PENDING] = "SELECT " JOB_COLS " FROM jobs j WHERE state = 0 ORDER BY"
-                      " coalesce((SELECT priority FROM queues q WHERE q.name = j.queue), 0) DESC,"
-                      " priority DESC, id LIMIT ?1",
+    /* The same for active states only: "state < 2" lets SQLite use the partial index
+     * jobs_active, so listing the active jobs does not scan the finished ones. */
+    [S_JOB_LIST_ACTIVE] = "SELECT " JOB_COLS " FROM jobs WHERE state < 2 AND id > ?1"
+                          " AND (?2 IS NULL OR user = ?2) AND (?3 IS NULL OR queue = ?3)"
+                          " AND ((?4 >> state) & 1) ORDER BY id LIMIT ?5",
     [S_JOB_SET_RUNNING] = "UPDATE jobs SET state = 1, placement = ?2, started_ms = ?3,"
                           " reason = NULL WHERE id = ?1 AND state = 0",
     [S_JOB_SET_PIDS] = "UPDATE jobs SET shim_pid = ?2, shim_start = ?3, job_pid = ?4"
@@ -783,19 +785,14 @@ static int each_job(tstore_t *s, sqlite3_stmt *q, tstore_job_f cb, void *arg, ts
 int tstore_job_list(tstore_t *s, const tstore_job_filter_t *f, tstore_job_f cb, void *arg,
                     tsl_error_t *err)
 {
-    sqlite3_stmt *q = stmt(s, S_JOB_LIST);
+    unsigned active = (1u << TSTORE_PENDING) | (1u << TSTORE_RUNNING);
+    bool only_active = f->state_mask && (f->state_mask & ~active) == 0;
+    sqlite3_stmt *q = stmt(s, only_active ? S_JOB_LIST_ACTIVE : S_JOB_LIST);
     sqlite3_bind_int64(q, 1, f->after);
     bind_text(q, 2, f->user);
     bind_text(q, 3, f->queue);
     sqlite3_bind_int64(q, 4, f->state_mask ? f->state_mask : (1u << TSTORE_NSTATES) - 1);
     sqlite3_bind_int(q, 5, f->limit > 0 ? f->limit : 1000);
-    return each_job(s, q, cb, arg, err);
-}
-
-int tstore_job_pending(tstore_t *s, int limit, tstore_job_f cb, void *arg, tsl_error_t *err)
-{
-    sqlite3_stmt *q = stmt(s, S_JOB_PENDING);
-    sqlite3_bind_int(q, 1, limit);
     return each_job(s, q, cb, arg, err);
 }
 

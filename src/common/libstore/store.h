@@ -170,9 +170,6 @@ int tstore_job_add(tstore_t *st, tstore_job_t *job, tsl_error_t *err);
 int tstore_job_get(tstore_t *st, int64_t id, tstore_job_t *out, tsl_error_t *err);
 int tstore_job_list(tstore_t *st, const tstore_job_filter_t *f, tstore_job_f cb, void *arg,
                     tsl_error_t *err);
-/* Pending jobs in interim scheduling order: queue priority desc, job priority desc, id asc;
- * at most limit of them. */
-int tstore_job_pending(tstore_t *st, int limit, tstore_job_f cb, void *arg, tsl_error_t *err);
 /* pending -> running with placement and start time. */
 int tstore_job_set_running(tstore_t *st, int64_t id, const char *placement_json, int64_t now_ms,
                            tsl_error_t *err);

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "daemon/api/api.h"
+#include "daemon/api/console.h"
 #include "libutil/size.h"
 
 const thttp_route_t tessd_routes[] = {
@@ -32,6 +33,10 @@ const thttp_route_t tessd_routes[] = {
     {"GET", "/v1/tokens", api_tokens_list},
     {"POST", "/v1/tokens", api_tokens_create},
     {"DELETE", "/v1/tokens/{id}", api_tokens_delete},
+    /* The web console's static files (console.c, docs/console.md): no token, no data. */
+    {"GET", "/", api_console},
+    {"GET", "/app/{file}", api_console},
+    {"GET", "/vendor/{dir}/{file}", api_console},
 };
 const size_t tessd_nroutes = sizeof tessd_routes / sizeof tessd_routes[0];
 

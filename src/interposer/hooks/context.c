@@ -33,9 +33,9 @@ static uint64_t nvml_free(CUdevice ord)
     const unsigned char *b = (const unsigned char *)u.bytes;
     char s[64];
     snprintf(s, sizeof s,
-             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
-             b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
-             b[14], b[15]);
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+             b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+             b[15]);
     nvmlDevice_t d;
     nvmlMemory_t m;
     if (TCU_REAL(nvmlDeviceGetHandleByUUID)(s, &d) != NVML_SUCCESS ||
@@ -130,8 +130,8 @@ TCU_EXPORT CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice
     CTX_CREATE_BODY(cuCtxCreate_v2, real(pctx, flags, dev));
 }
 
-TCU_EXPORT CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray,
-                                   int numParams, unsigned int flags, CUdevice dev)
+TCU_EXPORT CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray, int numParams,
+                                   unsigned int flags, CUdevice dev)
 {
     CTX_CREATE_BODY(cuCtxCreate_v3, real(pctx, paramsArray, numParams, flags, dev));
 }
@@ -234,7 +234,8 @@ TCU_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
 TCU_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
     tcu_ready();
-    return primary_release(dev, (cuDevicePrimaryCtxRelease_fn)TCU_REAL(cuDevicePrimaryCtxRelease_v2));
+    return primary_release(dev,
+                           (cuDevicePrimaryCtxRelease_fn)TCU_REAL(cuDevicePrimaryCtxRelease_v2));
 }
 
 static CUresult primary_reset(CUdevice dev, cuDevicePrimaryCtxReset_fn real)

@@ -345,8 +345,8 @@ TCU_EXPORT CUresult cuMemFree(CUdeviceptr_v1 dptr)
 typedef CUresult (*alloc_async_fn)(CUdeviceptr *, size_t, CUmemoryPool, CUstream);
 
 /* pool == NULL: the current pool of the current device. */
-static CUresult alloc_async(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
-                            CUstream stream, cuMemAllocAsync_fn plain, alloc_async_fn from)
+static CUresult alloc_async(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream stream,
+                            cuMemAllocAsync_fn plain, alloc_async_fn from)
 {
     if (TCU_UNLIKELY(!plain && !from))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -403,8 +403,8 @@ TCU_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUs
     return alloc_async(dptr, bytesize, NULL, hStream, TCU_REAL(cuMemAllocAsync_ptsz), NULL);
 }
 
-TCU_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize,
-                                            CUmemoryPool pool, CUstream hStream)
+TCU_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+                                            CUstream hStream)
 {
     tcu_ready();
     if (!pool)
@@ -422,8 +422,7 @@ TCU_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytes
         return TCU_REAL(cuMemAllocFromPoolAsync_ptsz)
                    ? TCU_REAL(cuMemAllocFromPoolAsync_ptsz)(dptr, bytesize, pool, hStream)
                    : CUDA_ERROR_NOT_INITIALIZED;
-    return alloc_async(dptr, bytesize, pool, hStream, NULL,
-                       TCU_REAL(cuMemAllocFromPoolAsync_ptsz));
+    return alloc_async(dptr, bytesize, pool, hStream, NULL, TCU_REAL(cuMemAllocFromPoolAsync_ptsz));
 }
 
 static CUresult free_async(CUdeviceptr dptr, CUstream hStream, cuMemFreeAsync_fn real)
@@ -620,8 +619,8 @@ TCU_EXPORT CUresult cuArray3DCreate_v2(CUarray *pHandle, const CUDA_ARRAY3D_DESC
     int dev = tcu_current_dev(NULL);
     if (dev == -1 || !pHandle || !d)
         return real(pHandle, d);
-    uint64_t bytes = array3d_bytes(d->Format, d->NumChannels, d->Width, d->Height, d->Depth,
-                                   d->Flags);
+    uint64_t bytes =
+        array3d_bytes(d->Format, d->NumChannels, d->Width, d->Height, d->Depth, d->Flags);
     if (tcu_reserve(dev, bytes) < 0)
         return OOM;
     CUresult r = real(pHandle, d);
@@ -637,8 +636,8 @@ TCU_EXPORT CUresult cuArray3DCreate(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIP
     int dev = tcu_current_dev(NULL);
     if (dev == -1 || !pHandle || !d)
         return real(pHandle, d);
-    uint64_t bytes = array3d_bytes(d->Format, d->NumChannels, d->Width, d->Height, d->Depth,
-                                   d->Flags);
+    uint64_t bytes =
+        array3d_bytes(d->Format, d->NumChannels, d->Width, d->Height, d->Depth, d->Flags);
     if (tcu_reserve(dev, bytes) < 0)
         return OOM;
     CUresult r = real(pHandle, d);
@@ -790,7 +789,8 @@ TCU_EXPORT CUresult cuDeviceTotalMem(unsigned int *bytes, CUdevice dev)
         return CUDA_ERROR_NOT_INITIALIZED;
     CUresult r = real(bytes, dev);
     uint64_t f, t;
-    if (r == CUDA_SUCCESS && bytes && slice_view(dev, real_total_of(dev), real_total_of(dev), &f, &t))
+    if (r == CUDA_SUCCESS && bytes &&
+        slice_view(dev, real_total_of(dev), real_total_of(dev), &f, &t))
         *bytes = t > UINT_MAX ? UINT_MAX : (unsigned int)t;
     return r;
 }

@@ -84,8 +84,7 @@ static int parse_uuid(const char *s, unsigned char out[16])
 
 /* The slice's (free, total) for an NVML device; 0 when it is not in the
  * slice. */
-static int nvml_view(nvmlDevice_t device, uint64_t rfree, uint64_t rtotal, uint64_t *f,
-                     uint64_t *t)
+static int nvml_view(nvmlDevice_t device, uint64_t rfree, uint64_t rtotal, uint64_t *f, uint64_t *t)
 {
     if (!tcu.slice) { /* failed closed */
         *f = *t = 0;

@@ -51,11 +51,12 @@ static void test_default_and_counts(void **state)
 static void test_malformed(void **state)
 {
     static const char *bad[] = {
-        "",           "RTX4090",        "RTX4090:",   ":24G",       "0xA:1G",
-        "17xA:1G",    "A:0",            "A:24Q",      "A:1G:0",     "A:1G:x",
-        "A:1G:1:2",   "A B:1G",         "A:1G,",      ",A:1G",      "9xA:1G,8xB:1G",
-        "A:-1G",      "A/B:1G",
-        "0123456789012345678901234567890123456789012345678901234567890123:1G",
+        "",       "RTX4090",  "RTX4090:",
+        ":24G",   "0xA:1G",   "17xA:1G",
+        "A:0",    "A:24Q",    "A:1G:0",
+        "A:1G:x", "A:1G:1:2", "A B:1G",
+        "A:1G,",  ",A:1G",    "9xA:1G,8xB:1G",
+        "A:-1G",  "A/B:1G",   "0123456789012345678901234567890123456789012345678901234567890123:1G",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         tfake_config_t c;
@@ -181,8 +182,10 @@ static void test_display_name(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_default_and_counts), cmocka_unit_test(test_malformed),
-        cmocka_unit_test(test_uuids),              cmocka_unit_test(test_env),
+        cmocka_unit_test(test_default_and_counts),
+        cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_uuids),
+        cmocka_unit_test(test_env),
         cmocka_unit_test(test_display_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -17,8 +18,8 @@
 #include "cudaabi/cuda_abi.h"
 #include "tessel_fake.h"
 
-#define MiB (1ull << 20)
-#define GiB (1ull << 30)
+#define MiB      (1ull << 20)
+#define GiB      (1ull << 30)
 #define OK(call) assert_int_equal((call), CUDA_SUCCESS)
 
 static void clear_env(void)
@@ -409,6 +410,90 @@ static void test_copies(void **state)
     assert_int_equal(tessel_fake_calls("cuMemsetD8_v2"), 1);
 }
 
+static void test_2d_peer_hints(void **state)
+{
+    start("2xA:1G", "0");
+    CUcontext c1;
+    OK(cuDevicePrimaryCtxRetain(&c1, 1));
+    CUcontext c0 = primary(0);
+    CUdeviceptr p, q;
+    size_t pitch;
+    OK(cuMemAllocPitch_v2(&p, &pitch, 100, 8, 4));
+    assert_int_equal(pitch, 512);
+    OK(cuMemsetD2D8_v2(p, pitch, 0, 512, 8));
+    OK(cuMemsetD2D8_v2_ptds(p + 10, pitch, 0xab, 20, 8));
+    assert_int_equal(cuMemsetD2D8_v2(p, pitch, 1, 600, 2), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuMemsetD2D8_v2(p, pitch, 1, 100, 9), CUDA_ERROR_INVALID_VALUE);
+    unsigned char host[8][32];
+    memset(host, 0, sizeof host);
+    CUDA_MEMCPY2D cp;
+    memset(&cp, 0, sizeof cp);
+    cp.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    cp.srcDevice = p;
+    cp.srcXInBytes = 5;
+    cp.srcPitch = pitch;
+    cp.dstMemoryType = CU_MEMORYTYPE_HOST;
+    cp.dstHost = host;
+    cp.dstPitch = 32;
+    cp.WidthInBytes = 30;
+    cp.Height = 8;
+    OK(cuMemcpy2DUnaligned_v2(&cp));
+    assert_int_equal(host[7][4], 0);    /* column 9 */
+    assert_int_equal(host[7][5], 0xab); /* column 10 */
+    assert_int_equal(host[7][24], 0xab);
+    assert_int_equal(host[7][25], 0);
+    cp.Height = 9; /* past the allocation */
+    assert_int_equal(cuMemcpy2D_v2(&cp), CUDA_ERROR_INVALID_VALUE);
+    cp.Height = 8;
+    cp.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+    assert_int_equal(cuMemcpy2DAsync_v2(&cp, NULL), CUDA_ERROR_NOT_SUPPORTED);
+
+    OK(cuCtxPushCurrent_v2(c1));
+    OK(cuMemAlloc_v2(&q, 4096)); /* on device 1 */
+    OK(cuCtxPopCurrent_v2(NULL));
+    OK(cuMemcpyPeer(q, c1, p + 10, c0, 20));
+    unsigned char b[20];
+    OK(cuMemcpyDtoH_v2(b, q, 20));
+    assert_int_equal(b[19], 0xab);
+    assert_int_equal(cuMemcpyPeer(q, NULL, p, c0, 20), CUDA_ERROR_INVALID_CONTEXT);
+    OK(cuMemcpyPeerAsync_ptsz(p, c0, q, c1, 20, NULL));
+
+    void *h;
+    OK(cuMemHostAlloc(&h, 100, CU_MEMHOSTALLOC_DEVICEMAP));
+    unsigned fl = 0;
+    OK(cuMemHostGetFlags(&fl, h));
+    assert_int_equal(fl, CU_MEMHOSTALLOC_DEVICEMAP);
+    OK(cuMemFreeHost(h));
+
+    CUdeviceptr m;
+    OK(cuMemAllocManaged(&m, MiB, CU_MEM_ATTACH_GLOBAL));
+    OK(cuMemAdvise(m, MiB, CU_MEM_ADVISE_SET_READ_MOSTLY, 0));
+    CUmemLocation host_loc = {CU_MEM_LOCATION_TYPE_HOST, 0};
+    OK(cuMemAdvise_v2(m, MiB, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, host_loc));
+    OK(cuMemPrefetchAsync(m, MiB, CU_DEVICE_CPU, NULL));
+    CUmemLocation d1 = {CU_MEM_LOCATION_TYPE_DEVICE, 1};
+    OK(cuMemPrefetchAsync_v2_ptsz(m, 4096, d1, 0, NULL));
+    assert_int_equal(cuMemPrefetchAsync_v2(p, 4096, d1, 0, NULL), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuMemAdvise(m, 2 * MiB, CU_MEM_ADVISE_SET_READ_MOSTLY, 0),
+                     CUDA_ERROR_INVALID_VALUE);
+
+    CUmemoryPool pool;
+    OK(cuDeviceGetDefaultMemPool(&pool, 0));
+    CUmemAccess_flags af;
+    CUmemLocation l0 = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
+    OK(cuMemPoolGetAccess(&af, pool, &l0));
+    assert_int_equal(af, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    OK(cuMemPoolGetAccess(&af, pool, &d1));
+    assert_int_equal(af, CU_MEM_ACCESS_FLAGS_PROT_NONE);
+    CUmemAccessDesc acc = {{CU_MEM_LOCATION_TYPE_DEVICE, 1}, CU_MEM_ACCESS_FLAGS_PROT_READ};
+    OK(cuMemPoolSetAccess(pool, &acc, 1));
+    OK(cuMemPoolGetAccess(&af, pool, &d1));
+    assert_int_equal(af, CU_MEM_ACCESS_FLAGS_PROT_READ);
+    assert_int_equal(tessel_fake_calls("cuMemsetD2D8_v2"), 3);
+    assert_int_equal(tessel_fake_calls("cuMemsetD2D8_v2_ptds"), 1);
+    assert_int_equal(tessel_fake_calls("cuMemPrefetchAsync_v2_ptsz"), 1);
+}
+
 static cuuint64_t pool_attr(CUmemoryPool p, CUmemPool_attribute a)
 {
     cuuint64_t v = 0;
@@ -532,7 +617,8 @@ static void test_vmm(void **state)
     OK(cuMemMap(va, 8 * MiB, 0, h, 0));
     assert_int_equal(cuMemMap(va, 8 * MiB, 0, h, 0), CUDA_ERROR_ALREADY_MAPPED);
     char buf[64] = "through the mapping";
-    assert_int_equal(cuMemcpyHtoD_v2(va, buf, sizeof buf), CUDA_ERROR_INVALID_VALUE); /* no access */
+    assert_int_equal(cuMemcpyHtoD_v2(va, buf, sizeof buf),
+                     CUDA_ERROR_INVALID_VALUE); /* no access */
     CUmemAccessDesc acc = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
     OK(cuMemSetAccess(va, 8 * MiB, &acc, 1));
     OK(cuMemcpyHtoD_v2(va + 4 * MiB, buf, sizeof buf));
@@ -603,7 +689,7 @@ static void test_arrays(void **state)
     /* Mip levels: 1024x1024 RGBA8 -> rows of 4096 B at level 0, halving. */
     CUDA_ARRAY3D_DESCRIPTOR m = {1024, 1024, 0, CU_AD_FORMAT_UNSIGNED_INT8, 4, 0};
     unsigned long long want = 0;
-    for (unsigned l = 0, w = 1024; l < 11; l++, w = w > 1 ? w / 2 : 1) {
+    for (unsigned l = 0, w = 1024; l<11; l++, w = w> 1 ? w / 2 : 1) {
         unsigned long long row = ((unsigned long long)w * 4 + 511) / 512 * 512;
         want += row * w;
     }
@@ -668,6 +754,15 @@ static void test_shared_state(void **state)
     assert_int_equal(c1, 'y');
     assert_true(tessel_fake_device_used(0) == 1000 * MiB);
     assert_true(tessel_fake_process_used(0) == 300 * MiB);
+    assert_true(tessel_fake_pid_used(0, kid) == 700 * MiB);
+    assert_true(tessel_fake_pid_used(0, getpid()) == 300 * MiB);
+    /* Another tenant's memory, without a process: */
+    assert_int_equal(tessel_fake_occupy(0, 24 * MiB), 0);
+    assert_int_equal(tessel_fake_occupy(0, 1), -1); /* the device is full */
+    size_t fr = 1, tot = 0;
+    OK(cuMemGetInfo_v2(&fr, &tot));
+    assert_true(fr == 0);
+    assert_int_equal(tessel_fake_occupy(0, -(long long)(24 * MiB)), 0);
     assert_int_equal(write(go[1], "x", 1), 1);
     int st;
     assert_int_equal(waitpid(kid, &st, 0), kid);
@@ -732,6 +827,64 @@ static void test_counters(void **state)
     assert_non_null(strstr(text, "cuGetErrorName 1\n"));
 }
 
+/* Eight threads allocate, copy, launch and free at once on two devices. */
+static void *worker(void *arg)
+{
+    int id = (int)(intptr_t)arg, bad = 0;
+    CUcontext c;
+    bad |= cuDevicePrimaryCtxRetain(&c, id % 2) | cuCtxSetCurrent(c);
+    CUstream s;
+    CUmodule m;
+    CUfunction f;
+    CUevent e;
+    bad |= cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) | cuModuleLoadData(&m, "x") |
+           cuModuleGetFunction(&f, m, "fake_kernel_10us") | cuEventCreate(&e, 0);
+    for (int i = 0; i < 200 && !bad; i++) {
+        size_t size = (size_t)(1 + (i * 7919 + id * 104729) % (3 * MiB));
+        CUdeviceptr p, q;
+        bad |= cuMemAlloc_v2(&p, size) | cuMemAllocAsync(&q, size, s);
+        bad |= cuMemsetD8_v2(p, (unsigned char)id, size) | cuMemcpyDtoD_v2(q, p, size);
+        unsigned char last = 0;
+        bad |= cuMemcpyDtoH_v2(&last, q + size - 1, 1);
+        bad |= last != (unsigned char)id;
+        bad |= cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL) | cuEventRecord(e, s);
+        bad |= cuMemFreeAsync(q, s) | cuMemFree_v2(p);
+        if (i % 50 == 0)
+            bad |= cuStreamSynchronize(s) | cuEventQuery(e);
+    }
+    bad |= cuStreamSynchronize(s) | cuEventDestroy_v2(e) | cuModuleUnload(m) |
+           cuStreamDestroy_v2(s) | cuDevicePrimaryCtxRelease_v2(id % 2);
+    return (void *)(intptr_t)bad;
+}
+
+static void test_threads(void **state)
+{
+    start("2xA:1G", "100M");
+    CUcontext keep[2];
+    OK(cuDevicePrimaryCtxRetain(&keep[0], 0));
+    OK(cuDevicePrimaryCtxRetain(&keep[1], 1));
+    pthread_t t[8];
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, worker, (void *)(intptr_t)i), 0);
+    for (int i = 0; i < 8; i++) {
+        void *r;
+        assert_int_equal(pthread_join(t[i], &r), 0);
+        assert_null(r);
+    }
+    assert_int_equal(tessel_fake_device_kernels(0), 800);
+    assert_int_equal(tessel_fake_device_kernels(1), 800);
+    assert_true(tessel_fake_device_busy_ns(0) == 800 * 10000ull);
+    CUmemoryPool pool;
+    for (int d = 0; d < 2; d++) {
+        OK(cuDeviceGetDefaultMemPool(&pool, d));
+        OK(cuMemPoolTrimTo(pool, 0));
+        /* only the retained contexts remain */
+        assert_true(tessel_fake_device_used(d) == 100 * MiB);
+    }
+    assert_int_equal(tessel_fake_calls("cuMemAlloc_v2"), 1600);
+    assert_int_equal(tessel_fake_calls("cuMemFreeAsync"), 1600);
+}
+
 static void test_errors_strings(void **state)
 {
     const char *s = NULL;
@@ -757,11 +910,13 @@ int main(void)
         cmocka_unit_test_teardown(test_granule, teardown),
         cmocka_unit_test_teardown(test_pitch_managed_host, teardown),
         cmocka_unit_test_teardown(test_copies, teardown),
+        cmocka_unit_test_teardown(test_2d_peer_hints, teardown),
         cmocka_unit_test_teardown(test_pools, teardown),
         cmocka_unit_test_teardown(test_vmm, teardown),
         cmocka_unit_test_teardown(test_arrays, teardown),
         cmocka_unit_test_teardown(test_shared_state, teardown),
         cmocka_unit_test_teardown(test_counters, teardown),
+        cmocka_unit_test_teardown(test_threads, teardown),
         cmocka_unit_test_teardown(test_errors_strings, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -312,6 +312,68 @@ static void test_request_refused(void **state)
     tclient_destroy(c);
 }
 
+static int collect(const char *data, size_t len, void *arg)
+{
+    char *buf = arg;
+    size_t n = strlen(buf);
+    if (n + len >= 256)
+        return -1;
+    memcpy(buf + n, data, len);
+    buf[n + len] = '\0';
+    return 0;
+}
+
+static void test_logs(void **state)
+{
+    server_t s;
+    pthread_t t;
+    /* A chunked answer, as tesseld sends a followed log. */
+    server_start(&s, &t,
+                 "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Tessel-Job-State: running\r\n"
+                 "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+                 "6\r\nhello \r\n6\r\nworld\n\r\n0\r\n\r\n");
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", s.port);
+    tsl_error_t err;
+    tclient_t *c = tclient_new(url, "tsl_tok", &err);
+    char got[256] = "";
+    tclient_log_t log = {.stream = "stderr", .offset = 5, .write = collect, .arg = got};
+    assert_int_equal(tclient_logs(c, 42, &log, 1, true, NULL, &err), 0);
+    server_stop(&s, t);
+    assert_string_equal(got, "hello world\n");
+    assert_int_equal(log.offset, 5 + 12);
+    assert_string_equal(log.state, "running");
+    assert_non_null(strstr(s.request, "GET /v1/jobs/42/logs?stream=stderr&offset=5&follow=1 "));
+    assert_non_null(strstr(s.request, "Authorization: Bearer tsl_tok\r\n"));
+
+    /* An error answer: its JSON goes to err, not to the write function. */
+    const char *body = "{\"error\":{\"code\":\"not_found\",\"message\":\"no job 42\"}}";
+    char answer[256];
+    snprintf(answer, sizeof answer,
+             "HTTP/1.1 404 Not Found\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
+             strlen(body), body);
+    server_start(&s, &t, answer);
+    tclient_destroy(c);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", s.port);
+    c = tclient_new(url, "tsl_tok", &err);
+    got[0] = '\0';
+    log.offset = 0;
+    assert_int_equal(tclient_logs(c, 42, &log, 1, false, NULL, &err), -1);
+    assert_int_equal(errno, ENOENT);
+    server_stop(&s, t);
+    assert_string_equal(err.text, "no job 42");
+    assert_string_equal(got, "");
+    assert_int_equal(log.offset, 0);
+    assert_int_equal(tclient_status(c), 404);
+    assert_null(strstr(s.request, "follow"));
+
+    /* A stop flag already set: EINTR before anything is delivered. */
+    volatile sig_atomic_t stop = 1;
+    assert_int_equal(tclient_logs(c, 42, &log, 1, true, &stop, &err), -1);
+    assert_int_equal(errno, EINTR);
+    tclient_destroy(c);
+}
+
 static void test_new_bad_url(void **state)
 {
     tsl_error_t err;
@@ -329,7 +391,8 @@ int main(void)
         cmocka_unit_test(test_config_read),     cmocka_unit_test(test_config_save_load),
         cmocka_unit_test(test_decode_error),    cmocka_unit_test(test_request_ok),
         cmocka_unit_test(test_request_error),   cmocka_unit_test(test_request_not_json),
-        cmocka_unit_test(test_request_refused), cmocka_unit_test(test_new_bad_url),
+        cmocka_unit_test(test_request_refused), cmocka_unit_test(test_logs),
+        cmocka_unit_test(test_new_bad_url),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -253,8 +253,8 @@ static void test_pid_reuse(void **state)
     int d = tshm_device(s, UUID_A, 10 * MiB, &e);
     int fd = open(g_path, O_RDWR);
     assert_true(fd >= 0);
-    char *m = mmap(NULL, TSHM_PROCS_OFFSET + 8 * TSHM_PROC_SIZE, PROT_READ | PROT_WRITE,
-                   MAP_SHARED, fd, 0);
+    char *m = mmap(NULL, TSHM_PROCS_OFFSET + 8 * TSHM_PROC_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+                   fd, 0);
     assert_true(m != MAP_FAILED);
     close(fd);
     struct tshm_device_rec *dev = (struct tshm_device_rec *)(m + TSHM_DEVICES_OFFSET) + d;

@@ -118,14 +118,14 @@ static void test_jobs(void **state)
     add_job(st, "bob", "default", 5, &b);
     add_job(st, "alice", "high", 0, &c);
     add_job(st, "bob", "default", 5, &d);
-    /* Interim order: queue priority, job priority, id. */
+    /* Active jobs (the partial-index statement). */
     int64_t ids[8] = {0};
-    assert_int_equal(tstore_job_pending(st, 100, collect, ids, NULL), 0);
+    tstore_job_filter_t af = {.state_mask = 1u << TSTORE_PENDING | 1u << TSTORE_RUNNING,
+                              .limit = 100};
+    assert_int_equal(tstore_job_list(st, &af, collect, ids, NULL), 0);
     assert_int_equal(ids[0], 4);
-    assert_int_equal(ids[1], c);
-    assert_int_equal(ids[2], b);
-    assert_int_equal(ids[3], d);
-    assert_int_equal(ids[4], a);
+    assert_int_equal(ids[1], a);
+    assert_int_equal(ids[4], d);
     /* Filters. */
     memset(ids, 0, sizeof ids);
     tstore_job_filter_t f = {.user = "alice", .limit = 10};
@@ -167,6 +167,13 @@ static void test_jobs(void **state)
     assert_int_equal(tstore_job_counts(st, counts, NULL), 0);
     assert_int_equal(counts[TSTORE_PENDING], 3);
     assert_int_equal(counts[TSTORE_FAILED], 1);
+    memset(ids, 0, sizeof ids);
+    assert_int_equal(tstore_job_list(st, &af, collect, ids, NULL), 0);
+    assert_int_equal(ids[0], 3); /* b has finished */
+    memset(ids, 0, sizeof ids);
+    af.state_mask = 1u << TSTORE_RUNNING;
+    assert_int_equal(tstore_job_list(st, &af, collect, ids, NULL), 0);
+    assert_int_equal(ids[0], 0);
     tstore_close(st);
 
     /* Reopen: everything committed is there, the schema is not re-applied. */

@@ -13,8 +13,11 @@
 
 static void test_config_valid(void **state)
 {
-    char *env1[] = {"PATH=/bin", "TESSEL_CUDA_MEM_LIMIT=6G", "TESSEL_CUDA_MEM_LIMIT_2=512M",
-                    "TESSEL_SLICE=/dev/shm/slice-a", "CUDA_VISIBLE_DEVICES=1,GPU-8f2e-11,MIG-ab/1",
+    char *env1[] = {"PATH=/bin",
+                    "TESSEL_CUDA_MEM_LIMIT=6G",
+                    "TESSEL_CUDA_MEM_LIMIT_2=512M",
+                    "TESSEL_SLICE=/dev/shm/slice-a",
+                    "CUDA_VISIBLE_DEVICES=1,GPU-8f2e-11,MIG-ab/1",
                     NULL};
     tcu_config_t c;
     assert_int_equal(tcu_config_parse(&c, env1), 0);
@@ -45,13 +48,13 @@ static void test_config_valid(void **state)
 static void test_config_malformed(void **state)
 {
     static const char *bad[] = {
-        "TESSEL_CUDA_MEM_LIMIT=6Q",        "TESSEL_CUDA_MEM_LIMIT=",
-        "TESSEL_CUDA_MEM_LIMIT=-1G",       "TESSEL_CUDA_MEM_LIMIT=six",
-        "TESSEL_CUDA_MEM_LIMIT_x=1G",      "TESSEL_CUDA_MEM_LIMIT_64=1G",
-        "TESSEL_CUDA_MEM_LIMIT_1=1G2",     "TESSEL_CUDA_MEM_LIMIT_0001=1G",
-        "TESSEL_SLICE=relative/path",      "TESSEL_SLICE=",
-        "CUDA_VISIBLE_DEVICES=0,gpu0",     "CUDA_VISIBLE_DEVICES=0,,1",
-        "CUDA_VISIBLE_DEVICES=GPU-xyz",    "CUDA_VISIBLE_DEVICES=1 ",
+        "TESSEL_CUDA_MEM_LIMIT=6Q",     "TESSEL_CUDA_MEM_LIMIT=",
+        "TESSEL_CUDA_MEM_LIMIT=-1G",    "TESSEL_CUDA_MEM_LIMIT=six",
+        "TESSEL_CUDA_MEM_LIMIT_x=1G",   "TESSEL_CUDA_MEM_LIMIT_64=1G",
+        "TESSEL_CUDA_MEM_LIMIT_1=1G2",  "TESSEL_CUDA_MEM_LIMIT_0001=1G",
+        "TESSEL_SLICE=relative/path",   "TESSEL_SLICE=",
+        "CUDA_VISIBLE_DEVICES=0,gpu0",  "CUDA_VISIBLE_DEVICES=0,,1",
+        "CUDA_VISIBLE_DEVICES=GPU-xyz", "CUDA_VISIBLE_DEVICES=1 ",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char *env[] = {"TESSEL_CUDA_MEM_LIMIT_3=1G", (char *)bad[i], NULL};
@@ -74,10 +77,10 @@ static void test_view(void **state)
         {6 * GiB, 0, 20 * GiB, 24 * GiB, 6 * GiB, 6 * GiB},
         {6 * GiB, 2 * GiB, 20 * GiB, 24 * GiB, 4 * GiB, 6 * GiB},
         {6 * GiB, 2 * GiB, 1 * GiB, 24 * GiB, 1 * GiB, 6 * GiB}, /* neighbours took it */
-        {6 * GiB, 7 * GiB, 20 * GiB, 24 * GiB, 0, 6 * GiB},       /* over: no underflow */
+        {6 * GiB, 7 * GiB, 20 * GiB, 24 * GiB, 0, 6 * GiB},      /* over: no underflow */
         {TSHM_UNLIMITED, 3 * GiB, 20 * GiB, 24 * GiB, 20 * GiB, 24 * GiB},
         {48 * GiB, 0, 20 * GiB, 24 * GiB, 20 * GiB, 24 * GiB}, /* limit above the card */
-        {0, 0, 20 * GiB, 24 * GiB, 0, 0},                       /* failed closed */
+        {0, 0, 20 * GiB, 24 * GiB, 0, 0},                      /* failed closed */
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         uint64_t f = 1, tot = 1;
@@ -109,8 +112,11 @@ static void test_array_bytes(void **state)
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         assert_true(tcu_array_bytes(t[i].fmt, t[i].ch, t[i].w, t[i].h, t[i].d, 0) == t[i].want);
 
-    CUDA_ARRAY3D_DESCRIPTOR d = {.Width = 256, .Height = 256, .Depth = 0,
-                                 .Format = CU_AD_FORMAT_UNSIGNED_INT8, .NumChannels = 4};
+    CUDA_ARRAY3D_DESCRIPTOR d = {.Width = 256,
+                                 .Height = 256,
+                                 .Depth = 0,
+                                 .Format = CU_AD_FORMAT_UNSIGNED_INT8,
+                                 .NumChannels = 4};
     /* 256^2 + 128^2 + 64^2 texels x 4 bytes */
     assert_true(tcu_mipmap_bytes(&d, 3) == 4ull * (65536 + 16384 + 4096));
     d.Depth = 8;
