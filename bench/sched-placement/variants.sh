@@ -7,6 +7,7 @@
 #               G2, T4, V100M16|V100M32, G3|P100 (small pools over-asked)
 #   multigpu40  40 % of 1-GPU whole pods become 2/4/8-GPU pods (50/30/20 %),
 #               CPU scaled with the GPU count
+#   multigpu20  the same with 20 % (another seed)
 # These are our constructions, not the FGD paper's gpuspec*/multigpu* files.
 #
 # Usage: bench/sched-placement/variants.sh [BUILD_DIR]
@@ -29,7 +30,11 @@ awk -F, -v OFS=, 'BEGIN { srand(11) } NR == 1 { print; next }
     { if ($4 == 1 && $5 == 1000 && rand() < 0.4) { r = rand()
         $4 = r < 0.5 ? 2 : r < 0.8 ? 4 : 8; $2 = $2 * $4 }
       print }' "$P" >"$D/multigpu40.csv"
-for v in gpuspec25 gpuspec33 multigpu40; do
+awk -F, -v OFS=, 'BEGIN { srand(13) } NR == 1 { print; next }
+    { if ($4 == 1 && $5 == 1000 && rand() < 0.2) { r = rand()
+        $4 = r < 0.5 ? 2 : r < 0.8 ? 4 : 8; $2 = $2 * $4 }
+      print }' "$P" >"$D/multigpu20.csv"
+for v in gpuspec25 gpuspec33 multigpu40 multigpu20; do
     echo "== $v"
     "$SIM" --nodes "$TR/openb_node_list_gpu_node.csv" --pods "$D/$v.csv" \
         --policy fgd,tessel,bestfit --seeds 42-51

@@ -7,7 +7,7 @@
  * bench/submit/run.sh), never a production one: it leaves every job it submits in the store.
  *
  *   bench-submit [--threads 4] [--seconds 10 | --count N] [--rate R] [--queue bench-hold]
- *                [--ids FILE]
+ *                [--ids FILE] [--per-second]
  *
  * Without --rate each client submits as fast as it can (closed loop: the throughput ceiling,
  * with the queueing delay that comes with it).  With --rate R the clients together send R
@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,11 +37,13 @@ typedef struct {
     const char *url, *token, *queue;
     double deadline;      /* monotonic seconds; 0: count-bound */
     double start, period; /* with --rate: this client's schedule (period 0: as fast as it can) */
+    double t_start;       /* start of the run (monotonic seconds) */
     atomic_long *left;    /* submissions left when count-bound */
     FILE *ids;
     pthread_mutex_t *ids_lock;
     /* out */
     double *lat; /* seconds, one per acknowledged submission */
+    double *end; /* when each ended, seconds since the start of the run */
     size_t n, cap;
     long errors;
     char first_error[256];
@@ -96,11 +99,14 @@ static void *work(void *arg)
         if (w->n == w->cap) {
             w->cap = w->cap ? w->cap * 2 : 4096;
             double *l = realloc(w->lat, w->cap * sizeof *l);
-            if (!l)
+            double *e = l ? realloc(w->end, w->cap * sizeof *e) : NULL;
+            if (!l || !e)
                 abort();
             w->lat = l;
+            w->end = e;
         }
-        w->lat[w->n++] = t1 - t0;
+        w->lat[w->n] = t1 - t0;
+        w->end[w->n++] = t1 - w->t_start;
     }
     json_decref(job);
     tclient_destroy(c);
@@ -135,7 +141,8 @@ static void usage(FILE *f)
                "                 counts from when each was due (default: as fast as possible)\n"
                "  --queue NAME   queue to submit to; created with max_gpu_milli 0 so that its\n"
                "                 jobs stay pending (default bench-hold)\n"
-               "  --ids FILE     append each acknowledged job id to FILE as it comes\n");
+               "  --ids FILE     append each acknowledged job id to FILE as it comes\n"
+               "  --per-second   also print submissions, p99 and max latency for each second\n");
 }
 
 int main(int argc, char **argv)
@@ -144,11 +151,16 @@ int main(int argc, char **argv)
     double seconds = 10, rate = 0;
     long count = 0;
     const char *queue = "bench-hold", *ids_path = NULL;
+    bool per_second = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0) {
             usage(stdout);
             return 0;
+        }
+        if (strcmp(a, "--per-second") == 0) {
+            per_second = true;
+            continue;
         }
         if (!v) {
             usage(stderr);
@@ -224,7 +236,8 @@ int main(int argc, char **argv)
                           .ids_lock = &ids_lock,
                           /* Clients interleave: client i starts i/threads of a period late. */
                           .period = rate > 0 ? (double)threads / rate : 0,
-                          .start = rate > 0 ? t0 + (double)i / rate : t0};
+                          .start = rate > 0 ? t0 + (double)i / rate : t0,
+                          .t_start = t0};
         if (pthread_create(&tid[i], NULL, work, &w[i]) != 0) {
             fprintf(stderr, "bench-submit: pthread_create: %s\n", strerror(errno));
             return 1;
@@ -247,11 +260,28 @@ int main(int argc, char **argv)
     double *all = malloc((n ? n : 1) * sizeof *all);
     if (!all)
         abort();
+    if (per_second) {
+        /* Latencies of the submissions that ended in each second of the run. */
+        int secs = (int)elapsed + 1;
+        for (int sec = 0; sec < secs; sec++) {
+            size_t m = 0;
+            for (int i = 0; i < threads; i++)
+                for (size_t j = 0; j < w[i].n; j++)
+                    if ((int)w[i].end[j] == sec)
+                        all[m++] = w[i].lat[j];
+            if (!m)
+                continue;
+            qsort(all, m, sizeof *all, cmp_double);
+            printf("second %3d: %6zu submissions, p99 %7.2f ms, max %7.2f ms\n", sec, m,
+                   quantile(all, m, 0.99) * 1e3, all[m - 1] * 1e3);
+        }
+    }
     size_t k = 0;
     for (int i = 0; i < threads; i++) {
         memcpy(all + k, w[i].lat, w[i].n * sizeof *all);
         k += w[i].n;
         free(w[i].lat);
+        free(w[i].end);
     }
     qsort(all, n, sizeof *all, cmp_double);
     char pace[64] = "as fast as possible";

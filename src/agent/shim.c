@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -102,6 +103,11 @@ int main(int argc, char **argv)
     char **job_argv = &argv[i];
 
     setsid();
+    /* Subreaper: a process the job leaves behind (started in the background, its parent gone)
+     * is re-parented to the shim, which reaps it while it waits for the job, rather than to
+     * PID 1, which in some containers never reaps.  Best effort (Linux >= 3.4). */
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+        perror("tessel-shim: PR_SET_CHILD_SUBREAPER");
     signal(SIGHUP, SIG_IGN);
     signal(SIGINT, SIG_IGN);
     signal(SIGTERM, SIG_IGN);
@@ -174,12 +180,20 @@ int main(int argc, char **argv)
     while (n < 0 && errno == EINTR);
     close(pfd[0]);
 
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) {
+    /* Reap every child until the job itself: the others are the job's orphans. */
+    int status = 0;
+    for (;;) {
+        int st;
+        pid_t w = waitpid(-1, &st, 0);
+        if (w == pid) {
+            status = st;
+            break;
+        }
+        if (w < 0 && errno != EINTR) {
             perror("tessel-shim: waitpid");
             return 1;
         }
+    }
     char msg[96];
     if (n == (ssize_t)sizeof ce) {
         ce.stage[sizeof ce.stage - 1] = '\0';

@@ -9,7 +9,7 @@
  *
  * libsched (the cluster model and the scheduler) belongs to the main thread alone.  Handlers
  * never call it: they leave submissions and removals in the inbox (under the lock) and ask for
- * a rebuild after a queue edit.  So the scheduling cycle, whose cost grows with the number of
+ * the tick to apply a queue edit.  So the scheduling cycle, whose cost grows with the number of
  * pending jobs (~1.5 us each: 25 ms for 20,000), runs without the lock and never delays an
  * API answer.
  *
@@ -18,10 +18,13 @@
  *   2. (locked) for each running job: DIR/exit present -> record the end, release its
  *      resources; cancel or preemption asked more than TESSD_CANCEL_GRACE_MS ago -> SIGKILL;
  *      shim gone without an exit file -> failed ("supervisor lost");
- *   3. (locked) rebuild the scheduler if queues changed; hand the inbox to libsched, and write
- *      why new jobs wait;
- *   4. (unlocked) when something changed: tsched_sched_cycle;
- *   5. (locked) carry out its decisions: preempt victims, start jobs (tick.c).
+ *   3. (locked) apply queue edits to the scheduler (or rebuild it); hand the inbox to
+ *      libsched, and write why new jobs wait;
+ *   4. (unlocked) when something changed: tsched_sched_cycle, then a snapshot of each queue's
+ *      "guarantee satisfied" for the API;
+ *   5. (locked) carry out its decisions: preempt victims, start jobs (tick.c).  A preempted
+ *      job that ends is requeued (pending again, same id) unless it was submitted with
+ *      "requeue": false.
  */
 #ifndef TESSEL_DAEMON_H
 #define TESSEL_DAEMON_H
@@ -70,9 +73,11 @@ typedef struct {
     uint64_t shim_start;
     int64_t cancel_ms; /* 0 = not cancelled */
     char cancel_by[TSTORE_NAME_MAX + 1];
-    int64_t preempt_ms;  /* 0 = not a victim; else when libsched chose it */
-    int64_t preempt_for; /* the job it makes room for */
-    bool killed;         /* SIGKILL sent after the grace period */
+    int64_t preempt_ms;                      /* 0 = not a victim; else when libsched chose it */
+    int64_t preempt_for;                     /* the job it makes room for */
+    char preempt_queue[TSTORE_NAME_MAX + 1]; /* that job's queue ("" when unknown) */
+    bool killed;                             /* SIGKILL sent after the grace period */
+    bool no_requeue; /* submitted with "requeue": false: a preemption ends it */
 } tessd_run_t;
 
 /* What a handler leaves for the tick to tell libsched. */
@@ -80,8 +85,13 @@ typedef struct {
     bool remove;     /* false: submit q; true: forget q.id */
     tsched_qjob_t q; /* q.queue is resolved by the tick */
     char queue[TSTORE_NAME_MAX + 1];
-    int64_t max_gpu_milli; /* the queue's cap when submitted (-1 none), for the reason */
 } tessd_inbox_t;
+
+/* A queue's state as libsched saw it after the last cycle (for the API). */
+typedef struct {
+    char name[TSTORE_NAME_MAX + 1];
+    bool satisfied; /* tsched_queue_satisfied: no pending job of its subtree is owed capacity */
+} tessd_qsnap_t;
 
 typedef struct {
     pthread_mutex_t lock;
@@ -123,7 +133,10 @@ typedef struct {
     tsched_policy_t *check_policy; /* for d->empty, used by handlers under the lock */
     tessd_inbox_t *inbox;          /* under the lock */
     size_t ninbox, capinbox;
-    bool rebuild; /* queues changed: rebuild the scheduler (under the lock) */
+    bool rebuild;         /* rebuild the scheduler from the store (under the lock) */
+    bool queues_dirty;    /* queues created or edited: apply them to the scheduler (lock) */
+    tessd_qsnap_t *qsnap; /* under the lock; written by the main thread after a cycle */
+    size_t nqsnap;
 
     /* running jobs */
     tessd_run_t *runs;
@@ -174,9 +187,16 @@ void tessd_qjob(tessd_t *d, const tstore_job_t *j, tsched_qjob_t *q);
 int tessd_sched_build(tessd_t *d, tsl_error_t *err);
 /* Forget a job (finished, cancelled); no-op when libsched does not know it.  Main thread. */
 void tessd_sched_remove(tessd_t *d, int64_t id);
+/* Apply the store's queues to the live scheduler: add new ones, update edited ones
+ * (tsched_queue_update); rebuild when one was deleted or libsched refuses an edit.  Main
+ * thread, lock held.  0 or -1 with err (the old scheduler stays). */
+int tessd_sched_sync_queues(tessd_t *d, tsl_error_t *err);
+/* All queues of the store, parents before their children (malloc'd array, caller frees).
+ * Lock held.  0 or -1 with err. */
+int tessd_queues_load(tessd_t *d, tstore_queue_t **out, size_t *n, tsl_error_t *err);
 /* Handlers (lock held): leave a new pending job, or a removal, for the tick.  0, or -1 with
  * errno ENOMEM (then a rebuild is asked for, which reads the store). */
-int tessd_inbox_submit(tessd_t *d, const tstore_job_t *j, int64_t max_gpu_milli);
+int tessd_inbox_submit(tessd_t *d, const tstore_job_t *j);
 int tessd_inbox_remove(tessd_t *d, int64_t id);
 
 /* launch.c: start one placed job (store already says running).  0, or -1 with err. */

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -155,8 +156,8 @@ static int ensure_default_queue(tessd_t *d, tsl_error_t *err)
     if (tstore_queue_get(d->store, "default", &q, NULL) == 0)
         return 0;
     q = (tstore_queue_t){.name = "default",
-                         .max_gpu_milli = -1,
-                         .guarantee_gpu_milli = -1,
+                         .guarantee = {-1, -1, -1, -1},
+                         .limit = {-1, -1, -1, -1},
                          .weight = 1,
                          .created_ms = tessd_now_ms()};
     return tstore_queue_add(d->store, &q, err);
@@ -513,6 +514,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "tesseld: %s\n", err.text);
         return 1;
     }
+    /* Child subreaper: a job's process whose shim is gone (a shim that died, an orphan the job
+     * left after its shim ended) is re-parented to tesseld rather than to PID 1, and the tick
+     * reaps it with the shims (waitpid(-1)).  So nothing of ours lingers as a zombie while
+     * tesseld runs, even in a container whose PID 1 does not reap.  Shims are still started
+     * in their own session and outlive a kill -9 of tesseld. */
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+        tessd_log("warning: PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
 
     /* Signals: blocked in every thread (the HTTP threads inherit the mask), read here. */
     sigset_t set;
@@ -620,6 +628,7 @@ int main(int argc, char **argv)
     tsched_policy_destroy(d->policy);
     tsched_policy_destroy(d->check_policy);
     free(d->inbox);
+    free(d->qsnap);
     tsched_cluster_destroy(d->cluster);
     tsched_cluster_destroy(d->empty);
     tagent_nvml_close(d->nvml);

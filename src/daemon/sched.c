@@ -2,17 +2,20 @@
  *
  * libsched decides; tesseld keeps the record.  The scheduler (tsched_sched_t) holds the
  * cluster model, the queues and every active job in memory; the store holds the same jobs
- * durably.  The scheduler is rebuilt from the store and the table of running jobs at start
- * (after recovery) and whenever queues change (libsched has no call to edit or remove a
- * queue); a rebuild costs one pass over the active jobs.
+ * durably.  The scheduler is built from the store and the table of running jobs at start
+ * (after recovery).  A queue created or edited through the API is applied to the live
+ * scheduler by the next tick (tsched_queue_add, tsched_queue_update: usage history, plans and
+ * reservations stay); a deleted queue, or an edit libsched refuses, rebuilds it (libsched has
+ * no call to drop a queue); a rebuild costs one pass over the active jobs.
  *
  * Mapping of the store's model:
- *   queue           -> a top-level leaf queue: guarantee.milli_gpu = guarantee_gpu_milli
- *                      (unset: TSCHED_UNLIMITED, not governed, so no reclaim), limit.milli_gpu =
- *                      max_gpu_milli, weight = weight; other resources are not governed;
+ *   queue           -> a libsched queue with the same name and parent; guarantee and limit per
+ *                      resource (milli-GPU, GPU memory, milli-CPU, memory), a stored NULL (-1)
+ *                      being TSCHED_UNLIMITED (not governed / no cap); weight = weight;
  *   job class       -> training (preemptible), interactive, inference;
  *   job priority    -> priority within its queue and class band;
  *   submitted_at    -> arrival (seconds);
+ *   job flags       -> none: no job is suspendable (see tessd_qjob);
  *   "now"           -> wall-clock seconds (tessd_sched_now), so it keeps increasing across
  *                      restarts.
  */
@@ -48,7 +51,89 @@ void tessd_qjob(tessd_t *d, const tstore_job_t *j, tsched_qjob_t *q)
     q->cls = class_of(j->klass);
     q->priority = j->priority;
     q->arrival = (double)j->submitted_ms / 1000.0;
+    /* No TSCHED_JOB_SUSPENDABLE: suspending a job means freeing its GPU memory while its
+     * process lives, which needs the interposer's suspend/resume (issue 6, not written yet).
+     * Without the flag libsched's victims are always TSCHED_REQUEUE. */
+    q->flags = 0;
     tessd_job_request(j, &q->req);
+}
+
+static uint64_t amount(int64_t v)
+{
+    return v >= 0 ? (uint64_t)v : TSCHED_UNLIMITED;
+}
+
+static void res_core(const tstore_res_t *r, tsched_res_t *out)
+{
+    out->milli_gpu = amount(r->gpu_milli);
+    out->gpu_mem_bytes = amount(r->gpu_mem);
+    out->cpu_milli = amount(r->cpu_milli);
+    out->mem_bytes = amount(r->mem);
+}
+
+typedef struct {
+    tstore_queue_t *v;
+    size_t n, cap;
+    bool oom;
+} qvec_t;
+
+static int collect_queue(const tstore_queue_t *q, void *arg)
+{
+    qvec_t *l = arg;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        tstore_queue_t *v = realloc(l->v, cap * sizeof *v);
+        if (!v) {
+            l->oom = true;
+            return 1;
+        }
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = *q;
+    return 0;
+}
+
+int tessd_queues_load(tessd_t *d, tstore_queue_t **out, size_t *n, tsl_error_t *err)
+{
+    qvec_t l = {0};
+    if (tstore_queue_list(d->store, collect_queue, &l, err) < 0 ||
+        (l.oom && tsl_errprintf(err, "out of memory") < 0)) {
+        free(l.v);
+        return -1;
+    }
+    /* Parents first: repeatedly move the queues whose parent is already placed (or absent,
+     * which the API never allows: such a queue is kept last and libsched refuses it). */
+    for (size_t done = 0; done < l.n;) {
+        size_t moved = done;
+        for (size_t i = done; i < l.n; i++) {
+            bool ready = !l.v[i].parent[0];
+            for (size_t k = 0; k < done && !ready; k++)
+                ready = strcmp(l.v[k].name, l.v[i].parent) == 0;
+            if (ready) {
+                tstore_queue_t t = l.v[moved];
+                l.v[moved] = l.v[i];
+                l.v[i] = t;
+                moved++;
+            }
+        }
+        if (moved == done)
+            break;
+        done = moved;
+    }
+    *out = l.v;
+    *n = l.n;
+    return 0;
+}
+
+static void spec_of(const tstore_queue_t *q, tsched_queue_spec_t *spec)
+{
+    memset(spec, 0, sizeof *spec);
+    spec->name = q->name;
+    spec->parent = q->parent[0] ? q->parent : NULL;
+    res_core(&q->guarantee, &spec->guarantee);
+    res_core(&q->limit, &spec->limit);
+    spec->weight = q->weight > 0 ? (uint32_t)q->weight : 1;
 }
 
 typedef struct {
@@ -56,25 +141,6 @@ typedef struct {
     tsl_error_t *err;
     int rc;
 } build_t;
-
-static int add_queue(const tstore_queue_t *q, void *arg)
-{
-    build_t *b = arg;
-    tsched_queue_spec_t spec = {
-        .name = q->name,
-        .guarantee = {q->guarantee_gpu_milli >= 0 ? (uint64_t)q->guarantee_gpu_milli
-                                                  : TSCHED_UNLIMITED,
-                      TSCHED_UNLIMITED, TSCHED_UNLIMITED, TSCHED_UNLIMITED},
-        .limit = {q->max_gpu_milli >= 0 ? (uint64_t)q->max_gpu_milli : TSCHED_UNLIMITED,
-                  TSCHED_UNLIMITED, TSCHED_UNLIMITED, TSCHED_UNLIMITED},
-        .weight = q->weight > 0 ? (uint32_t)q->weight : 1,
-    };
-    if (tsched_queue_add(b->s, &spec, b->err) < 0) {
-        b->rc = -1;
-        return 1;
-    }
-    return 0;
-}
 
 static int add_pending(const tstore_job_t *j, void *arg)
 {
@@ -105,14 +171,26 @@ int tessd_sched_build(tessd_t *d, tsl_error_t *err)
     if (!s)
         goto error;
     build_t b = {s, err, 0};
-    if (tstore_queue_list(d->store, add_queue, &b, err) < 0 || b.rc < 0)
+    tstore_queue_t *qs = NULL;
+    size_t nq = 0;
+    if (tessd_queues_load(d, &qs, &nq, err) < 0)
         goto error;
+    for (size_t i = 0; i < nq; i++) {
+        tsched_queue_spec_t spec;
+        spec_of(&qs[i], &spec);
+        if (tsched_queue_add(s, &spec, err) < 0) {
+            free(qs);
+            goto error;
+        }
+    }
+    free(qs);
     double now = tessd_sched_now();
     for (size_t i = 0; i < d->nruns; i++) {
         tessd_run_t *r = &d->runs[i];
         r->q.queue = tsched_queue_find(s, r->queue);
         if (r->q.queue < 0)
             r->q.queue = tsched_queue_find(s, "default");
+        r->q.flags = 0; /* not suspendable: see tessd_qjob */
         if (tsched_job_submit(s, &r->q, NULL) < 0 ||
             tsched_job_started(s, r->q.id, &r->member, 1, now) < 0) {
             tsched_job_remove(s, r->q.id, now);
@@ -133,6 +211,10 @@ int tessd_sched_build(tessd_t *d, tsl_error_t *err)
     d->sched = s;
     d->cluster = c;
     d->sched_dirty = true;
+    d->queues_dirty = false;
+    /* Every pending job was read from the store: the inbox's submissions are in it, and its
+     * removals are of jobs the store no longer has as active. */
+    d->ninbox = 0;
     return 0;
 error:
     tsched_sched_destroy(s);
@@ -156,7 +238,36 @@ static tessd_inbox_t *inbox_add(tessd_t *d)
     return &d->inbox[d->ninbox++];
 }
 
-int tessd_inbox_submit(tessd_t *d, const tstore_job_t *j, int64_t max_gpu_milli)
+int tessd_sched_sync_queues(tessd_t *d, tsl_error_t *err)
+{
+    tstore_queue_t *qs = NULL;
+    size_t nq = 0;
+    if (tessd_queues_load(d, &qs, &nq, err) < 0)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < nq && rc == 0; i++) {
+        tsched_queue_spec_t spec;
+        spec_of(&qs[i], &spec);
+        int q = tsched_queue_find(d->sched, qs[i].name);
+        if (q < 0)
+            rc = tsched_queue_add(d->sched, &spec, err) < 0 ? -1 : 0;
+        else
+            rc = tsched_queue_update(d->sched, q, &spec.guarantee, &spec.limit, spec.weight, err);
+    }
+    /* A queue was deleted: libsched has no call to drop one. */
+    if (rc == 0 && tsched_queue_count(d->sched) != nq)
+        rc = tessd_sched_build(d, err);
+    else if (rc < 0)
+        rc = tessd_sched_build(d, err);
+    free(qs);
+    if (rc == 0) {
+        d->queues_dirty = false;
+        d->sched_dirty = true;
+    }
+    return rc;
+}
+
+int tessd_inbox_submit(tessd_t *d, const tstore_job_t *j)
 {
     tessd_inbox_t *in = inbox_add(d);
     if (!in)
@@ -169,7 +280,6 @@ int tessd_inbox_submit(tessd_t *d, const tstore_job_t *j, int64_t max_gpu_milli)
     in->q.arrival = (double)j->submitted_ms / 1000.0;
     tessd_job_request(j, &in->q.req);
     snprintf(in->queue, sizeof in->queue, "%s", j->queue);
-    in->max_gpu_milli = max_gpu_milli;
     d->sched_dirty = true;
     return 0;
 }

@@ -6,8 +6,11 @@
  * pending jobs start and where (fair share across queues by weight, queue limits, class
  * bands, priority, arrival; backfill; reservations), and which running jobs are victims.
  * tesseld carries them out: a start is recorded as running in the store before the process
- * exists, then confirmed to libsched (tsched_job_started); a victim gets SIGTERM, SIGKILL
- * after the grace period, and ends "preempted" (it is not restarted: a person resubmits).
+ * exists, then confirmed to libsched (tsched_job_started); a victim (always TSCHED_REQUEUE:
+ * no job is suspendable, see sched.c) gets SIGTERM to its process group and cgroup, SIGKILL
+ * after the grace period, and once it has ended goes back to pending with the same id
+ * (tsched_job_stopped; preemptions + 1; a marker line in its stdout log, which the next
+ * attempt appends to), or ends "preempted" when it was submitted with "requeue": false.
  */
 #include <errno.h>
 #include <signal.h>
@@ -16,6 +19,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -81,20 +85,104 @@ static void cleanup_cgroup(tessd_t *d, int64_t id)
     tessd_log("job %lld: cgroup %s not removed: %s", (long long)id, name, strerror(errno));
 }
 
-/* Record the end of a running job and give back what it held. */
-static void finish_run(tessd_t *d, tessd_run_t *r, const tagent_exit_t *ex, const char *lost)
+/* "to make room for job 42 of queue 'b'" */
+static void preempt_why(const tessd_run_t *r, char *buf, size_t len)
+{
+    if (r->preempt_queue[0])
+        snprintf(buf, len, "to make room for job %lld of queue '%s'", (long long)r->preempt_for,
+                 r->preempt_queue);
+    else
+        snprintf(buf, len, "to make room for job %lld", (long long)r->preempt_for);
+}
+
+/* Append one line to the job's stdout log, where the output of its next attempt follows. */
+static void log_marker(tessd_t *d, int64_t id, const char *line)
+{
+    char path[PATH_MAX];
+    tessd_job_dir(d, id, path, sizeof path);
+    if (strlen(path) + sizeof "/stdout" > sizeof path)
+        return;
+    strcat(path, "/stdout");
+    FILE *f = fopen(path, "ae");
+    if (!f)
+        return;
+    fprintf(f, "%s\n", line);
+    fclose(f);
+}
+
+/* A preempted job has ended: back to pending (same id) for its next attempt.  Returns false
+ * when the store refused (the job stays in the table; the next tick tries again). */
+static bool requeue_run(tessd_t *d, tessd_run_t *r)
+{
+    char why[128], reason[192];
+    preempt_why(r, why, sizeof why);
+    snprintf(reason, sizeof reason, "requeued: preempted %s", why);
+    tsl_error_t err;
+    if (tstore_job_requeue(d->store, r->id, reason, &err) < 0) {
+        tessd_log("job %lld: cannot requeue it: %s", (long long)r->id, err.text);
+        if (errno != ENOENT)
+            return false;
+        /* Not running in the store any more: nothing to requeue, forget it. */
+        tessd_sched_remove(d, r->id);
+        cleanup_cgroup(d, r->id);
+        run_remove(d, r);
+        d->sched_dirty = true;
+        return true;
+    }
+    /* The next attempt's shim writes its own pid and exit files; the old ones must not be
+     * taken for its.  The slice file is rewritten by the next attempt's interposer. */
+    char dir[PATH_MAX], path[PATH_MAX];
+    tessd_job_dir(d, r->id, dir, sizeof dir);
+    static const char *const stale[] = {"exit", "pid", "slice"};
+    for (size_t i = 0; i < sizeof stale / sizeof stale[0]; i++)
+        if (tessd_pathf(path, sizeof path, "%s/%s", dir, stale[i]) == 0)
+            unlink(path);
+    tstore_job_t j;
+    int64_t n = 0;
+    if (tstore_job_get(d->store, r->id, &j, NULL) == 0) {
+        n = j.preemptions;
+        tstore_job_clear(&j);
+    }
+    char line[256];
+    snprintf(line, sizeof line, "[tessel] job %lld preempted %s; requeued (preemption %lld)",
+             (long long)r->id, why, (long long)n);
+    log_marker(d, r->id, line);
+    double now = tessd_sched_now();
+    if (!r->holds || tsched_job_stopped(d->sched, (uint64_t)r->id, now) < 0) {
+        /* libsched does not know it as running: hand it over again as a new pending job. */
+        tessd_sched_remove(d, r->id);
+        if (tstore_job_get(d->store, r->id, &j, NULL) == 0) {
+            if (tessd_inbox_submit(d, &j) < 0)
+                d->rebuild = true;
+            tstore_job_clear(&j);
+        }
+    }
+    cleanup_cgroup(d, r->id);
+    tessd_log("job %lld requeued: %s", (long long)r->id, reason);
+    run_remove(d, r);
+    d->sched_dirty = true;
+    return true;
+}
+
+/* Record the end of a running job and give back what it held.  Returns true when the job left
+ * the table, false when the store refused (it stays; the next tick tries again). */
+static bool finish_run(tessd_t *d, tessd_run_t *r, const tagent_exit_t *ex, const char *lost)
 {
     tstore_state_t st;
     char reason[256];
     int code = -1, sig = 0;
-    if (r->preempt_ms && !r->cancel_ms && !(ex && !ex->sig && ex->exit_code == 0)) {
+    bool preempted = r->preempt_ms && !r->cancel_ms && !(ex && !ex->sig && ex->exit_code == 0);
+    if (preempted && !r->no_requeue)
+        return requeue_run(d, r);
+    if (preempted) {
+        char why[128];
+        preempt_why(r, why, sizeof why);
         st = TSTORE_PREEMPTED;
         if (ex && ex->sig)
             sig = ex->sig;
         else if (ex)
             code = ex->exit_code;
-        snprintf(reason, sizeof reason, "preempted to make room for job %lld",
-                 (long long)r->preempt_for);
+        snprintf(reason, sizeof reason, "preempted %s", why);
     } else if (lost) {
         st = r->cancel_ms ? TSTORE_CANCELLED : TSTORE_FAILED;
         snprintf(reason, sizeof reason, "%s", lost);
@@ -125,13 +213,14 @@ static void finish_run(tessd_t *d, tessd_run_t *r, const tagent_exit_t *ex, cons
         errno != ENOENT) {
         /* The store refused: keep the job in the table and try again at the next tick. */
         tessd_log("job %lld: cannot record its end: %s", (long long)r->id, err.text);
-        return;
+        return false;
     }
     tessd_sched_remove(d, r->id);
     cleanup_cgroup(d, r->id);
     tessd_log("job %lld %s: %s", (long long)r->id, tstore_state_name(st), reason);
     run_remove(d, r);
     d->sched_dirty = true;
+    return true;
 }
 
 /* Check one running job; returns true when it was removed from the table. */
@@ -141,15 +230,12 @@ static bool check_run(tessd_t *d, tessd_run_t *r, int64_t now)
     tessd_job_dir(d, r->id, dir, sizeof dir);
     tagent_exit_t ex;
     int got = tagent_read_exit(dir, &ex);
-    if (got == 1) {
-        finish_run(d, r, &ex, NULL);
-        return true;
-    }
+    if (got == 1)
+        return finish_run(d, r, &ex, NULL);
     if (got < 0) {
         ex = (tagent_exit_t){.exit_code = -1};
         snprintf(ex.error, sizeof ex.error, "unreadable exit record: %s", strerror(errno));
-        finish_run(d, r, &ex, NULL);
-        return true;
+        return finish_run(d, r, &ex, NULL);
     }
     if (r->job_pid == 0) {
         pid_t s, j;
@@ -166,16 +252,13 @@ static bool check_run(tessd_t *d, tessd_run_t *r, int64_t now)
     }
     if (!tagent_alive(r->shim_pid, r->shim_start)) {
         /* The exit file is written before the shim exits: look once more. */
-        if (tagent_read_exit(dir, &ex) == 1) {
-            finish_run(d, r, &ex, NULL);
-            return true;
-        }
+        if (tagent_read_exit(dir, &ex) == 1)
+            return finish_run(d, r, &ex, NULL);
         if (r->job_pid > 0)
             kill(-r->job_pid, SIGKILL);
-        finish_run(d, r, NULL,
-                   r->shim_pid ? "supervisor lost: tessel-shim died before the job's end"
-                               : "daemon stopped while the job was starting");
-        return true;
+        return finish_run(d, r, NULL,
+                          r->shim_pid ? "supervisor lost: tessel-shim died before the job's end"
+                                      : "daemon stopped while the job was starting");
     }
     int64_t asked = r->cancel_ms ? r->cancel_ms : r->preempt_ms;
     if (asked && !r->killed && now - asked >= TESSD_CANCEL_GRACE_MS) {
@@ -254,6 +337,7 @@ static void start_job(tessd_t *d, uint64_t id, const tsched_member_t *m)
         return;
     }
     r->member = *m;
+    r->no_requeue = j.no_requeue;
     tessd_qjob(d, &j, &r->q);
     snprintf(r->user, sizeof r->user, "%s", j.user);
     snprintf(r->queue, sizeof r->queue, "%s", j.queue);
@@ -294,15 +378,53 @@ static void preempt(tessd_t *d, const tsched_victim_t *v)
         return;
     r->preempt_ms = tessd_now_ms();
     r->preempt_for = (int64_t)v->for_job;
-    char reason[96];
-    snprintf(reason, sizeof reason, "preempting: makes room for job %lld", (long long)v->for_job);
+    r->preempt_queue[0] = '\0';
+    tstore_job_t f;
+    if (tstore_job_get(d->store, r->preempt_for, &f, NULL) == 0) {
+        snprintf(r->preempt_queue, sizeof r->preempt_queue, "%s", f.queue);
+        tstore_job_clear(&f);
+    }
+    char reason[128];
+    snprintf(reason, sizeof reason, "preempting: makes room for job %lld of queue '%s'",
+             (long long)v->for_job, r->preempt_queue);
     tstore_job_set_reason(d->store, r->id, reason, NULL);
     char name[160];
     tessd_cgroup_name(d, r->id, name, sizeof name);
     if (r->job_pid > 0)
         kill(-r->job_pid, SIGTERM);
     tagent_cgroup_kill(d->cg_mode, d->cg_root, name, SIGTERM);
-    tessd_log("job %lld preempted for job %lld", (long long)r->id, (long long)v->for_job);
+    tessd_log("job %lld preempted for job %lld (%s)", (long long)r->id, (long long)v->for_job,
+              v->action == TSCHED_SUSPEND ? "suspend asked, requeued instead" : "requeue");
+}
+
+/* When job q would take its queue, or an ancestor, beyond a limit: the reason, and true. */
+static bool limit_reason(tessd_t *d, const tsched_qjob_t *q, double now, char *why, size_t len)
+{
+    const tsched_job_t *r = &q->req;
+    uint64_t milli = r->ngpus == 0                   ? 0
+                     : r->ngpus > 1 || !r->milli_gpu ? TSCHED_MILLI
+                                                     : r->milli_gpu;
+    uint64_t want[4] = {r->ngpus * milli, r->ngpus ? r->ngpus * r->gpu_mem_bytes : 0, r->cpu_milli,
+                        r->mem_bytes};
+    static const char *const unit[4] = {"milli-GPU", "bytes of GPU memory", "milli-CPU",
+                                        "bytes of memory"};
+    tsched_queue_stat_t qs;
+    for (int x = q->queue; x >= 0; x = qs.parent) {
+        if (tsched_queue_stat(d->sched, x, now, &qs) < 0)
+            return false;
+        uint64_t used[4] = {qs.used.milli_gpu, qs.used.gpu_mem_bytes, qs.used.cpu_milli,
+                            qs.used.mem_bytes};
+        uint64_t lim[4] = {qs.limit.milli_gpu, qs.limit.gpu_mem_bytes, qs.limit.cpu_milli,
+                           qs.limit.mem_bytes};
+        for (int k = 0; k < 4; k++) {
+            if (want[k] && lim[k] != TSCHED_UNLIMITED && used[k] + want[k] > lim[k]) {
+                snprintf(why, len, "waiting: queue '%s' is at its limit of %llu %s", qs.name,
+                         (unsigned long long)lim[k], unit[k]);
+                return true;
+            }
+        }
+    }
+    return false;
 }
 
 /* Hand the inbox to libsched (lock held, main thread).  A new job that would wait gets its
@@ -327,16 +449,10 @@ static void drain_inbox(tessd_t *d)
                               tessd_now_ms(), NULL);
             continue;
         }
-        uint64_t want = (uint64_t)in->q.req.ngpus * in->q.req.milli_gpu;
-        tsched_queue_stat_t qs;
         tsched_member_t m;
         tsched_reason_t r = TSCHED_FIT;
-        if (in->max_gpu_milli >= 0 && want > 0 &&
-            tsched_queue_stat(d->sched, in->q.queue, now, &qs) == 0 &&
-            qs.used.milli_gpu + want > (uint64_t)in->max_gpu_milli)
-            snprintf(why, sizeof why, "waiting: queue '%s' is at its limit of %lld milli-GPU",
-                     in->queue, (long long)in->max_gpu_milli);
-        else if (tsched_place(d->cluster, d->policy, &in->q.req, &m, &r) != 0)
+        if (!limit_reason(d, &in->q, now, why, sizeof why) &&
+            tsched_place(d->cluster, d->policy, &in->q.req, &m, &r) != 0)
             snprintf(why, sizeof why, "waiting: %s", tsched_reason_str(r));
         if (why[0]) {
             if (!in_tx)
@@ -355,6 +471,29 @@ typedef struct {
     tsched_member_t m;
 } start_t;
 
+/* Publish each queue's "guarantee satisfied" for the API (main thread: libsched is its
+ * alone; the lock only for the swap).  O(queues x pending jobs), after a cycle. */
+static void snapshot(tessd_t *d)
+{
+    size_t n = tsched_queue_count(d->sched);
+    tessd_qsnap_t *v = n ? calloc(n, sizeof *v) : NULL;
+    if (n && !v)
+        return;
+    double now = tessd_sched_now();
+    for (size_t i = 0; i < n; i++) {
+        tsched_queue_stat_t st;
+        if (tsched_queue_stat(d->sched, (int)i, now, &st) == 0)
+            snprintf(v[i].name, sizeof v[i].name, "%s", st.name);
+        v[i].satisfied = tsched_queue_satisfied(d->sched, (int)i) == 1;
+    }
+    pthread_mutex_lock(&d->lock);
+    tessd_qsnap_t *old = d->qsnap;
+    d->qsnap = v;
+    d->nqsnap = n;
+    pthread_mutex_unlock(&d->lock);
+    free(old);
+}
+
 void tessd_tick(tessd_t *d)
 {
     pthread_mutex_lock(&d->lock);
@@ -371,10 +510,14 @@ void tessd_tick(tessd_t *d)
         tsl_error_t err;
         d->rebuild = false;
         /* The build reads every pending job from the store: the inbox is in it already. */
-        if (tessd_sched_build(d, &err) == 0)
-            d->ninbox = 0;
-        else
+        if (tessd_sched_build(d, &err) < 0)
             tessd_log("scheduler rebuild: %s (the old queues stay)", err.text);
+    } else if (d->queues_dirty) {
+        tsl_error_t err;
+        if (tessd_sched_sync_queues(d, &err) < 0) {
+            tessd_log("queue edit: %s (the old queues stay)", err.text);
+            d->queues_dirty = false;
+        }
     }
     drain_inbox(d);
     /* Without events a cycle is still due now and then: a victim becomes eligible once it has
@@ -422,6 +565,7 @@ void tessd_tick(tessd_t *d)
         d->sched_dirty = true; /* the rest at the next tick */
     pthread_mutex_unlock(&d->lock);
     free(victims);
+    snapshot(d);
 }
 
 /* ---- recovery ---------------------------------------------------------------------------- */
@@ -439,6 +583,17 @@ static int recover_one(const tstore_job_t *j, void *arg)
     r->shim_start = j->shim_start;
     r->job_pid = j->job_pid;
     r->cancel_ms = j->cancel_ms;
+    r->no_requeue = j->no_requeue;
+    /* A preemption under way when tesseld stopped goes on (its SIGTERM was sent): the reason
+     * the store holds says for which job. */
+    long long pf = 0;
+    if (j->reason &&
+        sscanf(j->reason, "preempting: makes room for job %lld of queue '%32[^']'", &pf,
+               r->preempt_queue) >= 1 &&
+        pf > 0) {
+        r->preempt_for = pf;
+        r->preempt_ms = tessd_now_ms();
+    }
     tsched_member_t *m = &r->member;
     memset(m, 0, sizeof *m);
     m->cpu_milli = (uint64_t)j->cpu_milli;

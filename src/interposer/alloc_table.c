@@ -135,6 +135,14 @@ uint64_t tcu_tracked(void)
 
 void tcu_table_atfork_child(void)
 {
+    /* The parent's allocations are the parent's (charged to its slot, and
+     * a CUDA context does not survive fork): the child starts empty.  The
+     * records stay allocated, unreachable; blocks are never freed anyway. */
+    if (atomic_load(&live)) { /* (an empty table: no 512 KiB to copy-on-write) */
+        for (unsigned i = 0; i < TABLE_BUCKETS; i++)
+            buckets[i] = NULL;
+        atomic_store(&live, 0);
+    }
     for (unsigned i = 0; i < TABLE_LOCKS; i++)
         atomic_flag_clear(&locks[i]);
     atomic_flag_clear(&free_lock);

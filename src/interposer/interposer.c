@@ -64,11 +64,19 @@ static void atfork_child(void)
 {
     tshm_atfork_child(tcu.slice);
     tcu_table_atfork_child();
+    tcu_pools_atfork_child();
+    tcu_contexts_atfork_child();
     pthread_mutex_init(&slow_lock, NULL);
 }
 
+/* Set while this thread runs init_once_fn: a hook or dlsym reached from
+ * inside initialisation (a driver constructor calling back into cuInit, say)
+ * must not wait on the pthread_once it is part of. */
+_Thread_local int tcu_initialising;
+
 static void init_once_fn(void)
 {
+    tcu_initialising = 1;
     if (tcu_config_parse(&tcu.cfg, environ) < 0)
         tcu_log("%s; allocations refused", tcu.cfg.error);
 
@@ -95,6 +103,7 @@ static void init_once_fn(void)
     }
     pthread_atfork(NULL, NULL, atfork_child);
     atomic_store_explicit(&tcu_ready_flag, 1, memory_order_release);
+    tcu_initialising = 0;
 }
 
 /* A clean exit gives the process's slot and charges back at once; a crash
@@ -109,6 +118,8 @@ __attribute__((destructor)) static void tcu_fini(void)
 
 void tcu_init(void)
 {
+    if (tcu_initialising)
+        return; /* re-entered from our own initialisation */
     pthread_once(&init_once, init_once_fn);
 }
 
@@ -116,12 +127,14 @@ void tcu_init(void)
 
 static int dev_lookup_slow(CUdevice ord)
 {
-    if (!tcu.slice || !TCU_REAL(cuDeviceGetUuid) || ord < 0 || ord >= TCU_MAX_DEVICES)
+    if (ord < 0)
+        return -1;
+    if (!tcu.slice || !TCU_REAL(cuDeviceGetUuid) || ord >= TCU_MAX_DEVICES)
         return -2;
     CUuuid uuid;
     memset(&uuid, 0, sizeof uuid);
     if (TCU_REAL(cuDeviceGetUuid)(&uuid, ord) != CUDA_SUCCESS)
-        return -2;
+        return -1; /* not a device (or no cuInit yet): the driver will say so */
     pthread_mutex_lock(&slow_lock);
     int idx = atomic_load(&devmap[ord]) - 1;
     if (idx < 0) {
@@ -155,7 +168,10 @@ int tcu_current_dev(CUdevice *ord)
         return -1;
     if (ord)
         *ord = d;
-    return tcu_dev(d);
+    int dev = tcu_dev(d);
+    /* The current context's device always exists: if it cannot be mapped,
+     * refuse (fail closed) rather than pass the allocation through. */
+    return dev == -1 ? -2 : dev;
 }
 
 /* ---- reserve / release -------------------------------------------------- */

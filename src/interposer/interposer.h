@@ -44,6 +44,7 @@
 #define TCU_CTX_COST_MAX (2ull << 30)
 
 extern atomic_int tcu_ready_flag;
+extern _Thread_local int tcu_initialising;
 void tcu_init(void);
 
 /* Initialise on first use; afterwards one relaxed-acquire load. */
@@ -75,8 +76,9 @@ void *tcu_real_dlsym(void *handle, const char *name);
 int tcu_is_hooked_name(const char *name);
 
 /* Slice device index for CUDA ordinal `ord` (device UUID looked up once,
- * then an atomic load); -2 when it cannot be known (bad ordinal, no slice):
- * the hooks then refuse counted allocations (fail closed). */
+ * then an atomic load); -1 when the driver does not know the ordinal (the
+ * hook lets the driver report that); -2 when the slice cannot take it (no
+ * slice, more than 64 devices): the hooks then refuse (fail closed). */
 int tcu_dev(CUdevice ord);
 
 /* Device of the calling thread's current context as a slice index; -1 when
@@ -112,8 +114,12 @@ int tcu_untrack(enum tcu_kind kind, uint64_t key, int *dev, uint64_t *bytes, uin
 /* Number of live records (tests, bench). */
 uint64_t tcu_tracked(void);
 
-/* After fork: reset the table's locks (no other thread exists). */
+/* In a fork child (no other thread exists): forget the parent's
+ * allocations, pools and primary contexts, which stay charged to the
+ * parent's slot, and reset the locks. */
 void tcu_table_atfork_child(void);
+void tcu_pools_atfork_child(void);
+void tcu_contexts_atfork_child(void);
 
 /* Pool bookkeeping (hooks/memory.c): resync the charge of every pool this
  * process allocated from with its reserved bytes.  Called by cuMemGetInfo

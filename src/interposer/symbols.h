@@ -80,10 +80,6 @@
 /* Driver functions the interposer calls without hooking them. */
 #define TCU_CUDA_CALLS(X)                                                                          \
     X(cuCtxGetDevice)                                                                              \
-    X(cuCtxGetCurrent)                                                                             \
-    X(cuCtxPushCurrent_v2)                                                                         \
-    X(cuCtxPopCurrent_v2)                                                                          \
-    X(cuDeviceGet)                                                                                 \
     X(cuDeviceGetCount)                                                                            \
     X(cuDeviceGetUuid)                                                                             \
     X(cuDeviceGetMemPool)                                                                          \

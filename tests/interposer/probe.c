@@ -19,14 +19,16 @@
  *   ctxdestroy          destroy the last created context
  *   alloc:PATH:SIZE     one allocation; PATH is mem, mem1, managed, pitch
  *                       (SIZE = width, height 4), async, async_ptsz, pool,
- *                       pool_ptsz, vmm, array, array1, array3d, mipmap
+ *                       pool_ptsz, vmm, array, array1, array3d, mipmap, mypool
+ *                       (a pool of its own, cuMemPoolCreate on device 0)
  *   fill:PATH:SIZE      allocate until refused: "fill PATH n=N bytes=B rc=R"
  *   free / freeall      free the newest / every allocation
  *   trim                cuMemPoolTrimTo(default pool, 0) after a sync
+ *   pooldestroy         cuMemPoolDestroy of the "mypool" pool after a sync
  *   info / info1        cuMemGetInfo_v2 / cuMemGetInfo: "info free=F total=T"
  *   infonull            cuMemGetInfo_v2 with NULL arguments
- *   totalmem            cuDeviceTotalMem_v2 of device 0
- *   nvml                nvmlDeviceGetMemoryInfo(_v2) of NVML device 0
+ *   totalmem[:N]        cuDeviceTotalMem_v2 of device N (default 0)
+ *   nvml[:N]            nvmlDeviceGetMemoryInfo(_v2) of NVML device N (default 0)
  *   hold                print "holding" and sleep until killed or stdin EOF
  *   waitfile:PATH       wait until PATH exists (a start line for races)
  *   loop:N              N x (cuMemAlloc_v2 1 MiB, cuMemFree_v2, cuMemGetInfo_v2)
@@ -106,11 +108,13 @@ enum {
     P_ARRAY1,
     P_ARRAY3D,
     P_MIPMAP,
+    P_MYPOOL,
     P_NPATHS
 };
 static const char *path_names[P_NPATHS] = {"mem",        "mem1",    "managed",   "pitch", "async",
                                            "async_ptsz", "pool",    "pool_ptsz", "vmm",   "array",
-                                           "array1",     "array3d", "mipmap"};
+                                           "array1",     "array3d", "mipmap",    "mypool"};
+static CUmemoryPool mypool;
 
 static int path_of(const char *s)
 {
@@ -176,6 +180,21 @@ static CUresult do_alloc(int path, uint64_t size)
         r = SYM(cuMemAllocFromPoolAsync_fn,
                 pt ? "cuMemAllocFromPoolAsync_ptsz" : "cuMemAllocFromPoolAsync",
                 "cuMemAllocFromPoolAsync")(&p, size, default_pool(), stream_for(pt));
+        h = p;
+    } else if (path == P_MYPOOL) {
+        if (!mypool) {
+            CUmemPoolProps props;
+            memset(&props, 0, sizeof props);
+            props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+            props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+            props.location.id = 0;
+            r = SYM(cuMemPoolCreate_fn, "cuMemPoolCreate", "cuMemPoolCreate")(&mypool, &props);
+            if (r != CUDA_SUCCESS)
+                return r;
+        }
+        CUdeviceptr p;
+        r = SYM(cuMemAllocFromPoolAsync_fn, "cuMemAllocFromPoolAsync",
+                "cuMemAllocFromPoolAsync")(&p, size, mypool, NULL);
         h = p;
     } else if (path == P_VMM) {
         CUmemAllocationProp prop;
@@ -249,6 +268,7 @@ static CUresult do_free(void)
         return SYM(cuMemFree_v2_fn, "cuMemFree_v2", "cuMemFree")(a.h);
     case P_ASYNC:
     case P_POOL:
+    case P_MYPOOL:
         return SYM(cuMemFreeAsync_fn, "cuMemFreeAsync", "cuMemFreeAsync")(a.h, NULL);
     case P_ASYNC_PTSZ:
     case P_POOL_PTSZ:
@@ -344,6 +364,11 @@ static void step(char *s)
         CUresult r =
             SYM(cuMemPoolTrimTo_fn, "cuMemPoolTrimTo", "cuMemPoolTrimTo")(default_pool(), 0);
         printf("trim rc=%d\n", r);
+    } else if (strcmp(s, "pooldestroy") == 0) {
+        SYM(cuCtxSynchronize_fn, "cuCtxSynchronize", "cuCtxSynchronize")();
+        CUresult r = SYM(cuMemPoolDestroy_fn, "cuMemPoolDestroy", "cuMemPoolDestroy")(mypool);
+        mypool = NULL;
+        printf("pooldestroy rc=%d\n", r);
     } else if (strcmp(s, "info") == 0) {
         size_t f = 0, t = 0;
         CUresult r = SYM(cuMemGetInfo_v2_fn, "cuMemGetInfo_v2", "cuMemGetInfo")(&f, &t);
@@ -360,7 +385,8 @@ static void step(char *s)
         printf("infonull total=%zu free=%zu rc=%d,%d,%d\n", t, f, a, b, c);
     } else if (strcmp(s, "totalmem") == 0) {
         size_t t = 0;
-        CUresult r = SYM(cuDeviceTotalMem_v2_fn, "cuDeviceTotalMem_v2", "cuDeviceTotalMem")(&t, 0);
+        CUresult r = SYM(cuDeviceTotalMem_v2_fn, "cuDeviceTotalMem_v2",
+                         "cuDeviceTotalMem")(&t, arg1 ? atoi(arg1) : 0);
         printf("totalmem %zu rc=%d\n", t, r);
     } else if (strcmp(s, "nvml") == 0) {
         void *n = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -370,8 +396,8 @@ static void step(char *s)
         nvmlMemory_t m;
         nvmlMemory_v2_t m2 = {.version = nvmlMemory_v2};
         ((nvmlInit_v2_fn)dlsym(n, "nvmlInit_v2"))();
-        nvmlReturn_t r =
-            ((nvmlDeviceGetHandleByIndex_v2_fn)dlsym(n, "nvmlDeviceGetHandleByIndex_v2"))(0, &d);
+        nvmlReturn_t r = ((nvmlDeviceGetHandleByIndex_v2_fn)dlsym(
+            n, "nvmlDeviceGetHandleByIndex_v2"))(arg1 ? (unsigned)atoi(arg1) : 0, &d);
         nvmlReturn_t r1 = ((nvmlDeviceGetMemoryInfo_fn)dlsym(n, "nvmlDeviceGetMemoryInfo"))(d, &m);
         nvmlReturn_t r2 =
             ((nvmlDeviceGetMemoryInfo_v2_fn)dlsym(n, "nvmlDeviceGetMemoryInfo_v2"))(d, &m2);

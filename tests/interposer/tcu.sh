@@ -5,7 +5,8 @@
 #   probe_bare ARGS... tcu-probe without it
 #   val KEY TEXT       the value of KEY=... in TEXT (first match)
 # Device: one fake 8 GiB GPU whose contexts cost 64 MiB, state shared by
-# every process of the test through $TMP/fake-state.
+# every process of the test through $TMP/fake-state.  TCU_FAKE_DIR points
+# at another build of the fake driver when set.
 FAKE=${TCU_FAKE_DIR:-$TESSEL_BUILD/tests/fake}
 PRE=$TESSEL_BUILD/lib/libtessel-cuda.so
 HELPERS=$TESSEL_BUILD/tests/interposer
@@ -23,3 +24,17 @@ MiB=1048576
 probe() { LD_PRELOAD="$PRE" "$PROBE" "$@"; }
 probe_bare() { "$PROBE" "$@"; }
 val() { printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -n 1; }
+# wait_until CMD...: retry CMD every 50 ms; after 60 s, fail the test (a
+# helper that died must not hang the suite).
+wait_until() {
+    _w=0
+    while ! "$@"; do
+        _w=$((_w + 1))
+        if [ $_w -ge 1200 ]; then
+            echo "not ok - gave up waiting for: $*"
+            exit 1
+        fi
+        sleep 0.05
+    done
+}
+holding() { grep -q holding "$1" 2>/dev/null; }

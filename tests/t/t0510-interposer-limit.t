@@ -17,8 +17,8 @@ ok $([ "$budget" -gt $((500 * MiB)) ] && [ "$budget" -lt $((1024 * MiB)) ] && ec
 n=$((budget / C))
 left=$((budget - n * C))
 
-for path in mem mem1 managed async async_ptsz pool pool_ptsz vmm array array1 array3d mipmap; do
-    case $path in async* | pool*) trim=trim ;; *) trim=info ;; esac
+for path in mem mem1 managed async async_ptsz pool pool_ptsz mypool vmm array array1 array3d mipmap; do
+    case $path in async* | pool* | mypool) trim=trim ;; *) trim=info ;; esac
     out=$(probe ctx fill:$path:100M info freeall $trim info 2>&1)
     fill=$(printf '%s\n' "$out" | grep "^fill")
     is "$(val n "$fill")" $n "$path: $n allocations of 100 MiB fit in $budget bytes"
@@ -39,6 +39,14 @@ is "$(printf '%s\n' "$out" | grep '^fill' | tail -n 1 | tr ' ' '\n' | grep '^n='
     "async: the pool's cache serves $n allocations again"
 is "$(val free "$(printf '%s\n' "$out" | grep '^info' | tail -n 1)")" $budget \
     "async: cuMemPoolTrimTo gives the cache back"
+
+# A pool of the program's own (cuMemPoolCreate): its cache is charged until
+# cuMemPoolDestroy, which gives it back.
+out=$(probe ctx fill:mypool:100M freeall info pooldestroy info)
+is "$(val free "$(printf '%s\n' "$out" | grep '^info' | head -n 1)")" $left \
+    "mypool: freed bytes cached by a created pool stay charged"
+is "$(val free "$(printf '%s\n' "$out" | grep '^info' | tail -n 1)")" $budget \
+    "mypool: cuMemPoolDestroy gives the cache back"
 
 # The refused allocation never reached the driver.
 out=$(probe ctx fill:mem:100M calls:cuMemAlloc_v2)

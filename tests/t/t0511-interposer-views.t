@@ -32,7 +32,7 @@ mkfifo "$TMP/hold"
 probe_bare ctx alloc:mem:6G hold <"$TMP/hold" >"$TMP/neighbour" &
 npid=$!
 exec 3>"$TMP/hold"
-while ! grep -q holding "$TMP/neighbour" 2>/dev/null; do sleep 0.05; done
+wait_until holding "$TMP/neighbour"
 real=$(val free "$(TESSEL_CUDA_MEM_LIMIT= probe_bare ctx info | grep '^info')")
 export TESSEL_CUDA_MEM_LIMIT=7G
 sl=$(probe ctx info | grep '^info')
@@ -55,7 +55,7 @@ mkfifo "$TMP/hold2"
 probe ctx alloc:mem:500M hold <"$TMP/hold2" >"$TMP/first" &
 fpid=$!
 exec 4>"$TMP/hold2"
-while ! grep -q holding "$TMP/first" 2>/dev/null; do sleep 0.05; done
+wait_until holding "$TMP/first"
 out=$(TESSEL_CUDA_MEM_LIMIT=256M probe info ctx info alloc:mem:1M)
 is "$(printf '%s\n' "$out" | grep '^ctx')" "ctx rc=2" "limit lowered below use: a new context is refused"
 exec 4>&-
@@ -76,6 +76,16 @@ if [ -e "$FAKE/libnvidia-ml.so.1" ]; then
     # A process that never touches CUDA (nvidia-smi) sees the same slice.
     out=$(TESSEL_SLICE="$TMP/slice3" probe nvml)
     is "$(val total "$(printf '%s\n' "$out" | grep '^nvml')")" $G "NVML without CUDA calls: total = the limit"
+    # Two GPUs, a limit per device: each view (CUDA ordinal, NVML device by
+    # UUID) shows its own device's limit.
+    out=$(TESSEL_FAKE_GPUS=2xT4:8G TESSEL_FAKE_STATE="$TMP/two" TESSEL_CUDA_MEM_LIMIT_1=512M \
+        probe ctx totalmem:0 totalmem:1 nvml:0 nvml:1)
+    is "$(printf '%s\n' "$out" | grep '^totalmem' | cut -d' ' -f2 | tr '\n' ' ')" \
+        "$G $((512 * MiB)) " "two devices: cuDeviceTotalMem_v2 = 1 GiB and 512 MiB"
+    is "$(printf '%s\n' "$out" | grep '^nvml' | tr ' ' '\n' | grep '^total=' | tr '\n' ' ')" \
+        "total=$G total=$((512 * MiB)) " "two devices: NVML totals = 1 GiB and 512 MiB"
+    is "$(val free "$(printf '%s\n' "$out" | grep '^nvml' | sed -n 2p)")" $((512 * MiB)) \
+        "two devices: nothing used on device 1, all 512 MiB free"
 else
     diag "no fake libnvidia-ml.so.1: NVML checks not run"
 fi

@@ -17,16 +17,18 @@ mkfifo "$TMP/hold"
 pids=""
 i=0
 while [ $i -lt $N ]; do
-    probe ctx waitfile:"$TMP/go" fill:mem:10M hold <"$TMP/hold" >"$TMP/out.$i" 2>&1 &
+    # Not through the probe() function: $! must be tcu-probe itself.
+    LD_PRELOAD="$PRE" "$PROBE" ctx waitfile:"$TMP/go" fill:mem:10M hold <"$TMP/hold" \
+        >"$TMP/out.$i" 2>&1 &
     pids="$pids $!"
     i=$((i + 1))
 done
 exec 3>"$TMP/hold"
 ready() { [ "$(cat "$TMP"/out.* 2>/dev/null | grep -c "$1")" -eq $N ]; }
-while ! ready "ctx rc="; do sleep 0.05; done
+wait_until ready "ctx rc="
 is "$(cat "$TMP"/out.* | grep -c 'ctx rc=0')" $N "$N contexts created in the slice"
 touch "$TMP/go"
-while ! ready holding; do sleep 0.05; done
+wait_until ready holding
 
 total=0
 for f in "$TMP"/out.*; do
@@ -46,9 +48,12 @@ is "$(val used_sum "$(printf '%s\n' "$show" | grep '^procs')")" "$used" \
     "the per-process shares in the slice file add up to the device's used"
 is "$(printf '%s\n' "$show" | grep '^procs' | cut -d' ' -f2)" $N "the slice file lists $N processes"
 
-# SIGKILL all of them: the next process to attach gets everything back.
+# SIGKILL all of them (their stdin stays open: they die in read(), no
+# clean exit): the next process to attach gets everything back.
 for p in $pids; do kill -KILL "$p"; done
 for p in $pids; do wait "$p" 2>/dev/null; done
+is "$(val used "$("$SLICE_TOOL" "$TESSEL_SLICE" | grep '^device 0')")" "$used" \
+    "killed processes leave their bytes charged until someone reclaims them"
 exec 3>&-
 out=$(probe ctx info)
 is "$(val free "$(printf '%s\n' "$out" | grep '^info')")" $((LIMIT - ctxc)) \

@@ -53,6 +53,25 @@ want=$(awk -v hooked="$TMP/hooked" 'BEGIN { while ((getline h < hooked) > 0) H[h
     $1 in H { n++ } END { print n + 1 }' "$TSV")
 is "$(val hooked "$summary")" "$want" "all $want lookups of hooked entry points (+ the dlsym) got a hook"
 
+# Lookups the runtime does not make: older versions and the other variants.
+printf '\t0\t0\n' >"$TMP/extra.tsv"
+for row in "cuMemAlloc 2000 0" "cuMemFree 2000 0" "cuMemGetInfo 2000 0" "cuMemAllocPitch 2000 0" \
+    "cuCtxCreate 2000 0" "cuCtxCreate 11040 0" "cuCtxCreate 12050 0" "cuCtxDestroy 2000 0" \
+    "cuCtxDestroy 4000 0" "cuDevicePrimaryCtxRelease 11000 0" "cuDevicePrimaryCtxReset 11000 0" \
+    "cuArrayCreate 2000 0" "cuArray3DCreate 2000 0" "cuDeviceTotalMem 2000 0" "cuMemCreate 10020 0" \
+    "cuMemRelease 10020 0" "cuLaunchKernel 4000 2" "cuGraphLaunch 10000 2" "cuMemAllocAsync 11020 1"; do
+    printf '%s\n' "$row" | tr ' ' '\t' >>"$TMP/extra.tsv"
+done
+"$REPLAY" "$TMP/extra.tsv" >"$TMP/xbare" 2>/dev/null
+LD_PRELOAD="$PRE" "$REPLAY" "$TMP/extra.tsv" >"$TMP/xpre" 2>/dev/null
+bad=$(paste -d' ' "$TMP/xbare" "$TMP/xpre" | awk 'NR > 1 && ($4 == "-" || $10 != "libtessel-cuda.so" || $11 != $5 || $12 != 1) {print}')
+is "$bad" "" "19 more lookups (v1 variants, _v3/_v4, ptds before _ptsz existed): hooked, same variant"
+xline() { awk -v n="$1" -v v="$2" '$1 == n && $2 == v {print $5; exit}' "$TMP/xpre"; }
+is "$(xline cuMemAlloc 2000)" cuMemAlloc "cuMemAlloc @2000 -> the v1 cuMemAlloc"
+is "$(xline cuCtxCreate 12050)" cuCtxCreate_v4 "cuCtxCreate @12050 -> cuCtxCreate_v4"
+is "$(xline cuCtxCreate 11040)" cuCtxCreate_v3 "cuCtxCreate @11040 -> cuCtxCreate_v3"
+is "$(xline cuLaunchKernel 4000)" cuLaunchKernel "cuLaunchKernel @4000 ptds -> cuLaunchKernel (no _ptsz before 7000)"
+
 # Spot checks with figures: the variants the runtime's requests select.
 line() { awk -v n="$1" -v v="$2" -v f="$3" '$1 == n && $2 == v && $3 == f {print $5; exit}' "$TMP/pre"; }
 is "$(line cuMemAlloc 3020 0)" cuMemAlloc_v2 "cuMemAlloc @3020 -> cuMemAlloc_v2"

@@ -158,6 +158,76 @@ is "$CODE" "409" "the default queue cannot be deleted"
 api DELETE /v1/queues/big
 is "$CODE" "204" "admin deletes an empty queue"
 
+# Nested queues with a guarantee and a limit per resource (libsched's model).
+qerr() { # qerr METHOD PATH BODY STATUS CODE FIELD NAME
+    api "$1" "$2" "$3"
+    is "$CODE $(jget .error.code) $(jget .error.field)" "$4 $5 $6" "$7"
+}
+api POST /v1/queues '{"name":"research","guarantee":{"gpu":4,"gpu_mem":"64G","cpu":16,"mem":"128G"},"limit":{"gpu":8}}'
+is "$CODE $(jget .parent) $(jget .guarantee.gpu) $(jget .guarantee.gpu_mem) $(jget .guarantee.cpu) $(jget .guarantee.mem) $(jget .limit.gpu) $(jget .limit.mem)" \
+    "201 null 4 68719476736 16 137438953472 8 null" \
+    "a department queue: GPUs as a number, sizes answered in bytes, null = no limit"
+is "$(jget .guarantee_gpu_milli) $(jget .max_gpu_milli) $(jget .usage.gpu) $(jget .pending)" \
+    "4000 8000 0 0" "the milli-GPU aliases and the usage"
+api POST /v1/queues '{"name":"vision","parent":"research","guarantee":{"gpu":1.5,"gpu_mem":"40G","cpu":8,"mem":"64G"},"limit":{"gpu":3},"weight":2}'
+is "$CODE $(jget .parent) $(jget .guarantee.gpu) $(jget .weight) $(jget .limit.gpu)" \
+    "201 research 1.5 2 3" "a project queue nested under it"
+api POST /v1/queues '{"name":"nlp","parent":"research","guarantee":{"gpu":2}}'
+is "$CODE $(jget .guarantee.gpu) $(jget .guarantee.cpu) $(jget .guarantee.mem) $(jget .limit.cpu)" \
+    "201 2 0 0 null" "a sibling: resources its parent guarantees default to 0"
+api GET /v1/queues/research "" "$ALICE"
+is "$CODE $(jget '.children | join(",")')" "200 nlp,vision" "the parent lists its children"
+qerr POST /v1/queues '{"name":"audio","parent":"research","guarantee":{"gpu":1}}' \
+    409 conflict guarantee.gpu "children's guarantees beyond the parent's (1.5 + 2 + 1 > 4): 409"
+diag "$(jget .error.message)"
+qerr POST /v1/queues '{"name":"audio","parent":"research","guarantee":{"mem":null}}' \
+    400 invalid_value guarantee.mem "no guarantee under a parent that guarantees memory: 400"
+qerr POST /v1/queues '{"name":"audio","parent":"nope"}' 400 invalid_value parent "an unknown parent: 400"
+qerr POST /v1/queues '{"name":"audio","parent":"default"}' 400 invalid_value parent \
+    "the default queue has no children: 400"
+qerr POST /v1/queues '{"name":"audio","guarantee":{"gpu":2},"limit":{"gpu":1}}' \
+    400 invalid_value guarantee.gpu "a guarantee above the limit: 400"
+qerr POST /v1/queues '{"name":"audio","guarantee":{"gpu":0.0005}}' 400 invalid_value guarantee.gpu \
+    "a GPU amount finer than milli: 400"
+qerr POST /v1/queues '{"name":"audio","guarantee":{"gpu":-1}}' 400 invalid_value guarantee.gpu \
+    "a negative GPU amount: 400"
+qerr POST /v1/queues '{"name":"audio","limit":{"mem":"lots"}}' 400 invalid_value limit.mem \
+    "a bad size: 400"
+qerr POST /v1/queues '{"name":"audio","limit":{"gpus":1}}' 400 unknown_field limit.gpus \
+    "an unknown resource: 400"
+qerr POST /v1/queues '{"name":"audio","guarantee":{"gpu":1},"guarantee_gpu_milli":1000}' \
+    400 invalid_value guarantee_gpu_milli "a resource and its alias together: 400"
+qerr POST /v1/queues '{"name":"vision"}' 409 conflict name "a taken name: 409"
+qerr PATCH /v1/queues/research '{"guarantee":{"gpu":3}}' 409 conflict guarantee.gpu \
+    "lowering a parent below its children's guarantees (3.5): 409"
+qerr PATCH /v1/queues/vision '{"parent":"nlp"}' 400 invalid_value parent "a parent cannot change: 400"
+api PATCH /v1/queues/vision '{"guarantee":{"gpu":2},"limit":{"gpu":null,"cpu":32}}'
+is "$CODE $(jget .guarantee.gpu) $(jget .guarantee.mem) $(jget .limit.gpu) $(jget .limit.cpu)" \
+    "200 2 68719476736 null 32" "PATCH changes only the resources it names"
+api PATCH /v1/queues/vision '{"guarantee_gpu_milli":500}'
+is "$CODE $(jget .guarantee.gpu)" "200 0.5" "the milli-GPU alias still edits the GPU guarantee"
+api POST /v1/jobs '{"argv":["true"],"queue":"research"}' "$ALICE"
+is "$CODE $(jget .error.code) $(jget .error.field)" "400 invalid_value queue" \
+    "a job for a queue with children: 400 (jobs go to leaf queues)"
+api POST /v1/jobs '{"argv":["true"],"queue":"vision","class":"interactive","gpu":1}' "$ALICE"
+is "$CODE $(jget .error.code) $(jget .error.field)" "422 unsatisfiable class" \
+    "an interactive job above its queue's GPU guarantee (0.5): 422"
+api POST /v1/jobs '{"argv":["true"],"queue":"vision","class":"interactive","cpu":0.5}' "$ALICE"
+V=$(jget .id)
+is "$CODE $(jget .requeue) $(jget .preemptions)" "201 true 0" \
+    "a job in a nested queue (requeue by default, no preemption yet)"
+wait_for '[ "$(job_state $V)" = succeeded ]'
+ok $? "it runs"
+api DELETE /v1/queues/research
+is "$CODE $(jget .error.code)" "409 conflict" "a queue with children cannot be deleted"
+api DELETE /v1/queues/vision
+is "$CODE" "204" "a leaf without active jobs can"
+api DELETE /v1/queues/nlp
+api DELETE /v1/queues/research
+is "$CODE" "204" "then its parent"
+api GET /v1/queues "" "$ALICE"
+is "$(jget '[.queues[].name] | join(",")')" "default" "only the default queue is left"
+
 # --- nodes, gpus, metrics ---------------------------------------------------------------------
 api GET /v1/gpus "" "$ALICE"
 is "$CODE $(jget '.gpus | length') $(jget '.gpus[0].simulated') $(jget '.gpus[0].memory_total')" \
@@ -167,7 +237,7 @@ is "$(jget '.nodes[0].simulated') $(jget '.nodes[0].gpus | length')" "true 1" \
     "GET /v1/nodes: the node is simulated"
 CODE=$(curl -s -o "$TD/out" -w '%{http_code}' "$TD_URL/metrics")
 is "$CODE" "200" "metrics answer without a token"
-grep -q '^tessel_jobs{state="succeeded"} 2$' "$TD/out"; ok $? "metrics count 2 succeeded jobs"
+grep -q '^tessel_jobs{state="succeeded"} 3$' "$TD/out"; ok $? "metrics count 3 succeeded jobs"
 grep -q '^tessel_gpus{simulated="1"} 1$' "$TD/out"; ok $? "metrics mark the GPU simulated"
 
 # --- users deleted lose access ---------------------------------------------------------------

@@ -1,6 +1,7 @@
 #!/bin/sh
 # t3001-daemon-queue.t - jobs queue when the GPUs are full and start when room frees; the
-# interim order (queue priority, job priority, submission) and backfill; a queue's GPU cap.
+# interim order (queue priority, job priority, submission) and backfill; a queue's GPU cap;
+# nested queues: an ancestor's limit, subtree usage, a live edit, restored after a restart.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 command -v curl >/dev/null && command -v jq >/dev/null || skip_all "curl and jq are needed"
@@ -83,5 +84,42 @@ touch "$G/q1"
 wait_for '[ "$(job_state $Q2)" = succeeded ]'
 ok $? "it runs once the first has ended"
 
+# Nested queues: a department limited to half a GPU over a project.  Limits of ancestors
+# hold, usage adds up the subtree, and an edit applies to the running scheduler.
+api POST /v1/queues '{"name":"dept","limit":{"gpu":0.5,"mem":"1G"}}'
+is "$CODE" "201" "a department limited to half a GPU"
+api POST /v1/queues '{"name":"proj","parent":"dept","guarantee":{"gpu":0.25}}'
+is "$CODE $(jget .parent)" "201 dept" "a project under it"
+api POST /v1/jobs "{\"argv\":[\"sh\",\"-c\",\"while [ ! -e $G/n1 ]; do sleep 0.05; done\"],\"gpu\":0.5,\"queue\":\"proj\",\"mem\":\"256M\"}"
+N1=$(jget .id)
+api POST /v1/jobs "{\"argv\":[\"sh\",\"-c\",\"while [ ! -e $G/n2 ]; do sleep 0.05; done\"],\"gpu\":0.5,\"queue\":\"proj\"}"
+N2=$(jget .id)
+api POST /v1/jobs '{"argv":["true"],"gpu":0.5}'
+N3=$(jget .id)
+wait_for '[ "$(job_state $N1)" = running ] && [ "$(job_state $N3)" = succeeded ]'
+is "$(job_state $N2)" "pending" "the project's second job waits: its department is at its limit"
+is "$(jget .reason)" "waiting: queue 'dept' is at its limit of 500 milli-GPU" "and says which queue"
+api GET /v1/queues/proj
+is "$(jget .usage.gpu) $(jget .usage.gpu_mem) $(jget .usage.mem) $(jget .running) $(jget .pending)" \
+    "0.5 8589934592 268435456 1 1" "the project's usage: what its running job holds"
+api GET /v1/queues/dept
+is "$(jget .usage.gpu) $(jget .running) $(jget .pending) $(jget '.children | join(",")')" \
+    "0.5 1 1 proj" "the department's usage is its subtree's"
+api PATCH /v1/queues/dept '{"limit":{"gpu":1}}'
+is "$CODE $(jget .limit.gpu) $(jget .limit.mem)" "200 1 1073741824" "the admin raises the limit"
+wait_for '[ "$(job_state $N2)" = running ]'
+ok $? "the waiting job starts without a restart"
+touch "$G/n1" "$G/n2"
+wait_for '[ "$(job_state $N2)" = succeeded ]'
+
+# Queues are restored on restart.
 td_stop; ok $? "tesseld stops cleanly on SIGTERM (exit 0, no sanitizer report)"
+td_start --fake-gpus 2xT4:16G --no-cgroups
+api GET /v1/queues/proj
+is "$CODE $(jget .parent) $(jget .guarantee.gpu)" "200 dept 0.25" "after a restart the project is there"
+api POST /v1/jobs '{"argv":["true"],"gpu":1,"queue":"proj"}'
+N4=$(jget .id)
+wait_for '[ "$(job_state $N4)" = succeeded ]'
+ok $? "and takes jobs, within its department's limit"
+td_stop; ok $? "tesseld stops cleanly again"
 done_testing

@@ -1,7 +1,8 @@
 #!/bin/sh
 # t3005-daemon-preempt.t - queues with guarantees (libsched's queue layer): a training job
 # running beyond its queue's guarantee is preempted when a queue owed capacity needs the GPU;
-# it ends "preempted" and the owed job starts.  Non-training jobs must fit the guarantee.
+# submitted with "requeue": false, it ends "preempted" and the owed job starts (requeueing is
+# t3007's).  Non-training jobs must fit the guarantee.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 command -v curl >/dev/null && command -v jq >/dev/null || skip_all "curl and jq are needed"
@@ -18,14 +19,15 @@ is "$CODE $(jget .guarantee_gpu_milli)" "201 1000" "queue prod is guaranteed one
 api POST /v1/queues '{"name":"scratch","guarantee_gpu_milli":0,"weight":2}'
 is "$CODE $(jget .guarantee_gpu_milli) $(jget .weight)" "201 0 2" "queue scratch has no guarantee"
 api POST /v1/queues '{"name":"bad","guarantee_gpu_milli":2000,"max_gpu_milli":1000}'
-is "$CODE $(jget .error.field)" "400 guarantee_gpu_milli" "a guarantee above the cap: 400"
+is "$CODE $(jget .error.field)" "400 guarantee.gpu" "a guarantee above the cap: 400, naming guarantee.gpu"
 
 api POST /v1/jobs '{"argv":["sleep","300"],"gpu":1,"queue":"scratch","class":"interactive"}'
 is "$CODE $(jget .error.code)" "422 unsatisfiable" \
     "an interactive job beyond its queue's guarantee can never run: 422"
 
-api POST /v1/jobs "{\"argv\":[\"sh\",\"-c\",\"while [ ! -e $G/s ]; do sleep 0.05; done\"],\"gpu\":1,\"queue\":\"scratch\"}"
+api POST /v1/jobs "{\"argv\":[\"sh\",\"-c\",\"while [ ! -e $G/s ]; do sleep 0.05; done\"],\"gpu\":1,\"queue\":\"scratch\",\"requeue\":false}"
 S=$(jget .id)
+is "$(jget .requeue) $(jget .preemptions)" "false 0" "the job says it is not to be requeued"
 wait_for '[ "$(job_state $S)" = running ]'
 ok $? "a training job of scratch takes the idle GPU beyond its guarantee"
 
@@ -34,7 +36,9 @@ P=$(jget .id)
 wait_for '[ "$(job_state $S)" = preempted ]'
 ok $? "when prod needs its guaranteed GPU, the scratch job is preempted"
 api GET "/v1/jobs/$S"
-is "$(jget .reason)" "preempted to make room for job $P" "its reason names the job it made room for"
+is "$(jget .reason)" "preempted to make room for job $P of queue 'prod'" \
+    "its reason names the job and queue it made room for"
+is "$(jget .preemptions)" "1" "its preemption is counted"
 is "$(jget .signal)" "15" "it was stopped with SIGTERM"
 wait_for '[ "$(job_state $P)" = succeeded ]'
 ok $? "the prod job then runs"

@@ -20,18 +20,25 @@ G="$TD/go"
 mkdir -p "$G"
 
 # --- a foreground run across a restart ------------------------------------------------------
-"$TCLI" run --gpu 0.5 -- sh -c "echo before; while [ ! -e $G/a ]; do sleep 0.05; done; echo after; exit 7" \
+"$TCLI" run --name fg --gpu 0.5 -- sh -c "echo before; while [ ! -e $G/a ]; do sleep 0.05; done; echo after; exit 7" \
     >"$TD/a.o" 2>"$TD/a.e" &
 APID=$!
 wait_for 'grep -qs before "$TD/a.o"'; ok $? "a foreground run streams its job's output"
+FG=$(TESSEL_URL=$TD_URL TESSEL_TOKEN=$TD_ADMIN "$TCLI" ps --json | jq -r '.jobs[] | select(.name == "fg") | .id')
+"$TCLI" logs -f "$FG" >"$TD/f.o" 2>"$TD/f.e" &
+FPID=$!
+wait_for 'grep -qs before "$TD/f.o"'
 td_kill9
 sleep 0.3
-kill -0 "$APID"; ok $? "tessel run waits while tesseld is down"
+kill -0 "$APID" && kill -0 "$FPID"; ok $? "tessel run and tessel logs -f wait while tesseld is down"
 td_start $FAKE --listen "$ADDR" || exit 1
 touch "$G/a"
 wait "$APID"
 is "$?" 7 "after the restart it exits with the job's status (7)"
 is "$(tr '\n' ' ' <"$TD/a.o")" "before after " "the output resumed where it stopped, nothing twice"
+wait "$FPID"; FRC=$?; [ "$FRC" = 0 ] || diag "logs -f: $(cat "$TD/f.e")"
+is "$FRC" 0 "tessel logs -f ends with the job"
+is "$(tr '\n' ' ' <"$TD/f.o")" "before after " "and printed its output once, across the restart"
 
 # --- 200 concurrent submissions, kill -9 in the middle ---------------------------------------
 tcli run -d --gpu 0.5 -- sh -c "while [ ! -e $G/r ]; do sleep 0.05; done"

@@ -5,16 +5,23 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd/tessel/cli.h"
+
+/* As `tessel run`: how long -f keeps trying to reach a tesseld that went away, and the pause
+ * between two attempts. */
+#define LOGS_RECONNECT_S 60
+#define LOGS_RETRY_MS    250
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: tessel logs [-f] [--stdout | --stderr] JOB\n"
                "Print a job's output: its stdout on stdout, its stderr on stderr.\n"
                "\n"
-               "  -f, --follow     keep printing new output until the job has finished\n"
+               "  -f, --follow     keep printing new output until the job has finished (across\n"
+               "                   a restart of tesseld)\n"
                "  --stdout         only its stdout\n"
                "  --stderr         only its stderr\n");
 }
@@ -85,7 +92,25 @@ int cmd_logs(cli_t *cli, int argc, char **argv)
         logs[n++] = (tclient_log_t){.stream = "stdout", .write = write_fd, .arg = &out_fd};
     if (want_err)
         logs[n++] = (tclient_log_t){.stream = "stderr", .write = write_fd, .arg = &err_fd};
-    if (tclient_logs(cli->client, id, logs, n, follow, NULL, &err) < 0) {
+    /* Following, ride out a tesseld restart: resume each stream at its offset. */
+    time_t lost_since = 0;
+    while (tclient_logs(cli->client, id, logs, n, follow, NULL, &err) < 0) {
+        int e = errno;
+        bool lost = e == ECONNRESET || e == ECONNREFUSED || e == ETIMEDOUT || e == EAGAIN;
+        if (follow && lost) {
+            time_t now = time(NULL);
+            if (!lost_since)
+                lost_since = now;
+            if (now - lost_since <= LOGS_RECONNECT_S) {
+                struct timespec ts = {0, LOGS_RETRY_MS * 1000000L};
+                nanosleep(&ts, NULL);
+                json_t *probe = NULL;
+                if (tclient_request(cli->client, "GET", "/v1/whoami", NULL, &probe, NULL) == 0)
+                    lost_since = 0;
+                json_decref(probe);
+                continue;
+            }
+        }
         /* tesseld's messages name the job; a transfer error does not. */
         if (tclient_status(cli->client) >= 400)
             return cli_fail("%s", err.text);

@@ -261,22 +261,39 @@ static double cap_usable(const tsched_cluster_t *c, const uint16_t *S, uint64_t 
     return usable;
 }
 
+/* GPUs of the nodes that could hold one task of mix member m if they were
+ * empty: accepted models, enough such GPUs with the GPU memory it asks for,
+ * and the CPU it asks for. */
+static uint64_t eligible_gpus(const tsched_cluster_t *c, const struct member_w *mw)
+{
+    const struct fclass *k = &c->cls[mw->g];
+    uint64_t e = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        const struct node *nd = &c->nodes[i];
+        if (!(k->models & nd->models) || nd->cpu_cap < mw->cpu)
+            continue;
+        unsigned acc = 0;
+        for (unsigned j = 0; j < nd->ngpus; j++)
+            acc += (k->models >> nd->model[j] & 1) && nd->gmem_cap[j] >= k->gmem;
+        if (acc >= k->ngpus)
+            e += acc;
+    }
+    return e;
+}
+
 void tsched__refresh(tsched_cluster_t *c)
 {
     if (c->scarcity_n == c->n)
         return;
-    /* GPUs each kind of request may use, against all GPUs */
-    uint64_t all = 0, eligible[MAX_GPU_CLASSES] = {0};
-    for (size_t i = 0; i < c->n; i++) {
-        const struct node *nd = &c->nodes[i];
-        all += nd->ngpus;
-        for (unsigned g = 0; g < c->G; g++)
-            if (c->cls[g].models & nd->models)
-                for (unsigned j = 0; j < nd->ngpus; j++)
-                    eligible[g] += c->cls[g].models >> nd->model[j] & 1;
-    }
+    /* each task of the mix weighs its share times all GPUs / the GPUs of the
+     * nodes that could hold it: a task that only a few nodes can take (its
+     * models, its GPU count, its CPU) counts as much as those nodes are
+     * scarce.  Once per change of the node set: nmix x nodes. */
+    uint64_t all = 0;
+    for (size_t i = 0; i < c->n; i++)
+        all += c->nodes[i].ngpus;
     for (unsigned m = 0; m < c->nmix; m++) {
-        uint64_t e = eligible[c->mix[m].g];
+        uint64_t e = eligible_gpus(c, &c->mix[m]);
         c->mix[m].wcap = c->mix[m].w * (e ? (double)all / (double)e : 1.0);
     }
     c->scarcity_n = c->n;

@@ -82,7 +82,7 @@ struct member_w {
     unsigned g;
     uint64_t cpu;
     double w;
-    double wcap; /* w, times all GPUs / GPUs of models it accepts (refresh) */
+    double wcap; /* w, times all GPUs / GPUs of the nodes that could hold it (refresh) */
 };
 
 struct shape {

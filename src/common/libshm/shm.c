@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -132,6 +133,53 @@ static tshm_t *handle_new(void)
     return s;
 }
 
+/* Open path, creating it fully initialised if it does not exist: the new
+ * file is written under a temporary name beside it and link()ed into place,
+ * so no process ever sees a half-made slice and none has to wait on a lock
+ * held by a creator that the scheduler preempted (with 300 processes
+ * starting on 2 cores, that wait was the 99th percentile: tens of ms).
+ * Falls back to O_CREAT + the flock protocol of tshm_attach when the
+ * directory refuses the temporary file.  Returns an fd or -1 with errno. */
+static int open_or_create(const char *path)
+{
+    for (int tries = 0; tries < 8; tries++) {
+        int fd = open(path, O_RDWR | O_CLOEXEC);
+        if (fd >= 0 || errno != ENOENT)
+            return fd;
+        char tmp[PATH_MAX];
+        if (snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= (int)sizeof tmp)
+            break;
+        int t = mkostemp(tmp, O_CLOEXEC);
+        if (t < 0)
+            break;
+        mode_t um = umask(0);
+        umask(um);
+        void *m = MAP_FAILED;
+        if (fchmod(t, 0666 & ~um) == 0 && ftruncate(t, (off_t)file_len(TSHM_INITIAL_PROCS)) == 0)
+            m = mmap(NULL, file_len(TSHM_INITIAL_PROCS), PROT_READ | PROT_WRITE, MAP_SHARED, t, 0);
+        if (m == MAP_FAILED) {
+            int saved = errno;
+            unlink(tmp);
+            close(t);
+            errno = saved;
+            return -1;
+        }
+        init_header(m);
+        munmap(m, file_len(TSHM_INITIAL_PROCS));
+        int rc = link(tmp, path), saved = errno;
+        unlink(tmp);
+        if (rc == 0)
+            return t; /* the same file, now at path */
+        close(t);
+        if (saved != EEXIST) {
+            errno = saved;
+            break;
+        }
+        /* Another process won the race: open its file. */
+    }
+    return open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+}
+
 tshm_t *tshm_attach(const char *path, tsl_error_t *err)
 {
     tshm_t *s = handle_new();
@@ -144,7 +192,7 @@ tshm_t *tshm_attach(const char *path, tsl_error_t *err)
         s->path = strdup(path);
         if (!s->path)
             goto fail_errno;
-        s->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        s->fd = open_or_create(path);
     } else {
         s->fd = memfd_create("tessel-slice", MFD_CLOEXEC);
     }

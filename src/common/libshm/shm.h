@@ -20,9 +20,11 @@
  * Concurrency.  Hot-path operations (tshm_reserve, tshm_release) are lock-free
  * atomics on the mapped file: a compare-and-swap loop on the device's used
  * counter admits an allocation only if used + bytes <= limit, so any number of
- * racing processes never pass the limit.  Slow-path operations (attach,
- * process registration, growth, dead-process reclaim) take flock(2) on the
- * file plus an in-process mutex.
+ * racing processes never pass the limit.  Slow-path operations are
+ * lock-free between processes too, except growing the process table and
+ * adding a device record, which take flock(2) on the file: a new file is
+ * created complete and link()ed into place; process records are claimed and
+ * reclaimed by compare-and-swap of their state.
  *
  * Dead processes.  Each process slot records pid and the process start time
  * (field 22 of /proc/PID/stat), so a reused pid is not mistaken for the dead
@@ -72,11 +74,13 @@ typedef struct {
 /* ---- attach (interposer) ------------------------------------------------ */
 
 /* Open or create the slice file at path, or create a private anonymous slice
- * when path is NULL.  A new file is created with mode 0666 & ~umask and
- * initialised under flock; an existing one must carry the right magic and
- * version.  Returns a handle (free with tshm_close), or NULL with errno set
- * (EINVAL bad file, EPROTO wrong version, or the open/mmap errno) and one line
- * in err.  Does not register the calling process: see tshm_register. */
+ * when path is NULL.  A new file is created with mode 0666 & ~umask,
+ * initialised under a temporary name (PATH.XXXXXX, same directory) and
+ * link()ed into place; an existing empty file is initialised under flock;
+ * an existing one must carry the right magic and version.  Returns a handle
+ * (free with tshm_close), or NULL with errno set (EINVAL bad file, EPROTO
+ * wrong version, or the open/mmap errno) and one line in err.  Does not
+ * register the calling process: see tshm_register. */
 tshm_t *tshm_attach(const char *path, tsl_error_t *err);
 
 /* Claim a process slot for the calling process (getpid, start time, comm),

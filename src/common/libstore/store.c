@@ -37,13 +37,30 @@ static const char *const migrations[] = {
     /* 2: queues get a fair-share weight and a guaranteed share (libsched's queue layer). */
     "ALTER TABLE queues ADD COLUMN weight INTEGER NOT NULL DEFAULT 1;"
     "ALTER TABLE queues ADD COLUMN guarantee_gpu_milli INTEGER;",
+    /* 3: nested queues with a guarantee and a limit per resource (max_gpu_milli is the GPU
+     * limit, guarantee_gpu_milli the GPU guarantee; NULL = none / unlimited); jobs count their
+     * preemptions and say whether a preemption requeues them. */
+    "ALTER TABLE queues ADD COLUMN parent TEXT;"
+    "ALTER TABLE queues ADD COLUMN guarantee_gpu_mem INTEGER;"
+    "ALTER TABLE queues ADD COLUMN guarantee_cpu_milli INTEGER;"
+    "ALTER TABLE queues ADD COLUMN guarantee_mem INTEGER;"
+    "ALTER TABLE queues ADD COLUMN max_gpu_mem INTEGER;"
+    "ALTER TABLE queues ADD COLUMN max_cpu_milli INTEGER;"
+    "ALTER TABLE queues ADD COLUMN max_mem INTEGER;"
+    "ALTER TABLE jobs ADD COLUMN preemptions INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN requeue INTEGER NOT NULL DEFAULT 1;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
 #define JOB_COLS                                                                                   \
     "id, user, name, argv, shell, cwd, env, state, reason, queue, class, priority, gpus,"          \
     " gpu_milli, gpu_count, gpu_mem, cpu_milli, mem, placement, simulated, submitted_ms,"          \
-    " started_ms, finished_ms, exit_code, signal, shim_pid, shim_start, job_pid, cancel_ms"
+    " started_ms, finished_ms, exit_code, signal, shim_pid, shim_start, job_pid, cancel_ms,"       \
+    " preemptions, requeue"
+
+#define QUEUE_COLS                                                                                 \
+    "name, priority, max_gpu_milli, created_ms, weight, guarantee_gpu_milli, parent,"              \
+    " guarantee_gpu_mem, guarantee_cpu_milli, guarantee_mem, max_gpu_mem, max_cpu_milli, max_mem"
 
 /* The statements.  The enum and the table must stay in the same order. */
 enum {
@@ -68,6 +85,7 @@ enum {
     S_QUEUE_LIST,
     S_QUEUE_DEL,
     S_QUEUE_USAGE,
+    S_QUEUE_CHILDREN,
     S_JOB_ADD,
     S_JOB_GET,
     S_JOB_LIST,
@@ -77,6 +95,7 @@ enum {
     S_JOB_FINISH,
     S_JOB_SET_CANCEL,
     S_JOB_SET_REASON,
+    S_JOB_REQUEUE,
     S_JOB_COUNTS,
     S_BEGIN,
     S_COMMIT,
@@ -102,22 +121,23 @@ static const char *const sql[S_COUNT] = {
     [S_TOKEN_LIST] = "SELECT id, user, name, created_ms FROM tokens WHERE user = ?1 ORDER BY id",
     [S_TOKEN_LIST_ALL] = "SELECT id, user, name, created_ms FROM tokens ORDER BY id",
     [S_TOKEN_DEL] = "DELETE FROM tokens WHERE id = ?1",
-    [S_QUEUE_ADD] = "INSERT INTO queues(name, priority, max_gpu_milli, weight,"
-                    " guarantee_gpu_milli, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    [S_QUEUE_GET] = "SELECT name, priority, max_gpu_milli, created_ms, weight,"
-                    " guarantee_gpu_milli FROM queues WHERE name = ?1",
-    [S_QUEUE_UPDATE] = "UPDATE queues SET priority = ?2, max_gpu_milli = ?3, weight = ?4,"
-                       " guarantee_gpu_milli = ?5 WHERE name = ?1",
-    [S_QUEUE_LIST] = "SELECT name, priority, max_gpu_milli, created_ms, weight,"
-                     " guarantee_gpu_milli FROM queues ORDER BY priority DESC, name",
+    [S_QUEUE_ADD] = "INSERT INTO queues(" QUEUE_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
+                    " ?9, ?10, ?11, ?12, ?13)",
+    [S_QUEUE_GET] = "SELECT " QUEUE_COLS " FROM queues WHERE name = ?1",
+    [S_QUEUE_UPDATE] = "UPDATE queues SET priority = ?2, max_gpu_milli = ?3, weight = ?5,"
+                       " guarantee_gpu_milli = ?6, guarantee_gpu_mem = ?8,"
+                       " guarantee_cpu_milli = ?9, guarantee_mem = ?10, max_gpu_mem = ?11,"
+                       " max_cpu_milli = ?12, max_mem = ?13 WHERE name = ?1",
+    [S_QUEUE_LIST] = "SELECT " QUEUE_COLS " FROM queues ORDER BY priority DESC, name",
     [S_QUEUE_DEL] = "DELETE FROM queues WHERE name = ?1",
     [S_QUEUE_USAGE] = "SELECT coalesce(sum(state = 0), 0), coalesce(sum(state = 1), 0),"
                       " coalesce(sum(CASE WHEN state = 1 THEN gpu_milli * gpu_count END), 0)"
                       " FROM jobs WHERE state < 2 AND queue = ?1",
+    [S_QUEUE_CHILDREN] = "SELECT count(*) FROM queues WHERE parent = ?1",
     [S_JOB_ADD] = "INSERT INTO jobs(user, name, argv, shell, cwd, env, state, queue, class,"
                   " priority, gpus, gpu_milli, gpu_count, gpu_mem, cpu_milli, mem, simulated,"
-                  " submitted_ms, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8, ?9, ?10,"
-                  " ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+                  " submitted_ms, reason, requeue) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8,"
+                  " ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
     [S_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE id = ?1",
     [S_JOB_LIST] = "SELECT " JOB_COLS " FROM jobs WHERE id > ?1"
                    " AND (?2 IS NULL OR user = ?2) AND (?3 IS NULL OR queue = ?3)"
@@ -132,10 +152,15 @@ static const char *const sql[S_COUNT] = {
     [S_JOB_SET_PIDS] = "UPDATE jobs SET shim_pid = ?2, shim_start = ?3, job_pid = ?4"
                        " WHERE id = ?1",
     [S_JOB_FINISH] = "UPDATE jobs SET state = ?2, reason = ?3, exit_code = ?4, signal = ?5,"
-                     " finished_ms = ?6 WHERE id = ?1 AND state < 2",
+                     " finished_ms = ?6, preemptions = preemptions + (?2 = 5)"
+                     " WHERE id = ?1 AND state < 2",
     [S_JOB_SET_CANCEL] = "UPDATE jobs SET cancel_ms = ?2, reason = 'cancelling'"
                          " WHERE id = ?1 AND state = 1",
     [S_JOB_SET_REASON] = "UPDATE jobs SET reason = ?2 WHERE id = ?1",
+    [S_JOB_REQUEUE] = "UPDATE jobs SET state = 0, reason = ?2, placement = NULL,"
+                      " started_ms = NULL, exit_code = NULL, signal = NULL, shim_pid = NULL,"
+                      " shim_start = NULL, job_pid = NULL, cancel_ms = NULL,"
+                      " preemptions = preemptions + 1 WHERE id = ?1 AND state = 1",
     [S_JOB_COUNTS] = "SELECT state, count(*) FROM jobs GROUP BY state",
     [S_BEGIN] = "BEGIN IMMEDIATE",
     [S_COMMIT] = "COMMIT",
@@ -547,26 +572,41 @@ int tstore_token_del(tstore_t *s, int64_t id, tsl_error_t *err)
     return n == 0 ? not_found(err, "token") : 0;
 }
 
-static void bind_queue(sqlite3_stmt *q, const tstore_queue_t *qu, int weight_col)
+static void bind_opt(sqlite3_stmt *q, int i, int64_t v)
+{
+    if (v >= 0)
+        sqlite3_bind_int64(q, i, v);
+    else
+        sqlite3_bind_null(q, i);
+}
+
+static int64_t col_opt(sqlite3_stmt *q, int c)
+{
+    return sqlite3_column_type(q, c) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, c);
+}
+
+/* Binds a queue in QUEUE_COLS order (created_ms too). */
+static void bind_queue(sqlite3_stmt *q, const tstore_queue_t *qu)
 {
     bind_text(q, 1, qu->name);
     sqlite3_bind_int(q, 2, qu->priority);
-    if (qu->max_gpu_milli >= 0)
-        sqlite3_bind_int64(q, 3, qu->max_gpu_milli);
-    else
-        sqlite3_bind_null(q, 3);
-    sqlite3_bind_int(q, weight_col, qu->weight > 0 ? qu->weight : 1);
-    if (qu->guarantee_gpu_milli >= 0)
-        sqlite3_bind_int64(q, weight_col + 1, qu->guarantee_gpu_milli);
-    else
-        sqlite3_bind_null(q, weight_col + 1);
+    bind_opt(q, 3, qu->limit.gpu_milli);
+    sqlite3_bind_int64(q, 4, qu->created_ms);
+    sqlite3_bind_int(q, 5, qu->weight > 0 ? qu->weight : 1);
+    bind_opt(q, 6, qu->guarantee.gpu_milli);
+    bind_text(q, 7, qu->parent[0] ? qu->parent : NULL);
+    bind_opt(q, 8, qu->guarantee.gpu_mem);
+    bind_opt(q, 9, qu->guarantee.cpu_milli);
+    bind_opt(q, 10, qu->guarantee.mem);
+    bind_opt(q, 11, qu->limit.gpu_mem);
+    bind_opt(q, 12, qu->limit.cpu_milli);
+    bind_opt(q, 13, qu->limit.mem);
 }
 
 int tstore_queue_add(tstore_t *s, const tstore_queue_t *qu, tsl_error_t *err)
 {
     sqlite3_stmt *q = stmt(s, S_QUEUE_ADD);
-    bind_queue(q, qu, 4);
-    sqlite3_bind_int64(q, 6, qu->created_ms);
+    bind_queue(q, qu);
     if (exec_stmt(s, q, err, "add queue") < 0) {
         if (errno == EEXIST)
             tsl_errprintf(err, "queue '%s' already exists", qu->name);
@@ -577,13 +617,21 @@ int tstore_queue_add(tstore_t *s, const tstore_queue_t *qu, tsl_error_t *err)
 
 static void row_queue(sqlite3_stmt *q, tstore_queue_t *out)
 {
+    memset(out, 0, sizeof *out);
     snprintf(out->name, sizeof out->name, "%s", (const char *)sqlite3_column_text(q, 0));
     out->priority = sqlite3_column_int(q, 1);
-    out->max_gpu_milli = sqlite3_column_type(q, 2) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 2);
+    out->limit.gpu_milli = col_opt(q, 2);
     out->created_ms = sqlite3_column_int64(q, 3);
     out->weight = sqlite3_column_int(q, 4);
-    out->guarantee_gpu_milli =
-        sqlite3_column_type(q, 5) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 5);
+    out->guarantee.gpu_milli = col_opt(q, 5);
+    if (sqlite3_column_type(q, 6) != SQLITE_NULL)
+        snprintf(out->parent, sizeof out->parent, "%s", (const char *)sqlite3_column_text(q, 6));
+    out->guarantee.gpu_mem = col_opt(q, 7);
+    out->guarantee.cpu_milli = col_opt(q, 8);
+    out->guarantee.mem = col_opt(q, 9);
+    out->limit.gpu_mem = col_opt(q, 10);
+    out->limit.cpu_milli = col_opt(q, 11);
+    out->limit.mem = col_opt(q, 12);
 }
 
 int tstore_queue_get(tstore_t *s, const char *name, tstore_queue_t *out, tsl_error_t *err)
@@ -602,7 +650,7 @@ int tstore_queue_get(tstore_t *s, const char *name, tstore_queue_t *out, tsl_err
 int tstore_queue_update(tstore_t *s, const tstore_queue_t *qu, tsl_error_t *err)
 {
     sqlite3_stmt *q = stmt(s, S_QUEUE_UPDATE);
-    bind_queue(q, qu, 4);
+    bind_queue(q, qu);
     int n = exec_stmt(s, q, err, "update queue");
     if (n < 0)
         return -1;
@@ -651,6 +699,17 @@ int tstore_queue_usage(tstore_t *s, const char *name, int64_t *pending, int64_t 
     return rc == SQLITE_ROW ? 0 : db_error(s, err, "queue usage");
 }
 
+int tstore_queue_children(tstore_t *s, const char *name, int64_t *n, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_QUEUE_CHILDREN);
+    bind_text(q, 1, name);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW)
+        *n = sqlite3_column_int64(q, 0);
+    sqlite3_reset(q);
+    return rc == SQLITE_ROW ? 0 : db_error(s, err, "queue children");
+}
+
 int tstore_job_add(tstore_t *s, tstore_job_t *j, tsl_error_t *err)
 {
     sqlite3_stmt *q = stmt(s, S_JOB_ADD);
@@ -672,6 +731,7 @@ int tstore_job_add(tstore_t *s, tstore_job_t *j, tsl_error_t *err)
     sqlite3_bind_int(q, 16, j->simulated);
     sqlite3_bind_int64(q, 17, j->submitted_ms);
     bind_text(q, 18, j->reason);
+    sqlite3_bind_int(q, 19, j->no_requeue ? 0 : 1);
     if (exec_stmt(s, q, err, "add job") < 0)
         return -1;
     j->id = sqlite3_last_insert_rowid(s->db);
@@ -720,6 +780,8 @@ static int row_job(sqlite3_stmt *q, tstore_job_t *j)
     j->shim_start = (uint64_t)sqlite3_column_int64(q, 26);
     j->job_pid = sqlite3_column_int(q, 27);
     j->cancel_ms = sqlite3_column_int64(q, 28);
+    j->preemptions = sqlite3_column_int(q, 29);
+    j->no_requeue = sqlite3_column_int(q, 30) == 0;
     if (!j->user || !j->argv_json || !j->env_json || !j->queue) {
         tstore_job_clear(j);
         errno = ENOMEM;
@@ -861,6 +923,14 @@ int tstore_job_set_reason(tstore_t *s, int64_t id, const char *reason, tsl_error
     sqlite3_bind_int64(q, 1, id);
     bind_text(q, 2, reason);
     return exec_stmt(s, q, err, "job reason") < 0 ? -1 : 0;
+}
+
+int tstore_job_requeue(tstore_t *s, int64_t id, const char *reason, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_JOB_REQUEUE);
+    sqlite3_bind_int64(q, 1, id);
+    bind_text(q, 2, reason);
+    return changed_one(exec_stmt(s, q, err, "requeue job"), err);
 }
 
 int tstore_job_counts(tstore_t *s, int64_t counts[TSTORE_NSTATES], tsl_error_t *err)

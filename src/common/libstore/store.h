@@ -77,6 +77,8 @@ typedef struct {
     int shim_pid, job_pid;
     uint64_t shim_start; /* /proc/PID/stat starttime of the shim, 0 = unknown */
     int64_t cancel_ms;   /* when a cancel of the running job was asked, 0 = never */
+    int preemptions;     /* times it was preempted and requeued (or ended preempted) */
+    bool no_requeue;     /* submitted with "requeue": false: a preemption ends it */
 } tstore_job_t;
 
 typedef struct {
@@ -92,13 +94,22 @@ typedef struct {
     int64_t created_ms;
 } tstore_token_t;
 
+/* An amount per resource of a queue; -1 = none (a guarantee: not governed; a limit: no cap). */
+typedef struct {
+    int64_t gpu_milli; /* sum over GPUs: 2 whole GPUs = 2000 */
+    int64_t gpu_mem;   /* bytes, sum over GPUs */
+    int64_t cpu_milli;
+    int64_t mem; /* bytes */
+} tstore_res_t;
+
 typedef struct {
     char name[TSTORE_NAME_MAX + 1];
-    int priority;
-    int64_t max_gpu_milli; /* -1 = no cap */
+    char parent[TSTORE_NAME_MAX + 1]; /* "" = top level */
+    int priority;                     /* orders the list only */
     int64_t created_ms;
-    int weight;                  /* fair share among queues, >= 1 (0 is stored as 1) */
-    int64_t guarantee_gpu_milli; /* -1 = not governed (no reclaim) */
+    int weight;             /* fair share among sibling queues, >= 1 (0 is stored as 1) */
+    tstore_res_t guarantee; /* -1: not governed (no reclaim) */
+    tstore_res_t limit;     /* -1: no cap */
 } tstore_queue_t;
 
 /* Filter for tstore_jobs_list. */
@@ -163,6 +174,9 @@ int tstore_queue_del(tstore_t *st, const char *name, tsl_error_t *err);
 int tstore_queue_usage(tstore_t *st, const char *name, int64_t *pending, int64_t *running,
                        int64_t *gpu_milli, tsl_error_t *err);
 
+/* Number of queues whose parent is name. */
+int tstore_queue_children(tstore_t *st, const char *name, int64_t *n, tsl_error_t *err);
+
 /* Jobs.  job_add inserts *job as pending (with job->reason, may be NULL) and sets job->id
  * and job->state.  Returns 0 or -1. */
 int tstore_job_add(tstore_t *st, tstore_job_t *job, tsl_error_t *err);
@@ -175,11 +189,15 @@ int tstore_job_set_running(tstore_t *st, int64_t id, const char *placement_json,
                            tsl_error_t *err);
 int tstore_job_set_pids(tstore_t *st, int64_t id, int shim_pid, uint64_t shim_start, int job_pid,
                         tsl_error_t *err);
-/* active -> final state.  exit_code < 0: none.  reason may be NULL. */
+/* active -> final state.  exit_code < 0: none.  reason may be NULL.  TSTORE_PREEMPTED counts
+ * one more preemption. */
 int tstore_job_finish(tstore_t *st, int64_t id, tstore_state_t state, const char *reason,
                       int exit_code, int sig, int64_t now_ms, tsl_error_t *err);
 int tstore_job_set_cancel(tstore_t *st, int64_t id, int64_t now_ms, tsl_error_t *err);
 int tstore_job_set_reason(tstore_t *st, int64_t id, const char *reason, tsl_error_t *err);
+/* running -> pending after a preemption: placement, start, pids and cancel cleared,
+ * preemptions + 1, reason set.  ENOENT when the job is not running. */
+int tstore_job_requeue(tstore_t *st, int64_t id, const char *reason, tsl_error_t *err);
 /* Number of jobs in each state; counts[TSTORE_NSTATES]. */
 int tstore_job_counts(tstore_t *st, int64_t counts[TSTORE_NSTATES], tsl_error_t *err);
 int tstore_user_active_jobs(tstore_t *st, const char *user, int64_t *n, tsl_error_t *err);

@@ -13,7 +13,6 @@ typedef struct {
 
 /* Format into e->text (if e is non-NULL).  Always returns -1 so that callers
  * can write `return tsl_errprintf(err, ...)`.  errno is preserved. */
-int tsl_errprintf(tsl_error_t *e, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+int tsl_errprintf(tsl_error_t *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -48,12 +48,14 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
     json_object_set_new(o, "exit_code",
                         j->has_exit_code ? json_integer(j->exit_code) : json_null());
     json_object_set_new(o, "signal", j->signal ? json_integer(j->signal) : json_null());
+    json_object_set_new(o, "preemptions", json_integer(j->preemptions));
+    json_object_set_new(o, "requeue", json_boolean(!j->no_requeue));
     return o;
 }
 
 static const char *const submit_fields[] = {
-    "argv",    "shell", "name", "cwd",   "env",   "gpu",      "gpus",
-    "gpu_mem", "cpu",   "mem",  "queue", "class", "priority", NULL,
+    "argv", "shell", "name",  "cwd",   "env",      "gpu",     "gpus", "gpu_mem",
+    "cpu",  "mem",   "queue", "class", "priority", "requeue", NULL,
 };
 
 #define BAD(field, ...)                                                                            \
@@ -217,6 +219,62 @@ static int parse_submit(tessd_t *d, json_t *body, tstore_job_t *j, thttp_reply_t
                 MAX_PRIORITY);
         j->priority = (int)json_integer_value(v);
     }
+    v = json_object_get(body, "requeue");
+    if (v && !json_is_null(v)) {
+        if (!json_is_boolean(v))
+            BAD("requeue", "requeue must be true or false");
+        j->no_requeue = json_is_false(v);
+    }
+    return 0;
+}
+
+/* The queue must be a leaf, and a job that libsched never runs beyond the guarantee
+ * (interactive, inference) must fit within the guarantee of its queue and of every ancestor,
+ * in every resource.  0, or -1 with rep filled. */
+static int check_queue(tessd_t *d, const tstore_job_t *j, const tstore_queue_t *leaf,
+                       thttp_reply_t *rep)
+{
+    tsl_error_t err;
+    int64_t children;
+    if (tstore_queue_children(d->store, leaf->name, &children, &err) < 0) {
+        api_store_error(rep, &err);
+        return -1;
+    }
+    if (children > 0) {
+        thttp_error(rep, 400, "invalid_value", "queue",
+                    "queue '%s' has child queues: jobs go to a leaf queue", leaf->name);
+        return -1;
+    }
+    if (j->klass == TSTORE_CLASS_TRAINING)
+        return 0;
+    tsched_job_t req;
+    tessd_job_request(j, &req);
+    uint64_t milli = req.ngpus > 1 || !req.milli_gpu ? TSCHED_MILLI : req.milli_gpu;
+    int64_t want[4] = {(int64_t)(req.ngpus * milli), (int64_t)(req.ngpus * req.gpu_mem_bytes),
+                       (int64_t)req.cpu_milli, (int64_t)req.mem_bytes};
+    static const char *const what[4] = {"milli-GPU", "bytes of GPU memory", "milli-CPU",
+                                        "bytes of memory"};
+    tstore_queue_t q = *leaf;
+    for (int depth = 0; depth <= TSCHED_MAX_QUEUE_DEPTH; depth++) {
+        int64_t g[4] = {q.guarantee.gpu_milli, q.guarantee.gpu_mem, q.guarantee.cpu_milli,
+                        q.guarantee.mem};
+        for (int k = 0; k < 4; k++) {
+            if (g[k] >= 0 && want[k] > g[k]) {
+                thttp_error(rep, 422, "unsatisfiable", "class",
+                            "a %s job must fit within queue '%s''s guarantee of %lld %s "
+                            "(it asks for %lld); only training jobs may run beyond it",
+                            tstore_class_name(j->klass), q.name, (long long)g[k], what[k],
+                            (long long)want[k]);
+                return -1;
+            }
+        }
+        if (!q.parent[0])
+            break;
+        char parent[TSTORE_NAME_MAX + 1];
+        snprintf(parent, sizeof parent, "%s", q.parent);
+        if (tstore_queue_get(d->store, parent, &q, &err) < 0)
+            break;
+    }
     return 0;
 }
 
@@ -283,18 +341,8 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
             api_store_error(rep, &err);
         goto out;
     }
-    /* libsched runs only training jobs beyond their queue's guarantee: the other classes
-     * must fit within it, or they could never start. */
-    int64_t want = (int64_t)j.gpu_count * j.gpu_milli;
-    if (j.klass != TSTORE_CLASS_TRAINING && q.guarantee_gpu_milli >= 0 &&
-        want > q.guarantee_gpu_milli) {
-        thttp_error(rep, 422, "unsatisfiable", "class",
-                    "a %s job must fit within queue '%s''s guarantee of %lld milli-GPU "
-                    "(it asks for %lld); only training jobs may run beyond it",
-                    tstore_class_name(j.klass), q.name, (long long)q.guarantee_gpu_milli,
-                    (long long)want);
+    if (check_queue(d, &j, &q, rep) < 0)
         goto out;
-    }
     argv_s = json_dumps(json_object_get(body, "argv"), JSON_COMPACT);
     json_t *env = json_object_get(body, "env");
     env_s = env && json_is_object(env) ? json_dumps(env, JSON_COMPACT) : strdup("{}");
@@ -313,7 +361,7 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         api_store_error(rep, &err);
         goto out;
     }
-    if (tessd_inbox_submit(d, &j, q.max_gpu_milli) < 0)
+    if (tessd_inbox_submit(d, &j) < 0)
         tessd_log("job %lld: inbox full; the scheduler will read it from the store",
                   (long long)j.id);
     thttp_json(rep, 201, api_job_json(d, &j));

@@ -1,39 +1,206 @@
-/* queues.c - /v1/queues: list and get (everyone), create, update, delete (admin). */
+/* queues.c - /v1/queues: list and get (everyone), create, update, delete (admin).
+ *
+ * A queue is libsched's (tessel/sched_queue.h, docs/scheduler-queues.md): nested under an
+ * optional parent (jobs go to leaf queues), a guarantee and a limit per resource (GPU,
+ * GPU memory, CPU, memory; null = not governed / no cap) and a weight.  The handlers check an
+ * edit against the other queues with libsched's rules (so that the tick can apply it with
+ * tsched_queue_add / tsched_queue_update), commit it, and leave it to the tick.  Live usage
+ * comes from the table of running jobs; "guarantee_satisfied" from the snapshot the tick
+ * takes after each cycle.
+ */
 #include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "daemon/api/api.h"
+#include "libutil/size.h"
 
-static json_t *queue_json(tessd_t *d, const tstore_queue_t *q)
+/* The resources, in tstore_res_t order, as JSON names them. */
+#define NRES 4
+static const char *const res_name[NRES] = {"gpu", "gpu_mem", "cpu", "mem"};
+
+/* Largest amounts accepted: a million GPUs or cores (more than any cluster), 2^62 bytes. */
+#define MAX_MILLI ((int64_t)1000 * 1000 * 1000)
+#define MAX_BYTES ((int64_t)1 << 62)
+
+static void res_get(const tstore_res_t *r, int64_t a[NRES])
 {
-    int64_t pending = 0, running = 0, milli = 0;
-    tstore_queue_usage(d->store, q->name, &pending, &running, &milli, NULL);
-    return json_pack(
-        "{s:s, s:i, s:i, s:o, s:o, s:I, s:I, s:I, s:o}", "name", q->name, "priority", q->priority,
-        "weight", q->weight > 0 ? q->weight : 1, "guarantee_gpu_milli",
-        q->guarantee_gpu_milli >= 0 ? json_integer(q->guarantee_gpu_milli) : json_null(),
-        "max_gpu_milli", q->max_gpu_milli >= 0 ? json_integer(q->max_gpu_milli) : json_null(),
-        "pending", (json_int_t)pending, "running", (json_int_t)running, "gpu_milli",
-        (json_int_t)milli, "created_at", api_time(q->created_ms));
+    a[0] = r->gpu_milli;
+    a[1] = r->gpu_mem;
+    a[2] = r->cpu_milli;
+    a[3] = r->mem;
 }
 
-/* libsched cannot edit or drop a queue: the tick rebuilds the scheduler from the store. */
-static void rebuild(tessd_t *d)
+static void res_set(tstore_res_t *r, const int64_t a[NRES])
 {
-    d->rebuild = true;
-    tessd_wake(d);
+    r->gpu_milli = a[0];
+    r->gpu_mem = a[1];
+    r->cpu_milli = a[2];
+    r->mem = a[3];
 }
+
+/* GPU and CPU in units (milli precision, a JSON real), sizes in bytes; -1 is null. */
+static json_t *amount_json(int k, int64_t v)
+{
+    if (v < 0)
+        return json_null();
+    if (k == 0 || k == 2)
+        return json_real((double)v / 1000.0);
+    return json_integer(v);
+}
+
+static json_t *res_json(const int64_t a[NRES])
+{
+    json_t *o = json_object();
+    for (int k = 0; k < NRES; k++)
+        json_object_set_new(o, res_name[k], amount_json(k, a[k]));
+    return o;
+}
+
+/* An amount for a person: "1.5 GPU", "8 CPU", "42949672960 bytes". */
+static void amount_str(int k, int64_t v, char *buf, size_t len)
+{
+    if (k == 0 || k == 2)
+        snprintf(buf, len, "%g %s", (double)v / 1000.0, k == 0 ? "GPU" : "CPU");
+    else
+        snprintf(buf, len, "%lld bytes", (long long)v);
+}
+
+/* ---- the view: every queue with its live figures (lock held) ----------------------------- */
 
 typedef struct {
-    tessd_t *d;
-    json_t *arr;
-} qlist_t;
+    tstore_queue_t *q; /* parents first */
+    size_t n;
+    int *parent;                /* index, -1 top level */
+    int64_t (*use)[NRES];       /* running jobs of the subtree */
+    int64_t *pending, *running; /* active jobs of the subtree */
+} view_t;
 
-static int add_queue(const tstore_queue_t *q, void *arg)
+static void view_free(view_t *v)
 {
-    qlist_t *l = arg;
-    json_array_append_new(l->arr, queue_json(l->d, q));
+    free(v->q);
+    free(v->parent);
+    free(v->use);
+    free(v->pending);
+    free(v->running);
+    memset(v, 0, sizeof *v);
+}
+
+static int view_find(const view_t *v, const char *name)
+{
+    for (size_t i = 0; i < v->n; i++)
+        if (strcmp(v->q[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* Loads the queues only (usage NULL) or with their figures.  0, or -1 with rep filled. */
+static int view_load(tessd_t *d, view_t *v, bool figures, thttp_reply_t *rep)
+{
+    memset(v, 0, sizeof *v);
+    tsl_error_t err;
+    if (tessd_queues_load(d, &v->q, &v->n, &err) < 0) {
+        api_store_error(rep, &err);
+        return -1;
+    }
+    size_t n = v->n ? v->n : 1;
+    v->parent = calloc(n, sizeof *v->parent);
+    if (figures) {
+        v->use = calloc(n, sizeof *v->use);
+        v->pending = calloc(n, sizeof *v->pending);
+        v->running = calloc(n, sizeof *v->running);
+    }
+    if (!v->parent || (figures && (!v->use || !v->pending || !v->running))) {
+        view_free(v);
+        thttp_error(rep, 500, "internal", NULL, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < v->n; i++)
+        v->parent[i] = v->q[i].parent[0] ? view_find(v, v->q[i].parent) : -1;
+    if (!figures)
+        return 0;
+    for (size_t i = 0; i < v->n; i++) {
+        int64_t milli;
+        if (tstore_queue_usage(d->store, v->q[i].name, &v->pending[i], &v->running[i], &milli,
+                               &err) < 0) {
+            view_free(v);
+            api_store_error(rep, &err);
+            return -1;
+        }
+    }
+    for (size_t i = 0; i < d->nruns; i++) {
+        const tessd_run_t *r = &d->runs[i];
+        int x = view_find(v, r->queue);
+        if (x < 0)
+            continue;
+        const tsched_member_t *m = &r->member;
+        v->use[x][0] += (int64_t)m->ngpus * m->milli_gpu;
+        v->use[x][1] += (int64_t)(m->ngpus * m->gpu_mem_bytes);
+        v->use[x][2] += (int64_t)m->cpu_milli;
+        v->use[x][3] += (int64_t)m->mem_bytes;
+    }
+    /* Children come after their parent: summing from the end adds whole subtrees. */
+    for (size_t i = v->n; i-- > 0;) {
+        int p = v->parent[i];
+        if (p < 0 || (size_t)p >= i)
+            continue;
+        for (int k = 0; k < NRES; k++)
+            v->use[p][k] += v->use[i][k];
+        v->pending[p] += v->pending[i];
+        v->running[p] += v->running[i];
+    }
     return 0;
+}
+
+static json_t *queue_json(tessd_t *d, const view_t *v, size_t i)
+{
+    const tstore_queue_t *q = &v->q[i];
+    int64_t g[NRES], l[NRES];
+    res_get(&q->guarantee, g);
+    res_get(&q->limit, l);
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(q->name));
+    json_object_set_new(o, "parent", q->parent[0] ? json_string(q->parent) : json_null());
+    json_t *kids = json_array();
+    for (size_t k = 0; k < v->n; k++)
+        if (v->parent[k] == (int)i)
+            json_array_append_new(kids, json_string(v->q[k].name));
+    json_object_set_new(o, "children", kids);
+    json_object_set_new(o, "weight", json_integer(q->weight > 0 ? q->weight : 1));
+    json_object_set_new(o, "guarantee", res_json(g));
+    json_object_set_new(o, "limit", res_json(l));
+    json_object_set_new(o, "usage", res_json(v->use[i]));
+    json_object_set_new(o, "pending", json_integer(v->pending[i]));
+    json_object_set_new(o, "running", json_integer(v->running[i]));
+    json_t *sat = json_null();
+    for (size_t k = 0; k < d->nqsnap; k++)
+        if (strcmp(d->qsnap[k].name, q->name) == 0)
+            sat = json_boolean(d->qsnap[k].satisfied);
+    json_object_set_new(o, "guarantee_satisfied", sat);
+    /* Aliases kept for clients written against the first queue object (api.md, Changes). */
+    json_object_set_new(o, "priority", json_integer(q->priority));
+    json_object_set_new(o, "guarantee_gpu_milli", g[0] >= 0 ? json_integer(g[0]) : json_null());
+    json_object_set_new(o, "max_gpu_milli", l[0] >= 0 ? json_integer(l[0]) : json_null());
+    json_object_set_new(o, "gpu_milli", json_integer(v->use[i][0]));
+    json_object_set_new(o, "created_at", api_time(q->created_ms));
+    return o;
+}
+
+/* The answer for queue name: loads the view.  Sets rep. */
+static void answer_queue(tessd_t *d, const char *name, int status, thttp_reply_t *rep)
+{
+    view_t v;
+    if (view_load(d, &v, true, rep) < 0)
+        return;
+    int i = view_find(&v, name);
+    if (i < 0)
+        thttp_error(rep, 404, "not_found", NULL, "no queue named '%s'", name);
+    else
+        thttp_json(rep, status, queue_json(d, &v, (size_t)i));
+    view_free(&v);
 }
 
 void api_queues_list(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
@@ -42,13 +209,35 @@ void api_queues_list(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     tessd_caller_t who;
     if (!api_enter(d, req, rep, &who))
         return;
-    qlist_t l = {d, json_array()};
-    tsl_error_t err;
-    if (tstore_queue_list(d->store, add_queue, &l, &err) < 0) {
-        json_decref(l.arr);
-        api_store_error(rep, &err);
-    } else {
-        thttp_json(rep, 200, json_pack("{s:o}", "queues", l.arr));
+    view_t v;
+    if (view_load(d, &v, true, rep) == 0) {
+        /* The store's order (priority, then name), not the parents-first order of the view. */
+        json_t *arr = json_array();
+        const tstore_queue_t *order = v.q;
+        size_t *idx = malloc((v.n ? v.n : 1) * sizeof *idx);
+        if (!idx) {
+            json_decref(arr);
+            thttp_error(rep, 500, "internal", NULL, "out of memory");
+        } else {
+            for (size_t i = 0; i < v.n; i++)
+                idx[i] = i;
+            for (size_t i = 1; i < v.n; i++) {
+                for (size_t k = i; k > 0; k--) {
+                    const tstore_queue_t *a = &order[idx[k - 1]], *b = &order[idx[k]];
+                    if (a->priority > b->priority ||
+                        (a->priority == b->priority && strcmp(a->name, b->name) <= 0))
+                        break;
+                    size_t t = idx[k];
+                    idx[k] = idx[k - 1];
+                    idx[k - 1] = t;
+                }
+            }
+            for (size_t i = 0; i < v.n; i++)
+                json_array_append_new(arr, queue_json(d, &v, idx[i]));
+            free(idx);
+            thttp_json(rep, 200, json_pack("{s:o}", "queues", arr));
+        }
+        view_free(&v);
     }
     api_leave(d);
 }
@@ -59,17 +248,125 @@ void api_queues_get(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     tessd_caller_t who;
     if (!api_enter(d, req, rep, &who))
         return;
-    tstore_queue_t q;
-    tsl_error_t err;
-    if (tstore_queue_get(d->store, req->params[0], &q, &err) < 0)
-        api_store_error(rep, &err);
-    else
-        thttp_json(rep, 200, queue_json(d, &q));
+    answer_queue(d, req->params[0], 200, rep);
     api_leave(d);
 }
 
-/* Apply priority / max_gpu_milli members of body to q.  0 or -1 with 400. */
-static int queue_fields(json_t *body, tstore_queue_t *q, thttp_reply_t *rep)
+/* ---- parsing ------------------------------------------------------------------------------- */
+
+/* One amount of resource k; field names it ("guarantee.gpu").  null = -1.  0 or -1 with 400. */
+static int parse_amount(json_t *v, int k, const char *field, int64_t *out, thttp_reply_t *rep)
+{
+    if (json_is_null(v)) {
+        *out = -1;
+        return 0;
+    }
+    if (k == 0 || k == 2) {
+        double x = json_is_number(v) ? json_number_value(v) : -1;
+        if (!(x >= 0) || !isfinite(x) || x * 1000.0 > (double)MAX_MILLI) {
+            thttp_error(rep, 400, "invalid_value", field, "%s must be null or a number of %s >= 0",
+                        field, k == 0 ? "GPUs" : "CPUs");
+            return -1;
+        }
+        double milli = round(x * 1000.0);
+        if (fabs(x * 1000.0 - milli) > 1e-6) {
+            thttp_error(rep, 400, "invalid_value", field, "%s %g: at most 3 decimals", field, x);
+            return -1;
+        }
+        *out = (int64_t)milli;
+        return 0;
+    }
+    if (json_is_integer(v) && json_integer_value(v) >= 0 && json_integer_value(v) <= MAX_BYTES) {
+        *out = json_integer_value(v);
+        return 0;
+    }
+    if (json_is_string(v)) {
+        tsl_error_t err;
+        uint64_t b;
+        if (tsl_parse_size(json_string_value(v), &b, &err) < 0) {
+            thttp_error(rep, 400, "invalid_value", field, "%s: %s", field, err.text);
+            return -1;
+        }
+        if (b <= (uint64_t)MAX_BYTES) {
+            *out = (int64_t)b;
+            return 0;
+        }
+    }
+    thttp_error(rep, 400, "invalid_value", field,
+                "%s must be null, a byte count >= 0 or a size string such as \"40G\"", field);
+    return -1;
+}
+
+/* "guarantee" or "limit": null (all none) or an object of resource amounts; given[k] says
+ * which members were present.  0 or -1 with 400. */
+static int parse_res(json_t *body, const char *what, tstore_res_t *r, bool given[NRES],
+                     thttp_reply_t *rep)
+{
+    json_t *o = json_object_get(body, what);
+    if (!o)
+        return 0;
+    int64_t a[NRES];
+    res_get(r, a);
+    if (json_is_null(o)) {
+        for (int k = 0; k < NRES; k++) {
+            a[k] = -1;
+            given[k] = true;
+        }
+        res_set(r, a);
+        return 0;
+    }
+    if (!json_is_object(o)) {
+        thttp_error(rep, 400, "invalid_value", what,
+                    "%s must be null or an object with gpu, gpu_mem, cpu and mem", what);
+        return -1;
+    }
+    const char *key;
+    json_t *v;
+    char field[48];
+    json_object_foreach(o, key, v)
+    {
+        int k = 0;
+        while (k < NRES && strcmp(res_name[k], key) != 0)
+            k++;
+        snprintf(field, sizeof field, "%s.%.32s", what, key);
+        if (k == NRES) {
+            thttp_error(rep, 400, "unknown_field", field, "unknown field '%s'", field);
+            return -1;
+        }
+        if (parse_amount(v, k, field, &a[k], rep) < 0)
+            return -1;
+        given[k] = true;
+    }
+    res_set(r, a);
+    return 0;
+}
+
+/* An alias of the first queue object: a whole number of milli-GPUs or null. */
+static int parse_alias(json_t *body, const char *alias, const char *what, bool given, int64_t *out,
+                       thttp_reply_t *rep)
+{
+    json_t *v = json_object_get(body, alias);
+    if (!v)
+        return 0;
+    if (given) {
+        thttp_error(rep, 400, "invalid_value", alias, "give %s.gpu or %s, not both", what, alias);
+        return -1;
+    }
+    if (json_is_null(v)) {
+        *out = -1;
+        return 0;
+    }
+    if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > MAX_MILLI) {
+        thttp_error(rep, 400, "invalid_value", alias,
+                    "%s must be null or a whole number of milli-GPUs >= 0", alias);
+        return -1;
+    }
+    *out = json_integer_value(v);
+    return 0;
+}
+
+/* Apply the members of body to q; gg[k]: guarantee member k was given.  0 or -1 with 400. */
+static int queue_fields(json_t *body, tstore_queue_t *q, bool gg[NRES], thttp_reply_t *rep)
 {
     json_t *v = json_object_get(body, "priority");
     if (v) {
@@ -89,40 +386,158 @@ static int queue_fields(json_t *body, tstore_queue_t *q, thttp_reply_t *rep)
         }
         q->weight = (int)json_integer_value(v);
     }
-    v = json_object_get(body, "guarantee_gpu_milli");
-    if (v) {
-        if (json_is_null(v)) {
-            q->guarantee_gpu_milli = -1;
-        } else if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-                   json_integer_value(v) > 1000000000) {
-            thttp_error(rep, 400, "invalid_value", "guarantee_gpu_milli",
-                        "guarantee_gpu_milli must be null or a whole number of milli-GPUs >= 0");
+    bool lg[NRES] = {false};
+    if (parse_res(body, "guarantee", &q->guarantee, gg, rep) < 0 ||
+        parse_res(body, "limit", &q->limit, lg, rep) < 0)
+        return -1;
+    bool alias = json_object_get(body, "guarantee_gpu_milli") != NULL;
+    if (parse_alias(body, "guarantee_gpu_milli", "guarantee", gg[0], &q->guarantee.gpu_milli, rep) <
+            0 ||
+        parse_alias(body, "max_gpu_milli", "limit", lg[0], &q->limit.gpu_milli, rep) < 0)
+        return -1;
+    gg[0] = gg[0] || alias;
+    return 0;
+}
+
+/* ---- the checks (libsched's, with the field at fault) ------------------------------------ */
+
+/* An error about field "<what>.<resource k>"; the message starts with the field's name. */
+static void check_error(thttp_reply_t *rep, int status, const char *what, int k, const char *fmt,
+                        ...) __attribute__((format(printf, 5, 6)));
+static void check_error(thttp_reply_t *rep, int status, const char *what, int k, const char *fmt,
+                        ...)
+{
+    char field[48], msg[384];
+    snprintf(field, sizeof field, "%s.%s", what, res_name[k]);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    thttp_error(rep, status, status == 409 ? "conflict" : "invalid_value", field, "%s%s", field,
+                msg);
+}
+
+/* Checks q (self: its index in v, -1 for a new queue) against the other queues.  0, or -1
+ * with 400 (q itself is wrong) or 409 (it does not fit with the other queues). */
+static int queue_check(tessd_t *d, const view_t *v, const tstore_queue_t *q, int self,
+                       thttp_reply_t *rep)
+{
+    int p = -1;
+    if (q->parent[0]) {
+        p = view_find(v, q->parent);
+        if (p < 0) {
+            thttp_error(rep, 400, "invalid_value", "parent", "no queue named '%s'", q->parent);
             return -1;
-        } else {
-            q->guarantee_gpu_milli = json_integer_value(v);
+        }
+        if (strcmp(q->parent, "default") == 0) {
+            thttp_error(rep, 400, "invalid_value", "parent",
+                        "the default queue takes jobs without a queue: it has no children");
+            return -1;
+        }
+        int depth = 1;
+        for (int x = p; x >= 0; x = v->parent[x])
+            depth++;
+        if (depth > TSCHED_MAX_QUEUE_DEPTH) {
+            thttp_error(rep, 400, "invalid_value", "parent",
+                        "queue '%s' would be %d levels deep; at most %d", q->name, depth,
+                        TSCHED_MAX_QUEUE_DEPTH);
+            return -1;
+        }
+        if (self < 0) {
+            int64_t pend = 0, run = 0, milli;
+            tsl_error_t err;
+            if (tstore_queue_usage(d->store, q->parent, &pend, &run, &milli, &err) < 0) {
+                api_store_error(rep, &err);
+                return -1;
+            }
+            if (pend + run > 0) {
+                thttp_error(rep, 409, "conflict", "parent",
+                            "queue '%s' holds %lld active job(s): jobs run only in leaf queues, "
+                            "so it can have children once they have ended",
+                            q->parent, (long long)(pend + run));
+                return -1;
+            }
         }
     }
-    v = json_object_get(body, "max_gpu_milli");
-    if (v) {
-        if (json_is_null(v)) {
-            q->max_gpu_milli = -1;
-        } else if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-                   json_integer_value(v) > 1000000000) {
-            thttp_error(rep, 400, "invalid_value", "max_gpu_milli",
-                        "max_gpu_milli must be null or a whole number of milli-GPUs >= 0");
+    int64_t g[NRES], l[NRES], pg[NRES] = {-1, -1, -1, -1};
+    res_get(&q->guarantee, g);
+    res_get(&q->limit, l);
+    if (p >= 0)
+        res_get(&v->q[p].guarantee, pg);
+    char a[64], b[64];
+    for (int k = 0; k < NRES; k++) {
+        if (g[k] >= 0 && l[k] >= 0 && g[k] > l[k]) {
+            amount_str(k, g[k], a, sizeof a);
+            amount_str(k, l[k], b, sizeof b);
+            check_error(rep, 400, "guarantee", k, " (%s) is above the limit (%s)", a, b);
             return -1;
-        } else {
-            q->max_gpu_milli = json_integer_value(v);
+        }
+        if (pg[k] >= 0) {
+            if (g[k] < 0) {
+                check_error(rep, 400, "guarantee", k,
+                            " must not be null: parent queue '%s' guarantees %s, so its "
+                            "children must say what they get of it (0 or more)",
+                            q->parent, res_name[k]);
+                return -1;
+            }
+            int64_t sum = g[k];
+            for (size_t i = 0; i < v->n; i++) {
+                int64_t sg[NRES];
+                res_get(&v->q[i].guarantee, sg);
+                if (v->parent[i] == p && (int)i != self && sg[k] > 0)
+                    sum += sg[k];
+            }
+            if (sum > pg[k]) {
+                amount_str(k, sum, a, sizeof a);
+                amount_str(k, pg[k], b, sizeof b);
+                check_error(rep, 409, "guarantee", k,
+                            ": the children of '%s' would be guaranteed %s in all, more than "
+                            "its own guarantee of %s",
+                            q->parent, a, b);
+                return -1;
+            }
+        }
+        if (self >= 0 && g[k] >= 0) {
+            int64_t sum = 0;
+            for (size_t i = 0; i < v->n; i++) {
+                if (v->parent[i] != self)
+                    continue;
+                int64_t cg[NRES];
+                res_get(&v->q[i].guarantee, cg);
+                if (cg[k] < 0) {
+                    check_error(rep, 409, "guarantee", k,
+                                ": child queue '%s' has no guarantee of %s; give it one first",
+                                v->q[i].name, res_name[k]);
+                    return -1;
+                }
+                sum += cg[k];
+            }
+            if (sum > g[k]) {
+                amount_str(k, sum, a, sizeof a);
+                amount_str(k, g[k], b, sizeof b);
+                check_error(rep, 409, "guarantee", k,
+                            ": its children are guaranteed %s in all, more than %s", a, b);
+                return -1;
+            }
         }
     }
     return 0;
+}
+
+/* A queue edit is for the tick to apply to the live scheduler (tsched_queue_add/update). */
+static void queues_changed(tessd_t *d)
+{
+    d->queues_dirty = true;
+    tessd_wake(d);
 }
 
 void api_queues_create(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
 {
     tessd_t *d = ctx;
     static const char *const fields[] = {
-        "name", "priority", "weight", "max_gpu_milli", "guarantee_gpu_milli", NULL};
+        "name",      "parent", "priority",      "weight",
+        "guarantee", "limit",  "max_gpu_milli", "guarantee_gpu_milli",
+        NULL};
     json_t *body = thttp_body_object(req, rep, 0);
     if (!body)
         return;
@@ -131,9 +546,13 @@ void api_queues_create(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         json_decref(body);
         return;
     }
-    tstore_queue_t q = {
-        .max_gpu_milli = -1, .guarantee_gpu_milli = -1, .weight = 1, .created_ms = tessd_now_ms()};
+    tstore_queue_t q = {.guarantee = {-1, -1, -1, -1},
+                        .limit = {-1, -1, -1, -1},
+                        .weight = 1,
+                        .created_ms = tessd_now_ms()};
     tsl_error_t err;
+    view_t v = {0};
+    bool gg[NRES] = {false};
     if (!api_require_admin(&who, rep) || thttp_check_fields(body, fields, rep) < 0)
         goto out;
     json_t *name = json_object_get(body, "name");
@@ -147,21 +566,42 @@ void api_queues_create(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         goto out;
     }
     snprintf(q.name, sizeof q.name, "%s", json_string_value(name));
-    if (queue_fields(body, &q, rep) < 0)
+    json_t *parent = json_object_get(body, "parent");
+    if (parent && !json_is_null(parent)) {
+        if (!json_is_string(parent) || !tstore_name_valid(json_string_value(parent))) {
+            thttp_error(rep, 400, "invalid_value", "parent", "parent must be null or a queue name");
+            goto out;
+        }
+        snprintf(q.parent, sizeof q.parent, "%s", json_string_value(parent));
+    }
+    if (queue_fields(body, &q, gg, rep) < 0 || view_load(d, &v, false, rep) < 0)
         goto out;
-    if (q.max_gpu_milli >= 0 && q.guarantee_gpu_milli > q.max_gpu_milli) {
-        thttp_error(rep, 400, "invalid_value", "guarantee_gpu_milli",
-                    "the guarantee is above the queue's max_gpu_milli");
+    if (view_find(&v, q.name) >= 0) {
+        thttp_error(rep, 409, "conflict", "name", "queue '%s' already exists", q.name);
         goto out;
     }
+    /* Under a parent that guarantees a resource, a child gets none of it unless it says. */
+    int p = q.parent[0] ? view_find(&v, q.parent) : -1;
+    if (p >= 0) {
+        int64_t pg[NRES], g[NRES];
+        res_get(&v.q[p].guarantee, pg);
+        res_get(&q.guarantee, g);
+        for (int k = 0; k < NRES; k++)
+            if (!gg[k] && pg[k] >= 0)
+                g[k] = 0;
+        res_set(&q.guarantee, g);
+    }
+    if (queue_check(d, &v, &q, -1, rep) < 0)
+        goto out;
     if (tstore_queue_add(d->store, &q, &err) < 0) {
         api_store_error(rep, &err);
         goto out;
     }
-    rebuild(d);
-    thttp_json(rep, 201, queue_json(d, &q));
+    queues_changed(d);
+    answer_queue(d, q.name, 201, rep);
     snprintf(rep->location, sizeof rep->location, "/v1/queues/%s", q.name);
 out:
+    view_free(&v);
     api_leave(d);
     json_decref(body);
 }
@@ -169,8 +609,14 @@ out:
 void api_queues_update(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
 {
     tessd_t *d = ctx;
-    static const char *const fields[] = {"priority", "weight", "max_gpu_milli",
-                                         "guarantee_gpu_milli", NULL};
+    static const char *const fields[] = {"parent",
+                                         "priority",
+                                         "weight",
+                                         "guarantee",
+                                         "limit",
+                                         "max_gpu_milli",
+                                         "guarantee_gpu_milli",
+                                         NULL};
     json_t *body = thttp_body_object(req, rep, 0);
     if (!body)
         return;
@@ -179,28 +625,36 @@ void api_queues_update(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         json_decref(body);
         return;
     }
-    tstore_queue_t q;
     tsl_error_t err;
-    if (!api_require_admin(&who, rep) || thttp_check_fields(body, fields, rep) < 0)
+    view_t v = {0};
+    bool gg[NRES] = {false};
+    if (!api_require_admin(&who, rep) || thttp_check_fields(body, fields, rep) < 0 ||
+        view_load(d, &v, false, rep) < 0)
         goto out;
-    if (tstore_queue_get(d->store, req->params[0], &q, &err) < 0) {
-        api_store_error(rep, &err);
-        goto out;
-    }
-    if (queue_fields(body, &q, rep) < 0)
-        goto out;
-    if (q.max_gpu_milli >= 0 && q.guarantee_gpu_milli > q.max_gpu_milli) {
-        thttp_error(rep, 400, "invalid_value", "guarantee_gpu_milli",
-                    "the guarantee is above the queue's max_gpu_milli");
+    int self = view_find(&v, req->params[0]);
+    if (self < 0) {
+        thttp_error(rep, 404, "not_found", NULL, "no queue named '%s'", req->params[0]);
         goto out;
     }
+    tstore_queue_t q = v.q[self];
+    json_t *parent = json_object_get(body, "parent");
+    if (parent && !(json_is_null(parent) ? !q.parent[0]
+                                         : json_is_string(parent) &&
+                                               strcmp(json_string_value(parent), q.parent) == 0)) {
+        thttp_error(rep, 400, "invalid_value", "parent",
+                    "a queue's parent cannot change: delete the queue and create it again");
+        goto out;
+    }
+    if (queue_fields(body, &q, gg, rep) < 0 || queue_check(d, &v, &q, self, rep) < 0)
+        goto out;
     if (tstore_queue_update(d->store, &q, &err) < 0) {
         api_store_error(rep, &err);
         goto out;
     }
-    rebuild(d);
-    thttp_json(rep, 200, queue_json(d, &q));
+    queues_changed(d);
+    answer_queue(d, q.name, 200, rep);
 out:
+    view_free(&v);
     api_leave(d);
     json_decref(body);
 }
@@ -213,7 +667,7 @@ void api_queues_delete(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         return;
     tstore_queue_t q;
     tsl_error_t err;
-    int64_t pending, running, milli;
+    int64_t pending, running, milli, children;
     if (!api_require_admin(&who, rep))
         goto out;
     if (tstore_queue_get(d->store, req->params[0], &q, &err) < 0) {
@@ -224,8 +678,14 @@ void api_queues_delete(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         thttp_error(rep, 409, "conflict", NULL, "the default queue cannot be deleted");
         goto out;
     }
-    if (tstore_queue_usage(d->store, q.name, &pending, &running, &milli, &err) < 0) {
+    if (tstore_queue_children(d->store, q.name, &children, &err) < 0 ||
+        tstore_queue_usage(d->store, q.name, &pending, &running, &milli, &err) < 0) {
         api_store_error(rep, &err);
+        goto out;
+    }
+    if (children > 0) {
+        thttp_error(rep, 409, "conflict", NULL, "queue '%s' has %lld child queue(s)", q.name,
+                    (long long)children);
         goto out;
     }
     if (pending + running > 0) {
@@ -237,7 +697,9 @@ void api_queues_delete(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         api_store_error(rep, &err);
         goto out;
     }
-    rebuild(d);
+    /* libsched has no call to drop a queue: the tick rebuilds the scheduler. */
+    d->rebuild = true;
+    tessd_wake(d);
     rep->status = 204;
 out:
     api_leave(d);

@@ -55,9 +55,7 @@ static int ctx_begin(CUdevice ord, struct ctx_charge *c)
 {
     c->dev = tcu_dev(ord);
     c->before = 0;
-    if (c->dev == -2 && (ord < 0 || ord >= TCU_MAX_DEVICES))
-        c->dev = -1; /* bad ordinal: the driver reports it */
-    if (c->dev == -1)
+    if (c->dev == -1) /* not a device: the driver reports it */
         return 0;
     c->cost = tcu.slice ? tshm_ctx_cost(tcu.slice, c->dev) : 0;
     if (c->cost == 0) {
@@ -201,6 +199,15 @@ TCU_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
     if (r != CUDA_SUCCESS)
         atomic_fetch_sub(&prim_count[dev], 1);
     return r;
+}
+
+void tcu_contexts_atfork_child(void)
+{
+    /* The parent's primary contexts are charged to the parent's slot. */
+    for (int i = 0; i < TCU_MAX_DEVICES; i++) {
+        atomic_store(&prim_count[i], 0);
+        atomic_store(&prim_charge[i], 0);
+    }
 }
 
 static void primary_inactive(CUdevice dev)

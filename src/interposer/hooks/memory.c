@@ -34,6 +34,7 @@ struct pool {
     int dev;          /* slice device; -1 for a host pool (not counted) */
     uint64_t in_use;  /* bytes of live allocations */
     uint64_t charged; /* bytes charged to the slice for this pool */
+    int destroyed;    /* cuMemPoolDestroy'd, allocations still live */
 };
 
 static struct pool pools[MAX_POOLS];
@@ -63,7 +64,14 @@ static struct pool *pool_find(CUmemoryPool h, int dev, int create)
     p->h = h;
     p->dev = dev;
     p->in_use = p->charged = 0;
+    p->destroyed = 0;
     return p;
+}
+
+/* Drop record p (its charge already settled).  Caller holds the lock. */
+static void pool_forget(struct pool *p)
+{
+    *p = pools[--npools];
 }
 
 /* Re-read the pool's reserved bytes (a driver call, outside the lock) and
@@ -71,11 +79,18 @@ static struct pool *pool_find(CUmemoryPool h, int dev, int create)
 static void pool_sync(CUmemoryPool h)
 {
     cuuint64_t reserved = 0;
-    cuMemPoolGetAttribute_fn get = TCU_REAL(cuMemPoolGetAttribute);
-    if (!get || get(h, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved) != CUDA_SUCCESS)
-        reserved = 0;
     plock();
     struct pool *p = pool_find(h, -1, 0);
+    int destroyed = p && p->destroyed;
+    punlock();
+    /* A destroyed pool's handle is not asked about: the driver dropped its
+     * cache at destruction, and only its live allocations remain. */
+    cuMemPoolGetAttribute_fn get = TCU_REAL(cuMemPoolGetAttribute);
+    if (destroyed || !get ||
+        get(h, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved) != CUDA_SUCCESS)
+        reserved = 0;
+    plock();
+    p = pool_find(h, -1, 0);
     if (p && p->dev >= 0) {
         uint64_t want = p->in_use > reserved ? p->in_use : reserved;
         if (want > p->charged)
@@ -84,7 +99,16 @@ static void pool_sync(CUmemoryPool h)
             tcu_unreserve(p->dev, p->charged - want);
         p->charged = want;
     }
+    if (p && p->destroyed && p->in_use == 0)
+        pool_forget(p); /* its handle may be reused by a new pool */
     punlock();
+}
+
+void tcu_pools_atfork_child(void)
+{
+    /* The parent's pools and their charges stay the parent's. */
+    npools = 0;
+    atomic_flag_clear(&pools_lock);
 }
 
 void tcu_pools_resync(void)
@@ -459,11 +483,11 @@ TCU_EXPORT CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *po
     CUresult r = real(pool, poolProps);
     if (r != CUDA_SUCCESS || !pool || !poolProps)
         return r;
+    /* dev -1: a host pool, not counted.  A device pool the slice cannot
+     * take (-2) is recorded as such: its allocations are refused. */
     int dev = -1;
     if (poolProps->location.type == CU_MEM_LOCATION_TYPE_DEVICE)
-        dev = tcu_dev(poolProps->location.id);
-    if (dev == -2)
-        dev = -1; /* unknown device: its allocations fall back to per-allocation */
+        dev = tcu_dev(poolProps->location.id) == -1 ? -2 : tcu_dev(poolProps->location.id);
     plock();
     pool_find(*pool, dev, 1);
     punlock();
@@ -495,9 +519,14 @@ TCU_EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool)
      * they are freed; keep only the charge of the live ones. */
     plock();
     struct pool *p = pool_find(pool, -1, 0);
-    if (p && p->dev >= 0 && p->charged > p->in_use) {
-        tcu_unreserve(p->dev, p->charged - p->in_use);
-        p->charged = p->in_use;
+    if (p) {
+        if (p->dev >= 0 && p->charged > p->in_use) {
+            tcu_unreserve(p->dev, p->charged - p->in_use);
+            p->charged = p->in_use;
+        }
+        p->destroyed = 1;
+        if (p->in_use == 0)
+            pool_forget(p);
     }
     punlock();
     return r;
@@ -516,8 +545,10 @@ TCU_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t siz
     if (!handle || !prop || size == 0 || prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
         return real(handle, size, prop, flags);
     int dev = tcu_dev(prop->location.id);
+    if (dev == -1) /* not a device: the driver's error */
+        return real(handle, size, prop, flags);
     if (tcu_reserve(dev, size) < 0)
-        return dev == -2 && (prop->location.id < 0) ? CUDA_ERROR_INVALID_DEVICE : OOM;
+        return OOM;
     CUresult r = real(handle, size, prop, flags);
     if (r != CUDA_SUCCESS) {
         tcu_unreserve(dev, size);
@@ -704,15 +735,15 @@ TCU_EXPORT CUresult cuMipmappedArrayDestroy(CUmipmappedArray h)
 
 /* ---- views -------------------------------------------------------------- */
 
-/* The slice's figures for device ord; 0 when ord is not in the slice (the
- * caller keeps the driver's figures). */
+/* The slice's figures for device ord into f and t; returns 1 (always: every
+ * device the process sees belongs to its slice). */
 static int slice_view(CUdevice ord, uint64_t real_free, uint64_t real_total, uint64_t *f,
                       uint64_t *t)
 {
+    /* Callers ask only after the driver answered for ord, so ord is a
+     * device: one the slice cannot map gets the failed-closed view. */
     int dev = tcu_dev(ord);
-    if (dev == -1)
-        return 0;
-    if (dev == -2 || !tcu.slice) { /* failed closed */
+    if (dev < 0 || !tcu.slice) {
         *f = *t = 0;
         return 1;
     }
@@ -757,14 +788,27 @@ copy:
 TCU_EXPORT CUresult cuMemGetInfo(unsigned int *free, unsigned int *total)
 {
     tcu_ready();
-    size_t f = 0, t = 0;
-    CUresult r = cuMemGetInfo_v2(free ? &f : NULL, total ? &t : NULL);
-    if (r == CUDA_SUCCESS) {
-        if (free)
-            *free = f > UINT_MAX ? UINT_MAX : (unsigned int)f;
-        if (total)
-            *total = t > UINT_MAX ? UINT_MAX : (unsigned int)t;
+    cuMemGetInfo_fn real = TCU_REAL(cuMemGetInfo);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    unsigned int rf = 0, rt = 0;
+    CUresult r = real(free ? &rf : NULL, total ? &rt : NULL);
+    CUdevice ord;
+    if (r != CUDA_SUCCESS || tcu_current_dev(&ord) == -1)
+        goto copy;
+    tcu_pools_resync();
+    uint64_t f, t;
+    /* The legacy entry point's figures saturate at 4 GiB - 1, as the
+     * driver's own do: the card's total comes from cuDeviceTotalMem_v2. */
+    if (slice_view(ord, free ? rf : UINT64_MAX, real_total_of(ord), &f, &t)) {
+        rf = f > UINT_MAX ? UINT_MAX : (unsigned int)f;
+        rt = t > UINT_MAX ? UINT_MAX : (unsigned int)t;
     }
+copy:
+    if (free && r == CUDA_SUCCESS)
+        *free = rf;
+    if (total && r == CUDA_SUCCESS)
+        *total = rt;
     return r;
 }
 

@@ -38,7 +38,7 @@ static void *dlsym_hooked(void *handle, const char *name)
 {
     void *r = tcu_real_dlsym(handle, name);
     void *hook = tcu_hook_by_name(name);
-    if (!r || !hook || r == hook)
+    if (!r || !hook || r == hook || tcu_initialising)
         return r;
     if (handle == RTLD_NEXT || handle == RTLD_DEFAULT || in_gpu_library(r)) {
         tcu_ready();

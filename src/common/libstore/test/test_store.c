@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "libstore/store.h"
 
@@ -109,8 +110,8 @@ static void test_jobs(void **state)
     assert_non_null(st);
     tstore_queue_t q = {.name = "high",
                         .priority = 10,
-                        .max_gpu_milli = -1,
-                        .guarantee_gpu_milli = -1,
+                        .guarantee = {-1, -1, -1, -1},
+                        .limit = {-1, -1, -1, -1},
                         .created_ms = 1};
     assert_int_equal(tstore_queue_add(st, &q, NULL), 0);
     int64_t a, b, c, d;
@@ -179,29 +180,129 @@ static void test_jobs(void **state)
     /* Reopen: everything committed is there, the schema is not re-applied. */
     st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 2);
+    assert_int_equal(tstore_schema_version(st), 3);
     tstore_queue_t hq;
     assert_int_equal(tstore_queue_get(st, "high", &hq, NULL), 0);
     assert_int_equal(hq.priority, 10);
     assert_int_equal(hq.weight, 1); /* 0 is stored as 1 */
-    assert_int_equal(hq.guarantee_gpu_milli, -1);
+    assert_int_equal(hq.guarantee.gpu_milli, -1);
+    assert_int_equal(hq.limit.mem, -1);
+    assert_string_equal(hq.parent, "");
     hq.weight = 3;
-    hq.max_gpu_milli = 2000;
-    hq.guarantee_gpu_milli = 500;
+    hq.limit.gpu_milli = 2000;
+    hq.guarantee.gpu_milli = 500;
+    hq.guarantee.gpu_mem = 8LL << 30;
+    hq.guarantee.cpu_milli = 4000;
+    hq.limit.mem = 64LL << 30;
     assert_int_equal(tstore_queue_update(st, &hq, NULL), 0);
     assert_int_equal(tstore_queue_get(st, "high", &hq, NULL), 0);
     assert_int_equal(hq.weight, 3);
-    assert_int_equal(hq.max_gpu_milli, 2000);
-    assert_int_equal(hq.guarantee_gpu_milli, 500);
+    assert_int_equal(hq.limit.gpu_milli, 2000);
+    assert_int_equal(hq.guarantee.gpu_milli, 500);
+    assert_int_equal(hq.guarantee.gpu_mem, 8LL << 30);
+    assert_int_equal(hq.guarantee.cpu_milli, 4000);
+    assert_int_equal(hq.guarantee.mem, -1);
+    assert_int_equal(hq.limit.mem, 64LL << 30);
+    tstore_queue_t sub = {.name = "sub",
+                          .parent = "high",
+                          .guarantee = {100, -1, -1, -1},
+                          .limit = {-1, -1, -1, -1},
+                          .created_ms = 2};
+    assert_int_equal(tstore_queue_add(st, &sub, NULL), 0);
+    assert_int_equal(tstore_queue_get(st, "sub", &sub, NULL), 0);
+    assert_string_equal(sub.parent, "high");
+    assert_int_equal(sub.guarantee.gpu_milli, 100);
+    /* A preempted job goes back to pending, counted. */
+    int64_t r;
+    add_job(st, "carol", "high", 0, &r);
+    assert_int_equal(tstore_job_requeue(st, r, "x", NULL), -1);
+    assert_int_equal(errno, ENOENT);
+    assert_int_equal(tstore_job_set_running(st, r, "[{\"gpu\":0}]", 4000, NULL), 0);
+    assert_int_equal(tstore_job_set_pids(st, r, 100, 1, 101, NULL), 0);
+    assert_int_equal(tstore_job_requeue(st, r, "requeued", NULL), 0);
+    tstore_job_t rj;
+    assert_int_equal(tstore_job_get(st, r, &rj, NULL), 0);
+    assert_int_equal(rj.state, TSTORE_PENDING);
+    assert_int_equal(rj.preemptions, 1);
+    assert_int_equal(rj.shim_pid, 0);
+    assert_int_equal(rj.started_ms, 0);
+    assert_null(rj.placement_json);
+    assert_false(rj.no_requeue);
+    assert_string_equal(rj.reason, "requeued");
+    tstore_job_clear(&rj);
+    assert_int_equal(tstore_job_finish(st, r, TSTORE_CANCELLED, NULL, -1, 0, 5000, NULL), 0);
     memset(ids, 0, sizeof ids);
     f = (tstore_job_filter_t){.limit = 10};
     assert_int_equal(tstore_job_list(st, &f, collect, ids, NULL), 0);
-    assert_int_equal(ids[0], 4);
+    assert_int_equal(ids[0], 5);
     memset(ids, 0, sizeof ids);
     f = (tstore_job_filter_t){.after = b, .limit = 1};
     assert_int_equal(tstore_job_list(st, &f, collect, ids, NULL), 0);
     assert_int_equal(ids[0], 1);
     assert_int_equal(ids[1], c);
+    tstore_close(st);
+}
+
+/* A data directory of schema 2 (the first tesseld with queue guarantees) upgrades: its queues
+ * keep their GPU guarantee and cap, become top-level with no other resource governed, and its
+ * jobs count no preemption and are requeued when preempted. */
+static void test_migrate_v2(void **state)
+{
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    const char *v2 =
+        "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "CREATE TABLE users(name TEXT PRIMARY KEY, role TEXT NOT NULL, created_ms INTEGER NOT "
+        "NULL);"
+        "CREATE TABLE tokens(id INTEGER PRIMARY KEY, user TEXT NOT NULL, name TEXT NOT NULL,"
+        "  hash BLOB NOT NULL UNIQUE, created_ms INTEGER NOT NULL);"
+        "CREATE INDEX tokens_user ON tokens(user);"
+        "CREATE TABLE queues(name TEXT PRIMARY KEY, priority INTEGER NOT NULL,"
+        "  max_gpu_milli INTEGER, created_ms INTEGER NOT NULL);"
+        "CREATE TABLE jobs(id INTEGER PRIMARY KEY, user TEXT NOT NULL, name TEXT,"
+        "  argv TEXT NOT NULL, shell INTEGER NOT NULL, cwd TEXT, env TEXT NOT NULL,"
+        "  state INTEGER NOT NULL, reason TEXT, queue TEXT NOT NULL, class INTEGER NOT NULL,"
+        "  priority INTEGER NOT NULL, gpus INTEGER NOT NULL, gpu_milli INTEGER NOT NULL,"
+        "  gpu_count INTEGER NOT NULL, gpu_mem INTEGER NOT NULL, cpu_milli INTEGER NOT NULL,"
+        "  mem INTEGER NOT NULL, placement TEXT, simulated INTEGER NOT NULL,"
+        "  submitted_ms INTEGER NOT NULL, started_ms INTEGER, finished_ms INTEGER,"
+        "  exit_code INTEGER, signal INTEGER, shim_pid INTEGER, shim_start INTEGER,"
+        "  job_pid INTEGER, cancel_ms INTEGER);"
+        "CREATE INDEX jobs_active ON jobs(state) WHERE state < 2;"
+        "CREATE INDEX jobs_user ON jobs(user, id);"
+        "ALTER TABLE queues ADD COLUMN weight INTEGER NOT NULL DEFAULT 1;"
+        "ALTER TABLE queues ADD COLUMN guarantee_gpu_milli INTEGER;"
+        "PRAGMA user_version = 2;"
+        "INSERT INTO queues VALUES ('prod', 3, 4000, 1, 2, 2000);"
+        "INSERT INTO jobs(user, argv, shell, env, state, queue, class, priority, gpus, gpu_milli,"
+        "  gpu_count, gpu_mem, cpu_milli, mem, simulated, submitted_ms)"
+        "  VALUES ('alice', '[\"true\"]', 0, '{}', 0, 'prod', 1, 0, 1, 1000, 1, 1, 0, 0, 0, 5);";
+    assert_int_equal(sqlite3_exec(db, v2, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+
+    tsl_error_t err;
+    tstore_t *st = tstore_open(path, &err);
+    assert_non_null(st);
+    assert_int_equal(tstore_schema_version(st), 3);
+    tstore_queue_t q;
+    assert_int_equal(tstore_queue_get(st, "prod", &q, NULL), 0);
+    assert_int_equal(q.priority, 3);
+    assert_int_equal(q.weight, 2);
+    assert_int_equal(q.guarantee.gpu_milli, 2000);
+    assert_int_equal(q.limit.gpu_milli, 4000);
+    assert_int_equal(q.guarantee.gpu_mem, -1);
+    assert_int_equal(q.guarantee.cpu_milli, -1);
+    assert_int_equal(q.limit.mem, -1);
+    assert_string_equal(q.parent, "");
+    int64_t kids = -1;
+    assert_int_equal(tstore_queue_children(st, "prod", &kids, NULL), 0);
+    assert_int_equal(kids, 0);
+    tstore_job_t j;
+    assert_int_equal(tstore_job_get(st, 1, &j, NULL), 0);
+    assert_int_equal(j.preemptions, 0);
+    assert_false(j.no_requeue);
+    assert_string_equal(j.queue, "prod");
+    tstore_job_clear(&j);
     tstore_close(st);
 }
 
@@ -231,6 +332,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_users_tokens, setup, teardown),
         cmocka_unit_test_setup_teardown(test_jobs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_transaction, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migrate_v2, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

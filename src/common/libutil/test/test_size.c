@@ -44,10 +44,10 @@ static void test_invalid(void **state)
         const char *in;
         int err;
     } t[] = {
-        {"", EINVAL},      {"G", EINVAL},    {"-1G", EINVAL}, {"12Q", EINVAL},
-        {"1G2", EINVAL},   {" 1G", EINVAL},  {"1 G", EINVAL}, {"1.", EINVAL},
-        {"1.5", EINVAL},   {"abc", EINVAL},  {"1GiBs", EINVAL},
-        {"18446744073709551616", ERANGE},    {"16777216T", ERANGE},
+        {"", EINVAL},          {"G", EINVAL},   {"-1G", EINVAL},   {"12Q", EINVAL},
+        {"1G2", EINVAL},       {" 1G", EINVAL}, {"1 G", EINVAL},   {"1.", EINVAL},
+        {"1.5", EINVAL},       {"abc", EINVAL}, {"1GiBs", EINVAL}, {"18446744073709551616", ERANGE},
+        {"16777216T", ERANGE},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         uint64_t v = 7;
