@@ -8,6 +8,7 @@
 #
 # BENCH_NICE=N runs tesseld and the clients at nice N (e.g. -10, as root): on a machine shared
 # with other work, this separates tesseld's own stalls from waiting for a CPU.
+# TESSELD_ARGS="..." adds options to tesseld's command line (e.g. "--durability full").
 set -eu
 B=${1:-build}
 [ $# -gt 0 ] && shift
@@ -24,7 +25,7 @@ trap cleanup EXIT INT TERM
 NICE=""
 [ -n "${BENCH_NICE:-}" ] && NICE="nice -n $BENCH_NICE"
 $NICE "$B/bin/tesseld" --data-dir "$T/data" --listen 127.0.0.1:0 --fake-gpus 2xRTX4090:24G \
-    --no-cgroups >"$T/tesseld.log" 2>&1 &
+    --no-cgroups ${TESSELD_ARGS:-} >"$T/tesseld.log" 2>&1 &
 PID=$!
 i=0
 while [ ! -s "$T/data/tesseld.addr" ] || [ ! -s "$T/data/admin.token" ]; do
@@ -39,5 +40,5 @@ done
 TESSEL_URL="http://$(cat "$T/data/tesseld.addr")"
 TESSEL_TOKEN=$(cat "$T/data/admin.token")
 export TESSEL_URL TESSEL_TOKEN
-echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, $(uname -sr), build $B, load $(cut -d' ' -f1 /proc/loadavg)${NICE:+, $NICE}"
+echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, $(uname -sr), build $B, load $(cut -d' ' -f1 /proc/loadavg)${NICE:+, $NICE}${TESSELD_ARGS:+, tesseld $TESSELD_ARGS}"
 $NICE "$B/bench/bench-submit" "$@"

@@ -99,7 +99,10 @@ static void usage(FILE *f)
             "  --no-cgroups        do not put jobs in cgroups (no CPU/memory limits)\n"
             "  --web-root DIR      the web console's files (default BINDIR/../share/tessel/web)\n"
             "  --min-runtime SECS  a job runs this long before it can be preempted\n"
-            "                      (default: libsched's, 60)\n");
+            "                      (default: libsched's, 60)\n"
+            "  --durability MODE   normal (default): a committed change survives a crash of\n"
+            "                      tesseld; full: also power loss and OS crashes (an fsync per\n"
+            "                      commit: slower submissions, docs/tesseld.md)\n");
 }
 
 static int mkdir_p(const char *path, mode_t mode)
@@ -287,6 +290,7 @@ int main(int argc, char **argv)
     char listen[128] = "127.0.0.1:7470", nvml_lib[PATH_MAX] = "libnvidia-ml.so.1";
     char policy[64] = "", data_dir[PATH_MAX] = "";
     bool no_cgroups = false;
+    bool durable_full = false; /* --durability full */
     char fallback[256] = "";
     char web_root[PATH_MAX] = "";
     tsched_sched_config_default(&d->sched_cfg);
@@ -306,6 +310,7 @@ int main(int argc, char **argv)
         O_CGROOT,
         O_NOCG,
         O_MINRUN,
+        O_DURABLE,
         O_HELP,
         O_VERSION
     };
@@ -323,6 +328,7 @@ int main(int argc, char **argv)
         {"cgroup-root", required_argument, NULL, O_CGROOT},
         {"no-cgroups", no_argument, NULL, O_NOCG},
         {"min-runtime", required_argument, NULL, O_MINRUN},
+        {"durability", required_argument, NULL, O_DURABLE},
         {"help", no_argument, NULL, O_HELP},
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0},
@@ -376,6 +382,13 @@ int main(int argc, char **argv)
             d->sched_cfg.min_runtime = v;
             break;
         }
+        case O_DURABLE:
+            if (strcmp(optarg, "normal") != 0 && strcmp(optarg, "full") != 0) {
+                fprintf(stderr, "tesseld: --durability %s: expected normal or full\n", optarg);
+                return 2;
+            }
+            durable_full = strcmp(optarg, "full") == 0;
+            break;
         case O_HELP:
             usage(stdout);
             return 0;
@@ -491,6 +504,10 @@ int main(int argc, char **argv)
     if (dbfd >= 0)
         close(dbfd);
     d->store = tstore_open(path, &err);
+    if (d->store && durable_full && tstore_set_durable(d->store, true, &err) < 0) {
+        tstore_close(d->store);
+        d->store = NULL;
+    }
     if (!d->store) {
         fprintf(stderr, "tesseld: %s\n", err.text);
         return 1;

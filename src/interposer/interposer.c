@@ -66,6 +66,7 @@ static void atfork_child(void)
     tcu_table_atfork_child();
     tcu_pools_atfork_child();
     tcu_contexts_atfork_child();
+    tcu_compute_atfork_child();
     pthread_mutex_init(&slow_lock, NULL);
 }
 
@@ -143,8 +144,12 @@ static int dev_lookup_slow(CUdevice ord)
         if (idx < 0) {
             tcu_log("device %d: %s; allocations refused", ord, err.text);
             idx = -2;
-        } else
+        } else {
+            if (tcu.cfg.core_set)
+                tshm_core_config(tcu.slice, idx, tcu.cfg.core_limit, tcu.cfg.core_mode,
+                                 tcu.cfg.core_prio);
             atomic_store(&devmap[ord], idx + 1);
+        }
     }
     pthread_mutex_unlock(&slow_lock);
     return idx;
@@ -177,7 +182,7 @@ int tcu_current_dev(CUdevice *ord)
 /* ---- reserve / release -------------------------------------------------- */
 
 /* A forked child claims its own slot on its first counted call. */
-static int slow_register(void)
+int tcu_register(void)
 {
     if (!tcu.slice)
         return -1;
@@ -194,7 +199,7 @@ int tcu_reserve(int dev, uint64_t bytes)
 {
     if (TCU_UNLIKELY(!tcu.slice || dev < 0))
         return -1;
-    if (TCU_UNLIKELY(!tshm_registered(tcu.slice)) && slow_register() < 0)
+    if (TCU_UNLIKELY(!tshm_registered(tcu.slice)) && tcu_register() < 0)
         return -1;
     if (TCU_LIKELY(tshm_reserve(tcu.slice, dev, bytes) == 0))
         return 0;

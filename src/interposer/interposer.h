@@ -132,6 +132,40 @@ uint64_t tcu_ctx_cost(int dev, CUdevice ord);
 /* NVML side (hooks/nvml.c): the real NVML handle, opened lazily. */
 void *tcu_nvml_handle(void);
 
+/* ---- compute (compute.c; docs/compute-shares.md) ---- */
+
+/* One stream's share of a launch in flight (compute.c's bookkeeping). */
+struct tcu_launch_one {
+    struct meas *m; /* NULL: not measured */
+    CUstream st;
+    int pt;        /* per-thread default stream variant */
+    int fresh;     /* a new event pair (else the newest is extended) */
+    uint64_t prov; /* provisional charge taken */
+};
+
+/* A launch between tcu_launch_begin and tcu_launch_end (on the caller's
+ * stack). */
+typedef struct {
+    int entered; /* inside the suspend gate */
+    struct tcu_launch_one one;
+} tcu_launch_t;
+
+/* Before a launch on stream st (pt: a _ptsz entry point): wait while the
+ * slice is suspended or over its share, start measuring.  After it:
+ * finish measuring (rc: the driver's answer).  Never fail the launch. */
+void tcu_launch_begin(tcu_launch_t *l, CUstream st, int pt);
+void tcu_launch_end(tcu_launch_t *l, CUresult rc);
+
+/* cuLaunchCooperativeKernelMultiDevice with every entry paced and
+ * measured. */
+CUresult tcu_launch_multi(CUDA_LAUNCH_PARAMS *list, unsigned n, unsigned flags);
+
+/* Fork child: forget the forking thread's measurements. */
+void tcu_compute_atfork_child(void);
+
+/* Claim a process slot if this process has none (forked child). 0 or -1. */
+int tcu_register(void);
+
 /* Write one line "tessel-cuda: <text>" to stderr (slow path only). */
 void tcu_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -2,7 +2,7 @@
 # Built optimised (-O2 from CFLAGS) with hidden symbols; the version script
 # exports exactly the hooked entry points.  libshm and libutil are linked in
 # statically so the library depends on nothing but libc (and libdl/pthread).
-INTERPOSER_SRCS := src/interposer/interposer.c src/interposer/alloc_table.c \
+INTERPOSER_SRCS := src/interposer/interposer.c src/interposer/alloc_table.c src/interposer/compute.c \
                    src/interposer/symbols.c \
                    $(wildcard src/interposer/hooks/*.c) src/interposer/policy/policy.c
 INTERPOSER_OBJS := $(INTERPOSER_SRCS:%.c=$(O)/obj/%.o)

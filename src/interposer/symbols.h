@@ -83,7 +83,18 @@
     X(cuDeviceGetCount)                                                                            \
     X(cuDeviceGetUuid)                                                                             \
     X(cuDeviceGetMemPool)                                                                          \
-    X(cuMemPoolGetAttribute)
+    X(cuMemPoolGetAttribute)                                                                       \
+    X(cuCtxGetCurrent)                                                                             \
+    X(cuCtxPushCurrent_v2)                                                                         \
+    X(cuCtxPopCurrent_v2)                                                                          \
+    X(cuStreamGetCtx)                                                                              \
+    X(cuStreamIsCapturing)                                                                         \
+    X(cuStreamIsCapturing_ptsz)                                                                    \
+    X(cuEventCreate)                                                                               \
+    X(cuEventRecord)                                                                               \
+    X(cuEventRecord_ptsz)                                                                          \
+    X(cuEventQuery)                                                                                \
+    X(cuEventElapsedTime)
 
 #define TCU_NVML_CALLS(X)                                                                          \
     X(nvmlInit_v2)                                                                                 \

@@ -255,6 +255,11 @@ int tfake_config_from_env(tfake_config_t *cfg, tsl_error_t *err)
         return -1;
     if (tmp.alloc_granule == 0 || tmp.alloc_granule > (1ull << 30))
         return einval(err, "TESSEL_FAKE_ALLOC_GRANULE: must be 1 B .. 1 GiB%s%s", "", "");
+    const char *order = getenv("TESSEL_FAKE_EVENT_ORDER");
+    if (order && strcmp(order, "device") == 0)
+        tmp.event_device_order = 1;
+    else if (order && strcmp(order, "stream") != 0)
+        return einval(err, "TESSEL_FAKE_EVENT_ORDER: '%s': must be stream or device%s", order, "");
     if (env_path("TESSEL_FAKE_STATE", tmp.state_path, sizeof tmp.state_path, err) < 0 ||
         env_path("TESSEL_FAKE_CALLS_FILE", tmp.calls_path, sizeof tmp.calls_path, err) < 0)
         return -1;

@@ -47,6 +47,7 @@ typedef struct {
     uint64_t kernel_ns;     /* TESSEL_FAKE_KERNEL_US, in ns */
     uint64_t ctx_mem;       /* TESSEL_FAKE_CTX_MEM */
     uint64_t alloc_granule; /* TESSEL_FAKE_ALLOC_GRANULE (>= 1) */
+    int event_device_order; /* TESSEL_FAKE_EVENT_ORDER=device */
     char state_path[4096];  /* TESSEL_FAKE_STATE, "" when unset */
     char calls_path[4096];  /* TESSEL_FAKE_CALLS_FILE, "" when unset */
 } tfake_config_t;
@@ -66,7 +67,7 @@ int tfake_parse_uuids(const char *list, tfake_config_t *cfg, tsl_error_t *err);
 
 /* Fill cfg from the environment (TESSEL_FAKE_GPUS, TESSEL_FAKE_GPU_UUIDS,
  * TESSEL_FAKE_KERNEL_US, TESSEL_FAKE_CTX_MEM, TESSEL_FAKE_ALLOC_GRANULE,
- * TESSEL_FAKE_STATE, TESSEL_FAKE_CALLS_FILE).  Returns 0 or -1 with errno
+ * TESSEL_FAKE_STATE, TESSEL_FAKE_CALLS_FILE, TESSEL_FAKE_EVENT_ORDER).  Returns 0 or -1 with errno
  * EINVAL and the offending variable named in err. */
 int tfake_config_from_env(tfake_config_t *cfg, tsl_error_t *err);
 

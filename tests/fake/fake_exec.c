@@ -383,6 +383,24 @@ CUresult cuStreamGetPriority_ptsz(CUstream hStream, int *priority)
     return stream_prio(hStream, priority, 1);
 }
 
+/* The context a stream belongs to (the current one for the default
+ * stream). */
+CUresult cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
+{
+    COUNT(cuStreamGetCtx);
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!pctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult rc = CUDA_SUCCESS;
+    LOCK();
+    stream_t *s = stream_resolve(hStream, cur_ctx(), 0, &rc);
+    if (s)
+        *pctx = (CUcontext)s->o.ctx;
+    UNLOCK();
+    return rc;
+}
+
 static CUresult stream_wait_event(CUstream h, CUevent he, unsigned flags, int pt)
 {
     if (!g.inited)
@@ -448,6 +466,14 @@ static CUresult event_record(CUevent he, CUstream h, int pt)
     } else if (s) {
         uint64_t now = tfake_now_ns();
         e->t_ns = s->tail_ns > now ? s->tail_ns : now;
+        if (g.cfg.event_device_order) {
+            /* The device's FIFO reaches the event after all queued work. */
+            tfake_state_lock(g.sh);
+            uint64_t dt = g.sh->dev[s->o.ctx->dev].tail_ns;
+            tfake_state_unlock(g.sh);
+            if (dt > e->t_ns)
+                e->t_ns = dt;
+        }
         e->recorded = 1;
     }
     UNLOCK();

@@ -1,44 +1,84 @@
-/* slice.c - tcu-slice: print a slice file through libshm's read-only API,
- * the way tesseld shows usage per device and process.
+/* slice.c - tcu-slice: read a slice file through libshm's API the way
+ * tesseld shows usage per device and process, and suspend or resume it.
  *
- * Usage: tcu-slice PATH
- * Output: "device I limit=L used=U ctx_cost=C" per device, then
- *         "proc PID comm=NAME used=U0" per process (bytes on device 0),
- *         then "procs N used_sum=S" (the sum over processes of device 0).
+ * Usage: tcu-slice PATH [suspend|resume|state]
+ * Output without a command: "device I limit=L used=U ctx_cost=C
+ *         core_limit=P core_mode=M core_prio=R rate_ppm=Q busy_ns=B launches=N waited_ns=W"
+ *         per device, then "proc PID comm=NAME used=U0 busy=B0 inflight=F waiting=H"
+ *         per process (device 0), then "procs N used_sum=S busy_sum=T"
+ *         (sums over processes of device 0).
+ * suspend / resume: tshm_suspend / tshm_resume, print "ok".
+ * state: "state suspended=0|1 drained=0|1 busy_ns=B launches=N" (device 0).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "libshm/shm.h"
 
+struct sums {
+    unsigned long long used, busy;
+};
+
 static int show(const tshm_proc_info_t *p, void *arg)
 {
-    unsigned long long *sum = arg;
-    *sum += p->used[0];
-    printf("proc %d comm=%s used=%llu\n", (int)p->pid, p->comm, (unsigned long long)p->used[0]);
+    struct sums *s = arg;
+    s->used += p->used[0];
+    s->busy += p->busy_ns[0];
+    printf("proc %d comm=%s used=%llu busy=%llu inflight=%u waiting=%u\n", (int)p->pid, p->comm,
+           (unsigned long long)p->used[0], (unsigned long long)p->busy_ns[0], p->inflight,
+           p->waiting);
     return 0;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: tcu-slice PATH\n");
+    if (argc < 2 || argc > 3) {
+        fprintf(stderr, "usage: tcu-slice PATH [suspend|resume|state]\n");
         return 2;
     }
+    const char *cmd = argc == 3 ? argv[2] : NULL;
+    int control = cmd && (strcmp(cmd, "suspend") == 0 || strcmp(cmd, "resume") == 0);
     tsl_error_t err = {{0}};
-    tshm_t *s = tshm_open_ro(argv[1], &err);
+    tshm_t *s = control ? tshm_attach(argv[1], &err) : tshm_open_ro(argv[1], &err);
     if (!s) {
         fprintf(stderr, "tcu-slice: %s\n", err.text);
         return 1;
     }
+    if (control) {
+        int rc = strcmp(cmd, "suspend") == 0 ? tshm_suspend(s) : tshm_resume(s);
+        printf("%s\n", rc == 0 ? "ok" : "failed");
+        tshm_close(s);
+        return rc == 0 ? 0 : 1;
+    }
+    if (cmd && strcmp(cmd, "state") == 0) {
+        tshm_device_info_t d;
+        memset(&d, 0, sizeof d);
+        if (tshm_ndevices(s) > 0)
+            tshm_device_info(s, 0, &d);
+        printf("state suspended=%d drained=%d busy_ns=%llu launches=%llu\n",
+               tshm_run_state(s) == TSHM_SUSPENDED, tshm_drained(s),
+               (unsigned long long)d.busy_ns, (unsigned long long)d.launches);
+        tshm_close(s);
+        return 0;
+    }
+    if (cmd) {
+        fprintf(stderr, "tcu-slice: unknown command %s\n", cmd);
+        tshm_close(s);
+        return 2;
+    }
     for (int i = 0; i < tshm_ndevices(s); i++) {
         tshm_device_info_t d;
         if (tshm_device_info(s, i, &d) == 0)
-            printf("device %d limit=%llu used=%llu ctx_cost=%llu\n", i, (unsigned long long)d.limit,
-                   (unsigned long long)d.used, (unsigned long long)d.ctx_cost);
+            printf("device %d limit=%llu used=%llu ctx_cost=%llu core_limit=%u core_mode=%u "
+                   "core_prio=%u rate_ppm=%u busy_ns=%llu launches=%llu waited_ns=%llu\n",
+                   i, (unsigned long long)d.limit, (unsigned long long)d.used,
+                   (unsigned long long)d.ctx_cost, d.core_limit, d.core_mode, d.core_prio,
+                   d.rate_ppm, (unsigned long long)d.busy_ns, (unsigned long long)d.launches,
+                   (unsigned long long)d.waited_ns);
     }
-    unsigned long long sum = 0;
+    struct sums sum = {0, 0};
     int n = tshm_foreach_proc(s, show, &sum);
-    printf("procs %d used_sum=%llu\n", n, sum);
+    printf("procs %d used_sum=%llu busy_sum=%llu\n", n, sum.used, sum.busy);
     tshm_close(s);
     return 0;
 }

@@ -34,6 +34,6 @@ admin() {
 
 # state_of ID [TOKEN] -> the job's state, through the CLI (ps -a --json)
 state_of() {
-    TESSEL_URL="$TD_URL" TESSEL_TOKEN="${2:-$TD_ADMIN}" "$TCLI" ps -a --json 2>/dev/null |
+    TESSEL_URL="$TD_URL" TESSEL_TOKEN="${2:-$TD_ADMIN}" "$TCLI" ps -a --limit 1000000 --json 2>/dev/null |
         jq -r ".jobs[] | select(.id == $1) | .state"
 }

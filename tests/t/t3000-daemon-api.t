@@ -54,6 +54,7 @@ is "$(jget '.tokens[0] | has("token")')" "false" "listed tokens carry no secret"
 api POST /v1/jobs '{"argv":["sh","-c","echo alice-secret"],"gpu":0.25}' "$ALICE"
 is "$CODE $(jget .state) $(jget .user) $(jget .gpu_milli) $(jget .simulated)" \
     "201 pending alice 250 true" "alice submits a 0.25-GPU job"
+is "$(jget .gpu_mem)" "6442450944" "its default gpu_mem is exactly a quarter of 24 GiB (6442450944)"
 AJ=$(jget .id)
 api POST /v1/jobs '{"argv":["sh","-c","exit 3"]}' "$BOB"
 is "$CODE" "201" "bob submits a job"
@@ -145,6 +146,45 @@ api GET "/v1/jobs?state=bogus" "" "$ALICE"
 is "$CODE $(jget .error.code)" "400 invalid_parameter" "an unknown state filter: 400"
 api GET "/v1/jobs" ""
 is "$(jget '.jobs | length')" "5" "bad requests left no job behind"
+
+# Default GPU memory of a fraction: memory x milli / 1000 exactly, in integer arithmetic.
+gm() { # gm GPU -> the default gpu_mem of a cancelled job asking for GPU
+    api POST /v1/jobs "{\"argv\":[\"sleep\",\"1\"],\"gpu\":$1,\"gpu_mem\":null}" "$ALICE"
+    _id=$(jget .id)
+    jget .gpu_mem
+    api POST "/v1/jobs/$_id/cancel" "" "$ALICE" >/dev/null
+}
+is "$(gm 0.5)" "12884901888" "gpu 0.5 of 24 GiB: default gpu_mem 12884901888, not 12884901500"
+is "$(gm 0.125)" "3221225472" "gpu 0.125 of 24 GiB: 3221225472 (exact)"
+is "$(gm 0.001)" "25769803" "gpu 0.001 of 24 GiB: 25769803 (25769803.776 rounded down)"
+is "$(gm 0.999)" "25744033972" "gpu 0.999 of 24 GiB: 25744033972 (floor of 25769803776 x 0.999)"
+
+# 422 messages give sizes as people write them; field kept.
+api POST /v1/jobs '{"argv":["x"],"gpu":0.5,"gpu_mem":"100G"}' "$ALICE"
+is "$CODE $(jget .error.field) $(jget .error.message)" \
+    "422 gpu_mem 100 GiB of GPU memory asked, the largest GPU has 24.0 GiB" "422 gpu_mem: human sizes"
+api POST /v1/jobs '{"argv":["x"],"mem":"9000P"}' "$ALICE"
+case "$(jget .error.message)" in "8.79 EiB of memory asked, this node has "*GiB) r=0 ;; *) r=1 ;; esac
+ok $r "422 mem: human sizes ($(jget .error.message))"
+
+# order=desc: newest first; before= pages backwards.
+api GET "/v1/jobs?limit=1000" ""
+ALL=$(jget '[.jobs[].id] | join(",")')
+NEWEST=$(jget '.jobs[-1].id')
+api GET "/v1/jobs?order=desc&limit=3" ""
+is "$CODE $(jget '[.jobs[].id] | join(",")')" "200 $NEWEST,$((NEWEST - 1)),$((NEWEST - 2))" "order=desc&limit=3: the 3 newest, newest first"
+api GET "/v1/jobs?order=desc&limit=2&before=$((NEWEST - 2))" ""
+is "$(jget '[.jobs[].id] | join(",")')" "$((NEWEST - 3)),$((NEWEST - 4))" "before=N pages on to older jobs"
+api GET "/v1/jobs?order=desc&limit=10000" ""
+is "$(jget '[.jobs[].id] | reverse | join(",")')" "$ALL" "order=desc lists the same jobs as the default order"
+api GET "/v1/jobs?order=desc&state=active&user=alice" ""
+is "$CODE $(jget '[.jobs[] | select(.user != "alice" or (.state != "pending" and .state != "running"))] | length')" "200 0" "order=desc keeps the filters"
+api GET "/v1/jobs?order=asc&limit=1" ""
+is "$CODE $(jget '.jobs[0].id')" "200 $(echo "$ALL" | cut -d, -f1)" "order=asc is the default order"
+api GET "/v1/jobs?order=sideways" ""
+is "$CODE $(jget .error.code) $(jget .error.field)" "400 invalid_parameter order" "order=sideways: 400"
+api GET "/v1/jobs?before=3" ""
+is "$CODE $(jget .error.field)" "400 before" "before without order=desc: 400"
 
 # --- queues -----------------------------------------------------------------------------------
 api POST /v1/queues '{"name":"big","priority":10,"max_gpu_milli":2000}'

@@ -1,7 +1,8 @@
 #!/bin/sh
 # t3002-daemon-restart.t - restart safety: kill -9 of tesseld while jobs run leaves them alive;
 # the restarted tesseld re-attaches, records the ends of jobs that finished while it was down,
-# and still has every job it acknowledged, also when killed during 200 concurrent submissions.
+# and still has every job it acknowledged, also when killed during 200 concurrent submissions;
+# --durability full syncs every commit (strace counts the fsyncs) and keeps that promise.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 command -v curl >/dev/null && command -v jq >/dev/null || skip_all "curl and jq are needed"
@@ -98,6 +99,56 @@ api GET "/v1/jobs/$R4"
 case "$(jget .reason)" in "supervisor lost"*) r=0 ;; *) r=1 ;; esac
 ok $r "reason: $(jget .reason)"
 wait_for '! kill -0 "$PID4" 2>/dev/null'; ok $? "and its process is killed"
+
+# --- --durability: full = an fsync per commit; acknowledged jobs survive kill -9 either way ---
+"$TESSEL_BUILD/bin/tesseld" --data-dir "$TD/baddur" --durability sometimes >"$TD/dur.err" 2>&1
+is "$?" 2 "--durability sometimes: exit 2"
+grep -q 'expected normal or full' "$TD/dur.err"; ok $? "... saying what it expects"
+# syncs N -> fsync and fdatasync calls of tesseld's threads during N submissions to 'hold'
+# (empty when strace cannot attach here).
+syncs() {
+    strace -f -e trace=fsync,fdatasync -o "$TD/strace" -p "$TD_PID" 2>"$TD/strace.err" &
+    _sp=$!
+    if ! wait_for 'grep -q attached "$TD/strace.err" || ! kill -0 $_sp 2>/dev/null' ||
+        ! kill -0 $_sp 2>/dev/null; then
+        return 0
+    fi
+    sleep 0.5 # every thread attached
+    _i=0
+    while [ $_i -lt "$1" ]; do
+        api POST /v1/jobs '{"argv":["true"],"queue":"hold"}'
+        _i=$((_i + 1))
+    done
+    kill -INT $_sp
+    wait $_sp 2>/dev/null
+    grep -c -E 'fsync|fdatasync' "$TD/strace"
+}
+NSYNC=""
+command -v strace >/dev/null && NSYNC=$(syncs 10)
+td_stop; ok $? "tesseld (--durability normal, the default) stops cleanly"
+td_start $FAKE --durability full || { diag "tesseld --durability full did not start"; exit 1; }
+FSYNC=""
+[ -n "$NSYNC" ] && FSYNC=$(syncs 10)
+if [ -n "$NSYNC" ] && [ -n "$FSYNC" ]; then
+    diag "fsync/fdatasync calls for 10 submissions: $NSYNC normal, $FSYNC full"
+    [ "$NSYNC" -lt 10 ]; ok $? "normal: no fsync per commit ($NSYNC for 10 submissions)"
+    [ "$FSYNC" -ge 10 ]; ok $? "full: at least one fsync per submission ($FSYNC for 10)"
+else
+    diag "strace cannot attach here: the fsync counts are not checked"
+fi
+DUR=""
+for i in 1 2 3 4 5; do
+    api POST /v1/jobs '{"argv":["true"],"queue":"hold","name":"durable"}'
+    [ "$CODE" = 201 ] && DUR="$DUR $(jget .id)"
+done
+td_kill9
+td_start $FAKE --durability full || { diag "tesseld did not restart"; exit 1; }
+lost=0
+for id in $DUR; do
+    api GET "/v1/jobs/$id"
+    [ "$CODE $(jget .name)" = "200 durable" ] || lost=$((lost + 1))
+done
+is "$(echo $DUR | wc -w) $lost" "5 0" "--durability full: 5 acknowledged jobs all there after kill -9"
 
 td_stop; ok $? "tesseld stops cleanly on SIGTERM (exit 0, no sanitizer report)"
 done_testing

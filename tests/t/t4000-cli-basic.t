@@ -148,7 +148,9 @@ one_line_error; ok $? "... with one line: $(errtext)"
 tcli queues add big --priority 10 --max-gpu 1.5
 is "$RC $(out)" "0 queue big created" "queues add"
 tcli queues
-grep -qE '^big  +10  +1\.5  +0  +0$' "$TD/o"; ok $? "queues lists it: priority 10, cap 1.5 GPUs"
+grep -qE '^big  +1  +0/-/1\.5  ' "$TD/o"; ok $? "queues lists it: weight 1, GPU cap 1.5 (the old --max-gpu)"
+tcli queues --json
+is "$(jq -r '.queues[] | select(.name == "big") | "\(.priority) \(.limit.gpu)"' "$TD/o")" "10 1.5" "... priority 10, limit.gpu 1.5"
 tcli queues set big --max-gpu none
 tcli queues --json
 is "$(jq -r '.queues[] | select(.name == "big") | .max_gpu_milli' "$TD/o")" "null" "queues set --max-gpu none"

@@ -36,7 +36,7 @@ bad 2 "an unknown option" run --gpuz 1 true
 bad 2 "an option without its value" run --gpu
 bad 2 "run without a command" run --gpu 0.5
 bad 1 "--gpu-mem 100G on a 24G GPU (tesseld: unsatisfiable)" run --gpu 0.5 --gpu-mem 100G true
-grep -q 'gpu_mem' "$TD/e"; ok $? "... the message names the field"
+grep -q '100 GiB of GPU memory asked, the largest GPU has 24.0 GiB' "$TD/e"; ok $? "... the message says what was asked and what there is, in GiB"
 bad 1 "--gpus 2 on a one-GPU machine" run --gpus 2 true
 bad 1 "--cpu 4000 (more than the node)" run --cpu 4000 true
 bad 2 "--mem 9000P (above 2^63 bytes)" run --mem 9000P true

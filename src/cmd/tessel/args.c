@@ -151,3 +151,116 @@ int cli_parse_id(const char *s, int64_t *id, tsl_error_t *err)
     }
     return 0;
 }
+
+/* Largest whole amount a queue's guarantee or limit may name (GPUs or CPU cores, summed over
+ * a cluster): far above any cluster, small enough for milli units in an int64. */
+#define CLI_MAX_AMOUNT 1000000
+
+int cli_parse_amount(const char *s, int64_t *milli, tsl_error_t *err)
+{
+    const char *p = s;
+    int64_t whole = 0, frac = 0;
+    int nwhole = 0, nfrac = 0;
+    for (; *p >= '0' && *p <= '9'; p++, nwhole++) {
+        whole = whole * 10 + (*p - '0');
+        if (whole > CLI_MAX_AMOUNT) {
+            errno = ERANGE;
+            return tsl_errprintf(err, "'%s': at most %d", s, CLI_MAX_AMOUNT);
+        }
+    }
+    if (*p == '.' && nwhole > 0) {
+        for (p++; *p >= '0' && *p <= '9'; p++, nfrac++) {
+            if (nfrac >= 3) {
+                if (*p != '0') {
+                    errno = EINVAL;
+                    return tsl_errprintf(err, "'%s': at most 3 decimals", s);
+                }
+                continue;
+            }
+            frac = frac * 10 + (*p - '0');
+        }
+        for (int i = nfrac; i < 3; i++)
+            frac *= 10;
+        if (nfrac == 0)
+            nwhole = 0;
+    }
+    if (nwhole == 0 || *p != '\0') {
+        errno = EINVAL;
+        return tsl_errprintf(err, "'%s': expected a number >= 0 such as 1.5", s);
+    }
+    *milli = whole * 1000 + frac;
+    return 0;
+}
+
+int cli_parse_resources(const char *opt, const char *s, json_t **out, tsl_error_t *err)
+{
+    static const char *const keys[] = {"gpu", "gpu-mem", "cpu", "mem"};
+    static const char *const fields[] = {"gpu", "gpu_mem", "cpu", "mem"};
+    if (strcmp(s, "none") == 0) {
+        *out = json_null();
+        return 0;
+    }
+    char *copy = strdup(s);
+    json_t *o = json_object();
+    if (!copy || !o)
+        abort();
+    tsl_error_t e;
+    char *save = NULL;
+    int n = 0;
+    for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save), n++) {
+        char *eq = strchr(item, '=');
+        int k = -1;
+        if (eq) {
+            *eq = '\0';
+            for (int i = 0; i < 4; i++)
+                if (strcmp(item, keys[i]) == 0 || strcmp(item, fields[i]) == 0)
+                    k = i;
+        }
+        if (k < 0) {
+            tsl_errprintf(err, "%s: '%s': expected RES=VALUE with RES gpu, gpu-mem, cpu or mem",
+                          opt, item);
+            goto bad;
+        }
+        if (json_object_get(o, fields[k])) {
+            tsl_errprintf(err, "%s: %s given twice", opt, keys[k]);
+            goto bad;
+        }
+        const char *v = eq + 1;
+        json_t *val;
+        if (strcmp(v, "none") == 0) {
+            val = json_null();
+        } else if (k == 0 || k == 2) {
+            int64_t milli;
+            if (cli_parse_amount(v, &milli, &e) < 0) {
+                tsl_errprintf(err, "%s: %s=%s", opt, keys[k], e.text);
+                goto bad;
+            }
+            val =
+                milli % 1000 == 0 ? json_integer(milli / 1000) : json_real((double)milli / 1000.0);
+        } else {
+            uint64_t b;
+            if (tsl_parse_size(v, &b, &e) < 0) {
+                tsl_errprintf(err, "%s: %s=%s", opt, keys[k], e.text);
+                goto bad;
+            }
+            if (b > (uint64_t)INT64_MAX) {
+                tsl_errprintf(err, "%s: %s=%s: size too large", opt, keys[k], v);
+                goto bad;
+            }
+            val = json_integer((json_int_t)b);
+        }
+        json_object_set_new(o, fields[k], val);
+    }
+    if (n == 0) {
+        tsl_errprintf(err, "%s: expected RES=VALUE[,...] (gpu, gpu-mem, cpu, mem) or none", opt);
+        goto bad;
+    }
+    free(copy);
+    *out = o;
+    return 0;
+bad:
+    free(copy);
+    json_decref(o);
+    errno = EINVAL;
+    return -1;
+}

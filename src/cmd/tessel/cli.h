@@ -86,6 +86,16 @@ int cli_parse_class(const char *s, tsl_error_t *err);
 /* A job id (integer >= 1). */
 int cli_parse_id(const char *s, int64_t *id, tsl_error_t *err);
 
+/* A queue's amount of GPUs or CPU cores: a number >= 0 with at most 3 decimals, in
+ * thousandths. */
+int cli_parse_amount(const char *s, int64_t *milli, tsl_error_t *err);
+/* --guarantee / --limit of `tessel queues` (opt names the option in messages): "none", or
+ * RES=VALUE[,RES=VALUE...] with RES gpu, gpu-mem, cpu or mem (gpu_mem also accepted) and VALUE
+ * "none", an amount (gpu, cpu) or a size (gpu-mem, mem).  *out (new reference): JSON null for
+ * "none", else an object with the API's members given ({"gpu": 1.5, "gpu_mem": 42949672960},
+ * null for a "none" VALUE). */
+int cli_parse_resources(const char *opt, const char *s, json_t **out, tsl_error_t *err);
+
 /* `tessel run`'s request, parsed from its arguments (run.c). */
 typedef struct {
     int64_t gpu_milli;     /* -1: not given */
@@ -96,7 +106,8 @@ typedef struct {
     int64_t priority;
     bool has_priority;
     bool detach, shell, quiet;
-    char **env; /* KEY=VALUE or KEY (taken from our environment), nenv of them */
+    bool no_requeue; /* --no-requeue: "requeue": false */
+    char **env;      /* KEY=VALUE or KEY (taken from our environment), nenv of them */
     int nenv;
     char **argv; /* the command, argc of them */
     int argc;
@@ -115,6 +126,9 @@ int run_exit_status(const json_t *job);
 
 /* milli-GPUs as a person writes them: 500 -> "0.5", 1000 -> "1", 2000 -> "2", 125 -> "0.125". */
 char *cli_format_milli(int64_t milli, char *buf, size_t len);
+/* A job's state for people: "pending", or "pending (requeued ×2)" for a job the scheduler
+ * preempted and put back twice; a finished one "succeeded (preempted ×1)".  Returns buf. */
+char *cli_format_state(const json_t *job, char *buf, size_t len);
 /* Seconds as a short age: "12s", "5m", "3h", "2d". */
 char *cli_format_age(int64_t secs, char *buf, size_t len);
 /* Parse an API time ("2026-11-21T19:40:03.512Z") into Unix seconds; -1 if not one. */

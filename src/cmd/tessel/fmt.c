@@ -96,17 +96,32 @@ void cli_table_add(cli_table_t *t, const char *const *cells)
     t->rows++;
 }
 
+/* Columns a cell takes on a terminal: its UTF-8 characters (continuation bytes take none). */
+static size_t width_of(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        if (((unsigned char)*s & 0xc0) != 0x80)
+            n++;
+    return n;
+}
+
+static void pad(size_t n, FILE *f)
+{
+    for (; n > 0; n--)
+        fputc(' ', f);
+}
+
 static void print_row(const cli_table_t *t, const size_t *w, char *const *row, FILE *f)
 {
     for (int i = 0; i < t->ncols; i++) {
         bool last = i == t->ncols - 1;
-        int width = (int)w[i];
+        size_t cw = width_of(row[i]);
         if (t->right[i])
-            fprintf(f, "%*s", width, row[i]);
-        else if (last)
-            fputs(row[i], f);
-        else
-            fprintf(f, "%-*s", width, row[i]);
+            pad(w[i] - cw, f);
+        fputs(row[i], f);
+        if (!t->right[i] && !last)
+            pad(w[i] - cw, f);
         fputs(last ? "\n" : "  ", f);
     }
 }
@@ -117,9 +132,9 @@ void cli_table_print(cli_table_t *t, FILE *f)
     if (!w)
         abort();
     for (int i = 0; i < t->ncols; i++) {
-        w[i] = strlen(t->headers[i]);
+        w[i] = width_of(t->headers[i]);
         for (size_t r = 0; r < t->rows; r++) {
-            size_t l = strlen(t->cells[r * (size_t)t->ncols + (size_t)i]);
+            size_t l = width_of(t->cells[r * (size_t)t->ncols + (size_t)i]);
             if (l > w[i])
                 w[i] = l;
         }
@@ -143,4 +158,20 @@ void cli_table_free(cli_table_t *t)
     free(t->headers);
     free(t->right);
     free(t);
+}
+
+char *cli_format_state(const json_t *job, char *buf, size_t len)
+{
+    const char *st = json_string_value(json_object_get(job, "state"));
+    json_int_t n = json_integer_value(json_object_get(job, "preemptions"));
+    if (!st)
+        st = "?";
+    bool active = strcmp(st, "pending") == 0 || strcmp(st, "running") == 0;
+    /* A job ended `preempted` says so already, unless it had been requeued before. */
+    if (n <= 0 || (strcmp(st, "preempted") == 0 && n == 1))
+        snprintf(buf, len, "%s", st);
+    else
+        snprintf(buf, len, "%s (%s \u00d7%lld)", st, active ? "requeued" : "preempted",
+                 (long long)n);
+    return buf;
 }

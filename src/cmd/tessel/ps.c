@@ -12,20 +12,33 @@
 #include "libutil/size.h"
 
 /* Jobs per request: the API's largest page. */
-#define PS_PAGE "10000"
+#define PS_PAGE 10000
 /* Widest COMMAND cell: the table stays on one line of a wide terminal. */
 #define PS_COMMAND_WIDTH 40
 
+/* Jobs `ps -a` shows without --limit: the newest ones, enough for a screen or two; older ones
+ * take --limit (or --json and paging through the API). */
+#define PS_ALL_DEFAULT_LIMIT 100
+/* Most jobs --limit may ask for. */
+#define PS_MAX_LIMIT 1000000
+
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: tessel ps [-a] [--user NAME] [--queue NAME] [--json]\n"
-               "List jobs: pending and running ones; with -a, finished ones too.\n"
-               "A user sees only their own jobs, an admin everyone's.\n"
-               "\n"
-               "  -a, --all        include finished jobs\n"
-               "  --user NAME      only this user's jobs (admin)\n"
-               "  --queue NAME     only this queue's jobs\n"
-               "  --json           print the API's JSON ({\"jobs\": [...]})\n");
+    fprintf(
+        f,
+        "usage: tessel ps [-a] [--limit N] [--user NAME] [--queue NAME] [--json]\n"
+        "List jobs: pending and running ones; with -a, finished ones too.\n"
+        "A user sees only their own jobs, an admin everyone's.\n"
+        "\n"
+        "  -a, --all        include finished jobs (the newest %d, see --limit)\n"
+        "  --limit N        only the newest N jobs (default: every active job; with -a, %d)\n"
+        "  --user NAME      only this user's jobs (admin)\n"
+        "  --queue NAME     only this queue's jobs\n"
+        "  --json           print the API's JSON ({\"jobs\": [...]}, oldest first)\n"
+        "\n"
+        "STATE ends with '(requeued \u00d7N)' for a job the scheduler preempted N times and put\n"
+        "back in its queue ('(preempted \u00d7N)' once it has finished).\n",
+        PS_ALL_DEFAULT_LIMIT, PS_ALL_DEFAULT_LIMIT);
 }
 
 /* Append s, URL-escaped, to the query in buf. */
@@ -75,16 +88,19 @@ static void status_cell(const json_t *job, char *buf, size_t len)
 
 int cmd_ps(cli_t *cli, int argc, char **argv)
 {
-    enum { O_USER = 256, O_QUEUE, O_JSON };
+    enum { O_USER = 256, O_QUEUE, O_JSON, O_LIMIT };
     static const struct option opts[] = {
         {"all", no_argument, NULL, 'a'},
         {"user", required_argument, NULL, O_USER},
         {"queue", required_argument, NULL, O_QUEUE},
+        {"limit", required_argument, NULL, O_LIMIT},
         {"json", no_argument, NULL, O_JSON},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     bool all = false;
+    int64_t limit = 0; /* 0: every matching job */
+    tsl_error_t err;
     const char *user = NULL, *queue = NULL;
     int c;
     optind = 0;
@@ -100,6 +116,10 @@ int cmd_ps(cli_t *cli, int argc, char **argv)
         case O_QUEUE:
             queue = optarg;
             break;
+        case O_LIMIT:
+            if (cli_parse_int(optarg, 1, PS_MAX_LIMIT, &limit, &err) < 0)
+                return cli_usage(cli, "--limit: %s", err.text);
+            break;
         case O_JSON:
             cli->json = true;
             break;
@@ -112,37 +132,55 @@ int cmd_ps(cli_t *cli, int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage(cli, "unexpected argument '%s'", argv[optind]);
-    /* All matching jobs, a page at a time (ids ascending). */
+    if (all && limit == 0)
+        limit = PS_ALL_DEFAULT_LIMIT;
     char base[1024] = "/v1/jobs";
-    add_param(base, sizeof base, "limit", PS_PAGE);
     if (!all)
         add_param(base, sizeof base, "state", "active");
     if (user)
         add_param(base, sizeof base, "user", user);
     if (queue)
         add_param(base, sizeof base, "queue", queue);
+    if (limit)
+        add_param(base, sizeof base, "order", "desc");
+    /* Without a limit: every matching job, a page at a time (ids ascending, ?after=).  With
+     * one: the newest `limit`, newest first (?order=desc&before=), then turned around. */
     json_t *ans = json_pack("{s:[]}", "jobs");
     json_t *jobs = json_object_get(ans, "jobs");
-    long long after = 0;
+    long long last = 0;
     for (;;) {
-        char path[1100], a[32];
+        char path[1100], a[32], n[32];
+        long long want = PS_PAGE;
+        if (limit && limit - (long long)json_array_size(jobs) < want)
+            want = limit - (long long)json_array_size(jobs);
         snprintf(path, sizeof path, "%s", base);
-        snprintf(a, sizeof a, "%lld", after);
-        if (after)
-            add_param(path, sizeof path, "after", a);
+        snprintf(n, sizeof n, "%lld", want);
+        add_param(path, sizeof path, "limit", n);
+        snprintf(a, sizeof a, "%lld", last);
+        if (last)
+            add_param(path, sizeof path, limit ? "before" : "after", a);
         json_t *page;
         if (cli_call(cli, "GET", path, NULL, &page) < 0) {
             json_decref(ans);
             return CLI_ERR;
         }
         json_t *pj = json_object_get(page, "jobs");
-        size_t n = json_array_size(pj);
+        size_t got = json_array_size(pj);
         json_array_extend(jobs, pj);
-        if (n)
-            after = (long long)json_integer_value(json_object_get(json_array_get(pj, n - 1), "id"));
+        if (got)
+            last =
+                (long long)json_integer_value(json_object_get(json_array_get(pj, got - 1), "id"));
         json_decref(page);
-        if (n < (size_t)atoi(PS_PAGE) || after <= 0)
+        if ((long long)got < want || last <= (limit ? 1 : 0) ||
+            (limit && (long long)json_array_size(jobs) >= limit))
             break;
+    }
+    if (limit) { /* oldest first, as without a limit */
+        size_t cnt = json_array_size(jobs);
+        json_t *asc = json_array();
+        for (size_t k = cnt; k > 0; k--)
+            json_array_append(asc, json_array_get(jobs, k - 1));
+        json_object_set_new(ans, "jobs", asc);
     }
     if (cli->json) {
         cli_print_json(ans);
@@ -157,7 +195,7 @@ int cmd_ps(cli_t *cli, int argc, char **argv)
     json_t *j;
     json_array_foreach(json_object_get(ans, "jobs"), i, j)
     {
-        char id[32], exitc[32], gpu[32], gmem[32], on[128], age[32], cmd[512];
+        char id[32], exitc[32], gpu[32], gmem[32], on[128], age[32], cmd[512], state[64];
         snprintf(id, sizeof id, "%lld", (long long)json_integer_value(json_object_get(j, "id")));
         status_cell(j, exitc, sizeof exitc);
         double g = json_number_value(json_object_get(j, "gpu"));
@@ -187,10 +225,11 @@ int cmd_ps(cli_t *cli, int argc, char **argv)
         else
             snprintf(age, sizeof age, "-");
         command_cell(json_object_get(j, "argv"), cmd, sizeof cmd);
+        cli_format_state(j, state, sizeof state);
         const char *row[] = {id,
                              json_string_value(json_object_get(j, "user")),
                              json_string_value(json_object_get(j, "name")),
-                             json_string_value(json_object_get(j, "state")),
+                             state,
                              exitc,
                              json_string_value(json_object_get(j, "queue")),
                              gpu,

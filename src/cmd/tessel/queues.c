@@ -1,62 +1,117 @@
-/* queues.c - `tessel queues`: list queues; admins add, change and remove them
- * (/v1/queues). */
+/* queues.c - `tessel queues`: the queue tree with each queue's guarantee, limit and usage per
+ * resource; admins add, change and remove queues (/v1/queues). */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd/tessel/cli.h"
+#include "libutil/size.h"
+
+/* Deepest queue tree tesseld accepts (TSCHED_MAX_QUEUE_DEPTH), with room for a bad answer. */
+#define QUEUES_MAX_DEPTH 8
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: tessel queues [list] [--json]\n"
-               "       tessel queues add NAME [--priority N] [--max-gpu GPUS]   (admin)\n"
-               "       tessel queues set NAME [--priority N] [--max-gpu GPUS|none]   (admin)\n"
-               "       tessel queues rm NAME   (admin)\n"
-               "List queues with their pending and running jobs, or manage them.\n"
-               "\n"
-               "  --priority N     queue priority, higher first (-1000..1000)\n"
-               "  --max-gpu GPUS   cap on the GPUs its running jobs hold together (1.5, 2;\n"
-               "                   0 holds every job; none lifts the cap)\n"
-               "  --json           print the API's JSON\n");
+    fprintf(
+        f,
+        "usage: tessel queues [list] [--json]\n"
+        "       tessel queues add NAME [--parent P] [--guarantee RES=V,...] [--limit RES=V,...]\n"
+        "                              [--weight W] [--priority N]   (admin)\n"
+        "       tessel queues set NAME [--guarantee ...] [--limit ...] [--weight W]\n"
+        "                              [--priority N]   (admin)\n"
+        "       tessel queues rm NAME   (admin)\n"
+        "List the queue tree (children under their parent) with, per resource, what each\n"
+        "queue uses, is guaranteed and is limited to; or manage queues.\n"
+        "\n"
+        "  --parent P           the parent queue (at creation only; jobs go to leaf queues)\n"
+        "  --guarantee RES=V,.. what the queue is owed: RES is gpu, gpu-mem, cpu or mem;\n"
+        "                       V an amount (gpu=1.5, cpu=8), a size (gpu-mem=40G, mem=64G)\n"
+        "                       or none (not governed); --guarantee none: all four none\n"
+        "  --limit RES=V,...    cap on what its running jobs hold together, same syntax\n"
+        "                       (none: no cap); set changes only the resources named\n"
+        "  --weight W           share of idle capacity among sibling queues (1..1000)\n"
+        "  --priority N         orders the list only (-1000..1000)\n"
+        "  --max-gpu GPUS|none  old spelling of --limit gpu=GPUS\n"
+        "  --json               print the API's JSON\n"
+        "\n"
+        "Each resource column reads USED/GUARANTEE/LIMIT ('-': not governed, no cap).\n"
+        "GUARANTEE says 'held' when no pending job is owed capacity, 'owed' while one\n"
+        "waits for it (a preemption is then planned or under way), '-' before the first\n"
+        "scheduling cycle.\n");
 }
 
-/* --max-gpu: "none", or GPUs with up to 3 decimals (0 allowed: a queue that starts nothing). */
-static int parse_cap(const char *s, json_t **out, tsl_error_t *err)
+/* A GPU or CPU amount of the API (a number, milli precision) as people write it. */
+static void amount_cell(const json_t *v, char *buf, size_t len)
 {
-    if (strcmp(s, "none") == 0) {
-        *out = json_null();
-        return 0;
+    if (!json_is_number(v)) {
+        snprintf(buf, len, "-");
+        return;
     }
-    if (strcmp(s, "0") == 0) {
-        *out = json_integer(0);
-        return 0;
+    cli_format_milli((int64_t)llround(json_number_value(v) * 1000.0), buf, len);
+}
+
+static void size_cell(const json_t *v, char *buf, size_t len)
+{
+    if (!json_is_integer(v))
+        snprintf(buf, len, "-");
+    else if (json_integer_value(v) == 0)
+        snprintf(buf, len, "0");
+    else
+        tsl_format_size((uint64_t)json_integer_value(v), buf, len);
+}
+
+/* "USED/GUARANTEE/LIMIT" of resource key of queue q. */
+static void res_cell(const json_t *q, const char *key, char *buf, size_t len)
+{
+    const char *sets[3] = {"usage", "guarantee", "limit"};
+    char part[3][32];
+    bool is_size = strcmp(key, "gpu_mem") == 0 || strcmp(key, "mem") == 0;
+    for (int i = 0; i < 3; i++) {
+        const json_t *v = json_object_get(json_object_get(q, sets[i]), key);
+        if (is_size)
+            size_cell(v, part[i], sizeof part[i]);
+        else
+            amount_cell(v, part[i], sizeof part[i]);
     }
-    int64_t whole;
-    tsl_error_t e;
-    const char *dot = strchr(s, '.');
-    /* Reuse --gpu's parser for the digits; a cap may exceed 1 with decimals. */
-    if (dot) {
-        char w[32];
-        size_t n = (size_t)(dot - s);
-        if (n == 0 || n >= sizeof w)
-            goto bad;
-        memcpy(w, s, n);
-        w[n] = '\0';
-        int64_t frac;
-        char f[16];
-        if (snprintf(f, sizeof f, "0%s", dot) >= (int)sizeof f)
-            goto bad;
-        if (cli_parse_int(w, 0, 1024, &whole, &e) < 0 || cli_parse_gpu(f, &frac, &e) < 0)
-            goto bad;
-        *out = json_integer(whole * 1000 + frac);
-        return 0;
+    snprintf(buf, len, "%s/%s/%s", part[0], part[1], part[2]);
+}
+
+static void add_row(cli_table_t *t, const json_t *q, int depth)
+{
+    char name[128], weight[32], gpu[128], gmem[128], cpu[128], mem[128], pend[32], run[32];
+    snprintf(name, sizeof name, "%*s%s", 2 * depth, "",
+             json_string_value(json_object_get(q, "name")));
+    snprintf(weight, sizeof weight, "%lld",
+             (long long)json_integer_value(json_object_get(q, "weight")));
+    res_cell(q, "gpu", gpu, sizeof gpu);
+    res_cell(q, "gpu_mem", gmem, sizeof gmem);
+    res_cell(q, "cpu", cpu, sizeof cpu);
+    res_cell(q, "mem", mem, sizeof mem);
+    snprintf(pend, sizeof pend, "%lld",
+             (long long)json_integer_value(json_object_get(q, "pending")));
+    snprintf(run, sizeof run, "%lld", (long long)json_integer_value(json_object_get(q, "running")));
+    const json_t *sat = json_object_get(q, "guarantee_satisfied");
+    const char *held = json_is_true(sat) ? "held" : json_is_false(sat) ? "owed" : "-";
+    const char *row[] = {name, weight, gpu, gmem, cpu, mem, pend, run, held};
+    cli_table_add(t, row);
+}
+
+/* Rows for the queues whose parent is parent (NULL: top level), in the API's order, each
+ * followed by its subtree. */
+static void add_subtree(cli_table_t *t, const json_t *queues, const char *parent, int depth)
+{
+    size_t i;
+    json_t *q;
+    json_array_foreach(queues, i, q)
+    {
+        const char *p = json_string_value(json_object_get(q, "parent"));
+        if (parent ? !p || strcmp(p, parent) != 0 : p != NULL)
+            continue;
+        add_row(t, q, depth);
+        if (depth < QUEUES_MAX_DEPTH)
+            add_subtree(t, queues, json_string_value(json_object_get(q, "name")), depth + 1);
     }
-    if (cli_parse_int(s, 0, 1024, &whole, &e) < 0)
-        goto bad;
-    *out = json_integer(whole * 1000);
-    return 0;
-bad:
-    return tsl_errprintf(err, "--max-gpu: '%s': expected GPUs such as 1.5 or 2, or none", s);
 }
 
 static int list(cli_t *cli)
@@ -69,38 +124,74 @@ static int list(cli_t *cli)
         json_decref(ans);
         return CLI_OK;
     }
-    static const char *const hdr[] = {"NAME", ">PRIORITY", ">MAX-GPU", ">PENDING", ">RUNNING"};
-    cli_table_t *t = cli_table_new(5, hdr);
+    static const char *const hdr[] = {"QUEUE", ">WEIGHT", "GPU",      "GPU-MEM",  "CPU",
+                                      "MEM",   ">PEND",   ">RUNNING", "GUARANTEE"};
+    cli_table_t *t = cli_table_new(9, hdr);
+    json_t *queues = json_object_get(ans, "queues");
+    add_subtree(t, queues, NULL, 0);
+    /* A queue whose parent is not in the answer (not expected): still listed, at the top. */
     size_t i;
     json_t *q;
-    json_array_foreach(json_object_get(ans, "queues"), i, q)
+    json_array_foreach(queues, i, q)
     {
-        char prio[32], cap[32], pend[32], run[32];
-        snprintf(prio, sizeof prio, "%lld",
-                 (long long)json_integer_value(json_object_get(q, "priority")));
-        json_t *m = json_object_get(q, "max_gpu_milli");
-        if (json_is_integer(m))
-            cli_format_milli(json_integer_value(m), cap, sizeof cap);
-        else
-            snprintf(cap, sizeof cap, "none");
-        snprintf(pend, sizeof pend, "%lld",
-                 (long long)json_integer_value(json_object_get(q, "pending")));
-        snprintf(run, sizeof run, "%lld",
-                 (long long)json_integer_value(json_object_get(q, "running")));
-        const char *row[] = {json_string_value(json_object_get(q, "name")), prio, cap, pend, run};
-        cli_table_add(t, row);
+        const char *p = json_string_value(json_object_get(q, "parent"));
+        if (!p)
+            continue;
+        bool found = false;
+        size_t k;
+        json_t *o;
+        json_array_foreach(queues, k, o)
+        {
+            const char *n = json_string_value(json_object_get(o, "name"));
+            if (n && strcmp(n, p) == 0)
+                found = true;
+        }
+        if (!found)
+            add_row(t, q, 0);
     }
+    printf("resources: USED/GUARANTEE/LIMIT ('-' = not governed / no cap)\n");
     cli_table_print(t, stdout);
     json_decref(ans);
     return CLI_OK;
 }
 
+/* Merge the members of src (a --guarantee or --limit object) into body[key]; a null src
+ * replaces it.  0, or -1 when a member was already given (--max-gpu and --limit gpu=). */
+static int merge_res(json_t *body, const char *key, json_t *src)
+{
+    json_t *cur = json_object_get(body, key);
+    if (!cur || json_is_null(src) || json_is_null(cur)) {
+        if (cur && (json_is_null(src) || json_is_null(cur))) {
+            json_decref(src);
+            return -1;
+        }
+        json_object_set_new(body, key, src);
+        return 0;
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach(src, k, v)
+    {
+        if (json_object_get(cur, k)) {
+            json_decref(src);
+            return -1;
+        }
+        json_object_set(cur, k, v);
+    }
+    json_decref(src);
+    return 0;
+}
+
 int cmd_queues(cli_t *cli, int argc, char **argv)
 {
-    enum { O_PRIO = 256, O_CAP, O_JSON };
+    enum { O_PRIO = 256, O_CAP, O_JSON, O_PARENT, O_GUAR, O_LIMIT, O_WEIGHT };
     static const struct option opts[] = {
         {"priority", required_argument, NULL, O_PRIO},
         {"max-gpu", required_argument, NULL, O_CAP},
+        {"parent", required_argument, NULL, O_PARENT},
+        {"guarantee", required_argument, NULL, O_GUAR},
+        {"limit", required_argument, NULL, O_LIMIT},
+        {"weight", required_argument, NULL, O_WEIGHT},
         {"json", no_argument, NULL, O_JSON},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -108,6 +199,7 @@ int cmd_queues(cli_t *cli, int argc, char **argv)
     json_t *body = json_object();
     tsl_error_t err;
     int c, rc = CLI_ERR;
+    bool has_parent = false;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -121,13 +213,44 @@ int cmd_queues(cli_t *cli, int argc, char **argv)
             json_object_set_new(body, "priority", json_integer(p));
             break;
         }
-        case O_CAP: {
-            json_t *cap = NULL;
-            if (parse_cap(optarg, &cap, &err) < 0) {
+        case O_WEIGHT: {
+            int64_t w;
+            if (cli_parse_int(optarg, 1, 1000, &w, &err) < 0) {
+                rc = cli_usage(cli, "--weight: %s", err.text);
+                goto out;
+            }
+            json_object_set_new(body, "weight", json_integer(w));
+            break;
+        }
+        case O_PARENT:
+            if (has_parent) {
+                rc = cli_usage(cli, "--parent given twice");
+                goto out;
+            }
+            has_parent = true;
+            json_object_set_new(body, "parent", json_string(optarg));
+            break;
+        case O_CAP:
+        case O_GUAR:
+        case O_LIMIT: {
+            json_t *r = NULL;
+            const char *opt = c == O_GUAR ? "--guarantee" : c == O_LIMIT ? "--limit" : "--max-gpu";
+            if (c == O_CAP) {
+                char spec[64];
+                snprintf(spec, sizeof spec, "gpu=%s", optarg);
+                if (strlen(optarg) > 32 || cli_parse_resources(opt, spec, &r, &err) < 0) {
+                    rc = cli_usage(cli, "--max-gpu: '%s': expected GPUs such as 1.5 or 2, or none",
+                                   optarg);
+                    goto out;
+                }
+            } else if (cli_parse_resources(opt, optarg, &r, &err) < 0) {
                 rc = cli_usage(cli, "%s", err.text);
                 goto out;
             }
-            json_object_set_new(body, "max_gpu_milli", cap);
+            if (merge_res(body, c == O_GUAR ? "guarantee" : "limit", r) < 0) {
+                rc = cli_usage(cli, "%s: a resource given twice (--limit, --max-gpu)", opt);
+                goto out;
+            }
             break;
         }
         case O_JSON:
@@ -167,13 +290,17 @@ int cmd_queues(cli_t *cli, int argc, char **argv)
         rc = cli_usage(cli, "rm takes no options");
         goto out;
     }
+    if (set && has_parent) {
+        rc = cli_usage(cli, "--parent is set at creation only (rm and add the queue to move it)");
+        goto out;
+    }
     if (set && !json_object_size(body)) {
-        rc = cli_usage(cli, "set needs --priority or --max-gpu");
+        rc = cli_usage(cli, "set needs --guarantee, --limit, --weight or --priority");
         goto out;
     }
     char path[256];
     snprintf(path, sizeof path, "/v1/queues/%s", name);
-    if (strchr(name, '/') || strchr(name, '?') || strchr(name, '%')) {
+    if (strchr(name, '/') || strchr(name, '?') || strchr(name, '%') || strchr(name, '#')) {
         rc = cli_usage(cli, "'%s': not a queue name", name);
         goto out;
     }

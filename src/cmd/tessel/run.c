@@ -44,6 +44,9 @@ static void usage(FILE *f)
             "  --cwd DIR          working directory (default: the current directory)\n"
             "  -e, --env KEY[=VALUE]  set KEY in the job's environment (from ours without =VALUE)\n"
             "  --shell            run the single ARG with /bin/sh -c\n"
+            "  --no-requeue       when the scheduler preempts the job, end it (state preempted,\n"
+            "                     exit 123) instead of putting it back in its queue to start\n"
+            "                     again from the beginning (the default)\n"
             "  -d, --detach       print the job id and return at once\n"
             "  --quiet            no progress lines on stderr\n"
             "  --json             with -d: print the job object\n"
@@ -74,7 +77,8 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         O_CWD,
         O_SHELL,
         O_QUIET,
-        O_JSON
+        O_JSON,
+        O_NOREQUEUE
     };
     static const struct option opts[] = {
         {"gpu", required_argument, NULL, O_GPU},
@@ -91,6 +95,7 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         {"shell", no_argument, NULL, O_SHELL},
         {"detach", no_argument, NULL, 'd'},
         {"quiet", no_argument, NULL, O_QUIET},
+        {"no-requeue", no_argument, NULL, O_NOREQUEUE},
         {"json", no_argument, NULL, O_JSON},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -165,6 +170,9 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         case O_QUIET:
             o->quiet = true;
             break;
+        case O_NOREQUEUE:
+            o->no_requeue = true;
+            break;
         case O_JSON:
             cli->json = true;
             break;
@@ -221,6 +229,8 @@ json_t *run_request(const run_opts_t *o, tsl_error_t *err)
         json_object_set_new(r, "class", json_string(o->klass));
     if (o->has_priority)
         json_object_set_new(r, "priority", json_integer(o->priority));
+    if (o->no_requeue)
+        json_object_set_new(r, "requeue", json_false());
     if (o->name)
         json_object_set_new(r, "name", json_string(o->name));
     if (o->cwd) {
@@ -434,6 +444,10 @@ static int foreground(cli_t *cli, int64_t id, bool quiet)
         fprintf(stderr, "tessel: job %lld %s%s%s\n", (long long)id,
                 st == TESSEL_EXIT_CANCELLED ? "cancelled" : "preempted", reason ? ": " : "",
                 reason ? reason : "");
+    json_int_t pre = json_integer_value(json_object_get(job, "preemptions"));
+    if (!quiet && pre > 0 && st != TESSEL_EXIT_PREEMPTED)
+        fprintf(stderr, "tessel: job %lld was preempted and requeued %lld time(s) on its way\n",
+                (long long)id, (long long)pre);
     json_decref(job);
     return st;
 }

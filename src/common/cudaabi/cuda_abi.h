@@ -827,6 +827,7 @@ CUABI_FN(cuStreamQuery, (CUstream hStream));
 CUABI_FN(cuStreamQuery_ptsz, (CUstream hStream));
 CUABI_FN(cuStreamGetPriority, (CUstream hStream, int *priority));
 CUABI_FN(cuStreamGetPriority_ptsz, (CUstream hStream, int *priority));
+CUABI_FN(cuStreamGetCtx, (CUstream hStream, CUcontext *pctx));
 CUABI_FN(cuStreamWaitEvent, (CUstream hStream, CUevent hEvent, unsigned int Flags));
 CUABI_FN(cuStreamWaitEvent_ptsz, (CUstream hStream, CUevent hEvent, unsigned int Flags));
 

@@ -43,7 +43,7 @@
 
 /* "TSLSLICE" read as a little-endian 64-bit integer. */
 #define TSHM_MAGIC   0x4543494c534c5354ull
-#define TSHM_VERSION 1u
+#define TSHM_VERSION 2u /* 2: compute shares, suspend, busy time (issue 6) */
 /* 64 devices: one host holds at most 16 GPUs today, and 8 GPUs split into 7
  * MIG instances each is 56 CUDA devices.  A bigger host needs a new layout
  * version, which readers detect. */
@@ -61,6 +61,13 @@ typedef struct {
     uint64_t limit;         /* bytes; TSHM_UNLIMITED when no limit */
     uint64_t used;          /* bytes charged by all live processes */
     uint64_t ctx_cost;      /* measured bytes per context (0: not measured) */
+    unsigned core_limit;    /* percent of the device's compute, 0 = no limit */
+    unsigned core_mode;     /* enum tshm_core_mode */
+    unsigned core_prio;     /* enum tshm_core_prio */
+    unsigned rate_ppm;      /* share the pacing applies now (ppm of the device) */
+    uint64_t busy_ns;       /* measured device time of the slice's work */
+    uint64_t launches;      /* launches counted */
+    uint64_t waited_ns;     /* time launches were held back by the pacing */
 } tshm_device_info_t;
 
 /* One live (or not yet reclaimed) process of a slice. */
@@ -68,8 +75,21 @@ typedef struct {
     pid_t pid;
     uint64_t start_time;             /* clock ticks since boot, /proc/PID/stat field 22 */
     char comm[16];                   /* process name, NUL-terminated */
-    uint64_t used[TSHM_MAX_DEVICES]; /* bytes charged per device index */
+    uint64_t used[TSHM_MAX_DEVICES];    /* bytes charged per device index */
+    uint64_t busy_ns[TSHM_MAX_DEVICES]; /* measured device time per device index */
+    unsigned inflight;                  /* measured launches not yet seen complete */
+    unsigned waiting;                   /* threads held by a suspend */
 } tshm_proc_info_t;
+
+/* Compute share of a slice device (docs/compute-shares.md). */
+enum tshm_core_mode {
+    TSHM_CORE_STRICT = 0, /* the share is a cap, even on an idle GPU */
+    TSHM_CORE_SHARED = 1  /* work-conserving: idle capacity may be used */
+};
+enum tshm_core_prio { TSHM_PRIO_LOW = 0, TSHM_PRIO_NORMAL = 1, TSHM_PRIO_HIGH = 2 };
+
+/* Run state of a slice (tshm_suspend / tshm_resume). */
+enum tshm_run { TSHM_RUNNING = 0, TSHM_SUSPENDED = 1 };
 
 /* ---- attach (interposer) ------------------------------------------------ */
 
@@ -133,6 +153,67 @@ uint64_t tshm_used(const tshm_t *s, int dev);
 void tshm_set_ctx_cost(tshm_t *s, int dev, uint64_t bytes);
 uint64_t tshm_ctx_cost(const tshm_t *s, int dev);
 
+/* ---- compute (issue 6) ----------------------------------------------------- */
+
+/* Set dev's compute share when the record has none yet: limit_pct 1..100
+ * (0 = no limit), mode and priority as the enums.  A record that already
+ * has a limit keeps the lower of the two (like tshm_device for memory);
+ * mode and priority are the first setter's. */
+void tshm_core_config(tshm_t *s, int dev, unsigned limit_pct, unsigned mode, unsigned prio);
+
+/* Set dev's compute share unconditionally (tesseld).  0, or -1 with errno
+ * (EROFS read-only handle, ERANGE bad device or limit above 100). */
+int tshm_set_core(tshm_t *s, int dev, unsigned limit_pct, unsigned mode, unsigned prio);
+
+/* Hot path.  Pacing bucket of dev in device nanoseconds: refill it for the
+ * wall time since its last refill at rate_ppm (parts per million of the
+ * device), never above cap_ns, and return the credit now (negative: the
+ * slice used more than its share and must wait -credit / rate).  Refills
+ * closer than 20 us to the previous one only read.  Atomics, no syscall. */
+int64_t tshm_core_refill(tshm_t *s, int dev, uint64_t now_ns, uint32_t rate_ppm, int64_t cap_ns);
+
+/* Charge measured device time busy_ns of n launches to dev: the bucket
+ * (debited by busy_ns less prov_ns, what tshm_core_debit already took for
+ * them), the device's and the calling process's busy counters. */
+void tshm_core_account(tshm_t *s, int dev, uint64_t busy_ns, uint64_t n, uint64_t prov_ns);
+/* Provisional charge of a launch not yet measured (its expected device
+ * time); a negative ns gives one back (a launch the driver refused). */
+void tshm_core_debit(tshm_t *s, int dev, int64_t ns);
+/* Start the bucket afresh at now_ns with no credit (pacing begins). */
+void tshm_core_reset(tshm_t *s, int dev, uint64_t now_ns);
+/* Add to dev's held-back time; publish the rate the pacing applies. */
+void tshm_core_waited(tshm_t *s, int dev, uint64_t ns);
+void tshm_core_set_rate(tshm_t *s, int dev, uint32_t rate_ppm);
+unsigned tshm_core_limit(const tshm_t *s, int dev);
+unsigned tshm_core_mode(const tshm_t *s, int dev);
+unsigned tshm_core_prio(const tshm_t *s, int dev);
+uint64_t tshm_core_busy(const tshm_t *s, int dev);
+
+/* Suspend / resume (tesseld; needs a writable handle from tshm_attach).
+ * While suspended, the interposer holds every new launch of the slice's
+ * processes before it reaches the driver; work already queued runs on.
+ * 0, or -1 with errno = EROFS. */
+int tshm_suspend(tshm_t *s);
+int tshm_resume(tshm_t *s);
+/* enum tshm_run now. */
+int tshm_run_state(const tshm_t *s);
+/* 1 when the slice is suspended and drained: no process is between its
+ * suspend check and the driver, and every launch the processes measured has
+ * completed (as they last saw it: a process held by the suspend keeps
+ * polling its work).  0 otherwise (not suspended, or still draining). */
+int tshm_drained(tshm_t *s);
+
+/* Interposer, around a launch: tshm_launch_enter returns 0 (go: call the
+ * driver, then tshm_launch_exit) or 1 (suspended: nothing held, wait and
+ * retry).  One atomic add and one load; sequentially consistent, so that
+ * tesseld's suspend-then-tshm_drained cannot miss a launch in progress. */
+int tshm_launch_enter(tshm_t *s);
+void tshm_launch_exit(tshm_t *s);
+/* In-flight (measured, not yet seen complete) launches and threads held by
+ * a suspend, of the calling process: add delta. */
+void tshm_inflight_add(tshm_t *s, int delta);
+void tshm_waiting_add(tshm_t *s, int delta);
+
 /* ---- slow path ------------------------------------------------------------ */
 
 /* Return the usage of every dead process (pid gone, or pid reused by a
@@ -169,6 +250,10 @@ void tshm_close(tshm_t *s);
 
 /* Give back this process's slot and all its charges now (clean exit). */
 void tshm_unregister(tshm_t *s);
+
+/* An identity of the slice file (device and inode mixed), the same in
+ * every process attached to it; 0 on failure.  One fstat. */
+uint64_t tshm_id(const tshm_t *s);
 
 /* Start time (clock ticks since boot) of pid from /proc, or 0 if gone. */
 uint64_t tshm_proc_start_time(pid_t pid);

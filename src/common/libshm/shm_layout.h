@@ -1,4 +1,9 @@
-/* shm_layout.h - the on-file records of a slice file, version 1.
+/* shm_layout.h - the on-file records of a slice file, version 2.
+ *
+ * Version 2 (issue 6) added the compute side: the suspend control word in
+ * the header, the compute share, pacing bucket and busy counters in the
+ * device records, and per-process launch/in-flight counters and busy time
+ * per device in process records, which grew from 1 KiB to 2 KiB.
  *
  * Private to libshm (shm.c and its tests): other code reads a slice through
  * the functions of shm.h.  Any change to a record's meaning or size bumps
@@ -15,7 +20,7 @@
 
 #define TSHM_HEADER_SIZE 256
 #define TSHM_DEVICE_SIZE 128
-#define TSHM_PROC_SIZE   1024
+#define TSHM_PROC_SIZE   2048
 /* Devices start right after the header; processes start on a page boundary
  * after the devices so the table can be remapped page-wise. */
 #define TSHM_DEVICES_OFFSET TSHM_HEADER_SIZE
@@ -34,8 +39,17 @@ struct tshm_header {
     _Atomic uint32_t ndevices;   /* device records in use (claimed in order) */
     _Atomic uint32_t proc_cap;   /* process slots in the file; only grows */
     _Atomic uint64_t generation; /* bumped at each slot claim/free (readers) */
-    uint8_t reserved[TSHM_HEADER_SIZE - 64];
+    _Atomic uint32_t suspend;    /* enum tshm_run: set by tesseld, read per launch */
+    uint32_t pad;
+    _Atomic uint64_t suspend_gen; /* bumped by every tshm_suspend / tshm_resume */
+    uint8_t reserved[TSHM_HEADER_SIZE - 80];
 };
+
+/* core_flags: bits 0-7 the mode, 8-15 the priority, bit 31 "configured"
+ * (so that a strict, low-priority configuration is not 0 = unset). */
+#define TSHM_CORE_MODE_MASK  0xffu
+#define TSHM_CORE_PRIO_SHIFT 8
+#define TSHM_CORE_SET        0x80000000u
 
 enum tshm_dev_state { TSHM_DEV_FREE = 0, TSHM_DEV_USED = 1 };
 
@@ -46,8 +60,17 @@ struct tshm_device_rec {
     _Atomic uint64_t limit;    /* bytes, TSHM_UNLIMITED = no limit */
     _Atomic uint64_t used;     /* bytes charged by the slice */
     _Atomic uint64_t ctx_cost; /* measured bytes per context, 0 = unknown */
-    /* Reserved for issue 6: compute share, priority, suspend state. */
-    uint8_t reserved[TSHM_DEVICE_SIZE - 48];
+    /* Compute (issue 6; docs/compute-shares.md). */
+    _Atomic uint32_t core_limit; /* percent of the device, 0 = none (unlimited) */
+    _Atomic uint32_t core_flags; /* TSHM_CORE_SHARED | priority << TSHM_CORE_PRIO_SHIFT */
+    _Atomic int64_t credit_ns;   /* pacing bucket: device ns the slice may still use */
+    _Atomic uint64_t refill_ns;  /* CLOCK_MONOTONIC of the bucket's last refill */
+    _Atomic uint64_t busy_ns;    /* measured device time of the slice's work */
+    _Atomic uint64_t launches;   /* launches counted */
+    _Atomic uint64_t waited_ns;  /* time launches were held back (pacing) */
+    _Atomic uint32_t rate_ppm;   /* share the pacing applies now, parts per million */
+    uint32_t pad2;
+    uint8_t reserved[TSHM_DEVICE_SIZE - 104];
 };
 
 /* FREE -> BUSY (claiming) -> ACTIVE -> BUSY (reclaiming or leaving) -> FREE;
@@ -59,9 +82,13 @@ struct tshm_proc_rec {
     int32_t pid;
     uint64_t start_time; /* /proc/PID/stat field 22 */
     char comm[16];
-    /* Reserved for issue 6: per-process compute counters, suspend flag. */
-    uint8_t reserved[TSHM_PROC_SIZE - 32 - 8 * TSHM_MAX_DEVICES];
-    _Atomic uint64_t used[TSHM_MAX_DEVICES]; /* bytes charged per device */
+    _Atomic uint32_t launching; /* threads between the suspend check and the driver call */
+    _Atomic uint32_t inflight;  /* measured launches not yet seen complete */
+    _Atomic uint32_t waiting;   /* threads held by a suspend */
+    uint32_t pad;
+    uint8_t reserved[TSHM_PROC_SIZE - 48 - 16 * TSHM_MAX_DEVICES];
+    _Atomic uint64_t used[TSHM_MAX_DEVICES];    /* bytes charged per device */
+    _Atomic uint64_t busy_ns[TSHM_MAX_DEVICES]; /* measured device time per device */
 };
 
 _Static_assert(sizeof(struct tshm_header) == TSHM_HEADER_SIZE, "header size");

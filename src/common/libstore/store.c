@@ -58,6 +58,10 @@ static const char *const migrations[] = {
     " started_ms, finished_ms, exit_code, signal, shim_pid, shim_start, job_pid, cancel_ms,"       \
     " preemptions, requeue"
 
+/* The filters of the job lists after the id bounds: ?2 user, ?3 queue, ?4 state mask. */
+#define JOB_LIST_WHERE                                                                             \
+    " AND (?2 IS NULL OR user = ?2) AND (?3 IS NULL OR queue = ?3) AND ((?4 >> state) & 1)"
+
 #define QUEUE_COLS                                                                                 \
     "name, priority, max_gpu_milli, created_ms, weight, guarantee_gpu_milli, parent,"              \
     " guarantee_gpu_mem, guarantee_cpu_milli, guarantee_mem, max_gpu_mem, max_cpu_milli, max_mem"
@@ -90,6 +94,8 @@ enum {
     S_JOB_GET,
     S_JOB_LIST,
     S_JOB_LIST_ACTIVE,
+    S_JOB_LIST_DESC,
+    S_JOB_LIST_ACTIVE_DESC,
     S_JOB_SET_RUNNING,
     S_JOB_SET_PIDS,
     S_JOB_FINISH,
@@ -139,14 +145,20 @@ static const char *const sql[S_COUNT] = {
                   " submitted_ms, reason, requeue) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8,"
                   " ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
     [S_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE id = ?1",
-    [S_JOB_LIST] = "SELECT " JOB_COLS " FROM jobs WHERE id > ?1"
-                   " AND (?2 IS NULL OR user = ?2) AND (?3 IS NULL OR queue = ?3)"
-                   " AND ((?4 >> state) & 1) ORDER BY id LIMIT ?5",
+    [S_JOB_LIST] =
+        "SELECT " JOB_COLS " FROM jobs WHERE id > ?1" JOB_LIST_WHERE " ORDER BY id LIMIT ?5",
     /* The same for active states only: "state < 2" lets SQLite use the partial index
      * jobs_active, so listing the active jobs does not scan the finished ones. */
-    [S_JOB_LIST_ACTIVE] = "SELECT " JOB_COLS " FROM jobs WHERE state < 2 AND id > ?1"
-                          " AND (?2 IS NULL OR user = ?2) AND (?3 IS NULL OR queue = ?3)"
-                          " AND ((?4 >> state) & 1) ORDER BY id LIMIT ?5",
+    [S_JOB_LIST_ACTIVE] = "SELECT " JOB_COLS " FROM jobs WHERE state < 2 AND id > ?1" JOB_LIST_WHERE
+                          " ORDER BY id LIMIT ?5",
+    /* Newest first (?order=desc): the primary key read backwards, so the newest N jobs cost N
+     * rows whatever the history; ?6 = before (id < before), 0 = no bound. */
+    [S_JOB_LIST_DESC] =
+        "SELECT " JOB_COLS " FROM jobs WHERE id > ?1 AND (?6 = 0 OR id < ?6)" JOB_LIST_WHERE
+        " ORDER BY id DESC LIMIT ?5",
+    [S_JOB_LIST_ACTIVE_DESC] =
+        "SELECT " JOB_COLS " FROM jobs WHERE state < 2 AND id > ?1"
+        " AND (?6 = 0 OR id < ?6)" JOB_LIST_WHERE " ORDER BY id DESC LIMIT ?5",
     [S_JOB_SET_RUNNING] = "UPDATE jobs SET state = 1, placement = ?2, started_ms = ?3,"
                           " reason = NULL WHERE id = ?1 AND state = 0",
     [S_JOB_SET_PIDS] = "UPDATE jobs SET shim_pid = ?2, shim_start = ?3, job_pid = ?4"
@@ -297,7 +309,8 @@ tstore_t *tstore_open(const char *path, tsl_error_t *err)
         goto error;
     }
     /* WAL + NORMAL: commits are durable against a crash of the process (the pages are in the
-     * WAL file, which the OS keeps); busy_timeout covers a second process reading the file
+     * WAL file, which the OS keeps), not against power loss or an OS crash (tstore_set_durable
+     * for that); busy_timeout covers a second process reading the file
      * (sqlite3 CLI, tests). */
     if (sqlite3_exec(s->db,
                      "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
@@ -332,6 +345,16 @@ void tstore_close(tstore_t *s)
         sqlite3_finalize(s->st[i]);
     sqlite3_close(s->db);
     free(s);
+}
+
+int tstore_set_durable(tstore_t *s, bool full, tsl_error_t *err)
+{
+    if (sqlite3_exec(s->db, full ? "PRAGMA synchronous = FULL;" : "PRAGMA synchronous = NORMAL;",
+                     NULL, NULL, NULL) != SQLITE_OK) {
+        db_error(s, err, "pragma synchronous");
+        return -1;
+    }
+    return 0;
 }
 
 int tstore_schema_version(tstore_t *s)
@@ -849,8 +872,11 @@ int tstore_job_list(tstore_t *s, const tstore_job_filter_t *f, tstore_job_f cb, 
 {
     unsigned active = (1u << TSTORE_PENDING) | (1u << TSTORE_RUNNING);
     bool only_active = f->state_mask && (f->state_mask & ~active) == 0;
-    sqlite3_stmt *q = stmt(s, only_active ? S_JOB_LIST_ACTIVE : S_JOB_LIST);
+    sqlite3_stmt *q = stmt(s, f->desc ? (only_active ? S_JOB_LIST_ACTIVE_DESC : S_JOB_LIST_DESC)
+                                      : (only_active ? S_JOB_LIST_ACTIVE : S_JOB_LIST));
     sqlite3_bind_int64(q, 1, f->after);
+    if (f->desc)
+        sqlite3_bind_int64(q, 6, f->before);
     bind_text(q, 2, f->user);
     bind_text(q, 3, f->queue);
     sqlite3_bind_int64(q, 4, f->state_mask ? f->state_mask : (1u << TSTORE_NSTATES) - 1);

@@ -118,6 +118,8 @@ typedef struct {
     const char *queue;   /* NULL = any */
     unsigned state_mask; /* bit (1 << state); 0 = all */
     int64_t after;       /* id > after */
+    int64_t before;      /* with desc: id < before; 0 = no bound */
+    bool desc;           /* newest (highest id) first */
     int limit;           /* > 0 */
 } tstore_job_filter_t;
 
@@ -127,6 +129,11 @@ typedef int (*tstore_job_f)(const tstore_job_t *job, void *arg);
 /* Open (create, migrate) the store at path.  Returns NULL with errno and err on failure. */
 tstore_t *tstore_open(const char *path, tsl_error_t *err);
 void tstore_close(tstore_t *st);
+/* Durability of commits: false (the default of tstore_open) = SQLite synchronous=NORMAL in WAL
+ * mode: a commit survives a crash of the process but the last ones may be lost on power loss or
+ * an OS crash; true = synchronous=FULL: the WAL is fsync'ed at every commit, so a commit also
+ * survives those (one fsync more per transaction).  0, or -1 with err. */
+int tstore_set_durable(tstore_t *st, bool full, tsl_error_t *err);
 
 /* Schema version after migrations. */
 int tstore_schema_version(tstore_t *st);

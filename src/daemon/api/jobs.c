@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "daemon/api/api.h"
+#include "libutil/size.h"
 
 /* Limits of a job spec, with their reasons: argv and env are bounded so that one job's
  * record stays well under the 64 KiB body limit and the kernel's ARG_MAX. */
@@ -174,9 +175,11 @@ static int parse_submit(tessd_t *d, json_t *body, tstore_job_t *j, thttp_reply_t
         if (api_get_size(v, "gpu_mem", &j->gpu_mem, rep) < 0)
             return -1;
     } else if (j->gpu_count) {
-        /* Default: the job's share of the smallest GPU, so it fits on any of them. */
-        j->gpu_mem =
-            (uint64_t)((unsigned __int128)d->min_gpu_mem * (unsigned)j->gpu_milli / TSCHED_MILLI);
+        /* Default: the job's share of the smallest GPU, so it fits on any of them: exactly
+         * floor(mem * milli / 1000), in 64 bits without overflow or precision loss (mem =
+         * 1000 q + r: q * milli + floor(r * milli / 1000)); 0.5 of 24 GiB is 12884901888. */
+        uint64_t mem = d->min_gpu_mem, milli = (uint64_t)j->gpu_milli;
+        j->gpu_mem = mem / TSCHED_MILLI * milli + mem % TSCHED_MILLI * milli / TSCHED_MILLI;
     }
     v = json_object_get(body, "cpu");
     if (v && !json_is_null(v)) {
@@ -228,6 +231,27 @@ static int parse_submit(tessd_t *d, json_t *body, tstore_job_t *j, thttp_reply_t
     return 0;
 }
 
+/* An amount of resource k (0 milli-GPU, 1 bytes of GPU memory, 2 milli-CPU, 3 bytes of
+ * memory) as people read it: "1.5 GPU", "8.00 GiB of GPU memory", "2 CPU", "16.0 GiB of
+ * memory".  Returns buf. */
+static char *amount(int k, int64_t v, char *buf, size_t len)
+{
+    char n[32];
+    if (k == 1 || k == 3) {
+        tsl_format_size((uint64_t)v, n, sizeof n);
+        snprintf(buf, len, "%s of %smemory", n, k == 1 ? "GPU " : "");
+        return buf;
+    }
+    snprintf(n, sizeof n, "%lld.%03lld", (long long)(v / 1000), (long long)(v % 1000));
+    size_t l = strlen(n);
+    while (n[l - 1] == '0')
+        n[--l] = '\0';
+    if (n[l - 1] == '.')
+        n[--l] = '\0';
+    snprintf(buf, len, "%s %s", n, k == 0 ? "GPU" : "CPU");
+    return buf;
+}
+
 /* The queue must be a leaf, and a job that libsched never runs beyond the guarantee
  * (interactive, inference) must fit within the guarantee of its queue and of every ancestor,
  * in every resource.  0, or -1 with rep filled. */
@@ -252,19 +276,19 @@ static int check_queue(tessd_t *d, const tstore_job_t *j, const tstore_queue_t *
     uint64_t milli = req.ngpus > 1 || !req.milli_gpu ? TSCHED_MILLI : req.milli_gpu;
     int64_t want[4] = {(int64_t)(req.ngpus * milli), (int64_t)(req.ngpus * req.gpu_mem_bytes),
                        (int64_t)req.cpu_milli, (int64_t)req.mem_bytes};
-    static const char *const what[4] = {"milli-GPU", "bytes of GPU memory", "milli-CPU",
-                                        "bytes of memory"};
+
     tstore_queue_t q = *leaf;
     for (int depth = 0; depth <= TSCHED_MAX_QUEUE_DEPTH; depth++) {
         int64_t g[4] = {q.guarantee.gpu_milli, q.guarantee.gpu_mem, q.guarantee.cpu_milli,
                         q.guarantee.mem};
         for (int k = 0; k < 4; k++) {
             if (g[k] >= 0 && want[k] > g[k]) {
+                char gs[48], ws[48];
                 thttp_error(rep, 422, "unsatisfiable", "class",
-                            "a %s job must fit within queue '%s''s guarantee of %lld %s "
-                            "(it asks for %lld); only training jobs may run beyond it",
-                            tstore_class_name(j->klass), q.name, (long long)g[k], what[k],
-                            (long long)want[k]);
+                            "a %s job must fit within queue '%s''s guarantee of %s "
+                            "(it asks for %s); only training jobs may run beyond it",
+                            tstore_class_name(j->klass), q.name, amount(k, g[k], gs, sizeof gs),
+                            amount(k, want[k], ws, sizeof ws));
                 return -1;
             }
         }
@@ -287,9 +311,11 @@ static int check_satisfiable(tessd_t *d, const tstore_job_t *j, thttp_reply_t *r
         return -1;
     }
     if (j->gpu_count && j->gpu_mem > d->max_gpu_mem) {
+        char want[32], have[32];
+        tsl_format_size(j->gpu_mem, want, sizeof want);
+        tsl_format_size(d->max_gpu_mem, have, sizeof have);
         thttp_error(rep, 422, "unsatisfiable", "gpu_mem",
-                    "gpu_mem of %llu bytes is more than the largest GPU's %llu",
-                    (unsigned long long)j->gpu_mem, (unsigned long long)d->max_gpu_mem);
+                    "%s of GPU memory asked, the largest GPU has %s", want, have);
         return -1;
     }
     if (j->cpu_milli > d->ncpus * 1000) {
@@ -298,9 +324,11 @@ static int check_satisfiable(tessd_t *d, const tstore_job_t *j, thttp_reply_t *r
         return -1;
     }
     if (j->mem > d->mem_total) {
-        thttp_error(rep, 422, "unsatisfiable", "mem",
-                    "mem of %llu bytes is more than this node's %llu", (unsigned long long)j->mem,
-                    (unsigned long long)d->mem_total);
+        char want[32], have[32];
+        tsl_format_size(j->mem, want, sizeof want);
+        tsl_format_size(d->mem_total, have, sizeof have);
+        thttp_error(rep, 422, "unsatisfiable", "mem", "%s of memory asked, this node has %s", want,
+                    have);
         return -1;
     }
     tsched_job_t req;
@@ -424,6 +452,23 @@ void api_jobs_list(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     if ((s = thttp_query(req, "after"))) {
         if (strcmp(s, "0") != 0 && api_parse_id(s, &f.after) < 0) {
             thttp_error(rep, 400, "invalid_parameter", "after", "after must be a job id");
+            return;
+        }
+    }
+    if ((s = thttp_query(req, "order"))) {
+        if (strcmp(s, "desc") != 0 && strcmp(s, "asc") != 0) {
+            thttp_error(rep, 400, "invalid_parameter", "order", "order must be asc or desc");
+            return;
+        }
+        f.desc = strcmp(s, "desc") == 0;
+    }
+    if ((s = thttp_query(req, "before"))) {
+        if (!f.desc) {
+            thttp_error(rep, 400, "invalid_parameter", "before", "before needs order=desc");
+            return;
+        }
+        if (api_parse_id(s, &f.before) < 0) {
+            thttp_error(rep, 400, "invalid_parameter", "before", "before must be a job id");
             return;
         }
     }

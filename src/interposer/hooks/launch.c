@@ -1,9 +1,12 @@
-/* launch.c - kernel and graph launches: a pass-through today.
+/* launch.c - kernel and graph launches: every path runs through the
+ * compute share of the slice (compute.c; docs/compute-shares.md).
  *
- * They are hooked now so that every launch path already runs through
- * libtessel-cuda (the compute shares, priorities and suspend/resume of issue
- * 6 will throttle here) and so that bench/interposer measures their added
- * cost: one acquire load and an indirect call (target: <= 100 ns).
+ * Each hook: tcu_launch_begin (suspend gate, read finished measurements,
+ * pace, record the start event on the launch's stream) -> the driver ->
+ * tcu_launch_end (record the end event, leave the gate).  Graphs and
+ * cooperative launches are measured like kernels: by the device time
+ * between the events around them, whatever they contain.  The launch itself
+ * is never refused: a slice over its share waits, it is not failed.
  */
 #include "interposer/interposer.h"
 
@@ -15,58 +18,66 @@
 #define LAUNCH_PASS                                                                                \
     f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream
 
-#define PASS_THROUGH(name, ...)                                                                    \
+/* name: the entry point; st: its stream; pt: 1 for _ptsz variants. */
+#define MEASURED(name, st, pt, ...)                                                                \
     tcu_ready();                                                                                   \
     name##_fn real = TCU_REAL(name);                                                               \
     if (TCU_UNLIKELY(!real))                                                                       \
         return CUDA_ERROR_NOT_INITIALIZED;                                                         \
-    return real(__VA_ARGS__)
+    tcu_launch_t l;                                                                                \
+    tcu_launch_begin(&l, (st), (pt));                                                              \
+    CUresult rc = real(__VA_ARGS__);                                                               \
+    tcu_launch_end(&l, rc);                                                                        \
+    return rc
 
 TCU_EXPORT CUresult cuLaunchKernel(LAUNCH_ARGS, void **kernelParams, void **extra)
 {
-    PASS_THROUGH(cuLaunchKernel, LAUNCH_PASS, kernelParams, extra);
+    MEASURED(cuLaunchKernel, hStream, 0, LAUNCH_PASS, kernelParams, extra);
 }
 
 TCU_EXPORT CUresult cuLaunchKernel_ptsz(LAUNCH_ARGS, void **kernelParams, void **extra)
 {
-    PASS_THROUGH(cuLaunchKernel_ptsz, LAUNCH_PASS, kernelParams, extra);
+    MEASURED(cuLaunchKernel_ptsz, hStream, 1, LAUNCH_PASS, kernelParams, extra);
 }
 
 TCU_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
                                      void **kernelParams, void **extra)
 {
-    PASS_THROUGH(cuLaunchKernelEx, config, f, kernelParams, extra);
+    MEASURED(cuLaunchKernelEx, config ? config->hStream : NULL, 0, config, f, kernelParams,
+             extra);
 }
 
 TCU_EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
                                           void **kernelParams, void **extra)
 {
-    PASS_THROUGH(cuLaunchKernelEx_ptsz, config, f, kernelParams, extra);
+    MEASURED(cuLaunchKernelEx_ptsz, config ? config->hStream : NULL, 1, config, f, kernelParams,
+             extra);
 }
 
 TCU_EXPORT CUresult cuLaunchCooperativeKernel(LAUNCH_ARGS, void **kernelParams)
 {
-    PASS_THROUGH(cuLaunchCooperativeKernel, LAUNCH_PASS, kernelParams);
+    MEASURED(cuLaunchCooperativeKernel, hStream, 0, LAUNCH_PASS, kernelParams);
 }
 
 TCU_EXPORT CUresult cuLaunchCooperativeKernel_ptsz(LAUNCH_ARGS, void **kernelParams)
 {
-    PASS_THROUGH(cuLaunchCooperativeKernel_ptsz, LAUNCH_PASS, kernelParams);
+    MEASURED(cuLaunchCooperativeKernel_ptsz, hStream, 1, LAUNCH_PASS, kernelParams);
 }
 
 TCU_EXPORT CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS *launchParamsList,
                                                          unsigned int numDevices,
                                                          unsigned int flags)
 {
-    PASS_THROUGH(cuLaunchCooperativeKernelMultiDevice, launchParamsList, numDevices, flags);
+    tcu_ready();
+    return tcu_launch_multi(launchParamsList, numDevices, flags);
 }
 
 TCU_EXPORT CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
 {
-    PASS_THROUGH(cuGraphLaunch, hGraphExec, hStream);
+    MEASURED(cuGraphLaunch, hStream, 0, hGraphExec, hStream);
 }
 
 TCU_EXPORT CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
 {
-    PASS_THROUGH(cuGraphLaunch_ptsz, hGraphExec, hStream);
+    MEASURED(cuGraphLaunch_ptsz, hStream, 1, hGraphExec, hStream);
 }

@@ -48,6 +48,9 @@ int tcu_config_parse(tcu_config_t *c, char *const *envp)
     for (int i = 0; i < TCU_MAX_DEVICES; i++)
         c->limit[i] = TSHM_UNLIMITED;
     const char *all = NULL, *slice = NULL, *visible = NULL;
+    const char *core = NULL, *mode = NULL, *prio = NULL, *registry = NULL;
+    c->core_prio = TSHM_PRIO_NORMAL;
+    strcpy(c->registry, "/dev/shm");
     const char *per[TCU_MAX_DEVICES] = {0};
     char name[64];
 
@@ -78,6 +81,14 @@ int tcu_config_parse(tcu_config_t *c, char *const *envp)
             slice = val;
         } else if (nlen == 20 && strncmp(*e, "CUDA_VISIBLE_DEVICES", 20) == 0) {
             visible = val;
+        } else if (nlen == 22 && strncmp(*e, "TESSEL_CUDA_CORE_LIMIT", 22) == 0) {
+            core = val;
+        } else if (nlen == 21 && strncmp(*e, "TESSEL_CUDA_CORE_MODE", 21) == 0) {
+            mode = val;
+        } else if (nlen == 25 && strncmp(*e, "TESSEL_CUDA_CORE_PRIORITY", 25) == 0) {
+            prio = val;
+        } else if (nlen == 22 && strncmp(*e, "TESSEL_DEVICE_REGISTRY", 22) == 0) {
+            registry = val;
         }
     }
 
@@ -110,6 +121,47 @@ int tcu_config_parse(tcu_config_t *c, char *const *envp)
         if (strlen(slice) >= sizeof c->slice)
             return fail(c, "TESSEL_SLICE: %s%s", "path too long", "");
         strcpy(c->slice, slice);
+    }
+    if (core) {
+        /* 1..100, an optional '%', nothing else. */
+        unsigned long v = 0;
+        size_t k = 0, n = strlen(core);
+        if (n && core[n - 1] == '%')
+            n--;
+        for (; k < n && k < 4 && core[k] >= '0' && core[k] <= '9'; k++)
+            v = v * 10 + (unsigned long)(core[k] - '0');
+        if (n == 0 || k != n || v < 1 || v > 100)
+            return fail(c, "TESSEL_CUDA_CORE_LIMIT='%.60s': %s", core,
+                        "must be a percentage from 1 to 100");
+        c->core_limit = (unsigned)v;
+        c->core_set = 1;
+    }
+    if (mode) {
+        if (strcmp(mode, "strict") == 0)
+            c->core_mode = TSHM_CORE_STRICT;
+        else if (strcmp(mode, "shared") == 0)
+            c->core_mode = TSHM_CORE_SHARED;
+        else
+            return fail(c, "TESSEL_CUDA_CORE_MODE='%.60s': %s", mode, "must be strict or shared");
+        c->core_set = 1;
+    }
+    if (prio) {
+        if (strcmp(prio, "low") == 0)
+            c->core_prio = TSHM_PRIO_LOW;
+        else if (strcmp(prio, "normal") == 0)
+            c->core_prio = TSHM_PRIO_NORMAL;
+        else if (strcmp(prio, "high") == 0)
+            c->core_prio = TSHM_PRIO_HIGH;
+        else
+            return fail(c, "TESSEL_CUDA_CORE_PRIORITY='%.60s': %s", prio,
+                        "must be low, normal or high");
+        c->core_set = 1;
+    }
+    if (registry) {
+        if (registry[0] != '/' || strlen(registry) >= sizeof c->registry - 64)
+            return fail(c, "TESSEL_DEVICE_REGISTRY='%.200s': %s", registry,
+                        "must be an absolute path of a directory");
+        strcpy(c->registry, registry);
     }
     if (visible) {
         const char *p = visible;
@@ -220,4 +272,58 @@ uint64_t tcu_mipmap_bytes(const CUDA_ARRAY3D_DESCRIPTOR *desc, unsigned levels)
             d = d > 1 ? d / 2 : d;
     }
     return sum;
+}
+
+uint32_t tcu_core_rate(unsigned limit, unsigned mode, unsigned prio, const tcu_peer_t *peers,
+                       int npeers)
+{
+    uint64_t base = limit ? (uint64_t)limit * (TCU_PPM / 100) : TCU_PPM;
+    uint64_t rate = base;
+    if (mode == TSHM_CORE_SHARED) {
+        uint64_t claims = base, shared_bases = base;
+        for (int i = 0; i < npeers; i++) {
+            uint64_t pb = peers[i].limit ? (uint64_t)peers[i].limit * (TCU_PPM / 100)
+                                         : peers[i].used_ppm;
+            claims += pb;
+            if (peers[i].mode == TSHM_CORE_SHARED)
+                shared_bases += pb;
+        }
+        if (claims < TCU_PPM && shared_bases > 0)
+            rate = base + (TCU_PPM - claims) * base / shared_bases;
+    }
+    uint64_t higher = 0;
+    int any_higher = 0;
+    for (int i = 0; i < npeers; i++) {
+        if (peers[i].prio > prio) {
+            higher += peers[i].used_ppm;
+            any_higher = 1;
+        }
+    }
+    if (any_higher) {
+        uint64_t left = higher + TCU_PRIO_HEADROOM_PPM < TCU_PPM
+                            ? TCU_PPM - higher - TCU_PRIO_HEADROOM_PPM
+                            : 0;
+        if (rate > left)
+            rate = left;
+    }
+    if (rate < TCU_RATE_FLOOR_PPM)
+        rate = TCU_RATE_FLOOR_PPM;
+    if (rate > TCU_PPM)
+        rate = TCU_PPM;
+    return (uint32_t)rate;
+}
+
+int64_t tcu_core_cap(uint32_t rate_ppm)
+{
+    int64_t cap = (int64_t)rate_ppm * 20; /* rate x 20 ms: ppm x 2e7 ns / 1e6 */
+    return cap < 1000000 ? 1000000 : cap;
+}
+
+uint64_t tcu_core_wait_ns(int64_t credit, uint32_t rate_ppm)
+{
+    if (credit >= 0)
+        return 0;
+    if (rate_ppm == 0)
+        rate_ppm = TCU_RATE_FLOOR_PPM;
+    return (uint64_t)(-credit) * TCU_PPM / rate_ppm;
 }

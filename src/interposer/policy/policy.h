@@ -25,6 +25,12 @@
  *   TESSEL_SLICE               absolute path of the slice file; unset: the
  *                              process is a slice of its own
  *   CUDA_VISIBLE_DEVICES       checked only: indexes, GPU-/MIG- UUIDs
+ *   TESSEL_CUDA_CORE_LIMIT     percent of each device's compute, 1..100
+ *                              (docs/compute-shares.md); unset: no cap
+ *   TESSEL_CUDA_CORE_MODE      strict (default) or shared
+ *   TESSEL_CUDA_CORE_PRIORITY  low, normal (default) or high
+ *   TESSEL_DEVICE_REGISTRY     directory of the per-GPU registry files
+ *                              (default /dev/shm)
  *
  * A malformed value makes ok = 0 and error one line of text; the interposer
  * then fails closed (every limit 0: all counted allocations refused). */
@@ -34,6 +40,11 @@ typedef struct {
     uint64_t limit[TCU_MAX_DEVICES]; /* TSHM_UNLIMITED where unset */
     int limited;                     /* any limit set at all */
     char slice[4096];                /* "" = private slice */
+    unsigned core_limit;             /* percent, 0 = none */
+    unsigned core_mode;              /* enum tshm_core_mode */
+    unsigned core_prio;              /* enum tshm_core_prio */
+    int core_set;                    /* any TESSEL_CUDA_CORE_* given */
+    char registry[1024];             /* registry directory */
 } tcu_config_t;
 
 /* Fill c from an environment vector (environ layout: "NAME=value", NULL
@@ -57,6 +68,48 @@ uint64_t tcu_array_bytes(CUarray_format fmt, unsigned channels, size_t w, size_t
 /* Bytes for a mipmapped array: the sum over levels, each level halving
  * width, height and (unless layered or cubemap) depth, never below 1. */
 uint64_t tcu_mipmap_bytes(const CUDA_ARRAY3D_DESCRIPTOR *desc, unsigned levels);
+
+/* ---- compute shares (docs/compute-shares.md) ---- */
+
+/* Parts per million of a device. */
+#define TCU_PPM 1000000u
+/* Lowest rate a slice is paced at: a low-priority slice under a busy
+ * high-priority one still makes progress (1 % of the device). */
+#define TCU_RATE_FLOOR_PPM 10000u
+/* Room left above a higher-priority slice's measured use, so that its
+ * demand can grow: it gains up to 5 points per window and so reaches what
+ * it asks within a few windows, while lower slices keep the rest. */
+#define TCU_PRIO_HEADROOM_PPM 50000u
+
+/* Another slice on the same GPU, as the device registry shows it. */
+typedef struct {
+    unsigned limit;    /* percent, 0 = none */
+    unsigned mode;     /* enum tshm_core_mode */
+    unsigned prio;     /* enum tshm_core_prio */
+    uint32_t used_ppm; /* its measured use over the last window */
+} tcu_peer_t;
+
+/* The rate (ppm of the device) a slice is paced at, given its own share and
+ * the active other slices on the device:
+ *   base   = limit x 10^4 (10^6 without a limit);
+ *   strict: rate = base;
+ *   shared: rate = base + spare x base / sum(bases of active shared slices,
+ *           itself included), spare = 10^6 - base - sum(peer claims) when
+ *           positive (a peer's claim: its limit, or its use without one);
+ *   priority: rate <= 10^6 - sum(use of active higher-priority peers)
+ *           - TCU_PRIO_HEADROOM_PPM when there is any;
+ *   never below TCU_RATE_FLOOR_PPM nor above 10^6. */
+uint32_t tcu_core_rate(unsigned limit, unsigned mode, unsigned prio, const tcu_peer_t *peers,
+                       int npeers);
+
+/* Credit a slice may bank while it uses less than its share: rate x 20 ms
+ * (so that a slice idle for a while can exceed its share by at most 2
+ * points in the next 1 s window), at least 1 ms of device time. */
+int64_t tcu_core_cap(uint32_t rate_ppm);
+
+/* How long a launch waits for the bucket to climb back from credit (< 0)
+ * at rate_ppm: -credit x 10^6 / rate, in ns. */
+uint64_t tcu_core_wait_ns(int64_t credit, uint32_t rate_ppm);
 
 /* Saturating multiply, used for pitch x height. */
 uint64_t tcu_mul_sat(uint64_t a, uint64_t b);

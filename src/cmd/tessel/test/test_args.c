@@ -128,10 +128,11 @@ static void test_run_request(void **state)
     run_opts_free(&o);
 
     /* Whole GPUs are sent as integers; the command stops option parsing. */
-    assert_int_equal(parse_run("run --gpus 2 --cwd /x ls -l", &o, &cli), 0);
+    assert_int_equal(parse_run("run --gpus 2 --no-requeue --cwd /x ls -l", &o, &cli), 0);
     r = run_request(&o, &err);
     s = json_dumps(r, JSON_SORT_KEYS | JSON_COMPACT);
-    assert_string_equal(s, "{\"argv\":[\"ls\",\"-l\"],\"cwd\":\"/x\",\"gpus\":2}");
+    assert_string_equal(s, "{\"argv\":[\"ls\",\"-l\"],\"cwd\":\"/x\",\"gpus\":2,"
+                           "\"requeue\":false}");
     free(s);
     json_decref(r);
     run_opts_free(&o);
@@ -266,13 +267,92 @@ static void test_table(void **state)
     free(out);
 }
 
+static void test_resources(void **state)
+{
+    static const struct {
+        const char *in;
+        const char *json; /* NULL: rejected */
+    } cases[] = {
+        {"gpu=1.5,gpu-mem=40G,cpu=8,mem=64G",
+         "{\"cpu\":8,\"gpu\":1.5,\"gpu_mem\":42949672960,\"mem\":68719476736}"},
+        {"gpu=0", "{\"gpu\":0}"},
+        {"gpu=2.000", "{\"gpu\":2}"},
+        {"gpu_mem=512M,cpu=0.25", "{\"cpu\":0.25,\"gpu_mem\":536870912}"},
+        {"gpu=none,mem=0", "{\"gpu\":null,\"mem\":0}"},
+        {"none", "null"},
+        {"", NULL},
+        {"gpu", NULL},
+        {"gpu=", NULL},
+        {"gpu=1.2345", NULL},
+        {"gpu=-1", NULL},
+        {"gpu=.5", NULL},
+        {"gpus=1", NULL},
+        {"gpu=1,gpu=2", NULL},
+        {"mem=12Q", NULL},
+        {"cpu=1e3", NULL},
+        {"gpu=2000000", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *o = NULL;
+        tsl_error_t err = {{0}};
+        int r = cli_parse_resources("--limit", cases[i].in, &o, &err);
+        if (!cases[i].json) {
+            if (r != -1)
+                fail_msg("'%s' accepted", cases[i].in);
+            assert_null(o);
+            assert_non_null(strstr(err.text, "--limit"));
+            continue;
+        }
+        if (r != 0)
+            fail_msg("'%s' rejected: %s", cases[i].in, err.text);
+        char *s = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENCODE_ANY);
+        assert_string_equal(s, cases[i].json);
+        free(s);
+        json_decref(o);
+    }
+}
+
+static void test_state(void **state)
+{
+    char b[64];
+    json_t *j = json_pack("{s:s,s:i}", "state", "pending", "preemptions", 0);
+    assert_string_equal(cli_format_state(j, b, sizeof b), "pending");
+    json_object_set_new(j, "preemptions", json_integer(1));
+    assert_string_equal(cli_format_state(j, b, sizeof b), "pending (requeued \u00d71)");
+    json_object_set_new(j, "state", json_string("succeeded"));
+    json_object_set_new(j, "preemptions", json_integer(2));
+    assert_string_equal(cli_format_state(j, b, sizeof b), "succeeded (preempted \u00d72)");
+    json_object_set_new(j, "state", json_string("preempted"));
+    json_object_set_new(j, "preemptions", json_integer(1));
+    assert_string_equal(cli_format_state(j, b, sizeof b), "preempted");
+    json_decref(j);
+
+    /* Columns are padded by characters, not bytes: the x sign is two bytes of UTF-8. */
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    static const char *const hdr[] = {"STATE", ">N"};
+    cli_table_t *t = cli_table_new(2, hdr);
+    const char *r1[] = {"pending (requeued \u00d71)", "1"};
+    const char *r2[] = {"running", "22"};
+    cli_table_add(t, r1);
+    cli_table_add(t, r2);
+    cli_table_print(t, f);
+    fclose(f);
+    assert_string_equal(out, "STATE                   N\n"
+                             "pending (requeued \u00d71)   1\n"
+                             "running                22\n");
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_gpu),   cmocka_unit_test(test_parse_numbers),
         cmocka_unit_test(test_run_request), cmocka_unit_test(test_run_usage_errors),
         cmocka_unit_test(test_exit_status), cmocka_unit_test(test_format),
-        cmocka_unit_test(test_table),
+        cmocka_unit_test(test_table),       cmocka_unit_test(test_resources),
+        cmocka_unit_test(test_state),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -175,6 +175,39 @@ static void test_jobs(void **state)
     af.state_mask = 1u << TSTORE_RUNNING;
     assert_int_equal(tstore_job_list(st, &af, collect, ids, NULL), 0);
     assert_int_equal(ids[0], 0);
+    /* Newest first (?order=desc), with the filters, and paging backwards with before. */
+    memset(ids, 0, sizeof ids);
+    f = (tstore_job_filter_t){.desc = true, .limit = 3};
+    assert_int_equal(tstore_job_list(st, &f, collect, ids, NULL), 0);
+    assert_int_equal(ids[0], 3);
+    assert_int_equal(ids[1], d);
+    assert_int_equal(ids[2], c);
+    assert_int_equal(ids[3], b);
+    memset(ids, 0, sizeof ids);
+    f.before = b;
+    assert_int_equal(tstore_job_list(st, &f, collect, ids, NULL), 0);
+    assert_int_equal(ids[0], 1);
+    assert_int_equal(ids[1], a);
+    memset(ids, 0, sizeof ids);
+    f = (tstore_job_filter_t){.desc = true, .user = "bob", .limit = 10};
+    assert_int_equal(tstore_job_list(st, &f, collect, ids, NULL), 0);
+    assert_int_equal(ids[0], 2);
+    assert_int_equal(ids[1], d);
+    assert_int_equal(ids[2], b);
+    memset(ids, 0, sizeof ids);
+    af = (tstore_job_filter_t){.state_mask = 1u << TSTORE_PENDING, .desc = true, .limit = 10};
+    assert_int_equal(tstore_job_list(st, &af, collect, ids, NULL), 0);
+    assert_int_equal(ids[0], 3); /* the active-jobs statement, backwards */
+    assert_int_equal(ids[1], d);
+    assert_int_equal(ids[3], a);
+    /* Durability: FULL and back; the store keeps working. */
+    assert_int_equal(tstore_set_durable(st, true, NULL), 0);
+    tstore_queue_t q2 = {.name = "durable",
+                         .guarantee = {-1, -1, -1, -1},
+                         .limit = {-1, -1, -1, -1},
+                         .created_ms = 2};
+    assert_int_equal(tstore_queue_add(st, &q2, NULL), 0);
+    assert_int_equal(tstore_set_durable(st, false, NULL), 0);
     tstore_close(st);
 
     /* Reopen: everything committed is there, the schema is not re-applied. */
