@@ -341,11 +341,22 @@ int main(int argc, char **argv)
     printf("bench-interposer: %ld calls x %d rounds per side, alternating, best round; hooks "
            "of %s\n",
            iters, ROUNDS, preload);
-    for (int drv = 0; drv < 2; drv++) {
+    /* Pass 2: the do-nothing driver again, with a compute limit set that
+     * never binds (its kernels take 0 ns): the cost of the compute-share
+     * path itself (issue 6: at most 200 ns added per launch). */
+    char regdir[] = "/tmp/tessel-bench-registry-XXXXXX";
+    if (!mkdtemp(regdir))
+        return 2;
+    setenv("TESSEL_DEVICE_REGISTRY", regdir, 1);
+    unsetenv("TESSEL_CUDA_CORE_LIMIT");
+    double launch_plain = 0, launch_base = 0;
+    for (int drv = 0; drv < 3; drv++) {
         char nbuf[32], buf[256];
         double a[3], b[3];
         snprintf(nbuf, sizeof nbuf, "%ld", iters);
         char *args[] = {self, "percall", preload, nbuf, NULL};
+        if (drv == 2)
+            setenv("TESSEL_CUDA_CORE_LIMIT", "90", 1);
         if (drv == 1) {
             char *lp = malloc(strlen(nulldir) + (savedlp ? strlen(savedlp) : 0) + 2);
             sprintf(lp, "%s%s%s", nulldir, savedlp ? ":" : "", savedlp ? savedlp : "");
@@ -363,13 +374,30 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench-interposer: per-call child failed\n");
             return 1;
         }
-        printf("\n%s\n", drv == 0 ? "driver: libcuda.so.1 as found (LD_LIBRARY_PATH)"
-                                  : "driver: do-nothing (bench/interposer/nulldrv.c): the "
-                                    "interposer's own cost");
+        printf("\n%s\n", drv == 0   ? "driver: libcuda.so.1 as found (LD_LIBRARY_PATH)"
+                         : drv == 1 ? "driver: do-nothing (bench/interposer/nulldrv.c): the "
+                                      "interposer's own cost"
+                                    : "driver: do-nothing, TESSEL_CUDA_CORE_LIMIT=90 set, never "
+                                      "binding (0 ns kernels)");
         printf("%-36s %12s %12s %12s %8s\n", "call", "without ns", "with ns", "added ns", "ratio");
         for (int k = 0; k < 3; k++)
             printf("%-36s %12.1f %12.1f %12.1f %8.2f\n", names[k], a[k], b[k], b[k] - a[k],
                    b[k] / a[k]);
+        if (drv == 1)
+            launch_plain = b[1];
+        if (drv == 2)
+            launch_base = a[1];
+        if (drv == 2)
+            printf("launch with a non-binding compute limit: %.1f ns added per launch vs no "
+                   "interposer (ratio %.2f), %.1f ns vs the interposer without a limit\n",
+                   b[1] - launch_base, b[1] / launch_base, b[1] - launch_plain);
+    }
+    unsetenv("TESSEL_CUDA_CORE_LIMIT");
+    {
+        char reg[PATH_MAX + 64];
+        snprintf(reg, sizeof reg, "rm -rf '%s'", regdir);
+        if (system(reg) != 0)
+            fprintf(stderr, "bench-interposer: could not remove %s\n", regdir);
     }
     /* The startup runs use the driver found first, as the first table. */
     if (savedlp)

@@ -17,7 +17,7 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     size_t nargv = 0;
     while (s->argv[nargv])
         nargv++;
-    size_t cap = 8 + 2 * TAGENT_MAX_CGROUPS + 6 + nargv + 1;
+    size_t cap = 8 + 2 * TAGENT_MAX_CGROUPS + 8 + nargv + 1;
     char **av = calloc(cap, sizeof *av);
     char uid[24], gid[24];
     if (!av) {
@@ -41,6 +41,10 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
         av[i++] = uid;
         av[i++] = (char *)"--gid";
         av[i++] = gid;
+        if (s->user) {
+            av[i++] = (char *)"--user";
+            av[i++] = (char *)s->user;
+        }
     }
     if (s->preload) {
         av[i++] = (char *)"--preload";
@@ -57,7 +61,10 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     posix_spawnattr_t at;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    /* O_NOFOLLOW: the job directory belongs to the job's user, who may have left a symlink
+     * named shim.log there during an earlier attempt (requeue); root must not follow it. */
+    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW,
+                                     0600);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
     posix_spawnattr_init(&at);
     sigset_t none, all;
@@ -81,13 +88,22 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     return pid;
 }
 
+/* The job directory belongs to the job's user: what is named "pid" or "exit" there may be a
+ * symlink (to a file the user may not read), a FIFO (which would block tesseld) or a device.
+ * Only a regular file is read, never through a symlink, never blocking. */
 static int read_small(const char *dir, const char *file, char *buf, size_t len)
 {
     char p[4096];
     snprintf(p, sizeof p, "%s/%s", dir, file);
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
+        return errno == ELOOP ? (errno = EPROTO, -1) : -1;
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        errno = EPROTO;
         return -1;
+    }
     ssize_t n = read(fd, buf, len - 1);
     int saved = errno;
     close(fd);
@@ -128,7 +144,9 @@ int tagent_read_pids(const char *dir, pid_t *shim, uint64_t *shim_start, pid_t *
         return -1;
     long s, j;
     unsigned long long st;
-    if (sscanf(buf, "%ld %llu %ld", &s, &st, &j) != 3) {
+    /* pid 1 or below would make kill(-pid) hit every process or tesseld's own group. */
+    if (sscanf(buf, "%ld %llu %ld", &s, &st, &j) != 3 || s <= 1 || j <= 1 || s > INT32_MAX ||
+        j > INT32_MAX) {
         errno = EPROTO;
         return -1;
     }
@@ -138,8 +156,8 @@ int tagent_read_pids(const char *dir, pid_t *shim, uint64_t *shim_start, pid_t *
     return 0;
 }
 
-/* Start time and state letter of pid from /proc/PID/stat; 0 when it is gone. */
-static uint64_t stat_start(pid_t pid, char *state_out)
+/* Start time, state letter and parent of pid from /proc/PID/stat; 0 when it is gone. */
+static uint64_t stat_start3(pid_t pid, char *state_out, pid_t *ppid_out)
 {
     char p[64], buf[1024];
     snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
@@ -164,6 +182,8 @@ static uint64_t stat_start(pid_t pid, char *state_out)
         field++;
         if (field == 3)
             state = t[0];
+        if (field == 4 && ppid_out)
+            *ppid_out = (pid_t)strtol(t, NULL, 10);
         if (field == 22) {
             v = strtoull(t, NULL, 10);
             break;
@@ -171,6 +191,22 @@ static uint64_t stat_start(pid_t pid, char *state_out)
     }
     *state_out = state;
     return v;
+}
+
+static uint64_t stat_start(pid_t pid, char *state_out)
+{
+    return stat_start3(pid, state_out, NULL);
+}
+
+bool tagent_child_of(pid_t pid, pid_t parent)
+{
+    if (pid <= 1 || parent <= 1)
+        return false;
+    char state = 0;
+    pid_t pp = 0;
+    if (stat_start3(pid, &state, &pp) == 0)
+        return false;
+    return pp == parent;
 }
 
 uint64_t tagent_proc_start_time(pid_t pid)

@@ -42,7 +42,9 @@ typedef struct {
     const char *preload; /* LD_PRELOAD of the job (set in the job only), or NULL */
     const char *cgroup_procs[TAGENT_MAX_CGROUPS];
     int ncgroups;
-    bool set_user; /* switch to uid/gid (tesseld runs as root) */
+    bool set_user;    /* switch to uid/gid (tesseld runs as root) */
+    const char *user; /* with set_user: account name for initgroups (NULL: no supplementary
+                         groups) */
     uid_t uid;
     gid_t gid;
 } tagent_spawn_t;
@@ -63,8 +65,14 @@ typedef struct {
 int tagent_read_exit(const char *dir, tagent_exit_t *out);
 
 /* DIR/pid: the shim's pid and start time, and the job's pid.  0, or -1 with errno (ENOENT:
- * the shim has not got that far). */
+ * the shim has not got that far; EPROTO: not a regular file, malformed, or a pid <= 1).
+ * DIR belongs to the job's user: check the job pid with tagent_child_of before using it. */
 int tagent_read_pids(const char *dir, pid_t *shim, uint64_t *shim_start, pid_t *job);
+
+/* Whether pid is alive (or a zombie) and a child of parent.  tesseld takes the job's pid from
+ * DIR/pid, which the job's user can rewrite: only a pid whose parent is the shim is the job
+ * (and may have its process group signalled). */
+bool tagent_child_of(pid_t pid, pid_t parent);
 
 /* Start time of pid (clock ticks since boot, /proc/PID/stat field 22), 0 if gone
  * (a zombie still has its start time). */

@@ -1,7 +1,7 @@
 /* shim.c - tessel-shim: the per-job supervisor started by tesseld (see runner.h).
  *
- *   tessel-shim --dir DIR --cwd CWD [--cgroup PROCS]... [--uid U --gid G] [--preload LIBS]
- *               -- PROG ARG...
+ *   tessel-shim --dir DIR --cwd CWD [--cgroup PROCS]... [--uid U --gid G [--user NAME]]
+ *               [--preload LIBS] -- PROG ARG...
  *
  * LD_PRELOAD of the job comes as --preload and is set only in the job's process, so the shim
  * itself never runs with the interposer loaded.
@@ -10,6 +10,19 @@
  * DIR/pid = "SHIM_PID SHIM_START JOB_PID", waits, and writes DIR/exit atomically.  Ignores
  * SIGHUP, SIGINT, SIGTERM and SIGPIPE: it ends when the job ends (or by SIGKILL, which tesseld
  * detects as a lost supervisor).  Exit status: 0 when DIR/exit was written, 1 otherwise.
+ *
+ * Hardening (the shim runs as root when tesseld does; DIR belongs to the job's user, who can
+ * create anything in it while the job runs, and before a requeued job's next attempt):
+ *   - every descriptor above 2 is closed at start, whatever the spawner leaked;
+ *   - the job drops privileges in the order initgroups (the account's supplementary groups,
+ *     NAME from --user; none without it) -> setgid -> setuid, then checks that root cannot be
+ *     regained, before it touches any path;
+ *   - the job opens DIR/stdout and DIR/stderr itself, as its user (mode 0600), so a symlink
+ *     planted there cannot make root write elsewhere;
+ *   - DIR/pid and DIR/exit are written by root through a temporary file created with O_EXCL
+ *     (never through an existing name or a symlink) and renamed;
+ *   - the job starts with default dispositions for every signal, an empty signal mask, in its
+ *     own process group (the shim's session).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +33,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,10 +41,14 @@
 
 #define MAX_CG 8
 
+/* Mode of the job's logs: its user's only (they may hold secrets); tesseld reads them as root
+ * (or as the same user) for the API. */
+#define LOG_MODE 0600
+
 static void usage(void)
 {
     fprintf(stderr, "usage: tessel-shim --dir DIR --cwd CWD [--cgroup PROCS]... "
-                    "[--uid U --gid G] [--preload LIBS] -- PROG [ARG...]\n");
+                    "[--uid U --gid G [--user NAME]] [--preload LIBS] -- PROG [ARG...]\n");
     exit(2);
 }
 
@@ -40,7 +58,12 @@ static int write_atomic(const char *dir, const char *name, const char *text)
     char tmp[4096], final[4096];
     snprintf(tmp, sizeof tmp, "%s/%s.tmp", dir, name);
     snprintf(final, sizeof final, "%s/%s", dir, name);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* DIR may hold anything the job's user put there: remove what has the temporary's name
+     * and create it anew with O_EXCL, which never follows a symlink; rename replaces the
+     * final name itself, not what it may point to. */
+    if (unlink(tmp) < 0 && errno != ENOENT)
+        return -1;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0)
         return -1;
     size_t len = strlen(text);
@@ -75,6 +98,7 @@ int main(int argc, char **argv)
     const char *cg[MAX_CG];
     int ncg = 0;
     long uid = -1, gid = -1;
+    const char *user = NULL;
     int i = 1;
     for (; i < argc; i++) {
         if (strcmp(argv[i], "--") == 0) {
@@ -93,14 +117,23 @@ int main(int argc, char **argv)
             uid = strtol(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--gid") == 0)
             gid = strtol(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--user") == 0)
+            user = argv[++i];
         else if (strcmp(argv[i], "--preload") == 0)
             preload = argv[++i];
         else
             usage();
     }
-    if (!dir || !cwd || i >= argc)
+    if (!dir || !cwd || i >= argc || (uid >= 0) != (gid >= 0))
         usage();
     char **job_argv = &argv[i];
+
+    /* Whatever descriptors the spawner leaked (a thread of tesseld opening a socket without
+     * close-on-exec while another spawns) end here: the job gets 0, 1 and 2 only. */
+    if (close_range(3, ~0U, 0) < 0) {
+        for (int fd = 3; fd < 1024; fd++)
+            close(fd);
+    }
 
     setsid();
     /* Subreaper: a process the job leaves behind (started in the background, its parent gone)
@@ -113,23 +146,16 @@ int main(int argc, char **argv)
     signal(SIGTERM, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
 
-    char path[4096];
-    snprintf(path, sizeof path, "%s/stdout", dir);
-    int out = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    snprintf(path, sizeof path, "%s/stderr", dir);
-    int err = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    char out_path[4096], err_path[4096];
+    snprintf(out_path, sizeof out_path, "%s/stdout", dir);
+    snprintf(err_path, sizeof err_path, "%s/stderr", dir);
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     int pfd[2];
-    if (out < 0 || err < 0 || devnull < 0 || pipe2(pfd, O_CLOEXEC) < 0) {
+    if (devnull < 0 || pipe2(pfd, O_CLOEXEC) < 0) {
         char msg[64];
         snprintf(msg, sizeof msg, "error setup %d\n", errno);
         write_atomic(dir, "exit", msg);
         return 1;
-    }
-    if (uid >= 0) {
-        /* The logs belong to the job's user, who may read them directly. */
-        if (fchown(out, (uid_t)uid, (gid_t)gid) < 0 || fchown(err, (uid_t)uid, (gid_t)gid) < 0)
-            perror("tessel-shim: chown logs");
     }
 
     pid_t pid = fork();
@@ -146,20 +172,54 @@ int main(int argc, char **argv)
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
         signal(SIGPIPE, SIG_DFL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
         for (int c = 0; c < ncg; c++) {
             int fd = open(cg[c], O_WRONLY | O_CLOEXEC);
             if (fd < 0 || write(fd, "0", 1) != 1)
                 child_fail(pfd[1], "cgroup");
             close(fd);
         }
-        if (gid >= 0 && (setgroups(0, NULL) < 0 || setgid((gid_t)gid) < 0))
-            child_fail(pfd[1], "setgid");
-        if (uid >= 0 && setuid((uid_t)uid) < 0)
-            child_fail(pfd[1], "setuid");
+        if (gid >= 0) {
+            /* initgroups -> setgid -> setuid: groups and gid can only be changed while root. */
+            gid_t g = (gid_t)gid;
+            if ((user ? initgroups(user, g) : setgroups(1, &g)) < 0)
+                child_fail(pfd[1], "setgroups");
+            if (setgid(g) < 0)
+                child_fail(pfd[1], "setgid");
+        }
+        if (uid >= 0) {
+            if (setuid((uid_t)uid) < 0)
+                child_fail(pfd[1], "setuid");
+            /* No way back: real, effective and saved ids are the user's. */
+            if (uid != 0 && (setuid(0) == 0 || seteuid(0) == 0 || getuid() != (uid_t)uid ||
+                             geteuid() != (uid_t)uid)) {
+                errno = EPERM;
+                child_fail(pfd[1], "privdrop");
+            }
+        }
+        /* The logs are opened as the job's user: a symlink the user left in DIR leads only
+         * where the user may write anyway. */
+        int out = open(out_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, LOG_MODE);
+        if (out < 0)
+            child_fail(pfd[1], "stdout");
+        int err = open(err_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, LOG_MODE);
+        if (err < 0)
+            child_fail(pfd[1], "stderr");
         if (chdir(cwd) < 0)
             child_fail(pfd[1], "chdir");
         if (dup2(devnull, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
             child_fail(pfd[1], "dup2");
+        /* Every signal at its default, including the two glibc keeps for itself (32, 33:
+         * posix_spawn leaves them ignored in the shim, and an ignored signal stays ignored
+         * across exec; a runtime other than glibc's would inherit that).  The kernel's
+         * sigaction with every field zero is SIG_DFL, no flags, empty mask, on every arch. */
+        for (int sig = 1; sig <= 64; sig++) {
+            unsigned long ksa[8] = {0};
+            if (sig != SIGKILL && sig != SIGSTOP)
+                syscall(SYS_rt_sigaction, sig, ksa, NULL, (size_t)8);
+        }
         /* The shim is single-threaded: setenv after fork is safe here. */
         if (preload && setenv("LD_PRELOAD", preload, 1) < 0)
             child_fail(pfd[1], "setenv");

@@ -25,6 +25,13 @@ $(CONSOLE_NODE): web/package-lock.json web/package.json
 	    echo "console: no npm; the browser test will skip (scripts/install-deps.sh --browser)"; \
 	fi
 
+# Tests: the static files through curl; the console in Chromium (docs/console.md, Tests).
+CONSOLE_TESTS := tests/t/t7000-console-static.t tests/t/t7001-console-browser.t
+TESTS += $(CONSOLE_TESTS)
+$(CONSOLE_TESTS): $(CONSOLE_FILES) $(O)/bin/tesseld $(O)/bin/tessel-shim
+tests/t/t7001-console-browser.t: $(CONSOLE_NODE) $(O)/tests/interposer/tcu-probe \
+                                 $(O)/lib/libtessel-cuda.so
+
 # `make test` (deps) also installs Chromium, and Node.js/npm when absent.
 .PHONY: console-deps
 deps: console-deps

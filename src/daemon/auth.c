@@ -101,7 +101,12 @@ int tessd_bootstrap_admin(tessd_t *d, tsl_error_t *err)
     snprintf(path, sizeof path, "%s/admin.token", d->data_dir);
     snprintf(tmp, sizeof tmp, "%s/admin.token.tmp", d->data_dir);
     /* The file first, then the store: if we die in between, the next start tries again. */
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    /* A leftover temporary (a start that died here) is removed; the new one is created with
+     * O_EXCL (never an existing file, never through a symlink) and mode 0600 from the start,
+     * so the secret is never readable by anyone else, not even for a moment. */
+    if (unlink(tmp) < 0 && errno != ENOENT)
+        return tsl_errprintf(err, "%s: %s", tmp, strerror(errno));
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         return tsl_errprintf(err, "%s: %s", tmp, strerror(errno));
     char line[TESSD_TOKEN_LEN + 2];

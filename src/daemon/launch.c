@@ -169,7 +169,9 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
 {
     char dir[PATH_MAX];
     tessd_job_dir(d, j->id, dir, sizeof dir);
-    if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+    /* 0700: the job's logs, cwd and slice are its user's business (and tesseld's, as root or
+     * as that same user); other users neither list nor read them. */
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST)
         return tsl_errprintf(err, "%s: %s", dir, strerror(errno));
     /* As root, the job runs as its submitter when that name is a system account; otherwise
      * (an API-only user, or tesseld not root) as tesseld's own user. */
@@ -222,6 +224,7 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
         .envp = env.v,
         .ncgroups = nprocs,
         .set_user = as_user,
+        .user = as_user ? pw->pw_name : NULL,
         .uid = as_user ? pw->pw_uid : 0,
         .gid = as_user ? pw->pw_gid : 0,
     };

@@ -18,7 +18,8 @@ TESSELD_TESTS := tests/t/t3000-daemon-api.t tests/t/t3001-daemon-queue.t \
                  tests/t/t3002-daemon-restart.t tests/t/t3003-daemon-cgroup.t \
                  tests/t/t3004-daemon-slice.t tests/t/t3005-daemon-preempt.t \
                  tests/t/t3006-daemon-user.t tests/t/t3007-daemon-preempt-requeue.t \
-                 tests/t/t3008-daemon-reap.t
+                 tests/t/t3008-daemon-reap.t tests/t/t3009-daemon-hardening.t \
+                 tests/t/t3010-daemon-diskfull.t
 TESTS += $(TESSELD_TESTS)
 $(TESSELD_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim
 # The slice test runs the interposer's probe as a job, over the fake driver.

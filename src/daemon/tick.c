@@ -13,10 +13,12 @@
  * attempt appends to), or ends "preempted" when it was submitted with "requeue": false.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -103,11 +105,41 @@ static void log_marker(tessd_t *d, int64_t id, const char *line)
     if (strlen(path) + sizeof "/stdout" > sizeof path)
         return;
     strcat(path, "/stdout");
-    FILE *f = fopen(path, "ae");
-    if (!f)
+    /* The directory is the job's user's: append only to a regular file with one link, never
+     * through a symlink, never blocking on a FIFO. */
+    int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
         return;
-    fprintf(f, "%s\n", line);
-    fclose(f);
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1) {
+        char buf[512];
+        int n = snprintf(buf, sizeof buf, "%s\n", line);
+        if (n > 0 && write(fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1) < 0)
+            tessd_log("job %lld: marker line: %s", (long long)id, strerror(errno));
+    }
+    close(fd);
+}
+
+/* The job's pids from DIR/pid, which the job's user can rewrite: the shim's must be the one
+ * tesseld knows (when it knows one) and the job's must be a child of it (or of tesseld, once
+ * the shim has died), else nothing is taken (so tesseld never signals a process group the file names at will). */
+static int read_pids_checked(const char *dir, pid_t known_shim, pid_t *shim, uint64_t *start,
+                             pid_t *job)
+{
+    pid_t s, j;
+    uint64_t st;
+    if (tagent_read_pids(dir, &s, &st, &j) < 0)
+        return -1;
+    /* A job whose shim has died is re-parented to tesseld (a child subreaper). */
+    if ((known_shim > 0 && s != known_shim) ||
+        !(tagent_child_of(j, s) || tagent_child_of(j, getpid()))) {
+        errno = EPERM;
+        return -1;
+    }
+    *shim = s;
+    *start = st;
+    *job = j;
+    return 0;
 }
 
 /* A preempted job has ended: back to pending (same id) for its next attempt.  Returns false
@@ -229,7 +261,11 @@ static bool check_run(tessd_t *d, tessd_run_t *r, int64_t now)
     char dir[PATH_MAX];
     tessd_job_dir(d, r->id, dir, sizeof dir);
     tagent_exit_t ex;
-    int got = tagent_read_exit(dir, &ex);
+    /* The exit record is read only once the shim has ended (it writes the record, then
+     * exits): while it lives, an "exit" file in the job's directory may be the job's own
+     * forgery, which would end the job's accounting while it runs on. */
+    bool shim_alive = tagent_alive(r->shim_pid, r->shim_start);
+    int got = shim_alive ? 0 : tagent_read_exit(dir, &ex);
     if (got == 1)
         return finish_run(d, r, &ex, NULL);
     if (got < 0) {
@@ -240,7 +276,7 @@ static bool check_run(tessd_t *d, tessd_run_t *r, int64_t now)
     if (r->job_pid == 0) {
         pid_t s, j;
         uint64_t st;
-        if (tagent_read_pids(dir, &s, &st, &j) == 0) {
+        if (read_pids_checked(dir, r->shim_pid, &s, &st, &j) == 0) {
             r->shim_pid = s;
             r->shim_start = st;
             r->job_pid = j;
@@ -250,10 +286,7 @@ static bool check_run(tessd_t *d, tessd_run_t *r, int64_t now)
                 kill(-j, SIGTERM);
         }
     }
-    if (!tagent_alive(r->shim_pid, r->shim_start)) {
-        /* The exit file is written before the shim exits: look once more. */
-        if (tagent_read_exit(dir, &ex) == 1)
-            return finish_run(d, r, &ex, NULL);
+    if (!shim_alive) {
         if (r->job_pid > 0)
             kill(-r->job_pid, SIGKILL);
         return finish_run(d, r, NULL,
@@ -291,7 +324,9 @@ int tessd_cancel_running(tessd_t *d, int64_t id, const char *by, tsl_error_t *er
         pid_t s;
         uint64_t st;
         tessd_job_dir(d, id, dir, sizeof dir);
-        tagent_read_pids(dir, &s, &st, &r->job_pid);
+        pid_t j;
+        if (read_pids_checked(dir, r->shim_pid, &s, &st, &j) == 0)
+            r->job_pid = j;
     }
     char name[160];
     tessd_cgroup_name(d, id, name, sizeof name);
@@ -613,7 +648,13 @@ static int recover_one(const tstore_job_t *j, void *arg)
     if (r->shim_pid == 0) {
         char dir[PATH_MAX];
         tessd_job_dir(d, j->id, dir, sizeof dir);
-        tagent_read_pids(dir, &r->shim_pid, &r->shim_start, &r->job_pid);
+        pid_t s, jp;
+        uint64_t st;
+        if (read_pids_checked(dir, 0, &s, &st, &jp) == 0) {
+            r->shim_pid = s;
+            r->shim_start = st;
+            r->job_pid = jp;
+        }
     }
     return 0;
 }

@@ -13,7 +13,10 @@ listed=$(sed -n 's/^    \([A-Za-z0-9_]*\);$/\1/p' "$MAP" | sort)
 is "$exported" "$listed" "exported symbols = the version script's list"
 is "$(printf "%s\n" "$exported" | wc -l | tr -d " ")" 55 "55 exports: 52 driver entry points, 2 NVML, dlsym"
 is "$(printf '%s\n' "$exported" | grep -c -E '^(tshm_|tsl_|tcu_)')" 0 "no libshm/libutil/internal symbol leaks"
-hooks=$(sed -n 's/^ *X(\([A-Za-z0-9_]*\)[,)].*/\1/p' "$TESSEL_SRCDIR/src/interposer/symbols.h" | grep -v -E '^(cuCtxGetDevice|cuDeviceGetCount|cuDeviceGetUuid|cuDeviceGetMemPool|cuMemPoolGetAttribute|nvmlInit_v2|nvmlDeviceGetUUID|nvmlDeviceGetHandleByUUID)$' | sort)
+# The hooks: the X() rows of TCU_CUDA_SYMBOLS and TCU_NVML_SYMBOLS (the
+# driver calls listed after them, TCU_CUDA_CALLS / TCU_NVML_CALLS, are not).
+hooks=$(sed -n '/^#define TCU_CUDA_SYMBOLS/,/^#define TCU_CUDA_CALLS/p' \
+    "$TESSEL_SRCDIR/src/interposer/symbols.h" | sed -n 's/^ *X(\([A-Za-z0-9_]*\)[,)].*/\1/p' | sort)
 is "$(printf '%s\ndlsym\n' "$hooks" | sort)" "$listed" "every hook in symbols.h is exported, and only those"
 needed=$(readelf -d "$PRE" 2>/dev/null | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' | tr '\n' ' ')
 ok $(printf '%s' "$needed" | grep -q -E 'libcuda|libnvidia' && echo 1 || echo 0) \

@@ -17,8 +17,8 @@ a=$!
 TESSEL_SLICE="$TMP/b" TESSEL_CUDA_CORE_LIMIT=30 LD_PRELOAD="$PRE" \
     "$LOAD" --window=250 --go="$TMP/gob" --ms=1500 >"$TMP/out.b" 2>&1 &
 b=$!
-wait_until grep -q ready "$TMP/out.a"
-wait_until grep -q ready "$TMP/out.b"
+wait_until grep -qs ready "$TMP/out.a"
+wait_until grep -qs ready "$TMP/out.b"
 touch "$TMP/goa"
 sleep 1
 touch "$TMP/gob"

@@ -20,8 +20,8 @@ TESSEL_SLICE="$TMP/high" TESSEL_CUDA_CORE_PRIORITY=high TESSEL_CUDA_CORE_LIMIT=6
     LD_PRELOAD="$PRE" "$LOAD" --loop=sync --us=4000 --window=250 --go="$TMP/gohigh" --ms=1500 \
     >"$TMP/out.high" 2>&1 &
 high=$!
-wait_until grep -q ready "$TMP/out.low"
-wait_until grep -q ready "$TMP/out.high"
+wait_until grep -qs ready "$TMP/out.low"
+wait_until grep -qs ready "$TMP/out.high"
 touch "$TMP/golow"
 sleep 1
 touch "$TMP/gohigh"

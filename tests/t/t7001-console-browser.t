@@ -32,7 +32,7 @@ td_start --fake-gpus 2xRTX4090:24G --no-cgroups || { ok 1 "tesseld starts"; done
 SHOTS=$TESSEL_BUILD/screenshots/console
 rm -rf "$SHOTS"
 mkdir -p "$SHOTS" "$TD/work"
-PROBE=$TESSEL_BUILD/tests/interposer/tcu-probe
+PROBE=$(cd "$TESSEL_BUILD" && pwd)/tests/interposer/tcu-probe
 [ -x "$PROBE" ] && [ -e "$TESSEL_BUILD/lib/libtessel-cuda.so" ] || PROBE=""
 
 # Each "PASS text" / "FAIL text" line of the script is one TAP test; "# ..." lines are notes.

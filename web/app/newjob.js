@@ -17,7 +17,9 @@ export function mount(ctx, store) {
   const kindFrac = h('input', { type: 'radio', name: 'gpukind', id: 'gk-frac', value: 'frac', checked: true });
   const kindWhole = h('input', { type: 'radio', name: 'gpukind', id: 'gk-whole', value: 'whole' });
   const gpu = input({ inputmode: 'decimal', value: '0.5' });
-  const queue = h('select', {}, (store.queues.length ? store.queues : [{ name: 'default' }]).map((q) => h('option', { value: q.name, selected: q.name === 'default' }, q.name)));
+  // Jobs go to leaf queues (a queue with sub-queues takes none).
+  const leaves = store.queues.filter((q) => !q.children?.length);
+  const queue = h('select', {}, (leaves.length ? leaves : [{ name: 'default' }]).map((q) => h('option', { value: q.name, selected: q.name === 'default' }, q.parent ? `${q.parent} › ${q.name}` : q.name)));
   const cls = h('select', {}, ['training', 'interactive', 'inference'].map((c) => h('option', { value: c }, c)));
   const form = h('form', { class: 'card form', novalidate: true, 'aria-labelledby': 'newjob-title' },
     h('p', { class: 'formerr error', role: 'alert', tabindex: -1 }),

@@ -1,24 +1,25 @@
-// queues.js - queues with their guarantee, limit (cap) and weight, the GPU share their running
-// jobs hold, pending and running counts; an admin creates, edits (PATCH /v1/queues/NAME: only
-// the fields changed) and deletes them.
+// queues.js - the queue tree (docs/api.md, Queues): per queue its guarantee and limit for each
+// resource (GPU, GPU memory, CPU, memory), weight, what its running jobs hold (usage), pending
+// and running jobs, whether its guarantee is met; an admin creates queues (top level or under
+// a parent), edits them (PATCH /v1/queues/NAME with only the members changed) and deletes them.
 //
-// GPU shares are typed in GPUs (0.5, 2) and sent in the API's milli-GPUs.  A field the API
-// adds later is shown as a column named after it, so the page never hides what tesseld says.
+// Amounts are typed as people write them: GPUs and CPUs as numbers (1.5), sizes as "40G"; they
+// are sent as typed (numbers as numbers) so that tesseld's error, which names the field
+// ("guarantee.gpu"), appears beside it.  A field the API adds later is shown as a column.
 
 import { api } from './api.js';
-import { h, clear, gpuOf, time } from './util.js';
+import { h, clear, bytes } from './util.js';
 import { confirmButton, keepFocus, flash, field, clearErrors, showError } from './widgets.js';
 
-// Shown in their own columns (or not at all: name, created_at).
-const KNOWN = new Set(['name', 'weight', 'guarantee_gpu_milli', 'max_gpu_milli', 'gpu_milli', 'pending',
-  'running', 'priority', 'created_at']);
-// What an admin sets, in the order of the forms; *_milli are typed in GPUs.
-const SETTINGS = [
-  { k: 'guarantee_gpu_milli', label: 'Guarantee (GPUs)', help: 'Owed to the queue: it gets it back by preempting training jobs of queues above theirs. Empty: none.' },
-  { k: 'max_gpu_milli', label: 'Limit (GPUs)', help: 'Cap on what its running jobs hold together. Empty: no limit.' },
-  { k: 'weight', label: 'Weight', help: '1 … 1000: its share of idle capacity beyond guarantees.' },
-  { k: 'priority', label: 'Priority', help: 'Orders the list only.' },
+const RES = [
+  { k: 'gpu', label: 'GPU', unit: (v) => `${v} GPU`, hint: 'e.g. 1.5' },
+  { k: 'gpu_mem', label: 'GPU memory', unit: bytes, hint: 'e.g. 40G' },
+  { k: 'cpu', label: 'CPU', unit: (v) => `${v} CPU`, hint: 'e.g. 8' },
+  { k: 'mem', label: 'Memory', unit: bytes, hint: 'e.g. 64G' },
 ];
+// Shown in their own columns, or deliberately not (aliases, tree links, times).
+const KNOWN = new Set(['name', 'parent', 'children', 'weight', 'guarantee', 'limit', 'usage', 'pending', 'running',
+  'guarantee_satisfied', 'priority', 'guarantee_gpu_milli', 'max_gpu_milli', 'gpu_milli', 'created_at']);
 
 export function mount(ctx, store) {
   ctx.title = 'Queues';
@@ -27,22 +28,34 @@ export function mount(ctx, store) {
   ctx.editor = h('div', {});
   ctx.sig = '';
   ctx.root.append(h('h1', {}, 'Queues'),
-    h('p', { class: 'sub' }, 'Each queue is owed its guarantee; capacity beyond the guarantees is shared by weight (fair share), up to each queue\'s limit. ',
-      'Only training jobs run beyond their queue\'s guarantee, and only they are preempted to give a queue back what it is owed.'),
+    h('p', { class: 'sub' }, 'Each queue is owed its guarantee; capacity beyond the guarantees is shared by weight among sibling queues, up to each queue\'s limit. ',
+      'Only training jobs run beyond their queue\'s guarantee, and only they are preempted (and requeued) to give a queue back what it is owed. Jobs go to leaf queues.'),
     ctx.msg, ctx.table, ctx.editor);
-  if (store.admin) ctx.root.append(createForm(ctx));
+  if (store.admin) { ctx.create = createForm(ctx, store); ctx.root.append(ctx.create); }
   update(ctx, store);
 }
 
-function usage(store) {
-  // milli-GPUs held by each queue's running jobs (when tesseld does not say: gpu_milli).
-  const m = new Map();
-  for (const j of store.jobs.values()) {
-    if (j.state !== 'running') continue;
-    const held = (j.placement || []).reduce((n, p) => n + p.milli, 0);
-    m.set(j.queue, (m.get(j.queue) || 0) + held);
-  }
-  return m;
+// Queues in tree order (parents before their children, siblings in the API's order), with depth.
+function tree(queues) {
+  const by = new Map(queues.map((q) => [q.name, q]));
+  const out = [], seen = new Set();
+  const walk = (q, depth) => {
+    if (seen.has(q.name)) return;
+    seen.add(q.name);
+    out.push({ q, depth });
+    for (const c of queues) if (c.parent === q.name) walk(c, depth + 1);
+  };
+  for (const q of queues) if (!q.parent || !by.has(q.parent)) walk(q, 0);
+  for (const q of queues) walk(q, 0);
+  return out;
+}
+
+// {gpu: 1.5, gpu_mem: 4e10, cpu: null, mem: null} -> "1.5 GPU · 37.3 GiB GPU memory"; all null -> none.
+function amounts(o, none, skipZero = false) {
+  if (!o) return none;
+  const parts = RES.filter((r) => o[r.k] !== null && o[r.k] !== undefined && !(skipZero && r.k !== 'gpu' && o[r.k] === 0))
+    .map((r) => (r.k === 'gpu_mem' ? `${bytes(o[r.k])} GPU mem` : r.k === 'mem' ? `${bytes(o[r.k])} mem` : r.unit(o[r.k])));
+  return parts.length ? parts.join(' · ') : none;
 }
 
 function extraKeys(queues) {
@@ -51,99 +64,108 @@ function extraKeys(queues) {
   return keys;
 }
 
-function fmt(k, v) {
-  if (v === null || v === undefined) return '—';
-  if (k.endsWith('_milli')) return `${gpuOf(v)} GPU`;
-  if (k.endsWith('_at')) return time(v);
-  return typeof v === 'object' ? JSON.stringify(v) : String(v);
-}
-
-function gpus(v, none) {
-  return v === null || v === undefined ? none : `${gpuOf(v)} GPU`;
-}
-
 export function update(ctx, store) {
-  const use = usage(store);
-  const extra = extraKeys(store.queues);
-  const sig = JSON.stringify([store.queues, [...use], store.admin]);
+  const sig = JSON.stringify([store.queues, store.admin]);
   if (sig === ctx.sig) return;
   ctx.sig = sig;
-  const has = (k) => store.queues.some((q) => k in q);
-  const cols = [
-    ['Queue', null], has('guarantee_gpu_milli') ? ['Guarantee', 'num'] : null, ['Limit', 'num'],
-    has('weight') ? ['Weight', 'num'] : null, ['In use', 'num'], ['Pending', 'num'], ['Running', 'num'],
-    ['Priority', 'num'], ...extra.map((k) => [k, 'num']),
-  ].filter(Boolean);
+  const extra = extraKeys(store.queues);
+  const cols = [['Queue'], ['Guarantee'], ['Limit'], ['Weight', 'num'], ['In use'], ['Pending', 'num'], ['Running', 'num'],
+    ['Guarantee met'], ['Priority', 'num'], ...extra.map((k) => [k])];
   keepFocus(ctx.table, () => clear(ctx.table, h('table', { class: 'data queues' },
-    h('caption', { class: 'sr-only' }, 'Queues'),
-    h('thead', {}, h('tr', {}, cols.map(([c, cls]) => h('th', { scope: 'col', class: cls }, c)),
+    h('caption', { class: 'sr-only' }, 'Queues, parents before their children'),
+    h('thead', {}, h('tr', {}, cols.map(([c, cls]) => h('th', { scope: 'col', class: cls || null }, c)),
       store.admin ? h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Actions')) : null)),
-    h('tbody', {}, store.queues.map((q) => {
-      const held = q.gpu_milli ?? use.get(q.name) ?? 0;
-      const cap = q.max_gpu_milli ?? null, owed = q.guarantee_gpu_milli ?? null;
+    h('tbody', {}, tree(store.queues).map(({ q, depth }) => {
+      const use = q.usage?.gpu ?? (q.gpu_milli ?? 0) / 1000;
+      const cap = q.limit?.gpu ?? (q.max_gpu_milli != null ? q.max_gpu_milli / 1000 : null);
+      const owed = q.guarantee?.gpu ?? (q.guarantee_gpu_milli != null ? q.guarantee_gpu_milli / 1000 : null);
       const scale = cap ?? owed;
-      const meterLabel = `${q.name}: ${gpuOf(held)} GPU in use` + (owed !== null ? `, guarantee ${gpuOf(owed)}` : '') + (cap !== null ? `, limit ${gpuOf(cap)}` : '');
+      const meterLabel = `${q.name}: ${use} GPU in use` + (owed != null ? `, guaranteed ${owed}` : '') + (cap != null ? `, limit ${cap}` : '');
+      const met = q.guarantee_satisfied;
       return h('tr', { 'data-queue': q.name },
-        h('td', { 'data-label': 'Queue' }, h('a', { href: `#/jobs?queue=${encodeURIComponent(q.name)}` }, q.name)),
-        has('guarantee_gpu_milli') ? h('td', { class: 'num', 'data-label': 'Guarantee', 'data-col': 'guarantee' }, gpus(owed, 'none')) : null,
-        h('td', { class: 'num', 'data-label': 'Limit', 'data-col': 'limit' }, gpus(cap, 'no limit')),
-        has('weight') ? h('td', { class: 'num', 'data-label': 'Weight', 'data-col': 'weight' }, fmt('weight', q.weight)) : null,
-        h('td', { class: 'num', 'data-label': 'In use', title: meterLabel }, `${gpuOf(held)} GPU`,
-          scale ? h('meter', { min: 0, max: scale, value: Math.min(held, scale), low: owed ?? undefined, 'aria-label': meterLabel }) : null),
+        h('td', { 'data-label': 'Queue', style: { paddingLeft: `${10 + depth * 18}px` } },
+          depth ? h('span', { class: 'sub', 'aria-hidden': 'true' }, '└ ') : null,
+          h('a', { href: `#/jobs?queue=${encodeURIComponent(q.name)}` }, q.name),
+          q.parent ? h('span', { class: 'sr-only' }, ` (in ${q.parent})`) : null,
+          q.children?.length ? h('span', { class: 'sub' }, ` · ${q.children.length} sub-queue${q.children.length === 1 ? '' : 's'}`) : null),
+        h('td', { 'data-label': 'Guarantee', 'data-col': 'guarantee' }, q.guarantee ? amounts(q.guarantee, 'none') : owed != null ? `${owed} GPU` : 'none'),
+        h('td', { 'data-label': 'Limit', 'data-col': 'limit' }, q.limit ? amounts(q.limit, 'no limit') : cap != null ? `${cap} GPU` : 'no limit'),
+        h('td', { class: 'num', 'data-label': 'Weight', 'data-col': 'weight' }, q.weight ?? '—'),
+        h('td', { 'data-label': 'In use', title: meterLabel }, q.usage ? amounts(q.usage, '0 GPU', true) : `${use} GPU`,
+          scale ? h('meter', { min: 0, max: scale, value: Math.min(use, scale), 'aria-label': meterLabel }) : null),
         h('td', { class: 'num', 'data-label': 'Pending' }, String(q.pending ?? 0)),
         h('td', { class: 'num', 'data-label': 'Running' }, String(q.running ?? 0)),
-        h('td', { class: 'num', 'data-label': 'Priority' }, fmt('priority', q.priority)),
-        extra.map((k) => h('td', { class: 'num', 'data-label': k }, fmt(k, q[k]))),
+        h('td', { 'data-label': 'Guarantee met' }, met === true ? 'yes' : met === false ? h('span', { class: 'badge st-pending' }, 'reclaiming') : '—'),
+        h('td', { class: 'num', 'data-label': 'Priority' }, q.priority ?? '—'),
+        extra.map((k) => h('td', { 'data-label': k }, typeof q[k] === 'object' ? JSON.stringify(q[k]) : String(q[k] ?? '—'))),
         store.admin ? h('td', { class: 'actions' },
           h('button', { type: 'button', class: 'btn small', 'data-key': `edit-${q.name}`, 'aria-label': `Edit queue ${q.name}`,
             onclick: () => openEditor(ctx, store, q.name) }, 'Edit'),
-          q.name === 'default' ? null : confirmButton('Delete', `Delete queue ${q.name}?`, `del-${q.name}`, async () => {
+          q.name === 'default' || q.children?.length ? null : confirmButton('Delete', `Delete queue ${q.name}?`, `del-${q.name}`, async () => {
             try { await api.deleteQueue(q.name); flash(ctx.msg, `Queue ${q.name} deleted.`); } catch (e) { flash(ctx.msg, e.message, true); }
             ctx.refresh();
           })) : null);
     })))));
+  if (ctx.create) syncParents(ctx.create, store);
 }
 
-// What a person typed -> the API's value: GPUs -> milli ('' -> null: none); numbers as numbers.
-// Anything else is sent as typed so that tesseld's error names the field.
-function value(k, s) {
-  if (k.endsWith('_milli')) {
-    if (s === '') return null;
-    const n = Number(s);
-    return isNaN(n) ? s : Math.round(n * 1000);
-  }
+// Typed text -> request value: '' -> null; a number -> the number; else the text (sizes "40G",
+// or something tesseld will refuse by name).
+function value(s) {
   if (s === '') return null;
   return isNaN(Number(s)) ? s : Number(s);
 }
 
-function shown(k, v) {
+function shown(r, v) {
   if (v === null || v === undefined) return '';
-  return k.endsWith('_milli') ? gpuOf(v) : String(v);
+  if (r === 'gpu_mem' || r === 'mem') return v % 2 ** 30 === 0 ? `${v / 2 ** 30}G` : v % 2 ** 20 === 0 ? `${v / 2 ** 20}M` : String(v);
+  return String(v);
+}
+
+// The guarantee and limit inputs, one per resource: fields named "guarantee.gpu" etc., as the
+// API names them in its errors.
+function resourceFields(prefix, inputs, q) {
+  return ['guarantee', 'limit'].map((kind) => h('fieldset', { class: 'row' },
+    h('legend', {}, kind === 'guarantee' ? 'Guarantee (owed; empty: not governed)' : 'Limit (cap; empty: none)'),
+    RES.map((r) => {
+      const name = `${kind}.${r.k}`;
+      inputs[name] = h('input', { type: 'text', inputmode: r.k.endsWith('mem') ? 'text' : 'decimal', placeholder: r.hint, value: shown(r.k, q?.[kind]?.[r.k]) });
+      inputs[name].id = `${prefix}-${kind}-${r.k}`;
+      return field(name, r.label, inputs[name], null, prefix);
+    })));
 }
 
 function openEditor(ctx, store, name) {
   const q = store.queues.find((x) => x.name === name);
   if (!q) return;
-  const settings = SETTINGS.filter((s) => s.k in q);
   const inputs = {};
+  inputs.weight = h('input', { type: 'text', inputmode: 'numeric', value: q.weight ?? '' });
+  inputs.priority = h('input', { type: 'text', inputmode: 'numeric', value: q.priority ?? '' });
   const form = h('form', { class: 'card form', novalidate: true, 'aria-labelledby': 'edit-title', id: 'queue-editor' },
-    h('h2', { id: 'edit-title' }, `Edit queue ${name}`),
+    h('h2', { id: 'edit-title' }, `Edit queue ${name}`, q.parent ? h('span', { class: 'sub' }, ` (in ${q.parent})`) : null),
     h('p', { class: 'formerr error', role: 'alert', tabindex: -1 }),
-    h('div', { class: 'row' }, settings.map(({ k, label, help }) => {
-      inputs[k] = h('input', { type: 'text', inputmode: 'decimal', value: shown(k, q[k]) });
-      return field(k, label, inputs[k], help, 'eq');
-    })),
+    resourceFields('eq', inputs, q),
+    h('div', { class: 'row' },
+      field('weight', 'Weight', inputs.weight, '1 … 1000: share of idle capacity among sibling queues.', 'eq'),
+      field('priority', 'Priority', inputs.priority, 'Orders the list only.', 'eq')),
     h('div', { class: 'buttons' },
       h('button', { type: 'submit', class: 'btn primary' }, 'Save'),
       h('button', { type: 'button', class: 'btn', onclick: () => { clear(ctx.editor); document.querySelector(`[data-key="edit-${CSS.escape(name)}"]`)?.focus(); } }, 'Close')));
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     clearErrors(form);
-    // Only what was changed.
+    // Only the members changed (PATCH merges guarantee and limit member by member).
     const patch = {};
-    for (const { k } of settings) {
-      const v = value(k, inputs[k].value.trim());
-      if (v !== (q[k] ?? null)) patch[k] = v;
+    for (const kind of ['guarantee', 'limit']) {
+      for (const r of RES) {
+        const typed = inputs[`${kind}.${r.k}`].value.trim();
+        if (typed === shown(r.k, q[kind]?.[r.k])) continue;
+        (patch[kind] ||= {})[r.k] = value(typed);
+      }
+    }
+    for (const k of ['weight', 'priority']) {
+      const typed = inputs[k].value.trim();
+      if (typed !== String(q[k] ?? '')) patch[k] = value(typed);
     }
     if (!Object.keys(patch).length) { showError(form, { message: 'Nothing was changed.' }); return; }
     try {
@@ -160,25 +182,43 @@ function openEditor(ctx, store, name) {
   form.querySelector('input')?.focus();
 }
 
-function createForm(ctx) {
+function syncParents(form, store) {
+  const sel = form.querySelector('#nq-parent');
+  const want = ['', ...store.queues.filter((q) => q.name !== 'default').map((q) => q.name)];
+  if ([...sel.options].map((o) => o.value).join('\n') === want.join('\n')) return;
+  const v = sel.value;
+  clear(sel, want.map((n) => h('option', { value: n, selected: n === v }, n || '(top level)')));
+}
+
+function createForm(ctx, store) {
   const inputs = {};
-  const name = h('input', { type: 'text', autocomplete: 'off', placeholder: 'e.g. prod' });
+  const name = h('input', { type: 'text', autocomplete: 'off', placeholder: 'e.g. vision' });
+  const parent = h('select', {}, h('option', { value: '' }, '(top level)'));
+  inputs.weight = h('input', { type: 'text', inputmode: 'numeric', placeholder: '1' });
+  inputs.priority = h('input', { type: 'text', inputmode: 'numeric', placeholder: '0' });
   const form = h('form', { class: 'card form', novalidate: true, 'aria-labelledby': 'newq-title' },
     h('h2', { id: 'newq-title' }, 'New queue'),
     h('p', { class: 'formerr error', role: 'alert', tabindex: -1 }),
     h('div', { class: 'row' },
       field('name', 'Name', name, 'Lower-case letters, digits, - and _.', 'nq'),
-      SETTINGS.map(({ k, label }) => {
-        inputs[k] = h('input', { type: 'text', inputmode: 'decimal', placeholder: k === 'weight' ? '1' : k === 'priority' ? '0' : 'none' });
-        return field(k, label, inputs[k], null, 'nq');
-      })),
+      field('parent', 'Parent', parent, 'Fixed once created.', 'nq'),
+      field('weight', 'Weight', inputs.weight, null, 'nq'),
+      field('priority', 'Priority', inputs.priority, null, 'nq')),
+    resourceFields('nq', inputs, null),
     h('div', { class: 'buttons' }, h('button', { type: 'submit', class: 'btn primary' }, 'Create queue')));
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     clearErrors(form);
     const body = { name: name.value.trim() };
-    for (const { k } of SETTINGS) {
-      const v = value(k, inputs[k].value.trim());
+    if (parent.value) body.parent = parent.value;
+    for (const kind of ['guarantee', 'limit']) {
+      for (const r of RES) {
+        const v = value(inputs[`${kind}.${r.k}`].value.trim());
+        if (v !== null) (body[kind] ||= {})[r.k] = v;
+      }
+    }
+    for (const k of ['weight', 'priority']) {
+      const v = value(inputs[k].value.trim());
       if (v !== null) body[k] = v;
     }
     try {
@@ -191,5 +231,6 @@ function createForm(ctx) {
       showError(form, e);
     }
   });
+  syncParents(form, store);
   return form;
 }

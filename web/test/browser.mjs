@@ -52,6 +52,16 @@ async function waitApi(fn, what) {
   }
 }
 
+// Wait until job id is in state; on timeout the error says where it is.
+async function waitState(id, state, token = ADMIN) {
+  let j = null;
+  try {
+    await waitApi(async () => (j = (await api('GET', `/v1/jobs/${id}`, undefined, token)).body).state === state, `job ${id} to be ${state}`);
+  } catch (e) {
+    throw new Error(`${e.message}: it is ${j?.state} (${j?.reason})`);
+  }
+}
+
 async function shot(page, name) {
   await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 }
@@ -125,13 +135,13 @@ try {
     ? { argv: [PROBE, 'ctx', 'alloc:mem:3G', `waitfile:${WORK}/release`], name: 'hold-3g', gpu: 0.5, gpu_mem: '6G', env: { TESSEL_FAKE_CTX_MEM: '64M' } }
     : { argv: ['sh', '-c', `while [ ! -e ${WORK}/release ]; do sleep 0.2; done`], name: 'hold', gpu: 0.5, gpu_mem: '6G' };
   const held = (await api('POST', '/v1/jobs', hold, aliceTok)).body;
-  await waitApi(async () => (await api('GET', `/v1/jobs/${held.id}`)).body.state === 'running', 'the holding job to run');
+  await waitState(held.id, 'running');
   // ... and one of the admin's, a whole GPU (the other one), so that the overview shows both.
   const whole = PROBE
     ? { argv: [PROBE, 'ctx', 'alloc:mem:10G', `waitfile:${WORK}/release`], name: 'train-big', gpus: 1, gpu_mem: '20G', env: { TESSEL_FAKE_CTX_MEM: '64M' } }
     : { argv: ['sh', '-c', `while [ ! -e ${WORK}/release ]; do sleep 0.2; done`], name: 'train-big', gpus: 1, gpu_mem: '20G' };
   const big = (await api('POST', '/v1/jobs', whole)).body;
-  await waitApi(async () => (await api('GET', `/v1/jobs/${big.id}`)).body.state === 'running', 'the whole-GPU job to run');
+  await waitState(big.id, 'running');
   await page.locator(`section.gpu table.slices a[href="#/jobs/${big.id}"]`).waitFor();
   check(await page.locator('section.gpu table.slices tbody tr').count() === 2, 'overview: two slices, one per job, each in its GPU\'s legend');
   // A job of alice's that cannot fit now (0.5 GPU free at most): it waits in the queue.
@@ -213,7 +223,7 @@ try {
   // A short job that succeeds, submitted by the API, seen in the list.
   // Its name is HTML: the console must show it as text, never run it.
   const quick = (await api('POST', '/v1/jobs', { argv: ['sh', '-c', 'echo quick'], name: '<img src=x onerror="window.__xss=1">quick' })).body;
-  await waitApi(async () => (await api('GET', `/v1/jobs/${quick.id}`)).body.state === 'succeeded', 'the quick job to succeed');
+  await waitState(quick.id, 'succeeded');
 
   // ---- jobs list with filters -----------------------------------------------------------------
   await page.click('#nav a[data-page="jobs"]');
@@ -240,28 +250,30 @@ try {
   await page.click('#nav a[data-page="queues"]');
   await page.locator('tr[data-queue="default"]').waitFor();
   await page.fill('#nq-name', 'big');
-  await page.fill('#nq-guarantee_gpu_milli', '1');
-  await page.fill('#nq-max_gpu_milli', '2');
+  await page.fill('#nq-guarantee-gpu', '1');
+  await page.fill('#nq-limit-gpu', '2');
+  await page.fill('#nq-limit-gpu_mem', '40G');
   await page.fill('#nq-weight', '2');
   await page.fill('#nq-priority', '10');
   await page.click('button:text("Create queue")');
   await page.locator('tr[data-queue="big"]').waitFor();
   const bigq = (await api('GET', '/v1/queues/big')).body;
-  check(bigq.guarantee_gpu_milli === 1000 && bigq.max_gpu_milli === 2000 && bigq.weight === 2 && bigq.priority === 10,
-    'queues: the admin creates queue "big" (guarantee 1 GPU, limit 2 GPUs, weight 2: 1000 and 2000 milli in the API)', JSON.stringify(bigq));
+  check(bigq.guarantee?.gpu === 1 && bigq.limit?.gpu === 2 && bigq.limit?.gpu_mem === 40 * 2 ** 30 && bigq.weight === 2 && bigq.priority === 10,
+    'queues: the admin creates queue "big" (guarantee 1 GPU, limit 2 GPUs and 40G of GPU memory, weight 2)', JSON.stringify(bigq));
   await page.click('button[aria-label="Edit queue default"]');
-  await page.fill('#eq-weight', '0');
+  await page.fill('#eq-limit-gpu', '1.5');
+  await page.fill('#eq-guarantee-gpu', '2');
   await page.click('#queue-editor button:text("Save")');
-  await page.locator('#queue-editor [data-field="weight"] .fielderr:not(:empty)').waitFor();
-  check(await page.getAttribute('#eq-weight', 'aria-invalid') === 'true', 'queues: weight 0 is refused by the API, the error shown beside the field');
+  await page.locator('#queue-editor [data-field="guarantee.gpu"] .fielderr:not(:empty)').waitFor();
+  check(await page.getAttribute('#eq-guarantee-gpu', 'aria-invalid') === 'true',
+    `queues: a guarantee above the limit is refused by the API, the error beside the guarantee's GPU field ("${await page.locator('#queue-editor [data-field="guarantee.gpu"] .fielderr').textContent()}")`);
+  await page.fill('#eq-guarantee-gpu', '0.5');
   await page.fill('#eq-weight', '3');
-  await page.fill('#eq-guarantee_gpu_milli', '0.5');
-  await page.fill('#eq-max_gpu_milli', '1.5');
   await page.click('#queue-editor button:text("Save")');
   await page.locator('tr[data-queue="default"] td[data-col="limit"]:text("1.5 GPU")').waitFor();
   const def = (await api('GET', '/v1/queues/default')).body;
-  check(def.weight === 3 && def.guarantee_gpu_milli === 500 && def.max_gpu_milli === 1500,
-    `queues: the admin's edit changed the default queue's quota (API: weight ${def.weight}, guarantee_gpu_milli ${def.guarantee_gpu_milli}, max_gpu_milli ${def.max_gpu_milli})`);
+  check(def.weight === 3 && def.guarantee?.gpu === 0.5 && def.limit?.gpu === 1.5 && def.max_gpu_milli === 1500,
+    `queues: the admin's edit changed the default queue's quota (API: weight ${def.weight}, guarantee.gpu ${def.guarantee?.gpu}, limit.gpu ${def.limit?.gpu})`, JSON.stringify(def));
   check(await page.locator('tr[data-queue="default"] td[data-col="guarantee"]').textContent() === '0.5 GPU'
     && await page.locator('tr[data-queue="default"] td[data-col="weight"]').textContent() === '3', 'queues: the table shows the new guarantee and weight');
   check((await a11y(page)).length === 0, 'queues: every control is labelled', await a11y(page));

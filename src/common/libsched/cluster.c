@@ -281,24 +281,93 @@ static uint64_t eligible_gpus(const tsched_cluster_t *c, const struct member_w *
     return e;
 }
 
+/* Capacity node ni offers to one multi-GPU mix member: the GPU-milli of as
+ * many of its tasks as the node's free GPUs and CPU allow. */
+static double member_room(const tsched_cluster_t *c, size_t ni, const struct member_w *mw)
+{
+    const struct fclass *k = &c->cls[mw->g];
+    uint64_t t = c->S[ni * c->G + mw->g] / k->ngpus;
+    uint64_t L = c->nodes[ni].cpu_free;
+    if (mw->cpu && t * mw->cpu > L)
+        t = L / mw->cpu;
+    return (double)t * k->ngpus * k->milli;
+}
+
+/* Demand factor of each multi-GPU member: its share of the mix's GPU demand
+ * against the share of the idle GPU that its tasks could use now (whole free
+ * GPUs together on one node, with the CPU), capped at 1:
+ *
+ *     factor = min(1, demand share / room share)
+ *
+ * When empty 8-GPU nodes are plentiful against the 8-GPU jobs of the mix,
+ * keeping yet another one whole is worth little, and charging every CPU-only
+ * or one-GPU task that breaks one strands CPU elsewhere; as they run out,
+ * the factor climbs back to 1.  Returns 1 when a weight changed. */
+static int demand_factors(tsched_cluster_t *c)
+{
+    double idle = (double)(c->capacity - c->allocated), wg = 0;
+    for (unsigned m = 0; m < c->nmix; m++) {
+        const struct fclass *k = &c->cls[c->mix[m].g];
+        wg += c->mix[m].w * k->ngpus * k->milli;
+    }
+    int changed = 0;
+    for (unsigned m = 0; m < c->nmix; m++) {
+        struct member_w *mw = &c->mix[m];
+        const struct fclass *k = &c->cls[mw->g];
+        double f = 1;
+        if (k->ngpus > 1 && idle > 0 && wg > 0) {
+            double room = 0;
+            for (size_t i = 0; i < c->n; i++)
+                room += member_room(c, i, mw);
+            double want = mw->w * k->ngpus * k->milli / wg; /* demand share */
+            if (room > 0 && want * idle < room) {
+                f = pow(DEMAND_QUANTUM, floor(log(want * idle / room) / log(DEMAND_QUANTUM) + 0.5));
+                if (f > 1)
+                    f = 1;
+            }
+        }
+        double w = mw->wbase * f;
+        if (w != mw->wcap) {
+            mw->wcap = w;
+            changed = 1;
+        }
+    }
+    return changed;
+}
+
 void tsched__refresh(tsched_cluster_t *c)
 {
-    if (c->scarcity_n == c->n)
-        return;
-    /* each task of the mix weighs its share times all GPUs / the GPUs of the
-     * nodes that could hold it: a task that only a few nodes can take (its
-     * models, its GPU count, its CPU) counts as much as those nodes are
-     * scarce.  Once per change of the node set: nmix x nodes. */
-    uint64_t all = 0;
-    for (size_t i = 0; i < c->n; i++)
-        all += c->nodes[i].ngpus;
-    for (unsigned m = 0; m < c->nmix; m++) {
-        uint64_t e = eligible_gpus(c, &c->mix[m]);
-        c->mix[m].wcap = c->mix[m].w * (e ? (double)all / (double)e : 1.0);
+    int changed = 0;
+    if (c->scarcity_n != c->n) {
+        /* each task of the mix weighs its share times all GPUs / the GPUs
+         * of the nodes that could hold it: a task that only a few nodes can
+         * take (its models, its GPU count, its CPU) counts as much as those
+         * nodes are scarce.  Once per change of the node set: nmix x nodes. */
+        uint64_t all = 0;
+        for (size_t i = 0; i < c->n; i++)
+            all += c->nodes[i].ngpus;
+        for (unsigned m = 0; m < c->nmix; m++) {
+            uint64_t e = eligible_gpus(c, &c->mix[m]);
+            c->mix[m].wbase = c->mix[m].wcap = c->mix[m].w * (e ? (double)all / (double)e : 1.0);
+        }
+        c->scarcity_n = c->n;
+        c->demand_valid = 0;
+        changed = 1;
     }
-    c->scarcity_n = c->n;
-    for (size_t i = 0; i < c->n; i++)
-        tsched__node_changed(c, i);
+    uint64_t step = c->capacity / DEMAND_STEP_DIV;
+    uint64_t moved =
+        c->allocated > c->demand_at ? c->allocated - c->demand_at : c->demand_at - c->allocated;
+    if (!c->demand_valid || moved >= step) {
+        if (changed) /* the node state the factors read must be current */
+            for (size_t i = 0; i < c->n; i++)
+                tsched__node_changed(c, i);
+        changed = demand_factors(c);
+        c->demand_at = c->allocated;
+        c->demand_valid = 1;
+    }
+    if (changed)
+        for (size_t i = 0; i < c->n; i++)
+            tsched__node_changed(c, i);
 }
 
 double tsched__capfrag(const tsched_cluster_t *c, size_t ni, uint64_t cpu_take, const uint8_t *gj,
@@ -599,7 +668,7 @@ int tsched_cluster_set_workload(tsched_cluster_t *c, const tsched_job_t *jobs,
         }
         mw[nm].g = g;
         mw[nm].cpu = j->cpu_milli;
-        mw[nm].w = mw[nm].wcap = weights[i] / total;
+        mw[nm].w = mw[nm].wbase = mw[nm].wcap = weights[i] / total;
         nm++;
         theta[nt++] = j->cpu_milli;
     }

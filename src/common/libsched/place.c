@@ -35,6 +35,9 @@
  *                  kind packed as often as the node's GPUs *and* CPU allow.
  *                  FGD only asks whether one task still fits, so it does not
  *                  see a node whose CPU will run out long before its GPUs.
+ *                  Each task kind weighs its share times the scarcity of the
+ *                  nodes that could hold it (models, GPUs, CPU) times, for
+ *                  multi-GPU kinds, a demand factor (cluster.c, refresh).
  *                  Equal deltas: the fullest GPU, then the node left with
  *                  the least GPU and then CPU free; then node order.
  *                  Multi-GPU jobs take one NVLink island (else one PCIe

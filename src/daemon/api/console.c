@@ -59,7 +59,7 @@ int tessd_console_init(const char *web_root, const char *bindir, tsl_error_t *er
         if (!web_root)
             return 1;
         errno = e;
-        return tsl_errprintf(err, "--web-root %s: %s", web_root, strerror(e));
+        return tsl_errprintf(err, "%s: %s", web_root, strerror(e));
     }
     char *rp = realpath(path, NULL);
     if (!rp)

@@ -17,8 +17,8 @@
 /* Choose the directory served.  web_root: --web-root DIR, or NULL for the default
  * BINDIR/../share/tessel/web (where `make` installs web/).  Returns 0 when a directory was
  * chosen; 1 when no web_root was given and the default is absent (the console is then off and
- * GET / answers 404 saying how to turn it on); -1 with err when web_root was given but is not a
- * readable directory.  Call once at start, before the HTTP server starts. */
+ * GET / answers 404 saying how to turn it on); -1 with err ("DIR: reason") when web_root was
+ * given but is not a readable directory.  Call once at start, before the HTTP server starts. */
 int tessd_console_init(const char *web_root, const char *bindir, tsl_error_t *err);
 /* The directory served, or "" when the console is off. */
 const char *tessd_console_root(void);

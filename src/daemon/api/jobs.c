@@ -102,7 +102,8 @@ static int parse_submit(tessd_t *d, json_t *body, tstore_job_t *j, thttp_reply_t
     if (v && !json_is_null(v)) {
         struct stat sb;
         if (!json_is_string(v) || json_string_value(v)[0] != '/' ||
-            json_string_length(v) >= PATH_MAX)
+            json_string_length(v) >= PATH_MAX ||
+            strlen(json_string_value(v)) != json_string_length(v))
             BAD("cwd", "cwd must be an absolute path");
         if (stat(json_string_value(v), &sb) < 0 || !S_ISDIR(sb.st_mode))
             BAD("cwd", "cwd '%s' is not a directory on this node", json_string_value(v));

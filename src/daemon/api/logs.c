@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,9 +44,19 @@ static bool job_finished(logrd_t *r)
 static ssize_t read_some(logrd_t *r, char *buf, size_t max)
 {
     if (r->fd < 0) {
-        r->fd = open(r->path, O_RDONLY | O_CLOEXEC);
-        if (r->fd < 0)
+        /* The job's directory is its user's: tesseld (root) reads only a regular file with
+         * one link, never through a symlink (to /etc/shadow, say), never a FIFO (which
+         * would block this thread). */
+        int fd = open(r->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+        if (fd < 0)
             return errno == ENOENT ? 0 : -1;
+        struct stat st;
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+            close(fd);
+            errno = EPERM;
+            return -1;
+        }
+        r->fd = fd;
         if (r->offset && lseek(r->fd, (off_t)r->offset, SEEK_SET) < 0)
             return -1;
     }

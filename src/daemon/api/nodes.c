@@ -2,8 +2,11 @@
  *
  * Allocation figures come from the running jobs' placements (what libsched holds); used
  * memory comes from each job's slice file, written by the interposer inside the job. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "daemon/api/api.h"
 #include "libshm/shm.h"
@@ -13,7 +16,20 @@ uint64_t api_slice_used(tessd_t *d, const tessd_run_t *r, int g)
     char dir[PATH_MAX], path[PATH_MAX + 16];
     tessd_job_dir(d, r->id, dir, sizeof dir);
     snprintf(path, sizeof path, "%s/slice", dir);
+    /* The slice file is in the job's user's directory: open it here, never through a symlink
+     * nor blocking on a FIFO, check it is a regular file, and let libshm map that very file
+     * (through /proc/self/fd), so that it cannot be swapped in between. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return 0;
+    }
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
     tshm_t *s = tshm_open_ro(path, NULL);
+    close(fd);
     if (!s)
         return 0;
     uint64_t used = 0;

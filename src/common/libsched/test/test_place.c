@@ -403,15 +403,76 @@ static void test_bad_input(void **state)
     tsched_cluster_destroy(c);
 }
 
+/* Tessel weighs each task of the mix by how few GPUs could hold it: an
+ * 8-GPU job asking for 120 cores fits only the 128-core node, so one-GPU jobs
+ * keep off it (although it comes first in node order) while others have room. */
+static void test_tessel_cpu_scarcity(void **state)
+{
+    tsched_cluster_t *c = tsched_cluster_create();
+    assert_non_null(c);
+    assert_int_equal(add(c, "big", 128000, 8, "G2"), 0);
+    assert_int_equal(add(c, "s1", 96000, 8, "G2"), 1);
+    assert_int_equal(add(c, "s2", 96000, 8, "G2"), 2);
+    assert_int_equal(add(c, "s3", 96000, 8, "G2"), 3);
+    tsched_job_t mix[2] = {job(120000, 8, 1000), job(8000, 1, 1000)};
+    double w[2] = {1, 20};
+    assert_int_equal(tsched_cluster_set_workload(c, mix, w, 2, NULL), 0);
+    for (int i = 0; i < 24; i++)
+        assert_true(alloc(c, "tessel", job(8000, 1, 1000), NULL) > 0);
+    assert_int_equal(alloc(c, "tessel", job(120000, 8, 1000), NULL), 0);
+    tsched_cluster_destroy(c);
+}
+
+/* Whole nodes for the multi-GPU share of the mix: one-GPU jobs and CPU-only
+ * jobs fill two of three 8-GPU nodes and leave the third whole, GPUs and CPU,
+ * for the 8-GPU job. */
+static void test_tessel_keeps_whole_node(void **state)
+{
+    tsched_cluster_t *c = tsched_cluster_create();
+    assert_non_null(c);
+    for (int i = 0; i < 3; i++) {
+        const char *name[3] = {"n0", "n1", "n2"};
+        assert_int_equal(add(c, name[i], 96000, 8, "G2"), i);
+    }
+    tsched_job_t mix[3] = {job(80000, 8, 1000), job(8000, 1, 1000), job(16000, 0, 0)};
+    double w[3] = {1, 8, 2};
+    assert_int_equal(tsched_cluster_set_workload(c, mix, w, 3, NULL), 0);
+    int used[3] = {0};
+    for (int i = 0; i < 16; i++) {
+        int n = alloc(c, "tessel", job(8000, 1, 1000), NULL);
+        assert_true(n >= 0);
+        used[n]++;
+        if (i % 4 == 3) {
+            n = alloc(c, "tessel", job(16000, 0, 0), NULL);
+            assert_true(n >= 0);
+            used[n]++;
+        }
+    }
+    int whole = 0;
+    for (int i = 0; i < 3; i++)
+        whole += used[i] == 0;
+    assert_int_equal(whole, 1);
+    assert_true(alloc(c, "tessel", job(80000, 8, 1000), NULL) >= 0);
+    tsched_cluster_destroy(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bestfit),           cmocka_unit_test(test_dotprod),
-        cmocka_unit_test(test_gpupacking),        cmocka_unit_test(test_gpuclustering),
-        cmocka_unit_test(test_random_feasible),   cmocka_unit_test(test_fgd_frag),
-        cmocka_unit_test(test_fgd_cpu),           cmocka_unit_test(test_binpack_spread),
-        cmocka_unit_test(test_models_and_labels), cmocka_unit_test(test_nvlink),
-        cmocka_unit_test(test_gang_and_release),  cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_bestfit),
+        cmocka_unit_test(test_dotprod),
+        cmocka_unit_test(test_gpupacking),
+        cmocka_unit_test(test_gpuclustering),
+        cmocka_unit_test(test_random_feasible),
+        cmocka_unit_test(test_fgd_frag),
+        cmocka_unit_test(test_fgd_cpu),
+        cmocka_unit_test(test_binpack_spread),
+        cmocka_unit_test(test_models_and_labels),
+        cmocka_unit_test(test_nvlink),
+        cmocka_unit_test(test_gang_and_release),
+        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_tessel_cpu_scarcity),
+        cmocka_unit_test(test_tessel_keeps_whole_node),
     };
     return cmocka_run_group_tests_name("libsched/place", tests, NULL, NULL);
 }

@@ -117,6 +117,14 @@ static void test_bad_files(void **state)
     assert_int_equal(errno, EPROTO);
     assert_non_null(strstr(e.text, "version"));
 
+    /* A version 1 file (before compute shares): refused with both versions named. */
+    h.version = 1;
+    assert_int_equal(pwrite(fd, &h, sizeof h, 0), (int)sizeof h);
+    errno = 0;
+    assert_null(tshm_open_ro(g_path, &e));
+    assert_int_equal(errno, EPROTO);
+    assert_non_null(strstr(e.text, "version 1, this build reads 2"));
+
     /* Too short. */
     assert_int_equal(ftruncate(fd, 100), 0);
     errno = 0;
@@ -128,6 +136,95 @@ static void test_bad_files(void **state)
     assert_null(tshm_open_ro("/nonexistent/slice", &e));
     assert_int_equal(errno, ENOENT);
     tshm_close(NULL);
+}
+
+/* Compute shares: configuration, the pacing bucket, busy accounting,
+ * suspend/resume and "drained". */
+static int sum_busy(const tshm_proc_info_t *p, void *arg)
+{
+    uint64_t *v = arg;
+    v[0] += p->busy_ns[0];
+    v[1] += p->inflight;
+    return 0;
+}
+
+static void test_compute(void **state)
+{
+    tsl_error_t e = {{0}};
+    tshm_t *s = tshm_attach(g_path, &e);
+    assert_non_null(s);
+    assert_int_equal(tshm_register(s, &e), 0);
+    int a = tshm_device(s, UUID_A, TSHM_UNLIMITED, &e);
+    assert_int_equal(a, 0);
+    /* Unset: no limit, normal priority, strict. */
+    assert_int_equal(tshm_core_limit(s, a), 0);
+    assert_int_equal(tshm_core_prio(s, a), TSHM_PRIO_NORMAL);
+    tshm_core_config(s, a, 50, TSHM_CORE_SHARED, TSHM_PRIO_LOW);
+    tshm_core_config(s, a, 70, TSHM_CORE_STRICT, TSHM_PRIO_HIGH); /* higher: kept 50 */
+    assert_int_equal(tshm_core_limit(s, a), 50);
+    assert_int_equal(tshm_core_mode(s, a), TSHM_CORE_SHARED); /* the first setter's */
+    assert_int_equal(tshm_core_prio(s, a), TSHM_PRIO_LOW);
+    tshm_core_config(s, a, 30, TSHM_CORE_STRICT, TSHM_PRIO_HIGH); /* lower wins */
+    assert_int_equal(tshm_core_limit(s, a), 30);
+    assert_int_equal(tshm_set_core(s, a, 101, 0, 0), -1);
+    assert_int_equal(errno, ERANGE);
+    assert_int_equal(tshm_set_core(s, a, 40, TSHM_CORE_STRICT, TSHM_PRIO_HIGH), 0);
+    assert_int_equal(tshm_core_limit(s, a), 40);
+    assert_int_equal(tshm_core_prio(s, a), TSHM_PRIO_HIGH);
+
+    /* Bucket at 40 % (400000 ppm), cap 8 ms: 10 ms of wall time gives 4 ms. */
+    uint64_t t = 1000000000ull;
+    assert_true(tshm_core_refill(s, a, t, 400000, 8000000) == 0); /* first: starts the clock */
+    assert_true(tshm_core_refill(s, a, t + 10000000, 400000, 8000000) == 4000000);
+    assert_true(tshm_core_refill(s, a, t + 10010000, 400000, 8000000) == 4000000); /* < 20 us */
+    assert_true(tshm_core_refill(s, a, t + 110000000, 400000, 8000000) == 8000000); /* capped */
+    tshm_core_debit(s, a, 3000000);                /* a launch expected to take 3 ms */
+    tshm_core_account(s, a, 10000000, 1, 3000000); /* it took 10 ms */
+    assert_true(tshm_core_refill(s, a, t + 110000000, 400000, 8000000) == -2000000);
+    assert_true(tshm_core_busy(s, a) == 10000000);
+    tshm_core_reset(s, a, t + 200000000);
+    assert_true(tshm_core_refill(s, a, t + 200000000, 400000, 8000000) == 0);
+    /* An idle hour credits at most 1 s before the cap applies: no overflow. */
+    assert_true(tshm_core_refill(s, a, t + 3600000000000ull, 1000000, INT64_MAX) ==
+                1000000000ll);
+
+    tshm_device_info_t d;
+    assert_int_equal(tshm_device_info(s, a, &d), 0);
+    assert_int_equal(d.core_limit, 40);
+    assert_true(d.busy_ns == 10000000 && d.launches == 1);
+    uint64_t v[2] = {0, 0};
+    assert_int_equal(tshm_foreach_proc(s, sum_busy, v), 1);
+    assert_true(v[0] == 10000000); /* per process too */
+
+    /* Suspend: a launch is refused entry, "drained" once nothing is in
+     * flight or between the gate and the driver. */
+    assert_int_equal(tshm_run_state(s), TSHM_RUNNING);
+    assert_int_equal(tshm_drained(s), 0); /* not suspended */
+    assert_int_equal(tshm_launch_enter(s), 0);
+    tshm_inflight_add(s, 1);
+    assert_int_equal(tshm_suspend(s), 0);
+    assert_int_equal(tshm_drained(s), 0); /* a launch is between the gate and the driver */
+    tshm_launch_exit(s);
+    assert_int_equal(tshm_drained(s), 0); /* its work is in flight */
+    v[0] = v[1] = 0;
+    tshm_foreach_proc(s, sum_busy, v);
+    assert_true(v[1] == 1);
+    tshm_inflight_add(s, -1);
+    assert_int_equal(tshm_drained(s), 1);
+    assert_int_equal(tshm_launch_enter(s), 1); /* held */
+    assert_int_equal(tshm_drained(s), 1);      /* and not counted as launching */
+    tshm_t *ro = tshm_open_ro(g_path, &e);
+    assert_non_null(ro);
+    assert_int_equal(tshm_run_state(ro), TSHM_SUSPENDED);
+    assert_int_equal(tshm_suspend(ro), -1);
+    assert_int_equal(errno, EROFS);
+    tshm_close(ro);
+    assert_int_equal(tshm_resume(s), 0);
+    assert_int_equal(tshm_launch_enter(s), 0);
+    tshm_launch_exit(s);
+    assert_int_equal(tshm_drained(s), 0);
+    tshm_unregister(s);
+    tshm_close(s);
 }
 
 /* 8 processes race to reserve 3 MiB chunks under a 100 MiB limit. */
@@ -331,6 +428,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_growth, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pid_reuse, setup, teardown),
         cmocka_unit_test_setup_teardown(test_private_fork, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compute, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

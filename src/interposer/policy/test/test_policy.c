@@ -55,6 +55,10 @@ static void test_config_malformed(void **state)
         "TESSEL_SLICE=relative/path",   "TESSEL_SLICE=",
         "CUDA_VISIBLE_DEVICES=0,gpu0",  "CUDA_VISIBLE_DEVICES=0,,1",
         "CUDA_VISIBLE_DEVICES=GPU-xyz", "CUDA_VISIBLE_DEVICES=1 ",
+        "TESSEL_CUDA_CORE_LIMIT=0",     "TESSEL_CUDA_CORE_LIMIT=101",
+        "TESSEL_CUDA_CORE_LIMIT=",      "TESSEL_CUDA_CORE_LIMIT=50.5",
+        "TESSEL_CUDA_CORE_LIMIT=%",     "TESSEL_CUDA_CORE_MODE=fair",
+        "TESSEL_CUDA_CORE_PRIORITY=9",  "TESSEL_DEVICE_REGISTRY=rel",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char *env[] = {"TESSEL_CUDA_MEM_LIMIT_3=1G", (char *)bad[i], NULL};
@@ -67,6 +71,79 @@ static void test_config_malformed(void **state)
         for (int d = 0; d < TCU_MAX_DEVICES; d++)
             assert_true(c.limit[d] == 0);
     }
+}
+
+static void test_config_compute(void **state)
+{
+    tcu_config_t c;
+    char *none[] = {"PATH=/bin", NULL};
+    assert_int_equal(tcu_config_parse(&c, none), 0);
+    assert_int_equal(c.core_set, 0);
+    assert_int_equal(c.core_limit, 0);
+    assert_int_equal(c.core_mode, TSHM_CORE_STRICT);
+    assert_int_equal(c.core_prio, TSHM_PRIO_NORMAL);
+    assert_string_equal(c.registry, "/dev/shm");
+    char *env[] = {"TESSEL_CUDA_CORE_LIMIT=35%", "TESSEL_CUDA_CORE_MODE=shared",
+                   "TESSEL_CUDA_CORE_PRIORITY=high", "TESSEL_DEVICE_REGISTRY=/run/tessel", NULL};
+    assert_int_equal(tcu_config_parse(&c, env), 0);
+    assert_int_equal(c.core_set, 1);
+    assert_int_equal(c.core_limit, 35);
+    assert_int_equal(c.core_mode, TSHM_CORE_SHARED);
+    assert_int_equal(c.core_prio, TSHM_PRIO_HIGH);
+    assert_string_equal(c.registry, "/run/tessel");
+    char *env2[] = {"TESSEL_CUDA_CORE_PRIORITY=low", NULL};
+    assert_int_equal(tcu_config_parse(&c, env2), 0);
+    assert_int_equal(c.core_set, 1);
+    assert_int_equal(c.core_prio, TSHM_PRIO_LOW);
+}
+
+/* tcu_core_rate: the formulas of docs/compute-shares.md, by table. */
+static void test_core_rate(void **state)
+{
+    static const struct {
+        unsigned limit, mode, prio;
+        int n;
+        tcu_peer_t peers[3];
+        uint32_t want;
+    } rows[] = {
+        /* strict: the limit, whatever the others do */
+        {30, TSHM_CORE_STRICT, 1, 0, {{0}}, 300000},
+        {30, TSHM_CORE_STRICT, 1, 1, {{70, TSHM_CORE_STRICT, 1, 700000}}, 300000},
+        /* no limit: the whole device */
+        {0, TSHM_CORE_STRICT, 1, 0, {{0}}, 1000000},
+        /* shared alone: the whole device */
+        {20, TSHM_CORE_SHARED, 1, 0, {{0}}, 1000000},
+        /* shared 20 + shared 30: spare 50 split 20:30 -> 40 */
+        {20, TSHM_CORE_SHARED, 1, 1, {{30, TSHM_CORE_SHARED, 1, 0}}, 400000},
+        {30, TSHM_CORE_SHARED, 1, 1, {{20, TSHM_CORE_SHARED, 1, 0}}, 600000},
+        /* shared 20 + strict 50: spare 30 all to the shared one -> 50 */
+        {20, TSHM_CORE_SHARED, 1, 1, {{50, TSHM_CORE_STRICT, 1, 0}}, 500000},
+        /* shared 60 + strict 70: over-subscribed, no spare -> 60 */
+        {60, TSHM_CORE_SHARED, 1, 1, {{70, TSHM_CORE_STRICT, 1, 0}}, 600000},
+        /* shared 20 beside a peer without a limit using 50 %: spare 30 -> 50 */
+        {20, TSHM_CORE_SHARED, 1, 1, {{0, TSHM_CORE_STRICT, 1, 500000}}, 500000},
+        /* low priority under a high one using 60 %: 100 - 60 - 5 = 35 */
+        {0, TSHM_CORE_STRICT, 0, 1, {{60, TSHM_CORE_STRICT, 2, 600000}}, 350000},
+        /* ... but never more than its own limit */
+        {20, TSHM_CORE_STRICT, 0, 1, {{60, TSHM_CORE_STRICT, 2, 600000}}, 200000},
+        /* a lower-priority peer does not limit the higher one */
+        {0, TSHM_CORE_STRICT, 2, 1, {{0, TSHM_CORE_STRICT, 0, 900000}}, 1000000},
+        /* high uses everything: the floor, 1 % */
+        {0, TSHM_CORE_STRICT, 1, 1, {{0, TSHM_CORE_STRICT, 2, 1000000}}, 10000},
+        /* two higher peers add up */
+        {0, TSHM_CORE_STRICT, 0, 2,
+         {{0, TSHM_CORE_STRICT, 1, 300000}, {0, TSHM_CORE_STRICT, 2, 200000}}, 450000},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        uint32_t r = tcu_core_rate(rows[i].limit, rows[i].mode, rows[i].prio, rows[i].peers,
+                                   rows[i].n);
+        if (r != rows[i].want)
+            fail_msg("row %zu: rate %u, want %u", i, r, rows[i].want);
+    }
+    assert_true(tcu_core_cap(500000) == 10000000); /* 50 % x 20 ms */
+    assert_true(tcu_core_cap(10000) == 1000000);   /* at least 1 ms */
+    assert_true(tcu_core_wait_ns(-2000000, 500000) == 4000000);
+    assert_true(tcu_core_wait_ns(5, 500000) == 0);
 }
 
 static void test_view(void **state)
@@ -134,6 +211,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_config_valid),
         cmocka_unit_test(test_config_malformed),
+        cmocka_unit_test(test_config_compute),
+        cmocka_unit_test(test_core_rate),
         cmocka_unit_test(test_view),
         cmocka_unit_test(test_array_bytes),
     };
