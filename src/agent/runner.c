@@ -63,8 +63,7 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     /* O_NOFOLLOW: the job directory belongs to the job's user, who may have left a symlink
      * named shim.log there during an earlier attempt (requeue); root must not follow it. */
-    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW,
-                                     0600);
+    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
     posix_spawnattr_init(&at);
     sigset_t none, all;

@@ -9,9 +9,10 @@
  *   -------                         ---------------------------        ---
  *   store: pending -> running
  *   cgroup created, limits set
- *   tagent_spawn() ------------->   open DIR/stdout, DIR/stderr
+ *   tagent_spawn() ------------->   close fds > 2
  *                                   fork --------------------------->  setpgid, join cgroups,
- *                                                                      drop to the user, chdir,
+ *                                                                      drop to the user, open
+ *                                                                      DIR/stdout+stderr, chdir,
  *                                   DIR/pid "SHIM START JOB" <------   execvp (error -> pipe)
  *                                   waitpid ...                        ... runs ...
  *                                   DIR/exit "exit N" | "signal N" |
@@ -21,6 +22,11 @@
  *
  * On restart, tesseld reads DIR/exit for every job the store says is running; when absent, it
  * checks that the shim is alive (pid and /proc start time, so a reused pid is not taken for it).
+ *
+ * DIR belongs to the job's user (it is the job's default cwd), who may replace any file in it:
+ * tesseld reads DIR/exit only once the shim has ended, takes the job's pid from DIR/pid only
+ * when that process is the shim's child, and reads nothing there through a symlink or from a
+ * file that is not a regular one.
  */
 #ifndef TESSEL_AGENT_RUNNER_H
 #define TESSEL_AGENT_RUNNER_H

@@ -110,6 +110,7 @@ typedef struct {
     char fake_lib_dir[PATH_MAX];
     char fake_spec[256]; /* "" without --fake-gpus */
     bool simulated;
+    bool no_root_jobs; /* --no-root-jobs: as root, a non-admin's job never runs as root */
     char node_name[64];
     long ncpus;
     uint64_t mem_total;

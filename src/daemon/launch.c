@@ -184,6 +184,18 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
         if (chown(dir, pw->pw_uid, pw->pw_gid) < 0)
             return tsl_errprintf(err, "chown %s: %s", dir, strerror(errno));
     }
+    if (!as_user && geteuid() == 0 && d->no_root_jobs) {
+        /* --no-root-jobs: only an admin's job may run as root. */
+        tstore_user_t u;
+        tsl_error_t uerr;
+        if (tstore_user_get(d->store, j->user, &u, &uerr) < 0 || strcmp(u.role, "admin") != 0) {
+            errno = EPERM;
+            return tsl_errprintf(err,
+                                 "refused: user '%s' has no system account here and tesseld "
+                                 "(root, --no-root-jobs) runs no non-admin's job as root",
+                                 j->user);
+        }
+    }
     if (!as_user) {
         pw = NULL;
         if (getpwuid_r(geteuid(), &pwbuf, pwmem, sizeof pwmem, &pw) != 0)

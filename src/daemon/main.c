@@ -102,7 +102,31 @@ static void usage(FILE *f)
             "                      (default: libsched's, 60)\n"
             "  --durability MODE   normal (default): a committed change survives a crash of\n"
             "                      tesseld; full: also power loss and OS crashes (an fsync per\n"
-            "                      commit: slower submissions, docs/tesseld.md)\n");
+            "                      commit: slower submissions, docs/tesseld.md)\n"
+            "  --no-root-jobs      as root: a job of a non-admin user without a system account\n"
+            "                      (or whose account is uid 0) fails to start, instead of\n"
+            "                      running as root\n");
+}
+
+/* The data directory and jobs/ must be tesseld's own, real directories, writable by no one
+ * else: whoever could rename or replace an entry there could point tesseld (root) at files
+ * of their choosing (jobs/<id> is created, chowned and read by path). */
+static int check_own_dir(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) < 0) {
+        fprintf(stderr, "tesseld: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022)) {
+        fprintf(stderr,
+                "tesseld: %s: must be a directory owned by tesseld's user (uid %u) and "
+                "writable by no one else (it is %s, uid %u, mode %04o)\n",
+                path, (unsigned)geteuid(), S_ISDIR(st.st_mode) ? "a directory" : "not a directory",
+                (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+        return -1;
+    }
+    return 0;
 }
 
 static int mkdir_p(const char *path, mode_t mode)
@@ -311,6 +335,7 @@ int main(int argc, char **argv)
         O_NOCG,
         O_MINRUN,
         O_DURABLE,
+        O_NOROOT,
         O_HELP,
         O_VERSION
     };
@@ -329,6 +354,7 @@ int main(int argc, char **argv)
         {"no-cgroups", no_argument, NULL, O_NOCG},
         {"min-runtime", required_argument, NULL, O_MINRUN},
         {"durability", required_argument, NULL, O_DURABLE},
+        {"no-root-jobs", no_argument, NULL, O_NOROOT},
         {"help", no_argument, NULL, O_HELP},
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0},
@@ -388,6 +414,9 @@ int main(int argc, char **argv)
                 return 2;
             }
             durable_full = strcmp(optarg, "full") == 0;
+            break;
+        case O_NOROOT:
+            d->no_root_jobs = true;
             break;
         case O_HELP:
             usage(stdout);
@@ -489,6 +518,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "tesseld: %s: %s\n", d->jobs_dir, strerror(errno));
         return 1;
     }
+    if (check_own_dir(d->data_dir) < 0 || check_own_dir(d->jobs_dir) < 0)
+        return 1;
     char path[PATH_MAX + 32];
     tessd_pathf(path, sizeof path, "%s/tesseld.lock", d->data_dir);
     int lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);

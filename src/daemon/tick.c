@@ -122,7 +122,8 @@ static void log_marker(tessd_t *d, int64_t id, const char *line)
 
 /* The job's pids from DIR/pid, which the job's user can rewrite: the shim's must be the one
  * tesseld knows (when it knows one) and the job's must be a child of it (or of tesseld, once
- * the shim has died), else nothing is taken (so tesseld never signals a process group the file names at will). */
+ * the shim has died), else nothing is taken (so tesseld never signals a process group the file
+ * names at will). */
 static int read_pids_checked(const char *dir, pid_t known_shim, pid_t *shim, uint64_t *start,
                              pid_t *job)
 {

@@ -237,8 +237,7 @@ static struct reg_file *reg_open(int dev)
     }
     struct stat st;
     struct reg_file *r = NULL;
-    if (fstat(fd, &st) == 0 &&
-        (st.st_size >= (off_t)sizeof *r || ftruncate(fd, sizeof *r) == 0)) {
+    if (fstat(fd, &st) == 0 && (st.st_size >= (off_t)sizeof *r || ftruncate(fd, sizeof *r) == 0)) {
         void *p = mmap(NULL, sizeof *r, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         r = p == MAP_FAILED ? NULL : p;
     }
@@ -384,9 +383,14 @@ static uint64_t pace(struct meas *m)
     }
     if (waited)
         now = mono_ns();
+    /* A slice paced at the whole device cannot overshoot its share: it may
+     * queue up to one cap of work beyond its credit, so that a host stall
+     * of up to ~20 ms does not leave the device idle (at 100 % a lost
+     * millisecond cannot be caught up later; below, banked credit does). */
+    int64_t min_credit = rate >= TCU_PPM ? -tcu_core_cap(rate) : 0;
     int64_t c = tshm_core_refill(s, m->dev, now, rate, tcu_core_cap(rate));
-    while (c < 0) {
-        uint64_t w = tcu_core_wait_ns(c, rate);
+    while (c < min_credit) {
+        uint64_t w = tcu_core_wait_ns(c - min_credit, rate);
         sleep_ns(w < WAIT_MIN_NS ? WAIT_MIN_NS : w > WAIT_MAX_NS ? WAIT_MAX_NS : w);
         poll_ring(m);
         now = mono_ns();
@@ -396,6 +400,7 @@ static uint64_t pace(struct meas *m)
         if (rate >= TCU_PPM && !atomic_load_explicit(&dc->higher, memory_order_relaxed) &&
             !tcu.cfg.core_set)
             break;
+        min_credit = rate >= TCU_PPM ? -tcu_core_cap(rate) : 0;
         c = tshm_core_refill(s, m->dev, now, rate, tcu_core_cap(rate));
         waited = 1;
     }
@@ -441,8 +446,8 @@ static void suspended_wait(tshm_t *s)
 static int capturing(CUstream st, int pt)
 {
     CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
-    cuStreamIsCapturing_fn f = pt ? TCU_REAL(cuStreamIsCapturing_ptsz)
-                                  : TCU_REAL(cuStreamIsCapturing);
+    cuStreamIsCapturing_fn f =
+        pt ? TCU_REAL(cuStreamIsCapturing_ptsz) : TCU_REAL(cuStreamIsCapturing);
     if (!f)
         return 0;
     return f(st, &cs) != CUDA_SUCCESS || cs != CU_STREAM_CAPTURE_STATUS_NONE;
@@ -450,8 +455,8 @@ static int capturing(CUstream st, int pt)
 
 static CUresult record(CUevent e, CUstream st, int pt)
 {
-    cuEventRecord_fn f = pt && TCU_REAL(cuEventRecord_ptsz) ? TCU_REAL(cuEventRecord_ptsz)
-                                                            : TCU_REAL(cuEventRecord);
+    cuEventRecord_fn f =
+        pt && TCU_REAL(cuEventRecord_ptsz) ? TCU_REAL(cuEventRecord_ptsz) : TCU_REAL(cuEventRecord);
     return f(e, st);
 }
 

@@ -100,7 +100,8 @@ int main(int argc, char **argv)
     cuLaunchKernel_fn launch = (cuLaunchKernel_fn)get("cuLaunchKernel");
     cuLaunchKernel_ptsz_fn launch_pt = (cuLaunchKernel_ptsz_fn)get("cuLaunchKernel_ptsz");
     cuLaunchKernelEx_fn launch_ex = (cuLaunchKernelEx_fn)get("cuLaunchKernelEx");
-    cuLaunchCooperativeKernel_fn coop = (cuLaunchCooperativeKernel_fn)get("cuLaunchCooperativeKernel");
+    cuLaunchCooperativeKernel_fn coop =
+        (cuLaunchCooperativeKernel_fn)get("cuLaunchCooperativeKernel");
     cuLaunchCooperativeKernelMultiDevice_fn multi =
         (cuLaunchCooperativeKernelMultiDevice_fn)get("cuLaunchCooperativeKernelMultiDevice");
     cuGraphLaunch_fn glaunch = (cuGraphLaunch_fn)get("cuGraphLaunch");

@@ -1,9 +1,11 @@
 # phases.awk - split the windows of a tcu-load run (line on stdin) into those
-# before, during and after another run's [from, to] (fake clock, ns), and
+# before another run began (t0), during it (within [from, to], from >= t0 to
+# leave its ramp out) and after it (fake clock, ns), and
 # print "before=MIN..MAX during=MIN..MAX after=MIN..MAX" (shares in %,
 # "none" where no window falls entirely inside).  A window after `to` counts
-# only when it starts at least `settle` ns after it.
-# Usage: awk -v from=T0 -v to=T1 -v settle=NS -f phases.awk
+# only when it starts at least `settle` ns after it.  The run's first window
+# (its ramp: the first launches wait for a first measurement) is left out.
+# Usage: awk -v t0=T0 -v from=FROM -v to=T1 -v settle=NS -f phases.awk
 function field(k,   i, n, kv) {
     n = split($0, kv, " ")
     for (i = 1; i <= n; i++)
@@ -22,7 +24,8 @@ function show(ph) { return (ph in lo) ? lo[ph] ".." hi[ph] : "none" }
     start = field("t0")
     for (i = 1; i <= nw; i++) {
         end = e[i]
-        if (end <= from) add("before", w[i])
+        if (i == 1) ;
+        else if (end <= t0) add("before", w[i])
         else if (start >= from && end <= to) add("during", w[i])
         else if (start >= to + settle) add("after", w[i])
         start = end

@@ -56,8 +56,8 @@ int main(int argc, char **argv)
         if (tshm_ndevices(s) > 0)
             tshm_device_info(s, 0, &d);
         printf("state suspended=%d drained=%d busy_ns=%llu launches=%llu\n",
-               tshm_run_state(s) == TSHM_SUSPENDED, tshm_drained(s),
-               (unsigned long long)d.busy_ns, (unsigned long long)d.launches);
+               tshm_run_state(s) == TSHM_SUSPENDED, tshm_drained(s), (unsigned long long)d.busy_ns,
+               (unsigned long long)d.launches);
         tshm_close(s);
         return 0;
     }

@@ -4,7 +4,9 @@
 # overall and in each 1-second window, for limits of 10 to 90 %, with a
 # launch-heavy loop and a launch-then-synchronize loop, and on every launch
 # path (cuLaunchKernel_ptsz, cuLaunchKernelEx, cuLaunchCooperativeKernel,
-# cuLaunchCooperativeKernelMultiDevice, cuGraphLaunch).  Shares come from
+# cuLaunchCooperativeKernelMultiDevice, cuGraphLaunch).  Kernels of 5 ms
+# (20 ms when synchronised each time) keep the 15 loops' CPU use small, so
+# that a loaded host does not starve the loops themselves.  Shares come from
 # the fake's simulated timeline (busy time of the process / elapsed), not
 # from this machine's speed.  The slice file's busy time matches.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
@@ -16,24 +18,24 @@ SLICE_TOOL=$HELPERS/tcu-slice
 export TESSEL_FAKE_GPUS=16xT4:8G TESSEL_FAKE_EVENT_ORDER=device
 export TESSEL_DEVICE_REGISTRY="$TMP"
 
-# run NAME DEV LIMIT LOOP US PATH: one tcu-load in its own slice, 2.05 s.
+# run NAME DEV LIMIT LOOP US PATH: one tcu-load in its own slice, 2.3 s.
 run() {
     TESSEL_SLICE="$TMP/slice.$1" TESSEL_CUDA_CORE_LIMIT=$3 LD_PRELOAD="$PRE" \
-        "$LOAD" --dev="$2" --loop="$4" --us="$5" --path="$6" --ms=2050 --go="$TMP/go" \
+        "$LOAD" --dev="$2" --loop="$4" --us="$5" --path="$6" --ms=2300 --go="$TMP/go" \
         >"$TMP/out.$1" 2>&1 &
 }
 dev=0
 for pct in 10 30 50 70 90; do
-    run heavy$pct $dev $pct heavy 1000 launch
+    run heavy$pct $dev $pct heavy 5000 launch
     dev=$((dev + 1))
-    run sync$pct $dev $pct sync 4000 launch
+    run sync$pct $dev $pct sync 20000 launch
     dev=$((dev + 1))
 done
-run ptsz30 $dev 30 heavy 1000 ptsz
-run ex50 $((dev + 1)) 50 heavy 1000 ex
-run coop70 $((dev + 2)) 70 sync 4000 coop
-run multi40 $((dev + 3)) 40 heavy 1000 multi
-run graph60 $((dev + 4)) 60 heavy 2000 graph
+run ptsz30 $dev 30 heavy 5000 ptsz
+run ex50 $((dev + 1)) 50 heavy 5000 ex
+run coop70 $((dev + 2)) 70 sync 20000 coop
+run multi40 $((dev + 3)) 40 heavy 5000 multi
+run graph60 $((dev + 4)) 60 heavy 8000 graph
 # A shared start line once all 15 have initialised (CPU-heavy under ASan).
 all_ready() { [ "$(cat "$TMP"/out.* 2>/dev/null | grep -c '^ready')" -eq 15 ]; }
 wait_until all_ready
@@ -58,14 +60,14 @@ check() {
     ok $bad "$what, limit $target %: every 1 s window within 5 points ($windows)"
 }
 for pct in 10 30 50 70 90; do
-    check heavy$pct $pct "launch-heavy loop (cuLaunchKernel, 1 ms kernels)"
-    check sync$pct $pct "launch-then-synchronize loop (4 ms kernels)"
+    check heavy$pct $pct "launch-heavy loop (cuLaunchKernel, 5 ms kernels)"
+    check sync$pct $pct "launch-then-synchronize loop (20 ms kernels)"
 done
 check ptsz30 30 "cuLaunchKernel_ptsz, launch-heavy"
 check ex50 50 "cuLaunchKernelEx, launch-heavy"
-check coop70 70 "cuLaunchCooperativeKernel, launch-then-synchronize (4 ms)"
+check coop70 70 "cuLaunchCooperativeKernel, launch-then-synchronize (20 ms)"
 check multi40 40 "cuLaunchCooperativeKernelMultiDevice, launch-heavy"
-check graph60 60 "cuGraphLaunch (4-kernel graph, 2 ms), launch-heavy"
+check graph60 60 "cuGraphLaunch (4-kernel graph, 8 ms), launch-heavy"
 
 # The slice file holds the measured device time: within 5 % of the fake's
 # (events time a kernel from its start event, so the host's launch latency

@@ -3,8 +3,8 @@
 # work-conserving: slice A (20 %) alone on a GPU uses all of it; when slice B
 # (30 %) comes, the device splits by their limits (spare 50 % shared 20:30,
 # so 40 % and 60 %); when B goes quiet, A gets everything back within one
-# window.  Both launch-heavy, 1 ms kernels; shares from the fake's timeline,
-# in 250 ms windows, +-5 points.
+# window.  Both launch-heavy, 5 ms kernels; shares from the fake's timeline,
+# in 500 ms windows, +-5 points.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/interposer/tcu.sh"
 LOAD=$HELPERS/tcu-load
@@ -12,18 +12,18 @@ LOAD=$HELPERS/tcu-load
 export TESSEL_FAKE_EVENT_ORDER=device TESSEL_DEVICE_REGISTRY="$TMP" TESSEL_CUDA_CORE_MODE=shared
 
 TESSEL_SLICE="$TMP/a" TESSEL_CUDA_CORE_LIMIT=20 LD_PRELOAD="$PRE" \
-    "$LOAD" --window=250 --go="$TMP/goa" --until="$TMP/stopa" >"$TMP/out.a" 2>&1 &
+    "$LOAD" --us=5000 --window=500 --go="$TMP/goa" --until="$TMP/stopa" >"$TMP/out.a" 2>&1 &
 a=$!
 TESSEL_SLICE="$TMP/b" TESSEL_CUDA_CORE_LIMIT=30 LD_PRELOAD="$PRE" \
-    "$LOAD" --window=250 --go="$TMP/gob" --ms=1500 >"$TMP/out.b" 2>&1 &
+    "$LOAD" --us=5000 --window=500 --go="$TMP/gob" --ms=2000 >"$TMP/out.b" 2>&1 &
 b=$!
 wait_until grep -qs ready "$TMP/out.a"
 wait_until grep -qs ready "$TMP/out.b"
 touch "$TMP/goa"
-sleep 1
+sleep 1.5
 touch "$TMP/gob"
 wait $b
-sleep 1.2
+sleep 1.5
 touch "$TMP/stopa"
 wait $a
 
@@ -33,10 +33,11 @@ diag "A: $outa"
 diag "B: $outb"
 # B's first window is its ramp (A's queue drains, the registry shows B
 # within 20 ms); B's windows after it, and A's windows inside B's run but
-# after B's first 250 ms, are the split.
-from=$(($(val t0 "$outb") + 250000000))
+# after B's first 500 ms, are the split.
+from=$(($(val t0 "$outb") + 500000000))
 to=$(val t1 "$outb")
-ph=$(printf '%s\n' "$outa" | awk -v from="$from" -v to="$to" -v settle=250000000 \
+ph=$(printf '%s\n' "$outa" |
+    awk -v t0="$(val t0 "$outb")" -v from="$from" -v to="$to" -v settle=250000000 \
     -f "$TESSEL_SRCDIR/tests/interposer/phases.awk")
 diag "A's windows: $ph"
 # in LO..HI TARGET: both ends within 5 points of TARGET

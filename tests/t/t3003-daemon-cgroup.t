@@ -1,7 +1,8 @@
 #!/bin/sh
 # t3003-daemon-cgroup.t - a job runs in its own cgroup with the CPU and memory limits it asked
 # for (v2, or v1 memory+cpu+freezer), a job above its memory limit is killed, and the group is
-# removed when the job ends.  Needs root and cgroup controllers.
+# removed when the job ends (in every controller; tesseld's own group at its stop).  Needs root
+# and cgroup controllers.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 command -v curl >/dev/null && command -v jq >/dev/null || skip_all "curl and jq are needed"
@@ -61,5 +62,9 @@ api POST "/v1/jobs/$C/cancel"
 wait_for '[ "$(job_state $C)" = cancelled ]'; ok $? "cancel ends the whole group"
 wait_for '[ ! -d "$MEMDIR/job-$C" ]'; ok $? "and removes it"
 
+LEFT=$(for c in $TD_CG; do ls -d "$c"/job-* 2>/dev/null; done | wc -l)
+is "$LEFT" 0 "no job's cgroup is left in any controller ($TD_CG)"
 td_stop; ok $? "tesseld stops cleanly on SIGTERM (exit 0, no sanitizer report)"
+LEFT=$(for c in $TD_CG; do [ -d "$c" ] && echo "$c"; done)
+is "$LEFT" "" "with no job running, tesseld's own cgroup directory goes too, in every controller"
 done_testing

@@ -1,7 +1,8 @@
 #!/bin/sh
 # t3006-daemon-user.t - with tesseld running as root, a job runs as the submitting user when
 # that name is a system account (here: nobody), with that account's HOME and USER, its logs
-# readable by it; the job of a user without an account runs as tesseld's user.
+# readable by it; the job of a user without an account runs as tesseld's user, unless tesseld
+# was started with --no-root-jobs: then it fails to start (an admin's job still runs as root).
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 command -v curl >/dev/null && command -v jq >/dev/null || skip_all "curl and jq are needed"
@@ -37,4 +38,22 @@ api GET "/v1/jobs/$K/logs" "" "$GH"
 is "$(cat "$TD/out")" "0" "a user without a system account runs as tesseld's user (root)"
 
 td_stop; ok $? "tesseld stops cleanly on SIGTERM (exit 0, no sanitizer report)"
+
+# --no-root-jobs: the job of a non-admin without a system account fails to start instead.
+td_start --fake-gpus 1xT4:16G --no-cgroups --no-root-jobs || skip_all "tesseld did not restart"
+api POST /v1/jobs '{"argv":["id","-u"]}' "$GH"
+K=$(jget .id)
+wait_for '[ "$(job_state $K)" = failed ]'; ok $? "with --no-root-jobs, ghost's job fails"
+is "$(jget .reason)" "refused: user 'ghost' has no system account here and tesseld (root, --no-root-jobs) runs no non-admin's job as root" \
+    "and says why"
+ok "$([ ! -s "$TD/data/jobs/$K/stdout" ]; echo $?)" "it never ran"
+api POST /v1/jobs '{"argv":["id","-u"]}' "$NB"
+J=$(jget .id)
+wait_for '[ "$(job_state $J)" = succeeded ]'; ok $? "nobody's job still runs (as nobody)"
+api POST /v1/jobs '{"argv":["id","-u"]}'
+A=$(jget .id)
+wait_for '[ "$(job_state $A)" = succeeded ]'
+api GET "/v1/jobs/$A/logs"
+is "$(cat "$TD/out")" "0" "an admin's job still runs as root"
+td_stop; ok $? "tesseld stops cleanly"
 done_testing

@@ -6,7 +6,8 @@
 # logs.  What the job puts in its directory (which is its own) cannot make root tesseld read
 # another file through a symlink, block on a FIFO, take a forged "exit" record for the job's
 # end, or signal a process group named in a forged "pid" file.  A second tesseld on the same
-# data directory is refused with a clear error.  SIGHUP stops tesseld like SIGTERM, its jobs
+# data directory is refused with a clear error, and so is a data directory (or jobs/) owned or
+# writable by another user.  SIGHUP stops tesseld like SIGTERM, its jobs
 # running on.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
@@ -33,6 +34,21 @@ RC=$?
 ok "$([ $RC -ne 0 ]; echo $?)" "a second tesseld on the same data dir exits non-zero ($RC)"
 grep -q "another tesseld uses this data directory" "$TD/second.log"
 ok $? "and says why"
+
+# A data directory someone else owns or may write is refused.
+mkdir -p "$TD/other"
+chown nobody "$TD/other"
+"$TESSEL_BUILD/bin/tesseld" --data-dir "$TD/other" --listen 127.0.0.1:0 --no-cgroups \
+    >"$TD/other.log" 2>&1
+RC=$?
+ok "$([ $RC -ne 0 ] && grep -q "must be a directory owned by tesseld's user" "$TD/other.log"; echo $?)" \
+    "a data directory owned by another user is refused ($RC)"
+mkdir -p "$TD/gw/jobs"
+chmod 777 "$TD/gw/jobs"
+"$TESSEL_BUILD/bin/tesseld" --data-dir "$TD/gw" --listen 127.0.0.1:0 --no-cgroups >"$TD/gw.log" 2>&1
+RC=$?
+ok "$([ $RC -ne 0 ] && grep -q "writable by no one else" "$TD/gw.log"; echo $?)" \
+    "a jobs/ directory others may write is refused ($RC)"
 
 api POST /v1/users '{"name":"nobody"}'
 api POST /v1/tokens '{"user":"nobody"}'

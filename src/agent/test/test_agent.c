@@ -1,5 +1,6 @@
 /* test_agent.c - agent: fake GPU spec, UUID parsing, CPU quota, and tessel-shim end to end
- * (exit status, signal, exec failure, pid file), plus cgroup mode naming. */
+ * (exit status, signal, exec failure, pid file), plus cgroup mode naming, and the handling of
+ * records in a job directory its user may have tampered with. */
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -195,12 +196,110 @@ static void test_shim(void **state)
     assert_false(tagent_alive(getpid(), 1));
 }
 
+static void put(const char *dir, const char *name, const char *text)
+{
+    char p[256];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* The job directory is the job's user's: records there may be forged or replaced. */
+static void test_untrusted_records(void **state)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/tessel-agent-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    pid_t shim, job;
+    uint64_t start;
+    char p[256], secret[256];
+
+    /* pids <= 1 would make kill(-pid) reach every process or the caller's group. */
+    put(dir, "pid", "123 456 1\n");
+    errno = 0;
+    assert_int_equal(tagent_read_pids(dir, &shim, &start, &job), -1);
+    assert_int_equal(errno, EPROTO);
+    put(dir, "pid", "123 456 -1\n");
+    assert_int_equal(tagent_read_pids(dir, &shim, &start, &job), -1);
+    put(dir, "pid", "0 456 77\n");
+    assert_int_equal(tagent_read_pids(dir, &shim, &start, &job), -1);
+    put(dir, "pid", "123 456 77\n");
+    assert_int_equal(tagent_read_pids(dir, &shim, &start, &job), 0);
+    assert_int_equal(job, 77);
+
+    /* A symlink is not followed (a record pointing at another file). */
+    snprintf(secret, sizeof secret, "%s/secret", dir);
+    put(dir, "secret", "exit 0\n");
+    snprintf(p, sizeof p, "%s/exit", dir);
+    assert_int_equal(symlink(secret, p), 0);
+    tagent_exit_t ex;
+    errno = 0;
+    assert_int_equal(tagent_read_exit(dir, &ex), -1);
+    assert_int_equal(errno, EPROTO);
+    unlink(p);
+
+    /* A FIFO does not block the reader. */
+    assert_int_equal(mkfifo(p, 0600), 0);
+    assert_int_equal(tagent_read_exit(dir, &ex), -1);
+    assert_int_equal(errno, EPROTO);
+    unlink(p);
+
+    /* tagent_child_of: this process is its parent's child, not pid 1's, nor a stranger's. */
+    assert_true(tagent_child_of(getpid(), getppid()) || getppid() <= 1);
+    assert_false(tagent_child_of(getpid(), getpid()));
+    assert_false(tagent_child_of(1, 0));
+    assert_false(tagent_child_of(getpid(), 1) && getppid() != 1);
+    cleanup(dir);
+}
+
+/* The shim writes its records through an O_EXCL temporary: a symlink the job's user left
+ * under the temporary's name is replaced, its target untouched. */
+static void test_shim_no_follow(void **state)
+{
+    char dir[64], victim[128], p[256];
+    snprintf(dir, sizeof dir, "/tmp/tessel-agent-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    snprintf(victim, sizeof victim, "%s.victim", dir);
+    FILE *f = fopen(victim, "w");
+    assert_non_null(f);
+    fputs("precious\n", f);
+    fclose(f);
+    snprintf(p, sizeof p, "%s/exit.tmp", dir);
+    assert_int_equal(symlink(victim, p), 0);
+    snprintf(p, sizeof p, "%s/pid.tmp", dir);
+    assert_int_equal(symlink(victim, p), 0);
+    char shim[4096];
+    snprintf(shim, sizeof shim, "%s/bin/tessel-shim", getenv("TESSEL_BUILD") ?: "build");
+    char *argv[] = {"true", NULL};
+    tagent_spawn_t sp = {.shim = shim, .dir = dir, .cwd = dir, .argv = argv, .envp = environ};
+    pid_t pid = tagent_spawn(&sp, NULL);
+    assert_true(pid > 0);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    tagent_exit_t ex;
+    assert_int_equal(tagent_read_exit(dir, &ex), 1);
+    assert_int_equal(ex.exit_code, 0);
+    char buf[64] = "";
+    f = fopen(victim, "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    assert_string_equal(buf, "precious\n");
+    unlink(victim);
+    cleanup(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fake_spec), cmocka_unit_test(test_uuid),
-        cmocka_unit_test(test_quota),     cmocka_unit_test(test_cgroup_layout),
-        cmocka_unit_test(test_shim),
+        cmocka_unit_test(test_fake_spec),      cmocka_unit_test(test_uuid),
+        cmocka_unit_test(test_quota),          cmocka_unit_test(test_cgroup_layout),
+        cmocka_unit_test(test_shim),           cmocka_unit_test(test_untrusted_records),
+        cmocka_unit_test(test_shim_no_follow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

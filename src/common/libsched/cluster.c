@@ -327,7 +327,8 @@ static int demand_factors(tsched_cluster_t *c)
             }
         }
         double w = mw->wbase * f;
-        if (w != mw->wcap) {
+        mw->moved = w != mw->wcap;
+        if (mw->moved) {
             mw->wcap = w;
             changed = 1;
         }
@@ -357,17 +358,29 @@ void tsched__refresh(tsched_cluster_t *c)
     uint64_t step = c->capacity / DEMAND_STEP_DIV;
     uint64_t moved =
         c->allocated > c->demand_at ? c->allocated - c->demand_at : c->demand_at - c->allocated;
-    if (!c->demand_valid || moved >= step) {
-        if (changed) /* the node state the factors read must be current */
+    if (c->demand_valid && moved < step) {
+        if (changed)
             for (size_t i = 0; i < c->n; i++)
                 tsched__node_changed(c, i);
-        changed = demand_factors(c);
-        c->demand_at = c->allocated;
-        c->demand_valid = 1;
+        return;
     }
-    if (changed)
+    if (changed) /* the node state the factors read must be current */
         for (size_t i = 0; i < c->n; i++)
             tsched__node_changed(c, i);
+    int factors = demand_factors(c);
+    c->demand_at = c->allocated;
+    c->demand_valid = 1;
+    if (!factors)
+        return;
+    /* A factor weighs only the tasks of its kind a node can still take:
+     * where none fits now, none fits after any placement either, so the
+     * node's scores do not change and its cached ones stay valid. */
+    for (size_t i = 0; i < c->n; i++)
+        for (unsigned m = 0; m < c->nmix; m++)
+            if (c->mix[m].moved && member_room(c, i, &c->mix[m]) > 0) {
+                tsched__node_changed(c, i);
+                break;
+            }
 }
 
 double tsched__capfrag(const tsched_cluster_t *c, size_t ni, uint64_t cpu_take, const uint8_t *gj,

@@ -852,8 +852,7 @@ static int dev_ok(const tshm_t *s, int dev)
 
 static uint32_t core_flags(unsigned mode, unsigned prio)
 {
-    return (mode & TSHM_CORE_MODE_MASK) | ((prio & 0xff) << TSHM_CORE_PRIO_SHIFT) |
-           TSHM_CORE_SET;
+    return (mode & TSHM_CORE_MODE_MASK) | ((prio & 0xff) << TSHM_CORE_PRIO_SHIFT) | TSHM_CORE_SET;
 }
 
 void tshm_core_config(tshm_t *s, int dev, unsigned limit_pct, unsigned mode, unsigned prio)
@@ -890,15 +889,13 @@ int64_t tshm_core_refill(tshm_t *s, int dev, uint64_t now_ns, uint32_t rate_ppm,
     if (TSHM_UNLIKELY(last == 0)) {
         atomic_compare_exchange_strong(&d->refill_ns, &last, now_ns);
     } else if (now_ns > last + REFILL_MIN_NS &&
-               atomic_compare_exchange_strong_explicit(&d->refill_ns, &last, now_ns,
-                                                       memory_order_acq_rel,
-                                                       memory_order_relaxed)) {
+               atomic_compare_exchange_strong_explicit(
+                   &d->refill_ns, &last, now_ns, memory_order_acq_rel, memory_order_relaxed)) {
         int64_t dt = (int64_t)(now_ns - last);
         if (dt > REFILL_MAX_NS)
             dt = REFILL_MAX_NS;
         int64_t add = dt * (int64_t)rate_ppm / 1000000;
-        int64_t c =
-            atomic_fetch_add_explicit(&d->credit_ns, add, memory_order_acq_rel) + add;
+        int64_t c = atomic_fetch_add_explicit(&d->credit_ns, add, memory_order_acq_rel) + add;
         while (c > cap_ns && !atomic_compare_exchange_weak(&d->credit_ns, &c, cap_ns))
             ;
     }

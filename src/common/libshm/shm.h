@@ -73,8 +73,8 @@ typedef struct {
 /* One live (or not yet reclaimed) process of a slice. */
 typedef struct {
     pid_t pid;
-    uint64_t start_time;             /* clock ticks since boot, /proc/PID/stat field 22 */
-    char comm[16];                   /* process name, NUL-terminated */
+    uint64_t start_time;                /* clock ticks since boot, /proc/PID/stat field 22 */
+    char comm[16];                      /* process name, NUL-terminated */
     uint64_t used[TSHM_MAX_DEVICES];    /* bytes charged per device index */
     uint64_t busy_ns[TSHM_MAX_DEVICES]; /* measured device time per device index */
     unsigned inflight;                  /* measured launches not yet seen complete */

@@ -43,8 +43,7 @@ TCU_EXPORT CUresult cuLaunchKernel_ptsz(LAUNCH_ARGS, void **kernelParams, void *
 TCU_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
                                      void **kernelParams, void **extra)
 {
-    MEASURED(cuLaunchKernelEx, config ? config->hStream : NULL, 0, config, f, kernelParams,
-             extra);
+    MEASURED(cuLaunchKernelEx, config ? config->hStream : NULL, 0, config, f, kernelParams, extra);
 }
 
 TCU_EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,

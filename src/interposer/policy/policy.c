@@ -282,8 +282,8 @@ uint32_t tcu_core_rate(unsigned limit, unsigned mode, unsigned prio, const tcu_p
     if (mode == TSHM_CORE_SHARED) {
         uint64_t claims = base, shared_bases = base;
         for (int i = 0; i < npeers; i++) {
-            uint64_t pb = peers[i].limit ? (uint64_t)peers[i].limit * (TCU_PPM / 100)
-                                         : peers[i].used_ppm;
+            uint64_t pb =
+                peers[i].limit ? (uint64_t)peers[i].limit * (TCU_PPM / 100) : peers[i].used_ppm;
             claims += pb;
             if (peers[i].mode == TSHM_CORE_SHARED)
                 shared_bases += pb;
@@ -300,9 +300,8 @@ uint32_t tcu_core_rate(unsigned limit, unsigned mode, unsigned prio, const tcu_p
         }
     }
     if (any_higher) {
-        uint64_t left = higher + TCU_PRIO_HEADROOM_PPM < TCU_PPM
-                            ? TCU_PPM - higher - TCU_PRIO_HEADROOM_PPM
-                            : 0;
+        uint64_t left =
+            higher + TCU_PRIO_HEADROOM_PPM < TCU_PPM ? TCU_PPM - higher - TCU_PRIO_HEADROOM_PPM : 0;
         if (rate > left)
             rate = left;
     }

@@ -323,11 +323,74 @@ static void test_frag_definition(void **state)
     tsched_cluster_destroy(c);
 }
 
+/* The score cache is exact: a cluster whose every node is touched before
+ * each decision (which throws its cached scores away) decides exactly as one
+ * that keeps them, through commits, releases and the changes of Tessel's
+ * demand factors. */
+static void test_cache_exact(void **state)
+{
+    const char *names[] = {"tessel", "fgd"};
+    for (int pi = 0; pi < 2; pi++)
+        for (uint64_t seed = 11; seed <= 13; seed++) {
+            tsched_cluster_t *c[2];
+            struct shadow sh[2][NODES];
+            tsched_job_t mix[2][5];
+            double w[5] = {4, 3, 2, 2, 1};
+            for (int k = 0; k < 2; k++) {
+                rng = seed;
+                c[k] = tsched_cluster_create();
+                assert_non_null(c[k]);
+                build(c[k], sh[k]);
+                for (int i = 0; i < 5; i++) {
+                    mix[k][i] = random_job();
+                    mix[k][i].selector = NULL;
+                }
+                mix[k][3].ngpus = 4, mix[k][3].milli_gpu = 1000; /* multi-GPU kinds */
+                mix[k][4].ngpus = 8, mix[k][4].milli_gpu = 1000;
+                assert_int_equal(tsched_cluster_set_workload(c[k], mix[k], w, 5, NULL), 0);
+            }
+            tsched_policy_t *p = tsched_policy_create(names[pi], NULL);
+            assert_non_null(p);
+            struct held held[ROUNDS];
+            unsigned nheld = 0;
+            for (unsigned r = 0; r < ROUNDS; r++) {
+                if (nheld && below(5) == 0) {
+                    unsigned k = below(nheld);
+                    for (int x = 0; x < 2; x++)
+                        assert_int_equal(tsched_release(c[x], held[k].m, held[k].n), 0);
+                    held[k] = held[--nheld];
+                    continue;
+                }
+                for (uint32_t i = 0; i < NODES; i++) { /* touch every node of c[1] */
+                    tsched_member_t t = {.node = i};
+                    assert_int_equal(tsched_commit(c[1], &t, 1), 0);
+                    assert_int_equal(tsched_release(c[1], &t, 1), 0);
+                }
+                tsched_job_t j = random_job();
+                tsched_member_t m[2][4];
+                memset(m, 0, sizeof m);
+                int rc0 = tsched_allocate(c[0], p, &j, m[0], NULL);
+                int rc1 = tsched_allocate(c[1], p, &j, m[1], NULL);
+                assert_int_equal(rc0, rc1);
+                assert_memory_equal(m[0], m[1], sizeof m[0]);
+                if (rc0 == 0) {
+                    held[nheld].n = j.gang ? j.gang : 1;
+                    memcpy(held[nheld].m, m[0], sizeof m[0]);
+                    nheld++;
+                }
+            }
+            tsched_policy_destroy(p);
+            tsched_cluster_destroy(c[0]);
+            tsched_cluster_destroy(c[1]);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_all_policies),
         cmocka_unit_test(test_frag_definition),
+        cmocka_unit_test(test_cache_exact),
     };
     return cmocka_run_group_tests_name("libsched/props", tests, NULL, NULL);
 }

@@ -176,7 +176,7 @@ static void test_compute(void **state)
     uint64_t t = 1000000000ull;
     assert_true(tshm_core_refill(s, a, t, 400000, 8000000) == 0); /* first: starts the clock */
     assert_true(tshm_core_refill(s, a, t + 10000000, 400000, 8000000) == 4000000);
-    assert_true(tshm_core_refill(s, a, t + 10010000, 400000, 8000000) == 4000000); /* < 20 us */
+    assert_true(tshm_core_refill(s, a, t + 10010000, 400000, 8000000) == 4000000);  /* < 20 us */
     assert_true(tshm_core_refill(s, a, t + 110000000, 400000, 8000000) == 8000000); /* capped */
     tshm_core_debit(s, a, 3000000);                /* a launch expected to take 3 ms */
     tshm_core_account(s, a, 10000000, 1, 3000000); /* it took 10 ms */
@@ -185,8 +185,7 @@ static void test_compute(void **state)
     tshm_core_reset(s, a, t + 200000000);
     assert_true(tshm_core_refill(s, a, t + 200000000, 400000, 8000000) == 0);
     /* An idle hour credits at most 1 s before the cap applies: no overflow. */
-    assert_true(tshm_core_refill(s, a, t + 3600000000000ull, 1000000, INT64_MAX) ==
-                1000000000ll);
+    assert_true(tshm_core_refill(s, a, t + 3600000000000ull, 1000000, INT64_MAX) == 1000000000ll);
 
     tshm_device_info_t d;
     assert_int_equal(tshm_device_info(s, a, &d), 0);

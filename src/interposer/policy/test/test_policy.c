@@ -131,12 +131,16 @@ static void test_core_rate(void **state)
         /* high uses everything: the floor, 1 % */
         {0, TSHM_CORE_STRICT, 1, 1, {{0, TSHM_CORE_STRICT, 2, 1000000}}, 10000},
         /* two higher peers add up */
-        {0, TSHM_CORE_STRICT, 0, 2,
-         {{0, TSHM_CORE_STRICT, 1, 300000}, {0, TSHM_CORE_STRICT, 2, 200000}}, 450000},
+        {0,
+         TSHM_CORE_STRICT,
+         0,
+         2,
+         {{0, TSHM_CORE_STRICT, 1, 300000}, {0, TSHM_CORE_STRICT, 2, 200000}},
+         450000},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        uint32_t r = tcu_core_rate(rows[i].limit, rows[i].mode, rows[i].prio, rows[i].peers,
-                                   rows[i].n);
+        uint32_t r =
+            tcu_core_rate(rows[i].limit, rows[i].mode, rows[i].prio, rows[i].peers, rows[i].n);
         if (r != rows[i].want)
             fail_msg("row %zu: rate %u, want %u", i, r, rows[i].want);
     }
@@ -209,12 +213,9 @@ static void test_array_bytes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_config_valid),
-        cmocka_unit_test(test_config_malformed),
-        cmocka_unit_test(test_config_compute),
-        cmocka_unit_test(test_core_rate),
-        cmocka_unit_test(test_view),
-        cmocka_unit_test(test_array_bytes),
+        cmocka_unit_test(test_config_valid),   cmocka_unit_test(test_config_malformed),
+        cmocka_unit_test(test_config_compute), cmocka_unit_test(test_core_rate),
+        cmocka_unit_test(test_view),           cmocka_unit_test(test_array_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
