@@ -1,4 +1,5 @@
 /* cgroup.c - job control groups, v2 and v1 (see cgroup.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -215,4 +216,57 @@ int tagent_cgroup_remove(tagent_cg_mode_t m, const char *root, const char *name)
         }
     }
     return rc;
+}
+
+/* Groups are at most "<instance>/job-<id>" below the swept parent; a little more depth is
+ * tolerated (a job may create sub-groups of its own in v2), deeper ones are left alone. */
+#define SWEEP_MAX_DEPTH 4
+
+/* Depth-first over the sub-directories of dir (rel: its path below the swept parent, "" for the
+ * parent itself, which is never removed). */
+static int sweep_dir(const char *dir, const char *rel, int depth, tagent_cgroup_keep_fn keep,
+                     void *arg)
+{
+    DIR *dp = opendir(dir);
+    if (!dp)
+        return 0;
+    int removed = 0;
+    struct dirent *e;
+    while ((e = readdir(dp)) != NULL) {
+        if (e->d_type != DT_DIR || strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char sub[4096], subrel[4096];
+        if ((size_t)snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name) >= sizeof sub ||
+            (size_t)snprintf(subrel, sizeof subrel, "%s%s%s", rel, *rel ? "/" : "", e->d_name) >=
+                sizeof subrel)
+            continue;
+        struct stat st;
+        if (lstat(sub, &st) < 0 || !S_ISDIR(st.st_mode))
+            continue;
+        if (keep && keep(subrel, &st, arg))
+            continue;
+        if (depth + 1 < SWEEP_MAX_DEPTH)
+            removed += sweep_dir(sub, subrel, depth + 1, keep, arg);
+        if (rmdir(sub) == 0)
+            removed++;
+    }
+    closedir(dp);
+    return removed;
+}
+
+int tagent_cgroup_sweep(tagent_cg_mode_t m, const char *root, const char *parent,
+                        tagent_cgroup_keep_fn keep, void *arg)
+{
+    char dir[4096];
+    int removed = 0;
+    if (m == TAGENT_CG_V2) {
+        snprintf(dir, sizeof dir, "%s/%s", root, parent);
+        removed = sweep_dir(dir, "", 0, keep, arg);
+    } else if (m == TAGENT_CG_V1) {
+        for (int i = 0; i < NV1; i++) {
+            snprintf(dir, sizeof dir, "%s/%s/%s", root, v1_controllers[i], parent);
+            removed += sweep_dir(dir, "", 0, keep, arg);
+        }
+    }
+    return removed;
 }

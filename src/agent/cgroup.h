@@ -17,7 +17,9 @@
 #ifndef TESSEL_AGENT_CGROUP_H
 #define TESSEL_AGENT_CGROUP_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "libutil/error.h"
 
@@ -52,5 +54,17 @@ int tagent_cgroup_kill(tagent_cg_mode_t m, const char *root, const char *name, i
 
 /* Remove the group (it must be empty).  0, or -1 with errno (ENOENT is not an error). */
 int tagent_cgroup_remove(tagent_cg_mode_t m, const char *root, const char *name);
+
+/* Called by tagent_cgroup_sweep for each directory it may remove: rel is its path below the
+ * swept parent ("<instance>" or "<instance>/job-<id>"), st its stat; true keeps it. */
+typedef bool (*tagent_cgroup_keep_fn)(const char *rel, const struct stat *st, void *arg);
+
+/* Remove the stale groups below parent (e.g. "tessel"), in every controller (v1: memory, cpu,
+ * freezer; v2: the one hierarchy): deepest first, every directory that keep() does not keep
+ * (keep may be NULL) and that the kernel lets go, i.e. has no process and no child group left
+ * (a group with a process is never removed: rmdir fails with EBUSY).  parent itself stays.
+ * Returns the number of directories removed (counted once per controller). */
+int tagent_cgroup_sweep(tagent_cg_mode_t m, const char *root, const char *parent,
+                        tagent_cgroup_keep_fn keep, void *arg);
 
 #endif

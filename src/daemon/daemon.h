@@ -110,7 +110,7 @@ typedef struct {
     char fake_lib_dir[PATH_MAX];
     char fake_spec[256]; /* "" without --fake-gpus */
     bool simulated;
-    bool no_root_jobs; /* --no-root-jobs: as root, a non-admin's job never runs as root */
+    bool allow_root_jobs; /* --allow-root-jobs: as root, a non-admin's job may run as root */
     char node_name[64];
     long ncpus;
     uint64_t mem_total;
@@ -205,6 +205,17 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *run, tsl_error_
 /* The job's directory: <data-dir>/jobs/<id>. */
 void tessd_job_dir(const tessd_t *d, int64_t id, char *buf, size_t len);
 void tessd_cgroup_name(const tessd_t *d, int64_t id, char *buf, size_t len);
+/* As root without --allow-root-jobs, a job of a non-admin user runs only as the system account
+ * of the same name, and never as uid 0.  Returns true when a job of user (admin: its role is
+ * admin) would so be refused, with the one-line reason in why; false otherwise (tesseld not
+ * root, --allow-root-jobs, an admin, or an account other than root exists). */
+bool tessd_job_refused(const tessd_t *d, const char *user, bool admin, char *why, size_t len);
+/* At start, before any job is launched: remove the cgroups left empty below "tessel/" by
+ * earlier runs (a kill -9'd tesseld, jobs that ended while it was down), in every controller.
+ * The groups of this instance's running jobs are kept; another instance's groups only once
+ * older than TESSD_CG_STALE_S (its tesseld may be starting a job in a group just made). */
+#define TESSD_CG_STALE_S 60
+void tessd_cgroup_sweep(tessd_t *d);
 
 /* api/routes.c */
 extern const thttp_route_t tessd_routes[];

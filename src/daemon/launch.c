@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -29,6 +30,66 @@ void tessd_job_dir(const tessd_t *d, int64_t id, char *buf, size_t len)
 void tessd_cgroup_name(const tessd_t *d, int64_t id, char *buf, size_t len)
 {
     snprintf(buf, len, "%s/job-%lld", d->cg_base, (long long)id);
+}
+
+bool tessd_job_refused(const tessd_t *d, const char *user, bool admin, char *why, size_t len)
+{
+    if (geteuid() != 0 || d->allow_root_jobs || admin)
+        return false;
+    struct passwd pwbuf, *pw = NULL;
+    char pwmem[4096];
+    if (getpwnam_r(user, &pwbuf, pwmem, sizeof pwmem, &pw) == 0 && pw && pw->pw_uid != 0)
+        return false;
+    if (pw)
+        snprintf(why, len,
+                 "refused: system account '%s' is uid 0 and tesseld runs no non-admin's job as "
+                 "root; ask an admin to start tesseld with --allow-root-jobs",
+                 user);
+    else
+        snprintf(why, len,
+                 "refused: no system account '%s' on this machine; ask an admin to create one "
+                 "or start tesseld with --allow-root-jobs",
+                 user);
+    return true;
+}
+
+typedef struct {
+    tessd_t *d;
+    time_t stale_before;
+} sweep_ctx_t;
+
+static bool sweep_keep(const char *rel, const struct stat *st, void *arg)
+{
+    const sweep_ctx_t *c = arg;
+    size_t il = strlen(c->d->instance);
+    if (strncmp(rel, c->d->instance, il) == 0 && (rel[il] == '\0' || rel[il] == '/')) {
+        /* Ours: keep the group of a job that runs (and what is below it). */
+        long long id;
+        char end;
+        if (rel[il] == '/' && sscanf(rel + il + 1, "job-%lld%c", &id, &end) >= 1)
+            return tessd_run_find(c->d, (int64_t)id) != NULL;
+        return false;
+    }
+    /* Another instance's: its tesseld may be alive and starting a job in a group it has just
+     * made (the job joins it within milliseconds); only an old group is taken for stale. */
+    return st->st_mtime > c->stale_before;
+}
+
+void tessd_cgroup_sweep(tessd_t *d)
+{
+    if (d->cg_mode == TAGENT_CG_NONE)
+        return;
+    char parent[sizeof d->cg_base];
+    snprintf(parent, sizeof parent, "%s", d->cg_base);
+    char *slash = strrchr(parent, '/');
+    if (!slash)
+        return;
+    *slash = '\0';
+    sweep_ctx_t c = {.d = d, .stale_before = time(NULL) - TESSD_CG_STALE_S};
+    int n = tagent_cgroup_sweep(d->cg_mode, d->cg_root, parent, sweep_keep, &c);
+    if (n > 0)
+        tessd_log("removed %d stale cgroup director%s below %s/%s", n, n == 1 ? "y" : "ies",
+                  d->cg_root, parent);
 }
 
 /* A growable NULL-terminated array of "K=V" strings where a later set replaces. */
@@ -173,8 +234,9 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
      * as that same user); other users neither list nor read them. */
     if (mkdir(dir, 0700) < 0 && errno != EEXIST)
         return tsl_errprintf(err, "%s: %s", dir, strerror(errno));
-    /* As root, the job runs as its submitter when that name is a system account; otherwise
-     * (an API-only user, or tesseld not root) as tesseld's own user. */
+    /* As root, the job runs as its submitter when that name is a system account (not uid 0);
+     * otherwise as tesseld's own user: when tesseld is not root, or for an admin's job, or
+     * with --allow-root-jobs; else it is refused (tessd_job_refused). */
     struct passwd pwbuf, *pw = NULL;
     char pwmem[4096];
     bool as_user = false;
@@ -184,16 +246,17 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
         if (chown(dir, pw->pw_uid, pw->pw_gid) < 0)
             return tsl_errprintf(err, "chown %s: %s", dir, strerror(errno));
     }
-    if (!as_user && geteuid() == 0 && d->no_root_jobs) {
-        /* --no-root-jobs: only an admin's job may run as root. */
+    if (!as_user && geteuid() == 0 && !d->allow_root_jobs) {
+        /* Checked at submission already; checked again here because the account may have gone
+         * since, or the job was submitted to a tesseld started with --allow-root-jobs. */
         tstore_user_t u;
         tsl_error_t uerr;
-        if (tstore_user_get(d->store, j->user, &u, &uerr) < 0 || strcmp(u.role, "admin") != 0) {
+        bool admin =
+            tstore_user_get(d->store, j->user, &u, &uerr) == 0 && strcmp(u.role, "admin") == 0;
+        char why[256];
+        if (tessd_job_refused(d, j->user, admin, why, sizeof why)) {
             errno = EPERM;
-            return tsl_errprintf(err,
-                                 "refused: user '%s' has no system account here and tesseld "
-                                 "(root, --no-root-jobs) runs no non-admin's job as root",
-                                 j->user);
+            return tsl_errprintf(err, "%s", why);
         }
     }
     if (!as_user) {

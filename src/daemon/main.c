@@ -103,9 +103,11 @@ static void usage(FILE *f)
             "  --durability MODE   normal (default): a committed change survives a crash of\n"
             "                      tesseld; full: also power loss and OS crashes (an fsync per\n"
             "                      commit: slower submissions, docs/tesseld.md)\n"
-            "  --no-root-jobs      as root: a job of a non-admin user without a system account\n"
-            "                      (or whose account is uid 0) fails to start, instead of\n"
-            "                      running as root\n");
+            "  --allow-root-jobs   as root: run the job of a non-admin user without a system\n"
+            "                      account of its name (or whose account is uid 0) as root;\n"
+            "                      by default it is refused (an admin's job runs as root)\n"
+            "  --no-root-jobs      the default (kept for old command lines): such jobs are\n"
+            "                      refused\n");
 }
 
 /* The data directory and jobs/ must be tesseld's own, real directories, writable by no one
@@ -336,6 +338,7 @@ int main(int argc, char **argv)
         O_MINRUN,
         O_DURABLE,
         O_NOROOT,
+        O_ALLOWROOT,
         O_HELP,
         O_VERSION
     };
@@ -355,6 +358,7 @@ int main(int argc, char **argv)
         {"min-runtime", required_argument, NULL, O_MINRUN},
         {"durability", required_argument, NULL, O_DURABLE},
         {"no-root-jobs", no_argument, NULL, O_NOROOT},
+        {"allow-root-jobs", no_argument, NULL, O_ALLOWROOT},
         {"help", no_argument, NULL, O_HELP},
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0},
@@ -416,7 +420,10 @@ int main(int argc, char **argv)
             durable_full = strcmp(optarg, "full") == 0;
             break;
         case O_NOROOT:
-            d->no_root_jobs = true;
+            d->allow_root_jobs = false;
+            break;
+        case O_ALLOWROOT:
+            d->allow_root_jobs = true;
             break;
         case O_HELP:
             usage(stdout);

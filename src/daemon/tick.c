@@ -666,6 +666,9 @@ int tessd_recover(tessd_t *d, tsl_error_t *err)
     if (tstore_job_list(d->store, &f, recover_one, d, err) < 0)
         return -1;
     size_t n = d->nruns;
+    /* Before the first tick can start a job: the running jobs are known, every other group of
+     * ours is stale (and another instance's once old). */
+    tessd_cgroup_sweep(d);
     /* The running jobs hold their placements again, pending jobs are handed to libsched. */
     if (tessd_sched_build(d, err) < 0)
         return -1;

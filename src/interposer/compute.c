@@ -38,6 +38,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -108,7 +109,7 @@ struct devctl {
     struct reg_entry *entry; /* under refreshing */
 };
 static struct devctl dctl[TCU_MAX_DEVICES];
-static uint64_t slice_key; /* under a devctl's refreshing; same value for all */
+static _Atomic uint64_t slice_key; /* tshm_id of the slice, 0 until known */
 
 /* ---- per-thread measurement -------------------------------------------- */
 
@@ -130,6 +131,18 @@ struct meas {
 static _Thread_local struct meas tmeas[TCTX];
 static _Thread_local int tmeas_last = -1;
 static _Thread_local unsigned tmeas_next;
+
+/* A thread that ends with launches in flight must not leave them counted
+ * (tshm_drained would wait for ever): a key destructor reads what finished
+ * and forgets the rest.  Set once a thread measures anything. */
+static pthread_key_t exit_key;
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+static void thread_exit(void *arg);
+static void make_exit_key(void)
+{
+    if (pthread_key_create(&exit_key, thread_exit) != 0)
+        exit_key = (pthread_key_t)-1;
+}
 
 static uint64_t mono_ns(void)
 {
@@ -201,6 +214,9 @@ static struct meas *meas_current(void)
             return &tmeas[i];
         }
     }
+    pthread_once(&exit_once, make_exit_key);
+    if (exit_key != (pthread_key_t)-1)
+        pthread_setspecific(exit_key, (void *)1);
     int v = (int)(tmeas_next++ % TCTX);
     struct meas *m = &tmeas[v];
     if (m->ctx)
@@ -216,6 +232,20 @@ static struct meas *meas_current(void)
         m->broken = 1;
     tmeas_last = v;
     return m;
+}
+
+static void thread_exit(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < TCTX; i++) {
+        struct meas *m = &tmeas[i];
+        if (!m->ctx)
+            continue;
+        if (m->dev >= 0 && !m->broken)
+            poll_ring(m);
+        abandon(m);
+        m->ctx = NULL;
+    }
 }
 
 /* ---- the registry ----------------------------------------------------- */
@@ -264,17 +294,17 @@ static struct reg_file *reg_open(int dev)
 }
 
 /* Own entry of the registry, claimed if needed; NULL when all are taken. */
-static struct reg_entry *reg_claim(struct reg_file *r, uint64_t now)
+static struct reg_entry *reg_claim(struct reg_file *r, uint64_t key, uint64_t now)
 {
     for (int i = 0; i < REG_SLOTS; i++)
-        if (atomic_load(&r->e[i].key) == slice_key)
+        if (atomic_load(&r->e[i].key) == key)
             return &r->e[i];
     for (int pass = 0; pass < 2; pass++) {
         for (int i = 0; i < REG_SLOTS; i++) {
             struct reg_entry *e = &r->e[i];
             uint64_t k = atomic_load(&e->key);
             int take = pass == 0 ? k == 0 : atomic_load(&e->active_ns) + STALE_NS < now;
-            if (take && atomic_compare_exchange_strong(&e->key, &k, slice_key)) {
+            if (take && atomic_compare_exchange_strong(&e->key, &k, key)) {
                 atomic_store(&e->upd_ns, now);
                 atomic_store(&e->upd_busy, 0);
                 atomic_store(&e->used_ppm, 0);
@@ -296,16 +326,19 @@ static void refresh(int dev, uint64_t now)
     unsigned prio = tshm_core_prio(s, dev);
     tcu_peer_t peers[REG_SLOTS];
     int np = 0, higher = 0;
+    uint64_t key = atomic_load(&slice_key);
     if (tcu.cfg.core_set && !dc->reg_tried) {
         dc->reg_tried = 1;
-        if (!slice_key)
-            slice_key = tshm_id(s);
-        dc->reg = slice_key ? reg_open(dev) : NULL;
+        if (!key) {
+            key = tshm_id(s);
+            atomic_store(&slice_key, key);
+        }
+        dc->reg = key ? reg_open(dev) : NULL;
     }
     if (dc->reg) {
         struct reg_entry *me = dc->entry;
-        if (!me || atomic_load(&me->key) != slice_key)
-            me = dc->entry = reg_claim(dc->reg, now);
+        if (!me || atomic_load(&me->key) != key)
+            me = dc->entry = reg_claim(dc->reg, key, now);
         if (me) {
             atomic_store(&me->limit, limit);
             atomic_store(&me->mode, mode);
@@ -323,7 +356,7 @@ static void refresh(int dev, uint64_t now)
         for (int i = 0; i < REG_SLOTS; i++) {
             struct reg_entry *e = &dc->reg->e[i];
             uint64_t k = atomic_load(&e->key);
-            if (k == 0 || k == slice_key || atomic_load(&e->active_ns) + ACTIVE_NS < now)
+            if (k == 0 || k == key || atomic_load(&e->active_ns) + ACTIVE_NS < now)
                 continue;
             tcu_peer_t *p = &peers[np++];
             p->limit = atomic_load(&e->limit);
@@ -374,9 +407,10 @@ static uint64_t pace(struct meas *m)
         poll_ring(m);
         waited = 1;
     }
-    /* No expectation yet (first launches): wait for a measurement rather
-     * than run ahead of it. */
-    while (m->est == 0 && m->head - m->tail >= RING) {
+    /* No expectation yet (the ring's first launch is in flight): wait for
+     * its measurement rather than run ahead of it with launches that cost
+     * nothing provisionally (16 kernels of 20 ms would be 320 ms queued). */
+    while (m->est == 0 && m->head != m->tail) {
         sleep_ns(DRAIN_STEP_NS);
         poll_ring(m);
         waited = 1;
@@ -546,6 +580,14 @@ void tcu_launch_begin(tcu_launch_t *l, CUstream st, int pt)
     if (TCU_UNLIKELY(tshm_launch_enter(s)))
         suspended_wait(s);
     l->entered = 1;
+    /* A process with no TESSEL_CUDA_CORE_* setting is never paced (it does
+     * not join the device registry), so measuring its launches would only
+     * feed usage figures, at the price of two event records and a query per
+     * launch in the driver (~500 ns on the fake driver; issue 2 allows 100 ns
+     * added per launch).  It keeps the suspend gate; see compute-shares.md,
+     * "Processes without a compute setting". */
+    if (TCU_LIKELY(!tcu.cfg.core_set))
+        return;
     one_begin(&l->one, st, pt);
 }
 
@@ -573,6 +615,11 @@ CUresult tcu_launch_multi(CUDA_LAUNCH_PARAMS *list, unsigned n, unsigned flags)
         tcu_register();
     if (tshm_launch_enter(s))
         suspended_wait(s);
+    if (!tcu.cfg.core_set) { /* not measured: see tcu_launch_begin */
+        CUresult rc = real(list, n, flags);
+        tshm_launch_exit(s);
+        return rc;
+    }
     struct tcu_launch_one one[TCU_MULTI_MAX];
     CUcontext ctxs[TCU_MULTI_MAX];
     unsigned k = n < TCU_MULTI_MAX ? n : TCU_MULTI_MAX;

@@ -11,6 +11,9 @@
  *              tcu_track (hash table) or tcu_unreserve on failure.
  *   free       tcu_untrack (O(1)) -> real driver -> tcu_release, or the
  *              entry goes back if the driver refused the free.
+ *   launch     tcu_launch_begin (suspend gate, read finished event pairs,
+ *              pace, start event) -> real driver -> tcu_launch_end (end
+ *              event, leave the gate); compute.c, docs/compute-shares.md.
  *   fork       the child forgets the parent's slot; its first counted call
  *              claims its own (tcu_slow_register).
  *   exit       nothing: the slot is reclaimed like a dead process's.

@@ -15,6 +15,9 @@
  *   --until=PATH   run until PATH exists instead (checked every launch)
  *   --go=PATH      print "ready", then wait for PATH to exist before starting
  *   --window=N     report the share over windows of N ms (default 1000)
+ *   --thread       run all of it (context included) in a thread of its own,
+ *                  print "thread ended" once that thread has exited
+ *   --linger=PATH  before exiting, wait for PATH to exist
  *
  * Output, after the final synchronisation (figures from the fake's
  * simulated timeline: tessel_fake_process_busy_ns and tessel_fake_now_ns):
@@ -26,6 +29,7 @@
  * last kernel (T1).  Exit status 0, or 2 on a driver error.
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +68,7 @@ static const char *opt(int argc, char **argv, const char *name, const char *def)
     return def;
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
     int dev = atoi(opt(argc, argv, "--dev", "0"));
     unsigned long long us = strtoull(opt(argc, argv, "--us", "1000"), NULL, 10);
@@ -206,5 +210,42 @@ int main(int argc, char **argv)
            "wends=%s\n",
            100.0 * (double)(b1 - b0) / (double)(t1 - t0), b1 - b0, t1 - t0, launches,
            wl ? windows : "none", t0, t1, el ? wends : "none");
+    fflush(stdout);
     return 0;
+}
+
+struct args {
+    int argc;
+    char **argv;
+    int rc;
+};
+
+static void *run_thread(void *p)
+{
+    struct args *a = p;
+    a->rc = run(a->argc, a->argv);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    const char *linger = opt(argc, argv, "--linger", NULL);
+    struct args a = {argc, argv, 0};
+    int threaded = 0;
+    for (int i = 1; i < argc; i++)
+        threaded |= strcmp(argv[i], "--thread") == 0;
+    if (!threaded)
+        a.rc = run(argc, argv);
+    else {
+        pthread_t t;
+        if (pthread_create(&t, NULL, run_thread, &a) != 0 || pthread_join(t, NULL) != 0) {
+            fprintf(stderr, "tcu-load: cannot run the thread\n");
+            return 2;
+        }
+        printf("thread ended\n");
+        fflush(stdout);
+    }
+    while (linger && access(linger, F_OK) != 0)
+        usleep(2000);
+    return a.rc;
 }

@@ -7,7 +7,7 @@ TCU_HELPERS := $(TCU_TEST_DIR)/tcu-probe $(TCU_TEST_DIR)/tcu-plugin.so $(TCU_TES
 
 $(TCU_TEST_DIR)/tcu-load: $(O)/obj/tests/interposer/load.o
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -ldl
+	$(CC) $(LDFLAGS) -o $@ $^ -ldl -lpthread
 
 $(TCU_TEST_DIR)/tcu-probe: $(O)/obj/tests/interposer/probe.o $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)

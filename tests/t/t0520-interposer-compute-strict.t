@@ -5,7 +5,7 @@
 # launch-heavy loop and a launch-then-synchronize loop, and on every launch
 # path (cuLaunchKernel_ptsz, cuLaunchKernelEx, cuLaunchCooperativeKernel,
 # cuLaunchCooperativeKernelMultiDevice, cuGraphLaunch).  Kernels of 5 ms
-# (20 ms when synchronised each time) keep the 15 loops' CPU use small, so
+# (20 ms when synchronised each time) keep the 16 loops' CPU use small, so
 # that a loaded host does not starve the loops themselves.  Shares come from
 # the fake's simulated timeline (busy time of the process / elapsed), not
 # from this machine's speed.  The slice file's busy time matches.
@@ -36,8 +36,11 @@ run ex50 $((dev + 1)) 50 heavy 5000 ex
 run coop70 $((dev + 2)) 70 sync 20000 coop
 run multi40 $((dev + 3)) 40 heavy 5000 multi
 run graph60 $((dev + 4)) 60 heavy 8000 graph
-# A shared start line once all 15 have initialised (CPU-heavy under ASan).
-all_ready() { [ "$(cat "$TMP"/out.* 2>/dev/null | grep -c '^ready')" -eq 15 ]; }
+# Long kernels, launch-heavy, at a low limit: the first launches must not
+# queue a burst before the first measurement comes back.
+run long10 $((dev + 5)) 10 heavy 20000 launch
+# A shared start line once all 16 have initialised (CPU-heavy under ASan).
+all_ready() { [ "$(cat "$TMP"/out.* 2>/dev/null | grep -c '^ready')" -eq 16 ]; }
 wait_until all_ready
 touch "$TMP/go"
 wait
@@ -68,6 +71,7 @@ check ex50 50 "cuLaunchKernelEx, launch-heavy"
 check coop70 70 "cuLaunchCooperativeKernel, launch-then-synchronize (20 ms)"
 check multi40 40 "cuLaunchCooperativeKernelMultiDevice, launch-heavy"
 check graph60 60 "cuGraphLaunch (4-kernel graph, 8 ms), launch-heavy"
+check long10 10 "launch-heavy loop of 20 ms kernels"
 
 # The slice file holds the measured device time: within 5 % of the fake's
 # (events time a kernel from its start event, so the host's launch latency

@@ -70,4 +70,19 @@ wait $pid
 out=$(grep '^load' "$TMP/out")
 diag "$out"
 ok $([ -n "$out" ] && echo 0 || echo 1) "the program ran to its end normally"
+
+# A thread that launched and ended leaves nothing counted in flight (its
+# launches' measurements are read or dropped as it exits): a slice whose
+# process lives on without launching still drains.
+S2="$TMP/slice2"
+TESSEL_SLICE="$S2" TESSEL_CUDA_CORE_LIMIT=90 LD_PRELOAD="$PRE" "$LOAD" --thread --us=20000 \
+    --ms=300 --linger="$TMP/stop2" >"$TMP/out2" 2>&1 &
+pid2=$!
+wait_until grep -qs 'thread ended' "$TMP/out2"
+is "$("$SLICE_TOOL" "$S2" suspend)" ok "suspend a slice whose launching thread has ended"
+st=$("$SLICE_TOOL" "$S2" state)
+diag "$st"
+is "$(val drained "$st")" 1 "drained at once: the ended thread's launches are not left in flight"
+touch "$TMP/stop2"
+wait $pid2
 done_testing

@@ -1,8 +1,10 @@
 #!/bin/sh
 # t3003-daemon-cgroup.t - a job runs in its own cgroup with the CPU and memory limits it asked
 # for (v2, or v1 memory+cpu+freezer), a job above its memory limit is killed, and the group is
-# removed when the job ends (in every controller; tesseld's own group at its stop).  Needs root
-# and cgroup controllers.
+# removed when the job ends (in every controller; tesseld's own group at its stop).  At start,
+# tesseld removes the empty groups an earlier run left (kill -9): its own instance's that belong
+# to no running job, another instance's once older than a minute; a running job's group stays.
+# Needs root and cgroup controllers.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 command -v curl >/dev/null && command -v jq >/dev/null || skip_all "curl and jq are needed"
@@ -23,6 +25,7 @@ else
     TD_CG="$MEMDIR $CPUDIR /sys/fs/cgroup/freezer/tessel/$INST"
 fi
 diag "cgroups $MODE, instance $INST"
+CG0=$TD_CG
 G="$TD/go"
 mkdir -p "$G"
 
@@ -62,9 +65,49 @@ api POST "/v1/jobs/$C/cancel"
 wait_for '[ "$(job_state $C)" = cancelled ]'; ok $? "cancel ends the whole group"
 wait_for '[ ! -d "$MEMDIR/job-$C" ]'; ok $? "and removes it"
 
-LEFT=$(for c in $TD_CG; do ls -d "$c"/job-* 2>/dev/null; done | wc -l)
-is "$LEFT" 0 "no job's cgroup is left in any controller ($TD_CG)"
+# Stale groups after a kill -9: a job keeps running (D), and, made by hand while tesseld is
+# down, an empty group of this instance that is no running job's, and in another instance
+# an old empty group (mtime two minutes ago) and a young one (could be a job starting).
+api POST /v1/jobs "{\"argv\":[\"sh\",\"-c\",\"while [ ! -e $G/d ]; do sleep 0.05; done\"]}"
+D=$(jget .id)
+wait_for '[ "$(job_state $D)" = running ] && [ -n "$(cat "$MEMDIR/job-$D/cgroup.procs" 2>/dev/null)" ]'
+ok $? "job $D runs in its group"
+td_kill9
+NC=$(echo "$TD_CG" | wc -w)
+for c in $TD_CG; do
+    P=$(dirname "$c")
+    mkdir -p "$c/job-424242" "$P/stale-$$/job-1" "$P/young-$$/job-1"
+    touch -d '2 minutes ago' "$P/stale-$$/job-1" "$P/stale-$$"
+    TD_CG="$TD_CG $P/stale-$$ $P/young-$$"
+done
+td_start --fake-gpus 1xT4:16G || exit 1
+LEFT=""
+for c in $TD_CG; do
+    case $c in */stale-$$ | */young-$$) continue ;; esac
+    P=$(dirname "$c")
+    [ -d "$c/job-424242" ] && LEFT="$LEFT $c/job-424242"
+    [ -d "$P/stale-$$" ] && LEFT="$LEFT $P/stale-$$"
+done
+is "$LEFT" "" "at start, tesseld removed its own stale group and the other instance's old one, in every controller"
+KEPT=0 YOUNG=0
+for c in $TD_CG; do
+    case $c in */stale-$$ | */young-$$) continue ;; esac
+    [ -d "$c/job-$D" ] && KEPT=$((KEPT + 1))
+    [ -d "$(dirname "$c")/young-$$/job-1" ] && YOUNG=$((YOUNG + 1))
+done
+is "$KEPT" "$NC" "the running job's group is kept in every controller ($NC)"
+is "$YOUNG" "$NC" "another instance's young group is left alone"
+is "$(job_state $D)" running "job $D is still running"
+grep -q "tessel/$INST/job-$D" /proc/"$(cut -d' ' -f3 "$TD/data/jobs/$D/pid")"/cgroup
+ok $? "in its group"
+for c in $TD_CG; do case $c in */young-$$) rmdir "$c/job-1" "$c" ;; esac; done
+touch "$G/d"
+wait_for '[ "$(job_state $D)" = succeeded ]'; ok $? "job $D ends after the restart"
+wait_for '[ ! -d "$MEMDIR/job-$D" ]'; ok $? "and its group is removed"
+
+LEFT=$(for c in $CG0; do ls -d "$c"/job-* 2>/dev/null; done | wc -l)
+is "$LEFT" 0 "no job's cgroup is left in any controller ($CG0)"
 td_stop; ok $? "tesseld stops cleanly on SIGTERM (exit 0, no sanitizer report)"
-LEFT=$(for c in $TD_CG; do [ -d "$c" ] && echo "$c"; done)
+LEFT=$(for c in $CG0; do [ -d "$c" ] && echo "$c"; done)
 is "$LEFT" "" "with no job running, tesseld's own cgroup directory goes too, in every controller"
 done_testing

@@ -1,10 +1,11 @@
 /* test_agent.c - agent: fake GPU spec, UUID parsing, CPU quota, and tessel-shim end to end
  * (exit status, signal, exec failure, pid file), plus cgroup mode naming, and the handling of
- * records in a job directory its user may have tampered with. */
+ * records in a job directory its user may have tampered with, and the sweep of stale cgroups. */
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,64 @@ static void test_quota(void **state)
     assert_int_equal(tagent_cpu_quota_us(1), 1000); /* kernel minimum */
     assert_string_equal(tagent_cgroup_mode_name(TAGENT_CG_V1), "v1");
     assert_string_equal(tagent_cgroup_mode_name(TAGENT_CG_NONE), "none");
+}
+
+static bool keep_job2(const char *rel, const struct stat *st, void *arg)
+{
+    (void)st;
+    (*(int *)arg)++;
+    return strcmp(rel, "abc/job-2") == 0;
+}
+
+/* The sweep at start: deepest first, every directory rmdir lets go except those kept, in every
+ * v1 controller; a non-empty one (a group with processes, here a file) and its parents stay. */
+static void test_cgroup_sweep(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/tessel-cgsweep-XXXXXX", p[4096];
+    assert_non_null(mkdtemp(root));
+    static const char *const ctl[] = {"memory", "cpu", "freezer"};
+    for (int i = 0; i < 3; i++) {
+        static const char *const dirs[] = {"abc/job-1", "abc/job-2", "old/job-7/sub", "busy/job-3"};
+        for (int k = 0; k < 4; k++) {
+            snprintf(p, sizeof p, "%s/%s/tessel/%s", root, ctl[i], dirs[k]);
+            char cmd[4200];
+            snprintf(cmd, sizeof cmd, "mkdir -p '%s'", p);
+            assert_int_equal(system(cmd), 0);
+        }
+        snprintf(p, sizeof p, "%s/%s/tessel/busy/job-3/cgroup.procs", root, ctl[i]);
+        FILE *f = fopen(p, "w");
+        assert_non_null(f);
+        fputs("4242\n", f);
+        fclose(f);
+    }
+    int asked = 0;
+    /* Per controller: abc/job-1, old/job-7/sub, old/job-7, old removed; abc (job-2 kept),
+     * busy/job-3 (a file) and busy stay. */
+    assert_int_equal(tagent_cgroup_sweep(TAGENT_CG_V1, root, "tessel", keep_job2, &asked), 12);
+    assert_true(asked >= 3 * 6);
+    for (int i = 0; i < 3; i++) {
+        static const char *const gone[] = {"abc/job-1", "old"};
+        static const char *const kept[] = {"abc/job-2", "busy/job-3", ""};
+        for (int k = 0; k < 2; k++) {
+            snprintf(p, sizeof p, "%s/%s/tessel/%s", root, ctl[i], gone[k]);
+            assert_int_equal(access(p, F_OK), -1);
+        }
+        for (int k = 0; k < 3; k++) {
+            snprintf(p, sizeof p, "%s/%s/tessel/%s", root, ctl[i], kept[k]);
+            assert_int_equal(access(p, F_OK), 0);
+        }
+    }
+    assert_int_equal(tagent_cgroup_sweep(TAGENT_CG_NONE, root, "tessel", NULL, NULL), 0);
+    /* v2: one hierarchy; without keep, job-2 goes too. */
+    snprintf(p, sizeof p, "%s/memory", root);
+    assert_int_equal(tagent_cgroup_sweep(TAGENT_CG_V2, p, "tessel", NULL, NULL), 2);
+    snprintf(p, sizeof p, "%s/memory/tessel/abc", root);
+    assert_int_equal(access(p, F_OK), -1);
+
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
 }
 
 static void read_into(const char *path, char *buf, size_t len)
@@ -299,7 +358,7 @@ int main(void)
         cmocka_unit_test(test_fake_spec),      cmocka_unit_test(test_uuid),
         cmocka_unit_test(test_quota),          cmocka_unit_test(test_cgroup_layout),
         cmocka_unit_test(test_shim),           cmocka_unit_test(test_untrusted_records),
-        cmocka_unit_test(test_shim_no_follow),
+        cmocka_unit_test(test_shim_no_follow), cmocka_unit_test(test_cgroup_sweep),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,9 +13,11 @@
  *   header.procs_offset      header.proc_cap  x struct tshm_proc_rec
  *
  * The process table grows (the file is extended and proc_cap doubled under
- * the file lock), so there is no fixed cap on processes.  Records carry
- * reserved space for later issues (compute shares, priorities, suspend);
- * readers must check magic, version and the record sizes in the header.
+ * the file lock), so there is no fixed cap on processes.  Version 2 added the
+ * compute side (shares, priorities, the pacing bucket, busy time per device
+ * and process, suspend/resume: docs/compute-shares.md); records keep reserved
+ * space for later versions; readers must check magic, version and the record
+ * sizes in the header.
  *
  * Concurrency.  Hot-path operations (tshm_reserve, tshm_release) are lock-free
  * atomics on the mapped file: a compare-and-swap loop on the device's used

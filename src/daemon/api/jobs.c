@@ -361,6 +361,13 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     char *argv_s = NULL, *env_s = NULL;
     if (parse_submit(d, body, &j, rep) < 0 || check_satisfiable(d, &j, rep) < 0)
         goto out;
+    /* As root, a non-admin's job runs as its system account, never as root (unless
+     * --allow-root-jobs): refused now rather than failed at its start. */
+    char why[256];
+    if (tessd_job_refused(d, who.user, who.admin, why, sizeof why)) {
+        thttp_error(rep, 422, "unsatisfiable", NULL, "%s", why);
+        goto out;
+    }
     tstore_queue_t q;
     tsl_error_t err;
     if (tstore_queue_get(d->store, j.queue, &q, &err) < 0) {
