@@ -6,7 +6,10 @@
  *   2. the job's own "env";
  *   3. Tessel's: CUDA_VISIBLE_DEVICES, TESSEL_JOB_ID, TESSEL_SLICE, TESSEL_CUDA_MEM_LIMIT,
  *      TESSEL_CUDA_MEM_LIMIT_<n>, LD_PRELOAD (interposer first), and with fake GPUs
- *      TESSEL_FAKE_GPUS and LD_LIBRARY_PATH (fake library directory first).
+ *      TESSEL_FAKE_GPUS and LD_LIBRARY_PATH (fake library directory first);
+ *   4. with a GPU, the compute share (compute_env): TESSEL_CUDA_CORE_LIMIT is the lower of the
+ *      job's share and the job's own value; TESSEL_CUDA_CORE_MODE (shared for a fraction) and
+ *      TESSEL_CUDA_CORE_PRIORITY (high for inference; a job may lower it, never raise it).
  */
 #include <errno.h>
 #include <pwd.h>
@@ -166,6 +169,43 @@ static void env_free(envv_t *e)
     free(e->v);
 }
 
+/* The compute share of a job on a GPU (docs/compute-shares.md): a fraction gets its share in
+ * percent, work-conserving (mode shared); a whole GPU gets 100, which measures its busy time
+ * and lets a suspend drain it without limiting it.  Inference jobs go first (priority high).
+ * The job's own env may lower the limit and the priority (never raise them) and choose the mode. */
+static int compute_env(const tstore_job_t *j, const tessd_run_t *r, envv_t *e)
+{
+    unsigned pct = 100;
+    if (r->member.milli_gpu > 0 && r->member.milli_gpu < 1000)
+        pct = (unsigned)r->member.milli_gpu / 10;
+    if (pct < 1)
+        pct = 1;
+    const char *user = env_get(e, "TESSEL_CUDA_CORE_LIMIT");
+    if (user) {
+        char *end;
+        unsigned long v = strtoul(user, &end, 10);
+        if (end != user && (*end == '\0' || strcmp(end, "%") == 0) && v >= 1 && v < pct)
+            pct = (unsigned)v;
+    }
+    char num[16];
+    snprintf(num, sizeof num, "%u", pct);
+    int rc = env_set(e, "TESSEL_CUDA_CORE_LIMIT", num);
+    bool fraction = r->member.milli_gpu > 0 && r->member.milli_gpu < 1000;
+    if (fraction && !env_get(e, "TESSEL_CUDA_CORE_MODE"))
+        rc |= env_set(e, "TESSEL_CUDA_CORE_MODE", "shared");
+    /* Priority is the class's: inference goes first.  A job may lower its own priority
+     * ("low", or "normal" for inference) but never raise it: a training job that asks for
+     * "high" (or anything else) runs at "normal". */
+    const char *prio = env_get(e, "TESSEL_CUDA_CORE_PRIORITY");
+    if (j->klass == TSTORE_CLASS_INFERENCE) {
+        if (!prio || (strcmp(prio, "low") != 0 && strcmp(prio, "normal") != 0))
+            rc |= env_set(e, "TESSEL_CUDA_CORE_PRIORITY", "high");
+    } else if (prio && strcmp(prio, "low") != 0) {
+        rc |= env_set(e, "TESSEL_CUDA_CORE_PRIORITY", "normal");
+    }
+    return rc;
+}
+
 static int build_env(tessd_t *d, const tstore_job_t *j, const tessd_run_t *r,
                      const struct passwd *pw, const char *dir, envv_t *e)
 {
@@ -211,6 +251,7 @@ static int build_env(tessd_t *d, const tstore_job_t *j, const tessd_run_t *r,
             snprintf(k, sizeof k, "TESSEL_CUDA_MEM_LIMIT_%u", (unsigned)i);
             rc |= env_set(e, k, num);
         }
+        rc |= compute_env(j, r, e);
     }
     /* LD_PRELOAD is handed to the shim apart (tagent_spawn_t.preload): see preload_of. */
     if (d->fake_spec[0]) {

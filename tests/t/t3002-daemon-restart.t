@@ -119,7 +119,16 @@ syncs() {
         api POST /v1/jobs '{"argv":["true"],"queue":"hold"}'
         _i=$((_i + 1))
     done
-    kill -INT $_sp
+    # SIGTERM, not SIGINT: a background job of a non-interactive shell starts
+    # with SIGINT ignored, and strace would never stop.  Bounded: after 10 s
+    # strace is killed (the kernel then detaches tesseld and its children).
+    kill -TERM $_sp 2>/dev/null
+    _w=100
+    while kill -0 $_sp 2>/dev/null && [ $_w -gt 0 ]; do
+        sleep 0.1
+        _w=$((_w - 1))
+    done
+    kill -KILL $_sp 2>/dev/null
     wait $_sp 2>/dev/null
     grep -c -E 'fsync|fdatasync' "$TD/strace"
 }

@@ -56,7 +56,7 @@ tcli gpus --json
 is "$(jq -r '.gpus[0].used_mem, .gpus[0].slices[0].job_id, .gpus[0].slices[0].mem_limit' "$TD/o" | tr '\n' ' ')" \
     "$(((1500 + CTX) * MiB)) $BIG $((2048 * MiB)) " "gpus --json: the slice uses 1800 MiB of its 2 GiB"
 tcli gpus
-grep -qE "^ *0  +$BIG  admin  +1  +1\.76 GiB  +2\.00 GiB  +87% of its limit$" "$TD/o"
+grep -qE "^ *0  +$BIG  admin  +1  +1\.76 GiB  +2\.00 GiB  +[0-9]+\.[0-9]s  +87% of its limit$" "$TD/o"
 ok $? "gpus shows the slice: 1.76 GiB used of 2.00 GiB"
 touch "$G/big"
 wait_for '[ "$(state_of $BIG)" = succeeded ]'; ok $? "the big job ends"

@@ -10,7 +10,8 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: tessel gpus [--json]\n"
                "Show each GPU: the share placed on it (ALLOC, in GPUs), its memory used by the\n"
-               "jobs and promised to them as limits, utilisation, and each job's slice.\n"
+               "jobs and promised to them as limits, utilisation, and each job's slice (BUSY:\n"
+               "the device time its processes have used, in seconds).\n"
                "\n"
                "  --json           print the API's JSON ({\"gpus\": [...]})\n");
 }
@@ -56,10 +57,10 @@ int cmd_gpus(cli_t *cli, int argc, char **argv)
     }
     static const char *const ghdr[] = {">GPU",      "NAME",        ">MEMORY", ">SLICES", ">ALLOC",
                                        ">MEM-USED", ">MEM-LIMITS", ">UTIL",   "KIND"};
-    static const char *const shdr[] = {">GPU",      ">JOB",       "USER", ">SHARE",
-                                       ">MEM-USED", ">MEM-LIMIT", "USE"};
+    static const char *const shdr[] = {">GPU",      ">JOB",       "USER",  ">SHARE",
+                                       ">MEM-USED", ">MEM-LIMIT", ">BUSY", "USE"};
     cli_table_t *g = cli_table_new(9, ghdr);
-    cli_table_t *s = cli_table_new(7, shdr);
+    cli_table_t *s = cli_table_new(8, shdr);
     int nslices = 0, nsim = 0;
     size_t i;
     json_t *gpu;
@@ -94,7 +95,7 @@ int cmd_gpus(cli_t *cli, int argc, char **argv)
         json_t *sl;
         json_array_foreach(slices, k, sl)
         {
-            char job[32], share[32], mu[32], ml[32], pct[32];
+            char job[32], share[32], mu[32], ml[32], pct[32], busy[32];
             snprintf(job, sizeof job, "%lld",
                      (long long)json_integer_value(json_object_get(sl, "job_id")));
             cli_format_milli(json_integer_value(json_object_get(sl, "milli")), share, sizeof share);
@@ -104,12 +105,20 @@ int cmd_gpus(cli_t *cli, int argc, char **argv)
                 snprintf(pct, sizeof pct, "%lld%% of its limit", (long long)(used_b * 100 / lim_b));
             else
                 snprintf(pct, sizeof pct, "-");
+            /* BUSY: device time the slice has used (seconds), measured by the interposer. */
+            json_t *b = json_object_get(sl, "busy_ms");
+            if (json_is_integer(b))
+                snprintf(busy, sizeof busy, "%lld.%01llds", (long long)json_integer_value(b) / 1000,
+                         (long long)(json_integer_value(b) % 1000) / 100);
+            else
+                snprintf(busy, sizeof busy, "-");
             const char *srow[] = {idx,
                                   job,
                                   json_string_value(json_object_get(sl, "user")),
                                   share,
                                   size_cell(json_object_get(sl, "mem_used"), mu, sizeof mu),
                                   size_cell(json_object_get(sl, "mem_limit"), ml, sizeof ml),
+                                  busy,
                                   pct};
             cli_table_add(s, srow);
             nslices++;

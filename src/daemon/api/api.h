@@ -33,6 +33,16 @@ void api_store_error(thttp_reply_t *rep, const tsl_error_t *err);
 json_t *api_job_json(tessd_t *d, const tstore_job_t *j);
 /* Bytes a running job's slice file reports in use on GPU g (0 when unknown).  Lock held. */
 uint64_t api_slice_used(tessd_t *d, const tessd_run_t *r, int g);
+/* What a running job's slice file says of GPU g: memory in use, measured busy device time
+ * (ns, the slice's processes together, never decreasing) and compute share (percent, 0 = none). */
+typedef struct {
+    uint64_t used;
+    uint64_t busy_ns;
+    unsigned core_limit;
+} api_slice_t;
+/* Fill *out (all zero when unknown); 0, or -1 when the slice file or its device is unknown.
+ * Lock held. */
+int api_slice_read(tessd_t *d, const tessd_run_t *r, int g, api_slice_t *out);
 
 void api_healthz(thttp_req_t *, thttp_reply_t *, void *);
 void api_metrics(thttp_req_t *, thttp_reply_t *, void *);

@@ -106,6 +106,28 @@ void api_metrics(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
                       (unsigned long long)v);
         }
     }
+    /* Busy device time per slice: a counter per running job (it starts with the job and
+     * disappears when the job ends, like any per-target counter Prometheus sees reset). */
+    sb_printf(&s, "# HELP tessel_gpu_slice_busy_seconds_total Device time a job's slice has "
+                  "used on the GPU (measured by the interposer).\n"
+                  "# TYPE tessel_gpu_slice_busy_seconds_total counter\n");
+    for (int g = 0; g < d->ngpus; g++) {
+        for (size_t i = 0; i < d->nruns; i++) {
+            const tessd_run_t *r = &d->runs[i];
+            for (uint32_t k = 0; k < r->member.ngpus; k++) {
+                if (r->member.gpu[k] != g)
+                    continue;
+                api_slice_t sl;
+                api_slice_read(d, r, g, &sl);
+                sb_printf(&s,
+                          "tessel_gpu_slice_busy_seconds_total{gpu=\"%d\",uuid=\"%s\",job=\"%lld\","
+                          "simulated=\"%d\"} %llu.%09llu\n",
+                          g, d->gpus[g].uuid, (long long)r->id, d->gpus[g].simulated ? 1 : 0,
+                          (unsigned long long)(sl.busy_ns / 1000000000u),
+                          (unsigned long long)(sl.busy_ns % 1000000000u));
+            }
+        }
+    }
     pthread_mutex_unlock(&d->lock);
     sb_printf(&s, "# HELP tessel_http_requests_total Answers sent, by status.\n"
                   "# TYPE tessel_http_requests_total counter\n");

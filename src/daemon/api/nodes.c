@@ -1,7 +1,10 @@
 /* nodes.c - GET /v1/nodes and GET /v1/gpus: inventory and live usage.
  *
  * Allocation figures come from the running jobs' placements (what libsched holds); used
- * memory comes from each job's slice file, written by the interposer inside the job. */
+ * memory, busy device time and the compute share come from each job's slice file, written by
+ * the interposer inside the job.  No busy_ratio per GPU: the busy counters are read on demand,
+ * not sampled by the tick, so there is no interval to divide by (a scraper can rate() the
+ * tessel_gpu_slice_busy_seconds_total counter). */
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,8 +14,9 @@
 #include "daemon/api/api.h"
 #include "libshm/shm.h"
 
-uint64_t api_slice_used(tessd_t *d, const tessd_run_t *r, int g)
+int api_slice_read(tessd_t *d, const tessd_run_t *r, int g, api_slice_t *out)
 {
+    memset(out, 0, sizeof *out);
     char dir[PATH_MAX], path[PATH_MAX + 16];
     tessd_job_dir(d, r->id, dir, sizeof dir);
     snprintf(path, sizeof path, "%s/slice", dir);
@@ -21,18 +25,18 @@ uint64_t api_slice_used(tessd_t *d, const tessd_run_t *r, int g)
      * (through /proc/self/fd), so that it cannot be swapped in between. */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
-        return 0;
+        return -1;
     struct stat st;
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        return 0;
+        return -1;
     }
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
     tshm_t *s = tshm_open_ro(path, NULL);
     close(fd);
     if (!s)
-        return 0;
-    uint64_t used = 0;
+        return -1;
+    int found = -1;
     int n = tshm_ndevices(s);
     for (int i = 0; i < n; i++) {
         tshm_device_info_t info;
@@ -41,12 +45,22 @@ uint64_t api_slice_used(tessd_t *d, const tessd_run_t *r, int g)
         bool match = memcmp(info.uuid, d->gpus[g].uuid_bin, 16) == 0;
         /* A one-GPU job whose slice has one device: that device is its GPU. */
         if (match || (n == 1 && r->member.ngpus == 1)) {
-            used = info.used;
+            out->used = info.used;
+            out->busy_ns = info.busy_ns;
+            out->core_limit = info.core_limit;
+            found = 0;
             break;
         }
     }
     tshm_close(s);
-    return used;
+    return found;
+}
+
+uint64_t api_slice_used(tessd_t *d, const tessd_run_t *r, int g)
+{
+    api_slice_t sl;
+    api_slice_read(d, r, g, &sl);
+    return sl.used;
 }
 
 static json_t *gpu_json(tessd_t *d, int g)
@@ -60,14 +74,18 @@ static json_t *gpu_json(tessd_t *d, int g)
         for (uint32_t k = 0; k < r->member.ngpus; k++) {
             if (r->member.gpu[k] != g)
                 continue;
-            uint64_t u = api_slice_used(d, r, g);
+            api_slice_t sl;
+            api_slice_read(d, r, g, &sl);
             milli += r->member.milli_gpu;
             mem += r->member.gpu_mem_bytes;
-            used += u;
+            used += sl.used;
             json_array_append_new(
-                slices, json_pack("{s:I, s:s, s:i, s:I, s:I}", "job_id", (json_int_t)r->id, "user",
-                                  r->user, "milli", (int)r->member.milli_gpu, "mem_limit",
-                                  (json_int_t)r->member.gpu_mem_bytes, "mem_used", (json_int_t)u));
+                slices,
+                json_pack("{s:I, s:s, s:i, s:I, s:I, s:I, s:o}", "job_id", (json_int_t)r->id,
+                          "user", r->user, "milli", (int)r->member.milli_gpu, "mem_limit",
+                          (json_int_t)r->member.gpu_mem_bytes, "mem_used", (json_int_t)sl.used,
+                          "busy_ms", (json_int_t)(sl.busy_ns / 1000000u), "compute_limit",
+                          sl.core_limit ? json_integer(sl.core_limit) : json_null()));
         }
     }
     json_t *peers = json_array();
