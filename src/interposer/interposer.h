@@ -114,6 +114,39 @@ int tcu_track(enum tcu_kind kind, uint64_t key, int dev, uint64_t bytes, uint64_
  * 0, or -1 when not tracked (not ours, or allocated before we were). */
 int tcu_untrack(enum tcu_kind kind, uint64_t key, int *dev, uint64_t *bytes, uint64_t *aux);
 
+/* The two halves of every counted free, around the driver's call (whose
+ * signature differs per hook):
+ *
+ *     struct tcu_held h;
+ *     if (!tcu_release_begin(kind, key, &h))
+ *         return real(...);                   // not ours: the driver alone
+ *     return tcu_release_settle(kind, key, &h, real(...));
+ *
+ * tcu_release_begin takes the record out before the driver frees (the key
+ * cannot be handed out again before then): 1 when it was tracked, 0 when
+ * not.  tcu_release_settle gives the bytes back if the driver freed (rc
+ * success), else puts the record back as it was; returns rc unchanged. */
+struct tcu_held {
+    int dev;
+    uint64_t bytes;
+    uint64_t aux;
+};
+
+static inline int tcu_release_begin(enum tcu_kind kind, uint64_t key, struct tcu_held *h)
+{
+    return tcu_untrack(kind, key, &h->dev, &h->bytes, &h->aux) == 0;
+}
+
+static inline CUresult tcu_release_settle(enum tcu_kind kind, uint64_t key,
+                                          const struct tcu_held *h, CUresult rc)
+{
+    if (TCU_LIKELY(rc == CUDA_SUCCESS))
+        tcu_unreserve(h->dev, h->bytes);
+    else
+        tcu_track(kind, key, h->dev, h->bytes, h->aux);
+    return rc;
+}
+
 /* Number of live records (tests, bench). */
 uint64_t tcu_tracked(void);
 

@@ -144,17 +144,11 @@ static CUresult ctx_destroy(CUcontext ctx, cuCtxDestroy_v2_fn real)
 {
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
-    int dev;
-    uint64_t bytes;
     uint64_t key = (uint64_t)(uintptr_t)ctx;
-    if (tcu_untrack(TCU_KIND_CTX, key, &dev, &bytes, NULL) < 0)
+    struct tcu_held held;
+    if (!tcu_release_begin(TCU_KIND_CTX, key, &held))
         return real(ctx);
-    CUresult r = real(ctx);
-    if (r == CUDA_SUCCESS)
-        tcu_unreserve(dev, bytes);
-    else
-        tcu_track(TCU_KIND_CTX, key, dev, bytes, 0);
-    return r;
+    return tcu_release_settle(TCU_KIND_CTX, key, &held, real(ctx));
 }
 
 TCU_EXPORT CUresult cuCtxDestroy(CUcontext ctx)

@@ -185,14 +185,37 @@ static int pool_dev(CUmemoryPool h, int fallback)
 
 /* ---- linear memory ------------------------------------------------------ */
 
-/* Record a fresh allocation, or undo it if the record cannot be made. */
-static CUresult track_or_undo(enum tcu_kind kind, uint64_t key, int dev, uint64_t bytes,
-                              uint64_t aux)
+/* The second half of every counted allocation, after the driver answered r
+ * for bytes reserved on dev: on failure give the reservation back and return
+ * r; on success record (kind, key) (key is read only then) and return r, or,
+ * if the record cannot be made, give the allocation and the reservation back
+ * and return OOM. */
+static inline CUresult alloc_settle(CUresult r, enum tcu_kind kind, uint64_t key, int dev,
+                                    uint64_t bytes)
 {
-    if (TCU_LIKELY(tcu_track(kind, key, dev, bytes, aux) == 0))
-        return CUDA_SUCCESS;
-    if (kind == TCU_KIND_PTR && TCU_REAL(cuMemFree_v2))
-        TCU_REAL(cuMemFree_v2)((CUdeviceptr)key);
+    if (TCU_UNLIKELY(r != CUDA_SUCCESS)) {
+        tcu_unreserve(dev, bytes);
+        return r;
+    }
+    if (TCU_LIKELY(tcu_track(kind, key, dev, bytes, 0) == 0))
+        return r;
+    switch (kind) {
+    case TCU_KIND_PTR:
+        if (TCU_REAL(cuMemFree_v2))
+            TCU_REAL(cuMemFree_v2)((CUdeviceptr)key);
+        break;
+    case TCU_KIND_VMM:
+        TCU_REAL(cuMemRelease)((CUmemGenericAllocationHandle)key);
+        break;
+    case TCU_KIND_ARRAY:
+        TCU_REAL(cuArrayDestroy)((CUarray)(uintptr_t)key);
+        break;
+    case TCU_KIND_MIPMAP:
+        TCU_REAL(cuMipmappedArrayDestroy)((CUmipmappedArray)(uintptr_t)key);
+        break;
+    case TCU_KIND_CTX:
+        break;
+    }
     tcu_unreserve(dev, bytes);
     return OOM;
 }
@@ -209,11 +232,7 @@ TCU_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
     if (tcu_reserve(dev, bytesize) < 0)
         return OOM;
     CUresult r = real(dptr, bytesize);
-    if (r != CUDA_SUCCESS) {
-        tcu_unreserve(dev, bytesize);
-        return r;
-    }
-    return track_or_undo(TCU_KIND_PTR, *dptr, dev, bytesize, 0);
+    return alloc_settle(r, TCU_KIND_PTR, r == CUDA_SUCCESS ? *dptr : 0, dev, bytesize);
 }
 
 TCU_EXPORT CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
@@ -228,11 +247,7 @@ TCU_EXPORT CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
     if (tcu_reserve(dev, bytesize) < 0)
         return OOM;
     CUresult r = real(dptr, bytesize);
-    if (r != CUDA_SUCCESS) {
-        tcu_unreserve(dev, bytesize);
-        return r;
-    }
-    return track_or_undo(TCU_KIND_PTR, *dptr, dev, bytesize, 0);
+    return alloc_settle(r, TCU_KIND_PTR, r == CUDA_SUCCESS ? *dptr : 0, dev, bytesize);
 }
 
 TCU_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
@@ -247,11 +262,7 @@ TCU_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsign
     if (tcu_reserve(dev, bytesize) < 0)
         return OOM;
     CUresult r = real(dptr, bytesize, flags);
-    if (r != CUDA_SUCCESS) {
-        tcu_unreserve(dev, bytesize);
-        return r;
-    }
-    return track_or_undo(TCU_KIND_PTR, *dptr, dev, bytesize, 0);
+    return alloc_settle(r, TCU_KIND_PTR, r == CUDA_SUCCESS ? *dptr : 0, dev, bytesize);
 }
 
 /* cuMemAllocPitch: reserve the smallest pitch the driver may choose (the
@@ -287,13 +298,11 @@ TCU_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t
     if (tcu_reserve(dev, est) < 0)
         return OOM;
     CUresult r = real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
-    if (r != CUDA_SUCCESS) {
-        tcu_unreserve(dev, est);
-        return r;
-    }
+    if (r != CUDA_SUCCESS)
+        return alloc_settle(r, TCU_KIND_PTR, 0, dev, est);
     uint64_t bytes = tcu_mul_sat(*pPitch, Height);
     pitch_settle(dev, est, bytes);
-    return track_or_undo(TCU_KIND_PTR, *dptr, dev, bytes, 0);
+    return alloc_settle(r, TCU_KIND_PTR, *dptr, dev, bytes);
 }
 
 TCU_EXPORT CUresult cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitch,
@@ -311,27 +320,23 @@ TCU_EXPORT CUresult cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitch,
     if (tcu_reserve(dev, est) < 0)
         return OOM;
     CUresult r = real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
-    if (r != CUDA_SUCCESS) {
-        tcu_unreserve(dev, est);
-        return r;
-    }
+    if (r != CUDA_SUCCESS)
+        return alloc_settle(r, TCU_KIND_PTR, 0, dev, est);
     uint64_t bytes = tcu_mul_sat(*pPitch, Height);
     pitch_settle(dev, est, bytes);
-    return track_or_undo(TCU_KIND_PTR, *dptr, dev, bytes, 0);
+    return alloc_settle(r, TCU_KIND_PTR, *dptr, dev, bytes);
 }
 
-/* The bookkeeping after the driver freed (r == success) or refused to free
- * a pointer whose record was taken out. */
-static void ptr_freed(CUresult r, CUdeviceptr p, int dev, uint64_t bytes, uint64_t pool)
+/* tcu_release_settle for pointers: the bookkeeping after the driver freed
+ * (r == success) or refused to free a pointer whose record was taken out;
+ * an allocation from a pool (h->aux) goes back to its pool.  Returns r. */
+static inline CUresult ptr_release_settle(CUdeviceptr p, const struct tcu_held *h, CUresult r)
 {
-    if (r != CUDA_SUCCESS) {
-        tcu_track(TCU_KIND_PTR, p, dev, bytes, pool);
-        return;
+    if (h->aux && r == CUDA_SUCCESS) {
+        pool_unadmit((CUmemoryPool)(uintptr_t)h->aux, h->dev, h->bytes);
+        return r;
     }
-    if (pool)
-        pool_unadmit((CUmemoryPool)(uintptr_t)pool, dev, bytes);
-    else
-        tcu_unreserve(dev, bytes);
+    return tcu_release_settle(TCU_KIND_PTR, p, h, r);
 }
 
 TCU_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
@@ -340,13 +345,10 @@ TCU_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
     cuMemFree_v2_fn real = TCU_REAL(cuMemFree_v2);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
-    int dev;
-    uint64_t bytes, pool;
-    if (tcu_untrack(TCU_KIND_PTR, dptr, &dev, &bytes, &pool) < 0)
+    struct tcu_held held;
+    if (!tcu_release_begin(TCU_KIND_PTR, dptr, &held))
         return real(dptr);
-    CUresult r = real(dptr);
-    ptr_freed(r, dptr, dev, bytes, pool);
-    return r;
+    return ptr_release_settle(dptr, &held, real(dptr));
 }
 
 TCU_EXPORT CUresult cuMemFree(CUdeviceptr_v1 dptr)
@@ -355,13 +357,10 @@ TCU_EXPORT CUresult cuMemFree(CUdeviceptr_v1 dptr)
     cuMemFree_fn real = TCU_REAL(cuMemFree);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
-    int dev;
-    uint64_t bytes, pool;
-    if (tcu_untrack(TCU_KIND_PTR, dptr, &dev, &bytes, &pool) < 0)
+    struct tcu_held held;
+    if (!tcu_release_begin(TCU_KIND_PTR, dptr, &held))
         return real(dptr);
-    CUresult r = real(dptr);
-    ptr_freed(r, dptr, dev, bytes, pool);
-    return r;
+    return ptr_release_settle(dptr, &held, real(dptr));
 }
 
 /* ---- stream-ordered allocation ------------------------------------------ */
@@ -453,13 +452,10 @@ static CUresult free_async(CUdeviceptr dptr, CUstream hStream, cuMemFreeAsync_fn
 {
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
-    int dev;
-    uint64_t bytes, pool;
-    if (tcu_untrack(TCU_KIND_PTR, dptr, &dev, &bytes, &pool) < 0)
+    struct tcu_held held;
+    if (!tcu_release_begin(TCU_KIND_PTR, dptr, &held))
         return real(dptr, hStream);
-    CUresult r = real(dptr, hStream);
-    ptr_freed(r, dptr, dev, bytes, pool);
-    return r;
+    return ptr_release_settle(dptr, &held, real(dptr, hStream));
 }
 
 TCU_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
@@ -550,16 +546,7 @@ TCU_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t siz
     if (tcu_reserve(dev, size) < 0)
         return OOM;
     CUresult r = real(handle, size, prop, flags);
-    if (r != CUDA_SUCCESS) {
-        tcu_unreserve(dev, size);
-        return r;
-    }
-    if (tcu_track(TCU_KIND_VMM, *handle, dev, size, 0) < 0) {
-        TCU_REAL(cuMemRelease)(*handle);
-        tcu_unreserve(dev, size);
-        return OOM;
-    }
-    return r;
+    return alloc_settle(r, TCU_KIND_VMM, r == CUDA_SUCCESS ? *handle : 0, dev, size);
 }
 
 TCU_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
@@ -568,36 +555,13 @@ TCU_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
     cuMemRelease_fn real = TCU_REAL(cuMemRelease);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
-    int dev;
-    uint64_t bytes;
-    if (tcu_untrack(TCU_KIND_VMM, handle, &dev, &bytes, NULL) < 0)
+    struct tcu_held held;
+    if (!tcu_release_begin(TCU_KIND_VMM, handle, &held))
         return real(handle);
-    CUresult r = real(handle);
-    if (r == CUDA_SUCCESS)
-        tcu_unreserve(dev, bytes);
-    else
-        tcu_track(TCU_KIND_VMM, handle, dev, bytes, 0);
-    return r;
+    return tcu_release_settle(TCU_KIND_VMM, handle, &held, real(handle));
 }
 
 /* ---- arrays ------------------------------------------------------------- */
-
-static CUresult array_done(CUresult r, enum tcu_kind kind, void *h, int dev, uint64_t bytes)
-{
-    if (r != CUDA_SUCCESS) {
-        tcu_unreserve(dev, bytes);
-        return r;
-    }
-    if (tcu_track(kind, (uint64_t)(uintptr_t)h, dev, bytes, 0) < 0) {
-        if (kind == TCU_KIND_MIPMAP)
-            TCU_REAL(cuMipmappedArrayDestroy)((CUmipmappedArray)h);
-        else
-            TCU_REAL(cuArrayDestroy)((CUarray)h);
-        tcu_unreserve(dev, bytes);
-        return OOM;
-    }
-    return r;
-}
 
 TCU_EXPORT CUresult cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *d)
 {
@@ -612,7 +576,7 @@ TCU_EXPORT CUresult cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPT
     if (tcu_reserve(dev, bytes) < 0)
         return OOM;
     CUresult r = real(pHandle, d);
-    return array_done(r, TCU_KIND_ARRAY, r == CUDA_SUCCESS ? *pHandle : NULL, dev, bytes);
+    return alloc_settle(r, TCU_KIND_ARRAY, r == CUDA_SUCCESS ? (uintptr_t)*pHandle : 0, dev, bytes);
 }
 
 TCU_EXPORT CUresult cuArrayCreate(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR_v1 *d)
@@ -628,7 +592,7 @@ TCU_EXPORT CUresult cuArrayCreate(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR_
     if (tcu_reserve(dev, bytes) < 0)
         return OOM;
     CUresult r = real(pHandle, d);
-    return array_done(r, TCU_KIND_ARRAY, r == CUDA_SUCCESS ? *pHandle : NULL, dev, bytes);
+    return alloc_settle(r, TCU_KIND_ARRAY, r == CUDA_SUCCESS ? (uintptr_t)*pHandle : 0, dev, bytes);
 }
 
 /* Sparse and deferred-mapping arrays own no memory until mapped (through
@@ -655,7 +619,7 @@ TCU_EXPORT CUresult cuArray3DCreate_v2(CUarray *pHandle, const CUDA_ARRAY3D_DESC
     if (tcu_reserve(dev, bytes) < 0)
         return OOM;
     CUresult r = real(pHandle, d);
-    return array_done(r, TCU_KIND_ARRAY, r == CUDA_SUCCESS ? *pHandle : NULL, dev, bytes);
+    return alloc_settle(r, TCU_KIND_ARRAY, r == CUDA_SUCCESS ? (uintptr_t)*pHandle : 0, dev, bytes);
 }
 
 TCU_EXPORT CUresult cuArray3DCreate(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR_v1 *d)
@@ -672,7 +636,7 @@ TCU_EXPORT CUresult cuArray3DCreate(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIP
     if (tcu_reserve(dev, bytes) < 0)
         return OOM;
     CUresult r = real(pHandle, d);
-    return array_done(r, TCU_KIND_ARRAY, r == CUDA_SUCCESS ? *pHandle : NULL, dev, bytes);
+    return alloc_settle(r, TCU_KIND_ARRAY, r == CUDA_SUCCESS ? (uintptr_t)*pHandle : 0, dev, bytes);
 }
 
 TCU_EXPORT CUresult cuArrayDestroy(CUarray hArray)
@@ -681,17 +645,11 @@ TCU_EXPORT CUresult cuArrayDestroy(CUarray hArray)
     cuArrayDestroy_fn real = TCU_REAL(cuArrayDestroy);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
-    int dev;
-    uint64_t bytes;
     uint64_t key = (uint64_t)(uintptr_t)hArray;
-    if (tcu_untrack(TCU_KIND_ARRAY, key, &dev, &bytes, NULL) < 0)
+    struct tcu_held held;
+    if (!tcu_release_begin(TCU_KIND_ARRAY, key, &held))
         return real(hArray);
-    CUresult r = real(hArray);
-    if (r == CUDA_SUCCESS)
-        tcu_unreserve(dev, bytes);
-    else
-        tcu_track(TCU_KIND_ARRAY, key, dev, bytes, 0);
-    return r;
+    return tcu_release_settle(TCU_KIND_ARRAY, key, &held, real(hArray));
 }
 
 TCU_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray *pHandle,
@@ -711,7 +669,8 @@ TCU_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray *pHandle,
     if (tcu_reserve(dev, bytes) < 0)
         return OOM;
     CUresult r = real(pHandle, d, numMipmapLevels);
-    return array_done(r, TCU_KIND_MIPMAP, r == CUDA_SUCCESS ? *pHandle : NULL, dev, bytes);
+    return alloc_settle(r, TCU_KIND_MIPMAP, r == CUDA_SUCCESS ? (uintptr_t)*pHandle : 0, dev,
+                        bytes);
 }
 
 TCU_EXPORT CUresult cuMipmappedArrayDestroy(CUmipmappedArray h)
@@ -720,17 +679,11 @@ TCU_EXPORT CUresult cuMipmappedArrayDestroy(CUmipmappedArray h)
     cuMipmappedArrayDestroy_fn real = TCU_REAL(cuMipmappedArrayDestroy);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
-    int dev;
-    uint64_t bytes;
     uint64_t key = (uint64_t)(uintptr_t)h;
-    if (tcu_untrack(TCU_KIND_MIPMAP, key, &dev, &bytes, NULL) < 0)
+    struct tcu_held held;
+    if (!tcu_release_begin(TCU_KIND_MIPMAP, key, &held))
         return real(h);
-    CUresult r = real(h);
-    if (r == CUDA_SUCCESS)
-        tcu_unreserve(dev, bytes);
-    else
-        tcu_track(TCU_KIND_MIPMAP, key, dev, bytes, 0);
-    return r;
+    return tcu_release_settle(TCU_KIND_MIPMAP, key, &held, real(h));
 }
 
 /* ---- views -------------------------------------------------------------- */
