@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -112,16 +113,19 @@ static const char *counted_as(void *p)
     return NULL;
 }
 
-static void test_replay_runtime(void **state)
+/* Where the runtime's lookups are recorded ($TESSEL_SHARED, default ../shared). */
+static void requests_path(char *path, size_t len)
 {
     const char *shared = getenv("TESSEL_SHARED");
+    snprintf(path, len, "%s/cuda/cudart13_requests.tsv", shared ? shared : "../shared");
+}
+
+static void test_replay_runtime(void **state)
+{
     char path[4096];
-    snprintf(path, sizeof path, "%s/cuda/cudart13_requests.tsv", shared ? shared : "../shared");
+    requests_path(path, sizeof path);
     FILE *f = fopen(path, "r");
-    if (!f) {
-        print_message("no %s\n", path);
-        skip();
-    }
+    assert_non_null(f); /* main() runs this test only when the file is readable */
     char line[512];
     int lines = 0, resolved = 0, mem = 0, missing = 0;
     while (fgets(line, sizeof line, f)) {
@@ -250,10 +254,20 @@ static void test_counters_per_variant(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
+    /* cmocka 1.1's TAP output prints a skipped test as "not ok # SKIP", which
+     * prove counts as a failure: leave the replay out, with a TAP comment,
+     * when the recording is not there (a clone without ../shared). */
+    char path[4096];
+    requests_path(path, sizeof path);
+    const struct CMUnitTest with_replay[] = {
         cmocka_unit_test(test_replay_runtime),
         cmocka_unit_test(test_versions),
         cmocka_unit_test(test_counters_per_variant),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    if (access(path, R_OK) == 0)
+        return cmocka_run_group_tests(with_replay, NULL, NULL);
+    printf("# %s not readable: the runtime replay is left out\n", path);
+    /* (the macro takes sizeof of an array; a tail of one needs the function) */
+    return _cmocka_run_group_tests("tests", &with_replay[1],
+                                   sizeof with_replay / sizeof with_replay[0] - 1, NULL, NULL);
 }
