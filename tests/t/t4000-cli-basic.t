@@ -2,8 +2,8 @@
 # t4000-cli-basic.t - the `tessel` CLI against tesseld on loopback with a fake GPU: help and
 # usage errors, login (config file mode 0600, TESSEL_URL / TESSEL_TOKEN override), run in the
 # foreground (output streamed, exit status = the job's, 128+signal, 124 cancelled, 125 never
-# started, Ctrl-C cancels) and detached, ps, logs (-f), kill, gpus, queues, users, tokens, and
-# --json everywhere.
+# started, Ctrl-C cancels) and detached, ps, logs (-f, --json as JSON Lines), kill, gpus, queues,
+# users, tokens, and --json everywhere.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 . "$TESSEL_SRCDIR/tests/lib/cli.sh"
@@ -122,6 +122,22 @@ tcli logs "$H"
 is "$(out) / $(errtext)" "begin / done" "logs prints stdout and stderr"
 tcli logs --stderr "$H"
 is "$(out)/$(errtext)" "/done" "logs --stderr prints only stderr"
+tcli logs --json "$H"
+is "$RC/$(errtext)" "0/" "logs --json"
+is "$(jq -s length "$TD/o")" "$(wc -l <"$TD/o")" "... prints one JSON object per line"
+is "$(jq -s -c 'map(has("stream") and (.offset | type) == "number" and (.data | type) == "string") | unique' "$TD/o")" \
+    "[true]" "... each with stream, offset and data"
+is "$(jq -j 'select(.stream == "stdout") | .data' "$TD/o")/$(jq -j 'select(.stream == "stderr") | .data' "$TD/o")" \
+    "begin/done" "... containing the job's stdout and stderr"
+tcli logs --json --stdout "$H"
+is "$(jq -r '"\(.stream) \(.offset) \(.data)"' "$TD/o")" "stdout 0 begin" "logs --json --stdout: only stdout, from offset 0"
+tcli run -d -- printf 'caf\303\251\nbad\377\nend'
+B=$(out)
+wait_for '[ "$(state_of $B)" = succeeded ]'
+tcli logs --json "$B"
+is "$(jq -a -s -c 'map([.offset, .data, .data_base64])' "$TD/o")" \
+    '[[0,"caf\u00e9\n",null],[6,"bad\ufffd\n","YmFk/wo="],[11,"end",null]]' \
+    "logs --json: invalid UTF-8 replaced in data, exact bytes in data_base64; last line without newline"
 
 # --- gpus, kill -----------------------------------------------------------------------------
 wait_for '[ "$(state_of $P)" = running ] || [ "$(state_of $P)" = succeeded ]'

@@ -1,5 +1,5 @@
 /* cli.c - helpers every `tessel` subcommand shares: one-line errors and usage errors, the
- * connection to tesseld, JSON output. */
+ * connection to tesseld, JSON output, the GET-then-table-or-JSON of listing commands. */
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -68,6 +68,49 @@ int cli_call(cli_t *cli, const char *method, const char *path, const json_t *bod
         return -1;
     }
     return 0;
+}
+
+json_t *cli_get(cli_t *cli, const char *path, int *rc)
+{
+    json_t *ans;
+    if (cli_call(cli, "GET", path, NULL, &ans) < 0) {
+        *rc = CLI_ERR;
+        return NULL;
+    }
+    if (cli->json) {
+        cli_print_json(ans);
+        json_decref(ans);
+        *rc = CLI_OK;
+        return NULL;
+    }
+    return ans;
+}
+
+int cli_json_only_args(cli_t *cli, int argc, char **argv, void (*usage)(FILE *f))
+{
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'j':
+            cli->json = true;
+            break;
+        case 'h':
+            usage(stdout);
+            return CLI_OK;
+        default:
+            return cli_bad_option(cli, argc, argv, c);
+        }
+    }
+    if (optind < argc)
+        return cli_usage(cli, "unexpected argument '%s'", argv[optind]);
+    return -1;
 }
 
 void cli_print_json(const json_t *j)

@@ -65,8 +65,23 @@ int cli_connect(cli_t *cli);
 int cli_call(cli_t *cli, const char *method, const char *path, const json_t *body, json_t **answer);
 /* Print j as indented JSON on stdout, with a newline. */
 void cli_print_json(const json_t *j);
+/* GET path for a command that prints a table or, with --json, the API's answer.  Returns the
+ * answer (the caller prints its table and releases it); or NULL with *rc = CLI_OK when --json
+ * printed it already, or with *rc = CLI_ERR after printing the error. */
+json_t *cli_get(cli_t *cli, const char *path, int *rc);
+/* Parse the options of a command that takes only --json and --help, and no argument; usage
+ * prints its help.  Returns -1 to go on, else the exit status (help printed, usage error). */
+int cli_json_only_args(cli_t *cli, int argc, char **argv, void (*usage)(FILE *f));
 /* getopt_long's message for the option at optind-1, as one usage line; returns CLI_USAGE. */
 int cli_bad_option(const cli_t *cli, int argc, char **argv, int opt);
+
+/* ---- tokens (tokens.c) ---- */
+
+/* POST /v1/tokens for user (NULL: the caller's own) with label (may be NULL): the token
+ * object (new reference; its "token" is the secret), or NULL after printing the error. */
+json_t *cli_token_create(cli_t *cli, const char *user, const char *label);
+/* Print a new token's secret, alone on a line on stdout. */
+void cli_token_print_secret(const json_t *tok);
 
 /* ---- parsing (args.c); each returns 0, or -1 with one line in err ---- */
 

@@ -1,6 +1,5 @@
 /* gpus.c - `tessel gpus`: every GPU with its slices, memory used and limits, utilisation
  * (GET /v1/gpus); simulated GPUs are labelled as such. */
-#include <getopt.h>
 #include <stdio.h>
 
 #include "cmd/tessel/cli.h"
@@ -25,36 +24,12 @@ static const char *size_cell(const json_t *v, char *buf, size_t len)
 
 int cmd_gpus(cli_t *cli, int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-            cli->json = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return CLI_OK;
-        default:
-            return cli_bad_option(cli, argc, argv, c);
-        }
-    }
-    if (optind < argc)
-        return cli_usage(cli, "unexpected argument '%s'", argv[optind]);
-    json_t *ans;
-    if (cli_call(cli, "GET", "/v1/gpus", NULL, &ans) < 0)
-        return CLI_ERR;
-    if (cli->json) {
-        cli_print_json(ans);
-        json_decref(ans);
-        return CLI_OK;
-    }
+    int rc = cli_json_only_args(cli, argc, argv, usage);
+    if (rc >= 0)
+        return rc;
+    json_t *ans = cli_get(cli, "/v1/gpus", &rc);
+    if (!ans)
+        return rc;
     static const char *const ghdr[] = {">GPU",      "NAME",        ">MEMORY", ">SLICES", ">ALLOC",
                                        ">MEM-USED", ">MEM-LIMITS", ">UTIL",   "KIND"};
     static const char *const shdr[] = {">GPU",      ">JOB",       "USER",  ">SHARE",

@@ -157,31 +157,17 @@ int cmd_login(cli_t *cli, int argc, char **argv)
     return CLI_OK;
 }
 
+static void whoami_usage(FILE *f)
+{
+    fprintf(f, "usage: tessel whoami [--json]\n"
+               "Print the user and role of the configured token, and tesseld's URL.\n");
+}
+
 int cmd_whoami(cli_t *cli, int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-            cli->json = true;
-            break;
-        case 'h':
-            printf("usage: tessel whoami [--json]\n"
-                   "Print the user and role of the configured token, and tesseld's URL.\n");
-            return CLI_OK;
-        default:
-            return cli_bad_option(cli, argc, argv, c);
-        }
-    }
-    if (optind < argc)
-        return cli_usage(cli, "unexpected argument '%s'", argv[optind]);
+    int rc = cli_json_only_args(cli, argc, argv, whoami_usage);
+    if (rc >= 0)
+        return rc;
     json_t *me;
     if (cli_call(cli, "GET", "/v1/whoami", NULL, &me) < 0)
         return CLI_ERR;

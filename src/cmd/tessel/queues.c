@@ -116,14 +116,10 @@ static void add_subtree(cli_table_t *t, const json_t *queues, const char *parent
 
 static int list(cli_t *cli)
 {
-    json_t *ans;
-    if (cli_call(cli, "GET", "/v1/queues", NULL, &ans) < 0)
-        return CLI_ERR;
-    if (cli->json) {
-        cli_print_json(ans);
-        json_decref(ans);
-        return CLI_OK;
-    }
+    int rc;
+    json_t *ans = cli_get(cli, "/v1/queues", &rc);
+    if (!ans)
+        return rc;
     static const char *const hdr[] = {"QUEUE", ">WEIGHT", "GPU",      "GPU-MEM",  "CPU",
                                       "MEM",   ">PEND",   ">RUNNING", "GUARANTEE"};
     cli_table_t *t = cli_table_new(9, hdr);

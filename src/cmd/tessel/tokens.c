@@ -29,14 +29,10 @@ static int list(cli_t *cli, const char *user)
         snprintf(path, sizeof path, "/v1/tokens?user=%s", esc ? esc : "");
         curl_free(esc);
     }
-    json_t *ans;
-    if (cli_call(cli, "GET", path, NULL, &ans) < 0)
-        return CLI_ERR;
-    if (cli->json) {
-        cli_print_json(ans);
-        json_decref(ans);
-        return CLI_OK;
-    }
+    int rc;
+    json_t *ans = cli_get(cli, path, &rc);
+    if (!ans)
+        return rc;
     static const char *const hdr[] = {">ID", "USER", "NAME", "CREATED"};
     cli_table_t *t = cli_table_new(4, hdr);
     size_t i;
@@ -53,6 +49,24 @@ static int list(cli_t *cli, const char *user)
     cli_table_print(t, stdout);
     json_decref(ans);
     return CLI_OK;
+}
+
+json_t *cli_token_create(cli_t *cli, const char *user, const char *label)
+{
+    json_t *body = json_object();
+    if (user)
+        json_object_set_new(body, "user", json_string(user));
+    if (label)
+        json_object_set_new(body, "name", json_string(label));
+    json_t *tok = NULL;
+    int r = cli_call(cli, "POST", "/v1/tokens", body, &tok);
+    json_decref(body);
+    return r < 0 ? NULL : tok;
+}
+
+void cli_token_print_secret(const json_t *tok)
+{
+    printf("%s\n", json_string_value(json_object_get(tok, "token")));
 }
 
 int cmd_tokens(cli_t *cli, int argc, char **argv)
@@ -97,20 +111,13 @@ int cmd_tokens(cli_t *cli, int argc, char **argv)
     if (strcmp(action, "add") == 0) {
         if (nargs != 1)
             return cli_usage(cli, "add takes no arguments (use --user, --name)");
-        json_t *body = json_object();
-        if (user)
-            json_object_set_new(body, "user", json_string(user));
-        if (label)
-            json_object_set_new(body, "name", json_string(label));
-        json_t *tok;
-        int r = cli_call(cli, "POST", "/v1/tokens", body, &tok);
-        json_decref(body);
-        if (r < 0)
+        json_t *tok = cli_token_create(cli, user, label);
+        if (!tok)
             return CLI_ERR;
         if (cli->json)
             cli_print_json(tok);
         else
-            printf("%s\n", json_string_value(json_object_get(tok, "token")));
+            cli_token_print_secret(tok);
         json_decref(tok);
         return CLI_OK;
     }

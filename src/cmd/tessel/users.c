@@ -21,14 +21,10 @@ static void usage(FILE *f)
 
 static int list(cli_t *cli)
 {
-    json_t *ans;
-    if (cli_call(cli, "GET", "/v1/users", NULL, &ans) < 0)
-        return CLI_ERR;
-    if (cli->json) {
-        cli_print_json(ans);
-        json_decref(ans);
-        return CLI_OK;
-    }
+    int rc;
+    json_t *ans = cli_get(cli, "/v1/users", &rc);
+    if (!ans)
+        return rc;
     static const char *const hdr[] = {"NAME", "ROLE", ">ACTIVE-JOBS", "CREATED"};
     cli_table_t *t = cli_table_new(4, hdr);
     size_t i;
@@ -107,9 +103,7 @@ int cmd_users(cli_t *cli, int argc, char **argv)
     int rc = CLI_ERR;
     if (cli_call(cli, "POST", "/v1/users", body, &user) < 0)
         goto out;
-    json_decref(body);
-    body = json_pack("{s:s, s:s}", "user", name, "name", "created by tessel users add");
-    if (cli_call(cli, "POST", "/v1/tokens", body, &tok) < 0)
+    if (!(tok = cli_token_create(cli, name, "created by tessel users add")))
         goto out;
     if (cli->json) {
         json_object_set(user, "token", json_object_get(tok, "token"));
@@ -117,7 +111,7 @@ int cmd_users(cli_t *cli, int argc, char **argv)
     } else {
         fprintf(stderr, "tessel: user %s (%s) created; their API token (shown only now):\n", name,
                 admin ? "admin" : "user");
-        printf("%s\n", json_string_value(json_object_get(tok, "token")));
+        cli_token_print_secret(tok);
     }
     rc = CLI_OK;
 out:
