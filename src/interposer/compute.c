@@ -22,6 +22,9 @@
  *                         not run ahead of their measurements.
  *                      4. record the start event of a new pair on the
  *                         launch's stream (or, ring full, extend the newest).
+ *                         While the slice is calm (not held back: SAMPLE)
+ *                         only one launch in SAMPLE is measured; the others
+ *                         are charged the ring's estimate.
  *   driver launch
  *   tcu_launch_end     record the end event; leave the suspend gate.
  *
@@ -70,6 +73,21 @@
 #define WAIT_MAX_NS 10000000ull
 /* Poll step while waiting for own work to drain (priority yield). */
 #define DRAIN_STEP_NS 100000ull
+/* Sampling while calm.  A slice that is not held back (plenty of credit in
+ * its bucket, no wait for its share in this process for CALM_NS, no
+ * higher-priority neighbour) measures one launch in SAMPLE on average (a
+ * random countdown, so that a periodic sequence of kernels cannot alias
+ * with it); the others are charged the ring's running estimate.  Measuring
+ * costs two event records and a query in the driver (~500 ns on the fake
+ * driver), sampling divides that by SAMPLE; issue 6 allows 200 ns per launch
+ * for a limit that does not bind.  The first wait for the share switches the
+ * process back to measuring every launch for CALM_NS, so a binding limit is
+ * always driven by measured time. */
+#define SAMPLE  32u
+#define CALM_NS 100000000ull
+/* While calm the ring is read at most this often (a query per launch would
+ * cost as much as the measurement saved). */
+#define CALM_POLL_NS 100000ull
 
 /* ---- the device registry ------------------------------------------------ */
 
@@ -101,12 +119,13 @@ _Static_assert(sizeof(struct reg_entry) == 64, "registry entry size");
 /* Per slice device, process-wide. */
 struct devctl {
     _Atomic uint64_t next_refresh;
-    _Atomic uint32_t rate;   /* ppm; 0 = not computed yet */
-    _Atomic int higher;      /* an active higher-priority slice shares the GPU */
-    atomic_flag refreshing;  /* one thread refreshes at a time */
-    int reg_tried;           /* under refreshing */
-    struct reg_file *reg;    /* under refreshing */
-    struct reg_entry *entry; /* under refreshing */
+    _Atomic uint64_t calm_after; /* measure every launch until then */
+    _Atomic uint32_t rate;       /* ppm; 0 = not computed yet */
+    _Atomic int higher;          /* an active higher-priority slice shares the GPU */
+    atomic_flag refreshing;      /* one thread refreshes at a time */
+    int reg_tried;               /* under refreshing */
+    struct reg_file *reg;        /* under refreshing */
+    struct reg_entry *entry;     /* under refreshing */
 };
 static struct devctl dctl[TCU_MAX_DEVICES];
 static _Atomic uint64_t slice_key; /* tshm_id of the slice, 0 until known */
@@ -125,6 +144,20 @@ struct meas {
     int broken;          /* events cannot be created in this context */
     unsigned head, tail; /* pairs [tail, head) in flight */
     uint64_t est;        /* expected device ns per launch (moving average) */
+    /* Sampling while calm (SAMPLE). */
+    int calm;           /* the last launch found the slice calm */
+    uint32_t skip;      /* unmeasured launches left before the next sample */
+    uint32_t rng;       /* xorshift32 state of the countdown */
+    uint64_t next_poll; /* calm: read the ring again from then */
+    uint32_t pend_n;    /* launches charged by estimate, not yet published */
+    uint64_t pend_ns;   /* ... and their estimated device time */
+    /* Unmeasured launches possibly still running, counted once in the
+     * process's inflight (tshm_drained waits for them): on stream ust (upt:
+     * per-thread variant) only, unless umulti.  A later pair on that stream
+     * covers them (stream order); otherwise a suspended thread synchronizes
+     * the context. */
+    int udirty, umulti, upt;
+    CUstream ust;
     struct pair p[RING];
 };
 
@@ -184,11 +217,34 @@ static void poll_ring(struct meas *m)
     }
 }
 
+/* Publish the launches charged by estimate (their provisional charge
+ * stands: settled at the same value). */
+static void flush_pending(struct meas *m)
+{
+    if (!m->pend_n)
+        return;
+    tshm_core_account(tcu.slice, m->dev, m->pend_ns, m->pend_n, m->pend_ns);
+    m->pend_n = 0;
+    m->pend_ns = 0;
+}
+
+/* No unmeasured launch of m is in flight any more (or it cannot be known). */
+static void undirty(struct meas *m)
+{
+    if (!m->udirty)
+        return;
+    m->udirty = m->umulti = 0;
+    tshm_inflight_add(tcu.slice, -1);
+}
+
 /* Forget the pairs of m (its context is gone or unusable): give back their
  * provisional charges; the events are not destroyed (their context may be
  * destroyed already). */
 static void abandon(struct meas *m)
 {
+    if (m->dev >= 0)
+        flush_pending(m);
+    undirty(m);
     for (; m->tail != m->head; m->tail++) {
         struct pair *p = &m->p[m->tail % RING];
         if (m->dev >= 0)
@@ -383,12 +439,13 @@ static void refresh(int dev, uint64_t now)
 /* ---- pacing --------------------------------------------------------------- */
 
 /* Wait until the slice may launch on m's device; returns the provisional
- * charge taken for this launch (0 when the slice is not paced). */
-static uint64_t pace(struct meas *m)
+ * charge taken for this launch (0 when the slice is not paced).  *calm: the
+ * slice is not held back (see SAMPLE): this launch may go unmeasured. */
+static uint64_t pace(struct meas *m, uint64_t now, int *calm)
 {
     tshm_t *s = tcu.slice;
     struct devctl *dc = &dctl[m->dev];
-    uint64_t now = mono_ns();
+    *calm = 0;
     if (TCU_UNLIKELY(now >= atomic_load_explicit(&dc->next_refresh, memory_order_relaxed)))
         refresh(m->dev, now);
     uint32_t rate = atomic_load_explicit(&dc->rate, memory_order_relaxed);
@@ -438,8 +495,13 @@ static uint64_t pace(struct meas *m)
         c = tshm_core_refill(s, m->dev, now, rate, tcu_core_cap(rate));
         waited = 1;
     }
-    if (waited)
+    if (waited) {
         tshm_core_waited(s, m->dev, now - t0);
+        atomic_store_explicit(&dc->calm_after, now + CALM_NS, memory_order_relaxed);
+    } else {
+        *calm = m->est && !higher && c >= tcu_core_cap(rate) / 2 &&
+                now >= atomic_load_explicit(&dc->calm_after, memory_order_relaxed);
+    }
     if (m->est)
         tshm_core_debit(s, m->dev, (int64_t)m->est);
     return m->est;
@@ -455,10 +517,39 @@ static void poll_all(void)
             poll_ring(&tmeas[i]);
 }
 
+/* Wait for the unmeasured launches of this thread's rings: synchronize
+ * their contexts (the thread is held at the gate anyway). */
+static void drain_unmeasured(void)
+{
+    cuCtxGetCurrent_fn cur = TCU_REAL(cuCtxGetCurrent);
+    cuCtxSynchronize_fn sync = TCU_REAL(cuCtxSynchronize);
+    cuCtxPushCurrent_v2_fn push = TCU_REAL(cuCtxPushCurrent_v2);
+    cuCtxPopCurrent_v2_fn pop = TCU_REAL(cuCtxPopCurrent_v2);
+    CUcontext now = NULL;
+    if (!cur || cur(&now) != CUDA_SUCCESS)
+        now = NULL;
+    for (int i = 0; i < TCTX; i++) {
+        struct meas *m = &tmeas[i];
+        if (!m->ctx || !m->udirty)
+            continue;
+        if (sync && m->ctx == now) {
+            sync();
+        } else if (sync && push && pop && push(m->ctx) == CUDA_SUCCESS) {
+            sync();
+            CUcontext dummy;
+            pop(&dummy);
+        }
+        if (m->dev >= 0)
+            flush_pending(m);
+        undirty(m);
+    }
+}
+
 static void suspended_wait(tshm_t *s)
 {
     tshm_waiting_add(s, 1);
     uint64_t step = 100000; /* 100 us, doubling to 10 ms */
+    drain_unmeasured();
     do {
         poll_all();
         sleep_ns(step);
@@ -507,18 +598,56 @@ static int make_events(struct meas *m, struct pair *p)
     return 0;
 }
 
+/* Countdown to the next sampled launch: uniform in [0, 2 SAMPLE - 2], so a
+ * mean of SAMPLE - 1 unmeasured launches between samples. */
+static uint32_t next_skip(struct meas *m)
+{
+    uint32_t x = m->rng ? m->rng : (uint32_t)(uintptr_t)m ^ 0x9e3779b9u;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    m->rng = x ? x : 1;
+    return x % (2 * SAMPLE - 1);
+}
+
 static void one_begin(struct tcu_launch_one *o, CUstream st, int pt)
 {
     o->m = NULL;
     struct meas *m = meas_current();
-    if (!m || m->broken || m->dev < 0 || capturing(st, pt))
+    if (!m || m->broken || m->dev < 0)
         return;
-    poll_ring(m);
-    uint64_t prov = pace(m);
+    uint64_t now = mono_ns();
+    int was_calm = m->calm;
+    /* Measuring every launch: a launch into a capturing stream does not run
+     * now, it is neither paced nor timed.  Calm: checked for sampled
+     * launches only (an unmeasured captured launch is charged the estimate:
+     * docs/compute-shares.md). */
+    if (!was_calm && capturing(st, pt))
+        return;
+    if (!was_calm || now >= m->next_poll || m->head - m->tail >= RING / 2) {
+        poll_ring(m);
+        flush_pending(m);
+        m->next_poll = now + CALM_POLL_NS;
+    }
+    int calm;
+    uint64_t prov = pace(m, now, &calm);
+    m->calm = calm;
     o->m = m;
     o->st = st;
     o->pt = pt;
     o->prov = prov;
+    if (calm && m->skip) {
+        m->skip--;
+        o->fresh = 2; /* unmeasured: charged prov, the estimate */
+        return;
+    }
+    if (calm)
+        m->skip = next_skip(m);
+    if (was_calm && capturing(st, pt)) {
+        tshm_core_debit(tcu.slice, m->dev, -(int64_t)prov);
+        o->m = NULL;
+        return;
+    }
     if (m->head - m->tail >= RING) {
         o->fresh = 0; /* extend the newest pair over this launch */
         return;
@@ -546,6 +675,25 @@ static void one_end(struct tcu_launch_one *o, CUresult rc)
     struct meas *m = o->m;
     if (!m)
         return;
+    if (o->fresh == 2) {
+        if (rc != CUDA_SUCCESS) {
+            tshm_core_debit(tcu.slice, m->dev, -(int64_t)o->prov);
+            return;
+        }
+        m->pend_n++;
+        m->pend_ns += o->prov;
+        if (!m->udirty) {
+            /* Counted before the gate is left: tshm_drained sees it. */
+            m->udirty = 1;
+            m->umulti = 0;
+            m->ust = o->st;
+            m->upt = o->pt;
+            tshm_inflight_add(tcu.slice, 1);
+        } else if (m->ust != o->st || m->upt != o->pt) {
+            m->umulti = 1;
+        }
+        return;
+    }
     struct pair *p = &m->p[(m->head - 1) % RING];
     if (rc != CUDA_SUCCESS) {
         tshm_core_debit(tcu.slice, m->dev, -(int64_t)o->prov);
@@ -564,6 +712,9 @@ static void one_end(struct tcu_launch_one *o, CUresult rc)
     }
     p->n++;
     p->prov += o->prov;
+    /* The pair's end follows the unmeasured launches of its stream. */
+    if (m->udirty && !m->umulti && m->ust == o->st && m->upt == o->pt)
+        undirty(m);
 }
 
 /* ---- the hooks' interface --------------------------------------------------- */
@@ -648,6 +799,16 @@ CUresult tcu_launch_multi(CUDA_LAUNCH_PARAMS *list, unsigned n, unsigned flags)
     }
     tshm_launch_exit(s);
     return rc;
+}
+
+void tcu_compute_fini(void)
+{
+    /* The exiting thread's launches charged by estimate: published without a
+     * driver call (the driver may be finalised already).  Its measured pairs
+     * still unread are not charged: docs/compute-shares.md. */
+    for (int i = 0; i < TCTX; i++)
+        if (tmeas[i].ctx && tmeas[i].dev >= 0)
+            flush_pending(&tmeas[i]);
 }
 
 void tcu_compute_atfork_child(void)

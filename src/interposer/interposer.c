@@ -113,8 +113,10 @@ static void init_once_fn(void)
  * unregistered slice: their allocations are refused, never crash. */
 __attribute__((destructor)) static void tcu_fini(void)
 {
-    if (atomic_load(&tcu_ready_flag) && tcu.slice)
+    if (atomic_load(&tcu_ready_flag) && tcu.slice) {
+        tcu_compute_fini();
         tshm_unregister(tcu.slice);
+    }
 }
 
 void tcu_init(void)

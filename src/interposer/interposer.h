@@ -196,6 +196,10 @@ void tcu_launch_end(tcu_launch_t *l, CUresult rc);
  * measured. */
 CUresult tcu_launch_multi(CUDA_LAUNCH_PARAMS *list, unsigned n, unsigned flags);
 
+/* At exit, before the process leaves its slice: publish the exiting
+ * thread's estimated charges. */
+void tcu_compute_fini(void);
+
 /* Fork child: forget the forking thread's measurements. */
 void tcu_compute_atfork_child(void);
 

@@ -87,6 +87,7 @@
     X(cuCtxGetCurrent)                                                                             \
     X(cuCtxPushCurrent_v2)                                                                         \
     X(cuCtxPopCurrent_v2)                                                                          \
+    X(cuCtxSynchronize)                                                                            \
     X(cuStreamGetCtx)                                                                              \
     X(cuStreamIsCapturing)                                                                         \
     X(cuStreamIsCapturing_ptsz)                                                                    \

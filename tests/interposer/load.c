@@ -15,6 +15,9 @@
  *   --until=PATH   run until PATH exists instead (checked every launch)
  *   --go=PATH      print "ready", then wait for PATH to exist before starting
  *   --window=N     report the share over windows of N ms (default 1000)
+ *   --gap=N        host time between launches: sleep N us after each launch
+ *                  (after its synchronisation in a sync loop; default 0),
+ *                  for loads that use less than their share
  *   --thread       run all of it (context included) in a thread of its own,
  *                  print "thread ended" once that thread has exited
  *   --linger=PATH  before exiting, wait for PATH to exist
@@ -79,6 +82,7 @@ static int run(int argc, char **argv)
     const char *until = opt(argc, argv, "--until", NULL);
     const char *go = opt(argc, argv, "--go", NULL);
     int sync = strcmp(loop, "sync") == 0;
+    unsigned long long gap = strtoull(opt(argc, argv, "--gap", "0"), NULL, 10);
 
     if (!dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL)) {
         fprintf(stderr, "tcu-load: %s\n", dlerror());
@@ -203,6 +207,8 @@ static int run(int argc, char **argv)
         launches++;
         if (sync)
             check(ssync(st), "cuStreamSynchronize");
+        if (gap)
+            usleep((useconds_t)gap);
     }
     check(ssync(st), "cuStreamSynchronize");
     unsigned long long t1 = now(), b1 = busy(dev);
