@@ -25,6 +25,10 @@
  *   5. (locked) carry out its decisions: preempt victims, start jobs (tick.c).  A preempted
  *      job that ends is requeued (pending again, same id) unless it was submitted with
  *      "requeue": false.
+ *
+ * Suspend (suspend.c) is not the scheduler's: a person suspends a running job's GPU slice
+ * through the API; the job stays running in the store and in the table, holding its
+ * allocation.
  */
 #ifndef TESSEL_DAEMON_H
 #define TESSEL_DAEMON_H
@@ -77,7 +81,8 @@ typedef struct {
     int64_t preempt_for;                     /* the job it makes room for */
     char preempt_queue[TSTORE_NAME_MAX + 1]; /* that job's queue ("" when unknown) */
     bool killed;                             /* SIGKILL sent after the grace period */
-    bool no_requeue; /* submitted with "requeue": false: a preemption ends it */
+    bool no_requeue;      /* submitted with "requeue": false: a preemption ends it */
+    int64_t suspended_ms; /* its GPU slice is suspended since then (suspend.c); 0 = not */
 } tessd_run_t;
 
 /* What a handler leaves for the tick to tell libsched. */
@@ -216,6 +221,19 @@ bool tessd_job_refused(const tessd_t *d, const char *user, bool admin, char *why
  * older than TESSD_CG_STALE_S (its tesseld may be starting a job in a group just made). */
 #define TESSD_CG_STALE_S 60
 void tessd_cgroup_sweep(tessd_t *d);
+
+/* suspend.c: suspend and resume a running job's GPU slice (lock held).  Whether the job has
+ * a slice that a suspend can hold: GPUs, and tesseld runs jobs under the interposer. */
+bool tessd_has_slice(const tessd_t *d, const tessd_run_t *r);
+/* Suspend the slice (creating the slice file if the job has none yet) and mark the job
+ * suspended in the store; or resume it and clear the mark.  0, or -1 with err and nothing
+ * changed.  Neither checks the job's state: the caller does. */
+int tessd_suspend(tessd_t *d, tessd_run_t *r, tsl_error_t *err);
+int tessd_resume(tessd_t *d, tessd_run_t *r, tsl_error_t *err);
+/* tshm_drained of the job's slice: 1 drained, 0 not (yet), -1 no slice file readable. */
+int tessd_slice_drained(tessd_t *d, const tessd_run_t *r);
+/* At recovery: set the slice file's suspend word to what the store says (r->suspended_ms). */
+void tessd_suspend_recover(tessd_t *d, tessd_run_t *r);
 
 /* api/routes.c */
 extern const thttp_route_t tessd_routes[];

@@ -2,7 +2,8 @@
 TESSELD_SRCS := src/daemon/main.c src/daemon/tick.c src/daemon/launch.c src/daemon/auth.c \
                 src/daemon/api/routes.c src/daemon/api/jobs.c src/daemon/api/logs.c \
                 src/daemon/api/nodes.c src/daemon/api/queues.c src/daemon/api/users.c \
-                src/daemon/api/health.c src/daemon/api/console.c src/daemon/sched.c
+                src/daemon/api/health.c src/daemon/api/console.c src/daemon/sched.c \
+                src/daemon/suspend.c
 BINS += $(O)/bin/tesseld
 # Libraries by path: module.mk files are included in alphabetical order, so the variables
 # of libraries defined later are still empty here.
@@ -19,7 +20,8 @@ TESSELD_TESTS := tests/t/t3000-daemon-api.t tests/t/t3001-daemon-queue.t \
                  tests/t/t3004-daemon-slice.t tests/t/t3005-daemon-preempt.t \
                  tests/t/t3006-daemon-user.t tests/t/t3007-daemon-preempt-requeue.t \
                  tests/t/t3008-daemon-reap.t tests/t/t3009-daemon-hardening.t \
-                 tests/t/t3010-daemon-diskfull.t tests/t/t3011-daemon-compute.t
+                 tests/t/t3010-daemon-diskfull.t tests/t/t3011-daemon-compute.t \
+                 tests/t/t3012-daemon-suspend.t
 TESTS += $(TESSELD_TESTS)
 $(TESSELD_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim
 # The slice test runs the interposer's probe as a job, over the fake driver.
@@ -27,3 +29,6 @@ tests/t/t3004-daemon-slice.t: $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel
 # The compute test runs tcu-load (simulated kernels) as jobs, and the CLI.
 tests/t/t3011-daemon-compute.t: $(O)/tests/interposer/tcu-load $(O)/lib/libtessel-cuda.so \
                                 $(O)/bin/tessel
+# The suspend test runs tcu-load as a job, suspends and resumes it through the CLI.
+tests/t/t3012-daemon-suspend.t: $(O)/tests/interposer/tcu-load $(O)/tests/interposer/tcu-slice \
+                                $(O)/lib/libtessel-cuda.so $(O)/bin/tessel

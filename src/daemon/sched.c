@@ -15,7 +15,9 @@
  *   job class       -> training (preemptible), interactive, inference;
  *   job priority    -> priority within its queue and class band;
  *   submitted_at    -> arrival (seconds);
- *   job flags       -> none: no job is suspendable (see tessd_qjob);
+ *   job flags       -> none: no job is suspendable by the scheduler (see tessd_qjob; a person
+ *                      may suspend a job's GPU slice through the API, suspend.c, which the
+ *                      scheduler does not see: the job keeps running and holding its allocation);
  *   "now"           -> wall-clock seconds (tessd_sched_now), so it keeps increasing across
  *                      restarts.
  */
@@ -51,9 +53,13 @@ void tessd_qjob(tessd_t *d, const tstore_job_t *j, tsched_qjob_t *q)
     q->cls = class_of(j->klass);
     q->priority = j->priority;
     q->arrival = (double)j->submitted_ms / 1000.0;
-    /* No TSCHED_JOB_SUSPENDABLE: suspending a job means freeing its GPU memory while its
-     * process lives, which needs the interposer's suspend/resume (issue 6, not written yet).
-     * Without the flag libsched's victims are always TSCHED_REQUEUE. */
+    /* No TSCHED_JOB_SUSPENDABLE, so libsched's victims are always TSCHED_REQUEUE.  libsched's
+     * suspend frees a victim's GPU for the job it makes room for; the interposer's suspend
+     * (tshm_suspend, what POST /v1/jobs/{id}/suspend uses) only holds the slice's new launches:
+     * the slice gives back compute, not memory, whose pages stay allocated on the device while
+     * the process lives.  A victim that holds its memory frees nothing another job could be
+     * placed in, so preemption stays a requeue until GPU memory can be saved and released
+     * (swapped to the host) while a process is suspended, which nothing does yet. */
     q->flags = 0;
     tessd_job_request(j, &q->req);
 }

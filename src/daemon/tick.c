@@ -7,8 +7,9 @@
  * bands, priority, arrival; backfill; reservations), and which running jobs are victims.
  * tesseld carries them out: a start is recorded as running in the store before the process
  * exists, then confirmed to libsched (tsched_job_started); a victim (always TSCHED_REQUEUE:
- * no job is suspendable, see sched.c) gets SIGTERM to its process group and cgroup, SIGKILL
- * after the grace period, and once it has ended goes back to pending with the same id
+ * no job is suspendable by the scheduler, see sched.c; one a person suspended is resumed
+ * first) gets SIGTERM to its process group and cgroup, SIGKILL after the grace period, and
+ * once it has ended goes back to pending with the same id
  * (tsched_job_stopped; preemptions + 1; a marker line in its stdout log, which the next
  * attempt appends to), or ends "preempted" when it was submitted with "requeue": false.
  */
@@ -306,6 +307,19 @@ static bool check_run(tessd_t *d, tessd_run_t *r, int64_t now)
     return false;
 }
 
+/* A suspended job that is asked to stop is resumed first: its SIGTERM handler may need the GPU
+ * to write a checkpoint, and a job held at a launch would otherwise only end by the SIGKILL of
+ * the grace period.  A failure is logged; the stop goes on (SIGKILL ends a held job too). */
+static void resume_to_stop(tessd_t *d, tessd_run_t *r, const char *why)
+{
+    if (!r->suspended_ms)
+        return;
+    tsl_error_t err;
+    if (tessd_resume(d, r, &err) < 0)
+        tessd_log("job %lld: %s of a suspended job: cannot resume it first: %s", (long long)r->id,
+                  why, err.text);
+}
+
 int tessd_cancel_running(tessd_t *d, int64_t id, const char *by, tsl_error_t *err)
 {
     tessd_run_t *r = tessd_run_find(d, id);
@@ -317,6 +331,7 @@ int tessd_cancel_running(tessd_t *d, int64_t id, const char *by, tsl_error_t *er
     if (!r->cancel_ms) {
         if (tstore_job_set_cancel(d->store, id, now, err) < 0)
             return -1;
+        resume_to_stop(d, r, "cancel");
         r->cancel_ms = now;
         snprintf(r->cancel_by, sizeof r->cancel_by, "%s", by);
     }
@@ -424,6 +439,7 @@ static void preempt(tessd_t *d, const tsched_victim_t *v)
     snprintf(reason, sizeof reason, "preempting: makes room for job %lld of queue '%s'",
              (long long)v->for_job, r->preempt_queue);
     tstore_job_set_reason(d->store, r->id, reason, NULL);
+    resume_to_stop(d, r, "preemption");
     char name[160];
     tessd_cgroup_name(d, r->id, name, sizeof name);
     if (r->job_pid > 0)
@@ -620,6 +636,7 @@ static int recover_one(const tstore_job_t *j, void *arg)
     r->job_pid = j->job_pid;
     r->cancel_ms = j->cancel_ms;
     r->no_requeue = j->no_requeue;
+    r->suspended_ms = j->suspended_ms;
     /* A preemption under way when tesseld stopped goes on (its SIGTERM was sent): the reason
      * the store holds says for which job. */
     long long pf = 0;
@@ -646,6 +663,9 @@ static int recover_one(const tstore_job_t *j, void *arg)
         m->gpu_mem_bytes = (uint64_t)json_integer_value(json_object_get(e, "mem"));
     }
     json_decref(pl);
+    /* A suspended job stays suspended; the slice file is made to agree with the store. */
+    if (r->suspended_ms || tessd_has_slice(d, r))
+        tessd_suspend_recover(d, r);
     if (r->shim_pid == 0) {
         char dir[PATH_MAX];
         tessd_job_dir(d, j->id, dir, sizeof dir);

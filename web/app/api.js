@@ -79,6 +79,8 @@ export const api = {
   job: (id) => request('GET', `/v1/jobs/${id}`),
   submit: (spec) => request('POST', '/v1/jobs', spec),
   cancel: (id) => request('POST', `/v1/jobs/${id}/cancel`, {}),
+  suspend: (id) => request('POST', `/v1/jobs/${id}/suspend`, {}),
+  resume: (id) => request('POST', `/v1/jobs/${id}/resume`, {}),
   queues: () => request('GET', '/v1/queues'),
   createQueue: (q) => request('POST', '/v1/queues', q),
   updateQueue: (name, patch) => request('PATCH', `/v1/queues/${encodeURIComponent(name)}`, patch),
@@ -133,7 +135,7 @@ export async function followLog(id, stream, onText, signal, onState = () => {}) 
       // that ended otherwise (a proxy or an idle timeout closing it cleanly) is resumed.
       let state = 'finished';
       try { state = (await request('GET', `/v1/jobs/${id}`)).state; } catch { /* keep 'finished' */ }
-      if (state !== 'pending' && state !== 'running') {
+      if (state !== 'pending' && state !== 'running' && state !== 'suspended') {
         const tail = decoder.decode();
         if (tail) onText(tail);
         onState('ended');

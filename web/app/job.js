@@ -1,5 +1,6 @@
-// job.js - one job: its request, placement and times, cancel, and its output streaming live
-// (stdout and stderr, each followed with fetch + ReadableStream on ?follow=1).
+// job.js - one job: its request, placement and times, cancel, suspend/resume of its GPU work,
+// and its output streaming live (stdout and stderr, each followed with fetch + ReadableStream
+// on ?follow=1).
 
 import { api, followLog } from './api.js';
 import { h, clear, time, duration, command, jobGpu, bytes, stateBadge, ACTIVE } from './util.js';
@@ -66,6 +67,32 @@ function startLogs(ctx) {
   }
 }
 
+// Suspend / Resume for a job with a GPU that runs or is suspended (POST .../suspend, .../resume):
+// reversible, so no confirmation; the outcome is announced in the page's alert region.
+function suspendButton(ctx, j) {
+  if (!j.gpu_milli || (j.state !== 'running' && j.state !== 'suspended')) return null;
+  const suspended = j.state === 'suspended';
+  const label = suspended ? 'Resume' : 'Suspend';
+  return h('button', {
+    type: 'button', class: 'btn', id: 'suspend-toggle',
+    'aria-label': `${label} job ${j.id}`,
+    title: suspended ? 'Let the job\'s held GPU launches go on' : 'Hold the job\'s GPU work; it keeps its memory and place',
+    onclick: async (e) => {
+      const btn = e.currentTarget;
+      btn.disabled = true;
+      try {
+        const r = await (suspended ? api.resume(j.id) : api.suspend(j.id));
+        ctx.store.jobs.set(r.id, r);
+        flash(ctx.msg, suspended ? `Job ${j.id} resumed.` : `Job ${j.id} suspended: its new GPU launches wait${r.drained ? '.' : '; its queued GPU work is draining.'}`);
+        render(ctx, r);
+        // The button was rebuilt (Suspend <-> Resume): keep the keyboard on it.
+        ctx.head.querySelector('#suspend-toggle')?.focus();
+      } catch (err) { flash(ctx.msg, err.message, true); btn.disabled = false; }
+      ctx.refresh();
+    },
+  }, label);
+}
+
 function dl(pairs) {
   return h('dl', { class: 'props' }, pairs.filter(Boolean).map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v))));
 }
@@ -77,17 +104,21 @@ function render(ctx, j) {
   ctx.sig = sig;
   if (ctx.stopping && !ACTIVE.has(j.state)) { ctx.stopping = false; clear(ctx.msg); }
   const focusedCancel = document.activeElement?.closest?.('.confirm');
+  const focusedSuspend = document.activeElement?.id === 'suspend-toggle';
   clear(ctx.head,
     h('h1', {}, `Job ${j.id}`, j.name ? h('span', { class: 'sub' }, ` · ${j.name}`) : null, ' ', stateBadge(j.state),
       j.simulated ? h('span', { class: 'badge sim' }, 'simulated GPU') : null),
-    ACTIVE.has(j.state) ? confirmButton('Cancel job', `Cancel job ${j.id}?`, `cancel-${j.id}`, async () => {
-      try {
-        const r = await api.cancel(j.id);
-        if (r.state !== 'cancelled') { flash(ctx.msg, `Job ${j.id}: stopping (SIGTERM sent; SIGKILL if it is still running 10 s later).`); ctx.stopping = true; }
-      } catch (e) { flash(ctx.msg, e.message, true); }
-      ctx.refresh();
-    }, 'btn danger') : null);
+    h('div', { class: 'headactions' },
+      suspendButton(ctx, j),
+      ACTIVE.has(j.state) ? confirmButton('Cancel job', `Cancel job ${j.id}?`, `cancel-${j.id}`, async () => {
+        try {
+          const r = await api.cancel(j.id);
+          if (r.state !== 'cancelled') { flash(ctx.msg, `Job ${j.id}: stopping (SIGTERM sent; SIGKILL if it is still running 10 s later).`); ctx.stopping = true; }
+        } catch (e) { flash(ctx.msg, e.message, true); }
+        ctx.refresh();
+      }, 'btn danger') : null));
   if (focusedCancel) ctx.head.querySelector('.confirm button')?.focus();
+  if (focusedSuspend) ctx.head.querySelector('#suspend-toggle')?.focus();
   const req = [jobGpu(j)];
   if (j.gpu_milli) req.push(`${bytes(j.gpu_mem)} GPU memory per GPU`);
   if (j.cpu) req.push(`${j.cpu} CPU`);
@@ -95,6 +126,8 @@ function render(ctx, j) {
   clear(ctx.props, dl([
     ['Command', h('code', {}, j.shell ? `/bin/sh -c ${command(j)}` : command(j))],
     ['State', [stateBadge(j.state), j.reason ? ` ${j.reason}` : '']],
+    j.state === 'suspended' ? ['Suspended', [time(j.suspended_at), ' · ',
+      h('span', { id: 'drain-state' }, j.drained ? 'drained: nothing of it runs on the GPU' : 'draining: its queued GPU work is finishing')]] : null,
     ['User', j.user],
     ['Queue', h('a', { href: `#/jobs?queue=${encodeURIComponent(j.queue)}` }, j.queue)],
     ['Class · priority', `${j.class} · ${j.priority}`],

@@ -6,7 +6,7 @@ import { api } from './api.js';
 import { h, clear, ago, duration, command, jobGpu, bytes, stateBadge, ACTIVE } from './util.js';
 import { confirmButton, keepFocus, flash } from './widgets.js';
 
-const STATES = ['pending', 'running', 'succeeded', 'failed', 'cancelled', 'preempted'];
+const STATES = ['pending', 'running', 'suspended', 'succeeded', 'failed', 'cancelled', 'preempted'];
 const STEP = 100; // rows shown, then "Show more"
 
 export function mount(ctx, store) {
@@ -31,7 +31,7 @@ export function mount(ctx, store) {
   ctx.root.append(
     h('div', { class: 'pagehead' }, h('h1', {}, 'Jobs'), h('a', { class: 'btn primary', href: '#/new' }, 'New job')),
     h('form', { class: 'filters', role: 'search', 'aria-label': 'Filter jobs', onsubmit: (e) => e.preventDefault() },
-      sel('f-state', 'State', [['', 'Any state'], ['active', 'Active (pending or running)'], ['finished', 'Finished'],
+      sel('f-state', 'State', [['', 'Any state'], ['active', 'Active (pending, running or suspended)'], ['finished', 'Finished'],
         ...STATES.map((s) => [s, s[0].toUpperCase() + s.slice(1)])], ctx.filter.state),
       store.admin ? ctx.userSel : null,
       ctx.queueSel,

@@ -3,7 +3,7 @@
 // history per GPU (uPlot), and the queues' lengths.
 
 import uPlot from '../vendor/uplot-1.6.32/uPlot.esm.js';
-import { h, clear, bytes, gpuOf, colourOf, pct } from './util.js';
+import { h, clear, bytes, gpuOf, colourOf, pct, busy } from './util.js';
 import { history, WINDOW_MS } from './history.js';
 
 export function mount(ctx, store) {
@@ -42,7 +42,7 @@ function stat(label, value, extra) {
 export function update(ctx, store) {
   const gpus = store.gpus;
   const jobs = [...store.jobs.values()];
-  const running = jobs.filter((j) => j.state === 'running').length;
+  const running = jobs.filter((j) => j.state === 'running' || j.state === 'suspended').length;
   const pending = store.queues.reduce((n, q) => n + (q.pending || 0), 0);
   const milli = gpus.reduce((n, g) => n + g.allocated_milli, 0);
   const memAlloc = gpus.reduce((n, g) => n + g.allocated_mem, 0);
@@ -149,7 +149,8 @@ function fillCard(c, g, store) {
     : h('table', { class: 'slices' },
       h('caption', { class: 'sr-only' }, `Slices on GPU ${g.index}`),
       h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Job'), h('th', { scope: 'col' }, 'User'),
-        h('th', { scope: 'col', class: 'num' }, 'Compute'), h('th', { scope: 'col', class: 'num' }, 'Memory used / limit'))),
+        h('th', { scope: 'col', class: 'num' }, 'Compute'), h('th', { scope: 'col', class: 'num' }, 'Busy time'),
+        h('th', { scope: 'col', class: 'num' }, 'Memory used / limit'))),
       h('tbody', {}, slices.map((s) => {
         const j = store.jobs.get(s.job_id);
         return h('tr', {},
@@ -157,6 +158,9 @@ function fillCard(c, g, store) {
             h('a', { href: `#/jobs/${s.job_id}` }, `#${s.job_id}`), j?.name ? ` ${j.name}` : ''),
           h('td', {}, s.user),
           h('td', { class: 'num' }, gpuOf(s.milli)),
+          // Device time the slice's kernels have used (busy_ms); a suspended slice says so.
+          h('td', { class: 'num', 'data-col': 'busy', title: 'GPU time used by the job\'s kernels since it started' },
+            busy(s.busy_ms), s.suspended ? [' ', h('span', { class: 'badge st-suspended' }, 'suspended')] : null),
           h('td', { class: 'num' }, `${bytes(s.mem_used)} / ${bytes(s.mem_limit)}`));
       })));
   clear(c.body,

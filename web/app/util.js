@@ -52,6 +52,12 @@ export function jobGpu(j) {
   return `${j.gpu} GPU${j.gpu > 1 ? 's' : ''}`;
 }
 
+// Busy device time in ms as people read it: 4210 -> "4.2 s", 95000 -> "1 min 35 s".
+export function busy(ms) {
+  if (ms === null || ms === undefined) return '—';
+  return ms < 60000 ? `${(ms / 1000).toFixed(1)} s` : span(ms / 1000);
+}
+
 export function pct(x) {
   return `${Math.round(x * 100)}%`;
 }
@@ -88,7 +94,8 @@ export function command(j) {
   return j.argv.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
 }
 
-export const ACTIVE = new Set(['pending', 'running']);
+// A suspended job is running with its GPU work held (POST /v1/jobs/ID/suspend): active too.
+export const ACTIVE = new Set(['pending', 'running', 'suspended']);
 
 export function stateBadge(state, reason) {
   return h('span', { class: `badge st-${state}`, title: reason || null }, state);

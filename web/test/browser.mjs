@@ -159,6 +159,10 @@ try {
   const computeLabel = await card.locator('.bar').first().getAttribute('aria-label');
   check(/0\.5 of 1 GPU allocated/.test(computeLabel) && computeLabel.includes(`job ${held.id} (alice)`),
     'overview: the compute bar has a text equivalent naming the slice, its user and share', computeLabel);
+  const heads = await card.locator('table.slices thead th').allTextContents();
+  const busyCell = (await card.locator(`table.slices tr:has(a[href="#/jobs/${held.id}"]) td[data-col="busy"]`).textContent()).trim();
+  check(heads[2] === 'Compute' && heads[3] === 'Busy time' && /^\d+\.\d s$/.test(busyCell),
+    `overview: each slice's busy time (busy_ms) is shown next to its compute share ("${busyCell}")`, JSON.stringify(heads));
   if (PROBE) {
     await page.waitForFunction((g) => /3\.06 GiB in use/.test(document.querySelector(`section.gpu[data-gpu="${g}"] .bar:nth-of-type(1)`)?.closest('.card').querySelectorAll('.bar')[1].getAttribute('aria-label') || ''), placedGpu);
     check(true, 'overview: the memory bar shows the 3 GiB + 64 MiB the job allocated in its 6 GiB slice');
@@ -209,6 +213,22 @@ try {
   check(/live/.test(await page.locator('#log-stdout-status').textContent()), 'job detail: the log is marked live while the job runs');
   check((await a11y(page)).length === 0, 'job detail: every control is labelled', await a11y(page));
   await shot(page, '04-job-running');
+
+  // ---- suspend and resume its GPU work (a job with a GPU that runs) -------------------------------
+  await page.click(`button[aria-label="Suspend job ${jobId}"]`);
+  await page.locator('main h1 .badge.st-suspended').waitFor();
+  const susp = (await api('GET', `/v1/jobs/${jobId}`)).body;
+  check(susp.state === 'suspended' && susp.drained === true,
+    `suspend: the Suspend button suspends job ${jobId} (API: ${susp.state}, drained ${susp.drained})`);
+  check(await page.evaluate(() => document.activeElement?.id) === 'suspend-toggle'
+    && (await page.locator('#suspend-toggle').textContent()) === 'Resume'
+    && await page.locator('#suspend-toggle').getAttribute('aria-label') === `Resume job ${jobId}`,
+  'suspend: the button becomes a labelled Resume and keeps the keyboard focus');
+  check((await a11y(page)).length === 0, 'suspend: every control is labelled', await a11y(page));
+  await shot(page, '04b-job-suspended');
+  await page.click(`button[aria-label="Resume job ${jobId}"]`);
+  await page.locator('main h1 .badge.st-running').waitFor();
+  check((await api('GET', `/v1/jobs/${jobId}`)).body.state === 'running', `resume: job ${jobId} runs again`);
 
   // ---- cancel it ---------------------------------------------------------------------------------
   await page.click(`button[aria-label="Cancel job ${jobId}"]`);

@@ -46,6 +46,8 @@ int cmd_run(cli_t *cli, int argc, char **argv);
 int cmd_ps(cli_t *cli, int argc, char **argv);
 int cmd_logs(cli_t *cli, int argc, char **argv);
 int cmd_kill(cli_t *cli, int argc, char **argv);
+int cmd_suspend(cli_t *cli, int argc, char **argv);
+int cmd_resume(cli_t *cli, int argc, char **argv);
 int cmd_gpus(cli_t *cli, int argc, char **argv);
 int cmd_queues(cli_t *cli, int argc, char **argv);
 int cmd_users(cli_t *cli, int argc, char **argv);
@@ -142,7 +144,8 @@ int run_exit_status(const json_t *job);
 /* milli-GPUs as a person writes them: 500 -> "0.5", 1000 -> "1", 2000 -> "2", 125 -> "0.125". */
 char *cli_format_milli(int64_t milli, char *buf, size_t len);
 /* A job's state for people: "pending", or "pending (requeued ×2)" for a job the scheduler
- * preempted and put back twice; a finished one "succeeded (preempted ×1)".  Returns buf. */
+ * preempted and put back twice; a finished one "succeeded (preempted ×1)"; a suspended one
+ * "suspended (drained)" or "suspended (draining)".  Returns buf. */
 char *cli_format_state(const json_t *job, char *buf, size_t len);
 /* Seconds as a short age: "12s", "5m", "3h", "2d". */
 char *cli_format_age(int64_t secs, char *buf, size_t len);

@@ -166,12 +166,18 @@ char *cli_format_state(const json_t *job, char *buf, size_t len)
     json_int_t n = json_integer_value(json_object_get(job, "preemptions"));
     if (!st)
         st = "?";
-    bool active = strcmp(st, "pending") == 0 || strcmp(st, "running") == 0;
+    bool active =
+        strcmp(st, "pending") == 0 || strcmp(st, "running") == 0 || strcmp(st, "suspended") == 0;
+    /* A suspended job says whether its in-flight GPU work has drained. */
+    const char *drain = "";
+    if (strcmp(st, "suspended") == 0)
+        drain = json_is_true(json_object_get(job, "drained")) ? ", drained" : ", draining";
     /* A job ended `preempted` says so already, unless it had been requeued before. */
     if (n <= 0 || (strcmp(st, "preempted") == 0 && n == 1))
-        snprintf(buf, len, "%s", st);
+        snprintf(buf, len, "%s%s%s%s", st, *drain ? " (" : "", *drain ? drain + 2 : "",
+                 *drain ? ")" : "");
     else
-        snprintf(buf, len, "%s (%s \u00d7%lld)", st, active ? "requeued" : "preempted",
-                 (long long)n);
+        snprintf(buf, len, "%s (%s \u00d7%lld%s)", st, active ? "requeued" : "preempted",
+                 (long long)n, drain);
     return buf;
 }

@@ -14,6 +14,8 @@ static const cli_command_t commands[] = {
     {"ps", cmd_ps, "list your active jobs (-a: finished ones too)"},
     {"logs", cmd_logs, "print a job's output (-f: follow it)"},
     {"kill", cmd_kill, "cancel jobs"},
+    {"suspend", cmd_suspend, "hold a running job's GPU work (--wait: until drained)"},
+    {"resume", cmd_resume, "let a suspended job's GPU work go on"},
     {"gpus", cmd_gpus, "GPUs: slices, memory used and limits, utilisation"},
     {"queues", cmd_queues, "list queues (admin: add, set, rm)"},
     {"users", cmd_users, "list, add and remove users (admin)"},

@@ -334,7 +334,8 @@ static void sleep_ms(long ms)
 static bool is_active(const json_t *job)
 {
     const char *s = json_string_value(json_object_get(job, "state"));
-    return s && (strcmp(s, "pending") == 0 || strcmp(s, "running") == 0);
+    return s &&
+           (strcmp(s, "pending") == 0 || strcmp(s, "running") == 0 || strcmp(s, "suspended") == 0);
 }
 
 /* A lost connection to tesseld (it restarts, or is stopping): true to try again, false once

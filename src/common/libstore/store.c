@@ -49,6 +49,10 @@ static const char *const migrations[] = {
     "ALTER TABLE queues ADD COLUMN max_mem INTEGER;"
     "ALTER TABLE jobs ADD COLUMN preemptions INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE jobs ADD COLUMN requeue INTEGER NOT NULL DEFAULT 1;",
+    /* 4: a running job's GPU slice may be suspended (POST /v1/jobs/{id}/suspend): when, NULL
+     * when it is not.  The state stays running (1): a suspended job keeps its process and
+     * its allocation, so every query of active or running jobs counts it as before. */
+    "ALTER TABLE jobs ADD COLUMN suspended_ms INTEGER;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -56,11 +60,13 @@ static const char *const migrations[] = {
     "id, user, name, argv, shell, cwd, env, state, reason, queue, class, priority, gpus,"          \
     " gpu_milli, gpu_count, gpu_mem, cpu_milli, mem, placement, simulated, submitted_ms,"          \
     " started_ms, finished_ms, exit_code, signal, shim_pid, shim_start, job_pid, cancel_ms,"       \
-    " preemptions, requeue"
+    " preemptions, requeue, suspended_ms"
 
 /* The filters of the job lists after the id bounds: ?2 user, ?3 queue, ?4 state mask. */
+/* ?7 = 1: of the running jobs, only the suspended ones (NULL: all of them). */
 #define JOB_LIST_WHERE                                                                             \
-    " AND (?2 IS NULL OR user = ?2) AND (?3 IS NULL OR queue = ?3) AND ((?4 >> state) & 1)"
+    " AND (?2 IS NULL OR user = ?2) AND (?3 IS NULL OR queue = ?3) AND ((?4 >> state) & 1)"        \
+    " AND (?7 IS NULL OR state <> 1 OR suspended_ms IS NOT NULL)"
 
 #define QUEUE_COLS                                                                                 \
     "name, priority, max_gpu_milli, created_ms, weight, guarantee_gpu_milli, parent,"              \
@@ -102,6 +108,7 @@ enum {
     S_JOB_SET_CANCEL,
     S_JOB_SET_REASON,
     S_JOB_REQUEUE,
+    S_JOB_SET_SUSPENDED,
     S_JOB_COUNTS,
     S_BEGIN,
     S_COMMIT,
@@ -164,15 +171,16 @@ static const char *const sql[S_COUNT] = {
     [S_JOB_SET_PIDS] = "UPDATE jobs SET shim_pid = ?2, shim_start = ?3, job_pid = ?4"
                        " WHERE id = ?1",
     [S_JOB_FINISH] = "UPDATE jobs SET state = ?2, reason = ?3, exit_code = ?4, signal = ?5,"
-                     " finished_ms = ?6, preemptions = preemptions + (?2 = 5)"
+                     " finished_ms = ?6, preemptions = preemptions + (?2 = 5), suspended_ms = NULL"
                      " WHERE id = ?1 AND state < 2",
     [S_JOB_SET_CANCEL] = "UPDATE jobs SET cancel_ms = ?2, reason = 'cancelling'"
                          " WHERE id = ?1 AND state = 1",
     [S_JOB_SET_REASON] = "UPDATE jobs SET reason = ?2 WHERE id = ?1",
     [S_JOB_REQUEUE] = "UPDATE jobs SET state = 0, reason = ?2, placement = NULL,"
                       " started_ms = NULL, exit_code = NULL, signal = NULL, shim_pid = NULL,"
-                      " shim_start = NULL, job_pid = NULL, cancel_ms = NULL,"
+                      " shim_start = NULL, job_pid = NULL, cancel_ms = NULL, suspended_ms = NULL,"
                       " preemptions = preemptions + 1 WHERE id = ?1 AND state = 1",
+    [S_JOB_SET_SUSPENDED] = "UPDATE jobs SET suspended_ms = ?2 WHERE id = ?1 AND state = 1",
     [S_JOB_COUNTS] = "SELECT state, count(*) FROM jobs GROUP BY state",
     [S_BEGIN] = "BEGIN IMMEDIATE",
     [S_COMMIT] = "COMMIT",
@@ -805,6 +813,7 @@ static int row_job(sqlite3_stmt *q, tstore_job_t *j)
     j->cancel_ms = sqlite3_column_int64(q, 28);
     j->preemptions = sqlite3_column_int(q, 29);
     j->no_requeue = sqlite3_column_int(q, 30) == 0;
+    j->suspended_ms = sqlite3_column_int64(q, 31);
     if (!j->user || !j->argv_json || !j->env_json || !j->queue) {
         tstore_job_clear(j);
         errno = ENOMEM;
@@ -881,6 +890,8 @@ int tstore_job_list(tstore_t *s, const tstore_job_filter_t *f, tstore_job_f cb, 
     bind_text(q, 3, f->queue);
     sqlite3_bind_int64(q, 4, f->state_mask ? f->state_mask : (1u << TSTORE_NSTATES) - 1);
     sqlite3_bind_int(q, 5, f->limit > 0 ? f->limit : 1000);
+    if (f->suspended_only)
+        sqlite3_bind_int(q, 7, 1);
     return each_job(s, q, cb, arg, err);
 }
 
@@ -957,6 +968,17 @@ int tstore_job_requeue(tstore_t *s, int64_t id, const char *reason, tsl_error_t 
     sqlite3_bind_int64(q, 1, id);
     bind_text(q, 2, reason);
     return changed_one(exec_stmt(s, q, err, "requeue job"), err);
+}
+
+int tstore_job_set_suspended(tstore_t *s, int64_t id, int64_t since_ms, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_JOB_SET_SUSPENDED);
+    sqlite3_bind_int64(q, 1, id);
+    if (since_ms > 0)
+        sqlite3_bind_int64(q, 2, since_ms);
+    else
+        sqlite3_bind_null(q, 2);
+    return changed_one(exec_stmt(s, q, err, "suspend job"), err);
 }
 
 int tstore_job_counts(tstore_t *s, int64_t counts[TSTORE_NSTATES], tsl_error_t *err)

@@ -75,10 +75,11 @@ typedef struct {
     int exit_code;
     int signal; /* 0 = none */
     int shim_pid, job_pid;
-    uint64_t shim_start; /* /proc/PID/stat starttime of the shim, 0 = unknown */
-    int64_t cancel_ms;   /* when a cancel of the running job was asked, 0 = never */
-    int preemptions;     /* times it was preempted and requeued (or ended preempted) */
-    bool no_requeue;     /* submitted with "requeue": false: a preemption ends it */
+    uint64_t shim_start;  /* /proc/PID/stat starttime of the shim, 0 = unknown */
+    int64_t cancel_ms;    /* when a cancel of the running job was asked, 0 = never */
+    int preemptions;      /* times it was preempted and requeued (or ended preempted) */
+    bool no_requeue;      /* submitted with "requeue": false: a preemption ends it */
+    int64_t suspended_ms; /* running with its GPU slice suspended since then; 0 = not */
 } tstore_job_t;
 
 typedef struct {
@@ -121,6 +122,7 @@ typedef struct {
     int64_t before;      /* with desc: id < before; 0 = no bound */
     bool desc;           /* newest (highest id) first */
     int limit;           /* > 0 */
+    bool suspended_only; /* of the running jobs, only those with suspended_ms set */
 } tstore_job_filter_t;
 
 /* Called once per row; the job is valid only during the call.  Return non-zero to stop. */
@@ -205,6 +207,9 @@ int tstore_job_set_reason(tstore_t *st, int64_t id, const char *reason, tsl_erro
 /* running -> pending after a preemption: placement, start, pids and cancel cleared,
  * preemptions + 1, reason set.  ENOENT when the job is not running. */
 int tstore_job_requeue(tstore_t *st, int64_t id, const char *reason, tsl_error_t *err);
+/* Mark a running job's GPU slice suspended since since_ms, or not suspended (since_ms 0).
+ * ENOENT when the job is not running.  Finishing or requeueing a job clears the mark. */
+int tstore_job_set_suspended(tstore_t *st, int64_t id, int64_t since_ms, tsl_error_t *err);
 /* Number of jobs in each state; counts[TSTORE_NSTATES]. */
 int tstore_job_counts(tstore_t *st, int64_t counts[TSTORE_NSTATES], tsl_error_t *err);
 int tstore_user_active_jobs(tstore_t *st, const char *user, int64_t *n, tsl_error_t *err);

@@ -34,10 +34,12 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j);
 /* Bytes a running job's slice file reports in use on GPU g (0 when unknown).  Lock held. */
 uint64_t api_slice_used(tessd_t *d, const tessd_run_t *r, int g);
 /* What a running job's slice file says of GPU g: memory in use, measured busy device time
- * (ns, the slice's processes together, never decreasing) and compute share (percent, 0 = none). */
+ * (ns, the slice's processes together, never decreasing), launches counted and compute share
+ * (percent, 0 = none). */
 typedef struct {
     uint64_t used;
     uint64_t busy_ns;
+    uint64_t launches; /* launches the interposer counted (measured ones) */
     unsigned core_limit;
 } api_slice_t;
 /* Fill *out (all zero when unknown); 0, or -1 when the slice file or its device is unknown.
@@ -51,6 +53,8 @@ void api_jobs_submit(thttp_req_t *, thttp_reply_t *, void *);
 void api_jobs_list(thttp_req_t *, thttp_reply_t *, void *);
 void api_jobs_get(thttp_req_t *, thttp_reply_t *, void *);
 void api_jobs_cancel(thttp_req_t *, thttp_reply_t *, void *);
+void api_jobs_suspend(thttp_req_t *, thttp_reply_t *, void *);
+void api_jobs_resume(thttp_req_t *, thttp_reply_t *, void *);
 void api_jobs_logs(thttp_req_t *, thttp_reply_t *, void *);
 void api_nodes_list(thttp_req_t *, thttp_reply_t *, void *);
 void api_gpus_list(thttp_req_t *, thttp_reply_t *, void *);

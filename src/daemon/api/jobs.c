@@ -1,4 +1,5 @@
-/* jobs.c - /v1/jobs: submit, list, get, cancel (logs are in logs.c). */
+/* jobs.c - /v1/jobs: submit, list, get, cancel, suspend, resume (logs are in logs.c; the
+ * slice side of suspend and resume is suspend.c). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -28,7 +29,11 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
     char dir[PATH_MAX];
     tessd_job_dir(d, j->id, dir, sizeof dir);
     json_object_set_new(o, "cwd", json_string(j->cwd ? j->cwd : dir));
-    json_object_set_new(o, "state", json_string(tstore_state_name(j->state)));
+    /* A running job whose GPU slice is suspended says "suspended" (the store keeps it running:
+     * it holds its process and allocation); drained = nothing of it in flight any more. */
+    bool suspended = j->state == TSTORE_RUNNING && j->suspended_ms > 0;
+    json_object_set_new(o, "state",
+                        json_string(suspended ? "suspended" : tstore_state_name(j->state)));
     json_object_set_new(o, "reason", j->reason ? json_string(j->reason) : json_null());
     json_object_set_new(o, "queue", json_string(j->queue));
     json_object_set_new(o, "class", json_string(tstore_class_name(j->klass)));
@@ -51,6 +56,10 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
     json_object_set_new(o, "signal", j->signal ? json_integer(j->signal) : json_null());
     json_object_set_new(o, "preemptions", json_integer(j->preemptions));
     json_object_set_new(o, "requeue", json_boolean(!j->no_requeue));
+    json_object_set_new(o, "suspended_at", api_time(suspended ? j->suspended_ms : 0));
+    const tessd_run_t *r = suspended ? tessd_run_find(d, j->id) : NULL;
+    json_object_set_new(
+        o, "drained", suspended ? json_boolean(r && tessd_slice_drained(d, r) == 1) : json_null());
     return o;
 }
 
@@ -427,6 +436,7 @@ void api_jobs_list(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
 {
     tessd_t *d = ctx;
     tstore_job_filter_t f = {.limit = 1000};
+    bool suspended = false;
     const char *s = thttp_query(req, "state");
     if (s) {
         char buf[128];
@@ -435,6 +445,8 @@ void api_jobs_list(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
             int st = tstore_state_parse(t);
             if (strcmp(t, "active") == 0)
                 f.state_mask |= 1u << TSTORE_PENDING | 1u << TSTORE_RUNNING;
+            else if (strcmp(t, "suspended") == 0)
+                suspended = true;
             else if (strcmp(t, "finished") == 0)
                 f.state_mask |= ((1u << TSTORE_NSTATES) - 1) & ~3u;
             else if (st >= 0)
@@ -443,6 +455,12 @@ void api_jobs_list(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
                 thttp_error(rep, 400, "invalid_parameter", "state", "unknown state '%s'", t);
                 return;
             }
+        }
+        /* "suspended" alone (or with finished states): of the running jobs, the suspended
+         * ones; beside "running" or "active" it adds nothing. */
+        if (suspended && !(f.state_mask & 1u << TSTORE_RUNNING)) {
+            f.state_mask |= 1u << TSTORE_RUNNING;
+            f.suspended_only = true;
         }
         if (!f.state_mask) {
             thttp_error(rep, 400, "invalid_parameter", "state", "state is empty");
@@ -594,4 +612,79 @@ done:
     tstore_job_clear(&j);
 out:
     api_leave(d);
+}
+
+/* POST /v1/jobs/{id}/suspend and .../resume: the job must be the caller's (or the caller an
+ * admin), running, with a GPU slice, not being stopped; 409 with one line otherwise. */
+static void suspend_or_resume(thttp_req_t *req, thttp_reply_t *rep, tessd_t *d, bool suspend)
+{
+    json_t *body = thttp_body_object(req, rep, 1);
+    if (!body)
+        return;
+    static const char *const none[] = {NULL};
+    if (thttp_check_fields(body, none, rep) < 0) {
+        json_decref(body);
+        return;
+    }
+    json_decref(body);
+    tessd_caller_t who;
+    if (!api_enter(d, req, rep, &who))
+        return;
+    tstore_job_t j;
+    tsl_error_t err;
+    if (load_visible(d, &who, req->params[0], &j, rep) < 0)
+        goto out;
+    long long id = (long long)j.id;
+    tessd_run_t *r = j.state == TSTORE_RUNNING ? tessd_run_find(d, j.id) : NULL;
+    const char *verb = suspend ? "suspend" : "resume";
+    if (!r) {
+        thttp_error(rep, 409, "conflict", NULL, "job %lld is not running (%s): nothing to %s", id,
+                    j.state == TSTORE_RUNNING ? "starting" : tstore_state_name(j.state), verb);
+        goto done;
+    }
+    if (!tessd_has_slice(d, r)) {
+        thttp_error(rep, 409, "conflict", NULL, "job %lld has no GPU slice to %s (%s)", id, verb,
+                    r->member.ngpus ? "tesseld runs jobs without libtessel-cuda"
+                                    : "it asked for no GPU");
+        goto done;
+    }
+    if (suspend && (r->cancel_ms || r->preempt_ms)) {
+        thttp_error(rep, 409, "conflict", NULL, "job %lld is being %s: it is not suspended", id,
+                    r->cancel_ms ? "cancelled" : "preempted");
+        goto done;
+    }
+    if (suspend && r->suspended_ms) {
+        thttp_error(rep, 409, "conflict", NULL, "job %lld is already suspended", id);
+        goto done;
+    }
+    if (!suspend && !r->suspended_ms) {
+        thttp_error(rep, 409, "conflict", NULL, "job %lld is not suspended (it is running)", id);
+        goto done;
+    }
+    if ((suspend ? tessd_suspend(d, r, &err) : tessd_resume(d, r, &err)) < 0) {
+        tessd_log("job %lld: %s: %s", id, verb, err.text);
+        thttp_error(rep, 500, "internal", NULL, "job %lld: %s failed: %s", id, verb, err.text);
+        goto done;
+    }
+    tessd_log("job %lld %s by %s", id, suspend ? "suspended" : "resumed", who.user);
+    tstore_job_clear(&j);
+    if (tstore_job_get(d->store, (int64_t)id, &j, &err) < 0) {
+        api_store_error(rep, &err);
+        goto out;
+    }
+    thttp_json(rep, 200, api_job_json(d, &j));
+done:
+    tstore_job_clear(&j);
+out:
+    api_leave(d);
+}
+
+void api_jobs_suspend(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    suspend_or_resume(req, rep, ctx, true);
+}
+
+void api_jobs_resume(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    suspend_or_resume(req, rep, ctx, false);
 }

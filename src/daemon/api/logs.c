@@ -160,7 +160,9 @@ void api_jobs_logs(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         rep->stream_free = log_free;
         rep->content_type = "text/plain; charset=utf-8";
         snprintf(rep->extra_name, sizeof rep->extra_name, "X-Tessel-Job-State");
-        snprintf(rep->extra_value, sizeof rep->extra_value, "%s", tstore_state_name(j.state));
+        snprintf(rep->extra_value, sizeof rep->extra_value, "%s",
+                 j.state == TSTORE_RUNNING && j.suspended_ms ? "suspended"
+                                                             : tstore_state_name(j.state));
     }
     tstore_job_clear(&j);
     api_leave(d);

@@ -47,6 +47,7 @@ int api_slice_read(tessd_t *d, const tessd_run_t *r, int g, api_slice_t *out)
         if (match || (n == 1 && r->member.ngpus == 1)) {
             out->used = info.used;
             out->busy_ns = info.busy_ns;
+            out->launches = info.launches;
             out->core_limit = info.core_limit;
             found = 0;
             break;
@@ -81,11 +82,13 @@ static json_t *gpu_json(tessd_t *d, int g)
             used += sl.used;
             json_array_append_new(
                 slices,
-                json_pack("{s:I, s:s, s:i, s:I, s:I, s:I, s:o}", "job_id", (json_int_t)r->id,
-                          "user", r->user, "milli", (int)r->member.milli_gpu, "mem_limit",
-                          (json_int_t)r->member.gpu_mem_bytes, "mem_used", (json_int_t)sl.used,
-                          "busy_ms", (json_int_t)(sl.busy_ns / 1000000u), "compute_limit",
-                          sl.core_limit ? json_integer(sl.core_limit) : json_null()));
+                json_pack("{s:I, s:s, s:i, s:I, s:I, s:I, s:I, s:o, s:b}", "job_id",
+                          (json_int_t)r->id, "user", r->user, "milli", (int)r->member.milli_gpu,
+                          "mem_limit", (json_int_t)r->member.gpu_mem_bytes, "mem_used",
+                          (json_int_t)sl.used, "busy_ms", (json_int_t)(sl.busy_ns / 1000000u),
+                          "launches", (json_int_t)sl.launches, "compute_limit",
+                          sl.core_limit ? json_integer(sl.core_limit) : json_null(), "suspended",
+                          r->suspended_ms > 0));
         }
     }
     json_t *peers = json_array();

@@ -18,6 +18,8 @@ const thttp_route_t tessd_routes[] = {
     {"GET", "/v1/jobs", api_jobs_list},
     {"GET", "/v1/jobs/{id}", api_jobs_get},
     {"POST", "/v1/jobs/{id}/cancel", api_jobs_cancel},
+    {"POST", "/v1/jobs/{id}/suspend", api_jobs_suspend},
+    {"POST", "/v1/jobs/{id}/resume", api_jobs_resume},
     {"GET", "/v1/jobs/{id}/logs", api_jobs_logs},
     {"GET", "/v1/nodes", api_nodes_list},
     {"GET", "/v1/gpus", api_gpus_list},

@@ -325,6 +325,15 @@ static void test_state(void **state)
     json_object_set_new(j, "state", json_string("preempted"));
     json_object_set_new(j, "preemptions", json_integer(1));
     assert_string_equal(cli_format_state(j, b, sizeof b), "preempted");
+    /* A suspended job says whether its GPU work has drained. */
+    json_object_set_new(j, "state", json_string("suspended"));
+    json_object_set_new(j, "preemptions", json_integer(0));
+    json_object_set_new(j, "drained", json_false());
+    assert_string_equal(cli_format_state(j, b, sizeof b), "suspended (draining)");
+    json_object_set_new(j, "drained", json_true());
+    assert_string_equal(cli_format_state(j, b, sizeof b), "suspended (drained)");
+    json_object_set_new(j, "preemptions", json_integer(1));
+    assert_string_equal(cli_format_state(j, b, sizeof b), "suspended (requeued \u00d71, drained)");
     json_decref(j);
 
     /* Columns are padded by characters, not bytes: the x sign is two bytes of UTF-8. */

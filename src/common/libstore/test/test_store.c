@@ -213,7 +213,7 @@ static void test_jobs(void **state)
     /* Reopen: everything committed is there, the schema is not re-applied. */
     st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 3);
+    assert_int_equal(tstore_schema_version(st), 4);
     tstore_queue_t hq;
     assert_int_equal(tstore_queue_get(st, "high", &hq, NULL), 0);
     assert_int_equal(hq.priority, 10);
@@ -250,8 +250,25 @@ static void test_jobs(void **state)
     add_job(st, "carol", "high", 0, &r);
     assert_int_equal(tstore_job_requeue(st, r, "x", NULL), -1);
     assert_int_equal(errno, ENOENT);
+    /* Only a running job can be marked suspended. */
+    assert_int_equal(tstore_job_set_suspended(st, r, 4500, NULL), -1);
+    assert_int_equal(errno, ENOENT);
     assert_int_equal(tstore_job_set_running(st, r, "[{\"gpu\":0}]", 4000, NULL), 0);
     assert_int_equal(tstore_job_set_pids(st, r, 100, 1, 101, NULL), 0);
+    /* Suspended: still running (active, counted as running), listed by suspended_only. */
+    assert_int_equal(tstore_job_set_suspended(st, r, 4500, NULL), 0);
+    tstore_job_t sj;
+    assert_int_equal(tstore_job_get(st, r, &sj, NULL), 0);
+    assert_int_equal(sj.state, TSTORE_RUNNING);
+    assert_int_equal(sj.suspended_ms, 4500);
+    tstore_job_clear(&sj);
+    int64_t sids[8] = {0};
+    f = (tstore_job_filter_t){
+        .state_mask = 1u << TSTORE_RUNNING, .suspended_only = true, .limit = 10};
+    assert_int_equal(tstore_job_list(st, &f, collect, sids, NULL), 0);
+    assert_int_equal(sids[0], 1);
+    assert_int_equal(sids[1], r);
+    /* Requeueing clears the mark (the next attempt starts unsuspended). */
     assert_int_equal(tstore_job_requeue(st, r, "requeued", NULL), 0);
     tstore_job_t rj;
     assert_int_equal(tstore_job_get(st, r, &rj, NULL), 0);
@@ -262,6 +279,7 @@ static void test_jobs(void **state)
     assert_null(rj.placement_json);
     assert_false(rj.no_requeue);
     assert_string_equal(rj.reason, "requeued");
+    assert_int_equal(rj.suspended_ms, 0);
     tstore_job_clear(&rj);
     assert_int_equal(tstore_job_finish(st, r, TSTORE_CANCELLED, NULL, -1, 0, 5000, NULL), 0);
     memset(ids, 0, sizeof ids);
@@ -316,7 +334,7 @@ static void test_migrate_v2(void **state)
     tsl_error_t err;
     tstore_t *st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 3);
+    assert_int_equal(tstore_schema_version(st), 4);
     tstore_queue_t q;
     assert_int_equal(tstore_queue_get(st, "prod", &q, NULL), 0);
     assert_int_equal(q.priority, 3);
