@@ -14,7 +14,7 @@
 #include "internal.h"
 
 static void class_sums(const tsched_cluster_t *c, const struct node *nd, uint16_t *S);
-static double cap_usable(const tsched_cluster_t *c, const uint16_t *S, uint64_t L);
+static double capfrag_of(const tsched_cluster_t *c, const uint16_t *S, uint32_t total, uint64_t L);
 
 const char *tsched_reason_str(tsched_reason_t why)
 {
@@ -181,9 +181,7 @@ void tsched__node_changed(tsched_cluster_t *c, size_t ni)
         nd->frag = 0;
     uint16_t *S = c->S + ni * c->G;
     class_sums(c, nd, S);
-    nd->capfrag = total ? (double)total - cap_usable(c, S, nd->cpu_free) : 0;
-    if (nd->capfrag < 0)
-        nd->capfrag = 0;
+    nd->capfrag = capfrag_of(c, S, total, nd->cpu_free);
     nd->version = ++c->next_version;
 }
 
@@ -243,22 +241,50 @@ static void class_sums(const tsched_cluster_t *c, const struct node *nd, uint16_
     }
 }
 
-/* What the mix could still run: each task kind as often as the GPUs (S)
- * and the CPU left (L) allow, weighted by its share. */
-static double cap_usable(const tsched_cluster_t *c, const uint16_t *S, uint64_t L)
+/* Capacity-aware fragmentation of a node with S (class_sums), total
+ * milli-GPU idle and L milli-CPU free:
+ *
+ *     total - usable + STRAND_WEIGHT * max(0, total - L / cpu_per_gpu)
+ *
+ * usable: what the mix could still run there, each task kind as often as
+ * the GPUs (S) and the CPU (L) allow, weighted by its share (wcap).  That
+ * takes each kind alone, so it misses that the kinds will share the CPU:
+ * with a mix of 20-core and 1-core one-GPU tasks, a 20-core CPU-only job
+ * costs one 20-core task on a 4-GPU node with 60 cores and one on a node
+ * with 40 alike, but on the latter it leaves 20 cores, with which a stream
+ * of both kinds (10.5 cores per GPU) keeps about 2 of the 4 GPUs busy
+ * (test_tessel_cpu_stranding).  The second term is that fluid view: the
+ * idle GPU the free CPU cannot feed at the CPU per milli-GPU of the mix's
+ * GPU tasks that still fit the node, plus the part of the CPU-only tasks'
+ * demand the cluster's CPU surplus will not absorb (co_share, see
+ * cpu_only_share()).  At 130 % load it took the idle GPU stranded beside
+ * too little CPU from 35-53 GPUs' worth to under 8 on default, cpu050,
+ * cpu100, gpushare40 and gpushare60 (seeds 42, 43; docs). */
+static double capfrag_of(const tsched_cluster_t *c, const uint16_t *S, uint32_t total, uint64_t L)
 {
-    double usable = 0;
+    if (total == 0)
+        return 0;
+    double usable = 0, cpu = 0, gpu = 0;
     for (unsigned m = 0; m < c->nmix; m++) {
         const struct member_w *mw = &c->mix[m];
         const struct fclass *k = &c->cls[mw->g];
         uint64_t t = k->ngpus > 1 ? S[mw->g] / k->ngpus : S[mw->g];
         if (t == 0)
             continue;
+        cpu += mw->w * (double)mw->cpu; /* what the tasks that fit ask, per GPU */
+        gpu += mw->w * k->ngpus * k->milli;
         if (mw->cpu && t * mw->cpu > L) /* CPU binds: divide only then */
             t = L / mw->cpu;
         usable += mw->wcap * (double)t * k->ngpus * k->milli;
     }
-    return usable;
+    double f = (double)total - usable;
+    cpu += c->co_share * c->cpu_only;
+    if (gpu > 0 && cpu > 0) {
+        double feed = (double)L * gpu / cpu;
+        if (total > feed)
+            f += STRAND_WEIGHT * ((double)total - feed);
+    }
+    return f < 0 ? 0 : f;
 }
 
 /* GPUs of the nodes that could hold one task of mix member m if they were
@@ -336,6 +362,37 @@ static int demand_factors(tsched_cluster_t *c)
     return changed;
 }
 
+/* Share of the CPU-only tasks' demand still to come that the CPU surplus
+ * cannot absorb.  The surplus of a node is the CPU its idle GPUs do not
+ * need at the CPU per milli-GPU of the mix's GPU tasks; the CPU-only tasks
+ * that will come while the idle GPU fills ask cpu_only per unit of the
+ * mix's GPU demand.  CPU-only tasks can go anywhere, so while the surplus
+ * covers them they strand no GPU and count for nothing in capfrag_of();
+ * beyond it (cpu250: CPU-only tasks ask 38 % of the cluster's CPU) every
+ * milli-CPU they take is one a GPU task will miss, and the missing part
+ * joins the CPU per milli-GPU there.  Without it the stranding term cost
+ * cpu250 1.4 points (docs).  Rounded to multiples of 1/CO_QUANTUM. */
+static double cpu_only_share(const tsched_cluster_t *c)
+{
+    double cpu = 0, gpu = 0;
+    for (unsigned m = 0; m < c->nmix; m++) {
+        const struct fclass *k = &c->cls[c->mix[m].g];
+        cpu += c->mix[m].w * (double)c->mix[m].cpu;
+        gpu += c->mix[m].w * k->ngpus * k->milli;
+    }
+    if (gpu <= 0 || c->cpu_only <= 0)
+        return 0;
+    double surplus = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        double x = (double)c->nodes[i].cpu_free - cpu / gpu * c->nodes[i].total_free;
+        if (x > 0)
+            surplus += x;
+    }
+    double want = c->cpu_only / gpu * (double)(c->capacity - c->allocated);
+    double share = want > surplus ? 1 - surplus / want : 0;
+    return floor(share * CO_QUANTUM + 0.5) / CO_QUANTUM;
+}
+
 void tsched__refresh(tsched_cluster_t *c)
 {
     int changed = 0;
@@ -370,6 +427,16 @@ void tsched__refresh(tsched_cluster_t *c)
     int factors = demand_factors(c);
     c->demand_at = c->allocated;
     c->demand_valid = 1;
+    double co = cpu_only_share(c);
+    if (co != c->co_share) {
+        /* it weighs on every node with idle GPU; a node without any keeps
+         * capfrag 0 whatever is placed there, so its cached scores hold */
+        c->co_share = co;
+        for (size_t i = 0; i < c->n; i++)
+            if (c->nodes[i].total_free)
+                tsched__node_changed(c, i);
+        return;
+    }
     if (!factors)
         return;
     /* A factor weighs only the tasks of its kind a node can still take:
@@ -399,8 +466,7 @@ double tsched__capfrag(const tsched_cluster_t *c, size_t ni, uint64_t cpu_take, 
                 S[g] = (uint16_t)(S[g] - gpu_tasks(c, g, nd->free[j], nd->gmem_free[j]) +
                                   gpu_tasks(c, g, nd->free[j] - milli, nd->gmem_free[j] - gmem));
     }
-    double f = (double)total - cap_usable(c, S, nd->cpu_free - cpu_take);
-    return f < 0 ? 0 : f;
+    return capfrag_of(c, S, total, nd->cpu_free - cpu_take);
 }
 
 /* The generic mix used until tsched_cluster_set_workload(): fractional
@@ -652,8 +718,11 @@ int tsched_cluster_set_workload(tsched_cluster_t *c, const tsched_job_t *jobs,
     if (!cls || !mw || !theta)
         goto nomem;
     unsigned G = 0, nm = 0, nt = 0;
+    double cpu_only = 0;
     for (size_t i = 0; i < n; i++) {
         const tsched_job_t *j = &jobs[i];
+        if (j->ngpus == 0)
+            cpu_only += weights[i] / total * (double)j->cpu_milli;
         if (j->ngpus == 0 || weights[i] == 0)
             continue; /* CPU-only tasks count all idle GPUs: the "T -" */
         struct fclass k = {0};
@@ -732,6 +801,8 @@ int tsched_cluster_set_workload(tsched_cluster_t *c, const tsched_job_t *jobs,
     free(c->mix);
     c->mix = mw;
     c->nmix = nm;
+    c->cpu_only = cpu_only;
+    c->co_share = 0;
     c->scarcity_n = (size_t)-1; /* tsched__refresh() before the next decision */
     free(c->cls);
     free(c->theta);

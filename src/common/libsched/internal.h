@@ -55,6 +55,22 @@
 #define DEMAND_STEP_DIV 20
 #define DEMAND_QUANTUM  4.0
 
+/* CPU stranding in the capacity term (cluster.c, capfrag_of): the idle
+ * milli-GPU that a node's free CPU cannot feed, at the CPU per milli-GPU of
+ * the mix's GPU tasks that still fit there, weighs STRAND_WEIGHT times an
+ * idle milli-GPU.  Measured on the nine traces and four variants (seeds
+ * 42-51, docs/scheduler-placement.md): 3 to 8 give default +0.49 to +0.50
+ * over the published FGD mean and the other traces within 0.06 point of
+ * each other (cpu250 within 0.14); 1 and 2 lose 0.08 to 0.11 on default,
+ * cpu050 and cpu100. */
+#define STRAND_WEIGHT 4.0
+
+/* The share of the CPU-only demand to come that the CPU surplus cannot
+ * absorb (tsched__refresh) is rounded to multiples of 1/CO_QUANTUM, so that
+ * it changes a handful of times in a run: a change rescores every node with
+ * idle GPU. */
+#define CO_QUANTUM 16.0
+
 struct node {
     char name[TSCHED_NAME_MAX];
     char *labels; /* ",k=v,k=v," for substring matching, or NULL */
@@ -134,6 +150,8 @@ struct tsched_cluster {
     uint16_t *per_gpu;    /* G x 1001: tasks of class g a GPU with f free takes */
     struct member_w *mix; /* the GPU tasks of the mix */
     unsigned nmix;
+    double cpu_only;    /* sum over the mix's CPU-only tasks of share x CPU */
+    double co_share;    /* part of cpu_only the CPU surplus cannot absorb (refresh) */
     size_t scarcity_n;  /* nodes when wbase was last computed */
     uint64_t demand_at; /* allocated milli-GPU when the demand factors were last computed */
     int demand_valid;   /* 0: compute them before the next decision */

@@ -38,6 +38,10 @@
  *                  Each task kind weighs its share times the scarcity of the
  *                  nodes that could hold it (models, GPUs, CPU) times, for
  *                  multi-GPU kinds, a demand factor (cluster.c, refresh).
+ *                  The capacity term also charges, STRAND_WEIGHT times, the
+ *                  idle GPU the node's CPU cannot feed at the mix's CPU per
+ *                  GPU, as the kinds will share that CPU (cluster.c,
+ *                  capfrag_of).
  *                  Equal deltas: the fullest GPU, then the node left with
  *                  the least GPU and then CPU free; then node order.
  *                  Multi-GPU jobs take one NVLink island (else one PCIe

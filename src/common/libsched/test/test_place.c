@@ -456,6 +456,30 @@ static void test_tessel_keeps_whole_node(void **state)
     tsched_cluster_destroy(c);
 }
 
+/* CPU stranding: the mix's GPU tasks ask 20 or 1 cores, 10.5 per GPU on
+ * average.  A 20-core CPU-only job on the 40-core node would leave 20 cores
+ * for its 4 idle GPUs, which feed about 2 of them; on the 60-core node it
+ * leaves 40, enough for 4.  Each kind alone fits both nodes either way (the
+ * per-kind capacity term is the same for both: the policy before the
+ * stranding term took the 40-core node, and the mix's tasks then used 5 of
+ * the 8 GPUs).  With the job on the 60-core node they use all 8. */
+static void test_tessel_cpu_stranding(void **state)
+{
+    tsched_cluster_t *c = tsched_cluster_create();
+    assert_non_null(c);
+    assert_int_equal(add(c, "a", 60000, 4, "G2"), 0);
+    assert_int_equal(add(c, "b", 40000, 4, "G2"), 1);
+    tsched_job_t mix[2] = {job(20000, 1, 1000), job(1000, 1, 1000)};
+    double w[2] = {1, 1};
+    assert_int_equal(tsched_cluster_set_workload(c, mix, w, 2, NULL), 0);
+    assert_int_equal(alloc(c, "tessel", job(20000, 0, 0), NULL), 0);
+    int placed = 0;
+    for (int i = 0; i < 16; i++)
+        placed += alloc(c, "tessel", mix[i % 2], NULL) >= 0;
+    assert_int_equal(placed, 8);
+    tsched_cluster_destroy(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -473,6 +497,7 @@ int main(void)
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_tessel_cpu_scarcity),
         cmocka_unit_test(test_tessel_keeps_whole_node),
+        cmocka_unit_test(test_tessel_cpu_stranding),
     };
     return cmocka_run_group_tests_name("libsched/place", tests, NULL, NULL);
 }
