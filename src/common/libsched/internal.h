@@ -51,7 +51,9 @@
  * still take a task of the kind that changed (with every node: at 1,213
  * nodes and 0.5 % steps the decisions/s fell from ~85,000 to ~16,000; at 5 %
  * steps and powers of 4, about 9 changes a run, ~30,000/s, and the same
- * allocation within 0.05 point). */
+ * allocation within 0.05 point).  The step is also the factors' look-ahead:
+ * they count a kind's room less one step, what is sure to be left at the
+ * next recomputation (demand_factors()). */
 #define DEMAND_STEP_DIV 20
 #define DEMAND_QUANTUM  4.0
 
