@@ -2,9 +2,11 @@
  *
  * Implements the FGD paper's protocol (Weng et al., ATC '23; see
  * ../shared/traces/alibaba-gpu-2023/README.md): the pod list is topped up by
- * sampling its pods with replacement until the GPU request reaches --load %
- * of the cluster's GPUs, shuffled with the seed, and placed one at a time,
- * with no departures and no retry.  The task mix used by the
+ * appending pods sampled from it with replacement until the GPU request
+ * reaches --load % of the cluster's GPUs, the list itself shuffled with the
+ * seed and the sampled pods after it, and placed one at a time, with no
+ * departures and no retry.  Node names get a per-seed random prefix, as in
+ * the FGD simulator, which breaks score ties by name.  The task mix used by the
  * fragmentation-aware policies is the FGD simulator's "typical pods": the
  * distinct (CPU, GPUs, milli-GPU, models) requests of the original list,
  * most common first, until they cover --typical-pct % of its pods (all of
@@ -369,8 +371,28 @@ static void run_one(const struct gnode *nodes, size_t nnodes, unsigned copies,
     if (!cl)
         die("out of memory");
     tsl_error_t err;
+    /* The FGD simulator (pkg/simulator/simulator.go, syncClusterResourceList)
+     * prefixes each node's name with its index in a random permutation
+     * ("%04d-"), so its ties by name (selectHost) go to a random node order
+     * drawn per run.  Own stream, so the pods' draws below are unchanged. */
+    size_t ntot = (size_t)copies * nnodes;
+    uint32_t *perm = malloc((ntot ? ntot : 1) * sizeof *perm);
+    if (!perm)
+        die("out of memory");
+    for (size_t i = 0; i < ntot; i++)
+        perm[i] = (uint32_t)i;
+    sm_state = seed ^ 0x6e6f64657065726dull;
+    for (size_t i = ntot; i > 1; i--) {
+        size_t j = sm_below(i);
+        uint32_t t = perm[i - 1];
+        perm[i - 1] = perm[j];
+        perm[j] = t;
+    }
     for (unsigned copy = 0; copy < copies; copy++)
         for (size_t i = 0; i < nnodes; i++) {
+            char pname[TSCHED_NAME_MAX];
+            snprintf(pname, sizeof pname, "%04u-%s", (unsigned)perm[copy * nnodes + i],
+                     nodes[i].name);
             tsched_gpu_spec_t g[TSCHED_MAX_NODE_GPUS];
             memset(g, 0, sizeof g);
             for (unsigned j = 0; j < nodes[i].ngpus; j++) {
@@ -379,7 +401,7 @@ static void run_one(const struct gnode *nodes, size_t nnodes, unsigned copies,
                 g[j].pcie_switch = -1;
             }
             tsched_node_spec_t ns = {
-                .name = nodes[i].name,
+                .name = pname,
                 .cpu_milli = nodes[i].cpu,
                 .mem_bytes = nodes[i].mem_mib << 20,
                 .ngpus = nodes[i].ngpus,
@@ -388,6 +410,7 @@ static void run_one(const struct gnode *nodes, size_t nnodes, unsigned copies,
             if (tsched_cluster_add_node(cl, &ns, &err) < 0)
                 die("%s", err.text);
         }
+    free(perm);
     set_mix(cl, pods, npods, typical_pct);
     tsched_policy_t *p = tsched_policy_create(policy, &err);
     if (!p)
@@ -396,7 +419,12 @@ static void run_one(const struct gnode *nodes, size_t nnodes, unsigned copies,
 
     uint64_t capacity;
     tsched_cluster_gpu_stats(cl, &capacity, NULL, NULL);
-    /* top up to load % of the GPUs, then shuffle */
+    /* As the FGD simulator (pkg/simulator/core.go, Simulate): shuffle the
+     * pod list, then append pods sampled with replacement (tuneUpPods in
+     * pkg/simulator/utils.go) until one would take the GPU request past
+     * load % of the GPUs; the sampled pods arrive after the whole list, in
+     * the order drawn.  tuneUpPods tests the pod's milli-GPU per GPU, not
+     * its total, against the target, so a multi-GPU pod can overshoot it. */
     sm_state = seed;
     uint64_t total = 0;
     for (size_t i = 0; i < npods; i++)
@@ -411,7 +439,7 @@ static void run_one(const struct gnode *nodes, size_t nnodes, unsigned copies,
     for (;;) {
         size_t k = sm_below(npods);
         uint64_t g = (uint64_t)pods[k].ngpus * pods[k].milli;
-        if (total + g > target)
+        if (total + (pods[k].ngpus ? pods[k].milli : 0) > target)
             break;
         if (n == cap) {
             uint32_t *no = realloc(order, 2 * cap * sizeof *order);
@@ -423,7 +451,7 @@ static void run_one(const struct gnode *nodes, size_t nnodes, unsigned copies,
         order[n++] = (uint32_t)k;
         total += g;
     }
-    for (size_t i = n; i > 1; i--) {
+    for (size_t i = npods; i > 1; i--) {
         size_t j = sm_below(i);
         uint32_t t = order[i - 1];
         order[i - 1] = order[j];
