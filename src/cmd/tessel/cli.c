@@ -86,6 +86,48 @@ json_t *cli_get(cli_t *cli, const char *path, int *rc)
     return ans;
 }
 
+int cli_job_action(cli_t *cli, int argc, char **argv, int first, const char *action,
+                   cli_job_done_fn done, void *arg)
+{
+    if (first >= argc)
+        return cli_usage(cli, "no job id given");
+    tsl_error_t err;
+    int64_t id;
+    for (int i = first; i < argc; i++)
+        if (cli_parse_id(argv[i], &id, &err) < 0)
+            return cli_usage(cli, "%s", err.text);
+    int rc = CLI_OK;
+    json_t *all = json_array();
+    for (int i = first; i < argc; i++) {
+        cli_parse_id(argv[i], &id, NULL);
+        char path[96];
+        snprintf(path, sizeof path, "/v1/jobs/%lld/%s", (long long)id, action);
+        if (cli_connect(cli) < 0) {
+            rc = CLI_ERR;
+            break;
+        }
+        json_t *job;
+        if (tclient_request(cli->client, "POST", path, NULL, &job, &err) < 0) {
+            /* tesseld's messages name the job; a transfer error does not. */
+            if (tclient_status(cli->client) >= 400)
+                cli_fail("%s", err.text);
+            else
+                cli_fail("job %lld: %s", (long long)id, err.text);
+            rc = CLI_ERR;
+            continue;
+        }
+        if (!done(cli, (long long)id, &job, arg))
+            rc = CLI_ERR;
+        if (cli->json)
+            json_array_append(all, job);
+        json_decref(job);
+    }
+    if (cli->json)
+        cli_print_json(all);
+    json_decref(all);
+    return rc;
+}
+
 int cli_json_only_args(cli_t *cli, int argc, char **argv, void (*usage)(FILE *f))
 {
     static const struct option opts[] = {

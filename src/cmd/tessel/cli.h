@@ -76,6 +76,14 @@ json_t *cli_get(cli_t *cli, const char *path, int *rc);
 int cli_json_only_args(cli_t *cli, int argc, char **argv, void (*usage)(FILE *f));
 /* getopt_long's message for the option at optind-1, as one usage line; returns CLI_USAGE. */
 int cli_bad_option(const cli_t *cli, int argc, char **argv, int opt);
+/* After a job action's answer: may replace *job (a reference the caller releases), prints the
+ * human line unless cli->json; false when the job counts as failed (why already printed). */
+typedef bool (*cli_job_done_fn)(cli_t *cli, long long id, json_t **job, void *arg);
+/* `tessel kill|suspend|resume JOB...`: every argv[first..argc) must be a job id (else a usage
+ * error, nothing sent); then POST /v1/jobs/ID/<action> for each, done() on each answer, and
+ * with --json the answers printed as one array.  CLI_OK, or CLI_ERR if any job failed. */
+int cli_job_action(cli_t *cli, int argc, char **argv, int first, const char *action,
+                   cli_job_done_fn done, void *arg);
 
 /* ---- tokens (tokens.c) ---- */
 

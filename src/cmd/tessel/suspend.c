@@ -81,6 +81,26 @@ static int wait_drained(cli_t *cli, long long id, json_t **job, int64_t timeout_
     }
 }
 
+struct done_arg {
+    bool suspend, wait;
+    int64_t timeout;
+};
+
+static bool done(cli_t *cli, long long id, json_t **job, void *arg)
+{
+    const struct done_arg *a = arg;
+    if (a->wait && wait_drained(cli, id, job, a->timeout) < 0)
+        return false;
+    if (cli->json)
+        return true;
+    if (!a->suspend)
+        printf("job %lld: resumed\n", id);
+    else
+        printf("job %lld: suspended (%s)\n", id,
+               json_is_true(json_object_get(*job, "drained")) ? "drained" : "draining");
+    return true;
+}
+
 static int run(cli_t *cli, int argc, char **argv, bool suspend)
 {
     enum { O_TIMEOUT = 256 };
@@ -124,51 +144,8 @@ static int run(cli_t *cli, int argc, char **argv, bool suspend)
     }
     if (timeout_given && !wait)
         return cli_usage(cli, "--timeout needs --wait");
-    if (optind >= argc)
-        return cli_usage(cli, "no job id given");
-    int64_t id;
-    for (int i = optind; i < argc; i++)
-        if (cli_parse_id(argv[i], &id, &err) < 0)
-            return cli_usage(cli, "%s", err.text);
-    int rc = CLI_OK;
-    json_t *all = json_array();
-    for (int i = optind; i < argc; i++) {
-        cli_parse_id(argv[i], &id, NULL);
-        char path[96];
-        snprintf(path, sizeof path, "/v1/jobs/%lld/%s", (long long)id,
-                 suspend ? "suspend" : "resume");
-        if (cli_connect(cli) < 0) {
-            rc = CLI_ERR;
-            break;
-        }
-        json_t *job;
-        if (tclient_request(cli->client, "POST", path, NULL, &job, &err) < 0) {
-            /* tesseld's messages name the job; a transfer error does not. */
-            if (tclient_status(cli->client) >= 400)
-                cli_fail("%s", err.text);
-            else
-                cli_fail("job %lld: %s", (long long)id, err.text);
-            rc = CLI_ERR;
-            continue;
-        }
-        bool ok = !wait || wait_drained(cli, (long long)id, &job, timeout) == 0;
-        if (!ok)
-            rc = CLI_ERR;
-        if (cli->json) {
-            json_array_append(all, job);
-        } else if (ok) {
-            if (!suspend)
-                printf("job %lld: resumed\n", (long long)id);
-            else
-                printf("job %lld: suspended (%s)\n", (long long)id,
-                       json_is_true(json_object_get(job, "drained")) ? "drained" : "draining");
-        }
-        json_decref(job);
-    }
-    if (cli->json)
-        cli_print_json(all);
-    json_decref(all);
-    return rc;
+    struct done_arg a = {suspend, wait, timeout};
+    return cli_job_action(cli, argc, argv, optind, suspend ? "suspend" : "resume", done, &a);
 }
 
 int cmd_suspend(cli_t *cli, int argc, char **argv)
