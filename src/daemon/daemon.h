@@ -42,6 +42,7 @@
 #include "agent/cgroup.h"
 #include "agent/gpu.h"
 #include "libhttp/http.h"
+#include "libshm/shm.h"
 #include "libstore/store.h"
 #include "tessel/sched.h"
 #include "tessel/sched_queue.h"
@@ -225,6 +226,11 @@ void tessd_cgroup_sweep(tessd_t *d);
 /* suspend.c: suspend and resume a running job's GPU slice (lock held).  Whether the job has
  * a slice that a suspend can hold: GPUs, and tesseld runs jobs under the interposer. */
 bool tessd_has_slice(const tessd_t *d, const tessd_run_t *r);
+/* A handle on job r's slice file (<job dir>/slice), opened safely (suspend.c's header: no
+ * symlink, a regular file with one link, the job's account's when tesseld is root):
+ * writable (tshm_attach) or read-only; with create, made empty if absent.  NULL with err
+ * (may be NULL).  The caller tshm_close()s it. */
+tshm_t *tessd_slice_open(tessd_t *d, const tessd_run_t *r, bool rw, bool create, tsl_error_t *err);
 /* Suspend the slice (creating the slice file if the job has none yet) and mark the job
  * suspended in the store; or resume it and clear the mark.  0, or -1 with err and nothing
  * changed.  Neither checks the job's state: the caller does. */

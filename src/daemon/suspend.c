@@ -93,8 +93,7 @@ static int slice_fd(tessd_t *d, const tessd_run_t *r, bool rw, bool create, tsl_
     return fd;
 }
 
-/* A handle on the job's slice file: writable (tshm_attach) or read-only.  NULL with err. */
-static tshm_t *slice_open(tessd_t *d, const tessd_run_t *r, bool rw, bool create, tsl_error_t *err)
+tshm_t *tessd_slice_open(tessd_t *d, const tessd_run_t *r, bool rw, bool create, tsl_error_t *err)
 {
     int fd = slice_fd(d, r, rw, create, err);
     if (fd < 0)
@@ -119,7 +118,7 @@ bool tessd_has_slice(const tessd_t *d, const tessd_run_t *r)
 
 int tessd_suspend(tessd_t *d, tessd_run_t *r, tsl_error_t *err)
 {
-    tshm_t *s = slice_open(d, r, true, true, err);
+    tshm_t *s = tessd_slice_open(d, r, true, true, err);
     if (!s)
         return -1;
     int rc = -1;
@@ -146,7 +145,7 @@ int tessd_resume(tessd_t *d, tessd_run_t *r, tsl_error_t *err)
     /* No slice file: nothing can be held (the suspend made one; it may have been removed by
      * the job itself), so only the mark goes. */
     tsl_error_t e;
-    tshm_t *s = slice_open(d, r, true, false, &e);
+    tshm_t *s = tessd_slice_open(d, r, true, false, &e);
     if (!s && errno != ENOENT) {
         tsl_errprintf(err, "%s", e.text);
         return -1;
@@ -170,7 +169,7 @@ int tessd_resume(tessd_t *d, tessd_run_t *r, tsl_error_t *err)
 
 int tessd_slice_drained(tessd_t *d, const tessd_run_t *r)
 {
-    tshm_t *s = slice_open(d, r, false, false, NULL);
+    tshm_t *s = tessd_slice_open(d, r, false, false, NULL);
     if (!s)
         return -1;
     int v = tshm_drained(s);
@@ -184,7 +183,7 @@ void tessd_suspend_recover(tessd_t *d, tessd_run_t *r)
     tsl_error_t err;
     /* A job the store has as running: no file means nothing is held, which is right unless
      * the store says suspended, when one is made (suspended) as a suspend would. */
-    tshm_t *s = slice_open(d, r, true, want, &err);
+    tshm_t *s = tessd_slice_open(d, r, true, want, &err);
     if (!s) {
         if (errno != ENOENT || want)
             tessd_log("job %lld: cannot check its slice's suspend state: %s", (long long)r->id,

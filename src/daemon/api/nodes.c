@@ -5,11 +5,8 @@
  * the interposer inside the job.  No busy_ratio per GPU: the busy counters are read on demand,
  * not sampled by the tick, so there is no interval to divide by (a scraper can rate() the
  * tessel_gpu_slice_busy_seconds_total counter). */
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "daemon/api/api.h"
 #include "libshm/shm.h"
@@ -17,23 +14,7 @@
 int api_slice_read(tessd_t *d, const tessd_run_t *r, int g, api_slice_t *out)
 {
     memset(out, 0, sizeof *out);
-    char dir[PATH_MAX], path[PATH_MAX + 16];
-    tessd_job_dir(d, r->id, dir, sizeof dir);
-    snprintf(path, sizeof path, "%s/slice", dir);
-    /* The slice file is in the job's user's directory: open it here, never through a symlink
-     * nor blocking on a FIFO, check it is a regular file, and let libshm map that very file
-     * (through /proc/self/fd), so that it cannot be swapped in between. */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0)
-        return -1;
-    struct stat st;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return -1;
-    }
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    tshm_t *s = tshm_open_ro(path, NULL);
-    close(fd);
+    tshm_t *s = tessd_slice_open(d, r, false, false, NULL);
     if (!s)
         return -1;
     int found = -1;
