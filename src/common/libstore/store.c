@@ -53,6 +53,11 @@ static const char *const migrations[] = {
      * when it is not.  The state stays running (1): a suspended job keeps its process and
      * its allocation, so every query of active or running jobs counts it as before. */
     "ALTER TABLE jobs ADD COLUMN suspended_ms INTEGER;",
+    /* 5: who may submit to a queue: comma-separated user names, Unix group names and roles;
+     * NULL = no such list.  A queue with none of the three is open to everyone, as before. */
+    "ALTER TABLE queues ADD COLUMN allow_users TEXT;"
+    "ALTER TABLE queues ADD COLUMN allow_groups TEXT;"
+    "ALTER TABLE queues ADD COLUMN allow_roles TEXT;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -70,7 +75,8 @@ static const char *const migrations[] = {
 
 #define QUEUE_COLS                                                                                 \
     "name, priority, max_gpu_milli, created_ms, weight, guarantee_gpu_milli, parent,"              \
-    " guarantee_gpu_mem, guarantee_cpu_milli, guarantee_mem, max_gpu_mem, max_cpu_milli, max_mem"
+    " guarantee_gpu_mem, guarantee_cpu_milli, guarantee_mem, max_gpu_mem, max_cpu_milli, max_mem," \
+    " allow_users, allow_groups, allow_roles"
 
 /* The statements.  The enum and the table must stay in the same order. */
 enum {
@@ -135,12 +141,13 @@ static const char *const sql[S_COUNT] = {
     [S_TOKEN_LIST_ALL] = "SELECT id, user, name, created_ms FROM tokens ORDER BY id",
     [S_TOKEN_DEL] = "DELETE FROM tokens WHERE id = ?1",
     [S_QUEUE_ADD] = "INSERT INTO queues(" QUEUE_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
-                    " ?9, ?10, ?11, ?12, ?13)",
+                    " ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
     [S_QUEUE_GET] = "SELECT " QUEUE_COLS " FROM queues WHERE name = ?1",
     [S_QUEUE_UPDATE] = "UPDATE queues SET priority = ?2, max_gpu_milli = ?3, weight = ?5,"
                        " guarantee_gpu_milli = ?6, guarantee_gpu_mem = ?8,"
                        " guarantee_cpu_milli = ?9, guarantee_mem = ?10, max_gpu_mem = ?11,"
-                       " max_cpu_milli = ?12, max_mem = ?13 WHERE name = ?1",
+                       " max_cpu_milli = ?12, max_mem = ?13, allow_users = ?14,"
+                       " allow_groups = ?15, allow_roles = ?16 WHERE name = ?1",
     [S_QUEUE_LIST] = "SELECT " QUEUE_COLS " FROM queues ORDER BY priority DESC, name",
     [S_QUEUE_DEL] = "DELETE FROM queues WHERE name = ?1",
     [S_QUEUE_USAGE] = "SELECT coalesce(sum(state = 0), 0), coalesce(sum(state = 1), 0),"
@@ -632,6 +639,9 @@ static void bind_queue(sqlite3_stmt *q, const tstore_queue_t *qu)
     bind_opt(q, 11, qu->limit.gpu_mem);
     bind_opt(q, 12, qu->limit.cpu_milli);
     bind_opt(q, 13, qu->limit.mem);
+    bind_text(q, 14, qu->allow_users[0] ? qu->allow_users : NULL);
+    bind_text(q, 15, qu->allow_groups[0] ? qu->allow_groups : NULL);
+    bind_text(q, 16, qu->allow_roles[0] ? qu->allow_roles : NULL);
 }
 
 int tstore_queue_add(tstore_t *s, const tstore_queue_t *qu, tsl_error_t *err)
@@ -663,6 +673,10 @@ static void row_queue(sqlite3_stmt *q, tstore_queue_t *out)
     out->limit.gpu_mem = col_opt(q, 10);
     out->limit.cpu_milli = col_opt(q, 11);
     out->limit.mem = col_opt(q, 12);
+    char *acl[3] = {out->allow_users, out->allow_groups, out->allow_roles};
+    for (int i = 0; i < 3; i++)
+        if (sqlite3_column_type(q, 13 + i) != SQLITE_NULL)
+            snprintf(acl[i], TSTORE_ACL_LEN, "%s", (const char *)sqlite3_column_text(q, 13 + i));
 }
 
 int tstore_queue_get(tstore_t *s, const char *name, tstore_queue_t *out, tsl_error_t *err)

@@ -103,6 +103,11 @@ typedef struct {
     int64_t mem; /* bytes */
 } tstore_res_t;
 
+/* A queue's list of who may submit: at most TSTORE_ACL_NAMES names of at most TSTORE_NAME_MAX
+ * bytes, comma-separated, NUL-terminated. */
+#define TSTORE_ACL_NAMES 32
+#define TSTORE_ACL_LEN   (TSTORE_ACL_NAMES * (TSTORE_NAME_MAX + 1))
+
 typedef struct {
     char name[TSTORE_NAME_MAX + 1];
     char parent[TSTORE_NAME_MAX + 1]; /* "" = top level */
@@ -111,6 +116,12 @@ typedef struct {
     int weight;             /* fair share among sibling queues, >= 1 (0 is stored as 1) */
     tstore_res_t guarantee; /* -1: not governed (no reclaim) */
     tstore_res_t limit;     /* -1: no cap */
+    /* Who may submit (comma-separated; "" = no such list).  With all three empty the queue is
+     * open to everyone; else a user may submit when named, in a named Unix group, or of a
+     * named role (admin, user).  The store keeps them as given; tesseld checks them. */
+    char allow_users[TSTORE_ACL_LEN];
+    char allow_groups[TSTORE_ACL_LEN];
+    char allow_roles[TSTORE_ACL_LEN];
 } tstore_queue_t;
 
 /* Filter for tstore_jobs_list. */

@@ -213,7 +213,7 @@ static void test_jobs(void **state)
     /* Reopen: everything committed is there, the schema is not re-applied. */
     st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 4);
+    assert_int_equal(tstore_schema_version(st), 5);
     tstore_queue_t hq;
     assert_int_equal(tstore_queue_get(st, "high", &hq, NULL), 0);
     assert_int_equal(hq.priority, 10);
@@ -221,7 +221,13 @@ static void test_jobs(void **state)
     assert_int_equal(hq.guarantee.gpu_milli, -1);
     assert_int_equal(hq.limit.mem, -1);
     assert_string_equal(hq.parent, "");
+    assert_string_equal(hq.allow_users, ""); /* no list: open to everyone */
+    assert_string_equal(hq.allow_groups, "");
+    assert_string_equal(hq.allow_roles, "");
     hq.weight = 3;
+    snprintf(hq.allow_users, sizeof hq.allow_users, "alice,bob");
+    snprintf(hq.allow_groups, sizeof hq.allow_groups, "ml-team");
+    snprintf(hq.allow_roles, sizeof hq.allow_roles, "admin");
     hq.limit.gpu_milli = 2000;
     hq.guarantee.gpu_milli = 500;
     hq.guarantee.gpu_mem = 8LL << 30;
@@ -236,6 +242,16 @@ static void test_jobs(void **state)
     assert_int_equal(hq.guarantee.cpu_milli, 4000);
     assert_int_equal(hq.guarantee.mem, -1);
     assert_int_equal(hq.limit.mem, 64LL << 30);
+    assert_string_equal(hq.allow_users, "alice,bob");
+    assert_string_equal(hq.allow_groups, "ml-team");
+    assert_string_equal(hq.allow_roles, "admin");
+    /* Emptied lists are stored as none (NULL) and read back empty. */
+    hq.allow_users[0] = hq.allow_groups[0] = '\0';
+    assert_int_equal(tstore_queue_update(st, &hq, NULL), 0);
+    assert_int_equal(tstore_queue_get(st, "high", &hq, NULL), 0);
+    assert_string_equal(hq.allow_users, "");
+    assert_string_equal(hq.allow_groups, "");
+    assert_string_equal(hq.allow_roles, "admin");
     tstore_queue_t sub = {.name = "sub",
                           .parent = "high",
                           .guarantee = {100, -1, -1, -1},
@@ -334,7 +350,7 @@ static void test_migrate_v2(void **state)
     tsl_error_t err;
     tstore_t *st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 4);
+    assert_int_equal(tstore_schema_version(st), 5);
     tstore_queue_t q;
     assert_int_equal(tstore_queue_get(st, "prod", &q, NULL), 0);
     assert_int_equal(q.priority, 3);
@@ -345,6 +361,9 @@ static void test_migrate_v2(void **state)
     assert_int_equal(q.guarantee.cpu_milli, -1);
     assert_int_equal(q.limit.mem, -1);
     assert_string_equal(q.parent, "");
+    assert_string_equal(q.allow_users, ""); /* an old queue stays open to everyone */
+    assert_string_equal(q.allow_groups, "");
+    assert_string_equal(q.allow_roles, "");
     int64_t kids = -1;
     assert_int_equal(tstore_queue_children(st, "prod", &kids, NULL), 0);
     assert_int_equal(kids, 0);
