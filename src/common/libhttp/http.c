@@ -8,6 +8,9 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <microhttpd.h>
 
@@ -18,6 +21,7 @@ struct thttp_server {
     thttp_config_t cfg;
     uint16_t port;
     _Atomic uint64_t counts[600];
+    char unix_path[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* "" for TCP */
 };
 
 /* Per-request state kept by MHD between calls (con_cls). */
@@ -396,6 +400,8 @@ void thttp_stop(thttp_server_t *s)
     if (!s)
         return;
     MHD_stop_daemon(s->mhd);
+    if (s->unix_path[0])
+        unlink(s->unix_path);
     free(s);
 }
 
@@ -409,4 +415,102 @@ uint64_t thttp_status_count(const thttp_server_t *s, int status)
     if (status < 100 || status >= 600)
         return 0;
     return atomic_load(&((thttp_server_t *)s)->counts[status]);
+}
+
+/* Backlog of the Unix socket: connections the kernel queues before MHD accepts them. */
+#define THTTP_UNIX_BACKLOG 128
+
+thttp_server_t *thttp_start_unix(const thttp_config_t *cfg, const char *path, mode_t mode,
+                                 tsl_error_t *err)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof sa.sun_path) {
+        errno = ENAMETOOLONG;
+        tsl_errprintf(err, "socket path '%s' is longer than %zu bytes", path,
+                      sizeof sa.sun_path - 1);
+        return NULL;
+    }
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        if (!S_ISSOCK(st.st_mode)) {
+            errno = EEXIST;
+            tsl_errprintf(err, "%s exists and is not a socket; not replacing it", path);
+            return NULL;
+        }
+        /* A socket left by a tesseld that died (the data directory's lock, taken before,
+         * says no other tesseld of this directory runs). */
+        if (unlink(path) < 0) {
+            tsl_errprintf(err, "%s: %s", path, strerror(errno));
+            return NULL;
+        }
+    }
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        tsl_errprintf(err, "socket: %s", strerror(errno));
+        return NULL;
+    }
+    /* Bound with the process's umask, then opened up to mode: never wider than asked. */
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || chmod(path, mode) < 0 ||
+        listen(fd, THTTP_UNIX_BACKLOG) < 0) {
+        int saved = errno;
+        tsl_errprintf(err, "cannot listen on %s: %s", path, strerror(saved));
+        close(fd);
+        errno = saved;
+        return NULL;
+    }
+    thttp_server_t *s = calloc(1, sizeof *s);
+    if (!s) {
+        close(fd);
+        unlink(path);
+        errno = ENOMEM;
+        tsl_errprintf(err, "out of memory");
+        return NULL;
+    }
+    s->cfg = *cfg;
+    s->mhd =
+        MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+                             MHD_USE_POLL | MHD_USE_ERROR_LOG,
+                         0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
+                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_LIMIT,
+                         cfg->max_connections ? cfg->max_connections : 512u,
+                         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300, MHD_OPTION_END);
+    if (!s->mhd) {
+        int saved = errno ? errno : EINVAL;
+        close(fd);
+        unlink(path);
+        free(s);
+        errno = saved;
+        tsl_errprintf(err, "cannot serve on %s: %s", path, strerror(saved));
+        return NULL;
+    }
+    memcpy(s->unix_path, path, strlen(path) + 1);
+    return s;
+}
+
+int thttp_peer_cred(thttp_req_t *req, uid_t *uid, gid_t *gid, pid_t *pid)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!ci) {
+        errno = EBADF;
+        return -1;
+    }
+    int domain = 0;
+    socklen_t len = sizeof domain;
+    if (getsockopt(ci->connect_fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0)
+        return -1;
+    if (domain != AF_UNIX)
+        return 1;
+    struct ucred uc;
+    len = sizeof uc;
+    if (getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) < 0)
+        return -1;
+    if (uid)
+        *uid = uc.uid;
+    if (gid)
+        *gid = uc.gid;
+    if (pid)
+        *pid = uc.pid;
+    return 0;
 }

@@ -1,5 +1,6 @@
 /* test_http.c - libhttp: route matching, errno mapping, and a live server on loopback
- * (body limit, malformed JSON, unknown fields, 404/405, JSON error bodies). */
+ * (body limit, malformed JSON, unknown fields, 404/405, JSON error bodies); the Unix-socket
+ * listener and the peer's credentials. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -7,6 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <curl/curl.h>
@@ -79,7 +84,20 @@ static void h_item(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     thttp_json(rep, 200, json_pack("{s:s}", "id", req->params[0]));
 }
 
+/* The peer's credentials as the handler sees them. */
+static void h_cred(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    uid_t uid = (uid_t)-1;
+    gid_t gid = (gid_t)-1;
+    pid_t pid = -1;
+    int rc = thttp_peer_cred(req, &uid, &gid, &pid);
+    thttp_json(rep, 200,
+               json_pack("{s:i, s:I, s:I, s:I}", "rc", rc, "uid", (json_int_t)uid, "gid",
+                         (json_int_t)gid, "pid", (json_int_t)pid));
+}
+
 static const thttp_route_t routes[] = {
+    {"GET", "/cred", h_cred},
     {"POST", "/echo", h_echo},
     {"GET", "/items/{id}", h_item},
     {"DELETE", "/items/{id}", h_item},
@@ -102,6 +120,8 @@ static size_t on_data(char *p, size_t sz, size_t n, void *arg)
     return sz * n;
 }
 
+static const char *unix_path; /* when set, do_req goes through this Unix socket */
+
 static long do_req(uint16_t port, const char *method, const char *path, const char *body,
                    size_t body_len, sink_t *out)
 {
@@ -109,6 +129,8 @@ static long do_req(uint16_t port, const char *method, const char *path, const ch
     char url[128];
     snprintf(url, sizeof url, "http://127.0.0.1:%u%s", port, path);
     memset(out, 0, sizeof *out);
+    if (unix_path)
+        curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, unix_path);
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
@@ -178,7 +200,77 @@ static void test_server(void **state)
     assert_int_equal(thttp_status_count(s, 201), 1);
     assert_int_equal(thttp_status_count(s, 400), 4);
     assert_int_equal(thttp_status_count(s, 413), 1);
+
+    /* TCP carries no credentials: the handler is told so (1), nothing is filled. */
+    assert_int_equal(do_req(port, "GET", "/cred", NULL, 0, &out), 200);
+    json_t *v = json_loads(out.buf, 0, NULL);
+    assert_int_equal(json_integer_value(json_object_get(v, "rc")), 1);
+    assert_int_equal(json_integer_value(json_object_get(v, "pid")), -1);
+    json_decref(v);
     thttp_stop(s);
+}
+
+static void test_unix(void **state)
+{
+    char dir[] = "/tmp/test_http.XXXXXX", path[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/api.sock", dir);
+    thttp_config_t cfg = {
+        .max_body = 1024, .routes = routes, .nroutes = sizeof routes / sizeof routes[0]};
+    tsl_error_t err;
+
+    /* Something other than a socket at the path is neither replaced nor removed. */
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("keep me\n", f);
+    fclose(f);
+    assert_null(thttp_start_unix(&cfg, path, 0666, &err));
+    assert_int_equal(errno, EEXIST);
+    assert_non_null(strstr(err.text, "not a socket"));
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(st.st_size, 8);
+    unlink(path);
+
+    /* A stale socket (a daemon that died) is replaced. */
+    int old = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+    assert_int_equal(bind(old, (struct sockaddr *)&sa, sizeof sa), 0);
+    close(old);
+
+    mode_t um = umask(077); /* the mode asked for wins over a strict umask */
+    thttp_server_t *s = thttp_start_unix(&cfg, path, 0666, &err);
+    umask(um);
+    assert_non_null(s);
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISSOCK(st.st_mode));
+    assert_int_equal(st.st_mode & 07777, 0666);
+
+    /* Over the socket the handler gets this process's own uid, gid and pid. */
+    sink_t out;
+    unix_path = path;
+    assert_int_equal(do_req(0, "GET", "/cred", NULL, 0, &out), 200);
+    json_t *v = json_loads(out.buf, 0, NULL);
+    assert_non_null(v);
+    assert_int_equal(json_integer_value(json_object_get(v, "rc")), 0);
+    assert_int_equal(json_integer_value(json_object_get(v, "uid")), (json_int_t)getuid());
+    assert_int_equal(json_integer_value(json_object_get(v, "gid")), (json_int_t)getgid());
+    assert_int_equal(json_integer_value(json_object_get(v, "pid")), (json_int_t)getpid());
+    json_decref(v);
+    /* The same routes and error answers as over TCP. */
+    assert_int_equal(do_req(0, "POST", "/echo", "{\"zz\":1}", 8, &out), 400);
+    char code[64];
+    assert_string_equal(error_code(out.buf, code, sizeof code), "unknown_field");
+    unix_path = NULL;
+    assert_int_equal(thttp_status_count(s, 200), 1);
+
+    /* Stopping removes the socket file. */
+    thttp_stop(s);
+    assert_int_equal(lstat(path, &st), -1);
+    assert_int_equal(errno, ENOENT);
+    rmdir(dir);
 }
 
 int main(void)
@@ -188,6 +280,7 @@ int main(void)
         cmocka_unit_test(test_match),
         cmocka_unit_test(test_errno),
         cmocka_unit_test(test_server),
+        cmocka_unit_test(test_unix),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     curl_global_cleanup();
