@@ -23,17 +23,44 @@
 
 #include "libutil/error.h"
 
-/* Where tesseld listens when nothing else is configured (its own default --listen). */
+/* Where tesseld listens on TCP when nothing else is configured (its own default --listen). */
 #define TCLIENT_DEFAULT_URL "http://127.0.0.1:7470"
+
+/* ---- where tesseld lives (docs/tesseld.md, "System mode and personal mode") ---------------- */
+
+/* System mode (a lab's tesseld, run as root): data and the local socket. */
+#define TCLIENT_SYSTEM_DATA_DIR "/var/lib/tessel"
+#define TCLIENT_SYSTEM_SOCKET   "/run/tessel/tesseld.sock"
+/* Longest Unix socket path (sockaddr_un.sun_path less its NUL). */
+#define TCLIENT_SOCKET_PATH_MAX 107
+
+typedef struct {
+    char data_dir[4096];
+    char socket[TCLIENT_SOCKET_PATH_MAX + 1];
+} tclient_paths_t;
+
+/* tesseld's default data directory and socket, from the environment's values given here (NULL
+ * or "" = unset; only absolute paths are taken).  System mode: TCLIENT_SYSTEM_DATA_DIR and
+ * TCLIENT_SYSTEM_SOCKET.  Personal mode: $XDG_DATA_HOME/tessel, else $HOME/.local/share/tessel;
+ * the socket $XDG_RUNTIME_DIR/tessel/tesseld.sock, else <data dir>/tesseld.sock (both
+ * directories are the user's own, mode 0700).  Returns 0, or -1 with errno (ENOENT: personal
+ * mode without HOME; ENAMETOOLONG: a path does not fit) and err. */
+int tclient_default_paths(bool system, const char *home, const char *xdg_data_home,
+                          const char *xdg_runtime_dir, tclient_paths_t *out, tsl_error_t *err);
+
+/* The socket path of a "unix:PATH" or "unix://PATH" URL (PATH absolute), or NULL when url is
+ * not one.  The result points into url. */
+const char *tclient_url_socket(const char *url);
 
 /* ---- configuration ------------------------------------------------------------------------ */
 
 typedef struct {
-    char url[512];   /* base URL, no trailing slash */
+    char url[512];   /* base URL, no trailing slash; or unix:PATH */
     char token[256]; /* "tsl_..." or "" when none */
     char path[4096]; /* the config file consulted (it may not exist) */
     bool url_from_env;
     bool token_from_env;
+    bool url_is_default; /* neither the file nor the environment named a URL */
 } tclient_config_t;
 
 /* The config file's path: $TESSEL_CONFIG if set, else $XDG_CONFIG_HOME/tessel/config, else
@@ -41,7 +68,10 @@ typedef struct {
 int tclient_config_path(char *buf, size_t len, tsl_error_t *err);
 
 /* Fill cfg: defaults, then the config file (absent is fine), then TESSEL_URL and TESSEL_TOKEN
- * from the environment.  Returns 0, or -1 when the file exists but cannot be read or parsed
+ * from the environment.  When none of them names a URL or a token, the URL is the local
+ * socket of a running tesseld when one exists (the personal one's, then the system's: see
+ * tclient_default_paths), so that a user of the machine needs no token; else
+ * TCLIENT_DEFAULT_URL.  Returns 0, or -1 when the file exists but cannot be read or parsed
  * (EINVAL, with the file name and line in err). */
 int tclient_config_load(tclient_config_t *cfg, tsl_error_t *err);
 
@@ -58,7 +88,8 @@ int tclient_config_save(const tclient_config_t *cfg, const char *path, tsl_error
 
 typedef struct tclient tclient_t;
 
-/* A connection to url (http://HOST:PORT, no path) presenting token (NULL or "" = none).
+/* A connection to url (http://HOST:PORT, no path; or unix:PATH for tesseld's local socket)
+ * presenting token (NULL or "" = none).
  * Nothing is sent yet.  Returns NULL with errno (EINVAL for a URL that is not http://,
  * ENOMEM) and err.  Release with tclient_destroy. */
 tclient_t *tclient_new(const char *url, const char *token, tsl_error_t *err);

@@ -26,6 +26,8 @@ typedef struct {
 
 struct tclient {
     CURL *h;
+    char *where;     /* the URL as given, for messages */
+    char *unix_path; /* the Unix socket to connect to, or NULL for TCP */
     char *base;
     char *auth; /* "Authorization: Bearer ..." or NULL */
     struct curl_slist *hdrs;
@@ -97,19 +99,27 @@ tclient_t *tclient_new(const char *url, const char *token, tsl_error_t *err)
         tsl_errprintf(err, "libcurl: %s", curl_easy_strerror(global_rc));
         return NULL;
     }
-    if (!url || strncmp(url, "http://", 7) != 0 || url[7] == '\0') {
+    const char *sock = url ? tclient_url_socket(url) : NULL;
+    if (!url || (!sock && (strncmp(url, "http://", 7) != 0 || url[7] == '\0'))) {
         errno = EINVAL;
-        tsl_errprintf(err, "'%s': tesseld's URL must look like http://HOST:PORT", url ? url : "");
+        tsl_errprintf(err, "'%s': tesseld's URL must look like http://HOST:PORT or unix:PATH",
+                      url ? url : "");
         return NULL;
     }
     tclient_t *c = calloc(1, sizeof *c);
-    if (!c)
+    if (!c || !(c->where = strdup(url)))
         goto nomem;
-    size_t n = strlen(url);
-    while (n > 7 && url[n - 1] == '/')
-        n--;
-    if (!(c->base = strndup(url, n)))
-        goto nomem;
+    if (sock) {
+        /* The host part is only what the request line's Host header says. */
+        if (!(c->unix_path = strdup(sock)) || !(c->base = strdup("http://localhost")))
+            goto nomem;
+    } else {
+        size_t n = strlen(url);
+        while (n > 7 && url[n - 1] == '/')
+            n--;
+        if (!(c->base = strndup(url, n)))
+            goto nomem;
+    }
     if (token && *token) {
         size_t len = strlen(token) + 32;
         if (!(c->auth = malloc(len)))
@@ -127,6 +137,8 @@ tclient_t *tclient_new(const char *url, const char *token, tsl_error_t *err)
     curl_easy_setopt(c->h, CURLOPT_ERRORBUFFER, c->curlerr);
     curl_easy_setopt(c->h, CURLOPT_PROTOCOLS_STR, "http");
     curl_easy_setopt(c->h, CURLOPT_TCP_NODELAY, 1L);
+    if (c->unix_path)
+        curl_easy_setopt(c->h, CURLOPT_UNIX_SOCKET_PATH, c->unix_path);
     return c;
 nomem:
     tclient_destroy(c);
@@ -144,6 +156,8 @@ void tclient_destroy(tclient_t *c)
     curl_slist_free_all(c->hdrs);
     free(c->auth);
     free(c->base);
+    free(c->unix_path);
+    free(c->where);
     free(c->resp.data);
     free(c);
 }
@@ -273,7 +287,7 @@ int tclient_request(tclient_t *c, const char *method, const char *path, const js
     free(text);
     curl_easy_setopt(c->h, CURLOPT_POSTFIELDS, NULL);
     if (rc != CURLE_OK)
-        return transfer_error(rc, c->base, c->curlerr, err);
+        return transfer_error(rc, c->where, c->curlerr, err);
     curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &c->status);
     if (c->status >= 400 || c->status < 200) {
         int e = tclient_decode_error(c->status, c->resp.data, c->resp.len, c->code, sizeof c->code,
@@ -377,6 +391,8 @@ int tclient_logs(tclient_t *c, int64_t id, tclient_log_t *logs, int n, bool foll
             goto out;
         }
         curl_easy_setopt(s->h, CURLOPT_URL, s->url);
+        if (c->unix_path)
+            curl_easy_setopt(s->h, CURLOPT_UNIX_SOCKET_PATH, c->unix_path);
         curl_easy_setopt(s->h, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(s->h, CURLOPT_CONNECTTIMEOUT_MS, TCLIENT_CONNECT_TIMEOUT_MS);
         if (!follow)
@@ -424,7 +440,7 @@ int tclient_logs(tclient_t *c, int64_t id, tclient_log_t *logs, int n, bool foll
             e = ECANCELED;
             tsl_errprintf(err, "stopped");
         } else if (msg->data.result != CURLE_OK) {
-            transfer_error(msg->data.result, c->base, NULL, err);
+            transfer_error(msg->data.result, c->where, NULL, err);
             e = errno;
         } else {
             curl_easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &s->status);

@@ -1,5 +1,6 @@
 /* config.c - the CLI's configuration: ~/.config/tessel/config (written by `tessel login`,
- * mode 0600 because it holds a token), overridden by TESSEL_URL and TESSEL_TOKEN. */
+ * mode 0600 because it holds a token), overridden by TESSEL_URL and TESSEL_TOKEN; without any
+ * of them, tesseld's local socket when one exists. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -95,10 +96,28 @@ bad:
     return tsl_errprintf(err, "%s:%d: expected 'url = URL' or 'token = TOKEN'", path, lineno);
 }
 
+/* The local socket of a running tesseld: the personal one's (the user's own daemon), then the
+ * system one's.  A path that exists and is a socket; "" when none. */
+static void local_socket(char *url, size_t len)
+{
+    tclient_paths_t p;
+    struct stat st;
+    if (tclient_default_paths(false, getenv("HOME"), getenv("XDG_DATA_HOME"),
+                              getenv("XDG_RUNTIME_DIR"), &p, NULL) == 0 &&
+        stat(p.socket, &st) == 0 && S_ISSOCK(st.st_mode)) {
+        snprintf(url, len, "unix:%s", p.socket);
+        return;
+    }
+    if (stat(TCLIENT_SYSTEM_SOCKET, &st) == 0 && S_ISSOCK(st.st_mode)) {
+        snprintf(url, len, "unix:%s", TCLIENT_SYSTEM_SOCKET);
+        return;
+    }
+    url[0] = '\0';
+}
+
 int tclient_config_load(tclient_config_t *cfg, tsl_error_t *err)
 {
     memset(cfg, 0, sizeof *cfg);
-    snprintf(cfg->url, sizeof cfg->url, "%s", TCLIENT_DEFAULT_URL);
     if (tclient_config_path(cfg->path, sizeof cfg->path, NULL) == 0) {
         if (tclient_config_read(cfg, cfg->path, err) < 0 && errno != ENOENT)
             return -1;
@@ -119,6 +138,16 @@ int tclient_config_load(tclient_config_t *cfg, tsl_error_t *err)
         }
         snprintf(cfg->token, sizeof cfg->token, "%s", t);
         cfg->token_from_env = true;
+    }
+    /* Nothing named where to go: the local socket (no token needed: the kernel says who we
+     * are), or the default TCP address.  A token configured without a URL keeps going to the
+     * TCP address, as before sockets: on the socket it could only name the same user. */
+    if (!cfg->url[0]) {
+        cfg->url_is_default = true;
+        if (!cfg->token[0])
+            local_socket(cfg->url, sizeof cfg->url);
+        if (!cfg->url[0])
+            snprintf(cfg->url, sizeof cfg->url, "%s", TCLIENT_DEFAULT_URL);
     }
     return 0;
 }

@@ -1,6 +1,7 @@
 # libclient: libcurl + jansson client of tesseld's JSON API (include/tessel/client.h).  Static.
 # Users link $(LIBCLIENT) $(LIBCLIENT_LDLIBS) and libtsl-util.a.
-LIBCLIENT_SRCS := src/common/libclient/client.c src/common/libclient/config.c
+LIBCLIENT_SRCS := src/common/libclient/client.c src/common/libclient/config.c \
+                  src/common/libclient/paths.c
 LIBCLIENT := $(O)/lib/libtsl-client.a
 LIBCLIENT_LDLIBS := -lcurl -ljansson -lpthread
 LIBS += $(LIBCLIENT)

@@ -1,7 +1,8 @@
 /* test_client.c - libclient: the config file (read, save with mode 0600, TESSEL_URL /
- * TESSEL_TOKEN override), error decoding, and requests against a canned one-shot HTTP server
- * on loopback (method, path, token and body sent; answers, API errors and a refused connection
- * decoded). */
+ * TESSEL_TOKEN override, the local socket by default), tesseld's default paths in system and
+ * personal mode, error decoding, and requests against a canned one-shot HTTP server on
+ * loopback or a Unix socket (method, path, token and body sent; answers, API errors and a
+ * refused connection decoded). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -114,14 +116,22 @@ static void test_config_save_load(void **state)
     assert_string_equal(got.token, "tsl_fromenv");
     assert_true(got.url_from_env && got.token_from_env);
 
-    /* No file at all: the default URL, no token. */
+    /* No file at all: the default URL (or the system socket, when this machine runs a
+     * system tesseld), no token. */
     unsetenv("TESSEL_URL");
     unsetenv("TESSEL_TOKEN");
+    setenv("HOME", tmpdir, 1);
+    unsetenv("XDG_DATA_HOME");
+    unsetenv("XDG_RUNTIME_DIR");
     snprintf(path, sizeof path, "%s/nothing-here", tmpdir);
     setenv("TESSEL_CONFIG", path, 1);
     assert_int_equal(tclient_config_load(&got, &err), 0);
-    assert_string_equal(got.url, TCLIENT_DEFAULT_URL);
+    struct stat sys;
+    bool system_socket = stat(TCLIENT_SYSTEM_SOCKET, &sys) == 0 && S_ISSOCK(sys.st_mode);
+    assert_string_equal(got.url,
+                        system_socket ? "unix:" TCLIENT_SYSTEM_SOCKET : TCLIENT_DEFAULT_URL);
     assert_string_equal(got.token, "");
+    assert_true(got.url_is_default);
 
     /* Without TESSEL_CONFIG: under XDG_CONFIG_HOME, else HOME. */
     unsetenv("TESSEL_CONFIG");
@@ -374,6 +384,133 @@ static void test_logs(void **state)
     tclient_destroy(c);
 }
 
+static void test_paths(void **state)
+{
+    tclient_paths_t p;
+    tsl_error_t err;
+    /* System mode: fixed paths, whatever the environment says. */
+    assert_int_equal(tclient_default_paths(true, "/root", "/x", "/run/user/0", &p, &err), 0);
+    assert_string_equal(p.data_dir, "/var/lib/tessel");
+    assert_string_equal(p.socket, "/run/tessel/tesseld.sock");
+    /* Personal mode: XDG first, then HOME; the socket beside the data without a runtime
+     * directory. */
+    assert_int_equal(
+        tclient_default_paths(false, "/home/al", "/home/al/.data", "/run/user/1000", &p, &err), 0);
+    assert_string_equal(p.data_dir, "/home/al/.data/tessel");
+    assert_string_equal(p.socket, "/run/user/1000/tessel/tesseld.sock");
+    assert_int_equal(tclient_default_paths(false, "/home/al", NULL, "", &p, &err), 0);
+    assert_string_equal(p.data_dir, "/home/al/.local/share/tessel");
+    assert_string_equal(p.socket, "/home/al/.local/share/tessel/tesseld.sock");
+    /* Relative values are not paths of the user's (XDG base directory spec): ignored. */
+    assert_int_equal(tclient_default_paths(false, "/home/al", "rel", "rel", &p, &err), 0);
+    assert_string_equal(p.data_dir, "/home/al/.local/share/tessel");
+    assert_string_equal(p.socket, "/home/al/.local/share/tessel/tesseld.sock");
+    /* No home: refused, out untouched. */
+    memset(&p, 'x', sizeof p);
+    p.data_dir[sizeof p.data_dir - 1] = '\0';
+    assert_int_equal(tclient_default_paths(false, NULL, NULL, "/run/user/1", &p, &err), -1);
+    assert_int_equal(errno, ENOENT);
+    assert_non_null(strstr(err.text, "--data-dir"));
+    assert_int_equal(p.data_dir[0], 'x');
+    /* A socket path above sun_path's 107 bytes is refused, not cut. */
+    char longdir[200];
+    memset(longdir, 'd', sizeof longdir);
+    longdir[0] = '/';
+    longdir[sizeof longdir - 1] = '\0';
+    assert_int_equal(tclient_default_paths(false, "/home/al", NULL, longdir, &p, &err), -1);
+    assert_int_equal(errno, ENAMETOOLONG);
+    assert_non_null(strstr(err.text, "--socket"));
+
+    assert_string_equal(tclient_url_socket("unix:/run/t.sock"), "/run/t.sock");
+    assert_string_equal(tclient_url_socket("unix:///run/t.sock"), "/run/t.sock");
+    assert_null(tclient_url_socket("unix:run/t.sock"));
+    assert_null(tclient_url_socket("http://127.0.0.1:7470"));
+}
+
+/* One canned answer on a Unix socket at path (served by serve()). */
+static void server_start_unix(server_t *s, pthread_t *t, const char *path, const char *answer)
+{
+    memset(s, 0, sizeof *s);
+    s->answer = answer;
+    s->fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_true(s->fd >= 0);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    assert_true(strlen(path) < sizeof a.sun_path);
+    memcpy(a.sun_path, path, strlen(path) + 1);
+    assert_int_equal(bind(s->fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(s->fd, 4), 0);
+    assert_int_equal(pthread_create(t, NULL, serve, s), 0);
+}
+
+static void test_unix_socket(void **state)
+{
+    /* A socket at the personal default path: the config's default URL when nothing is
+     * configured, and a request through it reaches it. */
+    char run[128], sock[192], cfgpath[192];
+    snprintf(run, sizeof run, "%s/run", tmpdir);
+    snprintf(sock, sizeof sock, "%s/tessel", run);
+    assert_int_equal(mkdir(run, 0700), 0);
+    assert_int_equal(mkdir(sock, 0700), 0);
+    snprintf(sock, sizeof sock, "%s/tessel/tesseld.sock", run);
+    snprintf(cfgpath, sizeof cfgpath, "%s/no-config", tmpdir);
+    setenv("TESSEL_CONFIG", cfgpath, 1);
+    setenv("XDG_RUNTIME_DIR", run, 1);
+    unsetenv("TESSEL_URL");
+    unsetenv("TESSEL_TOKEN");
+
+    server_t s;
+    pthread_t t;
+    const char *body = "{\"user\":\"alice\"}";
+    char answer[256];
+    snprintf(answer, sizeof answer,
+             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+             "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+             strlen(body), body);
+    server_start_unix(&s, &t, sock, answer);
+
+    tclient_config_t cfg;
+    tsl_error_t err;
+    assert_int_equal(tclient_config_load(&cfg, &err), 0);
+    char want[256];
+    snprintf(want, sizeof want, "unix:%s", sock);
+    assert_string_equal(cfg.url, want);
+    assert_string_equal(cfg.token, "");
+    assert_true(cfg.url_is_default);
+
+    tclient_t *c = tclient_new(cfg.url, NULL, &err);
+    assert_non_null(c);
+    json_t *ans = NULL;
+    assert_int_equal(tclient_request(c, "GET", "/v1/whoami", NULL, &ans, &err), 0);
+    server_stop(&s, t);
+    assert_string_equal(json_string_value(json_object_get(ans, "user")), "alice");
+    assert_non_null(strstr(s.request, "GET /v1/whoami HTTP/1.1\r\n"));
+    assert_null(strstr(s.request, "Authorization"));
+    json_decref(ans);
+    tclient_destroy(c);
+
+    /* A configured token keeps the TCP address (tokens are for TCP callers). */
+    setenv("TESSEL_TOKEN", "tsl_x", 1);
+    assert_int_equal(tclient_config_load(&cfg, &err), 0);
+    assert_string_equal(cfg.url, TCLIENT_DEFAULT_URL);
+    unsetenv("TESSEL_TOKEN");
+    /* TESSEL_URL wins over the socket. */
+    setenv("TESSEL_URL", "http://127.0.0.1:9", 1);
+    assert_int_equal(tclient_config_load(&cfg, &err), 0);
+    assert_string_equal(cfg.url, "http://127.0.0.1:9");
+    assert_false(cfg.url_is_default);
+    unsetenv("TESSEL_URL");
+
+    /* The socket gone (tesseld stopped): a clear error naming it, no hang. */
+    unlink(sock);
+    c = tclient_new(want, NULL, &err);
+    assert_non_null(c);
+    assert_int_equal(tclient_request(c, "GET", "/v1/whoami", NULL, NULL, &err), -1);
+    assert_non_null(strstr(err.text, want));
+    tclient_destroy(c);
+    unsetenv("XDG_RUNTIME_DIR");
+    unsetenv("TESSEL_CONFIG");
+}
+
 static void test_new_bad_url(void **state)
 {
     tsl_error_t err;
@@ -382,6 +519,8 @@ static void test_new_bad_url(void **state)
     assert_null(tclient_new("localhost:7470", "t", &err));
     assert_null(tclient_new("http://", "t", &err));
     assert_non_null(strstr(err.text, "http://HOST:PORT"));
+    assert_null(tclient_new("unix:relative.sock", "t", &err));
+    assert_int_equal(errno, EINVAL);
     tclient_destroy(NULL);
 }
 
@@ -392,7 +531,8 @@ int main(void)
         cmocka_unit_test(test_decode_error),    cmocka_unit_test(test_request_ok),
         cmocka_unit_test(test_request_error),   cmocka_unit_test(test_request_not_json),
         cmocka_unit_test(test_request_refused), cmocka_unit_test(test_logs),
-        cmocka_unit_test(test_new_bad_url),
+        cmocka_unit_test(test_new_bad_url),     cmocka_unit_test(test_paths),
+        cmocka_unit_test(test_unix_socket),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
