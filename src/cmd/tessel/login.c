@@ -18,7 +18,7 @@ static void usage(FILE *f)
             "TESSEL_TOKEN is used, else the token is read from stdin.\n"
             "\n"
             "  --url URL        tesseld's address (default: TESSEL_URL, the saved one, or\n"
-            "                   " TCLIENT_DEFAULT_URL ")\n"
+            "                   " TCLIENT_DEFAULT_URL "; unix:PATH for a local socket)\n"
             "  --token TOKEN    the token (visible in `ps`: prefer --token-file)\n"
             "  --token-file F   read the token from file F\n"
             "  --data-dir DIR   a local tesseld's data dir: its admin.token, and its address\n"
@@ -114,6 +114,11 @@ int cmd_login(cli_t *cli, int argc, char **argv)
         snprintf(path, sizeof path, "%s/admin.token", data_dir);
         token_file = path;
     }
+    /* A token is for a TCP address: on the local socket the kernel already says who you are
+     * (and a token of another user is refused there).  So without --url, TESSEL_URL or a saved
+     * URL, login goes to the default TCP address, not to the socket. */
+    if (!url && cfg.url_is_default && !data_dir)
+        snprintf(cfg.url, sizeof cfg.url, "%s", TCLIENT_DEFAULT_URL);
     if (url) {
         size_t n = strlen(url);
         while (n > 0 && url[n - 1] == '/')
@@ -160,7 +165,8 @@ int cmd_login(cli_t *cli, int argc, char **argv)
 static void whoami_usage(FILE *f)
 {
     fprintf(f, "usage: tessel whoami [--json]\n"
-               "Print the user and role of the configured token, and tesseld's URL.\n");
+               "Print who tesseld takes you for (the configured token's user, or on the local\n"
+               "socket your own account), your role, and tesseld's URL.\n");
 }
 
 int cmd_whoami(cli_t *cli, int argc, char **argv)

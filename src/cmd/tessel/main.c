@@ -21,12 +21,12 @@ static const cli_command_t commands[] = {
     {"users", cmd_users, "list, add and remove users (admin)"},
     {"tokens", cmd_tokens, "list, create and revoke API tokens"},
     {"login", cmd_login, "check a token and keep it, with tesseld's URL, in the config file"},
-    {"whoami", cmd_whoami, "who the configured token belongs to"},
+    {"whoami", cmd_whoami, "who tesseld takes you for (token's user, or your account)"},
 };
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: tessel COMMAND [OPTION]... [ARG]...\n\n"
+    fprintf(f, "usage: tessel [--url URL] COMMAND [OPTION]... [ARG]...\n\n"
                "Commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
@@ -34,9 +34,12 @@ static void usage(FILE *f)
                "Every command takes --help, and --json (before or after the command) to print the\n"
                "API's JSON instead of a table.\n"
                "\n"
-               "Configuration: tesseld's URL and your token come from the config file that\n"
-               "`tessel login` writes (~/.config/tessel/config, or $TESSEL_CONFIG);\n"
-               "TESSEL_URL and TESSEL_TOKEN override it.  Default URL: " TCLIENT_DEFAULT_URL ".\n"
+               "Where tesseld is: --url URL (before the command), else TESSEL_URL, else the URL\n"
+               "that `tessel login` saved (~/.config/tessel/config, or $TESSEL_CONFIG), else\n"
+               "tesseld's local socket when it exists and no token is configured (your own\n"
+               "account is your identity there: no token needed), else " TCLIENT_DEFAULT_URL ".\n"
+               "URLs: http://HOST:PORT, or unix:PATH for a local socket.  The token comes from\n"
+               "TESSEL_TOKEN, else the config file.\n"
                "\n"
                "Exit status: 0 success, 1 error (one line on stderr), 2 usage error.\n"
                "`tessel run` in the foreground exits with the job's status: its exit code,\n"
@@ -52,12 +55,26 @@ int main(int argc, char **argv)
         usage(stderr);
         return CLI_USAGE;
     }
-    /* `tessel --json CMD ...` = `tessel CMD --json ...` */
-    while (argc > 1 && strcmp(argv[1], "--json") == 0) {
-        cli.json = true;
-        argv[1] = argv[0];
-        argv++;
-        argc--;
+    /* `tessel --json CMD ...` = `tessel CMD --json ...`; `--url URL` before the command sets
+     * tesseld's address for this run (as TESSEL_URL does). */
+    const char *url = NULL;
+    for (;;) {
+        int eat = 0;
+        if (argc > 1 && strcmp(argv[1], "--json") == 0) {
+            cli.json = true;
+            eat = 1;
+        } else if (argc > 2 && strcmp(argv[1], "--url") == 0) {
+            url = argv[2];
+            eat = 2;
+        } else if (argc > 1 && strncmp(argv[1], "--url=", 6) == 0) {
+            url = argv[1] + 6;
+            eat = 1;
+        } else {
+            break;
+        }
+        argv[eat] = argv[0];
+        argv += eat;
+        argc -= eat;
     }
     if (argc < 2) {
         usage(stderr);
@@ -92,6 +109,16 @@ int main(int argc, char **argv)
     tsl_error_t err;
     if (tclient_config_load(&cli.cfg, &err) < 0)
         return cli_fail("%s", err.text);
+    if (url) {
+        size_t n = strlen(url);
+        while (n > 0 && url[n - 1] == '/')
+            n--;
+        if (n == 0 || n >= sizeof cli.cfg.url)
+            return cli_usage(NULL, "--url: '%s': not a URL", url);
+        snprintf(cli.cfg.url, sizeof cli.cfg.url, "%.*s", (int)n, url);
+        cli.cfg.url_from_env = true;
+        cli.cfg.url_is_default = false;
+    }
     int rc = cmd->fn(&cli, argc - 1, argv + 1);
     tclient_destroy(cli.client);
     if (fflush(stdout) != 0 && rc == CLI_OK)
