@@ -65,7 +65,8 @@ fi
 
 say "Starting tesseld on loopback (data dir $T/data)"
 # shellcheck disable=SC2086
-"$B/bin/tesseld" --data-dir "$T/data" --listen 127.0.0.1:0 $FAKE >"$T/tesseld.log" 2>&1 &
+"$B/bin/tesseld" --data-dir "$T/data" --listen 127.0.0.1:0 --socket "$T/tesseld.sock" $FAKE \
+    >"$T/tesseld.log" 2>&1 &
 DPID=$!
 wait_for 30 '[ -s "$T/data/tesseld.addr" ] && [ -s "$T/data/admin.token" ] || ! kill -0 $DPID'
 kill -0 "$DPID" 2>/dev/null || { cat "$T/tesseld.log" >&2; exit 1; }

@@ -1,5 +1,5 @@
-/* auth.c - API tokens: creation, hashing (SHA-256 from nettle), bearer authentication, and
- * the first start's admin token.
+/* auth.c - who calls: API tokens (creation, hashing with SHA-256 from nettle, bearer
+ * authentication), the local socket's peer credentials, and the first start's admin token.
  *
  * A token is "tsl_" + 64 hex digits from getrandom (256 bits).  The store keeps only its
  * SHA-256, so a copy of the database does not let anyone in.  No salt is needed: the secret
@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -48,7 +49,8 @@ int tessd_token_new(char *out, unsigned char hash[32])
     return 0;
 }
 
-int tessd_auth(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, tessd_caller_t *who)
+/* The bearer token's caller. */
+static int auth_token(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, tessd_caller_t *who)
 {
     const char *h = thttp_header(req, "Authorization");
     if (!h) {
@@ -83,6 +85,109 @@ int tessd_auth(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, tessd_caller_t 
     snprintf(who->user, sizeof who->user, "%s", u.name);
     who->admin = strcmp(u.role, "admin") == 0;
     who->token_id = t.id;
+    return 0;
+}
+
+/* The Tessel user of a local uid (see daemon.h).  Lock held. */
+static int auth_local(tessd_t *d, uid_t uid, thttp_reply_t *rep, tessd_caller_t *who)
+{
+    tsl_error_t err;
+    tstore_user_t u;
+    who->local = true;
+    who->uid = uid;
+    if (uid == 0 || uid == geteuid()) {
+        /* Root, and tesseld's own account (a personal tesseld's user), are the admin. */
+        snprintf(who->user, sizeof who->user, "admin");
+        who->admin = true;
+        if (tstore_user_get(d->store, "admin", &u, &err) == 0)
+            return 0;
+        if (errno != ENOENT ||
+            tstore_user_add(d->store, "admin", "admin", tessd_now_ms(), &err) < 0) {
+            thttp_error(rep, 500, "internal", NULL, "%s", err.text);
+            return -1;
+        }
+        tessd_log("created user 'admin' (role admin) for uid %u on the local socket",
+                  (unsigned)uid);
+        return 0;
+    }
+    struct passwd pwbuf, *pw = NULL;
+    char pwmem[4096];
+    if (getpwuid_r(uid, &pwbuf, pwmem, sizeof pwmem, &pw) != 0 || !pw) {
+        thttp_error(rep, 403, "forbidden", NULL,
+                    "uid %u has no account on this machine: no Tessel user to act as",
+                    (unsigned)uid);
+        return -1;
+    }
+    if (!tstore_name_valid(pw->pw_name)) {
+        thttp_error(rep, 403, "forbidden", NULL,
+                    "account name '%.64s' (uid %u) is not a Tessel user name (1 to 32 of a-z, "
+                    "0-9, '_' and '-', starting with a letter); use a token",
+                    pw->pw_name, (unsigned)uid);
+        return -1;
+    }
+    /* "admin" is the name of uid 0 here: an account that happens to be called so is not. */
+    if (strcmp(pw->pw_name, "admin") == 0) {
+        thttp_error(rep, 403, "forbidden", NULL,
+                    "account 'admin' (uid %u) is not root: on the local socket the Tessel user "
+                    "'admin' is uid 0 alone; use a token",
+                    (unsigned)uid);
+        return -1;
+    }
+    snprintf(who->user, sizeof who->user, "%s", pw->pw_name);
+    if (tstore_user_get(d->store, who->user, &u, &err) == 0) {
+        who->admin = strcmp(u.role, "admin") == 0;
+        return 0;
+    }
+    if (errno != ENOENT) {
+        thttp_error(rep, 500, "internal", NULL, "%s", err.text);
+        return -1;
+    }
+    if (!d->local_users_create) {
+        thttp_error(rep, 403, "forbidden", NULL,
+                    "no Tessel user '%s': ask an admin to add it (tessel users add %s)", who->user,
+                    who->user);
+        return -1;
+    }
+    if (tstore_user_add(d->store, who->user, "user", tessd_now_ms(), &err) < 0) {
+        thttp_error(rep, 500, "internal", NULL, "%s", err.text);
+        return -1;
+    }
+    tessd_log("created user '%s' (role user) for uid %u at its first call on the local socket",
+              who->user, (unsigned)uid);
+    who->admin = false;
+    return 0;
+}
+
+int tessd_auth(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, tessd_caller_t *who)
+{
+    memset(who, 0, sizeof *who);
+    uid_t uid;
+    int pc = thttp_peer_cred(req, &uid, NULL, NULL);
+    if (pc < 0) {
+        thttp_error(rep, 500, "internal", NULL, "peer credentials: %s", strerror(errno));
+        return -1;
+    }
+    if (pc > 0)
+        return auth_token(d, req, rep, who);
+    /* The local socket: the kernel's word is the identity.  No header can change it; a token
+     * sent along is checked and must be the same user's (else the caller would not act as
+     * whom they think: refused rather than ignored). */
+    if (auth_local(d, uid, rep, who) < 0)
+        return -1;
+    if (!thttp_header(req, "Authorization"))
+        return 0;
+    tessd_caller_t tok;
+    memset(&tok, 0, sizeof tok);
+    if (auth_token(d, req, rep, &tok) < 0)
+        return -1;
+    if (strcmp(tok.user, who->user) != 0) {
+        thttp_error(rep, 403, "forbidden", NULL,
+                    "the token belongs to user '%s', but on the local socket you are '%s' "
+                    "(uid %u): a token cannot change who you are here; use tesseld's TCP address",
+                    tok.user, who->user, (unsigned)uid);
+        return -1;
+    }
+    who->token_id = tok.token_id;
     return 0;
 }
 

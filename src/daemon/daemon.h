@@ -102,7 +102,8 @@ typedef struct {
 typedef struct {
     pthread_mutex_t lock;
     tstore_t *store;
-    thttp_server_t *http;
+    thttp_server_t *http;      /* TCP listener; NULL with --no-listen */
+    thttp_server_t *http_unix; /* the local socket's listener; NULL with --no-socket */
     atomic_bool stopping;
     int wake_fd; /* eventfd: a handler asks for a tick */
     bool sched_dirty;
@@ -117,6 +118,11 @@ typedef struct {
     char fake_spec[256]; /* "" without --fake-gpus */
     bool simulated;
     bool allow_root_jobs; /* --allow-root-jobs: as root, a non-admin's job may run as root */
+    bool system_mode;     /* --system (default as root): a lab's tesseld; else personal */
+    char socket_path[108];
+    /* --local-users create (the default): a local account calling through the socket with no
+     * Tessel user of its name gets one, role user, at its first call; existing: refused. */
+    bool local_users_create;
     char node_name[64];
     long ncpus;
     uint64_t mem_total;
@@ -154,7 +160,9 @@ typedef struct {
 typedef struct {
     char user[TSTORE_NAME_MAX + 1];
     bool admin;
-    int64_t token_id;
+    int64_t token_id; /* 0 when no token was presented (the local socket) */
+    bool local;       /* came through the local socket: identified by the kernel (uid) */
+    uid_t uid;        /* with local: the peer's uid */
 } tessd_caller_t;
 
 int64_t tessd_now_ms(void);
@@ -169,7 +177,12 @@ int tessd_pathf(char *buf, size_t len, const char *fmt, ...) __attribute__((form
 /* New random token into out (TESSD_TOKEN_LEN + 1 bytes) and its hash.  0 or -1. */
 int tessd_token_new(char *out, unsigned char hash[32]);
 void tessd_token_hash(const char *token, unsigned char hash[32]);
-/* Authenticate the request's bearer token (lock held).  0 and *who, or -1 with rep = 401. */
+/* Who is calling (lock held).  Over TCP: the bearer token's user.  Over the local socket: the
+ * peer's uid as the kernel gives it (SO_PEERCRED): uid 0 and tesseld's own uid are the user
+ * "admin" (role admin), any other uid the Tessel user of its account's name (created with
+ * role user on first use with --local-users create); a token sent there must be that same
+ * user's.  0 and *who, or -1 with rep = 401 (no or bad token), 403 (no such user, a token of
+ * another user on the socket) or 500. */
 int tessd_auth(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, tessd_caller_t *who);
 /* Create the admin user and <data-dir>/admin.token when the store has no user.  0 or -1. */
 int tessd_bootstrap_admin(tessd_t *d, tsl_error_t *err);

@@ -27,6 +27,7 @@
 
 #include "daemon/api/console.h"
 #include "daemon/daemon.h"
+#include "tessel/client.h"
 
 /* Least time between two ticks: a burst of submissions wakes the tick once per this period
  * rather than once per request, so the API keeps the lock most of the time. */
@@ -81,11 +82,24 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: tesseld [OPTION]...\n"
-            "  --data-dir DIR      store, job logs, admin token (default /var/lib/tessel as root,\n"
-            "                      else ~/.local/share/tessel)\n"
+            "  --system            a lab's tesseld (the default as root; needs root): data in\n"
+            "                      " TCLIENT_SYSTEM_DATA_DIR ", local socket " TCLIENT_SYSTEM_SOCKET
+            "\n"
+            "                      (mode 0666: every local user, identified by uid)\n"
+            "  --personal          one user's tesseld (the default when not root): data in\n"
+            "                      ~/.local/share/tessel, socket $XDG_RUNTIME_DIR/tessel/\n"
+            "                      tesseld.sock (mode 0600: that user alone)\n"
+            "  --data-dir DIR      store, job logs, admin token (default: the mode's)\n"
+            "  --socket PATH       the local socket (default: the mode's); its directory is\n"
+            "                      created, or must be writable by no one but tesseld's user\n"
+            "  --no-socket         no local socket: tokens over TCP only\n"
+            "  --local-users MODE  create (default): a local account with no Tessel user gets\n"
+            "                      one, role user, at its first call on the socket;\n"
+            "                      existing: such an account is refused until an admin adds it\n"
             "  --listen HOST:PORT  HTTP address: numeric IPv4 or localhost (default\n"
             "                      127.0.0.1:7470; port 0 = any free port, written to\n"
             "                      DIR/tesseld.addr)\n"
+            "  --no-listen         no TCP listener: the local socket only\n"
             "  --fake-gpus SPEC    simulated GPUs, e.g. 2xRTX4090:24G (marked simulated)\n"
             "  --fake-gpus-if-none SPEC  the real GPUs, or these simulated ones when NVML\n"
             "                      finds none (for demos)\n"
@@ -146,23 +160,54 @@ static int mkdir_p(const char *path, mode_t mode)
     return mkdir(buf, mode) < 0 && errno != EEXIST ? -1 : 0;
 }
 
-static void default_data_dir(char *buf, size_t len)
+/* The mode's default data directory and socket (tclient_default_paths).  In personal mode
+ * HOME falls back to the account's home directory.  0, or -1 after a message. */
+static int default_paths(bool system, tclient_paths_t *p)
 {
-    if (geteuid() == 0) {
-        snprintf(buf, len, "/var/lib/tessel");
-        return;
-    }
-    const char *xdg = getenv("XDG_DATA_HOME");
-    if (xdg && *xdg) {
-        snprintf(buf, len, "%s/tessel", xdg);
-        return;
-    }
     const char *home = getenv("HOME");
-    if (!home) {
-        struct passwd *pw = getpwuid(geteuid());
-        home = pw ? pw->pw_dir : "/tmp";
+    struct passwd *pw = NULL;
+    if (!system && (!home || home[0] != '/') && (pw = getpwuid(geteuid())))
+        home = pw->pw_dir;
+    tsl_error_t err;
+    if (tclient_default_paths(system, home, getenv("XDG_DATA_HOME"), getenv("XDG_RUNTIME_DIR"), p,
+                              &err) < 0) {
+        fprintf(stderr, "tesseld: %s\n", err.text);
+        return -1;
     }
-    snprintf(buf, len, "%s/.local/share/tessel", home);
+    return 0;
+}
+
+/* The local socket's directory: created (0755 in system mode, 0700 in personal mode), or an
+ * existing one that only tesseld's user (or root) can write to, so that no one can replace
+ * the socket with their own and collect other users' requests.  0, or -1 after a message. */
+static int socket_dir(const char *sock, bool system)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", sock);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir) {
+        fprintf(stderr, "tesseld: --socket %s: expected an absolute path in a directory\n", sock);
+        return -1;
+    }
+    *slash = '\0';
+    struct stat st;
+    if (lstat(dir, &st) < 0) {
+        if (errno != ENOENT || mkdir_p(dir, system ? 0755 : 0700) < 0 ||
+            chmod(dir, system ? 0755 : 0700) < 0 || lstat(dir, &st) < 0) {
+            fprintf(stderr, "tesseld: %s: %s\n", dir, strerror(errno));
+            return -1;
+        }
+    }
+    if (!S_ISDIR(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0) || (st.st_mode & 022)) {
+        fprintf(stderr,
+                "tesseld: %s: the socket's directory must be a directory owned by tesseld's "
+                "user (uid %u) or root and writable by no one else (it is %s, uid %u, mode "
+                "%04o)\n",
+                dir, (unsigned)geteuid(), S_ISDIR(st.st_mode) ? "a directory" : "not a directory",
+                (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+        return -1;
+    }
+    return 0;
 }
 
 /* Instance id: random, kept in the store, names the daemon's cgroup subtree so that two
@@ -319,6 +364,10 @@ int main(int argc, char **argv)
     bool durable_full = false; /* --durability full */
     char fallback[256] = "";
     char web_root[PATH_MAX] = "";
+    char socket_path[PATH_MAX] = "";
+    int mode = -1; /* 1 --system, 0 --personal, -1 by euid */
+    bool no_socket = false, no_listen = false;
+    d->local_users_create = true;
     tsched_sched_config_default(&d->sched_cfg);
     d->shim[0] = d->interposer[0] = d->fake_lib_dir[0] = '\0';
     snprintf(d->cg_root, sizeof d->cg_root, "/sys/fs/cgroup");
@@ -339,6 +388,12 @@ int main(int argc, char **argv)
         O_DURABLE,
         O_NOROOT,
         O_ALLOWROOT,
+        O_SYSTEM,
+        O_PERSONAL,
+        O_SOCKET,
+        O_NOSOCKET,
+        O_NOLISTEN,
+        O_LOCALUSERS,
         O_HELP,
         O_VERSION
     };
@@ -359,6 +414,12 @@ int main(int argc, char **argv)
         {"durability", required_argument, NULL, O_DURABLE},
         {"no-root-jobs", no_argument, NULL, O_NOROOT},
         {"allow-root-jobs", no_argument, NULL, O_ALLOWROOT},
+        {"system", no_argument, NULL, O_SYSTEM},
+        {"personal", no_argument, NULL, O_PERSONAL},
+        {"socket", required_argument, NULL, O_SOCKET},
+        {"no-socket", no_argument, NULL, O_NOSOCKET},
+        {"no-listen", no_argument, NULL, O_NOLISTEN},
+        {"local-users", required_argument, NULL, O_LOCALUSERS},
         {"help", no_argument, NULL, O_HELP},
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0},
@@ -425,6 +486,37 @@ int main(int argc, char **argv)
         case O_ALLOWROOT:
             d->allow_root_jobs = true;
             break;
+        case O_SYSTEM:
+        case O_PERSONAL:
+            if (mode >= 0 && mode != (c == O_SYSTEM)) {
+                fprintf(stderr, "tesseld: give one of --system and --personal\n");
+                return 2;
+            }
+            mode = c == O_SYSTEM;
+            break;
+        case O_SOCKET:
+            if (optarg[0] != '/' || strlen(optarg) > TCLIENT_SOCKET_PATH_MAX) {
+                fprintf(stderr,
+                        "tesseld: --socket %s: expected an absolute path of at most %d "
+                        "bytes\n",
+                        optarg, TCLIENT_SOCKET_PATH_MAX);
+                return 2;
+            }
+            snprintf(socket_path, sizeof socket_path, "%s", optarg);
+            break;
+        case O_NOSOCKET:
+            no_socket = true;
+            break;
+        case O_NOLISTEN:
+            no_listen = true;
+            break;
+        case O_LOCALUSERS:
+            if (strcmp(optarg, "create") != 0 && strcmp(optarg, "existing") != 0) {
+                fprintf(stderr, "tesseld: --local-users %s: expected create or existing\n", optarg);
+                return 2;
+            }
+            d->local_users_create = strcmp(optarg, "create") == 0;
+            break;
         case O_HELP:
             usage(stdout);
             return 0;
@@ -438,6 +530,20 @@ int main(int argc, char **argv)
     }
     if (optind < argc) {
         usage(stderr);
+        return 2;
+    }
+    if (no_socket && no_listen) {
+        fprintf(stderr, "tesseld: --no-socket and --no-listen leave no way to reach tesseld\n");
+        return 2;
+    }
+    if (no_socket && socket_path[0]) {
+        fprintf(stderr, "tesseld: give one of --socket and --no-socket\n");
+        return 2;
+    }
+    d->system_mode = mode >= 0 ? mode == 1 : geteuid() == 0;
+    if (d->system_mode && geteuid() != 0) {
+        fprintf(stderr, "tesseld: --system needs root (it runs every user's jobs as that user); "
+                        "use --personal for your own tesseld\n");
         return 2;
     }
     tsl_error_t err;
@@ -506,8 +612,14 @@ int main(int argc, char **argv)
         }
     }
 
+    tclient_paths_t defaults;
+    if ((!data_dir[0] || (!socket_path[0] && !no_socket)) &&
+        default_paths(d->system_mode, &defaults) < 0)
+        return 1;
     if (!data_dir[0])
-        default_data_dir(data_dir, sizeof data_dir);
+        snprintf(data_dir, sizeof data_dir, "%s", defaults.data_dir);
+    if (!socket_path[0] && !no_socket)
+        snprintf(socket_path, sizeof socket_path, "%s", defaults.socket);
     if (mkdir_p(data_dir, 0700) < 0) {
         fprintf(stderr, "tesseld: %s: %s\n", data_dir, strerror(errno));
         return 1;
@@ -611,22 +723,44 @@ int main(int argc, char **argv)
                          .routes = tessd_routes,
                          .nroutes = tessd_nroutes,
                          .ctx = d};
-    d->http = thttp_start(&hc, &err);
-    if (!d->http) {
-        fprintf(stderr, "tesseld: %s\n", err.text);
-        return 1;
+    if (!no_socket) {
+        /* The socket after the data directory's lock: a socket file found there is a dead
+         * tesseld's, never a live one's of the same data. */
+        if (socket_dir(socket_path, d->system_mode) < 0)
+            return 1;
+        d->http_unix = thttp_start_unix(&hc, socket_path, d->system_mode ? 0666 : 0600, &err);
+        if (!d->http_unix) {
+            fprintf(stderr, "tesseld: %s\n", err.text);
+            return 1;
+        }
+        snprintf(d->socket_path, sizeof d->socket_path, "%s", socket_path);
     }
-    if (write_addr(d, host, &err) < 0) {
-        fprintf(stderr, "tesseld: %s\n", err.text);
-        return 1;
+    if (!no_listen) {
+        d->http = thttp_start(&hc, &err);
+        if (!d->http) {
+            fprintf(stderr, "tesseld: %s\n", err.text);
+            thttp_stop(d->http_unix);
+            return 1;
+        }
+        if (write_addr(d, host, &err) < 0) {
+            fprintf(stderr, "tesseld: %s\n", err.text);
+            thttp_stop(d->http_unix);
+            return 1;
+        }
+        if (tessd_console_root()[0])
+            tessd_log("web console at http://%s:%u/ (files from %s)", host,
+                      (unsigned)thttp_port(d->http), tessd_console_root());
     }
-    if (tessd_console_root()[0])
-        tessd_log("web console at http://%s:%u/ (files from %s)", host,
-                  (unsigned)thttp_port(d->http), tessd_console_root());
-    tessd_log("listening on http://%s:%u (data dir %s, %d GPU(s)%s, cgroups %s, policy %s)", host,
-              (unsigned)thttp_port(d->http), d->data_dir, d->ngpus,
-              d->simulated ? " SIMULATED" : "", tagent_cgroup_mode_name(d->cg_mode),
-              tsched_policy_name(d->policy));
+    char tcp[96] = "", local[192] = "";
+    if (d->http)
+        snprintf(tcp, sizeof tcp, "http://%s:%u", host, (unsigned)thttp_port(d->http));
+    if (d->http_unix)
+        snprintf(local, sizeof local, "%sunix:%.107s (%s mode: %s)", d->http ? " and " : "",
+                 d->socket_path, d->system_mode ? "system" : "personal",
+                 d->system_mode ? "every local user" : "this user alone");
+    tessd_log("listening on %s%s (data dir %s, %d GPU(s)%s, cgroups %s, policy %s)", tcp, local,
+              d->data_dir, d->ngpus, d->simulated ? " SIMULATED" : "",
+              tagent_cgroup_mode_name(d->cg_mode), tsched_policy_name(d->policy));
     for (int i = 0; i < d->ngpus; i++)
         tessd_log("GPU %d: %s, %llu MiB, %u SMs, %s%s", i, d->gpus[i].name,
                   (unsigned long long)(d->gpus[i].mem_total >> 20), d->gpus[i].sm_count,
@@ -673,6 +807,7 @@ int main(int argc, char **argv)
     tessd_log("stopping; %zu running job(s) keep running and are picked up at the next start",
               d->nruns);
     thttp_stop(d->http);
+    thttp_stop(d->http_unix);
     /* The instance's cgroup parent goes when no job is left in it (rmdir fails otherwise). */
     if (d->nruns == 0)
         tagent_cgroup_remove(d->cg_mode, d->cg_root, d->cg_base);

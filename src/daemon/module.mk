@@ -9,7 +9,8 @@ BINS += $(O)/bin/tesseld
 # of libraries defined later are still empty here.
 $(O)/bin/tesseld: $(TESSELD_SRCS:%.c=$(O)/obj/%.o) $(O)/lib/libtsl-agent.a \
                   $(O)/lib/libtsl-http.a $(O)/lib/libtsl-store.a $(O)/lib/libtsl-sched.a \
-                  $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-util.a | $(O)/bin/tessel-shim
+                  $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-client.a $(O)/lib/libtsl-util.a \
+                  | $(O)/bin/tessel-shim
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lmicrohttpd -ljansson -lsqlite3 -lnettle \
 	    -ldl -lpthread -lm
@@ -21,7 +22,7 @@ TESSELD_TESTS := tests/t/t3000-daemon-api.t tests/t/t3001-daemon-queue.t \
                  tests/t/t3006-daemon-user.t tests/t/t3007-daemon-preempt-requeue.t \
                  tests/t/t3008-daemon-reap.t tests/t/t3009-daemon-hardening.t \
                  tests/t/t3010-daemon-diskfull.t tests/t/t3011-daemon-compute.t \
-                 tests/t/t3012-daemon-suspend.t
+                 tests/t/t3012-daemon-suspend.t tests/t/t3020-daemon-socket.t
 TESTS += $(TESSELD_TESTS)
 $(TESSELD_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim
 # The slice test runs the interposer's probe as a job, over the fake driver.

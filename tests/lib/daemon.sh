@@ -1,8 +1,9 @@
 # tests/lib/daemon.sh - run a tesseld on loopback for integration tests (source after tap.sh).
 #
 #   td_setup                  temp dir $TD (removed at exit, with the daemons still running)
-#   td_start [ARG...]         start tesseld on 127.0.0.1:<free port> with data dir $TD/data;
-#                             sets TD_PID, TD_URL, TD_ADMIN (admin token)
+#   td_start [ARG...]         start tesseld on 127.0.0.1:<free port> and the local socket
+#                             $TD/tesseld.sock, with data dir $TD/data; sets TD_PID, TD_URL,
+#                             TD_SOCK, TD_ADMIN (admin token)
 #   td_kill9 / td_stop        kill -9 / SIGTERM the daemon and wait for it (td_stop returns
 #                             its exit status, non-zero after a sanitizer report)
 #   api METHOD PATH [BODY] [TOKEN]   request; body of the answer in $TD/out, status in $CODE
@@ -35,8 +36,9 @@ td_cleanup() {
 td_start() {
     mkdir -p "$TD/data"
     rm -f "$TD/data/tesseld.addr"
-    "$TESSEL_BUILD/bin/tesseld" --data-dir "$TD/data" --listen 127.0.0.1:0 "$@" \
-        >>"$TD/tesseld.log" 2>&1 &
+    TD_SOCK="$TD/tesseld.sock"
+    "$TESSEL_BUILD/bin/tesseld" --data-dir "$TD/data" --listen 127.0.0.1:0 \
+        --socket "$TD_SOCK" "$@" >>"$TD/tesseld.log" 2>&1 &
     TD_PID=$!
     TD_PIDS="$TD_PIDS $TD_PID"
     i=0

@@ -412,7 +412,7 @@ uint16_t thttp_port(const thttp_server_t *s)
 
 uint64_t thttp_status_count(const thttp_server_t *s, int status)
 {
-    if (status < 100 || status >= 600)
+    if (!s || status < 100 || status >= 600)
         return 0;
     return atomic_load(&((thttp_server_t *)s)->counts[status]);
 }
@@ -438,8 +438,17 @@ thttp_server_t *thttp_start_unix(const thttp_config_t *cfg, const char *path, mo
             tsl_errprintf(err, "%s exists and is not a socket; not replacing it", path);
             return NULL;
         }
-        /* A socket left by a tesseld that died (the data directory's lock, taken before,
-         * says no other tesseld of this directory runs). */
+        /* A live one (another server answers there) is left alone; one that refuses
+         * connections is a dead server's, and replaced. */
+        int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof sa) == 0) {
+            close(probe);
+            errno = EADDRINUSE;
+            tsl_errprintf(err, "%s: another server is listening there", path);
+            return NULL;
+        }
+        if (probe >= 0)
+            close(probe);
         if (unlink(path) < 0) {
             tsl_errprintf(err, "%s: %s", path, strerror(errno));
             return NULL;

@@ -85,8 +85,9 @@ void thttp_stop(thttp_server_t *s);
 uint16_t thttp_port(const thttp_server_t *s);
 
 /* Serve the same routes on a Unix stream socket at path (its own MHD daemon; stop it with
- * thttp_stop, which also removes the socket file).  An old socket file at path (a tesseld
- * that died) is replaced; anything else there is left alone and refused (EEXIST).  The socket
+ * thttp_stop, which also removes the socket file).  A socket file at path that refuses
+ * connections (a server that died) is replaced; one where a server listens is refused
+ * (EADDRINUSE), and anything else there too (EEXIST), both left alone.  The socket
  * gets mode (e.g. 0666: whoever can reach the directory may connect; access is decided per
  * request from the peer's credentials, thttp_peer_cred).  cfg->host and cfg->port are not
  * used.  NULL with errno and err on failure. */
@@ -97,7 +98,7 @@ thttp_server_t *thttp_start_unix(const thttp_config_t *cfg, const char *path, mo
  * socket; 1 when the connection is not a Unix socket (TCP: no credentials); -1 with errno on
  * failure. */
 int thttp_peer_cred(thttp_req_t *req, uid_t *uid, gid_t *gid, pid_t *pid);
-/* Number of answers sent with this status so far (100..599), for /metrics. */
+/* Number of answers sent with this status so far (100..599), for /metrics; 0 for s NULL. */
 uint64_t thttp_status_count(const thttp_server_t *s, int status);
 
 /* Fill rep with an error answer.  field may be NULL. */

@@ -132,7 +132,7 @@ void api_metrics(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     sb_printf(&s, "# HELP tessel_http_requests_total Answers sent, by status.\n"
                   "# TYPE tessel_http_requests_total counter\n");
     for (int code = 100; code < 600; code++) {
-        uint64_t n = thttp_status_count(d->http, code);
+        uint64_t n = thttp_status_count(d->http, code) + thttp_status_count(d->http_unix, code);
         if (n)
             sb_printf(&s, "tessel_http_requests_total{code=\"%d\"} %llu\n", code,
                       (unsigned long long)n);

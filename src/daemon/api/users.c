@@ -10,9 +10,12 @@ void api_whoami(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     tessd_caller_t who;
     if (!api_enter(d, req, rep, &who))
         return;
-    thttp_json(rep, 200,
-               json_pack("{s:s, s:s, s:I}", "user", who.user, "role", who.admin ? "admin" : "user",
-                         "token_id", (json_int_t)who.token_id));
+    json_t *o =
+        json_pack("{s:s, s:s, s:I, s:s}", "user", who.user, "role", who.admin ? "admin" : "user",
+                  "token_id", (json_int_t)who.token_id, "auth", who.local ? "socket" : "token");
+    if (o && who.local)
+        json_object_set_new(o, "uid", json_integer((json_int_t)who.uid));
+    thttp_json(rep, 200, o);
     api_leave(d);
 }
 

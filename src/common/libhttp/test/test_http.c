@@ -233,11 +233,18 @@ static void test_unix(void **state)
     assert_int_equal(st.st_size, 8);
     unlink(path);
 
-    /* A stale socket (a daemon that died) is replaced. */
+    /* A live socket (another server listens) is neither replaced nor removed. */
     int old = socket(AF_UNIX, SOCK_STREAM, 0);
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
     assert_int_equal(bind(old, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(listen(old, 1), 0);
+    assert_null(thttp_start_unix(&cfg, path, 0666, &err));
+    assert_int_equal(errno, EADDRINUSE);
+    assert_non_null(strstr(err.text, "another server"));
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISSOCK(st.st_mode));
+    /* Once that server is gone, its socket (stale) is replaced. */
     close(old);
 
     mode_t um = umask(077); /* the mode asked for wins over a strict umask */
