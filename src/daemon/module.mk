@@ -3,7 +3,7 @@ TESSELD_SRCS := src/daemon/main.c src/daemon/tick.c src/daemon/launch.c src/daem
                 src/daemon/api/routes.c src/daemon/api/jobs.c src/daemon/api/logs.c \
                 src/daemon/api/nodes.c src/daemon/api/queues.c src/daemon/api/users.c \
                 src/daemon/api/health.c src/daemon/api/console.c src/daemon/sched.c \
-                src/daemon/suspend.c
+                src/daemon/suspend.c src/daemon/acl.c
 BINS += $(O)/bin/tesseld
 # Libraries by path: module.mk files are included in alphabetical order, so the variables
 # of libraries defined later are still empty here.
@@ -22,9 +22,19 @@ TESSELD_TESTS := tests/t/t3000-daemon-api.t tests/t/t3001-daemon-queue.t \
                  tests/t/t3006-daemon-user.t tests/t/t3007-daemon-preempt-requeue.t \
                  tests/t/t3008-daemon-reap.t tests/t/t3009-daemon-hardening.t \
                  tests/t/t3010-daemon-diskfull.t tests/t/t3011-daemon-compute.t \
-                 tests/t/t3012-daemon-suspend.t tests/t/t3020-daemon-socket.t
+                 tests/t/t3012-daemon-suspend.t tests/t/t3020-daemon-socket.t \
+                 tests/t/t3021-daemon-queue-allow.t
 TESTS += $(TESSELD_TESTS)
+
+# Unit tests of the daemon's pure parts.
+TESTS += $(O)/tests/daemon/test_acl
+$(O)/tests/daemon/test_acl: $(O)/obj/src/daemon/test/test_acl.o $(O)/obj/src/daemon/acl.o \
+                            $(O)/lib/libtsl-store.a $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lsqlite3 -lcmocka
 $(TESSELD_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim
+# The local-socket and queue-permission tests drive the CLI as local accounts too.
+tests/t/t3020-daemon-socket.t tests/t/t3021-daemon-queue-allow.t: $(O)/bin/tessel
 # The slice test runs the interposer's probe as a job, over the fake driver.
 tests/t/t3004-daemon-slice.t: $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so
 # The compute test runs tcu-load (simulated kernels) as jobs, and the CLI.

@@ -5,8 +5,9 @@
 #                                missing on this machine: root, curl, jq, useradd
 #   local_account NAME [GROUP]   a system account NAME (created with useradd when absent; kept
 #                                for the next runs), member of GROUP when given (created too)
-#   as USER CMD...               run CMD (a shell command line) as USER, with a clean
-#                                environment; its stdout and stderr go to ours
+#   as USER CMD...               run CMD (a command, optionally after VAR=VALUE words) as
+#                                USER with an empty environment (but PATH and the sanitizers'
+#                                options); its stdout and stderr go to ours
 #   sock_api USER METHOD PATH [BODY] [HEADER...]
 #                                request on $TD_SOCK as USER: answer in $TD/out, status in $CODE
 need() {
@@ -33,7 +34,8 @@ local_account() {
 as() {
     _u=$1
     shift
-    su -s /bin/sh "$_u" -c "cd /; $*" </dev/null
+    su -s /bin/sh "$_u" -c "cd /; exec env -i PATH=/usr/local/bin:/usr/bin:/bin \
+        ASAN_OPTIONS='${ASAN_OPTIONS:-}' UBSAN_OPTIONS='${UBSAN_OPTIONS:-}' $*" </dev/null
 }
 
 sock_api() {

@@ -30,6 +30,11 @@ int api_get_size(json_t *v, const char *field, uint64_t *out, thttp_reply_t *rep
 /* Answer from a store failure (errno + text). */
 void api_store_error(thttp_reply_t *rep, const tsl_error_t *err);
 
+/* queues.c: whether who may submit to queue leaf: leaf and every queue above it let them in
+ * (acl.c).  false after filling rep (403 naming the queue, or 500).  Lock held. */
+bool api_queue_may_submit(tessd_t *d, const tessd_caller_t *who, const tstore_queue_t *leaf,
+                          thttp_reply_t *rep);
+
 json_t *api_job_json(tessd_t *d, const tstore_job_t *j);
 /* Bytes a running job's slice file reports in use on GPU g (0 when unknown).  Lock held. */
 uint64_t api_slice_used(tessd_t *d, const tessd_run_t *r, int g);

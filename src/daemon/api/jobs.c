@@ -386,7 +386,7 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
             api_store_error(rep, &err);
         goto out;
     }
-    if (check_queue(d, &j, &q, rep) < 0)
+    if (!api_queue_may_submit(d, &who, &q, rep) || check_queue(d, &j, &q, rep) < 0)
         goto out;
     argv_s = json_dumps(json_object_get(body, "argv"), JSON_COMPACT);
     json_t *env = json_object_get(body, "env");

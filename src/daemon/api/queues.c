@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/acl.h"
 #include "daemon/api/api.h"
 #include "libutil/size.h"
 
@@ -180,6 +181,7 @@ static json_t *queue_json(tessd_t *d, const view_t *v, size_t i)
         if (strcmp(d->qsnap[k].name, q->name) == 0)
             sat = json_boolean(d->qsnap[k].satisfied);
     json_object_set_new(o, "guarantee_satisfied", sat);
+    json_object_set_new(o, "allow", tessd_acl_json(q));
     /* Aliases kept for clients written against the first queue object (api.md, Changes). */
     json_object_set_new(o, "priority", json_integer(q->priority));
     json_object_set_new(o, "guarantee_gpu_milli", g[0] >= 0 ? json_integer(g[0]) : json_null());
@@ -386,6 +388,14 @@ static int queue_fields(json_t *body, tstore_queue_t *q, bool gg[NRES], thttp_re
         }
         q->weight = (int)json_integer_value(v);
     }
+    v = json_object_get(body, "allow");
+    if (v) {
+        char field[64], why[256];
+        if (tessd_acl_parse(v, q, field, sizeof field, why, sizeof why) < 0) {
+            thttp_error(rep, 400, "invalid_value", field, "%s", why);
+            return -1;
+        }
+    }
     bool lg[NRES] = {false};
     if (parse_res(body, "guarantee", &q->guarantee, gg, rep) < 0 ||
         parse_res(body, "limit", &q->limit, lg, rep) < 0)
@@ -537,7 +547,7 @@ void api_queues_create(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     static const char *const fields[] = {
         "name",      "parent", "priority",      "weight",
         "guarantee", "limit",  "max_gpu_milli", "guarantee_gpu_milli",
-        NULL};
+        "allow",     NULL};
     json_t *body = thttp_body_object(req, rep, 0);
     if (!body)
         return;
@@ -616,6 +626,7 @@ void api_queues_update(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
                                          "limit",
                                          "max_gpu_milli",
                                          "guarantee_gpu_milli",
+                                         "allow",
                                          NULL};
     json_t *body = thttp_body_object(req, rep, 0);
     if (!body)
@@ -703,4 +714,53 @@ void api_queues_delete(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     rep->status = 204;
 out:
     api_leave(d);
+}
+
+bool api_queue_may_submit(tessd_t *d, const tessd_caller_t *who, const tstore_queue_t *leaf,
+                          thttp_reply_t *rep)
+{
+    char **groups = NULL;
+    size_t ngroups = 0;
+    bool groups_loaded = false, ok = true;
+    tstore_queue_t q = *leaf;
+    tsl_error_t err;
+    for (int depth = 0; depth <= TSCHED_MAX_QUEUE_DEPTH; depth++) {
+        if (!tessd_acl_open(&q)) {
+            if (!groups_loaded && q.allow_groups[0]) {
+                if (tessd_user_groups(who->user, &groups, &ngroups) < 0) {
+                    thttp_error(rep, 500, "internal", NULL, "the groups of '%s': %s", who->user,
+                                strerror(errno));
+                    return false;
+                }
+                groups_loaded = true;
+            }
+            if (!tessd_acl_allows(&q, who->user, who->admin, (const char *const *)groups,
+                                  ngroups)) {
+                char lists[3 * TSTORE_ACL_LEN + 64];
+                tessd_acl_describe(&q, lists, sizeof lists);
+                if (strcmp(q.name, leaf->name) == 0)
+                    thttp_error(rep, 403, "forbidden", "queue",
+                                "you ('%s') may not submit to queue '%s' (it admits %.400s)",
+                                who->user, q.name, lists);
+                else
+                    thttp_error(rep, 403, "forbidden", "queue",
+                                "you ('%s') may not submit to queue '%s': it is under queue "
+                                "'%s', which admits %.400s",
+                                who->user, leaf->name, q.name, lists);
+                ok = false;
+                break;
+            }
+        }
+        if (!q.parent[0])
+            break;
+        char parent[TSTORE_NAME_MAX + 1];
+        snprintf(parent, sizeof parent, "%s", q.parent);
+        if (tstore_queue_get(d->store, parent, &q, &err) < 0) {
+            api_store_error(rep, &err);
+            ok = false;
+            break;
+        }
+    }
+    tessd_user_groups_free(groups, ngroups);
+    return ok;
 }
