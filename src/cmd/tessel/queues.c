@@ -1,5 +1,5 @@
 /* queues.c - `tessel queues`: the queue tree with each queue's guarantee, limit and usage per
- * resource; admins add, change and remove queues (/v1/queues). */
+ * resource and who may submit to it; admins add, change and remove queues (/v1/queues). */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,9 +17,10 @@ static void usage(FILE *f)
         f,
         "usage: tessel queues [list] [--json]\n"
         "       tessel queues add NAME [--parent P] [--guarantee RES=V,...] [--limit RES=V,...]\n"
-        "                              [--weight W] [--priority N]   (admin)\n"
+        "                              [--weight W] [--priority N] [--allow-users U,...]\n"
+        "                              [--allow-groups G,...] [--allow-roles R,...]   (admin)\n"
         "       tessel queues set NAME [--guarantee ...] [--limit ...] [--weight W]\n"
-        "                              [--priority N]   (admin)\n"
+        "                              [--priority N] [--allow-... LIST] [--open]   (admin)\n"
         "       tessel queues rm NAME   (admin)\n"
         "List the queue tree (children under their parent) with, per resource, what each\n"
         "queue uses, is guaranteed and is limited to; or manage queues.\n"
@@ -33,9 +34,16 @@ static void usage(FILE *f)
         "  --weight W           share of idle capacity among sibling queues (1..1000)\n"
         "  --priority N         orders the list only (-1000..1000)\n"
         "  --max-gpu GPUS|none  old spelling of --limit gpu=GPUS\n"
+        "  --allow-users U,...  who may submit: these users, or members of these Unix\n"
+        "  --allow-groups G,... groups, or users of these roles (admin, user); 'none' empties\n"
+        "  --allow-roles R,...  a list; set changes only the lists named.  A queue with no\n"
+        "                       list is open to everyone (the default); so is one after\n"
+        "  --open               (set) which removes all three lists.  A job must be\n"
+        "                       admitted by its queue and every queue above it.\n"
         "  --json               print the API's JSON\n"
         "\n"
         "Each resource column reads USED/GUARANTEE/LIMIT ('-': not governed, no cap).\n"
+        "ALLOWED says who may submit: 'all', or the lists (u: users, g: groups, r: roles).\n"
         "GUARANTEE says 'held' when no pending job is owed capacity, 'owed' while one\n"
         "waits for it (a preemption is then planned or under way), '-' before the first\n"
         "scheduling cycle.\n");
@@ -77,6 +85,33 @@ static void res_cell(const json_t *q, const char *key, char *buf, size_t len)
     snprintf(buf, len, "%s/%s/%s", part[0], part[1], part[2]);
 }
 
+/* "all", or "u:alice,bob g:ml r:admin" (the lists that are not empty). */
+static void allow_cell(const json_t *allow, char *buf, size_t len)
+{
+    static const char *const kinds[] = {"users", "groups", "roles"};
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < 3; k++) {
+        const json_t *arr = json_object_get(allow, kinds[k]);
+        if (!json_array_size(arr))
+            continue;
+        n += (size_t)snprintf(buf + n, len - n, "%s%c:", n ? " " : "", kinds[k][0]);
+        size_t i;
+        const json_t *v;
+        json_array_foreach(arr, i, v)
+        {
+            if (n >= len)
+                break;
+            n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? "," : "",
+                                  json_is_string(v) ? json_string_value(v) : "?");
+        }
+        if (n >= len)
+            break;
+    }
+    if (!buf[0])
+        snprintf(buf, len, "all");
+}
+
 static void add_row(cli_table_t *t, const json_t *q, int depth)
 {
     char name[128], weight[32], gpu[128], gmem[128], cpu[128], mem[128], pend[32], run[32];
@@ -93,7 +128,9 @@ static void add_row(cli_table_t *t, const json_t *q, int depth)
     snprintf(run, sizeof run, "%lld", (long long)json_integer_value(json_object_get(q, "running")));
     const json_t *sat = json_object_get(q, "guarantee_satisfied");
     const char *held = json_is_true(sat) ? "held" : json_is_false(sat) ? "owed" : "-";
-    const char *row[] = {name, weight, gpu, gmem, cpu, mem, pend, run, held};
+    char allowed[256];
+    allow_cell(json_object_get(q, "allow"), allowed, sizeof allowed);
+    const char *row[] = {name, weight, gpu, gmem, cpu, mem, pend, run, held, allowed};
     cli_table_add(t, row);
 }
 
@@ -120,9 +157,9 @@ static int list(cli_t *cli)
     json_t *ans = cli_get(cli, "/v1/queues", &rc);
     if (!ans)
         return rc;
-    static const char *const hdr[] = {"QUEUE", ">WEIGHT", "GPU",      "GPU-MEM",  "CPU",
-                                      "MEM",   ">PEND",   ">RUNNING", "GUARANTEE"};
-    cli_table_t *t = cli_table_new(9, hdr);
+    static const char *const hdr[] = {"QUEUE", ">WEIGHT", "GPU",      "GPU-MEM",   "CPU",
+                                      "MEM",   ">PEND",   ">RUNNING", "GUARANTEE", "ALLOWED"};
+    cli_table_t *t = cli_table_new(10, hdr);
     json_t *queues = json_object_get(ans, "queues");
     add_subtree(t, queues, NULL, 0);
     /* A queue whose parent is not in the answer (not expected): still listed, at the top. */
@@ -178,9 +215,50 @@ static int merge_res(json_t *body, const char *key, json_t *src)
     return 0;
 }
 
+/* body["allow"][kind] = the names of list ("a,b,c"; "none" or "" for none).  0, or -1 when a
+ * name is empty ("a,,b") or --open was given too. */
+static int set_allow(json_t *body, const char *kind, const char *list)
+{
+    json_t *allow = json_object_get(body, "allow");
+    if (allow && !json_is_object(allow))
+        return -1;
+    if (!allow) {
+        allow = json_object();
+        json_object_set_new(body, "allow", allow);
+    }
+    json_t *arr = json_array();
+    if (strcmp(list, "none") != 0 && list[0]) {
+        for (const char *p = list;;) {
+            const char *e = strchrnul(p, ',');
+            if (e == p) {
+                json_decref(arr);
+                return -1;
+            }
+            json_array_append_new(arr, json_stringn(p, (size_t)(e - p)));
+            if (!*e)
+                break;
+            p = e + 1;
+        }
+    }
+    json_object_set_new(allow, kind, arr);
+    return 0;
+}
+
 int cmd_queues(cli_t *cli, int argc, char **argv)
 {
-    enum { O_PRIO = 256, O_CAP, O_JSON, O_PARENT, O_GUAR, O_LIMIT, O_WEIGHT };
+    enum {
+        O_PRIO = 256,
+        O_CAP,
+        O_JSON,
+        O_PARENT,
+        O_GUAR,
+        O_LIMIT,
+        O_WEIGHT,
+        O_AUSERS,
+        O_AGROUPS,
+        O_AROLES,
+        O_OPEN
+    };
     static const struct option opts[] = {
         {"priority", required_argument, NULL, O_PRIO},
         {"max-gpu", required_argument, NULL, O_CAP},
@@ -188,6 +266,10 @@ int cmd_queues(cli_t *cli, int argc, char **argv)
         {"guarantee", required_argument, NULL, O_GUAR},
         {"limit", required_argument, NULL, O_LIMIT},
         {"weight", required_argument, NULL, O_WEIGHT},
+        {"allow-users", required_argument, NULL, O_AUSERS},
+        {"allow-groups", required_argument, NULL, O_AGROUPS},
+        {"allow-roles", required_argument, NULL, O_AROLES},
+        {"open", no_argument, NULL, O_OPEN},
         {"json", no_argument, NULL, O_JSON},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -249,6 +331,25 @@ int cmd_queues(cli_t *cli, int argc, char **argv)
             }
             break;
         }
+        case O_AUSERS:
+        case O_AGROUPS:
+        case O_AROLES: {
+            const char *kind = c == O_AUSERS ? "users" : c == O_AGROUPS ? "groups" : "roles";
+            if (set_allow(body, kind, optarg) < 0) {
+                rc = cli_usage(
+                    cli, "--allow-%s '%s': expected NAME,NAME,... or none%s", kind, optarg,
+                    json_is_null(json_object_get(body, "allow")) ? " (not with --open)" : "");
+                goto out;
+            }
+            break;
+        }
+        case O_OPEN:
+            if (json_object_get(body, "allow")) {
+                rc = cli_usage(cli, "--open removes every list: not with --allow-...");
+                goto out;
+            }
+            json_object_set_new(body, "allow", json_null());
+            break;
         case O_JSON:
             cli->json = true;
             break;
@@ -291,7 +392,8 @@ int cmd_queues(cli_t *cli, int argc, char **argv)
         goto out;
     }
     if (set && !json_object_size(body)) {
-        rc = cli_usage(cli, "set needs --guarantee, --limit, --weight or --priority");
+        rc = cli_usage(cli, "set needs --guarantee, --limit, --weight, --priority, --allow-... "
+                            "or --open");
         goto out;
     }
     char path[256];
