@@ -2,6 +2,8 @@
 // resource (GPU, GPU memory, CPU, memory), weight, what its running jobs hold (usage), pending
 // and running jobs, whether its guarantee is met; an admin creates queues (top level or under
 // a parent), edits them (PATCH /v1/queues/NAME with only the members changed) and deletes them.
+// Who may submit to each queue ("allow": users, Unix groups, roles; no list = everyone) is shown
+// and, by an admin, edited as comma-separated names.
 //
 // Amounts are typed as people write them: GPUs and CPUs as numbers (1.5), sizes as "40G"; they
 // are sent as typed (numbers as numbers) so that tesseld's error, which names the field
@@ -19,7 +21,22 @@ const RES = [
 ];
 // Shown in their own columns, or deliberately not (aliases, tree links, times).
 const KNOWN = new Set(['name', 'parent', 'children', 'weight', 'guarantee', 'limit', 'usage', 'pending', 'running',
-  'guarantee_satisfied', 'priority', 'guarantee_gpu_milli', 'max_gpu_milli', 'gpu_milli', 'created_at']);
+  'guarantee_satisfied', 'priority', 'guarantee_gpu_milli', 'max_gpu_milli', 'gpu_milli', 'created_at', 'allow']);
+const ALLOW = [
+  { k: 'users', label: 'Users', hint: 'e.g. alice, bob' },
+  { k: 'groups', label: 'Unix groups', hint: 'e.g. ml-team' },
+  { k: 'roles', label: 'Roles', hint: 'admin, user' },
+];
+
+// "everyone", or "users alice, bob · groups ml · roles admin".
+function whoMay(allow) {
+  const parts = ALLOW.filter((a) => allow?.[a.k]?.length).map((a) => `${a.k} ${allow[a.k].join(', ')}`);
+  return parts.length ? parts.join(' · ') : 'everyone';
+}
+
+// "alice, bob" <-> ["alice", "bob"].
+const listText = (arr) => (arr || []).join(', ');
+const listValue = (s) => s.split(',').map((x) => x.trim()).filter((x) => x !== '');
 
 export function mount(ctx, store) {
   ctx.title = 'Queues';
@@ -70,7 +87,7 @@ export function update(ctx, store) {
   ctx.sig = sig;
   const extra = extraKeys(store.queues);
   const cols = [['Queue'], ['Guarantee'], ['Limit'], ['Weight', 'num'], ['In use'], ['Pending', 'num'], ['Running', 'num'],
-    ['Guarantee met'], ['Priority', 'num'], ...extra.map((k) => [k])];
+    ['Guarantee met'], ['Priority', 'num'], ['Who may submit'], ...extra.map((k) => [k])];
   keepFocus(ctx.table, () => clear(ctx.table, h('table', { class: 'data queues' },
     h('caption', { class: 'sr-only' }, 'Queues, parents before their children'),
     h('thead', {}, h('tr', {}, cols.map(([c, cls]) => h('th', { scope: 'col', class: cls || null }, c)),
@@ -97,6 +114,7 @@ export function update(ctx, store) {
         h('td', { class: 'num', 'data-label': 'Running' }, String(q.running ?? 0)),
         h('td', { 'data-label': 'Guarantee met' }, met === true ? 'yes' : met === false ? h('span', { class: 'badge st-pending' }, 'reclaiming') : '—'),
         h('td', { class: 'num', 'data-label': 'Priority' }, q.priority ?? '—'),
+        h('td', { 'data-label': 'Who may submit', 'data-col': 'allow' }, whoMay(q.allow)),
         extra.map((k) => h('td', { 'data-label': k }, typeof q[k] === 'object' ? JSON.stringify(q[k]) : String(q[k] ?? '—'))),
         store.admin ? h('td', { class: 'actions' },
           h('button', { type: 'button', class: 'btn small', 'data-key': `edit-${q.name}`, 'aria-label': `Edit queue ${q.name}`,
@@ -135,6 +153,18 @@ function resourceFields(prefix, inputs, q) {
     })));
 }
 
+// The three lists of who may submit: fields named "allow.users" etc., as the API names them.
+function allowFields(prefix, inputs, q) {
+  return h('fieldset', { class: 'row' },
+    h('legend', {}, 'Who may submit (comma-separated; all empty: everyone)'),
+    ALLOW.map((a) => {
+      const name = `allow.${a.k}`;
+      inputs[name] = h('input', { type: 'text', autocomplete: 'off', placeholder: a.hint, value: listText(q?.allow?.[a.k]) });
+      inputs[name].id = `${prefix}-allow-${a.k}`;
+      return field(name, a.label, inputs[name], null, prefix);
+    }));
+}
+
 function openEditor(ctx, store, name) {
   const q = store.queues.find((x) => x.name === name);
   if (!q) return;
@@ -145,6 +175,7 @@ function openEditor(ctx, store, name) {
     h('h2', { id: 'edit-title' }, `Edit queue ${name}`, q.parent ? h('span', { class: 'sub' }, ` (in ${q.parent})`) : null),
     h('p', { class: 'formerr error', role: 'alert', tabindex: -1 }),
     resourceFields('eq', inputs, q),
+    allowFields('eq', inputs, q),
     h('div', { class: 'row' },
       field('weight', 'Weight', inputs.weight, '1 … 1000: share of idle capacity among sibling queues.', 'eq'),
       field('priority', 'Priority', inputs.priority, 'Orders the list only.', 'eq')),
@@ -166,6 +197,10 @@ function openEditor(ctx, store, name) {
     for (const k of ['weight', 'priority']) {
       const typed = inputs[k].value.trim();
       if (typed !== String(q[k] ?? '')) patch[k] = value(typed);
+    }
+    for (const a of ALLOW) {
+      const typed = listValue(inputs[`allow.${a.k}`].value);
+      if (typed.join(',') !== (q.allow?.[a.k] || []).join(',')) (patch.allow ||= {})[a.k] = typed;
     }
     if (!Object.keys(patch).length) { showError(form, { message: 'Nothing was changed.' }); return; }
     try {
@@ -205,6 +240,7 @@ function createForm(ctx, store) {
       field('weight', 'Weight', inputs.weight, null, 'nq'),
       field('priority', 'Priority', inputs.priority, null, 'nq')),
     resourceFields('nq', inputs, null),
+    allowFields('nq', inputs, null),
     h('div', { class: 'buttons' }, h('button', { type: 'submit', class: 'btn primary' }, 'Create queue')));
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
@@ -220,6 +256,10 @@ function createForm(ctx, store) {
     for (const k of ['weight', 'priority']) {
       const v = value(inputs[k].value.trim());
       if (v !== null) body[k] = v;
+    }
+    for (const a of ALLOW) {
+      const v = listValue(inputs[`allow.${a.k}`].value);
+      if (v.length) (body.allow ||= {})[a.k] = v;
     }
     try {
       await api.createQueue(body);

@@ -296,6 +296,23 @@ try {
     `queues: the admin's edit changed the default queue's quota (API: weight ${def.weight}, guarantee.gpu ${def.guarantee?.gpu}, limit.gpu ${def.limit?.gpu})`, JSON.stringify(def));
   check(await page.locator('tr[data-queue="default"] td[data-col="guarantee"]').textContent() === '0.5 GPU'
     && await page.locator('tr[data-queue="default"] td[data-col="weight"]').textContent() === '3', 'queues: the table shows the new guarantee and weight');
+  // Who may submit: the admin admits alice alone to "big"; a bad role is refused beside its field.
+  check(await page.locator('tr[data-queue="big"] td[data-col="allow"]').textContent() === 'everyone',
+    'queues: a new queue admits everyone');
+  await page.click('button[aria-label="Edit queue big"]');
+  await page.fill('#eq-allow-users', 'alice');
+  await page.fill('#eq-allow-roles', 'root');
+  await page.click('#queue-editor button:text("Save")');
+  await page.locator('#queue-editor [data-field="allow.roles"] .fielderr:not(:empty)').waitFor();
+  check(await page.getAttribute('#eq-allow-roles', 'aria-invalid') === 'true'
+    && (await api('GET', '/v1/queues/big')).body.allow?.users?.length === 0,
+    `queues: a role other than admin and user is refused beside the roles field, nothing saved ("${await page.locator('#queue-editor [data-field="allow.roles"] .fielderr').textContent()}")`);
+  await page.fill('#eq-allow-roles', '');
+  await page.click('#queue-editor button:text("Save")');
+  await page.locator('tr[data-queue="big"] td[data-col="allow"]:text("users alice")').waitFor();
+  const bigAllow = (await api('GET', '/v1/queues/big')).body.allow;
+  check(JSON.stringify(bigAllow) === '{"users":["alice"],"groups":[],"roles":[]}',
+    'queues: the admin admits alice alone to "big" (API and table agree)', JSON.stringify(bigAllow));
   check((await a11y(page)).length === 0, 'queues: every control is labelled', await a11y(page));
   await shot(page, '07-queues');
 
