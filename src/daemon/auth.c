@@ -16,6 +16,7 @@
 #include <nettle/sha2.h>
 
 #include "daemon/daemon.h"
+#include "daemon/localid.h"
 
 void tessd_token_hash(const char *token, unsigned char hash[32])
 {
@@ -95,9 +96,17 @@ static int auth_local(tessd_t *d, uid_t uid, thttp_reply_t *rep, tessd_caller_t 
     tstore_user_t u;
     who->local = true;
     who->uid = uid;
-    if (uid == 0 || uid == geteuid()) {
-        /* Root, and tesseld's own account (a personal tesseld's user), are the admin. */
-        snprintf(who->user, sizeof who->user, "admin");
+    struct passwd pwbuf, *pw = NULL;
+    char pwmem[4096], why[256];
+    if (uid != 0 && uid != geteuid() && (getpwuid_r(uid, &pwbuf, pwmem, sizeof pwmem, &pw) != 0))
+        pw = NULL;
+    int kind = tessd_local_name(uid, geteuid(), pw ? pw->pw_name : NULL, who->user,
+                                sizeof who->user, why, sizeof why);
+    if (kind < 0) {
+        thttp_error(rep, 403, "forbidden", NULL, "%s", why);
+        return -1;
+    }
+    if (kind == 1) {
         who->admin = true;
         if (tstore_user_get(d->store, "admin", &u, &err) == 0)
             return 0;
@@ -110,30 +119,6 @@ static int auth_local(tessd_t *d, uid_t uid, thttp_reply_t *rep, tessd_caller_t 
                   (unsigned)uid);
         return 0;
     }
-    struct passwd pwbuf, *pw = NULL;
-    char pwmem[4096];
-    if (getpwuid_r(uid, &pwbuf, pwmem, sizeof pwmem, &pw) != 0 || !pw) {
-        thttp_error(rep, 403, "forbidden", NULL,
-                    "uid %u has no account on this machine: no Tessel user to act as",
-                    (unsigned)uid);
-        return -1;
-    }
-    if (!tstore_name_valid(pw->pw_name)) {
-        thttp_error(rep, 403, "forbidden", NULL,
-                    "account name '%.64s' (uid %u) is not a Tessel user name (1 to 32 of a-z, "
-                    "0-9, '_' and '-', starting with a letter); use a token",
-                    pw->pw_name, (unsigned)uid);
-        return -1;
-    }
-    /* "admin" is the name of uid 0 here: an account that happens to be called so is not. */
-    if (strcmp(pw->pw_name, "admin") == 0) {
-        thttp_error(rep, 403, "forbidden", NULL,
-                    "account 'admin' (uid %u) is not root: on the local socket the Tessel user "
-                    "'admin' is uid 0 alone; use a token",
-                    (unsigned)uid);
-        return -1;
-    }
-    snprintf(who->user, sizeof who->user, "%s", pw->pw_name);
     if (tstore_user_get(d->store, who->user, &u, &err) == 0) {
         who->admin = strcmp(u.role, "admin") == 0;
         return 0;

@@ -3,7 +3,7 @@ TESSELD_SRCS := src/daemon/main.c src/daemon/tick.c src/daemon/launch.c src/daem
                 src/daemon/api/routes.c src/daemon/api/jobs.c src/daemon/api/logs.c \
                 src/daemon/api/nodes.c src/daemon/api/queues.c src/daemon/api/users.c \
                 src/daemon/api/health.c src/daemon/api/console.c src/daemon/sched.c \
-                src/daemon/suspend.c src/daemon/acl.c
+                src/daemon/suspend.c src/daemon/acl.c src/daemon/localid.c
 BINS += $(O)/bin/tesseld
 # Libraries by path: module.mk files are included in alphabetical order, so the variables
 # of libraries defined later are still empty here.
@@ -32,6 +32,12 @@ $(O)/tests/daemon/test_acl: $(O)/obj/src/daemon/test/test_acl.o $(O)/obj/src/dae
                             $(O)/lib/libtsl-store.a $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lsqlite3 -lcmocka
+TESTS += $(O)/tests/daemon/test_localid
+$(O)/tests/daemon/test_localid: $(O)/obj/src/daemon/test/test_localid.o \
+                                $(O)/obj/src/daemon/localid.o $(O)/lib/libtsl-store.a \
+                                $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lsqlite3 -lcmocka
 $(TESSELD_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim
 # The local-socket and queue-permission tests drive the CLI as local accounts too.
 tests/t/t3020-daemon-socket.t tests/t/t3021-daemon-queue-allow.t tests/t/t3022-daemon-modes.t: \
