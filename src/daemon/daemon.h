@@ -125,6 +125,12 @@ typedef struct {
     char cg_base[96]; /* "tessel/<instance>" */
     char instance[24];
 
+    /* What one client may use (main.c options; checked by api/jobs.c on submission). */
+    thttp_limiter_t *submit_limit;       /* per user; NULL: --submit-rate 0, unlimited */
+    thttp_limiter_t *admin_submit_limit; /* per admin; NULL: admins are exempt */
+    uint64_t disk_reserve;               /* --disk-reserve in bytes (0 when a percentage) */
+    double disk_reserve_pct;             /* --disk-reserve N%: of the data dir's file system */
+
     /* GPUs */
     tagent_nvml_t *nvml;
     tagent_gpu_t gpus[TAGENT_MAX_GPUS];

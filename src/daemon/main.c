@@ -27,6 +27,7 @@
 
 #include "daemon/api/console.h"
 #include "daemon/daemon.h"
+#include "libutil/size.h"
 
 /* Least time between two ticks: a burst of submissions wakes the tick once per this period
  * rather than once per request, so the API keeps the lock most of the time. */
@@ -107,7 +108,80 @@ static void usage(FILE *f)
             "                      account of its name (or whose account is uid 0) as root;\n"
             "                      by default it is refused (an admin's job runs as root)\n"
             "  --no-root-jobs      the default (kept for old command lines): such jobs are\n"
-            "                      refused\n");
+            "                      refused\n"
+            "Limits on what one client can take (docs/tesseld.md):\n"
+            "  --max-connections N           connections of all clients together (default 1024)\n"
+            "  --max-connections-per-client N  connections from one address (default 32); the\n"
+            "                      next one is closed unanswered\n"
+            "  --request-timeout SECS  close a connection silent this long (default 30)\n"
+            "  --max-body SIZE     largest request body (default 64K; 413 above)\n"
+            "  --submit-rate R     job submissions a second per user, R > 0, or 0 for no limit\n"
+            "                      (default 5; 429 with Retry-After above it)\n"
+            "  --submit-burst N    submissions a user may make at once (default 50)\n"
+            "  --admin-submit-rate R  the same for admins (default: admins are not limited)\n"
+            "  --disk-reserve SIZE|N%%  refuse submissions (507) when the data directory's file\n"
+            "                      system has less free (default 256M)\n");
+}
+
+/* Defaults of the limits on clients (usage() and docs/tesseld.md give their reasons). */
+#define TESSD_SUBMIT_RATE   5.0
+#define TESSD_SUBMIT_BURST  50.0
+#define TESSD_DISK_RESERVE  (256ull << 20)
+#define TESSD_MAX_BODY_HIGH (16u << 20) /* --max-body above this: a mistake */
+
+/* An unsigned integer option in [lo, hi]: 0, or -1 after the one-line error. */
+static int opt_uint(const char *opt, const char *arg, unsigned long lo, unsigned long hi,
+                    unsigned long *v)
+{
+    char *e;
+    errno = 0;
+    unsigned long x = strtoul(arg, &e, 10);
+    if (!*arg || *e || errno || arg[0] == '-' || x < lo || x > hi) {
+        fprintf(stderr, "tesseld: %s %s: expected a whole number from %lu to %lu\n", opt, arg, lo,
+                hi);
+        return -1;
+    }
+    *v = x;
+    return 0;
+}
+
+/* A rate a second >= 0 (0 allowed when zero_ok): 0, or -1 after the one-line error. */
+static int opt_rate(const char *opt, const char *arg, bool zero_ok, double *v)
+{
+    char *e;
+    double x = strtod(arg, &e);
+    if (!*arg || *e || !(x >= 0) || x > 1e6 || (x == 0 && !zero_ok)) {
+        fprintf(stderr, "tesseld: %s %s: expected submissions a second, a number %s 0\n", opt, arg,
+                zero_ok ? ">=" : ">");
+        return -1;
+    }
+    *v = x;
+    return 0;
+}
+
+/* --disk-reserve: SIZE (tsl_parse_size) or N% (0 < N < 100). */
+static int opt_reserve(const char *arg, uint64_t *bytes, double *pct)
+{
+    size_t n = strlen(arg);
+    if (n > 1 && arg[n - 1] == '%') {
+        char *e;
+        double x = strtod(arg, &e);
+        if (e != arg + n - 1 || !(x >= 0 && x < 100)) {
+            fprintf(stderr, "tesseld: --disk-reserve %s: expected a percentage from 0 to 99%%\n",
+                    arg);
+            return -1;
+        }
+        *pct = x;
+        *bytes = 0;
+        return 0;
+    }
+    tsl_error_t err;
+    if (tsl_parse_size(arg, bytes, &err) < 0) {
+        fprintf(stderr, "tesseld: --disk-reserve %s: %s (e.g. 1G or 5%%)\n", arg, err.text);
+        return -1;
+    }
+    *pct = 0;
+    return 0;
 }
 
 /* The data directory and jobs/ must be tesseld's own, real directories, writable by no one
@@ -319,6 +393,13 @@ int main(int argc, char **argv)
     bool durable_full = false; /* --durability full */
     char fallback[256] = "";
     char web_root[PATH_MAX] = "";
+    unsigned long max_conn = THTTP_DEFAULT_MAX_CONNECTIONS;
+    unsigned long max_per_client = THTTP_DEFAULT_MAX_PER_CLIENT;
+    unsigned long timeout_s = THTTP_DEFAULT_TIMEOUT_S;
+    uint64_t max_body = TESSD_MAX_BODY;
+    double submit_rate = TESSD_SUBMIT_RATE, submit_burst = TESSD_SUBMIT_BURST;
+    double admin_rate = 0; /* 0: admins exempt */
+    d->disk_reserve = TESSD_DISK_RESERVE;
     tsched_sched_config_default(&d->sched_cfg);
     d->shim[0] = d->interposer[0] = d->fake_lib_dir[0] = '\0';
     snprintf(d->cg_root, sizeof d->cg_root, "/sys/fs/cgroup");
@@ -339,6 +420,14 @@ int main(int argc, char **argv)
         O_DURABLE,
         O_NOROOT,
         O_ALLOWROOT,
+        O_MAXCONN,
+        O_MAXPERCLIENT,
+        O_TIMEOUT,
+        O_MAXBODY,
+        O_SUBRATE,
+        O_SUBBURST,
+        O_ADMINRATE,
+        O_DISKRES,
         O_HELP,
         O_VERSION
     };
@@ -359,6 +448,14 @@ int main(int argc, char **argv)
         {"durability", required_argument, NULL, O_DURABLE},
         {"no-root-jobs", no_argument, NULL, O_NOROOT},
         {"allow-root-jobs", no_argument, NULL, O_ALLOWROOT},
+        {"max-connections", required_argument, NULL, O_MAXCONN},
+        {"max-connections-per-client", required_argument, NULL, O_MAXPERCLIENT},
+        {"request-timeout", required_argument, NULL, O_TIMEOUT},
+        {"max-body", required_argument, NULL, O_MAXBODY},
+        {"submit-rate", required_argument, NULL, O_SUBRATE},
+        {"submit-burst", required_argument, NULL, O_SUBBURST},
+        {"admin-submit-rate", required_argument, NULL, O_ADMINRATE},
+        {"disk-reserve", required_argument, NULL, O_DISKRES},
         {"help", no_argument, NULL, O_HELP},
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0},
@@ -424,6 +521,46 @@ int main(int argc, char **argv)
             break;
         case O_ALLOWROOT:
             d->allow_root_jobs = true;
+            break;
+        case O_MAXCONN:
+            if (opt_uint("--max-connections", optarg, 1, 65536, &max_conn) < 0)
+                return 2;
+            break;
+        case O_MAXPERCLIENT:
+            if (opt_uint("--max-connections-per-client", optarg, 1, 65536, &max_per_client) < 0)
+                return 2;
+            break;
+        case O_TIMEOUT:
+            if (opt_uint("--request-timeout", optarg, 1, 86400, &timeout_s) < 0)
+                return 2;
+            break;
+        case O_MAXBODY: {
+            tsl_error_t e;
+            if (tsl_parse_size(optarg, &max_body, &e) < 0 || max_body < 1024 ||
+                max_body > TESSD_MAX_BODY_HIGH) {
+                fprintf(stderr, "tesseld: --max-body %s: expected a size from 1K to 16M\n", optarg);
+                return 2;
+            }
+            break;
+        }
+        case O_SUBRATE:
+            if (opt_rate("--submit-rate", optarg, true, &submit_rate) < 0)
+                return 2;
+            break;
+        case O_SUBBURST: {
+            unsigned long b;
+            if (opt_uint("--submit-burst", optarg, 1, 1000000, &b) < 0)
+                return 2;
+            submit_burst = (double)b;
+            break;
+        }
+        case O_ADMINRATE:
+            if (opt_rate("--admin-submit-rate", optarg, false, &admin_rate) < 0)
+                return 2;
+            break;
+        case O_DISKRES:
+            if (opt_reserve(optarg, &d->disk_reserve, &d->disk_reserve_pct) < 0)
+                return 2;
             break;
         case O_HELP:
             usage(stdout);
@@ -529,12 +666,28 @@ int main(int argc, char **argv)
         return 1;
     char path[PATH_MAX + 32];
     tessd_pathf(path, sizeof path, "%s/tesseld.lock", d->data_dir);
-    int lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    int lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (lockfd < 0 || flock(lockfd, LOCK_EX | LOCK_NB) < 0) {
-        fprintf(stderr, "tesseld: %s: %s\n", path,
-                errno == EWOULDBLOCK ? "another tesseld uses this data directory"
-                                     : strerror(errno));
+        if (lockfd >= 0 && errno == EWOULDBLOCK) {
+            /* The holder wrote its PID into the file once it had the lock. */
+            char buf[32] = "";
+            ssize_t n = pread(lockfd, buf, sizeof buf - 1, 0);
+            long pid = n > 0 ? strtol(buf, NULL, 10) : 0;
+            if (pid > 0)
+                fprintf(stderr, "tesseld: %s: another tesseld (pid %ld) uses this data directory\n",
+                        path, pid);
+            else
+                fprintf(stderr, "tesseld: %s: another tesseld uses this data directory\n", path);
+        } else {
+            fprintf(stderr, "tesseld: %s: %s\n", path, strerror(errno));
+        }
         return 1;
+    }
+    {
+        char buf[32];
+        int n = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
+        if (ftruncate(lockfd, 0) < 0 || pwrite(lockfd, buf, (size_t)n, 0) != n)
+            tessd_log("warning: %s: cannot write our PID: %s", path, strerror(errno));
     }
     tessd_pathf(path, sizeof path, "%s/tessel.db", d->data_dir);
     /* Create the database file 0600 first: SQLite gives its -wal and -shm files the same mode. */
@@ -604,10 +757,20 @@ int main(int argc, char **argv)
     }
     if (crc > 0)
         tessd_log("web console off: no %s/../share/tessel/web (give --web-root DIR)", bindir);
+    if (submit_rate > 0 && !(d->submit_limit = thttp_limiter_new(submit_rate, submit_burst))) {
+        perror("tesseld: submission rate limit");
+        return 1;
+    }
+    if (admin_rate > 0 && !(d->admin_submit_limit = thttp_limiter_new(admin_rate, submit_burst))) {
+        perror("tesseld: submission rate limit");
+        return 1;
+    }
     thttp_config_t hc = {.host = host,
                          .port = (uint16_t)port,
-                         .max_body = TESSD_MAX_BODY,
-                         .max_connections = 1024,
+                         .max_body = (size_t)max_body,
+                         .max_connections = (unsigned)max_conn,
+                         .max_per_client = (unsigned)max_per_client,
+                         .timeout_s = (unsigned)timeout_s,
                          .routes = tessd_routes,
                          .nroutes = tessd_nroutes,
                          .ctx = d};
@@ -687,6 +850,8 @@ int main(int argc, char **argv)
     tsched_cluster_destroy(d->cluster);
     tsched_cluster_destroy(d->empty);
     tagent_nvml_close(d->nvml);
+    thttp_limiter_free(d->submit_limit);
+    thttp_limiter_free(d->admin_submit_limit);
     free(d->runs);
     close(sfd);
     close(d->wake_fd);
