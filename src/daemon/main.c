@@ -22,6 +22,7 @@
 #include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -128,6 +129,50 @@ static void usage(FILE *f)
 #define TESSD_SUBMIT_BURST  50.0
 #define TESSD_DISK_RESERVE  (256ull << 20)
 #define TESSD_MAX_BODY_HIGH (16u << 20) /* --max-body above this: a mistake */
+/* The store's reserve file (DIR/store.reserve, tstore_reserve_init): room for the store and
+ * the jobs' exit records once the disk is full.  A job's end is one row update (a few WAL
+ * pages of 4 KiB) and an exit record (one block): 4 MiB records hundreds of them. */
+#define TESSD_STORE_RESERVE (4ull << 20)
+/* Free space below which the reserve is given back ahead of a failed write (the shim's exit
+ * record needs a block too, and is written before the store learns of the end). */
+#define TESSD_STORE_LOW (1ull << 20)
+/* How often the main loop looks at the data directory's free space. */
+#define TESSD_DISK_WATCH_MS 1000
+
+int tessd_disk_space(tessd_t *d, uint64_t *avail, uint64_t *reserve)
+{
+    struct statvfs vfs;
+    if (statvfs(d->data_dir, &vfs) < 0)
+        return -1;
+    *avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+    *reserve = d->disk_reserve_pct > 0
+                   ? (uint64_t)((double)vfs.f_blocks * vfs.f_frsize * d->disk_reserve_pct / 100)
+                   : d->disk_reserve;
+    return 0;
+}
+
+/* Once a second: give the store's reserve back when the disk is (nearly) full, allocate it
+ * again once there is room above --disk-reserve. */
+static void disk_watch(tessd_t *d)
+{
+    uint64_t avail, reserve;
+    if (tessd_disk_space(d, &avail, &reserve) < 0)
+        return;
+    pthread_mutex_lock(&d->lock);
+    if (tstore_reserve_held(d->store) && avail < TESSD_STORE_LOW) {
+        uint64_t n = tstore_reserve_release(d->store);
+        tessd_log("data directory's file system nearly full (%llu bytes free): gave back the "
+                  "store's %llu-byte reserve, so that job ends can still be recorded",
+                  (unsigned long long)avail, (unsigned long long)n);
+    } else if (!tstore_reserve_held(d->store) && tstore_reserve_releases(d->store) > 0 &&
+               avail >= reserve + 2 * TESSD_STORE_RESERVE) {
+        tsl_error_t err;
+        if (tstore_reserve_restore(d->store, &err) == 0)
+            tessd_log("free space is back (%llu bytes): the store's reserve is allocated again",
+                      (unsigned long long)avail);
+    }
+    pthread_mutex_unlock(&d->lock);
+}
 
 /* An unsigned integer option in [lo, hi]: 0, or -1 after the one-line error. */
 static int opt_uint(const char *opt, const char *arg, unsigned long lo, unsigned long hi,
@@ -703,6 +748,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "tesseld: %s\n", err.text);
         return 1;
     }
+    tessd_pathf(path, sizeof path, "%s/store.reserve", d->data_dir);
+    if (tstore_reserve_init(d->store, path, TESSD_STORE_RESERVE, &err) < 0)
+        tessd_log("warning: %s: the store has no reserve for a full disk", err.text);
     if (instance_id(d, &err) < 0 || ensure_default_queue(d, &err) < 0 ||
         tessd_bootstrap_admin(d, &err) < 0 || discover_gpus(d, nvml_lib, fallback, &err) < 0) {
         fprintf(stderr, "tesseld: %s\n", err.text);
@@ -757,6 +805,9 @@ int main(int argc, char **argv)
     }
     if (crc > 0)
         tessd_log("web console off: no %s/../share/tessel/web (give --web-root DIR)", bindir);
+    d->submit_rate = submit_rate;
+    d->admin_submit_rate = admin_rate;
+    d->submit_burst = submit_burst;
     if (submit_rate > 0 && !(d->submit_limit = thttp_limiter_new(submit_rate, submit_burst))) {
         perror("tesseld: submission rate limit");
         return 1;
@@ -795,7 +846,7 @@ int main(int argc, char **argv)
                   (unsigned long long)(d->gpus[i].mem_total >> 20), d->gpus[i].sm_count,
                   d->gpus[i].uuid, d->gpus[i].simulated ? " (simulated)" : "");
 
-    int64_t last = 0;
+    int64_t last = 0, last_disk = 0;
     for (;;) {
         int64_t since = mono_ms() - last;
         bool may_wake = since >= TESSD_TICK_MIN_MS;
@@ -828,6 +879,10 @@ int main(int argc, char **argv)
                 continue; /* the minimum gap has passed; poll again with the wake fd */
             if (n > 0)
                 continue;
+        }
+        if (mono_ms() - last_disk >= TESSD_DISK_WATCH_MS) {
+            disk_watch(d);
+            last_disk = mono_ms();
         }
         tessd_tick(d);
         last = mono_ms();
