@@ -164,8 +164,8 @@ static void disk_watch(tessd_t *d)
         tessd_log("data directory's file system nearly full (%llu bytes free): gave back the "
                   "store's %llu-byte reserve, so that job ends can still be recorded",
                   (unsigned long long)avail, (unsigned long long)n);
-    } else if (!tstore_reserve_held(d->store) && tstore_reserve_releases(d->store) > 0 &&
-               avail >= reserve + 2 * TESSD_STORE_RESERVE) {
+    } else if (!tstore_reserve_held(d->store) && avail >= reserve + 2 * TESSD_STORE_RESERVE) {
+        /* Given back, or never made (a full disk at start): try again. */
         tsl_error_t err;
         if (tstore_reserve_restore(d->store, &err) == 0)
             tessd_log("free space is back (%llu bytes): the store's reserve is allocated again",
