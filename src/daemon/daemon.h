@@ -131,6 +131,13 @@ typedef struct {
     char cg_base[96]; /* "tessel/<instance>" */
     char instance[24];
 
+    /* What one client may use (main.c options; checked by api/jobs.c on submission). */
+    thttp_limiter_t *submit_limit;       /* per user; NULL: --submit-rate 0, unlimited */
+    thttp_limiter_t *admin_submit_limit; /* per admin; NULL: admins are exempt */
+    double submit_rate, admin_submit_rate, submit_burst; /* their settings, for messages */
+    uint64_t disk_reserve;   /* --disk-reserve in bytes (0 when a percentage) */
+    double disk_reserve_pct; /* --disk-reserve N%: of the data dir's file system */
+
     /* GPUs */
     tagent_nvml_t *nvml;
     tagent_gpu_t gpus[TAGENT_MAX_GPUS];
@@ -170,6 +177,10 @@ void tessd_wake(tessd_t *d);
 void tessd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* snprintf for paths: 0, or -1 with errno ENAMETOOLONG when it did not fit. */
 int tessd_pathf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* main.c: the data directory's file system.  *avail: bytes free for tesseld (statvfs
+ * f_bavail), *reserve: what --disk-reserve keeps free there.  0, or -1 with errno. */
+int tessd_disk_space(tessd_t *d, uint64_t *avail, uint64_t *reserve);
 
 /* auth.c */
 #define TESSD_TOKEN_PREFIX "tsl_"

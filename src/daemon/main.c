@@ -22,12 +22,14 @@
 #include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "daemon/api/console.h"
 #include "daemon/daemon.h"
 #include "tessel/client.h"
+#include "libutil/size.h"
 
 /* Least time between two ticks: a burst of submissions wakes the tick once per this period
  * rather than once per request, so the API keeps the lock most of the time. */
@@ -121,7 +123,124 @@ static void usage(FILE *f)
             "                      account of its name (or whose account is uid 0) as root;\n"
             "                      by default it is refused (an admin's job runs as root)\n"
             "  --no-root-jobs      the default (kept for old command lines): such jobs are\n"
-            "                      refused\n");
+            "                      refused\n"
+            "Limits on what one client can take (docs/tesseld.md):\n"
+            "  --max-connections N           connections of all clients together (default 1024)\n"
+            "  --max-connections-per-client N  connections from one address (default 32); the\n"
+            "                      next one is closed unanswered\n"
+            "  --request-timeout SECS  close a connection silent this long (default 30)\n"
+            "  --max-body SIZE     largest request body (default 64K; 413 above)\n"
+            "  --submit-rate R     job submissions a second per user, R > 0, or 0 for no limit\n"
+            "                      (default 5; 429 with Retry-After above it)\n"
+            "  --submit-burst N    submissions a user may make at once (default 50)\n"
+            "  --admin-submit-rate R  the same for admins (default: admins are not limited)\n"
+            "  --disk-reserve SIZE|N%%  refuse submissions (507) when the data directory's file\n"
+            "                      system has less free (default 256M)\n");
+}
+
+/* Defaults of the limits on clients (usage() and docs/tesseld.md give their reasons). */
+#define TESSD_SUBMIT_RATE   5.0
+#define TESSD_SUBMIT_BURST  50.0
+#define TESSD_DISK_RESERVE  (256ull << 20)
+#define TESSD_MAX_BODY_HIGH (16u << 20) /* --max-body above this: a mistake */
+/* The store's reserve file (DIR/store.reserve, tstore_reserve_init): room for the store and
+ * the jobs' exit records once the disk is full.  A job's end is one row update (a few WAL
+ * pages of 4 KiB) and an exit record (one block): 4 MiB records hundreds of them. */
+#define TESSD_STORE_RESERVE (4ull << 20)
+/* Free space below which the reserve is given back ahead of a failed write (the shim's exit
+ * record needs a block too, and is written before the store learns of the end). */
+#define TESSD_STORE_LOW (1ull << 20)
+/* How often the main loop looks at the data directory's free space. */
+#define TESSD_DISK_WATCH_MS 1000
+
+int tessd_disk_space(tessd_t *d, uint64_t *avail, uint64_t *reserve)
+{
+    struct statvfs vfs;
+    if (statvfs(d->data_dir, &vfs) < 0)
+        return -1;
+    *avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+    *reserve = d->disk_reserve_pct > 0
+                   ? (uint64_t)((double)vfs.f_blocks * vfs.f_frsize * d->disk_reserve_pct / 100)
+                   : d->disk_reserve;
+    return 0;
+}
+
+/* Once a second: give the store's reserve back when the disk is (nearly) full, allocate it
+ * again once there is room above --disk-reserve. */
+static void disk_watch(tessd_t *d)
+{
+    uint64_t avail, reserve;
+    if (tessd_disk_space(d, &avail, &reserve) < 0)
+        return;
+    pthread_mutex_lock(&d->lock);
+    if (tstore_reserve_held(d->store) && avail < TESSD_STORE_LOW) {
+        uint64_t n = tstore_reserve_release(d->store);
+        tessd_log("data directory's file system nearly full (%llu bytes free): gave back the "
+                  "store's %llu-byte reserve, so that job ends can still be recorded",
+                  (unsigned long long)avail, (unsigned long long)n);
+    } else if (!tstore_reserve_held(d->store) && avail >= reserve + 2 * TESSD_STORE_RESERVE) {
+        /* Given back, or never made (a full disk at start): try again. */
+        tsl_error_t err;
+        if (tstore_reserve_restore(d->store, &err) == 0)
+            tessd_log("free space is back (%llu bytes): the store's reserve is allocated again",
+                      (unsigned long long)avail);
+    }
+    pthread_mutex_unlock(&d->lock);
+}
+
+/* An unsigned integer option in [lo, hi]: 0, or -1 after the one-line error. */
+static int opt_uint(const char *opt, const char *arg, unsigned long lo, unsigned long hi,
+                    unsigned long *v)
+{
+    char *e;
+    errno = 0;
+    unsigned long x = strtoul(arg, &e, 10);
+    if (!*arg || *e || errno || arg[0] == '-' || x < lo || x > hi) {
+        fprintf(stderr, "tesseld: %s %s: expected a whole number from %lu to %lu\n", opt, arg, lo,
+                hi);
+        return -1;
+    }
+    *v = x;
+    return 0;
+}
+
+/* A rate a second >= 0 (0 allowed when zero_ok): 0, or -1 after the one-line error. */
+static int opt_rate(const char *opt, const char *arg, bool zero_ok, double *v)
+{
+    char *e;
+    double x = strtod(arg, &e);
+    if (!*arg || *e || !(x >= 0) || x > 1e6 || (x == 0 && !zero_ok)) {
+        fprintf(stderr, "tesseld: %s %s: expected submissions a second, a number %s 0\n", opt, arg,
+                zero_ok ? ">=" : ">");
+        return -1;
+    }
+    *v = x;
+    return 0;
+}
+
+/* --disk-reserve: SIZE (tsl_parse_size) or N% (0 < N < 100). */
+static int opt_reserve(const char *arg, uint64_t *bytes, double *pct)
+{
+    size_t n = strlen(arg);
+    if (n > 1 && arg[n - 1] == '%') {
+        char *e;
+        double x = strtod(arg, &e);
+        if (e != arg + n - 1 || !(x >= 0 && x < 100)) {
+            fprintf(stderr, "tesseld: --disk-reserve %s: expected a percentage from 0 to 99%%\n",
+                    arg);
+            return -1;
+        }
+        *pct = x;
+        *bytes = 0;
+        return 0;
+    }
+    tsl_error_t err;
+    if (tsl_parse_size(arg, bytes, &err) < 0) {
+        fprintf(stderr, "tesseld: --disk-reserve %s: %s (e.g. 1G or 5%%)\n", arg, err.text);
+        return -1;
+    }
+    *pct = 0;
+    return 0;
 }
 
 /* The data directory and jobs/ must be tesseld's own, real directories, writable by no one
@@ -368,6 +487,13 @@ int main(int argc, char **argv)
     int mode = -1; /* 1 --system, 0 --personal, -1 by euid */
     bool no_socket = false, no_listen = false;
     d->local_users_create = true;
+    unsigned long max_conn = THTTP_DEFAULT_MAX_CONNECTIONS;
+    unsigned long max_per_client = THTTP_DEFAULT_MAX_PER_CLIENT;
+    unsigned long timeout_s = THTTP_DEFAULT_TIMEOUT_S;
+    uint64_t max_body = TESSD_MAX_BODY;
+    double submit_rate = TESSD_SUBMIT_RATE, submit_burst = TESSD_SUBMIT_BURST;
+    double admin_rate = 0; /* 0: admins exempt */
+    d->disk_reserve = TESSD_DISK_RESERVE;
     tsched_sched_config_default(&d->sched_cfg);
     d->shim[0] = d->interposer[0] = d->fake_lib_dir[0] = '\0';
     snprintf(d->cg_root, sizeof d->cg_root, "/sys/fs/cgroup");
@@ -394,6 +520,14 @@ int main(int argc, char **argv)
         O_NOSOCKET,
         O_NOLISTEN,
         O_LOCALUSERS,
+        O_MAXCONN,
+        O_MAXPERCLIENT,
+        O_TIMEOUT,
+        O_MAXBODY,
+        O_SUBRATE,
+        O_SUBBURST,
+        O_ADMINRATE,
+        O_DISKRES,
         O_HELP,
         O_VERSION
     };
@@ -420,6 +554,14 @@ int main(int argc, char **argv)
         {"no-socket", no_argument, NULL, O_NOSOCKET},
         {"no-listen", no_argument, NULL, O_NOLISTEN},
         {"local-users", required_argument, NULL, O_LOCALUSERS},
+        {"max-connections", required_argument, NULL, O_MAXCONN},
+        {"max-connections-per-client", required_argument, NULL, O_MAXPERCLIENT},
+        {"request-timeout", required_argument, NULL, O_TIMEOUT},
+        {"max-body", required_argument, NULL, O_MAXBODY},
+        {"submit-rate", required_argument, NULL, O_SUBRATE},
+        {"submit-burst", required_argument, NULL, O_SUBBURST},
+        {"admin-submit-rate", required_argument, NULL, O_ADMINRATE},
+        {"disk-reserve", required_argument, NULL, O_DISKRES},
         {"help", no_argument, NULL, O_HELP},
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0},
@@ -516,6 +658,46 @@ int main(int argc, char **argv)
                 return 2;
             }
             d->local_users_create = strcmp(optarg, "create") == 0;
+            break;
+        case O_MAXCONN:
+            if (opt_uint("--max-connections", optarg, 1, 65536, &max_conn) < 0)
+                return 2;
+            break;
+        case O_MAXPERCLIENT:
+            if (opt_uint("--max-connections-per-client", optarg, 1, 65536, &max_per_client) < 0)
+                return 2;
+            break;
+        case O_TIMEOUT:
+            if (opt_uint("--request-timeout", optarg, 1, 86400, &timeout_s) < 0)
+                return 2;
+            break;
+        case O_MAXBODY: {
+            tsl_error_t e;
+            if (tsl_parse_size(optarg, &max_body, &e) < 0 || max_body < 1024 ||
+                max_body > TESSD_MAX_BODY_HIGH) {
+                fprintf(stderr, "tesseld: --max-body %s: expected a size from 1K to 16M\n", optarg);
+                return 2;
+            }
+            break;
+        }
+        case O_SUBRATE:
+            if (opt_rate("--submit-rate", optarg, true, &submit_rate) < 0)
+                return 2;
+            break;
+        case O_SUBBURST: {
+            unsigned long b;
+            if (opt_uint("--submit-burst", optarg, 1, 1000000, &b) < 0)
+                return 2;
+            submit_burst = (double)b;
+            break;
+        }
+        case O_ADMINRATE:
+            if (opt_rate("--admin-submit-rate", optarg, false, &admin_rate) < 0)
+                return 2;
+            break;
+        case O_DISKRES:
+            if (opt_reserve(optarg, &d->disk_reserve, &d->disk_reserve_pct) < 0)
+                return 2;
             break;
         case O_HELP:
             usage(stdout);
@@ -641,12 +823,28 @@ int main(int argc, char **argv)
         return 1;
     char path[PATH_MAX + 32];
     tessd_pathf(path, sizeof path, "%s/tesseld.lock", d->data_dir);
-    int lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    int lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (lockfd < 0 || flock(lockfd, LOCK_EX | LOCK_NB) < 0) {
-        fprintf(stderr, "tesseld: %s: %s\n", path,
-                errno == EWOULDBLOCK ? "another tesseld uses this data directory"
-                                     : strerror(errno));
+        if (lockfd >= 0 && errno == EWOULDBLOCK) {
+            /* The holder wrote its PID into the file once it had the lock. */
+            char buf[32] = "";
+            ssize_t n = pread(lockfd, buf, sizeof buf - 1, 0);
+            long pid = n > 0 ? strtol(buf, NULL, 10) : 0;
+            if (pid > 0)
+                fprintf(stderr, "tesseld: %s: another tesseld (pid %ld) uses this data directory\n",
+                        path, pid);
+            else
+                fprintf(stderr, "tesseld: %s: another tesseld uses this data directory\n", path);
+        } else {
+            fprintf(stderr, "tesseld: %s: %s\n", path, strerror(errno));
+        }
         return 1;
+    }
+    {
+        char buf[32];
+        int n = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
+        if (ftruncate(lockfd, 0) < 0 || pwrite(lockfd, buf, (size_t)n, 0) != n)
+            tessd_log("warning: %s: cannot write our PID: %s", path, strerror(errno));
     }
     tessd_pathf(path, sizeof path, "%s/tessel.db", d->data_dir);
     /* Create the database file 0600 first: SQLite gives its -wal and -shm files the same mode. */
@@ -662,6 +860,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "tesseld: %s\n", err.text);
         return 1;
     }
+    tessd_pathf(path, sizeof path, "%s/store.reserve", d->data_dir);
+    if (tstore_reserve_init(d->store, path, TESSD_STORE_RESERVE, &err) < 0)
+        tessd_log("warning: %s: the store has no reserve for a full disk", err.text);
     if (instance_id(d, &err) < 0 || ensure_default_queue(d, &err) < 0 ||
         tessd_bootstrap_admin(d, &err) < 0 || discover_gpus(d, nvml_lib, fallback, &err) < 0) {
         fprintf(stderr, "tesseld: %s\n", err.text);
@@ -716,10 +917,23 @@ int main(int argc, char **argv)
     }
     if (crc > 0)
         tessd_log("web console off: no %s/../share/tessel/web (give --web-root DIR)", bindir);
+    d->submit_rate = submit_rate;
+    d->admin_submit_rate = admin_rate;
+    d->submit_burst = submit_burst;
+    if (submit_rate > 0 && !(d->submit_limit = thttp_limiter_new(submit_rate, submit_burst))) {
+        perror("tesseld: submission rate limit");
+        return 1;
+    }
+    if (admin_rate > 0 && !(d->admin_submit_limit = thttp_limiter_new(admin_rate, submit_burst))) {
+        perror("tesseld: submission rate limit");
+        return 1;
+    }
     thttp_config_t hc = {.host = host,
                          .port = (uint16_t)port,
-                         .max_body = TESSD_MAX_BODY,
-                         .max_connections = 1024,
+                         .max_body = (size_t)max_body,
+                         .max_connections = (unsigned)max_conn,
+                         .max_per_client = (unsigned)max_per_client,
+                         .timeout_s = (unsigned)timeout_s,
                          .routes = tessd_routes,
                          .nroutes = tessd_nroutes,
                          .ctx = d};
@@ -766,7 +980,7 @@ int main(int argc, char **argv)
                   (unsigned long long)(d->gpus[i].mem_total >> 20), d->gpus[i].sm_count,
                   d->gpus[i].uuid, d->gpus[i].simulated ? " (simulated)" : "");
 
-    int64_t last = 0;
+    int64_t last = 0, last_disk = 0;
     for (;;) {
         int64_t since = mono_ms() - last;
         bool may_wake = since >= TESSD_TICK_MIN_MS;
@@ -800,6 +1014,10 @@ int main(int argc, char **argv)
             if (n > 0)
                 continue;
         }
+        if (mono_ms() - last_disk >= TESSD_DISK_WATCH_MS) {
+            disk_watch(d);
+            last_disk = mono_ms();
+        }
         tessd_tick(d);
         last = mono_ms();
     }
@@ -822,6 +1040,8 @@ int main(int argc, char **argv)
     tsched_cluster_destroy(d->cluster);
     tsched_cluster_destroy(d->empty);
     tagent_nvml_close(d->nvml);
+    thttp_limiter_free(d->submit_limit);
+    thttp_limiter_free(d->admin_submit_limit);
     free(d->runs);
     close(sfd);
     close(d->wake_fd);

@@ -22,8 +22,10 @@ TESSELD_TESTS := tests/t/t3000-daemon-api.t tests/t/t3001-daemon-queue.t \
                  tests/t/t3006-daemon-user.t tests/t/t3007-daemon-preempt-requeue.t \
                  tests/t/t3008-daemon-reap.t tests/t/t3009-daemon-hardening.t \
                  tests/t/t3010-daemon-diskfull.t tests/t/t3011-daemon-compute.t \
-                 tests/t/t3012-daemon-suspend.t tests/t/t3020-daemon-socket.t \
-                 tests/t/t3021-daemon-queue-allow.t tests/t/t3022-daemon-modes.t
+                 tests/t/t3012-daemon-suspend.t tests/t/t3013-daemon-listen.t \
+                 tests/t/t3014-daemon-slowloris.t tests/t/t3015-daemon-limits.t \
+                 tests/t/t3020-daemon-socket.t tests/t/t3021-daemon-queue-allow.t \
+                 tests/t/t3022-daemon-modes.t
 TESTS += $(TESSELD_TESTS)
 
 # Unit tests of the daemon's pure parts.
@@ -42,6 +44,8 @@ $(TESSELD_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim
 # The local-socket and queue-permission tests drive the CLI as local accounts too.
 tests/t/t3020-daemon-socket.t tests/t/t3021-daemon-queue-allow.t tests/t/t3022-daemon-modes.t: \
     $(O)/bin/tessel
+# The slowloris test mounts the attack with the benchmark's program.
+tests/t/t3014-daemon-slowloris.t: $(O)/bench/bench-slowloris
 # The slice test runs the interposer's probe as a job, over the fake driver.
 tests/t/t3004-daemon-slice.t: $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so
 # The compute test runs tcu-load (simulated kernels) as jobs, and the CLI.

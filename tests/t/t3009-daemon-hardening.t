@@ -32,7 +32,7 @@ is "$(stat -c %a "$TD/data/admin.token")" 600 "admin.token is 0600"
     --no-cgroups >"$TD/second.log" 2>&1
 RC=$?
 ok "$([ $RC -ne 0 ]; echo $?)" "a second tesseld on the same data dir exits non-zero ($RC)"
-grep -q "another tesseld uses this data directory" "$TD/second.log"
+grep -q "another tesseld (pid $TD_PID) uses this data directory" "$TD/second.log"
 ok $? "and says why"
 
 # A data directory someone else owns or may write is refused.

@@ -14,7 +14,10 @@ int cli_fail(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "tessel: %s\n", buf);
+    /* Messages quote the API's answers and user input: escaped (cli_escape). */
+    char *e = cli_escape(buf);
+    fprintf(stderr, "tessel: %s\n", e);
+    free(e);
     return CLI_ERR;
 }
 
@@ -25,10 +28,12 @@ int cli_usage(const cli_t *cli, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    char *e = cli_escape(buf);
     if (cli && cli->cmd)
-        fprintf(stderr, "tessel %s: %s (see 'tessel %s --help')\n", cli->cmd, buf, cli->cmd);
+        fprintf(stderr, "tessel %s: %s (see 'tessel %s --help')\n", cli->cmd, e, cli->cmd);
     else
-        fprintf(stderr, "tessel: %s (see 'tessel --help')\n", buf);
+        fprintf(stderr, "tessel: %s (see 'tessel --help')\n", e);
+    free(e);
     return CLI_USAGE;
 }
 

@@ -160,10 +160,18 @@ char *cli_format_age(int64_t secs, char *buf, size_t len);
 /* Parse an API time ("2026-11-21T19:40:03.512Z") into Unix seconds; -1 if not one. */
 int64_t cli_parse_time(const char *s);
 
+/* Text from the API (names, commands, messages: anyone's input) made safe to print on a
+ * terminal: C0 controls and DEL become \n, \t, \r or \xHH; C1 controls and the bidirectional
+ * overrides/isolates (U+200E/F, U+202A-E, U+2066-9) \uHHHH; each byte that is not part of valid
+ * UTF-8 \xHH.  Printable ASCII and other valid UTF-8 are kept; a backslash is kept as is.
+ * NULL reads as "".  Returns a malloc'd string (the caller frees it); aborts when out of memory.
+ * Tables escape every cell; --json output is never escaped (it is exact). */
+char *cli_escape(const char *s);
+
 typedef struct cli_table cli_table_t;
 /* A table with ncols columns; headers prefixed with '>' are right-aligned (numbers). */
 cli_table_t *cli_table_new(int ncols, const char *const *headers);
-/* Append a row: ncols strings (NULL prints as "-"); they are copied. */
+/* Append a row: ncols strings (NULL prints as "-"); they are copied, escaped (cli_escape). */
 void cli_table_add(cli_table_t *t, const char *const *cells);
 /* Print with columns padded to their widest cell, two spaces apart; then free. */
 void cli_table_print(cli_table_t *t, FILE *f);

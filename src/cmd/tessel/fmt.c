@@ -1,4 +1,7 @@
-/* fmt.c - output helpers of `tessel`: aligned tables, GPU shares, ages, API times. */
+/* fmt.c - output helpers of `tessel`: aligned tables, GPU shares, ages, API times, and the
+ * escaping of text from the API before it reaches a terminal (cli_escape). */
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +52,86 @@ int64_t cli_parse_time(const char *s)
     return (int64_t)timegm(&tm);
 }
 
+/* Length of the valid UTF-8 sequence at s (2..4), or 0 when s does not start one (a stray
+ * continuation byte, an overlong form, a surrogate, above U+10FFFF, or cut short).  *cp gets
+ * the code point. */
+static size_t utf8_seq(const unsigned char *s, uint32_t *cp)
+{
+    size_t n;
+    uint32_t c, min;
+    if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+        n = 2, c = s[0] & 0x1fu, min = 0x80;
+    } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+        n = 3, c = s[0] & 0x0fu, min = 0x800;
+    } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+        n = 4, c = s[0] & 0x07u, min = 0x10000;
+    } else {
+        return 0;
+    }
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80) /* also stops at the NUL */
+            return 0;
+        c = c << 6 | (s[i] & 0x3fu);
+    }
+    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+        return 0;
+    *cp = c;
+    return n;
+}
+
+/* Code points a terminal acts on or that reorder the text around them: C1 controls and the
+ * bidirectional overrides and isolates ("Trojan Source"). */
+static bool cp_is_control(uint32_t c)
+{
+    return (c >= 0x80 && c <= 0x9f) || c == 0x200e || c == 0x200f || (c >= 0x202a && c <= 0x202e) ||
+           (c >= 0x2066 && c <= 0x2069);
+}
+
+char *cli_escape(const char *s)
+{
+    if (!s)
+        s = "";
+    /* Worst case: every byte becomes "\xHH" (4 bytes); a 2..4-byte sequence "\uHHHH" (6). */
+    size_t cap = strlen(s) * 4 + 1;
+    char *out = malloc(cap);
+    if (!out)
+        abort();
+    size_t o = 0;
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned char b = *p;
+        if (b >= 0x20 && b < 0x7f) {
+            out[o++] = (char)b;
+            p++;
+            continue;
+        }
+        if (b < 0x80) {
+            const char *named = b == '\n' ? "\\n" : b == '\t' ? "\\t" : b == '\r' ? "\\r" : NULL;
+            if (named)
+                o += (size_t)sprintf(out + o, "%s", named);
+            else
+                o += (size_t)sprintf(out + o, "\\x%02x", b); /* other C0 controls, DEL */
+            p++;
+            continue;
+        }
+        uint32_t cp;
+        size_t n = utf8_seq(p, &cp);
+        if (n == 0) {
+            o += (size_t)sprintf(out + o, "\\x%02x", b); /* not UTF-8: the byte's value */
+            p++;
+        } else if (cp_is_control(cp)) {
+            o += (size_t)sprintf(out + o, "\\u%04x", (unsigned)cp);
+            p += n;
+        } else {
+            memcpy(out + o, p, n);
+            o += n;
+            p += n;
+        }
+    }
+    out[o] = '\0';
+    return out;
+}
+
 struct cli_table {
     int ncols;
     char **headers;
@@ -88,9 +171,7 @@ void cli_table_add(cli_table_t *t, const char *const *cells)
             abort();
     }
     for (int i = 0; i < t->ncols; i++) {
-        char *c = strdup(cells[i] ? cells[i] : "-");
-        if (!c)
-            abort();
+        char *c = cli_escape(cells[i] ? cells[i] : "-");
         t->cells[t->rows * (size_t)t->ncols + (size_t)i] = c;
     }
     t->rows++;

@@ -441,10 +441,12 @@ static int foreground(cli_t *cli, int64_t id, bool quiet)
     const char *reason = json_string_value(json_object_get(job, "reason"));
     if (st == TESSEL_EXIT_NOSTART)
         cli_fail("job %lld could not start: %s", (long long)id, reason ? reason : "unknown");
-    else if ((st == TESSEL_EXIT_CANCELLED || st == TESSEL_EXIT_PREEMPTED) && !quiet)
+    else if ((st == TESSEL_EXIT_CANCELLED || st == TESSEL_EXIT_PREEMPTED) && !quiet) {
+        char *r = cli_escape(reason);
         fprintf(stderr, "tessel: job %lld %s%s%s\n", (long long)id,
-                st == TESSEL_EXIT_CANCELLED ? "cancelled" : "preempted", reason ? ": " : "",
-                reason ? reason : "");
+                st == TESSEL_EXIT_CANCELLED ? "cancelled" : "preempted", reason ? ": " : "", r);
+        free(r);
+    }
     json_int_t pre = json_integer_value(json_object_get(job, "preemptions"));
     if (!quiet && pre > 0 && st != TESSEL_EXIT_PREEMPTED)
         fprintf(stderr, "tessel: job %lld was preempted and requeued %lld time(s) on its way\n",
@@ -482,9 +484,12 @@ int cmd_run(cli_t *cli, int argc, char **argv)
             printf("%lld\n", (long long)id);
         rc = CLI_OK;
     } else {
-        if (!o.quiet && isatty(2))
+        if (!o.quiet && isatty(2)) {
+            char *q = cli_escape(json_string_value(json_object_get(job, "queue")));
             fprintf(stderr, "tessel: job %lld submitted to queue %s (Ctrl-C cancels it)\n",
-                    (long long)id, json_string_value(json_object_get(job, "queue")));
+                    (long long)id, q);
+            free(q);
+        }
         fflush(stdout);
         rc = foreground(cli, id, o.quiet);
     }

@@ -1,10 +1,16 @@
 /* http.c - libmicrohttpd + jansson glue (see http.h). */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -361,6 +367,63 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     }
 }
 
+/* MHD's error log, bounded: a flood of refused or broken connections (an attack) would
+ * otherwise write a line each into tesseld's log.  At most MHD_LOG_BURST lines per
+ * MHD_LOG_WINDOW_S seconds; the count of dropped ones is said with the next line let through. */
+#define MHD_LOG_BURST    20
+#define MHD_LOG_WINDOW_S 60
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static time_t window;
+    static unsigned lines, dropped;
+    (void)cls;
+    time_t now = time(NULL);
+    pthread_mutex_lock(&lock);
+    if (now - window >= MHD_LOG_WINDOW_S) {
+        window = now;
+        lines = 0;
+    }
+    bool keep = lines < MHD_LOG_BURST;
+    unsigned said_dropped = 0;
+    if (keep) {
+        lines++;
+        said_dropped = dropped;
+        dropped = 0;
+    } else {
+        dropped++;
+    }
+    pthread_mutex_unlock(&lock);
+    if (!keep)
+        return;
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    msg[strcspn(msg, "\n")] = '\0';
+    if (said_dropped)
+        fprintf(stderr, "libmicrohttpd: %s (%u similar messages dropped before this one)\n", msg,
+                said_dropped);
+    else
+        fprintf(stderr, "libmicrohttpd: %s\n", msg);
+}
+
+/* The listening socket, made here rather than by MHD: SO_REUSEADDR only (see http.h), and
+ * bind's own errno. */
+static int listen_socket(const struct sockaddr_in *sa, unsigned backlog)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    int one = 1;
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+        bind(fd, (const struct sockaddr *)sa, sizeof *sa) < 0 || listen(fd, (int)backlog) < 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
 thttp_server_t *thttp_start(const thttp_config_t *cfg, tsl_error_t *err)
 {
     thttp_server_t *s = calloc(1, sizeof *s);
@@ -376,23 +439,214 @@ thttp_server_t *thttp_start(const thttp_config_t *cfg, tsl_error_t *err)
         tsl_errprintf(err, "listen address '%s' is not a numeric IPv4 address", cfg->host);
         return NULL;
     }
+    unsigned max_conn = cfg->max_connections ? cfg->max_connections : THTTP_DEFAULT_MAX_CONNECTIONS;
+    unsigned per_client = cfg->max_per_client ? cfg->max_per_client : THTTP_DEFAULT_MAX_PER_CLIENT;
+    unsigned timeout = cfg->timeout_s ? cfg->timeout_s : THTTP_DEFAULT_TIMEOUT_S;
+    int lfd = listen_socket(&sa, 128);
+    if (lfd < 0) {
+        int saved = errno;
+        char holder[128] = "";
+        char comm[64];
+        pid_t pid;
+        if (saved == EADDRINUSE && (pid = thttp_port_holder(cfg->port, comm, sizeof comm)) > 0)
+            snprintf(holder, sizeof holder, " (held by pid %ld, %s)", (long)pid, comm);
+        else if (saved == EADDRINUSE)
+            snprintf(holder, sizeof holder, " (by a process this user cannot see)");
+        free(s);
+        errno = saved;
+        tsl_errprintf(err, "cannot listen on %s:%u: %s%s", cfg->host, cfg->port, strerror(saved),
+                      holder);
+        return NULL;
+    }
+    /* Thread per connection: handlers may block (a log followed for hours).  A thread is
+     * started only for a connection MHD keeps, after the per-client and global limits. */
     s->mhd = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
             MHD_USE_ERROR_LOG,
-        cfg->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_LIMIT,
-        cfg->max_connections ? cfg->max_connections : 512u, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)300, MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
+        cfg->port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+        MHD_OPTION_LISTEN_SOCKET, lfd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+        MHD_OPTION_CONNECTION_LIMIT, max_conn, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_client,
+        MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_END);
     if (!s->mhd) {
-        int saved = errno ? errno : EADDRINUSE;
+        int saved = errno ? errno : EIO;
+        close(lfd);
         free(s);
         errno = saved;
-        tsl_errprintf(err, "cannot listen on %s:%u: %s", cfg->host, cfg->port, strerror(saved));
+        tsl_errprintf(err, "cannot serve on %s:%u: %s", cfg->host, cfg->port, strerror(saved));
         return NULL;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
     s->port = info ? info->port : cfg->port;
     return s;
+}
+
+/* The inode of a socket listening on port in one of /proc/net/tcp, tcp6; 0 when none. */
+static unsigned long listen_inode(const char *table, uint16_t port)
+{
+    FILE *f = fopen(table, "re");
+    if (!f)
+        return 0;
+    char line[512];
+    unsigned long found = 0;
+    if (!fgets(line, sizeof line, f)) { /* the header */
+        fclose(f);
+        return 0;
+    }
+    while (!found && fgets(line, sizeof line, f)) {
+        /* "  sl  local_address rem_address st tx:rx tr:when retr uid timeout inode ..." */
+        char local[64], remote[64];
+        unsigned st;
+        unsigned long inode;
+        if (sscanf(line, " %*s %63s %63s %x %*s %*s %*s %*s %*s %lu", local, remote, &st, &inode) !=
+            4)
+            continue;
+        const char *colon = strrchr(local, ':');
+        if (st == 0x0A /* TCP_LISTEN */ && colon && strtoul(colon + 1, NULL, 16) == port)
+            found = inode;
+    }
+    fclose(f);
+    return found;
+}
+
+pid_t thttp_port_holder(uint16_t port, char *comm, size_t comm_len)
+{
+    if (comm_len)
+        comm[0] = '\0';
+    unsigned long inode = listen_inode("/proc/net/tcp", port);
+    if (!inode)
+        inode = listen_inode("/proc/net/tcp6", port);
+    if (!inode)
+        return 0;
+    char want[64];
+    snprintf(want, sizeof want, "socket:[%lu]", inode);
+    DIR *proc = opendir("/proc");
+    if (!proc)
+        return 0;
+    pid_t found = 0;
+    struct dirent *pe;
+    while (!found && (pe = readdir(proc))) {
+        if (!isdigit((unsigned char)pe->d_name[0]))
+            continue;
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "/proc/%s/fd", pe->d_name);
+        DIR *fds = opendir(path);
+        if (!fds)
+            continue; /* gone, or not ours to read */
+        struct dirent *fe;
+        while (!found && (fe = readdir(fds))) {
+            char link[PATH_MAX], target[64];
+            if (fe->d_name[0] == '.')
+                continue;
+            snprintf(link, sizeof link, "/proc/%s/fd/%s", pe->d_name, fe->d_name);
+            ssize_t n = readlink(link, target, sizeof target - 1);
+            if (n <= 0)
+                continue;
+            target[n] = '\0';
+            if (strcmp(target, want) == 0)
+                found = (pid_t)strtol(pe->d_name, NULL, 10);
+        }
+        closedir(fds);
+    }
+    closedir(proc);
+    if (found && comm_len) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%ld/comm", (long)found);
+        FILE *f = fopen(path, "re");
+        if (f) {
+            if (fgets(comm, (int)comm_len, f))
+                comm[strcspn(comm, "\n")] = '\0';
+            fclose(f);
+        }
+        if (!comm[0])
+            snprintf(comm, comm_len, "?");
+    }
+    return found;
+}
+
+/* ---- per-key token buckets ---- */
+
+typedef struct {
+    char *key;
+    double tokens;
+    int64_t last_ms;
+} bucket_t;
+
+struct thttp_limiter {
+    pthread_mutex_t lock;
+    double rate, burst; /* tokens a second, most kept */
+    bucket_t *b;
+    size_t n, cap;
+};
+
+thttp_limiter_t *thttp_limiter_new(double rate, double burst)
+{
+    if (!(rate > 0) || !(burst >= 1)) {
+        errno = EINVAL;
+        return NULL;
+    }
+    thttp_limiter_t *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    pthread_mutex_init(&l->lock, NULL);
+    l->rate = rate;
+    l->burst = burst;
+    return l;
+}
+
+void thttp_limiter_free(thttp_limiter_t *l)
+{
+    if (!l)
+        return;
+    for (size_t i = 0; i < l->n; i++)
+        free(l->b[i].key);
+    free(l->b);
+    pthread_mutex_destroy(&l->lock);
+    free(l);
+}
+
+int64_t thttp_limiter_take(thttp_limiter_t *l, const char *key, int64_t now_ms)
+{
+    pthread_mutex_lock(&l->lock);
+    bucket_t *b = NULL;
+    for (size_t i = 0; i < l->n && !b; i++)
+        if (strcmp(l->b[i].key, key) == 0)
+            b = &l->b[i];
+    if (!b) {
+        if (l->n == l->cap) {
+            size_t cap = l->cap ? l->cap * 2 : 16;
+            bucket_t *nb = realloc(l->b, cap * sizeof *nb);
+            if (!nb) {
+                pthread_mutex_unlock(&l->lock);
+                errno = ENOMEM;
+                return -1;
+            }
+            l->b = nb;
+            l->cap = cap;
+        }
+        char *k = strdup(key);
+        if (!k) {
+            pthread_mutex_unlock(&l->lock);
+            errno = ENOMEM;
+            return -1;
+        }
+        b = &l->b[l->n++];
+        *b = (bucket_t){.key = k, .tokens = l->burst, .last_ms = now_ms};
+    }
+    if (now_ms > b->last_ms) {
+        b->tokens += (double)(now_ms - b->last_ms) * l->rate / 1000.0;
+        if (b->tokens > l->burst)
+            b->tokens = l->burst;
+        b->last_ms = now_ms;
+    }
+    int64_t wait = 0;
+    if (b->tokens >= 1.0) {
+        b->tokens -= 1.0;
+    } else {
+        double ms = (1.0 - b->tokens) * 1000.0 / l->rate;
+        wait = (int64_t)ms + 1; /* round up: a token is surely there after the wait */
+    }
+    pthread_mutex_unlock(&l->lock);
+    return wait;
 }
 
 void thttp_stop(thttp_server_t *s)

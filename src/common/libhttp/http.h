@@ -26,6 +26,18 @@
 
 #define THTTP_MAX_PARAMS 4
 
+/* Defaults of thttp_config_t, with their reasons.  Each connection holds one thread (a handler
+ * may block to follow a log), so connections are bounded twice: all together (threads, file
+ * descriptors) and per client address, so that one client cannot take them all; and a silent
+ * connection is closed after a while.  A client of the CLI or console holds one to a few
+ * connections (a request, a log being followed); 32 leaves room for scripts and a console
+ * with several tabs, and 32 per client keeps 1024 slots for at least 32 clients. */
+#define THTTP_DEFAULT_MAX_CONNECTIONS 1024u
+#define THTTP_DEFAULT_MAX_PER_CLIENT  32u
+/* Long enough for a person typing a request by hand or a client on a loaded machine; a log
+ * being followed is not silent (tesseld polls the file in the connection's thread). */
+#define THTTP_DEFAULT_TIMEOUT_S 30u
+
 typedef struct thttp_server thttp_server_t;
 
 /* A request as handlers see it.  Valid only during the handler call. */
@@ -69,16 +81,26 @@ typedef struct {
 } thttp_route_t;
 
 typedef struct {
-    const char *host; /* numeric IPv4 address, e.g. "127.0.0.1" */
-    uint16_t port;    /* 0 = pick a free port (see thttp_port) */
-    size_t max_body;  /* bytes; larger bodies get 413 */
-    unsigned max_connections;
+    const char *host;         /* numeric IPv4 address, e.g. "127.0.0.1" */
+    uint16_t port;            /* 0 = pick a free port (see thttp_port) */
+    size_t max_body;          /* bytes; larger bodies get 413 */
+    unsigned max_connections; /* all clients together; 0: THTTP_DEFAULT_MAX_CONNECTIONS */
+    /* Connections one client address may hold at once; the next one is closed as soon as it
+     * is accepted (no answer).  0: THTTP_DEFAULT_MAX_PER_CLIENT. */
+    unsigned max_per_client;
+    /* Seconds a connection may stay silent (no byte received or sent) before it is closed:
+     * a slow client holds a thread this long at most per byte.  0: THTTP_DEFAULT_TIMEOUT_S. */
+    unsigned timeout_s;
     const thttp_route_t *routes;
     size_t nroutes;
     void *ctx; /* passed to handlers */
 } thttp_config_t;
 
-/* Start serving.  Returns NULL with errno and err on failure (address in use: EADDRINUSE). */
+/* Start serving.  Returns NULL with errno and err on failure.  The listening socket has
+ * SO_REUSEADDR (a restart may bind while old connections are in TIME_WAIT) but never
+ * SO_REUSEPORT: a second server on the same address and port fails with EADDRINUSE (and err
+ * names the process that holds the port when thttp_port_holder finds it) rather than share
+ * the clients with the first. */
 thttp_server_t *thttp_start(const thttp_config_t *cfg, tsl_error_t *err);
 /* Stop accepting, wait for the connections' threads, free.  Accepts NULL. */
 void thttp_stop(thttp_server_t *s);
@@ -99,6 +121,25 @@ thttp_server_t *thttp_start_unix(const thttp_config_t *cfg, const char *path, mo
  * failure. */
 int thttp_peer_cred(thttp_req_t *req, uid_t *uid, gid_t *gid, pid_t *pid);
 /* Number of answers sent with this status so far (100..599), for /metrics; 0 for s NULL. */
+/* The process that listens on TCP port `port` (IPv4 or IPv6, any address): its PID and its
+ * command name (/proc/PID/comm) into comm.  Found through /proc/net/tcp{,6} (the socket's
+ * inode) and /proc/[pid]/fd; only processes whose fds we may read are seen (all as root).
+ * Returns the PID, 0 when no listener or no visible holder was found. */
+pid_t thttp_port_holder(uint16_t port, char *comm, size_t comm_len);
+
+/* A token bucket per key (a user name): `rate` tokens a second, at most `burst` kept.  For
+ * rate limits of submissions.  Thread-safe.  Keys are copied; one bucket per distinct key is
+ * kept for the limiter's life (keys are authenticated user names, so they are few). */
+typedef struct thttp_limiter thttp_limiter_t;
+/* NULL with errno EINVAL when rate <= 0 or burst < 1, ENOMEM when out of memory. */
+thttp_limiter_t *thttp_limiter_new(double rate, double burst);
+void thttp_limiter_free(thttp_limiter_t *l);
+/* Take one token of key's bucket at time now_ms (any monotonic clock, in ms; a new bucket is
+ * full).  Returns 0 when taken, else the milliseconds until a token is there (>= 1; nothing
+ * taken), or -1 with errno ENOMEM. */
+int64_t thttp_limiter_take(thttp_limiter_t *l, const char *key, int64_t now_ms);
+
+/* Number of answers sent with this status so far (100..599), for /metrics. */
 uint64_t thttp_status_count(const thttp_server_t *s, int status);
 
 /* Fill rep with an error answer.  field may be NULL. */

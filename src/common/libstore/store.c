@@ -4,9 +4,12 @@
  * the calls.  A statement is prepared once in tstore_open and reset after each use.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -197,6 +200,12 @@ static const char *const sql[S_COUNT] = {
 struct tstore {
     sqlite3 *db;
     sqlite3_stmt *st[S_COUNT];
+    bool last_full; /* the last error was SQLITE_FULL */
+    /* The reserve file (tstore_reserve_init); path "" when none. */
+    char reserve_path[PATH_MAX];
+    uint64_t reserve_bytes;
+    bool reserve_held;
+    uint64_t reserve_releases;
 };
 
 static const char *const state_names[TSTORE_NSTATES] = {
@@ -247,6 +256,7 @@ bool tstore_name_valid(const char *name)
 static int db_error(tstore_t *s, tsl_error_t *err, const char *what)
 {
     int code = sqlite3_extended_errcode(s->db);
+    s->last_full = (code & 0xff) == SQLITE_FULL;
     errno = (code & 0xff) == SQLITE_CONSTRAINT ? EEXIST : EIO;
     return tsl_errprintf(err, "store: %s: %s", what, sqlite3_errmsg(s->db));
 }
@@ -270,7 +280,22 @@ static void bind_text(sqlite3_stmt *q, int i, const char *v)
 /* Run a statement that returns no rows.  Returns the number of changed rows, or -1. */
 static int exec_stmt(tstore_t *s, sqlite3_stmt *q, tsl_error_t *err, const char *what)
 {
+    bool in_tx = !sqlite3_get_autocommit(s->db);
     int rc = sqlite3_step(q);
+    if ((rc & 0xff) == SQLITE_FULL && s->reserve_held) {
+        /* Disk full: give the reserve back and run the statement again when SQLite undid only
+         * this statement: outside a transaction, or inside one that is still open (COMMIT
+         * included).  When SQLite rolled back the whole transaction, running this statement
+         * alone would break its atomicity: the caller sees the error. */
+        bool again = !in_tx || !sqlite3_get_autocommit(s->db);
+        uint64_t n = tstore_reserve_release(s);
+        fprintf(stderr, "tessel store: disk full during %s: gave back the %llu-byte reserve%s\n",
+                what, (unsigned long long)n, again ? ", trying again" : "");
+        if (again) {
+            sqlite3_reset(q);
+            rc = sqlite3_step(q);
+        }
+    }
     if (rc != SQLITE_DONE) {
         db_error(s, err, what);
         sqlite3_reset(q);
@@ -369,6 +394,69 @@ int tstore_set_durable(tstore_t *s, bool full, tsl_error_t *err)
         db_error(s, err, "pragma synchronous");
         return -1;
     }
+    return 0;
+}
+
+int tstore_reserve_init(tstore_t *s, const char *path, uint64_t bytes, tsl_error_t *err)
+{
+    if (strlen(path) >= sizeof s->reserve_path || bytes == 0) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "store reserve: bad path or size");
+    }
+    snprintf(s->reserve_path, sizeof s->reserve_path, "%s", path);
+    s->reserve_bytes = bytes;
+    s->reserve_held = false;
+    return tstore_reserve_restore(s, err);
+}
+
+bool tstore_reserve_held(const tstore_t *s)
+{
+    return s->reserve_held;
+}
+
+uint64_t tstore_reserve_releases(const tstore_t *s)
+{
+    return s->reserve_releases;
+}
+
+bool tstore_last_full(const tstore_t *s)
+{
+    return s->last_full;
+}
+
+uint64_t tstore_reserve_release(tstore_t *s)
+{
+    if (!s->reserve_held)
+        return 0;
+    s->reserve_held = false;
+    s->reserve_releases++;
+    /* Unlinking frees the blocks at once: no one else keeps the file open. */
+    if (unlink(s->reserve_path) < 0 && errno != ENOENT)
+        return 0;
+    return s->reserve_bytes;
+}
+
+int tstore_reserve_restore(tstore_t *s, tsl_error_t *err)
+{
+    if (!s->reserve_path[0] || s->reserve_held)
+        return 0;
+    /* O_NOFOLLOW, 0600: the file sits in tesseld's own directory, beside the store. */
+    int fd = open(s->reserve_path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return tsl_errprintf(err, "store reserve %s: %s", s->reserve_path, strerror(errno));
+    /* Allocated blocks, not a sparse file: posix_fallocate (glibc writes zeros where the file
+     * system cannot allocate). */
+    int rc = posix_fallocate(fd, 0, (off_t)s->reserve_bytes);
+    if (rc == 0 && fsync(fd) < 0)
+        rc = errno;
+    close(fd);
+    if (rc != 0) {
+        unlink(s->reserve_path);
+        errno = rc;
+        return tsl_errprintf(err, "store reserve %s (%llu bytes): %s", s->reserve_path,
+                             (unsigned long long)s->reserve_bytes, strerror(rc));
+    }
+    s->reserve_held = true;
     return 0;
 }
 

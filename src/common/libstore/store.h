@@ -148,6 +148,29 @@ void tstore_close(tstore_t *st);
  * survives those (one fsync more per transaction).  0, or -1 with err. */
 int tstore_set_durable(tstore_t *st, bool full, tsl_error_t *err);
 
+/* Space kept for the store on a full disk.  A file of `bytes` (allocated, not sparse) is kept
+ * at path, on the store's file system.  When SQLite reports the disk full (SQLITE_FULL) the
+ * store gives the file back to the file system and runs the failed statement again, once, if
+ * SQLite rolled back only that statement (outside a transaction) or the failed statement was
+ * COMMIT (the transaction still open): so the store can still record, e.g., the end of jobs
+ * after something else filled the disk.  tstore_reserve_release gives it back beforehand (the
+ * daemon does when free space runs out, for other small writes); tstore_reserve_restore
+ * allocates it again once there is room.  0, or -1 with errno and err (ENOSPC: not enough
+ * free space; the store works on, with no reserve).  path is copied. */
+int tstore_reserve_init(tstore_t *st, const char *path, uint64_t bytes, tsl_error_t *err);
+/* Whether the reserve file is allocated now. */
+bool tstore_reserve_held(const tstore_t *st);
+/* Give the reserve back now (no-op without one).  Returns the bytes given back. */
+uint64_t tstore_reserve_release(tstore_t *st);
+/* Allocate the reserve again after it was given back; 0 (also when held already), or -1 with
+ * errno (ENOSPC) and err; a partial file is removed. */
+int tstore_reserve_restore(tstore_t *st, tsl_error_t *err);
+/* Times the reserve was given back since tstore_open (for /metrics and tests). */
+uint64_t tstore_reserve_releases(const tstore_t *st);
+/* Whether the last failed call failed because the disk (or the store's page limit) is full
+ * (SQLITE_FULL); its errno is EIO as for any other SQLite failure. */
+bool tstore_last_full(const tstore_t *st);
+
 /* Schema version after migrations. */
 int tstore_schema_version(tstore_t *st);
 

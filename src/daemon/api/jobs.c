@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "daemon/api/api.h"
 #include "libutil/size.h"
@@ -354,6 +355,48 @@ static int check_satisfiable(tessd_t *d, const tstore_job_t *j, thttp_reply_t *r
     return 0;
 }
 
+/* What one user may take before their job is even read: submissions a second (429 with
+ * Retry-After above --submit-rate; admins only with --admin-submit-rate) and the disk
+ * (507 below --disk-reserve free, so that a full disk never stops the store).  0, or -1 after
+ * filling rep.  Lock held. */
+static int check_submit_limits(tessd_t *d, const tessd_caller_t *who, thttp_reply_t *rep)
+{
+    thttp_limiter_t *l = who->admin ? d->admin_submit_limit : d->submit_limit;
+    if (l) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        int64_t wait =
+            thttp_limiter_take(l, who->user, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+        if (wait < 0) {
+            thttp_error(rep, 500, "internal", NULL, "out of memory");
+            return -1;
+        }
+        if (wait > 0) {
+            long secs = (long)((wait + 999) / 1000);
+            thttp_error(rep, 429, "too_many_requests", NULL,
+                        "submission rate limit: %s %s may submit %g jobs a second, %g at once; "
+                        "try again in %ld s",
+                        who->admin ? "admin" : "user", who->user,
+                        who->admin ? d->admin_submit_rate : d->submit_rate, d->submit_burst, secs);
+            snprintf(rep->extra_name, sizeof rep->extra_name, "Retry-After");
+            snprintf(rep->extra_value, sizeof rep->extra_value, "%ld", secs);
+            return -1;
+        }
+    }
+    uint64_t avail, reserve;
+    if (tessd_disk_space(d, &avail, &reserve) == 0 && avail < reserve) {
+        char a[32], r[32];
+        tsl_format_size(avail, a, sizeof a);
+        tsl_format_size(reserve, r, sizeof r);
+        thttp_error(rep, 507, "insufficient_storage", NULL,
+                    "insufficient storage: %s free on the data directory's file system, reserve "
+                    "%s; no new jobs until an admin frees space (running jobs go on)",
+                    a, r);
+        return -1;
+    }
+    return 0;
+}
+
 void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
 {
     tessd_t *d = ctx;
@@ -368,6 +411,8 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     }
     tstore_job_t j = {0};
     char *argv_s = NULL, *env_s = NULL;
+    if (check_submit_limits(d, &who, rep) < 0)
+        goto out;
     if (parse_submit(d, body, &j, rep) < 0 || check_satisfiable(d, &j, rep) < 0)
         goto out;
     /* As root, a non-admin's job runs as its system account, never as root (unless
@@ -403,7 +448,13 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     /* Committed before the answer: an acknowledged job survives a crash of tesseld.  The
      * tick hands it to libsched (and says why it waits, if it does). */
     if (tstore_job_add(d->store, &j, &err) < 0) {
-        api_store_error(rep, &err);
+        if (tstore_last_full(d->store))
+            thttp_error(rep, 507, "insufficient_storage", NULL,
+                        "insufficient storage: the store cannot grow (%s); no new jobs until an "
+                        "admin frees space",
+                        err.text);
+        else
+            api_store_error(rep, &err);
         goto out;
     }
     if (tessd_inbox_submit(d, &j) < 0)

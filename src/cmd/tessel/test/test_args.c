@@ -267,6 +267,63 @@ static void test_table(void **state)
     free(out);
 }
 
+static void test_escape(void **state)
+{
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"train-1 \\ ok", "train-1 \\ ok"}, /* printable ASCII, backslash kept */
+        {"\x1b]0;pwned\x07\x1b[2J", "\\x1b]0;pwned\\x07\\x1b[2J"}, /* OSC title, clear screen */
+        {"a\nb\tc\rd", "a\\nb\\tc\\rd"},
+        {"del\x7f", "del\\x7f"},
+        {"\xc2\x9b"
+         "31m",
+         "\\u009b31m"}, /* C1 CSI as UTF-8 */
+        {"\x9b"
+         "31m",
+         "\\x9b31m"}, /* C1 as a raw byte: not UTF-8 */
+        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"},
+        {"\xe2\x80\xaetxt.exe", "\\u202etxt.exe"},    /* right-to-left override */
+        {"\xc0\xaf", "\\xc0\\xaf"},                   /* overlong '/' */
+        {"\xed\xa0\x80", "\\xed\\xa0\\x80"},          /* a surrogate */
+        {"\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80"}, /* above U+10FFFF */
+        {"cut\xe2\x82", "cut\\xe2\\x82"},             /* a sequence cut short */
+        {"", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *e = cli_escape(cases[i].in);
+        assert_string_equal(e, cases[i].out);
+        free(e);
+    }
+    char *e = cli_escape(NULL);
+    assert_string_equal(e, "");
+    free(e);
+    /* Every byte value alone: no raw control byte comes out. */
+    for (int b = 1; b < 256; b++) {
+        char in[2] = {(char)b, 0};
+        e = cli_escape(in);
+        for (const unsigned char *p = (const unsigned char *)e; *p; p++)
+            assert_true(*p >= 0x20 && *p < 0x7f);
+        free(e);
+    }
+    /* A table escapes its cells, and its widths count the escaped text. */
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    static const char *const hdr[] = {"NAME", "ID"};
+    cli_table_t *t = cli_table_new(2, hdr);
+    const char *r1[] = {"\x1b[31mred", "1"};
+    const char *r2[] = {"x", "2"};
+    cli_table_add(t, r1);
+    cli_table_add(t, r2);
+    cli_table_print(t, f);
+    fclose(f);
+    assert_string_equal(out, "NAME         ID\n"
+                             "\\x1b[31mred  1\n"
+                             "x            2\n");
+    free(out);
+}
+
 static void test_resources(void **state)
 {
     static const struct {
@@ -361,7 +418,7 @@ int main(void)
         cmocka_unit_test(test_run_request), cmocka_unit_test(test_run_usage_errors),
         cmocka_unit_test(test_exit_status), cmocka_unit_test(test_format),
         cmocka_unit_test(test_table),       cmocka_unit_test(test_resources),
-        cmocka_unit_test(test_state),
+        cmocka_unit_test(test_state),       cmocka_unit_test(test_escape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,13 +1,17 @@
 /* test_http.c - libhttp: route matching, errno mapping, and a live server on loopback
  * (body limit, malformed JSON, unknown fields, 404/405, JSON error bodies); the Unix-socket
- * listener and the peer's credentials. */
+ * listener and the peer's credentials; the per-client connection limit, the refusal of a second
+ * server on a taken port (no SO_REUSEPORT) and the holder lookup; the token buckets. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -278,16 +282,135 @@ static void test_unix(void **state)
     assert_int_equal(lstat(path, &st), -1);
     assert_int_equal(errno, ENOENT);
     rmdir(dir);
+/* A TCP connection to 127.0.0.1:port from the loopback address src ("127.0.0.2"). */
+static int connect_from(const char *src, uint16_t port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    assert_int_equal(inet_pton(AF_INET, src, &a.sin_addr), 1);
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(port)};
+    inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+    assert_int_equal(connect(fd, (struct sockaddr *)&to, sizeof to), 0);
+    return fd;
+}
+
+/* Whether the server closed fd (EOF or reset) within about 2 s. */
+static bool closed_by_server(int fd)
+{
+    struct timeval tv = {2, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char c;
+    ssize_t n = recv(fd, &c, 1, 0);
+    return n == 0 || (n < 0 && errno == ECONNRESET);
+}
+
+static void test_per_client_limit(void **state)
+{
+    thttp_config_t cfg = {.host = "127.0.0.1",
+                          .max_body = 1024,
+                          .max_per_client = 4,
+                          .routes = routes,
+                          .nroutes = sizeof routes / sizeof routes[0]};
+    tsl_error_t err;
+    thttp_server_t *s = thttp_start(&cfg, &err);
+    assert_non_null(s);
+    uint16_t port = thttp_port(s);
+    /* 127.0.0.2 opens 4 connections and sends half a request on each (slowloris). */
+    int slow[5];
+    for (int i = 0; i < 4; i++) {
+        slow[i] = connect_from("127.0.0.2", port);
+        assert_int_equal(send(slow[i], "GET /items/1 HTTP/1.1\r\nHo", 27, 0), 27);
+    }
+    /* The 5th from the same address is closed at once, unanswered. */
+    slow[4] = connect_from("127.0.0.2", port);
+    assert_true(closed_by_server(slow[4]));
+    /* Another client is served meanwhile. */
+    sink_t out;
+    assert_int_equal(do_req(port, "GET", "/items/7", NULL, 0, &out), 200);
+    assert_string_equal(out.buf, "{\"id\":\"7\"}\n");
+    /* Once one slow connection goes, 127.0.0.2 may open one more. */
+    close(slow[0]);
+    close(slow[4]);
+    usleep(200 * 1000);
+    slow[0] = connect_from("127.0.0.2", port);
+    assert_int_equal(send(slow[0], "GET /items/2 HTTP/1.0\r\n\r\n", 25, 0), 25);
+    char buf[256] = "";
+    ssize_t n = recv(slow[0], buf, sizeof buf - 1, MSG_WAITALL);
+    assert_true(n > 12);
+    assert_memory_equal(buf, "HTTP/1.1 200", 12);
+    for (int i = 0; i < 4; i++)
+        close(slow[i]);
+    thttp_stop(s);
+}
+
+static void test_port_taken(void **state)
+{
+    thttp_config_t cfg = {.host = "127.0.0.1",
+                          .max_body = 1024,
+                          .routes = routes,
+                          .nroutes = sizeof routes / sizeof routes[0]};
+    tsl_error_t err;
+    thttp_server_t *a = thttp_start(&cfg, &err);
+    assert_non_null(a);
+    char comm[64];
+    assert_int_equal(thttp_port_holder(thttp_port(a), comm, sizeof comm), getpid());
+    assert_string_not_equal(comm, "");
+    /* A second server on the same port is refused and names the holder (ourselves). */
+    cfg.port = thttp_port(a);
+    thttp_server_t *b = thttp_start(&cfg, &err);
+    assert_null(b);
+    assert_int_equal(errno, EADDRINUSE);
+    char want[64];
+    snprintf(want, sizeof want, "held by pid %ld", (long)getpid());
+    assert_non_null(strstr(err.text, want));
+    thttp_stop(a);
+    /* Once the first has stopped, the port is free again (SO_REUSEADDR) and has no holder. */
+    assert_int_equal(thttp_port_holder(cfg.port, comm, sizeof comm), 0);
+    b = thttp_start(&cfg, &err);
+    assert_non_null(b);
+    thttp_stop(b);
+}
+
+static void test_limiter(void **state)
+{
+    assert_null(thttp_limiter_new(0, 5));
+    assert_int_equal(errno, EINVAL);
+    assert_null(thttp_limiter_new(1, 0.5));
+    /* 2 a second, burst 3. */
+    thttp_limiter_t *l = thttp_limiter_new(2, 3);
+    assert_non_null(l);
+    int64_t t = 1000000;
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(thttp_limiter_take(l, "alice", t), 0);
+    /* Empty: the next token in 500 ms (1 / 2 per second), rounded up. */
+    int64_t w = thttp_limiter_take(l, "alice", t);
+    assert_true(w >= 500 && w <= 501);
+    /* Another key has its own bucket. */
+    assert_int_equal(thttp_limiter_take(l, "bob", t), 0);
+    assert_true(thttp_limiter_take(l, "alice", t + 250) > 0);
+    assert_int_equal(thttp_limiter_take(l, "alice", t + 501), 0);
+    assert_true(thttp_limiter_take(l, "alice", t + 501) > 0);
+    /* Long idle: refilled to the burst, not beyond. */
+    t += 3600 * 1000;
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(thttp_limiter_take(l, "alice", t), 0);
+    assert_true(thttp_limiter_take(l, "alice", t) > 0);
+    /* A clock that goes back takes nothing extra. */
+    assert_true(thttp_limiter_take(l, "alice", t - 10000) > 0);
+    thttp_limiter_free(l);
+    thttp_limiter_free(NULL);
 }
 
 int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_match),
-        cmocka_unit_test(test_errno),
-        cmocka_unit_test(test_server),
-        cmocka_unit_test(test_unix),
+        cmocka_unit_test(test_match),           cmocka_unit_test(test_errno),
+        cmocka_unit_test(test_server),          cmocka_unit_test(test_unix),
+        cmocka_unit_test(test_per_client_limit), cmocka_unit_test(test_port_taken),
+        cmocka_unit_test(test_limiter),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     curl_global_cleanup();

@@ -3,9 +3,11 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -395,6 +397,50 @@ static void test_transaction(void **state)
     tstore_close(st);
 }
 
+static void test_reserve(void **state)
+{
+    tstore_t *st = tstore_open(path, NULL);
+    assert_non_null(st);
+    assert_false(tstore_reserve_held(st));
+    assert_int_equal(tstore_reserve_release(st), 0); /* none: no-op */
+    char rpath[160];
+    snprintf(rpath, sizeof rpath, "%s/store.reserve", dir);
+    tsl_error_t err;
+    assert_int_equal(tstore_reserve_init(st, rpath, 1u << 20, &err), 0);
+    assert_true(tstore_reserve_held(st));
+    struct stat sb;
+    assert_int_equal(stat(rpath, &sb), 0);
+    assert_int_equal(sb.st_size, 1 << 20);
+    assert_true((uint64_t)sb.st_blocks * 512 >= 1u << 20); /* allocated, not sparse */
+    assert_int_equal(sb.st_mode & 0777, 0600);
+    /* Given back: the file is gone, once. */
+    assert_int_equal(tstore_reserve_release(st), 1u << 20);
+    assert_false(tstore_reserve_held(st));
+    assert_int_equal(stat(rpath, &sb), -1);
+    assert_int_equal(tstore_reserve_release(st), 0);
+    assert_int_equal(tstore_reserve_releases(st), 1);
+    /* The store works on without it, and the reserve comes back. */
+    int64_t id;
+    add_job(st, "alice", "default", 0, &id);
+    assert_int_equal(tstore_reserve_restore(st, &err), 0);
+    assert_true(tstore_reserve_held(st));
+    assert_int_equal(stat(rpath, &sb), 0);
+    assert_int_equal(sb.st_size, 1 << 20);
+    assert_int_equal(tstore_reserve_restore(st, &err), 0); /* held already: nothing to do */
+    tstore_close(st);
+    /* Where it cannot be made: a clear error, and the store is still usable. */
+    st = tstore_open(path, NULL);
+    assert_non_null(st);
+    snprintf(rpath, sizeof rpath, "%s/no-such-dir/store.reserve", dir);
+    assert_int_equal(tstore_reserve_init(st, rpath, 4096, &err), -1);
+    assert_int_equal(errno, ENOENT);
+    assert_non_null(strstr(err.text, "store reserve"));
+    assert_false(tstore_reserve_held(st));
+    add_job(st, "alice", "default", 0, &id);
+    assert_false(tstore_last_full(st));
+    tstore_close(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -403,6 +449,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_jobs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_transaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_v2, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reserve, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
