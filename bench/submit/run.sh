@@ -9,6 +9,8 @@
 # BENCH_NICE=N runs tesseld and the clients at nice N (e.g. -10, as root): on a machine shared
 # with other work, this separates tesseld's own stalls from waiting for a CPU.
 # TESSELD_ARGS="..." adds options to tesseld's command line (e.g. "--durability full").
+# BENCH_SOCKET=1 submits through tesseld's local socket (no token: the caller's uid is its
+# identity) instead of TCP with the admin token.
 set -eu
 B=${1:-build}
 [ $# -gt 0 ] && shift
@@ -24,8 +26,8 @@ cleanup() {
 trap cleanup EXIT INT TERM
 NICE=""
 [ -n "${BENCH_NICE:-}" ] && NICE="nice -n $BENCH_NICE"
-$NICE "$B/bin/tesseld" --data-dir "$T/data" --listen 127.0.0.1:0 --fake-gpus 2xRTX4090:24G \
-    --no-cgroups ${TESSELD_ARGS:-} >"$T/tesseld.log" 2>&1 &
+$NICE "$B/bin/tesseld" --data-dir "$T/data" --listen 127.0.0.1:0 --socket "$T/tesseld.sock" \
+    --fake-gpus 2xRTX4090:24G --no-cgroups ${TESSELD_ARGS:-} >"$T/tesseld.log" 2>&1 &
 PID=$!
 i=0
 while [ ! -s "$T/data/tesseld.addr" ] || [ ! -s "$T/data/admin.token" ]; do
@@ -40,5 +42,11 @@ done
 TESSEL_URL="http://$(cat "$T/data/tesseld.addr")"
 TESSEL_TOKEN=$(cat "$T/data/admin.token")
 export TESSEL_URL TESSEL_TOKEN
-echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, $(uname -sr), build $B, load $(cut -d' ' -f1 /proc/loadavg)${NICE:+, $NICE}${TESSELD_ARGS:+, tesseld $TESSELD_ARGS}"
+if [ "${BENCH_SOCKET:-0}" = 1 ]; then
+    TESSEL_URL="unix:$T/tesseld.sock"
+    TESSEL_CONFIG="$T/no-config" # no saved token either
+    export TESSEL_CONFIG
+    unset TESSEL_TOKEN
+fi
+echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, $(uname -sr), build $B, load $(cut -d' ' -f1 /proc/loadavg)${NICE:+, $NICE}${TESSELD_ARGS:+, tesseld $TESSELD_ARGS}, via $TESSEL_URL"
 $NICE "$B/bench/bench-submit" "$@"

@@ -713,8 +713,10 @@ thttp_server_t *thttp_start_unix(const thttp_config_t *cfg, const char *path, mo
         tsl_errprintf(err, "socket: %s", strerror(errno));
         return NULL;
     }
-    /* Bound with the process's umask, then opened up to mode: never wider than asked. */
-    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || chmod(path, mode) < 0 ||
+    /* Bound with the process's umask, then opened up to mode: never wider than asked; never
+     * through a symlink (were the socket swapped for one, root must not chmod its target). */
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 ||
+        fchmodat(AT_FDCWD, path, mode, AT_SYMLINK_NOFOLLOW) < 0 ||
         listen(fd, THTTP_UNIX_BACKLOG) < 0) {
         int saved = errno;
         tsl_errprintf(err, "cannot listen on %s: %s", path, strerror(saved));
