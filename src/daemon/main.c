@@ -126,7 +126,7 @@ static void usage(FILE *f)
             "                      refused\n"
             "Limits on what one client can take (docs/tesseld.md):\n"
             "  --max-connections N           connections of all clients together (default 1024)\n"
-            "  --max-connections-per-client N  connections from one address (default 32); the\n"
+            "  --max-connections-per-client N  connections from one address (default 256); the\n"
             "                      next one is closed unanswered\n"
             "  --request-timeout SECS  close a connection silent this long (default 30)\n"
             "  --max-body SIZE     largest request body (default 64K; 413 above)\n"

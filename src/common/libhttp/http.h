@@ -30,10 +30,12 @@
  * may block to follow a log), so connections are bounded twice: all together (threads, file
  * descriptors) and per client address, so that one client cannot take them all; and a silent
  * connection is closed after a while.  A client of the CLI or console holds one to a few
- * connections (a request, a log being followed); 32 leaves room for scripts and a console
- * with several tabs, and 32 per client keeps 1024 slots for at least 32 clients. */
+ * connections (a request, a log being followed), but every local user connects from the same
+ * address (127.0.0.1), so the bound is shared by all of them: 256 leaves room for a script
+ * submitting 200 jobs in parallel or a few dozen users following logs, and keeps 768 of the
+ * 1024 slots for other clients while one address holds all of its own. */
 #define THTTP_DEFAULT_MAX_CONNECTIONS 1024u
-#define THTTP_DEFAULT_MAX_PER_CLIENT  32u
+#define THTTP_DEFAULT_MAX_PER_CLIENT  256u
 /* Long enough for a person typing a request by hand or a client on a loaded machine; a log
  * being followed is not silent (tesseld polls the file in the connection's thread). */
 #define THTTP_DEFAULT_TIMEOUT_S 30u

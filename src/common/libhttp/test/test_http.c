@@ -321,7 +321,8 @@ static void test_per_client_limit(void **state)
     int slow[5];
     for (int i = 0; i < 4; i++) {
         slow[i] = connect_from("127.0.0.2", port);
-        assert_int_equal(send(slow[i], "GET /items/1 HTTP/1.1\r\nHo", 27, 0), 27);
+        static const char half[] = "GET /items/1 HTTP/1.1\r\nHo";
+        assert_int_equal(send(slow[i], half, sizeof half - 1, 0), (ssize_t)(sizeof half - 1));
     }
     /* The 5th from the same address is closed at once, unanswered. */
     slow[4] = connect_from("127.0.0.2", port);
@@ -335,7 +336,8 @@ static void test_per_client_limit(void **state)
     close(slow[4]);
     usleep(200 * 1000);
     slow[0] = connect_from("127.0.0.2", port);
-    assert_int_equal(send(slow[0], "GET /items/2 HTTP/1.0\r\n\r\n", 25, 0), 25);
+    static const char whole[] = "GET /items/2 HTTP/1.0\r\n\r\n";
+    assert_int_equal(send(slow[0], whole, sizeof whole - 1, 0), (ssize_t)(sizeof whole - 1));
     char buf[256] = "";
     ssize_t n = recv(slow[0], buf, sizeof buf - 1, MSG_WAITALL);
     assert_true(n > 12);
