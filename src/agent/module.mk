@@ -17,3 +17,11 @@ $(O)/tests/agent/test_agent: $(O)/obj/src/agent/test/test_agent.o $(LIBAGENT) \
                              $(O)/lib/libtsl-util.a | $(O)/bin/tessel-shim
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -ldl -lcmocka
+
+# Test helper for the environment tests (t3013): a library a job names in LD_AUDIT; built
+# without sanitizers (it is loaded into programs that are not).
+TESTS_AGENT_PROBE := $(O)/tests/agent/libtessel-envprobe.so
+all: $(TESTS_AGENT_PROBE)
+$(TESTS_AGENT_PROBE): src/agent/test/envprobe.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -std=c11 $(WARN) $(CFLAGS) -fPIC -shared -o $@ $<

@@ -1,12 +1,16 @@
 /* shim.c - tessel-shim: the per-job supervisor started by tesseld (see runner.h).
  *
- *   tessel-shim --dir DIR --cwd CWD [--cgroup PROCS]... [--uid U --gid G [--user NAME]]
- *               [--preload LIBS] -- PROG ARG...
+ *   tessel-shim [--env-fd FD] --dir DIR --cwd CWD [--cgroup PROCS]...
+ *               [--uid U --gid G [--user NAME]] [--preload LIBS] -- PROG ARG...
  *
+ * The shim runs as root with a fixed environment (runner.h, TAGENT_SHIM_PATH); the job's
+ * environment comes on descriptor FD ("K=V\0" strings, a sealed memfd from tagent_spawn),
+ * read before anything else and applied only in the job's process, after the uid change:
+ * LD_AUDIT, LD_LIBRARY_PATH, GCONV_PATH, MALLOC_* ... of a job never reach a root process.
  * LD_PRELOAD of the job comes as --preload and is set only in the job's process, so the shim
  * itself never runs with the interposer loaded.
  * Forks the job (own process group, in its cgroups, as the user, in CWD, stdout and stderr to
- * DIR/stdout and DIR/stderr, stdin from /dev/null, the shim's environment), writes
+ * DIR/stdout and DIR/stderr, stdin from /dev/null, the environment from FD), writes
  * DIR/pid = "SHIM_PID SHIM_START JOB_PID", waits, and writes DIR/exit atomically.  Ignores
  * SIGHUP, SIGINT, SIGTERM and SIGPIPE: it ends when the job ends (or by SIGKILL, which tesseld
  * detects as a lost supervisor).  Exit status: 0 when DIR/exit was written, 1 otherwise.
@@ -45,11 +49,77 @@
  * (or as the same user) for the API. */
 #define LOG_MODE 0600
 
+extern char **environ;
+
 static void usage(void)
 {
-    fprintf(stderr, "usage: tessel-shim --dir DIR --cwd CWD [--cgroup PROCS]... "
+    fprintf(stderr, "usage: tessel-shim [--env-fd FD] --dir DIR --cwd CWD [--cgroup PROCS]... "
                     "[--uid U --gid G [--user NAME]] [--preload LIBS] -- PROG [ARG...]\n");
     exit(2);
+}
+
+/* Read the job's environment from fd ("K=V\0"..., at most TAGENT_ENV_MAX bytes) into a
+ * NULL-terminated array pointing into one buffer (both malloc'd, kept for the shim's life).
+ * NULL with errno: EINVAL for an entry without '=' or a missing final NUL, E2BIG when too
+ * large. */
+static char **read_env(int fd)
+{
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    if (!buf)
+        return NULL;
+    for (;;) {
+        if (len == cap) {
+            if (cap > TAGENT_ENV_MAX) {
+                free(buf);
+                errno = E2BIG;
+                return NULL;
+            }
+            char *b = realloc(buf, cap * 2);
+            if (!b) {
+                free(buf);
+                return NULL;
+            }
+            buf = b;
+            cap *= 2;
+        }
+        ssize_t n = read(fd, buf + len, cap - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            free(buf);
+            return NULL;
+        }
+        if (n == 0)
+            break;
+        len += (size_t)n;
+    }
+    if (len > TAGENT_ENV_MAX || (len > 0 && buf[len - 1] != '\0')) {
+        free(buf);
+        errno = len > TAGENT_ENV_MAX ? E2BIG : EINVAL;
+        return NULL;
+    }
+    size_t count = 0;
+    for (size_t i = 0; i < len; i++)
+        count += buf[i] == '\0';
+    char **env = calloc(count + 1, sizeof *env);
+    if (!env) {
+        free(buf);
+        return NULL;
+    }
+    size_t k = 0;
+    for (size_t off = 0; off < len; off += strlen(buf + off) + 1) {
+        const char *eq = strchr(buf + off, '=');
+        if (!eq || eq == buf + off) {
+            free(env);
+            free(buf);
+            errno = EINVAL;
+            return NULL;
+        }
+        env[k++] = buf + off;
+    }
+    env[k] = NULL;
+    return env;
 }
 
 /* Write DIR/name atomically: DIR/name.tmp, then rename. */
@@ -95,6 +165,7 @@ static void child_fail(int fd, const char *stage)
 int main(int argc, char **argv)
 {
     const char *dir = NULL, *cwd = NULL, *preload = NULL;
+    int env_fd = -1;
     const char *cg[MAX_CG];
     int ncg = 0;
     long uid = -1, gid = -1;
@@ -107,7 +178,9 @@ int main(int argc, char **argv)
         }
         if (i + 1 >= argc)
             usage();
-        if (strcmp(argv[i], "--dir") == 0)
+        if (strcmp(argv[i], "--env-fd") == 0)
+            env_fd = (int)strtol(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--dir") == 0)
             dir = argv[++i];
         else if (strcmp(argv[i], "--cwd") == 0)
             cwd = argv[++i];
@@ -124,9 +197,26 @@ int main(int argc, char **argv)
         else
             usage();
     }
-    if (!dir || !cwd || i >= argc || (uid >= 0) != (gid >= 0))
+    if (!dir || !cwd || i >= argc || (uid >= 0) != (gid >= 0) || env_fd == 0 || env_fd == 1 ||
+        env_fd == 2)
         usage();
     char **job_argv = &argv[i];
+
+    /* The job's environment, read before the other descriptors are closed.  Without
+     * --env-fd the job gets an empty one. */
+    static char *no_env[] = {NULL};
+    char **job_env = no_env;
+    if (env_fd > 2) {
+        job_env = read_env(env_fd);
+        int saved = errno;
+        close(env_fd);
+        if (!job_env) {
+            char msg[64];
+            snprintf(msg, sizeof msg, "error env %d\n", saved);
+            write_atomic(dir, "exit", msg);
+            return 1;
+        }
+    }
 
     /* Whatever descriptors the spawner leaked (a thread of tesseld opening a socket without
      * close-on-exec while another spawns) end here: the job gets 0, 1 and 2 only. */
@@ -220,7 +310,9 @@ int main(int argc, char **argv)
             if (sig != SIGKILL && sig != SIGSTOP)
                 syscall(SYS_rt_sigaction, sig, ksa, NULL, (size_t)8);
         }
-        /* The shim is single-threaded: setenv after fork is safe here. */
+        /* The job's environment, only now that the process is the user's.  The child of fork
+         * has one thread: setenv is safe here, and execvp searches the job's PATH. */
+        environ = job_env;
         if (preload && setenv("LD_PRELOAD", preload, 1) < 0)
             child_fail(pfd[1], "setenv");
         execvp(job_argv[0], job_argv);
