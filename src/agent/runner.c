@@ -13,7 +13,8 @@
 #include "agent/runner.h"
 
 /* Descriptor numbers the shim gets its inputs on (see shim.c). */
-#define ENV_FD 3
+#define ENV_FD  3
+#define LOCK_FD 4
 
 /* A sealed memfd holding envp as "K=V\0" strings, positioned at its start; -1 with errno. */
 static int env_memfd(char *const *envp)
@@ -67,9 +68,9 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     size_t nargv = 0;
     while (s->argv[nargv])
         nargv++;
-    size_t cap = 10 + 2 * TAGENT_MAX_CGROUPS + 8 + nargv + 1;
+    size_t cap = 12 + 2 * TAGENT_MAX_CGROUPS + 8 + nargv + 1;
     char **av = calloc(cap, sizeof *av);
-    char uid[24], gid[24], envfd[16];
+    char uid[24], gid[24], envfd[16], lockfd[16];
     if (!av) {
         errno = ENOMEM;
         return tsl_errprintf(err, "out of memory");
@@ -100,6 +101,23 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     snprintf(envfd, sizeof envfd, "%d", ENV_FD);
     av[i++] = (char *)"--env-fd";
     av[i++] = envfd;
+    int lfd = -1;
+    if (s->lock_fd > 2) {
+        /* Far above 2 for the same reason as the memfd's. */
+        lfd = fcntl(s->lock_fd, F_DUPFD_CLOEXEC, 100);
+        if (lfd < 0) {
+            int saved = errno;
+            close(efd);
+            for (size_t k = 0; k < sizeof keep / sizeof keep[0]; k++)
+                free(owned[k]);
+            free(av);
+            errno = saved;
+            return tsl_errprintf(err, "start lock: %s", strerror(saved));
+        }
+        snprintf(lockfd, sizeof lockfd, "%d", LOCK_FD);
+        av[i++] = (char *)"--lock-fd";
+        av[i++] = lockfd;
+    }
     av[i++] = (char *)"--dir";
     av[i++] = (char *)s->dir;
     av[i++] = (char *)"--cwd";
@@ -140,6 +158,8 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
     posix_spawn_file_actions_adddup2(&fa, efd, ENV_FD);
+    if (lfd >= 0)
+        posix_spawn_file_actions_adddup2(&fa, lfd, LOCK_FD);
     posix_spawnattr_init(&at);
     sigset_t none, all;
     sigemptyset(&none);
@@ -155,6 +175,8 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     close(efd);
+    if (lfd >= 0)
+        close(lfd);
     for (size_t k = 0; k < sizeof keep / sizeof keep[0]; k++)
         free(owned[k]);
     free(av);

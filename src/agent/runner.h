@@ -65,6 +65,9 @@ typedef struct {
                          groups) */
     uid_t uid;
     gid_t gid;
+    int lock_fd; /* > 2: a descriptor (flock'ed by the caller) the shim keeps open for its whole
+                    life, so that a restarted tesseld can tell whether a shim of the job still
+                    lives before the shim has recorded its pid; 0: none */
 } tagent_spawn_t;
 
 /* Start the shim with the fixed environment above (PATH, and the caller's own sanitizer

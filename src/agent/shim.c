@@ -1,12 +1,15 @@
 /* shim.c - tessel-shim: the per-job supervisor started by tesseld (see runner.h).
  *
- *   tessel-shim [--env-fd FD] --dir DIR --cwd CWD [--cgroup PROCS]...
+ *   tessel-shim [--env-fd FD] [--lock-fd FD] --dir DIR --cwd CWD [--cgroup PROCS]...
  *               [--uid U --gid G [--user NAME]] [--preload LIBS] -- PROG ARG...
  *
  * The shim runs as root with a fixed environment (runner.h, TAGENT_SHIM_PATH); the job's
  * environment comes on descriptor FD ("K=V\0" strings, a sealed memfd from tagent_spawn),
  * read before anything else and applied only in the job's process, after the uid change:
  * LD_AUDIT, LD_LIBRARY_PATH, GCONV_PATH, MALLOC_* ... of a job never reach a root process.
+ * --lock-fd names a descriptor (tesseld's flock'ed start lock) the shim keeps open, not
+ * inherited by the job, until it ends: while it is held, a restarted tesseld knows that a
+ * shim of the job lives even before DIR/pid exists.
  * LD_PRELOAD of the job comes as --preload and is set only in the job's process, so the shim
  * itself never runs with the interposer loaded.
  * Forks the job (own process group, in its cgroups, as the user, in CWD, stdout and stderr to
@@ -53,9 +56,20 @@ extern char **environ;
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: tessel-shim [--env-fd FD] --dir DIR --cwd CWD [--cgroup PROCS]... "
-                    "[--uid U --gid G [--user NAME]] [--preload LIBS] -- PROG [ARG...]\n");
+    fprintf(
+        stderr,
+        "usage: tessel-shim [--env-fd FD] [--lock-fd FD] --dir DIR --cwd CWD [--cgroup PROCS]... "
+        "[--uid U --gid G [--user NAME]] [--preload LIBS] -- PROG [ARG...]\n");
     exit(2);
+}
+
+/* Close descriptors lo..hi (close_range, or one by one below 1024 on an old kernel). */
+static void close_fds(unsigned lo, unsigned hi)
+{
+    if (close_range(lo, hi, 0) == 0)
+        return;
+    for (unsigned fd = lo; fd <= hi && fd < 1024; fd++)
+        close((int)fd);
 }
 
 /* Read the job's environment from fd ("K=V\0"..., at most TAGENT_ENV_MAX bytes) into a
@@ -165,7 +179,7 @@ static void child_fail(int fd, const char *stage)
 int main(int argc, char **argv)
 {
     const char *dir = NULL, *cwd = NULL, *preload = NULL;
-    int env_fd = -1;
+    int env_fd = -1, lock_fd = -1;
     const char *cg[MAX_CG];
     int ncg = 0;
     long uid = -1, gid = -1;
@@ -180,6 +194,8 @@ int main(int argc, char **argv)
             usage();
         if (strcmp(argv[i], "--env-fd") == 0)
             env_fd = (int)strtol(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--lock-fd") == 0)
+            lock_fd = (int)strtol(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--dir") == 0)
             dir = argv[++i];
         else if (strcmp(argv[i], "--cwd") == 0)
@@ -197,8 +213,8 @@ int main(int argc, char **argv)
         else
             usage();
     }
-    if (!dir || !cwd || i >= argc || (uid >= 0) != (gid >= 0) || env_fd == 0 || env_fd == 1 ||
-        env_fd == 2)
+    if (!dir || !cwd || i >= argc || (uid >= 0) != (gid >= 0) || (env_fd >= 0 && env_fd <= 2) ||
+        (lock_fd >= 0 && lock_fd <= 2) || (lock_fd > 2 && lock_fd == env_fd))
         usage();
     char **job_argv = &argv[i];
 
@@ -220,10 +236,11 @@ int main(int argc, char **argv)
 
     /* Whatever descriptors the spawner leaked (a thread of tesseld opening a socket without
      * close-on-exec while another spawns) end here: the job gets 0, 1 and 2 only. */
-    if (close_range(3, ~0U, 0) < 0) {
-        for (int fd = 3; fd < 1024; fd++)
-            close(fd);
-    }
+    if (lock_fd > 3)
+        close_fds(3, (unsigned)lock_fd - 1);
+    close_fds(lock_fd > 2 ? (unsigned)lock_fd + 1 : 3, ~0U);
+    if (lock_fd > 2 && fcntl(lock_fd, F_SETFD, FD_CLOEXEC) < 0)
+        perror("tessel-shim: lock descriptor");
 
     setsid();
     /* Subreaper: a process the job leaves behind (started in the background, its parent gone)

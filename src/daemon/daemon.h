@@ -84,6 +84,7 @@ typedef struct {
     bool killed;                             /* SIGKILL sent after the grace period */
     bool no_requeue;      /* submitted with "requeue": false: a preemption ends it */
     int64_t suspended_ms; /* its GPU slice is suspended since then (suspend.c); 0 = not */
+    bool end_unrecorded;  /* the store refused its end (logged once; retried each tick) */
 } tessd_run_t;
 
 /* What a handler leaves for the tick to tell libsched. */
@@ -116,7 +117,9 @@ typedef struct {
     char fake_lib_dir[PATH_MAX];
     char fake_spec[256]; /* "" without --fake-gpus */
     bool simulated;
-    bool allow_root_jobs; /* --allow-root-jobs: as root, a non-admin's job may run as root */
+    bool allow_root_jobs;  /* --allow-root-jobs: as root, a non-admin's job may run as root */
+    uint64_t log_limit;    /* --log-limit: bytes kept per stream of a job's log, 0 = no limit */
+    char test_kill_at[16]; /* --test-kill-at: "" or the start step where tesseld kills itself */
     char node_name[64];
     long ncpus;
     uint64_t mem_total;
@@ -205,6 +208,19 @@ int tessd_queues_load(tessd_t *d, tstore_queue_t **out, size_t *n, tsl_error_t *
  * errno ENOMEM (then a rebuild is asked for, which reads the store). */
 int tessd_inbox_submit(tessd_t *d, const tstore_job_t *j);
 int tessd_inbox_remove(tessd_t *d, int64_t id);
+
+/* --test-kill-at (tests only): the named steps of a job's start, in order.  At the step named,
+ * tesseld SIGKILLs itself (tessd_test_kill_point), so a test can check that a restart finds
+ * the job requeued or running, never failed. */
+bool tessd_test_kill_step_valid(const char *step);
+void tessd_test_kill_point(const tessd_t *d, const char *step);
+
+/* The start lock of job id, <data-dir>/starts/<id>.lock: tesseld takes it (flock) before it
+ * spawns the shim, the shim holds it for its whole life.  1 when held (a shim of the job
+ * lives, or is being started), 0 when free or absent (none lives), -1 with errno. */
+int tessd_start_lock_held(const tessd_t *d, int64_t id);
+/* Remove it once the job has left the table (the shim has ended). */
+void tessd_start_lock_remove(const tessd_t *d, int64_t id);
 
 /* launch.c: start one placed job (store already says running).  0, or -1 with err. */
 int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *run, tsl_error_t *err);

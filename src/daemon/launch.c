@@ -12,10 +12,13 @@
  *      TESSEL_CUDA_CORE_PRIORITY (high for inference; a job may lower it, never raise it).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +27,94 @@
 
 #include "agent/runner.h"
 #include "daemon/daemon.h"
+
+/* The steps of a job's start, in order (--test-kill-at):
+ *   running   the store says running (tick.c start_job), nothing else done yet;
+ *   dir       the job's directory exists (and is its user's);
+ *   cgroup    its cgroup exists;
+ *   spawned   the shim is started, its pid not yet in the store;
+ *   recorded  the shim's pid is in the store. */
+static const char *const kill_steps[] = {"running", "dir", "cgroup", "spawned", "recorded"};
+
+bool tessd_test_kill_step_valid(const char *step)
+{
+    for (size_t i = 0; i < sizeof kill_steps / sizeof kill_steps[0]; i++)
+        if (strcmp(step, kill_steps[i]) == 0)
+            return true;
+    return false;
+}
+
+void tessd_test_kill_point(const tessd_t *d, const char *step)
+{
+    if (d->test_kill_at[0] && strcmp(d->test_kill_at, step) == 0) {
+        tessd_log("--test-kill-at %s: killing myself (SIGKILL)", step);
+        raise(SIGKILL);
+    }
+}
+
+/* <data-dir>/starts/<id>.lock.  The directory is tesseld's own (0700, made here on first use):
+ * no user can create, replace or lock a file in it. */
+static int start_lock_path(const tessd_t *d, int64_t id, bool mkdir_it, char *buf, size_t len)
+{
+    char dir[PATH_MAX];
+    if (tessd_pathf(dir, sizeof dir, "%s/starts", d->data_dir) < 0)
+        return -1;
+    if (mkdir_it && mkdir(dir, 0700) < 0 && errno != EEXIST)
+        return -1;
+    struct stat st;
+    if (lstat(dir, &st) < 0)
+        return -1;
+    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
+        errno = EPERM;
+        return -1;
+    }
+    return tessd_pathf(buf, len, "%s/%lld.lock", dir, (long long)id);
+}
+
+int tessd_start_lock_held(const tessd_t *d, int64_t id)
+{
+    char p[PATH_MAX];
+    if (start_lock_path(d, id, false, p, sizeof p) < 0)
+        return errno == ENOENT ? 0 : -1;
+    int fd = open(p, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : -1;
+    int rc = flock(fd, LOCK_EX | LOCK_NB);
+    int saved = errno;
+    close(fd); /* releases our lock, if we got it */
+    if (rc == 0)
+        return 0;
+    errno = saved;
+    return saved == EWOULDBLOCK ? 1 : -1;
+}
+
+void tessd_start_lock_remove(const tessd_t *d, int64_t id)
+{
+    char p[PATH_MAX];
+    if (start_lock_path(d, id, false, p, sizeof p) == 0 && unlink(p) < 0 && errno != ENOENT)
+        tessd_log("job %lld: %s: %s", (long long)id, p, strerror(errno));
+}
+
+/* Take job id's start lock for its next shim: a new descriptor holding an exclusive flock,
+ * or -1 with err (EWOULDBLOCK: a shim of an earlier attempt still holds it). */
+static int start_lock_take(const tessd_t *d, int64_t id, tsl_error_t *err)
+{
+    char p[PATH_MAX];
+    if (start_lock_path(d, id, true, p, sizeof p) < 0)
+        return tsl_errprintf(err, "%s/starts: %s", d->data_dir, strerror(errno));
+    int fd = open(p, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return tsl_errprintf(err, "%s: %s", p, strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return tsl_errprintf(err, "%s: %s", p,
+                             saved == EWOULDBLOCK ? "a supervisor of an earlier attempt still runs"
+                                                  : strerror(saved));
+    }
+    return fd;
+}
 
 void tessd_job_dir(const tessd_t *d, int64_t id, char *buf, size_t len)
 {
@@ -305,10 +396,12 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
         if (getpwuid_r(geteuid(), &pwbuf, pwmem, sizeof pwmem, &pw) != 0)
             pw = NULL;
     }
+    tessd_test_kill_point(d, "dir");
     char cg[160];
     tessd_cgroup_name(d, j->id, cg, sizeof cg);
     if (tagent_cgroup_create(d->cg_mode, d->cg_root, cg, j->cpu_milli, j->mem, err) < 0)
         return -1;
+    tessd_test_kill_point(d, "cgroup");
     char procs[TAGENT_MAX_CGROUPS][4096];
     int nprocs = tagent_cgroup_procs_paths(d->cg_mode, d->cg_root, cg, procs, TAGENT_MAX_CGROUPS);
 
@@ -318,6 +411,12 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
     size_t n = json_array_size(argv_j);
     char **argv = calloc(n + 4, sizeof *argv);
     int rc = -1;
+    /* Held from before the spawn until the shim ends (the shim keeps it): a tesseld killed
+     * between the spawn and the store's record of the shim's pid finds at its restart that a
+     * shim lives; one killed before the spawn finds the lock free and requeues the job. */
+    int lock = start_lock_take(d, j->id, err);
+    if (lock < 0)
+        goto out;
     if (!argv || build_env(d, j, r, pw, dir, &env) < 0) {
         tsl_errprintf(err, "out of memory");
         goto out;
@@ -343,20 +442,28 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
         .user = as_user ? pw->pw_name : NULL,
         .uid = as_user ? pw->pw_uid : 0,
         .gid = as_user ? pw->pw_gid : 0,
+        .lock_fd = lock,
     };
     for (int i = 0; i < nprocs; i++)
         sp.cgroup_procs[i] = procs[i];
     pid_t pid = tagent_spawn(&sp, err);
     if (pid < 0)
         goto out;
+    /* The shim holds the lock now; ours goes. */
+    close(lock);
+    lock = -1;
+    tessd_test_kill_point(d, "spawned");
     r->shim_pid = pid;
     r->shim_start = tagent_proc_start_time(pid);
     if (tstore_job_set_pids(d->store, j->id, pid, r->shim_start, 0, err) < 0)
         tessd_log("job %lld: %s", (long long)j->id, err->text);
+    tessd_test_kill_point(d, "recorded");
     tessd_log("job %lld started (user %s, shim pid %d, GPUs [%s])", (long long)j->id, j->user,
               (int)pid, env_get(&env, "CUDA_VISIBLE_DEVICES"));
     rc = 0;
 out:
+    if (lock >= 0)
+        close(lock);
     if (rc < 0)
         tagent_cgroup_remove(d->cg_mode, d->cg_root, cg);
     free(preload);

@@ -107,7 +107,9 @@ static void usage(FILE *f)
             "                      account of its name (or whose account is uid 0) as root;\n"
             "                      by default it is refused (an admin's job runs as root)\n"
             "  --no-root-jobs      the default (kept for old command lines): such jobs are\n"
-            "                      refused\n");
+            "                      refused\n"
+            "  --test-kill-at STEP for tests: SIGKILL tesseld itself at this step of the next\n"
+            "                      job's start (running, dir, cgroup, spawned, recorded)\n");
 }
 
 /* The data directory and jobs/ must be tesseld's own, real directories, writable by no one
@@ -339,6 +341,7 @@ int main(int argc, char **argv)
         O_DURABLE,
         O_NOROOT,
         O_ALLOWROOT,
+        O_TESTKILL,
         O_HELP,
         O_VERSION
     };
@@ -359,6 +362,7 @@ int main(int argc, char **argv)
         {"durability", required_argument, NULL, O_DURABLE},
         {"no-root-jobs", no_argument, NULL, O_NOROOT},
         {"allow-root-jobs", no_argument, NULL, O_ALLOWROOT},
+        {"test-kill-at", required_argument, NULL, O_TESTKILL},
         {"help", no_argument, NULL, O_HELP},
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0},
@@ -424,6 +428,16 @@ int main(int argc, char **argv)
             break;
         case O_ALLOWROOT:
             d->allow_root_jobs = true;
+            break;
+        case O_TESTKILL:
+            if (!tessd_test_kill_step_valid(optarg)) {
+                fprintf(stderr,
+                        "tesseld: --test-kill-at %s: expected running, dir, cgroup, spawned or "
+                        "recorded\n",
+                        optarg);
+                return 2;
+            }
+            snprintf(d->test_kill_at, sizeof d->test_kill_at, "%s", optarg);
             break;
         case O_HELP:
             usage(stdout);
