@@ -26,15 +26,24 @@ td_start --fake-gpus 1xT4:16G --no-cgroups || bail "tesseld did not start"
 api POST /v1/users '{"name":"nobody"}'
 api POST /v1/tokens '{"user":"nobody"}'
 NB=$(jget .token)
+# Jobs are submitted to a queue capped at 0 GPU (they wait, and the 201 surely reaches the
+# test), then the cap is lifted: the next tick starts the job and tesseld kills itself.
+api POST /v1/queues '{"name":"held","limit":{"gpu":0}}'
+is "$CODE" 201 "a queue capped at 0 GPU"
 td_stop
 
 for STEP in running dir cgroup spawned recorded; do
     td_start --fake-gpus 1xT4:16G --no-cgroups --test-kill-at $STEP || bail "tesseld did not start"
-    api POST /v1/jobs '{"argv":["sh","-c","echo ran >>runs; sleep 1"]}' "$NB"
+    api POST /v1/jobs '{"argv":["sh","-c","echo ran >>runs; sleep 1"],"gpu":0.5,"queue":"held"}' "$NB"
     J=$(jget .id)
     is "$CODE" 201 "[$STEP] job $J acknowledged"
-    wait "$TD_PID"
-    is "$?" 137 "[$STEP] tesseld killed itself at '$STEP'"
+    api PATCH /v1/queues/held '{"limit":{"gpu":1}}' # the answer may never come: not checked
+    # Bounded: a tesseld that never reaches the step fails the test rather than hanging it.
+    wait_for '[ "$(cut -d" " -f3 /proc/'"$TD_PID"'/stat 2>/dev/null)" = Z ] || [ ! -e /proc/'"$TD_PID"' ]'
+    DIED=$?
+    [ $DIED = 0 ] || kill -9 "$TD_PID"
+    wait "$TD_PID" 2>/dev/null
+    is "$DIED $?" "0 137" "[$STEP] tesseld killed itself at '$STEP'"
     grep -q -- "--test-kill-at $STEP: killing myself" "$TD/tesseld.log"
     ok $? "[$STEP] and said so in its log"
 
@@ -64,6 +73,8 @@ for STEP in running dir cgroup spawned recorded; do
     esac
     ls "$TD/data/starts/$J.lock" >/dev/null 2>&1
     ok "$([ $? -ne 0 ]; echo $?)" "[$STEP] its start lock is gone after its end"
+    api PATCH /v1/queues/held '{"limit":{"gpu":0}}'
+    is "$CODE" 200 "[$STEP] the queue is capped at 0 GPU again"
     td_stop; ok $? "[$STEP] tesseld stops cleanly"
 done
 done_testing
