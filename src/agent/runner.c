@@ -68,9 +68,9 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     size_t nargv = 0;
     while (s->argv[nargv])
         nargv++;
-    size_t cap = 12 + 2 * TAGENT_MAX_CGROUPS + 8 + nargv + 1;
+    size_t cap = 14 + 2 * TAGENT_MAX_CGROUPS + 8 + nargv + 1;
     char **av = calloc(cap, sizeof *av);
-    char uid[24], gid[24], envfd[16], lockfd[16];
+    char uid[24], gid[24], envfd[16], lockfd[16], limit[24];
     if (!av) {
         errno = ENOMEM;
         return tsl_errprintf(err, "out of memory");
@@ -137,6 +137,11 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
             av[i++] = (char *)"--user";
             av[i++] = (char *)s->user;
         }
+    }
+    if (s->log_limit) {
+        snprintf(limit, sizeof limit, "%llu", (unsigned long long)s->log_limit);
+        av[i++] = (char *)"--log-limit";
+        av[i++] = limit;
     }
     if (s->preload) {
         av[i++] = (char *)"--preload";

@@ -12,9 +12,11 @@
  *   tagent_spawn() ------------->   read the job's env (fd), close fds > 2
  *                                   fork --------------------------->  setpgid, join cgroups,
  *                                                                      drop to the user, open
- *                                                                      DIR/stdout+stderr, chdir,
+ *                                   <- log descriptors (SCM_RIGHTS) -  DIR/stdout+stderr, chdir,
  *                                   DIR/pid "SHIM START JOB" <------   execvp (error -> pipe)
- *                                   waitpid ...                        ... runs ...
+ *                                   main loop: job's stdout/stderr     ... runs, writing to
+ *                                   pipes -> logs (head + tail up to   two pipes ...
+ *                                   the limit, logcap.h); reap ...
  *                                   DIR/exit "exit N" | "signal N" |
  *                                            "error STAGE ERRNO"  (written to DIR/exit.tmp,
  *                                                                  renamed: atomic)
@@ -65,9 +67,10 @@ typedef struct {
                          groups) */
     uid_t uid;
     gid_t gid;
+    uint64_t log_limit; /* bytes kept of each of stdout and stderr (logcap.h), 0 = no limit */
     int lock_fd; /* > 2: a descriptor (flock'ed by the caller) the shim keeps open for its whole
-                    life, so that a restarted tesseld can tell whether a shim of the job still
-                    lives before the shim has recorded its pid; 0: none */
+             life, so that a restarted tesseld can tell whether a shim of the job still
+             lives before the shim has recorded its pid; 0: none */
 } tagent_spawn_t;
 
 /* Start the shim with the fixed environment above (PATH, and the caller's own sanitizer

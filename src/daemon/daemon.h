@@ -209,6 +209,10 @@ int tessd_queues_load(tessd_t *d, tstore_queue_t **out, size_t *n, tsl_error_t *
 int tessd_inbox_submit(tessd_t *d, const tstore_job_t *j);
 int tessd_inbox_remove(tessd_t *d, int64_t id);
 
+/* Default of --log-limit: 64 MiB per stream keeps a day of a chatty training loop's output
+ * (~700 bytes/s) and bounds a runaway job's logs to 128 MiB of the store's file system. */
+#define TESSD_LOG_LIMIT_DEFAULT (64ull << 20)
+
 /* --test-kill-at (tests only): the named steps of a job's start, in order.  At the step named,
  * tesseld SIGKILLs itself (tessd_test_kill_point), so a test can check that a restart finds
  * the job requeued or running, never failed. */

@@ -443,6 +443,7 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
         .uid = as_user ? pw->pw_uid : 0,
         .gid = as_user ? pw->pw_gid : 0,
         .lock_fd = lock,
+        .log_limit = d->log_limit,
     };
     for (int i = 0; i < nprocs; i++)
         sp.cgroup_procs[i] = procs[i];

@@ -27,6 +27,7 @@
 
 #include "daemon/api/console.h"
 #include "daemon/daemon.h"
+#include "libutil/size.h"
 
 /* Least time between two ticks: a burst of submissions wakes the tick once per this period
  * rather than once per request, so the API keeps the lock most of the time. */
@@ -108,6 +109,9 @@ static void usage(FILE *f)
             "                      by default it is refused (an admin's job runs as root)\n"
             "  --no-root-jobs      the default (kept for old command lines): such jobs are\n"
             "                      refused\n"
+            "  --log-limit SIZE    most bytes kept of each of a job's stdout and stderr (its\n"
+            "                      head and tail, with a marker where bytes were dropped);\n"
+            "                      default 64M, 0 = unlimited\n"
             "  --test-kill-at STEP for tests: SIGKILL tesseld itself at this step of the next\n"
             "                      job's start (running, dir, cgroup, spawned, recorded)\n");
 }
@@ -322,6 +326,7 @@ int main(int argc, char **argv)
     char fallback[256] = "";
     char web_root[PATH_MAX] = "";
     tsched_sched_config_default(&d->sched_cfg);
+    d->log_limit = TESSD_LOG_LIMIT_DEFAULT;
     d->shim[0] = d->interposer[0] = d->fake_lib_dir[0] = '\0';
     snprintf(d->cg_root, sizeof d->cg_root, "/sys/fs/cgroup");
     enum {
@@ -341,6 +346,7 @@ int main(int argc, char **argv)
         O_DURABLE,
         O_NOROOT,
         O_ALLOWROOT,
+        O_LOGLIMIT,
         O_TESTKILL,
         O_HELP,
         O_VERSION
@@ -362,6 +368,7 @@ int main(int argc, char **argv)
         {"durability", required_argument, NULL, O_DURABLE},
         {"no-root-jobs", no_argument, NULL, O_NOROOT},
         {"allow-root-jobs", no_argument, NULL, O_ALLOWROOT},
+        {"log-limit", required_argument, NULL, O_LOGLIMIT},
         {"test-kill-at", required_argument, NULL, O_TESTKILL},
         {"help", no_argument, NULL, O_HELP},
         {"version", no_argument, NULL, O_VERSION},
@@ -429,6 +436,14 @@ int main(int argc, char **argv)
         case O_ALLOWROOT:
             d->allow_root_jobs = true;
             break;
+        case O_LOGLIMIT: {
+            tsl_error_t e;
+            if (tsl_parse_size(optarg, &d->log_limit, &e) < 0) {
+                fprintf(stderr, "tesseld: --log-limit %s: %s\n", optarg, e.text);
+                return 2;
+            }
+            break;
+        }
         case O_TESTKILL:
             if (!tessd_test_kill_step_valid(optarg)) {
                 fprintf(stderr,

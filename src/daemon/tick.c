@@ -188,9 +188,14 @@ static bool requeue_run(tessd_t *d, tessd_run_t *r)
     snprintf(reason, sizeof reason, "requeued: preempted %s", why);
     tsl_error_t err;
     if (tstore_job_requeue(d->store, r->id, reason, &err) < 0) {
-        tessd_log("job %lld: cannot requeue it: %s", (long long)r->id, err.text);
-        if (errno != ENOENT)
+        if (errno != ENOENT) {
+            if (!r->end_unrecorded)
+                tessd_log("job %lld: cannot requeue it: %s (tried again at each tick)",
+                          (long long)r->id, err.text);
+            r->end_unrecorded = true;
             return false;
+        }
+        tessd_log("job %lld: cannot requeue it: %s", (long long)r->id, err.text);
         /* Not running in the store any more: nothing to requeue, forget it. */
         tessd_sched_remove(d, r->id);
         cleanup_cgroup(d, r->id);
@@ -287,10 +292,16 @@ static bool finish_run(tessd_t *d, tessd_run_t *r, const tagent_exit_t *ex, cons
     tsl_error_t err;
     if (tstore_job_finish(d->store, r->id, st, reason, code, sig, tessd_now_ms(), &err) < 0 &&
         errno != ENOENT) {
-        /* The store refused: keep the job in the table and try again at the next tick. */
-        tessd_log("job %lld: cannot record its end: %s", (long long)r->id, err.text);
+        /* The store refused (a full disk): keep the job in the table and try again at each
+         * tick; said once per job, not at every tick. */
+        if (!r->end_unrecorded)
+            tessd_log("job %lld: cannot record its end: %s (tried again at each tick)",
+                      (long long)r->id, err.text);
+        r->end_unrecorded = true;
         return false;
     }
+    if (r->end_unrecorded)
+        tessd_log("job %lld: its end is recorded now", (long long)r->id);
     tessd_sched_remove(d, r->id);
     cleanup_cgroup(d, r->id);
     tessd_log("job %lld %s: %s", (long long)r->id, tstore_state_name(st), reason);
