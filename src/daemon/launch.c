@@ -19,7 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <grp.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -145,6 +147,55 @@ bool tessd_job_refused(const tessd_t *d, const char *user, bool admin, char *why
                  "or start tesseld with --allow-root-jobs",
                  user);
     return true;
+}
+
+/* Most supplementary groups taken for the check below (NGROUPS_MAX is 65536; an account in
+ * more than 256 groups is checked with its first 256, and the job itself gets all of them). */
+#define CWD_MAX_GROUPS 256
+
+int tessd_cwd_check(const tessd_t *d, const char *user, const char *path, char *why, size_t len)
+{
+    /* The job runs as the account of its user when tesseld is root and that account is not
+     * uid 0 (tessd_launch); otherwise as tesseld's own user, which may stat what it likes. */
+    struct passwd pwbuf, *pw = NULL;
+    char pwmem[4096];
+    bool as_user = geteuid() == 0 && getpwnam_r(user, &pwbuf, pwmem, sizeof pwmem, &pw) == 0 &&
+                   pw && pw->pw_uid != 0;
+    gid_t groups[CWD_MAX_GROUPS];
+    int ngroups = CWD_MAX_GROUPS;
+    if (as_user && getgrouplist(pw->pw_name, pw->pw_gid, groups, &ngroups) < 0)
+        ngroups = CWD_MAX_GROUPS; /* the first CWD_MAX_GROUPS are filled */
+    /* A short-lived child takes the account's ids and tries to enter path: what it may
+     * enter, the job may.  Only system calls between fork and _exit (tesseld has threads). */
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(why, len, "cannot check cwd '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        if (as_user && (setgroups((size_t)ngroups, groups) < 0 || setgid(pw->pw_gid) < 0 ||
+                        setuid(pw->pw_uid) < 0))
+            _exit(2);
+        _exit(chdir(path) == 0 ? 0 : 1);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0) {
+        if (errno != EINTR) {
+            snprintf(why, len, "cannot check cwd '%s': %s", path, strerror(errno));
+            return -1;
+        }
+    }
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+        return 0;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 2) {
+        snprintf(why, len, "cannot check cwd '%s': cannot take the ids of '%s'", path, user);
+        return -1;
+    }
+    /* One answer for "does not exist", "not a directory" and "no permission": telling them
+     * apart would tell a user about paths in directories the user cannot read. */
+    snprintf(why, len, "cwd '%s' is not a directory %s%s%s can enter", path,
+             as_user ? "user '" : "the job", as_user ? user : "", as_user ? "'" : "");
+    return -1;
 }
 
 typedef struct {

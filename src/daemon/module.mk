@@ -22,7 +22,8 @@ TESSELD_TESTS := tests/t/t3000-daemon-api.t tests/t/t3001-daemon-queue.t \
                  tests/t/t3008-daemon-reap.t tests/t/t3009-daemon-hardening.t \
                  tests/t/t3010-daemon-diskfull.t tests/t/t3011-daemon-compute.t \
                  tests/t/t3012-daemon-suspend.t tests/t/t3013-daemon-env.t \
-                 tests/t/t3014-daemon-start-crash.t tests/t/t3015-daemon-logs.t
+                 tests/t/t3014-daemon-start-crash.t tests/t/t3015-daemon-logs.t \
+                 tests/t/t3016-daemon-cwd.t
 TESTS += $(TESSELD_TESTS)
 $(TESSELD_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim
 # The slice test runs the interposer's probe as a job, over the fake driver.
