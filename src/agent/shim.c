@@ -83,10 +83,10 @@ static void close_fds(unsigned lo, unsigned hi)
 }
 
 /* Read the job's environment from fd ("K=V\0"..., at most TAGENT_ENV_MAX bytes) into a
- * NULL-terminated array pointing into one buffer (both malloc'd, kept for the shim's life).
- * NULL with errno: EINVAL for an entry without '=' or a missing final NUL, E2BIG when too
- * large. */
-static char **read_env(int fd)
+ * NULL-terminated array pointing into one buffer (*bufp; both malloc'd, the caller frees
+ * both).  NULL with errno: EINVAL for an entry without '=' or a missing final NUL, E2BIG when
+ * too large. */
+static char **read_env(int fd, char **bufp)
 {
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);
@@ -143,6 +143,7 @@ static char **read_env(int fd)
         env[k++] = buf + off;
     }
     env[k] = NULL;
+    *bufp = buf;
     return env;
 }
 
@@ -393,9 +394,9 @@ int main(int argc, char **argv)
     /* The job's environment, read before the other descriptors are closed.  Without
      * --env-fd the job gets an empty one. */
     static char *no_env[] = {NULL};
-    char **job_env = no_env;
+    char **job_env = no_env, *env_buf = NULL;
     if (env_fd > 2) {
-        job_env = read_env(env_fd);
+        job_env = read_env(env_fd, &env_buf);
         int saved = errno;
         close(env_fd);
         if (!job_env) {
@@ -559,6 +560,10 @@ int main(int argc, char **argv)
             close(logs[k]);
     }
     int status = pump(pid, outp[0], errp[0], sfd, lc);
+    /* The job has its own copy since its exec. */
+    if (job_env != no_env)
+        free(job_env);
+    free(env_buf);
     for (int k = 0; k < 2; k++)
         if (tagent_logcap_close(lc[k]) < 0)
             fprintf(stderr, "tessel-shim: %s: %s\n", k ? err_path : out_path, strerror(errno));
