@@ -17,7 +17,9 @@
  *   1. (locked) reap exited shims (our children) so they do not linger as zombies;
  *   2. (locked) for each running job: DIR/exit present -> record the end, release its
  *      resources; cancel or preemption asked more than TESSD_CANCEL_GRACE_MS ago -> SIGKILL;
- *      shim gone without an exit file -> failed ("supervisor lost");
+ *      shim gone without an exit file -> failed ("supervisor lost"); no shim ever started
+ *      (tesseld stopped during the start: start lock free, no pid file) -> pending again;
+ *      a store that refuses the end: said once, tried again at the next tick;
  *   3. (locked) apply queue edits to the scheduler (or rebuild it); hand the inbox to
  *      libsched, and write why new jobs wait;
  *   4. (unlocked) when something changed: tsched_sched_cycle, then a snapshot of each queue's
