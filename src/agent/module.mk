@@ -1,6 +1,6 @@
 # agent: job runner (tessel-shim supervisor), cgroups v2/v1, GPU discovery through NVML.
 # libtsl-agent.a is linked by tesseld; tessel-shim is the per-job supervisor it starts.
-LIBAGENT_SRCS := src/agent/gpu.c src/agent/cgroup.c src/agent/runner.c
+LIBAGENT_SRCS := src/agent/gpu.c src/agent/cgroup.c src/agent/runner.c src/agent/logcap.c
 LIBAGENT := $(O)/lib/libtsl-agent.a
 LIBS += $(LIBAGENT)
 $(LIBAGENT): $(LIBAGENT_SRCS:%.c=$(O)/obj/%.o)
@@ -17,3 +17,17 @@ $(O)/tests/agent/test_agent: $(O)/obj/src/agent/test/test_agent.o $(LIBAGENT) \
                              $(O)/lib/libtsl-util.a | $(O)/bin/tessel-shim
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -ldl -lcmocka
+
+TESTS += $(O)/tests/agent/test_logcap
+$(O)/tests/agent/test_logcap: $(O)/obj/src/agent/test/test_logcap.o $(LIBAGENT) \
+                              $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lcmocka
+
+# Test helper for the environment tests (t3013): a library a job names in LD_AUDIT; built
+# without sanitizers (it is loaded into programs that are not).
+TESTS_AGENT_PROBE := $(O)/tests/agent/libtessel-envprobe.so
+all: $(TESTS_AGENT_PROBE)
+$(TESTS_AGENT_PROBE): src/agent/test/envprobe.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -std=c11 $(WARN) $(CFLAGS) -fPIC -shared -o $@ $<

@@ -6,26 +6,118 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent/runner.h"
 
+/* Descriptor numbers the shim gets its inputs on (see shim.c). */
+#define ENV_FD  3
+#define LOCK_FD 4
+
+/* A sealed memfd holding envp as "K=V\0" strings, positioned at its start; -1 with errno. */
+static int env_memfd(char *const *envp)
+{
+    int fd = memfd_create("tessel-job-env", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0)
+        return -1;
+    size_t total = 0;
+    for (char *const *e = envp; e && *e; e++) {
+        size_t len = strlen(*e) + 1;
+        total += len;
+        if (total > TAGENT_ENV_MAX) {
+            close(fd);
+            errno = E2BIG;
+            return -1;
+        }
+        for (size_t off = 0; off < len;) {
+            ssize_t n = write(fd, *e + off, len - off);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0) {
+                int saved = errno;
+                close(fd);
+                errno = saved;
+                return -1;
+            }
+            off += (size_t)n;
+        }
+    }
+    /* Sealed: nothing can change what the shim reads once it is handed over. */
+    if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0 ||
+        lseek(fd, 0, SEEK_SET) < 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    /* Far above 2, so that dup2 onto ENV_FD in the child never meets the same number (which
+     * would leave close-on-exec set). */
+    int hi = fcntl(fd, F_DUPFD_CLOEXEC, 100);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return hi;
+}
+
 pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
 {
-    /* argv: shim --dir D --cwd C [--cgroup P]... [--uid U --gid G] [--preload L] -- ARGV... */
+    /* argv: shim --env-fd 3 --dir D --cwd C [--cgroup P]... [--uid U --gid G] [--preload L]
+     *       -- ARGV... */
     size_t nargv = 0;
     while (s->argv[nargv])
         nargv++;
-    size_t cap = 8 + 2 * TAGENT_MAX_CGROUPS + 8 + nargv + 1;
+    size_t cap = 14 + 2 * TAGENT_MAX_CGROUPS + 8 + nargv + 1;
     char **av = calloc(cap, sizeof *av);
-    char uid[24], gid[24];
+    char uid[24], gid[24], envfd[16], lockfd[16], limit[24];
     if (!av) {
         errno = ENOMEM;
         return tsl_errprintf(err, "out of memory");
     }
+    int efd = env_memfd(s->envp);
+    if (efd < 0) {
+        int saved = errno;
+        free(av);
+        errno = saved;
+        return tsl_errprintf(err, "the job's environment: %s", strerror(saved));
+    }
+    /* The shim's own environment: fixed, nothing of the job's (see TAGENT_SHIM_PATH). */
+    static const char *const keep[] = {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"};
+    char *shim_env[2 + sizeof keep / sizeof keep[0]];
+    char *owned[sizeof keep / sizeof keep[0]] = {0};
+    size_t ne = 0;
+    shim_env[ne++] = (char *)"PATH=" TAGENT_SHIM_PATH;
+    for (size_t k = 0; k < sizeof keep / sizeof keep[0]; k++) {
+        const char *v = getenv(keep[k]);
+        if (v && asprintf(&owned[k], "%s=%s", keep[k], v) >= 0)
+            shim_env[ne++] = owned[k];
+        else
+            owned[k] = NULL;
+    }
+    shim_env[ne] = NULL;
     size_t i = 0;
     av[i++] = (char *)s->shim;
+    snprintf(envfd, sizeof envfd, "%d", ENV_FD);
+    av[i++] = (char *)"--env-fd";
+    av[i++] = envfd;
+    int lfd = -1;
+    if (s->lock_fd > 2) {
+        /* Far above 2 for the same reason as the memfd's. */
+        lfd = fcntl(s->lock_fd, F_DUPFD_CLOEXEC, 100);
+        if (lfd < 0) {
+            int saved = errno;
+            close(efd);
+            for (size_t k = 0; k < sizeof keep / sizeof keep[0]; k++)
+                free(owned[k]);
+            free(av);
+            errno = saved;
+            return tsl_errprintf(err, "start lock: %s", strerror(saved));
+        }
+        snprintf(lockfd, sizeof lockfd, "%d", LOCK_FD);
+        av[i++] = (char *)"--lock-fd";
+        av[i++] = lockfd;
+    }
     av[i++] = (char *)"--dir";
     av[i++] = (char *)s->dir;
     av[i++] = (char *)"--cwd";
@@ -46,6 +138,11 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
             av[i++] = (char *)s->user;
         }
     }
+    if (s->log_limit) {
+        snprintf(limit, sizeof limit, "%llu", (unsigned long long)s->log_limit);
+        av[i++] = (char *)"--log-limit";
+        av[i++] = limit;
+    }
     if (s->preload) {
         av[i++] = (char *)"--preload";
         av[i++] = (char *)s->preload;
@@ -65,6 +162,9 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
      * named shim.log there during an earlier attempt (requeue); root must not follow it. */
     posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    posix_spawn_file_actions_adddup2(&fa, efd, ENV_FD);
+    if (lfd >= 0)
+        posix_spawn_file_actions_adddup2(&fa, lfd, LOCK_FD);
     posix_spawnattr_init(&at);
     sigset_t none, all;
     sigemptyset(&none);
@@ -76,9 +176,14 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     posix_spawnattr_setflags(&at,
                              POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
     pid_t pid;
-    int rc = posix_spawn(&pid, s->shim, &fa, &at, av, s->envp);
+    int rc = posix_spawn(&pid, s->shim, &fa, &at, av, shim_env);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
+    close(efd);
+    if (lfd >= 0)
+        close(lfd);
+    for (size_t k = 0; k < sizeof keep / sizeof keep[0]; k++)
+        free(owned[k]);
     free(av);
     if (rc != 0) {
         errno = rc;

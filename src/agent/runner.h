@@ -9,12 +9,14 @@
  *   -------                         ---------------------------        ---
  *   store: pending -> running
  *   cgroup created, limits set
- *   tagent_spawn() ------------->   close fds > 2
+ *   tagent_spawn() ------------->   read the job's env (fd), close fds > 2
  *                                   fork --------------------------->  setpgid, join cgroups,
  *                                                                      drop to the user, open
- *                                                                      DIR/stdout+stderr, chdir,
+ *                                   <- log descriptors (SCM_RIGHTS) -  DIR/stdout+stderr, chdir,
  *                                   DIR/pid "SHIM START JOB" <------   execvp (error -> pipe)
- *                                   waitpid ...                        ... runs ...
+ *                                   main loop: job's stdout/stderr     ... runs, writing to
+ *                                   pipes -> logs (head + tail up to   two pipes ...
+ *                                   the limit, logcap.h); reap ...
  *                                   DIR/exit "exit N" | "signal N" |
  *                                            "error STAGE ERRNO"  (written to DIR/exit.tmp,
  *                                                                  renamed: atomic)
@@ -39,12 +41,24 @@
 
 #define TAGENT_MAX_CGROUPS 3
 
+/* The environment tessel-shim itself runs with (it runs as root when tesseld does): fixed,
+ * never the job's.  The dynamic loader honours LD_AUDIT, LD_LIBRARY_PATH, GCONV_PATH, MALLOC_*
+ * and the like for a root process started by root (it ignores them only for set-uid
+ * binaries), so a job's environment in the shim would make root load the user's library.
+ * The job's environment travels to the shim in a sealed memfd (--env-fd) and is applied only
+ * in the job's process, after the uid change. */
+#define TAGENT_SHIM_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+/* Largest environment the shim accepts (bytes, all "K=V\0" together): tesseld's request
+ * bodies are at most 64 KiB, so 1 MiB is far above any real job and bounds the shim's memory. */
+#define TAGENT_ENV_MAX (1u << 20)
+
 typedef struct {
     const char *shim;    /* path of tessel-shim */
     const char *dir;     /* job directory (logs, pid, exit) */
     const char *cwd;     /* working directory of the job */
-    char *const *argv;   /* program and arguments (argv[0] searched in PATH) */
-    char *const *envp;   /* the job's environment, without LD_PRELOAD */
+    char *const *argv;   /* program and arguments (argv[0] searched in the job's PATH) */
+    char *const *envp;   /* the job's environment, without LD_PRELOAD; handed to the shim in
+                            a memfd, never as the shim's own environment */
     const char *preload; /* LD_PRELOAD of the job (set in the job only), or NULL */
     const char *cgroup_procs[TAGENT_MAX_CGROUPS];
     int ncgroups;
@@ -53,9 +67,14 @@ typedef struct {
                          groups) */
     uid_t uid;
     gid_t gid;
+    uint64_t log_limit; /* bytes kept of each of stdout and stderr (logcap.h), 0 = no limit */
+    int lock_fd; /* > 2: a descriptor (flock'ed by the caller) the shim keeps open for its whole
+             life, so that a restarted tesseld can tell whether a shim of the job still
+             lives before the shim has recorded its pid; 0: none */
 } tagent_spawn_t;
 
-/* Start the shim.  Returns its pid, or -1 with errno and err.  The shim is a child of the
+/* Start the shim with the fixed environment above (PATH, and the caller's own sanitizer
+ * options when set).  Returns its pid, or -1 with errno and err.  The shim is a child of the
  * caller: reap it with waitpid (tesseld does so in its tick). */
 pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err);
 

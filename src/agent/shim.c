@@ -1,13 +1,24 @@
 /* shim.c - tessel-shim: the per-job supervisor started by tesseld (see runner.h).
  *
- *   tessel-shim --dir DIR --cwd CWD [--cgroup PROCS]... [--uid U --gid G [--user NAME]]
- *               [--preload LIBS] -- PROG ARG...
+ *   tessel-shim [--env-fd FD] [--lock-fd FD] [--log-limit BYTES] --dir DIR --cwd CWD
+ *               [--cgroup PROCS]... [--uid U --gid G [--user NAME]] [--preload LIBS]
+ *               -- PROG ARG...
  *
+ * The shim runs as root with a fixed environment (runner.h, TAGENT_SHIM_PATH); the job's
+ * environment comes on descriptor FD ("K=V\0" strings, a sealed memfd from tagent_spawn),
+ * read before anything else and applied only in the job's process, after the uid change:
+ * LD_AUDIT, LD_LIBRARY_PATH, GCONV_PATH, MALLOC_* ... of a job never reach a root process.
+ * --lock-fd names a descriptor (tesseld's flock'ed start lock) the shim keeps open, not
+ * inherited by the job, until it ends: while it is held, a restarted tesseld knows that a
+ * shim of the job lives even before DIR/pid exists.
  * LD_PRELOAD of the job comes as --preload and is set only in the job's process, so the shim
  * itself never runs with the interposer loaded.
- * Forks the job (own process group, in its cgroups, as the user, in CWD, stdout and stderr to
- * DIR/stdout and DIR/stderr, stdin from /dev/null, the shim's environment), writes
- * DIR/pid = "SHIM_PID SHIM_START JOB_PID", waits, and writes DIR/exit atomically.  Ignores
+ * Forks the job (own process group, in its cgroups, as the user, in CWD, stdin from /dev/null,
+ * the environment from FD, stdout and stderr to two pipes), writes
+ * DIR/pid = "SHIM_PID SHIM_START JOB_PID", copies the job's output into DIR/stdout and
+ * DIR/stderr (at most BYTES each, 0 or absent = no limit: the head and the tail with a marker
+ * between, logcap.h) while it waits, and writes DIR/exit atomically (again every second while
+ * the file system is full).  Ignores
  * SIGHUP, SIGINT, SIGTERM and SIGPIPE: it ends when the job ends (or by SIGKILL, which tesseld
  * detects as a lost supervisor).  Exit status: 0 when DIR/exit was written, 1 otherwise.
  *
@@ -17,8 +28,9 @@
  *   - the job drops privileges in the order initgroups (the account's supplementary groups,
  *     NAME from --user; none without it) -> setgid -> setuid, then checks that root cannot be
  *     regained, before it touches any path;
- *   - the job opens DIR/stdout and DIR/stderr itself, as its user (mode 0600), so a symlink
- *     planted there cannot make root write elsewhere;
+ *   - the job's process opens DIR/stdout and DIR/stderr as its user (mode 0600, regular files
+ *     only) and hands the descriptors to the shim, which writes the output only through them:
+ *     a symlink or hard link planted there cannot make root write where the user may not;
  *   - DIR/pid and DIR/exit are written by root through a temporary file created with O_EXCL
  *     (never through an existing name or a symlink) and renamed;
  *   - the job starts with default dispositions for every signal, an empty signal mask, in its
@@ -31,12 +43,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "agent/logcap.h"
 #include "agent/runner.h"
 
 #define MAX_CG 8
@@ -45,11 +63,88 @@
  * (or as the same user) for the API. */
 #define LOG_MODE 0600
 
+extern char **environ;
+
 static void usage(void)
 {
-    fprintf(stderr, "usage: tessel-shim --dir DIR --cwd CWD [--cgroup PROCS]... "
+    fprintf(stderr, "usage: tessel-shim [--env-fd FD] [--lock-fd FD] [--log-limit BYTES] --dir DIR "
+                    "--cwd CWD [--cgroup PROCS]... "
                     "[--uid U --gid G [--user NAME]] [--preload LIBS] -- PROG [ARG...]\n");
     exit(2);
+}
+
+/* Close descriptors lo..hi (close_range, or one by one below 1024 on an old kernel). */
+static void close_fds(unsigned lo, unsigned hi)
+{
+    if (close_range(lo, hi, 0) == 0)
+        return;
+    for (unsigned fd = lo; fd <= hi && fd < 1024; fd++)
+        close((int)fd);
+}
+
+/* Read the job's environment from fd ("K=V\0"..., at most TAGENT_ENV_MAX bytes) into a
+ * NULL-terminated array pointing into one buffer (*bufp; both malloc'd, the caller frees
+ * both).  NULL with errno: EINVAL for an entry without '=' or a missing final NUL, E2BIG when
+ * too large. */
+static char **read_env(int fd, char **bufp)
+{
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    if (!buf)
+        return NULL;
+    for (;;) {
+        if (len == cap) {
+            if (cap > TAGENT_ENV_MAX) {
+                free(buf);
+                errno = E2BIG;
+                return NULL;
+            }
+            char *b = realloc(buf, cap * 2);
+            if (!b) {
+                free(buf);
+                return NULL;
+            }
+            buf = b;
+            cap *= 2;
+        }
+        ssize_t n = read(fd, buf + len, cap - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            free(buf);
+            return NULL;
+        }
+        if (n == 0)
+            break;
+        len += (size_t)n;
+    }
+    if (len > TAGENT_ENV_MAX || (len > 0 && buf[len - 1] != '\0')) {
+        free(buf);
+        errno = len > TAGENT_ENV_MAX ? E2BIG : EINVAL;
+        return NULL;
+    }
+    size_t count = 0;
+    for (size_t i = 0; i < len; i++)
+        count += buf[i] == '\0';
+    char **env = calloc(count + 1, sizeof *env);
+    if (!env) {
+        free(buf);
+        return NULL;
+    }
+    size_t k = 0;
+    for (size_t off = 0; off < len; off += strlen(buf + off) + 1) {
+        const char *eq = strchr(buf + off, '=');
+        if (!eq || eq == buf + off) {
+            free(env);
+            free(buf);
+            errno = EINVAL;
+            return NULL;
+        }
+        env[k++] = buf + off;
+    }
+    env[k] = NULL;
+    *bufp = buf;
+    return env;
 }
 
 /* Write DIR/name atomically: DIR/name.tmp, then rename. */
@@ -76,6 +171,165 @@ static int write_atomic(const char *dir, const char *name, const char *text)
     return rename(tmp, final);
 }
 
+/* Seconds between two tries to write the exit record on a full file system. */
+#define EXIT_RETRY_S 1
+/* Most bytes read from the job's pipes once it has ended (what a process it left behind may
+ * still be writing is not waited for): the pipes hold 64 KiB each by default, 1 MiB at most
+ * (/proc/sys/fs/pipe-max-size), so 2 MiB takes all that was written before the end. */
+#define DRAIN_MAX (2u << 20)
+
+/* The job's log file at path, opened as the caller (the job's user): appended to, created
+ * LOG_MODE, never through a symlink, never blocking on a FIFO; a regular file only.  fd or -1
+ * with errno (EINVAL: not a regular file). */
+static int open_log(const char *path)
+{
+    int fd =
+        open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+             LOG_MODE);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        errno = EINVAL;
+        return -1;
+    }
+    return fd;
+}
+
+/* Pass the two log descriptors over the socket (SCM_RIGHTS).  0 or -1 with errno. */
+static int send_fds(int sock, int out, int err)
+{
+    int fds[2] = {out, err};
+    char byte = 'L';
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    union {
+        char buf[CMSG_SPACE(sizeof fds)];
+        struct cmsghdr align;
+    } u;
+    memset(&u, 0, sizeof u);
+    struct msghdr m = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof fds);
+    memcpy(CMSG_DATA(c), fds, sizeof fds);
+    return sendmsg(sock, &m, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+/* Receive them (close-on-exec).  0, or -1 with errno (ENODATA: the child ended or failed
+ * before it sent them). */
+static int recv_fds(int sock, int fds[2])
+{
+    char byte;
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    union {
+        char buf[CMSG_SPACE(2 * sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    struct msghdr m = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+    ssize_t n;
+    do
+        n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
+    while (n < 0 && errno == EINTR);
+    if (n <= 0) {
+        if (n == 0)
+            errno = ENODATA;
+        return -1;
+    }
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+        c->cmsg_len != CMSG_LEN(2 * sizeof(int))) {
+        errno = EPROTO;
+        return -1;
+    }
+    memcpy(fds, CMSG_DATA(c), 2 * sizeof(int));
+    return 0;
+}
+
+/* Read what fd holds now into lc (NULL: discard).  Returns false at end of file or on an
+ * error (fd is then closed), true when the pipe is open and empty for now.  At most max bytes
+ * (0: no bound). */
+static bool take(int fd, tagent_logcap_t *lc, size_t max)
+{
+    static char buf[64 * 1024];
+    size_t got = 0;
+    for (;;) {
+        ssize_t r = read(fd, buf, sizeof buf);
+        if (r > 0) {
+            tagent_logcap_write(lc, buf, (size_t)r);
+            got += (size_t)r;
+            if (max && got >= max)
+                return true;
+            continue;
+        }
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 && errno == EAGAIN)
+            return true;
+        close(fd);
+        return false;
+    }
+}
+
+/* The shim's main loop: copy the job's stdout and stderr (pipes out and err, non-blocking)
+ * into lc[0] and lc[1], reap every child that ends (SIGCHLD from sfd: the job's orphans are
+ * re-parented to the shim), until the job (pid) has ended and what its pipes held then is
+ * read.  Returns the job's wait status, or -1 when waitpid fails.
+ *
+ * Single-threaded: the loop owns the pipes, the log writers and waitpid.  A thread started
+ * beside it (after the fork) must not wait for children, and keeps SIGCHLD blocked (it
+ * inherits the mask). */
+static int pump(pid_t pid, int out, int err, int sfd, tagent_logcap_t *lc[2])
+{
+    fcntl(out, F_SETFL, O_NONBLOCK);
+    fcntl(err, F_SETFL, O_NONBLOCK);
+    struct pollfd p[3] = {{.fd = out, .events = POLLIN},
+                          {.fd = err, .events = POLLIN},
+                          {.fd = sfd, .events = POLLIN}};
+    int status = 0;
+    bool ended = false;
+    while (!ended) {
+        if (poll(p, 3, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            perror("tessel-shim: poll");
+            return -1;
+        }
+        for (int k = 0; k < 2; k++)
+            if (p[k].fd >= 0 && p[k].revents && !take(p[k].fd, lc[k], 0))
+                p[k].fd = -1;
+        if (p[2].revents) {
+            struct signalfd_siginfo si;
+            while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+            }
+        }
+        /* Reap every child that has ended: the job, and the orphans it left to the shim. */
+        for (;;) {
+            int st;
+            pid_t w = waitpid(-1, &st, WNOHANG);
+            if (w == pid) {
+                status = st;
+                ended = true;
+            } else if (w <= 0) {
+                if (w < 0 && errno != ECHILD && errno != EINTR) {
+                    perror("tessel-shim: waitpid");
+                    return -1;
+                }
+                break;
+            }
+        }
+    }
+    /* The job has ended: its last output is in the pipes (or they are closed). */
+    for (int k = 0; k < 2; k++)
+        if (p[k].fd >= 0 && take(p[k].fd, lc[k], DRAIN_MAX))
+            close(p[k].fd);
+    close(sfd);
+    return status;
+}
+
 /* What the child reports through the close-on-exec pipe when it cannot exec. */
 struct child_error {
     char stage[16];
@@ -95,6 +349,8 @@ static void child_fail(int fd, const char *stage)
 int main(int argc, char **argv)
 {
     const char *dir = NULL, *cwd = NULL, *preload = NULL;
+    int env_fd = -1, lock_fd = -1;
+    uint64_t log_limit = 0;
     const char *cg[MAX_CG];
     int ncg = 0;
     long uid = -1, gid = -1;
@@ -107,7 +363,13 @@ int main(int argc, char **argv)
         }
         if (i + 1 >= argc)
             usage();
-        if (strcmp(argv[i], "--dir") == 0)
+        if (strcmp(argv[i], "--env-fd") == 0)
+            env_fd = (int)strtol(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--lock-fd") == 0)
+            lock_fd = (int)strtol(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--log-limit") == 0)
+            log_limit = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--dir") == 0)
             dir = argv[++i];
         else if (strcmp(argv[i], "--cwd") == 0)
             cwd = argv[++i];
@@ -124,16 +386,34 @@ int main(int argc, char **argv)
         else
             usage();
     }
-    if (!dir || !cwd || i >= argc || (uid >= 0) != (gid >= 0))
+    if (!dir || !cwd || i >= argc || (uid >= 0) != (gid >= 0) || (env_fd >= 0 && env_fd <= 2) ||
+        (lock_fd >= 0 && lock_fd <= 2) || (lock_fd > 2 && lock_fd == env_fd))
         usage();
     char **job_argv = &argv[i];
 
+    /* The job's environment, read before the other descriptors are closed.  Without
+     * --env-fd the job gets an empty one. */
+    static char *no_env[] = {NULL};
+    char **job_env = no_env, *env_buf = NULL;
+    if (env_fd > 2) {
+        job_env = read_env(env_fd, &env_buf);
+        int saved = errno;
+        close(env_fd);
+        if (!job_env) {
+            char msg[64];
+            snprintf(msg, sizeof msg, "error env %d\n", saved);
+            write_atomic(dir, "exit", msg);
+            return 1;
+        }
+    }
+
     /* Whatever descriptors the spawner leaked (a thread of tesseld opening a socket without
      * close-on-exec while another spawns) end here: the job gets 0, 1 and 2 only. */
-    if (close_range(3, ~0U, 0) < 0) {
-        for (int fd = 3; fd < 1024; fd++)
-            close(fd);
-    }
+    if (lock_fd > 3)
+        close_fds(3, (unsigned)lock_fd - 1);
+    close_fds(lock_fd > 2 ? (unsigned)lock_fd + 1 : 3, ~0U);
+    if (lock_fd > 2 && fcntl(lock_fd, F_SETFD, FD_CLOEXEC) < 0)
+        perror("tessel-shim: lock descriptor");
 
     setsid();
     /* Subreaper: a process the job leaves behind (started in the background, its parent gone)
@@ -149,9 +429,18 @@ int main(int argc, char **argv)
     char out_path[4096], err_path[4096];
     snprintf(out_path, sizeof out_path, "%s/stdout", dir);
     snprintf(err_path, sizeof err_path, "%s/stderr", dir);
+    /* SIGCHLD is blocked from here on and taken from a signalfd by the main loop (pump).  A
+     * thread started beside the loop inherits the mask, so the signal never interrupts it. */
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, NULL);
+    int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    int pfd[2];
-    if (devnull < 0 || pipe2(pfd, O_CLOEXEC) < 0) {
+    int pfd[2], outp[2], errp[2], sock[2];
+    if (sfd < 0 || devnull < 0 || pipe2(pfd, O_CLOEXEC) < 0 || pipe2(outp, O_CLOEXEC) < 0 ||
+        pipe2(errp, O_CLOEXEC) < 0 ||
+        socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) < 0) {
         char msg[64];
         snprintf(msg, sizeof msg, "error setup %d\n", errno);
         write_atomic(dir, "exit", msg);
@@ -167,6 +456,9 @@ int main(int argc, char **argv)
     }
     if (pid == 0) {
         close(pfd[0]);
+        close(outp[0]);
+        close(errp[0]);
+        close(sock[0]);
         setpgid(0, 0);
         signal(SIGHUP, SIG_DFL);
         signal(SIGINT, SIG_DFL);
@@ -199,17 +491,24 @@ int main(int argc, char **argv)
                 child_fail(pfd[1], "privdrop");
             }
         }
-        /* The logs are opened as the job's user: a symlink the user left in DIR leads only
-         * where the user may write anyway. */
-        int out = open(out_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, LOG_MODE);
+        /* The logs are opened as the job's user (a symlink or a file the user left in DIR
+         * leads only where the user may write anyway), must be regular files (O_NONBLOCK: a
+         * FIFO there does not block the open), and go to the shim, which writes the job's
+         * output into them through the limit (logcap.h). */
+        int out = open_log(out_path);
         if (out < 0)
             child_fail(pfd[1], "stdout");
-        int err = open(err_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, LOG_MODE);
+        int err = open_log(err_path);
         if (err < 0)
             child_fail(pfd[1], "stderr");
+        if (send_fds(sock[1], out, err) < 0)
+            child_fail(pfd[1], "logs");
+        close(out);
+        close(err);
+        close(sock[1]);
         if (chdir(cwd) < 0)
             child_fail(pfd[1], "chdir");
-        if (dup2(devnull, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+        if (dup2(devnull, 0) < 0 || dup2(outp[1], 1) < 0 || dup2(errp[1], 2) < 0)
             child_fail(pfd[1], "dup2");
         /* Every signal at its default, including the two glibc keeps for itself (32, 33:
          * posix_spawn leaves them ignored in the shim, and an ignored signal stays ignored
@@ -220,18 +519,29 @@ int main(int argc, char **argv)
             if (sig != SIGKILL && sig != SIGSTOP)
                 syscall(SYS_rt_sigaction, sig, ksa, NULL, (size_t)8);
         }
-        /* The shim is single-threaded: setenv after fork is safe here. */
+        /* The job's environment, only now that the process is the user's.  The child of fork
+         * has one thread: setenv is safe here, and execvp searches the job's PATH. */
+        environ = job_env;
         if (preload && setenv("LD_PRELOAD", preload, 1) < 0)
             child_fail(pfd[1], "setenv");
         execvp(job_argv[0], job_argv);
         child_fail(pfd[1], "exec");
     }
     close(pfd[1]);
+    close(outp[1]);
+    close(errp[1]);
+    close(sock[1]);
     char pids[96];
     snprintf(pids, sizeof pids, "%d %llu %d\n", (int)getpid(),
              (unsigned long long)tagent_proc_start_time(getpid()), (int)pid);
     if (write_atomic(dir, "pid", pids) < 0)
         perror("tessel-shim: pid file");
+
+    /* The log files, from the child (none when it failed before it opened them). */
+    int logs[2] = {-1, -1};
+    if (recv_fds(sock[0], logs) < 0 && errno != ENODATA)
+        perror("tessel-shim: log descriptors");
+    close(sock[0]);
 
     struct child_error ce;
     ssize_t n;
@@ -240,20 +550,26 @@ int main(int argc, char **argv)
     while (n < 0 && errno == EINTR);
     close(pfd[0]);
 
-    /* Reap every child until the job itself: the others are the job's orphans. */
-    int status = 0;
-    for (;;) {
-        int st;
-        pid_t w = waitpid(-1, &st, 0);
-        if (w == pid) {
-            status = st;
-            break;
-        }
-        if (w < 0 && errno != EINTR) {
-            perror("tessel-shim: waitpid");
-            return 1;
-        }
+    tagent_logcap_t *lc[2] = {NULL, NULL};
+    for (int k = 0; k < 2; k++) {
+        struct stat st;
+        if (logs[k] >= 0 && fstat(logs[k], &st) == 0 && S_ISREG(st.st_mode))
+            lc[k] =
+                tagent_logcap_open(logs[k], log_limit, (uint64_t)st.st_size, TAGENT_LOG_TAIL_MAX);
+        if (logs[k] >= 0 && !lc[k])
+            close(logs[k]);
     }
+    int status = pump(pid, outp[0], errp[0], sfd, lc);
+    /* The job has its own copy since its exec. */
+    if (job_env != no_env)
+        free(job_env);
+    free(env_buf);
+    for (int k = 0; k < 2; k++)
+        if (tagent_logcap_close(lc[k]) < 0)
+            fprintf(stderr, "tessel-shim: %s: %s\n", k ? err_path : out_path, strerror(errno));
+    if (status == -1)
+        return 1;
+
     char msg[96];
     if (n == (ssize_t)sizeof ce) {
         ce.stage[sizeof ce.stage - 1] = '\0';
@@ -263,9 +579,18 @@ int main(int argc, char **argv)
     } else {
         snprintf(msg, sizeof msg, "exit %d\n", WEXITSTATUS(status));
     }
-    if (write_atomic(dir, "exit", msg) < 0) {
-        perror("tessel-shim: exit file");
-        return 1;
+    /* The job's end must reach tesseld: on a full file system (the job may have filled it)
+     * the record is tried again every EXIT_RETRY_S until there is room, and tesseld, seeing
+     * the shim alive, keeps the job running meanwhile. */
+    for (int tries = 0; write_atomic(dir, "exit", msg) < 0; tries++) {
+        if (errno != ENOSPC && errno != EDQUOT) {
+            perror("tessel-shim: exit file");
+            return 1;
+        }
+        if (tries == 0)
+            fprintf(stderr, "tessel-shim: exit file: %s; trying again every %d s\n",
+                    strerror(errno), EXIT_RETRY_S);
+        sleep(EXIT_RETRY_S);
     }
     return 0;
 }

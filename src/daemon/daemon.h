@@ -17,7 +17,9 @@
  *   1. (locked) reap exited shims (our children) so they do not linger as zombies;
  *   2. (locked) for each running job: DIR/exit present -> record the end, release its
  *      resources; cancel or preemption asked more than TESSD_CANCEL_GRACE_MS ago -> SIGKILL;
- *      shim gone without an exit file -> failed ("supervisor lost");
+ *      shim gone without an exit file -> failed ("supervisor lost"); no shim ever started
+ *      (tesseld stopped during the start: start lock free, no pid file) -> pending again;
+ *      a store that refuses the end: said once, tried again at the next tick;
  *   3. (locked) apply queue edits to the scheduler (or rebuild it); hand the inbox to
  *      libsched, and write why new jobs wait;
  *   4. (unlocked) when something changed: tsched_sched_cycle, then a snapshot of each queue's
@@ -84,6 +86,7 @@ typedef struct {
     bool killed;                             /* SIGKILL sent after the grace period */
     bool no_requeue;      /* submitted with "requeue": false: a preemption ends it */
     int64_t suspended_ms; /* its GPU slice is suspended since then (suspend.c); 0 = not */
+    bool end_unrecorded;  /* the store refused its end (logged once; retried each tick) */
 } tessd_run_t;
 
 /* What a handler leaves for the tick to tell libsched. */
@@ -117,12 +120,14 @@ typedef struct {
     char fake_lib_dir[PATH_MAX];
     char fake_spec[256]; /* "" without --fake-gpus */
     bool simulated;
-    bool allow_root_jobs; /* --allow-root-jobs: as root, a non-admin's job may run as root */
     bool system_mode;     /* --system (default as root): a lab's tesseld; else personal */
     char socket_path[108];
     /* --local-users create (the default): a local account calling through the socket with no
      * Tessel user of its name gets one, role user, at its first call; existing: refused. */
     bool local_users_create;
+    bool allow_root_jobs;  /* --allow-root-jobs: as root, a non-admin's job may run as root */
+    uint64_t log_limit;    /* --log-limit: bytes kept per stream of a job's log, 0 = no limit */
+    char test_kill_at[16]; /* --test-kill-at: "" or the start step where tesseld kills itself */
     char node_name[64];
     long ncpus;
     uint64_t mem_total;
@@ -229,6 +234,29 @@ int tessd_queues_load(tessd_t *d, tstore_queue_t **out, size_t *n, tsl_error_t *
  * errno ENOMEM (then a rebuild is asked for, which reads the store). */
 int tessd_inbox_submit(tessd_t *d, const tstore_job_t *j);
 int tessd_inbox_remove(tessd_t *d, int64_t id);
+
+/* Default of --log-limit: 64 MiB per stream keeps a day of a chatty training loop's output
+ * (~700 bytes/s) and bounds a runaway job's logs to 128 MiB of the store's file system. */
+#define TESSD_LOG_LIMIT_DEFAULT (64ull << 20)
+
+/* --test-kill-at (tests only): the named steps of a job's start, in order.  At the step named,
+ * tesseld SIGKILLs itself (tessd_test_kill_point), so a test can check that a restart finds
+ * the job requeued or running, never failed. */
+bool tessd_test_kill_step_valid(const char *step);
+void tessd_test_kill_point(const tessd_t *d, const char *step);
+
+/* The start lock of job id, <data-dir>/starts/<id>.lock: tesseld takes it (flock) before it
+ * spawns the shim, the shim holds it for its whole life.  1 when held (a shim of the job
+ * lives, or is being started), 0 when free or absent (none lives), -1 with errno. */
+int tessd_start_lock_held(const tessd_t *d, int64_t id);
+/* Remove it once the job has left the table (the shim has ended). */
+void tessd_start_lock_remove(const tessd_t *d, int64_t id);
+
+/* Whether the job of user could enter path as its cwd, checked as the account the job runs
+ * as (a short-lived child that takes its ids): root never stats a user's path for them.  0,
+ * or -1 with a one-line reason in why that is the same for a path that does not exist, is
+ * not a directory, or may not be entered. */
+int tessd_cwd_check(const tessd_t *d, const char *user, const char *path, char *why, size_t len);
 
 /* launch.c: start one placed job (store already says running).  0, or -1 with err. */
 int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *run, tsl_error_t *err);

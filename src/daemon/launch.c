@@ -12,11 +12,16 @@
  *      TESSEL_CUDA_CORE_PRIORITY (high for inference; a job may lower it, never raise it).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <grp.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,6 +29,94 @@
 
 #include "agent/runner.h"
 #include "daemon/daemon.h"
+
+/* The steps of a job's start, in order (--test-kill-at):
+ *   running   the store says running (tick.c start_job), nothing else done yet;
+ *   dir       the job's directory exists (and is its user's);
+ *   cgroup    its cgroup exists;
+ *   spawned   the shim is started, its pid not yet in the store;
+ *   recorded  the shim's pid is in the store. */
+static const char *const kill_steps[] = {"running", "dir", "cgroup", "spawned", "recorded"};
+
+bool tessd_test_kill_step_valid(const char *step)
+{
+    for (size_t i = 0; i < sizeof kill_steps / sizeof kill_steps[0]; i++)
+        if (strcmp(step, kill_steps[i]) == 0)
+            return true;
+    return false;
+}
+
+void tessd_test_kill_point(const tessd_t *d, const char *step)
+{
+    if (d->test_kill_at[0] && strcmp(d->test_kill_at, step) == 0) {
+        tessd_log("--test-kill-at %s: killing myself (SIGKILL)", step);
+        raise(SIGKILL);
+    }
+}
+
+/* <data-dir>/starts/<id>.lock.  The directory is tesseld's own (0700, made here on first use):
+ * no user can create, replace or lock a file in it. */
+static int start_lock_path(const tessd_t *d, int64_t id, bool mkdir_it, char *buf, size_t len)
+{
+    char dir[PATH_MAX];
+    if (tessd_pathf(dir, sizeof dir, "%s/starts", d->data_dir) < 0)
+        return -1;
+    if (mkdir_it && mkdir(dir, 0700) < 0 && errno != EEXIST)
+        return -1;
+    struct stat st;
+    if (lstat(dir, &st) < 0)
+        return -1;
+    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
+        errno = EPERM;
+        return -1;
+    }
+    return tessd_pathf(buf, len, "%s/%lld.lock", dir, (long long)id);
+}
+
+int tessd_start_lock_held(const tessd_t *d, int64_t id)
+{
+    char p[PATH_MAX];
+    if (start_lock_path(d, id, false, p, sizeof p) < 0)
+        return errno == ENOENT ? 0 : -1;
+    int fd = open(p, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : -1;
+    int rc = flock(fd, LOCK_EX | LOCK_NB);
+    int saved = errno;
+    close(fd); /* releases our lock, if we got it */
+    if (rc == 0)
+        return 0;
+    errno = saved;
+    return saved == EWOULDBLOCK ? 1 : -1;
+}
+
+void tessd_start_lock_remove(const tessd_t *d, int64_t id)
+{
+    char p[PATH_MAX];
+    if (start_lock_path(d, id, false, p, sizeof p) == 0 && unlink(p) < 0 && errno != ENOENT)
+        tessd_log("job %lld: %s: %s", (long long)id, p, strerror(errno));
+}
+
+/* Take job id's start lock for its next shim: a new descriptor holding an exclusive flock,
+ * or -1 with err (EWOULDBLOCK: a shim of an earlier attempt still holds it). */
+static int start_lock_take(const tessd_t *d, int64_t id, tsl_error_t *err)
+{
+    char p[PATH_MAX];
+    if (start_lock_path(d, id, true, p, sizeof p) < 0)
+        return tsl_errprintf(err, "%s/starts: %s", d->data_dir, strerror(errno));
+    int fd = open(p, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return tsl_errprintf(err, "%s: %s", p, strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return tsl_errprintf(err, "%s: %s", p,
+                             saved == EWOULDBLOCK ? "a supervisor of an earlier attempt still runs"
+                                                  : strerror(saved));
+    }
+    return fd;
+}
 
 void tessd_job_dir(const tessd_t *d, int64_t id, char *buf, size_t len)
 {
@@ -54,6 +147,55 @@ bool tessd_job_refused(const tessd_t *d, const char *user, bool admin, char *why
                  "or start tesseld with --allow-root-jobs",
                  user);
     return true;
+}
+
+/* Most supplementary groups taken for the check below (NGROUPS_MAX is 65536; an account in
+ * more than 256 groups is checked with its first 256, and the job itself gets all of them). */
+#define CWD_MAX_GROUPS 256
+
+int tessd_cwd_check(const tessd_t *d, const char *user, const char *path, char *why, size_t len)
+{
+    /* The job runs as the account of its user when tesseld is root and that account is not
+     * uid 0 (tessd_launch); otherwise as tesseld's own user, which may stat what it likes. */
+    struct passwd pwbuf, *pw = NULL;
+    char pwmem[4096];
+    bool as_user = geteuid() == 0 && getpwnam_r(user, &pwbuf, pwmem, sizeof pwmem, &pw) == 0 &&
+                   pw && pw->pw_uid != 0;
+    gid_t groups[CWD_MAX_GROUPS];
+    int ngroups = CWD_MAX_GROUPS;
+    if (as_user && getgrouplist(pw->pw_name, pw->pw_gid, groups, &ngroups) < 0)
+        ngroups = CWD_MAX_GROUPS; /* the first CWD_MAX_GROUPS are filled */
+    /* A short-lived child takes the account's ids and tries to enter path: what it may
+     * enter, the job may.  Only system calls between fork and _exit (tesseld has threads). */
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(why, len, "cannot check cwd '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        if (as_user && (setgroups((size_t)ngroups, groups) < 0 || setgid(pw->pw_gid) < 0 ||
+                        setuid(pw->pw_uid) < 0))
+            _exit(2);
+        _exit(chdir(path) == 0 ? 0 : 1);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0) {
+        if (errno != EINTR) {
+            snprintf(why, len, "cannot check cwd '%s': %s", path, strerror(errno));
+            return -1;
+        }
+    }
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+        return 0;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 2) {
+        snprintf(why, len, "cannot check cwd '%s': cannot take the ids of '%s'", path, user);
+        return -1;
+    }
+    /* One answer for "does not exist", "not a directory" and "no permission": telling them
+     * apart would tell a user about paths in directories the user cannot read. */
+    snprintf(why, len, "cwd '%s' is not a directory %s%s%s can enter", path,
+             as_user ? "user '" : "the job", as_user ? user : "", as_user ? "'" : "");
+    return -1;
 }
 
 typedef struct {
@@ -305,10 +447,12 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
         if (getpwuid_r(geteuid(), &pwbuf, pwmem, sizeof pwmem, &pw) != 0)
             pw = NULL;
     }
+    tessd_test_kill_point(d, "dir");
     char cg[160];
     tessd_cgroup_name(d, j->id, cg, sizeof cg);
     if (tagent_cgroup_create(d->cg_mode, d->cg_root, cg, j->cpu_milli, j->mem, err) < 0)
         return -1;
+    tessd_test_kill_point(d, "cgroup");
     char procs[TAGENT_MAX_CGROUPS][4096];
     int nprocs = tagent_cgroup_procs_paths(d->cg_mode, d->cg_root, cg, procs, TAGENT_MAX_CGROUPS);
 
@@ -318,6 +462,12 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
     size_t n = json_array_size(argv_j);
     char **argv = calloc(n + 4, sizeof *argv);
     int rc = -1;
+    /* Held from before the spawn until the shim ends (the shim keeps it): a tesseld killed
+     * between the spawn and the store's record of the shim's pid finds at its restart that a
+     * shim lives; one killed before the spawn finds the lock free and requeues the job. */
+    int lock = start_lock_take(d, j->id, err);
+    if (lock < 0)
+        goto out;
     if (!argv || build_env(d, j, r, pw, dir, &env) < 0) {
         tsl_errprintf(err, "out of memory");
         goto out;
@@ -343,20 +493,29 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
         .user = as_user ? pw->pw_name : NULL,
         .uid = as_user ? pw->pw_uid : 0,
         .gid = as_user ? pw->pw_gid : 0,
+        .lock_fd = lock,
+        .log_limit = d->log_limit,
     };
     for (int i = 0; i < nprocs; i++)
         sp.cgroup_procs[i] = procs[i];
     pid_t pid = tagent_spawn(&sp, err);
     if (pid < 0)
         goto out;
+    /* The shim holds the lock now; ours goes. */
+    close(lock);
+    lock = -1;
+    tessd_test_kill_point(d, "spawned");
     r->shim_pid = pid;
     r->shim_start = tagent_proc_start_time(pid);
     if (tstore_job_set_pids(d->store, j->id, pid, r->shim_start, 0, err) < 0)
         tessd_log("job %lld: %s", (long long)j->id, err->text);
+    tessd_test_kill_point(d, "recorded");
     tessd_log("job %lld started (user %s, shim pid %d, GPUs [%s])", (long long)j->id, j->user,
               (int)pid, env_get(&env, "CUDA_VISIBLE_DEVICES"));
     rc = 0;
 out:
+    if (lock >= 0)
+        close(lock);
     if (rc < 0)
         tagent_cgroup_remove(d->cg_mode, d->cg_root, cg);
     free(preload);

@@ -124,6 +124,11 @@ static void usage(FILE *f)
             "                      by default it is refused (an admin's job runs as root)\n"
             "  --no-root-jobs      the default (kept for old command lines): such jobs are\n"
             "                      refused\n"
+            "  --log-limit SIZE    most bytes kept of each of a job's stdout and stderr (its\n"
+            "                      head and tail, with a marker where bytes were dropped);\n"
+            "                      default 64M, 0 = unlimited\n"
+            "  --test-kill-at STEP for tests: SIGKILL tesseld itself at this step of the next\n"
+            "                      job's start (running, dir, cgroup, spawned, recorded)\n"
             "Limits on what one client can take (docs/tesseld.md):\n"
             "  --max-connections N           connections of all clients together (default 1024)\n"
             "  --max-connections-per-client N  connections from one address (default 256); the\n"
@@ -495,6 +500,7 @@ int main(int argc, char **argv)
     double admin_rate = 0; /* 0: admins exempt */
     d->disk_reserve = TESSD_DISK_RESERVE;
     tsched_sched_config_default(&d->sched_cfg);
+    d->log_limit = TESSD_LOG_LIMIT_DEFAULT;
     d->shim[0] = d->interposer[0] = d->fake_lib_dir[0] = '\0';
     snprintf(d->cg_root, sizeof d->cg_root, "/sys/fs/cgroup");
     enum {
@@ -528,6 +534,8 @@ int main(int argc, char **argv)
         O_SUBBURST,
         O_ADMINRATE,
         O_DISKRES,
+        O_LOGLIMIT,
+        O_TESTKILL,
         O_HELP,
         O_VERSION
     };
@@ -562,6 +570,8 @@ int main(int argc, char **argv)
         {"submit-burst", required_argument, NULL, O_SUBBURST},
         {"admin-submit-rate", required_argument, NULL, O_ADMINRATE},
         {"disk-reserve", required_argument, NULL, O_DISKRES},
+        {"log-limit", required_argument, NULL, O_LOGLIMIT},
+        {"test-kill-at", required_argument, NULL, O_TESTKILL},
         {"help", no_argument, NULL, O_HELP},
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0},
@@ -680,6 +690,14 @@ int main(int argc, char **argv)
             }
             break;
         }
+        case O_LOGLIMIT: {
+            tsl_error_t e;
+            if (tsl_parse_size(optarg, &d->log_limit, &e) < 0) {
+                fprintf(stderr, "tesseld: --log-limit %s: %s\n", optarg, e.text);
+                return 2;
+            }
+            break;
+        }
         case O_SUBRATE:
             if (opt_rate("--submit-rate", optarg, true, &submit_rate) < 0)
                 return 2;
@@ -698,6 +716,16 @@ int main(int argc, char **argv)
         case O_DISKRES:
             if (opt_reserve(optarg, &d->disk_reserve, &d->disk_reserve_pct) < 0)
                 return 2;
+            break;
+        case O_TESTKILL:
+            if (!tessd_test_kill_step_valid(optarg)) {
+                fprintf(stderr,
+                        "tesseld: --test-kill-at %s: expected running, dir, cgroup, spawned or "
+                        "recorded\n",
+                        optarg);
+                return 2;
+            }
+            snprintf(d->test_kill_at, sizeof d->test_kill_at, "%s", optarg);
             break;
         case O_HELP:
             usage(stdout);

@@ -25,7 +25,9 @@ TESSELD_TESTS := tests/t/t3000-daemon-api.t tests/t/t3001-daemon-queue.t \
                  tests/t/t3012-daemon-suspend.t tests/t/t3013-daemon-listen.t \
                  tests/t/t3014-daemon-slowloris.t tests/t/t3015-daemon-limits.t \
                  tests/t/t3020-daemon-socket.t tests/t/t3021-daemon-queue-allow.t \
-                 tests/t/t3022-daemon-modes.t
+                 tests/t/t3022-daemon-modes.t tests/t/t3023-daemon-env.t \
+                 tests/t/t3024-daemon-start-crash.t tests/t/t3025-daemon-logs.t \
+                 tests/t/t3026-daemon-cwd.t
 TESTS += $(TESSELD_TESTS)
 
 # Unit tests of the daemon's pure parts.
@@ -54,3 +56,5 @@ tests/t/t3011-daemon-compute.t: $(O)/tests/interposer/tcu-load $(O)/lib/libtesse
 # The suspend test runs tcu-load as a job, suspends and resumes it through the CLI.
 tests/t/t3012-daemon-suspend.t: $(O)/tests/interposer/tcu-load $(O)/tests/interposer/tcu-slice \
                                 $(O)/lib/libtessel-cuda.so $(O)/bin/tessel
+# The environment test has a job load a probe library through LD_AUDIT.
+tests/t/t3023-daemon-env.t: $(O)/tests/agent/libtessel-envprobe.so

@@ -53,8 +53,10 @@ static tessd_run_t *run_add(tessd_t *d, int64_t id)
     return r;
 }
 
+/* Only once its shim has ended (or was never started): the start lock goes with it. */
 static void run_remove(tessd_t *d, tessd_run_t *r)
 {
+    tessd_start_lock_remove(d, r->id);
     size_t i = (size_t)(r - d->runs);
     d->runs[i] = d->runs[--d->nruns];
 }
@@ -144,47 +146,27 @@ static int read_pids_checked(const char *dir, pid_t known_shim, pid_t *shim, uin
     return 0;
 }
 
-/* A preempted job has ended: back to pending (same id) for its next attempt.  Returns false
- * when the store refused (the job stays in the table; the next tick tries again). */
-static bool requeue_run(tessd_t *d, tessd_run_t *r)
+/* The next attempt's shim writes its own pid and exit files; the old ones must not be taken
+ * for its.  The slice file is rewritten by the next attempt's interposer. */
+static void remove_stale_records(tessd_t *d, int64_t id)
 {
-    char why[128], reason[192];
-    preempt_why(r, why, sizeof why);
-    snprintf(reason, sizeof reason, "requeued: preempted %s", why);
-    tsl_error_t err;
-    if (tstore_job_requeue(d->store, r->id, reason, &err) < 0) {
-        tessd_log("job %lld: cannot requeue it: %s", (long long)r->id, err.text);
-        if (errno != ENOENT)
-            return false;
-        /* Not running in the store any more: nothing to requeue, forget it. */
-        tessd_sched_remove(d, r->id);
-        cleanup_cgroup(d, r->id);
-        run_remove(d, r);
-        d->sched_dirty = true;
-        return true;
-    }
-    /* The next attempt's shim writes its own pid and exit files; the old ones must not be
-     * taken for its.  The slice file is rewritten by the next attempt's interposer. */
     char dir[PATH_MAX], path[PATH_MAX];
-    tessd_job_dir(d, r->id, dir, sizeof dir);
+    tessd_job_dir(d, id, dir, sizeof dir);
     static const char *const stale[] = {"exit", "pid", "slice"};
     for (size_t i = 0; i < sizeof stale / sizeof stale[0]; i++)
         if (tessd_pathf(path, sizeof path, "%s/%s", dir, stale[i]) == 0)
             unlink(path);
-    tstore_job_t j;
-    int64_t n = 0;
-    if (tstore_job_get(d->store, r->id, &j, NULL) == 0) {
-        n = j.preemptions;
-        tstore_job_clear(&j);
-    }
-    char line[256];
-    snprintf(line, sizeof line, "[tessel] job %lld preempted %s; requeued (preemption %lld)",
-             (long long)r->id, why, (long long)n);
-    log_marker(d, r->id, line);
+}
+
+/* The store has r pending again: give libsched back what it held (or hand it over as a new
+ * pending job), remove its cgroup, and take it out of the table. */
+static void back_to_pending(tessd_t *d, tessd_run_t *r, const char *reason)
+{
     double now = tessd_sched_now();
     if (!r->holds || tsched_job_stopped(d->sched, (uint64_t)r->id, now) < 0) {
         /* libsched does not know it as running: hand it over again as a new pending job. */
         tessd_sched_remove(d, r->id);
+        tstore_job_t j;
         if (tstore_job_get(d->store, r->id, &j, NULL) == 0) {
             if (tessd_inbox_submit(d, &j) < 0)
                 d->rebuild = true;
@@ -195,6 +177,71 @@ static bool requeue_run(tessd_t *d, tessd_run_t *r)
     tessd_log("job %lld requeued: %s", (long long)r->id, reason);
     run_remove(d, r);
     d->sched_dirty = true;
+}
+
+/* A preempted job has ended: back to pending (same id) for its next attempt.  Returns false
+ * when the store refused (the job stays in the table; the next tick tries again). */
+static bool requeue_run(tessd_t *d, tessd_run_t *r)
+{
+    char why[128], reason[192];
+    preempt_why(r, why, sizeof why);
+    snprintf(reason, sizeof reason, "requeued: preempted %s", why);
+    tsl_error_t err;
+    if (tstore_job_requeue(d->store, r->id, reason, &err) < 0) {
+        if (errno != ENOENT) {
+            if (!r->end_unrecorded)
+                tessd_log("job %lld: cannot requeue it: %s (tried again at each tick)",
+                          (long long)r->id, err.text);
+            r->end_unrecorded = true;
+            return false;
+        }
+        tessd_log("job %lld: cannot requeue it: %s", (long long)r->id, err.text);
+        /* Not running in the store any more: nothing to requeue, forget it. */
+        tessd_sched_remove(d, r->id);
+        cleanup_cgroup(d, r->id);
+        run_remove(d, r);
+        d->sched_dirty = true;
+        return true;
+    }
+    remove_stale_records(d, r->id);
+    tstore_job_t j;
+    int64_t n = 0;
+    if (tstore_job_get(d->store, r->id, &j, NULL) == 0) {
+        n = j.preemptions;
+        tstore_job_clear(&j);
+    }
+    char line[256];
+    snprintf(line, sizeof line, "[tessel] job %lld preempted %s; requeued (preemption %lld)",
+             (long long)r->id, why, (long long)n);
+    log_marker(d, r->id, line);
+    back_to_pending(d, r, reason);
+    return true;
+}
+
+/* A job the store says running whose supervisor was never started (tesseld stopped between
+ * the store's "running" and the spawn): pending again, same id, no preemption counted.
+ * Returns false when the store refused (the job stays in the table; the next tick tries
+ * again). */
+static bool unstart_run(tessd_t *d, tessd_run_t *r)
+{
+    static const char reason[] = "requeued: tesseld stopped before the job's start";
+    tsl_error_t err;
+    if (tstore_job_unstart(d->store, r->id, reason, &err) < 0) {
+        if (errno != ENOENT) {
+            if (!r->end_unrecorded)
+                tessd_log("job %lld: cannot requeue it: %s (tried again at each tick)",
+                          (long long)r->id, err.text);
+            r->end_unrecorded = true;
+            return false;
+        }
+        tessd_sched_remove(d, r->id);
+        cleanup_cgroup(d, r->id);
+        run_remove(d, r);
+        d->sched_dirty = true;
+        return true;
+    }
+    remove_stale_records(d, r->id);
+    back_to_pending(d, r, reason);
     return true;
 }
 
@@ -245,10 +292,16 @@ static bool finish_run(tessd_t *d, tessd_run_t *r, const tagent_exit_t *ex, cons
     tsl_error_t err;
     if (tstore_job_finish(d->store, r->id, st, reason, code, sig, tessd_now_ms(), &err) < 0 &&
         errno != ENOENT) {
-        /* The store refused: keep the job in the table and try again at the next tick. */
-        tessd_log("job %lld: cannot record its end: %s", (long long)r->id, err.text);
+        /* The store refused (a full disk): keep the job in the table and try again at each
+         * tick; said once per job, not at every tick. */
+        if (!r->end_unrecorded)
+            tessd_log("job %lld: cannot record its end: %s (tried again at each tick)",
+                      (long long)r->id, err.text);
+        r->end_unrecorded = true;
         return false;
     }
+    if (r->end_unrecorded)
+        tessd_log("job %lld: its end is recorded now", (long long)r->id);
     tessd_sched_remove(d, r->id);
     cleanup_cgroup(d, r->id);
     tessd_log("job %lld %s: %s", (long long)r->id, tstore_state_name(st), reason);
@@ -267,6 +320,23 @@ static bool check_run(tessd_t *d, tessd_run_t *r, int64_t now)
      * exits): while it lives, an "exit" file in the job's directory may be the job's own
      * forgery, which would end the job's accounting while it runs on. */
     bool shim_alive = tagent_alive(r->shim_pid, r->shim_start);
+    if (r->shim_pid == 0) {
+        /* No shim known (tesseld stopped during the start): the start lock tells whether one
+         * lives (started, its pid not yet read) or none does.  No shim and no record of one:
+         * it was never started, and the job goes back to pending. */
+        int held = tessd_start_lock_held(d, r->id);
+        if (held < 0)
+            tessd_log("job %lld: start lock: %s", (long long)r->id, strerror(errno));
+        shim_alive = held == 1;
+        pid_t s, j;
+        uint64_t st;
+        if (!shim_alive && tagent_read_exit(dir, &ex) == 0 &&
+            tagent_read_pids(dir, &s, &st, &j) < 0 && errno == ENOENT && held == 0) {
+            if (r->cancel_ms)
+                return finish_run(d, r, NULL, "cancelled before its start");
+            return unstart_run(d, r);
+        }
+    }
     int got = shim_alive ? 0 : tagent_read_exit(dir, &ex);
     if (got == 1)
         return finish_run(d, r, &ex, NULL);
@@ -402,7 +472,8 @@ static void start_job(tessd_t *d, uint64_t id, const tsched_member_t *m)
     }
     r->holds = true;
     /* Running in the store before the process exists: a crash after the spawn can then
-     * never start the job a second time. */
+     * never start the job a second time.  A crash before it is told apart by the start lock
+     * (check_run): the job is requeued. */
     if (tstore_job_set_running(d->store, j.id, pl, tessd_now_ms(), &err) < 0) {
         tessd_log("job %lld: cannot start: %s", (long long)j.id, err.text);
         tsched_job_stopped(d->sched, id, now_s);
@@ -412,6 +483,7 @@ static void start_job(tessd_t *d, uint64_t id, const tsched_member_t *m)
         return;
     }
     free(pl);
+    tessd_test_kill_point(d, "running");
     if (tessd_launch(d, &j, r, &err) < 0) {
         tessd_log("job %lld: cannot start: %s", (long long)j.id, err.text);
         tagent_exit_t ex = {.exit_code = -1};

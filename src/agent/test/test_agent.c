@@ -187,15 +187,16 @@ static void test_cgroup_layout(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
-/* Run the shim on argv in a fresh dir; returns the dir (static buffer). */
-static const char *run_shim(char *const *argv, tagent_exit_t *ex)
+/* Run the shim on argv in a fresh dir with environment envp; returns the dir (static
+ * buffer). */
+static const char *run_shim_env(char *const *argv, char *const *envp, tagent_exit_t *ex)
 {
     static char dir[64];
     snprintf(dir, sizeof dir, "/tmp/tessel-agent-XXXXXX");
     assert_non_null(mkdtemp(dir));
     char shim[4096];
     snprintf(shim, sizeof shim, "%s/bin/tessel-shim", getenv("TESSEL_BUILD") ?: "build");
-    tagent_spawn_t sp = {.shim = shim, .dir = dir, .cwd = dir, .argv = argv, .envp = environ};
+    tagent_spawn_t sp = {.shim = shim, .dir = dir, .cwd = dir, .argv = argv, .envp = envp};
     tsl_error_t err;
     pid_t pid = tagent_spawn(&sp, &err);
     assert_true(pid > 0);
@@ -205,6 +206,23 @@ static const char *run_shim(char *const *argv, tagent_exit_t *ex)
     assert_int_equal(WEXITSTATUS(st), 0);
     assert_int_equal(tagent_read_exit(dir, ex), 1);
     return dir;
+}
+
+static const char *run_shim(char *const *argv, tagent_exit_t *ex)
+{
+    return run_shim_env(argv, environ, ex);
+}
+
+/* Read dir/name into buf (NUL-terminated). */
+static void slurp(const char *dir, const char *name, char *buf, size_t len)
+{
+    char p[256];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, len - 1, f);
+    fclose(f);
+    buf[n] = '\0';
 }
 
 static void cleanup(const char *dir)
@@ -253,6 +271,45 @@ static void test_shim(void **state)
 
     assert_true(tagent_alive(getpid(), tagent_proc_start_time(getpid())));
     assert_false(tagent_alive(getpid(), 1));
+}
+
+/* The job gets exactly the environment it was given; the shim (its parent, root when tesseld
+ * is) runs with the fixed one: PATH and the caller's sanitizer options, nothing of the job's
+ * (an LD_AUDIT or LD_LIBRARY_PATH there would be loaded by root). */
+static void test_shim_env(void **state)
+{
+    tagent_exit_t ex;
+    char *env[] = {"PATH=/usr/bin:/bin",
+                   "FOO=bar baz",
+                   "LD_AUDIT=/nonexistent/audit.so",
+                   "LD_LIBRARY_PATH=/nonexistent/lib",
+                   "EMPTY=",
+                   NULL};
+    char *a[] = {"sh", "-c",
+                 "env | grep -E '^(FOO|LD_AUDIT|LD_LIBRARY_PATH|EMPTY)=' | sort; echo --; "
+                 "tr '\\0' '\\n' </proc/$PPID/environ | cut -d= -f1 | sort",
+                 NULL};
+    const char *dir = run_shim_env(a, env, &ex);
+    assert_int_equal(ex.exit_code, 0);
+    char buf[1024], want[1024];
+    slurp(dir, "stdout", buf, sizeof buf);
+    snprintf(want, sizeof want,
+             "EMPTY=\nFOO=bar baz\nLD_AUDIT=/nonexistent/audit.so\n"
+             "LD_LIBRARY_PATH=/nonexistent/lib\n--\n%s%sPATH\n%s",
+             getenv("ASAN_OPTIONS") ? "ASAN_OPTIONS\n" : "",
+             getenv("LSAN_OPTIONS") ? "LSAN_OPTIONS\n" : "",
+             getenv("UBSAN_OPTIONS") ? "UBSAN_OPTIONS\n" : "");
+    assert_string_equal(buf, want);
+    cleanup(dir);
+
+    /* An empty environment: the job runs with none (execvp falls back to its default path). */
+    char *none[] = {NULL};
+    char *b[] = {"/usr/bin/env", NULL};
+    dir = run_shim_env(b, none, &ex);
+    assert_int_equal(ex.exit_code, 0);
+    slurp(dir, "stdout", buf, sizeof buf);
+    assert_string_equal(buf, "");
+    cleanup(dir);
 }
 
 static void put(const char *dir, const char *name, const char *text)
@@ -359,6 +416,7 @@ int main(void)
         cmocka_unit_test(test_quota),          cmocka_unit_test(test_cgroup_layout),
         cmocka_unit_test(test_shim),           cmocka_unit_test(test_untrusted_records),
         cmocka_unit_test(test_shim_no_follow), cmocka_unit_test(test_cgroup_sweep),
+        cmocka_unit_test(test_shim_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -117,6 +117,7 @@ enum {
     S_JOB_SET_CANCEL,
     S_JOB_SET_REASON,
     S_JOB_REQUEUE,
+    S_JOB_UNSTART,
     S_JOB_SET_SUSPENDED,
     S_JOB_COUNTS,
     S_BEGIN,
@@ -190,6 +191,10 @@ static const char *const sql[S_COUNT] = {
                       " started_ms = NULL, exit_code = NULL, signal = NULL, shim_pid = NULL,"
                       " shim_start = NULL, job_pid = NULL, cancel_ms = NULL, suspended_ms = NULL,"
                       " preemptions = preemptions + 1 WHERE id = ?1 AND state = 1",
+    [S_JOB_UNSTART] = "UPDATE jobs SET state = 0, reason = ?2, placement = NULL,"
+                      " started_ms = NULL, exit_code = NULL, signal = NULL, shim_pid = NULL,"
+                      " shim_start = NULL, job_pid = NULL, suspended_ms = NULL"
+                      " WHERE id = ?1 AND state = 1",
     [S_JOB_SET_SUSPENDED] = "UPDATE jobs SET suspended_ms = ?2 WHERE id = ?1 AND state = 1",
     [S_JOB_COUNTS] = "SELECT state, count(*) FROM jobs GROUP BY state",
     [S_BEGIN] = "BEGIN IMMEDIATE",
@@ -1067,6 +1072,14 @@ int tstore_job_set_reason(tstore_t *s, int64_t id, const char *reason, tsl_error
 int tstore_job_requeue(tstore_t *s, int64_t id, const char *reason, tsl_error_t *err)
 {
     sqlite3_stmt *q = stmt(s, S_JOB_REQUEUE);
+    sqlite3_bind_int64(q, 1, id);
+    bind_text(q, 2, reason);
+    return changed_one(exec_stmt(s, q, err, "requeue job"), err);
+}
+
+int tstore_job_unstart(tstore_t *s, int64_t id, const char *reason, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_JOB_UNSTART);
     sqlite3_bind_int64(q, 1, id);
     bind_text(q, 2, reason);
     return changed_one(exec_stmt(s, q, err, "requeue job"), err);

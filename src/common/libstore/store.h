@@ -241,6 +241,10 @@ int tstore_job_set_reason(tstore_t *st, int64_t id, const char *reason, tsl_erro
 /* running -> pending after a preemption: placement, start, pids and cancel cleared,
  * preemptions + 1, reason set.  ENOENT when the job is not running. */
 int tstore_job_requeue(tstore_t *st, int64_t id, const char *reason, tsl_error_t *err);
+/* running -> pending for a job whose start never happened (tesseld stopped before it spawned
+ * the job's supervisor): as tstore_job_requeue, but no preemption is counted.  ENOENT when
+ * the job is not running. */
+int tstore_job_unstart(tstore_t *st, int64_t id, const char *reason, tsl_error_t *err);
 /* Mark a running job's GPU slice suspended since since_ms, or not suspended (since_ms 0).
  * ENOENT when the job is not running.  Finishing or requeueing a job clears the mark. */
 int tstore_job_set_suspended(tstore_t *st, int64_t id, int64_t since_ms, tsl_error_t *err);

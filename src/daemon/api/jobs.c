@@ -110,13 +110,11 @@ static int parse_submit(tessd_t *d, json_t *body, tstore_job_t *j, thttp_reply_t
     }
     v = json_object_get(body, "cwd");
     if (v && !json_is_null(v)) {
-        struct stat sb;
         if (!json_is_string(v) || json_string_value(v)[0] != '/' ||
             json_string_length(v) >= PATH_MAX ||
             strlen(json_string_value(v)) != json_string_length(v))
             BAD("cwd", "cwd must be an absolute path");
-        if (stat(json_string_value(v), &sb) < 0 || !S_ISDIR(sb.st_mode))
-            BAD("cwd", "cwd '%s' is not a directory on this node", json_string_value(v));
+        /* Whether it can be entered is checked as the job's user (api_jobs_submit). */
         j->cwd = (char *)json_string_value(v);
     }
     v = json_object_get(body, "env");
@@ -420,6 +418,10 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     char why[256];
     if (tessd_job_refused(d, who.user, who.admin, why, sizeof why)) {
         thttp_error(rep, 422, "unsatisfiable", NULL, "%s", why);
+        goto out;
+    }
+    if (j.cwd && tessd_cwd_check(d, who.user, j.cwd, why, sizeof why) < 0) {
+        thttp_error(rep, 400, "invalid_value", "cwd", "%s", why);
         goto out;
     }
     tstore_queue_t q;

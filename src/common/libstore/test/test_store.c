@@ -299,6 +299,21 @@ static void test_jobs(void **state)
     assert_string_equal(rj.reason, "requeued");
     assert_int_equal(rj.suspended_ms, 0);
     tstore_job_clear(&rj);
+    /* A start that never happened (tesseld stopped before the spawn): pending again, no
+     * preemption counted; only a running job. */
+    assert_int_equal(tstore_job_unstart(st, r, "x", NULL), -1);
+    assert_int_equal(errno, ENOENT);
+    assert_int_equal(tstore_job_set_running(st, r, "[{\"gpu\":0}]", 4600, NULL), 0);
+    assert_int_equal(tstore_job_set_pids(st, r, 200, 2, 0, NULL), 0);
+    assert_int_equal(tstore_job_unstart(st, r, "requeued: never started", NULL), 0);
+    assert_int_equal(tstore_job_get(st, r, &rj, NULL), 0);
+    assert_int_equal(rj.state, TSTORE_PENDING);
+    assert_int_equal(rj.preemptions, 1);
+    assert_int_equal(rj.shim_pid, 0);
+    assert_int_equal(rj.started_ms, 0);
+    assert_null(rj.placement_json);
+    assert_string_equal(rj.reason, "requeued: never started");
+    tstore_job_clear(&rj);
     assert_int_equal(tstore_job_finish(st, r, TSTORE_CANCELLED, NULL, -1, 0, 5000, NULL), 0);
     memset(ids, 0, sizeof ids);
     f = (tstore_job_filter_t){.limit = 10};

@@ -1,0 +1,50 @@
+/* logcap.h - a job's log with a size limit: its head and its tail, and a marker where the
+ * middle was dropped (used by tessel-shim for the job's stdout and stderr).
+ *
+ * Of a stream longer than the limit L the log keeps the first L - T bytes (the head, written
+ * as they come) and the last T bytes (the tail, held in memory and written when the stream
+ * ends), where T = min(L / 2, tail_max); between them one line
+ *
+ *   [tessel: 1234567 bytes dropped here: log limit 64 MiB]
+ *
+ * So the file never holds more than L bytes of output plus that line (and a newline before it
+ * when the head does not end with one).  While the head is full, what the stream writes
+ * reaches the file only at its end (a follower of the log sees nothing new meanwhile); a
+ * supervisor killed by SIGKILL loses the tail.  Bytes the file already held (an earlier
+ * attempt of a requeued job) count towards the head.
+ *
+ * Bytes a write fails to store (ENOSPC, EDQUOT, EIO ...) are counted, never retried: at the
+ * next write that succeeds, one line marks the gap:
+ *
+ *   [tessel: 4096 bytes lost here: No space left on device]
+ *
+ * Single-threaded: one writer per stream, no locks. */
+#ifndef TESSEL_AGENT_LOGCAP_H
+#define TESSEL_AGENT_LOGCAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Most bytes of a stream's tail held in memory (per stream: a job's two streams hold at most
+ * 2 MiB in its shim, and only once its head is full): the last screens of a crash's output
+ * and its traceback fit many times over. */
+#define TAGENT_LOG_TAIL_MAX (1u << 20)
+
+typedef struct tagent_logcap tagent_logcap_t;
+
+/* A writer on fd (a regular file opened for append; the writer owns and closes it) keeping
+ * limit bytes (0 = no limit) with a tail of at most tail_max bytes.  already: bytes the file
+ * holds now.  NULL with errno ENOMEM (fd is then not closed). */
+tagent_logcap_t *tagent_logcap_open(int fd, uint64_t limit, uint64_t already, size_t tail_max);
+
+/* Take len bytes of the stream.  Never blocks but on the file's own write. */
+void tagent_logcap_write(tagent_logcap_t *lc, const void *buf, size_t len);
+
+/* Bytes dropped by the limit so far (the tail not yet written counts as kept). */
+uint64_t tagent_logcap_dropped(const tagent_logcap_t *lc);
+
+/* End of the stream: write the marker and the tail, close the file, free lc.  0, or -1 with
+ * errno when a write or the close failed (lc is freed either way).  NULL is accepted. */
+int tagent_logcap_close(tagent_logcap_t *lc);
+
+#endif
