@@ -3,10 +3,12 @@
  * lifecycle and docs/interposer.md for the design). */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "interposer/interposer.h"
@@ -75,11 +77,70 @@ static void atfork_child(void)
  * must not wait on the pthread_once it is part of. */
 _Thread_local int tcu_initialising;
 
+/* The limits file of a job started by tesseld (TCU_LIMITS_PATH, policy.h): 1 and *text filled
+ * when it is there and trustworthy (a regular file owned by root that no one else may write,
+ * reached without a symlink at the end), 0 when there is none (by hand: the environment
+ * decides), -1 with a line in why when it is there but unusable (the caller fails closed). */
+static int limits_read(char *text, size_t cap, char *why, size_t whylen)
+{
+    int fd = open(TCU_LIMITS_PATH, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) {
+        if (errno == ENOENT)
+            return 0;
+        snprintf(why, whylen, "%s: %s", TCU_LIMITS_PATH, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    ssize_t n = -1;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+        (st.st_mode & (S_IWGRP | S_IWOTH))) {
+        snprintf(why, whylen, "%s: not a regular file owned and written only by root",
+                 TCU_LIMITS_PATH);
+    } else {
+        n = read(fd, text, cap - 1);
+        if (n < 0)
+            snprintf(why, whylen, "%s: %s", TCU_LIMITS_PATH, strerror(errno));
+        else if ((size_t)n == cap - 1)
+            snprintf(why, whylen, "%s: larger than %zu bytes", TCU_LIMITS_PATH, cap - 2);
+    }
+    close(fd);
+    if (n < 0 || (size_t)n == cap - 1)
+        return -1;
+    text[n] = '\0';
+    return 1;
+}
+
+/* tcu.cfg: the limits file when there is one, lowered (never raised) by the environment;
+ * else the environment alone.  Fails closed on anything malformed. */
+static void config_load(void)
+{
+    static tcu_config_t file, env; /* large: not on a thread's stack */
+    static char text[TCU_LIMITS_MAX + 2];
+    char why[256] = "";
+    int got = limits_read(text, sizeof text, why, sizeof why);
+    int env_rc = tcu_config_parse(&env, environ);
+    if (got == 0) {
+        tcu.cfg = env;
+        if (env_rc < 0)
+            tcu_log("%s; allocations refused", tcu.cfg.error);
+        return;
+    }
+    if (got < 0) {
+        tcu_config_parse(&file, NULL);
+        file.ok = 0;
+        snprintf(file.error, sizeof file.error, "%s", why);
+    } else {
+        tcu_config_parse_file(&file, text);
+    }
+    if (tcu_config_lower(&tcu.cfg, &file, &env) < 0)
+        tcu_log("%s; allocations refused", tcu.cfg.error);
+    tcu.cfg.from_file = 1;
+}
+
 static void init_once_fn(void)
 {
     tcu_initialising = 1;
-    if (tcu_config_parse(&tcu.cfg, environ) < 0)
-        tcu_log("%s; allocations refused", tcu.cfg.error);
+    config_load();
 
     tcu.cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     tcu_symbols_resolve(tcu.cuda, NULL); /* NVML: lazily, tcu_nvml_handle */
