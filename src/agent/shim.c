@@ -1,7 +1,9 @@
 /* shim.c - tessel-shim: the per-job supervisor started by tesseld (see runner.h).
  *
  *   tessel-shim --dir DIR --cwd CWD [--cgroup PROCS]... [--uid U --gid G [--user NAME]]
- *               [--preload LIBS] -- PROG ARG...
+ *               [--preload LIBS] [--state STATE [--block-userns]]
+ *               [--nvml LIB --gpu-mem-limit IDX=SIZE,... [--gpu-mem-violation kill|suspend]]
+ *               -- PROG ARG...
  *
  * LD_PRELOAD of the job comes as --preload and is set only in the job's process, so the shim
  * itself never runs with the interposer loaded.
@@ -23,6 +25,12 @@
  *     (never through an existing name or a symlink) and renamed;
  *   - the job starts with default dispositions for every signal, an empty signal mask, in its
  *     own process group (the shim's session).
+ *
+ * Enforcement (docs/security.md): with --state (tesseld's root-owned per-job directory) the job
+ * runs in its own mount namespace where /etc/ld.so.preload names the interposer and its limits
+ * file is at /run/tessel/job/limits (jobns.h); --block-userns refuses it new user namespaces.
+ * With --nvml (an absolute path tesseld resolved, never the job's) a watchdog thread stops the
+ * job when its processes hold more GPU memory than --gpu-mem-limit (watchdog.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,7 +45,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "agent/jobns.h"
 #include "agent/runner.h"
+#include "agent/watchdog.h"
 
 #define MAX_CG 8
 
@@ -48,7 +58,9 @@
 static void usage(void)
 {
     fprintf(stderr, "usage: tessel-shim --dir DIR --cwd CWD [--cgroup PROCS]... "
-                    "[--uid U --gid G [--user NAME]] [--preload LIBS] -- PROG [ARG...]\n");
+                    "[--uid U --gid G [--user NAME]] [--preload LIBS] [--state DIR "
+                    "[--block-userns]] [--nvml LIB --gpu-mem-limit IDX=SIZE,... "
+                    "[--gpu-mem-violation kill|suspend]] -- PROG [ARG...]\n");
     exit(2);
 }
 
@@ -99,11 +111,17 @@ int main(int argc, char **argv)
     int ncg = 0;
     long uid = -1, gid = -1;
     const char *user = NULL;
+    const char *state = NULL, *nvml = NULL, *gpu_mem = NULL, *violation = "kill";
+    int block_userns = 0;
     int i = 1;
     for (; i < argc; i++) {
         if (strcmp(argv[i], "--") == 0) {
             i++;
             break;
+        }
+        if (strcmp(argv[i], "--block-userns") == 0) {
+            block_userns = 1;
+            continue;
         }
         if (i + 1 >= argc)
             usage();
@@ -121,12 +139,27 @@ int main(int argc, char **argv)
             user = argv[++i];
         else if (strcmp(argv[i], "--preload") == 0)
             preload = argv[++i];
+        else if (strcmp(argv[i], "--state") == 0)
+            state = argv[++i];
+        else if (strcmp(argv[i], "--nvml") == 0)
+            nvml = argv[++i];
+        else if (strcmp(argv[i], "--gpu-mem-limit") == 0)
+            gpu_mem = argv[++i];
+        else if (strcmp(argv[i], "--gpu-mem-violation") == 0)
+            violation = argv[++i];
         else
             usage();
     }
     if (!dir || !cwd || i >= argc || (uid >= 0) != (gid >= 0))
         usage();
     char **job_argv = &argv[i];
+    tsw_config_t wd = {.nvml = nvml, .state = state, .uid = (uid_t)uid, .gid = (gid_t)gid};
+    tsl_error_t werr;
+    if (nvml && (!gpu_mem || tsw_limits_parse(gpu_mem, &wd.limits, &werr) < 0 ||
+                 tsw_action_parse(violation, &wd.action, &werr) < 0)) {
+        fprintf(stderr, "tessel-shim: %s\n", gpu_mem ? werr.text : "--nvml needs --gpu-mem-limit");
+        exit(2);
+    }
 
     /* Whatever descriptors the spawner leaked (a thread of tesseld opening a socket without
      * close-on-exec while another spawns) end here: the job gets 0, 1 and 2 only. */
@@ -151,6 +184,14 @@ int main(int argc, char **argv)
     snprintf(err_path, sizeof err_path, "%s/stderr", dir);
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     int pfd[2];
+    tsl_error_t nserr;
+    if (state && tagent_jobns_prepare(&nserr) < 0) {
+        fprintf(stderr, "tessel-shim: %s\n", nserr.text);
+        char msg[64];
+        snprintf(msg, sizeof msg, "error jobns %d\n", errno);
+        write_atomic(dir, "exit", msg);
+        return 1;
+    }
     if (devnull < 0 || pipe2(pfd, O_CLOEXEC) < 0) {
         char msg[64];
         snprintf(msg, sizeof msg, "error setup %d\n", errno);
@@ -181,6 +222,10 @@ int main(int argc, char **argv)
                 child_fail(pfd[1], "cgroup");
             close(fd);
         }
+        if (state && tagent_jobns_enter(state) < 0)
+            child_fail(pfd[1], "jobns");
+        if (block_userns && tagent_jobns_block_userns() < 0)
+            child_fail(pfd[1], "seccomp");
         if (gid >= 0) {
             /* initgroups -> setgid -> setuid: groups and gid can only be changed while root. */
             gid_t g = (gid_t)gid;
@@ -232,6 +277,13 @@ int main(int argc, char **argv)
              (unsigned long long)tagent_proc_start_time(getpid()), (int)pid);
     if (write_atomic(dir, "pid", pids) < 0)
         perror("tessel-shim: pid file");
+    if (nvml) {
+        wd.root = getpid();
+        wd.job = pid;
+        wd.err_log = err_path;
+        if (tsw_start(&wd, &werr) < 0)
+            fprintf(stderr, "tessel-shim: GPU-memory watchdog not started: %s\n", werr.text);
+    }
 
     struct child_error ce;
     ssize_t n;
