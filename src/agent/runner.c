@@ -17,7 +17,7 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     size_t nargv = 0;
     while (s->argv[nargv])
         nargv++;
-    size_t cap = 8 + 2 * TAGENT_MAX_CGROUPS + 8 + nargv + 1;
+    size_t cap = 8 + 2 * TAGENT_MAX_CGROUPS + 8 + 9 + nargv + 1;
     char **av = calloc(cap, sizeof *av);
     char uid[24], gid[24];
     if (!av) {
@@ -49,6 +49,20 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     if (s->preload) {
         av[i++] = (char *)"--preload";
         av[i++] = (char *)s->preload;
+    }
+    if (s->state) {
+        av[i++] = (char *)"--state";
+        av[i++] = (char *)s->state;
+        if (s->block_userns)
+            av[i++] = (char *)"--block-userns";
+    }
+    if (s->nvml && s->gpu_mem_limits) {
+        av[i++] = (char *)"--nvml";
+        av[i++] = (char *)s->nvml;
+        av[i++] = (char *)"--gpu-mem-limit";
+        av[i++] = (char *)s->gpu_mem_limits;
+        av[i++] = (char *)"--gpu-mem-violation";
+        av[i++] = (char *)(s->gpu_mem_violation ? s->gpu_mem_violation : "kill");
     }
     av[i++] = (char *)"--";
     for (size_t k = 0; k < nargv; k++)

@@ -53,6 +53,12 @@ typedef struct {
                          groups) */
     uid_t uid;
     gid_t gid;
+    /* Enforcement (shim.c, jobns.h, watchdog.h); NULL / false: none. */
+    const char *state;             /* root-owned per-job directory: the job's mount namespace */
+    bool block_userns;             /* with state: refuse the job new user namespaces */
+    const char *nvml;              /* absolute NVML path: start the GPU-memory watchdog */
+    const char *gpu_mem_limits;    /* with nvml: "IDX=BYTES,..." */
+    const char *gpu_mem_violation; /* with nvml: "kill" or "suspend" */
 } tagent_spawn_t;
 
 /* Start the shim.  Returns its pid, or -1 with errno and err.  The shim is a child of the

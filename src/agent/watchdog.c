@@ -186,8 +186,8 @@ static void signal_job(int sig)
     closedir(dp);
 }
 
-/* The record for tesseld, in the root-owned state directory. */
-static void record(const char *line)
+/* The record for tesseld, in the root-owned state directory: "ACTION EPISODE REASON". */
+static void record(unsigned episode, const char *line)
 {
     if (!w.c.state)
         return;
@@ -199,8 +199,8 @@ static void record(const char *line)
     if (fd < 0)
         return;
     char text[400];
-    int n =
-        snprintf(text, sizeof text, "%s %s\n", w.c.action == TSW_KILL ? "kill" : "suspend", line);
+    int n = snprintf(text, sizeof text, "%s %u %s\n", w.c.action == TSW_KILL ? "kill" : "suspend",
+                     episode, line);
     bool ok = n > 0 && write(fd, text, (size_t)n) == n;
     if (close(fd) < 0 || !ok || rename(tmp, final) < 0)
         unlink(tmp);
@@ -255,14 +255,38 @@ static int gpu_procs(unsigned i, tsw_proc_t *out, unsigned cap)
     return (int)n;
 }
 
+/* Whether pid is stopped (state T in /proc/PID/stat). */
+static bool stopped(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    char *rp = strrchr(buf, ')');
+    return rp && rp[1] == ' ' && rp[2] == 'T';
+}
+
 static void *watch(void *arg)
 {
     (void)arg;
     static tsw_proc_t procs[MAX_PROCS];
     bool over_before = false;
+    unsigned episode = 0;
     for (;;) {
         struct timespec ts = {0, TSW_PERIOD_MS * 1000000L};
         while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
+        }
+        /* Suspended, and someone (tesseld's resume) continued the job's first process: the
+         * others go on too, and a violation from now on is a new one. */
+        if (over_before && w.c.action == TSW_SUSPEND && !stopped(w.c.job)) {
+            signal_job(SIGCONT);
+            over_before = false;
         }
         unsigned ngpus = 0;
         if (w.count(&ngpus) != NVML_SUCCESS)
@@ -276,20 +300,23 @@ static void *watch(void *arg)
             if (!tsw_over(sum, w.c.limits.limit[i]))
                 continue;
             over = true;
-            signal_job(w.c.action == TSW_KILL ? SIGKILL : SIGSTOP);
-            if (over_before)
-                break; /* the same violation, already told */
-            char line[320];
-            tsw_reason(line, sizeof line, (int)i, sum, w.c.limits.limit[i], w.c.action);
-            pthread_mutex_lock(&w.lock);
-            bool first = w.violation[0] == '\0';
-            if (first)
-                snprintf(w.violation, sizeof w.violation, "%s", line);
-            pthread_mutex_unlock(&w.lock);
-            if (first)
-                record(line);
-            log_line(line);
-            fprintf(stderr, "tessel-shim: %s\n", line);
+            /* A stop first (it keeps the memory: telling can wait a moment); a kill last, so
+             * that the record and the log line are there before the shim sees the job end. */
+            if (w.c.action == TSW_SUSPEND)
+                signal_job(SIGSTOP);
+            if (!over_before) {
+                char line[320];
+                tsw_reason(line, sizeof line, (int)i, sum, w.c.limits.limit[i], w.c.action);
+                pthread_mutex_lock(&w.lock);
+                if (w.violation[0] == '\0')
+                    snprintf(w.violation, sizeof w.violation, "%s", line);
+                pthread_mutex_unlock(&w.lock);
+                record(++episode, line);
+                log_line(line);
+                fprintf(stderr, "tessel-shim: %s\n", line);
+            }
+            if (w.c.action == TSW_KILL)
+                signal_job(SIGKILL);
         }
         over_before = over;
     }

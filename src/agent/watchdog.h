@@ -91,8 +91,9 @@ int tsw_start(const tsw_config_t *c, tsl_error_t *err);
 /* The reason of the first violation ("" when none), for the shim's records. */
 void tsw_violation(char *buf, size_t len);
 
-/* Name of the record in the state directory: one line, the reason, prefixed by the action
- * ("kill " or "suspend "); written once, through an O_EXCL temporary and a rename. */
+/* Name of the record in the state directory: one line "ACTION EPISODE REASON" (ACTION kill or
+ * suspend; EPISODE counts the violations from 1: a suspended job that is resumed and goes over
+ * again makes a new one), written through an O_EXCL temporary and a rename. */
 #define TSW_RECORD "violation"
 
 #endif

@@ -4,6 +4,7 @@
  * Shutdown (SIGTERM, SIGINT, SIGHUP) stops serving and exits; running jobs keep running under
  * their shims and are picked up by the next start (see tick.c, tessd_recover).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -107,7 +108,12 @@ static void usage(FILE *f)
             "                      account of its name (or whose account is uid 0) as root;\n"
             "                      by default it is refused (an admin's job runs as root)\n"
             "  --no-root-jobs      the default (kept for old command lines): such jobs are\n"
-            "                      refused\n");
+            "                      refused\n"
+            "  --gpu-mem-violation kill|suspend  as root: what the GPU-memory watchdog does to\n"
+            "                      a job whose processes hold more GPU memory than its slice\n"
+            "                      (default kill; docs/security.md)\n"
+            "  --allow-user-namespaces  as root: let jobs create user namespaces (by default\n"
+            "                      refused: one could undo the job's ld.so.preload mount)\n");
 }
 
 /* The data directory and jobs/ must be tesseld's own, real directories, writable by no one
@@ -144,6 +150,34 @@ static int mkdir_p(const char *path, mode_t mode)
         *p = '/';
     }
     return mkdir(buf, mode) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* The absolute path of the NVML library the GPUs were found with, for the shims' watchdogs
+ * (tessel-shim takes no library path from a job or a user): the fake's with --fake-gpus, else
+ * where the dynamic loader found --nvml.  Left "" (no watchdog) without GPUs. */
+static void resolve_nvml(tessd_t *d, const char *nvml_lib)
+{
+    char lib[PATH_MAX + 32];
+    d->nvml_path[0] = '\0';
+    if (d->ngpus == 0)
+        return;
+    if (d->fake_spec[0])
+        snprintf(lib, sizeof lib, "%s/libnvidia-ml.so.1", d->fake_lib_dir);
+    else
+        snprintf(lib, sizeof lib, "%s", nvml_lib);
+    void *h = dlopen(lib, RTLD_LAZY | RTLD_LOCAL);
+    Dl_info info;
+    void *sym = h ? dlsym(h, "nvmlInit_v2") : NULL;
+    char *rp = sym && dladdr(sym, &info) && info.dli_fname ? realpath(info.dli_fname, NULL) : NULL;
+    if (rp && rp[0] == '/')
+        snprintf(d->nvml_path, sizeof d->nvml_path, "%s", rp);
+    else
+        tessd_log("warning: %s: cannot resolve its path: jobs run without the GPU-memory "
+                  "watchdog",
+                  lib);
+    free(rp);
+    if (h)
+        dlclose(h);
 }
 
 static void default_data_dir(char *buf, size_t len)
@@ -339,6 +373,8 @@ int main(int argc, char **argv)
         O_DURABLE,
         O_NOROOT,
         O_ALLOWROOT,
+        O_GPUMEMV,
+        O_USERNS,
         O_HELP,
         O_VERSION
     };
@@ -359,6 +395,8 @@ int main(int argc, char **argv)
         {"durability", required_argument, NULL, O_DURABLE},
         {"no-root-jobs", no_argument, NULL, O_NOROOT},
         {"allow-root-jobs", no_argument, NULL, O_ALLOWROOT},
+        {"gpu-mem-violation", required_argument, NULL, O_GPUMEMV},
+        {"allow-user-namespaces", no_argument, NULL, O_USERNS},
         {"help", no_argument, NULL, O_HELP},
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0},
@@ -424,6 +462,17 @@ int main(int argc, char **argv)
             break;
         case O_ALLOWROOT:
             d->allow_root_jobs = true;
+            break;
+        case O_GPUMEMV:
+            if (strcmp(optarg, "kill") != 0 && strcmp(optarg, "suspend") != 0) {
+                fprintf(stderr, "tesseld: --gpu-mem-violation %s: expected kill or suspend\n",
+                        optarg);
+                return 2;
+            }
+            d->gpu_mem_suspend = strcmp(optarg, "suspend") == 0;
+            break;
+        case O_USERNS:
+            d->allow_userns = true;
             break;
         case O_HELP:
             usage(stdout);
@@ -554,6 +603,13 @@ int main(int argc, char **argv)
         tessd_bootstrap_admin(d, &err) < 0 || discover_gpus(d, nvml_lib, fallback, &err) < 0) {
         fprintf(stderr, "tesseld: %s\n", err.text);
         return 1;
+    }
+    if (geteuid() == 0) {
+        resolve_nvml(d, nvml_lib);
+        if (tessd_enforce_init(d, &err) < 0) {
+            fprintf(stderr, "tesseld: %s\n", err.text);
+            return 1;
+        }
     }
     if (gethostname(d->node_name, sizeof d->node_name) < 0)
         snprintf(d->node_name, sizeof d->node_name, "localhost");

@@ -21,7 +21,7 @@ TESSELD_TESTS := tests/t/t3000-daemon-api.t tests/t/t3001-daemon-queue.t \
                  tests/t/t3006-daemon-user.t tests/t/t3007-daemon-preempt-requeue.t \
                  tests/t/t3008-daemon-reap.t tests/t/t3009-daemon-hardening.t \
                  tests/t/t3010-daemon-diskfull.t tests/t/t3011-daemon-compute.t \
-                 tests/t/t3012-daemon-suspend.t
+                 tests/t/t3012-daemon-suspend.t tests/t/t3013-daemon-enforce.t
 TESTS += $(TESSELD_TESTS)
 $(TESSELD_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim
 # The slice test runs the interposer's probe as a job, over the fake driver.
@@ -32,3 +32,5 @@ tests/t/t3011-daemon-compute.t: $(O)/tests/interposer/tcu-load $(O)/lib/libtesse
 # The suspend test runs tcu-load as a job, suspends and resumes it through the CLI.
 tests/t/t3012-daemon-suspend.t: $(O)/tests/interposer/tcu-load $(O)/tests/interposer/tcu-slice \
                                 $(O)/lib/libtessel-cuda.so $(O)/bin/tessel
+tests/t/t3013-daemon-enforce.t: $(O)/tests/interposer/tcu-probe $(O)/tests/interposer/tcu-raw \
+                                $(O)/lib/libtessel-cuda.so
