@@ -23,6 +23,10 @@ static pthread_mutex_t slow_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* CUDA ordinal -> slice device index + 1 (0: not looked up yet). */
 static atomic_int devmap[TCU_MAX_DEVICES];
+/* Slice device index -> this process's own limit (tcu.cfg), set before devmap publishes the
+ * index.  The slice file is the job's (shared accounting, writable by it): a limit rewritten
+ * there must not raise what this process allows (tcu_reserve). */
+static _Atomic uint64_t dev_limit[TCU_MAX_DEVICES];
 
 void tcu_log(const char *fmt, ...)
 {
@@ -211,6 +215,8 @@ static int dev_lookup_slow(CUdevice ord)
             if (tcu.cfg.core_set)
                 tshm_core_config(tcu.slice, idx, tcu.cfg.core_limit, tcu.cfg.core_mode,
                                  tcu.cfg.core_prio);
+            if (idx < TCU_MAX_DEVICES)
+                atomic_store(&dev_limit[idx], tcu.cfg.limit[ord]);
             atomic_store(&devmap[ord], idx + 1);
         }
     }
@@ -258,19 +264,30 @@ int tcu_register(void)
     return rc;
 }
 
+/* After a reservation the slice admitted: whether the slice's use is still within this
+ * process's own limit (the slice file's may have been raised by the job); if not, the
+ * reservation is given back.  One atomic load on the fast path. */
+static int within_own_limit(int dev, uint64_t bytes)
+{
+    if (dev >= TCU_MAX_DEVICES || tshm_used(tcu.slice, dev) <= atomic_load(&dev_limit[dev]))
+        return 1;
+    tshm_release(tcu.slice, dev, bytes);
+    return 0;
+}
+
 int tcu_reserve(int dev, uint64_t bytes)
 {
     if (TCU_UNLIKELY(!tcu.slice || dev < 0))
         return -1;
     if (TCU_UNLIKELY(!tshm_registered(tcu.slice)) && tcu_register() < 0)
         return -1;
-    if (TCU_LIKELY(tshm_reserve(tcu.slice, dev, bytes) == 0))
+    if (TCU_LIKELY(tshm_reserve(tcu.slice, dev, bytes) == 0) && within_own_limit(dev, bytes))
         return 0;
     /* Slow path, only when the slice looks full: give back what dead
      * processes and this process's idle pool memory hold, then retry. */
     tcu_pools_resync();
     tshm_reclaim(tcu.slice);
-    return tshm_reserve(tcu.slice, dev, bytes);
+    return tshm_reserve(tcu.slice, dev, bytes) == 0 && within_own_limit(dev, bytes) ? 0 : -1;
 }
 
 void tcu_unreserve(int dev, uint64_t bytes)

@@ -4,8 +4,9 @@
 #   - the job's limits come from tesseld's root-owned file at /run/tessel/job/limits in the
 #     job's own mount namespace, read-only there, and /etc/ld.so.preload names the interposer
 #     there (the host's stays as it was); the per-GPU registry files are root's, mode 0666;
-#   - a job that unsets LD_PRELOAD and sets TESSEL_CUDA_MEM_LIMIT=39G is still held at its
-#     1 GiB by the interposer (9 allocations of 100 MiB fit, as in t3004);
+#   - a job that unsets LD_PRELOAD and sets TESSEL_CUDA_MEM_LIMIT=39G, or that rewrites the
+#     limit in its slice file to 39 GiB, is still held at its 1 GiB by the interposer (9
+#     allocations of 100 MiB fit, as in t3004);
 #   - a job that cannot create a user namespace (unshare -U refused), so cannot cover the mount;
 #   - a job that escapes the interposer (tcu-raw: the driver's entry points read from its ELF
 #     symbol table, no dlsym) and holds 3000 MiB, or that removes its slice file so that a
@@ -21,6 +22,7 @@ like() { # like GOT EXTENDED-REGEX DESCRIPTION
     printf '%s\n' "$1" | grep -q -E -- "$2"; _r=$?
     ok $_r "$3"; [ $_r -eq 0 ] || { echo "#   got: '$1'"; echo "#   expected to match: '$2'"; }
 }
+diagl() { printf "%s\n" "$1" | sed "s/^/# /"; }
 unlike() { printf '%s\n' "$1" | grep -q -E -- "$2"; ok $((!$?)) "$3"; }
 command -v curl >/dev/null && command -v jq >/dev/null || bail "curl and jq are needed"
 [ "$(id -u)" = 0 ] || bail "not root: tesseld enforces slices only as root"
@@ -76,11 +78,22 @@ diag "$F"
 is "$(val n "$F") $(val rc "$F")" "9 2" \
     "it is held at its 1 GiB: 9 allocations of 100 MiB, the 10th CUDA_ERROR_OUT_OF_MEMORY"
 
+# Its slice file (the shared accounting, the job's own) rewritten to a 39 GiB limit while a
+# process is attached: the interposer still holds the process to the limits file's 1 GiB.
+SLICE=$TESSEL_BUILD/tests/interposer/tcu-slice
+J=$(job "[\"sh\",\"-c\",\"$PROBE ctx waitfile:$G/raised fill:mem:100M & until [ -s \$TESSEL_SLICE ]; do sleep 0.1; done; sleep 0.5; $SLICE \$TESSEL_SLICE setlimit:41875931136; $SLICE \$TESSEL_SLICE | grep ^device; touch $G/raised; wait\"]")
+wait_for '[ "$(job_state $J)" = succeeded ]'; ok $? "a job that raises the limit in its slice file succeeds"
+L=$(logs "$J")
+diagl "$L"
+like "$L" "^device 0 limit=41875931136 " "(its slice file said 39 GiB)"
+F=$(printf '%s\n' "$L" | grep '^fill')
+is "$(val n "$F") $(val rc "$F")" "9 2" "it is still held at 1 GiB: 9 allocations of 100 MiB"
+
 # ---- no user namespace, so no way to cover the mounts ----
 J=$(job '["sh","-c","unshare -U -r true 2>&1; echo rc=$?"]')
 wait_for '[ "$(job_state $J)" = succeeded ]'
 L=$(logs "$J")
-diag "$L"
+diagl "$L"
 like "$L" "Operation not permitted" "unshare -U is refused in a job (EPERM)"
 unlike "$L" "rc=0" "and fails"
 
