@@ -159,6 +159,7 @@ static bool requeue_run(tessd_t *d, tessd_run_t *r)
         /* Not running in the store any more: nothing to requeue, forget it. */
         tessd_sched_remove(d, r->id);
         cleanup_cgroup(d, r->id);
+        tessd_state_remove(d, r->id);
         run_remove(d, r);
         d->sched_dirty = true;
         return true;
@@ -192,6 +193,7 @@ static bool requeue_run(tessd_t *d, tessd_run_t *r)
         }
     }
     cleanup_cgroup(d, r->id);
+    tessd_state_remove(d, r->id);
     tessd_log("job %lld requeued: %s", (long long)r->id, reason);
     run_remove(d, r);
     d->sched_dirty = true;
