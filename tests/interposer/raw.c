@@ -7,7 +7,8 @@
  * own ELF symbol table, as a statically linked program or a program with its own loader would:
  * no dlsym, so the interposer's dlsym hook and its exported cu* symbols are never in the way.
  * Then cuInit, the primary context of device 0, and one cuMemAlloc_v2 of MIB MiB; prints
- * "raw rc=R mib=MIB" and waits until WAITFILE exists (or is killed), then exits 0.
+ * "raw rc=R mib=MIB t_ns=T" (T: CLOCK_REALTIME when the allocation returned, for
+ * bench/watchdog) and waits until WAITFILE exists (or is killed), then exits 0.
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cudaabi/cuda_abi.h"
@@ -99,7 +101,10 @@ int main(int argc, char **argv)
         rc = setcur(ctx);
     if (rc == CUDA_SUCCESS)
         rc = alloc(&p, (size_t)mib << 20);
-    printf("raw rc=%d mib=%lu\n", (int)rc, mib);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    printf("raw rc=%d mib=%lu t_ns=%lld\n", (int)rc, mib,
+           (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
     fflush(stdout);
     while (argc > 3 && access(argv[3], F_OK) != 0)
         usleep(20000);
