@@ -33,4 +33,5 @@ tests/t/t3011-daemon-compute.t: $(O)/tests/interposer/tcu-load $(O)/lib/libtesse
 tests/t/t3012-daemon-suspend.t: $(O)/tests/interposer/tcu-load $(O)/tests/interposer/tcu-slice \
                                 $(O)/lib/libtessel-cuda.so $(O)/bin/tessel
 tests/t/t3013-daemon-enforce.t: $(O)/tests/interposer/tcu-probe $(O)/tests/interposer/tcu-raw \
-                                $(O)/tests/interposer/tcu-slice $(O)/lib/libtessel-cuda.so
+                                $(O)/tests/interposer/tcu-slice $(O)/tests/interposer/tcu-load \
+                                $(O)/lib/libtessel-cuda.so

@@ -28,8 +28,11 @@ command -v curl >/dev/null && command -v jq >/dev/null || bail "curl and jq are 
 [ "$(id -u)" = 0 ] || bail "not root: tesseld enforces slices only as root"
 PROBE=$TESSEL_BUILD/tests/interposer/tcu-probe
 RAW=$TESSEL_BUILD/tests/interposer/tcu-raw
+LOAD=$TESSEL_BUILD/tests/interposer/tcu-load
+NOBODY_UID=$(getent passwd nobody | cut -d: -f3)
+[ -n "$NOBODY_UID" ] || bail "no 'nobody' account"
 FAKE=$TESSEL_BUILD/tests/fake
-for f in "$PROBE" "$RAW" "$FAKE/libcuda.so.1" "$FAKE/libnvidia-ml.so.1" \
+for f in "$PROBE" "$RAW" "$LOAD" "$FAKE/libcuda.so.1" "$FAKE/libnvidia-ml.so.1" \
     "$TESSEL_BUILD/lib/libtessel-cuda.so"; do
     [ -e "$f" ] || bail "$f not built"
 done
@@ -38,6 +41,7 @@ LIBCUDA=$(realpath "$FAKE/libcuda.so.1")
 HOST_PRELOAD=$(cat /etc/ld.so.preload 2>/dev/null)
 
 td_setup
+chmod 755 "$TD" # nobody's job reaches its fake state below
 td_start --fake-gpus 1xT4:8G --no-cgroups || bail "tesseld did not start"
 G="$TD/go"
 mkdir -p "$G"
@@ -69,6 +73,13 @@ is "$(printf '%s\n' "$L" | grep -c written)" "0" \
     "even as root the job cannot rewrite either (read-only mounts)"
 is "$(cat /etc/ld.so.preload 2>/dev/null)" "$HOST_PRELOAD" "the host's /etc/ld.so.preload is unchanged"
 
+# A job launching kernels joins the root-owned registry (it opens it; it never makes one).
+J=$(job "[\"$LOAD\",\"--us=1000\",\"--ms=100\"]")
+wait_for '[ "$(job_state $J)" = succeeded ]'; ok $? "a job launching kernels succeeds"
+is "$(stat -c '%U %a %s' $REG)" "root 666 4160" \
+    "it initialised the registry (64 entries of 64 bytes + the header), still root's, mode 0666"
+unlike "$(errlog "$J")" "device registry" "without a complaint about it"
+
 # ---- the interposer cannot be unloaded, nor its limit raised from the environment ----
 J=$(job "[\"env\",\"-u\",\"LD_PRELOAD\",\"TESSEL_CUDA_MEM_LIMIT=39G\",\"TESSEL_CUDA_MEM_LIMIT_0=39G\",\"$PROBE\",\"ctx\",\"fill:mem:100M\"]")
 wait_for '[ "$(job_state $J)" = succeeded ]'; ok $? "a job without LD_PRELOAD, asking 39G, succeeds"
@@ -96,6 +107,26 @@ L=$(logs "$J")
 diagl "$L"
 like "$L" "Operation not permitted" "unshare -U is refused in a job (EPERM)"
 unlike "$L" "rc=0" "and fails"
+
+# ---- an ordinary account's job (nobody) ----
+api POST /v1/users '{"name":"nobody"}'
+api POST /v1/tokens '{"user":"nobody"}'
+NB=$(jget .token)
+mkdir -m 1777 "$TD/nb"
+: >"$TD/nb/fake-state" && chmod 666 "$TD/nb/fake-state" # nobody's processes and the root shim share it
+NBENV="\"env\":{\"TESSEL_FAKE_CTX_MEM\":\"64M\",\"TESSEL_FAKE_STATE\":\"$TD/nb/fake-state\"}"
+api POST /v1/jobs "{\"argv\":[\"sh\",\"-c\",\"id -u; umount /etc/ld.so.preload 2>/dev/null || echo umount refused; umount /run/tessel/job 2>/dev/null || echo umount refused; unshare -Ur true 2>/dev/null || echo unshare refused; exec $RAW $LIBCUDA 3000 $G/never\"],\"gpu\":0.5,\"gpu_mem\":\"1G\",$NBENV}" "$NB"
+J=$(jget .id)
+wait_for '[ "$(job_state $J "$NB")" = failed ]'; ok $? "nobody's job holding 3000 MiB of a 1 GiB slice fails"
+api GET "/v1/jobs/$J/logs" "" "$NB"
+L=$(cat "$TD/out")
+diagl "$L"
+is "$(printf '%s\n' "$L" | grep -v '^raw' | tr '\n' ' ')" "$NOBODY_UID umount refused umount refused unshare refused " \
+    "it runs as nobody and can neither unmount its files nor make a user namespace"
+api GET "/v1/jobs/$J/logs?stream=stderr" "" "$NB"
+like "$(cat "$TD/out")" "^tessel: GPU 0: the job's processes hold 3.0 GiB, its slice allows 1.0 GiB: killed" \
+    "its stderr log (written as nobody) says why"
+is "$(stat -c %U "$TD/data/jobs/$J/stderr")" "nobody" "and the log is still nobody's"
 
 # ---- the watchdog: kill ----
 J=$(job "[\"$RAW\",\"$LIBCUDA\",\"3000\",\"$G/never\"]")
