@@ -17,7 +17,7 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     size_t nargv = 0;
     while (s->argv[nargv])
         nargv++;
-    size_t cap = 8 + 2 * TAGENT_MAX_CGROUPS + 8 + 9 + nargv + 1;
+    size_t cap = 8 + 2 * TAGENT_MAX_CGROUPS + 8 + 9 + 2 * TAGENT_NVML_ENV_MAX + nargv + 1;
     char **av = calloc(cap, sizeof *av);
     char uid[24], gid[24];
     if (!av) {
@@ -63,6 +63,10 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
         av[i++] = (char *)s->gpu_mem_limits;
         av[i++] = (char *)"--gpu-mem-violation";
         av[i++] = (char *)(s->gpu_mem_violation ? s->gpu_mem_violation : "kill");
+        for (int k = 0; k < TAGENT_NVML_ENV_MAX && s->nvml_env[k]; k++) {
+            av[i++] = (char *)"--nvml-env";
+            av[i++] = (char *)s->nvml_env[k];
+        }
     }
     av[i++] = (char *)"--";
     for (size_t k = 0; k < nargv; k++)

@@ -37,7 +37,8 @@
 
 #include "libutil/error.h"
 
-#define TAGENT_MAX_CGROUPS 3
+#define TAGENT_MAX_CGROUPS  3
+#define TAGENT_NVML_ENV_MAX 4
 
 typedef struct {
     const char *shim;    /* path of tessel-shim */
@@ -59,6 +60,9 @@ typedef struct {
     const char *nvml;              /* absolute NVML path: start the GPU-memory watchdog */
     const char *gpu_mem_limits;    /* with nvml: "IDX=BYTES,..." */
     const char *gpu_mem_violation; /* with nvml: "kill" or "suspend" */
+    /* With nvml and the fake GPUs only (a test double): "NAME=VALUE" settings of the fake NVML
+     * (TESSEL_FAKE_*) that the shim sets for itself before loading it, NULL-terminated. */
+    const char *nvml_env[TAGENT_NVML_ENV_MAX + 1];
 } tagent_spawn_t;
 
 /* Start the shim.  Returns its pid, or -1 with errno and err.  The shim is a child of the

@@ -2,7 +2,8 @@
  *
  *   tessel-shim --dir DIR --cwd CWD [--cgroup PROCS]... [--uid U --gid G [--user NAME]]
  *               [--preload LIBS] [--state STATE [--block-userns]]
- *               [--nvml LIB --gpu-mem-limit IDX=SIZE,... [--gpu-mem-violation kill|suspend]]
+ *               [--nvml LIB --gpu-mem-limit IDX=SIZE,... [--gpu-mem-violation kill|suspend]
+ *                [--nvml-env TESSEL_FAKE_NAME=VALUE]...]
  *               -- PROG ARG...
  *
  * LD_PRELOAD of the job comes as --preload and is set only in the job's process, so the shim
@@ -30,7 +31,9 @@
  * runs in its own mount namespace where /etc/ld.so.preload names the interposer and its limits
  * file is at /run/tessel/job/limits (jobns.h); --block-userns refuses it new user namespaces.
  * With --nvml (an absolute path tesseld resolved, never the job's) a watchdog thread stops the
- * job when its processes hold more GPU memory than --gpu-mem-limit (watchdog.h).
+ * job when its processes hold more GPU memory than --gpu-mem-limit (watchdog.h); --nvml-env
+ * (up to 4, TESSEL_FAKE_* only) configures the fake NVML of the tests, which reads its
+ * environment, not the shim's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -60,7 +63,8 @@ static void usage(void)
     fprintf(stderr, "usage: tessel-shim --dir DIR --cwd CWD [--cgroup PROCS]... "
                     "[--uid U --gid G [--user NAME]] [--preload LIBS] [--state DIR "
                     "[--block-userns]] [--nvml LIB --gpu-mem-limit IDX=SIZE,... "
-                    "[--gpu-mem-violation kill|suspend]] -- PROG [ARG...]\n");
+                    "[--gpu-mem-violation kill|suspend] [--nvml-env TESSEL_FAKE_NAME=VALUE]...] "
+                    "-- PROG [ARG...]\n");
     exit(2);
 }
 
@@ -113,6 +117,8 @@ int main(int argc, char **argv)
     const char *user = NULL;
     const char *state = NULL, *nvml = NULL, *gpu_mem = NULL, *violation = "kill";
     int block_userns = 0;
+    const char *nvml_env[4];
+    int nnvml_env = 0;
     int i = 1;
     for (; i < argc; i++) {
         if (strcmp(argv[i], "--") == 0) {
@@ -147,6 +153,9 @@ int main(int argc, char **argv)
             gpu_mem = argv[++i];
         else if (strcmp(argv[i], "--gpu-mem-violation") == 0)
             violation = argv[++i];
+        else if (strcmp(argv[i], "--nvml-env") == 0 && nnvml_env < 4 &&
+                 strncmp(argv[i + 1], "TESSEL_FAKE_", 12) == 0 && strchr(argv[i + 1], '='))
+            nvml_env[nnvml_env++] = argv[++i];
         else
             usage();
     }
@@ -278,6 +287,9 @@ int main(int argc, char **argv)
     if (write_atomic(dir, "pid", pids) < 0)
         perror("tessel-shim: pid file");
     if (nvml) {
+        /* The fake NVML's settings (tests only): the shim is still single-threaded here. */
+        for (int k = 0; k < nnvml_env; k++)
+            putenv((char *)nvml_env[k]);
         wd.root = getpid();
         wd.job = pid;
         wd.err_log = err_path;

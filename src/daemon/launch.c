@@ -534,6 +534,22 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
         snprintf(limits + l, sizeof limits - l, "%s%u=%llu", i ? "," : "",
                  (unsigned)r->member.gpu[i], (unsigned long long)r->member.gpu_mem_bytes);
     }
+    /* The fake NVML (a test double) is configured by environment: the shim's watchdog gets the
+     * fake's GPUs (tesseld's own) and the job's shared fake state, if any. */
+    char fake_gpus[300];
+    const char *nvml_env[TAGENT_NVML_ENV_MAX + 1] = {0};
+    if (d->fake_spec[0]) {
+        int nk = 0;
+        snprintf(fake_gpus, sizeof fake_gpus, "TESSEL_FAKE_GPUS=%s", d->fake_spec);
+        nvml_env[nk++] = fake_gpus;
+        static const char *const fake_keys[] = {"TESSEL_FAKE_STATE", "TESSEL_FAKE_GPU_UUIDS",
+                                                "TESSEL_FAKE_CTX_MEM"};
+        for (size_t f = 0; f < sizeof fake_keys / sizeof *fake_keys; f++) {
+            const char *v = env_get(&env, fake_keys[f]);
+            if (v)
+                nvml_env[nk++] = v - strlen(fake_keys[f]) - 1; /* the "K=V" string itself */
+        }
+    }
     tagent_spawn_t sp = {
         .state = state[0] ? state : NULL,
         .block_userns = !d->allow_userns,
@@ -554,6 +570,7 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
     };
     for (int i = 0; i < nprocs; i++)
         sp.cgroup_procs[i] = procs[i];
+    memcpy(sp.nvml_env, nvml_env, sizeof sp.nvml_env);
     pid_t pid = tagent_spawn(&sp, err);
     if (pid < 0)
         goto out;
@@ -565,8 +582,10 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
               (int)pid, env_get(&env, "CUDA_VISIBLE_DEVICES"));
     rc = 0;
 out:
-    if (rc < 0)
+    if (rc < 0) {
         tagent_cgroup_remove(d->cg_mode, d->cg_root, cg);
+        tessd_state_remove(d, j->id);
+    }
     free(preload);
     env_free(&env);
     free(argv);
