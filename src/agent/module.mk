@@ -8,9 +8,16 @@ $(LIBAGENT): $(LIBAGENT_SRCS:%.c=$(O)/obj/%.o)
 	$(AR) rcs $@ $^
 
 BINS += $(O)/bin/tessel-shim
-$(O)/bin/tessel-shim: $(O)/obj/src/agent/shim.o $(LIBAGENT) $(O)/lib/libtsl-util.a
+$(O)/bin/tessel-shim: $(O)/obj/src/agent/shim.o $(O)/obj/src/agent/watchdog.o \
+                      $(O)/obj/src/agent/jobns.o $(LIBAGENT) $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^
+	$(CC) $(LDFLAGS) -o $@ $^ -ldl -lpthread
+
+TESTS += $(O)/tests/agent/test_watchdog
+$(O)/tests/agent/test_watchdog: $(O)/obj/src/agent/test/test_watchdog.o \
+                                $(O)/obj/src/agent/watchdog.o $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -ldl -lpthread -lcmocka
 
 TESTS += $(O)/tests/agent/test_agent
 $(O)/tests/agent/test_agent: $(O)/obj/src/agent/test/test_agent.o $(LIBAGENT) \
@@ -24,7 +31,7 @@ $(O)/tests/agent/test_logcap: $(O)/obj/src/agent/test/test_logcap.o $(LIBAGENT) 
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lcmocka
 
-# Test helper for the environment tests (t3013): a library a job names in LD_AUDIT; built
+# Test helper for the environment tests (t3023): a library a job names in LD_AUDIT; built
 # without sanitizers (it is loaded into programs that are not).
 TESTS_AGENT_PROBE := $(O)/tests/agent/libtessel-envprobe.so
 all: $(TESTS_AGENT_PROBE)

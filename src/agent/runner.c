@@ -68,7 +68,7 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     size_t nargv = 0;
     while (s->argv[nargv])
         nargv++;
-    size_t cap = 14 + 2 * TAGENT_MAX_CGROUPS + 8 + nargv + 1;
+    size_t cap = 14 + 2 * TAGENT_MAX_CGROUPS + 8 + 9 + 2 * TAGENT_NVML_ENV_MAX + nargv + 1;
     char **av = calloc(cap, sizeof *av);
     char uid[24], gid[24], envfd[16], lockfd[16], limit[24];
     if (!av) {
@@ -146,6 +146,24 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     if (s->preload) {
         av[i++] = (char *)"--preload";
         av[i++] = (char *)s->preload;
+    }
+    if (s->state) {
+        av[i++] = (char *)"--state";
+        av[i++] = (char *)s->state;
+        if (s->block_userns)
+            av[i++] = (char *)"--block-userns";
+    }
+    if (s->nvml && s->gpu_mem_limits) {
+        av[i++] = (char *)"--nvml";
+        av[i++] = (char *)s->nvml;
+        av[i++] = (char *)"--gpu-mem-limit";
+        av[i++] = (char *)s->gpu_mem_limits;
+        av[i++] = (char *)"--gpu-mem-violation";
+        av[i++] = (char *)(s->gpu_mem_violation ? s->gpu_mem_violation : "kill");
+        for (int k = 0; k < TAGENT_NVML_ENV_MAX && s->nvml_env[k]; k++) {
+            av[i++] = (char *)"--nvml-env";
+            av[i++] = (char *)s->nvml_env[k];
+        }
     }
     av[i++] = (char *)"--";
     for (size_t k = 0; k < nargv; k++)

@@ -39,7 +39,8 @@
 
 #include "libutil/error.h"
 
-#define TAGENT_MAX_CGROUPS 3
+#define TAGENT_MAX_CGROUPS  3
+#define TAGENT_NVML_ENV_MAX 4
 
 /* The environment tessel-shim itself runs with (it runs as root when tesseld does): fixed,
  * never the job's.  The dynamic loader honours LD_AUDIT, LD_LIBRARY_PATH, GCONV_PATH, MALLOC_*
@@ -71,6 +72,15 @@ typedef struct {
     int lock_fd; /* > 2: a descriptor (flock'ed by the caller) the shim keeps open for its whole
              life, so that a restarted tesseld can tell whether a shim of the job still
              lives before the shim has recorded its pid; 0: none */
+    /* Enforcement (shim.c, jobns.h, watchdog.h); NULL / false: none. */
+    const char *state;             /* root-owned per-job directory: the job's mount namespace */
+    bool block_userns;             /* with state: refuse the job new user namespaces */
+    const char *nvml;              /* absolute NVML path: start the GPU-memory watchdog */
+    const char *gpu_mem_limits;    /* with nvml: "IDX=BYTES,..." */
+    const char *gpu_mem_violation; /* with nvml: "kill" or "suspend" */
+    /* With nvml and the fake GPUs only (a test double): "NAME=VALUE" settings of the fake NVML
+     * (TESSEL_FAKE_*) that the shim sets for itself before loading it, NULL-terminated. */
+    const char *nvml_env[TAGENT_NVML_ENV_MAX + 1];
 } tagent_spawn_t;
 
 /* Start the shim with the fixed environment above (PATH, and the caller's own sanitizer

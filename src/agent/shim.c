@@ -2,6 +2,9 @@
  *
  *   tessel-shim [--env-fd FD] [--lock-fd FD] [--log-limit BYTES] --dir DIR --cwd CWD
  *               [--cgroup PROCS]... [--uid U --gid G [--user NAME]] [--preload LIBS]
+ *               [--state STATE [--block-userns]]
+ *               [--nvml LIB --gpu-mem-limit IDX=SIZE,... [--gpu-mem-violation kill|suspend]
+ *                [--nvml-env TESSEL_FAKE_NAME=VALUE]...]
  *               -- PROG ARG...
  *
  * The shim runs as root with a fixed environment (runner.h, TAGENT_SHIM_PATH); the job's
@@ -35,6 +38,14 @@
  *     (never through an existing name or a symlink) and renamed;
  *   - the job starts with default dispositions for every signal, an empty signal mask, in its
  *     own process group (the shim's session).
+ *
+ * Enforcement (docs/security.md): with --state (tesseld's root-owned per-job directory) the job
+ * runs in its own mount namespace where /etc/ld.so.preload names the interposer and its limits
+ * file is at /run/tessel/job/limits (jobns.h); --block-userns refuses it new user namespaces.
+ * With --nvml (an absolute path tesseld resolved, never the job's) a watchdog thread stops the
+ * job when its processes hold more GPU memory than --gpu-mem-limit (watchdog.h); --nvml-env
+ * (up to 4, TESSEL_FAKE_* only) configures the fake NVML of the tests, which reads its
+ * environment, not the shim's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -54,8 +65,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "agent/jobns.h"
 #include "agent/logcap.h"
 #include "agent/runner.h"
+#include "agent/watchdog.h"
 
 #define MAX_CG 8
 
@@ -69,7 +82,10 @@ static void usage(void)
 {
     fprintf(stderr, "usage: tessel-shim [--env-fd FD] [--lock-fd FD] [--log-limit BYTES] --dir DIR "
                     "--cwd CWD [--cgroup PROCS]... "
-                    "[--uid U --gid G [--user NAME]] [--preload LIBS] -- PROG [ARG...]\n");
+                    "[--uid U --gid G [--user NAME]] [--preload LIBS] [--state DIR "
+                    "[--block-userns]] [--nvml LIB --gpu-mem-limit IDX=SIZE,... "
+                    "[--gpu-mem-violation kill|suspend] [--nvml-env TESSEL_FAKE_NAME=VALUE]...] "
+                    "-- PROG [ARG...]\n");
     exit(2);
 }
 
@@ -355,11 +371,19 @@ int main(int argc, char **argv)
     int ncg = 0;
     long uid = -1, gid = -1;
     const char *user = NULL;
+    const char *state = NULL, *nvml = NULL, *gpu_mem = NULL, *violation = "kill";
+    int block_userns = 0;
+    const char *nvml_env[4];
+    int nnvml_env = 0;
     int i = 1;
     for (; i < argc; i++) {
         if (strcmp(argv[i], "--") == 0) {
             i++;
             break;
+        }
+        if (strcmp(argv[i], "--block-userns") == 0) {
+            block_userns = 1;
+            continue;
         }
         if (i + 1 >= argc)
             usage();
@@ -383,6 +407,17 @@ int main(int argc, char **argv)
             user = argv[++i];
         else if (strcmp(argv[i], "--preload") == 0)
             preload = argv[++i];
+        else if (strcmp(argv[i], "--state") == 0)
+            state = argv[++i];
+        else if (strcmp(argv[i], "--nvml") == 0)
+            nvml = argv[++i];
+        else if (strcmp(argv[i], "--gpu-mem-limit") == 0)
+            gpu_mem = argv[++i];
+        else if (strcmp(argv[i], "--gpu-mem-violation") == 0)
+            violation = argv[++i];
+        else if (strcmp(argv[i], "--nvml-env") == 0 && nnvml_env < 4 &&
+                 strncmp(argv[i + 1], "TESSEL_FAKE_", 12) == 0 && strchr(argv[i + 1], '='))
+            nvml_env[nnvml_env++] = argv[++i];
         else
             usage();
     }
@@ -390,6 +425,13 @@ int main(int argc, char **argv)
         (lock_fd >= 0 && lock_fd <= 2) || (lock_fd > 2 && lock_fd == env_fd))
         usage();
     char **job_argv = &argv[i];
+    tsw_config_t wd = {.nvml = nvml, .state = state, .uid = (uid_t)uid, .gid = (gid_t)gid};
+    tsl_error_t werr;
+    if (nvml && (!gpu_mem || tsw_limits_parse(gpu_mem, &wd.limits, &werr) < 0 ||
+                 tsw_action_parse(violation, &wd.action, &werr) < 0)) {
+        fprintf(stderr, "tessel-shim: %s\n", gpu_mem ? werr.text : "--nvml needs --gpu-mem-limit");
+        exit(2);
+    }
 
     /* The job's environment, read before the other descriptors are closed.  Without
      * --env-fd the job gets an empty one. */
@@ -438,6 +480,14 @@ int main(int argc, char **argv)
     int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     int pfd[2], outp[2], errp[2], sock[2];
+    tsl_error_t nserr;
+    if (state && tagent_jobns_prepare(&nserr) < 0) {
+        fprintf(stderr, "tessel-shim: %s\n", nserr.text);
+        char msg[64];
+        snprintf(msg, sizeof msg, "error jobns %d\n", errno);
+        write_atomic(dir, "exit", msg);
+        return 1;
+    }
     if (sfd < 0 || devnull < 0 || pipe2(pfd, O_CLOEXEC) < 0 || pipe2(outp, O_CLOEXEC) < 0 ||
         pipe2(errp, O_CLOEXEC) < 0 ||
         socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) < 0) {
@@ -473,6 +523,10 @@ int main(int argc, char **argv)
                 child_fail(pfd[1], "cgroup");
             close(fd);
         }
+        if (state && tagent_jobns_enter(state) < 0)
+            child_fail(pfd[1], "jobns");
+        if (block_userns && tagent_jobns_block_userns() < 0)
+            child_fail(pfd[1], "seccomp");
         if (gid >= 0) {
             /* initgroups -> setgid -> setuid: groups and gid can only be changed while root. */
             gid_t g = (gid_t)gid;
@@ -536,6 +590,16 @@ int main(int argc, char **argv)
              (unsigned long long)tagent_proc_start_time(getpid()), (int)pid);
     if (write_atomic(dir, "pid", pids) < 0)
         perror("tessel-shim: pid file");
+    if (nvml) {
+        /* The fake NVML's settings (tests only): the shim is still single-threaded here. */
+        for (int k = 0; k < nnvml_env; k++)
+            putenv((char *)nvml_env[k]);
+        wd.root = getpid();
+        wd.job = pid;
+        wd.err_log = err_path;
+        if (tsw_start(&wd, &werr) < 0)
+            fprintf(stderr, "tessel-shim: GPU-memory watchdog not started: %s\n", werr.text);
+    }
 
     /* The log files, from the child (none when it failed before it opened them). */
     int logs[2] = {-1, -1};

@@ -87,6 +87,7 @@ typedef struct {
     bool no_requeue;      /* submitted with "requeue": false: a preemption ends it */
     int64_t suspended_ms; /* its GPU slice is suspended since then (suspend.c); 0 = not */
     bool end_unrecorded;  /* the store refused its end (logged once; retried each tick) */
+    unsigned wd_episode;  /* the GPU-memory watchdog's last violation seen by the tick */
 } tessd_run_t;
 
 /* What a handler leaves for the tick to tell libsched. */
@@ -128,6 +129,12 @@ typedef struct {
     bool allow_root_jobs;  /* --allow-root-jobs: as root, a non-admin's job may run as root */
     uint64_t log_limit;    /* --log-limit: bytes kept per stream of a job's log, 0 = no limit */
     char test_kill_at[16]; /* --test-kill-at: "" or the start step where tesseld kills itself */
+    /* Enforcement (docs/security.md), as root only: */
+    char run_dir[PATH_MAX];      /* <data>/run: root's per-job directories; "" when not root */
+    char registry_dir[PATH_MAX]; /* <data>/registry: the per-GPU compute registry files */
+    char nvml_path[PATH_MAX];    /* absolute NVML library for the watchdog; "" = no watchdog */
+    bool gpu_mem_suspend;        /* --gpu-mem-violation suspend (default kill) */
+    bool allow_userns;           /* --allow-user-namespaces: jobs may create user namespaces */
     char node_name[64];
     long ncpus;
     uint64_t mem_total;
@@ -263,6 +270,18 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *run, tsl_error_
 /* The job's directory: <data-dir>/jobs/<id>. */
 void tessd_job_dir(const tessd_t *d, int64_t id, char *buf, size_t len);
 void tessd_cgroup_name(const tessd_t *d, int64_t id, char *buf, size_t len);
+/* <data>/run/<id>: the job's root-owned directory (limits, ld.so.preload, the watchdog's
+ * record); "" when tesseld is not root. */
+void tessd_state_dir(const tessd_t *d, int64_t id, char *buf, size_t len);
+/* The watchdog's record of a job (watchdog.h, TSW_RECORD): 1 with the action ("kill" or
+ * "suspend"), the episode (1, 2, ...) and the reason, 0 when there is none. */
+int tessd_violation_read(const tessd_t *d, int64_t id, char *action, size_t alen, unsigned *episode,
+                         char *reason, size_t rlen);
+/* Remove a job's state directory (its end). */
+void tessd_state_remove(const tessd_t *d, int64_t id);
+/* At start, as root: <data>/run and <data>/registry with one registry file per GPU (root's,
+ * mode 0666, made with O_EXCL|O_NOFOLLOW).  0, or -1 with err. */
+int tessd_enforce_init(tessd_t *d, tsl_error_t *err);
 /* As root without --allow-root-jobs, a job of a non-admin user runs only as the system account
  * of the same name, and never as uid 0.  Returns true when a job of user (admin: its role is
  * admin) would so be refused, with the one-line reason in why; false otherwise (tesseld not

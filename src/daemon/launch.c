@@ -10,6 +10,12 @@
  *   4. with a GPU, the compute share (compute_env): TESSEL_CUDA_CORE_LIMIT is the lower of the
  *      job's share and the job's own value; TESSEL_CUDA_CORE_MODE (shared for a fraction) and
  *      TESSEL_CUDA_CORE_PRIORITY (high for inference; a job may lower it, never raise it).
+ *
+ * As root, the job's limits do not come from its environment (which it can change) but from
+ * <data>/run/<id>/limits, root's, which tessel-shim mounts read-only at /run/tessel/job in the
+ * job's own mount namespace, beside an /etc/ld.so.preload that names the interposer; the shim's
+ * watchdog checks the driver's own per-process figures against the same limits
+ * (docs/security.md).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -196,6 +202,194 @@ int tessd_cwd_check(const tessd_t *d, const char *user, const char *path, char *
     snprintf(why, len, "cwd '%s' is not a directory %s%s%s can enter", path,
              as_user ? "user '" : "the job", as_user ? user : "", as_user ? "'" : "");
     return -1;
+}
+
+void tessd_state_dir(const tessd_t *d, int64_t id, char *buf, size_t len)
+{
+    if (d->run_dir[0])
+        snprintf(buf, len, "%s/%lld", d->run_dir, (long long)id);
+    else if (len)
+        buf[0] = '\0';
+}
+
+/* Write dir/name (dir: root's, writable by root only) through an O_EXCL|O_NOFOLLOW temporary,
+ * given mode (fchmod: the umask does not decide it), then rename.  0, or -1 with err. */
+static int write_root_file(const char *dir, const char *name, const char *text, mode_t mode,
+                           tsl_error_t *err)
+{
+    char tmp[PATH_MAX + 64], final[PATH_MAX + 64];
+    snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
+    snprintf(final, sizeof final, "%s/%s", dir, name);
+    if (unlink(tmp) < 0 && errno != ENOENT)
+        return tsl_errprintf(err, "%s: %s", tmp, strerror(errno));
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return tsl_errprintf(err, "%s: %s", tmp, strerror(errno));
+    size_t len = strlen(text);
+    bool ok = fchmod(fd, mode) == 0 && write(fd, text, len) == (ssize_t)len;
+    int saved = errno;
+    if (close(fd) < 0 && ok) {
+        ok = false;
+        saved = errno;
+    }
+    if (!ok || rename(tmp, final) < 0) {
+        saved = ok ? errno : saved;
+        unlink(tmp);
+        errno = saved;
+        return tsl_errprintf(err, "%s: %s", final, strerror(saved));
+    }
+    return 0;
+}
+
+/* A directory that must be root's and writable by root only: made (mode) when missing. */
+static int root_dir(const char *path, mode_t mode, tsl_error_t *err)
+{
+    if (mkdir(path, mode) < 0 && errno != EEXIST)
+        return tsl_errprintf(err, "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (lstat(path, &st) < 0)
+        return tsl_errprintf(err, "%s: %s", path, strerror(errno));
+    if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022)) {
+        errno = EPERM;
+        return tsl_errprintf(err, "%s: must be a directory owned by root, writable by no one else",
+                             path);
+    }
+    if ((st.st_mode & 07777) != mode && chmod(path, mode) < 0)
+        return tsl_errprintf(err, "chmod %s: %s", path, strerror(errno));
+    return 0;
+}
+
+int tessd_enforce_init(tessd_t *d, tsl_error_t *err)
+{
+    tessd_pathf(d->run_dir, sizeof d->run_dir, "%s/run", d->data_dir);
+    tessd_pathf(d->registry_dir, sizeof d->registry_dir, "%s/registry", d->data_dir);
+    /* 0711: a job reaches its own run/<id> (bind-mounted for it anyway) but lists none. */
+    if (root_dir(d->run_dir, 0711, err) < 0 || root_dir(d->registry_dir, 0755, err) < 0)
+        return -1;
+    for (int g = 0; g < d->ngpus; g++) {
+        /* The interposer's name for GPU g's registry: tessel-gpu-<32 hex digits of its UUID>. */
+        char path[PATH_MAX + 64];
+        int n = snprintf(path, sizeof path, "%s/tessel-gpu-", d->registry_dir);
+        for (int i = 0; i < 16; i++)
+            n += snprintf(path + n, sizeof path - (size_t)n, "%02x", d->gpus[g].uuid_bin[i]);
+        struct stat st;
+        if (lstat(path, &st) == 0) {
+            if (S_ISREG(st.st_mode) && st.st_uid == 0 && st.st_nlink == 1 &&
+                (st.st_mode & 07777) == 0666)
+                continue; /* ours, from an earlier start: the slices in it stay */
+            if (unlink(path) < 0)
+                return tsl_errprintf(err, "%s: %s", path, strerror(errno));
+        }
+        /* Writable by every job (sharing needs it), but root's: no user can chmod, replace or
+         * pre-create it (the directory is root's). */
+        int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+            return tsl_errprintf(err, "%s: %s", path, strerror(errno));
+        int rc = fchmod(fd, 0666);
+        close(fd);
+        if (rc < 0)
+            return tsl_errprintf(err, "chmod %s: %s", path, strerror(errno));
+    }
+    return 0;
+}
+
+int tessd_violation_read(const tessd_t *d, int64_t id, char *action, size_t alen, unsigned *episode,
+                         char *reason, size_t rlen)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 32], buf[512];
+    tessd_state_dir(d, id, dir, sizeof dir);
+    if (!dir[0])
+        return 0;
+    snprintf(path, sizeof path, "%s/violation", dir);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+    char act[16];
+    int off = 0;
+    if (sscanf(buf, "%15s %u %n", act, episode, &off) != 2 || off == 0)
+        return 0;
+    snprintf(action, alen, "%s", act);
+    snprintf(reason, rlen, "%s", buf + off);
+    return 1;
+}
+
+void tessd_state_remove(const tessd_t *d, int64_t id)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 32];
+    tessd_state_dir(d, id, dir, sizeof dir);
+    if (!dir[0])
+        return;
+    static const char *const names[] = {"limits",      "ld.so.preload",      "violation",
+                                        ".limits.tmp", ".ld.so.preload.tmp", ".violation.tmp"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
+/* The job's state directory with its limits (the same NAME=value pairs as its environment, so
+ * the interposer reads them as it reads environ) and its ld.so.preload.  Anything an earlier
+ * attempt left (a requeue: its watchdog record) goes first.  0, or -1 with err. */
+static int write_state(tessd_t *d, const tessd_run_t *r, char *const *env, char *state, size_t slen,
+                       tsl_error_t *err)
+{
+    tessd_state_dir(d, r->id, state, slen);
+    tessd_state_remove(d, r->id);
+    if (root_dir(state, 0755, err) < 0)
+        return -1;
+    char text[4096];
+    size_t n = (size_t)snprintf(text, sizeof text,
+                                "# tesseld: the limits of job %lld (the job cannot change them)\n",
+                                (long long)r->id);
+    bool mem = false;
+    for (char *const *e = env; *e && n < sizeof text; e++) {
+        /* tesseld's own values only (build_env and compute_env set them last); a
+         * TESSEL_CUDA_MEM_LIMIT_7 of the job's own env, for a GPU it was not given, is not. */
+        static const char *const keys[] = {
+            "TESSEL_SLICE=", "TESSEL_CUDA_CORE_LIMIT=", "TESSEL_CUDA_CORE_MODE=",
+            "TESSEL_CUDA_CORE_PRIORITY=", NULL};
+        bool take = false;
+        if (r->member.ngpus) {
+            for (const char *const *k = keys; *k && !take; k++)
+                take = strncmp(*e, *k, strlen(*k)) == 0;
+            mem = mem || strncmp(*e, "TESSEL_CUDA_MEM_LIMIT=", 22) == 0;
+            take = take || strncmp(*e, "TESSEL_CUDA_MEM_LIMIT=", 22) == 0;
+            for (uint32_t i = 0; i < r->member.ngpus && !take; i++) {
+                char k[48];
+                snprintf(k, sizeof k, "TESSEL_CUDA_MEM_LIMIT_%u=", (unsigned)i);
+                take = strncmp(*e, k, strlen(k)) == 0;
+            }
+        } else {
+            take = strncmp(*e, "TESSEL_SLICE=", 13) == 0;
+        }
+        if (!take)
+            continue;
+        n += (size_t)snprintf(text + n, sizeof text - n, "%s\n", *e);
+    }
+    /* A job without a GPU gets none: 0 bytes on any it might reach. */
+    if (!mem && n < sizeof text)
+        n += (size_t)snprintf(text + n, sizeof text - n, "TESSEL_CUDA_MEM_LIMIT=0\n");
+    if (n < sizeof text)
+        n += (size_t)snprintf(text + n, sizeof text - n, "TESSEL_DEVICE_REGISTRY=%s\n",
+                              d->registry_dir);
+    if (n >= sizeof text) {
+        errno = E2BIG;
+        return tsl_errprintf(err, "job %lld: limits file too large", (long long)r->id);
+    }
+    if (write_root_file(state, "limits", text, 0644, err) < 0)
+        return -1;
+    char line[PATH_MAX + 2];
+    memcpy(line, d->interposer, strlen(d->interposer));
+    line[strlen(d->interposer)] = '\n';
+    line[strlen(d->interposer) + 1] = '\0';
+    return write_root_file(state, "ld.so.preload", line, 0644, err);
 }
 
 typedef struct {
@@ -481,7 +675,36 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
         argv[k++] = (char *)json_string_value(json_array_get(argv_j, i));
     argv[k] = NULL;
     preload = preload_of(d, &env);
+    char state[PATH_MAX] = "", limits[TAGENT_MAX_GPUS * 32 + 1] = "";
+    if (d->run_dir[0] && write_state(d, r, env.v, state, sizeof state, err) < 0)
+        goto out;
+    for (uint32_t i = 0; i < r->member.ngpus; i++) {
+        size_t l = strlen(limits);
+        snprintf(limits + l, sizeof limits - l, "%s%u=%llu", i ? "," : "",
+                 (unsigned)r->member.gpu[i], (unsigned long long)r->member.gpu_mem_bytes);
+    }
+    /* The fake NVML (a test double) is configured by environment: the shim's watchdog gets the
+     * fake's GPUs (tesseld's own) and the job's shared fake state, if any. */
+    char fake_gpus[300];
+    const char *nvml_env[TAGENT_NVML_ENV_MAX + 1] = {0};
+    if (d->fake_spec[0]) {
+        int nk = 0;
+        snprintf(fake_gpus, sizeof fake_gpus, "TESSEL_FAKE_GPUS=%s", d->fake_spec);
+        nvml_env[nk++] = fake_gpus;
+        static const char *const fake_keys[] = {"TESSEL_FAKE_STATE", "TESSEL_FAKE_GPU_UUIDS",
+                                                "TESSEL_FAKE_CTX_MEM"};
+        for (size_t f = 0; f < sizeof fake_keys / sizeof *fake_keys; f++) {
+            const char *v = env_get(&env, fake_keys[f]);
+            if (v)
+                nvml_env[nk++] = v - strlen(fake_keys[f]) - 1; /* the "K=V" string itself */
+        }
+    }
     tagent_spawn_t sp = {
+        .state = state[0] ? state : NULL,
+        .block_userns = !d->allow_userns,
+        .nvml = state[0] && d->nvml_path[0] ? d->nvml_path : NULL,
+        .gpu_mem_limits = limits,
+        .gpu_mem_violation = d->gpu_mem_suspend ? "suspend" : "kill",
         .preload = preload,
         .shim = d->shim,
         .dir = dir,
@@ -498,6 +721,7 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
     };
     for (int i = 0; i < nprocs; i++)
         sp.cgroup_procs[i] = procs[i];
+    memcpy(sp.nvml_env, nvml_env, sizeof sp.nvml_env);
     pid_t pid = tagent_spawn(&sp, err);
     if (pid < 0)
         goto out;
@@ -516,8 +740,10 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
 out:
     if (lock >= 0)
         close(lock);
-    if (rc < 0)
+    if (rc < 0) {
         tagent_cgroup_remove(d->cg_mode, d->cg_root, cg);
+        tessd_state_remove(d, j->id);
+    }
     free(preload);
     env_free(&env);
     free(argv);

@@ -4,6 +4,7 @@
  * Shutdown (SIGTERM, SIGINT, SIGHUP) stops serving and exits; running jobs keep running under
  * their shims and are picked up by the next start (see tick.c, tessd_recover).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -124,6 +125,11 @@ static void usage(FILE *f)
             "                      by default it is refused (an admin's job runs as root)\n"
             "  --no-root-jobs      the default (kept for old command lines): such jobs are\n"
             "                      refused\n"
+            "  --gpu-mem-violation kill|suspend  as root: what the GPU-memory watchdog does to\n"
+            "                      a job whose processes hold more GPU memory than its slice\n"
+            "                      (default kill; docs/security.md)\n"
+            "  --allow-user-namespaces  as root: let jobs create user namespaces (by default\n"
+            "                      refused: one could undo the job's ld.so.preload mount)\n"
             "  --log-limit SIZE    most bytes kept of each of a job's stdout and stderr (its\n"
             "                      head and tail, with a marker where bytes were dropped);\n"
             "                      default 64M, 0 = unlimited\n"
@@ -282,6 +288,34 @@ static int mkdir_p(const char *path, mode_t mode)
         *p = '/';
     }
     return mkdir(buf, mode) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* The absolute path of the NVML library the GPUs were found with, for the shims' watchdogs
+ * (tessel-shim takes no library path from a job or a user): the fake's with --fake-gpus, else
+ * where the dynamic loader found --nvml.  Left "" (no watchdog) without GPUs. */
+static void resolve_nvml(tessd_t *d, const char *nvml_lib)
+{
+    char lib[PATH_MAX + 32];
+    d->nvml_path[0] = '\0';
+    if (d->ngpus == 0)
+        return;
+    if (d->fake_spec[0])
+        snprintf(lib, sizeof lib, "%s/libnvidia-ml.so.1", d->fake_lib_dir);
+    else
+        snprintf(lib, sizeof lib, "%s", nvml_lib);
+    void *h = dlopen(lib, RTLD_LAZY | RTLD_LOCAL);
+    Dl_info info;
+    void *sym = h ? dlsym(h, "nvmlInit_v2") : NULL;
+    char *rp = sym && dladdr(sym, &info) && info.dli_fname ? realpath(info.dli_fname, NULL) : NULL;
+    if (rp && rp[0] == '/')
+        snprintf(d->nvml_path, sizeof d->nvml_path, "%s", rp);
+    else
+        tessd_log("warning: %s: cannot resolve its path: jobs run without the GPU-memory "
+                  "watchdog",
+                  lib);
+    free(rp);
+    if (h)
+        dlclose(h);
 }
 
 /* The mode's default data directory and socket (tclient_default_paths).  In personal mode
@@ -536,6 +570,8 @@ int main(int argc, char **argv)
         O_DISKRES,
         O_LOGLIMIT,
         O_TESTKILL,
+        O_GPUMEMV,
+        O_USERNS,
         O_HELP,
         O_VERSION
     };
@@ -572,6 +608,8 @@ int main(int argc, char **argv)
         {"disk-reserve", required_argument, NULL, O_DISKRES},
         {"log-limit", required_argument, NULL, O_LOGLIMIT},
         {"test-kill-at", required_argument, NULL, O_TESTKILL},
+        {"gpu-mem-violation", required_argument, NULL, O_GPUMEMV},
+        {"allow-user-namespaces", no_argument, NULL, O_USERNS},
         {"help", no_argument, NULL, O_HELP},
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0},
@@ -726,6 +764,17 @@ int main(int argc, char **argv)
                 return 2;
             }
             snprintf(d->test_kill_at, sizeof d->test_kill_at, "%s", optarg);
+            break;
+        case O_GPUMEMV:
+            if (strcmp(optarg, "kill") != 0 && strcmp(optarg, "suspend") != 0) {
+                fprintf(stderr, "tesseld: --gpu-mem-violation %s: expected kill or suspend\n",
+                        optarg);
+                return 2;
+            }
+            d->gpu_mem_suspend = strcmp(optarg, "suspend") == 0;
+            break;
+        case O_USERNS:
+            d->allow_userns = true;
             break;
         case O_HELP:
             usage(stdout);
@@ -895,6 +944,13 @@ int main(int argc, char **argv)
         tessd_bootstrap_admin(d, &err) < 0 || discover_gpus(d, nvml_lib, fallback, &err) < 0) {
         fprintf(stderr, "tesseld: %s\n", err.text);
         return 1;
+    }
+    if (geteuid() == 0) {
+        resolve_nvml(d, nvml_lib);
+        if (tessd_enforce_init(d, &err) < 0) {
+            fprintf(stderr, "tesseld: %s\n", err.text);
+            return 1;
+        }
     }
     if (gethostname(d->node_name, sizeof d->node_name) < 0)
         snprintf(d->node_name, sizeof d->node_name, "localhost");

@@ -27,7 +27,8 @@ TESSELD_TESTS := tests/t/t3000-daemon-api.t tests/t/t3001-daemon-queue.t \
                  tests/t/t3020-daemon-socket.t tests/t/t3021-daemon-queue-allow.t \
                  tests/t/t3022-daemon-modes.t tests/t/t3023-daemon-env.t \
                  tests/t/t3024-daemon-start-crash.t tests/t/t3025-daemon-logs.t \
-                 tests/t/t3026-daemon-cwd.t
+                 tests/t/t3026-daemon-cwd.t \
+                 tests/t/t3027-daemon-enforce.t
 TESTS += $(TESSELD_TESTS)
 
 # Unit tests of the daemon's pure parts.
@@ -58,3 +59,6 @@ tests/t/t3012-daemon-suspend.t: $(O)/tests/interposer/tcu-load $(O)/tests/interp
                                 $(O)/lib/libtessel-cuda.so $(O)/bin/tessel
 # The environment test has a job load a probe library through LD_AUDIT.
 tests/t/t3023-daemon-env.t: $(O)/tests/agent/libtessel-envprobe.so
+tests/t/t3027-daemon-enforce.t: $(O)/tests/interposer/tcu-probe $(O)/tests/interposer/tcu-raw \
+                                $(O)/tests/interposer/tcu-slice $(O)/tests/interposer/tcu-load \
+                                $(O)/lib/libtessel-cuda.so

@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -164,6 +165,10 @@ int tessd_resume(tessd_t *d, tessd_run_t *r, tsl_error_t *err)
     }
     tshm_close(s);
     r->suspended_ms = 0;
+    /* A job the GPU-memory watchdog stopped (SIGSTOP) goes on; its watchdog continues the
+     * rest of its processes (watchdog.h).  Harmless for a job that was not stopped. */
+    if (r->job_pid > 0)
+        kill(-r->job_pid, SIGCONT);
     return 0;
 }
 

@@ -174,6 +174,7 @@ static void back_to_pending(tessd_t *d, tessd_run_t *r, const char *reason)
         }
     }
     cleanup_cgroup(d, r->id);
+    tessd_state_remove(d, r->id);
     tessd_log("job %lld requeued: %s", (long long)r->id, reason);
     run_remove(d, r);
     d->sched_dirty = true;
@@ -199,6 +200,7 @@ static bool requeue_run(tessd_t *d, tessd_run_t *r)
         /* Not running in the store any more: nothing to requeue, forget it. */
         tessd_sched_remove(d, r->id);
         cleanup_cgroup(d, r->id);
+        tessd_state_remove(d, r->id);
         run_remove(d, r);
         d->sched_dirty = true;
         return true;
@@ -236,6 +238,7 @@ static bool unstart_run(tessd_t *d, tessd_run_t *r)
         }
         tessd_sched_remove(d, r->id);
         cleanup_cgroup(d, r->id);
+        tessd_state_remove(d, r->id);
         run_remove(d, r);
         d->sched_dirty = true;
         return true;
@@ -253,7 +256,13 @@ static bool finish_run(tessd_t *d, tessd_run_t *r, const tagent_exit_t *ex, cons
     char reason[256];
     int code = -1, sig = 0;
     bool preempted = r->preempt_ms && !r->cancel_ms && !(ex && !ex->sig && ex->exit_code == 0);
-    if (preempted && !r->no_requeue)
+    /* Killed by its shim's GPU-memory watchdog: that is the reason (watchdog.h). */
+    char wd_act[16], wd[256];
+    unsigned wd_ep;
+    bool wd_killed =
+        tessd_violation_read(d, r->id, wd_act, sizeof wd_act, &wd_ep, wd, sizeof wd) == 1 &&
+        strcmp(wd_act, "kill") == 0 && !r->cancel_ms;
+    if (preempted && !r->no_requeue && !wd_killed)
         return requeue_run(d, r);
     if (preempted) {
         char why[128];
@@ -264,6 +273,13 @@ static bool finish_run(tessd_t *d, tessd_run_t *r, const tagent_exit_t *ex, cons
         else if (ex)
             code = ex->exit_code;
         snprintf(reason, sizeof reason, "preempted %s", why);
+    } else if (wd_killed) {
+        st = TSTORE_FAILED;
+        if (ex && ex->sig)
+            sig = ex->sig;
+        else if (ex)
+            code = ex->exit_code;
+        snprintf(reason, sizeof reason, "%s", wd);
     } else if (lost) {
         st = r->cancel_ms ? TSTORE_CANCELLED : TSTORE_FAILED;
         snprintf(reason, sizeof reason, "%s", lost);
@@ -304,10 +320,29 @@ static bool finish_run(tessd_t *d, tessd_run_t *r, const tagent_exit_t *ex, cons
         tessd_log("job %lld: its end is recorded now", (long long)r->id);
     tessd_sched_remove(d, r->id);
     cleanup_cgroup(d, r->id);
+    tessd_state_remove(d, r->id);
     tessd_log("job %lld %s: %s", (long long)r->id, tstore_state_name(st), reason);
     run_remove(d, r);
     d->sched_dirty = true;
     return true;
+}
+
+/* A job its shim's watchdog stopped (--gpu-mem-violation suspend, SIGSTOP): marked suspended
+ * like a person's suspend (its slice too), with the watchdog's words as its reason.  Once per
+ * violation: a resumed job that goes over again makes a new one. */
+static void watchdog_suspend(tessd_t *d, tessd_run_t *r)
+{
+    char act[16], why[256];
+    unsigned ep;
+    if (tessd_violation_read(d, r->id, act, sizeof act, &ep, why, sizeof why) != 1 ||
+        strcmp(act, "suspend") != 0 || ep == r->wd_episode)
+        return;
+    r->wd_episode = ep;
+    tsl_error_t err;
+    if (!r->suspended_ms && tessd_suspend(d, r, &err) < 0)
+        tessd_log("job %lld: %s", (long long)r->id, err.text);
+    tstore_job_set_reason(d->store, r->id, why, NULL);
+    tessd_log("job %lld: %s", (long long)r->id, why);
 }
 
 /* Check one running job; returns true when it was removed from the table. */
@@ -358,6 +393,7 @@ static bool check_run(tessd_t *d, tessd_run_t *r, int64_t now)
                 kill(-j, SIGTERM);
         }
     }
+    watchdog_suspend(d, r);
     if (!shim_alive) {
         if (r->job_pid > 0)
             kill(-r->job_pid, SIGKILL);

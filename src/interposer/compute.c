@@ -315,7 +315,11 @@ static struct reg_file *reg_open(int dev)
     int n = snprintf(path, sizeof path, "%s/tessel-gpu-", tcu.cfg.registry);
     for (int i = 0; i < 16 && n > 0 && (size_t)n + 3 < sizeof path; i++)
         n += snprintf(path + n, sizeof path - (size_t)n, "%02x", info.uuid[i]);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    /* Under tesseld (limits file) the registry files are root's, made at its start: a job
+     * only opens them, never through a symlink, and never makes one itself (a name it made
+     * would be its user's, and others could not trust it). */
+    int fd = tcu.cfg.from_file ? open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
+                               : open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
     if (fd < 0) {
         tcu_log("device registry %s: %s; shares computed without other slices", path,
                 strerror(errno));
@@ -323,7 +327,8 @@ static struct reg_file *reg_open(int dev)
     }
     struct stat st;
     struct reg_file *r = NULL;
-    if (fstat(fd, &st) == 0 && (st.st_size >= (off_t)sizeof *r || ftruncate(fd, sizeof *r) == 0)) {
+    if (fstat(fd, &st) == 0 && (!tcu.cfg.from_file || (S_ISREG(st.st_mode) && st.st_uid == 0)) &&
+        (st.st_size >= (off_t)sizeof *r || ftruncate(fd, sizeof *r) == 0)) {
         void *p = mmap(NULL, sizeof *r, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         r = p == MAP_FAILED ? NULL : p;
     }

@@ -3,10 +3,12 @@
  * lifecycle and docs/interposer.md for the design). */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "interposer/interposer.h"
@@ -21,6 +23,10 @@ static pthread_mutex_t slow_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* CUDA ordinal -> slice device index + 1 (0: not looked up yet). */
 static atomic_int devmap[TCU_MAX_DEVICES];
+/* Slice device index -> this process's own limit (tcu.cfg), set before devmap publishes the
+ * index.  The slice file is the job's (shared accounting, writable by it): a limit rewritten
+ * there must not raise what this process allows (tcu_reserve). */
+static _Atomic uint64_t dev_limit[TCU_MAX_DEVICES];
 
 void tcu_log(const char *fmt, ...)
 {
@@ -75,11 +81,70 @@ static void atfork_child(void)
  * must not wait on the pthread_once it is part of. */
 _Thread_local int tcu_initialising;
 
+/* The limits file of a job started by tesseld (TCU_LIMITS_PATH, policy.h): 1 and *text filled
+ * when it is there and trustworthy (a regular file owned by root that no one else may write,
+ * reached without a symlink at the end), 0 when there is none (by hand: the environment
+ * decides), -1 with a line in why when it is there but unusable (the caller fails closed). */
+static int limits_read(char *text, size_t cap, char *why, size_t whylen)
+{
+    int fd = open(TCU_LIMITS_PATH, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) {
+        if (errno == ENOENT)
+            return 0;
+        snprintf(why, whylen, "%s: %s", TCU_LIMITS_PATH, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    ssize_t n = -1;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+        (st.st_mode & (S_IWGRP | S_IWOTH))) {
+        snprintf(why, whylen, "%s: not a regular file owned and written only by root",
+                 TCU_LIMITS_PATH);
+    } else {
+        n = read(fd, text, cap - 1);
+        if (n < 0)
+            snprintf(why, whylen, "%s: %s", TCU_LIMITS_PATH, strerror(errno));
+        else if ((size_t)n == cap - 1)
+            snprintf(why, whylen, "%s: larger than %zu bytes", TCU_LIMITS_PATH, cap - 2);
+    }
+    close(fd);
+    if (n < 0 || (size_t)n == cap - 1)
+        return -1;
+    text[n] = '\0';
+    return 1;
+}
+
+/* tcu.cfg: the limits file when there is one, lowered (never raised) by the environment;
+ * else the environment alone.  Fails closed on anything malformed. */
+static void config_load(void)
+{
+    static tcu_config_t file, env; /* large: not on a thread's stack */
+    static char text[TCU_LIMITS_MAX + 2];
+    char why[256] = "";
+    int got = limits_read(text, sizeof text, why, sizeof why);
+    int env_rc = tcu_config_parse(&env, environ);
+    if (got == 0) {
+        tcu.cfg = env;
+        if (env_rc < 0)
+            tcu_log("%s; allocations refused", tcu.cfg.error);
+        return;
+    }
+    if (got < 0) {
+        tcu_config_parse(&file, NULL);
+        file.ok = 0;
+        snprintf(file.error, sizeof file.error, "%s", why);
+    } else {
+        tcu_config_parse_file(&file, text);
+    }
+    if (tcu_config_lower(&tcu.cfg, &file, &env) < 0)
+        tcu_log("%s; allocations refused", tcu.cfg.error);
+    tcu.cfg.from_file = 1;
+}
+
 static void init_once_fn(void)
 {
     tcu_initialising = 1;
-    if (tcu_config_parse(&tcu.cfg, environ) < 0)
-        tcu_log("%s; allocations refused", tcu.cfg.error);
+    config_load();
 
     tcu.cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     tcu_symbols_resolve(tcu.cuda, NULL); /* NVML: lazily, tcu_nvml_handle */
@@ -150,6 +215,8 @@ static int dev_lookup_slow(CUdevice ord)
             if (tcu.cfg.core_set)
                 tshm_core_config(tcu.slice, idx, tcu.cfg.core_limit, tcu.cfg.core_mode,
                                  tcu.cfg.core_prio);
+            if (idx < TCU_MAX_DEVICES)
+                atomic_store(&dev_limit[idx], tcu.cfg.limit[ord]);
             atomic_store(&devmap[ord], idx + 1);
         }
     }
@@ -197,19 +264,30 @@ int tcu_register(void)
     return rc;
 }
 
+/* After a reservation the slice admitted: whether the slice's use is still within this
+ * process's own limit (the slice file's may have been raised by the job); if not, the
+ * reservation is given back.  One atomic load on the fast path. */
+static int within_own_limit(int dev, uint64_t bytes)
+{
+    if (dev >= TCU_MAX_DEVICES || tshm_used(tcu.slice, dev) <= atomic_load(&dev_limit[dev]))
+        return 1;
+    tshm_release(tcu.slice, dev, bytes);
+    return 0;
+}
+
 int tcu_reserve(int dev, uint64_t bytes)
 {
     if (TCU_UNLIKELY(!tcu.slice || dev < 0))
         return -1;
     if (TCU_UNLIKELY(!tshm_registered(tcu.slice)) && tcu_register() < 0)
         return -1;
-    if (TCU_LIKELY(tshm_reserve(tcu.slice, dev, bytes) == 0))
+    if (TCU_LIKELY(tshm_reserve(tcu.slice, dev, bytes) == 0) && within_own_limit(dev, bytes))
         return 0;
     /* Slow path, only when the slice looks full: give back what dead
      * processes and this process's idle pool memory hold, then retry. */
     tcu_pools_resync();
     tshm_reclaim(tcu.slice);
-    return tshm_reserve(tcu.slice, dev, bytes);
+    return tshm_reserve(tcu.slice, dev, bytes) == 0 && within_own_limit(dev, bytes) ? 0 : -1;
 }
 
 void tcu_unreserve(int dev, uint64_t bytes)

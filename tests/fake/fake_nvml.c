@@ -8,6 +8,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -526,8 +527,30 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned i
     return peers ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_NOT_SUPPORTED;
 }
 
-/* Processes holding a context on device i (live ones only).  Fills at most
- * cap entries of pids/used; returns how many there are. */
+/* Whether pid has exited: gone, or a zombie its parent has not reaped yet.  The real driver
+ * frees a process's memory when the process exits (its device files close), not when it is
+ * reaped, so NVML no longer lists a zombie. */
+static int exited(pid_t pid)
+{
+    if (kill(pid, 0) < 0 && errno == ESRCH)
+        return 1;
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT;
+    ssize_t len = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (len <= 0)
+        return 0;
+    buf[len] = '\0';
+    const char *rp = strrchr(buf, ')');
+    return rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X');
+}
+
+/* Processes holding a context on device i (live ones only, as the real driver lists them:
+ * usedGpuMemory is what the process holds, its contexts included).  Fills at most cap entries
+ * of pids/used; returns how many there are. */
 static unsigned procs_of(int i, unsigned cap, unsigned *pids, unsigned long long *used)
 {
     tfake_shared_t *s = state();
@@ -537,7 +560,7 @@ static unsigned procs_of(int i, unsigned cap, unsigned *pids, unsigned long long
     tfake_state_lock(s);
     for (int p = 0; p < TFAKE_MAX_PROCS; p++) {
         tfake_procstate_t *ps = &s->proc[p];
-        if (ps->pid == 0 || ps->ctxs[i] == 0 || (kill(ps->pid, 0) < 0 && errno == ESRCH))
+        if (ps->pid == 0 || ps->ctxs[i] == 0 || exited(ps->pid))
             continue;
         if (k < cap) {
             pids[k] = (unsigned)ps->pid;

@@ -3,7 +3,11 @@
 # libcuda privately; tcu-replay replays cudart13_requests.tsv.
 TCU_TEST_DIR := $(O)/tests/interposer
 TCU_HELPERS := $(TCU_TEST_DIR)/tcu-probe $(TCU_TEST_DIR)/tcu-plugin.so $(TCU_TEST_DIR)/tcu-replay \
-               $(TCU_TEST_DIR)/tcu-slice $(TCU_TEST_DIR)/tcu-load
+               $(TCU_TEST_DIR)/tcu-slice $(TCU_TEST_DIR)/tcu-load $(TCU_TEST_DIR)/tcu-raw
+
+$(TCU_TEST_DIR)/tcu-raw: $(O)/obj/tests/interposer/raw.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -ldl
 
 $(TCU_TEST_DIR)/tcu-load: $(O)/obj/tests/interposer/load.o
 	@mkdir -p $(dir $@)

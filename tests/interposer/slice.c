@@ -1,7 +1,7 @@
 /* slice.c - tcu-slice: read a slice file through libshm's API the way
  * tesseld shows usage per device and process, and suspend or resume it.
  *
- * Usage: tcu-slice PATH [suspend|resume|state]
+ * Usage: tcu-slice PATH [suspend|resume|state|setlimit:BYTES]
  * Output without a command: "device I limit=L used=U ctx_cost=C
  *         core_limit=P core_mode=M core_prio=R rate_ppm=Q busy_ns=B launches=N waited_ns=W"
  *         per device, then "proc PID comm=NAME used=U0 busy=B0 inflight=F waiting=H"
@@ -9,8 +9,11 @@
  *         (sums over processes of device 0).
  * suspend / resume: tshm_suspend / tshm_resume, print "ok".
  * state: "state suspended=0|1 drained=0|1 busy_ns=B launches=N" (device 0).
+ * setlimit:BYTES: tshm_set_limit of device 0, as a job rewriting its own slice file would
+ *         (the file is its user's); print "ok".
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "libshm/shm.h"
@@ -33,11 +36,12 @@ static int show(const tshm_proc_info_t *p, void *arg)
 int main(int argc, char **argv)
 {
     if (argc < 2 || argc > 3) {
-        fprintf(stderr, "usage: tcu-slice PATH [suspend|resume|state]\n");
+        fprintf(stderr, "usage: tcu-slice PATH [suspend|resume|state|setlimit:BYTES]\n");
         return 2;
     }
     const char *cmd = argc == 3 ? argv[2] : NULL;
-    int control = cmd && (strcmp(cmd, "suspend") == 0 || strcmp(cmd, "resume") == 0);
+    int setlimit = cmd && strncmp(cmd, "setlimit:", 9) == 0;
+    int control = cmd && (strcmp(cmd, "suspend") == 0 || strcmp(cmd, "resume") == 0 || setlimit);
     tsl_error_t err = {{0}};
     tshm_t *s = control ? tshm_attach(argv[1], &err) : tshm_open_ro(argv[1], &err);
     if (!s) {
@@ -45,7 +49,9 @@ int main(int argc, char **argv)
         return 1;
     }
     if (control) {
-        int rc = strcmp(cmd, "suspend") == 0 ? tshm_suspend(s) : tshm_resume(s);
+        int rc = setlimit                      ? tshm_set_limit(s, 0, strtoull(cmd + 9, NULL, 10))
+                 : strcmp(cmd, "suspend") == 0 ? tshm_suspend(s)
+                                               : tshm_resume(s);
         printf("%s\n", rc == 0 ? "ok" : "failed");
         tshm_close(s);
         return rc == 0 ? 0 : 1;

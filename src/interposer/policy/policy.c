@@ -143,7 +143,7 @@ int tcu_config_parse(tcu_config_t *c, char *const *envp)
             c->core_mode = TSHM_CORE_SHARED;
         else
             return fail(c, "TESSEL_CUDA_CORE_MODE='%.60s': %s", mode, "must be strict or shared");
-        c->core_set = 1;
+        c->core_set = c->mode_set = 1;
     }
     if (prio) {
         if (strcmp(prio, "low") == 0)
@@ -155,7 +155,7 @@ int tcu_config_parse(tcu_config_t *c, char *const *envp)
         else
             return fail(c, "TESSEL_CUDA_CORE_PRIORITY='%.60s': %s", prio,
                         "must be low, normal or high");
-        c->core_set = 1;
+        c->core_set = c->prio_set = 1;
     }
     if (registry) {
         if (registry[0] != '/' || strlen(registry) >= sizeof c->registry - 64)
@@ -175,6 +175,61 @@ int tcu_config_parse(tcu_config_t *c, char *const *envp)
             if (*p == ',')
                 p++;
         }
+    }
+    return 0;
+}
+
+int tcu_config_parse_file(tcu_config_t *c, const char *text)
+{
+    /* The file holds environment-style pairs: split it into lines and let
+     * tcu_config_parse read them as it reads environ. */
+    enum { MAX_LINES = 128 };
+    char buf[TCU_LIMITS_MAX + 1];
+    char *lines[MAX_LINES + 1];
+    size_t len = strlen(text);
+    int n = 0;
+    if (len > TCU_LIMITS_MAX) {
+        tcu_config_parse(c, NULL);
+        c->from_file = 1;
+        return fail(c, "limits file: larger than %s bytes%s", "8192", "");
+    }
+    memcpy(buf, text, len + 1);
+    for (char *save = NULL, *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        if (l[0] == '#')
+            continue;
+        if (n == MAX_LINES || !strchr(l, '=')) {
+            tcu_config_parse(c, NULL);
+            c->from_file = 1;
+            return fail(c, "limits file: '%.80s': %s", l,
+                        n == MAX_LINES ? "too many lines" : "expected NAME=value");
+        }
+        lines[n++] = l;
+    }
+    lines[n] = NULL;
+    int rc = tcu_config_parse(c, lines);
+    c->from_file = 1;
+    return rc;
+}
+
+int tcu_config_lower(tcu_config_t *out, const tcu_config_t *file, const tcu_config_t *env)
+{
+    *out = *file;
+    if (!file->ok || !env->ok) {
+        const tcu_config_t *bad = file->ok ? env : file;
+        return fail(out, "%s%s", bad->error, "");
+    }
+    for (int i = 0; i < TCU_MAX_DEVICES; i++)
+        if (env->limit[i] < out->limit[i])
+            out->limit[i] = env->limit[i];
+    out->limited = file->limited || env->limited;
+    if (env->core_limit && (!out->core_limit || env->core_limit < out->core_limit))
+        out->core_limit = env->core_limit;
+    if (env->core_set) {
+        if (env->prio_set && env->core_prio < out->core_prio)
+            out->core_prio = env->core_prio;
+        if (env->mode_set && env->core_mode == TSHM_CORE_STRICT)
+            out->core_mode = TSHM_CORE_STRICT;
+        out->core_set = 1;
     }
     return 0;
 }

@@ -44,8 +44,35 @@ typedef struct {
     unsigned core_mode;              /* enum tshm_core_mode */
     unsigned core_prio;              /* enum tshm_core_prio */
     int core_set;                    /* any TESSEL_CUDA_CORE_* given */
+    int mode_set, prio_set;          /* TESSEL_CUDA_CORE_MODE / _PRIORITY given */
     char registry[1024];             /* registry directory */
+    int from_file;                   /* the limits came from TCU_LIMITS_PATH (tesseld) */
 } tcu_config_t;
+
+/* Where a job started by tesseld finds its limits: tesseld writes the file
+ * (root-owned, 0644, in a root-owned directory) and tessel-shim bind-mounts
+ * that directory here in the job's own mount namespace (src/agent/jobns.c).
+ * A process without the file (by hand, LD_PRELOAD) reads the environment. */
+#define TCU_LIMITS_DIR  "/run/tessel/job"
+#define TCU_LIMITS_PATH TCU_LIMITS_DIR "/limits"
+/* Largest limits file read: a few dozen NAME=value lines. */
+#define TCU_LIMITS_MAX 8192
+
+/* Fill c from the text of a limits file: the same NAME=value pairs as the
+ * environment (tcu_config_parse), one a line; empty lines and lines starting
+ * with '#' are skipped.  At most 128 lines.  Returns as tcu_config_parse;
+ * c->from_file is set either way. */
+int tcu_config_parse_file(tcu_config_t *c, const char *text);
+
+/* Combine the limits file's configuration (file, authoritative) with the
+ * environment's (env): the environment may only lower what the file allows.
+ * Per device the lower memory limit; the lower core limit (0 = none is the
+ * highest); the lower priority and strict mode when the environment names
+ * them.  The
+ * slice and the registry come from the file only.  A malformed file or
+ * environment makes the result fail closed (ok = 0, every limit 0, the error
+ * of the malformed one).  Returns 0, or -1 when the result is not ok. */
+int tcu_config_lower(tcu_config_t *out, const tcu_config_t *file, const tcu_config_t *env);
 
 /* Fill c from an environment vector (environ layout: "NAME=value", NULL
  * terminated).  Always fills c; returns 0 when ok, -1 when the configuration

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,6 +278,68 @@ static void test_memory_across_processes(void **state)
     unlink(path);
 }
 
+/* A process that has exited but is not reaped yet (a zombie) holds nothing any more: the real
+ * driver frees its memory at exit, and NVML lists it no more. */
+static void test_zombie_holds_nothing(void **state)
+{
+    char path[] = "/tmp/tessel-fake-nvml-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(path);
+    tessel_fake_reset();
+    nvml_down();
+    setenv("TESSEL_FAKE_GPUS", "A:4G", 1);
+    setenv("TESSEL_FAKE_CTX_MEM", "64M", 1);
+    setenv("TESSEL_FAKE_STATE", path, 1);
+    NOK(nvmlInit());
+    int up[2];
+    assert_int_equal(pipe(up), 0);
+    pid_t kid = fork();
+    if (kid == 0) {
+        CUcontext c;
+        CUdeviceptr p;
+        int rc = cuInit(0) | cuDevicePrimaryCtxRetain(&c, 0) | cuCtxSetCurrent(c) |
+                 cuMemAlloc_v2(&p, GiB);
+        char ch = rc ? 'n' : 'y';
+        if (write(up[1], &ch, 1) != 1)
+            _exit(2);
+        _exit(0); /* no cleanup */
+    }
+    close(up[1]);
+    char ch = 0;
+    assert_int_equal(read(up[0], &ch, 1), 1);
+    assert_int_equal(ch, 'y');
+    nvmlDevice_t d;
+    NOK(nvmlDeviceGetHandleByIndex(0, &d));
+    /* It exits; wait (without reaping) until it is a zombie. */
+    char stat[64], buf[256];
+    snprintf(stat, sizeof stat, "/proc/%d/stat", (int)kid);
+    int zombie = 0;
+    for (int i = 0; i < 3000 && !zombie; i++) {
+        int sfd = open(stat, O_RDONLY);
+        ssize_t n = sfd >= 0 ? read(sfd, buf, sizeof buf - 1) : -1;
+        if (sfd >= 0)
+            close(sfd);
+        buf[n > 0 ? n : 0] = '\0';
+        char *rp = strrchr(buf, ')');
+        zombie = rp && rp[2] == 'Z';
+        if (!zombie)
+            usleep(10000);
+    }
+    assert_true(zombie);
+    unsigned cnt = 2;
+    nvmlProcessInfo_t pi[2];
+    NOK(nvmlDeviceGetComputeRunningProcesses_v3(d, &cnt, pi));
+    assert_int_equal(cnt, 0);
+    int st;
+    assert_int_equal(waitpid(kid, &st, 0), kid);
+    close(up[0]);
+    nvml_down();
+    unsetenv("TESSEL_FAKE_STATE");
+    unlink(path);
+}
+
 static void test_utilisation(void **state)
 {
     start("A:1G");
@@ -345,6 +408,7 @@ int main(void)
         cmocka_unit_test_teardown(test_devices_agree, teardown),
         cmocka_unit_test_teardown(test_memory_in_process, teardown),
         cmocka_unit_test_teardown(test_memory_across_processes, teardown),
+        cmocka_unit_test_teardown(test_zombie_holds_nothing, teardown),
         cmocka_unit_test_teardown(test_utilisation, teardown),
         cmocka_unit_test_teardown(test_errors, teardown),
     };

@@ -98,6 +98,80 @@ static void test_config_compute(void **state)
 }
 
 /* tcu_core_rate: the formulas of docs/compute-shares.md, by table. */
+/* The limits file (tesseld's, root-owned) wins; the environment only lowers it. */
+static void test_config_file_lower(void **state)
+{
+    (void)state;
+    const char *text = "# written by tesseld for job 7\n"
+                       "TESSEL_CUDA_MEM_LIMIT=4G\n"
+                       "TESSEL_CUDA_MEM_LIMIT_1=2G\n"
+                       "TESSEL_SLICE=/var/lib/tessel/jobs/7/slice\n"
+                       "TESSEL_CUDA_CORE_LIMIT=40\n"
+                       "TESSEL_CUDA_CORE_MODE=shared\n"
+                       "TESSEL_CUDA_CORE_PRIORITY=high\n"
+                       "\n"
+                       "TESSEL_DEVICE_REGISTRY=/var/lib/tessel/registry\n";
+    tcu_config_t f, e, c;
+    assert_int_equal(tcu_config_parse_file(&f, text), 0);
+    assert_int_equal(f.from_file, 1);
+    assert_true(f.limit[0] == 4 * GiB && f.limit[1] == 2 * GiB);
+    assert_string_equal(f.registry, "/var/lib/tessel/registry");
+
+    /* A job that asks for more (39 GiB, a slice file of its own, a registry of its own, the
+     * whole GPU's compute, strict -> shared) gets what the file says. */
+    char *raise[] = {"TESSEL_CUDA_MEM_LIMIT=39G",  "TESSEL_CUDA_MEM_LIMIT_1=39G",
+                     "TESSEL_SLICE=/tmp/mine",     "TESSEL_DEVICE_REGISTRY=/tmp/reg",
+                     "TESSEL_CUDA_CORE_LIMIT=100", NULL};
+    assert_int_equal(tcu_config_parse(&e, raise), 0);
+    assert_int_equal(tcu_config_lower(&c, &f, &e), 0);
+    assert_true(c.limit[0] == 4 * GiB && c.limit[1] == 2 * GiB && c.limit[63] == 4 * GiB);
+    assert_string_equal(c.slice, "/var/lib/tessel/jobs/7/slice");
+    assert_string_equal(c.registry, "/var/lib/tessel/registry");
+    assert_int_equal(c.core_limit, 40);
+    assert_int_equal(c.core_mode, TSHM_CORE_SHARED);
+    assert_int_equal(c.core_prio, TSHM_PRIO_HIGH); /* a core limit alone keeps the priority */
+    assert_int_equal(c.from_file, 1);
+
+    /* No environment at all: the file as it is. */
+    assert_int_equal(tcu_config_parse(&e, NULL), 0);
+    assert_int_equal(tcu_config_lower(&c, &f, &e), 0);
+    assert_true(c.limit[0] == 4 * GiB && c.core_limit == 40);
+
+    /* Lowering is taken: 1 GiB on device 0, 10 %, strict, low. */
+    char *lower[] = {"TESSEL_CUDA_MEM_LIMIT_0=1G", "TESSEL_CUDA_CORE_LIMIT=10",
+                     "TESSEL_CUDA_CORE_MODE=strict", "TESSEL_CUDA_CORE_PRIORITY=low", NULL};
+    assert_int_equal(tcu_config_parse(&e, lower), 0);
+    assert_int_equal(tcu_config_lower(&c, &f, &e), 0);
+    assert_true(c.limit[0] == GiB && c.limit[1] == 2 * GiB && c.limit[2] == 4 * GiB);
+    assert_int_equal(c.core_limit, 10);
+    assert_int_equal(c.core_mode, TSHM_CORE_STRICT);
+    assert_int_equal(c.core_prio, TSHM_PRIO_LOW);
+
+    /* A malformed environment fails closed (lower than anything), with its error. */
+    char *bad[] = {"TESSEL_CUDA_MEM_LIMIT=lots", NULL};
+    assert_int_equal(tcu_config_parse(&e, bad), -1);
+    assert_int_equal(tcu_config_lower(&c, &f, &e), -1);
+    assert_int_equal(c.ok, 0);
+    assert_true(c.limit[0] == 0 && c.limit[1] == 0);
+    assert_non_null(strstr(c.error, "TESSEL_CUDA_MEM_LIMIT=lots"));
+
+    /* A malformed file fails closed too, whatever the environment. */
+    static const char *badfiles[] = {"TESSEL_CUDA_MEM_LIMIT=4Q\n", "just words\n",
+                                     "TESSEL_SLICE=relative\n"};
+    for (size_t i = 0; i < sizeof badfiles / sizeof *badfiles; i++) {
+        assert_int_equal(tcu_config_parse_file(&f, badfiles[i]), -1);
+        assert_int_equal(tcu_config_parse(&e, raise), 0);
+        assert_int_equal(tcu_config_lower(&c, &f, &e), -1);
+        assert_true(c.limit[0] == 0 && c.limit[63] == 0);
+        assert_true(c.error[0] != '\0');
+    }
+    char big[TCU_LIMITS_MAX + 2];
+    memset(big, '#', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    assert_int_equal(tcu_config_parse_file(&f, big), -1);
+    assert_non_null(strstr(f.error, "larger than 8192"));
+}
+
 static void test_core_rate(void **state)
 {
     static const struct {
@@ -213,9 +287,13 @@ static void test_array_bytes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_config_valid),   cmocka_unit_test(test_config_malformed),
-        cmocka_unit_test(test_config_compute), cmocka_unit_test(test_core_rate),
-        cmocka_unit_test(test_view),           cmocka_unit_test(test_array_bytes),
+        cmocka_unit_test(test_config_valid),
+        cmocka_unit_test(test_config_malformed),
+        cmocka_unit_test(test_config_compute),
+        cmocka_unit_test(test_core_rate),
+        cmocka_unit_test(test_view),
+        cmocka_unit_test(test_array_bytes),
+        cmocka_unit_test(test_config_file_lower),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

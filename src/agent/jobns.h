@@ -1,0 +1,38 @@
+/* jobns.h - the job's own mount namespace, made by tessel-shim (root) before it drops to the
+ * job's account: the way libtessel-cuda is loaded and the job's limits are read cannot be
+ * undone from inside the job.
+ *
+ * In the namespace (private to the job and its children; the host sees none of it):
+ *   /etc/ld.so.preload   read-only bind mount of STATE/ld.so.preload (it names the interposer):
+ *                        the dynamic loader loads it into every dynamically linked program,
+ *                        whatever LD_PRELOAD says (as container runtimes inject their hooks);
+ *   /run/tessel/job      read-only bind mount of STATE (TCU_LIMITS_DIR): the interposer reads
+ *                        its limits from /run/tessel/job/limits (tesseld's, root-owned).
+ * STATE is tesseld's per-job directory <data>/run/<id>, root-owned, not writable by the job.
+ *
+ * A job cannot unmount or cover these without CAP_SYS_ADMIN in the namespace's user namespace;
+ * the one way to get it as an ordinary user is a new user namespace (unshare -U): with
+ * block_userns the job is refused CLONE_NEWUSER by a seccomp filter (see jobns.c).
+ * Prefix tagent_jobns_. */
+#ifndef TESSEL_AGENT_JOBNS_H
+#define TESSEL_AGENT_JOBNS_H
+
+#include <stdbool.h>
+
+#include "libutil/error.h"
+
+/* The mount points: made (root, 0755; an empty /etc/ld.so.preload) when missing.  Run by the
+ * shim as root before it forks the job.  0, or -1 with err. */
+int tagent_jobns_prepare(tsl_error_t *err);
+
+/* In the job's process, as root, before the privileges are dropped: a new mount namespace with
+ * the two bind mounts above, from state (an absolute path of a root-owned directory that no one
+ * else can write).  0, or -1 with errno (the caller reports the stage). */
+int tagent_jobns_enter(const char *state);
+
+/* In the job's process, last thing before exec (after no_new_privs): refuse the creation of a
+ * user namespace (clone/unshare with CLONE_NEWUSER, and clone3, whose flags a filter cannot
+ * read: it gets ENOSYS, and the C libraries then use clone).  0, or -1 with errno. */
+int tagent_jobns_block_userns(void);
+
+#endif

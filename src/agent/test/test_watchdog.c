@@ -1,0 +1,140 @@
+/* test_watchdog.c - the watchdog's logic at its own layer: limits, the job's sum, the decision,
+ * the reason's words, and which processes are the job's. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "agent/watchdog.h"
+
+#define MiB (1ull << 20)
+#define GiB (1ull << 30)
+
+static void test_limits_parse(void **state)
+{
+    (void)state;
+    tsw_limits_t l;
+    tsl_error_t err;
+    assert_int_equal(tsw_limits_parse("0=4G,3=512M,63=1024", &l, &err), 0);
+    assert_true(l.limit[0] == 4 * GiB);
+    assert_true(l.limit[3] == 512 * MiB);
+    assert_true(l.limit[63] == 1024);
+    /* A GPU the job was not given allows nothing. */
+    assert_true(l.limit[1] == 0 && l.limit[2] == 0);
+    assert_int_equal(tsw_limits_parse("", &l, &err), 0);
+    assert_true(l.limit[0] == 0);
+    static const char *bad[] = {"0",     "=4G",  "64=1G", "0=",       "0=4Q",
+                                "-1=1G", "a=1G", "0=1G,", "0=1G;1=1G"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        err.text[0] = '\0';
+        assert_int_equal(tsw_limits_parse(bad[i], &l, &err), -1);
+        assert_non_null(strstr(err.text, "--gpu-mem-limit"));
+    }
+    tsw_action_t a;
+    assert_int_equal(tsw_action_parse("kill", &a, &err), 0);
+    assert_int_equal(a, TSW_KILL);
+    assert_int_equal(tsw_action_parse("suspend", &a, &err), 0);
+    assert_int_equal(a, TSW_SUSPEND);
+    assert_int_equal(tsw_action_parse("stop", &a, &err), -1);
+}
+
+/* Members of the job in this table: pids 100..199. */
+static bool in_job(unsigned pid, void *arg)
+{
+    int *calls = arg;
+    (*calls)++;
+    return pid >= 100 && pid < 200;
+}
+
+static void test_sum_and_decide(void **state)
+{
+    (void)state;
+    /* A GPU shared with two other jobs: only the job's processes count, contexts included
+     * (NVML's usedGpuMemory already holds them). */
+    tsw_proc_t procs[] = {
+        {101, 3 * GiB + 300 * MiB}, /* the job: 3 GiB + its context */
+        {7, 30 * GiB},              /* another job's */
+        {150, 724 * MiB},           /* the job's child */
+        {250, 2 * GiB},             /* another */
+        {199, ~0ull},               /* the job's, NVML does not know: 0 */
+    };
+    int calls = 0;
+    uint64_t sum = tsw_job_sum(procs, 5, in_job, &calls);
+    assert_int_equal(calls, 5);
+    assert_true(sum == 4 * GiB);
+    assert_false(tsw_over(sum, 4 * GiB)); /* exactly the limit is allowed */
+    assert_true(tsw_over(sum, 4 * GiB - 1));
+    assert_true(tsw_over(1, 0)); /* a GPU not given: any byte is too much */
+    assert_false(tsw_over(0, 0));
+    /* Saturation rather than wrap-around. */
+    tsw_proc_t huge[] = {{100, UINT64_MAX - 5}, {101, 100}};
+    assert_true(tsw_job_sum(huge, 2, in_job, &calls) == UINT64_MAX);
+    assert_true(tsw_over(tsw_job_sum(huge, 2, in_job, &calls), 39 * GiB));
+    assert_true(tsw_job_sum(procs, 0, in_job, &calls) == 0);
+}
+
+static void test_reason(void **state)
+{
+    (void)state;
+    char buf[320];
+    tsw_reason(buf, sizeof buf, 1, 6 * GiB, 4 * GiB, TSW_KILL);
+    assert_string_equal(buf, "GPU 1: the job's processes hold 6.0 GiB, its slice allows 4.0 GiB: "
+                             "killed by the GPU-memory watchdog");
+    tsw_reason(buf, sizeof buf, 0, 1536 * MiB, 512 * MiB, TSW_SUSPEND);
+    assert_string_equal(buf, "GPU 0: the job's processes hold 1.5 GiB, its slice allows 512.0 "
+                             "MiB: suspended by the GPU-memory watchdog");
+    tsw_reason(buf, sizeof buf, 2, 300 * MiB, 0, TSW_KILL);
+    assert_string_equal(buf, "GPU 2: the job's processes hold 300.0 MiB on a GPU it was not "
+                             "given: killed by the GPU-memory watchdog");
+}
+
+/* The job's processes are those below the shim: a grandchild is, the parent of the test is
+ * not, and a pid that does not exist is not. */
+static void test_descends(void **state)
+{
+    (void)state;
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        pid_t gc = fork();
+        if (gc == 0) {
+            pause();
+            _exit(0);
+        }
+        if (write(p[1], &gc, sizeof gc) != sizeof gc)
+            _exit(1);
+        pause();
+        _exit(0);
+    }
+    pid_t gc = 0;
+    assert_int_equal(read(p[0], &gc, sizeof gc), (ssize_t)sizeof gc);
+    assert_true(tsw_descends(child, getpid()));
+    assert_true(tsw_descends(gc, getpid()));
+    assert_true(tsw_descends(gc, child));
+    assert_false(tsw_descends(getpid(), child));
+    assert_false(tsw_descends(getppid(), getpid()));
+    assert_false(tsw_descends(1, getpid()));
+    kill(gc, SIGKILL);
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    close(p[0]);
+    close(p[1]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_limits_parse),
+        cmocka_unit_test(test_sum_and_decide),
+        cmocka_unit_test(test_reason),
+        cmocka_unit_test(test_descends),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

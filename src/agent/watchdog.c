@@ -1,0 +1,374 @@
+/* watchdog.c - the GPU-memory watchdog thread of tessel-shim (see watchdog.h). */
+#include <ctype.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/watchdog.h"
+#include "cudaabi/nvml_abi.h"
+#include "libutil/size.h"
+
+/* Processes NVML may list on one GPU in one answer (more are asked again with a larger
+ * buffer up to this; a GPU runs at most a few dozen contexts in practice). */
+#define MAX_PROCS 1024
+
+int tsw_limits_parse(const char *spec, tsw_limits_t *l, tsl_error_t *err)
+{
+    memset(l, 0, sizeof *l);
+    const char *p = spec;
+    while (*p) {
+        char *end;
+        errno = 0;
+        unsigned long ix = strtoul(p, &end, 10);
+        if (end == p || !isdigit((unsigned char)*p) || *end != '=' || errno || ix >= TSW_MAX_GPUS)
+            return tsl_errprintf(err,
+                                 "--gpu-mem-limit '%.100s': expected IDX=SIZE[,...], IDX "
+                                 "from 0 to 63",
+                                 spec);
+        const char *v = end + 1;
+        const char *comma = strchr(v, ',');
+        size_t n = comma ? (size_t)(comma - v) : strlen(v);
+        char num[64];
+        if (n == 0 || n >= sizeof num || (comma && comma[1] == '\0'))
+            return tsl_errprintf(err, "--gpu-mem-limit '%.100s': a size is missing", spec);
+        memcpy(num, v, n);
+        num[n] = '\0';
+        uint64_t b;
+        tsl_error_t e;
+        if (tsl_parse_size(num, &b, &e) < 0)
+            return tsl_errprintf(err, "--gpu-mem-limit '%.100s': %s", spec, e.text);
+        l->limit[ix] = b;
+        p = comma ? comma + 1 : v + n;
+    }
+    return 0;
+}
+
+int tsw_action_parse(const char *text, tsw_action_t *a, tsl_error_t *err)
+{
+    if (strcmp(text, "kill") == 0)
+        *a = TSW_KILL;
+    else if (strcmp(text, "suspend") == 0)
+        *a = TSW_SUSPEND;
+    else
+        return tsl_errprintf(err, "'%.60s': expected kill or suspend", text);
+    return 0;
+}
+
+uint64_t tsw_job_sum(const tsw_proc_t *procs, size_t n, tsw_member_fn member, void *arg)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        /* NVML_VALUE_NOT_AVAILABLE (all ones): the driver does not know (Windows WDDM, some
+         * vGPUs); counted 0 rather than taken for a violation. */
+        uint64_t u = procs[i].used == ~0ull ? 0 : procs[i].used;
+        if (!member(procs[i].pid, arg))
+            continue;
+        sum = UINT64_MAX - sum < u ? UINT64_MAX : sum + u;
+    }
+    return sum;
+}
+
+bool tsw_over(uint64_t sum, uint64_t limit)
+{
+    return sum > limit;
+}
+
+/* Bytes in the unit a person reads: GiB with one decimal from 1 GiB, MiB below. */
+static void human(char *buf, size_t len, uint64_t b)
+{
+    if (b >= (1ull << 30))
+        snprintf(buf, len, "%.1f GiB", (double)b / (double)(1ull << 30));
+    else
+        snprintf(buf, len, "%.1f MiB", (double)b / (double)(1ull << 20));
+}
+
+void tsw_reason(char *buf, size_t len, int gpu, uint64_t sum, uint64_t limit, tsw_action_t a)
+{
+    char s[32], l[32];
+    human(s, sizeof s, sum);
+    human(l, sizeof l, limit);
+    if (limit == 0)
+        snprintf(buf, len,
+                 "GPU %d: the job's processes hold %s on a GPU it was not given: %s by the "
+                 "GPU-memory watchdog",
+                 gpu, s, a == TSW_KILL ? "killed" : "suspended");
+    else
+        snprintf(buf, len,
+                 "GPU %d: the job's processes hold %s, its slice allows %s: %s by the GPU-memory "
+                 "watchdog",
+                 gpu, s, l, a == TSW_KILL ? "killed" : "suspended");
+}
+
+/* The parent of pid from /proc/PID/stat (field 4, after the parenthesised name, which may hold
+ * anything), or -1. */
+static pid_t parent_of(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    char *rp = strrchr(buf, ')');
+    int ppid;
+    if (!rp || sscanf(rp + 1, " %*c %d", &ppid) != 1)
+        return -1;
+    return (pid_t)ppid;
+}
+
+bool tsw_descends(pid_t pid, pid_t ancestor)
+{
+    for (int i = 0; i < 4096 && pid > 1; i++) {
+        pid_t pp = parent_of(pid);
+        if (pp == ancestor)
+            return true;
+        pid = pp;
+    }
+    return false;
+}
+
+/* ---- the thread ---------------------------------------------------------- */
+
+static struct {
+    tsw_config_t c;
+    nvmlDeviceGetCount_v2_fn count;
+    nvmlDeviceGetHandleByIndex_v2_fn handle;
+    nvmlDeviceGetComputeRunningProcesses_v2_fn procs; /* _v3 or _v2: the same layout */
+    nvmlDeviceGetComputeRunningProcesses_fn procs_v1;
+    pthread_mutex_t lock;
+    char violation[320]; /* under lock */
+} w = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+void tsw_violation(char *buf, size_t len)
+{
+    pthread_mutex_lock(&w.lock);
+    snprintf(buf, len, "%s", w.violation);
+    pthread_mutex_unlock(&w.lock);
+}
+
+static bool member(unsigned pid, void *arg)
+{
+    (void)arg;
+    return (pid_t)pid != w.c.root && tsw_descends((pid_t)pid, w.c.root);
+}
+
+/* Signal every process of the job: its process group, then each process below the shim (one
+ * that left the group with setpgid or setsid). */
+static void signal_job(int sig)
+{
+    if (w.c.job > 1)
+        kill(-w.c.job, sig);
+    DIR *dp = opendir("/proc");
+    if (!dp)
+        return;
+    struct dirent *de;
+    while ((de = readdir(dp))) {
+        char *end;
+        long pid = strtol(de->d_name, &end, 10);
+        if (*end || pid <= 1 || pid == (long)w.c.root)
+            continue;
+        if (tsw_descends((pid_t)pid, w.c.root))
+            kill((pid_t)pid, sig);
+    }
+    closedir(dp);
+}
+
+/* The record for tesseld, in the root-owned state directory: "ACTION EPISODE REASON". */
+static void record(unsigned episode, const char *line)
+{
+    if (!w.c.state)
+        return;
+    char tmp[4096], final[4096];
+    snprintf(tmp, sizeof tmp, "%s/.%s.tmp", w.c.state, TSW_RECORD);
+    snprintf(final, sizeof final, "%s/%s", w.c.state, TSW_RECORD);
+    unlink(tmp);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        fd = -1;
+    }
+    if (fd < 0)
+        return;
+    char text[400];
+    int n = snprintf(text, sizeof text, "%s %u %s\n", w.c.action == TSW_KILL ? "kill" : "suspend",
+                     episode, line);
+    bool ok = n > 0 && write(fd, text, (size_t)n) == n;
+    if (close(fd) < 0 || !ok || rename(tmp, final) < 0)
+        unlink(tmp);
+}
+
+/* A line in the job's stderr log, written as the job's account (this thread's filesystem ids
+ * only, so the log cannot be made to lead root anywhere the account cannot write). */
+static void log_line(const char *line)
+{
+    if (!w.c.err_log)
+        return;
+    bool as_user = w.c.uid != (uid_t)-1;
+    if (as_user) {
+        syscall(SYS_setfsgid, w.c.gid);
+        syscall(SYS_setfsuid, w.c.uid);
+    }
+    /* O_NONBLOCK: a FIFO the user put there must not hold this thread; only a regular file
+     * is written. */
+    int fd = open(w.c.err_log,
+                  O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (as_user) {
+        syscall(SYS_setfsuid, 0);
+        syscall(SYS_setfsgid, 0);
+    }
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        fd = -1;
+    }
+    if (fd < 0)
+        return;
+    char text[400];
+    int n = snprintf(text, sizeof text, "tessel: %s\n", line);
+    if (n > 0 && write(fd, text, (size_t)n) < 0) {
+        /* the log is the user's: nothing more to do */
+    }
+    close(fd);
+}
+
+/* The processes on GPU index i, into out (cap entries); how many, or -1. */
+static int gpu_procs(unsigned i, tsw_proc_t *out, unsigned cap)
+{
+    static nvmlProcessInfo_t info[MAX_PROCS];
+    static nvmlProcessInfo_v1_t info1[MAX_PROCS];
+    nvmlDevice_t dev;
+    if (w.handle(i, &dev) != NVML_SUCCESS)
+        return -1;
+    unsigned n = cap;
+    if (w.procs) {
+        if (w.procs(dev, &n, info) != NVML_SUCCESS)
+            return -1;
+        for (unsigned k = 0; k < n; k++)
+            out[k] = (tsw_proc_t){info[k].pid, info[k].usedGpuMemory};
+    } else {
+        if (w.procs_v1(dev, &n, info1) != NVML_SUCCESS)
+            return -1;
+        for (unsigned k = 0; k < n; k++)
+            out[k] = (tsw_proc_t){info1[k].pid, info1[k].usedGpuMemory};
+    }
+    return (int)n;
+}
+
+/* Whether pid is stopped (state T in /proc/PID/stat). */
+static bool stopped(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    char *rp = strrchr(buf, ')');
+    return rp && rp[1] == ' ' && rp[2] == 'T';
+}
+
+static void *watch(void *arg)
+{
+    (void)arg;
+    static tsw_proc_t procs[MAX_PROCS];
+    bool over_before = false;
+    unsigned episode = 0;
+    for (;;) {
+        struct timespec ts = {0, TSW_PERIOD_MS * 1000000L};
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
+        }
+        /* Suspended, and someone (tesseld's resume) continued the job's first process: the
+         * others go on too, and a violation from now on is a new one. */
+        if (over_before && w.c.action == TSW_SUSPEND && !stopped(w.c.job)) {
+            signal_job(SIGCONT);
+            over_before = false;
+        }
+        unsigned ngpus = 0;
+        if (w.count(&ngpus) != NVML_SUCCESS)
+            continue;
+        bool over = false;
+        for (unsigned i = 0; i < ngpus && i < TSW_MAX_GPUS && !over; i++) {
+            int n = gpu_procs(i, procs, MAX_PROCS);
+            if (n <= 0)
+                continue;
+            uint64_t sum = tsw_job_sum(procs, (size_t)n, member, NULL);
+            if (!tsw_over(sum, w.c.limits.limit[i]))
+                continue;
+            over = true;
+            /* A stop first (it keeps the memory: telling can wait a moment); a kill last, so
+             * that the record and the log line are there before the shim sees the job end. */
+            if (w.c.action == TSW_SUSPEND)
+                signal_job(SIGSTOP);
+            if (!over_before) {
+                char line[320];
+                tsw_reason(line, sizeof line, (int)i, sum, w.c.limits.limit[i], w.c.action);
+                pthread_mutex_lock(&w.lock);
+                if (w.violation[0] == '\0')
+                    snprintf(w.violation, sizeof w.violation, "%s", line);
+                pthread_mutex_unlock(&w.lock);
+                record(++episode, line);
+                log_line(line);
+                fprintf(stderr, "tessel-shim: %s\n", line);
+            }
+            if (w.c.action == TSW_KILL)
+                signal_job(SIGKILL);
+        }
+        over_before = over;
+    }
+    return NULL;
+}
+
+int tsw_start(const tsw_config_t *c, tsl_error_t *err)
+{
+    if (!c->nvml || c->nvml[0] != '/')
+        return tsl_errprintf(err, "--nvml: an absolute path is needed");
+    void *h = dlopen(c->nvml, RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return tsl_errprintf(err, "%s: %s", c->nvml, dlerror());
+    nvmlInit_v2_fn init = (nvmlInit_v2_fn)dlsym(h, "nvmlInit_v2");
+    w.count = (nvmlDeviceGetCount_v2_fn)dlsym(h, "nvmlDeviceGetCount_v2");
+    w.handle = (nvmlDeviceGetHandleByIndex_v2_fn)dlsym(h, "nvmlDeviceGetHandleByIndex_v2");
+    w.procs = (nvmlDeviceGetComputeRunningProcesses_v2_fn)dlsym(
+        h, "nvmlDeviceGetComputeRunningProcesses_v3");
+    if (!w.procs)
+        w.procs = (nvmlDeviceGetComputeRunningProcesses_v2_fn)dlsym(
+            h, "nvmlDeviceGetComputeRunningProcesses_v2");
+    w.procs_v1 =
+        (nvmlDeviceGetComputeRunningProcesses_fn)dlsym(h, "nvmlDeviceGetComputeRunningProcesses");
+    if (!init || !w.count || !w.handle || (!w.procs && !w.procs_v1))
+        return tsl_errprintf(err, "%s: not an NVML library (entry points missing)", c->nvml);
+    nvmlReturn_t r = init();
+    if (r != NVML_SUCCESS)
+        return tsl_errprintf(err, "%s: nvmlInit_v2 failed (%d)", c->nvml, (int)r);
+    w.c = *c;
+    pthread_t t;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&t, &at, watch, NULL);
+    pthread_attr_destroy(&at);
+    if (rc != 0) {
+        errno = rc;
+        return tsl_errprintf(err, "watchdog thread: %s", strerror(rc));
+    }
+    return 0;
+}

@@ -1,0 +1,99 @@
+/* watchdog.h - the GPU-memory watchdog of tessel-shim: the wall behind the interposer.
+ *
+ * The interposer (libtessel-cuda) counts what a job allocates, but only in processes that load
+ * it and play along.  The watchdog needs no cooperation from the job: a thread of the job's
+ * supervisor (tessel-shim, root) asks the driver itself, through NVML
+ * (nvmlDeviceGetComputeRunningProcesses: the memory each process holds on each GPU, its
+ * contexts included), sums what the job's processes hold on each GPU, and when a sum passes the
+ * slice's limit on that GPU (0 on a GPU the job was not given) it stops the job:
+ *
+ *   kill     every process of the job gets SIGKILL (the job ends, failed);
+ *   suspend  every process of the job gets SIGSTOP (it keeps its memory; tesseld marks the job
+ *            suspended; a resume continues it, and it is stopped again if still over).
+ *
+ * The job's processes are those below the shim (tessel-shim is their subreaper, so a process
+ * that daemonises stays below it): a pid whose parent chain reaches the shim.
+ *
+ * The pure part (limits, sums, the decision, the reason's words) is apart from the thread so
+ * that it is unit-tested at its own layer (src/agent/test/test_watchdog.c).  Prefix tsw_.
+ */
+#ifndef TESSEL_AGENT_WATCHDOG_H
+#define TESSEL_AGENT_WATCHDOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "libutil/error.h"
+
+/* NVML indexes the watchdog looks at (a node has at most 64 GPUs, as TAGENT_MAX_GPUS). */
+#define TSW_MAX_GPUS 64
+
+/* How often the driver is asked: 5 times a second, so an over-limit job is stopped within
+ * about 0.2 s plus the time to signal it (the target is 1 s). */
+#define TSW_PERIOD_MS 200
+
+typedef enum { TSW_KILL = 0, TSW_SUSPEND = 1 } tsw_action_t;
+
+/* Bytes the job may hold on each NVML index; 0 on the GPUs it was not given. */
+typedef struct {
+    uint64_t limit[TSW_MAX_GPUS];
+} tsw_limits_t;
+
+/* "IDX=SIZE[,IDX=SIZE]..." (SIZE as tsl_parse_size: bytes or binary K/M/G/T; "" = no GPU).
+ * Every index not named gets 0.  0, or -1 with err on a malformed list. */
+int tsw_limits_parse(const char *spec, tsw_limits_t *l, tsl_error_t *err);
+
+/* "kill" or "suspend".  0, or -1 with err. */
+int tsw_action_parse(const char *text, tsw_action_t *a, tsl_error_t *err);
+
+/* One NVML process entry. */
+typedef struct {
+    unsigned pid;
+    unsigned long long used; /* usedGpuMemory; NVML's "not available" (all ones) counts 0 */
+} tsw_proc_t;
+
+/* Whether pid is one of the job's processes. */
+typedef bool (*tsw_member_fn)(unsigned pid, void *arg);
+
+/* The bytes the job's processes hold among procs (n entries): the sum of `used` of the members,
+ * saturating at UINT64_MAX. */
+uint64_t tsw_job_sum(const tsw_proc_t *procs, size_t n, tsw_member_fn member, void *arg);
+
+/* Whether a sum breaks a limit: strictly more than it. */
+bool tsw_over(uint64_t sum, uint64_t limit);
+
+/* The line a person reads (the job's reason, its stderr log): "GPU 1: the job's processes hold
+ * 6.0 GiB, its slice allows 4.0 GiB: killed by the GPU-memory watchdog". */
+void tsw_reason(char *buf, size_t len, int gpu, uint64_t sum, uint64_t limit, tsw_action_t a);
+
+/* Whether pid descends from ancestor (its /proc parent chain reaches it, at most 4096 steps). */
+bool tsw_descends(pid_t pid, pid_t ancestor);
+
+/* The watchdog thread's settings. */
+typedef struct {
+    const char *nvml;    /* absolute path of libnvidia-ml.so.1, from tesseld */
+    tsw_limits_t limits; /* per NVML index */
+    tsw_action_t action; /* on a violation */
+    const char *state;   /* root-owned directory where the violation is recorded, or NULL */
+    const char *err_log; /* the job's stderr log (written as uid/gid), or NULL */
+    uid_t uid;           /* the job's account (for err_log), or -1 */
+    gid_t gid;
+    pid_t root; /* the shim: the job's processes descend from it */
+    pid_t job;  /* the job's first process (its process group) */
+} tsw_config_t;
+
+/* Start the watchdog thread (NVML loaded and initialised first).  The config is copied; the
+ * strings must outlive the thread (argv does).  0, or -1 with err (no thread runs then). */
+int tsw_start(const tsw_config_t *c, tsl_error_t *err);
+
+/* The reason of the first violation ("" when none), for the shim's records. */
+void tsw_violation(char *buf, size_t len);
+
+/* Name of the record in the state directory: one line "ACTION EPISODE REASON" (ACTION kill or
+ * suspend; EPISODE counts the violations from 1: a suspended job that is resumed and goes over
+ * again makes a new one), written through an O_EXCL temporary and a rename. */
+#define TSW_RECORD "violation"
+
+#endif
