@@ -732,8 +732,14 @@ static void sat_sub(_Atomic uint64_t *v, uint64_t b)
 void tshm_release(tshm_t *s, int dev, uint64_t bytes)
 {
     struct tshm_proc_rec *me = atomic_load_explicit(&s->self, memory_order_relaxed);
-    if (me)
-        sat_sub(&me->used[dev], bytes);
+    /* Unregistered (after tshm_unregister at exit, or a fork child before
+     * its first registration): whatever this process had charged went back
+     * with its slot, so the device's counter holds none of it any more.
+     * Subtracting again would release the bytes twice, taking them from the
+     * other processes of the slice. */
+    if (TSHM_UNLIKELY(!me))
+        return;
+    sat_sub(&me->used[dev], bytes);
     sat_sub(&s->devs[dev].used, bytes);
 }
 

@@ -144,7 +144,9 @@ int tshm_reserve(tshm_t *s, int dev, uint64_t bytes);
  * allocation up beyond what was reserved).  Bounded by one allocation. */
 void tshm_charge(tshm_t *s, int dev, uint64_t bytes);
 
-/* Give back bytes charged by this process to dev (saturates at zero). */
+/* Give back bytes charged by this process to dev (saturates at zero).  A
+ * process without a slot (after tshm_unregister, or a fork child not yet
+ * registered) gives back nothing: its charges left with its slot. */
 void tshm_release(tshm_t *s, int dev, uint64_t bytes);
 
 /* Current limit and used bytes of device dev (0 when dev is out of range). */

@@ -418,6 +418,41 @@ static void test_private_fork(void **state)
     tshm_close(s);
 }
 
+/* Frees that arrive after a process left its slice (threads still running
+ * after the exit-time tshm_unregister, or frees from atexit handlers) give
+ * back nothing: the slot's charges went back once, with the slot. */
+static void test_release_after_unregister(void **state)
+{
+    tsl_error_t e = {{0}};
+    tshm_t *other = tshm_attach(g_path, &e), *s = tshm_attach(g_path, &e);
+    assert_non_null(other);
+    assert_non_null(s);
+    /* Two handles, two slots: `other` stands for another process. */
+    assert_int_equal(tshm_register(other, &e), 0);
+    assert_int_equal(tshm_register(s, &e), 0);
+    int d = tshm_device(s, UUID_A, 100 * MiB, &e);
+    assert_int_equal(tshm_device(other, UUID_A, 100 * MiB, &e), d);
+    assert_int_equal(tshm_reserve(other, d, 50 * MiB), 0);
+    assert_int_equal(tshm_reserve(s, d, 30 * MiB), 0);
+    assert_true(tshm_used(s, d) == 80 * MiB);
+
+    tshm_unregister(s); /* clean exit: its 30 MiB go back now */
+    assert_false(tshm_registered(s));
+    assert_true(tshm_used(s, d) == 50 * MiB);
+    tshm_release(s, d, 30 * MiB); /* the late free of the same 30 MiB */
+    assert_true(tshm_used(s, d) == 50 * MiB);
+    tshm_release(s, d, 100 * MiB);
+    assert_true(tshm_used(other, d) == 50 * MiB);
+    tshm_charge(s, d, 7 * MiB); /* nor is anything charged to no one */
+    assert_int_equal(tshm_reserve(s, d, 1 * MiB), -1);
+    assert_true(tshm_used(s, d) == 50 * MiB);
+    /* The other process's own frees still count. */
+    tshm_release(other, d, 20 * MiB);
+    assert_true(tshm_used(other, d) == 30 * MiB);
+    tshm_close(s);
+    tshm_close(other);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -428,6 +463,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pid_reuse, setup, teardown),
         cmocka_unit_test_setup_teardown(test_private_fork, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compute, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_release_after_unregister, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
