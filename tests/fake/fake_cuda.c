@@ -1126,7 +1126,14 @@ void tessel_fake_reset(void)
 
 /* In the child, drop every object inherited from the parent without touching
  * the device state (the parent still owns that memory): host structures are
- * freed, mappings unmapped, the state unmapped.  The child may cuInit again. */
+ * freed, mappings unmapped, the state unmapped.
+ *
+ * The real driver's rule (CUDA programming guide: a child forked from a
+ * process that initialised CUDA cannot use CUDA until it execs): when the
+ * parent had called cuInit successfully, every call of the child, cuInit
+ * included, fails with CUDA_ERROR_NOT_INITIALIZED (error 3, the
+ * "initialization error" PyTorch and others report after such a fork).  A
+ * parent that never initialised leaves a child that may cuInit as usual. */
 static void atfork_prepare(void)
 {
     LOCK();
@@ -1147,8 +1154,9 @@ static void atfork_child(void)
     forget_allocs();
     tfake_state_close(g.sh);
     g.sh = NULL;
+    /* Sticky, like a failed cuInit: the parent's initialisation is unusable. */
+    g.init_error = g.inited ? CUDA_ERROR_NOT_INITIALIZED : CUDA_SUCCESS;
     g.inited = 0;
-    g.init_error = CUDA_SUCCESS;
     memset(g.primary, 0, sizeof g.primary);
     memset(g.primary_flags, 0, sizeof g.primary_flags);
     memset(g.default_pool, 0, sizeof g.default_pool);

@@ -35,7 +35,11 @@
  *   forkhold:SIZE       fork; the child runs "ctx", allocates SIZE, reports, exits
  *                       cleanly at stdin EOF ("forkhold rc=R child=PID")
  *   reap                wait for that child
+ *   spawn:SIZE          fork and exec this program (multiprocessing's
+ *                       "spawn"): the new image runs "ctx alloc:mem:SIZE"
+ *                       with the same options; "spawn status=S"
  *   calls:NAME          the fake driver's call count of entry point NAME
+ *   uuid:N              "uuid GPU-..." of CUDA device N (cuDeviceGetUuid)
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -443,6 +447,22 @@ static void step(char *s)
         if (read(pfd[0], &r, sizeof r) != (ssize_t)sizeof r)
             die("child");
         printf("forkhold rc=%d child=%d\n", r, (int)child);
+    } else if (strcmp(s, "spawn") == 0 && arg1) {
+        char sz[64], alloc[80];
+        snprintf(sz, sizeof sz, "%s", arg1);
+        snprintf(alloc, sizeof alloc, "alloc:mem:%s", sz);
+        const char *vias[] = {"--via=global", "--via=dlsym", "--via=proc", "--via=plugin"};
+        char *args[] = {"tcu-probe", (char *)vias[via], "ctx", alloc, NULL};
+        fflush(stdout);
+        pid_t p = fork();
+        if (p == 0) {
+            execv("/proc/self/exe", args);
+            _exit(127);
+        }
+        int st = -1;
+        if (p > 0)
+            waitpid(p, &st, 0);
+        printf("spawn status=%d\n", st);
     } else if (strcmp(s, "reap") == 0) {
         int st = 0;
         waitpid(child, &st, 0);
@@ -451,6 +471,15 @@ static void step(char *s)
         while (access(arg1, F_OK) != 0)
             usleep(1000);
         printf("go\n");
+    } else if (strcmp(s, "uuid") == 0 && arg1) {
+        CUuuid u;
+        memset(&u, 0, sizeof u);
+        CUresult r = SYM(cuDeviceGetUuid_fn, "cuDeviceGetUuid", "cuDeviceGetUuid")(&u, atoi(arg1));
+        const unsigned char *b = (const unsigned char *)u.bytes;
+        printf("uuid GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x "
+               "rc=%d\n",
+               b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+               b[13], b[14], b[15], r);
     } else if (strcmp(s, "calls") == 0 && arg1) {
         typedef unsigned long long (*calls_fn)(const char *);
         calls_fn f = (calls_fn)dlsym(lib, "tessel_fake_calls");
