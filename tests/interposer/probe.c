@@ -29,6 +29,10 @@
  *   infonull            cuMemGetInfo_v2 with NULL arguments
  *   totalmem[:N]        cuDeviceTotalMem_v2 of device N (default 0)
  *   nvml[:N]            nvmlDeviceGetMemoryInfo(_v2) of NVML device N (default 0)
+ *   nvmlproc:PID        the driver's own figure for process PID on NVML device 0
+ *                       (nvmlDeviceGetComputeRunningProcesses_v3, what
+ *                       nvidia-smi shows): "nvmlproc pid=P used=U" (U=0 when
+ *                       PID holds no context there)
  *   hold                print "holding" and sleep until killed or stdin EOF
  *   waitfile:PATH       wait until PATH exists (a start line for races)
  *   loop:N              N x (cuMemAlloc_v2 1 MiB, cuMemFree_v2, cuMemGetInfo_v2)
@@ -407,6 +411,22 @@ static void step(char *s)
             ((nvmlDeviceGetMemoryInfo_v2_fn)dlsym(n, "nvmlDeviceGetMemoryInfo_v2"))(d, &m2);
         printf("nvml free=%llu total=%llu used=%llu v2free=%llu v2total=%llu rc=%d,%d,%d\n", m.free,
                m.total, m.used, m2.free, m2.total, r, r1, r2);
+    } else if (strcmp(s, "nvmlproc") == 0 && arg1) {
+        void *n = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+        if (!n)
+            die("no libnvidia-ml.so.1");
+        ((nvmlInit_v2_fn)dlsym(n, "nvmlInit_v2"))();
+        nvmlDevice_t d;
+        ((nvmlDeviceGetHandleByIndex_v2_fn)dlsym(n, "nvmlDeviceGetHandleByIndex_v2"))(0, &d);
+        nvmlProcessInfo_t infos[64];
+        unsigned cnt = 64;
+        nvmlReturn_t r = ((nvmlDeviceGetComputeRunningProcesses_v3_fn)dlsym(
+            n, "nvmlDeviceGetComputeRunningProcesses_v3"))(d, &cnt, infos);
+        unsigned long long used = 0;
+        for (unsigned k = 0; r == NVML_SUCCESS && k < cnt; k++)
+            if (infos[k].pid == (unsigned)atoi(arg1))
+                used = infos[k].usedGpuMemory;
+        printf("nvmlproc pid=%s used=%llu rc=%d\n", arg1, used, r);
     } else if (strcmp(s, "hold") == 0) {
         printf("holding\n");
         fflush(stdout);
