@@ -414,14 +414,18 @@ CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId)
 
 /* ---- contexts --------------------------------------------------------- */
 
-/* Under g.lock: a context on dev, charged TESSEL_FAKE_CTX_MEM. */
+/* Under g.lock: a context on dev, charged what that device's context of
+ * this kind costs (TESSEL_FAKE_CTX_MEM for primary contexts,
+ * TESSEL_FAKE_CTX_MEM_CREATED for cuCtxCreate's).  Programs cannot see it
+ * except as memory gone, as on a real GPU. */
 static CUresult ctx_create(int dev, unsigned flags, int primary, ctx_t **out)
 {
-    if (charge(dev, g.cfg.ctx_mem) < 0)
+    uint64_t cost = primary ? g.cfg.ctx_mem_primary[dev] : g.cfg.ctx_mem_created[dev];
+    if (charge(dev, cost) < 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
     ctx_t *c = (ctx_t *)obj_new(K_CTX, sizeof *c, NULL);
     if (!c) {
-        uncharge(dev, g.cfg.ctx_mem);
+        uncharge(dev, cost);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     c->o.ctx = c;
@@ -429,11 +433,11 @@ static CUresult ctx_create(int dev, unsigned flags, int primary, ctx_t **out)
     c->flags = flags;
     c->primary = primary;
     c->refs = 1;
-    c->charged = g.cfg.ctx_mem;
+    c->charged = cost;
     c->null_strm = stream_new(c, 0, 0);
     if (!c->null_strm) {
         obj_free(&c->o);
-        uncharge(dev, g.cfg.ctx_mem);
+        uncharge(dev, cost);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     proc_ctxs(dev, +1);
