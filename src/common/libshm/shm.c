@@ -667,6 +667,7 @@ int tshm_device(tshm_t *s, const unsigned char uuid[16], uint64_t limit, tsl_err
         atomic_store(&d->limit, limit);
         atomic_store(&d->used, 0);
         atomic_store(&d->ctx_cost, 0);
+        atomic_store(&d->ctx_cost_created, 0);
         atomic_store(&d->state, TSHM_DEV_USED);
         atomic_store(&s->hdr->ndevices, n + 1);
     }
@@ -757,18 +758,44 @@ uint64_t tshm_used(const tshm_t *s, int dev)
     return atomic_load_explicit(&s->devs[dev].used, memory_order_relaxed);
 }
 
-void tshm_set_ctx_cost(tshm_t *s, int dev, uint64_t bytes)
+static _Atomic uint64_t *ctx_cost_field(const tshm_t *s, int dev, enum tshm_ctx_kind kind)
+{
+    if (dev < 0 || dev >= TSHM_MAX_DEVICES)
+        return NULL;
+    struct tshm_device_rec *d = &s->devs[dev];
+    return kind == TSHM_CTX_CREATED ? &d->ctx_cost_created : &d->ctx_cost;
+}
+
+void tshm_set_ctx_cost_of(tshm_t *s, int dev, enum tshm_ctx_kind kind, uint64_t bytes)
 {
     uint64_t zero = 0;
-    if (dev >= 0 && dev < TSHM_MAX_DEVICES && !s->readonly)
-        atomic_compare_exchange_strong(&s->devs[dev].ctx_cost, &zero, bytes);
+    _Atomic uint64_t *f = ctx_cost_field(s, dev, kind);
+    if (f && !s->readonly)
+        atomic_compare_exchange_strong(f, &zero, bytes);
+}
+
+uint64_t tshm_ctx_cost_of(const tshm_t *s, int dev, enum tshm_ctx_kind kind)
+{
+    _Atomic uint64_t *f = ctx_cost_field(s, dev, kind);
+    return f ? atomic_load_explicit(f, memory_order_relaxed) : 0;
+}
+
+void tshm_set_ctx_cost(tshm_t *s, int dev, uint64_t bytes)
+{
+    tshm_set_ctx_cost_of(s, dev, TSHM_CTX_PRIMARY, bytes);
 }
 
 uint64_t tshm_ctx_cost(const tshm_t *s, int dev)
 {
-    if (dev < 0 || dev >= TSHM_MAX_DEVICES)
+    return tshm_ctx_cost_of(s, dev, TSHM_CTX_PRIMARY);
+}
+
+uint64_t tshm_self_used(const tshm_t *s, int dev)
+{
+    struct tshm_proc_rec *me = atomic_load_explicit(&((tshm_t *)s)->self, memory_order_relaxed);
+    if (!me || dev < 0 || dev >= TSHM_MAX_DEVICES)
         return 0;
-    return atomic_load_explicit(&s->devs[dev].ctx_cost, memory_order_relaxed);
+    return atomic_load_explicit(&me->used[dev], memory_order_relaxed);
 }
 
 int tshm_refresh(tshm_t *s)
@@ -797,6 +824,7 @@ int tshm_device_info(const tshm_t *s, int i, tshm_device_info_t *out)
     out->limit = atomic_load(&((struct tshm_device_rec *)d)->limit);
     out->used = atomic_load(&((struct tshm_device_rec *)d)->used);
     out->ctx_cost = atomic_load(&((struct tshm_device_rec *)d)->ctx_cost);
+    out->ctx_cost_created = atomic_load(&((struct tshm_device_rec *)d)->ctx_cost_created);
     struct tshm_device_rec *w = (struct tshm_device_rec *)d;
     uint32_t fl = atomic_load(&w->core_flags);
     out->core_limit = atomic_load(&w->core_limit);

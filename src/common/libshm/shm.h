@@ -59,17 +59,18 @@ typedef struct tshm tshm_t;
 
 /* One device of a slice, as tesseld or a test sees it. */
 typedef struct {
-    unsigned char uuid[16]; /* CUDA device UUID (all zero when unknown) */
-    uint64_t limit;         /* bytes; TSHM_UNLIMITED when no limit */
-    uint64_t used;          /* bytes charged by all live processes */
-    uint64_t ctx_cost;      /* measured bytes per context (0: not measured) */
-    unsigned core_limit;    /* percent of the device's compute, 0 = no limit */
-    unsigned core_mode;     /* enum tshm_core_mode */
-    unsigned core_prio;     /* enum tshm_core_prio */
-    unsigned rate_ppm;      /* share the pacing applies now (ppm of the device) */
-    uint64_t busy_ns;       /* measured device time of the slice's work */
-    uint64_t launches;      /* launches counted */
-    uint64_t waited_ns;     /* time launches were held back by the pacing */
+    unsigned char uuid[16];    /* CUDA device UUID (all zero when unknown) */
+    uint64_t limit;            /* bytes; TSHM_UNLIMITED when no limit */
+    uint64_t used;             /* bytes charged by all live processes */
+    uint64_t ctx_cost;         /* measured bytes per primary context (0: not measured) */
+    uint64_t ctx_cost_created; /* measured bytes per cuCtxCreate context (0: not measured) */
+    unsigned core_limit;       /* percent of the device's compute, 0 = no limit */
+    unsigned core_mode;        /* enum tshm_core_mode */
+    unsigned core_prio;        /* enum tshm_core_prio */
+    unsigned rate_ppm;         /* share the pacing applies now (ppm of the device) */
+    uint64_t busy_ns;          /* measured device time of the slice's work */
+    uint64_t launches;         /* launches counted */
+    uint64_t waited_ns;        /* time launches were held back by the pacing */
 } tshm_device_info_t;
 
 /* One live (or not yet reclaimed) process of a slice. */
@@ -153,9 +154,21 @@ void tshm_release(tshm_t *s, int dev, uint64_t bytes);
 uint64_t tshm_limit(const tshm_t *s, int dev);
 uint64_t tshm_used(const tshm_t *s, int dev);
 
-/* Record a measured context cost for dev (first measurement wins). */
+/* Kinds of context, each with its own cost: a device's primary context
+ * (what the CUDA runtime uses) and contexts made with cuCtxCreate, which
+ * the driver sizes differently. */
+enum tshm_ctx_kind { TSHM_CTX_PRIMARY = 0, TSHM_CTX_CREATED = 1 };
+
+/* Record a measured context cost for dev and kind (first measurement
+ * wins); tshm_set_ctx_cost / tshm_ctx_cost are the primary kind's.  0 when
+ * not measured yet or out of range. */
+void tshm_set_ctx_cost_of(tshm_t *s, int dev, enum tshm_ctx_kind kind, uint64_t bytes);
+uint64_t tshm_ctx_cost_of(const tshm_t *s, int dev, enum tshm_ctx_kind kind);
 void tshm_set_ctx_cost(tshm_t *s, int dev, uint64_t bytes);
 uint64_t tshm_ctx_cost(const tshm_t *s, int dev);
+
+/* Bytes the calling process has charged to dev (0 when unregistered). */
+uint64_t tshm_self_used(const tshm_t *s, int dev);
 
 /* ---- compute (issue 6) ----------------------------------------------------- */
 

@@ -453,6 +453,42 @@ static void test_release_after_unregister(void **state)
     tshm_close(other);
 }
 
+/* Context costs are kept per device and per kind, first measurement wins;
+ * a process reads its own charge. */
+static void test_ctx_cost(void **state)
+{
+    tsl_error_t e = {{0}};
+    tshm_t *s = tshm_attach(g_path, &e);
+    assert_non_null(s);
+    assert_int_equal(tshm_register(s, &e), 0);
+    int a = tshm_device(s, UUID_A, TSHM_UNLIMITED, &e);
+    int b = tshm_device(s, UUID_B, TSHM_UNLIMITED, &e);
+    assert_true(tshm_ctx_cost_of(s, a, TSHM_CTX_PRIMARY) == 0); /* not measured */
+    assert_true(tshm_ctx_cost_of(s, a, TSHM_CTX_CREATED) == 0);
+    tshm_set_ctx_cost_of(s, a, TSHM_CTX_PRIMARY, 612 * MiB);
+    tshm_set_ctx_cost_of(s, a, TSHM_CTX_CREATED, 90 * MiB);
+    tshm_set_ctx_cost_of(s, b, TSHM_CTX_CREATED, 70 * MiB);
+    tshm_set_ctx_cost_of(s, a, TSHM_CTX_PRIMARY, 1 * MiB); /* a later measurement loses */
+    assert_true(tshm_ctx_cost_of(s, a, TSHM_CTX_PRIMARY) == 612 * MiB);
+    assert_true(tshm_ctx_cost(s, a) == 612 * MiB); /* the primary kind's */
+    assert_true(tshm_ctx_cost_of(s, a, TSHM_CTX_CREATED) == 90 * MiB);
+    assert_true(tshm_ctx_cost_of(s, b, TSHM_CTX_PRIMARY) == 0);
+    assert_true(tshm_ctx_cost_of(s, b, TSHM_CTX_CREATED) == 70 * MiB);
+    assert_true(tshm_ctx_cost_of(s, -1, TSHM_CTX_CREATED) == 0);
+    assert_true(tshm_ctx_cost_of(s, TSHM_MAX_DEVICES, TSHM_CTX_PRIMARY) == 0);
+    tshm_device_info_t di;
+    assert_int_equal(tshm_device_info(s, a, &di), 0);
+    assert_true(di.ctx_cost == 612 * MiB);
+    assert_true(di.ctx_cost_created == 90 * MiB);
+
+    assert_int_equal(tshm_reserve(s, b, 5 * MiB), 0);
+    assert_true(tshm_self_used(s, b) == 5 * MiB);
+    assert_true(tshm_self_used(s, a) == 0);
+    tshm_unregister(s);
+    assert_true(tshm_self_used(s, b) == 0);
+    tshm_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -464,6 +500,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_private_fork, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compute, setup, teardown),
         cmocka_unit_test_setup_teardown(test_release_after_unregister, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ctx_cost, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
