@@ -14,8 +14,10 @@
  *           privately itself (the rest as dlsym).
  *
  * Steps (one output line each; rc is the CUresult):
- *   ctx                 cuInit, retain + set the primary context of dev 0
- *   ctxcreate:V         cuCtxCreate variant V (1, 2, 3, 4) on device 0
+ *   ctx[:N]             cuInit, retain + set the primary context of dev N (0)
+ *   ctxcreate:V[:N]     cuCtxCreate variant V (1, 2, 3, 4) on device N (0)
+ *   ctxrace:N           N threads each cuCtxCreate_v2 on device 0 at once,
+ *                       then pop it: "ctxrace ok=K" (K succeeded)
  *   ctxdestroy          destroy the last created context
  *   alloc:PATH:SIZE     one allocation; PATH is mem, mem1, managed, pitch
  *                       (SIZE = width, height 4), async, async_ptsz, pool,
@@ -29,7 +31,7 @@
  *   infonull            cuMemGetInfo_v2 with NULL arguments
  *   totalmem[:N]        cuDeviceTotalMem_v2 of device N (default 0)
  *   nvml[:N]            nvmlDeviceGetMemoryInfo(_v2) of NVML device N (default 0)
- *   nvmlproc:PID        the driver's own figure for process PID on NVML device 0
+ *   nvmlproc:PID[:N]    the driver's own figure for process PID on NVML device N (0)
  *                       (nvmlDeviceGetComputeRunningProcesses_v3, what
  *                       nvidia-smi shows): "nvmlproc pid=P used=U" (U=0 when
  *                       PID holds no context there)
@@ -47,6 +49,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -297,6 +300,27 @@ static CUresult do_free(void)
 
 static void step(char *s);
 
+/* ctxrace: threads that create a context at the same moment. */
+static pthread_barrier_t race_barrier;
+struct race {
+    cuCtxCreate_v2_fn create;
+    cuCtxPopCurrent_v2_fn pop;
+    CUcontext c;
+    CUresult rc;
+};
+
+static void *race_one(void *arg)
+{
+    struct race *r = arg;
+    pthread_barrier_wait(&race_barrier);
+    r->rc = r->create(&r->c, 0, 0);
+    if (r->rc == CUDA_SUCCESS) {
+        CUcontext x;
+        r->pop(&x); /* current only on this thread, which ends */
+    }
+    return NULL;
+}
+
 static uint64_t size_arg(const char *s)
 {
     uint64_t v;
@@ -321,7 +345,7 @@ static void step(char *s)
         CUcontext c = NULL;
         if (r == CUDA_SUCCESS)
             r = SYM(cuDevicePrimaryCtxRetain_fn, "cuDevicePrimaryCtxRetain",
-                    "cuDevicePrimaryCtxRetain")(&c, 0);
+                    "cuDevicePrimaryCtxRetain")(&c, arg1 ? atoi(arg1) : 0);
         if (r == CUDA_SUCCESS)
             r = SYM(cuCtxSetCurrent_fn, "cuCtxSetCurrent", "cuCtxSetCurrent")(c);
         printf("ctx rc=%d\n", r);
@@ -329,20 +353,43 @@ static void step(char *s)
         SYM(cuInit_fn, "cuInit", "cuInit")(0);
         CUcontext c = NULL;
         CUresult r;
-        int v = atoi(arg1);
+        int v = atoi(arg1), d = arg2 ? atoi(arg2) : 0;
         if (v == 1)
-            r = ((cuCtxCreate_fn)dlsym(via == 0 ? RTLD_DEFAULT : lib, "cuCtxCreate"))(&c, 0, 0);
+            r = ((cuCtxCreate_fn)dlsym(via == 0 ? RTLD_DEFAULT : lib, "cuCtxCreate"))(&c, 0, d);
         else if (v == 2)
             r = ((cuCtxCreate_v2_fn)dlsym(via == 0 ? RTLD_DEFAULT : lib, "cuCtxCreate_v2"))(&c, 0,
-                                                                                            0);
+                                                                                            d);
         else if (v == 3)
             r = ((cuCtxCreate_v3_fn)dlsym(via == 0 ? RTLD_DEFAULT : lib, "cuCtxCreate_v3"))(
-                &c, NULL, 0, 0, 0);
+                &c, NULL, 0, 0, d);
         else
-            r = SYM(cuCtxCreate_v4_fn, "cuCtxCreate_v4", "cuCtxCreate")(&c, NULL, 0, 0);
+            r = SYM(cuCtxCreate_v4_fn, "cuCtxCreate_v4", "cuCtxCreate")(&c, NULL, 0, d);
         if (r == CUDA_SUCCESS && ncreated < 64)
             created[ncreated++] = c;
         printf("ctxcreate %d rc=%d\n", v, r);
+    } else if (strcmp(s, "ctxrace") == 0 && arg1) {
+        SYM(cuInit_fn, "cuInit", "cuInit")(0);
+        int n = atoi(arg1);
+        if (n < 1 || n > 32)
+            die("ctxrace: 1..32 threads");
+        pthread_t th[32];
+        struct race r[32];
+        pthread_barrier_init(&race_barrier, NULL, (unsigned)n);
+        for (int i = 0; i < n; i++) {
+            r[i].create = SYM(cuCtxCreate_v2_fn, "cuCtxCreate_v2", "cuCtxCreate");
+            r[i].pop = SYM(cuCtxPopCurrent_v2_fn, "cuCtxPopCurrent_v2", "cuCtxPopCurrent");
+            pthread_create(&th[i], NULL, race_one, &r[i]);
+        }
+        int ok = 0;
+        for (int i = 0; i < n; i++) {
+            pthread_join(th[i], NULL);
+            if (r[i].rc == CUDA_SUCCESS && ncreated < 64) {
+                created[ncreated++] = r[i].c;
+                ok++;
+            }
+        }
+        pthread_barrier_destroy(&race_barrier);
+        printf("ctxrace ok=%d\n", ok);
     } else if (strcmp(s, "ctxdestroy") == 0) {
         CUresult r = CUDA_ERROR_INVALID_CONTEXT;
         if (ncreated)
@@ -417,7 +464,8 @@ static void step(char *s)
             die("no libnvidia-ml.so.1");
         ((nvmlInit_v2_fn)dlsym(n, "nvmlInit_v2"))();
         nvmlDevice_t d;
-        ((nvmlDeviceGetHandleByIndex_v2_fn)dlsym(n, "nvmlDeviceGetHandleByIndex_v2"))(0, &d);
+        ((nvmlDeviceGetHandleByIndex_v2_fn)dlsym(n, "nvmlDeviceGetHandleByIndex_v2"))(
+            arg2 ? (unsigned)atoi(arg2) : 0, &d);
         nvmlProcessInfo_t infos[64];
         unsigned cnt = 64;
         nvmlReturn_t r = ((nvmlDeviceGetComputeRunningProcesses_v3_fn)dlsym(

@@ -15,8 +15,10 @@
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "interposer/interposer.h"
 
@@ -24,6 +26,7 @@ static pthread_once_t nvml_once = PTHREAD_ONCE_INIT;
 /* Resolved with the handle (calls we make, not hooks). */
 static nvmlDeviceGetIndex_fn nvml_index;
 static nvmlDeviceGetCount_v2_fn nvml_count;
+static nvmlDeviceGetComputeRunningProcesses_v3_fn nvml_procs;
 
 static void nvml_open(void)
 {
@@ -33,6 +36,8 @@ static void nvml_open(void)
     tcu_symbols_resolve(NULL, h);
     nvml_index = (nvmlDeviceGetIndex_fn)tcu_real_dlsym(h, "nvmlDeviceGetIndex");
     nvml_count = (nvmlDeviceGetCount_v2_fn)tcu_real_dlsym(h, "nvmlDeviceGetCount_v2");
+    nvml_procs = (nvmlDeviceGetComputeRunningProcesses_v3_fn)tcu_real_dlsym(
+        h, "nvmlDeviceGetComputeRunningProcesses_v3");
     if (TCU_REAL(nvmlInit_v2))
         TCU_REAL(nvmlInit_v2)();
     tcu.nvml = h;
@@ -42,6 +47,47 @@ void *tcu_nvml_handle(void)
 {
     pthread_once(&nvml_once, nvml_open);
     return tcu.nvml;
+}
+
+/* Processes listed per query: more than a GPU runs at once in practice; a
+ * longer list makes the figure unknown (the caller then falls back). */
+#define MAX_PROCS 256
+
+int tcu_nvml_mem(CUdevice ord, struct tcu_nvml_mem *m)
+{
+    m->self_ok = 0;
+    m->dev_free = 0;
+    m->self = 0;
+    if (!tcu_nvml_handle() || !TCU_REAL(nvmlDeviceGetHandleByUUID) ||
+        !TCU_REAL(nvmlDeviceGetMemoryInfo) || !TCU_REAL(cuDeviceGetUuid))
+        return -1;
+    CUuuid u;
+    if (TCU_REAL(cuDeviceGetUuid)(&u, ord) != CUDA_SUCCESS)
+        return -1;
+    const unsigned char *b = (const unsigned char *)u.bytes;
+    char s[64];
+    snprintf(s, sizeof s,
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+             b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+             b[15]);
+    nvmlDevice_t d;
+    nvmlMemory_t mem;
+    if (TCU_REAL(nvmlDeviceGetHandleByUUID)(s, &d) != NVML_SUCCESS)
+        return -1;
+    if (TCU_REAL(nvmlDeviceGetMemoryInfo)(d, &mem) == NVML_SUCCESS)
+        m->dev_free = mem.free;
+    if (nvml_procs) {
+        static _Thread_local nvmlProcessInfo_t infos[MAX_PROCS];
+        unsigned n = MAX_PROCS;
+        if (nvml_procs(d, &n, infos) == NVML_SUCCESS) {
+            m->self_ok = 1;
+            unsigned me = (unsigned)getpid();
+            for (unsigned i = 0; i < n && i < MAX_PROCS; i++)
+                if (infos[i].pid == me)
+                    m->self = infos[i].usedGpuMemory;
+        }
+    }
+    return 0;
 }
 
 static int hexval(char c)
