@@ -150,6 +150,9 @@ CUresult cuInit(unsigned int Flags)
         goto out;
     }
     tfake_state_lock(g.sh);
+    /* A slot of this pid already there belongs to an earlier image of the
+     * process (it exec'd): the driver freed that image's memory at exec. */
+    tfake_state_release_proc(g.sh);
     tfake_procstate_t *p = tfake_state_proc(g.sh);
     tfake_state_unlock(g.sh);
     if (!p) {

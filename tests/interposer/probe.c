@@ -41,6 +41,8 @@
  *   forkhold:SIZE       fork; the child runs "ctx", allocates SIZE, reports, exits
  *                       cleanly at stdin EOF ("forkhold rc=R child=PID")
  *   reap                wait for that child
+ *   exec:STEP,STEP...   exec this program (same pid, a new image) with those
+ *                       steps and the same options; "exec" is printed first
  *   spawn:SIZE          fork and exec this program (multiprocessing's
  *                       "spawn"): the new image runs "ctx alloc:mem:SIZE"
  *                       with the same options; "spawn status=S"
@@ -531,6 +533,19 @@ static void step(char *s)
         if (p > 0)
             waitpid(p, &st, 0);
         printf("spawn status=%d\n", st);
+    } else if (strcmp(s, "exec") == 0 && arg1) {
+        const char *vias[] = {"--via=global", "--via=dlsym", "--via=proc", "--via=plugin"};
+        char *args[64] = {"tcu-probe", (char *)vias[via]};
+        int n = 2;
+        if (arg2)
+            arg2[-1] = ':'; /* the steps keep their own colons */
+        for (char *t = strtok(arg1, ","); t && n < 63; t = strtok(NULL, ","))
+            args[n++] = t;
+        args[n] = NULL;
+        printf("exec\n");
+        fflush(stdout);
+        execv("/proc/self/exe", args);
+        die("exec");
     } else if (strcmp(s, "reap") == 0) {
         int st = 0;
         waitpid(child, &st, 0);

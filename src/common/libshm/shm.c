@@ -490,6 +490,34 @@ static int reclaim_scan(tshm_t *s, enum reclaim_mode mode)
     return n;
 }
 
+/* Slots of earlier images of this process: a process that execs leaves its
+ * old image's slot ACTIVE under the same pid and start time (the driver
+ * freed that image's memory with it); its new image, registering now, is
+ * the only image the pid can have, so such a slot is stale.  Reclaimed by
+ * compare-and-swap like a dead process's (exactly once).  No syscall.
+ * Caller holds s->lock. */
+static int reclaim_earlier_images(tshm_t *s, pid_t pid)
+{
+    if (remap_if_grown(s) < 0)
+        return -1;
+    uint32_t cap = atomic_load(&s->hdr->proc_cap);
+    if (file_len(cap) > s->len)
+        cap = (uint32_t)((s->len - TSHM_PROCS_OFFSET) / TSHM_PROC_SIZE);
+    int n = 0;
+    for (uint32_t i = 0; i < cap; i++) {
+        struct tshm_proc_rec *r = proc_at(s, i);
+        uint32_t st = TSHM_PROC_ACTIVE;
+        if (r->pid != pid || r == atomic_load(&s->self) || atomic_load(&r->state) != st)
+            continue;
+        if (!atomic_compare_exchange_strong(&r->state, &st, TSHM_PROC_BUSY))
+            continue;
+        give_back(s, r);
+        slot_clear(s, r);
+        n++;
+    }
+    return n;
+}
+
 int tshm_reclaim(tshm_t *s)
 {
     if (s->readonly) {
@@ -568,7 +596,7 @@ int tshm_register(tshm_t *s, tsl_error_t *err)
      * starting at once, checking every slot would cost each of them 300
      * kill() calls.  Dead slots holding nothing are recycled when the table
      * is full, before it grows. */
-    if (reclaim_scan(s, RECLAIM_CHARGED) < 0)
+    if (reclaim_scan(s, RECLAIM_CHARGED) < 0 || reclaim_earlier_images(s, pid) < 0)
         goto fail;
     int swept = 0;
     uint32_t seen;

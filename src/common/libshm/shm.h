@@ -109,9 +109,12 @@ tshm_t *tshm_attach(const char *path, tsl_error_t *err);
 /* Claim a process slot for the calling process (getpid, start time, comm),
  * growing the table when it is full.  Reclaims first the slots whose pid no
  * longer exists (kill(pid, 0): cheap enough for hundreds of processes
- * starting at once; tshm_reclaim also catches reused pids).  Idempotent
- * for the same pid.  Must be called again in a forked child (tshm_atfork_child
- * arranges that); returns 0 or -1 with errno and err. */
+ * starting at once; tshm_reclaim also catches reused pids), and the slots
+ * of the calling pid that another handle holds: those of the process's
+ * earlier images (it exec'd; the driver freed their memory), so that an
+ * exec'd image shares its parent's slice without being charged twice.  One
+ * handle per slice per process, then.  Idempotent for the same pid.  Must be called again in a
+ * forked child (tshm_atfork_child arranges that); returns 0 or -1 with errno and err. */
 int tshm_register(tshm_t *s, tsl_error_t *err);
 
 /* Call in a fork child (from a pthread_atfork handler): forgets the parent's
