@@ -261,6 +261,8 @@ TCU_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 
 void tcu_contexts_atfork_child(void)
 {
+    /* Another thread of the parent may have been measuring. */
+    pthread_mutex_init(&measure_lock, NULL);
     /* The parent's primary contexts are charged to the parent's slot. */
     for (int i = 0; i < TCU_MAX_DEVICES; i++) {
         atomic_store(&prim_count[i], 0);

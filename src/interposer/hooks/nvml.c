@@ -49,9 +49,10 @@ void *tcu_nvml_handle(void)
     return tcu.nvml;
 }
 
-/* Processes listed per query: more than a GPU runs at once in practice; a
- * longer list makes the figure unknown (the caller then falls back). */
-#define MAX_PROCS 256
+/* Processes listed per query (on the stack, 3 KiB): more than a GPU runs
+ * at once in practice; a longer list makes the figure unknown (the caller
+ * then falls back to the device's free memory). */
+#define MAX_PROCS 128
 
 int tcu_nvml_mem(CUdevice ord, struct tcu_nvml_mem *m)
 {
@@ -77,7 +78,7 @@ int tcu_nvml_mem(CUdevice ord, struct tcu_nvml_mem *m)
     if (TCU_REAL(nvmlDeviceGetMemoryInfo)(d, &mem) == NVML_SUCCESS)
         m->dev_free = mem.free;
     if (nvml_procs) {
-        static _Thread_local nvmlProcessInfo_t infos[MAX_PROCS];
+        nvmlProcessInfo_t infos[MAX_PROCS];
         unsigned n = MAX_PROCS;
         if (nvml_procs(d, &n, infos) == NVML_SUCCESS) {
             m->self_ok = 1;
