@@ -162,11 +162,23 @@ void tcu_contexts_atfork_child(void);
  * and before an allocation is refused. */
 void tcu_pools_resync(void);
 
-/* Context charge for device dev (hooks/context.c). */
+/* Primary context charge for device dev (hooks/context.c). */
 uint64_t tcu_ctx_cost(int dev, CUdevice ord);
 
 /* NVML side (hooks/nvml.c): the real NVML handle, opened lazily. */
 void *tcu_nvml_handle(void);
+
+/* What NVML says of CUDA device ord (matched by UUID; no context needed):
+ * the device's free memory (0: unknown) and the calling process's own
+ * device memory as the driver counts it (self; self_ok = 0 when NVML
+ * cannot list processes; a process NVML does not list holds 0).  0, or -1
+ * when NVML or the device is unavailable. */
+struct tcu_nvml_mem {
+    uint64_t dev_free;
+    uint64_t self;
+    int self_ok;
+};
+int tcu_nvml_mem(CUdevice ord, struct tcu_nvml_mem *m);
 
 /* ---- compute (compute.c; docs/compute-shares.md) ---- */
 

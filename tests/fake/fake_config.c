@@ -220,6 +220,38 @@ static int env_size(const char *var, uint64_t dflt, uint64_t *out, tsl_error_t *
     return 0;
 }
 
+/* "SIZE[,SIZE...]": one size per device, the last repeating for the rest;
+ * unset: dflt[] for every device. */
+static int env_size_list(const char *var, const uint64_t *dflt, uint64_t *out, tsl_error_t *err)
+{
+    const char *v = getenv(var);
+    if (!v) {
+        memcpy(out, dflt, sizeof(uint64_t) * TFAKE_MAX_DEVICES);
+        return 0;
+    }
+    int n = 0;
+    const char *p = v;
+    for (;;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char one[64];
+        tsl_error_t serr;
+        if (n == TFAKE_MAX_DEVICES || len == 0 || len >= sizeof one)
+            return einval(err, "%s: '%s': not a size or a list of sizes", var, v);
+        memcpy(one, p, len);
+        one[len] = '\0';
+        if (tsl_parse_size(one, &out[n], &serr) < 0)
+            return einval(err, "%s: '%s': not a size or a list of sizes", var, v);
+        n++;
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    for (int i = n; i < TFAKE_MAX_DEVICES; i++)
+        out[i] = out[n - 1];
+    return 0;
+}
+
 static int env_path(const char *var, char *out, size_t len, tsl_error_t *err)
 {
     const char *v = getenv(var);
@@ -248,8 +280,14 @@ int tfake_config_from_env(tfake_config_t *cfg, tsl_error_t *err)
         return einval(err, "TESSEL_FAKE_KERNEL_US: '%s': not a number of microseconds (0..3.6e9)%s",
                       kus, "");
     tmp.kernel_ns = us * 1000;
-    if (env_size("TESSEL_FAKE_CTX_MEM", TFAKE_DEFAULT_CTX_MEM, &tmp.ctx_mem, err) < 0)
+    uint64_t dflt[TFAKE_MAX_DEVICES];
+    for (int i = 0; i < TFAKE_MAX_DEVICES; i++)
+        dflt[i] = TFAKE_DEFAULT_CTX_MEM;
+    if (env_size_list("TESSEL_FAKE_CTX_MEM", dflt, tmp.ctx_mem_primary, err) < 0 ||
+        env_size_list("TESSEL_FAKE_CTX_MEM_CREATED", tmp.ctx_mem_primary, tmp.ctx_mem_created,
+                      err) < 0)
         return -1;
+    tmp.ctx_mem = tmp.ctx_mem_primary[0];
     if (env_size("TESSEL_FAKE_ALLOC_GRANULE", TFAKE_DEFAULT_ALLOC_GRANULE, &tmp.alloc_granule,
                  err) < 0)
         return -1;

@@ -44,8 +44,12 @@ typedef struct {
 typedef struct {
     int ndev;
     tfake_device_t dev[TFAKE_MAX_DEVICES];
-    uint64_t kernel_ns;     /* TESSEL_FAKE_KERNEL_US, in ns */
-    uint64_t ctx_mem;       /* TESSEL_FAKE_CTX_MEM */
+    uint64_t kernel_ns; /* TESSEL_FAKE_KERNEL_US, in ns */
+    uint64_t ctx_mem;   /* TESSEL_FAKE_CTX_MEM (its first value) */
+    /* Per device: a primary context's cost (TESSEL_FAKE_CTX_MEM) and a
+     * cuCtxCreate context's (TESSEL_FAKE_CTX_MEM_CREATED). */
+    uint64_t ctx_mem_primary[TFAKE_MAX_DEVICES];
+    uint64_t ctx_mem_created[TFAKE_MAX_DEVICES];
     uint64_t alloc_granule; /* TESSEL_FAKE_ALLOC_GRANULE (>= 1) */
     int event_device_order; /* TESSEL_FAKE_EVENT_ORDER=device */
     char state_path[4096];  /* TESSEL_FAKE_STATE, "" when unset */
@@ -66,7 +70,8 @@ int tfake_parse_gpus(const char *spec, tfake_config_t *cfg, tsl_error_t *err);
 int tfake_parse_uuids(const char *list, tfake_config_t *cfg, tsl_error_t *err);
 
 /* Fill cfg from the environment (TESSEL_FAKE_GPUS, TESSEL_FAKE_GPU_UUIDS,
- * TESSEL_FAKE_KERNEL_US, TESSEL_FAKE_CTX_MEM, TESSEL_FAKE_ALLOC_GRANULE,
+ * TESSEL_FAKE_KERNEL_US, TESSEL_FAKE_CTX_MEM, TESSEL_FAKE_CTX_MEM_CREATED (each a size or
+ * a comma list of sizes per device, the last one repeating), TESSEL_FAKE_ALLOC_GRANULE,
  * TESSEL_FAKE_STATE, TESSEL_FAKE_CALLS_FILE, TESSEL_FAKE_EVENT_ORDER).  Returns 0 or -1 with errno
  * EINVAL and the offending variable named in err. */
 int tfake_config_from_env(tfake_config_t *cfg, tsl_error_t *err);

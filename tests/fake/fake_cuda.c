@@ -150,6 +150,9 @@ CUresult cuInit(unsigned int Flags)
         goto out;
     }
     tfake_state_lock(g.sh);
+    /* A slot of this pid already there belongs to an earlier image of the
+     * process (it exec'd): the driver freed that image's memory at exec. */
+    tfake_state_release_proc(g.sh);
     tfake_procstate_t *p = tfake_state_proc(g.sh);
     tfake_state_unlock(g.sh);
     if (!p) {
@@ -414,14 +417,18 @@ CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId)
 
 /* ---- contexts --------------------------------------------------------- */
 
-/* Under g.lock: a context on dev, charged TESSEL_FAKE_CTX_MEM. */
+/* Under g.lock: a context on dev, charged what that device's context of
+ * this kind costs (TESSEL_FAKE_CTX_MEM for primary contexts,
+ * TESSEL_FAKE_CTX_MEM_CREATED for cuCtxCreate's).  Programs cannot see it
+ * except as memory gone, as on a real GPU. */
 static CUresult ctx_create(int dev, unsigned flags, int primary, ctx_t **out)
 {
-    if (charge(dev, g.cfg.ctx_mem) < 0)
+    uint64_t cost = primary ? g.cfg.ctx_mem_primary[dev] : g.cfg.ctx_mem_created[dev];
+    if (charge(dev, cost) < 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
     ctx_t *c = (ctx_t *)obj_new(K_CTX, sizeof *c, NULL);
     if (!c) {
-        uncharge(dev, g.cfg.ctx_mem);
+        uncharge(dev, cost);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     c->o.ctx = c;
@@ -429,11 +436,11 @@ static CUresult ctx_create(int dev, unsigned flags, int primary, ctx_t **out)
     c->flags = flags;
     c->primary = primary;
     c->refs = 1;
-    c->charged = g.cfg.ctx_mem;
+    c->charged = cost;
     c->null_strm = stream_new(c, 0, 0);
     if (!c->null_strm) {
         obj_free(&c->o);
-        uncharge(dev, g.cfg.ctx_mem);
+        uncharge(dev, cost);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     proc_ctxs(dev, +1);
@@ -1126,7 +1133,14 @@ void tessel_fake_reset(void)
 
 /* In the child, drop every object inherited from the parent without touching
  * the device state (the parent still owns that memory): host structures are
- * freed, mappings unmapped, the state unmapped.  The child may cuInit again. */
+ * freed, mappings unmapped, the state unmapped.
+ *
+ * The real driver's rule (CUDA programming guide: a child forked from a
+ * process that initialised CUDA cannot use CUDA until it execs): when the
+ * parent had called cuInit successfully, every call of the child, cuInit
+ * included, fails with CUDA_ERROR_NOT_INITIALIZED (error 3, the
+ * "initialization error" PyTorch and others report after such a fork).  A
+ * parent that never initialised leaves a child that may cuInit as usual. */
 static void atfork_prepare(void)
 {
     LOCK();
@@ -1147,8 +1161,9 @@ static void atfork_child(void)
     forget_allocs();
     tfake_state_close(g.sh);
     g.sh = NULL;
+    /* Sticky, like a failed cuInit: the parent's initialisation is unusable. */
+    g.init_error = g.inited ? CUDA_ERROR_NOT_INITIALIZED : CUDA_SUCCESS;
     g.inited = 0;
-    g.init_error = CUDA_SUCCESS;
     memset(g.primary, 0, sizeof g.primary);
     memset(g.primary_flags, 0, sizeof g.primary_flags);
     memset(g.default_pool, 0, sizeof g.default_pool);

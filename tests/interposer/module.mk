@@ -15,7 +15,7 @@ $(TCU_TEST_DIR)/tcu-load: $(O)/obj/tests/interposer/load.o
 
 $(TCU_TEST_DIR)/tcu-probe: $(O)/obj/tests/interposer/probe.o $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -ldl
+	$(CC) $(LDFLAGS) -o $@ $^ -ldl -lpthread
 
 $(TCU_TEST_DIR)/tcu-plugin.so: $(O)/obj/tests/interposer/plugin.o
 	@mkdir -p $(dir $@)

@@ -14,8 +14,10 @@
  *           privately itself (the rest as dlsym).
  *
  * Steps (one output line each; rc is the CUresult):
- *   ctx                 cuInit, retain + set the primary context of dev 0
- *   ctxcreate:V         cuCtxCreate variant V (1, 2, 3, 4) on device 0
+ *   ctx[:N]             cuInit, retain + set the primary context of dev N (0)
+ *   ctxcreate:V[:N]     cuCtxCreate variant V (1, 2, 3, 4) on device N (0)
+ *   ctxrace:N           N threads each cuCtxCreate_v2 on device 0 at once,
+ *                       then pop it: "ctxrace ok=K" (K succeeded)
  *   ctxdestroy          destroy the last created context
  *   alloc:PATH:SIZE     one allocation; PATH is mem, mem1, managed, pitch
  *                       (SIZE = width, height 4), async, async_ptsz, pool,
@@ -29,16 +31,27 @@
  *   infonull            cuMemGetInfo_v2 with NULL arguments
  *   totalmem[:N]        cuDeviceTotalMem_v2 of device N (default 0)
  *   nvml[:N]            nvmlDeviceGetMemoryInfo(_v2) of NVML device N (default 0)
+ *   nvmlproc:PID[:N]    the driver's own figure for process PID on NVML device N (0)
+ *                       (nvmlDeviceGetComputeRunningProcesses_v3, what
+ *                       nvidia-smi shows): "nvmlproc pid=P used=U" (U=0 when
+ *                       PID holds no context there)
  *   hold                print "holding" and sleep until killed or stdin EOF
  *   waitfile:PATH       wait until PATH exists (a start line for races)
  *   loop:N              N x (cuMemAlloc_v2 1 MiB, cuMemFree_v2, cuMemGetInfo_v2)
  *   forkhold:SIZE       fork; the child runs "ctx", allocates SIZE, reports, exits
  *                       cleanly at stdin EOF ("forkhold rc=R child=PID")
  *   reap                wait for that child
+ *   exec:STEP,STEP...   exec this program (same pid, a new image) with those
+ *                       steps and the same options; "exec" is printed first
+ *   spawn:SIZE          fork and exec this program (multiprocessing's
+ *                       "spawn"): the new image runs "ctx alloc:mem:SIZE"
+ *                       with the same options; "spawn status=S"
  *   calls:NAME          the fake driver's call count of entry point NAME
+ *   uuid:N              "uuid GPU-..." of CUDA device N (cuDeviceGetUuid)
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -289,6 +302,27 @@ static CUresult do_free(void)
 
 static void step(char *s);
 
+/* ctxrace: threads that create a context at the same moment. */
+static pthread_barrier_t race_barrier;
+struct race {
+    cuCtxCreate_v2_fn create;
+    cuCtxPopCurrent_v2_fn pop;
+    CUcontext c;
+    CUresult rc;
+};
+
+static void *race_one(void *arg)
+{
+    struct race *r = arg;
+    pthread_barrier_wait(&race_barrier);
+    r->rc = r->create(&r->c, 0, 0);
+    if (r->rc == CUDA_SUCCESS) {
+        CUcontext x;
+        r->pop(&x); /* current only on this thread, which ends */
+    }
+    return NULL;
+}
+
 static uint64_t size_arg(const char *s)
 {
     uint64_t v;
@@ -313,7 +347,7 @@ static void step(char *s)
         CUcontext c = NULL;
         if (r == CUDA_SUCCESS)
             r = SYM(cuDevicePrimaryCtxRetain_fn, "cuDevicePrimaryCtxRetain",
-                    "cuDevicePrimaryCtxRetain")(&c, 0);
+                    "cuDevicePrimaryCtxRetain")(&c, arg1 ? atoi(arg1) : 0);
         if (r == CUDA_SUCCESS)
             r = SYM(cuCtxSetCurrent_fn, "cuCtxSetCurrent", "cuCtxSetCurrent")(c);
         printf("ctx rc=%d\n", r);
@@ -321,20 +355,43 @@ static void step(char *s)
         SYM(cuInit_fn, "cuInit", "cuInit")(0);
         CUcontext c = NULL;
         CUresult r;
-        int v = atoi(arg1);
+        int v = atoi(arg1), d = arg2 ? atoi(arg2) : 0;
         if (v == 1)
-            r = ((cuCtxCreate_fn)dlsym(via == 0 ? RTLD_DEFAULT : lib, "cuCtxCreate"))(&c, 0, 0);
+            r = ((cuCtxCreate_fn)dlsym(via == 0 ? RTLD_DEFAULT : lib, "cuCtxCreate"))(&c, 0, d);
         else if (v == 2)
             r = ((cuCtxCreate_v2_fn)dlsym(via == 0 ? RTLD_DEFAULT : lib, "cuCtxCreate_v2"))(&c, 0,
-                                                                                            0);
+                                                                                            d);
         else if (v == 3)
             r = ((cuCtxCreate_v3_fn)dlsym(via == 0 ? RTLD_DEFAULT : lib, "cuCtxCreate_v3"))(
-                &c, NULL, 0, 0, 0);
+                &c, NULL, 0, 0, d);
         else
-            r = SYM(cuCtxCreate_v4_fn, "cuCtxCreate_v4", "cuCtxCreate")(&c, NULL, 0, 0);
+            r = SYM(cuCtxCreate_v4_fn, "cuCtxCreate_v4", "cuCtxCreate")(&c, NULL, 0, d);
         if (r == CUDA_SUCCESS && ncreated < 64)
             created[ncreated++] = c;
         printf("ctxcreate %d rc=%d\n", v, r);
+    } else if (strcmp(s, "ctxrace") == 0 && arg1) {
+        SYM(cuInit_fn, "cuInit", "cuInit")(0);
+        int n = atoi(arg1);
+        if (n < 1 || n > 32)
+            die("ctxrace: 1..32 threads");
+        pthread_t th[32];
+        struct race r[32];
+        pthread_barrier_init(&race_barrier, NULL, (unsigned)n);
+        for (int i = 0; i < n; i++) {
+            r[i].create = SYM(cuCtxCreate_v2_fn, "cuCtxCreate_v2", "cuCtxCreate");
+            r[i].pop = SYM(cuCtxPopCurrent_v2_fn, "cuCtxPopCurrent_v2", "cuCtxPopCurrent");
+            pthread_create(&th[i], NULL, race_one, &r[i]);
+        }
+        int ok = 0;
+        for (int i = 0; i < n; i++) {
+            pthread_join(th[i], NULL);
+            if (r[i].rc == CUDA_SUCCESS && ncreated < 64) {
+                created[ncreated++] = r[i].c;
+                ok++;
+            }
+        }
+        pthread_barrier_destroy(&race_barrier);
+        printf("ctxrace ok=%d\n", ok);
     } else if (strcmp(s, "ctxdestroy") == 0) {
         CUresult r = CUDA_ERROR_INVALID_CONTEXT;
         if (ncreated)
@@ -403,6 +460,23 @@ static void step(char *s)
             ((nvmlDeviceGetMemoryInfo_v2_fn)dlsym(n, "nvmlDeviceGetMemoryInfo_v2"))(d, &m2);
         printf("nvml free=%llu total=%llu used=%llu v2free=%llu v2total=%llu rc=%d,%d,%d\n", m.free,
                m.total, m.used, m2.free, m2.total, r, r1, r2);
+    } else if (strcmp(s, "nvmlproc") == 0 && arg1) {
+        void *n = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+        if (!n)
+            die("no libnvidia-ml.so.1");
+        ((nvmlInit_v2_fn)dlsym(n, "nvmlInit_v2"))();
+        nvmlDevice_t d;
+        ((nvmlDeviceGetHandleByIndex_v2_fn)dlsym(n, "nvmlDeviceGetHandleByIndex_v2"))(
+            arg2 ? (unsigned)atoi(arg2) : 0, &d);
+        nvmlProcessInfo_t infos[64];
+        unsigned cnt = 64;
+        nvmlReturn_t r = ((nvmlDeviceGetComputeRunningProcesses_v3_fn)dlsym(
+            n, "nvmlDeviceGetComputeRunningProcesses_v3"))(d, &cnt, infos);
+        unsigned long long used = 0;
+        for (unsigned k = 0; r == NVML_SUCCESS && k < cnt; k++)
+            if (infos[k].pid == (unsigned)atoi(arg1))
+                used = infos[k].usedGpuMemory;
+        printf("nvmlproc pid=%s used=%llu rc=%d\n", arg1, used, r);
     } else if (strcmp(s, "hold") == 0) {
         printf("holding\n");
         fflush(stdout);
@@ -443,6 +517,35 @@ static void step(char *s)
         if (read(pfd[0], &r, sizeof r) != (ssize_t)sizeof r)
             die("child");
         printf("forkhold rc=%d child=%d\n", r, (int)child);
+    } else if (strcmp(s, "spawn") == 0 && arg1) {
+        char sz[64], alloc[80];
+        snprintf(sz, sizeof sz, "%s", arg1);
+        snprintf(alloc, sizeof alloc, "alloc:mem:%s", sz);
+        const char *vias[] = {"--via=global", "--via=dlsym", "--via=proc", "--via=plugin"};
+        char *args[] = {"tcu-probe", (char *)vias[via], "ctx", alloc, NULL};
+        fflush(stdout);
+        pid_t p = fork();
+        if (p == 0) {
+            execv("/proc/self/exe", args);
+            _exit(127);
+        }
+        int st = -1;
+        if (p > 0)
+            waitpid(p, &st, 0);
+        printf("spawn status=%d\n", st);
+    } else if (strcmp(s, "exec") == 0 && arg1) {
+        const char *vias[] = {"--via=global", "--via=dlsym", "--via=proc", "--via=plugin"};
+        char *args[64] = {"tcu-probe", (char *)vias[via]};
+        int n = 2;
+        if (arg2)
+            arg2[-1] = ':'; /* the steps keep their own colons */
+        for (char *t = strtok(arg1, ","); t && n < 63; t = strtok(NULL, ","))
+            args[n++] = t;
+        args[n] = NULL;
+        printf("exec\n");
+        fflush(stdout);
+        execv("/proc/self/exe", args);
+        die("exec");
     } else if (strcmp(s, "reap") == 0) {
         int st = 0;
         waitpid(child, &st, 0);
@@ -451,6 +554,15 @@ static void step(char *s)
         while (access(arg1, F_OK) != 0)
             usleep(1000);
         printf("go\n");
+    } else if (strcmp(s, "uuid") == 0 && arg1) {
+        CUuuid u;
+        memset(&u, 0, sizeof u);
+        CUresult r = SYM(cuDeviceGetUuid_fn, "cuDeviceGetUuid", "cuDeviceGetUuid")(&u, atoi(arg1));
+        const unsigned char *b = (const unsigned char *)u.bytes;
+        printf("uuid GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x "
+               "rc=%d\n",
+               b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+               b[13], b[14], b[15], r);
     } else if (strcmp(s, "calls") == 0 && arg1) {
         typedef unsigned long long (*calls_fn)(const char *);
         calls_fn f = (calls_fn)dlsym(lib, "tessel_fake_calls");

@@ -2,7 +2,7 @@
  * tesseld shows usage per device and process, and suspend or resume it.
  *
  * Usage: tcu-slice PATH [suspend|resume|state|setlimit:BYTES]
- * Output without a command: "device I limit=L used=U ctx_cost=C
+ * Output without a command: "device I limit=L used=U ctx_cost=C ctx_cost_created=K
  *         core_limit=P core_mode=M core_prio=R rate_ppm=Q busy_ns=B launches=N waited_ns=W"
  *         per device, then "proc PID comm=NAME used=U0 busy=B0 inflight=F waiting=H"
  *         per process (device 0), then "procs N used_sum=S busy_sum=T"
@@ -75,11 +75,13 @@ int main(int argc, char **argv)
     for (int i = 0; i < tshm_ndevices(s); i++) {
         tshm_device_info_t d;
         if (tshm_device_info(s, i, &d) == 0)
-            printf("device %d limit=%llu used=%llu ctx_cost=%llu core_limit=%u core_mode=%u "
+            printf("device %d limit=%llu used=%llu ctx_cost=%llu ctx_cost_created=%llu "
+                   "core_limit=%u core_mode=%u "
                    "core_prio=%u rate_ppm=%u busy_ns=%llu launches=%llu waited_ns=%llu\n",
                    i, (unsigned long long)d.limit, (unsigned long long)d.used,
-                   (unsigned long long)d.ctx_cost, d.core_limit, d.core_mode, d.core_prio,
-                   d.rate_ppm, (unsigned long long)d.busy_ns, (unsigned long long)d.launches,
+                   (unsigned long long)d.ctx_cost, (unsigned long long)d.ctx_cost_created,
+                   d.core_limit, d.core_mode, d.core_prio, d.rate_ppm,
+                   (unsigned long long)d.busy_ns, (unsigned long long)d.launches,
                    (unsigned long long)d.waited_ns);
     }
     struct sums sum = {0, 0};

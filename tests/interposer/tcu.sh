@@ -1,6 +1,6 @@
 # tests/interposer/tcu.sh - shared setup of the interposer's shell tests.
-# Source after tests/lib/tap.sh.  Skips the whole test when the fake driver
-# or the interposer is not built.  Gives:
+# Source after tests/lib/tap.sh.  Fails the whole test (never skips) when the
+# fake driver, the interposer or the helpers are not built.  Gives:
 #   probe ARGS...      tcu-probe with the interposer preloaded
 #   probe_bare ARGS... tcu-probe without it
 #   val KEY TEXT       the value of KEY=... in TEXT (first match)
@@ -11,9 +11,10 @@ FAKE=${TCU_FAKE_DIR:-$TESSEL_BUILD/tests/fake}
 PRE=$TESSEL_BUILD/lib/libtessel-cuda.so
 HELPERS=$TESSEL_BUILD/tests/interposer
 PROBE=$HELPERS/tcu-probe
-[ -e "$FAKE/libcuda.so.1" ] || skip_all "fake driver not built ($FAKE/libcuda.so.1)"
-[ -e "$PRE" ] || skip_all "interposer not built ($PRE)"
-[ -x "$PROBE" ] || skip_all "tcu-probe not built"
+tcu_missing() { echo "1..1"; echo "not ok 1 - $1"; exit 1; }
+[ -e "$FAKE/libcuda.so.1" ] || tcu_missing "fake driver not built ($FAKE/libcuda.so.1)"
+[ -e "$PRE" ] || tcu_missing "interposer not built ($PRE)"
+[ -x "$PROBE" ] || tcu_missing "tcu-probe not built ($PROBE)"
 TMP=$(mktemp -d /tmp/tessel-tcu.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 export LD_LIBRARY_PATH="$FAKE${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

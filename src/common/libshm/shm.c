@@ -490,6 +490,34 @@ static int reclaim_scan(tshm_t *s, enum reclaim_mode mode)
     return n;
 }
 
+/* Slots of earlier images of this process: a process that execs leaves its
+ * old image's slot ACTIVE under the same pid and start time (the driver
+ * freed that image's memory with it); its new image, registering now, is
+ * the only image the pid can have, so such a slot is stale.  Reclaimed by
+ * compare-and-swap like a dead process's (exactly once).  No syscall.
+ * Caller holds s->lock. */
+static int reclaim_earlier_images(tshm_t *s, pid_t pid)
+{
+    if (remap_if_grown(s) < 0)
+        return -1;
+    uint32_t cap = atomic_load(&s->hdr->proc_cap);
+    if (file_len(cap) > s->len)
+        cap = (uint32_t)((s->len - TSHM_PROCS_OFFSET) / TSHM_PROC_SIZE);
+    int n = 0;
+    for (uint32_t i = 0; i < cap; i++) {
+        struct tshm_proc_rec *r = proc_at(s, i);
+        uint32_t st = TSHM_PROC_ACTIVE;
+        if (r->pid != pid || r == atomic_load(&s->self) || atomic_load(&r->state) != st)
+            continue;
+        if (!atomic_compare_exchange_strong(&r->state, &st, TSHM_PROC_BUSY))
+            continue;
+        give_back(s, r);
+        slot_clear(s, r);
+        n++;
+    }
+    return n;
+}
+
 int tshm_reclaim(tshm_t *s)
 {
     if (s->readonly) {
@@ -568,7 +596,7 @@ int tshm_register(tshm_t *s, tsl_error_t *err)
      * starting at once, checking every slot would cost each of them 300
      * kill() calls.  Dead slots holding nothing are recycled when the table
      * is full, before it grows. */
-    if (reclaim_scan(s, RECLAIM_CHARGED) < 0)
+    if (reclaim_scan(s, RECLAIM_CHARGED) < 0 || reclaim_earlier_images(s, pid) < 0)
         goto fail;
     int swept = 0;
     uint32_t seen;
@@ -667,6 +695,7 @@ int tshm_device(tshm_t *s, const unsigned char uuid[16], uint64_t limit, tsl_err
         atomic_store(&d->limit, limit);
         atomic_store(&d->used, 0);
         atomic_store(&d->ctx_cost, 0);
+        atomic_store(&d->ctx_cost_created, 0);
         atomic_store(&d->state, TSHM_DEV_USED);
         atomic_store(&s->hdr->ndevices, n + 1);
     }
@@ -732,8 +761,14 @@ static void sat_sub(_Atomic uint64_t *v, uint64_t b)
 void tshm_release(tshm_t *s, int dev, uint64_t bytes)
 {
     struct tshm_proc_rec *me = atomic_load_explicit(&s->self, memory_order_relaxed);
-    if (me)
-        sat_sub(&me->used[dev], bytes);
+    /* Unregistered (after tshm_unregister at exit, or a fork child before
+     * its first registration): whatever this process had charged went back
+     * with its slot, so the device's counter holds none of it any more.
+     * Subtracting again would release the bytes twice, taking them from the
+     * other processes of the slice. */
+    if (TSHM_UNLIKELY(!me))
+        return;
+    sat_sub(&me->used[dev], bytes);
     sat_sub(&s->devs[dev].used, bytes);
 }
 
@@ -751,18 +786,44 @@ uint64_t tshm_used(const tshm_t *s, int dev)
     return atomic_load_explicit(&s->devs[dev].used, memory_order_relaxed);
 }
 
-void tshm_set_ctx_cost(tshm_t *s, int dev, uint64_t bytes)
+static _Atomic uint64_t *ctx_cost_field(const tshm_t *s, int dev, enum tshm_ctx_kind kind)
+{
+    if (dev < 0 || dev >= TSHM_MAX_DEVICES)
+        return NULL;
+    struct tshm_device_rec *d = &s->devs[dev];
+    return kind == TSHM_CTX_CREATED ? &d->ctx_cost_created : &d->ctx_cost;
+}
+
+void tshm_set_ctx_cost_of(tshm_t *s, int dev, enum tshm_ctx_kind kind, uint64_t bytes)
 {
     uint64_t zero = 0;
-    if (dev >= 0 && dev < TSHM_MAX_DEVICES && !s->readonly)
-        atomic_compare_exchange_strong(&s->devs[dev].ctx_cost, &zero, bytes);
+    _Atomic uint64_t *f = ctx_cost_field(s, dev, kind);
+    if (f && !s->readonly)
+        atomic_compare_exchange_strong(f, &zero, bytes);
+}
+
+uint64_t tshm_ctx_cost_of(const tshm_t *s, int dev, enum tshm_ctx_kind kind)
+{
+    _Atomic uint64_t *f = ctx_cost_field(s, dev, kind);
+    return f ? atomic_load_explicit(f, memory_order_relaxed) : 0;
+}
+
+void tshm_set_ctx_cost(tshm_t *s, int dev, uint64_t bytes)
+{
+    tshm_set_ctx_cost_of(s, dev, TSHM_CTX_PRIMARY, bytes);
 }
 
 uint64_t tshm_ctx_cost(const tshm_t *s, int dev)
 {
-    if (dev < 0 || dev >= TSHM_MAX_DEVICES)
+    return tshm_ctx_cost_of(s, dev, TSHM_CTX_PRIMARY);
+}
+
+uint64_t tshm_self_used(const tshm_t *s, int dev)
+{
+    struct tshm_proc_rec *me = atomic_load_explicit(&((tshm_t *)s)->self, memory_order_relaxed);
+    if (!me || dev < 0 || dev >= TSHM_MAX_DEVICES)
         return 0;
-    return atomic_load_explicit(&s->devs[dev].ctx_cost, memory_order_relaxed);
+    return atomic_load_explicit(&me->used[dev], memory_order_relaxed);
 }
 
 int tshm_refresh(tshm_t *s)
@@ -791,6 +852,7 @@ int tshm_device_info(const tshm_t *s, int i, tshm_device_info_t *out)
     out->limit = atomic_load(&((struct tshm_device_rec *)d)->limit);
     out->used = atomic_load(&((struct tshm_device_rec *)d)->used);
     out->ctx_cost = atomic_load(&((struct tshm_device_rec *)d)->ctx_cost);
+    out->ctx_cost_created = atomic_load(&((struct tshm_device_rec *)d)->ctx_cost_created);
     struct tshm_device_rec *w = (struct tshm_device_rec *)d;
     uint32_t fl = atomic_load(&w->core_flags);
     out->core_limit = atomic_load(&w->core_limit);

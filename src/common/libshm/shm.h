@@ -59,17 +59,18 @@ typedef struct tshm tshm_t;
 
 /* One device of a slice, as tesseld or a test sees it. */
 typedef struct {
-    unsigned char uuid[16]; /* CUDA device UUID (all zero when unknown) */
-    uint64_t limit;         /* bytes; TSHM_UNLIMITED when no limit */
-    uint64_t used;          /* bytes charged by all live processes */
-    uint64_t ctx_cost;      /* measured bytes per context (0: not measured) */
-    unsigned core_limit;    /* percent of the device's compute, 0 = no limit */
-    unsigned core_mode;     /* enum tshm_core_mode */
-    unsigned core_prio;     /* enum tshm_core_prio */
-    unsigned rate_ppm;      /* share the pacing applies now (ppm of the device) */
-    uint64_t busy_ns;       /* measured device time of the slice's work */
-    uint64_t launches;      /* launches counted */
-    uint64_t waited_ns;     /* time launches were held back by the pacing */
+    unsigned char uuid[16];    /* CUDA device UUID (all zero when unknown) */
+    uint64_t limit;            /* bytes; TSHM_UNLIMITED when no limit */
+    uint64_t used;             /* bytes charged by all live processes */
+    uint64_t ctx_cost;         /* measured bytes per primary context (0: not measured) */
+    uint64_t ctx_cost_created; /* measured bytes per cuCtxCreate context (0: not measured) */
+    unsigned core_limit;       /* percent of the device's compute, 0 = no limit */
+    unsigned core_mode;        /* enum tshm_core_mode */
+    unsigned core_prio;        /* enum tshm_core_prio */
+    unsigned rate_ppm;         /* share the pacing applies now (ppm of the device) */
+    uint64_t busy_ns;          /* measured device time of the slice's work */
+    uint64_t launches;         /* launches counted */
+    uint64_t waited_ns;        /* time launches were held back by the pacing */
 } tshm_device_info_t;
 
 /* One live (or not yet reclaimed) process of a slice. */
@@ -108,9 +109,12 @@ tshm_t *tshm_attach(const char *path, tsl_error_t *err);
 /* Claim a process slot for the calling process (getpid, start time, comm),
  * growing the table when it is full.  Reclaims first the slots whose pid no
  * longer exists (kill(pid, 0): cheap enough for hundreds of processes
- * starting at once; tshm_reclaim also catches reused pids).  Idempotent
- * for the same pid.  Must be called again in a forked child (tshm_atfork_child
- * arranges that); returns 0 or -1 with errno and err. */
+ * starting at once; tshm_reclaim also catches reused pids), and the slots
+ * of the calling pid that another handle holds: those of the process's
+ * earlier images (it exec'd; the driver freed their memory), so that an
+ * exec'd image shares its parent's slice without being charged twice.  One
+ * handle per slice per process, then.  Idempotent for the same pid.  Must be called again in a
+ * forked child (tshm_atfork_child arranges that); returns 0 or -1 with errno and err. */
 int tshm_register(tshm_t *s, tsl_error_t *err);
 
 /* Call in a fork child (from a pthread_atfork handler): forgets the parent's
@@ -144,16 +148,30 @@ int tshm_reserve(tshm_t *s, int dev, uint64_t bytes);
  * allocation up beyond what was reserved).  Bounded by one allocation. */
 void tshm_charge(tshm_t *s, int dev, uint64_t bytes);
 
-/* Give back bytes charged by this process to dev (saturates at zero). */
+/* Give back bytes charged by this process to dev (saturates at zero).  A
+ * process without a slot (after tshm_unregister, or a fork child not yet
+ * registered) gives back nothing: its charges left with its slot. */
 void tshm_release(tshm_t *s, int dev, uint64_t bytes);
 
 /* Current limit and used bytes of device dev (0 when dev is out of range). */
 uint64_t tshm_limit(const tshm_t *s, int dev);
 uint64_t tshm_used(const tshm_t *s, int dev);
 
-/* Record a measured context cost for dev (first measurement wins). */
+/* Kinds of context, each with its own cost: a device's primary context
+ * (what the CUDA runtime uses) and contexts made with cuCtxCreate, which
+ * the driver sizes differently. */
+enum tshm_ctx_kind { TSHM_CTX_PRIMARY = 0, TSHM_CTX_CREATED = 1 };
+
+/* Record a measured context cost for dev and kind (first measurement
+ * wins); tshm_set_ctx_cost / tshm_ctx_cost are the primary kind's.  0 when
+ * not measured yet or out of range. */
+void tshm_set_ctx_cost_of(tshm_t *s, int dev, enum tshm_ctx_kind kind, uint64_t bytes);
+uint64_t tshm_ctx_cost_of(const tshm_t *s, int dev, enum tshm_ctx_kind kind);
 void tshm_set_ctx_cost(tshm_t *s, int dev, uint64_t bytes);
 uint64_t tshm_ctx_cost(const tshm_t *s, int dev);
+
+/* Bytes the calling process has charged to dev (0 when unregistered). */
+uint64_t tshm_self_used(const tshm_t *s, int dev);
 
 /* ---- compute (issue 6) ----------------------------------------------------- */
 

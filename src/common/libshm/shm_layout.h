@@ -70,7 +70,10 @@ struct tshm_device_rec {
     _Atomic uint64_t waited_ns;  /* time launches were held back (pacing) */
     _Atomic uint32_t rate_ppm;   /* share the pacing applies now, parts per million */
     uint32_t pad2;
-    uint8_t reserved[TSHM_DEVICE_SIZE - 104];
+    /* Issue 12, in what version 2 reserved (zero in older files: not
+     * measured yet).  ctx_cost above is the primary context's. */
+    _Atomic uint64_t ctx_cost_created; /* measured bytes per cuCtxCreate context */
+    uint8_t reserved[TSHM_DEVICE_SIZE - 112];
 };
 
 /* FREE -> BUSY (claiming) -> ACTIVE -> BUSY (reclaiming or leaving) -> FREE;

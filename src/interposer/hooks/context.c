@@ -1,12 +1,23 @@
 /* context.c - cuInit, explicit contexts (every cuCtxCreate version) and
  * primary contexts, each charged what a context costs on its device.
  *
- * The cost of a context: the first context a slice creates on a device is
- * measured as the drop of the device's free memory across its creation, read
- * through NVML (which needs no context); the figure is kept in the slice file
- * and charged for every later context on that device.  Without NVML the
- * charge is TCU_CTX_COST_DEFAULT.  docs/interposer.md gives the numbers.
+ * The cost of a context depends on the device and on its kind: a primary
+ * context (the CUDA runtime's) and a cuCtxCreate context are sized
+ * differently by the driver.  The first context of a kind a slice creates on
+ * a device is measured: this process's device memory as NVML counts it
+ * (per process, so a neighbour's allocations do not disturb it), before and
+ * after creation, less what other threads of this process charged to the
+ * slice meanwhile; where NVML cannot list processes, the drop of the
+ * device's free memory.  One measurement at a time per process (a context
+ * another thread creates inside the window would be counted twice).  The
+ * figure is kept in the slice file per device and kind and charged for
+ * every later context of that kind.  Until measured a context reserves
+ * TCU_CTX_COST_DEFAULT; the measured figure is then settled through the
+ * limit check, and a context that does not fit is destroyed again and
+ * refused with CUDA_ERROR_OUT_OF_MEMORY.  docs/interposer.md gives the
+ * numbers.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,71 +32,105 @@ TCU_EXPORT CUresult cuInit(unsigned int Flags)
     return real(Flags);
 }
 
-/* Free memory of CUDA device ord as NVML sees it; 0 if unknown. */
-static uint64_t nvml_free(CUdevice ord)
-{
-    if (!tcu_nvml_handle() || !TCU_REAL(nvmlDeviceGetHandleByUUID) ||
-        !TCU_REAL(nvmlDeviceGetMemoryInfo) || !TCU_REAL(cuDeviceGetUuid))
-        return 0;
-    CUuuid u;
-    if (TCU_REAL(cuDeviceGetUuid)(&u, ord) != CUDA_SUCCESS)
-        return 0;
-    const unsigned char *b = (const unsigned char *)u.bytes;
-    char s[64];
-    snprintf(s, sizeof s,
-             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
-             b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
-             b[15]);
-    nvmlDevice_t d;
-    nvmlMemory_t m;
-    if (TCU_REAL(nvmlDeviceGetHandleByUUID)(s, &d) != NVML_SUCCESS ||
-        TCU_REAL(nvmlDeviceGetMemoryInfo)(d, &m) != NVML_SUCCESS)
-        return 0;
-    return m.free;
-}
+/* Held from before a measured creation to after its measurement. */
+static pthread_mutex_t measure_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct ctx_charge {
     int dev;
+    enum tshm_ctx_kind kind;
     uint64_t cost;
-    uint64_t before; /* NVML free before creation; 0 = not measuring */
+    int measuring;         /* holds measure_lock */
+    struct tcu_nvml_mem b; /* NVML before creation */
+    int b_ok;
+    uint64_t b_ours; /* this process's slice charge before */
 };
 
-/* Before a context is created on ord: reserve its charge. */
-static int ctx_begin(CUdevice ord, struct ctx_charge *c)
+/* Before a context of kind is created on ord: reserve its charge; 0, or
+ * -1 when the slice cannot take it. */
+static int ctx_begin(CUdevice ord, enum tshm_ctx_kind kind, struct ctx_charge *c)
 {
     c->dev = tcu_dev(ord);
-    c->before = 0;
+    c->kind = kind;
+    c->measuring = 0;
     if (c->dev == -1) /* not a device: the driver reports it */
         return 0;
-    c->cost = tcu.slice ? tshm_ctx_cost(tcu.slice, c->dev) : 0;
-    if (c->cost == 0) {
-        c->before = nvml_free(ord);
-        c->cost = TCU_CTX_COST_DEFAULT;
-    }
-    return tcu_reserve(c->dev, c->cost);
-}
-
-/* After the driver answered: measure, settle or undo. */
-static void ctx_end(CUresult r, CUdevice ord, struct ctx_charge *c)
-{
-    if (c->dev < 0)
-        return;
-    if (r != CUDA_SUCCESS) {
-        tcu_unreserve(c->dev, c->cost);
-        return;
-    }
-    if (c->before) {
-        uint64_t after = nvml_free(ord);
-        if (after && after < c->before && c->before - after <= TCU_CTX_COST_MAX) {
-            uint64_t m = c->before - after;
-            tshm_set_ctx_cost(tcu.slice, c->dev, m);
-            if (m > c->cost)
-                tcu_charge(c->dev, m - c->cost);
-            else
-                tcu_unreserve(c->dev, c->cost - m);
-            c->cost = m;
+    c->cost = tcu.slice ? tshm_ctx_cost_of(tcu.slice, c->dev, kind) : 0;
+    if (c->cost == 0 && c->dev >= 0 && tcu.slice) {
+        pthread_mutex_lock(&measure_lock);
+        c->cost = tshm_ctx_cost_of(tcu.slice, c->dev, kind); /* measured meanwhile? */
+        if (c->cost == 0) {
+            c->measuring = 1;
+            c->cost = TCU_CTX_COST_DEFAULT;
+            c->b_ok = tcu_nvml_mem(ord, &c->b) == 0;
+            c->b_ours = tshm_self_used(tcu.slice, c->dev);
+        } else {
+            pthread_mutex_unlock(&measure_lock);
         }
     }
+    if (c->cost == 0)
+        c->cost = TCU_CTX_COST_DEFAULT;
+    if (tcu_reserve(c->dev, c->cost) < 0) {
+        if (c->measuring)
+            pthread_mutex_unlock(&measure_lock);
+        c->measuring = 0;
+        return -1;
+    }
+    return 0;
+}
+
+/* The measured cost of the context just created, 0 when not measurable. */
+static uint64_t ctx_measure(CUdevice ord, const struct ctx_charge *c)
+{
+    struct tcu_nvml_mem a;
+    if (!c->b_ok || tcu_nvml_mem(ord, &a) < 0)
+        return 0;
+    /* Charges other threads of this process took meanwhile (the slice
+     * charge grew by our reservation plus theirs). */
+    uint64_t ours = tshm_self_used(tcu.slice, c->dev);
+    uint64_t grown = ours > c->b_ours ? ours - c->b_ours : 0;
+    uint64_t others = grown > c->cost ? grown - c->cost : 0;
+    if (c->b.self_ok && a.self_ok && a.self > c->b.self + others)
+        return a.self - c->b.self - others;
+    if (c->b.dev_free && a.dev_free && c->b.dev_free > a.dev_free + others)
+        return c->b.dev_free - a.dev_free - others;
+    return 0;
+}
+
+/* After the driver answered r: measure, settle or undo.  0, or -1 when the
+ * context was created but its measured cost does not fit the slice (the
+ * caller destroys it; nothing stays charged). */
+static int ctx_end(CUresult r, CUdevice ord, struct ctx_charge *c)
+{
+    if (c->dev < 0)
+        return 0;
+    if (r != CUDA_SUCCESS) {
+        tcu_unreserve(c->dev, c->cost);
+        if (c->measuring)
+            pthread_mutex_unlock(&measure_lock);
+        c->measuring = 0;
+        return 0;
+    }
+    int rc = 0;
+    if (c->measuring) {
+        uint64_t m = ctx_measure(ord, c);
+        if (m && m <= TCU_CTX_COST_MAX) {
+            tshm_set_ctx_cost_of(tcu.slice, c->dev, c->kind, m);
+            if (m < c->cost) {
+                tcu_unreserve(c->dev, c->cost - m);
+                c->cost = m;
+            } else if (m > c->cost) {
+                if (tcu_reserve(c->dev, m - c->cost) == 0)
+                    c->cost = m;
+                else
+                    rc = -1;
+            }
+        }
+        pthread_mutex_unlock(&measure_lock);
+        c->measuring = 0;
+    }
+    if (rc < 0)
+        tcu_unreserve(c->dev, c->cost);
+    return rc;
 }
 
 uint64_t tcu_ctx_cost(int dev, CUdevice ord)
@@ -97,7 +142,14 @@ uint64_t tcu_ctx_cost(int dev, CUdevice ord)
 
 static CUresult ctx_created(CUresult r, CUcontext *pctx, CUdevice ord, struct ctx_charge *c)
 {
-    ctx_end(r, ord, c);
+    if (ctx_end(r, ord, c) < 0) {
+        /* Larger than the slice has room for: the driver would have run
+         * out of memory creating it. */
+        if (TCU_REAL(cuCtxDestroy_v2))
+            TCU_REAL(cuCtxDestroy_v2)(*pctx);
+        *pctx = NULL;
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
     if (r == CUDA_SUCCESS && c->dev >= 0 &&
         tcu_track(TCU_KIND_CTX, (uint64_t)(uintptr_t)*pctx, c->dev, c->cost, 0) < 0) {
         /* No record: keep the charge rather than lose track of it. */
@@ -113,7 +165,7 @@ static CUresult ctx_created(CUresult r, CUcontext *pctx, CUdevice ord, struct ct
     if (!pctx)                                                                                     \
         return call;                                                                               \
     struct ctx_charge c;                                                                           \
-    if (ctx_begin(dev, &c) < 0)                                                                    \
+    if (ctx_begin(dev, TSHM_CTX_CREATED, &c) < 0)                                                  \
         return CUDA_ERROR_OUT_OF_MEMORY;                                                           \
     CUresult r = call;                                                                             \
     return ctx_created(r, pctx, dev, &c)
@@ -180,13 +232,25 @@ TCU_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
         return real(pctx, dev);
     int first = atomic_fetch_add(&prim_count[dev], 1) == 0;
     struct ctx_charge c = {.dev = -1};
-    if (first && ctx_begin(dev, &c) < 0) {
+    if (first && ctx_begin(dev, TSHM_CTX_PRIMARY, &c) < 0) {
         atomic_fetch_sub(&prim_count[dev], 1);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     CUresult r = real(pctx, dev);
     if (first) {
-        ctx_end(r, dev, &c);
+        if (ctx_end(r, dev, &c) < 0) {
+            /* Measured larger than the slice has room for: release the
+             * retain we took, as if the driver had run out of memory. */
+            cuDevicePrimaryCtxRelease_fn rel =
+                TCU_REAL(cuDevicePrimaryCtxRelease_v2)
+                    ? (cuDevicePrimaryCtxRelease_fn)TCU_REAL(cuDevicePrimaryCtxRelease_v2)
+                    : TCU_REAL(cuDevicePrimaryCtxRelease);
+            if (rel)
+                rel(dev);
+            atomic_fetch_sub(&prim_count[dev], 1);
+            *pctx = NULL;
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
         if (r == CUDA_SUCCESS && c.dev >= 0)
             atomic_store(&prim_charge[dev], c.cost);
     }
@@ -197,6 +261,8 @@ TCU_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 
 void tcu_contexts_atfork_child(void)
 {
+    /* Another thread of the parent may have been measuring. */
+    pthread_mutex_init(&measure_lock, NULL);
     /* The parent's primary contexts are charged to the parent's slot. */
     for (int i = 0; i < TCU_MAX_DEVICES; i++) {
         atomic_store(&prim_count[i], 0);

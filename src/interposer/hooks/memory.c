@@ -74,9 +74,8 @@ static void pool_forget(struct pool *p)
     *p = pools[--npools];
 }
 
-/* Re-read the pool's reserved bytes (a driver call, outside the lock) and
- * move the pool's charge to max(in_use, reserved). */
-static void pool_sync(CUmemoryPool h)
+/* The pool's reserved bytes (a driver call: outside the lock). */
+static uint64_t pool_reserved(CUmemoryPool h)
 {
     cuuint64_t reserved = 0;
     plock();
@@ -89,19 +88,67 @@ static void pool_sync(CUmemoryPool h)
     if (destroyed || !get ||
         get(h, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved) != CUDA_SUCCESS)
         reserved = 0;
+    return reserved;
+}
+
+/* Re-read the pool's reserved bytes and lower the pool's charge to
+ * max(in_use, reserved) when the driver released some.  Never raises it:
+ * a pool grows only by an allocation, and that allocation's pool_grow
+ * charges the growth through the limit check (this may run in another
+ * thread between that allocation's driver call and its pool_grow). */
+static void pool_sync(CUmemoryPool h)
+{
+    uint64_t reserved = pool_reserved(h);
     plock();
-    p = pool_find(h, -1, 0);
+    struct pool *p = pool_find(h, -1, 0);
     if (p && p->dev >= 0) {
         uint64_t want = p->in_use > reserved ? p->in_use : reserved;
-        if (want > p->charged)
-            tcu_charge(p->dev, want - p->charged);
-        else if (want < p->charged)
+        if (want < p->charged) {
             tcu_unreserve(p->dev, p->charged - want);
-        p->charged = want;
+            p->charged = want;
+        }
     }
     if (p && p->destroyed && p->in_use == 0)
         pool_forget(p); /* its handle may be reused by a new pool */
     punlock();
+}
+
+/* After an allocation from pool h succeeded: charge what the pool grew
+ * beyond its charge (the driver reserves whole chunks, more than the bytes
+ * asked for) through the limit check.  0, or -1 when the growth does not
+ * fit the slice: the caller then gives the allocation back and reports
+ * CUDA_ERROR_OUT_OF_MEMORY, as the driver does when a pool cannot grow. */
+static int pool_grow(CUmemoryPool h)
+{
+    uint64_t reserved = pool_reserved(h);
+    plock();
+    struct pool *p = pool_find(h, -1, 0);
+    if (!p || p->dev < 0) {
+        punlock();
+        return 0;
+    }
+    int dev = p->dev;
+    uint64_t want = p->in_use > reserved ? p->in_use : reserved;
+    if (want <= p->charged) {
+        if (want < p->charged)
+            tcu_unreserve(dev, p->charged - want);
+        p->charged = want;
+        punlock();
+        return 0;
+    }
+    uint64_t grow = want - p->charged;
+    punlock();
+    /* Outside the lock: tcu_reserve's slow path resyncs every pool. */
+    if (tcu_reserve(dev, grow) < 0)
+        return -1;
+    plock();
+    p = pool_find(h, -1, 0);
+    if (p)
+        p->charged += grow; /* a racing grow of the same pool is trimmed back by pool_sync */
+    else
+        tcu_unreserve(dev, grow);
+    punlock();
+    return 0;
 }
 
 void tcu_pools_atfork_child(void)
@@ -367,9 +414,32 @@ TCU_EXPORT CUresult cuMemFree(CUdeviceptr_v1 dptr)
 
 typedef CUresult (*alloc_async_fn)(CUdeviceptr *, size_t, CUmemoryPool, CUstream);
 
+/* The pool of h grew past the slice's limit for the allocation dptr (on
+ * stream, pt: a _ptsz entry point): give the allocation back, wait for the
+ * free to reach the pool, trim the pool to what is charged, and settle the
+ * charge.  Only on this out-of-memory path does the hook synchronise. */
+static void pool_rollback(CUmemoryPool h, int dev, CUdeviceptr dptr, size_t bytes, CUstream stream,
+                          int pt)
+{
+    cuMemFreeAsync_fn fr = pt ? TCU_REAL(cuMemFreeAsync_ptsz) : TCU_REAL(cuMemFreeAsync);
+    if (fr && fr(dptr, stream) == CUDA_SUCCESS) {
+        if (TCU_REAL(cuCtxSynchronize))
+            TCU_REAL(cuCtxSynchronize)();
+        /* Keep only what the pool's other live allocations hold: every
+         * cached byte goes back, so that the pool ends within its charge. */
+        plock();
+        struct pool *p = pool_find(h, -1, 0);
+        uint64_t keep = p && p->in_use > bytes ? p->in_use - bytes : 0;
+        punlock();
+        if (TCU_REAL(cuMemPoolTrimTo))
+            TCU_REAL(cuMemPoolTrimTo)(h, keep);
+    }
+    pool_unadmit(h, dev, bytes);
+}
+
 /* pool == NULL: the current pool of the current device. */
 static CUresult alloc_async(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream stream,
-                            cuMemAllocAsync_fn plain, alloc_async_fn from)
+                            cuMemAllocAsync_fn plain, alloc_async_fn from, int pt)
 {
     if (TCU_UNLIKELY(!plain && !from))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -404,8 +474,10 @@ static CUresult alloc_async(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool poo
     }
     if (dev < 0) /* host pool */
         return r;
-    if (h)
-        pool_sync(h);
+    if (h && pool_grow(h) < 0) {
+        pool_rollback(h, dev, *dptr, bytesize, stream, pt);
+        return OOM;
+    }
     if (tcu_track(TCU_KIND_PTR, *dptr, dev, bytesize, (uint64_t)(uintptr_t)h) < 0) {
         /* Keep the charge (the allocation lives); its free will not find
          * it, which only errs on the side of refusing. */
@@ -417,13 +489,13 @@ static CUresult alloc_async(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool poo
 TCU_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
     tcu_ready();
-    return alloc_async(dptr, bytesize, NULL, hStream, TCU_REAL(cuMemAllocAsync), NULL);
+    return alloc_async(dptr, bytesize, NULL, hStream, TCU_REAL(cuMemAllocAsync), NULL, 0);
 }
 
 TCU_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
     tcu_ready();
-    return alloc_async(dptr, bytesize, NULL, hStream, TCU_REAL(cuMemAllocAsync_ptsz), NULL);
+    return alloc_async(dptr, bytesize, NULL, hStream, TCU_REAL(cuMemAllocAsync_ptsz), NULL, 1);
 }
 
 TCU_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
@@ -434,7 +506,7 @@ TCU_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, 
         return TCU_REAL(cuMemAllocFromPoolAsync)
                    ? TCU_REAL(cuMemAllocFromPoolAsync)(dptr, bytesize, pool, hStream)
                    : CUDA_ERROR_NOT_INITIALIZED;
-    return alloc_async(dptr, bytesize, pool, hStream, NULL, TCU_REAL(cuMemAllocFromPoolAsync));
+    return alloc_async(dptr, bytesize, pool, hStream, NULL, TCU_REAL(cuMemAllocFromPoolAsync), 0);
 }
 
 TCU_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
@@ -445,7 +517,8 @@ TCU_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytes
         return TCU_REAL(cuMemAllocFromPoolAsync_ptsz)
                    ? TCU_REAL(cuMemAllocFromPoolAsync_ptsz)(dptr, bytesize, pool, hStream)
                    : CUDA_ERROR_NOT_INITIALIZED;
-    return alloc_async(dptr, bytesize, pool, hStream, NULL, TCU_REAL(cuMemAllocFromPoolAsync_ptsz));
+    return alloc_async(dptr, bytesize, pool, hStream, NULL, TCU_REAL(cuMemAllocFromPoolAsync_ptsz),
+                       1);
 }
 
 static CUresult free_async(CUdeviceptr dptr, CUstream hStream, cuMemFreeAsync_fn real)

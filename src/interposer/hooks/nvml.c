@@ -1,20 +1,32 @@
 /* nvml.c - NVML's memory view of a slice (nvidia-smi, NVML-based tools).
  *
  * NVML numbers devices on its own (by PCI bus id, ignoring
- * CUDA_VISIBLE_DEVICES), so a device is matched to the slice by UUID: the
- * CUDA devices this process can see are registered in the slice file first
- * (through the real driver, initialised if the program never did), then the
- * NVML device's UUID is looked up among the slice's devices.  A device that
- * is not part of the slice keeps NVML's own figures.
+ * CUDA_VISIBLE_DEVICES), so a device is matched to the slice by UUID among
+ * the devices the slice's processes have registered.  No NVML call
+ * initialises CUDA: a process that asks NVML for memory and then forks
+ * (vLLM, multiprocessing pools, DataLoader workers) must leave a child that
+ * can still initialise CUDA, which the driver refuses to a child of a
+ * process that initialised it.  A device the slice has not registered yet
+ * gets the limit the configuration gives its CUDA ordinal when
+ * CUDA_VISIBLE_DEVICES (UUIDs) or CUDA_DEVICE_ORDER=PCI_BUS_ID tell which
+ * ordinal it is, else the lowest limit the process has (tcu_nvml_limit, the
+ * conservative view); a device that cannot be the process's keeps NVML's
+ * own figures.
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "interposer/interposer.h"
 
 static pthread_once_t nvml_once = PTHREAD_ONCE_INIT;
-static pthread_once_t cuda_devs_once = PTHREAD_ONCE_INIT;
+/* Resolved with the handle (calls we make, not hooks). */
+static nvmlDeviceGetIndex_fn nvml_index;
+static nvmlDeviceGetCount_v2_fn nvml_count;
+static nvmlDeviceGetComputeRunningProcesses_v3_fn nvml_procs;
 
 static void nvml_open(void)
 {
@@ -22,6 +34,10 @@ static void nvml_open(void)
     if (!h)
         return;
     tcu_symbols_resolve(NULL, h);
+    nvml_index = (nvmlDeviceGetIndex_fn)tcu_real_dlsym(h, "nvmlDeviceGetIndex");
+    nvml_count = (nvmlDeviceGetCount_v2_fn)tcu_real_dlsym(h, "nvmlDeviceGetCount_v2");
+    nvml_procs = (nvmlDeviceGetComputeRunningProcesses_v3_fn)tcu_real_dlsym(
+        h, "nvmlDeviceGetComputeRunningProcesses_v3");
     if (TCU_REAL(nvmlInit_v2))
         TCU_REAL(nvmlInit_v2)();
     tcu.nvml = h;
@@ -33,20 +49,46 @@ void *tcu_nvml_handle(void)
     return tcu.nvml;
 }
 
-/* Register every CUDA device the process sees in the slice. */
-static void cuda_devs_register(void)
+/* Processes listed per query (on the stack, 3 KiB): more than a GPU runs
+ * at once in practice; a longer list makes the figure unknown (the caller
+ * then falls back to the device's free memory). */
+#define MAX_PROCS 128
+
+int tcu_nvml_mem(CUdevice ord, struct tcu_nvml_mem *m)
 {
-    cuDeviceGetCount_fn count = TCU_REAL(cuDeviceGetCount);
-    int n = 0;
-    if (!count)
-        return;
-    CUresult r = count(&n);
-    if (r == CUDA_ERROR_NOT_INITIALIZED && TCU_REAL(cuInit) && TCU_REAL(cuInit)(0) == CUDA_SUCCESS)
-        r = count(&n);
-    if (r != CUDA_SUCCESS)
-        return;
-    for (int i = 0; i < n && i < TCU_MAX_DEVICES; i++)
-        tcu_dev(i);
+    m->self_ok = 0;
+    m->dev_free = 0;
+    m->self = 0;
+    if (!tcu_nvml_handle() || !TCU_REAL(nvmlDeviceGetHandleByUUID) ||
+        !TCU_REAL(nvmlDeviceGetMemoryInfo) || !TCU_REAL(cuDeviceGetUuid))
+        return -1;
+    CUuuid u;
+    if (TCU_REAL(cuDeviceGetUuid)(&u, ord) != CUDA_SUCCESS)
+        return -1;
+    const unsigned char *b = (const unsigned char *)u.bytes;
+    char s[64];
+    snprintf(s, sizeof s,
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+             b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+             b[15]);
+    nvmlDevice_t d;
+    nvmlMemory_t mem;
+    if (TCU_REAL(nvmlDeviceGetHandleByUUID)(s, &d) != NVML_SUCCESS)
+        return -1;
+    if (TCU_REAL(nvmlDeviceGetMemoryInfo)(d, &mem) == NVML_SUCCESS)
+        m->dev_free = mem.free;
+    if (nvml_procs) {
+        nvmlProcessInfo_t infos[MAX_PROCS];
+        unsigned n = MAX_PROCS;
+        if (nvml_procs(d, &n, infos) == NVML_SUCCESS) {
+            m->self_ok = 1;
+            unsigned me = (unsigned)getpid();
+            for (unsigned i = 0; i < n && i < MAX_PROCS; i++)
+                if (infos[i].pid == me)
+                    m->self = infos[i].usedGpuMemory;
+        }
+    }
+    return 0;
 }
 
 static int hexval(char c)
@@ -96,7 +138,6 @@ static int nvml_view(nvmlDevice_t device, uint64_t rfree, uint64_t rtotal, uint6
         TCU_REAL(nvmlDeviceGetUUID)(device, buf, sizeof buf) != NVML_SUCCESS ||
         parse_uuid(buf, uuid) < 0)
         return 0;
-    pthread_once(&cuda_devs_once, cuda_devs_register);
     int n = tshm_ndevices(tcu.slice);
     for (int i = 0; i < n; i++) {
         tshm_device_info_t di;
@@ -109,7 +150,21 @@ static int nvml_view(nvmlDevice_t device, uint64_t rfree, uint64_t rtotal, uint6
         *f = *t = 0;
         return 1;
     }
-    return 0;
+    /* Not registered: no process of the slice has used it, so nothing is
+     * charged on it; its limit comes from the configuration. */
+    unsigned idx = 0, count = 0;
+    if (!nvml_index || nvml_index(device, &idx) != NVML_SUCCESS)
+        idx = UINT32_MAX;
+    if (!nvml_count || nvml_count(&count) != NVML_SUCCESS)
+        count = 0;
+    const char *order = getenv("CUDA_DEVICE_ORDER");
+    int pci = order && strcmp(order, "PCI_BUS_ID") == 0 && idx != UINT32_MAX;
+    uint64_t limit;
+    if (!tcu_nvml_limit(tcu.cfg.limit, getenv("CUDA_VISIBLE_DEVICES"), pci, buf, idx, count,
+                        &limit))
+        return 0;
+    tcu_view(limit, 0, rfree, rtotal, f, t);
+    return 1;
 }
 
 TCU_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)

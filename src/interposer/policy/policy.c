@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "interposer/policy/policy.h"
 #include "libutil/size.h"
@@ -380,4 +381,69 @@ uint64_t tcu_core_wait_ns(int64_t credit, uint32_t rate_ppm)
     if (rate_ppm == 0)
         rate_ppm = TCU_RATE_FLOOR_PPM;
     return (uint64_t)(-credit) * TCU_PPM / rate_ppm;
+}
+
+/* ---- NVML devices without the CUDA driver ---------------------------------- */
+
+static uint64_t min_limit(const uint64_t *limit, unsigned n)
+{
+    uint64_t m = TSHM_UNLIMITED;
+    for (unsigned i = 0; i < n && i < TCU_MAX_DEVICES; i++)
+        if (limit[i] < m)
+            m = limit[i];
+    return m;
+}
+
+int tcu_nvml_limit(const uint64_t *limit, const char *visible, int pci_order, const char *uuid,
+                   unsigned index, unsigned count, uint64_t *out)
+{
+    if (!visible) {
+        if (pci_order && index < TCU_MAX_DEVICES) {
+            *out = limit[index];
+            return 1;
+        }
+        *out = min_limit(limit, count ? count : 1);
+        return 1;
+    }
+    /* The driver reads entries in order and stops at the first it cannot
+     * use; a negative index hides every device after it. */
+    unsigned k = 0;
+    int unknown = 0;
+    const char *p = visible;
+    while (*p && k < TCU_MAX_DEVICES) {
+        const char *q = strchr(p, ',');
+        size_t n = q ? (size_t)(q - p) : strlen(p);
+        if (n > 4 && strncmp(p, "GPU-", 4) == 0) {
+            if (strlen(uuid) >= n && strncasecmp(uuid, p, n) == 0) {
+                *out = limit[k];
+                return 1;
+            }
+        } else if (n > 4 && strncmp(p, "MIG-", 4) == 0) {
+            unknown = 1; /* a MIG instance of some GPU: which one is unknown */
+        } else {
+            char num[16];
+            if (n == 0 || n >= sizeof num)
+                break;
+            memcpy(num, p, n);
+            num[n] = '\0';
+            char *end;
+            long v = strtol(num, &end, 10);
+            if (*end || v < 0)
+                break;
+            if (!pci_order)
+                unknown = 1;
+            else if ((unsigned long)v == index) {
+                *out = limit[k];
+                return 1;
+            }
+        }
+        k++;
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    if (!unknown)
+        return 0;
+    *out = min_limit(limit, k);
+    return 1;
 }

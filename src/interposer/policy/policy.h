@@ -138,6 +138,27 @@ int64_t tcu_core_cap(uint32_t rate_ppm);
  * at rate_ppm: -credit x 10^6 / rate, in ns. */
 uint64_t tcu_core_wait_ns(int64_t credit, uint32_t rate_ppm);
 
+/* ---- NVML devices without the CUDA driver (docs/interposer.md) ---- */
+
+/* The limit of NVML device `uuid` ("GPU-..."; NVML index `index` of `count`
+ * devices) for a process whose CUDA ordinals have the limits limit[0..63],
+ * found without asking the CUDA driver which ordinal it is: asking would
+ * initialise CUDA, and a process that initialised CUDA leaves fork children
+ * that cannot use it.
+ *   visible    CUDA_VISIBLE_DEVICES, NULL when unset
+ *   pci_order  1 when CUDA_DEVICE_ORDER=PCI_BUS_ID: CUDA numbers devices in
+ *              NVML's order (by PCI bus id), else fastest first (unknown)
+ * Returns 1 and *out when the device may be one the process sees: the
+ * limit of its ordinal when that is known (a UUID entry of visible that the
+ * device's UUID starts with; or PCI order, by index), else the lowest limit
+ * of the ordinals the process can have (the conservative view: a device of
+ * unknown ordinal is shown no more than any ordinal may use).  Returns 0
+ * when the device cannot be one of the process's (visible names UUIDs or,
+ * in PCI order, indexes, and none is this device; or visible is empty or
+ * starts with a negative index). */
+int tcu_nvml_limit(const uint64_t *limit, const char *visible, int pci_order, const char *uuid,
+                   unsigned index, unsigned count, uint64_t *out);
+
 /* Saturating multiply, used for pitch x height. */
 uint64_t tcu_mul_sat(uint64_t a, uint64_t b);
 

@@ -139,16 +139,31 @@ static void test_env(void **state)
     assert_int_equal(c.ndev, 2);
     assert_true(c.kernel_ns == 1500000);
     assert_true(c.ctx_mem == 0);
+    assert_true(c.ctx_mem_created[1] == 0); /* created contexts: as primary by default */
     assert_true(c.alloc_granule == 2ull << 20);
     assert_string_equal(c.state_path, "/tmp/x");
+
+    /* Context costs per device and per kind; the last value repeats. */
+    setenv("TESSEL_FAKE_CTX_MEM", "600M,500M", 1);
+    setenv("TESSEL_FAKE_CTX_MEM_CREATED", "90M", 1);
+    assert_int_equal(tfake_config_from_env(&c, &e), 0);
+    assert_true(c.ctx_mem == 600ull << 20);
+    assert_true(c.ctx_mem_primary[0] == 600ull << 20);
+    assert_true(c.ctx_mem_primary[1] == 500ull << 20);
+    assert_true(c.ctx_mem_primary[5] == 500ull << 20);
+    assert_true(c.ctx_mem_created[0] == 90ull << 20);
+    assert_true(c.ctx_mem_created[1] == 90ull << 20);
+    unsetenv("TESSEL_FAKE_CTX_MEM_CREATED");
+    setenv("TESSEL_FAKE_CTX_MEM", "0", 1);
 
     static const struct {
         const char *var, *val;
     } bad[] = {
-        {"TESSEL_FAKE_GPUS", "2xRTX4090"},     {"TESSEL_FAKE_KERNEL_US", "-5"},
-        {"TESSEL_FAKE_KERNEL_US", "1.5"},      {"TESSEL_FAKE_KERNEL_US", ""},
-        {"TESSEL_FAKE_CTX_MEM", "lots"},       {"TESSEL_FAKE_ALLOC_GRANULE", "0"},
-        {"TESSEL_FAKE_GPU_UUIDS", "GPU-nope"},
+        {"TESSEL_FAKE_GPUS", "2xRTX4090"},        {"TESSEL_FAKE_KERNEL_US", "-5"},
+        {"TESSEL_FAKE_KERNEL_US", "1.5"},         {"TESSEL_FAKE_KERNEL_US", ""},
+        {"TESSEL_FAKE_CTX_MEM", "lots"},          {"TESSEL_FAKE_ALLOC_GRANULE", "0"},
+        {"TESSEL_FAKE_GPU_UUIDS", "GPU-nope"},    {"TESSEL_FAKE_CTX_MEM", "64M,"},
+        {"TESSEL_FAKE_CTX_MEM_CREATED", "64M,x"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char *old = getenv(bad[i].var) ? strdup(getenv(bad[i].var)) : NULL;

@@ -24,10 +24,10 @@
 
 static void clear_env(void)
 {
-    static const char *vars[] = {"TESSEL_FAKE_GPUS",      "TESSEL_FAKE_GPU_UUIDS",
-                                 "TESSEL_FAKE_KERNEL_US", "TESSEL_FAKE_CTX_MEM",
-                                 "TESSEL_FAKE_STATE",     "TESSEL_FAKE_ALLOC_GRANULE",
-                                 "TESSEL_FAKE_CALLS_FILE"};
+    static const char *vars[] = {"TESSEL_FAKE_GPUS",       "TESSEL_FAKE_GPU_UUIDS",
+                                 "TESSEL_FAKE_KERNEL_US",  "TESSEL_FAKE_CTX_MEM",
+                                 "TESSEL_FAKE_STATE",      "TESSEL_FAKE_ALLOC_GRANULE",
+                                 "TESSEL_FAKE_CALLS_FILE", "TESSEL_FAKE_CTX_MEM_CREATED"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
         unsetenv(vars[i]);
 }
@@ -718,18 +718,20 @@ static void test_shared_state(void **state)
     setenv("TESSEL_FAKE_STATE", path, 1);
     setenv("TESSEL_FAKE_GPUS", "A:1G", 1);
     setenv("TESSEL_FAKE_CTX_MEM", "100M", 1);
-    OK(cuInit(0));
-    primary(0);
-    CUdeviceptr p;
-    OK(cuMemAlloc_v2(&p, 200 * MiB));
-    int go[2], done[2];
+    int go[2], done[2], ready[2];
     assert_int_equal(pipe(go), 0);
     assert_int_equal(pipe(done), 0);
+    assert_int_equal(pipe(ready), 0);
+    /* The second process is forked before the first initialises CUDA: a
+     * child of an initialised process could not use CUDA at all. */
     pid_t kid = fork();
     if (kid == 0) {
         alarm(30); /* never outlive a failed parent */
+        char r;
+        if (read(ready[0], &r, 1) != 1)
+            _exit(3);
         /* A second process sees the first one's use as the device's. */
-        int rc = cuInit(0); /* the fork left the child no CUDA state */
+        int rc = cuInit(0);
         CUcontext c;
         rc |= cuDevicePrimaryCtxRetain(&c, 0) | cuCtxSetCurrent(c);
         size_t fr = 0, tot = 0;
@@ -743,6 +745,11 @@ static void test_shared_state(void **state)
             _exit(2);
         _exit(ok ? 0 : 1); /* dies holding 700M without cleaning up, like a crash */
     }
+    OK(cuInit(0));
+    primary(0);
+    CUdeviceptr p;
+    OK(cuMemAlloc_v2(&p, 200 * MiB));
+    assert_int_equal(write(ready[1], "r", 1), 1);
     close(done[1]);
     close(go[0]);
     char c1 = 0;
@@ -899,6 +906,59 @@ static void test_errors_strings(void **state)
     assert_null(tbl);
 }
 
+/* Fork: a child of a process that initialised CUDA cannot use it (every
+ * call, cuInit included, fails with CUDA_ERROR_NOT_INITIALIZED, as on the
+ * real driver); a child of a process that never did initialises as usual. */
+static int child_init_rc(void)
+{
+    pid_t kid = fork();
+    if (kid == 0) {
+        int n = -1;
+        CUresult a = cuInit(0), b = cuDeviceGetCount(&n), c = cuInit(0);
+        /* exit code: 0 = all three succeeded, 3 = all three refused */
+        _exit(a == b && b == c && (a == 0 || a == CUDA_ERROR_NOT_INITIALIZED) ? (int)a : 99);
+    }
+    int st = 0;
+    assert_int_equal(waitpid(kid, &st, 0), kid);
+    assert_true(WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
+static void test_fork_rule(void **state)
+{
+    tessel_fake_reset();
+    clear_env();
+    assert_int_equal(child_init_rc(), CUDA_SUCCESS); /* parent never initialised */
+    OK(cuInit(0));
+    assert_int_equal(child_init_rc(), CUDA_ERROR_NOT_INITIALIZED);
+    primary(0); /* the parent keeps working */
+    CUdeviceptr p;
+    OK(cuMemAlloc_v2(&p, 1 * MiB));
+    OK(cuMemFree_v2(p));
+}
+
+/* Context costs per device and per kind (primary / cuCtxCreate). */
+static void test_ctx_costs(void **state)
+{
+    tessel_fake_reset();
+    clear_env();
+    setenv("TESSEL_FAKE_GPUS", "2xA:8G", 1);
+    setenv("TESSEL_FAKE_CTX_MEM", "600M,500M", 1);
+    setenv("TESSEL_FAKE_CTX_MEM_CREATED", "90M,80M", 1);
+    OK(cuInit(0));
+    primary(0);
+    assert_true(tessel_fake_process_used(0) == 600 * MiB);
+    CUcontext c;
+    OK(cuCtxCreate_v2(&c, 0, 0));
+    assert_true(tessel_fake_process_used(0) == 690 * MiB);
+    OK(cuCtxDestroy_v2(c));
+    OK(cuCtxCreate_v2(&c, 0, 1));
+    assert_true(tessel_fake_process_used(1) == 80 * MiB);
+    OK(cuCtxDestroy_v2(c));
+    primary(1);
+    assert_true(tessel_fake_process_used(1) == 500 * MiB);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -918,6 +978,8 @@ int main(void)
         cmocka_unit_test_teardown(test_counters, teardown),
         cmocka_unit_test_teardown(test_threads, teardown),
         cmocka_unit_test_teardown(test_errors_strings, teardown),
+        cmocka_unit_test_teardown(test_fork_rule, teardown),
+        cmocka_unit_test_teardown(test_ctx_costs, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

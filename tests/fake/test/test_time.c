@@ -331,16 +331,16 @@ static void test_two_processes(void **state)
     start(NULL, "5000");
     tessel_fake_reset();
     setenv("TESSEL_FAKE_STATE", path, 1);
-    OK(cuInit(0));
-    CUcontext c;
-    OK(cuDevicePrimaryCtxRetain(&c, 0));
-    OK(cuCtxSetCurrent(c));
-    OK(cuModuleLoadData(&mod, "x"));
-    CUfunction k = fn("k");
-    unsigned long long t0 = tessel_fake_now_ns();
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    /* Forked before this process initialises CUDA: a child of an
+     * initialised process cannot use CUDA (the driver's rule). */
     pid_t kid = fork();
     if (kid == 0) {
         alarm(60);
+        char r;
+        if (read(ready[0], &r, 1) != 1)
+            _exit(3);
         CUcontext cc;
         CUmodule m;
         CUfunction kk;
@@ -352,6 +352,14 @@ static void test_two_processes(void **state)
         int ok = rc == 0 && tessel_fake_process_busy_ns(0) == 40 * MS;
         _exit(ok ? 0 : 1);
     }
+    OK(cuInit(0));
+    CUcontext c;
+    OK(cuDevicePrimaryCtxRetain(&c, 0));
+    OK(cuCtxSetCurrent(c));
+    OK(cuModuleLoadData(&mod, "x"));
+    CUfunction k = fn("k");
+    unsigned long long t0 = tessel_fake_now_ns();
+    assert_int_equal(write(ready[1], "r", 1), 1);
     for (int i = 0; i < 8; i++)
         launch(k, NULL, NULL);
     OK(cuCtxSynchronize());

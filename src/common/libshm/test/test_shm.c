@@ -418,6 +418,131 @@ static void test_private_fork(void **state)
     tshm_close(s);
 }
 
+/* Frees that arrive after a process left its slice (threads still running
+ * after the exit-time tshm_unregister, or frees from atexit handlers) give
+ * back nothing: the slot's charges went back once, with the slot. */
+static void test_release_after_unregister(void **state)
+{
+    tsl_error_t e = {{0}};
+    tshm_t *s = tshm_attach(g_path, &e);
+    assert_non_null(s);
+    assert_int_equal(tshm_register(s, &e), 0); /* this process: another one of the slice */
+    int d = tshm_device(s, UUID_A, 100 * MiB, &e);
+    assert_int_equal(tshm_reserve(s, d, 50 * MiB), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        tshm_atfork_child(s);
+        if (tshm_register(s, NULL) < 0 || tshm_reserve(s, d, 30 * MiB) != 0 ||
+            tshm_used(s, d) != 80 * MiB)
+            _exit(10);
+        tshm_unregister(s); /* clean exit: its 30 MiB go back now */
+        if (tshm_registered(s) || tshm_used(s, d) != 50 * MiB)
+            _exit(11);
+        tshm_release(s, d, 30 * MiB); /* the late free of the same 30 MiB */
+        tshm_release(s, d, 100 * MiB);
+        if (tshm_used(s, d) != 50 * MiB)
+            _exit(12);
+        tshm_charge(s, d, 7 * MiB); /* nor is anything charged to no one */
+        if (tshm_reserve(s, d, 1 * MiB) != -1 || tshm_used(s, d) != 50 * MiB)
+            _exit(13);
+        _exit(0);
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    assert_true(tshm_used(s, d) == 50 * MiB);
+    /* This process's own frees still count. */
+    tshm_release(s, d, 20 * MiB);
+    assert_true(tshm_used(s, d) == 30 * MiB);
+    tshm_close(s);
+}
+
+/* exec: the new image of a process registers under the same pid and start
+ * time; the old image's slot (its memory freed by the driver at exec) is
+ * given back then, exactly once, and the limit stays the slice's. */
+static void test_exec_image(void **state)
+{
+    tsl_error_t e = {{0}};
+    tshm_t *old = tshm_attach(g_path, &e);
+    assert_non_null(old);
+    assert_int_equal(tshm_register(old, &e), 0); /* the image before exec */
+    int d = tshm_device(old, UUID_A, 100 * MiB, &e);
+    assert_int_equal(tshm_reserve(old, d, 60 * MiB), 0);
+    int alive[2];
+    assert_int_equal(pipe(alive), 0);
+    pid_t pid = fork(); /* another process of the slice, alive throughout */
+    if (pid == 0) {
+        tshm_atfork_child(old);
+        close(alive[1]);
+        char ok = tshm_register(old, NULL) == 0 && tshm_reserve(old, d, 10 * MiB) == 0, c;
+        if (!ok)
+            _exit(1);
+        while (read(alive[0], &c, 1) > 0) /* until the test ends, pass or fail */
+            ;
+        _exit(0);
+    }
+    close(alive[0]);
+    while (tshm_used(old, d) != 70 * MiB)
+        usleep(1000);
+    /* The new image: a new handle, the same pid.  (The old image's handle
+     * is left as exec leaves it: never used again.) */
+    tshm_t *img = tshm_attach(g_path, &e);
+    assert_non_null(img);
+    assert_int_equal(tshm_register(img, &e), 0);
+    assert_true(tshm_used(img, d) == 10 * MiB); /* the old image's 60 MiB are back */
+    assert_int_equal(tshm_device(img, UUID_A, 100 * MiB, &e), d);
+    assert_int_equal(tshm_reserve(img, d, 90 * MiB), 0); /* the shared limit, not a fresh one */
+    assert_int_equal(tshm_reserve(img, d, 1), -1);
+    assert_int_equal(tshm_register(img, &e), 0); /* idempotent: nothing more given back */
+    assert_true(tshm_used(img, d) == 100 * MiB);
+    tshm_t *r = tshm_open_ro(g_path, &e);
+    uint64_t sum[2] = {0, 0};
+    assert_int_equal(tshm_foreach_proc(r, count_proc, sum), 2); /* the child + the new image */
+    assert_true(sum[1] == 100 * MiB);
+    tshm_close(r);
+    close(alive[1]);
+    waitpid(pid, NULL, 0);
+    tshm_close(img);
+    tshm_close(old);
+}
+
+/* Context costs are kept per device and per kind, first measurement wins;
+ * a process reads its own charge. */
+static void test_ctx_cost(void **state)
+{
+    tsl_error_t e = {{0}};
+    tshm_t *s = tshm_attach(g_path, &e);
+    assert_non_null(s);
+    assert_int_equal(tshm_register(s, &e), 0);
+    int a = tshm_device(s, UUID_A, TSHM_UNLIMITED, &e);
+    int b = tshm_device(s, UUID_B, TSHM_UNLIMITED, &e);
+    assert_true(tshm_ctx_cost_of(s, a, TSHM_CTX_PRIMARY) == 0); /* not measured */
+    assert_true(tshm_ctx_cost_of(s, a, TSHM_CTX_CREATED) == 0);
+    tshm_set_ctx_cost_of(s, a, TSHM_CTX_PRIMARY, 612 * MiB);
+    tshm_set_ctx_cost_of(s, a, TSHM_CTX_CREATED, 90 * MiB);
+    tshm_set_ctx_cost_of(s, b, TSHM_CTX_CREATED, 70 * MiB);
+    tshm_set_ctx_cost_of(s, a, TSHM_CTX_PRIMARY, 1 * MiB); /* a later measurement loses */
+    assert_true(tshm_ctx_cost_of(s, a, TSHM_CTX_PRIMARY) == 612 * MiB);
+    assert_true(tshm_ctx_cost(s, a) == 612 * MiB); /* the primary kind's */
+    assert_true(tshm_ctx_cost_of(s, a, TSHM_CTX_CREATED) == 90 * MiB);
+    assert_true(tshm_ctx_cost_of(s, b, TSHM_CTX_PRIMARY) == 0);
+    assert_true(tshm_ctx_cost_of(s, b, TSHM_CTX_CREATED) == 70 * MiB);
+    assert_true(tshm_ctx_cost_of(s, -1, TSHM_CTX_CREATED) == 0);
+    assert_true(tshm_ctx_cost_of(s, TSHM_MAX_DEVICES, TSHM_CTX_PRIMARY) == 0);
+    tshm_device_info_t di;
+    assert_int_equal(tshm_device_info(s, a, &di), 0);
+    assert_true(di.ctx_cost == 612 * MiB);
+    assert_true(di.ctx_cost_created == 90 * MiB);
+
+    assert_int_equal(tshm_reserve(s, b, 5 * MiB), 0);
+    assert_true(tshm_self_used(s, b) == 5 * MiB);
+    assert_true(tshm_self_used(s, a) == 0);
+    tshm_unregister(s);
+    assert_true(tshm_self_used(s, b) == 0);
+    tshm_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -428,6 +553,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pid_reuse, setup, teardown),
         cmocka_unit_test_setup_teardown(test_private_fork, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compute, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_release_after_unregister, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ctx_cost, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exec_image, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

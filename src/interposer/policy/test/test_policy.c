@@ -284,6 +284,55 @@ static void test_array_bytes(void **state)
     assert_true(tcu_mul_sat(512, 100) == 51200);
 }
 
+/* NVML devices matched to CUDA ordinals without the CUDA driver. */
+static void test_nvml_limit(void **state)
+{
+    uint64_t lim[TCU_MAX_DEVICES];
+    for (int i = 0; i < TCU_MAX_DEVICES; i++)
+        lim[i] = TSHM_UNLIMITED;
+    lim[0] = 4 * GiB;
+    lim[1] = 1 * GiB;
+    lim[2] = 8 * GiB;
+    const char *u0 = "GPU-aaaaaaaa-0000-4000-8000-000000000000";
+    const char *u1 = "GPU-bbbbbbbb-0000-4000-8000-000000000000";
+    static const struct {
+        const char *visible;
+        int pci;
+        int which; /* 0: u0 (NVML index 0), 1: u1 (NVML index 1) */
+        int want_rc;
+        uint64_t want;
+    } t[] = {
+        /* Unset: fastest-first order, ordinal unknown: the lowest of the
+         * 3 ordinals' limits; PCI order: the ordinal is the NVML index. */
+        {NULL, 0, 0, 1, 1 * GiB},
+        {NULL, 1, 0, 1, 4 * GiB},
+        {NULL, 1, 1, 1, 1 * GiB},
+        /* UUIDs: exact, by position; prefixes as the driver takes them. */
+        {"GPU-bbbbbbbb-0000-4000-8000-000000000000,GPU-aaaa", 0, 1, 1, 4 * GiB},
+        {"GPU-bbbbbbbb-0000-4000-8000-000000000000,GPU-aaaa", 0, 0, 1, 1 * GiB},
+        {"GPU-BBBBBBBB", 0, 1, 1, 4 * GiB},
+        {"GPU-cccc", 0, 0, 0, 0}, /* not ours: NVML's own figures */
+        /* Indexes: exact in PCI order, else the lowest of the ordinals. */
+        {"1,0", 1, 1, 1, 4 * GiB},
+        {"1", 1, 0, 0, 0},
+        {"1,0", 0, 0, 1, 1 * GiB},
+        {"2", 0, 0, 1, 4 * GiB},      /* one ordinal: its limit */
+        {"0,-1,1", 0, 1, 1, 4 * GiB}, /* -1 hides what follows */
+        {"-1", 0, 0, 0, 0},
+        {"", 0, 0, 0, 0},
+        {"MIG-1234,GPU-aaaa", 0, 0, 1, 1 * GiB}, /* UUID match wins */
+        {"MIG-1234", 0, 1, 1, 4 * GiB},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        uint64_t got = 7;
+        int rc = tcu_nvml_limit(lim, t[i].visible, t[i].pci, t[i].which ? u1 : u0,
+                                (unsigned)t[i].which, 3, &got);
+        if (rc != t[i].want_rc || (rc && got != t[i].want))
+            fail_msg("case %zu (%s): rc %d got %llu", i, t[i].visible ? t[i].visible : "unset", rc,
+                     (unsigned long long)got);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -294,6 +343,7 @@ int main(void)
         cmocka_unit_test(test_view),
         cmocka_unit_test(test_array_bytes),
         cmocka_unit_test(test_config_file_lower),
+        cmocka_unit_test(test_nvml_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
