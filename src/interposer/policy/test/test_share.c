@@ -99,9 +99,10 @@ static void test_claim(void **state)
         int full;
     } rows[] = {
         {500000, 500000, 500000, 1}, /* uses its share */
-        {500000, 460000, 500000, 1}, /* within 5 points of it */
-        {500000, 210000, 260000, 0}, /* uses 21 %: claims 26 */
-        {300000, 0, 50000, 0},       /* active, nothing used yet */
+        {500000, 480000, 500000, 1}, /* within 2 points of it */
+        {500000, 470000, 490000, 0}, /* 3 points below: claims 49 */
+        {500000, 210000, 230000, 0}, /* uses 21 %: claims 23 */
+        {300000, 0, 20000, 0},       /* active, nothing used yet */
         {0, 420000, 420000, 1},      /* no share: its use */
         {200000, 900000, 200000, 1}, /* over its share (shared mode): the share */
     };
