@@ -73,9 +73,11 @@
 #define WAIT_MIN_NS 50000ull
 #define WAIT_MAX_NS 10000000ull
 /* ... and at most this long while the thread has measured work in flight:
- * half a GPU timeslice (1-2 ms), so that the slice stops counting as busy
- * on the device (share.h) soon after its work ends. */
-#define WAIT_INFLIGHT_NS 500000ull
+ * about a GPU timeslice (1-2 ms), so that the slice stops counting as busy
+ * on the device (share.h) soon after its work ends.  0.5 ms woke dozens of
+ * paced processes 2000 times a second each, which starved a loaded 2-core
+ * host (t0525 beside the sanitized suite). */
+#define WAIT_INFLIGHT_NS 2000000ull
 /* Poll step while waiting for own work to drain (priority yield). */
 #define DRAIN_STEP_NS 100000ull
 /* Longest a launch waits for a higher-priority slice's work to end: a
@@ -147,7 +149,8 @@ struct devctl {
     _Atomic uint32_t rate;       /* ppm; 0 = not computed yet */
     _Atomic int higher;          /* an active higher-priority slice shares the GPU */
     _Atomic uint32_t prio;       /* the slice's priority on it */
-    _Atomic int crowded;         /* active slices on the GPU, itself included, less one */
+    _Atomic int crowded;         /* other active slices on the GPU */
+    _Atomic int rivals;          /* ... of them, those not of lower priority */
     atomic_flag refreshing;      /* one thread refreshes at a time */
     int reg_tried;               /* under refreshing */
     struct reg_file *reg;        /* under refreshing */
@@ -358,17 +361,18 @@ static int higher_busy(int dev, uint64_t now)
 
 /* How long, at most, the thread's queued measured work keeps its slice
  * busy on the device from now: each pair's expected device time (the
- * ring's estimate, 20 ms before there is one) stretched by every active
- * slice of the device taking its timeslices in between (a neighbour may
- * start after this launch), plus half a timeslice.  Past it the slice stops
- * counting even if its pairs are still unread: a thread that sleeps on the
- * host after its work ended (a launch-then-synchronize loop with host work
- * between launches) must not make its neighbours' time look shared. */
-static uint64_t busy_horizon(struct meas *m)
+ * ring's estimate, 20 ms before there is one) stretched by the active
+ * slices that take timeslices in between (a neighbour may start after this
+ * launch; lower-priority ones yield, see pace), plus WAIT_INFLIGHT_NS.
+ * Past it the slice stops counting even if its pairs are still unread: a
+ * thread that sleeps on the host after its work ended (a
+ * launch-then-synchronize loop with host work between launches) must not
+ * make its neighbours' time look shared, nor hold lower priorities back. */
+static uint64_t busy_horizon(struct meas *m, unsigned pairs)
 {
-    uint64_t n = (uint64_t)atomic_load_explicit(&dctl[m->dev].crowded, memory_order_relaxed) + 1;
+    uint64_t n = (uint64_t)atomic_load_explicit(&dctl[m->dev].rivals, memory_order_relaxed) + 1;
     uint64_t est = m->est ? m->est : 20000000ull;
-    return (uint64_t)(m->head - m->tail) * est * n + WAIT_INFLIGHT_NS;
+    return (uint64_t)pairs * est * n + WAIT_INFLIGHT_NS;
 }
 
 /* A pair is no longer in flight (read, abandoned or never launched). */
@@ -578,7 +582,7 @@ static void refresh(int dev, uint64_t now)
     unsigned limit = tshm_core_limit(s, dev), mode = tshm_core_mode(s, dev);
     unsigned prio = tshm_core_prio(s, dev);
     tcu_peer_t peers[REG_SLOTS];
-    int np = 0, higher = 0;
+    int np = 0, higher = 0, rivals = 0;
     uint64_t key = atomic_load(&slice_key);
     if (tcu.cfg.core_set && !dc->reg_tried) {
         dc->reg_tried = 1;
@@ -620,6 +624,8 @@ static void refresh(int dev, uint64_t now)
             p->used_ppm = atomic_load(&e->used_ppm);
             if (p->prio > prio)
                 higher = 1;
+            if (p->prio >= prio)
+                rivals++;
         }
         /* Recount the busy slices now and then: one that went quiet with a
          * count left (killed, or idle with unread pairs) drops out within
@@ -636,6 +642,7 @@ static void refresh(int dev, uint64_t now)
     atomic_store(&dc->higher, higher);
     atomic_store(&dc->prio, prio);
     atomic_store(&dc->crowded, np);
+    atomic_store(&dc->rivals, rivals);
     atomic_store(&dc->rate, rate);
     tshm_core_set_rate(s, dev, rate);
     atomic_store(&dc->next_refresh, now + REFRESH_NS);
@@ -702,10 +709,14 @@ static uint64_t pace(struct meas *m, uint64_t now, int *calm)
     int64_t c = tshm_core_refill(s, m->dev, now, rate, tcu_core_cap(rate));
     while (c < min_credit) {
         uint64_t w = tcu_core_wait_ns(c - min_credit, rate);
-        /* With pairs in flight, wake up often enough to see them end: the
-         * slice counts as busy in the device's virtual clock until they are
-         * read, and the neighbours are charged as sharing meanwhile. */
-        uint64_t wmax = m->tail != m->head ? WAIT_INFLIGHT_NS : WAIT_MAX_NS;
+        /* With pairs in flight beside another slice, wake up often enough
+         * to see them end: the slice counts as busy in the device's virtual
+         * clock until they are read, and the neighbours are charged as
+         * sharing meanwhile (alone, nobody is). */
+        uint64_t wmax =
+            m->tail != m->head && atomic_load_explicit(&dc->crowded, memory_order_relaxed)
+                ? WAIT_INFLIGHT_NS
+                : WAIT_MAX_NS;
         sleep_ns(w < WAIT_MIN_NS ? WAIT_MIN_NS : w > wmax ? wmax : w);
         poll_ring(m);
         now = mono_ns();
@@ -880,26 +891,33 @@ static void one_begin(struct tcu_launch_one *o, CUstream st, int pt)
         return;
     }
     struct pair *p = &m->p[m->head % RING];
+    /* In flight for the device's virtual clock from now (share.h); done
+     * before the start event is recorded, so that nothing but the record
+     * lies between it and the launch (a host delay there is measured). */
+    int pend = atomic_load_explicit(&dctl[m->dev].pentry, memory_order_relaxed) != NULL;
+    uint64_t t0 = pend ? mono_ns() : now; /* pace() may have slept */
+    if (pend)
+        pend_add(m->dev, 1, t0, t0 + busy_horizon(m, m->head - m->tail + 1));
+    uint64_t v0 = pend ? vc_now(m->dev, t0) : 0;
     if (make_events(m, p) < 0 || record(p->start, st, pt) != CUDA_SUCCESS) {
         /* A context that reused a destroyed one's handle: start over. */
         abandon(m);
         if (make_events(m, p) < 0 || record(p->start, st, pt) != CUDA_SUCCESS) {
             m->broken = 1;
             tshm_core_debit(tcu.slice, m->dev, -(int64_t)prov);
+            if (pend)
+                pend_add(m->dev, -1, 0, 0);
             o->m = NULL;
             return;
         }
     }
     p->n = 0;
     p->prov = 0;
+    p->pend = pend;
+    p->t0 = t0;
+    p->v0 = v0;
     m->head++;
     tshm_inflight_add(tcu.slice, 1); /* before the launch: tshm_drained sees it */
-    /* In flight for the device's virtual clock from now (share.h). */
-    p->pend = atomic_load_explicit(&dctl[m->dev].pentry, memory_order_relaxed) != NULL;
-    p->t0 = p->pend ? mono_ns() : now; /* pace() may have slept */
-    if (p->pend)
-        pend_add(m->dev, 1, p->t0, p->t0 + busy_horizon(m));
-    p->v0 = p->pend ? vc_now(m->dev, p->t0) : 0;
     o->fresh = 1;
 }
 

@@ -6,9 +6,9 @@
 # charges each slice its share of that span (docs/compute-shares.md,
 # "Charging under contention").  Each group of slices shares its own fake
 # GPU, all groups at once: 30/70, 50/50, 25/25/50, three (20/30/50) and four
-# (10/20/30/40) tenants with launch-heavy loops of 5 ms kernels, 30/70 with
-# launch-then-synchronize loops of 20 ms kernels, and 50/50 with one loop of
-# each kind.  Every slice must get its limit within 5 points of the solo rate
+# (10/20/30/40) tenants with launch-heavy loops of 5 ms kernels, and 30/70
+# and 50/50 with a launch-then-synchronize loop (20 ms kernels) beside a
+# launch-heavy one.  Every slice must get its limit within 5 points of the solo rate
 # (an unlimited process alone on a GPU) in each complete 1 s window (the
 # steady state; the ramp and the final drain are outside them); and
 # each group must keep at least 95 % of the throughput that plain
@@ -58,7 +58,7 @@ group b 3 4 heavy:50 heavy:50
 group c 5 6 heavy:25 heavy:25 heavy:50
 group d 7 8 heavy:20 heavy:30 heavy:50
 group e 9 10 heavy:10 heavy:20 heavy:30 heavy:40
-group f 11 12 sync:30 sync:70
+group f 11 12 sync:30 heavy:70
 group g 13 14 sync:50 heavy:50
 all_ready() { [ "$(cat "$TMP"/out.* 2>/dev/null | grep -c '^ready')" -eq $N ]; }
 wait_until all_ready
