@@ -74,9 +74,9 @@
 #define WAIT_MAX_NS 10000000ull
 /* ... and at most this long while the thread has measured work in flight:
  * about a GPU timeslice (1-2 ms), so that the slice stops counting as busy
- * on the device (share.h) soon after its work ends.  0.5 ms woke dozens of
- * paced processes 2000 times a second each, which starved a loaded 2-core
- * host (t0525 beside the sanitized suite). */
+ * on the device (share.h) soon after its work ends.  0.5 ms would wake
+ * dozens of paced processes up to 2000 times a second each, a real cost on
+ * a loaded host; only beside another slice (alone, nobody is mischarged). */
 #define WAIT_INFLIGHT_NS 2000000ull
 /* Poll step while waiting for own work to drain (priority yield). */
 #define DRAIN_STEP_NS 100000ull

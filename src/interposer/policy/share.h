@@ -64,7 +64,7 @@ uint64_t tcu_share_charge(uint64_t span_ns, uint64_t dv, uint64_t t0, uint64_t t
  * processes whatever their rates (a busy slice beside one other gets half
  * the device while both have work).  2 points, not the 5 kept for
  * priorities: the headroom is device time nobody uses while the peer's
- * demand is steady (t0526 lost 5 % of the throughput with 5 points).
+ * demand is steady (t0531 lost 5 % of the throughput with 5 points).
  * Without a share (limit_ppm 0) a peer claims its use, and wants more. */
 #define TCU_CLAIM_HEADROOM_PPM 20000u
 uint64_t tcu_peer_claim(uint64_t limit_ppm, uint64_t used_ppm, int *full);

@@ -1,5 +1,5 @@
 #!/bin/sh
-# t0526-interposer-compute-conserving.t - TESSEL_CUDA_CORE_MODE=shared is
+# t0531-interposer-compute-conserving.t - TESSEL_CUDA_CORE_MODE=shared is
 # work-conserving on a time-sliced GPU: a slice's unused share goes to the
 # others.  A light slice (a launch-then-synchronize loop of 5 ms kernels with
 # 15 ms of host work between launches: it uses about a fifth of the GPU)

@@ -1,5 +1,5 @@
 #!/bin/sh
-# t0525-interposer-compute-contended.t - strict compute shares hold when
+# t0530-interposer-compute-contended.t - strict compute shares hold when
 # slices compete for one GPU.  The fake GPU time-slices between processes
 # (2 ms slices, 25 us switches, tests/fake/README.md), so an event pair
 # around a kernel spans the neighbours' timeslices too; the interposer

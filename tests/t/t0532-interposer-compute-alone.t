@@ -1,5 +1,5 @@
 #!/bin/sh
-# t0527-interposer-compute-alone.t - a strict TESSEL_CUDA_CORE_LIMIT of L %
+# t0532-interposer-compute-alone.t - a strict TESSEL_CUDA_CORE_LIMIT of L %
 # alone on a time-sliced GPU (the fake's default model, default event order:
 # an event is timestamped when its stream reaches it) gives L +- 5 % of the
 # solo rate (an unlimited process alone on a GPU) for L = 10, 20, ... 90
