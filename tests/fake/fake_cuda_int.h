@@ -59,7 +59,7 @@ typedef struct stream {
     obj_t o;
     unsigned flags;
     int prio;
-    uint64_t tail_ns;      /* simulated end of the last work queued */
+    uint64_t tail_pos;     /* end of its last work, as a position of the process's queue */
     struct graph *capture; /* non-NULL while capturing */
 } stream_t;
 
@@ -70,7 +70,7 @@ typedef struct ctx {
     int primary;
     int refs;            /* primary: retain count */
     uint64_t charged;    /* context memory charged on the device */
-    uint64_t tail_ns;    /* max tail of its streams */
+    uint64_t tail_pos;   /* max tail of its streams */
     stream_t *null_strm; /* the default (legacy and per-thread) stream */
 } ctx_t;
 
