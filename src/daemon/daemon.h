@@ -260,7 +260,8 @@ int tessd_start_lock_held(const tessd_t *d, int64_t id);
 void tessd_start_lock_remove(const tessd_t *d, int64_t id);
 
 /* Whether the job of user could enter path as its cwd, checked as the account the job runs
- * as (a short-lived child that takes its ids): root never stats a user's path for them.  0,
+ * as (a short-lived child that takes its ids): root never stats a user's path for them.  Lock
+ * held (the tick's waitpid(-1) must not take the child).  0,
  * or -1 with a one-line reason in why that is the same for a path that does not exist, is
  * not a directory, or may not be entered. */
 int tessd_cwd_check(const tessd_t *d, const char *user, const char *path, char *why, size_t len);
