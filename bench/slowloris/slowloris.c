@@ -381,9 +381,9 @@ int main(int argc, char **argv)
     int answered = 0;
     for (int i = 0; i < att.n; i++)
         answered += att.lat[i] >= 0;
-    printf("attack_opened=%d attack_refused_at_once=%d attack_held=%d probes=%d "
-           "probes_answered=%d\n",
-           a.opened, refused_at_once, held, att.n, answered);
+    printf("attack_opened=%d attack_refused_at_once=%d attack_refused=%d attack_held=%d "
+           "probes=%d probes_answered=%d\n",
+           a.opened, refused_at_once, a.refused, held, att.n, answered);
     free(base.lat);
     free(att.lat);
     free(a.fd);

@@ -30,7 +30,7 @@ is "$?" 0 "bench-slowloris ran as nobody"
 sed 's/^/# /' "$TD/sl"
 is "$(fig attack_opened)" 9 "the attacker opened 9 connections"
 is "$(fig attack_held)" 8 "tesseld held 8 of them (--max-connections-per-client 8) to the end"
-is "$(fig attack_refused_at_once)" 1 "and closed the 9th at once"
+is "$(fig attack_refused)" 1 "and closed the 9th (unanswered)"
 is "$(fig probes_answered)/$(fig probes)" 20/20 "every probe from 127.0.0.1 was answered meanwhile"
 
 # While another attack holds its 8, a submission from 127.0.0.1 is accepted.
@@ -53,7 +53,7 @@ as_nobody "$SL" --url "$ADDR" --connections 300 --probes 10 --no-baseline --max-
     >"$TD/sl" 2>&1
 sed 's/^/# /' "$TD/sl"
 is "$(fig attack_held)" 256 "by default one client keeps 256 connections"
-is "$(fig attack_refused_at_once)" 44 "the other 44 are closed at once"
+is "$(fig attack_refused)" 44 "the other 44 are closed (unanswered)"
 is "$(fig probes_answered)/$(fig probes)" 10/10 "and other clients are answered"
 LINES=$(($(grep -c . "$TD/tesseld.log") - LINES0))
 diag "tesseld wrote $LINES log lines during the attack"

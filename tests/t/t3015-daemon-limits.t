@@ -12,9 +12,10 @@ fail_all() { echo "1..1"; echo "not ok 1 - $1"; exit 1; }
 command -v curl >/dev/null && command -v jq >/dev/null || fail_all "curl and jq are needed"
 
 td_setup
-# 0.5 a second, burst 3: a long test run refills at most a token between two requests.
+# 0.1 a second (a token every 10 s), burst 3.  The counts below allow for the tokens that a
+# slow (loaded, sanitized) run may earn meanwhile: the test asserts the bucket, not a timing.
 td_start --fake-gpus 1xT4:16G --no-cgroups --allow-root-jobs --max-body 4K \
-    --submit-rate 0.5 --submit-burst 3 || fail_all "tesseld did not start"
+    --submit-rate 0.1 --submit-burst 3 || fail_all "tesseld did not start"
 api POST /v1/queues '{"name":"held","limit":{"gpu":0}}'
 is "$CODE" 201 "a queue that starts nothing"
 for u in mallory alice; do
@@ -37,6 +38,7 @@ ACK_alice=1
 
 # --- submission rate ------------------------------------------------------------------------
 ACK=0 R429=0 OTHER=0
+T0=$(date +%s)
 for i in $(seq 1 8); do
     curl -s -D "$TD/hdr" -o "$TD/out" -w '%{http_code}' -H "Authorization: Bearer $TOK_mallory" \
         -H 'Content-Type: application/json' --data-binary "$JOB" "$TD_URL/v1/jobs" >"$TD/code"
@@ -46,14 +48,16 @@ for i in $(seq 1 8); do
     *) OTHER=$((OTHER + 1)) ;;
     esac
 done
-diag "mallory: 8 submissions in a row: $ACK accepted, $R429 refused with 429"
-ok "$([ $ACK -ge 3 ] && [ $ACK -le 4 ]; echo $?)" "mallory's burst of 3 (4 with a refill) is accepted"
+EARNED=$((($(date +%s) - T0) / 10 + 1)) # tokens earned meanwhile, at most
+diag "mallory: 8 submissions in a row: $ACK accepted, $R429 refused with 429 ($EARNED token(s) at most earned meanwhile)"
+ok "$([ $ACK -ge 3 ] && [ $ACK -le $((3 + EARNED)) ]; echo $?)" "mallory's burst of 3 is accepted (plus at most $EARNED earned), no more"
+ok "$([ $R429 -ge 1 ]; echo $?)" "the rest is refused"
 is "$((ACK + R429)) $OTHER" "8 0" "the others get 429, and no other answer"
 is "$(jq -r .error.code "$TD/last429")" too_many_requests "the code is too_many_requests"
-jq -r .error.message "$TD/last429" | grep -q "user mallory may submit 0.5 jobs a second, 3 at once; try again in [0-9]* s"
+jq -r .error.message "$TD/last429" | grep -q "user mallory may submit 0.1 jobs a second, 3 at once; try again in [0-9]* s"
 ok $? "the message names the limit ($(jq -r .error.message "$TD/last429"))"
 RA=$(sed -n 's/^Retry-After: *\([0-9]*\).*/\1/Ip' "$TD/hdr429")
-ok "$([ -n "$RA" ] && [ "$RA" -ge 1 ] && [ "$RA" -le 2 ]; echo $?)" "Retry-After: $RA (1 to 2 s at 0.5/s)"
+ok "$([ -n "$RA" ] && [ "$RA" -ge 1 ] && [ "$RA" -le 10 ]; echo $?)" "Retry-After: $RA (1 to 10 s at 0.1/s)"
 
 api POST /v1/jobs "$JOB" "$TOK_alice"
 is "$CODE" 201 "alice, another user, is not slowed by mallory"
@@ -80,7 +84,8 @@ is "$(jq '[.jobs[] | select(.user == "alice")] | length' "$TD/out")" "$ACK_alice
 td_stop; ok $? "tesseld stops cleanly"
 
 # --- admins with their own rate -------------------------------------------------------------
-td_start --fake-gpus 1xT4:16G --no-cgroups --admin-submit-rate 0.5 --submit-burst 2 ||
+# A token every 100 s: three requests in a row never earn one.
+td_start --fake-gpus 1xT4:16G --no-cgroups --admin-submit-rate 0.01 --submit-burst 2 ||
     fail_all "tesseld did not restart"
 C=""
 for i in 1 2 3; do
@@ -88,8 +93,8 @@ for i in 1 2 3; do
     C="$C$CODE "
 done
 is "$(echo $C | cut -d' ' -f1-2) $(echo $C | tr ' ' '\n' | grep -c 429)" "201 201 1" \
-    "--admin-submit-rate 0.5, burst 2: an admin's third submission in a row gets 429"
-jget .error.message | grep -q "^submission rate limit: admin admin may submit 0.5 jobs a second"
+    "--admin-submit-rate 0.01, burst 2: an admin's third submission in a row gets 429"
+jget .error.message | grep -q "^submission rate limit: admin admin may submit 0.01 jobs a second"
 ok $? "and the message says it is the admins' limit"
 td_stop; ok $? "tesseld stops cleanly"
 
