@@ -1031,7 +1031,9 @@ int main(int argc, char **argv)
             fprintf(stderr, "tesseld: %s\n", err.text);
             return 1;
         }
-        snprintf(d->socket_path, sizeof d->socket_path, "%s", socket_path);
+        /* At most TCLIENT_SOCKET_PATH_MAX bytes: checked with --socket, and by the defaults. */
+        snprintf(d->socket_path, sizeof d->socket_path, "%.*s", (int)sizeof d->socket_path - 1,
+                 socket_path);
     }
     if (!no_listen) {
         d->http = thttp_start(&hc, &err);

@@ -137,7 +137,7 @@ int cmd_login(cli_t *cli, int argc, char **argv)
     }
     if (strlen(line) >= sizeof cfg.token)
         return cli_fail("the token is too long");
-    snprintf(cfg.token, sizeof cfg.token, "%s", line);
+    memcpy(cfg.token, line, strlen(line) + 1);
 
     tclient_t *c2 = tclient_new(cfg.url, cfg.token, &err);
     if (!c2)
