@@ -101,6 +101,8 @@ LIMIT_B=$(to_bytes "$LIMIT")
 LIMIT_MIB=$((LIMIT_B / MiB))
 TOL_MIB=32            # the slice's count vs the driver's, at every sampled point
 ROW_T=120             # seconds a memory/behaviour workload may take
+SAMPLE_MIB=512        # a sample point every SAMPLE_MIB held (and at the OOM)
+[ "$SIM" = 1 ] && SAMPLE_MIB=1024 # fewer on a shared CI machine
 TMP=$(mktemp -d /tmp/tessel-gpu.XXXXXX) || exit 2
 KIDS=""
 cleanup() {
@@ -226,7 +228,7 @@ sampled() {
     mkdir -p "$_d/s"
     : >"$_d/fig"
     tbox "$ROW_T" env TESSEL_SLICE="$_sf" TESSEL_CUDA_MEM_LIMIT="$LIMIT" LD_PRELOAD="$PRE" \
-        "$@" --sample-dir "$_d/s" >"$_d/out" 2>&1 &
+        "$@" --sample-dir "$_d/s" --every "$SAMPLE_MIB" >"$_d/out" 2>&1 &
     _p=$!
     _n=1
     while :; do
