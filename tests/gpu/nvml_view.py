@@ -8,7 +8,7 @@ NVML view tells tools such as nvidia-smi.
                           "dev=I total=T used=U procs=N procsum=S pids=P:B,..."
                           (procsum: the sum of the processes' used memory,
                           "na" when the driver does not report it)
-  nvml_view.py --sum I    procsum of NVML device I only
+  nvml_view.py --sum I    procsum of NVML device I only ("all": of every device)
   nvml_view.py --count    the number of NVML devices
 """
 import ctypes
@@ -58,7 +58,19 @@ def main():
     if sys.argv[1:] == ["--count"]:
         print(count.value)
         return
-    only = int(sys.argv[2]) if len(sys.argv) == 3 and sys.argv[1] == "--sum" else None
+    only = sys.argv[2] if len(sys.argv) == 3 and sys.argv[1] == "--sum" else None
+    if only == "all":
+        total, na = 0, False
+        for i in range(count.value):
+            h = ctypes.c_void_p()
+            if nv.nvmlDeviceGetHandleByIndex_v2(i, ctypes.byref(h)) != 0:
+                raise SystemExit("nvml_view: handle %d" % i)
+            ps = procs(nv, h)
+            na = na or any(b == NOT_AVAILABLE for _, b in ps)
+            total += sum(b for _, b in ps if b != NOT_AVAILABLE)
+        print("na" if na else total)
+        return
+    only = None if only is None else int(only)
     for i in range(count.value):
         if only is not None and i != only:
             continue

@@ -18,7 +18,7 @@ for f in lib/libtessel-cuda.so tests/fake/libcuda.so.1 tests/fake/libnvidia-ml.s
 done
 TMP=$(mktemp -d /tmp/tessel-t0601.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
-"$RUN" --simulate --build "$TESSEL_BUILD" --rows compute --seconds 3 --doc "$TMP/doc.md" >"$TMP/out" 2>&1
+"$RUN" --simulate --build "$TESSEL_BUILD" --rows compute --seconds 1 --doc "$TMP/doc.md" >"$TMP/out" 2>&1
 rc=$?
 sed 's/^/# /' "$TMP/out"
 nfail=$(grep -c '^SIMULATED [^ ]* *FAIL ' "$TMP/out")
