@@ -1,0 +1,44 @@
+#!/bin/sh
+# t0601-gpu-simulated-compute.t - the compute rows of tests/gpu/run.sh in
+# SIMULATED mode on the fake driver (tcu-load, 10 ms simulated kernels): each
+# row runs, says SIMULATED, prints its throughput figures, its ratios, its
+# threshold and a verdict, and the exit status follows the verdicts.  The
+# verdicts themselves are not asserted: on the fake they come from the wall
+# clock of a shared CI machine (t052x test the shares on the fake's own
+# timeline; the real figures come from a GPU run, docs/gpu-conformance.md).
+. "$TESSEL_SRCDIR/tests/lib/tap.sh"
+RUN=$TESSEL_SRCDIR/tests/gpu/run.sh
+for f in lib/libtessel-cuda.so tests/fake/libcuda.so.1 tests/fake/libnvidia-ml.so.1 \
+    tests/interposer/tcu-slice tests/interposer/tcu-load; do
+    if [ ! -e "$TESSEL_BUILD/$f" ]; then
+        echo "1..1"
+        echo "not ok 1 - $TESSEL_BUILD/$f is built (make)"
+        exit 1
+    fi
+done
+TMP=$(mktemp -d /tmp/tessel-t0601.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+"$RUN" --simulate --build "$TESSEL_BUILD" --rows compute --seconds 1 --doc "$TMP/doc.md" >"$TMP/out" 2>&1
+rc=$?
+sed 's/^/# /' "$TMP/out"
+nfail=$(grep -c '^SIMULATED [^ ]* *FAIL ' "$TMP/out")
+ok $([ "$rc" -eq "$([ "$nfail" -gt 0 ] && echo 1 || echo 0)" ] && echo 0 || echo 1) \
+    "exit status $rc follows the verdicts ($nfail rows FAIL)"
+is "$(grep -vc '^SIMULATED ' "$TMP/out")" 0 "every line of $(wc -l <"$TMP/out") says SIMULATED"
+ok $(grep -q '^SIMULATED # compute baseline: one workload alone, no interposer: [0-9][0-9.]* it/s' "$TMP/out" && echo 0 || echo 1) \
+    "the baseline (one workload alone, no interposer) is a rate"
+num='[0-9][0-9]*\.[0-9]*'
+for l in 25 50 75; do
+    n=$(grep -c "^SIMULATED compute-strict-$l  *\(PASS\|FAIL\)  $num it/s alone in a strict $l % slice, solo $num: ratio $num | need: ratio 0\.$l +- 0\.05" "$TMP/out")
+    is "$n" 1 "compute-strict-$l: rate, ratio to solo and threshold"
+done
+for mix in 30/70 50/50 25/25/50 25/25/25/25; do
+    k=$(echo "$mix" | tr '/' '\n' | wc -l)
+    ratios=$(printf "$num/%.0s" $(seq 2 "$k"))$num
+    n=$(grep -c "^SIMULATED compute-tenants-$mix  *\(PASS\|FAIL\)  each/solo $ratios; sum $num it/s vs $num unlimited together: $num | need: " "$TMP/out")
+    is "$n" 1 "compute-tenants-$mix: $k tenants' ratios, their sum against unlimited time-slicing"
+done
+n=$(grep -c "^SIMULATED compute-shared-idle  *\(PASS\|FAIL\)  30 % shared beside an idle 70 % shared tenant: $num it/s, ratio $num of solo | need: ratio >= 0.40" "$TMP/out")
+is "$n" 1 "compute-shared-idle: rate and ratio of the busy tenant"
+ok $([ ! -e "$TMP/doc.md" ] && echo 0 || echo 1) "SIMULATED mode writes no doc"
+done_testing
