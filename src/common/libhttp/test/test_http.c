@@ -282,6 +282,8 @@ static void test_unix(void **state)
     assert_int_equal(lstat(path, &st), -1);
     assert_int_equal(errno, ENOENT);
     rmdir(dir);
+}
+
 /* A TCP connection to 127.0.0.1:port from the loopback address src ("127.0.0.2"). */
 static int connect_from(const char *src, uint16_t port)
 {
