@@ -225,8 +225,8 @@ static void log_line(const char *line)
     }
     /* O_NONBLOCK: a FIFO the user put there must not hold this thread; only a regular file
      * is written. */
-    int fd = open(w.c.err_log,
-                  O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    int fd =
+        open(w.c.err_log, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (as_user) {
         syscall(SYS_setfsuid, 0);
         syscall(SYS_setfsgid, 0);

@@ -121,7 +121,7 @@ typedef struct {
     char fake_lib_dir[PATH_MAX];
     char fake_spec[256]; /* "" without --fake-gpus */
     bool simulated;
-    bool system_mode;     /* --system (default as root): a lab's tesseld; else personal */
+    bool system_mode; /* --system (default as root): a lab's tesseld; else personal */
     char socket_path[108];
     /* --local-users create (the default): a local account calling through the socket with no
      * Tessel user of its name gets one, role user, at its first call; existing: refused. */

@@ -411,9 +411,12 @@ int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_match),           cmocka_unit_test(test_errno),
-        cmocka_unit_test(test_server),          cmocka_unit_test(test_unix),
-        cmocka_unit_test(test_per_client_limit), cmocka_unit_test(test_port_taken),
+        cmocka_unit_test(test_match),
+        cmocka_unit_test(test_errno),
+        cmocka_unit_test(test_server),
+        cmocka_unit_test(test_unix),
+        cmocka_unit_test(test_per_client_limit),
+        cmocka_unit_test(test_port_taken),
         cmocka_unit_test(test_limiter),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
