@@ -89,7 +89,13 @@ if [ -z "${TESSEL_GPU_INNER:-}" ]; then
 fi
 
 # --- the inner run ----------------------------------------------------------
-PY=$(command -v "${PYTHON:-python3}") || { echo "run.sh: no python3" >&2; exit 2; }
+# The interpreter itself, not a wrapper (a pyenv shim is a shell script that
+# costs more than the interpreter to start, at every sample point).
+PY=$("${PYTHON:-python3}" -c 'import sys; print(sys.executable)' 2>/dev/null)
+if [ ! -x "$PY" ]; then
+    echo "run.sh: no python3" >&2
+    exit 2
+fi
 MiB=1048576
 to_bytes() {
     case $1 in

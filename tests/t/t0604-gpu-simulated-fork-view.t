@@ -19,7 +19,7 @@ if ! command -v python3 >/dev/null; then
     echo "not ok 1 - python3 is installed (tests/gpu's workloads are Python)"
     exit 1
 fi
-TMP=$(mktemp -d /tmp/tessel-t0600.XXXXXX)
+TMP=$(mktemp -d /tmp/tessel-t0604.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 # A 12 GiB fake GPU: room for the view row (limit + 1 GiB outside the slice,
 # 1 GiB inside) and a short fill when the interposer is left out.
