@@ -20,9 +20,9 @@ $(CONSOLE_NODE): web/package-lock.json web/package.json
 	@if command -v npm >/dev/null 2>&1; then \
 	    echo "console: npm ci in web/ (playwright-core and uplot for the browser test)"; \
 	    (cd web && npm ci --no-audit --no-fund --loglevel=error) || \
-	        echo "console: npm ci failed; the browser test will skip"; \
+	        echo "console: npm ci failed; the browser test will fail"; \
 	else \
-	    echo "console: no npm; the browser test will skip (scripts/install-deps.sh --browser)"; \
+	    echo "console: no npm; the browser test will fail (scripts/install-deps.sh --browser)"; \
 	fi
 
 # Tests: the static files through curl; the console in Chromium (docs/console.md, Tests).

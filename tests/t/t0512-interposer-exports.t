@@ -5,8 +5,8 @@
 # symbol table.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 PRE=$TESSEL_BUILD/lib/libtessel-cuda.so
-[ -e "$PRE" ] || skip_all "interposer not built"
-command -v nm >/dev/null || skip_all "nm not installed"
+[ -e "$PRE" ] || missing "interposer not built"
+command -v nm >/dev/null || missing "nm not installed"
 MAP=$TESSEL_SRCDIR/src/interposer/libtessel-cuda.map
 exported=$(nm -D --defined-only "$PRE" | awk '$2 == "T" || $2 == "W" || $2 == "D" || $2 == "B" {print $3}' | sort)
 listed=$(sed -n 's/^    \([A-Za-z0-9_]*\);$/\1/p' "$MAP" | sort)

@@ -6,8 +6,8 @@
 # own futex timing varies by a few).
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/interposer/tcu.sh"
-command -v strace >/dev/null || skip_all "strace not installed"
-[ "${TESSEL_SANITIZE:-0}" = 1 ] && skip_all "ASan's own system calls would be counted"
+command -v strace >/dev/null || missing "strace not installed"
+[ "${TESSEL_SANITIZE:-0}" = 1 ] && not_applicable "ASan's own system calls would be counted"
 export TESSEL_CUDA_MEM_LIMIT=1G
 count() { # count PRELOAD N: system calls of a run with N rounds
     if [ -n "$1" ]; then

@@ -13,7 +13,7 @@
 . "$TESSEL_SRCDIR/tests/interposer/tcu.sh"
 LOAD=$HELPERS/tcu-load
 SLICE_TOOL=$HELPERS/tcu-slice
-[ -x "$LOAD" ] || skip_all "tcu-load not built"
+[ -x "$LOAD" ] || missing "tcu-load not built"
 # One fake GPU per run, all runs at once (each on an idle device).
 export TESSEL_FAKE_GPUS=16xT4:8G TESSEL_FAKE_EVENT_ORDER=device
 export TESSEL_DEVICE_REGISTRY="$TMP"

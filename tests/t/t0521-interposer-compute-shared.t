@@ -8,7 +8,7 @@
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/interposer/tcu.sh"
 LOAD=$HELPERS/tcu-load
-[ -x "$LOAD" ] || skip_all "tcu-load not built"
+[ -x "$LOAD" ] || missing "tcu-load not built"
 export TESSEL_FAKE_EVENT_ORDER=device TESSEL_DEVICE_REGISTRY="$TMP" TESSEL_CUDA_CORE_MODE=shared
 
 TESSEL_SLICE="$TMP/a" TESSEL_CUDA_CORE_LIMIT=20 LD_PRELOAD="$PRE" \

@@ -11,7 +11,7 @@
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/interposer/tcu.sh"
 LOAD=$HELPERS/tcu-load
-[ -x "$LOAD" ] || skip_all "tcu-load not built"
+[ -x "$LOAD" ] || missing "tcu-load not built"
 export TESSEL_FAKE_EVENT_ORDER=device TESSEL_DEVICE_REGISTRY="$TMP"
 
 TESSEL_SLICE="$TMP/low" TESSEL_CUDA_CORE_PRIORITY=low LD_PRELOAD="$PRE" \

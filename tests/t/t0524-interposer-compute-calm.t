@@ -11,8 +11,8 @@
 . "$TESSEL_SRCDIR/tests/interposer/tcu.sh"
 LOAD=$HELPERS/tcu-load
 SLICE_TOOL=$HELPERS/tcu-slice
-[ -x "$LOAD" ] || skip_all "tcu-load not built"
-[ -x "$SLICE_TOOL" ] || skip_all "tcu-slice not built"
+[ -x "$LOAD" ] || missing "tcu-load not built"
+[ -x "$SLICE_TOOL" ] || missing "tcu-slice not built"
 export TESSEL_FAKE_EVENT_ORDER=device TESSEL_DEVICE_REGISTRY="$TMP"
 # calls NAME FILE: how many times the driver saw NAME (fake's call log).
 calls() { awk -v n="$1" '$1 == n { c += $2 } END { print c + 0 }' "$2"; }

@@ -6,8 +6,8 @@
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 SIM="$TESSEL_BUILD/bin/tessel-sim"
 TR="$TESSEL_SHARED/traces/alibaba-gpu-2023"
-[ -x "$SIM" ] || skip_all "no $SIM"
-[ -r "$TR/openb_pod_list_default.csv" ] || skip_all "no trace in $TR"
+[ -x "$SIM" ] || missing "no $SIM"
+[ -r "$TR/openb_pod_list_default.csv" ] || missing "no trace in $TR"
 N="$TR/openb_node_list_gpu_node.csv"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

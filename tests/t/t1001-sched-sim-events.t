@@ -11,9 +11,9 @@
 #   4.0; satisfaction 100 %; no preemption.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 SIM="$TESSEL_BUILD/bin/tessel-sim"
-[ -x "$SIM" ] || skip_all "no $SIM"
+[ -x "$SIM" ] || missing "no $SIM"
 "$SIM" events --help 2>&1 | grep -q 'tessel-sim events' ||
-    skip_all "tessel-sim has no events mode in this build"
+    missing "tessel-sim has no events mode in this build"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 

@@ -4,12 +4,12 @@
 # with JSON errors), queues, nodes/GPUs marked simulated, metrics, and a store left consistent.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
-command -v curl >/dev/null && command -v jq >/dev/null || skip_all "curl and jq are needed"
+command -v curl >/dev/null && command -v jq >/dev/null || missing "curl and jq are needed"
 
 td_setup
 # Its API-only users (no system account) submit jobs: as root they would be refused by default
 # (t3006 checks that); this test is about the API, so it allows them to run as root.
-td_start --fake-gpus 1xRTX4090:24G --no-cgroups --allow-root-jobs || { echo "1..0 # SKIP tesseld did not start"; exit 0; }
+td_start --fake-gpus 1xRTX4090:24G --no-cgroups --allow-root-jobs || missing "tesseld did not start"
 
 # --- health, auth --------------------------------------------------------------------------
 api GET /healthz "" ""

@@ -7,15 +7,15 @@
 # Needs root and cgroup controllers.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
-command -v curl >/dev/null && command -v jq >/dev/null || skip_all "curl and jq are needed"
-command -v sqlite3 >/dev/null || skip_all "sqlite3 is needed"
-[ "$(id -u)" = 0 ] || skip_all "not root: tesseld cannot create cgroups"
+command -v curl >/dev/null && command -v jq >/dev/null || missing "curl and jq are needed"
+command -v sqlite3 >/dev/null || missing "sqlite3 is needed"
+[ "$(id -u)" = 0 ] || missing "not root: tesseld cannot create cgroups"
 
 td_setup
-td_start --fake-gpus 1xT4:16G || skip_all "tesseld did not start"
+td_start --fake-gpus 1xT4:16G || missing "tesseld did not start"
 api GET /v1/nodes
 MODE=$(jget '.nodes[0].cgroups')
-[ "$MODE" = none ] && skip_all "no usable cgroup controllers (neither v2 nor v1 memory+cpu+freezer)"
+[ "$MODE" = none ] && missing "no usable cgroup controllers (neither v2 nor v1 memory+cpu+freezer)"
 INST=$(sqlite3 "$TD/data/tessel.db" "select value from meta where key='instance'")
 if [ "$MODE" = v2 ]; then
     MEMDIR=/sys/fs/cgroup/tessel/$INST CPUDIR=$MEMDIR

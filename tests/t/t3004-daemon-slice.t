@@ -5,19 +5,19 @@
 # the memory a running job uses.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
-command -v curl >/dev/null && command -v jq >/dev/null || skip_all "curl and jq are needed"
+command -v curl >/dev/null && command -v jq >/dev/null || missing "curl and jq are needed"
 PROBE=$TESSEL_BUILD/tests/interposer/tcu-probe
-[ -e "$TESSEL_BUILD/tests/fake/libcuda.so.1" ] || skip_all "fake driver not built"
-[ -e "$TESSEL_BUILD/tests/fake/libnvidia-ml.so.1" ] || skip_all "fake NVML not built"
-[ -e "$TESSEL_BUILD/lib/libtessel-cuda.so" ] || skip_all "interposer not built"
-[ -x "$PROBE" ] || skip_all "tcu-probe not built"
+[ -e "$TESSEL_BUILD/tests/fake/libcuda.so.1" ] || missing "fake driver not built"
+[ -e "$TESSEL_BUILD/tests/fake/libnvidia-ml.so.1" ] || missing "fake NVML not built"
+[ -e "$TESSEL_BUILD/lib/libtessel-cuda.so" ] || missing "interposer not built"
+[ -x "$PROBE" ] || missing "tcu-probe not built"
 # Prerequisite: the probe runs under the interposer in this build, outside tesseld.
 env LD_LIBRARY_PATH="$TESSEL_BUILD/tests/fake" TESSEL_FAKE_GPUS=1xT4:8G \
     LD_PRELOAD="$TESSEL_BUILD/lib/libtessel-cuda.so" "$PROBE" ctx info >/dev/null 2>&1 ||
-    skip_all "tcu-probe does not run under the interposer in this build (see t05*-interposer)"
+    missing "tcu-probe does not run under the interposer in this build (see t05*-interposer)"
 
 td_setup
-td_start --fake-gpus 1xT4:8G --no-cgroups || skip_all "tesseld did not start"
+td_start --fake-gpus 1xT4:8G --no-cgroups || missing "tesseld did not start"
 MiB=1048576
 G="$TD/go"
 mkdir -p "$G"

@@ -8,14 +8,14 @@
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 . "$TESSEL_SRCDIR/tests/lib/cli.sh"
-command -v curl >/dev/null && command -v jq >/dev/null || skip_all "curl and jq are needed"
-[ "$(id -u)" = 0 ] || skip_all "not root: tesseld cannot switch users"
+command -v curl >/dev/null && command -v jq >/dev/null || missing "curl and jq are needed"
+[ "$(id -u)" = 0 ] || missing "not root: tesseld cannot switch users"
 NOBODY_UID=$(getent passwd nobody | cut -d: -f3)
-[ -n "$NOBODY_UID" ] || skip_all "no 'nobody' account"
+[ -n "$NOBODY_UID" ] || missing "no 'nobody' account"
 
 td_setup
 chmod 755 "$TD"
-td_start --fake-gpus 1xT4:16G --no-cgroups || skip_all "tesseld did not start"
+td_start --fake-gpus 1xT4:16G --no-cgroups || missing "tesseld did not start"
 is "$(stat -c %a "$TD/data") $(stat -c %a "$TD/data/jobs") $(stat -c %a "$TD/data/tessel.db")" \
     "711 711 600" "data dir and jobs/ are traversable, the store is private"
 api POST /v1/users '{"name":"nobody"}'
@@ -59,7 +59,7 @@ td_stop; ok $? "tesseld stops cleanly on SIGTERM (exit 0, no sanitizer report)"
 
 # --allow-root-jobs: ghost's job runs as root.  A second one waits for the GPU (held by an
 # admin's job) while tesseld is restarted without the option: it then fails when it comes to start.
-td_start --fake-gpus 1xT4:16G --no-cgroups --allow-root-jobs || skip_all "tesseld did not restart"
+td_start --fake-gpus 1xT4:16G --no-cgroups --allow-root-jobs || missing "tesseld did not restart"
 api POST /v1/jobs '{"argv":["id","-u"]}' "$GH"
 K=$(jget .id)
 wait_for '[ "$(job_state $K)" = succeeded ]'; ok $? "with --allow-root-jobs, ghost's job runs"
@@ -73,7 +73,7 @@ api POST /v1/jobs '{"argv":["id","-u"],"gpu":1}' "$GH"
 K=$(jget .id)
 is "$CODE $(job_state $K)" "201 pending" "ghost's next job is accepted and waits for the GPU"
 td_stop; ok $? "tesseld stops cleanly"
-td_start --fake-gpus 1xT4:16G --no-cgroups || skip_all "tesseld did not restart"
+td_start --fake-gpus 1xT4:16G --no-cgroups || missing "tesseld did not restart"
 touch "$TD/go/a"
 wait_for '[ "$(job_state $H)" = succeeded ]'; ok $? "the admin's job ends"
 wait_for '[ "$(job_state $K)" = failed ]'; ok $? "without --allow-root-jobs, ghost's waiting job fails when it comes to start"

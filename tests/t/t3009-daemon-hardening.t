@@ -11,19 +11,19 @@
 # running on.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
-command -v curl >/dev/null && command -v jq >/dev/null || skip_all "curl and jq are needed"
-[ "$(id -u)" = 0 ] || skip_all "not root: tesseld cannot switch users"
+command -v curl >/dev/null && command -v jq >/dev/null || missing "curl and jq are needed"
+[ "$(id -u)" = 0 ] || missing "not root: tesseld cannot switch users"
 NOBODY_UID=$(getent passwd nobody | cut -d: -f3)
 NOBODY_GID=$(getent passwd nobody | cut -d: -f4)
-[ -n "$NOBODY_UID" ] || skip_all "no 'nobody' account"
-command -v mkfifo >/dev/null || skip_all "mkfifo is needed"
+[ -n "$NOBODY_UID" ] || missing "no 'nobody' account"
+command -v mkfifo >/dev/null || missing "mkfifo is needed"
 
 td_setup
 chmod 755 "$TD"
 # tesseld inherits a descriptor without close-on-exec (as from a careless wrapper): it must
 # not reach the job.
 exec 9>"$TD/leaked"
-td_start --fake-gpus 1xT4:16G --no-cgroups || skip_all "tesseld did not start"
+td_start --fake-gpus 1xT4:16G --no-cgroups || missing "tesseld did not start"
 exec 9>&-
 is "$(stat -c %a "$TD/data/admin.token")" 600 "admin.token is 0600"
 

@@ -12,18 +12,18 @@
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 . "$TESSEL_SRCDIR/tests/lib/cli.sh"
-command -v curl >/dev/null && command -v jq >/dev/null || skip_all "curl and jq are needed"
+command -v curl >/dev/null && command -v jq >/dev/null || missing "curl and jq are needed"
 LOAD=$TESSEL_BUILD/tests/interposer/tcu-load
 SLICE_TOOL=$TESSEL_BUILD/tests/interposer/tcu-slice
-[ -e "$TESSEL_BUILD/tests/fake/libcuda.so.1" ] || skip_all "fake driver not built"
-[ -e "$TESSEL_BUILD/tests/fake/libnvidia-ml.so.1" ] || skip_all "fake NVML not built"
-[ -e "$TESSEL_BUILD/lib/libtessel-cuda.so" ] || skip_all "interposer not built"
-[ -x "$LOAD" ] || skip_all "tcu-load not built"
-[ -x "$SLICE_TOOL" ] || skip_all "tcu-slice not built"
+[ -e "$TESSEL_BUILD/tests/fake/libcuda.so.1" ] || missing "fake driver not built"
+[ -e "$TESSEL_BUILD/tests/fake/libnvidia-ml.so.1" ] || missing "fake NVML not built"
+[ -e "$TESSEL_BUILD/lib/libtessel-cuda.so" ] || missing "interposer not built"
+[ -x "$LOAD" ] || missing "tcu-load not built"
+[ -x "$SLICE_TOOL" ] || missing "tcu-slice not built"
 
 td_setup
 # --allow-root-jobs: alice (an API-only user) may submit as root too.
-td_start --fake-gpus 1xRTX4090:24G --no-cgroups --allow-root-jobs || skip_all "tesseld did not start"
+td_start --fake-gpus 1xRTX4090:24G --no-cgroups --allow-root-jobs || missing "tesseld did not start"
 cli_setup
 G="$TD/go"
 mkdir -p "$G"

@@ -7,11 +7,11 @@
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 . "$TESSEL_SRCDIR/tests/lib/cli.sh"
-command -v jq >/dev/null || skip_all "jq is needed"
-[ -x "$TESSEL_BUILD/bin/tesseld" ] || skip_all "tesseld not built"
+command -v jq >/dev/null || missing "jq is needed"
+[ -x "$TESSEL_BUILD/bin/tesseld" ] || missing "tesseld not built"
 
 td_setup
-td_start --fake-gpus 1xRTX4090:24G --no-cgroups || skip_all "tesseld did not start"
+td_start --fake-gpus 1xRTX4090:24G --no-cgroups || missing "tesseld did not start"
 cli_setup
 G="$TD/go"
 mkdir -p "$G"

@@ -5,13 +5,13 @@
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 . "$TESSEL_SRCDIR/tests/lib/cli.sh"
-command -v jq >/dev/null || skip_all "jq is needed"
-[ -x "$TESSEL_BUILD/bin/tesseld" ] || skip_all "tesseld not built"
+command -v jq >/dev/null || missing "jq is needed"
+[ -x "$TESSEL_BUILD/bin/tesseld" ] || missing "tesseld not built"
 
 td_setup
 # Its API-only users (no system account) submit jobs: as root they would be refused by default
 # (t3006 checks that); this test is about the API, so it allows them to run as root.
-td_start --fake-gpus 1xRTX4090:24G --no-cgroups --allow-root-jobs || skip_all "tesseld did not start"
+td_start --fake-gpus 1xRTX4090:24G --no-cgroups --allow-root-jobs || missing "tesseld did not start"
 cli_setup
 export TESSEL_URL="$TD_URL"
 admin users add alice

@@ -6,15 +6,15 @@
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 . "$TESSEL_SRCDIR/tests/lib/cli.sh"
-command -v jq >/dev/null || skip_all "jq is needed"
-[ -x "$TESSEL_BUILD/bin/tesseld" ] || skip_all "tesseld not built"
+command -v jq >/dev/null || missing "jq is needed"
+[ -x "$TESSEL_BUILD/bin/tesseld" ] || missing "tesseld not built"
 FILL=$TESSEL_BUILD/examples/fill-gpu
-[ -x "$FILL" ] || skip_all "examples/fill-gpu not built"
-[ -e "$TESSEL_BUILD/tests/fake/libcuda.so.1" ] || skip_all "fake driver not built"
-[ -e "$TESSEL_BUILD/lib/libtessel-cuda.so" ] || skip_all "interposer not built"
+[ -x "$FILL" ] || missing "examples/fill-gpu not built"
+[ -e "$TESSEL_BUILD/tests/fake/libcuda.so.1" ] || missing "fake driver not built"
+[ -e "$TESSEL_BUILD/lib/libtessel-cuda.so" ] || missing "interposer not built"
 
 td_setup
-td_start --fake-gpus 1xT4:8G --no-cgroups || skip_all "tesseld did not start"
+td_start --fake-gpus 1xT4:8G --no-cgroups || missing "tesseld did not start"
 cli_setup
 export TESSEL_URL="$TD_URL" TESSEL_TOKEN="$TD_ADMIN"
 G="$TD/go"

@@ -7,12 +7,12 @@
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 . "$TESSEL_SRCDIR/tests/lib/cli.sh"
-command -v jq >/dev/null || skip_all "jq is needed"
-[ -x "$TESSEL_BUILD/bin/tesseld" ] || skip_all "tesseld not built"
+command -v jq >/dev/null || missing "jq is needed"
+[ -x "$TESSEL_BUILD/bin/tesseld" ] || missing "tesseld not built"
 
 td_setup
 FAKE="--fake-gpus 1xA100:40G --no-cgroups"
-td_start $FAKE || skip_all "tesseld did not start"
+td_start $FAKE || missing "tesseld did not start"
 ADDR=${TD_URL#http://}
 cli_setup
 export TESSEL_URL="$TD_URL" TESSEL_TOKEN="$TD_ADMIN"

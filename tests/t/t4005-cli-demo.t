@@ -4,9 +4,9 @@
 # neighbour, `tessel gpus` shows both slices labelled simulated, a whole-GPU job waits and then
 # runs, and the script leaves no process or temporary directory behind.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
-command -v jq >/dev/null || skip_all "jq is needed"
+command -v jq >/dev/null || missing "jq is needed"
 for f in bin/tesseld bin/tessel examples/fill-gpu lib/libtessel-cuda.so tests/fake/libcuda.so.1; do
-    [ -e "$TESSEL_BUILD/$f" ] || skip_all "$f not built"
+    [ -e "$TESSEL_BUILD/$f" ] || missing "$f not built"
 done
 OUT=$(mktemp /tmp/tessel-t4005-XXXXXX)
 trap 'rm -f "$OUT"' EXIT

@@ -10,12 +10,12 @@
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 . "$TESSEL_SRCDIR/tests/lib/cli.sh"
-command -v jq >/dev/null || skip_all "jq is needed"
-[ -x "$TESSEL_BUILD/bin/tesseld" ] || skip_all "tesseld not built"
+command -v jq >/dev/null || missing "jq is needed"
+[ -x "$TESSEL_BUILD/bin/tesseld" ] || missing "tesseld not built"
 
 td_setup
 # --min-runtime 0: a job may be preempted as soon as it runs (libsched's default is 60 s).
-td_start --fake-gpus 2xRTX4090:24G --no-cgroups --min-runtime 0 || skip_all "tesseld did not start"
+td_start --fake-gpus 2xRTX4090:24G --no-cgroups --min-runtime 0 || missing "tesseld did not start"
 cli_setup
 export TESSEL_URL="$TD_URL" TESSEL_TOKEN="$TD_ADMIN"
 # The table row of queue $1 (indentation kept), runs of spaces squeezed to one.

@@ -5,9 +5,9 @@
 # links, unknown types: all 404 with the API's JSON error).  The API beside it is unchanged.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
-command -v curl >/dev/null && command -v jq >/dev/null || skip_all "curl and jq are needed"
+command -v curl >/dev/null && command -v jq >/dev/null || missing "curl and jq are needed"
 WEB=$TESSEL_BUILD/share/tessel/web
-[ -f "$WEB/index.html" ] || skip_all "console not installed in $WEB (run make)"
+[ -f "$WEB/index.html" ] || missing "console not installed in $WEB (run make)"
 
 td_setup
 td_start --fake-gpus 1xRTX4090:24G --no-cgroups || { ok 1 "tesseld starts"; done_testing; exit 1; }

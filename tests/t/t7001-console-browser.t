@@ -10,14 +10,14 @@
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 CHROMIUM=${TESSEL_CHROMIUM:-/usr/bin/chromium}
 WEBSRC=$TESSEL_SRCDIR/web
-command -v curl >/dev/null && command -v jq >/dev/null || skip_all "curl and jq are needed"
-[ -x "$CHROMIUM" ] || skip_all "no Chromium at $CHROMIUM (scripts/install-deps.sh --browser)"
-command -v node >/dev/null || skip_all "no node (scripts/install-deps.sh --browser)"
+command -v curl >/dev/null && command -v jq >/dev/null || missing "curl and jq are needed"
+[ -x "$CHROMIUM" ] || missing "no Chromium at $CHROMIUM (scripts/install-deps.sh --browser)"
+command -v node >/dev/null || missing "no node (scripts/install-deps.sh --browser)"
 major=$(node -p 'process.versions.node.split(".")[0]')
-[ "$major" -ge 18 ] || skip_all "node $major is too old for playwright-core (18 or later)"
+[ "$major" -ge 18 ] || missing "node $major is too old for playwright-core (18 or later)"
 [ -f "$WEBSRC/node_modules/playwright-core/package.json" ] ||
-    skip_all "web/node_modules is missing: (cd web && npm ci) (make does it when npm is present)"
-[ -f "$TESSEL_BUILD/share/tessel/web/index.html" ] || skip_all "console not installed (run make)"
+    missing "web/node_modules is missing: (cd web && npm ci) (make does it when npm is present)"
+[ -f "$TESSEL_BUILD/share/tessel/web/index.html" ] || missing "console not installed (run make)"
 
 # The committed uPlot is the version the lock file pins, byte for byte.
 V=$(node -p "require('$WEBSRC/node_modules/uplot/package.json').version")
