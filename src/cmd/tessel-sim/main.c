@@ -391,8 +391,11 @@ static void run_one(const struct gnode *nodes, size_t nnodes, unsigned copies,
     for (unsigned copy = 0; copy < copies; copy++)
         for (size_t i = 0; i < nnodes; i++) {
             char pname[TSCHED_NAME_MAX];
-            snprintf(pname, sizeof pname, "%04u-%s", (unsigned)perm[copy * nnodes + i],
-                     nodes[i].name);
+            /* A name cut at TSCHED_NAME_MAX is still unique by its numeric prefix. */
+            int pn = snprintf(pname, sizeof pname, "%04u-%s", (unsigned)perm[copy * nnodes + i],
+                              nodes[i].name);
+            if (pn < 0)
+                pname[0] = '\0';
             tsched_gpu_spec_t g[TSCHED_MAX_NODE_GPUS];
             memset(g, 0, sizeof g);
             for (unsigned j = 0; j < nodes[i].ngpus; j++) {
