@@ -292,6 +292,8 @@ static void *watch(void *arg)
     static tsw_proc_t procs[MAX_PROCS];
     bool over_before = false;
     unsigned episode = 0;
+    /* Consecutive samples over the limit, per GPU (TSW_CONFIRM). */
+    static unsigned streak[TSW_MAX_GPUS];
     for (;;) {
         struct timespec ts = {0, TSW_PERIOD_MS * 1000000L};
         while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
@@ -308,10 +310,12 @@ static void *watch(void *arg)
         bool over = false;
         for (unsigned i = 0; i < ngpus && i < TSW_MAX_GPUS && !over; i++) {
             int n = gpu_procs(i, procs, MAX_PROCS);
-            if (n <= 0)
+            uint64_t sum = n > 0 ? tsw_job_sum(procs, (size_t)n, member, NULL) : 0;
+            if (!tsw_over(sum, w.c.limits.limit[i])) {
+                streak[i] = 0;
                 continue;
-            uint64_t sum = tsw_job_sum(procs, (size_t)n, member, NULL);
-            if (!tsw_over(sum, w.c.limits.limit[i]))
+            }
+            if (++streak[i] < TSW_CONFIRM && !over_before)
                 continue;
             over = true;
             /* A stop first (it keeps the memory: telling can wait a moment); a kill last, so

@@ -34,6 +34,12 @@
  * about 0.2 s plus the time to signal it (the target is 1 s). */
 #define TSW_PERIOD_MS 200
 
+/* Consecutive samples over the limit before the watchdog acts: 2, so that the moment in which
+ * the driver holds a context or a pool chunk that the interposer is about to refuse and give
+ * back (the job then sees CUDA_ERROR_OUT_OF_MEMORY, as it should) does not kill the job; a job
+ * that stays over is stopped within 2 periods (0.4 s) plus the time to signal it. */
+#define TSW_CONFIRM 2
+
 typedef enum { TSW_KILL = 0, TSW_SUSPEND = 1 } tsw_action_t;
 
 /* Bytes the job may hold on each NVML index; 0 on the GPUs it was not given. */

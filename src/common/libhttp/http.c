@@ -733,13 +733,14 @@ thttp_server_t *thttp_start_unix(const thttp_config_t *cfg, const char *path, mo
         return NULL;
     }
     s->cfg = *cfg;
-    s->mhd =
-        MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                             MHD_USE_POLL | MHD_USE_ERROR_LOG,
-                         0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
-                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_LIMIT,
-                         cfg->max_connections ? cfg->max_connections : 512u,
-                         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300, MHD_OPTION_END);
+    s->mhd = MHD_start_daemon(
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
+            MHD_USE_ERROR_LOG,
+        0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_EXTERNAL_LOGGER,
+        mhd_log, NULL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_LIMIT,
+        cfg->max_connections ? cfg->max_connections : THTTP_DEFAULT_MAX_CONNECTIONS,
+        MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s ? cfg->timeout_s : THTTP_DEFAULT_TIMEOUT_S,
+        MHD_OPTION_END);
     if (!s->mhd) {
         int saved = errno ? errno : EINVAL;
         close(fd);
