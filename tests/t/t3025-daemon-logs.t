@@ -29,7 +29,7 @@ td_cleanup_fs() {
     umount -l "$TD/data" 2>/dev/null
     td_cleanup
 }
-td_start --fake-gpus 1xT4:16G --no-cgroups --log-limit 1M || bail "tesseld did not start"
+td_start --fake-gpus 1xT4:16G --no-cgroups --disk-reserve 1M --log-limit 1M || bail "tesseld did not start"
 api POST /v1/users '{"name":"nobody"}'
 api POST /v1/tokens '{"user":"nobody"}'
 NB=$(jget .token)
@@ -62,7 +62,7 @@ wait_for '[ "$(job_state '"$K"')" = succeeded ]'; ok $? "and run"
 td_stop; ok $? "tesseld stops cleanly"
 
 # --- --log-limit 0: no limit -----------------------------------------------------------
-td_start --fake-gpus 1xT4:16G --no-cgroups --log-limit 0 || bail "tesseld did not restart"
+td_start --fake-gpus 1xT4:16G --no-cgroups --disk-reserve 1M --log-limit 0 || bail "tesseld did not restart"
 api POST /v1/jobs '{"argv":["sh","-c","yes | head -c 3000000"]}' "$NB"
 J=$(jget .id)
 wait_for '[ "$(job_state '"$J"')" = succeeded ]'
@@ -75,7 +75,7 @@ ok "$([ $RC = 2 ] && grep -q '^tesseld: --log-limit 12Q: ' "$TD/bad.log"; echo $
 
 # --- the jobs' file system is full when the job ends ------------------------------------
 mount -t tmpfs -o size=4m,mode=0711 tmpfs "$TD/data/jobs" || bail "cannot mount tmpfs on jobs/"
-td_start --fake-gpus 1xT4:16G --no-cgroups || bail "tesseld did not restart"
+td_start --fake-gpus 1xT4:16G --no-cgroups --disk-reserve 1M || bail "tesseld did not restart"
 api POST /v1/jobs '{"argv":["sh","-c","touch ready; while [ ! -e go ]; do sleep 0.1; done; echo bye"]}' "$NB"
 J=$(jget .id)
 JD="$TD/data/jobs/$J"
@@ -97,7 +97,7 @@ is "$(jget .state) $(jget .exit_code) $(jget .reason)" "succeeded 0 exited with 
 td_stop; ok $? "tesseld stops cleanly"
 
 # --- the store refuses the end for a while ----------------------------------------------
-td_start --fake-gpus 1xT4:16G --no-cgroups || bail "tesseld did not restart"
+td_start --fake-gpus 1xT4:16G --no-cgroups --disk-reserve 1M || bail "tesseld did not restart"
 api POST /v1/jobs '{"argv":["sh","-c","touch ready; while [ ! -e go ]; do sleep 0.1; done"]}' "$NB"
 J=$(jget .id)
 JD="$TD/data/jobs/$J"
