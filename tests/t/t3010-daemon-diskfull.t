@@ -57,7 +57,8 @@ ok $? "nobody's job filled the file system"
 is "$(job_state $SLEEPER)" running "the other job is running"
 wait_for '[ ! -e "$TD/data/store.reserve" ]'
 ok $? "tesseld gave the store's reserve back ($(avail) bytes free now)"
-grep -q "gave back the store's 4194304-byte reserve" "$TD/tesseld.log"
+# The line comes just after the file goes: wait for it too.
+wait_for "grep -q \"gave back the store's 4194304-byte reserve\" '$TD/tesseld.log'"
 ok $? "and says so in its log"
 
 R507=0 OTHER=0
