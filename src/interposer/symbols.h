@@ -70,6 +70,9 @@
     X(cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel", 9000, 0)                             \
     X(cuLaunchCooperativeKernel_ptsz, "cuLaunchCooperativeKernel", 9000, 1)                        \
     X(cuLaunchCooperativeKernelMultiDevice, "cuLaunchCooperativeKernelMultiDevice", 9000, 0)       \
+    X(cuModuleLoadData, "cuModuleLoadData", 2000, 0)                                               \
+    X(cuModuleGetFunction, "cuModuleGetFunction", 2000, 0)                                         \
+    X(cuModuleUnload, "cuModuleUnload", 2000, 0)                                                   \
     X(cuGraphLaunch, "cuGraphLaunch", 10000, 0)                                                    \
     X(cuGraphLaunch_ptsz, "cuGraphLaunch", 10000, 1)
 

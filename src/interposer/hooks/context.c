@@ -32,7 +32,8 @@ TCU_EXPORT CUresult cuInit(unsigned int Flags)
     return real(Flags);
 }
 
-/* Held from before a measured creation to after its measurement. */
+/* Held from before a measured creation (context, module) to after its
+ * measurement: one measurement at a time per process. */
 static pthread_mutex_t measure_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct ctx_charge {
@@ -78,22 +79,50 @@ static int ctx_begin(CUdevice ord, enum tshm_ctx_kind kind, struct ctx_charge *c
     return 0;
 }
 
-/* The measured cost of the context just created, 0 when not measurable. */
-static uint64_t ctx_measure(CUdevice ord, const struct ctx_charge *c)
+/* What this process's device memory grew by since b (NVML per process, else
+ * the drop of the device's free memory), less what other threads of this
+ * process charged to slice device dev meanwhile beyond `reserved` (our own
+ * reservation inside the window).  0 when not measurable. */
+static uint64_t meas_delta(CUdevice ord, int dev, const struct tcu_nvml_mem *b, uint64_t b_ours,
+                           uint64_t reserved)
 {
     struct tcu_nvml_mem a;
-    if (!c->b_ok || tcu_nvml_mem(ord, &a) < 0)
+    if (tcu_nvml_mem(ord, &a) < 0)
         return 0;
     /* Charges other threads of this process took meanwhile (the slice
      * charge grew by our reservation plus theirs). */
-    uint64_t ours = tshm_self_used(tcu.slice, c->dev);
-    uint64_t grown = ours > c->b_ours ? ours - c->b_ours : 0;
-    uint64_t others = grown > c->cost ? grown - c->cost : 0;
-    if (c->b.self_ok && a.self_ok && a.self > c->b.self + others)
-        return a.self - c->b.self - others;
-    if (c->b.dev_free && a.dev_free && c->b.dev_free > a.dev_free + others)
-        return c->b.dev_free - a.dev_free - others;
+    uint64_t ours = tshm_self_used(tcu.slice, dev);
+    uint64_t grown = ours > b_ours ? ours - b_ours : 0;
+    uint64_t others = grown > reserved ? grown - reserved : 0;
+    if (b->self_ok && a.self_ok && a.self > b->self + others)
+        return a.self - b->self - others;
+    if (b->dev_free && a.dev_free && b->dev_free > a.dev_free + others)
+        return b->dev_free - a.dev_free - others;
     return 0;
+}
+
+/* The measured cost of the context just created, 0 when not measurable. */
+static uint64_t ctx_measure(CUdevice ord, const struct ctx_charge *c)
+{
+    if (!c->b_ok)
+        return 0;
+    return meas_delta(ord, c->dev, &c->b, c->b_ours, c->cost);
+}
+
+void tcu_meas_begin(CUdevice ord, int dev, struct tcu_meas *m)
+{
+    pthread_mutex_lock(&measure_lock);
+    m->ord = ord;
+    m->dev = dev;
+    m->ok = tcu.slice && dev >= 0 && tcu_nvml_mem(ord, &m->b) == 0;
+    m->b_ours = m->ok ? tshm_self_used(tcu.slice, dev) : 0;
+}
+
+uint64_t tcu_meas_end(struct tcu_meas *m)
+{
+    uint64_t d = m->ok ? meas_delta(m->ord, m->dev, &m->b, m->b_ours, 0) : 0;
+    pthread_mutex_unlock(&measure_lock);
+    return d <= TCU_CTX_COST_MAX ? d : 0;
 }
 
 /* After the driver answered r: measure, settle or undo.  0, or -1 when the
