@@ -1014,6 +1014,43 @@ static void test_module_mem(void **state)
     assert_true(tessel_fake_process_used(0) == 143 * MiB);
 }
 
+/* cuCtxSetLimit: the stack (per resident thread: SMs x 2048), printf FIFO
+ * and malloc heap sizes are charged by their difference to the current size
+ * on the context; refused with nothing changed past the device; given back
+ * with the context. */
+static void test_ctx_limits(void **state)
+{
+    tessel_fake_reset();
+    clear_env();
+    setenv("TESSEL_FAKE_GPUS", "A:2G:10", 1);
+    setenv("TESSEL_FAKE_CTX_MEM", "100M", 1);
+    OK(cuInit(0));
+    size_t v = 0;
+    assert_int_equal(cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, 1), CUDA_ERROR_INVALID_CONTEXT);
+    CUcontext c;
+    OK(cuCtxCreate_v2(&c, 0, 0));
+    OK(cuCtxGetLimit(&v, CU_LIMIT_MALLOC_HEAP_SIZE));
+    assert_int_equal(v, 8 * MiB);
+    OK(cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, 108 * MiB));
+    assert_true(tessel_fake_process_used(0) == 200 * MiB);
+    OK(cuCtxSetLimit(CU_LIMIT_PRINTF_FIFO_SIZE, 11 * MiB));
+    assert_true(tessel_fake_process_used(0) == 210 * MiB);
+    OK(cuCtxSetLimit(CU_LIMIT_STACK_SIZE, 1024 + 512)); /* +512 B x 10 SMs x 2048 threads */
+    assert_true(tessel_fake_process_used(0) == 220 * MiB);
+    OK(cuCtxGetLimit(&v, CU_LIMIT_STACK_SIZE));
+    assert_int_equal(v, 1536);
+    OK(cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, 8 * MiB)); /* shrinking gives back */
+    assert_true(tessel_fake_process_used(0) == 120 * MiB);
+    assert_int_equal(cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, 3 * GiB), CUDA_ERROR_OUT_OF_MEMORY);
+    OK(cuCtxGetLimit(&v, CU_LIMIT_MALLOC_HEAP_SIZE));
+    assert_int_equal(v, 8 * MiB);
+    assert_true(tessel_fake_process_used(0) == 120 * MiB);
+    assert_int_equal(cuCtxSetLimit((CUlimit)99, 1), CUDA_ERROR_INVALID_VALUE);
+    OK(cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, 58 * MiB));
+    OK(cuCtxDestroy_v2(c));
+    assert_true(tessel_fake_process_used(0) == 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1036,6 +1073,7 @@ int main(void)
         cmocka_unit_test_teardown(test_fork_rule, teardown),
         cmocka_unit_test_teardown(test_ctx_costs, teardown),
         cmocka_unit_test_teardown(test_module_mem, teardown),
+        cmocka_unit_test_teardown(test_ctx_limits, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
