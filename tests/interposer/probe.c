@@ -48,6 +48,7 @@
  *                       with the same options; "spawn status=S"
  *   calls:NAME          the fake driver's call count of entry point NAME
  *   uuid:N              "uuid GPU-..." of CUDA device N (cuDeviceGetUuid)
+ *   setlimit:L:SIZE     cuCtxSetLimit(L, SIZE); L is stack, printf or heap
  *   modload             cuModuleLoadData of a (fake) image: "modload rc=R"
  *   modfunc:NAME        cuModuleGetFunction NAME in the newest module
  *   modunload           cuModuleUnload of the newest module
@@ -402,6 +403,14 @@ static void step(char *s)
         if (ncreated)
             r = SYM(cuCtxDestroy_v2_fn, "cuCtxDestroy_v2", "cuCtxDestroy")(created[--ncreated]);
         printf("ctxdestroy rc=%d\n", r);
+    } else if (strcmp(s, "setlimit") == 0 && arg2) {
+        CUlimit l = strcmp(arg1, "stack") == 0    ? CU_LIMIT_STACK_SIZE
+                    : strcmp(arg1, "printf") == 0 ? CU_LIMIT_PRINTF_FIFO_SIZE
+                    : strcmp(arg1, "heap") == 0   ? CU_LIMIT_MALLOC_HEAP_SIZE
+                                                  : (CUlimit)atoi(arg1);
+        CUresult r =
+            SYM(cuCtxSetLimit_fn, "cuCtxSetLimit", "cuCtxSetLimit")(l, (size_t)size_arg(arg2));
+        printf("setlimit %s rc=%d\n", arg1, r);
     } else if (strcmp(s, "modload") == 0) {
         CUmodule m = NULL;
         CUresult r =

@@ -51,7 +51,7 @@ static int poke(const char *name, const char *variant, void *p)
     }
     if (IS("cuMemFree") || IS("cuMemFreeAsync") || IS("cuMemRelease") || IS("cuArrayDestroy") ||
         IS("cuMipmappedArrayDestroy") || IS("cuMemPoolDestroy") || IS("cuMemPoolTrimTo") ||
-        IS("cuGraphLaunch") || IS("cuCtxDestroy") || IS("cuModuleUnload")) {
+        IS("cuGraphLaunch") || IS("cuCtxDestroy") || IS("cuModuleUnload") || IS("cuCtxSetLimit")) {
         typedef CUresult (*f2)(void *, void *);
         ((f2)p)(NULL, NULL);
         return 1;

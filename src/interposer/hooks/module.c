@@ -40,7 +40,7 @@ TCU_EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image)
     struct tcu_meas m;
     tcu_meas_begin(ord, dev, &m);
     CUresult r = real(module, image);
-    uint64_t spent = tcu_meas_end(&m);
+    uint64_t spent = tcu_meas_end(&m, NULL);
     if (r != CUDA_SUCCESS)
         return r;
     int fits = spent == 0 || tcu_reserve(dev, spent) == 0;
@@ -71,7 +71,7 @@ TCU_EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const 
     struct tcu_meas m;
     tcu_meas_begin(ord, dev, &m);
     CUresult r = real(hfunc, hmod, name);
-    uint64_t spent = tcu_meas_end(&m);
+    uint64_t spent = tcu_meas_end(&m, NULL);
     if (r != CUDA_SUCCESS || spent == 0)
         return r;
     /* The function's code belongs to its module: charged to the module's
