@@ -102,7 +102,9 @@ enum tcu_kind {
     TCU_KIND_VMM = 2,   /* cuMemCreate handle */
     TCU_KIND_ARRAY = 3, /* CUarray */
     TCU_KIND_MIPMAP = 4,
-    TCU_KIND_CTX = 5 /* cuCtxCreate context */
+    TCU_KIND_CTX = 5,      /* cuCtxCreate context */
+    TCU_KIND_MODULE = 6,   /* CUmodule: its code and data, lazily loaded functions */
+    TCU_KIND_CTX_LIMIT = 7 /* cuCtxSetLimit growth of (context, limit) */
 };
 
 /* Record an allocation (kind, key) of bytes on device dev; aux is free for
@@ -179,6 +181,32 @@ struct tcu_nvml_mem {
     int self_ok;
 };
 int tcu_nvml_mem(CUdevice ord, struct tcu_nvml_mem *m);
+
+/* Measure the device memory the driver spends on its own inside a call
+ * (module code, lazily loaded functions; hooks/context.c):
+ *
+ *     struct tcu_meas m;
+ *     tcu_meas_begin(ord, dev, &m);       // takes the measurement lock
+ *     CUresult r = real(...);
+ *     uint64_t spent = tcu_meas_end(&m, &shrunk);  // releases it
+ *
+ * spent: what this process's device memory (NVML per process, else the
+ * device's free memory) grew by, less what other threads of this process
+ * charged to the slice meanwhile; 0 when not measurable or above
+ * TCU_CTX_COST_MAX (noise).  *shrunk (when not NULL): what it shrank by
+ * (0 when it grew).  Not for hot paths: two NVML queries. */
+struct tcu_meas {
+    CUdevice ord;
+    int dev;
+    int ok;
+    struct tcu_nvml_mem b;
+    uint64_t b_ours;
+};
+void tcu_meas_begin(CUdevice ord, int dev, struct tcu_meas *m);
+uint64_t tcu_meas_end(struct tcu_meas *m, uint64_t *shrunk);
+
+/* Give back the cuCtxSetLimit charges of a context that is gone. */
+void tcu_ctx_limits_release(CUcontext ctx);
 
 /* ---- compute (compute.c; docs/compute-shares.md) ---- */
 

@@ -70,6 +70,10 @@
     X(cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel", 9000, 0)                             \
     X(cuLaunchCooperativeKernel_ptsz, "cuLaunchCooperativeKernel", 9000, 1)                        \
     X(cuLaunchCooperativeKernelMultiDevice, "cuLaunchCooperativeKernelMultiDevice", 9000, 0)       \
+    X(cuCtxSetLimit, "cuCtxSetLimit", 3010, 0)                                                     \
+    X(cuModuleLoadData, "cuModuleLoadData", 2000, 0)                                               \
+    X(cuModuleGetFunction, "cuModuleGetFunction", 2000, 0)                                         \
+    X(cuModuleUnload, "cuModuleUnload", 2000, 0)                                                   \
     X(cuGraphLaunch, "cuGraphLaunch", 10000, 0)                                                    \
     X(cuGraphLaunch_ptsz, "cuGraphLaunch", 10000, 1)
 
@@ -85,6 +89,7 @@
     X(cuDeviceGetMemPool)                                                                          \
     X(cuMemPoolGetAttribute)                                                                       \
     X(cuCtxGetCurrent)                                                                             \
+    X(cuCtxGetLimit)                                                                               \
     X(cuCtxPushCurrent_v2)                                                                         \
     X(cuCtxPopCurrent_v2)                                                                          \
     X(cuCtxSynchronize)                                                                            \

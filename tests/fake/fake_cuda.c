@@ -417,6 +417,23 @@ CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId)
 
 /* ---- contexts --------------------------------------------------------- */
 
+/* The driver's defaults for the limits cuCtxSetLimit changes; the context's
+ * cost (TESSEL_FAKE_CTX_MEM) includes the memory they take. */
+#define FAKE_STACK_DEFAULT       1024ull      /* bytes per thread */
+#define FAKE_PRINTF_FIFO_DEFAULT (1ull << 20) /* 1 MiB */
+#define FAKE_MALLOC_HEAP_DEFAULT (8ull << 20) /* 8 MiB */
+#define FAKE_THREADS_PER_SM      2048ull      /* resident threads per SM (compute 9.0) */
+
+/* Device memory a limit of value takes: the stack is reserved for every
+ * thread the device can hold at once, the printf FIFO and the malloc heap
+ * once per context. */
+static uint64_t limit_bytes(int dev, CUlimit l, uint64_t value)
+{
+    if (l == CU_LIMIT_STACK_SIZE)
+        return value * g.cfg.dev[dev].sms * FAKE_THREADS_PER_SM;
+    return value;
+}
+
 /* Under g.lock: a context on dev, charged what that device's context of
  * this kind costs (TESSEL_FAKE_CTX_MEM for primary contexts,
  * TESSEL_FAKE_CTX_MEM_CREATED for cuCtxCreate's).  Programs cannot see it
@@ -437,6 +454,9 @@ static CUresult ctx_create(int dev, unsigned flags, int primary, ctx_t **out)
     c->primary = primary;
     c->refs = 1;
     c->charged = cost;
+    c->limit[CU_LIMIT_STACK_SIZE] = FAKE_STACK_DEFAULT;
+    c->limit[CU_LIMIT_PRINTF_FIFO_SIZE] = FAKE_PRINTF_FIFO_DEFAULT;
+    c->limit[CU_LIMIT_MALLOC_HEAP_SIZE] = FAKE_MALLOC_HEAP_DEFAULT;
     c->null_strm = stream_new(c, 0, 0);
     if (!c->null_strm) {
         obj_free(&c->o);
@@ -574,6 +594,54 @@ CUresult cuCtxGetCurrent(CUcontext *pctx)
     *pctx = (CUcontext)cur_ctx();
     UNLOCK();
     return CUDA_SUCCESS;
+}
+
+/* The stack, printf FIFO and malloc heap sizes: the difference to the
+ * current size is charged on the context's device (given back with the
+ * context), or CUDA_ERROR_OUT_OF_MEMORY with nothing changed. */
+CUresult cuCtxSetLimit(CUlimit limit, size_t value)
+{
+    DEV_ENTER(cuCtxSetLimit);
+    LOCK();
+    ctx_t *c;
+    CUresult rc = need_ctx(&c);
+    if (rc == CUDA_SUCCESS && (unsigned)limit > CU_LIMIT_MALLOC_HEAP_SIZE)
+        rc = limit <= CU_LIMIT_PERSISTING_L2_CACHE_SIZE ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    else if (rc == CUDA_SUCCESS) {
+        uint64_t old = limit_bytes(c->dev, limit, c->limit[limit]);
+        uint64_t want = limit_bytes(c->dev, limit, value);
+        if (want > old && charge(c->dev, want - old) < 0) {
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+        } else {
+            if (want > old)
+                c->charged += want - old;
+            else {
+                uncharge(c->dev, old - want);
+                c->charged -= old - want;
+            }
+            c->limit[limit] = value;
+        }
+    }
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuCtxGetLimit(size_t *pvalue, CUlimit limit)
+{
+    DEV_ENTER(cuCtxGetLimit);
+    if (!pvalue)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    ctx_t *c;
+    CUresult rc = need_ctx(&c);
+    if (rc == CUDA_SUCCESS && (unsigned)limit <= CU_LIMIT_MALLOC_HEAP_SIZE)
+        *pvalue = (size_t)c->limit[limit];
+    else if (rc == CUDA_SUCCESS && limit <= CU_LIMIT_PERSISTING_L2_CACHE_SIZE)
+        *pvalue = 0;
+    else if (rc == CUDA_SUCCESS)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    UNLOCK();
+    return rc;
 }
 
 CUresult cuCtxGetDevice(CUdevice *device)

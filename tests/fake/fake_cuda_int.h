@@ -69,7 +69,8 @@ typedef struct ctx {
     unsigned flags;
     int primary;
     int refs;            /* primary: retain count */
-    uint64_t charged;    /* context memory charged on the device */
+    uint64_t charged;    /* context memory charged on the device (cuCtxSetLimit heaps incl.) */
+    uint64_t limit[3];   /* CU_LIMIT_STACK_SIZE, _PRINTF_FIFO_SIZE, _MALLOC_HEAP_SIZE */
     uint64_t tail_pos;   /* max tail of its streams */
     stream_t *null_strm; /* the default (legacy and per-thread) stream */
 } ctx_t;

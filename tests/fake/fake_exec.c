@@ -27,6 +27,8 @@
 
 typedef struct {
     obj_t o;
+    int dev;
+    uint64_t charged; /* device memory of its code and data, functions loaded so far */
 } module_t;
 
 typedef enum { DUR_DEFAULT, DUR_FIXED, DUR_PARAM } durmode_t;
@@ -129,8 +131,11 @@ void exec_free_ctx(ctx_t *c)
             case K_EXEC:
                 gexec_free((gexec_t *)o);
                 break;
-            case K_EVENT:
             case K_MODULE:
+                uncharge(((module_t *)o)->dev, ((module_t *)o)->charged);
+                obj_free(o);
+                break;
+            case K_EVENT:
             case K_FUNC:
                 obj_free(o);
                 break;
@@ -631,6 +636,11 @@ CUresult cuEventDestroy_v2(CUevent hEvent)
 
 /* ---- modules and functions -------------------------------------------- */
 
+/* Module memory, as the driver spends it: the module's code and data are
+ * loaded into device memory at load (TESSEL_FAKE_MODULE_MEM), each function
+ * at its first use (TESSEL_FAKE_FUNC_MEM, CUDA_MODULE_LOADING=LAZY, the
+ * default since CUDA 12); all of it is given back at unload or when the
+ * context goes.  Programs see it only as memory gone. */
 CUresult cuModuleLoadData(CUmodule *module, const void *image)
 {
     EXEC_ENTER(cuModuleLoadData);
@@ -639,10 +649,16 @@ CUresult cuModuleLoadData(CUmodule *module, const void *image)
         rc = CUDA_ERROR_INVALID_VALUE;
     else if (!c)
         rc = CUDA_ERROR_INVALID_CONTEXT;
-    else if (!(m = (module_t *)obj_new(K_MODULE, sizeof *m, c)))
+    else if (charge(c->dev, g.cfg.module_mem) < 0)
         rc = CUDA_ERROR_OUT_OF_MEMORY;
-    else
+    else if (!(m = (module_t *)obj_new(K_MODULE, sizeof *m, c))) {
+        uncharge(c->dev, g.cfg.module_mem);
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    } else {
+        m->dev = c->dev;
+        m->charged = g.cfg.module_mem;
         *module = (CUmodule)m;
+    }
     EXEC_LEAVE();
 }
 
@@ -691,11 +707,17 @@ CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
             *hfunc = (CUfunction)o;
             goto out;
         }
-    f = (func_t *)obj_new(K_FUNC, sizeof *f, m->o.ctx);
-    if (!f) {
+    if (charge(m->dev, g.cfg.func_mem) < 0) { /* lazy loading: code loaded now */
         rc = CUDA_ERROR_OUT_OF_MEMORY;
         goto out;
     }
+    f = (func_t *)obj_new(K_FUNC, sizeof *f, m->o.ctx);
+    if (!f) {
+        uncharge(m->dev, g.cfg.func_mem);
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+        goto out;
+    }
+    m->charged += g.cfg.func_mem;
     f->mod = m;
     strcpy(f->name, name);
     name_duration(f);
@@ -718,6 +740,7 @@ CUresult cuModuleUnload(CUmodule hmod)
                 obj_free(o);
             o = n;
         }
+        uncharge(m->dev, m->charged);
         obj_free(&m->o);
     }
     EXEC_LEAVE();

@@ -48,6 +48,10 @@
  *                       with the same options; "spawn status=S"
  *   calls:NAME          the fake driver's call count of entry point NAME
  *   uuid:N              "uuid GPU-..." of CUDA device N (cuDeviceGetUuid)
+ *   setlimit:L:SIZE     cuCtxSetLimit(L, SIZE); L is stack, printf or heap
+ *   modload             cuModuleLoadData of a (fake) image: "modload rc=R"
+ *   modfunc:NAME        cuModuleGetFunction NAME in the newest module
+ *   modunload           cuModuleUnload of the newest module
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -104,6 +108,8 @@ struct allocation {
 static struct allocation allocs[100000];
 static int nallocs;
 static CUcontext created[64];
+static CUmodule modules[64];
+static int nmodules;
 static pid_t child;
 static int ncreated;
 
@@ -397,6 +403,31 @@ static void step(char *s)
         if (ncreated)
             r = SYM(cuCtxDestroy_v2_fn, "cuCtxDestroy_v2", "cuCtxDestroy")(created[--ncreated]);
         printf("ctxdestroy rc=%d\n", r);
+    } else if (strcmp(s, "setlimit") == 0 && arg2) {
+        CUlimit l = strcmp(arg1, "stack") == 0    ? CU_LIMIT_STACK_SIZE
+                    : strcmp(arg1, "printf") == 0 ? CU_LIMIT_PRINTF_FIFO_SIZE
+                    : strcmp(arg1, "heap") == 0   ? CU_LIMIT_MALLOC_HEAP_SIZE
+                                                  : (CUlimit)atoi(arg1);
+        CUresult r =
+            SYM(cuCtxSetLimit_fn, "cuCtxSetLimit", "cuCtxSetLimit")(l, (size_t)size_arg(arg2));
+        printf("setlimit %s rc=%d\n", arg1, r);
+    } else if (strcmp(s, "modload") == 0) {
+        CUmodule m = NULL;
+        CUresult r =
+            SYM(cuModuleLoadData_fn, "cuModuleLoadData", "cuModuleLoadData")(&m, "tcu-probe image");
+        if (r == CUDA_SUCCESS && nmodules < 64)
+            modules[nmodules++] = m;
+        printf("modload rc=%d\n", r);
+    } else if (strcmp(s, "modfunc") == 0 && arg1) {
+        CUfunction f = NULL;
+        CUresult r = SYM(cuModuleGetFunction_fn, "cuModuleGetFunction",
+                         "cuModuleGetFunction")(&f, nmodules ? modules[nmodules - 1] : NULL, arg1);
+        printf("modfunc %s rc=%d\n", arg1, r);
+    } else if (strcmp(s, "modunload") == 0) {
+        CUresult r = CUDA_ERROR_INVALID_HANDLE;
+        if (nmodules)
+            r = SYM(cuModuleUnload_fn, "cuModuleUnload", "cuModuleUnload")(modules[--nmodules]);
+        printf("modunload rc=%d\n", r);
     } else if (strcmp(s, "alloc") == 0 && arg2) {
         int p = path_of(arg1);
         printf("alloc %s rc=%d\n", arg1, do_alloc(p, size_arg(arg2)));

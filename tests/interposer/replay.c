@@ -42,7 +42,8 @@ static int poke(const char *name, const char *variant, void *p)
         IS("cuMemAllocFromPoolAsync") || IS("cuMemAllocPitch") || IS("cuMemCreate") ||
         IS("cuArrayCreate") || IS("cuArray3DCreate") || IS("cuMipmappedArrayCreate") ||
         IS("cuMemPoolCreate") || IS("cuMemGetInfo") || IS("cuDeviceTotalMem") ||
-        IS("cuCtxCreate") || IS("cuDevicePrimaryCtxRetain")) {
+        IS("cuCtxCreate") || IS("cuDevicePrimaryCtxRetain") || IS("cuModuleLoadData") ||
+        IS("cuModuleGetFunction")) {
         /* First argument: a NULL output pointer; the rest zero. */
         typedef CUresult (*f6)(void *, void *, void *, void *, void *, void *);
         ((f6)p)(NULL, NULL, NULL, NULL, NULL, NULL);
@@ -50,7 +51,7 @@ static int poke(const char *name, const char *variant, void *p)
     }
     if (IS("cuMemFree") || IS("cuMemFreeAsync") || IS("cuMemRelease") || IS("cuArrayDestroy") ||
         IS("cuMipmappedArrayDestroy") || IS("cuMemPoolDestroy") || IS("cuMemPoolTrimTo") ||
-        IS("cuGraphLaunch") || IS("cuCtxDestroy")) {
+        IS("cuGraphLaunch") || IS("cuCtxDestroy") || IS("cuModuleUnload") || IS("cuCtxSetLimit")) {
         typedef CUresult (*f2)(void *, void *);
         ((f2)p)(NULL, NULL);
         return 1;

@@ -138,6 +138,16 @@ typedef struct CUuuid_st {
 
 /* ---- Flags -------------------------------------------------------------- */
 
+typedef enum CUlimit_enum {
+    CU_LIMIT_STACK_SIZE = 0x00,
+    CU_LIMIT_PRINTF_FIFO_SIZE = 0x01,
+    CU_LIMIT_MALLOC_HEAP_SIZE = 0x02,
+    CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH = 0x03,
+    CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT = 0x04,
+    CU_LIMIT_MAX_L2_FETCH_GRANULARITY = 0x05,
+    CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06
+} CUlimit;
+
 typedef enum CUctx_flags_enum {
     CU_CTX_SCHED_AUTO = 0x00,
     CU_CTX_SCHED_SPIN = 0x01,
@@ -611,6 +621,8 @@ CUABI_FN(cuCtxPushCurrent_v2, (CUcontext ctx));
 CUABI_FN(cuCtxPopCurrent, (CUcontext * pctx));
 CUABI_FN(cuCtxPopCurrent_v2, (CUcontext * pctx));
 CUABI_FN(cuCtxSynchronize, (void));
+CUABI_FN(cuCtxSetLimit, (CUlimit limit, size_t value));
+CUABI_FN(cuCtxGetLimit, (size_t * pvalue, CUlimit limit));
 CUABI_FN(cuCtxSynchronize_v2, (CUcontext ctx));
 CUABI_FN(cuCtxGetDevice_v2, (CUdevice * device, CUcontext ctx));
 CUABI_FN(cuCtxGetStreamPriorityRange, (int *leastPriority, int *greatestPriority));

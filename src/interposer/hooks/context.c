@@ -32,7 +32,8 @@ TCU_EXPORT CUresult cuInit(unsigned int Flags)
     return real(Flags);
 }
 
-/* Held from before a measured creation to after its measurement. */
+/* Held from before a measured creation (context, module) to after its
+ * measurement: one measurement at a time per process. */
 static pthread_mutex_t measure_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct ctx_charge {
@@ -78,22 +79,62 @@ static int ctx_begin(CUdevice ord, enum tshm_ctx_kind kind, struct ctx_charge *c
     return 0;
 }
 
-/* The measured cost of the context just created, 0 when not measurable. */
-static uint64_t ctx_measure(CUdevice ord, const struct ctx_charge *c)
+/* What this process's device memory grew by since b (NVML per process, else
+ * the drop of the device's free memory), less what other threads of this
+ * process charged to slice device dev meanwhile beyond `reserved` (our own
+ * reservation inside the window).  0 when not measurable. */
+static uint64_t meas_delta(CUdevice ord, int dev, const struct tcu_nvml_mem *b, uint64_t b_ours,
+                           uint64_t reserved, uint64_t *shrunk)
 {
     struct tcu_nvml_mem a;
-    if (!c->b_ok || tcu_nvml_mem(ord, &a) < 0)
+    if (shrunk)
+        *shrunk = 0;
+    if (tcu_nvml_mem(ord, &a) < 0)
         return 0;
     /* Charges other threads of this process took meanwhile (the slice
      * charge grew by our reservation plus theirs). */
-    uint64_t ours = tshm_self_used(tcu.slice, c->dev);
-    uint64_t grown = ours > c->b_ours ? ours - c->b_ours : 0;
-    uint64_t others = grown > c->cost ? grown - c->cost : 0;
-    if (c->b.self_ok && a.self_ok && a.self > c->b.self + others)
-        return a.self - c->b.self - others;
-    if (c->b.dev_free && a.dev_free && c->b.dev_free > a.dev_free + others)
-        return c->b.dev_free - a.dev_free - others;
+    uint64_t ours = tshm_self_used(tcu.slice, dev);
+    uint64_t grown = ours > b_ours ? ours - b_ours : 0;
+    uint64_t others = grown > reserved ? grown - reserved : 0;
+    if (b->self_ok && a.self_ok) {
+        if (a.self > b->self + others)
+            return a.self - b->self - others;
+        if (shrunk && b->self + others > a.self)
+            *shrunk = b->self + others - a.self;
+        return 0;
+    }
+    if (b->dev_free && a.dev_free && b->dev_free > a.dev_free + others)
+        return b->dev_free - a.dev_free - others;
+    if (shrunk && b->dev_free && a.dev_free + others > b->dev_free)
+        *shrunk = a.dev_free + others - b->dev_free;
     return 0;
+}
+
+/* The measured cost of the context just created, 0 when not measurable. */
+static uint64_t ctx_measure(CUdevice ord, const struct ctx_charge *c)
+{
+    if (!c->b_ok)
+        return 0;
+    return meas_delta(ord, c->dev, &c->b, c->b_ours, c->cost, NULL);
+}
+
+void tcu_meas_begin(CUdevice ord, int dev, struct tcu_meas *m)
+{
+    pthread_mutex_lock(&measure_lock);
+    m->ord = ord;
+    m->dev = dev;
+    m->ok = tcu.slice && dev >= 0 && tcu_nvml_mem(ord, &m->b) == 0;
+    m->b_ours = m->ok ? tshm_self_used(tcu.slice, dev) : 0;
+}
+
+uint64_t tcu_meas_end(struct tcu_meas *m, uint64_t *shrunk)
+{
+    uint64_t s = 0;
+    uint64_t d = m->ok ? meas_delta(m->ord, m->dev, &m->b, m->b_ours, 0, &s) : 0;
+    pthread_mutex_unlock(&measure_lock);
+    if (shrunk)
+        *shrunk = s <= TCU_CTX_COST_MAX ? s : 0;
+    return d <= TCU_CTX_COST_MAX ? d : 0;
 }
 
 /* After the driver answered r: measure, settle or undo.  0, or -1 when the
@@ -198,9 +239,14 @@ static CUresult ctx_destroy(CUcontext ctx, cuCtxDestroy_v2_fn real)
         return CUDA_ERROR_NOT_INITIALIZED;
     uint64_t key = (uint64_t)(uintptr_t)ctx;
     struct tcu_held held;
+    CUresult r;
     if (!tcu_release_begin(TCU_KIND_CTX, key, &held))
-        return real(ctx);
-    return tcu_release_settle(TCU_KIND_CTX, key, &held, real(ctx));
+        r = real(ctx);
+    else
+        r = tcu_release_settle(TCU_KIND_CTX, key, &held, real(ctx));
+    if (r == CUDA_SUCCESS)
+        tcu_ctx_limits_release(ctx);
+    return r;
 }
 
 TCU_EXPORT CUresult cuCtxDestroy(CUcontext ctx)
@@ -221,6 +267,7 @@ TCU_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
  * primary context (0 while inactive).  The driver keeps the same count. */
 static atomic_int prim_count[TCU_MAX_DEVICES];
 static atomic_ullong prim_charge[TCU_MAX_DEVICES];
+static _Atomic(CUcontext) prim_ctx[TCU_MAX_DEVICES]; /* for its cuCtxSetLimit charges */
 
 TCU_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
@@ -254,6 +301,8 @@ TCU_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
         if (r == CUDA_SUCCESS && c.dev >= 0)
             atomic_store(&prim_charge[dev], c.cost);
     }
+    if (r == CUDA_SUCCESS)
+        atomic_store(&prim_ctx[dev], *pctx);
     if (r != CUDA_SUCCESS)
         atomic_fetch_sub(&prim_count[dev], 1);
     return r;
@@ -267,6 +316,7 @@ void tcu_contexts_atfork_child(void)
     for (int i = 0; i < TCU_MAX_DEVICES; i++) {
         atomic_store(&prim_count[i], 0);
         atomic_store(&prim_charge[i], 0);
+        atomic_store(&prim_ctx[i], NULL);
     }
 }
 
@@ -275,6 +325,9 @@ static void primary_inactive(CUdevice dev)
     uint64_t ch = atomic_exchange(&prim_charge[dev], 0);
     if (ch)
         tcu_unreserve(tcu_dev(dev), ch);
+    CUcontext c = atomic_exchange(&prim_ctx[dev], NULL);
+    if (c)
+        tcu_ctx_limits_release(c);
 }
 
 static CUresult primary_release(CUdevice dev, cuDevicePrimaryCtxRelease_fn real)
@@ -331,4 +384,77 @@ TCU_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
     tcu_ready();
     return primary_reset(dev, (cuDevicePrimaryCtxReset_fn)TCU_REAL(cuDevicePrimaryCtxReset_v2));
+}
+
+/* ---- cuCtxSetLimit heaps -------------------------------------------------- */
+
+/* The stack, printf FIFO and malloc heap sizes take device memory on the
+ * context (the stack for every thread the device can hold at once): the
+ * change is measured like a context (the driver's formula is not ours to
+ * guess), a growth charged through the limit check and refused with the old
+ * size restored when it does not fit, a shrink given back.  The charge above
+ * what the context cost when measured is kept per (context, limit) and
+ * given back with the context.  Not a hot path. */
+static uint64_t limit_key(CUcontext ctx, CUlimit limit)
+{
+    return (uint64_t)(uintptr_t)ctx * 4 + (uint64_t)limit;
+}
+
+void tcu_ctx_limits_release(CUcontext ctx)
+{
+    for (int l = CU_LIMIT_STACK_SIZE; l <= CU_LIMIT_MALLOC_HEAP_SIZE; l++) {
+        struct tcu_held h;
+        if (tcu_release_begin(TCU_KIND_CTX_LIMIT, limit_key(ctx, (CUlimit)l), &h))
+            tcu_unreserve(h.dev, h.bytes);
+    }
+}
+
+TCU_EXPORT CUresult cuCtxSetLimit(CUlimit limit, size_t value)
+{
+    tcu_ready();
+    cuCtxSetLimit_fn real = TCU_REAL(cuCtxSetLimit);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    CUcontext ctx = NULL;
+    CUdevice ord = 0;
+    int dev = tcu_current_dev(&ord);
+    if ((unsigned)limit > CU_LIMIT_MALLOC_HEAP_SIZE || dev == -1 || !TCU_REAL(cuCtxGetCurrent) ||
+        TCU_REAL(cuCtxGetCurrent)(&ctx) != CUDA_SUCCESS || !ctx)
+        return real(limit, value);
+    if (dev < 0)
+        return CUDA_ERROR_OUT_OF_MEMORY; /* the slice cannot take this device */
+    size_t old = 0;
+    int have_old = TCU_REAL(cuCtxGetLimit) && TCU_REAL(cuCtxGetLimit)(&old, limit) == CUDA_SUCCESS;
+    struct tcu_meas m;
+    uint64_t shrunk = 0;
+    tcu_meas_begin(ord, dev, &m);
+    CUresult r = real(limit, value);
+    uint64_t grown = tcu_meas_end(&m, &shrunk);
+    if (r != CUDA_SUCCESS || (grown == 0 && shrunk == 0))
+        return r;
+    uint64_t key = limit_key(ctx, limit);
+    struct tcu_held h = {.dev = dev, .bytes = 0, .aux = 0};
+    int had = tcu_release_begin(TCU_KIND_CTX_LIMIT, key, &h);
+    if (grown) {
+        if (tcu_reserve(h.dev, grown) < 0) {
+            /* Past the slice's limit: as if the driver had run out of
+             * memory; the old size back. */
+            if (have_old)
+                real(limit, old);
+            if (had)
+                tcu_track(TCU_KIND_CTX_LIMIT, key, h.dev, h.bytes, 0);
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        h.bytes += grown;
+    } else {
+        /* Give back no more than this limit was charged: the rest was
+         * part of the context's measured cost. */
+        uint64_t back = shrunk < h.bytes ? shrunk : h.bytes;
+        tcu_unreserve(h.dev, back);
+        h.bytes -= back;
+    }
+    if (h.bytes && tcu_track(TCU_KIND_CTX_LIMIT, key, h.dev, h.bytes, 0) < 0) {
+        /* No record: keep the charge rather than lose track of it. */
+    }
+    return r;
 }

@@ -261,6 +261,8 @@ static inline CUresult alloc_settle(CUresult r, enum tcu_kind kind, uint64_t key
         TCU_REAL(cuMipmappedArrayDestroy)((CUmipmappedArray)(uintptr_t)key);
         break;
     case TCU_KIND_CTX:
+    case TCU_KIND_MODULE: /* not allocated through alloc_settle */
+    case TCU_KIND_CTX_LIMIT:
         break;
     }
     tcu_unreserve(dev, bytes);

@@ -27,7 +27,8 @@ static void clear_env(void)
     static const char *vars[] = {"TESSEL_FAKE_GPUS",       "TESSEL_FAKE_GPU_UUIDS",
                                  "TESSEL_FAKE_KERNEL_US",  "TESSEL_FAKE_CTX_MEM",
                                  "TESSEL_FAKE_STATE",      "TESSEL_FAKE_ALLOC_GRANULE",
-                                 "TESSEL_FAKE_CALLS_FILE", "TESSEL_FAKE_CTX_MEM_CREATED"};
+                                 "TESSEL_FAKE_CALLS_FILE", "TESSEL_FAKE_CTX_MEM_CREATED",
+                                 "TESSEL_FAKE_MODULE_MEM", "TESSEL_FAKE_FUNC_MEM"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
         unsetenv(vars[i]);
 }
@@ -71,10 +72,10 @@ static void test_init_errors(void **state)
     assert_int_equal(v, 13000);
     assert_int_equal(cuInit(1), CUDA_ERROR_INVALID_VALUE);
 
-    static const char *bad[][2] = {{"TESSEL_FAKE_GPUS", "RTX4090"},
-                                   {"TESSEL_FAKE_GPUS", "0xA:1G"},
-                                   {"TESSEL_FAKE_KERNEL_US", "soon"},
-                                   {"TESSEL_FAKE_GPU_UUIDS", "GPU-1"}};
+    static const char *bad[][2] = {
+        {"TESSEL_FAKE_GPUS", "RTX4090"},    {"TESSEL_FAKE_GPUS", "0xA:1G"},
+        {"TESSEL_FAKE_KERNEL_US", "soon"},  {"TESSEL_FAKE_GPU_UUIDS", "GPU-1"},
+        {"TESSEL_FAKE_MODULE_MEM", "lots"}, {"TESSEL_FAKE_FUNC_MEM", "-1M"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         tessel_fake_reset();
         clear_env();
@@ -959,6 +960,97 @@ static void test_ctx_costs(void **state)
     assert_true(tessel_fake_process_used(1) == 500 * MiB);
 }
 
+/* Module memory: the module's code at load, each function's at its first
+ * use (lazy loading), all of it back at unload or with the context; a
+ * module that does not fit the device is refused with nothing spent. */
+static void test_module_mem(void **state)
+{
+    tessel_fake_reset();
+    clear_env();
+    setenv("TESSEL_FAKE_GPUS", "A:1G", 1);
+    setenv("TESSEL_FAKE_CTX_MEM", "100M", 1);
+    setenv("TESSEL_FAKE_MODULE_MEM", "40M", 1);
+    setenv("TESSEL_FAKE_FUNC_MEM", "3M", 1);
+    OK(cuInit(0));
+    primary(0);
+    CUmodule m, m2;
+    CUfunction f, f2;
+    OK(cuModuleLoadData(&m, "image"));
+    assert_true(tessel_fake_process_used(0) == 140 * MiB);
+    OK(cuModuleGetFunction(&f, m, "fake_kernel_1us"));
+    assert_true(tessel_fake_process_used(0) == 143 * MiB);
+    OK(cuModuleGetFunction(&f2, m, "fake_kernel_1us")); /* loaded already */
+    assert_ptr_equal(f, f2);
+    assert_true(tessel_fake_process_used(0) == 143 * MiB);
+    OK(cuModuleGetFunction(&f2, m, "fake_kernel_2us"));
+    assert_true(tessel_fake_process_used(0) == 146 * MiB);
+    OK(cuModuleLoadData(&m2, "image"));
+    assert_true(tessel_fake_process_used(0) == 186 * MiB);
+    OK(cuModuleUnload(m));
+    assert_true(tessel_fake_process_used(0) == 140 * MiB);
+    assert_int_equal(cuModuleUnload(m), CUDA_ERROR_INVALID_HANDLE);
+    assert_true(tessel_fake_process_used(0) == 140 * MiB);
+    /* Destroying the context frees its modules. */
+    CUcontext c;
+    OK(cuCtxCreate_v2(&c, 0, 0));
+    assert_true(tessel_fake_process_used(0) == 240 * MiB);
+    OK(cuModuleLoadData(&m, "image"));
+    OK(cuModuleGetFunction(&f, m, "k"));
+    assert_true(tessel_fake_process_used(0) == 283 * MiB);
+    OK(cuCtxDestroy_v2(c));
+    assert_true(tessel_fake_process_used(0) == 140 * MiB);
+    /* Out of device memory: refused, nothing spent. */
+    CUdeviceptr p;
+    primary(0);
+    OK(cuMemAlloc_v2(&p, 1024 * MiB - 140 * MiB - 20 * MiB));
+    assert_int_equal(cuModuleLoadData(&m, "image"), CUDA_ERROR_OUT_OF_MEMORY);
+    assert_true(tessel_fake_process_used(0) == 1004 * MiB);
+    OK(cuMemFree_v2(p));
+    OK(cuMemAlloc_v2(&p, 1024 * MiB - 140 * MiB - 2 * MiB));
+    assert_int_equal(cuModuleGetFunction(&f, m2, "k"), CUDA_ERROR_OUT_OF_MEMORY);
+    assert_true(tessel_fake_process_used(0) == 1022 * MiB);
+    OK(cuMemFree_v2(p));
+    OK(cuModuleGetFunction(&f, m2, "k"));
+    assert_true(tessel_fake_process_used(0) == 143 * MiB);
+}
+
+/* cuCtxSetLimit: the stack (per resident thread: SMs x 2048), printf FIFO
+ * and malloc heap sizes are charged by their difference to the current size
+ * on the context; refused with nothing changed past the device; given back
+ * with the context. */
+static void test_ctx_limits(void **state)
+{
+    tessel_fake_reset();
+    clear_env();
+    setenv("TESSEL_FAKE_GPUS", "A:2G:10", 1);
+    setenv("TESSEL_FAKE_CTX_MEM", "100M", 1);
+    OK(cuInit(0));
+    size_t v = 0;
+    assert_int_equal(cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, 1), CUDA_ERROR_INVALID_CONTEXT);
+    CUcontext c;
+    OK(cuCtxCreate_v2(&c, 0, 0));
+    OK(cuCtxGetLimit(&v, CU_LIMIT_MALLOC_HEAP_SIZE));
+    assert_int_equal(v, 8 * MiB);
+    OK(cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, 108 * MiB));
+    assert_true(tessel_fake_process_used(0) == 200 * MiB);
+    OK(cuCtxSetLimit(CU_LIMIT_PRINTF_FIFO_SIZE, 11 * MiB));
+    assert_true(tessel_fake_process_used(0) == 210 * MiB);
+    OK(cuCtxSetLimit(CU_LIMIT_STACK_SIZE, 1024 + 512)); /* +512 B x 10 SMs x 2048 threads */
+    assert_true(tessel_fake_process_used(0) == 220 * MiB);
+    OK(cuCtxGetLimit(&v, CU_LIMIT_STACK_SIZE));
+    assert_int_equal(v, 1536);
+    OK(cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, 8 * MiB)); /* shrinking gives back */
+    assert_true(tessel_fake_process_used(0) == 120 * MiB);
+    assert_int_equal(cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, 3 * GiB), CUDA_ERROR_OUT_OF_MEMORY);
+    OK(cuCtxGetLimit(&v, CU_LIMIT_MALLOC_HEAP_SIZE));
+    assert_int_equal(v, 8 * MiB);
+    assert_true(tessel_fake_process_used(0) == 120 * MiB);
+    assert_int_equal(cuCtxSetLimit((CUlimit)99, 1), CUDA_ERROR_INVALID_VALUE);
+    OK(cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, 58 * MiB));
+    OK(cuCtxDestroy_v2(c));
+    assert_true(tessel_fake_process_used(0) == 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -980,6 +1072,8 @@ int main(void)
         cmocka_unit_test_teardown(test_errors_strings, teardown),
         cmocka_unit_test_teardown(test_fork_rule, teardown),
         cmocka_unit_test_teardown(test_ctx_costs, teardown),
+        cmocka_unit_test_teardown(test_module_mem, teardown),
+        cmocka_unit_test_teardown(test_ctx_limits, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,101 @@
+/* module.c - module code and data: cuModuleLoadData, cuModuleGetFunction,
+ * cuModuleUnload.
+ *
+ * The driver puts a module's code and data in device memory when it is
+ * loaded, and under lazy loading (CUDA_MODULE_LOADING=LAZY, the default
+ * since CUDA 12) a function's code when it is first used.  No argument says
+ * how much: the hooks measure it, as contexts are measured (this process's
+ * device memory per NVML before and after the call, tcu_meas_begin /
+ * tcu_meas_end), and charge the difference to the module's record.
+ *
+ *   load         a module that does not fit the slice is unloaded again and
+ *                refused with CUDA_ERROR_OUT_OF_MEMORY: nothing stays.
+ *   function     the lazy part is charged without the limit check (the
+ *                driver cannot unload one function; refusing would leave
+ *                the memory spent and uncounted): the count stays the
+ *                driver's, and the slice's next allocation is refused.
+ *   unload       the module's whole charge is given back.
+ *
+ * Module loads and function look-ups are not hot paths (two NVML queries
+ * each); launches are not touched.
+ */
+#include <stdint.h>
+
+#include "interposer/interposer.h"
+
+#define OOM CUDA_ERROR_OUT_OF_MEMORY
+
+TCU_EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image)
+{
+    tcu_ready();
+    cuModuleLoadData_fn real = TCU_REAL(cuModuleLoadData);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    CUdevice ord = 0;
+    int dev = tcu_current_dev(&ord);
+    if (dev == -1 || !module || !image)
+        return real(module, image);
+    if (dev < 0)
+        return OOM; /* the slice cannot take this device: fail closed */
+    struct tcu_meas m;
+    tcu_meas_begin(ord, dev, &m);
+    CUresult r = real(module, image);
+    uint64_t spent = tcu_meas_end(&m, NULL);
+    if (r != CUDA_SUCCESS)
+        return r;
+    int fits = spent == 0 || tcu_reserve(dev, spent) == 0;
+    if (fits && tcu_track(TCU_KIND_MODULE, (uint64_t)(uintptr_t)*module, dev, spent, 0) == 0)
+        return r;
+    /* Larger than the slice has room for (as if the driver had run out of
+     * memory loading it), or no memory for the record: unload again. */
+    if (fits)
+        tcu_unreserve(dev, spent);
+    if (TCU_REAL(cuModuleUnload))
+        TCU_REAL(cuModuleUnload)(*module);
+    *module = NULL;
+    return OOM;
+}
+
+TCU_EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
+{
+    tcu_ready();
+    cuModuleGetFunction_fn real = TCU_REAL(cuModuleGetFunction);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    CUdevice ord = 0;
+    int dev = tcu_current_dev(&ord);
+    struct tcu_held h;
+    uint64_t key = (uint64_t)(uintptr_t)hmod;
+    if (dev < 0 || !hfunc || !name)
+        return real(hfunc, hmod, name);
+    struct tcu_meas m;
+    tcu_meas_begin(ord, dev, &m);
+    CUresult r = real(hfunc, hmod, name);
+    uint64_t spent = tcu_meas_end(&m, NULL);
+    if (r != CUDA_SUCCESS || spent == 0)
+        return r;
+    /* The function's code belongs to its module: charged to the module's
+     * device and given back with it. */
+    if (tcu_release_begin(TCU_KIND_MODULE, key, &h)) {
+        dev = h.dev;
+        h.bytes += spent;
+        if (tcu_track(TCU_KIND_MODULE, key, h.dev, h.bytes, h.aux) < 0)
+            h.bytes -= spent; /* no record: the charge stays with the process */
+    }
+    if (tcu_reserve(dev, spent) < 0)
+        tcu_charge(dev, spent);
+    return r;
+}
+
+TCU_EXPORT CUresult cuModuleUnload(CUmodule hmod)
+{
+    tcu_ready();
+    cuModuleUnload_fn real = TCU_REAL(cuModuleUnload);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    uint64_t key = (uint64_t)(uintptr_t)hmod;
+    struct tcu_held h;
+    if (!tcu_release_begin(TCU_KIND_MODULE, key, &h))
+        return real(hmod);
+    return tcu_release_settle(TCU_KIND_MODULE, key, &h, real(hmod));
+}

@@ -1,0 +1,86 @@
+#!/bin/sh
+# t0529-interposer-module.t - the slice counts what the driver counts for
+# module code: the memory the driver spends loading a module
+# (cuModuleLoadData) and, under lazy loading, each function's code at its
+# first use (cuModuleGetFunction) is measured and charged, and given back at
+# cuModuleUnload.  The slice's count for a process equals the driver's own
+# per-process figure (the fake NVML's, what nvidia-smi shows; margin 0
+# bytes: every size is a multiple of the fake's 512-byte granule); a module
+# larger than the room left is refused (error 2) and unloaded, so that at
+# out-of-memory the driver's figure for the process is <= the limit.
+. "$TESSEL_SRCDIR/tests/lib/tap.sh"
+. "$TESSEL_SRCDIR/tests/interposer/tcu.sh"
+[ -e "$FAKE/libnvidia-ml.so.1" ] || { echo "not ok - no fake libnvidia-ml.so.1 in $FAKE"; exit 1; }
+# A context costs 64 MiB (tcu.sh), a module 40 MiB, a function 3 MiB.
+export TESSEL_FAKE_MODULE_MEM=40M TESSEL_FAKE_FUNC_MEM=3M
+export TESSEL_CUDA_MEM_LIMIT=8G
+
+# hold_probe NAME STEPS...: run the probe in a slice until released; sets
+# $pid (the probe itself) and fd 3 (its stdin).
+hold_probe() {
+    _n=$1
+    shift
+    rm -f "$TMP/hold"
+    mkfifo "$TMP/hold"
+    (LD_PRELOAD="$PRE" exec "$PROBE" "$@" hold <"$TMP/hold" >"$TMP/$_n" 2>&1) &
+    pid=$!
+    exec 3>"$TMP/hold"
+    wait_until holding "$TMP/$_n"
+}
+release() {
+    exec 3>&-
+    wait $pid
+}
+used() { val used "$("$HELPERS/tcu-slice" "$TESSEL_SLICE" | grep '^device 0 ')"; }
+truth() { val used "$(probe_bare nvmlproc:$1 | grep '^nvmlproc')"; }
+lines() { grep "^$1" "$TMP/$2" | tr '\n' ' '; }
+
+# Two modules, two functions of the first (one of them looked up twice).
+export TESSEL_SLICE="$TMP/slice1"
+hold_probe a ctx modload modfunc:k1 modfunc:k2 modfunc:k1 modload
+is "$(lines mod a)" "modload rc=0 modfunc k1 rc=0 modfunc k2 rc=0 modfunc k1 rc=0 modload rc=0 " \
+    "two modules load, their functions are found"
+t=$(truth $pid)
+is "$t" $(((64 + 40 + 3 + 3 + 40) * MiB)) "the driver holds 150 MiB for the process (context, 2 modules, 2 functions)"
+is "$(used)" "$t" "the slice counts exactly what the driver holds"
+release
+is "$(used)" 0 "the process gone: nothing stays charged"
+
+# Unload gives a module's whole charge back, its functions' included; the
+# same through cuGetProcAddress.
+for via in global proc; do
+    export TESSEL_SLICE="$TMP/slice-$via"
+    hold_probe b --via=$via ctx modload modfunc:k1 modfunc:k2 modload modfunc:k3 modunload
+    t=$(truth $pid)
+    is "$(lines modunload b)" "modunload rc=0 " "--via=$via: the second module unloads"
+    is "$t" $(((64 + 40 + 3 + 3) * MiB)) "--via=$via: the driver holds 110 MiB after the unload"
+    is "$(used)" "$t" "--via=$via: the slice counts exactly what the driver holds"
+    release
+done
+
+# Out of memory, with 120 MiB modules (a slice needs 300 MiB for its first
+# context until measured, docs/interposer.md): a 350 MiB slice takes the
+# context and two modules (304 MiB), not a third; the third is unloaded.
+export TESSEL_FAKE_MODULE_MEM=120M
+export TESSEL_SLICE="$TMP/slice3" TESSEL_CUDA_MEM_LIMIT=350M
+hold_probe c ctx modload modload modload
+is "$(lines modload c)" "modload rc=0 modload rc=0 modload rc=2 " \
+    "350 MiB: two modules fit, the third gets error 2"
+t=$(truth $pid)
+is "$t" $(((64 + 120 + 120) * MiB)) "350 MiB: the refused module was unloaded (the driver holds 304 MiB)"
+ok $([ "$t" -le $((350 * MiB)) ] && echo 0 || echo 1) "350 MiB: the driver holds $t bytes <= the limit"
+is "$(used)" "$t" "350 MiB: the slice counts what the driver holds"
+release
+
+# A function's lazily loaded code cannot be refused without losing count of
+# it: it is charged past the limit, and the slice's next allocation is
+# refused.
+export TESSEL_SLICE="$TMP/slice4" TESSEL_CUDA_MEM_LIMIT=306M
+hold_probe d ctx modload modload modfunc:k1 alloc:mem:1M
+is "$(lines 'modfunc\|alloc' d)" "modfunc k1 rc=0 alloc mem rc=2 " \
+    "306 MiB: the function past the limit is charged, the next allocation gets error 2"
+t=$(truth $pid)
+is "$t" $(((64 + 120 + 120 + 3) * MiB)) "306 MiB: the driver holds 307 MiB"
+is "$(used)" "$t" "306 MiB: the slice counts what the driver holds"
+release
+done_testing
