@@ -28,6 +28,13 @@ struct thttp_server {
     uint16_t port;
     _Atomic uint64_t counts[600];
     char unix_path[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* "" for TCP */
+    /* Unix listener: connections held per peer uid (the TCP listener's per-address bound,
+     * max_per_client, applied to the kernel's identity of the caller). */
+    pthread_mutex_t uid_lock;
+    struct {
+        uid_t uid;
+        unsigned n;
+    } uids[THTTP_UNIX_UIDS];
 };
 
 /* Per-request state kept by MHD between calls (con_cls). */
@@ -674,6 +681,54 @@ uint64_t thttp_status_count(const thttp_server_t *s, int status)
 /* Backlog of the Unix socket: connections the kernel queues before MHD accepts them. */
 #define THTTP_UNIX_BACKLOG 128
 
+/* MHD_OPTION_NOTIFY_CONNECTION of the Unix listener: count each connection against its peer's
+ * uid; one past max_per_client (or with the uid table full) is shut down at once, before a
+ * byte of it is read, so that one local account holding slow connections cannot take the
+ * listener from the others.  The slot (index + 1) rides in the socket context to be given
+ * back at close. */
+static void on_unix_conn(void *cls, struct MHD_Connection *c, void **sctx,
+                         enum MHD_ConnectionNotificationCode code)
+{
+    thttp_server_t *s = cls;
+    if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        uintptr_t slot = (uintptr_t)*sctx;
+        if (slot) {
+            pthread_mutex_lock(&s->uid_lock);
+            s->uids[slot - 1].n--;
+            pthread_mutex_unlock(&s->uid_lock);
+            *sctx = NULL;
+        }
+        return;
+    }
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    struct ucred cr;
+    socklen_t len = sizeof cr;
+    if (!ci || getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0)
+        return; /* no identity: the handler refuses the request anyway */
+    unsigned limit = s->cfg.max_per_client ? s->cfg.max_per_client : THTTP_DEFAULT_MAX_PER_CLIENT;
+    int free_slot = -1, found = -1;
+    pthread_mutex_lock(&s->uid_lock);
+    for (int i = 0; i < THTTP_UNIX_UIDS && found < 0; i++) {
+        if (s->uids[i].n && s->uids[i].uid == cr.uid)
+            found = i;
+        else if (!s->uids[i].n && free_slot < 0)
+            free_slot = i;
+    }
+    if (found < 0 && free_slot >= 0) {
+        found = free_slot;
+        s->uids[found].uid = cr.uid;
+    }
+    bool over = found < 0 || s->uids[found].n >= limit;
+    if (!over)
+        s->uids[found].n++;
+    pthread_mutex_unlock(&s->uid_lock);
+    if (over)
+        shutdown(ci->connect_fd, SHUT_RDWR);
+    else
+        *sctx = (void *)(uintptr_t)(found + 1);
+}
+
 thttp_server_t *thttp_start_unix(const thttp_config_t *cfg, const char *path, mode_t mode,
                                  tsl_error_t *err)
 {
@@ -733,11 +788,13 @@ thttp_server_t *thttp_start_unix(const thttp_config_t *cfg, const char *path, mo
         return NULL;
     }
     s->cfg = *cfg;
+    pthread_mutex_init(&s->uid_lock, NULL);
     s->mhd = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
             MHD_USE_ERROR_LOG,
-        0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_EXTERNAL_LOGGER,
-        mhd_log, NULL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_LIMIT,
+        0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+        MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+        MHD_OPTION_NOTIFY_CONNECTION, on_unix_conn, s, MHD_OPTION_CONNECTION_LIMIT,
         cfg->max_connections ? cfg->max_connections : THTTP_DEFAULT_MAX_CONNECTIONS,
         MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s ? cfg->timeout_s : THTTP_DEFAULT_TIMEOUT_S,
         MHD_OPTION_END);

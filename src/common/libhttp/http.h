@@ -39,6 +39,10 @@
 /* Long enough for a person typing a request by hand or a client on a loaded machine; a log
  * being followed is not silent (tesseld polls the file in the connection's thread). */
 #define THTTP_DEFAULT_TIMEOUT_S 30u
+/* Local accounts the Unix listener tracks at once for its per-uid bound (max_per_client); a
+ * connection from one more account is closed until one of them has none left.  A lab has
+ * far fewer users connected at the same moment. */
+#define THTTP_UNIX_UIDS 256
 
 typedef struct thttp_server thttp_server_t;
 
@@ -114,7 +118,8 @@ uint16_t thttp_port(const thttp_server_t *s);
  * (EADDRINUSE), and anything else there too (EEXIST), both left alone.  The socket
  * gets mode (e.g. 0666: whoever can reach the directory may connect; access is decided per
  * request from the peer's credentials, thttp_peer_cred).  cfg->host and cfg->port are not
- * used.  NULL with errno and err on failure. */
+ * used.  The bounds are the TCP listener's: max_connections, timeout_s, and max_per_client
+ * per peer uid (SO_PEERCRED) instead of per address.  NULL with errno and err on failure. */
 thttp_server_t *thttp_start_unix(const thttp_config_t *cfg, const char *path, mode_t mode,
                                  tsl_error_t *err);
 /* The kernel's credentials of the process at the other end of req's connection, as they were

@@ -407,6 +407,57 @@ static void test_limiter(void **state)
     thttp_limiter_free(NULL);
 }
 
+/* A raw connection to the Unix socket at path. */
+static int connect_unix(const char *path)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    return fd;
+}
+
+/* The Unix listener bounds the connections of one peer uid (max_per_client), as the TCP one
+ * bounds those of one address: a local account's slow connections cannot take it whole. */
+static void test_unix_per_uid(void **state)
+{
+    char dir[] = "/tmp/test_http.XXXXXX", path[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/api.sock", dir);
+    thttp_config_t cfg = {.max_body = 1024,
+                          .max_per_client = 3,
+                          .routes = routes,
+                          .nroutes = sizeof routes / sizeof routes[0]};
+    tsl_error_t err;
+    thttp_server_t *s = thttp_start_unix(&cfg, path, 0600, &err);
+    assert_non_null(s);
+    static const char half[] = "GET /items/1 HTTP/1.1\r\nHo";
+    int slow[4];
+    for (int i = 0; i < 3; i++) {
+        slow[i] = connect_unix(path);
+        assert_int_equal(send(slow[i], half, sizeof half - 1, 0), (ssize_t)(sizeof half - 1));
+    }
+    /* The 4th of the same uid is closed at once, unanswered. */
+    slow[3] = connect_unix(path);
+    assert_true(closed_by_server(slow[3]));
+    close(slow[3]);
+    /* One slow connection goes: the uid may open one more, and it is answered. */
+    close(slow[0]);
+    usleep(200 * 1000);
+    slow[0] = connect_unix(path);
+    static const char whole[] = "GET /items/2 HTTP/1.0\r\n\r\n";
+    assert_int_equal(send(slow[0], whole, sizeof whole - 1, 0), (ssize_t)(sizeof whole - 1));
+    char buf[256] = "";
+    ssize_t n = recv(slow[0], buf, sizeof buf - 1, MSG_WAITALL);
+    assert_true(n > 12);
+    assert_memory_equal(buf, "HTTP/1.1 200", 12);
+    for (int i = 0; i < 3; i++)
+        close(slow[i]);
+    thttp_stop(s);
+    rmdir(dir);
+}
+
 int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -418,6 +469,7 @@ int main(void)
         cmocka_unit_test(test_per_client_limit),
         cmocka_unit_test(test_port_taken),
         cmocka_unit_test(test_limiter),
+        cmocka_unit_test(test_unix_per_uid),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     curl_global_cleanup();
