@@ -30,6 +30,11 @@ trap 'touch "$T/go"; sleep 0.3; rm -rf "$T"' EXIT INT TERM
 export LD_LIBRARY_PATH="$FAKE" TESSEL_FAKE_GPUS=1xT4:8G TESSEL_FAKE_CTX_MEM=64M \
     TESSEL_FAKE_STATE="$T/fake-state"
 WD="--nvml $FAKE/libnvidia-ml.so.1 --gpu-mem-limit 0=1G"
+# The job's environment reaches it only through --env-fd ("K=V" strings, NUL-separated), as
+# from tesseld: the fake driver's settings, so that the job and the shim's NVML see one state.
+printf 'PATH=%s\0LD_LIBRARY_PATH=%s\0TESSEL_FAKE_GPUS=%s\0TESSEL_FAKE_CTX_MEM=%s\0TESSEL_FAKE_STATE=%s\0' \
+    "$PATH" "$LD_LIBRARY_PATH" "$TESSEL_FAKE_GPUS" "$TESSEL_FAKE_CTX_MEM" "$TESSEL_FAKE_STATE" \
+    >"$T/env"
 
 cpu_ns() { # cpu_ns PID -> ns on CPU of all its threads
     cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%d\n", s }'
@@ -42,7 +47,8 @@ run_cost() { # run_cost NAME [SHIM OPTIONS] -> prints ns of shim CPU over SECS
     mkdir -p "$d"
     rm -f "$T/go"
     # shellcheck disable=SC2086
-    "$SHIM" --dir "$d" --cwd "$d" "$@" -- "$RAW" "$FAKE/libcuda.so.1" 500 "$T/go" 2>"$d/shim.log" &
+    "$SHIM" --env-fd 3 --dir "$d" --cwd "$d" "$@" -- "$RAW" "$FAKE/libcuda.so.1" 500 "$T/go" \
+        3<"$T/env" 2>"$d/shim.log" &
     spid=$!
     while ! grep -q "raw rc=0" "$d/stdout" 2>/dev/null; do sleep 0.05; done
     a=$(cpu_ns "$spid")
@@ -69,7 +75,8 @@ while [ $i -lt "$ROUNDS" ]; do
     d="$T/over$i"
     mkdir -p "$d"
     # shellcheck disable=SC2086
-    "$SHIM" --dir "$d" --cwd "$d" $WD -- "$RAW" "$FAKE/libcuda.so.1" 3000 "$T/never" 2>"$d/shim.log" || true
+    "$SHIM" --env-fd 3 --dir "$d" --cwd "$d" $WD -- "$RAW" "$FAKE/libcuda.so.1" 3000 "$T/never" \
+        3<"$T/env" 2>"$d/shim.log" || true
     t0=$(sed -n 's/.* t_ns=//p' "$d/stdout")
     t1=$(stat -c %.9Y "$d/exit" | tr -d .)
     lat="$lat $(((t1 - t0) / 1000))"
