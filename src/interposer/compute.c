@@ -150,7 +150,6 @@ struct devctl {
     _Atomic int higher;          /* an active higher-priority slice shares the GPU */
     _Atomic uint32_t prio;       /* the slice's priority on it */
     _Atomic int crowded;         /* other active slices on the GPU */
-    _Atomic int rivals;          /* ... of them, those not of lower priority */
     atomic_flag refreshing;      /* one thread refreshes at a time */
     int reg_tried;               /* under refreshing */
     struct reg_file *reg;        /* under refreshing */
@@ -361,16 +360,20 @@ static int higher_busy(int dev, uint64_t now)
 
 /* How long, at most, the thread's queued measured work keeps its slice
  * busy on the device from now: each pair's expected device time (the
- * ring's estimate, 20 ms before there is one) stretched by the active
- * slices that take timeslices in between (a neighbour may start after this
- * launch; lower-priority ones yield, see pace), plus WAIT_INFLIGHT_NS.
+ * ring's estimate, 20 ms before there is one) stretched by every active
+ * slice on the GPU (a neighbour may start after this launch), plus
+ * WAIT_INFLIGHT_NS.  Lower-priority slices count too: the GPU time-slices
+ * whatever the priority, and a low slice's kernel launched while this one
+ * was idle (or after PRIO_YIELD_NS) stretches this one's work; a horizon
+ * shorter than that stretch drops this slice from the virtual clock while
+ * its kernel still runs, and the low slice is charged the whole span.
  * Past it the slice stops counting even if its pairs are still unread: a
  * thread that sleeps on the host after its work ended (a
  * launch-then-synchronize loop with host work between launches) must not
  * make its neighbours' time look shared, nor hold lower priorities back. */
 static uint64_t busy_horizon(struct meas *m, unsigned pairs)
 {
-    uint64_t n = (uint64_t)atomic_load_explicit(&dctl[m->dev].rivals, memory_order_relaxed) + 1;
+    uint64_t n = (uint64_t)atomic_load_explicit(&dctl[m->dev].crowded, memory_order_relaxed) + 1;
     uint64_t est = m->est ? m->est : 20000000ull;
     return (uint64_t)pairs * est * n + WAIT_INFLIGHT_NS;
 }
@@ -587,7 +590,7 @@ static void refresh(int dev, uint64_t now)
     unsigned limit = tshm_core_limit(s, dev), mode = tshm_core_mode(s, dev);
     unsigned prio = tshm_core_prio(s, dev);
     tcu_peer_t peers[REG_SLOTS];
-    int np = 0, higher = 0, rivals = 0;
+    int np = 0, higher = 0;
     uint64_t key = atomic_load(&slice_key);
     if (tcu.cfg.core_set && !dc->reg_tried) {
         dc->reg_tried = 1;
@@ -629,8 +632,6 @@ static void refresh(int dev, uint64_t now)
             p->used_ppm = atomic_load(&e->used_ppm);
             if (p->prio > prio)
                 higher = 1;
-            if (p->prio >= prio)
-                rivals++;
         }
         /* Recount the busy slices now and then: one that went quiet with a
          * count left (killed, or idle with unread pairs) drops out within
@@ -647,7 +648,6 @@ static void refresh(int dev, uint64_t now)
     atomic_store(&dc->higher, higher);
     atomic_store(&dc->prio, prio);
     atomic_store(&dc->crowded, np);
-    atomic_store(&dc->rivals, rivals);
     atomic_store(&dc->rate, rate);
     tshm_core_set_rate(s, dev, rate);
     atomic_store(&dc->next_refresh, now + REFRESH_NS);
