@@ -178,6 +178,8 @@ struct meas {
     int broken;          /* events cannot be created in this context */
     unsigned head, tail; /* pairs [tail, head) in flight */
     uint64_t est;        /* expected device ns per launch (moving average) */
+    uint64_t rt, rv;     /* host time and virtual clock of the last read of a
+                          * pair (poll_ring) */
     /* Sampling while calm (SAMPLE). */
     int calm;           /* the last launch found the slice calm */
     uint32_t skip;      /* unmeasured launches left before the next sample */
@@ -394,6 +396,9 @@ static void poll_ring(struct meas *m)
     tshm_t *s = tcu.slice;
     cuEventQuery_fn query = TCU_REAL(cuEventQuery);
     cuEventElapsedTime_fn elapsed = TCU_REAL(cuEventElapsedTime);
+    /* A pair still running at the last read began after it, if it was
+     * launched before: its queue ahead of it was not its own work. */
+    uint64_t bt = m->rt, bv = m->rv;
     while (m->tail != m->head) {
         struct pair *p = &m->p[m->tail % RING];
         CUresult q = query(p->end);
@@ -408,7 +413,18 @@ static void poll_ring(struct meas *m)
         uint64_t now = 0;
         if (p->pend && ns) {
             now = mono_ns();
-            ns = tcu_share_charge(ns, vc_now(m->dev, now) - p->v0, p->t0, now);
+            uint64_t v = vc_now(m->dev, now), t0 = p->t0, v0 = p->v0;
+            /* Average the share over the time the pair can have run, not
+             * over its wait in a deep queue: a mean taken over a longer
+             * window undercharges (the spans stretched by neighbours get a
+             * share below a half, those that ran alone one below 1). */
+            if (bt > t0 && bt < now) {
+                t0 = bt;
+                v0 = bv;
+            }
+            ns = tcu_share_charge(ns, v - v0, t0, now);
+            m->rt = now;
+            m->rv = v;
         }
         tshm_core_account(s, m->dev, ns, p->n, p->prov);
         if (p->n) {
