@@ -150,6 +150,7 @@ struct devctl {
     _Atomic int higher;          /* an active higher-priority slice shares the GPU */
     _Atomic uint32_t prio;       /* the slice's priority on it */
     _Atomic int crowded;         /* other active slices on the GPU */
+    _Atomic int rivals;          /* ... of them, those not of lower priority */
     atomic_flag refreshing;      /* one thread refreshes at a time */
     int reg_tried;               /* under refreshing */
     struct reg_file *reg;        /* under refreshing */
@@ -178,8 +179,6 @@ struct meas {
     int broken;          /* events cannot be created in this context */
     unsigned head, tail; /* pairs [tail, head) in flight */
     uint64_t est;        /* expected device ns per launch (moving average) */
-    uint64_t rt, rv;     /* host time and virtual clock of the last read of a
-                          * pair (poll_ring) */
     /* Sampling while calm (SAMPLE). */
     int calm;           /* the last launch found the slice calm */
     uint32_t skip;      /* unmeasured launches left before the next sample */
@@ -362,20 +361,16 @@ static int higher_busy(int dev, uint64_t now)
 
 /* How long, at most, the thread's queued measured work keeps its slice
  * busy on the device from now: each pair's expected device time (the
- * ring's estimate, 20 ms before there is one) stretched by every active
- * slice on the GPU (a neighbour may start after this launch), plus
- * WAIT_INFLIGHT_NS.  Lower-priority slices count too: the GPU time-slices
- * whatever the priority, and a low slice's kernel launched while this one
- * was idle (or after PRIO_YIELD_NS) stretches this one's work; a horizon
- * shorter than that stretch drops this slice from the virtual clock while
- * its kernel still runs, and the low slice is charged the whole span.
+ * ring's estimate, 20 ms before there is one) stretched by the active
+ * slices that take timeslices in between (a neighbour may start after this
+ * launch; lower-priority ones yield, see pace), plus WAIT_INFLIGHT_NS.
  * Past it the slice stops counting even if its pairs are still unread: a
  * thread that sleeps on the host after its work ended (a
  * launch-then-synchronize loop with host work between launches) must not
  * make its neighbours' time look shared, nor hold lower priorities back. */
 static uint64_t busy_horizon(struct meas *m, unsigned pairs)
 {
-    uint64_t n = (uint64_t)atomic_load_explicit(&dctl[m->dev].crowded, memory_order_relaxed) + 1;
+    uint64_t n = (uint64_t)atomic_load_explicit(&dctl[m->dev].rivals, memory_order_relaxed) + 1;
     uint64_t est = m->est ? m->est : 20000000ull;
     return (uint64_t)pairs * est * n + WAIT_INFLIGHT_NS;
 }
@@ -396,9 +391,6 @@ static void poll_ring(struct meas *m)
     tshm_t *s = tcu.slice;
     cuEventQuery_fn query = TCU_REAL(cuEventQuery);
     cuEventElapsedTime_fn elapsed = TCU_REAL(cuEventElapsedTime);
-    /* A pair still running at the last read began after it, if it was
-     * launched before: its queue ahead of it was not its own work. */
-    uint64_t bt = m->rt, bv = m->rv;
     while (m->tail != m->head) {
         struct pair *p = &m->p[m->tail % RING];
         CUresult q = query(p->end);
@@ -413,18 +405,7 @@ static void poll_ring(struct meas *m)
         uint64_t now = 0;
         if (p->pend && ns) {
             now = mono_ns();
-            uint64_t v = vc_now(m->dev, now), t0 = p->t0, v0 = p->v0;
-            /* Average the share over the time the pair can have run, not
-             * over its wait in a deep queue: a mean taken over a longer
-             * window undercharges (the spans stretched by neighbours get a
-             * share below a half, those that ran alone one below 1). */
-            if (bt > t0 && bt < now) {
-                t0 = bt;
-                v0 = bv;
-            }
-            ns = tcu_share_charge(ns, v - v0, t0, now);
-            m->rt = now;
-            m->rv = v;
+            ns = tcu_share_charge(ns, vc_now(m->dev, now) - p->v0, p->t0, now);
         }
         tshm_core_account(s, m->dev, ns, p->n, p->prov);
         if (p->n) {
@@ -606,7 +587,7 @@ static void refresh(int dev, uint64_t now)
     unsigned limit = tshm_core_limit(s, dev), mode = tshm_core_mode(s, dev);
     unsigned prio = tshm_core_prio(s, dev);
     tcu_peer_t peers[REG_SLOTS];
-    int np = 0, higher = 0;
+    int np = 0, higher = 0, rivals = 0;
     uint64_t key = atomic_load(&slice_key);
     if (tcu.cfg.core_set && !dc->reg_tried) {
         dc->reg_tried = 1;
@@ -648,6 +629,8 @@ static void refresh(int dev, uint64_t now)
             p->used_ppm = atomic_load(&e->used_ppm);
             if (p->prio > prio)
                 higher = 1;
+            if (p->prio >= prio)
+                rivals++;
         }
         /* Recount the busy slices now and then: one that went quiet with a
          * count left (killed, or idle with unread pairs) drops out within
@@ -664,6 +647,7 @@ static void refresh(int dev, uint64_t now)
     atomic_store(&dc->higher, higher);
     atomic_store(&dc->prio, prio);
     atomic_store(&dc->crowded, np);
+    atomic_store(&dc->rivals, rivals);
     atomic_store(&dc->rate, rate);
     tshm_core_set_rate(s, dev, rate);
     atomic_store(&dc->next_refresh, now + REFRESH_NS);
