@@ -50,7 +50,6 @@
 #include <unistd.h>
 
 #include "interposer/interposer.h"
-#include "interposer/policy/share.h"
 
 /* Event pairs a thread keeps in flight per context.  16 pairs cover a
  * launch-heavy loop's queue for 16 launches; past that the newest pair is
@@ -72,18 +71,8 @@
  * gain), at most 10 ms so that a changed rate or a resume is seen soon. */
 #define WAIT_MIN_NS 50000ull
 #define WAIT_MAX_NS 10000000ull
-/* ... and at most this long while the thread has measured work in flight:
- * about a GPU timeslice (1-2 ms), so that the slice stops counting as busy
- * on the device (share.h) soon after its work ends.  0.5 ms would wake
- * dozens of paced processes up to 2000 times a second each, a real cost on
- * a loaded host; only beside another slice (alone, nobody is mischarged). */
-#define WAIT_INFLIGHT_NS 2000000ull
 /* Poll step while waiting for own work to drain (priority yield). */
 #define DRAIN_STEP_NS 100000ull
-/* Longest a launch waits for a higher-priority slice's work to end: a
- * launch of ours at least every 10 ms keeps a low slice moving under a busy
- * high one (about the 1 % floor with kernels of 100 us and more). */
-#define PRIO_YIELD_NS 10000000ull
 /* Sampling while calm.  A slice that is not held back (plenty of credit in
  * its bucket, no wait for its share in this process for CALM_NS, no
  * higher-priority neighbour) measures one launch in SAMPLE on average (a
@@ -115,31 +104,16 @@ struct reg_entry {
     _Atomic uint32_t mode;      /* enum tshm_core_mode */
     _Atomic uint32_t prio;      /* enum tshm_core_prio */
     _Atomic uint32_t used_ppm;  /* measured use over the last window */
-    _Atomic uint32_t pending;   /* its measured launches in flight (all processes) */
-    uint32_t pad;
-    _Atomic uint64_t pend_until; /* ... counted as busy until then at most */
+    uint8_t pad[16];
 };
 
 struct reg_file {
     _Atomic uint64_t magic;
     _Atomic uint32_t version;
     uint32_t slots;
-    /* The virtual clock of the device (share.h): V = vv at host time vt,
-     * rising at TCU_VCLOCK_ONE / vk per ns.  Written under vlock, read under
-     * the sequence count vseq (odd while a write is under way).  These
-     * fields were padding in the first layout, zero there: an older
-     * interposer beside this one simply does not take part. */
-    _Atomic uint32_t vlock;
-    _Atomic uint32_t vseq;
-    _Atomic uint32_t vk;
-    uint32_t vpad;
-    _Atomic uint64_t vt;
-    _Atomic uint64_t vv;
-    _Atomic uint64_t vexp; /* the next pend_until among the busy slices */
-    uint8_t pad[8];
+    uint8_t pad[48];
     struct reg_entry e[REG_SLOTS];
 };
-_Static_assert(sizeof(struct reg_file) == 64 + REG_SLOTS * 64, "registry layout");
 _Static_assert(sizeof(struct reg_entry) == 64, "registry entry size");
 
 /* Per slice device, process-wide. */
@@ -148,16 +122,10 @@ struct devctl {
     _Atomic uint64_t calm_after; /* measure every launch until then */
     _Atomic uint32_t rate;       /* ppm; 0 = not computed yet */
     _Atomic int higher;          /* an active higher-priority slice shares the GPU */
-    _Atomic uint32_t prio;       /* the slice's priority on it */
-    _Atomic int crowded;         /* other active slices on the GPU */
-    _Atomic int rivals;          /* ... of them, those not of lower priority */
     atomic_flag refreshing;      /* one thread refreshes at a time */
     int reg_tried;               /* under refreshing */
     struct reg_file *reg;        /* under refreshing */
     struct reg_entry *entry;     /* under refreshing */
-    /* The same two for the launch path (pending counts, virtual clock). */
-    _Atomic(struct reg_file *) preg;
-    _Atomic(struct reg_entry *) pentry;
 };
 static struct devctl dctl[TCU_MAX_DEVICES];
 static _Atomic uint64_t slice_key; /* tshm_id of the slice, 0 until known */
@@ -168,9 +136,6 @@ struct pair {
     CUevent start, end;
     uint32_t n;    /* launches covered */
     uint64_t prov; /* provisional charge taken for them */
-    uint64_t t0;   /* host time of its first launch */
-    uint64_t v0;   /* the device's virtual clock then (share.h) */
-    int pend;      /* counted in the registry entry's pending */
 };
 
 struct meas {
@@ -226,164 +191,6 @@ static void sleep_ns(uint64_t ns)
         ;
 }
 
-/* ---- the device's virtual clock (share.h) ----------------------------- */
-
-/* A writer that cannot get vlock for this long takes it: its holder died or
- * is descheduled, and a torn update only skews one window's charges. */
-#define VLOCK_STEAL_NS 2000000ull
-
-struct vc {
-    tcu_vclock_t c;
-    uint64_t exp;
-};
-
-static struct vc vc_read(struct reg_file *r)
-{
-    struct vc c = {{0, 0, 0}, 0};
-    for (int tries = 0; tries < 64; tries++) {
-        uint32_t s1 = atomic_load_explicit(&r->vseq, memory_order_acquire);
-        c.c.t_ns = atomic_load_explicit(&r->vt, memory_order_relaxed);
-        c.c.v = atomic_load_explicit(&r->vv, memory_order_relaxed);
-        c.c.k = atomic_load_explicit(&r->vk, memory_order_relaxed);
-        c.exp = atomic_load_explicit(&r->vexp, memory_order_relaxed);
-        atomic_thread_fence(memory_order_acquire);
-        if (!(s1 & 1) && atomic_load_explicit(&r->vseq, memory_order_relaxed) == s1)
-            break;
-    }
-    return c;
-}
-
-static void vc_update(struct reg_file *r, uint64_t now);
-
-/* V of the device now; 0 without a registry.  A busy slice whose
- * pend_until passed since the last count is taken out from that time on
- * (vc_update at the expiry, then at the next one ...). */
-static uint64_t vc_now(int dev, uint64_t now)
-{
-    struct reg_file *r = atomic_load_explicit(&dctl[dev].preg, memory_order_acquire);
-    if (!r)
-        return 0;
-    struct vc c = vc_read(r);
-    for (int i = 0; i < REG_SLOTS && c.exp && c.exp <= now; i++) {
-        vc_update(r, c.exp);
-        c = vc_read(r);
-    }
-    return tcu_vclock_at(&c.c, now);
-}
-
-/* Count the slices with measured work in flight at time `at` (active ones,
- * within their pend_until: a slice asleep on the host with a finished pair
- * unread, or a dead process's count, stops counting) and make that the
- * clock's k from `at` on. */
-static void vc_update(struct reg_file *r, uint64_t at)
-{
-    uint32_t free_ = 0;
-    uint64_t t0 = 0;
-    for (unsigned i = 0; !atomic_compare_exchange_weak(&r->vlock, &free_, 1); i++, free_ = 0) {
-        if (i == 0)
-            t0 = mono_ns();
-        else if ((i & 63) == 0 && mono_ns() - t0 > VLOCK_STEAL_NS)
-            break;
-    }
-    uint32_t k = 0;
-    uint64_t exp = 0;
-    for (int i = 0; i < REG_SLOTS; i++) {
-        struct reg_entry *e = &r->e[i];
-        uint64_t until = atomic_load(&e->pend_until);
-        if (atomic_load(&e->pending) && atomic_load(&e->key) && until > at &&
-            atomic_load(&e->active_ns) + ACTIVE_NS >= at) {
-            k++;
-            if (!exp || until < exp)
-                exp = until;
-        }
-    }
-    struct vc c = vc_read(r);
-    tcu_vclock_set(&c.c, at, k);
-    uint32_t seq = atomic_load(&r->vseq) | 1;
-    atomic_store(&r->vseq, seq); /* odd: readers retry */
-    atomic_store_explicit(&r->vt, c.c.t_ns, memory_order_relaxed);
-    atomic_store_explicit(&r->vv, c.c.v, memory_order_relaxed);
-    atomic_store_explicit(&r->vk, c.c.k, memory_order_relaxed);
-    atomic_store_explicit(&r->vexp, exp, memory_order_relaxed);
-    atomic_store_explicit(&r->vseq, seq + 1, memory_order_release);
-    atomic_store(&r->vlock, 0);
-}
-
-/* The slice's count of measured launches in flight on dev moves by delta;
- * when it starts or stops having any, the clock's k is recounted.  A start
- * also says until when, at most, the slice counts as busy: `until` (the
- * latest of its processes' estimates). */
-static void pend_add(int dev, int delta, uint64_t now, uint64_t until)
-{
-    struct reg_entry *e = atomic_load_explicit(&dctl[dev].pentry, memory_order_acquire);
-    struct reg_file *r = atomic_load_explicit(&dctl[dev].preg, memory_order_acquire);
-    if (!e || !r)
-        return;
-    uint32_t old = atomic_load(&e->pending);
-    int recount = 0;
-    if (delta > 0) {
-        uint64_t u = atomic_load(&e->pend_until);
-        while (u < until && !atomic_compare_exchange_weak(&e->pend_until, &u, until))
-            ;
-        old = atomic_fetch_add(&e->pending, 1);
-        /* A later estimate than the clock knows must be seen too. */
-        recount = old == 0 || u <= now;
-    } else {
-        do {
-            if (old == 0)
-                return;
-        } while (!atomic_compare_exchange_weak(&e->pending, &old, old - 1));
-        recount = old == 1;
-    }
-    if (recount)
-        vc_update(r, now ? now : mono_ns());
-}
-
-/* An active slice of higher priority than ours has measured work in flight
- * on dev (its pending count, within its pend_until). */
-static int higher_busy(int dev, uint64_t now)
-{
-    struct reg_file *r = atomic_load_explicit(&dctl[dev].preg, memory_order_acquire);
-    struct reg_entry *me = atomic_load_explicit(&dctl[dev].pentry, memory_order_relaxed);
-    if (!r)
-        return 0;
-    uint32_t prio = atomic_load_explicit(&dctl[dev].prio, memory_order_relaxed);
-    for (int i = 0; i < REG_SLOTS; i++) {
-        struct reg_entry *e = &r->e[i];
-        if (e == me || !atomic_load(&e->key) || atomic_load(&e->prio) <= prio)
-            continue;
-        if (atomic_load(&e->pending) && atomic_load(&e->pend_until) > now &&
-            atomic_load(&e->active_ns) + ACTIVE_NS >= now)
-            return 1;
-    }
-    return 0;
-}
-
-/* How long, at most, the thread's queued measured work keeps its slice
- * busy on the device from now: each pair's expected device time (the
- * ring's estimate, 20 ms before there is one) stretched by the active
- * slices that take timeslices in between (a neighbour may start after this
- * launch; lower-priority ones yield, see pace), plus WAIT_INFLIGHT_NS.
- * Past it the slice stops counting even if its pairs are still unread: a
- * thread that sleeps on the host after its work ended (a
- * launch-then-synchronize loop with host work between launches) must not
- * make its neighbours' time look shared, nor hold lower priorities back. */
-static uint64_t busy_horizon(struct meas *m, unsigned pairs)
-{
-    uint64_t n = (uint64_t)atomic_load_explicit(&dctl[m->dev].rivals, memory_order_relaxed) + 1;
-    uint64_t est = m->est ? m->est : 20000000ull;
-    return (uint64_t)pairs * est * n + WAIT_INFLIGHT_NS;
-}
-
-/* A pair is no longer in flight (read, abandoned or never launched). */
-static void pair_gone(struct meas *m, struct pair *p, uint64_t now)
-{
-    tshm_inflight_add(tcu.slice, -1);
-    if (p->pend && m->dev >= 0)
-        pend_add(m->dev, -1, now, 0);
-    p->pend = 0;
-}
-
 /* Read every completed pair of m, oldest first; stop at the first one still
  * running.  Charges the slice; no syscall. */
 static void poll_ring(struct meas *m)
@@ -400,20 +207,13 @@ static void poll_ring(struct meas *m)
         uint64_t ns = 0;
         if (q == CUDA_SUCCESS && elapsed(&ms, p->start, p->end) == CUDA_SUCCESS && ms > 0)
             ns = (uint64_t)((double)ms * 1e6);
-        /* The span holds the neighbours' timeslices too: charge the share
-         * of it this slice had while the pair was in flight (share.h). */
-        uint64_t now = 0;
-        if (p->pend && ns) {
-            now = mono_ns();
-            ns = tcu_share_charge(ns, vc_now(m->dev, now) - p->v0, p->t0, now);
-        }
         tshm_core_account(s, m->dev, ns, p->n, p->prov);
         if (p->n) {
             uint64_t x = ns / p->n;
             m->est = m->est ? (m->est * 7 + x) / 8 : (x ? x : 1);
         }
         m->tail++;
-        pair_gone(m, p, now);
+        tshm_inflight_add(s, -1);
     }
 }
 
@@ -449,7 +249,7 @@ static void abandon(struct meas *m)
         struct pair *p = &m->p[m->tail % RING];
         if (m->dev >= 0)
             tshm_core_debit(tcu.slice, m->dev, -(int64_t)p->prov);
-        pair_gone(m, p, 0);
+        tshm_inflight_add(tcu.slice, -1);
     }
     for (int i = 0; i < RING; i++)
         m->p[i].start = m->p[i].end = NULL;
@@ -569,7 +369,6 @@ static struct reg_entry *reg_claim(struct reg_file *r, uint64_t key, uint64_t no
                 atomic_store(&e->upd_ns, now);
                 atomic_store(&e->upd_busy, 0);
                 atomic_store(&e->used_ppm, 0);
-                atomic_store(&e->pending, 0);
                 return e;
             }
         }
@@ -587,7 +386,7 @@ static void refresh(int dev, uint64_t now)
     unsigned limit = tshm_core_limit(s, dev), mode = tshm_core_mode(s, dev);
     unsigned prio = tshm_core_prio(s, dev);
     tcu_peer_t peers[REG_SLOTS];
-    int np = 0, higher = 0, rivals = 0;
+    int np = 0, higher = 0;
     uint64_t key = atomic_load(&slice_key);
     if (tcu.cfg.core_set && !dc->reg_tried) {
         dc->reg_tried = 1;
@@ -601,8 +400,6 @@ static void refresh(int dev, uint64_t now)
         struct reg_entry *me = dc->entry;
         if (!me || atomic_load(&me->key) != key)
             me = dc->entry = reg_claim(dc->reg, key, now);
-        atomic_store(&dc->preg, dc->reg);
-        atomic_store(&dc->pentry, me);
         if (me) {
             atomic_store(&me->limit, limit);
             atomic_store(&me->mode, mode);
@@ -629,14 +426,7 @@ static void refresh(int dev, uint64_t now)
             p->used_ppm = atomic_load(&e->used_ppm);
             if (p->prio > prio)
                 higher = 1;
-            if (p->prio >= prio)
-                rivals++;
         }
-        /* Recount the busy slices now and then: one that went quiet with a
-         * count left (killed, or idle with unread pairs) drops out within
-         * ACTIVE_NS even if no slice starts or stops work meanwhile. */
-        if (me)
-            vc_update(dc->reg, now);
     }
     uint32_t rate = tcu_core_rate(limit, mode, prio, peers, np);
     uint32_t prev = atomic_load(&dc->rate);
@@ -645,9 +435,6 @@ static void refresh(int dev, uint64_t now)
     if (prev >= TCU_PPM && rate < TCU_PPM && !tcu.cfg.core_set)
         tshm_core_reset(s, dev, now);
     atomic_store(&dc->higher, higher);
-    atomic_store(&dc->prio, prio);
-    atomic_store(&dc->crowded, np);
-    atomic_store(&dc->rivals, rivals);
     atomic_store(&dc->rate, rate);
     tshm_core_set_rate(s, dev, rate);
     atomic_store(&dc->next_refresh, now + REFRESH_NS);
@@ -682,20 +469,6 @@ static uint64_t pace(struct meas *m, uint64_t now, int *calm)
         poll_ring(m);
         waited = 1;
     }
-    /* ... and launch nothing while it has work on the device: the GPU
-     * time-slices between processes whatever their priority, so a kernel of
-     * ours would stretch its work.  At most PRIO_YIELD_NS at a time, so that
-     * the slice keeps making progress (the rate's floor). */
-    if (higher) {
-        uint64_t t = mono_ns();
-        uint64_t stop = t + PRIO_YIELD_NS;
-        while (t < stop && higher_busy(m->dev, t)) {
-            sleep_ns(DRAIN_STEP_NS);
-            poll_ring(m);
-            waited = 1;
-            t = mono_ns();
-        }
-    }
     /* No expectation yet (the ring's first launch is in flight): wait for
      * its measurement rather than run ahead of it with launches that cost
      * nothing provisionally (16 kernels of 20 ms would be 320 ms queued). */
@@ -714,15 +487,7 @@ static uint64_t pace(struct meas *m, uint64_t now, int *calm)
     int64_t c = tshm_core_refill(s, m->dev, now, rate, tcu_core_cap(rate));
     while (c < min_credit) {
         uint64_t w = tcu_core_wait_ns(c - min_credit, rate);
-        /* With pairs in flight beside another slice, wake up often enough
-         * to see them end: the slice counts as busy in the device's virtual
-         * clock until they are read, and the neighbours are charged as
-         * sharing meanwhile (alone, nobody is). */
-        uint64_t wmax =
-            m->tail != m->head && atomic_load_explicit(&dc->crowded, memory_order_relaxed)
-                ? WAIT_INFLIGHT_NS
-                : WAIT_MAX_NS;
-        sleep_ns(w < WAIT_MIN_NS ? WAIT_MIN_NS : w > wmax ? wmax : w);
+        sleep_ns(w < WAIT_MIN_NS ? WAIT_MIN_NS : w > WAIT_MAX_NS ? WAIT_MAX_NS : w);
         poll_ring(m);
         now = mono_ns();
         if (now >= atomic_load_explicit(&dc->next_refresh, memory_order_relaxed))
@@ -739,10 +504,7 @@ static uint64_t pace(struct meas *m, uint64_t now, int *calm)
         tshm_core_waited(s, m->dev, now - t0);
         atomic_store_explicit(&dc->calm_after, now + CALM_NS, memory_order_relaxed);
     } else {
-        /* Beside another slice every launch is measured: its pairs tell the
-         * device's virtual clock when this slice has work (share.h). */
-        *calm = m->est && !higher && !atomic_load_explicit(&dc->crowded, memory_order_relaxed) &&
-                c >= tcu_core_cap(rate) / 2 &&
+        *calm = m->est && !higher && c >= tcu_core_cap(rate) / 2 &&
                 now >= atomic_load_explicit(&dc->calm_after, memory_order_relaxed);
     }
     if (m->est)
@@ -896,31 +658,18 @@ static void one_begin(struct tcu_launch_one *o, CUstream st, int pt)
         return;
     }
     struct pair *p = &m->p[m->head % RING];
-    /* In flight for the device's virtual clock from now (share.h); done
-     * before the start event is recorded, so that nothing but the record
-     * lies between it and the launch (a host delay there is measured). */
-    int pend = atomic_load_explicit(&dctl[m->dev].pentry, memory_order_relaxed) != NULL;
-    uint64_t t0 = pend ? mono_ns() : now; /* pace() may have slept */
-    if (pend)
-        pend_add(m->dev, 1, t0, t0 + busy_horizon(m, m->head - m->tail + 1));
-    uint64_t v0 = pend ? vc_now(m->dev, t0) : 0;
     if (make_events(m, p) < 0 || record(p->start, st, pt) != CUDA_SUCCESS) {
         /* A context that reused a destroyed one's handle: start over. */
         abandon(m);
         if (make_events(m, p) < 0 || record(p->start, st, pt) != CUDA_SUCCESS) {
             m->broken = 1;
             tshm_core_debit(tcu.slice, m->dev, -(int64_t)prov);
-            if (pend)
-                pend_add(m->dev, -1, 0, 0);
             o->m = NULL;
             return;
         }
     }
     p->n = 0;
     p->prov = 0;
-    p->pend = pend;
-    p->t0 = t0;
-    p->v0 = v0;
     m->head++;
     tshm_inflight_add(tcu.slice, 1); /* before the launch: tshm_drained sees it */
     o->fresh = 1;
@@ -955,14 +704,14 @@ static void one_end(struct tcu_launch_one *o, CUresult rc)
         tshm_core_debit(tcu.slice, m->dev, -(int64_t)o->prov);
         if (o->fresh && p->n == 0) {
             m->head--;
-            pair_gone(m, p, 0);
+            tshm_inflight_add(tcu.slice, -1);
         }
         return;
     }
     if (record(p->end, o->st, o->pt) != CUDA_SUCCESS && o->fresh) {
         /* Unmeasurable: account it as nothing rather than lose the ring. */
         m->head--;
-        pair_gone(m, p, 0);
+        tshm_inflight_add(tcu.slice, -1);
         tshm_core_debit(tcu.slice, m->dev, -(int64_t)o->prov);
         return;
     }

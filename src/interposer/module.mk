@@ -4,8 +4,7 @@
 # statically so the library depends on nothing but libc (and libdl/pthread).
 INTERPOSER_SRCS := src/interposer/interposer.c src/interposer/alloc_table.c src/interposer/compute.c \
                    src/interposer/symbols.c \
-                   $(wildcard src/interposer/hooks/*.c) src/interposer/policy/policy.c \
-                   src/interposer/policy/share.c
+                   $(wildcard src/interposer/hooks/*.c) src/interposer/policy/policy.c
 INTERPOSER_OBJS := $(INTERPOSER_SRCS:%.c=$(O)/obj/%.o)
 INTERPOSER := $(O)/lib/libtessel-cuda.so
 INTERPOSER_MAP := src/interposer/libtessel-cuda.map
@@ -21,14 +20,7 @@ $(INTERPOSER): $(INTERPOSER_OBJS) $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-util.a $
 
 TESTS += $(O)/tests/interposer/test_policy
 $(O)/tests/interposer/test_policy: $(O)/obj/src/interposer/policy/test/test_policy.o \
-                                   $(O)/obj/src/interposer/policy/policy.o \
-                                   $(O)/obj/src/interposer/policy/share.o $(O)/lib/libtsl-util.a
+                                   $(O)/obj/src/interposer/policy/policy.o $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
 
-
-TESTS += $(O)/tests/interposer/test_share
-$(O)/tests/interposer/test_share: $(O)/obj/src/interposer/policy/test/test_share.o \
-                                  $(O)/obj/src/interposer/policy/share.o
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka

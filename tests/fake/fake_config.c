@@ -301,20 +301,6 @@ int tfake_config_from_env(tfake_config_t *cfg, tsl_error_t *err)
         tmp.event_device_order = 1;
     else if (order && strcmp(order, "stream") != 0)
         return einval(err, "TESSEL_FAKE_EVENT_ORDER: '%s': must be stream or device%s", order, "");
-    /* A real GPU's timeslice between contexts is of the order of 1-2 ms
-     * (TFAKE_DEFAULT_TIMESLICE_NS); the switch, tens of microseconds. */
-    const char *ts = getenv("TESSEL_FAKE_TIMESLICE_US");
-    us = TFAKE_DEFAULT_TIMESLICE_NS / 1000;
-    if (ts && (parse_uint(ts, strlen(ts), 1000000, &us) < 0 || us < 10))
-        return einval(err, "TESSEL_FAKE_TIMESLICE_US: '%s': must be 10 .. 1000000 microseconds%s",
-                      ts, "");
-    tmp.timeslice_ns = us * 1000;
-    const char *sw = getenv("TESSEL_FAKE_SWITCH_US");
-    us = TFAKE_DEFAULT_SWITCH_NS / 1000;
-    if (sw && parse_uint(sw, strlen(sw), 1000000, &us) < 0)
-        return einval(err, "TESSEL_FAKE_SWITCH_US: '%s': must be 0 .. 1000000 microseconds%s", sw,
-                      "");
-    tmp.switch_ns = us * 1000;
     if (env_path("TESSEL_FAKE_STATE", tmp.state_path, sizeof tmp.state_path, err) < 0 ||
         env_path("TESSEL_FAKE_CALLS_FILE", tmp.calls_path, sizeof tmp.calls_path, err) < 0)
         return -1;

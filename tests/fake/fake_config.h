@@ -33,14 +33,6 @@
  * small requests; 512 B keeps "allocate N MiB, free drops by N MiB" exact. */
 #define TFAKE_DEFAULT_ALLOC_GRANULE 512ull
 
-/* Time-slicing between processes sharing a device (tfake_state_advance):
- * a real GPU gives each context a timeslice of the order of 1-2 ms when
- * others wait (TESSEL_FAKE_TIMESLICE_US); a context switch costs tens of
- * microseconds in which nothing runs (TESSEL_FAKE_SWITCH_US; 25 us is about
- * 1 % of a 2 ms slice: an assumption, not measured on a GPU). */
-#define TFAKE_DEFAULT_TIMESLICE_NS 2000000ull
-#define TFAKE_DEFAULT_SWITCH_NS    25000ull
-
 typedef struct {
     char name[64];    /* as written in the spec, e.g. "RTX4090" */
     uint64_t mem;     /* bytes of device memory */
@@ -62,8 +54,6 @@ typedef struct {
     uint64_t module_mem;    /* TESSEL_FAKE_MODULE_MEM: device memory per loaded module */
     uint64_t func_mem;      /* TESSEL_FAKE_FUNC_MEM: per function, at its first use (lazy) */
     int event_device_order; /* TESSEL_FAKE_EVENT_ORDER=device */
-    uint64_t timeslice_ns;  /* TESSEL_FAKE_TIMESLICE_US, in ns */
-    uint64_t switch_ns;     /* TESSEL_FAKE_SWITCH_US, in ns */
     char state_path[4096];  /* TESSEL_FAKE_STATE, "" when unset */
     char calls_path[4096];  /* TESSEL_FAKE_CALLS_FILE, "" when unset */
 } tfake_config_t;
@@ -85,8 +75,7 @@ int tfake_parse_uuids(const char *list, tfake_config_t *cfg, tsl_error_t *err);
  * TESSEL_FAKE_KERNEL_US, TESSEL_FAKE_CTX_MEM, TESSEL_FAKE_CTX_MEM_CREATED (each a size or
  * a comma list of sizes per device, the last one repeating), TESSEL_FAKE_ALLOC_GRANULE,
  * TESSEL_FAKE_MODULE_MEM, TESSEL_FAKE_FUNC_MEM,
- * TESSEL_FAKE_STATE, TESSEL_FAKE_CALLS_FILE, TESSEL_FAKE_EVENT_ORDER, TESSEL_FAKE_TIMESLICE_US,
- * TESSEL_FAKE_SWITCH_US).  Returns 0 or -1 with errno
+ * TESSEL_FAKE_STATE, TESSEL_FAKE_CALLS_FILE, TESSEL_FAKE_EVENT_ORDER).  Returns 0 or -1 with errno
  * EINVAL and the offending variable named in err. */
 int tfake_config_from_env(tfake_config_t *cfg, tsl_error_t *err);
 

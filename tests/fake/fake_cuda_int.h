@@ -59,7 +59,7 @@ typedef struct stream {
     obj_t o;
     unsigned flags;
     int prio;
-    uint64_t tail_pos;     /* end of its last work, as a position of the process's queue */
+    uint64_t tail_ns;      /* simulated end of the last work queued */
     struct graph *capture; /* non-NULL while capturing */
 } stream_t;
 
@@ -71,7 +71,7 @@ typedef struct ctx {
     int refs;            /* primary: retain count */
     uint64_t charged;    /* context memory charged on the device (cuCtxSetLimit heaps incl.) */
     uint64_t limit[3];   /* CU_LIMIT_STACK_SIZE, _PRINTF_FIFO_SIZE, _MALLOC_HEAP_SIZE */
-    uint64_t tail_pos;   /* max tail of its streams */
+    uint64_t tail_ns;    /* max tail of its streams */
     stream_t *null_strm; /* the default (legacy and per-thread) stream */
 } ctx_t;
 

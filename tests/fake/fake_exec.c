@@ -2,20 +2,14 @@
  * modules, kernel launches, streams, events, graphs and stream capture.
  *
  * Time model.  A kernel takes a simulated duration (see kernel_ns()).  Each
- * process has one queue per device (its kernels run in submission order,
- * across its streams); the device time-slices between the queues of the
- * processes sharing the state file (tfake_state_advance in fake_state.c).
- * Work is known by its position in the process's queue (ns of kernel time
- * submitted before its end): a stream's or context's tail, an event.  When
- * it ends is known only once the timeline reaches it (another process's
- * later work can still stretch it), so launches return at once;
- * cuStreamSynchronize / cuCtxSynchronize / cuEventSynchronize sleep until
- * the queue reaches the position; queries answer CUDA_ERROR_NOT_READY until
- * then; an event is timestamped when the queue reaches it (its stream's tail;
- * with TESSEL_FAKE_EVENT_ORDER=device, all of the process's queued work),
- * or when it is recorded if that work is done.  The default stream (NULL,
- * CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, and NULL in _ptsz calls) is one
- * stream per context in the fake.
+ * device has one timeline, shared across processes through the state file:
+ * a launch starts at max(now, stream tail, device tail) and ends `duration`
+ * later, so kernels serialise on a device as under time-slicing.  Launches
+ * return at once; cuStreamSynchronize / cuCtxSynchronize / cuEventSynchronize
+ * sleep until the relevant end; queries answer CUDA_ERROR_NOT_READY until
+ * then; cuEventRecord captures max(now, stream tail).  The default stream
+ * (NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, and NULL in _ptsz calls) is
+ * one stream per context in the fake.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,10 +39,7 @@ typedef struct {
     obj_t o;
     unsigned flags;
     int recorded;
-    int pending;   /* recorded, its position not reached yet */
-    int dev;       /* device of the queue it waits in */
-    uint64_t pos;  /* its position there */
-    uint64_t t_ns; /* when recorded; once reached, when it happened */
+    uint64_t t_ns;
 } event_t;
 
 typedef struct gnode {
@@ -176,72 +167,34 @@ void forget_obj(obj_t *o)
     }
 }
 
-/* Under g.lock: queue a kernel of dur ns on st's device. */
+/* Under g.lock: put a kernel of dur ns on st's device timeline. */
 static void run_kernel(stream_t *st, uint64_t dur)
 {
     ctx_t *c = st->o.ctx;
     tfake_state_lock(g.sh);
-    uint64_t end = tfake_state_submit(g.sh, c->dev, dur);
+    uint64_t end = tfake_state_schedule(g.sh, c->dev, st->tail_ns, dur);
     tfake_state_unlock(g.sh);
-    st->tail_pos = end;
-    if (end > c->tail_pos)
-        c->tail_pos = end;
+    st->tail_ns = end;
+    if (end > c->tail_ns)
+        c->tail_ns = end;
 }
 
-/* How far this process's queue on dev is from pos, in ns of its kernel time
- * (0: reached, or the queue was reset since).  Takes the state lock. */
-static uint64_t pos_left(int dev, uint64_t pos)
+/* Sleep (no lock held) until t, then let pools give back what is above
+ * their release threshold, as the driver does at synchronisation. */
+static void wait_and_release(uint64_t t, int dev)
 {
-    tfake_state_lock(g.sh);
-    tfake_state_advance(g.sh, dev);
-    tfake_procstate_t *p = tfake_state_proc(g.sh);
-    uint64_t left =
-        p && p->queued_ns[dev] >= pos && p->run_ns[dev] < pos ? pos - p->run_ns[dev] : 0;
-    tfake_state_unlock(g.sh);
-    return left;
-}
-
-/* Sleep (no lock held) until this process's queue on dev reaches pos, then
- * let pools give back what is above their release threshold, as the driver
- * does at synchronisation.  The rest needs at least `left` ns of device
- * time, so sleeping that long never oversleeps; a neighbour's timeslices
- * make it loop. */
-static void wait_and_release(uint64_t pos, int dev)
-{
-    uint64_t left;
-    while ((left = pos_left(dev, pos)) != 0)
-        tfake_sleep_until(tfake_now_ns() + left);
+    tfake_sleep_until(t);
     LOCK();
     if (g.inited)
         pools_at_sync(dev);
     UNLOCK();
 }
 
-/* Under g.lock: 1 when e's position is reached (its t_ns is then final). */
-static int event_reached(event_t *e)
-{
-    if (!e->pending)
-        return 1;
-    tfake_state_lock(g.sh);
-    tfake_state_advance(g.sh, e->dev);
-    tfake_procstate_t *p = tfake_state_proc(g.sh);
-    int reached = !p || p->run_ns[e->dev] >= e->pos || p->queued_ns[e->dev] < e->pos;
-    if (reached) {
-        uint64_t t = p && p->run_ns[e->dev] >= e->pos ? tfake_state_when(g.sh, e->dev, e->pos)
-                                                      : g.sh->dev[e->dev].sim_ns;
-        if (t > e->t_ns)
-            e->t_ns = t;
-        e->pending = 0;
-    }
-    tfake_state_unlock(g.sh);
-    return reached;
-}
-
 void sync_ctx_unlocked(ctx_t *c)
 {
     LOCK();
     int live = obj_find(c, K_CTX) != NULL;
-    uint64_t t = live ? c->tail_pos : 0;
+    uint64_t t = live ? c->tail_ns : 0;
     int dev = live ? c->dev : 0;
     UNLOCK();
     if (live)
@@ -360,7 +313,7 @@ static CUresult stream_sync(CUstream h, int pt)
     if (s && s->capture) {
         rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     } else if (s) {
-        t = s->tail_pos;
+        t = s->tail_ns;
         dev = s->o.ctx->dev;
     }
     UNLOCK();
@@ -390,7 +343,7 @@ static CUresult stream_query(CUstream h, int pt)
     stream_t *s = stream_resolve(h, cur_ctx(), pt, &rc);
     if (s && s->capture)
         rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-    else if (s && pos_left(s->o.ctx->dev, s->tail_pos))
+    else if (s && tfake_now_ns() < s->tail_ns)
         rc = CUDA_ERROR_NOT_READY;
     UNLOCK();
     return rc;
@@ -465,11 +418,8 @@ static CUresult stream_wait_event(CUstream h, CUevent he, unsigned flags, int pt
         rc = CUDA_ERROR_INVALID_HANDLE;
     else if (s && flags > 1)
         rc = CUDA_ERROR_INVALID_VALUE;
-    /* Later work on s starts after the event: the process's queue on the
-     * device runs in order, so s's tail moves to the event's position (an
-     * event of another device does not delay s in the fake). */
-    else if (s && e->recorded && !s->capture && e->dev == s->o.ctx->dev && e->pos > s->tail_pos)
-        s->tail_pos = e->pos;
+    else if (s && e->recorded && e->t_ns > s->tail_ns && !s->capture)
+        s->tail_ns = e->t_ns; /* later work on s starts after the event */
     UNLOCK();
     return rc;
 }
@@ -519,17 +469,16 @@ static CUresult event_record(CUevent he, CUstream h, int pt)
     } else if (s && s->capture) {
         rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; /* the fake captures kernels only */
     } else if (s) {
-        int dev = s->o.ctx->dev;
-        tfake_state_lock(g.sh);
-        tfake_state_advance(g.sh, dev);
-        tfake_procstate_t *p = tfake_state_proc(g.sh);
-        e->t_ns = g.sh->dev[dev].sim_ns;
-        /* device order: the queue reaches the event after all of the
-         * process's work queued on the device, whichever stream. */
-        e->pos = g.cfg.event_device_order && p ? p->queued_ns[dev] : s->tail_pos;
-        e->dev = dev;
-        e->pending = p && p->run_ns[dev] < e->pos;
-        tfake_state_unlock(g.sh);
+        uint64_t now = tfake_now_ns();
+        e->t_ns = s->tail_ns > now ? s->tail_ns : now;
+        if (g.cfg.event_device_order) {
+            /* The device's FIFO reaches the event after all queued work. */
+            tfake_state_lock(g.sh);
+            uint64_t dt = g.sh->dev[s->o.ctx->dev].tail_ns;
+            tfake_state_unlock(g.sh);
+            if (dt > e->t_ns)
+                e->t_ns = dt;
+        }
         e->recorded = 1;
     }
     UNLOCK();
@@ -555,12 +504,12 @@ CUresult cuEventSynchronize(CUevent hEvent)
         return CUDA_ERROR_NOT_INITIALIZED;
     LOCK();
     event_t *e = (event_t *)obj_find(hEvent, K_EVENT);
-    uint64_t pos = e && e->pending ? e->pos : 0;
-    int dev = e && e->pending ? e->dev : 0;
+    uint64_t t = e && e->recorded ? e->t_ns : 0;
+    int dev = e ? e->o.ctx->dev : 0;
     UNLOCK();
     if (!e)
         return CUDA_ERROR_INVALID_HANDLE;
-    wait_and_release(pos, dev);
+    wait_and_release(t, dev);
     return CUDA_SUCCESS;
 }
 
@@ -571,9 +520,9 @@ CUresult cuEventQuery(CUevent hEvent)
         return CUDA_ERROR_NOT_INITIALIZED;
     LOCK();
     event_t *e = (event_t *)obj_find(hEvent, K_EVENT);
-    CUresult rc = !e                  ? CUDA_ERROR_INVALID_HANDLE
-                  : !event_reached(e) ? CUDA_ERROR_NOT_READY
-                                      : CUDA_SUCCESS;
+    CUresult rc = !e                                        ? CUDA_ERROR_INVALID_HANDLE
+                  : e->recorded && tfake_now_ns() < e->t_ns ? CUDA_ERROR_NOT_READY
+                                                            : CUDA_SUCCESS;
     UNLOCK();
     return rc;
 }
@@ -587,10 +536,11 @@ static CUresult elapsed(float *ms, CUevent hs, CUevent he)
     LOCK();
     event_t *a = (event_t *)obj_find(hs, K_EVENT), *b = (event_t *)obj_find(he, K_EVENT);
     CUresult rc = CUDA_SUCCESS;
+    uint64_t now = tfake_now_ns();
     if (!a || !b || !a->recorded || !b->recorded ||
         ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING))
         rc = CUDA_ERROR_INVALID_HANDLE;
-    else if (!event_reached(a) || !event_reached(b))
+    else if (now < a->t_ns || now < b->t_ns)
         rc = CUDA_ERROR_NOT_READY;
     else
         *ms = (float)((double)((int64_t)(b->t_ns - a->t_ns)) / 1e6);

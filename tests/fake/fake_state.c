@@ -43,12 +43,8 @@ static void init_state(tfake_shared_t *s, const tfake_config_t *cfg)
     memset(s, 0, sizeof *s);
     init_mutex(&s->lock);
     s->ndev = cfg->ndev;
-    s->timeslice_ns = cfg->timeslice_ns ? cfg->timeslice_ns : TFAKE_DEFAULT_TIMESLICE_NS;
-    s->ctxswitch_ns = cfg->switch_ns;
-    for (int i = 0; i < cfg->ndev; i++) {
+    for (int i = 0; i < cfg->ndev; i++)
         s->dev[i].total = cfg->dev[i].mem;
-        s->dev[i].owner = -1;
-    }
     s->version = TFAKE_STATE_VERSION;
     __atomic_store_n(&s->magic, TFAKE_STATE_MAGIC, __ATOMIC_RELEASE);
 }
@@ -212,150 +208,38 @@ void tfake_state_uncharge(tfake_shared_t *s, int dev, uint64_t bytes)
         p->used[dev] = p->used[dev] > bytes ? p->used[dev] - bytes : 0;
 }
 
-/* Record that slot `who` ran on d from a to b, from position pos0. */
-static void seg_add(tfake_devstate_t *d, pid_t pid, uint64_t a, uint64_t b, uint64_t pos0)
-{
-    uint32_t last = (d->seg_next + TFAKE_SEGS - 1) % TFAKE_SEGS;
-    tfake_seg_t *l = &d->seg[last];
-    if (l->pid == pid && l->end_ns == a && l->pos0 + (l->end_ns - l->start_ns) == pos0 &&
-        l->end_ns != 0) {
-        l->end_ns = b;
-    } else {
-        d->seg[d->seg_next] = (tfake_seg_t){.start_ns = a, .end_ns = b, .pos0 = pos0, .pid = pid};
-        d->seg_next = (d->seg_next + 1) % TFAKE_SEGS;
-    }
-    /* NVML utilisation: busy intervals, adjacent ones merged. */
-    uint32_t u = (d->ring_next + TFAKE_RING - 1) % TFAKE_RING;
-    if (d->ring[u].end_ns == a && d->ring[u].end_ns != 0) {
-        d->ring[u].end_ns = b;
-    } else {
-        d->ring[d->ring_next].start_ns = a;
-        d->ring[d->ring_next].end_ns = b;
-        d->ring_next = (d->ring_next + 1) % TFAKE_RING;
-    }
-}
-
-static int has_work(const tfake_procstate_t *p, int dev)
-{
-    return p->pid != 0 && p->queued_ns[dev] > p->run_ns[dev];
-}
-
-/* The next slot after `from` (round-robin, `from` itself last) with work on
- * dev; -1 when none. */
-static int next_owner(tfake_shared_t *s, int dev, int from)
-{
-    for (int i = 1; i <= TFAKE_MAX_PROCS; i++) {
-        int k = ((from < 0 ? -1 : from) + i) % TFAKE_MAX_PROCS;
-        if (has_work(&s->proc[k], dev))
-            return k;
-    }
-    return -1;
-}
-
-void tfake_state_advance(tfake_shared_t *s, int dev)
+uint64_t tfake_state_schedule(tfake_shared_t *s, int dev, uint64_t after_ns, uint64_t dur_ns)
 {
     tfake_devstate_t *d = &s->dev[dev];
-    uint64_t now = tfake_now_ns();
-    if (d->sim_ns == 0 || d->sim_ns > now)
-        d->sim_ns = now;
-    uint64_t t = d->sim_ns;
-    while (t < now) {
-        if (d->switch_left_ns) {
-            uint64_t step = d->switch_left_ns < now - t ? d->switch_left_ns : now - t;
-            t += step;
-            d->switch_left_ns -= step;
-            d->switch_ns += step;
-            continue;
-        }
-        tfake_procstate_t *p = d->owner >= 0 ? &s->proc[d->owner] : NULL;
-        if (!p || !has_work(p, dev)) {
-            int k = next_owner(s, dev, d->owner);
-            if (k < 0)
-                break; /* idle until now */
-            if (k != d->owner) {
-                /* Loading another context costs a switch (none for the very
-                 * first owner of the device). */
-                if (d->owner >= 0 && s->ctxswitch_ns) {
-                    d->switch_left_ns = s->ctxswitch_ns;
-                    d->switches++;
-                }
-                d->owner = k;
-            }
-            d->slice_used_ns = 0;
-            continue;
-        }
-        if (d->slice_used_ns >= s->timeslice_ns) {
-            int k = next_owner(s, dev, d->owner);
-            d->slice_used_ns = 0;
-            if (k != d->owner && k >= 0) {
-                if (s->ctxswitch_ns) {
-                    d->switch_left_ns = s->ctxswitch_ns;
-                    d->switches++;
-                }
-                d->owner = k;
-            }
-            continue;
-        }
-        uint64_t step = p->queued_ns[dev] - p->run_ns[dev];
-        if (step > s->timeslice_ns - d->slice_used_ns)
-            step = s->timeslice_ns - d->slice_used_ns;
-        if (step > now - t)
-            step = now - t;
-        seg_add(d, p->pid, t, t + step, p->run_ns[dev]);
-        p->run_ns[dev] += step;
-        d->slice_used_ns += step;
-        t += step;
-    }
-    d->sim_ns = now;
-}
-
-uint64_t tfake_state_submit(tfake_shared_t *s, int dev, uint64_t dur_ns)
-{
-    tfake_devstate_t *d = &s->dev[dev];
-    tfake_state_advance(s, dev);
-    tfake_procstate_t *p = tfake_state_proc(s);
-    uint64_t now = d->sim_ns;
-    d->tail_ns = (d->tail_ns > now ? d->tail_ns : now) + dur_ns;
+    uint64_t start = tfake_now_ns();
+    if (after_ns > start)
+        start = after_ns;
+    if (d->tail_ns > start)
+        start = d->tail_ns;
+    uint64_t end = start + dur_ns;
+    d->tail_ns = end;
     d->busy_ns += dur_ns;
     d->kernels++;
-    if (!p)
-        return 0;
-    p->busy_ns[dev] += dur_ns;
-    p->queued_ns[dev] += dur_ns;
-    return p->queued_ns[dev];
-}
-
-uint64_t tfake_state_done(tfake_shared_t *s, int dev)
-{
     tfake_procstate_t *p = tfake_state_proc(s);
-    return p ? p->run_ns[dev] : UINT64_MAX;
-}
-
-uint64_t tfake_state_when(tfake_shared_t *s, int dev, uint64_t pos)
-{
-    tfake_devstate_t *d = &s->dev[dev];
-    pid_t me = getpid();
-    uint64_t oldest = d->sim_ns;
-    for (uint32_t i = 1; i <= TFAKE_SEGS; i++) {
-        const tfake_seg_t *g = &d->seg[(d->seg_next + TFAKE_SEGS - i) % TFAKE_SEGS];
-        if (g->end_ns == 0)
-            break;
-        if (g->pid != me)
-            continue;
-        if (g->pos0 < pos && pos <= g->pos0 + (g->end_ns - g->start_ns))
-            return g->start_ns + (pos - g->pos0);
-        if (g->pos0 + (g->end_ns - g->start_ns) < pos)
-            break; /* not reached (the caller checked tfake_state_done) */
-        oldest = g->start_ns;
+    if (p)
+        p->busy_ns[dev] += dur_ns;
+    if (dur_ns) {
+        uint32_t last = (d->ring_next + TFAKE_RING - 1) % TFAKE_RING;
+        if (d->ring[last].end_ns == start && d->ring[last].end_ns != 0) {
+            d->ring[last].end_ns = end;
+        } else {
+            d->ring[d->ring_next].start_ns = start;
+            d->ring[d->ring_next].end_ns = end;
+            d->ring_next = (d->ring_next + 1) % TFAKE_RING;
+        }
     }
-    return oldest;
+    return end;
 }
 
 unsigned tfake_state_util(tfake_shared_t *s, int dev)
 {
     tfake_devstate_t *d = &s->dev[dev];
-    tfake_state_advance(s, dev);
-    uint64_t now = d->sim_ns; /* the timeline is known up to there */
+    uint64_t now = tfake_now_ns();
     uint64_t from = now > TFAKE_UTIL_WINDOW_NS ? now - TFAKE_UTIL_WINDOW_NS : 0;
     uint64_t busy = 0;
     for (int i = 0; i < TFAKE_RING; i++) {

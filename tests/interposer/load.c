@@ -15,10 +15,6 @@
  *   --until=PATH   run until PATH exists instead (checked every launch)
  *   --go=PATH      print "ready", then wait for PATH to exist before starting
  *   --window=N     report the share over windows of N ms (default 1000)
- *   --depth=N      heavy loop: each launch then waits for the one N launches
- *                  before it (an event after each, N <= 64), as a driver's
- *                  bounded queue holds an unpaced application back (default
- *                  0: no bound)
  *   --gap=N        host time between launches: sleep N us after each launch
  *                  (after its synchronisation in a sync loop; default 0),
  *                  for loads that use less than their share
@@ -87,11 +83,6 @@ static int run(int argc, char **argv)
     const char *go = opt(argc, argv, "--go", NULL);
     int sync = strcmp(loop, "sync") == 0;
     unsigned long long gap = strtoull(opt(argc, argv, "--gap", "0"), NULL, 10);
-    unsigned depth = (unsigned)strtoul(opt(argc, argv, "--depth", "0"), NULL, 10);
-    if (depth > 64) {
-        fprintf(stderr, "tcu-load: --depth: at most 64\n");
-        return 2;
-    }
 
     if (!dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL)) {
         fprintf(stderr, "tcu-load: %s\n", dlerror());
@@ -171,13 +162,6 @@ static int run(int argc, char **argv)
     mp.blockDimY = mp.blockDimZ = 1;
     mp.hStream = st;
 
-    CUevent ring[64];
-    cuEventRecord_fn erecord = (cuEventRecord_fn)get("cuEventRecord");
-    cuEventSynchronize_fn esync = (cuEventSynchronize_fn)get("cuEventSynchronize");
-    for (unsigned i = 0; i < depth; i++)
-        check(((cuEventCreate_fn)get("cuEventCreate"))(&ring[i], CU_EVENT_DISABLE_TIMING),
-              "cuEventCreate");
-
     unsigned long long b0 = busy(dev), t0 = now(), end = t0 + ms * 1000000ull;
     unsigned long long wstart = t0, wbusy = b0, launches = 0;
     char windows[4096] = "", wends[8192] = "";
@@ -220,12 +204,6 @@ static int run(int argc, char **argv)
             break;
         }
         check(rc, path);
-        if (depth && !sync) {
-            CUevent e = ring[launches % depth];
-            if (launches >= depth)
-                check(esync(e), "cuEventSynchronize");
-            check(erecord(e, st), "cuEventRecord");
-        }
         launches++;
         if (sync)
             check(ssync(st), "cuStreamSynchronize");

@@ -5,7 +5,6 @@
 #include <strings.h>
 
 #include "interposer/policy/policy.h"
-#include "interposer/policy/share.h"
 #include "libutil/size.h"
 
 #define LIMIT_VAR "TESSEL_CUDA_MEM_LIMIT"
@@ -339,11 +338,10 @@ uint32_t tcu_core_rate(unsigned limit, unsigned mode, unsigned prio, const tcu_p
     if (mode == TSHM_CORE_SHARED) {
         uint64_t claims = base, shared_bases = base;
         for (int i = 0; i < npeers; i++) {
-            int full;
-            uint64_t pb = tcu_peer_claim((uint64_t)peers[i].limit * (TCU_PPM / 100),
-                                         peers[i].used_ppm, &full);
+            uint64_t pb =
+                peers[i].limit ? (uint64_t)peers[i].limit * (TCU_PPM / 100) : peers[i].used_ppm;
             claims += pb;
-            if (peers[i].mode == TSHM_CORE_SHARED && full)
+            if (peers[i].mode == TSHM_CORE_SHARED)
                 shared_bases += pb;
         }
         if (claims < TCU_PPM && shared_bases > 0)

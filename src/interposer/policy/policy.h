@@ -120,11 +120,9 @@ typedef struct {
  * the active other slices on the device:
  *   base   = limit x 10^4 (10^6 without a limit);
  *   strict: rate = base;
- *   shared: rate = base + spare x base / sum(claims of itself and of the
- *           active shared peers that claim their whole share), spare =
- *           10^6 - base - sum(peer claims) when positive (a peer's claim,
- *           tcu_peer_claim in share.h: its use + 5 points, at most its limit;
- *           its use without a limit);
+ *   shared: rate = base + spare x base / sum(bases of active shared slices,
+ *           itself included), spare = 10^6 - base - sum(peer claims) when
+ *           positive (a peer's claim: its limit, or its use without one);
  *   priority: rate <= 10^6 - sum(use of active higher-priority peers)
  *           - TCU_PRIO_HEADROOM_PPM when there is any;
  *   never below TCU_RATE_FLOOR_PPM nor above 10^6. */

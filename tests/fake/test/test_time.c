@@ -1,6 +1,5 @@
 /* test_time.c - simulated kernel time of the fake driver: durations, events,
- * queries, synchronisation, serialisation across streams, time-slicing
- * between processes,
+ * queries, synchronisation, serialisation across streams and processes,
  * graphs and stream capture.  Assertions are on simulated arithmetic (busy
  * counters, event differences bounded below exactly and above generously),
  * never on how fast this machine is. */
@@ -381,88 +380,6 @@ static void test_two_processes(void **state)
     unlink(path);
 }
 
-/* Time-slicing between processes: while another process keeps the device
- * busy (a 1 s kernel), a 20 ms kernel of this process runs in 2 ms
- * timeslices alternating with the neighbour's, so its event pair spans its
- * own 20 ms, the neighbour's slices in between (9 or 10 of 2 ms) and the
- * switches (25 us each): 38..44 ms.  Its queue executed exactly its
- * kernels' time; alone again,
- * a kernel's pair spans the kernel alone. */
-static void test_timeslicing(void **state)
-{
-    char path[] = "/tmp/tessel-fake-slice-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    unlink(path);
-    start(NULL, NULL);
-    tessel_fake_reset();
-    setenv("TESSEL_FAKE_STATE", path, 1);
-    setenv("TESSEL_FAKE_TIMESLICE_US", "2000", 1);
-    setenv("TESSEL_FAKE_SWITCH_US", "25", 1);
-    int pfd[2];
-    assert_int_equal(pipe(pfd), 0);
-    pid_t kid = fork();
-    if (kid == 0) {
-        alarm(60);
-        CUcontext cc;
-        CUmodule m;
-        CUfunction kk;
-        int rc = cuInit(0) | cuDevicePrimaryCtxRetain(&cc, 0) | cuCtxSetCurrent(cc) |
-                 cuModuleLoadData(&m, "x") | cuModuleGetFunction(&kk, m, "fake_kernel_1000000us");
-        rc |= cuLaunchKernel(kk, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
-        char c = rc == 0 ? 'y' : 'n';
-        if (write(pfd[1], &c, 1) != 1)
-            _exit(1);
-        rc |= cuCtxSynchronize();
-        _exit(rc == 0 ? 0 : 1);
-    }
-    OK(cuInit(0));
-    CUcontext c;
-    OK(cuDevicePrimaryCtxRetain(&c, 0));
-    OK(cuCtxSetCurrent(c));
-    OK(cuModuleLoadData(&mod, "x"));
-    char ch = 0;
-    assert_int_equal(read(pfd[0], &ch, 1), 1);
-    assert_int_equal(ch, 'y');
-    CUevent a, b;
-    OK(cuEventCreate(&a, 0));
-    OK(cuEventCreate(&b, 0));
-    /* A 5 ms kernel first (10 ms or more beside the neighbour), so that
-     * both events fall on kernel ends in device time, however slowly this
-     * host reaches the next launch. */
-    launch(fn("fake_kernel_5000us"), NULL, NULL);
-    OK(cuEventRecord(a, NULL));
-    launch(fn("fake_kernel_20000us"), NULL, NULL);
-    OK(cuEventRecord(b, NULL));
-    float ms = 0;
-    assert_int_equal(cuEventElapsedTime(&ms, a, b), CUDA_ERROR_NOT_READY);
-    OK(cuEventSynchronize(b));
-    OK(cuEventElapsedTime(&ms, a, b));
-    if (ms < 38.0f || ms > 44.0f)
-        fail_msg("20 ms kernel beside a busy neighbour spans %.3f ms, want 38..44", ms);
-    assert_true(tessel_fake_process_busy_ns(0) == 25 * MS);
-    int st;
-    assert_int_equal(waitpid(kid, &st, 0), kid);
-    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-    /* Alone: the pair spans the kernel (events on kernel boundaries). */
-    launch(fn("fake_kernel_50000us"), NULL, NULL);
-    OK(cuEventRecord(a, NULL));
-    launch(fn("fake_kernel_20000us"), NULL, NULL);
-    OK(cuEventRecord(b, NULL));
-    OK(cuEventSynchronize(b));
-    OK(cuEventElapsedTime(&ms, a, b));
-    if (ms < 20.0f - 1e-3f || ms > 20.0f + 1e-3f)
-        fail_msg("20 ms kernel alone spans %.3f ms, want 20", ms);
-    close(pfd[0]);
-    close(pfd[1]);
-    tessel_fake_reset();
-    unsetenv("TESSEL_FAKE_STATE");
-    unsetenv("TESSEL_FAKE_TIMESLICE_US");
-    unsetenv("TESSEL_FAKE_SWITCH_US");
-    unlink(path);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -473,7 +390,6 @@ int main(void)
         cmocka_unit_test_teardown(test_launch_variants, teardown),
         cmocka_unit_test_teardown(test_graphs, teardown),
         cmocka_unit_test_teardown(test_two_processes, teardown),
-        cmocka_unit_test_teardown(test_timeslicing, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -187,22 +187,13 @@ static void test_core_rate(void **state)
         {0, TSHM_CORE_STRICT, 1, 0, {{0}}, 1000000},
         /* shared alone: the whole device */
         {20, TSHM_CORE_SHARED, 1, 0, {{0}}, 1000000},
-        /* shared 20 + shared 30 using its share: spare 50 split 20:30 -> 40 */
-        {20, TSHM_CORE_SHARED, 1, 1, {{30, TSHM_CORE_SHARED, 1, 300000}}, 400000},
-        {30, TSHM_CORE_SHARED, 1, 1, {{20, TSHM_CORE_SHARED, 1, 200000}}, 600000},
-        /* ... within 2 points of it counts as using it */
-        {30, TSHM_CORE_SHARED, 1, 1, {{20, TSHM_CORE_SHARED, 1, 180000}}, 600000},
-        /* shared 20 + strict 50 using it: spare 30 all to the shared one -> 50 */
-        {20, TSHM_CORE_SHARED, 1, 1, {{50, TSHM_CORE_STRICT, 1, 500000}}, 500000},
+        /* shared 20 + shared 30: spare 50 split 20:30 -> 40 */
+        {20, TSHM_CORE_SHARED, 1, 1, {{30, TSHM_CORE_SHARED, 1, 0}}, 400000},
+        {30, TSHM_CORE_SHARED, 1, 1, {{20, TSHM_CORE_SHARED, 1, 0}}, 600000},
+        /* shared 20 + strict 50: spare 30 all to the shared one -> 50 */
+        {20, TSHM_CORE_SHARED, 1, 1, {{50, TSHM_CORE_STRICT, 1, 0}}, 500000},
         /* shared 60 + strict 70: over-subscribed, no spare -> 60 */
-        {60, TSHM_CORE_SHARED, 1, 1, {{70, TSHM_CORE_STRICT, 1, 700000}}, 600000},
-        /* work-conserving: a shared 50 using 21 % claims 23, and does not
-         * take part in the spare: the other shared 50 gets 100 - 23 = 77 */
-        {50, TSHM_CORE_SHARED, 1, 1, {{50, TSHM_CORE_SHARED, 1, 210000}}, 770000},
-        /* a strict 50 using 10 % leaves 38 points to a shared 20: 88 */
-        {20, TSHM_CORE_SHARED, 1, 1, {{50, TSHM_CORE_STRICT, 1, 100000}}, 880000},
-        /* an active peer that uses nothing yet claims 2 points */
-        {20, TSHM_CORE_SHARED, 1, 1, {{30, TSHM_CORE_SHARED, 1, 0}}, 980000},
+        {60, TSHM_CORE_SHARED, 1, 1, {{70, TSHM_CORE_STRICT, 1, 0}}, 600000},
         /* shared 20 beside a peer without a limit using 50 %: spare 30 -> 50 */
         {20, TSHM_CORE_SHARED, 1, 1, {{0, TSHM_CORE_STRICT, 1, 500000}}, 500000},
         /* low priority under a high one using 60 %: 100 - 60 - 5 = 35 */
