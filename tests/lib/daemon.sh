@@ -3,7 +3,8 @@
 #   td_setup                  temp dir $TD (removed at exit, with the daemons still running)
 #   td_start [ARG...]         start tesseld on 127.0.0.1:<free port> and the local socket
 #                             $TD/tesseld.sock, with data dir $TD/data; sets TD_PID, TD_URL,
-#                             TD_SOCK, TD_ADMIN (admin token)
+#                             TD_SOCK, TD_ADMIN (admin token); when it does not start, the
+#                             test fails at once (missing, tests/lib/tap.sh)
 #   td_kill9 / td_stop        kill -9 / SIGTERM the daemon and wait for it (td_stop returns
 #                             its exit status, non-zero after a sanitizer report)
 #   api METHOD PATH [BODY] [TOKEN]   request; body of the answer in $TD/out, status in $CODE
@@ -45,8 +46,9 @@ td_start() {
     while [ ! -s "$TD/data/tesseld.addr" ]; do
         i=$((i + 1))
         if [ $i -gt 600 ] || ! kill -0 "$TD_PID" 2>/dev/null; then
+            # A test that needs the daemon fails here, whatever its caller does next.
             diag "tesseld did not start:"; sed 's/^/#   /' "$TD/tesseld.log"
-            return 1
+            missing "tesseld did not start (tesseld $*)"
         fi
         sleep 0.1
     done
