@@ -19,6 +19,18 @@ td_setup() {
 }
 
 td_cleanup() {
+    # Under `make coverage`, a daemon the test left running gets SIGTERM first (it exits
+    # through main and writes its coverage counts); it is killed if still there 5 s later.
+    if [ "${TESSEL_COVERAGE:-0}" = 1 ]; then
+        for p in $TD_PIDS; do kill -TERM "$p" 2>/dev/null; done
+        for p in $TD_PIDS; do
+            _i=0
+            while kill -0 "$p" 2>/dev/null && [ $_i -lt 50 ]; do
+                _i=$((_i + 1))
+                sleep 0.1
+            done
+        done
+    fi
     for p in $TD_PIDS; do kill -9 "$p" 2>/dev/null; done
     # Jobs left running by the test: their shims are in their own sessions.
     if [ -d "$TD/data/jobs" ]; then
