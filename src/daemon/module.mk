@@ -43,6 +43,13 @@ $(O)/tests/daemon/test_localid: $(O)/obj/src/daemon/test/test_localid.o \
                                 $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lsqlite3 -lcmocka
+# Who calls (auth.c) against a real store, libhttp's request side replaced by doubles.
+TESTS += $(O)/tests/daemon/test_auth
+$(O)/tests/daemon/test_auth: $(O)/obj/src/daemon/test/test_auth.o $(O)/obj/src/daemon/auth.o \
+                             $(O)/obj/src/daemon/localid.o $(O)/lib/libtsl-store.a \
+                             $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lsqlite3 -lnettle -lcmocka
 $(TESSELD_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim
 # The local-socket and queue-permission tests drive the CLI as local accounts too.
 tests/t/t3020-daemon-socket.t tests/t/t3021-daemon-queue-allow.t tests/t/t3022-daemon-modes.t: \
