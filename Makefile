@@ -106,8 +106,10 @@ coverage:
 	@umask 000; TESSEL_COVERAGE=1 TEST_TIMEOUT=$${TEST_TIMEOUT:-900} $(COV_MAKE) test-one; echo $$? >$(COV_O)/tests.status
 	@lcov --quiet --capture --directory $(COV_O)/obj --base-directory . \
 	    --output-file $(COV_O)/all.info
+	@# The product's code only: src/, less the unit tests under src/**/test/.
 	@lcov --quiet --extract $(COV_O)/all.info '$(CURDIR)/src/*' \
-	    --output-file $(COV_O)/src.info
+	    --output-file $(COV_O)/src-all.info
+	@lcov --quiet --remove $(COV_O)/src-all.info '*/test/*' --output-file $(COV_O)/src.info
 	@genhtml --quiet --output-directory $(COV_O)/html $(COV_O)/src.info
 	@tests/lib/coverage-summary $(CURDIR)/ <$(COV_O)/src.info
 	@echo "HTML: $(COV_O)/html/index.html"
