@@ -16,6 +16,9 @@ td_setup() {
     TD=$(mktemp -d /tmp/tessel-t3-XXXXXX)
     TD_PIDS=""
     trap td_cleanup EXIT
+    # Stopped from outside (tests/run's time box sends SIGTERM): clean up too, or the jobs the
+    # test started (their shims are in their own sessions) would outlive it.
+    trap 'exit 143' TERM INT HUP
 }
 
 td_cleanup() {
@@ -37,7 +40,8 @@ td_cleanup() {
         for f in "$TD"/data/jobs/*/pid; do
             [ -f "$f" ] || continue
             read -r shim _ job <"$f"
-            kill -9 -- "-$job" "$shim" 2>/dev/null
+            # No "--": dash's kill takes none (it would refuse the whole line).
+            kill -9 "-$job" "$shim" 2>/dev/null
         done
     fi
     if [ -n "${TD_CG:-}" ]; then
