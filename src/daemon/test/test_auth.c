@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "daemon/daemon.h"
+#include "daemon/test/tmpdir.h"
 
 /* --- doubles of libhttp's request side and of main.c's clock and log ---------------------- */
 
@@ -79,8 +80,7 @@ static int setup(void **state)
     fix_t *f = calloc(1, sizeof *f);
     if (!f)
         return -1;
-    snprintf(f->dir, sizeof f->dir, "/tmp/tessel-test-auth-XXXXXX");
-    if (!mkdtemp(f->dir))
+    if (test_tmpdir(f->dir, sizeof f->dir, "auth") < 0)
         return -1;
     char path[128];
     snprintf(path, sizeof path, "%s/tessel.db", f->dir);
@@ -102,11 +102,9 @@ static int teardown(void **state)
 {
     fix_t *f = *state;
     tstore_close(f->d.store);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
-    int rc = system(cmd);
+    int rc = test_tmpdir_remove(f->dir);
     free(f);
-    return rc == 0 ? 0 : -1;
+    return rc;
 }
 
 /* Calls tessd_auth; returns the answer's status (0 when it let the caller through). */

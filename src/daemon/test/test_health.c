@@ -20,6 +20,7 @@
 #include <sqlite3.h>
 
 #include "daemon/api/api.h"
+#include "daemon/test/tmpdir.h"
 
 /* --- doubles of routes.c and suspend.c ------------------------------------------------------ */
 
@@ -59,8 +60,7 @@ static int setup(void **state)
     fix_t *f = calloc(1, sizeof *f);
     if (!f)
         return -1;
-    snprintf(f->dir, sizeof f->dir, "/tmp/tessel-test-health-XXXXXX");
-    if (!mkdtemp(f->dir))
+    if (test_tmpdir(f->dir, sizeof f->dir, "health") < 0)
         return -1;
     char path[128];
     snprintf(path, sizeof path, "%s/tessel.db", f->dir);
@@ -89,11 +89,9 @@ static int teardown(void **state)
     tstore_close(f->d.store);
     free(f->d.runs);
     pthread_mutex_destroy(&f->d.lock);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
-    int rc = system(cmd);
+    int rc = test_tmpdir_remove(f->dir);
     free(f);
-    return rc == 0 ? 0 : -1;
+    return rc;
 }
 
 /* A running job holding milli and mem on each of the GPUs listed (-1 ends the list). */

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "daemon/daemon.h"
+#include "daemon/test/tmpdir.h"
 
 /* --- doubles of main.c and tick.c --------------------------------------------------------- */
 
@@ -61,8 +62,7 @@ static int setup(void **state)
     fix_t *f = calloc(1, sizeof *f);
     if (!f)
         return -1;
-    snprintf(f->dir, sizeof f->dir, "/tmp/tessel-test-launch-XXXXXX");
-    if (!mkdtemp(f->dir))
+    if (test_tmpdir(f->dir, sizeof f->dir, "launch") < 0)
         return -1;
     snprintf(f->d.data_dir, sizeof f->d.data_dir, "%s", f->dir);
     snprintf(f->d.jobs_dir, sizeof f->d.jobs_dir, "%s/jobs", f->dir);
@@ -76,11 +76,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fix_t *f = *state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
-    int rc = system(cmd);
+    int rc = test_tmpdir_remove(f->dir);
     free(f);
-    return rc == 0 ? 0 : -1;
+    return rc;
 }
 
 static void need_root(void)
