@@ -77,3 +77,41 @@ format:
 
 clean:
 	rm -rf build
+
+# ---- -O0 build and line coverage -------------------------------------------------------------
+#   make noopt           build everything (programs, tests, benchmarks) at -O0 with -Werror into
+#                        build/noopt: warnings that only show without optimisation, or only with it
+#   make coverage        build with --coverage into build/cov, run the suite against it, print line
+#                        coverage per directory and in total (tests/lib/coverage-summary), HTML in
+#                        build/cov/html; fails when a test fails, after the report
+# Both are separate build directories: a plain `make` and `make SANITIZE=1` are not touched.
+.PHONY: build-all noopt coverage
+build-all: all $(TESTS) $(BENCHES)
+
+NOOPT_O := build/noopt
+noopt:
+	$(MAKE) --no-print-directory O=$(NOOPT_O) CFLAGS='-O0 -g' build-all
+
+COV_O := build/cov
+COV_MAKE = $(MAKE) --no-print-directory O=$(COV_O) CFLAGS='-O0 -g --coverage' \
+           LDFLAGS='--coverage'
+coverage:
+	@command -v lcov >/dev/null && command -v genhtml >/dev/null || \
+	    { echo "make coverage: lcov is needed (scripts/install-deps.sh)" >&2; exit 1; }
+	$(COV_MAKE) build-all
+	@find $(COV_O) -name '*.gcda' -delete
+	@# Processes the tests run as other users (nobody) write their counts too.
+	@chmod -R a+rwX $(COV_O)/obj
+	@# -O0 with counters is slower: each test gets 900 s unless TEST_TIMEOUT says otherwise.
+	@umask 000; TESSEL_COVERAGE=1 TEST_TIMEOUT=$${TEST_TIMEOUT:-900} $(COV_MAKE) test-one; echo $$? >$(COV_O)/tests.status
+	@lcov --quiet --capture --directory $(COV_O)/obj --base-directory . \
+	    --output-file $(COV_O)/all.info
+	@# The product's code only: src/, less the unit tests under src/**/test/.
+	@lcov --quiet --extract $(COV_O)/all.info '$(CURDIR)/src/*' \
+	    --output-file $(COV_O)/src-all.info
+	@lcov --quiet --remove $(COV_O)/src-all.info '*/test/*' --output-file $(COV_O)/src.info
+	@genhtml --quiet --output-directory $(COV_O)/html $(COV_O)/src.info
+	@tests/lib/coverage-summary $(CURDIR)/ <$(COV_O)/src.info
+	@echo "HTML: $(COV_O)/html/index.html"
+	@st=$$(cat $(COV_O)/tests.status); [ "$$st" = 0 ] || \
+	    { echo "make coverage: the suite failed (status $$st)" >&2; exit 1; }

@@ -21,7 +21,7 @@
 
 #include <jansson.h>
 
-#include "libutil/error.h"
+#include "tessel/error.h"
 
 /* Where tesseld listens on TCP when nothing else is configured (its own default --listen). */
 #define TCLIENT_DEFAULT_URL "http://127.0.0.1:7470"

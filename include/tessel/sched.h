@@ -33,7 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "libutil/error.h"
+#include "tessel/error.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "agent/runner.h"
+#include "libutil/procstat.h"
 
 /* Descriptor numbers the shim gets its inputs on (see shim.c). */
 #define ENV_FD  3
@@ -281,38 +282,13 @@ int tagent_read_pids(const char *dir, pid_t *shim, uint64_t *shim_start, pid_t *
 /* Start time, state letter and parent of pid from /proc/PID/stat; 0 when it is gone. */
 static uint64_t stat_start3(pid_t pid, char *state_out, pid_t *ppid_out)
 {
-    char p[64], buf[1024];
-    snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    tsl_procstat_t ps;
+    if (tsl_procstat_read(pid, &ps) < 0)
         return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    /* Field 2 (comm) may hold spaces and parentheses: start after the last ')'. */
-    char *q = strrchr(buf, ')');
-    if (!q)
-        return 0;
-    q++;
-    /* Fields 3.. follow: the state letter is field 3, starttime field 22. */
-    char state = 0;
-    unsigned long long v = 0;
-    int field = 2;
-    for (char *save, *t = strtok_r(q, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
-        field++;
-        if (field == 3)
-            state = t[0];
-        if (field == 4 && ppid_out)
-            *ppid_out = (pid_t)strtol(t, NULL, 10);
-        if (field == 22) {
-            v = strtoull(t, NULL, 10);
-            break;
-        }
-    }
-    *state_out = state;
-    return v;
+    *state_out = ps.state;
+    if (ppid_out)
+        *ppid_out = ps.ppid;
+    return ps.start_time;
 }
 
 static uint64_t stat_start(pid_t pid, char *state_out)

@@ -16,6 +16,7 @@
 
 #include "agent/watchdog.h"
 #include "cudaabi/nvml_abi.h"
+#include "libutil/procstat.h"
 #include "libutil/size.h"
 
 /* Processes NVML may list on one GPU in one answer (more are asked again with a larger
@@ -109,25 +110,11 @@ void tsw_reason(char *buf, size_t len, int gpu, uint64_t sum, uint64_t limit, ts
                  gpu, s, l, a == TSW_KILL ? "killed" : "suspended");
 }
 
-/* The parent of pid from /proc/PID/stat (field 4, after the parenthesised name, which may hold
- * anything), or -1. */
+/* The parent of pid from /proc/PID/stat, or -1. */
 static pid_t parent_of(pid_t pid)
 {
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
-    char *rp = strrchr(buf, ')');
-    int ppid;
-    if (!rp || sscanf(rp + 1, " %*c %d", &ppid) != 1)
-        return -1;
-    return (pid_t)ppid;
+    tsl_procstat_t ps;
+    return tsl_procstat_read(pid, &ps) < 0 ? -1 : ps.ppid;
 }
 
 bool tsw_descends(pid_t pid, pid_t ancestor)
@@ -272,18 +259,8 @@ static int gpu_procs(unsigned i, tsw_proc_t *out, unsigned cap)
 /* Whether pid is stopped (state T in /proc/PID/stat). */
 static bool stopped(pid_t pid)
 {
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return false;
-    buf[n] = '\0';
-    char *rp = strrchr(buf, ')');
-    return rp && rp[1] == ' ' && rp[2] == 'T';
+    tsl_procstat_t ps;
+    return tsl_procstat_read(pid, &ps) == 0 && ps.state == 'T';
 }
 
 static void *watch(void *arg)

@@ -53,6 +53,28 @@ $(O)/tests/daemon/test_localid: $(O)/obj/src/daemon/test/test_localid.o \
                                 $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lsqlite3 -lcmocka
+# Who calls (auth.c) against a real store, libhttp's request side replaced by doubles.
+TESTS += $(O)/tests/daemon/test_auth
+$(O)/tests/daemon/test_auth: $(O)/obj/src/daemon/test/test_auth.o $(O)/obj/src/daemon/auth.o \
+                             $(O)/obj/src/daemon/localid.o $(O)/lib/libtsl-store.a \
+                             $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lsqlite3 -lnettle -lcmocka
+# launch.c's helpers (names, refusals, cwd check, start locks, violation record), no daemon.
+TESTS += $(O)/tests/daemon/test_launch
+$(O)/tests/daemon/test_launch: $(O)/obj/src/daemon/test/test_launch.o $(O)/obj/src/daemon/launch.o \
+                               $(O)/lib/libtsl-agent.a $(O)/lib/libtsl-store.a \
+                               $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lsqlite3 -ldl -lpthread -lcmocka
+# /healthz, /metrics, /v1/nodes and /v1/gpus as handlers on a hand-built daemon state, no HTTP.
+TESTS += $(O)/tests/daemon/test_health
+$(O)/tests/daemon/test_health: $(O)/obj/src/daemon/test/test_health.o \
+                               $(O)/obj/src/daemon/api/health.o $(O)/obj/src/daemon/api/nodes.o \
+                               $(O)/lib/libtsl-agent.a $(O)/lib/libtsl-http.a \
+                               $(O)/lib/libtsl-store.a $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lmicrohttpd -ljansson -lsqlite3 -ldl -lpthread -lcmocka
 $(TESSELD_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim
 # The local-socket and queue-permission tests drive the CLI as local accounts too.
 tests/t/t3020-daemon-socket.t tests/t/t3021-daemon-queue-allow.t tests/t/t3022-daemon-modes.t \

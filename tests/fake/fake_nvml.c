@@ -21,6 +21,7 @@
 #include "fake_config.h"
 #include "fake_state.h"
 #include "tessel_fake.h"
+#include "libutil/procstat.h"
 
 #define NVML_ENTRIES(X)                                                                            \
     X(nvmlInit)                                                                                    \
@@ -534,18 +535,10 @@ static int exited(pid_t pid)
 {
     if (kill(pid, 0) < 0 && errno == ESRCH)
         return 1;
-    char path[64], buf[256];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    tsl_procstat_t ps;
+    if (tsl_procstat_read(pid, &ps) < 0)
         return errno == ENOENT;
-    ssize_t len = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (len <= 0)
-        return 0;
-    buf[len] = '\0';
-    const char *rp = strrchr(buf, ')');
-    return rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X');
+    return ps.state == 'Z' || ps.state == 'X';
 }
 
 /* Processes holding a context on device i (live ones only, as the real driver lists them:

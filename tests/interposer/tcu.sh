@@ -4,6 +4,11 @@
 #   probe ARGS...      tcu-probe with the interposer preloaded
 #   probe_bare ARGS... tcu-probe without it
 #   val KEY TEXT       the value of KEY=... in TEXT (first match)
+#   tcu_need_nvml      fail the test unless the fake NVML is built
+#   hold_probe NAME STEPS...  run the probe in a slice until released: its output in $TMP/NAME,
+#                      $pid (the probe itself), fd 3 (its stdin); release ends it
+#   used / truth PID [DEV] / lines PREFIX NAME   the slice's count on device 0, the driver's
+#                      own figure for PID (fake NVML), NAME's output lines starting with PREFIX
 # Device: one fake 8 GiB GPU whose contexts cost 64 MiB, state shared by
 # every process of the test through $TMP/fake-state.  TCU_FAKE_DIR points
 # at another build of the fake driver when set.
@@ -39,3 +44,23 @@ wait_until() {
     done
 }
 holding() { grep -q holding "$1" 2>/dev/null; }
+tcu_need_nvml() {
+    [ -e "$FAKE/libnvidia-ml.so.1" ] || tcu_missing "fake NVML not built ($FAKE/libnvidia-ml.so.1)"
+}
+hold_probe() {
+    _n=$1
+    shift
+    rm -f "$TMP/hold"
+    mkfifo "$TMP/hold"
+    (LD_PRELOAD="$PRE" exec "$PROBE" "$@" hold <"$TMP/hold" >"$TMP/$_n" 2>&1) &
+    pid=$!
+    exec 3>"$TMP/hold"
+    wait_until holding "$TMP/$_n"
+}
+release() {
+    exec 3>&-
+    wait $pid
+}
+used() { val used "$("$HELPERS/tcu-slice" "$TESSEL_SLICE" | grep '^device 0 ')"; }
+truth() { val used "$(probe_bare "nvmlproc:$1${2:+:$2}" | grep '^nvmlproc')"; }
+lines() { grep "^$1" "$TMP/$2" | tr '\n' ' '; }

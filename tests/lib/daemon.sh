@@ -3,7 +3,8 @@
 #   td_setup                  temp dir $TD (removed at exit, with the daemons still running)
 #   td_start [ARG...]         start tesseld on 127.0.0.1:<free port> and the local socket
 #                             $TD/tesseld.sock, with data dir $TD/data; sets TD_PID, TD_URL,
-#                             TD_SOCK, TD_ADMIN (admin token)
+#                             TD_SOCK, TD_ADMIN (admin token); when it does not start, the
+#                             test fails at once (missing, tests/lib/tap.sh)
 #   td_kill9 / td_stop        kill -9 / SIGTERM the daemon and wait for it (td_stop returns
 #                             its exit status, non-zero after a sanitizer report)
 #   api METHOD PATH [BODY] [TOKEN]   request; body of the answer in $TD/out, status in $CODE
@@ -15,16 +16,32 @@ td_setup() {
     TD=$(mktemp -d /tmp/tessel-t3-XXXXXX)
     TD_PIDS=""
     trap td_cleanup EXIT
+    # Stopped from outside (tests/run's time box sends SIGTERM): clean up too, or the jobs the
+    # test started (their shims are in their own sessions) would outlive it.
+    trap 'exit 143' TERM INT HUP
 }
 
 td_cleanup() {
+    # Under `make coverage`, a daemon the test left running gets SIGTERM first (it exits
+    # through main and writes its coverage counts); it is killed if still there 5 s later.
+    if [ "${TESSEL_COVERAGE:-0}" = 1 ]; then
+        for p in $TD_PIDS; do kill -TERM "$p" 2>/dev/null; done
+        for p in $TD_PIDS; do
+            _i=0
+            while kill -0 "$p" 2>/dev/null && [ $_i -lt 50 ]; do
+                _i=$((_i + 1))
+                sleep 0.1
+            done
+        done
+    fi
     for p in $TD_PIDS; do kill -9 "$p" 2>/dev/null; done
     # Jobs left running by the test: their shims are in their own sessions.
     if [ -d "$TD/data/jobs" ]; then
         for f in "$TD"/data/jobs/*/pid; do
             [ -f "$f" ] || continue
             read -r shim _ job <"$f"
-            kill -9 -- "-$job" "$shim" 2>/dev/null
+            # No "--": dash's kill takes none (it would refuse the whole line).
+            kill -9 "-$job" "$shim" 2>/dev/null
         done
     fi
     if [ -n "${TD_CG:-}" ]; then
@@ -45,8 +62,9 @@ td_start() {
     while [ ! -s "$TD/data/tesseld.addr" ]; do
         i=$((i + 1))
         if [ $i -gt 600 ] || ! kill -0 "$TD_PID" 2>/dev/null; then
+            # A test that needs the daemon fails here, whatever its caller does next.
             diag "tesseld did not start:"; sed 's/^/#   /' "$TD/tesseld.log"
-            return 1
+            missing "tesseld did not start (tesseld $*)"
         fi
         sleep 0.1
     done

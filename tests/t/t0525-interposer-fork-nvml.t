@@ -8,7 +8,7 @@
 # hook that initialises CUDA behind the program's back fails here.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/interposer/tcu.sh"
-[ -e "$FAKE/libnvidia-ml.so.1" ] || { echo "not ok - no fake libnvidia-ml.so.1 in $FAKE"; exit 1; }
+tcu_need_nvml
 G=1073741824
 export TESSEL_CUDA_MEM_LIMIT=1G TESSEL_SLICE="$TMP/slice"
 

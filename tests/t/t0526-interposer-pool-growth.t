@@ -8,7 +8,7 @@
 # nvidia-smi shows) is within the limit and equal to the slice's count.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/interposer/tcu.sh"
-[ -e "$FAKE/libnvidia-ml.so.1" ] || { echo "not ok - no fake libnvidia-ml.so.1 in $FAKE"; exit 1; }
+tcu_need_nvml
 
 # The context costs 64 MiB (a first context reserves the assumed 300 MiB
 # until it is measured, so the slice is 301 MiB); 237 MiB are left for the

@@ -9,31 +9,14 @@
 # out-of-memory the driver's figure for the process is <= the limit.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/interposer/tcu.sh"
-[ -e "$FAKE/libnvidia-ml.so.1" ] || { echo "not ok - no fake libnvidia-ml.so.1 in $FAKE"; exit 1; }
+tcu_need_nvml
 # Two devices; a primary context costs 612 MiB on GPU 0 (the first context
 # seen on an H200) and 500 MiB on GPU 1, a cuCtxCreate context 90 / 70 MiB.
 export TESSEL_FAKE_GPUS=2xH200:16G TESSEL_FAKE_STATE="$TMP/fake2"
 export TESSEL_FAKE_CTX_MEM=612M,500M TESSEL_FAKE_CTX_MEM_CREATED=90M,70M
 export TESSEL_CUDA_MEM_LIMIT=8G
 
-# hold_probe NAME STEPS...: run the probe in a slice until released; sets
-# $pid (the probe itself) and fd 3 (its stdin).
-hold_probe() {
-    _n=$1
-    shift
-    rm -f "$TMP/hold"
-    mkfifo "$TMP/hold"
-    (LD_PRELOAD="$PRE" exec "$PROBE" "$@" hold <"$TMP/hold" >"$TMP/$_n" 2>&1) &
-    pid=$!
-    exec 3>"$TMP/hold"
-    wait_until holding "$TMP/$_n"
-}
-release() {
-    exec 3>&-
-    wait $pid
-}
 dev_line() { "$HELPERS/tcu-slice" "$TESSEL_SLICE" | grep "^device $1 "; }
-truth() { val used "$(probe_bare nvmlproc:$1:$2 | grep '^nvmlproc')"; }
 
 export TESSEL_SLICE="$TMP/slice1"
 hold_probe a ctx:0 ctxcreate:2:0 ctxcreate:4:0 ctx:1 ctxcreate:2:1 alloc:mem:100M

@@ -8,7 +8,7 @@
 # figure (nvidia-smi's).
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/interposer/tcu.sh"
-[ -e "$FAKE/libnvidia-ml.so.1" ] || { echo "not ok - no fake libnvidia-ml.so.1 in $FAKE"; exit 1; }
+tcu_need_nvml
 export TESSEL_CUDA_MEM_LIMIT=1G TESSEL_SLICE="$TMP/slice"
 ctx=$((64 * MiB))
 

@@ -10,30 +10,11 @@
 # out-of-memory the driver's figure for the process is <= the limit.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/interposer/tcu.sh"
-[ -e "$FAKE/libnvidia-ml.so.1" ] || { echo "not ok - no fake libnvidia-ml.so.1 in $FAKE"; exit 1; }
+tcu_need_nvml
 # A context costs 64 MiB (tcu.sh), a module 40 MiB, a function 3 MiB.
 export TESSEL_FAKE_MODULE_MEM=40M TESSEL_FAKE_FUNC_MEM=3M
 export TESSEL_CUDA_MEM_LIMIT=8G
 
-# hold_probe NAME STEPS...: run the probe in a slice until released; sets
-# $pid (the probe itself) and fd 3 (its stdin).
-hold_probe() {
-    _n=$1
-    shift
-    rm -f "$TMP/hold"
-    mkfifo "$TMP/hold"
-    (LD_PRELOAD="$PRE" exec "$PROBE" "$@" hold <"$TMP/hold" >"$TMP/$_n" 2>&1) &
-    pid=$!
-    exec 3>"$TMP/hold"
-    wait_until holding "$TMP/$_n"
-}
-release() {
-    exec 3>&-
-    wait $pid
-}
-used() { val used "$("$HELPERS/tcu-slice" "$TESSEL_SLICE" | grep '^device 0 ')"; }
-truth() { val used "$(probe_bare nvmlproc:$1 | grep '^nvmlproc')"; }
-lines() { grep "^$1" "$TMP/$2" | tr '\n' ' '; }
 
 # Two modules, two functions of the first (one of them looked up twice).
 export TESSEL_SLICE="$TMP/slice1"

@@ -9,28 +9,11 @@
 # so that at out-of-memory the driver's figure is <= the limit.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/interposer/tcu.sh"
-[ -e "$FAKE/libnvidia-ml.so.1" ] || { echo "not ok - no fake libnvidia-ml.so.1 in $FAKE"; exit 1; }
+tcu_need_nvml
 # A context costs 64 MiB (tcu.sh) with the driver's default sizes (heap 8
 # MiB, printf FIFO 1 MiB, stack 1 KiB per thread).
 export TESSEL_CUDA_MEM_LIMIT=8G
 
-hold_probe() {
-    _n=$1
-    shift
-    rm -f "$TMP/hold"
-    mkfifo "$TMP/hold"
-    (LD_PRELOAD="$PRE" exec "$PROBE" "$@" hold <"$TMP/hold" >"$TMP/$_n" 2>&1) &
-    pid=$!
-    exec 3>"$TMP/hold"
-    wait_until holding "$TMP/$_n"
-}
-release() {
-    exec 3>&-
-    wait $pid
-}
-used() { val used "$("$HELPERS/tcu-slice" "$TESSEL_SLICE" | grep '^device 0 ')"; }
-truth() { val used "$(probe_bare nvmlproc:$1 | grep '^nvmlproc')"; }
-lines() { grep "^$1" "$TMP/$2" | tr '\n' ' '; }
 
 # Heap +100 MiB, printf FIFO +10 MiB, stack +512 B per thread (80 MiB).
 export TESSEL_SLICE="$TMP/slice1"

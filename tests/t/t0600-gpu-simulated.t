@@ -8,40 +8,15 @@
 # applicable".  Compute rows: t0601; the self-test (--no-interposer) and bad
 # options: t0602; fork, exec, SIGKILL and the view: t0603.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
-RUN=$TESSEL_SRCDIR/tests/gpu/run.sh
-for f in lib/libtessel-cuda.so tests/fake/libcuda.so.1 tests/fake/libnvidia-ml.so.1 \
-    tests/interposer/tcu-slice tests/interposer/tcu-load; do
-    if [ ! -e "$TESSEL_BUILD/$f" ]; then
-        echo "1..1"
-        echo "not ok 1 - $TESSEL_BUILD/$f is built (make)"
-        exit 1
-    fi
-done
-if ! command -v python3 >/dev/null; then
-    echo "1..1"
-    echo "not ok 1 - python3 is installed (tests/gpu's workloads are Python)"
-    exit 1
-fi
-TMP=$(mktemp -d /tmp/tessel-t0600.XXXXXX)
-trap 'rm -rf "$TMP"' EXIT
+. "$TESSEL_SRCDIR/tests/lib/gpusim.sh"
+gs_setup t0600 python
 # A 12 GiB fake GPU: room for the view row (limit + 1 GiB outside the slice,
 # 1 GiB inside) and a short fill when the interposer is left out.
 export TESSEL_FAKE_GPUS=1xSimGPU:12G:132
-DOC=$TESSEL_SRCDIR/docs/gpu-conformance.md
-sum_before=$(cksum <"$DOC")
 
-"$RUN" --simulate --build "$TESSEL_BUILD" --rows memory,multigpu \
-    --doc "$TMP/doc.md" >"$TMP/out" 2>&1
-rc=$?
-sed 's/^/# /' "$TMP/out"
-nfail=$(grep -c '^SIMULATED [^ ]* *FAIL ' "$TMP/out")
-ok $([ "$rc" -eq "$([ "$nfail" -gt 0 ] && echo 1 || echo 0)" ] && echo 0 || echo 1) \
-    "exit status $rc follows the verdicts ($nfail rows FAIL)"
-is "$(grep -vc '^SIMULATED ' "$TMP/out")" 0 "every line of $(wc -l <"$TMP/out") says SIMULATED"
-for r in mem-driver-ctypes mem-two-processes; do
-    n=$(grep -c "^SIMULATED $r  *\(PASS\|FAIL\)  .* | need: " "$TMP/out")
-    is "$n" 1 "row $r: once, with figures, threshold and verdict"
-done
+gs_run --rows memory,multigpu
+gs_verdicts
+gs_rows mem-driver-ctypes mem-two-processes
 is "$(grep -c '^SIMULATED \(mem-pytorch\|mem-cupy\|mem-jax\|mem-nvcc\|train-\|graphs-\|multiprocessing\|dataloader\)' "$TMP/out")" 0 \
     "no framework row runs SIMULATED"
 is "$(grep -c '^SIMULATED multi-gpu-reordered  *not applicable: ' "$TMP/out")" 1 \
@@ -53,7 +28,6 @@ ok $(echo "$l" | grep -q ' PASS  oom=1 held 3[0-9][0-9][0-9] MiB, driver at OOM 
 l=$(grep '^SIMULATED mem-two-processes ' "$TMP/out")
 ok $(echo "$l" | grep -q ' PASS  both OOM=1/1, .* driver (both) 40[0-9][0-9] MiB' && echo 0 || echo 1) \
     "mem-two-processes PASSes: together <= 4096 MiB: $l"
-ok $([ ! -e "$TMP/doc.md" ] && echo 0 || echo 1) "SIMULATED mode writes no doc (--doc $TMP/doc.md)"
-is "$(cksum <"$DOC")" "$sum_before" "docs/gpu-conformance.md is untouched"
+gs_no_doc
 
 done_testing

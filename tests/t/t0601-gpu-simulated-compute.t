@@ -7,24 +7,10 @@
 # clock of a shared CI machine (t052x test the shares on the fake's own
 # timeline; the real figures come from a GPU run, docs/gpu-conformance.md).
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
-RUN=$TESSEL_SRCDIR/tests/gpu/run.sh
-for f in lib/libtessel-cuda.so tests/fake/libcuda.so.1 tests/fake/libnvidia-ml.so.1 \
-    tests/interposer/tcu-slice tests/interposer/tcu-load; do
-    if [ ! -e "$TESSEL_BUILD/$f" ]; then
-        echo "1..1"
-        echo "not ok 1 - $TESSEL_BUILD/$f is built (make)"
-        exit 1
-    fi
-done
-TMP=$(mktemp -d /tmp/tessel-t0601.XXXXXX)
-trap 'rm -rf "$TMP"' EXIT
-"$RUN" --simulate --build "$TESSEL_BUILD" --rows compute --seconds 1 --doc "$TMP/doc.md" >"$TMP/out" 2>&1
-rc=$?
-sed 's/^/# /' "$TMP/out"
-nfail=$(grep -c '^SIMULATED [^ ]* *FAIL ' "$TMP/out")
-ok $([ "$rc" -eq "$([ "$nfail" -gt 0 ] && echo 1 || echo 0)" ] && echo 0 || echo 1) \
-    "exit status $rc follows the verdicts ($nfail rows FAIL)"
-is "$(grep -vc '^SIMULATED ' "$TMP/out")" 0 "every line of $(wc -l <"$TMP/out") says SIMULATED"
+. "$TESSEL_SRCDIR/tests/lib/gpusim.sh"
+gs_setup t0601
+gs_run --rows compute --seconds 1
+gs_verdicts
 ok $(grep -q '^SIMULATED # compute baseline: one workload alone, no interposer: [0-9][0-9.]* it/s' "$TMP/out" && echo 0 || echo 1) \
     "the baseline (one workload alone, no interposer) is a rate"
 num='[0-9][0-9]*\.[0-9]*'
@@ -40,5 +26,5 @@ for mix in 30/70 50/50 25/25/50 25/25/25/25; do
 done
 n=$(grep -c "^SIMULATED compute-shared-idle  *\(PASS\|FAIL\)  30 % shared beside an idle 70 % shared tenant: $num it/s, ratio $num of solo | need: ratio >= 0.40" "$TMP/out")
 is "$n" 1 "compute-shared-idle: rate and ratio of the busy tenant"
-ok $([ ! -e "$TMP/doc.md" ] && echo 0 || echo 1) "SIMULATED mode writes no doc"
+gs_no_doc
 done_testing

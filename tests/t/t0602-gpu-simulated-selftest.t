@@ -5,22 +5,8 @@
 # and the exit status is 1; bad options are refused with one line and exit
 # status 2, nothing run.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
-RUN=$TESSEL_SRCDIR/tests/gpu/run.sh
-for f in lib/libtessel-cuda.so tests/fake/libcuda.so.1 tests/fake/libnvidia-ml.so.1 \
-    tests/interposer/tcu-slice tests/interposer/tcu-load; do
-    if [ ! -e "$TESSEL_BUILD/$f" ]; then
-        echo "1..1"
-        echo "not ok 1 - $TESSEL_BUILD/$f is built (make)"
-        exit 1
-    fi
-done
-if ! command -v python3 >/dev/null; then
-    echo "1..1"
-    echo "not ok 1 - python3 is installed (tests/gpu's workloads are Python)"
-    exit 1
-fi
-TMP=$(mktemp -d /tmp/tessel-t0602.XXXXXX)
-trap 'rm -rf "$TMP"' EXIT
+. "$TESSEL_SRCDIR/tests/lib/gpusim.sh"
+gs_setup t0602 python
 # The verdicts can fail: without the interposer nothing holds a slice (a
 # 6 GiB fake GPU keeps the unlimited fill short).
 TESSEL_FAKE_GPUS=1xSimGPU:6G:132 "$RUN" --simulate --no-interposer --rows memory --build "$TESSEL_BUILD" --doc "$TMP/doc.md" >"$TMP/self" 2>&1

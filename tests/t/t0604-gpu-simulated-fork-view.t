@@ -5,44 +5,18 @@
 # and verdict, SIMULATED on every line, the exit status follows the verdicts,
 # no doc is written; fork-after-nvml measures both sides.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
-RUN=$TESSEL_SRCDIR/tests/gpu/run.sh
-for f in lib/libtessel-cuda.so tests/fake/libcuda.so.1 tests/fake/libnvidia-ml.so.1 \
-    tests/interposer/tcu-slice tests/interposer/tcu-load; do
-    if [ ! -e "$TESSEL_BUILD/$f" ]; then
-        echo "1..1"
-        echo "not ok 1 - $TESSEL_BUILD/$f is built (make)"
-        exit 1
-    fi
-done
-if ! command -v python3 >/dev/null; then
-    echo "1..1"
-    echo "not ok 1 - python3 is installed (tests/gpu's workloads are Python)"
-    exit 1
-fi
-TMP=$(mktemp -d /tmp/tessel-t0604.XXXXXX)
-trap 'rm -rf "$TMP"' EXIT
+. "$TESSEL_SRCDIR/tests/lib/gpusim.sh"
+gs_setup t0604 python
 # A 12 GiB fake GPU: room for the view row (limit + 1 GiB outside the slice,
 # 1 GiB inside) and a short fill when the interposer is left out.
 export TESSEL_FAKE_GPUS=1xSimGPU:12G:132
-DOC=$TESSEL_SRCDIR/docs/gpu-conformance.md
-sum_before=$(cksum <"$DOC")
 
-"$RUN" --simulate --build "$TESSEL_BUILD" --rows fork,view \
-    --doc "$TMP/doc.md" >"$TMP/out" 2>&1
-rc=$?
-sed 's/^/# /' "$TMP/out"
-nfail=$(grep -c '^SIMULATED [^ ]* *FAIL ' "$TMP/out")
-ok $([ "$rc" -eq "$([ "$nfail" -gt 0 ] && echo 1 || echo 0)" ] && echo 0 || echo 1) \
-    "exit status $rc follows the verdicts ($nfail rows FAIL)"
-is "$(grep -vc '^SIMULATED ' "$TMP/out")" 0 "every line of $(wc -l <"$TMP/out") says SIMULATED"
-for r in fork-after-nvml view-in-slice; do
-    n=$(grep -c "^SIMULATED $r  *\(PASS\|FAIL\)  .* | need: " "$TMP/out")
-    is "$n" 1 "row $r: once, with figures, threshold and verdict"
-done
+gs_run --rows fork,view
+gs_verdicts
+gs_rows fork-after-nvml view-in-slice
 l=$(grep '^SIMULATED fork-after-nvml ' "$TMP/out")
 ok $(echo "$l" | grep -q 'outside: exit 0, CUDA initialised by the NVML query 0, child cuinit=0 alloc=0; in slice: exit [0-9]*, initialised [01], ' && echo 0 || echo 1) \
     "fork-after-nvml measures both sides: $l"
-ok $([ ! -e "$TMP/doc.md" ] && echo 0 || echo 1) "SIMULATED mode writes no doc (--doc $TMP/doc.md)"
-is "$(cksum <"$DOC")" "$sum_before" "docs/gpu-conformance.md is untouched"
+gs_no_doc
 
 done_testing

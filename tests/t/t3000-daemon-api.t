@@ -150,8 +150,10 @@ api GET "/v1/jobs" ""
 is "$(jget '.jobs | length')" "5" "bad requests left no job behind"
 
 # Default GPU memory of a fraction: memory x milli / 1000 exactly, in integer arithmetic.
+# The job sleeps longer than the test runs: it ends cancelled, never succeeded (a 'sleep 1' could
+# succeed before its cancel on a loaded machine, and the metrics below count succeeded jobs).
 gm() { # gm GPU -> the default gpu_mem of a cancelled job asking for GPU
-    api POST /v1/jobs "{\"argv\":[\"sleep\",\"1\"],\"gpu\":$1,\"gpu_mem\":null}" "$ALICE"
+    api POST /v1/jobs "{\"argv\":[\"sleep\",\"300\"],\"gpu\":$1,\"gpu_mem\":null}" "$ALICE"
     _id=$(jget .id)
     jget .gpu_mem
     api POST "/v1/jobs/$_id/cancel" "" "$ALICE" >/dev/null

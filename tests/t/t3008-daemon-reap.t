@@ -12,15 +12,19 @@ G="$TD/go"
 mkdir -p "$G"
 ppid_of() { sed -n 's/^PPid:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null; }
 
-# The job starts a background sleep from a subshell that exits at once: the sleep's parent is
-# gone while the job runs.
-api POST /v1/jobs "{\"argv\":[\"sh\",\"-c\",\"(sleep 1 & echo \$! > $G/orphan); while [ ! -e $G/go ]; do sleep 0.05; done\"]}"
+# The job starts a background loop from a subshell that exits at once: the loop's parent is
+# gone while the job runs.  The loop ends when the test says so (not after a fixed time, which
+# a loaded machine could overrun before the check of its parent).
+api POST /v1/jobs "{\"argv\":[\"sh\",\"-c\",\"(while [ ! -e $G/free ]; do sleep 0.05; done & echo \$! > $G/orphan); while [ ! -e $G/go ]; do sleep 0.05; done\"]}"
 J=$(jget .id)
 wait_for '[ -s "$G/orphan" ] && [ -s "$TD/data/jobs/$J/pid" ]'
 ok $? "the job runs and has left an orphan"
 read -r SHIM _ JOBPID <"$TD/data/jobs/$J/pid"
 O=$(cat "$G/orphan")
-is "$(ppid_of "$O")" "$SHIM" "the orphan is re-parented to the job's shim (a subreaper)"
+# Its parent, the subshell, exits on its own schedule: wait for the re-parenting.
+wait_for '[ "$(ppid_of "$O")" = "$SHIM" ]'
+ok $? "the orphan is re-parented to the job's shim (a subreaper): parent $(ppid_of "$O"), shim $SHIM"
+touch "$G/free"
 wait_for '[ ! -e "/proc/$O" ]'
 ok $? "when it exits, the shim reaps it (no zombie left)"
 touch "$G/go"

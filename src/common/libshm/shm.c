@@ -22,6 +22,7 @@
 
 #include "libshm/shm.h"
 #include "libshm/shm_layout.h"
+#include "libutil/procstat.h"
 
 /* Doubling from TSHM_INITIAL_PROCS reaches 2^31 slots in 26 steps; 40 old
  * mappings is more than the file size can ever need. */
@@ -352,45 +353,15 @@ static void slow_unlock(tshm_t *s)
 
 uint64_t tshm_proc_start_time(pid_t pid)
 {
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    /* comm may contain spaces and parentheses: fields restart after the
-     * last ')'.  Field 3 (state) follows it; starttime is field 22. */
-    char *p = strrchr(buf, ')');
-    if (!p)
-        return 0;
-    p++;
-    for (int field = 3; field < 22; field++) {
-        p = strchr(p + 1, ' ');
-        if (!p)
-            return 0;
-    }
-    return strtoull(p + 1, NULL, 10);
+    tsl_procstat_t ps;
+    return tsl_procstat_read(pid, &ps) < 0 ? 0 : ps.start_time;
 }
 
 /* A zombie has released its GPU memory already: treat it as dead. */
 static int proc_is_zombie(pid_t pid)
 {
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 1;
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')');
-    return !p || p[1] == '\0' || p[2] == 'Z' || p[2] == 'X';
+    tsl_procstat_t ps;
+    return tsl_procstat_read(pid, &ps) < 0 || ps.state == 'Z' || ps.state == 'X';
 }
 
 static void read_comm(char out[16])

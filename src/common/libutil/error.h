@@ -1,18 +1,12 @@
 /* error.h - error text for people, alongside -1/errno for programs.
  *
- * Convention (all Tessel libraries): a call that fails returns -1 (or NULL)
- * with errno set, and, when the caller passed a tsl_error_t, one line of
- * text that a person can read ("--gpu-mem: '12Q': unknown suffix 'Q'").
+ * The type and its one function are public (include/tessel/error.h, where the convention is
+ * written down): the public headers take a tsl_error_t.  This header stays for the code inside
+ * the tree that includes it by its libutil name.
  */
 #ifndef TESSEL_UTIL_ERROR_H
 #define TESSEL_UTIL_ERROR_H
 
-typedef struct {
-    char text[256];
-} tsl_error_t;
-
-/* Format into e->text (if e is non-NULL).  Always returns -1 so that callers
- * can write `return tsl_errprintf(err, ...)`.  errno is preserved. */
-int tsl_errprintf(tsl_error_t *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#include "tessel/error.h"
 
 #endif

@@ -1,0 +1,359 @@
+/* test_health.c - GET /healthz, GET /metrics (health.c) and GET /v1/nodes, /v1/gpus (nodes.c)
+ * as handlers, without HTTP: the daemon state is built by hand (fake GPUs, running jobs'
+ * placements, a real store for the job counts) and the answers are read back.  Checked: 503
+ * while stopping; the Prometheus text (every family with HELP and TYPE, a job count per state
+ * and their total, per-GPU memory and allocations summed over the jobs placed there, one busy
+ * counter per slice, text that outgrows the first buffer); the inventory JSON (allocations and
+ * slices per GPU, NVLink peers, no utilisation without NVML, the cgroup mode); a store error
+ * answered 500 with the store's message.  Slices are not open (no interposer): used memory and
+ * busy time read 0. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "daemon/api/api.h"
+#include "daemon/test/tmpdir.h"
+
+/* --- doubles of routes.c and suspend.c ------------------------------------------------------ */
+
+static int g_entered, g_left;
+
+bool api_enter(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, tessd_caller_t *who)
+{
+    g_entered++;
+    return true;
+}
+
+void api_leave(tessd_t *d)
+{
+    g_left++;
+}
+
+void api_store_error(thttp_reply_t *rep, const tsl_error_t *err)
+{
+    thttp_error(rep, 500, "internal", NULL, "%s", err->text);
+}
+
+tshm_t *tessd_slice_open(tessd_t *d, const tessd_run_t *r, bool rw, bool create, tsl_error_t *err)
+{
+    errno = ENOENT;
+    return NULL;
+}
+
+/* --- fixture ------------------------------------------------------------------------------- */
+
+typedef struct {
+    tessd_t d;
+    char dir[64];
+} fix_t;
+
+static int setup(void **state)
+{
+    fix_t *f = calloc(1, sizeof *f);
+    if (!f)
+        return -1;
+    if (test_tmpdir(f->dir, sizeof f->dir, "health") < 0)
+        return -1;
+    char path[128];
+    snprintf(path, sizeof path, "%s/tessel.db", f->dir);
+    f->d.store = tstore_open(path, NULL);
+    if (!f->d.store)
+        return -1;
+    pthread_mutex_init(&f->d.lock, NULL);
+    snprintf(f->d.node_name, sizeof f->d.node_name, "node1");
+    f->d.ncpus = 16;
+    f->d.mem_total = 64ull << 30;
+    f->d.simulated = true;
+    tsl_error_t err;
+    f->d.ngpus = tagent_fake_spec_parse("2xRTX4090:24G,A100:40G", f->d.gpus, TAGENT_MAX_GPUS, &err);
+    if (f->d.ngpus != 3)
+        return -1;
+    f->d.gpus[0].nvlink_peers = 1u << 1;
+    f->d.gpus[1].nvlink_peers = 1u << 0;
+    g_entered = g_left = 0;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fix_t *f = *state;
+    tstore_close(f->d.store);
+    free(f->d.runs);
+    pthread_mutex_destroy(&f->d.lock);
+    int rc = test_tmpdir_remove(f->dir);
+    free(f);
+    return rc;
+}
+
+/* A running job holding milli and mem on each of the GPUs listed (-1 ends the list). */
+static void run(fix_t *f, int64_t id, const char *user, uint32_t milli, uint64_t mem, ...)
+{
+    tessd_t *d = &f->d;
+    tessd_run_t *nr = realloc(d->runs, (d->nruns + 1) * sizeof *nr);
+    assert_non_null(nr);
+    d->runs = nr;
+    tessd_run_t *r = &d->runs[d->nruns++];
+    memset(r, 0, sizeof *r);
+    r->id = id;
+    snprintf(r->user, sizeof r->user, "%s", user);
+    r->member.milli_gpu = milli;
+    r->member.gpu_mem_bytes = mem;
+    va_list ap;
+    va_start(ap, mem);
+    for (int g; (g = va_arg(ap, int)) >= 0;)
+        r->member.gpu[r->member.ngpus++] = (uint8_t)g;
+    va_end(ap);
+}
+
+static void submit(fix_t *f, int n)
+{
+    for (int i = 0; i < n; i++) {
+        tstore_job_t j = {0};
+        j.user = (char *)"alice";
+        j.argv_json = (char *)"[\"true\"]";
+        j.env_json = (char *)"{}";
+        j.queue = (char *)"default";
+        j.submitted_ms = 1000;
+        assert_int_equal(tstore_job_add(f->d.store, &j, NULL), 0);
+    }
+}
+
+/* --- /healthz ------------------------------------------------------------------------------ */
+
+static void test_healthz(void **state)
+{
+    fix_t *f = *state;
+    thttp_req_t req = {0};
+    thttp_reply_t rep = {0};
+    api_healthz(&req, &rep, &f->d);
+    assert_int_equal(rep.status, 200);
+    assert_string_equal(json_string_value(json_object_get(rep.json, "status")), "ok");
+    assert_string_equal(json_string_value(json_object_get(rep.json, "version")), TESSD_VERSION);
+    assert_true(json_is_true(json_object_get(rep.json, "simulated")));
+    json_decref(rep.json);
+    atomic_store(&f->d.stopping, true);
+    memset(&rep, 0, sizeof rep);
+    api_healthz(&req, &rep, &f->d);
+    assert_int_equal(rep.status, 503);
+    json_decref(rep.json);
+}
+
+/* --- /metrics ------------------------------------------------------------------------------ */
+
+static char *metrics(fix_t *f, int *status)
+{
+    thttp_req_t req = {0};
+    thttp_reply_t rep = {0};
+    api_metrics(&req, &rep, &f->d);
+    *status = rep.status;
+    if (rep.json) {
+        json_decref(rep.json);
+        return NULL;
+    }
+    assert_non_null(rep.text);
+    assert_int_equal(strlen(rep.text), rep.text_len);
+    assert_string_equal(rep.content_type, "text/plain; version=0.0.4");
+    return (char *)rep.text;
+}
+
+static bool has_line(const char *text, const char *line)
+{
+    size_t n = strlen(line);
+    for (const char *p = text; (p = strstr(p, line)); p += n)
+        if ((p == text || p[-1] == '\n') && (p[n] == '\n' || p[n] == '\0'))
+            return true;
+    return false;
+}
+
+static void test_metrics(void **state)
+{
+    fix_t *f = *state;
+    submit(f, 3);
+    run(f, 11, "alice", 500, 12ull << 30, 0, -1);
+    run(f, 12, "bob", 250, 6ull << 30, 0, -1);
+    run(f, 13, "carol", 1000, 40ull << 30, 2, -1);
+    run(f, 14, "dave", 1000, 24ull << 30, 0, 1, -1);
+    int status;
+    char *t = metrics(f, &status);
+    assert_int_equal(status, 200);
+    assert_true(has_line(t, "tessel_jobs{state=\"pending\"} 3"));
+    assert_true(has_line(t, "tessel_jobs{state=\"running\"} 0"));
+    assert_true(has_line(t, "tessel_jobs_submitted_total 3"));
+    assert_true(has_line(t, "tessel_gpus{simulated=\"1\"} 3"));
+    char line[512];
+    /* GPU 0: alice 500 + bob 250 + dave 1000 milli; 12 + 6 + 24 GiB. */
+    snprintf(line, sizeof line,
+             "tessel_gpu_allocated_milli{gpu=\"0\",uuid=\"%s\",name=\"%s\",simulated=\"1\"} 1750",
+             f->d.gpus[0].uuid, f->d.gpus[0].name);
+    assert_true(has_line(t, line));
+    snprintf(line, sizeof line,
+             "tessel_gpu_allocated_memory_bytes{gpu=\"0\",uuid=\"%s\",name=\"%s\",simulated=\"1\"} "
+             "%llu",
+             f->d.gpus[0].uuid, f->d.gpus[0].name, 42ull << 30);
+    assert_true(has_line(t, line));
+    snprintf(line, sizeof line,
+             "tessel_gpu_allocated_milli{gpu=\"1\",uuid=\"%s\",name=\"%s\",simulated=\"1\"} 1000",
+             f->d.gpus[1].uuid, f->d.gpus[1].name);
+    assert_true(has_line(t, line));
+    snprintf(line, sizeof line,
+             "tessel_gpu_memory_bytes{gpu=\"2\",uuid=\"%s\",name=\"A100\",simulated=\"1\"} %llu",
+             f->d.gpus[2].uuid, 40ull << 30);
+    assert_true(has_line(t, line));
+    snprintf(line, sizeof line,
+             "tessel_gpu_used_memory_bytes{gpu=\"2\",uuid=\"%s\",name=\"A100\",simulated=\"1\"} 0",
+             f->d.gpus[2].uuid);
+    assert_true(has_line(t, line));
+    /* One busy counter per (GPU, job): dave's on both of his. */
+    snprintf(line, sizeof line,
+             "tessel_gpu_slice_busy_seconds_total{gpu=\"1\",uuid=\"%s\",job=\"14\","
+             "simulated=\"1\"} 0.000000000",
+             f->d.gpus[1].uuid);
+    assert_true(has_line(t, line));
+    int busy = 0;
+    for (const char *p = t; (p = strstr(p, "\ntessel_gpu_slice_busy_seconds_total{")); p++)
+        busy++;
+    assert_int_equal(busy, 5);
+    /* Every family has its HELP and TYPE. */
+    static const char *const fam[] = {"tessel_jobs",
+                                      "tessel_jobs_submitted_total",
+                                      "tessel_gpus",
+                                      "tessel_gpu_memory_bytes",
+                                      "tessel_gpu_allocated_milli",
+                                      "tessel_gpu_allocated_memory_bytes",
+                                      "tessel_gpu_used_memory_bytes",
+                                      "tessel_gpu_slice_busy_seconds_total",
+                                      "tessel_http_requests_total"};
+    for (size_t i = 0; i < sizeof fam / sizeof fam[0]; i++) {
+        snprintf(line, sizeof line, "# HELP %s ", fam[i]);
+        assert_non_null(strstr(t, line));
+        snprintf(line, sizeof line, "# TYPE %s ", fam[i]);
+        assert_non_null(strstr(t, line));
+    }
+    free(t);
+}
+
+static void test_metrics_large(void **state)
+{
+    fix_t *f = *state;
+    /* 200 jobs: the text outgrows its first 4 KiB buffer several times over. */
+    for (int i = 0; i < 200; i++)
+        run(f, 1000 + i, "alice", 5, 1u << 20, i % 3, -1);
+    int status;
+    char *t = metrics(f, &status);
+    assert_int_equal(status, 200);
+    assert_true(strlen(t) > 4 * 4096);
+    char line[512];
+    snprintf(line, sizeof line,
+             "tessel_gpu_slice_busy_seconds_total{gpu=\"1\",uuid=\"%s\",job=\"1199\","
+             "simulated=\"1\"} 0.000000000",
+             f->d.gpus[1].uuid); /* job 1199 is the 200th, on GPU 199 % 3 = 1 */
+    assert_true(has_line(t, line));
+    snprintf(line, sizeof line,
+             "tessel_gpu_allocated_milli{gpu=\"0\",uuid=\"%s\",name=\"%s\",simulated=\"1\"} 335",
+             f->d.gpus[0].uuid, f->d.gpus[0].name); /* 67 jobs x 5 */
+    assert_true(has_line(t, line));
+    assert_true(has_line(t, "# HELP tessel_http_requests_total Answers sent, by status."));
+    free(t);
+}
+
+static void test_metrics_store_error(void **state)
+{
+    fix_t *f = *state;
+    /* Another process drops the jobs table: the count fails, 500 with the store's message, and
+     * the lock is released. */
+    char path[128];
+    snprintf(path, sizeof path, "%s/tessel.db", f->dir);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "PRAGMA foreign_keys=OFF; DROP TABLE jobs", NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    thttp_req_t req = {0};
+    thttp_reply_t rep = {0};
+    api_metrics(&req, &rep, &f->d);
+    assert_int_equal(rep.status, 500);
+    assert_null(rep.text);
+    json_decref(rep.json);
+    assert_int_equal(pthread_mutex_trylock(&f->d.lock), 0);
+    pthread_mutex_unlock(&f->d.lock);
+}
+
+/* --- /v1/nodes, /v1/gpus ------------------------------------------------------------------- */
+
+static void test_nodes(void **state)
+{
+    fix_t *f = *state;
+    run(f, 11, "alice", 500, 12ull << 30, 0, -1);
+    run(f, 14, "dave", 1000, 24ull << 30, 0, 1, -1);
+    f->d.runs[1].suspended_ms = 5;
+    thttp_req_t req = {0};
+    thttp_reply_t rep = {0};
+    api_nodes_list(&req, &rep, &f->d);
+    assert_int_equal(rep.status, 200);
+    assert_int_equal(g_entered, 1);
+    assert_int_equal(g_left, 1);
+    json_t *node = json_array_get(json_object_get(rep.json, "nodes"), 0);
+    assert_non_null(node);
+    assert_string_equal(json_string_value(json_object_get(node, "name")), "node1");
+    assert_int_equal(json_integer_value(json_object_get(node, "cpus")), 16);
+    assert_true(json_integer_value(json_object_get(node, "mem")) == (json_int_t)(64ull << 30));
+    assert_string_equal(json_string_value(json_object_get(node, "cgroups")),
+                        tagent_cgroup_mode_name(f->d.cg_mode));
+    json_t *gpus = json_object_get(node, "gpus");
+    assert_int_equal(json_array_size(gpus), 3);
+    json_t *g0 = json_array_get(gpus, 0);
+    assert_int_equal(json_integer_value(json_object_get(g0, "allocated_milli")), 1500);
+    assert_true(json_integer_value(json_object_get(g0, "allocated_mem")) ==
+                (json_int_t)(36ull << 30));
+    assert_int_equal(json_integer_value(json_object_get(g0, "used_mem")), 0);
+    assert_true(json_is_null(json_object_get(g0, "utilization"))); /* no NVML */
+    json_t *peers = json_object_get(g0, "nvlink_peers");
+    assert_int_equal(json_array_size(peers), 1);
+    assert_int_equal(json_integer_value(json_array_get(peers, 0)), 1);
+    json_t *sl = json_object_get(g0, "slices");
+    assert_int_equal(json_array_size(sl), 2);
+    json_t *s1 = json_array_get(sl, 1);
+    assert_int_equal(json_integer_value(json_object_get(s1, "job_id")), 14);
+    assert_string_equal(json_string_value(json_object_get(s1, "user")), "dave");
+    assert_int_equal(json_integer_value(json_object_get(s1, "milli")), 1000);
+    assert_true(json_is_null(json_object_get(s1, "compute_limit")));
+    assert_true(json_is_true(json_object_get(s1, "suspended")));
+    assert_true(json_is_false(json_object_get(json_array_get(sl, 0), "suspended")));
+    json_t *g2 = json_array_get(gpus, 2);
+    assert_string_equal(json_string_value(json_object_get(g2, "name")), "A100");
+    assert_int_equal(json_array_size(json_object_get(g2, "slices")), 0);
+    assert_int_equal(json_array_size(json_object_get(g2, "nvlink_peers")), 0);
+    json_decref(rep.json);
+
+    /* /v1/gpus: the same GPUs, without the node around them. */
+    memset(&rep, 0, sizeof rep);
+    api_gpus_list(&req, &rep, &f->d);
+    assert_int_equal(rep.status, 200);
+    json_t *g = json_object_get(rep.json, "gpus");
+    assert_int_equal(json_array_size(g), 3);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(g, 1), "allocated_milli")),
+                     1000);
+    json_decref(rep.json);
+    assert_int_equal(g_left, 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_healthz, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_metrics_large, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_metrics_store_error, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nodes, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,280 @@
+/* test_launch.c - launch.c's helpers that decide and name things before a job starts, without a
+ * daemon: the --test-kill-at steps; the job's directory, cgroup and state directory names; which
+ * users' jobs are refused as root (root's account, an unknown account, --allow-root-jobs, an
+ * admin); whether a job may enter its cwd (checked with the account's own ids, one answer for
+ * missing / not a directory / no permission); the start locks (held, free, removed, a foreign
+ * directory refused); the GPU-memory watchdog's violation record (read, malformed, absent).
+ * Runs as root (as tesseld does) where the account's ids matter: not root is a failure. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "daemon/daemon.h"
+#include "daemon/test/tmpdir.h"
+
+/* --- doubles of main.c and tick.c --------------------------------------------------------- */
+
+static int g_logged;
+
+void tessd_log(const char *fmt, ...)
+{
+    g_logged++;
+}
+
+int tessd_pathf(char *buf, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= len) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return 0;
+}
+
+tessd_run_t *tessd_run_find(tessd_t *d, int64_t id)
+{
+    return NULL;
+}
+
+/* --- fixture: a daemon whose data directory is a fresh temporary one ---------------------- */
+
+typedef struct {
+    tessd_t d;
+    char dir[64];
+} fix_t;
+
+static int setup(void **state)
+{
+    fix_t *f = calloc(1, sizeof *f);
+    if (!f)
+        return -1;
+    if (test_tmpdir(f->dir, sizeof f->dir, "launch") < 0)
+        return -1;
+    snprintf(f->d.data_dir, sizeof f->d.data_dir, "%s", f->dir);
+    snprintf(f->d.jobs_dir, sizeof f->d.jobs_dir, "%s/jobs", f->dir);
+    snprintf(f->d.run_dir, sizeof f->d.run_dir, "%s/run", f->dir);
+    snprintf(f->d.cg_base, sizeof f->d.cg_base, "tessel/abc123");
+    g_logged = 0;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fix_t *f = *state;
+    int rc = test_tmpdir_remove(f->dir);
+    free(f);
+    return rc;
+}
+
+static void need_root(void)
+{
+    if (geteuid() != 0)
+        fail_msg("must run as root (tesseld's checks take the job's account's ids)");
+}
+
+/* --- names -------------------------------------------------------------------------------- */
+
+static void test_kill_steps(void **state)
+{
+    static const char *const ok[] = {"running", "dir", "cgroup", "spawned", "recorded"};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        assert_true(tessd_test_kill_step_valid(ok[i]));
+    static const char *const bad[] = {"", "Running", "run", "recorded ", "nowhere"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_false(tessd_test_kill_step_valid(bad[i]));
+}
+
+static void test_names(void **state)
+{
+    fix_t *f = *state;
+    char buf[PATH_MAX], want[PATH_MAX];
+    tessd_job_dir(&f->d, 42, buf, sizeof buf);
+    snprintf(want, sizeof want, "%s/jobs/42", f->dir);
+    assert_string_equal(buf, want);
+    tessd_cgroup_name(&f->d, 42, buf, sizeof buf);
+    assert_string_equal(buf, "tessel/abc123/job-42");
+    tessd_state_dir(&f->d, 9000000000LL, buf, sizeof buf);
+    snprintf(want, sizeof want, "%s/run/9000000000", f->dir);
+    assert_string_equal(buf, want);
+    /* Not root: no state directory. */
+    f->d.run_dir[0] = '\0';
+    strcpy(buf, "x");
+    tessd_state_dir(&f->d, 42, buf, sizeof buf);
+    assert_string_equal(buf, "");
+}
+
+/* --- whose jobs run ----------------------------------------------------------------------- */
+
+static void test_job_refused(void **state)
+{
+    fix_t *f = *state;
+    need_root();
+    char why[512] = "";
+    assert_false(tessd_job_refused(&f->d, "nobody", false, why, sizeof why));
+    /* An account that is uid 0: refused, and told how to allow it. */
+    assert_true(tessd_job_refused(&f->d, "root", false, why, sizeof why));
+    assert_string_equal(why, "refused: system account 'root' is uid 0 and tesseld runs no "
+                             "non-admin's job as root; ask an admin to start tesseld with "
+                             "--allow-root-jobs");
+    assert_true(tessd_job_refused(&f->d, "no-such-account-t", false, why, sizeof why));
+    assert_string_equal(why, "refused: no system account 'no-such-account-t' on this machine; "
+                             "ask an admin to create one or start tesseld with --allow-root-jobs");
+    /* An admin's job, or --allow-root-jobs: not refused. */
+    assert_false(tessd_job_refused(&f->d, "root", true, why, sizeof why));
+    f->d.allow_root_jobs = true;
+    assert_false(tessd_job_refused(&f->d, "root", false, why, sizeof why));
+    assert_false(tessd_job_refused(&f->d, "no-such-account-t", false, why, sizeof why));
+}
+
+static void test_cwd_check(void **state)
+{
+    fix_t *f = *state;
+    need_root();
+    char why[512] = "", priv[128], open_dir[128], file[128];
+    snprintf(priv, sizeof priv, "%s/private", f->dir);
+    snprintf(open_dir, sizeof open_dir, "%s/open", f->dir);
+    snprintf(file, sizeof file, "%s/file", f->dir);
+    assert_int_equal(mkdir(priv, 0700), 0);
+    assert_int_equal(mkdir(open_dir, 0755), 0);
+    assert_int_equal(chmod(f->dir, 0755), 0); /* mkdtemp's 0700 would hide both */
+    int fd = open(file, O_WRONLY | O_CREAT, 0644);
+    assert_true(fd >= 0);
+    close(fd);
+
+    /* nobody: with its own ids. */
+    assert_int_equal(tessd_cwd_check(&f->d, "nobody", open_dir, why, sizeof why), 0);
+    assert_int_equal(tessd_cwd_check(&f->d, "nobody", "/", why, sizeof why), 0);
+    const char *const no[] = {priv, file, "/no/such/dir"};
+    for (size_t i = 0; i < 3; i++) {
+        char want[512];
+        snprintf(want, sizeof want, "cwd '%s' is not a directory user 'nobody' can enter", no[i]);
+        why[0] = '\0';
+        assert_int_equal(tessd_cwd_check(&f->d, "nobody", no[i], why, sizeof why), -1);
+        assert_string_equal(why, want); /* one answer: no telling which */
+    }
+    /* root's account: the job runs as tesseld's user, which enters the private directory. */
+    assert_int_equal(tessd_cwd_check(&f->d, "root", priv, why, sizeof why), 0);
+    assert_int_equal(tessd_cwd_check(&f->d, "root", file, why, sizeof why), -1);
+    char want[512];
+    snprintf(want, sizeof want, "cwd '%s' is not a directory the job can enter", file);
+    assert_string_equal(why, want);
+}
+
+/* --- start locks -------------------------------------------------------------------------- */
+
+static void test_start_lock(void **state)
+{
+    fix_t *f = *state;
+    char starts[128], lock[160];
+    snprintf(starts, sizeof starts, "%s/starts", f->dir);
+    snprintf(lock, sizeof lock, "%s/7.lock", starts);
+    /* No directory, no lock file: not held. */
+    assert_int_equal(tessd_start_lock_held(&f->d, 7), 0);
+    assert_int_equal(mkdir(starts, 0700), 0);
+    assert_int_equal(tessd_start_lock_held(&f->d, 7), 0);
+    /* A shim holds it (here: a descriptor of ours, as a child would inherit it). */
+    int fd = open(lock, O_RDWR | O_CREAT, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(flock(fd, LOCK_EX), 0);
+    assert_int_equal(tessd_start_lock_held(&f->d, 7), 1);
+    assert_int_equal(tessd_start_lock_held(&f->d, 8), 0);
+    close(fd);
+    /* Released: the file is there but nobody holds it. */
+    assert_int_equal(tessd_start_lock_held(&f->d, 7), 0);
+    tessd_start_lock_remove(&f->d, 7);
+    assert_int_equal(access(lock, F_OK), -1);
+    tessd_start_lock_remove(&f->d, 7); /* gone already: nothing said */
+    assert_int_equal(g_logged, 0);
+    /* A starts directory others may write into is not trusted. */
+    assert_int_equal(chmod(starts, 0777), 0);
+    errno = 0;
+    assert_int_equal(tessd_start_lock_held(&f->d, 7), -1);
+    assert_int_equal(errno, EPERM);
+}
+
+/* --- the watchdog's record ---------------------------------------------------------------- */
+
+static void write_violation(fix_t *f, int64_t id, const char *text)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 32];
+    tessd_state_dir(&f->d, id, dir, sizeof dir);
+    mkdir(f->d.run_dir, 0755);
+    mkdir(dir, 0755);
+    snprintf(path, sizeof path, "%s/violation", dir);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs(text, fp);
+    fclose(fp);
+}
+
+static void test_violation(void **state)
+{
+    fix_t *f = *state;
+    char act[16] = "", reason[256] = "";
+    unsigned ep = 0;
+    /* None. */
+    assert_int_equal(tessd_violation_read(&f->d, 3, act, sizeof act, &ep, reason, sizeof reason),
+                     0);
+    write_violation(f, 3,
+                    "kill 2 GPU 0: the job's processes hold 1.5 GiB, its slice allows 1.0 GiB\n"
+                    "ignored second line\n");
+    assert_int_equal(tessd_violation_read(&f->d, 3, act, sizeof act, &ep, reason, sizeof reason),
+                     1);
+    assert_string_equal(act, "kill");
+    assert_int_equal(ep, 2);
+    assert_string_equal(reason,
+                        "GPU 0: the job's processes hold 1.5 GiB, its slice allows 1.0 GiB");
+    /* Malformed records are not read. */
+    static const char *const bad[] = {"", "kill\n", "kill x reason\n", "\nkill 1 late\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        write_violation(f, 4, bad[i]);
+        assert_int_equal(
+            tessd_violation_read(&f->d, 4, act, sizeof act, &ep, reason, sizeof reason), 0);
+    }
+    /* A record without a reason is read, its reason empty. */
+    write_violation(f, 4, "suspend 3\n");
+    assert_int_equal(tessd_violation_read(&f->d, 4, act, sizeof act, &ep, reason, sizeof reason),
+                     1);
+    assert_string_equal(act, "suspend");
+    assert_int_equal(ep, 3);
+    assert_string_equal(reason, "");
+    /* Removed with the state directory. */
+    tessd_state_remove(&f->d, 3);
+    char dir[PATH_MAX];
+    tessd_state_dir(&f->d, 3, dir, sizeof dir);
+    assert_int_equal(access(dir, F_OK), -1);
+    assert_int_equal(tessd_violation_read(&f->d, 3, act, sizeof act, &ep, reason, sizeof reason),
+                     0);
+    /* Not root (no run directory): never a record. */
+    f->d.run_dir[0] = '\0';
+    assert_int_equal(tessd_violation_read(&f->d, 4, act, sizeof act, &ep, reason, sizeof reason),
+                     0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kill_steps),
+        cmocka_unit_test_setup_teardown(test_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_job_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cwd_check, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_start_lock, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_violation, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
