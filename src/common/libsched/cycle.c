@@ -978,7 +978,10 @@ static int mark_guaranteed(tsched_sched_t *s)
             memset(cum, 0, sizeof cum);
         struct sjob *j = &s->jobs[k[i].slot];
         const uint64_t *g = s->q[j->queue].g;
-        j->in_g = tsched__le(cum, j->res, g);
+        /* A queue that governs nothing is guaranteed nothing: all it runs is borrowed, and
+         * reclaimable by a queue that is owed (the default queue before an admin gives it a
+         * guarantee; before this, its jobs counted as guaranteed and were never reclaimed). */
+        j->in_g = tsched__governs(g) && tsched__le(cum, j->res, g);
         j->size = job_size(s, j);
         if (j->in_g)
             for (int d = 0; d < NRES; d++)

@@ -135,6 +135,14 @@ int tsched__le(const uint64_t *used, const uint64_t *add, const uint64_t *cap)
     return 1;
 }
 
+int tsched__governs(const uint64_t *g)
+{
+    for (int d = 0; d < NRES; d++)
+        if (g[d] != TSCHED_UNLIMITED)
+            return 1;
+    return 0;
+}
+
 int tsched__np(tsched_class_t cls)
 {
     return cls != TSCHED_CLASS_TRAINING;

@@ -102,6 +102,8 @@ int tsched__band(tsched_class_t cls);
 /* Would used + add fit under cap in every governed dimension?  ungov:
  * TSCHED_UNLIMITED in cap means "no bound". */
 int tsched__le(const uint64_t *used, const uint64_t *add, const uint64_t *cap);
+/* 1 if guarantee g governs at least one resource (one is not TSCHED_UNLIMITED). */
+int tsched__governs(const uint64_t *g);
 /* Is the pending job in slot j owed capacity by its queue's guarantee,
  * given the queue usage u (cycle or live)? */
 int tsched__owed(const tsched_sched_t *s, const struct sjob *j, const uint64_t *u);
