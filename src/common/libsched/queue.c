@@ -50,7 +50,8 @@ tsched_sched_t *tsched_sched_create(tsched_cluster_t *c, tsched_policy_t *p,
     }
     if (!(cfg->half_life > 0) || !isfinite(cfg->half_life) || !(cfg->history_weight >= 0) ||
         !(cfg->history_weight <= 1) || !(cfg->min_runtime >= 0) || !(cfg->reserve_after >= 0) ||
-        !(cfg->suspend_cost >= 0)) {
+        !(cfg->suspend_cost >= 0) ||
+        (cfg->placement != TSCHED_PACK && cfg->placement != TSCHED_SPREAD)) {
         bad(err, EINVAL,
             "sched_create: bad setting (half_life > 0, history_weight in 0..1, "
             "times >= 0)");
@@ -64,6 +65,11 @@ tsched_sched_t *tsched_sched_create(tsched_cluster_t *c, tsched_policy_t *p,
     s->c = c;
     s->p = p;
     s->cfg = *cfg;
+    s->spread = tsched_policy_create("spread", err);
+    if (!s->spread) {
+        free(s);
+        return NULL;
+    }
     return s;
 }
 
@@ -93,6 +99,7 @@ void tsched_sched_destroy(tsched_sched_t *s)
     free(s->starts);
     free(s->mbuf);
     free(s->victims);
+    tsched_policy_destroy(s->spread);
     free(s);
 }
 
@@ -244,6 +251,58 @@ static int check_amounts(const tsched_sched_t *s, const char *name, int parent, 
     return 0;
 }
 
+static int check_options(const char *name, unsigned own, double reserve_after,
+                         tsched_placement_t placement, tsl_error_t *err)
+{
+    if ((own & ~(unsigned)(TSCHED_OWN_RESERVE_AFTER | TSCHED_OWN_PLACEMENT)) ||
+        ((own & TSCHED_OWN_RESERVE_AFTER) && !(reserve_after >= 0 && isfinite(reserve_after))) ||
+        ((own & TSCHED_OWN_PLACEMENT) && placement != TSCHED_PACK && placement != TSCHED_SPREAD)) {
+        errno = EINVAL;
+        return tsl_errprintf(err,
+                             "queue %s: bad option (reserve_after >= 0 s, placement pack "
+                             "or spread)",
+                             name);
+    }
+    return 0;
+}
+
+static void set_options(struct squeue *q, unsigned own, double reserve_after,
+                        tsched_placement_t placement)
+{
+    q->own = own;
+    q->reserve_after = own & TSCHED_OWN_RESERVE_AFTER ? reserve_after : 0;
+    q->placement = own & TSCHED_OWN_PLACEMENT ? placement : TSCHED_PACK;
+}
+
+double tsched__reserve_after(const tsched_sched_t *s, int q)
+{
+    for (int x = q; x >= 0; x = s->q[x].parent)
+        if (s->q[x].own & TSCHED_OWN_RESERVE_AFTER)
+            return s->q[x].reserve_after;
+    return s->cfg.reserve_after;
+}
+
+tsched_placement_t tsched__placement(const tsched_sched_t *s, int q)
+{
+    for (int x = q; x >= 0; x = s->q[x].parent)
+        if (s->q[x].own & TSCHED_OWN_PLACEMENT)
+            return s->q[x].placement;
+    return s->cfg.placement;
+}
+
+int tsched_queue_set_options(tsched_sched_t *s, int q, unsigned own, double reserve_after,
+                             tsched_placement_t placement, tsl_error_t *err)
+{
+    if (!s || q < 0 || (size_t)q >= s->nq) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "queue_set_options: bad queue");
+    }
+    if (check_options(s->q[q].name, own, reserve_after, placement, err) < 0)
+        return -1;
+    set_options(&s->q[q], own, reserve_after, placement);
+    return 0;
+}
+
 int tsched_queue_add(tsched_sched_t *s, const tsched_queue_spec_t *spec, tsl_error_t *err)
 {
     if (!s || !spec || !spec->name || !*spec->name || strlen(spec->name) >= TSCHED_NAME_MAX) {
@@ -277,7 +336,8 @@ int tsched_queue_add(tsched_sched_t *s, const tsched_queue_spec_t *spec, tsl_err
         errno = EINVAL;
         return tsl_errprintf(err, "queue %s: parent %s holds jobs", spec->name, s->q[parent].name);
     }
-    if (check_amounts(s, spec->name, parent, -1, g, lim, err) < 0)
+    if (check_amounts(s, spec->name, parent, -1, g, lim, err) < 0 ||
+        check_options(spec->name, spec->own, spec->reserve_after, spec->placement, err) < 0)
         return -1;
     if (s->nq == s->qcap) {
         size_t cap = s->qcap ? s->qcap * 2 : 8;
@@ -297,6 +357,7 @@ int tsched_queue_add(tsched_sched_t *s, const tsched_queue_spec_t *spec, tsl_err
     memcpy(q->g, g, sizeof g);
     memcpy(q->lim, lim, sizeof lim);
     q->weight = spec->weight ? spec->weight : 1;
+    set_options(q, spec->own, spec->reserve_after, spec->placement);
     q->hist_t = s->now;
     if (parent >= 0)
         s->q[parent].nchildren++;
@@ -361,6 +422,9 @@ int tsched_queue_stat(tsched_sched_t *s, int q, double now, tsched_queue_stat_t 
     st->demand = arr_res(qq->demand);
     st->running = qq->nrunning;
     st->pending = qq->npending;
+    st->own = qq->own;
+    st->reserve_after = tsched__reserve_after(s, q);
+    st->placement = tsched__placement(s, q);
     tsched__capacity(s);
     st->share = tsched__share(s, q, qq->used);
     return 0;

@@ -128,12 +128,174 @@ static void test_all_ungoverned_no_reclaim(void **state)
     fx_fini(&f);
 }
 
+/* One node of 4 GPUs; job 1 (queue "q", 1 GPU) holds GPU 0.  Job 10 asks for 4 GPUs at t = 0
+ * and cannot fit; job 11 (1 GPU) would.  Whether 11 passes 10 depends on 10's reservation,
+ * which it gets after the reserve_after in effect for its queue. */
+static void reserve_case(struct fx *f, int q)
+{
+    assert_int_equal(fx_submit(f, 1, q, TSCHED_CLASS_TRAINING, 0, 0, 1, 1000), 0);
+    fx_cycle(f, 0);
+    assert_int_equal(f->d.nstarts, 1);
+    assert_int_equal(fx_submit(f, 10, q, TSCHED_CLASS_TRAINING, 0, 0, 4, 1000), 0);
+}
+
+static void set_reserve(struct fx *f, int q, double after)
+{
+    assert_int_equal(
+        tsched_queue_set_options(f->s, q, TSCHED_OWN_RESERVE_AFTER, after, TSCHED_PACK, NULL), 0);
+}
+
+/* reserve_after per queue, inherited down the tree: parent "dept" says 30 s, child "proj"
+ * inherits it (t = 29: no reservation, job 11 passes; t = 30: reserved, job 12 waits); a child
+ * with its own 0 reserves at once; the scheduler-wide default (900 s) applies to a queue
+ * with none on its path. */
+static void test_reserve_after_per_queue(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, 1, 4, NULL);
+    int dept = fx_queue(&f, "dept", NULL, 0, 0, 1);
+    int proj = fx_queue(&f, "proj", "dept", 0, 0, 1);
+    set_reserve(&f, dept, 30);
+    tsched_queue_stat_t st;
+    assert_int_equal(tsched_queue_stat(f.s, proj, 0, &st), 0);
+    assert_true(st.reserve_after == 30.0);
+    assert_int_equal(st.own, 0);
+    reserve_case(&f, proj);
+    assert_int_equal(fx_submit(&f, 11, proj, TSCHED_CLASS_TRAINING, 0, 1, 1, 1000), 0);
+    fx_cycle(&f, 29);
+    assert_int_equal(f.d.reserved, 0);
+    assert_true(fx_started(&f, 11));
+    assert_int_equal(fx_submit(&f, 12, proj, TSCHED_CLASS_TRAINING, 0, 29, 1, 1000), 0);
+    fx_cycle(&f, 30);
+    assert_int_equal(f.d.reserved, 1);
+    assert_int_equal(f.d.nstarts, 0); /* 12 would fit, but the node is held for 10 */
+    fx_fini(&f);
+
+    /* its own 0: reserved at the first cycle */
+    fx_init(&f, 1, 4, NULL);
+    dept = fx_queue(&f, "dept", NULL, 0, 0, 1);
+    proj = fx_queue(&f, "proj", "dept", 0, 0, 1);
+    set_reserve(&f, dept, 30);
+    set_reserve(&f, proj, 0);
+    reserve_case(&f, proj);
+    assert_int_equal(fx_submit(&f, 11, proj, TSCHED_CLASS_TRAINING, 0, 0, 1, 1000), 0);
+    fx_cycle(&f, 0);
+    /* 10 reserves the node; 11 then cannot start there and, pending >= 0 s, reserves too */
+    assert_int_equal(f.d.reserved, 2);
+    assert_int_equal(f.d.nstarts, 0);
+    /* back to inheriting: dept's 30 s again, so at t = 1 nothing is held... */
+    assert_int_equal(tsched_queue_set_options(f.s, proj, 0, 0, TSCHED_PACK, NULL), 0);
+    assert_int_equal(tsched_queue_stat(f.s, proj, 1, &st), 0);
+    assert_true(st.reserve_after == 30.0);
+    fx_fini(&f);
+
+    /* nothing on the path: the scheduler's setting (default 900 s) */
+    fx_init(&f, 1, 4, NULL);
+    int solo = fx_queue(&f, "solo", NULL, 0, 0, 1);
+    reserve_case(&f, solo);
+    fx_cycle(&f, 899);
+    assert_int_equal(f.d.reserved, 0);
+    fx_cycle(&f, 900);
+    assert_int_equal(f.d.reserved, 1);
+    fx_fini(&f);
+}
+
+static void test_options_refused(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, 1, 1, NULL);
+    int q = fx_queue(&f, "q", NULL, 0, 0, 1);
+    assert_int_equal(tsched_queue_set_options(f.s, q, TSCHED_OWN_RESERVE_AFTER, -1, 0, NULL), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_int_equal(
+        tsched_queue_set_options(f.s, q, TSCHED_OWN_PLACEMENT, 0, (tsched_placement_t)7, NULL), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_int_equal(tsched_queue_set_options(f.s, 5, 0, 0, TSCHED_PACK, NULL), -1);
+    assert_int_equal(errno, EINVAL);
+    tsched_queue_spec_t spec = {.name = "r", .own = TSCHED_OWN_RESERVE_AFTER};
+    spec.reserve_after = 1.0 / 0.0;
+    spec.guarantee = (tsched_res_t){0, TSCHED_UNLIMITED, TSCHED_UNLIMITED, TSCHED_UNLIMITED};
+    spec.limit =
+        (tsched_res_t){TSCHED_UNLIMITED, TSCHED_UNLIMITED, TSCHED_UNLIMITED, TSCHED_UNLIMITED};
+    assert_int_equal(tsched_queue_add(f.s, &spec, NULL), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_int_equal(tsched_queue_count(f.s), 1);
+    fx_fini(&f);
+}
+
+/* The GPU of each start of the last cycle, in order. */
+static unsigned gpus_of_starts(const struct fx *f, uint8_t *gpu)
+{
+    for (size_t i = 0; i < f->d.nstarts; i++)
+        gpu[i] = f->d.starts[i].members[0].gpu[0];
+    return (unsigned)f->d.nstarts;
+}
+
+/* Placement per queue, one node of 4 GPUs, four 0.25-GPU jobs.  A spread queue puts them on
+ * GPUs 0, 1, 2, 3 (an idle GPU each); a pack queue (the fixture's binpack policy) puts all
+ * four on GPU 0; a child inherits spread from its parent; a whole-GPU job of a spread queue
+ * is placed by the scheduler's policy. */
+static void test_spread_placement(void **state)
+{
+    (void)state;
+    static const struct {
+        unsigned own_parent, own_child;
+        tsched_placement_t parent, child;
+        uint8_t want[4];
+    } cases[] = {
+        {TSCHED_OWN_PLACEMENT, 0, TSCHED_SPREAD, TSCHED_PACK, {0, 1, 2, 3}}, /* inherited */
+        {TSCHED_OWN_PLACEMENT, TSCHED_OWN_PLACEMENT, TSCHED_SPREAD, TSCHED_PACK, {0, 0, 0, 0}},
+        {0, 0, TSCHED_PACK, TSCHED_PACK, {0, 0, 0, 0}}, /* the settings' default: pack */
+        {0, TSCHED_OWN_PLACEMENT, TSCHED_PACK, TSCHED_SPREAD, {0, 1, 2, 3}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        struct fx f;
+        fx_init(&f, 1, 4, NULL);
+        int dept = fx_queue(&f, "dept", NULL, 0, 0, 1);
+        int proj = fx_queue(&f, "proj", "dept", 0, 0, 1);
+        assert_int_equal(
+            tsched_queue_set_options(f.s, dept, cases[c].own_parent, 0, cases[c].parent, NULL), 0);
+        assert_int_equal(
+            tsched_queue_set_options(f.s, proj, cases[c].own_child, 0, cases[c].child, NULL), 0);
+        uint8_t got[4] = {9, 9, 9, 9};
+        for (int i = 0; i < 4; i++) {
+            assert_int_equal(fx_submit(&f, (uint64_t)i, proj, TSCHED_CLASS_TRAINING, 0, i, 1, 250),
+                             0);
+            fx_cycle(&f, i);
+            assert_int_equal(gpus_of_starts(&f, &got[i]), 1);
+        }
+        assert_memory_equal(got, cases[c].want, 4);
+        fx_fini(&f);
+    }
+    /* a whole GPU in a spread queue: binpack's choice, the first free GPU after job 0's */
+    struct fx f;
+    fx_init(&f, 1, 4, NULL);
+    int q = fx_queue(&f, "q", NULL, 0, 0, 1);
+    assert_int_equal(tsched_queue_set_options(f.s, q, TSCHED_OWN_PLACEMENT, 0, TSCHED_SPREAD, NULL),
+                     0);
+    tsched_queue_stat_t st;
+    assert_int_equal(tsched_queue_stat(f.s, q, 0, &st), 0);
+    assert_int_equal(st.placement, TSCHED_SPREAD);
+    assert_int_equal(fx_submit(&f, 1, q, TSCHED_CLASS_TRAINING, 0, 0, 1, 500), 0);
+    assert_int_equal(fx_submit(&f, 2, q, TSCHED_CLASS_TRAINING, 0, 1, 1, 500), 0);
+    fx_cycle(&f, 1);
+    uint8_t g[2];
+    assert_int_equal(gpus_of_starts(&f, g), 2);
+    assert_int_not_equal(g[0], g[1]); /* two halves: two idle GPUs */
+    fx_fini(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ungoverned_queue_is_reclaimed),
         cmocka_unit_test(test_default_queue_gets_its_guarantee_back),
         cmocka_unit_test(test_all_ungoverned_no_reclaim),
+        cmocka_unit_test(test_reserve_after_per_queue),
+        cmocka_unit_test(test_options_refused),
+        cmocka_unit_test(test_spread_placement),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
