@@ -101,7 +101,13 @@ typedef struct {
 typedef struct {
     char name[TSTORE_NAME_MAX + 1];
     bool satisfied; /* tsched_queue_satisfied: no pending job of its subtree is owed capacity */
+    double reserve_after;         /* in effect (own or inherited), s */
+    tsched_placement_t placement; /* in effect */
 } tessd_qsnap_t;
+
+/* Longest reservation delay a queue or --reserve-after may ask for: a week (a big job that
+ * waits longer than that for a reservation is one that never gets one). */
+#define TESSD_RESERVE_AFTER_MAX (7 * 86400)
 
 typedef struct {
     pthread_mutex_t lock;

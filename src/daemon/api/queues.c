@@ -17,6 +17,7 @@
 
 #include "daemon/acl.h"
 #include "daemon/api/api.h"
+#include "libutil/duration.h"
 #include "libutil/size.h"
 
 /* The resources, in tstore_res_t order, as JSON names them. */
@@ -181,6 +182,22 @@ static json_t *queue_json(tessd_t *d, const view_t *v, size_t i)
         if (strcmp(d->qsnap[k].name, q->name) == 0)
             sat = json_boolean(d->qsnap[k].satisfied);
     json_object_set_new(o, "guarantee_satisfied", sat);
+    /* The queue's own options (null: inherited) and those in effect, as libsched resolved
+     * them at the last cycle (null until the first cycle after the queue was made). */
+    json_object_set_new(o, "reserve_after",
+                        q->reserve_after_s >= 0 ? json_integer(q->reserve_after_s) : json_null());
+    json_object_set_new(o, "placement", q->placement[0] ? json_string(q->placement) : json_null());
+    json_t *eff = json_object();
+    json_object_set_new(eff, "reserve_after", json_null());
+    json_object_set_new(eff, "placement", json_null());
+    for (size_t k = 0; k < d->nqsnap; k++)
+        if (strcmp(d->qsnap[k].name, q->name) == 0) {
+            json_object_set_new(eff, "reserve_after", json_real(d->qsnap[k].reserve_after));
+            json_object_set_new(
+                eff, "placement",
+                json_string(d->qsnap[k].placement == TSCHED_SPREAD ? "spread" : "pack"));
+        }
+    json_object_set_new(o, "effective", eff);
     json_object_set_new(o, "allow", tessd_acl_json(q));
     /* Aliases kept for clients written against the first queue object (api.md, Changes). */
     json_object_set_new(o, "priority", json_integer(q->priority));
@@ -367,6 +384,45 @@ static int parse_alias(json_t *body, const char *alias, const char *what, bool g
     return 0;
 }
 
+/* "reserve_after": null (inherit), seconds >= 0 or a duration string ("30s", "15m"); and
+ * "placement": null (inherit), "spread" or "pack".  0 or -1 with 400. */
+static int parse_options(json_t *body, tstore_queue_t *q, thttp_reply_t *rep)
+{
+    json_t *v = json_object_get(body, "reserve_after");
+    if (v) {
+        int64_t secs = -1;
+        tsl_error_t err;
+        if (json_is_integer(v) && json_integer_value(v) >= 0 &&
+            json_integer_value(v) <= TESSD_RESERVE_AFTER_MAX)
+            secs = json_integer_value(v);
+        else if (json_is_string(v) && tsl_parse_seconds(json_string_value(v),
+                                                        TESSD_RESERVE_AFTER_MAX, &secs, &err) < 0) {
+            thttp_error(rep, 400, "invalid_value", "reserve_after", "reserve_after: %s", err.text);
+            return -1;
+        }
+        if (secs < 0 && !json_is_null(v)) {
+            thttp_error(rep, 400, "invalid_value", "reserve_after",
+                        "reserve_after must be null (inherit), whole seconds from 0 to %d or a "
+                        "duration such as \"15m\"",
+                        TESSD_RESERVE_AFTER_MAX);
+            return -1;
+        }
+        q->reserve_after_s = secs;
+    }
+    v = json_object_get(body, "placement");
+    if (v) {
+        const char *pl = json_is_string(v) ? json_string_value(v) : NULL;
+        if (!json_is_null(v) && (!pl || (strcmp(pl, "spread") != 0 && strcmp(pl, "pack") != 0))) {
+            thttp_error(rep, 400, "invalid_value", "placement",
+                        "placement must be null (inherit), \"spread\" (idle GPUs first) or "
+                        "\"pack\"");
+            return -1;
+        }
+        snprintf(q->placement, sizeof q->placement, "%s", pl ? pl : "");
+    }
+    return 0;
+}
+
 /* Apply the members of body to q; gg[k]: guarantee member k was given.  0 or -1 with 400. */
 static int queue_fields(json_t *body, tstore_queue_t *q, bool gg[NRES], thttp_reply_t *rep)
 {
@@ -397,7 +453,8 @@ static int queue_fields(json_t *body, tstore_queue_t *q, bool gg[NRES], thttp_re
         }
     }
     bool lg[NRES] = {false};
-    if (parse_res(body, "guarantee", &q->guarantee, gg, rep) < 0 ||
+    if (parse_options(body, q, rep) < 0 ||
+        parse_res(body, "guarantee", &q->guarantee, gg, rep) < 0 ||
         parse_res(body, "limit", &q->limit, lg, rep) < 0)
         return -1;
     bool alias = json_object_get(body, "guarantee_gpu_milli") != NULL;
@@ -545,9 +602,9 @@ void api_queues_create(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
 {
     tessd_t *d = ctx;
     static const char *const fields[] = {
-        "name",      "parent", "priority",      "weight",
-        "guarantee", "limit",  "max_gpu_milli", "guarantee_gpu_milli",
-        "allow",     NULL};
+        "name",      "parent",        "priority",      "weight",
+        "guarantee", "limit",         "max_gpu_milli", "guarantee_gpu_milli",
+        "allow",     "reserve_after", "placement",     NULL};
     json_t *body = thttp_body_object(req, rep, 0);
     if (!body)
         return;
@@ -558,6 +615,7 @@ void api_queues_create(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     }
     tstore_queue_t q = {.guarantee = {-1, -1, -1, -1},
                         .limit = {-1, -1, -1, -1},
+                        .reserve_after_s = -1,
                         .weight = 1,
                         .created_ms = tessd_now_ms()};
     tsl_error_t err;
@@ -627,6 +685,8 @@ void api_queues_update(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
                                          "max_gpu_milli",
                                          "guarantee_gpu_milli",
                                          "allow",
+                                         "reserve_after",
+                                         "placement",
                                          NULL};
     json_t *body = thttp_body_object(req, rep, 0);
     if (!body)
