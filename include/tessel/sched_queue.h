@@ -175,6 +175,38 @@ int tsched_queue_add(tsched_sched_t *s, const tsched_queue_spec_t *spec, tsl_err
 int tsched_queue_update(tsched_sched_t *s, int q, const tsched_res_t *guarantee,
                         const tsched_res_t *limit, uint32_t weight, tsl_error_t *err);
 
+/* Which queue rule a spec breaks (tsched_queue_check), for callers that name the field at
+ * fault (tesseld's API).  res: the resource (0 GPU, 1 GPU memory, 2 CPU, 3 memory, as in
+ * tsched_res_t); amount and bound: the figures compared; queue: the other queue involved
+ * (parent, or the child at fault), -1 if none. */
+typedef enum {
+    TSCHED_QF_OK = 0,
+    TSCHED_QF_NAME,             /* missing, too long or taken */
+    TSCHED_QF_NO_PARENT,        /* unknown parent */
+    TSCHED_QF_DEPTH,            /* deeper than TSCHED_MAX_QUEUE_DEPTH (amount: depth) */
+    TSCHED_QF_PARENT_HAS_JOBS,  /* a new child under a queue that holds jobs */
+    TSCHED_QF_ABOVE_LIMIT,      /* guarantee (amount) above the limit (bound) */
+    TSCHED_QF_UNGOVERNED_CHILD, /* parent governs res, the spec does not (bound: parent's) */
+    TSCHED_QF_PARENT_SUM,       /* siblings' guarantees with this one (amount) > parent's */
+    TSCHED_QF_CHILD_UNGOVERNED, /* a child (queue) does not govern res the spec now governs */
+    TSCHED_QF_CHILDREN_SUM,     /* its children's guarantees (amount) > its new one (bound) */
+    TSCHED_QF_OPTION,           /* bad reserve_after or placement */
+} tsched_qrule_t;
+
+typedef struct {
+    tsched_qrule_t rule;
+    int res;
+    uint64_t amount, bound;
+    int queue;
+} tsched_qfault_t;
+
+/* Would spec be accepted, as a new queue (self -1: tsched_queue_add's checks) or as queue
+ * self's new guarantee, limit and options (tsched_queue_update's and set_options')?  Changes
+ * nothing.  Returns 0, or -1 with errno EINVAL, *fault (may be NULL) saying which rule and
+ * err one line. */
+int tsched_queue_check(const tsched_sched_t *s, const tsched_queue_spec_t *spec, int self,
+                       tsched_qfault_t *fault, tsl_error_t *err);
+
 /* Sets which of queue q's options are its own (own: TSCHED_OWN_*) and their values; the
  * others are inherited from then on.  A change applies from the next cycle (to jobs already
  * pending too).  Returns 0, or -1 with errno EINVAL (bad queue, reserve_after < 0 or not

@@ -223,31 +223,65 @@ static uint64_t children_sum(const tsched_sched_t *s, int parent, int skip, int 
     return sum;
 }
 
-/* The checks on a queue's amounts: guarantee within the limit, within what
- * the parent guarantees beside its siblings (self: the queue's own index,
- * -1 for a new one), and above what its own children are guaranteed. */
+/* The amount rules, the one implementation of them (tesseld's API asks it through
+ * tsched_queue_check): guarantee within the limit; under a parent that governs a resource, a
+ * child says what it gets of it, and the siblings' guarantees fit within the parent's; a
+ * queue's own children fit within its new guarantee (self: the queue's own index, -1 for a
+ * new one).  Fills *f (rule, resource, amounts) on failure. */
 static int check_amounts(const tsched_sched_t *s, const char *name, int parent, int self,
-                         const uint64_t *g, const uint64_t *lim, tsl_error_t *err)
+                         const uint64_t *g, const uint64_t *lim, tsched_qfault_t *f,
+                         tsl_error_t *err)
 {
     for (int d = 0; d < NRES; d++) {
+        f->res = d;
         if (g[d] != TSCHED_UNLIMITED && lim[d] != TSCHED_UNLIMITED && g[d] > lim[d]) {
+            f->rule = TSCHED_QF_ABOVE_LIMIT;
+            f->amount = g[d];
+            f->bound = lim[d];
             errno = EINVAL;
             return tsl_errprintf(err, "queue %s: guarantee above limit", name);
         }
-        if (parent >= 0 && s->q[parent].g[d] != TSCHED_UNLIMITED &&
-            (g[d] == TSCHED_UNLIMITED ||
-             children_sum(s, parent, self, d, g[d]) > s->q[parent].g[d])) {
-            errno = EINVAL;
-            return tsl_errprintf(err, "queue %s: children's guarantees exceed %s's", name,
-                                 s->q[parent].name);
+        if (parent >= 0 && s->q[parent].g[d] != TSCHED_UNLIMITED) {
+            f->queue = parent;
+            f->bound = s->q[parent].g[d];
+            if (g[d] == TSCHED_UNLIMITED) {
+                f->rule = TSCHED_QF_UNGOVERNED_CHILD;
+                errno = EINVAL;
+                return tsl_errprintf(err,
+                                     "queue %s: %s governs this resource: say how much of it "
+                                     "the queue gets",
+                                     name, s->q[parent].name);
+            }
+            uint64_t sum = children_sum(s, parent, self, d, g[d]);
+            if (sum > s->q[parent].g[d]) {
+                f->rule = TSCHED_QF_PARENT_SUM;
+                f->amount = sum;
+                errno = EINVAL;
+                return tsl_errprintf(err, "queue %s: children's guarantees exceed %s's", name,
+                                     s->q[parent].name);
+            }
         }
-        if (self >= 0 && s->q[self].nchildren && g[d] != TSCHED_UNLIMITED &&
-            children_sum(s, self, -1, d, 0) > g[d]) {
-            errno = EINVAL;
-            return tsl_errprintf(err, "queue %s: its children's guarantees exceed the new one",
-                                 name);
+        if (self >= 0 && s->q[self].nchildren && g[d] != TSCHED_UNLIMITED) {
+            for (size_t i = 0; i < s->nq; i++)
+                if (s->q[i].parent == self && s->q[i].g[d] == TSCHED_UNLIMITED) {
+                    f->rule = TSCHED_QF_CHILD_UNGOVERNED;
+                    f->queue = (int)i;
+                    errno = EINVAL;
+                    return tsl_errprintf(err, "queue %s: child %s does not govern this resource",
+                                         name, s->q[i].name);
+                }
+            uint64_t sum = children_sum(s, self, -1, d, 0);
+            if (sum > g[d]) {
+                f->rule = TSCHED_QF_CHILDREN_SUM;
+                f->amount = sum;
+                f->bound = g[d];
+                errno = EINVAL;
+                return tsl_errprintf(err, "queue %s: its children's guarantees exceed the new one",
+                                     name);
+            }
         }
     }
+    f->rule = TSCHED_QF_OK;
     return 0;
 }
 
@@ -303,14 +337,23 @@ int tsched_queue_set_options(tsched_sched_t *s, int q, unsigned own, double rese
     return 0;
 }
 
-int tsched_queue_add(tsched_sched_t *s, const tsched_queue_spec_t *spec, tsl_error_t *err)
+/* Every rule a queue must follow against the others (self: its index, -1 for a new one);
+ * *parent, *depth: where it goes. */
+static int check_spec(const tsched_sched_t *s, const tsched_queue_spec_t *spec, int self,
+                      int *parent_out, unsigned *depth_out, tsched_qfault_t *f, tsl_error_t *err)
 {
+    memset(f, 0, sizeof *f);
+    f->queue = -1;
     if (!s || !spec || !spec->name || !*spec->name || strlen(spec->name) >= TSCHED_NAME_MAX) {
+        f->rule = TSCHED_QF_NAME;
         errno = EINVAL;
         return tsl_errprintf(err, "queue: name missing or longer than %d bytes",
                              TSCHED_NAME_MAX - 1);
     }
-    if (tsched_queue_find(s, spec->name) >= 0) {
+    int found = tsched_queue_find(s, spec->name);
+    if (self < 0 && found >= 0) {
+        f->rule = TSCHED_QF_NAME;
+        f->queue = found;
         errno = EINVAL;
         return tsl_errprintf(err, "queue %s: name taken", spec->name);
     }
@@ -318,27 +361,68 @@ int tsched_queue_add(tsched_sched_t *s, const tsched_queue_spec_t *spec, tsl_err
     unsigned depth = 1;
     if (spec->parent && *spec->parent) {
         parent = tsched_queue_find(s, spec->parent);
-        if (parent < 0) {
+        if (parent < 0 || parent == self) {
+            f->rule = TSCHED_QF_NO_PARENT;
             errno = EINVAL;
             return tsl_errprintf(err, "queue %s: no parent queue %.64s", spec->name, spec->parent);
         }
         depth = s->q[parent].depth + 1;
     }
+    f->queue = parent;
     if (depth > TSCHED_MAX_QUEUE_DEPTH) {
+        f->rule = TSCHED_QF_DEPTH;
+        f->amount = depth;
+        f->bound = TSCHED_MAX_QUEUE_DEPTH;
         errno = EINVAL;
         return tsl_errprintf(err, "queue %s: deeper than %d levels", spec->name,
                              TSCHED_MAX_QUEUE_DEPTH);
     }
-    uint64_t g[NRES], lim[NRES];
-    res_arr(&spec->guarantee, g);
-    res_arr(&spec->limit, lim);
-    if (parent >= 0 && s->q[parent].njobs) {
+    if (self < 0 && parent >= 0 && s->q[parent].njobs) {
+        f->rule = TSCHED_QF_PARENT_HAS_JOBS;
         errno = EINVAL;
         return tsl_errprintf(err, "queue %s: parent %s holds jobs", spec->name, s->q[parent].name);
     }
-    if (check_amounts(s, spec->name, parent, -1, g, lim, err) < 0 ||
-        check_options(spec->name, spec->own, spec->reserve_after, spec->placement, err) < 0)
+    uint64_t g[NRES], lim[NRES];
+    res_arr(&spec->guarantee, g);
+    res_arr(&spec->limit, lim);
+    if (check_amounts(s, spec->name, parent, self, g, lim, f, err) < 0)
         return -1;
+    if (check_options(spec->name, spec->own, spec->reserve_after, spec->placement, err) < 0) {
+        f->rule = TSCHED_QF_OPTION;
+        return -1;
+    }
+    *parent_out = parent;
+    *depth_out = depth;
+    return 0;
+}
+
+int tsched_queue_check(const tsched_sched_t *s, const tsched_queue_spec_t *spec, int self,
+                       tsched_qfault_t *fault, tsl_error_t *err)
+{
+    tsched_qfault_t dummy;
+    if (!fault)
+        fault = &dummy;
+    if (s && (self < -1 || (self >= 0 && (size_t)self >= s->nq))) {
+        memset(fault, 0, sizeof *fault);
+        fault->rule = TSCHED_QF_NAME;
+        errno = EINVAL;
+        return tsl_errprintf(err, "queue_check: bad queue index %d", self);
+    }
+    int parent;
+    unsigned depth;
+    return check_spec(s, spec, self, &parent, &depth, fault, err);
+}
+
+int tsched_queue_add(tsched_sched_t *s, const tsched_queue_spec_t *spec, tsl_error_t *err)
+{
+    tsched_qfault_t f;
+    int parent;
+    unsigned depth;
+    if (check_spec(s, spec, -1, &parent, &depth, &f, err) < 0)
+        return -1;
+    uint64_t g[NRES], lim[NRES];
+    res_arr(&spec->guarantee, g);
+    res_arr(&spec->limit, lim);
     if (s->nq == s->qcap) {
         size_t cap = s->qcap ? s->qcap * 2 : 8;
         struct squeue *nq = realloc(s->q, cap * sizeof *nq);
@@ -375,7 +459,8 @@ int tsched_queue_update(tsched_sched_t *s, int q, const tsched_res_t *guarantee,
     uint64_t g[NRES], lim[NRES];
     res_arr(guarantee, g);
     res_arr(limit, lim);
-    if (check_amounts(s, qq->name, qq->parent, q, g, lim, err) < 0)
+    tsched_qfault_t f;
+    if (check_amounts(s, qq->name, qq->parent, q, g, lim, &f, err) < 0)
         return -1;
     memcpy(qq->g, g, sizeof g);
     memcpy(qq->lim, lim, sizeof lim);

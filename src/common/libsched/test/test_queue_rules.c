@@ -287,6 +287,109 @@ static void test_spread_placement(void **state)
     fx_fini(&f);
 }
 
+/* tsched_queue_check: each rule, the fault it reports, and that nothing changes.  Tree:
+ * "org" (guarantee 4 GPUs) > "a" (3), "b" (1); "free" governs nothing. */
+static void test_queue_check_rules(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, 1, 4, NULL);
+    int org = fx_queue(&f, "org", NULL, 4000, 0, 1);
+    int a = fx_queue(&f, "a", "org", 3000, 0, 1);
+    fx_queue(&f, "b", "org", 1000, 0, 1);
+    int fr = ungoverned_queue(&f, "free");
+    const uint64_t U = TSCHED_UNLIMITED;
+    static const struct {
+        const char *name, *parent;
+        int self; /* -1 new, else index in the order above */
+        uint64_t g, lim;
+        tsched_qrule_t rule;
+        uint64_t amount, bound;
+        const char *other; /* the queue named in the fault */
+    } cases[] = {
+        {"c", "org", -1, 0, U, TSCHED_QF_OK, 0, 0, NULL},
+        {"c", "org", -1, 500, U, TSCHED_QF_PARENT_SUM, 4500, 4000, "org"},
+        {"c", "org", -1, U, U, TSCHED_QF_UNGOVERNED_CHILD, 0, 4000, "org"},
+        {"c", NULL, -1, 2000, 1000, TSCHED_QF_ABOVE_LIMIT, 2000, 1000, NULL},
+        {"c", "nope", -1, 0, U, TSCHED_QF_NO_PARENT, 0, 0, NULL},
+        {"a", "org", -1, 0, U, TSCHED_QF_NAME, 0, 0, "a"},
+        {"org", NULL, 0, 3500, U, TSCHED_QF_CHILDREN_SUM, 4000, 3500, NULL},
+        {"org", NULL, 0, 4000, U, TSCHED_QF_OK, 0, 0, NULL},
+        {"a", "org", 1, 3500, U, TSCHED_QF_PARENT_SUM, 4500, 4000, "org"},
+        {"a", "org", 1, 2500, U, TSCHED_QF_OK, 0, 0, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tsched_queue_spec_t q;
+        memset(&q, 0, sizeof q);
+        q.name = cases[i].name;
+        q.parent = cases[i].parent;
+        q.guarantee = (tsched_res_t){cases[i].g, U, U, U};
+        q.limit = (tsched_res_t){cases[i].lim, U, U, U};
+        tsched_qfault_t fault;
+        tsl_error_t err;
+        int rc = tsched_queue_check(f.s, &q, cases[i].self, &fault, &err);
+        assert_int_equal(fault.rule, cases[i].rule);
+        if (cases[i].rule == TSCHED_QF_OK) {
+            assert_int_equal(rc, 0);
+            continue;
+        }
+        assert_int_equal(rc, -1);
+        assert_int_equal(errno, EINVAL);
+        assert_true(err.text[0] != '\0');
+        if (cases[i].amount || cases[i].bound) {
+            assert_int_equal(fault.res, 0);
+            assert_int_equal(fault.amount, cases[i].amount);
+            assert_int_equal(fault.bound, cases[i].bound);
+        }
+        if (cases[i].other)
+            assert_int_equal(fault.queue, tsched_queue_find(f.s, cases[i].other));
+    }
+    /* a child that governs nothing under a queue that now would govern GPUs */
+    tsched_queue_spec_t q = {.name = "free"};
+    q.guarantee = (tsched_res_t){2000, U, U, U};
+    q.limit = (tsched_res_t){U, U, U, U};
+    tsched_qfault_t fault;
+    assert_int_equal(tsched_queue_check(f.s, &q, fr, &fault, NULL), 0); /* no children */
+    ungoverned_queue(&f, "x");                                          /* top level: fine */
+    q.name = "y";
+    q.parent = "free";
+    q.guarantee = (tsched_res_t){U, U, U, U};
+    assert_int_equal(tsched_queue_check(f.s, &q, -1, &fault, NULL), 0);
+    assert_true(tsched_queue_add(f.s, &q, NULL) >= 0);
+    q.name = "free";
+    q.parent = NULL;
+    q.guarantee = (tsched_res_t){2000, U, U, U};
+    assert_int_equal(tsched_queue_check(f.s, &q, fr, &fault, NULL), -1);
+    assert_int_equal(fault.rule, TSCHED_QF_CHILD_UNGOVERNED);
+    assert_int_equal(fault.queue, tsched_queue_find(f.s, "y"));
+    /* depth: org > a > d2 > d3 is 4 levels; a fifth is refused */
+    tsched_queue_spec_t d = {.guarantee = {0, U, U, U}, .limit = {U, U, U, U}};
+    d.name = "d2";
+    d.parent = "a";
+    assert_true(tsched_queue_add(f.s, &d, NULL) >= 0);
+    d.name = "d3";
+    d.parent = "d2";
+    assert_true(tsched_queue_add(f.s, &d, NULL) >= 0);
+    d.name = "d4";
+    d.parent = "d3";
+    assert_int_equal(tsched_queue_check(f.s, &d, -1, &fault, NULL), -1);
+    assert_int_equal(fault.rule, TSCHED_QF_DEPTH);
+    /* a job in leaf b: no child may be added under it */
+    assert_int_equal(
+        fx_submit(&f, 1, tsched_queue_find(f.s, "b"), TSCHED_CLASS_TRAINING, 0, 0, 1, 500), 0);
+    d.name = "bb";
+    d.parent = "b";
+    assert_int_equal(tsched_queue_check(f.s, &d, -1, &fault, NULL), -1);
+    assert_int_equal(fault.rule, TSCHED_QF_PARENT_HAS_JOBS);
+    /* nothing was changed by the checks */
+    tsched_queue_stat_t st;
+    assert_int_equal(tsched_queue_stat(f.s, org, 0, &st), 0);
+    assert_int_equal(st.guarantee.milli_gpu, 4000);
+    assert_int_equal(tsched_queue_stat(f.s, a, 0, &st), 0);
+    assert_int_equal(st.guarantee.milli_gpu, 3000);
+    fx_fini(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -296,6 +399,7 @@ int main(void)
         cmocka_unit_test(test_reserve_after_per_queue),
         cmocka_unit_test(test_options_refused),
         cmocka_unit_test(test_spread_placement),
+        cmocka_unit_test(test_queue_check_rules),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
