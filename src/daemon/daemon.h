@@ -240,6 +240,9 @@ void tessd_sched_remove(tessd_t *d, int64_t id);
  * (tsched_queue_update); rebuild when one was deleted or libsched refuses an edit.  Main
  * thread, lock held.  0 or -1 with err (the old scheduler stays). */
 int tessd_sched_sync_queues(tessd_t *d, tsl_error_t *err);
+/* The one conversion of a stored queue to libsched's spec: a stored -1 (NULL) amount is
+ * TSCHED_UNLIMITED, a NULL option is inherited.  spec points into q (name, parent). */
+void tessd_queue_spec(const tstore_queue_t *q, tsched_queue_spec_t *spec);
 /* All queues of the store, parents before their children (malloc'd array, caller frees).
  * Lock held.  0 or -1 with err. */
 int tessd_queues_load(tessd_t *d, tstore_queue_t **out, size_t *n, tsl_error_t *err);

@@ -134,7 +134,7 @@ int tessd_queues_load(tessd_t *d, tstore_queue_t **out, size_t *n, tsl_error_t *
     return 0;
 }
 
-static void spec_of(const tstore_queue_t *q, tsched_queue_spec_t *spec)
+void tessd_queue_spec(const tstore_queue_t *q, tsched_queue_spec_t *spec)
 {
     memset(spec, 0, sizeof *spec);
     spec->name = q->name;
@@ -194,7 +194,7 @@ int tessd_sched_build(tessd_t *d, tsl_error_t *err)
         goto error;
     for (size_t i = 0; i < nq; i++) {
         tsched_queue_spec_t spec;
-        spec_of(&qs[i], &spec);
+        tessd_queue_spec(&qs[i], &spec);
         if (tsched_queue_add(s, &spec, err) < 0) {
             free(qs);
             goto error;
@@ -264,7 +264,7 @@ int tessd_sched_sync_queues(tessd_t *d, tsl_error_t *err)
     int rc = 0;
     for (size_t i = 0; i < nq && rc == 0; i++) {
         tsched_queue_spec_t spec;
-        spec_of(&qs[i], &spec);
+        tessd_queue_spec(&qs[i], &spec);
         int q = tsched_queue_find(d->sched, qs[i].name);
         if (q < 0)
             rc = tsched_queue_add(d->sched, &spec, err) < 0 ? -1 : 0;

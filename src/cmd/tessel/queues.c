@@ -149,8 +149,8 @@ static void add_row(cli_table_t *t, const json_t *q, int depth)
     if (json_is_number(ra))
         tsl_format_seconds((int64_t)llround(json_number_value(ra)), reserve, sizeof reserve);
     const char *place = json_is_string(pl) ? json_string_value(pl) : "-";
-    const char *row[] = {name, weight, gpu,  gmem,    cpu,     mem,
-                         pend, run,    held, allowed, reserve, place};
+    const char *row[] = {name, weight, gpu,  gmem,    cpu,   mem,
+                         pend, run,    held, reserve, place, allowed};
     cli_table_add(t, row);
 }
 
@@ -177,9 +177,9 @@ static int list(cli_t *cli)
     json_t *ans = cli_get(cli, "/v1/queues", &rc);
     if (!ans)
         return rc;
-    static const char *const hdr[] = {"QUEUE",     ">WEIGHT", "GPU",     "GPU-MEM",
-                                      "CPU",       "MEM",     ">PEND",   ">RUNNING",
-                                      "GUARANTEE", "ALLOWED", "RESERVE", "PLACEMENT"};
+    static const char *const hdr[] = {"QUEUE",     ">WEIGHT", "GPU",       "GPU-MEM",
+                                      "CPU",       "MEM",     ">PEND",     ">RUNNING",
+                                      "GUARANTEE", "RESERVE", "PLACEMENT", "ALLOWED"};
     cli_table_t *t = cli_table_new(12, hdr);
     json_t *queues = json_object_get(ans, "queues");
     add_subtree(t, queues, NULL, 0);

@@ -62,15 +62,6 @@ static json_t *res_json(const int64_t a[NRES])
     return o;
 }
 
-/* An amount for a person: "1.5 GPU", "8 CPU", "42949672960 bytes". */
-static void amount_str(int k, int64_t v, char *buf, size_t len)
-{
-    if (k == 0 || k == 2)
-        snprintf(buf, len, "%g %s", (double)v / 1000.0, k == 0 ? "GPU" : "CPU");
-    else
-        snprintf(buf, len, "%lld bytes", (long long)v);
-}
-
 /* ---- the view: every queue with its live figures (lock held) ----------------------------- */
 
 typedef struct {
@@ -484,30 +475,101 @@ static void check_error(thttp_reply_t *rep, int status, const char *what, int k,
                 msg);
 }
 
-/* Checks q (self: its index in v, -1 for a new queue) against the other queues.  0, or -1
- * with 400 (q itself is wrong) or 409 (it does not fit with the other queues). */
+/* libsched's verdict on q (self: whether q is an existing queue) against the queues of v:
+ * v's queues go into a scratch scheduler (the live one is the main thread's alone) and
+ * tsched_queue_check applies the queue rules, the one implementation of them.  0, or -1 with
+ * rep filled (400: q is wrong in itself; 409: it does not fit with the other queues). */
+static int sched_check(tessd_t *d, const view_t *v, const tstore_queue_t *q, bool self,
+                       thttp_reply_t *rep)
+{
+    tsl_error_t err;
+    tsched_cluster_t *c = tsched_cluster_create();
+    tsched_policy_t *pol = tsched_policy_create("binpack", &err);
+    tsched_sched_t *s = c && pol ? tsched_sched_create(c, pol, &d->sched_cfg, &err) : NULL;
+    int rc = -1;
+    if (!s) {
+        thttp_error(rep, 500, "internal", NULL, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < v->n; i++) {
+        tsched_queue_spec_t spec;
+        tessd_queue_spec(&v->q[i], &spec);
+        if (tsched_queue_add(s, &spec, &err) < 0) {
+            tessd_log("queues: stored queue '%s' breaks the queue rules: %s", v->q[i].name,
+                      err.text);
+            thttp_error(rep, 500, "internal", NULL, "stored queue '%s': %s", v->q[i].name,
+                        err.text);
+            goto out;
+        }
+    }
+    tsched_queue_spec_t spec;
+    tessd_queue_spec(q, &spec);
+    tsched_qfault_t f;
+    if (tsched_queue_check(s, &spec, self ? tsched_queue_find(s, q->name) : -1, &f, &err) == 0) {
+        rc = 0;
+        goto out;
+    }
+    int k = f.res >= 0 && f.res < NRES ? f.res : 0;
+    tsched_queue_stat_t ost = {0};
+    const char *oname = f.queue >= 0 && tsched_queue_stat(s, f.queue, 0, &ost) == 0 ? ost.name : "";
+    char a[48], b[48];
+    tsl_format_amount((tsl_res_t)k, f.amount, a, sizeof a);
+    tsl_format_amount((tsl_res_t)k, f.bound, b, sizeof b);
+    switch (f.rule) {
+    case TSCHED_QF_DEPTH:
+        thttp_error(rep, 400, "invalid_value", "parent",
+                    "queue '%s' would be %llu levels deep; at most %d", q->name,
+                    (unsigned long long)f.amount, TSCHED_MAX_QUEUE_DEPTH);
+        break;
+    case TSCHED_QF_ABOVE_LIMIT:
+        check_error(rep, 400, "guarantee", k, " (%s) is above the limit (%s)", a, b);
+        break;
+    case TSCHED_QF_UNGOVERNED_CHILD:
+        check_error(rep, 400, "guarantee", k,
+                    " must not be null: parent queue '%s' guarantees %s, so its children must "
+                    "say what they get of it (0 or more)",
+                    oname, res_name[k]);
+        break;
+    case TSCHED_QF_PARENT_SUM:
+        check_error(rep, 409, "guarantee", k,
+                    ": the children of '%s' would be guaranteed %s in all, more than its own "
+                    "guarantee of %s",
+                    oname, a, b);
+        break;
+    case TSCHED_QF_CHILD_UNGOVERNED:
+        check_error(rep, 409, "guarantee", k,
+                    ": child queue '%s' has no guarantee of %s; give it one first", oname,
+                    res_name[k]);
+        break;
+    case TSCHED_QF_CHILDREN_SUM:
+        check_error(rep, 409, "guarantee", k,
+                    ": its children are guaranteed %s in all, more than %s", a, b);
+        break;
+    default: /* name, parent and options were checked before; jobs are not in the scratch */
+        thttp_error(rep, 400, "invalid_value", NULL, "%s", err.text);
+        break;
+    }
+out:
+    tsched_sched_destroy(s);
+    tsched_policy_destroy(pol);
+    tsched_cluster_destroy(c);
+    return rc;
+}
+
+/* Checks q (self: its index in v, -1 for a new queue) against the other queues: tesseld's
+ * own rules here (a known parent, not under the default queue, a parent without active jobs
+ * in the store), libsched's through sched_check.  0, or -1 with 400 or 409. */
 static int queue_check(tessd_t *d, const view_t *v, const tstore_queue_t *q, int self,
                        thttp_reply_t *rep)
 {
-    int p = -1;
     if (q->parent[0]) {
-        p = view_find(v, q->parent);
-        if (p < 0) {
+        if (view_find(v, q->parent) < 0) {
             thttp_error(rep, 400, "invalid_value", "parent", "no queue named '%s'", q->parent);
             return -1;
         }
         if (strcmp(q->parent, "default") == 0) {
             thttp_error(rep, 400, "invalid_value", "parent",
                         "the default queue takes jobs without a queue: it has no children");
-            return -1;
-        }
-        int depth = 1;
-        for (int x = p; x >= 0; x = v->parent[x])
-            depth++;
-        if (depth > TSCHED_MAX_QUEUE_DEPTH) {
-            thttp_error(rep, 400, "invalid_value", "parent",
-                        "queue '%s' would be %d levels deep; at most %d", q->name, depth,
-                        TSCHED_MAX_QUEUE_DEPTH);
             return -1;
         }
         if (self < 0) {
@@ -526,69 +588,7 @@ static int queue_check(tessd_t *d, const view_t *v, const tstore_queue_t *q, int
             }
         }
     }
-    int64_t g[NRES], l[NRES], pg[NRES] = {-1, -1, -1, -1};
-    res_get(&q->guarantee, g);
-    res_get(&q->limit, l);
-    if (p >= 0)
-        res_get(&v->q[p].guarantee, pg);
-    char a[64], b[64];
-    for (int k = 0; k < NRES; k++) {
-        if (g[k] >= 0 && l[k] >= 0 && g[k] > l[k]) {
-            amount_str(k, g[k], a, sizeof a);
-            amount_str(k, l[k], b, sizeof b);
-            check_error(rep, 400, "guarantee", k, " (%s) is above the limit (%s)", a, b);
-            return -1;
-        }
-        if (pg[k] >= 0) {
-            if (g[k] < 0) {
-                check_error(rep, 400, "guarantee", k,
-                            " must not be null: parent queue '%s' guarantees %s, so its "
-                            "children must say what they get of it (0 or more)",
-                            q->parent, res_name[k]);
-                return -1;
-            }
-            int64_t sum = g[k];
-            for (size_t i = 0; i < v->n; i++) {
-                int64_t sg[NRES];
-                res_get(&v->q[i].guarantee, sg);
-                if (v->parent[i] == p && (int)i != self && sg[k] > 0)
-                    sum += sg[k];
-            }
-            if (sum > pg[k]) {
-                amount_str(k, sum, a, sizeof a);
-                amount_str(k, pg[k], b, sizeof b);
-                check_error(rep, 409, "guarantee", k,
-                            ": the children of '%s' would be guaranteed %s in all, more than "
-                            "its own guarantee of %s",
-                            q->parent, a, b);
-                return -1;
-            }
-        }
-        if (self >= 0 && g[k] >= 0) {
-            int64_t sum = 0;
-            for (size_t i = 0; i < v->n; i++) {
-                if (v->parent[i] != self)
-                    continue;
-                int64_t cg[NRES];
-                res_get(&v->q[i].guarantee, cg);
-                if (cg[k] < 0) {
-                    check_error(rep, 409, "guarantee", k,
-                                ": child queue '%s' has no guarantee of %s; give it one first",
-                                v->q[i].name, res_name[k]);
-                    return -1;
-                }
-                sum += cg[k];
-            }
-            if (sum > g[k]) {
-                amount_str(k, sum, a, sizeof a);
-                amount_str(k, g[k], b, sizeof b);
-                check_error(rep, 409, "guarantee", k,
-                            ": its children are guaranteed %s in all, more than %s", a, b);
-                return -1;
-            }
-        }
-    }
-    return 0;
+    return sched_check(d, v, q, self >= 0, rep);
 }
 
 /* A queue edit is for the tick to apply to the live scheduler (tsched_queue_add/update). */
