@@ -61,5 +61,7 @@ is "$(jq -r '.queues[] | select(.name == "research") | .guarantee_satisfied' "$T
     "tessel queues: research's guarantee is held"
 
 api POST /v1/jobs/$D2/cancel
+wait_for '[ "$(job_state $D2)" = cancelled ]'
+ok $? "the default queue's job is cancelled (nothing left running)"
 td_stop; ok $? "tesseld stops cleanly on SIGTERM (exit 0, no sanitizer report)"
 done_testing

@@ -92,6 +92,7 @@ wait_for '[ "$(job_state $X)" = running ]'
 ok $? "with --reserve-after 0 the 2-GPU job reserves at once and starts when the GPU frees"
 is "$(job_state $Y)" "pending" "the 1-GPU job submitted after it did not pass it"
 cancel_all "$X" "$Y"
+wait_for idle
 
 tcli queues set wide --reserve-after 90s
 tcli queues --json
