@@ -255,13 +255,18 @@ int main(int argc, char **argv)
         for (int d = 0; d < 4; d++) {
             char name[32];
             snprintf(name, sizeof name, "dept%d", d);
-            tsched_queue_spec_t q = {name, NULL, gpus(cap / 4), gpus(cap / 2), 1};
+            tsched_queue_spec_t q = {
+                .name = name, .guarantee = gpus(cap / 4), .limit = gpus(cap / 2), .weight = 1};
             if (tsched_queue_add(s, &q, NULL) < 0)
                 die("queue");
             for (int k = 0; k < 4; k++) {
                 char pn[32];
                 snprintf(pn, sizeof pn, "dept%d-proj%d", d, k);
-                tsched_queue_spec_t pq = {pn, name, gpus(cap / 16), gpus(TSCHED_UNLIMITED), 1};
+                tsched_queue_spec_t pq = {.name = pn,
+                                          .parent = name,
+                                          .guarantee = gpus(cap / 16),
+                                          .limit = gpus(TSCHED_UNLIMITED),
+                                          .weight = 1};
                 leaf[d * 4 + k] = tsched_queue_add(s, &pq, NULL);
                 if (leaf[d * 4 + k] < 0)
                     die("queue");

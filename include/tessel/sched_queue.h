@@ -60,16 +60,36 @@ typedef struct {
     uint64_t mem_bytes;
 } tsched_res_t;
 
+/* Where a queue's fractional jobs (one GPU, less than all of it) go. */
+typedef enum {
+    TSCHED_PACK = 0, /* the scheduler's placement policy (tesseld: "tessel", which packs
+                        fractions to keep whole GPUs free, fragmentation-aware) */
+    TSCHED_SPREAD,   /* idle GPUs first: the node and GPU with the most free share */
+} tsched_placement_t;
+
+/* Which of a queue's options are its own (tsched_queue_spec_t.own); the others are
+ * inherited from its parent, and a top-level queue's from the scheduler's settings. */
+enum {
+    TSCHED_OWN_RESERVE_AFTER = 1,
+    TSCHED_OWN_PLACEMENT = 2,
+};
+
 /* A queue.  A guarantee of TSCHED_UNLIMITED means "this resource is not
- * governed here" (no reclaim, not in the fair share); 0 means "none
- * guaranteed".  A limit of TSCHED_UNLIMITED means no cap. */
+ * governed here" (not in the fair share, bounds nothing); 0 means "none
+ * guaranteed".  A queue that governs no resource at all is guaranteed
+ * nothing: all it runs is borrowed (reclaimable by a queue that is owed).
+ * A limit of TSCHED_UNLIMITED means no cap. */
 typedef struct {
-    const char *name;       /* unique, 1..TSCHED_NAME_MAX-1 bytes; copied */
-    const char *parent;     /* NULL or "" = top level; must exist already */
-    tsched_res_t guarantee; /* children's guarantees must sum to <= this */
-    tsched_res_t limit;     /* never exceeded by the queue's running jobs */
-    uint32_t weight;        /* share of idle capacity beyond the guarantee
-                               relative to sibling queues; 0 is taken as 1 */
+    const char *name;             /* unique, 1..TSCHED_NAME_MAX-1 bytes; copied */
+    const char *parent;           /* NULL or "" = top level; must exist already */
+    tsched_res_t guarantee;       /* children's guarantees must sum to <= this */
+    tsched_res_t limit;           /* never exceeded by the queue's running jobs */
+    uint32_t weight;              /* share of idle capacity beyond the guarantee
+                                     relative to sibling queues; 0 is taken as 1 */
+    unsigned own;                 /* TSCHED_OWN_*: the options below that are set here */
+    double reserve_after;         /* s >= 0: a job of this subtree pending this long
+                                     gets a reservation (with TSCHED_OWN_RESERVE_AFTER) */
+    tsched_placement_t placement; /* (with TSCHED_OWN_PLACEMENT) */
 } tsched_queue_spec_t;
 
 /* Workload classes.  Only training is preemptible and may run beyond the
@@ -109,17 +129,18 @@ typedef enum {
 /* Scheduler settings; tsched_sched_config_default() fills the defaults
  * (their reasons are in docs/scheduler-queues.md). */
 typedef struct {
-    double half_life;          /* decay of the usage history, s (default 3600) */
-    double history_weight;     /* 0..1: share of the fair-share usage that is
-                                  history rather than current allocation (0.5) */
-    double min_runtime;        /* a job runs this long before it can be a victim,
-                                  s (default 60) */
-    double reserve_after;      /* a job pending this long gets a reservation, s
-                                  (default 900) */
-    unsigned max_reservations; /* reservations held at once (default 4) */
-    unsigned max_plans;        /* preemption plans per cycle (default 64) */
-    double suspend_cost;       /* work a suspension loses, in seconds of the
-                                  job's run (default 30) */
+    double half_life;             /* decay of the usage history, s (default 3600) */
+    double history_weight;        /* 0..1: share of the fair-share usage that is
+                                     history rather than current allocation (0.5) */
+    double min_runtime;           /* a job runs this long before it can be a victim,
+                                     s (default 60) */
+    double reserve_after;         /* a job pending this long gets a reservation, s
+                                     (default 900) */
+    unsigned max_reservations;    /* reservations held at once (default 4) */
+    unsigned max_plans;           /* preemption plans per cycle (default 64) */
+    double suspend_cost;          /* work a suspension loses, in seconds of the
+                                     job's run (default 30) */
+    tsched_placement_t placement; /* top-level queues' default (TSCHED_PACK) */
 } tsched_sched_config_t;
 
 void tsched_sched_config_default(tsched_sched_config_t *cfg);
@@ -154,6 +175,45 @@ int tsched_queue_add(tsched_sched_t *s, const tsched_queue_spec_t *spec, tsl_err
 int tsched_queue_update(tsched_sched_t *s, int q, const tsched_res_t *guarantee,
                         const tsched_res_t *limit, uint32_t weight, tsl_error_t *err);
 
+/* Which queue rule a spec breaks (tsched_queue_check), for callers that name the field at
+ * fault (tesseld's API).  res: the resource (0 GPU, 1 GPU memory, 2 CPU, 3 memory, as in
+ * tsched_res_t); amount and bound: the figures compared; queue: the other queue involved
+ * (parent, or the child at fault), -1 if none. */
+typedef enum {
+    TSCHED_QF_OK = 0,
+    TSCHED_QF_NAME,             /* missing, too long or taken */
+    TSCHED_QF_NO_PARENT,        /* unknown parent */
+    TSCHED_QF_DEPTH,            /* deeper than TSCHED_MAX_QUEUE_DEPTH (amount: depth) */
+    TSCHED_QF_PARENT_HAS_JOBS,  /* a new child under a queue that holds jobs */
+    TSCHED_QF_ABOVE_LIMIT,      /* guarantee (amount) above the limit (bound) */
+    TSCHED_QF_UNGOVERNED_CHILD, /* parent governs res, the spec does not (bound: parent's) */
+    TSCHED_QF_PARENT_SUM,       /* siblings' guarantees with this one (amount) > parent's */
+    TSCHED_QF_CHILD_UNGOVERNED, /* a child (queue) does not govern res the spec now governs */
+    TSCHED_QF_CHILDREN_SUM,     /* its children's guarantees (amount) > its new one (bound) */
+    TSCHED_QF_OPTION,           /* bad reserve_after or placement */
+} tsched_qrule_t;
+
+typedef struct {
+    tsched_qrule_t rule;
+    int res;
+    uint64_t amount, bound;
+    int queue;
+} tsched_qfault_t;
+
+/* Would spec be accepted, as a new queue (self -1: tsched_queue_add's checks) or as queue
+ * self's new guarantee, limit and options (tsched_queue_update's and set_options')?  Changes
+ * nothing.  Returns 0, or -1 with errno EINVAL, *fault (may be NULL) saying which rule and
+ * err one line. */
+int tsched_queue_check(const tsched_sched_t *s, const tsched_queue_spec_t *spec, int self,
+                       tsched_qfault_t *fault, tsl_error_t *err);
+
+/* Sets which of queue q's options are its own (own: TSCHED_OWN_*) and their values; the
+ * others are inherited from then on.  A change applies from the next cycle (to jobs already
+ * pending too).  Returns 0, or -1 with errno EINVAL (bad queue, reserve_after < 0 or not
+ * finite, unknown placement); nothing changes on failure. */
+int tsched_queue_set_options(tsched_sched_t *s, int q, unsigned own, double reserve_after,
+                             tsched_placement_t placement, tsl_error_t *err);
+
 /* Index of the queue named name, or -1 with errno ENOENT. */
 int tsched_queue_find(const tsched_sched_t *s, const char *name);
 
@@ -168,6 +228,9 @@ typedef struct {
     tsched_res_t demand; /* pending jobs (not yet running) */
     double share;        /* fair-share key: below 1 under the guarantee */
     size_t running, pending;
+    unsigned own;                 /* TSCHED_OWN_*: options set on the queue itself */
+    double reserve_after;         /* in effect (own or inherited), s */
+    tsched_placement_t placement; /* in effect (own or inherited) */
 } tsched_queue_stat_t;
 
 /* Returns 0, or -1 with errno EINVAL for a bad index. */
@@ -236,8 +299,9 @@ typedef struct {
 /* One scheduling cycle at time now: orders the pending jobs (fair share
  * across queues, then band and priority, then arrival), places those that
  * fit within limits and guarantees (smaller jobs pass a large one that does
- * not fit, except on nodes reserved for a job pending longer than
- * reserve_after), and plans preemptions for jobs owed capacity, or for
+ * not fit, except on nodes reserved for a job pending longer than its
+ * queue's reserve_after; fractional jobs of a TSCHED_SPREAD queue on idle
+ * GPUs first), and plans preemptions for jobs owed capacity, or for
  * jobs that outrank preemptible work of their own queue.  Fills *d; its
  * arrays belong to s and stay valid until the next cycle or destroy (other
  * calls leave them alone).  The cluster is left as it was.  Returns 0, or

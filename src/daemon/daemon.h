@@ -102,7 +102,13 @@ typedef struct {
 typedef struct {
     char name[TSTORE_NAME_MAX + 1];
     bool satisfied; /* tsched_queue_satisfied: no pending job of its subtree is owed capacity */
+    double reserve_after;         /* in effect (own or inherited), s */
+    tsched_placement_t placement; /* in effect */
 } tessd_qsnap_t;
+
+/* Longest reservation delay a queue or --reserve-after may ask for: a week (a big job that
+ * waits longer than that for a reservation is one that never gets one). */
+#define TESSD_RESERVE_AFTER_MAX (7 * 86400)
 
 typedef struct {
     pthread_mutex_t lock;
@@ -241,6 +247,9 @@ void tessd_sched_remove(tessd_t *d, int64_t id);
  * (tsched_queue_update); rebuild when one was deleted or libsched refuses an edit.  Main
  * thread, lock held.  0 or -1 with err (the old scheduler stays). */
 int tessd_sched_sync_queues(tessd_t *d, tsl_error_t *err);
+/* The one conversion of a stored queue to libsched's spec: a stored -1 (NULL) amount is
+ * TSCHED_UNLIMITED, a NULL option is inherited.  spec points into q (name, parent). */
+void tessd_queue_spec(const tstore_queue_t *q, tsched_queue_spec_t *spec);
 /* All queues of the store, parents before their children (malloc'd array, caller frees).
  * Lock held.  0 or -1 with err. */
 int tessd_queues_load(tessd_t *d, tstore_queue_t **out, size_t *n, tsl_error_t *err);

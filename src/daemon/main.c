@@ -30,6 +30,7 @@
 #include "daemon/api/console.h"
 #include "daemon/daemon.h"
 #include "tessel/client.h"
+#include "libutil/duration.h"
 #include "libutil/size.h"
 
 /* Least time between two ticks: a burst of submissions wakes the tick once per this period
@@ -117,6 +118,8 @@ static void usage(FILE *f)
             "  --web-root DIR      the web console's files (default BINDIR/../share/tessel/web)\n"
             "  --min-runtime SECS  a job runs this long before it can be preempted\n"
             "                      (default: libsched's, 60)\n"
+            "  --reserve-after DURATION  a big job pending this long gets a reservation (0,\n"
+            "                      30s, 15m; default 15m); a queue may set its own\n"
             "  --durability MODE   normal (default): a committed change survives a crash of\n"
             "                      tesseld; full: also power loss and OS crashes (an fsync per\n"
             "                      commit: slower submissions, docs/tesseld.md)\n"
@@ -391,6 +394,8 @@ static int ensure_default_queue(tessd_t *d, tsl_error_t *err)
                          .guarantee = {-1, -1, -1, -1},
                          .limit = {-1, -1, -1, -1},
                          .weight = 1,
+                         .reserve_after_s = -1,
+                         .placement = "spread", /* docs/scheduler-queues.md, "Placement" */
                          .created_ms = tessd_now_ms()};
     return tstore_queue_add(d->store, &q, err);
 }
@@ -551,6 +556,7 @@ int main(int argc, char **argv)
         O_CGROOT,
         O_NOCG,
         O_MINRUN,
+        O_RESERVE_AFTER,
         O_DURABLE,
         O_NOROOT,
         O_ALLOWROOT,
@@ -589,6 +595,7 @@ int main(int argc, char **argv)
         {"cgroup-root", required_argument, NULL, O_CGROOT},
         {"no-cgroups", no_argument, NULL, O_NOCG},
         {"min-runtime", required_argument, NULL, O_MINRUN},
+        {"reserve-after", required_argument, NULL, O_RESERVE_AFTER},
         {"durability", required_argument, NULL, O_DURABLE},
         {"no-root-jobs", no_argument, NULL, O_NOROOT},
         {"allow-root-jobs", no_argument, NULL, O_ALLOWROOT},
@@ -661,6 +668,16 @@ int main(int argc, char **argv)
                 return 2;
             }
             d->sched_cfg.min_runtime = v;
+            break;
+        }
+        case O_RESERVE_AFTER: {
+            int64_t v;
+            tsl_error_t e;
+            if (tsl_parse_seconds(optarg, TESSD_RESERVE_AFTER_MAX, &v, &e) < 0) {
+                fprintf(stderr, "tesseld: --reserve-after %s: %s\n", optarg, e.text);
+                return 2;
+            }
+            d->sched_cfg.reserve_after = (double)v;
             break;
         }
         case O_DURABLE:

@@ -30,6 +30,7 @@ TESSELD_TESTS := tests/t/t3000-daemon-api.t tests/t/t3001-daemon-queue.t \
                  tests/t/t3024-daemon-start-crash.t tests/t/t3025-daemon-logs.t \
                  tests/t/t3026-daemon-cwd.t \
                  tests/t/t3027-daemon-enforce.t tests/t/t3030-daemon-job-events.t
+TESSELD_TESTS += tests/t/t3035-daemon-queue-default-reclaim.t tests/t/t3036-daemon-queue-placement.t
 TESTS += $(TESSELD_TESTS)
 
 # Unit tests of the daemon's pure parts.

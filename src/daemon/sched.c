@@ -12,6 +12,8 @@
  *   queue           -> a libsched queue with the same name and parent; guarantee and limit per
  *                      resource (milli-GPU, GPU memory, milli-CPU, memory), a stored NULL (-1)
  *                      being TSCHED_UNLIMITED (not governed / no cap); weight = weight;
+ *                      reserve_after_s and placement, when set (not NULL), the queue's own
+ *                      options (TSCHED_OWN_*), else inherited;
  *   job class       -> training (preemptible), interactive, inference;
  *   job priority    -> priority within its queue and class band;
  *   submitted_at    -> arrival (seconds);
@@ -132,7 +134,7 @@ int tessd_queues_load(tessd_t *d, tstore_queue_t **out, size_t *n, tsl_error_t *
     return 0;
 }
 
-static void spec_of(const tstore_queue_t *q, tsched_queue_spec_t *spec)
+void tessd_queue_spec(const tstore_queue_t *q, tsched_queue_spec_t *spec)
 {
     memset(spec, 0, sizeof *spec);
     spec->name = q->name;
@@ -140,6 +142,15 @@ static void spec_of(const tstore_queue_t *q, tsched_queue_spec_t *spec)
     res_core(&q->guarantee, &spec->guarantee);
     res_core(&q->limit, &spec->limit);
     spec->weight = q->weight > 0 ? (uint32_t)q->weight : 1;
+    /* Not set in the store (NULL) = not the queue's own: libsched inherits it. */
+    if (q->reserve_after_s >= 0) {
+        spec->own |= TSCHED_OWN_RESERVE_AFTER;
+        spec->reserve_after = (double)q->reserve_after_s;
+    }
+    if (q->placement[0]) {
+        spec->own |= TSCHED_OWN_PLACEMENT;
+        spec->placement = strcmp(q->placement, "spread") == 0 ? TSCHED_SPREAD : TSCHED_PACK;
+    }
 }
 
 typedef struct {
@@ -183,7 +194,7 @@ int tessd_sched_build(tessd_t *d, tsl_error_t *err)
         goto error;
     for (size_t i = 0; i < nq; i++) {
         tsched_queue_spec_t spec;
-        spec_of(&qs[i], &spec);
+        tessd_queue_spec(&qs[i], &spec);
         if (tsched_queue_add(s, &spec, err) < 0) {
             free(qs);
             goto error;
@@ -253,12 +264,14 @@ int tessd_sched_sync_queues(tessd_t *d, tsl_error_t *err)
     int rc = 0;
     for (size_t i = 0; i < nq && rc == 0; i++) {
         tsched_queue_spec_t spec;
-        spec_of(&qs[i], &spec);
+        tessd_queue_spec(&qs[i], &spec);
         int q = tsched_queue_find(d->sched, qs[i].name);
         if (q < 0)
             rc = tsched_queue_add(d->sched, &spec, err) < 0 ? -1 : 0;
-        else
-            rc = tsched_queue_update(d->sched, q, &spec.guarantee, &spec.limit, spec.weight, err);
+        else if ((rc = tsched_queue_update(d->sched, q, &spec.guarantee, &spec.limit, spec.weight,
+                                           err)) == 0)
+            rc = tsched_queue_set_options(d->sched, q, spec.own, spec.reserve_after, spec.placement,
+                                          err);
     }
     /* A queue was deleted: libsched has no call to drop one. */
     if (rc == 0 && tsched_queue_count(d->sched) != nq)

@@ -715,8 +715,11 @@ static void snapshot(tessd_t *d)
     double now = tessd_sched_now();
     for (size_t i = 0; i < n; i++) {
         tsched_queue_stat_t st;
-        if (tsched_queue_stat(d->sched, (int)i, now, &st) == 0)
+        if (tsched_queue_stat(d->sched, (int)i, now, &st) == 0) {
             snprintf(v[i].name, sizeof v[i].name, "%s", st.name);
+            v[i].reserve_after = st.reserve_after;
+            v[i].placement = st.placement;
+        }
         v[i].satisfied = tsched_queue_satisfied(d->sched, (int)i) == 1;
     }
     pthread_mutex_lock(&d->lock);

@@ -21,7 +21,24 @@ const RES = [
 ];
 // Shown in their own columns, or deliberately not (aliases, tree links, times).
 const KNOWN = new Set(['name', 'parent', 'children', 'weight', 'guarantee', 'limit', 'usage', 'pending', 'running',
-  'guarantee_satisfied', 'priority', 'guarantee_gpu_milli', 'max_gpu_milli', 'gpu_milli', 'created_at', 'allow']);
+  'guarantee_satisfied', 'priority', 'guarantee_gpu_milli', 'max_gpu_milli', 'gpu_milli', 'created_at', 'allow',
+  'reserve_after', 'placement', 'effective']);
+
+// A duration in seconds as `tessel queues` prints it: 0, 45s, 15m, 1h30m.
+function duration(v) {
+  if (!v) return '0';
+  let s = Math.round(v), out = '';
+  for (const [n, u] of [[86400, 'd'], [3600, 'h'], [60, 'm'], [1, 's']]) {
+    if (s >= n) { out += `${Math.floor(s / n)}${u}`; s %= n; }
+  }
+  return out;
+}
+
+// The setting in effect, with "(inherited)" when the queue has none of its own.
+function setting(own, eff, fmt) {
+  if (eff === null || eff === undefined) return '—';
+  return own === null || own === undefined ? `${fmt(eff)} (inherited)` : fmt(eff);
+}
 const ALLOW = [
   { k: 'users', label: 'Users', hint: 'e.g. alice, bob' },
   { k: 'groups', label: 'Unix groups', hint: 'e.g. ml-team' },
@@ -87,7 +104,8 @@ export function update(ctx, store) {
   ctx.sig = sig;
   const extra = extraKeys(store.queues);
   const cols = [['Queue'], ['Guarantee'], ['Limit'], ['Weight', 'num'], ['In use'], ['Pending', 'num'], ['Running', 'num'],
-    ['Guarantee met'], ['Priority', 'num'], ['Who may submit'], ...extra.map((k) => [k])];
+    ['Guarantee met'], ['Priority', 'num'], ['Who may submit'], ['Reservation after'], ['Fractions'],
+    ...extra.map((k) => [k])];
   keepFocus(ctx.table, () => clear(ctx.table, h('table', { class: 'data queues' },
     h('caption', { class: 'sr-only' }, 'Queues, parents before their children'),
     h('thead', {}, h('tr', {}, cols.map(([c, cls]) => h('th', { scope: 'col', class: cls || null }, c)),
@@ -115,6 +133,10 @@ export function update(ctx, store) {
         h('td', { 'data-label': 'Guarantee met' }, met === true ? 'yes' : met === false ? h('span', { class: 'badge st-pending' }, 'reclaiming') : '—'),
         h('td', { class: 'num', 'data-label': 'Priority' }, q.priority ?? '—'),
         h('td', { 'data-label': 'Who may submit', 'data-col': 'allow' }, whoMay(q.allow)),
+        h('td', { 'data-label': 'Reservation after', 'data-col': 'reserve_after', title: 'how long a job that does not fit waits before capacity is reserved for it' },
+          setting(q.reserve_after, q.effective?.reserve_after, duration)),
+        h('td', { 'data-label': 'Fractions', 'data-col': 'placement', title: 'spread: fractional jobs on idle GPUs first; pack: they share GPUs' },
+          setting(q.placement, q.effective?.placement, String)),
         extra.map((k) => h('td', { 'data-label': k }, typeof q[k] === 'object' ? JSON.stringify(q[k]) : String(q[k] ?? '—'))),
         store.admin ? h('td', { class: 'actions' },
           h('button', { type: 'button', class: 'btn small', 'data-key': `edit-${q.name}`, 'aria-label': `Edit queue ${q.name}`,

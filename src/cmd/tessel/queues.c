@@ -6,10 +6,14 @@
 #include <string.h>
 
 #include "cmd/tessel/cli.h"
+#include "libutil/duration.h"
 #include "libutil/size.h"
 
 /* Deepest queue tree tesseld accepts (TSCHED_MAX_QUEUE_DEPTH), with room for a bad answer. */
 #define QUEUES_MAX_DEPTH 8
+
+/* Longest --reserve-after tesseld accepts (TESSD_RESERVE_AFTER_MAX): a week. */
+#define QUEUES_RESERVE_MAX (7 * 86400)
 
 static void usage(FILE *f)
 {
@@ -18,9 +22,11 @@ static void usage(FILE *f)
         "usage: tessel queues [list] [--json]\n"
         "       tessel queues add NAME [--parent P] [--guarantee RES=V,...] [--limit RES=V,...]\n"
         "                              [--weight W] [--priority N] [--allow-users U,...]\n"
-        "                              [--allow-groups G,...] [--allow-roles R,...]   (admin)\n"
+        "                              [--allow-groups G,...] [--allow-roles R,...]\n"
+        "                              [--reserve-after D] [--placement P]   (admin)\n"
         "       tessel queues set NAME [--guarantee ...] [--limit ...] [--weight W]\n"
-        "                              [--priority N] [--allow-... LIST] [--open]   (admin)\n"
+        "                              [--priority N] [--allow-... LIST] [--open]\n"
+        "                              [--reserve-after D] [--placement P]   (admin)\n"
         "       tessel queues rm NAME   (admin)\n"
         "List the queue tree (children under their parent) with, per resource, what each\n"
         "queue uses, is guaranteed and is limited to; or manage queues.\n"
@@ -40,13 +46,19 @@ static void usage(FILE *f)
         "                       list is open to everyone (the default); so is one after\n"
         "  --open               (set) which removes all three lists.  A job must be\n"
         "                       admitted by its queue and every queue above it.\n"
+        "  --reserve-after D    a big job of the queue that has waited D (0, 30s, 15m, 1h)\n"
+        "                       gets a reservation: smaller jobs stop passing it\n"
+        "  --placement P        spread: fractional jobs on idle GPUs first; pack: share\n"
+        "                       GPUs to keep whole ones free.  Both take 'inherit' (the\n"
+        "                       parent's, or tesseld's for a top-level queue)\n"
         "  --json               print the API's JSON\n"
         "\n"
         "Each resource column reads USED/GUARANTEE/LIMIT ('-': not governed, no cap).\n"
         "ALLOWED says who may submit: 'all', or the lists (u: users, g: groups, r: roles).\n"
         "GUARANTEE says 'held' when no pending job is owed capacity, 'owed' while one\n"
         "waits for it (a preemption is then planned or under way), '-' before the first\n"
-        "scheduling cycle.\n");
+        "scheduling cycle.  RESERVE and PLACEMENT are the settings in effect, own or\n"
+        "inherited (--json: own ones in reserve_after and placement, null = inherited).\n");
 }
 
 /* A GPU or CPU amount of the API (a number, milli precision) as people write it. */
@@ -130,7 +142,15 @@ static void add_row(cli_table_t *t, const json_t *q, int depth)
     const char *held = json_is_true(sat) ? "held" : json_is_false(sat) ? "owed" : "-";
     char allowed[256];
     allow_cell(json_object_get(q, "allow"), allowed, sizeof allowed);
-    const char *row[] = {name, weight, gpu, gmem, cpu, mem, pend, run, held, allowed};
+    const json_t *eff = json_object_get(q, "effective");
+    const json_t *ra = json_object_get(eff, "reserve_after"),
+                 *pl = json_object_get(eff, "placement");
+    char reserve[32] = "-";
+    if (json_is_number(ra))
+        tsl_format_seconds((int64_t)llround(json_number_value(ra)), reserve, sizeof reserve);
+    const char *place = json_is_string(pl) ? json_string_value(pl) : "-";
+    const char *row[] = {name, weight, gpu,  gmem,    cpu,   mem,
+                         pend, run,    held, reserve, place, allowed};
     cli_table_add(t, row);
 }
 
@@ -157,9 +177,10 @@ static int list(cli_t *cli)
     json_t *ans = cli_get(cli, "/v1/queues", &rc);
     if (!ans)
         return rc;
-    static const char *const hdr[] = {"QUEUE", ">WEIGHT", "GPU",      "GPU-MEM",   "CPU",
-                                      "MEM",   ">PEND",   ">RUNNING", "GUARANTEE", "ALLOWED"};
-    cli_table_t *t = cli_table_new(10, hdr);
+    static const char *const hdr[] = {"QUEUE",     ">WEIGHT", "GPU",       "GPU-MEM",
+                                      "CPU",       "MEM",     ">PEND",     ">RUNNING",
+                                      "GUARANTEE", "RESERVE", "PLACEMENT", "ALLOWED"};
+    cli_table_t *t = cli_table_new(12, hdr);
     json_t *queues = json_object_get(ans, "queues");
     add_subtree(t, queues, NULL, 0);
     /* A queue whose parent is not in the answer (not expected): still listed, at the top. */
@@ -257,7 +278,9 @@ int cmd_queues(cli_t *cli, int argc, char **argv)
         O_AUSERS,
         O_AGROUPS,
         O_AROLES,
-        O_OPEN
+        O_OPEN,
+        O_RESERVE,
+        O_PLACE
     };
     static const struct option opts[] = {
         {"priority", required_argument, NULL, O_PRIO},
@@ -270,6 +293,8 @@ int cmd_queues(cli_t *cli, int argc, char **argv)
         {"allow-groups", required_argument, NULL, O_AGROUPS},
         {"allow-roles", required_argument, NULL, O_AROLES},
         {"open", no_argument, NULL, O_OPEN},
+        {"reserve-after", required_argument, NULL, O_RESERVE},
+        {"placement", required_argument, NULL, O_PLACE},
         {"json", no_argument, NULL, O_JSON},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -350,6 +375,27 @@ int cmd_queues(cli_t *cli, int argc, char **argv)
             }
             json_object_set_new(body, "allow", json_null());
             break;
+        case O_RESERVE: {
+            int64_t secs;
+            if (strcmp(optarg, "inherit") == 0) {
+                json_object_set_new(body, "reserve_after", json_null());
+            } else if (tsl_parse_seconds(optarg, QUEUES_RESERVE_MAX, &secs, &err) < 0) {
+                rc = cli_usage(cli, "--reserve-after: %s (or inherit)", err.text);
+                goto out;
+            } else {
+                json_object_set_new(body, "reserve_after", json_integer(secs));
+            }
+            break;
+        }
+        case O_PLACE:
+            if (strcmp(optarg, "spread") != 0 && strcmp(optarg, "pack") != 0 &&
+                strcmp(optarg, "inherit") != 0) {
+                rc = cli_usage(cli, "--placement '%s': expected spread, pack or inherit", optarg);
+                goto out;
+            }
+            json_object_set_new(body, "placement",
+                                strcmp(optarg, "inherit") == 0 ? json_null() : json_string(optarg));
+            break;
         case O_JSON:
             cli->json = true;
             break;
@@ -392,8 +438,8 @@ int cmd_queues(cli_t *cli, int argc, char **argv)
         goto out;
     }
     if (set && !json_object_size(body)) {
-        rc = cli_usage(cli, "set needs --guarantee, --limit, --weight, --priority, --allow-... "
-                            "or --open");
+        rc = cli_usage(cli, "set needs --guarantee, --limit, --weight, --priority, --allow-..., "
+                            "--open, --reserve-after or --placement");
         goto out;
     }
     char path[256];

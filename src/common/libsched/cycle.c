@@ -279,7 +279,11 @@ static int try_start(struct cycle *cy, uint32_t slot)
     if (ensure_tmp(cy, j->gang) < 0)
         return 0;
     tsched_reason_t why;
-    int rc = tsched_place(s->c, s->p, &j->req, cy->tmp, &why);
+    /* A fraction of one GPU of a spread queue: idle GPUs first (the default queue of a lab
+     * box, docs/scheduler-queues.md); whole GPUs and pack queues: the scheduler's policy. */
+    int frac = j->req.ngpus == 1 && j->req.milli_gpu > 0 && j->req.milli_gpu < TSCHED_MILLI;
+    tsched_policy_t *p = frac && tsched__placement(s, j->queue) == TSCHED_SPREAD ? s->spread : s->p;
+    int rc = tsched_place(s->c, p, &j->req, cy->tmp, &why);
     if (rc != 0) {
         (void)shape_lookup(cy, cy->fit_fail, slot, 0, 0, 1);
         return 0;
@@ -978,7 +982,10 @@ static int mark_guaranteed(tsched_sched_t *s)
             memset(cum, 0, sizeof cum);
         struct sjob *j = &s->jobs[k[i].slot];
         const uint64_t *g = s->q[j->queue].g;
-        j->in_g = tsched__le(cum, j->res, g);
+        /* A queue that governs nothing is guaranteed nothing: all it runs is borrowed, and
+         * reclaimable by a queue that is owed (the default queue before an admin gives it a
+         * guarantee; before this, its jobs counted as guaranteed and were never reclaimed). */
+        j->in_g = tsched__governs(g) && tsched__le(cum, j->res, g);
         j->size = job_size(s, j);
         if (j->in_g)
             for (int d = 0; d < NRES; d++)
@@ -1050,7 +1057,7 @@ static void turn(struct cycle *cy, uint32_t slot)
         return;
     if (cy->plans < s->cfg.max_plans && plan_preemption(cy, slot, -1))
         return;
-    if (!j->rnodes && cy->now - j->pend_since >= s->cfg.reserve_after &&
+    if (!j->rnodes && cy->now - j->pend_since >= tsched__reserve_after(s, j->queue) &&
         cy->nres < s->cfg.max_reservations)
         (void)reserve(cy, slot);
 }

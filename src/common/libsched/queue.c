@@ -50,7 +50,8 @@ tsched_sched_t *tsched_sched_create(tsched_cluster_t *c, tsched_policy_t *p,
     }
     if (!(cfg->half_life > 0) || !isfinite(cfg->half_life) || !(cfg->history_weight >= 0) ||
         !(cfg->history_weight <= 1) || !(cfg->min_runtime >= 0) || !(cfg->reserve_after >= 0) ||
-        !(cfg->suspend_cost >= 0)) {
+        !(cfg->suspend_cost >= 0) ||
+        (cfg->placement != TSCHED_PACK && cfg->placement != TSCHED_SPREAD)) {
         bad(err, EINVAL,
             "sched_create: bad setting (half_life > 0, history_weight in 0..1, "
             "times >= 0)");
@@ -64,6 +65,11 @@ tsched_sched_t *tsched_sched_create(tsched_cluster_t *c, tsched_policy_t *p,
     s->c = c;
     s->p = p;
     s->cfg = *cfg;
+    s->spread = tsched_policy_create("spread", err);
+    if (!s->spread) {
+        free(s);
+        return NULL;
+    }
     return s;
 }
 
@@ -93,6 +99,7 @@ void tsched_sched_destroy(tsched_sched_t *s)
     free(s->starts);
     free(s->mbuf);
     free(s->victims);
+    tsched_policy_destroy(s->spread);
     free(s);
 }
 
@@ -133,6 +140,14 @@ int tsched__le(const uint64_t *used, const uint64_t *add, const uint64_t *cap)
             return 0;
     }
     return 1;
+}
+
+int tsched__governs(const uint64_t *g)
+{
+    for (int d = 0; d < NRES; d++)
+        if (g[d] != TSCHED_UNLIMITED)
+            return 1;
+    return 0;
 }
 
 int tsched__np(tsched_class_t cls)
@@ -208,42 +223,137 @@ static uint64_t children_sum(const tsched_sched_t *s, int parent, int skip, int 
     return sum;
 }
 
-/* The checks on a queue's amounts: guarantee within the limit, within what
- * the parent guarantees beside its siblings (self: the queue's own index,
- * -1 for a new one), and above what its own children are guaranteed. */
+/* The amount rules, the one implementation of them (tesseld's API asks it through
+ * tsched_queue_check): guarantee within the limit; under a parent that governs a resource, a
+ * child says what it gets of it, and the siblings' guarantees fit within the parent's; a
+ * queue's own children fit within its new guarantee (self: the queue's own index, -1 for a
+ * new one).  Fills *f (rule, resource, amounts) on failure. */
 static int check_amounts(const tsched_sched_t *s, const char *name, int parent, int self,
-                         const uint64_t *g, const uint64_t *lim, tsl_error_t *err)
+                         const uint64_t *g, const uint64_t *lim, tsched_qfault_t *f,
+                         tsl_error_t *err)
 {
     for (int d = 0; d < NRES; d++) {
+        f->res = d;
         if (g[d] != TSCHED_UNLIMITED && lim[d] != TSCHED_UNLIMITED && g[d] > lim[d]) {
+            f->rule = TSCHED_QF_ABOVE_LIMIT;
+            f->amount = g[d];
+            f->bound = lim[d];
             errno = EINVAL;
             return tsl_errprintf(err, "queue %s: guarantee above limit", name);
         }
-        if (parent >= 0 && s->q[parent].g[d] != TSCHED_UNLIMITED &&
-            (g[d] == TSCHED_UNLIMITED ||
-             children_sum(s, parent, self, d, g[d]) > s->q[parent].g[d])) {
-            errno = EINVAL;
-            return tsl_errprintf(err, "queue %s: children's guarantees exceed %s's", name,
-                                 s->q[parent].name);
+        if (parent >= 0 && s->q[parent].g[d] != TSCHED_UNLIMITED) {
+            f->queue = parent;
+            f->bound = s->q[parent].g[d];
+            if (g[d] == TSCHED_UNLIMITED) {
+                f->rule = TSCHED_QF_UNGOVERNED_CHILD;
+                errno = EINVAL;
+                return tsl_errprintf(err,
+                                     "queue %s: %s governs this resource: say how much of it "
+                                     "the queue gets",
+                                     name, s->q[parent].name);
+            }
+            uint64_t sum = children_sum(s, parent, self, d, g[d]);
+            if (sum > s->q[parent].g[d]) {
+                f->rule = TSCHED_QF_PARENT_SUM;
+                f->amount = sum;
+                errno = EINVAL;
+                return tsl_errprintf(err, "queue %s: children's guarantees exceed %s's", name,
+                                     s->q[parent].name);
+            }
         }
-        if (self >= 0 && s->q[self].nchildren && g[d] != TSCHED_UNLIMITED &&
-            children_sum(s, self, -1, d, 0) > g[d]) {
-            errno = EINVAL;
-            return tsl_errprintf(err, "queue %s: its children's guarantees exceed the new one",
-                                 name);
+        if (self >= 0 && s->q[self].nchildren && g[d] != TSCHED_UNLIMITED) {
+            for (size_t i = 0; i < s->nq; i++)
+                if (s->q[i].parent == self && s->q[i].g[d] == TSCHED_UNLIMITED) {
+                    f->rule = TSCHED_QF_CHILD_UNGOVERNED;
+                    f->queue = (int)i;
+                    errno = EINVAL;
+                    return tsl_errprintf(err, "queue %s: child %s does not govern this resource",
+                                         name, s->q[i].name);
+                }
+            uint64_t sum = children_sum(s, self, -1, d, 0);
+            if (sum > g[d]) {
+                f->rule = TSCHED_QF_CHILDREN_SUM;
+                f->amount = sum;
+                f->bound = g[d];
+                errno = EINVAL;
+                return tsl_errprintf(err, "queue %s: its children's guarantees exceed the new one",
+                                     name);
+            }
         }
+    }
+    f->rule = TSCHED_QF_OK;
+    return 0;
+}
+
+static int check_options(const char *name, unsigned own, double reserve_after,
+                         tsched_placement_t placement, tsl_error_t *err)
+{
+    if ((own & ~(unsigned)(TSCHED_OWN_RESERVE_AFTER | TSCHED_OWN_PLACEMENT)) ||
+        ((own & TSCHED_OWN_RESERVE_AFTER) && !(reserve_after >= 0 && isfinite(reserve_after))) ||
+        ((own & TSCHED_OWN_PLACEMENT) && placement != TSCHED_PACK && placement != TSCHED_SPREAD)) {
+        errno = EINVAL;
+        return tsl_errprintf(err,
+                             "queue %s: bad option (reserve_after >= 0 s, placement pack "
+                             "or spread)",
+                             name);
     }
     return 0;
 }
 
-int tsched_queue_add(tsched_sched_t *s, const tsched_queue_spec_t *spec, tsl_error_t *err)
+static void set_options(struct squeue *q, unsigned own, double reserve_after,
+                        tsched_placement_t placement)
 {
+    q->own = own;
+    q->reserve_after = own & TSCHED_OWN_RESERVE_AFTER ? reserve_after : 0;
+    q->placement = own & TSCHED_OWN_PLACEMENT ? placement : TSCHED_PACK;
+}
+
+double tsched__reserve_after(const tsched_sched_t *s, int q)
+{
+    for (int x = q; x >= 0; x = s->q[x].parent)
+        if (s->q[x].own & TSCHED_OWN_RESERVE_AFTER)
+            return s->q[x].reserve_after;
+    return s->cfg.reserve_after;
+}
+
+tsched_placement_t tsched__placement(const tsched_sched_t *s, int q)
+{
+    for (int x = q; x >= 0; x = s->q[x].parent)
+        if (s->q[x].own & TSCHED_OWN_PLACEMENT)
+            return s->q[x].placement;
+    return s->cfg.placement;
+}
+
+int tsched_queue_set_options(tsched_sched_t *s, int q, unsigned own, double reserve_after,
+                             tsched_placement_t placement, tsl_error_t *err)
+{
+    if (!s || q < 0 || (size_t)q >= s->nq) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "queue_set_options: bad queue");
+    }
+    if (check_options(s->q[q].name, own, reserve_after, placement, err) < 0)
+        return -1;
+    set_options(&s->q[q], own, reserve_after, placement);
+    return 0;
+}
+
+/* Every rule a queue must follow against the others (self: its index, -1 for a new one);
+ * *parent, *depth: where it goes. */
+static int check_spec(const tsched_sched_t *s, const tsched_queue_spec_t *spec, int self,
+                      int *parent_out, unsigned *depth_out, tsched_qfault_t *f, tsl_error_t *err)
+{
+    memset(f, 0, sizeof *f);
+    f->queue = -1;
     if (!s || !spec || !spec->name || !*spec->name || strlen(spec->name) >= TSCHED_NAME_MAX) {
+        f->rule = TSCHED_QF_NAME;
         errno = EINVAL;
         return tsl_errprintf(err, "queue: name missing or longer than %d bytes",
                              TSCHED_NAME_MAX - 1);
     }
-    if (tsched_queue_find(s, spec->name) >= 0) {
+    int found = tsched_queue_find(s, spec->name);
+    if (self < 0 && found >= 0) {
+        f->rule = TSCHED_QF_NAME;
+        f->queue = found;
         errno = EINVAL;
         return tsl_errprintf(err, "queue %s: name taken", spec->name);
     }
@@ -251,26 +361,68 @@ int tsched_queue_add(tsched_sched_t *s, const tsched_queue_spec_t *spec, tsl_err
     unsigned depth = 1;
     if (spec->parent && *spec->parent) {
         parent = tsched_queue_find(s, spec->parent);
-        if (parent < 0) {
+        if (parent < 0 || parent == self) {
+            f->rule = TSCHED_QF_NO_PARENT;
             errno = EINVAL;
             return tsl_errprintf(err, "queue %s: no parent queue %.64s", spec->name, spec->parent);
         }
         depth = s->q[parent].depth + 1;
     }
+    f->queue = parent;
     if (depth > TSCHED_MAX_QUEUE_DEPTH) {
+        f->rule = TSCHED_QF_DEPTH;
+        f->amount = depth;
+        f->bound = TSCHED_MAX_QUEUE_DEPTH;
         errno = EINVAL;
         return tsl_errprintf(err, "queue %s: deeper than %d levels", spec->name,
                              TSCHED_MAX_QUEUE_DEPTH);
     }
-    uint64_t g[NRES], lim[NRES];
-    res_arr(&spec->guarantee, g);
-    res_arr(&spec->limit, lim);
-    if (parent >= 0 && s->q[parent].njobs) {
+    if (self < 0 && parent >= 0 && s->q[parent].njobs) {
+        f->rule = TSCHED_QF_PARENT_HAS_JOBS;
         errno = EINVAL;
         return tsl_errprintf(err, "queue %s: parent %s holds jobs", spec->name, s->q[parent].name);
     }
-    if (check_amounts(s, spec->name, parent, -1, g, lim, err) < 0)
+    uint64_t g[NRES], lim[NRES];
+    res_arr(&spec->guarantee, g);
+    res_arr(&spec->limit, lim);
+    if (check_amounts(s, spec->name, parent, self, g, lim, f, err) < 0)
         return -1;
+    if (check_options(spec->name, spec->own, spec->reserve_after, spec->placement, err) < 0) {
+        f->rule = TSCHED_QF_OPTION;
+        return -1;
+    }
+    *parent_out = parent;
+    *depth_out = depth;
+    return 0;
+}
+
+int tsched_queue_check(const tsched_sched_t *s, const tsched_queue_spec_t *spec, int self,
+                       tsched_qfault_t *fault, tsl_error_t *err)
+{
+    tsched_qfault_t dummy;
+    if (!fault)
+        fault = &dummy;
+    if (s && (self < -1 || (self >= 0 && (size_t)self >= s->nq))) {
+        memset(fault, 0, sizeof *fault);
+        fault->rule = TSCHED_QF_NAME;
+        errno = EINVAL;
+        return tsl_errprintf(err, "queue_check: bad queue index %d", self);
+    }
+    int parent;
+    unsigned depth;
+    return check_spec(s, spec, self, &parent, &depth, fault, err);
+}
+
+int tsched_queue_add(tsched_sched_t *s, const tsched_queue_spec_t *spec, tsl_error_t *err)
+{
+    tsched_qfault_t f;
+    int parent;
+    unsigned depth;
+    if (check_spec(s, spec, -1, &parent, &depth, &f, err) < 0)
+        return -1;
+    uint64_t g[NRES], lim[NRES];
+    res_arr(&spec->guarantee, g);
+    res_arr(&spec->limit, lim);
     if (s->nq == s->qcap) {
         size_t cap = s->qcap ? s->qcap * 2 : 8;
         struct squeue *nq = realloc(s->q, cap * sizeof *nq);
@@ -289,6 +441,7 @@ int tsched_queue_add(tsched_sched_t *s, const tsched_queue_spec_t *spec, tsl_err
     memcpy(q->g, g, sizeof g);
     memcpy(q->lim, lim, sizeof lim);
     q->weight = spec->weight ? spec->weight : 1;
+    set_options(q, spec->own, spec->reserve_after, spec->placement);
     q->hist_t = s->now;
     if (parent >= 0)
         s->q[parent].nchildren++;
@@ -306,7 +459,8 @@ int tsched_queue_update(tsched_sched_t *s, int q, const tsched_res_t *guarantee,
     uint64_t g[NRES], lim[NRES];
     res_arr(guarantee, g);
     res_arr(limit, lim);
-    if (check_amounts(s, qq->name, qq->parent, q, g, lim, err) < 0)
+    tsched_qfault_t f;
+    if (check_amounts(s, qq->name, qq->parent, q, g, lim, &f, err) < 0)
         return -1;
     memcpy(qq->g, g, sizeof g);
     memcpy(qq->lim, lim, sizeof lim);
@@ -353,6 +507,9 @@ int tsched_queue_stat(tsched_sched_t *s, int q, double now, tsched_queue_stat_t 
     st->demand = arr_res(qq->demand);
     st->running = qq->nrunning;
     st->pending = qq->npending;
+    st->own = qq->own;
+    st->reserve_after = tsched__reserve_after(s, q);
+    st->placement = tsched__placement(s, q);
     tsched__capacity(s);
     st->share = tsched__share(s, q, qq->used);
     return 0;

@@ -26,9 +26,12 @@ struct squeue {
     unsigned nchildren;
     uint64_t g[NRES], lim[NRES];
     uint32_t weight;
-    uint64_t used[NRES];    /* running jobs (victims included) */
-    uint64_t used_np[NRES]; /* the non-preemptible part of used */
-    uint64_t demand[NRES];  /* pending jobs */
+    unsigned own;                 /* TSCHED_OWN_* */
+    double reserve_after;         /* with TSCHED_OWN_RESERVE_AFTER */
+    tsched_placement_t placement; /* with TSCHED_OWN_PLACEMENT */
+    uint64_t used[NRES];          /* running jobs (victims included) */
+    uint64_t used_np[NRES];       /* the non-preemptible part of used */
+    uint64_t demand[NRES];        /* pending jobs */
     size_t nrunning, npending;
     size_t njobs;      /* live jobs submitted here (leaf) */
     double hist[NRES]; /* decayed usage, same units as used */
@@ -68,6 +71,7 @@ struct sjob {
 struct tsched_sched {
     tsched_cluster_t *c;
     tsched_policy_t *p;
+    tsched_policy_t *spread; /* fractional jobs of TSCHED_SPREAD queues ("spread") */
     tsched_sched_config_t cfg;
     double now;         /* latest time seen */
     uint64_t cap[NRES]; /* cluster capacity (tsched__capacity) */
@@ -102,6 +106,11 @@ int tsched__band(tsched_class_t cls);
 /* Would used + add fit under cap in every governed dimension?  ungov:
  * TSCHED_UNLIMITED in cap means "no bound". */
 int tsched__le(const uint64_t *used, const uint64_t *add, const uint64_t *cap);
+/* Queue q's options in effect: its own, else its nearest ancestor's, else the settings'. */
+double tsched__reserve_after(const tsched_sched_t *s, int q);
+tsched_placement_t tsched__placement(const tsched_sched_t *s, int q);
+/* 1 if guarantee g governs at least one resource (one is not TSCHED_UNLIMITED). */
+int tsched__governs(const uint64_t *g);
 /* Is the pending job in slot j owed capacity by its queue's guarantee,
  * given the queue usage u (cycle or live)? */
 int tsched__owed(const tsched_sched_t *s, const struct sjob *j, const uint64_t *u);

@@ -73,6 +73,13 @@ static const char *const migrations[] = {
     "  time_ms INTEGER NOT NULL, who TEXT NOT NULL, event TEXT NOT NULL, from_state TEXT,"
     "  to_state TEXT NOT NULL, why TEXT, detail TEXT);"
     "CREATE INDEX job_events_job ON job_events(job, id);",
+    /* 7: per-queue scheduling options, NULL = inherited from the parent (top level: tesseld's
+     * settings): seconds a big job waits before it gets a reservation, and where fractional
+     * jobs go ('spread': idle GPUs first; 'pack').  The default queue spreads (a small lab's
+     * expectation, docs/scheduler-queues.md). */
+    "ALTER TABLE queues ADD COLUMN reserve_after_s INTEGER;"
+    "ALTER TABLE queues ADD COLUMN placement TEXT;"
+    "UPDATE queues SET placement = 'spread' WHERE name = 'default';",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -92,7 +99,7 @@ static const char *const migrations[] = {
 #define QUEUE_COLS                                                                                 \
     "name, priority, max_gpu_milli, created_ms, weight, guarantee_gpu_milli, parent,"              \
     " guarantee_gpu_mem, guarantee_cpu_milli, guarantee_mem, max_gpu_mem, max_cpu_milli, max_mem," \
-    " allow_users, allow_groups, allow_roles"
+    " allow_users, allow_groups, allow_roles, reserve_after_s, placement"
 
 /* The statements.  The enum and the table must stay in the same order. */
 enum {
@@ -157,13 +164,14 @@ static const char *const sql[S_COUNT] = {
     [S_TOKEN_LIST_ALL] = "SELECT id, user, name, created_ms FROM tokens ORDER BY id",
     [S_TOKEN_DEL] = "DELETE FROM tokens WHERE id = ?1",
     [S_QUEUE_ADD] = "INSERT INTO queues(" QUEUE_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
-                    " ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                    " ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
     [S_QUEUE_GET] = "SELECT " QUEUE_COLS " FROM queues WHERE name = ?1",
     [S_QUEUE_UPDATE] = "UPDATE queues SET priority = ?2, max_gpu_milli = ?3, weight = ?5,"
                        " guarantee_gpu_milli = ?6, guarantee_gpu_mem = ?8,"
                        " guarantee_cpu_milli = ?9, guarantee_mem = ?10, max_gpu_mem = ?11,"
                        " max_cpu_milli = ?12, max_mem = ?13, allow_users = ?14,"
-                       " allow_groups = ?15, allow_roles = ?16 WHERE name = ?1",
+                       " allow_groups = ?15, allow_roles = ?16, reserve_after_s = ?17,"
+                       " placement = ?18 WHERE name = ?1",
     [S_QUEUE_LIST] = "SELECT " QUEUE_COLS " FROM queues ORDER BY priority DESC, name",
     [S_QUEUE_DEL] = "DELETE FROM queues WHERE name = ?1",
     [S_QUEUE_USAGE] = "SELECT coalesce(sum(state = 0), 0), coalesce(sum(state = 1), 0),"
@@ -770,6 +778,8 @@ static void bind_queue(sqlite3_stmt *q, const tstore_queue_t *qu)
     bind_text(q, 14, qu->allow_users[0] ? qu->allow_users : NULL);
     bind_text(q, 15, qu->allow_groups[0] ? qu->allow_groups : NULL);
     bind_text(q, 16, qu->allow_roles[0] ? qu->allow_roles : NULL);
+    bind_opt(q, 17, qu->reserve_after_s);
+    bind_text(q, 18, qu->placement[0] ? qu->placement : NULL);
 }
 
 int tstore_queue_add(tstore_t *s, const tstore_queue_t *qu, tsl_error_t *err)
@@ -805,6 +815,10 @@ static void row_queue(sqlite3_stmt *q, tstore_queue_t *out)
     for (int i = 0; i < 3; i++)
         if (sqlite3_column_type(q, 13 + i) != SQLITE_NULL)
             snprintf(acl[i], TSTORE_ACL_LEN, "%s", (const char *)sqlite3_column_text(q, 13 + i));
+    out->reserve_after_s = col_opt(q, 16);
+    if (sqlite3_column_type(q, 17) != SQLITE_NULL)
+        snprintf(out->placement, sizeof out->placement, "%s",
+                 (const char *)sqlite3_column_text(q, 17));
 }
 
 int tstore_queue_get(tstore_t *s, const char *name, tstore_queue_t *out, tsl_error_t *err)

@@ -143,6 +143,9 @@ typedef struct {
     char allow_users[TSTORE_ACL_LEN];
     char allow_groups[TSTORE_ACL_LEN];
     char allow_roles[TSTORE_ACL_LEN];
+    /* Scheduling options; "not set" = inherited from the parent (top level: tesseld's). */
+    int64_t reserve_after_s; /* s a big job waits before its reservation; -1: not set */
+    char placement[8];       /* "spread" or "pack"; "": not set */
 } tstore_queue_t;
 
 /* Filter for tstore_jobs_list. */

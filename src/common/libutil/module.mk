@@ -1,5 +1,6 @@
-# libutil: error text, size parsing, /proc/PID/stat.  Static; linked by everything.
+# libutil: error text, size and duration parsing, /proc/PID/stat.  Static; linked by everything.
 LIBUTIL_SRCS := src/common/libutil/error.c src/common/libutil/size.c src/common/libutil/procstat.c
+LIBUTIL_SRCS += src/common/libutil/duration.c
 LIBUTIL := $(O)/lib/libtsl-util.a
 LIBS += $(LIBUTIL)
 $(LIBUTIL): $(LIBUTIL_SRCS:%.c=$(O)/obj/%.o)
@@ -12,5 +13,10 @@ $(O)/tests/libutil/test_size: $(O)/obj/src/common/libutil/test/test_size.o $(LIB
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
 TESTS += $(O)/tests/libutil/test_procstat
 $(O)/tests/libutil/test_procstat: $(O)/obj/src/common/libutil/test/test_procstat.o $(LIBUTIL)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
+
+TESTS += $(O)/tests/libutil/test_duration
+$(O)/tests/libutil/test_duration: $(O)/obj/src/common/libutil/test/test_duration.o $(LIBUTIL)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka

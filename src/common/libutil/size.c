@@ -119,3 +119,24 @@ char *tsl_format_size(uint64_t bytes, char *buf, size_t len)
         snprintf(buf, len, "%.2f %s", v, units[u]);
     return buf;
 }
+
+char *tsl_format_amount(tsl_res_t res, uint64_t v, char *buf, size_t len)
+{
+    if (v == UINT64_MAX) {
+        snprintf(buf, len, "none");
+        return buf;
+    }
+    if (res == TSL_RES_GPU_MEM || res == TSL_RES_MEM)
+        return tsl_format_size(v, buf, len);
+    /* milli units: at most 3 decimals, trailing zeros dropped ("1.5", "0.125", "8") */
+    char n[32];
+    snprintf(n, sizeof n, "%llu.%03llu", (unsigned long long)(v / 1000),
+             (unsigned long long)(v % 1000));
+    size_t l = strlen(n);
+    while (n[l - 1] == '0')
+        n[--l] = '\0';
+    if (n[l - 1] == '.')
+        n[--l] = '\0';
+    snprintf(buf, len, "%s %s", n, res == TSL_RES_GPU ? "GPU" : "CPU");
+    return buf;
+}

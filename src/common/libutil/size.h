@@ -22,4 +22,17 @@ int tsl_parse_size(const char *s, uint64_t *bytes, tsl_error_t *err);
  * e.g. "6.00 GiB", "512 MiB", "100 B".  Returns buf. */
 char *tsl_format_size(uint64_t bytes, char *buf, size_t len);
 
+/* The resources Tessel counts, in the order of tsched_res_t and of the API's objects. */
+typedef enum {
+    TSL_RES_GPU = 0, /* milli-GPU */
+    TSL_RES_GPU_MEM, /* bytes */
+    TSL_RES_CPU,     /* milli-CPU */
+    TSL_RES_MEM,     /* bytes */
+} tsl_res_t;
+
+/* An amount of resource res as people read it, the one formatter of amounts for messages:
+ * "1.5 GPU", "8 CPU", "0.25 CPU", "40.0 GiB" (tsl_format_size); "none" for UINT64_MAX (not
+ * governed, no cap).  Returns buf. */
+char *tsl_format_amount(tsl_res_t res, uint64_t v, char *buf, size_t len);
+
 #endif

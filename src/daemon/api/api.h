@@ -29,6 +29,9 @@ int api_parse_id(const char *s, int64_t *id);
 int api_get_size(json_t *v, const char *field, uint64_t *out, thttp_reply_t *rep);
 /* Answer from a store failure (errno + text). */
 void api_store_error(thttp_reply_t *rep, const tsl_error_t *err);
+/* A store error where the request needed an answer it could not get (not a "no such thing"):
+ * one line in the daemon's log and 500 with the error's text.  what names the step. */
+void api_store_failure(thttp_reply_t *rep, const char *what, const tsl_error_t *err);
 
 /* queues.c: whether who may submit to queue leaf: leaf and every queue above it let them in
  * (acl.c).  false after filling rep (403 naming the queue, or 500).  Lock held. */

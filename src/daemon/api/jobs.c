@@ -308,8 +308,11 @@ static int check_queue(tessd_t *d, const tstore_job_t *j, const tstore_queue_t *
             break;
         char parent[TSTORE_NAME_MAX + 1];
         snprintf(parent, sizeof parent, "%s", q.parent);
-        if (tstore_queue_get(d->store, parent, &q, &err) < 0)
-            break;
+        if (tstore_queue_get(d->store, parent, &q, &err) < 0) {
+            /* Never skip the check: a job admitted beyond a guarantee breaks another's. */
+            api_store_failure(rep, "ancestor queue's guarantee", &err);
+            return -1;
+        }
     }
     return 0;
 }

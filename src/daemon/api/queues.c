@@ -17,6 +17,7 @@
 
 #include "daemon/acl.h"
 #include "daemon/api/api.h"
+#include "libutil/duration.h"
 #include "libutil/size.h"
 
 /* The resources, in tstore_res_t order, as JSON names them. */
@@ -59,15 +60,6 @@ static json_t *res_json(const int64_t a[NRES])
     for (int k = 0; k < NRES; k++)
         json_object_set_new(o, res_name[k], amount_json(k, a[k]));
     return o;
-}
-
-/* An amount for a person: "1.5 GPU", "8 CPU", "42949672960 bytes". */
-static void amount_str(int k, int64_t v, char *buf, size_t len)
-{
-    if (k == 0 || k == 2)
-        snprintf(buf, len, "%g %s", (double)v / 1000.0, k == 0 ? "GPU" : "CPU");
-    else
-        snprintf(buf, len, "%lld bytes", (long long)v);
 }
 
 /* ---- the view: every queue with its live figures (lock held) ----------------------------- */
@@ -181,6 +173,22 @@ static json_t *queue_json(tessd_t *d, const view_t *v, size_t i)
         if (strcmp(d->qsnap[k].name, q->name) == 0)
             sat = json_boolean(d->qsnap[k].satisfied);
     json_object_set_new(o, "guarantee_satisfied", sat);
+    /* The queue's own options (null: inherited) and those in effect, as libsched resolved
+     * them at the last cycle (null until the first cycle after the queue was made). */
+    json_object_set_new(o, "reserve_after",
+                        q->reserve_after_s >= 0 ? json_integer(q->reserve_after_s) : json_null());
+    json_object_set_new(o, "placement", q->placement[0] ? json_string(q->placement) : json_null());
+    json_t *eff = json_object();
+    json_object_set_new(eff, "reserve_after", json_null());
+    json_object_set_new(eff, "placement", json_null());
+    for (size_t k = 0; k < d->nqsnap; k++)
+        if (strcmp(d->qsnap[k].name, q->name) == 0) {
+            json_object_set_new(eff, "reserve_after", json_real(d->qsnap[k].reserve_after));
+            json_object_set_new(
+                eff, "placement",
+                json_string(d->qsnap[k].placement == TSCHED_SPREAD ? "spread" : "pack"));
+        }
+    json_object_set_new(o, "effective", eff);
     json_object_set_new(o, "allow", tessd_acl_json(q));
     /* Aliases kept for clients written against the first queue object (api.md, Changes). */
     json_object_set_new(o, "priority", json_integer(q->priority));
@@ -367,6 +375,45 @@ static int parse_alias(json_t *body, const char *alias, const char *what, bool g
     return 0;
 }
 
+/* "reserve_after": null (inherit), seconds >= 0 or a duration string ("30s", "15m"); and
+ * "placement": null (inherit), "spread" or "pack".  0 or -1 with 400. */
+static int parse_options(json_t *body, tstore_queue_t *q, thttp_reply_t *rep)
+{
+    json_t *v = json_object_get(body, "reserve_after");
+    if (v) {
+        int64_t secs = -1;
+        tsl_error_t err;
+        if (json_is_integer(v) && json_integer_value(v) >= 0 &&
+            json_integer_value(v) <= TESSD_RESERVE_AFTER_MAX)
+            secs = json_integer_value(v);
+        else if (json_is_string(v) && tsl_parse_seconds(json_string_value(v),
+                                                        TESSD_RESERVE_AFTER_MAX, &secs, &err) < 0) {
+            thttp_error(rep, 400, "invalid_value", "reserve_after", "reserve_after: %s", err.text);
+            return -1;
+        }
+        if (secs < 0 && !json_is_null(v)) {
+            thttp_error(rep, 400, "invalid_value", "reserve_after",
+                        "reserve_after must be null (inherit), whole seconds from 0 to %d or a "
+                        "duration such as \"15m\"",
+                        TESSD_RESERVE_AFTER_MAX);
+            return -1;
+        }
+        q->reserve_after_s = secs;
+    }
+    v = json_object_get(body, "placement");
+    if (v) {
+        const char *pl = json_is_string(v) ? json_string_value(v) : NULL;
+        if (!json_is_null(v) && (!pl || (strcmp(pl, "spread") != 0 && strcmp(pl, "pack") != 0))) {
+            thttp_error(rep, 400, "invalid_value", "placement",
+                        "placement must be null (inherit), \"spread\" (idle GPUs first) or "
+                        "\"pack\"");
+            return -1;
+        }
+        snprintf(q->placement, sizeof q->placement, "%s", pl ? pl : "");
+    }
+    return 0;
+}
+
 /* Apply the members of body to q; gg[k]: guarantee member k was given.  0 or -1 with 400. */
 static int queue_fields(json_t *body, tstore_queue_t *q, bool gg[NRES], thttp_reply_t *rep)
 {
@@ -397,7 +444,8 @@ static int queue_fields(json_t *body, tstore_queue_t *q, bool gg[NRES], thttp_re
         }
     }
     bool lg[NRES] = {false};
-    if (parse_res(body, "guarantee", &q->guarantee, gg, rep) < 0 ||
+    if (parse_options(body, q, rep) < 0 ||
+        parse_res(body, "guarantee", &q->guarantee, gg, rep) < 0 ||
         parse_res(body, "limit", &q->limit, lg, rep) < 0)
         return -1;
     bool alias = json_object_get(body, "guarantee_gpu_milli") != NULL;
@@ -427,30 +475,101 @@ static void check_error(thttp_reply_t *rep, int status, const char *what, int k,
                 msg);
 }
 
-/* Checks q (self: its index in v, -1 for a new queue) against the other queues.  0, or -1
- * with 400 (q itself is wrong) or 409 (it does not fit with the other queues). */
+/* libsched's verdict on q (self: whether q is an existing queue) against the queues of v:
+ * v's queues go into a scratch scheduler (the live one is the main thread's alone) and
+ * tsched_queue_check applies the queue rules, the one implementation of them.  0, or -1 with
+ * rep filled (400: q is wrong in itself; 409: it does not fit with the other queues). */
+static int sched_check(tessd_t *d, const view_t *v, const tstore_queue_t *q, bool self,
+                       thttp_reply_t *rep)
+{
+    tsl_error_t err;
+    tsched_cluster_t *c = tsched_cluster_create();
+    tsched_policy_t *pol = tsched_policy_create("binpack", &err);
+    tsched_sched_t *s = c && pol ? tsched_sched_create(c, pol, &d->sched_cfg, &err) : NULL;
+    int rc = -1;
+    if (!s) {
+        thttp_error(rep, 500, "internal", NULL, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < v->n; i++) {
+        tsched_queue_spec_t spec;
+        tessd_queue_spec(&v->q[i], &spec);
+        if (tsched_queue_add(s, &spec, &err) < 0) {
+            tessd_log("queues: stored queue '%s' breaks the queue rules: %s", v->q[i].name,
+                      err.text);
+            thttp_error(rep, 500, "internal", NULL, "stored queue '%s': %s", v->q[i].name,
+                        err.text);
+            goto out;
+        }
+    }
+    tsched_queue_spec_t spec;
+    tessd_queue_spec(q, &spec);
+    tsched_qfault_t f;
+    if (tsched_queue_check(s, &spec, self ? tsched_queue_find(s, q->name) : -1, &f, &err) == 0) {
+        rc = 0;
+        goto out;
+    }
+    int k = f.res >= 0 && f.res < NRES ? f.res : 0;
+    tsched_queue_stat_t ost = {0};
+    const char *oname = f.queue >= 0 && tsched_queue_stat(s, f.queue, 0, &ost) == 0 ? ost.name : "";
+    char a[48], b[48];
+    tsl_format_amount((tsl_res_t)k, f.amount, a, sizeof a);
+    tsl_format_amount((tsl_res_t)k, f.bound, b, sizeof b);
+    switch (f.rule) {
+    case TSCHED_QF_DEPTH:
+        thttp_error(rep, 400, "invalid_value", "parent",
+                    "queue '%s' would be %llu levels deep; at most %d", q->name,
+                    (unsigned long long)f.amount, TSCHED_MAX_QUEUE_DEPTH);
+        break;
+    case TSCHED_QF_ABOVE_LIMIT:
+        check_error(rep, 400, "guarantee", k, " (%s) is above the limit (%s)", a, b);
+        break;
+    case TSCHED_QF_UNGOVERNED_CHILD:
+        check_error(rep, 400, "guarantee", k,
+                    " must not be null: parent queue '%s' guarantees %s, so its children must "
+                    "say what they get of it (0 or more)",
+                    oname, res_name[k]);
+        break;
+    case TSCHED_QF_PARENT_SUM:
+        check_error(rep, 409, "guarantee", k,
+                    ": the children of '%s' would be guaranteed %s in all, more than its own "
+                    "guarantee of %s",
+                    oname, a, b);
+        break;
+    case TSCHED_QF_CHILD_UNGOVERNED:
+        check_error(rep, 409, "guarantee", k,
+                    ": child queue '%s' has no guarantee of %s; give it one first", oname,
+                    res_name[k]);
+        break;
+    case TSCHED_QF_CHILDREN_SUM:
+        check_error(rep, 409, "guarantee", k,
+                    ": its children are guaranteed %s in all, more than %s", a, b);
+        break;
+    default: /* name, parent and options were checked before; jobs are not in the scratch */
+        thttp_error(rep, 400, "invalid_value", NULL, "%s", err.text);
+        break;
+    }
+out:
+    tsched_sched_destroy(s);
+    tsched_policy_destroy(pol);
+    tsched_cluster_destroy(c);
+    return rc;
+}
+
+/* Checks q (self: its index in v, -1 for a new queue) against the other queues: tesseld's
+ * own rules here (a known parent, not under the default queue, a parent without active jobs
+ * in the store), libsched's through sched_check.  0, or -1 with 400 or 409. */
 static int queue_check(tessd_t *d, const view_t *v, const tstore_queue_t *q, int self,
                        thttp_reply_t *rep)
 {
-    int p = -1;
     if (q->parent[0]) {
-        p = view_find(v, q->parent);
-        if (p < 0) {
+        if (view_find(v, q->parent) < 0) {
             thttp_error(rep, 400, "invalid_value", "parent", "no queue named '%s'", q->parent);
             return -1;
         }
         if (strcmp(q->parent, "default") == 0) {
             thttp_error(rep, 400, "invalid_value", "parent",
                         "the default queue takes jobs without a queue: it has no children");
-            return -1;
-        }
-        int depth = 1;
-        for (int x = p; x >= 0; x = v->parent[x])
-            depth++;
-        if (depth > TSCHED_MAX_QUEUE_DEPTH) {
-            thttp_error(rep, 400, "invalid_value", "parent",
-                        "queue '%s' would be %d levels deep; at most %d", q->name, depth,
-                        TSCHED_MAX_QUEUE_DEPTH);
             return -1;
         }
         if (self < 0) {
@@ -469,69 +588,7 @@ static int queue_check(tessd_t *d, const view_t *v, const tstore_queue_t *q, int
             }
         }
     }
-    int64_t g[NRES], l[NRES], pg[NRES] = {-1, -1, -1, -1};
-    res_get(&q->guarantee, g);
-    res_get(&q->limit, l);
-    if (p >= 0)
-        res_get(&v->q[p].guarantee, pg);
-    char a[64], b[64];
-    for (int k = 0; k < NRES; k++) {
-        if (g[k] >= 0 && l[k] >= 0 && g[k] > l[k]) {
-            amount_str(k, g[k], a, sizeof a);
-            amount_str(k, l[k], b, sizeof b);
-            check_error(rep, 400, "guarantee", k, " (%s) is above the limit (%s)", a, b);
-            return -1;
-        }
-        if (pg[k] >= 0) {
-            if (g[k] < 0) {
-                check_error(rep, 400, "guarantee", k,
-                            " must not be null: parent queue '%s' guarantees %s, so its "
-                            "children must say what they get of it (0 or more)",
-                            q->parent, res_name[k]);
-                return -1;
-            }
-            int64_t sum = g[k];
-            for (size_t i = 0; i < v->n; i++) {
-                int64_t sg[NRES];
-                res_get(&v->q[i].guarantee, sg);
-                if (v->parent[i] == p && (int)i != self && sg[k] > 0)
-                    sum += sg[k];
-            }
-            if (sum > pg[k]) {
-                amount_str(k, sum, a, sizeof a);
-                amount_str(k, pg[k], b, sizeof b);
-                check_error(rep, 409, "guarantee", k,
-                            ": the children of '%s' would be guaranteed %s in all, more than "
-                            "its own guarantee of %s",
-                            q->parent, a, b);
-                return -1;
-            }
-        }
-        if (self >= 0 && g[k] >= 0) {
-            int64_t sum = 0;
-            for (size_t i = 0; i < v->n; i++) {
-                if (v->parent[i] != self)
-                    continue;
-                int64_t cg[NRES];
-                res_get(&v->q[i].guarantee, cg);
-                if (cg[k] < 0) {
-                    check_error(rep, 409, "guarantee", k,
-                                ": child queue '%s' has no guarantee of %s; give it one first",
-                                v->q[i].name, res_name[k]);
-                    return -1;
-                }
-                sum += cg[k];
-            }
-            if (sum > g[k]) {
-                amount_str(k, sum, a, sizeof a);
-                amount_str(k, g[k], b, sizeof b);
-                check_error(rep, 409, "guarantee", k,
-                            ": its children are guaranteed %s in all, more than %s", a, b);
-                return -1;
-            }
-        }
-    }
-    return 0;
+    return sched_check(d, v, q, self >= 0, rep);
 }
 
 /* A queue edit is for the tick to apply to the live scheduler (tsched_queue_add/update). */
@@ -545,9 +602,9 @@ void api_queues_create(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
 {
     tessd_t *d = ctx;
     static const char *const fields[] = {
-        "name",      "parent", "priority",      "weight",
-        "guarantee", "limit",  "max_gpu_milli", "guarantee_gpu_milli",
-        "allow",     NULL};
+        "name",      "parent",        "priority",      "weight",
+        "guarantee", "limit",         "max_gpu_milli", "guarantee_gpu_milli",
+        "allow",     "reserve_after", "placement",     NULL};
     json_t *body = thttp_body_object(req, rep, 0);
     if (!body)
         return;
@@ -558,6 +615,7 @@ void api_queues_create(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     }
     tstore_queue_t q = {.guarantee = {-1, -1, -1, -1},
                         .limit = {-1, -1, -1, -1},
+                        .reserve_after_s = -1,
                         .weight = 1,
                         .created_ms = tessd_now_ms()};
     tsl_error_t err;
@@ -627,6 +685,8 @@ void api_queues_update(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
                                          "max_gpu_milli",
                                          "guarantee_gpu_milli",
                                          "allow",
+                                         "reserve_after",
+                                         "placement",
                                          NULL};
     json_t *body = thttp_body_object(req, rep, 0);
     if (!body)

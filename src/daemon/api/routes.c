@@ -131,3 +131,9 @@ void api_store_error(thttp_reply_t *rep, const tsl_error_t *err)
 {
     thttp_error_errno(rep, errno, NULL, err->text);
 }
+
+void api_store_failure(thttp_reply_t *rep, const char *what, const tsl_error_t *err)
+{
+    tessd_log("store: %s: %s", what, err->text);
+    thttp_error(rep, 500, "internal", NULL, "the store failed (%s): %s", what, err->text);
+}

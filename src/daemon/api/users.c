@@ -19,23 +19,37 @@ void api_whoami(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     api_leave(d);
 }
 
-static json_t *user_json(tessd_t *d, const tstore_user_t *u)
+static json_t *user_obj(const tstore_user_t *u, int64_t active)
 {
-    int64_t active = 0;
-    tstore_user_active_jobs(d->store, u->name, &active, NULL);
     return json_pack("{s:s, s:s, s:o, s:I}", "name", u->name, "role", u->role, "created_at",
                      api_time(u->created_ms), "jobs_active", (json_int_t)active);
+}
+
+/* The user's object, or NULL after filling err (the store could not count its jobs). */
+static json_t *user_json(tessd_t *d, const tstore_user_t *u, tsl_error_t *err)
+{
+    int64_t active = 0;
+    if (tstore_user_active_jobs(d->store, u->name, &active, err) < 0)
+        return NULL;
+    return user_obj(u, active);
 }
 
 typedef struct {
     tessd_t *d;
     json_t *arr;
+    tsl_error_t err; /* set with failed */
+    bool failed;
 } ulist_t;
 
 static int add_user(const tstore_user_t *u, void *arg)
 {
     ulist_t *l = arg;
-    json_array_append_new(l->arr, user_json(l->d, u));
+    json_t *o = user_json(l->d, u, &l->err);
+    if (!o) {
+        l->failed = true;
+        return 1; /* stop the listing */
+    }
+    json_array_append_new(l->arr, o);
     return 0;
 }
 
@@ -46,11 +60,12 @@ void api_users_list(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     if (!api_enter(d, req, rep, &who))
         return;
     if (api_require_admin(&who, rep)) {
-        ulist_t l = {d, json_array()};
+        ulist_t l = {.d = d, .arr = json_array()};
         tsl_error_t err;
-        if (tstore_user_list(d->store, add_user, &l, &err) < 0) {
+        int rc = tstore_user_list(d->store, add_user, &l, &err);
+        if (rc < 0 || l.failed) {
             json_decref(l.arr);
-            api_store_error(rep, &err);
+            api_store_failure(rep, "list users", l.failed ? &l.err : &err);
         } else {
             thttp_json(rep, 200, json_pack("{s:o}", "users", l.arr));
         }
@@ -70,8 +85,13 @@ void api_users_get(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         thttp_error(rep, 403, "forbidden", NULL, "only an admin may look at other users");
     else if (tstore_user_get(d->store, req->params[0], &u, &err) < 0)
         api_store_error(rep, &err);
-    else
-        thttp_json(rep, 200, user_json(d, &u));
+    else {
+        json_t *o = user_json(d, &u, &err);
+        if (o)
+            thttp_json(rep, 200, o);
+        else
+            api_store_failure(rep, "user's jobs", &err);
+    }
     api_leave(d);
 }
 
@@ -115,7 +135,7 @@ void api_users_create(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         api_store_error(rep, &err);
         goto out;
     }
-    thttp_json(rep, 201, user_json(d, &u));
+    thttp_json(rep, 201, user_obj(&u, 0)); /* a new user has no jobs */
     snprintf(rep->location, sizeof rep->location, "/v1/users/%s", u.name);
 out:
     api_leave(d);

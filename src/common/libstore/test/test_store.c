@@ -239,7 +239,7 @@ static void test_jobs(void **state)
     /* Reopen: everything committed is there, the schema is not re-applied. */
     st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 6);
+    assert_int_equal(tstore_schema_version(st), 7);
     tstore_queue_t hq;
     assert_int_equal(tstore_queue_get(st, "high", &hq, NULL), 0);
     assert_int_equal(hq.priority, 10);
@@ -382,7 +382,7 @@ static void test_migrate_v2(void **state)
     tsl_error_t err;
     tstore_t *st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 6);
+    assert_int_equal(tstore_schema_version(st), 7);
     tstore_queue_t q;
     assert_int_equal(tstore_queue_get(st, "prod", &q, NULL), 0);
     assert_int_equal(q.priority, 3);
@@ -393,6 +393,15 @@ static void test_migrate_v2(void **state)
     assert_int_equal(q.guarantee.cpu_milli, -1);
     assert_int_equal(q.limit.mem, -1);
     assert_string_equal(q.parent, "");
+    assert_int_equal(q.reserve_after_s, -1); /* migration 6: inherited */
+    assert_string_equal(q.placement, "");
+    q.reserve_after_s = 30;
+    snprintf(q.placement, sizeof q.placement, "spread");
+    assert_int_equal(tstore_queue_update(st, &q, NULL), 0);
+    tstore_queue_t back;
+    assert_int_equal(tstore_queue_get(st, "prod", &back, NULL), 0);
+    assert_int_equal(back.reserve_after_s, 30);
+    assert_string_equal(back.placement, "spread");
     assert_string_equal(q.allow_users, ""); /* an old queue stays open to everyone */
     assert_string_equal(q.allow_groups, "");
     assert_string_equal(q.allow_roles, "");

@@ -70,9 +70,24 @@ static void test_format(void **state)
     assert_string_equal(tsl_format_size(24ull << 30, b, sizeof b), "24.0 GiB");
 }
 
+static void test_format_amount(void **state)
+{
+    (void)state;
+    char b[32];
+    assert_string_equal(tsl_format_amount(TSL_RES_GPU, 1500, b, sizeof b), "1.5 GPU");
+    assert_string_equal(tsl_format_amount(TSL_RES_GPU, 2000, b, sizeof b), "2 GPU");
+    assert_string_equal(tsl_format_amount(TSL_RES_GPU, 125, b, sizeof b), "0.125 GPU");
+    assert_string_equal(tsl_format_amount(TSL_RES_GPU, 0, b, sizeof b), "0 GPU");
+    assert_string_equal(tsl_format_amount(TSL_RES_CPU, 8000, b, sizeof b), "8 CPU");
+    assert_string_equal(tsl_format_amount(TSL_RES_GPU_MEM, 40ull << 30, b, sizeof b), "40.0 GiB");
+    assert_string_equal(tsl_format_amount(TSL_RES_MEM, 512, b, sizeof b), "512 B");
+    assert_string_equal(tsl_format_amount(TSL_RES_MEM, UINT64_MAX, b, sizeof b), "none");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_format_amount),
         cmocka_unit_test(test_valid),
         cmocka_unit_test(test_invalid),
         cmocka_unit_test(test_format),
