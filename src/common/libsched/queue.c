@@ -93,6 +93,7 @@ void tsched_sched_destroy(tsched_sched_t *s)
     free(s->starts);
     free(s->mbuf);
     free(s->victims);
+    free(s->wchanged);
     free(s);
 }
 
