@@ -104,6 +104,10 @@ int tsched_job_wait(const tsched_sched_t *s, uint64_t id, tsched_wait_t *w);
  * Returns the count. */
 size_t tsched_waits_changed(const tsched_sched_t *s, const uint64_t **ids);
 
+/* Forgets which reasons were reported: the next cycle lists every pending job as changed
+ * (for a caller that could not record the last list).  NULL is accepted. */
+void tsched_waits_reset(tsched_sched_t *s);
+
 /* Can a job of class cls asking req ever run in queue path[0] (a leaf; path[1..npath) its
  * ancestors, up to the top level), on cluster c with nothing else running (c is borrowed and
  * left as it was; pass an empty copy of the cluster)?  Checks every limit on the path, the

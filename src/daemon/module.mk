@@ -28,7 +28,8 @@ TESSELD_TESTS := tests/t/t3000-daemon-api.t tests/t/t3001-daemon-queue.t \
                  tests/t/t3022-daemon-modes.t tests/t/t3023-daemon-env.t \
                  tests/t/t3024-daemon-start-crash.t tests/t/t3025-daemon-logs.t \
                  tests/t/t3026-daemon-cwd.t \
-                 tests/t/t3027-daemon-enforce.t
+                 tests/t/t3027-daemon-enforce.t \
+                 tests/t/t3040-daemon-pending-reason.t
 TESTS += $(TESSELD_TESTS)
 
 # Unit tests of the daemon's pure parts.

@@ -237,6 +237,10 @@ static void put_fit(struct out *o, const tsched_wait_t *w)
         put(o, " (no GPU at all)");
         return;
     }
+    if (!w->never && w->free_milli == 0) {
+        put(o, " (every GPU is full)");
+        return;
+    }
     put(o, " (%s: ", best);
     put_gpu(o, w, w->gpu);
     tsl_format_size(w->free_gpu_mem, e, sizeof e);
@@ -358,6 +362,12 @@ size_t tsched_waits_changed(const tsched_sched_t *s, const uint64_t **ids)
     if (ids)
         *ids = s ? s->wchanged : NULL;
     return s ? s->nwchanged : 0;
+}
+
+void tsched_waits_reset(tsched_sched_t *s)
+{
+    for (size_t i = 0; s && i < s->njobs; i++)
+        s->jobs[i].wait_hash = 0;
 }
 
 /* --- can it ever run? ------------------------------------------------------------------------ */

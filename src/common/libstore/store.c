@@ -61,6 +61,10 @@ static const char *const migrations[] = {
     "ALTER TABLE queues ADD COLUMN allow_users TEXT;"
     "ALTER TABLE queues ADD COLUMN allow_groups TEXT;"
     "ALTER TABLE queues ADD COLUMN allow_roles TEXT;",
+    /* 6: why a pending job waits, as a code beside the sentence in reason ("Resources",
+     * "QueueLimit", ...: tsched_wait_code_name); NULL when it does not wait or was not
+     * examined yet. */
+    "ALTER TABLE jobs ADD COLUMN reason_code TEXT;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -68,7 +72,7 @@ static const char *const migrations[] = {
     "id, user, name, argv, shell, cwd, env, state, reason, queue, class, priority, gpus,"          \
     " gpu_milli, gpu_count, gpu_mem, cpu_milli, mem, placement, simulated, submitted_ms,"          \
     " started_ms, finished_ms, exit_code, signal, shim_pid, shim_start, job_pid, cancel_ms,"       \
-    " preemptions, requeue, suspended_ms"
+    " preemptions, requeue, suspended_ms, reason_code"
 
 /* The filters of the job lists after the id bounds: ?2 user, ?3 queue, ?4 state mask. */
 /* ?7 = 1: of the running jobs, only the suspended ones (NULL: all of them). */
@@ -116,6 +120,7 @@ enum {
     S_JOB_FINISH,
     S_JOB_SET_CANCEL,
     S_JOB_SET_REASON,
+    S_JOB_SET_WAIT,
     S_JOB_REQUEUE,
     S_JOB_UNSTART,
     S_JOB_SET_SUSPENDED,
@@ -178,7 +183,7 @@ static const char *const sql[S_COUNT] = {
         "SELECT " JOB_COLS " FROM jobs WHERE state < 2 AND id > ?1"
         " AND (?6 = 0 OR id < ?6)" JOB_LIST_WHERE " ORDER BY id DESC LIMIT ?5",
     [S_JOB_SET_RUNNING] = "UPDATE jobs SET state = 1, placement = ?2, started_ms = ?3,"
-                          " reason = NULL WHERE id = ?1 AND state = 0",
+                          " reason = NULL, reason_code = NULL WHERE id = ?1 AND state = 0",
     [S_JOB_SET_PIDS] = "UPDATE jobs SET shim_pid = ?2, shim_start = ?3, job_pid = ?4"
                        " WHERE id = ?1",
     [S_JOB_FINISH] = "UPDATE jobs SET state = ?2, reason = ?3, exit_code = ?4, signal = ?5,"
@@ -187,6 +192,7 @@ static const char *const sql[S_COUNT] = {
     [S_JOB_SET_CANCEL] = "UPDATE jobs SET cancel_ms = ?2, reason = 'cancelling'"
                          " WHERE id = ?1 AND state = 1",
     [S_JOB_SET_REASON] = "UPDATE jobs SET reason = ?2 WHERE id = ?1",
+    [S_JOB_SET_WAIT] = "UPDATE jobs SET reason = ?2, reason_code = ?3 WHERE id = ?1 AND state = 0",
     [S_JOB_REQUEUE] = "UPDATE jobs SET state = 0, reason = ?2, placement = NULL,"
                       " started_ms = NULL, exit_code = NULL, signal = NULL, shim_pid = NULL,"
                       " shim_start = NULL, job_pid = NULL, cancel_ms = NULL, suspended_ms = NULL,"
@@ -921,6 +927,7 @@ static int row_job(sqlite3_stmt *q, tstore_job_t *j)
     j->preemptions = sqlite3_column_int(q, 29);
     j->no_requeue = sqlite3_column_int(q, 30) == 0;
     j->suspended_ms = sqlite3_column_int64(q, 31);
+    j->reason_code = col_dup(q, 32);
     if (!j->user || !j->argv_json || !j->env_json || !j->queue) {
         tstore_job_clear(j);
         errno = ENOMEM;
@@ -939,6 +946,7 @@ void tstore_job_clear(tstore_job_t *j)
     free(j->cwd);
     free(j->env_json);
     free(j->reason);
+    free(j->reason_code);
     free(j->queue);
     free(j->placement_json);
     memset(j, 0, sizeof *j);
@@ -1067,6 +1075,16 @@ int tstore_job_set_reason(tstore_t *s, int64_t id, const char *reason, tsl_error
     sqlite3_bind_int64(q, 1, id);
     bind_text(q, 2, reason);
     return exec_stmt(s, q, err, "job reason") < 0 ? -1 : 0;
+}
+
+int tstore_job_set_wait(tstore_t *s, int64_t id, const char *code, const char *reason,
+                        tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_JOB_SET_WAIT);
+    sqlite3_bind_int64(q, 1, id);
+    bind_text(q, 2, reason);
+    bind_text(q, 3, code);
+    return exec_stmt(s, q, err, "job wait reason") < 0 ? -1 : 0;
 }
 
 int tstore_job_requeue(tstore_t *s, int64_t id, const char *reason, tsl_error_t *err)

@@ -80,6 +80,7 @@ typedef struct {
     int preemptions;      /* times it was preempted and requeued (or ended preempted) */
     bool no_requeue;      /* submitted with "requeue": false: a preemption ends it */
     int64_t suspended_ms; /* running with its GPU slice suspended since then; 0 = not */
+    char *reason_code;    /* pending: why it waits, as a code ("Resources"); NULL = none */
 } tstore_job_t;
 
 typedef struct {
@@ -238,6 +239,11 @@ int tstore_job_finish(tstore_t *st, int64_t id, tstore_state_t state, const char
                       int exit_code, int sig, int64_t now_ms, tsl_error_t *err);
 int tstore_job_set_cancel(tstore_t *st, int64_t id, int64_t now_ms, tsl_error_t *err);
 int tstore_job_set_reason(tstore_t *st, int64_t id, const char *reason, tsl_error_t *err);
+/* A pending job's reason to wait: its code (tsched_wait_code_name) and its sentence.  A job
+ * that is not pending (any more) is left alone, and that is no error.  Starting a job clears
+ * both. */
+int tstore_job_set_wait(tstore_t *st, int64_t id, const char *code, const char *reason,
+                        tsl_error_t *err);
 /* running -> pending after a preemption: placement, start, pids and cancel cleared,
  * preemptions + 1, reason set.  ENOENT when the job is not running. */
 int tstore_job_requeue(tstore_t *st, int64_t id, const char *reason, tsl_error_t *err);
