@@ -110,7 +110,8 @@ void tsched_waits_reset(tsched_sched_t *s);
 
 /* Can a job of class cls asking req ever run in queue path[0] (a leaf; path[1..npath) its
  * ancestors, up to the top level), on cluster c with nothing else running (c is borrowed and
- * left as it was; pass an empty copy of the cluster)?  Checks every limit on the path, the
+ * left as it was; pass an empty copy of the cluster)?  Checks every limit on the path (a
+ * limit of 0 closes a queue for now, like a partition that is down: its jobs wait), the
  * guarantees on the path for interactive and inference jobs, and the placement (GPU count,
  * GPU memory, models, labels, CPU, memory of every node).  Returns 1 if it can, 0 if never
  * (*w says why, with w->never set), -1 with errno EINVAL for a NULL argument or an invalid

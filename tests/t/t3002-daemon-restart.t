@@ -53,12 +53,7 @@ wait_for '[ "$(job_state $P)" = succeeded ]'; ok $? "and succeeds"
 R3=$(held r3 0.5)
 wait_for '[ "$(job_state $R3)" = running ] && [ -s "$TD/data/jobs/$R3/pid" ]'
 PID3=$(jobpid "$R3")
-# Queue hold is capped at half a GPU, which its job HB holds (a cap of 0 would be refused at
-# submission: such jobs could never run): the submissions to it wait.
-api POST /v1/queues '{"name":"hold","max_gpu_milli":500}'
-api POST /v1/jobs "{\"argv\":[\"sh\",\"-c\",\"while [ ! -e $G/hb ]; do sleep 0.05; done\"],\"gpu\":0.5,\"queue\":\"hold\"}"
-HB=$(jget .id)
-wait_for '[ "$(job_state $HB)" = running ]'
+api POST /v1/queues '{"name":"hold","max_gpu_milli":0}'
 mkdir -p "$TD/sub"
 i=0
 while [ $i -lt 200 ]; do
@@ -84,10 +79,9 @@ for f in $(grep -l '^201$' "$TD"/sub/*.code); do
 done
 is "$lost" "0" "every acknowledged job is in the store after restart"
 api GET "/v1/jobs?queue=hold&limit=10000"
-N=$(jget "[.jobs[] | select(.id != $HB)] | length")
+N=$(jget '.jobs | length')
 [ "$N" -ge "$ACKED" ] && [ "$N" -le 200 ]; ok $? "the store holds $N jobs: acknowledged <= stored <= sent"
-is "$(jget "[.jobs[] | select(.id != $HB) | .state] | unique | join(\",\")")" "pending" \
-    "all of them are pending in their queue"
+is "$(jget '[.jobs[].state] | unique | join(",")')" "pending" "all of them are pending in their queue"
 if command -v sqlite3 >/dev/null; then
     is "$(sqlite3 "$TD/data/tessel.db" 'PRAGMA integrity_check')" "ok" "the store passes integrity_check"
 fi

@@ -2,8 +2,9 @@
 # t3040-daemon-pending-reason.t - why a pending job waits, through the API: "reason_code" and
 # "reason" of each kind libsched gives (QueueLimit, GuaranteeLimit, Resources, Priority,
 # Guarantee, Preempting; Reservation needs a job pending 15 minutes and is libsched's
-# test_wait), in GET /v1/jobs/ID and GET /v1/jobs; cleared once the job runs; and a job its
-# queue's limit can never hold refused at submission (422, one line).
+# test_wait), in GET /v1/jobs/ID and GET /v1/jobs; cleared once the job runs; a job its
+# queue's limit can never hold refused at submission (422, one line), while a queue closed
+# with a limit of 0 takes jobs that wait.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 command -v curl >/dev/null && command -v jq >/dev/null || missing "curl and jq are needed"
@@ -56,6 +57,16 @@ is "$CODE $(jget .error.message)" \
     "an ancestor's limit refuses too, naming the ancestor"
 api GET "/v1/jobs?state=active"
 is "$(jget '.jobs | length')" "2" "nothing refused was stored"
+# A limit of 0 closes a queue for now (a partition that is down): accepted, and it waits.
+api POST /v1/queues '{"name":"closed","limit":{"gpu":0}}'
+api POST /v1/jobs '{"argv":["true"],"gpu":0.5,"queue":"closed"}'
+H=$(jget .id)
+is "$CODE" "201" "a job of a queue closed with a limit of 0 is accepted"
+wait_for '[ "$(code_of $H)" = QueueLimit ]'
+ok $? "and waits: QueueLimit"
+is "$(jget .reason)" "QueueLimit: queue 'closed' is closed (limit gpu=0): its jobs wait until an admin raises it" \
+    "its reason says the queue is closed"
+api POST "/v1/jobs/$H/cancel"
 
 touch "$G/v1"
 wait_for '[ "$(job_state $V2)" = running ]'

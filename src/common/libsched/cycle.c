@@ -1082,7 +1082,7 @@ static void wait_bounds(const tsched_sched_t *s, struct sjob *j, int guarantee)
             w->bound = bound[d];
             w->used = used[d];
             w->want = j->res[d];
-            w->never = j->res[d] > bound[d];
+            w->never = bound[d] > 0 && j->res[d] > bound[d]; /* 0: closed for now */
             return;
         }
     }

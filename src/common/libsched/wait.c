@@ -271,7 +271,10 @@ int tsched_wait_format(const tsched_wait_t *w, char *buf, size_t len)
     case TSCHED_WAIT_QUEUE_LIMIT:
         amount(w->res, w->bound, a, sizeof a);
         amount(w->res, w->want, c, sizeof c);
-        if (w->never)
+        if (w->bound == 0)
+            put(&o, "queue '%s' is closed (limit %s=0): its jobs wait until an admin raises it",
+                w->queue, res_key[w->res]);
+        else if (w->never)
             put(&o, "the job asks %s=%s, above queue '%s''s limit %s=%s", res_key[w->res], c,
                 w->queue, res_key[w->res], a);
         else
@@ -397,7 +400,9 @@ int tsched_job_feasible(tsched_cluster_t *c, tsched_policy_t *p, const tsched_qu
         res_arr(&path[i].limit, lim);
         res_arr(&path[i].guarantee, g);
         for (int k = 0; k < NRES; k++) {
-            int over_lim = lim[k] != TSCHED_UNLIMITED && want[k] > lim[k];
+            /* a limit of 0 closes the queue for now (jobs wait until it is raised), as a
+             * partition that is down in Slurm: no reason to refuse */
+            int over_lim = lim[k] != TSCHED_UNLIMITED && lim[k] > 0 && want[k] > lim[k];
             int over_g = tsched__np(cls) && g[k] != TSCHED_UNLIMITED && want[k] > g[k];
             if (!over_lim && !over_g)
                 continue;

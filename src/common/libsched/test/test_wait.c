@@ -121,6 +121,17 @@ static void test_limits(void **state)
                         "GuaranteeLimit: interactive and inference jobs of queue 'nlp' must fit "
                         "within its guarantee gpu=1 (they use 1, job asks 1)");
     assert_int_equal(code, TSCHED_WAIT_GUARANTEE_LIMIT);
+
+    /* a queue closed with a limit of 0 */
+    int h = fx_queue(&f, "held", NULL, 0, 0, 1);
+    tsched_res_t g = {0, TSCHED_UNLIMITED, TSCHED_UNLIMITED, TSCHED_UNLIMITED};
+    tsched_res_t lim = {0, TSCHED_UNLIMITED, TSCHED_UNLIMITED, TSCHED_UNLIMITED};
+    assert_int_equal(tsched_queue_update(f.s, h, &g, &lim, 1, NULL), 0);
+    assert_int_equal(fx_submit(&f, 7, h, TSCHED_CLASS_TRAINING, 0, 5, 1, 250), 0);
+    fx_cycle(&f, 5);
+    assert_string_equal(why(&f, 7, &code),
+                        "QueueLimit: queue 'held' is closed (limit gpu=0): its jobs wait until an "
+                        "admin raises it");
     fx_fini(&f);
 }
 
@@ -267,6 +278,13 @@ static void test_feasible(void **state)
     assert_int_equal(tsched_job_feasible(f.c, f.p, NULL, 0, TSCHED_CLASS_TRAINING, &r, &w), 0);
     tsched_wait_format(&w, buf, sizeof buf);
     assert_string_equal(buf, "Resources: no node can hold 1.00 TiB of memory (largest: 512 GiB)");
+
+    /* a limit of 0 closes a queue for now: its jobs are accepted and wait */
+    r.mem_bytes = GIB;
+    r.ngpus = 1;
+    r.milli_gpu = 500;
+    path[1].limit.milli_gpu = 0;
+    assert_int_equal(tsched_job_feasible(f.c, f.p, path, 2, TSCHED_CLASS_TRAINING, &r, &w), 1);
 
     assert_int_equal(tsched_job_feasible(NULL, f.p, NULL, 0, TSCHED_CLASS_TRAINING, &r, &w), -1);
     assert_int_equal(errno, EINVAL);
