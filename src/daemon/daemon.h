@@ -49,6 +49,7 @@
 #include "libstore/store.h"
 #include "tessel/sched.h"
 #include "tessel/sched_queue.h"
+#include "tessel/sched_wait.h"
 
 #define TESSD_VERSION "0.1.0"
 
@@ -174,6 +175,7 @@ typedef struct {
     size_t ninbox, capinbox;
     bool rebuild;         /* rebuild the scheduler from the store (under the lock) */
     bool queues_dirty;    /* queues created or edited: apply them to the scheduler (lock) */
+    bool waits_unstored;  /* the store refused the last reasons to wait (sched.c; lock) */
     tessd_qsnap_t *qsnap; /* under the lock; written by the main thread after a cycle */
     size_t nqsnap;
 
@@ -241,6 +243,34 @@ void tessd_qjob(tessd_t *d, const tstore_job_t *j, tsched_qjob_t *q);
 /* (Re)build cluster and scheduler from the store's queues and pending jobs and the table of
  * running jobs; the old ones are replaced only on success.  0 or -1 with err. */
 int tessd_sched_build(tessd_t *d, tsl_error_t *err);
+
+/* Longest reason to wait kept (bytes, with NUL): the longest tsched_wait_format writes, with
+ * four job ids and names of 32 bytes, is about 250. */
+#define TESSD_WAIT_TEXT 320
+
+/* A pending job's reason to wait, as tesseld stores it. */
+typedef struct {
+    int64_t id;
+    tsched_wait_code_t code;
+    char text[TESSD_WAIT_TEXT];
+} tessd_wait_t;
+
+/* After a cycle (main thread, lock not needed): the reasons that changed in it, in *out
+ * (malloc'd, the caller frees it; NULL when none).  Returns the count.  Out of memory: 0, and
+ * the next cycle reports every reason again. */
+size_t tessd_sched_waits(tessd_t *d, tessd_wait_t **out);
+/* Lock held, main thread: writes n reasons in one transaction (only pending jobs change).  A
+ * store error is logged (once until a write succeeds again) and every reason is written again
+ * after the next cycle. */
+void tessd_sched_store_waits(tessd_t *d, const tessd_wait_t *w, size_t n);
+/* Lock held: can job j ever run in queue leaf (with its ancestors, read from the store) on
+ * this node with nothing else running (tsched_job_feasible)?  1 yes; 0 never, with one line
+ * in why; -1 with err (store error). */
+int tessd_job_feasible(tessd_t *d, const tstore_job_t *j, const tstore_queue_t *leaf, char *why,
+                       size_t len, tsl_error_t *err);
+/* Lock held: stores one reason the caller decided (a Dependency, tsched_wait_dependency).
+ * 0, or -1 with err. */
+int tessd_set_wait(tessd_t *d, int64_t id, const tsched_wait_t *w, tsl_error_t *err);
 /* Forget a job (finished, cancelled); no-op when libsched does not know it.  Main thread. */
 void tessd_sched_remove(tessd_t *d, int64_t id);
 /* Apply the store's queues to the live scheduler: add new ones, update edited ones

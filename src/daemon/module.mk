@@ -31,6 +31,7 @@ TESSELD_TESTS := tests/t/t3000-daemon-api.t tests/t/t3001-daemon-queue.t \
                  tests/t/t3026-daemon-cwd.t \
                  tests/t/t3027-daemon-enforce.t tests/t/t3030-daemon-job-events.t
 TESSELD_TESTS += tests/t/t3035-daemon-queue-default-reclaim.t tests/t/t3036-daemon-queue-placement.t
+TESSELD_TESTS += tests/t/t3040-daemon-pending-reason.t
 TESTS += $(TESSELD_TESTS)
 
 # Unit tests of the daemon's pure parts.

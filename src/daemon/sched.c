@@ -320,3 +320,92 @@ void tessd_sched_remove(tessd_t *d, int64_t id)
     if (d->sched)
         tsched_job_remove(d->sched, (uint64_t)id, tessd_sched_now());
 }
+
+/* ---- why pending jobs wait ----------------------------------------------------------------- */
+
+size_t tessd_sched_waits(tessd_t *d, tessd_wait_t **out)
+{
+    *out = NULL;
+    const uint64_t *ids;
+    size_t n = d->sched ? tsched_waits_changed(d->sched, &ids) : 0;
+    if (n == 0)
+        return 0;
+    tessd_wait_t *v = malloc(n * sizeof *v);
+    if (!v) {
+        tsched_waits_reset(d->sched);
+        return 0;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        tsched_wait_t w;
+        if (tsched_job_wait(d->sched, ids[i], &w) < 0 || w.code == TSCHED_WAIT_NONE)
+            continue;
+        v[k].id = (int64_t)ids[i];
+        v[k].code = w.code;
+        tsched_wait_format(&w, v[k].text, sizeof v[k].text);
+        k++;
+    }
+    *out = v;
+    return k;
+}
+
+void tessd_sched_store_waits(tessd_t *d, const tessd_wait_t *w, size_t n)
+{
+    if (n == 0)
+        return;
+    tsl_error_t err;
+    int rc = tstore_begin(d->store, &err);
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = tstore_job_set_wait(d->store, w[i].id, tsched_wait_code_name(w[i].code), w[i].text,
+                                 &err);
+    if (rc == 0)
+        rc = tstore_commit(d->store, &err);
+    else
+        tstore_rollback(d->store);
+    if (rc < 0) {
+        if (!d->waits_unstored)
+            tessd_log("reasons of %zu pending job(s) not recorded: %s (tried again after the "
+                      "next cycle)",
+                      n, err.text);
+        d->waits_unstored = true;
+        tsched_waits_reset(d->sched);
+        d->sched_dirty = true;
+        return;
+    }
+    if (d->waits_unstored)
+        tessd_log("reasons of pending jobs are recorded again");
+    d->waits_unstored = false;
+}
+
+int tessd_set_wait(tessd_t *d, int64_t id, const tsched_wait_t *w, tsl_error_t *err)
+{
+    char text[TESSD_WAIT_TEXT];
+    tsched_wait_format(w, text, sizeof text);
+    return tstore_job_set_wait(d->store, id, tsched_wait_code_name(w->code), text, err);
+}
+
+int tessd_job_feasible(tessd_t *d, const tstore_job_t *j, const tstore_queue_t *leaf, char *why,
+                       size_t len, tsl_error_t *err)
+{
+    /* The path from the leaf to the top: the store's queues, each looked up by its parent. */
+    tstore_queue_t qs[TSCHED_MAX_QUEUE_DEPTH + 1];
+    tsched_queue_spec_t path[TSCHED_MAX_QUEUE_DEPTH + 1];
+    size_t n = 0;
+    qs[n++] = *leaf;
+    while (n < sizeof qs / sizeof qs[0] && qs[n - 1].parent[0]) {
+        if (tstore_queue_get(d->store, qs[n - 1].parent, &qs[n], err) < 0)
+            return -1;
+        n++;
+    }
+    for (size_t i = 0; i < n; i++)
+        tessd_queue_spec(&qs[i], &path[i]);
+    tsched_job_t req;
+    tessd_job_request(j, &req);
+    tsched_wait_t w;
+    int rc = tsched_job_feasible(d->empty, d->check_policy, path, n, class_of(j->klass), &req, &w);
+    if (rc < 0)
+        return tsl_errprintf(err, "feasibility check: %s", strerror(errno));
+    if (rc == 0)
+        tsched_wait_format(&w, why, len);
+    return rc;
+}

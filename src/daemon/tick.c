@@ -629,41 +629,10 @@ static void preempt(tessd_t *d, const tsched_victim_t *v)
               v->action == TSCHED_SUSPEND ? "suspend asked, requeued instead" : "requeue");
 }
 
-/* When job q would take its queue, or an ancestor, beyond a limit: the reason, and true. */
-static bool limit_reason(tessd_t *d, const tsched_qjob_t *q, double now, char *why, size_t len)
-{
-    const tsched_job_t *r = &q->req;
-    uint64_t milli = r->ngpus == 0                   ? 0
-                     : r->ngpus > 1 || !r->milli_gpu ? TSCHED_MILLI
-                                                     : r->milli_gpu;
-    uint64_t want[4] = {r->ngpus * milli, r->ngpus ? r->ngpus * r->gpu_mem_bytes : 0, r->cpu_milli,
-                        r->mem_bytes};
-    static const char *const unit[4] = {"milli-GPU", "bytes of GPU memory", "milli-CPU",
-                                        "bytes of memory"};
-    tsched_queue_stat_t qs;
-    for (int x = q->queue; x >= 0; x = qs.parent) {
-        if (tsched_queue_stat(d->sched, x, now, &qs) < 0)
-            return false;
-        uint64_t used[4] = {qs.used.milli_gpu, qs.used.gpu_mem_bytes, qs.used.cpu_milli,
-                            qs.used.mem_bytes};
-        uint64_t lim[4] = {qs.limit.milli_gpu, qs.limit.gpu_mem_bytes, qs.limit.cpu_milli,
-                           qs.limit.mem_bytes};
-        for (int k = 0; k < 4; k++) {
-            if (want[k] && lim[k] != TSCHED_UNLIMITED && used[k] + want[k] > lim[k]) {
-                snprintf(why, len, "waiting: queue '%s' is at its limit of %llu %s", qs.name,
-                         (unsigned long long)lim[k], unit[k]);
-                return true;
-            }
-        }
-    }
-    return false;
-}
-
-/* Hand the inbox to libsched (lock held, main thread).  A new job that would wait gets its
- * reason now, in one transaction for the whole inbox. */
+/* Hand the inbox to libsched (lock held, main thread).  Why a new job waits comes from the
+ * cycle that follows (tessd_sched_waits). */
 static void drain_inbox(tessd_t *d)
 {
-    bool in_tx = false;
     double now = tessd_sched_now();
     for (size_t i = 0; i < d->ninbox; i++) {
         tessd_inbox_t *in = &d->inbox[i];
@@ -682,19 +651,7 @@ static void drain_inbox(tessd_t *d)
                 tessd_log("job %lld: %s", (long long)in->q.id, err.text);
             continue;
         }
-        tsched_member_t m;
-        tsched_reason_t r = TSCHED_FIT;
-        if (!limit_reason(d, &in->q, now, why, sizeof why) &&
-            tsched_place(d->cluster, d->policy, &in->q.req, &m, &r) != 0)
-            snprintf(why, sizeof why, "waiting: %s", tsched_reason_str(r));
-        if (why[0]) {
-            if (!in_tx)
-                in_tx = tstore_begin(d->store, NULL) == 0;
-            tstore_job_set_reason(d->store, (int64_t)in->q.id, why, NULL);
-        }
     }
-    if (in_tx)
-        tstore_commit(d->store, NULL);
     d->ninbox = 0;
 }
 
@@ -774,6 +731,8 @@ void tessd_tick(tessd_t *d)
     size_t n = 0, nv = 0;
     start_t starts[TESSD_START_BURST];
     tsched_victim_t *victims = NULL;
+    tessd_wait_t *waits = NULL;
+    size_t nw = rc == 0 ? tessd_sched_waits(d, &waits) : 0;
     if (rc == 0) {
         n = dec.nstarts < TESSD_START_BURST ? dec.nstarts : TESSD_START_BURST;
         for (size_t i = 0; i < n; i++) {
@@ -799,8 +758,10 @@ void tessd_tick(tessd_t *d)
         start_job(d, starts[i].id, &starts[i].m);
     if (rc == 0 && dec.nstarts > n)
         d->sched_dirty = true; /* the rest at the next tick */
+    tessd_sched_store_waits(d, waits, nw);
     pthread_mutex_unlock(&d->lock);
     free(victims);
+    free(waits);
     snapshot(d);
 }
 

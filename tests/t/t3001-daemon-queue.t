@@ -42,7 +42,7 @@ is "$(job_state $D) $(job_state $E) $(job_state $F)" "pending pending pending" \
     "with the GPUs full, new jobs queue"
 api GET "/v1/jobs/$D"
 diag "reason of a waiting job: $(jget .reason)"
-case "$(jget .reason)" in waiting:*) r=0 ;; *) r=1 ;; esac
+case "$(jget .reason_code) $(jget .reason)" in "Resources Resources: "* | "Priority Priority: "*) r=0 ;; *) r=1 ;; esac
 ok $r "a waiting job says why"
 
 # B ends: half a GPU frees.  E (priority 5) is first but needs a whole GPU; D (0.5) fits and
@@ -79,7 +79,9 @@ api POST /v1/jobs '{"argv":["true"],"gpu":0.5}'
 Q3=$(jget .id)
 wait_for '[ "$(job_state $Q1)" = running ] && [ "$(job_state $Q3)" = succeeded ]'
 is "$(job_state $Q2)" "pending" "the second job of the capped queue waits although GPUs are free"
-is "$(jget .reason)" "waiting: queue 'small' is at its limit of 500 milli-GPU" "and says why"
+is "$(jget .reason_code) $(jget .reason)" \
+    "QueueLimit QueueLimit: queue 'small' would exceed its limit gpu=0.5 (uses 0.5, job asks 0.5)" \
+    "and says why"
 touch "$G/q1"
 wait_for '[ "$(job_state $Q2)" = succeeded ]'
 ok $? "it runs once the first has ended"
@@ -98,7 +100,8 @@ api POST /v1/jobs '{"argv":["true"],"gpu":0.5}'
 N3=$(jget .id)
 wait_for '[ "$(job_state $N1)" = running ] && [ "$(job_state $N3)" = succeeded ]'
 is "$(job_state $N2)" "pending" "the project's second job waits: its department is at its limit"
-is "$(jget .reason)" "waiting: queue 'dept' is at its limit of 500 milli-GPU" "and says which queue"
+is "$(jget .reason)" "QueueLimit: queue 'dept' would exceed its limit gpu=0.5 (uses 0.5, job asks 0.5)" \
+    "and says which queue"
 api GET /v1/queues/proj
 is "$(jget .usage.gpu) $(jget .usage.gpu_mem) $(jget .usage.mem) $(jget .running) $(jget .pending)" \
     "0.5 8589934592 268435456 1 1" "the project's usage: what its running job holds"

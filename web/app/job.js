@@ -6,6 +6,19 @@ import { api, followLog } from './api.js';
 import { h, clear, time, duration, command, jobGpu, bytes, stateBadge, ACTIVE } from './util.js';
 import { confirmButton, flash } from './widgets.js';
 
+// What a person can do about each reason a pending job waits for (reason_code; the codes and
+// their figures are described in docs/scheduler-queues.md).
+const WAIT_ADVICE = {
+  Resources: 'It starts as soon as enough is free. Asking for less (a smaller share or less GPU memory) may start it sooner.',
+  Priority: 'Jobs ahead of it in its queue wait for the same room; it starts after them.',
+  QueueLimit: 'Its queue (or a parent queue) is at its limit: it starts when jobs of that queue end, or when an admin raises the limit.',
+  GuaranteeLimit: 'Interactive and inference jobs must fit within the queue\'s guarantee: it starts when such jobs end; a training job could run beyond it.',
+  Guarantee: 'Its queue is owed its guarantee: jobs borrowing from other queues are being stopped for it.',
+  Preempting: 'Lower-priority jobs of its queue are being stopped to make room for it.',
+  Reservation: 'The room it fits in is held for a job that has waited longer; it starts after that one.',
+  Dependency: 'It starts once the jobs it depends on have ended.',
+};
+
 // Output kept on the page per stream; older text is dropped (the whole log is at the API).
 const MAX_LOG_CHARS = 1 << 20;
 
@@ -125,7 +138,10 @@ function render(ctx, j) {
   if (j.mem) req.push(`${bytes(j.mem)} memory`);
   clear(ctx.props, dl([
     ['Command', h('code', {}, j.shell ? `/bin/sh -c ${command(j)}` : command(j))],
-    ['State', [stateBadge(j.state), j.reason ? ` ${j.reason}` : '']],
+    ['State', [stateBadge(j.state), j.reason && !(j.state === 'pending' && j.reason_code) ? ` ${j.reason}` : '']],
+    j.state === 'pending' && j.reason_code ? ['Why it waits', h('div', { class: 'wait', 'data-code': j.reason_code },
+      h('strong', {}, j.reason_code), ' ', (j.reason || '').replace(`${j.reason_code}: `, ''),
+      WAIT_ADVICE[j.reason_code] ? h('p', { class: 'reason' }, WAIT_ADVICE[j.reason_code]) : null)] : null,
     j.state === 'suspended' ? ['Suspended', [time(j.suspended_at), ' · ',
       h('span', { id: 'drain-state' }, j.drained ? 'drained: nothing of it runs on the GPU' : 'draining: its queued GPU work is finishing')]] : null,
     ['User', j.user],

@@ -97,7 +97,7 @@ export function update(ctx, store) {
       h('td', { 'data-label': 'User' }, j.user),
       h('td', { 'data-label': 'Queue' }, j.queue),
       h('td', { 'data-label': 'State' }, h('span', {}, stateBadge(j.state, j.reason), j.simulated ? h('span', { class: 'badge sim', title: 'placed on simulated GPUs' }, 'sim') : null,
-        j.state === 'pending' && j.reason ? h('span', { class: 'reason' }, j.reason) : null)),
+        j.state === 'pending' && j.reason ? h('span', { class: 'reason', 'data-code': j.reason_code || null }, j.reason) : null)),
       h('td', { class: 'num', 'data-label': 'GPU' }, jobGpu(j)),
       h('td', { class: 'num', 'data-label': 'GPU memory' }, j.gpu_milli ? bytes(j.gpu_mem) : '—'),
       h('td', { 'data-label': 'Placed on' }, j.placement?.length ? j.placement.map((p) => `GPU ${p.gpu}`).join(', ') : '—'),

@@ -261,6 +261,10 @@ try {
   await page.waitForFunction(() => document.querySelectorAll('tr[data-job]').length === 2);
   check(await page.locator(`tr[data-job="${held.id}"]`).count() === 1 && await page.locator(`tr[data-job="${waiting.id}"][data-state="pending"]`).count() === 1,
     'jobs: the user filter keeps only alice\'s two jobs (one running, one pending)');
+  const why = page.locator(`tr[data-job="${waiting.id}"] .reason[data-code="Resources"]`);
+  await why.waitFor();
+  check((await why.textContent()).startsWith('Resources: no GPU has 0.75 free'),
+    'jobs: the pending job says why it waits (its reason code, which GPU comes closest)');
   await page.selectOption('#f-user', '');
   await page.waitForFunction(() => document.querySelectorAll('tr[data-job]').length === 5);
   check((await a11y(page)).length === 0, 'jobs: every control is labelled', await a11y(page));

@@ -15,6 +15,9 @@
 #define PS_PAGE 10000
 /* Widest COMMAND cell: the table stays on one line of a wide terminal. */
 #define PS_COMMAND_WIDTH 40
+/* Widest REASON cell: long enough for the figures of every reason tesseld gives (a reason with
+ * four job ids is about 120 characters); the whole text is in --json and GET /v1/jobs/ID. */
+#define PS_REASON_WIDTH 120
 
 /* Jobs `ps -a` shows without --limit: the newest ones, enough for a screen or two; older ones
  * take --limit (or --json and paging through the API). */
@@ -37,7 +40,10 @@ static void usage(FILE *f)
         "  --json           print the API's JSON ({\"jobs\": [...]}, oldest first)\n"
         "\n"
         "STATE ends with '(requeued \u00d7N)' for a job the scheduler preempted N times and put\n"
-        "back in its queue ('(preempted \u00d7N)' once it has finished).\n",
+        "back in its queue ('(preempted \u00d7N)' once it has finished).\n"
+        "REASON says why a pending job waits, starting with its code (Resources, Priority,\n"
+        "QueueLimit, GuaranteeLimit, Guarantee, Preempting, Reservation, Dependency; see\n"
+        "docs/scheduler-queues.md), and how a finished job ended.\n",
         PS_ALL_DEFAULT_LIMIT, PS_ALL_DEFAULT_LIMIT);
 }
 
@@ -72,6 +78,17 @@ static void command_cell(const json_t *argv, char *buf, size_t len)
     for (char *p = buf; *p; p++)
         if (*p == '\n' || *p == '\t')
             *p = ' ';
+}
+
+/* The job's reason (why it waits, how it ended), cut to PS_REASON_WIDTH; "-" when none. */
+static void reason_cell(const json_t *job, char *buf, size_t len)
+{
+    const char *r = json_string_value(json_object_get(job, "reason"));
+    snprintf(buf, len, "%s", r && *r ? r : "-");
+    if (strlen(buf) > PS_REASON_WIDTH) {
+        buf[PS_REASON_WIDTH - 3] = '\0';
+        strcat(buf, "...");
+    }
 }
 
 static void status_cell(const json_t *job, char *buf, size_t len)
@@ -187,15 +204,16 @@ int cmd_ps(cli_t *cli, int argc, char **argv)
         json_decref(ans);
         return CLI_OK;
     }
-    static const char *const hdr[] = {">ID",  "USER",     "NAME", "STATE", "EXIT",   "QUEUE",
-                                      ">GPU", ">GPU-MEM", "ON",   ">AGE",  "COMMAND"};
-    cli_table_t *t = cli_table_new(11, hdr);
+    static const char *const hdr[] = {">ID",  "USER",     "NAME", "STATE", "EXIT",    "QUEUE",
+                                      ">GPU", ">GPU-MEM", "ON",   ">AGE",  "COMMAND", "REASON"};
+    cli_table_t *t = cli_table_new(12, hdr);
     time_t now = time(NULL);
     size_t i;
     json_t *j;
     json_array_foreach(json_object_get(ans, "jobs"), i, j)
     {
         char id[32], exitc[32], gpu[32], gmem[32], on[128], age[32], cmd[512], state[64];
+        char reason[PS_REASON_WIDTH + 1];
         snprintf(id, sizeof id, "%lld", (long long)json_integer_value(json_object_get(j, "id")));
         status_cell(j, exitc, sizeof exitc);
         double g = json_number_value(json_object_get(j, "gpu"));
@@ -226,6 +244,7 @@ int cmd_ps(cli_t *cli, int argc, char **argv)
             snprintf(age, sizeof age, "-");
         command_cell(json_object_get(j, "argv"), cmd, sizeof cmd);
         cli_format_state(j, state, sizeof state);
+        reason_cell(j, reason, sizeof reason);
         const char *row[] = {id,
                              json_string_value(json_object_get(j, "user")),
                              json_string_value(json_object_get(j, "name")),
@@ -236,7 +255,8 @@ int cmd_ps(cli_t *cli, int argc, char **argv)
                              gmem,
                              on,
                              age,
-                             cmd};
+                             cmd,
+                             reason};
         cli_table_add(t, row);
     }
     cli_table_print(t, stdout);

@@ -16,12 +16,16 @@
 #include <unistd.h>
 
 #include "cmd/tessel/cli.h"
+#include "libutil/size.h"
 
 /* How long a foreground run keeps trying to reach a tesseld that went away (restart after a
  * crash or an upgrade) before it gives up and leaves the job to `tessel logs -f`. */
 #define RUN_RECONNECT_S 60
 /* Pause between two attempts to reach tesseld again. */
 #define RUN_RETRY_MS 250
+/* How often a foreground run asks whether its pending job still waits, and why: a reason
+ * changes at most once a scheduling cycle, and a person reads a new line within a second. */
+#define RUN_WAIT_POLL_MS 500
 
 static void usage(FILE *f)
 {
@@ -367,6 +371,76 @@ static int job_fail(cli_t *cli, int64_t id, const tsl_error_t *err)
     return cli_fail("job %lld: %s", (long long)id, err->text);
 }
 
+/* "gpu0 (a 0.5 slice, 8.00 GiB)", "gpu0, gpu1 (whole GPUs, 16.0 GiB each)", "no GPU": where
+ * the job's placement (the API's "placement") puts it. */
+static void where_cell(const json_t *placement, char *buf, size_t len)
+{
+    size_t n = 0, i;
+    json_t *p;
+    buf[0] = '\0';
+    json_array_foreach(placement, i, p)
+    {
+        n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%sgpu%lld", i ? ", " : "",
+                              (long long)json_integer_value(json_object_get(p, "gpu")));
+        if (n >= len)
+            return;
+    }
+    if (n == 0) {
+        snprintf(buf, len, "no GPU");
+        return;
+    }
+    const json_t *first = json_array_get(placement, 0);
+    json_int_t milli = json_integer_value(json_object_get(first, "milli"));
+    char share[32], mem[32];
+    cli_format_milli(milli, share, sizeof share);
+    tsl_format_size((uint64_t)json_integer_value(json_object_get(first, "mem")), mem, sizeof mem);
+    if (milli < 1000)
+        snprintf(buf + n, len - n, " (a %s slice, %s)", share, mem);
+    else
+        snprintf(buf + n, len - n, " (whole GPU%s, %s%s)", i > 1 ? "s" : "", mem,
+                 i > 1 ? " each" : "");
+}
+
+/* While the job is pending: why it waits, on stderr, a line each time the reason changes (none
+ * with quiet); then, if it waited (or stderr is a terminal), one line when it starts, saying
+ * where.  Returns once it is not pending, on a signal (interrupted stays set: the caller's loop
+ * cancels the job), or when tesseld does not answer (the caller's loop deals with that). */
+static void wait_start(cli_t *cli, int64_t id, const char *path, bool quiet)
+{
+    char last[1024] = "";
+    bool waited = false;
+    while (!interrupted) {
+        json_t *job = NULL;
+        if (tclient_request(cli->client, "GET", path, NULL, &job, NULL) < 0)
+            return;
+        const char *st = json_string_value(json_object_get(job, "state"));
+        const char *why = json_string_value(json_object_get(job, "reason"));
+        if (st && strcmp(st, "pending") == 0) {
+            if (why && strcmp(why, last) != 0) {
+                snprintf(last, sizeof last, "%s", why);
+                waited = true;
+                if (!quiet) {
+                    char *e = cli_escape(why);
+                    fprintf(stderr, "tessel: job %lld is pending: %s\n", (long long)id, e);
+                    free(e);
+                }
+            }
+            json_decref(job);
+            sleep_ms(RUN_WAIT_POLL_MS);
+            continue;
+        }
+        /* started: running now, or it ran already (between two looks) */
+        if (!quiet && st && (waited || isatty(2)) &&
+            json_is_string(json_object_get(job, "started_at"))) {
+            char where[256];
+            where_cell(json_object_get(job, "placement"), where, sizeof where);
+            fprintf(stderr, "tessel: job %lld started on %s\n", (long long)id, where);
+        }
+        json_decref(job);
+        return;
+    }
+}
+
 /* Follow the job to its end; returns the exit status for `tessel run`. */
 static int foreground(cli_t *cli, int64_t id, bool quiet)
 {
@@ -389,6 +463,7 @@ static int foreground(cli_t *cli, int64_t id, bool quiet)
     time_t lost_since = 0;
     tsl_error_t err;
     json_t *job = NULL;
+    wait_start(cli, id, path, quiet);
     for (;;) {
         if (tclient_logs(cli->client, id, logs, 2, true, &interrupted, &err) == 0) {
             /* tesseld ends the streams when the job has finished, and also when it stops:

@@ -26,10 +26,12 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "queue_internal.h"
+#include "wait_internal.h"
 
 /* Nodes whose victim sets are verified against the real placement before
  * giving up: the arithmetic below ignores GPU models and node labels, so
@@ -111,7 +113,8 @@ struct cycle {
     tsched_sched_t *s;
     double now;
     tsched_member_t *holds;
-    size_t nholds, hcap;
+    uint64_t *hold_for; /* the job each hold is for */
+    size_t nholds, hcap, hfcap;
     struct shape_ent *fit_fail, *pre_fail;
     size_t tcap;
     /* running members by node (built on first need) */
@@ -190,7 +193,8 @@ static int pre_same(const tsched_sched_t *s, uint32_t a, uint32_t b)
            tsched__band(x->cls) == tsched__band(y->cls);
 }
 
-/* Finds (or, add, inserts) slot's shape in table t.  Returns 1 if present. */
+/* Finds (or, add, inserts) slot's shape in table t.  Returns the slot of the job that entered
+ * it, plus 1, if present; 0 if not. */
 static int shape_lookup(struct cycle *cy, struct shape_ent *t, uint32_t slot, uint32_t extra,
                         int pre, int add)
 {
@@ -208,7 +212,7 @@ static int shape_lookup(struct cycle *cy, struct shape_ent *t, uint32_t slot, ui
         }
         if (t[i].extra == extra &&
             (pre ? pre_same(s, t[i].slot, slot) : same_shape(&s->jobs[t[i].slot], &s->jobs[slot])))
-            return 1;
+            return (int)t[i].slot + 1;
     }
     return 0; /* full: no caching */
 }
@@ -268,14 +272,47 @@ static int ensure_tmp(struct cycle *cy, size_t n)
     return 0;
 }
 
+/* Why j does not fit (the placement said why): Resources, with the best candidate; or
+ * Reservation, when it would fit but for what this cycle holds for older jobs. */
+static void wait_no_fit(struct cycle *cy, struct sjob *j, tsched_reason_t why)
+{
+    tsched_sched_t *s = cy->s;
+    tsched_wait_t *w = &j->wait;
+    tsched__wait_reset(w, TSCHED_WAIT_RESOURCES, &j->req);
+    w->fit = why;
+    tsched__wait_best(s->c, &j->req, w);
+    if (cy->nholds == 0 || why == TSCHED_BAD_REQUEST ||
+        tsched_fits_without(s->c, s->p, &j->req, cy->holds, cy->nholds, cy->tmp, NULL) != 0)
+        return;
+    /* the holds on the node of its first member stop it */
+    uint32_t n = cy->tmp[0].node, mask = 0;
+    for (uint32_t g = 0; g < cy->tmp[0].ngpus; g++)
+        mask |= 1u << cy->tmp[0].gpu[g];
+    w->code = TSCHED_WAIT_RESERVATION;
+    for (size_t i = 0; i < cy->nholds; i++) {
+        const tsched_member_t *h = &cy->holds[i];
+        if (h->node != n)
+            continue;
+        if (h->ngpus && ((mask >> h->gpu[0]) & 1))
+            w->held_gpus |= 1u << h->gpu[0];
+        if (!h->ngpus || ((mask >> h->gpu[0]) & 1))
+            tsched__wait_add_job(w, cy->hold_for[i]);
+    }
+    tsched__wait_node(s->c, n, w);
+}
+
 /* Places slot's job and keeps it committed as a start decision.
  * 1 started, 0 does not fit. */
 static int try_start(struct cycle *cy, uint32_t slot)
 {
     tsched_sched_t *s = cy->s;
     struct sjob *j = &s->jobs[slot];
-    if (shape_lookup(cy, cy->fit_fail, slot, 0, 0, 0))
+    int seen = shape_lookup(cy, cy->fit_fail, slot, 0, 0, 0);
+    if (seen) {
+        /* the same shape failed earlier in this cycle: the same reason */
+        memcpy(&j->wait, &s->jobs[seen - 1].wait, sizeof j->wait);
         return 0;
+    }
     if (ensure_tmp(cy, j->gang) < 0)
         return 0;
     tsched_reason_t why;
@@ -285,6 +322,7 @@ static int try_start(struct cycle *cy, uint32_t slot)
     tsched_policy_t *p = frac && tsched__placement(s, j->queue) == TSCHED_SPREAD ? s->spread : s->p;
     int rc = tsched_place(s->c, p, &j->req, cy->tmp, &why);
     if (rc != 0) {
+        wait_no_fit(cy, j, why);
         (void)shape_lookup(cy, cy->fit_fail, slot, 0, 0, 1);
         return 0;
     }
@@ -298,6 +336,8 @@ static int try_start(struct cycle *cy, uint32_t slot)
     memcpy(s->mbuf + s->nm, cy->tmp, j->gang * sizeof *cy->tmp);
     s->nm += j->gang;
     tsched_start_t *st = &s->starts[s->nstarts++];
+    tsched__wait_reset(&j->wait, TSCHED_WAIT_NONE, &j->req);
+    j->wait_hash = 0;
     st->job = j->id;
     st->members = NULL; /* set at the end: mbuf may move */
     st->nmembers = j->gang;
@@ -843,14 +883,15 @@ static int plan_preemption(struct cycle *cy, uint32_t slot, int limit_top)
 
 /* --- reservations ---------------------------------------------------------------- */
 
-/* Holds what is free on node n for the rest of the cycle. */
-static int hold_node(struct cycle *cy, uint32_t n)
+/* Holds what is free on node n for job for_job for the rest of the cycle. */
+static int hold_node(struct cycle *cy, uint32_t n, uint64_t for_job)
 {
     tsched_sched_t *s = cy->s;
     struct nfree f;
     if (tsched_node_free(s->c, n, &f.cpu, &f.mem, &f.ng, f.fm, f.fg) < 0)
         return 0;
-    if (grow((void **)&cy->holds, &cy->hcap, cy->nholds + f.ng + 1, sizeof *cy->holds) < 0) {
+    if (grow((void **)&cy->holds, &cy->hcap, cy->nholds + f.ng + 1, sizeof *cy->holds) < 0 ||
+        grow((void **)&cy->hold_for, &cy->hfcap, cy->nholds + f.ng + 1, sizeof *cy->hold_for) < 0) {
         cy->nomem = 1;
         return -1;
     }
@@ -869,8 +910,10 @@ static int hold_node(struct cycle *cy, uint32_t n)
             m.cpu_milli = f.cpu;
             m.mem_bytes = f.mem;
         }
-        if (tsched_commit(s->c, &m, 1) == 0)
+        if (tsched_commit(s->c, &m, 1) == 0) {
+            cy->hold_for[cy->nholds] = for_job;
             cy->holds[cy->nholds++] = m;
+        }
     }
     return 0;
 }
@@ -893,7 +936,7 @@ static int reserve(struct cycle *cy, uint32_t slot)
         }
         for (unsigned i = 0; i < np; i++) {
             j->rnodes[i] = plans[i].node;
-            (void)hold_node(cy, plans[i].node);
+            (void)hold_node(cy, plans[i].node, j->id);
         }
         cy->nres += np > 0;
     }
@@ -1027,6 +1070,31 @@ static void take_left(tsched_sched_t *s, int q)
         s->q[x].left--;
 }
 
+/* Why j may not start now although it might fit: the first queue on its path (leaf first)
+ * that a start would take beyond its limit (guarantee: beyond the guarantee that bounds
+ * interactive and inference work), in which resource, by how much. */
+static void wait_bounds(const tsched_sched_t *s, struct sjob *j, int guarantee)
+{
+    tsched_wait_t *w = &j->wait;
+    tsched__wait_reset(w, guarantee ? TSCHED_WAIT_GUARANTEE_LIMIT : TSCHED_WAIT_QUEUE_LIMIT,
+                       &j->req);
+    for (int x = j->queue; x >= 0; x = s->q[x].parent) {
+        const struct squeue *q = &s->q[x];
+        const uint64_t *used = guarantee ? q->cnp : q->lu, *bound = guarantee ? q->g : q->lim;
+        for (int d = 0; d < NRES; d++) {
+            if (bound[d] == TSCHED_UNLIMITED || used[d] + j->res[d] <= bound[d] || j->res[d] == 0)
+                continue;
+            snprintf(w->queue, sizeof w->queue, "%s", q->name);
+            w->res = d;
+            w->bound = bound[d];
+            w->used = used[d];
+            w->want = j->res[d];
+            w->never = bound[d] > 0 && j->res[d] > bound[d]; /* 0: closed for now */
+            return;
+        }
+    }
+}
+
 /* One job's turn. */
 static void turn(struct cycle *cy, uint32_t slot)
 {
@@ -1041,6 +1109,8 @@ static void turn(struct cycle *cy, uint32_t slot)
     }
     int top = -1;
     int adm = admissible(s, j, NULL, 1);
+    if (adm <= 0)
+        wait_bounds(s, j, adm == 0);
     if (adm == 0)
         return;
     if (adm < 0) {
@@ -1062,6 +1132,82 @@ static void turn(struct cycle *cy, uint32_t slot)
         (void)reserve(cy, slot);
 }
 
+/* Jobs named in a Priority reason, per kind of shortage (tsched_reason_t). */
+struct ahead {
+    uint64_t jobs[TSCHED_WAIT_JOBS];
+    uint32_t n, more;
+};
+
+/* After the main loop: jobs waiting for victims say for which; a job short of room behind
+ * jobs of its queue short of the same becomes Priority; then the list of changed reasons. */
+static void finish_waits(struct cycle *cy)
+{
+    tsched_sched_t *s = cy->s;
+    for (size_t i = 0; i < s->njobs; i++) {
+        struct sjob *j = &s->jobs[i];
+        if (j->live && j->state == J_PENDING && j->waiting) {
+            tsched__wait_reset(&j->wait, TSCHED_WAIT_PREEMPTING, &j->req);
+            snprintf(j->wait.queue, sizeof j->wait.queue, "%s", s->q[j->queue].name);
+        }
+    }
+    for (size_t i = 0; i < s->njobs; i++) {
+        const struct sjob *v = &s->jobs[i];
+        if (!v->live || v->state != J_VICTIM)
+            continue;
+        long ps = tsched__job_slot(s, v->for_job);
+        struct sjob *j = ps >= 0 ? &s->jobs[ps] : NULL;
+        if (!j || j->state != J_PENDING || !j->waiting)
+            continue;
+        if (v->queue != j->queue)
+            j->wait.code = TSCHED_WAIT_GUARANTEE;
+        tsched__wait_add_job(&j->wait, v->id);
+    }
+    for (size_t qi = 0; qi < s->nq; qi++) {
+        const struct squeue *q = &s->q[qi];
+        struct ahead ah[TSCHED_BAD_REQUEST + 1];
+        memset(ah, 0, sizeof ah);
+        for (size_t k = 0; k < q->npend; k++) {
+            struct sjob *j = &s->jobs[q->pend[k]];
+            tsched_wait_t *w = &j->wait;
+            if (j->state != J_PENDING || w->never || (unsigned)w->fit > TSCHED_BAD_REQUEST ||
+                (w->code != TSCHED_WAIT_RESOURCES && w->code != TSCHED_WAIT_PRIORITY))
+                continue;
+            struct ahead *a = &ah[w->fit];
+            if (a->n) {
+                w->code = TSCHED_WAIT_PRIORITY;
+                memset(w->jobs, 0, sizeof w->jobs);
+                memcpy(w->jobs, a->jobs, a->n * sizeof *a->jobs);
+                w->njobs = a->n;
+                w->more = a->more;
+                snprintf(w->queue, sizeof w->queue, "%s", q->name);
+            }
+            if (a->n < TSCHED_WAIT_JOBS)
+                a->jobs[a->n++] = j->id;
+            else
+                a->more++;
+        }
+    }
+    s->nwchanged = 0;
+    for (size_t i = 0; i < s->njobs; i++) {
+        struct sjob *j = &s->jobs[i];
+        if (!j->live || j->state != J_PENDING || j->wait.code == TSCHED_WAIT_NONE)
+            continue;
+        uint64_t h = 1469598103934665603ull;
+        const unsigned char *b = (const unsigned char *)&j->wait;
+        for (size_t k = 0; k < sizeof j->wait; k++)
+            h = (h ^ b[k]) * 1099511628211ull;
+        h += h == 0;
+        if (h == j->wait_hash)
+            continue;
+        if (grow((void **)&s->wchanged, &s->wccap, s->nwchanged + 1, sizeof *s->wchanged) < 0) {
+            cy->nomem = 1;
+            return;
+        }
+        s->wchanged[s->nwchanged++] = j->id;
+        j->wait_hash = h;
+    }
+}
+
 int tsched_sched_cycle(tsched_sched_t *s, double now, tsched_decisions_t *d, tsl_error_t *err)
 {
     if (!s || !d) {
@@ -1070,7 +1216,7 @@ int tsched_sched_cycle(tsched_sched_t *s, double now, tsched_decisions_t *d, tsl
     }
     tsched__advance(s, now);
     tsched__capacity(s);
-    s->nstarts = s->nm = s->nvictims = 0;
+    s->nstarts = s->nm = s->nvictims = s->nwchanged = 0;
     memset(d, 0, sizeof *d);
 
     struct cycle cy;
@@ -1203,7 +1349,7 @@ int tsched_sched_cycle(tsched_sched_t *s, double now, tsched_decisions_t *d, tsl
             j->rnodes = NULL;
         } else {
             for (uint32_t m = 0; m < j->gang; m++)
-                (void)hold_node(&cy, j->rnodes[m]);
+                (void)hold_node(&cy, j->rnodes[m], j->id);
             cy.nres++;
         }
     }
@@ -1233,6 +1379,8 @@ int tsched_sched_cycle(tsched_sched_t *s, double now, tsched_decisions_t *d, tsl
         take_left(s, leaf);
         turn(&cy, slot);
     }
+    if (!cy.nomem)
+        finish_waits(&cy);
 
 out:
     /* 5. the cluster as it was */
@@ -1246,6 +1394,7 @@ out:
         }
     }
     free(cy.holds);
+    free(cy.hold_for);
     free(cy.fit_fail);
     free(cy.pre_fail);
     free(cy.noff);
@@ -1268,7 +1417,7 @@ out:
             if (ps >= 0)
                 s->jobs[ps].waiting = 0;
         }
-        s->nstarts = s->nm = s->nvictims = 0;
+        s->nstarts = s->nm = s->nvictims = s->nwchanged = 0;
         errno = ENOMEM;
         return tsl_errprintf(err, "cycle: out of memory");
     }

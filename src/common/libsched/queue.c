@@ -100,6 +100,7 @@ void tsched_sched_destroy(tsched_sched_t *s)
     free(s->mbuf);
     free(s->victims);
     tsched_policy_destroy(s->spread);
+    free(s->wchanged);
     free(s);
 }
 

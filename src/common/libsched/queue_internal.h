@@ -13,6 +13,7 @@
 
 #include "tessel/sched.h"
 #include "tessel/sched_queue.h"
+#include "tessel/sched_wait.h"
 
 /* Resource dimensions, in the order of tsched_res_t. */
 #define NRES 4
@@ -64,8 +65,10 @@ struct sjob {
     uint32_t waiting; /* victims still to stop for this job */
     uint32_t *rnodes; /* reservation: gang node indices, or NULL */
     int live;
-    int in_g;    /* cycle: running within its guarantee */
-    double size; /* cycle: dominant share of the cluster (victim cost) */
+    int in_g;           /* cycle: running within its guarantee */
+    double size;        /* cycle: dominant share of the cluster (victim cost) */
+    tsched_wait_t wait; /* pending: why it waited in the last cycle (cycle.c, wait.c) */
+    uint64_t wait_hash; /* of the reason last reported; 0 = none reported */
 };
 
 struct tsched_sched {
@@ -95,6 +98,8 @@ struct tsched_sched {
     size_t nm, mcap;
     tsched_victim_t *victims;
     size_t nvictims, vcap;
+    uint64_t *wchanged; /* pending jobs whose reason changed (tsched_waits_changed) */
+    size_t nwchanged, wccap;
 };
 
 /* queue.c */

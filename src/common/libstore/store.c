@@ -80,6 +80,10 @@ static const char *const migrations[] = {
     "ALTER TABLE queues ADD COLUMN reserve_after_s INTEGER;"
     "ALTER TABLE queues ADD COLUMN placement TEXT;"
     "UPDATE queues SET placement = 'spread' WHERE name = 'default';",
+    /* 8: why a pending job waits, as a code beside the sentence in reason ("Resources",
+     * "QueueLimit", ...: tsched_wait_code_name); NULL when it does not wait or was not
+     * examined yet. */
+    "ALTER TABLE jobs ADD COLUMN reason_code TEXT;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -88,7 +92,7 @@ static const char *const migrations[] = {
     " gpu_milli, gpu_count, gpu_mem, cpu_milli, mem, placement, simulated, submitted_ms,"          \
     " started_ms, finished_ms, exit_code, signal, shim_pid, shim_start, job_pid, cancel_ms,"       \
     " preemptions, requeue, suspended_ms, end_cause, cancel_by, preempt_for, preempt_queue,"       \
-    " preempt_ms"
+    " preempt_ms, reason_code"
 
 /* The filters of the job lists after the id bounds: ?2 user, ?3 queue, ?4 state mask. */
 /* ?7 = 1: of the running jobs, only the suspended ones (NULL: all of them). */
@@ -133,6 +137,7 @@ enum {
     S_JOB_LIST_ACTIVE_DESC,
     S_JOB_WRITE,
     S_JOB_SET_REASON,
+    S_JOB_SET_WAIT,
     S_JOB_COUNTS,
     S_EVENT_ADD,
     S_EVENT_LIST,
@@ -202,8 +207,10 @@ static const char *const sql[S_COUNT] = {
                     " finished_ms = ?6, exit_code = ?7, signal = ?8, shim_pid = ?9,"
                     " shim_start = ?10, job_pid = ?11, cancel_ms = ?12, preemptions = ?13,"
                     " suspended_ms = ?14, end_cause = ?15, cancel_by = ?16, preempt_for = ?17,"
-                    " preempt_queue = ?18, preempt_ms = ?19 WHERE id = ?1",
+                    " preempt_queue = ?18, preempt_ms = ?19,"
+                    " reason_code = CASE WHEN ?2 = 0 THEN reason_code END WHERE id = ?1",
     [S_JOB_SET_REASON] = "UPDATE jobs SET reason = ?2 WHERE id = ?1",
+    [S_JOB_SET_WAIT] = "UPDATE jobs SET reason = ?2, reason_code = ?3 WHERE id = ?1 AND state = 0",
     [S_JOB_COUNTS] = "SELECT state, count(*) FROM jobs GROUP BY state",
     [S_EVENT_ADD] = "INSERT INTO job_events(job, time_ms, who, event, from_state, to_state, why,"
                     " detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -975,6 +982,7 @@ static int row_job(sqlite3_stmt *q, tstore_job_t *j)
     j->preempt_for = sqlite3_column_int64(q, 34);
     j->preempt_queue = col_dup(q, 35);
     j->preempt_ms = sqlite3_column_int64(q, 36);
+    j->reason_code = col_dup(q, 37);
     if (!j->user || !j->argv_json || !j->env_json || !j->queue) {
         tstore_job_clear(j);
         errno = ENOMEM;
@@ -993,6 +1001,7 @@ void tstore_job_clear(tstore_job_t *j)
     free(j->cwd);
     free(j->env_json);
     free(j->reason);
+    free(j->reason_code);
     free(j->queue);
     free(j->placement_json);
     free(j->cancel_by);
@@ -1130,6 +1139,16 @@ int tstore_job_set_reason(tstore_t *s, int64_t id, const char *reason, tsl_error
     sqlite3_bind_int64(q, 1, id);
     bind_text(q, 2, reason);
     return exec_stmt(s, q, err, "job reason") < 0 ? -1 : 0;
+}
+
+int tstore_job_set_wait(tstore_t *s, int64_t id, const char *code, const char *reason,
+                        tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_JOB_SET_WAIT);
+    sqlite3_bind_int64(q, 1, id);
+    bind_text(q, 2, reason);
+    bind_text(q, 3, code);
+    return exec_stmt(s, q, err, "job wait reason") < 0 ? -1 : 0;
 }
 
 int tstore_event_add(tstore_t *s, const tstore_event_t *e, tsl_error_t *err)

@@ -85,6 +85,7 @@ typedef struct {
     int64_t preempt_for;  /* a preemption under way: the job it makes room for; 0 = none */
     char *preempt_queue;  /* that job's queue; NULL when unknown */
     int64_t preempt_ms;   /* when the preemption was asked; 0 = none */
+    char *reason_code;    /* pending: why it waits, as a code ("Resources"); NULL = none */
 } tstore_job_t;
 
 /* One record of a job's event log (the job model's, src/daemon/jobmodel.h).  Strings are
@@ -265,6 +266,11 @@ int tstore_job_set_reason(tstore_t *st, int64_t id, const char *reason, tsl_erro
 int tstore_event_add(tstore_t *st, const tstore_event_t *ev, tsl_error_t *err);
 /* Calls cb for each record of job's log, oldest first; cb returns non-zero to stop. */
 int tstore_event_list(tstore_t *st, int64_t job, tstore_event_f cb, void *arg, tsl_error_t *err);
+/* A pending job's reason to wait: its code (tsched_wait_code_name) and its sentence.  A job
+ * that is not pending (any more) is left alone, and that is no error.  Starting a job clears
+ * both. */
+int tstore_job_set_wait(tstore_t *st, int64_t id, const char *code, const char *reason,
+                        tsl_error_t *err);
 /* Number of jobs in each state; counts[TSTORE_NSTATES]. */
 int tstore_job_counts(tstore_t *st, int64_t counts[TSTORE_NSTATES], tsl_error_t *err);
 int tstore_user_active_jobs(tstore_t *st, const char *user, int64_t *n, tsl_error_t *err);

@@ -39,6 +39,9 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
     /* Why it ended, as a fixed name (jobmodel.h's tjm_cause_t); null while it has not. */
     const char *cause = j->state >= TSTORE_SUCCEEDED ? tjm_cause_name(j->end_cause) : NULL;
     json_object_set_new(o, "end_cause", cause ? json_string(cause) : json_null());
+    json_object_set_new(o, "reason_code",
+                        j->state == TSTORE_PENDING && j->reason_code ? json_string(j->reason_code)
+                                                                     : json_null());
     json_object_set_new(o, "queue", json_string(j->queue));
     json_object_set_new(o, "class", json_string(tstore_class_name(j->klass)));
     json_object_set_new(o, "priority", json_integer(j->priority));
@@ -441,6 +444,17 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     }
     if (!api_queue_may_submit(d, &who, &q, rep) || check_queue(d, &j, &q, rep) < 0)
         goto out;
+    /* A job its queue's limits (or an ancestor's) or this node can never hold waits forever:
+     * refused now, with libsched's reason. */
+    char never[TESSD_WAIT_TEXT];
+    int feasible = tessd_job_feasible(d, &j, &q, never, sizeof never, &err);
+    if (feasible <= 0) {
+        if (feasible < 0)
+            api_store_error(rep, &err);
+        else
+            thttp_error(rep, 422, "unsatisfiable", NULL, "this job can never run: %s", never);
+        goto out;
+    }
     argv_s = json_dumps(json_object_get(body, "argv"), JSON_COMPACT);
     json_t *env = json_object_get(body, "env");
     env_s = env && json_is_object(env) ? json_dumps(env, JSON_COMPACT) : strdup("{}");

@@ -239,7 +239,7 @@ static void test_jobs(void **state)
     /* Reopen: everything committed is there, the schema is not re-applied. */
     st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 7);
+    assert_int_equal(tstore_schema_version(st), 8);
     tstore_queue_t hq;
     assert_int_equal(tstore_queue_get(st, "high", &hq, NULL), 0);
     assert_int_equal(hq.priority, 10);
@@ -382,7 +382,7 @@ static void test_migrate_v2(void **state)
     tsl_error_t err;
     tstore_t *st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 7);
+    assert_int_equal(tstore_schema_version(st), 8);
     tstore_queue_t q;
     assert_int_equal(tstore_queue_get(st, "prod", &q, NULL), 0);
     assert_int_equal(q.priority, 3);
@@ -413,6 +413,46 @@ static void test_migrate_v2(void **state)
     assert_int_equal(j.preemptions, 0);
     assert_false(j.no_requeue);
     assert_string_equal(j.queue, "prod");
+    tstore_job_clear(&j);
+    tstore_close(st);
+}
+
+/* A pending job's reason to wait: code and sentence together; a job that has started is left
+ * alone, and its start clears both. */
+static void test_wait_reason(void **state)
+{
+    tsl_error_t err;
+    tstore_t *st = tstore_open(path, &err);
+    assert_non_null(st);
+    int64_t id;
+    add_job(st, "alice", "default", 0, &id);
+    tstore_job_t j;
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_null(j.reason_code);
+    tstore_job_clear(&j);
+    assert_int_equal(tstore_job_set_wait(st, id, "QueueLimit", "QueueLimit: queue 'a' ...", NULL),
+                     0);
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_string_equal(j.reason_code, "QueueLimit");
+    assert_string_equal(j.reason, "QueueLimit: queue 'a' ...");
+    tstore_job_clear(&j);
+    /* Starting the job (the job model's write) clears both. */
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    j.state = TSTORE_RUNNING;
+    free(j.reason);
+    j.reason = NULL;
+    j.placement_json = strdup("[]");
+    j.started_ms = 2000;
+    assert_int_equal(tstore_job_write(st, &j, NULL), 0);
+    tstore_job_clear(&j);
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_null(j.reason_code);
+    assert_null(j.reason);
+    tstore_job_clear(&j);
+    assert_int_equal(tstore_job_set_wait(st, id, "Resources", "Resources: late", NULL), 0);
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_null(j.reason_code);
+    assert_int_equal(j.state, TSTORE_RUNNING);
     tstore_job_clear(&j);
     tstore_close(st);
 }
@@ -546,6 +586,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_jobs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_transaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_events, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wait_reason, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_v2, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reserve, setup, teardown),
     };
