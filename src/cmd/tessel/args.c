@@ -118,7 +118,7 @@ int cli_parse_cpu(const char *s, double *cpu, tsl_error_t *err)
 int cli_parse_size(const char *s, uint64_t *bytes, tsl_error_t *err)
 {
     uint64_t b;
-    if (tsl_parse_size(s, &b, err) < 0)
+    if (tsl_parse_size_unit(s, &b, err) < 0)
         return -1;
     if (b == 0) {
         errno = EINVAL;
@@ -239,7 +239,7 @@ int cli_parse_resources(const char *opt, const char *s, json_t **out, tsl_error_
                 milli % 1000 == 0 ? json_integer(milli / 1000) : json_real((double)milli / 1000.0);
         } else {
             uint64_t b;
-            if (tsl_parse_size(v, &b, &e) < 0) {
+            if (tsl_parse_size_unit(v, &b, &e) < 0) {
                 tsl_errprintf(err, "%s: %s=%s", opt, keys[k], e.text);
                 goto bad;
             }

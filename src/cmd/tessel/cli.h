@@ -102,7 +102,7 @@ int cli_parse_gpu(const char *s, int64_t *milli, tsl_error_t *err);
 int cli_parse_gpus(const char *s, int64_t *n, tsl_error_t *err);
 /* --cpu: a number of cores > 0 (fractions allowed), at most 4096. */
 int cli_parse_cpu(const char *s, double *cpu, tsl_error_t *err);
-/* A size above 0 (tsl_parse_size). */
+/* A size above 0 with a unit (tsl_parse_size_unit): "8" is an error that suggests "8G". */
 int cli_parse_size(const char *s, uint64_t *bytes, tsl_error_t *err);
 /* An integer in [lo, hi]. */
 int cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *v, tsl_error_t *err);

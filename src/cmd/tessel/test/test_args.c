@@ -77,6 +77,11 @@ static void test_parse_numbers(void **state)
     assert_int_equal(cli_parse_size("12Q", &b, &err), -1);
     assert_non_null(strstr(err.text, "12Q"));
     assert_int_equal(cli_parse_size("-1G", &b, &err), -1);
+    /* A size needs a unit: "8" would be 8 bytes, never what anyone means by --gpu-mem 8. */
+    assert_int_equal(cli_parse_size("8", &b, &err), -1);
+    assert_non_null(strstr(err.text, "8G"));
+    assert_int_equal(cli_parse_size("8B", &b, &err), 0);
+    assert_int_equal(b, 8);
     assert_int_equal(cli_parse_class("training", &err), 0);
     assert_int_equal(cli_parse_class("inference", &err), 0);
     assert_int_equal(cli_parse_class("interactive", &err), 0);
@@ -346,6 +351,7 @@ static void test_resources(void **state)
         {"gpus=1", NULL},
         {"gpu=1,gpu=2", NULL},
         {"mem=12Q", NULL},
+        {"gpu-mem=40", NULL},
         {"cpu=1e3", NULL},
         {"gpu=2000000", NULL},
     };
