@@ -121,6 +121,25 @@ int cli_parse_amount(const char *s, int64_t *milli, tsl_error_t *err);
  * null for a "none" VALUE). */
 int cli_parse_resources(const char *opt, const char *s, json_t **out, tsl_error_t *err);
 
+/* ---- the job's environment (args.c) ---- */
+
+/* One --env / --export item: KEY=VALUE, or KEY (copied from our environment: it must be set).
+ * Refused: an empty or blank-holding KEY, and the names Tessel sets (tsl_env_reserved). */
+int cli_env_item(const char *item, tsl_error_t *err);
+/* Set a checked item in env (a JSON object); -1 when its value is not UTF-8. */
+int cli_env_set(json_t *env, const char *item, tsl_error_t *err);
+/* --env-file: KEY=VALUE (or KEY) lines, blank lines and # comments; CR-LF allowed.  Sets each
+ * in env, in order.  A bad line fails as "FILE:LINE: why"; env may hold the lines before it. */
+int cli_env_file(const char *path, json_t *env, tsl_error_t *err);
+/* Copy envp ("K=V" strings, the caller's environment) into env, as `sbatch --export=ALL`
+ * does, leaving out the names Tessel sets (tsl_env_reserved), our own TESSEL_URL,
+ * TESSEL_TOKEN and TESSEL_CONFIG, the shell's own PWD, OLDPWD, SHLVL and _; and values that
+ * are not UTF-8, which *skipped counts.  Returns 0. */
+int cli_env_export_all(char *const *envp, json_t *env, size_t *skipped);
+/* 0 when env is within tesseld's bounds (TSL_ENV_MAX_VARS, TSL_ENV_MAX_BYTES); else -1, E2BIG,
+ * and a message that says how big it is and what to do. */
+int cli_env_check_size(const json_t *env, tsl_error_t *err);
+
 /* `tessel run`'s request, parsed from its arguments (run.c). */
 typedef struct {
     int64_t gpu_milli;     /* -1: not given */
@@ -132,8 +151,15 @@ typedef struct {
     bool has_priority;
     bool detach, shell, quiet;
     bool no_requeue; /* --no-requeue: "requeue": false */
-    char **env;      /* KEY=VALUE or KEY (taken from our environment), nenv of them */
+    char **env;      /* --env and --export items: KEY=VALUE or KEY (taken from our
+                        environment), nenv of them, in order */
     int nenv;
+    const char **env_files; /* --env-file paths, nenv_files of them, in order */
+    int nenv_files;
+    bool no_env;             /* --no-env, --export=NONE: not the caller's environment */
+    char *const *caller_env; /* the caller's environment (environ; tests set their own) */
+    char **owned;            /* copies of --export values that env points into */
+    int nowned;
     char **argv; /* the command, argc of them */
     int argc;
 } run_opts_t;

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "cmd/tessel/cli.h"
+#include "libutil/jobenv.h"
 
 static void test_parse_gpu(void **state)
 {
@@ -121,6 +122,8 @@ static void test_run_request(void **state)
                                &o, &cli),
                      0);
     assert_true(o.detach);
+    static char *const no_vars[] = {NULL};
+    o.caller_env = no_vars;
     json_t *r = run_request(&o, &err);
     assert_non_null(r);
     char *s = json_dumps(r, JSON_SORT_KEYS | JSON_COMPACT);
@@ -133,7 +136,7 @@ static void test_run_request(void **state)
     run_opts_free(&o);
 
     /* Whole GPUs are sent as integers; the command stops option parsing. */
-    assert_int_equal(parse_run("run --gpus 2 --no-requeue --cwd /x ls -l", &o, &cli), 0);
+    assert_int_equal(parse_run("run --no-env --gpus 2 --no-requeue --cwd /x ls -l", &o, &cli), 0);
     r = run_request(&o, &err);
     s = json_dumps(r, JSON_SORT_KEYS | JSON_COMPACT);
     assert_string_equal(s, "{\"argv\":[\"ls\",\"-l\"],\"cwd\":\"/x\",\"gpus\":2,"
@@ -142,7 +145,7 @@ static void test_run_request(void **state)
     json_decref(r);
     run_opts_free(&o);
 
-    assert_int_equal(parse_run("run --gpu 2 --shell --cwd /x echo", &o, &cli), 0);
+    assert_int_equal(parse_run("run --no-env --gpu 2 --shell --cwd /x echo", &o, &cli), 0);
     r = run_request(&o, &err);
     s = json_dumps(r, JSON_SORT_KEYS | JSON_COMPACT);
     assert_string_equal(s, "{\"argv\":[\"echo\"],\"cwd\":\"/x\",\"gpu\":2,\"shell\":true}");
@@ -179,6 +182,12 @@ static void test_run_usage_errors(void **state)
         "run --gpu",                      /* missing value */
         "run -e =x true",                 /* empty env name */
         "run -e TESSEL_TEST_SURELY_UNSET_VARIABLE true",
+        "run -e CUDA_VISIBLE_DEVICES=3 true",   /* Tessel's to set */
+        "run -e TESSEL_CUDA_MEM_LIMIT=1T true", /* would weaken the slice */
+        "run --export=CUDA_VISIBLE_DEVICES true",
+        "run --export= true",       /* nothing */
+        "run --export=A=1,=2 true", /* empty name */
+        "run -e A\tB=1 true",       /* blank in a name */
     };
     /* The usage lines go to stderr: keep them out of the test's output. */
     fflush(stderr);
@@ -199,6 +208,128 @@ static void test_run_usage_errors(void **state)
     }
     dup2(saved, 2);
     close(saved);
+}
+
+/* The env member of `run`'s request for line, with caller as the caller's environment; NULL
+ * when run_request fails (its message in err). */
+static json_t *run_env(const char *line, char *const *caller, tsl_error_t *err)
+{
+    run_opts_t o;
+    cli_t cli;
+    assert_int_equal(parse_run(line, &o, &cli), 0);
+    o.caller_env = caller;
+    json_t *r = run_request(&o, err);
+    run_opts_free(&o);
+    if (!r)
+        return NULL;
+    json_t *env = json_incref(json_object_get(r, "env"));
+    json_decref(r);
+    return env ? env : json_object();
+}
+
+static char *dump(json_t *j)
+{
+    char *s = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
+    json_decref(j);
+    return s;
+}
+
+/* The job's environment: the caller's by default (sbatch --export=ALL), less what Tessel sets
+ * and the shell's own; --env-file, then --env over it; --no-env and --export=NONE|list. */
+static void test_run_env(void **state)
+{
+    static char *const caller[] = {
+        "PATH=/venv/bin:/usr/bin",
+        "VIRTUAL_ENV=/venv",
+        "CONDA_PREFIX=/c",
+        "CUDA_VISIBLE_DEVICES=7",
+        "TESSEL_TOKEN=secret",
+        "TESSEL_CUDA_MEM_LIMIT=1",
+        "TESSEL_CUDA_CORE_MODE=strict",
+        "PWD=/home/a",
+        "_=/usr/bin/tessel",
+        "A=from-caller",
+        "BAD=\xff",
+        "NOEQUALS",
+        NULL,
+    };
+    tsl_error_t err;
+    char *s = dump(run_env("run true", caller, &err));
+    assert_string_equal(s, "{\"A\":\"from-caller\",\"CONDA_PREFIX\":\"/c\",\"PATH\":\"/venv/"
+                           "bin:/usr/bin\",\"TESSEL_CUDA_CORE_MODE\":\"strict\",\"VIRTUAL_ENV\":"
+                           "\"/venv\"}");
+    free(s);
+    s = dump(run_env("run --no-env -e A=1 true", caller, &err));
+    assert_string_equal(s, "{\"A\":\"1\"}");
+    free(s);
+    s = dump(run_env("run --export=NONE true", caller, &err));
+    assert_string_equal(s, "{}");
+    free(s);
+    s = dump(run_env("run --export=A=2,B=3 true", caller, &err));
+    assert_string_equal(s, "{\"A\":\"2\",\"B\":\"3\"}");
+    free(s);
+    json_t *e = run_env("run --export=ALL,A=2 true", caller, &err);
+    assert_string_equal(json_string_value(json_object_get(e, "A")), "2");
+    assert_string_equal(json_string_value(json_object_get(e, "VIRTUAL_ENV")), "/venv");
+    json_decref(e);
+
+    /* --env-file: comments, blank lines, CR-LF, '=' in values; --env wins over it. */
+    char path[] = "/tmp/tessel-test-envfile-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    static const char good[] = "# a comment\n\nA=file\r\n  B=x=y\nC=\n";
+    assert_int_equal(write(fd, good, sizeof good - 1), (ssize_t)(sizeof good - 1));
+    close(fd);
+    char line[256];
+    snprintf(line, sizeof line, "run --no-env -e A=flag --env-file %s true", path);
+    s = dump(run_env(line, caller, &err));
+    assert_string_equal(s, "{\"A\":\"flag\",\"B\":\"x=y\",\"C\":\"\"}");
+    free(s);
+
+    /* A bad line: FILE:LINE and why. */
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        {"A=1\n=2\n", ":2: '=2': expected KEY=VALUE"},
+        {"A=1\n\nexport X Y=1\n", ":3: "},
+        {"CUDA_VISIBLE_DEVICES=1\n", ":1: 'CUDA_VISIBLE_DEVICES': set by Tessel"},
+        {"SURELY_UNSET_TESSEL_TEST_VAR\n", ":1: 'SURELY_UNSET_TESSEL_TEST_VAR' is not set"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(bad[i].text, f);
+        fclose(f);
+        assert_null(run_env(line, caller, &err));
+        char want[128];
+        snprintf(want, sizeof want, "%s%s", path, bad[i].want);
+        if (!strstr(err.text, want))
+            fail_msg("'%s' gave '%s', not '%s'", bad[i].text, err.text, want);
+    }
+    unlink(path);
+    snprintf(line, sizeof line, "run --env-file %s true", path);
+    assert_null(run_env(line, caller, &err));
+    assert_non_null(strstr(err.text, "No such file"));
+
+    /* Too many variables or bytes: refused before anything is sent, saying what to do. */
+    static char *many[TSL_ENV_MAX_VARS + 2];
+    static char names[TSL_ENV_MAX_VARS + 1][16];
+    for (int i = 0; i <= TSL_ENV_MAX_VARS; i++) {
+        snprintf(names[i], sizeof names[i], "V%d=1", i);
+        many[i] = names[i];
+    }
+    assert_null(run_env("run true", many, &err));
+    assert_non_null(strstr(err.text, "--no-env"));
+    json_t *none = run_env("run --no-env true", many, &err);
+    assert_non_null(none);
+    assert_int_equal(json_object_size(none), 0);
+    json_decref(none);
+    static char big[TSL_ENV_MAX_BYTES + 16];
+    memset(big, 'x', sizeof big - 1);
+    memcpy(big, "BIG=", 4);
+    char *const huge[] = {big, NULL};
+    assert_null(run_env("run true", huge, &err));
+    assert_non_null(strstr(err.text, "bytes"));
 }
 
 static json_t *job(const char *state, const char *code, const char *sig)
@@ -422,9 +553,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_gpu),   cmocka_unit_test(test_parse_numbers),
         cmocka_unit_test(test_run_request), cmocka_unit_test(test_run_usage_errors),
-        cmocka_unit_test(test_exit_status), cmocka_unit_test(test_format),
-        cmocka_unit_test(test_table),       cmocka_unit_test(test_resources),
-        cmocka_unit_test(test_state),       cmocka_unit_test(test_escape),
+        cmocka_unit_test(test_run_env),     cmocka_unit_test(test_exit_status),
+        cmocka_unit_test(test_format),      cmocka_unit_test(test_table),
+        cmocka_unit_test(test_resources),   cmocka_unit_test(test_state),
+        cmocka_unit_test(test_escape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
