@@ -1,5 +1,6 @@
 # libutil: error text, size parsing.  Static; linked by everything.
-LIBUTIL_SRCS := src/common/libutil/error.c src/common/libutil/size.c src/common/libutil/jobenv.c
+LIBUTIL_SRCS := src/common/libutil/error.c src/common/libutil/size.c src/common/libutil/jobenv.c \
+                src/common/libutil/when.c
 LIBUTIL := $(O)/lib/libtsl-util.a
 LIBS += $(LIBUTIL)
 $(LIBUTIL): $(LIBUTIL_SRCS:%.c=$(O)/obj/%.o)
@@ -13,5 +14,10 @@ $(O)/tests/libutil/test_size: $(O)/obj/src/common/libutil/test/test_size.o $(LIB
 
 TESTS += $(O)/tests/libutil/test_jobenv
 $(O)/tests/libutil/test_jobenv: $(O)/obj/src/common/libutil/test/test_jobenv.o $(LIBUTIL)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
+
+TESTS += $(O)/tests/libutil/test_when
+$(O)/tests/libutil/test_when: $(O)/obj/src/common/libutil/test/test_when.o $(LIBUTIL)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
