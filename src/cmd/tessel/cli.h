@@ -76,6 +76,19 @@ json_t *cli_get(cli_t *cli, const char *path, int *rc);
 int cli_json_only_args(cli_t *cli, int argc, char **argv, void (*usage)(FILE *f));
 /* getopt_long's message for the option at optind-1, as one usage line; returns CLI_USAGE. */
 int cli_bad_option(const cli_t *cli, int argc, char **argv, int opt);
+/* The value of --json in every command's option table. */
+#define CLI_OPT_JSON 'j'
+/* The default branch of a command's getopt loop: CLI_OPT_JSON sets cli->json and returns -1
+ * (go on); 'h' (--help) prints usage on stdout and returns CLI_OK; anything else is a usage
+ * error (cli_bad_option, CLI_USAGE). */
+int cli_common_option(cli_t *cli, int c, int argc, char **argv, void (*usage)(FILE *f));
+/* Parse a command's options when it has only --json and --help, leaving its arguments from
+ * optind on; returns -1 to go on, else the exit status (help printed, usage error). */
+int cli_json_help_args(cli_t *cli, int argc, char **argv, void (*usage)(FILE *f));
+/* Write all of data to the descriptor *(int *)arg (a tclient_write_fn); 0 or -1. */
+int cli_write_fd(const char *data, size_t len, void *arg);
+/* errno of a lost connection to tesseld (it restarts or stops): worth trying again. */
+bool cli_conn_lost(int e);
 /* After a job action's answer: may replace *job (a reference the caller releases), prints the
  * human line unless cli->json; false when the job counts as failed (why already printed). */
 typedef bool (*cli_job_done_fn)(cli_t *cli, long long id, json_t **job, void *arg);

@@ -41,22 +41,6 @@ static void usage(FILE *f)
         "                   output: {\"stream\": \"stdout\", \"offset\": N, \"data\": \"...\"}\n");
 }
 
-static int write_fd(const char *data, size_t len, void *arg)
-{
-    int fd = *(int *)arg;
-    while (len > 0) {
-        ssize_t n = write(fd, data, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        data += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 /* ---- --json ---- */
 
 /* One stream's output not yet printed: the bytes after its last newline. */
@@ -207,9 +191,7 @@ static int fetch(cli_t *cli, int64_t id, tclient_log_t *logs, int n, bool follow
     tsl_error_t err;
     time_t lost_since = 0;
     while (tclient_logs(cli->client, id, logs, n, follow, NULL, &err) < 0) {
-        int e = errno;
-        bool lost = e == ECONNRESET || e == ECONNREFUSED || e == ETIMEDOUT || e == EAGAIN;
-        if (follow && lost) {
+        if (follow && cli_conn_lost(errno)) {
             time_t now = time(NULL);
             if (!lost_since)
                 lost_since = now;
@@ -233,17 +215,17 @@ static int fetch(cli_t *cli, int64_t id, tclient_log_t *logs, int n, bool follow
 
 int cmd_logs(cli_t *cli, int argc, char **argv)
 {
-    enum { O_STDOUT = 256, O_STDERR, O_JSON, O_SINCE };
+    enum { O_STDOUT = 256, O_STDERR, O_SINCE };
     static const struct option opts[] = {
         {"follow", no_argument, NULL, 'f'},      {"stdout", no_argument, NULL, O_STDOUT},
-        {"stderr", no_argument, NULL, O_STDERR}, {"json", no_argument, NULL, O_JSON},
+        {"stderr", no_argument, NULL, O_STDERR}, {"json", no_argument, NULL, CLI_OPT_JSON},
         {"tail", required_argument, NULL, 'n'},  {"since", required_argument, NULL, O_SINCE},
         {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
     };
     bool follow = false, want_out = true, want_err = true, has_tail = false, has_since = false;
     int64_t tail = 0, since = 0;
     tsl_error_t err;
-    int c;
+    int c, rc;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":fhn:", opts, NULL)) != -1) {
@@ -267,14 +249,9 @@ int cmd_logs(cli_t *cli, int argc, char **argv)
         case O_STDERR:
             want_out = false;
             break;
-        case O_JSON:
-            cli->json = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return CLI_OK;
         default:
-            return cli_bad_option(cli, argc, argv, c);
+            if ((rc = cli_common_option(cli, c, argc, argv, usage)) >= 0)
+                return rc;
         }
     }
     if (!want_out && !want_err)
@@ -298,14 +275,14 @@ int cmd_logs(cli_t *cli, int argc, char **argv)
             continue;
         jl[i].src = &logs[n];
         logs[n++] = (tclient_log_t){.stream = jl[i].stream,
-                                    .write = cli->json ? write_json : write_fd,
+                                    .write = cli->json ? write_json : cli_write_fd,
                                     .arg = cli->json ? (void *)&jl[i] : (void *)&fds[i],
                                     .has_tail = has_tail,
                                     .tail = (uint64_t)tail,
                                     .has_since = has_since,
                                     .since = since};
     }
-    int rc = fetch(cli, id, logs, n, follow);
+    rc = fetch(cli, id, logs, n, follow);
     /* --json: the last line of each stream, if it did not end with a newline. */
     for (int i = 0; i < 2; i++) {
         if (jl[i].len && json_emit(&jl[i], jl[i].len) < 0 && rc == CLI_OK)

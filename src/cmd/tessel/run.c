@@ -383,22 +383,6 @@ static void on_signal(int sig)
     interrupted = 1;
 }
 
-static int write_fd(const char *data, size_t len, void *arg)
-{
-    int fd = *(int *)arg;
-    while (len > 0) {
-        ssize_t n = write(fd, data, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        data += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 static void sleep_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -428,11 +412,6 @@ static bool keep_trying(time_t *lost_since, const char *what, bool quiet)
     return true;
 }
 
-static bool is_lost(int e)
-{
-    return e == ECONNRESET || e == ECONNREFUSED || e == ETIMEDOUT || e == EAGAIN;
-}
-
 /* One line for an error about job id: tesseld's own messages name the job already. */
 static int job_fail(cli_t *cli, int64_t id, const tsl_error_t *err)
 {
@@ -456,8 +435,8 @@ static int foreground(cli_t *cli, int64_t id, bool quiet)
 
     int out_fd = 1, err_fd = 2;
     tclient_log_t logs[2] = {
-        {.stream = "stdout", .write = write_fd, .arg = &out_fd},
-        {.stream = "stderr", .write = write_fd, .arg = &err_fd},
+        {.stream = "stdout", .write = cli_write_fd, .arg = &out_fd},
+        {.stream = "stderr", .write = cli_write_fd, .arg = &err_fd},
     };
     bool cancelling = false;
     time_t lost_since = 0;
@@ -494,7 +473,7 @@ static int foreground(cli_t *cli, int64_t id, bool quiet)
                 job_fail(cli, id, &err);
             continue;
         }
-        if (is_lost(errno)) {
+        if (cli_conn_lost(errno)) {
             if (keep_trying(&lost_since, err.text, quiet)) {
                 /* tesseld answers again: a later outage gets its own RUN_RECONNECT_S. */
                 json_t *probe = NULL;

@@ -1,6 +1,8 @@
 /* test_args.c - `tessel`'s argument parsers, `run`'s request body and exit statuses, and the
  * output helpers (GPU shares, ages, API times, tables). */
+#include <errno.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -332,6 +334,54 @@ static void test_run_env(void **state)
     assert_non_null(strstr(err.text, "bytes"));
 }
 
+static void no_usage(FILE *f)
+{
+    fputs("usage\n", f);
+}
+
+/* The helpers every command's option loop and log streams share (cli.c). */
+static void test_common_helpers(void **state)
+{
+    cli_t cli;
+    memset(&cli, 0, sizeof cli);
+    cli.cmd = "x";
+    char *argv[] = {"x", "--bogus", NULL};
+    assert_int_equal(cli_common_option(&cli, CLI_OPT_JSON, 2, argv, no_usage), -1);
+    assert_true(cli.json);
+    fflush(stdout);
+    fflush(stderr);
+    int saved_out = dup(1), saved_err = dup(2), null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    dup2(null, 2);
+    int help = cli_common_option(&cli, 'h', 2, argv, no_usage);
+    fflush(stdout);
+    optind = 2;
+    optopt = 0;
+    int bad = cli_common_option(&cli, '?', 2, argv, no_usage);
+    fflush(stderr);
+    dup2(saved_out, 1);
+    dup2(saved_err, 2);
+    close(saved_out);
+    close(saved_err);
+    close(null);
+    assert_int_equal(help, CLI_OK);
+    assert_int_equal(bad, CLI_USAGE);
+
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    assert_int_equal(cli_write_fd("hello\n", 6, &p[1]), 0);
+    char buf[16] = "";
+    assert_int_equal(read(p[0], buf, sizeof buf), 6);
+    assert_memory_equal(buf, "hello\n", 6);
+    close(p[0]);
+    assert_int_equal(cli_write_fd("x", 1, &p[1]), -1); /* EPIPE (SIGPIPE ignored above) */
+    close(p[1]);
+
+    assert_true(cli_conn_lost(ECONNREFUSED));
+    assert_true(cli_conn_lost(ECONNRESET));
+    assert_false(cli_conn_lost(ENOENT));
+}
+
 static json_t *job(const char *state, const char *code, const char *sig)
 {
     char buf[256];
@@ -550,13 +600,14 @@ static void test_state(void **state)
 
 int main(void)
 {
+    signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_gpu),   cmocka_unit_test(test_parse_numbers),
         cmocka_unit_test(test_run_request), cmocka_unit_test(test_run_usage_errors),
-        cmocka_unit_test(test_run_env),     cmocka_unit_test(test_exit_status),
-        cmocka_unit_test(test_format),      cmocka_unit_test(test_table),
-        cmocka_unit_test(test_resources),   cmocka_unit_test(test_state),
-        cmocka_unit_test(test_escape),
+        cmocka_unit_test(test_run_env),     cmocka_unit_test(test_common_helpers),
+        cmocka_unit_test(test_exit_status), cmocka_unit_test(test_format),
+        cmocka_unit_test(test_table),       cmocka_unit_test(test_resources),
+        cmocka_unit_test(test_state),       cmocka_unit_test(test_escape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
