@@ -9,15 +9,9 @@
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 . "$TESSEL_SRCDIR/tests/lib/cli.sh"
 . "$TESSEL_SRCDIR/tests/lib/local.sh"
-command -v jq >/dev/null || missing "jq is needed"
-[ -x "$TESSEL_BUILD/bin/tesseld" ] || missing "tesseld not built"
 [ "$(id -u)" -eq 0 ] || missing "root (the account's HOME replaces the caller's)"
 local_account tslenv || missing "a system account (useradd)"
-
-td_setup
-td_start --fake-gpus 1xRTX4090:24G --no-cgroups || missing "tesseld did not start"
-cli_setup
-export TESSEL_URL="$TD_URL" TESSEL_TOKEN="$TD_ADMIN"
+cli_admin_daemon
 chmod 755 "$TD"
 
 # A virtualenv-like directory: its bin/ first on PATH, VIRTUAL_ENV set, as `activate` does.

@@ -7,13 +7,7 @@
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 . "$TESSEL_SRCDIR/tests/lib/cli.sh"
-command -v jq >/dev/null || missing "jq is needed"
-[ -x "$TESSEL_BUILD/bin/tesseld" ] || missing "tesseld not built"
-
-td_setup
-td_start --fake-gpus 1xRTX4090:24G --no-cgroups || missing "tesseld did not start"
-cli_setup
-export TESSEL_URL="$TD_URL" TESSEL_TOKEN="$TD_ADMIN"
+cli_admin_daemon
 chmod 755 "$TD"
 
 # A job that writes a, b; waits for $TD/go; writes c, d (and e on stderr).
