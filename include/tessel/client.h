@@ -125,6 +125,13 @@ typedef struct {
     tclient_write_fn write; /* where the bytes go */
     void *arg;
     char state[16]; /* out: X-Tessel-Job-State of the answer ("" if none) */
+    /* in: start at the last `tail` lines (has_tail) and/or at the output written since Unix
+     * time `since` (has_since), the later of the two, but not before offset.  tesseld says
+     * where that is; offset is set to it and positioned to true, and later calls (a resume)
+     * go on from offset without asking again. */
+    bool has_tail, has_since, positioned;
+    uint64_t tail;
+    int64_t since;
 } tclient_log_t;
 
 /* Fetch n log streams of job `id` at once (GET /v1/jobs/ID/logs), each on its own

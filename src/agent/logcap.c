@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent/logcap.h"
@@ -19,8 +20,12 @@ struct tagent_logcap {
     uint64_t over;     /* bytes taken after the head was full */
     uint64_t lost;     /* bytes a write failed to store since the last marker */
     int lost_err;
-    char last; /* last byte stored in the file ('\n' at start) */
-    int err;   /* first write error, for close */
+    char last;       /* last byte stored in the file ('\n' at start) */
+    int err;         /* first write error, for close */
+    uint64_t pos;    /* the file's size: what it held, plus every byte stored since */
+    int idx_fd;      /* time index, -1 if none */
+    int64_t idx_sec; /* second of the last index line (-1: none yet) */
+    int64_t now;     /* time of the write in progress */
 };
 
 tagent_logcap_t *tagent_logcap_open(int fd, uint64_t limit, uint64_t already, size_t tail_max)
@@ -37,13 +42,46 @@ tagent_logcap_t *tagent_logcap_open(int fd, uint64_t limit, uint64_t already, si
         lc->head_cap = limit - t;
     }
     lc->in_file = already;
+    lc->pos = already;
+    lc->idx_fd = -1;
+    lc->idx_sec = -1;
     return lc;
+}
+
+void tagent_logcap_set_index(tagent_logcap_t *lc, int idx_fd)
+{
+    if (!lc) {
+        if (idx_fd >= 0)
+            close(idx_fd);
+        return;
+    }
+    if (lc->idx_fd >= 0)
+        close(lc->idx_fd);
+    lc->idx_fd = idx_fd;
+}
+
+/* Before bytes go to the file at lc->pos: a line for the second they are written in, the
+ * first time in that second. */
+static void index_mark(tagent_logcap_t *lc)
+{
+    if (lc->idx_fd < 0 || lc->now == lc->idx_sec)
+        return;
+    char line[48];
+    int n =
+        snprintf(line, sizeof line, "%lld %llu\n", (long long)lc->now, (unsigned long long)lc->pos);
+    ssize_t w;
+    do
+        w = write(lc->idx_fd, line, (size_t)n);
+    while (w < 0 && errno == EINTR);
+    lc->idx_sec = lc->now;
 }
 
 /* Write all of buf; on failure count what was not stored.  Returns bytes stored. */
 static size_t store(tagent_logcap_t *lc, const char *buf, size_t len)
 {
     size_t off = 0;
+    if (len)
+        index_mark(lc);
     while (off < len) {
         ssize_t n = write(lc->fd, buf + off, len - off);
         if (n < 0 && errno == EINTR)
@@ -61,6 +99,7 @@ static size_t store(tagent_logcap_t *lc, const char *buf, size_t len)
     }
     if (off)
         lc->last = buf[off - 1];
+    lc->pos += off;
     return off;
 }
 
@@ -107,9 +146,15 @@ static void store_head(tagent_logcap_t *lc, const char *buf, size_t len)
 
 void tagent_logcap_write(tagent_logcap_t *lc, const void *data, size_t len)
 {
+    tagent_logcap_write_at(lc, data, len, (int64_t)time(NULL));
+}
+
+void tagent_logcap_write_at(tagent_logcap_t *lc, const void *data, size_t len, int64_t now)
+{
     const char *buf = data;
     if (!lc || len == 0)
         return;
+    lc->now = now;
     if (!lc->limit) {
         store_head(lc, buf, len);
         return;
@@ -175,6 +220,7 @@ int tagent_logcap_close(tagent_logcap_t *lc)
 {
     if (!lc)
         return 0;
+    lc->now = (int64_t)time(NULL);
     uint64_t dropped = tagent_logcap_dropped(lc);
     if (dropped) {
         char lim[32], line[160];
@@ -197,11 +243,85 @@ int tagent_logcap_close(tagent_logcap_t *lc)
     int err = lc->err;
     if (close(lc->fd) < 0 && !err)
         err = errno;
+    if (lc->idx_fd >= 0)
+        close(lc->idx_fd);
     free(lc->ring);
     free(lc);
     if (err) {
         errno = err;
         return -1;
     }
+    return 0;
+}
+
+int tagent_logidx_since(int idx_fd, int64_t since, uint64_t *off)
+{
+    int fd = dup(idx_fd);
+    FILE *f = fd >= 0 && lseek(fd, 0, SEEK_SET) == 0 ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        errno = e;
+        return -1;
+    }
+    char line[64];
+    int rc = 1;
+    while (fgets(line, sizeof line, f)) {
+        long long sec;
+        unsigned long long o;
+        char nl;
+        if (sscanf(line, "%lld %llu%c", &sec, &o, &nl) != 3 || nl != '\n')
+            continue;
+        if (sec >= since) {
+            *off = o;
+            rc = 0;
+            break;
+        }
+    }
+    if (rc == 1 && ferror(f))
+        rc = -1;
+    int e = errno;
+    fclose(f);
+    errno = e;
+    return rc;
+}
+
+/* Read back from the end in blocks of this size. */
+#define TAIL_BLOCK 65536
+
+int tagent_log_tail(int fd, uint64_t size, uint64_t n, uint64_t *off)
+{
+    char *buf = malloc(TAIL_BLOCK);
+    if (!buf)
+        return -1;
+    uint64_t end = size, seen = 0;
+    *off = 0;
+    while (end > 0) {
+        size_t len = end < TAIL_BLOCK ? (size_t)end : TAIL_BLOCK;
+        uint64_t start = end - len;
+        ssize_t r;
+        do
+            r = pread(fd, buf, len, (off_t)start);
+        while (r < 0 && errno == EINTR);
+        if (r != (ssize_t)len) {
+            if (r >= 0)
+                errno = EIO;
+            free(buf);
+            return -1;
+        }
+        for (size_t i = len; i-- > 0;) {
+            /* The log's last newline ends the last line: it does not start one. */
+            if (start + i == size - 1 && buf[i] == '\n')
+                continue;
+            if (buf[i] == '\n' && ++seen == n) {
+                *off = start + i + 1;
+                free(buf);
+                return 0;
+            }
+        }
+        end = start;
+    }
+    free(buf);
     return 0;
 }

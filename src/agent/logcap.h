@@ -18,6 +18,13 @@
  *
  *   [tessel: 4096 bytes lost here: No space left on device]
  *
+ * Time index (for `tessel logs --since`): with tagent_logcap_set_index, the writer appends
+ * one line "SECONDS OFFSET\n" to a second file beside the log for each second (Unix time) in
+ * which the stream wrote: OFFSET is where that second's first byte went in the log file.  The
+ * tail kept past the limit reaches the file only at the end: it is indexed at that time.  A
+ * reader finds where output since a time starts (tagent_logidx_since) without reading the
+ * log; tagent_log_tail finds where its last N lines start.
+ *
  * Single-threaded: one writer per stream, no locks. */
 #ifndef TESSEL_AGENT_LOGCAP_H
 #define TESSEL_AGENT_LOGCAP_H
@@ -39,6 +46,13 @@ tagent_logcap_t *tagent_logcap_open(int fd, uint64_t limit, uint64_t already, si
 
 /* Take len bytes of the stream.  Never blocks but on the file's own write. */
 void tagent_logcap_write(tagent_logcap_t *lc, const void *buf, size_t len);
+/* The same, written at Unix time now (seconds): what tagent_logcap_write does with time(). */
+void tagent_logcap_write_at(tagent_logcap_t *lc, const void *buf, size_t len, int64_t now);
+
+/* Keep the time index in idx_fd (a regular file opened for append, owned and closed by the
+ * writer from now on; its existing lines are an earlier attempt's and stay).  Index lines a
+ * write fails to store are dropped: the index is a help to readers, never the output. */
+void tagent_logcap_set_index(tagent_logcap_t *lc, int idx_fd);
 
 /* Bytes dropped by the limit so far (the tail not yet written counts as kept). */
 uint64_t tagent_logcap_dropped(const tagent_logcap_t *lc);
@@ -46,5 +60,18 @@ uint64_t tagent_logcap_dropped(const tagent_logcap_t *lc);
 /* End of the stream: write the marker and the tail, close the file, free lc.  0, or -1 with
  * errno when a write or the close failed (lc is freed either way).  NULL is accepted. */
 int tagent_logcap_close(tagent_logcap_t *lc);
+
+/* Where output written at or after Unix time since (seconds) starts in a log whose time
+ * index is open on idx_fd (read from its start, through a duplicate: idx_fd's offset is shared):
+ * *off is the offset of the first index entry at or after since; 1 when there is none (nothing
+ * written since: start at the end); 0 when found; -1 with errno when reading failed.  Malformed
+ * lines are skipped. */
+int tagent_logidx_since(int idx_fd, int64_t since, uint64_t *off);
+
+/* Where the last n lines (n >= 1) of the size bytes of the log open on fd start: *off is just
+ * after the n-th newline before the log's end (a newline that ends the log does not count; a
+ * last line without one is a line); 0 when the log holds n lines or fewer.  0, or -1 with
+ * errno when a read failed. */
+int tagent_log_tail(int fd, uint64_t size, uint64_t n, uint64_t *off);
 
 #endif

@@ -213,14 +213,14 @@ static int open_log(const char *path)
     return fd;
 }
 
-/* Pass the two log descriptors over the socket (SCM_RIGHTS).  0 or -1 with errno. */
-static int send_fds(int sock, int out, int err)
+/* Pass the two log descriptors and their time indexes over the socket (SCM_RIGHTS).  0 or -1
+ * with errno. */
+static int send_fds(int sock, const int fds[4])
 {
-    int fds[2] = {out, err};
     char byte = 'L';
     struct iovec iov = {.iov_base = &byte, .iov_len = 1};
     union {
-        char buf[CMSG_SPACE(sizeof fds)];
+        char buf[CMSG_SPACE(4 * sizeof(int))];
         struct cmsghdr align;
     } u;
     memset(&u, 0, sizeof u);
@@ -229,19 +229,19 @@ static int send_fds(int sock, int out, int err)
     struct cmsghdr *c = CMSG_FIRSTHDR(&m);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof fds);
-    memcpy(CMSG_DATA(c), fds, sizeof fds);
+    c->cmsg_len = CMSG_LEN(4 * sizeof(int));
+    memcpy(CMSG_DATA(c), fds, 4 * sizeof(int));
     return sendmsg(sock, &m, MSG_NOSIGNAL) == 1 ? 0 : -1;
 }
 
 /* Receive them (close-on-exec).  0, or -1 with errno (ENODATA: the child ended or failed
  * before it sent them). */
-static int recv_fds(int sock, int fds[2])
+static int recv_fds(int sock, int fds[4])
 {
     char byte;
     struct iovec iov = {.iov_base = &byte, .iov_len = 1};
     union {
-        char buf[CMSG_SPACE(2 * sizeof(int))];
+        char buf[CMSG_SPACE(4 * sizeof(int))];
         struct cmsghdr align;
     } u;
     struct msghdr m = {
@@ -257,11 +257,11 @@ static int recv_fds(int sock, int fds[2])
     }
     struct cmsghdr *c = CMSG_FIRSTHDR(&m);
     if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
-        c->cmsg_len != CMSG_LEN(2 * sizeof(int))) {
+        c->cmsg_len != CMSG_LEN(4 * sizeof(int))) {
         errno = EPROTO;
         return -1;
     }
-    memcpy(fds, CMSG_DATA(c), 2 * sizeof(int));
+    memcpy(fds, CMSG_DATA(c), 4 * sizeof(int));
     return 0;
 }
 
@@ -471,6 +471,9 @@ int main(int argc, char **argv)
     char out_path[4096], err_path[4096];
     snprintf(out_path, sizeof out_path, "%s/stdout", dir);
     snprintf(err_path, sizeof err_path, "%s/stderr", dir);
+    char out_idx[4096 + 8], err_idx[4096 + 8];
+    snprintf(out_idx, sizeof out_idx, "%s.idx", out_path);
+    snprintf(err_idx, sizeof err_idx, "%s.idx", err_path);
     /* SIGCHLD is blocked from here on and taken from a signalfd by the main loop (pump).  A
      * thread started beside the loop inherits the mask, so the signal never interrupts it. */
     sigset_t chld;
@@ -555,10 +558,17 @@ int main(int argc, char **argv)
         int err = open_log(err_path);
         if (err < 0)
             child_fail(pfd[1], "stderr");
-        if (send_fds(sock[1], out, err) < 0)
+        /* Their time indexes (logcap.h), the same way; without one (a directory or FIFO the
+         * user left there) the job runs, its index goes to /dev/null. */
+        int fds[4] = {out, err, open_log(out_idx), open_log(err_idx)};
+        for (int k = 2; k < 4; k++)
+            if (fds[k] < 0)
+                fds[k] = devnull;
+        if (send_fds(sock[1], fds) < 0)
             child_fail(pfd[1], "logs");
-        close(out);
-        close(err);
+        for (int k = 0; k < 4; k++)
+            if (fds[k] != devnull)
+                close(fds[k]);
         close(sock[1]);
         if (chdir(cwd) < 0)
             child_fail(pfd[1], "chdir");
@@ -602,7 +612,7 @@ int main(int argc, char **argv)
     }
 
     /* The log files, from the child (none when it failed before it opened them). */
-    int logs[2] = {-1, -1};
+    int logs[4] = {-1, -1, -1, -1};
     if (recv_fds(sock[0], logs) < 0 && errno != ENODATA)
         perror("tessel-shim: log descriptors");
     close(sock[0]);
@@ -622,6 +632,10 @@ int main(int argc, char **argv)
                 tagent_logcap_open(logs[k], log_limit, (uint64_t)st.st_size, TAGENT_LOG_TAIL_MAX);
         if (logs[k] >= 0 && !lc[k])
             close(logs[k]);
+        if (lc[k])
+            tagent_logcap_set_index(lc[k], logs[k + 2]);
+        else if (logs[k + 2] >= 0)
+            close(logs[k + 2]);
     }
     int status = pump(pid, outp[0], errp[0], sfd, lc);
     /* The job has its own copy since its exec. */

@@ -565,17 +565,19 @@ static int build_env(tessd_t *d, const tstore_job_t *j, const tessd_run_t *r,
     }
     if (!getenv("PATH"))
         rc |= env_set(e, "PATH", "/usr/local/bin:/usr/bin:/bin");
-    if (pw) {
-        rc |= env_set(e, "HOME", pw->pw_dir);
-        rc |= env_set(e, "USER", pw->pw_name);
-        rc |= env_set(e, "LOGNAME", pw->pw_name);
-    }
     json_t *env = json_loads(j->env_json, 0, NULL);
     const char *key;
     json_t *val;
     json_object_foreach(env, key, val)
     {
         rc |= env_set(e, key, json_string_value(val));
+    }
+    /* The account's own, over the submitter's copy (`tessel run` sends its environment). */
+    if (pw) {
+        rc |= env_set(e, "HOME", pw->pw_dir);
+        rc |= env_set(e, "USER", pw->pw_name);
+        rc |= env_set(e, "LOGNAME", pw->pw_name);
+        rc |= env_set(e, "SHELL", pw->pw_shell && *pw->pw_shell ? pw->pw_shell : "/bin/sh");
     }
     char buf[PATH_MAX * 2], num[64];
     /* CUDA_VISIBLE_DEVICES: the placed GPUs' indexes as NVML and the driver number them. */

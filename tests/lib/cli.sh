@@ -6,6 +6,9 @@
 #   out / errtext       the last run's stdout / stderr
 #   one_line_error      0 when the last run printed exactly one line on stderr, starting "tessel"
 #   admin ARG...        tcli with the admin's URL and token from the environment
+#   cli_admin_daemon    the usual start of a CLI test: jq and tesseld there (else fail), a
+#                       tesseld with one fake 24G GPU and no cgroups, cli_setup, and
+#                       TESSEL_URL / TESSEL_TOKEN exported as its admin's
 TCLI="$TESSEL_BUILD/bin/tessel"
 
 cli_setup() {
@@ -36,4 +39,15 @@ admin() {
 state_of() {
     TESSEL_URL="$TD_URL" TESSEL_TOKEN="${2:-$TD_ADMIN}" "$TCLI" ps -a --limit 1000000 --json 2>/dev/null |
         jq -r ".jobs[] | select(.id == $1) | .state"
+}
+
+cli_admin_daemon() {
+    command -v jq >/dev/null || missing "jq is needed"
+    [ -x "$TESSEL_BUILD/bin/tesseld" ] || missing "tesseld not built"
+    td_setup
+    td_start --fake-gpus 1xRTX4090:24G --no-cgroups || missing "tesseld did not start"
+    cli_setup
+    TESSEL_URL="$TD_URL"
+    TESSEL_TOKEN="$TD_ADMIN"
+    export TESSEL_URL TESSEL_TOKEN
 }

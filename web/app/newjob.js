@@ -97,9 +97,10 @@ function build(form, shell, whole) {
   if (g !== '' && !(g === '0' && !whole)) {
     if (whole) spec.gpus = num(g); else spec.gpu = num(g);
   }
-  if (v('gpu_mem')) spec.gpu_mem = num(v('gpu_mem'));
+  // Sizes as typed: tesseld reads "8G" and refuses a bare "8" (8 bytes is never meant).
+  if (v('gpu_mem')) spec.gpu_mem = v('gpu_mem');
   if (v('cpu')) spec.cpu = num(v('cpu'));
-  if (v('mem')) spec.mem = num(v('mem'));
+  if (v('mem')) spec.mem = v('mem');
   spec.queue = v('queue');
   spec.class = v('class');
   if (v('priority') !== '') spec.priority = num(v('priority'));

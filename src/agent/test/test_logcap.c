@@ -1,7 +1,8 @@
 /* test_logcap.c - the head + tail log writer (logcap.h): what the file holds for streams
  * shorter than, equal to and longer than the limit, written in chunks of every size; bytes the
  * file already held; no limit; the 64 MiB default's marker; write failures marked where the
- * output resumes. */
+ * output resumes; the time index (one line per second with output, offsets of the file) and
+ * the readers --since and --tail use (tagent_logidx_since, tagent_log_tail). */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -202,13 +203,148 @@ static void test_write_failure(void **state)
     free(got);
 }
 
+/* A file with content at its start, open read-write: for the readers. */
+static int tmp_with(const char *content, char *name, size_t len)
+{
+    snprintf(name, len, "/tmp/tessel-logidx-XXXXXX");
+    int fd = mkstemp(name);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, content, strlen(content)), (ssize_t)strlen(content));
+    return fd;
+}
+
+/* The index: a line per second in which output was written, at the offset of that second's
+ * first byte in the file (bytes it held before included); a second without output has none. */
+static void test_index(void **state)
+{
+    int fd = new_file("old\n");
+    char idx_path[64];
+    int idx = tmp_with("", idx_path, sizeof idx_path);
+    tagent_logcap_t *lc = tagent_logcap_open(fd, 0, 4, 0);
+    assert_non_null(lc);
+    tagent_logcap_set_index(lc, idx);
+    tagent_logcap_write_at(lc, "a\n", 2, 1000);
+    tagent_logcap_write_at(lc, "bb\n", 3, 1000);
+    tagent_logcap_write_at(lc, "c\n", 2, 1002);
+    tagent_logcap_write_at(lc, "", 0, 1003);
+    tagent_logcap_write_at(lc, "d\n", 2, 1005);
+    assert_int_equal(tagent_logcap_close(lc), 0);
+    size_t len;
+    free(read_back(&len));
+    assert_int_equal(len, 13);
+    FILE *f = fopen(idx_path, "r");
+    assert_non_null(f);
+    char text[128] = "";
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    assert_string_equal(text, "1000 4\n1002 9\n1005 11\n");
+
+    int r = open(idx_path, O_RDONLY);
+    assert_true(r >= 0);
+    static const struct {
+        int64_t since;
+        int rc;
+        uint64_t off;
+    } t[] = {{0, 0, 4},     {1000, 0, 4},  {1001, 0, 9}, {1002, 0, 9},
+             {1004, 0, 11}, {1005, 0, 11}, {1006, 1, 0}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        uint64_t off = 0;
+        assert_int_equal(tagent_logidx_since(r, t[i].since, &off), t[i].rc);
+        if (t[i].rc == 0)
+            assert_int_equal(off, t[i].off);
+    }
+    close(r);
+    unlink(idx_path);
+}
+
+/* A malformed or cut line (an index written by a crashed shim) is skipped. */
+static void test_index_malformed(void **state)
+{
+    char name[64];
+    int fd = tmp_with("junk\n1000 x\n1001 5\n1002 7", name, 64);
+    uint64_t off = 0;
+    assert_int_equal(tagent_logidx_since(fd, 1000, &off), 0);
+    assert_int_equal(off, 5);
+    assert_int_equal(tagent_logidx_since(fd, 1002, &off), 1);
+    close(fd);
+    unlink(name);
+}
+
+/* Past the limit, the tail reaches the file at the end: indexed at that time. */
+static void test_index_tail(void **state)
+{
+    int fd = new_file(NULL);
+    char idx_path[64];
+    int idx = tmp_with("", idx_path, sizeof idx_path);
+    tagent_logcap_t *lc = tagent_logcap_open(fd, 8, 0, 4);
+    tagent_logcap_set_index(lc, idx);
+    tagent_logcap_write_at(lc, "0123456789ab", 12, 1000);
+    assert_int_equal(tagent_logcap_close(lc), 0);
+    size_t len;
+    char *all = read_back(&len);
+    free(all);
+    int r = open(idx_path, O_RDONLY);
+    uint64_t off = 0;
+    assert_int_equal(tagent_logidx_since(r, 1000, &off), 0);
+    assert_int_equal(off, 0);
+    /* The second entry (the marker and the tail, at close) starts after the 4-byte head. */
+    assert_int_equal(tagent_logidx_since(r, 1001, &off), 0);
+    assert_int_equal(off, 4);
+    close(r);
+    unlink(idx_path);
+}
+
+static void test_tail(void **state)
+{
+    static const struct {
+        const char *text;
+        uint64_t n, off;
+    } t[] = {
+        {"", 1, 0},          {"a\n", 1, 0},        {"a\nb\nc\n", 1, 4}, {"a\nb\nc\n", 2, 2},
+        {"a\nb\nc\n", 3, 0}, {"a\nb\nc\n", 10, 0}, {"a\nb\nc", 1, 4}, /* a last line without its
+                                                                         newline is a line */
+        {"a\nb\nc", 2, 2},   {"a\n\n\n", 1, 3},                       /* empty lines are lines */
+        {"a\n\n\n", 2, 2},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        char name[64];
+        int fd = tmp_with(t[i].text, name, sizeof name);
+        uint64_t off = 99;
+        assert_int_equal(tagent_log_tail(fd, strlen(t[i].text), t[i].n, &off), 0);
+        if (off != t[i].off)
+            fail_msg("'%s' tail %llu: %llu, not %llu", t[i].text, (unsigned long long)t[i].n,
+                     (unsigned long long)off, (unsigned long long)t[i].off);
+        close(fd);
+        unlink(name);
+    }
+    /* Across read blocks: 200000 lines of 10 bytes, the last 7 start 70 bytes from the end. */
+    char name[64];
+    int fd = tmp_with("", name, sizeof name);
+    char *big = malloc(2000000);
+    assert_non_null(big);
+    for (int i = 0; i < 200000; i++)
+        memcpy(big + 10 * i, "123456789\n", 10);
+    assert_int_equal(write(fd, big, 2000000), 2000000);
+    uint64_t off;
+    assert_int_equal(tagent_log_tail(fd, 2000000, 7, &off), 0);
+    assert_int_equal(off, 2000000 - 70);
+    assert_int_equal(tagent_log_tail(fd, 2000000, 100000, &off), 0);
+    assert_int_equal(off, 1000000);
+    free(big);
+    /* A size beyond the file: the read fails. */
+    assert_int_equal(tagent_log_tail(fd, 3000000, 1, &off), -1);
+    close(fd);
+    unlink(name);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_chunks),
-        cmocka_unit_test(test_default_limit),
-        cmocka_unit_test(test_already),
-        cmocka_unit_test(test_write_failure),
+        cmocka_unit_test(test_chunks),     cmocka_unit_test(test_default_limit),
+        cmocka_unit_test(test_already),    cmocka_unit_test(test_write_failure),
+        cmocka_unit_test(test_index),      cmocka_unit_test(test_index_malformed),
+        cmocka_unit_test(test_index_tail), cmocka_unit_test(test_tail),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

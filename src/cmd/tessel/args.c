@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd/tessel/cli.h"
+#include "libutil/jobenv.h"
 #include "libutil/size.h"
 
 /* Most whole GPUs one request may name: far above any single machine, low enough that
@@ -118,7 +119,7 @@ int cli_parse_cpu(const char *s, double *cpu, tsl_error_t *err)
 int cli_parse_size(const char *s, uint64_t *bytes, tsl_error_t *err)
 {
     uint64_t b;
-    if (tsl_parse_size(s, &b, err) < 0)
+    if (tsl_parse_size_unit(s, &b, err) < 0)
         return -1;
     if (b == 0) {
         errno = EINVAL;
@@ -239,7 +240,7 @@ int cli_parse_resources(const char *opt, const char *s, json_t **out, tsl_error_
                 milli % 1000 == 0 ? json_integer(milli / 1000) : json_real((double)milli / 1000.0);
         } else {
             uint64_t b;
-            if (tsl_parse_size(v, &b, &e) < 0) {
+            if (tsl_parse_size_unit(v, &b, &e) < 0) {
                 tsl_errprintf(err, "%s: %s=%s", opt, keys[k], e.text);
                 goto bad;
             }
@@ -263,4 +264,150 @@ bad:
     json_decref(o);
     errno = EINVAL;
     return -1;
+}
+
+int cli_env_item(const char *item, tsl_error_t *err)
+{
+    const char *eq = strchr(item, '=');
+    size_t n = eq ? (size_t)(eq - item) : strlen(item);
+    if (n == 0) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "'%s': expected KEY=VALUE or KEY", item);
+    }
+    char name[128];
+    snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), item);
+    for (const char *p = name; *p; p++) {
+        if (*p == ' ' || *p == '\t') {
+            errno = EINVAL;
+            return tsl_errprintf(err, "'%s': a variable name has no blanks (KEY=VALUE)", item);
+        }
+    }
+    const char *why = tsl_env_reserved(name);
+    if (why) {
+        errno = EPERM;
+        return tsl_errprintf(err, "'%s': %s", name, why);
+    }
+    if (!eq && !getenv(item)) {
+        errno = ENOENT;
+        return tsl_errprintf(err, "'%s' is not set in this environment", item);
+    }
+    return 0;
+}
+
+int cli_env_set(json_t *env, const char *item, tsl_error_t *err)
+{
+    const char *eq = strchr(item, '=');
+    const char *v = eq ? eq + 1 : getenv(item);
+    char *k = eq ? strndup(item, (size_t)(eq - item)) : strdup(item);
+    if (!k)
+        abort();
+    json_t *js = json_string(v ? v : "");
+    int rc = 0;
+    if (!js) {
+        errno = EINVAL;
+        rc = tsl_errprintf(err, "'%s': its value is not valid UTF-8", k);
+    } else {
+        json_object_set_new(env, k, js);
+    }
+    free(k);
+    return rc;
+}
+
+int cli_env_file(const char *path, json_t *env, tsl_error_t *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        int e = errno;
+        tsl_errprintf(err, "--env-file %s: %s", path, strerror(e));
+        errno = e;
+        return -1;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int lineno = 0, rc = 0;
+    tsl_error_t e;
+    while ((len = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = '\0';
+        if ((size_t)len != strlen(line)) {
+            rc = tsl_errprintf(err, "%s:%d: a NUL byte in the line", path, lineno);
+            break;
+        }
+        const char *p = line + strspn(line, " \t");
+        if (*p == '\0' || *p == '#')
+            continue;
+        if (cli_env_item(p, &e) < 0 || cli_env_set(env, p, &e) < 0) {
+            rc = tsl_errprintf(err, "%s:%d: %s", path, lineno, e.text);
+            break;
+        }
+    }
+    if (rc == 0 && ferror(f))
+        rc = tsl_errprintf(err, "--env-file %s: read error", path);
+    free(line);
+    fclose(f);
+    if (rc < 0)
+        errno = EINVAL;
+    return rc;
+}
+
+/* Variables of the caller's shell that describe the shell itself, not the job; and the CLI's
+ * own configuration (its token is a secret the job's record should not hold). */
+static bool env_shell_own(const char *name, size_t n)
+{
+    static const char *const own[] = {"PWD",          "OLDPWD",       "_", "SHLVL", "TESSEL_URL",
+                                      "TESSEL_TOKEN", "TESSEL_CONFIG"};
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        if (strlen(own[i]) == n && strncmp(name, own[i], n) == 0)
+            return true;
+    return false;
+}
+
+int cli_env_export_all(char *const *envp, json_t *env, size_t *skipped)
+{
+    *skipped = 0;
+    for (char *const *e = envp; e && *e; e++) {
+        const char *eq = strchr(*e, '=');
+        if (!eq || eq == *e || env_shell_own(*e, (size_t)(eq - *e)))
+            continue;
+        char *k = strndup(*e, (size_t)(eq - *e));
+        if (!k)
+            abort();
+        if (!tsl_env_reserved(k)) {
+            json_t *v = json_string(eq + 1);
+            if (v)
+                json_object_set_new(env, k, v);
+            else
+                (*skipped)++;
+        }
+        free(k);
+    }
+    return 0;
+}
+
+int cli_env_check_size(const json_t *env, tsl_error_t *err)
+{
+    size_t bytes = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)env, k, v)
+    {
+        bytes += strlen(k) + json_string_length(v) + 2;
+    }
+    if (json_object_size(env) > TSL_ENV_MAX_VARS) {
+        errno = E2BIG;
+        return tsl_errprintf(err,
+                             "the job's environment has %zu variables, at most %d (--no-env "
+                             "sends only --env and --env-file)",
+                             json_object_size(env), TSL_ENV_MAX_VARS);
+    }
+    if (bytes > TSL_ENV_MAX_BYTES) {
+        errno = E2BIG;
+        return tsl_errprintf(err,
+                             "the job's environment takes %zu bytes, at most %u (--no-env sends "
+                             "only --env and --env-file)",
+                             bytes, TSL_ENV_MAX_BYTES);
+    }
+    return 0;
 }

@@ -1,21 +1,29 @@
 /* cli.c - helpers every `tessel` subcommand shares: one-line errors and usage errors, the
  * connection to tesseld, JSON output, the GET-then-table-or-JSON of listing commands. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "cmd/tessel/cli.h"
 
-int cli_fail(const char *fmt, ...)
+/* A message, formatted and escaped: it quotes the API's answers and user input (cli_escape).
+ * The caller frees it. */
+static char *message(const char *fmt, va_list ap)
 {
     char buf[1024];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    return cli_escape(buf);
+}
+
+int cli_fail(const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    char *e = message(fmt, ap);
     va_end(ap);
-    /* Messages quote the API's answers and user input: escaped (cli_escape). */
-    char *e = cli_escape(buf);
     fprintf(stderr, "tessel: %s\n", e);
     free(e);
     return CLI_ERR;
@@ -23,12 +31,10 @@ int cli_fail(const char *fmt, ...)
 
 int cli_usage(const cli_t *cli, const char *fmt, ...)
 {
-    char buf[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    char *e = message(fmt, ap);
     va_end(ap);
-    char *e = cli_escape(buf);
     if (cli && cli->cmd)
         fprintf(stderr, "tessel %s: %s (see 'tessel %s --help')\n", cli->cmd, e, cli->cmd);
     else
@@ -48,6 +54,40 @@ int cli_bad_option(const cli_t *cli, int argc, char **argv, int opt)
     if (optopt && optopt < 256)
         return cli_usage(cli, "unknown option '-%c'", optopt);
     return cli_usage(cli, "unknown option '%s'", arg);
+}
+
+int cli_common_option(cli_t *cli, int c, int argc, char **argv, void (*usage)(FILE *f))
+{
+    if (c == CLI_OPT_JSON) {
+        cli->json = true;
+        return -1;
+    }
+    if (c == 'h') {
+        usage(stdout);
+        return CLI_OK;
+    }
+    return cli_bad_option(cli, argc, argv, c);
+}
+
+int cli_write_fd(const char *data, size_t len, void *arg)
+{
+    int fd = *(int *)arg;
+    while (len > 0) {
+        ssize_t n = write(fd, data, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        data += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+bool cli_conn_lost(int e)
+{
+    return e == ECONNRESET || e == ECONNREFUSED || e == ETIMEDOUT || e == EAGAIN;
 }
 
 int cli_connect(cli_t *cli)
@@ -133,28 +173,27 @@ int cli_job_action(cli_t *cli, int argc, char **argv, int first, const char *act
     return rc;
 }
 
-int cli_json_only_args(cli_t *cli, int argc, char **argv, void (*usage)(FILE *f))
+int cli_json_help_args(cli_t *cli, int argc, char **argv, void (*usage)(FILE *f))
 {
     static const struct option opts[] = {
-        {"json", no_argument, NULL, 'j'},
+        {"json", no_argument, NULL, CLI_OPT_JSON},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    int c;
+    int c, rc;
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-            cli->json = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return CLI_OK;
-        default:
-            return cli_bad_option(cli, argc, argv, c);
-        }
-    }
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1)
+        if ((rc = cli_common_option(cli, c, argc, argv, usage)) >= 0)
+            return rc;
+    return -1;
+}
+
+int cli_json_only_args(cli_t *cli, int argc, char **argv, void (*usage)(FILE *f))
+{
+    int rc = cli_json_help_args(cli, argc, argv, usage);
+    if (rc >= 0)
+        return rc;
     if (optind < argc)
         return cli_usage(cli, "unexpected argument '%s'", argv[optind]);
     return -1;

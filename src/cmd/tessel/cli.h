@@ -77,6 +77,19 @@ json_t *cli_get(cli_t *cli, const char *path, int *rc);
 int cli_json_only_args(cli_t *cli, int argc, char **argv, void (*usage)(FILE *f));
 /* getopt_long's message for the option at optind-1, as one usage line; returns CLI_USAGE. */
 int cli_bad_option(const cli_t *cli, int argc, char **argv, int opt);
+/* The value of --json in every command's option table. */
+#define CLI_OPT_JSON 'j'
+/* The default branch of a command's getopt loop: CLI_OPT_JSON sets cli->json and returns -1
+ * (go on); 'h' (--help) prints usage on stdout and returns CLI_OK; anything else is a usage
+ * error (cli_bad_option, CLI_USAGE). */
+int cli_common_option(cli_t *cli, int c, int argc, char **argv, void (*usage)(FILE *f));
+/* Parse a command's options when it has only --json and --help, leaving its arguments from
+ * optind on; returns -1 to go on, else the exit status (help printed, usage error). */
+int cli_json_help_args(cli_t *cli, int argc, char **argv, void (*usage)(FILE *f));
+/* Write all of data to the descriptor *(int *)arg (a tclient_write_fn); 0 or -1. */
+int cli_write_fd(const char *data, size_t len, void *arg);
+/* errno of a lost connection to tesseld (it restarts or stops): worth trying again. */
+bool cli_conn_lost(int e);
 /* After a job action's answer: may replace *job (a reference the caller releases), prints the
  * human line unless cli->json; false when the job counts as failed (why already printed). */
 typedef bool (*cli_job_done_fn)(cli_t *cli, long long id, json_t **job, void *arg);
@@ -103,7 +116,7 @@ int cli_parse_gpu(const char *s, int64_t *milli, tsl_error_t *err);
 int cli_parse_gpus(const char *s, int64_t *n, tsl_error_t *err);
 /* --cpu: a number of cores > 0 (fractions allowed), at most 4096. */
 int cli_parse_cpu(const char *s, double *cpu, tsl_error_t *err);
-/* A size above 0 (tsl_parse_size). */
+/* A size above 0 with a unit (tsl_parse_size_unit): "8" is an error that suggests "8G". */
 int cli_parse_size(const char *s, uint64_t *bytes, tsl_error_t *err);
 /* An integer in [lo, hi]. */
 int cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *v, tsl_error_t *err);
@@ -122,6 +135,25 @@ int cli_parse_amount(const char *s, int64_t *milli, tsl_error_t *err);
  * null for a "none" VALUE). */
 int cli_parse_resources(const char *opt, const char *s, json_t **out, tsl_error_t *err);
 
+/* ---- the job's environment (args.c) ---- */
+
+/* One --env / --export item: KEY=VALUE, or KEY (copied from our environment: it must be set).
+ * Refused: an empty or blank-holding KEY, and the names Tessel sets (tsl_env_reserved). */
+int cli_env_item(const char *item, tsl_error_t *err);
+/* Set a checked item in env (a JSON object); -1 when its value is not UTF-8. */
+int cli_env_set(json_t *env, const char *item, tsl_error_t *err);
+/* --env-file: KEY=VALUE (or KEY) lines, blank lines and # comments; CR-LF allowed.  Sets each
+ * in env, in order.  A bad line fails as "FILE:LINE: why"; env may hold the lines before it. */
+int cli_env_file(const char *path, json_t *env, tsl_error_t *err);
+/* Copy envp ("K=V" strings, the caller's environment) into env, as `sbatch --export=ALL`
+ * does, leaving out the names Tessel sets (tsl_env_reserved), our own TESSEL_URL,
+ * TESSEL_TOKEN and TESSEL_CONFIG, the shell's own PWD, OLDPWD, SHLVL and _; and values that
+ * are not UTF-8, which *skipped counts.  Returns 0. */
+int cli_env_export_all(char *const *envp, json_t *env, size_t *skipped);
+/* 0 when env is within tesseld's bounds (TSL_ENV_MAX_VARS, TSL_ENV_MAX_BYTES); else -1, E2BIG,
+ * and a message that says how big it is and what to do. */
+int cli_env_check_size(const json_t *env, tsl_error_t *err);
+
 /* `tessel run`'s request, parsed from its arguments (run.c). */
 typedef struct {
     int64_t gpu_milli;     /* -1: not given */
@@ -133,8 +165,15 @@ typedef struct {
     bool has_priority;
     bool detach, shell, quiet;
     bool no_requeue; /* --no-requeue: "requeue": false */
-    char **env;      /* KEY=VALUE or KEY (taken from our environment), nenv of them */
+    char **env;      /* --env and --export items: KEY=VALUE or KEY (taken from our
+                        environment), nenv of them, in order */
     int nenv;
+    const char **env_files; /* --env-file paths, nenv_files of them, in order */
+    int nenv_files;
+    bool no_env;             /* --no-env, --export=NONE: not the caller's environment */
+    char *const *caller_env; /* the caller's environment (environ; tests set their own) */
+    char **owned;            /* copies of --export values that env points into */
+    int nowned;
     char **argv; /* the command, argc of them */
     int argc;
 } run_opts_t;

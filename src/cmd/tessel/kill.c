@@ -29,25 +29,8 @@ static bool cancelled(cli_t *cli, long long id, json_t **job, void *arg)
 
 int cmd_kill(cli_t *cli, int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-            cli->json = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return CLI_OK;
-        default:
-            return cli_bad_option(cli, argc, argv, c);
-        }
-    }
+    int rc = cli_json_help_args(cli, argc, argv, usage);
+    if (rc >= 0)
+        return rc;
     return cli_job_action(cli, argc, argv, optind, "cancel", cancelled, NULL);
 }

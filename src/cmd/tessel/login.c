@@ -61,18 +61,18 @@ static int read_line(const char *path, char *buf, size_t len, tsl_error_t *err)
 
 int cmd_login(cli_t *cli, int argc, char **argv)
 {
-    enum { O_URL = 256, O_TOKEN, O_TOKEN_FILE, O_DATA_DIR, O_JSON };
+    enum { O_URL = 256, O_TOKEN, O_TOKEN_FILE, O_DATA_DIR };
     static const struct option opts[] = {
         {"url", required_argument, NULL, O_URL},
         {"token", required_argument, NULL, O_TOKEN},
         {"token-file", required_argument, NULL, O_TOKEN_FILE},
         {"data-dir", required_argument, NULL, O_DATA_DIR},
-        {"json", no_argument, NULL, O_JSON},
+        {"json", no_argument, NULL, CLI_OPT_JSON},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *url = NULL, *token = NULL, *token_file = NULL, *data_dir = NULL;
-    int c;
+    int c, rc;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -89,14 +89,9 @@ int cmd_login(cli_t *cli, int argc, char **argv)
         case O_DATA_DIR:
             data_dir = optarg;
             break;
-        case O_JSON:
-            cli->json = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return CLI_OK;
         default:
-            return cli_bad_option(cli, argc, argv, c);
+            if ((rc = cli_common_option(cli, c, argc, argv, usage)) >= 0)
+                return rc;
         }
     }
     if (optind < argc)

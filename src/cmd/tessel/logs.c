@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cmd/tessel/cli.h"
+#include "libutil/when.h"
 
 /* --json: a line longer than this is cut into several objects (a job writing progress with
  * '\r' and no '\n' still shows up). */
@@ -25,31 +26,19 @@ static void usage(FILE *f)
 {
     fprintf(
         f,
-        "usage: tessel logs [-f] [--stdout | --stderr] [--json] JOB\n"
+        "usage: tessel logs [-f] [--tail N] [--since T] [--stdout | --stderr] [--json] JOB\n"
         "Print a job's output: its stdout on stdout, its stderr on stderr.\n"
         "\n"
         "  -f, --follow     keep printing new output until the job has finished (across\n"
         "                   a restart of tesseld)\n"
+        "  -n, --tail N     only the last N lines of each stream (then new output, with -f)\n"
+        "  --since T        only output written since T: a duration before now (10m, 2h,\n"
+        "                   1h30m) or a time (2026-11-26T07:00:00Z, \"2026-11-26 08:00:00\"\n"
+        "                   in this machine's time zone); with --tail, the later start\n"
         "  --stdout         only its stdout\n"
         "  --stderr         only its stderr\n"
         "  --json           both streams on stdout as JSON Lines, one object per line of\n"
         "                   output: {\"stream\": \"stdout\", \"offset\": N, \"data\": \"...\"}\n");
-}
-
-static int write_fd(const char *data, size_t len, void *arg)
-{
-    int fd = *(int *)arg;
-    while (len > 0) {
-        ssize_t n = write(fd, data, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        data += n;
-        len -= (size_t)n;
-    }
-    return 0;
 }
 
 /* ---- --json ---- */
@@ -57,7 +46,8 @@ static int write_fd(const char *data, size_t len, void *arg)
 /* One stream's output not yet printed: the bytes after its last newline. */
 typedef struct {
     const char *stream;
-    uint64_t offset; /* of buf[0] in the stream */
+    uint64_t offset;          /* of buf[0] in the stream */
+    const tclient_log_t *src; /* its request: where the bytes given to write_json start */
     char *buf;
     size_t len, cap;
 } json_log_t;
@@ -171,6 +161,8 @@ static size_t json_cut(const json_log_t *l)
 static int write_json(const char *data, size_t len, void *arg)
 {
     json_log_t *l = arg;
+    /* The stream may start anywhere (--tail, --since): tclient's offset is that of data. */
+    l->offset = l->src->offset - l->len;
     if (l->len + len > l->cap) {
         l->cap = l->len + len > 2 * l->cap ? l->len + len : 2 * l->cap;
         if (!(l->buf = realloc(l->buf, l->cap)))
@@ -199,9 +191,7 @@ static int fetch(cli_t *cli, int64_t id, tclient_log_t *logs, int n, bool follow
     tsl_error_t err;
     time_t lost_since = 0;
     while (tclient_logs(cli->client, id, logs, n, follow, NULL, &err) < 0) {
-        int e = errno;
-        bool lost = e == ECONNRESET || e == ECONNREFUSED || e == ETIMEDOUT || e == EAGAIN;
-        if (follow && lost) {
+        if (follow && cli_conn_lost(errno)) {
             time_t now = time(NULL);
             if (!lost_since)
                 lost_since = now;
@@ -225,20 +215,33 @@ static int fetch(cli_t *cli, int64_t id, tclient_log_t *logs, int n, bool follow
 
 int cmd_logs(cli_t *cli, int argc, char **argv)
 {
-    enum { O_STDOUT = 256, O_STDERR, O_JSON };
+    enum { O_STDOUT = 256, O_STDERR, O_SINCE };
     static const struct option opts[] = {
         {"follow", no_argument, NULL, 'f'},      {"stdout", no_argument, NULL, O_STDOUT},
-        {"stderr", no_argument, NULL, O_STDERR}, {"json", no_argument, NULL, O_JSON},
+        {"stderr", no_argument, NULL, O_STDERR}, {"json", no_argument, NULL, CLI_OPT_JSON},
+        {"tail", required_argument, NULL, 'n'},  {"since", required_argument, NULL, O_SINCE},
         {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
     };
-    bool follow = false, want_out = true, want_err = true;
-    int c;
+    bool follow = false, want_out = true, want_err = true, has_tail = false, has_since = false;
+    int64_t tail = 0, since = 0;
+    tsl_error_t err;
+    int c, rc;
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":fh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":fhn:", opts, NULL)) != -1) {
         switch (c) {
         case 'f':
             follow = true;
+            break;
+        case 'n':
+            if (cli_parse_int(optarg, 0, INT64_MAX, &tail, &err) < 0)
+                return cli_usage(cli, "--tail: %s", err.text);
+            has_tail = true;
+            break;
+        case O_SINCE:
+            if (tsl_parse_when(optarg, (int64_t)time(NULL), &since, &err) < 0)
+                return cli_usage(cli, "--since: %s", err.text);
+            has_since = true;
             break;
         case O_STDOUT:
             want_err = false;
@@ -246,21 +249,15 @@ int cmd_logs(cli_t *cli, int argc, char **argv)
         case O_STDERR:
             want_out = false;
             break;
-        case O_JSON:
-            cli->json = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return CLI_OK;
         default:
-            return cli_bad_option(cli, argc, argv, c);
+            if ((rc = cli_common_option(cli, c, argc, argv, usage)) >= 0)
+                return rc;
         }
     }
     if (!want_out && !want_err)
         return cli_usage(cli, "give --stdout or --stderr, not both");
     if (optind != argc - 1)
         return cli_usage(cli, optind >= argc ? "no job id given" : "one job id at a time");
-    tsl_error_t err;
     int64_t id;
     if (cli_parse_id(argv[optind], &id, &err) < 0)
         return cli_usage(cli, "%s", err.text);
@@ -273,12 +270,19 @@ int cmd_logs(cli_t *cli, int argc, char **argv)
     tclient_log_t logs[2];
     int n = 0;
     memset(logs, 0, sizeof logs);
-    for (int i = 0; i < 2; i++)
-        if (want[i])
-            logs[n++] = (tclient_log_t){.stream = jl[i].stream,
-                                        .write = cli->json ? write_json : write_fd,
-                                        .arg = cli->json ? (void *)&jl[i] : (void *)&fds[i]};
-    int rc = fetch(cli, id, logs, n, follow);
+    for (int i = 0; i < 2; i++) {
+        if (!want[i])
+            continue;
+        jl[i].src = &logs[n];
+        logs[n++] = (tclient_log_t){.stream = jl[i].stream,
+                                    .write = cli->json ? write_json : cli_write_fd,
+                                    .arg = cli->json ? (void *)&jl[i] : (void *)&fds[i],
+                                    .has_tail = has_tail,
+                                    .tail = (uint64_t)tail,
+                                    .has_since = has_since,
+                                    .since = since};
+    }
+    rc = fetch(cli, id, logs, n, follow);
     /* --json: the last line of each stream, if it did not end with a newline. */
     for (int i = 0; i < 2; i++) {
         if (jl[i].len && json_emit(&jl[i], jl[i].len) < 0 && rc == CLI_OK)

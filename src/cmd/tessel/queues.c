@@ -270,7 +270,6 @@ int cmd_queues(cli_t *cli, int argc, char **argv)
     enum {
         O_PRIO = 256,
         O_CAP,
-        O_JSON,
         O_PARENT,
         O_GUAR,
         O_LIMIT,
@@ -295,7 +294,7 @@ int cmd_queues(cli_t *cli, int argc, char **argv)
         {"open", no_argument, NULL, O_OPEN},
         {"reserve-after", required_argument, NULL, O_RESERVE},
         {"placement", required_argument, NULL, O_PLACE},
-        {"json", no_argument, NULL, O_JSON},
+        {"json", no_argument, NULL, CLI_OPT_JSON},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -396,16 +395,10 @@ int cmd_queues(cli_t *cli, int argc, char **argv)
             json_object_set_new(body, "placement",
                                 strcmp(optarg, "inherit") == 0 ? json_null() : json_string(optarg));
             break;
-        case O_JSON:
-            cli->json = true;
-            break;
-        case 'h':
-            usage(stdout);
-            rc = CLI_OK;
-            goto out;
         default:
-            rc = cli_bad_option(cli, argc, argv, c);
-            goto out;
+            if ((rc = cli_common_option(cli, c, argc, argv, usage)) >= 0)
+                goto out;
+            rc = CLI_ERR;
         }
     }
     const char *action = optind < argc ? argv[optind] : "list";

@@ -18,6 +18,8 @@
 #include "cmd/tessel/cli.h"
 #include "libutil/size.h"
 
+extern char **environ;
+
 /* How long a foreground run keeps trying to reach a tesseld that went away (restart after a
  * crash or an upgrade) before it gives up and leaves the job to `tessel logs -f`. */
 #define RUN_RECONNECT_S 60
@@ -46,7 +48,13 @@ static void usage(FILE *f)
             "  --priority N       -1000..1000, higher runs first within the queue (default 0)\n"
             "  --name NAME        a label for people\n"
             "  --cwd DIR          working directory (default: the current directory)\n"
+            "The job gets this environment (as sbatch --export=ALL), less the variables Tessel\n"
+            "sets inside the job (CUDA_VISIBLE_DEVICES, TESSEL_*: see docs/cli.md).\n"
             "  -e, --env KEY[=VALUE]  set KEY in the job's environment (from ours without =VALUE)\n"
+            "  --env-file FILE    KEY=VALUE lines (blank lines and # comments skipped)\n"
+            "  --no-env           not this environment: only --env, --env-file and Tessel's own\n"
+            "  --export=ALL|NONE|KEY[=VALUE],...  Slurm's spelling: ALL (the default), NONE\n"
+            "                     (--no-env), a list (only those), or ALL,KEY=VALUE,...\n"
             "  --shell            run the single ARG with /bin/sh -c\n"
             "  --no-requeue       when the scheduler preempts the job, end it (state preempted,\n"
             "                     exit 123) instead of putting it back in its queue to start\n"
@@ -64,6 +72,45 @@ void run_opts_free(run_opts_t *o)
 {
     free(o->env);
     o->env = NULL;
+    free(o->env_files);
+    o->env_files = NULL;
+    for (int i = 0; i < o->nowned; i++)
+        free(o->owned[i]);
+    free(o->owned);
+    o->owned = NULL;
+    o->nowned = 0;
+}
+
+/* --export=ALL|NONE|KEY[=VALUE],... (sbatch): ALL keeps the caller's environment, NONE drops
+ * it, KEY items are --env items; a list without ALL means only the listed ones. */
+static int parse_export(cli_t *cli, run_opts_t *o, const char *arg)
+{
+    char *copy = strdup(arg);
+    if (!copy)
+        return cli_fail("out of memory");
+    o->owned[o->nowned++] = copy;
+    bool all = false, items = false;
+    tsl_error_t err;
+    char *save = NULL;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (strcmp(t, "ALL") == 0) {
+            all = true;
+        } else if (strcmp(t, "NONE") == 0) {
+            o->no_env = true;
+        } else {
+            if (cli_env_item(t, &err) < 0)
+                return cli_usage(cli, "--export: %s", err.text);
+            o->env[o->nenv++] = t;
+            items = true;
+        }
+    }
+    if (all)
+        o->no_env = false;
+    else if (items)
+        o->no_env = true;
+    else if (!o->no_env)
+        return cli_usage(cli, "--export: '%s': expected ALL, NONE or KEY[=VALUE],...", arg);
+    return 0;
 }
 
 int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
@@ -82,7 +129,10 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         O_SHELL,
         O_QUIET,
         O_JSON,
-        O_NOREQUEUE
+        O_NOREQUEUE,
+        O_ENV_FILE,
+        O_NO_ENV,
+        O_EXPORT
     };
     static const struct option opts[] = {
         {"gpu", required_argument, NULL, O_GPU},
@@ -96,6 +146,9 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         {"name", required_argument, NULL, O_NAME},
         {"cwd", required_argument, NULL, O_CWD},
         {"env", required_argument, NULL, 'e'},
+        {"env-file", required_argument, NULL, O_ENV_FILE},
+        {"no-env", no_argument, NULL, O_NO_ENV},
+        {"export", required_argument, NULL, O_EXPORT},
         {"shell", no_argument, NULL, O_SHELL},
         {"detach", no_argument, NULL, 'd'},
         {"quiet", no_argument, NULL, O_QUIET},
@@ -107,10 +160,19 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
     memset(o, 0, sizeof *o);
     o->gpu_milli = -1;
     o->gpus = -1;
-    if (!(o->env = calloc((size_t)argc + 1, sizeof *o->env)))
+    /* Room for every --env, and every item of every --export (at most one per comma). */
+    size_t nitems = (size_t)argc + 1;
+    for (int i = 0; i < argc; i++)
+        for (const char *p = argv[i]; *p; p++)
+            nitems += *p == ',';
+    o->caller_env = environ;
+    o->env = calloc(nitems, sizeof *o->env);
+    o->env_files = calloc((size_t)argc + 1, sizeof *o->env_files);
+    o->owned = calloc((size_t)argc + 1, sizeof *o->owned);
+    if (!o->env || !o->env_files || !o->owned)
         return cli_fail("out of memory");
     tsl_error_t err;
-    int c;
+    int c, rc;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "+:de:h", opts, NULL)) != -1) {
@@ -156,15 +218,21 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
                 return cli_usage(cli, "--cwd: '%s': must be an absolute path", optarg);
             o->cwd = optarg;
             break;
-        case 'e': {
-            const char *eq = strchr(optarg, '=');
-            if (eq == optarg || !*optarg)
-                return cli_usage(cli, "--env: '%s': expected KEY=VALUE or KEY", optarg);
-            if (!eq && !getenv(optarg))
-                return cli_usage(cli, "--env: '%s' is not set in this environment", optarg);
+        case 'e':
+            if (cli_env_item(optarg, &err) < 0)
+                return cli_usage(cli, "--env: %s", err.text);
             o->env[o->nenv++] = optarg;
             break;
-        }
+        case O_ENV_FILE:
+            o->env_files[o->nenv_files++] = optarg;
+            break;
+        case O_NO_ENV:
+            o->no_env = true;
+            break;
+        case O_EXPORT:
+            if ((rc = parse_export(cli, o, optarg)) != 0)
+                return rc;
+            break;
         case O_SHELL:
             o->shell = true;
             break;
@@ -245,26 +313,29 @@ json_t *run_request(const run_opts_t *o, tsl_error_t *err)
             json_object_set_new(r, "cwd", json_string(cwd));
         free(cwd);
     }
-    if (o->nenv) {
-        json_t *env = json_object();
-        if (!env)
-            goto nomem;
-        json_object_set_new(r, "env", env);
-        for (int i = 0; i < o->nenv; i++) {
-            const char *kv = o->env[i];
-            const char *eq = strchr(kv, '=');
-            if (eq) {
-                char *k = strndup(kv, (size_t)(eq - kv));
-                if (!k)
-                    goto nomem;
-                json_object_set_new(env, k, json_string(eq + 1));
-                free(k);
-            } else {
-                const char *v = getenv(kv);
-                json_object_set_new(env, kv, json_string(v ? v : ""));
-            }
-        }
+    /* The environment: the caller's (unless --no-env), then --env-file, then --env/--export
+     * items, a later one over an earlier one. */
+    json_t *env = json_object();
+    if (!env)
+        goto nomem;
+    json_object_set_new(r, "env", env);
+    if (!o->no_env) {
+        size_t skipped;
+        cli_env_export_all(o->caller_env, env, &skipped);
+        if (skipped && !o->quiet)
+            fprintf(stderr, "tessel: %zu variable(s) of this environment not sent (not UTF-8)\n",
+                    skipped);
     }
+    for (int i = 0; i < o->nenv_files; i++)
+        if (cli_env_file(o->env_files[i], env, err) < 0)
+            goto bad;
+    for (int i = 0; i < o->nenv; i++)
+        if (cli_env_set(env, o->env[i], err) < 0)
+            goto bad;
+    if (cli_env_check_size(env, err) < 0)
+        goto bad;
+    if (o->no_env && json_object_size(env) == 0)
+        json_object_del(r, "env");
     /* json_string gives NULL for text that is not UTF-8; set_new then fails silently. */
     for (int i = 0; i < o->argc; i++) {
         if (!json_is_string(json_array_get(argv, (size_t)i))) {
@@ -275,6 +346,9 @@ json_t *run_request(const run_opts_t *o, tsl_error_t *err)
         }
     }
     return r;
+bad:
+    json_decref(r);
+    return NULL;
 nomem:
     json_decref(r);
     errno = ENOMEM;
@@ -313,22 +387,6 @@ static void on_signal(int sig)
     interrupted = 1;
 }
 
-static int write_fd(const char *data, size_t len, void *arg)
-{
-    int fd = *(int *)arg;
-    while (len > 0) {
-        ssize_t n = write(fd, data, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        data += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 static void sleep_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -356,11 +414,6 @@ static bool keep_trying(time_t *lost_since, const char *what, bool quiet)
     }
     sleep_ms(RUN_RETRY_MS);
     return true;
-}
-
-static bool is_lost(int e)
-{
-    return e == ECONNRESET || e == ECONNREFUSED || e == ETIMEDOUT || e == EAGAIN;
 }
 
 /* One line for an error about job id: tesseld's own messages name the job already. */
@@ -456,8 +509,8 @@ static int foreground(cli_t *cli, int64_t id, bool quiet)
 
     int out_fd = 1, err_fd = 2;
     tclient_log_t logs[2] = {
-        {.stream = "stdout", .write = write_fd, .arg = &out_fd},
-        {.stream = "stderr", .write = write_fd, .arg = &err_fd},
+        {.stream = "stdout", .write = cli_write_fd, .arg = &out_fd},
+        {.stream = "stderr", .write = cli_write_fd, .arg = &err_fd},
     };
     bool cancelling = false;
     time_t lost_since = 0;
@@ -495,7 +548,7 @@ static int foreground(cli_t *cli, int64_t id, bool quiet)
                 job_fail(cli, id, &err);
             continue;
         }
-        if (is_lost(errno)) {
+        if (cli_conn_lost(errno)) {
             if (keep_trying(&lost_since, err.text, quiet)) {
                 /* tesseld answers again: a later outage gets its own RUN_RECONNECT_S. */
                 json_t *probe = NULL;

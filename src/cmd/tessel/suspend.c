@@ -105,28 +105,25 @@ static int run(cli_t *cli, int argc, char **argv, bool suspend)
 {
     enum { O_TIMEOUT = 256 };
     static const struct option sopts[] = {
-        {"json", no_argument, NULL, 'j'},
+        {"json", no_argument, NULL, CLI_OPT_JSON},
         {"wait", no_argument, NULL, 'w'},
         {"timeout", required_argument, NULL, O_TIMEOUT},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     static const struct option ropts[] = {
-        {"json", no_argument, NULL, 'j'},
+        {"json", no_argument, NULL, CLI_OPT_JSON},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     bool wait = false, timeout_given = false;
     int64_t timeout = SUSPEND_WAIT_DEFAULT_S;
     tsl_error_t err;
-    int c;
+    int c, rc;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", suspend ? sopts : ropts, NULL)) != -1) {
         switch (c) {
-        case 'j':
-            cli->json = true;
-            break;
         case 'w':
             wait = true;
             break;
@@ -135,11 +132,10 @@ static int run(cli_t *cli, int argc, char **argv, bool suspend)
                 return cli_usage(cli, "--timeout: %s", err.text);
             timeout_given = true;
             break;
-        case 'h':
-            (suspend ? usage_suspend : usage_resume)(stdout);
-            return CLI_OK;
         default:
-            return cli_bad_option(cli, argc, argv, c);
+            if ((rc = cli_common_option(cli, c, argc, argv,
+                                        suspend ? usage_suspend : usage_resume)) >= 0)
+                return rc;
         }
     }
     if (timeout_given && !wait)

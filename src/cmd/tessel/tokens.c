@@ -71,16 +71,16 @@ void cli_token_print_secret(const json_t *tok)
 
 int cmd_tokens(cli_t *cli, int argc, char **argv)
 {
-    enum { O_USER = 256, O_NAME, O_JSON };
+    enum { O_USER = 256, O_NAME };
     static const struct option opts[] = {
         {"user", required_argument, NULL, O_USER},
         {"name", required_argument, NULL, O_NAME},
-        {"json", no_argument, NULL, O_JSON},
+        {"json", no_argument, NULL, CLI_OPT_JSON},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *user = NULL, *label = NULL;
-    int c;
+    int c, rc;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -91,14 +91,9 @@ int cmd_tokens(cli_t *cli, int argc, char **argv)
         case O_NAME:
             label = optarg;
             break;
-        case O_JSON:
-            cli->json = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return CLI_OK;
         default:
-            return cli_bad_option(cli, argc, argv, c);
+            if ((rc = cli_common_option(cli, c, argc, argv, usage)) >= 0)
+                return rc;
         }
     }
     const char *action = optind < argc ? argv[optind] : "list";

@@ -46,15 +46,15 @@ static int list(cli_t *cli)
 
 int cmd_users(cli_t *cli, int argc, char **argv)
 {
-    enum { O_ADMIN = 256, O_JSON };
+    enum { O_ADMIN = 256 };
     static const struct option opts[] = {
         {"admin", no_argument, NULL, O_ADMIN},
-        {"json", no_argument, NULL, O_JSON},
+        {"json", no_argument, NULL, CLI_OPT_JSON},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     bool admin = false;
-    int c;
+    int c, rc;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -62,14 +62,9 @@ int cmd_users(cli_t *cli, int argc, char **argv)
         case O_ADMIN:
             admin = true;
             break;
-        case O_JSON:
-            cli->json = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return CLI_OK;
         default:
-            return cli_bad_option(cli, argc, argv, c);
+            if ((rc = cli_common_option(cli, c, argc, argv, usage)) >= 0)
+                return rc;
         }
     }
     const char *action = optind < argc ? argv[optind] : "list";
@@ -100,7 +95,7 @@ int cmd_users(cli_t *cli, int argc, char **argv)
     }
     json_t *body = json_pack("{s:s, s:s}", "name", name, "role", admin ? "admin" : "user");
     json_t *user = NULL, *tok = NULL;
-    int rc = CLI_ERR;
+    rc = CLI_ERR;
     if (cli_call(cli, "POST", "/v1/users", body, &user) < 0)
         goto out;
     if (!(tok = cli_token_create(cli, name, "created by tessel users add")))

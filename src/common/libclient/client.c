@@ -343,6 +343,22 @@ static size_t on_log_header(char *p, size_t size, size_t n, void *arg)
     stream_t *s = arg;
     size_t len = size * n;
     static const char name[] = "x-tessel-job-state:";
+    static const char oname[] = "x-tessel-log-offset:";
+    if (s->status == 0)
+        curl_easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &s->status);
+    if (s->status < 300 && len > sizeof oname - 1 && strncasecmp(p, oname, sizeof oname - 1) == 0 &&
+        !s->log->positioned) {
+        char v[32];
+        size_t vl =
+            len - (sizeof oname - 1) < sizeof v - 1 ? len - (sizeof oname - 1) : sizeof v - 1;
+        memcpy(v, p + sizeof oname - 1, vl);
+        v[vl] = '\0';
+        char *end;
+        unsigned long long off = strtoull(v, &end, 10);
+        if (end != v)
+            s->log->offset = off;
+        s->log->positioned = true;
+    }
     if (len > sizeof name - 1 && strncasecmp(p, name, sizeof name - 1) == 0) {
         const char *v = p + sizeof name - 1;
         const char *end = p + len;
@@ -382,8 +398,14 @@ int tclient_logs(tclient_t *c, int64_t id, tclient_log_t *logs, int n, bool foll
         stream_t *s = &st[i];
         s->log = &logs[i];
         logs[i].state[0] = '\0';
-        snprintf(s->url, sizeof s->url, "%s/v1/jobs/%lld/logs?stream=%s&offset=%llu%s", c->base,
-                 (long long)id, logs[i].stream, (unsigned long long)logs[i].offset,
+        char where[64] = "";
+        if (!logs[i].positioned && logs[i].has_tail)
+            snprintf(where, sizeof where, "&tail=%llu", (unsigned long long)logs[i].tail);
+        if (!logs[i].positioned && logs[i].has_since)
+            snprintf(where + strlen(where), sizeof where - strlen(where), "&since=%lld",
+                     (long long)logs[i].since);
+        snprintf(s->url, sizeof s->url, "%s/v1/jobs/%lld/logs?stream=%s&offset=%llu%s%s", c->base,
+                 (long long)id, logs[i].stream, (unsigned long long)logs[i].offset, where,
                  follow ? "&follow=1" : "");
         if (!(s->h = curl_easy_init())) {
             errno = ENOMEM;

@@ -74,8 +74,9 @@ typedef struct {
     thttp_stream_f stream;
     void *stream_arg;
     void (*stream_free)(void *arg);
-    char location[128];                   /* Location header when non-empty */
-    char extra_name[32], extra_value[64]; /* one more header when non-empty */
+    char location[128];                     /* Location header when non-empty */
+    char extra_name[32], extra_value[64];   /* one more header when non-empty */
+    char extra2_name[32], extra2_value[64]; /* and another */
 } thttp_reply_t;
 
 typedef void (*thttp_handler_f)(thttp_req_t *req, thttp_reply_t *rep, void *ctx);

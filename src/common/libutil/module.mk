@@ -1,6 +1,7 @@
-# libutil: error text, size and duration parsing, /proc/PID/stat.  Static; linked by everything.
+# libutil: error text, size, duration, time and environment parsing, /proc/PID/stat.  Static;
+# linked by everything.
 LIBUTIL_SRCS := src/common/libutil/error.c src/common/libutil/size.c src/common/libutil/procstat.c
-LIBUTIL_SRCS += src/common/libutil/duration.c
+LIBUTIL_SRCS += src/common/libutil/duration.c src/common/libutil/jobenv.c src/common/libutil/when.c
 LIBUTIL := $(O)/lib/libtsl-util.a
 LIBS += $(LIBUTIL)
 $(LIBUTIL): $(LIBUTIL_SRCS:%.c=$(O)/obj/%.o)
@@ -18,5 +19,15 @@ $(O)/tests/libutil/test_procstat: $(O)/obj/src/common/libutil/test/test_procstat
 
 TESTS += $(O)/tests/libutil/test_duration
 $(O)/tests/libutil/test_duration: $(O)/obj/src/common/libutil/test/test_duration.o $(LIBUTIL)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
+
+TESTS += $(O)/tests/libutil/test_jobenv
+$(O)/tests/libutil/test_jobenv: $(O)/obj/src/common/libutil/test/test_jobenv.o $(LIBUTIL)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
+
+TESTS += $(O)/tests/libutil/test_when
+$(O)/tests/libutil/test_when: $(O)/obj/src/common/libutil/test/test_when.o $(LIBUTIL)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka

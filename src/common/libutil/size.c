@@ -100,6 +100,20 @@ int tsl_parse_size(const char *s, uint64_t *bytes, tsl_error_t *err)
     return 0;
 }
 
+int tsl_parse_size_unit(const char *s, uint64_t *bytes, tsl_error_t *err)
+{
+    if (s && *s) {
+        const char *p = s + strspn(s, "0123456789.");
+        /* 0 is the same in every unit (a queue limit of mem=0). */
+        if (*p == '\0' && isdigit((unsigned char)*s) && strspn(s, "0.") != strlen(s)) {
+            errno = EINVAL;
+            return tsl_errprintf(err, "'%s': a size needs a unit, e.g. %sG (or %sB for bytes)", s,
+                                 s, s);
+        }
+    }
+    return tsl_parse_size(s, bytes, err);
+}
+
 char *tsl_format_size(uint64_t bytes, char *buf, size_t len)
 {
     static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};

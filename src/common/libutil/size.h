@@ -18,6 +18,12 @@
  * failure. */
 int tsl_parse_size(const char *s, uint64_t *bytes, tsl_error_t *err);
 
+/* The same for a size a person types (command-line options, size strings in the API): a unit
+ * is required, so that "8" is not read as 8 bytes.  A bare number fails with EINVAL and a
+ * message that suggests the unit meant ("'8': a size needs a unit, e.g. 8G (or 8B for
+ * bytes)"); "8B" is 8 bytes.  "0" needs none (it is 0 in every unit). */
+int tsl_parse_size_unit(const char *s, uint64_t *bytes, tsl_error_t *err);
+
 /* Print bytes as the largest binary unit that keeps 3 significant digits,
  * e.g. "6.00 GiB", "512 MiB", "100 B".  Returns buf. */
 char *tsl_format_size(uint64_t bytes, char *buf, size_t len);

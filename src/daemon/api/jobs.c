@@ -9,12 +9,12 @@
 #include <time.h>
 
 #include "daemon/api/api.h"
+#include "libutil/jobenv.h"
 #include "libutil/size.h"
 
-/* Limits of a job spec, with their reasons: argv and env are bounded so that one job's
- * record stays well under the 64 KiB body limit and the kernel's ARG_MAX. */
+/* Limits of a job spec, with their reasons: argv is bounded so that one job's record stays
+ * well under the 64 KiB body limit and the kernel's ARG_MAX (env: TSL_ENV_MAX_*, jobenv.h). */
 #define MAX_ARGV     256
-#define MAX_ENV      256
 #define MAX_NAME     64
 #define MAX_PRIORITY 1000
 
@@ -125,16 +125,32 @@ static int parse_submit(tessd_t *d, json_t *body, tstore_job_t *j, thttp_reply_t
     }
     v = json_object_get(body, "env");
     if (v && !json_is_null(v)) {
-        if (!json_is_object(v) || json_object_size(v) > MAX_ENV)
-            BAD("env", "env must be an object of at most %d strings", MAX_ENV);
+        if (!json_is_object(v))
+            BAD("env", "env must be an object of strings");
+        if (json_object_size(v) > TSL_ENV_MAX_VARS) {
+            thttp_error(rep, 413, "payload_too_large", "env", "env has %zu variables, at most %d",
+                        json_object_size(v), TSL_ENV_MAX_VARS);
+            return -1;
+        }
         const char *k;
         json_t *ev;
+        size_t bytes = 0;
         json_object_foreach(v, k, ev)
         {
             if (!*k || strchr(k, '='))
                 BAD("env", "env name '%s' is empty or holds '='", k);
             if (!json_is_string(ev) || strlen(json_string_value(ev)) != json_string_length(ev))
                 BAD("env", "env '%s' must be a string without NUL bytes", k);
+            const char *why = tsl_env_reserved(k);
+            if (why)
+                BAD("env", "env '%s': %s", k, why);
+            bytes += strlen(k) + json_string_length(ev) + 2;
+        }
+        if (bytes > TSL_ENV_MAX_BYTES) {
+            thttp_error(rep, 413, "payload_too_large", "env",
+                        "env takes %zu bytes, at most %u (NAME=VALUE and a NUL each)", bytes,
+                        TSL_ENV_MAX_BYTES);
+            return -1;
         }
     }
     json_t *gpu = json_object_get(body, "gpu"), *gpus = json_object_get(body, "gpus");

@@ -1,4 +1,7 @@
-/* logs.c - GET /v1/jobs/{id}/logs: a job's stdout or stderr, optionally followed.
+/* logs.c - GET /v1/jobs/{id}/logs: a job's stdout or stderr, optionally followed; from a byte
+ * offset, or from where its last N lines start (tail=N) and/or its output since a time
+ * (since=, through the time index tessel-shim keeps beside each log: agent/logcap.h).  The
+ * answer says where it starts (X-Tessel-Log-Offset), so that a client resumes from there.
  *
  * A follower's reader runs in its connection's thread (libmicrohttpd, thread per connection)
  * and may sleep: it polls the file every LOG_POLL_MS and ends once the job has finished and
@@ -14,7 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/logcap.h"
 #include "daemon/api/api.h"
+#include "libutil/when.h"
 
 /* How often a follower looks for new output: the delay a person sees is at most this. */
 #define LOG_POLL_MS 100
@@ -41,21 +46,32 @@ static bool job_finished(logrd_t *r)
     return done;
 }
 
+/* A file of the job's directory, which is its user's: tesseld (root) reads only a regular
+ * file with one link, never through a symlink (to /etc/shadow, say), never a FIFO (which would
+ * block this thread).  fd, or -1 with errno (ENOENT: not there yet; EPERM: not such a file);
+ * *size its size. */
+static int open_job_file(const char *path, uint64_t *size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+        close(fd);
+        errno = EPERM;
+        return -1;
+    }
+    *size = (uint64_t)st.st_size;
+    return fd;
+}
+
 static ssize_t read_some(logrd_t *r, char *buf, size_t max)
 {
     if (r->fd < 0) {
-        /* The job's directory is its user's: tesseld (root) reads only a regular file with
-         * one link, never through a symlink (to /etc/shadow, say), never a FIFO (which
-         * would block this thread). */
-        int fd = open(r->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+        uint64_t size;
+        int fd = open_job_file(r->path, &size);
         if (fd < 0)
             return errno == ENOENT ? 0 : -1;
-        struct stat st;
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
-            close(fd);
-            errno = EPERM;
-            return -1;
-        }
         r->fd = fd;
         if (r->offset && lseek(r->fd, (off_t)r->offset, SEEK_SET) < 0)
             return -1;
@@ -96,6 +112,49 @@ static void log_free(void *arg)
     free(r);
 }
 
+/* Where an answer with tail (n lines; -1: not asked) and since (Unix seconds; INT64_MIN: not
+ * asked) starts in the log at path, at least at offset: the later of the two starts.  A log
+ * not written yet starts at 0; without a time index (a job started by an older tesseld) since
+ * cannot be told and starts at offset.  0, or -1 with errno. */
+static int start_offset(const char *path, int64_t tail, int64_t since, uint64_t *offset)
+{
+    uint64_t size, start = *offset;
+    int fd = open_job_file(path, &size);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : -1;
+    int rc = 0;
+    if (tail >= 0) {
+        uint64_t off = size;
+        if (tail > 0 && tagent_log_tail(fd, size, (uint64_t)tail, &off) < 0)
+            rc = -1;
+        if (off > start)
+            start = off;
+    }
+    char idx_path[PATH_MAX + 24];
+    snprintf(idx_path, sizeof idx_path, "%s.idx", path);
+    uint64_t isize;
+    int ifd = since != INT64_MIN && rc == 0 ? open_job_file(idx_path, &isize) : -1;
+    if (ifd >= 0) {
+        uint64_t off = size;
+        int found = tagent_logidx_since(ifd, since, &off);
+        if (found < 0)
+            rc = -1;
+        else if (found == 1 || off > size)
+            off = size; /* nothing written since: from the end */
+        if (off > start)
+            start = off;
+        close(ifd);
+    } else if (since != INT64_MIN && rc == 0 && errno != ENOENT) {
+        rc = -1;
+    }
+    int e = errno;
+    close(fd);
+    errno = e;
+    if (rc == 0)
+        *offset = start;
+    return rc;
+}
+
 void api_jobs_logs(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
 {
     tessd_t *d = ctx;
@@ -111,6 +170,26 @@ void api_jobs_logs(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     if (s && strcmp(s, "0") != 0 && api_parse_id(s, &offset) < 0) {
         thttp_error(rep, 400, "invalid_parameter", "offset", "offset must be a byte count");
         return;
+    }
+    int64_t tail = -1, since = INT64_MIN;
+    s = thttp_query(req, "tail");
+    if (s && strcmp(s, "0") != 0 && api_parse_id(s, &tail) < 0) {
+        thttp_error(rep, 400, "invalid_parameter", "tail", "tail must be a number of lines");
+        return;
+    }
+    if (s && strcmp(s, "0") == 0)
+        tail = 0;
+    s = thttp_query(req, "since");
+    if (s) {
+        tsl_error_t terr;
+        int64_t v;
+        if (s[0] >= '1' && s[0] <= '9' && api_parse_id(s, &v) == 0) {
+            since = v; /* Unix seconds */
+        } else if (tsl_parse_when(s, (int64_t)time(NULL), &since, &terr) < 0) {
+            thttp_error(rep, 400, "invalid_parameter", "since", "since: %s (or Unix seconds)",
+                        terr.text);
+            return;
+        }
     }
     s = thttp_query(req, "follow");
     bool follow = s && (strcmp(s, "1") == 0 || strcmp(s, "true") == 0);
@@ -154,6 +233,18 @@ void api_jobs_logs(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         r->offset = (uint64_t)offset;
         r->follow = follow;
         snprintf(r->path, sizeof r->path, "%s/%s", dir, stream);
+        if ((tail >= 0 || since != INT64_MIN) &&
+            start_offset(r->path, tail, since, &r->offset) < 0) {
+            thttp_error(rep, 500, "internal", NULL, "job %lld's %s log: %s", (long long)id, stream,
+                        strerror(errno));
+            free(r);
+            tstore_job_clear(&j);
+            api_leave(d);
+            return;
+        }
+        snprintf(rep->extra2_name, sizeof rep->extra2_name, "X-Tessel-Log-Offset");
+        snprintf(rep->extra2_value, sizeof rep->extra2_value, "%llu",
+                 (unsigned long long)r->offset);
         rep->status = 200;
         rep->stream = log_read;
         rep->stream_arg = r;

@@ -293,7 +293,7 @@ static int parse_amount(json_t *v, int k, const char *field, int64_t *out, thttp
     if (json_is_string(v)) {
         tsl_error_t err;
         uint64_t b;
-        if (tsl_parse_size(json_string_value(v), &b, &err) < 0) {
+        if (tsl_parse_size_unit(json_string_value(v), &b, &err) < 0) {
             thttp_error(rep, 400, "invalid_value", field, "%s: %s", field, err.text);
             return -1;
         }

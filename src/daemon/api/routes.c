@@ -111,7 +111,7 @@ int api_get_size(json_t *v, const char *field, uint64_t *out, thttp_reply_t *rep
     if (json_is_string(v)) {
         tsl_error_t err;
         uint64_t b;
-        if (tsl_parse_size(json_string_value(v), &b, &err) < 0) {
+        if (tsl_parse_size_unit(json_string_value(v), &b, &err) < 0) {
             thttp_error(rep, 400, "invalid_value", field, "%s: %s", field, err.text);
             return -1;
         }

@@ -1,6 +1,8 @@
 /* test_args.c - `tessel`'s argument parsers, `run`'s request body and exit statuses, and the
  * output helpers (GPU shares, ages, API times, tables). */
+#include <errno.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,6 +15,7 @@
 #include <cmocka.h>
 
 #include "cmd/tessel/cli.h"
+#include "libutil/jobenv.h"
 
 static void test_parse_gpu(void **state)
 {
@@ -77,6 +80,11 @@ static void test_parse_numbers(void **state)
     assert_int_equal(cli_parse_size("12Q", &b, &err), -1);
     assert_non_null(strstr(err.text, "12Q"));
     assert_int_equal(cli_parse_size("-1G", &b, &err), -1);
+    /* A size needs a unit: "8" would be 8 bytes, never what anyone means by --gpu-mem 8. */
+    assert_int_equal(cli_parse_size("8", &b, &err), -1);
+    assert_non_null(strstr(err.text, "8G"));
+    assert_int_equal(cli_parse_size("8B", &b, &err), 0);
+    assert_int_equal(b, 8);
     assert_int_equal(cli_parse_class("training", &err), 0);
     assert_int_equal(cli_parse_class("inference", &err), 0);
     assert_int_equal(cli_parse_class("interactive", &err), 0);
@@ -116,6 +124,8 @@ static void test_run_request(void **state)
                                &o, &cli),
                      0);
     assert_true(o.detach);
+    static char *const no_vars[] = {NULL};
+    o.caller_env = no_vars;
     json_t *r = run_request(&o, &err);
     assert_non_null(r);
     char *s = json_dumps(r, JSON_SORT_KEYS | JSON_COMPACT);
@@ -128,7 +138,7 @@ static void test_run_request(void **state)
     run_opts_free(&o);
 
     /* Whole GPUs are sent as integers; the command stops option parsing. */
-    assert_int_equal(parse_run("run --gpus 2 --no-requeue --cwd /x ls -l", &o, &cli), 0);
+    assert_int_equal(parse_run("run --no-env --gpus 2 --no-requeue --cwd /x ls -l", &o, &cli), 0);
     r = run_request(&o, &err);
     s = json_dumps(r, JSON_SORT_KEYS | JSON_COMPACT);
     assert_string_equal(s, "{\"argv\":[\"ls\",\"-l\"],\"cwd\":\"/x\",\"gpus\":2,"
@@ -137,7 +147,7 @@ static void test_run_request(void **state)
     json_decref(r);
     run_opts_free(&o);
 
-    assert_int_equal(parse_run("run --gpu 2 --shell --cwd /x echo", &o, &cli), 0);
+    assert_int_equal(parse_run("run --no-env --gpu 2 --shell --cwd /x echo", &o, &cli), 0);
     r = run_request(&o, &err);
     s = json_dumps(r, JSON_SORT_KEYS | JSON_COMPACT);
     assert_string_equal(s, "{\"argv\":[\"echo\"],\"cwd\":\"/x\",\"gpu\":2,\"shell\":true}");
@@ -174,6 +184,12 @@ static void test_run_usage_errors(void **state)
         "run --gpu",                      /* missing value */
         "run -e =x true",                 /* empty env name */
         "run -e TESSEL_TEST_SURELY_UNSET_VARIABLE true",
+        "run -e CUDA_VISIBLE_DEVICES=3 true",   /* Tessel's to set */
+        "run -e TESSEL_CUDA_MEM_LIMIT=1T true", /* would weaken the slice */
+        "run --export=CUDA_VISIBLE_DEVICES true",
+        "run --export= true",       /* nothing */
+        "run --export=A=1,=2 true", /* empty name */
+        "run -e A\tB=1 true",       /* blank in a name */
     };
     /* The usage lines go to stderr: keep them out of the test's output. */
     fflush(stderr);
@@ -194,6 +210,176 @@ static void test_run_usage_errors(void **state)
     }
     dup2(saved, 2);
     close(saved);
+}
+
+/* The env member of `run`'s request for line, with caller as the caller's environment; NULL
+ * when run_request fails (its message in err). */
+static json_t *run_env(const char *line, char *const *caller, tsl_error_t *err)
+{
+    run_opts_t o;
+    cli_t cli;
+    assert_int_equal(parse_run(line, &o, &cli), 0);
+    o.caller_env = caller;
+    json_t *r = run_request(&o, err);
+    run_opts_free(&o);
+    if (!r)
+        return NULL;
+    json_t *env = json_incref(json_object_get(r, "env"));
+    json_decref(r);
+    return env ? env : json_object();
+}
+
+static char *dump(json_t *j)
+{
+    char *s = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
+    json_decref(j);
+    return s;
+}
+
+/* The job's environment: the caller's by default (sbatch --export=ALL), less what Tessel sets
+ * and the shell's own; --env-file, then --env over it; --no-env and --export=NONE|list. */
+static void test_run_env(void **state)
+{
+    static char *const caller[] = {
+        "PATH=/venv/bin:/usr/bin",
+        "VIRTUAL_ENV=/venv",
+        "CONDA_PREFIX=/c",
+        "CUDA_VISIBLE_DEVICES=7",
+        "TESSEL_TOKEN=secret",
+        "TESSEL_CUDA_MEM_LIMIT=1",
+        "TESSEL_CUDA_CORE_MODE=strict",
+        "PWD=/home/a",
+        "_=/usr/bin/tessel",
+        "A=from-caller",
+        "BAD=\xff",
+        "NOEQUALS",
+        NULL,
+    };
+    tsl_error_t err;
+    char *s = dump(run_env("run true", caller, &err));
+    assert_string_equal(s, "{\"A\":\"from-caller\",\"CONDA_PREFIX\":\"/c\",\"PATH\":\"/venv/"
+                           "bin:/usr/bin\",\"TESSEL_CUDA_CORE_MODE\":\"strict\",\"VIRTUAL_ENV\":"
+                           "\"/venv\"}");
+    free(s);
+    s = dump(run_env("run --no-env -e A=1 true", caller, &err));
+    assert_string_equal(s, "{\"A\":\"1\"}");
+    free(s);
+    s = dump(run_env("run --export=NONE true", caller, &err));
+    assert_string_equal(s, "{}");
+    free(s);
+    s = dump(run_env("run --export=A=2,B=3 true", caller, &err));
+    assert_string_equal(s, "{\"A\":\"2\",\"B\":\"3\"}");
+    free(s);
+    json_t *e = run_env("run --export=ALL,A=2 true", caller, &err);
+    assert_string_equal(json_string_value(json_object_get(e, "A")), "2");
+    assert_string_equal(json_string_value(json_object_get(e, "VIRTUAL_ENV")), "/venv");
+    json_decref(e);
+
+    /* --env-file: comments, blank lines, CR-LF, '=' in values; --env wins over it. */
+    char path[] = "/tmp/tessel-test-envfile-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    static const char good[] = "# a comment\n\nA=file\r\n  B=x=y\nC=\n";
+    assert_int_equal(write(fd, good, sizeof good - 1), (ssize_t)(sizeof good - 1));
+    close(fd);
+    char line[256];
+    snprintf(line, sizeof line, "run --no-env -e A=flag --env-file %s true", path);
+    s = dump(run_env(line, caller, &err));
+    assert_string_equal(s, "{\"A\":\"flag\",\"B\":\"x=y\",\"C\":\"\"}");
+    free(s);
+
+    /* A bad line: FILE:LINE and why. */
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        {"A=1\n=2\n", ":2: '=2': expected KEY=VALUE"},
+        {"A=1\n\nexport X Y=1\n", ":3: "},
+        {"CUDA_VISIBLE_DEVICES=1\n", ":1: 'CUDA_VISIBLE_DEVICES': set by Tessel"},
+        {"SURELY_UNSET_TESSEL_TEST_VAR\n", ":1: 'SURELY_UNSET_TESSEL_TEST_VAR' is not set"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(bad[i].text, f);
+        fclose(f);
+        assert_null(run_env(line, caller, &err));
+        char want[128];
+        snprintf(want, sizeof want, "%s%s", path, bad[i].want);
+        if (!strstr(err.text, want))
+            fail_msg("'%s' gave '%s', not '%s'", bad[i].text, err.text, want);
+    }
+    unlink(path);
+    snprintf(line, sizeof line, "run --env-file %s true", path);
+    assert_null(run_env(line, caller, &err));
+    assert_non_null(strstr(err.text, "No such file"));
+
+    /* Too many variables or bytes: refused before anything is sent, saying what to do. */
+    static char *many[TSL_ENV_MAX_VARS + 2];
+    static char names[TSL_ENV_MAX_VARS + 1][16];
+    for (int i = 0; i <= TSL_ENV_MAX_VARS; i++) {
+        snprintf(names[i], sizeof names[i], "V%d=1", i);
+        many[i] = names[i];
+    }
+    assert_null(run_env("run true", many, &err));
+    assert_non_null(strstr(err.text, "--no-env"));
+    json_t *none = run_env("run --no-env true", many, &err);
+    assert_non_null(none);
+    assert_int_equal(json_object_size(none), 0);
+    json_decref(none);
+    static char big[TSL_ENV_MAX_BYTES + 16];
+    memset(big, 'x', sizeof big - 1);
+    memcpy(big, "BIG=", 4);
+    char *const huge[] = {big, NULL};
+    assert_null(run_env("run true", huge, &err));
+    assert_non_null(strstr(err.text, "bytes"));
+}
+
+static void no_usage(FILE *f)
+{
+    fputs("usage\n", f);
+}
+
+/* The helpers every command's option loop and log streams share (cli.c). */
+static void test_common_helpers(void **state)
+{
+    cli_t cli;
+    memset(&cli, 0, sizeof cli);
+    cli.cmd = "x";
+    char *argv[] = {"x", "--bogus", NULL};
+    assert_int_equal(cli_common_option(&cli, CLI_OPT_JSON, 2, argv, no_usage), -1);
+    assert_true(cli.json);
+    fflush(stdout);
+    fflush(stderr);
+    int saved_out = dup(1), saved_err = dup(2), null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    dup2(null, 2);
+    int help = cli_common_option(&cli, 'h', 2, argv, no_usage);
+    fflush(stdout);
+    optind = 2;
+    optopt = 0;
+    int bad = cli_common_option(&cli, '?', 2, argv, no_usage);
+    fflush(stderr);
+    dup2(saved_out, 1);
+    dup2(saved_err, 2);
+    close(saved_out);
+    close(saved_err);
+    close(null);
+    assert_int_equal(help, CLI_OK);
+    assert_int_equal(bad, CLI_USAGE);
+
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    assert_int_equal(cli_write_fd("hello\n", 6, &p[1]), 0);
+    char buf[16] = "";
+    assert_int_equal(read(p[0], buf, sizeof buf), 6);
+    assert_memory_equal(buf, "hello\n", 6);
+    close(p[0]);
+    assert_int_equal(cli_write_fd("x", 1, &p[1]), -1); /* EPIPE (SIGPIPE ignored above) */
+    close(p[1]);
+
+    assert_true(cli_conn_lost(ECONNREFUSED));
+    assert_true(cli_conn_lost(ECONNRESET));
+    assert_false(cli_conn_lost(ENOENT));
 }
 
 static json_t *job(const char *state, const char *code, const char *sig)
@@ -346,6 +532,7 @@ static void test_resources(void **state)
         {"gpus=1", NULL},
         {"gpu=1,gpu=2", NULL},
         {"mem=12Q", NULL},
+        {"gpu-mem=40", NULL},
         {"cpu=1e3", NULL},
         {"gpu=2000000", NULL},
     };
@@ -413,9 +600,11 @@ static void test_state(void **state)
 
 int main(void)
 {
+    signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_gpu),   cmocka_unit_test(test_parse_numbers),
         cmocka_unit_test(test_run_request), cmocka_unit_test(test_run_usage_errors),
+        cmocka_unit_test(test_run_env),     cmocka_unit_test(test_common_helpers),
         cmocka_unit_test(test_exit_status), cmocka_unit_test(test_format),
         cmocka_unit_test(test_table),       cmocka_unit_test(test_resources),
         cmocka_unit_test(test_state),       cmocka_unit_test(test_escape),

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -61,6 +62,41 @@ static void test_invalid(void **state)
     assert_int_equal(tsl_parse_size(NULL, NULL, NULL), -1);
 }
 
+/* Sizes people type need a unit: a bare number is refused with the unit it probably meant. */
+static void test_unit_required(void **state)
+{
+    static const char *const bare[] = {"8", "1073741824", "1.5", "00.5"};
+    for (size_t i = 0; i < sizeof bare / sizeof bare[0]; i++) {
+        uint64_t v = 7;
+        tsl_error_t e = {{0}};
+        errno = 0;
+        assert_int_equal(tsl_parse_size_unit(bare[i], &v, &e), -1);
+        assert_int_equal(errno, EINVAL);
+        assert_true(v == 7);
+        char want[64];
+        snprintf(want, sizeof want, "e.g. %sG", bare[i]);
+        assert_non_null(strstr(e.text, want));
+    }
+    static const struct {
+        const char *in;
+        uint64_t want;
+    } ok[] = {
+        {"8G", 8ull << 30}, {"8B", 8}, {"0", 0}, {"512M", 512ull << 20}, {"1.5g", 3ull << 29}};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        uint64_t v = 7;
+        assert_int_equal(tsl_parse_size_unit(ok[i].in, &v, NULL), 0);
+        assert_true(v == ok[i].want);
+    }
+    /* Other errors are tsl_parse_size's. */
+    uint64_t v = 7;
+    tsl_error_t e = {{0}};
+    assert_int_equal(tsl_parse_size_unit("12Q", &v, &e), -1);
+    assert_non_null(strstr(e.text, "unknown unit"));
+    assert_int_equal(tsl_parse_size_unit("", &v, &e), -1);
+    assert_int_equal(tsl_parse_size_unit(NULL, &v, NULL), -1);
+    assert_true(v == 7);
+}
+
 static void test_format(void **state)
 {
     char b[32];
@@ -90,6 +126,7 @@ int main(void)
         cmocka_unit_test(test_format_amount),
         cmocka_unit_test(test_valid),
         cmocka_unit_test(test_invalid),
+        cmocka_unit_test(test_unit_required),
         cmocka_unit_test(test_format),
     };
     return cmocka_run_group_tests_name("libutil/size", tests, NULL, NULL);
