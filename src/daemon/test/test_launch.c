@@ -50,6 +50,17 @@ tessd_run_t *tessd_run_find(tessd_t *d, int64_t id)
     return NULL;
 }
 
+/* tick.c's door to the job model: the launch steps tested here never reach a state change,
+ * so a call is counted and must not happen. */
+static int g_applied;
+
+int tessd_job_apply(tessd_t *d, int64_t id, tjm_event_t ev, const tjm_change_t *chg,
+                    const char *who, const char *why, tsl_error_t *err)
+{
+    g_applied++;
+    return 0;
+}
+
 /* --- fixture: a daemon whose data directory is a fresh temporary one ---------------------- */
 
 typedef struct {
@@ -78,6 +89,8 @@ static int teardown(void **state)
     fix_t *f = *state;
     int rc = test_tmpdir_remove(f->dir);
     free(f);
+    if (g_applied != 0) /* a launch step changed a job's state behind the test's back */
+        return -1;
     return rc;
 }
 
