@@ -1,9 +1,11 @@
 # tesseld: the daemon (main loop, scheduling tick, launcher, auth, API handlers).
 TESSELD_SRCS := src/daemon/main.c src/daemon/tick.c src/daemon/launch.c src/daemon/auth.c \
                 src/daemon/api/routes.c src/daemon/api/jobs.c src/daemon/api/logs.c \
+                src/daemon/api/jobs_batch.c \
                 src/daemon/api/nodes.c src/daemon/api/queues.c src/daemon/api/users.c \
                 src/daemon/api/health.c src/daemon/api/console.c src/daemon/sched.c \
-                src/daemon/suspend.c src/daemon/acl.c src/daemon/localid.c
+                src/daemon/suspend.c src/daemon/acl.c src/daemon/localid.c \
+                src/daemon/batch.c src/daemon/batch_store.c
 BINS += $(O)/bin/tesseld
 # Libraries by path: module.mk files are included in alphabetical order, so the variables
 # of libraries defined later are still empty here.
@@ -28,7 +30,8 @@ TESSELD_TESTS := tests/t/t3000-daemon-api.t tests/t/t3001-daemon-queue.t \
                  tests/t/t3022-daemon-modes.t tests/t/t3023-daemon-env.t \
                  tests/t/t3024-daemon-start-crash.t tests/t/t3025-daemon-logs.t \
                  tests/t/t3026-daemon-cwd.t \
-                 tests/t/t3027-daemon-enforce.t
+                 tests/t/t3027-daemon-enforce.t \
+                 tests/t/t3045-daemon-time-limit.t
 TESTS += $(TESSELD_TESTS)
 
 # Unit tests of the daemon's pure parts.
@@ -43,9 +46,16 @@ $(O)/tests/daemon/test_localid: $(O)/obj/src/daemon/test/test_localid.o \
                                 $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lsqlite3 -lcmocka
+# batch.c: the pure parts of the batch features.
+TESTS += $(O)/tests/daemon/test_batch
+$(O)/tests/daemon/test_batch: $(O)/obj/src/daemon/test/test_batch.o $(O)/obj/src/daemon/batch.o \
+                              $(O)/lib/libtsl-store.a $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lsqlite3 -lcmocka
 $(TESSELD_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim
 # The local-socket and queue-permission tests drive the CLI as local accounts too.
-tests/t/t3020-daemon-socket.t tests/t/t3021-daemon-queue-allow.t tests/t/t3022-daemon-modes.t: \
+tests/t/t3020-daemon-socket.t tests/t/t3021-daemon-queue-allow.t tests/t/t3022-daemon-modes.t \
+tests/t/t3045-daemon-time-limit.t: \
     $(O)/bin/tessel
 # The slowloris test mounts the attack with the benchmark's program.
 tests/t/t3014-daemon-slowloris.t: $(O)/bench/bench-slowloris

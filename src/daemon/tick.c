@@ -27,7 +27,9 @@
 #include <jansson.h>
 
 #include "agent/runner.h"
+#include "daemon/batch.h"
 #include "daemon/daemon.h"
+#include "libutil/batchspec.h"
 
 tessd_run_t *tessd_run_find(tessd_t *d, int64_t id)
 {
@@ -255,7 +257,10 @@ static bool finish_run(tessd_t *d, tessd_run_t *r, const tagent_exit_t *ex, cons
     tstore_state_t st;
     char reason[256];
     int code = -1, sig = 0;
-    bool preempted = r->preempt_ms && !r->cancel_ms && !(ex && !ex->sig && ex->exit_code == 0);
+    /* Stopped at its time limit (check_time_limit): that is its end, however it exited. */
+    bool timed_out = r->timeout_ms && !r->cancel_ms;
+    bool preempted =
+        r->preempt_ms && !r->cancel_ms && !timed_out && !(ex && !ex->sig && ex->exit_code == 0);
     /* Killed by its shim's GPU-memory watchdog: that is the reason (watchdog.h). */
     char wd_act[16], wd[256];
     unsigned wd_ep;
@@ -264,7 +269,16 @@ static bool finish_run(tessd_t *d, tessd_run_t *r, const tagent_exit_t *ex, cons
         strcmp(wd_act, "kill") == 0 && !r->cancel_ms;
     if (preempted && !r->no_requeue && !wd_killed)
         return requeue_run(d, r);
-    if (preempted) {
+    if (timed_out) {
+        char lim[32];
+        st = TSTORE_FAILED;
+        if (ex && ex->sig)
+            sig = ex->sig;
+        else if (ex)
+            code = ex->exit_code;
+        snprintf(reason, sizeof reason, "time limit (%s)",
+                 tsl_format_duration(r->time_limit_s, lim, sizeof lim));
+    } else if (preempted) {
         char why[128];
         preempt_why(r, why, sizeof why);
         st = TSTORE_PREEMPTED;
@@ -345,6 +359,8 @@ static void watchdog_suspend(tessd_t *d, tessd_run_t *r)
     tessd_log("job %lld: %s", (long long)r->id, why);
 }
 
+static void check_time_limit(tessd_t *d, tessd_run_t *r, int64_t now);
+
 /* Check one running job; returns true when it was removed from the table. */
 static bool check_run(tessd_t *d, tessd_run_t *r, int64_t now)
 {
@@ -401,8 +417,14 @@ static bool check_run(tessd_t *d, tessd_run_t *r, int64_t now)
                           r->shim_pid ? "supervisor lost: tessel-shim died before the job's end"
                                       : "daemon stopped while the job was starting");
     }
+    check_time_limit(d, r, now);
     int64_t asked = r->cancel_ms ? r->cancel_ms : r->preempt_ms;
-    if (asked && !r->killed && now - asked >= TESSD_CANCEL_GRACE_MS) {
+    int64_t grace = TESSD_CANCEL_GRACE_MS;
+    if (!asked && r->timeout_ms) {
+        asked = r->timeout_ms;
+        grace = d->kill_wait_ms;
+    }
+    if (asked && !r->killed && now - asked >= grace) {
         char name[160];
         tessd_cgroup_name(d, r->id, name, sizeof name);
         if (r->job_pid > 0)
@@ -424,6 +446,32 @@ static void resume_to_stop(tessd_t *d, tessd_run_t *r, const char *why)
     if (tessd_resume(d, r, &err) < 0)
         tessd_log("job %lld: %s of a suspended job: cannot resume it first: %s", (long long)r->id,
                   why, err.text);
+}
+
+/* A running job past its time limit (batch.h): resumed if suspended, SIGTERM now, SIGKILL
+ * after --kill-wait (check_run); finish_run records its end as "time limit".  Reads only what
+ * the store keeps, so after a restart the limit is enforced again. */
+static void check_time_limit(tessd_t *d, tessd_run_t *r, int64_t now)
+{
+    if (!r->time_limit_s || r->timeout_ms || r->cancel_ms || r->preempt_ms ||
+        tessd_time_used_ms(r->started_ms, r->suspended_total_ms, r->suspended_ms, now) <
+            r->time_limit_s * 1000)
+        return;
+    char lim[32], reason[64];
+    tsl_format_duration(r->time_limit_s, lim, sizeof lim);
+    snprintf(reason, sizeof reason, "stopping: time limit (%s)", lim);
+    tsl_error_t err;
+    if (tstore_job_set_reason(d->store, r->id, reason, &err) < 0)
+        tessd_log("job %lld: reason: %s", (long long)r->id, err.text);
+    r->timeout_ms = now;
+    resume_to_stop(d, r, "time limit");
+    char name[160];
+    tessd_cgroup_name(d, r->id, name, sizeof name);
+    if (r->job_pid > 0)
+        kill(-r->job_pid, SIGTERM);
+    tagent_cgroup_kill(d->cg_mode, d->cg_root, name, SIGTERM);
+    tessd_log("job %lld reached its time limit (%s): SIGTERM, SIGKILL in %lld s", (long long)r->id,
+              lim, (long long)(d->kill_wait_ms / 1000));
 }
 
 int tessd_cancel_running(tessd_t *d, int64_t id, const char *by, tsl_error_t *err)
@@ -495,6 +543,7 @@ static void start_job(tessd_t *d, uint64_t id, const tsched_member_t *m)
     }
     r->member = *m;
     r->no_requeue = j.no_requeue;
+    r->time_limit_s = j.time_limit_s;
     tessd_qjob(d, &j, &r->q);
     snprintf(r->user, sizeof r->user, "%s", j.user);
     snprintf(r->queue, sizeof r->queue, "%s", j.queue);
@@ -510,7 +559,8 @@ static void start_job(tessd_t *d, uint64_t id, const tsched_member_t *m)
     /* Running in the store before the process exists: a crash after the spawn can then
      * never start the job a second time.  A crash before it is told apart by the start lock
      * (check_run): the job is requeued. */
-    if (tstore_job_set_running(d->store, j.id, pl, tessd_now_ms(), &err) < 0) {
+    r->started_ms = tessd_now_ms();
+    if (tstore_job_set_running(d->store, j.id, pl, r->started_ms, &err) < 0) {
         tessd_log("job %lld: cannot start: %s", (long long)j.id, err.text);
         tsched_job_stopped(d->sched, id, now_s);
         run_remove(d, r);
@@ -679,6 +729,11 @@ void tessd_tick(tessd_t *d)
             d->queues_dirty = false;
         }
     }
+    /* A job that ended or arrived may release held jobs (dependencies, arrays' %N): checked
+     * before the inbox is drained, so that a released job is handed over in this tick. */
+    if (d->sched_dirty)
+        d->holds_dirty = true;
+    tessd_holds_check(d);
     drain_inbox(d);
     /* Without events a cycle is still due now and then: a victim becomes eligible once it has
      * run min_runtime, a long-pending job earns a reservation, fair share decays. */
@@ -745,6 +800,9 @@ static int recover_one(const tstore_job_t *j, void *arg)
     r->cancel_ms = j->cancel_ms;
     r->no_requeue = j->no_requeue;
     r->suspended_ms = j->suspended_ms;
+    r->started_ms = j->started_ms;
+    r->time_limit_s = j->time_limit_s;
+    r->suspended_total_ms = j->suspended_total_ms;
     /* A preemption under way when tesseld stopped goes on (its SIGTERM was sent): the reason
      * the store holds says for which job. */
     long long pf = 0;

@@ -136,6 +136,9 @@ typedef struct {
     int nenv;
     char **argv; /* the command, argc of them */
     int argc;
+    /* Batch options (checked here with libutil/batchspec.h, sent as written): --time,
+     * --after (or Slurm's --dependency), --array; NULL when not given. */
+    const char *time_limit, *after, *array;
 } run_opts_t;
 
 /* Parse `run`'s arguments (argv[0] = "run").  Returns 0, CLI_USAGE after printing one usage

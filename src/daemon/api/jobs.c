@@ -61,12 +61,13 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
     const tessd_run_t *r = suspended ? tessd_run_find(d, j->id) : NULL;
     json_object_set_new(
         o, "drained", suspended ? json_boolean(r && tessd_slice_drained(d, r) == 1) : json_null());
+    api_batch_json(d, o, j);
     return o;
 }
 
 static const char *const submit_fields[] = {
-    "argv", "shell", "name",  "cwd",   "env",      "gpu",     "gpus", "gpu_mem",
-    "cpu",  "mem",   "queue", "class", "priority", "requeue", NULL,
+    "argv", "shell", "name",  "cwd",      "env",     "gpu",        "gpus",  "gpu_mem", "cpu",
+    "mem",  "queue", "class", "priority", "requeue", "time_limit", "after", "array",   NULL,
 };
 
 #define BAD(field, ...)                                                                            \
@@ -408,10 +409,12 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         return;
     }
     tstore_job_t j = {0};
+    api_batch_t batch = {0};
     char *argv_s = NULL, *env_s = NULL;
     if (check_submit_limits(d, &who, rep) < 0)
         goto out;
-    if (parse_submit(d, body, &j, rep) < 0 || check_satisfiable(d, &j, rep) < 0)
+    if (parse_submit(d, body, &j, rep) < 0 || api_batch_parse(body, &j, &batch, rep) < 0 ||
+        check_satisfiable(d, &j, rep) < 0)
         goto out;
     /* As root, a non-admin's job runs as its system account, never as root (unless
      * --allow-root-jobs): refused now rather than failed at its start. */
@@ -433,7 +436,8 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
             api_store_error(rep, &err);
         goto out;
     }
-    if (!api_queue_may_submit(d, &who, &q, rep) || check_queue(d, &j, &q, rep) < 0)
+    if (!api_queue_may_submit(d, &who, &q, rep) || check_queue(d, &j, &q, rep) < 0 ||
+        api_batch_check(d, &who, &batch, rep) < 0)
         goto out;
     argv_s = json_dumps(json_object_get(body, "argv"), JSON_COMPACT);
     json_t *env = json_object_get(body, "env");
@@ -449,7 +453,7 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     j.submitted_ms = tessd_now_ms();
     /* Committed before the answer: an acknowledged job survives a crash of tesseld.  The
      * tick hands it to libsched (and says why it waits, if it does). */
-    if (tstore_job_add(d->store, &j, &err) < 0) {
+    if (api_batch_add(d, &j, &batch, &err) < 0) {
         if (tstore_last_full(d->store))
             thttp_error(rep, 507, "insufficient_storage", NULL,
                         "insufficient storage: the store cannot grow (%s); no new jobs until an "
@@ -459,10 +463,10 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
             api_store_error(rep, &err);
         goto out;
     }
-    if (tessd_inbox_submit(d, &j) < 0)
-        tessd_log("job %lld: inbox full; the scheduler will read it from the store",
-                  (long long)j.id);
-    thttp_json(rep, 201, api_job_json(d, &j));
+    json_t *o = api_job_json(d, &j);
+    if (batch.array)
+        json_object_set_new(o, "array_size", json_integer(batch.array->n));
+    thttp_json(rep, 201, o);
     snprintf(rep->location, sizeof rep->location, "/v1/jobs/%lld", (long long)j.id);
     d->sched_dirty = true;
     tessd_wake(d);
@@ -470,6 +474,7 @@ out:
     api_leave(d);
     free(argv_s);
     free(env_s);
+    api_batch_free(&batch);
     json_decref(body);
 }
 
@@ -582,7 +587,7 @@ static int load_visible(tessd_t *d, const tessd_caller_t *who, const char *ids, 
 {
     int64_t id;
     tsl_error_t err;
-    if (api_parse_id(ids, &id) < 0) {
+    if (api_batch_resolve_id(d, ids, &id) < 0) {
         thttp_error(rep, 404, "not_found", NULL, "no job '%s'", ids);
         return -1;
     }
@@ -609,7 +614,13 @@ void api_jobs_get(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         return;
     tstore_job_t j;
     if (load_visible(d, &who, req->params[0], &j, rep) == 0) {
-        thttp_json(rep, 200, api_job_json(d, &j));
+        json_t *o = api_job_json(d, &j);
+        tsl_error_t err;
+        if (api_batch_deps_json(d, o, j.id, &err) < 0) {
+            json_decref(o);
+            api_store_error(rep, &err);
+        } else
+            thttp_json(rep, 200, o);
         tstore_job_clear(&j);
     }
     api_leave(d);
