@@ -47,14 +47,14 @@ static int hold_one(const tstore_held_t *h, void *arg)
     /* Elements released by this check are not in h->array_active (read before). */
     int64_t active =
         h->array_active + (h->array_id && h->array_id == c->array_id ? c->released : 0);
+    bool from_deps = v == TESSD_DEPS_WAIT;
     if (v == TESSD_DEPS_MET && h->array_max_running > 0 && active >= h->array_max_running) {
         tessd_array_wait_reason(h->array_id, h->array_max_running, why, sizeof why);
         v = TESSD_DEPS_WAIT;
     }
     if (v == TESSD_DEPS_WAIT) {
         char reason[224];
-        snprintf(reason, sizeof reason, "%s%s", strncmp(why, "waiting", 7) ? "dependency: " : "",
-                 why);
+        snprintf(reason, sizeof reason, "%s%s", from_deps ? "dependency: " : "", why);
         if (strcmp(reason, h->reason) != 0 &&
             tstore_job_set_reason(d->store, h->id, reason, &err) < 0) {
             tessd_log("job %lld: reason: %s", (long long)h->id, err.text);
