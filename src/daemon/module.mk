@@ -31,7 +31,8 @@ TESSELD_TESTS := tests/t/t3000-daemon-api.t tests/t/t3001-daemon-queue.t \
                  tests/t/t3024-daemon-start-crash.t tests/t/t3025-daemon-logs.t \
                  tests/t/t3026-daemon-cwd.t \
                  tests/t/t3027-daemon-enforce.t \
-                 tests/t/t3045-daemon-time-limit.t tests/t/t3046-daemon-dependency.t
+                 tests/t/t3045-daemon-time-limit.t tests/t/t3046-daemon-dependency.t \
+                 tests/t/t3047-daemon-array.t
 TESTS += $(TESSELD_TESTS)
 
 # Unit tests of the daemon's pure parts.
@@ -55,7 +56,7 @@ $(O)/tests/daemon/test_batch: $(O)/obj/src/daemon/test/test_batch.o $(O)/obj/src
 $(TESSELD_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim
 # The local-socket and queue-permission tests drive the CLI as local accounts too.
 tests/t/t3020-daemon-socket.t tests/t/t3021-daemon-queue-allow.t tests/t/t3022-daemon-modes.t \
-tests/t/t3045-daemon-time-limit.t tests/t/t3046-daemon-dependency.t: \
+tests/t/t3045-daemon-time-limit.t tests/t/t3046-daemon-dependency.t tests/t/t3047-daemon-array.t: \
     $(O)/bin/tessel
 # The slowloris test mounts the attack with the benchmark's program.
 tests/t/t3014-daemon-slowloris.t: $(O)/bench/bench-slowloris

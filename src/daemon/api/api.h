@@ -59,6 +59,11 @@ void api_batch_free(api_batch_t *b);
 void api_batch_json(tessd_t *d, json_t *o, const tstore_job_t *j);
 /* o["after"] = the job's dependencies [{"job": 12, "type": "ok"}].  0, or -1 with err. */
 int api_batch_deps_json(tessd_t *d, json_t *o, int64_t id, tsl_error_t *err);
+/* Cancel every active element of the array whose first element is head (lock held): pending
+ * ones at once, running ones SIGTERM (as a single cancel).  Answers 200 with head's JSON and
+ * "array_cancelled" (the number), or 409 when none was active. */
+void api_batch_cancel_array(tessd_t *d, const tessd_caller_t *who, const tstore_job_t *head,
+                            thttp_reply_t *rep);
 /* A job id as written in a URL: "42", or an array's element "40_3".  0, or -1 (no such). */
 int api_batch_resolve_id(tessd_t *d, const char *s, int64_t *id);
 /* Bytes a running job's slice file reports in use on GPU g (0 when unknown).  Lock held. */

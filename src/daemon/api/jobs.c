@@ -645,6 +645,11 @@ void api_jobs_cancel(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     tsl_error_t err;
     if (load_visible(d, &who, req->params[0], &j, rep) < 0)
         goto out;
+    /* An array's id (not "40_0"): every element, as scancel (jobs_batch.c). */
+    if (j.array_id == j.id && !strchr(req->params[0], '_')) {
+        api_batch_cancel_array(d, &who, &j, rep);
+        goto done;
+    }
     char reason[96];
     snprintf(reason, sizeof reason, "cancelled by %s", who.user);
     if (j.state == TSTORE_PENDING) {

@@ -251,3 +251,72 @@ int api_batch_resolve_id(tessd_t *d, const char *s, int64_t *id)
         index = 0;
     return tstore_array_find(d->store, array, (int)index, id, NULL) < 0 ? -1 : 0;
 }
+
+/* Cancel one active element: as a single cancel (api_jobs_cancel).  1 when it was active and
+ * is now cancelled or being cancelled, 0 when it had ended, -1 with err. */
+static int cancel_element(tessd_t *d, const tessd_caller_t *who, int64_t id, tsl_error_t *err)
+{
+    tstore_job_t j;
+    if (tstore_job_get(d->store, id, &j, err) < 0)
+        return errno == ENOENT ? 0 : -1;
+    tstore_state_t st = j.state;
+    tstore_job_clear(&j);
+    if (st == TSTORE_PENDING) {
+        char reason[96];
+        snprintf(reason, sizeof reason, "cancelled by %s", who->user);
+        if (tstore_job_finish(d->store, id, TSTORE_CANCELLED, reason, -1, 0, tessd_now_ms(), err) <
+            0)
+            return errno == ENOENT ? 0 : -1;
+        tessd_inbox_remove(d, id);
+        return 1;
+    }
+    if (st == TSTORE_RUNNING) {
+        if (tessd_cancel_running(d, id, who->user, err) < 0)
+            return errno == ENOENT ? 0 : -1;
+        return 1;
+    }
+    return 0;
+}
+
+void api_batch_cancel_array(tessd_t *d, const tessd_caller_t *who, const tstore_job_t *head,
+                            thttp_reply_t *rep)
+{
+    int64_t count, n = 0;
+    int lo, hi;
+    tsl_error_t err;
+    if (tstore_array_stat(d->store, head->id, &count, &lo, &hi, &err) < 0) {
+        api_store_error(rep, &err);
+        return;
+    }
+    for (int x = lo; x <= hi; x++) {
+        int64_t id;
+        if (tstore_array_find(d->store, head->id, x, &id, &err) < 0) {
+            if (errno == ENOENT)
+                continue;
+            api_store_error(rep, &err);
+            return;
+        }
+        int rc = cancel_element(d, who, id, &err);
+        if (rc < 0) {
+            api_store_error(rep, &err);
+            return;
+        }
+        n += rc;
+    }
+    if (n == 0) {
+        thttp_error(rep, 409, "conflict", NULL, "array %lld has already finished",
+                    (long long)head->id);
+        return;
+    }
+    d->holds_dirty = true;
+    tessd_wake(d);
+    tstore_job_t j;
+    if (tstore_job_get(d->store, head->id, &j, &err) < 0) {
+        api_store_error(rep, &err);
+        return;
+    }
+    json_t *o = api_job_json(d, &j);
+    json_object_set_new(o, "array_cancelled", json_integer(n));
+    thttp_json(rep, 200, o);
+    tstore_job_clear(&j);
+}
