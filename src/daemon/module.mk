@@ -32,7 +32,7 @@ TESSELD_TESTS := tests/t/t3000-daemon-api.t tests/t/t3001-daemon-queue.t \
                  tests/t/t3026-daemon-cwd.t \
                  tests/t/t3027-daemon-enforce.t \
                  tests/t/t3045-daemon-time-limit.t tests/t/t3046-daemon-dependency.t \
-                 tests/t/t3047-daemon-array.t
+                 tests/t/t3047-daemon-array.t tests/t/t3048-daemon-oom.t
 TESTS += $(TESSELD_TESTS)
 
 # Unit tests of the daemon's pure parts.
@@ -56,7 +56,8 @@ $(O)/tests/daemon/test_batch: $(O)/obj/src/daemon/test/test_batch.o $(O)/obj/src
 $(TESSELD_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim
 # The local-socket and queue-permission tests drive the CLI as local accounts too.
 tests/t/t3020-daemon-socket.t tests/t/t3021-daemon-queue-allow.t tests/t/t3022-daemon-modes.t \
-tests/t/t3045-daemon-time-limit.t tests/t/t3046-daemon-dependency.t tests/t/t3047-daemon-array.t: \
+tests/t/t3045-daemon-time-limit.t tests/t/t3046-daemon-dependency.t tests/t/t3047-daemon-array.t \
+tests/t/t3048-daemon-oom.t: \
     $(O)/bin/tessel
 # The slowloris test mounts the attack with the benchmark's program.
 tests/t/t3014-daemon-slowloris.t: $(O)/bench/bench-slowloris

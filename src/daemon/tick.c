@@ -30,6 +30,7 @@
 #include "daemon/batch.h"
 #include "daemon/daemon.h"
 #include "libutil/batchspec.h"
+#include "libutil/size.h"
 
 tessd_run_t *tessd_run_find(tessd_t *d, int64_t id)
 {
@@ -294,6 +295,23 @@ static bool finish_run(tessd_t *d, tessd_run_t *r, const tagent_exit_t *ex, cons
         else if (ex)
             code = ex->exit_code;
         snprintf(reason, sizeof reason, "%s", wd);
+    } else if (ex && ex->oom && !r->cancel_ms && (ex->sig || ex->exit_code != 0)) {
+        /* The kernel's out-of-memory killer ended a process of its group (its --mem limit,
+         * or the host's memory): named as such, not "signal 9". */
+        st = TSTORE_FAILED;
+        if (ex->sig)
+            sig = ex->sig;
+        else
+            code = ex->exit_code;
+        char lim[32];
+        if (r->member.mem_bytes)
+            snprintf(reason, sizeof reason,
+                     "host out of memory: the job went over its memory limit (--mem %s) and the "
+                     "kernel killed it",
+                     tsl_format_size(r->member.mem_bytes, lim, sizeof lim));
+        else
+            snprintf(reason, sizeof reason,
+                     "host out of memory: the kernel's out-of-memory killer killed the job");
     } else if (lost) {
         st = r->cancel_ms ? TSTORE_CANCELLED : TSTORE_FAILED;
         snprintf(reason, sizeof reason, "%s", lost);
