@@ -34,9 +34,8 @@ static int hold_one(const tstore_held_t *h, void *arg)
     if (v == TESSD_DEPS_NEVER) {
         char reason[256];
         snprintf(reason, sizeof reason, "dependency never satisfied: %s", why);
-        if (tstore_job_finish(d->store, h->id, TSTORE_CANCELLED, reason, -1, 0, tessd_now_ms(),
-                              &err) < 0 &&
-            errno != ENOENT) {
+        if (tessd_job_apply(d, h->id, TJM_EV_DEP_NEVER, NULL, "tesseld", reason, &err) < 0 &&
+            errno != ENOENT && errno != EINVAL) {
             tessd_log("job %lld: cannot record its end: %s", (long long)h->id, err.text);
             c->failed++;
             return 0;

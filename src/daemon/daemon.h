@@ -43,6 +43,7 @@
 
 #include "agent/cgroup.h"
 #include "agent/gpu.h"
+#include "daemon/jobmodel.h"
 #include "libhttp/http.h"
 #include "libshm/shm.h"
 #include "libstore/store.h"
@@ -223,6 +224,12 @@ int tessd_recover(tessd_t *d, tsl_error_t *err);
 tessd_run_t *tessd_run_find(tessd_t *d, int64_t id);
 /* Ask a running job to stop (SIGTERM now, SIGKILL after the grace period). */
 int tessd_cancel_running(tessd_t *d, int64_t id, const char *by, tsl_error_t *err);
+/* The job model (jobmodel.h) over tesseld's store: every change of a job's state goes through
+ * it.  A change of state wakes the tick (scheduler, and what waits for the job).  Lock held.
+ * 0, or -1 with errno and err as tjm_apply. */
+int tessd_job_apply(tessd_t *d, int64_t id, tjm_event_t ev, const tjm_change_t *chg,
+                    const char *who, const char *why, tsl_error_t *err);
+void tessd_jobmodel(tessd_t *d, tjm_t *m);
 /* Fill a libsched request from a stored job. */
 void tessd_job_request(const tstore_job_t *j, tsched_job_t *req);
 
@@ -309,10 +316,11 @@ bool tessd_has_slice(const tessd_t *d, const tessd_run_t *r);
  * (may be NULL).  The caller tshm_close()s it. */
 tshm_t *tessd_slice_open(tessd_t *d, const tessd_run_t *r, bool rw, bool create, tsl_error_t *err);
 /* Suspend the slice (creating the slice file if the job has none yet) and mark the job
- * suspended in the store; or resume it and clear the mark.  0, or -1 with err and nothing
- * changed.  Neither checks the job's state: the caller does. */
-int tessd_suspend(tessd_t *d, tessd_run_t *r, tsl_error_t *err);
-int tessd_resume(tessd_t *d, tessd_run_t *r, tsl_error_t *err);
+ * suspended in the store (the model's suspend event, by who, why may be NULL); or resume it
+ * and clear the mark.  0, or -1 with err and nothing changed.  The model refuses what its
+ * table forbids. */
+int tessd_suspend(tessd_t *d, tessd_run_t *r, const char *who, const char *why, tsl_error_t *err);
+int tessd_resume(tessd_t *d, tessd_run_t *r, const char *who, const char *why, tsl_error_t *err);
 /* tshm_drained of the job's slice: 1 drained, 0 not (yet), -1 no slice file readable. */
 int tessd_slice_drained(tessd_t *d, const tessd_run_t *r);
 /* At recovery: set the slice file's suspend word to what the store says (r->suspended_ms). */

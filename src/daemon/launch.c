@@ -750,7 +750,8 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
     tessd_test_kill_point(d, "spawned");
     r->shim_pid = pid;
     r->shim_start = tagent_proc_start_time(pid);
-    if (tstore_job_set_pids(d->store, j->id, pid, r->shim_start, 0, err) < 0)
+    tjm_change_t chg = {.shim_pid = pid, .shim_start = r->shim_start};
+    if (tessd_job_apply(d, j->id, TJM_EV_SPAWNED, &chg, "tesseld", NULL, err) < 0)
         tessd_log("job %lld: %s", (long long)j->id, err->text);
     tessd_test_kill_point(d, "recorded");
     tessd_log("job %lld started (user %s, shim pid %d, GPUs [%s])", (long long)j->id, j->user,

@@ -5,7 +5,7 @@ TESSELD_SRCS := src/daemon/main.c src/daemon/tick.c src/daemon/launch.c src/daem
                 src/daemon/api/nodes.c src/daemon/api/queues.c src/daemon/api/users.c \
                 src/daemon/api/health.c src/daemon/api/console.c src/daemon/sched.c \
                 src/daemon/suspend.c src/daemon/acl.c src/daemon/localid.c \
-                src/daemon/batch.c src/daemon/batch_store.c
+                src/daemon/jobmodel.c src/daemon/batch.c src/daemon/batch_store.c
 BINS += $(O)/bin/tesseld
 # Libraries by path: module.mk files are included in alphabetical order, so the variables
 # of libraries defined later are still empty here.
@@ -30,7 +30,7 @@ TESSELD_TESTS := tests/t/t3000-daemon-api.t tests/t/t3001-daemon-queue.t \
                  tests/t/t3022-daemon-modes.t tests/t/t3023-daemon-env.t \
                  tests/t/t3024-daemon-start-crash.t tests/t/t3025-daemon-logs.t \
                  tests/t/t3026-daemon-cwd.t \
-                 tests/t/t3027-daemon-enforce.t \
+                 tests/t/t3027-daemon-enforce.t tests/t/t3030-daemon-job-events.t \
                  tests/t/t3045-daemon-time-limit.t tests/t/t3046-daemon-dependency.t \
                  tests/t/t3047-daemon-array.t tests/t/t3048-daemon-oom.t
 TESTS += $(TESSELD_TESTS)
@@ -39,6 +39,15 @@ TESTS += $(TESSELD_TESTS)
 TESTS += $(O)/tests/daemon/test_acl
 $(O)/tests/daemon/test_acl: $(O)/obj/src/daemon/test/test_acl.o $(O)/obj/src/daemon/acl.o \
                             $(O)/lib/libtsl-store.a $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lsqlite3 -lcmocka
+# Every change of a job's state goes through the job model (a grep over src/, proved on a
+# copy with a bad line added).
+TESTS += tests/t/t0011-one-state-writer.t
+TESTS += $(O)/tests/daemon/test_jobmodel
+$(O)/tests/daemon/test_jobmodel: $(O)/obj/src/daemon/test/test_jobmodel.o \
+                                 $(O)/obj/src/daemon/jobmodel.o $(O)/lib/libtsl-store.a \
+                                 $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lsqlite3 -lcmocka
 TESTS += $(O)/tests/daemon/test_localid
@@ -56,8 +65,8 @@ $(O)/tests/daemon/test_batch: $(O)/obj/src/daemon/test/test_batch.o $(O)/obj/src
 $(TESSELD_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim
 # The local-socket and queue-permission tests drive the CLI as local accounts too.
 tests/t/t3020-daemon-socket.t tests/t/t3021-daemon-queue-allow.t tests/t/t3022-daemon-modes.t \
-tests/t/t3045-daemon-time-limit.t tests/t/t3046-daemon-dependency.t tests/t/t3047-daemon-array.t \
-tests/t/t3048-daemon-oom.t: \
+    tests/t/t3030-daemon-job-events.t tests/t/t3045-daemon-time-limit.t \
+    tests/t/t3046-daemon-dependency.t tests/t/t3047-daemon-array.t tests/t/t3048-daemon-oom.t: \
     $(O)/bin/tessel
 # The slowloris test mounts the attack with the benchmark's program.
 tests/t/t3014-daemon-slowloris.t: $(O)/bench/bench-slowloris

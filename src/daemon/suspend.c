@@ -117,7 +117,7 @@ bool tessd_has_slice(const tessd_t *d, const tessd_run_t *r)
     return d->interposer[0] && r->member.ngpus > 0;
 }
 
-int tessd_suspend(tessd_t *d, tessd_run_t *r, tsl_error_t *err)
+int tessd_suspend(tessd_t *d, tessd_run_t *r, const char *who, const char *why, tsl_error_t *err)
 {
     tshm_t *s = tessd_slice_open(d, r, true, true, err);
     if (!s)
@@ -129,7 +129,8 @@ int tessd_suspend(tessd_t *d, tessd_run_t *r, tsl_error_t *err)
         goto out;
     }
     int64_t now = tessd_now_ms();
-    if (tstore_job_set_suspended(d->store, r->id, now, err) < 0) {
+    tjm_change_t chg = {.now_ms = now};
+    if (tessd_job_apply(d, r->id, TJM_EV_SUSPEND, &chg, who, why, err) < 0) {
         if (!was)
             tshm_resume(s);
         goto out;
@@ -141,7 +142,7 @@ out:
     return rc;
 }
 
-int tessd_resume(tessd_t *d, tessd_run_t *r, tsl_error_t *err)
+int tessd_resume(tessd_t *d, tessd_run_t *r, const char *who, const char *why, tsl_error_t *err)
 {
     /* No slice file: nothing can be held (the suspend made one; it may have been removed by
      * the job itself), so only the mark goes. */
@@ -157,7 +158,7 @@ int tessd_resume(tessd_t *d, tessd_run_t *r, tsl_error_t *err)
         tshm_close(s);
         return -1;
     }
-    if (tstore_job_set_suspended(d->store, r->id, 0, err) < 0) {
+    if (tessd_job_apply(d, r->id, TJM_EV_RESUME, NULL, who, why, err) < 0) {
         if (was)
             tshm_suspend(s);
         tshm_close(s);

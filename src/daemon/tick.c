@@ -64,6 +64,31 @@ static void run_remove(tessd_t *d, tessd_run_t *r)
     d->runs[i] = d->runs[--d->nruns];
 }
 
+/* The model's notify hook: a change of state is news for the scheduler and for whoever waits
+ * for the job (the tick runs at once). */
+static void job_changed(void *arg, int64_t id, tjm_state_t from, tjm_state_t to)
+{
+    (void)id;
+    tessd_t *d = arg;
+    if (from == to)
+        return;
+    d->sched_dirty = true;
+    tessd_wake(d);
+}
+
+void tessd_jobmodel(tessd_t *d, tjm_t *m)
+{
+    *m = (tjm_t){.store = d->store, .notify = job_changed, .arg = d};
+}
+
+int tessd_job_apply(tessd_t *d, int64_t id, tjm_event_t ev, const tjm_change_t *chg,
+                    const char *who, const char *why, tsl_error_t *err)
+{
+    tjm_t m;
+    tessd_jobmodel(d, &m);
+    return tjm_apply(&m, id, ev, chg, who, why, err);
+}
+
 void tessd_job_request(const tstore_job_t *j, tsched_job_t *req)
 {
     memset(req, 0, sizeof *req);
@@ -183,31 +208,58 @@ static void back_to_pending(tessd_t *d, tessd_run_t *r, const char *reason)
     d->sched_dirty = true;
 }
 
+/* The job left the store's active states behind tesseld's back (or the model refused its
+ * end as illegal): nothing to record, forget it. */
+static void forget_run(tessd_t *d, tessd_run_t *r)
+{
+    tessd_sched_remove(d, r->id);
+    cleanup_cgroup(d, r->id);
+    tessd_state_remove(d, r->id);
+    run_remove(d, r);
+    d->sched_dirty = true;
+}
+
+/* Apply an end (or requeue) event to r; false when the store refused (said once, the job stays
+ * in the table and the next tick tries again).  *gone: the job is not running in the store any
+ * more (forgotten). */
+static bool apply_end(tessd_t *d, tessd_run_t *r, tjm_event_t ev, const tjm_change_t *chg,
+                      const char *why, bool *gone)
+{
+    tsl_error_t err;
+    *gone = false;
+    const char *what =
+        ev == TJM_EV_REQUEUE || ev == TJM_EV_UNSTART ? "requeue it" : "record its end";
+    if (tessd_job_apply(d, r->id, ev, chg, "tesseld", why, &err) == 0) {
+        if (r->end_unrecorded)
+            tessd_log("job %lld: its end is recorded now", (long long)r->id);
+        return true;
+    }
+    if (errno == ENOENT || errno == EINVAL) {
+        tessd_log("job %lld: cannot %s (%s): %s", (long long)r->id, what, tjm_event_name(ev),
+                  err.text);
+        forget_run(d, r);
+        *gone = true;
+        return true;
+    }
+    if (!r->end_unrecorded)
+        tessd_log("job %lld: cannot %s: %s (tried again at each tick)", (long long)r->id, what,
+                  err.text);
+    r->end_unrecorded = true;
+    return false;
+}
+
 /* A preempted job has ended: back to pending (same id) for its next attempt.  Returns false
  * when the store refused (the job stays in the table; the next tick tries again). */
-static bool requeue_run(tessd_t *d, tessd_run_t *r)
+static bool requeue_run(tessd_t *d, tessd_run_t *r, const tjm_change_t *chg)
 {
     char why[128], reason[192];
     preempt_why(r, why, sizeof why);
     snprintf(reason, sizeof reason, "requeued: preempted %s", why);
-    tsl_error_t err;
-    if (tstore_job_requeue(d->store, r->id, reason, &err) < 0) {
-        if (errno != ENOENT) {
-            if (!r->end_unrecorded)
-                tessd_log("job %lld: cannot requeue it: %s (tried again at each tick)",
-                          (long long)r->id, err.text);
-            r->end_unrecorded = true;
-            return false;
-        }
-        tessd_log("job %lld: cannot requeue it: %s", (long long)r->id, err.text);
-        /* Not running in the store any more: nothing to requeue, forget it. */
-        tessd_sched_remove(d, r->id);
-        cleanup_cgroup(d, r->id);
-        tessd_state_remove(d, r->id);
-        run_remove(d, r);
-        d->sched_dirty = true;
+    bool gone;
+    if (!apply_end(d, r, TJM_EV_REQUEUE, chg, reason, &gone))
+        return false;
+    if (gone)
         return true;
-    }
     remove_stale_records(d, r->id);
     tstore_job_t j;
     int64_t n = 0;
@@ -230,79 +282,84 @@ static bool requeue_run(tessd_t *d, tessd_run_t *r)
 static bool unstart_run(tessd_t *d, tessd_run_t *r)
 {
     static const char reason[] = "requeued: tesseld stopped before the job's start";
-    tsl_error_t err;
-    if (tstore_job_unstart(d->store, r->id, reason, &err) < 0) {
-        if (errno != ENOENT) {
-            if (!r->end_unrecorded)
-                tessd_log("job %lld: cannot requeue it: %s (tried again at each tick)",
-                          (long long)r->id, err.text);
-            r->end_unrecorded = true;
-            return false;
-        }
-        tessd_sched_remove(d, r->id);
-        cleanup_cgroup(d, r->id);
-        tessd_state_remove(d, r->id);
-        run_remove(d, r);
-        d->sched_dirty = true;
+    bool gone;
+    if (!apply_end(d, r, TJM_EV_UNSTART, NULL, reason, &gone))
+        return false;
+    if (gone)
         return true;
-    }
     remove_stale_records(d, r->id);
     back_to_pending(d, r, reason);
     return true;
 }
 
-/* Record the end of a running job and give back what it held.  Returns true when the job left
- * the table, false when the store refused (it stays; the next tick tries again). */
-static bool finish_run(tessd_t *d, tessd_run_t *r, const tagent_exit_t *ex, const char *lost)
+/* Record the end of a running job and give back what it held.  ex: its exit record (NULL when
+ * there is none); lost: why there is none; seen: a cause the caller knows (launch failure,
+ * lost), else TJM_CAUSE_NONE.  The job model picks the event (tjm_end_event).  Returns true
+ * when the job left the table, false when the store refused (it stays; the next tick tries
+ * again). */
+static bool finish_run(tessd_t *d, tessd_run_t *r, const tagent_exit_t *ex, const char *lost,
+                       tjm_cause_t seen)
 {
-    tstore_state_t st;
-    char reason[256];
-    int code = -1, sig = 0;
-    /* Stopped at its time limit (check_time_limit): that is its end, however it exited. */
-    bool timed_out = r->timeout_ms && !r->cancel_ms;
-    bool preempted =
-        r->preempt_ms && !r->cancel_ms && !timed_out && !(ex && !ex->sig && ex->exit_code == 0);
+    tjm_change_t chg = {0};
+    if (ex && !ex->error[0]) {
+        if (ex->sig)
+            chg.signal = ex->sig;
+        else {
+            chg.has_exit_code = true;
+            chg.exit_code = ex->exit_code;
+        }
+    }
     /* Killed by its shim's GPU-memory watchdog: that is the reason (watchdog.h). */
     char wd_act[16], wd[256];
     unsigned wd_ep;
     bool wd_killed =
         tessd_violation_read(d, r->id, wd_act, sizeof wd_act, &wd_ep, wd, sizeof wd) == 1 &&
         strcmp(wd_act, "kill") == 0 && !r->cancel_ms;
-    if (preempted && !r->no_requeue && !wd_killed)
-        return requeue_run(d, r);
-    if (timed_out) {
-        char lim[32];
-        st = TSTORE_FAILED;
-        if (ex && ex->sig)
-            sig = ex->sig;
-        else if (ex)
-            code = ex->exit_code;
-        snprintf(reason, sizeof reason, "time limit (%s)",
-                 tsl_format_duration(r->time_limit_s, lim, sizeof lim));
-    } else if (preempted) {
-        char why[128];
+    if (wd_killed)
+        seen = TJM_CAUSE_GPU_MEM_LIMIT;
+    else if (!seen && lost)
+        seen = TJM_CAUSE_LOST;
+    else if (!seen && ex && ex->error[0])
+        seen = TJM_CAUSE_LAUNCH_FAILURE;
+    /* The kernel's out-of-memory killer ended a process of its group (its --mem limit, or the
+     * host's memory) and the job did not succeed: named as such, not "signal 9". */
+    else if (!seen && ex && ex->oom && !r->cancel_ms && !r->timeout_ms &&
+             (ex->sig || ex->exit_code != 0))
+        seen = TJM_CAUSE_HOST_OOM;
+    tstore_job_t j;
+    tsl_error_t err;
+    if (tstore_job_get(d->store, r->id, &j, &err) < 0) {
+        if (errno == ENOENT) {
+            forget_run(d, r);
+            return true;
+        }
+        if (!r->end_unrecorded)
+            tessd_log("job %lld: cannot record its end: %s (tried again at each tick)",
+                      (long long)r->id, err.text);
+        r->end_unrecorded = true;
+        return false;
+    }
+    tjm_event_t ev =
+        tjm_end_event(&j, chg.has_exit_code ? chg.exit_code : -1, chg.signal, seen, &chg.cause);
+    tstore_job_clear(&j);
+    if (ev == TJM_EV_REQUEUE)
+        return requeue_run(d, r, &chg);
+    char reason[256], why[128];
+    const char *by = r->cancel_by[0] ? r->cancel_by : "a user";
+    if (ev == TJM_EV_PREEMPTED) {
         preempt_why(r, why, sizeof why);
-        st = TSTORE_PREEMPTED;
-        if (ex && ex->sig)
-            sig = ex->sig;
-        else if (ex)
-            code = ex->exit_code;
         snprintf(reason, sizeof reason, "preempted %s", why);
     } else if (wd_killed) {
-        st = TSTORE_FAILED;
-        if (ex && ex->sig)
-            sig = ex->sig;
-        else if (ex)
-            code = ex->exit_code;
         snprintf(reason, sizeof reason, "%s", wd);
-    } else if (ex && ex->oom && !r->cancel_ms && (ex->sig || ex->exit_code != 0)) {
-        /* The kernel's out-of-memory killer ended a process of its group (its --mem limit,
-         * or the host's memory): named as such, not "signal 9". */
-        st = TSTORE_FAILED;
-        if (ex->sig)
-            sig = ex->sig;
-        else
-            code = ex->exit_code;
+    } else if (lost) {
+        snprintf(reason, sizeof reason, "%s", lost);
+    } else if (ex->error[0]) {
+        snprintf(reason, sizeof reason, "%s", ex->error);
+    } else if (ev == TJM_EV_TIMEOUT) {
+        char lim[32];
+        snprintf(reason, sizeof reason, "time limit (%s)",
+                 tsl_format_duration(r->time_limit_s, lim, sizeof lim));
+    } else if (chg.cause == TJM_CAUSE_HOST_OOM) {
         char lim[32];
         if (r->member.mem_bytes)
             snprintf(reason, sizeof reason,
@@ -312,50 +369,27 @@ static bool finish_run(tessd_t *d, tessd_run_t *r, const tagent_exit_t *ex, cons
         else
             snprintf(reason, sizeof reason,
                      "host out of memory: the kernel's out-of-memory killer killed the job");
-    } else if (lost) {
-        st = r->cancel_ms ? TSTORE_CANCELLED : TSTORE_FAILED;
-        snprintf(reason, sizeof reason, "%s", lost);
-    } else if (ex->error[0]) {
-        st = TSTORE_FAILED;
-        snprintf(reason, sizeof reason, "%s", ex->error);
-    } else if (ex->sig) {
-        sig = ex->sig;
-        st = r->cancel_ms ? TSTORE_CANCELLED : TSTORE_FAILED;
-        if (r->cancel_ms)
-            snprintf(reason, sizeof reason, "cancelled by %s (killed by signal %d)",
-                     r->cancel_by[0] ? r->cancel_by : "a user", sig);
+    } else if (chg.signal) {
+        if (ev == TJM_EV_KILLED)
+            snprintf(reason, sizeof reason, "cancelled by %s (killed by signal %d)", by,
+                     chg.signal);
         else
-            snprintf(reason, sizeof reason, "killed by signal %d (%s)", sig, strsignal(sig));
+            snprintf(reason, sizeof reason, "killed by signal %d (%s)", chg.signal,
+                     strsignal(chg.signal));
+    } else if (ev == TJM_EV_KILLED) {
+        snprintf(reason, sizeof reason, "cancelled by %s (exited with status %d)", by,
+                 chg.exit_code);
     } else {
-        code = ex->exit_code;
-        if (r->cancel_ms) {
-            st = TSTORE_CANCELLED;
-            snprintf(reason, sizeof reason, "cancelled by %s (exited with status %d)",
-                     r->cancel_by[0] ? r->cancel_by : "a user", code);
-        } else {
-            st = code == 0 ? TSTORE_SUCCEEDED : TSTORE_FAILED;
-            snprintf(reason, sizeof reason, "exited with status %d", code);
-        }
+        snprintf(reason, sizeof reason, "exited with status %d", chg.exit_code);
     }
-    tsl_error_t err;
-    if (tstore_job_finish(d->store, r->id, st, reason, code, sig, tessd_now_ms(), &err) < 0 &&
-        errno != ENOENT) {
-        /* The store refused (a full disk): keep the job in the table and try again at each
-         * tick; said once per job, not at every tick. */
-        if (!r->end_unrecorded)
-            tessd_log("job %lld: cannot record its end: %s (tried again at each tick)",
-                      (long long)r->id, err.text);
-        r->end_unrecorded = true;
+    bool gone;
+    if (!apply_end(d, r, ev, &chg, reason, &gone))
         return false;
-    }
-    if (r->end_unrecorded)
-        tessd_log("job %lld: its end is recorded now", (long long)r->id);
-    tessd_sched_remove(d, r->id);
-    cleanup_cgroup(d, r->id);
-    tessd_state_remove(d, r->id);
-    tessd_log("job %lld %s: %s", (long long)r->id, tstore_state_name(st), reason);
-    run_remove(d, r);
-    d->sched_dirty = true;
+    if (gone)
+        return true;
+    tessd_log("job %lld %s: %s", (long long)r->id,
+              tjm_state_name((tjm_state_t)tjm_next(TJM_RUNNING, ev)), reason);
+    forget_run(d, r);
     return true;
 }
 
@@ -371,7 +405,7 @@ static void watchdog_suspend(tessd_t *d, tessd_run_t *r)
         return;
     r->wd_episode = ep;
     tsl_error_t err;
-    if (!r->suspended_ms && tessd_suspend(d, r, &err) < 0)
+    if (!r->suspended_ms && tessd_suspend(d, r, "tesseld", why, &err) < 0)
         tessd_log("job %lld: %s", (long long)r->id, err.text);
     tstore_job_set_reason(d->store, r->id, why, NULL);
     tessd_log("job %lld: %s", (long long)r->id, why);
@@ -399,20 +433,27 @@ static bool check_run(tessd_t *d, tessd_run_t *r, int64_t now)
         shim_alive = held == 1;
         pid_t s, j;
         uint64_t st;
-        if (!shim_alive && tagent_read_exit(dir, &ex) == 0 &&
-            tagent_read_pids(dir, &s, &st, &j) < 0 && errno == ENOENT && held == 0) {
-            if (r->cancel_ms)
-                return finish_run(d, r, NULL, "cancelled before its start");
-            return unstart_run(d, r);
+        if (!shim_alive && held == 0) {
+            /* The model decides from what is seen (tjm_recover): never started, or lost. */
+            tjm_seen_t seen = {.exit_record = tagent_read_exit(dir, &ex) != 0};
+            seen.pid_record = !(tagent_read_pids(dir, &s, &st, &j) < 0 && errno == ENOENT);
+            tstore_job_t sj = {.state = TSTORE_RUNNING, .cancel_ms = r->cancel_ms};
+            tjm_recovery_t plan;
+            if (tjm_recover(&sj, &seen, &plan) == 0) {
+                if (plan.action == TJM_REC_CANCEL_UNSTARTED)
+                    return finish_run(d, r, NULL, "cancelled before its start", TJM_CAUSE_NONE);
+                if (plan.action == TJM_REC_UNSTART)
+                    return unstart_run(d, r);
+            }
         }
     }
     int got = shim_alive ? 0 : tagent_read_exit(dir, &ex);
     if (got == 1)
-        return finish_run(d, r, &ex, NULL);
+        return finish_run(d, r, &ex, NULL, TJM_CAUSE_NONE);
     if (got < 0) {
-        ex = (tagent_exit_t){.exit_code = -1};
-        snprintf(ex.error, sizeof ex.error, "unreadable exit record: %s", strerror(errno));
-        return finish_run(d, r, &ex, NULL);
+        char lost[160];
+        snprintf(lost, sizeof lost, "unreadable exit record: %s", strerror(errno));
+        return finish_run(d, r, NULL, lost, TJM_CAUSE_LOST);
     }
     if (r->job_pid == 0) {
         pid_t s, j;
@@ -421,7 +462,10 @@ static bool check_run(tessd_t *d, tessd_run_t *r, int64_t now)
             r->shim_pid = s;
             r->shim_start = st;
             r->job_pid = j;
-            tstore_job_set_pids(d->store, r->id, s, st, j, NULL);
+            tjm_change_t chg = {.shim_pid = s, .shim_start = st, .job_pid = j};
+            tsl_error_t err;
+            if (tessd_job_apply(d, r->id, TJM_EV_SPAWNED, &chg, "tesseld", NULL, &err) < 0)
+                tessd_log("job %lld: %s", (long long)r->id, err.text);
             /* A stop asked before the job's pid was known reaches it now. */
             if ((r->cancel_ms || r->preempt_ms) && !r->killed)
                 kill(-j, SIGTERM);
@@ -433,7 +477,8 @@ static bool check_run(tessd_t *d, tessd_run_t *r, int64_t now)
             kill(-r->job_pid, SIGKILL);
         return finish_run(d, r, NULL,
                           r->shim_pid ? "supervisor lost: tessel-shim died before the job's end"
-                                      : "daemon stopped while the job was starting");
+                                      : "daemon stopped while the job was starting",
+                          TJM_CAUSE_LOST);
     }
     check_time_limit(d, r, now);
     int64_t asked = r->cancel_ms ? r->cancel_ms : r->preempt_ms;
@@ -461,7 +506,9 @@ static void resume_to_stop(tessd_t *d, tessd_run_t *r, const char *why)
     if (!r->suspended_ms)
         return;
     tsl_error_t err;
-    if (tessd_resume(d, r, &err) < 0)
+    char text[64];
+    snprintf(text, sizeof text, "resumed for its %s", why);
+    if (tessd_resume(d, r, "tesseld", text, &err) < 0)
         tessd_log("job %lld: %s of a suspended job: cannot resume it first: %s", (long long)r->id,
                   why, err.text);
 }
@@ -478,9 +525,15 @@ static void check_time_limit(tessd_t *d, tessd_run_t *r, int64_t now)
     char lim[32], reason[64];
     tsl_format_duration(r->time_limit_s, lim, sizeof lim);
     snprintf(reason, sizeof reason, "stopping: time limit (%s)", lim);
+    /* The job model's stop with the time limit as its cause: its end is then TJM_EV_TIMEOUT
+     * (tjm_end_event), whatever the job does on its SIGTERM. */
     tsl_error_t err;
-    if (tstore_job_set_reason(d->store, r->id, reason, &err) < 0)
-        tessd_log("job %lld: reason: %s", (long long)r->id, err.text);
+    tjm_change_t chg = {.now_ms = now, .cause = TJM_CAUSE_TIME_LIMIT};
+    if (tessd_job_apply(d, r->id, TJM_EV_KILL, &chg, "tesseld", reason, &err) < 0) {
+        tessd_log("job %lld: time limit: %s (tried again at the next tick)", (long long)r->id,
+                  err.text);
+        return;
+    }
     r->timeout_ms = now;
     resume_to_stop(d, r, "time limit");
     char name[160];
@@ -500,8 +553,11 @@ int tessd_cancel_running(tessd_t *d, int64_t id, const char *by, tsl_error_t *er
         return tsl_errprintf(err, "job %lld is not running", (long long)id);
     }
     int64_t now = tessd_now_ms();
-    if (!r->cancel_ms) {
-        if (tstore_job_set_cancel(d->store, id, now, err) < 0)
+    /* Being stopped at its time limit already: the signals below only (it ends "time
+     * limit"). */
+    if (!r->cancel_ms && !r->timeout_ms) {
+        tjm_change_t chg = {.now_ms = now};
+        if (tessd_job_apply(d, id, TJM_EV_KILL, &chg, by, "cancelling", err) < 0)
             return -1;
         resume_to_stop(d, r, "cancel");
         r->cancel_ms = now;
@@ -578,7 +634,8 @@ static void start_job(tessd_t *d, uint64_t id, const tsched_member_t *m)
      * never start the job a second time.  A crash before it is told apart by the start lock
      * (check_run): the job is requeued. */
     r->started_ms = tessd_now_ms();
-    if (tstore_job_set_running(d->store, j.id, pl, r->started_ms, &err) < 0) {
+    tjm_change_t chg = {.placement_json = pl, .now_ms = r->started_ms};
+    if (tessd_job_apply(d, j.id, TJM_EV_START, &chg, "tesseld", NULL, &err) < 0) {
         tessd_log("job %lld: cannot start: %s", (long long)j.id, err.text);
         tsched_job_stopped(d->sched, id, now_s);
         run_remove(d, r);
@@ -592,7 +649,7 @@ static void start_job(tessd_t *d, uint64_t id, const tsched_member_t *m)
         tessd_log("job %lld: cannot start: %s", (long long)j.id, err.text);
         tagent_exit_t ex = {.exit_code = -1};
         snprintf(ex.error, sizeof ex.error, "%.159s", err.text);
-        finish_run(d, r, &ex, NULL);
+        finish_run(d, r, &ex, NULL, TJM_CAUSE_LAUNCH_FAILURE);
     }
     tstore_job_clear(&j);
 }
@@ -603,18 +660,27 @@ static void preempt(tessd_t *d, const tsched_victim_t *v)
     tessd_run_t *r = tessd_run_find(d, (int64_t)v->job);
     if (!r || r->preempt_ms || r->cancel_ms)
         return;
-    r->preempt_ms = tessd_now_ms();
-    r->preempt_for = (int64_t)v->for_job;
-    r->preempt_queue[0] = '\0';
+    char queue[TSTORE_NAME_MAX + 1] = "";
     tstore_job_t f;
-    if (tstore_job_get(d->store, r->preempt_for, &f, NULL) == 0) {
-        snprintf(r->preempt_queue, sizeof r->preempt_queue, "%s", f.queue);
+    if (tstore_job_get(d->store, (int64_t)v->for_job, &f, NULL) == 0) {
+        snprintf(queue, sizeof queue, "%s", f.queue);
         tstore_job_clear(&f);
     }
-    char reason[128];
-    snprintf(reason, sizeof reason, "preempting: makes room for job %lld of queue '%s'",
-             (long long)v->for_job, r->preempt_queue);
-    tstore_job_set_reason(d->store, r->id, reason, NULL);
+    /* Recorded (structured: for which job, of which queue) before the SIGTERM: a restart
+     * carries the preemption on from the store's columns (tjm_recover). */
+    int64_t now = tessd_now_ms();
+    tjm_change_t chg = {.now_ms = now,
+                        .preempt_for = (int64_t)v->for_job,
+                        .preempt_queue = queue[0] ? queue : NULL};
+    tsl_error_t err;
+    if (tessd_job_apply(d, r->id, TJM_EV_PREEMPT, &chg, "tesseld", NULL, &err) < 0) {
+        tessd_log("job %lld: not preempted: %s", (long long)r->id, err.text);
+        d->sched_dirty = true;
+        return;
+    }
+    r->preempt_ms = now;
+    r->preempt_for = (int64_t)v->for_job;
+    snprintf(r->preempt_queue, sizeof r->preempt_queue, "%s", queue);
     resume_to_stop(d, r, "preemption");
     char name[160];
     tessd_cgroup_name(d, r->id, name, sizeof name);
@@ -673,8 +739,9 @@ static void drain_inbox(tessd_t *d)
         if (in->q.queue < 0 || tsched_job_submit(d->sched, &in->q, &err) < 0) {
             snprintf(why, sizeof why, "the scheduler refused the job: %.120s",
                      in->q.queue < 0 ? "unknown queue" : err.text);
-            tstore_job_finish(d->store, (int64_t)in->q.id, TSTORE_FAILED, why, -1, 0,
-                              tessd_now_ms(), NULL);
+            if (tessd_job_apply(d, (int64_t)in->q.id, TJM_EV_REJECT, NULL, "tesseld", why, &err) <
+                0)
+                tessd_log("job %lld: %s", (long long)in->q.id, err.text);
             continue;
         }
         tsched_member_t m;
@@ -815,21 +882,28 @@ static int recover_one(const tstore_job_t *j, void *arg)
     r->shim_pid = j->shim_pid;
     r->shim_start = j->shim_start;
     r->job_pid = j->job_pid;
-    r->cancel_ms = j->cancel_ms;
     r->no_requeue = j->no_requeue;
-    r->suspended_ms = j->suspended_ms;
     r->started_ms = j->started_ms;
     r->time_limit_s = j->time_limit_s;
     r->suspended_total_ms = j->suspended_total_ms;
-    /* A preemption under way when tesseld stopped goes on (its SIGTERM was sent): the reason
-     * the store holds says for which job. */
-    long long pf = 0;
-    if (j->reason &&
-        sscanf(j->reason, "preempting: makes room for job %lld of queue '%32[^']'", &pf,
-               r->preempt_queue) >= 1 &&
-        pf > 0) {
-        r->preempt_for = pf;
-        r->preempt_ms = tessd_now_ms();
+    /* A stop under way when tesseld stopped goes on (its SIGTERM was sent): the model restores
+     * it from the job's columns (the first tick decides the rest from what it sees). */
+    tjm_seen_t seen = {.shim_alive = true};
+    tjm_recovery_t plan;
+    if (tjm_recover(j, &seen, &plan) == 0) {
+        r->suspended_ms = plan.suspended ? j->suspended_ms : 0;
+        r->cancel_ms = plan.cancel_ms;
+        /* A stop for its time limit goes on as such (--kill-wait, not a cancel's grace). */
+        if (plan.cancel_asked && j->end_cause == TJM_CAUSE_TIME_LIMIT) {
+            r->timeout_ms = plan.cancel_ms;
+            r->cancel_ms = 0;
+        }
+        snprintf(r->cancel_by, sizeof r->cancel_by, "%s", j->cancel_by ? j->cancel_by : "");
+        if (plan.preempting) {
+            r->preempt_for = plan.preempt_for;
+            snprintf(r->preempt_queue, sizeof r->preempt_queue, "%s", plan.preempt_queue);
+            r->preempt_ms = plan.preempt_ms ? plan.preempt_ms : tessd_now_ms();
+        }
     }
     tsched_member_t *m = &r->member;
     memset(m, 0, sizeof *m);

@@ -37,7 +37,7 @@ J=$(jget .id)
 wait_for '[ "$(job_state '"$J"')" = failed ]'
 ok $? "a job that runs past its 2 s limit ends failed"
 api GET "/v1/jobs/$J"
-is "$(jget .reason)" "time limit (2s)" "its reason says: time limit (2s)"
+is "$(jget .reason) $(jget .end_cause)" "time limit (2s) time_limit" "its reason says: time limit (2s); end_cause time_limit"
 is "$(jget .exit_code)" 3 "it got SIGTERM and exited on its own (status 3 from its trap)"
 grep -qx "got TERM" "$TD/data/jobs/$J/stdout"; ok $? "its trap ran (its log says so)"
 
@@ -67,7 +67,7 @@ td_start --fake-gpus 1xT4:16G --no-cgroups --kill-wait 1s || missing "tesseld di
 wait_for '[ "$(job_state '"$J"')" = failed ]'
 ok $? "after a restart, the job past its limit is stopped"
 api GET "/v1/jobs/$J"
-is "$(jget .reason)" "time limit (3s)" "with the reason time limit (3s)"
+is "$(jget .reason) $(jget .end_cause)" "time limit (3s) time_limit" "with the reason time limit (3s), end_cause time_limit"
 td_stop
 ok $? "tesseld stops cleanly (no sanitizer report)"
 done_testing

@@ -50,8 +50,8 @@ E=$(jget .id)
 touch "$TD/go2"
 wait_for '[ "$(job_state '"$C"')" = cancelled ]'
 ok $? "a job after $F:ok is cancelled when job $F fails"
-is "$(reason "$C")" "dependency never satisfied: job $F failed (it had to succeed)" \
-    "its reason: dependency never satisfied: job $F failed (it had to succeed)"
+is "$(reason "$C") $(jget .end_cause)" "dependency never satisfied: job $F failed (it had to succeed) dependency" \
+    "its reason: dependency never satisfied: job $F failed (it had to succeed); end_cause dependency"
 wait_for '[ "$(job_state '"$D"')" = succeeded ]'
 ok $? "a job after $F:any runs when job $F ends, however"
 wait_for '[ "$(job_state '"$E"')" = succeeded ]'

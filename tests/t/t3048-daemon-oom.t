@@ -32,7 +32,7 @@ ok $? "a job over its 64 MiB limit fails"
 api GET "/v1/jobs/$A"
 is "$(jget .reason)" "host out of memory: the job went over its memory limit (--mem 64.0 MiB) and the kernel killed it" \
     "its reason names the host's out-of-memory killer and the limit, not signal 9"
-is "$(jget .signal)" 9 "its signal is still recorded (9)"
+is "$(jget .signal) $(jget .end_cause)" "9 host_oom" "its signal is still recorded (9); end_cause host_oom"
 
 # The killed process is a child; the job's shell goes on and exits 3.
 admin run --quiet --mem 64M -- sh -c 'tail /dev/zero; exit 3'

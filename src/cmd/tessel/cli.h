@@ -46,6 +46,7 @@ int cmd_run(cli_t *cli, int argc, char **argv);
 int cmd_ps(cli_t *cli, int argc, char **argv);
 int cmd_logs(cli_t *cli, int argc, char **argv);
 int cmd_kill(cli_t *cli, int argc, char **argv);
+int cmd_show(cli_t *cli, int argc, char **argv);
 int cmd_suspend(cli_t *cli, int argc, char **argv);
 int cmd_resume(cli_t *cli, int argc, char **argv);
 int cmd_gpus(cli_t *cli, int argc, char **argv);

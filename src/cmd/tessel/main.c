@@ -13,6 +13,7 @@ static const cli_command_t commands[] = {
     {"run", cmd_run, "submit a job; stream its output and exit with its status (-d: detach)"},
     {"ps", cmd_ps, "list your active jobs (-a: finished ones too)"},
     {"logs", cmd_logs, "print a job's output (-f: follow it)"},
+    {"show", cmd_show, "show one job: its fields, why it ended, its history"},
     {"kill", cmd_kill, "cancel jobs"},
     {"suspend", cmd_suspend, "hold a running job's GPU work (--wait: until drained)"},
     {"resume", cmd_resume, "let a suspended job's GPU work go on"},

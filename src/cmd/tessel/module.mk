@@ -3,7 +3,7 @@
 # (Libraries named by path: this fragment is read before src/common/*.)
 TESSEL_CLI_SRCS := src/cmd/tessel/cli.c src/cmd/tessel/args.c src/cmd/tessel/fmt.c src/cmd/tessel/run.c \
                    src/cmd/tessel/ps.c src/cmd/tessel/logs.c src/cmd/tessel/kill.c \
-                   src/cmd/tessel/suspend.c \
+                   src/cmd/tessel/suspend.c src/cmd/tessel/show.c \
                    src/cmd/tessel/gpus.c src/cmd/tessel/queues.c src/cmd/tessel/users.c \
                    src/cmd/tessel/tokens.c src/cmd/tessel/login.c
 TESSEL_CLI_OBJS := $(TESSEL_CLI_SRCS:%.c=$(O)/obj/%.o)

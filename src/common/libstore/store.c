@@ -61,7 +61,19 @@ static const char *const migrations[] = {
     "ALTER TABLE queues ADD COLUMN allow_users TEXT;"
     "ALTER TABLE queues ADD COLUMN allow_groups TEXT;"
     "ALTER TABLE queues ADD COLUMN allow_roles TEXT;",
-    /* 6: batch options.  time_limit_s: the job's --time in seconds (0 = none);
+    /* 6: the job model (src/daemon/jobmodel.h): why a job ended (end_cause, a tjm_cause_t),
+     * who asked its cancel, the preemption under way (for which job, of which queue, since
+     * when), and the event log of every state change. */
+    "ALTER TABLE jobs ADD COLUMN end_cause INTEGER;"
+    "ALTER TABLE jobs ADD COLUMN cancel_by TEXT;"
+    "ALTER TABLE jobs ADD COLUMN preempt_for INTEGER;"
+    "ALTER TABLE jobs ADD COLUMN preempt_queue TEXT;"
+    "ALTER TABLE jobs ADD COLUMN preempt_ms INTEGER;"
+    "CREATE TABLE job_events(id INTEGER PRIMARY KEY, job INTEGER NOT NULL,"
+    "  time_ms INTEGER NOT NULL, who TEXT NOT NULL, event TEXT NOT NULL, from_state TEXT,"
+    "  to_state TEXT NOT NULL, why TEXT, detail TEXT);"
+    "CREATE INDEX job_events_job ON job_events(job, id);",
+    /* 7: batch options.  time_limit_s: the job's --time in seconds (0 = none);
      * suspended_total_ms: the time this attempt spent with its slice suspended, which does not
      * count against the limit.  An array's elements are jobs with array_id (the id of its
      * first element, as Slurm's ArrayJobId), array_index and array_max_running (%N, 0 = no
@@ -85,8 +97,9 @@ static const char *const migrations[] = {
     "id, user, name, argv, shell, cwd, env, state, reason, queue, class, priority, gpus,"          \
     " gpu_milli, gpu_count, gpu_mem, cpu_milli, mem, placement, simulated, submitted_ms,"          \
     " started_ms, finished_ms, exit_code, signal, shim_pid, shim_start, job_pid, cancel_ms,"       \
-    " preemptions, requeue, suspended_ms, time_limit_s, suspended_total_ms, array_id,"             \
-    " array_index, array_max_running, held"
+    " preemptions, requeue, suspended_ms, end_cause, cancel_by, preempt_for, preempt_queue,"       \
+    " preempt_ms, time_limit_s, suspended_total_ms, array_id, array_index, array_max_running,"     \
+    " held"
 
 /* The filters of the job lists after the id bounds: ?2 user, ?3 queue, ?4 state mask. */
 /* ?7 = 1: of the running jobs, only the suspended ones (NULL: all of them). */
@@ -129,15 +142,11 @@ enum {
     S_JOB_LIST_ACTIVE,
     S_JOB_LIST_DESC,
     S_JOB_LIST_ACTIVE_DESC,
-    S_JOB_SET_RUNNING,
-    S_JOB_SET_PIDS,
-    S_JOB_FINISH,
-    S_JOB_SET_CANCEL,
+    S_JOB_WRITE,
     S_JOB_SET_REASON,
-    S_JOB_REQUEUE,
-    S_JOB_UNSTART,
-    S_JOB_SET_SUSPENDED,
     S_JOB_COUNTS,
+    S_EVENT_ADD,
+    S_EVENT_LIST,
     S_JOB_SET_BATCH,
     S_DEP_ADD,
     S_DEP_LIST,
@@ -148,6 +157,9 @@ enum {
     S_BEGIN,
     S_COMMIT,
     S_ROLLBACK,
+    S_SAVEPOINT,
+    S_RELEASE,
+    S_ROLLBACK_TO,
     S_COUNT
 };
 
@@ -202,32 +214,19 @@ static const char *const sql[S_COUNT] = {
     [S_JOB_LIST_ACTIVE_DESC] =
         "SELECT " JOB_COLS " FROM jobs WHERE state < 2 AND id > ?1"
         " AND (?6 = 0 OR id < ?6)" JOB_LIST_WHERE " ORDER BY id DESC LIMIT ?5",
-    [S_JOB_SET_RUNNING] = "UPDATE jobs SET state = 1, placement = ?2, started_ms = ?3,"
-                          " reason = NULL, suspended_total_ms = 0 WHERE id = ?1 AND state = 0",
-    [S_JOB_SET_PIDS] = "UPDATE jobs SET shim_pid = ?2, shim_start = ?3, job_pid = ?4"
-                       " WHERE id = ?1",
-    [S_JOB_FINISH] = "UPDATE jobs SET state = ?2, reason = ?3, exit_code = ?4, signal = ?5,"
-                     " finished_ms = ?6, preemptions = preemptions + (?2 = 5), suspended_ms = NULL"
-                     " WHERE id = ?1 AND state < 2",
-    [S_JOB_SET_CANCEL] = "UPDATE jobs SET cancel_ms = ?2, reason = 'cancelling'"
-                         " WHERE id = ?1 AND state = 1",
+    /* Every column a state change may write (the job model's, jobmodel.c). */
+    [S_JOB_WRITE] =
+        "UPDATE jobs SET state = ?2, reason = ?3, placement = ?4, started_ms = ?5,"
+        " finished_ms = ?6, exit_code = ?7, signal = ?8, shim_pid = ?9,"
+        " shim_start = ?10, job_pid = ?11, cancel_ms = ?12, preemptions = ?13,"
+        " suspended_ms = ?14, end_cause = ?15, cancel_by = ?16, preempt_for = ?17,"
+        " preempt_queue = ?18, preempt_ms = ?19, suspended_total_ms = ?20 WHERE id = ?1",
     [S_JOB_SET_REASON] = "UPDATE jobs SET reason = ?2 WHERE id = ?1",
-    [S_JOB_REQUEUE] = "UPDATE jobs SET state = 0, reason = ?2, placement = NULL,"
-                      " started_ms = NULL, exit_code = NULL, signal = NULL, shim_pid = NULL,"
-                      " shim_start = NULL, job_pid = NULL, cancel_ms = NULL, suspended_ms = NULL,"
-                      " preemptions = preemptions + 1 WHERE id = ?1 AND state = 1",
-    [S_JOB_UNSTART] = "UPDATE jobs SET state = 0, reason = ?2, placement = NULL,"
-                      " started_ms = NULL, exit_code = NULL, signal = NULL, shim_pid = NULL,"
-                      " shim_start = NULL, job_pid = NULL, suspended_ms = NULL"
-                      " WHERE id = ?1 AND state = 1",
-    /* Resuming (?2 NULL) adds the time suspended to suspended_total_ms (SQLite's clock: the
-     * same realtime clock as tessd_now_ms). */
-    [S_JOB_SET_SUSPENDED] = "UPDATE jobs SET suspended_total_ms = suspended_total_ms + CASE"
-                            " WHEN ?2 IS NULL AND suspended_ms IS NOT NULL THEN max(0,"
-                            " CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
-                            " - suspended_ms) ELSE 0 END, suspended_ms = ?2"
-                            " WHERE id = ?1 AND state = 1",
     [S_JOB_COUNTS] = "SELECT state, count(*) FROM jobs GROUP BY state",
+    [S_EVENT_ADD] = "INSERT INTO job_events(job, time_ms, who, event, from_state, to_state, why,"
+                    " detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    [S_EVENT_LIST] = "SELECT id, job, time_ms, who, event, from_state, to_state, why, detail"
+                     " FROM job_events WHERE job = ?1 ORDER BY id",
     [S_JOB_SET_BATCH] = "UPDATE jobs SET time_limit_s = ?2, array_id = ?3, array_index = ?4,"
                         " array_max_running = ?5, held = ?6 WHERE id = ?1",
     [S_DEP_ADD] = "INSERT OR REPLACE INTO job_deps(job, dep, kind) VALUES (?1, ?2, ?3)",
@@ -247,12 +246,17 @@ static const char *const sql[S_COUNT] = {
     [S_BEGIN] = "BEGIN IMMEDIATE",
     [S_COMMIT] = "COMMIT",
     [S_ROLLBACK] = "ROLLBACK",
+    /* A transaction begun inside another one (tstore_begin): a savepoint of the outer one. */
+    [S_SAVEPOINT] = "SAVEPOINT tstore_nested",
+    [S_RELEASE] = "RELEASE tstore_nested",
+    [S_ROLLBACK_TO] = "ROLLBACK TO tstore_nested",
 };
 
 struct tstore {
     sqlite3 *db;
     sqlite3_stmt *st[S_COUNT];
     bool last_full; /* the last error was SQLITE_FULL */
+    int nested;     /* savepoints open inside the outer transaction (tstore_begin) */
     /* The reserve file (tstore_reserve_init); path "" when none. */
     char reserve_path[PATH_MAX];
     uint64_t reserve_bytes;
@@ -520,11 +524,28 @@ int tstore_schema_version(tstore_t *s)
 
 int tstore_begin(tstore_t *s, tsl_error_t *err)
 {
+    if (!sqlite3_get_autocommit(s->db)) {
+        if (exec_stmt(s, stmt(s, S_SAVEPOINT), err, "savepoint") < 0)
+            return -1;
+        s->nested++;
+        return 0;
+    }
+    s->nested = 0;
     return exec_stmt(s, stmt(s, S_BEGIN), err, "begin") < 0 ? -1 : 0;
 }
 
 int tstore_commit(tstore_t *s, tsl_error_t *err)
 {
+    if (s->nested > 0) {
+        if (exec_stmt(s, stmt(s, S_RELEASE), err, "release") < 0) {
+            int saved = errno;
+            tstore_rollback(s);
+            errno = saved;
+            return -1;
+        }
+        s->nested--;
+        return 0;
+    }
     if (exec_stmt(s, stmt(s, S_COMMIT), err, "commit") < 0) {
         int saved = errno;
         tstore_rollback(s);
@@ -536,8 +557,17 @@ int tstore_commit(tstore_t *s, tsl_error_t *err)
 
 void tstore_rollback(tstore_t *s)
 {
-    if (!sqlite3_get_autocommit(s->db))
-        exec_stmt(s, stmt(s, S_ROLLBACK), NULL, "rollback");
+    if (sqlite3_get_autocommit(s->db)) {
+        s->nested = 0; /* SQLite ended the transaction itself (an error) */
+        return;
+    }
+    if (s->nested > 0) {
+        exec_stmt(s, stmt(s, S_ROLLBACK_TO), NULL, "rollback to");
+        exec_stmt(s, stmt(s, S_RELEASE), NULL, "release");
+        s->nested--;
+        return;
+    }
+    exec_stmt(s, stmt(s, S_ROLLBACK), NULL, "rollback");
 }
 
 static int not_found(tsl_error_t *err, const char *what)
@@ -984,12 +1014,17 @@ static int row_job(sqlite3_stmt *q, tstore_job_t *j)
     j->preemptions = sqlite3_column_int(q, 29);
     j->no_requeue = sqlite3_column_int(q, 30) == 0;
     j->suspended_ms = sqlite3_column_int64(q, 31);
-    j->time_limit_s = sqlite3_column_int64(q, 32);
-    j->suspended_total_ms = sqlite3_column_int64(q, 33);
-    j->array_id = sqlite3_column_int64(q, 34);
-    j->array_index = sqlite3_column_int(q, 35);
-    j->array_max_running = sqlite3_column_int(q, 36);
-    j->held = sqlite3_column_int(q, 37) != 0;
+    j->end_cause = sqlite3_column_int(q, 32);
+    j->cancel_by = col_dup(q, 33);
+    j->preempt_for = sqlite3_column_int64(q, 34);
+    j->preempt_queue = col_dup(q, 35);
+    j->preempt_ms = sqlite3_column_int64(q, 36);
+    j->time_limit_s = sqlite3_column_int64(q, 37);
+    j->suspended_total_ms = sqlite3_column_int64(q, 38);
+    j->array_id = sqlite3_column_int64(q, 39);
+    j->array_index = sqlite3_column_int(q, 40);
+    j->array_max_running = sqlite3_column_int(q, 41);
+    j->held = sqlite3_column_int(q, 42) != 0;
     if (!j->user || !j->argv_json || !j->env_json || !j->queue) {
         tstore_job_clear(j);
         errno = ENOMEM;
@@ -1010,6 +1045,8 @@ void tstore_job_clear(tstore_job_t *j)
     free(j->reason);
     free(j->queue);
     free(j->placement_json);
+    free(j->cancel_by);
+    free(j->preempt_queue);
     memset(j, 0, sizeof *j);
 }
 
@@ -1082,52 +1119,42 @@ static int changed_one(int n, tsl_error_t *err)
     return 0;
 }
 
-int tstore_job_set_running(tstore_t *s, int64_t id, const char *placement_json, int64_t now_ms,
-                           tsl_error_t *err)
+/* Bind v, or NULL when v is 0 (the columns where 0 means "none"). */
+static void bind_int64_or_null(sqlite3_stmt *q, int i, int64_t v)
 {
-    sqlite3_stmt *q = stmt(s, S_JOB_SET_RUNNING);
-    sqlite3_bind_int64(q, 1, id);
-    bind_text(q, 2, placement_json);
-    sqlite3_bind_int64(q, 3, now_ms);
-    return changed_one(exec_stmt(s, q, err, "start job"), err);
-}
-
-int tstore_job_set_pids(tstore_t *s, int64_t id, int shim_pid, uint64_t shim_start, int job_pid,
-                        tsl_error_t *err)
-{
-    sqlite3_stmt *q = stmt(s, S_JOB_SET_PIDS);
-    sqlite3_bind_int64(q, 1, id);
-    sqlite3_bind_int(q, 2, shim_pid);
-    sqlite3_bind_int64(q, 3, (sqlite3_int64)shim_start);
-    sqlite3_bind_int(q, 4, job_pid);
-    return changed_one(exec_stmt(s, q, err, "job pids"), err);
-}
-
-int tstore_job_finish(tstore_t *s, int64_t id, tstore_state_t state, const char *reason,
-                      int exit_code, int sig, int64_t now_ms, tsl_error_t *err)
-{
-    sqlite3_stmt *q = stmt(s, S_JOB_FINISH);
-    sqlite3_bind_int64(q, 1, id);
-    sqlite3_bind_int(q, 2, (int)state);
-    bind_text(q, 3, reason);
-    if (exit_code >= 0)
-        sqlite3_bind_int(q, 4, exit_code);
+    if (v)
+        sqlite3_bind_int64(q, i, v);
     else
-        sqlite3_bind_null(q, 4);
-    if (sig > 0)
-        sqlite3_bind_int(q, 5, sig);
-    else
-        sqlite3_bind_null(q, 5);
-    sqlite3_bind_int64(q, 6, now_ms);
-    return changed_one(exec_stmt(s, q, err, "finish job"), err);
+        sqlite3_bind_null(q, i);
 }
 
-int tstore_job_set_cancel(tstore_t *s, int64_t id, int64_t now_ms, tsl_error_t *err)
+int tstore_job_write(tstore_t *s, const tstore_job_t *j, tsl_error_t *err)
 {
-    sqlite3_stmt *q = stmt(s, S_JOB_SET_CANCEL);
-    sqlite3_bind_int64(q, 1, id);
-    sqlite3_bind_int64(q, 2, now_ms);
-    return changed_one(exec_stmt(s, q, err, "cancel job"), err);
+    sqlite3_stmt *q = stmt(s, S_JOB_WRITE);
+    sqlite3_bind_int64(q, 1, j->id);
+    sqlite3_bind_int(q, 2, (int)j->state);
+    bind_text(q, 3, j->reason);
+    bind_text(q, 4, j->placement_json);
+    bind_int64_or_null(q, 5, j->started_ms);
+    bind_int64_or_null(q, 6, j->finished_ms);
+    if (j->has_exit_code)
+        sqlite3_bind_int(q, 7, j->exit_code);
+    else
+        sqlite3_bind_null(q, 7);
+    bind_int64_or_null(q, 8, j->signal);
+    bind_int64_or_null(q, 9, j->shim_pid);
+    bind_int64_or_null(q, 10, (int64_t)j->shim_start);
+    bind_int64_or_null(q, 11, j->job_pid);
+    bind_int64_or_null(q, 12, j->cancel_ms);
+    sqlite3_bind_int(q, 13, j->preemptions);
+    bind_int64_or_null(q, 14, j->suspended_ms);
+    bind_int64_or_null(q, 15, j->end_cause);
+    bind_text(q, 16, j->cancel_by);
+    bind_int64_or_null(q, 17, j->preempt_for);
+    bind_text(q, 18, j->preempt_queue);
+    bind_int64_or_null(q, 19, j->preempt_ms);
+    sqlite3_bind_int64(q, 20, j->suspended_total_ms);
+    return changed_one(exec_stmt(s, q, err, "write job"), err);
 }
 
 int tstore_job_set_reason(tstore_t *s, int64_t id, const char *reason, tsl_error_t *err)
@@ -1138,31 +1165,46 @@ int tstore_job_set_reason(tstore_t *s, int64_t id, const char *reason, tsl_error
     return exec_stmt(s, q, err, "job reason") < 0 ? -1 : 0;
 }
 
-int tstore_job_requeue(tstore_t *s, int64_t id, const char *reason, tsl_error_t *err)
+int tstore_event_add(tstore_t *s, const tstore_event_t *e, tsl_error_t *err)
 {
-    sqlite3_stmt *q = stmt(s, S_JOB_REQUEUE);
-    sqlite3_bind_int64(q, 1, id);
-    bind_text(q, 2, reason);
-    return changed_one(exec_stmt(s, q, err, "requeue job"), err);
+    sqlite3_stmt *q = stmt(s, S_EVENT_ADD);
+    sqlite3_bind_int64(q, 1, e->job);
+    sqlite3_bind_int64(q, 2, e->time_ms);
+    bind_text(q, 3, e->who);
+    bind_text(q, 4, e->event);
+    bind_text(q, 5, e->from_state);
+    bind_text(q, 6, e->to_state);
+    bind_text(q, 7, e->why);
+    bind_text(q, 8, e->detail_json);
+    return exec_stmt(s, q, err, "add job event") < 0 ? -1 : 0;
 }
 
-int tstore_job_unstart(tstore_t *s, int64_t id, const char *reason, tsl_error_t *err)
+int tstore_event_list(tstore_t *s, int64_t job, tstore_event_f cb, void *arg, tsl_error_t *err)
 {
-    sqlite3_stmt *q = stmt(s, S_JOB_UNSTART);
-    sqlite3_bind_int64(q, 1, id);
-    bind_text(q, 2, reason);
-    return changed_one(exec_stmt(s, q, err, "requeue job"), err);
-}
-
-int tstore_job_set_suspended(tstore_t *s, int64_t id, int64_t since_ms, tsl_error_t *err)
-{
-    sqlite3_stmt *q = stmt(s, S_JOB_SET_SUSPENDED);
-    sqlite3_bind_int64(q, 1, id);
-    if (since_ms > 0)
-        sqlite3_bind_int64(q, 2, since_ms);
-    else
-        sqlite3_bind_null(q, 2);
-    return changed_one(exec_stmt(s, q, err, "suspend job"), err);
+    sqlite3_stmt *q = stmt(s, S_EVENT_LIST);
+    sqlite3_bind_int64(q, 1, job);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        tstore_event_t e = {
+            .id = sqlite3_column_int64(q, 0),
+            .job = sqlite3_column_int64(q, 1),
+            .time_ms = sqlite3_column_int64(q, 2),
+            .who = (const char *)sqlite3_column_text(q, 3),
+            .event = (const char *)sqlite3_column_text(q, 4),
+            .from_state = (const char *)sqlite3_column_text(q, 5),
+            .to_state = (const char *)sqlite3_column_text(q, 6),
+            .why = (const char *)sqlite3_column_text(q, 7),
+            .detail_json = (const char *)sqlite3_column_text(q, 8),
+        };
+        if (cb(&e, arg)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    if (rc != SQLITE_DONE)
+        db_error(s, err, "list job events");
+    sqlite3_reset(q);
+    return rc == SQLITE_DONE ? 0 : -1;
 }
 
 int tstore_job_counts(tstore_t *s, int64_t counts[TSTORE_NSTATES], tsl_error_t *err)

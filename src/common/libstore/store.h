@@ -80,6 +80,11 @@ typedef struct {
     int preemptions;      /* times it was preempted and requeued (or ended preempted) */
     bool no_requeue;      /* submitted with "requeue": false: a preemption ends it */
     int64_t suspended_ms; /* running with its GPU slice suspended since then; 0 = not */
+    int end_cause;        /* why it ended (tjm_cause_t of src/daemon/jobmodel.h); 0 = not ended */
+    char *cancel_by;      /* who asked the cancel of the running job; NULL = none */
+    int64_t preempt_for;  /* a preemption under way: the job it makes room for; 0 = none */
+    char *preempt_queue;  /* that job's queue; NULL when unknown */
+    int64_t preempt_ms;   /* when the preemption was asked; 0 = none */
     /* Batch options (migration 6). */
     int64_t time_limit_s;       /* --time, seconds; 0 = no limit */
     int64_t suspended_total_ms; /* this attempt's time suspended before the current one */
@@ -88,6 +93,22 @@ typedef struct {
     int array_max_running; /* %N of the array, 0 = no limit */
     bool held;             /* pending, kept from the scheduler: waits on dependencies or %N */
 } tstore_job_t;
+
+/* One record of a job's event log (the job model's, src/daemon/jobmodel.h).  Strings are
+ * borrowed: valid during the callback of tstore_event_list, the caller's for tstore_event_add. */
+typedef struct {
+    int64_t id; /* order of the records (set by the store) */
+    int64_t job;
+    int64_t time_ms;
+    const char *who;         /* a user's name, or "tesseld" */
+    const char *event;       /* the event's name (tjm_event_name) */
+    const char *from_state;  /* NULL for the submission */
+    const char *to_state;    /* model state names (tjm_state_name): "suspended" included */
+    const char *why;         /* NULL when none */
+    const char *detail_json; /* JSON object of structured detail; NULL when none */
+} tstore_event_t;
+
+typedef int (*tstore_event_f)(const tstore_event_t *ev, void *arg);
 
 typedef struct {
     char name[TSTORE_NAME_MAX + 1];
@@ -181,7 +202,9 @@ bool tstore_last_full(const tstore_t *st);
 /* Schema version after migrations. */
 int tstore_schema_version(tstore_t *st);
 
-/* Transactions, for changes that must happen together (BEGIN IMMEDIATE / COMMIT / ROLLBACK). */
+/* Transactions, for changes that must happen together (BEGIN IMMEDIATE / COMMIT / ROLLBACK).
+ * A tstore_begin inside an open transaction opens a savepoint instead: its commit releases
+ * it, its rollback undoes only what was written since (the outer transaction stays open). */
 int tstore_begin(tstore_t *st, tsl_error_t *err);
 int tstore_commit(tstore_t *st, tsl_error_t *err);
 void tstore_rollback(tstore_t *st);
@@ -234,27 +257,18 @@ int tstore_job_add(tstore_t *st, tstore_job_t *job, tsl_error_t *err);
 int tstore_job_get(tstore_t *st, int64_t id, tstore_job_t *out, tsl_error_t *err);
 int tstore_job_list(tstore_t *st, const tstore_job_filter_t *f, tstore_job_f cb, void *arg,
                     tsl_error_t *err);
-/* pending -> running with placement and start time. */
-int tstore_job_set_running(tstore_t *st, int64_t id, const char *placement_json, int64_t now_ms,
-                           tsl_error_t *err);
-int tstore_job_set_pids(tstore_t *st, int64_t id, int shim_pid, uint64_t shim_start, int job_pid,
-                        tsl_error_t *err);
-/* active -> final state.  exit_code < 0: none.  reason may be NULL.  TSTORE_PREEMPTED counts
- * one more preemption. */
-int tstore_job_finish(tstore_t *st, int64_t id, tstore_state_t state, const char *reason,
-                      int exit_code, int sig, int64_t now_ms, tsl_error_t *err);
-int tstore_job_set_cancel(tstore_t *st, int64_t id, int64_t now_ms, tsl_error_t *err);
+/* State writes: only the job model (src/daemon/jobmodel.c) calls tstore_job_add and
+ * tstore_job_write, inside its transaction with the event record (tests/t/t0011 checks it).
+ * tstore_job_write stores every column a state change may touch (state, reason, placement,
+ * times, exit code and signal, pids, cancel, preemption, suspension, end cause) as *job has
+ * them; 0 is stored as NULL where 0 means none.  ENOENT when no such job. */
+int tstore_job_write(tstore_t *st, const tstore_job_t *job, tsl_error_t *err);
+/* The human reason alone (why a pending job waits, a watchdog's words): not a state. */
 int tstore_job_set_reason(tstore_t *st, int64_t id, const char *reason, tsl_error_t *err);
-/* running -> pending after a preemption: placement, start, pids and cancel cleared,
- * preemptions + 1, reason set.  ENOENT when the job is not running. */
-int tstore_job_requeue(tstore_t *st, int64_t id, const char *reason, tsl_error_t *err);
-/* running -> pending for a job whose start never happened (tesseld stopped before it spawned
- * the job's supervisor): as tstore_job_requeue, but no preemption is counted.  ENOENT when
- * the job is not running. */
-int tstore_job_unstart(tstore_t *st, int64_t id, const char *reason, tsl_error_t *err);
-/* Mark a running job's GPU slice suspended since since_ms, or not suspended (since_ms 0).
- * ENOENT when the job is not running.  Finishing or requeueing a job clears the mark. */
-int tstore_job_set_suspended(tstore_t *st, int64_t id, int64_t since_ms, tsl_error_t *err);
+/* Append one record to the event log (ev->id is ignored).  0 or -1. */
+int tstore_event_add(tstore_t *st, const tstore_event_t *ev, tsl_error_t *err);
+/* Calls cb for each record of job's log, oldest first; cb returns non-zero to stop. */
+int tstore_event_list(tstore_t *st, int64_t job, tstore_event_f cb, void *arg, tsl_error_t *err);
 /* Number of jobs in each state; counts[TSTORE_NSTATES]. */
 int tstore_job_counts(tstore_t *st, int64_t counts[TSTORE_NSTATES], tsl_error_t *err);
 int tstore_user_active_jobs(tstore_t *st, const char *user, int64_t *n, tsl_error_t *err);

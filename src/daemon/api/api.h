@@ -49,10 +49,12 @@ int api_batch_parse(json_t *body, tstore_job_t *j, api_batch_t *b, thttp_reply_t
 /* Check the dependencies against the store (lock held): each names a job the caller may see.
  * 0, or -1 with rep (400 "no job N", or a store error). */
 int api_batch_check(tessd_t *d, const tessd_caller_t *who, api_batch_t *b, thttp_reply_t *rep);
-/* Add the job (each element of an array) with its dependencies in one transaction, then hand
+/* Add the job (each element of an array; through the job model's tjm_submit, who the
+ * submitter) with its dependencies in one transaction, then hand
  * those not held to the scheduler (tessd_inbox_submit); *j becomes
  * the (first) job added.  0, or -1 with err and nothing added. */
-int api_batch_add(tessd_t *d, tstore_job_t *j, const api_batch_t *b, tsl_error_t *err);
+int api_batch_add(tessd_t *d, tstore_job_t *j, const api_batch_t *b, const char *who,
+                  tsl_error_t *err);
 void api_batch_free(api_batch_t *b);
 /* A job's batch fields into o: time_limit, array_id, array_index, array_max_running,
  * display_id ("40_3" for an array's element, as squeue), held. */
@@ -91,6 +93,7 @@ void api_jobs_cancel(thttp_req_t *, thttp_reply_t *, void *);
 void api_jobs_suspend(thttp_req_t *, thttp_reply_t *, void *);
 void api_jobs_resume(thttp_req_t *, thttp_reply_t *, void *);
 void api_jobs_logs(thttp_req_t *, thttp_reply_t *, void *);
+void api_jobs_events(thttp_req_t *, thttp_reply_t *, void *);
 void api_nodes_list(thttp_req_t *, thttp_reply_t *, void *);
 void api_gpus_list(thttp_req_t *, thttp_reply_t *, void *);
 void api_queues_list(thttp_req_t *, thttp_reply_t *, void *);

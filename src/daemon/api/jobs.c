@@ -36,6 +36,9 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
     json_object_set_new(o, "state",
                         json_string(suspended ? "suspended" : tstore_state_name(j->state)));
     json_object_set_new(o, "reason", j->reason ? json_string(j->reason) : json_null());
+    /* Why it ended, as a fixed name (jobmodel.h's tjm_cause_t); null while it has not. */
+    const char *cause = j->state >= TSTORE_SUCCEEDED ? tjm_cause_name(j->end_cause) : NULL;
+    json_object_set_new(o, "end_cause", cause ? json_string(cause) : json_null());
     json_object_set_new(o, "queue", json_string(j->queue));
     json_object_set_new(o, "class", json_string(tstore_class_name(j->klass)));
     json_object_set_new(o, "priority", json_integer(j->priority));
@@ -453,7 +456,7 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     j.submitted_ms = tessd_now_ms();
     /* Committed before the answer: an acknowledged job survives a crash of tesseld.  The
      * tick hands it to libsched (and says why it waits, if it does). */
-    if (api_batch_add(d, &j, &batch, &err) < 0) {
+    if (api_batch_add(d, &j, &batch, who.user, &err) < 0) {
         if (tstore_last_full(d->store))
             thttp_error(rep, 507, "insufficient_storage", NULL,
                         "insufficient storage: the store cannot grow (%s); no new jobs until an "
@@ -650,11 +653,8 @@ void api_jobs_cancel(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         api_batch_cancel_array(d, &who, &j, rep);
         goto done;
     }
-    char reason[96];
-    snprintf(reason, sizeof reason, "cancelled by %s", who.user);
     if (j.state == TSTORE_PENDING) {
-        if (tstore_job_finish(d->store, j.id, TSTORE_CANCELLED, reason, -1, 0, tessd_now_ms(),
-                              &err) < 0) {
+        if (tessd_job_apply(d, j.id, TJM_EV_CANCEL, NULL, who.user, NULL, &err) < 0) {
             api_store_error(rep, &err);
             goto done;
         }
@@ -680,6 +680,46 @@ void api_jobs_cancel(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
 done:
     tstore_job_clear(&j);
 out:
+    api_leave(d);
+}
+
+static int add_event(const tstore_event_t *e, void *arg)
+{
+    json_t *o = json_pack(
+        "{s:I, s:o, s:s, s:s, s:o, s:s, s:o}", "id", (json_int_t)e->id, "time",
+        api_time(e->time_ms), "who", e->who ? e->who : "", "event", e->event ? e->event : "",
+        "from", e->from_state ? json_string(e->from_state) : json_null(), "to",
+        e->to_state ? e->to_state : "", "why", e->why ? json_string(e->why) : json_null());
+    json_t *detail = e->detail_json ? json_loads(e->detail_json, 0, NULL) : NULL;
+    if (o)
+        json_object_set_new(o, "detail", detail ? detail : json_object());
+    else
+        json_decref(detail);
+    return o ? json_array_append_new(arg, o) : -1;
+}
+
+/* GET /v1/jobs/{id}/events: the job's event log, oldest first (owner or admin; 404 else). */
+void api_jobs_events(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    tessd_t *d = ctx;
+    tessd_caller_t who;
+    if (!api_enter(d, req, rep, &who))
+        return;
+    tstore_job_t j;
+    if (load_visible(d, &who, req->params[0], &j, rep) == 0) {
+        json_t *arr = json_array();
+        tsl_error_t err;
+        if (!arr || tstore_event_list(d->store, j.id, add_event, arr, &err) < 0) {
+            json_decref(arr);
+            if (arr)
+                api_store_error(rep, &err);
+            else
+                thttp_error(rep, 500, "internal", NULL, "out of memory");
+        } else {
+            thttp_json(rep, 200, json_pack("{s:I, s:o}", "job", (json_int_t)j.id, "events", arr));
+        }
+        tstore_job_clear(&j);
+    }
     api_leave(d);
 }
 
@@ -730,7 +770,8 @@ static void suspend_or_resume(thttp_req_t *req, thttp_reply_t *rep, tessd_t *d, 
         thttp_error(rep, 409, "conflict", NULL, "job %lld is not suspended (it is running)", id);
         goto done;
     }
-    if ((suspend ? tessd_suspend(d, r, &err) : tessd_resume(d, r, &err)) < 0) {
+    if ((suspend ? tessd_suspend(d, r, who.user, NULL, &err)
+                 : tessd_resume(d, r, who.user, NULL, &err)) < 0) {
         tessd_log("job %lld: %s: %s", id, verb, err.text);
         thttp_error(rep, 500, "internal", NULL, "job %lld: %s failed: %s", id, verb, err.text);
         goto done;

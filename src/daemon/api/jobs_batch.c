@@ -146,7 +146,8 @@ int api_batch_check(tessd_t *d, const tessd_caller_t *who, api_batch_t *b, thttp
     return 0;
 }
 
-int api_batch_add(tessd_t *d, tstore_job_t *j, const api_batch_t *b, tsl_error_t *err)
+int api_batch_add(tessd_t *d, tstore_job_t *j, const api_batch_t *b, const char *who,
+                  tsl_error_t *err)
 {
     uint32_t n = b->array ? b->array->n : 1;
     int64_t *ids = malloc(n * sizeof *ids);
@@ -159,6 +160,8 @@ int api_batch_add(tessd_t *d, tstore_job_t *j, const api_batch_t *b, tsl_error_t
         return -1;
     }
     tstore_job_t first = {0};
+    tjm_t jm;
+    tessd_jobmodel(d, &jm);
     for (uint32_t i = 0; i < n; i++) {
         tstore_job_t e = *j;
         if (b->array) {
@@ -167,7 +170,8 @@ int api_batch_add(tessd_t *d, tstore_job_t *j, const api_batch_t *b, tsl_error_t
             e.array_max_running = (int)b->array->max_running;
         }
         e.held = b->ndeps > 0 || (b->array && b->array->max_running && i >= b->array->max_running);
-        if (tstore_job_add(d->store, &e, err) < 0)
+        /* The job model's submission (a savepoint of this transaction). */
+        if (tjm_submit(&jm, &e, who, NULL, err) < 0)
             goto error;
         for (size_t k = 0; k < b->ndeps; k++)
             if (tstore_dep_add(d->store, e.id, b->deps[k].job, (int)b->deps[k].kind, err) < 0)
@@ -262,11 +266,8 @@ static int cancel_element(tessd_t *d, const tessd_caller_t *who, int64_t id, tsl
     tstore_state_t st = j.state;
     tstore_job_clear(&j);
     if (st == TSTORE_PENDING) {
-        char reason[96];
-        snprintf(reason, sizeof reason, "cancelled by %s", who->user);
-        if (tstore_job_finish(d->store, id, TSTORE_CANCELLED, reason, -1, 0, tessd_now_ms(), err) <
-            0)
-            return errno == ENOENT ? 0 : -1;
+        if (tessd_job_apply(d, id, TJM_EV_CANCEL, NULL, who->user, NULL, err) < 0)
+            return errno == ENOENT || errno == EINVAL ? 0 : -1;
         tessd_inbox_remove(d, id);
         return 1;
     }

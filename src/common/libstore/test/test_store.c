@@ -136,19 +136,36 @@ static void test_jobs(void **state)
     assert_int_equal(ids[0], 2);
     assert_int_equal(ids[1], a);
     assert_int_equal(ids[2], c);
-    /* Lifecycle. */
-    assert_int_equal(tstore_job_set_running(st, b, "[{\"gpu\":0}]", 2000, NULL), 0);
-    assert_int_equal(tstore_job_set_running(st, b, "[]", 2000, NULL), -1);
-    assert_int_equal(errno, ENOENT);
-    assert_int_equal(tstore_job_set_pids(st, b, 100, 12345, 101, NULL), 0);
+    /* Lifecycle: the job model's writes (tstore_job_write stores every state column). */
+    tstore_job_t w;
+    assert_int_equal(tstore_job_get(st, b, &w, NULL), 0);
+    w.state = TSTORE_RUNNING;
+    w.placement_json = strdup("[{\"gpu\":0}]");
+    w.started_ms = 2000;
+    w.shim_pid = 100;
+    w.shim_start = 12345;
+    w.job_pid = 101;
+    assert_int_equal(tstore_job_write(st, &w, NULL), 0);
     int64_t pend, run, milli;
     assert_int_equal(tstore_queue_usage(st, "default", &pend, &run, &milli, NULL), 0);
     assert_int_equal(pend, 2);
     assert_int_equal(run, 1);
     assert_int_equal(milli, 500);
-    assert_int_equal(
-        tstore_job_finish(st, b, TSTORE_FAILED, "exited with status 3", 3, 0, 3000, NULL), 0);
-    assert_int_equal(tstore_job_finish(st, b, TSTORE_SUCCEEDED, NULL, 0, 0, 3000, NULL), -1);
+    w.state = TSTORE_FAILED;
+    w.reason = strdup("exited with status 3");
+    w.has_exit_code = true;
+    w.exit_code = 3;
+    w.finished_ms = 3000;
+    w.end_cause = 1;
+    w.cancel_by = strdup("bob");
+    w.preempt_for = 7;
+    w.preempt_queue = strdup("high");
+    w.preempt_ms = 2500;
+    assert_int_equal(tstore_job_write(st, &w, NULL), 0);
+    w.id = 999;
+    assert_int_equal(tstore_job_write(st, &w, NULL), -1);
+    assert_int_equal(errno, ENOENT);
+    tstore_job_clear(&w);
     tstore_job_t j;
     assert_int_equal(tstore_job_get(st, b, &j, NULL), 0);
     assert_int_equal(j.state, TSTORE_FAILED);
@@ -158,6 +175,13 @@ static void test_jobs(void **state)
     assert_int_equal(j.shim_start, 12345);
     assert_string_equal(j.reason, "exited with status 3");
     assert_string_equal(j.placement_json, "[{\"gpu\":0}]");
+    assert_int_equal(j.end_cause, 1);
+    assert_string_equal(j.cancel_by, "bob");
+    assert_int_equal(j.preempt_for, 7);
+    assert_string_equal(j.preempt_queue, "high");
+    assert_int_equal(j.preempt_ms, 2500);
+    assert_int_equal(j.signal, 0);
+    assert_int_equal(j.suspended_ms, 0);
     tstore_job_clear(&j);
     assert_int_equal(tstore_job_get(st, 999, &j, NULL), -1);
     assert_int_equal(errno, ENOENT);
@@ -215,7 +239,7 @@ static void test_jobs(void **state)
     /* Reopen: everything committed is there, the schema is not re-applied. */
     st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 6);
+    assert_int_equal(tstore_schema_version(st), 7);
     tstore_queue_t hq;
     assert_int_equal(tstore_queue_get(st, "high", &hq, NULL), 0);
     assert_int_equal(hq.priority, 10);
@@ -263,58 +287,49 @@ static void test_jobs(void **state)
     assert_int_equal(tstore_queue_get(st, "sub", &sub, NULL), 0);
     assert_string_equal(sub.parent, "high");
     assert_int_equal(sub.guarantee.gpu_milli, 100);
-    /* A preempted job goes back to pending, counted. */
+    /* Suspended: still running (active, counted as running), listed by suspended_only. */
     int64_t r;
     add_job(st, "carol", "high", 0, &r);
-    assert_int_equal(tstore_job_requeue(st, r, "x", NULL), -1);
-    assert_int_equal(errno, ENOENT);
-    /* Only a running job can be marked suspended. */
-    assert_int_equal(tstore_job_set_suspended(st, r, 4500, NULL), -1);
-    assert_int_equal(errno, ENOENT);
-    assert_int_equal(tstore_job_set_running(st, r, "[{\"gpu\":0}]", 4000, NULL), 0);
-    assert_int_equal(tstore_job_set_pids(st, r, 100, 1, 101, NULL), 0);
-    /* Suspended: still running (active, counted as running), listed by suspended_only. */
-    assert_int_equal(tstore_job_set_suspended(st, r, 4500, NULL), 0);
     tstore_job_t sj;
+    assert_int_equal(tstore_job_get(st, r, &sj, NULL), 0);
+    sj.state = TSTORE_RUNNING;
+    sj.placement_json = strdup("[{\"gpu\":0}]");
+    sj.started_ms = 4000;
+    sj.suspended_ms = 4500;
+    sj.shim_pid = 100;
+    assert_int_equal(tstore_job_write(st, &sj, NULL), 0);
+    tstore_job_clear(&sj);
     assert_int_equal(tstore_job_get(st, r, &sj, NULL), 0);
     assert_int_equal(sj.state, TSTORE_RUNNING);
     assert_int_equal(sj.suspended_ms, 4500);
-    tstore_job_clear(&sj);
     int64_t sids[8] = {0};
     f = (tstore_job_filter_t){
         .state_mask = 1u << TSTORE_RUNNING, .suspended_only = true, .limit = 10};
     assert_int_equal(tstore_job_list(st, &f, collect, sids, NULL), 0);
     assert_int_equal(sids[0], 1);
     assert_int_equal(sids[1], r);
-    /* Requeueing clears the mark (the next attempt starts unsuspended). */
-    assert_int_equal(tstore_job_requeue(st, r, "requeued", NULL), 0);
-    tstore_job_t rj;
-    assert_int_equal(tstore_job_get(st, r, &rj, NULL), 0);
-    assert_int_equal(rj.state, TSTORE_PENDING);
-    assert_int_equal(rj.preemptions, 1);
-    assert_int_equal(rj.shim_pid, 0);
-    assert_int_equal(rj.started_ms, 0);
-    assert_null(rj.placement_json);
-    assert_false(rj.no_requeue);
-    assert_string_equal(rj.reason, "requeued");
-    assert_int_equal(rj.suspended_ms, 0);
-    tstore_job_clear(&rj);
-    /* A start that never happened (tesseld stopped before the spawn): pending again, no
-     * preemption counted; only a running job. */
-    assert_int_equal(tstore_job_unstart(st, r, "x", NULL), -1);
-    assert_int_equal(errno, ENOENT);
-    assert_int_equal(tstore_job_set_running(st, r, "[{\"gpu\":0}]", 4600, NULL), 0);
-    assert_int_equal(tstore_job_set_pids(st, r, 200, 2, 0, NULL), 0);
-    assert_int_equal(tstore_job_unstart(st, r, "requeued: never started", NULL), 0);
-    assert_int_equal(tstore_job_get(st, r, &rj, NULL), 0);
-    assert_int_equal(rj.state, TSTORE_PENDING);
-    assert_int_equal(rj.preemptions, 1);
-    assert_int_equal(rj.shim_pid, 0);
-    assert_int_equal(rj.started_ms, 0);
-    assert_null(rj.placement_json);
-    assert_string_equal(rj.reason, "requeued: never started");
-    tstore_job_clear(&rj);
-    assert_int_equal(tstore_job_finish(st, r, TSTORE_CANCELLED, NULL, -1, 0, 5000, NULL), 0);
+    /* Zeroes are stored as none: back to pending with nothing of the attempt left. */
+    free(sj.placement_json);
+    sj.placement_json = NULL;
+    sj.state = TSTORE_PENDING;
+    sj.started_ms = sj.suspended_ms = 0;
+    sj.shim_pid = 0;
+    sj.preemptions = 1;
+    assert_int_equal(tstore_job_write(st, &sj, NULL), 0);
+    tstore_job_clear(&sj);
+    assert_int_equal(tstore_job_get(st, r, &sj, NULL), 0);
+    assert_int_equal(sj.state, TSTORE_PENDING);
+    assert_int_equal(sj.preemptions, 1);
+    assert_int_equal(sj.shim_pid, 0);
+    assert_int_equal(sj.started_ms, 0);
+    assert_null(sj.placement_json);
+    assert_int_equal(sj.suspended_ms, 0);
+    assert_false(sj.has_exit_code);
+    assert_null(sj.cancel_by);
+    sj.state = TSTORE_CANCELLED;
+    sj.finished_ms = 5000;
+    assert_int_equal(tstore_job_write(st, &sj, NULL), 0);
+    tstore_job_clear(&sj);
     memset(ids, 0, sizeof ids);
     f = (tstore_job_filter_t){.limit = 10};
     assert_int_equal(tstore_job_list(st, &f, collect, ids, NULL), 0);
@@ -367,7 +382,7 @@ static void test_migrate_v2(void **state)
     tsl_error_t err;
     tstore_t *st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 6);
+    assert_int_equal(tstore_schema_version(st), 7);
     tstore_queue_t q;
     assert_int_equal(tstore_queue_get(st, "prod", &q, NULL), 0);
     assert_int_equal(q.priority, 3);
@@ -409,6 +424,64 @@ static void test_transaction(void **state)
     assert_string_equal(buf, "abc");
     assert_int_equal(tstore_meta_get(st, "nope", buf, sizeof buf, NULL), -1);
     assert_int_equal(errno, ENOENT);
+    /* A transaction inside another is a savepoint: its rollback undoes only its own writes,
+     * the outer one commits the rest. */
+    assert_int_equal(tstore_begin(st, NULL), 0);
+    assert_int_equal(tstore_user_add(st, "dave", "user", 1, NULL), 0);
+    assert_int_equal(tstore_begin(st, NULL), 0);
+    assert_int_equal(tstore_user_add(st, "erin", "user", 1, NULL), 0);
+    tstore_rollback(st);
+    assert_int_equal(tstore_begin(st, NULL), 0);
+    assert_int_equal(tstore_user_add(st, "fred", "user", 1, NULL), 0);
+    assert_int_equal(tstore_commit(st, NULL), 0);
+    assert_int_equal(tstore_commit(st, NULL), 0);
+    assert_int_equal(tstore_user_get(st, "dave", &u, NULL), 0);
+    assert_int_equal(tstore_user_get(st, "fred", &u, NULL), 0);
+    assert_int_equal(tstore_user_get(st, "erin", &u, NULL), -1);
+    assert_int_equal(errno, ENOENT);
+    tstore_close(st);
+}
+
+static int collect_events(const tstore_event_t *e, void *arg)
+{
+    char *out = arg;
+    size_t n = strlen(out);
+    snprintf(out + n, 512 - n, "%lld %s %s %s>%s %s %s;", (long long)e->time_ms, e->who, e->event,
+             e->from_state ? e->from_state : "-", e->to_state, e->why ? e->why : "-",
+             e->detail_json ? e->detail_json : "-");
+    return 0;
+}
+
+/* The event log: records kept per job, oldest first, strings and NULLs as written. */
+static void test_events(void **state)
+{
+    tstore_t *st = tstore_open(path, NULL);
+    assert_non_null(st);
+    int64_t a, b;
+    add_job(st, "alice", "default", 0, &a);
+    add_job(st, "bob", "default", 0, &b);
+    tstore_event_t e = {
+        .job = a, .time_ms = 10, .who = "alice", .event = "submit", .to_state = "pending"};
+    assert_int_equal(tstore_event_add(st, &e, NULL), 0);
+    e = (tstore_event_t){
+        .job = b, .time_ms = 11, .who = "bob", .event = "submit", .to_state = "pending"};
+    assert_int_equal(tstore_event_add(st, &e, NULL), 0);
+    e = (tstore_event_t){.job = a,
+                         .time_ms = 12,
+                         .who = "tesseld",
+                         .event = "start",
+                         .from_state = "pending",
+                         .to_state = "running",
+                         .why = "placed",
+                         .detail_json = "{\"gpu\":0}"};
+    assert_int_equal(tstore_event_add(st, &e, NULL), 0);
+    char out[512] = "";
+    assert_int_equal(tstore_event_list(st, a, collect_events, out, NULL), 0);
+    assert_string_equal(out, "10 alice submit ->pending - -;"
+                             "12 tesseld start pending>running placed {\"gpu\":0};");
+    out[0] = '\0';
+    assert_int_equal(tstore_event_list(st, 999, collect_events, out, NULL), 0);
+    assert_string_equal(out, "");
     tstore_close(st);
 }
 
@@ -532,17 +605,15 @@ static void test_batch(void **state)
     assert_true(!g.held && g.reason == NULL);
     tstore_job_clear(&g);
 
-    /* Suspended time: resuming adds it up; a new start sets it back to zero. */
-    assert_int_equal(tstore_job_set_running(st, a, "[]", 1000, NULL), 0);
-    assert_int_equal(tstore_job_set_suspended(st, a, 1000, NULL), 0);
-    assert_int_equal(tstore_job_set_suspended(st, a, 0, NULL), 0);
+    /* suspended_total_ms is one of the columns a state change writes. */
     assert_int_equal(tstore_job_get(st, a, &g, NULL), 0);
-    assert_true(g.suspended_total_ms > 0 && g.suspended_ms == 0);
+    g.state = TSTORE_RUNNING;
+    g.started_ms = 1000;
+    g.suspended_total_ms = 4321;
+    assert_int_equal(tstore_job_write(st, &g, NULL), 0);
     tstore_job_clear(&g);
-    assert_int_equal(tstore_job_requeue(st, a, "again", NULL), 0);
-    assert_int_equal(tstore_job_set_running(st, a, "[]", 2000, NULL), 0);
     assert_int_equal(tstore_job_get(st, a, &g, NULL), 0);
-    assert_true(g.suspended_total_ms == 0);
+    assert_true(g.state == TSTORE_RUNNING && g.suspended_total_ms == 4321);
     tstore_job_clear(&g);
     tstore_close(st);
 }
@@ -554,6 +625,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_users_tokens, setup, teardown),
         cmocka_unit_test_setup_teardown(test_jobs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_transaction, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_events, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_v2, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reserve, setup, teardown),
         cmocka_unit_test_setup_teardown(test_batch, setup, teardown),

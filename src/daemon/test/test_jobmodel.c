@@ -1,0 +1,652 @@
+/* test_jobmodel.c - the job model (jobmodel.c) on a real store in a temporary file: every
+ * state x event pair against the table written out here (legal: the new state, the columns
+ * and the event record; illegal: -1 with EINVAL or EBUSY and nothing written), the guards,
+ * the end causes, the choice of the end event, recovery from each state after a reopen of the
+ * store (a restart), and a store failure in the middle of a change (nothing half-written). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "daemon/jobmodel.h"
+
+static char dir[64];
+static char path[128];
+static tstore_t *st;
+static int notified;
+static tjm_state_t last_from, last_to;
+
+static void on_change(void *arg, int64_t id, tjm_state_t from, tjm_state_t to)
+{
+    (void)arg;
+    (void)id;
+    notified++;
+    last_from = from;
+    last_to = to;
+}
+
+static tjm_t model(void)
+{
+    return (tjm_t){.store = st, .notify = on_change, .arg = NULL};
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/tessel-jm-XXXXXX");
+    if (!mkdtemp(dir))
+        return -1;
+    snprintf(path, sizeof path, "%s/tessel.db", dir);
+    st = tstore_open(path, NULL);
+    notified = 0;
+    return st ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    tstore_close(st);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static int64_t submit(bool no_requeue)
+{
+    tstore_job_t j = {0};
+    j.user = (char *)"alice";
+    j.argv_json = (char *)"[\"true\"]";
+    j.env_json = (char *)"{}";
+    j.queue = (char *)"default";
+    j.gpu_milli = 500;
+    j.gpu_count = 1;
+    j.submitted_ms = 1000;
+    j.no_requeue = no_requeue;
+    tjm_t m = model();
+    assert_int_equal(tjm_submit(&m, &j, "alice", NULL, NULL), 0);
+    assert_int_equal(j.state, TSTORE_PENDING);
+    return j.id;
+}
+
+static void apply_ok(int64_t id, tjm_event_t ev, const tjm_change_t *chg, const char *who)
+{
+    tjm_t m = model();
+    tsl_error_t err = {0};
+    int rc = tjm_apply(&m, id, ev, chg, who, NULL, &err);
+    if (rc != 0)
+        fail_msg("%s: %s", tjm_event_name(ev), err.text);
+}
+
+/* A job brought into state s (and, for ev, with the stop its guard asks for). */
+static int64_t job_in(tjm_state_t s, tjm_event_t ev)
+{
+    int64_t id = submit(false);
+    tjm_change_t start = {.now_ms = 2000, .placement_json = "[{\"gpu\":0}]"};
+    tjm_change_t exit0 = {.now_ms = 3000, .has_exit_code = true};
+    tjm_change_t exit1 = {.now_ms = 3000, .has_exit_code = true, .exit_code = 1};
+    tjm_change_t pre = {.now_ms = 2500, .preempt_for = 99, .preempt_queue = "prod"};
+    switch (s) {
+    case TJM_PENDING:
+        break;
+    case TJM_RUNNING:
+    case TJM_SUSPENDED:
+        apply_ok(id, TJM_EV_START, &start, "tesseld");
+        if (s == TJM_SUSPENDED)
+            apply_ok(id, TJM_EV_SUSPEND, NULL, "alice");
+        if (ev == TJM_EV_KILLED)
+            apply_ok(id, TJM_EV_KILL, NULL, "bob");
+        if (ev == TJM_EV_REQUEUE || ev == TJM_EV_PREEMPTED)
+            apply_ok(id, TJM_EV_PREEMPT, &pre, "tesseld");
+        break;
+    case TJM_SUCCEEDED:
+        apply_ok(id, TJM_EV_START, &start, "tesseld");
+        apply_ok(id, TJM_EV_EXIT, &exit0, "tesseld");
+        break;
+    case TJM_FAILED:
+        apply_ok(id, TJM_EV_START, &start, "tesseld");
+        apply_ok(id, TJM_EV_FAIL, &exit1, "tesseld");
+        break;
+    case TJM_CANCELLED:
+        apply_ok(id, TJM_EV_CANCEL, NULL, "alice");
+        break;
+    case TJM_PREEMPTED:
+        apply_ok(id, TJM_EV_START, &start, "tesseld");
+        apply_ok(id, TJM_EV_PREEMPT, &pre, "tesseld");
+        apply_ok(id, TJM_EV_PREEMPTED, &exit1, "tesseld");
+        break;
+    default:
+        fail_msg("no such state %d", (int)s);
+    }
+    return id;
+}
+
+static int count_events(const tstore_event_t *e, void *arg)
+{
+    (void)e;
+    (*(int *)arg)++;
+    return 0;
+}
+
+typedef struct {
+    char event[32], from[16], to[16], who[32], why[160], detail[256];
+    int64_t time_ms;
+} last_t;
+
+static int keep_last(const tstore_event_t *e, void *arg)
+{
+    last_t *l = arg;
+    snprintf(l->event, sizeof l->event, "%s", e->event);
+    snprintf(l->from, sizeof l->from, "%s", e->from_state ? e->from_state : "-");
+    snprintf(l->to, sizeof l->to, "%s", e->to_state);
+    snprintf(l->who, sizeof l->who, "%s", e->who);
+    snprintf(l->why, sizeof l->why, "%s", e->why ? e->why : "-");
+    snprintf(l->detail, sizeof l->detail, "%s", e->detail_json ? e->detail_json : "-");
+    l->time_ms = e->time_ms;
+    return 0;
+}
+
+static int nevents(int64_t id)
+{
+    int n = 0;
+    assert_int_equal(tstore_event_list(st, id, count_events, &n, NULL), 0);
+    return n;
+}
+
+static last_t last_event(int64_t id)
+{
+    last_t l;
+    memset(&l, 0, sizeof l);
+    assert_int_equal(tstore_event_list(st, id, keep_last, &l, NULL), 0);
+    return l;
+}
+
+/* The table as docs/tesseld.md draws it: X = illegal. */
+#define X  (-1)
+#define P  TJM_PENDING
+#define R  TJM_RUNNING
+#define S  TJM_SUSPENDED
+#define OK TJM_SUCCEEDED
+#define F  TJM_FAILED
+#define C  TJM_CANCELLED
+#define PR TJM_PREEMPTED
+static const int expected[TJM_NSTATES][TJM_NEVENTS] = {
+    /*            submit start spawned exit fail cancel kill killed suspend resume preempt
+                  requeue preempted unstart launch_fail timeout dep_never reject */
+    [TJM_PENDING] = {X, R, X, X, X, C, X, X, X, X, X, X, X, X, X, X, C, F},
+    [TJM_RUNNING] = {X, X, R, OK, F, X, R, C, S, X, R, P, PR, P, F, F, X, X},
+    [TJM_SUSPENDED] = {X, X, S, OK, F, X, S, C, X, R, S, P, PR, X, X, F, X, X},
+    [TJM_SUCCEEDED] = {X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X},
+    [TJM_FAILED] = {X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X},
+    [TJM_CANCELLED] = {X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X},
+    [TJM_PREEMPTED] = {X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X},
+};
+
+static void test_table(void **state)
+{
+    (void)state;
+    for (int s = 0; s < TJM_NSTATES; s++) {
+        for (int e = 0; e < TJM_NEVENTS; e++) {
+            assert_int_equal(tjm_next((tjm_state_t)s, (tjm_event_t)e), expected[s][e]);
+            int64_t id = job_in((tjm_state_t)s, (tjm_event_t)e);
+            tstore_job_t before;
+            assert_int_equal(tstore_job_get(st, id, &before, NULL), 0);
+            int n = nevents(id);
+            int calls = notified;
+            tjm_t m = model();
+            tsl_error_t err = {0};
+            tjm_change_t chg = {
+                .now_ms = 5000, .has_exit_code = true, .exit_code = 0, .preempt_for = 99};
+            int rc = tjm_apply(&m, id, (tjm_event_t)e, &chg, "carol", "because", &err);
+            tstore_job_t after;
+            assert_int_equal(tstore_job_get(st, id, &after, NULL), 0);
+            if (expected[s][e] == X) {
+                if (rc != -1)
+                    fail_msg("%s on %s: accepted", tjm_event_name(e), tjm_state_name(s));
+                assert_int_equal(errno, EINVAL);
+                assert_non_null(strstr(err.text, tjm_event_name(e)));
+                assert_int_equal(after.state, before.state);
+                assert_int_equal(after.suspended_ms, before.suspended_ms);
+                assert_int_equal(after.finished_ms, before.finished_ms);
+                assert_int_equal(nevents(id), n);
+                assert_int_equal(notified, calls);
+            } else {
+                if (rc != 0)
+                    fail_msg("%s on %s: %s", tjm_event_name(e), tjm_state_name(s), err.text);
+                assert_int_equal(tjm_job_state(&after), expected[s][e]);
+                assert_int_equal(nevents(id), n + 1);
+                last_t l = last_event(id);
+                assert_string_equal(l.event, tjm_event_name(e));
+                assert_string_equal(l.from, tjm_state_name(s));
+                assert_string_equal(l.to, tjm_state_name(expected[s][e]));
+                assert_string_equal(l.who, "carol");
+                assert_string_equal(l.why, "because");
+                assert_int_equal(l.time_ms, 5000);
+                assert_int_equal(notified, calls + 1);
+                assert_int_equal(last_from, s);
+                assert_int_equal(last_to, expected[s][e]);
+                bool ends = expected[s][e] >= TJM_SUCCEEDED && expected[s][e] <= TJM_PREEMPTED;
+                assert_int_equal(after.finished_ms, ends ? 5000 : 0);
+                assert_int_equal(after.end_cause != 0, ends);
+            }
+            tstore_job_clear(&before);
+            tstore_job_clear(&after);
+        }
+    }
+    /* The submission is tjm_submit's alone. */
+    int64_t id = submit(false);
+    tjm_t m = model();
+    assert_int_equal(tjm_apply(&m, id, TJM_EV_SUBMIT, NULL, "a", NULL, NULL), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_int_equal(tjm_apply(&m, id, TJM_NEVENTS, NULL, "a", NULL, NULL), -1);
+    assert_int_equal(tjm_apply(&m, 4242, TJM_EV_START, NULL, "a", NULL, NULL), -1);
+    assert_int_equal(errno, ENOENT);
+    last_t l = last_event(id);
+    assert_string_equal(l.event, "submit");
+    assert_string_equal(l.from, "-");
+    assert_string_equal(l.to, "pending");
+    assert_string_equal(l.who, "alice");
+    assert_string_equal(l.detail, "{\"queue\":\"default\"}");
+}
+
+/* The guards: a stop under way refuses another (EBUSY); an end that needs one it lacks is
+ * illegal (EINVAL); nothing written either way. */
+static void test_guards(void **state)
+{
+    (void)state;
+    tjm_t m = model();
+    tjm_change_t start = {.placement_json = "[]"};
+    int64_t a = submit(false);
+    apply_ok(a, TJM_EV_START, &start, "tesseld");
+    assert_int_equal(tjm_apply(&m, a, TJM_EV_KILLED, NULL, "t", NULL, NULL), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_int_equal(tjm_apply(&m, a, TJM_EV_REQUEUE, NULL, "t", NULL, NULL), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_int_equal(tjm_apply(&m, a, TJM_EV_PREEMPTED, NULL, "t", NULL, NULL), -1);
+    assert_int_equal(errno, EINVAL);
+    apply_ok(a, TJM_EV_KILL, NULL, "bob");
+    int n = nevents(a);
+    tsl_error_t err;
+    assert_int_equal(tjm_apply(&m, a, TJM_EV_KILL, NULL, "bob", NULL, &err), -1);
+    assert_int_equal(errno, EBUSY);
+    assert_string_equal(err.text, "job 1: a cancel is already asked");
+    assert_int_equal(tjm_apply(&m, a, TJM_EV_SUSPEND, NULL, "bob", NULL, &err), -1);
+    assert_int_equal(errno, EBUSY);
+    assert_string_equal(err.text, "job 1 is being cancelled: no suspend now");
+    tjm_change_t pre = {.preempt_for = 7};
+    assert_int_equal(tjm_apply(&m, a, TJM_EV_PREEMPT, &pre, "t", NULL, NULL), -1);
+    assert_int_equal(errno, EBUSY);
+    assert_int_equal(nevents(a), n);
+
+    /* Preempting: no second preemption, no suspend; a cancel may still come. */
+    int64_t b = submit(false);
+    apply_ok(b, TJM_EV_START, &start, "tesseld");
+    apply_ok(b, TJM_EV_PREEMPT, &pre, "tesseld");
+    assert_int_equal(tjm_apply(&m, b, TJM_EV_PREEMPT, &pre, "t", NULL, NULL), -1);
+    assert_int_equal(errno, EBUSY);
+    assert_int_equal(tjm_apply(&m, b, TJM_EV_SUSPEND, NULL, "t", NULL, NULL), -1);
+    assert_int_equal(errno, EBUSY);
+    apply_ok(b, TJM_EV_KILL, NULL, "bob");
+
+    /* "requeue": false: a preemption ends it, never requeues it. */
+    int64_t c = submit(true);
+    apply_ok(c, TJM_EV_START, &start, "tesseld");
+    apply_ok(c, TJM_EV_PREEMPT, &pre, "tesseld");
+    assert_int_equal(tjm_apply(&m, c, TJM_EV_REQUEUE, NULL, "t", NULL, &err), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_string_equal(err.text, "job 3 was submitted with requeue false: not requeued");
+    apply_ok(c, TJM_EV_PREEMPTED, NULL, "tesseld");
+
+    /* Unstart: only a job whose supervisor was never recorded. */
+    int64_t d = submit(false);
+    apply_ok(d, TJM_EV_START, &start, "tesseld");
+    tjm_change_t sp = {.shim_pid = 4242, .shim_start = 77};
+    apply_ok(d, TJM_EV_SPAWNED, &sp, "tesseld");
+    assert_int_equal(tjm_apply(&m, d, TJM_EV_UNSTART, NULL, "t", NULL, NULL), -1);
+    assert_int_equal(errno, EINVAL);
+
+    /* Causes: FAIL takes the causes a supervisor's end can have; KILL only the time limit. */
+    tjm_change_t bad = {.cause = TJM_CAUSE_DEPENDENCY};
+    assert_int_equal(tjm_apply(&m, d, TJM_EV_FAIL, &bad, "t", NULL, &err), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_string_equal(err.text, "job 4: fail cannot have end cause dependency");
+    bad.cause = TJM_CAUSE_HOST_OOM;
+    assert_int_equal(tjm_apply(&m, d, TJM_EV_KILL, &bad, "t", NULL, NULL), -1);
+    assert_int_equal(errno, EINVAL);
+    bad.cause = TJM_NCAUSES;
+    assert_int_equal(tjm_apply(&m, d, TJM_EV_FAIL, &bad, "t", NULL, NULL), -1);
+    assert_int_equal(errno, EINVAL);
+}
+
+/* What each event writes. */
+static void test_columns(void **state)
+{
+    (void)state;
+    int64_t id = submit(false);
+    tstore_job_t j;
+    tjm_change_t start = {.now_ms = 2000, .placement_json = "[{\"gpu\":1,\"milli\":500}]"};
+    apply_ok(id, TJM_EV_START, &start, "tesseld");
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_int_equal(j.state, TSTORE_RUNNING);
+    assert_int_equal(j.started_ms, 2000);
+    assert_string_equal(j.placement_json, "[{\"gpu\":1,\"milli\":500}]");
+    assert_null(j.reason);
+    tstore_job_clear(&j);
+    assert_string_equal(last_event(id).detail, "{\"placement\":[{\"gpu\":1,\"milli\":500}]}");
+    tjm_change_t sp = {.shim_pid = 321, .shim_start = 99, .job_pid = 322};
+    apply_ok(id, TJM_EV_SPAWNED, &sp, "tesseld");
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_int_equal(j.shim_pid, 321);
+    assert_int_equal(j.shim_start, 99);
+    assert_int_equal(j.job_pid, 322);
+    tstore_job_clear(&j);
+    tjm_change_t su = {.now_ms = 2100};
+    apply_ok(id, TJM_EV_SUSPEND, &su, "alice");
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_int_equal(j.state, TSTORE_RUNNING); /* stored running: counted as active */
+    assert_int_equal(j.suspended_ms, 2100);
+    assert_int_equal(tjm_job_state(&j), TJM_SUSPENDED);
+    tstore_job_clear(&j);
+    apply_ok(id, TJM_EV_RESUME, NULL, "alice");
+    tjm_change_t pre = {.now_ms = 2200, .preempt_for = 42, .preempt_queue = "prod"};
+    apply_ok(id, TJM_EV_PREEMPT, &pre, "tesseld");
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_int_equal(j.suspended_ms, 0);
+    assert_int_equal(j.preempt_for, 42);
+    assert_string_equal(j.preempt_queue, "prod");
+    assert_int_equal(j.preempt_ms, 2200);
+    assert_string_equal(j.reason, "preempting: makes room for job 42 of queue 'prod'");
+    tstore_job_clear(&j);
+    assert_string_equal(last_event(id).detail, "{\"preempt_for\":42,\"preempt_queue\":\"prod\"}");
+    tjm_change_t sig = {.now_ms = 2300, .signal = 15};
+    apply_ok(id, TJM_EV_REQUEUE, &sig, "tesseld");
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_int_equal(j.state, TSTORE_PENDING);
+    assert_int_equal(j.preemptions, 1);
+    assert_int_equal(j.started_ms, 0);
+    assert_int_equal(j.shim_pid, 0);
+    assert_int_equal(j.preempt_for, 0);
+    assert_null(j.preempt_queue);
+    assert_null(j.placement_json);
+    assert_int_equal(j.signal, 0);
+    assert_int_equal(j.end_cause, 0);
+    assert_string_equal(j.reason, "requeued: preempted to make room for job 42");
+    tstore_job_clear(&j);
+    last_t l = last_event(id);
+    assert_string_equal(l.detail, "{\"preempt_for\":42,\"preempt_queue\":\"prod\",\"signal\":15}");
+
+    /* Second attempt: cancelled while running, ended by SIGTERM. */
+    apply_ok(id, TJM_EV_START, &start, "tesseld");
+    tjm_change_t k = {.now_ms = 2400};
+    apply_ok(id, TJM_EV_KILL, &k, "bob");
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_int_equal(j.cancel_ms, 2400);
+    assert_string_equal(j.cancel_by, "bob");
+    assert_string_equal(j.reason, "cancelling");
+    tstore_job_clear(&j);
+    tjm_change_t end = {.now_ms = 2500, .signal = 15};
+    apply_ok(id, TJM_EV_KILLED, &end, "tesseld");
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_int_equal(j.state, TSTORE_CANCELLED);
+    assert_int_equal(j.end_cause, TJM_CAUSE_CANCELLED);
+    assert_string_equal(tjm_cause_name(j.end_cause), "cancelled");
+    assert_int_equal(j.signal, 15);
+    assert_false(j.has_exit_code);
+    assert_int_equal(j.finished_ms, 2500);
+    assert_string_equal(j.reason, "cancelled by bob");
+    tstore_job_clear(&j);
+    assert_string_equal(last_event(id).detail, "{\"end_cause\":\"cancelled\",\"signal\":15}");
+
+    /* A failure with a cause the caller saw (host OOM): stored as such. */
+    int64_t b = submit(false);
+    apply_ok(b, TJM_EV_START, &start, "tesseld");
+    tjm_change_t oom = {.now_ms = 2600, .signal = 9, .cause = TJM_CAUSE_HOST_OOM};
+    apply_ok(b, TJM_EV_FAIL, &oom, "tesseld");
+    assert_int_equal(tstore_job_get(st, b, &j, NULL), 0);
+    assert_int_equal(j.state, TSTORE_FAILED);
+    assert_string_equal(tjm_cause_name(j.end_cause), "host_oom");
+    assert_string_equal(j.reason, "killed by signal 9");
+    tstore_job_clear(&j);
+    /* A pending job cancelled: by whom. */
+    int64_t c = submit(false);
+    apply_ok(c, TJM_EV_CANCEL, NULL, "dave");
+    assert_int_equal(tstore_job_get(st, c, &j, NULL), 0);
+    assert_string_equal(j.cancel_by, "dave");
+    assert_string_equal(j.reason, "cancelled by dave");
+    assert_string_equal(tjm_cause_name(j.end_cause), "cancelled");
+    tstore_job_clear(&j);
+    /* The names of every cause. */
+    static const char *const names[] = {
+        NULL,       "exit",          "signal",         "cancelled",  "preempted", "time_limit",
+        "host_oom", "gpu_mem_limit", "launch_failure", "dependency", "lost",      "rejected"};
+    for (int i = 0; i < TJM_NCAUSES; i++) {
+        if (names[i])
+            assert_string_equal(tjm_cause_name((tjm_cause_t)i), names[i]);
+        else
+            assert_null(tjm_cause_name((tjm_cause_t)i));
+    }
+    assert_null(tjm_cause_name(TJM_NCAUSES));
+}
+
+/* tjm_end_event: which end the tick records from the job's columns and how it ended. */
+static void test_end_event(void **state)
+{
+    (void)state;
+    tjm_cause_t c;
+    tstore_job_t j = {.state = TSTORE_RUNNING};
+    assert_int_equal(tjm_end_event(&j, 0, 0, TJM_CAUSE_NONE, &c), TJM_EV_EXIT);
+    assert_int_equal(tjm_end_event(&j, 3, 0, TJM_CAUSE_NONE, &c), TJM_EV_FAIL);
+    assert_int_equal(c, TJM_CAUSE_EXIT);
+    assert_int_equal(tjm_end_event(&j, -1, 9, TJM_CAUSE_NONE, &c), TJM_EV_FAIL);
+    assert_int_equal(c, TJM_CAUSE_SIGNAL);
+    assert_int_equal(tjm_end_event(&j, -1, 9, TJM_CAUSE_HOST_OOM, &c), TJM_EV_FAIL);
+    assert_int_equal(c, TJM_CAUSE_HOST_OOM);
+    assert_int_equal(tjm_end_event(&j, -1, 0, TJM_CAUSE_LOST, &c), TJM_EV_FAIL);
+    assert_int_equal(c, TJM_CAUSE_LOST);
+    assert_int_equal(tjm_end_event(&j, -1, 0, TJM_CAUSE_LAUNCH_FAILURE, &c), TJM_EV_LAUNCH_FAIL);
+    /* Preempted: requeued unless it finished cleanly, asked not to be, or its watchdog
+     * killed it. */
+    j.preempt_for = 5;
+    assert_int_equal(tjm_end_event(&j, -1, 15, TJM_CAUSE_NONE, &c), TJM_EV_REQUEUE);
+    assert_int_equal(tjm_end_event(&j, 0, 0, TJM_CAUSE_NONE, &c), TJM_EV_EXIT);
+    assert_int_equal(tjm_end_event(&j, -1, 9, TJM_CAUSE_GPU_MEM_LIMIT, &c), TJM_EV_PREEMPTED);
+    j.no_requeue = true;
+    assert_int_equal(tjm_end_event(&j, -1, 15, TJM_CAUSE_NONE, &c), TJM_EV_PREEMPTED);
+    /* A cancel wins over a preemption, whatever the end. */
+    j.cancel_ms = 1;
+    assert_int_equal(tjm_end_event(&j, 0, 0, TJM_CAUSE_NONE, &c), TJM_EV_KILLED);
+    assert_int_equal(tjm_end_event(&j, -1, 0, TJM_CAUSE_LOST, &c), TJM_EV_KILLED);
+    /* A stop for the time limit ends as the time limit. */
+    j.end_cause = TJM_CAUSE_TIME_LIMIT;
+    assert_int_equal(tjm_end_event(&j, -1, 15, TJM_CAUSE_NONE, &c), TJM_EV_TIMEOUT);
+    assert_int_equal(tjm_end_event(&j, 0, 0, TJM_CAUSE_NONE, &c), TJM_EV_TIMEOUT);
+}
+
+/* The time limit through the model: KILL with the cause, then the end it picks. */
+static void test_time_limit(void **state)
+{
+    (void)state;
+    int64_t id = submit(false);
+    tjm_change_t start = {.placement_json = "[]"};
+    apply_ok(id, TJM_EV_START, &start, "tesseld");
+    tjm_change_t k = {.cause = TJM_CAUSE_TIME_LIMIT};
+    apply_ok(id, TJM_EV_KILL, &k, "tesseld");
+    tstore_job_t j;
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    tjm_cause_t c;
+    tjm_event_t ev = tjm_end_event(&j, -1, 15, TJM_CAUSE_NONE, &c);
+    tstore_job_clear(&j);
+    assert_int_equal(ev, TJM_EV_TIMEOUT);
+    tjm_change_t end = {.signal = 15, .cause = c};
+    apply_ok(id, ev, &end, "tesseld");
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_int_equal(j.state, TSTORE_FAILED);
+    assert_string_equal(tjm_cause_name(j.end_cause), "time_limit");
+    assert_string_equal(j.reason, "time limit reached");
+    tstore_job_clear(&j);
+}
+
+/* Recovery after a restart (the store closed and opened again): from each state, the plan
+ * the model makes out of the stored columns and what is seen. */
+static void test_recover(void **state)
+{
+    (void)state;
+    tjm_change_t start = {.placement_json = "[]"};
+    int64_t pend = submit(false);
+    int64_t run = submit(false), nostart = submit(false), susp = submit(false);
+    int64_t canc = submit(false), pre = submit(false), done = submit(false);
+    for (int64_t id = run; id <= done; id++)
+        apply_ok(id, TJM_EV_START, &start, "tesseld");
+    tjm_change_t sp = {.shim_pid = 500, .shim_start = 5, .job_pid = 501};
+    apply_ok(run, TJM_EV_SPAWNED, &sp, "tesseld");
+    apply_ok(susp, TJM_EV_SPAWNED, &sp, "tesseld");
+    tjm_change_t su = {.now_ms = 777};
+    apply_ok(susp, TJM_EV_SUSPEND, &su, "alice");
+    tjm_change_t k = {.now_ms = 888};
+    apply_ok(canc, TJM_EV_KILL, &k, "bob");
+    tjm_change_t pr = {.now_ms = 999, .preempt_for = run, .preempt_queue = "prod"};
+    apply_ok(pre, TJM_EV_SPAWNED, &sp, "tesseld");
+    apply_ok(pre, TJM_EV_PREEMPT, &pr, "tesseld");
+    apply_ok(done, TJM_EV_EXIT, NULL, "tesseld");
+    tstore_close(st);
+    st = tstore_open(path, NULL);
+    assert_non_null(st);
+
+    tjm_seen_t alive = {.shim_alive = true}, gone = {0}, ended = {.exit_record = true};
+    tjm_seen_t pidonly = {.pid_record = true};
+    tjm_recovery_t p;
+    tstore_job_t j;
+    /* Pending and finished jobs need no recovery. */
+    assert_int_equal(tstore_job_get(st, pend, &j, NULL), 0);
+    assert_int_equal(tjm_recover(&j, &alive, &p), -1);
+    assert_int_equal(errno, EINVAL);
+    tstore_job_clear(&j);
+    assert_int_equal(tstore_job_get(st, done, &j, NULL), 0);
+    assert_int_equal(tjm_recover(&j, &gone, &p), -1);
+    tstore_job_clear(&j);
+    /* Running, shim alive: watched; shim gone with its record: ended; without: lost. */
+    assert_int_equal(tstore_job_get(st, run, &j, NULL), 0);
+    assert_int_equal(tjm_recover(&j, &alive, &p), 0);
+    assert_int_equal(p.action, TJM_REC_WATCH);
+    assert_false(p.suspended || p.cancel_asked || p.preempting);
+    assert_int_equal(tjm_recover(&j, &ended, &p), 0);
+    assert_int_equal(p.action, TJM_REC_END);
+    assert_int_equal(tjm_recover(&j, &gone, &p), 0);
+    assert_int_equal(p.action, TJM_REC_LOST);
+    tstore_job_clear(&j);
+    /* Start never happened (no supervisor recorded, no pid record): unstarted; with a pid
+     * record its supervisor did start, and is lost. */
+    assert_int_equal(tstore_job_get(st, nostart, &j, NULL), 0);
+    assert_int_equal(tjm_recover(&j, &gone, &p), 0);
+    assert_int_equal(p.action, TJM_REC_UNSTART);
+    assert_int_equal(tjm_recover(&j, &pidonly, &p), 0);
+    assert_int_equal(p.action, TJM_REC_LOST);
+    tstore_job_clear(&j);
+    apply_ok(nostart, TJM_EV_UNSTART, NULL, "tesseld");
+    assert_int_equal(tstore_job_get(st, nostart, &j, NULL), 0);
+    assert_int_equal(j.state, TSTORE_PENDING);
+    assert_int_equal(j.preemptions, 0);
+    tstore_job_clear(&j);
+    /* Suspended: stays suspended. */
+    assert_int_equal(tstore_job_get(st, susp, &j, NULL), 0);
+    assert_int_equal(tjm_recover(&j, &alive, &p), 0);
+    assert_int_equal(p.action, TJM_REC_WATCH);
+    assert_true(p.suspended);
+    tstore_job_clear(&j);
+    /* Cancel asked: it goes on; never started: cancelled. */
+    assert_int_equal(tstore_job_get(st, canc, &j, NULL), 0);
+    assert_int_equal(tjm_recover(&j, &alive, &p), 0);
+    assert_true(p.cancel_asked);
+    assert_int_equal(p.cancel_ms, 888);
+    assert_int_equal(tjm_recover(&j, &gone, &p), 0);
+    assert_int_equal(p.action, TJM_REC_CANCEL_UNSTARTED);
+    tstore_job_clear(&j);
+    /* Preempting: for which job, of which queue, since when: from columns, not a sentence. */
+    assert_int_equal(tstore_job_get(st, pre, &j, NULL), 0);
+    free(j.reason);
+    j.reason = NULL; /* the human reason plays no part */
+    assert_int_equal(tjm_recover(&j, &alive, &p), 0);
+    assert_true(p.preempting);
+    assert_int_equal(p.preempt_for, run);
+    assert_string_equal(p.preempt_queue, "prod");
+    assert_int_equal(p.preempt_ms, 999);
+    tstore_job_clear(&j);
+    /* The history survived the restart. */
+    assert_int_equal(nevents(pre), 4); /* submit, start, spawned, preempt */
+}
+
+/* A store failure in the middle of a change (the event record refused): nothing of it is
+ * written, the error says so, and the next try works. */
+static void test_store_failure(void **state)
+{
+    (void)state;
+    int64_t id = submit(false);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_busy_timeout(db, 5000);
+    assert_int_equal(sqlite3_exec(db,
+                                  "CREATE TRIGGER fail BEFORE INSERT ON job_events"
+                                  " BEGIN SELECT RAISE(ABORT, 'injected failure'); END;",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    tjm_t m = model();
+    tsl_error_t err;
+    int calls = notified;
+    tjm_change_t start = {.placement_json = "[{\"gpu\":0}]"};
+    assert_int_equal(tjm_apply(&m, id, TJM_EV_START, &start, "tesseld", NULL, &err), -1);
+    /* RAISE(ABORT) is a constraint failure to SQLite: the store says EEXIST for those. */
+    assert_true(errno == EIO || errno == EEXIST);
+    assert_non_null(strstr(err.text, "injected failure"));
+    assert_int_equal(notified, calls);
+    tstore_job_t j;
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_int_equal(j.state, TSTORE_PENDING);
+    assert_null(j.placement_json);
+    assert_int_equal(j.started_ms, 0);
+    tstore_job_clear(&j);
+    assert_int_equal(nevents(id), 1);
+    /* A submission too: no job without its record. */
+    tstore_job_t n = {0};
+    n.user = (char *)"bob";
+    n.argv_json = (char *)"[\"true\"]";
+    n.env_json = (char *)"{}";
+    n.queue = (char *)"default";
+    assert_int_equal(tjm_submit(&m, &n, "bob", NULL, NULL), -1);
+    int64_t counts[TSTORE_NSTATES];
+    assert_int_equal(tstore_job_counts(st, counts, NULL), 0);
+    assert_int_equal(counts[TSTORE_PENDING], 1);
+    /* Inside the caller's transaction: only the change is undone. */
+    assert_int_equal(tstore_begin(st, NULL), 0);
+    assert_int_equal(tstore_job_set_reason(st, id, "waiting", NULL), 0);
+    assert_int_equal(tjm_apply(&m, id, TJM_EV_START, &start, "tesseld", NULL, NULL), -1);
+    assert_int_equal(tstore_commit(st, NULL), 0);
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_int_equal(j.state, TSTORE_PENDING);
+    assert_string_equal(j.reason, "waiting");
+    tstore_job_clear(&j);
+    assert_int_equal(sqlite3_exec(db, "DROP TRIGGER fail", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    apply_ok(id, TJM_EV_START, &start, "tesseld");
+    assert_int_equal(nevents(id), 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_table, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_guards, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_columns, setup, teardown),
+        cmocka_unit_test(test_end_event),
+        cmocka_unit_test_setup_teardown(test_time_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recover, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_store_failure, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
