@@ -34,7 +34,8 @@ $(O)/examples/fill-gpu: $(O)/obj/examples/fill-gpu.o $(O)/lib/libtsl-util.a
 TESSEL_CLI_TESTS := tests/t/t4000-cli-basic.t tests/t/t4001-cli-users.t \
                     tests/t/t4002-cli-badinput.t tests/t/t4003-cli-slice.t \
                     tests/t/t4004-cli-restart.t tests/t/t4005-cli-demo.t \
-                    tests/t/t4006-cli-queues.t tests/t/t4007-cli-escape.t
+                    tests/t/t4006-cli-queues.t tests/t/t4007-cli-escape.t \
+                    tests/t/t4020-cli-first-ten-minutes.t
 TESTS += $(TESSEL_CLI_TESTS)
 $(TESSEL_CLI_TESTS): $(O)/bin/tessel $(O)/bin/tesseld
 tests/t/t4003-cli-slice.t tests/t/t4005-cli-demo.t: $(O)/examples/fill-gpu $(O)/lib/libtessel-cuda.so
