@@ -411,6 +411,17 @@ static void watchdog_suspend(tessd_t *d, tessd_run_t *r)
     tessd_log("job %lld: %s", (long long)r->id, why);
 }
 
+/* Send sig to a running job: its process group (when its pid is known) and every process of its
+ * cgroup (a stop: cancel, preemption, time limit; SIGKILL after the grace period). */
+static void signal_job(tessd_t *d, const tessd_run_t *r, int sig)
+{
+    char name[160];
+    tessd_cgroup_name(d, r->id, name, sizeof name);
+    if (r->job_pid > 0)
+        kill(-r->job_pid, sig);
+    tagent_cgroup_kill(d->cg_mode, d->cg_root, name, sig);
+}
+
 static void check_time_limit(tessd_t *d, tessd_run_t *r, int64_t now);
 
 /* Check one running job; returns true when it was removed from the table. */
@@ -488,11 +499,7 @@ static bool check_run(tessd_t *d, tessd_run_t *r, int64_t now)
         grace = d->kill_wait_ms;
     }
     if (asked && !r->killed && now - asked >= grace) {
-        char name[160];
-        tessd_cgroup_name(d, r->id, name, sizeof name);
-        if (r->job_pid > 0)
-            kill(-r->job_pid, SIGKILL);
-        tagent_cgroup_kill(d->cg_mode, d->cg_root, name, SIGKILL);
+        signal_job(d, r, SIGKILL);
         r->killed = true;
     }
     return false;
@@ -536,11 +543,7 @@ static void check_time_limit(tessd_t *d, tessd_run_t *r, int64_t now)
     }
     r->timeout_ms = now;
     resume_to_stop(d, r, "time limit");
-    char name[160];
-    tessd_cgroup_name(d, r->id, name, sizeof name);
-    if (r->job_pid > 0)
-        kill(-r->job_pid, SIGTERM);
-    tagent_cgroup_kill(d->cg_mode, d->cg_root, name, SIGTERM);
+    signal_job(d, r, SIGTERM);
     tessd_log("job %lld reached its time limit (%s): SIGTERM, SIGKILL in %lld s", (long long)r->id,
               lim, (long long)(d->kill_wait_ms / 1000));
 }
@@ -572,11 +575,7 @@ int tessd_cancel_running(tessd_t *d, int64_t id, const char *by, tsl_error_t *er
         if (read_pids_checked(dir, r->shim_pid, &s, &st, &j) == 0)
             r->job_pid = j;
     }
-    char name[160];
-    tessd_cgroup_name(d, id, name, sizeof name);
-    if (r->job_pid > 0)
-        kill(-r->job_pid, SIGTERM);
-    tagent_cgroup_kill(d->cg_mode, d->cg_root, name, SIGTERM);
+    signal_job(d, r, SIGTERM);
     return 0;
 }
 
@@ -682,11 +681,7 @@ static void preempt(tessd_t *d, const tsched_victim_t *v)
     r->preempt_for = (int64_t)v->for_job;
     snprintf(r->preempt_queue, sizeof r->preempt_queue, "%s", queue);
     resume_to_stop(d, r, "preemption");
-    char name[160];
-    tessd_cgroup_name(d, r->id, name, sizeof name);
-    if (r->job_pid > 0)
-        kill(-r->job_pid, SIGTERM);
-    tagent_cgroup_kill(d->cg_mode, d->cg_root, name, SIGTERM);
+    signal_job(d, r, SIGTERM);
     tessd_log("job %lld preempted for job %lld (%s)", (long long)r->id, (long long)v->for_job,
               v->action == TSCHED_SUSPEND ? "suspend asked, requeued instead" : "requeue");
 }
