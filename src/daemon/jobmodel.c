@@ -471,8 +471,9 @@ int tjm_submit(const tjm_t *m, tstore_job_t *job, const char *who, const char *w
 {
     tjm_change_t none = {0};
     int64_t now = job->submitted_ms ? job->submitted_ms : now_ms(&none);
-    char detail[128];
-    snprintf(detail, sizeof detail, "{\"queue\":\"%s\"}", job->queue ? job->queue : "");
+    json_t *o = job->queue ? json_pack("{s:s}", "queue", job->queue) : NULL;
+    char *detail = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
     tstore_event_t e = {
         .time_ms = now,
         .who = who,
@@ -480,11 +481,15 @@ int tjm_submit(const tjm_t *m, tstore_job_t *job, const char *who, const char *w
         .from_state = NULL,
         .to_state = tjm_state_name(TJM_PENDING),
         .why = why,
-        /* Queue names are [a-z][a-z0-9_-]*: nothing to escape. */
-        .detail_json = job->queue ? detail : NULL,
+        .detail_json = detail,
     };
-    if (write_change(m, job, true, &e, err) < 0)
+    int rc = write_change(m, job, true, &e, err);
+    int saved = errno;
+    free(detail);
+    if (rc < 0) {
+        errno = saved;
         return -1;
+    }
     if (m->notify)
         m->notify(m->arg, job->id, TJM_NEW, TJM_PENDING);
     return 0;

@@ -1,7 +1,6 @@
 /* show.c - `tessel show JOB`: everything about one job, as `scontrol show job` does: its
  * fields (GET /v1/jobs/ID), why it ended, then its history (GET /v1/jobs/ID/events) as a
  * table.  --json prints {"job": ..., "events": [...]}. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,31 +74,29 @@ static void print_events(const json_t *events)
 
 int cmd_show(cli_t *cli, int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-            cli->json = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return CLI_OK;
-        default:
-            return cli_bad_option(cli, argc, argv, c);
+    /* The job id apart (ids never start with '-'), the options are --json and --help. */
+    char **opts = calloc((size_t)argc + 1, sizeof *opts);
+    if (!opts)
+        return cli_fail("out of memory");
+    const char *ids = NULL;
+    int n = 0, njobs = 0;
+    for (int i = 0; i < argc; i++) {
+        if (i > 0 && argv[i][0] != '-') {
+            ids = argv[i];
+            njobs++;
+        } else {
+            opts[n++] = argv[i];
         }
     }
-    if (optind != argc - 1)
+    int rc = cli_json_only_args(cli, n, opts, usage);
+    free(opts);
+    if (rc >= 0)
+        return rc;
+    if (njobs != 1)
         return cli_usage(cli, "give one job id");
     int64_t id;
     tsl_error_t err;
-    if (cli_parse_id(argv[optind], &id, &err) < 0)
+    if (cli_parse_id(ids, &id, &err) < 0)
         return cli_usage(cli, "%s", err.text);
     if (cli_connect(cli) < 0)
         return CLI_ERR;

@@ -1067,26 +1067,44 @@ int tstore_job_get(tstore_t *s, int64_t id, tstore_job_t *out, tsl_error_t *err)
     return rc == SQLITE_DONE ? not_found(err, "job") : db_error(s, err, "job");
 }
 
-static int each_job(tstore_t *s, sqlite3_stmt *q, tstore_job_f cb, void *arg, tsl_error_t *err)
+/* Step q, calling row(q, arg, err) for each row: 0 goes on, 1 stops, -1 fails (err set).
+ * Returns 0 or -1. */
+static int each_row(tstore_t *s, sqlite3_stmt *q, int (*row)(sqlite3_stmt *, void *, tsl_error_t *),
+                    void *arg, tsl_error_t *err, const char *what)
 {
-    int rc;
+    int rc, r = 0;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        tstore_job_t j;
-        if (row_job(q, &j) < 0) {
-            sqlite3_reset(q);
-            return tsl_errprintf(err, "store: out of memory");
-        }
-        int stop = cb(&j, arg);
-        tstore_job_clear(&j);
-        if (stop) {
+        if ((r = row(q, arg, err)) != 0) {
             rc = SQLITE_DONE;
             break;
         }
     }
     if (rc != SQLITE_DONE)
-        db_error(s, err, "list jobs");
+        db_error(s, err, what);
     sqlite3_reset(q);
-    return rc == SQLITE_DONE ? 0 : -1;
+    return rc == SQLITE_DONE && r >= 0 ? 0 : -1;
+}
+
+typedef struct {
+    tstore_job_f cb;
+    void *arg;
+} job_cb_t;
+
+static int job_row(sqlite3_stmt *q, void *arg, tsl_error_t *err)
+{
+    job_cb_t *c = arg;
+    tstore_job_t j;
+    if (row_job(q, &j) < 0)
+        return tsl_errprintf(err, "store: out of memory");
+    int stop = c->cb(&j, c->arg);
+    tstore_job_clear(&j);
+    return stop ? 1 : 0;
+}
+
+static int each_job(tstore_t *s, sqlite3_stmt *q, tstore_job_f cb, void *arg, tsl_error_t *err)
+{
+    job_cb_t c = {cb, arg};
+    return each_row(s, q, job_row, &c, err, "list jobs");
 }
 
 int tstore_job_list(tstore_t *s, const tstore_job_filter_t *f, tstore_job_f cb, void *arg,
@@ -1179,32 +1197,35 @@ int tstore_event_add(tstore_t *s, const tstore_event_t *e, tsl_error_t *err)
     return exec_stmt(s, q, err, "add job event") < 0 ? -1 : 0;
 }
 
+typedef struct {
+    tstore_event_f cb;
+    void *arg;
+} event_cb_t;
+
+static int event_row(sqlite3_stmt *q, void *arg, tsl_error_t *err)
+{
+    (void)err;
+    event_cb_t *c = arg;
+    tstore_event_t e = {
+        .id = sqlite3_column_int64(q, 0),
+        .job = sqlite3_column_int64(q, 1),
+        .time_ms = sqlite3_column_int64(q, 2),
+        .who = (const char *)sqlite3_column_text(q, 3),
+        .event = (const char *)sqlite3_column_text(q, 4),
+        .from_state = (const char *)sqlite3_column_text(q, 5),
+        .to_state = (const char *)sqlite3_column_text(q, 6),
+        .why = (const char *)sqlite3_column_text(q, 7),
+        .detail_json = (const char *)sqlite3_column_text(q, 8),
+    };
+    return c->cb(&e, c->arg) ? 1 : 0;
+}
+
 int tstore_event_list(tstore_t *s, int64_t job, tstore_event_f cb, void *arg, tsl_error_t *err)
 {
     sqlite3_stmt *q = stmt(s, S_EVENT_LIST);
     sqlite3_bind_int64(q, 1, job);
-    int rc;
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        tstore_event_t e = {
-            .id = sqlite3_column_int64(q, 0),
-            .job = sqlite3_column_int64(q, 1),
-            .time_ms = sqlite3_column_int64(q, 2),
-            .who = (const char *)sqlite3_column_text(q, 3),
-            .event = (const char *)sqlite3_column_text(q, 4),
-            .from_state = (const char *)sqlite3_column_text(q, 5),
-            .to_state = (const char *)sqlite3_column_text(q, 6),
-            .why = (const char *)sqlite3_column_text(q, 7),
-            .detail_json = (const char *)sqlite3_column_text(q, 8),
-        };
-        if (cb(&e, arg)) {
-            rc = SQLITE_DONE;
-            break;
-        }
-    }
-    if (rc != SQLITE_DONE)
-        db_error(s, err, "list job events");
-    sqlite3_reset(q);
-    return rc == SQLITE_DONE ? 0 : -1;
+    event_cb_t c = {cb, arg};
+    return each_row(s, q, event_row, &c, err, "list job events");
 }
 
 int tstore_job_counts(tstore_t *s, int64_t counts[TSTORE_NSTATES], tsl_error_t *err)

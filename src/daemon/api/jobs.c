@@ -609,24 +609,36 @@ static int load_visible(tessd_t *d, const tessd_caller_t *who, const char *ids, 
     return 0;
 }
 
-void api_jobs_get(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+/* A GET of one job the caller may see: answer() fills the reply (404 else).  Lock held. */
+static void get_visible(thttp_req_t *req, thttp_reply_t *rep, tessd_t *d,
+                        void (*answer)(tessd_t *d, const tstore_job_t *j, thttp_reply_t *rep))
 {
-    tessd_t *d = ctx;
     tessd_caller_t who;
     if (!api_enter(d, req, rep, &who))
         return;
     tstore_job_t j;
     if (load_visible(d, &who, req->params[0], &j, rep) == 0) {
-        json_t *o = api_job_json(d, &j);
-        tsl_error_t err;
-        if (api_batch_deps_json(d, o, j.id, &err) < 0) {
-            json_decref(o);
-            api_store_error(rep, &err);
-        } else
-            thttp_json(rep, 200, o);
+        answer(d, &j, rep);
         tstore_job_clear(&j);
     }
     api_leave(d);
+}
+
+static void answer_job(tessd_t *d, const tstore_job_t *j, thttp_reply_t *rep)
+{
+    json_t *o = api_job_json(d, j);
+    tsl_error_t err;
+    /* One job's answer also lists its dependencies (jobs_batch.c). */
+    if (api_batch_deps_json(d, o, j->id, &err) < 0) {
+        json_decref(o);
+        api_store_error(rep, &err);
+    } else
+        thttp_json(rep, 200, o);
+}
+
+void api_jobs_get(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    get_visible(req, rep, ctx, answer_job);
 }
 
 void api_jobs_cancel(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
@@ -698,29 +710,24 @@ static int add_event(const tstore_event_t *e, void *arg)
     return o ? json_array_append_new(arg, o) : -1;
 }
 
+static void answer_events(tessd_t *d, const tstore_job_t *j, thttp_reply_t *rep)
+{
+    json_t *arr = json_array();
+    tsl_error_t err;
+    if (!arr) {
+        thttp_error(rep, 500, "internal", NULL, "out of memory");
+    } else if (tstore_event_list(d->store, j->id, add_event, arr, &err) < 0) {
+        json_decref(arr);
+        api_store_error(rep, &err);
+    } else {
+        thttp_json(rep, 200, json_pack("{s:I, s:o}", "job", (json_int_t)j->id, "events", arr));
+    }
+}
+
 /* GET /v1/jobs/{id}/events: the job's event log, oldest first (owner or admin; 404 else). */
 void api_jobs_events(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
 {
-    tessd_t *d = ctx;
-    tessd_caller_t who;
-    if (!api_enter(d, req, rep, &who))
-        return;
-    tstore_job_t j;
-    if (load_visible(d, &who, req->params[0], &j, rep) == 0) {
-        json_t *arr = json_array();
-        tsl_error_t err;
-        if (!arr || tstore_event_list(d->store, j.id, add_event, arr, &err) < 0) {
-            json_decref(arr);
-            if (arr)
-                api_store_error(rep, &err);
-            else
-                thttp_error(rep, 500, "internal", NULL, "out of memory");
-        } else {
-            thttp_json(rep, 200, json_pack("{s:I, s:o}", "job", (json_int_t)j.id, "events", arr));
-        }
-        tstore_job_clear(&j);
-    }
-    api_leave(d);
+    get_visible(req, rep, ctx, answer_events);
 }
 
 /* POST /v1/jobs/{id}/suspend and .../resume: the job must be the caller's (or the caller an
