@@ -72,17 +72,21 @@ is "$(state "$J1")" succeeded "the job succeeded"
 tcli run -d --time 2s --name long -- sh -c 'echo working; sleep 60'
 T=$(out)
 is "$RC" 0 "tessel run --time 2s ($T)"
-tcli run -d --after "$T:any" --name report -- echo report written
+tcli run -d --name data -- sh -c "while [ ! -e $G/data ]; do sleep 0.1; done"
+W=$(out)
+tcli run -d --after "$T:any,$W" --name report -- echo report written
 D=$(out)
 tcli run -d --after "$T" --name publish -- echo published
 P=$(out)
-wait_for '[ "$(reason '"$D"')" = "dependency: waiting for job '"$T"' to end" ]'
-ok $? "a job --after $T:any waits for it to end: $(reason "$D")"
+wait_for 'case "$(reason '"$D"')" in "dependency: waiting for job "*) true ;; *) false ;; esac'
+ok $? "a job --after $T:any,$W waits, and says so: $(reason "$D")"
 wait_for '[ "$(state '"$T"')" = failed ]'
 ok $? "the time limit ends job $T"
 is "$(reason "$T")" "time limit (2s)" "tessel ps says why: time limit (2s)"
+is "$(state "$D")" pending "the dependent job still waits for job $W"
+touch "$G/data"
 wait_for '[ "$(state '"$D"')" = succeeded ]'
-ok $? "then the dependent job runs and succeeds"
+ok $? "once job $W succeeded too, the dependent job runs and succeeds"
 tcli logs "$D"
 is "$(out)" "report written" "tessel logs shows its output"
 wait_for '[ "$(state '"$P"')" = cancelled ]'
