@@ -270,3 +270,44 @@ int tagent_cgroup_sweep(tagent_cg_mode_t m, const char *root, const char *parent
     }
     return removed;
 }
+
+/* "oom_kill N" in dir/file: 0 and *n, or -1 with errno (ENOENT: no such file or line). */
+static int read_oom_kill(const char *dir, const char *file, uint64_t *n)
+{
+    char path[4096 + 32];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    char key[64];
+    unsigned long long v;
+    int rc = -1;
+    while (fscanf(f, "%63s %llu", key, &v) == 2) {
+        if (strcmp(key, "oom_kill") == 0) {
+            *n = v;
+            rc = 0;
+            break;
+        }
+    }
+    fclose(f);
+    if (rc < 0)
+        errno = ENOENT;
+    return rc;
+}
+
+int tagent_cgroup_oom_kills(const char *procs_path, uint64_t *n)
+{
+    char dir[4096];
+    const char *slash = strrchr(procs_path, '/');
+    if (!slash || (size_t)(slash - procs_path) >= sizeof dir) {
+        errno = EINVAL;
+        return -1;
+    }
+    memcpy(dir, procs_path, (size_t)(slash - procs_path));
+    dir[slash - procs_path] = '\0';
+    /* v2: memory.events (every OOM kill of a process of the group, the group's limit or the
+     * host's); v1: memory.oom_control (kernel >= 4.13). */
+    if (read_oom_kill(dir, "memory.events", n) == 0)
+        return 0;
+    return read_oom_kill(dir, "memory.oom_control", n);
+}

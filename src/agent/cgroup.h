@@ -52,6 +52,12 @@ int tagent_cgroup_procs_paths(tagent_cg_mode_t m, const char *root, const char *
  * absent), or -1 with errno. */
 int tagent_cgroup_kill(tagent_cg_mode_t m, const char *root, const char *name, int sig);
 
+/* Processes of the group the kernel's out-of-memory killer has killed, from the memory files
+ * beside procs_path (a cgroup.procs path of tagent_cgroup_procs_paths): v2 memory.events, v1
+ * memory.oom_control ("oom_kill N").  0 and *n, or -1 with errno (ENOENT: not the memory
+ * group, or a kernel without the count). */
+int tagent_cgroup_oom_kills(const char *procs_path, uint64_t *n);
+
 /* Remove the group (it must be empty).  0, or -1 with errno (ENOENT is not an error). */
 int tagent_cgroup_remove(tagent_cg_mode_t m, const char *root, const char *name);
 

@@ -247,6 +247,8 @@ int tagent_read_exit(const char *dir, tagent_exit_t *out)
     out->exit_code = -1;
     int a, b;
     char stage[32];
+    /* "exit N oom", "signal N oom": the out-of-memory killer ended a process of the job. */
+    out->oom = strstr(buf, " oom\n") != NULL;
     if (sscanf(buf, "exit %d", &a) == 1) {
         out->exit_code = a;
     } else if (sscanf(buf, "signal %d", &a) == 1) {

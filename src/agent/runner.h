@@ -17,7 +17,7 @@
  *                                   main loop: job's stdout/stderr     ... runs, writing to
  *                                   pipes -> logs (head + tail up to   two pipes ...
  *                                   the limit, logcap.h); reap ...
- *                                   DIR/exit "exit N" | "signal N" |
+ *                                   DIR/exit "exit N" | "signal N" | (+ " oom") |
  *                                            "error STAGE ERRNO"  (written to DIR/exit.tmp,
  *                                                                  renamed: atomic)
  *   tick: tagent_read_exit(DIR) -> store: final state; cgroup removed
@@ -93,6 +93,7 @@ typedef struct {
     int exit_code;   /* -1 when killed or failed to start */
     int sig;         /* 0 = not killed */
     char error[160]; /* non-empty when the job could not start: "exec: No such file ..." */
+    bool oom;        /* the kernel's out-of-memory killer ended a process of the job's cgroup */
 } tagent_exit_t;
 
 /* 1 and *out filled when DIR/exit exists, 0 when it does not (yet), -1 with errno on a read

@@ -65,6 +65,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "agent/cgroup.h"
 #include "agent/jobns.h"
 #include "agent/logcap.h"
 #include "agent/runner.h"
@@ -648,14 +649,22 @@ int main(int argc, char **argv)
     if (status == -1)
         return 1;
 
+    /* The kernel's out-of-memory killer ended one of the job's processes: said with the end,
+     * " oom" after it, so that tesseld names it ("host out of memory", not "signal 9"). */
+    const char *oom = "";
+    for (int c = 0; c < ncg; c++) {
+        uint64_t kills;
+        if (tagent_cgroup_oom_kills(cg[c], &kills) == 0 && kills > 0)
+            oom = " oom";
+    }
     char msg[96];
     if (n == (ssize_t)sizeof ce) {
         ce.stage[sizeof ce.stage - 1] = '\0';
         snprintf(msg, sizeof msg, "error %s %d\n", ce.stage, ce.err);
     } else if (WIFSIGNALED(status)) {
-        snprintf(msg, sizeof msg, "signal %d\n", WTERMSIG(status));
+        snprintf(msg, sizeof msg, "signal %d%s\n", WTERMSIG(status), oom);
     } else {
-        snprintf(msg, sizeof msg, "exit %d\n", WEXITSTATUS(status));
+        snprintf(msg, sizeof msg, "exit %d%s\n", WEXITSTATUS(status), oom);
     }
     /* The job's end must reach tesseld: on a full file system (the job may have filled it)
      * the record is tried again every EXIT_RETRY_S until there is room, and tesseld, seeing

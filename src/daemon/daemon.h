@@ -90,6 +90,9 @@ typedef struct {
     int64_t suspended_ms; /* its GPU slice is suspended since then (suspend.c); 0 = not */
     bool end_unrecorded;  /* the store refused its end (logged once; retried each tick) */
     unsigned wd_episode;  /* the GPU-memory watchdog's last violation seen by the tick */
+    /* Time limit (batch.h): this attempt's start, its limit (0 = none), its time suspended
+     * before the current suspension, and when the limit's SIGTERM was sent (0 = not yet). */
+    int64_t started_ms, time_limit_s, suspended_total_ms, timeout_ms;
 } tessd_run_t;
 
 /* What a handler leaves for the tick to tell libsched. */
@@ -119,6 +122,8 @@ typedef struct {
     atomic_bool stopping;
     int wake_fd; /* eventfd: a handler asks for a tick */
     bool sched_dirty;
+    bool holds_dirty;     /* held jobs to check (batch.h); main thread, lock held */
+    int64_t kill_wait_ms; /* --kill-wait: SIGTERM to SIGKILL at a time limit (batch.h) */
     int64_t last_cycle_ms; /* main thread only */
 
     /* configuration */

@@ -336,6 +336,7 @@ static int apply_columns(tstore_job_t *j, tjm_event_t ev, tjm_state_t to, const 
         if (set_str(&j->placement_json, chg->placement_json) < 0)
             return -1;
         j->started_ms = now;
+        j->suspended_total_ms = 0; /* this attempt's time suspended (batch.h) */
         if (set_str(&j->reason, NULL) < 0)
             return -1;
         break;
@@ -355,6 +356,9 @@ static int apply_columns(tstore_job_t *j, tjm_event_t ev, tjm_state_t to, const 
         j->suspended_ms = now;
         break;
     case TJM_EV_RESUME:
+        /* Time suspended does not count against a time limit (batch.h). */
+        if (j->suspended_ms && now > j->suspended_ms)
+            j->suspended_total_ms += now - j->suspended_ms;
         j->suspended_ms = 0;
         break;
     case TJM_EV_PREEMPT:

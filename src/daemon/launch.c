@@ -4,9 +4,9 @@
  *   1. from tesseld: PATH, LANG, LC_ALL, TZ, and sanitizer options (ASAN_OPTIONS, ...);
  *      HOME, USER, LOGNAME of the account the job runs as;
  *   2. the job's own "env";
- *   3. Tessel's: CUDA_VISIBLE_DEVICES, TESSEL_JOB_ID, TESSEL_SLICE, TESSEL_CUDA_MEM_LIMIT,
- *      TESSEL_CUDA_MEM_LIMIT_<n>, LD_PRELOAD (interposer first), and with fake GPUs
- *      TESSEL_FAKE_GPUS and LD_LIBRARY_PATH (fake library directory first);
+ *   3. Tessel's: CUDA_VISIBLE_DEVICES, TESSEL_JOB_ID, TESSEL_ARRAY_* (batch.h), TESSEL_SLICE,
+ * TESSEL_CUDA_MEM_LIMIT, TESSEL_CUDA_MEM_LIMIT_<n>, LD_PRELOAD (interposer first), and with fake
+ * GPUs TESSEL_FAKE_GPUS and LD_LIBRARY_PATH (fake library directory first);
  *   4. with a GPU, the compute share (compute_env): TESSEL_CUDA_CORE_LIMIT is the lower of the
  *      job's share and the job's own value; TESSEL_CUDA_CORE_MODE (shared for a fraction) and
  *      TESSEL_CUDA_CORE_PRIORITY (high for inference; a job may lower it, never raise it).
@@ -34,6 +34,7 @@
 #include <jansson.h>
 
 #include "agent/runner.h"
+#include "daemon/batch.h"
 #include "daemon/daemon.h"
 
 /* The steps of a job's start, in order (--test-kill-at):
@@ -589,6 +590,14 @@ static int build_env(tessd_t *d, const tstore_job_t *j, const tessd_run_t *r,
     rc |= env_set(e, "CUDA_VISIBLE_DEVICES", buf);
     snprintf(num, sizeof num, "%lld", (long long)j->id);
     rc |= env_set(e, "TESSEL_JOB_ID", num);
+    char arr[TESSD_ARRAY_ENV][64]; /* TESSEL_ARRAY_* (batch.h) */
+    int na = tessd_array_env(d, j, arr, NULL);
+    rc |= na < 0 ? -1 : 0;
+    for (int k = 0; k < na; k++) {
+        char *eq = strchr(arr[k], '=');
+        *eq = '\0';
+        rc |= env_set(e, arr[k], eq + 1);
+    }
     snprintf(buf, sizeof buf, "%s/slice", dir);
     rc |= env_set(e, "TESSEL_SLICE", buf);
     if (r->member.ngpus) {

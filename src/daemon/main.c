@@ -28,9 +28,11 @@
 #include <unistd.h>
 
 #include "daemon/api/console.h"
+#include "daemon/batch.h"
 #include "daemon/daemon.h"
 #include "tessel/client.h"
 #include "libutil/duration.h"
+#include "libutil/batchspec.h"
 #include "libutil/size.h"
 
 /* Least time between two ticks: a burst of submissions wakes the tick once per this period
@@ -136,6 +138,8 @@ static void usage(FILE *f)
             "  --log-limit SIZE    most bytes kept of each of a job's stdout and stderr (its\n"
             "                      head and tail, with a marker where bytes were dropped);\n"
             "                      default 64M, 0 = unlimited\n"
+            "  --kill-wait TIME    between SIGTERM and SIGKILL when a job reaches its time\n"
+            "                      limit (Slurm's KillWait; 30s, 2m, MM:SS; default 30s)\n"
             "  --test-kill-at STEP for tests: SIGKILL tesseld itself at this step of the next\n"
             "                      job's start (running, dir, cgroup, spawned, recorded)\n"
             "Limits on what one client can take (docs/tesseld.md):\n"
@@ -540,6 +544,8 @@ int main(int argc, char **argv)
     d->disk_reserve = TESSD_DISK_RESERVE;
     tsched_sched_config_default(&d->sched_cfg);
     d->log_limit = TESSD_LOG_LIMIT_DEFAULT;
+    d->kill_wait_ms = TESSD_KILL_WAIT_MS_DEFAULT;
+    d->holds_dirty = true; /* held jobs are checked at the first tick */
     d->shim[0] = d->interposer[0] = d->fake_lib_dir[0] = '\0';
     snprintf(d->cg_root, sizeof d->cg_root, "/sys/fs/cgroup");
     enum {
@@ -575,6 +581,7 @@ int main(int argc, char **argv)
         O_ADMINRATE,
         O_DISKRES,
         O_LOGLIMIT,
+        O_KILLWAIT,
         O_TESTKILL,
         O_GPUMEMV,
         O_USERNS,
@@ -614,6 +621,7 @@ int main(int argc, char **argv)
         {"admin-submit-rate", required_argument, NULL, O_ADMINRATE},
         {"disk-reserve", required_argument, NULL, O_DISKRES},
         {"log-limit", required_argument, NULL, O_LOGLIMIT},
+        {"kill-wait", required_argument, NULL, O_KILLWAIT},
         {"test-kill-at", required_argument, NULL, O_TESTKILL},
         {"gpu-mem-violation", required_argument, NULL, O_GPUMEMV},
         {"allow-user-namespaces", no_argument, NULL, O_USERNS},
@@ -743,6 +751,17 @@ int main(int argc, char **argv)
                 fprintf(stderr, "tesseld: --max-body %s: expected a size from 1K to 16M\n", optarg);
                 return 2;
             }
+            break;
+        }
+        case O_KILLWAIT: {
+            tsl_error_t e;
+            int64_t kw = 0;
+            if (tsl_parse_duration(optarg, &kw, &e) < 0 || kw > 3600) {
+                fprintf(stderr, "tesseld: --kill-wait %s: %s\n", optarg,
+                        kw > 3600 ? "at most 1h" : e.text);
+                return 2;
+            }
+            d->kill_wait_ms = kw * 1000;
             break;
         }
         case O_LOGLIMIT: {

@@ -1,10 +1,11 @@
 # tesseld: the daemon (main loop, scheduling tick, launcher, auth, API handlers).
 TESSELD_SRCS := src/daemon/main.c src/daemon/tick.c src/daemon/launch.c src/daemon/auth.c \
                 src/daemon/api/routes.c src/daemon/api/jobs.c src/daemon/api/logs.c \
+                src/daemon/api/jobs_batch.c \
                 src/daemon/api/nodes.c src/daemon/api/queues.c src/daemon/api/users.c \
                 src/daemon/api/health.c src/daemon/api/console.c src/daemon/sched.c \
                 src/daemon/suspend.c src/daemon/acl.c src/daemon/localid.c \
-                src/daemon/jobmodel.c
+                src/daemon/jobmodel.c src/daemon/batch.c src/daemon/batch_store.c
 BINS += $(O)/bin/tesseld
 # Libraries by path: module.mk files are included in alphabetical order, so the variables
 # of libraries defined later are still empty here.
@@ -32,6 +33,8 @@ TESSELD_TESTS := tests/t/t3000-daemon-api.t tests/t/t3001-daemon-queue.t \
                  tests/t/t3027-daemon-enforce.t tests/t/t3030-daemon-job-events.t
 TESSELD_TESTS += tests/t/t3035-daemon-queue-default-reclaim.t tests/t/t3036-daemon-queue-placement.t
 TESSELD_TESTS += tests/t/t3040-daemon-pending-reason.t
+TESSELD_TESTS += tests/t/t3045-daemon-time-limit.t tests/t/t3046-daemon-dependency.t \
+                 tests/t/t3047-daemon-array.t tests/t/t3048-daemon-oom.t
 TESTS += $(TESSELD_TESTS)
 
 # Unit tests of the daemon's pure parts.
@@ -77,10 +80,17 @@ $(O)/tests/daemon/test_health: $(O)/obj/src/daemon/test/test_health.o \
                                $(O)/lib/libtsl-store.a $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lmicrohttpd -ljansson -lsqlite3 -ldl -lpthread -lcmocka
+# batch.c: the pure parts of the batch features.
+TESTS += $(O)/tests/daemon/test_batch
+$(O)/tests/daemon/test_batch: $(O)/obj/src/daemon/test/test_batch.o $(O)/obj/src/daemon/batch.o \
+                              $(O)/lib/libtsl-store.a $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lsqlite3 -lcmocka
 $(TESSELD_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim
 # The local-socket and queue-permission tests drive the CLI as local accounts too.
 tests/t/t3020-daemon-socket.t tests/t/t3021-daemon-queue-allow.t tests/t/t3022-daemon-modes.t \
-    tests/t/t3030-daemon-job-events.t: \
+    tests/t/t3030-daemon-job-events.t tests/t/t3045-daemon-time-limit.t \
+    tests/t/t3046-daemon-dependency.t tests/t/t3047-daemon-array.t tests/t/t3048-daemon-oom.t: \
     $(O)/bin/tessel
 # The slowloris test mounts the attack with the benchmark's program.
 tests/t/t3014-daemon-slowloris.t: $(O)/bench/bench-slowloris

@@ -162,6 +162,8 @@ typedef struct {
 static int add_pending(const tstore_job_t *j, void *arg)
 {
     build_t *b = arg;
+    if (j->held)
+        return 0; /* waits for its dependencies or its array's limit (batch.h) */
     tsched_qjob_t q;
     memset(&q, 0, sizeof q);
     q.id = (uint64_t)j->id;
@@ -288,6 +290,8 @@ int tessd_sched_sync_queues(tessd_t *d, tsl_error_t *err)
 
 int tessd_inbox_submit(tessd_t *d, const tstore_job_t *j)
 {
+    if (j->held)
+        return 0; /* released later by tessd_holds_check (batch.h) */
     tessd_inbox_t *in = inbox_add(d);
     if (!in)
         return -1;

@@ -165,6 +165,8 @@ int tessd_resume(tessd_t *d, tessd_run_t *r, const char *who, const char *why, t
         return -1;
     }
     tshm_close(s);
+    if (r->suspended_ms)
+        r->suspended_total_ms += tessd_now_ms() - r->suspended_ms; /* not counted (batch.h) */
     r->suspended_ms = 0;
     /* A job the GPU-memory watchdog stopped (SIGSTOP) goes on; its watchdog continues the
      * rest of its processes (watchdog.h).  Harmless for a job that was not stopped. */

@@ -27,7 +27,10 @@
 #include <jansson.h>
 
 #include "agent/runner.h"
+#include "daemon/batch.h"
 #include "daemon/daemon.h"
+#include "libutil/batchspec.h"
+#include "libutil/size.h"
 
 tessd_run_t *tessd_run_find(tessd_t *d, int64_t id)
 {
@@ -318,6 +321,11 @@ static bool finish_run(tessd_t *d, tessd_run_t *r, const tagent_exit_t *ex, cons
         seen = TJM_CAUSE_LOST;
     else if (!seen && ex && ex->error[0])
         seen = TJM_CAUSE_LAUNCH_FAILURE;
+    /* The kernel's out-of-memory killer ended a process of its group (its --mem limit, or the
+     * host's memory) and the job did not succeed: named as such, not "signal 9". */
+    else if (!seen && ex && ex->oom && !r->cancel_ms && !r->timeout_ms &&
+             (ex->sig || ex->exit_code != 0))
+        seen = TJM_CAUSE_HOST_OOM;
     tstore_job_t j;
     tsl_error_t err;
     if (tstore_job_get(d->store, r->id, &j, &err) < 0) {
@@ -348,9 +356,19 @@ static bool finish_run(tessd_t *d, tessd_run_t *r, const tagent_exit_t *ex, cons
     } else if (ex->error[0]) {
         snprintf(reason, sizeof reason, "%s", ex->error);
     } else if (ev == TJM_EV_TIMEOUT) {
-        snprintf(reason, sizeof reason, "time limit reached (%s %d)",
-                 chg.signal ? "killed by signal" : "exited with status",
-                 chg.signal ? chg.signal : chg.exit_code);
+        char lim[32];
+        snprintf(reason, sizeof reason, "time limit (%s)",
+                 tsl_format_duration(r->time_limit_s, lim, sizeof lim));
+    } else if (chg.cause == TJM_CAUSE_HOST_OOM) {
+        char lim[32];
+        if (r->member.mem_bytes)
+            snprintf(reason, sizeof reason,
+                     "host out of memory: the job went over its memory limit (--mem %s) and the "
+                     "kernel killed it",
+                     tsl_format_size(r->member.mem_bytes, lim, sizeof lim));
+        else
+            snprintf(reason, sizeof reason,
+                     "host out of memory: the kernel's out-of-memory killer killed the job");
     } else if (chg.signal) {
         if (ev == TJM_EV_KILLED)
             snprintf(reason, sizeof reason, "cancelled by %s (killed by signal %d)", by,
@@ -392,6 +410,19 @@ static void watchdog_suspend(tessd_t *d, tessd_run_t *r)
     tstore_job_set_reason(d->store, r->id, why, NULL);
     tessd_log("job %lld: %s", (long long)r->id, why);
 }
+
+/* Send sig to a running job: its process group (when its pid is known) and every process of its
+ * cgroup (a stop: cancel, preemption, time limit; SIGKILL after the grace period). */
+static void signal_job(tessd_t *d, const tessd_run_t *r, int sig)
+{
+    char name[160];
+    tessd_cgroup_name(d, r->id, name, sizeof name);
+    if (r->job_pid > 0)
+        kill(-r->job_pid, sig);
+    tagent_cgroup_kill(d->cg_mode, d->cg_root, name, sig);
+}
+
+static void check_time_limit(tessd_t *d, tessd_run_t *r, int64_t now);
 
 /* Check one running job; returns true when it was removed from the table. */
 static bool check_run(tessd_t *d, tessd_run_t *r, int64_t now)
@@ -460,13 +491,15 @@ static bool check_run(tessd_t *d, tessd_run_t *r, int64_t now)
                                       : "daemon stopped while the job was starting",
                           TJM_CAUSE_LOST);
     }
+    check_time_limit(d, r, now);
     int64_t asked = r->cancel_ms ? r->cancel_ms : r->preempt_ms;
-    if (asked && !r->killed && now - asked >= TESSD_CANCEL_GRACE_MS) {
-        char name[160];
-        tessd_cgroup_name(d, r->id, name, sizeof name);
-        if (r->job_pid > 0)
-            kill(-r->job_pid, SIGKILL);
-        tagent_cgroup_kill(d->cg_mode, d->cg_root, name, SIGKILL);
+    int64_t grace = TESSD_CANCEL_GRACE_MS;
+    if (!asked && r->timeout_ms) {
+        asked = r->timeout_ms;
+        grace = d->kill_wait_ms;
+    }
+    if (asked && !r->killed && now - asked >= grace) {
+        signal_job(d, r, SIGKILL);
         r->killed = true;
     }
     return false;
@@ -487,6 +520,34 @@ static void resume_to_stop(tessd_t *d, tessd_run_t *r, const char *why)
                   why, err.text);
 }
 
+/* A running job past its time limit (batch.h): resumed if suspended, SIGTERM now, SIGKILL
+ * after --kill-wait (check_run); finish_run records its end as "time limit".  Reads only what
+ * the store keeps, so after a restart the limit is enforced again. */
+static void check_time_limit(tessd_t *d, tessd_run_t *r, int64_t now)
+{
+    if (!r->time_limit_s || r->timeout_ms || r->cancel_ms || r->preempt_ms ||
+        tessd_time_used_ms(r->started_ms, r->suspended_total_ms, r->suspended_ms, now) <
+            r->time_limit_s * 1000)
+        return;
+    char lim[32], reason[64];
+    tsl_format_duration(r->time_limit_s, lim, sizeof lim);
+    snprintf(reason, sizeof reason, "stopping: time limit (%s)", lim);
+    /* The job model's stop with the time limit as its cause: its end is then TJM_EV_TIMEOUT
+     * (tjm_end_event), whatever the job does on its SIGTERM. */
+    tsl_error_t err;
+    tjm_change_t chg = {.now_ms = now, .cause = TJM_CAUSE_TIME_LIMIT};
+    if (tessd_job_apply(d, r->id, TJM_EV_KILL, &chg, "tesseld", reason, &err) < 0) {
+        tessd_log("job %lld: time limit: %s (tried again at the next tick)", (long long)r->id,
+                  err.text);
+        return;
+    }
+    r->timeout_ms = now;
+    resume_to_stop(d, r, "time limit");
+    signal_job(d, r, SIGTERM);
+    tessd_log("job %lld reached its time limit (%s): SIGTERM, SIGKILL in %lld s", (long long)r->id,
+              lim, (long long)(d->kill_wait_ms / 1000));
+}
+
 int tessd_cancel_running(tessd_t *d, int64_t id, const char *by, tsl_error_t *err)
 {
     tessd_run_t *r = tessd_run_find(d, id);
@@ -495,7 +556,9 @@ int tessd_cancel_running(tessd_t *d, int64_t id, const char *by, tsl_error_t *er
         return tsl_errprintf(err, "job %lld is not running", (long long)id);
     }
     int64_t now = tessd_now_ms();
-    if (!r->cancel_ms) {
+    /* Being stopped at its time limit already: the signals below only (it ends "time
+     * limit"). */
+    if (!r->cancel_ms && !r->timeout_ms) {
         tjm_change_t chg = {.now_ms = now};
         if (tessd_job_apply(d, id, TJM_EV_KILL, &chg, by, "cancelling", err) < 0)
             return -1;
@@ -512,11 +575,7 @@ int tessd_cancel_running(tessd_t *d, int64_t id, const char *by, tsl_error_t *er
         if (read_pids_checked(dir, r->shim_pid, &s, &st, &j) == 0)
             r->job_pid = j;
     }
-    char name[160];
-    tessd_cgroup_name(d, id, name, sizeof name);
-    if (r->job_pid > 0)
-        kill(-r->job_pid, SIGTERM);
-    tagent_cgroup_kill(d->cg_mode, d->cg_root, name, SIGTERM);
+    signal_job(d, r, SIGTERM);
     return 0;
 }
 
@@ -557,6 +616,7 @@ static void start_job(tessd_t *d, uint64_t id, const tsched_member_t *m)
     }
     r->member = *m;
     r->no_requeue = j.no_requeue;
+    r->time_limit_s = j.time_limit_s;
     tessd_qjob(d, &j, &r->q);
     snprintf(r->user, sizeof r->user, "%s", j.user);
     snprintf(r->queue, sizeof r->queue, "%s", j.queue);
@@ -572,7 +632,8 @@ static void start_job(tessd_t *d, uint64_t id, const tsched_member_t *m)
     /* Running in the store before the process exists: a crash after the spawn can then
      * never start the job a second time.  A crash before it is told apart by the start lock
      * (check_run): the job is requeued. */
-    tjm_change_t chg = {.placement_json = pl};
+    r->started_ms = tessd_now_ms();
+    tjm_change_t chg = {.placement_json = pl, .now_ms = r->started_ms};
     if (tessd_job_apply(d, j.id, TJM_EV_START, &chg, "tesseld", NULL, &err) < 0) {
         tessd_log("job %lld: cannot start: %s", (long long)j.id, err.text);
         tsched_job_stopped(d->sched, id, now_s);
@@ -620,11 +681,7 @@ static void preempt(tessd_t *d, const tsched_victim_t *v)
     r->preempt_for = (int64_t)v->for_job;
     snprintf(r->preempt_queue, sizeof r->preempt_queue, "%s", queue);
     resume_to_stop(d, r, "preemption");
-    char name[160];
-    tessd_cgroup_name(d, r->id, name, sizeof name);
-    if (r->job_pid > 0)
-        kill(-r->job_pid, SIGTERM);
-    tagent_cgroup_kill(d->cg_mode, d->cg_root, name, SIGTERM);
+    signal_job(d, r, SIGTERM);
     tessd_log("job %lld preempted for job %lld (%s)", (long long)r->id, (long long)v->for_job,
               v->action == TSCHED_SUSPEND ? "suspend asked, requeued instead" : "requeue");
 }
@@ -712,6 +769,11 @@ void tessd_tick(tessd_t *d)
             d->queues_dirty = false;
         }
     }
+    /* A job that ended or arrived may release held jobs (dependencies, arrays' %N): checked
+     * before the inbox is drained, so that a released job is handed over in this tick. */
+    if (d->sched_dirty)
+        d->holds_dirty = true;
+    tessd_holds_check(d);
     drain_inbox(d);
     /* Without events a cycle is still due now and then: a victim becomes eligible once it has
      * run min_runtime, a long-pending job earns a reservation, fair share decays. */
@@ -780,6 +842,9 @@ static int recover_one(const tstore_job_t *j, void *arg)
     r->shim_start = j->shim_start;
     r->job_pid = j->job_pid;
     r->no_requeue = j->no_requeue;
+    r->started_ms = j->started_ms;
+    r->time_limit_s = j->time_limit_s;
+    r->suspended_total_ms = j->suspended_total_ms;
     /* A stop under way when tesseld stopped goes on (its SIGTERM was sent): the model restores
      * it from the job's columns (the first tick decides the rest from what it sees). */
     tjm_seen_t seen = {.shim_alive = true};
@@ -787,6 +852,11 @@ static int recover_one(const tstore_job_t *j, void *arg)
     if (tjm_recover(j, &seen, &plan) == 0) {
         r->suspended_ms = plan.suspended ? j->suspended_ms : 0;
         r->cancel_ms = plan.cancel_ms;
+        /* A stop for its time limit goes on as such (--kill-wait, not a cancel's grace). */
+        if (plan.cancel_asked && j->end_cause == TJM_CAUSE_TIME_LIMIT) {
+            r->timeout_ms = plan.cancel_ms;
+            r->cancel_ms = 0;
+        }
         snprintf(r->cancel_by, sizeof r->cancel_by, "%s", j->cancel_by ? j->cancel_by : "");
         if (plan.preempting) {
             r->preempt_for = plan.preempt_for;

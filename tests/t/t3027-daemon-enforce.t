@@ -136,7 +136,7 @@ diag "$R"
 is "$R" "GPU 0: the job's processes hold 3.0 GiB, its slice allows 1.0 GiB: killed by the GPU-memory watchdog" \
     "its reason names the GPU, its 3000 + 64 MiB, the 1 GiB slice and the watchdog"
 api GET "/v1/jobs/$J"
-is "$(jget .signal)" "9" "it was killed by SIGKILL"
+is "$(jget .signal) $(jget .end_cause)" "9 gpu_mem_limit" "it was killed by SIGKILL; its end cause: GPU memory limit"
 like "$(errlog "$J")" "^tessel: GPU 0: the job's processes hold 3.0 GiB" "and its stderr log says why"
 like "$(logs "$J")" "raw rc=0 mib=3000" "(the driver had given it the 3000 MiB)"
 

@@ -17,6 +17,7 @@ const WAIT_ADVICE = {
   Preempting: 'Lower-priority jobs of its queue are being stopped to make room for it.',
   Reservation: 'The room it fits in is held for a job that has waited longer; it starts after that one.',
   Dependency: 'It starts once the jobs it depends on have ended.',
+  ArrayTaskLimit: 'Its array already runs as many elements at once as its %N allows.',
 };
 
 // Output kept on the page per stream; older text is dropped (the whole log is at the API).

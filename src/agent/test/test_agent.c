@@ -370,6 +370,44 @@ static void test_untrusted_records(void **state)
     cleanup(dir);
 }
 
+/* The end record's " oom" mark (shim.c) and the out-of-memory count of a group's memory files:
+ * v2 memory.events, v1 memory.oom_control; not the memory group: ENOENT. */
+static void test_oom_records(void **state)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/tessel-agent-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    tagent_exit_t ex;
+    put(dir, "exit", "signal 9 oom\n");
+    assert_int_equal(tagent_read_exit(dir, &ex), 1);
+    assert_true(ex.sig == 9 && ex.oom);
+    put(dir, "exit", "exit 137 oom\n");
+    assert_int_equal(tagent_read_exit(dir, &ex), 1);
+    assert_true(ex.exit_code == 137 && ex.oom);
+    put(dir, "exit", "signal 9\n");
+    assert_int_equal(tagent_read_exit(dir, &ex), 1);
+    assert_true(ex.sig == 9 && !ex.oom);
+
+    char procs[128];
+    snprintf(procs, sizeof procs, "%s/cgroup.procs", dir);
+    uint64_t n = 77;
+    errno = 0;
+    assert_int_equal(tagent_cgroup_oom_kills(procs, &n), -1);
+    assert_int_equal(errno, ENOENT);
+    assert_true(n == 77);
+    put(dir, "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n");
+    assert_int_equal(tagent_cgroup_oom_kills(procs, &n), 0);
+    assert_true(n == 2);
+    put(dir, "memory.events", "low 0\nhigh 0\nmax 5\noom 1\noom_kill 1\noom_group_kill 0\n");
+    assert_int_equal(tagent_cgroup_oom_kills(procs, &n), 0);
+    assert_true(n == 1); /* v2's file first */
+    put(dir, "memory.events", "low 0\nhigh 0\n");
+    assert_int_equal(tagent_cgroup_oom_kills(procs, &n), 0);
+    assert_true(n == 2); /* no count in memory.events: v1's file */
+    assert_int_equal(tagent_cgroup_oom_kills("no-slash", &n), -1);
+    cleanup(dir);
+}
+
 /* The shim writes its records through an O_EXCL temporary: a symlink the job's user left
  * under the temporary's name is replaced, its target untouched. */
 static void test_shim_no_follow(void **state)
@@ -416,7 +454,7 @@ int main(void)
         cmocka_unit_test(test_quota),          cmocka_unit_test(test_cgroup_layout),
         cmocka_unit_test(test_shim),           cmocka_unit_test(test_untrusted_records),
         cmocka_unit_test(test_shim_no_follow), cmocka_unit_test(test_cgroup_sweep),
-        cmocka_unit_test(test_shim_env),
+        cmocka_unit_test(test_shim_env),       cmocka_unit_test(test_oom_records),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

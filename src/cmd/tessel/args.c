@@ -153,6 +153,28 @@ int cli_parse_id(const char *s, int64_t *id, tsl_error_t *err)
     return 0;
 }
 
+int cli_parse_job_ref(const char *s, int64_t *id, tsl_error_t *err)
+{
+    const char *us = strchr(s, '_');
+    if (!us)
+        return cli_parse_id(s, id, err);
+    char head[24];
+    int64_t index;
+    tsl_error_t e;
+    if ((size_t)(us - s) >= sizeof head || cli_parse_int(us + 1, 0, 1000000, &index, &e) < 0 ||
+        !(us[1] >= '0' && us[1] <= '9')) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "'%s': not a job id (42, or an array's element 40_3)", s);
+    }
+    memcpy(head, s, (size_t)(us - s));
+    head[us - s] = '\0';
+    if (cli_parse_id(head, id, NULL) < 0) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "'%s': not a job id (42, or an array's element 40_3)", s);
+    }
+    return 0;
+}
+
 /* Largest whole amount a queue's guarantee or limit may name (GPUs or CPU cores, summed over
  * a cluster): far above any cluster, small enough for milli units in an int64. */
 #define CLI_MAX_AMOUNT 1000000

@@ -139,14 +139,15 @@ int cli_job_action(cli_t *cli, int argc, char **argv, int first, const char *act
     tsl_error_t err;
     int64_t id;
     for (int i = first; i < argc; i++)
-        if (cli_parse_id(argv[i], &id, &err) < 0)
+        if (cli_parse_job_ref(argv[i], &id, &err) < 0)
             return cli_usage(cli, "%s", err.text);
     int rc = CLI_OK;
     json_t *all = json_array();
     for (int i = first; i < argc; i++) {
-        cli_parse_id(argv[i], &id, NULL);
+        cli_parse_job_ref(argv[i], &id, NULL);
         char path[96];
-        snprintf(path, sizeof path, "/v1/jobs/%lld/%s", (long long)id, action);
+        /* As written: "42", or an array's element "40_3" (the API resolves it). */
+        snprintf(path, sizeof path, "/v1/jobs/%s/%s", argv[i], action);
         if (cli_connect(cli) < 0) {
             rc = CLI_ERR;
             break;
@@ -157,10 +158,13 @@ int cli_job_action(cli_t *cli, int argc, char **argv, int first, const char *act
             if (tclient_status(cli->client) >= 400)
                 cli_fail("%s", err.text);
             else
-                cli_fail("job %lld: %s", (long long)id, err.text);
+                cli_fail("job %s: %s", argv[i], err.text);
             rc = CLI_ERR;
             continue;
         }
+        json_t *jid = json_object_get(job, "id");
+        if (json_is_integer(jid))
+            id = json_integer_value(jid);
         if (!done(cli, (long long)id, &job, arg))
             rc = CLI_ERR;
         if (cli->json)

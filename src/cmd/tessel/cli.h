@@ -124,6 +124,9 @@ int cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *v, tsl_error_t
 int cli_parse_class(const char *s, tsl_error_t *err);
 /* A job id (integer >= 1). */
 int cli_parse_id(const char *s, int64_t *id, tsl_error_t *err);
+/* A job as `kill`, `suspend` and `resume` take it: an id, or an array's element "40_3" (as
+ * squeue shows it); *id gets the id (the array's, for an element). */
+int cli_parse_job_ref(const char *s, int64_t *id, tsl_error_t *err);
 
 /* A queue's amount of GPUs or CPU cores: a number >= 0 with at most 3 decimals, in
  * thousandths. */
@@ -176,6 +179,9 @@ typedef struct {
     int nowned;
     char **argv; /* the command, argc of them */
     int argc;
+    /* Batch options (checked here with libutil/batchspec.h, sent as written): --time,
+     * --after (or Slurm's --dependency), --array; NULL when not given. */
+    const char *time_limit, *after, *array;
 } run_opts_t;
 
 /* Parse `run`'s arguments (argv[0] = "run").  Returns 0, CLI_USAGE after printing one usage

@@ -214,7 +214,13 @@ int cmd_ps(cli_t *cli, int argc, char **argv)
     {
         char id[32], exitc[32], gpu[32], gmem[32], on[128], age[32], cmd[512], state[64];
         char reason[PS_REASON_WIDTH + 1];
-        snprintf(id, sizeof id, "%lld", (long long)json_integer_value(json_object_get(j, "id")));
+        /* An array's element as squeue shows it: ARRAYID_INDEX. */
+        const char *did = json_string_value(json_object_get(j, "display_id"));
+        if (did)
+            snprintf(id, sizeof id, "%s", did);
+        else
+            snprintf(id, sizeof id, "%lld",
+                     (long long)json_integer_value(json_object_get(j, "id")));
         status_cell(j, exitc, sizeof exitc);
         double g = json_number_value(json_object_get(j, "gpu"));
         if (g > 1.0)

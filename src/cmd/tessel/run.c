@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cmd/tessel/cli.h"
+#include "libutil/batchspec.h"
 #include "libutil/size.h"
 
 extern char **environ;
@@ -59,6 +60,14 @@ static void usage(FILE *f)
             "  --no-requeue       when the scheduler preempts the job, end it (state preempted,\n"
             "                     exit 123) instead of putting it back in its queue to start\n"
             "                     again from the beginning (the default)\n"
+            "  -t, --time TIME    time limit: MM, MM:SS, HH:MM:SS, D-HH[:MM[:SS]] or 30s, 10m,\n"
+            "                     2h, 1d; at the limit the job gets SIGTERM, then SIGKILL, and\n"
+            "                     ends failed with \"time limit\" (time suspended not counted)\n"
+            "  --after JOB[:ok|any|notok][,...]  start once each JOB has succeeded (ok, the\n"
+            "                     default), ended (any) or failed (notok); --dependency\n"
+            "                     afterok:12:13,afterany:14 (Slurm's form) is the same\n"
+            "  --array SPEC       one job per index: 0-99, 1,3,5, 0-10:2, with %%N for at most\n"
+            "                     N at once (0-99%%4); each gets TESSEL_ARRAY_TASK_ID; implies -d\n"
             "  -d, --detach       print the job id and return at once\n"
             "  --quiet            no progress lines on stderr\n"
             "  --json             with -d: print the job object\n"
@@ -132,7 +141,9 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         O_NOREQUEUE,
         O_ENV_FILE,
         O_NO_ENV,
-        O_EXPORT
+        O_EXPORT,
+        O_AFTER,
+        O_ARRAY
     };
     static const struct option opts[] = {
         {"gpu", required_argument, NULL, O_GPU},
@@ -154,6 +165,10 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         {"quiet", no_argument, NULL, O_QUIET},
         {"no-requeue", no_argument, NULL, O_NOREQUEUE},
         {"json", no_argument, NULL, O_JSON},
+        {"time", required_argument, NULL, 't'},
+        {"after", required_argument, NULL, O_AFTER},
+        {"dependency", required_argument, NULL, O_AFTER},
+        {"array", required_argument, NULL, O_ARRAY},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -175,7 +190,7 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
     int c, rc;
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+:de:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:de:ht:", opts, NULL)) != -1) {
         switch (c) {
         case O_GPU:
             if (cli_parse_gpu(optarg, &o->gpu_milli, &err) < 0)
@@ -248,6 +263,30 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         case O_JSON:
             cli->json = true;
             break;
+        /* Batch options (libutil/batchspec.h): checked here, sent as written. */
+        case 't': {
+            int64_t s;
+            if (tsl_parse_duration(optarg, &s, &err) < 0)
+                return cli_usage(cli, "--time: %s", err.text);
+            o->time_limit = optarg;
+            break;
+        }
+        case O_AFTER: {
+            tsl_dep_t deps[TSL_DEPS_MAX];
+            size_t n;
+            if (tsl_parse_deps(optarg, deps, TSL_DEPS_MAX, &n, &err) < 0)
+                return cli_usage(cli, "--after: %s", err.text);
+            o->after = optarg;
+            break;
+        }
+        case O_ARRAY: {
+            static tsl_array_t a;
+            if (tsl_parse_array(optarg, &a, &err) < 0)
+                return cli_usage(cli, "--array: %s", err.text);
+            o->array = optarg;
+            o->detach = true; /* an array is many jobs: followed with tessel ps / logs */
+            break;
+        }
         case 'h':
             usage(stdout);
             return -1;
@@ -305,6 +344,12 @@ json_t *run_request(const run_opts_t *o, tsl_error_t *err)
         json_object_set_new(r, "requeue", json_false());
     if (o->name)
         json_object_set_new(r, "name", json_string(o->name));
+    if (o->time_limit)
+        json_object_set_new(r, "time_limit", json_string(o->time_limit));
+    if (o->after)
+        json_object_set_new(r, "after", json_string(o->after));
+    if (o->array)
+        json_object_set_new(r, "array", json_string(o->array));
     if (o->cwd) {
         json_object_set_new(r, "cwd", json_string(o->cwd));
     } else {

@@ -84,6 +84,23 @@ static const char *const migrations[] = {
      * "QueueLimit", ...: tsched_wait_code_name); NULL when it does not wait or was not
      * examined yet. */
     "ALTER TABLE jobs ADD COLUMN reason_code TEXT;",
+    /* 9: batch options.  time_limit_s: the job's --time in seconds (0 = none);
+     * suspended_total_ms: the time this attempt spent with its slice suspended, which does not
+     * count against the limit.  An array's elements are jobs with array_id (the id of its
+     * first element, as Slurm's ArrayJobId), array_index and array_max_running (%N, 0 = no
+     * limit).  held = 1: a pending job that waits for its dependencies (job_deps: kind 0 ok,
+     * 1 any, 2 notok, as tsl_dep_kind_t) or its array's limit: tesseld does not hand it to the
+     * scheduler until it is released (held = 0). */
+    "ALTER TABLE jobs ADD COLUMN time_limit_s INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN suspended_total_ms INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN array_id INTEGER;"
+    "ALTER TABLE jobs ADD COLUMN array_index INTEGER;"
+    "ALTER TABLE jobs ADD COLUMN array_max_running INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN held INTEGER NOT NULL DEFAULT 0;"
+    "CREATE INDEX jobs_array ON jobs(array_id, array_index) WHERE array_id IS NOT NULL;"
+    "CREATE INDEX jobs_held ON jobs(id) WHERE held = 1 AND state = 0;"
+    "CREATE TABLE job_deps(job INTEGER NOT NULL, dep INTEGER NOT NULL, kind INTEGER NOT NULL,"
+    "  PRIMARY KEY(job, dep)) WITHOUT ROWID;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -92,7 +109,8 @@ static const char *const migrations[] = {
     " gpu_milli, gpu_count, gpu_mem, cpu_milli, mem, placement, simulated, submitted_ms,"          \
     " started_ms, finished_ms, exit_code, signal, shim_pid, shim_start, job_pid, cancel_ms,"       \
     " preemptions, requeue, suspended_ms, end_cause, cancel_by, preempt_for, preempt_queue,"       \
-    " preempt_ms, reason_code"
+    " preempt_ms, reason_code, time_limit_s, suspended_total_ms, array_id, array_index,"          \
+    " array_max_running, held"
 
 /* The filters of the job lists after the id bounds: ?2 user, ?3 queue, ?4 state mask. */
 /* ?7 = 1: of the running jobs, only the suspended ones (NULL: all of them). */
@@ -141,6 +159,13 @@ enum {
     S_JOB_COUNTS,
     S_EVENT_ADD,
     S_EVENT_LIST,
+    S_JOB_SET_BATCH,
+    S_DEP_ADD,
+    S_DEP_LIST,
+    S_HELD_LIST,
+    S_JOB_RELEASE,
+    S_ARRAY_FIND,
+    S_ARRAY_STAT,
     S_BEGIN,
     S_COMMIT,
     S_ROLLBACK,
@@ -203,12 +228,13 @@ static const char *const sql[S_COUNT] = {
         "SELECT " JOB_COLS " FROM jobs WHERE state < 2 AND id > ?1"
         " AND (?6 = 0 OR id < ?6)" JOB_LIST_WHERE " ORDER BY id DESC LIMIT ?5",
     /* Every column a state change may write (the job model's, jobmodel.c). */
-    [S_JOB_WRITE] = "UPDATE jobs SET state = ?2, reason = ?3, placement = ?4, started_ms = ?5,"
-                    " finished_ms = ?6, exit_code = ?7, signal = ?8, shim_pid = ?9,"
-                    " shim_start = ?10, job_pid = ?11, cancel_ms = ?12, preemptions = ?13,"
-                    " suspended_ms = ?14, end_cause = ?15, cancel_by = ?16, preempt_for = ?17,"
-                    " preempt_queue = ?18, preempt_ms = ?19,"
-                    " reason_code = CASE WHEN ?2 = 0 THEN reason_code END WHERE id = ?1",
+    [S_JOB_WRITE] =
+        "UPDATE jobs SET state = ?2, reason = ?3, placement = ?4, started_ms = ?5,"
+        " finished_ms = ?6, exit_code = ?7, signal = ?8, shim_pid = ?9,"
+        " shim_start = ?10, job_pid = ?11, cancel_ms = ?12, preemptions = ?13,"
+        " suspended_ms = ?14, end_cause = ?15, cancel_by = ?16, preempt_for = ?17,"
+        " preempt_queue = ?18, preempt_ms = ?19, suspended_total_ms = ?20,"
+        " reason_code = CASE WHEN ?2 = 0 THEN reason_code END WHERE id = ?1",
     [S_JOB_SET_REASON] = "UPDATE jobs SET reason = ?2 WHERE id = ?1",
     [S_JOB_SET_WAIT] = "UPDATE jobs SET reason = ?2, reason_code = ?3 WHERE id = ?1 AND state = 0",
     [S_JOB_COUNTS] = "SELECT state, count(*) FROM jobs GROUP BY state",
@@ -216,6 +242,22 @@ static const char *const sql[S_COUNT] = {
                     " detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     [S_EVENT_LIST] = "SELECT id, job, time_ms, who, event, from_state, to_state, why, detail"
                      " FROM job_events WHERE job = ?1 ORDER BY id",
+    [S_JOB_SET_BATCH] = "UPDATE jobs SET time_limit_s = ?2, array_id = ?3, array_index = ?4,"
+                        " array_max_running = ?5, held = ?6 WHERE id = ?1",
+    [S_DEP_ADD] = "INSERT OR REPLACE INTO job_deps(job, dep, kind) VALUES (?1, ?2, ?3)",
+    /* A job's dependencies with the state and exit code of each (state NULL: no such job). */
+    [S_DEP_LIST] = "SELECT d.dep, d.kind, j.state, j.exit_code FROM job_deps d"
+                   " LEFT JOIN jobs j ON j.id = d.dep WHERE d.job = ?1 ORDER BY d.dep",
+    /* Held pending jobs with the number of active released elements of their array. */
+    [S_HELD_LIST] = "SELECT w.id, w.array_id, w.array_max_running,"
+                    " (SELECT count(*) FROM jobs e WHERE w.array_id IS NOT NULL"
+                    "  AND e.array_id = w.array_id AND e.state < 2 AND e.held = 0), w.reason"
+                    " FROM jobs w WHERE w.held = 1 AND w.state = 0 ORDER BY w.id",
+    [S_JOB_RELEASE] = "UPDATE jobs SET held = 0, reason = NULL WHERE id = ?1 AND state = 0"
+                      " AND held = 1",
+    [S_ARRAY_FIND] = "SELECT id FROM jobs WHERE array_id = ?1 AND array_index = ?2",
+    [S_ARRAY_STAT] = "SELECT count(*), min(array_index), max(array_index) FROM jobs"
+                     " WHERE array_id = ?1",
     [S_BEGIN] = "BEGIN IMMEDIATE",
     [S_COMMIT] = "COMMIT",
     [S_ROLLBACK] = "ROLLBACK",
@@ -930,6 +972,22 @@ int tstore_job_add(tstore_t *s, tstore_job_t *j, tsl_error_t *err)
         return -1;
     j->id = sqlite3_last_insert_rowid(s->db);
     j->state = TSTORE_PENDING;
+    if (j->time_limit_s || j->array_id || j->held) {
+        /* An array's first element is the array's id (Slurm's ArrayJobId). */
+        if (j->array_id < 0)
+            j->array_id = j->id;
+        q = stmt(s, S_JOB_SET_BATCH);
+        sqlite3_bind_int64(q, 1, j->id);
+        sqlite3_bind_int64(q, 2, j->time_limit_s);
+        if (j->array_id)
+            sqlite3_bind_int64(q, 3, j->array_id);
+        if (j->array_id)
+            sqlite3_bind_int(q, 4, j->array_index);
+        sqlite3_bind_int(q, 5, j->array_max_running);
+        sqlite3_bind_int(q, 6, j->held);
+        if (exec_stmt(s, q, err, "add job") < 0)
+            return -1;
+    }
     return 0;
 }
 
@@ -983,6 +1041,12 @@ static int row_job(sqlite3_stmt *q, tstore_job_t *j)
     j->preempt_queue = col_dup(q, 35);
     j->preempt_ms = sqlite3_column_int64(q, 36);
     j->reason_code = col_dup(q, 37);
+    j->time_limit_s = sqlite3_column_int64(q, 38);
+    j->suspended_total_ms = sqlite3_column_int64(q, 39);
+    j->array_id = sqlite3_column_int64(q, 40);
+    j->array_index = sqlite3_column_int(q, 41);
+    j->array_max_running = sqlite3_column_int(q, 42);
+    j->held = sqlite3_column_int(q, 43) != 0;
     if (!j->user || !j->argv_json || !j->env_json || !j->queue) {
         tstore_job_clear(j);
         errno = ENOMEM;
@@ -1130,6 +1194,7 @@ int tstore_job_write(tstore_t *s, const tstore_job_t *j, tsl_error_t *err)
     bind_int64_or_null(q, 17, j->preempt_for);
     bind_text(q, 18, j->preempt_queue);
     bind_int64_or_null(q, 19, j->preempt_ms);
+    sqlite3_bind_int64(q, 20, j->suspended_total_ms);
     return changed_one(exec_stmt(s, q, err, "write job"), err);
 }
 
@@ -1208,4 +1273,132 @@ int tstore_job_counts(tstore_t *s, int64_t counts[TSTORE_NSTATES], tsl_error_t *
     }
     sqlite3_reset(q);
     return rc == SQLITE_DONE ? 0 : db_error(s, err, "job counts");
+}
+
+/* ---- batch: dependencies, held jobs, arrays ---- */
+
+int tstore_dep_add(tstore_t *s, int64_t job, int64_t dep, int kind, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_DEP_ADD);
+    sqlite3_bind_int64(q, 1, job);
+    sqlite3_bind_int64(q, 2, dep);
+    sqlite3_bind_int(q, 3, kind);
+    return exec_stmt(s, q, err, "add dependency") < 0 ? -1 : 0;
+}
+
+int tstore_dep_list(tstore_t *s, int64_t job, tstore_dep_t **out, size_t *n, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_DEP_LIST);
+    sqlite3_bind_int64(q, 1, job);
+    int rc;
+    size_t cap = 0;
+    *out = NULL;
+    *n = 0;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        if (*n == cap) {
+            size_t c = cap ? cap * 2 : 8;
+            tstore_dep_t *v = realloc(*out, c * sizeof *v);
+            if (!v) {
+                sqlite3_reset(q);
+                free(*out);
+                *out = NULL;
+                *n = 0;
+                errno = ENOMEM;
+                return tsl_errprintf(err, "store: out of memory");
+            }
+            *out = v;
+            cap = c;
+        }
+        tstore_dep_t *d = &(*out)[(*n)++];
+        d->dep = sqlite3_column_int64(q, 0);
+        d->kind = sqlite3_column_int(q, 1);
+        d->exists = sqlite3_column_type(q, 2) != SQLITE_NULL;
+        d->state = (tstore_state_t)sqlite3_column_int(q, 2);
+        d->has_exit_code = sqlite3_column_type(q, 3) != SQLITE_NULL;
+        d->exit_code = sqlite3_column_int(q, 3);
+    }
+    sqlite3_reset(q);
+    if (rc != SQLITE_DONE) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+        return db_error(s, err, "list dependencies");
+    }
+    return 0;
+}
+
+int tstore_held_list(tstore_t *s, tstore_held_f cb, void *arg, tsl_error_t *err)
+{
+    /* Read whole first: the callback writes to the store (release, cancel). */
+    sqlite3_stmt *q = stmt(s, S_HELD_LIST);
+    tstore_held_t *v = NULL;
+    size_t n = 0, cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        if (n == cap) {
+            size_t c = cap ? cap * 2 : 16;
+            tstore_held_t *nv = realloc(v, c * sizeof *nv);
+            if (!nv) {
+                sqlite3_reset(q);
+                free(v);
+                errno = ENOMEM;
+                return tsl_errprintf(err, "store: out of memory");
+            }
+            v = nv;
+            cap = c;
+        }
+        v[n].id = sqlite3_column_int64(q, 0);
+        v[n].array_id = sqlite3_column_int64(q, 1);
+        v[n].array_max_running = sqlite3_column_int(q, 2);
+        v[n].array_active = sqlite3_column_int64(q, 3);
+        const char *r = (const char *)sqlite3_column_text(q, 4);
+        snprintf(v[n].reason, sizeof v[n].reason, "%s", r ? r : "");
+        n++;
+    }
+    sqlite3_reset(q);
+    if (rc != SQLITE_DONE) {
+        free(v);
+        return db_error(s, err, "list held jobs");
+    }
+    for (size_t i = 0; i < n; i++)
+        if (cb(&v[i], arg))
+            break;
+    free(v);
+    return 0;
+}
+
+int tstore_job_release(tstore_t *s, int64_t id, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_JOB_RELEASE);
+    sqlite3_bind_int64(q, 1, id);
+    return changed_one(exec_stmt(s, q, err, "release job"), err);
+}
+
+int tstore_array_find(tstore_t *s, int64_t array_id, int index, int64_t *id, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_ARRAY_FIND);
+    sqlite3_bind_int64(q, 1, array_id);
+    sqlite3_bind_int(q, 2, index);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW)
+        *id = sqlite3_column_int64(q, 0);
+    sqlite3_reset(q);
+    if (rc == SQLITE_ROW)
+        return 0;
+    return rc == SQLITE_DONE ? not_found(err, "array element") : db_error(s, err, "array");
+}
+
+int tstore_array_stat(tstore_t *s, int64_t array_id, int64_t *count, int *min, int *max,
+                      tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_ARRAY_STAT);
+    sqlite3_bind_int64(q, 1, array_id);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW) {
+        *count = sqlite3_column_int64(q, 0);
+        *min = sqlite3_column_int(q, 1);
+        *max = sqlite3_column_int(q, 2);
+    }
+    sqlite3_reset(q);
+    return rc == SQLITE_ROW ? 0 : db_error(s, err, "array");
 }

@@ -86,6 +86,13 @@ typedef struct {
     char *preempt_queue;  /* that job's queue; NULL when unknown */
     int64_t preempt_ms;   /* when the preemption was asked; 0 = none */
     char *reason_code;    /* pending: why it waits, as a code ("Resources"); NULL = none */
+    /* Batch options (migration 9). */
+    int64_t time_limit_s;       /* --time, seconds; 0 = no limit */
+    int64_t suspended_total_ms; /* this attempt's time suspended before the current one */
+    int64_t array_id; /* 0: not in an array; job_add: -1 = a new array whose id is this job's */
+    int array_index;  /* with array_id */
+    int array_max_running; /* %N of the array, 0 = no limit */
+    bool held;             /* pending, kept from the scheduler: waits on dependencies or %N */
 } tstore_job_t;
 
 /* One record of a job's event log (the job model's, src/daemon/jobmodel.h).  Strings are
@@ -276,5 +283,40 @@ int tstore_job_counts(tstore_t *st, int64_t counts[TSTORE_NSTATES], tsl_error_t 
 int tstore_user_active_jobs(tstore_t *st, const char *user, int64_t *n, tsl_error_t *err);
 
 void tstore_job_clear(tstore_job_t *job);
+
+/* Batch: dependencies, held jobs and arrays.  A dependency is (job, dep, kind) with kind a
+ * tsl_dep_kind_t (libutil/batchspec.h); adding one again replaces its kind. */
+int tstore_dep_add(tstore_t *st, int64_t job, int64_t dep, int kind, tsl_error_t *err);
+/* One dependency of a job with what the store knows of the job it names. */
+typedef struct {
+    int64_t dep;
+    int kind;
+    bool exists; /* false: no such job */
+    tstore_state_t state;
+    bool has_exit_code;
+    int exit_code;
+} tstore_dep_t;
+/* The dependencies of job, by dep id, into *out (malloc'd, the caller frees; NULL when
+ * none) and *n.  0, or -1 with err. */
+int tstore_dep_list(tstore_t *st, int64_t job, tstore_dep_t **out, size_t *n, tsl_error_t *err);
+/* A held pending job and its array's active elements that are not held. */
+typedef struct {
+    int64_t id;
+    int64_t array_id; /* 0: none */
+    int array_max_running;
+    int64_t array_active;
+    char reason[256]; /* its reason now ("" = none) */
+} tstore_held_t;
+/* Called once per held pending job, by id; may write to the store.  Non-zero stops. */
+typedef int (*tstore_held_f)(const tstore_held_t *h, void *arg);
+int tstore_held_list(tstore_t *st, tstore_held_f cb, void *arg, tsl_error_t *err);
+/* held -> released (pending, handed to the scheduler), reason cleared.  ENOENT when the job
+ * is not held and pending. */
+int tstore_job_release(tstore_t *st, int64_t id, tsl_error_t *err);
+/* The job id of element index of array array_id.  ENOENT when there is none. */
+int tstore_array_find(tstore_t *st, int64_t array_id, int index, int64_t *id, tsl_error_t *err);
+/* Elements of an array and their smallest and largest index (count 0 when none). */
+int tstore_array_stat(tstore_t *st, int64_t array_id, int64_t *count, int *min, int *max,
+                      tsl_error_t *err);
 
 #endif

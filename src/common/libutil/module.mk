@@ -2,6 +2,7 @@
 # linked by everything.
 LIBUTIL_SRCS := src/common/libutil/error.c src/common/libutil/size.c src/common/libutil/procstat.c
 LIBUTIL_SRCS += src/common/libutil/duration.c src/common/libutil/jobenv.c src/common/libutil/when.c
+LIBUTIL_SRCS += src/common/libutil/batchspec.c
 LIBUTIL := $(O)/lib/libtsl-util.a
 LIBS += $(LIBUTIL)
 $(LIBUTIL): $(LIBUTIL_SRCS:%.c=$(O)/obj/%.o)
@@ -29,5 +30,10 @@ $(O)/tests/libutil/test_jobenv: $(O)/obj/src/common/libutil/test/test_jobenv.o $
 
 TESTS += $(O)/tests/libutil/test_when
 $(O)/tests/libutil/test_when: $(O)/obj/src/common/libutil/test/test_when.o $(LIBUTIL)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
+
+TESTS += $(O)/tests/libutil/test_batchspec
+$(O)/tests/libutil/test_batchspec: $(O)/obj/src/common/libutil/test/test_batchspec.o $(LIBUTIL)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka

@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "daemon/daemon.h"
+#include "libutil/batchspec.h"
 
 bool api_enter(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, tessd_caller_t *who);
 void api_leave(tessd_t *d);
@@ -39,6 +40,37 @@ bool api_queue_may_submit(tessd_t *d, const tessd_caller_t *who, const tstore_qu
                           thttp_reply_t *rep);
 
 json_t *api_job_json(tessd_t *d, const tstore_job_t *j);
+
+/* jobs_batch.c: the batch fields of a submission (time_limit, after, array). */
+typedef struct {
+    tsl_array_t *array; /* NULL: not an array */
+    tsl_dep_t *deps;    /* after the check: arrays' ids expanded to their elements */
+    size_t ndeps, capdeps;
+} api_batch_t;
+/* Parse the fields into j (time_limit_s) and *b (before the lock).  0, or -1 with 400. */
+int api_batch_parse(json_t *body, tstore_job_t *j, api_batch_t *b, thttp_reply_t *rep);
+/* Check the dependencies against the store (lock held): each names a job the caller may see.
+ * 0, or -1 with rep (400 "no job N", or a store error). */
+int api_batch_check(tessd_t *d, const tessd_caller_t *who, api_batch_t *b, thttp_reply_t *rep);
+/* Add the job (each element of an array; through the job model's tjm_submit, who the
+ * submitter) with its dependencies in one transaction, then hand
+ * those not held to the scheduler (tessd_inbox_submit); *j becomes
+ * the (first) job added.  0, or -1 with err and nothing added. */
+int api_batch_add(tessd_t *d, tstore_job_t *j, const api_batch_t *b, const char *who,
+                  tsl_error_t *err);
+void api_batch_free(api_batch_t *b);
+/* A job's batch fields into o: time_limit, array_id, array_index, array_max_running,
+ * display_id ("40_3" for an array's element, as squeue), held. */
+void api_batch_json(tessd_t *d, json_t *o, const tstore_job_t *j);
+/* o["after"] = the job's dependencies [{"job": 12, "type": "ok"}].  0, or -1 with err. */
+int api_batch_deps_json(tessd_t *d, json_t *o, int64_t id, tsl_error_t *err);
+/* Cancel every active element of the array whose first element is head (lock held): pending
+ * ones at once, running ones SIGTERM (as a single cancel).  Answers 200 with head's JSON and
+ * "array_cancelled" (the number), or 409 when none was active. */
+void api_batch_cancel_array(tessd_t *d, const tessd_caller_t *who, const tstore_job_t *head,
+                            thttp_reply_t *rep);
+/* A job id as written in a URL: "42", or an array's element "40_3".  0, or -1 (no such). */
+int api_batch_resolve_id(tessd_t *d, const char *s, int64_t *id);
 /* Bytes a running job's slice file reports in use on GPU g (0 when unknown).  Lock held. */
 uint64_t api_slice_used(tessd_t *d, const tessd_run_t *r, int g);
 /* What a running job's slice file says of GPU g: memory in use, measured busy device time

@@ -67,12 +67,13 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
     const tessd_run_t *r = suspended ? tessd_run_find(d, j->id) : NULL;
     json_object_set_new(
         o, "drained", suspended ? json_boolean(r && tessd_slice_drained(d, r) == 1) : json_null());
+    api_batch_json(d, o, j);
     return o;
 }
 
 static const char *const submit_fields[] = {
-    "argv", "shell", "name",  "cwd",   "env",      "gpu",     "gpus", "gpu_mem",
-    "cpu",  "mem",   "queue", "class", "priority", "requeue", NULL,
+    "argv", "shell", "name",  "cwd",      "env",     "gpu",        "gpus",  "gpu_mem", "cpu",
+    "mem",  "queue", "class", "priority", "requeue", "time_limit", "after", "array",   NULL,
 };
 
 #define BAD(field, ...)                                                                            \
@@ -433,10 +434,12 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         return;
     }
     tstore_job_t j = {0};
+    api_batch_t batch = {0};
     char *argv_s = NULL, *env_s = NULL;
     if (check_submit_limits(d, &who, rep) < 0)
         goto out;
-    if (parse_submit(d, body, &j, rep) < 0 || check_satisfiable(d, &j, rep) < 0)
+    if (parse_submit(d, body, &j, rep) < 0 || api_batch_parse(body, &j, &batch, rep) < 0 ||
+        check_satisfiable(d, &j, rep) < 0)
         goto out;
     /* As root, a non-admin's job runs as its system account, never as root (unless
      * --allow-root-jobs): refused now rather than failed at its start. */
@@ -458,7 +461,8 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
             api_store_error(rep, &err);
         goto out;
     }
-    if (!api_queue_may_submit(d, &who, &q, rep) || check_queue(d, &j, &q, rep) < 0)
+    if (!api_queue_may_submit(d, &who, &q, rep) || check_queue(d, &j, &q, rep) < 0 ||
+        api_batch_check(d, &who, &batch, rep) < 0)
         goto out;
     /* A job its queue's limits (or an ancestor's) or this node can never hold waits forever:
      * refused now, with libsched's reason. */
@@ -485,9 +489,7 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     j.submitted_ms = tessd_now_ms();
     /* Committed before the answer: an acknowledged job survives a crash of tesseld.  The
      * tick hands it to libsched (and says why it waits, if it does). */
-    tjm_t jm;
-    tessd_jobmodel(d, &jm);
-    if (tjm_submit(&jm, &j, who.user, NULL, &err) < 0) {
+    if (api_batch_add(d, &j, &batch, who.user, &err) < 0) {
         if (tstore_last_full(d->store))
             thttp_error(rep, 507, "insufficient_storage", NULL,
                         "insufficient storage: the store cannot grow (%s); no new jobs until an "
@@ -497,10 +499,10 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
             api_store_error(rep, &err);
         goto out;
     }
-    if (tessd_inbox_submit(d, &j) < 0)
-        tessd_log("job %lld: inbox full; the scheduler will read it from the store",
-                  (long long)j.id);
-    thttp_json(rep, 201, api_job_json(d, &j));
+    json_t *o = api_job_json(d, &j);
+    if (batch.array)
+        json_object_set_new(o, "array_size", json_integer(batch.array->n));
+    thttp_json(rep, 201, o);
     snprintf(rep->location, sizeof rep->location, "/v1/jobs/%lld", (long long)j.id);
     d->sched_dirty = true;
     tessd_wake(d);
@@ -508,6 +510,7 @@ out:
     api_leave(d);
     free(argv_s);
     free(env_s);
+    api_batch_free(&batch);
     json_decref(body);
 }
 
@@ -620,7 +623,7 @@ static int load_visible(tessd_t *d, const tessd_caller_t *who, const char *ids, 
 {
     int64_t id;
     tsl_error_t err;
-    if (api_parse_id(ids, &id) < 0) {
+    if (api_batch_resolve_id(d, ids, &id) < 0) {
         thttp_error(rep, 404, "not_found", NULL, "no job '%s'", ids);
         return -1;
     }
@@ -656,7 +659,14 @@ static void get_visible(thttp_req_t *req, thttp_reply_t *rep, tessd_t *d,
 
 static void answer_job(tessd_t *d, const tstore_job_t *j, thttp_reply_t *rep)
 {
-    thttp_json(rep, 200, api_job_json(d, j));
+    json_t *o = api_job_json(d, j);
+    tsl_error_t err;
+    /* One job's answer also lists its dependencies (jobs_batch.c). */
+    if (api_batch_deps_json(d, o, j->id, &err) < 0) {
+        json_decref(o);
+        api_store_error(rep, &err);
+    } else
+        thttp_json(rep, 200, o);
 }
 
 void api_jobs_get(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
@@ -683,6 +693,11 @@ void api_jobs_cancel(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     tsl_error_t err;
     if (load_visible(d, &who, req->params[0], &j, rep) < 0)
         goto out;
+    /* An array's id (not "40_0"): every element, as scancel (jobs_batch.c). */
+    if (j.array_id == j.id && !strchr(req->params[0], '_')) {
+        api_batch_cancel_array(d, &who, &j, rep);
+        goto done;
+    }
     if (j.state == TSTORE_PENDING) {
         if (tessd_job_apply(d, j.id, TJM_EV_CANCEL, NULL, who.user, NULL, &err) < 0) {
             api_store_error(rep, &err);

@@ -239,7 +239,7 @@ static void test_jobs(void **state)
     /* Reopen: everything committed is there, the schema is not re-applied. */
     st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 8);
+    assert_int_equal(tstore_schema_version(st), 9);
     tstore_queue_t hq;
     assert_int_equal(tstore_queue_get(st, "high", &hq, NULL), 0);
     assert_int_equal(hq.priority, 10);
@@ -382,7 +382,7 @@ static void test_migrate_v2(void **state)
     tsl_error_t err;
     tstore_t *st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 8);
+    assert_int_equal(tstore_schema_version(st), 9);
     tstore_queue_t q;
     assert_int_equal(tstore_queue_get(st, "prod", &q, NULL), 0);
     assert_int_equal(q.priority, 3);
@@ -578,6 +578,95 @@ static void test_reserve(void **state)
     tstore_close(st);
 }
 
+static int held_collect(const tstore_held_t *h, void *arg)
+{
+    tstore_held_t *v = arg;
+    v[v[0].id + 1] = *h;
+    v[0].id++;
+    return 0;
+}
+
+/* Batch columns (migration 6): time limit, arrays, held jobs, dependencies. */
+static void test_batch(void **state)
+{
+    tstore_t *st = tstore_open(path, NULL);
+    assert_non_null(st);
+    tstore_job_t j = {0};
+    j.user = (char *)"alice";
+    j.argv_json = (char *)"[\"true\"]";
+    j.env_json = (char *)"{}";
+    j.queue = (char *)"default";
+    j.time_limit_s = 1800;
+    j.array_id = -1; /* a new array: its id is the first element's */
+    j.array_index = 3;
+    j.array_max_running = 1;
+    assert_int_equal(tstore_job_add(st, &j, NULL), 0);
+    int64_t a = j.id;
+    assert_true(j.array_id == a);
+    tstore_job_t e = j;
+    e.array_id = a;
+    e.array_index = 7;
+    e.held = true;
+    assert_int_equal(tstore_job_add(st, &e, NULL), 0);
+    int64_t b = e.id;
+    tstore_job_t g;
+    assert_int_equal(tstore_job_get(st, b, &g, NULL), 0);
+    assert_true(g.time_limit_s == 1800 && g.array_id == a && g.array_index == 7 &&
+                g.array_max_running == 1 && g.held);
+    tstore_job_clear(&g);
+    int64_t id = 0, count = 0;
+    int lo = -1, hi = -1;
+    assert_int_equal(tstore_array_find(st, a, 7, &id, NULL), 0);
+    assert_true(id == b);
+    errno = 0;
+    assert_int_equal(tstore_array_find(st, a, 4, &id, NULL), -1);
+    assert_int_equal(errno, ENOENT);
+    assert_int_equal(tstore_array_stat(st, a, &count, &lo, &hi, NULL), 0);
+    assert_true(count == 2 && lo == 3 && hi == 7);
+
+    /* Held jobs, with the active released elements of their array. */
+    tstore_held_t v[4] = {{0}};
+    assert_int_equal(tstore_held_list(st, held_collect, v, NULL), 0);
+    assert_true(v[0].id == 1 && v[1].id == b && v[1].array_id == a && v[1].array_active == 1 &&
+                v[1].array_max_running == 1 && v[1].reason[0] == '\0');
+
+    /* Dependencies with the state of the job each names. */
+    assert_int_equal(tstore_dep_add(st, b, a, 1, NULL), 0);
+    assert_int_equal(tstore_dep_add(st, b, 999, 0, NULL), 0);
+    assert_int_equal(tstore_dep_add(st, b, a, 0, NULL), 0); /* again: its kind replaced */
+    tstore_dep_t *d = NULL;
+    size_t n = 0;
+    assert_int_equal(tstore_dep_list(st, b, &d, &n, NULL), 0);
+    assert_int_equal(n, 2);
+    assert_true(d[0].dep == a && d[0].kind == 0 && d[0].exists && d[0].state == TSTORE_PENDING);
+    assert_true(d[1].dep == 999 && !d[1].exists);
+    free(d);
+    assert_int_equal(tstore_dep_list(st, a, &d, &n, NULL), 0);
+    assert_true(n == 0 && d == NULL);
+
+    /* Release: held -> not held, reason cleared; only once. */
+    assert_int_equal(tstore_job_set_reason(st, b, "dependency: waiting", NULL), 0);
+    assert_int_equal(tstore_job_release(st, b, NULL), 0);
+    errno = 0;
+    assert_int_equal(tstore_job_release(st, b, NULL), -1);
+    assert_int_equal(errno, ENOENT);
+    assert_int_equal(tstore_job_get(st, b, &g, NULL), 0);
+    assert_true(!g.held && g.reason == NULL);
+    tstore_job_clear(&g);
+
+    /* suspended_total_ms is one of the columns a state change writes. */
+    assert_int_equal(tstore_job_get(st, a, &g, NULL), 0);
+    g.state = TSTORE_RUNNING;
+    g.started_ms = 1000;
+    g.suspended_total_ms = 4321;
+    assert_int_equal(tstore_job_write(st, &g, NULL), 0);
+    tstore_job_clear(&g);
+    assert_int_equal(tstore_job_get(st, a, &g, NULL), 0);
+    assert_true(g.state == TSTORE_RUNNING && g.suspended_total_ms == 4321);
+    tstore_job_clear(&g);
+    tstore_close(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -589,6 +678,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_wait_reason, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_v2, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reserve, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_batch, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
