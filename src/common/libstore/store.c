@@ -109,7 +109,7 @@ static const char *const migrations[] = {
     " gpu_milli, gpu_count, gpu_mem, cpu_milli, mem, placement, simulated, submitted_ms,"          \
     " started_ms, finished_ms, exit_code, signal, shim_pid, shim_start, job_pid, cancel_ms,"       \
     " preemptions, requeue, suspended_ms, end_cause, cancel_by, preempt_for, preempt_queue,"       \
-    " preempt_ms, reason_code, time_limit_s, suspended_total_ms, array_id, array_index,"          \
+    " preempt_ms, reason_code, time_limit_s, suspended_total_ms, array_id, array_index,"           \
     " array_max_running, held"
 
 /* The filters of the job lists after the id bounds: ?2 user, ?3 queue, ?4 state mask. */
@@ -228,13 +228,12 @@ static const char *const sql[S_COUNT] = {
         "SELECT " JOB_COLS " FROM jobs WHERE state < 2 AND id > ?1"
         " AND (?6 = 0 OR id < ?6)" JOB_LIST_WHERE " ORDER BY id DESC LIMIT ?5",
     /* Every column a state change may write (the job model's, jobmodel.c). */
-    [S_JOB_WRITE] =
-        "UPDATE jobs SET state = ?2, reason = ?3, placement = ?4, started_ms = ?5,"
-        " finished_ms = ?6, exit_code = ?7, signal = ?8, shim_pid = ?9,"
-        " shim_start = ?10, job_pid = ?11, cancel_ms = ?12, preemptions = ?13,"
-        " suspended_ms = ?14, end_cause = ?15, cancel_by = ?16, preempt_for = ?17,"
-        " preempt_queue = ?18, preempt_ms = ?19, suspended_total_ms = ?20,"
-        " reason_code = CASE WHEN ?2 = 0 THEN reason_code END WHERE id = ?1",
+    [S_JOB_WRITE] = "UPDATE jobs SET state = ?2, reason = ?3, placement = ?4, started_ms = ?5,"
+                    " finished_ms = ?6, exit_code = ?7, signal = ?8, shim_pid = ?9,"
+                    " shim_start = ?10, job_pid = ?11, cancel_ms = ?12, preemptions = ?13,"
+                    " suspended_ms = ?14, end_cause = ?15, cancel_by = ?16, preempt_for = ?17,"
+                    " preempt_queue = ?18, preempt_ms = ?19, suspended_total_ms = ?20,"
+                    " reason_code = CASE WHEN ?2 = 0 THEN reason_code END WHERE id = ?1",
     [S_JOB_SET_REASON] = "UPDATE jobs SET reason = ?2 WHERE id = ?1",
     [S_JOB_SET_WAIT] = "UPDATE jobs SET reason = ?2, reason_code = ?3 WHERE id = ?1 AND state = 0",
     [S_JOB_COUNTS] = "SELECT state, count(*) FROM jobs GROUP BY state",
