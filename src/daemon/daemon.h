@@ -122,8 +122,8 @@ typedef struct {
     atomic_bool stopping;
     int wake_fd; /* eventfd: a handler asks for a tick */
     bool sched_dirty;
-    bool holds_dirty;     /* held jobs to check (batch.h); main thread, lock held */
-    int64_t kill_wait_ms; /* --kill-wait: SIGTERM to SIGKILL at a time limit (batch.h) */
+    bool holds_dirty;      /* held jobs to check (batch.h); main thread, lock held */
+    int64_t kill_wait_ms;  /* --kill-wait: SIGTERM to SIGKILL at a time limit (batch.h) */
     int64_t last_cycle_ms; /* main thread only */
 
     /* configuration */

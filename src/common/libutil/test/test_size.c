@@ -123,10 +123,8 @@ static void test_format_amount(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_format_amount),
-        cmocka_unit_test(test_valid),
-        cmocka_unit_test(test_invalid),
-        cmocka_unit_test(test_unit_required),
+        cmocka_unit_test(test_format_amount), cmocka_unit_test(test_valid),
+        cmocka_unit_test(test_invalid),       cmocka_unit_test(test_unit_required),
         cmocka_unit_test(test_format),
     };
     return cmocka_run_group_tests_name("libutil/size", tests, NULL, NULL);
