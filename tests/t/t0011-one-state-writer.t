@@ -3,6 +3,8 @@
 # src/daemon/jobmodel.{c,h} and libstore, no code under src/ holds SQL that writes the jobs
 # table (UPDATE/INSERT/REPLACE/DELETE on jobs) nor calls the store's state-writing functions
 # (tstore_job_add, tstore_job_write, and the old per-transition ones, should they come back).
+# Unit tests' fixtures (src/**/test/) may put rows in a store of their own to set up a case:
+# they are not a path of the product, so they are not checked.
 # The check runs on the tree, then on copies with one bad line added, which it must refuse.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 
@@ -16,7 +18,7 @@ check() {
     calls='\btstore_job_(add|write|set_running|set_pids|finish|set_cancel|requeue|unstart|set_suspended)[[:space:]]*\('
     bad=$( (cd "$src" && grep -rnE -i --include='*.c' --include='*.h' "$sql" . ;
             cd "$src" && grep -rnE --include='*.c' --include='*.h' "$calls" .) |
-        grep -vE '^\./(daemon/jobmodel\.[ch]|common/libstore/)' )
+        grep -vE '^\./(daemon/jobmodel\.[ch]|common/libstore/)' | grep -vE '^\./([^:]*/)?test/' )
     [ -z "$bad" ] && return 0
     printf '%s\n' "$bad"
     return 1
