@@ -35,6 +35,7 @@ TESSELD_TESTS += tests/t/t3035-daemon-queue-default-reclaim.t tests/t/t3036-daem
 TESSELD_TESTS += tests/t/t3040-daemon-pending-reason.t
 TESSELD_TESTS += tests/t/t3045-daemon-time-limit.t tests/t/t3046-daemon-dependency.t \
                  tests/t/t3047-daemon-array.t tests/t/t3048-daemon-oom.t
+TESSELD_TESTS += tests/t/t3044-daemon-api-badinput.t tests/t/t3049-daemon-options.t
 TESTS += $(TESSELD_TESTS)
 
 # Unit tests of the daemon's pure parts.
