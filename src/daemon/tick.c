@@ -195,10 +195,15 @@ static void back_to_pending(tessd_t *d, tessd_run_t *r, const char *reason)
         /* libsched does not know it as running: hand it over again as a new pending job. */
         tessd_sched_remove(d, r->id);
         tstore_job_t j;
-        if (tstore_job_get(d->store, r->id, &j, NULL) == 0) {
+        tsl_error_t err;
+        if (tstore_job_get(d->store, r->id, &j, &err) == 0) {
             if (tessd_inbox_submit(d, &j) < 0)
                 d->rebuild = true;
             tstore_job_clear(&j);
+        } else {
+            /* Not handed over: the next pass rebuilds the scheduler from the store. */
+            tessd_log("job %lld: back to pending: %s", (long long)r->id, err.text);
+            d->rebuild = true;
         }
     }
     cleanup_cgroup(d, r->id);
@@ -407,7 +412,8 @@ static void watchdog_suspend(tessd_t *d, tessd_run_t *r)
     tsl_error_t err;
     if (!r->suspended_ms && tessd_suspend(d, r, "tesseld", why, &err) < 0)
         tessd_log("job %lld: %s", (long long)r->id, err.text);
-    tstore_job_set_reason(d->store, r->id, why, NULL);
+    if (tstore_job_set_reason(d->store, r->id, why, &err) < 0)
+        tessd_log("job %lld: cannot record the watchdog's reason: %s", (long long)r->id, err.text);
     tessd_log("job %lld: %s", (long long)r->id, why);
 }
 
