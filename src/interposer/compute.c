@@ -808,12 +808,22 @@ CUresult tcu_launch_multi(CUDA_LAUNCH_PARAMS *list, unsigned n, unsigned flags)
 
 void tcu_compute_fini(void)
 {
-    /* The exiting thread's launches charged by estimate: published without a
-     * driver call (the driver may be finalised already).  Its measured pairs
-     * still unread are not charged: docs/compute-shares.md. */
-    for (int i = 0; i < TCTX; i++)
-        if (tmeas[i].ctx && tmeas[i].dev >= 0)
-            flush_pending(&tmeas[i]);
+    /* The exiting thread's launches, published without a driver call (the
+     * driver may be finalised already): those charged by estimate, and
+     * those of its measured pairs still unread, settled at their
+     * provisional charge (the estimate) rather than their measured time:
+     * every launch is counted.  docs/compute-shares.md. */
+    for (int i = 0; i < TCTX; i++) {
+        struct meas *m = &tmeas[i];
+        if (!m->ctx || m->dev < 0)
+            continue;
+        flush_pending(m);
+        for (; m->tail != m->head; m->tail++) {
+            struct pair *p = &m->p[m->tail % RING];
+            tshm_core_account(tcu.slice, m->dev, p->prov, p->n, p->prov);
+            tshm_inflight_add(tcu.slice, -1);
+        }
+    }
 }
 
 void tcu_compute_atfork_child(void)
