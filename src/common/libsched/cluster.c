@@ -183,6 +183,7 @@ void tsched__node_changed(tsched_cluster_t *c, size_t ni)
     class_sums(c, nd, S);
     nd->capfrag = capfrag_of(c, S, total, nd->cpu_free);
     nd->version = ++c->next_version;
+    c->chg[c->nchg++ & (c->chg_cap - 1)] = (uint32_t)ni;
 }
 
 double tsched__frag_after(const tsched_cluster_t *c, size_t ni, uint64_t cpu_take,
@@ -524,6 +525,8 @@ void tsched_cluster_destroy(tsched_cluster_t *c)
     free(c->U);
     free(c->S);
     free(c->cache);
+    free(c->tree);
+    free(c->chg);
     free(c->shapes);
     free(c->per_gpu);
     free(c->mix);
@@ -559,19 +562,30 @@ static int grow(tsched_cluster_t *c, size_t want)
     if (!S)
         return -1;
     c->S = S;
-    /* the score cache is laid out by shape, then node: start it afresh */
-    size_t slots = CACHE_BYTES / (cap * sizeof(struct cache_ent));
+    /* the score cache and its index are laid out by shape, then node: start
+     * them afresh, and the change log (4 entries per node slot) with them */
+    size_t slots = CACHE_BYTES / (cap * (sizeof(struct cache_ent) + 2 * sizeof(uint32_t)));
     slots = slots < SHAPE_MIN ? SHAPE_MIN : slots > SHAPE_MAX ? SHAPE_MAX : slots;
     struct cache_ent *ce = calloc(cap * slots, sizeof *ce);
+    uint32_t *tree = calloc(2 * cap * slots, sizeof *tree);
+    uint32_t *chg = calloc(4 * cap, sizeof *chg);
     struct shape *sh = calloc(slots, sizeof *sh);
-    if (!ce || !sh) {
+    if (!ce || !tree || !chg || !sh) {
         free(ce);
+        free(tree);
+        free(chg);
         free(sh);
         return -1;
     }
     free(c->cache);
+    free(c->tree);
+    free(c->chg);
     free(c->shapes);
     c->cache = ce;
+    c->tree = tree;
+    c->chg = chg;
+    c->chg_cap = 4 * cap;
+    c->nchg = 0;
     c->shapes = sh;
     c->nslots = (unsigned)slots;
     c->cap = cap;

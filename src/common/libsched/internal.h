@@ -36,8 +36,9 @@
 /* The per-shape score cache (place.c) holds as many request shapes as fit
  * in CACHE_BYTES, between SHAPE_MIN and SHAPE_MAX.  The Alibaba trace has 91
  * distinct requests, several hundred once jobs name GPU models; a shape
- * costs 16 bytes per node: 1,024 shapes at 1,213 nodes is 20 MiB, and at
- * 12,130 nodes the 64 MiB keep 256 shapes.  Too few slots thrash (every
+ * costs 24 bytes per node slot (16 for its score, 8 for its index, a
+ * tournament tree): 1,024 shapes at 1,213 nodes is 48 MiB, and at 12,130
+ * nodes the 64 MiB keep 170 shapes.  Too few slots thrash (every
  * decision rescored every node: 8,000 instead of 60,000 decisions/s at 1,213
  * nodes with model-restricted jobs); the scan over the slots is cheap. */
 #define CACHE_BYTES (64u << 20)
@@ -116,19 +117,32 @@ struct member_w {
     int moved;    /* wcap changed at the last refresh */
 };
 
+/* A request shape's column of the score cache and its index (place.c): a
+ * tournament tree over the node slots whose root is the node the plain scan
+ * would choose (best score, then the policy's tie-break), and the count of
+ * nodes per reason not to fit.  Both are brought up to date from the change
+ * log (struct tsched_cluster, chg) when the shape is next asked for. */
 struct shape {
     uint64_t hash;     /* of key, to skip most comparisons */
     uint64_t key[8];   /* request fields + policy identity */
     uint64_t last_use; /* for eviction */
+    uint64_t synced;   /* nchg when the index was last brought up to date */
+    size_t n_at;       /* nodes then */
     int used;
+    int valid;   /* the index matches the column as of synced */
+    int by_name; /* the tree breaks ties by name rank (else node index) */
+    uint32_t count[TSCHED_BAD_REQUEST + 1]; /* nodes per node_fit() reason */
 };
 
 struct cache_ent {
     double score;
-    uint32_t version; /* node version the entry was computed at */
+    uint32_t version; /* node version the entry was computed at; 0: never */
     uint8_t gpu;      /* chosen GPU for a one-GPU request */
-    uint8_t fits;
+    uint8_t why;      /* node_fit(): TSCHED_FIT or why not */
 };
+
+/* A tree slot without a node that fits. */
+#define TREE_NONE UINT32_MAX
 
 struct tsched_cluster {
     struct node *nodes;
@@ -158,11 +172,21 @@ struct tsched_cluster {
     uint64_t demand_at; /* allocated milli-GPU when the demand factors were last computed */
     int demand_valid;   /* 0: compute them before the next decision */
 
-    /* per-shape score cache: nslots columns of cap entries */
+    /* per-shape score cache: nslots columns of cap entries, and per shape
+     * a tournament tree of 2 x cap node indices (tree[1] the root, leaves
+     * at cap + node) */
     struct shape *shapes;
     unsigned nslots;
     struct cache_ent *cache;
+    uint32_t *tree;
     uint64_t clock;
+
+    /* change log: the nodes whose version changed, in order; entry k (of
+     * nchg so far) at chg[k % chg_cap]; a shape further behind than chg_cap
+     * rebuilds its index from every node's version */
+    uint32_t *chg;
+    size_t chg_cap; /* a power of two */
+    uint64_t nchg;
 };
 
 /* cluster.c */

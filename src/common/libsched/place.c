@@ -385,16 +385,16 @@ static int pick_fit_gpu(const struct node *nd, const struct req *r, int spread, 
 }
 
 /* Score of node ni for r under p (higher is better); fills ent->gpu for
- * one-GPU requests.  ent->fits = 0 when the node cannot hold r. */
+ * one-GPU requests.  ent->why: TSCHED_FIT, or why the node cannot hold r. */
 static void score_node(tsched_cluster_t *c, tsched_policy_t *p, size_t ni, const struct req *r,
                        struct cache_ent *ent)
 {
     const struct node *nd = &c->nodes[ni];
     ent->version = nd->version;
-    ent->fits = node_fit(nd, r) == TSCHED_FIT;
+    ent->why = (uint8_t)node_fit(nd, r);
     ent->gpu = 0;
     ent->score = 0;
-    if (!ent->fits)
+    if (ent->why != TSCHED_FIT)
         return;
     int one = r->ngpus == 1;
     switch (p->kind) {
@@ -518,8 +518,9 @@ static uint64_t hash_str(const char *s)
     return h;
 }
 
-static struct cache_ent *shape_column(tsched_cluster_t *c, const tsched_policy_t *p,
-                                      const struct req *r)
+/* The slot of r's shape under p, taken (and its index marked stale) if the
+ * shape is new; -1 when the cluster has no node yet. */
+static long shape_slot(tsched_cluster_t *c, const tsched_policy_t *p, const struct req *r)
 {
     uint64_t key[8] = {r->cpu,
                        r->mem,
@@ -539,21 +540,21 @@ static struct cache_ent *shape_column(tsched_cluster_t *c, const tsched_policy_t
         struct shape *sh = &c->shapes[s];
         if (sh->used && sh->hash == h && memcmp(sh->key, key, sizeof key) == 0) {
             sh->last_use = c->clock;
-            return c->cache + (size_t)s * c->cap;
+            return (long)s;
         }
         if (!sh->used || (c->shapes[victim].used && sh->last_use < c->shapes[victim].last_use))
             victim = s;
     }
     if (!c->cache) /* no node yet */
-        return NULL;
+        return -1;
     struct shape *sh = &c->shapes[victim];
     memcpy(sh->key, key, sizeof key);
     sh->hash = h;
     sh->used = 1;
     sh->last_use = c->clock;
-    struct cache_ent *col = c->cache + (size_t)victim * c->cap;
-    memset(col, 0, c->cap * sizeof *col);
-    return col;
+    sh->valid = 0;
+    memset(c->cache + (size_t)victim * c->cap, 0, c->cap * sizeof *c->cache);
+    return (long)victim;
 }
 
 /* --- placement --------------------------------------------------------------- */
@@ -589,56 +590,135 @@ static int rank_nodes(tsched_cluster_t *c)
     return 0;
 }
 
-/* Best node for one member; -1 when none fits.  Ties: Tessel's own
- * policies take the first node; the FGD paper's take the node whose name
- * sorts first, as its simulator does ("for reproducibility"); random draws. */
-static long best_node(tsched_cluster_t *c, tsched_policy_t *p, const struct req *r, uint8_t *gpu)
+/* --- the index --------------------------------------------------------------
+ *
+ * Per shape, a tournament tree over the node slots: leaf cap + i holds node i
+ * if it can hold the request (else TREE_NONE), an inner node the better of
+ * its two children, so the root is the node the plain scan over every node
+ * picks: the best score, then (ties) the lower name rank for the FGD paper's
+ * policies, the lower index for Tessel's.  It is kept exact incrementally:
+ * every node change is logged (cluster.c, tsched__node_changed), and a shape
+ * rescores the logged nodes whose version moved since it last looked and
+ * replays each up its path, O(log N) a node.  A decision costs O(k log N)
+ * for the k nodes changed since the shape's previous decision (one or two
+ * for a busy shape) instead of a pass over all N.  A shape further behind
+ * than a quarter of the nodes (a change of Tessel's weights touches most
+ * nodes, and a rarely used shape falls behind) rebuilds: rescores what
+ * changed, as the plain scan would, and rebuilds the tree in O(N). */
+
+/* a is preferred to b (either may be TREE_NONE). */
+static inline int beats(const tsched_cluster_t *c, const struct cache_ent *col, int by_name,
+                        uint32_t a, uint32_t b)
 {
-    struct cache_ent *col = shape_column(c, p, r);
+    if (a == TREE_NONE || b == TREE_NONE)
+        return b == TREE_NONE && a != TREE_NONE;
+    if (col[a].score != col[b].score)
+        return col[a].score > col[b].score;
+    if (by_name)
+        return c->nodes[a].name_rank < c->nodes[b].name_rank;
+    return a < b;
+}
+
+static inline uint32_t better(const tsched_cluster_t *c, const struct cache_ent *col, int by_name,
+                              uint32_t a, uint32_t b)
+{
+    return beats(c, col, by_name, b, a) ? b : a;
+}
+
+/* Rescores node i in col if it changed; replays its leaf up the tree. */
+static void index_node(tsched_cluster_t *c, tsched_policy_t *p, const struct req *r,
+                       struct shape *sh, struct cache_ent *col, uint32_t *tree, size_t i)
+{
+    struct cache_ent *e = &col[i];
+    if (e->version == c->nodes[i].version)
+        return;
+    if (e->version)
+        sh->count[e->why]--;
+    score_node(c, p, i, r, e);
+    sh->count[e->why]++;
+    size_t k = c->cap + i;
+    tree[k] = e->why == TSCHED_FIT ? (uint32_t)i : TREE_NONE;
+    for (k /= 2; k >= 1; k /= 2) {
+        uint32_t w = better(c, col, sh->by_name, tree[2 * k], tree[2 * k + 1]);
+        if (tree[k] == w && w != (uint32_t)i)
+            break; /* this subtree's winner stands: nothing above changes */
+        tree[k] = w;
+    }
+}
+
+/* Brings the shape's column and index up to date with every node. */
+static void index_sync(tsched_cluster_t *c, tsched_policy_t *p, const struct req *r,
+                       struct shape *sh, struct cache_ent *col, uint32_t *tree, int by_name)
+{
+    uint64_t behind = c->nchg - sh->synced;
+    if (sh->valid && sh->n_at == c->n && sh->by_name == by_name && behind <= c->chg_cap &&
+        behind <= c->n / 4 + 16) {
+        for (uint64_t k = sh->synced; k < c->nchg; k++) {
+            size_t i = c->chg[k & (c->chg_cap - 1)];
+            index_node(c, p, r, sh, col, tree, i);
+        }
+    } else {
+        memset(sh->count, 0, sizeof sh->count);
+        for (size_t i = 0; i < c->n; i++) {
+            struct cache_ent *e = &col[i];
+            if (e->version != c->nodes[i].version)
+                score_node(c, p, i, r, e);
+            sh->count[e->why]++;
+            tree[c->cap + i] = e->why == TSCHED_FIT ? (uint32_t)i : TREE_NONE;
+        }
+        for (size_t i = c->n; i < c->cap; i++)
+            tree[c->cap + i] = TREE_NONE;
+        sh->by_name = by_name;
+        for (size_t k = c->cap; k-- > 1;)
+            tree[k] = better(c, col, by_name, tree[2 * k], tree[2 * k + 1]);
+    }
+    sh->synced = c->nchg;
+    sh->n_at = c->n;
+    sh->valid = 1;
+}
+
+/* Best node for one member; -1 when none fits (*why then: the most common
+ * reason over the nodes).  Ties: Tessel's own policies take the first node;
+ * the FGD paper's take the node whose name sorts first, as its simulator
+ * does ("for reproducibility"); random draws. */
+static long best_node(tsched_cluster_t *c, tsched_policy_t *p, const struct req *r, uint8_t *gpu,
+                      tsched_reason_t *why)
+{
+    long s = shape_slot(c, p, r);
+    if (s < 0) {
+        *why = TSCHED_NO_NODES;
+        return -1;
+    }
+    struct shape *sh = &c->shapes[s];
+    struct cache_ent *col = c->cache + (size_t)s * c->cap;
+    uint32_t *tree = c->tree + (size_t)s * 2 * c->cap;
     int by_name = p->kind != P_TESSEL && p->kind != P_PACKSPREAD && p->kind != P_RANDOM;
     if (by_name && rank_nodes(c) < 0)
         by_name = 0; /* out of memory: fall back to node order */
+    index_sync(c, p, r, sh, col, tree, by_name);
     long best = -1;
-    double bests = 0;
-    uint64_t nfit = 0;
-    for (size_t i = 0; i < c->n; i++) {
-        struct cache_ent *e = &col[i];
-        if (e->version != c->nodes[i].version)
-            score_node(c, p, i, r, e);
-        if (!e->fits)
-            continue;
-        if (p->kind == P_RANDOM) {
-            /* a feasible node uniformly at random (reservoir) */
-            if (rnd_below(p, ++nfit) == 0)
+    if (p->kind == P_RANDOM) {
+        /* a feasible node uniformly at random (reservoir), in node order as
+         * ever, so that the same seed draws the same nodes */
+        uint64_t nfit = 0;
+        for (size_t i = 0; i < c->n; i++)
+            if (col[i].why == TSCHED_FIT && rnd_below(p, ++nfit) == 0)
                 best = (long)i;
-            continue;
-        }
-        if (best < 0 || e->score > bests ||
-            (by_name && e->score == bests && c->nodes[i].name_rank < c->nodes[best].name_rank)) {
-            best = (long)i;
-            bests = e->score;
-        }
+    } else if (tree[1] != TREE_NONE) {
+        best = (long)tree[1];
     }
-    if (best >= 0)
+    if (best >= 0) {
         *gpu = col[best].gpu;
-    return best;
-}
-
-static tsched_reason_t why_not(const tsched_cluster_t *c, const struct req *r)
-{
-    if (c->n == 0)
-        return TSCHED_NO_NODES;
-    size_t count[TSCHED_BAD_REQUEST + 1] = {0};
-    for (size_t i = 0; i < c->n; i++)
-        count[node_fit(&c->nodes[i], r)]++;
-    tsched_reason_t why = TSCHED_NO_MODEL;
-    size_t most = 0;
+        return best;
+    }
+    *why = c->n == 0 ? TSCHED_NO_NODES : TSCHED_NO_MODEL;
+    uint32_t most = 0;
     for (int k = TSCHED_NO_MODEL; k <= TSCHED_NO_GPU_MEM; k++)
-        if (count[k] > most) {
-            most = count[k];
-            why = (tsched_reason_t)k;
+        if (sh->count[k] > most) {
+            most = sh->count[k];
+            *why = (tsched_reason_t)k;
         }
-    return why;
+    return -1;
 }
 
 static void fill_member(const tsched_cluster_t *c, tsched_policy_t *p, long ni, const struct req *r,
@@ -686,9 +766,10 @@ static int place(tsched_cluster_t *c, tsched_policy_t *p, const tsched_job_t *jo
     uint32_t gang = job->gang ? job->gang : 1;
     for (uint32_t i = 0; i < gang; i++) {
         uint8_t gpu = 0;
-        long ni = best_node(c, p, &r, &gpu);
+        tsched_reason_t no = TSCHED_NO_NODES;
+        long ni = best_node(c, p, &r, &gpu, &no);
         if (ni < 0) {
-            *why = i == 0 ? why_not(c, &r) : TSCHED_NO_GANG;
+            *why = i == 0 ? no : TSCHED_NO_GANG;
             while (i-- > 0)
                 (void)tsched__apply(c, &members[i], -1);
             return 1;
