@@ -182,6 +182,16 @@ void tsched__node_changed(tsched_cluster_t *c, size_t ni)
     uint16_t *S = c->S + ni * c->G;
     class_sums(c, nd, S);
     nd->capfrag = capfrag_of(c, S, total, nd->cpu_free);
+    struct room *rm = &c->room[ni];
+    rm->cpu = nd->cpu_free;
+    rm->mem = nd->mem_free;
+    rm->ngpus = nd->ngpus;
+    for (unsigned j = 0; j < nd->ngpus; j++) { /* insertion: largest first */
+        unsigned k = j;
+        for (; k > 0 && rm->milli[k - 1] < nd->free[j]; k--)
+            rm->milli[k] = rm->milli[k - 1];
+        rm->milli[k] = (uint16_t)nd->free[j];
+    }
     nd->version = ++c->next_version;
     c->chg[c->nchg++ & (c->chg_cap - 1)] = (uint32_t)ni;
 }
@@ -518,6 +528,7 @@ void tsched_cluster_destroy(tsched_cluster_t *c)
     for (size_t i = 0; i < c->n; i++)
         free(c->nodes[i].labels);
     free(c->nodes);
+    free(c->room);
     free(c->cls);
     free(c->theta);
     free(c->atab);
@@ -549,6 +560,10 @@ static int grow(tsched_cluster_t *c, size_t want)
     if (!nodes)
         return -1;
     c->nodes = nodes;
+    struct room *room = realloc(c->room, cap * sizeof *room);
+    if (!room)
+        return -1;
+    c->room = room;
     size_t G = c->G ? c->G : 1;
     uint16_t *K = realloc(c->K, cap * G * sizeof *K);
     if (!K)

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "queue_internal.h"
 #include "wait_internal.h"
 
@@ -123,6 +124,12 @@ struct cycle {
     struct rent *ents;
     uint32_t *n_over;  /* per node: eligible over-quota training members */
     uint32_t *n_train; /* per node: eligible training members */
+    /* nodes with eligible training members, by the least plan they could
+     * give (lowest priority, least work lost of one member): preemption
+     * visits them in this order and stops at the first that cannot beat the
+     * plans found */
+    struct nbound *low;
+    size_t nlow;
     int indexed;
     tsched_member_t *tmp, *gone;
     size_t tmpcap, gonecap;
@@ -346,6 +353,23 @@ static int try_start(struct cycle *cy, uint32_t slot)
 
 /* --- running jobs by node ---------------------------------------------------------- */
 
+struct nbound {
+    int32_t prio; /* lowest priority of the node's eligible training members */
+    uint32_t node;
+    double lost; /* least work one of them loses */
+    double tmin; /* least time one of them loses (lost = size x time) */
+};
+
+static int nbound_cmp(const void *a, const void *b)
+{
+    const struct nbound *x = a, *y = b;
+    if (x->prio != y->prio)
+        return x->prio < y->prio ? -1 : 1;
+    if (x->lost != y->lost)
+        return x->lost < y->lost ? -1 : 1;
+    return x->node < y->node ? -1 : x->node > y->node;
+}
+
 static int build_index(struct cycle *cy)
 {
     tsched_sched_t *s = cy->s;
@@ -383,19 +407,38 @@ static int build_index(struct cycle *cy)
     }
     cy->n_over = calloc(cy->nnodes + 1, sizeof *cy->n_over);
     cy->n_train = calloc(cy->nnodes + 1, sizeof *cy->n_train);
-    if (!cy->n_over || !cy->n_train) {
+    cy->low = calloc(cy->nnodes + 1, sizeof *cy->low);
+    if (!cy->n_over || !cy->n_train || !cy->low) {
         cy->nomem = 1;
         return -1;
     }
-    for (size_t n = 0; n < cy->nnodes; n++)
+    for (size_t n = 0; n < cy->nnodes; n++) {
         for (size_t e = cy->noff[n]; e < cy->noff[n + 1]; e++) {
             const struct sjob *v = &s->jobs[cy->ents[e].slot];
             if (v->state != J_RUNNING || v->cls != TSCHED_CLASS_TRAINING ||
                 cy->now - v->start < s->cfg.min_runtime)
                 continue;
-            cy->n_train[n]++;
+            double t =
+                (v->flags & TSCHED_JOB_SUSPENDABLE) ? s->cfg.suspend_cost : cy->now - v->start;
+            double lost = v->size * t;
+            struct nbound *b = &cy->low[cy->nlow];
+            if (!cy->n_train[n]++) {
+                b->node = (uint32_t)n;
+                b->prio = v->prio;
+                b->lost = lost;
+                b->tmin = t;
+            }
+            if (t < b->tmin)
+                b->tmin = t;
+            if (v->prio < b->prio)
+                b->prio = v->prio;
+            if (lost < b->lost)
+                b->lost = lost;
             cy->n_over[n] += !v->in_g;
         }
+        cy->nlow += cy->n_train[n] > 0;
+    }
+    qsort(cy->low, cy->nlow, sizeof *cy->low, nbound_cmp);
     cy->indexed = 1;
     return 0;
 }
@@ -525,13 +568,22 @@ static int is_cand(const struct cycle *cy, const struct sjob *j, const struct sj
     return owed && !v->in_g;
 }
 
-/* The cheapest victim set on node n for one member of j; 0 if none. */
+/* The cheapest victim set on node n, whose free resources are f (changed
+ * here), for one member of j; 0 if none. */
 static int node_plan(struct cycle *cy, const struct sjob *j, uint32_t n, int owed, int mode,
-                     struct nplan *out)
+                     struct nfree *f, struct nplan *out)
 {
     tsched_sched_t *s = cy->s;
     struct vcand c[NODE_CANDS];
     unsigned nc = 0;
+    /* the node's jobs are spread over the job table: ask for them all at
+     * once rather than miss the cache on each in turn */
+    for (size_t e = cy->noff[n]; e < cy->noff[n + 1]; e++) {
+        const struct sjob *v = &s->jobs[cy->ents[e].slot];
+        __builtin_prefetch(&v->state);
+        __builtin_prefetch(&v->in_g);
+        __builtin_prefetch(&v->id);
+    }
     for (size_t e = cy->noff[n]; e < cy->noff[n + 1] && nc < NODE_CANDS; e++) {
         const struct sjob *v = &s->jobs[cy->ents[e].slot];
         if (!is_cand(cy, j, v, owed, mode))
@@ -562,21 +614,18 @@ static int node_plan(struct cycle *cy, const struct sjob *j, uint32_t n, int owe
             c[k] = c[k - 1];
             c[k - 1] = t;
         }
-    struct nfree f;
-    if (tsched_node_free(s->c, n, &f.cpu, &f.mem, &f.ng, f.fm, f.fg) < 0)
-        return 0;
     int chosen[NODE_CANDS] = {0};
     unsigned k = 0;
-    int fits = nf_fits(&f, &j->req);
+    int fits = nf_fits(f, &j->req);
     if (fits && mode == 0)
         return 0; /* fits already: models or labels stop it, no victim helps */
     for (; k < nc && !fits; k++) {
         const struct sjob *v = &s->jobs[c[k].slot];
         for (uint32_t m = 0; m < v->gang; m++)
             if (v->members[m].node == n)
-                nf_apply(&f, &v->members[m], 1);
+                nf_apply(f, &v->members[m], 1);
         chosen[k] = 1;
-        fits = nf_fits(&f, &j->req);
+        fits = nf_fits(f, &j->req);
     }
     if (!fits)
         return 0;
@@ -585,14 +634,14 @@ static int node_plan(struct cycle *cy, const struct sjob *j, uint32_t n, int owe
         const struct sjob *v = &s->jobs[c[i].slot];
         for (uint32_t m = 0; m < v->gang; m++)
             if (v->members[m].node == n)
-                nf_apply(&f, &v->members[m], -1);
-        if (nf_fits(&f, &j->req)) {
+                nf_apply(f, &v->members[m], -1);
+        if (nf_fits(f, &j->req)) {
             chosen[i] = 0;
             continue;
         }
         for (uint32_t m = 0; m < v->gang; m++)
             if (v->members[m].node == n)
-                nf_apply(&f, &v->members[m], 1);
+                nf_apply(f, &v->members[m], 1);
     }
     memset(out, 0, sizeof *out);
     out->node = n;
@@ -639,20 +688,70 @@ static long gather(struct cycle *cy, struct nplan *plans, unsigned np)
     return (long)ng;
 }
 
+/* A lower bound of the size (job_size()) of the victims that make room for
+ * one member of r in f: the resources they must free, as shares of the
+ * cluster, whatever GPU model or memory.  Their work lost is at least this
+ * times the least time one of them loses. */
+static double room_share(const tsched_sched_t *s, const struct room *f, const tsched_job_t *r)
+{
+    double m = 0;
+    if (s->cap[2] > 0 && r->cpu_milli > f->cpu)
+        m = (double)(r->cpu_milli - f->cpu) / (double)s->cap[2];
+    if (s->cap[3] > 0 && r->mem_bytes > f->mem &&
+        (double)(r->mem_bytes - f->mem) / (double)s->cap[3] > m)
+        m = (double)(r->mem_bytes - f->mem) / (double)s->cap[3];
+    if (r->ngpus == 0 || s->cap[0] == 0 || f->ngpus < r->ngpus)
+        return m; /* (too few GPUs: no plan here anyway) */
+    /* on the r->ngpus GPUs the least short of r's share */
+    uint32_t milli = r->ngpus > 1 || r->milli_gpu == 0 ? TSCHED_MILLI : r->milli_gpu;
+    uint64_t need = 0;
+    for (unsigned g = 0; g < r->ngpus; g++)
+        need += f->milli[g] >= milli ? 0 : milli - f->milli[g];
+    if ((double)need / (double)s->cap[0] > m)
+        m = (double)need / (double)s->cap[0];
+    return m;
+}
+
 /* Best `want` node plans for j, cheapest first, among nodes not in skip.
  * Returns how many were found. */
 static unsigned best_nodes(struct cycle *cy, const struct sjob *j, int owed, int mode,
                            struct nplan *best, unsigned want)
 {
     unsigned nb = 0;
-    struct nplan cur;
-    for (uint32_t n = 0; n < cy->nnodes; n++) {
+    struct nplan cur, low = {.nv = 1, .maxband = tsched__band(TSCHED_CLASS_TRAINING)};
+    /* victims (mode 0) are eligible training members: only the nodes that
+     * have some, least promising last; reservations look at every node */
+    size_t nn = mode == 0 ? cy->nlow : cy->nnodes;
+    for (size_t k = 0; k < nn; k++) {
+        uint32_t n = mode == 0 ? cy->low[k].node : (uint32_t)k;
         if (cy->noff[n] == cy->noff[n + 1])
             continue;
-        /* no candidate at all here (counts from the cycle start: an upper bound) */
-        if (mode == 0 && !(owed && cy->n_over[n]) && !cy->n_train[n])
+        int full = mode == 0 && nb == want;
+        if (full) {
+            /* every plan here is at least this (its victims are some of
+             * the eligible training members counted at the cycle start), and
+             * so is every plan of the nodes after it: none can enter */
+            low.node = n;
+            low.maxprio = cy->low[k].prio;
+            low.lost = cy->low[k].lost;
+            if (pcmp(&low, &best[nb - 1]) >= 0)
+                break;
+        }
+        if (full) {
+            /* nor can this node's when what its victims must free costs
+             * more (a hair less, for rounding) */
+            double need =
+                cy->low[k].tmin * room_share(cy->s, &cy->s->c->room[n], &j->req) * (1 - 1e-9);
+            if (need > low.lost) {
+                low.lost = need;
+                if (pcmp(&low, &best[nb - 1]) >= 0)
+                    continue;
+            }
+        }
+        struct nfree f;
+        if (tsched_node_free(cy->s->c, n, &f.cpu, &f.mem, &f.ng, f.fm, f.fg) < 0)
             continue;
-        if (!node_plan(cy, j, n, owed, mode, &cur))
+        if (!node_plan(cy, j, n, owed, mode, &f, &cur))
             continue;
         if (nb == want && pcmp(&cur, &best[nb - 1]) >= 0)
             continue;
@@ -1401,6 +1500,7 @@ out:
     free(cy.ents);
     free(cy.n_over);
     free(cy.n_train);
+    free(cy.low);
     free(cy.tmp);
     free(cy.gone);
     free(cy.over_q);

@@ -141,11 +141,20 @@ struct cache_ent {
     uint8_t why;      /* node_fit(): TSCHED_FIT or why not */
 };
 
+/* A node's free resources in brief, for bounds (cycle.c, preemption): one
+ * cache line a node, kept by tsched__node_changed(). */
+struct room {
+    uint64_t cpu, mem;
+    uint16_t milli[TSCHED_MAX_NODE_GPUS]; /* free milli-GPU, largest first */
+    uint32_t ngpus;
+};
+
 /* A tree slot without a node that fits. */
 #define TREE_NONE UINT32_MAX
 
 struct tsched_cluster {
     struct node *nodes;
+    struct room *room; /* per node */
     size_t n, cap;
     char models[MAX_MODELS][TSCHED_NAME_MAX];
     unsigned nmodels;
