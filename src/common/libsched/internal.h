@@ -219,4 +219,14 @@ void tsched__refresh(tsched_cluster_t *c);
 void tsched__node_changed(tsched_cluster_t *c, size_t ni);
 int tsched__apply(tsched_cluster_t *c, const tsched_member_t *m, int sign);
 
+/* place.c */
+/* The test oracle of the index (tests only, never on a decision's path):
+ * the node one member of job would get by the plain scan the index replaces
+ * (every node scored afresh; best score, ties to the lower name rank for
+ * the FGD paper's policies, else the lower node index), and its GPU for a
+ * one-GPU request; -1 and *why when none fits; -2 for a bad request or the
+ * random policy. */
+long tsched__scan_best(tsched_cluster_t *c, tsched_policy_t *p, const tsched_job_t *job,
+                       uint8_t *gpu, tsched_reason_t *why);
+
 #endif

@@ -721,6 +721,44 @@ static long best_node(tsched_cluster_t *c, tsched_policy_t *p, const struct req 
     return -1;
 }
 
+long tsched__scan_best(tsched_cluster_t *c, tsched_policy_t *p, const tsched_job_t *job,
+                       uint8_t *gpu, tsched_reason_t *why)
+{
+    struct req r;
+    if (!c || !p || make_req(c, job, &r) < 0 || p->kind == P_RANDOM) {
+        errno = EINVAL;
+        return -2;
+    }
+    tsched__refresh(c);
+    int by_name = p->kind != P_TESSEL && p->kind != P_PACKSPREAD;
+    if (by_name && rank_nodes(c) < 0)
+        by_name = 0;
+    long best = -1;
+    double bests = 0;
+    size_t count[TSCHED_BAD_REQUEST + 1] = {0};
+    for (size_t i = 0; i < c->n; i++) {
+        struct cache_ent e;
+        score_node(c, p, i, &r, &e);
+        count[e.why]++;
+        if (e.why != TSCHED_FIT)
+            continue;
+        if (best < 0 || e.score > bests ||
+            (by_name && e.score == bests && c->nodes[i].name_rank < c->nodes[best].name_rank)) {
+            best = (long)i;
+            bests = e.score;
+            *gpu = e.gpu;
+        }
+    }
+    *why = c->n == 0 ? TSCHED_NO_NODES : best >= 0 ? TSCHED_FIT : TSCHED_NO_MODEL;
+    size_t most = 0;
+    for (int k = TSCHED_NO_MODEL; best < 0 && k <= TSCHED_NO_GPU_MEM; k++)
+        if (count[k] > most) {
+            most = count[k];
+            *why = (tsched_reason_t)k;
+        }
+    return best;
+}
+
 static void fill_member(const tsched_cluster_t *c, tsched_policy_t *p, long ni, const struct req *r,
                         uint8_t gpu, tsched_member_t *m)
 {
