@@ -106,8 +106,18 @@ struct shape_ent {
     uint32_t extra; /* preemption cache: owed flag */
 };
 
-struct rent { /* a running job's member on a node */
+struct rent { /* a running job's member on a node, with what the victim
+               * search reads of the job (fixed for the cycle), so that it
+               * reads the job table only for the jobs it may take */
     uint32_t slot, m;
+    int32_t queue, prio;
+    int band;
+    int eligible; /* training, started at least min_runtime ago */
+    int in_g;
+    uint64_t id;
+    double start;
+    double size, t;      /* work lost if stopped: size x t (t: time lost, victim search) */
+    tsched_member_t mem; /* the member */
 };
 
 struct cycle {
@@ -122,6 +132,7 @@ struct cycle {
     size_t nnodes;
     size_t *noff;
     struct rent *ents;
+    uint8_t *vic;      /* per job slot: made a victim since build_index() */
     uint32_t *n_over;  /* per node: eligible over-quota training members */
     uint32_t *n_train; /* per node: eligible training members */
     /* nodes with eligible training members, by the least plan they could
@@ -382,7 +393,8 @@ static int build_index(struct cycle *cy)
         if (s->jobs[i].live && s->jobs[i].state != J_PENDING)
             total += s->jobs[i].gang;
     cy->ents = malloc((total ? total : 1) * sizeof *cy->ents);
-    if (!cy->noff || !cy->ents) {
+    cy->vic = calloc(s->njobs + 1, 1);
+    if (!cy->noff || !cy->ents || !cy->vic) {
         cy->nomem = 1;
         return -1;
     }
@@ -397,12 +409,25 @@ static int build_index(struct cycle *cy)
         cy->noff[n + 2] += cy->noff[n + 1];
     for (size_t i = 0; i < s->njobs; i++) {
         const struct sjob *j = &s->jobs[i];
+        cy->vic[i] = j->state != J_RUNNING;
         if (j->live && j->state != J_PENDING)
             for (uint32_t m = 0; m < j->gang; m++)
                 if (j->members[m].node < cy->nnodes) {
                     struct rent *e = &cy->ents[cy->noff[j->members[m].node + 1]++];
                     e->slot = (uint32_t)i;
                     e->m = m;
+                    e->mem = j->members[m];
+                    e->queue = j->queue;
+                    e->prio = j->prio;
+                    e->band = tsched__band(j->cls);
+                    e->eligible =
+                        j->cls == TSCHED_CLASS_TRAINING && cy->now - j->start >= s->cfg.min_runtime;
+                    e->in_g = j->in_g;
+                    e->id = j->id;
+                    e->start = j->start;
+                    e->size = j->size;
+                    e->t = (j->flags & TSCHED_JOB_SUSPENDABLE) ? s->cfg.suspend_cost
+                                                               : cy->now - j->start;
                 }
     }
     cy->n_over = calloc(cy->nnodes + 1, sizeof *cy->n_over);
@@ -413,30 +438,28 @@ static int build_index(struct cycle *cy)
         return -1;
     }
     for (size_t n = 0; n < cy->nnodes; n++) {
+        /* the bound over every eligible member, running now or not (a
+         * victim of a queue limit runs again after its plan) */
+        struct nbound b = {
+            .node = (uint32_t)n, .prio = INT32_MAX, .lost = INFINITY, .tmin = INFINITY};
         for (size_t e = cy->noff[n]; e < cy->noff[n + 1]; e++) {
-            const struct sjob *v = &s->jobs[cy->ents[e].slot];
-            if (v->state != J_RUNNING || v->cls != TSCHED_CLASS_TRAINING ||
-                cy->now - v->start < s->cfg.min_runtime)
+            const struct rent *v = &cy->ents[e];
+            if (!v->eligible)
                 continue;
-            double t =
-                (v->flags & TSCHED_JOB_SUSPENDABLE) ? s->cfg.suspend_cost : cy->now - v->start;
-            double lost = v->size * t;
-            struct nbound *b = &cy->low[cy->nlow];
-            if (!cy->n_train[n]++) {
-                b->node = (uint32_t)n;
-                b->prio = v->prio;
-                b->lost = lost;
-                b->tmin = t;
-            }
-            if (t < b->tmin)
-                b->tmin = t;
-            if (v->prio < b->prio)
-                b->prio = v->prio;
-            if (lost < b->lost)
-                b->lost = lost;
+            double lost = v->size * v->t;
+            if (v->t < b.tmin)
+                b.tmin = v->t;
+            if (v->prio < b.prio)
+                b.prio = v->prio;
+            if (lost < b.lost)
+                b.lost = lost;
+            if (cy->vic[v->slot])
+                continue;
+            cy->n_train[n]++;
             cy->n_over[n] += !v->in_g;
         }
-        cy->nlow += cy->n_train[n] > 0;
+        if (cy->n_train[n] > 0)
+            cy->low[cy->nlow++] = b;
     }
     qsort(cy->low, cy->nlow, sizeof *cy->low, nbound_cmp);
     cy->indexed = 1;
@@ -552,60 +575,62 @@ static double job_size(const tsched_sched_t *s, const struct sjob *j)
 
 /* mode 0: victims for preemptor j (owed: cross-queue allowed);
  * mode 1: every running job (reservation: what must drain). */
-static int is_cand(const struct cycle *cy, const struct sjob *j, const struct sjob *v, int owed,
+static int is_cand(const struct cycle *cy, const struct sjob *j, const struct rent *v, int owed,
                    int mode)
 {
-    if (v->state != J_RUNNING)
-        return mode == 1;
     if (mode == 1)
         return 1;
-    if (v->cls != TSCHED_CLASS_TRAINING || cy->now - v->start < cy->s->cfg.min_runtime)
+    if (!v->eligible)
         return 0;
     if (v->queue == j->queue) {
-        int bv = tsched__band(v->cls), bj = tsched__band(j->cls);
-        return bv < bj || (bv == bj && v->prio < j->prio);
+        int bj = tsched__band(j->cls);
+        if (!(v->band < bj || (v->band == bj && v->prio < j->prio)))
+            return 0;
+    } else if (!owed || v->in_g) {
+        return 0;
     }
-    return owed && !v->in_g;
+    return !cy->vic[v->slot]; /* not already a victim */
 }
 
-/* The cheapest victim set on node n, whose free resources are f (changed
- * here), for one member of j; 0 if none. */
+/* Adds to (sign > 0) or takes from f what the members of job slot on node n
+ * hold. */
+static void apply_on_node(const struct cycle *cy, uint32_t n, uint32_t slot, struct nfree *f,
+                          int sign)
+{
+    for (size_t e = cy->noff[n]; e < cy->noff[n + 1]; e++)
+        if (cy->ents[e].slot == slot)
+            nf_apply(f, &cy->ents[e].mem, sign);
+}
+
+/* The cheapest victim set on node n for one member of j; 0 if none. */
 static int node_plan(struct cycle *cy, const struct sjob *j, uint32_t n, int owed, int mode,
-                     struct nfree *f, struct nplan *out)
+                     struct nplan *out)
 {
     tsched_sched_t *s = cy->s;
     struct vcand c[NODE_CANDS];
     unsigned nc = 0;
-    /* the node's jobs are spread over the job table: ask for them all at
-     * once rather than miss the cache on each in turn */
-    for (size_t e = cy->noff[n]; e < cy->noff[n + 1]; e++) {
-        const struct sjob *v = &s->jobs[cy->ents[e].slot];
-        __builtin_prefetch(&v->state);
-        __builtin_prefetch(&v->in_g);
-        __builtin_prefetch(&v->id);
-    }
     for (size_t e = cy->noff[n]; e < cy->noff[n + 1] && nc < NODE_CANDS; e++) {
-        const struct sjob *v = &s->jobs[cy->ents[e].slot];
+        const struct rent *v = &cy->ents[e];
         if (!is_cand(cy, j, v, owed, mode))
             continue;
         unsigned k;
-        for (k = 0; k < nc && c[k].slot != cy->ents[e].slot; k++)
+        for (k = 0; k < nc && c[k].slot != v->slot; k++)
             ;
         if (k < nc)
             continue;
-        c[nc].slot = cy->ents[e].slot;
+        c[nc].slot = v->slot;
         c[nc].id = v->id;
-        c[nc].band = tsched__band(v->cls);
+        c[nc].band = v->band;
         c[nc].prio = v->prio;
         c[nc].in_g = v->in_g;
         c[nc].start = v->start;
-        double t = mode == 1                             ? 1
-                   : (v->flags & TSCHED_JOB_SUSPENDABLE) ? s->cfg.suspend_cost
-                                                         : cy->now - v->start;
-        c[nc].lost = v->size * t;
+        c[nc].lost = v->size * (mode == 1 ? 1 : v->t);
         nc++;
     }
     if (nc == 0)
+        return 0;
+    struct nfree fr, *f = &fr;
+    if (tsched_node_free(s->c, n, &f->cpu, &f->mem, &f->ng, f->fm, f->fg) < 0)
         return 0;
     /* insertion sort: a handful of entries */
     for (unsigned i = 1; i < nc; i++)
@@ -620,10 +645,7 @@ static int node_plan(struct cycle *cy, const struct sjob *j, uint32_t n, int owe
     if (fits && mode == 0)
         return 0; /* fits already: models or labels stop it, no victim helps */
     for (; k < nc && !fits; k++) {
-        const struct sjob *v = &s->jobs[c[k].slot];
-        for (uint32_t m = 0; m < v->gang; m++)
-            if (v->members[m].node == n)
-                nf_apply(f, &v->members[m], 1);
+        apply_on_node(cy, n, c[k].slot, f, 1);
         chosen[k] = 1;
         fits = nf_fits(f, &j->req);
     }
@@ -631,17 +653,12 @@ static int node_plan(struct cycle *cy, const struct sjob *j, uint32_t n, int owe
         return 0;
     /* drop victims not needed, the costliest first */
     for (unsigned i = k; i-- > 0;) {
-        const struct sjob *v = &s->jobs[c[i].slot];
-        for (uint32_t m = 0; m < v->gang; m++)
-            if (v->members[m].node == n)
-                nf_apply(f, &v->members[m], -1);
+        apply_on_node(cy, n, c[i].slot, f, -1);
         if (nf_fits(f, &j->req)) {
             chosen[i] = 0;
             continue;
         }
-        for (uint32_t m = 0; m < v->gang; m++)
-            if (v->members[m].node == n)
-                nf_apply(f, &v->members[m], 1);
+        apply_on_node(cy, n, c[i].slot, f, 1);
     }
     memset(out, 0, sizeof *out);
     out->node = n;
@@ -748,10 +765,7 @@ static unsigned best_nodes(struct cycle *cy, const struct sjob *j, int owed, int
                     continue;
             }
         }
-        struct nfree f;
-        if (tsched_node_free(cy->s->c, n, &f.cpu, &f.mem, &f.ng, f.fm, f.fg) < 0)
-            continue;
-        if (!node_plan(cy, j, n, owed, mode, &f, &cur))
+        if (!node_plan(cy, j, n, owed, mode, &cur))
             continue;
         if (nb == want && pcmp(&cur, &best[nb - 1]) >= 0)
             continue;
@@ -888,6 +902,8 @@ static long limit_victims(struct cycle *cy, struct sjob *j, int top, uint32_t *o
     for (size_t i = 0; i < n; i++) {
         struct sjob *v = &s->jobs[out[i]];
         v->state = J_VICTIM;
+        if (cy->vic)
+            cy->vic[out[i]] = 1;
         (void)tsched_release(s->c, v->members, v->gang);
     }
     return (long)n;
@@ -901,6 +917,8 @@ static int add_victim(struct cycle *cy, struct sjob *j, struct sjob *v)
         return -1;
     }
     v->state = J_VICTIM;
+    if (cy->vic)
+        cy->vic[v - s->jobs] = 1;
     v->for_job = j->id;
     unclaim(s, v);
     tsched_victim_t *tv = &s->victims[s->nvictims++];
@@ -957,6 +975,8 @@ static int plan_preemption(struct cycle *cy, uint32_t slot, int limit_top)
         struct sjob *v = &s->jobs[lv[i]];
         (void)tsched_commit(s->c, v->members, v->gang);
         v->state = J_RUNNING;
+        if (cy->vic)
+            cy->vic[lv[i]] = 0;
     }
     if (!ok) {
         free(plans);
@@ -1498,6 +1518,7 @@ out:
     free(cy.pre_fail);
     free(cy.noff);
     free(cy.ents);
+    free(cy.vic);
     free(cy.n_over);
     free(cy.n_train);
     free(cy.low);

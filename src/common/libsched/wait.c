@@ -81,6 +81,25 @@ void tsched__wait_best(const tsched_cluster_t *c, const tsched_job_t *req, tsche
     double best = -1;
     uint32_t milli = req->ngpus > 1 || !req->milli_gpu ? TSCHED_MILLI : req->milli_gpu;
     for (size_t i = 0; i < n; i++) {
+        if (req->ngpus == 0 || req->gpu_mem_bytes == 0) {
+            /* the same score from the node's summary (one cache line): the
+             * node's arrays are read only for a node that beats the best */
+            const struct room *rm = &c->room[i];
+            double quick;
+            if (req->ngpus == 0) {
+                double a = req->cpu_milli ? (double)rm->cpu / (double)req->cpu_milli : 1e9;
+                double b = req->mem_bytes ? (double)rm->mem / (double)req->mem_bytes : 1e9;
+                quick = a < b ? a : b;
+            } else {
+                uint32_t whole = 0;
+                while (whole < rm->ngpus && rm->milli[whole] >= milli)
+                    whole++;
+                double gb = rm->ngpus ? gpu_score(rm->milli[0], 0, milli, 0) : -1;
+                quick = req->ngpus > 1 ? whole + (gb > 1 ? 0 : gb) : gb;
+            }
+            if (quick <= best)
+                continue;
+        }
         uint64_t cpu, mem, fg[TSCHED_MAX_NODE_GPUS];
         uint32_t ng, fm[TSCHED_MAX_NODE_GPUS];
         if (tsched_node_free(c, (uint32_t)i, &cpu, &mem, &ng, fm, fg) < 0)
