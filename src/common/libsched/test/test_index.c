@@ -13,24 +13,8 @@
 #include <cmocka.h>
 
 #include "libsched/internal.h"
+#include "place_fixture.h"
 #include "tessel/sched.h"
-
-#define GiB (1ull << 30)
-
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static unsigned below(unsigned n)
-{
-    return (unsigned)(rnd() % n);
-}
 
 /* A node of n GPUs of one model; island: GPUs 0-3 and 4-7 share NVLink. */
 static int add(tsched_cluster_t *c, const char *name, uint64_t cpu, unsigned n, const char *model,
@@ -51,18 +35,6 @@ static int add(tsched_cluster_t *c, const char *name, uint64_t cpu, unsigned n, 
                              .ngpus = n,
                              .gpus = g};
     return tsched_cluster_add_node(c, &ns, NULL);
-}
-
-static tsched_job_t job(uint64_t cpu, uint32_t ngpus, uint32_t milli)
-{
-    tsched_job_t j;
-    memset(&j, 0, sizeof j);
-    j.cpu_milli = cpu;
-    j.mem_bytes = GiB;
-    j.ngpus = ngpus;
-    j.milli_gpu = milli;
-    j.gang = 1;
-    return j;
 }
 
 /* tsched_place() for one member, checked against the oracle: the same node,

@@ -8,9 +8,9 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "place_fixture.h"
 #include "tessel/sched.h"
 
-#define GiB (1ull << 30)
 
 /* A node of n GPUs of one model, no topology. */
 static int add(tsched_cluster_t *c, const char *name, uint64_t cpu, unsigned n, const char *model)
@@ -26,18 +26,6 @@ static int add(tsched_cluster_t *c, const char *name, uint64_t cpu, unsigned n, 
     tsched_node_spec_t ns = {
         .name = name, .cpu_milli = cpu, .mem_bytes = 64 * GiB, .ngpus = n, .gpus = g};
     return tsched_cluster_add_node(c, &ns, NULL);
-}
-
-static tsched_job_t job(uint64_t cpu, uint32_t ngpus, uint32_t milli)
-{
-    tsched_job_t j;
-    memset(&j, 0, sizeof j);
-    j.cpu_milli = cpu;
-    j.mem_bytes = GiB;
-    j.ngpus = ngpus;
-    j.milli_gpu = milli;
-    j.gang = 1;
-    return j;
 }
 
 /* Allocates j under policy name; returns the node (or -1), GPU in *gpu. */

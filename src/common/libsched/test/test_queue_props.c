@@ -22,22 +22,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "place_fixture.h"
 #include "queue_fixture.h"
-
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static unsigned below(unsigned n)
-{
-    return (unsigned)(rnd() % n);
-}
 
 #define MAXJ 4096
 
