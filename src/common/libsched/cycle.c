@@ -117,6 +117,7 @@ struct rent { /* a running job's member on a node, with what the victim
     uint64_t id;
     double start;
     double size, t;      /* work lost if stopped: size x t (t: time lost, victim search) */
+    double tb;           /* t for the bound of room_share(); 0 when size is not this cycle's */
     tsched_member_t mem; /* the member */
 };
 
@@ -368,7 +369,8 @@ struct nbound {
     int32_t prio; /* lowest priority of the node's eligible training members */
     uint32_t node;
     double lost; /* least work one of them loses */
-    double tmin; /* least time one of them loses (lost = size x time) */
+    double tmin; /* least time one of them loses (lost = size x time), 0 when one's size
+                  * is not of this cycle (then no bound from room_share()) */
 };
 
 static int nbound_cmp(const void *a, const void *b)
@@ -380,6 +382,8 @@ static int nbound_cmp(const void *a, const void *b)
         return x->lost < y->lost ? -1 : 1;
     return x->node < y->node ? -1 : x->node > y->node;
 }
+
+static double job_size(const tsched_sched_t *s, const struct sjob *j);
 
 static int build_index(struct cycle *cy)
 {
@@ -428,6 +432,8 @@ static int build_index(struct cycle *cy)
                     e->size = j->size;
                     e->t = (j->flags & TSCHED_JOB_SUSPENDABLE) ? s->cfg.suspend_cost
                                                                : cy->now - j->start;
+                    /* a job started in this cycle has no size of this cycle yet */
+                    e->tb = j->size >= job_size(s, j) ? e->t : 0;
                 }
     }
     cy->n_over = calloc(cy->nnodes + 1, sizeof *cy->n_over);
@@ -447,8 +453,8 @@ static int build_index(struct cycle *cy)
             if (!v->eligible)
                 continue;
             double lost = v->size * v->t;
-            if (v->t < b.tmin)
-                b.tmin = v->t;
+            if (v->tb < b.tmin)
+                b.tmin = v->tb;
             if (v->prio < b.prio)
                 b.prio = v->prio;
             if (lost < b.lost)
