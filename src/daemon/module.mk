@@ -54,12 +54,6 @@ $(O)/tests/daemon/test_jobmodel: $(O)/obj/src/daemon/test/test_jobmodel.o \
                                  $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lsqlite3 -lcmocka
-TESTS += $(O)/tests/daemon/test_jm_tally
-$(O)/tests/daemon/test_jm_tally: $(O)/obj/src/daemon/test/test_jm_tally.o \
-                                 $(O)/obj/src/daemon/jobmodel.o $(O)/lib/libtsl-store.a \
-                                 $(O)/lib/libtsl-util.a
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lsqlite3 -lcmocka
 TESTS += $(O)/tests/daemon/test_localid
 $(O)/tests/daemon/test_localid: $(O)/obj/src/daemon/test/test_localid.o \
                                 $(O)/obj/src/daemon/localid.o $(O)/lib/libtsl-store.a \

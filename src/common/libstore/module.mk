@@ -13,8 +13,3 @@ $(O)/tests/libstore/test_store: $(O)/obj/src/common/libstore/test/test_store.o $
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lsqlite3 -lcmocka
 
-TESTS += $(O)/tests/libstore/test_tally
-$(O)/tests/libstore/test_tally: $(O)/obj/src/common/libstore/test/test_tally.o $(LIBSTORE) \
-                                $(O)/lib/libtsl-util.a
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lsqlite3 -lcmocka

@@ -160,7 +160,6 @@ enum {
     S_JOB_WRITE,
     S_JOB_SET_REASON,
     S_JOB_SET_WAIT,
-    S_JOB_COUNTS,
     S_JOB_CENSUS,
     S_EVENT_COUNT,
     S_EVENT_ADD,
@@ -242,7 +241,6 @@ static const char *const sql[S_COUNT] = {
                     " reason_code = CASE WHEN ?2 = 0 THEN reason_code END WHERE id = ?1",
     [S_JOB_SET_REASON] = "UPDATE jobs SET reason = ?2 WHERE id = ?1",
     [S_JOB_SET_WAIT] = "UPDATE jobs SET reason = ?2, reason_code = ?3 WHERE id = ?1 AND state = 0",
-    [S_JOB_COUNTS] = "SELECT state, count(*) FROM jobs GROUP BY state",
     /* Jobs by state, suspension and end cause (tstore_job_census: one scan, at start). */
     [S_JOB_CENSUS] = "SELECT state, coalesce(suspended_ms, 0) > 0, coalesce(end_cause, 0),"
                      " count(*) FROM jobs GROUP BY 1, 2, 3",
@@ -1505,20 +1503,6 @@ int tstore_event_list(tstore_t *s, int64_t job, tstore_event_f cb, void *arg, ts
     return each_row(s, q, event_row, &c, err, "list job events");
 }
 
-int tstore_job_counts(tstore_t *s, int64_t counts[TSTORE_NSTATES], tsl_error_t *err)
-{
-    memset(counts, 0, sizeof(int64_t) * TSTORE_NSTATES);
-    sqlite3_stmt *q = stmt(s, S_JOB_COUNTS);
-    int rc;
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        int st = sqlite3_column_int(q, 0);
-        if (st >= 0 && st < TSTORE_NSTATES)
-            counts[st] = sqlite3_column_int64(q, 1);
-    }
-    sqlite3_reset(q);
-    return rc == SQLITE_DONE ? 0 : db_error(s, err, "job counts");
-}
-
 int tstore_job_census(tstore_t *s, tstore_census_f cb, void *arg, tsl_error_t *err)
 {
     sqlite3_stmt *q = stmt(s, S_JOB_CENSUS);
@@ -1528,6 +1512,21 @@ int tstore_job_census(tstore_t *s, tstore_census_f cb, void *arg, tsl_error_t *e
            sqlite3_column_int64(q, 3), arg);
     sqlite3_reset(q);
     return rc == SQLITE_DONE ? 0 : db_error(s, err, "job census");
+}
+
+static void count_row(int state, bool suspended, int end_cause, int64_t n, void *arg)
+{
+    (void)suspended;
+    (void)end_cause;
+    int64_t *counts = arg;
+    if (state >= 0 && state < TSTORE_NSTATES)
+        counts[state] += n;
+}
+
+int tstore_job_counts(tstore_t *s, int64_t counts[TSTORE_NSTATES], tsl_error_t *err)
+{
+    memset(counts, 0, sizeof(int64_t) * TSTORE_NSTATES);
+    return tstore_job_census(s, count_row, counts, err);
 }
 
 int tstore_event_count(tstore_t *s, const char *event, int64_t *n, tsl_error_t *err)
