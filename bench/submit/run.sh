@@ -9,12 +9,15 @@
 # BENCH_NICE=N runs tesseld and the clients at nice N (e.g. -10, as root): on a machine shared
 # with other work, this separates tesseld's own stalls from waiting for a CPU.
 # TESSELD_ARGS="..." adds options to tesseld's command line (e.g. "--durability full").
+# BENCH_CLIENT=PATH runs that bench-submit instead of BUILD_DIR's (bench/submit/compare.sh: the
+# current client, with its --preload and --scrape-hz, against a baseline's tesseld).
 # BENCH_SOCKET=1 submits through tesseld's local socket (no token: the caller's uid is its
 # identity) instead of TCP with the admin token.
 set -eu
 B=${1:-build}
 [ $# -gt 0 ] && shift
-for f in "$B/bin/tesseld" "$B/bench/bench-submit"; do
+CLIENT=${BENCH_CLIENT:-$B/bench/bench-submit}
+for f in "$B/bin/tesseld" "$CLIENT"; do
     [ -x "$f" ] || { echo "run.sh: $f is missing (make bench)" >&2; exit 1; }
 done
 T=$(mktemp -d "${TMPDIR:-/tmp}/tessel-bench-XXXXXX")
@@ -49,4 +52,4 @@ if [ "${BENCH_SOCKET:-0}" = 1 ]; then
     unset TESSEL_TOKEN
 fi
 echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, $(uname -sr), build $B, load $(cut -d' ' -f1 /proc/loadavg)${NICE:+, $NICE}${TESSELD_ARGS:+, tesseld $TESSELD_ARGS}, via $TESSEL_URL"
-$NICE "$B/bench/bench-submit" "$@"
+$NICE "$CLIENT" "$@"

@@ -7,12 +7,18 @@
  * bench/submit/run.sh), never a production one: it leaves every job it submits in the store.
  *
  *   bench-submit [--threads 4] [--seconds 10 | --count N] [--rate R] [--queue bench-hold]
- *                [--ids FILE] [--per-second]
+ *                [--ids FILE] [--per-second] [--preload N] [--scrape-hz H]
  *
  * Without --rate each client submits as fast as it can (closed loop: the throughput ceiling,
  * with the queueing delay that comes with it).  With --rate R the clients together send R
  * submissions per second on a fixed schedule, and a latency counts from the time a submission
  * was due, not the time it was sent (so a stall is not hidden by the requests it delayed).
+ *
+ * --preload N first fills the store with N finished jobs (arrays of 1,000 pending elements in the
+ * holding queue, each cancelled as a whole: two requests per 1,000 jobs, through the API).
+ * --scrape-hz H runs one more thread that GETs /metrics H times a second on a fixed schedule
+ * while the clients submit (as Prometheus would, faster), and prints its latency (counted from
+ * when each scrape was due, like the submissions').
  *
  * URL and token as for `tessel` (config file, TESSEL_URL, TESSEL_TOKEN); the token must be an
  * admin's to create the queue.  Prints submissions/s and p50/p99/max latency; exit status 1
@@ -26,6 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <curl/curl.h>
 
 #include "tessel/client.h"
 
@@ -113,6 +121,107 @@ static void *work(void *arg)
     return NULL;
 }
 
+/* The /metrics scraper (--scrape-hz): one connection, a fixed schedule. */
+typedef struct {
+    const char *url; /* http://host:port */
+    double period, start, deadline;
+    atomic_bool *done; /* the clients have finished */
+    /* out */
+    double *lat;
+    size_t n, cap;
+    long errors;
+    size_t bytes; /* size of the last answer */
+    char first_error[256];
+} scraper_t;
+
+static size_t count_bytes(char *p, size_t size, size_t n, void *arg)
+{
+    (void)p;
+    *(size_t *)arg += size * n;
+    return size * n;
+}
+
+static void *scrape(void *arg)
+{
+    scraper_t *s = arg;
+    CURL *h = curl_easy_init();
+    if (!h) {
+        s->errors++;
+        snprintf(s->first_error, sizeof s->first_error, "curl_easy_init failed");
+        return NULL;
+    }
+    char url[600];
+    snprintf(url, sizeof url, "%s/metrics", s->url);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, count_bytes);
+    for (long k = 0;; k++) {
+        double due = s->start + (double)k * s->period;
+        if (atomic_load(s->done) || due >= s->deadline)
+            break;
+        double t0 = now_s();
+        if (due > t0) {
+            double d = due - t0;
+            struct timespec ts = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)};
+            nanosleep(&ts, NULL);
+        }
+        size_t bytes = 0;
+        curl_easy_setopt(h, CURLOPT_WRITEDATA, &bytes);
+        CURLcode rc = curl_easy_perform(h);
+        long code = 0;
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+        double t1 = now_s();
+        if (rc != CURLE_OK || code != 200) {
+            if (!s->errors++)
+                snprintf(s->first_error, sizeof s->first_error, "GET /metrics: %s (HTTP %ld)",
+                         curl_easy_strerror(rc), code);
+            continue;
+        }
+        s->bytes = bytes;
+        if (s->n == s->cap) {
+            s->cap = s->cap ? s->cap * 2 : 1024;
+            s->lat = realloc(s->lat, s->cap * sizeof *s->lat);
+            if (!s->lat)
+                abort();
+        }
+        s->lat[s->n++] = t1 - due;
+    }
+    curl_easy_cleanup(h);
+    return NULL;
+}
+
+/* --preload: n finished jobs, 1,000 at a time (an array, then its cancel).  0 or -1. */
+static int preload(tclient_t *c, const char *queue, long n)
+{
+    tsl_error_t err;
+    double t0 = now_s();
+    for (long done = 0; done < n;) {
+        long k = n - done < 1000 ? n - done : 1000;
+        char range[32];
+        snprintf(range, sizeof range, "0-%ld", k - 1);
+        json_t *job = json_pack("{s:[s], s:f, s:s, s:s, s:s}", "argv", "true", "gpu", 0.5, "queue",
+                                queue, "name", "preload", "array", range);
+        json_t *ans = NULL;
+        int r = tclient_request(c, "POST", "/v1/jobs", job, &ans, &err);
+        json_decref(job);
+        if (r < 0) {
+            fprintf(stderr, "bench-submit: preload: %s\n", err.text);
+            return -1;
+        }
+        char path[64];
+        snprintf(path, sizeof path, "/v1/jobs/%lld/cancel",
+                 (long long)json_integer_value(json_object_get(ans, "id")));
+        json_decref(ans);
+        if (tclient_request(c, "POST", path, NULL, NULL, &err) < 0) {
+            fprintf(stderr, "bench-submit: preload: cancel: %s\n", err.text);
+            return -1;
+        }
+        done += k;
+    }
+    printf("preloaded %ld finished jobs in %.1f s\n", n, now_s() - t0);
+    return 0;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -142,7 +251,9 @@ static void usage(FILE *f)
                "  --queue NAME   queue to submit to; created with max_gpu_milli 0 so that its\n"
                "                 jobs stay pending (default bench-hold)\n"
                "  --ids FILE     append each acknowledged job id to FILE as it comes\n"
-               "  --per-second   also print submissions, p99 and max latency for each second\n");
+               "  --per-second   also print submissions, p99 and max latency for each second\n"
+               "  --preload N    first fill the store with N finished (cancelled) jobs\n"
+               "  --scrape-hz H  GET /metrics H times a second while submitting (http URL)\n");
 }
 
 int main(int argc, char **argv)
@@ -152,6 +263,8 @@ int main(int argc, char **argv)
     long count = 0;
     const char *queue = "bench-hold", *ids_path = NULL;
     bool per_second = false;
+    long preload_n = 0;
+    double scrape_hz = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0) {
@@ -178,16 +291,21 @@ int main(int argc, char **argv)
             queue = v;
         else if (strcmp(a, "--ids") == 0)
             ids_path = v;
+        else if (strcmp(a, "--preload") == 0)
+            preload_n = atol(v);
+        else if (strcmp(a, "--scrape-hz") == 0)
+            scrape_hz = atof(v);
         else {
             usage(stderr);
             return 2;
         }
         i++;
     }
-    if (threads < 1 || threads > BENCH_MAX_THREADS || seconds <= 0 || count < 0 || rate < 0) {
+    if (threads < 1 || threads > BENCH_MAX_THREADS || seconds <= 0 || count < 0 || rate < 0 ||
+        preload_n < 0 || scrape_hz < 0 || scrape_hz > 1000) {
         fprintf(stderr,
-                "bench-submit: --threads 1..%d, --seconds above 0, --count and --rate "
-                ">= 0\n",
+                "bench-submit: --threads 1..%d, --seconds above 0, --count, --rate and "
+                "--preload >= 0, --scrape-hz 0..1000\n",
                 BENCH_MAX_THREADS);
         return 2;
     }
@@ -211,7 +329,15 @@ int main(int argc, char **argv)
         return 1;
     }
     json_decref(q);
+    if (preload_n && preload(c, queue, preload_n) < 0) {
+        tclient_destroy(c);
+        return 1;
+    }
     tclient_destroy(c);
+    if (scrape_hz > 0 && strncmp(cfg.url, "http://", 7) != 0) {
+        fprintf(stderr, "bench-submit: --scrape-hz needs an http:// URL, not %s\n", cfg.url);
+        return 2;
+    }
 
     FILE *ids = NULL;
     if (ids_path && !(ids = fopen(ids_path, "a"))) {
@@ -225,6 +351,17 @@ int main(int argc, char **argv)
     if (!w || !tid)
         abort();
     double t0 = now_s();
+    atomic_bool clients_done = false;
+    scraper_t scr = {.url = cfg.url,
+                     .period = scrape_hz > 0 ? 1.0 / scrape_hz : 0,
+                     .start = t0,
+                     .deadline = count ? 1e300 : t0 + seconds,
+                     .done = &clients_done};
+    pthread_t scr_tid;
+    if (scrape_hz > 0 && pthread_create(&scr_tid, NULL, scrape, &scr) != 0) {
+        fprintf(stderr, "bench-submit: pthread_create: %s\n", strerror(errno));
+        return 1;
+    }
     for (int i = 0; i < threads; i++) {
         w[i] = (worker_t){.index = i,
                           .url = cfg.url,
@@ -246,6 +383,9 @@ int main(int argc, char **argv)
     for (int i = 0; i < threads; i++)
         pthread_join(tid[i], NULL);
     double elapsed = now_s() - t0;
+    atomic_store(&clients_done, true);
+    if (scrape_hz > 0)
+        pthread_join(scr_tid, NULL);
     if (ids)
         fclose(ids);
     size_t n = 0;
@@ -295,6 +435,18 @@ int main(int argc, char **argv)
            n ? quantile(all, n, 0.99) * 1e3 : 0.0, n ? all[n - 1] * 1e3 : 0.0, errors);
     if (first)
         printf("first error: %s\n", first);
+    if (scrape_hz > 0) {
+        qsort(scr.lat, scr.n, sizeof *scr.lat, cmp_double);
+        printf("metrics: %zu scrapes at %.0f Hz, %zu bytes; latency p50 %.2f ms, p99 %.2f ms, "
+               "max %.2f ms; %ld errors\n",
+               scr.n, scrape_hz, scr.bytes, scr.n ? quantile(scr.lat, scr.n, 0.50) * 1e3 : 0.0,
+               scr.n ? quantile(scr.lat, scr.n, 0.99) * 1e3 : 0.0,
+               scr.n ? scr.lat[scr.n - 1] * 1e3 : 0.0, scr.errors);
+        if (scr.errors)
+            printf("first metrics error: %s\n", scr.first_error);
+        free(scr.lat);
+        errors += scr.errors;
+    }
     free(all);
     free(w);
     free(tid);

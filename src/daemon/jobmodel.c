@@ -446,18 +446,46 @@ static char *detail_json(tjm_event_t ev, const tstore_job_t *j, const tjm_change
     return s;
 }
 
-/* Write the job (or insert it, for the submission) and its event in one transaction. */
-static int write_change(const tjm_t *m, tstore_job_t *j, bool insert, const tstore_event_t *ev,
+static bool is_final(tjm_state_t s)
+{
+    return s == TJM_SUCCEEDED || s == TJM_FAILED || s == TJM_CANCELLED || s == TJM_PREEMPTED;
+}
+
+/* The tallies of one change (see TJM_TALLY_STATE), inside its transaction. */
+static int count_change(tstore_t *st, const tstore_job_t *j, tjm_state_t from, tjm_event_t ev,
                         tsl_error_t *err)
+{
+    tjm_state_t to = tjm_job_state(j);
+    int rc = 0;
+    if (from != to) {
+        rc = tstore_tally_add(st, from == TJM_NEW ? TJM_TALLY_SUBMITTED : TJM_TALLY_STATE + from,
+                              from == TJM_NEW ? 1 : -1, err);
+        if (rc == 0)
+            rc = tstore_tally_add(st, TJM_TALLY_STATE + to, 1, err);
+        if (rc == 0 && is_final(to))
+            rc = tstore_tally_add(st, TJM_TALLY_ENDED + (unsigned)j->end_cause, 1, err);
+    }
+    if (rc == 0 && ev == TJM_EV_START)
+        rc = tstore_tally_add(st, TJM_TALLY_STARTED, 1, err);
+    return rc;
+}
+
+/* Write the job (or insert it, for the submission), its event and its tallies in one
+ * transaction (from: the state before, TJM_NEW for the submission). */
+static int write_change(const tjm_t *m, tstore_job_t *j, tjm_state_t from, tjm_event_t evt,
+                        const tstore_event_t *ev, tsl_error_t *err)
 {
     if (tstore_begin(m->store, err) < 0)
         return -1;
-    int rc = insert ? tstore_job_add(m->store, j, err) : tstore_job_write(m->store, j, err);
+    int rc =
+        from == TJM_NEW ? tstore_job_add(m->store, j, err) : tstore_job_write(m->store, j, err);
     if (rc == 0) {
         tstore_event_t e = *ev;
         e.job = j->id;
         rc = tstore_event_add(m->store, &e, err);
     }
+    if (rc == 0)
+        rc = count_change(m->store, j, from, evt, err);
     if (rc == 0)
         return tstore_commit(m->store, err);
     int saved = errno;
@@ -483,7 +511,7 @@ int tjm_submit(const tjm_t *m, tstore_job_t *job, const char *who, const char *w
         .why = why,
         .detail_json = detail,
     };
-    int rc = write_change(m, job, true, &e, err);
+    int rc = write_change(m, job, TJM_NEW, TJM_EV_SUBMIT, &e, err);
     int saved = errno;
     free(detail);
     if (rc < 0) {
@@ -556,7 +584,7 @@ int tjm_apply(const tjm_t *m, int64_t id, tjm_event_t ev, const tjm_change_t *ch
             .why = why,
             .detail_json = detail,
         };
-        rc = write_change(m, &j, false, &e, err);
+        rc = write_change(m, &j, from, ev, &e, err);
     }
     int saved = errno;
     free(detail);
@@ -568,6 +596,29 @@ int tjm_apply(const tjm_t *m, int64_t id, tjm_event_t ev, const tjm_change_t *ch
     if (m->notify)
         m->notify(m->arg, id, from, to);
     return 0;
+}
+
+static void census_row(int state, bool suspended, int end_cause, int64_t n, void *arg)
+{
+    int64_t *v = arg;
+    tjm_state_t s = state == TSTORE_RUNNING && suspended ? TJM_SUSPENDED : (tjm_state_t)state;
+    if ((unsigned)state < TSTORE_NSTATES)
+        v[TJM_TALLY_STATE + s] += n;
+    v[TJM_TALLY_SUBMITTED] += n;
+    /* A running job may carry a cause already (a time limit's stop): not an end yet. */
+    if ((unsigned)state < TSTORE_NSTATES && is_final(s) && end_cause >= 0 &&
+        end_cause < TJM_NCAUSES)
+        v[TJM_TALLY_ENDED + end_cause] += n;
+}
+
+int tjm_tally_load(const tjm_t *m, tsl_error_t *err)
+{
+    _Static_assert(TJM_TALLY_NSLOTS <= TSTORE_TALLY_MAX, "the store keeps the model's tallies");
+    int64_t v[TJM_TALLY_NSLOTS] = {0};
+    if (tstore_job_census(m->store, census_row, v, err) < 0 ||
+        tstore_event_count(m->store, tjm_event_name(TJM_EV_START), &v[TJM_TALLY_STARTED], err) < 0)
+        return -1;
+    return tstore_tally_reset(m->store, v, TJM_TALLY_NSLOTS, err);
 }
 
 tjm_event_t tjm_end_event(const tstore_job_t *j, int ex_code, int sig, tjm_cause_t fail_cause,

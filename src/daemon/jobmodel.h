@@ -85,6 +85,18 @@ typedef enum {
     TJM_NCAUSES,
 } tjm_cause_t;
 
+/* Counts the model keeps as it writes (store tallies, src/common/libstore/store.h): jobs in
+ * each model state now, jobs submitted, start events, and jobs ended by end cause.  Each
+ * changes in the transaction of the change it counts, so they always equal a count of the
+ * store (what /metrics serves, without scanning it); tjm_tally_load counts them once at start. */
+enum {
+    TJM_TALLY_STATE = 0, /* + a tjm_state_t: jobs in that state */
+    TJM_TALLY_SUBMITTED = TJM_TALLY_STATE + TJM_NSTATES,
+    TJM_TALLY_STARTED,
+    TJM_TALLY_ENDED, /* + a tjm_cause_t: jobs in a final state with that end cause */
+    TJM_TALLY_NSLOTS = TJM_TALLY_ENDED + TJM_NCAUSES,
+};
+
 /* What an event carries besides its name; zero-initialise and set what the event uses. */
 typedef struct {
     int64_t now_ms;             /* 0: the clock now */
@@ -141,6 +153,10 @@ int tjm_apply(const tjm_t *m, int64_t id, tjm_event_t ev, const tjm_change_t *ch
  * LOST, LAUNCH_FAILURE; NONE otherwise).  *cause gets the cause to pass in chg. */
 tjm_event_t tjm_end_event(const tstore_job_t *j, int ex_code, int sig, tjm_cause_t fail_cause,
                           tjm_cause_t *cause);
+
+/* Count the tallies from the store (one scan of the jobs table and of the start events) and
+ * set them; outside a transaction, before the first change.  0, or -1 with err. */
+int tjm_tally_load(const tjm_t *m, tsl_error_t *err);
 
 /* Restart recovery of a running (or suspended) job: what tesseld sees of it now ... */
 typedef struct {

@@ -165,6 +165,10 @@ static void usage(FILE *f)
  * the jobs' exit records once the disk is full.  A job's end is one row update (a few WAL
  * pages of 4 KiB) and an exit record (one block): 4 MiB records hundreds of them. */
 #define TESSD_STORE_RESERVE (4ull << 20)
+/* WAL pages (4 KiB) after which the store's maintenance thread checkpoints: SQLite's own
+ * default threshold, now off the request path (4 MiB of WAL at most, give or take a
+ * checkpoint's time). */
+#define TESSD_WAL_CHECKPOINT_PAGES 1000
 /* Free space below which the reserve is given back ahead of a failed write (the shim's exit
  * record needs a block too, and is written before the store learns of the end). */
 #define TESSD_STORE_LOW (1ull << 20)
@@ -976,6 +980,17 @@ int main(int argc, char **argv)
     tessd_pathf(path, sizeof path, "%s/store.reserve", d->data_dir);
     if (tstore_reserve_init(d->store, path, TESSD_STORE_RESERVE, &err) < 0)
         tessd_log("warning: %s: the store has no reserve for a full disk", err.text);
+    {
+        /* /metrics' counts, kept by the job model from now on; checkpoints off the request
+         * path (docs/tesseld.md, "Store"). */
+        tjm_t jm;
+        tessd_jobmodel(d, &jm);
+        if (tjm_tally_load(&jm, &err) < 0 ||
+            tstore_maint_start(d->store, TESSD_WAL_CHECKPOINT_PAGES, &err) < 0) {
+            fprintf(stderr, "tesseld: %s\n", err.text);
+            return 1;
+        }
+    }
     if (instance_id(d, &err) < 0 || ensure_default_queue(d, &err) < 0 ||
         tessd_bootstrap_admin(d, &err) < 0 || discover_gpus(d, nvml_lib, fallback, &err) < 0) {
         fprintf(stderr, "tesseld: %s\n", err.text);

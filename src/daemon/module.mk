@@ -36,6 +36,7 @@ TESSELD_TESTS += tests/t/t3040-daemon-pending-reason.t
 TESSELD_TESTS += tests/t/t3045-daemon-time-limit.t tests/t/t3046-daemon-dependency.t \
                  tests/t/t3047-daemon-array.t tests/t/t3048-daemon-oom.t
 TESSELD_TESTS += tests/t/t3044-daemon-api-badinput.t tests/t/t3049-daemon-options.t
+TESSELD_TESTS += tests/t/t3060-daemon-metrics-counts.t
 TESTS += $(TESSELD_TESTS)
 
 # Unit tests of the daemon's pure parts.
@@ -77,6 +78,7 @@ $(O)/tests/daemon/test_launch: $(O)/obj/src/daemon/test/test_launch.o $(O)/obj/s
 TESTS += $(O)/tests/daemon/test_health
 $(O)/tests/daemon/test_health: $(O)/obj/src/daemon/test/test_health.o \
                                $(O)/obj/src/daemon/api/health.o $(O)/obj/src/daemon/api/nodes.o \
+                               $(O)/obj/src/daemon/jobmodel.o \
                                $(O)/lib/libtsl-agent.a $(O)/lib/libtsl-http.a \
                                $(O)/lib/libtsl-store.a $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)

@@ -12,3 +12,4 @@ $(O)/tests/libstore/test_store: $(O)/obj/src/common/libstore/test/test_store.o $
                                 $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lsqlite3 -lcmocka
+

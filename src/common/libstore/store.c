@@ -9,6 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -156,7 +160,8 @@ enum {
     S_JOB_WRITE,
     S_JOB_SET_REASON,
     S_JOB_SET_WAIT,
-    S_JOB_COUNTS,
+    S_JOB_CENSUS,
+    S_EVENT_COUNT,
     S_EVENT_ADD,
     S_EVENT_LIST,
     S_JOB_SET_BATCH,
@@ -236,7 +241,10 @@ static const char *const sql[S_COUNT] = {
                     " reason_code = CASE WHEN ?2 = 0 THEN reason_code END WHERE id = ?1",
     [S_JOB_SET_REASON] = "UPDATE jobs SET reason = ?2 WHERE id = ?1",
     [S_JOB_SET_WAIT] = "UPDATE jobs SET reason = ?2, reason_code = ?3 WHERE id = ?1 AND state = 0",
-    [S_JOB_COUNTS] = "SELECT state, count(*) FROM jobs GROUP BY state",
+    /* Jobs by state, suspension and end cause (tstore_job_census: one scan, at start). */
+    [S_JOB_CENSUS] = "SELECT state, coalesce(suspended_ms, 0) > 0, coalesce(end_cause, 0),"
+                     " count(*) FROM jobs GROUP BY 1, 2, 3",
+    [S_EVENT_COUNT] = "SELECT count(*) FROM job_events WHERE event = ?1",
     [S_EVENT_ADD] = "INSERT INTO job_events(job, time_ms, who, event, from_state, to_state, why,"
                     " detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     [S_EVENT_LIST] = "SELECT id, job, time_ms, who, event, from_state, to_state, why, detail"
@@ -266,11 +274,36 @@ static const char *const sql[S_COUNT] = {
     [S_ROLLBACK_TO] = "ROLLBACK TO tstore_nested",
 };
 
+/* One change of a tally inside a transaction, kept until the outer transaction ends. */
+typedef struct {
+    unsigned slot;
+    int64_t delta;
+} tally_change_t;
+
+/* The maintenance thread (tstore_maint_start). */
+typedef struct {
+    pthread_t thread;
+    sqlite3 *db; /* its own connection */
+    int wal_pages;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool want, stop; /* under lock */
+    atomic_uint_fast64_t checkpoints, frames, errors;
+} maint_t;
+
 struct tstore {
     sqlite3 *db;
     sqlite3_stmt *st[S_COUNT];
     bool last_full; /* the last error was SQLITE_FULL */
     int nested;     /* savepoints open inside the outer transaction (tstore_begin) */
+    /* Tallies (tstore_tally_add): committed values, and the changes of the open transaction
+     * with, per open savepoint, where its changes begin (marks[0..nested-1]). */
+    int64_t tally[TSTORE_TALLY_MAX];
+    tally_change_t *tchg;
+    size_t ntchg, captchg;
+    size_t *marks;
+    size_t capmarks;
+    maint_t *maint; /* NULL: none (SQLite's automatic checkpoints) */
     /* The reserve file (tstore_reserve_init); path "" when none. */
     char reserve_path[PATH_MAX];
     uint64_t reserve_bytes;
@@ -447,14 +480,165 @@ error : {
 }
 }
 
+static void maint_stop(tstore_t *s);
+
 void tstore_close(tstore_t *s)
 {
     if (!s)
         return;
+    maint_stop(s);
     for (int i = 0; i < S_COUNT; i++)
         sqlite3_finalize(s->st[i]);
+    /* The last connection to close checkpoints the WAL into the database (SQLite). */
     sqlite3_close(s->db);
+    free(s->tchg);
+    free(s->marks);
     free(s);
+}
+
+/* ---- maintenance off the request path ---- */
+
+/* The WAL hook of the store's own connection, called after each commit (under the caller's
+ * lock, on the request path): it only wakes the maintenance thread when the WAL has grown. */
+static int maint_wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
+{
+    (void)db;
+    (void)name;
+    maint_t *m = arg;
+    if (pages >= m->wal_pages) {
+        pthread_mutex_lock(&m->lock);
+        m->want = true;
+        pthread_cond_signal(&m->cond);
+        pthread_mutex_unlock(&m->lock);
+    }
+    return SQLITE_OK;
+}
+
+/* Least time between two checkpoints: a checkpoint that could not copy every frame (a reader
+ * holds an older snapshot) is not tried again at every commit. */
+#define MAINT_MIN_GAP_MS 20
+
+static void *maint_main(void *arg)
+{
+    maint_t *m = arg;
+    pthread_mutex_lock(&m->lock);
+    for (;;) {
+        while (!m->want && !m->stop)
+            pthread_cond_wait(&m->cond, &m->lock);
+        if (m->stop)
+            break;
+        m->want = false;
+        pthread_mutex_unlock(&m->lock);
+        /* PASSIVE: copies what it can without waiting for readers or the writer, and never
+         * makes them wait (SQLite takes no writer lock for it).  With synchronous NORMAL or
+         * FULL it syncs the WAL before and the database after: those fsyncs are here now, in
+         * this thread, not in a submission's commit. */
+        int log = 0, done = 0;
+        int rc = sqlite3_wal_checkpoint_v2(m->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+        if (rc == SQLITE_OK) {
+            atomic_fetch_add(&m->checkpoints, 1);
+            atomic_fetch_add(&m->frames, (uint_fast64_t)(done > 0 ? done : 0));
+        } else if (rc != SQLITE_BUSY) {
+            /* Reported, not dropped: the next commit over the threshold tries again, and the
+             * WAL keeps every commit meanwhile (only its file grows). */
+            atomic_fetch_add(&m->errors, 1);
+            fprintf(stderr, "tessel store: checkpoint: %s (tried again after the next commit)\n",
+                    sqlite3_errmsg(m->db));
+        }
+        struct timespec ts = {0, MAINT_MIN_GAP_MS * 1000000L};
+        nanosleep(&ts, NULL);
+        pthread_mutex_lock(&m->lock);
+    }
+    pthread_mutex_unlock(&m->lock);
+    return NULL;
+}
+
+int tstore_maint_start(tstore_t *s, int wal_pages, tsl_error_t *err)
+{
+    if (s->maint || wal_pages < 1) {
+        errno = s->maint ? EBUSY : EINVAL;
+        return tsl_errprintf(err, "store maintenance: %s",
+                             s->maint ? "started already" : "WAL threshold must be >= 1 page");
+    }
+    const char *path = sqlite3_db_filename(s->db, "main");
+    if (!path || !*path) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "store maintenance: the store has no file");
+    }
+    maint_t *m = calloc(1, sizeof *m);
+    if (!m) {
+        errno = ENOMEM;
+        return tsl_errprintf(err, "store maintenance: out of memory");
+    }
+    m->wal_pages = wal_pages;
+    pthread_mutex_init(&m->lock, NULL);
+    pthread_cond_init(&m->cond, NULL);
+    /* Its own connection (no shared cache): SQLite connections are not shared across threads
+     * here, and the store's one stays the caller's alone.  synchronous NORMAL: a checkpoint
+     * syncs the WAL before copying and the database after (never OFF). */
+    int rc = sqlite3_open_v2(path, &m->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(m->db, "PRAGMA synchronous = NORMAL;", NULL, NULL, NULL);
+    if (rc != SQLITE_OK) {
+        errno = EIO;
+        tsl_errprintf(err, "store maintenance: %s: %s", path,
+                      m->db ? sqlite3_errmsg(m->db) : "cannot open");
+        goto fail;
+    }
+    /* The thread takes no signal (it inherits this mask): the process's handling of them
+     * (tesseld's signalfd, blocked in its other threads) stays the caller's. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    rc = pthread_create(&m->thread, NULL, maint_main, m);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        errno = rc;
+        tsl_errprintf(err, "store maintenance: thread: %s", strerror(rc));
+        goto fail;
+    }
+    s->maint = m;
+    /* Replaces SQLite's automatic checkpoint (itself a WAL hook): commits no longer run one. */
+    sqlite3_wal_hook(s->db, maint_wal_hook, m);
+    return 0;
+fail : {
+    int saved = errno;
+    sqlite3_close(m->db);
+    pthread_cond_destroy(&m->cond);
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+    errno = saved;
+    return -1;
+}
+}
+
+static void maint_stop(tstore_t *s)
+{
+    maint_t *m = s->maint;
+    if (!m)
+        return;
+    sqlite3_wal_hook(s->db, NULL, NULL);
+    pthread_mutex_lock(&m->lock);
+    m->stop = true;
+    pthread_cond_signal(&m->cond);
+    pthread_mutex_unlock(&m->lock);
+    pthread_join(m->thread, NULL);
+    sqlite3_close(m->db);
+    pthread_cond_destroy(&m->cond);
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+    s->maint = NULL;
+}
+
+void tstore_maint_stats(const tstore_t *s, tstore_maint_stats_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!s->maint)
+        return;
+    out->running = true;
+    out->checkpoints = atomic_load(&s->maint->checkpoints);
+    out->frames = atomic_load(&s->maint->frames);
+    out->errors = atomic_load(&s->maint->errors);
 }
 
 int tstore_set_durable(tstore_t *s, bool full, tsl_error_t *err)
@@ -539,12 +723,24 @@ int tstore_schema_version(tstore_t *s)
 int tstore_begin(tstore_t *s, tsl_error_t *err)
 {
     if (!sqlite3_get_autocommit(s->db)) {
+        /* Room for the savepoint's mark first: nothing to undo when there is none. */
+        if ((size_t)s->nested == s->capmarks) {
+            size_t cap = s->capmarks ? s->capmarks * 2 : 4;
+            size_t *m = realloc(s->marks, cap * sizeof *m);
+            if (!m) {
+                errno = ENOMEM;
+                return tsl_errprintf(err, "store: savepoint: out of memory");
+            }
+            s->marks = m;
+            s->capmarks = cap;
+        }
         if (exec_stmt(s, stmt(s, S_SAVEPOINT), err, "savepoint") < 0)
             return -1;
-        s->nested++;
+        s->marks[s->nested++] = s->ntchg;
         return 0;
     }
     s->nested = 0;
+    s->ntchg = 0;
     return exec_stmt(s, stmt(s, S_BEGIN), err, "begin") < 0 ? -1 : 0;
 }
 
@@ -557,7 +753,7 @@ int tstore_commit(tstore_t *s, tsl_error_t *err)
             errno = saved;
             return -1;
         }
-        s->nested--;
+        s->nested--; /* its tally changes now belong to the transaction around it */
         return 0;
     }
     if (exec_stmt(s, stmt(s, S_COMMIT), err, "commit") < 0) {
@@ -566,6 +762,9 @@ int tstore_commit(tstore_t *s, tsl_error_t *err)
         errno = saved;
         return -1;
     }
+    for (size_t i = 0; i < s->ntchg; i++)
+        s->tally[s->tchg[i].slot] += s->tchg[i].delta;
+    s->ntchg = 0;
     return 0;
 }
 
@@ -573,15 +772,59 @@ void tstore_rollback(tstore_t *s)
 {
     if (sqlite3_get_autocommit(s->db)) {
         s->nested = 0; /* SQLite ended the transaction itself (an error) */
+        s->ntchg = 0;
         return;
     }
     if (s->nested > 0) {
         exec_stmt(s, stmt(s, S_ROLLBACK_TO), NULL, "rollback to");
         exec_stmt(s, stmt(s, S_RELEASE), NULL, "release");
-        s->nested--;
+        s->ntchg = s->marks[--s->nested];
         return;
     }
     exec_stmt(s, stmt(s, S_ROLLBACK), NULL, "rollback");
+    s->ntchg = 0;
+}
+
+int tstore_tally_add(tstore_t *s, unsigned slot, int64_t delta, tsl_error_t *err)
+{
+    if (slot >= TSTORE_TALLY_MAX) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "store: tally %u out of range", slot);
+    }
+    if (sqlite3_get_autocommit(s->db)) {
+        s->tally[slot] += delta;
+        return 0;
+    }
+    if (s->ntchg == s->captchg) {
+        size_t cap = s->captchg ? s->captchg * 2 : 64;
+        tally_change_t *c = realloc(s->tchg, cap * sizeof *c);
+        if (!c) {
+            errno = ENOMEM;
+            return tsl_errprintf(err, "store: tally: out of memory");
+        }
+        s->tchg = c;
+        s->captchg = cap;
+    }
+    s->tchg[s->ntchg++] = (tally_change_t){slot, delta};
+    return 0;
+}
+
+int64_t tstore_tally_get(const tstore_t *s, unsigned slot)
+{
+    return slot < TSTORE_TALLY_MAX ? s->tally[slot] : 0;
+}
+
+int tstore_tally_reset(tstore_t *s, const int64_t *values, size_t n, tsl_error_t *err)
+{
+    if (n > TSTORE_TALLY_MAX || !sqlite3_get_autocommit(s->db)) {
+        errno = n > TSTORE_TALLY_MAX ? EINVAL : EBUSY;
+        return tsl_errprintf(err, "store: tallies reset %s",
+                             n > TSTORE_TALLY_MAX ? "with too many values"
+                                                  : "inside a transaction");
+    }
+    memset(s->tally, 0, sizeof s->tally);
+    memcpy(s->tally, values, n * sizeof *values);
+    return 0;
 }
 
 static int not_found(tsl_error_t *err, const char *what)
@@ -1260,18 +1503,40 @@ int tstore_event_list(tstore_t *s, int64_t job, tstore_event_f cb, void *arg, ts
     return each_row(s, q, event_row, &c, err, "list job events");
 }
 
+int tstore_job_census(tstore_t *s, tstore_census_f cb, void *arg, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_JOB_CENSUS);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW)
+        cb(sqlite3_column_int(q, 0), sqlite3_column_int(q, 1) != 0, sqlite3_column_int(q, 2),
+           sqlite3_column_int64(q, 3), arg);
+    sqlite3_reset(q);
+    return rc == SQLITE_DONE ? 0 : db_error(s, err, "job census");
+}
+
+static void count_row(int state, bool suspended, int end_cause, int64_t n, void *arg)
+{
+    (void)suspended;
+    (void)end_cause;
+    int64_t *counts = arg;
+    if (state >= 0 && state < TSTORE_NSTATES)
+        counts[state] += n;
+}
+
 int tstore_job_counts(tstore_t *s, int64_t counts[TSTORE_NSTATES], tsl_error_t *err)
 {
     memset(counts, 0, sizeof(int64_t) * TSTORE_NSTATES);
-    sqlite3_stmt *q = stmt(s, S_JOB_COUNTS);
-    int rc;
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        int st = sqlite3_column_int(q, 0);
-        if (st >= 0 && st < TSTORE_NSTATES)
-            counts[st] = sqlite3_column_int64(q, 1);
-    }
+    return tstore_job_census(s, count_row, counts, err);
+}
+
+int tstore_event_count(tstore_t *s, const char *event, int64_t *n, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_EVENT_COUNT);
+    bind_text(q, 1, event);
+    int rc = sqlite3_step(q);
+    *n = rc == SQLITE_ROW ? sqlite3_column_int64(q, 0) : 0;
     sqlite3_reset(q);
-    return rc == SQLITE_DONE ? 0 : db_error(s, err, "job counts");
+    return rc == SQLITE_ROW ? 0 : db_error(s, err, "event count");
 }
 
 /* ---- batch: dependencies, held jobs, arrays ---- */

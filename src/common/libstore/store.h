@@ -6,6 +6,8 @@
  * at the top of store.c and prepared once in tstore_open.
  *
  * Threads: a tstore_t is not locked; tesseld calls it under its one big lock (single writer).
+ * The maintenance thread (tstore_maint_start) has a connection of its own and touches nothing
+ * of the tstore_t but its own counters.
  *
  * Errors: calls return -1 (or NULL) with errno set and one line in err when err is non-NULL.
  * errno ENOENT: no such row; EEXIST: unique key taken; EIO: SQLite failed.
@@ -180,6 +182,40 @@ void tstore_close(tstore_t *st);
  * survives those (one fsync more per transaction).  0, or -1 with err. */
 int tstore_set_durable(tstore_t *st, bool full, tsl_error_t *err);
 
+/* Maintenance off the request path.  By default SQLite copies the WAL back into the database
+ * (a checkpoint, with its fsyncs) inside the commit that brings the WAL to 1,000 pages: that
+ * commit, a submission's, waits for it.  tstore_maint_start turns that off on st's connection
+ * and starts a thread with a connection of its own that runs a PASSIVE checkpoint (it never
+ * waits for the writer or readers and never makes them wait) whenever a commit leaves at least
+ * wal_pages pages in the WAL, at most one every 20 ms.  What a commit promises does not change:
+ * the WAL holds it until the checkpoint copies it.  A failed checkpoint is counted and printed
+ * on stderr (one line); the next commit over the threshold tries again.  tstore_close stops
+ * the thread.  0, or -1 with errno and err (EBUSY: started already). */
+int tstore_maint_start(tstore_t *st, int wal_pages, tsl_error_t *err);
+typedef struct {
+    bool running;         /* tstore_maint_start succeeded */
+    uint64_t checkpoints; /* checkpoints run */
+    uint64_t frames;      /* WAL frames they copied into the database */
+    uint64_t errors;      /* checkpoints that failed (not counting "busy") */
+} tstore_maint_stats_t;
+/* Safe to call from any thread that may call st (reads atomics only). */
+void tstore_maint_stats(const tstore_t *st, tstore_maint_stats_t *out);
+
+/* Tallies: TSTORE_TALLY_MAX counters kept in memory beside the store, that follow its
+ * transactions: tstore_tally_add inside a transaction counts once the outer transaction
+ * commits, and not at all when it (or the savepoint it was added in) rolls back; outside a
+ * transaction it counts at once.  The store gives them no meaning: the job model keeps its
+ * counts of jobs by state in them (src/daemon/jobmodel.h), so /metrics reads them instead of
+ * scanning the jobs table.  Same threading as every other call. */
+#define TSTORE_TALLY_MAX 32
+/* 0, or -1 with errno EINVAL (slot out of range) or ENOMEM, and err; nothing counted. */
+int tstore_tally_add(tstore_t *st, unsigned slot, int64_t delta, tsl_error_t *err);
+/* The committed value of a slot (0 for a slot out of range). */
+int64_t tstore_tally_get(const tstore_t *st, unsigned slot);
+/* Set the first n slots to values and the others to 0 (loading them at start): outside a
+ * transaction only.  0, or -1 (EINVAL n too large, EBUSY in a transaction). */
+int tstore_tally_reset(tstore_t *st, const int64_t *values, size_t n, tsl_error_t *err);
+
 /* Space kept for the store on a full disk.  A file of `bytes` (allocated, not sparse) is kept
  * at path, on the store's file system.  When SQLite reports the disk full (SQLITE_FULL) the
  * store gives the file back to the file system and runs the failed statement again, once, if
@@ -280,6 +316,13 @@ int tstore_job_set_wait(tstore_t *st, int64_t id, const char *code, const char *
                         tsl_error_t *err);
 /* Number of jobs in each state; counts[TSTORE_NSTATES]. */
 int tstore_job_counts(tstore_t *st, int64_t counts[TSTORE_NSTATES], tsl_error_t *err);
+/* One scan of the jobs table, grouped: cb is called once per (state, suspended, end_cause)
+ * with the number of jobs (suspended: running with suspended_ms set; end_cause 0 = none).
+ * For counts kept elsewhere, loaded once at start.  0, or -1 with err. */
+typedef void (*tstore_census_f)(int state, bool suspended, int end_cause, int64_t n, void *arg);
+int tstore_job_census(tstore_t *st, tstore_census_f cb, void *arg, tsl_error_t *err);
+/* Number of records named event (e.g. "start") in the event log of every job.  0 or -1. */
+int tstore_event_count(tstore_t *st, const char *event, int64_t *n, tsl_error_t *err);
 int tstore_user_active_jobs(tstore_t *st, const char *user, int64_t *n, tsl_error_t *err);
 
 void tstore_job_clear(tstore_job_t *job);

@@ -52,26 +52,46 @@ void api_metrics(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
 {
     tessd_t *d = ctx;
     sbuf_t s = {0};
-    int64_t counts[TSTORE_NSTATES];
+    /* Counts the job model keeps as it writes (jobmodel.h, TJM_TALLY_*), loaded at start:
+     * no scan of the jobs table here, whatever its size. */
     pthread_mutex_lock(&d->lock);
-    tsl_error_t err;
-    if (tstore_job_counts(d->store, counts, &err) < 0) {
-        pthread_mutex_unlock(&d->lock);
-        api_store_error(rep, &err);
-        return;
-    }
-    int64_t total = 0;
+    int64_t tally[TJM_TALLY_NSLOTS];
+    for (unsigned i = 0; i < TJM_TALLY_NSLOTS; i++)
+        tally[i] = tstore_tally_get(d->store, i);
     sb_printf(&s, "# HELP tessel_jobs Jobs by state.\n# TYPE tessel_jobs gauge\n");
     for (int i = 0; i < TSTORE_NSTATES; i++) {
+        /* The store's states: running counts the suspended ones (as GET /v1/jobs?state=). */
+        int64_t n = tally[TJM_TALLY_STATE + i];
+        if (i == TSTORE_RUNNING)
+            n += tally[TJM_TALLY_STATE + TJM_SUSPENDED];
         sb_printf(&s, "tessel_jobs{state=\"%s\"} %lld\n", tstore_state_name((tstore_state_t)i),
-                  (long long)counts[i]);
-        total += counts[i];
+                  (long long)n);
     }
     sb_printf(&s,
               "# HELP tessel_jobs_submitted_total Jobs accepted since the store was "
               "created.\n# TYPE tessel_jobs_submitted_total counter\n"
               "tessel_jobs_submitted_total %lld\n",
-              (long long)total);
+              (long long)tally[TJM_TALLY_SUBMITTED]);
+    sb_printf(&s,
+              "# HELP tessel_jobs_started_total Starts of jobs (a requeued job starts again) "
+              "since the store was created.\n# TYPE tessel_jobs_started_total counter\n"
+              "tessel_jobs_started_total %lld\n",
+              (long long)tally[TJM_TALLY_STARTED]);
+    sb_printf(&s, "# HELP tessel_jobs_ended_total Jobs ended since the store was created, by "
+                  "end cause.\n# TYPE tessel_jobs_ended_total counter\n");
+    for (int c = TJM_CAUSE_NONE + 1; c < TJM_NCAUSES; c++)
+        sb_printf(&s, "tessel_jobs_ended_total{cause=\"%s\"} %lld\n",
+                  tjm_cause_name((tjm_cause_t)c), (long long)tally[TJM_TALLY_ENDED + c]);
+    tstore_maint_stats_t ms;
+    tstore_maint_stats(d->store, &ms);
+    sb_printf(&s,
+              "# HELP tessel_store_checkpoints_total WAL checkpoints run by the store's "
+              "maintenance thread.\n# TYPE tessel_store_checkpoints_total counter\n"
+              "tessel_store_checkpoints_total %llu\n"
+              "# HELP tessel_store_checkpoint_errors_total WAL checkpoints that failed.\n"
+              "# TYPE tessel_store_checkpoint_errors_total counter\n"
+              "tessel_store_checkpoint_errors_total %llu\n",
+              (unsigned long long)ms.checkpoints, (unsigned long long)ms.errors);
     sb_printf(&s,
               "# HELP tessel_gpus GPUs managed by this tesseld.\n# TYPE tessel_gpus gauge\n"
               "tessel_gpus{simulated=\"%d\"} %d\n",

@@ -3,9 +3,10 @@
  * placements, a real store for the job counts) and the answers are read back.  Checked: 503
  * while stopping; the Prometheus text (every family with HELP and TYPE, a job count per state
  * and their total, per-GPU memory and allocations summed over the jobs placed there, one busy
- * counter per slice, text that outgrows the first buffer); the inventory JSON (allocations and
- * slices per GPU, NVLink peers, no utilisation without NVML, the cgroup mode); a store error
- * answered 500 with the store's message.  Slices are not open (no interposer): used memory and
+ * counter per slice, text that outgrows the first buffer); the job counts kept by the job model
+ * (states, starts, ends by cause), served without reading the jobs table; the inventory JSON
+ * (allocations and slices per GPU, NVLink peers, no utilisation without NVML, the cgroup
+ * mode).  Slices are not open (no interposer): used memory and
  * busy time read 0. */
 #include <errno.h>
 #include <setjmp.h>
@@ -123,7 +124,8 @@ static void submit(fix_t *f, int n)
         j.env_json = (char *)"{}";
         j.queue = (char *)"default";
         j.submitted_ms = 1000;
-        assert_int_equal(tstore_job_add(f->d.store, &j, NULL), 0);
+        tjm_t m = {.store = f->d.store};
+        assert_int_equal(tjm_submit(&m, &j, "alice", NULL, NULL), 0);
     }
 }
 
@@ -188,6 +190,10 @@ static void test_metrics(void **state)
     assert_true(has_line(t, "tessel_jobs{state=\"pending\"} 3"));
     assert_true(has_line(t, "tessel_jobs{state=\"running\"} 0"));
     assert_true(has_line(t, "tessel_jobs_submitted_total 3"));
+    assert_true(has_line(t, "tessel_jobs_started_total 0"));
+    assert_true(has_line(t, "tessel_jobs_ended_total{cause=\"cancelled\"} 0"));
+    assert_true(has_line(t, "tessel_store_checkpoints_total 0"));
+    assert_true(has_line(t, "tessel_store_checkpoint_errors_total 0"));
     assert_true(has_line(t, "tessel_gpus{simulated=\"1\"} 3"));
     char line[512];
     /* GPU 0: alice 500 + bob 250 + dave 1000 milli; 12 + 6 + 24 GiB. */
@@ -225,6 +231,10 @@ static void test_metrics(void **state)
     /* Every family has its HELP and TYPE. */
     static const char *const fam[] = {"tessel_jobs",
                                       "tessel_jobs_submitted_total",
+                                      "tessel_jobs_started_total",
+                                      "tessel_jobs_ended_total",
+                                      "tessel_store_checkpoints_total",
+                                      "tessel_store_checkpoint_errors_total",
                                       "tessel_gpus",
                                       "tessel_gpu_memory_bytes",
                                       "tessel_gpu_allocated_milli",
@@ -265,11 +275,22 @@ static void test_metrics_large(void **state)
     free(t);
 }
 
-static void test_metrics_store_error(void **state)
+/* The job counts follow the job model's changes (a start, a suspension, ends by cause), and
+ * /metrics reads its counts, never the jobs table: with the table dropped behind its back by
+ * another process, it still answers 200 with the same counts. */
+static void test_metrics_counts(void **state)
 {
     fix_t *f = *state;
-    /* Another process drops the jobs table: the count fails, 500 with the store's message, and
-     * the lock is released. */
+    submit(f, 4); /* ids 1-4 */
+    tjm_t m = {.store = f->d.store};
+    tjm_change_t pl = {.placement_json = "[]"};
+    tjm_change_t fail = {.cause = TJM_CAUSE_HOST_OOM};
+    assert_int_equal(tjm_apply(&m, 1, TJM_EV_START, &pl, "tesseld", NULL, NULL), 0);
+    assert_int_equal(tjm_apply(&m, 2, TJM_EV_START, &pl, "tesseld", NULL, NULL), 0);
+    assert_int_equal(tjm_apply(&m, 2, TJM_EV_SUSPEND, NULL, "alice", NULL, NULL), 0);
+    assert_int_equal(tjm_apply(&m, 3, TJM_EV_START, &pl, "tesseld", NULL, NULL), 0);
+    assert_int_equal(tjm_apply(&m, 3, TJM_EV_FAIL, &fail, "tesseld", NULL, NULL), 0);
+    assert_int_equal(tjm_apply(&m, 4, TJM_EV_CANCEL, NULL, "alice", NULL, NULL), 0);
     char path[128];
     snprintf(path, sizeof path, "%s/tessel.db", f->dir);
     sqlite3 *db;
@@ -277,12 +298,19 @@ static void test_metrics_store_error(void **state)
     assert_int_equal(sqlite3_exec(db, "PRAGMA foreign_keys=OFF; DROP TABLE jobs", NULL, NULL, NULL),
                      SQLITE_OK);
     sqlite3_close(db);
-    thttp_req_t req = {0};
-    thttp_reply_t rep = {0};
-    api_metrics(&req, &rep, &f->d);
-    assert_int_equal(rep.status, 500);
-    assert_null(rep.text);
-    json_decref(rep.json);
+    int status;
+    char *t = metrics(f, &status);
+    assert_int_equal(status, 200);
+    assert_true(has_line(t, "tessel_jobs{state=\"pending\"} 0"));
+    assert_true(has_line(t, "tessel_jobs{state=\"running\"} 2")); /* one suspended */
+    assert_true(has_line(t, "tessel_jobs{state=\"failed\"} 1"));
+    assert_true(has_line(t, "tessel_jobs{state=\"cancelled\"} 1"));
+    assert_true(has_line(t, "tessel_jobs_submitted_total 4"));
+    assert_true(has_line(t, "tessel_jobs_started_total 3"));
+    assert_true(has_line(t, "tessel_jobs_ended_total{cause=\"host_oom\"} 1"));
+    assert_true(has_line(t, "tessel_jobs_ended_total{cause=\"cancelled\"} 1"));
+    assert_true(has_line(t, "tessel_jobs_ended_total{cause=\"exit\"} 0"));
+    free(t);
     assert_int_equal(pthread_mutex_trylock(&f->d.lock), 0);
     pthread_mutex_unlock(&f->d.lock);
 }
@@ -352,7 +380,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_healthz, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metrics_large, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_metrics_store_error, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_metrics_counts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nodes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
