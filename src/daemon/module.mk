@@ -37,8 +37,9 @@ TESSELD_TESTS += tests/t/t3040-daemon-pending-reason.t
 TESSELD_TESTS += tests/t/t3045-daemon-time-limit.t tests/t/t3046-daemon-dependency.t \
                  tests/t/t3047-daemon-array.t tests/t/t3048-daemon-oom.t
 TESSELD_TESTS += tests/t/t3044-daemon-api-badinput.t tests/t/t3049-daemon-options.t
-# Event-driven scheduling (pass.h).
-TESSELD_TESTS += tests/t/t3050-daemon-event-end.t tests/t/t3051-daemon-coalesce.t
+# Event-driven scheduling (pass.h) and the long poll of a job (wait.c).
+TESSELD_TESTS += tests/t/t3050-daemon-event-end.t tests/t/t3051-daemon-coalesce.t \
+                 tests/t/t3052-daemon-wait.t
 TESTS += $(TESSELD_TESTS)
 
 # Unit tests of the daemon's pure parts.
@@ -101,6 +102,7 @@ tests/t/t3020-daemon-socket.t tests/t/t3021-daemon-queue-allow.t tests/t/t3022-d
     tests/t/t3030-daemon-job-events.t tests/t/t3045-daemon-time-limit.t \
     tests/t/t3046-daemon-dependency.t tests/t/t3047-daemon-array.t tests/t/t3048-daemon-oom.t: \
     $(O)/bin/tessel
+tests/t/t3052-daemon-wait.t: $(O)/bin/tessel
 # The slowloris test mounts the attack with the benchmark's program.
 tests/t/t3014-daemon-slowloris.t: $(O)/bench/bench-slowloris
 # The slice test runs the interposer's probe as a job, over the fake driver.
