@@ -538,15 +538,12 @@ static void wait_start(cli_t *cli, int64_t id, const char *path, bool quiet)
 {
     char last[1024] = "";
     bool waited = false;
-    bool first = true;
     while (!interrupted) {
         json_t *job = NULL;
-        /* The first look answers at once (the reason of a job that waits is shown without
-         * delay); the next ones wait for the start. */
-        if ((first ? tclient_request(cli->client, "GET", path, NULL, &job, NULL)
-                   : wait_job(cli, path, "started", RUN_WAIT_POLL_MS, &job, NULL)) < 0)
+        /* No plain look first: a job just submitted has no reason yet (the pass after the 201
+         * writes it), and the long poll answers at once when it has started. */
+        if (wait_job(cli, path, "started", RUN_WAIT_POLL_MS, &job, NULL) < 0)
             return;
-        first = false;
         const char *st = json_string_value(json_object_get(job, "state"));
         const char *why = json_string_value(json_object_get(job, "reason"));
         if (st && strcmp(st, "pending") == 0) {
