@@ -3,7 +3,8 @@
 # with passes at least 500 ms apart (--test-pass-gap-ms; the default is 5 ms) and no periodic
 # tick, 200 submissions in one burst (one curl, one connection) make far fewer passes than 200
 # (tessel_sched_passes_total in /metrics), and every job is handed to the scheduler: all 200
-# pending behind a job that holds the only GPU, all 200 run once it ends.
+# pending behind a job that holds the only GPU, each with the scheduler's reason.  (That the
+# end of a job starts the next is t3050's.)
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 command -v curl >/dev/null && command -v jq >/dev/null || missing "curl and jq are needed"
@@ -43,12 +44,7 @@ ok $? "the passes ran $((C1 - C0)) scheduling cycle(s), one at most per pass"
 api GET "/v1/jobs?state=pending"
 is "$(jq '[.jobs[] | select(.reason != null)] | length' "$TD/out")" 200 \
     "each pending job has its reason from the scheduler (it was handed over)"
-touch "$TD/go"
-wait_for '[ "$(curl -s -H "Authorization: Bearer $TD_ADMIN" "$TD_URL/v1/jobs?state=active" | jq ".jobs | length")" = 0 ]'
-ok $? "once job $A ends, the 200 run, each started by the end of the one before"
-api GET "/v1/jobs?state=succeeded"
-is "$(jq '.jobs | length' "$TD/out")" 201 "all 201 succeeded"
-
 td_stop
 ok $? "tesseld stops cleanly"
+touch "$TD/go" # job $A ends (the test's cleanup kills it too)
 done_testing
