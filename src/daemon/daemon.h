@@ -13,7 +13,9 @@
  * pending jobs (~1.5 us each: 25 ms for 20,000), runs without the lock and never delays an
  * API answer.
  *
- * Order of one tick (tessd_tick, main thread, every TESSD_TICK_MS or when woken):
+ * Order of one tick, or scheduling pass (tessd_tick, main thread: at once after an event -- a
+ * submission, a job's end (SIGCHLD), a cancel, a suspend or resume, a queue edit -- events
+ * coalesced as pass.h says, and every TESSD_TICK_MS without events):
  *   1. (locked) reap exited shims (our children) so they do not linger as zombies;
  *   2. (locked) for each running job: DIR/exit present -> record the end, release its
  *      resources; cancel or preemption asked more than TESSD_CANCEL_GRACE_MS ago -> SIGKILL;
@@ -53,9 +55,19 @@
 
 #define TESSD_VERSION "0.1.0"
 
-/* Tick period: bounds how late a job's end is noticed and the next job started (100 ms is
- * well under what a person notices); each tick costs one stat() per running job. */
-#define TESSD_TICK_MS 100
+/* Period of the tick when no event comes (pass.h): only rules of time need it (time limits,
+ * the SIGKILL after a grace period, the GPU-memory watchdog's records, a new job's pid record,
+ * reservations, fair-share decay), none finer than a second; a job's end, a submission, a
+ * cancel run a pass at once.  Each tick costs one stat() per running job. */
+#define TESSD_TICK_MS 250
+/* Least time between the starts of two passes: a burst of events (200 submissions in 30 ms)
+ * makes one pass per 5 ms, not one per event, and handlers get the lock between passes (a
+ * pass with 200 running jobs holds it ~2 ms); an event on a quiet daemon waits at most this. */
+#define TESSD_PASS_GAP_MS 5
+/* Longest wait of GET /v1/jobs/{id}/wait: a client that waits longer asks again (a minute
+ * bounds how long one request holds its connection, as --request-timeout does for a silent
+ * one). */
+#define TESSD_WAIT_MAX_MS 60000
 /* Time between SIGTERM and SIGKILL when a running job is cancelled: long enough for a
  * training script to write a checkpoint, short enough that a person waiting sees it end. */
 #define TESSD_CANCEL_GRACE_MS 10000
@@ -120,7 +132,11 @@ typedef struct {
     thttp_server_t *http;      /* TCP listener; NULL with --no-listen */
     thttp_server_t *http_unix; /* the local socket's listener; NULL with --no-socket */
     atomic_bool stopping;
-    int wake_fd; /* eventfd: a handler asks for a tick */
+    int wake_fd;                       /* eventfd: a handler asks for a tick */
+    struct tessd_waiter *waiters;      /* threads waiting for a job's change (wait.c); lock held */
+    atomic_uint_fast64_t sched_passes; /* ticks run (pass.h), for /metrics */
+    atomic_uint_fast64_t sched_cycles; /* tsched_sched_cycle calls, for /metrics */
+    int64_t test_tick_ms, test_pass_gap_ms; /* --test-tick-ms, --test-pass-gap-ms (0: default) */
     bool sched_dirty;
     bool holds_dirty;      /* held jobs to check (batch.h); main thread, lock held */
     int64_t kill_wait_ms;  /* --kill-wait: SIGTERM to SIGKILL at a time limit (batch.h) */
@@ -200,6 +216,16 @@ typedef struct {
 
 int64_t tessd_now_ms(void);
 void tessd_wake(tessd_t *d);
+
+/* wait.c */
+/* CLOCK_MONOTONIC in milliseconds. */
+int64_t tessd_mono_ms(void);
+/* Lock held (released while asleep, held again on return): sleep until job id changes state
+ * (the job model's notify), until deadline_ms (tessd_mono_ms's clock), or until tesseld stops.
+ * 1: it changed; 0: the deadline passed or tesseld stops; -1 with errno. */
+int tessd_wait_job(tessd_t *d, int64_t id, int64_t deadline_ms);
+/* Lock held: wake the waiters of job id (id < 0: every waiter, as tesseld stops). */
+void tessd_wake_waiters(tessd_t *d, int64_t id);
 void tessd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* snprintf for paths: 0, or -1 with errno ENAMETOOLONG when it did not fit. */
 int tessd_pathf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -30,26 +30,16 @@
 #include "daemon/api/console.h"
 #include "daemon/batch.h"
 #include "daemon/daemon.h"
+#include "daemon/pass.h"
 #include "tessel/client.h"
 #include "libutil/duration.h"
 #include "libutil/batchspec.h"
 #include "libutil/size.h"
 
-/* Least time between two ticks: a burst of submissions wakes the tick once per this period
- * rather than once per request, so the API keeps the lock most of the time. */
-#define TESSD_TICK_MIN_MS 20
-
 int64_t tessd_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
@@ -142,6 +132,10 @@ static void usage(FILE *f)
             "                      limit (Slurm's KillWait; 30s, 2m, MM:SS; default 30s)\n"
             "  --test-kill-at STEP for tests: SIGKILL tesseld itself at this step of the next\n"
             "                      job's start (running, dir, cgroup, spawned, recorded)\n"
+            "  --test-tick-ms N    for tests: the period of the tick for rules of time\n"
+            "                      (default 250; pass.h)\n"
+            "  --test-pass-gap-ms N  for tests: least time between two scheduling passes\n"
+            "                      (default 5)\n"
             "Limits on what one client can take (docs/tesseld.md):\n"
             "  --max-connections N           connections of all clients together (default 1024)\n"
             "  --max-connections-per-client N  connections from one address (default 256); the\n"
@@ -587,6 +581,8 @@ int main(int argc, char **argv)
         O_LOGLIMIT,
         O_KILLWAIT,
         O_TESTKILL,
+        O_TESTTICK,
+        O_TESTGAP,
         O_GPUMEMV,
         O_USERNS,
         O_HELP,
@@ -627,6 +623,8 @@ int main(int argc, char **argv)
         {"log-limit", required_argument, NULL, O_LOGLIMIT},
         {"kill-wait", required_argument, NULL, O_KILLWAIT},
         {"test-kill-at", required_argument, NULL, O_TESTKILL},
+        {"test-tick-ms", required_argument, NULL, O_TESTTICK},
+        {"test-pass-gap-ms", required_argument, NULL, O_TESTGAP},
         {"gpu-mem-violation", required_argument, NULL, O_GPUMEMV},
         {"allow-user-namespaces", no_argument, NULL, O_USERNS},
         {"help", no_argument, NULL, O_HELP},
@@ -805,6 +803,15 @@ int main(int argc, char **argv)
             }
             snprintf(d->test_kill_at, sizeof d->test_kill_at, "%s", optarg);
             break;
+        case O_TESTTICK:
+        case O_TESTGAP: {
+            unsigned long v;
+            if (opt_uint(c == O_TESTTICK ? "--test-tick-ms" : "--test-pass-gap-ms", optarg,
+                         c == O_TESTTICK ? 1 : 0, 3600000, &v) < 0)
+                return 2;
+            *(c == O_TESTTICK ? &d->test_tick_ms : &d->test_pass_gap_ms) = (int64_t)v;
+            break;
+        }
         case O_GPUMEMV:
             if (strcmp(optarg, "kill") != 0 && strcmp(optarg, "suspend") != 0) {
                 fprintf(stderr, "tesseld: --gpu-mem-violation %s: expected kill or suspend\n",
@@ -1117,16 +1124,16 @@ int main(int argc, char **argv)
                   (unsigned long long)(d->gpus[i].mem_total >> 20), d->gpus[i].sm_count,
                   d->gpus[i].uuid, d->gpus[i].simulated ? " (simulated)" : "");
 
-    int64_t last = 0, last_disk = 0;
+    /* The main loop: signals (SIGCHLD: a shim ended, i.e. a job's end) and the wake fd (a
+     * handler's event) ask for a pass; pass.h decides when it runs. */
+    tessd_pass_t ps;
+    tessd_pass_init(&ps, d->test_pass_gap_ms ? d->test_pass_gap_ms : TESSD_PASS_GAP_MS,
+                    d->test_tick_ms ? d->test_tick_ms : TESSD_TICK_MS, tessd_mono_ms());
+    int64_t last_disk = 0;
     for (;;) {
-        int64_t since = mono_ms() - last;
-        bool may_wake = since >= TESSD_TICK_MIN_MS;
+        int64_t timeout = tessd_pass_timeout(&ps, tessd_mono_ms());
         struct pollfd p[2] = {{sfd, POLLIN, 0}, {d->wake_fd, POLLIN, 0}};
-        int timeout = may_wake ? (int)(TESSD_TICK_MS - (since < TESSD_TICK_MS ? since : 0))
-                               : (int)(TESSD_TICK_MIN_MS - since);
-        if (timeout < 0)
-            timeout = 0;
-        int n = poll(p, may_wake ? 2 : 1, timeout);
+        int n = timeout == 0 ? 0 : poll(p, 2, (int)timeout);
         if (n < 0 && errno != EINTR) {
             perror("tesseld: poll");
             break;
@@ -1134,31 +1141,36 @@ int main(int argc, char **argv)
         bool stop = false;
         if (n > 0 && (p[0].revents & POLLIN)) {
             struct signalfd_siginfo si;
-            while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
+            while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
                 if (si.ssi_signo != SIGCHLD)
                     stop = true;
+                else
+                    tessd_pass_event(&ps);
+            }
         }
         if (stop)
             break;
-        if (n > 0 && may_wake && (p[1].revents & POLLIN)) {
+        if (n > 0 && (p[1].revents & POLLIN)) {
             uint64_t v;
-            if (read(d->wake_fd, &v, sizeof v) < 0) {
-                /* Nothing to clear. */
-            }
-        } else if (!may_wake || mono_ms() - last < TESSD_TICK_MS) {
-            if (n == 0 && !may_wake)
-                continue; /* the minimum gap has passed; poll again with the wake fd */
-            if (n > 0)
-                continue;
+            if (read(d->wake_fd, &v, sizeof v) == (ssize_t)sizeof v)
+                tessd_pass_event(&ps);
         }
-        if (mono_ms() - last_disk >= TESSD_DISK_WATCH_MS) {
+        int64_t now = tessd_mono_ms();
+        if (tessd_pass_timeout(&ps, now) != 0)
+            continue;
+        tessd_pass_begin(&ps, now);
+        if (now - last_disk >= TESSD_DISK_WATCH_MS) {
             disk_watch(d);
-            last_disk = mono_ms();
+            last_disk = now;
         }
         tessd_tick(d);
-        last = mono_ms();
+        atomic_fetch_add(&d->sched_passes, 1);
+        tessd_pass_end(&ps);
     }
     atomic_store(&d->stopping, true);
+    pthread_mutex_lock(&d->lock);
+    tessd_wake_waiters(d, -1); /* long polls answer now, so that the servers can stop */
+    pthread_mutex_unlock(&d->lock);
     tessd_log("stopping; %zu running job(s) keep running and are picked up at the next start",
               d->nruns);
     thttp_stop(d->http);

@@ -5,7 +5,8 @@ TESSELD_SRCS := src/daemon/main.c src/daemon/tick.c src/daemon/launch.c src/daem
                 src/daemon/api/nodes.c src/daemon/api/queues.c src/daemon/api/users.c \
                 src/daemon/api/health.c src/daemon/api/console.c src/daemon/sched.c \
                 src/daemon/suspend.c src/daemon/acl.c src/daemon/localid.c \
-                src/daemon/jobmodel.c src/daemon/batch.c src/daemon/batch_store.c
+                src/daemon/jobmodel.c src/daemon/batch.c src/daemon/batch_store.c \
+                src/daemon/pass.c src/daemon/wait.c
 BINS += $(O)/bin/tesseld
 # Libraries by path: module.mk files are included in alphabetical order, so the variables
 # of libraries defined later are still empty here.
@@ -37,6 +38,9 @@ TESSELD_TESTS += tests/t/t3045-daemon-time-limit.t tests/t/t3046-daemon-dependen
                  tests/t/t3047-daemon-array.t tests/t/t3048-daemon-oom.t
 TESSELD_TESTS += tests/t/t3044-daemon-api-badinput.t tests/t/t3049-daemon-options.t
 TESSELD_TESTS += tests/t/t3060-daemon-metrics-counts.t
+# Event-driven scheduling (pass.h) and the long poll of a job (wait.c).
+TESSELD_TESTS += tests/t/t3050-daemon-event-end.t tests/t/t3051-daemon-coalesce.t \
+                 tests/t/t3052-daemon-wait.t
 TESTS += $(TESSELD_TESTS)
 
 # Unit tests of the daemon's pure parts.
@@ -89,12 +93,18 @@ $(O)/tests/daemon/test_batch: $(O)/obj/src/daemon/test/test_batch.o $(O)/obj/src
                               $(O)/lib/libtsl-store.a $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lsqlite3 -lcmocka
+# pass.c: the coalescing of scheduling events into passes, on a fake clock.
+TESTS += $(O)/tests/daemon/test_pass
+$(O)/tests/daemon/test_pass: $(O)/obj/src/daemon/test/test_pass.o $(O)/obj/src/daemon/pass.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
 $(TESSELD_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim
 # The local-socket and queue-permission tests drive the CLI as local accounts too.
 tests/t/t3020-daemon-socket.t tests/t/t3021-daemon-queue-allow.t tests/t/t3022-daemon-modes.t \
     tests/t/t3030-daemon-job-events.t tests/t/t3045-daemon-time-limit.t \
     tests/t/t3046-daemon-dependency.t tests/t/t3047-daemon-array.t tests/t/t3048-daemon-oom.t: \
     $(O)/bin/tessel
+tests/t/t3052-daemon-wait.t: $(O)/bin/tessel
 # The slowloris test mounts the attack with the benchmark's program.
 tests/t/t3014-daemon-slowloris.t: $(O)/bench/bench-slowloris
 # The slice test runs the interposer's probe as a job, over the fake driver.

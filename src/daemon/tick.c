@@ -64,13 +64,16 @@ static void run_remove(tessd_t *d, tessd_run_t *r)
     d->runs[i] = d->runs[--d->nruns];
 }
 
-/* The model's notify hook: a change of state is news for the scheduler and for whoever waits
- * for the job (the tick runs at once). */
+/* The model's notify hook: a change of state is news for whoever waits for the job (wait.c)
+ * and for the scheduler (a pass runs at once, pass.h).  A start is the pass's own doing and
+ * libsched knows it already (tsched_job_started): it asks for no other pass. */
 static void job_changed(void *arg, int64_t id, tjm_state_t from, tjm_state_t to)
 {
-    (void)id;
     tessd_t *d = arg;
     if (from == to)
+        return;
+    tessd_wake_waiters(d, id);
+    if (from == TJM_PENDING && to == TJM_RUNNING)
         return;
     d->sched_dirty = true;
     tessd_wake(d);
@@ -793,6 +796,7 @@ void tessd_tick(tessd_t *d)
 
     /* libsched is the main thread's alone: the cycle runs without the lock. */
     d->last_cycle_ms = now;
+    atomic_fetch_add(&d->sched_cycles, 1);
     tsched_decisions_t dec;
     tsl_error_t err;
     int rc = tsched_sched_cycle(d->sched, tessd_sched_now(), &dec, &err);
@@ -824,8 +828,10 @@ void tessd_tick(tessd_t *d)
         preempt(d, &victims[i]);
     for (size_t i = 0; i < n; i++)
         start_job(d, starts[i].id, &starts[i].m);
-    if (rc == 0 && dec.nstarts > n)
-        d->sched_dirty = true; /* the rest at the next tick */
+    if (rc == 0 && dec.nstarts > n) {
+        d->sched_dirty = true; /* the rest at the next pass, after the gap */
+        tessd_wake(d);
+    }
     tessd_sched_store_waits(d, waits, nw);
     pthread_mutex_unlock(&d->lock);
     free(victims);

@@ -26,9 +26,12 @@ extern char **environ;
 #define RUN_RECONNECT_S 60
 /* Pause between two attempts to reach tesseld again. */
 #define RUN_RETRY_MS 250
-/* How often a foreground run asks whether its pending job still waits, and why: a reason
- * changes at most once a scheduling cycle, and a person reads a new line within a second. */
+/* How long one long poll of a pending job lasts (GET /v1/jobs/{id}/wait?until=started): it
+ * answers at the job's start, else after this with why it still waits: a reason changes at
+ * most once a scheduling cycle, and a person reads a new line within a second. */
 #define RUN_WAIT_POLL_MS 500
+/* One long poll for the end of a job whose logs have ended (tesseld answers at the end). */
+#define RUN_WAIT_END_S 5
 
 static void usage(FILE *f)
 {
@@ -499,6 +502,34 @@ static void where_cell(const json_t *placement, char *buf, size_t len)
                  i > 1 ? " each" : "");
 }
 
+/* The job at path (/v1/jobs/ID), once it has started (until "started") or finished
+ * ("finished"), or after timeout_ms: a long poll that tesseld answers at the change, so no
+ * fixed sleep.  A tesseld without the wait API (an older one: 404 for the route) gets plain
+ * GETs from then on, RUN_WAIT_POLL_MS apart, as before the wait API.  0, or -1 with err (as
+ * tclient_request). */
+static int wait_job(cli_t *cli, const char *path, const char *until, long timeout_ms, json_t **job,
+                    tsl_error_t *err)
+{
+    static bool no_wait_api;
+    if (!no_wait_api) {
+        char wpath[128];
+        snprintf(wpath, sizeof wpath, "%s/wait?until=%s&timeout=%ld.%03ld", path, until,
+                 timeout_ms / 1000, timeout_ms % 1000);
+        if (tclient_request(cli->client, "GET", wpath, NULL, job, err) == 0)
+            return 0;
+        if (tclient_status(cli->client) != 404)
+            return -1;
+        /* 404: no such job, or no such route: the plain GET below tells which. */
+        no_wait_api = true;
+    }
+    if (tclient_request(cli->client, "GET", path, NULL, job, err) < 0)
+        return -1;
+    const char *st = json_string_value(json_object_get(*job, "state"));
+    if (strcmp(until, "started") == 0 ? st && strcmp(st, "pending") == 0 : is_active(*job))
+        sleep_ms(RUN_WAIT_POLL_MS);
+    return 0;
+}
+
 /* While the job is pending: why it waits, on stderr, a line each time the reason changes (none
  * with quiet); then, if it waited (or stderr is a terminal), one line when it starts, saying
  * where.  Returns once it is not pending, on a signal (interrupted stays set: the caller's loop
@@ -509,7 +540,9 @@ static void wait_start(cli_t *cli, int64_t id, const char *path, bool quiet)
     bool waited = false;
     while (!interrupted) {
         json_t *job = NULL;
-        if (tclient_request(cli->client, "GET", path, NULL, &job, NULL) < 0)
+        /* No plain look first: a job just submitted has no reason yet (the pass after the 201
+         * writes it), and the long poll answers at once when it has started. */
+        if (wait_job(cli, path, "started", RUN_WAIT_POLL_MS, &job, NULL) < 0)
             return;
         const char *st = json_string_value(json_object_get(job, "state"));
         const char *why = json_string_value(json_object_get(job, "reason"));
@@ -524,7 +557,6 @@ static void wait_start(cli_t *cli, int64_t id, const char *path, bool quiet)
                 }
             }
             json_decref(job);
-            sleep_ms(RUN_WAIT_POLL_MS);
             continue;
         }
         /* started: running now, or it ran already (between two looks) */
@@ -568,10 +600,12 @@ static int foreground(cli_t *cli, int64_t id, bool quiet)
              * ask which. */
             json_decref(job);
             job = NULL;
-            if (tclient_request(cli->client, "GET", path, NULL, &job, &err) == 0) {
+            if (wait_job(cli, path, "finished", RUN_WAIT_END_S * 1000L, &job, &err) == 0) {
                 lost_since = 0;
                 if (!is_active(job))
                     break;
+                /* Still active after the wait: tesseld is stopping (the streams and the
+                 * wait end then); it answers again after its restart. */
                 sleep_ms(RUN_RETRY_MS);
                 continue;
             }

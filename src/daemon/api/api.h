@@ -96,6 +96,7 @@ void api_jobs_cancel(thttp_req_t *, thttp_reply_t *, void *);
 void api_jobs_suspend(thttp_req_t *, thttp_reply_t *, void *);
 void api_jobs_resume(thttp_req_t *, thttp_reply_t *, void *);
 void api_jobs_logs(thttp_req_t *, thttp_reply_t *, void *);
+void api_jobs_wait(thttp_req_t *, thttp_reply_t *, void *);
 void api_jobs_events(thttp_req_t *, thttp_reply_t *, void *);
 void api_nodes_list(thttp_req_t *, thttp_reply_t *, void *);
 void api_gpus_list(thttp_req_t *, thttp_reply_t *, void *);

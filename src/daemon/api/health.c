@@ -157,6 +157,15 @@ void api_metrics(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
             sb_printf(&s, "tessel_http_requests_total{code=\"%d\"} %llu\n", code,
                       (unsigned long long)n);
     }
+    /* Scheduling passes (daemon.h, pass.h): events coalesced into passes, and the passes
+     * that ran a cycle of libsched. */
+    sb_printf(&s,
+              "# HELP tessel_sched_passes_total Scheduling passes run (events coalesced).\n"
+              "# TYPE tessel_sched_passes_total counter\ntessel_sched_passes_total %llu\n"
+              "# HELP tessel_sched_cycles_total Passes that ran a scheduling cycle.\n"
+              "# TYPE tessel_sched_cycles_total counter\ntessel_sched_cycles_total %llu\n",
+              (unsigned long long)atomic_load(&d->sched_passes),
+              (unsigned long long)atomic_load(&d->sched_cycles));
     if (!s.buf) {
         thttp_error(rep, 500, "internal", NULL, "out of memory");
         return;

@@ -674,6 +674,57 @@ void api_jobs_get(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     get_visible(req, rep, ctx, answer_job);
 }
 
+/* GET /v1/jobs/{id}/wait?until=started|finished&timeout=SECONDS: a long poll.  Answers the
+ * job as GET /v1/jobs/{id} does, once it has started (any state but pending) or finished (a
+ * final state), or when timeout (default 30 s, at most TESSD_WAIT_MAX_MS) has passed, or when
+ * tesseld stops: the caller looks at "state".  The thread sleeps without the lock, woken by
+ * the job model's notify (wait.c). */
+void api_jobs_wait(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    tessd_t *d = ctx;
+    const char *until = thttp_query(req, "until");
+    bool finished = until && strcmp(until, "finished") == 0;
+    if (until && !finished && strcmp(until, "started") != 0) {
+        thttp_error(rep, 400, "invalid_parameter", "until", "until must be started or finished");
+        return;
+    }
+    int64_t timeout_ms = 30000;
+    const char *s = thttp_query(req, "timeout");
+    if (s) {
+        char *e;
+        errno = 0;
+        double v = strtod(s, &e);
+        if (!*s || *e || errno || !(v >= 0) || v * 1000 > TESSD_WAIT_MAX_MS) {
+            thttp_error(rep, 400, "invalid_parameter", "timeout",
+                        "timeout must be a number of seconds from 0 to %d",
+                        TESSD_WAIT_MAX_MS / 1000);
+            return;
+        }
+        timeout_ms = (int64_t)(v * 1000);
+    }
+    tessd_caller_t who;
+    if (!api_enter(d, req, rep, &who))
+        return;
+    int64_t deadline = tessd_mono_ms() + timeout_ms;
+    tstore_job_t j;
+    while (load_visible(d, &who, req->params[0], &j, rep) == 0) {
+        bool done = finished ? j.state >= TSTORE_SUCCEEDED : j.state != TSTORE_PENDING;
+        if (done || tessd_mono_ms() >= deadline || atomic_load(&d->stopping)) {
+            answer_job(d, &j, rep);
+            tstore_job_clear(&j);
+            break;
+        }
+        int64_t id = j.id;
+        tstore_job_clear(&j);
+        if (tessd_wait_job(d, id, deadline) < 0) {
+            thttp_error(rep, 500, "internal", NULL, "waiting for job %lld: %s", (long long)id,
+                        strerror(errno));
+            break;
+        }
+    }
+    api_leave(d);
+}
+
 void api_jobs_cancel(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
 {
     tessd_t *d = ctx;

@@ -6,7 +6,8 @@
  * A follower's reader runs in its connection's thread (libmicrohttpd, thread per connection)
  * and may sleep: it polls the file every LOG_POLL_MS and ends once the job has finished and
  * the file is drained, or when tesseld stops.  It takes the big lock only to look at the
- * job's state.
+ * job's state, and sleeps as a waiter of the job (wait.c): the job's end wakes it at once, so
+ * the stream ends as soon as the end is recorded (a foreground `tessel run` returns then).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,16 +34,23 @@ typedef struct {
     bool follow;
 } logrd_t;
 
-static bool job_finished(logrd_t *r)
+/* True when the job has finished (or is gone); else sleeps until it changes state, or for
+ * LOG_POLL_MS (new output), and returns false. */
+static bool job_finished_or_wait(logrd_t *r)
 {
     tstore_job_t j;
     pthread_mutex_lock(&r->d->lock);
-    int rc = tstore_job_get(r->d->store, r->id, &j, NULL);
+    bool done = true;
+    if (tstore_job_get(r->d->store, r->id, &j, NULL) == 0) {
+        done = j.state >= TSTORE_SUCCEEDED;
+        tstore_job_clear(&j);
+    }
+    int w = done ? 0 : tessd_wait_job(r->d, r->id, tessd_mono_ms() + LOG_POLL_MS);
     pthread_mutex_unlock(&r->d->lock);
-    if (rc < 0)
-        return true;
-    bool done = j.state >= TSTORE_SUCCEEDED;
-    tstore_job_clear(&j);
+    if (w < 0) {
+        struct timespec ts = {0, LOG_POLL_MS * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     return done;
 }
 
@@ -94,13 +102,11 @@ static ssize_t log_read(void *arg, uint64_t pos, char *buf, size_t max)
             return THTTP_STREAM_ERROR;
         if (!r->follow || atomic_load(&r->d->stopping))
             return THTTP_STREAM_END;
-        if (job_finished(r)) {
+        if (job_finished_or_wait(r)) {
             /* Output written between the last read and the end. */
             n = read_some(r, buf, max);
             return n > 0 ? n : THTTP_STREAM_END;
         }
-        struct timespec ts = {0, LOG_POLL_MS * 1000000L};
-        nanosleep(&ts, NULL);
     }
 }
 

@@ -21,6 +21,7 @@ const thttp_route_t tessd_routes[] = {
     {"POST", "/v1/jobs/{id}/suspend", api_jobs_suspend},
     {"POST", "/v1/jobs/{id}/resume", api_jobs_resume},
     {"GET", "/v1/jobs/{id}/logs", api_jobs_logs},
+    {"GET", "/v1/jobs/{id}/wait", api_jobs_wait},
     {"GET", "/v1/jobs/{id}/events", api_jobs_events},
     {"GET", "/v1/nodes", api_nodes_list},
     {"GET", "/v1/gpus", api_gpus_list},

@@ -1,0 +1,168 @@
+#!/bin/bash
+# bench/shortjobs/run.sh - short jobs end to end, this build against the baseline (main before
+# issue 15, bench/lib/baseline.sh: its tesseld, tessel-shim and tessel), interleaved in one run
+# (A B A B: the load of a shared machine hits both alike), with ratios:
+# (b) runs first, so that the load the bursts of (a) leave (hundreds of processes at once on 2
+# cores: the load average climbs for a minute) does not weigh on it.
+#   (a) DETACH (200) `tessel run -d -- true`, first submission to the last job's end (its
+#       finished_at), each round on a fresh tesseld of each build;
+#   (a') the same 200 jobs submitted through the API alone (one curl process, one connection,
+#       POST /v1/jobs 200 times): the daemon's share, without the CLI's startup;
+#   (b) FG (50) foreground `tessel run -- true`, each timed from the shell (bash's
+#       EPOCHREALTIME, no fork): median and p90; and the daemon's share, submitted_at to
+#       finished_at of the same jobs.
+#
+#   bench/shortjobs/run.sh [BUILD_DIR]       (after `make build-all`; BUILD_DIR default build)
+#
+# BENCH_ROUNDS (3) rounds of (a) and (a'), BENCH_DETACH (200), BENCH_FG (50);
+# BENCH_CGROUPS=1 runs the daemons with cgroups (root; default --no-cgroups: the same for both,
+# and no cgroup left behind); BENCH_NICE=N runs everything at nice N.  Prints the date, nproc
+# and the load average beside each figure.
+set -eu
+NEW=$(cd "${1:-build}" && pwd)
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+BASE=$("$SRC/bench/lib/baseline.sh")
+for b in "$NEW" "$BASE"; do
+    for f in bin/tesseld bin/tessel-shim bin/tessel; do
+        [ -x "$b/$f" ] || { echo "run.sh: $b/$f is missing" >&2; exit 1; }
+    done
+done
+ROUNDS=${BENCH_ROUNDS:-3}
+NDET=${BENCH_DETACH:-200}
+NFG=${BENCH_FG:-50}
+CG=--no-cgroups
+[ "${BENCH_CGROUPS:-0}" = 1 ] && CG=
+NICE=""
+[ -n "${BENCH_NICE:-}" ] && NICE="nice -n $BENCH_NICE"
+T=$(mktemp -d "${TMPDIR:-/tmp}/tessel-shortjobs-XXXXXX")
+PIDS=""
+cleanup() {
+    for p in $PIDS; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+    rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+
+now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
+load() { cut -d' ' -f1 /proc/loadavg; }
+
+# start NAME BUILD: a tesseld of BUILD with data in $T/NAME, socket $T/NAME.sock.
+start() {
+    rm -rf "${T:?}/$1" "$T/$1.sock"
+    mkdir -p "$T/$1"
+    $NICE "$2/bin/tesseld" --data-dir "$T/$1" --listen 127.0.0.1:0 --socket "$T/$1.sock" \
+        --fake-gpus 2xRTX4090:24G --submit-rate 0 $CG >>"$T/$1.log" 2>&1 &
+    eval "PID_$1=$!"
+    PIDS="$PIDS $!"
+    local i=0
+    until curl -sf --unix-socket "$T/$1.sock" http://localhost/healthz >/dev/null 2>&1; do
+        i=$((i + 1))
+        if [ $i -gt 300 ]; then
+            echo "run.sh: tesseld ($2) did not start:" >&2
+            cat "$T/$1.log" >&2
+            exit 1
+        fi
+        sleep 0.05
+    done
+}
+stop() {
+    local p
+    eval "p=\$PID_$1"
+    kill "$p" 2>/dev/null && wait "$p" 2>/dev/null || true
+}
+api() { curl -sf --unix-socket "$T/$1.sock" "http://localhost$2"; }
+# Wait until no job of NAME is active.
+drain() {
+    while [ "$(api "$1" '/v1/jobs?state=active' | jq '.jobs | length')" != 0 ]; do
+        sleep 0.05
+    done
+}
+# The latest finished_at of NAME's jobs, in ms since the epoch (RFC 3339 with ms, UTC).
+last_end_ms() {
+    api "$1" '/v1/jobs?state=finished' | jq '[.jobs[].finished_at |
+        ((.[0:19] + "Z" | fromdateiso8601) * 1000 + (.[20:23] | tonumber))] | max'
+}
+# The daemon's share of each job: finished_at - submitted_at in ms, one a line.
+job_ms() {
+    api "$1" '/v1/jobs?state=finished' | jq '.jobs[] | [.submitted_at, .finished_at] |
+        map((.[0:19] + "Z" | fromdateiso8601) * 1000 + (.[20:23] | tonumber)) | .[1] - .[0]'
+}
+# pct P FILE: the P-th percentile (nearest rank) of the numbers in FILE.
+pct() { sort -n "$2" | awk -v p="$1" '{v[NR]=$1} END {i=int((NR*p+99)/100); if(i<1)i=1; print v[i]}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}'; }
+
+# (a) detach NAME BUILD: ms from the first submission to the last end.
+detach() {
+    local t0
+    t0=$(now_ms)
+    for ((i = 0; i < NDET; i++)); do
+        TESSEL_URL="unix:$T/$1.sock" TESSEL_CONFIG="$T/none" $NICE "$2/bin/tessel" run -d -- true \
+            >/dev/null
+    done
+    drain "$1"
+    echo $(($(last_end_ms "$1") - t0))
+}
+# (a') the same through the API: one curl, NDET POSTs on one connection.
+detach_api() {
+    local t0 urls=()
+    for ((i = 0; i < NDET; i++)); do urls+=("http://localhost/v1/jobs"); done
+    t0=$(now_ms)
+    $NICE curl -sf --unix-socket "$T/$1.sock" -H 'Content-Type: application/json' \
+        -d '{"argv":["true"]}' "${urls[@]}" >/dev/null
+    drain "$1"
+    echo $(($(last_end_ms "$1") - t0))
+}
+
+echo "# bench/shortjobs $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, $(uname -sr)," \
+    "new $NEW, baseline $BASE, ${CG:-with cgroups}${NICE:+, $NICE}, load $(load)"
+printf '%-34s %10s %10s %7s  %s\n' figure new base base/new load
+# (b) foreground runs, interleaved one by one on a daemon of each build.
+start new "$NEW"
+start base "$BASE"
+: >"$T/fg.new" && : >"$T/fg.base"
+fails=0
+for ((i = 0; i < NFG; i++)); do
+    for side in new base; do
+        b=$NEW
+        [ $side = base ] && b=$BASE
+        t0=${EPOCHREALTIME/./}
+        TESSEL_URL="unix:$T/$side.sock" TESSEL_CONFIG="$T/none" $NICE "$b/bin/tessel" run -- true \
+            || fails=$((fails + 1))
+        t1=${EPOCHREALTIME/./}
+        awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f\n", (b - a) / 1000}' >>"$T/fg.$side"
+    done
+done
+[ $fails = 0 ] || echo "run.sh: $fails foreground run(s) failed" >&2
+for side in new base; do job_ms "$side" >"$T/fgd.$side"; done
+# row LABEL NAME: the median and p90 of $T/NAME.new and $T/NAME.base, side by side.
+row() {
+    local p n o
+    for p in 50 90; do
+        n=$(pct $p "$T/$2.new")
+        o=$(pct $p "$T/$2.base")
+        printf '%-34s %10s %10s %7s  %s\n' "$1, p$p" "$n" "$o" "$(ratio "$o" "$n")" "$(load)"
+    done
+}
+row "(b) $NFG run -- true, ms" fg
+row "(b') daemon: submitted->ended, ms" fgd
+stop new
+stop base
+
+for mode in detach detach_api; do
+    : >"$T/$mode.new" && : >"$T/$mode.base"
+    for ((r = 0; r < ROUNDS; r++)); do
+        for side in new base; do
+            b=$NEW
+            [ $side = base ] && b=$BASE
+            start "$side" "$b"
+            $mode "$side" "$b" >>"$T/$mode.$side"
+            stop "$side"
+        done
+    done
+    n=$(pct 50 "$T/$mode.new")
+    o=$(pct 50 "$T/$mode.base")
+    label="(a) $NDET run -d, to all ended, ms"
+    [ $mode = detach_api ] && label="(a') $NDET via API, to all ended, ms"
+    printf '%-34s %10s %10s %7s  %s  (median of %d; new: %s; base: %s)\n' "$label" "$n" "$o" \
+        "$(ratio "$o" "$n")" "$(load)" "$ROUNDS" "$(tr '\n' ' ' <"$T/$mode.new")" \
+        "$(tr '\n' ' ' <"$T/$mode.base")"
+done
