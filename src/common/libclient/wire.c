@@ -447,6 +447,8 @@ static int exchange(wire_t *w, const char *req, size_t reqlen, wire_io_t *io, in
         int k = poll(&pf, 1, left_ms(deadline));
         if (k < 0 && errno == EINTR)
             continue;
+        if (k < 0)
+            return lost(w, strerror(errno), err);
         if (k == 0)
             return timed_out(w, err);
         int rc = pump(w, &r, err);

@@ -282,7 +282,7 @@ static void *serve_pair(void *arg)
         step_t st = {out ? "HTTP/1.1 200 OK\r\nX-Tessel-Log-Offset: 10\r\n"
                            "X-Tessel-Job-State:  exited \r\nTransfer-Encoding: chunked\r\n\r\n"
                            "3\r\nout\r\n1\r\n\n\r\n0\r\n\r\n"
-                         : "HTTP/1.1 200 OK\r\nX-Tessel-Job-State: exited\r\n"
+                         : "HTTP/1.1 200 OK\r\nX-Empty:\r\nX-Tessel-Job-State: exited\r\n"
                            "Transfer-Encoding: chunked\r\n\r\n4\r\nerr\n\r\n0\r\n\r\n",
                      2, true};
         write_answer(c[i], &st);
