@@ -16,6 +16,8 @@
 #     `sbatch --wrap true` against Slurm 22.05 from Debian (slurmctld + slurmd + munged of the
 #     benchmark's own, on loopback, in a temporary directory; installed with apt when missing).
 #     Jobs run (tesseld: fake GPUs, no cgroups; Slurm: linuxproc, no cgroups).
+# (c) the same loops with jobs that wait on a dependency (`--after J` / `--dependency=afterok:J`,
+#     J a long sleep): submission only, no job starts or ends on the machine meanwhile.
 # Every daemon it started is stopped when it ends, whatever happens.  Run as root.
 set -eu
 B=$(cd "${1:-build}" && pwd)
@@ -38,7 +40,21 @@ fi
 T=$(mktemp -d "${TMPDIR:-/tmp}/tessel-bench-cli-XXXXXX")
 chmod 755 "$T"
 TPID=
+SLURM_BLOCKER=
+TESSEL_BLOCKER=
+SOCK_URL=
 cleanup() {
+    # Jobs first: a job step outlives slurmd, a job's supervisor outlives tesseld.  Every
+    # Slurm job of this benchmark is cancelled and gone (its slurmstepd ended) before slurmd.
+    if [ -s "$T/slurm/slurmctld.pid" ]; then
+        squeue -h -o %i 2>/dev/null | xargs -r scancel 2>/dev/null
+        i=0
+        while [ -n "$(squeue -h -o %i 2>/dev/null)" ] && [ $i -lt 100 ]; do
+            i=$((i + 1))
+            sleep 0.1
+        done
+    fi
+    [ -n "$TESSEL_BLOCKER" ] && TESSEL_URL=$SOCK_URL "$B/bin/tessel" kill "$TESSEL_BLOCKER" >/dev/null 2>&1
     [ -n "$TPID" ] && kill "$TPID" 2>/dev/null && wait "$TPID" 2>/dev/null
     for p in "$T/slurm/slurmd.pid" "$T/slurm/slurmctld.pid" "$T/munge/munged.pid"; do
         [ -s "$p" ] && kill "$(cat "$p")" 2>/dev/null
@@ -139,7 +155,8 @@ startup() {
     echo $((($(now_ns) - t0) / 1000 / STARTS))
 }
 
-# submit WHAT: SUBMITS submissions; prints submissions per second (x100, integer)
+# submit WHAT [CLI URL TOKEN] [DEP]: SUBMITS submissions (waiting on job DEP if given); prints
+# submissions per second (x100, integer)
 submit() {
     t0=$(now_ns)
     n=0
@@ -147,7 +164,8 @@ submit() {
     sbatch)
         cd "$D/work"
         while [ $n -lt "$SUBMITS" ]; do
-            sbatch --wrap true >/dev/null || { echo "run.sh: sbatch failed" >&2; exit 1; }
+            sbatch ${2:+--dependency=afterok:$2} --wrap true >/dev/null ||
+                { echo "run.sh: sbatch failed" >&2; exit 1; }
             n=$((n + 1))
         done
         cd "$SRC"
@@ -157,7 +175,7 @@ submit() {
         url=$3
         tok=$4
         while [ $n -lt "$SUBMITS" ]; do
-            TESSEL_URL=$url TESSEL_TOKEN=$tok "$cli" run -d -- true >/dev/null ||
+            TESSEL_URL=$url TESSEL_TOKEN=$tok "$cli" run -d ${5:+--after $5} -- true >/dev/null ||
                 { echo "run.sh: $cli run -d failed" >&2; exit 1; }
             n=$((n + 1))
         done
@@ -169,6 +187,13 @@ submit() {
 echo "# bench/cli/run.sh: $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, $(uname -sr), build $B, baseline $BASE"
 echo "# $(sbatch --version), $STARTS starts and $SUBMITS submissions a round, $ROUNDS rounds (median)"
 echo "# shared objects loaded (ldd): tessel $(ldd "$B/bin/tessel" | wc -l), baseline tessel $(ldd "$BASE/bin/tessel" | wc -l), sbatch $(ldd "$(command -v sbatch)" | wc -l)"
+
+# The jobs that part (c)'s submissions wait on.
+cd "$D/work"
+SLURM_BLOCKER=$(sbatch --parsable --mem=10M --wrap "sleep 100000") || { echo "run.sh: sbatch failed" >&2; exit 1; }
+cd "$SRC"
+TESSEL_BLOCKER=$(TESSEL_URL=$SOCK_URL "$B/bin/tessel" run -d -- sleep 100000) ||
+    { echo "run.sh: tessel run failed" >&2; exit 1; }
 
 R=$T/results
 mkdir -p "$R"
@@ -184,6 +209,10 @@ while [ $r -le "$ROUNDS" ]; do
     submit tessel "$BASE/bin/tessel" "$SOCK_URL" "" >>"$R/sub-base-sock"
     submit tessel "$B/bin/tessel" "$TCP_URL" "$ADMIN" >>"$R/sub-new-tcp"
     submit tessel "$BASE/bin/tessel" "$TCP_URL" "$ADMIN" >>"$R/sub-base-tcp"
+    echo "$(load)" >>"$R/load"
+    submit sbatch "$SLURM_BLOCKER" >>"$R/dep-sbatch"
+    submit tessel "$B/bin/tessel" "$SOCK_URL" "" "$TESSEL_BLOCKER" >>"$R/dep-new-sock"
+    submit tessel "$BASE/bin/tessel" "$SOCK_URL" "" "$TESSEL_BLOCKER" >>"$R/dep-base-sock"
     echo "$(load)" >>"$R/load"
     r=$((r + 1))
 done
@@ -208,3 +237,10 @@ for v in sock tcp; do
     echo "  tessel run -d -- true, $v, new       $(rate "$n")   $(ratio "$n" "$qs")x sbatch, $(ratio "$n" "$b")x baseline"
     echo "  tessel run -d -- true, $v, baseline  $(rate "$b")   $(ratio "$b" "$qs")x sbatch"
 done
+qd=$(med dep-sbatch)
+n=$(med dep-new-sock)
+b=$(med dep-base-sock)
+echo "submissions per second, jobs waiting on a dependency (no job runs meanwhile):"
+echo "  sbatch --dependency=afterok:J --wrap true   $(rate "$qd")"
+echo "  tessel run -d --after J -- true, sock, new       $(rate "$n")   $(ratio "$n" "$qd")x sbatch, $(ratio "$n" "$b")x baseline"
+echo "  tessel run -d --after J -- true, sock, baseline  $(rate "$b")   $(ratio "$b" "$qd")x sbatch"
