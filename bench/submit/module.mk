@@ -4,4 +4,4 @@ BENCHES += $(O)/bench/bench-submit
 $(O)/bench/bench-submit: $(O)/obj/bench/submit/submit.o $(O)/lib/libtsl-client.a \
                          $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcurl -ljansson -lpthread
+	$(CC) $(LDFLAGS) -o $@ $^ -lcurl -lhttp_parser -ljansson -lpthread

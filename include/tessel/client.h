@@ -52,6 +52,10 @@ int tclient_default_paths(bool system, const char *home, const char *xdg_data_ho
  * not one.  The result points into url. */
 const char *tclient_url_socket(const char *url);
 
+/* s percent-encoded for a URL's query or path (every byte but A-Z a-z 0-9 - . _ ~, as RFC 3986
+ * leaves unreserved), or NULL with errno ENOMEM.  The caller frees it. */
+char *tclient_escape(const char *s);
+
 /* ---- configuration ------------------------------------------------------------------------ */
 
 typedef struct {

@@ -6,8 +6,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <curl/curl.h>
-
 #include "cmd/tessel/cli.h"
 #include "libutil/size.h"
 
@@ -50,10 +48,10 @@ static void usage(FILE *f)
 /* Append s, URL-escaped, to the query in buf. */
 static void add_param(char *buf, size_t len, const char *key, const char *val)
 {
-    char *esc = curl_easy_escape(NULL, val, 0);
+    char *esc = tclient_escape(val);
     size_t n = strlen(buf);
     snprintf(buf + n, len - n, "%c%s=%s", strchr(buf, '?') ? '&' : '?', key, esc ? esc : "");
-    curl_free(esc);
+    free(esc);
 }
 
 static void command_cell(const json_t *argv, char *buf, size_t len)

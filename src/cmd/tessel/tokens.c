@@ -4,8 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <curl/curl.h>
-
 #include "cmd/tessel/cli.h"
 
 static void usage(FILE *f)
@@ -25,9 +23,9 @@ static int list(cli_t *cli, const char *user)
 {
     char path[256] = "/v1/tokens";
     if (user) {
-        char *esc = curl_easy_escape(NULL, user, 0);
+        char *esc = tclient_escape(user);
         snprintf(path, sizeof path, "/v1/tokens?user=%s", esc ? esc : "");
-        curl_free(esc);
+        free(esc);
     }
     int rc;
     json_t *ans = cli_get(cli, path, &rc);

@@ -1,13 +1,20 @@
-/* client.c - libclient's connection: JSON requests over one persistent libcurl handle, error
- * answers decoded into one line, and log streams fetched (and followed) in parallel. */
+/* client.c - libclient's connection: JSON requests over one persistent connection, error
+ * answers decoded into one line, and log streams fetched (and followed) in parallel.  Two
+ * transports: the light one (wire.c) for tesseld's local socket and for TCP without a proxy,
+ * and libcurl, loaded with dlopen only when a proxy is set (docs/cli.md, "Performance"). */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+/* Plain prototypes: libcurl's functions are called through pointers from dlsym. */
+#define CURL_DISABLE_TYPECHECK 1
 #include <curl/curl.h>
 
+#include "libclient/wire.h"
 #include "tessel/client.h"
 
 /* Bound on connecting to tesseld: it listens on this machine, so a connect that takes longer
@@ -25,6 +32,9 @@ typedef struct {
 } buf_t;
 
 struct tclient {
+    wire_t *wire;         /* the light transport, or NULL when libcurl serves this URL */
+    char *wire_hdrs;      /* its header lines: Authorization, or "" */
+    char *wire_json_hdrs; /* the same and Content-Type: application/json */
     CURL *h;
     char *where;     /* the URL as given, for messages */
     char *unix_path; /* the Unix socket to connect to, or NULL for TCP */
@@ -37,12 +47,77 @@ struct tclient {
     char curlerr[CURL_ERROR_SIZE];
 };
 
+/* libcurl's entry points that libclient uses, found in libcurl.so.4 by dlopen. */
+static struct {
+    CURLcode (*global_init)(long);
+    CURL *(*easy_init)(void);
+    CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+    CURLcode (*easy_perform)(CURL *);
+    CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+    void (*easy_cleanup)(CURL *);
+    const char *(*easy_strerror)(CURLcode);
+    struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+    void (*slist_free_all)(struct curl_slist *);
+    CURLM *(*multi_init)(void);
+    CURLMcode (*multi_add_handle)(CURLM *, CURL *);
+    CURLMcode (*multi_remove_handle)(CURLM *, CURL *);
+    CURLMcode (*multi_perform)(CURLM *, int *);
+    CURLMcode (*multi_poll)(CURLM *, struct curl_waitfd[], unsigned int, int, int *);
+    CURLMsg *(*multi_info_read)(CURLM *, int *);
+    CURLMcode (*multi_cleanup)(CURLM *);
+    const char *(*multi_strerror)(CURLMcode);
+} cu;
+
+/* libcurl's soname on Debian (libcurl4, libcurl3-gnutls provide the same ABI). */
+static const char *const curl_sonames[] = {"libcurl.so.4", "libcurl-gnutls.so.4"};
+
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
-static CURLcode global_rc = CURLE_OK;
+static char global_err[256];
 
 static void global_init(void)
 {
-    global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+    void *dl = NULL;
+    for (size_t i = 0; !dl && i < sizeof curl_sonames / sizeof curl_sonames[0]; i++)
+        dl = dlopen(curl_sonames[i], RTLD_NOW | RTLD_LOCAL);
+    if (!dl) {
+        snprintf(global_err, sizeof global_err, "cannot load libcurl (%s)", dlerror());
+        return;
+    }
+    static const char *const names[] = {
+        "curl_global_init",   "curl_easy_init",        "curl_easy_setopt",
+        "curl_easy_perform",  "curl_easy_getinfo",     "curl_easy_cleanup",
+        "curl_easy_strerror", "curl_slist_append",     "curl_slist_free_all",
+        "curl_multi_init",    "curl_multi_add_handle", "curl_multi_remove_handle",
+        "curl_multi_perform", "curl_multi_poll",       "curl_multi_info_read",
+        "curl_multi_cleanup", "curl_multi_strerror",
+    };
+    void *fns[sizeof names / sizeof names[0]];
+    _Static_assert(sizeof fns == sizeof cu, "one name per entry point");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (!(fns[i] = dlsym(dl, names[i]))) {
+            snprintf(global_err, sizeof global_err, "libcurl lacks %s", names[i]);
+            return;
+        }
+    }
+    memcpy(&cu, fns, sizeof cu);
+    CURLcode rc = cu.global_init(CURL_GLOBAL_DEFAULT);
+    if (rc != CURLE_OK) {
+        snprintf(global_err, sizeof global_err, "libcurl: %s", cu.easy_strerror(rc));
+        cu.easy_init = NULL;
+    }
+}
+
+/* True when the environment names a proxy libcurl would use for an http:// URL (it reads
+ * http_proxy in lower case only, and all_proxy in either case; no_proxy is left to it). */
+static bool proxy_set(void)
+{
+    static const char *const vars[] = {"http_proxy", "all_proxy", "ALL_PROXY"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return true;
+    }
+    return false;
 }
 
 static int buf_add(buf_t *b, const char *p, size_t n)
@@ -72,33 +147,27 @@ static struct curl_slist *make_headers(const char *auth, bool json_body)
 {
     struct curl_slist *h = NULL, *t;
     /* No "Expect: 100-continue" round trip before bodies above 1 KiB. */
-    if (!(t = curl_slist_append(h, "Expect:")))
+    if (!(t = cu.slist_append(h, "Expect:")))
         goto fail;
     h = t;
     if (json_body) {
-        if (!(t = curl_slist_append(h, "Content-Type: application/json")))
+        if (!(t = cu.slist_append(h, "Content-Type: application/json")))
             goto fail;
         h = t;
     }
     if (auth) {
-        if (!(t = curl_slist_append(h, auth)))
+        if (!(t = cu.slist_append(h, auth)))
             goto fail;
         h = t;
     }
     return h;
 fail:
-    curl_slist_free_all(h);
+    cu.slist_free_all(h);
     return NULL;
 }
 
 tclient_t *tclient_new(const char *url, const char *token, tsl_error_t *err)
 {
-    pthread_once(&global_once, global_init);
-    if (global_rc != CURLE_OK) {
-        errno = EIO;
-        tsl_errprintf(err, "libcurl: %s", curl_easy_strerror(global_rc));
-        return NULL;
-    }
     const char *sock = url ? tclient_url_socket(url) : NULL;
     if (!url || (!sock && (strncmp(url, "http://", 7) != 0 || url[7] == '\0'))) {
         errno = EINVAL;
@@ -106,9 +175,41 @@ tclient_t *tclient_new(const char *url, const char *token, tsl_error_t *err)
                       url ? url : "");
         return NULL;
     }
+    for (const char *t = token ? token : ""; *t; t++) {
+        if ((unsigned char)*t < 0x20 || *t == 0x7f) {
+            errno = EINVAL;
+            tsl_errprintf(err, "the token holds a control character");
+            return NULL;
+        }
+    }
     tclient_t *c = calloc(1, sizeof *c);
     if (!c || !(c->where = strdup(url)))
         goto nomem;
+    if (token && *token) {
+        size_t len = strlen(token) + 32;
+        if (!(c->auth = malloc(len)))
+            goto nomem;
+        snprintf(c->auth, len, "Authorization: Bearer %s", token);
+    }
+    /* A proxy never applies to a local socket; over TCP, libcurl decides (no_proxy). */
+    if (sock || !proxy_set()) {
+        size_t len = (c->auth ? strlen(c->auth) : 0) + 64;
+        if (!(c->wire_hdrs = malloc(len)) || !(c->wire_json_hdrs = malloc(len)))
+            goto nomem;
+        snprintf(c->wire_hdrs, len, "%s%s", c->auth ? c->auth : "", c->auth ? "\r\n" : "");
+        snprintf(c->wire_json_hdrs, len, "%sContent-Type: application/json\r\n", c->wire_hdrs);
+        c->wire = wire_new(url, err);
+        if (c->wire)
+            return c;
+        if (errno != EINVAL)
+            goto fail;
+    }
+    pthread_once(&global_once, global_init);
+    if (!cu.easy_init) {
+        errno = EIO;
+        tsl_errprintf(err, "%s", global_err);
+        goto fail;
+    }
     if (sock) {
         /* The host part is only what the request line's Host header says. */
         if (!(c->unix_path = strdup(sock)) || !(c->base = strdup("http://localhost")))
@@ -120,30 +221,27 @@ tclient_t *tclient_new(const char *url, const char *token, tsl_error_t *err)
         if (!(c->base = strndup(url, n)))
             goto nomem;
     }
-    if (token && *token) {
-        size_t len = strlen(token) + 32;
-        if (!(c->auth = malloc(len)))
-            goto nomem;
-        snprintf(c->auth, len, "Authorization: Bearer %s", token);
-    }
-    if (!(c->hdrs = make_headers(c->auth, true)) || !(c->h = curl_easy_init()))
+    if (!(c->hdrs = make_headers(c->auth, true)) || !(c->h = cu.easy_init()))
         goto nomem;
-    curl_easy_setopt(c->h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c->h, CURLOPT_CONNECTTIMEOUT_MS, TCLIENT_CONNECT_TIMEOUT_MS);
-    curl_easy_setopt(c->h, CURLOPT_TIMEOUT_MS, TCLIENT_REQUEST_TIMEOUT_MS);
-    curl_easy_setopt(c->h, CURLOPT_HTTPHEADER, c->hdrs);
-    curl_easy_setopt(c->h, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(c->h, CURLOPT_WRITEDATA, &c->resp);
-    curl_easy_setopt(c->h, CURLOPT_ERRORBUFFER, c->curlerr);
-    curl_easy_setopt(c->h, CURLOPT_PROTOCOLS_STR, "http");
-    curl_easy_setopt(c->h, CURLOPT_TCP_NODELAY, 1L);
+    cu.easy_setopt(c->h, CURLOPT_NOSIGNAL, 1L);
+    cu.easy_setopt(c->h, CURLOPT_CONNECTTIMEOUT_MS, TCLIENT_CONNECT_TIMEOUT_MS);
+    cu.easy_setopt(c->h, CURLOPT_TIMEOUT_MS, TCLIENT_REQUEST_TIMEOUT_MS);
+    cu.easy_setopt(c->h, CURLOPT_HTTPHEADER, c->hdrs);
+    cu.easy_setopt(c->h, CURLOPT_WRITEFUNCTION, on_body);
+    cu.easy_setopt(c->h, CURLOPT_WRITEDATA, &c->resp);
+    cu.easy_setopt(c->h, CURLOPT_ERRORBUFFER, c->curlerr);
+    cu.easy_setopt(c->h, CURLOPT_PROTOCOLS_STR, "http");
+    cu.easy_setopt(c->h, CURLOPT_TCP_NODELAY, 1L);
     if (c->unix_path)
-        curl_easy_setopt(c->h, CURLOPT_UNIX_SOCKET_PATH, c->unix_path);
+        cu.easy_setopt(c->h, CURLOPT_UNIX_SOCKET_PATH, c->unix_path);
     return c;
 nomem:
-    tclient_destroy(c);
     errno = ENOMEM;
     tsl_errprintf(err, "out of memory");
+fail:;
+    int e = errno;
+    tclient_destroy(c);
+    errno = e;
     return NULL;
 }
 
@@ -151,9 +249,13 @@ void tclient_destroy(tclient_t *c)
 {
     if (!c)
         return;
+    wire_destroy(c->wire);
+    free(c->wire_hdrs);
+    free(c->wire_json_hdrs);
     if (c->h)
-        curl_easy_cleanup(c->h);
-    curl_slist_free_all(c->hdrs);
+        cu.easy_cleanup(c->h);
+    if (c->hdrs)
+        cu.slist_free_all(c->hdrs);
     free(c->auth);
     free(c->base);
     free(c->unix_path);
@@ -230,7 +332,7 @@ static int transfer_error(CURLcode rc, const char *base, const char *detail, tsl
     case CURLE_COULDNT_RESOLVE_HOST:
         e = ECONNREFUSED;
         tsl_errprintf(err, "cannot reach tesseld at %s: %s (is it running?)", base,
-                      detail && *detail ? detail : curl_easy_strerror(rc));
+                      detail && *detail ? detail : cu.easy_strerror(rc));
         break;
     case CURLE_OPERATION_TIMEDOUT:
         e = ETIMEDOUT;
@@ -242,16 +344,23 @@ static int transfer_error(CURLcode rc, const char *base, const char *detail, tsl
     case CURLE_PARTIAL_FILE:
         e = ECONNRESET;
         tsl_errprintf(err, "lost the connection to tesseld at %s: %s", base,
-                      detail && *detail ? detail : curl_easy_strerror(rc));
+                      detail && *detail ? detail : cu.easy_strerror(rc));
         break;
     default:
         e = EIO;
         tsl_errprintf(err, "talking to tesseld at %s: %s", base,
-                      detail && *detail ? detail : curl_easy_strerror(rc));
+                      detail && *detail ? detail : cu.easy_strerror(rc));
     }
     errno = e;
     return -1;
 }
+
+static int wire_body(void *arg, long status, const char *p, size_t n)
+{
+    return buf_add(arg, p, n);
+}
+
+static int finish(tclient_t *c, json_t **answer, tsl_error_t *err);
 
 int tclient_request(tclient_t *c, const char *method, const char *path, const json_t *body,
                     json_t **answer, tsl_error_t *err)
@@ -264,7 +373,7 @@ int tclient_request(tclient_t *c, const char *method, const char *path, const js
     c->resp.len = 0;
     if (answer)
         *answer = NULL;
-    if (snprintf(url, sizeof url, "%s%s", c->base, path) >= (int)sizeof url) {
+    if (snprintf(url, sizeof url, "%s%s", c->base ? c->base : "", path) >= (int)sizeof url) {
         errno = ENAMETOOLONG;
         return tsl_errprintf(err, "request path too long");
     }
@@ -274,21 +383,38 @@ int tclient_request(tclient_t *c, const char *method, const char *path, const js
     }
     bool sends = body || strcmp(method, "POST") == 0 || strcmp(method, "PATCH") == 0 ||
                  strcmp(method, "PUT") == 0;
-    curl_easy_setopt(c->h, CURLOPT_URL, url);
-    if (sends) {
-        curl_easy_setopt(c->h, CURLOPT_POSTFIELDS, text ? text : "");
-        curl_easy_setopt(c->h, CURLOPT_POSTFIELDSIZE, text ? (long)strlen(text) : 0L);
-        curl_easy_setopt(c->h, CURLOPT_CUSTOMREQUEST, strcmp(method, "POST") ? method : NULL);
-    } else {
-        curl_easy_setopt(c->h, CURLOPT_HTTPGET, 1L);
-        curl_easy_setopt(c->h, CURLOPT_CUSTOMREQUEST, strcmp(method, "GET") ? method : NULL);
+    if (c->wire) {
+        wire_io_t io = {.path = path, .body = wire_body, .arg = &c->resp};
+        int r = wire_request(c->wire, method, sends ? c->wire_json_hdrs : c->wire_hdrs,
+                             sends ? (text ? text : "") : NULL, text ? strlen(text) : 0, &io,
+                             TCLIENT_REQUEST_TIMEOUT_MS, err);
+        free(text);
+        if (r < 0)
+            return -1;
+        c->status = io.status;
+        return finish(c, answer, err);
     }
-    CURLcode rc = curl_easy_perform(c->h);
+    cu.easy_setopt(c->h, CURLOPT_URL, url);
+    if (sends) {
+        cu.easy_setopt(c->h, CURLOPT_POSTFIELDS, text ? text : "");
+        cu.easy_setopt(c->h, CURLOPT_POSTFIELDSIZE, text ? (long)strlen(text) : 0L);
+        cu.easy_setopt(c->h, CURLOPT_CUSTOMREQUEST, strcmp(method, "POST") ? method : NULL);
+    } else {
+        cu.easy_setopt(c->h, CURLOPT_HTTPGET, 1L);
+        cu.easy_setopt(c->h, CURLOPT_CUSTOMREQUEST, strcmp(method, "GET") ? method : NULL);
+    }
+    CURLcode rc = cu.easy_perform(c->h);
     free(text);
-    curl_easy_setopt(c->h, CURLOPT_POSTFIELDS, NULL);
+    cu.easy_setopt(c->h, CURLOPT_POSTFIELDS, NULL);
     if (rc != CURLE_OK)
         return transfer_error(rc, c->where, c->curlerr, err);
-    curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &c->status);
+    cu.easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &c->status);
+    return finish(c, answer, err);
+}
+
+/* The answer in c->resp, with status c->status: the caller's JSON, or the error it says. */
+static int finish(tclient_t *c, json_t **answer, tsl_error_t *err)
+{
     if (c->status >= 400 || c->status < 200) {
         int e = tclient_decode_error(c->status, c->resp.data, c->resp.len, c->code, sizeof c->code,
                                      err);
@@ -327,7 +453,7 @@ static size_t on_log(char *p, size_t size, size_t n, void *arg)
     stream_t *s = arg;
     size_t len = size * n;
     if (s->status == 0)
-        curl_easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &s->status);
+        cu.easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &s->status);
     if (s->status >= 300)
         return buf_add(&s->errbody, p, len) < 0 ? 0 : len;
     if (s->log->write(p, len, s->log->arg) < 0) {
@@ -345,7 +471,7 @@ static size_t on_log_header(char *p, size_t size, size_t n, void *arg)
     static const char name[] = "x-tessel-job-state:";
     static const char oname[] = "x-tessel-log-offset:";
     if (s->status == 0)
-        curl_easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &s->status);
+        cu.easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &s->status);
     if (s->status < 300 && len > sizeof oname - 1 && strncasecmp(p, oname, sizeof oname - 1) == 0 &&
         !s->log->positioned) {
         char v[32];
@@ -375,6 +501,73 @@ static size_t on_log_header(char *p, size_t size, size_t n, void *arg)
     return len;
 }
 
+/* The URL (base, then the path) that fetches one log stream. */
+static void log_url(char *url, size_t len, const char *base, int64_t id, const tclient_log_t *l,
+                    bool follow)
+{
+    char where[64] = "";
+    if (!l->positioned && l->has_tail)
+        snprintf(where, sizeof where, "&tail=%llu", (unsigned long long)l->tail);
+    if (!l->positioned && l->has_since)
+        snprintf(where + strlen(where), sizeof where - strlen(where), "&since=%lld",
+                 (long long)l->since);
+    snprintf(url, len, "%s/v1/jobs/%lld/logs?stream=%s&offset=%llu%s%s", base ? base : "",
+             (long long)id, l->stream, (unsigned long long)l->offset, where,
+             follow ? "&follow=1" : "");
+}
+
+static int wire_log_header(void *arg, long status, const char *name, const char *value)
+{
+    stream_t *s = arg;
+    if (status < 300 && !s->log->positioned && strcasecmp(name, "x-tessel-log-offset") == 0) {
+        char *end;
+        unsigned long long off = strtoull(value, &end, 10);
+        if (end != value)
+            s->log->offset = off;
+        s->log->positioned = true;
+    }
+    if (strcasecmp(name, "x-tessel-job-state") == 0)
+        snprintf(s->log->state, sizeof s->log->state, "%s", value);
+    return 0;
+}
+
+static int wire_log_body(void *arg, long status, const char *p, size_t n)
+{
+    stream_t *s = arg;
+    if (status >= 300)
+        return buf_add(&s->errbody, p, n);
+    if (s->log->write(p, n, s->log->arg) < 0) {
+        s->stopped = true;
+        return -1;
+    }
+    s->log->offset += n;
+    return 0;
+}
+
+/* tclient_logs over the light transport: one connection per stream. */
+static int logs_wire(tclient_t *c, int64_t id, stream_t *st, int n, bool follow,
+                     volatile sig_atomic_t *stop, tsl_error_t *err)
+{
+    wire_io_t io[8];
+    for (int i = 0; i < n; i++) {
+        log_url(st[i].url, sizeof st[i].url, NULL, id, st[i].log, follow);
+        io[i] = (wire_io_t){
+            .path = st[i].url, .header = wire_log_header, .body = wire_log_body, .arg = &st[i]};
+    }
+    if (wire_get_many(c->wire, c->wire_hdrs, io, n, follow ? -1 : TCLIENT_REQUEST_TIMEOUT_MS,
+                      TCLIENT_POLL_MS, stop, err) < 0)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        if (io[i].status >= 300) {
+            c->status = io[i].status;
+            errno = tclient_decode_error(io[i].status, st[i].errbody.data, st[i].errbody.len,
+                                         c->code, sizeof c->code, err);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int tclient_logs(tclient_t *c, int64_t id, tclient_log_t *logs, int n, bool follow,
                  volatile sig_atomic_t *stop, tsl_error_t *err)
 {
@@ -386,7 +579,19 @@ int tclient_logs(tclient_t *c, int64_t id, tclient_log_t *logs, int n, bool foll
     memset(st, 0, sizeof st);
     c->status = 0;
     c->code[0] = '\0';
-    CURLM *m = curl_multi_init();
+    if (c->wire) {
+        for (int i = 0; i < n; i++) {
+            st[i].log = &logs[i];
+            logs[i].state[0] = '\0';
+        }
+        int rc = logs_wire(c, id, st, n, follow, stop, err);
+        int saved = errno;
+        for (int i = 0; i < n; i++)
+            free(st[i].errbody.data);
+        errno = saved;
+        return rc;
+    }
+    CURLM *m = cu.multi_init();
     struct curl_slist *hdrs = make_headers(c->auth, false);
     int rc = -1, nadded = 0;
     if (!m || !hdrs) {
@@ -398,35 +603,27 @@ int tclient_logs(tclient_t *c, int64_t id, tclient_log_t *logs, int n, bool foll
         stream_t *s = &st[i];
         s->log = &logs[i];
         logs[i].state[0] = '\0';
-        char where[64] = "";
-        if (!logs[i].positioned && logs[i].has_tail)
-            snprintf(where, sizeof where, "&tail=%llu", (unsigned long long)logs[i].tail);
-        if (!logs[i].positioned && logs[i].has_since)
-            snprintf(where + strlen(where), sizeof where - strlen(where), "&since=%lld",
-                     (long long)logs[i].since);
-        snprintf(s->url, sizeof s->url, "%s/v1/jobs/%lld/logs?stream=%s&offset=%llu%s%s", c->base,
-                 (long long)id, logs[i].stream, (unsigned long long)logs[i].offset, where,
-                 follow ? "&follow=1" : "");
-        if (!(s->h = curl_easy_init())) {
+        log_url(s->url, sizeof s->url, c->base, id, &logs[i], follow);
+        if (!(s->h = cu.easy_init())) {
             errno = ENOMEM;
             tsl_errprintf(err, "out of memory");
             goto out;
         }
-        curl_easy_setopt(s->h, CURLOPT_URL, s->url);
+        cu.easy_setopt(s->h, CURLOPT_URL, s->url);
         if (c->unix_path)
-            curl_easy_setopt(s->h, CURLOPT_UNIX_SOCKET_PATH, c->unix_path);
-        curl_easy_setopt(s->h, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(s->h, CURLOPT_CONNECTTIMEOUT_MS, TCLIENT_CONNECT_TIMEOUT_MS);
+            cu.easy_setopt(s->h, CURLOPT_UNIX_SOCKET_PATH, c->unix_path);
+        cu.easy_setopt(s->h, CURLOPT_NOSIGNAL, 1L);
+        cu.easy_setopt(s->h, CURLOPT_CONNECTTIMEOUT_MS, TCLIENT_CONNECT_TIMEOUT_MS);
         if (!follow)
-            curl_easy_setopt(s->h, CURLOPT_TIMEOUT_MS, TCLIENT_REQUEST_TIMEOUT_MS);
-        curl_easy_setopt(s->h, CURLOPT_HTTPHEADER, hdrs);
-        curl_easy_setopt(s->h, CURLOPT_WRITEFUNCTION, on_log);
-        curl_easy_setopt(s->h, CURLOPT_WRITEDATA, s);
-        curl_easy_setopt(s->h, CURLOPT_HEADERFUNCTION, on_log_header);
-        curl_easy_setopt(s->h, CURLOPT_HEADERDATA, s);
-        curl_easy_setopt(s->h, CURLOPT_PROTOCOLS_STR, "http");
-        curl_easy_setopt(s->h, CURLOPT_TCP_NODELAY, 1L);
-        curl_multi_add_handle(m, s->h);
+            cu.easy_setopt(s->h, CURLOPT_TIMEOUT_MS, TCLIENT_REQUEST_TIMEOUT_MS);
+        cu.easy_setopt(s->h, CURLOPT_HTTPHEADER, hdrs);
+        cu.easy_setopt(s->h, CURLOPT_WRITEFUNCTION, on_log);
+        cu.easy_setopt(s->h, CURLOPT_WRITEDATA, s);
+        cu.easy_setopt(s->h, CURLOPT_HEADERFUNCTION, on_log_header);
+        cu.easy_setopt(s->h, CURLOPT_HEADERDATA, s);
+        cu.easy_setopt(s->h, CURLOPT_PROTOCOLS_STR, "http");
+        cu.easy_setopt(s->h, CURLOPT_TCP_NODELAY, 1L);
+        cu.multi_add_handle(m, s->h);
         nadded++;
     }
     int running = 1;
@@ -436,12 +633,12 @@ int tclient_logs(tclient_t *c, int64_t id, tclient_log_t *logs, int n, bool foll
             tsl_errprintf(err, "interrupted");
             goto out;
         }
-        CURLMcode mc = curl_multi_perform(m, &running);
+        CURLMcode mc = cu.multi_perform(m, &running);
         if (mc == CURLM_OK && running)
-            mc = curl_multi_poll(m, NULL, 0, TCLIENT_POLL_MS, NULL);
+            mc = cu.multi_poll(m, NULL, 0, TCLIENT_POLL_MS, NULL);
         if (mc != CURLM_OK) {
             errno = EIO;
-            tsl_errprintf(err, "libcurl: %s", curl_multi_strerror(mc));
+            tsl_errprintf(err, "libcurl: %s", cu.multi_strerror(mc));
             goto out;
         }
     }
@@ -449,7 +646,7 @@ int tclient_logs(tclient_t *c, int64_t id, tclient_log_t *logs, int n, bool foll
     CURLMsg *msg;
     int left;
     int e = 0;
-    while ((msg = curl_multi_info_read(m, &left))) {
+    while ((msg = cu.multi_info_read(m, &left))) {
         if (msg->msg != CURLMSG_DONE || e)
             continue;
         stream_t *s = NULL;
@@ -465,7 +662,7 @@ int tclient_logs(tclient_t *c, int64_t id, tclient_log_t *logs, int n, bool foll
             transfer_error(msg->data.result, c->where, NULL, err);
             e = errno;
         } else {
-            curl_easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &s->status);
+            cu.easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &s->status);
             if (s->status >= 300) {
                 e = tclient_decode_error(s->status, s->errbody.data, s->errbody.len, c->code,
                                          sizeof c->code, err);
@@ -483,14 +680,14 @@ out:;
     for (int i = 0; i < n; i++) {
         if (st[i].h) {
             if (i < nadded)
-                curl_multi_remove_handle(m, st[i].h);
-            curl_easy_cleanup(st[i].h);
+                cu.multi_remove_handle(m, st[i].h);
+            cu.easy_cleanup(st[i].h);
         }
         free(st[i].errbody.data);
     }
     if (m)
-        curl_multi_cleanup(m);
-    curl_slist_free_all(hdrs);
+        cu.multi_cleanup(m);
+    cu.slist_free_all(hdrs);
     errno = saved;
     return rc;
 }

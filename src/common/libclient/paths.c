@@ -1,8 +1,9 @@
 /* paths.c - where tesseld keeps its data and its local socket by default (system mode and
  * personal mode), shared by tesseld (its defaults) and the CLI (where to find the socket); and
- * the unix:PATH form of tesseld's URL. */
+ * the unix:PATH form of tesseld's URL; percent-encoding of query values. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tessel/client.h"
@@ -62,4 +63,25 @@ const char *tclient_url_socket(const char *url)
     else if (strncmp(url, "unix:", 5) == 0)
         p = url + 5;
     return p && p[0] == '/' && strlen(p) <= TCLIENT_SOCKET_PATH_MAX ? p : NULL;
+}
+
+char *tclient_escape(const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t n = strlen(s);
+    char *out = malloc(3 * n + 1), *o = out;
+    if (!out)
+        return NULL;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+            *p == '-' || *p == '.' || *p == '_' || *p == '~') {
+            *o++ = (char)*p;
+        } else {
+            *o++ = '%';
+            *o++ = hex[*p >> 4];
+            *o++ = hex[*p & 15];
+        }
+    }
+    *o = '\0';
+    return out;
 }
