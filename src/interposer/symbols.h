@@ -79,7 +79,16 @@
 
 #define TCU_NVML_SYMBOLS(X)                                                                        \
     X(nvmlDeviceGetMemoryInfo)                                                                     \
-    X(nvmlDeviceGetMemoryInfo_v2)
+    X(nvmlDeviceGetMemoryInfo_v2)                                                                  \
+    X(nvmlDeviceGetComputeRunningProcesses)                                                        \
+    X(nvmlDeviceGetComputeRunningProcesses_v2)                                                     \
+    X(nvmlDeviceGetComputeRunningProcesses_v3)                                                     \
+    X(nvmlDeviceGetGraphicsRunningProcesses)                                                       \
+    X(nvmlDeviceGetGraphicsRunningProcesses_v2)                                                    \
+    X(nvmlDeviceGetGraphicsRunningProcesses_v3)                                                    \
+    X(nvmlDeviceGetMPSComputeRunningProcesses)                                                     \
+    X(nvmlDeviceGetMPSComputeRunningProcesses_v2)                                                  \
+    X(nvmlDeviceGetMPSComputeRunningProcesses_v3)
 
 /* Driver functions the interposer calls without hooking them. */
 #define TCU_CUDA_CALLS(X)                                                                          \

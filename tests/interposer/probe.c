@@ -35,6 +35,10 @@
  *                       (nvmlDeviceGetComputeRunningProcesses_v3, what
  *                       nvidia-smi shows): "nvmlproc pid=P used=U" (U=0 when
  *                       PID holds no context there)
+ *   nvmlprocs[:N]       the process lists of NVML device N (0) as this process
+ *                       sees them: "nvmlprocs v3=PID,PID... v1=PID,... rc=R,R
+ *                       sizeq=R:COUNT" (sizeq: a first call with no room, as
+ *                       nvidia-smi makes, its result and the count it gives)
  *   hold                print "holding" and sleep until killed or stdin EOF
  *   waitfile:PATH       wait until PATH exists (a start line for races)
  *   loop:N              N x (cuMemAlloc_v2 1 MiB, cuMemFree_v2, cuMemGetInfo_v2)
@@ -508,6 +512,32 @@ static void step(char *s)
             if (infos[k].pid == (unsigned)atoi(arg1))
                 used = infos[k].usedGpuMemory;
         printf("nvmlproc pid=%s used=%llu rc=%d\n", arg1, used, r);
+    } else if (strcmp(s, "nvmlprocs") == 0) {
+        void *n = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+        if (!n)
+            die("no libnvidia-ml.so.1");
+        ((nvmlInit_v2_fn)dlsym(n, "nvmlInit_v2"))();
+        nvmlDevice_t d;
+        ((nvmlDeviceGetHandleByIndex_v2_fn)dlsym(n, "nvmlDeviceGetHandleByIndex_v2"))(
+            arg1 ? (unsigned)atoi(arg1) : 0, &d);
+        nvmlDeviceGetComputeRunningProcesses_v3_fn v3 =
+            (nvmlDeviceGetComputeRunningProcesses_v3_fn)dlsym(
+                n, "nvmlDeviceGetComputeRunningProcesses_v3");
+        nvmlDeviceGetComputeRunningProcesses_fn v1 = (nvmlDeviceGetComputeRunningProcesses_fn)dlsym(
+            n, "nvmlDeviceGetComputeRunningProcesses");
+        unsigned zero = 0;
+        nvmlReturn_t rq = v3(d, &zero, NULL);
+        nvmlProcessInfo_t infos[64];
+        nvmlProcessInfo_v1_t infos1[64];
+        unsigned c3 = 64, c1 = 64;
+        nvmlReturn_t r3 = v3(d, &c3, infos), r1 = v1(d, &c1, infos1);
+        printf("nvmlprocs v3=");
+        for (unsigned k = 0; r3 == NVML_SUCCESS && k < c3; k++)
+            printf("%s%u", k ? "," : "", infos[k].pid);
+        printf(" v1=");
+        for (unsigned k = 0; r1 == NVML_SUCCESS && k < c1; k++)
+            printf("%s%u", k ? "," : "", infos1[k].pid);
+        printf(" rc=%d,%d sizeq=%d:%u\n", r3, r1, rq, zero);
     } else if (strcmp(s, "hold") == 0) {
         printf("holding\n");
         fflush(stdout);

@@ -17,6 +17,9 @@ gs_rows fork-after-nvml view-in-slice
 l=$(grep '^SIMULATED fork-after-nvml ' "$TMP/out")
 ok $(echo "$l" | grep -q 'outside: exit 0, CUDA initialised by the NVML query 0, child cuinit=0 alloc=0; in slice: exit [0-9]*, initialised [01], ' && echo 0 || echo 1) \
     "fork-after-nvml measures both sides: $l"
+l=$(grep '^SIMULATED view-in-slice ' "$TMP/out")
+ok $(echo "$l" | grep -q ' PASS  NVML (nvml_view.py): total 4096 MiB, used [0-9]* MiB (slice [0-9]*), 1 processes listed with ' && echo 0 || echo 1) \
+    "view-in-slice passes: the slice's process alone is listed, not the one outside it: $l"
 gs_no_doc
 
 done_testing

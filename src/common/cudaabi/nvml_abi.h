@@ -201,6 +201,19 @@ NVMLABI_FN(nvmlReturn_t, nvmlDeviceGetComputeRunningProcesses_v2,
            (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos));
 NVMLABI_FN(nvmlReturn_t, nvmlDeviceGetComputeRunningProcesses_v3,
            (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos));
+/* The same lists for graphics contexts and MPS clients (same structures). */
+NVMLABI_FN(nvmlReturn_t, nvmlDeviceGetGraphicsRunningProcesses,
+           (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v1_t *infos));
+NVMLABI_FN(nvmlReturn_t, nvmlDeviceGetGraphicsRunningProcesses_v2,
+           (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos));
+NVMLABI_FN(nvmlReturn_t, nvmlDeviceGetGraphicsRunningProcesses_v3,
+           (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos));
+NVMLABI_FN(nvmlReturn_t, nvmlDeviceGetMPSComputeRunningProcesses,
+           (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v1_t *infos));
+NVMLABI_FN(nvmlReturn_t, nvmlDeviceGetMPSComputeRunningProcesses_v2,
+           (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos));
+NVMLABI_FN(nvmlReturn_t, nvmlDeviceGetMPSComputeRunningProcesses_v3,
+           (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos));
 
 #ifdef __cplusplus
 }

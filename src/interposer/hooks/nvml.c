@@ -198,3 +198,120 @@ TCU_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemo
     }
     return r;
 }
+
+/* ---- process lists: only the slice's own processes ------------------------
+ *
+ * Inside a slice NVML shows the slice's memory (above); its process lists
+ * (nvidia-smi's "Processes", --query-compute-apps, nvitop, DCGM's per-process
+ * fields) must match it: a job sees its own processes and nothing of its
+ * neighbours (their pids, names and memory are none of its business, and a
+ * list adding up to more than the total it is shown is inconsistent).  A
+ * process is the slice's when it holds a slot in the slice file; the
+ * driver's figures of the processes kept are left as they are.  A process
+ * that failed closed (no slice) sees an empty list.  tesseld puts no job
+ * in a PID namespace, so the slice file's pids are NVML's.
+ */
+
+/* Entries asked of the driver per call before the heap is used. */
+#define PROC_STACK 64
+
+struct keep_arg {
+    unsigned char *list; /* the driver's entries, esz bytes each, pid first */
+    size_t esz;
+    unsigned n;
+    unsigned char *keep;
+};
+
+static int keep_proc(const tshm_proc_info_t *p, void *arg)
+{
+    struct keep_arg *k = arg;
+    for (unsigned i = 0; i < k->n; i++) {
+        unsigned pid;
+        memcpy(&pid, k->list + (size_t)i * k->esz, sizeof pid);
+        if ((pid_t)pid == p->pid)
+            k->keep[i] = 1;
+    }
+    return 0;
+}
+
+typedef nvmlReturn_t (*procs_fn)(nvmlDevice_t, unsigned int *, void *);
+
+/* Calls real for the whole list (growing a heap buffer while the driver
+ * says it is too short), keeps the slice's entries and hands them out
+ * with NVML's size rules: *count in is the room in infos; out, the
+ * number written, or the number needed with NVML_ERROR_INSUFFICIENT_SIZE. */
+static nvmlReturn_t procs_filtered(procs_fn real, size_t esz, nvmlDevice_t device,
+                                   unsigned int *count, void *infos)
+{
+    if (!real)
+        return NVML_ERROR_FUNCTION_NOT_FOUND;
+    if (!count || (*count && !infos))
+        return NVML_ERROR_INVALID_ARGUMENT;
+    unsigned char stack[PROC_STACK * sizeof(nvmlProcessInfo_t)];
+    unsigned char *list = stack, *heap = NULL;
+    unsigned cap = PROC_STACK, n;
+    nvmlReturn_t r;
+    for (int tries = 0;; tries++) {
+        n = cap;
+        r = real(device, &n, list);
+        if (r != NVML_ERROR_INSUFFICIENT_SIZE || tries == 4)
+            break;
+        cap = n + 16; /* processes may start between two calls */
+        unsigned char *m = realloc(heap, (size_t)cap * esz);
+        if (!m) {
+            r = NVML_ERROR_MEMORY;
+            break;
+        }
+        list = heap = m;
+    }
+    if (r != NVML_SUCCESS) {
+        free(heap);
+        return r;
+    }
+    unsigned char keepbuf[PROC_STACK];
+    unsigned char *keep = n <= PROC_STACK ? keepbuf : calloc(n, 1);
+    if (!keep) {
+        free(heap);
+        return NVML_ERROR_MEMORY;
+    }
+    memset(keep, 0, n);
+    if (tcu.slice) {
+        struct keep_arg k = {list, esz, n, keep};
+        tshm_foreach_proc(tcu.slice, keep_proc, &k);
+    }
+    unsigned kept = 0;
+    for (unsigned i = 0; i < n; i++)
+        kept += keep[i];
+    if (kept > *count) {
+        r = kept ? NVML_ERROR_INSUFFICIENT_SIZE : NVML_SUCCESS;
+    } else {
+        unsigned j = 0;
+        for (unsigned i = 0; i < n; i++)
+            if (keep[i])
+                memcpy((unsigned char *)infos + (size_t)j++ * esz, list + (size_t)i * esz, esz);
+    }
+    *count = kept;
+    if (keep != keepbuf)
+        free(keep);
+    free(heap);
+    return r;
+}
+
+#define TCU_PROCS_HOOK(name, type)                                                                 \
+    TCU_EXPORT nvmlReturn_t name(nvmlDevice_t device, unsigned int *infoCount, type *infos)        \
+    {                                                                                              \
+        tcu_ready();                                                                               \
+        if (!tcu_nvml_handle() || !TCU_REAL(name))                                                 \
+            return NVML_ERROR_UNINITIALIZED;                                                       \
+        return procs_filtered((procs_fn)TCU_REAL(name), sizeof(type), device, infoCount, infos);   \
+    }
+
+TCU_PROCS_HOOK(nvmlDeviceGetComputeRunningProcesses, nvmlProcessInfo_v1_t)
+TCU_PROCS_HOOK(nvmlDeviceGetComputeRunningProcesses_v2, nvmlProcessInfo_t)
+TCU_PROCS_HOOK(nvmlDeviceGetComputeRunningProcesses_v3, nvmlProcessInfo_t)
+TCU_PROCS_HOOK(nvmlDeviceGetGraphicsRunningProcesses, nvmlProcessInfo_v1_t)
+TCU_PROCS_HOOK(nvmlDeviceGetGraphicsRunningProcesses_v2, nvmlProcessInfo_t)
+TCU_PROCS_HOOK(nvmlDeviceGetGraphicsRunningProcesses_v3, nvmlProcessInfo_t)
+TCU_PROCS_HOOK(nvmlDeviceGetMPSComputeRunningProcesses, nvmlProcessInfo_v1_t)
+TCU_PROCS_HOOK(nvmlDeviceGetMPSComputeRunningProcesses_v2, nvmlProcessInfo_t)
+TCU_PROCS_HOOK(nvmlDeviceGetMPSComputeRunningProcesses_v3, nvmlProcessInfo_t)
