@@ -71,7 +71,10 @@
     X(cuLaunchCooperativeKernel_ptsz, "cuLaunchCooperativeKernel", 9000, 1)                        \
     X(cuLaunchCooperativeKernelMultiDevice, "cuLaunchCooperativeKernelMultiDevice", 9000, 0)       \
     X(cuCtxSetLimit, "cuCtxSetLimit", 3010, 0)                                                     \
+    X(cuModuleLoad, "cuModuleLoad", 2000, 0)                                                       \
     X(cuModuleLoadData, "cuModuleLoadData", 2000, 0)                                               \
+    X(cuModuleLoadDataEx, "cuModuleLoadDataEx", 2010, 0)                                           \
+    X(cuModuleLoadFatBinary, "cuModuleLoadFatBinary", 2000, 0)                                     \
     X(cuModuleGetFunction, "cuModuleGetFunction", 2000, 0)                                         \
     X(cuModuleUnload, "cuModuleUnload", 2000, 0)                                                   \
     X(cuGraphLaunch, "cuGraphLaunch", 10000, 0)                                                    \

@@ -591,24 +591,64 @@ CUresult cuEventDestroy_v2(CUevent hEvent)
  * at its first use (TESSEL_FAKE_FUNC_MEM, CUDA_MODULE_LOADING=LAZY, the
  * default since CUDA 12); all of it is given back at unload or when the
  * context goes.  Programs see it only as memory gone. */
+/* Caller holds the lock; c is the current context (NULL: none). */
+static CUresult module_load(ctx_t *c, CUmodule *module, const void *image)
+{
+    module_t *m = NULL;
+    if (!module || !image)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!c)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (charge(c->dev, g.cfg.module_mem) < 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (!(m = (module_t *)obj_new(K_MODULE, sizeof *m, c))) {
+        uncharge(c->dev, g.cfg.module_mem);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    m->dev = c->dev;
+    m->charged = g.cfg.module_mem;
+    *module = (CUmodule)m;
+    return CUDA_SUCCESS;
+}
+
 CUresult cuModuleLoadData(CUmodule *module, const void *image)
 {
     EXEC_ENTER(cuModuleLoadData);
-    module_t *m = NULL;
-    if (!module || !image)
+    rc = module_load(c, module, image);
+    EXEC_LEAVE();
+}
+
+/* JIT options change nothing here (no compiler): XLA, Triton and Numba
+ * load their kernels this way. */
+CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,
+                            CUjit_option *options, void **optionValues)
+{
+    EXEC_ENTER(cuModuleLoadDataEx);
+    if (numOptions && (!options || !optionValues))
         rc = CUDA_ERROR_INVALID_VALUE;
-    else if (!c)
-        rc = CUDA_ERROR_INVALID_CONTEXT;
-    else if (charge(c->dev, g.cfg.module_mem) < 0)
-        rc = CUDA_ERROR_OUT_OF_MEMORY;
-    else if (!(m = (module_t *)obj_new(K_MODULE, sizeof *m, c))) {
-        uncharge(c->dev, g.cfg.module_mem);
-        rc = CUDA_ERROR_OUT_OF_MEMORY;
-    } else {
-        m->dev = c->dev;
-        m->charged = g.cfg.module_mem;
-        *module = (CUmodule)m;
-    }
+    else
+        rc = module_load(c, module, image);
+    EXEC_LEAVE();
+}
+
+CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
+{
+    EXEC_ENTER(cuModuleLoadFatBinary);
+    rc = module_load(c, module, fatCubin);
+    EXEC_LEAVE();
+}
+
+/* The file must exist and be readable, as for the driver; its bytes are
+ * not looked at. */
+CUresult cuModuleLoad(CUmodule *module, const char *fname)
+{
+    EXEC_ENTER(cuModuleLoad);
+    if (!fname)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (access(fname, R_OK) != 0)
+        rc = CUDA_ERROR_FILE_NOT_FOUND;
+    else
+        rc = module_load(c, module, fname);
     EXEC_LEAVE();
 }
 

@@ -605,12 +605,23 @@ tenants() {
     for _j in $(seq 1 $_i); do
         wait_for "$_d/t$_j" 'ready\|holding\|missing\|rror' "$ROW_T" || true
     done
+    # What the GPU and the slices did meanwhile (no verdict): diag_line.
+    _sl=""
+    _j=0
+    for _j in $(seq 1 $_i); do
+        case $(cat "$_d/t$_j.spec") in none) ;; *) _sl="$_sl $_d/slice$_j" ;; esac
+    done
+    # shellcheck disable=SC2086 # one word per slice file
+    "$PY" "$HERE/gpu_sampler.py" --tcu-slice "$SLICETOOL" --stop "$_d/stop" --go "$_d/go" --skip 1 \
+        --length $((SECS - 1)) $_sl >"$_d/diag" 2>&1 &
+    _pids="$_pids $!"
+    echo sampler >"$_d/t$((_i + 1)).spec"
     : >"$_d/go"
     # Idle tenants hold until the others are done.
     _n=0
     for _p in $_pids; do
         _n=$((_n + 1))
-        case $(cat "$_d/t$_n.spec") in idle:*) continue ;; esac
+        case $(cat "$_d/t$_n.spec") in idle:* | sampler) continue ;; esac
         wait "$_p"
     done
     : >"$_d/stop"
@@ -628,6 +639,8 @@ tenants() {
     done
     echo "${_out# }"
 }
+# diag_line DIR: the sampler's figures of a tenants run, as a comment line.
+diag_line() { echo "#   $(basename "$1"): $(tail -n 1 "$1/diag" 2>/dev/null)"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "?" || b == "?" || b + 0 <= 0) print "?"; else printf "%.3f", a / b }'; }
 within() { awk -v r="$1" -v w="$2" -v t="$3" 'BEGIN { exit !(r != "?" && r >= w - t && r <= w + t) }'; }
 miss() { grep -h -m1 '^missing: ' "$1"/t* 2>/dev/null | head -n 1; }
@@ -652,6 +665,7 @@ if want graphs && [ "$SIM" = 0 ]; then
         else within "$q" $w $tol || v=FAIL; fi
         if [ -n "$m" ]; then row $name FAIL "$m" "the framework installed"; else
             row $name $v "replay == eager: ${ok:-?}, $r it/s vs $base alone unlimited, ratio $q" "replay correct, $th"; fi
+        diag_line "$TMP/g-$lim"
     done
     GRAPH=""
 fi
@@ -660,6 +674,7 @@ if want compute; then
     solo=$(tenants "$TMP/c0" none)
     m=$(miss "$TMP/c0")
     echo "# compute baseline: one workload alone, no interposer: $solo it/s"
+    diag_line "$TMP/c0"
     for lim in 25 50 75; do
         r=$(tenants "$TMP/c$lim" "$lim")
         q=$(ratio "$r" "$solo")
@@ -668,6 +683,7 @@ if want compute; then
         within "$q" "$w" 0.05 || v=FAIL
         if [ -n "$m" ]; then row "compute-strict-$lim" FAIL "$m" "the framework installed"; else
             row "compute-strict-$lim" $v "$r it/s alone in a strict $lim % slice, solo $solo: ratio $q" "ratio $w +- 0.05"; fi
+        diag_line "$TMP/c$lim"
     done
     for mix in 30/70 50/50 25/25/50 25/25/25/25; do
         # shellcheck disable=SC2046 # split the mix into its shares
@@ -696,6 +712,8 @@ if want compute; then
         if [ -n "$m" ]; then row "compute-tenants-$mix" FAIL "$m" "the framework installed"; else
             row "compute-tenants-$mix" $v "each/solo $qs; sum $rsum it/s vs $bsum unlimited together: $s" \
                 "each share/100 +- 0.05 of solo $solo, sum >= 0.95 x unlimited together"; fi
+        diag_line "$TMP/b-$n-$(echo "$mix" | tr / -)"
+        diag_line "$TMP/t-$(echo "$mix" | tr / -)"
     done
     r=$(tenants "$TMP/shared" 30:shared idle:70:shared)
     x=$(echo "$r" | cut -d' ' -f1)

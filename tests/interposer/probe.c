@@ -53,7 +53,10 @@
  *   calls:NAME          the fake driver's call count of entry point NAME
  *   uuid:N              "uuid GPU-..." of CUDA device N (cuDeviceGetUuid)
  *   setlimit:L:SIZE     cuCtxSetLimit(L, SIZE); L is stack, printf or heap
- *   modload             cuModuleLoadData of a (fake) image: "modload rc=R"
+ *   modload[:KIND]      load a (fake) module: "modload rc=R"; KIND data
+ *                       (cuModuleLoadData, the default), ex (cuModuleLoadDataEx
+ *                       with a JIT option), fatbin (cuModuleLoadFatBinary) or
+ *                       file (cuModuleLoad of this program's file)
  *   modfunc:NAME        cuModuleGetFunction NAME in the newest module
  *   modunload           cuModuleUnload of the newest module
  */
@@ -417,8 +420,23 @@ static void step(char *s)
         printf("setlimit %s rc=%d\n", arg1, r);
     } else if (strcmp(s, "modload") == 0) {
         CUmodule m = NULL;
-        CUresult r =
-            SYM(cuModuleLoadData_fn, "cuModuleLoadData", "cuModuleLoadData")(&m, "tcu-probe image");
+        CUresult r;
+        if (!arg1 || strcmp(arg1, "data") == 0) {
+            r = SYM(cuModuleLoadData_fn, "cuModuleLoadData", "cuModuleLoadData")(&m,
+                                                                                 "tcu-probe image");
+        } else if (strcmp(arg1, "ex") == 0) {
+            CUjit_option opt[1] = {0}; /* CU_JIT_MAX_REGISTERS */
+            void *val[1] = {(void *)(uintptr_t)32};
+            r = SYM(cuModuleLoadDataEx_fn, "cuModuleLoadDataEx",
+                    "cuModuleLoadDataEx")(&m, "tcu-probe image", 1, opt, val);
+        } else if (strcmp(arg1, "fatbin") == 0) {
+            r = SYM(cuModuleLoadFatBinary_fn, "cuModuleLoadFatBinary",
+                    "cuModuleLoadFatBinary")(&m, "tcu-probe fatbin");
+        } else if (strcmp(arg1, "file") == 0) {
+            r = SYM(cuModuleLoad_fn, "cuModuleLoad", "cuModuleLoad")(&m, "/proc/self/exe");
+        } else {
+            die("modload: data, ex, fatbin or file");
+        }
         if (r == CUDA_SUCCESS && nmodules < 64)
             modules[nmodules++] = m;
         printf("modload rc=%d\n", r);

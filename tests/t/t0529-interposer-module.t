@@ -1,7 +1,7 @@
 #!/bin/sh
 # t0529-interposer-module.t - the slice counts what the driver counts for
 # module code: the memory the driver spends loading a module
-# (cuModuleLoadData) and, under lazy loading, each function's code at its
+# (cuModuleLoadData, cuModuleLoadDataEx, cuModuleLoadFatBinary, cuModuleLoad) and, under lazy loading, each function's code at its
 # first use (cuModuleGetFunction) is measured and charged, and given back at
 # cuModuleUnload.  The slice's count for a process equals the driver's own
 # per-process figure (the fake NVML's, what nvidia-smi shows; margin 0
@@ -37,6 +37,26 @@ for via in global proc; do
     is "$t" $(((64 + 40 + 3 + 3) * MiB)) "--via=$via: the driver holds 110 MiB after the unload"
     is "$(used)" "$t" "--via=$via: the slice counts exactly what the driver holds"
     release
+done
+
+# The other ways to load a module (JIT options: XLA/JAX, Triton; a fat
+# binary; a file) are measured and refused alike.
+for kind in ex fatbin file; do
+    export TESSEL_SLICE="$TMP/slice-$kind" TESSEL_CUDA_MEM_LIMIT=8G
+    hold_probe k ctx modload:$kind modfunc:k1 modload:$kind modunload
+    t=$(truth $pid)
+    is "$(lines 'modload\|modunload' k)" "modload rc=0 modload rc=0 modunload rc=0 " "$kind: two modules load, one unloads"
+    is "$t" $(((64 + 40 + 3) * MiB)) "$kind: the driver holds 107 MiB (context, a module, a function)"
+    is "$(used)" "$t" "$kind: the slice counts exactly what the driver holds"
+    release
+    export TESSEL_SLICE="$TMP/slice-oom-$kind" TESSEL_CUDA_MEM_LIMIT=350M TESSEL_FAKE_MODULE_MEM=120M
+    hold_probe o ctx modload:$kind modload:$kind modload:$kind
+    is "$(lines modload o)" "modload rc=0 modload rc=0 modload rc=2 " "$kind, 350 MiB: the third module gets error 2"
+    t=$(truth $pid)
+    is "$t" $(((64 + 120 + 120) * MiB)) "$kind, 350 MiB: the refused module was unloaded (the driver holds 304 MiB)"
+    is "$(used)" "$t" "$kind, 350 MiB: the slice counts what the driver holds"
+    release
+    export TESSEL_FAKE_MODULE_MEM=40M
 done
 
 # Out of memory, with 120 MiB modules (a slice needs 300 MiB for its first

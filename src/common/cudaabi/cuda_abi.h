@@ -777,7 +777,13 @@ CUABI_FN(cuMipmappedArrayCreate,
 CUABI_FN(cuMipmappedArrayDestroy, (CUmipmappedArray hMipmappedArray));
 
 /* Modules and launch */
+/* enum CUjit_option_enum: options of cuModuleLoadDataEx (int-sized). */
+typedef int CUjit_option;
+CUABI_FN(cuModuleLoad, (CUmodule * module, const char *fname));
 CUABI_FN(cuModuleLoadData, (CUmodule * module, const void *image));
+CUABI_FN(cuModuleLoadDataEx, (CUmodule * module, const void *image, unsigned int numOptions,
+                              CUjit_option *options, void **optionValues));
+CUABI_FN(cuModuleLoadFatBinary, (CUmodule * module, const void *fatCubin));
 CUABI_FN(cuModuleGetFunction, (CUfunction * hfunc, CUmodule hmod, const char *name));
 CUABI_FN(cuModuleUnload, (CUmodule hmod));
 CUABI_FN(cuLaunchKernel,

@@ -1,5 +1,6 @@
-/* module.c - module code and data: cuModuleLoadData, cuModuleGetFunction,
- * cuModuleUnload.
+/* module.c - module code and data: cuModuleLoadData, cuModuleLoadDataEx
+ * (JIT options: XLA/JAX, Triton, Numba), cuModuleLoadFatBinary,
+ * cuModuleLoad (a file), cuModuleGetFunction, cuModuleUnload.
  *
  * The driver puts a module's code and data in device memory when it is
  * loaded, and under lazy loading (CUDA_MODULE_LOADING=LAZY, the default
@@ -25,21 +26,46 @@
 
 #define OOM CUDA_ERROR_OUT_OF_MEMORY
 
-TCU_EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image)
+/* The four ways to load a module: an image in memory, with JIT options, a
+ * fat binary, or a file. */
+enum load_kind { LOAD_DATA, LOAD_DATA_EX, LOAD_FATBIN, LOAD_FILE };
+struct load_args {
+    enum load_kind kind;
+    const void *image; /* or the file name */
+    unsigned nopts;
+    CUjit_option *opts;
+    void **vals;
+};
+
+static CUresult load_call(CUmodule *module, const struct load_args *a)
+{
+    switch (a->kind) {
+    case LOAD_DATA:
+        return TCU_REAL(cuModuleLoadData)(module, a->image);
+    case LOAD_DATA_EX:
+        return TCU_REAL(cuModuleLoadDataEx)(module, a->image, a->nopts, a->opts, a->vals);
+    case LOAD_FATBIN:
+        return TCU_REAL(cuModuleLoadFatBinary)(module, a->image);
+    case LOAD_FILE:
+        return TCU_REAL(cuModuleLoad)(module, (const char *)a->image);
+    }
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult module_load(void *real, CUmodule *module, const struct load_args *a)
 {
     tcu_ready();
-    cuModuleLoadData_fn real = TCU_REAL(cuModuleLoadData);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
     CUdevice ord = 0;
     int dev = tcu_current_dev(&ord);
-    if (dev == -1 || !module || !image)
-        return real(module, image);
+    if (dev == -1 || !module || !a->image)
+        return load_call(module, a);
     if (dev < 0)
         return OOM; /* the slice cannot take this device: fail closed */
     struct tcu_meas m;
     tcu_meas_begin(ord, dev, &m);
-    CUresult r = real(module, image);
+    CUresult r = load_call(module, a);
     uint64_t spent = tcu_meas_end(&m, NULL);
     if (r != CUDA_SUCCESS)
         return r;
@@ -54,6 +80,31 @@ TCU_EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image)
         TCU_REAL(cuModuleUnload)(*module);
     *module = NULL;
     return OOM;
+}
+
+TCU_EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image)
+{
+    struct load_args a = {LOAD_DATA, image, 0, NULL, NULL};
+    return module_load((void *)TCU_REAL(cuModuleLoadData), module, &a);
+}
+
+TCU_EXPORT CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,
+                                       CUjit_option *options, void **optionValues)
+{
+    struct load_args a = {LOAD_DATA_EX, image, numOptions, options, optionValues};
+    return module_load((void *)TCU_REAL(cuModuleLoadDataEx), module, &a);
+}
+
+TCU_EXPORT CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
+{
+    struct load_args a = {LOAD_FATBIN, fatCubin, 0, NULL, NULL};
+    return module_load((void *)TCU_REAL(cuModuleLoadFatBinary), module, &a);
+}
+
+TCU_EXPORT CUresult cuModuleLoad(CUmodule *module, const char *fname)
+{
+    struct load_args a = {LOAD_FILE, fname, 0, NULL, NULL};
+    return module_load((void *)TCU_REAL(cuModuleLoad), module, &a);
 }
 
 TCU_EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
