@@ -91,7 +91,8 @@
     X(nvmlDeviceGetGraphicsRunningProcesses_v3)                                                    \
     X(nvmlDeviceGetMPSComputeRunningProcesses)                                                     \
     X(nvmlDeviceGetMPSComputeRunningProcesses_v2)                                                  \
-    X(nvmlDeviceGetMPSComputeRunningProcesses_v3)
+    X(nvmlDeviceGetMPSComputeRunningProcesses_v3)                                                  \
+    X(nvmlDeviceGetRunningProcessDetailList)
 
 /* Driver functions the interposer calls without hooking them. */
 #define TCU_CUDA_CALLS(X)                                                                          \

@@ -55,7 +55,8 @@
     X(nvmlDeviceGetNvLinkRemotePciInfo_v2)                                                         \
     X(nvmlDeviceGetComputeRunningProcesses)                                                        \
     X(nvmlDeviceGetComputeRunningProcesses_v2)                                                     \
-    X(nvmlDeviceGetComputeRunningProcesses_v3)
+    X(nvmlDeviceGetComputeRunningProcesses_v3)                                                     \
+    X(nvmlDeviceGetRunningProcessDetailList)
 
 enum {
 #define X(n) NC_##n,
@@ -605,6 +606,27 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsign
 {
     NVML_ENTER(nvmlDeviceGetComputeRunningProcesses_v3);
     PROCS_BODY(nvmlProcessInfo_t, e->gpuInstanceId = e->computeInstanceId = 0xFFFFFFFFu);
+}
+
+/* The r550+ list: mode 0 lists the compute processes as above; the fake has
+ * no graphics contexts or MPS clients (modes 1 and 2: empty). */
+nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t device,
+                                                   nvmlProcessDetailList_t *plist)
+{
+    NVML_ENTER(nvmlDeviceGetRunningProcessDetailList);
+    if (!plist)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (plist->version != nvmlProcessDetailList_v1)
+        return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    if (plist->mode > 2)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    unsigned *infoCount = &plist->numProcArrayEntries;
+    nvmlProcessDetail_v1_t *infos = plist->procArray;
+    if (plist->mode != 0) {
+        *infoCount = 0;
+        return NVML_SUCCESS;
+    }
+    PROCS_BODY(nvmlProcessDetail_v1_t, e->gpuInstanceId = e->computeInstanceId = 0xFFFFFFFFu);
 }
 
 /* fork: a child must not inherit the lock held by another thread. */

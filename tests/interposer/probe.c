@@ -37,8 +37,11 @@
  *                       PID holds no context there)
  *   nvmlprocs[:N]       the process lists of NVML device N (0) as this process
  *                       sees them: "nvmlprocs v3=PID,PID... v1=PID,... rc=R,R
- *                       sizeq=R:COUNT" (sizeq: a first call with no room, as
- *                       nvidia-smi makes, its result and the count it gives)
+ *                       sizeq=R:COUNT detail=PID,... drc=R dsizeq=R:COUNT dbadver=R"
+ *                       (sizeq: a first call with no room, as nvidia-smi makes,
+ *                       its result and the count it gives; detail: the list of
+ *                       nvmlDeviceGetRunningProcessDetailList, compute mode;
+ *                       dbadver: its answer to a struct version it does not know)
  *   hold                print "holding" and sleep until killed or stdin EOF
  *   waitfile:PATH       wait until PATH exists (a start line for races)
  *   loop:N              N x (cuMemAlloc_v2 1 MiB, cuMemFree_v2, cuMemGetInfo_v2)
@@ -555,7 +558,22 @@ static void step(char *s)
         printf(" v1=");
         for (unsigned k = 0; r1 == NVML_SUCCESS && k < c1; k++)
             printf("%s%u", k ? "," : "", infos1[k].pid);
-        printf(" rc=%d,%d sizeq=%d:%u\n", r3, r1, rq, zero);
+        printf(" rc=%d,%d sizeq=%d:%u", r3, r1, rq, zero);
+        nvmlDeviceGetRunningProcessDetailList_fn dl =
+            (nvmlDeviceGetRunningProcessDetailList_fn)dlsym(
+                n, "nvmlDeviceGetRunningProcessDetailList");
+        nvmlProcessDetailList_t q = {nvmlProcessDetailList_v1, 0, 0, NULL};
+        nvmlReturn_t dq = dl(d, &q);
+        unsigned dneed = q.numProcArrayEntries;
+        nvmlProcessDetail_v1_t det[64];
+        q.numProcArrayEntries = 64;
+        q.procArray = det;
+        nvmlReturn_t dr = dl(d, &q);
+        printf(" detail=");
+        for (unsigned k = 0; dr == NVML_SUCCESS && k < q.numProcArrayEntries; k++)
+            printf("%s%u", k ? "," : "", det[k].pid);
+        nvmlProcessDetailList_t bad = {nvmlProcessDetailList_v1 + (1u << 24), 0, 64, det};
+        printf(" drc=%d dsizeq=%d:%u dbadver=%d\n", dr, dq, dneed, dl(d, &bad));
     } else if (strcmp(s, "hold") == 0) {
         printf("holding\n");
         fflush(stdout);

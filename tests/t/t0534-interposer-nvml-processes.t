@@ -5,7 +5,8 @@
 # --query-compute-apps, nvitop): processes outside any slice and those of
 # another slice are left out, the driver's list is unchanged outside a
 # slice, and NVML's size protocol (a first call with no room gives the
-# count) counts only what will be listed.  v1 and v3 entry points alike.
+# count) counts only what will be listed.  v1, v3 and the r550+ detail
+# list (nvmlDeviceGetRunningProcessDetailList) alike.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/interposer/tcu.sh"
 tcu_need_nvml
@@ -37,6 +38,10 @@ ok $(printf '%s\n' "$v3" | tr ',' '\n' | grep -qx "$member" && echo 0 || echo 1)
 ok $(printf '%s\n' "$v3" | tr ',' '\n' | grep -qx "$outside" && echo 1 || echo 0) "the process outside the slice ($outside) is not listed"
 is "$(sorted "$v1")" "$(sorted "$v3")" "the v1 list is the same"
 is "$sizeq" "7:2" "a call with no room: NVML_ERROR_INSUFFICIENT_SIZE and a count of 2"
+d=$(printf '%s\n' "$l" | grep '^nvmlprocs')
+is "$(sorted "$(val detail "$d")")" "$(sorted "$v3")" "nvmlDeviceGetRunningProcessDetailList lists the same two"
+is "$(val drc "$d")/$(val dsizeq "$d")" "0/7:2" "its size protocol counts the slice's processes (2)"
+is "$(val dbadver "$d")" 25 "a struct version it does not know: NVML_ERROR_ARGUMENT_VERSION_MISMATCH, nothing passed through"
 
 # A process of slice B sees itself alone.
 export TESSEL_SLICE="$TMP/sliceB"
@@ -50,6 +55,7 @@ all=$(val v3 "$l")
 ok $(printf '%s\n' "$all" | tr ',' '\n' | grep -qx "$outside" && printf '%s\n' "$all" | tr ',' '\n' | grep -qx "$member" && echo 0 || echo 1) \
     "outside any slice the driver's list is whole ($all)"
 is "$(val sizeq "$l")" "7:2" "and its count is the driver's (2)"
+is "$(sorted "$(val detail "$l")")" "$(sorted "$all")" "the detail list too"
 
 # Failed closed (a malformed limit): an empty list.
 l=$(TESSEL_CUDA_MEM_LIMIT=bogus probe nvmlprocs 2>/dev/null | grep '^nvmlprocs')

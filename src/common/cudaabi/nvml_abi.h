@@ -125,6 +125,25 @@ typedef struct nvmlProcessInfo_st {
     unsigned int computeInstanceId; /* 0xFFFFFFFF without MIG */
 } nvmlProcessInfo_t;
 
+/* nvmlDeviceGetRunningProcessDetailList (r550+; what newer tools read). */
+typedef struct nvmlProcessDetail_v1_st {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+    unsigned long long usedGpuCcProtectedMemory;
+} nvmlProcessDetail_v1_t;
+
+typedef struct nvmlProcessDetailList_v1_st {
+    unsigned int version;             /* nvmlProcessDetailList_v1 */
+    unsigned int mode;                /* 0 compute, 1 graphics, 2 MPS compute */
+    unsigned int numProcArrayEntries; /* in: room in procArray; out: written or needed */
+    nvmlProcessDetail_v1_t *procArray;
+} nvmlProcessDetailList_v1_t;
+typedef nvmlProcessDetailList_v1_t nvmlProcessDetailList_t;
+/* NVML_STRUCT_VERSION: the structure's size | version << 24 */
+#define nvmlProcessDetailList_v1 ((unsigned int)(sizeof(nvmlProcessDetailList_v1_t) | (1u << 24)))
+
 /* nvmlDeviceGetAttributes_v2: gives the SM count */
 typedef struct nvmlDeviceAttributes_st {
     unsigned int multiprocessorCount;
@@ -201,6 +220,8 @@ NVMLABI_FN(nvmlReturn_t, nvmlDeviceGetComputeRunningProcesses_v2,
            (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos));
 NVMLABI_FN(nvmlReturn_t, nvmlDeviceGetComputeRunningProcesses_v3,
            (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos));
+NVMLABI_FN(nvmlReturn_t, nvmlDeviceGetRunningProcessDetailList,
+           (nvmlDevice_t device, nvmlProcessDetailList_t *plist));
 /* The same lists for graphics contexts and MPS clients (same structures). */
 NVMLABI_FN(nvmlReturn_t, nvmlDeviceGetGraphicsRunningProcesses,
            (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v1_t *infos));

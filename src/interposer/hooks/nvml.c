@@ -234,6 +234,40 @@ static int keep_proc(const tshm_proc_info_t *p, void *arg)
     return 0;
 }
 
+/* Copies the slice's entries of list (n entries of esz bytes, pid first)
+ * to out, which has room for *count; *count becomes the number of the
+ * slice's entries.  NVML_ERROR_INSUFFICIENT_SIZE (nothing copied) when
+ * they do not fit. */
+static nvmlReturn_t keep_slice(const unsigned char *list, size_t esz, unsigned n,
+                               unsigned int *count, void *out)
+{
+    unsigned char keepbuf[PROC_STACK];
+    unsigned char *keep = n <= PROC_STACK ? keepbuf : calloc(n, 1);
+    if (!keep)
+        return NVML_ERROR_MEMORY;
+    memset(keep, 0, n);
+    if (tcu.slice) {
+        struct keep_arg k = {(unsigned char *)list, esz, n, keep};
+        tshm_foreach_proc(tcu.slice, keep_proc, &k);
+    }
+    unsigned kept = 0;
+    for (unsigned i = 0; i < n; i++)
+        kept += keep[i];
+    nvmlReturn_t r = NVML_SUCCESS;
+    if (kept > *count) {
+        r = NVML_ERROR_INSUFFICIENT_SIZE;
+    } else {
+        unsigned j = 0;
+        for (unsigned i = 0; i < n; i++)
+            if (keep[i])
+                memcpy((unsigned char *)out + (size_t)j++ * esz, list + (size_t)i * esz, esz);
+    }
+    *count = kept;
+    if (keep != keepbuf)
+        free(keep);
+    return r;
+}
+
 typedef nvmlReturn_t (*procs_fn)(nvmlDevice_t, unsigned int *, void *);
 
 /* Calls real for the whole list (growing a heap buffer while the driver
@@ -268,31 +302,7 @@ static nvmlReturn_t procs_filtered(procs_fn real, size_t esz, nvmlDevice_t devic
         free(heap);
         return r;
     }
-    unsigned char keepbuf[PROC_STACK];
-    unsigned char *keep = n <= PROC_STACK ? keepbuf : calloc(n, 1);
-    if (!keep) {
-        free(heap);
-        return NVML_ERROR_MEMORY;
-    }
-    memset(keep, 0, n);
-    if (tcu.slice) {
-        struct keep_arg k = {list, esz, n, keep};
-        tshm_foreach_proc(tcu.slice, keep_proc, &k);
-    }
-    unsigned kept = 0;
-    for (unsigned i = 0; i < n; i++)
-        kept += keep[i];
-    if (kept > *count) {
-        r = kept ? NVML_ERROR_INSUFFICIENT_SIZE : NVML_SUCCESS;
-    } else {
-        unsigned j = 0;
-        for (unsigned i = 0; i < n; i++)
-            if (keep[i])
-                memcpy((unsigned char *)infos + (size_t)j++ * esz, list + (size_t)i * esz, esz);
-    }
-    *count = kept;
-    if (keep != keepbuf)
-        free(keep);
+    r = keep_slice(list, esz, n, count, infos);
     free(heap);
     return r;
 }
@@ -315,3 +325,45 @@ TCU_PROCS_HOOK(nvmlDeviceGetGraphicsRunningProcesses_v3, nvmlProcessInfo_t)
 TCU_PROCS_HOOK(nvmlDeviceGetMPSComputeRunningProcesses, nvmlProcessInfo_v1_t)
 TCU_PROCS_HOOK(nvmlDeviceGetMPSComputeRunningProcesses_v2, nvmlProcessInfo_t)
 TCU_PROCS_HOOK(nvmlDeviceGetMPSComputeRunningProcesses_v3, nvmlProcessInfo_t)
+
+/* The same for the list of r550+ (nvmlProcessDetailList_v1_t; its mode
+ * picks compute, graphics or MPS).  A version this build does not know is
+ * refused (its entries could be larger: nothing is passed through
+ * unfiltered). */
+TCU_EXPORT nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t device,
+                                                              nvmlProcessDetailList_t *plist)
+{
+    tcu_ready();
+    nvmlDeviceGetRunningProcessDetailList_fn real = TCU_REAL(nvmlDeviceGetRunningProcessDetailList);
+    if (!tcu_nvml_handle() || !real)
+        return NVML_ERROR_UNINITIALIZED;
+    if (!plist)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (plist->version != nvmlProcessDetailList_v1)
+        return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    if (plist->numProcArrayEntries && !plist->procArray)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    nvmlProcessDetail_v1_t stack[PROC_STACK / 2];
+    nvmlProcessDetailList_t q = {plist->version, plist->mode, PROC_STACK / 2, stack};
+    nvmlProcessDetail_v1_t *heap = NULL;
+    nvmlReturn_t r;
+    for (int tries = 0;; tries++) {
+        r = real(device, &q);
+        if (r != NVML_ERROR_INSUFFICIENT_SIZE || tries == 4)
+            break;
+        unsigned cap = q.numProcArrayEntries + 16;
+        nvmlProcessDetail_v1_t *m = realloc(heap, (size_t)cap * sizeof *m);
+        if (!m) {
+            r = NVML_ERROR_MEMORY;
+            break;
+        }
+        heap = m;
+        q.procArray = heap;
+        q.numProcArrayEntries = cap;
+    }
+    if (r == NVML_SUCCESS)
+        r = keep_slice((const unsigned char *)q.procArray, sizeof(nvmlProcessDetail_v1_t),
+                       q.numProcArrayEntries, &plist->numProcArrayEntries, plist->procArray);
+    free(heap);
+    return r;
+}
