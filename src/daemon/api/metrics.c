@@ -5,7 +5,7 @@
  * tallies (jobmodel.h); queue depths come from the snapshot libsched's last cycle left
  * (tessd_qsnap_t); histograms are kept as jobs start and end (tjm_t) and as passes run.  Each
  * running slice's file is read once per scrape (api_slice_read), under the lock like GET
- * /v1/gpus; NVML is asked once per GPU for utilisation and memory. */
+ * /v1/gpus; NVML is asked once per GPU for utilisation and memory, before the lock. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +19,14 @@ typedef struct {
     int g;
     api_slice_t sl;
 } slice_t;
+
+/* What NVML says of each GPU, asked before the lock is taken (d->nvml and the inventory do
+ * not change while tesseld runs; NVML is thread-safe). */
+typedef struct {
+    int util[TAGENT_MAX_GPUS]; /* percent, -1: unknown */
+    bool mem[TAGENT_MAX_GPUS]; /* total, used, free known */
+    uint64_t total[TAGENT_MAX_GPUS], used[TAGENT_MAX_GPUS], freeb[TAGENT_MAX_GPUS];
+} nvml_t;
 
 #define L(n, v) ((tsl_label_t){(n), (v)})
 
@@ -122,18 +130,15 @@ static void gpus_legacy(tessd_t *d, tsl_prom_t *p, const slice_t *s, size_t ns)
 }
 
 /* Per GPU, as the driver (NVML) sees it: DCGM exporter's device fields. */
-static void gpus(tessd_t *d, tsl_prom_t *p, const slice_t *s, size_t ns)
+static void gpus(tessd_t *d, tsl_prom_t *p, const nvml_t *nv, const slice_t *s, size_t ns)
 {
-    int util[TAGENT_MAX_GPUS];
-    uint64_t total[TAGENT_MAX_GPUS], used[TAGENT_MAX_GPUS], freeb[TAGENT_MAX_GPUS];
-    bool mem[TAGENT_MAX_GPUS];
+    const int *util = nv->util;
+    const bool *mem = nv->mem;
+    const uint64_t *used = nv->used, *freeb = nv->freeb;
     char gi[TAGENT_MAX_GPUS][16];
     size_t nslices[TAGENT_MAX_GPUS] = {0};
-    for (int g = 0; g < d->ngpus; g++) {
-        util[g] = tagent_nvml_utilization(d->nvml, g);
-        mem[g] = tagent_nvml_memory(d->nvml, g, &total[g], &used[g], &freeb[g]) == 0;
+    for (int g = 0; g < d->ngpus; g++)
         snprintf(gi[g], sizeof gi[g], "%d", g);
-    }
     for (size_t i = 0; i < ns; i++)
         nslices[s[i].g]++;
 #define GPU_LABELS(g) {L("gpu", gi[g]), L("uuid", d->gpus[g].uuid), L("model", d->gpus[g].name)}
@@ -272,13 +277,18 @@ void api_metrics(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
                     "The running tesseld's version and the commit it was built from (1).");
     tsl_label_t bi[] = {L("version", TESSD_VERSION), L("commit", TESSEL_COMMIT)};
     tsl_prom_u64(&p, "tessel_build_info", bi, 2, 1);
+    nvml_t nv;
+    for (int g = 0; g < d->ngpus; g++) {
+        nv.util[g] = tagent_nvml_utilization(d->nvml, g);
+        nv.mem[g] = tagent_nvml_memory(d->nvml, g, &nv.total[g], &nv.used[g], &nv.freeb[g]) == 0;
+    }
     pthread_mutex_lock(&d->lock);
     job_counts(d, &p);
     queues(d, &p);
     size_t ns;
     slice_t *s = read_slices(d, &ns);
     gpus_legacy(d, &p, s, ns);
-    gpus(d, &p, s, ns);
+    gpus(d, &p, &nv, s, ns);
     slices(d, &p, s, ns);
     free(s);
     pthread_mutex_unlock(&d->lock);
