@@ -136,7 +136,7 @@ static void gpus(tessd_t *d, tsl_prom_t *p, const nvml_t *nv, const slice_t *s, 
     const bool *mem = nv->mem;
     const uint64_t *used = nv->used, *freeb = nv->freeb;
     char gi[TAGENT_MAX_GPUS][16];
-    size_t nslices[TAGENT_MAX_GPUS] = {0};
+    uint64_t nslices[TAGENT_MAX_GPUS] = {0};
     for (int g = 0; g < d->ngpus; g++)
         snprintf(gi[g], sizeof gi[g], "%d", g);
     for (size_t i = 0; i < ns; i++)
@@ -160,29 +160,27 @@ static void gpus(tessd_t *d, tsl_prom_t *p, const nvml_t *nv, const slice_t *s, 
         tsl_label_t l[] = GPU_LABELS(g);
         tsl_prom_f64(p, "tessel_gpu_utilization_ratio", l, 3, util[g] / 100.0);
     }
-    tsl_prom_family(p, "tessel_gpu_memory_total_bytes", "gauge", "GPU memory.");
-    for (int g = 0; g < d->ngpus; g++) {
-        tsl_label_t l[] = GPU_LABELS(g);
-        tsl_prom_u64(p, "tessel_gpu_memory_total_bytes", l, 3, d->gpus[g].mem_total);
-    }
-    tsl_prom_family(p, "tessel_gpu_memory_used_bytes", "gauge",
-                    "GPU memory in use by every process, as the driver counts it (NVML).");
-    for (int g = 0; g < d->ngpus; g++) {
-        tsl_label_t l[] = GPU_LABELS(g);
-        if (mem[g])
-            tsl_prom_u64(p, "tessel_gpu_memory_used_bytes", l, 3, used[g]);
-    }
-    tsl_prom_family(p, "tessel_gpu_memory_free_bytes", "gauge",
-                    "GPU memory free, as the driver counts it (NVML).");
-    for (int g = 0; g < d->ngpus; g++) {
-        tsl_label_t l[] = GPU_LABELS(g);
-        if (mem[g])
-            tsl_prom_u64(p, "tessel_gpu_memory_free_bytes", l, 3, freeb[g]);
-    }
-    tsl_prom_family(p, "tessel_gpu_slices", "gauge", "Running jobs' slices on the GPU.");
-    for (int g = 0; g < d->ngpus; g++) {
-        tsl_label_t l[] = GPU_LABELS(g);
-        tsl_prom_u64(p, "tessel_gpu_slices", l, 3, nslices[g]);
+    uint64_t total[TAGENT_MAX_GPUS];
+    for (int g = 0; g < d->ngpus; g++)
+        total[g] = d->gpus[g].mem_total;
+    static const struct {
+        const char *name, *help;
+        bool nvml; /* absent where NVML could not say */
+    } fam[] = {
+        {"tessel_gpu_memory_total_bytes", "GPU memory.", false},
+        {"tessel_gpu_memory_used_bytes",
+         "GPU memory in use by every process, as the driver counts it (NVML).", true},
+        {"tessel_gpu_memory_free_bytes", "GPU memory free, as the driver counts it (NVML).", true},
+        {"tessel_gpu_slices", "Running jobs' slices on the GPU.", false},
+    };
+    const uint64_t *val[] = {total, used, freeb, nslices};
+    for (size_t f = 0; f < sizeof fam / sizeof fam[0]; f++) {
+        tsl_prom_family(p, fam[f].name, "gauge", fam[f].help);
+        for (int g = 0; g < d->ngpus; g++) {
+            tsl_label_t l[] = GPU_LABELS(g);
+            if (!fam[f].nvml || mem[g])
+                tsl_prom_u64(p, fam[f].name, l, 3, val[f][g]);
+        }
     }
 #undef GPU_LABELS
 }

@@ -374,6 +374,18 @@ static void test_nodes(void **state)
     assert_int_equal(g_left, 2);
 }
 
+/* has_line of a formatted line. */
+static bool has_linef(const char *text, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool has_linef(const char *text, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    return has_line(text, line);
+}
+
 /* The series of docs/metrics.md: build_info; queue depth from the scheduler's last snapshot;
  * per-GPU inventory (no NVML here: no utilisation, no driver memory); per-slice limit, share,
  * user and queue, one line per (job, GPU); the histograms as the daemon holds them; and a label
@@ -413,30 +425,27 @@ static void test_metrics_series(void **state)
     assert_true(has_line(t, "tessel_queue_jobs{queue=\"default\",state=\"pending\"} 7"));
     assert_true(has_line(t, "tessel_queue_jobs{queue=\"default\",state=\"running\"} 1"));
     assert_true(has_line(t, "tessel_queue_jobs{queue=\"train\",state=\"pending\"} 0"));
-    snprintf(line, sizeof line,
-             "tessel_gpu_memory_total_bytes{gpu=\"2\",uuid=\"%s\",model=\"A100 \\\"SXM\\\"\"} %llu",
-             d->gpus[2].uuid, 40ull << 30);
-    assert_true(has_line(t, line));
-    snprintf(line, sizeof line, "tessel_gpu_slices{gpu=\"1\",uuid=\"%s\",model=\"%s\"} 1",
-             d->gpus[1].uuid, d->gpus[1].name);
-    assert_true(has_line(t, line));
+    assert_true(has_linef(
+        t, "tessel_gpu_memory_total_bytes{gpu=\"2\",uuid=\"%s\",model=\"A100 \\\"SXM\\\"\"} %llu",
+        d->gpus[2].uuid, 40ull << 30));
+    assert_true(has_linef(t, "tessel_gpu_slices{gpu=\"1\",uuid=\"%s\",model=\"%s\"} 1",
+                          d->gpus[1].uuid, d->gpus[1].name));
     assert_null(strstr(t, "\ntessel_gpu_utilization_ratio{"));
     assert_null(strstr(t, "\ntessel_gpu_memory_used_bytes{"));
-    snprintf(line, sizeof line,
-             "tessel_slice_memory_limit_bytes{gpu=\"0\",uuid=\"%s\",job=\"21\",user=\"alice\","
-             "queue=\"train\"} %llu",
-             d->gpus[0].uuid, 8ull << 30);
-    assert_true(has_line(t, line));
-    snprintf(line, sizeof line,
-             "tessel_slice_gpu_share_ratio{gpu=\"1\",uuid=\"%s\",job=\"22\",user=\"bob\","
-             "queue=\"default\"} 1",
-             d->gpus[1].uuid);
-    assert_true(has_line(t, line));
-    snprintf(line, sizeof line,
-             "tessel_slice_suspended{gpu=\"2\",uuid=\"%s\",job=\"22\",user=\"bob\","
-             "queue=\"default\"} 1",
-             d->gpus[2].uuid);
-    assert_true(has_line(t, line));
+    assert_true(
+        has_linef(t,
+                  "tessel_slice_memory_limit_bytes{gpu=\"0\",uuid=\"%s\",job=\"21\",user=\"alice\","
+                  "queue=\"train\"} %llu",
+                  d->gpus[0].uuid, 8ull << 30));
+    assert_true(
+        has_linef(t,
+                  "tessel_slice_gpu_share_ratio{gpu=\"1\",uuid=\"%s\",job=\"22\",user=\"bob\","
+                  "queue=\"default\"} 1",
+                  d->gpus[1].uuid));
+    assert_true(has_linef(t,
+                          "tessel_slice_suspended{gpu=\"2\",uuid=\"%s\",job=\"22\",user=\"bob\","
+                          "queue=\"default\"} 1",
+                          d->gpus[2].uuid));
     int n = 0;
     for (const char *p = t; (p = strstr(p, "\ntessel_slice_memory_used_bytes{")); p++)
         n++;
