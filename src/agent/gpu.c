@@ -187,6 +187,19 @@ int tagent_nvml_utilization(tagent_nvml_t *n, int index)
     return (int)u.gpu;
 }
 
+int tagent_nvml_memory(tagent_nvml_t *n, int index, uint64_t *total, uint64_t *used,
+                       uint64_t *free_bytes)
+{
+    nvmlDevice_t dev;
+    nvmlMemory_t m;
+    if (!n || !n->memory || n->handle((unsigned)index, &dev) != 0 || n->memory(dev, &m) != 0)
+        return -1;
+    *total = m.total;
+    *used = m.used;
+    *free_bytes = m.free;
+    return 0;
+}
+
 int tagent_fake_spec_parse(const char *spec, tagent_gpu_t *gpus, int max, tsl_error_t *err)
 {
     int n = 0;

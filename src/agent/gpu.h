@@ -43,6 +43,10 @@ int tagent_nvml_inventory(tagent_nvml_t *n, tagent_gpu_t *gpus, int max, bool si
                           tsl_error_t *err);
 /* GPU utilisation in percent, or -1 when NVML cannot say. */
 int tagent_nvml_utilization(tagent_nvml_t *n, int index);
+/* The device's memory as the driver counts it (every process's): 0, or -1 when NVML cannot
+ * say. */
+int tagent_nvml_memory(tagent_nvml_t *n, int index, uint64_t *total, uint64_t *used,
+                       uint64_t *free_bytes);
 
 /* Parse "[Nx]NAME:MEM[,...]" into gpus (index, name, mem_total, simulated, a made-up UUID).
  * Returns the count, or -1 with errno EINVAL (or E2BIG above max) and err. */

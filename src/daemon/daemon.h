@@ -48,6 +48,7 @@
 #include "daemon/jobmodel.h"
 #include "libhttp/http.h"
 #include "libshm/shm.h"
+#include "libutil/prom.h"
 #include "libstore/store.h"
 #include "tessel/sched.h"
 #include "tessel/sched_queue.h"
@@ -120,6 +121,7 @@ typedef struct {
     bool satisfied; /* tsched_queue_satisfied: no pending job of its subtree is owed capacity */
     double reserve_after;         /* in effect (own or inherited), s */
     tsched_placement_t placement; /* in effect */
+    size_t pending, running;      /* its jobs in libsched (tsched_queue_stat), for /metrics */
 } tessd_qsnap_t;
 
 /* Longest reservation delay a queue or --reserve-after may ask for: a week (a big job that
@@ -136,6 +138,9 @@ typedef struct {
     struct tessd_waiter *waiters;      /* threads waiting for a job's change (wait.c); lock held */
     atomic_uint_fast64_t sched_passes; /* ticks run (pass.h), for /metrics */
     atomic_uint_fast64_t sched_cycles; /* tsched_sched_cycle calls, for /metrics */
+    /* /metrics' histograms (docs/metrics.md): time from submission to start and from start
+     * to end (observed by the job model, tjm_t), and each pass's duration (main loop). */
+    tsl_hist_t job_pending_hist, job_run_hist, pass_hist;
     int64_t test_tick_ms, test_pass_gap_ms; /* --test-tick-ms, --test-pass-gap-ms (0: default) */
     bool sched_dirty;
     bool holds_dirty;      /* held jobs to check (batch.h); main thread, lock held */

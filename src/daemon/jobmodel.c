@@ -523,6 +523,19 @@ int tjm_submit(const tjm_t *m, tstore_job_t *job, const char *who, const char *w
     return 0;
 }
 
+/* /metrics' histograms, after a committed change: a start's time pending (from submission),
+ * an attempt's time running (from its start) when it ends or is requeued. */
+static void observe(const tjm_t *m, tjm_event_t ev, tjm_state_t from, tjm_state_t to, int64_t now,
+                    int64_t submitted, int64_t started)
+{
+    bool was_running = from == TJM_RUNNING || from == TJM_SUSPENDED;
+    bool runs = to == TJM_RUNNING || to == TJM_SUSPENDED;
+    if (ev == TJM_EV_START && m->pending_hist && submitted > 0)
+        tsl_hist_observe(m->pending_hist, (double)(now - submitted) / 1000);
+    else if (was_running && !runs && m->run_hist && started > 0)
+        tsl_hist_observe(m->run_hist, (double)(now - started) / 1000);
+}
+
 int tjm_apply(const tjm_t *m, int64_t id, tjm_event_t ev, const tjm_change_t *chg, const char *who,
               const char *why, tsl_error_t *err)
 {
@@ -570,6 +583,7 @@ int tjm_apply(const tjm_t *m, int64_t id, tjm_event_t ev, const tjm_change_t *ch
         why = dwhy[0] ? dwhy : NULL;
     }
     char *detail = detail_json(ev, &j, chg);
+    int64_t submitted = j.submitted_ms, started = j.started_ms;
     int rc = apply_columns(&j, ev, to, chg, who, why, now);
     if (rc < 0) {
         errno = ENOMEM;
@@ -593,6 +607,7 @@ int tjm_apply(const tjm_t *m, int64_t id, tjm_event_t ev, const tjm_change_t *ch
         errno = saved;
         return -1;
     }
+    observe(m, ev, from, to, now, submitted, started);
     if (m->notify)
         m->notify(m->arg, id, from, to);
     return 0;

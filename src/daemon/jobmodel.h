@@ -31,6 +31,7 @@
 
 #include "libstore/store.h"
 #include "libutil/error.h"
+#include "libutil/prom.h"
 
 /* The model's states: the store's (same numbers) and suspended; TJM_NEW is "no job yet", the
  * source of the submission only. */
@@ -121,6 +122,9 @@ typedef struct {
     tstore_t *store;
     tjm_notify_f notify; /* NULL: none */
     void *arg;
+    /* NULL: none.  After each committed start: seconds from submission to it; after each
+     * committed end of an attempt (an end, or a requeue): seconds from its start. */
+    tsl_hist_t *pending_hist, *run_hist;
 } tjm_t;
 
 const char *tjm_state_name(tjm_state_t s);

@@ -1048,6 +1048,9 @@ int main(int argc, char **argv)
         return 1;
     }
     pthread_mutex_init(&d->lock, NULL);
+    tsl_hist_init(&d->job_pending_hist, tsl_hist_seconds_to_days, tsl_hist_seconds_to_days_n);
+    tsl_hist_init(&d->job_run_hist, tsl_hist_seconds_to_days, tsl_hist_seconds_to_days_n);
+    tsl_hist_init(&d->pass_hist, tsl_hist_sub_second, tsl_hist_sub_second_n);
     if (tessd_recover(d, &err) < 0) {
         fprintf(stderr, "tesseld: recovery: %s\n", err.text);
         return 1;
@@ -1163,7 +1166,12 @@ int main(int argc, char **argv)
             disk_watch(d);
             last_disk = now;
         }
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         tessd_tick(d);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        tsl_hist_observe(&d->pass_hist,
+                         (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
         atomic_fetch_add(&d->sched_passes, 1);
         tessd_pass_end(&ps);
     }

@@ -7,6 +7,18 @@ TESSELD_SRCS := src/daemon/main.c src/daemon/tick.c src/daemon/launch.c src/daem
                 src/daemon/suspend.c src/daemon/acl.c src/daemon/localid.c \
                 src/daemon/jobmodel.c src/daemon/batch.c src/daemon/batch_store.c \
                 src/daemon/pass.c src/daemon/wait.c
+TESSELD_SRCS += src/daemon/api/metrics.c
+# tessel_build_info's commit (metrics.c): rewritten at each make, touched only when it changes;
+# "unknown" outside a git checkout (a source package).
+$(O)/gen/tessel_commit.h: FORCE
+	@mkdir -p $(dir $@)
+	@c=$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown); \
+	 printf '#define TESSEL_COMMIT "%s"\n' "$$c" >$@.tmp; \
+	 if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+$(O)/obj/src/daemon/api/metrics.o: $(O)/gen/tessel_commit.h
+$(O)/obj/src/daemon/api/metrics.o: CPPFLAGS += -I$(O)/gen
+.PHONY: FORCE
+FORCE:
 BINS += $(O)/bin/tesseld
 # Libraries by path: module.mk files are included in alphabetical order, so the variables
 # of libraries defined later are still empty here.
@@ -38,6 +50,7 @@ TESSELD_TESTS += tests/t/t3045-daemon-time-limit.t tests/t/t3046-daemon-dependen
                  tests/t/t3047-daemon-array.t tests/t/t3048-daemon-oom.t
 TESSELD_TESTS += tests/t/t3044-daemon-api-badinput.t tests/t/t3049-daemon-options.t
 TESSELD_TESTS += tests/t/t3060-daemon-metrics-counts.t
+TESSELD_TESTS += tests/t/t3120-daemon-metrics-series.t tests/t/t3121-daemon-metrics-grafana.t
 # Event-driven scheduling (pass.h) and the long poll of a job (wait.c).
 TESSELD_TESTS += tests/t/t3050-daemon-event-end.t tests/t/t3051-daemon-coalesce.t \
                  tests/t/t3052-daemon-wait.t
@@ -82,6 +95,7 @@ $(O)/tests/daemon/test_launch: $(O)/obj/src/daemon/test/test_launch.o $(O)/obj/s
 TESTS += $(O)/tests/daemon/test_health
 $(O)/tests/daemon/test_health: $(O)/obj/src/daemon/test/test_health.o \
                                $(O)/obj/src/daemon/api/health.o $(O)/obj/src/daemon/api/nodes.o \
+                               $(O)/obj/src/daemon/api/metrics.o \
                                $(O)/obj/src/daemon/jobmodel.o \
                                $(O)/lib/libtsl-agent.a $(O)/lib/libtsl-http.a \
                                $(O)/lib/libtsl-store.a $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-util.a

@@ -81,7 +81,11 @@ static void job_changed(void *arg, int64_t id, tjm_state_t from, tjm_state_t to)
 
 void tessd_jobmodel(tessd_t *d, tjm_t *m)
 {
-    *m = (tjm_t){.store = d->store, .notify = job_changed, .arg = d};
+    *m = (tjm_t){.store = d->store,
+                 .notify = job_changed,
+                 .arg = d,
+                 .pending_hist = &d->job_pending_hist,
+                 .run_hist = &d->job_run_hist};
 }
 
 int tessd_job_apply(tessd_t *d, int64_t id, tjm_event_t ev, const tjm_change_t *chg,
@@ -742,6 +746,8 @@ static void snapshot(tessd_t *d)
             snprintf(v[i].name, sizeof v[i].name, "%s", st.name);
             v[i].reserve_after = st.reserve_after;
             v[i].placement = st.placement;
+            v[i].pending = st.pending;
+            v[i].running = st.running;
         }
         v[i].satisfied = tsched_queue_satisfied(d->sched, (int)i) == 1;
     }

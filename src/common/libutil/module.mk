@@ -3,6 +3,7 @@
 LIBUTIL_SRCS := src/common/libutil/error.c src/common/libutil/size.c src/common/libutil/procstat.c
 LIBUTIL_SRCS += src/common/libutil/duration.c src/common/libutil/jobenv.c src/common/libutil/when.c
 LIBUTIL_SRCS += src/common/libutil/batchspec.c
+LIBUTIL_SRCS += src/common/libutil/prom.c
 LIBUTIL := $(O)/lib/libtsl-util.a
 LIBS += $(LIBUTIL)
 $(LIBUTIL): $(LIBUTIL_SRCS:%.c=$(O)/obj/%.o)
@@ -35,5 +36,10 @@ $(O)/tests/libutil/test_when: $(O)/obj/src/common/libutil/test/test_when.o $(LIB
 
 TESTS += $(O)/tests/libutil/test_batchspec
 $(O)/tests/libutil/test_batchspec: $(O)/obj/src/common/libutil/test/test_batchspec.o $(LIBUTIL)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
+
+TESTS += $(O)/tests/libutil/test_prom
+$(O)/tests/libutil/test_prom: $(O)/obj/src/common/libutil/test/test_prom.o $(LIBUTIL)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka

@@ -1,5 +1,5 @@
-/* test_health.c - GET /healthz, GET /metrics (health.c) and GET /v1/nodes, /v1/gpus (nodes.c)
- * as handlers, without HTTP: the daemon state is built by hand (fake GPUs, running jobs'
+/* test_health.c - GET /healthz (health.c), GET /metrics (metrics.c) and GET /v1/nodes, /v1/gpus
+ * (nodes.c) as handlers, without HTTP: the daemon state is built by hand (fake GPUs, running jobs'
  * placements, a real store for the job counts) and the answers are read back.  Checked: 503
  * while stopping; the Prometheus text (every family with HELP and TYPE, a job count per state
  * and their total, per-GPU memory and allocations summed over the jobs placed there, one busy
@@ -374,6 +374,93 @@ static void test_nodes(void **state)
     assert_int_equal(g_left, 2);
 }
 
+/* has_line of a formatted line. */
+static bool has_linef(const char *text, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool has_linef(const char *text, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    return has_line(text, line);
+}
+
+/* The series of docs/metrics.md: build_info; queue depth from the scheduler's last snapshot;
+ * per-GPU inventory (no NVML here: no utilisation, no driver memory); per-slice limit, share,
+ * user and queue, one line per (job, GPU); the histograms as the daemon holds them; and a label
+ * value that needs escaping. */
+static void test_metrics_series(void **state)
+{
+    fix_t *f = *state;
+    tessd_t *d = &f->d;
+    run(f, 21, "alice", 500, 8ull << 30, 0, -1);
+    snprintf(d->runs[0].queue, sizeof d->runs[0].queue, "train");
+    run(f, 22, "bob", 1000, 40ull << 30, 2, 1, -1);
+    snprintf(d->runs[1].queue, sizeof d->runs[1].queue, "default");
+    d->runs[1].suspended_ms = 5;
+    d->qsnap = calloc(2, sizeof *d->qsnap);
+    assert_non_null(d->qsnap);
+    d->nqsnap = 2;
+    snprintf(d->qsnap[0].name, sizeof d->qsnap[0].name, "default");
+    d->qsnap[0].pending = 7;
+    d->qsnap[0].running = 1;
+    snprintf(d->qsnap[1].name, sizeof d->qsnap[1].name, "train");
+    d->qsnap[1].running = 1;
+    snprintf(d->gpus[2].name, sizeof d->gpus[2].name, "A100 \"SXM\"");
+    assert_int_equal(
+        tsl_hist_init(&d->job_pending_hist, tsl_hist_seconds_to_days, tsl_hist_seconds_to_days_n),
+        0);
+    tsl_hist_observe(&d->job_pending_hist, 42);
+    tsl_hist_observe(&d->job_pending_hist, 3 * 86400);
+    int status;
+    char *t = metrics(f, &status);
+    assert_int_equal(status, 200);
+    free(d->qsnap);
+    d->qsnap = NULL;
+    d->nqsnap = 0;
+    char line[512];
+    snprintf(line, sizeof line, "tessel_build_info{version=\"%s\",commit=\"", TESSD_VERSION);
+    assert_non_null(strstr(t, line));
+    assert_true(has_line(t, "tessel_queue_jobs{queue=\"default\",state=\"pending\"} 7"));
+    assert_true(has_line(t, "tessel_queue_jobs{queue=\"default\",state=\"running\"} 1"));
+    assert_true(has_line(t, "tessel_queue_jobs{queue=\"train\",state=\"pending\"} 0"));
+    assert_true(has_linef(
+        t, "tessel_gpu_memory_total_bytes{gpu=\"2\",uuid=\"%s\",model=\"A100 \\\"SXM\\\"\"} %llu",
+        d->gpus[2].uuid, 40ull << 30));
+    assert_true(has_linef(t, "tessel_gpu_slices{gpu=\"1\",uuid=\"%s\",model=\"%s\"} 1",
+                          d->gpus[1].uuid, d->gpus[1].name));
+    assert_null(strstr(t, "\ntessel_gpu_utilization_ratio{"));
+    assert_null(strstr(t, "\ntessel_gpu_memory_used_bytes{"));
+    assert_true(
+        has_linef(t,
+                  "tessel_slice_memory_limit_bytes{gpu=\"0\",uuid=\"%s\",job=\"21\",user=\"alice\","
+                  "queue=\"train\"} %llu",
+                  d->gpus[0].uuid, 8ull << 30));
+    assert_true(
+        has_linef(t,
+                  "tessel_slice_gpu_share_ratio{gpu=\"1\",uuid=\"%s\",job=\"22\",user=\"bob\","
+                  "queue=\"default\"} 1",
+                  d->gpus[1].uuid));
+    assert_true(has_linef(t,
+                          "tessel_slice_suspended{gpu=\"2\",uuid=\"%s\",job=\"22\",user=\"bob\","
+                          "queue=\"default\"} 1",
+                          d->gpus[2].uuid));
+    int n = 0;
+    for (const char *p = t; (p = strstr(p, "\ntessel_slice_memory_used_bytes{")); p++)
+        n++;
+    assert_int_equal(n, 3); /* alice on GPU 0, bob on GPUs 1 and 2 */
+    assert_true(has_line(t, "tessel_job_pending_seconds_bucket{le=\"30\"} 0"));
+    assert_true(has_line(t, "tessel_job_pending_seconds_bucket{le=\"60\"} 1"));
+    assert_true(has_line(t, "tessel_job_pending_seconds_bucket{le=\"259200\"} 2"));
+    assert_true(has_line(t, "tessel_job_pending_seconds_bucket{le=\"+Inf\"} 2"));
+    assert_true(has_line(t, "tessel_job_pending_seconds_sum 259242.000000"));
+    assert_true(has_line(t, "tessel_job_pending_seconds_count 2"));
+    assert_true(has_line(t, "tessel_job_run_seconds_count 0"));
+    assert_true(has_line(t, "tessel_sched_pass_duration_seconds_count 0"));
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -381,6 +468,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metrics_large, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metrics_counts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_metrics_series, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nodes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -851,6 +851,45 @@ static void test_failed_change_counts_nothing(void **state)
     tstore_rollback(st);
 }
 
+/* The histograms of /metrics (tjm_t.pending_hist, run_hist): a start counts its time since
+ * submission, the end of an attempt (an exit, a requeue) its time since its start; a change
+ * the model refuses, or a suspension, counts nothing. */
+static void test_histograms(void **state)
+{
+    static const double le[] = {1, 10, 100};
+    tsl_hist_t pend, run;
+    assert_int_equal(tsl_hist_init(&pend, le, 3), 0);
+    assert_int_equal(tsl_hist_init(&run, le, 3), 0);
+    tjm_t m = model();
+    m.pending_hist = &pend;
+    m.run_hist = &run;
+    int64_t a = submit(false), b = submit(false); /* submitted at 1000 ms */
+    tjm_change_t start = {.now_ms = 6000, .placement_json = "[]"};
+    tjm_change_t start2 = {.now_ms = 500000, .placement_json = "[]"};
+    tjm_change_t exit0 = {.now_ms = 56000, .has_exit_code = true};
+    tjm_change_t pre = {.now_ms = 7000, .preempt_for = 99};
+    tjm_change_t req = {.now_ms = 7500};
+    assert_int_equal(tjm_apply(&m, a, TJM_EV_START, &start, "tesseld", NULL, NULL), 0);
+    assert_int_equal(tjm_apply(&m, a, TJM_EV_SUSPEND, NULL, "alice", NULL, NULL), 0);
+    assert_int_equal(tjm_apply(&m, a, TJM_EV_RESUME, NULL, "alice", NULL, NULL), 0);
+    assert_int_equal(tjm_apply(&m, a, TJM_EV_START, &start, "tesseld", NULL, NULL), -1);
+    assert_int_equal(tjm_apply(&m, a, TJM_EV_EXIT, &exit0, "tesseld", NULL, NULL), 0);
+    assert_int_equal(tjm_apply(&m, b, TJM_EV_START, &start, "tesseld", NULL, NULL), 0);
+    assert_int_equal(tjm_apply(&m, b, TJM_EV_PREEMPT, &pre, "tesseld", NULL, NULL), 0);
+    assert_int_equal(tjm_apply(&m, b, TJM_EV_REQUEUE, &req, "tesseld", NULL, NULL), 0);
+    assert_int_equal(tjm_apply(&m, b, TJM_EV_START, &start2, "tesseld", NULL, NULL), 0);
+    /* Pending: a 5 s, b 5 s then 499 s (from its submission). */
+    assert_int_equal(atomic_load(&pend.bucket[0]), 0);
+    assert_int_equal(atomic_load(&pend.bucket[1]), 2);
+    assert_int_equal(atomic_load(&pend.bucket[3]), 1);
+    assert_int_equal(atomic_load(&pend.sum_micro), 509000000ull);
+    /* Run: a 50 s (suspension included), b's first attempt 1.5 s; b runs still. */
+    assert_int_equal(atomic_load(&run.bucket[1]), 1);
+    assert_int_equal(atomic_load(&run.bucket[2]), 1);
+    assert_int_equal(atomic_load(&run.bucket[0]) + atomic_load(&run.bucket[3]), 0);
+    assert_int_equal(atomic_load(&run.sum_micro), 51500000ull);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -863,6 +902,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_store_failure, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tally_equals_store, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_change_counts_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_histograms, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
