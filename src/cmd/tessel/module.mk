@@ -41,6 +41,7 @@ TESSEL_CLI_TESTS += tests/t/t4013-cli-env.t tests/t/t4014-cli-units.t tests/t/t4
 TESSEL_CLI_TESTS += tests/t/t4020-cli-first-ten-minutes.t
 TESSEL_CLI_TESTS += tests/t/t4030-cli-transports.t
 TESSEL_CLI_TESTS += tests/t/t4040-cli-json-exit.t
+TESSEL_CLI_TESTS += tests/t/t4041-cli-man.t tests/t/t4042-cli-completion.t
 TESTS += $(TESSEL_CLI_TESTS)
 $(TESSEL_CLI_TESTS): $(O)/bin/tessel $(O)/bin/tesseld
 tests/t/t4003-cli-slice.t tests/t/t4005-cli-demo.t: $(O)/examples/fill-gpu $(O)/lib/libtessel-cuda.so
