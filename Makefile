@@ -115,3 +115,15 @@ coverage:
 	@echo "HTML: $(COV_O)/html/index.html"
 	@st=$$(cat $(COV_O)/tests.status); [ "$$st" = 0 ] || \
 	    { echo "make coverage: the suite failed (status $$st)" >&2; exit 1; }
+
+# ---- man pages -------------------------------------------------------------------------------
+#   make man             tessel(1), tesseld(8), libtessel-cuda(7) from docs/man/*.md into
+#                        $(O)/man with go-md2man (Debian: go-md2man); `man -l build/man/tessel.1`
+.PHONY: man
+MANPAGES := $(O)/man/tessel.1 $(O)/man/tesseld.8 $(O)/man/libtessel-cuda.7
+man: $(MANPAGES)
+$(O)/man/%: docs/man/%.md
+	@mkdir -p $(dir $@)
+	go-md2man -in $< -out $@
+# The man pages' test reads them (the test itself is registered in src/cmd/tessel/module.mk).
+tests/t/t4041-cli-man.t: $(MANPAGES)

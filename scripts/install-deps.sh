@@ -11,6 +11,9 @@ PKGS="build-essential pkg-config perl libcmocka-dev libjansson-dev libsqlite3-de
       libmicrohttpd-dev libcurl4-openssl-dev libhttp-parser-dev nettle-dev jq curl sqlite3 iproute2 procps psmisc strace lcov"
 # promtool (check metrics in t3120): Debian ships it in the prometheus package.
 PKGS="$PKGS prometheus"
+# The API description built into tesseld (xxd) and its checks (python3-jsonschema); the man
+# pages (go-md2man) and the zsh completion's test (zsh).
+PKGS="$PKGS xxd python3-jsonschema go-md2man zsh"
 if [ "${1:-}" = "--browser" ]; then
     PKGS="$PKGS chromium"
     # Node.js and npm may come from outside Debian (NodeSource, nvm): ask apt only when absent.

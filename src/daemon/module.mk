@@ -19,10 +19,22 @@ $(O)/obj/src/daemon/api/metrics.o: $(O)/gen/tessel_commit.h
 $(O)/obj/src/daemon/api/metrics.o: CPPFLAGS += -I$(O)/gen
 .PHONY: FORCE
 FORCE:
+TESSELD_SRCS += src/daemon/api/openapi.c
+# docs/openapi.json, served at GET /v1/openapi.json, built in as a C array (xxd -i).
+TESSELD_OPENAPI_O := $(O)/obj/gen/openapi_doc.o
+$(O)/gen/openapi_doc.c: docs/openapi.json
+	@mkdir -p $(dir $@)
+	{ printf '/* generated from docs/openapi.json: do not edit */\n#include "daemon/api/openapi.h"\n'; \
+	  printf 'const char tessd_openapi_json[] = {\n'; xxd -i <$<; printf ', 0x00};\n'; \
+	  printf 'const size_t tessd_openapi_json_len = sizeof tessd_openapi_json - 1;\n'; } >$@.tmp
+	mv $@.tmp $@
+$(TESSELD_OPENAPI_O): $(O)/gen/openapi_doc.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 BINS += $(O)/bin/tesseld
 # Libraries by path: module.mk files are included in alphabetical order, so the variables
 # of libraries defined later are still empty here.
-$(O)/bin/tesseld: $(TESSELD_SRCS:%.c=$(O)/obj/%.o) $(O)/lib/libtsl-agent.a \
+$(O)/bin/tesseld: $(TESSELD_SRCS:%.c=$(O)/obj/%.o) $(TESSELD_OPENAPI_O) $(O)/lib/libtsl-agent.a \
                   $(O)/lib/libtsl-http.a $(O)/lib/libtsl-store.a $(O)/lib/libtsl-sched.a \
                   $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-client.a $(O)/lib/libtsl-util.a \
                   | $(O)/bin/tessel-shim
@@ -51,6 +63,7 @@ TESSELD_TESTS += tests/t/t3045-daemon-time-limit.t tests/t/t3046-daemon-dependen
 TESSELD_TESTS += tests/t/t3044-daemon-api-badinput.t tests/t/t3049-daemon-options.t
 TESSELD_TESTS += tests/t/t3060-daemon-metrics-counts.t
 TESSELD_TESTS += tests/t/t3120-daemon-metrics-series.t tests/t/t3121-daemon-metrics-grafana.t
+TESSELD_TESTS += tests/t/t3110-daemon-openapi.t
 # Event-driven scheduling (pass.h) and the long poll of a job (wait.c).
 TESSELD_TESTS += tests/t/t3050-daemon-event-end.t tests/t/t3051-daemon-coalesce.t \
                  tests/t/t3052-daemon-wait.t
@@ -107,6 +120,20 @@ $(O)/tests/daemon/test_batch: $(O)/obj/src/daemon/test/test_batch.o $(O)/obj/src
                               $(O)/lib/libtsl-store.a $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lsqlite3 -lcmocka
+# docs/openapi.json against the route table: the whole daemon linked in, its main renamed so
+# that the test's own main runs (objcopy, binutils).
+TESTS += $(O)/tests/daemon/test_openapi
+$(O)/obj/src/daemon/main-nomain.o: $(O)/obj/src/daemon/main.o
+	objcopy --redefine-sym main=tessd_main_unused $< $@
+$(O)/tests/daemon/test_openapi: $(O)/obj/src/daemon/test/test_openapi.o \
+                                $(O)/obj/src/daemon/main-nomain.o \
+                                $(filter-out $(O)/obj/src/daemon/main.o,$(TESSELD_SRCS:%.c=$(O)/obj/%.o)) \
+                                $(TESSELD_OPENAPI_O) $(O)/lib/libtsl-agent.a \
+                                $(O)/lib/libtsl-http.a $(O)/lib/libtsl-store.a $(O)/lib/libtsl-sched.a \
+                                $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-client.a $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lmicrohttpd -ljansson -lsqlite3 -lnettle \
+	    -ldl -lpthread -lm -lcmocka
 # pass.c: the coalescing of scheduling events into passes, on a fake clock.
 TESTS += $(O)/tests/daemon/test_pass
 $(O)/tests/daemon/test_pass: $(O)/obj/src/daemon/test/test_pass.o $(O)/obj/src/daemon/pass.o

@@ -18,6 +18,7 @@ static const cli_command_t commands[] = {
     {"suspend", cmd_suspend, "hold a running job's GPU work (--wait: until drained)"},
     {"resume", cmd_resume, "let a suspended job's GPU work go on"},
     {"gpus", cmd_gpus, "GPUs: slices, memory used and limits, utilisation"},
+    {"nodes", cmd_nodes, "nodes: CPUs, memory, GPUs and what is placed on them"},
     {"queues", cmd_queues, "list queues (admin: add, set, rm)"},
     {"users", cmd_users, "list, add and remove users (admin)"},
     {"tokens", cmd_tokens, "list, create and revoke API tokens"},

@@ -6,6 +6,7 @@ TESSEL_CLI_SRCS := src/cmd/tessel/cli.c src/cmd/tessel/args.c src/cmd/tessel/fmt
                    src/cmd/tessel/suspend.c src/cmd/tessel/show.c \
                    src/cmd/tessel/gpus.c src/cmd/tessel/queues.c src/cmd/tessel/users.c \
                    src/cmd/tessel/tokens.c src/cmd/tessel/login.c
+TESSEL_CLI_SRCS += src/cmd/tessel/nodes.c
 TESSEL_CLI_OBJS := $(TESSEL_CLI_SRCS:%.c=$(O)/obj/%.o)
 TESSEL_CLI_LIBS := $(O)/lib/libtsl-client.a $(O)/lib/libtsl-util.a
 TESSEL_CLI_LDLIBS := -lhttp_parser -ljansson -lpthread -lm
@@ -39,6 +40,8 @@ TESSEL_CLI_TESTS += tests/t/t4011-cli-gpu-split.t tests/t/t4012-cli-why.t
 TESSEL_CLI_TESTS += tests/t/t4013-cli-env.t tests/t/t4014-cli-units.t tests/t/t4015-cli-logs-tail.t
 TESSEL_CLI_TESTS += tests/t/t4020-cli-first-ten-minutes.t
 TESSEL_CLI_TESTS += tests/t/t4030-cli-transports.t
+TESSEL_CLI_TESTS += tests/t/t4040-cli-json-exit.t
+TESSEL_CLI_TESTS += tests/t/t4041-cli-man.t tests/t/t4042-cli-completion.t
 TESTS += $(TESSEL_CLI_TESTS)
 $(TESSEL_CLI_TESTS): $(O)/bin/tessel $(O)/bin/tesseld
 tests/t/t4003-cli-slice.t tests/t/t4005-cli-demo.t: $(O)/examples/fill-gpu $(O)/lib/libtessel-cuda.so

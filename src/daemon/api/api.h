@@ -89,6 +89,7 @@ int api_slice_read(tessd_t *d, const tessd_run_t *r, int g, api_slice_t *out);
 void api_healthz(thttp_req_t *, thttp_reply_t *, void *);
 void api_metrics(thttp_req_t *, thttp_reply_t *, void *);
 void api_whoami(thttp_req_t *, thttp_reply_t *, void *);
+void api_openapi(thttp_req_t *, thttp_reply_t *, void *);
 void api_jobs_submit(thttp_req_t *, thttp_reply_t *, void *);
 void api_jobs_list(thttp_req_t *, thttp_reply_t *, void *);
 void api_jobs_get(thttp_req_t *, thttp_reply_t *, void *);

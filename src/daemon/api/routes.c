@@ -14,6 +14,7 @@ const thttp_route_t tessd_routes[] = {
     {"GET", "/healthz", api_healthz},
     {"GET", "/metrics", api_metrics},
     {"GET", "/v1/whoami", api_whoami},
+    {"GET", "/v1/openapi.json", api_openapi},
     {"POST", "/v1/jobs", api_jobs_submit},
     {"GET", "/v1/jobs", api_jobs_list},
     {"GET", "/v1/jobs/{id}", api_jobs_get},

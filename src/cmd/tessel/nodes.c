@@ -1,0 +1,66 @@
+/* nodes.c - `tessel nodes`: the nodes tesseld schedules on, as sinfo lists them: CPUs,
+ * memory, GPUs (how many, how much of them is placed), cgroup mode (GET /v1/nodes). */
+#include <stdio.h>
+
+#include "cmd/tessel/cli.h"
+#include "libutil/size.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: tessel nodes [--json]\n"
+               "List the nodes: CPUs, memory, GPUs (ALLOC: the share of them placed on jobs,\n"
+               "in GPUs), and how job limits are enforced (CGROUPS: v1, v2, or none).\n"
+               "`tessel gpus` shows each GPU.\n"
+               "\n"
+               "  --json           print the API's JSON ({\"nodes\": [...]})\n");
+}
+
+int cmd_nodes(cli_t *cli, int argc, char **argv)
+{
+    int rc = cli_json_only_args(cli, argc, argv, usage);
+    if (rc >= 0)
+        return rc;
+    json_t *ans = cli_get(cli, "/v1/nodes", &rc);
+    if (!ans)
+        return rc;
+    static const char *const hdr[] = {"NAME",   ">CPUS",    ">MEMORY", ">GPUS",
+                                      ">ALLOC", ">GPU-MEM", "CGROUPS", "KIND"};
+    cli_table_t *t = cli_table_new(8, hdr);
+    size_t i;
+    json_t *node;
+    json_array_foreach(json_object_get(ans, "nodes"), i, node)
+    {
+        char cpus[24], mem[32], ngpus[24], alloc[32], gmem[32];
+        snprintf(cpus, sizeof cpus, "%lld",
+                 (long long)json_integer_value(json_object_get(node, "cpus")));
+        tsl_format_size((uint64_t)json_integer_value(json_object_get(node, "mem")), mem,
+                        sizeof mem);
+        json_t *gpus = json_object_get(node, "gpus");
+        snprintf(ngpus, sizeof ngpus, "%zu", json_array_size(gpus));
+        int64_t milli = 0;
+        uint64_t total = 0;
+        size_t k;
+        json_t *g;
+        json_array_foreach(gpus, k, g)
+        {
+            milli += json_integer_value(json_object_get(g, "allocated_milli"));
+            total += (uint64_t)json_integer_value(json_object_get(g, "memory_total"));
+        }
+        cli_format_milli(milli, alloc, sizeof alloc);
+        if (total)
+            tsl_format_size(total, gmem, sizeof gmem);
+        const char *row[] = {json_string_value(json_object_get(node, "name")),
+                             cpus,
+                             mem,
+                             ngpus,
+                             alloc,
+                             total ? gmem : NULL,
+                             json_string_value(json_object_get(node, "cgroups")),
+                             json_is_true(json_object_get(node, "simulated")) ? "simulated"
+                                                                              : "real"};
+        cli_table_add(t, row);
+    }
+    cli_table_print(t, stdout);
+    json_decref(ans);
+    return CLI_OK;
+}
