@@ -7,7 +7,7 @@
 #   scripts/install-deps.sh --browser  also Chromium and Node.js for the console test
 set -eu
 
-PKGS="build-essential pkg-config perl libcmocka-dev libjansson-dev libsqlite3-dev
+PKGS="build-essential pkg-config perl libcmocka-dev libjansson-dev libsqlite3-dev libinih-dev
       libmicrohttpd-dev libcurl4-openssl-dev libhttp-parser-dev nettle-dev jq curl sqlite3 iproute2 procps psmisc strace lcov"
 if [ "${1:-}" = "--browser" ]; then
     PKGS="$PKGS chromium"

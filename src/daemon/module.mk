@@ -7,6 +7,8 @@ TESSELD_SRCS := src/daemon/main.c src/daemon/tick.c src/daemon/launch.c src/daem
                 src/daemon/suspend.c src/daemon/acl.c src/daemon/localid.c \
                 src/daemon/jobmodel.c src/daemon/batch.c src/daemon/batch_store.c \
                 src/daemon/pass.c src/daemon/wait.c
+# The options' table and the configuration file (libinih), tesseld's own log.
+TESSELD_SRCS += src/daemon/config.c src/daemon/log.c
 BINS += $(O)/bin/tesseld
 # Libraries by path: module.mk files are included in alphabetical order, so the variables
 # of libraries defined later are still empty here.
@@ -15,7 +17,7 @@ $(O)/bin/tesseld: $(TESSELD_SRCS:%.c=$(O)/obj/%.o) $(O)/lib/libtsl-agent.a \
                   $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-client.a $(O)/lib/libtsl-util.a \
                   | $(O)/bin/tessel-shim
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lmicrohttpd -ljansson -lsqlite3 -lnettle \
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lmicrohttpd -ljansson -lsqlite3 -lnettle -linih \
 	    -ldl -lpthread -lm
 
 # Integration tests: tesseld on loopback with fake GPUs (tests/lib/daemon.sh).
@@ -120,3 +122,10 @@ tests/t/t3023-daemon-env.t: $(O)/tests/agent/libtessel-envprobe.so
 tests/t/t3027-daemon-enforce.t: $(O)/tests/interposer/tcu-probe $(O)/tests/interposer/tcu-raw \
                                 $(O)/tests/interposer/tcu-slice $(O)/tests/interposer/tcu-load \
                                 $(O)/lib/libtessel-cuda.so
+# config.c: the options' table, the file (libinih), flags over it; log.c's levels.
+TESTS += $(O)/tests/daemon/test_config
+$(O)/tests/daemon/test_config: $(O)/obj/src/daemon/test/test_config.o $(O)/obj/src/daemon/config.o \
+                               $(O)/obj/src/daemon/log.o $(O)/lib/libtsl-agent.a \
+                               $(O)/lib/libtsl-sched.a $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -linih -ldl -lpthread -lm -lcmocka
