@@ -8,7 +8,7 @@
 set -eu
 
 PKGS="build-essential pkg-config perl libcmocka-dev libjansson-dev libsqlite3-dev libinih-dev
-      libmicrohttpd-dev libcurl4-openssl-dev libhttp-parser-dev nettle-dev jq curl sqlite3 iproute2 procps psmisc strace lcov"
+      libmicrohttpd-dev libcurl4-openssl-dev libhttp-parser-dev nettle-dev jq curl sqlite3 iproute2 procps psmisc strace lcov socat"
 if [ "${1:-}" = "--browser" ]; then
     PKGS="$PKGS chromium"
     # Node.js and npm may come from outside Debian (NodeSource, nvm): ask apt only when absent.

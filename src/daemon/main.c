@@ -34,6 +34,7 @@
 #include "daemon/log.h"
 #include "daemon/daemon.h"
 #include "daemon/pass.h"
+#include "daemon/retention.h"
 #include "tessel/client.h"
 #include "libutil/duration.h"
 #include "libutil/batchspec.h"
@@ -170,6 +171,8 @@ static void usage(FILE *f)
 /* Free space below which the reserve is given back ahead of a failed write (the shim's exit
  * record needs a block too, and is written before the store learns of the end). */
 #define TESSD_STORE_LOW (1ull << 20)
+/* How often the main loop removes old jobs' directories (retention.h). */
+#define TESSD_RETENTION_PERIOD_MS (3600 * 1000)
 /* How often the main loop looks at the data directory's free space. */
 #define TESSD_DISK_WATCH_MS 1000
 
@@ -977,6 +980,7 @@ int main(int argc, char **argv)
     tessd_pass_init(&ps, d->test_pass_gap_ms ? d->test_pass_gap_ms : TESSD_PASS_GAP_MS,
                     d->test_tick_ms ? d->test_tick_ms : TESSD_TICK_MS, tessd_mono_ms());
     int64_t last_disk = 0;
+    int64_t next_retention = 0; /* --job-log-retention: at the first pass, then hourly */
     for (;;) {
         int64_t timeout = tessd_pass_timeout(&ps, tessd_mono_ms());
         struct pollfd p[2] = {{sfd, POLLIN, 0}, {d->wake_fd, POLLIN, 0}};
@@ -992,6 +996,7 @@ int main(int argc, char **argv)
                 if (si.ssi_signo == SIGHUP) {
                     reload(d, &args, &conf);
                     tessd_pass_event(&ps); /* a setting of the scheduler may have changed */
+                    next_retention = 0;    /* and the retention: applied at once */
                 } else if (si.ssi_signo != SIGCHLD) {
                     stop = true;
                 } else {
@@ -1013,6 +1018,10 @@ int main(int argc, char **argv)
         if (now - last_disk >= TESSD_DISK_WATCH_MS) {
             disk_watch(d);
             last_disk = now;
+        }
+        if (now >= next_retention) {
+            int more = tessd_retention_sweep(d, tessd_now_ms()) == TESSD_RETENTION_BATCH;
+            next_retention = now + (more ? 1000 : TESSD_RETENTION_PERIOD_MS);
         }
         tessd_tick(d);
         atomic_fetch_add(&d->sched_passes, 1);

@@ -7,8 +7,8 @@ TESSELD_SRCS := src/daemon/main.c src/daemon/tick.c src/daemon/launch.c src/daem
                 src/daemon/suspend.c src/daemon/acl.c src/daemon/localid.c \
                 src/daemon/jobmodel.c src/daemon/batch.c src/daemon/batch_store.c \
                 src/daemon/pass.c src/daemon/wait.c
-# The options' table and the configuration file (libinih), tesseld's own log.
-TESSELD_SRCS += src/daemon/config.c src/daemon/log.c
+# The options' table and the configuration file (libinih), tesseld's own log, job-log retention.
+TESSELD_SRCS += src/daemon/config.c src/daemon/log.c src/daemon/retention.c
 BINS += $(O)/bin/tesseld
 # Libraries by path: module.mk files are included in alphabetical order, so the variables
 # of libraries defined later are still empty here.
@@ -41,7 +41,8 @@ TESSELD_TESTS += tests/t/t3045-daemon-time-limit.t tests/t/t3046-daemon-dependen
 TESSELD_TESTS += tests/t/t3044-daemon-api-badinput.t tests/t/t3049-daemon-options.t
 TESSELD_TESTS += tests/t/t3060-daemon-metrics-counts.t
 # The configuration file (config.c, etc/tesseld.conf), SIGHUP, tesseld's log, job-log retention.
-TESSELD_TESTS += tests/t/t3100-config-check.t
+TESSELD_TESTS += tests/t/t3100-config-check.t tests/t/t3101-config-reload.t \
+                 tests/t/t3102-config-retention.t tests/t/t3103-config-syslog.t
 # Event-driven scheduling (pass.h) and the long poll of a job (wait.c).
 TESSELD_TESTS += tests/t/t3050-daemon-event-end.t tests/t/t3051-daemon-coalesce.t \
                  tests/t/t3052-daemon-wait.t
@@ -127,7 +128,8 @@ tests/t/t3027-daemon-enforce.t: $(O)/tests/interposer/tcu-probe $(O)/tests/inter
 # config.c: the options' table, the file (libinih), flags over it; log.c's levels.
 TESTS += $(O)/tests/daemon/test_config
 $(O)/tests/daemon/test_config: $(O)/obj/src/daemon/test/test_config.o $(O)/obj/src/daemon/config.o \
-                               $(O)/obj/src/daemon/log.o $(O)/lib/libtsl-agent.a \
-                               $(O)/lib/libtsl-sched.a $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-util.a
+                               $(O)/obj/src/daemon/log.o $(O)/obj/src/daemon/retention.o \
+                               $(O)/lib/libtsl-agent.a $(O)/lib/libtsl-sched.a \
+                               $(O)/lib/libtsl-store.a $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -linih -ldl -lpthread -lm -lcmocka
+	$(CC) $(LDFLAGS) -o $@ $^ -linih -lsqlite3 -ldl -lpthread -lm -lcmocka

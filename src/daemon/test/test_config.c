@@ -3,7 +3,8 @@
  * twice, a section, a malformed line, a test-only flag in a file (each refused with file, line
  * and key, the settings untouched); flags over the file; options that contradict each other;
  * what a reload sees as changed; the owner check of the file as root; the level of each kind
- * of existing message and the level filter. */
+ * of existing message and the level filter; the removal of an old job's directory, which
+ * follows no symbolic link its user left there. */
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +19,7 @@
 
 #include "daemon/config.h"
 #include "daemon/log.h"
+#include "daemon/retention.h"
 #include "daemon/test/tmpdir.h"
 
 /* Double of launch.c's list of start steps (config.c asks it about --test-kill-at). */
@@ -335,6 +337,61 @@ static void test_log_levels(void **state)
                              "tesseld: debug: detail 2\n");
 }
 
+static void test_remove_tree(void **state)
+{
+    fix_t *f = *state;
+    char p[256];
+    /* Outside the job's directory: must survive. */
+    snprintf(p, sizeof p, "%s/precious", f->dir);
+    FILE *fp = fopen(p, "w");
+    assert_non_null(fp);
+    fclose(fp);
+    snprintf(p, sizeof p, "%s/keepdir", f->dir);
+    assert_int_equal(mkdir(p, 0700), 0);
+    snprintf(p, sizeof p, "%s/keepdir/inside", f->dir);
+    fp = fopen(p, "w");
+    assert_non_null(fp);
+    fclose(fp);
+    /* jobs/7: logs, a nested directory, links to a file and a directory outside. */
+    const char *const mk[] = {"jobs", "jobs/7", "jobs/7/a", "jobs/7/a/b"};
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(p, sizeof p, "%s/%s", f->dir, mk[i]);
+        assert_int_equal(mkdir(p, 0700), 0);
+    }
+    const char *const files[] = {"jobs/7/stdout", "jobs/7/stderr", "jobs/7/a/b/deep"};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s/%s", f->dir, files[i]);
+        fp = fopen(p, "w");
+        assert_non_null(fp);
+        fclose(fp);
+    }
+    char target[256];
+    snprintf(target, sizeof target, "%s/precious", f->dir);
+    snprintf(p, sizeof p, "%s/jobs/7/link", f->dir);
+    assert_int_equal(symlink(target, p), 0);
+    snprintf(target, sizeof target, "%s/keepdir", f->dir);
+    snprintf(p, sizeof p, "%s/jobs/7/a/dirlink", f->dir);
+    assert_int_equal(symlink(target, p), 0);
+
+    snprintf(p, sizeof p, "%s/jobs", f->dir);
+    int jfd = open(p, O_RDONLY | O_DIRECTORY);
+    assert_true(jfd >= 0);
+    assert_int_equal(tessd_remove_tree(jfd, "7"), 0);
+    struct stat st;
+    assert_int_equal(fstatat(jfd, "7", &st, AT_SYMLINK_NOFOLLOW), -1);
+    snprintf(p, sizeof p, "%s/precious", f->dir);
+    assert_int_equal(stat(p, &st), 0);
+    snprintf(p, sizeof p, "%s/keepdir/inside", f->dir);
+    assert_int_equal(stat(p, &st), 0);
+    /* A name that is a link is removed itself, never followed. */
+    snprintf(target, sizeof target, "%s/keepdir", f->dir);
+    assert_int_equal(symlinkat(target, jfd, "8"), 0);
+    assert_int_equal(tessd_remove_tree(jfd, "8"), 0);
+    assert_int_equal(fstatat(jfd, "8", &st, AT_SYMLINK_NOFOLLOW), -1);
+    assert_int_equal(stat(p, &st), 0);
+    close(jfd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -347,6 +404,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_diff_take, setup, teardown),
         cmocka_unit_test_setup_teardown(test_owner, setup, teardown),
         cmocka_unit_test(test_log_levels),
+        cmocka_unit_test_setup_teardown(test_remove_tree, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
