@@ -760,7 +760,24 @@ int main(int argc, char **argv)
     if (strcmp(host, "localhost") == 0)
         snprintf(host, sizeof host, "127.0.0.1");
     if (args.check_config) {
-        /* Everything checked as a start would, nothing created: the effective settings. */
+        /* Everything checked as a start would, nothing created: the effective settings, with
+         * what "" stands for resolved (the mode's paths, the programs next to tesseld). */
+        tclient_paths_t defs;
+        if (default_paths(d->system_mode, &defs) < 0)
+            return exit_bad;
+        const char *const resolved[][2] = {{"mode", d->system_mode ? "system" : "personal"},
+                                           {"data-dir", data_dir[0] ? data_dir : defs.data_dir},
+                                           {"socket", no_socket        ? ""
+                                                      : socket_path[0] ? socket_path
+                                                                       : defs.socket},
+                                           {"shim", d->shim},
+                                           {"interposer", d->interposer},
+                                           {"fake-lib-dir", d->fake_lib_dir}};
+        for (size_t i = 0; i < sizeof resolved / sizeof resolved[0]; i++)
+            if (tessd_conf_set(&conf, resolved[i][0], resolved[i][1], false, &err) < 0) {
+                fprintf(stderr, "tesseld: %s\n", err.text);
+                return exit_bad;
+            }
         printf("# tesseld %s: %s is valid; the effective configuration:\n", TESSD_VERSION,
                conf_file[0] ? conf_file : "(no configuration file)");
         tessd_conf_print(&conf, stdout);
