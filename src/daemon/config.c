@@ -268,7 +268,10 @@ static const char *size_text(uint64_t b, char *buf, size_t len)
         b /= 1024;
         u++;
     }
-    snprintf(buf, len, "%llu%.*s", (unsigned long long)b, u >= 0 ? 1 : 0, u >= 0 ? &units[u] : "");
+    if (u >= 0)
+        snprintf(buf, len, "%llu%c", (unsigned long long)b, units[u]);
+    else
+        snprintf(buf, len, "%llu", (unsigned long long)b);
     return buf;
 }
 
