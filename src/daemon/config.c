@@ -532,7 +532,7 @@ int tessd_conf_load_file(tessd_conf_t *c, const char *path, tsl_error_t *err)
     return 0;
 }
 
-int tessd_conf_check_owner(const char *path, tsl_error_t *err)
+int tessd_check_root_owned(const char *path, const char *what, tsl_error_t *err)
 {
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", path);
@@ -543,16 +543,16 @@ int tessd_conf_check_owner(const char *path, tsl_error_t *err)
         *slash = '\0';
     else
         snprintf(dir, sizeof dir, ".");
-    const char *what[2] = {path, dir};
+    const char *paths[2] = {path, dir};
     for (int k = 0; k < 2; k++) {
         struct stat st;
-        if (stat(what[k], &st) < 0)
-            return tsl_errprintf(err, "%s: %s", what[k], strerror(errno));
+        if (stat(paths[k], &st) < 0)
+            return tsl_errprintf(err, "%s: %s", paths[k], strerror(errno));
         if (st.st_uid != 0 || (st.st_mode & 022))
             return tsl_errprintf(err,
-                                 "%s: as root, the configuration %s must be owned by "
-                                 "root and writable by no one else (it is uid %u, mode %04o)",
-                                 what[k], k ? "file's directory" : "file", (unsigned)st.st_uid,
+                                 "%s: %s%s must be owned by root and writable by no one else "
+                                 "(it is uid %u, mode %04o)",
+                                 paths[k], what, k ? "'s directory" : "", (unsigned)st.st_uid,
                                  (unsigned)(st.st_mode & 07777));
     }
     return 0;

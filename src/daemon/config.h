@@ -108,10 +108,11 @@ int tessd_conf_set(tessd_conf_t *c, const char *name, const char *value, bool fr
  * Values already in c stay for the keys the file does not give.  0, or -1 with err. */
 int tessd_conf_load_file(tessd_conf_t *c, const char *path, tsl_error_t *err);
 
-/* In --system mode the configuration file must be root's, writable by no one else, in a
- * directory of the same kind (whoever could write it could choose the interposer and the
- * shim root runs).  0, or -1 with err. */
-int tessd_conf_check_owner(const char *path, tsl_error_t *err);
+/* path and its directory are root's and writable by no one else: the configuration file as
+ * root (whoever could write it could choose the interposer and the shim root runs), and an
+ * explicit --shim or --interposer in system mode.  0, or -1 with err "PATH: WHAT[' s
+ * directory] must be owned by root ...". */
+int tessd_check_root_owned(const char *path, const char *what, tsl_error_t *err);
 
 /* The command line. */
 typedef struct {

@@ -518,13 +518,14 @@ static void config_path(const tessd_args_t *args, bool system, char *path, size_
 }
 
 /* The settings: defaults, the file, the flags over it, then what involves several options.
- * As root the file must be root's (tessd_conf_check_owner).  0, or -1 with err. */
+ * As root the file must be root's (tessd_check_root_owned).  0, or -1 with err. */
 static int config_load(const tessd_args_t *args, const char *path, tessd_conf_t *c,
                        tsl_error_t *err)
 {
     if (tessd_conf_defaults(c, err) < 0)
         return -1;
-    if (path[0] && ((geteuid() == 0 && tessd_conf_check_owner(path, err) < 0) ||
+    if (path[0] && ((geteuid() == 0 &&
+                     tessd_check_root_owned(path, "as root, the configuration file", err) < 0) ||
                     tessd_conf_load_file(c, path, err) < 0)) {
         tessd_conf_free(c);
         return -1;
@@ -532,33 +533,6 @@ static int config_load(const tessd_args_t *args, const char *path, tessd_conf_t 
     if (tessd_conf_apply_args(c, args, err) < 0 || tessd_conf_check(c, err) < 0) {
         tessd_conf_free(c);
         return -1;
-    }
-    return 0;
-}
-
-/* A path of the configuration that root runs (--shim, --interposer) in --system mode: root's
- * and writable by no one else, as its directory. */
-static int check_root_path(const char *opt, const char *path)
-{
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash && slash != dir)
-        *slash = '\0';
-    const char *what[2] = {path, dir};
-    for (int k = 0; k < 2; k++) {
-        struct stat st;
-        if (stat(what[k], &st) < 0) {
-            fprintf(stderr, "tesseld: %s %s: %s\n", opt, what[k], strerror(errno));
-            return -1;
-        }
-        if (st.st_uid != 0 || (st.st_mode & 022)) {
-            fprintf(stderr,
-                    "tesseld: %s %s: in --system mode it must be owned by root and writable by "
-                    "no one else (it is uid %u, mode %04o)\n",
-                    opt, what[k], (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
-            return -1;
-        }
     }
     return 0;
 }
@@ -708,10 +682,13 @@ int main(int argc, char **argv)
                         "use --personal for your own tesseld\n");
         return exit_bad;
     }
-    if (d->system_mode &&
-        ((d->shim[0] && check_root_path("--shim", d->shim) < 0) ||
-         (d->interposer[0] && check_root_path("--interposer", d->interposer) < 0)))
-        return exit_bad;
+    /* In system mode an explicit shim or interposer must be root's (tessd_check_root_owned). */
+    const char *const runs[][2] = {{"--shim", d->shim}, {"--interposer", d->interposer}};
+    for (int i = 0; i < 2 && d->system_mode; i++)
+        if (runs[i][1][0] && tessd_check_root_owned(runs[i][1], runs[i][0], &err) < 0) {
+            fprintf(stderr, "tesseld: %s (in --system mode)\n", err.text);
+            return exit_bad;
+        }
     /* Where our siblings live: the directory of this executable. */
     char self[PATH_MAX], bindir[PATH_MAX];
     ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);

@@ -4,7 +4,8 @@
 # table), passes --check-config commented and uncommented, and its commented values are the
 # real defaults; a bad file (bad value, unknown key, key given twice, a section) is refused
 # with exit 1 and one line naming file, line and key; flags win over the file; as root a file
-# others can write is refused; the personal default file is read; nothing is created.
+# others can write is refused, and in system mode a --shim others can write; the personal
+# default file is read; nothing is created.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 TD_BIN="$TESSEL_BUILD/bin/tesseld"
 [ -x "$TD_BIN" ] || missing "tesseld not built"
@@ -109,6 +110,17 @@ mkdir -m 0777 "$T/open"
 cp "$T/f.conf" "$T/open/f.conf"
 check --config "$T/open/f.conf"
 ok $(($RC != 1)) "a file in a directory others can write is refused as root"
+
+# In system mode a --shim (or --interposer) given explicitly must be root's too.
+cp "$TESSEL_BUILD/bin/tessel-shim" "$T/shim"
+chmod 0777 "$T/shim"
+check --system --shim "$T/shim"
+ok $(($RC != 1)) "--system: a --shim others can write is refused"
+grep -q -- "$T/shim: --shim must be owned by root and writable by no one else" "$T/err"
+ok $? "... and says why"
+chmod 0755 "$T/shim"
+check --system --shim "$T/shim"
+is "$RC" 0 "a root-owned --shim that only root can write is taken"
 
 # The personal default: ~/.config/tessel/tesseld.conf when present.
 mkdir -p "$T/home/.config/tessel"

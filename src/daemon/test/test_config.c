@@ -288,12 +288,13 @@ static void test_owner(void **state)
     write_file(f, "log-level = debug\n");
     assert_int_equal(chmod(f->dir, 0755), 0);
     assert_int_equal(chmod(f->path, 0666), 0);
-    assert_int_equal(tessd_conf_check_owner(f->path, &err), -1);
+    assert_int_equal(tessd_check_root_owned(f->path, "the configuration file", &err), -1);
     assert_non_null(strstr(err.text, "must be owned by root and writable by no one else"));
     assert_int_equal(chmod(f->path, 0644), 0);
-    assert_int_equal(tessd_conf_check_owner(f->path, &err), geteuid() == 0 ? 0 : -1);
+    assert_int_equal(tessd_check_root_owned(f->path, "the configuration file", &err),
+                     geteuid() == 0 ? 0 : -1);
     assert_int_equal(chmod(f->dir, 0777), 0);
-    assert_int_equal(tessd_conf_check_owner(f->path, &err), -1);
+    assert_int_equal(tessd_check_root_owned(f->path, "the configuration file", &err), -1);
     assert_non_null(strstr(err.text, "configuration file's directory"));
     assert_int_equal(chmod(f->dir, 0700), 0);
 }
