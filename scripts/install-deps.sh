@@ -7,8 +7,8 @@
 #   scripts/install-deps.sh --browser  also Chromium and Node.js for the console test
 set -eu
 
-PKGS="build-essential pkg-config perl libcmocka-dev libjansson-dev libsqlite3-dev
-      libmicrohttpd-dev libcurl4-openssl-dev libhttp-parser-dev nettle-dev jq curl sqlite3 iproute2 procps psmisc strace lcov"
+PKGS="build-essential pkg-config perl libcmocka-dev libjansson-dev libsqlite3-dev libinih-dev
+      libmicrohttpd-dev libcurl4-openssl-dev libhttp-parser-dev nettle-dev jq curl sqlite3 iproute2 procps psmisc strace lcov socat"
 # promtool (check metrics in t3120): Debian ships it in the prometheus package.
 PKGS="$PKGS prometheus"
 # The API description built into tesseld (xxd) and its checks (python3-jsonschema); the man

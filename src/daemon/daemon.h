@@ -147,6 +147,8 @@ typedef struct {
     int64_t kill_wait_ms;  /* --kill-wait: SIGTERM to SIGKILL at a time limit (batch.h) */
     int64_t last_cycle_ms; /* main thread only */
 
+    int64_t job_log_retention_s; /* --job-log-retention: 0 = keep (main thread, lock held) */
+
     /* configuration */
     char data_dir[PATH_MAX];
     char jobs_dir[PATH_MAX];

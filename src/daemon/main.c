@@ -1,8 +1,9 @@
 /* main.c - tesseld: options, start-up (store, admin token, GPUs, cgroups, recovery, HTTP),
  * the main loop (signals, wake-ups, the scheduling tick) and shutdown.
  *
- * Shutdown (SIGTERM, SIGINT, SIGHUP) stops serving and exits; running jobs keep running under
- * their shims and are picked up by the next start (see tick.c, tessd_recover).
+ * Shutdown (SIGTERM, SIGINT) stops serving and exits; running jobs keep running under their
+ * shims and are picked up by the next start (see tick.c, tessd_recover).  SIGHUP reloads the
+ * configuration file (reload(): the options config.h marks live).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -29,8 +30,11 @@
 
 #include "daemon/api/console.h"
 #include "daemon/batch.h"
+#include "daemon/config.h"
+#include "daemon/log.h"
 #include "daemon/daemon.h"
 #include "daemon/pass.h"
+#include "daemon/retention.h"
 #include "tessel/client.h"
 #include "libutil/duration.h"
 #include "libutil/batchspec.h"
@@ -64,20 +68,18 @@ int tessd_pathf(char *buf, size_t len, const char *fmt, ...)
     return 0;
 }
 
-void tessd_log(const char *fmt, ...)
-{
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "tesseld: %s\n", buf);
-}
-
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: tesseld [OPTION]...\n"
+            "  --config FILE       the configuration file (default " TESSD_SYSTEM_CONFIG "\n"
+            "                      in --system mode, ~/.config/tessel/tesseld.conf in\n"
+            "                      --personal mode, when present): KEY = VALUE lines, each key\n"
+            "                      an option below without its --; options given here win\n"
+            "  --check-config      check the configuration (file and options) as a start\n"
+            "                      would, print it and exit 0, or exit 1 with the error\n"
+            "  --mode MODE         auto (default: system as root, else personal), system or\n"
+            "                      personal\n"
             "  --system            a lab's tesseld (the default as root; needs root): data in\n"
             "                      " TCLIENT_SYSTEM_DATA_DIR ", local socket " TCLIENT_SYSTEM_SOCKET
             "\n"
@@ -130,6 +132,12 @@ static void usage(FILE *f)
             "                      default 64M, 0 = unlimited\n"
             "  --kill-wait TIME    between SIGTERM and SIGKILL when a job reaches its time\n"
             "                      limit (Slurm's KillWait; 30s, 2m, MM:SS; default 30s)\n"
+            "  --job-log-retention DURATION  remove the logs of jobs that ended longer ago\n"
+            "                      (30d, 12h; default 30d; 0 = keep them)\n"
+            "  --log WHERE         tesseld's own messages: syslog, stderr or auto (default:\n"
+            "                      syslog when stderr is the journal's or /dev/null, else\n"
+            "                      stderr)\n"
+            "  --log-level LEVEL   error, warning, info (default) or debug\n"
             "  --test-kill-at STEP for tests: SIGKILL tesseld itself at this step of the next\n"
             "                      job's start (running, dir, cgroup, spawned, recorded)\n"
             "  --test-tick-ms N    for tests: the period of the tick for rules of time\n"
@@ -147,14 +155,11 @@ static void usage(FILE *f)
             "  --submit-burst N    submissions a user may make at once (default 50)\n"
             "  --admin-submit-rate R  the same for admins (default: admins are not limited)\n"
             "  --disk-reserve SIZE|N%%  refuse submissions (507) when the data directory's file\n"
-            "                      system has less free (default 256M)\n");
+            "                      system has less free (default 256M)\n"
+            "SIGHUP reloads the configuration file: docs/tesseld.md says which options change\n"
+            "live and which wait for a restart.\n");
 }
 
-/* Defaults of the limits on clients (usage() and docs/tesseld.md give their reasons). */
-#define TESSD_SUBMIT_RATE   5.0
-#define TESSD_SUBMIT_BURST  50.0
-#define TESSD_DISK_RESERVE  (256ull << 20)
-#define TESSD_MAX_BODY_HIGH (16u << 20) /* --max-body above this: a mistake */
 /* The store's reserve file (DIR/store.reserve, tstore_reserve_init): room for the store and
  * the jobs' exit records once the disk is full.  A job's end is one row update (a few WAL
  * pages of 4 KiB) and an exit record (one block): 4 MiB records hundreds of them. */
@@ -166,6 +171,8 @@ static void usage(FILE *f)
 /* Free space below which the reserve is given back ahead of a failed write (the shim's exit
  * record needs a block too, and is written before the store learns of the end). */
 #define TESSD_STORE_LOW (1ull << 20)
+/* How often the main loop removes old jobs' directories (retention.h). */
+#define TESSD_RETENTION_PERIOD_MS (3600 * 1000)
 /* How often the main loop looks at the data directory's free space. */
 #define TESSD_DISK_WATCH_MS 1000
 
@@ -202,61 +209,6 @@ static void disk_watch(tessd_t *d)
                       (unsigned long long)avail);
     }
     pthread_mutex_unlock(&d->lock);
-}
-
-/* An unsigned integer option in [lo, hi]: 0, or -1 after the one-line error. */
-static int opt_uint(const char *opt, const char *arg, unsigned long lo, unsigned long hi,
-                    unsigned long *v)
-{
-    char *e;
-    errno = 0;
-    unsigned long x = strtoul(arg, &e, 10);
-    if (!*arg || *e || errno || arg[0] == '-' || x < lo || x > hi) {
-        fprintf(stderr, "tesseld: %s %s: expected a whole number from %lu to %lu\n", opt, arg, lo,
-                hi);
-        return -1;
-    }
-    *v = x;
-    return 0;
-}
-
-/* A rate a second >= 0 (0 allowed when zero_ok): 0, or -1 after the one-line error. */
-static int opt_rate(const char *opt, const char *arg, bool zero_ok, double *v)
-{
-    char *e;
-    double x = strtod(arg, &e);
-    if (!*arg || *e || !(x >= 0) || x > 1e6 || (x == 0 && !zero_ok)) {
-        fprintf(stderr, "tesseld: %s %s: expected submissions a second, a number %s 0\n", opt, arg,
-                zero_ok ? ">=" : ">");
-        return -1;
-    }
-    *v = x;
-    return 0;
-}
-
-/* --disk-reserve: SIZE (tsl_parse_size) or N% (0 < N < 100). */
-static int opt_reserve(const char *arg, uint64_t *bytes, double *pct)
-{
-    size_t n = strlen(arg);
-    if (n > 1 && arg[n - 1] == '%') {
-        char *e;
-        double x = strtod(arg, &e);
-        if (e != arg + n - 1 || !(x >= 0 && x < 100)) {
-            fprintf(stderr, "tesseld: --disk-reserve %s: expected a percentage from 0 to 99%%\n",
-                    arg);
-            return -1;
-        }
-        *pct = x;
-        *bytes = 0;
-        return 0;
-    }
-    tsl_error_t err;
-    if (tsl_parse_size(arg, bytes, &err) < 0) {
-        fprintf(stderr, "tesseld: --disk-reserve %s: %s (e.g. 1G or 5%%)\n", arg, err.text);
-        return -1;
-    }
-    *pct = 0;
-    return 0;
 }
 
 /* The data directory and jobs/ must be tesseld's own, real directories, writable by no one
@@ -519,340 +471,224 @@ static int write_addr(tessd_t *d, const char *host, tsl_error_t *err)
     return 0;
 }
 
+/* The options that can change live (TESSD_OPT_LIVE), into d: at start, and at a reload under
+ * the lock (the rate limiters are reload()'s). */
+static void conf_to_daemon(tessd_t *d, const tessd_conf_t *c)
+{
+    d->local_users_create = c->local_users == 0;
+    if (d->sched_cfg.min_runtime != c->min_runtime ||
+        d->sched_cfg.reserve_after != (double)c->reserve_after) {
+        d->sched_cfg.min_runtime = c->min_runtime;
+        d->sched_cfg.reserve_after = (double)c->reserve_after;
+        d->rebuild = d->sched != NULL; /* the scheduler holds a copy */
+    }
+    d->gpu_mem_suspend = c->gpu_mem_violation == 1;
+    d->log_limit = c->log_limit;
+    d->kill_wait_ms = c->kill_wait * 1000;
+    d->job_log_retention_s = c->job_log_retention;
+    d->disk_reserve = c->disk_reserve;
+    d->disk_reserve_pct = c->disk_reserve_pct;
+    tessd_log_set_level(c->log_level);
+}
+
+/* The configuration file to read: --config FILE, else the mode's default when present
+ * (TESSD_SYSTEM_CONFIG; personal: $XDG_CONFIG_HOME or ~/.config, tessel/tesseld.conf).
+ * path "" when there is none. */
+static void config_path(const tessd_args_t *args, bool system, char *path, size_t len)
+{
+    path[0] = '\0';
+    if (args->config) {
+        char *rp = realpath(args->config, NULL); /* a reload reads the same file */
+        snprintf(path, len, "%s", rp ? rp : args->config);
+        free(rp);
+        return;
+    }
+    char p[PATH_MAX + 64];
+    const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+    if (system)
+        snprintf(p, sizeof p, "%s", TESSD_SYSTEM_CONFIG);
+    else if (xdg && xdg[0] == '/')
+        snprintf(p, sizeof p, "%s/tessel/tesseld.conf", xdg);
+    else if (home && home[0] == '/')
+        snprintf(p, sizeof p, "%s/.config/tessel/tesseld.conf", home);
+    else
+        return;
+    if (access(p, F_OK) == 0 && strlen(p) < len)
+        memcpy(path, p, strlen(p) + 1);
+}
+
+/* The settings: defaults, the file, the flags over it, then what involves several options.
+ * As root the file must be root's (tessd_check_root_owned).  0, or -1 with err. */
+static int config_load(const tessd_args_t *args, const char *path, tessd_conf_t *c,
+                       tsl_error_t *err)
+{
+    if (tessd_conf_defaults(c, err) < 0)
+        return -1;
+    if (path[0] && ((geteuid() == 0 &&
+                     tessd_check_root_owned(path, "as root, the configuration file", err) < 0) ||
+                    tessd_conf_load_file(c, path, err) < 0)) {
+        tessd_conf_free(c);
+        return -1;
+    }
+    if (tessd_conf_apply_args(c, args, err) < 0 || tessd_conf_check(c, err) < 0) {
+        tessd_conf_free(c);
+        return -1;
+    }
+    return 0;
+}
+
+/* SIGHUP: read the file again (and the same flags over it).  A bad file is refused and the
+ * running configuration kept; else each live option that changed is applied under the lock
+ * (the handlers and the tick see it whole), and each restart-only one is said to wait for a
+ * restart.  Main thread. */
+typedef struct {
+    tessd_t *d;
+    tessd_conf_t *run, *next;
+    int nlive, nrestart;
+} reload_t;
+
+static void reload_one(size_t i, void *ud)
+{
+    reload_t *r = ud;
+    const char *name = tessd_opt_name(i);
+    if (!(tessd_opt_flags(i) & TESSD_OPT_LIVE)) {
+        tessd_logl(TESSD_LOG_WARNING, "reload: %s = %s needs a restart; still %s", name,
+                   r->next->text[i], r->run->text[i]);
+        r->nrestart++;
+        return;
+    }
+    tessd_logl(TESSD_LOG_INFO, "reload: %s = %s (was %s)", name, r->next->text[i], r->run->text[i]);
+    tessd_conf_take(r->run, r->next, i);
+    r->nlive++;
+}
+
+static void reload(tessd_t *d, const tessd_args_t *args, tessd_conf_t *run)
+{
+    char path[PATH_MAX];
+    config_path(args, d->system_mode, path, sizeof path);
+    tessd_conf_t next;
+    tsl_error_t err;
+    if (config_load(args, path, &next, &err) < 0) {
+        tessd_logl(TESSD_LOG_ERROR, "reload refused, the running configuration is kept: %s",
+                   err.text);
+        return;
+    }
+    /* New limiters first (no allocation under the lock). */
+    thttp_limiter_t *sub = NULL, *adm = NULL;
+    if ((next.submit_rate > 0 &&
+         !(sub = thttp_limiter_new(next.submit_rate, (double)next.submit_burst))) ||
+        (next.admin_submit_rate > 0 &&
+         !(adm = thttp_limiter_new(next.admin_submit_rate, (double)next.submit_burst)))) {
+        tessd_logl(TESSD_LOG_ERROR, "reload refused: out of memory");
+        thttp_limiter_free(sub);
+        tessd_conf_free(&next);
+        return;
+    }
+    reload_t r = {d, run, &next, 0, 0};
+    pthread_mutex_lock(&d->lock);
+    tessd_conf_diff(run, &next, reload_one, &r);
+    conf_to_daemon(d, run);
+    if (d->submit_rate != run->submit_rate || d->admin_submit_rate != run->admin_submit_rate ||
+        d->submit_burst != (double)run->submit_burst) {
+        thttp_limiter_t *os = d->submit_limit, *oa = d->admin_submit_limit;
+        d->submit_limit = sub;
+        d->admin_submit_limit = adm;
+        sub = os;
+        adm = oa;
+    }
+    d->submit_rate = run->submit_rate;
+    d->admin_submit_rate = run->admin_submit_rate;
+    d->submit_burst = (double)run->submit_burst;
+    pthread_mutex_unlock(&d->lock);
+    thttp_limiter_free(sub);
+    thttp_limiter_free(adm);
+    tessd_conf_free(&next);
+    tessd_logl(TESSD_LOG_INFO, "reloaded %s: %d option(s) changed, %d more need a restart",
+               path[0] ? path : "(no configuration file)", r.nlive, r.nrestart);
+}
+
 int main(int argc, char **argv)
 {
     static tessd_t dd;
     tessd_t *d = &dd;
-    char listen[128] = "127.0.0.1:7470", nvml_lib[PATH_MAX] = "libnvidia-ml.so.1";
-    char policy[64] = "", data_dir[PATH_MAX] = "";
-    bool no_cgroups = false;
-    bool durable_full = false; /* --durability full */
-    char fallback[256] = "";
-    char web_root[PATH_MAX] = "";
-    char socket_path[PATH_MAX] = "";
-    int mode = -1; /* 1 --system, 0 --personal, -1 by euid */
-    bool no_socket = false, no_listen = false;
-    d->local_users_create = true;
-    unsigned long max_conn = THTTP_DEFAULT_MAX_CONNECTIONS;
-    unsigned long max_per_client = THTTP_DEFAULT_MAX_PER_CLIENT;
-    unsigned long timeout_s = THTTP_DEFAULT_TIMEOUT_S;
-    uint64_t max_body = TESSD_MAX_BODY;
-    double submit_rate = TESSD_SUBMIT_RATE, submit_burst = TESSD_SUBMIT_BURST;
-    double admin_rate = 0; /* 0: admins exempt */
-    d->disk_reserve = TESSD_DISK_RESERVE;
-    tsched_sched_config_default(&d->sched_cfg);
-    d->log_limit = TESSD_LOG_LIMIT_DEFAULT;
-    d->kill_wait_ms = TESSD_KILL_WAIT_MS_DEFAULT;
-    d->holds_dirty = true; /* held jobs are checked at the first tick */
-    d->shim[0] = d->interposer[0] = d->fake_lib_dir[0] = '\0';
-    snprintf(d->cg_root, sizeof d->cg_root, "/sys/fs/cgroup");
-    enum {
-        O_DATA = 1,
-        O_LISTEN,
-        O_FAKE,
-        O_FAKENONE,
-        O_WEBROOT,
-        O_FAKEDIR,
-        O_NVML,
-        O_INTER,
-        O_SHIM,
-        O_POLICY,
-        O_CGROOT,
-        O_NOCG,
-        O_MINRUN,
-        O_RESERVE_AFTER,
-        O_DURABLE,
-        O_NOROOT,
-        O_ALLOWROOT,
-        O_SYSTEM,
-        O_PERSONAL,
-        O_SOCKET,
-        O_NOSOCKET,
-        O_NOLISTEN,
-        O_LOCALUSERS,
-        O_MAXCONN,
-        O_MAXPERCLIENT,
-        O_TIMEOUT,
-        O_MAXBODY,
-        O_SUBRATE,
-        O_SUBBURST,
-        O_ADMINRATE,
-        O_DISKRES,
-        O_LOGLIMIT,
-        O_KILLWAIT,
-        O_TESTKILL,
-        O_TESTTICK,
-        O_TESTGAP,
-        O_GPUMEMV,
-        O_USERNS,
-        O_HELP,
-        O_VERSION
-    };
-    static const struct option opts[] = {
-        {"data-dir", required_argument, NULL, O_DATA},
-        {"listen", required_argument, NULL, O_LISTEN},
-        {"fake-gpus", required_argument, NULL, O_FAKE},
-        {"fake-gpus-if-none", required_argument, NULL, O_FAKENONE},
-        {"web-root", required_argument, NULL, O_WEBROOT},
-        {"fake-lib-dir", required_argument, NULL, O_FAKEDIR},
-        {"nvml", required_argument, NULL, O_NVML},
-        {"interposer", required_argument, NULL, O_INTER},
-        {"shim", required_argument, NULL, O_SHIM},
-        {"policy", required_argument, NULL, O_POLICY},
-        {"cgroup-root", required_argument, NULL, O_CGROOT},
-        {"no-cgroups", no_argument, NULL, O_NOCG},
-        {"min-runtime", required_argument, NULL, O_MINRUN},
-        {"reserve-after", required_argument, NULL, O_RESERVE_AFTER},
-        {"durability", required_argument, NULL, O_DURABLE},
-        {"no-root-jobs", no_argument, NULL, O_NOROOT},
-        {"allow-root-jobs", no_argument, NULL, O_ALLOWROOT},
-        {"system", no_argument, NULL, O_SYSTEM},
-        {"personal", no_argument, NULL, O_PERSONAL},
-        {"socket", required_argument, NULL, O_SOCKET},
-        {"no-socket", no_argument, NULL, O_NOSOCKET},
-        {"no-listen", no_argument, NULL, O_NOLISTEN},
-        {"local-users", required_argument, NULL, O_LOCALUSERS},
-        {"max-connections", required_argument, NULL, O_MAXCONN},
-        {"max-connections-per-client", required_argument, NULL, O_MAXPERCLIENT},
-        {"request-timeout", required_argument, NULL, O_TIMEOUT},
-        {"max-body", required_argument, NULL, O_MAXBODY},
-        {"submit-rate", required_argument, NULL, O_SUBRATE},
-        {"submit-burst", required_argument, NULL, O_SUBBURST},
-        {"admin-submit-rate", required_argument, NULL, O_ADMINRATE},
-        {"disk-reserve", required_argument, NULL, O_DISKRES},
-        {"log-limit", required_argument, NULL, O_LOGLIMIT},
-        {"kill-wait", required_argument, NULL, O_KILLWAIT},
-        {"test-kill-at", required_argument, NULL, O_TESTKILL},
-        {"test-tick-ms", required_argument, NULL, O_TESTTICK},
-        {"test-pass-gap-ms", required_argument, NULL, O_TESTGAP},
-        {"gpu-mem-violation", required_argument, NULL, O_GPUMEMV},
-        {"allow-user-namespaces", no_argument, NULL, O_USERNS},
-        {"help", no_argument, NULL, O_HELP},
-        {"version", no_argument, NULL, O_VERSION},
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        switch (c) {
-        case O_DATA:
-            snprintf(data_dir, sizeof data_dir, "%s", optarg);
-            break;
-        case O_LISTEN:
-            snprintf(listen, sizeof listen, "%s", optarg);
-            break;
-        case O_WEBROOT:
-            snprintf(web_root, sizeof web_root, "%s", optarg);
-            break;
-        case O_FAKENONE:
-            snprintf(fallback, sizeof fallback, "%s", optarg);
-            break;
-        case O_FAKE:
-            snprintf(d->fake_spec, sizeof d->fake_spec, "%s", optarg);
-            break;
-        case O_FAKEDIR:
-            snprintf(d->fake_lib_dir, sizeof d->fake_lib_dir, "%s", optarg);
-            break;
-        case O_NVML:
-            snprintf(nvml_lib, sizeof nvml_lib, "%s", optarg);
-            break;
-        case O_INTER:
-            snprintf(d->interposer, sizeof d->interposer, "%s", optarg);
-            break;
-        case O_SHIM:
-            snprintf(d->shim, sizeof d->shim, "%s", optarg);
-            break;
-        case O_POLICY:
-            snprintf(policy, sizeof policy, "%s", optarg);
-            break;
-        case O_CGROOT:
-            snprintf(d->cg_root, sizeof d->cg_root, "%s", optarg);
-            break;
-        case O_NOCG:
-            no_cgroups = true;
-            break;
-        case O_MINRUN: {
-            char *e;
-            double v = strtod(optarg, &e);
-            if (*e || !(v >= 0)) {
-                fprintf(stderr, "tesseld: --min-runtime %s: expected seconds >= 0\n", optarg);
-                return 2;
-            }
-            d->sched_cfg.min_runtime = v;
-            break;
-        }
-        case O_RESERVE_AFTER: {
-            int64_t v;
-            tsl_error_t e;
-            if (tsl_parse_seconds(optarg, TESSD_RESERVE_AFTER_MAX, &v, &e) < 0) {
-                fprintf(stderr, "tesseld: --reserve-after %s: %s\n", optarg, e.text);
-                return 2;
-            }
-            d->sched_cfg.reserve_after = (double)v;
-            break;
-        }
-        case O_DURABLE:
-            if (strcmp(optarg, "normal") != 0 && strcmp(optarg, "full") != 0) {
-                fprintf(stderr, "tesseld: --durability %s: expected normal or full\n", optarg);
-                return 2;
-            }
-            durable_full = strcmp(optarg, "full") == 0;
-            break;
-        case O_NOROOT:
-            d->allow_root_jobs = false;
-            break;
-        case O_ALLOWROOT:
-            d->allow_root_jobs = true;
-            break;
-        case O_SYSTEM:
-        case O_PERSONAL:
-            if (mode >= 0 && mode != (c == O_SYSTEM)) {
-                fprintf(stderr, "tesseld: give one of --system and --personal\n");
-                return 2;
-            }
-            mode = c == O_SYSTEM;
-            break;
-        case O_SOCKET:
-            if (optarg[0] != '/' || strlen(optarg) > TCLIENT_SOCKET_PATH_MAX) {
-                fprintf(stderr,
-                        "tesseld: --socket %s: expected an absolute path of at most %d "
-                        "bytes\n",
-                        optarg, TCLIENT_SOCKET_PATH_MAX);
-                return 2;
-            }
-            snprintf(socket_path, sizeof socket_path, "%s", optarg);
-            break;
-        case O_NOSOCKET:
-            no_socket = true;
-            break;
-        case O_NOLISTEN:
-            no_listen = true;
-            break;
-        case O_LOCALUSERS:
-            if (strcmp(optarg, "create") != 0 && strcmp(optarg, "existing") != 0) {
-                fprintf(stderr, "tesseld: --local-users %s: expected create or existing\n", optarg);
-                return 2;
-            }
-            d->local_users_create = strcmp(optarg, "create") == 0;
-            break;
-        case O_MAXCONN:
-            if (opt_uint("--max-connections", optarg, 1, 65536, &max_conn) < 0)
-                return 2;
-            break;
-        case O_MAXPERCLIENT:
-            if (opt_uint("--max-connections-per-client", optarg, 1, 65536, &max_per_client) < 0)
-                return 2;
-            break;
-        case O_TIMEOUT:
-            if (opt_uint("--request-timeout", optarg, 1, 86400, &timeout_s) < 0)
-                return 2;
-            break;
-        case O_MAXBODY: {
-            tsl_error_t e;
-            if (tsl_parse_size(optarg, &max_body, &e) < 0 || max_body < 1024 ||
-                max_body > TESSD_MAX_BODY_HIGH) {
-                fprintf(stderr, "tesseld: --max-body %s: expected a size from 1K to 16M\n", optarg);
-                return 2;
-            }
-            break;
-        }
-        case O_KILLWAIT: {
-            tsl_error_t e;
-            int64_t kw = 0;
-            if (tsl_parse_duration(optarg, &kw, &e) < 0 || kw > 3600) {
-                fprintf(stderr, "tesseld: --kill-wait %s: %s\n", optarg,
-                        kw > 3600 ? "at most 1h" : e.text);
-                return 2;
-            }
-            d->kill_wait_ms = kw * 1000;
-            break;
-        }
-        case O_LOGLIMIT: {
-            tsl_error_t e;
-            if (tsl_parse_size(optarg, &d->log_limit, &e) < 0) {
-                fprintf(stderr, "tesseld: --log-limit %s: %s\n", optarg, e.text);
-                return 2;
-            }
-            break;
-        }
-        case O_SUBRATE:
-            if (opt_rate("--submit-rate", optarg, true, &submit_rate) < 0)
-                return 2;
-            break;
-        case O_SUBBURST: {
-            unsigned long b;
-            if (opt_uint("--submit-burst", optarg, 1, 1000000, &b) < 0)
-                return 2;
-            submit_burst = (double)b;
-            break;
-        }
-        case O_ADMINRATE:
-            if (opt_rate("--admin-submit-rate", optarg, false, &admin_rate) < 0)
-                return 2;
-            break;
-        case O_DISKRES:
-            if (opt_reserve(optarg, &d->disk_reserve, &d->disk_reserve_pct) < 0)
-                return 2;
-            break;
-        case O_TESTKILL:
-            if (!tessd_test_kill_step_valid(optarg)) {
-                fprintf(stderr,
-                        "tesseld: --test-kill-at %s: expected running, dir, cgroup, spawned or "
-                        "recorded\n",
-                        optarg);
-                return 2;
-            }
-            snprintf(d->test_kill_at, sizeof d->test_kill_at, "%s", optarg);
-            break;
-        case O_TESTTICK:
-        case O_TESTGAP: {
-            unsigned long v;
-            if (opt_uint(c == O_TESTTICK ? "--test-tick-ms" : "--test-pass-gap-ms", optarg,
-                         c == O_TESTTICK ? 1 : 0, 3600000, &v) < 0)
-                return 2;
-            *(c == O_TESTTICK ? &d->test_tick_ms : &d->test_pass_gap_ms) = (int64_t)v;
-            break;
-        }
-        case O_GPUMEMV:
-            if (strcmp(optarg, "kill") != 0 && strcmp(optarg, "suspend") != 0) {
-                fprintf(stderr, "tesseld: --gpu-mem-violation %s: expected kill or suspend\n",
-                        optarg);
-                return 2;
-            }
-            d->gpu_mem_suspend = strcmp(optarg, "suspend") == 0;
-            break;
-        case O_USERNS:
-            d->allow_userns = true;
-            break;
-        case O_HELP:
-            usage(stdout);
-            return 0;
-        case O_VERSION:
-            printf("tesseld %s\n", TESSD_VERSION);
-            return 0;
-        default:
+    tsl_error_t err;
+    static tessd_args_t args;
+    int ar = tessd_args_parse(argc, argv, &args, &err);
+    if (ar < 0) {
+        if (err.text[0])
+            fprintf(stderr, "tesseld: %s\n", err.text);
+        if (!err.text[0] || strstr(err.text, "unexpected argument"))
             usage(stderr);
-            return 2;
-        }
-    }
-    if (optind < argc) {
-        usage(stderr);
         return 2;
     }
-    if (no_socket && no_listen) {
-        fprintf(stderr, "tesseld: --no-socket and --no-listen leave no way to reach tesseld\n");
-        return 2;
+    if (args.help) {
+        usage(stdout);
+        return 0;
     }
-    if (no_socket && socket_path[0]) {
-        fprintf(stderr, "tesseld: give one of --socket and --no-socket\n");
-        return 2;
+    if (args.version) {
+        printf("tesseld %s\n", TESSD_VERSION);
+        return 0;
     }
-    d->system_mode = mode >= 0 ? mode == 1 : geteuid() == 0;
+    int exit_bad = args.check_config ? 1 : 2;
+    /* The mode the command line asks for picks the default configuration file. */
+    int cmd_mode = 0;
+    for (size_t i = 0; i < args.n; i++)
+        if (strcmp(args.name[i], "system") == 0 || strcmp(args.name[i], "personal") == 0)
+            cmd_mode = args.name[i][0] == 's' ? 1 : 2;
+        else if (strcmp(args.name[i], "mode") == 0)
+            cmd_mode = strcmp(args.val[i], "system") == 0     ? 1
+                       : strcmp(args.val[i], "personal") == 0 ? 2
+                                                              : 0;
+    char conf_file[PATH_MAX];
+    config_path(&args, cmd_mode ? cmd_mode == 1 : geteuid() == 0, conf_file, sizeof conf_file);
+    static tessd_conf_t conf;
+    if (config_load(&args, conf_file, &conf, &err) < 0) {
+        fprintf(stderr, "tesseld: %s\n", err.text);
+        return exit_bad;
+    }
+    tessd_log_open(args.check_config ? TESSD_LOGTO_STDERR : conf.log_to, conf.log_level);
+    char listen[128], nvml_lib[PATH_MAX], policy[64], data_dir[PATH_MAX];
+    char fallback[256], web_root[PATH_MAX], socket_path[PATH_MAX];
+    snprintf(listen, sizeof listen, "%s", conf.listen);
+    snprintf(nvml_lib, sizeof nvml_lib, "%s", conf.nvml);
+    snprintf(policy, sizeof policy, "%s", conf.policy);
+    snprintf(data_dir, sizeof data_dir, "%s", conf.data_dir);
+    snprintf(fallback, sizeof fallback, "%s", conf.fake_gpus_if_none);
+    snprintf(web_root, sizeof web_root, "%s", conf.web_root);
+    snprintf(socket_path, sizeof socket_path, "%s", conf.socket);
+    bool no_cgroups = conf.no_cgroups, durable_full = conf.durability == 1;
+    bool no_socket = conf.no_socket, no_listen = conf.no_listen;
+    unsigned long max_conn = conf.max_connections, max_per_client = conf.max_per_client;
+    unsigned long timeout_s = conf.request_timeout;
+    uint64_t max_body = conf.max_body;
+    double submit_rate = conf.submit_rate, submit_burst = (double)conf.submit_burst;
+    double admin_rate = conf.admin_submit_rate; /* 0: admins exempt */
+    tsched_sched_config_default(&d->sched_cfg);
+    conf_to_daemon(d, &conf);
+    d->holds_dirty = true; /* held jobs are checked at the first tick */
+    snprintf(d->fake_spec, sizeof d->fake_spec, "%s", conf.fake_gpus);
+    snprintf(d->fake_lib_dir, sizeof d->fake_lib_dir, "%s", conf.fake_lib_dir);
+    snprintf(d->interposer, sizeof d->interposer, "%s", conf.interposer);
+    snprintf(d->shim, sizeof d->shim, "%s", conf.shim);
+    snprintf(d->cg_root, sizeof d->cg_root, "%s", conf.cgroup_root);
+    snprintf(d->test_kill_at, sizeof d->test_kill_at, "%s", conf.test_kill_at);
+    d->test_tick_ms = (int64_t)conf.test_tick_ms;
+    d->test_pass_gap_ms = (int64_t)conf.test_pass_gap_ms;
+    d->allow_root_jobs = conf.allow_root_jobs;
+    d->allow_userns = conf.allow_user_namespaces;
+    d->system_mode = conf.mode ? conf.mode == 1 : geteuid() == 0;
     if (d->system_mode && geteuid() != 0) {
         fprintf(stderr, "tesseld: --system needs root (it runs every user's jobs as that user); "
                         "use --personal for your own tesseld\n");
-        return 2;
+        return exit_bad;
     }
-    tsl_error_t err;
+    /* In system mode an explicit shim or interposer must be root's (tessd_check_root_owned). */
+    const char *const runs[][2] = {{"--shim", d->shim}, {"--interposer", d->interposer}};
+    for (int i = 0; i < 2 && d->system_mode; i++)
+        if (runs[i][1][0] && tessd_check_root_owned(runs[i][1], runs[i][0], &err) < 0) {
+            fprintf(stderr, "tesseld: %s (in --system mode)\n", err.text);
+            return exit_bad;
+        }
     /* Where our siblings live: the directory of this executable. */
     char self[PATH_MAX], bindir[PATH_MAX];
     ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -893,29 +729,37 @@ int main(int argc, char **argv)
                 strerror(errno));
         return 1;
     }
+    /* HOST:PORT, checked by the configuration (config.c). */
     char host[64];
-    unsigned port;
     char *colon = strrchr(listen, ':');
-    if (!colon || colon == listen || sscanf(colon + 1, "%u", &port) != 1 || port > 65535) {
-        fprintf(stderr, "tesseld: --listen %s: expected HOST:PORT\n", listen);
-        return 2;
-    }
+    unsigned port = (unsigned)strtoul(colon + 1, NULL, 10);
     snprintf(host, sizeof host, "%.*s", (int)(colon - listen), listen);
     if (strcmp(host, "localhost") == 0)
         snprintf(host, sizeof host, "127.0.0.1");
-    struct in_addr addr;
-    if (inet_pton(AF_INET, host, &addr) != 1) {
-        fprintf(stderr, "tesseld: --listen %s: HOST must be a numeric IPv4 address\n", listen);
-        return 2;
-    }
-    const char *const specs[] = {d->fake_spec, fallback};
-    for (int i = 0; i < 2; i++) {
-        tagent_gpu_t probe[TAGENT_MAX_GPUS];
-        if (specs[i][0] && tagent_fake_spec_parse(specs[i], probe, TAGENT_MAX_GPUS, &err) < 0) {
-            fprintf(stderr, "tesseld: %s: %s\n", i ? "--fake-gpus-if-none" : "--fake-gpus",
-                    err.text);
-            return 2;
-        }
+    if (args.check_config) {
+        /* Everything checked as a start would, nothing created: the effective settings, with
+         * what "" stands for resolved (the mode's paths, the programs next to tesseld). */
+        tclient_paths_t defs;
+        if (default_paths(d->system_mode, &defs) < 0)
+            return exit_bad;
+        const char *const resolved[][2] = {{"mode", d->system_mode ? "system" : "personal"},
+                                           {"data-dir", data_dir[0] ? data_dir : defs.data_dir},
+                                           {"socket", no_socket        ? ""
+                                                      : socket_path[0] ? socket_path
+                                                                       : defs.socket},
+                                           {"shim", d->shim},
+                                           {"interposer", d->interposer},
+                                           {"fake-lib-dir", d->fake_lib_dir}};
+        for (size_t i = 0; i < sizeof resolved / sizeof resolved[0]; i++)
+            if (tessd_conf_set(&conf, resolved[i][0], resolved[i][1], false, &err) < 0) {
+                fprintf(stderr, "tesseld: %s\n", err.text);
+                return exit_bad;
+            }
+        printf("# tesseld %s: %s is valid; the effective configuration:\n", TESSD_VERSION,
+               conf_file[0] ? conf_file : "(no configuration file)");
+        tessd_conf_print(&conf, stdout);
+        tessd_conf_free(&conf);
+        return 0;
     }
 
     tclient_paths_t defaults;
@@ -1133,6 +977,7 @@ int main(int argc, char **argv)
     tessd_pass_init(&ps, d->test_pass_gap_ms ? d->test_pass_gap_ms : TESSD_PASS_GAP_MS,
                     d->test_tick_ms ? d->test_tick_ms : TESSD_TICK_MS, tessd_mono_ms());
     int64_t last_disk = 0;
+    int64_t next_retention = 0; /* --job-log-retention: at the first pass, then hourly */
     for (;;) {
         int64_t timeout = tessd_pass_timeout(&ps, tessd_mono_ms());
         struct pollfd p[2] = {{sfd, POLLIN, 0}, {d->wake_fd, POLLIN, 0}};
@@ -1145,10 +990,15 @@ int main(int argc, char **argv)
         if (n > 0 && (p[0].revents & POLLIN)) {
             struct signalfd_siginfo si;
             while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
-                if (si.ssi_signo != SIGCHLD)
+                if (si.ssi_signo == SIGHUP) {
+                    reload(d, &args, &conf);
+                    tessd_pass_event(&ps); /* a setting of the scheduler may have changed */
+                    next_retention = 0;    /* and the retention: applied at once */
+                } else if (si.ssi_signo != SIGCHLD) {
                     stop = true;
-                else
+                } else {
                     tessd_pass_event(&ps);
+                }
             }
         }
         if (stop)
@@ -1165,6 +1015,10 @@ int main(int argc, char **argv)
         if (now - last_disk >= TESSD_DISK_WATCH_MS) {
             disk_watch(d);
             last_disk = now;
+        }
+        if (now >= next_retention) {
+            int more = tessd_retention_sweep(d, tessd_now_ms()) == TESSD_RETENTION_BATCH;
+            next_retention = now + (more ? 1000 : TESSD_RETENTION_PERIOD_MS);
         }
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -1200,6 +1054,8 @@ int main(int argc, char **argv)
     thttp_limiter_free(d->submit_limit);
     thttp_limiter_free(d->admin_submit_limit);
     free(d->runs);
+    tessd_conf_free(&conf);
+    tessd_args_free(&args);
     close(sfd);
     close(d->wake_fd);
     close(lockfd);

@@ -31,6 +31,8 @@ $(O)/gen/openapi_doc.c: docs/openapi.json
 $(TESSELD_OPENAPI_O): $(O)/gen/openapi_doc.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+# The options' table and the configuration file (libinih), tesseld's own log, job-log retention.
+TESSELD_SRCS += src/daemon/config.c src/daemon/log.c src/daemon/retention.c
 BINS += $(O)/bin/tesseld
 # Libraries by path: module.mk files are included in alphabetical order, so the variables
 # of libraries defined later are still empty here.
@@ -39,7 +41,7 @@ $(O)/bin/tesseld: $(TESSELD_SRCS:%.c=$(O)/obj/%.o) $(TESSELD_OPENAPI_O) $(O)/lib
                   $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-client.a $(O)/lib/libtsl-util.a \
                   | $(O)/bin/tessel-shim
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lmicrohttpd -ljansson -lsqlite3 -lnettle \
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lmicrohttpd -ljansson -lsqlite3 -lnettle -linih \
 	    -ldl -lpthread -lm
 
 # Integration tests: tesseld on loopback with fake GPUs (tests/lib/daemon.sh).
@@ -64,6 +66,9 @@ TESSELD_TESTS += tests/t/t3044-daemon-api-badinput.t tests/t/t3049-daemon-option
 TESSELD_TESTS += tests/t/t3060-daemon-metrics-counts.t
 TESSELD_TESTS += tests/t/t3120-daemon-metrics-series.t tests/t/t3121-daemon-metrics-grafana.t
 TESSELD_TESTS += tests/t/t3110-daemon-openapi.t
+# The configuration file (config.c, etc/tesseld.conf), SIGHUP, tesseld's log, job-log retention.
+TESSELD_TESTS += tests/t/t3100-config-check.t tests/t/t3101-config-reload.t \
+                 tests/t/t3102-config-retention.t tests/t/t3103-config-syslog.t
 # Event-driven scheduling (pass.h) and the long poll of a job (wait.c).
 TESSELD_TESTS += tests/t/t3050-daemon-event-end.t tests/t/t3051-daemon-coalesce.t \
                  tests/t/t3052-daemon-wait.t
@@ -161,3 +166,11 @@ tests/t/t3023-daemon-env.t: $(O)/tests/agent/libtessel-envprobe.so
 tests/t/t3027-daemon-enforce.t: $(O)/tests/interposer/tcu-probe $(O)/tests/interposer/tcu-raw \
                                 $(O)/tests/interposer/tcu-slice $(O)/tests/interposer/tcu-load \
                                 $(O)/lib/libtessel-cuda.so
+# config.c: the options' table, the file (libinih), flags over it; log.c's levels.
+TESTS += $(O)/tests/daemon/test_config
+$(O)/tests/daemon/test_config: $(O)/obj/src/daemon/test/test_config.o $(O)/obj/src/daemon/config.o \
+                               $(O)/obj/src/daemon/log.o $(O)/obj/src/daemon/retention.o \
+                               $(O)/lib/libtsl-agent.a $(O)/lib/libtsl-sched.a \
+                               $(O)/lib/libtsl-store.a $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -linih -lsqlite3 -ldl -lpthread -lm -lcmocka

@@ -7,8 +7,8 @@
 # another file through a symlink, block on a FIFO, take a forged "exit" record for the job's
 # end, or signal a process group named in a forged "pid" file.  A second tesseld on the same
 # data directory is refused with a clear error, and so is a data directory (or jobs/) owned or
-# writable by another user.  SIGHUP stops tesseld like SIGTERM, its jobs
-# running on.
+# writable by another user.  SIGHUP reloads the configuration (tesseld runs on, t3101);
+# SIGTERM stops tesseld, its jobs running on.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 command -v curl >/dev/null && command -v jq >/dev/null || missing "curl and jq are needed"
@@ -118,15 +118,18 @@ kill "$VICTIM" 2>/dev/null
 wait_for '[ "$(job_state $J)" = cancelled ] && [ "$(job_state $K)" != running ]'
 td_stop; ok $? "tesseld stops cleanly on SIGTERM (exit 0, no sanitizer report)"
 
-# --- SIGHUP: the same clean stop (there is no configuration to reload); jobs keep running -----
+# --- SIGHUP reloads the configuration, tesseld runs on; SIGTERM stops it, jobs keep running --
 td_start --fake-gpus 1xT4:16G --no-cgroups || { ok 1 "tesseld restarts"; done_testing; exit 1; }
 api POST /v1/jobs '{"argv":["sleep","60"]}'
 H=$(jget .id)
 wait_for '[ "$(job_state $H)" = running ] && [ -s "$TD/data/jobs/$H/pid" ]'
 read -r _ _ HP <"$TD/data/jobs/$H/pid"
 kill -HUP "$TD_PID"
+wait_for 'grep -q "reloaded " "$TD/tesseld.log"' && kill -0 "$TD_PID"
+ok $? "SIGHUP reloads the configuration and tesseld runs on"
+kill -TERM "$TD_PID"
 wait "$TD_PID"
-is "$?" 0 "SIGHUP stops tesseld with exit status 0"
+is "$?" 0 "SIGTERM stops tesseld with exit status 0"
 kill -0 "$HP" 2>/dev/null
 ok $? "its running job keeps running"
 td_start --fake-gpus 1xT4:16G --no-cgroups
