@@ -1,0 +1,5 @@
+# Packaging (docs/install.md): `make install`, the systemd unit and tmpfiles.d entry in
+# contrib/systemd, the Debian packages in debian/.  The install rules are in the top Makefile.
+PKG_TESTS := tests/t/t8001-install-layout.t
+TESTS += $(PKG_TESTS)
+$(PKG_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel $(O)/lib/libtessel-cuda.so
