@@ -9,6 +9,9 @@ set -eu
 
 PKGS="build-essential pkg-config perl libcmocka-dev libjansson-dev libsqlite3-dev
       libmicrohttpd-dev libcurl4-openssl-dev libhttp-parser-dev nettle-dev jq curl sqlite3 iproute2 procps psmisc strace lcov"
+# Debian packaging and its test in a throwaway root (docs/install.md, t8000); debian/control's
+# Build-Depends are the build dependencies above.
+PKGS="$PKGS dpkg-dev debhelper lintian debootstrap"
 if [ "${1:-}" = "--browser" ]; then
     PKGS="$PKGS chromium"
     # Node.js and npm may come from outside Debian (NodeSource, nvm): ask apt only when absent.
