@@ -13,14 +13,15 @@
 #
 # Version N+1 is built too (a changelog entry written in the copy).  A user submits a job (a
 # sleep loop that writes a marker when told to end); N+1 is installed over N with dpkg -i; after
-# the restart
-# the job is still running under the new tesseld, it ends with exit 0 and tesseld records it;
-# users, queues and finished jobs are kept; the new tesseld (the file of version N+1) answers.
+# the restart the job is still running under the new tesseld, it ends with exit 0 and tesseld
+# records it; users, queues and finished jobs are kept; the new tesseld (the file of version
+# N+1) answers.
 #
-# Everything happens in a private mount namespace: the root's mounts (proc, sys, dev, run) never
-# reach the host, and they are unmounted on every exit path.  Takes 3-10 minutes (two package
-# builds, lintian, debootstrap when not cached).  Under the sanitizer build it does not apply:
-# it builds its own packages with Debian's flags, whatever build is under test.
+# Everything happens in a private mount namespace: the root's mounts (itself, proc, sys, dev,
+# run) never reach the host, and they are unmounted on every exit path.  Takes 3-10 minutes on a
+# quiet machine (two package builds, lintian, debootstrap when not cached).  Under the sanitizer
+# build it does not apply: it builds its own packages with Debian's flags, whatever build is
+# under test.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 bail() { echo "1..1"; echo "not ok 1 - $1"; exit 1; }
 [ "${TESSEL_SANITIZE:-0}" = 1 ] &&
@@ -46,9 +47,7 @@ cleanup() {
         read -r shim _ job <"$f"
         kill -9 "-$job" "$shim" 2>/dev/null
     done
-    for m in run dev sys proc; do
-        mountpoint -q "$R/$m" 2>/dev/null && umount -R -l "$R/$m"
-    done
+    mountpoint -q "$R" 2>/dev/null && umount -R -l "$R"
     rm -rf "$W"
 }
 trap cleanup EXIT
@@ -114,7 +113,10 @@ else
     find "$CACHE" -name 'bookworm-minbase-*.tar.gz' ! -name "$KEY" -delete 2>/dev/null
 fi
 is "$pass" 0 "a Debian 12 minbase root with $DEPS"
-mount -t proc proc "$R/proc" && mount --rbind /sys "$R/sys" && mount --rbind /dev "$R/dev" &&
+# The root is a mount point, as / is on a real system (tessel-shim makes each job's mounts
+# slaves of /, which needs a mount point).
+mount --bind "$R" "$R" && mount -t proc proc "$R/proc" && mount --rbind /sys "$R/sys" &&
+    mount --rbind /dev "$R/dev" &&
     mount -t tmpfs -o mode=0755 tmpfs "$R/run" || bail "cannot mount proc, sys, dev, run in the root"
 in_root() { chroot "$R" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"; }
 in_root useradd -m -s /bin/sh t8000user || bail "useradd in the root"
