@@ -14,6 +14,9 @@ PKGS="$PKGS prometheus"
 # The API description built into tesseld (xxd) and its checks (python3-jsonschema); the man
 # pages (go-md2man) and the zsh completion's test (zsh).
 PKGS="$PKGS xxd python3-jsonschema go-md2man zsh"
+# Debian packaging and its test in a throwaway root (docs/install.md, t8000); debian/control's
+# Build-Depends are the build dependencies above.
+PKGS="$PKGS dpkg-dev debhelper lintian debootstrap"
 if [ "${1:-}" = "--browser" ]; then
     PKGS="$PKGS chromium"
     # Node.js and npm may come from outside Debian (NodeSource, nvm): ask apt only when absent.
