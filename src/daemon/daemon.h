@@ -45,6 +45,7 @@
 
 #include "agent/cgroup.h"
 #include "agent/gpu.h"
+#include "daemon/histagg.h"
 #include "daemon/jobmodel.h"
 #include "libhttp/http.h"
 #include "libshm/shm.h"
@@ -157,6 +158,13 @@ typedef struct {
     bool local_users_create;
     bool allow_root_jobs;  /* --allow-root-jobs: as root, a non-admin's job may run as root */
     uint64_t log_limit;    /* --log-limit: bytes kept per stream of a job's log, 0 = no limit */
+    /* Usage history (history.c): --history-interval (s), --history-retention (s); the writer
+     * (its plan is read by GET /v1/history under the lock, the rest is the main thread's). */
+    int hist_interval;
+    int64_t hist_retention;
+    thist_writer_t *hist;
+    int64_t hist_last; /* the last sample's time (s) */
+    bool hist_failing; /* the last sample was not kept (logged once) */
     char test_kill_at[16]; /* --test-kill-at: "" or the start step where tesseld kills itself */
     /* Enforcement (docs/security.md), as root only: */
     char run_dir[PATH_MAX];      /* <data>/run: root's per-job directories; "" when not root */
@@ -390,6 +398,12 @@ int tessd_resume(tessd_t *d, tessd_run_t *r, const char *who, const char *why, t
 int tessd_slice_drained(tessd_t *d, const tessd_run_t *r);
 /* At recovery: set the slice file's suspend word to what the store says (r->suspended_ms). */
 void tessd_suspend_recover(tessd_t *d, tessd_run_t *r);
+
+/* history.c: the usage history's writer for --history-interval and --history-retention.
+ * 0, or -1 with err.  tessd_history_tick (main thread, takes the lock): a sample when a new
+ * interval has begun since the last one. */
+int tessd_history_init(tessd_t *d, tsl_error_t *err);
+void tessd_history_tick(tessd_t *d);
 
 /* api/routes.c */
 extern const thttp_route_t tessd_routes[];

@@ -128,6 +128,10 @@ static void usage(FILE *f)
             "  --log-limit SIZE    most bytes kept of each of a job's stdout and stderr (its\n"
             "                      head and tail, with a marker where bytes were dropped);\n"
             "                      default 64M, 0 = unlimited\n"
+            "  --history-interval TIME  sample GPUs, queues and users for the usage history\n"
+            "                      this often (a divisor of 1m: 10s default; docs/tesseld.md)\n"
+            "  --history-retention TIME  keep the usage history this long (1h to 400d;\n"
+            "                      default 8d)\n"
             "  --kill-wait TIME    between SIGTERM and SIGKILL when a job reaches its time\n"
             "                      limit (Slurm's KillWait; 30s, 2m, MM:SS; default 30s)\n"
             "  --test-kill-at STEP for tests: SIGKILL tesseld itself at this step of the next\n"
@@ -543,6 +547,8 @@ int main(int argc, char **argv)
     tsched_sched_config_default(&d->sched_cfg);
     d->log_limit = TESSD_LOG_LIMIT_DEFAULT;
     d->kill_wait_ms = TESSD_KILL_WAIT_MS_DEFAULT;
+    d->hist_interval = THIST_INTERVAL_DEFAULT;
+    d->hist_retention = THIST_RETENTION_DEFAULT;
     d->holds_dirty = true; /* held jobs are checked at the first tick */
     d->shim[0] = d->interposer[0] = d->fake_lib_dir[0] = '\0';
     snprintf(d->cg_root, sizeof d->cg_root, "/sys/fs/cgroup");
@@ -580,6 +586,8 @@ int main(int argc, char **argv)
         O_DISKRES,
         O_LOGLIMIT,
         O_KILLWAIT,
+        O_HISTINT,
+        O_HISTRET,
         O_TESTKILL,
         O_TESTTICK,
         O_TESTGAP,
@@ -622,6 +630,8 @@ int main(int argc, char **argv)
         {"disk-reserve", required_argument, NULL, O_DISKRES},
         {"log-limit", required_argument, NULL, O_LOGLIMIT},
         {"kill-wait", required_argument, NULL, O_KILLWAIT},
+        {"history-interval", required_argument, NULL, O_HISTINT},
+        {"history-retention", required_argument, NULL, O_HISTRET},
         {"test-kill-at", required_argument, NULL, O_TESTKILL},
         {"test-tick-ms", required_argument, NULL, O_TESTTICK},
         {"test-pass-gap-ms", required_argument, NULL, O_TESTGAP},
@@ -823,6 +833,21 @@ int main(int argc, char **argv)
         case O_USERNS:
             d->allow_userns = true;
             break;
+        case O_HISTINT:
+        case O_HISTRET: {
+            const char *name = c == O_HISTINT ? "--history-interval" : "--history-retention";
+            int64_t v;
+            tsl_error_t e;
+            if (tsl_parse_seconds(optarg, THIST_RETENTION_MAX, &v, &e) < 0) {
+                fprintf(stderr, "tesseld: %s %s: %s\n", name, optarg, e.text);
+                return 2;
+            }
+            if (c == O_HISTINT)
+                d->hist_interval = (int)v;
+            else
+                d->hist_retention = v;
+            break;
+        }
         case O_HELP:
             usage(stdout);
             return 0;
@@ -837,6 +862,13 @@ int main(int argc, char **argv)
     if (optind < argc) {
         usage(stderr);
         return 2;
+    }
+    {
+        tsl_error_t herr;
+        if (tessd_history_init(d, &herr) < 0) {
+            fprintf(stderr, "tesseld: %s\n", herr.text);
+            return 2;
+        }
     }
     if (no_socket && no_listen) {
         fprintf(stderr, "tesseld: --no-socket and --no-listen leave no way to reach tesseld\n");
@@ -1164,6 +1196,7 @@ int main(int argc, char **argv)
             last_disk = now;
         }
         tessd_tick(d);
+        tessd_history_tick(d);
         atomic_fetch_add(&d->sched_passes, 1);
         tessd_pass_end(&ps);
     }
@@ -1192,6 +1225,7 @@ int main(int argc, char **argv)
     thttp_limiter_free(d->submit_limit);
     thttp_limiter_free(d->admin_submit_limit);
     free(d->runs);
+    thist_writer_free(d->hist);
     close(sfd);
     close(d->wake_fd);
     close(lockfd);

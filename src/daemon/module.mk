@@ -7,6 +7,8 @@ TESSELD_SRCS := src/daemon/main.c src/daemon/tick.c src/daemon/launch.c src/daem
                 src/daemon/suspend.c src/daemon/acl.c src/daemon/localid.c \
                 src/daemon/jobmodel.c src/daemon/batch.c src/daemon/batch_store.c \
                 src/daemon/pass.c src/daemon/wait.c
+TESSELD_SRCS += src/daemon/history.c src/daemon/histagg.c src/daemon/histwrite.c \
+                src/daemon/api/history.c
 BINS += $(O)/bin/tesseld
 # Libraries by path: module.mk files are included in alphabetical order, so the variables
 # of libraries defined later are still empty here.
@@ -120,3 +122,19 @@ tests/t/t3023-daemon-env.t: $(O)/tests/agent/libtessel-envprobe.so
 tests/t/t3027-daemon-enforce.t: $(O)/tests/interposer/tcu-probe $(O)/tests/interposer/tcu-raw \
                                 $(O)/tests/interposer/tcu-slice $(O)/tests/interposer/tcu-load \
                                 $(O)/lib/libtessel-cuda.so
+# Usage history (histagg.h): the downsampling and tiers alone, and the test-only seeder that
+# fills a store through the real write path (t3130, t7010).
+TESTS += $(O)/tests/daemon/test_histagg
+$(O)/tests/daemon/test_histagg: $(O)/obj/src/daemon/test/test_histagg.o \
+                                $(O)/obj/src/daemon/histagg.o $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -lm
+TESSEL_HIST_SEED := $(O)/tests/daemon/tessel-hist-seed
+$(TESSEL_HIST_SEED): $(O)/obj/src/daemon/test/hist_seed.o $(O)/obj/src/daemon/histagg.o \
+                     $(O)/obj/src/daemon/histwrite.o $(O)/lib/libtsl-store.a \
+                     $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lsqlite3 -lm
+HIST_TESTS := tests/t/t3130-daemon-history.t tests/t/t3131-daemon-history-retention.t
+TESTS += $(HIST_TESTS)
+$(HIST_TESTS): $(TESSEL_HIST_SEED) $(O)/bin/tesseld $(O)/bin/tessel-shim
