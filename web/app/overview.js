@@ -41,7 +41,7 @@ export function mount(ctx, store) {
   ctx.onScheme = () => {
     for (const c of ctx.cards.values()) { c.ro?.disconnect(); c.chart?.destroy(); c.chart = null; clear(c.chartBox); }
     for (const g of store.gpus) { const c = ctx.cards.get(g.uuid); if (c) makeChart(c, g); }
-    for (const u of Object.values(ctx.usage)) { u.chart?.destroy(); u.chart = null; u.names = ''; }
+    for (const u of Object.values(ctx.usage)) { u.ro?.disconnect(); u.chart?.destroy(); u.chart = null; u.names = ''; clear(u.box); }
     drawUsage(ctx, store);
   };
   ctx.scheme.addEventListener('change', ctx.onScheme);
@@ -52,7 +52,7 @@ export function unmount(ctx) {
   ctx.gone = true;
   ctx.scheme.removeEventListener('change', ctx.onScheme);
   for (const c of ctx.cards.values()) { c.ro?.disconnect(); c.chart?.destroy(); }
-  for (const u of Object.values(ctx.usage)) u.chart?.destroy();
+  for (const u of Object.values(ctx.usage)) { u.ro?.disconnect(); u.chart?.destroy(); }
   ctx.cards.clear();
 }
 
@@ -226,7 +226,7 @@ function makeUsage(scope, title) {
   const box = h('div', { class: 'chart', 'data-scope': scope });
   const caption = h('figcaption', { class: 'sub' });
   const el = h('figure', { class: 'card history usagechart' }, h('h3', {}, title), box, caption);
-  return { scope, el, box, caption, chart: null, names: '' };
+  return { scope, el, box, caption, chart: null, ro: null, names: '' };
 }
 
 function drawUsage(ctx, store) {
@@ -252,13 +252,19 @@ function drawUsage(ctx, store) {
       const fg = cssVar('--muted'), grid = cssVar('--grid');
       const axis = { stroke: fg, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 } };
       u.chart = new uPlot({
-        width: Math.max(240, u.box.clientWidth || 480), height: 150,
+        width: Math.max(200, u.box.clientWidth || 300), height: 150,
         cursor: { drag: { x: false, y: false } },
         scales: { x: { time: true }, y: { range: [0, ngpus] } },
         axes: [{ ...axis, space: 60 }, { ...axis, size: 44 }],
         series: [{}, ...series.map((x, i) => ({ label: x.name, stroke: colourOf(i + 1), width: 1.5, value: (uu, v) => (v == null ? '—' : v.toFixed(2)) }))],
       }, rows, u.box);
       u.names = names;
+      u.ro?.disconnect();
+      u.ro = new ResizeObserver(() => {
+        const w = u.box.clientWidth;
+        if (w > 0 && u.chart && Math.abs(w - u.chart.width) > 2) u.chart.setSize({ width: w, height: 150 });
+      });
+      u.ro.observe(u.box);
     } else if (u.chart) {
       u.chart.setData(rows);
     }
