@@ -149,8 +149,9 @@ int main(int argc, char **argv)
     tstore_close(st);
     tstore_close(naive);
     long long a = file_size(argv[1]), b = file_size(argv[2]);
-    printf("filled: %ld samples of %d series (%d GPUs, %d queues, %d users), %d days + 1 h at %d s\n",
-           samples, NS, NGPUS, NQUEUES, NUSERS, days, step);
+    printf(
+        "filled: %ld samples of %d series (%d GPUs, %d queues, %d users), %d days + 1 h at %d s\n",
+        samples, NS, NGPUS, NQUEUES, NUSERS, days, step);
     printf("store size, tiered (10 s 1 d, 1 min 7 d, 10 min 8 d): %8.1f MB\n", a / 1e6);
     printf("store size, baseline (every 10 s sample kept):      %8.1f MB\n", b / 1e6);
     printf("ratio tiered/baseline: %.3f   budget 50 MB: %s (%.0f%% of it)\n", (double)a / b,

@@ -158,13 +158,6 @@ typedef struct {
     bool local_users_create;
     bool allow_root_jobs;  /* --allow-root-jobs: as root, a non-admin's job may run as root */
     uint64_t log_limit;    /* --log-limit: bytes kept per stream of a job's log, 0 = no limit */
-    /* Usage history (history.c): --history-interval (s), --history-retention (s); the writer
-     * (its plan is read by GET /v1/history under the lock, the rest is the main thread's). */
-    int hist_interval;
-    int64_t hist_retention;
-    thist_writer_t *hist;
-    int64_t hist_last; /* the last sample's time (s) */
-    bool hist_failing; /* the last sample was not kept (logged once) */
     char test_kill_at[16]; /* --test-kill-at: "" or the start step where tesseld kills itself */
     /* Enforcement (docs/security.md), as root only: */
     char run_dir[PATH_MAX];      /* <data>/run: root's per-job directories; "" when not root */
@@ -211,6 +204,14 @@ typedef struct {
     /* running jobs */
     tessd_run_t *runs;
     size_t nruns, caprun;
+
+    /* Usage history (history.c): --history-interval (s), --history-retention (s); the writer
+     * (its plan is read by GET /v1/history under the lock, the rest is the main thread's). */
+    int hist_interval;
+    int64_t hist_retention;
+    thist_writer_t *hist;
+    int64_t hist_last; /* the last sample's time (s) */
+    bool hist_failing; /* the last sample was not kept (logged once) */
 } tessd_t;
 
 /* Who made a request (after tessd_auth). */

@@ -29,7 +29,8 @@ int thist_plan(int interval, int64_t retention, thist_plan_t *p, tsl_error_t *er
     p->tier[0] = (thist_tier_t){interval, TIER0_KEEP < retention ? TIER0_KEEP : retention};
     for (int k = 1; k < THIST_NTIERS; k++) {
         int64_t keep = coarse[k - 1].keep;
-        p->tier[k] = (thist_tier_t){coarse[k - 1].step, keep && keep < retention ? keep : retention};
+        p->tier[k] =
+            (thist_tier_t){coarse[k - 1].step, keep && keep < retention ? keep : retention};
     }
     /* With a 60 s interval tier 1 repeats tier 0: harmless (the same means, kept longer). */
     return 0;
@@ -67,8 +68,8 @@ int thist_parse_range(const char *s, int64_t *seconds, tsl_error_t *err)
     return 0;
 }
 
-void thist_sample_init(tstore_hist_t *s, tstore_hist_scope_t scope, const char *name,
-                       int64_t t, int step)
+void thist_sample_init(tstore_hist_t *s, tstore_hist_scope_t scope, const char *name, int64_t t,
+                       int step)
 {
     memset(s, 0, sizeof *s);
     s->scope = scope;

@@ -56,8 +56,8 @@ int thist_parse_range(const char *s, int64_t *seconds, tsl_error_t *err);
 
 /* One raw sample of a series at time t of tier 0 (n = 1; idle: 1 or 0; busy NAN when idle or
  * unknown). */
-void thist_sample_init(tstore_hist_t *s, tstore_hist_scope_t scope, const char *name,
-                       int64_t t, int step);
+void thist_sample_init(tstore_hist_t *s, tstore_hist_scope_t scope, const char *name, int64_t t,
+                       int step);
 
 /* Rows to write, grown by thist_agg_feed (the caller owns it; thist_rows_free). */
 typedef struct {
@@ -75,8 +75,7 @@ void thist_agg_free(thist_agg_t *a);
  * in it then has none of its rows: nothing is made up), then the samples are added to the
  * intervals they fall in.  The samples themselves are appended to out too (tier 0).
  * 0, or -1 with errno ENOMEM (some rows of this call may then be missing from out). */
-int thist_agg_feed(thist_agg_t *a, int64_t t, const tstore_hist_t *s, size_t n,
-                   thist_rows_t *out);
+int thist_agg_feed(thist_agg_t *a, int64_t t, const tstore_hist_t *s, size_t n, thist_rows_t *out);
 /* Series with an open interval (for tests and the benchmark). */
 size_t thist_agg_open(const thist_agg_t *a);
 

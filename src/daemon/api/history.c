@@ -21,8 +21,8 @@
 #include "daemon/api/api.h"
 
 static const char *const scope_names[TSTORE_HIST_NSCOPES] = {"gpu", "queue", "user"};
-static const char *const columns[] = {"t",         "samples", "idle",    "busy",   "busy_max",
-                                      "mem_used",  "mem_alloc", "milli", "running", "pending"};
+static const char *const columns[] = {"t",        "samples",   "idle",  "busy",    "busy_max",
+                                      "mem_used", "mem_alloc", "milli", "running", "pending"};
 #define NCOLUMNS (sizeof columns / sizeof columns[0])
 
 typedef struct {
@@ -114,8 +114,8 @@ void api_history(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     const thist_plan_t *p = &d->hist->plan;
     if (range > p->tier[THIST_NTIERS - 1].keep) {
         thttp_error(rep, 400, "invalid_value", "range",
-                    "range %s is longer than the history kept (--history-retention %llds)",
-                    range_s, (long long)p->tier[THIST_NTIERS - 1].keep);
+                    "range %s is longer than the history kept (--history-retention %llds)", range_s,
+                    (long long)p->tier[THIST_NTIERS - 1].keep);
         api_leave(d);
         return;
     }
@@ -129,11 +129,11 @@ void api_history(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
                          add_row, &b, &err) < 0) {
         api_store_failure(rep, "history", &err);
     } else {
-        json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:i, s:I, s:o}", "scope",
-                              scope_names[scope], "range", (json_int_t)range, "step",
-                              (json_int_t)step, "start", (json_int_t)start, "end", (json_int_t)end,
-                              "interval", p->tier[0].step, "retention",
-                              (json_int_t)p->tier[THIST_NTIERS - 1].keep, "series", b.series);
+        json_t *o =
+            json_pack("{s:s, s:I, s:I, s:I, s:I, s:i, s:I, s:o}", "scope", scope_names[scope],
+                      "range", (json_int_t)range, "step", (json_int_t)step, "start",
+                      (json_int_t)start, "end", (json_int_t)end, "interval", p->tier[0].step,
+                      "retention", (json_int_t)p->tier[THIST_NTIERS - 1].keep, "series", b.series);
         b.series = NULL;
         thttp_json(rep, 200, o);
     }

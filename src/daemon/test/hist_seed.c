@@ -49,8 +49,8 @@ int main(int argc, char **argv)
         char scope[16], name[TSTORE_HIST_NAME_MAX], busy[32];
         unsigned idle;
         double used, alloc, milli, running, pending;
-        if (sscanf(line, "%15s %95s %31s %u %lf %lf %lf %lf %lf", scope, name, busy, &idle,
-                   &used, &alloc, &milli, &running, &pending) != 9) {
+        if (sscanf(line, "%15s %95s %31s %u %lf %lf %lf %lf %lf", scope, name, busy, &idle, &used,
+                   &alloc, &milli, &running, &pending) != 9) {
             fprintf(stderr, "tessel-hist-seed: bad series line: %s", line);
             return 1;
         }

@@ -41,8 +41,13 @@ static void test_plan(void **state)
     static const struct {
         int interval;
         int64_t retention;
-    } bad[] = {{7, 86400}, {0, 86400}, {120, 86400}, {-10, 86400},
-               {10, 3599},  {10, 0},    {10, (int64_t)THIST_RETENTION_MAX + 1}};
+    } bad[] = {{7, 86400},
+               {0, 86400},
+               {120, 86400},
+               {-10, 86400},
+               {10, 3599},
+               {10, 0},
+               {10, (int64_t)THIST_RETENTION_MAX + 1}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         tsl_error_t err;
         errno = 0;
@@ -71,8 +76,8 @@ static void test_parse_range(void **state)
     static const struct {
         const char *s;
         int64_t v;
-    } good[] = {{"1h", 3600}, {"1d", 86400}, {"1w", 604800}, {"2w", 1209600}, {"90m", 5400},
-                {"1h30m", 5400}, {"10s", 10}};
+    } good[] = {{"1h", 3600},  {"1d", 86400},   {"1w", 604800}, {"2w", 1209600},
+                {"90m", 5400}, {"1h30m", 5400}, {"10s", 10}};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         int64_t v = -1;
         assert_int_equal(thist_parse_range(good[i].s, &v, NULL), 0);
