@@ -37,7 +37,7 @@ api POST /v1/jobs '{"argv":["sleep","300"],"gpu":0.5}'
 JOB=$(jget .id)
 wait_for '[ "$(job_state "$JOB")" = running ]'; ok $? "job $JOB runs"
 NOW=$(jq -r '.placement[0].gpu' "$TD/out")
-SHOTS=$TESSEL_BUILD/screenshots/console
+SHOTS=$TESSEL_BUILD/screenshots/history
 TESSEL_URL=$TD_URL TESSEL_ADMIN=$TD_ADMIN BUSY_GPU=0 IDLE_GPU=1 BUSY_NOW=$NOW SHOTS=$SHOTS \
     CHROMIUM=$CHROMIUM HOME=$TD timeout 300 node "$WEBSRC/test/history.mjs" >"$TD/browser.out" 2>&1
 st=$?
