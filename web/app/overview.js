@@ -267,6 +267,10 @@ function drawUsage(ctx, store) {
       u.ro.observe(u.box);
     } else if (u.chart) {
       u.chart.setData(rows);
+      // The width may have changed while no resize was observed (a page kept across a
+      // viewport change): follow it at each refresh too.
+      const w = u.box.clientWidth;
+      if (w > 0 && Math.abs(w - u.chart.width) > 2) u.chart.setSize({ width: w, height: 150 });
     }
     u.caption.textContent = series.length
       ? `GPUs in use over the last ${ctx.range.label.toLowerCase()} (${stepWords(a.step)} points), peak ${Number(d.peak).toFixed(2)} of ${ngpus}.`
