@@ -32,6 +32,15 @@ export async function load(scope, range, { force = false } = {}) {
   return pending;
 }
 
+// At sign-in, before the first poll: ask for the overview's range (from the URL) at once, so
+// that the answers are on their way while the console starts (load() shares the request).
+export function prefetch() {
+  const m = /[?&]range=(\w+)/.exec(location.hash);
+  const r = RANGES.find((x) => x.key === m?.[1]) || RANGES[0];
+  if (!/^#?\/?(\?|$)/.test(location.hash)) return; // another page than the overview
+  for (const scope of ['gpu', 'queue', 'user']) load(scope, r.range).catch(() => {});
+}
+
 // Forget every answer (sign-out: the next person may not read the same users).
 export function forget() {
   cache.clear();

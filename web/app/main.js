@@ -8,7 +8,7 @@
 
 import { api, getToken, setToken, clearToken, setUnauthorizedHandler, ApiError } from './api.js';
 import { h, clear, ACTIVE } from './util.js';
-import { forget as forgetHistory } from './history.js';
+import { forget as forgetHistory, prefetch as prefetchHistory } from './history.js';
 import * as overview from './overview.js';
 import * as jobs from './jobs.js';
 import * as job from './job.js';
@@ -221,6 +221,7 @@ async function start(me) {
   $('whoami').textContent = `${me.user} (${me.role})`;
   $('nav-users').textContent = store.admin ? 'Users & tokens' : 'Tokens';
   started = true;
+  prefetchHistory();
   await poll().catch(() => {});
   route();
 }
