@@ -31,6 +31,10 @@ TESTS += $(CONSOLE_TESTS)
 $(CONSOLE_TESTS): $(CONSOLE_FILES) $(O)/bin/tesseld $(O)/bin/tessel-shim
 tests/t/t7001-console-browser.t: $(CONSOLE_NODE) $(O)/tests/interposer/tcu-probe \
                                  $(O)/lib/libtessel-cuda.so
+# The usage history's views after a fresh load, over a store seeded by the test-only seeder.
+TESTS += tests/t/t7010-console-history.t
+tests/t/t7010-console-history.t: $(CONSOLE_FILES) $(CONSOLE_NODE) $(O)/bin/tesseld \
+                                 $(O)/bin/tessel-shim $(O)/tests/daemon/tessel-hist-seed
 
 # `make test` (deps) also installs Chromium, and Node.js/npm when absent.
 .PHONY: console-deps

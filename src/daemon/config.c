@@ -97,6 +97,10 @@ const tessd_opt_t tessd_opts[] = {
     {"kill-wait", T_CUSTOM, F(kill_wait), .def = "30s", .flags = LIVE, .set = set_kill_wait},
     {"job-log-retention", T_SECS, F(job_log_retention), .hi = 100 * 365 * 86400.0, .def = "30d",
      .flags = LIVE},
+    /* Usage history (the console's charts; histagg.h checks the interval divides a minute). */
+    {"history-interval", T_SECS, F(history_interval), .lo = 1, .hi = 60, .def = "10s"},
+    {"history-retention", T_SECS, F(history_retention), .lo = 3600, .hi = 400 * 86400.0,
+     .def = "8d"},
     /* tesseld's own log. */
     {"log", T_ENUM, F(log_to), .choices = "auto|syslog|stderr", .def = "auto"},
     {"log-level", T_ENUM, F(log_level), .choices = "error|warning|info|debug", .def = "info",

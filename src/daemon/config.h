@@ -67,6 +67,8 @@ typedef struct {
     uint64_t log_limit;
     int64_t kill_wait;         /* s */
     int64_t job_log_retention; /* s, 0 = keep */
+    int64_t history_interval;  /* s: usage history sampling (histagg.h) */
+    int64_t history_retention; /* s */
     int log_to;                /* tessd_log_to_t */
     int log_level;             /* tessd_log_level_t */
     unsigned long max_connections, max_per_client, request_timeout;

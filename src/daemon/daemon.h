@@ -45,6 +45,7 @@
 
 #include "agent/cgroup.h"
 #include "agent/gpu.h"
+#include "daemon/histagg.h"
 #include "daemon/jobmodel.h"
 #include "libhttp/http.h"
 #include "libshm/shm.h"
@@ -210,6 +211,14 @@ typedef struct {
     /* running jobs */
     tessd_run_t *runs;
     size_t nruns, caprun;
+
+    /* Usage history (history.c): --history-interval (s), --history-retention (s); the writer
+     * (its plan is read by GET /v1/history under the lock, the rest is the main thread's). */
+    int hist_interval;
+    int64_t hist_retention;
+    thist_writer_t *hist;
+    int64_t hist_last; /* the last sample's time (s) */
+    bool hist_failing; /* the last sample was not kept (logged once) */
 } tessd_t;
 
 /* Who made a request (after tessd_auth). */
@@ -397,6 +406,12 @@ int tessd_resume(tessd_t *d, tessd_run_t *r, const char *who, const char *why, t
 int tessd_slice_drained(tessd_t *d, const tessd_run_t *r);
 /* At recovery: set the slice file's suspend word to what the store says (r->suspended_ms). */
 void tessd_suspend_recover(tessd_t *d, tessd_run_t *r);
+
+/* history.c: the usage history's writer for --history-interval and --history-retention.
+ * 0, or -1 with err.  tessd_history_tick (main thread, takes the lock): a sample when a new
+ * interval has begun since the last one. */
+int tessd_history_init(tessd_t *d, tsl_error_t *err);
+void tessd_history_tick(tessd_t *d);
 
 /* api/routes.c */
 extern const thttp_route_t tessd_routes[];

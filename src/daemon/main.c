@@ -135,6 +135,10 @@ static void usage(FILE *f)
             "  --log-limit SIZE    most bytes kept of each of a job's stdout and stderr (its\n"
             "                      head and tail, with a marker where bytes were dropped);\n"
             "                      default 64M, 0 = unlimited\n"
+            "  --history-interval TIME  sample GPUs, queues and users for the usage history\n"
+            "                      this often (a divisor of 1m: 10s default; docs/tesseld.md)\n"
+            "  --history-retention TIME  keep the usage history this long (1h to 400d;\n"
+            "                      default 8d)\n"
             "  --kill-wait TIME    between SIGTERM and SIGKILL when a job reaches its time\n"
             "                      limit (Slurm's KillWait; 30s, 2m, MM:SS; default 30s)\n"
             "  --job-log-retention DURATION  remove the logs of jobs that ended longer ago\n"
@@ -678,6 +682,16 @@ int main(int argc, char **argv)
     snprintf(d->cg_root, sizeof d->cg_root, "%s", conf.cgroup_root);
     snprintf(d->test_kill_at, sizeof d->test_kill_at, "%s", conf.test_kill_at);
     d->test_tick_ms = (int64_t)conf.test_tick_ms;
+    d->hist_interval = (int)conf.history_interval;
+    d->hist_retention = conf.history_retention;
+    {
+        thist_plan_t hp; /* --history-interval, --history-retention (histagg.h) */
+        tsl_error_t herr;
+        if (thist_plan(d->hist_interval, d->hist_retention, &hp, &herr) < 0) {
+            fprintf(stderr, "tesseld: %s\n", herr.text);
+            return exit_bad;
+        }
+    }
     d->test_pass_gap_ms = (int64_t)conf.test_pass_gap_ms;
     d->allow_root_jobs = conf.allow_root_jobs;
     d->allow_userns = conf.allow_user_namespaces;
@@ -777,6 +791,13 @@ int main(int argc, char **argv)
         tessd_conf_print(&conf, stdout);
         tessd_conf_free(&conf);
         return 0;
+    }
+    {
+        tsl_error_t herr;
+        if (tessd_history_init(d, &herr) < 0) {
+            fprintf(stderr, "tesseld: %s\n", herr.text);
+            return 1;
+        }
     }
 
     tclient_paths_t defaults;
@@ -1043,6 +1064,7 @@ int main(int argc, char **argv)
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         tessd_tick(d);
+        tessd_history_tick(d);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         tsl_hist_observe(&d->pass_hist,
                          (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
@@ -1074,6 +1096,7 @@ int main(int argc, char **argv)
     thttp_limiter_free(d->submit_limit);
     thttp_limiter_free(d->admin_submit_limit);
     free(d->runs);
+    thist_writer_free(d->hist);
     tessd_conf_free(&conf);
     tessd_args_free(&args);
     close(sfd);

@@ -33,6 +33,8 @@ $(TESSELD_OPENAPI_O): $(O)/gen/openapi_doc.c
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 # The options' table and the configuration file (libinih), tesseld's own log, job-log retention.
 TESSELD_SRCS += src/daemon/config.c src/daemon/log.c src/daemon/retention.c
+TESSELD_SRCS += src/daemon/history.c src/daemon/histagg.c src/daemon/histwrite.c \
+                src/daemon/api/history.c
 BINS += $(O)/bin/tesseld
 # Libraries by path: module.mk files are included in alphabetical order, so the variables
 # of libraries defined later are still empty here.
@@ -174,3 +176,19 @@ $(O)/tests/daemon/test_config: $(O)/obj/src/daemon/test/test_config.o $(O)/obj/s
                                $(O)/lib/libtsl-store.a $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -linih -lsqlite3 -ldl -lpthread -lm -lcmocka
+# Usage history (histagg.h): the downsampling and tiers alone, and the test-only seeder that
+# fills a store through the real write path (t3130, t7010).
+TESTS += $(O)/tests/daemon/test_histagg
+$(O)/tests/daemon/test_histagg: $(O)/obj/src/daemon/test/test_histagg.o \
+                                $(O)/obj/src/daemon/histagg.o $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -lm
+TESSEL_HIST_SEED := $(O)/tests/daemon/tessel-hist-seed
+$(TESSEL_HIST_SEED): $(O)/obj/src/daemon/test/hist_seed.o $(O)/obj/src/daemon/histagg.o \
+                     $(O)/obj/src/daemon/histwrite.o $(O)/lib/libtsl-store.a \
+                     $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lsqlite3 -lm
+HIST_TESTS := tests/t/t3130-daemon-history.t tests/t/t3131-daemon-history-retention.t
+TESTS += $(HIST_TESTS)
+$(HIST_TESTS): $(TESSEL_HIST_SEED) $(O)/bin/tesseld $(O)/bin/tessel-shim

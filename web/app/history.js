@@ -1,64 +1,61 @@
-// history.js - an hour of history per GPU, collected by the console itself while it is open
-// (the API answers only the present: GET /v1/gpus), one sample per poll: utilisation (%),
-// GPU memory in use and allocated (% of the GPU's), compute allocated (% of the GPU).
+// history.js - the usage history that tesseld keeps (GET /v1/history, docs/api.md): per GPU,
+// queue or user, for the last hour, day or week, at the resolution tesseld picks for the range
+// (10 s, 1-minute or 10-minute points by default).  A fresh page shows the whole range at once;
+// nothing is kept in the browser.
 //
-// Kept in localStorage (figures about GPUs, nothing secret) so that a reload or a second tab
-// keeps the curve; samples older than an hour are dropped.  docs/console.md lists the API
-// endpoint that would give every browser the whole hour at once.
+// One answer per (scope, range) is cached and asked again once it is older than its step (at
+// least MIN_AGE_MS): the hour's 10 s points move every 10 s, the week's every 10 minutes.
 
-const KEY = 'tessel.gpu-history.v1';
-export const WINDOW_MS = 3600 * 1000;
-// Save at most this often: serialising an hour for 8 GPUs (~14k samples) every 2 s is waste.
-const SAVE_MS = 15000;
+import { request } from './api.js';
 
-class History {
-  constructor() {
-    this.byGpu = new Map(); // uuid -> {t: [], util: [], mem: [], memAlloc: [], compute: []} (t in s)
-    this.savedAt = 0;
-  }
+export const RANGES = [
+  { key: 'hour', range: '1h', label: 'Hour' },
+  { key: 'day', range: '1d', label: 'Day' },
+  { key: 'week', range: '1w', label: 'Week' },
+];
+const MIN_AGE_MS = 10000;
 
-  load() {
-    if (this.byGpu.size) return; // already collecting in this page
-    try {
-      const raw = JSON.parse(localStorage.getItem(KEY) || '{}');
-      for (const [uuid, s] of Object.entries(raw)) if (Array.isArray(s.t)) this.byGpu.set(uuid, s);
-      this.trim(Date.now());
-    } catch { this.byGpu.clear(); }
-  }
+const cache = new Map(); // "scope/range" -> {at, data, pending, error}
 
-  save(now) {
-    this.savedAt = now;
-    try { localStorage.setItem(KEY, JSON.stringify(Object.fromEntries(this.byGpu))); } catch { /* full: keep in memory */ }
-  }
-
-  record(gpus, now) {
-    for (const g of gpus) {
-      let s = this.byGpu.get(g.uuid);
-      if (!s) { s = { t: [], util: [], mem: [], memAlloc: [], compute: [] }; this.byGpu.set(g.uuid, s); }
-      const total = g.memory_total || 1;
-      s.t.push(now / 1000);
-      s.util.push(g.utilization ?? null);
-      s.mem.push((100 * g.used_mem) / total);
-      s.memAlloc.push((100 * g.allocated_mem) / total);
-      s.compute.push(g.allocated_milli / 10);
-    }
-    this.trim(now);
-    if (now - this.savedAt > SAVE_MS) this.save(now);
-  }
-
-  trim(now) {
-    const from = (now - WINDOW_MS) / 1000;
-    for (const s of this.byGpu.values()) {
-      let i = 0;
-      while (i < s.t.length && s.t[i] < from) i++;
-      if (i) for (const k of Object.keys(s)) s[k].splice(0, i);
-    }
-  }
-
-  series(uuid) {
-    return this.byGpu.get(uuid) || { t: [], util: [], mem: [], memAlloc: [], compute: [] };
-  }
+// The answer for scope and range, from the cache when fresh; resolves to the API's object.
+// Throws ApiError (e.g. 400 when the range is longer than what tesseld keeps).
+export async function load(scope, range, { force = false } = {}) {
+  const key = `${scope}/${range}`;
+  const c = cache.get(key);
+  const now = Date.now();
+  if (c?.pending) return c.pending;
+  if (c?.data && !force && now - c.at < Math.max(MIN_AGE_MS, c.data.step * 1000)) return c.data;
+  const pending = request('GET', `/v1/history?scope=${scope}&range=${range}`).then(
+    (data) => { cache.set(key, { at: Date.now(), data }); return data; },
+    (e) => { cache.delete(key); throw e; });
+  cache.set(key, { ...c, pending });
+  return pending;
 }
 
-export const history = new History();
-window.addEventListener('pagehide', () => history.save(Date.now()));
+// At sign-in, before the first poll: ask for the overview's range (from the URL) at once, so
+// that the answers are on their way while the console starts (load() shares the request).
+export function prefetch() {
+  const m = /[?&]range=(\w+)/.exec(location.hash);
+  const r = RANGES.find((x) => x.key === m?.[1]) || RANGES[0];
+  if (!/^#?\/?(\?|$)/.test(location.hash)) return; // another page than the overview
+  for (const scope of ['gpu', 'queue', 'user']) load(scope, r.range).catch(() => {});
+}
+
+// Forget every answer (sign-out: the next person may not read the same users).
+export function forget() {
+  cache.clear();
+}
+
+// uPlot's columns for one series: x = t, then per figure its values; a point where the GPU was
+// idle throughout has busy null (a gap, never 0 %), and idle gives the band drawn under it.
+export function gpuColumns(answer, s, memTotal) {
+  const total = memTotal || 1;
+  const t = s ? s.t : [];
+  return {
+    t,
+    busy: t.map((_, i) => s.busy[i]),
+    idle: t.map((_, i) => (s.idle[i] > 0 ? 100 * s.idle[i] : null)),
+    mem: t.map((_, i) => (100 * s.mem_used[i]) / total),
+    compute: t.map((_, i) => s.milli[i] / 10),
+  };
+}

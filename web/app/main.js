@@ -3,12 +3,12 @@
 //
 // Why polling: the API has no event stream; one poll is three small requests (GPUs, queues,
 // jobs changed since the last poll), cheap on tesseld, and 2 s is as fresh as a person
-// watching a bar needs.  A hidden tab polls every HIDDEN_POLL_MS (it still records the GPU
-// history shown on the overview).  Job logs are streamed, not polled (api.js followLog).
+// watching a bar needs.  A hidden tab polls every HIDDEN_POLL_MS.  The usage history comes
+// from tesseld (history.js).  Job logs are streamed, not polled (api.js followLog).
 
 import { api, getToken, setToken, clearToken, setUnauthorizedHandler, ApiError } from './api.js';
 import { h, clear, ACTIVE } from './util.js';
-import { history } from './history.js';
+import { forget as forgetHistory, prefetch as prefetchHistory } from './history.js';
 import * as overview from './overview.js';
 import * as jobs from './jobs.js';
 import * as job from './job.js';
@@ -78,7 +78,6 @@ async function poll() {
     store.gpus = g.gpus;
     store.queues = q.queues;
     store.updatedAt = Date.now();
-    history.record(store.gpus, store.updatedAt);
     setOnline(true);
   } catch (e) {
     if (!getToken()) return;
@@ -203,8 +202,8 @@ function signOut(message) {
   store.me = null;
   store.jobs = new Map();
   store.maxId = 0;
-  // The GPU history stays: it is this tesseld's, and every signed-in user may read GPUs.
-  // The next person to sign in starts at the overview.
+  // The next person may not read the same users' history; they start at the overview.
+  forgetHistory();
   window.history.replaceState(null, '', '#/');
   showSignIn(message);
 }
@@ -222,7 +221,7 @@ async function start(me) {
   $('whoami').textContent = `${me.user} (${me.role})`;
   $('nav-users').textContent = store.admin ? 'Users & tokens' : 'Tokens';
   started = true;
-  history.load();
+  prefetchHistory();
   await poll().catch(() => {});
   route();
 }

@@ -1,38 +1,90 @@
 // overview.js - every GPU as two bars split into its slices (compute share, memory limit with
-// the memory in use inside), a legend that is also the bars' text equivalent, an hour of
-// history per GPU (uPlot), and the queues' lengths.
+// the memory in use inside), a legend that is also the bars' text equivalent, the usage history
+// per GPU for the last hour, day or week (uPlot, from GET /v1/history: a fresh page shows the
+// whole range), the queues' lengths, and the GPU share in use per queue and per user over the
+// same range.
 
 import uPlot from '../vendor/uplot-1.6.32/uPlot.esm.js';
 import { h, clear, bytes, gpuOf, colourOf, pct, busy } from './util.js';
-import { history, WINDOW_MS } from './history.js';
+import { load, RANGES, gpuColumns } from './history.js';
 
 export function mount(ctx, store) {
   ctx.title = 'Overview';
-  ctx.cards = new Map(); // uuid -> {el, body, chart, chartBox, caption, ro}
+  ctx.cards = new Map(); // uuid -> {el, body, chart, chartBox, caption, ro, cols}
   ctx.summary = h('dl', { class: 'stats', 'aria-label': 'Summary' });
   ctx.grid = h('div', { class: 'gpus' });
   ctx.queues = h('div', {});
+  const want = ctx.route.params.get('range');
+  ctx.range = RANGES.find((r) => r.key === want) || RANGES[0];
+  ctx.hist = { gpu: null, queue: null, user: null, error: null };
+  ctx.rangeButtons = RANGES.map((r) => {
+    const b = h('button', { type: 'button', class: 'btn small', 'data-range': r.key, 'aria-pressed': String(r === ctx.range) }, r.label);
+    b.addEventListener('click', () => setRange(ctx, store, r));
+    return b;
+  });
+  ctx.histNote = h('p', { class: 'sub', role: 'status' });
+  ctx.usage = { queue: makeUsage('queue', 'GPU share in use by queue'), user: makeUsage('user', store.admin ? 'GPU share in use by user' : 'Your GPU share in use') };
   ctx.root.append(
     h('h1', {}, 'Overview'),
     ctx.summary,
-    h('h2', {}, 'GPUs'),
+    h('div', { class: 'gpuhead' },
+      h('h2', {}, 'GPUs'),
+      h('div', { class: 'ranges', role: 'group', 'aria-label': 'History shown: the last hour, day or week' }, ctx.rangeButtons)),
+    ctx.histNote,
     ctx.grid,
     h('h2', {}, 'Queues'),
-    ctx.queues);
+    ctx.queues,
+    h('h2', {}, 'Usage history'),
+    h('div', { class: 'usage' }, ctx.usage.queue.el, ctx.usage.user.el));
   // The charts take their colours from the CSS variables: redraw them when the scheme flips.
   ctx.scheme = matchMedia('(prefers-color-scheme: dark)');
   ctx.onScheme = () => {
     for (const c of ctx.cards.values()) { c.ro?.disconnect(); c.chart?.destroy(); c.chart = null; clear(c.chartBox); }
     for (const g of store.gpus) { const c = ctx.cards.get(g.uuid); if (c) makeChart(c, g); }
+    for (const u of Object.values(ctx.usage)) { u.ro?.disconnect(); u.chart?.destroy(); u.chart = null; u.names = ''; clear(u.box); }
+    drawUsage(ctx, store);
   };
   ctx.scheme.addEventListener('change', ctx.onScheme);
   update(ctx, store);
 }
 
 export function unmount(ctx) {
+  ctx.gone = true;
   ctx.scheme.removeEventListener('change', ctx.onScheme);
   for (const c of ctx.cards.values()) { c.ro?.disconnect(); c.chart?.destroy(); }
+  for (const u of Object.values(ctx.usage)) { u.ro?.disconnect(); u.chart?.destroy(); }
   ctx.cards.clear();
+}
+
+function setRange(ctx, store, r) {
+  if (r === ctx.range) return;
+  ctx.range = r;
+  for (const b of ctx.rangeButtons) b.setAttribute('aria-pressed', String(b.dataset.range === r.key));
+  window.history.replaceState(null, '', r === RANGES[0] ? '#/' : `#/?range=${r.key}`);
+  ctx.rendered = false;
+  refreshHistory(ctx, store);
+}
+
+// Ask for the range's history (cached by history.js) and redraw what it feeds.
+async function refreshHistory(ctx, store) {
+  const r = ctx.range;
+  try {
+    const [gpu, queue, user] = await Promise.all(['gpu', 'queue', 'user'].map((scope) => load(scope, r.range)));
+    if (ctx.gone || r !== ctx.range) return;
+    ctx.hist = { gpu, queue, user, error: null };
+  } catch (e) {
+    if (ctx.gone || r !== ctx.range) return;
+    ctx.hist = { gpu: null, queue: null, user: null, error: e };
+  }
+  ctx.histNote.textContent = ctx.hist.error ? `History unavailable: ${ctx.hist.error.message}` : '';
+  for (const g of store.gpus) { const c = ctx.cards.get(g.uuid); if (c) fillHistory(ctx, c, g); }
+  drawUsage(ctx, store);
+  if (!ctx.rendered && !ctx.hist.error) {
+    ctx.rendered = true;
+    // For bench/history: the time from navigation start to the range's charts drawn.
+    performance.mark(`tessel-history-${r.key}`);
+    document.body.dataset.historyRendered = r.key;
+  }
 }
 
 function stat(label, value, extra) {
@@ -70,6 +122,7 @@ export function update(ctx, store) {
     if (!seen.has(uuid)) { c.ro?.disconnect(); c.chart?.destroy(); c.el.remove(); ctx.cards.delete(uuid); }
   }
   renderQueues(ctx.queues, store);
+  refreshHistory(ctx, store);
 }
 
 function makeCard(g) {
@@ -81,7 +134,7 @@ function makeCard(g) {
       g.simulated ? h('span', { class: 'badge sim', title: 'a simulated GPU (tesseld --fake-gpus)' }, 'simulated') : null),
     body,
     h('figure', { class: 'history' }, chartBox, caption));
-  const c = { el, body, chartBox, caption, chart: null, ro: null };
+  const c = { el, body, chartBox, caption, chart: null, ro: null, cols: null };
   // The chart needs a laid-out width: create it on the next frame.
   requestAnimationFrame(() => makeChart(c, g));
   return c;
@@ -104,12 +157,15 @@ function makeChart(c, g) {
     axes: [{ ...axis, space: 60 }, { ...axis, size: 50, values: (u, v) => v.map((x) => x + '%') }],
     series: [
       {},
+      // Idle: a light band over the part of each interval with no job on the GPU (the busy
+      // line has a gap there, never a 0 %).
+      { label: 'Idle', stroke: 'transparent', fill: cssVar('--c-idle'), width: 0, paths: uPlot.paths.stepped({ align: 1 }), points: { show: false }, value: (u, v) => (v == null ? '—' : Math.round(v) + '%') },
       { label: 'Busy', stroke: cssVar('--c-util'), width: 1.5, value: (u, v) => (v == null ? '—' : Math.round(v) + '%') },
       { label: 'Memory in use', stroke: cssVar('--c-mem'), width: 1.5, value: (u, v) => (v == null ? '—' : v.toFixed(1) + '%') },
       { label: 'Compute allocated', stroke: cssVar('--c-compute'), width: 1.5, dash: [4, 3], value: (u, v) => (v == null ? '—' : Math.round(v) + '%') },
     ],
   };
-  c.chart = new uPlot(opts, data(g), c.chartBox);
+  c.chart = new uPlot(opts, data(c), c.chartBox);
   c.ro = new ResizeObserver(() => {
     const w = c.chartBox.clientWidth;
     if (w > 0 && c.chart && Math.abs(w - c.chart.width) > 2) c.chart.setSize({ width: w, height: 130 });
@@ -117,15 +173,109 @@ function makeChart(c, g) {
   c.ro.observe(c.chartBox);
 }
 
-// The x axis spans what was collected, at least MIN_SPAN_S (so that a fresh chart does not
-// stretch three samples across its width) and at most the hour kept.
-const MIN_SPAN_S = 300;
-function data(g) {
-  const s = history.series(g.uuid);
-  const now = Date.now() / 1000;
-  const from = Math.max(now - WINDOW_MS / 1000, Math.min(s.t[0] ?? now, now - MIN_SPAN_S));
-  if (!s.t.length) return [[from, now], [null, null], [null, null], [null, null]];
-  return [[from, ...s.t], [null, ...s.util], [null, ...s.mem], [null, ...s.compute]];
+// The x axis spans the whole range asked (a GPU without history yet shows an empty range).
+function data(c) {
+  const k = c.cols;
+  if (!k || !k.t.length) {
+    const now = Date.now() / 1000;
+    const from = k ? k.start : now - 3600;
+    return [[from, k ? k.end : now], [null, null], [null, null], [null, null], [null, null]];
+  }
+  return [[k.start, ...k.t, k.end], [null, ...k.idle, null], [null, ...k.busy, null], [null, ...k.mem, null], [null, ...k.compute, null]];
+}
+
+const STEP_WORDS = { 10: '10 s', 60: '1 min', 600: '10 min' };
+function stepWords(s) {
+  return STEP_WORDS[s] || (s % 60 ? `${s} s` : `${s / 60} min`);
+}
+
+// The GPU's series of the range: the chart's data, its caption, and data attributes that
+// state what is drawn (points, idle points, busy points, busy peak) for tests and tools.
+function fillHistory(ctx, c, g) {
+  const a = ctx.hist.gpu;
+  const s = a?.series.find((x) => x.name === g.uuid);
+  c.cols = a ? { ...gpuColumns(a, s, g.memory_total), start: a.start, end: a.end } : null;
+  if (c.chart) c.chart.setData(data(c));
+  const k = c.cols;
+  const words = ctx.range.label.toLowerCase();
+  const d = c.chartBox.dataset;
+  d.range = ctx.range.key;
+  d.step = a ? String(a.step) : '';
+  d.points = k ? String(k.t.length) : '0';
+  if (!k || !k.t.length) {
+    d.idlePoints = d.busyPoints = '0';
+    d.busyPeak = '';
+    c.caption.textContent = ctx.hist.error ? 'History unavailable.' : `No history of this GPU in the last ${words} yet.`;
+    return;
+  }
+  const busyVals = k.busy.filter((v) => v !== null);
+  const idleAll = s.idle.filter((v) => v >= 1).length;
+  const idleMean = s.idle.reduce((n, v, i) => n + v * s.samples[i], 0) / Math.max(1, s.samples.reduce((n, v) => n + v, 0));
+  d.idlePoints = String(idleAll);
+  d.busyPoints = String(busyVals.length);
+  d.busyPeak = busyVals.length ? String(Math.max(...busyVals)) : '';
+  const busyText = busyVals.length
+    ? `busy peak ${Math.round(Math.max(...busyVals))}% while a job ran`
+    : idleAll === k.t.length ? 'idle throughout (no job)' : 'busy unknown';
+  c.caption.textContent = `Last ${words} (${stepWords(a.step)} points): ${busyText}, idle ${Math.round(100 * idleMean)}% of the time, `
+    + `memory in use peak ${Math.max(...k.mem).toFixed(1)}%, compute allocated peak ${Math.max(...k.compute).toFixed(0)}%.`;
+}
+
+// A chart of the GPU share in use per queue or per user, one line per name.
+function makeUsage(scope, title) {
+  const box = h('div', { class: 'chart', 'data-scope': scope });
+  const caption = h('figcaption', { class: 'sub' });
+  const el = h('figure', { class: 'card history usagechart' }, h('h3', {}, title), box, caption);
+  return { scope, el, box, caption, chart: null, ro: null, names: '' };
+}
+
+function drawUsage(ctx, store) {
+  const ngpus = Math.max(1, store.gpus.length);
+  for (const u of Object.values(ctx.usage)) {
+    const a = ctx.hist[u.scope];
+    const d = u.box.dataset;
+    d.range = ctx.range.key;
+    if (!a) { u.caption.textContent = ctx.hist.error ? 'History unavailable.' : ''; continue; }
+    const series = [...a.series].sort((x, y) => x.name.localeCompare(y.name));
+    // One x axis for every name: the union of their times; a name without a point at a time
+    // had no job then (null: a gap).
+    const ts = [...new Set(series.flatMap((x) => x.t))].sort((x, y) => x - y);
+    const cols = series.map((x) => { const m = new Map(x.t.map((t, i) => [t, x.milli[i] / 1000])); return ts.map((t) => m.get(t) ?? null); });
+    const names = series.map((x) => x.name).join(',');
+    d.step = String(a.step);
+    d.series = names;
+    d.points = String(ts.length);
+    d.peak = String(Math.max(0, ...cols.flat().filter((v) => v !== null)));
+    const rows = [[a.start, ...ts, a.end], ...cols.map((c) => [null, ...c, null])];
+    if (u.chart && u.names !== names) { u.chart.destroy(); u.chart = null; }
+    if (!u.chart && u.box.isConnected) {
+      const fg = cssVar('--muted'), grid = cssVar('--grid');
+      const axis = { stroke: fg, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 } };
+      u.chart = new uPlot({
+        width: Math.max(200, u.box.clientWidth || 300), height: 150,
+        cursor: { drag: { x: false, y: false } },
+        scales: { x: { time: true }, y: { range: [0, ngpus] } },
+        axes: [{ ...axis, space: 60 }, { ...axis, size: 44 }],
+        series: [{}, ...series.map((x, i) => ({ label: x.name, stroke: colourOf(i + 1), width: 1.5, value: (uu, v) => (v == null ? '—' : v.toFixed(2)) }))],
+      }, rows, u.box);
+      u.names = names;
+      u.ro?.disconnect();
+      u.ro = new ResizeObserver(() => {
+        const w = u.box.clientWidth;
+        if (w > 0 && u.chart && Math.abs(w - u.chart.width) > 2) u.chart.setSize({ width: w, height: 150 });
+      });
+      u.ro.observe(u.box);
+    } else if (u.chart) {
+      u.chart.setData(rows);
+      // The width may have changed while no resize was observed (a page kept across a
+      // viewport change): follow it at each refresh too.
+      const w = u.box.clientWidth;
+      if (w > 0 && Math.abs(w - u.chart.width) > 2) u.chart.setSize({ width: w, height: 150 });
+    }
+    u.caption.textContent = series.length
+      ? `GPUs in use over the last ${ctx.range.label.toLowerCase()} (${stepWords(a.step)} points), peak ${Number(d.peak).toFixed(2)} of ${ngpus}.`
+      : `No ${u.scope === 'queue' ? 'queue' : 'job'} history in the last ${ctx.range.label.toLowerCase()}.`;
+  }
 }
 
 function bar(label, segments, summary) {
@@ -165,7 +315,9 @@ function fillCard(c, g, store) {
       })));
   clear(c.body,
     h('p', { class: 'sub gpu-meta' },
-      h('span', {}, util === null || util === undefined ? 'utilisation unknown' : `${util}% busy`),
+      // No job on the GPU: idle, whatever NVML's counter says (not "0 % busy").
+      slices.length === 0 ? h('span', { class: 'idle', 'data-state': 'idle' }, 'idle')
+        : h('span', { 'data-state': 'busy' }, util === null || util === undefined ? 'utilisation unknown' : `${util}% busy`),
       ' · ', bytes(g.memory_total), ' · ', `${g.sm_count} SMs`, ' · ', h('code', { title: g.uuid }, shortUuid(g.uuid))),
     h('div', { class: 'barrow' },
       h('span', { class: 'barlabel' }, 'Compute'),
@@ -185,13 +337,6 @@ function fillCard(c, g, store) {
     slices.length ? h('p', { class: 'barkey', 'aria-hidden': 'true' },
       h('span', {}, h('i', { class: 'lim' }), 'limit'), h('span', {}, h('i', {}), 'in use')) : null,
     legend);
-  if (c.chart) c.chart.setData(data(g));
-  const s = history.series(g.uuid);
-  const utilVals = s.util.filter((v) => v !== null);
-  const mins = s.t.length ? Math.max(1, Math.round((s.t[s.t.length - 1] - s.t[0]) / 60)) : 0;
-  c.caption.textContent = s.t.length < 2
-    ? 'History: collected while this console is open (up to an hour).'
-    : `Last ${mins} min (collected while the console is open): busy ${utilVals.length ? `peak ${Math.max(...utilVals)}%` : 'unknown'}, memory in use peak ${Math.max(...s.mem).toFixed(1)}%, compute allocated peak ${Math.max(...s.compute).toFixed(0)}%.`;
 }
 
 function shortUuid(u) {

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,17 @@ static const char *const migrations[] = {
     "CREATE INDEX jobs_held ON jobs(id) WHERE held = 1 AND state = 0;"
     "CREATE TABLE job_deps(job INTEGER NOT NULL, dep INTEGER NOT NULL, kind INTEGER NOT NULL,"
     "  PRIMARY KEY(job, dep)) WITHOUT ROWID;",
+    /* 10: usage history (tstore_hist_t, docs/tesseld.md "Usage history"): one row per series
+     * (scope 0 GPU by UUID, 1 queue, 2 user) and interval of step seconds from t (Unix
+     * seconds).  n samples, idle of them idle; the other columns are means over the samples
+     * (busy over the samples with a job and a measured figure, NULL when none).  The key
+     * leads with step, scope and t so that a range read and the pruning of a tier are range
+     * scans; WITHOUT ROWID keeps one copy of the row (no separate index). */
+    "CREATE TABLE usage_history(step INTEGER NOT NULL, scope INTEGER NOT NULL,"
+    "  t INTEGER NOT NULL, name TEXT NOT NULL, n INTEGER NOT NULL, idle INTEGER NOT NULL,"
+    "  busy REAL, busy_max REAL, mem_used REAL NOT NULL, mem_alloc REAL NOT NULL,"
+    "  milli REAL NOT NULL, running REAL NOT NULL, pending REAL NOT NULL,"
+    "  PRIMARY KEY(step, scope, t, name)) WITHOUT ROWID;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -171,6 +183,10 @@ enum {
     S_JOB_RELEASE,
     S_ARRAY_FIND,
     S_ARRAY_STAT,
+    S_HIST_PUT,
+    S_HIST_PRUNE,
+    S_HIST_READ,
+    S_HIST_PENDING,
     S_BEGIN,
     S_COMMIT,
     S_ROLLBACK,
@@ -265,6 +281,17 @@ static const char *const sql[S_COUNT] = {
     [S_ARRAY_FIND] = "SELECT id FROM jobs WHERE array_id = ?1 AND array_index = ?2",
     [S_ARRAY_STAT] = "SELECT count(*), min(array_index), max(array_index) FROM jobs"
                      " WHERE array_id = ?1",
+    /* Usage history (tstore_hist_put, _prune, _read). */
+    [S_HIST_PUT] = "INSERT OR REPLACE INTO usage_history(step, scope, t, name, n, idle, busy,"
+                   " busy_max, mem_used, mem_alloc, milli, running, pending)"
+                   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+    [S_HIST_PRUNE] = "DELETE FROM usage_history WHERE step = ?1 AND scope = ?2 AND t < ?3",
+    [S_HIST_READ] = "SELECT step, scope, t, name, n, idle, busy, busy_max, mem_used, mem_alloc,"
+                    " milli, running, pending FROM usage_history WHERE step = ?1 AND scope = ?2"
+                    " AND t >= ?3 AND t < ?4 AND (?5 IS NULL OR name = ?5) ORDER BY t, name",
+    /* Pending jobs by queue and user ("state < 2" for the partial index jobs_active). */
+    [S_HIST_PENDING] = "SELECT queue, user, count(*) FROM jobs WHERE state < 2 AND state = 0"
+                       " GROUP BY queue, user",
     [S_BEGIN] = "BEGIN IMMEDIATE",
     [S_COMMIT] = "COMMIT",
     [S_ROLLBACK] = "ROLLBACK",
@@ -1665,4 +1692,111 @@ int tstore_array_stat(tstore_t *s, int64_t array_id, int64_t *count, int *min, i
     }
     sqlite3_reset(q);
     return rc == SQLITE_ROW ? 0 : db_error(s, err, "array");
+}
+
+/* Usage history. */
+
+static void bind_real_or_null(sqlite3_stmt *q, int i, double v)
+{
+    if (isnan(v))
+        sqlite3_bind_null(q, i);
+    else
+        sqlite3_bind_double(q, i, v);
+}
+
+int tstore_hist_put(tstore_t *s, const tstore_hist_t *rows, size_t n, tsl_error_t *err)
+{
+    if (n == 0)
+        return 0;
+    if (tstore_begin(s, err) < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        const tstore_hist_t *r = &rows[i];
+        sqlite3_stmt *q = stmt(s, S_HIST_PUT);
+        sqlite3_bind_int(q, 1, r->step);
+        sqlite3_bind_int(q, 2, (int)r->scope);
+        sqlite3_bind_int64(q, 3, r->t);
+        sqlite3_bind_text(q, 4, r->name, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(q, 5, r->n);
+        sqlite3_bind_int64(q, 6, r->idle);
+        bind_real_or_null(q, 7, r->busy);
+        bind_real_or_null(q, 8, r->busy_max);
+        sqlite3_bind_double(q, 9, r->mem_used);
+        sqlite3_bind_double(q, 10, r->mem_alloc);
+        sqlite3_bind_double(q, 11, r->milli);
+        sqlite3_bind_double(q, 12, r->running);
+        sqlite3_bind_double(q, 13, r->pending);
+        if (exec_stmt(s, q, err, "history") < 0) {
+            int saved = errno;
+            tstore_rollback(s);
+            errno = saved;
+            return -1;
+        }
+    }
+    return tstore_commit(s, err);
+}
+
+int64_t tstore_hist_prune(tstore_t *s, int step, tstore_hist_scope_t scope, int64_t before,
+                          tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_HIST_PRUNE);
+    sqlite3_bind_int(q, 1, step);
+    sqlite3_bind_int(q, 2, (int)scope);
+    sqlite3_bind_int64(q, 3, before);
+    return exec_stmt(s, q, err, "history prune");
+}
+
+static double column_real_or_nan(sqlite3_stmt *q, int i)
+{
+    return sqlite3_column_type(q, i) == SQLITE_NULL ? NAN : sqlite3_column_double(q, i);
+}
+
+int tstore_hist_read(tstore_t *s, int step, tstore_hist_scope_t scope, int64_t from, int64_t to,
+                     const char *name, tstore_hist_f cb, void *arg, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_HIST_READ);
+    sqlite3_bind_int(q, 1, step);
+    sqlite3_bind_int(q, 2, (int)scope);
+    sqlite3_bind_int64(q, 3, from);
+    sqlite3_bind_int64(q, 4, to);
+    bind_text(q, 5, name);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        tstore_hist_t r = {
+            .step = sqlite3_column_int(q, 0),
+            .scope = (tstore_hist_scope_t)sqlite3_column_int(q, 1),
+            .t = sqlite3_column_int64(q, 2),
+            .n = (uint32_t)sqlite3_column_int64(q, 4),
+            .idle = (uint32_t)sqlite3_column_int64(q, 5),
+            .busy = column_real_or_nan(q, 6),
+            .busy_max = column_real_or_nan(q, 7),
+            .mem_used = sqlite3_column_double(q, 8),
+            .mem_alloc = sqlite3_column_double(q, 9),
+            .milli = sqlite3_column_double(q, 10),
+            .running = sqlite3_column_double(q, 11),
+            .pending = sqlite3_column_double(q, 12),
+        };
+        snprintf(r.name, sizeof r.name, "%s", (const char *)sqlite3_column_text(q, 3));
+        if (cb(&r, arg) != 0) {
+            sqlite3_reset(q);
+            return 0;
+        }
+    }
+    sqlite3_reset(q);
+    return rc == SQLITE_DONE ? 0 : db_error(s, err, "history read");
+}
+
+int tstore_hist_pending(tstore_t *s, tstore_pending_f cb, void *arg, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_HIST_PENDING);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        if (cb((const char *)sqlite3_column_text(q, 0), (const char *)sqlite3_column_text(q, 1),
+               sqlite3_column_int64(q, 2), arg) != 0) {
+            sqlite3_reset(q);
+            return 0;
+        }
+    }
+    sqlite3_reset(q);
+    return rc == SQLITE_DONE ? 0 : db_error(s, err, "pending jobs");
 }

@@ -362,4 +362,46 @@ int tstore_array_find(tstore_t *st, int64_t array_id, int index, int64_t *id, ts
 int tstore_array_stat(tstore_t *st, int64_t array_id, int64_t *count, int *min, int *max,
                       tsl_error_t *err);
 
+/* Usage history (docs/tesseld.md "Usage history"): one row per series and interval.  The
+ * store gives the figures no meaning beyond their names; src/daemon/histagg.h makes them. */
+typedef enum {
+    TSTORE_HIST_GPU = 0,   /* name: the GPU's UUID */
+    TSTORE_HIST_QUEUE = 1, /* name: a queue */
+    TSTORE_HIST_USER = 2,  /* name: a user */
+    TSTORE_HIST_NSCOPES = 3,
+} tstore_hist_scope_t;
+/* Longest series name kept, with NUL: an NVML UUID is "GPU-" and 36 characters. */
+#define TSTORE_HIST_NAME_MAX 96
+typedef struct {
+    tstore_hist_scope_t scope;
+    char name[TSTORE_HIST_NAME_MAX];
+    int64_t t;        /* start of the interval, Unix seconds */
+    int step;         /* its length, seconds */
+    uint32_t n;       /* samples taken in it */
+    uint32_t idle;    /* of them: idle (a GPU with no job on it) */
+    double busy;      /* mean busy %, over the samples with a job and a figure; NAN: none */
+    double busy_max;  /* highest of those; NAN: none */
+    double mem_used;  /* means over the n samples: GPU memory in use, bytes */
+    double mem_alloc; /* GPU memory allocated to jobs, bytes */
+    double milli;     /* GPU share allocated, milli-GPU */
+    double running;   /* jobs running */
+    double pending;   /* jobs pending */
+} tstore_hist_t;
+/* Write n rows in one transaction (a row of the same step, scope, t and name is replaced).
+ * 0, or -1 with err and nothing written. */
+int tstore_hist_put(tstore_t *st, const tstore_hist_t *rows, size_t n, tsl_error_t *err);
+/* Delete the rows of step and scope that begin before before.  The number deleted, or -1. */
+int64_t tstore_hist_prune(tstore_t *st, int step, tstore_hist_scope_t scope, int64_t before,
+                          tsl_error_t *err);
+/* Called once per row, by t then name; the row is valid only during the call.  Non-zero
+ * stops. */
+typedef int (*tstore_hist_f)(const tstore_hist_t *row, void *arg);
+/* The rows of step and scope with from <= t < to (of the series name alone unless NULL).
+ * 0, or -1 with err. */
+int tstore_hist_read(tstore_t *st, int step, tstore_hist_scope_t scope, int64_t from, int64_t to,
+                     const char *name, tstore_hist_f cb, void *arg, tsl_error_t *err);
+/* Pending jobs counted by queue and user: cb once per pair.  Non-zero stops.  0, or -1. */
+typedef int (*tstore_pending_f)(const char *queue, const char *user, int64_t n, void *arg);
+int tstore_hist_pending(tstore_t *st, tstore_pending_f cb, void *arg, tsl_error_t *err);
+
 #endif

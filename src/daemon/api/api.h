@@ -101,6 +101,7 @@ void api_jobs_wait(thttp_req_t *, thttp_reply_t *, void *);
 void api_jobs_events(thttp_req_t *, thttp_reply_t *, void *);
 void api_nodes_list(thttp_req_t *, thttp_reply_t *, void *);
 void api_gpus_list(thttp_req_t *, thttp_reply_t *, void *);
+void api_history(thttp_req_t *, thttp_reply_t *, void *);
 void api_queues_list(thttp_req_t *, thttp_reply_t *, void *);
 void api_queues_get(thttp_req_t *, thttp_reply_t *, void *);
 void api_queues_create(thttp_req_t *, thttp_reply_t *, void *);

@@ -1,0 +1,66 @@
+#!/bin/sh
+# bench/history/run.sh - the usage history's figure (issue 16): "a week of 10 s samples for 8
+# GPUs costs < 50 MB of store and the console's week view loads in < 300 ms".
+#   1. bench-history-fill writes a week (and an hour) of 10 s samples of 8 GPUs, 4 queues and
+#      6 users through tesseld's real write path (thist_write: tiers and pruning at the
+#      default plan) and, as the baseline, the same samples with no downsampling: both sizes,
+#      side by side, with their ratio and the budget;
+#   2. a tesseld with 8 simulated GPUs serves that store: GET /v1/history for the week per
+#      scope (curl's total time, median of 11), against the budget;
+#   3. Debian's Chromium loads the console fresh at #/?range=week (web/test/history-load.mjs):
+#      the time from navigation start to every chart drawn, median of 5, against the budget.
+#
+#   bench/history/run.sh [BUILD_DIR]       (after `make bench` and `make`, web/node_modules)
+set -eu
+B=${1:-build}
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+for f in "$B/bin/tesseld" "$B/bench/bench-history-fill"; do
+    [ -x "$f" ] || { echo "run.sh: $f is missing (make bench)" >&2; exit 1; }
+done
+T=$(mktemp -d "${TMPDIR:-/tmp}/tessel-bench-history-XXXXXX")
+PID=
+cleanup() {
+    [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
+    rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+start() {
+    rm -f "$T/data/tesseld.addr"
+    "$B/bin/tesseld" --data-dir "$T/data" --listen 127.0.0.1:0 --socket "$T/tesseld.sock" \
+        --fake-gpus 8xRTX4090:24G --no-cgroups >>"$T/tesseld.log" 2>&1 &
+    PID=$!
+    i=0
+    while [ ! -s "$T/data/tesseld.addr" ]; do
+        i=$((i + 1))
+        if [ $i -gt 300 ] || ! kill -0 "$PID" 2>/dev/null; then
+            echo "run.sh: tesseld did not start:" >&2
+            cat "$T/tesseld.log" >&2
+            exit 1
+        fi
+        sleep 0.1
+    done
+    URL="http://$(cat "$T/data/tesseld.addr")"
+    TOKEN=$(cat "$T/data/admin.token")
+}
+stop() { kill "$PID"; wait "$PID" 2>/dev/null || true; PID=; }
+
+echo "== machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
+start
+curl -s -H "Authorization: Bearer $TOKEN" "$URL/v1/gpus" | jq -r '.gpus[].uuid' >"$T/uuids"
+stop
+echo "== 1. store size"
+"$B/bench/bench-history-fill" "$T/data/tessel.db" "$T/naive.db" "$T/uuids"
+echo "== 2. GET /v1/history?range=1w (curl time_total, median of 11)"
+start
+for scope in gpu queue user; do
+    curl -s -o "$T/answer" -H "Authorization: Bearer $TOKEN" "$URL/v1/history?scope=$scope&range=1w"
+    pts=$(jq '[.series[].t | length] | add' "$T/answer")
+    for i in 1 2 3 4 5 6 7 8 9 10 11; do
+        curl -s -o /dev/null -w '%{time_total}\n' -H "Authorization: Bearer $TOKEN" \
+            "$URL/v1/history?scope=$scope&range=1w"
+    done | sort -n | sed -n 6p | awk -v s="$scope" -v p="$pts" -v b="$(wc -c <"$T/answer")" \
+        '{ printf "scope=%-5s range=1w: %6.1f ms (%d points, %d bytes) against 300 ms: ratio %.2f\n", s, $1 * 1000, p, b, $1 * 1000 / 300 }'
+done
+echo "== 3. the console's week view, fresh load (Chromium)"
+TESSEL_URL=$URL TESSEL_ADMIN=$TOKEN HOME=$T node "$SRC/web/test/history-load.mjs"
+stop

@@ -1,0 +1,143 @@
+/* history.c - GET /v1/history: the usage history that tesseld keeps (src/daemon/history.c,
+ * histagg.h), per GPU, queue or user, at the resolution that fits the range asked.
+ *
+ *   GET /v1/history?scope=gpu|queue|user&range=1h|1d|1w|<duration>[&name=NAME]
+ *
+ * Who may read what, as the rest of the API: GPUs and queues are every caller's to see (as
+ * GET /v1/gpus and /v1/queues), a user's history is their own; an admin sees everyone's.  A
+ * user who asks for scope=user without a name gets their own series.
+ *
+ * The answer (docs/api.md): {"scope", "range", "step", "start", "end", "interval",
+ * "retention", "series": [{"name", ("gpu": index, for GPUs), "t": [...], "samples": [...],
+ * "idle": [...], "busy": [...], "busy_max": [...], "mem_used": [...], "mem_alloc": [...],
+ * "milli": [...], "running": [...], "pending": [...]}]}: one column per figure, one entry per
+ * interval that has a row (a gap where tesseld took no sample); "idle" is the fraction of the
+ * interval's samples with no job on the GPU, and "busy" is null where no sample had a job
+ * and a measured figure: an idle GPU is never "0 % busy".
+ */
+#include <math.h>
+#include <string.h>
+
+#include "daemon/api/api.h"
+
+static const char *const scope_names[TSTORE_HIST_NSCOPES] = {"gpu", "queue", "user"};
+static const char *const columns[] = {"t",        "samples",   "idle",  "busy",    "busy_max",
+                                      "mem_used", "mem_alloc", "milli", "running", "pending"};
+#define NCOLUMNS (sizeof columns / sizeof columns[0])
+
+typedef struct {
+    tessd_t *d;
+    json_t *series; /* array */
+    json_t *index;  /* name -> position in series */
+} build_t;
+
+static json_t *real_or_null(double v)
+{
+    return isnan(v) ? json_null() : json_real(round(v * 100) / 100);
+}
+
+static json_t *series_of(build_t *b, const tstore_hist_t *r)
+{
+    json_t *i = json_object_get(b->index, r->name);
+    if (i)
+        return json_array_get(b->series, (size_t)json_integer_value(i));
+    json_t *s = json_pack("{s:s}", "name", r->name);
+    if (r->scope == TSTORE_HIST_GPU)
+        for (int g = 0; g < b->d->ngpus; g++)
+            if (strcmp(b->d->gpus[g].uuid, r->name) == 0)
+                json_object_set_new(s, "gpu", json_integer(g));
+    for (size_t c = 0; c < NCOLUMNS; c++)
+        json_object_set_new(s, columns[c], json_array());
+    json_object_set_new(b->index, r->name, json_integer((json_int_t)json_array_size(b->series)));
+    json_array_append_new(b->series, s);
+    return s;
+}
+
+static int add_row(const tstore_hist_t *r, void *arg)
+{
+    build_t *b = arg;
+    json_t *s = series_of(b, r);
+    json_t *v[NCOLUMNS] = {
+        json_integer(r->t),
+        json_integer(r->n),
+        json_real(r->n ? round(100.0 * r->idle / r->n) / 100 : 0),
+        real_or_null(r->busy),
+        real_or_null(r->busy_max),
+        json_integer((json_int_t)llround(r->mem_used)),
+        json_integer((json_int_t)llround(r->mem_alloc)),
+        real_or_null(r->milli),
+        real_or_null(r->running),
+        real_or_null(r->pending),
+    };
+    for (size_t c = 0; c < NCOLUMNS; c++)
+        json_array_append_new(json_object_get(s, columns[c]), v[c]);
+    return 0;
+}
+
+void api_history(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    tessd_t *d = ctx;
+    const char *scope_s = thttp_query(req, "scope");
+    const char *range_s = thttp_query(req, "range");
+    const char *name = thttp_query(req, "name");
+    int scope = -1;
+    for (int i = 0; i < TSTORE_HIST_NSCOPES; i++)
+        if (strcmp(scope_s ? scope_s : "gpu", scope_names[i]) == 0)
+            scope = i;
+    if (scope < 0) {
+        thttp_error(rep, 400, "invalid_value", "scope", "scope must be gpu, queue or user");
+        return;
+    }
+    int64_t range;
+    tsl_error_t err;
+    if (thist_parse_range(range_s ? range_s : "1h", &range, &err) < 0) {
+        thttp_error(rep, 400, "invalid_value", "range", "range %s", err.text);
+        return;
+    }
+    if (name && (!*name || strlen(name) >= TSTORE_HIST_NAME_MAX)) {
+        thttp_error(rep, 400, "invalid_value", "name", "name must be 1 to %d bytes",
+                    TSTORE_HIST_NAME_MAX - 1);
+        return;
+    }
+    tessd_caller_t who;
+    if (!api_enter(d, req, rep, &who))
+        return;
+    if (scope == TSTORE_HIST_USER && !who.admin) {
+        if (name && strcmp(name, who.user) != 0) {
+            thttp_error(rep, 403, "forbidden", "name",
+                        "only an admin may read other users' history");
+            api_leave(d);
+            return;
+        }
+        name = who.user;
+    }
+    const thist_plan_t *p = &d->hist->plan;
+    if (range > p->tier[THIST_NTIERS - 1].keep) {
+        thttp_error(rep, 400, "invalid_value", "range",
+                    "range %s is longer than the history kept (--history-retention %llds)", range_s,
+                    (long long)p->tier[THIST_NTIERS - 1].keep);
+        api_leave(d);
+        return;
+    }
+    int tier = thist_pick(p, range);
+    int64_t step = p->tier[tier].step;
+    int64_t end = tessd_now_ms() / 1000;
+    int64_t start = end - range;
+    start -= ((start % step) + step) % step; /* the interval that holds start */
+    build_t b = {d, json_array(), json_object()};
+    if (tstore_hist_read(d->store, (int)step, (tstore_hist_scope_t)scope, start, end + 1, name,
+                         add_row, &b, &err) < 0) {
+        api_store_failure(rep, "history", &err);
+    } else {
+        json_t *o =
+            json_pack("{s:s, s:I, s:I, s:I, s:I, s:i, s:I, s:o}", "scope", scope_names[scope],
+                      "range", (json_int_t)range, "step", (json_int_t)step, "start",
+                      (json_int_t)start, "end", (json_int_t)end, "interval", p->tier[0].step,
+                      "retention", (json_int_t)p->tier[THIST_NTIERS - 1].keep, "series", b.series);
+        b.series = NULL;
+        thttp_json(rep, 200, o);
+    }
+    json_decref(b.series);
+    json_decref(b.index);
+    api_leave(d);
+}

@@ -1,0 +1,49 @@
+// history-load.mjs - for bench/history/run.sh: how long the console takes, from a fresh page
+// load (navigation start, the token already in the tab's sessionStorage), to draw the week
+// view of every GPU (a canvas per GPU chart holding the week's points) and of the queues and
+// users.  Prints one line per run, "load N: mark M ms, drawn D ms", and the median.
+//
+//   TESSEL_URL, TESSEL_ADMIN, RUNS (default 5), CHROMIUM
+
+import { chromium } from 'playwright-core';
+
+const URL = process.env.TESSEL_URL;
+const ADMIN = process.env.TESSEL_ADMIN;
+const RUNS = Number(process.env.RUNS || 5);
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  chromiumSandbox: false,
+  args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+});
+const drawn = [], marks = [];
+try {
+  for (let i = 0; i <= RUNS; i++) {
+    // A new context each time: no HTTP cache, nothing stored but the token.
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await context.addInitScript((t) => sessionStorage.setItem('tessel.token', t), ADMIN);
+    const page = await context.newPage();
+    await page.goto(URL + '/#/?range=week', { timeout: 120000 });
+    await page.waitForFunction(() => {
+      const cards = [...document.querySelectorAll('section.gpu .chart')];
+      const usage = [...document.querySelectorAll('.chart[data-scope]')];
+      return cards.length > 0 && cards.every((c) => c.dataset.range === 'week' && Number(c.dataset.points) > 0 && c.querySelector('canvas'))
+        && usage.every((c) => c.dataset.range === 'week' && c.querySelector('canvas'));
+    }, null, { polling: 'raf', timeout: 60000 });
+    const t = await page.evaluate(() => ({
+      drawn: performance.now(),
+      mark: performance.getEntriesByName('tessel-history-week')[0]?.startTime ?? NaN,
+      points: [...document.querySelectorAll('section.gpu .chart')].map((c) => Number(c.dataset.points)).reduce((a, b) => a + b, 0),
+    }));
+    // The first load warms Chromium itself (its process start, the font cache): not counted.
+    console.log(`load ${i}${i === 0 ? ' (warm-up, not counted)' : ''}: data drawn (mark) ${t.mark.toFixed(0)} ms, all charts drawn ${t.drawn.toFixed(0)} ms, ${t.points} GPU points`);
+    if (i > 0) { drawn.push(t.drawn); marks.push(t.mark); }
+    await context.close();
+  }
+} finally {
+  await browser.close();
+}
+const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+console.log(`median of ${RUNS}: data drawn ${median(marks).toFixed(0)} ms, all charts drawn ${median(drawn).toFixed(0)} ms`);
+console.log(`week view, fresh load: ${median(drawn).toFixed(0)} ms against a budget of 300 ms: ${median(drawn) < 300 ? 'met' : 'NOT met'} (ratio ${(median(drawn) / 300).toFixed(2)})`);

@@ -1,0 +1,133 @@
+// history.mjs - the console's usage history after a fresh page load, in a real browser
+// (Debian's Chromium, playwright-core), against a tesseld whose store was seeded with a week
+// of past samples (tests/t/t7010-console-history.t).  Asserts what is drawn from the charts'
+// data attributes and the DOM, never from pixels.
+//
+//   TESSEL_URL, TESSEL_ADMIN   the tesseld under test and its admin token
+//   BUSY_GPU, IDLE_GPU         the index of the GPU seeded busy 40 % with a job, and of the one
+//                              seeded idle throughout
+//   BUSY_NOW                   the index of the GPU a job holds now (the other has none)
+//   SHOTS                      directory for screenshots;  CHROMIUM  the browser
+//
+// Prints "PASS text" / "FAIL text" per check (the shell wrapper makes them TAP).
+
+import { chromium } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const URL = process.env.TESSEL_URL;
+const ADMIN = process.env.TESSEL_ADMIN;
+const BUSY = process.env.BUSY_GPU;
+const IDLE = process.env.IDLE_GPU;
+const NOW = process.env.BUSY_NOW;
+const SHOTS = process.env.SHOTS;
+const WAIT_MS = 30000;
+mkdirSync(SHOTS, { recursive: true });
+
+let failures = 0;
+function check(cond, text, detail) {
+  console.log(`${cond ? 'PASS' : 'FAIL'} ${text}`);
+  if (!cond) { failures++; if (detail !== undefined) console.log(`# ${String(detail).split('\n').join('\n# ')}`); }
+}
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  chromiumSandbox: false,
+  args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+});
+const errors = [];
+const chart = (g) => `section.gpu[data-gpu="${g}"] .chart`;
+async function attrs(page, sel) {
+  return page.evaluate((s) => ({ ...document.querySelector(s)?.dataset }), sel);
+}
+// Wait until the overview drew the range (history.js answered and the charts took the data).
+async function drawn(page, key, step) {
+  await page.waitForFunction(([k, st, b]) => {
+    const d = document.querySelector(`section.gpu[data-gpu="${b}"] .chart`)?.dataset;
+    return d && d.range === k && d.step === st && Number(d.points) > 0 && document.querySelector(`section.gpu[data-gpu="${b}"] .chart canvas`);
+  }, [key, String(step), BUSY], { timeout: WAIT_MS });
+}
+
+try {
+  // A fresh browser: nothing stored, the token given at sign-in.
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(WAIT_MS);
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  await page.goto(URL + '/');
+  await page.fill('#token', ADMIN);
+  await page.click('button[type=submit]');
+  await page.locator('main h1:text("Overview")').waitFor();
+
+  // ---- the hour, at once --------------------------------------------------------------------------
+  await drawn(page, 'hour', 10);
+  let b = await attrs(page, chart(BUSY));
+  let i = await attrs(page, chart(IDLE));
+  check(Number(b.points) >= 300 && b.busyPeak === '40',
+    `hour: GPU ${BUSY} shows the seeded hour at once (${b.points} points of 10 s, busy peak ${b.busyPeak} %)`, JSON.stringify(b));
+  check(Number(i.points) >= 300 && i.busyPoints === '0' && i.idlePoints === i.points,
+    `hour: GPU ${IDLE} is idle in every point (${i.idlePoints} of ${i.points}), with no busy figure`, JSON.stringify(i));
+  const cap = await page.locator(`section.gpu[data-gpu="${IDLE}"] figcaption`).textContent();
+  check(/idle throughout/.test(cap) && !/busy peak 0%/.test(cap), `hour: the idle GPU's caption says idle ("${cap}")`);
+  check(await page.locator('.ranges button[aria-pressed="true"]').textContent() === 'Hour', 'hour: the Hour button is pressed');
+  check(await page.evaluate(() => localStorage.getItem('tessel.gpu-history.v1') === null), 'nothing of the history is kept in localStorage');
+
+  // Headers: the GPU with a job now says its busy figure; the other says idle, not "0% busy".
+  const idleNow = NOW === '0' ? '1' : '0';
+  const hIdle = await page.locator(`section.gpu[data-gpu="${idleNow}"] .gpu-meta [data-state]`).first();
+  const hBusy = await page.locator(`section.gpu[data-gpu="${NOW}"] .gpu-meta [data-state]`).first();
+  check(await hIdle.getAttribute('data-state') === 'idle' && (await hIdle.textContent()) === 'idle',
+    `header: GPU ${idleNow}, with no job, says "idle"`);
+  const busyText = await hBusy.textContent();
+  check(await hBusy.getAttribute('data-state') === 'busy' && /% busy$|unknown/.test(busyText),
+    `header: GPU ${NOW}, with a job, says its busy figure ("${busyText}")`);
+
+  // Queue and user charts of the same hour.
+  await page.waitForFunction(() => document.querySelector('.chart[data-scope="user"]')?.dataset.series);
+  const q = await attrs(page, '.chart[data-scope="queue"]');
+  const u = await attrs(page, '.chart[data-scope="user"]');
+  check(q.series?.split(',').includes('default') && q.peak === '0.5', `hour: queue chart has queue default at 0.5 GPU (${q.series}, peak ${q.peak})`, JSON.stringify(q));
+  check(u.series?.split(',').includes('alice') && Number(u.points) >= 300, `hour: user chart has alice (${u.series}, ${u.points} points)`, JSON.stringify(u));
+  await page.screenshot({ path: join(SHOTS, 'history-hour.png'), fullPage: true });
+
+  // ---- day and week, by the buttons ------------------------------------------------------------
+  await page.click('.ranges button[data-range="day"]');
+  await drawn(page, 'day', 60);
+  b = await attrs(page, chart(BUSY));
+  i = await attrs(page, chart(IDLE));
+  check(Number(b.points) >= 1400 && b.busyPeak === '40', `day: GPU ${BUSY} in 1-minute means (${b.points} points, peak ${b.busyPeak} %)`, JSON.stringify(b));
+  check(i.busyPoints === '0' && i.idlePoints === i.points && Number(i.points) >= 1400, `day: the idle GPU is idle in all ${i.points} points`, JSON.stringify(i));
+  check(await page.evaluate(() => location.hash) === '#/?range=day', 'day: the range is in the URL (#/?range=day)');
+  await page.click('.ranges button[data-range="week"]');
+  await drawn(page, 'week', 600);
+  b = await attrs(page, chart(BUSY));
+  i = await attrs(page, chart(IDLE));
+  check(Number(b.points) >= 1000 && b.busyPeak === '40', `week: GPU ${BUSY} in 10-minute means (${b.points} points, peak ${b.busyPeak} %)`, JSON.stringify(b));
+  check(i.busyPoints === '0' && i.idlePoints === i.points && Number(i.points) >= 1000, `week: the idle GPU is idle in all ${i.points} points`, JSON.stringify(i));
+  await page.screenshot({ path: join(SHOTS, 'history-week.png'), fullPage: true });
+
+  // ---- a fresh page load of the week view (a new tab: signs in again, as sessionStorage is
+  // the tab's) -----------------------------------------------------------------------------------
+  const page2 = await context.newPage();
+  page2.setDefaultTimeout(WAIT_MS);
+  page2.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  await page2.goto(URL + '/#/?range=week');
+  await page2.fill('#token', ADMIN);
+  await page2.click('button[type=submit]');
+  await drawn(page2, 'week', 600);
+  b = await attrs(page2, chart(BUSY));
+  check(Number(b.points) >= 1000 && b.busyPeak === '40', `fresh load of #/?range=week: the week at once (${b.points} points)`);
+  const u2 = await attrs(page2, '.chart[data-scope="user"]');
+  check(Number(u2.points) >= 1000 && u2.step === '600', `fresh load: the user chart's week (${u2.points} points of 600 s)`, JSON.stringify(u2));
+  check(await page2.locator('.ranges button[aria-pressed="true"]').textContent() === 'Week', 'fresh load: the Week button is pressed');
+  check(errors.length === 0, 'no error in the browser console', errors.join('\n'));
+} catch (e) {
+  console.log(`FAIL the session stopped: ${e.message.split('\n')[0]}`);
+  failures++;
+} finally {
+  await browser.close();
+}
+process.exit(failures ? 1 : 0);
