@@ -38,6 +38,7 @@ TESSELD_TESTS += tests/t/t3045-daemon-time-limit.t tests/t/t3046-daemon-dependen
                  tests/t/t3047-daemon-array.t tests/t/t3048-daemon-oom.t
 TESSELD_TESTS += tests/t/t3044-daemon-api-badinput.t tests/t/t3049-daemon-options.t
 TESSELD_TESTS += tests/t/t3060-daemon-metrics-counts.t
+TESSELD_TESTS += tests/t/t3070-daemon-job-start.t
 # Event-driven scheduling (pass.h) and the long poll of a job (wait.c).
 TESSELD_TESTS += tests/t/t3050-daemon-event-end.t tests/t/t3051-daemon-coalesce.t \
                  tests/t/t3052-daemon-wait.t
