@@ -80,6 +80,11 @@ run_shim() { # run_shim NAME [SHIM-OPTION...] -- PROG ARG...: runs in $TD/NAME
     shift
     mkdir -m 700 "$_d" && chown tslsa:tslsa "$_d"
     printf 'T3070_CANARY=c4n4ry\0PATH=/usr/bin:/bin\0' >"$_d.env"
+    # The sanitizers' options, as tesseld passes them to its jobs (an ASan interposer needs
+    # them in a program built without ASan).
+    for _v in ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS; do
+        eval "[ -n \"\${$_v:-}\" ] && printf '%s=%s\\0' $_v \"\$$_v\"" >>"$_d.env"
+    done
     "$SHIM" --env-fd 5 --dir "$_d" --uid "$UID_A" --gid "$GID_A" --user tslsa \
         --preload "$PRELOAD_LIB" --state "$STATE" --block-userns "$@" 5<"$_d.env"
 }
