@@ -8,6 +8,11 @@
 #       finished_at), each round on a fresh tesseld of each build;
 #   (a') the same 200 jobs submitted through the API alone (one curl process, one connection,
 #       POST /v1/jobs 200 times): the daemon's share, without the CLI's startup;
+#   (a), (a') also give the CPU time a job costs on the daemon's side (user + system time of
+#       tesseld and of what it waited for: the shims, and through them the jobs; from
+#       /proc/PID/stat, before the burst and after the last end, divided by DETACH), which the
+#       load of a shared machine disturbs less than wall time, and (a) the CPU time of one
+#       `tessel run -d` (the shell's children, the CLI processes, around the loop alone);
 #   (b) FG (50) foreground `tessel run -- true`, each timed from the shell (bash's
 #       EPOCHREALTIME, no fork): median and p90; and the daemon's share, submitted_at to
 #       finished_at of the same jobs.
@@ -88,27 +93,41 @@ job_ms() {
 }
 # pct P FILE: the P-th percentile (nearest rank) of the numbers in FILE.
 pct() { sort -n "$2" | awk -v p="$1" '{v[NR]=$1} END {i=int((NR*p+99)/100); if(i<1)i=1; print v[i]}'; }
+# cpu_ms PID: user + system time of PID and of the children it has waited for, in ms.
+CLK=$(getconf CLK_TCK)
+cpu_ms() { awk -v c="$CLK" '{sub(/^.*\) /, ""); print int(($12 + $13 + $14 + $15) * 1000 / c)}' "/proc/$1/stat"; }
+# perjob FILE: the median of the per-job CPU figures of FILE (ms per job, one decimal).
+perjob() { awk -v n="$NDET" '{print $1 / n}' "$1" >"$1.pj" && pct 50 "$1.pj"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}'; }
 
-# (a) detach NAME BUILD: ms from the first submission to the last end.
+# (a) detach NAME BUILD: ms from the first submission to the last end; CPU ms of the CLI loop
+# to $T/detach.cli.NAME, of the daemon's side to $T/detach.cpu.NAME.
 detach() {
-    local t0
+    local t0 c0 d0 p
+    eval "p=\$PID_$1"
+    d0=$(cpu_ms "$p")
+    c0=$(cpu_ms "$$")
     t0=$(now_ms)
     for ((i = 0; i < NDET; i++)); do
         TESSEL_URL="unix:$T/$1.sock" TESSEL_CONFIG="$T/none" $NICE "$2/bin/tessel" run -d -- true \
             >/dev/null
     done
+    echo $(($(cpu_ms "$$") - c0)) >>"$T/detach.cli.$1"
     drain "$1"
+    echo $(($(cpu_ms "$p") - d0)) >>"$T/detach.cpu.$1"
     echo $(($(last_end_ms "$1") - t0))
 }
 # (a') the same through the API: one curl, NDET POSTs on one connection.
 detach_api() {
-    local t0 urls=()
+    local t0 d0 p urls=()
     for ((i = 0; i < NDET; i++)); do urls+=("http://localhost/v1/jobs"); done
+    eval "p=\$PID_$1"
+    d0=$(cpu_ms "$p")
     t0=$(now_ms)
     $NICE curl -sf --unix-socket "$T/$1.sock" -H 'Content-Type: application/json' \
         -d '{"argv":["true"]}' "${urls[@]}" >/dev/null
     drain "$1"
+    echo $(($(cpu_ms "$p") - d0)) >>"$T/detach_api.cpu.$1"
     echo $(($(last_end_ms "$1") - t0))
 }
 
@@ -149,6 +168,7 @@ stop base
 
 for mode in detach detach_api; do
     : >"$T/$mode.new" && : >"$T/$mode.base"
+    : >"$T/$mode.cpu.new" && : >"$T/$mode.cpu.base" && : >"$T/$mode.cli.new" && : >"$T/$mode.cli.base"
     for ((r = 0; r < ROUNDS; r++)); do
         for side in new base; do
             b=$NEW
@@ -165,4 +185,14 @@ for mode in detach detach_api; do
     printf '%-34s %10s %10s %7s  %s  (median of %d; new: %s; base: %s)\n' "$label" "$n" "$o" \
         "$(ratio "$o" "$n")" "$(load)" "$ROUNDS" "$(tr '\n' ' ' <"$T/$mode.new")" \
         "$(tr '\n' ' ' <"$T/$mode.base")"
+    n=$(perjob "$T/$mode.cpu.new")
+    o=$(perjob "$T/$mode.cpu.base")
+    printf '%-34s %10s %10s %7s  %s  (median of %d)\n' "${label%%,*}, CPU ms/job, daemon side" \
+        "$n" "$o" "$(ratio "$o" "$n")" "$(load)" "$ROUNDS"
+    if [ $mode = detach ]; then
+        n=$(perjob "$T/$mode.cli.new")
+        o=$(perjob "$T/$mode.cli.base")
+        printf '%-34s %10s %10s %7s  %s  (median of %d)\n' "(a) CPU ms per tessel run -d" \
+            "$n" "$o" "$(ratio "$o" "$n")" "$(load)" "$ROUNDS"
+    fi
 done

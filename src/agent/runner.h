@@ -1,7 +1,7 @@
 /* runner.h - start a job under its supervisor (tessel-shim) and read what the shim records.
  *
  * Why a shim: a job must outlive tesseld (restart, kill -9).  tesseld does not fork the job
- * itself; it posix_spawns tessel-shim in a new session, and the shim forks the job, waits for
+ * itself; it posix_spawns tessel-shim in a new session, and the shim starts the job, waits for
  * it and writes its end into the job directory.  tesseld's state about a running job is thus
  * rebuilt from files that do not depend on tesseld being alive:
  *
@@ -10,7 +10,7 @@
  *   store: pending -> running
  *   cgroup created, limits set
  *   tagent_spawn() ------------->   read the job's env (fd), close fds > 2
- *                                   fork --------------------------->  setpgid, join cgroups,
+ *                                   clone(VM|VFORK) ---------------->  setpgid, join cgroups,
  *                                                                      drop to the user, open
  *                                   <- log descriptors (SCM_RIGHTS) -  DIR/stdout+stderr, chdir,
  *                                   DIR/pid "SHIM START JOB" <------   execvp (error -> pipe)

@@ -4,7 +4,7 @@
  *               [--cgroup PROCS]... [--uid U --gid G [--user NAME]] [--preload LIBS]
  *               [--state STATE [--block-userns]]
  *               [--nvml LIB --gpu-mem-limit IDX=SIZE,... [--gpu-mem-violation kill|suspend]
- *                [--nvml-env TESSEL_FAKE_NAME=VALUE]...]
+ *                [--nvml-env TESSEL_FAKE_NAME=VALUE]...] [--test-fork]
  *               -- PROG ARG...
  *
  * The shim runs as root with a fixed environment (runner.h, TAGENT_SHIM_PATH); the job's
@@ -16,8 +16,10 @@
  * shim of the job lives even before DIR/pid exists.
  * LD_PRELOAD of the job comes as --preload and is set only in the job's process, so the shim
  * itself never runs with the interposer loaded.
- * Forks the job (own process group, in its cgroups, as the user, in CWD, stdin from /dev/null,
- * the environment from FD, stdout and stderr to two pipes), writes
+ * Starts the job (own process group, in its cgroups, as the user, in CWD, stdin from /dev/null,
+ * the environment from FD, stdout and stderr to two pipes) with clone(CLONE_VM | CLONE_VFORK):
+ * no copy of the shim's memory, the shim waits until the job's exec (start_job; a fork with
+ * --test-fork, for the tests that compare both, or where fs.suid_dumpable is 1), writes
  * DIR/pid = "SHIM_PID SHIM_START JOB_PID", copies the job's output into DIR/stdout and
  * DIR/stderr (at most BYTES each, 0 or absent = no limit: the head and the tail with a marker
  * between, logcap.h) while it waits, and writes DIR/exit atomically (again every second while
@@ -28,9 +30,9 @@
  * Hardening (the shim runs as root when tesseld does; DIR belongs to the job's user, who can
  * create anything in it while the job runs, and before a requeued job's next attempt):
  *   - every descriptor above 2 is closed at start, whatever the spawner leaked;
- *   - the job drops privileges in the order initgroups (the account's supplementary groups,
- *     NAME from --user; none without it) -> setgid -> setuid, then checks that root cannot be
- *     regained, before it touches any path;
+ *   - the job drops privileges in the order setgroups (the account's supplementary groups,
+ *     NAME from --user, looked up by the shim; none without it) -> setgid -> setuid, then checks
+ * that root cannot be regained, before it touches any path;
  *   - the job's process opens DIR/stdout and DIR/stderr as its user (mode 0600, regular files
  *     only) and hands the descriptors to the shim, which writes the output only through them:
  *     a symlink or hard link planted there cannot make root write where the user may not;
@@ -57,6 +59,8 @@
 #include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -86,7 +90,7 @@ static void usage(void)
                     "[--uid U --gid G [--user NAME]] [--preload LIBS] [--state DIR "
                     "[--block-userns]] [--nvml LIB --gpu-mem-limit IDX=SIZE,... "
                     "[--gpu-mem-violation kill|suspend] [--nvml-env TESSEL_FAKE_NAME=VALUE]...] "
-                    "-- PROG [ARG...]\n");
+                    "[--test-fork] -- PROG [ARG...]\n");
     exit(2);
 }
 
@@ -363,6 +367,178 @@ static void child_fail(int fd, const char *stage)
     _exit(127);
 }
 
+/* What the job's process needs, all of it prepared by the shim before the job's process
+ * exists: with CLONE_VM (start_job) that process shares the shim's memory until its exec, so
+ * it computes nothing that allocates or reads the account database. */
+struct job_args {
+    int pfd, outp, errp, sock, devnull; /* the child's ends (pfd, outp, errp, sock: [1]) */
+    const char *const *cg;              /* cgroup.procs files to join */
+    int ncg;
+    const char *state; /* the job's mount namespace (jobns.h), or NULL */
+    bool block_userns;
+    long uid, gid;       /* -1: no change */
+    const gid_t *groups; /* with gid >= 0: the supplementary groups */
+    size_t ngroups;
+    int groups_err; /* errno of the groups' look-up in the shim, 0 when none */
+    const char *out_path, *err_path, *out_idx, *err_idx, *cwd;
+    char **argv, **envp; /* envp: the job's, LD_PRELOAD included */
+    bool shared_vm;      /* started with CLONE_VM: see start_job */
+};
+
+/* The job's process: join the cgroups, enter the job's namespace, drop to the user, open the
+ * logs as the user, exec.  Never returns.  Only system calls and async-signal-safe functions,
+ * and the raw set*id system calls, which change this process's credentials and nobody
+ * else's (glibc's wrappers would signal the threads of a multi-threaded caller). */
+static int job_main(void *arg)
+{
+    const struct job_args *a = arg;
+    int pfd = a->pfd;
+    setpgid(0, 0);
+    signal(SIGHUP, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    for (int c = 0; c < a->ncg; c++) {
+        int fd = open(a->cg[c], O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || write(fd, "0", 1) != 1)
+            child_fail(pfd, "cgroup");
+        close(fd);
+    }
+    if (a->state && tagent_jobns_enter(a->state) < 0)
+        child_fail(pfd, "jobns");
+    if (a->block_userns && tagent_jobns_block_userns() < 0)
+        child_fail(pfd, "seccomp");
+    if (a->gid >= 0) {
+        /* setgroups -> setgid -> setuid: groups and gid can only be changed while root. */
+        if (a->groups_err) {
+            errno = a->groups_err;
+            child_fail(pfd, "setgroups");
+        }
+        if (syscall(SYS_setgroups, a->ngroups, a->groups) < 0)
+            child_fail(pfd, "setgroups");
+        if (syscall(SYS_setgid, (gid_t)a->gid) < 0)
+            child_fail(pfd, "setgid");
+    }
+    if (a->uid >= 0) {
+        uid_t u = (uid_t)a->uid;
+        if (syscall(SYS_setuid, u) < 0)
+            child_fail(pfd, "setuid");
+        /* No way back: real, effective and saved ids are the user's. */
+        if (u != 0 && (syscall(SYS_setuid, 0) == 0 || syscall(SYS_setresuid, -1, 0, -1) == 0 ||
+                       getuid() != u || geteuid() != u)) {
+            errno = EPERM;
+            child_fail(pfd, "privdrop");
+        }
+        /* Sharing the shim's memory, this process must not be open to the user's ptrace or
+         * /proc/PID/mem: the kernel made it non-dumpable at the uid change (fs.suid_dumpable
+         * 0 or 2, checked by start_job); checked again here. */
+        if (u != 0 && a->shared_vm && prctl(PR_GET_DUMPABLE) == 1) {
+            errno = EPERM;
+            child_fail(pfd, "dumpable");
+        }
+    }
+    /* The logs are opened as the job's user (a symlink or a file the user left in DIR
+     * leads only where the user may write anyway), must be regular files (O_NONBLOCK: a
+     * FIFO there does not block the open), and go to the shim, which writes the job's
+     * output into them through the limit (logcap.h). */
+    int out = open_log(a->out_path);
+    if (out < 0)
+        child_fail(pfd, "stdout");
+    int err = open_log(a->err_path);
+    if (err < 0)
+        child_fail(pfd, "stderr");
+    /* Their time indexes (logcap.h), the same way; without one (a directory or FIFO the
+     * user left there) the job runs, its index goes to /dev/null. */
+    int fds[4] = {out, err, open_log(a->out_idx), open_log(a->err_idx)};
+    for (int k = 2; k < 4; k++)
+        if (fds[k] < 0)
+            fds[k] = a->devnull;
+    if (send_fds(a->sock, fds) < 0)
+        child_fail(pfd, "logs");
+    for (int k = 0; k < 4; k++)
+        if (fds[k] != a->devnull)
+            close(fds[k]);
+    close(a->sock);
+    if (chdir(a->cwd) < 0)
+        child_fail(pfd, "chdir");
+    if (dup2(a->devnull, 0) < 0 || dup2(a->outp, 1) < 0 || dup2(a->errp, 2) < 0)
+        child_fail(pfd, "dup2");
+    /* Every signal at its default, including the two glibc keeps for itself (32, 33:
+     * posix_spawn leaves them ignored in the shim, and an ignored signal stays ignored
+     * across exec; a runtime other than glibc's would inherit that).  The kernel's
+     * sigaction with every field zero is SIG_DFL, no flags, empty mask, on every arch. */
+    for (int sig = 1; sig <= 64; sig++) {
+        unsigned long ksa[8] = {0};
+        if (sig != SIGKILL && sig != SIGSTOP)
+            syscall(SYS_rt_sigaction, sig, ksa, NULL, (size_t)8);
+    }
+    /* The job's environment, only now that the process is the user's; execvp searches the
+     * job's PATH.  With CLONE_VM the shim puts its own environ back once this exec is done. */
+    environ = a->envp;
+    execvp(a->argv[0], a->argv);
+    child_fail(pfd, "exec");
+    return 127;
+}
+
+/* Bytes of stack for the job's process when it shares the shim's memory (above a guard
+ * page): job_main needs a few KiB (execvp's path buffer is at most PATH_MAX + NAME_MAX);
+ * 256 KiB leave room for the sanitizers' redzones, and pages never touched cost nothing. */
+#define JOB_STACK (256u << 10)
+
+/* Whether the job's process may share the shim's memory until its exec: only when the kernel
+ * makes a process that changes its uid non-dumpable (fs.suid_dumpable 0, or 2: dumpable by
+ * root only).  With 1 ("debug") the user could ptrace that process, and through it write the
+ * memory of root's shim: then fork. */
+static bool shared_vm_safe(void)
+{
+    int fd = open("/proc/sys/fs/suid_dumpable", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    char c = 0;
+    ssize_t n = read(fd, &c, 1);
+    close(fd);
+    return n == 1 && (c == '0' || c == '2');
+}
+
+/* Start the job's process (job_main).  Cheap: clone(CLONE_VM | CLONE_VFORK), no copy of the
+ * shim's page tables and no copy-on-write faults afterwards in either process; the shim waits
+ * until the job has exec'd (or failed).  A fork when use_fork (--test-fork) or when the
+ * kernel would leave that process open to its user (shared_vm_safe).  The job's pid, or -1
+ * with errno. */
+static pid_t start_job(struct job_args *a, bool use_fork)
+{
+    a->shared_vm = !use_fork && shared_vm_safe();
+    if (!a->shared_vm) {
+        pid_t pid = fork();
+        if (pid == 0)
+            _exit(job_main(a));
+        return pid;
+    }
+    long page = sysconf(_SC_PAGESIZE);
+    size_t len = JOB_STACK + (size_t)page;
+    char *stack =
+        mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (stack == MAP_FAILED)
+        return -1;
+    if (mprotect(stack, (size_t)page, PROT_NONE) < 0) {
+        int saved = errno;
+        munmap(stack, len);
+        errno = saved;
+        return -1;
+    }
+    char **saved_env = environ;
+    /* The stack grows down (x86_64, aarch64): the child starts at the top. */
+    pid_t pid = clone(job_main, stack + len, CLONE_VM | CLONE_VFORK | SIGCHLD, a);
+    int saved = errno;
+    environ = saved_env;
+    munmap(stack, len);
+    errno = saved;
+    return pid;
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = NULL, *cwd = NULL, *preload = NULL;
@@ -374,6 +550,7 @@ int main(int argc, char **argv)
     const char *user = NULL;
     const char *state = NULL, *nvml = NULL, *gpu_mem = NULL, *violation = "kill";
     int block_userns = 0;
+    bool test_fork = false;
     const char *nvml_env[4];
     int nnvml_env = 0;
     int i = 1;
@@ -384,6 +561,10 @@ int main(int argc, char **argv)
         }
         if (strcmp(argv[i], "--block-userns") == 0) {
             block_userns = 1;
+            continue;
+        }
+        if (strcmp(argv[i], "--test-fork") == 0) {
+            test_fork = true;
             continue;
         }
         if (i + 1 >= argc)
@@ -501,97 +682,83 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    pid_t pid = fork();
+    /* The job's environment with its LD_PRELOAD (replacing any it names), and its
+     * supplementary groups: prepared here, while the shim is root and alone (job_args). */
+    size_t nenv = 0;
+    while (job_env[nenv])
+        nenv++;
+    char *preload_kv = NULL;
+    char **exec_env = calloc(nenv + 2, sizeof *exec_env);
+    if (!exec_env || (preload && asprintf(&preload_kv, "LD_PRELOAD=%s", preload) < 0)) {
+        write_atomic(dir, "exit", "error setenv 12\n");
+        return 1;
+    }
+    size_t ne = 0;
+    for (size_t k = 0; k < nenv; k++)
+        if (!preload || strncmp(job_env[k], "LD_PRELOAD=", 11) != 0)
+            exec_env[ne++] = job_env[k];
+    if (preload_kv)
+        exec_env[ne++] = preload_kv;
+    exec_env[ne] = NULL;
+    gid_t *groups = NULL;
+    int ngroups = 0, groups_err = 0;
+    if (gid >= 0 && !user) {
+        ngroups = 1;
+        groups = malloc(sizeof *groups);
+        if (groups)
+            groups[0] = (gid_t)gid;
+    } else if (gid >= 0) {
+        /* initgroups' list: the account's groups and gid, through NSS. */
+        ngroups = 64;
+        groups = malloc((size_t)ngroups * sizeof *groups);
+        while (groups && getgrouplist(user, (gid_t)gid, groups, &ngroups) < 0) {
+            gid_t *g = ngroups > 0 && ngroups <= 65536
+                           ? realloc(groups, (size_t)ngroups * sizeof *groups)
+                           : NULL;
+            if (!g) {
+                free(groups);
+                groups = NULL;
+                errno = EINVAL;
+                break;
+            }
+            groups = g;
+        }
+    }
+    if (gid >= 0 && !groups)
+        groups_err = errno ? errno : ENOMEM;
+
+    struct job_args ja = {
+        .pfd = pfd[1],
+        .outp = outp[1],
+        .errp = errp[1],
+        .sock = sock[1],
+        .devnull = devnull,
+        .cg = cg,
+        .ncg = ncg,
+        .state = state,
+        .block_userns = block_userns,
+        .uid = uid,
+        .gid = gid,
+        .groups = groups,
+        .ngroups = groups ? (size_t)ngroups : 0,
+        .groups_err = groups_err,
+        .out_path = out_path,
+        .err_path = err_path,
+        .out_idx = out_idx,
+        .err_idx = err_idx,
+        .cwd = cwd,
+        .argv = job_argv,
+        .envp = exec_env,
+    };
+    /* The child's copies of the shim's ends are closed by their O_CLOEXEC at its exec. */
+    pid_t pid = start_job(&ja, test_fork);
     if (pid < 0) {
         char msg[64];
         snprintf(msg, sizeof msg, "error fork %d\n", errno);
         write_atomic(dir, "exit", msg);
         return 1;
     }
-    if (pid == 0) {
-        close(pfd[0]);
-        close(outp[0]);
-        close(errp[0]);
-        close(sock[0]);
-        setpgid(0, 0);
-        signal(SIGHUP, SIG_DFL);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGPIPE, SIG_DFL);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        for (int c = 0; c < ncg; c++) {
-            int fd = open(cg[c], O_WRONLY | O_CLOEXEC);
-            if (fd < 0 || write(fd, "0", 1) != 1)
-                child_fail(pfd[1], "cgroup");
-            close(fd);
-        }
-        if (state && tagent_jobns_enter(state) < 0)
-            child_fail(pfd[1], "jobns");
-        if (block_userns && tagent_jobns_block_userns() < 0)
-            child_fail(pfd[1], "seccomp");
-        if (gid >= 0) {
-            /* initgroups -> setgid -> setuid: groups and gid can only be changed while root. */
-            gid_t g = (gid_t)gid;
-            if ((user ? initgroups(user, g) : setgroups(1, &g)) < 0)
-                child_fail(pfd[1], "setgroups");
-            if (setgid(g) < 0)
-                child_fail(pfd[1], "setgid");
-        }
-        if (uid >= 0) {
-            if (setuid((uid_t)uid) < 0)
-                child_fail(pfd[1], "setuid");
-            /* No way back: real, effective and saved ids are the user's. */
-            if (uid != 0 && (setuid(0) == 0 || seteuid(0) == 0 || getuid() != (uid_t)uid ||
-                             geteuid() != (uid_t)uid)) {
-                errno = EPERM;
-                child_fail(pfd[1], "privdrop");
-            }
-        }
-        /* The logs are opened as the job's user (a symlink or a file the user left in DIR
-         * leads only where the user may write anyway), must be regular files (O_NONBLOCK: a
-         * FIFO there does not block the open), and go to the shim, which writes the job's
-         * output into them through the limit (logcap.h). */
-        int out = open_log(out_path);
-        if (out < 0)
-            child_fail(pfd[1], "stdout");
-        int err = open_log(err_path);
-        if (err < 0)
-            child_fail(pfd[1], "stderr");
-        /* Their time indexes (logcap.h), the same way; without one (a directory or FIFO the
-         * user left there) the job runs, its index goes to /dev/null. */
-        int fds[4] = {out, err, open_log(out_idx), open_log(err_idx)};
-        for (int k = 2; k < 4; k++)
-            if (fds[k] < 0)
-                fds[k] = devnull;
-        if (send_fds(sock[1], fds) < 0)
-            child_fail(pfd[1], "logs");
-        for (int k = 0; k < 4; k++)
-            if (fds[k] != devnull)
-                close(fds[k]);
-        close(sock[1]);
-        if (chdir(cwd) < 0)
-            child_fail(pfd[1], "chdir");
-        if (dup2(devnull, 0) < 0 || dup2(outp[1], 1) < 0 || dup2(errp[1], 2) < 0)
-            child_fail(pfd[1], "dup2");
-        /* Every signal at its default, including the two glibc keeps for itself (32, 33:
-         * posix_spawn leaves them ignored in the shim, and an ignored signal stays ignored
-         * across exec; a runtime other than glibc's would inherit that).  The kernel's
-         * sigaction with every field zero is SIG_DFL, no flags, empty mask, on every arch. */
-        for (int sig = 1; sig <= 64; sig++) {
-            unsigned long ksa[8] = {0};
-            if (sig != SIGKILL && sig != SIGSTOP)
-                syscall(SYS_rt_sigaction, sig, ksa, NULL, (size_t)8);
-        }
-        /* The job's environment, only now that the process is the user's.  The child of fork
-         * has one thread: setenv is safe here, and execvp searches the job's PATH. */
-        environ = job_env;
-        if (preload && setenv("LD_PRELOAD", preload, 1) < 0)
-            child_fail(pfd[1], "setenv");
-        execvp(job_argv[0], job_argv);
-        child_fail(pfd[1], "exec");
-    }
+    free(groups);
     close(pfd[1]);
     close(outp[1]);
     close(errp[1]);
@@ -643,6 +810,8 @@ int main(int argc, char **argv)
     if (job_env != no_env)
         free(job_env);
     free(env_buf);
+    free(exec_env);
+    free(preload_kv);
     for (int k = 0; k < 2; k++)
         if (tagent_logcap_close(lc[k]) < 0)
             fprintf(stderr, "tessel-shim: %s: %s\n", k ? err_path : out_path, strerror(errno));

@@ -263,6 +263,30 @@ static bool stopped(pid_t pid)
     return tsl_procstat_read(pid, &ps) == 0 && ps.state == 'T';
 }
 
+/* Load and initialise NVML (c->nvml) into w.  0, or -1 with err. */
+static int load_nvml(const tsw_config_t *c, tsl_error_t *err)
+{
+    void *h = dlopen(c->nvml, RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return tsl_errprintf(err, "%s: %s", c->nvml, dlerror());
+    nvmlInit_v2_fn init = (nvmlInit_v2_fn)dlsym(h, "nvmlInit_v2");
+    w.count = (nvmlDeviceGetCount_v2_fn)dlsym(h, "nvmlDeviceGetCount_v2");
+    w.handle = (nvmlDeviceGetHandleByIndex_v2_fn)dlsym(h, "nvmlDeviceGetHandleByIndex_v2");
+    w.procs = (nvmlDeviceGetComputeRunningProcesses_v2_fn)dlsym(
+        h, "nvmlDeviceGetComputeRunningProcesses_v3");
+    if (!w.procs)
+        w.procs = (nvmlDeviceGetComputeRunningProcesses_v2_fn)dlsym(
+            h, "nvmlDeviceGetComputeRunningProcesses_v2");
+    w.procs_v1 =
+        (nvmlDeviceGetComputeRunningProcesses_fn)dlsym(h, "nvmlDeviceGetComputeRunningProcesses");
+    if (!init || !w.count || !w.handle || (!w.procs && !w.procs_v1))
+        return tsl_errprintf(err, "%s: not an NVML library (entry points missing)", c->nvml);
+    nvmlReturn_t r = init();
+    if (r != NVML_SUCCESS)
+        return tsl_errprintf(err, "%s: nvmlInit_v2 failed (%d)", c->nvml, (int)r);
+    return 0;
+}
+
 static void *watch(void *arg)
 {
     (void)arg;
@@ -274,6 +298,16 @@ static void *watch(void *arg)
     for (;;) {
         struct timespec ts = {0, TSW_PERIOD_MS * 1000000L};
         while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
+        }
+        /* NVML is loaded after the first period, not before the job starts: the first sample
+         * is due then anyway, and a job that ends within it (a short job) costs the shim no
+         * dlopen and no nvmlInit (tens of ms of CPU with the real driver). */
+        if (!w.count) {
+            tsl_error_t err;
+            if (load_nvml(&w.c, &err) < 0) {
+                fprintf(stderr, "tessel-shim: GPU-memory watchdog not started: %s\n", err.text);
+                return NULL;
+            }
         }
         /* Suspended, and someone (tesseld's resume) continued the job's first process: the
          * others go on too, and a violation from now on is a new one. */
@@ -322,24 +356,6 @@ int tsw_start(const tsw_config_t *c, tsl_error_t *err)
 {
     if (!c->nvml || c->nvml[0] != '/')
         return tsl_errprintf(err, "--nvml: an absolute path is needed");
-    void *h = dlopen(c->nvml, RTLD_NOW | RTLD_LOCAL);
-    if (!h)
-        return tsl_errprintf(err, "%s: %s", c->nvml, dlerror());
-    nvmlInit_v2_fn init = (nvmlInit_v2_fn)dlsym(h, "nvmlInit_v2");
-    w.count = (nvmlDeviceGetCount_v2_fn)dlsym(h, "nvmlDeviceGetCount_v2");
-    w.handle = (nvmlDeviceGetHandleByIndex_v2_fn)dlsym(h, "nvmlDeviceGetHandleByIndex_v2");
-    w.procs = (nvmlDeviceGetComputeRunningProcesses_v2_fn)dlsym(
-        h, "nvmlDeviceGetComputeRunningProcesses_v3");
-    if (!w.procs)
-        w.procs = (nvmlDeviceGetComputeRunningProcesses_v2_fn)dlsym(
-            h, "nvmlDeviceGetComputeRunningProcesses_v2");
-    w.procs_v1 =
-        (nvmlDeviceGetComputeRunningProcesses_fn)dlsym(h, "nvmlDeviceGetComputeRunningProcesses");
-    if (!init || !w.count || !w.handle || (!w.procs && !w.procs_v1))
-        return tsl_errprintf(err, "%s: not an NVML library (entry points missing)", c->nvml);
-    nvmlReturn_t r = init();
-    if (r != NVML_SUCCESS)
-        return tsl_errprintf(err, "%s: nvmlInit_v2 failed (%d)", c->nvml, (int)r);
     w.c = *c;
     pthread_t t;
     pthread_attr_t at;

@@ -90,8 +90,11 @@ typedef struct {
     pid_t job;  /* the job's first process (its process group) */
 } tsw_config_t;
 
-/* Start the watchdog thread (NVML loaded and initialised first).  The config is copied; the
- * strings must outlive the thread (argv does).  0, or -1 with err (no thread runs then). */
+/* Start the watchdog thread.  The thread loads and initialises NVML after its first period
+ * (TSW_PERIOD_MS, when its first sample is due: a job that ends sooner never loads it), and
+ * when that fails writes "tessel-shim: GPU-memory watchdog not started: WHY" to stderr and
+ * ends.  The config is copied; the strings must outlive the thread (argv does).  0, or -1 with
+ * err (no thread runs then). */
 int tsw_start(const tsw_config_t *c, tsl_error_t *err);
 
 /* The reason of the first violation ("" when none), for the shim's records. */
