@@ -316,6 +316,17 @@ static CUresult do_free(void)
     return CUDA_ERROR_INVALID_VALUE;
 }
 
+/* NVML through dlopen, initialised, and the handle of device index. */
+static void *nvml_device(unsigned index, nvmlDevice_t *d)
+{
+    void *n = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!n)
+        die("no libnvidia-ml.so.1");
+    ((nvmlInit_v2_fn)dlsym(n, "nvmlInit_v2"))();
+    ((nvmlDeviceGetHandleByIndex_v2_fn)dlsym(n, "nvmlDeviceGetHandleByIndex_v2"))(index, d);
+    return n;
+}
+
 static void step(char *s);
 
 /* ctxrace: threads that create a context at the same moment. */
@@ -517,13 +528,8 @@ static void step(char *s)
         printf("nvml free=%llu total=%llu used=%llu v2free=%llu v2total=%llu rc=%d,%d,%d\n", m.free,
                m.total, m.used, m2.free, m2.total, r, r1, r2);
     } else if (strcmp(s, "nvmlproc") == 0 && arg1) {
-        void *n = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-        if (!n)
-            die("no libnvidia-ml.so.1");
-        ((nvmlInit_v2_fn)dlsym(n, "nvmlInit_v2"))();
         nvmlDevice_t d;
-        ((nvmlDeviceGetHandleByIndex_v2_fn)dlsym(n, "nvmlDeviceGetHandleByIndex_v2"))(
-            arg2 ? (unsigned)atoi(arg2) : 0, &d);
+        void *n = nvml_device(arg2 ? (unsigned)atoi(arg2) : 0, &d);
         nvmlProcessInfo_t infos[64];
         unsigned cnt = 64;
         nvmlReturn_t r = ((nvmlDeviceGetComputeRunningProcesses_v3_fn)dlsym(
@@ -534,13 +540,8 @@ static void step(char *s)
                 used = infos[k].usedGpuMemory;
         printf("nvmlproc pid=%s used=%llu rc=%d\n", arg1, used, r);
     } else if (strcmp(s, "nvmlprocs") == 0) {
-        void *n = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-        if (!n)
-            die("no libnvidia-ml.so.1");
-        ((nvmlInit_v2_fn)dlsym(n, "nvmlInit_v2"))();
         nvmlDevice_t d;
-        ((nvmlDeviceGetHandleByIndex_v2_fn)dlsym(n, "nvmlDeviceGetHandleByIndex_v2"))(
-            arg1 ? (unsigned)atoi(arg1) : 0, &d);
+        void *n = nvml_device(arg1 ? (unsigned)atoi(arg1) : 0, &d);
         nvmlDeviceGetComputeRunningProcesses_v3_fn v3 =
             (nvmlDeviceGetComputeRunningProcesses_v3_fn)dlsym(
                 n, "nvmlDeviceGetComputeRunningProcesses_v3");
