@@ -43,7 +43,7 @@ static int poke(const char *name, const char *variant, void *p)
         IS("cuArrayCreate") || IS("cuArray3DCreate") || IS("cuMipmappedArrayCreate") ||
         IS("cuMemPoolCreate") || IS("cuMemGetInfo") || IS("cuDeviceTotalMem") ||
         IS("cuCtxCreate") || IS("cuDevicePrimaryCtxRetain") || IS("cuModuleLoadData") ||
-        IS("cuModuleGetFunction")) {
+        IS("cuModuleLoad") || IS("cuModuleLoadFatBinary") || IS("cuModuleGetFunction")) {
         /* First argument: a NULL output pointer; the rest zero. */
         typedef CUresult (*f6)(void *, void *, void *, void *, void *, void *);
         ((f6)p)(NULL, NULL, NULL, NULL, NULL, NULL);

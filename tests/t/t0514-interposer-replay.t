@@ -17,7 +17,8 @@ cuMemPoolCreate cuMemPoolDestroy cuMemPoolTrimTo cuMemCreate cuMemRelease cuArra
 cuArray3DCreate cuArrayDestroy cuMipmappedArrayCreate cuMipmappedArrayDestroy cuCtxCreate
 cuCtxDestroy cuDevicePrimaryCtxRetain cuDevicePrimaryCtxRelease cuDevicePrimaryCtxReset
 cuLaunchKernel cuLaunchKernelEx cuLaunchCooperativeKernel cuLaunchCooperativeKernelMultiDevice
-cuCtxSetLimit cuModuleLoadData cuModuleGetFunction cuModuleUnload cuGraphLaunch'
+cuCtxSetLimit cuModuleLoad cuModuleLoadData cuModuleLoadFatBinary cuModuleGetFunction cuModuleUnload
+cuGraphLaunch'
 printf '%s\n' $HOOKED >"$TMP/hooked"
 
 "$REPLAY" "$TSV" >"$TMP/bare" 2>"$TMP/bare.err"
