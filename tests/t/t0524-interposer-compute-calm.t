@@ -67,8 +67,14 @@ s1=$("$SLICE_TOOL" "$S" state)
 diag "calm, drained: $s1"
 n1=$(val launches "$s1")
 b1=$(val busy_ns "$s1")
-ok $(awk -v b="$b1" -v n="$n1" 'BEGIN { exit !(b >= n * 2e6 * 0.99 && b <= n * 2e6 * 1.02) }' &&
-    echo 0 || echo 1) "calm, drained: all $n1 launches accounted, busy $b1 ns = $n1 x 2 ms"
+# Every launch is charged at least its 2 ms (one charged nothing, or a pending
+# batch not published, would fall below).  An event pair also times the
+# host's way from its start record to the launch (the device reaches the
+# start event at once on an idle stream, as a real GPU does), and unmeasured
+# launches are charged the pairs' average: 2.04-2.13 ms a launch under ASan on
+# a quiet machine, more under load; 1.5x bounds it (a double-charged batch).
+ok $(awk -v b="$b1" -v n="$n1" 'BEGIN { exit !(b >= n * 2e6 * 0.99 && b <= n * 2e6 * 1.5) }' &&
+    echo 0 || echo 1) "calm, drained: all $n1 launches accounted, busy $b1 ns >= $n1 x 2 ms"
 sleep 0.5
 s2=$("$SLICE_TOOL" "$S" state)
 is "$(val launches "$s2") $(val busy_ns "$s2")" "$n1 $b1" \
