@@ -217,8 +217,9 @@ typedef struct {
     int hist_interval;
     int64_t hist_retention;
     thist_writer_t *hist;
-    int64_t hist_last; /* the last sample's time (s) */
-    bool hist_failing; /* the last sample was not kept (logged once) */
+    int64_t hist_last;              /* the last sample's time (s) */
+    bool hist_failing;              /* the last sample was not kept (logged once) */
+    struct thist_cache *hist_cache; /* GET /v1/history's kept answers (histcache.h; lock) */
 } tessd_t;
 
 /* Who made a request (after tessd_auth). */
@@ -412,6 +413,8 @@ void tessd_suspend_recover(tessd_t *d, tessd_run_t *r);
  * interval has begun since the last one. */
 int tessd_history_init(tessd_t *d, tsl_error_t *err);
 void tessd_history_tick(tessd_t *d);
+/* api/history.c: frees GET /v1/history's cache of answers (at exit). */
+void api_history_cache_free(tessd_t *d);
 
 /* api/routes.c */
 extern const thttp_route_t tessd_routes[];

@@ -88,12 +88,16 @@ typedef struct {
     thist_agg_t *agg;
     thist_rows_t rows;
     int64_t next_prune;
+    /* Per tier, bumped whenever the tier's rows may have changed (rows put or pruned, also by
+     * a write that failed half-way): a reader that kept an answer of the tier knows it is
+     * stale when the count moved (GET /v1/history's cache). */
+    uint64_t gen[THIST_NTIERS];
 } thist_writer_t;
 /* NULL with errno ENOMEM. */
 thist_writer_t *thist_writer_new(const thist_plan_t *p);
 void thist_writer_free(thist_writer_t *w);
 /* The n samples taken at t (thist_agg_feed) into st.  0, or -1 with err (the rows of this
- * call are lost; the next call goes on). */
+ * call are lost; the next call goes on).  Bumps gen of every tier whose rows it touched. */
 int thist_write(thist_writer_t *w, tstore_t *st, int64_t t, const tstore_hist_t *s, size_t n,
                 tsl_error_t *err);
 

@@ -31,7 +31,15 @@ int thist_write(thist_writer_t *w, tstore_t *st, int64_t t, const tstore_hist_t 
                 tsl_error_t *err)
 {
     w->rows.n = 0;
-    if (thist_agg_feed(w->agg, t, s, n, &w->rows) < 0) {
+    int fed = thist_agg_feed(w->agg, t, s, n, &w->rows);
+    /* Before the put: a put that fails half-way may have kept some rows. */
+    for (int k = 0; k < THIST_NTIERS; k++)
+        for (size_t i = 0; i < w->rows.n; i++)
+            if (w->rows.v[i].step == w->plan.tier[k].step) {
+                w->gen[k]++;
+                break;
+            }
+    if (fed < 0) {
         errno = ENOMEM;
         return tsl_errprintf(err, "history: out of memory");
     }
@@ -45,10 +53,16 @@ int thist_write(thist_writer_t *w, tstore_t *st, int64_t t, const tstore_hist_t 
             for (int j = 0; j < THIST_NTIERS; j++)
                 if (w->plan.tier[j].step == w->plan.tier[k].step && w->plan.tier[j].keep > keep)
                     keep = w->plan.tier[j].keep;
-            for (int sc = 0; sc < TSTORE_HIST_NSCOPES; sc++)
-                if (tstore_hist_prune(st, w->plan.tier[k].step, (tstore_hist_scope_t)sc, t - keep,
-                                      err) < 0)
+            for (int sc = 0; sc < TSTORE_HIST_NSCOPES; sc++) {
+                int64_t gone = tstore_hist_prune(st, w->plan.tier[k].step, (tstore_hist_scope_t)sc,
+                                                 t - keep, err);
+                if (gone != 0)
+                    for (int j = 0; j < THIST_NTIERS; j++)
+                        if (w->plan.tier[j].step == w->plan.tier[k].step)
+                            w->gen[j]++;
+                if (gone < 0)
                     return -1;
+            }
         }
         w->next_prune = t + THIST_PRUNE_S;
     }

@@ -1096,6 +1096,7 @@ int main(int argc, char **argv)
     thttp_limiter_free(d->submit_limit);
     thttp_limiter_free(d->admin_submit_limit);
     free(d->runs);
+    api_history_cache_free(d);
     thist_writer_free(d->hist);
     tessd_conf_free(&conf);
     tessd_args_free(&args);

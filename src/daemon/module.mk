@@ -34,7 +34,7 @@ $(TESSELD_OPENAPI_O): $(O)/gen/openapi_doc.c
 # The options' table and the configuration file (libinih), tesseld's own log, job-log retention.
 TESSELD_SRCS += src/daemon/config.c src/daemon/log.c src/daemon/retention.c
 TESSELD_SRCS += src/daemon/history.c src/daemon/histagg.c src/daemon/histwrite.c \
-                src/daemon/api/history.c
+                src/daemon/histcache.c src/daemon/api/history.c
 BINS += $(O)/bin/tesseld
 # Libraries by path: module.mk files are included in alphabetical order, so the variables
 # of libraries defined later are still empty here.
@@ -184,6 +184,17 @@ $(O)/tests/daemon/test_histagg: $(O)/obj/src/daemon/test/test_histagg.o \
                                 $(O)/obj/src/daemon/histagg.o $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -lm
+TESTS += $(O)/tests/daemon/test_histcache
+$(O)/tests/daemon/test_histcache: $(O)/obj/src/daemon/test/test_histcache.o \
+                                  $(O)/obj/src/daemon/histcache.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
+TESTS += $(O)/tests/daemon/test_histwrite
+$(O)/tests/daemon/test_histwrite: $(O)/obj/src/daemon/test/test_histwrite.o \
+                                  $(O)/obj/src/daemon/histagg.o $(O)/obj/src/daemon/histwrite.o \
+                                  $(O)/lib/libtsl-store.a $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -lsqlite3 -lm -lpthread
 TESSEL_HIST_SEED := $(O)/tests/daemon/tessel-hist-seed
 $(TESSEL_HIST_SEED): $(O)/obj/src/daemon/test/hist_seed.o $(O)/obj/src/daemon/histagg.o \
                      $(O)/obj/src/daemon/histwrite.o $(O)/lib/libtsl-store.a \

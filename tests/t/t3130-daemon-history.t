@@ -106,6 +106,32 @@ done
 hist "scope=user&range=1w&name=alice"
 is "$(jget '.series[0] | [.milli[0], .pending[0]] | @csv')" "500,2" "a week of alice at 10-minute means"
 
+# Answers are kept until their tier's rows change (api/history.c, "Cache").  A kept answer is
+# the one that was built: the week asked twice gives the same rows (asked again when a
+# 10-minute boundary fell between the two).
+same=1
+for try in 1 2 3; do
+    hist "scope=gpu&range=1w"
+    first=$(jq -c '[.start, .series]' "$TD/out")
+    hist "scope=gpu&range=1w"
+    [ "$first" = "$(jq -c '[.start, .series]' "$TD/out")" ] && { same=0; break; }
+done
+ok $same "the week asked twice: the same rows (the second from the kept answer)"
+# A new sample is in the next answer: the hour's last point moves on (10 s samples).
+hist "scope=gpu&range=1h"
+last=$(jget "[$S0 | .t[-1]] | .[0]")
+newer() { hist "scope=gpu&range=1h"; [ "$(jget "[$S0 | .t[-1]] | .[0]")" -gt "$last" ]; }
+wait_for newer; ok $? "a sample taken after an answer is in the next one (nothing stale kept)"
+# Kept answers are per reader where readers differ: after the admin's answer for every user,
+# bob's is still his own alone and alice's her own.
+hist "scope=user&range=1w"
+[ "$(jget '[.series[].name] | index("alice")')" != null ]; ok $? "the admin's week of every user holds alice"
+hist "scope=user&range=1w" "$BOB"
+is "$CODE/$(jget '[.series[].name] | map(select(. != "bob")) | length')" "200/0" \
+    "bob's week right after it: his own series only"
+hist "scope=user&range=1w" "$ALICE"
+is "$CODE/$(jget '[.series[].name] | @csv')" '200/"alice"' "alice's week: hers only"
+
 # Who may read what.
 hist "scope=gpu&range=1h" "$BOB"
 is "$CODE" 200 "a user reads the GPUs' history"

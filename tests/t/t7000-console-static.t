@@ -25,6 +25,19 @@ is "$CODE $TYPE" "200 text/html; charset=utf-8" "GET / answers index.html as HTM
 cmp -s "$TD/out" "$TESSEL_SRCDIR/web/index.html"; ok $? "GET / is web/index.html byte for byte"
 is "$CACHE" "no-cache" "index.html is revalidated (a new tesseld's console is picked up at once)"
 grep -q '<script type="module" src="app/main.js">' "$TD/out"; ok $? "the page loads app/main.js as a module"
+# Every module that a module imports is preloaded by the page (one round trip for all of them,
+# not one per level of imports: docs/console.md, "Load time"), and every preload is served.
+imports=$(cd "$TESSEL_SRCDIR/web/app" && sed -n "s/^import .* from '\([^']*\)';.*/\1/p" ./*.js |
+    sed 's|^\./|app/|; s|^\.\./||' | sort -u)
+preloads=$(sed -n 's/.*<link rel="modulepreload" href="\([^"]*\)">.*/\1/p' "$TD/out" | sort -u)
+[ -n "$imports" ] && [ "$imports" = "$preloads" ]
+ok $? "index.html preloads exactly the modules imported ($(echo $imports | wc -w) of them)"
+bad=0
+for m in $preloads; do
+    get "/$m"
+    [ "$CODE" = 200 ] || bad=1
+done
+ok $bad "every preloaded module is served"
 
 get /app/main.js
 is "$CODE $TYPE" "200 text/javascript; charset=utf-8" "app/main.js is JavaScript"

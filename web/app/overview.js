@@ -16,7 +16,8 @@ export function mount(ctx, store) {
   ctx.queues = h('div', {});
   const want = ctx.route.params.get('range');
   ctx.range = RANGES.find((r) => r.key === want) || RANGES[0];
-  ctx.hist = { gpu: null, queue: null, user: null, error: null };
+  ctx.hist = { gpu: null, queue: null, user: null };
+  ctx.histErr = { gpu: null, queue: null, user: null };
   ctx.rangeButtons = RANGES.map((r) => {
     const b = h('button', { type: 'button', class: 'btn small', 'data-range': r.key, 'aria-pressed': String(r === ctx.range) }, r.label);
     b.addEventListener('click', () => setRange(ctx, store, r));
@@ -40,7 +41,8 @@ export function mount(ctx, store) {
   ctx.scheme = matchMedia('(prefers-color-scheme: dark)');
   ctx.onScheme = () => {
     for (const c of ctx.cards.values()) { c.ro?.disconnect(); c.chart?.destroy(); c.chart = null; clear(c.chartBox); }
-    for (const g of store.gpus) { const c = ctx.cards.get(g.uuid); if (c) makeChart(c, g); }
+    const pal = palette();
+    for (const g of store.gpus) { const c = ctx.cards.get(g.uuid); if (c) makeChart(c, g, pal, c.chartBox.clientWidth); }
     for (const u of Object.values(ctx.usage)) { u.ro?.disconnect(); u.chart?.destroy(); u.chart = null; u.names = ''; clear(u.box); }
     drawUsage(ctx, store);
   };
@@ -59,27 +61,35 @@ export function unmount(ctx) {
 function setRange(ctx, store, r) {
   if (r === ctx.range) return;
   ctx.range = r;
+  ctx.hist = { gpu: null, queue: null, user: null };
+  ctx.histErr = { gpu: null, queue: null, user: null };
   for (const b of ctx.rangeButtons) b.setAttribute('aria-pressed', String(b.dataset.range === r.key));
   window.history.replaceState(null, '', r === RANGES[0] ? '#/' : `#/?range=${r.key}`);
   ctx.rendered = false;
   refreshHistory(ctx, store);
 }
 
-// Ask for the range's history (cached by history.js) and redraw what it feeds.
+// Ask for the range's history (cached by history.js) and redraw what it feeds, each scope as
+// soon as its answer is in (the GPUs' is the largest: the others need not wait for it).
 async function refreshHistory(ctx, store) {
   const r = ctx.range;
-  try {
-    const [gpu, queue, user] = await Promise.all(['gpu', 'queue', 'user'].map((scope) => load(scope, r.range)));
-    if (ctx.gone || r !== ctx.range) return;
-    ctx.hist = { gpu, queue, user, error: null };
-  } catch (e) {
-    if (ctx.gone || r !== ctx.range) return;
-    ctx.hist = { gpu: null, queue: null, user: null, error: e };
-  }
-  ctx.histNote.textContent = ctx.hist.error ? `History unavailable: ${ctx.hist.error.message}` : '';
-  for (const g of store.gpus) { const c = ctx.cards.get(g.uuid); if (c) fillHistory(ctx, c, g); }
-  drawUsage(ctx, store);
-  if (!ctx.rendered && !ctx.hist.error) {
+  const ok = await Promise.all(['gpu', 'queue', 'user'].map(async (scope) => {
+    let a = null, err = null;
+    try { a = await load(scope, r.range); } catch (e) { err = e; }
+    if (ctx.gone || r !== ctx.range) return false;
+    ctx.hist[scope] = a;
+    ctx.histErr[scope] = err;
+    if (scope === 'gpu') {
+      for (const g of store.gpus) { const c = ctx.cards.get(g.uuid); if (c) fillHistory(ctx, c, g); }
+    } else {
+      drawUsage(ctx, store, scope);
+    }
+    return !err;
+  }));
+  if (ctx.gone || r !== ctx.range) return;
+  const error = ctx.histErr.gpu || ctx.histErr.queue || ctx.histErr.user;
+  ctx.histNote.textContent = error ? `History unavailable: ${error.message}` : '';
+  if (!ctx.rendered && ok.every(Boolean)) {
     ctx.rendered = true;
     // For bench/history: the time from navigation start to the range's charts drawn.
     performance.mark(`tessel-history-${r.key}`);
@@ -115,7 +125,7 @@ export function update(ctx, store) {
   for (const g of gpus) {
     seen.add(g.uuid);
     let c = ctx.cards.get(g.uuid);
-    if (!c) { c = makeCard(g); ctx.cards.set(g.uuid, c); ctx.grid.append(c.el); }
+    if (!c) { c = makeCard(ctx, g); ctx.cards.set(g.uuid, c); ctx.grid.append(c.el); }
     fillCard(c, g, store);
   }
   for (const [uuid, c] of ctx.cards) {
@@ -125,7 +135,7 @@ export function update(ctx, store) {
   refreshHistory(ctx, store);
 }
 
-function makeCard(g) {
+function makeCard(ctx, g) {
   const body = h('div', {});
   const chartBox = h('div', { class: 'chart' });
   const caption = h('figcaption', { class: 'sub' });
@@ -135,21 +145,35 @@ function makeCard(g) {
     body,
     h('figure', { class: 'history' }, chartBox, caption));
   const c = { el, body, chartBox, caption, chart: null, ro: null, cols: null };
-  // The chart needs a laid-out width: create it on the next frame.
-  requestAnimationFrame(() => makeChart(c, g));
+  // The chart needs a laid-out width: made on the next frame, with every other card's.
+  (ctx.newCharts ||= []).push([c, g]);
+  if (ctx.newCharts.length === 1) requestAnimationFrame(() => makeCharts(ctx));
   return c;
 }
 
-function cssVar(name) {
-  return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+// The charts of the cards made since the last frame, in one go: every width is read first (one
+// layout for all, not one per chart after the previous chart's changes) and the colours once.
+function makeCharts(ctx) {
+  const todo = ctx.newCharts.filter(([c]) => c.el.isConnected && !c.chart);
+  ctx.newCharts = [];
+  if (ctx.gone || !todo.length) return;
+  const widths = todo.map(([c]) => c.chartBox.clientWidth);
+  const pal = palette();
+  todo.forEach(([c, g], i) => makeChart(c, g, pal, widths[i]));
 }
 
-function makeChart(c, g) {
+// The chart colours from the CSS variables (one style read).
+function palette() {
+  const cs = getComputedStyle(document.documentElement);
+  const v = (name) => cs.getPropertyValue(name).trim();
+  return { muted: v('--muted'), grid: v('--grid'), idle: v('--c-idle'), util: v('--c-util'), mem: v('--c-mem'), compute: v('--c-compute') };
+}
+
+function makeChart(c, g, pal, width) {
   if (!c.el.isConnected) return;
-  const fg = cssVar('--muted'), grid = cssVar('--grid');
-  const axis = { stroke: fg, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 } };
+  const axis = { stroke: pal.muted, grid: { stroke: pal.grid, width: 1 }, ticks: { stroke: pal.grid, width: 1 } };
   const opts = {
-    width: Math.max(200, c.chartBox.clientWidth),
+    width: Math.max(200, width),
     height: 130,
     cursor: { drag: { x: false, y: false } },
     legend: { show: true, live: true },
@@ -159,10 +183,10 @@ function makeChart(c, g) {
       {},
       // Idle: a light band over the part of each interval with no job on the GPU (the busy
       // line has a gap there, never a 0 %).
-      { label: 'Idle', stroke: 'transparent', fill: cssVar('--c-idle'), width: 0, paths: uPlot.paths.stepped({ align: 1 }), points: { show: false }, value: (u, v) => (v == null ? '—' : Math.round(v) + '%') },
-      { label: 'Busy', stroke: cssVar('--c-util'), width: 1.5, value: (u, v) => (v == null ? '—' : Math.round(v) + '%') },
-      { label: 'Memory in use', stroke: cssVar('--c-mem'), width: 1.5, value: (u, v) => (v == null ? '—' : v.toFixed(1) + '%') },
-      { label: 'Compute allocated', stroke: cssVar('--c-compute'), width: 1.5, dash: [4, 3], value: (u, v) => (v == null ? '—' : Math.round(v) + '%') },
+      { label: 'Idle', stroke: 'transparent', fill: pal.idle, width: 0, paths: uPlot.paths.stepped({ align: 1 }), points: { show: false }, value: (u, v) => (v == null ? '—' : Math.round(v) + '%') },
+      { label: 'Busy', stroke: pal.util, width: 1.5, value: (u, v) => (v == null ? '—' : Math.round(v) + '%') },
+      { label: 'Memory in use', stroke: pal.mem, width: 1.5, value: (u, v) => (v == null ? '—' : v.toFixed(1) + '%') },
+      { label: 'Compute allocated', stroke: pal.compute, width: 1.5, dash: [4, 3], value: (u, v) => (v == null ? '—' : Math.round(v) + '%') },
     ],
   };
   c.chart = new uPlot(opts, data(c), c.chartBox);
@@ -205,7 +229,7 @@ function fillHistory(ctx, c, g) {
   if (!k || !k.t.length) {
     d.idlePoints = d.busyPoints = '0';
     d.busyPeak = '';
-    c.caption.textContent = ctx.hist.error ? 'History unavailable.' : `No history of this GPU in the last ${words} yet.`;
+    c.caption.textContent = ctx.histErr.gpu ? 'History unavailable.' : `No history of this GPU in the last ${words} yet.`;
     return;
   }
   const busyVals = k.busy.filter((v) => v !== null);
@@ -229,13 +253,15 @@ function makeUsage(scope, title) {
   return { scope, el, box, caption, chart: null, ro: null, names: '' };
 }
 
-function drawUsage(ctx, store) {
+// only: one scope ('queue' or 'user'); both without it.
+function drawUsage(ctx, store, only) {
   const ngpus = Math.max(1, store.gpus.length);
   for (const u of Object.values(ctx.usage)) {
+    if (only && u.scope !== only) continue;
     const a = ctx.hist[u.scope];
     const d = u.box.dataset;
     d.range = ctx.range.key;
-    if (!a) { u.caption.textContent = ctx.hist.error ? 'History unavailable.' : ''; continue; }
+    if (!a) { u.caption.textContent = ctx.histErr[u.scope] ? 'History unavailable.' : ''; continue; }
     const series = [...a.series].sort((x, y) => x.name.localeCompare(y.name));
     // One x axis for every name: the union of their times; a name without a point at a time
     // had no job then (null: a gap).
@@ -249,8 +275,8 @@ function drawUsage(ctx, store) {
     const rows = [[a.start, ...ts, a.end], ...cols.map((c) => [null, ...c, null])];
     if (u.chart && u.names !== names) { u.chart.destroy(); u.chart = null; }
     if (!u.chart && u.box.isConnected) {
-      const fg = cssVar('--muted'), grid = cssVar('--grid');
-      const axis = { stroke: fg, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 } };
+      const pal = palette();
+      const axis = { stroke: pal.muted, grid: { stroke: pal.grid, width: 1 }, ticks: { stroke: pal.grid, width: 1 } };
       u.chart = new uPlot({
         width: Math.max(200, u.box.clientWidth || 300), height: 150,
         cursor: { drag: { x: false, y: false } },
