@@ -41,6 +41,16 @@ ok $bad "every preloaded module is served"
 
 get /app/main.js
 is "$CODE $TYPE" "200 text/javascript; charset=utf-8" "app/main.js is JavaScript"
+# Revalidation: a validator, and 304 with no body when the browser's copy is current (its
+# compiled code stays cached too); another validator gets the file.
+ETAG=$(sed -n 's/^[Ee][Tt]ag: *//p' "$TD/hdr" | tr -d '\r')
+case $ETAG in W/\"*\") ok 0 "app/main.js has a weak ETag ($ETAG)" ;; *) ok 1 "app/main.js has a weak ETag ('$ETAG')" ;; esac
+curl -s -D "$TD/hdr" -o "$TD/out304" -H "If-None-Match: $ETAG" "$TD_URL/app/main.js" >/dev/null
+code=$(sed -n '1s/^HTTP[^ ]* \([0-9]*\).*/\1/p' "$TD/hdr")
+[ "$code" = 304 ] && [ ! -s "$TD/out304" ]; ok $? "If-None-Match with it: 304, no body ($code)"
+curl -s -D "$TD/hdr" -o "$TD/out" -H 'If-None-Match: W/"0-0.0-0"' "$TD_URL/app/main.js" >/dev/null
+code=$(sed -n '1s/^HTTP[^ ]* \([0-9]*\).*/\1/p' "$TD/hdr")
+[ "$code" = 200 ] && cmp -s "$TD/out" "$TESSEL_SRCDIR/web/app/main.js"; ok $? "another validator: 200 and the file ($code)"
 cmp -s "$TD/out" "$TESSEL_SRCDIR/web/app/main.js"; ok $? "app/main.js is web/app/main.js byte for byte"
 get /app/console.css
 is "$CODE $TYPE" "200 text/css; charset=utf-8" "app/console.css is CSS"

@@ -164,6 +164,24 @@ void api_console(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         not_found(rep, req->path);
         return;
     }
+    /* A validator, so that a browser revalidates its copy (no-cache) with If-None-Match and
+     * gets 304 rather than the file again: what it compiled from the file (V8's code cache)
+     * stays valid too.  Weak: the file's size, change time and inode. */
+    char etag[64];
+    snprintf(etag, sizeof etag, "W/\"%llx-%llx.%lx-%llx\"", (unsigned long long)st.st_size,
+             (unsigned long long)st.st_mtim.tv_sec, (unsigned long)st.st_mtim.tv_nsec,
+             (unsigned long long)st.st_ino);
+    snprintf(rep->extra_name, sizeof rep->extra_name, "Cache-Control");
+    snprintf(rep->extra_value, sizeof rep->extra_value, "%s",
+             strncmp(rel, "vendor/", 7) == 0 ? "public, max-age=31536000, immutable" : "no-cache");
+    snprintf(rep->extra2_name, sizeof rep->extra2_name, "ETag");
+    snprintf(rep->extra2_value, sizeof rep->extra2_value, "%s", etag);
+    const char *inm = thttp_header(req, "If-None-Match");
+    if (inm && (strstr(inm, etag) || strcmp(inm, "*") == 0)) {
+        close(fd);
+        rep->status = 304;
+        return;
+    }
     size_t size = (size_t)st.st_size;
     char *buf = malloc(size ? size : 1);
     size_t got = 0;
@@ -185,7 +203,4 @@ void api_console(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     rep->text = buf;
     rep->text_len = size;
     rep->content_type = type;
-    snprintf(rep->extra_name, sizeof rep->extra_name, "Cache-Control");
-    snprintf(rep->extra_value, sizeof rep->extra_value, "%s",
-             strncmp(rel, "vendor/", 7) == 0 ? "public, max-age=31536000, immutable" : "no-cache");
 }
