@@ -27,8 +27,8 @@ is "$CACHE" "no-cache" "index.html is revalidated (a new tesseld's console is pi
 grep -q '<script type="module" src="app/main.js">' "$TD/out"; ok $? "the page loads app/main.js as a module"
 # Every module that a module imports is preloaded by the page (one round trip for all of them,
 # not one per level of imports: docs/console.md, "Load time"), and every preload is served.
-imports=$(cd "$TESSEL_SRCDIR/web/app" && sed -n "s/^import .* from '\([^']*\)';.*/\1/p" ./*.js |
-    sed 's|^\./|app/|; s|^\.\./||' | sort -u)
+imports=$(cd "$TESSEL_SRCDIR/web/app" && sed -n -e "s/^import .* from '\([^']*\)';.*/\1/p" \
+    -e "s/.*[^a-zA-Z_.]import('\([^']*\)').*/\1/p" ./*.js | sed 's|^\./|app/|; s|^\.\./||' | sort -u)
 preloads=$(sed -n 's/.*<link rel="modulepreload" href="\([^"]*\)">.*/\1/p' "$TD/out" | sort -u)
 [ -n "$imports" ] && [ "$imports" = "$preloads" ]
 ok $? "index.html preloads exactly the modules imported ($(echo $imports | wc -w) of them)"

@@ -4,9 +4,14 @@
 // whole range), the queues' lengths, and the GPU share in use per queue and per user over the
 // same range.
 
-import uPlot from '../vendor/uplot-1.6.32/uPlot.esm.js';
 import { h, clear, bytes, gpuOf, colourOf, pct, busy } from './util.js';
 import { load, RANGES, gpuColumns } from './history.js';
+
+// The chart library (150 kB) is not a static import: the console's first requests (the
+// token's check, the GPUs, the history) leave while it is still being read and compiled, and
+// only the charts wait for it.  index.html preloads it.
+let uPlot = null;
+const uPlotReady = import('../vendor/uplot-1.6.32/uPlot.esm.js').then((m) => { uPlot = m.default; });
 
 export function mount(ctx, store) {
   ctx.title = 'Overview';
@@ -40,6 +45,7 @@ export function mount(ctx, store) {
   // The charts take their colours from the CSS variables: redraw them when the scheme flips.
   ctx.scheme = matchMedia('(prefers-color-scheme: dark)');
   ctx.onScheme = () => {
+    if (!uPlot) return; // no chart yet: they are made with the colours of their time
     for (const c of ctx.cards.values()) { c.ro?.disconnect(); c.chart?.destroy(); c.chart = null; clear(c.chartBox); }
     const pal = palette();
     for (const g of store.gpus) { const c = ctx.cards.get(g.uuid); if (c) makeChart(c, g, pal, c.chartBox.clientWidth); }
@@ -75,7 +81,7 @@ async function refreshHistory(ctx, store) {
   const r = ctx.range;
   const ok = await Promise.all(['gpu', 'queue', 'user'].map(async (scope) => {
     let a = null, err = null;
-    try { a = await load(scope, r.range); } catch (e) { err = e; }
+    try { [a] = await Promise.all([load(scope, r.range), uPlotReady]); } catch (e) { err = e; }
     if (ctx.gone || r !== ctx.range) return false;
     ctx.hist[scope] = a;
     ctx.histErr[scope] = err;
@@ -154,6 +160,7 @@ function makeCard(ctx, g) {
 // The charts of the cards made since the last frame, in one go: every width is read first (one
 // layout for all, not one per chart after the previous chart's changes) and the colours once.
 function makeCharts(ctx) {
+  if (!uPlot) { uPlotReady.then(() => makeCharts(ctx), () => {}); return; }
   const todo = ctx.newCharts.filter(([c]) => c.el.isConnected && !c.chart);
   ctx.newCharts = [];
   if (ctx.gone || !todo.length) return;
