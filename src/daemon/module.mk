@@ -71,7 +71,7 @@ TESSELD_TESTS += tests/t/t3110-daemon-openapi.t
 # The configuration file (config.c, etc/tesseld.conf), SIGHUP, tesseld's log, job-log retention.
 TESSELD_TESTS += tests/t/t3100-config-check.t tests/t/t3101-config-reload.t \
                  tests/t/t3102-config-retention.t tests/t/t3103-config-syslog.t
-TESSELD_TESTS += tests/t/t3070-daemon-job-start.t
+TESSELD_TESTS += tests/t/t3070-daemon-job-start.t tests/t/t3071-daemon-account-change.t
 # Event-driven scheduling (pass.h) and the long poll of a job (wait.c).
 TESSELD_TESTS += tests/t/t3050-daemon-event-end.t tests/t/t3051-daemon-coalesce.t \
                  tests/t/t3052-daemon-wait.t
