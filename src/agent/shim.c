@@ -296,14 +296,6 @@ static bool take(int fd, tagent_logcap_t *lc, size_t max)
     }
 }
 
-/* The shim's main loop: copy the job's stdout and stderr (pipes out and err, non-blocking)
- * into lc[0] and lc[1], reap every child that ends (SIGCHLD from sfd: the job's orphans are
- * re-parented to the shim), until the job (pid) has ended and what its pipes held then is
- * read.  Returns the job's wait status, or -1 when waitpid fails.
- *
- * Single-threaded: the loop owns the pipes, the log writers and waitpid.  A thread started
- * beside it (after the fork) must not wait for children, and keeps SIGCHLD blocked (it
- * inherits the mask). */
 /* Milliseconds from now until the CLOCK_MONOTONIC time at (0 once it has passed). */
 static int ms_until(const struct timespec *at)
 {
@@ -314,7 +306,8 @@ static int ms_until(const struct timespec *at)
     return ms <= 0 ? 0 : ms > INT32_MAX ? INT32_MAX : (int)ms;
 }
 
-/* Start the watchdog (wd) if it is due: the shim is single-threaded until then. */
+/* Start the watchdog thread (the shim is single-threaded until then); a failure is said in
+ * shim.log and the job runs on. */
 static void watchdog_start(const tsw_config_t *wd)
 {
     tsl_error_t werr;
@@ -322,10 +315,18 @@ static void watchdog_start(const tsw_config_t *wd)
         fprintf(stderr, "tessel-shim: GPU-memory watchdog not started: %s\n", werr.text);
 }
 
-/* Copy the job's output until it ends; its wait status, or -1.  wd (or NULL): the watchdog,
- * started once the job has run TSW_PERIOD_MS (its first sample is due then): a job that ends
- * sooner costs the shim no thread (its stack, its start, and the TLB shootdowns that every
- * munmap and the exit of a two-threaded process cost on a paravirtualised machine). */
+/* The shim's main loop: copy the job's stdout and stderr (pipes out and err, non-blocking)
+ * into lc[0] and lc[1], reap every child that ends (SIGCHLD from sfd: the job's orphans are
+ * re-parented to the shim), until the job (pid) has ended and what its pipes held then is
+ * read.  Returns the job's wait status, or -1 when waitpid fails.
+ *
+ * wd (or NULL): the GPU-memory watchdog, started by this loop once the job has run
+ * TSW_PERIOD_MS (its first sample is due then): a job that ends sooner costs the shim no
+ * thread (its stack, its start, and the TLB shootdowns that every munmap and the exit of a
+ * two-threaded process cost on a paravirtualised machine).
+ *
+ * Single-threaded: the loop owns the pipes, the log writers and waitpid.  The watchdog thread
+ * must not wait for children, and keeps SIGCHLD blocked (it inherits the mask). */
 static int pump(pid_t pid, int out, int err, int sfd, tagent_logcap_t *lc[2],
                 const tsw_config_t *wd)
 {
