@@ -17,34 +17,46 @@
 #define ENV_FD  3
 #define LOCK_FD 4
 
-/* A sealed memfd holding envp as "K=V\0" strings, positioned at its start; -1 with errno. */
+/* A sealed memfd holding envp as "K=V\0" strings, positioned at its start; -1 with errno.
+ * The strings are gathered into one buffer first: one write, not one a variable. */
 static int env_memfd(char *const *envp)
 {
-    int fd = memfd_create("tessel-job-env", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (fd < 0)
-        return -1;
     size_t total = 0;
     for (char *const *e = envp; e && *e; e++) {
-        size_t len = strlen(*e) + 1;
-        total += len;
+        total += strlen(*e) + 1;
         if (total > TAGENT_ENV_MAX) {
-            close(fd);
             errno = E2BIG;
             return -1;
         }
-        for (size_t off = 0; off < len;) {
-            ssize_t n = write(fd, *e + off, len - off);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n < 0) {
-                int saved = errno;
-                close(fd);
-                errno = saved;
-                return -1;
-            }
-            off += (size_t)n;
-        }
     }
+    char *buf = malloc(total ? total : 1);
+    if (!buf)
+        return -1;
+    size_t at = 0;
+    for (char *const *e = envp; e && *e; e++) {
+        size_t len = strlen(*e) + 1;
+        memcpy(buf + at, *e, len);
+        at += len;
+    }
+    int fd = memfd_create("tessel-job-env", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) {
+        free(buf);
+        return -1;
+    }
+    for (size_t off = 0; off < total;) {
+        ssize_t n = write(fd, buf + off, total - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int saved = errno;
+            free(buf);
+            close(fd);
+            errno = saved;
+            return -1;
+        }
+        off += (size_t)n;
+    }
+    free(buf);
     /* Sealed: nothing can change what the shim reads once it is handed over. */
     if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0 ||
         lseek(fd, 0, SEEK_SET) < 0) {

@@ -67,6 +67,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent/cgroup.h"
@@ -295,15 +296,39 @@ static bool take(int fd, tagent_logcap_t *lc, size_t max)
     }
 }
 
+/* Milliseconds from now until the CLOCK_MONOTONIC time at (0 once it has passed). */
+static int ms_until(const struct timespec *at)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long long ms = (long long)(at->tv_sec - now.tv_sec) * 1000 +
+                   (at->tv_nsec - now.tv_nsec + 999999) / 1000000;
+    return ms <= 0 ? 0 : ms > INT32_MAX ? INT32_MAX : (int)ms;
+}
+
+/* Start the watchdog thread (the shim is single-threaded until then); a failure is said in
+ * shim.log and the job runs on. */
+static void watchdog_start(const tsw_config_t *wd)
+{
+    tsl_error_t werr;
+    if (tsw_start(wd, &werr) < 0)
+        fprintf(stderr, "tessel-shim: GPU-memory watchdog not started: %s\n", werr.text);
+}
+
 /* The shim's main loop: copy the job's stdout and stderr (pipes out and err, non-blocking)
  * into lc[0] and lc[1], reap every child that ends (SIGCHLD from sfd: the job's orphans are
  * re-parented to the shim), until the job (pid) has ended and what its pipes held then is
  * read.  Returns the job's wait status, or -1 when waitpid fails.
  *
- * Single-threaded: the loop owns the pipes, the log writers and waitpid.  A thread started
- * beside it (after the fork) must not wait for children, and keeps SIGCHLD blocked (it
- * inherits the mask). */
-static int pump(pid_t pid, int out, int err, int sfd, tagent_logcap_t *lc[2])
+ * wd (or NULL): the GPU-memory watchdog, started by this loop once the job has run
+ * TSW_PERIOD_MS (its first sample is due then): a job that ends sooner costs the shim no
+ * thread (its stack, its start, and the TLB shootdowns that every munmap and the exit of a
+ * two-threaded process cost on a paravirtualised machine).
+ *
+ * Single-threaded: the loop owns the pipes, the log writers and waitpid.  The watchdog thread
+ * must not wait for children, and keeps SIGCHLD blocked (it inherits the mask). */
+static int pump(pid_t pid, int out, int err, int sfd, tagent_logcap_t *lc[2],
+                const tsw_config_t *wd)
 {
     fcntl(out, F_SETFL, O_NONBLOCK);
     fcntl(err, F_SETFL, O_NONBLOCK);
@@ -312,8 +337,21 @@ static int pump(pid_t pid, int out, int err, int sfd, tagent_logcap_t *lc[2])
                           {.fd = sfd, .events = POLLIN}};
     int status = 0;
     bool ended = false;
+    struct timespec wd_at;
+    clock_gettime(CLOCK_MONOTONIC, &wd_at);
+    wd_at.tv_sec += TSW_PERIOD_MS / 1000;
+    wd_at.tv_nsec += (TSW_PERIOD_MS % 1000) * 1000000L;
+    if (wd_at.tv_nsec >= 1000000000L) {
+        wd_at.tv_sec++;
+        wd_at.tv_nsec -= 1000000000L;
+    }
     while (!ended) {
-        if (poll(p, 3, -1) < 0) {
+        if (wd && ms_until(&wd_at) == 0) {
+            watchdog_start(wd);
+            wd = NULL;
+        }
+        int rc = poll(p, 3, wd ? ms_until(&wd_at) : -1);
+        if (rc < 0) {
             if (errno == EINTR)
                 continue;
             perror("tessel-shim: poll");
@@ -784,8 +822,6 @@ int main(int argc, char **argv)
         wd.root = getpid();
         wd.job = pid;
         wd.err_log = err_path;
-        if (tsw_start(&wd, &werr) < 0)
-            fprintf(stderr, "tessel-shim: GPU-memory watchdog not started: %s\n", werr.text);
     }
 
     /* The log files, from the child (none when it failed before it opened them). */
@@ -814,7 +850,7 @@ int main(int argc, char **argv)
         else if (logs[k + 2] >= 0)
             close(logs[k + 2]);
     }
-    int status = pump(pid, outp[0], errp[0], sfd, lc);
+    int status = pump(pid, outp[0], errp[0], sfd, lc, nvml ? &wd : NULL);
     /* The job has its own copy since its exec. */
     if (job_env != no_env)
         free(job_env);

@@ -295,13 +295,15 @@ static void *watch(void *arg)
     unsigned episode = 0;
     /* Consecutive samples over the limit, per GPU (TSW_CONFIRM). */
     static unsigned streak[TSW_MAX_GPUS];
-    for (;;) {
+    /* The shim starts this thread once the job has run a period (TSW_PERIOD_MS): the first
+     * sample is due at once, the next a period later. */
+    for (bool first = true;; first = false) {
         struct timespec ts = {0, TSW_PERIOD_MS * 1000000L};
-        while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
+        while (!first && nanosleep(&ts, &ts) < 0 && errno == EINTR) {
         }
-        /* NVML is loaded after the first period, not before the job starts: the first sample
-         * is due then anyway, and a job that ends within it (a short job) costs the shim no
-         * dlopen and no nvmlInit (tens of ms of CPU with the real driver). */
+        /* NVML is loaded at the first sample, not before the job starts: a job that ends
+         * within the first period (a short job) costs the shim no thread, no dlopen and no
+         * nvmlInit (tens of ms of CPU with the real driver). */
         if (!w.count) {
             tsl_error_t err;
             if (load_nvml(&w.c, &err) < 0) {

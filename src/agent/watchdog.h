@@ -90,9 +90,10 @@ typedef struct {
     pid_t job;  /* the job's first process (its process group) */
 } tsw_config_t;
 
-/* Start the watchdog thread.  The thread loads and initialises NVML after its first period
- * (TSW_PERIOD_MS, when its first sample is due: a job that ends sooner never loads it), and
- * when that fails writes "tessel-shim: GPU-memory watchdog not started: WHY" to stderr and
+/* Start the watchdog thread: the shim calls it once the job has run TSW_PERIOD_MS (a job
+ * that ends sooner costs no thread and never loads NVML).  The thread loads and initialises
+ * NVML, takes its first sample at once and then one every TSW_PERIOD_MS, and when the load
+ * fails writes "tessel-shim: GPU-memory watchdog not started: WHY" to stderr and
  * ends.  The config is copied; the strings must outlive the thread (argv does).  0, or -1 with
  * err (no thread runs then). */
 int tsw_start(const tsw_config_t *c, tsl_error_t *err);

@@ -36,6 +36,7 @@
 #include "agent/runner.h"
 #include "daemon/batch.h"
 #include "daemon/daemon.h"
+#include "daemon/pwcache.h"
 
 /* The steps of a job's start, in order (--test-kill-at):
  *   running   the store says running (tick.c start_job), nothing else done yet;
@@ -139,11 +140,11 @@ bool tessd_job_refused(const tessd_t *d, const char *user, bool admin, char *why
 {
     if (geteuid() != 0 || d->allow_root_jobs || admin)
         return false;
-    struct passwd pwbuf, *pw = NULL;
-    char pwmem[4096];
-    if (getpwnam_r(user, &pwbuf, pwmem, sizeof pwmem, &pw) == 0 && pw && pw->pw_uid != 0)
+    tessd_pw_t pw;
+    int found = tessd_getpwnam(user, &pw);
+    if (found == 1 && pw.uid != 0)
         return false;
-    if (pw)
+    if (found == 1)
         snprintf(why, len,
                  "refused: system account '%s' is uid 0 and tesseld runs no non-admin's job as "
                  "root; ask an admin to start tesseld with --allow-root-jobs",
@@ -164,10 +165,8 @@ int tessd_cwd_check(const tessd_t *d, const char *user, const char *path, char *
 {
     /* The job runs as the account of its user when tesseld is root and that account is not
      * uid 0 (tessd_launch); otherwise as tesseld's own user, which may stat what it likes. */
-    struct passwd pwbuf, *pw = NULL;
-    char pwmem[4096];
-    bool as_user = geteuid() == 0 && getpwnam_r(user, &pwbuf, pwmem, sizeof pwmem, &pw) == 0 &&
-                   pw && pw->pw_uid != 0;
+    tessd_pw_t pw;
+    bool as_user = geteuid() == 0 && tessd_getpwnam(user, &pw) == 1 && pw.uid != 0;
     if (!as_user) {
         /* The job runs as tesseld's own user: what tesseld sees, the job may see too (and no
          * fork, which costs a few ms under the lock on a loaded machine). */
@@ -179,7 +178,7 @@ int tessd_cwd_check(const tessd_t *d, const char *user, const char *path, char *
     }
     gid_t groups[CWD_MAX_GROUPS];
     int ngroups = CWD_MAX_GROUPS;
-    if (getgrouplist(pw->pw_name, pw->pw_gid, groups, &ngroups) < 0)
+    if (getgrouplist(pw.name, pw.gid, groups, &ngroups) < 0)
         ngroups = CWD_MAX_GROUPS; /* the first CWD_MAX_GROUPS are filled */
     /* A short-lived child takes the account's ids and tries to enter path: what it may
      * enter, the job may.  Only system calls between fork and _exit (tesseld has threads). */
@@ -189,8 +188,7 @@ int tessd_cwd_check(const tessd_t *d, const char *user, const char *path, char *
         return -1;
     }
     if (pid == 0) {
-        if (setgroups((size_t)ngroups, groups) < 0 || setgid(pw->pw_gid) < 0 ||
-            setuid(pw->pw_uid) < 0)
+        if (setgroups((size_t)ngroups, groups) < 0 || setgid(pw.gid) < 0 || setuid(pw.uid) < 0)
             _exit(2);
         _exit(chdir(path) == 0 ? 0 : 1);
     }
@@ -334,8 +332,9 @@ void tessd_state_remove(const tessd_t *d, int64_t id)
 {
     char dir[PATH_MAX], path[PATH_MAX + 32];
     tessd_state_dir(d, id, dir, sizeof dir);
-    if (!dir[0])
-        return;
+    struct stat st;
+    if (!dir[0] || (lstat(dir, &st) < 0 && errno == ENOENT))
+        return; /* a first start: nothing to remove */
     static const char *const names[] = {"limits",      "ld.so.preload",      "violation",
                                         ".limits.tmp", ".ld.so.preload.tmp", ".violation.tmp"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
@@ -553,8 +552,8 @@ static int compute_env(const tstore_job_t *j, const tessd_run_t *r, envv_t *e)
     return rc;
 }
 
-static int build_env(tessd_t *d, const tstore_job_t *j, const tessd_run_t *r,
-                     const struct passwd *pw, const char *dir, envv_t *e)
+static int build_env(tessd_t *d, const tstore_job_t *j, const tessd_run_t *r, const tessd_pw_t *pw,
+                     const char *dir, envv_t *e)
 {
     static const char *const inherit[] = {"PATH",         "LANG",          "LC_ALL",       "TZ",
                                           "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", NULL};
@@ -575,10 +574,10 @@ static int build_env(tessd_t *d, const tstore_job_t *j, const tessd_run_t *r,
     }
     /* The account's own, over the submitter's copy (`tessel run` sends its environment). */
     if (pw) {
-        rc |= env_set(e, "HOME", pw->pw_dir);
-        rc |= env_set(e, "USER", pw->pw_name);
-        rc |= env_set(e, "LOGNAME", pw->pw_name);
-        rc |= env_set(e, "SHELL", pw->pw_shell && *pw->pw_shell ? pw->pw_shell : "/bin/sh");
+        rc |= env_set(e, "HOME", pw->dir);
+        rc |= env_set(e, "USER", pw->name);
+        rc |= env_set(e, "LOGNAME", pw->name);
+        rc |= env_set(e, "SHELL", *pw->shell ? pw->shell : "/bin/sh");
     }
     char buf[PATH_MAX * 2], num[64];
     /* CUDA_VISIBLE_DEVICES: the placed GPUs' indexes as NVML and the driver number them. */
@@ -635,13 +634,12 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
     /* As root, the job runs as its submitter when that name is a system account (not uid 0);
      * otherwise as tesseld's own user: when tesseld is not root, or for an admin's job, or
      * with --allow-root-jobs; else it is refused (tessd_job_refused). */
-    struct passwd pwbuf, *pw = NULL;
-    char pwmem[4096];
+    tessd_pw_t pwbuf, *pw = NULL;
     bool as_user = false;
-    if (geteuid() == 0 && getpwnam_r(j->user, &pwbuf, pwmem, sizeof pwmem, &pw) == 0 && pw &&
-        pw->pw_uid != 0) {
+    if (geteuid() == 0 && tessd_getpwnam(j->user, &pwbuf) == 1 && pwbuf.uid != 0) {
         as_user = true;
-        if (chown(dir, pw->pw_uid, pw->pw_gid) < 0)
+        pw = &pwbuf;
+        if (chown(dir, pw->uid, pw->gid) < 0)
             return tsl_errprintf(err, "chown %s: %s", dir, strerror(errno));
     }
     if (!as_user && geteuid() == 0 && !d->allow_root_jobs) {
@@ -657,11 +655,8 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
             return tsl_errprintf(err, "%s", why);
         }
     }
-    if (!as_user) {
-        pw = NULL;
-        if (getpwuid_r(geteuid(), &pwbuf, pwmem, sizeof pwmem, &pw) != 0)
-            pw = NULL;
-    }
+    if (!as_user)
+        pw = tessd_getpwuid(geteuid(), &pwbuf) == 1 ? &pwbuf : NULL;
     tessd_test_kill_point(d, "dir");
     char cg[160];
     tessd_cgroup_name(d, j->id, cg, sizeof cg);
@@ -734,9 +729,9 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
         .envp = env.v,
         .ncgroups = nprocs,
         .set_user = as_user,
-        .user = as_user ? pw->pw_name : NULL,
-        .uid = as_user ? pw->pw_uid : 0,
-        .gid = as_user ? pw->pw_gid : 0,
+        .user = as_user ? pw->name : NULL,
+        .uid = as_user ? pw->uid : 0,
+        .gid = as_user ? pw->gid : 0,
         .lock_fd = lock,
         .log_limit = d->log_limit,
     };

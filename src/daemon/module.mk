@@ -6,7 +6,7 @@ TESSELD_SRCS := src/daemon/main.c src/daemon/tick.c src/daemon/launch.c src/daem
                 src/daemon/api/health.c src/daemon/api/console.c src/daemon/sched.c \
                 src/daemon/suspend.c src/daemon/acl.c src/daemon/localid.c \
                 src/daemon/jobmodel.c src/daemon/batch.c src/daemon/batch_store.c \
-                src/daemon/pass.c src/daemon/wait.c
+                src/daemon/pass.c src/daemon/wait.c src/daemon/pwcache.c
 TESSELD_SRCS += src/daemon/api/metrics.c
 # tessel_build_info's commit (metrics.c): rewritten at each make, touched only when it changes;
 # "unknown" outside a git checkout (a source package).
@@ -71,7 +71,7 @@ TESSELD_TESTS += tests/t/t3110-daemon-openapi.t
 # The configuration file (config.c, etc/tesseld.conf), SIGHUP, tesseld's log, job-log retention.
 TESSELD_TESTS += tests/t/t3100-config-check.t tests/t/t3101-config-reload.t \
                  tests/t/t3102-config-retention.t tests/t/t3103-config-syslog.t
-TESSELD_TESTS += tests/t/t3070-daemon-job-start.t
+TESSELD_TESTS += tests/t/t3070-daemon-job-start.t tests/t/t3071-daemon-account-change.t
 # Event-driven scheduling (pass.h) and the long poll of a job (wait.c).
 TESSELD_TESTS += tests/t/t3050-daemon-event-end.t tests/t/t3051-daemon-coalesce.t \
                  tests/t/t3052-daemon-wait.t
@@ -108,6 +108,7 @@ $(O)/tests/daemon/test_auth: $(O)/obj/src/daemon/test/test_auth.o $(O)/obj/src/d
 # launch.c's helpers (names, refusals, cwd check, start locks, violation record), no daemon.
 TESTS += $(O)/tests/daemon/test_launch
 $(O)/tests/daemon/test_launch: $(O)/obj/src/daemon/test/test_launch.o $(O)/obj/src/daemon/launch.o \
+                               $(O)/obj/src/daemon/pwcache.o \
                                $(O)/lib/libtsl-agent.a $(O)/lib/libtsl-store.a \
                                $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
@@ -147,6 +148,11 @@ TESTS += $(O)/tests/daemon/test_pass
 $(O)/tests/daemon/test_pass: $(O)/obj/src/daemon/test/test_pass.o $(O)/obj/src/daemon/pass.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
+# pwcache.c: the cache of account lookups, with a fake NSS and a fake clock.
+TESTS += $(O)/tests/daemon/test_pwcache
+$(O)/tests/daemon/test_pwcache: $(O)/obj/src/daemon/test/test_pwcache.o $(O)/obj/src/daemon/pwcache.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lpthread -lcmocka
 $(TESSELD_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim
 # The local-socket and queue-permission tests drive the CLI as local accounts too.
 tests/t/t3020-daemon-socket.t tests/t/t3021-daemon-queue-allow.t tests/t/t3022-daemon-modes.t \

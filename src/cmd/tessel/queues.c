@@ -1,7 +1,6 @@
 /* queues.c - `tessel queues`: the queue tree with each queue's guarantee, limit and usage per
  * resource and who may submit to it; admins add, change and remove queues (/v1/queues). */
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -61,6 +60,20 @@ static void usage(FILE *f)
         "inherited (--json: own ones in reserve_after and placement, null = inherited).\n");
 }
 
+/* x rounded to the nearest integer, halves away from zero (as llround, which would make
+ * `tessel` load libm for this alone: one shared object less to map at every start);
+ * clamped to the range of int64_t. */
+static int64_t round_i64(double x)
+{
+    if (x >= 9.2e18)
+        return INT64_MAX;
+    if (x <= -9.2e18)
+        return INT64_MIN;
+    int64_t i = (int64_t)x; /* toward zero; the remainder is exact */
+    double rest = x - (double)i;
+    return rest >= 0.5 ? i + 1 : rest <= -0.5 ? i - 1 : i;
+}
+
 /* A GPU or CPU amount of the API (a number, milli precision) as people write it. */
 static void amount_cell(const json_t *v, char *buf, size_t len)
 {
@@ -68,7 +81,7 @@ static void amount_cell(const json_t *v, char *buf, size_t len)
         snprintf(buf, len, "-");
         return;
     }
-    cli_format_milli((int64_t)llround(json_number_value(v) * 1000.0), buf, len);
+    cli_format_milli(round_i64(json_number_value(v) * 1000.0), buf, len);
 }
 
 static void size_cell(const json_t *v, char *buf, size_t len)
@@ -147,7 +160,7 @@ static void add_row(cli_table_t *t, const json_t *q, int depth)
                  *pl = json_object_get(eff, "placement");
     char reserve[32] = "-";
     if (json_is_number(ra))
-        tsl_format_seconds((int64_t)llround(json_number_value(ra)), reserve, sizeof reserve);
+        tsl_format_seconds(round_i64(json_number_value(ra)), reserve, sizeof reserve);
     const char *place = json_is_string(pl) ? json_string_value(pl) : "-";
     const char *row[] = {name, weight, gpu,  gmem,    cpu,   mem,
                          pend, run,    held, reserve, place, allowed};
