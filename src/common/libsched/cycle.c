@@ -169,6 +169,15 @@ static int grow(void **p, size_t *cap, size_t want, size_t size)
     return 0;
 }
 
+/* snprintf(dst, TSCHED_NAME_MAX, "%s", src) without the format machinery (once per pending job
+ * and cycle): the same bytes written, the rest of dst left as it was. */
+static void copy_name(char dst[TSCHED_NAME_MAX], const char *src)
+{
+    size_t n = strnlen(src, TSCHED_NAME_MAX - 1);
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
 static int same_shape(const struct sjob *a, const struct sjob *b)
 {
     const tsched_job_t *x = &a->req, *y = &b->req;
@@ -1166,7 +1175,7 @@ static void wait_bounds(const tsched_sched_t *s, struct sjob *j, int guarantee)
         for (int d = 0; d < NRES; d++) {
             if (bound[d] == TSCHED_UNLIMITED || used[d] + j->res[d] <= bound[d] || j->res[d] == 0)
                 continue;
-            snprintf(w->queue, sizeof w->queue, "%s", q->name);
+            copy_name(w->queue, q->name);
             w->res = d;
             w->bound = bound[d];
             w->used = used[d];
@@ -1220,6 +1229,56 @@ struct ahead {
     uint32_t n, more;
 };
 
+/* A 64-bit digest of a reason, to tell whether it changed since it was last reported; never 0.
+ * A byte a step (FNV-1a) was the largest cost of a cycle over 16,000 pending jobs in tesseld
+ * (each reason is some 330 bytes): now 32 bytes a step in four independent lanes, each word
+ * through a 64-bit multiply-rotate round and the lanes merged and avalanched at the end, as in
+ * xxHash64 (the constants are its primes). */
+#define DG_P1 0x9e3779b185ebca87ull
+#define DG_P2 0xc2b2ae3d27d4eb4full
+#define DG_P3 0x165667b19e3779f9ull
+
+static uint64_t dg_round(uint64_t acc, uint64_t x)
+{
+    acc += x * DG_P2;
+    acc = (acc << 31) | (acc >> 33);
+    return acc * DG_P1;
+}
+
+static uint64_t wait_digest(const tsched_wait_t *w)
+{
+    const unsigned char *b = (const unsigned char *)w;
+    uint64_t v[4] = {DG_P1 + DG_P2, DG_P2, 0, 0 - DG_P1};
+    size_t k = 0;
+    for (; k + 32 <= sizeof *w; k += 32)
+        for (int l = 0; l < 4; l++) {
+            uint64_t x;
+            memcpy(&x, b + k + 8 * (size_t)l, sizeof x);
+            v[l] = dg_round(v[l], x);
+        }
+    uint64_t h = ((v[0] << 1) | (v[0] >> 63)) + ((v[1] << 7) | (v[1] >> 57)) +
+                 ((v[2] << 12) | (v[2] >> 52)) + ((v[3] << 18) | (v[3] >> 46));
+    for (int l = 0; l < 4; l++)
+        h = (h ^ dg_round(0, v[l])) * DG_P1 + DG_P3;
+    h += sizeof *w;
+    for (; k + 8 <= sizeof *w; k += 8) {
+        uint64_t x;
+        memcpy(&x, b + k, sizeof x);
+        h ^= dg_round(0, x);
+        h = ((h << 27) | (h >> 37)) * DG_P1 + DG_P3;
+    }
+    for (; k < sizeof *w; k++) {
+        h ^= b[k] * DG_P3;
+        h = ((h << 11) | (h >> 53)) * DG_P1;
+    }
+    h ^= h >> 33;
+    h *= DG_P2;
+    h ^= h >> 29;
+    h *= DG_P3;
+    h ^= h >> 32;
+    return h + (h == 0);
+}
+
 /* After the main loop: jobs waiting for victims say for which; a job short of room behind
  * jobs of its queue short of the same becomes Priority; then the list of changed reasons. */
 static void finish_waits(struct cycle *cy)
@@ -1229,7 +1288,7 @@ static void finish_waits(struct cycle *cy)
         struct sjob *j = &s->jobs[i];
         if (j->live && j->state == J_PENDING && j->waiting) {
             tsched__wait_reset(&j->wait, TSCHED_WAIT_PREEMPTING, &j->req);
-            snprintf(j->wait.queue, sizeof j->wait.queue, "%s", s->q[j->queue].name);
+            copy_name(j->wait.queue, s->q[j->queue].name);
         }
     }
     for (size_t i = 0; i < s->njobs; i++) {
@@ -1261,7 +1320,7 @@ static void finish_waits(struct cycle *cy)
                 memcpy(w->jobs, a->jobs, a->n * sizeof *a->jobs);
                 w->njobs = a->n;
                 w->more = a->more;
-                snprintf(w->queue, sizeof w->queue, "%s", q->name);
+                copy_name(w->queue, q->name);
             }
             if (a->n < TSCHED_WAIT_JOBS)
                 a->jobs[a->n++] = j->id;
@@ -1274,11 +1333,7 @@ static void finish_waits(struct cycle *cy)
         struct sjob *j = &s->jobs[i];
         if (!j->live || j->state != J_PENDING || j->wait.code == TSCHED_WAIT_NONE)
             continue;
-        uint64_t h = 1469598103934665603ull;
-        const unsigned char *b = (const unsigned char *)&j->wait;
-        for (size_t k = 0; k < sizeof j->wait; k++)
-            h = (h ^ b[k]) * 1099511628211ull;
-        h += h == 0;
+        uint64_t h = wait_digest(&j->wait);
         if (h == j->wait_hash)
             continue;
         if (grow((void **)&s->wchanged, &s->wccap, s->nwchanged + 1, sizeof *s->wchanged) < 0) {
@@ -1311,13 +1366,17 @@ int tsched_sched_cycle(tsched_sched_t *s, double now, tsched_decisions_t *d, tsl
     cy.tcap = 256;
     while (cy.tcap < npend * 2)
         cy.tcap *= 2;
-    cy.fit_fail = malloc(cy.tcap * sizeof *cy.fit_fail);
-    cy.pre_fail = malloc(cy.tcap * sizeof *cy.pre_fail);
-    struct pkey *pk = malloc((npend ? npend : 1) * sizeof *pk);
-    if (!cy.fit_fail || !cy.pre_fail || !pk) {
+    /* kept in the handle: no fresh pages each cycle */
+    struct pkey *pk = NULL;
+    if (grow((void **)&s->cyc_fit, &s->cyc_fitcap, cy.tcap, sizeof *cy.fit_fail) < 0 ||
+        grow((void **)&s->cyc_pre, &s->cyc_precap, cy.tcap, sizeof *cy.pre_fail) < 0 ||
+        grow((void **)&s->cyc_pk, &s->cyc_pkcap, npend ? npend : 1, sizeof *pk) < 0) {
         cy.nomem = 1;
         goto out;
     }
+    cy.fit_fail = s->cyc_fit;
+    cy.pre_fail = s->cyc_pre;
+    pk = s->cyc_pk;
     memset(cy.fit_fail, 0xff, cy.tcap * sizeof *cy.fit_fail);
     memset(cy.pre_fail, 0xff, cy.tcap * sizeof *cy.pre_fail);
 
@@ -1477,15 +1536,12 @@ out:
     }
     free(cy.holds);
     free(cy.hold_for);
-    free(cy.fit_fail);
-    free(cy.pre_fail);
     free(cy.low);
     free(cy.tmp);
     free(cy.gone);
     free(cy.over_q);
     free(cy.train_q);
     free(cy.minprio_q);
-    free(pk);
     if (cy.nomem) {
         /* nothing decided: victims chosen in this cycle run on */
         for (size_t i = 0; i < s->nvictims; i++) {

@@ -104,6 +104,9 @@ void tsched_sched_destroy(tsched_sched_t *s)
     for (size_t i = 0; i < s->nrun_n; i++)
         free(s->nrun[i].e);
     free(s->nrun);
+    free(s->cyc_fit);
+    free(s->cyc_pre);
+    free(s->cyc_pk);
     free(s->jhot);
     free(s->jcyc);
     free(s->jvic);

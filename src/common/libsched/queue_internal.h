@@ -132,6 +132,11 @@ struct tsched_sched {
     struct jcyc *jcyc; /* what a candidate costs */
     uint8_t *jvic;
     size_t jcyc_cap;
+    /* A cycle's working tables (cycle.c), kept as buffers: shapes that failed to fit or to
+     * find victims, and the pending jobs' ordering keys. */
+    struct shape_ent *cyc_fit, *cyc_pre;
+    struct pkey *cyc_pk;
+    size_t cyc_fitcap, cyc_precap, cyc_pkcap;
 };
 
 /* queue.c */
