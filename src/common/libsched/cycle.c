@@ -588,21 +588,22 @@ static double job_size(const tsched_sched_t *s, const struct sjob *j)
 
 /* mode 0: victims for preemptor j (owed: cross-queue allowed);
  * mode 1: every running job (reservation: what must drain). */
-static int is_cand(const struct cycle *cy, const struct sjob *j, uint32_t slot, int owed, int mode)
+static int is_cand(const struct cycle *cy, const struct sjob *j, const struct nrun_ent *x, int owed,
+                   int mode)
 {
-    const struct jhot *v = &cy->jh[slot];
     if (mode == 1)
         return 1;
-    if (!v->eligible)
+    /* eligible: training, started at least min_runtime ago */
+    if (!x->training || !(cy->now - x->start >= cy->s->cfg.min_runtime))
         return 0;
-    if (v->queue == j->queue) {
+    if (x->queue == j->queue) {
         int bj = tsched__band(j->cls);
-        if (!(v->band < bj || (v->band == bj && v->prio < j->prio)))
+        if (!(x->band < bj || (x->band == bj && x->prio < j->prio)))
             return 0;
-    } else if (!owed || v->in_g) {
+    } else if (!owed || cy->jh[x->slot].in_g) {
         return 0;
     }
-    return !cy->vic[slot]; /* not already a victim */
+    return !cy->vic[x->slot]; /* not already a victim */
 }
 
 /* Adds to (sign > 0) or takes from f what the members of victim candidate c on node n hold
@@ -625,7 +626,7 @@ static int node_plan(struct cycle *cy, const struct sjob *j, uint32_t n, int owe
     const struct nrun *r = &s->nrun[n];
     for (uint32_t e = 0; e < r->n && nc < NODE_CANDS; e++) {
         uint32_t slot = r->e[e].slot;
-        if (!is_cand(cy, j, slot, owed, mode))
+        if (!is_cand(cy, j, &r->e[e], owed, mode))
             continue;
         unsigned k;
         for (k = 0; k < nc && c[k].slot != slot; k++)

@@ -851,7 +851,14 @@ static void nrun_add(tsched_sched_t *s, uint32_t slot)
                 hi = mid;
         }
         memmove(r->e + lo + 1, r->e + lo, (r->n - lo) * sizeof *r->e);
-        r->e[lo] = (struct nrun_ent){slot, m, j->members[m]};
+        r->e[lo] = (struct nrun_ent){.slot = slot,
+                                     .m = m,
+                                     .queue = j->queue,
+                                     .prio = j->prio,
+                                     .band = (uint8_t)tsched__band(j->cls),
+                                     .training = j->cls == TSCHED_CLASS_TRAINING,
+                                     .start = j->start,
+                                     .mem = j->members[m]};
         r->n++;
     }
 }
@@ -905,9 +912,9 @@ int tsched_job_started(tsched_sched_t *s, uint64_t id, const tsched_member_t *me
         return -1;
     tsched__advance(s, now);
     memcpy(j->members, members, n * sizeof *members);
-    nrun_add(s, (uint32_t)slot);
     j->state = J_RUNNING;
     j->start = s->now;
+    nrun_add(s, (uint32_t)slot);
     run_add(s, (uint32_t)slot);
     free(j->rnodes);
     j->rnodes = NULL;

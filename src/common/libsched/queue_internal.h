@@ -53,10 +53,15 @@ struct squeue {
     size_t nrun, runcap;
 };
 
-/* One running member: the job's slot, the member's index in its gang and a copy of the member
- * (the victim search reads it beside its neighbours, not through the job). */
+/* One running member: the job's slot, the member's index in its gang, a copy of the member and
+ * what of the job decides whether it may be a victim and never changes while it runs (the
+ * victim search reads them beside their neighbours, not through the job table). */
 struct nrun_ent {
     uint32_t slot, m;
+    int32_t queue, prio;
+    uint8_t band;     /* tsched__band(cls) */
+    uint8_t training; /* cls == TSCHED_CLASS_TRAINING */
+    double start;
     tsched_member_t mem;
 };
 

@@ -2,7 +2,8 @@
  * start and stop (issue 15), against the scan of the job table they replace:
  *
  *   - per node, the running members (jobs running or victims), sorted by job slot then member,
- *     each with a copy of the member (s->nrun, read by the victim search);
+ *     each with a copy of the member and of the job's queue, priority, band, class and start
+ *     (s->nrun, read by the victim search);
  *   - per queue, its running jobs in the order in which they fill its guarantee
  *     (tsched__run_cmp; q->run, read by the cycle's guarantee marking).
  *
@@ -51,6 +52,11 @@ static size_t check_tables(const tsched_sched_t *s, size_t nodes)
                 assert_int_equal(e->slot, i);
                 assert_int_equal(e->m, m);
                 assert_memory_equal(&e->mem, &j->members[m], sizeof e->mem);
+                assert_int_equal(e->queue, j->queue);
+                assert_int_equal(e->prio, j->prio);
+                assert_int_equal(e->band, tsched__band(j->cls));
+                assert_int_equal(e->training, j->cls == TSCHED_CLASS_TRAINING);
+                assert_true(e->start == j->start);
                 members++;
             }
         }
