@@ -101,13 +101,15 @@ void tsched_sched_destroy(tsched_sched_t *s)
     free(s->starts);
     free(s->mbuf);
     free(s->victims);
-    for (size_t i = 0; i < s->nrun_n; i++)
+    for (size_t i = 0; i < s->nrun_n; i++) {
         free(s->nrun[i].e);
+        free(s->nrun[i].mem);
+    }
     free(s->nrun);
     free(s->cyc_fit);
     free(s->cyc_pre);
     free(s->cyc_pk);
-    free(s->jhot);
+    free(s->jing);
     free(s->jcyc);
     free(s->jvic);
     tsched_policy_destroy(s->spread);
@@ -774,9 +776,13 @@ static int nrun_reserve(tsched_sched_t *s, const tsched_member_t *members, size_
             while (cap < want)
                 cap *= 2;
             struct nrun_ent *e = realloc(r->e, cap * sizeof *e);
-            if (!e)
-                goto nomem;
-            r->e = e;
+            if (e)
+                r->e = e;
+            tsched_member_t *mem = realloc(r->mem, cap * sizeof *mem);
+            if (mem)
+                r->mem = mem;
+            if (!e || !mem)
+                goto nomem; /* r->cap stays what both hold */
             r->cap = cap;
         }
     }
@@ -851,14 +857,15 @@ static void nrun_add(tsched_sched_t *s, uint32_t slot)
                 hi = mid;
         }
         memmove(r->e + lo + 1, r->e + lo, (r->n - lo) * sizeof *r->e);
+        memmove(r->mem + lo + 1, r->mem + lo, (r->n - lo) * sizeof *r->mem);
         r->e[lo] = (struct nrun_ent){.slot = slot,
                                      .m = m,
                                      .queue = j->queue,
                                      .prio = j->prio,
                                      .band = (uint8_t)tsched__band(j->cls),
                                      .training = j->cls == TSCHED_CLASS_TRAINING,
-                                     .start = j->start,
-                                     .mem = j->members[m]};
+                                     .start = j->start};
+        r->mem[lo] = j->members[m];
         r->n++;
     }
 }
@@ -874,8 +881,10 @@ static void nrun_del(tsched_sched_t *s, uint32_t slot)
         struct nrun *r = &s->nrun[node];
         uint32_t k = 0;
         for (uint32_t i = 0; i < r->n; i++)
-            if (r->e[i].slot != slot)
+            if (r->e[i].slot != slot) {
+                r->mem[k] = r->mem[i];
                 r->e[k++] = r->e[i];
+            }
         r->n = k;
     }
 }

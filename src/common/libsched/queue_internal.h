@@ -53,22 +53,23 @@ struct squeue {
     size_t nrun, runcap;
 };
 
-/* One running member: the job's slot, the member's index in its gang, a copy of the member and
- * what of the job decides whether it may be a victim and never changes while it runs (the
- * victim search reads them beside their neighbours, not through the job table). */
+/* One running member: the job's slot, the member's index in its gang and what of the job
+ * decides whether it may be a victim and never changes while it runs (the victim search reads
+ * them beside their neighbours, not through the job table; 32 bytes, two to a cache line). */
 struct nrun_ent {
     uint32_t slot, m;
     int32_t queue, prio;
     uint8_t band;     /* tsched__band(cls) */
     uint8_t training; /* cls == TSCHED_CLASS_TRAINING */
     double start;
-    tsched_member_t mem;
 };
 
 /* The running members of one node (jobs running or victims, every live job not pending),
- * sorted by slot then member, as a scan of the job table would find them. */
+ * sorted by slot then member, as a scan of the job table would find them; mem[i] is a copy of
+ * the member of e[i] (read only for the candidates a victim search takes). */
 struct nrun {
     struct nrun_ent *e;
+    tsched_member_t *mem;
     uint32_t n, cap;
 };
 
@@ -133,7 +134,7 @@ struct tsched_sched {
     size_t nrun_n;
     /* Per job slot, the victim search's view of the job for one cycle (cycle.c,
      * build_index); kept between cycles only as a buffer.  jcyc_cap slots. */
-    struct jhot *jhot; /* what decides whether a job is a candidate victim */
+    uint64_t *jing;    /* bit per job slot: running within its guarantee (in_g), for the search */
     struct jcyc *jcyc; /* what a candidate costs */
     uint8_t *jvic;
     size_t jcyc_cap;

@@ -51,7 +51,7 @@ static size_t check_tables(const tsched_sched_t *s, size_t nodes)
                 const struct nrun_ent *e = &s->nrun[n].e[k++];
                 assert_int_equal(e->slot, i);
                 assert_int_equal(e->m, m);
-                assert_memory_equal(&e->mem, &j->members[m], sizeof e->mem);
+                assert_memory_equal(&s->nrun[n].mem[k - 1], &j->members[m], sizeof *j->members);
                 assert_int_equal(e->queue, j->queue);
                 assert_int_equal(e->prio, j->prio);
                 assert_int_equal(e->band, tsched__band(j->cls));
