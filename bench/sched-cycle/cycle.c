@@ -17,11 +17,16 @@
  *
  *   bench-sched-cycle [--nodes FILE] [--pods FILE] [--pending 10000]
  *                     [--reps 5] [--policy tessel] [--seed 42]
- *                     [--max-plans 64] [--waited 300]
+ *                     [--max-plans 64] [--waited 300] [--held 0]
  *
  * --max-plans: the scheduler's max_plans; --waited: how long the pending
  * jobs have waited at the timed cycle (>= 900 s: the oldest get
  * reservations, up to max_reservations).
+ *
+ * --held N: N more pending jobs (one GPU each) in a queue "held" whose GPU limit is 0, so
+ * that none can start: what tesseld's scheduler carries while bench/submit submits into its
+ * holding queue (issue 15).  Each run then also times a second cycle right after the first
+ * with nothing changed (the steady state of a daemon that runs a cycle every pass).
  *
  * Default files: $TESSEL_SHARED/traces/alibaba-gpu-2023/ (TESSEL_SHARED
  * defaults to ../shared).  Target: under 100 ms (issue 4).
@@ -199,6 +204,7 @@ int main(int argc, char **argv)
     const char *nodes = nodes_path, *pods_file = pods_path, *policy = "tessel";
     unsigned pending = 10000, reps = 5, max_plans = 64;
     double waited = 300;
+    unsigned held = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v)
@@ -218,6 +224,8 @@ int main(int argc, char **argv)
             max_plans = (unsigned)strtoul(v, NULL, 10);
         else if (!strcmp(a, "--waited"))
             waited = strtod(v, NULL);
+        else if (!strcmp(a, "--held"))
+            held = (unsigned)strtoul(v, NULL, 10);
         else if (!strcmp(a, "--seed"))
             rng = strtoull(v, NULL, 10);
         else
@@ -231,7 +239,8 @@ int main(int argc, char **argv)
     if (npods == 0)
         die("no pods");
     double *wall = calloc(reps, sizeof *wall), *cpu = calloc(reps, sizeof *cpu);
-    if (!wall || !cpu)
+    double *again = calloc(reps, sizeof *again);
+    if (!wall || !cpu || !again)
         die("out of memory");
     uint64_t seed0 = rng;
     printf("bench-sched-cycle: %s, %zu pods, %u pending (waited %.0f s), policy %s, "
@@ -317,6 +326,28 @@ int main(int argc, char **argv)
             if (tsched_job_submit(s, &j, NULL) < 0)
                 die("submit");
         }
+        if (held) {
+            tsched_queue_spec_t hq = {
+                .name = "held", .guarantee = gpus(TSCHED_UNLIMITED), .limit = gpus(0), .weight = 1};
+            int hqi = tsched_queue_add(s, &hq, NULL);
+            if (hqi < 0)
+                die("queue");
+            for (unsigned i = 0; i < held; i++) {
+                tsched_qjob_t j;
+                memset(&j, 0, sizeof j);
+                j.id = id++;
+                j.queue = hqi;
+                j.cls = TSCHED_CLASS_TRAINING;
+                j.arrival = 600 - waited + (double)i * 1e-4;
+                j.req.cpu_milli = 1000;
+                j.req.mem_bytes = 1024 * MIB;
+                j.req.ngpus = 1;
+                j.req.milli_gpu = 500;
+                j.req.gang = 1;
+                if (tsched_job_submit(s, &j, NULL) < 0)
+                    die("submit");
+            }
+        }
         double w0 = secs(CLOCK_MONOTONIC), c0 = secs(CLOCK_THREAD_CPUTIME_ID);
         if (tsched_sched_cycle(s, 600, &dec, NULL) < 0)
             die("cycle");
@@ -327,6 +358,15 @@ int main(int argc, char **argv)
                "%zu plans, %zu victims, %zu reserved: %.1f ms wall, %.1f ms CPU\n",
                r + 1, running, 100.0 * (double)alloc / (double)cap, (unsigned long long)cap,
                pending, dec.nstarts, dec.plans, dec.nvictims, dec.reserved, wall[r], cpu[r]);
+        if (held) {
+            /* the next cycle, nothing changed (the starts not confirmed: they are decided
+             * again) */
+            double a0 = secs(CLOCK_THREAD_CPUTIME_ID);
+            if (tsched_sched_cycle(s, 600, &dec, NULL) < 0)
+                die("cycle");
+            again[r] = (secs(CLOCK_THREAD_CPUTIME_ID) - a0) * 1e3;
+            printf("held %u: %u held jobs; the next cycle: %.1f ms CPU\n", r + 1, held, again[r]);
+        }
         tsched_sched_destroy(s);
         tsched_policy_destroy(p);
         tsched_cluster_destroy(c);
@@ -336,6 +376,11 @@ int main(int argc, char **argv)
     printf("cycle: median %.1f ms wall, %.1f ms CPU (min %.1f, max %.1f wall) over %u runs; "
            "target < 100 ms\n",
            wall[reps / 2], cpu[reps / 2], wall[0], wall[reps - 1], reps);
+    if (held) {
+        qsort(again, reps, sizeof *again, cmp_d);
+        printf("next cycle: median %.1f ms CPU\n", again[reps / 2]);
+    }
+    free(again);
     free(wall);
     free(cpu);
     free(pods);

@@ -106,19 +106,14 @@ struct shape_ent {
     uint32_t extra; /* preemption cache: owed flag */
 };
 
-struct rent { /* a running job's member on a node, with what the victim
-               * search reads of the job (fixed for the cycle), so that it
-               * reads the job table only for the jobs it may take */
-    uint32_t slot, m;
-    int32_t queue, prio;
-    int band;
-    int eligible; /* training, started at least min_runtime ago */
-    int in_g;
+/* A running job as the victim search reads it, fixed for the cycle (build_index()), so that it
+ * does not read the job table: what a candidate costs, one per job slot (s->jcyc).  Whether it
+ * may be one is in its members' entries of the node lists (s->nrun) and in a bit per slot for
+ * the guarantee (s->jing: 10 KiB for 85,000 jobs, where a struct per job missed the cache). */
+struct jcyc {
     uint64_t id;
     double start;
-    double size, t;      /* work lost if stopped: size x t (t: time lost, victim search) */
-    double tb;           /* t for the bound of room_share(); 0 when size is not this cycle's */
-    tsched_member_t mem; /* the member */
+    double size, t; /* work lost if stopped: size x t (t: time lost) */
 };
 
 struct cycle {
@@ -129,13 +124,12 @@ struct cycle {
     size_t nholds, hcap, hfcap;
     struct shape_ent *fit_fail, *pre_fail;
     size_t tcap;
-    /* running members by node (built on first need) */
+    /* running jobs as the victim search reads them (built on first need; the members by
+     * node are s->nrun, kept as jobs start and stop) */
     size_t nnodes;
-    size_t *noff;
-    struct rent *ents;
-    uint8_t *vic;      /* per job slot: made a victim since build_index() */
-    uint32_t *n_over;  /* per node: eligible over-quota training members */
-    uint32_t *n_train; /* per node: eligible training members */
+    const uint64_t *ing; /* per job slot, a bit: within its guarantee (s->jing) */
+    struct jcyc *jc;     /* per job slot (s->jcyc) */
+    uint8_t *vic;        /* per job slot: made a victim since build_index() (s->jvic) */
     /* nodes with eligible training members, by the least plan they could
      * give (lowest priority, least work lost of one member): preemption
      * visits them in this order and stops at the first that cannot beat the
@@ -167,6 +161,15 @@ static int grow(void **p, size_t *cap, size_t want, size_t size)
     *p = n;
     *cap = c;
     return 0;
+}
+
+/* snprintf(dst, TSCHED_NAME_MAX, "%s", src) without the format machinery (once per pending job
+ * and cycle): the same bytes written, the rest of dst left as it was. */
+static void copy_name(char dst[TSCHED_NAME_MAX], const char *src)
+{
+    size_t n = strnlen(src, TSCHED_NAME_MAX - 1);
+    memcpy(dst, src, n);
+    dst[n] = '\0';
 }
 
 static int same_shape(const struct sjob *a, const struct sjob *b)
@@ -369,8 +372,8 @@ struct nbound {
     int32_t prio; /* lowest priority of the node's eligible training members */
     uint32_t node;
     double lost; /* least work one of them loses */
-    double tmin; /* least time one of them loses (lost = size x time), 0 when one's size
-                  * is not of this cycle (then no bound from room_share()) */
+    double tmin; /* least time one of them loses (lost = size x time; every size is of this
+                  * cycle: mark_guaranteed() sets it for every job not pending) */
 };
 
 static int nbound_cmp(const void *a, const void *b)
@@ -391,82 +394,76 @@ static int build_index(struct cycle *cy)
     if (cy->indexed)
         return 0;
     cy->nnodes = tsched_cluster_nodes(s->c);
-    cy->noff = calloc(cy->nnodes + 2, sizeof *cy->noff);
-    size_t total = 0;
-    for (size_t i = 0; i < s->njobs; i++)
-        if (s->jobs[i].live && s->jobs[i].state != J_PENDING)
-            total += s->jobs[i].gang;
-    cy->ents = malloc((total ? total : 1) * sizeof *cy->ents);
-    cy->vic = calloc(s->njobs + 1, 1);
-    if (!cy->noff || !cy->ents || !cy->vic) {
+    if (s->jcyc_cap < s->njobs + 1) {
+        /* kept in the handle: the next cycles reuse it */
+        size_t cap = s->jcap + 1 > s->njobs + 1 ? s->jcap + 1 : s->njobs + 1;
+        uint64_t *ing = realloc(s->jing, (cap + 63) / 64 * sizeof *ing);
+        if (ing)
+            s->jing = ing;
+        struct jcyc *jc = realloc(s->jcyc, cap * sizeof *jc);
+        if (jc)
+            s->jcyc = jc;
+        uint8_t *vic = realloc(s->jvic, cap);
+        if (vic)
+            s->jvic = vic;
+        if (!ing || !jc || !vic) {
+            cy->nomem = 1;
+            return -1;
+        }
+        s->jcyc_cap = cap;
+    }
+    memset(s->jing, 0, (s->njobs + 64) / 64 * sizeof *s->jing);
+    cy->ing = s->jing;
+    cy->jc = s->jcyc;
+    cy->vic = s->jvic;
+    cy->low = calloc(cy->nnodes + 1, sizeof *cy->low);
+    uint32_t *n_train = calloc(cy->nnodes + 1, sizeof *n_train);
+    if (!cy->low || !n_train) {
+        free(n_train);
         cy->nomem = 1;
         return -1;
     }
-    for (size_t i = 0; i < s->njobs; i++) {
-        const struct sjob *j = &s->jobs[i];
-        if (j->live && j->state != J_PENDING)
-            for (uint32_t m = 0; m < j->gang; m++)
-                if (j->members[m].node < cy->nnodes)
-                    cy->noff[j->members[m].node + 2]++;
-    }
     for (size_t n = 0; n < cy->nnodes; n++)
-        cy->noff[n + 2] += cy->noff[n + 1];
+        cy->low[n] = (struct nbound){
+            .node = (uint32_t)n, .prio = INT32_MAX, .lost = INFINITY, .tmin = INFINITY};
+    /* one pass over the jobs: each running job's view, and per node the bound over every
+     * eligible member, running now or not (a victim of a queue limit runs again after its
+     * plan), and how many eligible members are not victims yet */
     for (size_t i = 0; i < s->njobs; i++) {
         const struct sjob *j = &s->jobs[i];
         cy->vic[i] = j->state != J_RUNNING;
-        if (j->live && j->state != J_PENDING)
-            for (uint32_t m = 0; m < j->gang; m++)
-                if (j->members[m].node < cy->nnodes) {
-                    struct rent *e = &cy->ents[cy->noff[j->members[m].node + 1]++];
-                    e->slot = (uint32_t)i;
-                    e->m = m;
-                    e->mem = j->members[m];
-                    e->queue = j->queue;
-                    e->prio = j->prio;
-                    e->band = tsched__band(j->cls);
-                    e->eligible =
-                        j->cls == TSCHED_CLASS_TRAINING && cy->now - j->start >= s->cfg.min_runtime;
-                    e->in_g = j->in_g;
-                    e->id = j->id;
-                    e->start = j->start;
-                    e->size = j->size;
-                    e->t = (j->flags & TSCHED_JOB_SUSPENDABLE) ? s->cfg.suspend_cost
-                                                               : cy->now - j->start;
-                    /* a job started in this cycle has no size of this cycle yet */
-                    e->tb = j->size >= job_size(s, j) ? e->t : 0;
-                }
-    }
-    cy->n_over = calloc(cy->nnodes + 1, sizeof *cy->n_over);
-    cy->n_train = calloc(cy->nnodes + 1, sizeof *cy->n_train);
-    cy->low = calloc(cy->nnodes + 1, sizeof *cy->low);
-    if (!cy->n_over || !cy->n_train || !cy->low) {
-        cy->nomem = 1;
-        return -1;
-    }
-    for (size_t n = 0; n < cy->nnodes; n++) {
-        /* the bound over every eligible member, running now or not (a
-         * victim of a queue limit runs again after its plan) */
-        struct nbound b = {
-            .node = (uint32_t)n, .prio = INT32_MAX, .lost = INFINITY, .tmin = INFINITY};
-        for (size_t e = cy->noff[n]; e < cy->noff[n + 1]; e++) {
-            const struct rent *v = &cy->ents[e];
-            if (!v->eligible)
+        if (!j->live || j->state == J_PENDING)
+            continue;
+        struct jcyc *e = &cy->jc[i];
+        if (j->in_g)
+            s->jing[i / 64] |= 1ull << (i % 64);
+        e->id = j->id;
+        e->start = j->start;
+        e->size = j->size;
+        e->t = (j->flags & TSCHED_JOB_SUSPENDABLE) ? s->cfg.suspend_cost : cy->now - j->start;
+        if (!(j->cls == TSCHED_CLASS_TRAINING && cy->now - j->start >= s->cfg.min_runtime))
+            continue; /* not eligible */
+        double lost = e->size * e->t;
+        for (uint32_t m = 0; m < j->gang; m++) {
+            uint32_t n = j->members[m].node;
+            if (n >= cy->nnodes)
                 continue;
-            double lost = v->size * v->t;
-            if (v->tb < b.tmin)
-                b.tmin = v->tb;
-            if (v->prio < b.prio)
-                b.prio = v->prio;
-            if (lost < b.lost)
-                b.lost = lost;
-            if (cy->vic[v->slot])
-                continue;
-            cy->n_train[n]++;
-            cy->n_over[n] += !v->in_g;
+            struct nbound *b = &cy->low[n];
+            /* every job not pending got its size of this cycle in mark_guaranteed(), so
+             * room_share() x t bounds its loss */
+            if (e->t < b->tmin)
+                b->tmin = e->t;
+            if (j->prio < b->prio)
+                b->prio = j->prio;
+            if (lost < b->lost)
+                b->lost = lost;
+            n_train[n] += !cy->vic[i];
         }
-        if (cy->n_train[n] > 0)
-            cy->low[cy->nlow++] = b;
     }
+    for (size_t n = 0; n < cy->nnodes; n++)
+        if (n_train[n] > 0)
+            cy->low[cy->nlow++] = cy->low[n];
+    free(n_train);
     qsort(cy->low, cy->nlow, sizeof *cy->low, nbound_cmp);
     cy->indexed = 1;
     return 0;
@@ -513,6 +510,7 @@ static int nf_fits(const struct nfree *f, const tsched_job_t *r)
  * guarantee, then less work lost, then the later start (younger). */
 struct vcand {
     uint32_t slot;
+    uint32_t first; /* its first member in the node's list (s->nrun) */
     uint64_t id;
     int band;
     int32_t prio;
@@ -581,31 +579,32 @@ static double job_size(const tsched_sched_t *s, const struct sjob *j)
 
 /* mode 0: victims for preemptor j (owed: cross-queue allowed);
  * mode 1: every running job (reservation: what must drain). */
-static int is_cand(const struct cycle *cy, const struct sjob *j, const struct rent *v, int owed,
+static int is_cand(const struct cycle *cy, const struct sjob *j, const struct nrun_ent *x, int owed,
                    int mode)
 {
     if (mode == 1)
         return 1;
-    if (!v->eligible)
+    /* eligible: training, started at least min_runtime ago */
+    if (!x->training || !(cy->now - x->start >= cy->s->cfg.min_runtime))
         return 0;
-    if (v->queue == j->queue) {
+    if (x->queue == j->queue) {
         int bj = tsched__band(j->cls);
-        if (!(v->band < bj || (v->band == bj && v->prio < j->prio)))
+        if (!(x->band < bj || (x->band == bj && x->prio < j->prio)))
             return 0;
-    } else if (!owed || v->in_g) {
+    } else if (!owed || (cy->ing[x->slot / 64] >> (x->slot % 64) & 1)) {
         return 0;
     }
-    return !cy->vic[v->slot]; /* not already a victim */
+    return !cy->vic[x->slot]; /* not already a victim */
 }
 
-/* Adds to (sign > 0) or takes from f what the members of job slot on node n
- * hold. */
-static void apply_on_node(const struct cycle *cy, uint32_t n, uint32_t slot, struct nfree *f,
-                          int sign)
+/* Adds to (sign > 0) or takes from f what the members of victim candidate c on node n hold
+ * (they follow one another in the node's list). */
+static void apply_on_node(const struct cycle *cy, uint32_t n, const struct vcand *c,
+                          struct nfree *f, int sign)
 {
-    for (size_t e = cy->noff[n]; e < cy->noff[n + 1]; e++)
-        if (cy->ents[e].slot == slot)
-            nf_apply(f, &cy->ents[e].mem, sign);
+    const struct nrun *r = &cy->s->nrun[n];
+    for (uint32_t e = c->first; e < r->n && r->e[e].slot == c->slot; e++)
+        nf_apply(f, &r->mem[e], sign);
 }
 
 /* The cheapest victim set on node n for one member of j; 0 if none. */
@@ -615,20 +614,23 @@ static int node_plan(struct cycle *cy, const struct sjob *j, uint32_t n, int owe
     tsched_sched_t *s = cy->s;
     struct vcand c[NODE_CANDS];
     unsigned nc = 0;
-    for (size_t e = cy->noff[n]; e < cy->noff[n + 1] && nc < NODE_CANDS; e++) {
-        const struct rent *v = &cy->ents[e];
-        if (!is_cand(cy, j, v, owed, mode))
+    const struct nrun *r = &s->nrun[n];
+    for (uint32_t e = 0; e < r->n && nc < NODE_CANDS; e++) {
+        uint32_t slot = r->e[e].slot;
+        if (!is_cand(cy, j, &r->e[e], owed, mode))
             continue;
         unsigned k;
-        for (k = 0; k < nc && c[k].slot != v->slot; k++)
+        for (k = 0; k < nc && c[k].slot != slot; k++)
             ;
         if (k < nc)
             continue;
-        c[nc].slot = v->slot;
+        const struct jcyc *v = &cy->jc[slot];
+        c[nc].slot = slot;
+        c[nc].first = e;
         c[nc].id = v->id;
-        c[nc].band = v->band;
-        c[nc].prio = v->prio;
-        c[nc].in_g = v->in_g;
+        c[nc].band = r->e[e].band;
+        c[nc].prio = r->e[e].prio;
+        c[nc].in_g = (int)(cy->ing[slot / 64] >> (slot % 64) & 1);
         c[nc].start = v->start;
         c[nc].lost = v->size * (mode == 1 ? 1 : v->t);
         nc++;
@@ -651,7 +653,7 @@ static int node_plan(struct cycle *cy, const struct sjob *j, uint32_t n, int owe
     if (fits && mode == 0)
         return 0; /* fits already: models or labels stop it, no victim helps */
     for (; k < nc && !fits; k++) {
-        apply_on_node(cy, n, c[k].slot, f, 1);
+        apply_on_node(cy, n, &c[k], f, 1);
         chosen[k] = 1;
         fits = nf_fits(f, &j->req);
     }
@@ -659,12 +661,12 @@ static int node_plan(struct cycle *cy, const struct sjob *j, uint32_t n, int owe
         return 0;
     /* drop victims not needed, the costliest first */
     for (unsigned i = k; i-- > 0;) {
-        apply_on_node(cy, n, c[i].slot, f, -1);
+        apply_on_node(cy, n, &c[i], f, -1);
         if (nf_fits(f, &j->req)) {
             chosen[i] = 0;
             continue;
         }
-        apply_on_node(cy, n, c[i].slot, f, 1);
+        apply_on_node(cy, n, &c[i], f, 1);
     }
     memset(out, 0, sizeof *out);
     out->node = n;
@@ -747,7 +749,7 @@ static unsigned best_nodes(struct cycle *cy, const struct sjob *j, int owed, int
     size_t nn = mode == 0 ? cy->nlow : cy->nnodes;
     for (size_t k = 0; k < nn; k++) {
         uint32_t n = mode == 0 ? cy->low[k].node : (uint32_t)k;
-        if (cy->noff[n] == cy->noff[n + 1])
+        if (tsched__nrun_count(cy->s, n) == 0)
             continue;
         int full = mode == 0 && nb == want;
         if (full) {
@@ -1094,72 +1096,27 @@ static int pkey_cmp(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-struct rkey {
-    int queue;
-    int np;
-    int band;
-    int32_t prio;
-    double start;
-    uint64_t id;
-    uint32_t slot;
-};
-
-static int rkey_cmp(const void *a, const void *b)
-{
-    const struct rkey *x = a, *y = b;
-    if (x->queue != y->queue)
-        return x->queue < y->queue ? -1 : 1;
-    if (x->np != y->np)
-        return x->np > y->np ? -1 : 1;
-    if (x->band != y->band)
-        return x->band > y->band ? -1 : 1;
-    if (x->prio != y->prio)
-        return x->prio > y->prio ? -1 : 1;
-    if (x->start != y->start)
-        return x->start < y->start ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
-/* Marks the running jobs within their queue's guarantee (in_g). */
+/* Marks the running jobs within their queue's guarantee (in_g): per queue, in the order of
+ * tsched__run_cmp() (its running list), first fit into the guarantee. */
 static int mark_guaranteed(tsched_sched_t *s)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < s->njobs; i++)
-        n += s->jobs[i].live && s->jobs[i].state != J_PENDING;
-    struct rkey *k = malloc((n ? n : 1) * sizeof *k);
-    if (!k)
-        return -1;
-    n = 0;
-    for (size_t i = 0; i < s->njobs; i++) {
-        struct sjob *j = &s->jobs[i];
-        if (!j->live || j->state == J_PENDING)
-            continue;
-        k[n].queue = j->queue;
-        k[n].np = tsched__np(j->cls);
-        k[n].band = tsched__band(j->cls);
-        k[n].prio = j->prio;
-        k[n].start = j->start;
-        k[n].id = j->id;
-        k[n].slot = (uint32_t)i;
-        n++;
-    }
-    qsort(k, n, sizeof *k, rkey_cmp);
-    uint64_t cum[NRES] = {0};
-    for (size_t i = 0; i < n; i++) {
-        if (i == 0 || k[i].queue != k[i - 1].queue)
-            memset(cum, 0, sizeof cum);
-        struct sjob *j = &s->jobs[k[i].slot];
-        const uint64_t *g = s->q[j->queue].g;
+    for (size_t qi = 0; qi < s->nq; qi++) {
+        const struct squeue *q = &s->q[qi];
+        const uint64_t *g = q->g;
         /* A queue that governs nothing is guaranteed nothing: all it runs is borrowed, and
          * reclaimable by a queue that is owed (the default queue before an admin gives it a
          * guarantee; before this, its jobs counted as guaranteed and were never reclaimed). */
-        j->in_g = tsched__governs(g) && tsched__le(cum, j->res, g);
-        j->size = job_size(s, j);
-        if (j->in_g)
-            for (int d = 0; d < NRES; d++)
-                cum[d] += j->res[d];
+        int governs = tsched__governs(g);
+        uint64_t cum[NRES] = {0};
+        for (size_t i = 0; i < q->nrun; i++) {
+            struct sjob *j = &s->jobs[q->run[i]];
+            j->in_g = governs && tsched__le(cum, j->res, g);
+            j->size = job_size(s, j);
+            if (j->in_g)
+                for (int d = 0; d < NRES; d++)
+                    cum[d] += j->res[d];
+        }
     }
-    free(k);
     return 0;
 }
 
@@ -1209,7 +1166,7 @@ static void wait_bounds(const tsched_sched_t *s, struct sjob *j, int guarantee)
         for (int d = 0; d < NRES; d++) {
             if (bound[d] == TSCHED_UNLIMITED || used[d] + j->res[d] <= bound[d] || j->res[d] == 0)
                 continue;
-            snprintf(w->queue, sizeof w->queue, "%s", q->name);
+            copy_name(w->queue, q->name);
             w->res = d;
             w->bound = bound[d];
             w->used = used[d];
@@ -1263,6 +1220,56 @@ struct ahead {
     uint32_t n, more;
 };
 
+/* A 64-bit digest of a reason, to tell whether it changed since it was last reported; never 0.
+ * A byte a step (FNV-1a) was the largest cost of a cycle over 16,000 pending jobs in tesseld
+ * (each reason is some 330 bytes): now 32 bytes a step in four independent lanes, each word
+ * through a 64-bit multiply-rotate round and the lanes merged and avalanched at the end, as in
+ * xxHash64 (the constants are its primes). */
+#define DG_P1 0x9e3779b185ebca87ull
+#define DG_P2 0xc2b2ae3d27d4eb4full
+#define DG_P3 0x165667b19e3779f9ull
+
+static uint64_t dg_round(uint64_t acc, uint64_t x)
+{
+    acc += x * DG_P2;
+    acc = (acc << 31) | (acc >> 33);
+    return acc * DG_P1;
+}
+
+static uint64_t wait_digest(const tsched_wait_t *w)
+{
+    const unsigned char *b = (const unsigned char *)w;
+    uint64_t v[4] = {DG_P1 + DG_P2, DG_P2, 0, 0 - DG_P1};
+    size_t k = 0;
+    for (; k + 32 <= sizeof *w; k += 32)
+        for (int l = 0; l < 4; l++) {
+            uint64_t x;
+            memcpy(&x, b + k + 8 * (size_t)l, sizeof x);
+            v[l] = dg_round(v[l], x);
+        }
+    uint64_t h = ((v[0] << 1) | (v[0] >> 63)) + ((v[1] << 7) | (v[1] >> 57)) +
+                 ((v[2] << 12) | (v[2] >> 52)) + ((v[3] << 18) | (v[3] >> 46));
+    for (int l = 0; l < 4; l++)
+        h = (h ^ dg_round(0, v[l])) * DG_P1 + DG_P3;
+    h += sizeof *w;
+    for (; k + 8 <= sizeof *w; k += 8) {
+        uint64_t x;
+        memcpy(&x, b + k, sizeof x);
+        h ^= dg_round(0, x);
+        h = ((h << 27) | (h >> 37)) * DG_P1 + DG_P3;
+    }
+    for (; k < sizeof *w; k++) {
+        h ^= b[k] * DG_P3;
+        h = ((h << 11) | (h >> 53)) * DG_P1;
+    }
+    h ^= h >> 33;
+    h *= DG_P2;
+    h ^= h >> 29;
+    h *= DG_P3;
+    h ^= h >> 32;
+    return h + (h == 0);
+}
+
 /* After the main loop: jobs waiting for victims say for which; a job short of room behind
  * jobs of its queue short of the same becomes Priority; then the list of changed reasons. */
 static void finish_waits(struct cycle *cy)
@@ -1272,7 +1279,7 @@ static void finish_waits(struct cycle *cy)
         struct sjob *j = &s->jobs[i];
         if (j->live && j->state == J_PENDING && j->waiting) {
             tsched__wait_reset(&j->wait, TSCHED_WAIT_PREEMPTING, &j->req);
-            snprintf(j->wait.queue, sizeof j->wait.queue, "%s", s->q[j->queue].name);
+            copy_name(j->wait.queue, s->q[j->queue].name);
         }
     }
     for (size_t i = 0; i < s->njobs; i++) {
@@ -1304,7 +1311,7 @@ static void finish_waits(struct cycle *cy)
                 memcpy(w->jobs, a->jobs, a->n * sizeof *a->jobs);
                 w->njobs = a->n;
                 w->more = a->more;
-                snprintf(w->queue, sizeof w->queue, "%s", q->name);
+                copy_name(w->queue, q->name);
             }
             if (a->n < TSCHED_WAIT_JOBS)
                 a->jobs[a->n++] = j->id;
@@ -1317,11 +1324,7 @@ static void finish_waits(struct cycle *cy)
         struct sjob *j = &s->jobs[i];
         if (!j->live || j->state != J_PENDING || j->wait.code == TSCHED_WAIT_NONE)
             continue;
-        uint64_t h = 1469598103934665603ull;
-        const unsigned char *b = (const unsigned char *)&j->wait;
-        for (size_t k = 0; k < sizeof j->wait; k++)
-            h = (h ^ b[k]) * 1099511628211ull;
-        h += h == 0;
+        uint64_t h = wait_digest(&j->wait);
         if (h == j->wait_hash)
             continue;
         if (grow((void **)&s->wchanged, &s->wccap, s->nwchanged + 1, sizeof *s->wchanged) < 0) {
@@ -1354,13 +1357,17 @@ int tsched_sched_cycle(tsched_sched_t *s, double now, tsched_decisions_t *d, tsl
     cy.tcap = 256;
     while (cy.tcap < npend * 2)
         cy.tcap *= 2;
-    cy.fit_fail = malloc(cy.tcap * sizeof *cy.fit_fail);
-    cy.pre_fail = malloc(cy.tcap * sizeof *cy.pre_fail);
-    struct pkey *pk = malloc((npend ? npend : 1) * sizeof *pk);
-    if (!cy.fit_fail || !cy.pre_fail || !pk) {
+    /* kept in the handle: no fresh pages each cycle */
+    struct pkey *pk = NULL;
+    if (grow((void **)&s->cyc_fit, &s->cyc_fitcap, cy.tcap, sizeof *cy.fit_fail) < 0 ||
+        grow((void **)&s->cyc_pre, &s->cyc_precap, cy.tcap, sizeof *cy.pre_fail) < 0 ||
+        grow((void **)&s->cyc_pk, &s->cyc_pkcap, npend ? npend : 1, sizeof *pk) < 0) {
         cy.nomem = 1;
         goto out;
     }
+    cy.fit_fail = s->cyc_fit;
+    cy.pre_fail = s->cyc_pre;
+    pk = s->cyc_pk;
     memset(cy.fit_fail, 0xff, cy.tcap * sizeof *cy.fit_fail);
     memset(cy.pre_fail, 0xff, cy.tcap * sizeof *cy.pre_fail);
 
@@ -1406,7 +1413,14 @@ int tsched_sched_cycle(tsched_sched_t *s, double now, tsched_decisions_t *d, tsl
         pk[npend].slot = (uint32_t)i;
         npend++;
     }
-    qsort(pk, npend, sizeof *pk, pkey_cmp);
+    /* Slot order is often the order already (jobs submitted in turn, no slot freed in between:
+     * tesseld's holding queue under a stream of submissions); the same array as qsort's then,
+     * as the order is total (ids differ), for one comparison a job instead of n log n. */
+    size_t sorted = 1;
+    while (sorted < npend && pkey_cmp(&pk[sorted - 1], &pk[sorted]) < 0)
+        sorted++;
+    if (sorted < npend)
+        qsort(pk, npend, sizeof *pk, pkey_cmp);
     for (size_t i = 0; i < npend; i++) {
         struct squeue *q = &s->q[pk[i].queue];
         if (grow((void **)&q->pend, &q->pendcap, q->npend + 1, sizeof *q->pend) < 0) {
@@ -1520,20 +1534,12 @@ out:
     }
     free(cy.holds);
     free(cy.hold_for);
-    free(cy.fit_fail);
-    free(cy.pre_fail);
-    free(cy.noff);
-    free(cy.ents);
-    free(cy.vic);
-    free(cy.n_over);
-    free(cy.n_train);
     free(cy.low);
     free(cy.tmp);
     free(cy.gone);
     free(cy.over_q);
     free(cy.train_q);
     free(cy.minprio_q);
-    free(pk);
     if (cy.nomem) {
         /* nothing decided: victims chosen in this cycle run on */
         for (size_t i = 0; i < s->nvictims; i++) {

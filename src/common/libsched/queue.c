@@ -89,8 +89,10 @@ void tsched_sched_destroy(tsched_sched_t *s)
     for (size_t i = 0; i < s->njobs; i++)
         if (s->jobs[i].live)
             job_free(&s->jobs[i]);
-    for (size_t i = 0; i < s->nq; i++)
+    for (size_t i = 0; i < s->nq; i++) {
         free(s->q[i].pend);
+        free(s->q[i].run);
+    }
     free(s->q);
     free(s->jobs);
     free(s->freel);
@@ -99,6 +101,17 @@ void tsched_sched_destroy(tsched_sched_t *s)
     free(s->starts);
     free(s->mbuf);
     free(s->victims);
+    for (size_t i = 0; i < s->nrun_n; i++) {
+        free(s->nrun[i].e);
+        free(s->nrun[i].mem);
+    }
+    free(s->nrun);
+    free(s->cyc_fit);
+    free(s->cyc_pre);
+    free(s->cyc_pk);
+    free(s->jing);
+    free(s->jcyc);
+    free(s->jvic);
     tsched_policy_destroy(s->spread);
     free(s->wchanged);
     free(s);
@@ -735,6 +748,147 @@ nomem:
     return tsl_errprintf(err, "submit: out of memory");
 }
 
+/* --- running members by node --------------------------------------------------- */
+
+/* Makes room for the members of a job about to start in the node lists, so that
+ * nrun_add() cannot fail.  -1 (ENOMEM) with nothing visible changed. */
+static int nrun_reserve(tsched_sched_t *s, const tsched_member_t *members, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        uint32_t node = members[k].node;
+        if (node >= s->nrun_n) {
+            size_t cap = s->nrun_n ? s->nrun_n : 64;
+            while (cap <= node)
+                cap *= 2;
+            struct nrun *nr = realloc(s->nrun, cap * sizeof *nr);
+            if (!nr)
+                goto nomem;
+            memset(nr + s->nrun_n, 0, (cap - s->nrun_n) * sizeof *nr);
+            s->nrun = nr;
+            s->nrun_n = cap;
+        }
+        struct nrun *r = &s->nrun[node];
+        uint32_t want = r->n + 1;
+        for (size_t i = 0; i < k; i++) /* members of this job before k on the same node */
+            want += members[i].node == node;
+        if (want > r->cap) {
+            uint32_t cap = r->cap ? r->cap * 2 : 8;
+            while (cap < want)
+                cap *= 2;
+            struct nrun_ent *e = realloc(r->e, cap * sizeof *e);
+            if (e)
+                r->e = e;
+            tsched_member_t *mem = realloc(r->mem, cap * sizeof *mem);
+            if (mem)
+                r->mem = mem;
+            if (!e || !mem)
+                goto nomem; /* r->cap stays what both hold */
+            r->cap = cap;
+        }
+    }
+    return 0;
+nomem:
+    errno = ENOMEM;
+    return -1;
+}
+
+int tsched__run_cmp(const struct sjob *x, const struct sjob *y)
+{
+    int xn = tsched__np(x->cls), yn = tsched__np(y->cls);
+    if (xn != yn)
+        return xn > yn ? -1 : 1;
+    int xb = tsched__band(x->cls), yb = tsched__band(y->cls);
+    if (xb != yb)
+        return xb > yb ? -1 : 1;
+    if (x->prio != y->prio)
+        return x->prio > y->prio ? -1 : 1;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* First position in queue q's running list not before job slot (its place). */
+static size_t run_pos(const tsched_sched_t *s, const struct squeue *q, uint32_t slot)
+{
+    size_t lo = 0, hi = q->nrun;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (tsched__run_cmp(&s->jobs[q->run[mid]], &s->jobs[slot]) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Enters job slot (its start time set) into its queue's running list; room reserved. */
+static void run_add(tsched_sched_t *s, uint32_t slot)
+{
+    struct squeue *q = &s->q[s->jobs[slot].queue];
+    size_t at = run_pos(s, q, slot);
+    memmove(q->run + at + 1, q->run + at, (q->nrun - at) * sizeof *q->run);
+    q->run[at] = slot;
+    q->nrun++;
+}
+
+static void run_del(tsched_sched_t *s, uint32_t slot)
+{
+    struct squeue *q = &s->q[s->jobs[slot].queue];
+    size_t at = run_pos(s, q, slot);
+    if (at < q->nrun && q->run[at] == slot) {
+        memmove(q->run + at, q->run + at + 1, (q->nrun - at - 1) * sizeof *q->run);
+        q->nrun--;
+    }
+}
+
+/* Enters job slot's members into their nodes' lists, in (slot, member) order. */
+static void nrun_add(tsched_sched_t *s, uint32_t slot)
+{
+    const struct sjob *j = &s->jobs[slot];
+    for (uint32_t m = 0; m < j->gang; m++) {
+        struct nrun *r = &s->nrun[j->members[m].node];
+        uint32_t lo = 0, hi = r->n; /* first entry after (slot, m) */
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            const struct nrun_ent *x = &r->e[mid];
+            if (x->slot < slot || (x->slot == slot && x->m < m))
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        memmove(r->e + lo + 1, r->e + lo, (r->n - lo) * sizeof *r->e);
+        memmove(r->mem + lo + 1, r->mem + lo, (r->n - lo) * sizeof *r->mem);
+        r->e[lo] = (struct nrun_ent){.slot = slot,
+                                     .m = m,
+                                     .queue = j->queue,
+                                     .prio = j->prio,
+                                     .band = (uint8_t)tsched__band(j->cls),
+                                     .training = j->cls == TSCHED_CLASS_TRAINING,
+                                     .start = j->start};
+        r->mem[lo] = j->members[m];
+        r->n++;
+    }
+}
+
+/* Takes job slot's members out of their nodes' lists. */
+static void nrun_del(tsched_sched_t *s, uint32_t slot)
+{
+    const struct sjob *j = &s->jobs[slot];
+    for (uint32_t m = 0; m < j->gang; m++) {
+        uint32_t node = j->members[m].node;
+        if (node >= s->nrun_n)
+            continue;
+        struct nrun *r = &s->nrun[node];
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < r->n; i++)
+            if (r->e[i].slot != slot) {
+                r->mem[k] = r->mem[i];
+                r->e[k++] = r->e[i];
+            }
+        r->n = k;
+    }
+}
+
 int tsched_job_started(tsched_sched_t *s, uint64_t id, const tsched_member_t *members, size_t n,
                        double now)
 {
@@ -752,12 +906,25 @@ int tsched_job_started(tsched_sched_t *s, uint64_t id, const tsched_member_t *me
         errno = EINVAL;
         return -1;
     }
-    if (tsched_commit(s->c, members, n) < 0)
+    struct squeue *q = &s->q[j->queue];
+    if (q->nrun == q->runcap) {
+        size_t cap = q->runcap ? q->runcap * 2 : 64;
+        uint32_t *r = realloc(q->run, cap * sizeof *r);
+        if (!r) {
+            errno = ENOMEM;
+            return -1;
+        }
+        q->run = r;
+        q->runcap = cap;
+    }
+    if (nrun_reserve(s, members, n) < 0 || tsched_commit(s->c, members, n) < 0)
         return -1;
     tsched__advance(s, now);
     memcpy(j->members, members, n * sizeof *members);
     j->state = J_RUNNING;
     j->start = s->now;
+    nrun_add(s, (uint32_t)slot);
+    run_add(s, (uint32_t)slot);
     free(j->rnodes);
     j->rnodes = NULL;
     j->waiting = 0;
@@ -782,6 +949,8 @@ static void victim_gone(tsched_sched_t *s, struct sjob *j)
 static void stop_running(tsched_sched_t *s, struct sjob *j)
 {
     (void)tsched_release(s->c, j->members, j->gang); /* held by construction */
+    nrun_del(s, (uint32_t)(j - s->jobs));
+    run_del(s, (uint32_t)(j - s->jobs));
     victim_gone(s, j);
     add_up(s, j->queue, f_used, j->res, -1);
     if (tsched__np(j->cls))

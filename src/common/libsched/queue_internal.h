@@ -45,6 +45,32 @@ struct squeue {
     size_t left;        /* pending jobs of the subtree not yet taken */
     uint32_t *pend;     /* leaf: pending slots, in order */
     size_t npend, head, pendcap;
+
+    /* Its jobs not pending (running, victims), in the order in which they fill its guarantee
+     * (tsched__run_cmp), kept as jobs start and stop: the cycle walks it instead of sorting
+     * every running job (issue 15). */
+    uint32_t *run;
+    size_t nrun, runcap;
+};
+
+/* One running member: the job's slot, the member's index in its gang and what of the job
+ * decides whether it may be a victim and never changes while it runs (the victim search reads
+ * them beside their neighbours, not through the job table; 32 bytes, two to a cache line). */
+struct nrun_ent {
+    uint32_t slot, m;
+    int32_t queue, prio;
+    uint8_t band;     /* tsched__band(cls) */
+    uint8_t training; /* cls == TSCHED_CLASS_TRAINING */
+    double start;
+};
+
+/* The running members of one node (jobs running or victims, every live job not pending),
+ * sorted by slot then member, as a scan of the job table would find them; mem[i] is a copy of
+ * the member of e[i] (read only for the candidates a victim search takes). */
+struct nrun {
+    struct nrun_ent *e;
+    tsched_member_t *mem;
+    uint32_t n, cap;
 };
 
 struct sjob {
@@ -100,6 +126,23 @@ struct tsched_sched {
     size_t nvictims, vcap;
     uint64_t *wchanged; /* pending jobs whose reason changed (tsched_waits_changed) */
     size_t nwchanged, wccap;
+
+    /* Running members by node, kept as jobs start (tsched_job_started) and stop
+     * (tsched_job_stopped, tsched_job_remove), so that a cycle's victim search does not
+     * rebuild it from the job table (issue 15).  nrun[0..nrun_n): index = node. */
+    struct nrun *nrun;
+    size_t nrun_n;
+    /* Per job slot, the victim search's view of the job for one cycle (cycle.c,
+     * build_index); kept between cycles only as a buffer.  jcyc_cap slots. */
+    uint64_t *jing;    /* bit per job slot: running within its guarantee (in_g), for the search */
+    struct jcyc *jcyc; /* what a candidate costs */
+    uint8_t *jvic;
+    size_t jcyc_cap;
+    /* A cycle's working tables (cycle.c), kept as buffers: shapes that failed to fit or to
+     * find victims, and the pending jobs' ordering keys. */
+    struct shape_ent *cyc_fit, *cyc_pre;
+    struct pkey *cyc_pk;
+    size_t cyc_fitcap, cyc_precap, cyc_pkcap;
 };
 
 /* queue.c */
@@ -119,6 +162,16 @@ int tsched__governs(const uint64_t *g);
 /* Is the pending job in slot j owed capacity by its queue's guarantee,
  * given the queue usage u (cycle or live)? */
 int tsched__owed(const tsched_sched_t *s, const struct sjob *j, const uint64_t *u);
+
+/* Order in which a queue's running jobs fill its guarantee: non-preemptible first, then by
+ * band, priority (higher first), start (older first), id.  <0, 0, >0. */
+int tsched__run_cmp(const struct sjob *x, const struct sjob *y);
+
+/* The running members of node n (0 when none). */
+static inline uint32_t tsched__nrun_count(const tsched_sched_t *s, uint32_t n)
+{
+    return n < s->nrun_n ? s->nrun[n].n : 0;
+}
 
 /* cycle.c */
 /* Fair-share key of queue q with current usage u (see the docs). */
