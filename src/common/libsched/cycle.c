@@ -614,9 +614,11 @@ static void apply_on_node(const struct cycle *cy, uint32_t n, const struct vcand
         nf_apply(f, &r->mem[e], sign);
 }
 
-/* The cheapest victim set on node n for one member of j; 0 if none. */
+/* The cheapest victim set on node n for one member of j; 0 if none, or if worst (not NULL;
+ * mode 0 only, where a plan has a victim or more) ranks before every plan its candidates can
+ * make. */
 static int node_plan(struct cycle *cy, const struct sjob *j, uint32_t n, int owed, int mode,
-                     struct nplan *out)
+                     const struct nplan *worst, struct nplan *out)
 {
     tsched_sched_t *s = cy->s;
     struct vcand c[NODE_CANDS];
@@ -644,6 +646,22 @@ static int node_plan(struct cycle *cy, const struct sjob *j, uint32_t n, int owe
     }
     if (nc == 0)
         return 0;
+    if (worst) {
+        /* a plan takes one candidate or more: it ranks at least as the least rank, no victim
+         * within its guarantee, the least work lost, one victim */
+        struct nplan lb = {.node = n, .nv = 1, .maxband = c[0].band, .maxprio = c[0].prio};
+        lb.lost = c[0].lost;
+        for (unsigned i = 1; i < nc; i++) {
+            if (c[i].band < lb.maxband || (c[i].band == lb.maxband && c[i].prio < lb.maxprio)) {
+                lb.maxband = c[i].band;
+                lb.maxprio = c[i].prio;
+            }
+            if (c[i].lost < lb.lost)
+                lb.lost = c[i].lost;
+        }
+        if (pcmp(&lb, worst) >= 0)
+            return 0;
+    }
     struct nfree fr, *f = &fr;
     if (tsched_node_free(s->c, n, &f->cpu, &f->mem, &f->ng, f->fm, f->fg) < 0)
         return 0;
@@ -797,7 +815,7 @@ static unsigned best_nodes(struct cycle *cy, const struct sjob *j, int owed, int
                     continue;
             }
         }
-        if (!node_plan(cy, j, n, owed, mode, &cur))
+        if (!node_plan(cy, j, n, owed, mode, mode == 0 && nb == want ? &best[nb - 1] : NULL, &cur))
             continue;
         if (nb == want && pcmp(&cur, &best[nb - 1]) >= 0)
             continue;
