@@ -193,6 +193,8 @@ void tsched__node_changed(tsched_cluster_t *c, size_t ni)
         rm->milli[k] = (uint16_t)nd->free[j];
     }
     nd->version = ++c->next_version;
+    rm->version = nd->version;
+    rm->models = nd->models;
     c->chg[c->nchg++ & (c->chg_cap - 1)] = (uint32_t)ni;
 }
 

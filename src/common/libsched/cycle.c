@@ -371,6 +371,10 @@ static int try_start(struct cycle *cy, uint32_t slot)
 struct nbound {
     int32_t prio; /* lowest priority of the node's eligible training members */
     uint32_t node;
+    /* the queues of those members (bit q % 64), and of those not within their queue's
+     * guarantee: a preemptor whose queue has none there, and that may take no member of
+     * another queue there, has no candidate on the node (used when there are <= 64 queues) */
+    uint64_t queues, queues_nog;
     double lost; /* least work one of them loses */
     double tmin; /* least time one of them loses (lost = size x time; every size is of this
                   * cycle: mark_guaranteed() sets it for every job not pending) */
@@ -457,6 +461,9 @@ static int build_index(struct cycle *cy)
                 b->prio = j->prio;
             if (lost < b->lost)
                 b->lost = lost;
+            b->queues |= 1ull << (j->queue & 63);
+            if (!j->in_g)
+                b->queues_nog |= 1ull << (j->queue & 63);
             n_train[n] += !cy->vic[i];
         }
     }
@@ -607,9 +614,11 @@ static void apply_on_node(const struct cycle *cy, uint32_t n, const struct vcand
         nf_apply(f, &r->mem[e], sign);
 }
 
-/* The cheapest victim set on node n for one member of j; 0 if none. */
+/* The cheapest victim set on node n for one member of j; 0 if none, or if worst (not NULL;
+ * mode 0 only, where a plan has a victim or more) ranks before every plan its candidates can
+ * make. */
 static int node_plan(struct cycle *cy, const struct sjob *j, uint32_t n, int owed, int mode,
-                     struct nplan *out)
+                     const struct nplan *worst, struct nplan *out)
 {
     tsched_sched_t *s = cy->s;
     struct vcand c[NODE_CANDS];
@@ -637,6 +646,22 @@ static int node_plan(struct cycle *cy, const struct sjob *j, uint32_t n, int owe
     }
     if (nc == 0)
         return 0;
+    if (worst) {
+        /* a plan takes one candidate or more: it ranks at least as the least rank, no victim
+         * within its guarantee, the least work lost, one victim */
+        struct nplan lb = {.node = n, .nv = 1, .maxband = c[0].band, .maxprio = c[0].prio};
+        lb.lost = c[0].lost;
+        for (unsigned i = 1; i < nc; i++) {
+            if (c[i].band < lb.maxband || (c[i].band == lb.maxband && c[i].prio < lb.maxprio)) {
+                lb.maxband = c[i].band;
+                lb.maxprio = c[i].prio;
+            }
+            if (c[i].lost < lb.lost)
+                lb.lost = c[i].lost;
+        }
+        if (pcmp(&lb, worst) >= 0)
+            return 0;
+    }
     struct nfree fr, *f = &fr;
     if (tsched_node_free(s->c, n, &f->cpu, &f->mem, &f->ng, f->fm, f->fg) < 0)
         return 0;
@@ -737,6 +762,21 @@ static double room_share(const tsched_sched_t *s, const struct room *f, const ts
     return m;
 }
 
+/* Whether node b->node may have a victim candidate (is_cand(), mode 0) for j: 0 when none of
+ * its eligible members can be one (their queues, priorities and guarantees, as the cycle
+ * found them when it built its bounds). */
+static int maybe_cand(const struct cycle *cy, const struct sjob *j, int owed,
+                      const struct nbound *b)
+{
+    if (cy->s->nq > 64)
+        return 1;
+    uint64_t jq = 1ull << (j->queue & 63);
+    int bj = tsched__band(j->cls), bt = tsched__band(TSCHED_CLASS_TRAINING);
+    if ((b->queues & jq) && (bt < bj || (bt == bj && b->prio < j->prio)))
+        return 1; /* a member of j's queue ranked below j */
+    return owed && (b->queues_nog & ~jq);
+}
+
 /* Best `want` node plans for j, cheapest first, among nodes not in skip.
  * Returns how many were found. */
 static unsigned best_nodes(struct cycle *cy, const struct sjob *j, int owed, int mode,
@@ -762,6 +802,8 @@ static unsigned best_nodes(struct cycle *cy, const struct sjob *j, int owed, int
             if (pcmp(&low, &best[nb - 1]) >= 0)
                 break;
         }
+        if (mode == 0 && !maybe_cand(cy, j, owed, &cy->low[k]))
+            continue; /* node_plan() would find no candidate */
         if (full) {
             /* nor can this node's when what its victims must free costs
              * more (a hair less, for rounding) */
@@ -773,7 +815,7 @@ static unsigned best_nodes(struct cycle *cy, const struct sjob *j, int owed, int
                     continue;
             }
         }
-        if (!node_plan(cy, j, n, owed, mode, &cur))
+        if (!node_plan(cy, j, n, owed, mode, mode == 0 && nb == want ? &best[nb - 1] : NULL, &cur))
             continue;
         if (nb == want && pcmp(&cur, &best[nb - 1]) >= 0)
             continue;

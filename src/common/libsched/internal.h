@@ -141,12 +141,15 @@ struct cache_ent {
     uint8_t why;      /* node_fit(): TSCHED_FIT or why not */
 };
 
-/* A node's free resources in brief, for bounds (cycle.c, preemption): one
- * cache line a node, kept by tsched__node_changed(). */
+/* A node's free resources in brief, for bounds (cycle.c, preemption) and for the placement
+ * index's first test (place.c: most nodes of a full cluster cannot hold a request, and this
+ * says so without reading the node): one cache line a node, kept by tsched__node_changed(). */
 struct room {
     uint64_t cpu, mem;
     uint16_t milli[TSCHED_MAX_NODE_GPUS]; /* free milli-GPU, largest first */
     uint32_t ngpus;
+    uint32_t version; /* the node's version */
+    uint64_t models;  /* the node's models */
 };
 
 /* A tree slot without a node that fits. */

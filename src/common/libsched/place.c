@@ -625,16 +625,52 @@ static inline uint32_t better(const tsched_cluster_t *c, const struct cache_ent 
     return beats(c, col, by_name, b, a) ? b : a;
 }
 
+/* Why node ni cannot hold r, as node_fit() says, read from its room alone (one cache line, not
+ * the node); TSCHED_FIT when the room cannot tell (labels, GPU memory or GPU models asked for):
+ * then node_fit() decides. */
+static tsched_reason_t room_fit(const struct room *rm, const struct req *r)
+{
+    if (r->selector && *r->selector)
+        return TSCHED_FIT;
+    if (r->ngpus && !(rm->models & r->models))
+        return TSCHED_NO_MODEL;
+    if (rm->cpu < r->cpu)
+        return TSCHED_NO_CPU;
+    if (rm->mem < r->mem)
+        return TSCHED_NO_MEM;
+    /* every GPU's model accepted, no GPU memory asked: the GPUs with r->milli free decide */
+    if (r->ngpus && !r->gmem && !(rm->models & ~r->models) &&
+        (r->ngpus > rm->ngpus || rm->milli[r->ngpus - 1] < r->milli))
+        return TSCHED_NO_GPU;
+    return TSCHED_FIT;
+}
+
+/* score_node(), but a node its room rules out is not read: the same entry. */
+static void rescore(tsched_cluster_t *c, tsched_policy_t *p, size_t i, const struct req *r,
+                    struct cache_ent *e)
+{
+    const struct room *rm = &c->room[i];
+    tsched_reason_t why = room_fit(rm, r);
+    if (why == TSCHED_FIT) {
+        score_node(c, p, i, r, e);
+        return;
+    }
+    e->version = rm->version;
+    e->why = (uint8_t)why;
+    e->gpu = 0;
+    e->score = 0;
+}
+
 /* Rescores node i in col if it changed; replays its leaf up the tree. */
 static void index_node(tsched_cluster_t *c, tsched_policy_t *p, const struct req *r,
                        struct shape *sh, struct cache_ent *col, uint32_t *tree, size_t i)
 {
     struct cache_ent *e = &col[i];
-    if (e->version == c->nodes[i].version)
+    if (e->version == c->room[i].version)
         return;
     if (e->version)
         sh->count[e->why]--;
-    score_node(c, p, i, r, e);
+    rescore(c, p, i, r, e);
     sh->count[e->why]++;
     size_t k = c->cap + i;
     tree[k] = e->why == TSCHED_FIT ? (uint32_t)i : TREE_NONE;
@@ -661,8 +697,8 @@ static void index_sync(tsched_cluster_t *c, tsched_policy_t *p, const struct req
         memset(sh->count, 0, sizeof sh->count);
         for (size_t i = 0; i < c->n; i++) {
             struct cache_ent *e = &col[i];
-            if (e->version != c->nodes[i].version)
-                score_node(c, p, i, r, e);
+            if (e->version != c->room[i].version)
+                rescore(c, p, i, r, e);
             sh->count[e->why]++;
             tree[c->cap + i] = e->why == TSCHED_FIT ? (uint32_t)i : TREE_NONE;
         }

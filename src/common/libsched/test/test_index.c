@@ -293,6 +293,71 @@ static void test_stale_shape(void **state)
     tsched_cluster_destroy(c);
 }
 
+/* One node (so that the reason counted over the nodes is that node's reason), each reason in
+ * turn: the index's first test reads the node's room (models, CPU, memory, GPUs free, in one
+ * cache line), which must say what node_fit() says, also after allocations and releases have
+ * changed the room; labels, GPU memory and GPU models go on to node_fit(). */
+static void test_room_reasons(void **state)
+{
+    (void)state;
+    tsched_cluster_t *c = tsched_cluster_create();
+    assert_non_null(c);
+    assert_int_equal(add(c, "only", 16000, 4, "A100", 0, "zone=a"), 0);
+    tsched_policy_t *p = tsched_policy_create("tessel", NULL);
+    assert_non_null(p);
+    tsched_job_t cpu = job(32000, 1, 1000), mem = job(1000, 1, 1000), five = job(1000, 5, 1000);
+    tsched_job_t t4 = job(1000, 1, 1000), gmem = job(1000, 1, 1000), zone = job(1000, 1, 1000);
+    tsched_job_t two = job(1000, 2, 1000), share = job(1000, 1, 600), none = job(1000, 0, 0);
+    mem.mem_bytes = 128 * GiB;
+    t4.models = "T4";
+    gmem.gpu_mem_bytes = 32 * GiB;
+    zone.selector = "zone=b";
+    const struct {
+        tsched_job_t *j;
+        long node; /* -1: nothing fits */
+        tsched_reason_t why;
+    } before[] = {
+        {&cpu, -1, TSCHED_NO_CPU},  {&mem, -1, TSCHED_NO_MEM},      {&five, -1, TSCHED_NO_GPU},
+        {&t4, -1, TSCHED_NO_MODEL}, {&gmem, -1, TSCHED_NO_GPU_MEM}, {&zone, -1, TSCHED_NO_MODEL},
+        {&two, 0, TSCHED_FIT},      {&share, 0, TSCHED_FIT},        {&none, 0, TSCHED_FIT}};
+    for (size_t i = 0; i < sizeof before / sizeof *before; i++) {
+        assert_int_equal(place_checked(c, p, before[i].j), before[i].node);
+        tsched_reason_t why = TSCHED_FIT;
+        tsched_member_t m;
+        assert_int_equal(tsched_place(c, p, before[i].j, &m, &why), before[i].node < 0);
+        if (before[i].node < 0)
+            assert_int_equal(why, before[i].why);
+    }
+    /* three whole GPUs and half of the fourth taken: two GPUs, or 600 milli, no longer fit */
+    tsched_job_t three = job(1000, 3, 1000), half = job(1000, 1, 500);
+    tsched_member_t m3, mh;
+    assert_int_equal(tsched_allocate(c, p, &three, &m3, NULL), 0);
+    assert_int_equal(tsched_allocate(c, p, &half, &mh, NULL), 0);
+    assert_int_equal(place_checked(c, p, &two), -1);
+    assert_int_equal(place_checked(c, p, &share), -1);
+    assert_int_equal(place_checked(c, p, &half), 0);
+    tsched_reason_t why = TSCHED_FIT;
+    tsched_member_t m;
+    assert_int_equal(tsched_place(c, p, &share, &m, &why), 1);
+    assert_int_equal(why, TSCHED_NO_GPU);
+    /* released: they fit again */
+    assert_int_equal(tsched_release(c, &m3, 1), 0);
+    assert_int_equal(place_checked(c, p, &two), 0);
+    assert_int_equal(place_checked(c, p, &share), 0);
+
+    /* a node without GPUs: a GPU request finds no model there, a CPU-only one fits */
+    tsched_cluster_t *cpuonly = tsched_cluster_create();
+    assert_non_null(cpuonly);
+    assert_int_equal(add(cpuonly, "cpu", 16000, 0, NULL, 0, NULL), 0);
+    assert_int_equal(place_checked(cpuonly, p, &share), -1);
+    assert_int_equal(tsched_place(cpuonly, p, &share, &m, &why), 1);
+    assert_int_equal(why, TSCHED_NO_MODEL);
+    assert_int_equal(place_checked(cpuonly, p, &none), 0);
+    tsched_cluster_destroy(cpuonly);
+    tsched_policy_destroy(p);
+    tsched_cluster_destroy(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -302,6 +367,7 @@ int main(void)
         cmocka_unit_test(test_crosscheck_fgd),
         cmocka_unit_test(test_crosscheck_others),
         cmocka_unit_test(test_stale_shape),
+        cmocka_unit_test(test_room_reasons),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
