@@ -170,6 +170,36 @@ tsc scancel "$jk"
 tsc_wait_state "$jk" CANCELLED && wait_gone n1 "$jk"
 ok $? "scancel: the job's slice is removed"
 
+# ---- slurmd restarts: stale slices swept, a running job's kept ------------------------------
+GO5=$O/go5
+jr=$(sub -w n2 --gres=shard:1 -o "$O/jr" --wrap "$PROBE ctx waitfile:$GO5")
+tsc_wait_state "$jr" RUNNING && wait_lines "$O/jr" ctx 1
+stepd=$(pgrep -f "^slurmstepd: \[$jr\.batch\]" | head -n 1)
+tsc_on n2 mkdir /run/tessel/slurm/999999
+old=$(cat "$TSC/slurmd-n2.pid")
+kill "$old"
+_i=0
+while kill -0 "$old" 2>/dev/null && [ $_i -lt 300 ]; do
+    _i=$((_i + 1))
+    sleep 0.1
+done
+# The new slurmd joins the node's namespaces through the job's slurmstepd, which outlives it.
+nsenter --target "$stepd" --net --uts --mount slurmd -N n2
+_i=0
+while { [ "$(cat "$TSC/slurmd-n2.pid" 2>/dev/null)" = "$old" ] ||
+        ! kill -0 "$(cat "$TSC/slurmd-n2.pid" 2>/dev/null)" 2>/dev/null; } && [ $_i -lt 300 ]; do
+    _i=$((_i + 1))
+    sleep 0.1
+done
+ok $([ $_i -lt 300 ]; echo $?) "slurmd n2 restarts while job $jr runs"
+is "$(tsc_on n2 ls /run/tessel/slurm | tr '\n' ' ')" "$jr " \
+    "at slurmd's start, the slice of a job that no slurmstepd runs is swept, the running job's kept"
+tsc_on n2 test -f "/run/tessel/slurm/$jr/slice"
+ok $? "the running job's slice file is there"
+touch "$GO5"
+tsc_wait_state "$jr" COMPLETED && wait_gone n2 "$jr"
+ok $? "the job completes after the restart and its slice is removed"
+
 # ---- jobs without GPUs, bad input ----------------------------------------------------------
 is "$(CUDA_VISIBLE_DEVICES=1 tsc srun -N1 sh -c 'echo "[$CUDA_VISIBLE_DEVICES]"')" "[]" \
     "a job with no GPU and no shard gets an empty CUDA_VISIBLE_DEVICES"
