@@ -57,7 +57,7 @@
 SPANK_PLUGIN(tessel, 1);
 
 /* Where Debian's libtessel-cuda package puts the interposer, and the driver's NVML. */
-#define DEFAULT_INTERPOSER "/usr/lib/x86_64-linux-gnu/libtessel-cuda.so"
+#define DEFAULT_INTERPOSER "/usr/lib/x86_64-linux-gnu/tessel/libtessel-cuda.so"
 #define DEFAULT_NVML       "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1"
 #define DEFAULT_STATEDIR   "/run/tessel/slurm"
 /* Node GPU memory, written once (NVML costs tens of ms with a real driver: not per step). */
