@@ -36,7 +36,7 @@ $(O)/tests/slurm/test_slurm_logic: $(O)/obj/src/slurm/test/test_slurm_logic.o \
 # jobs' shells carry no sanitizer runtime.
 SLURM_SHELL_TESTS := $(sort $(wildcard tests/t/t90*-slurm-*.t))
 TESTS += $(SLURM_SHELL_TESTS)
-$(SLURM_SHELL_TESTS): $(SLURM_PLUGIN) $(O)/lib/libtessel-cuda.so $(O)/tests/interposer/tcu-probe \
+$(SLURM_SHELL_TESTS): $(SLURM_PLUGIN) $(O)/bin/tessel $(O)/lib/libtessel-cuda.so $(O)/tests/interposer/tcu-probe \
                       $(O)/tests/fake/libcuda.so.1 $(O)/tests/fake/libnvidia-ml.so.1
 ifeq ($(SANITIZE),1)
 SLURM_PLAIN := $(O)/plain
