@@ -20,9 +20,11 @@ $(O)/slurm/obj/src/slurm/spank_tessel.o: src/slurm/spank_tessel.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -std=c11 $(WARN) $(CFLAGS) -fPIC -MMD -MP -c -o $@ $<
 
+# -z nodelete: slurmstepd unloads its SPANK plugins at the end of a step while the watchdog
+# thread still runs the plugin's code; the code must stay mapped until the process exits.
 $(SLURM_PLUGIN): $(SLURM_PLUGIN_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -shared -Wl,-z,now -o $@ $^ -ldl -lpthread
+	$(CC) $(CFLAGS) -shared -Wl,-z,now -Wl,-z,nodelete -o $@ $^ -ldl -lpthread
 
 TESTS += $(O)/tests/slurm/test_slurm_logic
 $(O)/tests/slurm/test_slurm_logic: $(O)/obj/src/slurm/test/test_slurm_logic.o \

@@ -5,7 +5,7 @@
 #                        "n1" and "n2" each in its own network, UTS and mount namespace, on a
 #                        bridge in a namespace of its own (RECIPES.md sections 1, 3 and 6).  Each
 #                        node has two SIMULATED GPUs (the fake NVML/driver of tests/fake,
-#                        TSC_GPU_MEM each) with 4 shards per GPU; with PLUGIN ("" = none) the
+#                        TESSEL_FAKE_GPUS) with TSC_SHARDS (4) shards per GPU; with PLUGIN ("" = none) the
 #                        plugin is named in plugstack.conf.  Returns 1 with the reason in
 #                        $TSC_WHY when something does not start.
 #   tsc_stop             cancel every job, wait for them, stop the daemons, remove the
@@ -22,7 +22,7 @@
 # nodes on one host keep apart what would be apart on two hosts.
 # Every address is inside the namespaces this file creates: no traffic leaves them.
 
-TSC_GPU_MEM=${TSC_GPU_MEM:-8G}
+TSC_SHARDS=${TSC_SHARDS:-4}
 TSC_WHY=
 TSC=
 tsc_ns=tsc$$
@@ -106,15 +106,15 @@ MailProg=/bin/true
 SchedulerParameters=sched_interval=1
 PlugStackConfig=$TSC/etc/plugstack.conf
 GresTypes=gpu,shard
-NodeName=n1 NodeAddr=10.250.0.12 NodeHostname=n1 CPUs=8 RealMemory=2000 Gres=gpu:2,shard:8 State=UNKNOWN
-NodeName=n2 NodeAddr=10.250.0.13 NodeHostname=n2 CPUs=8 RealMemory=2000 Gres=gpu:2,shard:8 State=UNKNOWN
+NodeName=n1 NodeAddr=10.250.0.12 NodeHostname=n1 CPUs=${TSC_CPUS:-8} RealMemory=2000 Gres=gpu:2,shard:$((2 * TSC_SHARDS)) State=UNKNOWN
+NodeName=n2 NodeAddr=10.250.0.13 NodeHostname=n2 CPUs=${TSC_CPUS:-8} RealMemory=2000 Gres=gpu:2,shard:$((2 * TSC_SHARDS)) State=UNKNOWN
 PartitionName=debug Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP
 CONF
     cat >"$TSC/etc/gres.conf" <<CONF
 AutoDetect=off
 NodeName=n[1-2] Name=gpu File=$TSC/dev/nvidia[0-1]
-NodeName=n[1-2] Name=shard Count=4 File=$TSC/dev/nvidia0
-NodeName=n[1-2] Name=shard Count=4 File=$TSC/dev/nvidia1
+NodeName=n[1-2] Name=shard Count=$TSC_SHARDS File=$TSC/dev/nvidia0
+NodeName=n[1-2] Name=shard Count=$TSC_SHARDS File=$TSC/dev/nvidia1
 CONF
     : >"$TSC/etc/plugstack.conf"
     [ -n "$_plugin" ] && echo "required $_plugin $TSC_PLUGIN_ARGS gres_conf=$TSC/etc/gres.conf" \
