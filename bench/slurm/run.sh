@@ -35,15 +35,15 @@ echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), nproc $(nproc), load $(cut -d' ' -f1-3
 echo "# SIMULATED GPUs: 2 per node, $TSC_SHARDS shards each (a shard = 0.1 GPU)"
 
 # ---- 1. a step's start ---------------------------------------------------------------------
-ms() { echo $(($(date +%s%N) / 1000)); }
+us() { echo $(($(date +%s%N) / 1000)); }
 median() { sort -n "$1" | awk '{v[NR] = $1} END {m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.1f", m / 1000}'; }
 : >"$TSC/off-plain"; : >"$TSC/on-plain"; : >"$TSC/off-shard"; : >"$TSC/on-shard"
 for i in $(seq 100); do
     for mode in off on; do
         if [ $mode = on ]; then echo "$WITH" >"$TSC/etc/plugstack.conf"; else : >"$TSC/etc/plugstack.conf"; fi
-        t0=$(ms); tsc srun -w n1 true || echo "run.sh: srun failed" >&2; t1=$(ms)
+        t0=$(us); tsc srun -w n1 true || echo "run.sh: srun failed" >&2; t1=$(us)
         echo $((t1 - t0)) >>"$TSC/$mode-plain"
-        t0=$(ms); tsc srun -w n1 --gres=shard:1 true || echo "run.sh: srun failed" >&2; t1=$(ms)
+        t0=$(us); tsc srun -w n1 --gres=shard:1 true || echo "run.sh: srun failed" >&2; t1=$(us)
         echo $((t1 - t0)) >>"$TSC/$mode-shard"
     done
 done
@@ -66,7 +66,7 @@ echo "gpu=\$CUDA_VISIBLE_DEVICES limit=\$(sed -n 's/^TESSEL_CUDA_MEM_LIMIT_0=//p
 echo done
 SCRIPT
 chmod 755 "$O/job.sh"
-t0=$(ms)
+t0=$(us)
 first=
 for i in $(seq 200); do
     j=$(tsc sbatch --parsable --gres=shard:1 -o "$O/j-%j" "$O/job.sh") || { echo "run.sh: sbatch failed" >&2; exit 1; }
@@ -78,7 +78,7 @@ while [ -n "$(tsc squeue -h -o %i)" ] && [ $_i -lt 6000 ]; do
     _i=$((_i + 1))
     sleep 0.1
 done
-t1=$(ms)
+t1=$(us)
 done_n=0; limit_ok=0; probed=0; within=0; n1=0; n2=0; g0=0; g1=0
 want=$((8 * 1073741824 / 10))
 for j in $(seq "$first" "$last"); do
@@ -98,7 +98,7 @@ for j in $(seq "$first" "$last"); do
     fi
 done
 echo
-echo "200 sbatch jobs of 0.1 GPU (shard:1 of 10), 2 nodes x 2 GPUs: $((t1 - t0)) ms from the first sbatch to an empty queue"
+echo "200 sbatch jobs of 0.1 GPU (shard:1 of 10), 2 nodes x 2 GPUs: $(((t1 - t0) / 1000)) ms from the first sbatch to an empty queue"
 echo "  completed:                        $done_n / 200 (n1 $n1, n2 $n2; GPU 0 $g0, GPU 1 $g1)"
 echo "  limit file says 0.1 GPU ($want B): $limit_ok / 200"
 echo "  CUDA jobs (GPU 0) within limit:   $within / $probed (allocations + context <= limit, refused past it)"
