@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -487,6 +488,12 @@ static int setup_step(spank_t sp, tsl_error_t *err)
                        .gid = (gid_t)-1,
                        .root = getpid(),
                        .job = 0};
+    /* The watchdog stops the processes below this slurmstepd: one that its parent leaves
+     * (a shell killed first) must stay below it, as below tessel-shim, to be stopped too. */
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
+        tsl_errprintf(err, "PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
+        goto out;
+    }
     if (tsw_limits_parse(spec, &wc.limits, err) < 0 || tsw_start(&wc, err) < 0)
         goto out;
     rc = 0;

@@ -117,6 +117,13 @@ is "$(tsc_state "$jv")" FAILED \
     "a job given GPU 1 whose process holds memory on GPU 0 (the fake driver's device 0) is stopped"
 grep -q "GPU 0: the job's processes hold 1.0 GiB on a GPU it was not given: killed by the GPU-memory watchdog" "$O/jv"
 ok $? "by the GPU-memory watchdog, with the reason in the job's output"
+_i=0
+while pgrep -f "tcu-probe ctx alloc mem 1G waitfile $O/never" >/dev/null && [ $_i -lt 300 ]; do
+    _i=$((_i + 1))
+    sleep 0.1
+done
+ok $([ $_i -lt 300 ]; echo $?) "none of the stopped job's processes is left (the CUDA program below its killed shell too)"
+pkill -KILL -f "tcu-probe ctx alloc mem 1G waitfile $O/never"
 touch "$O/go-x"
 tsc_wait_state "$jx" COMPLETED
 
