@@ -17,6 +17,8 @@ PKGS="$PKGS xxd python3-jsonschema go-md2man zsh"
 # Debian packaging and its test in a throwaway root (docs/install.md, t8000); debian/control's
 # Build-Depends are the build dependencies above.
 PKGS="$PKGS dpkg-dev debhelper lintian debootstrap"
+# spank_tessel.so (libslurm-dev: <slurm/spank.h>) and its multi-node test (docs/slurm.md, t9000).
+PKGS="$PKGS libslurm-dev slurmctld slurmd slurm-client munge"
 if [ "${1:-}" = "--browser" ]; then
     PKGS="$PKGS chromium"
     # Node.js and npm may come from outside Debian (NodeSource, nvm): ask apt only when absent.

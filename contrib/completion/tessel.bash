@@ -84,7 +84,7 @@ _tessel()
     --gpu | --gpus | --gpu-mem | --cpu | --mem | --priority | --name | -e | --env | --time | -t | \
         --after | --dependency | --array | --limit | -n | --tail | --since | --timeout | \
         --guarantee | --weight | --max-gpu | --allow-users | --allow-groups | --reserve-after | \
-        --token | --url)
+        --token | --url | --shards-per-gpu | --fake-gpus | --node)
         return 0 ;;
     esac
     if [[ $cur == -* ]]; then

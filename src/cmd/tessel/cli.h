@@ -51,6 +51,7 @@ int cmd_suspend(cli_t *cli, int argc, char **argv);
 int cmd_resume(cli_t *cli, int argc, char **argv);
 int cmd_gpus(cli_t *cli, int argc, char **argv);
 int cmd_nodes(cli_t *cli, int argc, char **argv);
+int cmd_slurm_conf(cli_t *cli, int argc, char **argv);
 int cmd_queues(cli_t *cli, int argc, char **argv);
 int cmd_users(cli_t *cli, int argc, char **argv);
 int cmd_tokens(cli_t *cli, int argc, char **argv);

@@ -24,6 +24,7 @@ static const cli_command_t commands[] = {
     {"tokens", cmd_tokens, "list, create and revoke API tokens"},
     {"login", cmd_login, "check a token and keep it, with tesseld's URL, in the config file"},
     {"whoami", cmd_whoami, "who tesseld takes you for (token's user, or your account)"},
+    {"slurm-conf", cmd_slurm_conf, "this node's gres.conf/slurm.conf lines for Tessel on Slurm"},
 };
 
 static void usage(FILE *f)
@@ -31,7 +32,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: tessel [--url URL] COMMAND [OPTION]... [ARG]...\n\n"
                "Commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+        fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n"
                "Every command takes --help, and --json (before or after the command) to print the\n"
                "API's JSON instead of a table.\n"

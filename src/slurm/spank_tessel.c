@@ -1,0 +1,557 @@
+/* spank_tessel.c - spank_tessel.so: Tessel's hard GPU slices for Slurm jobs (docs/slurm.md).
+ *
+ * plugstack.conf:
+ *   required /usr/lib/x86_64-linux-gnu/slurm/spank_tessel.so [interposer=PATH] [nvml=PATH]
+ *            [gres_conf=PATH] [statedir=DIR] [violation=kill|suspend]
+ *
+ * Options (spank_option_register: srun, sbatch, salloc and #SBATCH see them):
+ *   --gpu-mem=SIZE         GPU memory per GPU, at most the job's part (its shards' or the GPU's)
+ *   --gpu-share=FRACTION   part of each GPU's memory and compute, where shards do not say it
+ * Their syntax is checked where the job is submitted (a bad value: sbatch/srun/salloc exit with
+ * the error, nothing is queued); what depends on the node (the GPUs Slurm chose, their memory,
+ * the shards' part) is checked where the step starts.
+ *
+ * On each node, in slurmstepd (remote context, root), per step:
+ *   slurm_spank_init_post_opt   the limits from what Slurm gave the step (SLURM_STEP_GPUS or
+ *                               SLURM_JOB_GPUS, SLURM_SHARDS_ON_NODE), the node's gres.conf and
+ *                               NVML, and the options as this callback saw them; then, under a
+ *                               lock on STATEDIR, the job's directory STATEDIR/JOBID (root,
+ *                               0755) with the slice file shared by all the job's steps and
+ *                               tasks (owned by the job's user), and the step's directory
+ *                               STATEDIR/JOBID/STEP with `limits` and `ld.so.preload`; the
+ *                               GPU-memory watchdog (src/agent/watchdog.c) as a thread of the
+ *                               step's slurmstepd.  Any failure fails the step with the reason:
+ *                               a step never runs unlimited.
+ *   slurm_spank_task_init_privileged  in each task, as root before Slurm drops to the user:
+ *                               the task's own mount namespace with /etc/ld.so.preload naming
+ *                               libtessel-cuda and /run/tessel/job/limits (src/agent/jobns.c,
+ *                               as tessel-shim does); a task without GPUs gets
+ *                               CUDA_VISIBLE_DEVICES="".
+ *   slurm_spank_job_epilog      (slurmd, root, job end or cancel) removes STATEDIR/JOBID.
+ *   slurm_spank_init in slurmd  (slurmd start) removes directories of jobs with no slurmstepd.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <slurm/slurm.h>
+#include <slurm/spank.h>
+
+#include "agent/gpu.h"
+#include "agent/jobns.h"
+#include "agent/watchdog.h"
+#include "libshm/shm.h"
+#include "slurm/slurm_logic.h"
+
+SPANK_PLUGIN(tessel, 1);
+
+/* Where Debian's libtessel-cuda package puts the interposer, and the driver's NVML. */
+#define DEFAULT_INTERPOSER "/usr/lib/x86_64-linux-gnu/tessel/libtessel-cuda.so"
+#define DEFAULT_NVML       "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1"
+#define DEFAULT_STATEDIR   "/run/tessel/slurm"
+/* Node GPU memory, written once (NVML costs tens of ms with a real driver: not per step). */
+#define GPU_CACHE ".gpus"
+
+static struct {
+    char interposer[PATH_MAX];
+    char nvml[PATH_MAX];
+    char gres_conf[PATH_MAX];
+    char statedir[512]; /* short enough for the job and step directories below */
+    tsw_action_t violation;
+} cfg;
+
+/* Options as the callbacks of this process saw them. */
+static uint64_t opt_mem;
+static unsigned opt_share;
+/* Set by init_post_opt in slurmstepd for its tasks. */
+static char step_dir[640];
+static bool no_gpu;
+static bool setup_failed;
+static tsl_error_t setup_err;
+
+static int opt_cb(int val, const char *optarg, int remote)
+{
+    tsl_error_t e;
+    int rc = val == 1 ? tslurm_parse_mem(optarg, &opt_mem, &e)
+                      : tslurm_parse_share(optarg, &opt_share, &e);
+    if (rc < 0) {
+        slurm_error("tessel: %s", e.text);
+        return -1;
+    }
+    return 0;
+}
+
+static struct spank_option options[] = {
+    {"gpu-mem", "SIZE",
+     "GPU memory per GPU for each task's slice, e.g. 8G (at most the job's shards' part or the "
+     "GPU's memory) [tessel]",
+     1, 1, opt_cb},
+    {"gpu-share", "FRACTION",
+     "part of each GPU (memory and compute), e.g. 0.25, where shards do not say it [tessel]", 1, 2,
+     opt_cb},
+    SPANK_OPTIONS_TABLE_END};
+
+static int copy_arg(char *dst, size_t len, const char *v, bool absolute)
+{
+    if ((absolute && v[0] != '/') || strlen(v) >= len)
+        return -1;
+    snprintf(dst, len, "%s", v);
+    return 0;
+}
+
+static bool parsed;
+
+static int parse_args(int ac, char **av)
+{
+    if (parsed)
+        return 0;
+    snprintf(cfg.interposer, sizeof cfg.interposer, "%s", DEFAULT_INTERPOSER);
+    snprintf(cfg.nvml, sizeof cfg.nvml, "%s", DEFAULT_NVML);
+    snprintf(cfg.statedir, sizeof cfg.statedir, "%s", DEFAULT_STATEDIR);
+    cfg.gres_conf[0] = '\0';
+    cfg.violation = TSW_KILL;
+    for (int i = 0; i < ac; i++) {
+        const char *a = av[i];
+        int rc = 0;
+        tsl_error_t e;
+        if (strncmp(a, "interposer=", 11) == 0)
+            rc = copy_arg(cfg.interposer, sizeof cfg.interposer, a + 11, true);
+        else if (strncmp(a, "nvml=", 5) == 0)
+            rc = copy_arg(cfg.nvml, sizeof cfg.nvml, a + 5, true);
+        else if (strncmp(a, "gres_conf=", 10) == 0)
+            rc = copy_arg(cfg.gres_conf, sizeof cfg.gres_conf, a + 10, true);
+        else if (strncmp(a, "statedir=", 9) == 0)
+            rc = copy_arg(cfg.statedir, sizeof cfg.statedir, a + 9, true);
+        else if (strncmp(a, "violation=", 10) == 0)
+            rc = tsw_action_parse(a + 10, &cfg.violation, &e);
+        else
+            rc = -1;
+        if (rc < 0) {
+            slurm_error("tessel: plugstack.conf argument '%s': expected interposer=, nvml=, "
+                        "gres_conf=, statedir= (absolute paths) or violation=kill|suspend",
+                        a);
+            return -1;
+        }
+    }
+    if (!cfg.gres_conf[0]) {
+        /* Beside slurm.conf, as Slurm itself looks for it. */
+        const char *conf = getenv("SLURM_CONF");
+        const char *slash = conf && conf[0] == '/' ? strrchr(conf, '/') : NULL;
+        if (slash)
+            snprintf(cfg.gres_conf, sizeof cfg.gres_conf, "%.*s/gres.conf", (int)(slash - conf),
+                     conf);
+        else
+            snprintf(cfg.gres_conf, sizeof cfg.gres_conf, "/etc/slurm/gres.conf");
+    }
+    parsed = true;
+    return 0;
+}
+
+/* ---- root-owned directories ------------------------------------------------ */
+
+/* mkdir -p of a directory that must be root's and written by root only. */
+static int root_dir(const char *path, tsl_error_t *err)
+{
+    char buf[PATH_MAX];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1;; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char c = *p;
+        *p = '\0';
+        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+            return tsl_errprintf(err, "%s: %s", buf, strerror(errno));
+        struct stat st;
+        if (lstat(buf, &st) < 0)
+            return tsl_errprintf(err, "%s: %s", buf, strerror(errno));
+        if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
+            return tsl_errprintf(err, "%s: not a directory owned and written only by root", buf);
+        if (c == '\0')
+            return 0;
+        *p = c;
+    }
+}
+
+/* Write a root-owned file through a temporary and a rename. */
+static int root_file(const char *dir, const char *name, const char *text, tsl_error_t *err)
+{
+    char tmp[PATH_MAX + 64], final[PATH_MAX + 64];
+    snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
+    snprintf(final, sizeof final, "%s/%s", dir, name);
+    unlink(tmp);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return tsl_errprintf(err, "%s: %s", tmp, strerror(errno));
+    size_t n = strlen(text);
+    bool ok = write(fd, text, n) == (ssize_t)n;
+    if (close(fd) < 0 || !ok || rename(tmp, final) < 0) {
+        int e = errno;
+        unlink(tmp);
+        return tsl_errprintf(err, "%s: %s", final, strerror(e));
+    }
+    return 0;
+}
+
+/* Read a small root-owned regular file (NUL-terminated).  Length, or -1. */
+static ssize_t read_small(const char *path, char *buf, size_t len, bool root_only)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    ssize_t n = -1;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (!root_only || st.st_uid == 0))
+        n = read(fd, buf, len - 1);
+    close(fd);
+    if (n >= 0)
+        buf[n] = '\0';
+    return n;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+    (void)st;
+    (void)f;
+    if (flag == FTW_DP)
+        rmdir(path);
+    else
+        unlink(path);
+    return 0;
+}
+
+/* Remove a job's directory: nothing below it is followed (FTW_PHYS), nor crossed (FTW_MOUNT). */
+static void remove_tree(const char *path)
+{
+    nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
+/* ---- the node's GPUs ------------------------------------------------------- */
+
+/* Write STATEDIR/.gpus ("INDEX BYTES" lines) from NVML, in a child process: NVML stays out of
+ * slurmd and slurmstepd (a library the daemon keeps loaded, with its threads and exit handlers,
+ * for a figure read once).  0, or -1 with err. */
+static int gpu_cache_fill(tsl_error_t *err)
+{
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) < 0)
+        return tsl_errprintf(err, "pipe: %s", strerror(errno));
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return tsl_errprintf(err, "fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        tsl_error_t e = {""};
+        static tagent_gpu_t gpus[TSLURM_MAX_GPUS];
+        char text[4096];
+        size_t len = 0;
+        tagent_nvml_t *n = tagent_nvml_open(cfg.nvml, &e);
+        int count = n ? tagent_nvml_inventory(n, gpus, TSLURM_MAX_GPUS, false, &e) : -1;
+        for (int i = 0; i < count && len < sizeof text; i++)
+            len += (size_t)snprintf(text + len, sizeof text - len, "%d %" PRIu64 "\n",
+                                    gpus[i].index, gpus[i].mem_total);
+        if (count >= 0 && len >= sizeof text)
+            tsl_errprintf(&e, "too many GPUs");
+        else if (count >= 0)
+            root_file(cfg.statedir, GPU_CACHE, text, &e);
+        if (e.text[0] && write(fds[1], e.text, strlen(e.text)) < 0)
+            _exit(2);
+        _exit(e.text[0] ? 1 : 0);
+    }
+    close(fds[1]);
+    char why[sizeof err->text] = "";
+    ssize_t n = read(fds[0], why, sizeof why - 1);
+    close(fds[0]);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        return tsl_errprintf(err, "the node's GPUs (NVML %s): %s", cfg.nvml,
+                             n > 0 ? why : "the query failed");
+    return 0;
+}
+
+/* Memory of each GPU (by NVML index = minor), from STATEDIR/.gpus, written the first time.
+ * Called with STATEDIR locked.  0, or -1 with err. */
+static int node_gpus(uint64_t mem[TSLURM_MAX_GPUS], tsl_error_t *err)
+{
+    char path[PATH_MAX + 16], text[4096];
+    memset(mem, 0, sizeof(uint64_t) * TSLURM_MAX_GPUS);
+    snprintf(path, sizeof path, "%s/%s", cfg.statedir, GPU_CACHE);
+    if (read_small(path, text, sizeof text, true) <= 0 &&
+        (gpu_cache_fill(err) < 0 || read_small(path, text, sizeof text, true) <= 0))
+        return err->text[0] ? -1 : tsl_errprintf(err, "%s: no GPUs", path);
+    char *save = NULL;
+    for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        int ix;
+        uint64_t b;
+        if (sscanf(l, "%d %" SCNu64, &ix, &b) == 2 && ix >= 0 && ix < TSLURM_MAX_GPUS)
+            mem[ix] = b;
+    }
+    return 0;
+}
+
+/* ---- callbacks ------------------------------------------------------------- */
+
+static bool job_alive(const char *jobid);
+
+/* slurmd start: directories of jobs that no slurmstepd runs any more (the node restarted,
+ * slurmd was killed before the epilog) go, and the GPU cache with them. */
+static void sweep(void)
+{
+    DIR *d = opendir(cfg.statedir);
+    if (!d)
+        return;
+    struct dirent *de;
+    char path[PATH_MAX + 300];
+    while ((de = readdir(d))) {
+        const char *n = de->d_name;
+        if (strspn(n, "0123456789") != strlen(n) || !*n || job_alive(n))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", cfg.statedir, n);
+        remove_tree(path);
+        slurm_info("tessel: removed the stale slice of job %s", n);
+    }
+    closedir(d);
+    snprintf(path, sizeof path, "%s/%s", cfg.statedir, GPU_CACHE);
+    unlink(path);
+}
+
+/* Whether a root-owned slurmstepd of job id runs ("slurmstepd: [ID.STEP]"). */
+static bool job_alive(const char *jobid)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return true; /* cannot tell: keep it */
+    char want[64], path[300], cmd[128];
+    int wl = snprintf(want, sizeof want, "slurmstepd: [%s.", jobid);
+    bool alive = false;
+    struct dirent *de;
+    while (!alive && (de = readdir(d))) {
+        if (strspn(de->d_name, "0123456789") != strlen(de->d_name))
+            continue;
+        struct stat st;
+        snprintf(path, sizeof path, "/proc/%s", de->d_name);
+        if (stat(path, &st) < 0 || st.st_uid != 0)
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/cmdline", de->d_name);
+        if (read_small(path, cmd, sizeof cmd, false) > 0 && strncmp(cmd, want, (size_t)wl) == 0)
+            alive = true;
+    }
+    closedir(d);
+    return alive;
+}
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+    if (parse_args(ac, av) < 0)
+        return -1;
+    for (struct spank_option *o = options; o->name; o++)
+        if (spank_option_register(sp, o) != ESPANK_SUCCESS) {
+            slurm_error("tessel: cannot register --%s", o->name);
+            return -1;
+        }
+    if (spank_context() == S_CTX_SLURMD)
+        sweep();
+    return 0;
+}
+
+static int env_get(spank_t sp, const char *name, char *buf, int len)
+{
+    buf[0] = '\0';
+    return spank_getenv(sp, name, buf, len) == ESPANK_SUCCESS ? 1 : 0;
+}
+
+/* The step's request as Slurm set it up on this node. */
+static int step_request(spank_t sp, tslurm_request_t *r, tsl_error_t *err)
+{
+    char gpus[512], shards[32];
+    memset(r, 0, sizeof *r);
+    r->mem = opt_mem;
+    r->share_ppm = opt_share;
+    if (!env_get(sp, "SLURM_STEP_GPUS", gpus, sizeof gpus))
+        env_get(sp, "SLURM_JOB_GPUS", gpus, sizeof gpus);
+    int n = tslurm_gpu_list_parse(gpus, r->minor, TSLURM_MAX_GPUS, err);
+    if (n < 0)
+        return -1;
+    r->ngpus = n;
+    if (n > 0 && env_get(sp, "SLURM_SHARDS_ON_NODE", shards, sizeof shards)) {
+        char *end;
+        unsigned long s = strtoul(shards, &end, 10);
+        if (end == shards || *end || s == 0 || s > 1000000)
+            return tsl_errprintf(err, "SLURM_SHARDS_ON_NODE='%.20s': not a count", shards);
+        r->shards = (unsigned)s;
+    }
+    return 0;
+}
+
+static int setup_step(spank_t sp, tsl_error_t *err)
+{
+    uint32_t job = 0, step = 0;
+    uid_t uid;
+    gid_t gid;
+    if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS)
+        return tsl_errprintf(err, "cannot read the job's id, step and user from Slurm");
+    tslurm_request_t r;
+    if (step_request(sp, &r, err) < 0)
+        return -1;
+    if (r.ngpus == 0) {
+        no_gpu = true;
+        tslurm_limits_t none;
+        static const tslurm_gres_t g0;
+        static const uint64_t m0[TSLURM_MAX_GPUS];
+        return tslurm_limits(&r, &g0, m0, &none, err);
+    }
+    char text[16384];
+    if (read_small(cfg.gres_conf, text, sizeof text, true) < 0)
+        return tsl_errprintf(err, "%s: %s", cfg.gres_conf, strerror(errno ? errno : EINVAL));
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    char *dot = strchr(host, '.');
+    if (dot)
+        *dot = '\0';
+    tslurm_gres_t g;
+    if (tslurm_gres_parse(text, host, &g, err) < 0)
+        return -1;
+
+    if (root_dir(cfg.statedir, err) < 0)
+        return -1;
+    int lock = open(cfg.statedir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (lock < 0 || flock(lock, LOCK_EX) < 0) {
+        if (lock >= 0)
+            close(lock);
+        return tsl_errprintf(err, "%s: %s", cfg.statedir, strerror(errno));
+    }
+    int rc = -1;
+    uint64_t mem[TSLURM_MAX_GPUS];
+    tslurm_limits_t l;
+    char jobdir[600], slice[620], what[128], limits[4096], spec[2048];
+    snprintf(jobdir, sizeof jobdir, "%s/%" PRIu32, cfg.statedir, job);
+    snprintf(slice, sizeof slice, "%s/slice", jobdir);
+    if (step == SLURM_BATCH_SCRIPT)
+        snprintf(step_dir, sizeof step_dir, "%s/batch", jobdir);
+    else if (step == SLURM_EXTERN_CONT)
+        snprintf(step_dir, sizeof step_dir, "%s/extern", jobdir);
+    else
+        snprintf(step_dir, sizeof step_dir, "%s/%" PRIu32, jobdir, step);
+    snprintf(what, sizeof what, "Slurm job %" PRIu32 " on %.64s", job, host);
+    if (node_gpus(mem, err) < 0 || tslurm_limits(&r, &g, mem, &l, err) < 0 ||
+        tslurm_limits_text(&l, slice, what, limits, sizeof limits) < 0 ||
+        tslurm_watchdog_spec(&l, spec, sizeof spec) < 0 || root_dir(jobdir, err) < 0 ||
+        root_dir(step_dir, err) < 0)
+        goto out;
+    /* The slice file: made by root, then the job's user's (its processes charge it). */
+    struct stat st;
+    if (lstat(slice, &st) < 0) {
+        tshm_t *s = tshm_attach(slice, err);
+        if (!s)
+            goto out;
+        tshm_close(s);
+        if (chown(slice, uid, gid) < 0 || chmod(slice, 0600) < 0) {
+            tsl_errprintf(err, "%s: %s", slice, strerror(errno));
+            goto out;
+        }
+    } else if (!S_ISREG(st.st_mode) || st.st_uid != uid) {
+        tsl_errprintf(err, "%s: not the job's slice file", slice);
+        goto out;
+    }
+    char preload[PATH_MAX + 2];
+    snprintf(preload, sizeof preload, "%s\n", cfg.interposer);
+    if (access(cfg.interposer, R_OK) < 0) {
+        tsl_errprintf(err, "%s: %s", cfg.interposer, strerror(errno));
+        goto out;
+    }
+    if (root_file(step_dir, "limits", limits, err) < 0 ||
+        root_file(step_dir, "ld.so.preload", preload, err) < 0 || tagent_jobns_prepare(err) < 0)
+        goto out;
+    tsw_config_t wc = {.nvml = cfg.nvml,
+                       .action = cfg.violation,
+                       .state = step_dir,
+                       .uid = (uid_t)-1,
+                       .gid = (gid_t)-1,
+                       .root = getpid(),
+                       .job = 0};
+    /* The watchdog stops the processes below this slurmstepd: one that its parent leaves
+     * (a shell killed first) must stay below it, as below tessel-shim, to be stopped too. */
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
+        tsl_errprintf(err, "PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
+        goto out;
+    }
+    if (tsw_limits_parse(spec, &wc.limits, err) < 0 || tsw_start(&wc, err) < 0)
+        goto out;
+    rc = 0;
+out:
+    flock(lock, LOCK_UN);
+    close(lock);
+    return rc;
+}
+
+int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
+{
+    if (!spank_remote(sp))
+        return 0;
+    if (parse_args(ac, av) < 0)
+        return -1;
+    if (setup_step(sp, &setup_err) < 0) {
+        /* Told in each task (its stderr is the job's output there), which then does not run:
+         * here, before the step's I/O is connected, the user would read only "Plugin
+         * initialization failed". */
+        slurm_error("tessel: the GPU slice could not be set up: %s", setup_err.text);
+        setup_failed = true;
+        step_dir[0] = '\0';
+    }
+    return 0;
+}
+
+int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
+{
+    if (!spank_remote(sp))
+        return 0;
+    if (setup_failed) {
+        fprintf(stderr, "tessel: the GPU slice could not be set up, the task does not run: %s\n",
+                setup_err.text);
+        return -1;
+    }
+    if (no_gpu)
+        return spank_setenv(sp, "CUDA_VISIBLE_DEVICES", "", 1) == ESPANK_SUCCESS ? 0 : -1;
+    if (!step_dir[0]) {
+        slurm_error("tessel: no GPU slice for this task: it does not run");
+        return -1;
+    }
+    if (tagent_jobns_enter(step_dir) < 0) {
+        slurm_error("tessel: %s: the task's slice could not be entered (%s): it does not run",
+                    step_dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
+{
+    uint32_t job = 0;
+    if (parse_args(ac, av) < 0)
+        return -1;
+    if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS || job == 0)
+        return 0;
+    char jobdir[600];
+    snprintf(jobdir, sizeof jobdir, "%s/%" PRIu32, cfg.statedir, job);
+    remove_tree(jobdir);
+    return 0;
+}

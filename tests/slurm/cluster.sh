@@ -1,0 +1,193 @@
+# tests/slurm/cluster.sh - a Slurm 22.05 cluster of one controller and two nodes for the tests
+# and benchmarks of spank_tessel.so (tests/t/t90*-slurm-*.t, bench/slurm).  Source it, then:
+#
+#   tsc_start [PLUGIN]   munged, slurmctld in its own network namespace (host "ctl"), slurmd
+#                        "n1" and "n2" each in its own network, UTS and mount namespace, on a
+#                        bridge in a namespace of its own (RECIPES.md sections 1, 3 and 6).  Each
+#                        node has two SIMULATED GPUs (the fake NVML/driver of tests/fake,
+#                        TESSEL_FAKE_GPUS) with TSC_SHARDS (4) shards per GPU; with PLUGIN ("" = none) the
+#                        plugin is named in plugstack.conf.  Returns 1 with the reason in
+#                        $TSC_WHY when something does not start.
+#   tsc_stop             cancel every job, wait for them, stop the daemons, remove the
+#                        namespaces and $TSC (call from an EXIT trap).
+#   tsc CMD...           run a Slurm client (sbatch, srun, squeue, scancel, ...) in the
+#                        controller's namespace, bounded by a timeout (a client of a dead
+#                        controller would hang for minutes).
+#   tsc_on NODE CMD...   run CMD in NODE's namespaces (its /run/tessel/slurm, /dev/shm).
+#   tsc_wait_state JOB STATE...  poll squeue/scontrol (bounded, 120 s) until the job is in one
+#                        of the states; 1 when it is not.
+#
+# Per node, private mounts (tmpfs) hide /run/tessel/slurm (the plugin's state), /dev/shm (the
+# interposer's per-GPU registry) and $TSC/node (the fake driver's shared state), so that two
+# nodes on one host keep apart what would be apart on two hosts.
+# Every address is inside the namespaces this file creates: no traffic leaves them.
+
+TSC_SHARDS=${TSC_SHARDS:-4}
+TSC_WHY=
+TSC=
+tsc_ns=tsc$$
+
+tsc() { timeout 60 nsenter --net=/run/netns/$tsc_ns-ctl "$@"; }
+
+tsc_on() {
+    _n=$1
+    shift
+    _p=$(cat "$TSC/slurmd-$_n.pid" 2>/dev/null) || return 1
+    nsenter --target "$_p" --net --uts --mount "$@"
+}
+
+tsc_fail() {
+    TSC_WHY=$1
+    return 1
+}
+
+tsc_start() {
+    _plugin=$1
+    for _c in slurmctld slurmd sbatch srun squeue scancel scontrol munged mungekey nsenter \
+              unshare ip; do
+        command -v $_c >/dev/null || tsc_fail "$_c is not installed (scripts/install-deps.sh)" ||
+            return 1
+    done
+    TSC=$(mktemp -d /tmp/tessel-slurm.XXXXXX) || return 1
+    chmod 755 "$TSC"
+    # Each node's SIMULATED GPUs share their state through a file of the node's own $TSC/node.
+    export TESSEL_FAKE_STATE=$TSC/node/fake-state
+    mkdir -p "$TSC/munge" "$TSC/etc" "$TSC/state" "$TSC/spool/n1" "$TSC/spool/n2" "$TSC/log" \
+             "$TSC/dev" \
+             "$TSC/node" "$TSC/out"
+    chmod 1777 "$TSC/out"
+    mknod "$TSC/dev/nvidia0" c 1 3 && mknod "$TSC/dev/nvidia1" c 1 3 ||
+        tsc_fail "mknod of the fake GPU device files" || return 1
+    mkdir -p /run/tessel/slurm
+    chown munge:munge "$TSC/munge"
+    mungekey -c -k "$TSC/munge/munge.key" >/dev/null 2>&1 && chown munge:munge "$TSC/munge/munge.key"
+    su -s /bin/sh munge -c "/usr/sbin/munged --socket=$TSC/munge/munge.sock \
+        --key-file=$TSC/munge/munge.key --pid-file=$TSC/munge/munged.pid \
+        --seed-file=$TSC/munge/munge.seed --log-file=$TSC/munge/munged.log" ||
+        tsc_fail "munged did not start" || return 1
+    # The network: a bridge in a namespace of its own, one veth per host.
+    ip netns add $tsc_ns-sw && ip -n $tsc_ns-sw link add br0 type bridge &&
+        ip -n $tsc_ns-sw link set br0 up || tsc_fail "network namespaces" || return 1
+    _i=10
+    for _h in ctl n1 n2; do
+        _i=$((_i + 1))
+        ip netns add $tsc_ns-$_h &&
+            ip -n $tsc_ns-$_h link add eth0 type veth peer name p$_h netns $tsc_ns-sw &&
+            ip -n $tsc_ns-sw link set p$_h master br0 && ip -n $tsc_ns-sw link set p$_h up &&
+            ip -n $tsc_ns-$_h addr add 10.250.0.$_i/24 dev eth0 &&
+            ip -n $tsc_ns-$_h link set eth0 up && ip -n $tsc_ns-$_h link set lo up ||
+            tsc_fail "network namespace $_h" || return 1
+    done
+    cat >"$TSC/etc/slurm.conf" <<CONF
+ClusterName=tessel
+SlurmctldHost=ctl(10.250.0.11)
+SlurmctldPort=26817
+SlurmdPort=26818
+SlurmUser=root
+AuthType=auth/munge
+AuthInfo=socket=$TSC/munge/munge.sock
+CredType=cred/munge
+StateSaveLocation=$TSC/state
+SlurmdSpoolDir=$TSC/spool/%n
+SlurmctldPidFile=$TSC/slurmctld.pid
+SlurmdPidFile=$TSC/slurmd-%n.pid
+SlurmctldLogFile=$TSC/log/slurmctld.log
+SlurmdLogFile=$TSC/log/slurmd-%n.log
+SlurmdParameters=config_overrides
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+MpiDefault=none
+ReturnToService=2
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+MailProg=/bin/true
+SchedulerParameters=sched_interval=1
+PlugStackConfig=$TSC/etc/plugstack.conf
+GresTypes=gpu,shard
+NodeName=n1 NodeAddr=10.250.0.12 NodeHostname=n1 CPUs=${TSC_CPUS:-8} RealMemory=2000 Gres=gpu:2,shard:$((2 * TSC_SHARDS)) State=UNKNOWN
+NodeName=n2 NodeAddr=10.250.0.13 NodeHostname=n2 CPUs=${TSC_CPUS:-8} RealMemory=2000 Gres=gpu:2,shard:$((2 * TSC_SHARDS)) State=UNKNOWN
+PartitionName=debug Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP
+CONF
+    cat >"$TSC/etc/gres.conf" <<CONF
+AutoDetect=off
+NodeName=n[1-2] Name=gpu File=$TSC/dev/nvidia[0-1]
+NodeName=n[1-2] Name=shard Count=$TSC_SHARDS File=$TSC/dev/nvidia0
+NodeName=n[1-2] Name=shard Count=$TSC_SHARDS File=$TSC/dev/nvidia1
+CONF
+    : >"$TSC/etc/plugstack.conf"
+    [ -n "$_plugin" ] && echo "required $_plugin $TSC_PLUGIN_ARGS gres_conf=$TSC/etc/gres.conf" \
+        >"$TSC/etc/plugstack.conf"
+    export SLURM_CONF=$TSC/etc/slurm.conf
+    nsenter --net=/run/netns/$tsc_ns-ctl unshare --uts sh -c 'hostname ctl; exec slurmctld -i' ||
+        tsc_fail "slurmctld did not start ($TSC/log/slurmctld.log)" || return 1
+    for _h in n1 n2; do
+        # The node's own /run/tessel/slurm, /dev/shm and fake-GPU state.
+        nsenter --net=/run/netns/$tsc_ns-$_h unshare --uts --mount --propagation private sh -c "
+            hostname $_h && mount -t tmpfs -o mode=0755 tessel /run/tessel/slurm &&
+            mount -t tmpfs -o mode=1777 shm /dev/shm &&
+            mount -t tmpfs -o mode=0755 node $TSC/node && chmod 1777 $TSC/node &&
+            exec slurmd -N $_h" ||
+            tsc_fail "slurmd $_h did not start ($TSC/log/slurmd-$_h.log)" || return 1
+    done
+    _i=0
+    while [ "$(tsc sinfo -h -N -o %T 2>/dev/null | grep -c idle)" != 2 ]; do
+        _i=$((_i + 1))
+        [ $_i -ge 600 ] && { tsc_fail "the nodes did not become idle in 60 s"; return 1; }
+        sleep 0.1
+    done
+    return 0
+}
+
+# The state of job J ("PENDING", "RUNNING", "COMPLETED", ...), from scontrol (it knows ended
+# jobs for MinJobAge, 300 s by default).
+tsc_state() {
+    tsc scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'
+}
+
+tsc_wait_state() {
+    _j=$1
+    shift
+    _i=0
+    while :; do
+        _s=$(tsc_state "$_j")
+        for _w in "$@"; do
+            [ "$_s" = "$_w" ] && return 0
+        done
+        _i=$((_i + 1))
+        [ $_i -ge 1200 ] && return 1
+        sleep 0.1
+    done
+}
+
+tsc_stop() {
+    [ -n "$TSC" ] || return 0
+    if [ -s "$TSC/slurmctld.pid" ]; then
+        tsc scancel --full $(tsc squeue -h -o %i 2>/dev/null) >/dev/null 2>&1
+        _i=0
+        while [ -n "$(tsc squeue -h -o %i 2>/dev/null)" ] && [ $_i -lt 200 ]; do
+            _i=$((_i + 1))
+            sleep 0.1
+        done
+    fi
+    _pids=
+    for _p in "$TSC"/slurmd-n1.pid "$TSC"/slurmd-n2.pid "$TSC/slurmctld.pid" \
+              "$TSC/munge/munged.pid"; do
+        [ -s "$_p" ] && _pids="$_pids $(cat "$_p")"
+    done
+    [ -n "$_pids" ] && kill $_pids 2>/dev/null
+    _i=0
+    for _pid in $_pids; do
+        while kill -0 "$_pid" 2>/dev/null && [ $_i -lt 100 ]; do
+            _i=$((_i + 1))
+            sleep 0.1
+        done
+        kill -9 "$_pid" 2>/dev/null
+    done
+    for _h in ctl n1 n2 sw; do
+        ip netns del $tsc_ns-$_h 2>/dev/null
+    done
+    rm -rf "$TSC"
+    TSC=
+}

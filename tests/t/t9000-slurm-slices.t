@@ -1,0 +1,245 @@
+#!/bin/sh
+# t9000: spank_tessel.so on a multi-node Slurm 22.05 (Debian 12's): a controller and two nodes,
+# each in its own network namespace, two SIMULATED GPUs per node (the fake NVML and driver of
+# tests/fake, 8 GiB each, 4 shards each).  Jobs' GPU views and refusals are measured from inside
+# the jobs by a CUDA program (tcu-probe).
+# test-timeout: 600
+. "$TESSEL_SRCDIR/tests/lib/tap.sh"
+. "$TESSEL_SRCDIR/tests/slurm/cluster.sh"
+
+[ "$(id -u)" = 0 ] || missing "root (slurmd, network namespaces)"
+# The plugin is loaded by slurmd and the jobs' programs by the dynamic loader of programs that
+# carry no sanitizer runtime: under ASan, the cluster's pieces come from the plain sub-build
+# (src/slurm/module.mk); the plugin's logic runs sanitized in test_slurm_logic.
+PB=$TESSEL_BUILD
+[ "$TESSEL_SANITIZE" = 1 ] && PB=$TESSEL_BUILD/plain
+PLUGIN=$TESSEL_BUILD/slurm/spank_tessel.so
+PRE=$PB/lib/libtessel-cuda.so
+FAKE=$PB/tests/fake
+PROBE=$PB/tests/interposer/tcu-probe
+for f in "$PLUGIN" "$PRE" "$FAKE/libcuda.so.1" "$FAKE/libnvidia-ml.so.1" "$PROBE"; do
+    [ -e "$f" ] || missing "$f is not built"
+done
+
+trap 'tsc_stop' EXIT
+trap 'exit 1' INT TERM
+GiB=1073741824
+export TESSEL_FAKE_GPUS=2xFakeGPU:8G TESSEL_FAKE_CTX_MEM=0
+export LD_LIBRARY_PATH=$FAKE
+TSC_PLUGIN_ARGS="interposer=$PRE nvml=$FAKE/libnvidia-ml.so.1"
+tsc_start "$PLUGIN" || missing "the Slurm cluster: $TSC_WHY"
+diag "SIMULATED GPUs: 2 per node (fake NVML and driver, $TESSEL_FAKE_GPUS), 4 shards each"
+O=$TSC/out
+
+# The value of KEY=... in the first line of FILE that starts with PREFIX.
+field() { sed -n "s/^$2 .*$3=\([^ ]*\).*/\1/p" "$1" | head -n 1; }
+# Wait (bounded) until FILE has N lines starting with PREFIX.
+wait_lines() {
+    _i=0
+    while [ "$(cat "$1" 2>/dev/null | grep -c "^$2")" -lt "$3" ]; do
+        _i=$((_i + 1))
+        [ $_i -ge 600 ] && return 1
+        sleep 0.1
+    done
+}
+# Wait (bounded) until node N has no directory of job J.
+wait_gone() {
+    _i=0
+    while tsc_on "$1" test -e "/run/tessel/slurm/$2"; do
+        _i=$((_i + 1))
+        [ $_i -ge 600 ] && return 1
+        sleep 0.1
+    done
+}
+sub() { tsc sbatch --parsable "$@"; }
+
+# ---- both nodes, srun and sbatch ---------------------------------------------------------
+is "$(tsc srun -N2 --gres=shard:1 hostname | sort | tr '\n' ' ')" "n1 n2 " \
+    "srun -N2 --gres=shard:1 runs on both nodes"
+j1=$(sub -w n1 --gres=shard:2 -o "$O/j1" --wrap "$PROBE ctx info")
+j2=$(sub -w n2 --gres=shard:2 -o "$O/j2" --wrap "$PROBE ctx info")
+tsc_wait_state "$j1" COMPLETED && tsc_wait_state "$j2" COMPLETED
+ok $? "sbatch jobs on n1 and n2 complete"
+is "$(field "$O/j1" info total) $(field "$O/j2" info total)" "$((4 * GiB)) $((4 * GiB))" \
+    "a shard:2 job (2 of 4 shards) sees half of its 8 GiB GPU on each node"
+
+# ---- two half-GPU jobs on one GPU, a third waits, a whole-GPU job waits ------------------
+# The fake driver does not read CUDA_VISIBLE_DEVICES (its CUDA device 0 is always its GPU 0),
+# so the jobs that run CUDA here are those that Slurm places on GPU 0 (first fit: the first
+# shards of an empty node); a CUDA job placed on GPU 1 would use GPU 0, which the watchdog
+# catches (last part of this section).
+GO=$O/go
+hold="$PROBE ctx info fill:mem:256M waitfile:$GO"
+ja=$(sub -w n1 --gres=shard:2 -o "$O/ja" --wrap "echo CVD=\$CUDA_VISIBLE_DEVICES; $hold")
+jb=$(sub -w n1 --gres=shard:2 -o "$O/jb" --wrap "echo CVD=\$CUDA_VISIBLE_DEVICES; $hold")
+tsc_wait_state "$ja" RUNNING && tsc_wait_state "$jb" RUNNING &&
+    wait_lines "$O/ja" fill 1 && wait_lines "$O/jb" fill 1
+ok $? "two half-GPU jobs (shard:2 of 4) run at once on n1"
+jf=$(sub -w n1 --gres=shard:4 -o "$O/jf" --wrap "echo CVD=\$CUDA_VISIBLE_DEVICES; $PROBE waitfile:$GO")
+tsc_wait_state "$jf" RUNNING && wait_lines "$O/jf" CVD= 1
+ok $? "a job of a whole GPU's shards (shard:4) runs on n1's other GPU"
+cva=$(sed -n 's/^CVD=//p' "$O/ja")
+cvb=$(sed -n 's/^CVD=//p' "$O/jb")
+cvf=$(sed -n 's/^CVD=//p' "$O/jf")
+is "$cva $cvb $cvf" "0 0 1" "both half-GPU jobs are on GPU 0 (CUDA_VISIBLE_DEVICES), the shard:4 job on GPU 1"
+# What a job sees (the interposer's view) and where it is refused, from inside the job.
+ctx=$(( 4 * GiB - $(field "$O/ja" info free) ))
+for j in ja jb; do
+    free=$(field "$O/$j" info free)
+    is "$(field "$O/$j" info total) $(field "$O/$j" fill n)" "$((4 * GiB)) $((free / 268435456))" \
+        "job $j sees 4 GiB and is refused at its own limit (all of its free $free bytes in 256 MiB pieces), while the other holds as much"
+done
+is "$(tsc_on n1 sh -c "ls /run/tessel/slurm/$ja /run/tessel/slurm/$jb" | grep -c slice)" 2 \
+    "each job has its own slice on n1"
+jc=$(sub -w n1 --gres=shard:2 -o "$O/jc" --wrap 'echo CVD=$CUDA_VISIBLE_DEVICES')
+# The scheduler has looked at it (every second: SchedulerParameters) once it has a reason.
+_i=0
+while [ $_i -lt 600 ]; do
+    rc=$(tsc squeue -h -j "$jc" -o %r)
+    [ "$rc" = Resources ] && break
+    _i=$((_i + 1))
+    sleep 0.1
+done
+is "$(tsc_state "$jc") $rc" "PENDING Resources" "a third half-GPU job waits in Slurm's queue"
+touch "$GO"
+for j in "$jf" "$ja" "$jb" "$jc"; do
+    tsc_wait_state "$j" COMPLETED || break
+done
+ok $? "the holders end; the waiting job then runs and completes"
+is "$(sed -n 's/^CVD=//p' "$O/jc" | wc -l)" 1 "the waiting job ran"
+
+# ---- the watchdog: GPU memory held outside the slice's GPUs --------------------------------
+jx=$(sub -w n1 --gres=gpu:1 -o "$O/jx0" --wrap "$PROBE waitfile:$O/go-x")
+tsc_wait_state "$jx" RUNNING
+jv=$(sub -w n1 --gres=gpu:1 -o "$O/jv" --wrap "echo CVD=\$CUDA_VISIBLE_DEVICES; $PROBE ctx alloc:mem:1G waitfile:$O/never")
+tsc_wait_state "$jv" FAILED CANCELLED COMPLETED
+is "$(tsc_state "$jv")" FAILED \
+    "a job given GPU 1 whose process holds memory on GPU 0 (the fake driver's device 0) is stopped"
+grep -q "GPU 0: the job's processes hold 1.0 GiB on a GPU it was not given: killed by the GPU-memory watchdog" "$O/jv"
+ok $? "by the GPU-memory watchdog, with the reason in the job's output"
+_i=0
+while pgrep -f "tcu-probe ctx alloc mem 1G waitfile $O/never" >/dev/null && [ $_i -lt 300 ]; do
+    _i=$((_i + 1))
+    sleep 0.1
+done
+ok $([ $_i -lt 300 ]; echo $?) "none of the stopped job's processes is left (the CUDA program below its killed shell too)"
+pkill -KILL -f "tcu-probe ctx alloc mem 1G waitfile $O/never"
+touch "$O/go-x"
+tsc_wait_state "$jx" COMPLETED
+
+# ---- several tasks of one step share one slice --------------------------------------------
+# used: the slice's bytes as the tasks' allocations and contexts (ctx each) add up.
+# Held to one 4 GiB: the fills and at least one context within it, and refused less than a
+# piece and the contexts below it (a slice of 4 GiB per process would let them fill ~7 GiB).
+used_ok() { # BYTES-OF-FILLS CONTEXTS
+    [ $(($1 + ctx)) -le $((4 * GiB)) ] && [ $(($1 + $2 * ctx + 268435456)) -gt $((4 * GiB)) ]
+}
+fills() { cat "$@" 2>/dev/null | sed -n 's/^fill mem n=[0-9]* bytes=\([0-9]*\).*/\1/p' | awk '{s += $1} END {printf "%.0f\n", s}'; }
+GO2=$O/go2
+tsc srun -w n2 -n2 --gres=shard:2 -o "$O/tasks-%t" $PROBE ctx fill:mem:256M waitfile:$GO2 &
+srun_pid=$!
+wait_lines "$O/tasks-0" fill 1 && wait_lines "$O/tasks-1" fill 1
+ok $? "two tasks of one step fill their slice at once"
+b=$(fills "$O/tasks-0" "$O/tasks-1")
+used_ok "$b" 2
+ok $? "the two tasks together are held to the job's 4 GiB (fills $b bytes + 2 contexts), not 4 GiB each"
+touch "$GO2"
+wait $srun_pid
+ok $? "the step ends"
+
+# ---- two srun steps of one job share one limit --------------------------------------------
+GO3=$O/go3
+cat >"$O/steps.sh" <<SCRIPT
+#!/bin/sh
+srun --overlap -n1 $PROBE ctx fill:mem:256M waitfile:$GO3 >$O/s1 2>&1 &
+srun --overlap -n1 $PROBE ctx fill:mem:256M waitfile:$GO3 >$O/s2 2>&1 &
+wait
+SCRIPT
+js=$(sub -w n2 --gres=shard:2 -o "$O/js" "$O/steps.sh")
+wait_lines "$O/s1" fill 1 && wait_lines "$O/s2" fill 1
+ok $? "two srun steps of one batch job hold GPU memory at once"
+b=$(fills "$O/s1" "$O/s2")
+used_ok "$b" 2
+ok $? "the two steps share the job's one 4 GiB limit (fills $b bytes + 2 contexts)"
+touch "$GO3"
+tsc_wait_state "$js" COMPLETED
+ok $? "the two-step job completes"
+
+# ---- cleanup after the end and after scancel ----------------------------------------------
+wait_gone n1 "$ja" && wait_gone n2 "$js"
+ok $? "the slices of ended jobs are removed from their nodes"
+GO4=$O/go4
+jk=$(sub -w n1 --gres=shard:1 -o "$O/jk" --wrap "$PROBE ctx fill:mem:256M waitfile:$GO4")
+wait_lines "$O/jk" fill 1
+tsc_on n1 test -f "/run/tessel/slurm/$jk/slice"
+ok $? "a running job has its slice on its node"
+tsc scancel "$jk"
+tsc_wait_state "$jk" CANCELLED && wait_gone n1 "$jk"
+ok $? "scancel: the job's slice is removed"
+
+# ---- slurmd restarts: stale slices swept, a running job's kept ------------------------------
+GO5=$O/go5
+jr=$(sub -w n2 --gres=shard:1 -o "$O/jr" --wrap "$PROBE ctx waitfile:$GO5")
+tsc_wait_state "$jr" RUNNING && wait_lines "$O/jr" ctx 1
+stepd=$(pgrep -f "^slurmstepd: \[$jr\.batch\]" | head -n 1)
+tsc_on n2 mkdir /run/tessel/slurm/999999
+old=$(cat "$TSC/slurmd-n2.pid")
+kill "$old"
+_i=0
+while kill -0 "$old" 2>/dev/null && [ $_i -lt 300 ]; do
+    _i=$((_i + 1))
+    sleep 0.1
+done
+# The new slurmd joins the node's namespaces through the job's slurmstepd, which outlives it.
+nsenter --target "$stepd" --net --uts --mount slurmd -N n2
+_i=0
+while { [ "$(cat "$TSC/slurmd-n2.pid" 2>/dev/null)" = "$old" ] ||
+        ! kill -0 "$(cat "$TSC/slurmd-n2.pid" 2>/dev/null)" 2>/dev/null; } && [ $_i -lt 300 ]; do
+    _i=$((_i + 1))
+    sleep 0.1
+done
+ok $([ $_i -lt 300 ]; echo $?) "slurmd n2 restarts while job $jr runs"
+is "$(tsc_on n2 ls /run/tessel/slurm | tr '\n' ' ')" "$jr " \
+    "at slurmd's start, the slice of a job that no slurmstepd runs is swept, the running job's kept"
+tsc_on n2 test -f "/run/tessel/slurm/$jr/slice"
+ok $? "the running job's slice file is there"
+touch "$GO5"
+tsc_wait_state "$jr" COMPLETED && wait_gone n2 "$jr"
+ok $? "the job completes after the restart and its slice is removed"
+
+# ---- jobs without GPUs, bad input ----------------------------------------------------------
+is "$(CUDA_VISIBLE_DEVICES=1 tsc srun -N1 sh -c 'echo "[$CUDA_VISIBLE_DEVICES]"')" "[]" \
+    "a job with no GPU and no shard gets an empty CUDA_VISIBLE_DEVICES"
+before=$(sub -w n2 -o /dev/null --wrap true)
+for bad in "--gpu-mem=abc" "--gpu-mem=0" "--gpu-mem=8" "--gpu-share=1.5" "--gpu-share=0" \
+           "--gpu-share=x"; do
+    out=$(tsc sbatch --gres=shard:1 "$bad" --wrap true 2>&1)
+    rc=$?
+    ok $([ $rc -ne 0 ] && printf '%s' "$out" | grep -q "tessel: --gpu-"; echo $?) \
+        "sbatch $bad is refused at submission: $(printf '%s' "$out" | grep -m1 tessel)"
+done
+out=$(tsc srun --gres=shard:1 --gpu-share=2 true 2>&1)
+ok $([ $? -ne 0 ] && printf '%s' "$out" | grep -q "at most 1"; echo $?) "srun --gpu-share=2 is refused"
+is "$(sub -w n2 -o /dev/null --wrap true)" "$((before + 1))" "nothing was queued for them (no job id was taken)"
+# What depends on the node is refused where the step starts, with the reason in the output.
+out=$(tsc srun -w n1 --gres=shard:2 --gpu-mem=5G $PROBE ctx info 2>&1)
+ok $([ $? -ne 0 ] && printf '%s' "$out" | grep -q "tessel: .*above its shards' part on GPU 0" &&
+    ! printf '%s' "$out" | grep -q '^info'; echo $?) \
+    "--gpu-mem above the shards' part: the step fails with the reason, nothing runs"
+out=$(tsc srun -w n1 --gres=gpu:1 --gpu-mem=9G $PROBE ctx info 2>&1)
+ok $([ $? -ne 0 ] && printf '%s' "$out" | grep -q "above the GPU's memory"; echo $?) \
+    "--gpu-mem above the GPU's memory: refused"
+out=$(tsc srun -w n1 --gpu-mem=1G true 2>&1)
+ok $([ $? -ne 0 ] && printf '%s' "$out" | grep -q "needs GPUs or shards"; echo $?) \
+    "--gpu-mem without a GPU or shard: refused"
+jm=$(sub -w n1 --gres=shard:1 --gpu-mem=5G -o "$O/jm" --wrap "$PROBE ctx info")
+tsc_wait_state "$jm" FAILED COMPLETED
+is "$(tsc_state "$jm"):$(grep -c '^info' "$O/jm") $(grep -c "tessel: the GPU slice could not be set up" "$O/jm")" "FAILED:0 1" \
+    "a batch job with --gpu-mem above its shards fails, says why in its output and runs nothing"
+# --gpu-mem below the shards' part lowers the limit.
+out=$(tsc srun -w n2 --gres=shard:2 --gpu-mem=1G $PROBE ctx info fill:mem:256M 2>&1)
+b=$(printf '%s\n' "$out" | sed -n 's/^fill mem n=[0-9]* bytes=\([0-9]*\).*/\1/p')
+t=$(printf '%s\n' "$out" | sed -n 's/^info .*total=\([0-9]*\).*/\1/p')
+ok $([ "$t" = $GiB ] && [ $((b + ctx)) -le $GiB ] && [ $((b + ctx)) -gt $((GiB - 268435456)) ]; echo $?) \
+    "--gpu-mem=1G with shard:2: the job sees 1 GiB and is held to it (fills $b bytes + a context)"
+done_testing
