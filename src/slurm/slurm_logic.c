@@ -55,6 +55,13 @@ int tslurm_parse_share(const char *text, unsigned *ppm, tsl_error_t *err)
     return 0;
 }
 
+const char *tslurm_gpu_var(uint32_t step)
+{
+    /* slurm.h: SLURM_BATCH_SCRIPT 0xfffffffb, SLURM_INTERACTIVE_STEP 0xfffffffa (kept here as
+     * numbers: this file is built without Slurm's headers for its unit tests). */
+    return step == 0xfffffffbu || step == 0xfffffffau ? "SLURM_JOB_GPUS" : "SLURM_STEP_GPUS";
+}
+
 int tslurm_gpu_list_parse(const char *text, int *out, int max, tsl_error_t *err)
 {
     int n = 0;

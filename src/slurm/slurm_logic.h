@@ -37,6 +37,11 @@ int tslurm_parse_share(const char *text, unsigned *ppm, tsl_error_t *err);
 /* A list of GPU minors as Slurm writes it ("0", "0,1", "" = none; ranges "0-2" too), into
  * out (at most max).  Returns the count, or -1 with err (malformed, a minor >= 64, too many). */
 int tslurm_gpu_list_parse(const char *text, int *out, int max, tsl_error_t *err);
+/* The variable in which Slurm itself names the GPUs of a step with id step: SLURM_JOB_GPUS for
+ * the batch script and the interactive step (slurmd writes it for them; SLURM_STEP_GPUS there
+ * is whatever the submitter's environment held), SLURM_STEP_GPUS for a launched step (written
+ * at its launch).  Never the other one: a value the job brought must not decide its slice. */
+const char *tslurm_gpu_var(uint32_t step);
 
 /* What a node's gres.conf says, for one node. */
 typedef struct {

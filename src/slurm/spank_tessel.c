@@ -377,14 +377,14 @@ static int env_get(spank_t sp, const char *name, char *buf, int len)
 }
 
 /* The step's request as Slurm set it up on this node. */
-static int step_request(spank_t sp, tslurm_request_t *r, tsl_error_t *err)
+static int step_request(spank_t sp, uint32_t step, tslurm_request_t *r, tsl_error_t *err)
 {
     char gpus[512], shards[32];
     memset(r, 0, sizeof *r);
     r->mem = opt_mem;
     r->share_ppm = opt_share;
-    if (!env_get(sp, "SLURM_STEP_GPUS", gpus, sizeof gpus))
-        env_get(sp, "SLURM_JOB_GPUS", gpus, sizeof gpus);
+    /* Only the variable Slurm writes for this kind of step (tslurm_gpu_var). */
+    env_get(sp, tslurm_gpu_var(step), gpus, sizeof gpus);
     int n = tslurm_gpu_list_parse(gpus, r->minor, TSLURM_MAX_GPUS, err);
     if (n < 0)
         return -1;
@@ -410,7 +410,7 @@ static int setup_step(spank_t sp, tsl_error_t *err)
         spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS)
         return tsl_errprintf(err, "cannot read the job's id, step and user from Slurm");
     tslurm_request_t r;
-    if (step_request(sp, &r, err) < 0)
+    if (step_request(sp, step, &r, err) < 0)
         return -1;
     if (r.ngpus == 0) {
         no_gpu = true;

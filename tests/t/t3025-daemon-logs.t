@@ -81,15 +81,20 @@ J=$(jget .id)
 JD="$TD/data/jobs/$J"
 wait_for '[ -e "'"$JD"'/ready" ]'
 dd if=/dev/zero of="$TD/data/jobs/filler" bs=64k 2>/dev/null
+# What 64 KiB blocks left: the file system is full to the last block.
+dd if=/dev/zero of="$TD/data/jobs/filler2" bs=512 2>/dev/null
+diag "jobs/ file system: $(df -k "$TD/data/jobs" | tail -1)"
 touch "$JD/go"
 read -r SHIM _ JOBPID <"$JD/pid"
 wait_for '! kill -0 '"$JOBPID"' 2>/dev/null'
 ok $? "the job has ended"
 sleep 2
-ok "$([ ! -e "$JD/exit" ] && kill -0 "$SHIM"; echo $?)" \
-    "its supervisor lives on without an exit record (the file system is full), trying again"
+alive=$([ ! -e "$JD/exit" ] && kill -0 "$SHIM"; echo $?)
+ok "$alive" "its supervisor lives on without an exit record (the file system is full), trying again"
+[ "$alive" = 0 ] ||
+    diag "exit: $(cat "$JD/exit" 2>&1); shim $SHIM: $(kill -0 "$SHIM" 2>&1 && echo alive); $(df -k "$TD/data/jobs" | tail -1); shim.log: $(cat "$JD/shim.log" 2>&1 | tail -5)"
 is "$(job_state "$J")" running "meanwhile the job is still running, not failed"
-rm -f "$TD/data/jobs/filler"
+rm -f "$TD/data/jobs/filler" "$TD/data/jobs/filler2"
 wait_for '[ "$(job_state '"$J"')" = succeeded ]'
 api GET "/v1/jobs/$J" "" "$NB"
 is "$(jget .state) $(jget .exit_code) $(jget .reason)" "succeeded 0 exited with status 0" \

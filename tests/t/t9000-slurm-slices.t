@@ -63,6 +63,15 @@ ok $? "sbatch jobs on n1 and n2 complete"
 is "$(field "$O/j1" info total) $(field "$O/j2" info total)" "$((4 * GiB)) $((4 * GiB))" \
     "a shard:2 job (2 of 4 shards) sees half of its 8 GiB GPU on each node"
 
+# A submitter's own SLURM_STEP_GPUS (empty, or naming GPUs it was not given) decides nothing:
+# the batch step's slice comes from the variable slurmd writes for it (SLURM_JOB_GPUS).
+j3=$(tsc env SLURM_STEP_GPUS= sbatch --parsable -w n1 --gres=shard:2 -o "$O/j3" --wrap "$PROBE ctx info")
+j4=$(tsc env SLURM_STEP_GPUS=0,1 sbatch --parsable -w n2 --gres=shard:2 -o "$O/j4" --wrap "$PROBE ctx info")
+tsc_wait_state "$j3" COMPLETED && tsc_wait_state "$j4" COMPLETED
+ok $? "sbatch jobs submitted with SLURM_STEP_GPUS empty or forged complete"
+is "$(field "$O/j3" info total) $(field "$O/j4" info total)" "$((4 * GiB)) $((4 * GiB))" \
+    "they are held to their shard:2 slice all the same (4 GiB of 8)"
+
 # ---- two half-GPU jobs on one GPU, a third waits, a whole-GPU job waits ------------------
 # The fake driver does not read CUDA_VISIBLE_DEVICES (its CUDA device 0 is always its GPU 0),
 # so the jobs that run CUDA here are those that Slurm places on GPU 0 (first fit: the first

@@ -77,6 +77,17 @@ static void test_gpu_list(void **state)
     assert_int_equal(tslurm_gpu_list_parse("0-3", m, 2, &e), -1);
 }
 
+/* The GPU variable is the one Slurm writes for the kind of step, never the other one (a job
+ * that exported SLURM_STEP_GPUS= must not turn its batch script's slice off). */
+static void test_gpu_var(void **state)
+{
+    assert_string_equal(tslurm_gpu_var(0xfffffffbu), "SLURM_JOB_GPUS"); /* batch */
+    assert_string_equal(tslurm_gpu_var(0xfffffffau), "SLURM_JOB_GPUS"); /* interactive */
+    assert_string_equal(tslurm_gpu_var(0), "SLURM_STEP_GPUS");          /* srun step 0 */
+    assert_string_equal(tslurm_gpu_var(7), "SLURM_STEP_GPUS");
+    assert_string_equal(tslurm_gpu_var(0xfffffffcu), "SLURM_STEP_GPUS"); /* extern */
+}
+
 static void test_hostlist(void **state)
 {
     (void)state;
@@ -274,11 +285,11 @@ static void test_texts(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_mem),   cmocka_unit_test(test_parse_share),
-        cmocka_unit_test(test_gpu_list),    cmocka_unit_test(test_hostlist),
-        cmocka_unit_test(test_gres_conf),   cmocka_unit_test(test_limits_shards),
-        cmocka_unit_test(test_limits_gpus), cmocka_unit_test(test_limits_none),
-        cmocka_unit_test(test_texts),
+        cmocka_unit_test(test_parse_mem),     cmocka_unit_test(test_parse_share),
+        cmocka_unit_test(test_gpu_list),      cmocka_unit_test(test_gpu_var),
+        cmocka_unit_test(test_hostlist),      cmocka_unit_test(test_gres_conf),
+        cmocka_unit_test(test_limits_shards), cmocka_unit_test(test_limits_gpus),
+        cmocka_unit_test(test_limits_none),   cmocka_unit_test(test_texts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
