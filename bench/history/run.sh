@@ -18,31 +18,14 @@ for f in "$B/bin/tesseld" "$B/bench/bench-history-fill"; do
     [ -x "$f" ] || { echo "run.sh: $f is missing (make bench)" >&2; exit 1; }
 done
 T=$(mktemp -d "${TMPDIR:-/tmp}/tessel-bench-history-XXXXXX")
-PID=
+. "$SRC/bench/lib/tesseld.sh"
 cleanup() {
     [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
     rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
-start() {
-    rm -f "$T/data/tesseld.addr"
-    "$B/bin/tesseld" --data-dir "$T/data" --listen 127.0.0.1:0 --socket "$T/tesseld.sock" \
-        --fake-gpus 8xRTX4090:24G --no-cgroups >>"$T/tesseld.log" 2>&1 &
-    PID=$!
-    i=0
-    while [ ! -s "$T/data/tesseld.addr" ]; do
-        i=$((i + 1))
-        if [ $i -gt 300 ] || ! kill -0 "$PID" 2>/dev/null; then
-            echo "run.sh: tesseld did not start:" >&2
-            cat "$T/tesseld.log" >&2
-            exit 1
-        fi
-        sleep 0.1
-    done
-    URL="http://$(cat "$T/data/tesseld.addr")"
-    TOKEN=$(cat "$T/data/admin.token")
-}
-stop() { [ -z "$PID" ] || { kill "$PID"; wait "$PID" 2>/dev/null || true; PID=; }; }
+start() { bench_start --fake-gpus 8xRTX4090:24G --no-cgroups; }
+stop() { bench_stop; }
 
 echo "== machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
 start

@@ -1,0 +1,38 @@
+#!/bin/sh
+# bench/history/console-ab.sh - the console's week view, two versions of its files side by side:
+# those of git commit BASE (default 87c552e, before the load-order changes) and this tree's
+# (BUILD/share/tessel/web), served in turn by the same tesseld (--web-root) from the same store
+# (a week of 8 GPUs, bench-history-fill), ROUNDS rounds (default 2) of RUNS fresh loads each
+# (web/test/history-load.mjs).  Only the console's files differ between the two.
+#
+#   bench/history/console-ab.sh [BUILD_DIR] [BASE]     (after `make bench`, web/node_modules)
+set -eu
+B=$(cd "${1:-build}" && pwd)
+BASE=${2:-87c552e}
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+T=$(mktemp -d "${TMPDIR:-/tmp}/tessel-bench-console-ab-XXXXXX")
+. "$SRC/bench/lib/tesseld.sh"
+cleanup() {
+    [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
+    rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+mkdir -p "$T/old"
+git -C "$SRC" archive "$BASE" web/index.html web/app web/vendor | tar -x -C "$T/old"
+start() { bench_start --fake-gpus 8xRTX4090:24G --no-cgroups --web-root "$1"; }
+stop() { bench_stop; }
+echo "== machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
+start "$B/share/tessel/web"
+curl -s -H "Authorization: Bearer $TOKEN" "$URL/v1/gpus" | jq -r '.gpus[].uuid' >"$T/uuids"
+stop
+"$B/bench/bench-history-fill" "$T/data/tessel.db" "$T/naive.db" "$T/uuids" >/dev/null
+for round in $(seq "${ROUNDS:-2}"); do
+    for v in old new; do
+        [ $v = old ] && dir=$T/old/web || dir=$B/share/tessel/web
+        start "$dir"
+        printf '%s (%s): ' "$v" "$([ $v = old ] && echo "$BASE" || echo this tree)"
+        TESSEL_URL=$URL TESSEL_ADMIN=$TOKEN HOME=$T RUNS=${RUNS:-5} node "$SRC/web/test/history-load.mjs" | sed -n 's/^median of/median of/p'
+        stop
+    done
+    echo "   load average $(cut -d' ' -f1-3 /proc/loadavg)"
+done
