@@ -12,11 +12,7 @@ BASE=${2:-87c552e}
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 T=$(mktemp -d "${TMPDIR:-/tmp}/tessel-bench-console-ab-XXXXXX")
 . "$SRC/bench/lib/tesseld.sh"
-cleanup() {
-    [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
-    rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
+trap bench_cleanup EXIT INT TERM
 mkdir -p "$T/old"
 git -C "$SRC" archive "$BASE" web/index.html web/app web/vendor | tar -x -C "$T/old"
 start() { bench_start --fake-gpus 8xRTX4090:24G --no-cgroups --web-root "$1"; }

@@ -19,11 +19,7 @@ for f in "$B/bin/tesseld" "$B/bench/bench-history-fill"; do
 done
 T=$(mktemp -d "${TMPDIR:-/tmp}/tessel-bench-history-XXXXXX")
 . "$SRC/bench/lib/tesseld.sh"
-cleanup() {
-    [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
-    rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
+trap bench_cleanup EXIT INT TERM
 start() { bench_start --fake-gpus 8xRTX4090:24G --no-cgroups; }
 stop() { bench_stop; }
 

@@ -5,6 +5,7 @@
 #                                  PID, URL and TOKEN (the admin token); exits when it does not
 #                                  start, with its log.
 #   bench_stop                     stops it (nothing when none runs).
+#   bench_cleanup                  stops it and removes $T (the scripts' EXIT trap).
 PID=
 bench_start() {
     rm -f "$T/data/tesseld.addr"
@@ -25,3 +26,7 @@ bench_start() {
     TOKEN=$(cat "$T/data/admin.token")
 }
 bench_stop() { [ -z "$PID" ] || { kill "$PID"; wait "$PID" 2>/dev/null || true; PID=; }; }
+bench_cleanup() {
+    [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
+    rm -rf "$T"
+}

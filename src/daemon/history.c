@@ -19,6 +19,7 @@
 
 #include "daemon/api/api.h"
 #include "daemon/histagg.h"
+#include "daemon/histcache.h"
 
 /* The sample of scope/name in rows, added (zero) when absent.  NULL: out of memory. */
 static tstore_hist_t *sample_of(thist_rows_t *rows, tstore_hist_scope_t scope, const char *name,
@@ -127,7 +128,7 @@ int tessd_history_init(tessd_t *d, tsl_error_t *err)
     thist_plan_t p;
     if (thist_plan(d->hist_interval, d->hist_retention, &p, err) < 0)
         return -1;
-    if (!(d->hist = thist_writer_new(&p))) {
+    if (!(d->hist = thist_writer_new(&p)) || !(d->hist_cache = thist_cache_new())) {
         errno = ENOMEM;
         return tsl_errprintf(err, "history: out of memory");
     }

@@ -179,8 +179,7 @@ void api_history(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     /* Rows of intervals that ended: the answer's rows are those of [start, end] (the
      * interval under way has none), the same until the tier's rows change. */
     thist_key_t key = {scope, tier, start, name};
-    const char *kept =
-        d->hist_cache ? thist_cache_get(d->hist_cache, &key, d->hist->gen[tier]) : NULL;
+    const char *kept = thist_cache_get(d->hist_cache, &key, d->hist->gen[tier]);
     if (kept) {
         reply_with_series(rep, head, kept);
         api_leave(d);
@@ -197,12 +196,7 @@ void api_history(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         thttp_error(rep, 500, "internal", NULL, "out of memory");
     } else {
         reply_with_series(rep, head, series);
-        if (!d->hist_cache)
-            d->hist_cache = thist_cache_new(); /* out of memory: nothing kept */
-        if (d->hist_cache)
-            thist_cache_put(d->hist_cache, &key, d->hist->gen[tier], series);
-        else
-            free(series);
+        thist_cache_put(d->hist_cache, &key, d->hist->gen[tier], series);
     }
     json_decref(b.series);
     json_decref(b.index);
