@@ -41,8 +41,8 @@ RES=$(mktemp "${TMPDIR:-/tmp}/tessel-compare-XXXXXX")
 trap 'rm -f "$RES"' EXIT INT TERM
 echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, baseline $BASE, new $NEW"
 echo "# --rounds $ROUNDS --preload $PRELOAD --rate $RATE --seconds $SECS --scrape-hz $HZ --threads $THREADS"
-printf '%-5s %-8s %-8s %5s %9s %9s %9s %9s %9s\n' round build config load rate/s p50_ms p99_ms \
-    max_ms metrics_p50
+printf '%-5s %-8s %-8s %5s %9s %9s %9s %9s %9s %8s\n' round build config load rate/s p50_ms p99_ms \
+    max_ms metrics_p50 wal_MiB
 one() { # ROUND NAME DIR CONFIG ARGS...
     r=$1 name=$2 dir=$3 cfg=$4
     shift 4
@@ -52,8 +52,9 @@ one() { # ROUND NAME DIR CONFIG ARGS...
         /^# / { for (i = 1; i <= NF; i++) if ($i == "load") { l = $(i + 1); sub(",", "", l) } }
         /^submitted/ { rate = $4; p50 = $8; p99 = $11; mx = $14 }
         /^metrics:/ { mp50 = $11 }
-        END { printf "%-5s %-8s %-8s %5s %9s %9s %9s %9s %9s\n", r, n, c, l, rate, p50, p99, mx,
-              mp50 == "" ? "-" : mp50 }' | tee -a "$RES"
+        /^wal:/ { wal = sprintf("%.1f", $2 / 1048576) }
+        END { printf "%-5s %-8s %-8s %5s %9s %9s %9s %9s %9s %8s\n", r, n, c, l, rate, p50, p99, mx,
+              mp50 == "" ? "-" : mp50, wal }' | tee -a "$RES"
 }
 r=1
 while [ $r -le "$ROUNDS" ]; do
@@ -75,6 +76,7 @@ awk '
         return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
     }
     { v[$2 "," $3 ",p99"] = v[$2 "," $3 ",p99"] " " $7
+      v[$2 "," $3 ",wal"] = v[$2 "," $3 ",wal"] " " $10
       if ($9 != "-") v[$2 "," $3 ",m"] = v[$2 "," $3 ",m"] " " $9 }
     END {
         mb = med("baseline,metrics,m"); mn = med("new,metrics,m")
@@ -85,4 +87,6 @@ awk '
         printf "submit p99, no scrape    %11.2f %10.2f %10.3f   (target new <= 2 ms)\n", pb, pn, pn / pb
         printf "submit p99, scraped      %11.2f %10.2f %10.3f\n", sb, sn, sn / sb
         printf "scraped / no scrape      %11.3f %10.3f              (target new <= 1.10)\n", sb / pb, sn / pn
+        wb = med("baseline,paced,wal"); wn = med("new,paced,wal")
+        printf "WAL file, paced (MiB)    %11.1f %10.1f %10.3f   (the most the WAL held)\n", wb, wn, wn / wb
     }' "$RES"

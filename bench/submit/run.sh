@@ -53,3 +53,6 @@ if [ "${BENCH_SOCKET:-0}" = 1 ]; then
 fi
 echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, $(uname -sr), build $B, load $(cut -d' ' -f1 /proc/loadavg)${NICE:+, $NICE}${TESSELD_ARGS:+, tesseld $TESSELD_ARGS}, via $TESSEL_URL"
 $NICE "$CLIENT" "$@"
+# The WAL file is reused from its beginning when the WAL starts over, never truncated while
+# tesseld runs: its size now is the most the WAL held during the run.
+echo "wal: $(stat -c %s "$T/data/tessel.db-wal" 2>/dev/null || echo 0) bytes, the most the WAL held"

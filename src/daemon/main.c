@@ -177,6 +177,10 @@ static void usage(FILE *f)
  * default threshold, now off the request path (4 MiB of WAL at most, give or take a
  * checkpoint's time). */
 #define TESSD_WAL_CHECKPOINT_PAGES 1000
+/* WAL pages at which a commit runs the checkpoint that lets the WAL start over under a steady
+ * stream of submissions (tstore_maint_start): 64 MiB, about 1.4 s of WAL at 2,000
+ * submissions/s, so its fsyncs delay about one submission in 3,000 (docs/tesseld.md, "Store"). */
+#define TESSD_WAL_RESTART_PAGES 16384
 /* Free space below which the reserve is given back ahead of a failed write (the shim's exit
  * record needs a block too, and is written before the store learns of the end). */
 #define TESSD_STORE_LOW (1ull << 20)
@@ -875,7 +879,8 @@ int main(int argc, char **argv)
         tjm_t jm;
         tessd_jobmodel(d, &jm);
         if (tjm_tally_load(&jm, &err) < 0 ||
-            tstore_maint_start(d->store, TESSD_WAL_CHECKPOINT_PAGES, &err) < 0) {
+            tstore_maint_start(d->store, TESSD_WAL_CHECKPOINT_PAGES, TESSD_WAL_RESTART_PAGES,
+                               &err) < 0) {
             fprintf(stderr, "tesseld: %s\n", err.text);
             return 1;
         }

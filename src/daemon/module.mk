@@ -65,7 +65,7 @@ TESSELD_TESTS += tests/t/t3040-daemon-pending-reason.t
 TESSELD_TESTS += tests/t/t3045-daemon-time-limit.t tests/t/t3046-daemon-dependency.t \
                  tests/t/t3047-daemon-array.t tests/t/t3048-daemon-oom.t
 TESSELD_TESTS += tests/t/t3044-daemon-api-badinput.t tests/t/t3049-daemon-options.t
-TESSELD_TESTS += tests/t/t3060-daemon-metrics-counts.t
+TESSELD_TESTS += tests/t/t3060-daemon-metrics-counts.t tests/t/t3140-daemon-wal-restart.t
 TESSELD_TESTS += tests/t/t3120-daemon-metrics-series.t tests/t/t3121-daemon-metrics-grafana.t
 TESSELD_TESTS += tests/t/t3110-daemon-openapi.t
 # The configuration file (config.c, etc/tesseld.conf), SIGHUP, tesseld's log, job-log retention.

@@ -187,16 +187,24 @@ int tstore_set_durable(tstore_t *st, bool full, tsl_error_t *err);
  * commit, a submission's, waits for it.  tstore_maint_start turns that off on st's connection
  * and starts a thread with a connection of its own that runs a PASSIVE checkpoint (it never
  * waits for the writer or readers and never makes them wait) whenever a commit leaves at least
- * wal_pages pages in the WAL, at most one every 20 ms.  What a commit promises does not change:
- * the WAL holds it until the checkpoint copies it.  A failed checkpoint is counted and printed
- * on stderr (one line); the next commit over the threshold tries again.  tstore_close stops
- * the thread.  0, or -1 with errno and err (EBUSY: started already). */
-int tstore_maint_start(tstore_t *st, int wal_pages, tsl_error_t *err);
+ * wal_pages pages in the WAL, at most one every 20 ms.  Under a steady stream of commits those
+ * never catch up, and the WAL starts over from its beginning only when a write begins with
+ * every frame copied: so the commit that leaves restart_pages (>= wal_pages) pages in the WAL
+ * runs one PASSIVE checkpoint itself (the frames since the thread's last one, and the fsyncs:
+ * that commit's caller waits for them), after which the next write starts the WAL over; when
+ * that cannot happen (a reader of another connection holds an old snapshot), it tries again
+ * after restart_pages / 16 more pages.  What a commit promises does not change: the WAL holds
+ * it until a checkpoint copies it.  A failed checkpoint is counted and printed on stderr (one
+ * line); the next commit over the threshold tries again.  tstore_close stops the thread.
+ * 0, or -1 with errno and err (EBUSY: started already; EINVAL: a threshold out of range). */
+int tstore_maint_start(tstore_t *st, int wal_pages, int restart_pages, tsl_error_t *err);
 typedef struct {
     bool running;         /* tstore_maint_start succeeded */
-    uint64_t checkpoints; /* checkpoints run */
-    uint64_t frames;      /* WAL frames they copied into the database */
+    uint64_t checkpoints; /* checkpoints run by the thread */
+    uint64_t frames;      /* WAL frames they (and the catch-ups) copied into the database */
     uint64_t errors;      /* checkpoints that failed (not counting "busy") */
+    uint64_t catchups;    /* checkpoints run by a commit at restart_pages */
+    uint64_t restarts;    /* times the WAL started over (a commit left fewer pages than the last) */
 } tstore_maint_stats_t;
 /* Safe to call from any thread that may call st (reads atomics only). */
 void tstore_maint_stats(const tstore_t *st, tstore_maint_stats_t *out);

@@ -64,6 +64,12 @@ static void job_counts(tessd_t *d, tsl_prom_t *p)
     tsl_prom_family(p, "tessel_store_checkpoint_errors_total", "counter",
                     "WAL checkpoints that failed.");
     tsl_prom_u64(p, "tessel_store_checkpoint_errors_total", NULL, 0, ms.errors);
+    tsl_prom_family(p, "tessel_store_checkpoint_catchups_total", "counter",
+                    "WAL checkpoints run by a commit so that the WAL can start over.");
+    tsl_prom_u64(p, "tessel_store_checkpoint_catchups_total", NULL, 0, ms.catchups);
+    tsl_prom_family(p, "tessel_store_wal_restarts_total", "counter",
+                    "Times the WAL started over from its beginning.");
+    tsl_prom_u64(p, "tessel_store_wal_restarts_total", NULL, 0, ms.restarts);
 }
 
 /* Queue depth as libsched saw it at its last cycle (at least once a second). */

@@ -194,6 +194,8 @@ static void test_metrics(void **state)
     assert_true(has_line(t, "tessel_jobs_ended_total{cause=\"cancelled\"} 0"));
     assert_true(has_line(t, "tessel_store_checkpoints_total 0"));
     assert_true(has_line(t, "tessel_store_checkpoint_errors_total 0"));
+    assert_true(has_line(t, "tessel_store_checkpoint_catchups_total 0"));
+    assert_true(has_line(t, "tessel_store_wal_restarts_total 0"));
     assert_true(has_line(t, "tessel_gpus{simulated=\"1\"} 3"));
     char line[512];
     /* GPU 0: alice 500 + bob 250 + dave 1000 milli; 12 + 6 + 24 GiB. */
@@ -235,6 +237,8 @@ static void test_metrics(void **state)
                                       "tessel_jobs_ended_total",
                                       "tessel_store_checkpoints_total",
                                       "tessel_store_checkpoint_errors_total",
+                                      "tessel_store_checkpoint_catchups_total",
+                                      "tessel_store_wal_restarts_total",
                                       "tessel_gpus",
                                       "tessel_gpu_memory_bytes",
                                       "tessel_gpu_allocated_milli",

@@ -839,12 +839,12 @@ static void test_maint(void **state)
     tstore_maint_stats_t ms;
     tstore_maint_stats(st, &ms);
     assert_false(ms.running);
-    assert_int_equal(tstore_maint_start(st, 0, &err), -1);
+    assert_int_equal(tstore_maint_start(st, 0, 0, &err), -1);
     assert_int_equal(errno, EINVAL);
     /* A threshold never reached: the commits themselves no longer checkpoint (SQLite would at
      * 1,000 pages, and the WAL would start over instead of growing past 4 MiB). */
-    assert_int_equal(tstore_maint_start(st, 1000000, &err), 0);
-    assert_int_equal(tstore_maint_start(st, 10, &err), -1);
+    assert_int_equal(tstore_maint_start(st, 1000000, 1000000, &err), 0);
+    assert_int_equal(tstore_maint_start(st, 10, 10, &err), -1);
     assert_int_equal(errno, EBUSY);
     fill(st, 100); /* ~6.4 MiB of rows */
     assert_true(wal_size() > 1500 * 4096);
@@ -859,7 +859,7 @@ static void test_maint(void **state)
     assert_int_equal(tstore_job_counts(st, counts, &err), 0);
     assert_int_equal(counts[TSTORE_PENDING], 100);
     /* A low threshold: the thread checkpoints; wait for it (bounded: 30 s). */
-    assert_int_equal(tstore_maint_start(st, 16, &err), 0);
+    assert_int_equal(tstore_maint_start(st, 16, 1000000, &err), 0);
     for (int tries = 0; tries < 3000; tries++) {
         fill(st, 1);
         tstore_maint_stats(st, &ms);
@@ -870,6 +870,56 @@ static void test_maint(void **state)
     }
     assert_true(ms.checkpoints > 0);
     assert_true(ms.frames > 0);
+    assert_int_equal(ms.errors, 0);
+    tstore_close(st);
+}
+
+/* Under a steady stream of commits the WAL starts over at the restart threshold instead of
+ * growing without bound (the thread's checkpoints never catching up). */
+static void test_maint_restart(void **state)
+{
+    (void)state;
+    tsl_error_t err;
+    tstore_t *st = tstore_open(path, &err);
+    assert_non_null(st);
+    assert_int_equal(tstore_maint_start(st, 16, 8, &err), -1); /* restart below the threshold */
+    assert_int_equal(errno, EINVAL);
+    /* The thread never wakes (its threshold is above the restart's): the commits' own
+     * catch-up is what lets the WAL start over, each time it reaches 512 pages (2 MiB). */
+    assert_int_equal(tstore_maint_start(st, 512, 512, &err), 0);
+    tstore_maint_stats_t ms;
+    off_t most = 0;
+    for (int i = 0; i < 600; i++) { /* 600 commits of about 17 pages (64 KiB of row) */
+        fill(st, 1);
+        off_t w = wal_size();
+        most = w > most ? w : most;
+    }
+    tstore_maint_stats(st, &ms);
+    assert_int_equal(ms.checkpoints, 0);
+    assert_int_equal(ms.errors, 0);
+    /* At 512 pages a catch-up, and the next commit starts the WAL over: about 10,000 pages
+     * written make more than 15 restarts (each one a catch-up before). */
+    assert_true(ms.restarts >= 15);
+    assert_true(ms.catchups >= ms.restarts);
+    /* The file never held more than 512 pages and one commit's (frames of 4 KiB + 24 bytes,
+     * a header of 32): without the catch-ups it would hold all 10,000. */
+    assert_true(most <= (512 + 64) * (4096 + 24) + 32);
+    tstore_close(st);
+    st = tstore_open(path, &err);
+    assert_non_null(st);
+    int64_t counts[TSTORE_NSTATES];
+    assert_int_equal(tstore_job_counts(st, counts, &err), 0);
+    assert_int_equal(counts[TSTORE_PENDING], 600); /* nothing lost to the restarts */
+    /* With the thread checkpointing too (and maybe busy when a catch-up is due, which is then
+     * tried at the next commit), the WAL still starts over. */
+    assert_int_equal(tstore_maint_start(st, 16, 512, &err), 0);
+    for (int i = 0; i < 2000; i++) {
+        fill(st, 1);
+        tstore_maint_stats(st, &ms);
+        if (ms.restarts >= 3)
+            break;
+    }
+    assert_true(ms.restarts >= 3);
     assert_int_equal(ms.errors, 0);
     tstore_close(st);
 }
@@ -889,6 +939,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_tally_transactions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_census, setup, teardown),
         cmocka_unit_test_setup_teardown(test_maint, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_maint_restart, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
