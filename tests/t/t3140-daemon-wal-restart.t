@@ -28,10 +28,12 @@ is "$(metric tessel_store_wal_restarts_total)" 0 "no restart before the stream"
 # commit catches up.
 N=14000
 i=0
-while [ $i -lt $N ]; do echo "url = \"$TD_URL/v1/jobs\""; i=$((i + 1)); done >"$TD/urls"
-acked=$(curl -s -H "$AUTH" -H 'Content-Type: application/json' -o /dev/null \
-    -w '%{http_code}\n' -d '{"argv":["true"],"queue":"hold","gpu":0.5}' -K "$TD/urls" |
-    grep -c '^201$')
+while [ $i -lt $N ]; do
+    printf 'url = "%s/v1/jobs"\noutput = /dev/null\n' "$TD_URL"
+    i=$((i + 1))
+done >"$TD/urls"
+acked=$(curl -s -H "$AUTH" -H 'Content-Type: application/json' -w '%{http_code}\n' \
+    -d '{"argv":["true"],"queue":"hold","gpu":0.5}' -K "$TD/urls" | grep -c '^201$')
 wal=$(stat -c %s "$DB-wal")
 restarts=$(metric tessel_store_wal_restarts_total)
 diag "WAL $wal bytes; restarts $restarts, catch-ups $(metric tessel_store_checkpoint_catchups_total)," \

@@ -58,18 +58,22 @@ static void job_counts(tessd_t *d, tsl_prom_t *p)
     }
     tstore_maint_stats_t ms;
     tstore_maint_stats(d->store, &ms);
-    tsl_prom_family(p, "tessel_store_checkpoints_total", "counter",
-                    "WAL checkpoints run by the store's maintenance thread.");
-    tsl_prom_u64(p, "tessel_store_checkpoints_total", NULL, 0, ms.checkpoints);
-    tsl_prom_family(p, "tessel_store_checkpoint_errors_total", "counter",
-                    "WAL checkpoints that failed.");
-    tsl_prom_u64(p, "tessel_store_checkpoint_errors_total", NULL, 0, ms.errors);
-    tsl_prom_family(p, "tessel_store_checkpoint_catchups_total", "counter",
-                    "WAL checkpoints run by a commit so that the WAL can start over.");
-    tsl_prom_u64(p, "tessel_store_checkpoint_catchups_total", NULL, 0, ms.catchups);
-    tsl_prom_family(p, "tessel_store_wal_restarts_total", "counter",
-                    "Times the WAL started over from its beginning.");
-    tsl_prom_u64(p, "tessel_store_wal_restarts_total", NULL, 0, ms.restarts);
+    const struct {
+        const char *name, *help;
+        uint64_t value;
+    } store[] = {
+        {"tessel_store_checkpoints_total", "WAL checkpoints run by the store's maintenance thread.",
+         ms.checkpoints},
+        {"tessel_store_checkpoint_errors_total", "WAL checkpoints that failed.", ms.errors},
+        {"tessel_store_checkpoint_catchups_total",
+         "WAL checkpoints run by a commit so that the WAL can start over.", ms.catchups},
+        {"tessel_store_wal_restarts_total", "Times the WAL started over from its beginning.",
+         ms.restarts},
+    };
+    for (size_t i = 0; i < sizeof store / sizeof *store; i++) {
+        tsl_prom_family(p, store[i].name, "counter", store[i].help);
+        tsl_prom_u64(p, store[i].name, NULL, 0, store[i].value);
+    }
 }
 
 /* Queue depth as libsched saw it at its last cycle (at least once a second). */
