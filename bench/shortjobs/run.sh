@@ -12,7 +12,8 @@
 #       tesseld and of what it waited for: the shims, and through them the jobs; from
 #       /proc/PID/stat, before the burst and after the last end, divided by DETACH), which the
 #       load of a shared machine disturbs less than wall time, and (a) the CPU time of one
-#       `tessel run -d` (the shell's children, the CLI processes, around the loop alone);
+#       `tessel run -d` (the shell's own and its children's, the CLI processes, around the loop
+#       alone), beside its floor: the same loop starting /bin/true once the burst has ended;
 #   (b) FG (50) foreground `tessel run -- true`, each timed from the shell (bash's
 #       EPOCHREALTIME, no fork): median and p90; and the daemon's share, submitted_at to
 #       finished_at of the same jobs.
@@ -115,6 +116,11 @@ detach() {
     echo $(($(cpu_ms "$$") - c0)) >>"$T/detach.cli.$1"
     drain "$1"
     echo $(($(cpu_ms "$p") - d0)) >>"$T/detach.cpu.$1"
+    # The floor of the CLI's figure: the same loop starting /bin/true (the shell's fork, an
+    # exec and an exit), once every job has ended.
+    c0=$(cpu_ms "$$")
+    for ((i = 0; i < NDET; i++)); do $NICE /bin/true; done
+    echo $(($(cpu_ms "$$") - c0)) >>"$T/detach.floor.$1"
     echo $(($(last_end_ms "$1") - t0))
 }
 # (a') the same through the API: one curl, NDET POSTs on one connection.
@@ -169,6 +175,7 @@ stop base
 for mode in detach detach_api; do
     : >"$T/$mode.new" && : >"$T/$mode.base"
     : >"$T/$mode.cpu.new" && : >"$T/$mode.cpu.base" && : >"$T/$mode.cli.new" && : >"$T/$mode.cli.base"
+    : >"$T/$mode.floor.new" && : >"$T/$mode.floor.base"
     for ((r = 0; r < ROUNDS; r++)); do
         for side in new base; do
             b=$NEW
@@ -194,5 +201,9 @@ for mode in detach detach_api; do
         o=$(perjob "$T/$mode.cli.base")
         printf '%-34s %10s %10s %7s  %s  (median of %d)\n' "(a) CPU ms per tessel run -d" \
             "$n" "$o" "$(ratio "$o" "$n")" "$(load)" "$ROUNDS"
+        n=$(perjob "$T/$mode.floor.new")
+        o=$(perjob "$T/$mode.floor.base")
+        printf '%-34s %10s %10s %7s  %s  (median of %d; the shell starting /bin/true)\n' \
+            "(a) floor: CPU ms per /bin/true" "$n" "$o" "$(ratio "$o" "$n")" "$(load)" "$ROUNDS"
     fi
 done
