@@ -534,8 +534,9 @@ static void maint_catchup(maint_t *m, sqlite3 *db, const char *name)
 {
     int log = 0, done = 0;
     int rc = sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
-    if (rc == SQLITE_BUSY)
-        return; /* the thread checkpoints right now: the next commit tries again */
+    if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+        return; /* the thread checkpoints right now, or a statement of this connection still
+                 * reads: the next commit tries again */
     /* Tried: not again before the WAL has grown by another sixteenth of the threshold (a
      * reader of another connection holding an old snapshot keeps the WAL from starting over;
      * the commits must not each pay a checkpoint meanwhile). */
