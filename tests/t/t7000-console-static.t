@@ -56,16 +56,17 @@ get /app/console.css
 is "$CODE $TYPE" "200 text/css; charset=utf-8" "app/console.css is CSS"
 get /app/icon.svg
 is "$CODE $TYPE" "200 image/svg+xml" "app/icon.svg is SVG"
-UPLOT=$(cd "$TESSEL_SRCDIR/web/vendor" && ls -d uplot-* | head -n 1)
-get "/vendor/$UPLOT/uPlot.esm.js"
-is "$CODE $TYPE" "200 text/javascript; charset=utf-8" "vendor/$UPLOT/uPlot.esm.js is JavaScript"
-is "$CACHE" "public, max-age=31536000, immutable" "vendored files (versioned paths) are cached for good"
-cmp -s "$TD/out" "$TESSEL_SRCDIR/web/vendor/$UPLOT/uPlot.esm.js"; ok $? "uPlot is served as committed"
+get /app/chart.js
+is "$CODE $TYPE" "200 text/javascript; charset=utf-8" "app/chart.js (the charts, no third-party library) is JavaScript"
+cmp -s "$TD/out" "$TESSEL_SRCDIR/web/app/chart.js"; ok $? "app/chart.js is served as committed"
+# The console needs no vendored library: the page and its modules name none.
+! grep -qi 'vendor/' "$WEB/index.html" "$WEB"/app/*.js
+ok $? "no vendored library referenced by the console"
 
 n=0
 for p in /app/.. /app/. /app/.hidden.js "/app/..%2f..%2fMakefile" "/app/%2e%2e" \
-         "/vendor/$UPLOT/..%2F..%2Findex.html" "/vendor/../app/main.js" "/vendor/..%2f..%2f..%2fetc/passwd" \
-         /app/nope.js "/vendor/$UPLOT/LICENSE" /index.html/x /app/main.js/ /app /vendor/x; do
+         "/vendor/lib-1/..%2F..%2Findex.html" "/vendor/../app/main.js" "/vendor/..%2f..%2f..%2fetc/passwd" \
+         /app/nope.js "/vendor/lib-1/LICENSE" /index.html/x /app/main.js/ /app /vendor/x; do
     get "$p"
     if [ "$CODE" = 404 ] && [ "$(jget .error.code)" = not_found ]; then n=$((n + 1)); else
         diag "$p -> $CODE"; fi
@@ -86,12 +87,16 @@ printf 'secret\n' >"$TD/secret.txt"
 ln -s "$TD/secret.txt" "$TD/web/app/link.txt"
 ln -s "$TD" "$TD/web/vendor/up"
 printf 'x' >"$TD/web/app/data.bin"
+printf 'export default 1;\n' >"$TD/web/vendor/lib-1/lib.js"
 rm -rf "$TD/data"
 td_start --fake-gpus 1xRTX4090:24G --no-cgroups --web-root "$TD/web" || { ok 1 "tesseld --web-root starts"; done_testing; exit 1; }
 get /
 grep -q mine "$TD/out"; ok $? "--web-root DIR: / is DIR/index.html"
 get /app/ok.js
 is "$CODE $TYPE" "200 text/javascript; charset=utf-8" "--web-root DIR: DIR/app/ok.js is served"
+get /vendor/lib-1/lib.js
+is "$CODE $TYPE" "200 text/javascript; charset=utf-8" "--web-root DIR: DIR/vendor/lib-1/lib.js is served"
+is "$CACHE" "public, max-age=31536000, immutable" "vendored files (versioned paths) are cached for good"
 get /app/link.txt
 is "$CODE" "404" "a symbolic link to a file outside the web root is not followed"
 get /vendor/up/secret.txt
