@@ -67,33 +67,41 @@ export function valueTicks(max, height, space = 24) {
 export function decimate(xs, ys, x0, x1, cols) {
   const lines = [];
   const scale = cols / (x1 - x0);
-  let line = null, col = NaN, g = null;
+  let line = null, col = NaN, open = false;
+  // The current column's first, lowest, highest and last points (index, px, value); scalars,
+  // not objects: this runs for every point of every series at each draw.
+  let fi = 0, fx = 0, fv = 0, li = 0, lx = 0, lv = 0;
+  let ni = 0, nx = 0, nv = 0, xi = 0, xx = 0, xv = 0;
   const flush = () => {
-    if (!g) return;
-    const pts = [[g.fi, g.fx, g.fv]];
-    const mid = [[g.mini, g.minx, g.min], [g.maxi, g.maxx, g.max]].filter(([i]) => i !== g.fi && i !== g.li);
-    mid.sort((a, b) => a[0] - b[0]);
-    if (mid.length === 2 && mid[0][0] === mid[1][0]) mid.pop();
-    pts.push(...mid);
-    if (g.li !== g.fi) pts.push([g.li, g.lx, g.lv]);
-    for (const [, x, v] of pts) line.push(x, v);
-    g = null;
+    if (!open) return;
+    line.push(fx, fv);
+    const lo = ni !== fi && ni !== li, hi = xi !== fi && xi !== li;
+    if (lo && hi && ni > xi) line.push(xx, xv, nx, nv);
+    else {
+      if (lo) line.push(nx, nv);
+      if (hi) line.push(xx, xv);
+    }
+    if (li !== fi) line.push(lx, lv);
+    open = false;
   };
   for (let i = 0; i < xs.length; i++) {
     const v = ys[i];
     if (v === null || v === undefined || !Number.isFinite(v)) { flush(); line = null; continue; }
     const px = (xs[i] - x0) * scale;
     const c = Math.floor(px);
-    if (g && c === col) {
-      if (v < g.min) { g.min = v; g.mini = i; g.minx = px; }
-      if (v > g.max) { g.max = v; g.maxi = i; g.maxx = px; }
-      g.li = i; g.lx = px; g.lv = v;
+    if (open && c === col) {
+      if (v < nv) { ni = i; nx = px; nv = v; }
+      if (v > xv) { xi = i; xx = px; xv = v; }
+      li = i; lx = px; lv = v;
       continue;
     }
     flush();
     if (!line) { line = []; lines.push(line); }
     col = c;
-    g = { fi: i, fx: px, fv: v, li: i, lx: px, lv: v, min: v, mini: i, minx: px, max: v, maxi: i, maxx: px };
+    open = true;
+    fi = li = ni = xi = i;
+    fx = lx = nx = xx = px;
+    fv = lv = nv = xv = v;
   }
   flush();
   return lines;
@@ -132,8 +140,10 @@ export function nearest(xs, x) {
 //   opts.yMax        the value axis's top;  opts.yLabel(v)  a tick's text
 //   opts.series      [{label, colour, width, dash, band, value(v) -> text}]
 //   opts.pal         {muted, grid, font}
+//   opts.data        the first data (else empty, until setData)
 // chart.setData({x, ys, start, end, step}): x ascending seconds, ys one array per series
-// (null: a gap), start..end the range shown, step the points' interval.
+// (null: a gap), start..end the range shown, step the points' interval.  Each draw is
+// synchronous: once the constructor or setData returns, the canvas holds the data.
 // The chart follows its box's width (ResizeObserver) and the screen's pixel ratio.
 export class Chart {
   constructor(box, opts) {
@@ -141,7 +151,7 @@ export class Chart {
     this.opts = opts;
     this.height = opts.height;
     this.width = Math.max(200, opts.width || box.clientWidth || 300);
-    this.data = { x: [], ys: opts.series.map(() => []), start: 0, end: 1, step: 1 };
+    this.data = opts.data || { x: [], ys: opts.series.map(() => []), start: 0, end: 1, step: 1 };
     this.canvas = document.createElement('canvas');
     this.canvas.setAttribute('aria-hidden', 'true'); // the figure's caption is its text
     this.cursor = document.createElement('div');

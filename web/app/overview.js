@@ -81,6 +81,7 @@ async function refreshHistory(ctx, store) {
     ctx.histErr[scope] = err;
     if (scope === 'gpu') {
       for (const g of store.gpus) { const c = ctx.cards.get(g.uuid); if (c) fillHistory(ctx, c, g); }
+      makeCharts(ctx);
     } else {
       drawUsage(ctx, store, scope);
     }
@@ -144,16 +145,17 @@ function makeCard(ctx, g) {
       g.simulated ? h('span', { class: 'badge sim', title: 'a simulated GPU (tesseld --fake-gpus)' }, 'simulated') : null),
     body,
     h('figure', { class: 'history' }, chartBox, caption));
-  const c = { el, body, chartBox, caption, chart: null, cols: null, step: 0 };
-  // The chart needs a laid-out width: made on the next frame, with every other card's.
+  const c = { el, body, chartBox, caption, chart: null, cols: null };
+  // The chart is made once the range's history is in (refreshHistory), with every other card's.
   (ctx.newCharts ||= []).push([c, g]);
-  if (ctx.newCharts.length === 1) requestAnimationFrame(() => makeCharts(ctx));
   return c;
 }
 
-// The charts of the cards made since the last frame, in one go: every width is read first (one
+// The charts of the cards made since the last call, in one go, once the range's history (or its
+// error) is in, so that each is drawn once, with its data: every width is read first (one
 // layout for all, not one per chart after the previous chart's changes) and the colours once.
 function makeCharts(ctx) {
+  if (!ctx.newCharts?.length || !(ctx.hist.gpu || ctx.histErr.gpu)) return;
   const todo = ctx.newCharts.filter(([c]) => c.el.isConnected && !c.chart);
   ctx.newCharts = [];
   if (ctx.gone || !todo.length) return;
@@ -178,7 +180,7 @@ const round = (v) => `${Math.round(v)}%`;
 function makeChart(c, g, pal, width) {
   if (!c.el.isConnected) return;
   c.chart = new Chart(c.chartBox, {
-    width, height: 130, yMax: 100, yLabel: percent, pal,
+    width, height: 130, yMax: 100, yLabel: percent, pal, data: data(c),
     series: [
       // Idle: a light band over the part of each interval with no job on the GPU (the busy
       // line has a gap there, never a 0 %).
@@ -188,7 +190,6 @@ function makeChart(c, g, pal, width) {
       { label: 'Compute allocated', colour: pal.compute, dash: [4, 3], value: round },
     ],
   });
-  c.chart.setData(data(c));
 }
 
 // The x axis spans the whole range asked (a GPU without history yet shows an empty range).
@@ -210,6 +211,10 @@ function stepWords(s) {
 // state what is drawn (points, idle points, busy points, busy peak) for tests and tools.
 function fillHistory(ctx, c, g) {
   const a = ctx.hist.gpu;
+  // The same answer (each poll asks history.js, which keeps it for its step): nothing to redraw.
+  if (a && c.src === a && c.memTotal === g.memory_total) return;
+  c.src = a;
+  c.memTotal = g.memory_total;
   const s = a?.series.find((x) => x.name === g.uuid);
   c.cols = a ? { ...gpuColumns(a, s, g.memory_total), start: a.start, end: a.end, step: a.step } : null;
   if (c.chart) c.chart.setData(data(c));
@@ -255,6 +260,9 @@ function drawUsage(ctx, store, only) {
     const d = u.box.dataset;
     d.range = ctx.range.key;
     if (!a) { u.caption.textContent = ctx.histErr[u.scope] ? 'History unavailable.' : ''; continue; }
+    if (u.src === a && u.chart && u.ngpus === ngpus) continue; // drawn from this answer already
+    u.src = a;
+    u.ngpus = ngpus;
     const series = [...a.series].sort((x, y) => x.name.localeCompare(y.name));
     // One x axis for every name: the union of their times; a name without a point at a time
     // had no job then (null: a gap).
@@ -266,16 +274,16 @@ function drawUsage(ctx, store, only) {
     d.points = String(ts.length);
     d.peak = String(Math.max(0, ...cols.flat().filter((v) => v !== null)));
     const rows = { x: ts, ys: cols, start: a.start, end: a.end, step: a.step };
-    if (u.chart && u.names !== names) { u.chart.destroy(); u.chart = null; }
+    if (u.chart && (u.names !== names || u.chart.opts.yMax !== ngpus)) { u.chart.destroy(); u.chart = null; }
     if (!u.chart && u.box.isConnected) {
-      const pal = palette();
       u.chart = new Chart(u.box, {
-        height: 150, yMax: ngpus, yLabel: String, pal,
+        height: 150, yMax: ngpus, yLabel: String, pal: palette(), data: rows,
         series: series.map((x, i) => ({ label: x.name, colour: colourOf(i + 1), value: (v) => v.toFixed(2) })),
       });
       u.names = names;
+    } else if (u.chart) {
+      u.chart.setData(rows);
     }
-    u.chart?.setData(rows);
     u.caption.textContent = series.length
       ? `GPUs in use over the last ${ctx.range.label.toLowerCase()} (${stepWords(a.step)} points), peak ${Number(d.peak).toFixed(2)} of ${ngpus}.`
       : `No ${u.scope === 'queue' ? 'queue' : 'job'} history in the last ${ctx.range.label.toLowerCase()}.`;
