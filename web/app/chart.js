@@ -39,8 +39,10 @@ export function timeTicks(t0, t1, width, space = 60) {
   const perPx = (t1 - t0) / width;
   const step = TIME_STEPS.find((s) => s / perPx >= space) || TIME_STEPS[TIME_STEPS.length - 1];
   const off = tzOffset(t0);
+  // A range longer than the largest step allows: every k-th step, so labels stay apart.
+  const every = step * Math.max(1, Math.ceil((space * perPx) / step));
   const out = [];
-  for (let t = Math.ceil((t0 + off) / step) * step - off; t <= t1; t += step) out.push({ t, label: timeLabel(t, step) });
+  for (let t = Math.ceil((t0 + off) / step) * step - off; t <= t1; t += every) out.push({ t, label: timeLabel(t, step) });
   return out;
 }
 

@@ -39,6 +39,12 @@ test('time ticks of a narrow week (phone): fewer labels, still apart', () => {
   assert.ok(((ticks[1].t - ticks[0].t) * 200) / (7 * 86400) >= 60);
 });
 
+test('time ticks of a range longer than a week per label: still apart', () => {
+  const ticks = timeTicks(T0, T0 + 365 * 86400, 300);
+  assert.ok(ticks.length >= 2 && ticks.length <= 6, String(ticks.length));
+  for (let k = 1; k < ticks.length; k++) assert.ok(((ticks[k].t - ticks[k - 1].t) * 300) / (365 * 86400) >= 60);
+});
+
 test('time ticks of an empty or inverted range: none', () => {
   assert.deepEqual(timeTicks(T0, T0, 500), []);
   assert.deepEqual(timeTicks(T0, T0 - 10, 500), []);
