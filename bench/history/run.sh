@@ -8,7 +8,10 @@
 #   2. a tesseld with 8 simulated GPUs serves that store: GET /v1/history for the week per
 #      scope (curl's total time, median of 11), against the budget;
 #   3. Debian's Chromium loads the console fresh at #/?range=week (web/test/history-load.mjs):
-#      the time from navigation start to every chart drawn, median of 5, against the budget.
+#      the time from navigation start to every chart drawn, median of 5, against the budget;
+#      then the same for a returning visitor, with tesseld's answers cold, and the in-app switch
+#      (the overview drawn at the hour, a click on Week, to every chart holding the week), and
+#      the floor under any page (the same fresh load of a document with no script).
 #
 #   bench/history/run.sh [BUILD_DIR]       (after `make bench` and `make`, web/node_modules)
 set -eu
@@ -48,7 +51,11 @@ start
 TESSEL_URL=$URL TESSEL_ADMIN=$TOKEN HOME=$T node "$SRC/web/test/history-load.mjs"
 echo "== 3a. a returning visitor (one browser profile: files revalidated, 304; compiled code kept)"
 TESSEL_URL=$URL TESSEL_ADMIN=$TOKEN HOME=$T REVISIT=1 node "$SRC/web/test/history-load.mjs"
-echo "== 3b. a fresh load, tesseld's answers cold (restarted before each load, warm-up on #/jobs)"
+echo "== 3b. the in-app switch: the overview loaded and drawn (hour), then a click on Week"
+TESSEL_URL=$URL TESSEL_ADMIN=$TOKEN HOME=$T SWITCH=1 node "$SRC/web/test/history-load.mjs"
+echo "== 3c. the floor: the same fresh load of a document with no script (tesseld's icon)"
+TESSEL_URL=$URL TESSEL_ADMIN=$TOKEN HOME=$T FLOOR=1 node "$SRC/web/test/history-load.mjs" | tail -n 1
+echo "== 3d. a fresh load, tesseld's answers cold (restarted before each load, warm-up on #/jobs)"
 for i in 1 2 3; do
     stop
     start

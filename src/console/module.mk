@@ -1,14 +1,13 @@
 # The web console (docs/console.md).  Its sources are the static files in web/ (no build step:
 # plain ES modules and CSS); tesseld serves them at / (src/daemon/api/console.c).
 #
-# `make` installs the served files (index.html, app/, vendor/) into $(O)/share/tessel/web, where
-# tesseld looks by default (BINDIR/../share/tessel/web; --web-root DIR overrides).  uPlot's dist
-# files are committed in web/vendor/uplot-<version>/ (MIT, with its LICENSE) so that building and
-# serving the console needs neither npm nor the network; web/package-lock.json pins the same
-# version, and the browser test checks that the committed copy is byte-identical to it.
-# npm is needed only for the browser test (playwright-core): the test's prerequisite below runs
-# `npm ci` in web/ when web/node_modules is missing or older than the lock file.
-CONSOLE_SRC := web/index.html $(wildcard web/app/*.*) $(wildcard web/vendor/*/*)
+# `make` installs the served files (index.html, app/) into $(O)/share/tessel/web, where
+# tesseld looks by default (BINDIR/../share/tessel/web; --web-root DIR overrides).  The console
+# has no third-party code: its charts are web/app/chart.js.  Building and serving it needs
+# neither npm nor the network.  npm is needed only for the browser tests (playwright-core): the
+# tests' prerequisite below runs `npm ci` in web/ when web/node_modules is missing or older than
+# the lock file.
+CONSOLE_SRC := web/index.html $(wildcard web/app/*.*)
 CONSOLE_FILES := $(CONSOLE_SRC:web/%=$(O)/share/tessel/web/%)
 all: $(CONSOLE_FILES)
 $(O)/share/tessel/web/%: web/%
@@ -18,7 +17,7 @@ $(O)/share/tessel/web/%: web/%
 CONSOLE_NODE := web/node_modules/.package-lock.json
 $(CONSOLE_NODE): web/package-lock.json web/package.json
 	@if command -v npm >/dev/null 2>&1; then \
-	    echo "console: npm ci in web/ (playwright-core and uplot for the browser test)"; \
+	    echo "console: npm ci in web/ (playwright-core for the browser tests)"; \
 	    (cd web && npm ci --no-audit --no-fund --loglevel=error) || \
 	        echo "console: npm ci failed; the browser test will fail"; \
 	else \
@@ -31,6 +30,9 @@ TESTS += $(CONSOLE_TESTS)
 $(CONSOLE_TESTS): $(CONSOLE_FILES) $(O)/bin/tesseld $(O)/bin/tessel-shim
 tests/t/t7001-console-browser.t: $(CONSOLE_NODE) $(O)/tests/interposer/tcu-probe \
                                  $(O)/lib/libtessel-cuda.so
+# The chart module's pure parts (ticks, decimation), node's own test runner.
+TESTS += tests/t/t7002-console-chart.t
+tests/t/t7002-console-chart.t: $(CONSOLE_FILES)
 # The usage history's views after a fresh load, over a store seeded by the test-only seeder.
 TESTS += tests/t/t7010-console-history.t
 tests/t/t7010-console-history.t: $(CONSOLE_FILES) $(CONSOLE_NODE) $(O)/bin/tesseld \

@@ -19,14 +19,6 @@ major=$(node -p 'process.versions.node.split(".")[0]')
     missing "web/node_modules is missing: (cd web && npm ci) (make does it when npm is present)"
 [ -f "$TESSEL_BUILD/share/tessel/web/index.html" ] || missing "console not installed (run make)"
 
-# The committed uPlot is the version the lock file pins, byte for byte.
-V=$(node -p "require('$WEBSRC/node_modules/uplot/package.json').version")
-n=0
-for f in uPlot.esm.js uPlot.min.css; do
-    cmp -s "$WEBSRC/node_modules/uplot/dist/$f" "$WEBSRC/vendor/uplot-$V/$f" && n=$((n + 1))
-done
-is "$n" "2" "web/vendor/uplot-$V/ holds uPlot $V as locked in web/package-lock.json"
-
 td_setup
 # Its API-only users (no system account) submit jobs: as root they would be refused by default
 # (t3006 checks that); this test is about the API, so it allows them to run as root.

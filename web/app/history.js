@@ -46,7 +46,7 @@ export function forget() {
   cache.clear();
 }
 
-// uPlot's columns for one series: x = t, then per figure its values; a point where the GPU was
+// The chart's columns for one series: x = t, then per figure its values; a point where the GPU was
 // idle throughout has busy null (a gap, never 0 %), and idle gives the band drawn under it.
 export function gpuColumns(answer, s, memTotal) {
   const total = memTotal || 1;

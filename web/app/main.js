@@ -10,11 +10,6 @@ import { api, getToken, setToken, clearToken, setUnauthorizedHandler, ApiError }
 import { h, clear, ACTIVE } from './util.js';
 import { forget as forgetHistory, prefetch as prefetchHistory } from './history.js';
 import * as overview from './overview.js';
-import * as jobs from './jobs.js';
-import * as job from './job.js';
-import * as newjob from './newjob.js';
-import * as queues from './queues.js';
-import * as users from './users.js';
 
 const POLL_MS = 2000;
 const HIDDEN_POLL_MS = 10000;
@@ -35,7 +30,24 @@ export const store = {
   updatedAt: 0,
 };
 
-const pages = { overview, jobs, job, new: newjob, queues, users };
+// The overview (the page a fresh load shows most) comes with the shell; every other page's
+// module is asked for when it is first shown, so that a fresh load reads and compiles only
+// what its first page needs (docs/console.md, "Load order").
+const pages = {
+  overview,
+  jobs: () => import('./jobs.js'),
+  job: () => import('./job.js'),
+  new: () => import('./newjob.js'),
+  queues: () => import('./queues.js'),
+  users: () => import('./users.js'),
+};
+let routeSeq = 0;   // the newest route(): an older one whose module arrives later gives way
+
+// A page's module, imported on its first use.
+async function pageModule(name) {
+  if (typeof pages[name] === 'function') pages[name] = await pages[name]();
+  return pages[name];
+}
 let current = null;  // {name, mod, ctx}
 let pollTimer = null;
 let polling = false;
@@ -119,9 +131,15 @@ function parseRoute() {
   return { name: 'notfound', params };
 }
 
-function route() {
+async function route() {
   if (!getToken() || !store.me) return;
   const r = parseRoute();
+  const seq = ++routeSeq;
+  let mod = null, loadError = null;
+  if (r.name !== 'notfound') {
+    try { mod = await pageModule(r.name); } catch (e) { loadError = e; }
+    if (seq !== routeSeq || !getToken() || !store.me) return;
+  }
   if (current) { current.mod.unmount?.(current.ctx); current = null; }
   const main = $('main');
   clear(main);
@@ -132,8 +150,12 @@ function route() {
   if (r.name === 'notfound') {
     main.append(h('h1', { tabindex: -1 }, 'Not found'), h('p', {}, 'No such page. ', h('a', { href: '#/' }, 'Back to the overview')));
     document.title = 'Not found · Tessel';
+  } else if (loadError) {
+    main.append(h('h1', { tabindex: -1 }, 'Page not loaded'),
+      h('p', { class: 'error', role: 'alert' }, `This page could not be loaded from tesseld (${loadError.message}). `,
+        h('button', { type: 'button', class: 'btn small', onclick: () => route() }, 'Try again')));
+    document.title = 'Page not loaded · Tessel';
   } else {
-    const mod = pages[r.name];
     const ctx = { root: main, route: r, store, refresh, navigate };
     mod.mount(ctx, store);
     current = { name: r.name, mod, ctx };

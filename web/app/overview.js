@@ -1,17 +1,12 @@
 // overview.js - every GPU as two bars split into its slices (compute share, memory limit with
 // the memory in use inside), a legend that is also the bars' text equivalent, the usage history
-// per GPU for the last hour, day or week (uPlot, from GET /v1/history: a fresh page shows the
+// per GPU for the last hour, day or week (chart.js, from GET /v1/history: a fresh page shows the
 // whole range), the queues' lengths, and the GPU share in use per queue and per user over the
 // same range.
 
 import { h, clear, bytes, gpuOf, colourOf, pct, busy } from './util.js';
 import { load, RANGES, gpuColumns } from './history.js';
-
-// The chart library (150 kB) is not a static import: the console's first requests (the
-// token's check, the GPUs, the history) leave while it is still being read and compiled, and
-// only the charts wait for it.  index.html preloads it.
-let uPlot = null;
-const uPlotReady = import('../vendor/uplot-1.6.32/uPlot.esm.js').then((m) => { uPlot = m.default; });
+import { Chart } from './chart.js';
 
 export function mount(ctx, store) {
   ctx.title = 'Overview';
@@ -45,11 +40,10 @@ export function mount(ctx, store) {
   // The charts take their colours from the CSS variables: redraw them when the scheme flips.
   ctx.scheme = matchMedia('(prefers-color-scheme: dark)');
   ctx.onScheme = () => {
-    if (!uPlot) return; // no chart yet: they are made with the colours of their time
-    for (const c of ctx.cards.values()) { c.ro?.disconnect(); c.chart?.destroy(); c.chart = null; clear(c.chartBox); }
+    for (const c of ctx.cards.values()) { c.chart?.destroy(); c.chart = null; }
     const pal = palette();
     for (const g of store.gpus) { const c = ctx.cards.get(g.uuid); if (c) makeChart(c, g, pal, c.chartBox.clientWidth); }
-    for (const u of Object.values(ctx.usage)) { u.ro?.disconnect(); u.chart?.destroy(); u.chart = null; u.names = ''; clear(u.box); }
+    for (const u of Object.values(ctx.usage)) { u.chart?.destroy(); u.chart = null; u.names = ''; }
     drawUsage(ctx, store);
   };
   ctx.scheme.addEventListener('change', ctx.onScheme);
@@ -59,8 +53,8 @@ export function mount(ctx, store) {
 export function unmount(ctx) {
   ctx.gone = true;
   ctx.scheme.removeEventListener('change', ctx.onScheme);
-  for (const c of ctx.cards.values()) { c.ro?.disconnect(); c.chart?.destroy(); }
-  for (const u of Object.values(ctx.usage)) { u.ro?.disconnect(); u.chart?.destroy(); }
+  for (const c of ctx.cards.values()) c.chart?.destroy();
+  for (const u of Object.values(ctx.usage)) u.chart?.destroy();
   ctx.cards.clear();
 }
 
@@ -81,12 +75,13 @@ async function refreshHistory(ctx, store) {
   const r = ctx.range;
   const ok = await Promise.all(['gpu', 'queue', 'user'].map(async (scope) => {
     let a = null, err = null;
-    try { [a] = await Promise.all([load(scope, r.range), uPlotReady]); } catch (e) { err = e; }
+    try { a = await load(scope, r.range); } catch (e) { err = e; }
     if (ctx.gone || r !== ctx.range) return false;
     ctx.hist[scope] = a;
     ctx.histErr[scope] = err;
     if (scope === 'gpu') {
       for (const g of store.gpus) { const c = ctx.cards.get(g.uuid); if (c) fillHistory(ctx, c, g); }
+      makeCharts(ctx);
     } else {
       drawUsage(ctx, store, scope);
     }
@@ -135,7 +130,7 @@ export function update(ctx, store) {
     fillCard(c, g, store);
   }
   for (const [uuid, c] of ctx.cards) {
-    if (!seen.has(uuid)) { c.ro?.disconnect(); c.chart?.destroy(); c.el.remove(); ctx.cards.delete(uuid); }
+    if (!seen.has(uuid)) { c.chart?.destroy(); c.el.remove(); ctx.cards.delete(uuid); }
   }
   renderQueues(ctx.queues, store);
   refreshHistory(ctx, store);
@@ -150,17 +145,17 @@ function makeCard(ctx, g) {
       g.simulated ? h('span', { class: 'badge sim', title: 'a simulated GPU (tesseld --fake-gpus)' }, 'simulated') : null),
     body,
     h('figure', { class: 'history' }, chartBox, caption));
-  const c = { el, body, chartBox, caption, chart: null, ro: null, cols: null };
-  // The chart needs a laid-out width: made on the next frame, with every other card's.
+  const c = { el, body, chartBox, caption, chart: null, cols: null };
+  // The chart is made once the range's history is in (refreshHistory), with every other card's.
   (ctx.newCharts ||= []).push([c, g]);
-  if (ctx.newCharts.length === 1) requestAnimationFrame(() => makeCharts(ctx));
   return c;
 }
 
-// The charts of the cards made since the last frame, in one go: every width is read first (one
+// The charts of the cards made since the last call, in one go, once the range's history (or its
+// error) is in, so that each is drawn once, with its data: every width is read first (one
 // layout for all, not one per chart after the previous chart's changes) and the colours once.
 function makeCharts(ctx) {
-  if (!uPlot) { uPlotReady.then(() => makeCharts(ctx), () => {}); return; }
+  if (!ctx.newCharts?.length || !(ctx.hist.gpu || ctx.histErr.gpu)) return;
   const todo = ctx.newCharts.filter(([c]) => c.el.isConnected && !c.chart);
   ctx.newCharts = [];
   if (ctx.gone || !todo.length) return;
@@ -169,50 +164,42 @@ function makeCharts(ctx) {
   todo.forEach(([c, g], i) => makeChart(c, g, pal, widths[i]));
 }
 
-// The chart colours from the CSS variables (one style read).
+// The chart colours from the CSS variables and the axes' font (one style read).
 function palette() {
   const cs = getComputedStyle(document.documentElement);
   const v = (name) => cs.getPropertyValue(name).trim();
-  return { muted: v('--muted'), grid: v('--grid'), idle: v('--c-idle'), util: v('--c-util'), mem: v('--c-mem'), compute: v('--c-compute') };
+  return {
+    muted: v('--muted'), grid: v('--grid'), idle: v('--c-idle'), util: v('--c-util'), mem: v('--c-mem'), compute: v('--c-compute'),
+    font: `11px ${getComputedStyle(document.body).fontFamily}`,
+  };
 }
+
+const percent = (v) => `${v}%`;
+const round = (v) => `${Math.round(v)}%`;
 
 function makeChart(c, g, pal, width) {
   if (!c.el.isConnected) return;
-  const axis = { stroke: pal.muted, grid: { stroke: pal.grid, width: 1 }, ticks: { stroke: pal.grid, width: 1 } };
-  const opts = {
-    width: Math.max(200, width),
-    height: 130,
-    cursor: { drag: { x: false, y: false } },
-    legend: { show: true, live: true },
-    scales: { x: { time: true }, y: { range: [0, 100] } },
-    axes: [{ ...axis, space: 60 }, { ...axis, size: 50, values: (u, v) => v.map((x) => x + '%') }],
+  c.chart = new Chart(c.chartBox, {
+    width, height: 130, yMax: 100, yLabel: percent, pal, data: data(c),
     series: [
-      {},
       // Idle: a light band over the part of each interval with no job on the GPU (the busy
       // line has a gap there, never a 0 %).
-      { label: 'Idle', stroke: 'transparent', fill: pal.idle, width: 0, paths: uPlot.paths.stepped({ align: 1 }), points: { show: false }, value: (u, v) => (v == null ? '—' : Math.round(v) + '%') },
-      { label: 'Busy', stroke: pal.util, width: 1.5, value: (u, v) => (v == null ? '—' : Math.round(v) + '%') },
-      { label: 'Memory in use', stroke: pal.mem, width: 1.5, value: (u, v) => (v == null ? '—' : v.toFixed(1) + '%') },
-      { label: 'Compute allocated', stroke: pal.compute, width: 1.5, dash: [4, 3], value: (u, v) => (v == null ? '—' : Math.round(v) + '%') },
+      { label: 'Idle', colour: pal.idle, band: true, value: round },
+      { label: 'Busy', colour: pal.util, value: round },
+      { label: 'Memory in use', colour: pal.mem, value: (v) => `${v.toFixed(1)}%` },
+      { label: 'Compute allocated', colour: pal.compute, dash: [4, 3], value: round },
     ],
-  };
-  c.chart = new uPlot(opts, data(c), c.chartBox);
-  c.ro = new ResizeObserver(() => {
-    const w = c.chartBox.clientWidth;
-    if (w > 0 && c.chart && Math.abs(w - c.chart.width) > 2) c.chart.setSize({ width: w, height: 130 });
   });
-  c.ro.observe(c.chartBox);
 }
 
 // The x axis spans the whole range asked (a GPU without history yet shows an empty range).
 function data(c) {
   const k = c.cols;
-  if (!k || !k.t.length) {
+  if (!k) {
     const now = Date.now() / 1000;
-    const from = k ? k.start : now - 3600;
-    return [[from, k ? k.end : now], [null, null], [null, null], [null, null], [null, null]];
+    return { x: [], ys: [[], [], [], []], start: now - 3600, end: now, step: 10 };
   }
-  return [[k.start, ...k.t, k.end], [null, ...k.idle, null], [null, ...k.busy, null], [null, ...k.mem, null], [null, ...k.compute, null]];
+  return { x: k.t, ys: [k.idle, k.busy, k.mem, k.compute], start: k.start, end: k.end, step: k.step };
 }
 
 const STEP_WORDS = { 10: '10 s', 60: '1 min', 600: '10 min' };
@@ -224,8 +211,12 @@ function stepWords(s) {
 // state what is drawn (points, idle points, busy points, busy peak) for tests and tools.
 function fillHistory(ctx, c, g) {
   const a = ctx.hist.gpu;
+  // The same answer (each poll asks history.js, which keeps it for its step): nothing to redraw.
+  if (a && c.src === a && c.memTotal === g.memory_total) return;
+  c.src = a;
+  c.memTotal = g.memory_total;
   const s = a?.series.find((x) => x.name === g.uuid);
-  c.cols = a ? { ...gpuColumns(a, s, g.memory_total), start: a.start, end: a.end } : null;
+  c.cols = a ? { ...gpuColumns(a, s, g.memory_total), start: a.start, end: a.end, step: a.step } : null;
   if (c.chart) c.chart.setData(data(c));
   const k = c.cols;
   const words = ctx.range.label.toLowerCase();
@@ -257,7 +248,7 @@ function makeUsage(scope, title) {
   const box = h('div', { class: 'chart', 'data-scope': scope });
   const caption = h('figcaption', { class: 'sub' });
   const el = h('figure', { class: 'card history usagechart' }, h('h3', {}, title), box, caption);
-  return { scope, el, box, caption, chart: null, ro: null, names: '' };
+  return { scope, el, box, caption, chart: null, names: '' };
 }
 
 // only: one scope ('queue' or 'user'); both without it.
@@ -269,6 +260,9 @@ function drawUsage(ctx, store, only) {
     const d = u.box.dataset;
     d.range = ctx.range.key;
     if (!a) { u.caption.textContent = ctx.histErr[u.scope] ? 'History unavailable.' : ''; continue; }
+    if (u.src === a && u.chart && u.ngpus === ngpus) continue; // drawn from this answer already
+    u.src = a;
+    u.ngpus = ngpus;
     const series = [...a.series].sort((x, y) => x.name.localeCompare(y.name));
     // One x axis for every name: the union of their times; a name without a point at a time
     // had no job then (null: a gap).
@@ -279,31 +273,16 @@ function drawUsage(ctx, store, only) {
     d.series = names;
     d.points = String(ts.length);
     d.peak = String(Math.max(0, ...cols.flat().filter((v) => v !== null)));
-    const rows = [[a.start, ...ts, a.end], ...cols.map((c) => [null, ...c, null])];
-    if (u.chart && u.names !== names) { u.chart.destroy(); u.chart = null; }
+    const rows = { x: ts, ys: cols, start: a.start, end: a.end, step: a.step };
+    if (u.chart && (u.names !== names || u.chart.opts.yMax !== ngpus)) { u.chart.destroy(); u.chart = null; }
     if (!u.chart && u.box.isConnected) {
-      const pal = palette();
-      const axis = { stroke: pal.muted, grid: { stroke: pal.grid, width: 1 }, ticks: { stroke: pal.grid, width: 1 } };
-      u.chart = new uPlot({
-        width: Math.max(200, u.box.clientWidth || 300), height: 150,
-        cursor: { drag: { x: false, y: false } },
-        scales: { x: { time: true }, y: { range: [0, ngpus] } },
-        axes: [{ ...axis, space: 60 }, { ...axis, size: 44 }],
-        series: [{}, ...series.map((x, i) => ({ label: x.name, stroke: colourOf(i + 1), width: 1.5, value: (uu, v) => (v == null ? '—' : v.toFixed(2)) }))],
-      }, rows, u.box);
-      u.names = names;
-      u.ro?.disconnect();
-      u.ro = new ResizeObserver(() => {
-        const w = u.box.clientWidth;
-        if (w > 0 && u.chart && Math.abs(w - u.chart.width) > 2) u.chart.setSize({ width: w, height: 150 });
+      u.chart = new Chart(u.box, {
+        height: 150, yMax: ngpus, yLabel: String, pal: palette(), data: rows,
+        series: series.map((x, i) => ({ label: x.name, colour: colourOf(i + 1), value: (v) => v.toFixed(2) })),
       });
-      u.ro.observe(u.box);
+      u.names = names;
     } else if (u.chart) {
       u.chart.setData(rows);
-      // The width may have changed while no resize was observed (a page kept across a
-      // viewport change): follow it at each refresh too.
-      const w = u.box.clientWidth;
-      if (w > 0 && Math.abs(w - u.chart.width) > 2) u.chart.setSize({ width: w, height: 150 });
     }
     u.caption.textContent = series.length
       ? `GPUs in use over the last ${ctx.range.label.toLowerCase()} (${stepWords(a.step)} points), peak ${Number(d.peak).toFixed(2)} of ${ngpus}.`

@@ -168,7 +168,10 @@ try {
     check(true, 'overview: the memory bar shows the 3 GiB + 64 MiB the job allocated in its 6 GiB slice');
   }
   await page.waitForFunction(() => document.querySelectorAll('section.gpu .chart canvas').length > 0);
-  check(await page.locator('section.gpu .chart .u-legend').count() === gpus.length, 'overview: a uPlot history chart per GPU');
+  const legends = await page.locator('section.gpu .chart .legend').allTextContents();
+  check(legends.length === gpus.length && await page.locator('section.gpu .chart canvas').count() === gpus.length
+    && legends.every((t) => ['Idle', 'Busy', 'Memory in use', 'Compute allocated'].every((w) => t.includes(w))),
+  'overview: a history chart per GPU (canvas), its legend naming idle, busy, memory in use and compute allocated', JSON.stringify(legends));
   check((await a11y(page)).length === 0, 'overview: every control is labelled, every bar has a text equivalent', await a11y(page));
   await page.waitForTimeout(2500); // let a few history samples arrive for the screenshot
   await shot(page, '02-overview');

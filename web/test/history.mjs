@@ -109,9 +109,10 @@ try {
   check(i.busyPoints === '0' && i.idlePoints === i.points && Number(i.points) >= 1000, `week: the idle GPU is idle in all ${i.points} points`, JSON.stringify(i));
   await page.screenshot({ path: join(SHOTS, 'history-week.png'), fullPage: true });
 
-  // ---- a fresh page load of the week view (a new tab: signs in again, as sessionStorage is
-  // the tab's) -----------------------------------------------------------------------------------
-  const page2 = await context.newPage();
+  // ---- a fresh page load of the week view (a new tab on a screen of pixel ratio 2: signs in
+  // again, as sessionStorage is the tab's) --------------------------------------------------------
+  const context2 = await browser.newContext({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 2 });
+  const page2 = await context2.newPage();
   page2.setDefaultTimeout(WAIT_MS);
   page2.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
   await page2.goto(URL + '/#/?range=week');
@@ -123,6 +124,64 @@ try {
   const u2 = await attrs(page2, '.chart[data-scope="user"]');
   check(Number(u2.points) >= 1000 && u2.step === '600', `fresh load: the user chart's week (${u2.points} points of 600 s)`, JSON.stringify(u2));
   check(await page2.locator('.ranges button[aria-pressed="true"]').textContent() === 'Week', 'fresh load: the Week button is pressed');
+
+  // The canvas has the screen's pixels (ratio 2), and follows its box's width.
+  const size = (p) => p.evaluate((sel) => {
+    const c = document.querySelector(sel);
+    return { w: c.width, h: c.height, css: parseFloat(c.style.width), box: c.closest('.chart').clientWidth };
+  }, `${chart(BUSY)} canvas`);
+  let sz = await size(page2);
+  check(sz.w === 2 * sz.css && sz.h === 260 && Math.abs(sz.css - sz.box) <= 2,
+    `pixel ratio 2: the canvas has ${sz.w} x ${sz.h} pixels for ${sz.css} CSS pixels`, JSON.stringify(sz));
+  await page2.setViewportSize({ width: 480, height: 900 });
+  await page2.waitForFunction((sel) => {
+    const c = document.querySelector(sel);
+    return Math.abs(parseFloat(c.style.width) - c.closest('.chart').clientWidth) <= 2;
+  }, `${chart(BUSY)} canvas`);
+  const sz2 = await size(page2);
+  check(sz2.css < sz.css && sz2.w === 2 * sz2.css, `narrower window: the chart redrawn ${sz2.css} CSS pixels wide (was ${sz.css})`, JSON.stringify(sz2));
+  await page2.setViewportSize({ width: 1280, height: 900 });
+
+  // The legend reads out the values at the pointer: the busy GPU's seeded 40 % busy, 50 %
+  // compute and 8 GB of 24 GiB (31.0 %); the idle GPU's idle band, no busy figure; the newest
+  // point's values once the pointer has left.
+  const legend = (g) => page2.locator(`${chart(g)} .legend`).textContent();
+  const hoverMid = async (g) => {
+    const box = await page2.locator(`${chart(g)} canvas`).boundingBox();
+    await page2.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  };
+  await hoverMid(BUSY);
+  let lg = await legend(BUSY);
+  const cursorShown = await page2.locator(`${chart(BUSY)} .cursor`).isVisible();
+  check(/Busy 40%/.test(lg) && /Compute allocated 50%/.test(lg) && /Memory in use 31\.0%/.test(lg) && /Idle —/.test(lg)
+    && /^\w{3} \d+ \d\d:\d\d/.test(lg) && cursorShown,
+  `pointer over GPU ${BUSY}'s week: the values at that time ("${lg}")`, lg);
+  await hoverMid(IDLE);
+  lg = await legend(IDLE);
+  check(/Idle 100%/.test(lg) && /Busy —/.test(lg) && /Compute allocated 0%/.test(lg), `pointer over GPU ${IDLE}'s week: idle, no busy figure ("${lg}")`, lg);
+  await page2.mouse.move(2, 2);
+  lg = await legend(IDLE);
+  check(/^Latest/.test(lg) && !(await page2.locator(`${chart(IDLE)} .cursor`).isVisible()), `pointer gone: the newest values ("${lg}")`, lg);
+  const ulg = await page2.locator('.chart[data-scope="user"] .legend').textContent();
+  check(/alice 0\.50/.test(ulg), `the user chart's legend reads alice's 0.50 GPU ("${ulg}")`, ulg);
+  await page2.screenshot({ path: join(SHOTS, 'history-week-fresh.png'), fullPage: true });
+
+  // Another page's module is read when that page is first shown (not at load): one that cannot
+  // be fetched says so, with a way to try again, which then shows the page.
+  const atLoad = await page2.evaluate(() => performance.getEntriesByType('resource').map((e) => e.name).filter((n) => /\/app\/(users|jobs|job|newjob|queues|widgets)\.js$/.test(n)));
+  check(atLoad.length === 0, 'the overview\'s load reads no other page\'s module', JSON.stringify(atLoad));
+  const asked = [];
+  page2.on('request', (rq) => { if (/\/app\/users\.js$/.test(rq.url())) asked.push(rq.url()); });
+  await page2.route('**/app/users.js', (rt) => rt.abort());
+  await page2.evaluate(() => { location.hash = '#/users'; });
+  await page2.locator('main h1:text("Page not loaded")').waitFor();
+  const alert = await page2.locator('main [role=alert]').textContent();
+  check(asked.length === 1 && /could not be loaded/.test(alert),
+    `a page's module is asked for when the page is first shown; unreachable: "${alert.trim()}"`, JSON.stringify(asked));
+  await page2.unroute('**/app/users.js');
+  await page2.click('main button:text("Try again")');
+  await page2.locator('main h1:text("Users & tokens")').waitFor();
+  check(await page2.locator('#nav a[aria-current="page"]').textContent() === 'Users & tokens', 'Try again: the page is shown');
   check(errors.length === 0, 'no error in the browser console', errors.join('\n'));
 } catch (e) {
   console.log(`FAIL the session stopped: ${e.message.split('\n')[0]}`);

@@ -10,7 +10,7 @@
 #include "libhttp/http.h"
 #include "libutil/error.h"
 
-/* Largest file served.  The biggest today is uPlot's ESM build (~142 KiB); the cap keeps a
+/* Largest file served.  The biggest today is app/overview.js (~20 KiB); the cap keeps a
  * stray large file in the web root from being read into memory per request. */
 #define TESSD_CONSOLE_MAX_FILE (4u << 20)
 
