@@ -503,10 +503,35 @@ out:
     return rc;
 }
 
+/* Where the job is submitted (srun, sbatch, salloc): the options as numbers for slurmctld's
+ * job_submit plugin (contrib/slurm/job_submit.lua), which checks them against the cluster's GPUs
+ * before anything is queued.  They reach it in the job's SPANK environment (job_desc
+ * spank_job_env), where a submitter could also write them: they decide only whether a job is
+ * refused early; the node checks the options again where the step starts. */
+static int submit_env(spank_t sp)
+{
+    char v[32];
+    if (opt_mem) {
+        snprintf(v, sizeof v, "%" PRIu64, opt_mem);
+        if (spank_job_control_setenv(sp, TSLURM_ENV_MEM, v, 1) != ESPANK_SUCCESS)
+            return -1;
+    }
+    if (opt_share) {
+        snprintf(v, sizeof v, "%u", opt_share);
+        if (spank_job_control_setenv(sp, TSLURM_ENV_SHARE, v, 1) != ESPANK_SUCCESS)
+            return -1;
+    }
+    return 0;
+}
+
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
-    if (!spank_remote(sp))
+    if (!spank_remote(sp)) {
+        /* Not fatal: without them the job is checked where its steps start. */
+        if (submit_env(sp) < 0)
+            slurm_debug("tessel: --gpu-mem/--gpu-share not passed to the job_submit plugin");
         return 0;
+    }
     if (parse_args(ac, av) < 0)
         return -1;
     if (setup_step(sp, &setup_err) < 0) {

@@ -8,6 +8,8 @@
 #                        TESSEL_FAKE_GPUS) with TSC_SHARDS (4) shards per GPU; with PLUGIN ("" = none) the
 #                        plugin is named in plugstack.conf.  Returns 1 with the reason in
 #                        $TSC_WHY when something does not start.
+#                        With TSC_JOB_SUBMIT set (a job_submit.lua), slurmctld runs it
+#                        (JobSubmitPlugins=lua) with TSC_GPUS_LUA (text) as its tessel_gpus.lua.
 #   tsc_stop             cancel every job, wait for them, stop the daemons, remove the
 #                        namespaces and $TSC (call from an EXIT trap).
 #   tsc CMD...           run a Slurm client (sbatch, srun, squeue, scancel, ...) in the
@@ -110,6 +112,12 @@ NodeName=n1 NodeAddr=10.250.0.12 NodeHostname=n1 CPUs=${TSC_CPUS:-8} RealMemory=
 NodeName=n2 NodeAddr=10.250.0.13 NodeHostname=n2 CPUs=${TSC_CPUS:-8} RealMemory=2000 Gres=gpu:2,shard:$((2 * TSC_SHARDS)) State=UNKNOWN
 PartitionName=debug Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP
 CONF
+    if [ -n "$TSC_JOB_SUBMIT" ]; then
+        cp "$TSC_JOB_SUBMIT" "$TSC/etc/job_submit.lua" &&
+            printf '%s\n' "$TSC_GPUS_LUA" >"$TSC/etc/tessel_gpus.lua" &&
+            echo "JobSubmitPlugins=lua" >>"$TSC/etc/slurm.conf" ||
+            tsc_fail "the job_submit plugin's files" || return 1
+    fi
     cat >"$TSC/etc/gres.conf" <<CONF
 AutoDetect=off
 NodeName=n[1-2] Name=gpu File=$TSC/dev/nvidia[0-1]
