@@ -73,10 +73,8 @@ is "$(field "$O/j3" info total) $(field "$O/j4" info total)" "$((4 * GiB)) $((4 
     "they are held to their shard:2 slice all the same (4 GiB of 8)"
 
 # ---- two half-GPU jobs on one GPU, a third waits, a whole-GPU job waits ------------------
-# The fake driver does not read CUDA_VISIBLE_DEVICES (its CUDA device 0 is always its GPU 0),
-# so the jobs that run CUDA here are those that Slurm places on GPU 0 (first fit: the first
-# shards of an empty node); a CUDA job placed on GPU 1 would use GPU 0, which the watchdog
-# catches (last part of this section).
+# The fake driver honours CUDA_VISIBLE_DEVICES as the real one does: a job given GPU 1 sees it
+# as its CUDA device 0, and NVML (which ignores the variable) shows its memory on GPU 1.
 GO=$O/go
 hold="$PROBE ctx info fill:mem:256M waitfile:$GO"
 ja=$(sub -w n1 --gres=shard:2 -o "$O/ja" --wrap "echo CVD=\$CUDA_VISIBLE_DEVICES; $hold")
@@ -84,13 +82,25 @@ jb=$(sub -w n1 --gres=shard:2 -o "$O/jb" --wrap "echo CVD=\$CUDA_VISIBLE_DEVICES
 tsc_wait_state "$ja" RUNNING && tsc_wait_state "$jb" RUNNING &&
     wait_lines "$O/ja" fill 1 && wait_lines "$O/jb" fill 1
 ok $? "two half-GPU jobs (shard:2 of 4) run at once on n1"
-jf=$(sub -w n1 --gres=shard:4 -o "$O/jf" --wrap "echo CVD=\$CUDA_VISIBLE_DEVICES; $PROBE waitfile:$GO")
-tsc_wait_state "$jf" RUNNING && wait_lines "$O/jf" CVD= 1
-ok $? "a job of a whole GPU's shards (shard:4) runs on n1's other GPU"
+jf=$(sub -w n1 --gres=shard:4 --gpu-mem=3G -o "$O/jf" --wrap "echo CVD=\$CUDA_VISIBLE_DEVICES; $PROBE ctx info totalmem:1 uuid:0 fill:mem:256M waitfile:$GO")
+tsc_wait_state "$jf" RUNNING && wait_lines "$O/jf" fill 1
+ok $? "a job of a whole GPU's shards (shard:4, --gpu-mem=3G) runs on n1's other GPU"
 cva=$(sed -n 's/^CVD=//p' "$O/ja")
 cvb=$(sed -n 's/^CVD=//p' "$O/jb")
 cvf=$(sed -n 's/^CVD=//p' "$O/jf")
 is "$cva $cvb $cvf" "0 0 1" "both half-GPU jobs are on GPU 0 (CUDA_VISIBLE_DEVICES), the shard:4 job on GPU 1"
+# The job on GPU 1: one CUDA device, GPU 1 (its UUID), held to its 3 GiB there.
+u1=$(env -u TESSEL_FAKE_STATE -u CUDA_VISIBLE_DEVICES "$PROBE" ctx uuid:1 | sed -n 's/^uuid \([^ ]*\).*/\1/p')
+is "$(sed -n 's/^uuid \([^ ]*\).*/\1/p' "$O/jf") $(sed -n 's/^totalmem .* rc=\([0-9]*\)/\1/p' "$O/jf")" "$u1 101" \
+    "the job given GPU 1 sees only GPU 1: its CUDA device 0 has GPU 1's UUID, a device 1 is invalid (101)"
+free=$(field "$O/jf" info free)
+fb=$(sed -n 's/^fill mem n=[0-9]* bytes=\([0-9]*\).*/\1/p' "$O/jf")
+is "$(field "$O/jf" info total) $(field "$O/jf" fill n)" "$((3 * GiB)) $((free / 268435456))" \
+    "it sees 3 GiB and is refused at its limit on GPU 1 (all of its free $free bytes in 256 MiB pieces)"
+# NVML on n1 (the node's shared SIMULATED GPUs): the job's memory is on GPU 1.
+used1=$(tsc_on n1 "$PROBE" nvml:1 | sed -n 's/^nvml .* used=\([0-9]*\) .*/\1/p')
+ok $([ -n "$used1" ] && [ "$used1" -ge "$fb" ] && [ "$used1" -le $((3 * GiB)) ]; echo $?) \
+    "NVML shows its $fb bytes on GPU 1 ($used1 bytes used there), within its 3 GiB"
 # What a job sees (the interposer's view) and where it is refused, from inside the job.
 ctx=$(( 4 * GiB - $(field "$O/ja" info free) ))
 for j in ja jb; do
@@ -120,10 +130,12 @@ is "$(sed -n 's/^CVD=//p' "$O/jc" | wc -l)" 1 "the waiting job ran"
 # ---- the watchdog: GPU memory held outside the slice's GPUs --------------------------------
 jx=$(sub -w n1 --gres=gpu:1 -o "$O/jx0" --wrap "$PROBE waitfile:$O/go-x")
 tsc_wait_state "$jx" RUNNING
-jv=$(sub -w n1 --gres=gpu:1 -o "$O/jv" --wrap "echo CVD=\$CUDA_VISIBLE_DEVICES; $PROBE ctx alloc:mem:1G waitfile:$O/never")
+# A job may set CUDA_VISIBLE_DEVICES itself (nothing but cgroup ConstrainDevices keeps it off a
+# GPU it was not given): this one, given GPU 1, reaches GPU 0.
+jv=$(sub -w n1 --gres=gpu:1 -o "$O/jv" --wrap "echo CVD=\$CUDA_VISIBLE_DEVICES; CUDA_VISIBLE_DEVICES=0 $PROBE ctx alloc:mem:1G waitfile:$O/never")
 tsc_wait_state "$jv" FAILED CANCELLED COMPLETED
 is "$(tsc_state "$jv")" FAILED \
-    "a job given GPU 1 whose process holds memory on GPU 0 (the fake driver's device 0) is stopped"
+    "a job given GPU 1 that sets CUDA_VISIBLE_DEVICES=0 and holds memory on GPU 0 is stopped"
 grep -q "GPU 0: the job's processes hold 1.0 GiB on a GPU it was not given: killed by the GPU-memory watchdog" "$O/jv"
 ok $? "by the GPU-memory watchdog, with the reason in the job's output"
 _i=0
