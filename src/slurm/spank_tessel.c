@@ -487,7 +487,8 @@ static int setup_step(spank_t sp, tsl_error_t *err)
                        .uid = (uid_t)-1,
                        .gid = (gid_t)-1,
                        .root = getpid(),
-                       .job = 0};
+                       .job = 0,
+                       .fail_closed = true};
     /* The watchdog stops the processes below this slurmstepd: one that its parent leaves
      * (a shell killed first) must stay below it, as below tessel-shim, to be stopped too. */
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
@@ -558,6 +559,12 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
         return spank_setenv(sp, "CUDA_VISIBLE_DEVICES", "", 1) == ESPANK_SUCCESS ? 0 : -1;
     if (!step_dir[0]) {
         slurm_error("tessel: no GPU slice for this task: it does not run");
+        return -1;
+    }
+    /* The watchdog has already stopped the step (it cannot ask the driver, or a violation). */
+    const char *why = tsw_stopped();
+    if (why) {
+        fprintf(stderr, "tessel: %s: the task does not run\n", why);
         return -1;
     }
     if (tagent_jobns_enter(step_dir) < 0) {

@@ -228,6 +228,27 @@ touch "$GO5"
 tsc_wait_state "$jr" COMPLETED && wait_gone n2 "$jr"
 ok $? "the job completes after the restart and its slice is removed"
 
+# ---- NVML that cannot be loaded: the watchdog fails the step closed -------------------------
+# The node's GPU figures are cached from the jobs above; the watchdog loads NVML in each step.
+# plugstack.conf is read by every step: name a library that is not NVML.
+cp "$TSC/etc/plugstack.conf" "$O/plugstack.good"
+sed -i "s|nvml=[^ ]*|nvml=$FAKE/libcuda.so.1|" "$TSC/etc/plugstack.conf"
+jn=$(sub -w n1 --gres=shard:1 -o "$O/jn" --wrap "$PROBE ctx info waitfile:$O/never")
+tsc_wait_state "$jn" FAILED COMPLETED CANCELLED TIMEOUT
+is "$(tsc_state "$jn")" FAILED "NVML cannot be loaded: the job fails, it does not run unwatched"
+grep -q "tessel: the GPU-memory watchdog cannot ask the driver ($FAKE/libcuda.so.1: not an NVML library (entry points missing)): the job's processes are killed" "$O/jn"
+ok $? "the reason is in the job's output: $(grep -m1 'cannot ask the driver' "$O/jn")"
+out=$(tsc srun -w n1 --gres=shard:1 $PROBE ctx info waitfile:$O/never 2>&1)
+ok $([ $? -ne 0 ] && printf '%s' "$out" | grep -q "cannot ask the driver"; echo $?) \
+    "an srun step fails the same way, with the reason"
+_i=0
+while pgrep -f "tcu-probe ctx info waitfile $O/never" >/dev/null && [ $_i -lt 300 ]; do
+    _i=$((_i + 1))
+    sleep 0.1
+done
+ok $([ $_i -lt 300 ]; echo $?) "none of their processes is left"
+cp "$O/plugstack.good" "$TSC/etc/plugstack.conf"
+
 # ---- jobs without GPUs, bad input ----------------------------------------------------------
 is "$(CUDA_VISIBLE_DEVICES=1 tsc srun -N1 sh -c 'echo "[$CUDA_VISIBLE_DEVICES]"')" "[]" \
     "a job with no GPU and no shard gets an empty CUDA_VISIBLE_DEVICES"
