@@ -27,6 +27,7 @@
  *                               libtessel-cuda and /run/tessel/job/limits (src/agent/jobns.c,
  *                               as tessel-shim does); a task without GPUs gets
  *                               CUDA_VISIBLE_DEVICES="".
+ *   slurm_spank_exit            (slurmstepd, root, the step's end) removes the step's directory.
  *   slurm_spank_job_epilog      (slurmd, root, job end or cancel) removes STATEDIR/JOBID.
  *   slurm_spank_init in slurmd  (slurmd start) removes directories of jobs with no slurmstepd.
  */
@@ -71,6 +72,9 @@ static struct {
     char statedir[512]; /* short enough for the job and step directories below */
     tsw_action_t violation;
 } cfg;
+
+/* NVML as root_owned_path resolved it for this step (the watchdog keeps the pointer). */
+static char nvml_real[PATH_MAX];
 
 /* Options as the callbacks of this process saw them. */
 static uint64_t opt_mem;
@@ -220,6 +224,42 @@ static ssize_t read_small(const char *path, char *buf, size_t len, bool root_onl
     return n;
 }
 
+/* gres.conf's largest size: a cluster of thousands of nodes writes a few hundred KiB. */
+#define GRES_CONF_MAX (1024 * 1024)
+
+/* Read a root-owned regular file whole (NUL-terminated, malloc'd into *out), refusing one of
+ * more than max bytes.  0, or -1 with err. */
+static int read_root_file(const char *path, size_t max, char **out, tsl_error_t *err)
+{
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return tsl_errprintf(err, "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0) {
+        close(fd);
+        return tsl_errprintf(err, "%s: not a regular file owned by root", path);
+    }
+    char *buf = malloc(max + 1);
+    size_t n = 0;
+    ssize_t r = 0;
+    while (buf && n <= max && (r = read(fd, buf + n, max + 1 - n)) > 0)
+        n += (size_t)r;
+    int e = errno;
+    close(fd);
+    if (!buf || r < 0) {
+        free(buf);
+        return tsl_errprintf(err, "%s: %s", path, strerror(buf ? e : ENOMEM));
+    }
+    if (n > max) {
+        free(buf);
+        return tsl_errprintf(err, "%s: larger than %zu KiB, not read", path, max / 1024);
+    }
+    buf[n] = '\0';
+    *out = buf;
+    return 0;
+}
+
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *f)
 {
     (void)st;
@@ -235,6 +275,37 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 static void remove_tree(const char *path)
 {
     nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
+/* What root loads (NVML) or binds into every task (the interposer) must be root's alone: the
+ * path resolved (realpath, into real), a regular file owned by root and not writable by group
+ * or others, and every directory above it owned by root and not writable by group or others
+ * (unless sticky, as /tmp: no one else can replace root's entries there).  The resolved path
+ * is the one used, so that no symbolic link outside those directories can be pointed
+ * elsewhere later.  0, or -1 with err. */
+static int root_owned_path(const char *what, const char *path, char real[PATH_MAX],
+                           tsl_error_t *err)
+{
+    if (!realpath(path, real))
+        return tsl_errprintf(err, "%s %s: %s", what, path, strerror(errno));
+    struct stat st;
+    if (stat(real, &st) < 0)
+        return tsl_errprintf(err, "%s %s: %s", what, real, strerror(errno));
+    if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
+        return tsl_errprintf(err, "%s %s: not a file owned and written only by root", what, real);
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", real);
+    for (char *slash = strrchr(dir, '/'); slash; slash = strrchr(dir, '/')) {
+        slash[slash == dir ? 1 : 0] = '\0';
+        if (stat(dir, &st) < 0)
+            return tsl_errprintf(err, "%s %s: %s", what, dir, strerror(errno));
+        if (st.st_uid != 0 || ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)))
+            return tsl_errprintf(err, "%s %s: its directory %s is not root's alone", what, real,
+                                 dir);
+        if (slash == dir)
+            break;
+    }
+    return 0;
 }
 
 /* ---- the node's GPUs ------------------------------------------------------- */
@@ -259,7 +330,7 @@ static int gpu_cache_fill(tsl_error_t *err)
         static tagent_gpu_t gpus[TSLURM_MAX_GPUS];
         char text[4096];
         size_t len = 0;
-        tagent_nvml_t *n = tagent_nvml_open(cfg.nvml, &e);
+        tagent_nvml_t *n = tagent_nvml_open(nvml_real, &e);
         int count = n ? tagent_nvml_inventory(n, gpus, TSLURM_MAX_GPUS, false, &e) : -1;
         for (int i = 0; i < count && len < sizeof text; i++)
             len += (size_t)snprintf(text + len, sizeof text - len, "%d %" PRIu64 "\n",
@@ -280,7 +351,7 @@ static int gpu_cache_fill(tsl_error_t *err)
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
     }
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-        return tsl_errprintf(err, "the node's GPUs (NVML %s): %s", cfg.nvml,
+        return tsl_errprintf(err, "the node's GPUs (NVML %s): %s", nvml_real,
                              n > 0 ? why : "the query failed");
     return 0;
 }
@@ -419,16 +490,18 @@ static int setup_step(spank_t sp, tsl_error_t *err)
         static const uint64_t m0[TSLURM_MAX_GPUS];
         return tslurm_limits(&r, &g0, m0, &none, err);
     }
-    char text[16384];
-    if (read_small(cfg.gres_conf, text, sizeof text, true) < 0)
-        return tsl_errprintf(err, "%s: %s", cfg.gres_conf, strerror(errno ? errno : EINVAL));
+    char *text;
+    if (read_root_file(cfg.gres_conf, GRES_CONF_MAX, &text, err) < 0)
+        return -1;
     char host[256] = "";
     gethostname(host, sizeof host - 1);
     char *dot = strchr(host, '.');
     if (dot)
         *dot = '\0';
     tslurm_gres_t g;
-    if (tslurm_gres_parse(text, host, &g, err) < 0)
+    int parsed_rc = tslurm_gres_parse(text, host, &g, err);
+    free(text);
+    if (parsed_rc < 0)
         return -1;
 
     if (root_dir(cfg.statedir, err) < 0)
@@ -452,7 +525,10 @@ static int setup_step(spank_t sp, tsl_error_t *err)
     else
         snprintf(step_dir, sizeof step_dir, "%s/%" PRIu32, jobdir, step);
     snprintf(what, sizeof what, "Slurm job %" PRIu32 " on %.64s", job, host);
-    if (node_gpus(mem, err) < 0 || tslurm_limits(&r, &g, mem, &l, err) < 0 ||
+    char interposer_real[PATH_MAX];
+    if (root_owned_path("the interposer", cfg.interposer, interposer_real, err) < 0 ||
+        root_owned_path("NVML", cfg.nvml, nvml_real, err) < 0 || node_gpus(mem, err) < 0 ||
+        tslurm_limits(&r, &g, mem, &l, err) < 0 ||
         tslurm_limits_text(&l, slice, what, limits, sizeof limits) < 0 ||
         tslurm_watchdog_spec(&l, spec, sizeof spec) < 0 || root_dir(jobdir, err) < 0 ||
         root_dir(step_dir, err) < 0)
@@ -473,15 +549,11 @@ static int setup_step(spank_t sp, tsl_error_t *err)
         goto out;
     }
     char preload[PATH_MAX + 2];
-    snprintf(preload, sizeof preload, "%s\n", cfg.interposer);
-    if (access(cfg.interposer, R_OK) < 0) {
-        tsl_errprintf(err, "%s: %s", cfg.interposer, strerror(errno));
-        goto out;
-    }
+    snprintf(preload, sizeof preload, "%s\n", interposer_real);
     if (root_file(step_dir, "limits", limits, err) < 0 ||
         root_file(step_dir, "ld.so.preload", preload, err) < 0 || tagent_jobns_prepare(err) < 0)
         goto out;
-    tsw_config_t wc = {.nvml = cfg.nvml,
+    tsw_config_t wc = {.nvml = nvml_real,
                        .action = cfg.violation,
                        .state = step_dir,
                        .uid = (uid_t)-1,
@@ -571,6 +643,18 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
         slurm_error("tessel: %s: the task's slice could not be entered (%s): it does not run",
                     step_dir, strerror(errno));
         return -1;
+    }
+    return 0;
+}
+
+/* slurmstepd (root) at the step's end: the step's directory goes (its tasks have ended; the
+ * job's slice stays for its other steps until the epilog), so that a job running many steps
+ * does not fill /run with them. */
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+    if (spank_remote(sp) && step_dir[0]) {
+        remove_tree(step_dir);
+        step_dir[0] = '\0';
     }
     return 0;
 }

@@ -175,6 +175,7 @@ cat >"$O/steps.sh" <<SCRIPT
 srun --overlap -n1 $PROBE ctx fill:mem:256M waitfile:$GO3 >$O/s1 2>&1 &
 srun --overlap -n1 $PROBE ctx fill:mem:256M waitfile:$GO3 >$O/s2 2>&1 &
 wait
+ls /run/tessel/slurm/\$SLURM_JOB_ID | tr '\n' ' ' >$O/js-ls
 SCRIPT
 js=$(sub -w n2 --gres=shard:2 -o "$O/js" "$O/steps.sh")
 wait_lines "$O/s1" fill 1 && wait_lines "$O/s2" fill 1
@@ -185,6 +186,8 @@ ok $? "the two steps share the job's one 4 GiB limit (fills $b bytes + 2 context
 touch "$GO3"
 tsc_wait_state "$js" COMPLETED
 ok $? "the two-step job completes"
+is "$(cat "$O/js-ls")" "batch slice " \
+    "the ended steps' directories are gone while the job still runs (its batch step and slice stay)"
 
 # ---- cleanup after the end and after scancel ----------------------------------------------
 wait_gone n1 "$ja" && wait_gone n2 "$js"
@@ -202,7 +205,13 @@ ok $? "scancel: the job's slice is removed"
 GO5=$O/go5
 jr=$(sub -w n2 --gres=shard:1 -o "$O/jr" --wrap "$PROBE ctx waitfile:$GO5")
 tsc_wait_state "$jr" RUNNING && wait_lines "$O/jr" ctx 1
-stepd=$(pgrep -f "^slurmstepd: \[$jr\.batch\]" | head -n 1)
+# The job's slurmstepd on n2: the one in n2's network namespace (another test's cluster may run
+# a job of the same id at the same time).
+nsn2=$(stat -L -c %i "/run/netns/$tsc_ns-n2")
+stepd=
+for p in $(pgrep -f "^slurmstepd: \[$jr\.batch\]"); do
+    [ "$(stat -L -c %i "/proc/$p/ns/net" 2>/dev/null)" = "$nsn2" ] && stepd=$p
+done
 tsc_on n2 mkdir /run/tessel/slurm/999999
 old=$(cat "$TSC/slurmd-n2.pid")
 kill "$old"
@@ -247,6 +256,53 @@ while pgrep -f "tcu-probe ctx info waitfile $O/never" >/dev/null && [ $_i -lt 30
     sleep 0.1
 done
 ok $([ $_i -lt 300 ]; echo $?) "none of their processes is left"
+cp "$O/plugstack.good" "$TSC/etc/plugstack.conf"
+
+# ---- a long gres.conf is read whole, one above 1 MiB refused -------------------------------
+# (slurmd read its gres.conf at start; the plugin reads it for every step)
+cp "$TSC/etc/gres.conf" "$O/gres.good"
+{
+    yes '# a long gres.conf: comments and other nodes before this node lines' | head -n 400
+    cat "$O/gres.good"
+} >"$TSC/etc/gres.conf.new" && mv "$TSC/etc/gres.conf.new" "$TSC/etc/gres.conf"
+out=$(tsc srun -w n1 --gres=shard:2 $PROBE ctx info 2>&1)
+is "$(printf '%s\n' "$out" | sed -n 's/^info .*total=\([0-9]*\).*/\1/p') $(wc -c <"$TSC/etc/gres.conf")" \
+    "$((4 * GiB)) $(($(wc -c <"$O/gres.good") + 400 * 68))" \
+    "a gres.conf whose node lines come after 16 KiB is read whole: shard:2 is still 4 GiB"
+{
+    yes '# padding' | head -c 1100000
+    cat "$O/gres.good"
+} >"$TSC/etc/gres.conf.new" && mv "$TSC/etc/gres.conf.new" "$TSC/etc/gres.conf"
+out=$(tsc srun -w n1 --gres=shard:2 $PROBE ctx info 2>&1)
+ok $([ $? -ne 0 ] && printf '%s' "$out" | grep -q "gres.conf: larger than 1024 KiB, not read" &&
+    ! printf '%s' "$out" | grep -q '^info'; echo $?) \
+    "a gres.conf above 1 MiB is refused with the reason, the step does not run"
+cp "$O/gres.good" "$TSC/etc/gres.conf"
+
+# ---- what root loads or binds must be root's alone -----------------------------------------
+mkdir -m 755 "$O/libs" && mkdir -m 777 "$O/libs/open"
+cp "$PRE" "$O/libs/pre-0666.so" && chmod 666 "$O/libs/pre-0666.so"
+cp "$PRE" "$O/libs/open/pre.so" && chmod 644 "$O/libs/open/pre.so"
+cp "$FAKE/libnvidia-ml.so.1" "$O/libs/nvml-nobody.so" && chown nobody "$O/libs/nvml-nobody.so"
+ln -s "$PRE" "$O/libs/open/link.so"
+# plug ARG=VALUE: the plugin's plugstack.conf line with ARG set to VALUE.
+plug() {
+    sed "s|${1%%=*}=[^ ]*|$1|" "$O/plugstack.good" >"$TSC/etc/plugstack.conf"
+}
+while IFS='|' read -r arg says; do
+    plug "$arg"
+    out=$(tsc srun -w n1 --gres=shard:1 $PROBE ctx info </dev/null 2>&1)
+    ok $([ $? -ne 0 ] && printf '%s' "$out" | grep -qF -- "$says" &&
+        ! printf '%s' "$out" | grep -q '^info'; echo $?) \
+        "$arg: the step fails, nothing runs: $(printf '%s\n' "$out" | grep -m1 -o 'tessel: .*')"
+done <<BAD
+interposer=$O/libs/pre-0666.so|the interposer $O/libs/pre-0666.so: not a file owned and written only by root
+interposer=$O/libs/open/pre.so|the interposer $O/libs/open/pre.so: its directory $O/libs/open is not root's alone
+nvml=$O/libs/nvml-nobody.so|NVML $O/libs/nvml-nobody.so: not a file owned and written only by root
+BAD
+plug "interposer=$O/libs/open/link.so"
+is "$(tsc srun -w n1 --gres=shard:1 cat /etc/ld.so.preload 2>&1)" "$(realpath "$PRE")" \
+    "a link in an open directory is followed once, by root: the task preloads the file it named"
 cp "$O/plugstack.good" "$TSC/etc/plugstack.conf"
 
 # ---- jobs without GPUs, bad input ----------------------------------------------------------

@@ -62,7 +62,7 @@ while IFS='|' read -r opts says; do
     for cmd in sbatch srun salloc; do
         before=$(tsc squeue -h -o %i | wc -l)
         # shellcheck disable=SC2086
-        out=$(submit $cmd $opts 2>&1)
+        out=$(submit $cmd $opts </dev/null 2>&1)
         rc=$?
         lines=$(printf '%s\n' "$out" | grep -c 'tessel: ')
         said=$(printf '%s\n' "$out" | grep -m1 'tessel: ')
