@@ -5,7 +5,8 @@
 --
 -- Install on the slurmctld host beside slurm.conf as job_submit.lua, with
 -- `JobSubmitPlugins=lua` in slurm.conf, and the GPUs of every node in tessel_gpus.lua beside it
--- (the last section of `tessel slurm-conf` on each node, pasted one after the other).  Both
+-- (the last section of `tessel slurm-conf` on each node, pasted one after the other; add a line
+-- whole_gpus_as_shards() there to make whole-GPU jobs wait for a GPU without shard jobs).  Both
 -- files must be root's and written only by root: slurmctld runs them.
 --
 -- What it sees: spank_tessel.so, where the job is submitted, puts the options as numbers into
@@ -50,6 +51,9 @@ function M.load_gpus(path)
     end
     local gpus = {}
     local env = {
+        whole_gpus_as_shards = function()
+            gpus.whole_as_shards = true
+        end,
         gpu = function(node, index, mem, shards)
             if type(node) ~= "string" or type(index) ~= "number" or type(mem) ~= "number" or
                 type(shards) ~= "number" or mem <= 0 or shards < 0 then
@@ -115,6 +119,38 @@ function M.options(job)
     return mem, share
 end
 
+-- With whole_gpus_as_shards() in tessel_gpus.lua: a job of one whole GPU per node
+-- (--gres=gpu:1, alone) asks instead for all the shards of one GPU (--gres=shard:C, every GPU
+-- having C shards), so that it waits until a GPU has no shard job left.  Slurm 22.05 counts
+-- gpu and shard apart and may give a GPU whole while its shards are in use (docs/slurm.md).
+-- The new tres_per_node, or nil when the job is not such a job or the GPUs' shard counts
+-- differ.
+function M.whole_gpu_as_shards(job, gpus)
+    local tpn = job.tres_per_node
+    if not gpus or not gpus.whole_as_shards or type(tpn) ~= "string" then
+        return nil
+    end
+    local prefix = string.match(tpn, "^gres[:/]") or ""
+    local spec = string.sub(tpn, #prefix + 1)
+    if spec ~= "gpu:1" and spec ~= "gpu" then
+        return nil
+    end
+    for _, field in ipairs({ "tres_per_job", "tres_per_socket", "tres_per_task" }) do
+        local v = job[field]
+        if type(v) == "string" and (string.find(v, "gpu", 1, true) or string.find(v, "shard", 1, true)) then
+            return nil
+        end
+    end
+    local count
+    for _, g in ipairs(gpus) do
+        if g.shards <= 0 or (count and g.shards ~= count) then
+            return nil
+        end
+        count = g.shards
+    end
+    return count and string.format("%sshard:%d", prefix, count) or nil
+end
+
 -- Why the job cannot run on any GPU of the cluster, or nil.
 function M.check(job, gpus)
     local mem, share = M.options(job)
@@ -178,6 +214,11 @@ local function submit(job)
     if why then
         slurm.log_user("tessel: %s: nothing was queued", why)
         return slurm.ERROR
+    end
+    local shards = M.whole_gpu_as_shards(job, gpus)
+    if shards then
+        slurm.log_info("tessel: a whole GPU as its shards: %s -> %s", job.tres_per_node, shards)
+        job.tres_per_node = shards
     end
     return slurm.SUCCESS
 end

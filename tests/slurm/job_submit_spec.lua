@@ -123,6 +123,36 @@ describe("check", function()
     end)
 end)
 
+describe("whole_gpu_as_shards", function()
+    local same = {
+        { node = "n1", index = 0, mem = 8 * GiB, shards = 4 },
+        { node = "n2", index = 0, mem = 16 * GiB, shards = 4 },
+        whole_as_shards = true,
+    }
+    it("turns one whole GPU per node into all the shards of one GPU", function()
+        assert.are.equal("gres:shard:4", M.whole_gpu_as_shards({ tres_per_node = "gres:gpu:1" }, same))
+        assert.are.equal("gres/shard:4", M.whole_gpu_as_shards({ tres_per_node = "gres/gpu:1" }, same))
+        assert.are.equal("shard:4", M.whole_gpu_as_shards({ tres_per_node = "gpu" }, same))
+    end)
+    it("leaves every other job alone", function()
+        for _, tpn in ipairs({ "gres:gpu:2", "gres:gpu:tesla:1", "gres:shard:1", "gres:gpu:1,gres:shard:1",
+            "gres:license:1" }) do
+            assert.is_nil(M.whole_gpu_as_shards({ tres_per_node = tpn }, same), tpn)
+        end
+        assert.is_nil(M.whole_gpu_as_shards({ tres_per_node = "gres:gpu:1", tres_per_job = "gres:gpu:1" }, same))
+        assert.is_nil(M.whole_gpu_as_shards({ tres_per_job = "gres:gpu:1" }, same))
+    end)
+    it("only when tessel_gpus.lua asks for it and every GPU has the same shard count", function()
+        local off = { same[1], same[2] }
+        assert.is_nil(M.whole_gpu_as_shards({ tres_per_node = "gres:gpu:1" }, off))
+        assert.is_nil(M.whole_gpu_as_shards({ tres_per_node = "gres:gpu:1" }, nil))
+        local mixed = { same[1], { node = "n3", index = 0, mem = 8 * GiB, shards = 8 }, whole_as_shards = true }
+        assert.is_nil(M.whole_gpu_as_shards({ tres_per_node = "gres:gpu:1" }, mixed))
+        local noshards = { { node = "n1", index = 0, mem = 8 * GiB, shards = 0 }, whole_as_shards = true }
+        assert.is_nil(M.whole_gpu_as_shards({ tres_per_node = "gres:gpu:1" }, noshards))
+    end)
+end)
+
 describe("load_gpus", function()
     local dir = os.tmpname()
     os.remove(dir)
@@ -135,6 +165,10 @@ describe("load_gpus", function()
         local g = assert(M.load_gpus(dir .. "/g.lua"))
         assert.are.equal(2, #g)
         assert.are.same({ node = "n1", index = 1, mem = 8 * GiB, shards = 4 }, g[2])
+        assert.is_nil(g.whole_as_shards)
+        write(dir .. "/w.lua", 'gpu("n1", 0, 8589934592, 4)\nwhole_gpus_as_shards()\n')
+        g = assert(M.load_gpus(dir .. "/w.lua"))
+        assert.is_true(g.whole_as_shards)
     end)
     it("runs the file with nothing but gpu() in reach", function()
         write(dir .. "/os.lua", 'os.execute("touch ' .. dir .. '/ran")\n')

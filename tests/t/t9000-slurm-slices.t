@@ -72,7 +72,7 @@ ok $? "sbatch jobs submitted with SLURM_STEP_GPUS empty or forged complete"
 is "$(field "$O/j3" info total) $(field "$O/j4" info total)" "$((4 * GiB)) $((4 * GiB))" \
     "they are held to their shard:2 slice all the same (4 GiB of 8)"
 
-# ---- two half-GPU jobs on one GPU, a third waits, a whole-GPU job waits ------------------
+# ---- two half-GPU jobs on one GPU, a third waits, a whole GPU's shards on the other -------
 # The fake driver honours CUDA_VISIBLE_DEVICES as the real one does: a job given GPU 1 sees it
 # as its CUDA device 0, and NVML (which ignores the variable) shows its memory on GPU 1.
 GO=$O/go

@@ -2,7 +2,8 @@
 # t9002: bad --gpu-mem/--gpu-share input is refused at submission, by sbatch, srun and salloc
 # alike, with one line that says why, and nothing is queued: the syntax by spank_tessel.so where
 # the job is submitted, what needs the cluster's GPUs (their memory, the shards' part) by
-# contrib/slurm/job_submit.lua in slurmctld, fed by `tessel slurm-conf` of each node.  The
+# contrib/slurm/job_submit.lua in slurmctld, fed by `tessel slurm-conf` of each node; and its
+# whole_gpus_as_shards() rule: a whole-GPU job waits for a GPU without shard jobs.  The
 # cluster of tests/slurm/cluster.sh: a controller and two nodes in network namespaces, two
 # SIMULATED GPUs of 8 GiB per node, 4 shards each.
 # test-timeout: 400
@@ -20,7 +21,8 @@ PLUGIN=$TESSEL_BUILD/slurm/spank_tessel.so
 PRE=$PB/lib/libtessel-cuda.so
 FAKE=$PB/tests/fake
 TESSEL=$TESSEL_BUILD/bin/tessel
-for f in "$PLUGIN" "$PRE" "$FAKE/libnvidia-ml.so.1" "$TESSEL" "$TESSEL_BUILD/tests/fake/libnvidia-ml.so.1"; do
+PROBE=$PB/tests/interposer/tcu-probe
+for f in "$PLUGIN" "$PRE" "$FAKE/libnvidia-ml.so.1" "$TESSEL" "$TESSEL_BUILD/tests/fake/libnvidia-ml.so.1" "$PROBE"; do
     [ -e "$f" ] || missing "$f is not built"
 done
 
@@ -98,4 +100,40 @@ ok $? "sbatch --gres=gpu:1 --gpu-mem=8G --gpu-share=1 (a whole GPU): accepted, c
 is "$(cat "$O/ok")" ran "its job ran"
 out=$(submit srun --gres=shard:4 --gpu-share=100% 2>&1)
 ok $? "srun --gres=shard:4 --gpu-share=100% (all of a GPU's shards): accepted ($out)"
+# ---- a whole-GPU job waits for the GPU to empty (whole_gpus_as_shards) -------------------
+# Slurm 22.05 counts gpu and shard apart: without the rule a gpu:1 job may be given a GPU whose
+# shards are in use.  With it, gpu:1 asks for all 4 shards of one GPU.
+GO=$O/go
+ja=$(tsc sbatch --parsable -w n1 --gres=shard:2 -o "$O/ja" --wrap "$PROBE waitfile:$GO")
+jb=$(tsc sbatch --parsable -w n1 --gres=shard:2 -o "$O/jb" --wrap "$PROBE waitfile:$GO")
+jf=$(tsc sbatch --parsable -w n1 --gres=shard:4 -o /dev/null --wrap "$PROBE waitfile:$GO")
+tsc_wait_state "$ja" RUNNING && tsc_wait_state "$jb" RUNNING && tsc_wait_state "$jf" RUNNING
+ok $? "two half-GPU jobs and a job of a GPU's 4 shards run on n1: every shard of its GPUs in use"
+j0=$(tsc sbatch --parsable -w n1 --gres=gpu:1 -o "$O/j0" --wrap "echo CVD=\$CUDA_VISIBLE_DEVICES")
+tsc_wait_state "$j0" COMPLETED
+is "$(tsc_state "$j0"):$(sed -n 's/^CVD=//p' "$O/j0")" "COMPLETED:0" \
+    "without the rule, Slurm 22.05 runs a gpu:1 job at once on GPU 0, whose shards are in use"
+tsc scancel "$jf"
+tsc_wait_state "$jf" CANCELLED
+echo 'whole_gpus_as_shards()' >>"$TSC/etc/tessel_gpus.lua"
+jw=$(tsc sbatch --parsable -w n1 --gres=gpu:1 -o "$O/jw" --wrap "echo CVD=\$CUDA_VISIBLE_DEVICES; $PROBE waitfile:$GO")
+tsc_wait_state "$jw" RUNNING
+ok $? "a whole-GPU job (--gres=gpu:1) runs on n1's empty GPU"
+is "$(tsc scontrol show job "$jw" | grep -o 'TresPerNode=[^ ]*')" "TresPerNode=gres:shard:4" \
+    "job_submit.lua asked for it as all 4 shards of one GPU"
+jw2=$(tsc sbatch --parsable -w n1 --gres=gpu:1 -o "$O/jw2" --wrap "echo CVD=\$CUDA_VISIBLE_DEVICES; $PROBE ctx info")
+_i=0
+while [ $_i -lt 600 ]; do
+    rc=$(tsc squeue -h -j "$jw2" -o %r)
+    [ "$rc" = Resources ] && break
+    _i=$((_i + 1))
+    sleep 0.1
+done
+is "$(tsc_state "$jw2") $rc" "PENDING Resources" \
+    "a second whole-GPU job waits: the other GPU still has shard jobs (Slurm alone would run it there)"
+touch "$GO"
+tsc_wait_state "$jw2" COMPLETED
+ok $? "once the shard jobs end, it runs and completes"
+is "$(sed -n 's/^CVD=//p' "$O/jw2") $(sed -n 's/^info .*total=\([0-9]*\).*/\1/p' "$O/jw2")" "0 8589934592" \
+    "on GPU 0, the GPU the shard jobs had, all of its 8 GiB its own"
 done_testing
