@@ -2,7 +2,7 @@
  *
  * plugstack.conf:
  *   required /usr/lib/x86_64-linux-gnu/slurm/spank_tessel.so [interposer=PATH] [nvml=PATH]
- *            [gres_conf=PATH] [statedir=DIR] [violation=kill|suspend]
+ *            [gres_conf=PATH] [statedir=DIR] [violation=kill|suspend] [nvml_timeout=SECONDS]
  *
  * Options (spank_option_register: srun, sbatch, salloc and #SBATCH see them):
  *   --gpu-mem=SIZE         GPU memory per GPU, at most the job's part (its shards' or the GPU's)
@@ -41,6 +41,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -64,6 +66,9 @@ SPANK_PLUGIN(tessel, 1);
 #define DEFAULT_STATEDIR   "/run/tessel/slurm"
 /* Node GPU memory, written once (NVML costs tens of ms with a real driver: not per step). */
 #define GPU_CACHE ".gpus"
+/* How long the NVML child may take by default (nvml_timeout=): nvmlInit on a node of many GPUs
+ * without persistence mode takes seconds; 30 s is far beyond that. */
+#define DEFAULT_NVML_TIMEOUT 30
 
 static struct {
     char interposer[PATH_MAX];
@@ -71,6 +76,7 @@ static struct {
     char gres_conf[PATH_MAX];
     char statedir[512]; /* short enough for the job and step directories below */
     tsw_action_t violation;
+    int nvml_timeout; /* seconds */
 } cfg;
 
 /* NVML as root_owned_path resolved it for this step (the watchdog keeps the pointer). */
@@ -117,6 +123,16 @@ static int copy_arg(char *dst, size_t len, const char *v, bool absolute)
 
 static bool parsed;
 
+/* 1..600 seconds, digits only.  0, or -1. */
+static int parse_seconds(const char *v, int *out)
+{
+    size_t n = strlen(v);
+    if (n == 0 || n > 3 || strspn(v, "0123456789") != n || atoi(v) < 1 || atoi(v) > 600)
+        return -1;
+    *out = atoi(v);
+    return 0;
+}
+
 static int parse_args(int ac, char **av)
 {
     if (parsed)
@@ -126,6 +142,7 @@ static int parse_args(int ac, char **av)
     snprintf(cfg.statedir, sizeof cfg.statedir, "%s", DEFAULT_STATEDIR);
     cfg.gres_conf[0] = '\0';
     cfg.violation = TSW_KILL;
+    cfg.nvml_timeout = DEFAULT_NVML_TIMEOUT;
     for (int i = 0; i < ac; i++) {
         const char *a = av[i];
         int rc = 0;
@@ -140,11 +157,14 @@ static int parse_args(int ac, char **av)
             rc = copy_arg(cfg.statedir, sizeof cfg.statedir, a + 9, true);
         else if (strncmp(a, "violation=", 10) == 0)
             rc = tsw_action_parse(a + 10, &cfg.violation, &e);
+        else if (strncmp(a, "nvml_timeout=", 13) == 0)
+            rc = parse_seconds(a + 13, &cfg.nvml_timeout);
         else
             rc = -1;
         if (rc < 0) {
             slurm_error("tessel: plugstack.conf argument '%s': expected interposer=, nvml=, "
-                        "gres_conf=, statedir= (absolute paths) or violation=kill|suspend",
+                        "gres_conf=, statedir= (absolute paths), violation=kill|suspend or "
+                        "nvml_timeout=SECONDS (1 to 600)",
                         a);
             return -1;
         }
@@ -345,11 +365,22 @@ static int gpu_cache_fill(tsl_error_t *err)
     }
     close(fds[1]);
     char why[sizeof err->text] = "";
-    ssize_t n = read(fds[0], why, sizeof why - 1);
+    /* The child answers (its message, or EOF at its exit) within nvml_timeout, or is killed:
+     * a hung driver must not hold the node's lock, and every step waiting on it, for ever. */
+    struct pollfd pf = {.fd = fds[0], .events = POLLIN};
+    int ready;
+    while ((ready = poll(&pf, 1, cfg.nvml_timeout * 1000)) < 0 && errno == EINTR) {
+    }
+    ssize_t n = ready > 0 ? read(fds[0], why, sizeof why - 1) : -1;
     close(fds[0]);
+    if (ready <= 0)
+        kill(pid, SIGKILL);
     int st = 0;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
     }
+    if (ready <= 0)
+        return tsl_errprintf(err, "the node's GPUs (NVML %s): no answer within %d s", nvml_real,
+                             cfg.nvml_timeout);
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
         return tsl_errprintf(err, "the node's GPUs (NVML %s): %s", nvml_real,
                              n > 0 ? why : "the query failed");

@@ -21,12 +21,15 @@ for f in "$PLUGIN" "$PRE" "$FAKE/libcuda.so.1" "$FAKE/libnvidia-ml.so.1" "$PROBE
     [ -e "$f" ] || missing "$f is not built"
 done
 
-trap 'tsc_stop' EXIT
+trap 'rm -f "$HANG"; tsc_stop' EXIT
 trap 'exit 1' INT TERM
 GiB=1073741824
 export TESSEL_FAKE_GPUS=2xFakeGPU:8G TESSEL_FAKE_CTX_MEM=0
 export LD_LIBRARY_PATH=$FAKE
-TSC_PLUGIN_ARGS="interposer=$PRE nvml=$FAKE/libnvidia-ml.so.1"
+# While this file exists the fake NVML does not answer (a hung driver): see "a hung NVML".
+HANG=$(mktemp -u /tmp/tessel-t9000-hang.XXXXXX)
+export TESSEL_FAKE_NVML_HANG_FILE=$HANG
+TSC_PLUGIN_ARGS="interposer=$PRE nvml=$FAKE/libnvidia-ml.so.1 nvml_timeout=5"
 tsc_start "$PLUGIN" || missing "the Slurm cluster: $TSC_WHY"
 diag "SIMULATED GPUs: 2 per node (fake NVML and driver, $TESSEL_FAKE_GPUS), 4 shards each"
 O=$TSC/out
@@ -278,6 +281,19 @@ ok $([ $? -ne 0 ] && printf '%s' "$out" | grep -q "gres.conf: larger than 1024 K
     ! printf '%s' "$out" | grep -q '^info'; echo $?) \
     "a gres.conf above 1 MiB is refused with the reason, the step does not run"
 cp "$O/gres.good" "$TSC/etc/gres.conf"
+
+# ---- a hung NVML: the step fails after nvml_timeout, the node is free again ----------------
+touch "$HANG"
+tsc_on n1 rm -f /run/tessel/slurm/.gpus
+out=$(tsc srun -w n1 --gres=shard:1 $PROBE ctx info </dev/null 2>&1)
+rc=$?
+rm -f "$HANG"
+ok $([ $rc -ne 0 ] && printf '%s' "$out" | grep -q "the node's GPUs (NVML .*): no answer within 5 s" &&
+    ! printf '%s' "$out" | grep -q '^info'; echo $?) \
+    "NVML that does not answer: the step fails after nvml_timeout=5 with the reason, nothing runs"
+out=$(tsc srun -w n1 --gres=shard:2 $PROBE ctx info </dev/null 2>&1)
+is "$(printf '%s\n' "$out" | sed -n 's/^info .*total=\([0-9]*\).*/\1/p')" "$((4 * GiB))" \
+    "once NVML answers, the next step on n1 gets its slice (the node's lock was given back)"
 
 # ---- what root loads or binds must be root's alone -----------------------------------------
 mkdir -m 755 "$O/libs" && mkdir -m 777 "$O/libs/open"

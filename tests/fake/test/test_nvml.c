@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -476,6 +477,38 @@ static void test_visible_devices(void **state)
     }
 }
 
+/* TESSEL_FAKE_NVML_HANG_FILE: nvmlInit answers only once the file is gone. */
+static void test_hang(void **state)
+{
+    nvml_down();
+    char path[] = "/tmp/tessel-fake-hang-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    setenv("TESSEL_FAKE_NVML_HANG_FILE", path, 1);
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t kid = fork();
+    if (kid == 0) {
+        alarm(30); /* never outlive a failed parent */
+        char c = nvmlInit_v2() == NVML_SUCCESS ? 'y' : 'n';
+        _exit(write(p[1], &c, 1) == 1 ? 0 : 1);
+    }
+    close(p[1]);
+    /* No answer while the file exists (a working hang never answers; a broken one would answer
+     * at once, well within this wait). */
+    struct pollfd pf = {.fd = p[0], .events = POLLIN};
+    assert_int_equal(poll(&pf, 1, 300), 0);
+    unlink(path);
+    char c = 0;
+    assert_int_equal(read(p[0], &c, 1), 1);
+    assert_int_equal(c, 'y');
+    int st;
+    assert_int_equal(waitpid(kid, &st, 0), kid);
+    close(p[0]);
+    unsetenv("TESSEL_FAKE_NVML_HANG_FILE");
+}
+
 static void test_errors(void **state)
 {
     tessel_fake_reset();
@@ -523,6 +556,7 @@ int main(void)
         cmocka_unit_test_teardown(test_zombie_holds_nothing, teardown),
         cmocka_unit_test_teardown(test_utilisation, teardown),
         cmocka_unit_test_teardown(test_visible_devices, teardown),
+        cmocka_unit_test_teardown(test_hang, teardown),
         cmocka_unit_test_teardown(test_errors, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
