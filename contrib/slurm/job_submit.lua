@@ -6,7 +6,8 @@
 -- Install on the slurmctld host beside slurm.conf as job_submit.lua, with
 -- `JobSubmitPlugins=lua` in slurm.conf, and the GPUs of every node in tessel_gpus.lua beside it
 -- (the last section of `tessel slurm-conf` on each node, pasted one after the other; add a line
--- whole_gpus_as_shards() there to make whole-GPU jobs wait for a GPU without shard jobs).  Both
+-- whole_gpus_as_shards() there to make whole-GPU jobs wait for a GPU without shard jobs, and
+-- options_as_shards() to turn --gpu-mem/--gpu-share without GRES into shards).  Both
 -- files must be root's and written only by root: slurmctld runs them.
 --
 -- What it sees: spank_tessel.so, where the job is submitted, puts the options as numbers into
@@ -53,6 +54,9 @@ function M.load_gpus(path)
     local env = {
         whole_gpus_as_shards = function()
             gpus.whole_as_shards = true
+        end,
+        options_as_shards = function()
+            gpus.options_as_shards = true
         end,
         gpu = function(node, index, mem, shards)
             if type(node) ~= "string" or type(index) ~= "number" or type(mem) ~= "number" or
@@ -151,6 +155,34 @@ function M.whole_gpu_as_shards(job, gpus)
     return count and string.format("%sshard:%d", prefix, count) or nil
 end
 
+-- With options_as_shards() in tessel_gpus.lua, where every shard of the cluster stands for the
+-- same memory: a job that gives --gpu-mem and/or --gpu-share but asks for no GPU or shard asks
+-- for the shards that hold them ("0.25 of a GPU and 10 GiB": the larger of ceil(0.25 x C) and
+-- ceil(10 GiB / a shard's memory)).  The new tres_per_node, or nil (then M.check refuses the
+-- job: no GPU or shard, or more than a GPU's shards).
+function M.options_as_shards(job, gpus, mem, share)
+    if not gpus or not gpus.options_as_shards or (mem == 0 and share == 0) or M.gres(job) then
+        return nil
+    end
+    local count, part
+    for _, g in ipairs(gpus) do
+        if g.shards <= 0 or (count and (g.shards ~= count or g.mem / g.shards ~= part)) then
+            return nil
+        end
+        count, part = g.shards, g.mem / g.shards
+    end
+    if not count then
+        return nil
+    end
+    local n = math.max(math.ceil(mem / part), math.ceil(share * count / PPM))
+    if n > count then
+        return nil
+    end
+    local tpn = job.tres_per_node
+    local other = type(tpn) == "string" and tpn ~= "" and tpn .. "," or ""
+    return string.format("%sgres:shard:%d", other, n)
+end
+
 -- Why the job cannot run on any GPU of the cluster, or nil.
 function M.check(job, gpus)
     local mem, share = M.options(job)
@@ -163,6 +195,17 @@ function M.check(job, gpus)
     local any, shards = M.gres(job)
     local opt = mem > 0 and "--gpu-mem" or "--gpu-share"
     if not any then
+        -- Not turned into shards (options_as_shards): say so when no GPU is large enough.
+        if gpus and gpus.options_as_shards and #gpus > 0 then
+            local best = 0
+            for _, g in ipairs(gpus) do
+                best = math.max(best, g.mem)
+            end
+            if mem > best then
+                return string.format("--gpu-mem %s is above the memory of every GPU of the "
+                    .. "cluster (at most %s)", M.size(mem), M.size(best))
+            end
+        end
         return opt .. " needs GPUs or shards (--gres=gpu:N or --gres=shard:N)"
     end
     if not gpus or #gpus == 0 then
@@ -209,6 +252,12 @@ local function submit(job)
     if not gpus then
         -- Without the cluster's view only what needs none is checked here; the nodes check all.
         slurm.log_error("tessel: %s: the GPUs' memory is checked where steps start", err)
+    end
+    local mem, share = M.options(job)
+    local asked = mem and M.options_as_shards(job, gpus, mem, share)
+    if asked then
+        slurm.log_info("tessel: --gpu-mem/--gpu-share as shards: %s", asked)
+        job.tres_per_node = asked
     end
     local why = M.check(job, gpus)
     if why then

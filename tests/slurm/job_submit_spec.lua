@@ -153,6 +153,36 @@ describe("whole_gpu_as_shards", function()
     end)
 end)
 
+describe("options_as_shards", function()
+    -- 4 shards of 2 GiB on every GPU.
+    local fixed = {
+        { node = "n1", index = 0, mem = 8 * GiB, shards = 4 },
+        { node = "n2", index = 1, mem = 8 * GiB, shards = 4 },
+        options_as_shards = true,
+    }
+    it("asks for the shards that hold --gpu-mem and --gpu-share", function()
+        assert.are.equal("gres:shard:2", M.options_as_shards({}, fixed, 3 * GiB, 0))
+        assert.are.equal("gres:shard:1", M.options_as_shards({}, fixed, 2 * GiB, 0))
+        assert.are.equal("gres:shard:1", M.options_as_shards({}, fixed, 0, 250000))
+        assert.are.equal("gres:shard:2", M.options_as_shards({}, fixed, 0, 250001))
+        -- "0.25 of a GPU and 5 GiB": the larger of 1 and 3 shards.
+        assert.are.equal("gres:shard:3", M.options_as_shards({}, fixed, 5 * GiB, 250000))
+        assert.are.equal("gres:license:1,gres:shard:4",
+            M.options_as_shards({ tres_per_node = "gres:license:1" }, fixed, 8 * GiB, 0))
+    end)
+    it("not beyond a GPU, not for jobs with GRES, not without the line or fixed shards", function()
+        assert.is_nil(M.options_as_shards({}, fixed, 9 * GiB, 0))
+        assert.are.equal("--gpu-mem 9.00 GiB is above the memory of every GPU of the cluster "
+            .. "(at most 8.00 GiB)", M.check(job(nil, { "TESSEL_GPU_MEM_BYTES=" .. 9 * GiB }), fixed))
+        assert.is_nil(M.options_as_shards({ tres_per_node = "gres:gpu:1" }, fixed, GiB, 0))
+        assert.is_nil(M.options_as_shards({}, fixed, 0, 0))
+        assert.is_nil(M.options_as_shards({}, { fixed[1], fixed[2] }, GiB, 0))
+        local unequal = { fixed[1], { node = "n3", index = 0, mem = 16 * GiB, shards = 4 },
+            options_as_shards = true }
+        assert.is_nil(M.options_as_shards({}, unequal, GiB, 0))
+    end)
+end)
+
 describe("load_gpus", function()
     local dir = os.tmpname()
     os.remove(dir)
@@ -166,9 +196,10 @@ describe("load_gpus", function()
         assert.are.equal(2, #g)
         assert.are.same({ node = "n1", index = 1, mem = 8 * GiB, shards = 4 }, g[2])
         assert.is_nil(g.whole_as_shards)
-        write(dir .. "/w.lua", 'gpu("n1", 0, 8589934592, 4)\nwhole_gpus_as_shards()\n')
+        write(dir .. "/w.lua", 'gpu("n1", 0, 8589934592, 4)\nwhole_gpus_as_shards()\noptions_as_shards()\n')
         g = assert(M.load_gpus(dir .. "/w.lua"))
         assert.is_true(g.whole_as_shards)
+        assert.is_true(g.options_as_shards)
     end)
     it("runs the file with nothing but gpu() in reach", function()
         write(dir .. "/os.lua", 'os.execute("touch ' .. dir .. '/ran")\n')

@@ -136,4 +136,19 @@ tsc_wait_state "$jw2" COMPLETED
 ok $? "once the shard jobs end, it runs and completes"
 is "$(sed -n 's/^CVD=//p' "$O/jw2") $(sed -n 's/^info .*total=\([0-9]*\).*/\1/p' "$O/jw2")" "0 8589934592" \
     "on GPU 0, the GPU the shard jobs had, all of its 8 GiB its own"
+
+# ---- --gpu-mem / --gpu-share without GRES as shards (options_as_shards) --------------------
+# Every shard here stands for 2 GiB (8 GiB, 4 shards).
+echo 'options_as_shards()' >>"$TSC/etc/tessel_gpus.lua"
+jm=$(tsc sbatch --parsable -w n2 --gpu-mem=3G -o "$O/jm" --wrap "$PROBE ctx info")
+tsc_wait_state "$jm" COMPLETED
+is "$(tsc scontrol show job "$jm" | grep -o 'TresPerNode=[^ ]*') $(sed -n 's/^info .*total=\([0-9]*\).*/\1/p' "$O/jm")" \
+    "TresPerNode=gres:shard:2 $((3 * 1073741824))" \
+    "sbatch --gpu-mem=3G alone: asked as 2 shards of 2 GiB, the job sees 3 GiB"
+out=$(tsc srun -w n2 --gpu-share=0.5 $PROBE ctx info </dev/null 2>&1)
+is "$(printf '%s\n' "$out" | sed -n 's/^info .*total=\([0-9]*\).*/\1/p')" "$((4 * 1073741824))" \
+    "srun --gpu-share=0.5 alone: 2 of 4 shards, the job sees half of the GPU"
+out=$(tsc sbatch --gpu-mem=9G -o /dev/null --wrap true </dev/null 2>&1)
+ok $([ $? -ne 0 ] && printf '%s' "$out" | grep -q "tessel: --gpu-mem 9.00 GiB is above the memory of every GPU of the cluster (at most 8.00 GiB): nothing was queued"; echo $?) \
+    "sbatch --gpu-mem=9G alone: more than a GPU, refused: $(printf '%s\n' "$out" | grep -m1 tessel)"
 done_testing
