@@ -18,6 +18,7 @@
 #   tsc_on NODE CMD...   run CMD in NODE's namespaces (its /run/tessel/slurm, /dev/shm).
 #   tsc_wait_state JOB STATE...  poll squeue/scontrol (bounded, 120 s) until the job is in one
 #                        of the states; 1 when it is not.
+#   tsc_wait_reason JOB REASON   the same for the pending reason (squeue %r, bounded, 60 s).
 #
 # Per node, private mounts (tmpfs) hide /run/tessel/slurm (the plugin's state), /dev/shm (the
 # interposer's per-GPU registry) and $TSC/node (the fake driver's shared state), so that two
@@ -165,6 +166,17 @@ tsc_wait_state() {
         done
         _i=$((_i + 1))
         [ $_i -ge 1200 ] && return 1
+        sleep 0.1
+    done
+}
+
+# tsc_wait_reason JOB REASON: poll squeue (bounded, 60 s) until the job's pending reason is
+# REASON (the scheduler has looked at it); 1 when it is not.
+tsc_wait_reason() {
+    _i=0
+    while [ "$(tsc squeue -h -j "$1" -o %r)" != "$2" ]; do
+        _i=$((_i + 1))
+        [ $_i -ge 600 ] && return 1
         sleep 0.1
     done
 }

@@ -20,6 +20,17 @@ local function job(tres, env)
     return j
 end
 
+-- A private directory for the block, removed after it.
+local function tmpdir()
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir -m 700 " .. dir) == 0)
+    teardown(function()
+        os.execute("rm -rf " .. dir)
+    end)
+    return dir
+end
+
 local function write(path, text)
     local f = assert(io.open(path, "w"))
     f:write(text)
@@ -184,12 +195,7 @@ describe("options_as_shards", function()
 end)
 
 describe("load_gpus", function()
-    local dir = os.tmpname()
-    os.remove(dir)
-    assert(os.execute("mkdir -m 700 " .. dir) == 0)
-    teardown(function()
-        os.execute("rm -rf " .. dir)
-    end)
+    local dir = tmpdir()
     it("reads gpu() lines as tessel slurm-conf prints them", function()
         write(dir .. "/g.lua", 'gpu("n1", 0, 8589934592, 4)\n-- a comment\ngpu("n1", 1, 8589934592, 4)\n')
         local g = assert(M.load_gpus(dir .. "/g.lua"))
@@ -224,11 +230,8 @@ describe("load_gpus", function()
 end)
 
 describe("slurm_job_submit", function()
-    local dir = os.tmpname()
-    os.remove(dir)
-    assert(os.execute("mkdir -m 700 " .. dir) == 0)
+    local dir = tmpdir()
     teardown(function()
-        os.execute("rm -rf " .. dir)
         _G.slurm = nil
     end)
     it("refuses with one line to the user and slurm.ERROR, accepts with slurm.SUCCESS", function()

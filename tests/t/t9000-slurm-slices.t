@@ -45,6 +45,15 @@ wait_lines() {
         sleep 0.1
     done
 }
+# Wait (bounded, 30 s) until no process matches PATTERN (pgrep -f).
+gone() {
+    _i=0
+    while pgrep -f "$1" >/dev/null; do
+        _i=$((_i + 1))
+        [ $_i -ge 300 ] && return 1
+        sleep 0.1
+    done
+}
 # Wait (bounded) until node N has no directory of job J.
 wait_gone() {
     _i=0
@@ -115,14 +124,8 @@ is "$(tsc_on n1 sh -c "ls /run/tessel/slurm/$ja /run/tessel/slurm/$jb" | grep -c
     "each job has its own slice on n1"
 jc=$(sub -w n1 --gres=shard:2 -o "$O/jc" --wrap 'echo CVD=$CUDA_VISIBLE_DEVICES')
 # The scheduler has looked at it (every second: SchedulerParameters) once it has a reason.
-_i=0
-while [ $_i -lt 600 ]; do
-    rc=$(tsc squeue -h -j "$jc" -o %r)
-    [ "$rc" = Resources ] && break
-    _i=$((_i + 1))
-    sleep 0.1
-done
-is "$(tsc_state "$jc") $rc" "PENDING Resources" "a third half-GPU job waits in Slurm's queue"
+tsc_wait_reason "$jc" Resources
+is "$(tsc_state "$jc") $(tsc squeue -h -j "$jc" -o %r)" "PENDING Resources" "a third half-GPU job waits in Slurm's queue"
 touch "$GO"
 for j in "$jf" "$ja" "$jb" "$jc"; do
     tsc_wait_state "$j" COMPLETED || break
@@ -141,12 +144,8 @@ is "$(tsc_state "$jv")" FAILED \
     "a job given GPU 1 that sets CUDA_VISIBLE_DEVICES=0 and holds memory on GPU 0 is stopped"
 grep -q "GPU 0: the job's processes hold 1.0 GiB on a GPU it was not given: killed by the GPU-memory watchdog" "$O/jv"
 ok $? "by the GPU-memory watchdog, with the reason in the job's output"
-_i=0
-while pgrep -f "tcu-probe ctx alloc mem 1G waitfile $O/never" >/dev/null && [ $_i -lt 300 ]; do
-    _i=$((_i + 1))
-    sleep 0.1
-done
-ok $([ $_i -lt 300 ]; echo $?) "none of the stopped job's processes is left (the CUDA program below its killed shell too)"
+gone "tcu-probe ctx alloc mem 1G waitfile $O/never"
+ok $? "none of the stopped job's processes is left (the CUDA program below its killed shell too)"
 pkill -KILL -f "tcu-probe ctx alloc mem 1G waitfile $O/never"
 touch "$O/go-x"
 tsc_wait_state "$jx" COMPLETED
@@ -253,12 +252,8 @@ ok $? "the reason is in the job's output: $(grep -m1 'cannot ask the driver' "$O
 out=$(tsc srun -w n1 --gres=shard:1 $PROBE ctx info waitfile:$O/never 2>&1)
 ok $([ $? -ne 0 ] && printf '%s' "$out" | grep -q "cannot ask the driver"; echo $?) \
     "an srun step fails the same way, with the reason"
-_i=0
-while pgrep -f "tcu-probe ctx info waitfile $O/never" >/dev/null && [ $_i -lt 300 ]; do
-    _i=$((_i + 1))
-    sleep 0.1
-done
-ok $([ $_i -lt 300 ]; echo $?) "none of their processes is left"
+gone "tcu-probe ctx info waitfile $O/never"
+ok $? "none of their processes is left"
 cp "$O/plugstack.good" "$TSC/etc/plugstack.conf"
 
 # ---- a long gres.conf is read whole, one above 1 MiB refused -------------------------------

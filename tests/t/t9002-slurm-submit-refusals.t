@@ -122,14 +122,8 @@ ok $? "a whole-GPU job (--gres=gpu:1) runs on n1's empty GPU"
 is "$(tsc scontrol show job "$jw" | grep -o 'TresPerNode=[^ ]*')" "TresPerNode=gres:shard:4" \
     "job_submit.lua asked for it as all 4 shards of one GPU"
 jw2=$(tsc sbatch --parsable -w n1 --gres=gpu:1 -o "$O/jw2" --wrap "echo CVD=\$CUDA_VISIBLE_DEVICES; $PROBE ctx info")
-_i=0
-while [ $_i -lt 600 ]; do
-    rc=$(tsc squeue -h -j "$jw2" -o %r)
-    [ "$rc" = Resources ] && break
-    _i=$((_i + 1))
-    sleep 0.1
-done
-is "$(tsc_state "$jw2") $rc" "PENDING Resources" \
+tsc_wait_reason "$jw2" Resources
+is "$(tsc_state "$jw2") $(tsc squeue -h -j "$jw2" -o %r)" "PENDING Resources" \
     "a second whole-GPU job waits: the other GPU still has shard jobs (Slurm alone would run it there)"
 touch "$GO"
 tsc_wait_state "$jw2" COMPLETED
