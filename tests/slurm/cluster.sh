@@ -113,7 +113,7 @@ NodeName=n1 NodeAddr=10.250.0.12 NodeHostname=n1 CPUs=${TSC_CPUS:-8} RealMemory=
 NodeName=n2 NodeAddr=10.250.0.13 NodeHostname=n2 CPUs=${TSC_CPUS:-8} RealMemory=2000 Gres=gpu:2,shard:$((2 * TSC_SHARDS)) State=UNKNOWN
 PartitionName=debug Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP
 CONF
-    if [ -n "$TSC_JOB_SUBMIT" ]; then
+    if [ -n "${TSC_JOB_SUBMIT:-}" ]; then
         cp "$TSC_JOB_SUBMIT" "$TSC/etc/job_submit.lua" &&
             printf '%s\n' "$TSC_GPUS_LUA" >"$TSC/etc/tessel_gpus.lua" &&
             echo "JobSubmitPlugins=lua" >>"$TSC/etc/slurm.conf" ||
