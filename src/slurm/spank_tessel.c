@@ -2,14 +2,15 @@
  *
  * plugstack.conf:
  *   required /usr/lib/x86_64-linux-gnu/slurm/spank_tessel.so [interposer=PATH] [nvml=PATH]
- *            [gres_conf=PATH] [statedir=DIR] [violation=kill|suspend] [nvml_timeout=SECONDS]
+ *            [gres_conf=PATH] [statedir=DIR] [violation=kill] [nvml_timeout=SECONDS]
  *
  * Options (spank_option_register: srun, sbatch, salloc and #SBATCH see them):
  *   --gpu-mem=SIZE         GPU memory per GPU, at most the job's part (its shards' or the GPU's)
  *   --gpu-share=FRACTION   part of each GPU's memory and compute, where shards do not say it
  * Their syntax is checked where the job is submitted (a bad value: sbatch/srun/salloc exit with
- * the error, nothing is queued); what depends on the node (the GPUs Slurm chose, their memory,
- * the shards' part) is checked where the step starts.
+ * the error, nothing is queued), and they go to slurmctld's job_submit plugin as numbers
+ * (contrib/slurm/job_submit.lua checks them against the cluster's GPUs); what depends on the
+ * node (the GPUs Slurm chose, their memory, the shards' part) is checked where the step starts.
  *
  * On each node, in slurmstepd (remote context, root), per step:
  *   slurm_spank_init_post_opt   the limits from what Slurm gave the step (SLURM_STEP_GPUS or
@@ -156,14 +157,17 @@ static int parse_args(int ac, char **av)
         else if (strncmp(a, "statedir=", 9) == 0)
             rc = copy_arg(cfg.statedir, sizeof cfg.statedir, a + 9, true);
         else if (strncmp(a, "violation=", 10) == 0)
-            rc = tsw_action_parse(a + 10, &cfg.violation, &e);
+            /* suspend: nothing resumes a Slurm step (it would hold its GPU memory, stopped,
+             * until its time limit), so only kill is taken. */
+            rc = tsw_action_parse(a + 10, &cfg.violation, &e) < 0 || cfg.violation != TSW_KILL ? -1
+                                                                                               : 0;
         else if (strncmp(a, "nvml_timeout=", 13) == 0)
             rc = parse_seconds(a + 13, &cfg.nvml_timeout);
         else
             rc = -1;
         if (rc < 0) {
             slurm_error("tessel: plugstack.conf argument '%s': expected interposer=, nvml=, "
-                        "gres_conf=, statedir= (absolute paths), violation=kill|suspend or "
+                        "gres_conf=, statedir= (absolute paths), violation=kill or "
                         "nvml_timeout=SECONDS (1 to 600)",
                         a);
             return -1;

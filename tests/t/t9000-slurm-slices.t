@@ -296,9 +296,13 @@ cp "$PRE" "$O/libs/pre-0666.so" && chmod 666 "$O/libs/pre-0666.so"
 cp "$PRE" "$O/libs/open/pre.so" && chmod 644 "$O/libs/open/pre.so"
 cp "$FAKE/libnvidia-ml.so.1" "$O/libs/nvml-nobody.so" && chown nobody "$O/libs/nvml-nobody.so"
 ln -s "$PRE" "$O/libs/open/link.so"
-# plug ARG=VALUE: the plugin's plugstack.conf line with ARG set to VALUE.
+# plug ARG=VALUE: the plugin's plugstack.conf line with ARG set to VALUE (added if absent).
 plug() {
-    sed "s|${1%%=*}=[^ ]*|$1|" "$O/plugstack.good" >"$TSC/etc/plugstack.conf"
+    if grep -q " ${1%%=*}=" "$O/plugstack.good"; then
+        sed "s| ${1%%=*}=[^ ]*| $1|" "$O/plugstack.good" >"$TSC/etc/plugstack.conf"
+    else
+        sed "s|\$| $1|" "$O/plugstack.good" >"$TSC/etc/plugstack.conf"
+    fi
 }
 while IFS='|' read -r arg says; do
     plug "$arg"
@@ -311,6 +315,11 @@ interposer=$O/libs/pre-0666.so|the interposer $O/libs/pre-0666.so: not a file ow
 interposer=$O/libs/open/pre.so|the interposer $O/libs/open/pre.so: its directory $O/libs/open is not root's alone
 nvml=$O/libs/nvml-nobody.so|NVML $O/libs/nvml-nobody.so: not a file owned and written only by root
 BAD
+plug violation=suspend
+out=$(tsc srun -w n1 --gres=shard:1 $PROBE ctx info </dev/null 2>&1)
+ok $([ $? -ne 0 ] && ! printf '%s' "$out" | grep -q '^info' &&
+    printf '%s' "$out" | grep -q "tessel: plugstack.conf argument 'violation=suspend': expected"; echo $?) \
+    "violation=suspend (nothing would resume a Slurm step) is refused with the reason, nothing runs"
 plug "interposer=$O/libs/open/link.so"
 is "$(tsc srun -w n1 --gres=shard:1 cat /etc/ld.so.preload 2>&1)" "$(realpath "$PRE")" \
     "a link in an open directory is followed once, by root: the task preloads the file it named"
