@@ -19,6 +19,9 @@ PKGS="$PKGS xxd python3-jsonschema go-md2man zsh"
 PKGS="$PKGS dpkg-dev debhelper lintian debootstrap"
 # spank_tessel.so (libslurm-dev: <slurm/spank.h>) and its multi-node test (docs/slurm.md, t9000).
 PKGS="$PKGS libslurm-dev slurmctld slurmd slurm-client munge"
+# The job_submit plugin's unit tests (contrib/slurm/job_submit.lua, t9003): Lua 5.1, as slurmctld
+# runs it, and busted.
+PKGS="$PKGS lua5.1 lua-busted"
 if [ "${1:-}" = "--browser" ]; then
     PKGS="$PKGS chromium"
     # Node.js and npm may come from outside Debian (NodeSource, nvm): ask apt only when absent.

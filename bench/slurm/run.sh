@@ -8,10 +8,9 @@
 #      so the same cluster serves both), side by side with the ratio.  Target: the plugin adds
 #      at most 5 ms.
 #   2. 200 sbatch jobs of 0.1 GPU each (shard:1) on 2 nodes x 2 GPUs: how many finish, each
-#      job's limit as the plugin wrote it, and, for the jobs on GPU 0, what they could allocate
-#      (tcu-probe fills its slice in 64 MiB pieces): none over its limit.  The fake driver does
-#      not read CUDA_VISIBLE_DEVICES (its CUDA device 0 is its GPU 0), so the jobs Slurm puts on
-#      GPU 1 check their limit file only: run CUDA there and the watchdog rightly kills them.
+#      job's limit as the plugin wrote it, and what each job could allocate on the GPU Slurm
+#      gave it (tcu-probe fills its slice in 64 MiB pieces; the fake driver honours
+#      CUDA_VISIBLE_DEVICES, so a job on GPU 1 fills GPU 1): none over its limit.
 #
 # Usage (root): bench/slurm/run.sh [BUILD]   (BUILD: the build directory, default build)
 set -u
@@ -62,7 +61,7 @@ O=$TSC/out
 cat >"$O/job.sh" <<SCRIPT
 #!/bin/sh
 echo "gpu=\$CUDA_VISIBLE_DEVICES limit=\$(sed -n 's/^TESSEL_CUDA_MEM_LIMIT_0=//p' /run/tessel/job/limits)"
-[ "\$CUDA_VISIBLE_DEVICES" = 0 ] && $PROBE ctx info fill:mem:64M
+$PROBE ctx info fill:mem:64M
 echo done
 SCRIPT
 chmod 755 "$O/job.sh"
@@ -101,5 +100,5 @@ echo
 echo "200 sbatch jobs of 0.1 GPU (shard:1 of 10), 2 nodes x 2 GPUs: $(((t1 - t0) / 1000)) ms from the first sbatch to an empty queue"
 echo "  completed:                        $done_n / 200 (n1 $n1, n2 $n2; GPU 0 $g0, GPU 1 $g1)"
 echo "  limit file says 0.1 GPU ($want B): $limit_ok / 200"
-echo "  CUDA jobs (GPU 0) within limit:   $within / $probed (allocations + context <= limit, refused past it)"
+echo "  CUDA jobs within limit:           $within / $probed (allocations + context <= limit, refused past it)"
 [ "$done_n" = 200 ] && [ "$limit_ok" = 200 ] && [ "$within" = "$probed" ] && echo "  target (all finish, none over): met" || echo "  target (all finish, none over): NOT met"

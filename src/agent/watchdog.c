@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,6 +140,15 @@ static struct {
     pthread_mutex_t lock;
     char violation[320]; /* under lock */
 } w = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Set (release) once w.violation holds its first reason, which never changes after: read
+ * without the lock by tsw_stopped, in a process forked while the thread may hold it. */
+static atomic_bool stopped_once;
+
+const char *tsw_stopped(void)
+{
+    return atomic_load_explicit(&stopped_once, memory_order_acquire) ? w.violation : NULL;
+}
 
 void tsw_violation(char *buf, size_t len)
 {
@@ -287,12 +297,38 @@ static int load_nvml(const tsw_config_t *c, tsl_error_t *err)
     return 0;
 }
 
+/* A fail_closed watchdog that cannot ask the driver: the job's processes are killed, now and
+ * every period for as long as this thread runs (a task started later goes the same way). */
+_Noreturn static void fail_closed(const char *why)
+{
+    char line[320];
+    snprintf(line, sizeof line,
+             "the GPU-memory watchdog cannot ask the driver (%.200s): the job's processes are "
+             "killed",
+             why);
+    pthread_mutex_lock(&w.lock);
+    if (w.violation[0] == '\0')
+        snprintf(w.violation, sizeof w.violation, "%s", line);
+    atomic_store_explicit(&stopped_once, true, memory_order_release);
+    pthread_mutex_unlock(&w.lock);
+    record(1, line);
+    log_line(line);
+    fprintf(stderr, "tessel: %s\n", line);
+    for (;;) {
+        signal_job(SIGKILL);
+        struct timespec ts = {0, TSW_PERIOD_MS * 1000000L};
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
+        }
+    }
+}
+
 static void *watch(void *arg)
 {
     (void)arg;
     static tsw_proc_t procs[MAX_PROCS];
     bool over_before = false;
     unsigned episode = 0;
+    unsigned failed = 0; /* samples in a row the driver did not answer (fail_closed) */
     /* Consecutive samples over the limit, per GPU (TSW_CONFIRM). */
     static unsigned streak[TSW_MAX_GPUS];
     /* The shim starts this thread once the job has run a period (TSW_PERIOD_MS): the first
@@ -307,6 +343,8 @@ static void *watch(void *arg)
         if (!w.count) {
             tsl_error_t err;
             if (load_nvml(&w.c, &err) < 0) {
+                if (w.c.fail_closed)
+                    fail_closed(err.text);
                 fprintf(stderr, "tessel-shim: GPU-memory watchdog not started: %s\n", err.text);
                 return NULL;
             }
@@ -318,11 +356,26 @@ static void *watch(void *arg)
             over_before = false;
         }
         unsigned ngpus = 0;
-        if (w.count(&ngpus) != NVML_SUCCESS)
+        nvmlReturn_t cr = w.count(&ngpus);
+        if (cr != NVML_SUCCESS) {
+            if (w.c.fail_closed && ++failed >= TSW_FAIL_SAMPLES) {
+                char why[64];
+                snprintf(why, sizeof why, "nvmlDeviceGetCount: error %d", (int)cr);
+                fail_closed(why);
+            }
             continue;
-        bool over = false;
+        }
+        bool over = false, answered = true;
         for (unsigned i = 0; i < ngpus && i < TSW_MAX_GPUS && !over; i++) {
             int n = gpu_procs(i, procs, MAX_PROCS);
+            if (n < 0 && w.c.fail_closed) {
+                answered = false;
+                if (failed + 1 >= TSW_FAIL_SAMPLES) {
+                    char why[64];
+                    snprintf(why, sizeof why, "the processes on GPU %u", i);
+                    fail_closed(why);
+                }
+            }
             uint64_t sum = n > 0 ? tsw_job_sum(procs, (size_t)n, member, NULL) : 0;
             if (!tsw_over(sum, w.c.limits.limit[i])) {
                 streak[i] = 0;
@@ -341,6 +394,7 @@ static void *watch(void *arg)
                 pthread_mutex_lock(&w.lock);
                 if (w.violation[0] == '\0')
                     snprintf(w.violation, sizeof w.violation, "%s", line);
+                atomic_store_explicit(&stopped_once, true, memory_order_release);
                 pthread_mutex_unlock(&w.lock);
                 record(++episode, line);
                 log_line(line);
@@ -350,6 +404,7 @@ static void *watch(void *arg)
                 signal_job(SIGKILL);
         }
         over_before = over;
+        failed = answered ? 0 : failed + 1;
     }
     return NULL;
 }

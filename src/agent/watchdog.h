@@ -88,7 +88,17 @@ typedef struct {
     gid_t gid;
     pid_t root; /* the shim: the job's processes descend from it */
     pid_t job;  /* the job's first process (its process group) */
+    /* Fail closed (the Slurm plugin): when NVML cannot be loaded, or the driver cannot be asked
+     * for TSW_FAIL_SAMPLES samples in a row, the job's processes are killed with the reason
+     * (as a violation: tsw_violation, the record, stderr), and so is every process that comes
+     * below root afterwards, for as long as the thread runs.  false (tessel-shim): the
+     * watchdog ends with a line on stderr and the job runs on with the interposer alone. */
+    bool fail_closed;
 } tsw_config_t;
+
+/* Samples in a row without an answer from the driver before a fail_closed watchdog stops the
+ * job: 5 (one second), so that one slow or failed NVML call does not kill a job. */
+#define TSW_FAIL_SAMPLES 5
 
 /* Start the watchdog thread: the shim calls it once the job has run TSW_PERIOD_MS (a job
  * that ends sooner costs no thread and never loads NVML).  The thread loads and initialises
@@ -100,6 +110,10 @@ int tsw_start(const tsw_config_t *c, tsl_error_t *err);
 
 /* The reason of the first violation ("" when none), for the shim's records. */
 void tsw_violation(char *buf, size_t len);
+
+/* The same reason, or NULL when none, without a lock: safe in a child forked while the
+ * watchdog thread ran (the Slurm plugin's tasks).  The string does not change once set. */
+const char *tsw_stopped(void);
 
 /* Name of the record in the state directory: one line "ACTION EPISODE REASON" (ACTION kill or
  * suspend; EPISODE counts the violations from 1: a suspended job that is resumed and goes over

@@ -27,6 +27,11 @@
 /* A share is kept in parts per million of a GPU. */
 #define TSLURM_PPM 1000000u
 
+/* The options as numbers in the job's SPANK environment, set where the job is submitted, for
+ * slurmctld's job_submit plugin (contrib/slurm/job_submit.lua): bytes, and parts per million. */
+#define TSLURM_ENV_MEM   "TESSEL_GPU_MEM_BYTES"
+#define TSLURM_ENV_SHARE "TESSEL_GPU_SHARE_PPM"
+
 /* --gpu-mem=SIZE: bytes or binary K/M/G/T (tsl_parse_size), more than 0.  0, or -1 with err. */
 int tslurm_parse_mem(const char *text, uint64_t *bytes, tsl_error_t *err);
 

@@ -2,14 +2,15 @@
  *
  * plugstack.conf:
  *   required /usr/lib/x86_64-linux-gnu/slurm/spank_tessel.so [interposer=PATH] [nvml=PATH]
- *            [gres_conf=PATH] [statedir=DIR] [violation=kill|suspend]
+ *            [gres_conf=PATH] [statedir=DIR] [violation=kill] [nvml_timeout=SECONDS]
  *
  * Options (spank_option_register: srun, sbatch, salloc and #SBATCH see them):
  *   --gpu-mem=SIZE         GPU memory per GPU, at most the job's part (its shards' or the GPU's)
  *   --gpu-share=FRACTION   part of each GPU's memory and compute, where shards do not say it
  * Their syntax is checked where the job is submitted (a bad value: sbatch/srun/salloc exit with
- * the error, nothing is queued); what depends on the node (the GPUs Slurm chose, their memory,
- * the shards' part) is checked where the step starts.
+ * the error, nothing is queued), and they go to slurmctld's job_submit plugin as numbers
+ * (contrib/slurm/job_submit.lua checks them against the cluster's GPUs); what depends on the
+ * node (the GPUs Slurm chose, their memory, the shards' part) is checked where the step starts.
  *
  * On each node, in slurmstepd (remote context, root), per step:
  *   slurm_spank_init_post_opt   the limits from what Slurm gave the step (SLURM_STEP_GPUS or
@@ -27,6 +28,7 @@
  *                               libtessel-cuda and /run/tessel/job/limits (src/agent/jobns.c,
  *                               as tessel-shim does); a task without GPUs gets
  *                               CUDA_VISIBLE_DEVICES="".
+ *   slurm_spank_exit            (slurmstepd, root, the step's end) removes the step's directory.
  *   slurm_spank_job_epilog      (slurmd, root, job end or cancel) removes STATEDIR/JOBID.
  *   slurm_spank_init in slurmd  (slurmd start) removes directories of jobs with no slurmstepd.
  */
@@ -40,6 +42,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -63,6 +67,9 @@ SPANK_PLUGIN(tessel, 1);
 #define DEFAULT_STATEDIR   "/run/tessel/slurm"
 /* Node GPU memory, written once (NVML costs tens of ms with a real driver: not per step). */
 #define GPU_CACHE ".gpus"
+/* How long the NVML child may take by default (nvml_timeout=): nvmlInit on a node of many GPUs
+ * without persistence mode takes seconds; 30 s is far beyond that. */
+#define DEFAULT_NVML_TIMEOUT 30
 
 static struct {
     char interposer[PATH_MAX];
@@ -70,7 +77,11 @@ static struct {
     char gres_conf[PATH_MAX];
     char statedir[512]; /* short enough for the job and step directories below */
     tsw_action_t violation;
+    int nvml_timeout; /* seconds */
 } cfg;
+
+/* NVML as root_owned_path resolved it for this step (the watchdog keeps the pointer). */
+static char nvml_real[PATH_MAX];
 
 /* Options as the callbacks of this process saw them. */
 static uint64_t opt_mem;
@@ -113,6 +124,16 @@ static int copy_arg(char *dst, size_t len, const char *v, bool absolute)
 
 static bool parsed;
 
+/* 1..600 seconds, digits only.  0, or -1. */
+static int parse_seconds(const char *v, int *out)
+{
+    size_t n = strlen(v);
+    if (n == 0 || n > 3 || strspn(v, "0123456789") != n || atoi(v) < 1 || atoi(v) > 600)
+        return -1;
+    *out = atoi(v);
+    return 0;
+}
+
 static int parse_args(int ac, char **av)
 {
     if (parsed)
@@ -122,6 +143,7 @@ static int parse_args(int ac, char **av)
     snprintf(cfg.statedir, sizeof cfg.statedir, "%s", DEFAULT_STATEDIR);
     cfg.gres_conf[0] = '\0';
     cfg.violation = TSW_KILL;
+    cfg.nvml_timeout = DEFAULT_NVML_TIMEOUT;
     for (int i = 0; i < ac; i++) {
         const char *a = av[i];
         int rc = 0;
@@ -135,12 +157,18 @@ static int parse_args(int ac, char **av)
         else if (strncmp(a, "statedir=", 9) == 0)
             rc = copy_arg(cfg.statedir, sizeof cfg.statedir, a + 9, true);
         else if (strncmp(a, "violation=", 10) == 0)
-            rc = tsw_action_parse(a + 10, &cfg.violation, &e);
+            /* suspend: nothing resumes a Slurm step (it would hold its GPU memory, stopped,
+             * until its time limit), so only kill is taken. */
+            rc = tsw_action_parse(a + 10, &cfg.violation, &e) < 0 || cfg.violation != TSW_KILL ? -1
+                                                                                               : 0;
+        else if (strncmp(a, "nvml_timeout=", 13) == 0)
+            rc = parse_seconds(a + 13, &cfg.nvml_timeout);
         else
             rc = -1;
         if (rc < 0) {
             slurm_error("tessel: plugstack.conf argument '%s': expected interposer=, nvml=, "
-                        "gres_conf=, statedir= (absolute paths) or violation=kill|suspend",
+                        "gres_conf=, statedir= (absolute paths), violation=kill or "
+                        "nvml_timeout=SECONDS (1 to 600)",
                         a);
             return -1;
         }
@@ -220,6 +248,42 @@ static ssize_t read_small(const char *path, char *buf, size_t len, bool root_onl
     return n;
 }
 
+/* gres.conf's largest size: a cluster of thousands of nodes writes a few hundred KiB. */
+#define GRES_CONF_MAX (1024 * 1024)
+
+/* Read a root-owned regular file whole (NUL-terminated, malloc'd into *out), refusing one of
+ * more than max bytes.  0, or -1 with err. */
+static int read_root_file(const char *path, size_t max, char **out, tsl_error_t *err)
+{
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return tsl_errprintf(err, "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0) {
+        close(fd);
+        return tsl_errprintf(err, "%s: not a regular file owned by root", path);
+    }
+    char *buf = malloc(max + 1);
+    size_t n = 0;
+    ssize_t r = 0;
+    while (buf && n <= max && (r = read(fd, buf + n, max + 1 - n)) > 0)
+        n += (size_t)r;
+    int e = errno;
+    close(fd);
+    if (!buf || r < 0) {
+        free(buf);
+        return tsl_errprintf(err, "%s: %s", path, strerror(buf ? e : ENOMEM));
+    }
+    if (n > max) {
+        free(buf);
+        return tsl_errprintf(err, "%s: larger than %zu KiB, not read", path, max / 1024);
+    }
+    buf[n] = '\0';
+    *out = buf;
+    return 0;
+}
+
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *f)
 {
     (void)st;
@@ -235,6 +299,37 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 static void remove_tree(const char *path)
 {
     nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
+/* What root loads (NVML) or binds into every task (the interposer) must be root's alone: the
+ * path resolved (realpath, into real), a regular file owned by root and not writable by group
+ * or others, and every directory above it owned by root and not writable by group or others
+ * (unless sticky, as /tmp: no one else can replace root's entries there).  The resolved path
+ * is the one used, so that no symbolic link outside those directories can be pointed
+ * elsewhere later.  0, or -1 with err. */
+static int root_owned_path(const char *what, const char *path, char real[PATH_MAX],
+                           tsl_error_t *err)
+{
+    if (!realpath(path, real))
+        return tsl_errprintf(err, "%s %s: %s", what, path, strerror(errno));
+    struct stat st;
+    if (stat(real, &st) < 0)
+        return tsl_errprintf(err, "%s %s: %s", what, real, strerror(errno));
+    if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
+        return tsl_errprintf(err, "%s %s: not a file owned and written only by root", what, real);
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", real);
+    for (char *slash = strrchr(dir, '/'); slash; slash = strrchr(dir, '/')) {
+        slash[slash == dir ? 1 : 0] = '\0';
+        if (stat(dir, &st) < 0)
+            return tsl_errprintf(err, "%s %s: %s", what, dir, strerror(errno));
+        if (st.st_uid != 0 || ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)))
+            return tsl_errprintf(err, "%s %s: its directory %s is not root's alone", what, real,
+                                 dir);
+        if (slash == dir)
+            break;
+    }
+    return 0;
 }
 
 /* ---- the node's GPUs ------------------------------------------------------- */
@@ -259,7 +354,7 @@ static int gpu_cache_fill(tsl_error_t *err)
         static tagent_gpu_t gpus[TSLURM_MAX_GPUS];
         char text[4096];
         size_t len = 0;
-        tagent_nvml_t *n = tagent_nvml_open(cfg.nvml, &e);
+        tagent_nvml_t *n = tagent_nvml_open(nvml_real, &e);
         int count = n ? tagent_nvml_inventory(n, gpus, TSLURM_MAX_GPUS, false, &e) : -1;
         for (int i = 0; i < count && len < sizeof text; i++)
             len += (size_t)snprintf(text + len, sizeof text - len, "%d %" PRIu64 "\n",
@@ -274,13 +369,24 @@ static int gpu_cache_fill(tsl_error_t *err)
     }
     close(fds[1]);
     char why[sizeof err->text] = "";
-    ssize_t n = read(fds[0], why, sizeof why - 1);
+    /* The child answers (its message, or EOF at its exit) within nvml_timeout, or is killed:
+     * a hung driver must not hold the node's lock, and every step waiting on it, for ever. */
+    struct pollfd pf = {.fd = fds[0], .events = POLLIN};
+    int ready;
+    while ((ready = poll(&pf, 1, cfg.nvml_timeout * 1000)) < 0 && errno == EINTR) {
+    }
+    ssize_t n = ready > 0 ? read(fds[0], why, sizeof why - 1) : -1;
     close(fds[0]);
+    if (ready <= 0)
+        kill(pid, SIGKILL);
     int st = 0;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
     }
+    if (ready <= 0)
+        return tsl_errprintf(err, "the node's GPUs (NVML %s): no answer within %d s", nvml_real,
+                             cfg.nvml_timeout);
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-        return tsl_errprintf(err, "the node's GPUs (NVML %s): %s", cfg.nvml,
+        return tsl_errprintf(err, "the node's GPUs (NVML %s): %s", nvml_real,
                              n > 0 ? why : "the query failed");
     return 0;
 }
@@ -419,16 +525,18 @@ static int setup_step(spank_t sp, tsl_error_t *err)
         static const uint64_t m0[TSLURM_MAX_GPUS];
         return tslurm_limits(&r, &g0, m0, &none, err);
     }
-    char text[16384];
-    if (read_small(cfg.gres_conf, text, sizeof text, true) < 0)
-        return tsl_errprintf(err, "%s: %s", cfg.gres_conf, strerror(errno ? errno : EINVAL));
+    char *text;
+    if (read_root_file(cfg.gres_conf, GRES_CONF_MAX, &text, err) < 0)
+        return -1;
     char host[256] = "";
     gethostname(host, sizeof host - 1);
     char *dot = strchr(host, '.');
     if (dot)
         *dot = '\0';
     tslurm_gres_t g;
-    if (tslurm_gres_parse(text, host, &g, err) < 0)
+    int parsed_rc = tslurm_gres_parse(text, host, &g, err);
+    free(text);
+    if (parsed_rc < 0)
         return -1;
 
     if (root_dir(cfg.statedir, err) < 0)
@@ -452,7 +560,10 @@ static int setup_step(spank_t sp, tsl_error_t *err)
     else
         snprintf(step_dir, sizeof step_dir, "%s/%" PRIu32, jobdir, step);
     snprintf(what, sizeof what, "Slurm job %" PRIu32 " on %.64s", job, host);
-    if (node_gpus(mem, err) < 0 || tslurm_limits(&r, &g, mem, &l, err) < 0 ||
+    char interposer_real[PATH_MAX];
+    if (root_owned_path("the interposer", cfg.interposer, interposer_real, err) < 0 ||
+        root_owned_path("NVML", cfg.nvml, nvml_real, err) < 0 || node_gpus(mem, err) < 0 ||
+        tslurm_limits(&r, &g, mem, &l, err) < 0 ||
         tslurm_limits_text(&l, slice, what, limits, sizeof limits) < 0 ||
         tslurm_watchdog_spec(&l, spec, sizeof spec) < 0 || root_dir(jobdir, err) < 0 ||
         root_dir(step_dir, err) < 0)
@@ -473,21 +584,18 @@ static int setup_step(spank_t sp, tsl_error_t *err)
         goto out;
     }
     char preload[PATH_MAX + 2];
-    snprintf(preload, sizeof preload, "%s\n", cfg.interposer);
-    if (access(cfg.interposer, R_OK) < 0) {
-        tsl_errprintf(err, "%s: %s", cfg.interposer, strerror(errno));
-        goto out;
-    }
+    snprintf(preload, sizeof preload, "%s\n", interposer_real);
     if (root_file(step_dir, "limits", limits, err) < 0 ||
         root_file(step_dir, "ld.so.preload", preload, err) < 0 || tagent_jobns_prepare(err) < 0)
         goto out;
-    tsw_config_t wc = {.nvml = cfg.nvml,
+    tsw_config_t wc = {.nvml = nvml_real,
                        .action = cfg.violation,
                        .state = step_dir,
                        .uid = (uid_t)-1,
                        .gid = (gid_t)-1,
                        .root = getpid(),
-                       .job = 0};
+                       .job = 0,
+                       .fail_closed = true};
     /* The watchdog stops the processes below this slurmstepd: one that its parent leaves
      * (a shell killed first) must stay below it, as below tessel-shim, to be stopped too. */
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
@@ -503,10 +611,35 @@ out:
     return rc;
 }
 
+/* Where the job is submitted (srun, sbatch, salloc): the options as numbers for slurmctld's
+ * job_submit plugin (contrib/slurm/job_submit.lua), which checks them against the cluster's GPUs
+ * before anything is queued.  They reach it in the job's SPANK environment (job_desc
+ * spank_job_env), where a submitter could also write them: they decide only whether a job is
+ * refused early; the node checks the options again where the step starts. */
+static int submit_env(spank_t sp)
+{
+    char v[32];
+    if (opt_mem) {
+        snprintf(v, sizeof v, "%" PRIu64, opt_mem);
+        if (spank_job_control_setenv(sp, TSLURM_ENV_MEM, v, 1) != ESPANK_SUCCESS)
+            return -1;
+    }
+    if (opt_share) {
+        snprintf(v, sizeof v, "%u", opt_share);
+        if (spank_job_control_setenv(sp, TSLURM_ENV_SHARE, v, 1) != ESPANK_SUCCESS)
+            return -1;
+    }
+    return 0;
+}
+
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
-    if (!spank_remote(sp))
+    if (!spank_remote(sp)) {
+        /* Not fatal: without them the job is checked where its steps start. */
+        if (submit_env(sp) < 0)
+            slurm_debug("tessel: --gpu-mem/--gpu-share not passed to the job_submit plugin");
         return 0;
+    }
     if (parse_args(ac, av) < 0)
         return -1;
     if (setup_step(sp, &setup_err) < 0) {
@@ -535,10 +668,28 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
         slurm_error("tessel: no GPU slice for this task: it does not run");
         return -1;
     }
+    /* The watchdog has already stopped the step (it cannot ask the driver, or a violation). */
+    const char *why = tsw_stopped();
+    if (why) {
+        fprintf(stderr, "tessel: %s: the task does not run\n", why);
+        return -1;
+    }
     if (tagent_jobns_enter(step_dir) < 0) {
         slurm_error("tessel: %s: the task's slice could not be entered (%s): it does not run",
                     step_dir, strerror(errno));
         return -1;
+    }
+    return 0;
+}
+
+/* slurmstepd (root) at the step's end: the step's directory goes (its tasks have ended; the
+ * job's slice stays for its other steps until the epilog), so that a job running many steps
+ * does not fill /run with them. */
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+    if (spank_remote(sp) && step_dir[0]) {
+        remove_tree(step_dir);
+        step_dir[0] = '\0';
     }
     return 0;
 }

@@ -317,3 +317,52 @@ void tfake_display_name(const tfake_device_t *d, char *out, unsigned len)
     else
         snprintf(out, len, "Fake %s", d->name);
 }
+
+/* The device one CUDA_VISIBLE_DEVICES entry of len n names, or -1. */
+static int visible_entry(const char *e, size_t n, const tfake_config_t *cfg)
+{
+    if (n > 0 && strspn(e, "0123456789") >= n) {
+        int i = 0;
+        for (size_t k = 0; k < n && i <= TFAKE_MAX_DEVICES; k++)
+            i = i * 10 + (e[k] - '0');
+        return i < cfg->ndev ? i : -1;
+    }
+    if (n <= 4 || strncmp(e, "GPU-", 4) != 0)
+        return -1;
+    int found = -1;
+    for (int i = 0; i < cfg->ndev; i++) {
+        char u[41];
+        tfake_uuid_format(cfg->dev[i].uuid, u);
+        if (n <= strlen(u) && strncasecmp(u, e, n) == 0) {
+            if (found >= 0)
+                return -1; /* a prefix of two devices' UUIDs */
+            found = i;
+        }
+    }
+    return found;
+}
+
+int tfake_visible(const char *visible, const tfake_config_t *cfg, int phys[TFAKE_MAX_DEVICES])
+{
+    int n = 0;
+    if (!visible) {
+        for (; n < cfg->ndev; n++)
+            phys[n] = n;
+        return n;
+    }
+    const char *p = visible;
+    while (*p && n < cfg->ndev) {
+        size_t len = strcspn(p, ",");
+        int d = visible_entry(p, len, cfg);
+        for (int k = 0; d >= 0 && k < n; k++)
+            if (phys[k] == d)
+                d = -1;
+        if (d < 0)
+            break;
+        phys[n++] = d;
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return n;
+}

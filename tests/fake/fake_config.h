@@ -86,6 +86,15 @@ void tfake_uuid_default(int index, const char *name, uint8_t uuid[16]);
 /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (41 bytes with the NUL). */
 void tfake_uuid_format(const uint8_t uuid[16], char out[41]);
 
+/* The devices CUDA_VISIBLE_DEVICES (`visible`) leaves to a process, as the driver reads it at
+ * cuInit: phys[k] is the device (index in cfg->dev, as NVML numbers it) of CUDA ordinal k.
+ * NULL (unset): every device in order.  Otherwise a comma list of entries, each a decimal index
+ * or "GPU-" and a prefix of a device's UUID naming exactly one device; the first entry that is
+ * none of these (out of range, "-1", an unknown or ambiguous UUID, "MIG-...", a blank, spaces)
+ * or names a device already listed ends the list: the devices before it are visible.  The empty
+ * string leaves none.  Returns how many are visible (0..cfg->ndev). */
+int tfake_visible(const char *visible, const tfake_config_t *cfg, int phys[TFAKE_MAX_DEVICES]);
+
 /* Name a device reports: "Fake " + spec name, unless the spec name already
  * starts with "fake" (any case).  Test doubles never pose as real GPUs. */
 void tfake_display_name(const tfake_device_t *d, char *out, unsigned len);

@@ -63,7 +63,7 @@ obj_t *obj_find(const void *handle, kind_t kind)
 
 int dev_ok(int dev)
 {
-    return dev >= 0 && dev < g.cfg.ndev;
+    return dev >= 0 && dev < g.nvis;
 }
 
 /* ---- current context: a per-thread stack ------------------------------ */
@@ -101,7 +101,7 @@ CUresult fake_init_check(void)
 int charge(int dev, uint64_t bytes)
 {
     tfake_state_lock(g.sh);
-    int rc = tfake_state_charge(g.sh, dev, bytes);
+    int rc = tfake_state_charge(g.sh, pdev(dev), bytes);
     tfake_state_unlock(g.sh);
     return rc;
 }
@@ -109,7 +109,7 @@ int charge(int dev, uint64_t bytes)
 void uncharge(int dev, uint64_t bytes)
 {
     tfake_state_lock(g.sh);
-    tfake_state_uncharge(g.sh, dev, bytes);
+    tfake_state_uncharge(g.sh, pdev(dev), bytes);
     tfake_state_unlock(g.sh);
 }
 
@@ -118,7 +118,7 @@ static void proc_ctxs(int dev, int delta)
     tfake_state_lock(g.sh);
     tfake_procstate_t *p = tfake_state_proc(g.sh);
     if (p)
-        p->ctxs[dev] = (uint32_t)((int)p->ctxs[dev] + delta);
+        p->ctxs[pdev(dev)] = (uint32_t)((int)p->ctxs[pdev(dev)] + delta);
     tfake_state_unlock(g.sh);
 }
 
@@ -141,6 +141,12 @@ CUresult cuInit(unsigned int Flags)
     if (tfake_config_from_env(&g.cfg, &err) < 0) {
         fprintf(stderr, "tessel-fake-cuda: %s\n", err.text);
         rc = g.init_error = CUDA_ERROR_INVALID_VALUE;
+        goto out;
+    }
+    /* As the driver: no device left by CUDA_VISIBLE_DEVICES fails cuInit (sticky). */
+    g.nvis = tfake_visible(getenv("CUDA_VISIBLE_DEVICES"), &g.cfg, g.phys);
+    if (g.nvis == 0) {
+        rc = g.init_error = CUDA_ERROR_NO_DEVICE;
         goto out;
     }
     g.sh = tfake_state_open(&g.cfg, &err);
@@ -209,7 +215,7 @@ CUresult cuDeviceGetCount(int *count)
     DEV_ENTER(cuDeviceGetCount);
     if (!count)
         return CUDA_ERROR_INVALID_VALUE;
-    *count = g.cfg.ndev;
+    *count = g.nvis;
     return CUDA_SUCCESS;
 }
 
@@ -220,7 +226,7 @@ CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
         return CUDA_ERROR_INVALID_VALUE;
     if (!dev_ok(dev))
         return CUDA_ERROR_INVALID_DEVICE;
-    tfake_display_name(&g.cfg.dev[dev], name, (unsigned)len);
+    tfake_display_name(&g.cfg.dev[pdev(dev)], name, (unsigned)len);
     return CUDA_SUCCESS;
 }
 
@@ -230,7 +236,7 @@ static CUresult get_uuid(CUuuid *uuid, CUdevice dev)
         return CUDA_ERROR_INVALID_VALUE;
     if (!dev_ok(dev))
         return CUDA_ERROR_INVALID_DEVICE;
-    memcpy(uuid->bytes, g.cfg.dev[dev].uuid, 16);
+    memcpy(uuid->bytes, g.cfg.dev[pdev(dev)].uuid, 16);
     return CUDA_SUCCESS;
 }
 
@@ -253,7 +259,7 @@ CUresult cuDeviceTotalMem(unsigned int *bytes, CUdevice dev)
         return CUDA_ERROR_INVALID_VALUE;
     if (!dev_ok(dev))
         return CUDA_ERROR_INVALID_DEVICE;
-    uint64_t m = g.cfg.dev[dev].mem;
+    uint64_t m = g.cfg.dev[pdev(dev)].mem;
     *bytes = m > 0xffffffffull ? 0xffffffffu : (unsigned)m;
     return CUDA_SUCCESS;
 }
@@ -265,7 +271,7 @@ CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
         return CUDA_ERROR_INVALID_VALUE;
     if (!dev_ok(dev))
         return CUDA_ERROR_INVALID_DEVICE;
-    *bytes = (size_t)g.cfg.dev[dev].mem;
+    *bytes = (size_t)g.cfg.dev[pdev(dev)].mem;
     return CUDA_SUCCESS;
 }
 
@@ -317,10 +323,10 @@ static int attr_value(int dev, CUdevice_attribute a, int *v)
         *v = 32;
         break;
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
-        *v = (int)g.cfg.dev[dev].sms;
+        *v = (int)g.cfg.dev[pdev(dev)].sms;
         break;
     case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID:
-        *v = dev + 1;
+        *v = pdev(dev) + 1;
         break;
     case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID:
     case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID:
@@ -398,7 +404,7 @@ CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
         return CUDA_ERROR_INVALID_VALUE;
     if (!dev_ok(dev))
         return CUDA_ERROR_INVALID_DEVICE;
-    snprintf(pciBusId, (size_t)len, "0000:%02x:00.0", dev + 1);
+    snprintf(pciBusId, (size_t)len, "0000:%02x:00.0", pdev(dev) + 1);
     return CUDA_SUCCESS;
 }
 
@@ -409,10 +415,13 @@ CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId)
     char tail;
     if (!dev || !pciBusId || sscanf(pciBusId, "%x:%x:%x.%x%c", &dom, &bus, &d, &fn, &tail) != 4)
         return CUDA_ERROR_INVALID_VALUE;
-    if (dom != 0 || d != 0 || fn != 0 || bus == 0 || !dev_ok((int)bus - 1))
-        return CUDA_ERROR_INVALID_DEVICE;
-    *dev = (int)bus - 1;
-    return CUDA_SUCCESS;
+    /* The bus id of a device CUDA_VISIBLE_DEVICES hides names no device. */
+    for (int k = 0; dom == 0 && d == 0 && fn == 0 && k < g.nvis; k++)
+        if (pdev(k) == (int)bus - 1) {
+            *dev = k;
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_INVALID_DEVICE;
 }
 
 /* ---- contexts --------------------------------------------------------- */
@@ -430,7 +439,7 @@ CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId)
 static uint64_t limit_bytes(int dev, CUlimit l, uint64_t value)
 {
     if (l == CU_LIMIT_STACK_SIZE)
-        return value * g.cfg.dev[dev].sms * FAKE_THREADS_PER_SM;
+        return value * g.cfg.dev[pdev(dev)].sms * FAKE_THREADS_PER_SM;
     return value;
 }
 
@@ -440,7 +449,7 @@ static uint64_t limit_bytes(int dev, CUlimit l, uint64_t value)
  * except as memory gone, as on a real GPU. */
 static CUresult ctx_create(int dev, unsigned flags, int primary, ctx_t **out)
 {
-    uint64_t cost = primary ? g.cfg.ctx_mem_primary[dev] : g.cfg.ctx_mem_created[dev];
+    uint64_t cost = primary ? g.cfg.ctx_mem_primary[pdev(dev)] : g.cfg.ctx_mem_created[pdev(dev)];
     if (charge(dev, cost) < 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
     ctx_t *c = (ctx_t *)obj_new(K_CTX, sizeof *c, NULL);
@@ -1082,13 +1091,13 @@ static unsigned long long my_slot(int dev, int busy)
     tfake_procstate_t *p = tfake_state_proc(g.sh);
     if (!p)
         return 0;
-    return busy ? p->busy_ns[dev] : p->used[dev];
+    return busy ? p->busy_ns[pdev(dev)] : p->used[pdev(dev)];
 }
 
 static unsigned long long reaped_used(int dev)
 {
     tfake_state_reap(g.sh);
-    return g.sh->dev[dev].used;
+    return g.sh->dev[pdev(dev)].used;
 }
 
 unsigned long long tessel_fake_device_used(int dev)
@@ -1103,7 +1112,7 @@ unsigned long long tessel_fake_process_used(int dev)
 
 unsigned long long tessel_fake_device_busy_ns(int dev)
 {
-    STATE_READ(g.sh->dev[dev].busy_ns);
+    STATE_READ(g.sh->dev[pdev(dev)].busy_ns);
 }
 
 unsigned long long tessel_fake_process_busy_ns(int dev)
@@ -1113,12 +1122,12 @@ unsigned long long tessel_fake_process_busy_ns(int dev)
 
 unsigned long long tessel_fake_device_kernels(int dev)
 {
-    STATE_READ(g.sh->dev[dev].kernels);
+    STATE_READ(g.sh->dev[pdev(dev)].kernels);
 }
 
 unsigned long long tessel_fake_device_idle_at_ns(int dev)
 {
-    STATE_READ(g.sh->dev[dev].tail_ns);
+    STATE_READ(g.sh->dev[pdev(dev)].tail_ns);
 }
 
 static tfake_procstate_t *pid_slot(int pid)
@@ -1132,7 +1141,7 @@ static tfake_procstate_t *pid_slot(int pid)
 static unsigned long long pid_read(int dev, int pid, int busy)
 {
     tfake_procstate_t *p = pid_slot(pid);
-    return !p ? 0 : busy ? p->busy_ns[dev] : p->used[dev];
+    return !p ? 0 : busy ? p->busy_ns[pdev(dev)] : p->used[pdev(dev)];
 }
 
 unsigned long long tessel_fake_pid_used(int dev, int pid)
@@ -1153,9 +1162,9 @@ int tessel_fake_occupy(int dev, long long bytes)
         tfake_state_lock(g.sh);
         tfake_procstate_t *p = tfake_state_proc(g.sh);
         if (bytes >= 0) {
-            rc = tfake_state_charge(g.sh, dev, (uint64_t)bytes);
-        } else if (p && p->used[dev] >= (uint64_t)-bytes) {
-            tfake_state_uncharge(g.sh, dev, (uint64_t)-bytes);
+            rc = tfake_state_charge(g.sh, pdev(dev), (uint64_t)bytes);
+        } else if (p && p->used[pdev(dev)] >= (uint64_t)-bytes) {
+            tfake_state_uncharge(g.sh, pdev(dev), (uint64_t)-bytes);
             rc = 0;
         }
         tfake_state_unlock(g.sh);

@@ -127,6 +127,11 @@ typedef struct {
     int inited;          /* 1 after a successful cuInit */
     CUresult init_error; /* sticky result of a failed cuInit (0: not tried) */
     tfake_config_t cfg;
+    /* CUDA_VISIBLE_DEVICES at cuInit: nvis devices, CUDA ordinal k is cfg.dev[phys[k]].  A
+     * CUdevice is an ordinal; what the devices share with NVML and other processes (the state,
+     * the configuration, PCI bus ids, UUIDs) is indexed by pdev(ordinal). */
+    int nvis;
+    int phys[TFAKE_MAX_DEVICES];
     tfake_shared_t *sh;
     obj_t objs; /* sentinel of the live-object list */
     alloc_t **allocs;
@@ -138,6 +143,12 @@ typedef struct {
 } fake_t;
 
 extern fake_t g;
+
+/* The device (as NVML and the shared state number it) of a valid CUDA ordinal. */
+static inline int pdev(int ordinal)
+{
+    return g.phys[ordinal];
+}
 
 #define LOCK()   pthread_mutex_lock(&g.lock)
 #define UNLOCK() pthread_mutex_unlock(&g.lock)

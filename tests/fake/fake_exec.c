@@ -172,7 +172,7 @@ static void run_kernel(stream_t *st, uint64_t dur)
 {
     ctx_t *c = st->o.ctx;
     tfake_state_lock(g.sh);
-    uint64_t end = tfake_state_schedule(g.sh, c->dev, st->tail_ns, dur);
+    uint64_t end = tfake_state_schedule(g.sh, pdev(c->dev), st->tail_ns, dur);
     tfake_state_unlock(g.sh);
     st->tail_ns = end;
     if (end > c->tail_ns)
@@ -474,7 +474,7 @@ static CUresult event_record(CUevent he, CUstream h, int pt)
         if (g.cfg.event_device_order) {
             /* The device's FIFO reaches the event after all queued work. */
             tfake_state_lock(g.sh);
-            uint64_t dt = g.sh->dev[s->o.ctx->dev].tail_ns;
+            uint64_t dt = g.sh->dev[pdev(s->o.ctx->dev)].tail_ns;
             tfake_state_unlock(g.sh);
             if (dt > e->t_ns)
                 e->t_ns = dt;

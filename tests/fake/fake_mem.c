@@ -389,7 +389,7 @@ CUresult cuMemGetInfo(unsigned int *free_, unsigned int *total)
     }
     tfake_state_lock(g.sh);
     tfake_state_reap(g.sh);
-    uint64_t t = g.sh->dev[c->dev].total, u = g.sh->dev[c->dev].used;
+    uint64_t t = g.sh->dev[pdev(c->dev)].total, u = g.sh->dev[pdev(c->dev)].used;
     tfake_state_unlock(g.sh);
     *free_ = t - u > 0xffffffffull ? 0xffffffffu : (unsigned)(t - u);
     *total = t > 0xffffffffull ? 0xffffffffu : (unsigned)t;
@@ -405,8 +405,8 @@ CUresult cuMemGetInfo_v2(size_t *free_, size_t *total)
     }
     tfake_state_lock(g.sh);
     tfake_state_reap(g.sh);
-    *total = (size_t)g.sh->dev[c->dev].total;
-    *free_ = (size_t)(g.sh->dev[c->dev].total - g.sh->dev[c->dev].used);
+    *total = (size_t)g.sh->dev[pdev(c->dev)].total;
+    *free_ = (size_t)(g.sh->dev[pdev(c->dev)].total - g.sh->dev[pdev(c->dev)].used);
     tfake_state_unlock(g.sh);
     MEM_LEAVE();
 }

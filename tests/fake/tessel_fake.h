@@ -2,7 +2,8 @@
  *
  * TEST DOUBLES ONLY.  These functions exist in the fakes, never in the real
  * driver and never in libtessel-cuda: a test that wants them links the fake
- * (or dlsym()s them from it).  Device numbers are CUDA ordinals; every hook
+ * (or dlsym()s them from it).  Device numbers are CUDA ordinals (after
+ * CUDA_VISIBLE_DEVICES); every hook
  * answers 0 for an invalid device or before a successful cuInit.
  * See tests/fake/README.md.
  */

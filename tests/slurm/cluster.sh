@@ -8,6 +8,8 @@
 #                        TESSEL_FAKE_GPUS) with TSC_SHARDS (4) shards per GPU; with PLUGIN ("" = none) the
 #                        plugin is named in plugstack.conf.  Returns 1 with the reason in
 #                        $TSC_WHY when something does not start.
+#                        With TSC_JOB_SUBMIT set (a job_submit.lua), slurmctld runs it
+#                        (JobSubmitPlugins=lua) with TSC_GPUS_LUA (text) as its tessel_gpus.lua.
 #   tsc_stop             cancel every job, wait for them, stop the daemons, remove the
 #                        namespaces and $TSC (call from an EXIT trap).
 #   tsc CMD...           run a Slurm client (sbatch, srun, squeue, scancel, ...) in the
@@ -16,6 +18,7 @@
 #   tsc_on NODE CMD...   run CMD in NODE's namespaces (its /run/tessel/slurm, /dev/shm).
 #   tsc_wait_state JOB STATE...  poll squeue/scontrol (bounded, 120 s) until the job is in one
 #                        of the states; 1 when it is not.
+#   tsc_wait_reason JOB REASON   the same for the pending reason (squeue %r, bounded, 60 s).
 #
 # Per node, private mounts (tmpfs) hide /run/tessel/slurm (the plugin's state), /dev/shm (the
 # interposer's per-GPU registry) and $TSC/node (the fake driver's shared state), so that two
@@ -110,6 +113,12 @@ NodeName=n1 NodeAddr=10.250.0.12 NodeHostname=n1 CPUs=${TSC_CPUS:-8} RealMemory=
 NodeName=n2 NodeAddr=10.250.0.13 NodeHostname=n2 CPUs=${TSC_CPUS:-8} RealMemory=2000 Gres=gpu:2,shard:$((2 * TSC_SHARDS)) State=UNKNOWN
 PartitionName=debug Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP
 CONF
+    if [ -n "${TSC_JOB_SUBMIT:-}" ]; then
+        cp "$TSC_JOB_SUBMIT" "$TSC/etc/job_submit.lua" &&
+            printf '%s\n' "$TSC_GPUS_LUA" >"$TSC/etc/tessel_gpus.lua" &&
+            echo "JobSubmitPlugins=lua" >>"$TSC/etc/slurm.conf" ||
+            tsc_fail "the job_submit plugin's files" || return 1
+    fi
     cat >"$TSC/etc/gres.conf" <<CONF
 AutoDetect=off
 NodeName=n[1-2] Name=gpu File=$TSC/dev/nvidia[0-1]
@@ -157,6 +166,17 @@ tsc_wait_state() {
         done
         _i=$((_i + 1))
         [ $_i -ge 1200 ] && return 1
+        sleep 0.1
+    done
+}
+
+# tsc_wait_reason JOB REASON: poll squeue (bounded, 60 s) until the job's pending reason is
+# REASON (the scheduler has looked at it); 1 when it is not.
+tsc_wait_reason() {
+    _i=0
+    while [ "$(tsc squeue -h -j "$1" -o %r)" != "$2" ]; do
+        _i=$((_i + 1))
+        [ $_i -ge 600 ] && return 1
         sleep 0.1
     done
 }

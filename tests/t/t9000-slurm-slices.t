@@ -21,12 +21,15 @@ for f in "$PLUGIN" "$PRE" "$FAKE/libcuda.so.1" "$FAKE/libnvidia-ml.so.1" "$PROBE
     [ -e "$f" ] || missing "$f is not built"
 done
 
-trap 'tsc_stop' EXIT
+trap 'rm -f "$HANG"; tsc_stop' EXIT
 trap 'exit 1' INT TERM
 GiB=1073741824
 export TESSEL_FAKE_GPUS=2xFakeGPU:8G TESSEL_FAKE_CTX_MEM=0
 export LD_LIBRARY_PATH=$FAKE
-TSC_PLUGIN_ARGS="interposer=$PRE nvml=$FAKE/libnvidia-ml.so.1"
+# While this file exists the fake NVML does not answer (a hung driver): see "a hung NVML".
+HANG=$(mktemp -u /tmp/tessel-t9000-hang.XXXXXX)
+export TESSEL_FAKE_NVML_HANG_FILE=$HANG
+TSC_PLUGIN_ARGS="interposer=$PRE nvml=$FAKE/libnvidia-ml.so.1 nvml_timeout=5"
 tsc_start "$PLUGIN" || missing "the Slurm cluster: $TSC_WHY"
 diag "SIMULATED GPUs: 2 per node (fake NVML and driver, $TESSEL_FAKE_GPUS), 4 shards each"
 O=$TSC/out
@@ -39,6 +42,15 @@ wait_lines() {
     while [ "$(cat "$1" 2>/dev/null | grep -c "^$2")" -lt "$3" ]; do
         _i=$((_i + 1))
         [ $_i -ge 600 ] && return 1
+        sleep 0.1
+    done
+}
+# Wait (bounded, 30 s) until no process matches PATTERN (pgrep -f).
+gone() {
+    _i=0
+    while pgrep -f "$1" >/dev/null; do
+        _i=$((_i + 1))
+        [ $_i -ge 300 ] && return 1
         sleep 0.1
     done
 }
@@ -72,11 +84,9 @@ ok $? "sbatch jobs submitted with SLURM_STEP_GPUS empty or forged complete"
 is "$(field "$O/j3" info total) $(field "$O/j4" info total)" "$((4 * GiB)) $((4 * GiB))" \
     "they are held to their shard:2 slice all the same (4 GiB of 8)"
 
-# ---- two half-GPU jobs on one GPU, a third waits, a whole-GPU job waits ------------------
-# The fake driver does not read CUDA_VISIBLE_DEVICES (its CUDA device 0 is always its GPU 0),
-# so the jobs that run CUDA here are those that Slurm places on GPU 0 (first fit: the first
-# shards of an empty node); a CUDA job placed on GPU 1 would use GPU 0, which the watchdog
-# catches (last part of this section).
+# ---- two half-GPU jobs on one GPU, a third waits, a whole GPU's shards on the other -------
+# The fake driver honours CUDA_VISIBLE_DEVICES as the real one does: a job given GPU 1 sees it
+# as its CUDA device 0, and NVML (which ignores the variable) shows its memory on GPU 1.
 GO=$O/go
 hold="$PROBE ctx info fill:mem:256M waitfile:$GO"
 ja=$(sub -w n1 --gres=shard:2 -o "$O/ja" --wrap "echo CVD=\$CUDA_VISIBLE_DEVICES; $hold")
@@ -84,13 +94,25 @@ jb=$(sub -w n1 --gres=shard:2 -o "$O/jb" --wrap "echo CVD=\$CUDA_VISIBLE_DEVICES
 tsc_wait_state "$ja" RUNNING && tsc_wait_state "$jb" RUNNING &&
     wait_lines "$O/ja" fill 1 && wait_lines "$O/jb" fill 1
 ok $? "two half-GPU jobs (shard:2 of 4) run at once on n1"
-jf=$(sub -w n1 --gres=shard:4 -o "$O/jf" --wrap "echo CVD=\$CUDA_VISIBLE_DEVICES; $PROBE waitfile:$GO")
-tsc_wait_state "$jf" RUNNING && wait_lines "$O/jf" CVD= 1
-ok $? "a job of a whole GPU's shards (shard:4) runs on n1's other GPU"
+jf=$(sub -w n1 --gres=shard:4 --gpu-mem=3G -o "$O/jf" --wrap "echo CVD=\$CUDA_VISIBLE_DEVICES; $PROBE ctx info totalmem:1 uuid:0 fill:mem:256M waitfile:$GO")
+tsc_wait_state "$jf" RUNNING && wait_lines "$O/jf" fill 1
+ok $? "a job of a whole GPU's shards (shard:4, --gpu-mem=3G) runs on n1's other GPU"
 cva=$(sed -n 's/^CVD=//p' "$O/ja")
 cvb=$(sed -n 's/^CVD=//p' "$O/jb")
 cvf=$(sed -n 's/^CVD=//p' "$O/jf")
 is "$cva $cvb $cvf" "0 0 1" "both half-GPU jobs are on GPU 0 (CUDA_VISIBLE_DEVICES), the shard:4 job on GPU 1"
+# The job on GPU 1: one CUDA device, GPU 1 (its UUID), held to its 3 GiB there.
+u1=$(env -u TESSEL_FAKE_STATE -u CUDA_VISIBLE_DEVICES "$PROBE" ctx uuid:1 | sed -n 's/^uuid \([^ ]*\).*/\1/p')
+is "$(sed -n 's/^uuid \([^ ]*\).*/\1/p' "$O/jf") $(sed -n 's/^totalmem .* rc=\([0-9]*\)/\1/p' "$O/jf")" "$u1 101" \
+    "the job given GPU 1 sees only GPU 1: its CUDA device 0 has GPU 1's UUID, a device 1 is invalid (101)"
+free=$(field "$O/jf" info free)
+fb=$(sed -n 's/^fill mem n=[0-9]* bytes=\([0-9]*\).*/\1/p' "$O/jf")
+is "$(field "$O/jf" info total) $(field "$O/jf" fill n)" "$((3 * GiB)) $((free / 268435456))" \
+    "it sees 3 GiB and is refused at its limit on GPU 1 (all of its free $free bytes in 256 MiB pieces)"
+# NVML on n1 (the node's shared SIMULATED GPUs): the job's memory is on GPU 1.
+used1=$(tsc_on n1 "$PROBE" nvml:1 | sed -n 's/^nvml .* used=\([0-9]*\) .*/\1/p')
+ok $([ -n "$used1" ] && [ "$used1" -ge "$fb" ] && [ "$used1" -le $((3 * GiB)) ]; echo $?) \
+    "NVML shows its $fb bytes on GPU 1 ($used1 bytes used there), within its 3 GiB"
 # What a job sees (the interposer's view) and where it is refused, from inside the job.
 ctx=$(( 4 * GiB - $(field "$O/ja" info free) ))
 for j in ja jb; do
@@ -102,14 +124,8 @@ is "$(tsc_on n1 sh -c "ls /run/tessel/slurm/$ja /run/tessel/slurm/$jb" | grep -c
     "each job has its own slice on n1"
 jc=$(sub -w n1 --gres=shard:2 -o "$O/jc" --wrap 'echo CVD=$CUDA_VISIBLE_DEVICES')
 # The scheduler has looked at it (every second: SchedulerParameters) once it has a reason.
-_i=0
-while [ $_i -lt 600 ]; do
-    rc=$(tsc squeue -h -j "$jc" -o %r)
-    [ "$rc" = Resources ] && break
-    _i=$((_i + 1))
-    sleep 0.1
-done
-is "$(tsc_state "$jc") $rc" "PENDING Resources" "a third half-GPU job waits in Slurm's queue"
+tsc_wait_reason "$jc" Resources
+is "$(tsc_state "$jc") $(tsc squeue -h -j "$jc" -o %r)" "PENDING Resources" "a third half-GPU job waits in Slurm's queue"
 touch "$GO"
 for j in "$jf" "$ja" "$jb" "$jc"; do
     tsc_wait_state "$j" COMPLETED || break
@@ -120,18 +136,16 @@ is "$(sed -n 's/^CVD=//p' "$O/jc" | wc -l)" 1 "the waiting job ran"
 # ---- the watchdog: GPU memory held outside the slice's GPUs --------------------------------
 jx=$(sub -w n1 --gres=gpu:1 -o "$O/jx0" --wrap "$PROBE waitfile:$O/go-x")
 tsc_wait_state "$jx" RUNNING
-jv=$(sub -w n1 --gres=gpu:1 -o "$O/jv" --wrap "echo CVD=\$CUDA_VISIBLE_DEVICES; $PROBE ctx alloc:mem:1G waitfile:$O/never")
+# A job may set CUDA_VISIBLE_DEVICES itself (nothing but cgroup ConstrainDevices keeps it off a
+# GPU it was not given): this one, given GPU 1, reaches GPU 0.
+jv=$(sub -w n1 --gres=gpu:1 -o "$O/jv" --wrap "echo CVD=\$CUDA_VISIBLE_DEVICES; CUDA_VISIBLE_DEVICES=0 $PROBE ctx alloc:mem:1G waitfile:$O/never")
 tsc_wait_state "$jv" FAILED CANCELLED COMPLETED
 is "$(tsc_state "$jv")" FAILED \
-    "a job given GPU 1 whose process holds memory on GPU 0 (the fake driver's device 0) is stopped"
+    "a job given GPU 1 that sets CUDA_VISIBLE_DEVICES=0 and holds memory on GPU 0 is stopped"
 grep -q "GPU 0: the job's processes hold 1.0 GiB on a GPU it was not given: killed by the GPU-memory watchdog" "$O/jv"
 ok $? "by the GPU-memory watchdog, with the reason in the job's output"
-_i=0
-while pgrep -f "tcu-probe ctx alloc mem 1G waitfile $O/never" >/dev/null && [ $_i -lt 300 ]; do
-    _i=$((_i + 1))
-    sleep 0.1
-done
-ok $([ $_i -lt 300 ]; echo $?) "none of the stopped job's processes is left (the CUDA program below its killed shell too)"
+gone "tcu-probe ctx alloc mem 1G waitfile $O/never"
+ok $? "none of the stopped job's processes is left (the CUDA program below its killed shell too)"
 pkill -KILL -f "tcu-probe ctx alloc mem 1G waitfile $O/never"
 touch "$O/go-x"
 tsc_wait_state "$jx" COMPLETED
@@ -163,6 +177,7 @@ cat >"$O/steps.sh" <<SCRIPT
 srun --overlap -n1 $PROBE ctx fill:mem:256M waitfile:$GO3 >$O/s1 2>&1 &
 srun --overlap -n1 $PROBE ctx fill:mem:256M waitfile:$GO3 >$O/s2 2>&1 &
 wait
+ls /run/tessel/slurm/\$SLURM_JOB_ID | tr '\n' ' ' >$O/js-ls
 SCRIPT
 js=$(sub -w n2 --gres=shard:2 -o "$O/js" "$O/steps.sh")
 wait_lines "$O/s1" fill 1 && wait_lines "$O/s2" fill 1
@@ -173,6 +188,8 @@ ok $? "the two steps share the job's one 4 GiB limit (fills $b bytes + 2 context
 touch "$GO3"
 tsc_wait_state "$js" COMPLETED
 ok $? "the two-step job completes"
+is "$(cat "$O/js-ls")" "batch slice " \
+    "the ended steps' directories are gone while the job still runs (its batch step and slice stay)"
 
 # ---- cleanup after the end and after scancel ----------------------------------------------
 wait_gone n1 "$ja" && wait_gone n2 "$js"
@@ -190,7 +207,13 @@ ok $? "scancel: the job's slice is removed"
 GO5=$O/go5
 jr=$(sub -w n2 --gres=shard:1 -o "$O/jr" --wrap "$PROBE ctx waitfile:$GO5")
 tsc_wait_state "$jr" RUNNING && wait_lines "$O/jr" ctx 1
-stepd=$(pgrep -f "^slurmstepd: \[$jr\.batch\]" | head -n 1)
+# The job's slurmstepd on n2: the one in n2's network namespace (another test's cluster may run
+# a job of the same id at the same time).
+nsn2=$(stat -L -c %i "/run/netns/$tsc_ns-n2")
+stepd=
+for p in $(pgrep -f "^slurmstepd: \[$jr\.batch\]"); do
+    [ "$(stat -L -c %i "/proc/$p/ns/net" 2>/dev/null)" = "$nsn2" ] && stepd=$p
+done
 tsc_on n2 mkdir /run/tessel/slurm/999999
 old=$(cat "$TSC/slurmd-n2.pid")
 kill "$old"
@@ -215,6 +238,92 @@ ok $? "the running job's slice file is there"
 touch "$GO5"
 tsc_wait_state "$jr" COMPLETED && wait_gone n2 "$jr"
 ok $? "the job completes after the restart and its slice is removed"
+
+# ---- NVML that cannot be loaded: the watchdog fails the step closed -------------------------
+# The node's GPU figures are cached from the jobs above; the watchdog loads NVML in each step.
+# plugstack.conf is read by every step: name a library that is not NVML.
+cp "$TSC/etc/plugstack.conf" "$O/plugstack.good"
+sed -i "s|nvml=[^ ]*|nvml=$FAKE/libcuda.so.1|" "$TSC/etc/plugstack.conf"
+jn=$(sub -w n1 --gres=shard:1 -o "$O/jn" --wrap "$PROBE ctx info waitfile:$O/never")
+tsc_wait_state "$jn" FAILED COMPLETED CANCELLED TIMEOUT
+is "$(tsc_state "$jn")" FAILED "NVML cannot be loaded: the job fails, it does not run unwatched"
+grep -q "tessel: the GPU-memory watchdog cannot ask the driver ($FAKE/libcuda.so.1: not an NVML library (entry points missing)): the job's processes are killed" "$O/jn"
+ok $? "the reason is in the job's output: $(grep -m1 'cannot ask the driver' "$O/jn")"
+out=$(tsc srun -w n1 --gres=shard:1 $PROBE ctx info waitfile:$O/never 2>&1)
+ok $([ $? -ne 0 ] && printf '%s' "$out" | grep -q "cannot ask the driver"; echo $?) \
+    "an srun step fails the same way, with the reason"
+gone "tcu-probe ctx info waitfile $O/never"
+ok $? "none of their processes is left"
+cp "$O/plugstack.good" "$TSC/etc/plugstack.conf"
+
+# ---- a long gres.conf is read whole, one above 1 MiB refused -------------------------------
+# (slurmd read its gres.conf at start; the plugin reads it for every step)
+cp "$TSC/etc/gres.conf" "$O/gres.good"
+{
+    yes '# a long gres.conf: comments and other nodes before this node lines' | head -n 400
+    cat "$O/gres.good"
+} >"$TSC/etc/gres.conf.new" && mv "$TSC/etc/gres.conf.new" "$TSC/etc/gres.conf"
+out=$(tsc srun -w n1 --gres=shard:2 $PROBE ctx info 2>&1)
+is "$(printf '%s\n' "$out" | sed -n 's/^info .*total=\([0-9]*\).*/\1/p') $(wc -c <"$TSC/etc/gres.conf")" \
+    "$((4 * GiB)) $(($(wc -c <"$O/gres.good") + 400 * 68))" \
+    "a gres.conf whose node lines come after 16 KiB is read whole: shard:2 is still 4 GiB"
+{
+    yes '# padding' | head -c 1100000
+    cat "$O/gres.good"
+} >"$TSC/etc/gres.conf.new" && mv "$TSC/etc/gres.conf.new" "$TSC/etc/gres.conf"
+out=$(tsc srun -w n1 --gres=shard:2 $PROBE ctx info 2>&1)
+ok $([ $? -ne 0 ] && printf '%s' "$out" | grep -q "gres.conf: larger than 1024 KiB, not read" &&
+    ! printf '%s' "$out" | grep -q '^info'; echo $?) \
+    "a gres.conf above 1 MiB is refused with the reason, the step does not run"
+cp "$O/gres.good" "$TSC/etc/gres.conf"
+
+# ---- a hung NVML: the step fails after nvml_timeout, the node is free again ----------------
+touch "$HANG"
+tsc_on n1 rm -f /run/tessel/slurm/.gpus
+out=$(tsc srun -w n1 --gres=shard:1 $PROBE ctx info </dev/null 2>&1)
+rc=$?
+rm -f "$HANG"
+ok $([ $rc -ne 0 ] && printf '%s' "$out" | grep -q "the node's GPUs (NVML .*): no answer within 5 s" &&
+    ! printf '%s' "$out" | grep -q '^info'; echo $?) \
+    "NVML that does not answer: the step fails after nvml_timeout=5 with the reason, nothing runs"
+out=$(tsc srun -w n1 --gres=shard:2 $PROBE ctx info </dev/null 2>&1)
+is "$(printf '%s\n' "$out" | sed -n 's/^info .*total=\([0-9]*\).*/\1/p')" "$((4 * GiB))" \
+    "once NVML answers, the next step on n1 gets its slice (the node's lock was given back)"
+
+# ---- what root loads or binds must be root's alone -----------------------------------------
+mkdir -m 755 "$O/libs" && mkdir -m 777 "$O/libs/open"
+cp "$PRE" "$O/libs/pre-0666.so" && chmod 666 "$O/libs/pre-0666.so"
+cp "$PRE" "$O/libs/open/pre.so" && chmod 644 "$O/libs/open/pre.so"
+cp "$FAKE/libnvidia-ml.so.1" "$O/libs/nvml-nobody.so" && chown nobody "$O/libs/nvml-nobody.so"
+ln -s "$PRE" "$O/libs/open/link.so"
+# plug ARG=VALUE: the plugin's plugstack.conf line with ARG set to VALUE (added if absent).
+plug() {
+    if grep -q " ${1%%=*}=" "$O/plugstack.good"; then
+        sed "s| ${1%%=*}=[^ ]*| $1|" "$O/plugstack.good" >"$TSC/etc/plugstack.conf"
+    else
+        sed "s|\$| $1|" "$O/plugstack.good" >"$TSC/etc/plugstack.conf"
+    fi
+}
+while IFS='|' read -r arg says; do
+    plug "$arg"
+    out=$(tsc srun -w n1 --gres=shard:1 $PROBE ctx info </dev/null 2>&1)
+    ok $([ $? -ne 0 ] && printf '%s' "$out" | grep -qF -- "$says" &&
+        ! printf '%s' "$out" | grep -q '^info'; echo $?) \
+        "$arg: the step fails, nothing runs: $(printf '%s\n' "$out" | grep -m1 -o 'tessel: .*')"
+done <<BAD
+interposer=$O/libs/pre-0666.so|the interposer $O/libs/pre-0666.so: not a file owned and written only by root
+interposer=$O/libs/open/pre.so|the interposer $O/libs/open/pre.so: its directory $O/libs/open is not root's alone
+nvml=$O/libs/nvml-nobody.so|NVML $O/libs/nvml-nobody.so: not a file owned and written only by root
+BAD
+plug violation=suspend
+out=$(tsc srun -w n1 --gres=shard:1 $PROBE ctx info </dev/null 2>&1)
+ok $([ $? -ne 0 ] && ! printf '%s' "$out" | grep -q '^info' &&
+    printf '%s' "$out" | grep -q "tessel: plugstack.conf argument 'violation=suspend': expected"; echo $?) \
+    "violation=suspend (nothing would resume a Slurm step) is refused with the reason, nothing runs"
+plug "interposer=$O/libs/open/link.so"
+is "$(tsc srun -w n1 --gres=shard:1 cat /etc/ld.so.preload 2>&1)" "$(realpath "$PRE")" \
+    "a link in an open directory is followed once, by root: the task preloads the file it named"
+cp "$O/plugstack.good" "$TSC/etc/plugstack.conf"
 
 # ---- jobs without GPUs, bad input ----------------------------------------------------------
 is "$(CUDA_VISIBLE_DEVICES=1 tsc srun -N1 sh -c 'echo "[$CUDA_VISIBLE_DEVICES]"')" "[]" \

@@ -1,5 +1,6 @@
 #!/bin/sh
-# t9001: `tessel slurm-conf` prints a node's gres.conf, slurm.conf and plugstack.conf lines from
+# t9001: `tessel slurm-conf` prints a node's gres.conf, slurm.conf, plugstack.conf and
+# tessel_gpus.lua (job_submit.lua's view of the node) lines from
 # the GPUs NVML finds (the fake NVML here: SIMULATED GPUs) or --fake-gpus N, and Slurm 22.05's
 # slurmd accepts them (slurmd -G prints the GRES it parsed).
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
@@ -24,6 +25,8 @@ grep -qx 'GresTypes=gpu,shard' "$T/nvml" &&
 ok $? "slurm.conf: GresTypes and the NodeName line with Gres=gpu:2,shard:16"
 grep -qx 'required /usr/lib/x86_64-linux-gnu/slurm/spank_tessel.so' "$T/nvml"
 ok $? "plugstack.conf: the plugin, required"
+is "$(grep -c '^gpu("n7", [01], 17179869184, 8)$' "$T/nvml")" 2 \
+    "tessel_gpus.lua (for job_submit.lua): each GPU's NVML index, memory in bytes and shards"
 
 out=$("$TESSEL" slurm-conf --fake-gpus 3 --node n9)
 printf '%s\n' "$out" >"$T/fake"
@@ -36,6 +39,8 @@ is "$(printf '%s' "$j" | jq -r '.slurm_conf')" "$(sed -n '/^GresTypes/p; /^NodeN
     "--json: the same lines as strings (slurm_conf)"
 is "$(printf '%s' "$j" | jq -r '.gres_conf' | grep -c '^Name=shard Count=4 File=/dev/nvidia[01] ')" 2 \
     "--json: gres_conf"
+is "$(printf '%s' "$j" | jq -r '.tessel_gpus_lua' | grep -c '^-- GPU [01] of n9: memory unknown')" 2 \
+    "--json: tessel_gpus_lua (SIMULATED GPUs without a memory: no gpu() line)"
 
 # Slurm accepts the pasted lines (device files made here stand for /dev/nvidia*).
 mknod "$T/d0" c 1 3 && mknod "$T/d1" c 1 3 || missing "mknod"

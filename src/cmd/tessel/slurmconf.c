@@ -19,18 +19,18 @@
 
 static void usage(FILE *f)
 {
-    fprintf(
-        f, "usage: tessel slurm-conf [--shards-per-gpu N] [--node NAME] [--fake-gpus N] "
-           "[--json]\n"
-           "Print this node's gres.conf, slurm.conf and plugstack.conf lines for Tessel's\n"
-           "Slurm plugin (spank_tessel.so, docs/slurm.md), from the GPUs NVML finds.\n"
-           "\n"
-           "  --shards-per-gpu N  shards of each GPU (default 4): a job of S shards gets S/N\n"
-           "                      of its GPU's memory and compute\n"
-           "  --node NAME         the node's Slurm name (default: this host's short name)\n"
-           "  --fake-gpus N       N SIMULATED GPUs instead of NVML's (tests, a dry run)\n"
-           "  --json              print {\"gres_conf\", \"slurm_conf\", \"plugstack_conf\"}: each\n"
-           "                      file's lines as one string\n");
+    fprintf(f, "usage: tessel slurm-conf [--shards-per-gpu N] [--node NAME] [--fake-gpus N] "
+               "[--json]\n"
+               "Print this node's gres.conf, slurm.conf, plugstack.conf and tessel_gpus.lua lines\n"
+               "for Tessel's Slurm plugins (spank_tessel.so, job_submit.lua: docs/slurm.md), from\n"
+               "the GPUs NVML finds.\n"
+               "\n"
+               "  --shards-per-gpu N  shards of each GPU (default 4): a job of S shards gets S/N\n"
+               "                      of its GPU's memory and compute\n"
+               "  --node NAME         the node's Slurm name (default: this host's short name)\n"
+               "  --fake-gpus N       N SIMULATED GPUs instead of NVML's (tests, a dry run)\n"
+               "  --json              print {\"gres_conf\", \"slurm_conf\", \"plugstack_conf\",\n"
+               "                      \"tessel_gpus_lua\"}: each file's lines as one string\n");
 }
 
 int cmd_slurm_conf(cli_t *cli, int argc, char **argv)
@@ -98,10 +98,10 @@ int cmd_slurm_conf(cli_t *cli, int argc, char **argv)
         snprintf(files, sizeof files, "/dev/nvidia0");
     else
         snprintf(files, sizeof files, "/dev/nvidia[0-%d]", n - 1);
-    char *text[3] = {NULL, NULL, NULL};
-    size_t len[3];
-    FILE *f[3];
-    for (int k = 0; k < 3; k++)
+    char *text[4] = {NULL, NULL, NULL, NULL};
+    size_t len[4];
+    FILE *f[4];
+    for (int k = 0; k < 4; k++)
         if (!(f[k] = open_memstream(&text[k], &len[k]))) {
             for (int j = 0; j < k; j++)
                 fclose(f[j]);
@@ -132,25 +132,34 @@ int cmd_slurm_conf(cli_t *cli, int argc, char **argv)
             node, cpus > 0 ? cpus : 1,
             pages > 0 && psize > 0 ? (long long)pages * psize / (1024 * 1024) : 1LL, n, shards * n);
     fprintf(f[2], "required /usr/lib/x86_64-linux-gnu/slurm/spank_tessel.so\n");
+    /* For job_submit.lua on the slurmctld host: gpu(NODE, NVML INDEX, BYTES, SHARDS). */
+    for (int i = 0; i < n; i++) {
+        if (gpus[i].mem_total)
+            fprintf(f[3], "gpu(\"%s\", %d, %" PRIu64 ", %" PRId64 ")\n", node, i, gpus[i].mem_total,
+                    shards);
+        else
+            fprintf(f[3], "-- GPU %d of %s: memory unknown (SIMULATED)\n", i, node);
+    }
     bool okw = true;
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 4; k++)
         okw = fclose(f[k]) == 0 && okw;
     if (!okw) {
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < 4; k++)
             free(text[k]);
         return cli_fail("out of memory");
     }
     if (cli->json) {
-        json_t *j = json_pack("{s:s, s:s, s:s}", "gres_conf", text[0], "slurm_conf", text[1],
-                              "plugstack_conf", text[2]);
+        json_t *j = json_pack("{s:s, s:s, s:s, s:s}", "gres_conf", text[0], "slurm_conf", text[1],
+                              "plugstack_conf", text[2], "tessel_gpus_lua", text[3]);
         if (j)
             cli_print_json(j);
         json_decref(j);
     } else {
-        printf("%s\n# slurm.conf\n%s\n# plugstack.conf (every node and submit host)\n%s", text[0],
-               text[1], text[2]);
+        printf("%s\n# slurm.conf\n%s\n# plugstack.conf (every node and submit host)\n%s\n"
+               "-- tessel_gpus.lua (slurmctld host, beside job_submit.lua: every node's lines)\n%s",
+               text[0], text[1], text[2], text[3]);
     }
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 4; k++)
         free(text[k]);
     return CLI_OK;
 }

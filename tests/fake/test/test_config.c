@@ -112,6 +112,61 @@ static void test_uuids(void **state)
     }
 }
 
+/* CUDA_VISIBLE_DEVICES as the driver reads it: indexes or UUID prefixes, in their order, up to
+ * the first entry that names no (new) device. */
+static void test_visible(void **state)
+{
+    tfake_config_t c;
+    memset(&c, 0, sizeof c);
+    tsl_error_t e = {{0}};
+    assert_int_equal(tfake_parse_gpus("3xA:1G", &c, &e), 0);
+    assert_int_equal(tfake_parse_uuids("GPU-00112233-4455-6677-8899-aabbccddeeff,"
+                                       "GPU-00112299-4455-6677-8899-aabbccddeeff,"
+                                       "GPU-ffeeddcc-bbaa-9988-7766-554433221100",
+                                       &c, &e),
+                     0);
+    static const struct {
+        const char *v;
+        int n, phys[3];
+    } cases[] = {
+        {NULL, 3, {0, 1, 2}}, /* unset: every device */
+        {"", 0, {0}},         /* empty: none */
+        {"1", 1, {1}},
+        {"2,0", 2, {2, 0}}, /* in the list's order */
+        {"0,1,2", 3, {0, 1, 2}},
+        {"1,", 1, {1}},
+        {"1,7,0", 1, {1}},  /* an index out of range ends the list */
+        {"-1", 0, {0}},     /* "-1": no device */
+        {"0,-1,2", 1, {0}}, /* ... after the devices before it */
+        {"1,1,2", 1, {1}},  /* a device named twice ends it */
+        {"0,,2", 1, {0}},   /* so does a blank entry */
+        {"0, 2", 1, {0}},   /* and one with a space */
+        {"x", 0, {0}},
+        {"GPU-ffeeddcc", 1, {2}},                                  /* a UUID prefix */
+        {"GPU-FFEEDDCC-bbaa-9988-7766-554433221100,0", 2, {2, 0}}, /* whole, any case */
+        {"GPU-00112233,GPU-ffee", 2, {0, 2}},
+        {"GPU-001122,1", 0, {0}},     /* a prefix of two devices' UUIDs names none */
+        {"2,GPU-0011229", 2, {2, 1}}, /* one of them, unambiguous */
+        {"GPU-abcdef", 0, {0}},       /* no such UUID */
+        {"GPU-", 0, {0}},
+        {"MIG-00112233", 0, {0}},                         /* no MIG instances on a fake */
+        {"00112233-4455-6677-8899-aabbccddeeff", 0, {0}}, /* a UUID needs its "GPU-" */
+        {"0001", 1, {1}},
+        {"99999999999999999999", 0, {0}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int phys[TFAKE_MAX_DEVICES] = {0};
+        int n = tfake_visible(cases[i].v, &c, phys);
+        if (n != cases[i].n)
+            fail_msg("CUDA_VISIBLE_DEVICES='%s': %d devices, expected %d",
+                     cases[i].v ? cases[i].v : "(unset)", n, cases[i].n);
+        for (int k = 0; k < n; k++)
+            if (phys[k] != cases[i].phys[k])
+                fail_msg("CUDA_VISIBLE_DEVICES='%s': ordinal %d is device %d, expected %d",
+                         cases[i].v ? cases[i].v : "(unset)", k, phys[k], cases[i].phys[k]);
+    }
+}
+
 static void test_env(void **state)
 {
     tfake_config_t c;
@@ -200,6 +255,7 @@ int main(void)
         cmocka_unit_test(test_default_and_counts),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_uuids),
+        cmocka_unit_test(test_visible),
         cmocka_unit_test(test_env),
         cmocka_unit_test(test_display_name),
     };

@@ -24,11 +24,11 @@
 
 static void clear_env(void)
 {
-    static const char *vars[] = {"TESSEL_FAKE_GPUS",       "TESSEL_FAKE_GPU_UUIDS",
-                                 "TESSEL_FAKE_KERNEL_US",  "TESSEL_FAKE_CTX_MEM",
-                                 "TESSEL_FAKE_STATE",      "TESSEL_FAKE_ALLOC_GRANULE",
-                                 "TESSEL_FAKE_CALLS_FILE", "TESSEL_FAKE_CTX_MEM_CREATED",
-                                 "TESSEL_FAKE_MODULE_MEM", "TESSEL_FAKE_FUNC_MEM"};
+    static const char *vars[] = {
+        "TESSEL_FAKE_GPUS",       "TESSEL_FAKE_GPU_UUIDS",       "TESSEL_FAKE_KERNEL_US",
+        "TESSEL_FAKE_CTX_MEM",    "TESSEL_FAKE_STATE",           "TESSEL_FAKE_ALLOC_GRANULE",
+        "TESSEL_FAKE_CALLS_FILE", "TESSEL_FAKE_CTX_MEM_CREATED", "TESSEL_FAKE_MODULE_MEM",
+        "TESSEL_FAKE_FUNC_MEM",   "CUDA_VISIBLE_DEVICES"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
         unsetenv(vars[i]);
 }

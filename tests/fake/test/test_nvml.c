@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,7 @@ static void start(const char *gpus)
     nvml_down();
     unsetenv("TESSEL_FAKE_STATE");
     unsetenv("TESSEL_FAKE_GPU_UUIDS");
+    unsetenv("CUDA_VISIBLE_DEVICES");
     setenv("TESSEL_FAKE_CTX_MEM", "300M", 1);
     setenv("TESSEL_FAKE_GPUS", gpus, 1);
     OK(cuInit(0));
@@ -46,7 +48,16 @@ static int teardown(void **state)
 {
     tessel_fake_reset();
     nvml_down();
+    unsetenv("CUDA_VISIBLE_DEVICES");
     return 0;
+}
+
+/* The driver again, with CUDA_VISIBLE_DEVICES set (read at cuInit); NVML goes on showing all. */
+static CUresult restart_visible(const char *visible)
+{
+    tessel_fake_reset();
+    setenv("CUDA_VISIBLE_DEVICES", visible, 1);
+    return cuInit(0);
 }
 
 static void test_devices_agree(void **state)
@@ -364,6 +375,140 @@ static void test_utilisation(void **state)
     assert_int_equal(u.gpu, 100);
 }
 
+/* CUDA_VISIBLE_DEVICES as the real driver honours it: CUDA ordinal k is the k-th device of the
+ * list, with that device's name, memory, UUID, PCI bus id and usage, as NVML (which ignores the
+ * variable) shows them under the device's own index. */
+static void test_visible_devices(void **state)
+{
+    start("A:1G,B:2G,C:4G");
+    nvmlDevice_t nd[3];
+    char uuid[3][NVML_DEVICE_UUID_V2_BUFFER_SIZE];
+    for (unsigned i = 0; i < 3; i++) {
+        NOK(nvmlDeviceGetHandleByIndex_v2(i, &nd[i]));
+        NOK(nvmlDeviceGetUUID(nd[i], uuid[i], sizeof uuid[i]));
+    }
+
+    OK(restart_visible("2,1"));
+    int n = 0;
+    OK(cuDeviceGetCount(&n));
+    assert_int_equal(n, 2);
+    unsigned nn = 0;
+    NOK(nvmlDeviceGetCount_v2(&nn));
+    assert_int_equal(nn, 3);
+    CUdevice d;
+    assert_int_equal(cuDeviceGet(&d, 2), CUDA_ERROR_INVALID_DEVICE);
+    static const unsigned want[2] = {2, 1};
+    for (int k = 0; k < 2; k++) {
+        char name[64], bus[32], u[64];
+        size_t total;
+        OK(cuDeviceGet(&d, k));
+        assert_int_equal(d, k); /* a CUdevice is the ordinal */
+        OK(cuDeviceGetName(name, sizeof name, k));
+        assert_string_equal(name, want[k] == 2 ? "Fake C" : "Fake B");
+        OK(cuDeviceTotalMem_v2(&total, k));
+        assert_true(total == (want[k] == 2 ? 4 * GiB : 2 * GiB));
+        CUuuid cu;
+        OK(cuDeviceGetUuid_v2(&cu, k));
+        const unsigned char *b = (const unsigned char *)cu.bytes;
+        snprintf(u, sizeof u,
+                 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                 b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+                 b[14], b[15]);
+        assert_string_equal(u, uuid[want[k]]);
+        OK(cuDeviceGetPCIBusId(bus, sizeof bus, k));
+        nvmlPciInfo_t pci;
+        NOK(nvmlDeviceGetPciInfo_v3(nd[want[k]], &pci));
+        assert_string_equal(bus, pci.busIdLegacy);
+        CUdevice back = -1;
+        OK(cuDeviceGetByPCIBusId(&back, bus));
+        assert_int_equal(back, k);
+        int busno = 0;
+        OK(cuDeviceGetAttribute(&busno, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, k));
+        assert_int_equal(busno, (int)want[k] + 1);
+    }
+    /* A hidden device's bus id names no device. */
+    char bus0[32];
+    snprintf(bus0, sizeof bus0, "0000:01:00.0");
+    assert_int_equal(cuDeviceGetByPCIBusId(&d, bus0), CUDA_ERROR_INVALID_DEVICE);
+
+    /* Memory on ordinal 0 is used on device 2, as NVML shows it. */
+    nvmlMemory_t before[3], after[3];
+    for (int i = 0; i < 3; i++)
+        NOK(nvmlDeviceGetMemoryInfo(nd[i], &before[i]));
+    CUcontext c;
+    OK(cuDevicePrimaryCtxRetain(&c, 0));
+    OK(cuCtxSetCurrent(c));
+    CUdeviceptr p;
+    OK(cuMemAlloc_v2(&p, 100 * MiB));
+    size_t fr = 0, tot = 0;
+    OK(cuMemGetInfo_v2(&fr, &tot));
+    assert_true(tot == 4 * GiB && fr == 4 * GiB - 400 * MiB);
+    for (int i = 0; i < 3; i++)
+        NOK(nvmlDeviceGetMemoryInfo(nd[i], &after[i]));
+    assert_true(after[2].used - before[2].used == 400 * MiB); /* context + allocation */
+    assert_true(after[0].used == before[0].used && after[1].used == before[1].used);
+    assert_true(tessel_fake_process_used(0) == 400 * MiB); /* hooks take ordinals too */
+    assert_true(tessel_fake_process_used(1) == 0);
+    /* Device 2's whole memory is what ordinal 0 may fill. */
+    CUdeviceptr big;
+    assert_int_equal(cuMemAlloc_v2(&big, 4 * GiB - 399 * MiB), CUDA_ERROR_OUT_OF_MEMORY);
+    OK(cuMemFree_v2(p));
+    OK(cuDevicePrimaryCtxRelease_v2(0));
+
+    /* A UUID prefix names its device. */
+    char prefix[16];
+    snprintf(prefix, sizeof prefix, "%.12s", uuid[1]);
+    OK(restart_visible(prefix));
+    OK(cuDeviceGetCount(&n));
+    assert_int_equal(n, 1);
+    size_t total;
+    OK(cuDeviceTotalMem_v2(&total, 0));
+    assert_true(total == 2 * GiB);
+
+    /* The empty string, or a first entry that names no device: no device at all.  cuInit fails
+     * with CUDA_ERROR_NO_DEVICE and stays failed; nothing else is initialised. */
+    static const char *none[] = {"", "-1", "3", "GPU-nosuch", "MIG-0"};
+    for (size_t i = 0; i < sizeof none / sizeof none[0]; i++) {
+        assert_int_equal(restart_visible(none[i]), CUDA_ERROR_NO_DEVICE);
+        assert_int_equal(cuInit(0), CUDA_ERROR_NO_DEVICE);
+        assert_int_equal(cuDeviceGetCount(&n), CUDA_ERROR_NOT_INITIALIZED);
+        NOK(nvmlDeviceGetCount_v2(&nn));
+        assert_int_equal(nn, 3);
+    }
+}
+
+/* TESSEL_FAKE_NVML_HANG_FILE: nvmlInit answers only once the file is gone. */
+static void test_hang(void **state)
+{
+    nvml_down();
+    char path[] = "/tmp/tessel-fake-hang-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    setenv("TESSEL_FAKE_NVML_HANG_FILE", path, 1);
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t kid = fork();
+    if (kid == 0) {
+        alarm(30); /* never outlive a failed parent */
+        char c = nvmlInit_v2() == NVML_SUCCESS ? 'y' : 'n';
+        _exit(write(p[1], &c, 1) == 1 ? 0 : 1);
+    }
+    close(p[1]);
+    /* No answer while the file exists (a working hang never answers; a broken one would answer
+     * at once, well within this wait). */
+    struct pollfd pf = {.fd = p[0], .events = POLLIN};
+    assert_int_equal(poll(&pf, 1, 300), 0);
+    unlink(path);
+    char c = 0;
+    assert_int_equal(read(p[0], &c, 1), 1);
+    assert_int_equal(c, 'y');
+    int st;
+    assert_int_equal(waitpid(kid, &st, 0), kid);
+    close(p[0]);
+    unsetenv("TESSEL_FAKE_NVML_HANG_FILE");
+}
+
 static void test_errors(void **state)
 {
     tessel_fake_reset();
@@ -410,6 +555,8 @@ int main(void)
         cmocka_unit_test_teardown(test_memory_across_processes, teardown),
         cmocka_unit_test_teardown(test_zombie_holds_nothing, teardown),
         cmocka_unit_test_teardown(test_utilisation, teardown),
+        cmocka_unit_test_teardown(test_visible_devices, teardown),
+        cmocka_unit_test_teardown(test_hang, teardown),
         cmocka_unit_test_teardown(test_errors, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
