@@ -14,7 +14,11 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/tessel-bench-console-ab-XXXXXX")
 . "$SRC/bench/lib/tesseld.sh"
 trap bench_cleanup EXIT INT TERM
 mkdir -p "$T/old"
-git -C "$SRC" archive "$BASE" web/index.html web/app web/vendor | tar -x -C "$T/old"
+# web/vendor held uPlot until the console drew its own charts (web/app/chart.js).
+paths="web/index.html web/app"
+! git -C "$SRC" cat-file -e "$BASE:web/vendor" 2>/dev/null || paths="$paths web/vendor"
+# shellcheck disable=SC2086 # the paths are words
+git -C "$SRC" archive "$BASE" $paths | tar -x -C "$T/old"
 start() { bench_start --fake-gpus 8xRTX4090:24G --no-cgroups --web-root "$1"; }
 stop() { bench_stop; }
 echo "== machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"

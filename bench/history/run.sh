@@ -8,7 +8,9 @@
 #   2. a tesseld with 8 simulated GPUs serves that store: GET /v1/history for the week per
 #      scope (curl's total time, median of 11), against the budget;
 #   3. Debian's Chromium loads the console fresh at #/?range=week (web/test/history-load.mjs):
-#      the time from navigation start to every chart drawn, median of 5, against the budget;
+#      the time from navigation start to every chart drawn, median of 5, against the budget
+#      (Chromium without its address bar's popup app in each new window, as a running
+#      browser has it already: web/test/chromium.mjs; the same with it, beside);
 #      then the same for a returning visitor, with tesseld's answers cold, and the in-app switch
 #      (the overview drawn at the hour, a click on Week, to every chart holding the week), and
 #      the floor under any page (the same fresh load of a document with no script).
@@ -49,6 +51,9 @@ echo "== 3. the console's week view, fresh load (Chromium; tesseld restarted: th
 stop
 start
 TESSEL_URL=$URL TESSEL_ADMIN=$TOKEN HOME=$T node "$SRC/web/test/history-load.mjs"
+echo "== 3'. the same fresh load with Chromium's own interface built for each new window (its"
+echo "      headless default, BROWSER_UI=1: the address bar's popup app beside the page; web/test/chromium.mjs)"
+TESSEL_URL=$URL TESSEL_ADMIN=$TOKEN HOME=$T BROWSER_UI=1 node "$SRC/web/test/history-load.mjs" | tail -n 1
 echo "== 3a. a returning visitor (one browser profile: files revalidated, 304; compiled code kept)"
 TESSEL_URL=$URL TESSEL_ADMIN=$TOKEN HOME=$T REVISIT=1 node "$SRC/web/test/history-load.mjs"
 echo "== 3b. the in-app switch: the overview loaded and drawn (hour), then a click on Week"

@@ -12,18 +12,12 @@
 //   FLOOR=1 (the floor under any page: the same fresh load of tesseld's icon, a 316-byte
 //   document with no script, navigation start to its load event)
 
-import { chromium } from 'playwright-core';
+import { launch } from './chromium.mjs';
 
 const URL = process.env.TESSEL_URL;
 const ADMIN = process.env.TESSEL_ADMIN;
 const RUNS = Number(process.env.RUNS || 5);
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  chromiumSandbox: false,
-  args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-});
+const browser = await launch();
 const drawn = [], marks = [];
 const REVISIT = process.env.REVISIT === '1';
 const SWITCH = process.env.SWITCH === '1';

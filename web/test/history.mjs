@@ -11,7 +11,7 @@
 //
 // Prints "PASS text" / "FAIL text" per check (the shell wrapper makes them TAP).
 
-import { chromium } from 'playwright-core';
+import { launch } from './chromium.mjs';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -30,13 +30,7 @@ function check(cond, text, detail) {
   if (!cond) { failures++; if (detail !== undefined) console.log(`# ${String(detail).split('\n').join('\n# ')}`); }
 }
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  chromiumSandbox: false,
-  args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-});
+const browser = await launch();
 const errors = [];
 const chart = (g) => `section.gpu[data-gpu="${g}"] .chart`;
 async function attrs(page, sel) {

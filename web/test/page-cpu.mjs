@@ -5,14 +5,13 @@
 // sign-in page); "jobs" waits for the page's heading; "week" for the week view's charts.
 //   TESSEL_URL=... TESSEL_ADMIN=... PATHS="/app/icon.svg /#signin /#signin /#/jobs" node web/test/page-cpu.mjs
 // docs/console.md, "After the load-order changes".
-import { chromium } from 'playwright-core';
+import { launch } from './chromium.mjs';
 import fs from 'fs';
 const URL = process.env.TESSEL_URL;
 function cpuOf(pid) { try { const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' '); return (+f[11] + +f[12]); } catch { return 0; } }
 function threads() { const per = {}; for (const p of fs.readdirSync('/proc')) { if (!/^\d+$/.test(p)) continue; try { const c = fs.readFileSync(`/proc/${p}/comm`, 'utf8').trim(); if (!(c.startsWith('chrom') || c.startsWith('headless'))) continue; const cmd = fs.readFileSync(`/proc/${p}/cmdline`, 'utf8'); const ty = (/--type=([a-z-]+)/.exec(cmd) || [, 'browser'])[1]; for (const t of fs.readdirSync(`/proc/${p}/task`)) { const st = fs.readFileSync(`/proc/${p}/task/${t}/stat`, 'utf8'); const name = st.slice(st.indexOf('(') + 1, st.lastIndexOf(')')); const f = st.split(') ')[1].split(' '); const k = ty + ':' + name.replace(/\d+$/, ''); per[k] = (per[k] || 0) + (+f[11] + +f[12]); } } catch {} } return per; }
 function chromeCpu() { let s = 0; const per = {}; for (const p of fs.readdirSync('/proc')) { if (!/^\d+$/.test(p)) continue; try { const c = fs.readFileSync(`/proc/${p}/comm`, 'utf8').trim(); if (c.startsWith('chrom') || c.startsWith('headless')) { const v = cpuOf(p); s += v; const cmd = fs.readFileSync(`/proc/${p}/cmdline`, 'utf8'); const ty = (/--type=([a-z-]+)/.exec(cmd) || [, 'browser'])[1]; per[ty] = (per[ty] || 0) + v; } } catch {} } return [s, per]; }
-const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, chromiumSandbox: false,
-  args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'] });
+const browser = await launch();
 for (const path of (process.env.PATHS || '/app/icon.svg').split(' ')) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   if (!path.includes('signin')) await context.addInitScript((t) => sessionStorage.setItem('tessel.token', t), process.env.TESSEL_ADMIN);
