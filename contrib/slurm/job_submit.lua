@@ -43,10 +43,28 @@ function M.size(b)
     return string.format("%.2f %s", v, units[u])
 end
 
+-- Instructions tessel_gpus.lua may run: a cluster of thousands of GPUs takes a few per line.
+local GPUS_MAX_INSTRUCTIONS = 10000000
+
 -- The GPUs of the cluster from tessel_gpus.lua: lines gpu("NODE", INDEX, BYTES, SHARDS), run
 -- with nothing but gpu() in reach.  A list of {node, index, mem, shards}, or nil and the reason.
+-- Read as text (precompiled Lua, which Lua 5.1 does not verify, is refused), run in an empty
+-- environment with the strings' methods out of reach ("x":rep(2^31)) and a bounded number of
+-- instructions, so that a mistake in it cannot run commands, exhaust memory or hang slurmctld.
 function M.load_gpus(path)
-    local chunk, err = loadfile(path)
+    local f, oerr = io.open(path, "rb")
+    if not f then
+        return nil, oerr
+    end
+    local text = f:read("*a")
+    f:close()
+    if not text then
+        return nil, path .. ": cannot be read"
+    end
+    if string.sub(text, 1, 1) == "\27" then
+        return nil, path .. ": precompiled Lua is refused (write gpu() lines as text)"
+    end
+    local chunk, err = loadstring(text, "@" .. path)
     if not chunk then
         return nil, err
     end
@@ -67,7 +85,15 @@ function M.load_gpus(path)
         end,
     }
     setfenv(chunk, env)
+    local smt = getmetatable("")
+    local index = smt.__index
+    smt.__index = {}
+    debug.sethook(function()
+        error("runs too long (more than " .. GPUS_MAX_INSTRUCTIONS .. " instructions)", 2)
+    end, "", GPUS_MAX_INSTRUCTIONS)
     local ok, e = pcall(chunk)
+    debug.sethook()
+    smt.__index = index
     if not ok then
         return nil, path .. ": " .. tostring(e)
     end
@@ -123,36 +149,82 @@ function M.options(job)
     return mem, share
 end
 
--- With whole_gpus_as_shards() in tessel_gpus.lua: a job of one whole GPU per node
--- (--gres=gpu:1, alone) asks instead for all the shards of one GPU (--gres=shard:C, every GPU
--- having C shards), so that it waits until a GPU has no shard job left.  Slurm 22.05 counts
--- gpu and shard apart and may give a GPU whole while its shards are in use (docs/slurm.md).
--- The new tres_per_node, or nil when the job is not such a job or the GPUs' shard counts
--- differ.
-function M.whole_gpu_as_shards(job, gpus)
-    local tpn = job.tres_per_node
-    if not gpus or not gpus.whole_as_shards or type(tpn) ~= "string" then
-        return nil
-    end
-    local prefix = string.match(tpn, "^gres[:/]") or ""
-    local spec = string.sub(tpn, #prefix + 1)
-    if spec ~= "gpu:1" and spec ~= "gpu" then
-        return nil
-    end
-    for _, field in ipairs({ "tres_per_job", "tres_per_socket", "tres_per_task" }) do
+-- The whole-GPU items of a job's GRES: a list of {field, prefix, type, count, item} for each
+-- "gpu" item of its tres_per_* fields ("gres:gpu:1", "gres/gpu:a100:2", "gpu"; count nil when
+-- it is not a number), and whether it also asks for shards.
+function M.gpu_items(job)
+    local items, shards = {}, false
+    for _, field in ipairs({ "tres_per_node", "tres_per_job", "tres_per_socket", "tres_per_task" }) do
         local v = job[field]
-        if type(v) == "string" and (string.find(v, "gpu", 1, true) or string.find(v, "shard", 1, true)) then
-            return nil
+        if type(v) == "string" then
+            for item in string.gmatch(v, "[^,]+") do
+                local prefix = string.match(item, "^gres[:/]") or ""
+                local parts = {}
+                for p in string.gmatch(string.sub(item, #prefix + 1), "[^:]+") do
+                    parts[#parts + 1] = p
+                end
+                if parts[1] == "shard" then
+                    shards = true
+                elseif parts[1] == "gpu" then
+                    local kind, count = nil, 1
+                    if #parts == 2 then
+                        count = tonumber(string.match(parts[2], "^%d+$") or "")
+                        if not count then
+                            kind, count = parts[2], 1
+                        end
+                    elseif #parts >= 3 then
+                        kind = parts[2]
+                        count = #parts == 3 and tonumber(string.match(parts[3], "^%d+$") or "") or nil
+                    end
+                    items[#items + 1] = { field = field, prefix = prefix, type = kind, count = count,
+                        item = item }
+                end
+            end
         end
+    end
+    return items, shards
+end
+
+-- With whole_gpus_as_shards() in tessel_gpus.lua: a job of one whole GPU per node
+-- (--gres=gpu:1, other GRES beside it kept) asks instead for all the shards of one GPU
+-- (--gres=shard:C, every GPU having C shards), so that it waits until a GPU has no shard job
+-- left.  Slurm 22.05 counts gpu and shard apart and may give a GPU whole while its shards are
+-- in use (docs/slurm.md); the nodes refuse a whole GPU that has shards, so any other whole-GPU
+-- request (--gpus=N, --gres=gpu:TYPE:1, gpu:2, GPUs per task or socket, GPUs and shards
+-- together, a cluster whose GPUs have unequal shard counts) is refused here, with the reason.
+-- Returns the new tres_per_node; nil when the rule is off or the job asks for no whole GPU; or
+-- nil and the reason to refuse it.
+function M.whole_gpu_as_shards(job, gpus)
+    if not gpus or not gpus.whole_as_shards then
+        return nil
+    end
+    local items, shards = M.gpu_items(job)
+    if #items == 0 then
+        return nil
+    end
+    local it = items[1]
+    if #items > 1 or shards or it.field ~= "tres_per_node" or it.type or it.count ~= 1 then
+        return nil, string.format("whole GPUs are given as all the shards of one GPU on this "
+            .. "cluster: ask for --gres=gpu:1 (one GPU per node, no type) or --gres=shard:N, "
+            .. "not %s", it.item)
     end
     local count
     for _, g in ipairs(gpus) do
         if g.shards <= 0 or (count and g.shards ~= count) then
-            return nil
+            return nil, "whole GPUs are given as all the shards of one GPU on this cluster, "
+                .. "but its GPUs' shard counts differ: ask for --gres=shard:N"
         end
         count = g.shards
     end
-    return count and string.format("%sshard:%d", prefix, count) or nil
+    if not count then
+        return nil, "whole GPUs are given as shards on this cluster, but tessel_gpus.lua names "
+            .. "no GPU"
+    end
+    local out = {}
+    for item in string.gmatch(job.tres_per_node, "[^,]+") do
+        out[#out + 1] = item == it.item and string.format("%sshard:%d", it.prefix, count) or item
+    end
+    return table.concat(out, ",")
 end
 
 -- With options_as_shards() in tessel_gpus.lua, where every shard of the cluster stands for the
@@ -247,6 +319,25 @@ local function here(name)
     return dir .. "/" .. name
 end
 
+-- The whole-GPU rule for a job's GRES (submitted, or changed by scontrol update): the job's
+-- tres_per_node turned into shards, or the reason to refuse it.  A job asking for a whole GPU
+-- is refused when tessel_gpus.lua cannot be loaded (the rule would silently be off).
+local function whole_gpus(job, gpus, err)
+    if #M.gpu_items(job) > 0 and not gpus then
+        return string.format("tessel_gpus.lua could not be loaded (%s): whole-GPU jobs are "
+            .. "refused until the administrator repairs it", err)
+    end
+    local shards, why = M.whole_gpu_as_shards(job, gpus)
+    if why then
+        return why
+    end
+    if shards then
+        slurm.log_info("tessel: a whole GPU as its shards: %s -> %s", job.tres_per_node, shards)
+        job.tres_per_node = shards
+    end
+    return nil
+end
+
 local function submit(job)
     local gpus, err = M.load_gpus(here("tessel_gpus.lua"))
     if not gpus then
@@ -264,10 +355,25 @@ local function submit(job)
         slurm.log_user("tessel: %s: nothing was queued", why)
         return slurm.ERROR
     end
-    local shards = M.whole_gpu_as_shards(job, gpus)
-    if shards then
-        slurm.log_info("tessel: a whole GPU as its shards: %s -> %s", job.tres_per_node, shards)
-        job.tres_per_node = shards
+    why = whole_gpus(job, gpus, err)
+    if why then
+        slurm.log_user("tessel: %s: nothing was queued", why)
+        return slurm.ERROR
+    end
+    return slurm.SUCCESS
+end
+
+-- scontrol update of a pending job: its owner may change its GRES (TresPerNode=gres:gpu:1 on
+-- a shard job); the same whole-GPU rule applies to the fields it changes.
+local function modify(job)
+    local gpus, err
+    if #M.gpu_items(job) > 0 then
+        gpus, err = M.load_gpus(here("tessel_gpus.lua"))
+    end
+    local why = whole_gpus(job, gpus, err)
+    if why then
+        slurm.log_user("tessel: %s: the job was not changed", why)
+        return slurm.ERROR
     end
     return slurm.SUCCESS
 end
@@ -278,7 +384,7 @@ if slurm then
     end
 
     function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
-        return slurm.SUCCESS
+        return modify(job_desc)
     end
 end
 

@@ -88,6 +88,28 @@ int tagent_jobns_enter(const char *state)
     return 0;
 }
 
+int tagent_jobns_bind_file(const char *path, int fd, const char *name)
+{
+    char dst[4096];
+    struct stat want, got;
+    if (fd < 0 || path[0] != '/' || strchr(name, '/') || !name[0]) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (snprintf(dst, sizeof dst, "%s/%s", TCU_LIMITS_DIR, name) >= (int)sizeof dst) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    /* By path: a mount namespace binds only its own mounts (the fd's is the parent's). */
+    if (fstat(fd, &want) < 0 || bind_ro(path, dst) < 0 || stat(dst, &got) < 0)
+        return -1;
+    if (got.st_dev != want.st_dev || got.st_ino != want.st_ino) {
+        errno = ESTALE; /* replaced since it was checked */
+        return -1;
+    }
+    return 0;
+}
+
 #if defined(__x86_64__)
 #define ARCH_NR AUDIT_ARCH_X86_64
 #elif defined(__aarch64__)

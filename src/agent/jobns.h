@@ -30,6 +30,14 @@ int tagent_jobns_prepare(tsl_error_t *err);
  * else can write).  0, or -1 with errno (the caller reports the stage). */
 int tagent_jobns_enter(const char *state);
 
+/* In the job's process, as root, after tagent_jobns_enter: bind path read-only over
+ * TCU_LIMITS_DIR/name (an empty root-owned file of the state directory), and check that what
+ * was bound is the file open at fd (the interposer as root checked it, held open since), so
+ * that the path ld.so.preload names holds that very file for the job's life, whatever becomes
+ * of path later (an upgrade that re-points a link and deletes the old file).  0, or -1 with
+ * errno (ESTALE: path is another file now). */
+int tagent_jobns_bind_file(const char *path, int fd, const char *name);
+
 /* In the job's process, last thing before exec (after no_new_privs): refuse the creation of a
  * user namespace (clone/unshare with CLONE_NEWUSER, and clone3, whose flags a filter cannot
  * read: it gets ENOSYS, and the C libraries then use clone).  0, or -1 with errno. */

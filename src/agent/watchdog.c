@@ -85,6 +85,11 @@ bool tsw_over(uint64_t sum, uint64_t limit)
     return sum > limit;
 }
 
+bool tsw_must_answer(const tsw_limits_t *l, unsigned gpu)
+{
+    return gpu < TSW_MAX_GPUS && l->limit[gpu] > 0;
+}
+
 /* Bytes in the unit a person reads: GiB with one decimal from 1 GiB, MiB below. */
 static void human(char *buf, size_t len, uint64_t b)
 {
@@ -111,22 +116,140 @@ void tsw_reason(char *buf, size_t len, int gpu, uint64_t sum, uint64_t limit, ts
                  gpu, s, l, a == TSW_KILL ? "killed" : "suspended");
 }
 
-/* The parent of pid from /proc/PID/stat, or -1. */
-static pid_t parent_of(pid_t pid)
+/* Parent steps followed from a pid before the whole process table decides (tsw_descends):
+ * a job's processes sit a few levels below the shim, another account's a few below init. */
+#define CHAIN_QUICK 64
+
+static int by_ppid(const void *a, const void *b)
 {
-    tsl_procstat_t ps;
-    return tsl_procstat_read(pid, &ps) < 0 ? -1 : ps.ppid;
+    const tsw_pstat_t *x = a, *y = b;
+    return (x->ppid > y->ppid) - (x->ppid < y->ppid);
+}
+
+/* Walk down from the pids in queue (tail of them; room for n + 1) over procs sorted by ppid,
+ * setting kin to `to` on every descendant not yet TSW_MEMBER (root excepted). */
+static void mark_below(tsw_pstat_t *procs, size_t n, pid_t *queue, size_t tail, pid_t root,
+                       tsw_kin_t to)
+{
+    for (size_t head = 0; head < tail;) {
+        pid_t parent = queue[head++];
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (procs[mid].ppid < parent)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t i = lo; i < n && procs[i].ppid == parent; i++)
+            if (procs[i].kin != TSW_MEMBER && procs[i].kin != to && procs[i].pid != root &&
+                tail <= n) {
+                procs[i].kin = to;
+                queue[tail++] = procs[i].pid;
+            }
+    }
+}
+
+void tsw_members(tsw_pstat_t *procs, size_t n, pid_t root)
+{
+    for (size_t i = 0; i < n; i++)
+        procs[i].kin = procs[i].ppid < 0 ? TSW_UNDECIDED : TSW_OTHER;
+    /* Sorted by parent, the children of a pid are one run: a walk down from root over them
+     * reaches every descendant at any depth, each entry once (a cycle cannot loop it). */
+    qsort(procs, n, sizeof *procs, by_ppid);
+    pid_t *queue = malloc((n + 1) * sizeof *queue);
+    if (!queue) {
+        /* Cannot be decided: every process counts. */
+        for (size_t i = 0; i < n; i++)
+            procs[i].kin = procs[i].pid == root ? TSW_OTHER : TSW_UNDECIDED;
+        return;
+    }
+    size_t tail = 0;
+    queue[tail++] = root;
+    mark_below(procs, n, queue, tail, root, TSW_MEMBER);
+    /* Below a process that cannot be placed, nothing can be either. */
+    tail = 0;
+    for (size_t i = 0; i < n; i++)
+        if (procs[i].kin == TSW_UNDECIDED)
+            queue[tail++] = procs[i].pid;
+    mark_below(procs, n, queue, tail, root, TSW_UNDECIDED);
+    free(queue);
+}
+
+int tsw_snapshot(pid_t root, tsw_pstat_t **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    DIR *dp = opendir("/proc");
+    if (!dp)
+        return -1;
+    size_t cap = 0;
+    tsw_pstat_t *v = NULL;
+    struct dirent *de;
+    while ((de = readdir(dp))) {
+        char *end;
+        long pid = strtol(de->d_name, &end, 10);
+        if (*end || pid <= 0 || end == de->d_name)
+            continue;
+        tsl_procstat_t ps;
+        pid_t ppid = -1; /* cannot be read: undecided */
+        if (tsl_procstat_read((pid_t)pid, &ps) == 0)
+            ppid = ps.ppid;
+        else if (errno == ENOENT || errno == ESRCH)
+            continue; /* gone */
+        if (*n == cap) {
+            size_t ncap = cap ? cap * 2 : 1024;
+            tsw_pstat_t *nv = realloc(v, ncap * sizeof *nv);
+            if (!nv) {
+                free(v);
+                closedir(dp);
+                return -1;
+            }
+            v = nv;
+            cap = ncap;
+        }
+        v[(*n)++] = (tsw_pstat_t){.pid = (pid_t)pid, .ppid = ppid};
+    }
+    closedir(dp);
+    tsw_members(v, *n, root);
+    *out = v;
+    return 0;
 }
 
 bool tsw_descends(pid_t pid, pid_t ancestor)
 {
-    for (int i = 0; i < 4096 && pid > 1; i++) {
-        pid_t pp = parent_of(pid);
-        if (pp == ancestor)
+    /* The quick answer: the parent chain within CHAIN_QUICK steps. */
+    pid_t p = pid;
+    for (int i = 0; i < CHAIN_QUICK; i++) {
+        tsl_procstat_t ps;
+        if (p <= 1 || p == ancestor)
+            break;
+        if (tsl_procstat_read(p, &ps) < 0) {
+            if (p == pid && (errno == ENOENT || errno == ESRCH))
+                return false; /* the process itself is gone */
+            p = -1;           /* an ancestor went (its child was reparented): the table says */
+            break;
+        }
+        if (ps.ppid == ancestor)
             return true;
-        pid = pp;
+        p = ps.ppid;
     }
-    return false;
+    if (p == 1 || p == 0)
+        return false;
+    /* Deeper than CHAIN_QUICK, or the chain changed under the walk: the whole process table
+     * decides, at any depth; a process it cannot place counts as the job's. */
+    tsw_pstat_t *procs;
+    size_t n;
+    if (tsw_snapshot(ancestor, &procs, &n) < 0)
+        return true;
+    bool member = false, found = false;
+    for (size_t i = 0; i < n && !found; i++)
+        if (procs[i].pid == pid) {
+            found = true;
+            member = procs[i].kin != TSW_OTHER;
+        }
+    free(procs);
+    return member;
 }
 
 /* ---- the thread ---------------------------------------------------------- */
@@ -163,25 +286,20 @@ static bool member(unsigned pid, void *arg)
     return (pid_t)pid != w.c.root && tsw_descends((pid_t)pid, w.c.root);
 }
 
-/* Signal every process of the job: its process group, then each process below the shim (one
- * that left the group with setpgid or setsid). */
+/* Signal every process of the job: its process group, then each process below the shim at
+ * any depth (one that left the group with setpgid or setsid), from one pass over /proc. */
 static void signal_job(int sig)
 {
     if (w.c.job > 1)
         kill(-w.c.job, sig);
-    DIR *dp = opendir("/proc");
-    if (!dp)
+    tsw_pstat_t *procs;
+    size_t n;
+    if (tsw_snapshot(w.c.root, &procs, &n) < 0)
         return;
-    struct dirent *de;
-    while ((de = readdir(dp))) {
-        char *end;
-        long pid = strtol(de->d_name, &end, 10);
-        if (*end || pid <= 1 || pid == (long)w.c.root)
-            continue;
-        if (tsw_descends((pid_t)pid, w.c.root))
-            kill((pid_t)pid, sig);
-    }
-    closedir(dp);
+    for (size_t i = 0; i < n; i++)
+        if (procs[i].kin == TSW_MEMBER && procs[i].pid > 1 && procs[i].pid != w.c.root)
+            kill(procs[i].pid, sig);
+    free(procs);
 }
 
 /* The record for tesseld, in the root-owned state directory: "ACTION EPISODE REASON". */
@@ -368,7 +486,10 @@ static void *watch(void *arg)
         bool over = false, answered = true;
         for (unsigned i = 0; i < ngpus && i < TSW_MAX_GPUS && !over; i++) {
             int n = gpu_procs(i, procs, MAX_PROCS);
-            if (n < 0 && w.c.fail_closed) {
+            /* Only the job's own GPUs must answer: one that fails on a GPU it was not given
+             * (another job's, or a lost GPU) must not kill every job of the node; cgroup
+             * ConstrainDevices keeps the job off those GPUs. */
+            if (n < 0 && w.c.fail_closed && tsw_must_answer(&w.c.limits, i)) {
                 answered = false;
                 if (failed + 1 >= TSW_FAIL_SAMPLES) {
                     char why[64];

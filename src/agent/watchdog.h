@@ -12,7 +12,9 @@
  *            suspended; a resume continues it, and it is stopped again if still over).
  *
  * The job's processes are those below the shim (tessel-shim is their subreaper, so a process
- * that daemonises stays below it): a pid whose parent chain reaches the shim.
+ * that daemonises stays below it): a pid whose parent chain reaches the shim, at any depth (a
+ * chain deeper than a few dozen levels is decided from one pass over the whole process table,
+ * not by walking it per pid), and a process whose place cannot be read counts as the job's.
  *
  * The pure part (limits, sums, the decision, the reason's words) is apart from the thread so
  * that it is unit-tested at its own layer (src/agent/test/test_watchdog.c).  Prefix tsw_.
@@ -70,12 +72,43 @@ uint64_t tsw_job_sum(const tsw_proc_t *procs, size_t n, tsw_member_fn member, vo
 /* Whether a sum breaks a limit: strictly more than it. */
 bool tsw_over(uint64_t sum, uint64_t limit);
 
+/* Whether a fail_closed watchdog stops the job when NVML cannot list the processes of GPU
+ * index gpu: only on a GPU the job was given (limit above 0).  A GPU it was not given that
+ * stops answering (lost, another job's fault) is taken as holding none of its processes. */
+bool tsw_must_answer(const tsw_limits_t *l, unsigned gpu);
+
 /* The line a person reads (the job's reason, its stderr log): "GPU 1: the job's processes hold
  * 6.0 GiB, its slice allows 4.0 GiB: killed by the GPU-memory watchdog". */
 void tsw_reason(char *buf, size_t len, int gpu, uint64_t sum, uint64_t limit, tsw_action_t a);
 
-/* Whether pid descends from ancestor (its /proc parent chain reaches it, at most 4096 steps). */
+/* Whether pid is the job's: it descends from ancestor (its /proc parent chain reaches it, at
+ * any depth: a few dozen steps are walked, beyond that tsw_snapshot decides), or its place
+ * cannot be decided (its /proc entry cannot be read, no memory for the table): counted as the
+ * job's rather than ignored.  A pid that does not exist is not. */
 bool tsw_descends(pid_t pid, pid_t ancestor);
+
+/* How a process stands to the job (tsw_members). */
+typedef enum {
+    TSW_OTHER = 0,     /* not below the job's root */
+    TSW_MEMBER = 1,    /* below it, at any depth */
+    TSW_UNDECIDED = 2, /* its parent could not be read: counted as the job's, never signalled */
+} tsw_kin_t;
+
+/* One process of the table: pid, its parent (-1 = could not be read), and its standing. */
+typedef struct {
+    pid_t pid;
+    pid_t ppid;
+    tsw_kin_t kin;
+} tsw_pstat_t;
+
+/* Set kin of each of procs (n entries, reordered) from the parent links: TSW_MEMBER for every
+ * descendant of root at any depth (root itself is not), TSW_UNDECIDED where ppid is -1 and it
+ * is no descendant, TSW_OTHER otherwise.  No I/O; O(n log n). */
+void tsw_members(tsw_pstat_t *procs, size_t n, pid_t root);
+
+/* The process table from one pass over /proc (malloc'd into *out, *n entries), with
+ * tsw_members applied for root.  0, or -1 (nothing to free). */
+int tsw_snapshot(pid_t root, tsw_pstat_t **out, size_t *n);
 
 /* The watchdog thread's settings. */
 typedef struct {
@@ -89,7 +122,8 @@ typedef struct {
     pid_t root; /* the shim: the job's processes descend from it */
     pid_t job;  /* the job's first process (its process group) */
     /* Fail closed (the Slurm plugin): when NVML cannot be loaded, or the driver cannot be asked
-     * for TSW_FAIL_SAMPLES samples in a row, the job's processes are killed with the reason
+     * for TSW_FAIL_SAMPLES samples in a row (the GPU count, or the processes of one of the
+     * job's own GPUs: tsw_must_answer), the job's processes are killed with the reason
      * (as a violation: tsw_violation, the record, stderr), and so is every process that comes
      * below root afterwards, for as long as the thread runs.  false (tessel-shim): the
      * watchdog ends with a line on stderr and the job runs on with the interposer alone. */

@@ -303,6 +303,15 @@ int tslurm_limits(const tslurm_request_t *r, const tslurm_gres_t *g, const uint6
             return tsl_errprintf(err, "GPU %d: its memory is unknown (NVML names no such GPU)", m);
         unsigned ppm = TSLURM_PPM;
         uint64_t allowed = total;
+        /* A whole GPU whose shards gres.conf offers: shard jobs may hold parts of it (Slurm
+         * 22.05 counts gpu and shard apart), so the whole of it is no one's to give.  Whole
+         * GPUs reach such a GPU as all of its shards (job_submit.lua's whole_gpus_as_shards). */
+        if (!r->shards && g->shards[m] > 0)
+            return tsl_errprintf(err,
+                                 "GPU %d has %u shards in gres.conf (shard jobs may hold parts "
+                                 "of it): a whole-GPU job cannot run on it; ask for "
+                                 "--gres=shard:%u (all of its shards) instead",
+                                 m, g->shards[m], g->shards[m]);
         if (r->shards) {
             unsigned count = g->shards[m];
             if (count == 0)

@@ -86,6 +86,7 @@ typedef struct {
  *     --gpu-share may ask for at most S/C, --gpu-mem for at most M*S/C (Slurm 22.05 gives a
  *     job's shards on a node from one GPU: more than one GPU is refused);
  *   whole GPUs: M and 100 % each; --gpu-share F: F*M and 100*F %; --gpu-mem at most M;
+ *     refused on a GPU that gres.conf gives shards (shard jobs may hold parts of it);
  *   no GPU: n = 0; --gpu-mem or --gpu-share is then an error.
  * 0, or -1 with err (one line a user reads in the job's output). */
 int tslurm_limits(const tslurm_request_t *r, const tslurm_gres_t *g, const uint64_t *gpu_mem,

@@ -48,6 +48,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <slurm/slurm.h>
@@ -56,6 +57,7 @@
 #include "agent/gpu.h"
 #include "agent/jobns.h"
 #include "agent/watchdog.h"
+#include "interposer/policy/policy.h"
 #include "libshm/shm.h"
 #include "slurm/slurm_logic.h"
 
@@ -70,6 +72,11 @@ SPANK_PLUGIN(tessel, 1);
 /* How long the NVML child may take by default (nvml_timeout=): nvmlInit on a node of many GPUs
  * without persistence mode takes seconds; 30 s is far beyond that. */
 #define DEFAULT_NVML_TIMEOUT 30
+/* How long a killed NVML child is waited for (it may sit in the driver, uninterruptible). */
+#define REAP_MS 2000
+/* How long a step waits for the node's lock beyond nvml_timeout (its holder may be reading
+ * the node's GPUs for up to nvml_timeout, and REAP_MS more). */
+#define LOCK_WAIT_S 5
 
 static struct {
     char interposer[PATH_MAX];
@@ -82,6 +89,12 @@ static struct {
 
 /* NVML as root_owned_path resolved it for this step (the watchdog keeps the pointer). */
 static char nvml_real[PATH_MAX];
+/* The interposer root checked for this step (its path, and the file held open with O_PATH),
+ * which its tasks bind over STEP_DIR/PRELOAD_NAME, the path ld.so.preload names in their
+ * namespace, after checking that the path still names that file. */
+static int interposer_fd = -1;
+static char interposer_real[PATH_MAX];
+#define PRELOAD_NAME "libtessel-cuda.so"
 
 /* Options as the callbacks of this process saw them. */
 static uint64_t opt_mem;
@@ -337,7 +350,7 @@ static int root_owned_path(const char *what, const char *path, char real[PATH_MA
 /* Write STATEDIR/.gpus ("INDEX BYTES" lines) from NVML, in a child process: NVML stays out of
  * slurmd and slurmstepd (a library the daemon keeps loaded, with its threads and exit handlers,
  * for a figure read once).  0, or -1 with err. */
-static int gpu_cache_fill(tsl_error_t *err)
+static int gpu_cache_fill(int lock, tsl_error_t *err)
 {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) < 0)
@@ -349,6 +362,9 @@ static int gpu_cache_fill(tsl_error_t *err)
         return tsl_errprintf(err, "fork: %s", strerror(errno));
     }
     if (pid == 0) {
+        /* The node's lock stays with the step: a child that never exits (a driver call in
+         * uninterruptible sleep) must not hold it through an inherited descriptor. */
+        close(lock);
         close(fds[0]);
         tsl_error_t e = {""};
         static tagent_gpu_t gpus[TSLURM_MAX_GPUS];
@@ -379,12 +395,21 @@ static int gpu_cache_fill(tsl_error_t *err)
     close(fds[0]);
     if (ready <= 0)
         kill(pid, SIGKILL);
+    /* Reaped within REAP_MS: a child killed in uninterruptible sleep (a hung driver) does not
+     * exit until the driver returns, and the step must not wait for it. */
     int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    pid_t got = 0;
+    for (int waited = 0; (got = waitpid(pid, &st, WNOHANG)) == 0 && waited < REAP_MS;
+         waited += 10) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
     }
     if (ready <= 0)
-        return tsl_errprintf(err, "the node's GPUs (NVML %s): no answer within %d s", nvml_real,
-                             cfg.nvml_timeout);
+        return tsl_errprintf(err, "the node's GPUs (NVML %s): no answer within %d s%s", nvml_real,
+                             cfg.nvml_timeout,
+                             got == pid ? "" : " (its query, killed, has not ended yet)");
+    if (got != pid)
+        return tsl_errprintf(err, "the node's GPUs (NVML %s): the query did not end", nvml_real);
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
         return tsl_errprintf(err, "the node's GPUs (NVML %s): %s", nvml_real,
                              n > 0 ? why : "the query failed");
@@ -392,14 +417,14 @@ static int gpu_cache_fill(tsl_error_t *err)
 }
 
 /* Memory of each GPU (by NVML index = minor), from STATEDIR/.gpus, written the first time.
- * Called with STATEDIR locked.  0, or -1 with err. */
-static int node_gpus(uint64_t mem[TSLURM_MAX_GPUS], tsl_error_t *err)
+ * Called with STATEDIR locked through lock.  0, or -1 with err. */
+static int node_gpus(int lock, uint64_t mem[TSLURM_MAX_GPUS], tsl_error_t *err)
 {
     char path[PATH_MAX + 16], text[4096];
     memset(mem, 0, sizeof(uint64_t) * TSLURM_MAX_GPUS);
     snprintf(path, sizeof path, "%s/%s", cfg.statedir, GPU_CACHE);
     if (read_small(path, text, sizeof text, true) <= 0 &&
-        (gpu_cache_fill(err) < 0 || read_small(path, text, sizeof text, true) <= 0))
+        (gpu_cache_fill(lock, err) < 0 || read_small(path, text, sizeof text, true) <= 0))
         return err->text[0] ? -1 : tsl_errprintf(err, "%s: no GPUs", path);
     char *save = NULL;
     for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
@@ -525,8 +550,11 @@ static int setup_step(spank_t sp, tsl_error_t *err)
         static const uint64_t m0[TSLURM_MAX_GPUS];
         return tslurm_limits(&r, &g0, m0, &none, err);
     }
-    char *text;
-    if (read_root_file(cfg.gres_conf, GRES_CONF_MAX, &text, err) < 0)
+    /* gres.conf says how many shards each GPU has, so what each shard is worth: the same test
+     * as what root loads (owned and written only by root, every directory above it too). */
+    char *text, gres_real[PATH_MAX];
+    if (root_owned_path("gres.conf", cfg.gres_conf, gres_real, err) < 0 ||
+        read_root_file(gres_real, GRES_CONF_MAX, &text, err) < 0)
         return -1;
     char host[256] = "";
     gethostname(host, sizeof host - 1);
@@ -542,10 +570,27 @@ static int setup_step(spank_t sp, tsl_error_t *err)
     if (root_dir(cfg.statedir, err) < 0)
         return -1;
     int lock = open(cfg.statedir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (lock < 0 || flock(lock, LOCK_EX) < 0) {
-        if (lock >= 0)
-            close(lock);
+    if (lock < 0)
         return tsl_errprintf(err, "%s: %s", cfg.statedir, strerror(errno));
+    /* The lock is held for a few file writes, or for at most nvml_timeout while a step reads
+     * the node's GPUs: a step that cannot have it within LOCK_WAIT_S more fails with the
+     * reason rather than wait for ever behind a holder that never lets go. */
+    int waited = 0, lrc;
+    while ((lrc = flock(lock, LOCK_EX | LOCK_NB)) < 0 && (errno == EWOULDBLOCK || errno == EINTR) &&
+           waited < (cfg.nvml_timeout + LOCK_WAIT_S) * 1000) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        waited += 10;
+    }
+    if (lrc < 0) {
+        int e = errno;
+        close(lock);
+        if (e == EWOULDBLOCK || e == EINTR)
+            return tsl_errprintf(err,
+                                 "%s: the node's lock was not given back within %d s (another "
+                                 "step holds it: a hung driver?)",
+                                 cfg.statedir, cfg.nvml_timeout + LOCK_WAIT_S);
+        return tsl_errprintf(err, "%s: %s", cfg.statedir, strerror(e));
     }
     int rc = -1;
     uint64_t mem[TSLURM_MAX_GPUS];
@@ -560,9 +605,8 @@ static int setup_step(spank_t sp, tsl_error_t *err)
     else
         snprintf(step_dir, sizeof step_dir, "%s/%" PRIu32, jobdir, step);
     snprintf(what, sizeof what, "Slurm job %" PRIu32 " on %.64s", job, host);
-    char interposer_real[PATH_MAX];
     if (root_owned_path("the interposer", cfg.interposer, interposer_real, err) < 0 ||
-        root_owned_path("NVML", cfg.nvml, nvml_real, err) < 0 || node_gpus(mem, err) < 0 ||
+        root_owned_path("NVML", cfg.nvml, nvml_real, err) < 0 || node_gpus(lock, mem, err) < 0 ||
         tslurm_limits(&r, &g, mem, &l, err) < 0 ||
         tslurm_limits_text(&l, slice, what, limits, sizeof limits) < 0 ||
         tslurm_watchdog_spec(&l, spec, sizeof spec) < 0 || root_dir(jobdir, err) < 0 ||
@@ -583,10 +627,23 @@ static int setup_step(spank_t sp, tsl_error_t *err)
         tsl_errprintf(err, "%s: not the job's slice file", slice);
         goto out;
     }
-    char preload[PATH_MAX + 2];
-    snprintf(preload, sizeof preload, "%s\n", interposer_real);
+    /* The tasks preload the interposer from a fixed path of their namespace, the checked file
+     * bound over it (tagent_jobns_bind_file): a program started late in a long step gets the
+     * same file even if the configured path has been re-pointed and the file deleted since. */
+    if (interposer_fd >= 0)
+        close(interposer_fd);
+    interposer_fd = open(interposer_real, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+    struct stat ist;
+    if (interposer_fd < 0 || fstat(interposer_fd, &ist) < 0 || !S_ISREG(ist.st_mode) ||
+        ist.st_uid != 0) {
+        tsl_errprintf(err, "the interposer %s: %s", interposer_real,
+                      interposer_fd < 0 ? strerror(errno) : "changed while it was checked");
+        goto out;
+    }
     if (root_file(step_dir, "limits", limits, err) < 0 ||
-        root_file(step_dir, "ld.so.preload", preload, err) < 0 || tagent_jobns_prepare(err) < 0)
+        root_file(step_dir, PRELOAD_NAME, "", err) < 0 ||
+        root_file(step_dir, "ld.so.preload", TCU_LIMITS_DIR "/" PRELOAD_NAME "\n", err) < 0 ||
+        tagent_jobns_prepare(err) < 0)
         goto out;
     tsw_config_t wc = {.nvml = nvml_real,
                        .action = cfg.violation,
@@ -674,7 +731,8 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
         fprintf(stderr, "tessel: %s: the task does not run\n", why);
         return -1;
     }
-    if (tagent_jobns_enter(step_dir) < 0) {
+    if (tagent_jobns_enter(step_dir) < 0 ||
+        tagent_jobns_bind_file(interposer_real, interposer_fd, PRELOAD_NAME) < 0) {
         slurm_error("tessel: %s: the task's slice could not be entered (%s): it does not run",
                     step_dir, strerror(errno));
         return -1;

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -573,10 +574,29 @@ static unsigned procs_of(int i, unsigned cap, unsigned *pids, unsigned long long
     return k;
 }
 
+/* A GPU fallen off the bus (tests of callers' fault handling): while the file
+ * TESSEL_FAKE_NVML_LOST_FILE exists and holds the index i, GPU i answers process queries
+ * with NVML_ERROR_GPU_IS_LOST. */
+static bool lost(int i)
+{
+    const char *path = getenv("TESSEL_FAKE_NVML_LOST_FILE");
+    if (!path || !*path)
+        return false;
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return false;
+    int ix = -1;
+    bool hit = fscanf(f, "%d", &ix) == 1 && ix == i;
+    fclose(f);
+    return hit;
+}
+
 #define PROCS_BODY(infos_type, fill_extra)                                                         \
     int i = dev_index(device);                                                                     \
     if (i < 0 || !infoCount)                                                                       \
         return NVML_ERROR_INVALID_ARGUMENT;                                                        \
+    if (lost(i))                                                                                   \
+        return NVML_ERROR_GPU_IS_LOST;                                                             \
     unsigned pids[TFAKE_MAX_PROCS];                                                                \
     unsigned long long used[TFAKE_MAX_PROCS];                                                      \
     unsigned k = procs_of(i, TFAKE_MAX_PROCS, pids, used);                                         \

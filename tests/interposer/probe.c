@@ -48,6 +48,10 @@
  *   forkhold:SIZE       fork; the child runs "ctx", allocates SIZE, reports, exits
  *                       cleanly at stdin EOF ("forkhold rc=R child=PID")
  *   reap                wait for that child
+ *   chain:N             fork N times, each process the parent of the next (each waits
+ *                       for its child and exits with its status); the deepest runs the
+ *                       steps that follow: "chain depth=N pid=PID" (a job's process
+ *                       N levels below its shell, for the watchdog's tests)
  *   exec:STEP,STEP...   exec this program (same pid, a new image) with those
  *                       steps and the same options; "exec" is printed first
  *   spawn:SIZE          fork and exec this program (multiprocessing's
@@ -648,6 +652,21 @@ static void step(char *s)
         int st = 0;
         waitpid(child, &st, 0);
         printf("reap status=%d\n", st);
+    } else if (strcmp(s, "chain") == 0 && arg1) {
+        int depth = atoi(arg1);
+        fflush(stdout);
+        for (int i = 0; i < depth; i++) {
+            pid_t c = fork();
+            if (c < 0)
+                die("fork");
+            if (c > 0) {
+                int st = 0;
+                while (waitpid(c, &st, 0) < 0 && errno == EINTR) {
+                }
+                _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+            }
+        }
+        printf("chain depth=%d pid=%d\n", depth, (int)getpid());
     } else if (strcmp(s, "waitfile") == 0 && arg1) {
         while (access(arg1, F_OK) != 0)
             usleep(1000);

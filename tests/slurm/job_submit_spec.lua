@@ -145,22 +145,51 @@ describe("whole_gpu_as_shards", function()
         assert.are.equal("gres/shard:4", M.whole_gpu_as_shards({ tres_per_node = "gres/gpu:1" }, same))
         assert.are.equal("shard:4", M.whole_gpu_as_shards({ tres_per_node = "gpu" }, same))
     end)
-    it("leaves every other job alone", function()
-        for _, tpn in ipairs({ "gres:gpu:2", "gres:gpu:tesla:1", "gres:shard:1", "gres:gpu:1,gres:shard:1",
-            "gres:license:1" }) do
-            assert.is_nil(M.whole_gpu_as_shards({ tres_per_node = tpn }, same), tpn)
-        end
-        assert.is_nil(M.whole_gpu_as_shards({ tres_per_node = "gres:gpu:1", tres_per_job = "gres:gpu:1" }, same))
-        assert.is_nil(M.whole_gpu_as_shards({ tres_per_job = "gres:gpu:1" }, same))
+    it("keeps the job's other GRES beside the shards", function()
+        assert.are.equal("gres:shard:4,gres:tmpdisk:1",
+            M.whole_gpu_as_shards({ tres_per_node = "gres:gpu:1,gres:tmpdisk:1" }, same))
+        assert.are.equal("gres:license:1,gres:shard:4",
+            M.whole_gpu_as_shards({ tres_per_node = "gres:license:1,gres:gpu" }, same))
     end)
-    it("only when tessel_gpus.lua asks for it and every GPU has the same shard count", function()
+    it("leaves jobs without a whole GPU alone", function()
+        for _, tpn in ipairs({ "gres:shard:1", "gres:license:1", "gres:tmpdisk:1,gres:shard:2" }) do
+            local out, why = M.whole_gpu_as_shards({ tres_per_node = tpn }, same)
+            assert.is_nil(out, tpn)
+            assert.is_nil(why, tpn)
+        end
+        assert.is_nil(M.whole_gpu_as_shards({}, same))
+    end)
+    it("refuses every whole-GPU request it cannot turn into shards, with the reason", function()
+        local jobs = {
+            { tres_per_node = "gres:gpu:2" },
+            { tres_per_node = "gres:gpu:a100:1" },
+            { tres_per_node = "gres:gpu:a100" },
+            { tres_per_node = "gres:gpu:1,gres:shard:1" },
+            { tres_per_node = "gres:gpu:1,gres:gpu:1" },
+            { tres_per_node = "gres:gpu:1", tres_per_job = "gres:gpu:1" },
+            { tres_per_job = "gres:gpu:1" },    -- --gpus=1
+            { tres_per_task = "gres:gpu:1" },   -- --gpus-per-task=1
+            { tres_per_socket = "gres:gpu:1" }, -- --gpus-per-socket=1
+        }
+        for _, j in ipairs(jobs) do
+            local out, why = M.whole_gpu_as_shards(j, same)
+            local label = tostring(j.tres_per_node) .. "/" .. tostring(j.tres_per_job)
+            assert.is_nil(out, label)
+            assert.truthy(why and string.find(why, "whole GPUs are given as all the shards", 1, true), label)
+        end
+    end)
+    it("only when tessel_gpus.lua asks for it; unequal or no shards refuse", function()
         local off = { same[1], same[2] }
         assert.is_nil(M.whole_gpu_as_shards({ tres_per_node = "gres:gpu:1" }, off))
         assert.is_nil(M.whole_gpu_as_shards({ tres_per_node = "gres:gpu:1" }, nil))
         local mixed = { same[1], { node = "n3", index = 0, mem = 8 * GiB, shards = 8 }, whole_as_shards = true }
-        assert.is_nil(M.whole_gpu_as_shards({ tres_per_node = "gres:gpu:1" }, mixed))
+        local out, why = M.whole_gpu_as_shards({ tres_per_node = "gres:gpu:1" }, mixed)
+        assert.is_nil(out)
+        assert.truthy(string.find(why, "shard counts differ", 1, true))
         local noshards = { { node = "n1", index = 0, mem = 8 * GiB, shards = 0 }, whole_as_shards = true }
-        assert.is_nil(M.whole_gpu_as_shards({ tres_per_node = "gres:gpu:1" }, noshards))
+        out, why = M.whole_gpu_as_shards({ tres_per_node = "gres:gpu:1" }, noshards)
+        assert.is_nil(out)
+        assert.truthy(why)
     end)
 end)
 
@@ -214,6 +243,26 @@ describe("load_gpus", function()
         assert.truthy(err)
         assert.is_nil(io.open(dir .. "/ran"))
     end)
+    it("refuses precompiled Lua, keeps the strings' methods out of reach, bounds the run", function()
+        local bc = assert(io.open(dir .. "/bc.lua", "wb"))
+        bc:write(string.dump(function() end))
+        bc:close()
+        local g, err = M.load_gpus(dir .. "/bc.lua")
+        assert.is_nil(g)
+        assert.truthy(string.find(err, "precompiled Lua is refused", 1, true))
+        -- ("x"):rep(2^31) would ask slurmctld for 2 GiB: no string method is reachable.
+        write(dir .. "/rep.lua", 'local s = ("x"):rep(3)\n')
+        g, err = M.load_gpus(dir .. "/rep.lua")
+        assert.is_nil(g)
+        assert.truthy(string.find(err, "rep", 1, true))
+        -- The strings' methods are back once it has run.
+        assert.are.equal("xx", ("x"):rep(2))
+        write(dir .. "/loop.lua", "while true do end\n")
+        g, err = M.load_gpus(dir .. "/loop.lua")
+        assert.is_nil(g)
+        assert.truthy(string.find(err, "runs too long", 1, true))
+        assert.are.equal(2, #assert(M.load_gpus(dir .. "/g.lua")))
+    end)
     it("refuses a malformed gpu() line, a syntax error and a missing file with the reason", function()
         write(dir .. "/bad.lua", 'gpu("n1", 0, "8G", 4)\n')
         local g, err = M.load_gpus(dir .. "/bad.lua")
@@ -258,6 +307,41 @@ describe("slurm_job_submit", function()
             { "TESSEL_GPU_MEM_BYTES=" .. 3 * GiB }), {}, 1000))
         assert.are.equal(1, #logged)
         assert.truthy(string.find(logged[1], "tessel_gpus.lua", 1, true))
+        assert.are.equal(0, slurm_job_modify(job(nil), nil, {}, 1000))
+    end)
+    it("refuses a whole-GPU job when tessel_gpus.lua does not load, and applies the rule to "
+        .. "scontrol update", function()
+        local said = {}
+        _G.slurm = {
+            SUCCESS = 0,
+            ERROR = -1,
+            log_user = function(fmt, ...) said[#said + 1] = string.format(fmt, ...) end,
+            log_error = function() end,
+            log_info = function() end,
+        }
+        assert(os.execute("cp " .. script .. " " .. dir .. "/job_submit.lua") == 0)
+        os.remove(dir .. "/tessel_gpus.lua")
+        dofile(dir .. "/job_submit.lua")
+        -- No tessel_gpus.lua: whole GPUs are refused (the rule cannot silently be off), shards pass.
+        assert.are.equal(-1, slurm_job_submit(job("gres:gpu:1"), {}, 1000))
+        assert.truthy(string.find(said[1], "tessel_gpus.lua could not be loaded", 1, true))
+        assert.are.equal(0, slurm_job_submit(job("gres:shard:1"), {}, 1000))
+        assert.are.equal(-1, slurm_job_modify(job("gres:gpu:1"), nil, {}, 1000))
+        write(dir .. "/tessel_gpus.lua", 'gpu("n1", 0, 8589934592, 4)\nwhole_gpus_as_shards()\n')
+        -- Submitted: converted, or refused with the reason.
+        local j = job("gres:gpu:1")
+        assert.are.equal(0, slurm_job_submit(j, {}, 1000))
+        assert.are.equal("gres:shard:4", j.tres_per_node)
+        said = {}
+        assert.are.equal(-1, slurm_job_submit({ tres_per_job = "gres:gpu:1" }, {}, 1000))
+        assert.truthy(string.find(said[1], "nothing was queued", 1, true))
+        -- scontrol update JobId=N TresPerNode=gres:gpu:1 of a pending shard job: converted too.
+        j = job("gres:gpu:1")
+        assert.are.equal(0, slurm_job_modify(j, { tres_per_node = "gres:shard:1" }, {}, 1000))
+        assert.are.equal("gres:shard:4", j.tres_per_node)
+        said = {}
+        assert.are.equal(-1, slurm_job_modify(job("gres:gpu:2"), nil, {}, 1000))
+        assert.truthy(string.find(said[1], "the job was not changed", 1, true))
         assert.are.equal(0, slurm_job_modify(job(nil), nil, {}, 1000))
     end)
 end)

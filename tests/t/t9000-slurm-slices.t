@@ -21,7 +21,7 @@ for f in "$PLUGIN" "$PRE" "$FAKE/libcuda.so.1" "$FAKE/libnvidia-ml.so.1" "$PROBE
     [ -e "$f" ] || missing "$f is not built"
 done
 
-trap 'rm -f "$HANG"; tsc_stop' EXIT
+trap 'rm -f "$HANG" "$LOST"; tsc_stop' EXIT
 trap 'exit 1' INT TERM
 GiB=1073741824
 export TESSEL_FAKE_GPUS=2xFakeGPU:8G TESSEL_FAKE_CTX_MEM=0
@@ -29,6 +29,10 @@ export LD_LIBRARY_PATH=$FAKE
 # While this file exists the fake NVML does not answer (a hung driver): see "a hung NVML".
 HANG=$(mktemp -u /tmp/tessel-t9000-hang.XXXXXX)
 export TESSEL_FAKE_NVML_HANG_FILE=$HANG
+# While this file exists, the GPU whose index it holds answers NVML's process queries with
+# NVML_ERROR_GPU_IS_LOST: see "a lost GPU".
+LOST=$(mktemp -u /tmp/tessel-t9000-lost.XXXXXX)
+export TESSEL_FAKE_NVML_LOST_FILE=$LOST
 TSC_PLUGIN_ARGS="interposer=$PRE nvml=$FAKE/libnvidia-ml.so.1 nvml_timeout=5"
 tsc_start "$PLUGIN" || missing "the Slurm cluster: $TSC_WHY"
 diag "SIMULATED GPUs: 2 per node (fake NVML and driver, $TESSEL_FAKE_GPUS), 4 shards each"
@@ -134,11 +138,11 @@ ok $? "the holders end; the waiting job then runs and completes"
 is "$(sed -n 's/^CVD=//p' "$O/jc" | wc -l)" 1 "the waiting job ran"
 
 # ---- the watchdog: GPU memory held outside the slice's GPUs --------------------------------
-jx=$(sub -w n1 --gres=gpu:1 -o "$O/jx0" --wrap "$PROBE waitfile:$O/go-x")
+jx=$(sub -w n1 --gres=shard:4 -o "$O/jx0" --wrap "$PROBE waitfile:$O/go-x")
 tsc_wait_state "$jx" RUNNING
 # A job may set CUDA_VISIBLE_DEVICES itself (nothing but cgroup ConstrainDevices keeps it off a
 # GPU it was not given): this one, given GPU 1, reaches GPU 0.
-jv=$(sub -w n1 --gres=gpu:1 -o "$O/jv" --wrap "echo CVD=\$CUDA_VISIBLE_DEVICES; CUDA_VISIBLE_DEVICES=0 $PROBE ctx alloc:mem:1G waitfile:$O/never")
+jv=$(sub -w n1 --gres=shard:4 -o "$O/jv" --wrap "echo CVD=\$CUDA_VISIBLE_DEVICES; CUDA_VISIBLE_DEVICES=0 $PROBE ctx alloc:mem:1G waitfile:$O/never")
 tsc_wait_state "$jv" FAILED CANCELLED COMPLETED
 is "$(tsc_state "$jv")" FAILED \
     "a job given GPU 1 that sets CUDA_VISIBLE_DEVICES=0 and holds memory on GPU 0 is stopped"
@@ -147,8 +151,46 @@ ok $? "by the GPU-memory watchdog, with the reason in the job's output"
 gone "tcu-probe ctx alloc mem 1G waitfile $O/never"
 ok $? "none of the stopped job's processes is left (the CUDA program below its killed shell too)"
 pkill -KILL -f "tcu-probe ctx alloc mem 1G waitfile $O/never"
+# A process 100 levels below the job's shell (beyond the watchdog's quick walk of 64 parents:
+# the node's process table places it) is the job's all the same: given GPU 1, it holds memory
+# on GPU 0.  (Depths beyond 4096, where the watchdog gave up before, are in test_watchdog: on a
+# loaded 2-core machine a chain costs up to 0.3 s a level.)
+jd=$(sub -w n1 --gres=shard:4 -o "$O/jd" --wrap "CUDA_VISIBLE_DEVICES=0 $PROBE chain:100 ctx alloc:mem:1G waitfile:$O/never-d")
+wait_lines "$O/jd" chain 1
+tsc_wait_state "$jd" FAILED CANCELLED COMPLETED
+is "$(tsc_state "$jd")" FAILED \
+    "a job whose process 100 levels below its shell holds memory on a GPU it was not given is stopped"
+grep -q "^chain depth=100 " "$O/jd" &&
+    grep -q "GPU 0: the job's processes hold 1.0 GiB on a GPU it was not given: killed by the GPU-memory watchdog" "$O/jd"
+ok $? "by the GPU-memory watchdog, with the reason in the job's output"
+gone "tcu-probe chain 100 ctx alloc mem 1G waitfile $O/never-d"
+ok $? "none of its 100 processes is left"
+pkill -KILL -f "tcu-probe chain 100 ctx alloc mem 1G waitfile $O/never-d"
 touch "$O/go-x"
 tsc_wait_state "$jx" COMPLETED
+
+# ---- a lost GPU stops only the jobs given it ---------------------------------------------
+# Every step's watchdog asks NVML about every GPU of the node; one that stops answering fails
+# closed only the steps given that GPU.  jb0 takes GPU 0, then jl and jl2 GPU 1 (lost).
+jb0=$(sub -w n1 --gres=shard:4 -o "$O/jb0" --wrap "echo CVD=\$CUDA_VISIBLE_DEVICES; $PROBE waitfile:$O/go-lost")
+tsc_wait_state "$jb0" RUNNING && wait_lines "$O/jb0" CVD=0 1
+ok $? "a job runs on n1's GPU 0"
+jl=$(sub -w n1 --gres=shard:4 -o "$O/jl" --wrap "echo CVD=\$CUDA_VISIBLE_DEVICES; $PROBE waitfile:$O/go-lost")
+tsc_wait_state "$jl" RUNNING && wait_lines "$O/jl" CVD=1 1
+ok $? "a job runs on n1's GPU 1"
+echo 1 >"$LOST"
+tsc_wait_state "$jl" FAILED CANCELLED COMPLETED
+is "$(tsc_state "$jl"):$(grep -c "cannot ask the driver (the processes on GPU 1)" "$O/jl")" FAILED:1 \
+    "GPU 1 lost: the job given it is stopped, failing closed with the reason"
+jl2=$(sub -w n1 --gres=shard:4 -o "$O/jl2" --wrap "echo CVD=\$CUDA_VISIBLE_DEVICES; $PROBE waitfile:$O/go-lost")
+tsc_wait_state "$jl2" FAILED CANCELLED COMPLETED
+is "$(tsc_state "$jl2")" FAILED "so is the next job given GPU 1 while it is lost"
+# jb0's watchdog, started before both, asked about GPU 1 all that time.
+is "$(tsc_state "$jb0")" RUNNING "the job on GPU 0 runs on while GPU 1 is lost"
+rm -f "$LOST"
+touch "$O/go-lost"
+tsc_wait_state "$jb0" COMPLETED
+ok $? "and completes"
 
 # ---- several tasks of one step share one slice --------------------------------------------
 # used: the slice's bytes as the tasks' allocations and contexts (ctx each) add up.
@@ -289,12 +331,34 @@ ok $([ $rc -ne 0 ] && printf '%s' "$out" | grep -q "the node's GPUs (NVML .*): n
 out=$(tsc srun -w n1 --gres=shard:2 $PROBE ctx info </dev/null 2>&1)
 is "$(printf '%s\n' "$out" | sed -n 's/^info .*total=\([0-9]*\).*/\1/p')" "$((4 * GiB))" \
     "once NVML answers, the next step on n1 gets its slice (the node's lock was given back)"
+# A holder that never gives the node's lock back (a step stuck in the driver): the steps
+# behind it fail with the reason after nvml_timeout + 5 s rather than wait for ever.
+tsc_on n1 flock /run/tessel/slurm sh -c "while [ ! -e $O/unlock ]; do sleep 0.1; done" &
+holder=$!
+_i=0
+while tsc_on n1 flock -n /run/tessel/slurm true; do
+    _i=$((_i + 1))
+    [ $_i -ge 300 ] && break
+    sleep 0.1
+done
+out=$(tsc srun -w n1 --gres=shard:1 $PROBE ctx info </dev/null 2>&1)
+rc=$?
+touch "$O/unlock"
+wait "$holder"
+ok $([ $rc -ne 0 ] && printf '%s' "$out" | grep -q "tessel: .*/run/tessel/slurm: the node's lock was not given back within 10 s" &&
+    ! printf '%s' "$out" | grep -q '^info'; echo $?) \
+    "the node's lock held elsewhere: the step fails after 10 s with the reason, nothing runs"
+out=$(tsc srun -w n1 --gres=shard:2 $PROBE ctx info </dev/null 2>&1)
+is "$(printf '%s\n' "$out" | sed -n 's/^info .*total=\([0-9]*\).*/\1/p')" "$((4 * GiB))" \
+    "once it is given back, the next step gets its slice"
 
 # ---- what root loads or binds must be root's alone -----------------------------------------
 mkdir -m 755 "$O/libs" && mkdir -m 777 "$O/libs/open"
 cp "$PRE" "$O/libs/pre-0666.so" && chmod 666 "$O/libs/pre-0666.so"
 cp "$PRE" "$O/libs/open/pre.so" && chmod 644 "$O/libs/open/pre.so"
 cp "$FAKE/libnvidia-ml.so.1" "$O/libs/nvml-nobody.so" && chown nobody "$O/libs/nvml-nobody.so"
+cp "$O/gres.good" "$O/libs/gres-0664.conf" && chmod 664 "$O/libs/gres-0664.conf"
+cp "$O/gres.good" "$O/libs/open/gres.conf" && chmod 644 "$O/libs/open/gres.conf"
 ln -s "$PRE" "$O/libs/open/link.so"
 # plug ARG=VALUE: the plugin's plugstack.conf line with ARG set to VALUE (added if absent).
 plug() {
@@ -314,6 +378,8 @@ done <<BAD
 interposer=$O/libs/pre-0666.so|the interposer $O/libs/pre-0666.so: not a file owned and written only by root
 interposer=$O/libs/open/pre.so|the interposer $O/libs/open/pre.so: its directory $O/libs/open is not root's alone
 nvml=$O/libs/nvml-nobody.so|NVML $O/libs/nvml-nobody.so: not a file owned and written only by root
+gres_conf=$O/libs/gres-0664.conf|gres.conf $O/libs/gres-0664.conf: not a file owned and written only by root
+gres_conf=$O/libs/open/gres.conf|gres.conf $O/libs/open/gres.conf: its directory $O/libs/open is not root's alone
 BAD
 plug violation=suspend
 out=$(tsc srun -w n1 --gres=shard:1 $PROBE ctx info </dev/null 2>&1)
@@ -321,8 +387,21 @@ ok $([ $? -ne 0 ] && ! printf '%s' "$out" | grep -q '^info' &&
     printf '%s' "$out" | grep -q "tessel: plugstack.conf argument 'violation=suspend': expected"; echo $?) \
     "violation=suspend (nothing would resume a Slurm step) is refused with the reason, nothing runs"
 plug "interposer=$O/libs/open/link.so"
-is "$(tsc srun -w n1 --gres=shard:1 cat /etc/ld.so.preload 2>&1)" "$(realpath "$PRE")" \
-    "a link in an open directory is followed once, by root: the task preloads the file it named"
+out=$(tsc srun -w n1 --gres=shard:1 sh -c 'cat /etc/ld.so.preload; cmp /run/tessel/job/libtessel-cuda.so "$1" && echo same' sh "$(realpath "$PRE")" 2>&1)
+is "$(printf '%s\n' "$out" | tr '\n' ' ')" "/run/tessel/job/libtessel-cuda.so same " \
+    "a link in an open directory is followed once, by root: the task preloads, from a fixed path, the file it named"
+# An upgrade re-points the configured path and deletes the old file while a step runs: programs
+# the step starts later still load the interposer (the checked file is bound into its namespace).
+cp "$PRE" "$O/libs/cur.so"
+plug "interposer=$O/libs/cur.so"
+ju=$(sub -w n1 --gres=shard:2 -o "$O/ju" --wrap "echo started; $PROBE waitfile:$O/go-u; $PROBE ctx info")
+tsc_wait_state "$ju" RUNNING && wait_lines "$O/ju" started 1
+ok $? "a step runs with interposer=$O/libs/cur.so"
+rm "$O/libs/cur.so"
+touch "$O/go-u"
+tsc_wait_state "$ju" COMPLETED
+is "$(field "$O/ju" info total)" "$((4 * GiB))" \
+    "the file deleted on the host: a program started afterwards in the step is still held to its 4 GiB slice"
 cp "$O/plugstack.good" "$TSC/etc/plugstack.conf"
 
 # ---- jobs without GPUs, bad input ----------------------------------------------------------
@@ -344,9 +423,15 @@ out=$(tsc srun -w n1 --gres=shard:2 --gpu-mem=5G $PROBE ctx info 2>&1)
 ok $([ $? -ne 0 ] && printf '%s' "$out" | grep -q "tessel: .*above its shards' part on GPU 0" &&
     ! printf '%s' "$out" | grep -q '^info'; echo $?) \
     "--gpu-mem above the shards' part: the step fails with the reason, nothing runs"
-out=$(tsc srun -w n1 --gres=gpu:1 --gpu-mem=9G $PROBE ctx info 2>&1)
-ok $([ $? -ne 0 ] && printf '%s' "$out" | grep -q "above the GPU's memory"; echo $?) \
-    "--gpu-mem above the GPU's memory: refused"
+out=$(tsc srun -w n1 --gres=shard:4 --gpu-mem=9G $PROBE ctx info 2>&1)
+ok $([ $? -ne 0 ] && printf '%s' "$out" | grep -q "above its shards' part on GPU"; echo $?) \
+    "--gpu-mem above a whole GPU's shards (its memory): refused"
+# A whole GPU (--gres=gpu:1, not turned into shards by job_submit.lua) on a GPU that gres.conf
+# gives shards: shard jobs may hold parts of it, so the node refuses the step.
+out=$(tsc srun -w n1 --gres=gpu:1 $PROBE ctx info 2>&1)
+ok $([ $? -ne 0 ] && printf '%s' "$out" | grep -q "tessel: .*GPU [01] has 4 shards in gres.conf .*a whole-GPU job cannot run on it" &&
+    ! printf '%s' "$out" | grep -q '^info'; echo $?) \
+    "--gres=gpu:1 on a GPU with shards: the step fails with the reason, nothing runs"
 out=$(tsc srun -w n1 --gpu-mem=1G true 2>&1)
 ok $([ $? -ne 0 ] && printf '%s' "$out" | grep -q "needs GPUs or shards"; echo $?) \
     "--gpu-mem without a GPU or shard: refused"

@@ -94,9 +94,9 @@ for cmd in srun salloc; do
     submit $cmd --gres=shard:2 --gpu-mem=4G >/dev/null 2>&1
     ok $? "$cmd --gres=shard:2 --gpu-mem=4G (the shards' part exactly): accepted and run"
 done
-j=$(tsc sbatch --parsable --gres=gpu:1 --gpu-mem=8G --gpu-share=1 -o "$O/ok" --wrap 'echo ran')
+j=$(tsc sbatch --parsable --gres=shard:4 --gpu-mem=8G --gpu-share=1 -o "$O/ok" --wrap 'echo ran')
 tsc_wait_state "$j" COMPLETED
-ok $? "sbatch --gres=gpu:1 --gpu-mem=8G --gpu-share=1 (a whole GPU): accepted, completes"
+ok $? "sbatch --gres=shard:4 --gpu-mem=8G --gpu-share=1 (a whole GPU's shards): accepted, completes"
 is "$(cat "$O/ok")" ran "its job ran"
 out=$(submit srun --gres=shard:4 --gpu-share=100% 2>&1)
 ok $? "srun --gres=shard:4 --gpu-share=100% (all of a GPU's shards): accepted ($out)"
@@ -110,9 +110,11 @@ jf=$(tsc sbatch --parsable -w n1 --gres=shard:4 -o /dev/null --wrap "$PROBE wait
 tsc_wait_state "$ja" RUNNING && tsc_wait_state "$jb" RUNNING && tsc_wait_state "$jf" RUNNING
 ok $? "two half-GPU jobs and a job of a GPU's 4 shards run on n1: every shard of its GPUs in use"
 j0=$(tsc sbatch --parsable -w n1 --gres=gpu:1 -o "$O/j0" --wrap "echo CVD=\$CUDA_VISIBLE_DEVICES")
-tsc_wait_state "$j0" COMPLETED
-is "$(tsc_state "$j0"):$(sed -n 's/^CVD=//p' "$O/j0")" "COMPLETED:0" \
-    "without the rule, Slurm 22.05 runs a gpu:1 job at once on GPU 0, whose shards are in use"
+tsc_wait_state "$j0" FAILED COMPLETED
+# Slurm 22.05 starts it at once on a GPU whose shards are in use; the node refuses it.
+is "$(tsc_state "$j0"):$(grep -c '^CVD=' "$O/j0"):$(grep -c "tessel: .*GPU [01] has 4 shards in gres.conf .*a whole-GPU job cannot run on it" "$O/j0")" \
+    "FAILED:0:1" \
+    "without the rule, a gpu:1 job that Slurm starts on a GPU whose shards are in use is refused by the node, with the reason"
 tsc scancel "$jf"
 tsc_wait_state "$jf" CANCELLED
 echo 'whole_gpus_as_shards()' >>"$TSC/etc/tessel_gpus.lua"
@@ -130,6 +132,30 @@ tsc_wait_state "$jw2" COMPLETED
 ok $? "once the shard jobs end, it runs and completes"
 is "$(sed -n 's/^CVD=//p' "$O/jw2") $(sed -n 's/^info .*total=\([0-9]*\).*/\1/p' "$O/jw2")" "0 8589934592" \
     "on GPU 0, the GPU the shard jobs had, all of its 8 GiB its own"
+
+# With the rule, a whole-GPU request it cannot turn into shards is refused at submission.
+for opts in "--gpus=1" "--gres=gpu:2" "--gres=gpu:tesla:1"; do
+    # shellcheck disable=SC2086
+    out=$(tsc sbatch $opts -o /dev/null --wrap true </dev/null 2>&1)
+    ok $([ $? -ne 0 ] && printf '%s' "$out" | grep -q "tessel: whole GPUs are given as all the shards of one GPU on this cluster.*nothing was queued"; echo $?) \
+        "sbatch $opts: refused at submission: $(printf '%s\n' "$out" | grep -m1 tessel)"
+done
+# The owner of a pending shard job changes it to a whole GPU (scontrol update): the same rule.
+jh=$(tsc sbatch --parsable -H -w n1 --gres=shard:1 -o /dev/null --wrap true)
+tsc scontrol update JobId="$jh" TresPerNode=gres:gpu:1 >/dev/null 2>&1
+is "$(tsc scontrol show job "$jh" | grep -o 'TresPerNode=[^ ]*')" "TresPerNode=gres:shard:4" \
+    "scontrol update TresPerNode=gres:gpu:1 of a pending shard job: asked as all 4 shards of one GPU"
+out=$(tsc scontrol update JobId="$jh" TresPerNode=gres:gpu:2 2>&1)
+ok $([ $? -ne 0 ] && [ "$(tsc scontrol show job "$jh" | grep -o 'TresPerNode=[^ ]*')" = "TresPerNode=gres:shard:4" ]; echo $?) \
+    "scontrol update TresPerNode=gres:gpu:2: refused, the job unchanged ($out)"
+tsc scancel "$jh"
+# tessel_gpus.lua that does not load: whole-GPU jobs are refused (the rule is not silently off).
+cp "$TSC/etc/tessel_gpus.lua" "$TSC/etc/tessel_gpus.lua.good"
+echo 'gpu(' >>"$TSC/etc/tessel_gpus.lua"
+out=$(tsc sbatch --gres=gpu:1 -o /dev/null --wrap true </dev/null 2>&1)
+ok $([ $? -ne 0 ] && printf '%s' "$out" | grep -q "tessel: tessel_gpus.lua could not be loaded"; echo $?) \
+    "tessel_gpus.lua broken: a whole-GPU job is refused: $(printf '%s\n' "$out" | grep -m1 tessel)"
+mv "$TSC/etc/tessel_gpus.lua.good" "$TSC/etc/tessel_gpus.lua"
 
 # ---- --gpu-mem / --gpu-share without GRES as shards (options_as_shards) --------------------
 # Every shard here stands for 2 GiB (8 GiB, 4 shards).

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -128,13 +129,120 @@ static void test_descends(void **state)
     close(p[1]);
 }
 
+/* A fail_closed watchdog needs answers only for the job's own GPUs. */
+static void test_must_answer(void **state)
+{
+    (void)state;
+    tsw_limits_t l;
+    tsl_error_t err;
+    assert_int_equal(tsw_limits_parse("1=4G,63=1", &l, &err), 0);
+    assert_true(tsw_must_answer(&l, 1));
+    assert_true(tsw_must_answer(&l, 63));
+    assert_false(tsw_must_answer(&l, 0));
+    assert_false(tsw_must_answer(&l, 2));
+    assert_false(tsw_must_answer(&l, 64));
+}
+
+/* Membership from a process table, at any depth: a chain of 5000 below the root (listed in
+ * shuffled order) is the job's to its deepest process; another account's processes are not;
+ * a process whose parent could not be read, and what is below it, count as the job's
+ * (undecided) unless the table places them below the root. */
+static void test_members_table(void **state)
+{
+    (void)state;
+    enum { DEPTH = 5000, N = DEPTH + 6 };
+    static tsw_pstat_t t[N];
+    size_t n = 0;
+    const pid_t root = 100;
+    t[n++] = (tsw_pstat_t){1, 0, 0};
+    t[n++] = (tsw_pstat_t){root, 1, 0};
+    for (int i = 0; i < DEPTH; i++) /* 1000 <- root, 1001 <- 1000, ... */
+        t[n++] = (tsw_pstat_t){1000 + i, i ? 1000 + i - 1 : root, 0};
+    t[n++] = (tsw_pstat_t){200, 1, 0};   /* another account's shell */
+    t[n++] = (tsw_pstat_t){201, 200, 0}; /* and its program */
+    t[n++] = (tsw_pstat_t){300, -1, 0};  /* cannot be read */
+    t[n++] = (tsw_pstat_t){301, 300, 0}; /* below it */
+    /* Shuffle (a fixed permutation): the table's order must not matter. */
+    for (size_t i = n - 1; i > 0; i--) {
+        size_t j = (i * 7919u) % (i + 1);
+        tsw_pstat_t x = t[i];
+        t[i] = t[j];
+        t[j] = x;
+    }
+    tsw_members(t, n, root);
+    size_t members = 0;
+    for (size_t i = 0; i < n; i++) {
+        pid_t p = t[i].pid;
+        if (p >= 1000)
+            assert_int_equal(t[i].kin, TSW_MEMBER);
+        else if (p == 300 || p == 301)
+            assert_int_equal(t[i].kin, TSW_UNDECIDED);
+        else
+            assert_int_equal(t[i].kin, TSW_OTHER); /* 1, the root itself, 200, 201 */
+        members += t[i].kin == TSW_MEMBER;
+    }
+    assert_int_equal(members, DEPTH);
+    tsw_members(t, 0, root); /* an empty table */
+}
+
+/* A real chain deeper than the quick walk (tsw_descends' table path): its deepest process is
+ * the test's descendant, and one started beside the chain is not. */
+static void test_descends_deep(void **state)
+{
+    (void)state;
+    enum { DEPTH = 200 };
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t top = fork();
+    assert_true(top >= 0);
+    if (top == 0) {
+        for (int i = 0; i < DEPTH; i++) {
+            pid_t c = fork();
+            if (c < 0)
+                _exit(1);
+            if (c > 0) {
+                waitpid(c, NULL, 0);
+                _exit(0);
+            }
+        }
+        pid_t me = getpid();
+        if (write(p[1], &me, sizeof me) != sizeof me)
+            _exit(1);
+        pause();
+        _exit(0);
+    }
+    pid_t deep = 0;
+    assert_int_equal(read(p[0], &deep, sizeof deep), (ssize_t)sizeof deep);
+    assert_true(tsw_descends(deep, getpid()));
+    assert_true(tsw_descends(deep, top));
+    assert_false(tsw_descends(top, deep));
+    tsw_pstat_t *procs;
+    size_t n;
+    assert_int_equal(tsw_snapshot(getpid(), &procs, &n), 0);
+    size_t members = 0;
+    bool found = false;
+    for (size_t i = 0; i < n; i++) {
+        members += procs[i].kin == TSW_MEMBER;
+        if (procs[i].pid == deep)
+            found = procs[i].kin == TSW_MEMBER;
+    }
+    free(procs);
+    assert_true(found);
+    assert_true(members >= DEPTH + 1);
+    /* The chain ends from its deepest process up. */
+    kill(deep, SIGKILL);
+    waitpid(top, NULL, 0);
+    close(p[0]);
+    close(p[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_limits_parse),
-        cmocka_unit_test(test_sum_and_decide),
-        cmocka_unit_test(test_reason),
-        cmocka_unit_test(test_descends),
+        cmocka_unit_test(test_limits_parse),  cmocka_unit_test(test_sum_and_decide),
+        cmocka_unit_test(test_reason),        cmocka_unit_test(test_descends),
+        cmocka_unit_test(test_members_table), cmocka_unit_test(test_must_answer),
+        cmocka_unit_test(test_descends_deep),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

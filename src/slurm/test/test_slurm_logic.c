@@ -214,6 +214,22 @@ static void test_limits_gpus(void **state)
     shards4(&g);
     tslurm_limits_t l;
     tsl_error_t e;
+    /* A whole GPU whose shards gres.conf offers is refused (shard jobs may hold parts of it),
+     * also when only one of the step's GPUs has shards; all of its shards pass. */
+    tslurm_request_t w = {.ngpus = 1, .minor = {1}};
+    assert_int_equal(tslurm_limits(&w, &g, mem8(), &l, &e), -1);
+    assert_non_null(strstr(e.text, "GPU 1 has 4 shards in gres.conf"));
+    assert_non_null(strstr(e.text, "--gres=shard:4"));
+    g.shards[0] = 0;
+    tslurm_request_t w2 = {.ngpus = 2, .minor = {0, 1}};
+    assert_int_equal(tslurm_limits(&w2, &g, mem8(), &l, &e), -1);
+    assert_non_null(strstr(e.text, "GPU 1 has 4 shards"));
+    tslurm_request_t all = {.ngpus = 1, .minor = {1}, .shards = 4};
+    assert_int_equal(tslurm_limits(&all, &g, mem8(), &l, &e), 0);
+    assert_true(l.mem[0] == 8 * GiB);
+    assert_int_equal(l.core[0], 100);
+    /* GPUs without shards are given whole. */
+    g.shards[0] = g.shards[1] = 0;
     /* Two whole GPUs, Slurm's order kept (ordinal 0 = GPU 1). */
     tslurm_request_t r = {.ngpus = 2, .minor = {1, 0}};
     assert_int_equal(tslurm_limits(&r, &g, mem8(), &l, &e), 0);
