@@ -347,6 +347,14 @@ static int root_owned_path(const char *what, const char *path, char real[PATH_MA
 
 /* ---- the node's GPUs ------------------------------------------------------- */
 
+/* Sleep ms milliseconds (the waits below start at 1 ms and grow to 10: the usual wait is a
+ * child that has just exited, or a lock given back within a millisecond). */
+static void nap_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000 * 1000};
+    nanosleep(&ts, NULL);
+}
+
 /* Write STATEDIR/.gpus ("INDEX BYTES" lines) from NVML, in a child process: NVML stays out of
  * slurmd and slurmstepd (a library the daemon keeps loaded, with its threads and exit handlers,
  * for a figure read once).  0, or -1 with err. */
@@ -399,11 +407,9 @@ static int gpu_cache_fill(int lock, tsl_error_t *err)
      * exit until the driver returns, and the step must not wait for it. */
     int st = 0;
     pid_t got = 0;
-    for (int waited = 0; (got = waitpid(pid, &st, WNOHANG)) == 0 && waited < REAP_MS;
-         waited += 10) {
-        struct timespec ts = {0, 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
+    for (int waited = 0, step = 1; (got = waitpid(pid, &st, WNOHANG)) == 0 && waited < REAP_MS;
+         waited += step, step = step < 8 ? step * 2 : 10)
+        nap_ms(step);
     if (ready <= 0)
         return tsl_errprintf(err, "the node's GPUs (NVML %s): no answer within %d s%s", nvml_real,
                              cfg.nvml_timeout,
@@ -575,12 +581,12 @@ static int setup_step(spank_t sp, tsl_error_t *err)
     /* The lock is held for a few file writes, or for at most nvml_timeout while a step reads
      * the node's GPUs: a step that cannot have it within LOCK_WAIT_S more fails with the
      * reason rather than wait for ever behind a holder that never lets go. */
-    int waited = 0, lrc;
+    int waited = 0, nap = 1, lrc;
     while ((lrc = flock(lock, LOCK_EX | LOCK_NB)) < 0 && (errno == EWOULDBLOCK || errno == EINTR) &&
            waited < (cfg.nvml_timeout + LOCK_WAIT_S) * 1000) {
-        struct timespec ts = {0, 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-        waited += 10;
+        nap_ms(nap);
+        waited += nap;
+        nap = nap < 8 ? nap * 2 : 10;
     }
     if (lrc < 0) {
         int e = errno;
