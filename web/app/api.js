@@ -51,26 +51,11 @@ async function errorOf(res) {
   return new ApiError(res.status, code, message, field);
 }
 
-// The answer index.html asked for early (window.tesselEarly) for this GET of path with this
-// token, once: later requests for the same path are asked anew.  Null when none.
-function takeEarly(method, path, token) {
-  const early = window.tesselEarly;
-  const e = method === 'GET' && early?.get(path);
-  if (!e) return null;
-  early.delete(path);
-  return e.token === token ? e.res : null;
-}
-
-// Forget the early answers not taken (the first page is shown, or the person signs out).
-export function dropEarly() {
-  window.tesselEarly?.clear();
-}
-
 // request('GET', '/v1/jobs') -> parsed JSON (null for 204).  Throws ApiError.
 export async function request(method, path, body, token = getToken()) {
   let res;
   try {
-    res = await takeEarly(method, path, token) || await fetch(path, {
+    res = await fetch(path, {
       method,
       headers: headers(token, body !== undefined),
       body: body !== undefined ? JSON.stringify(body) : undefined,

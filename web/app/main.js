@@ -6,7 +6,7 @@
 // watching a bar needs.  A hidden tab polls every HIDDEN_POLL_MS.  The usage history comes
 // from tesseld (history.js).  Job logs are streamed, not polled (api.js followLog).
 
-import { api, getToken, setToken, clearToken, setUnauthorizedHandler, ApiError, dropEarly } from './api.js';
+import { api, getToken, setToken, clearToken, setUnauthorizedHandler, ApiError } from './api.js';
 import { h, clear, ACTIVE } from './util.js';
 import { forget as forgetHistory, prefetch as prefetchHistory } from './history.js';
 import * as overview from './overview.js';
@@ -220,7 +220,6 @@ function showSignIn(message) {
 
 function signOut(message) {
   clearToken();
-  dropEarly();
   clearTimeout(pollTimer);
   if (current) { current.mod.unmount?.(current.ctx); current = null; }
   started = false;
@@ -249,8 +248,7 @@ async function start(me, early = {}) {
   started = true;
   prefetchHistory();
   await (early.poll || poll()).catch(() => {});
-  await route();
-  dropEarly(); // what index.html asked for early and the first page did not take
+  route();
 }
 
 $('signout').addEventListener('click', () => signOut('Signed out.'));
@@ -271,7 +269,4 @@ async function boot() {
   }
 }
 
-// When the console's own code starts (its modules fetched and run): the early requests of
-// index.html are older (t7010).
-performance.mark('tessel-console-start');
 boot();

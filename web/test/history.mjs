@@ -176,32 +176,6 @@ try {
   await page2.click('main button:text("Try again")');
   await page2.locator('main h1:text("Users & tokens")').waitFor();
   check(await page2.locator('#nav a[aria-current="page"]').textContent() === 'Users & tokens', 'Try again: the page is shown');
-
-  // A page loaded with a saved token asks for the first page's answers from index.html, while
-  // its modules load (each once: the console takes them rather than asking again).
-  await page2.evaluate(() => { location.hash = '#/?range=week'; });
-  await page2.reload();
-  await drawn(page2, 'week', 600);
-  const early = await page2.evaluate(() => {
-    const res = performance.getEntriesByType('resource');
-    const start = performance.getEntriesByName('tessel-console-start')[0].startTime;
-    const api = res.filter((e) => /\/v1\/(history|whoami|gpus)/.test(e.name)).map((e) => e.name.replace(/^https?:\/\/[^/]+/, ''));
-    const before = res.filter((e) => /\/v1\/history/.test(e.name) && e.startTime < start).length;
-    return { api, before, start: Math.round(start) };
-  });
-  const count = (p) => early.api.filter((x) => x === p).length;
-  check(['gpu', 'queue', 'user'].every((sc) => count(`/v1/history?scope=${sc}&range=1w`) === 1) && count('/v1/whoami') === 1
-    && count('/v1/gpus') === 1 && early.before === 3,
-  `saved token: the week's history asked once each, before the console's modules ran (${early.start} ms)`, JSON.stringify(early));
-  b = await attrs(page2, chart(BUSY));
-  check(Number(b.points) >= 1000 && b.busyPeak === '40', `saved token: the week drawn from the early answers (${b.points} points)`, JSON.stringify(b));
-  // A saved token that tesseld no longer accepts: the early answers are refusals; the page
-  // signs out with the reason and draws nothing.
-  await page2.evaluate(() => sessionStorage.setItem('tessel.token', 'tsl_not-a-token'));
-  await page2.reload();
-  await page2.locator('#signin-error').filter({ hasText: 'no longer valid' }).waitFor();
-  const after = await page2.evaluate(() => ({ charts: document.querySelectorAll('section.gpu').length, token: sessionStorage.getItem('tessel.token') }));
-  check(after.charts === 0 && after.token === null, 'a saved token no longer valid: signed out with the reason, nothing drawn', JSON.stringify(after));
   check(errors.length === 0, 'no error in the browser console', errors.join('\n'));
 } catch (e) {
   console.log(`FAIL the session stopped: ${e.message.split('\n')[0]}`);
