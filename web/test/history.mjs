@@ -176,6 +176,14 @@ try {
   await page2.click('main button:text("Try again")');
   await page2.locator('main h1:text("Users & tokens")').waitFor();
   check(await page2.locator('#nav a[aria-current="page"]').textContent() === 'Users & tokens', 'Try again: the page is shown');
+
+  // A saved token that tesseld no longer accepts: the page signs out with the reason and
+  // draws nothing (the history asked for beside whoami is forgotten).
+  await page2.evaluate(() => { sessionStorage.setItem('tessel.token', 'tsl_not-a-token'); location.hash = '#/?range=week'; });
+  await page2.reload();
+  await page2.locator('#signin-error').filter({ hasText: 'no longer valid' }).waitFor();
+  const after = await page2.evaluate(() => ({ charts: document.querySelectorAll('section.gpu').length, token: sessionStorage.getItem('tessel.token') }));
+  check(after.charts === 0 && after.token === null, 'a saved token no longer valid: signed out with the reason, nothing drawn', JSON.stringify(after));
   check(errors.length === 0, 'no error in the browser console', errors.join('\n'));
 } catch (e) {
   console.log(`FAIL the session stopped: ${e.message.split('\n')[0]}`);
