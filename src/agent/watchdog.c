@@ -411,13 +411,14 @@ static void signal_job(int sig)
 }
 
 /* The record for tesseld, in the root-owned state directory: "ACTION EPISODE REASON". */
-static void record(unsigned episode, const char *line)
+static void record_in(const char *dir, unsigned episode, const char *line)
 {
-    if (!w.c.state)
+    if (!dir)
         return;
     char tmp[4096], final[4096];
-    snprintf(tmp, sizeof tmp, "%s/.%s.tmp", w.c.state, TSW_RECORD);
-    snprintf(final, sizeof final, "%s/%s", w.c.state, TSW_RECORD);
+    /* The temporary is this process's: the job's record may be written by two steps at once. */
+    snprintf(tmp, sizeof tmp, "%s/.%s.%d.tmp", dir, TSW_RECORD, (int)getpid());
+    snprintf(final, sizeof final, "%s/%s", dir, TSW_RECORD);
     unlink(tmp);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     struct stat st;
@@ -433,6 +434,40 @@ static void record(unsigned episode, const char *line)
     bool ok = n > 0 && write(fd, text, (size_t)n) == n;
     if (close(fd) < 0 || !ok || rename(tmp, final) < 0)
         unlink(tmp);
+}
+
+/* The record in the step's state directory and in the job's (job_state). */
+static void record(unsigned episode, const char *line)
+{
+    record_in(w.c.state, episode, line);
+    record_in(w.c.job_state, episode, line);
+}
+
+/* The reason of a violation that another step's watchdog recorded in the job's directory
+ * (job_state), into buf: whether there is one.  Only a regular file owned by root counts. */
+static bool job_recorded(char *buf, size_t len)
+{
+    if (!w.c.job_state)
+        return false;
+    char path[4096], text[400];
+    snprintf(path, sizeof path, "%s/%s", w.c.job_state, TSW_RECORD);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return false;
+    struct stat st;
+    ssize_t n = -1;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0)
+        n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    text[n] = '\0';
+    text[strcspn(text, "\n")] = '\0';
+    /* "ACTION EPISODE REASON": the reason. */
+    const char *r = strchr(text, ' ');
+    r = r ? strchr(r + 1, ' ') : NULL;
+    snprintf(buf, len, "%.300s", r ? r + 1 : text);
+    return true;
 }
 
 /* A line in the job's stderr log, written as the job's account (this thread's filesystem ids
@@ -580,6 +615,24 @@ static void *watch(void *arg)
         if (over_before && w.c.action == TSW_SUSPEND && !stopped(w.c.job)) {
             signal_job(SIGCONT);
             over_before = false;
+        }
+        /* Another step of the job broke the job's limit: this step is stopped with its
+         * reason (the first step stopped lowers the job's sum that the others see). */
+        char jline[320];
+        if (w.c.action == TSW_KILL && job_recorded(jline, sizeof jline)) {
+            if (!over_before) {
+                pthread_mutex_lock(&w.lock);
+                if (w.violation[0] == '\0')
+                    snprintf(w.violation, sizeof w.violation, "%s", jline);
+                atomic_store_explicit(&stopped_once, true, memory_order_release);
+                pthread_mutex_unlock(&w.lock);
+                record_in(w.c.state, ++episode, jline);
+                log_line(jline);
+                fprintf(stderr, "tessel-shim: %s\n", jline);
+                over_before = true;
+            }
+            signal_job(SIGKILL);
+            continue;
         }
         unsigned ngpus = 0;
         nvmlReturn_t cr = w.count(&ngpus);

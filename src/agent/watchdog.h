@@ -166,6 +166,11 @@ typedef struct {
      * alone count. */
     tsw_root_fn job_root;
     void *job_root_arg;
+    /* Root-owned directory of the whole job (the Slurm plugin's STATEDIR/JOBID), or NULL: a
+     * violation is recorded there too (TSW_RECORD), and a kill watchdog that finds a record
+     * there (another step's) stops its own step with that reason, at each sample: the first
+     * step stopped lowers the job's sum, so the others would not see it broken. */
+    const char *job_state;
 } tsw_config_t;
 
 /* Samples in a row without an answer from the driver before a fail_closed watchdog stops the

@@ -101,6 +101,8 @@ static uint64_t opt_mem;
 static unsigned opt_share;
 /* "slurmstepd: [JOBID.": the command lines of the job's slurmstepd (its watchdog's roots). */
 static char stepd_want[32];
+/* The job's directory on this node (its watchdogs' job-wide record). */
+static char job_state[600];
 
 /* Set by init_post_opt in slurmstepd for its tasks. */
 static char step_dir[640];
@@ -676,7 +678,9 @@ static int setup_step(spank_t sp, tsl_error_t *err)
                        .job = 0,
                        .fail_closed = true,
                        .job_root = job_root,
-                       .job_root_arg = stepd_want};
+                       .job_root_arg = stepd_want,
+                       .job_state = job_state};
+    snprintf(job_state, sizeof job_state, "%s", jobdir);
     /* One limit per job and GPU: the sum counts the processes of all the job's steps here. */
     snprintf(stepd_want, sizeof stepd_want, "slurmstepd: [%" PRIu32 ".", job);
     /* The watchdog stops the processes below this slurmstepd: one that its parent leaves
