@@ -126,9 +126,22 @@ static int by_ppid(const void *a, const void *b)
     return (x->ppid > y->ppid) - (x->ppid < y->ppid);
 }
 
-/* Walk down from the pids in queue (tail of them; room for n + 1) over procs sorted by ppid,
- * setting kin to `to` on every descendant not yet TSW_MEMBER (root excepted). */
-static void mark_below(tsw_pstat_t *procs, size_t n, pid_t *queue, size_t tail, pid_t root,
+static int by_pid(const void *a, const void *b)
+{
+    const tsw_pstat_t *x = a, *y = b;
+    return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+static int pid_cmp(const void *a, const void *b)
+{
+    pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Walk down from the pids in queue (tail of them; room for cap) over procs sorted by ppid,
+ * setting kin to `to` on every descendant not yet TSW_MEMBER (the roots are marked
+ * TSW_MEMBER during the walks, so none is reached). */
+static void mark_below(tsw_pstat_t *procs, size_t n, pid_t *queue, size_t tail, size_t cap,
                        tsw_kin_t to)
 {
     for (size_t head = 0; head < tail;) {
@@ -142,78 +155,173 @@ static void mark_below(tsw_pstat_t *procs, size_t n, pid_t *queue, size_t tail, 
                 hi = mid;
         }
         for (size_t i = lo; i < n && procs[i].ppid == parent; i++)
-            if (procs[i].kin != TSW_MEMBER && procs[i].kin != to && procs[i].pid != root &&
-                tail <= n) {
+            if (procs[i].kin != TSW_MEMBER && procs[i].kin != to && tail < cap) {
                 procs[i].kin = to;
                 queue[tail++] = procs[i].pid;
             }
     }
 }
 
-void tsw_members(tsw_pstat_t *procs, size_t n, pid_t root)
+void tsw_members_of(tsw_pstat_t *procs, size_t n, const pid_t *roots, size_t nroots)
 {
-    for (size_t i = 0; i < n; i++)
-        procs[i].kin = procs[i].ppid < 0 ? TSW_UNDECIDED : TSW_OTHER;
-    /* Sorted by parent, the children of a pid are one run: a walk down from root over them
-     * reaches every descendant at any depth, each entry once (a cycle cannot loop it). */
-    qsort(procs, n, sizeof *procs, by_ppid);
-    pid_t *queue = malloc((n + 1) * sizeof *queue);
-    if (!queue) {
-        /* Cannot be decided: every process counts. */
-        for (size_t i = 0; i < n; i++)
-            procs[i].kin = procs[i].pid == root ? TSW_OTHER : TSW_UNDECIDED;
+    pid_t *queue = malloc((n + nroots + 1) * sizeof *queue);
+    pid_t *sorted = malloc((nroots + 1) * sizeof *sorted);
+    if (!queue || !sorted) {
+        /* Cannot be decided: every process but the roots counts. */
+        for (size_t i = 0; i < n; i++) {
+            bool is_root = false;
+            for (size_t r = 0; r < nroots && !is_root; r++)
+                is_root = procs[i].pid == roots[r];
+            procs[i].kin = is_root ? TSW_OTHER : TSW_UNDECIDED;
+        }
+        free(queue);
+        free(sorted);
         return;
     }
-    size_t tail = 0;
-    queue[tail++] = root;
-    mark_below(procs, n, queue, tail, root, TSW_MEMBER);
+    if (nroots)
+        memcpy(sorted, roots, nroots * sizeof *sorted);
+    qsort(sorted, nroots, sizeof *sorted, pid_cmp);
+    /* The roots are marked TSW_MEMBER while the walks run (so that neither walk marks or
+     * queues them) and TSW_OTHER at the end: no root is its own or another root's member. */
+    for (size_t i = 0; i < n; i++) {
+        bool is_root = bsearch(&procs[i].pid, sorted, nroots, sizeof *sorted, pid_cmp) != NULL;
+        procs[i].kin = is_root ? TSW_MEMBER : procs[i].ppid < 0 ? TSW_UNDECIDED : TSW_OTHER;
+    }
+    /* Sorted by parent, the children of a pid are one run: a walk down from the roots over
+     * them reaches every descendant at any depth, each entry once (a cycle cannot loop it). */
+    qsort(procs, n, sizeof *procs, by_ppid);
+    size_t cap = n + nroots + 1, tail = 0;
+    for (size_t r = 0; r < nroots; r++)
+        queue[tail++] = sorted[r];
+    mark_below(procs, n, queue, tail, cap, TSW_MEMBER);
     /* Below a process that cannot be placed, nothing can be either. */
     tail = 0;
     for (size_t i = 0; i < n; i++)
         if (procs[i].kin == TSW_UNDECIDED)
             queue[tail++] = procs[i].pid;
-    mark_below(procs, n, queue, tail, root, TSW_UNDECIDED);
+    mark_below(procs, n, queue, tail, cap, TSW_UNDECIDED);
+    for (size_t i = 0; i < n; i++)
+        if (bsearch(&procs[i].pid, sorted, nroots, sizeof *sorted, pid_cmp))
+            procs[i].kin = TSW_OTHER;
     free(queue);
+    free(sorted);
 }
 
-int tsw_snapshot(pid_t root, tsw_pstat_t **out, size_t *n)
+void tsw_members(tsw_pstat_t *procs, size_t n, pid_t root)
+{
+    tsw_members_of(procs, n, &root, 1);
+}
+
+void tsw_table_index(tsw_table_t *t)
+{
+    qsort(t->procs, t->n, sizeof *t->procs, by_pid);
+}
+
+bool tsw_in_table(unsigned pid, void *arg)
+{
+    const tsw_table_t *t = arg;
+    tsw_pstat_t key = {.pid = (pid_t)pid};
+    const tsw_pstat_t *e = bsearch(&key, t->procs, t->n, sizeof *t->procs, by_pid);
+    return e && e->kin != TSW_OTHER;
+}
+
+/* /proc/PID/stat of pid: its parent and command name (comm, cap bytes).  0, or -1 with errno
+ * (ENOENT: gone). */
+static int stat_read(pid_t pid, pid_t *ppid, char *comm, size_t cap)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t r = read(fd, buf, sizeof buf - 1);
+    int e = errno;
+    close(fd);
+    if (r < 0) {
+        errno = e == ESRCH ? ENOENT : e;
+        return -1;
+    }
+    buf[r] = '\0';
+    tsl_procstat_t ps;
+    if (tsl_procstat_parse(buf, &ps) < 0)
+        return -1;
+    /* The name lies between the first '(' and the last ')' (tsl_procstat_parse found both). */
+    const char *open_p = strchr(buf, '('), *close_p = strrchr(buf, ')');
+    size_t len = open_p && close_p > open_p ? (size_t)(close_p - open_p - 1) : 0;
+    if (len >= cap)
+        len = cap - 1;
+    memcpy(comm, open_p ? open_p + 1 : buf, len);
+    comm[len] = '\0';
+    *ppid = ps.ppid;
+    return 0;
+}
+
+int tsw_snapshot_roots(pid_t root, tsw_root_fn is_root, void *arg, tsw_pstat_t **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
     DIR *dp = opendir("/proc");
     if (!dp)
         return -1;
-    size_t cap = 0;
+    size_t cap = 0, nroots = 1, rcap = 16;
     tsw_pstat_t *v = NULL;
+    pid_t *roots = malloc(rcap * sizeof *roots);
     struct dirent *de;
-    while ((de = readdir(dp))) {
+    bool ok = roots != NULL;
+    if (ok)
+        roots[0] = root;
+    while (ok && (de = readdir(dp))) {
         char *end;
         long pid = strtol(de->d_name, &end, 10);
         if (*end || pid <= 0 || end == de->d_name)
             continue;
-        tsl_procstat_t ps;
+        char comm[64];
         pid_t ppid = -1; /* cannot be read: undecided */
-        if (tsl_procstat_read((pid_t)pid, &ps) == 0)
-            ppid = ps.ppid;
-        else if (errno == ENOENT || errno == ESRCH)
-            continue; /* gone */
+        if (stat_read((pid_t)pid, &ppid, comm, sizeof comm) < 0) {
+            if (errno == ENOENT || errno == ESRCH)
+                continue; /* gone */
+            ppid = -1;
+            comm[0] = '\0';
+        }
         if (*n == cap) {
             size_t ncap = cap ? cap * 2 : 1024;
             tsw_pstat_t *nv = realloc(v, ncap * sizeof *nv);
-            if (!nv) {
-                free(v);
-                closedir(dp);
-                return -1;
-            }
+            ok = nv != NULL;
+            if (!ok)
+                break;
             v = nv;
             cap = ncap;
         }
         v[(*n)++] = (tsw_pstat_t){.pid = (pid_t)pid, .ppid = ppid};
+        if (is_root && (pid_t)pid != root && is_root((pid_t)pid, comm, arg)) {
+            if (nroots == rcap) {
+                size_t ncap = rcap * 2;
+                pid_t *nr = realloc(roots, ncap * sizeof *nr);
+                ok = nr != NULL;
+                if (!ok)
+                    break;
+                roots = nr;
+                rcap = ncap;
+            }
+            roots[nroots++] = (pid_t)pid;
+        }
     }
     closedir(dp);
-    tsw_members(v, *n, root);
+    if (!ok) {
+        free(roots);
+        free(v);
+        *n = 0;
+        return -1;
+    }
+    tsw_members_of(v, *n, roots, nroots);
+    free(roots);
     *out = v;
     return 0;
+}
+
+int tsw_snapshot(pid_t root, tsw_pstat_t **out, size_t *n)
+{
+    return tsw_snapshot_roots(root, NULL, NULL, out, n);
 }
 
 bool tsw_descends(pid_t pid, pid_t ancestor)
@@ -303,13 +411,14 @@ static void signal_job(int sig)
 }
 
 /* The record for tesseld, in the root-owned state directory: "ACTION EPISODE REASON". */
-static void record(unsigned episode, const char *line)
+static void record_in(const char *dir, unsigned episode, const char *line)
 {
-    if (!w.c.state)
+    if (!dir)
         return;
     char tmp[4096], final[4096];
-    snprintf(tmp, sizeof tmp, "%s/.%s.tmp", w.c.state, TSW_RECORD);
-    snprintf(final, sizeof final, "%s/%s", w.c.state, TSW_RECORD);
+    /* The temporary is this process's: the job's record may be written by two steps at once. */
+    snprintf(tmp, sizeof tmp, "%s/.%s.%d.tmp", dir, TSW_RECORD, (int)getpid());
+    snprintf(final, sizeof final, "%s/%s", dir, TSW_RECORD);
     unlink(tmp);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     struct stat st;
@@ -325,6 +434,40 @@ static void record(unsigned episode, const char *line)
     bool ok = n > 0 && write(fd, text, (size_t)n) == n;
     if (close(fd) < 0 || !ok || rename(tmp, final) < 0)
         unlink(tmp);
+}
+
+/* The record in the step's state directory and in the job's (job_state). */
+static void record(unsigned episode, const char *line)
+{
+    record_in(w.c.state, episode, line);
+    record_in(w.c.job_state, episode, line);
+}
+
+/* The reason of a violation that another step's watchdog recorded in the job's directory
+ * (job_state), into buf: whether there is one.  Only a regular file owned by root counts. */
+static bool job_recorded(char *buf, size_t len)
+{
+    if (!w.c.job_state)
+        return false;
+    char path[4096], text[400];
+    snprintf(path, sizeof path, "%s/%s", w.c.job_state, TSW_RECORD);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return false;
+    struct stat st;
+    ssize_t n = -1;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0)
+        n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    text[n] = '\0';
+    text[strcspn(text, "\n")] = '\0';
+    /* "ACTION EPISODE REASON": the reason. */
+    const char *r = strchr(text, ' ');
+    r = r ? strchr(r + 1, ' ') : NULL;
+    snprintf(buf, len, "%.300s", r ? r + 1 : text);
+    return true;
 }
 
 /* A line in the job's stderr log, written as the job's account (this thread's filesystem ids
@@ -473,6 +616,24 @@ static void *watch(void *arg)
             signal_job(SIGCONT);
             over_before = false;
         }
+        /* Another step of the job broke the job's limit: this step is stopped with its
+         * reason (the first step stopped lowers the job's sum that the others see). */
+        char jline[320];
+        if (w.c.action == TSW_KILL && job_recorded(jline, sizeof jline)) {
+            if (!over_before) {
+                pthread_mutex_lock(&w.lock);
+                if (w.violation[0] == '\0')
+                    snprintf(w.violation, sizeof w.violation, "%s", jline);
+                atomic_store_explicit(&stopped_once, true, memory_order_release);
+                pthread_mutex_unlock(&w.lock);
+                record_in(w.c.state, ++episode, jline);
+                log_line(jline);
+                fprintf(stderr, "tessel-shim: %s\n", jline);
+                over_before = true;
+            }
+            signal_job(SIGKILL);
+            continue;
+        }
         unsigned ngpus = 0;
         nvmlReturn_t cr = w.count(&ngpus);
         if (cr != NVML_SUCCESS) {
@@ -483,7 +644,8 @@ static void *watch(void *arg)
             }
             continue;
         }
-        bool over = false, answered = true;
+        bool over = false, answered = true, table_failed = false;
+        tsw_table_t table = {NULL, 0}; /* this sample's job-wide process table */
         for (unsigned i = 0; i < ngpus && i < TSW_MAX_GPUS && !over; i++) {
             int n = gpu_procs(i, procs, MAX_PROCS);
             /* Only the job's own GPUs must answer: one that fails on a GPU it was not given
@@ -497,7 +659,22 @@ static void *watch(void *arg)
                     fail_closed(why);
                 }
             }
-            uint64_t sum = n > 0 ? tsw_job_sum(procs, (size_t)n, member, NULL) : 0;
+            uint64_t sum = 0;
+            if (n > 0 && w.c.job_root && w.c.limits.limit[i] > 0) {
+                /* Job-wide: one pass over /proc per sample, taken after the driver listed
+                 * the processes (a pid it listed and the pass did not see has ended); when
+                 * it cannot be taken, the step's own processes still count. */
+                if (!table.procs && !table_failed) {
+                    table_failed = tsw_snapshot_roots(w.c.root, w.c.job_root, w.c.job_root_arg,
+                                                      &table.procs, &table.n) < 0;
+                    if (!table_failed)
+                        tsw_table_index(&table);
+                }
+                sum = table.procs ? tsw_job_sum(procs, (size_t)n, tsw_in_table, &table)
+                                  : tsw_job_sum(procs, (size_t)n, member, NULL);
+            } else if (n > 0) {
+                sum = tsw_job_sum(procs, (size_t)n, member, NULL);
+            }
             if (!tsw_over(sum, w.c.limits.limit[i])) {
                 streak[i] = 0;
                 continue;
@@ -524,6 +701,7 @@ static void *watch(void *arg)
             if (w.c.action == TSW_KILL)
                 signal_job(SIGKILL);
         }
+        free(table.procs);
         over_before = over;
         failed = answered ? 0 : failed + 1;
     }

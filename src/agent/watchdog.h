@@ -15,6 +15,9 @@
  * that daemonises stays below it): a pid whose parent chain reaches the shim, at any depth (a
  * chain deeper than a few dozen levels is decided from one pass over the whole process table,
  * not by walking it per pid), and a process whose place cannot be read counts as the job's.
+ * The Slurm plugin's watchdog (one per step, in its slurmstepd) is job-wide (tsw_config_t
+ * job_root): on the step's GPUs it sums the processes below every slurmstepd of the job on the
+ * node, found in the same pass over /proc, and stops only its own step's.
  *
  * The pure part (limits, sums, the decision, the reason's words) is apart from the thread so
  * that it is unit-tested at its own layer (src/agent/test/test_watchdog.c).  Prefix tsw_.
@@ -106,9 +109,36 @@ typedef struct {
  * is no descendant, TSW_OTHER otherwise.  No I/O; O(n log n). */
 void tsw_members(tsw_pstat_t *procs, size_t n, pid_t root);
 
+/* tsw_members for several roots (nroots entries): TSW_MEMBER for every descendant of any of
+ * them at any depth (no root itself is), the rest as tsw_members. */
+void tsw_members_of(tsw_pstat_t *procs, size_t n, const pid_t *roots, size_t nroots);
+
 /* The process table from one pass over /proc (malloc'd into *out, *n entries), with
  * tsw_members applied for root.  0, or -1 (nothing to free). */
 int tsw_snapshot(pid_t root, tsw_pstat_t **out, size_t *n);
+
+/* Whether process pid, whose command name (/proc/PID/stat's field 2) is comm, is a root of
+ * the job (a job-wide watchdog: the Slurm plugin's slurmstepd of each step of the job). */
+typedef bool (*tsw_root_fn)(pid_t pid, const char *comm, void *arg);
+
+/* tsw_snapshot whose roots are root and every process of the same pass over /proc for which
+ * is_root(pid, comm, arg) is true (is_root NULL: root alone).  0, or -1 (nothing to free). */
+int tsw_snapshot_roots(pid_t root, tsw_root_fn is_root, void *arg, tsw_pstat_t **out, size_t *n);
+
+/* A process table to ask about pids: procs (n entries) sorted by pid (tsw_table_index). */
+typedef struct {
+    tsw_pstat_t *procs;
+    size_t n;
+} tsw_table_t;
+
+/* Sort t's entries by pid, for tsw_in_table. */
+void tsw_table_index(tsw_table_t *t);
+
+/* A tsw_member_fn over an indexed table (arg: the tsw_table_t): whether pid counts as the
+ * job's (TSW_MEMBER or TSW_UNDECIDED).  A pid not in the table is not (the watchdog takes the
+ * table after it asked the driver: such a process has ended; one started later is in the next
+ * sample's table). */
+bool tsw_in_table(unsigned pid, void *arg);
 
 /* The watchdog thread's settings. */
 typedef struct {
@@ -128,6 +158,19 @@ typedef struct {
      * below root afterwards, for as long as the thread runs.  false (tessel-shim): the
      * watchdog ends with a line on stderr and the job runs on with the interposer alone. */
     bool fail_closed;
+    /* Job-wide (the Slurm plugin; NULL for tessel-shim): on each GPU this step was given
+     * (limit above 0), the sum counts every process below any of the job's roots, those that
+     * job_root accepts in each sample's pass over /proc (the job's other steps), not only
+     * those below root; a violation still stops only the processes below root (each step's
+     * watchdog stops its own step).  On a GPU the step was not given, its own processes
+     * alone count. */
+    tsw_root_fn job_root;
+    void *job_root_arg;
+    /* Root-owned directory of the whole job (the Slurm plugin's STATEDIR/JOBID), or NULL: a
+     * violation is recorded there too (TSW_RECORD), and a kill watchdog that finds a record
+     * there (another step's) stops its own step with that reason, at each sample: the first
+     * step stopped lowers the job's sum, so the others would not see it broken. */
+    const char *job_state;
 } tsw_config_t;
 
 /* Samples in a row without an answer from the driver before a fail_closed watchdog stops the

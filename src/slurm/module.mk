@@ -39,7 +39,7 @@ $(O)/tests/slurm/test_slurm_logic: $(O)/obj/src/slurm/test/test_slurm_logic.o \
 SLURM_SHELL_TESTS := $(sort $(wildcard tests/t/t90*-slurm-*.t))
 TESTS += $(SLURM_SHELL_TESTS)
 $(SLURM_SHELL_TESTS): $(SLURM_PLUGIN) $(O)/bin/tessel $(O)/lib/libtessel-cuda.so $(O)/tests/interposer/tcu-probe \
-                      $(O)/tests/fake/libcuda.so.1 $(O)/tests/fake/libnvidia-ml.so.1
+                      $(O)/tests/interposer/tcu-raw $(O)/tests/fake/libcuda.so.1 $(O)/tests/fake/libnvidia-ml.so.1
 ifeq ($(SANITIZE),1)
 SLURM_PLAIN := $(O)/plain
 $(SLURM_SHELL_TESTS): slurm-plain
@@ -47,5 +47,5 @@ $(SLURM_SHELL_TESTS): slurm-plain
 slurm-plain:
 	$(MAKE) --no-print-directory SANITIZE=0 O=$(SLURM_PLAIN) $(SLURM_PLAIN)/lib/libtessel-cuda.so \
 	    $(SLURM_PLAIN)/tests/fake/libcuda.so.1 $(SLURM_PLAIN)/tests/fake/libnvidia-ml.so.1 \
-	    $(SLURM_PLAIN)/tests/interposer/tcu-probe
+	    $(SLURM_PLAIN)/tests/interposer/tcu-probe $(SLURM_PLAIN)/tests/interposer/tcu-raw
 endif

@@ -99,6 +99,11 @@ static char interposer_real[PATH_MAX];
 /* Options as the callbacks of this process saw them. */
 static uint64_t opt_mem;
 static unsigned opt_share;
+/* "slurmstepd: [JOBID.": the command lines of the job's slurmstepd (its watchdog's roots). */
+static char stepd_want[32];
+/* The job's directory on this node (its watchdogs' job-wide record). */
+static char job_state[600];
+
 /* Set by init_post_opt in slurmstepd for its tasks. */
 static char step_dir[640];
 static bool no_gpu;
@@ -468,27 +473,46 @@ static void sweep(void)
     unlink(path);
 }
 
+/* Whether process pid (its /proc name) is a slurmstepd whose command line starts with want
+ * (wl bytes: "slurmstepd: [ID."), run by root: all four user ids 0 in its status (a user's
+ * process cannot have a real uid 0, while /proc/PID of any process that is not dumpable is
+ * owned by root).  The ids are read after the command line. */
+static bool job_stepd(const char *pid, const char *want, size_t wl)
+{
+    char path[300], text[1024];
+    snprintf(path, sizeof path, "/proc/%s/cmdline", pid);
+    if (read_small(path, text, sizeof text, false) <= 0 || strncmp(text, want, wl) != 0)
+        return false;
+    snprintf(path, sizeof path, "/proc/%s/status", pid);
+    unsigned ids[4];
+    const char *u = read_small(path, text, sizeof text, false) > 0 ? strstr(text, "\nUid:") : NULL;
+    return u && sscanf(u + 5, "%u %u %u %u", &ids[0], &ids[1], &ids[2], &ids[3]) == 4 &&
+           (ids[0] | ids[1] | ids[2] | ids[3]) == 0;
+}
+
+/* The job's roots for its watchdogs (tsw_config_t job_root): each slurmstepd of the job on
+ * this node.  arg: "slurmstepd: [ID.". */
+static bool job_root(pid_t pid, const char *comm, void *arg)
+{
+    const char *want = arg;
+    char name[24];
+    snprintf(name, sizeof name, "%d", (int)pid);
+    return strcmp(comm, "slurmstepd") == 0 && job_stepd(name, want, strlen(want));
+}
+
 /* Whether a root-owned slurmstepd of job id runs ("slurmstepd: [ID.STEP]"). */
 static bool job_alive(const char *jobid)
 {
     DIR *d = opendir("/proc");
     if (!d)
         return true; /* cannot tell: keep it */
-    char want[64], path[300], cmd[128];
+    char want[64];
     int wl = snprintf(want, sizeof want, "slurmstepd: [%s.", jobid);
     bool alive = false;
     struct dirent *de;
-    while (!alive && (de = readdir(d))) {
-        if (strspn(de->d_name, "0123456789") != strlen(de->d_name))
-            continue;
-        struct stat st;
-        snprintf(path, sizeof path, "/proc/%s", de->d_name);
-        if (stat(path, &st) < 0 || st.st_uid != 0)
-            continue;
-        snprintf(path, sizeof path, "/proc/%s/cmdline", de->d_name);
-        if (read_small(path, cmd, sizeof cmd, false) > 0 && strncmp(cmd, want, (size_t)wl) == 0)
-            alive = true;
-    }
+    while (!alive && (de = readdir(d)))
+        alive = strspn(de->d_name, "0123456789") == strlen(de->d_name) &&
+                job_stepd(de->d_name, want, (size_t)wl);
     closedir(d);
     return alive;
 }
@@ -658,7 +682,13 @@ static int setup_step(spank_t sp, tsl_error_t *err)
                        .gid = (gid_t)-1,
                        .root = getpid(),
                        .job = 0,
-                       .fail_closed = true};
+                       .fail_closed = true,
+                       .job_root = job_root,
+                       .job_root_arg = stepd_want,
+                       .job_state = job_state};
+    snprintf(job_state, sizeof job_state, "%s", jobdir);
+    /* One limit per job and GPU: the sum counts the processes of all the job's steps here. */
+    snprintf(stepd_want, sizeof stepd_want, "slurmstepd: [%" PRIu32 ".", job);
     /* The watchdog stops the processes below this slurmstepd: one that its parent leaves
      * (a shell killed first) must stay below it, as below tessel-shim, to be stopped too. */
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {

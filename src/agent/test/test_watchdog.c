@@ -185,6 +185,154 @@ static void test_members_table(void **state)
     tsw_members(t, 0, root); /* an empty table */
 }
 
+/* Several roots (the slurmstepd of each step of a Slurm job): the descendants of each, at any
+ * depth, are members; no root is, not even one below another; the rest as with one root. */
+static void test_members_roots(void **state)
+{
+    (void)state;
+    tsw_pstat_t t[] = {
+        {1, 0, 0},     {50, 1, 0},    /* slurmd */
+        {100, 50, 0},  {101, 100, 0}, /* step 0's slurmstepd, its task */
+        {102, 101, 0}, {103, 102, 0}, /* below the task, two levels */
+        {200, 1, 0},   {201, 200, 0}, /* step 1's slurmstepd (reparented to init), its task */
+        {250, 201, 0},                /* a root below another's task (not a member) */
+        {251, 250, 0},                /* its task: a member */
+        {300, 1, 0},   {301, 300, 0}, /* another job */
+        {400, -1, 0},  {401, 400, 0}, /* cannot be read, and below it */
+    };
+    size_t n = sizeof t / sizeof *t;
+    const pid_t roots[] = {200, 100, 250};
+    tsw_members_of(t, n, roots, 3);
+    for (size_t i = 0; i < n; i++) {
+        pid_t p = t[i].pid;
+        tsw_kin_t want = TSW_OTHER;
+        if (p == 101 || p == 102 || p == 103 || p == 201 || p == 251)
+            want = TSW_MEMBER;
+        else if (p == 400 || p == 401)
+            want = TSW_UNDECIDED;
+        assert_int_equal(t[i].kin, want);
+    }
+    /* One root of the three: step 1 alone. */
+    tsw_members_of(t, n, roots, 1);
+    size_t members = 0;
+    for (size_t i = 0; i < n; i++) {
+        members += t[i].kin == TSW_MEMBER;
+        if (t[i].pid == 201 || t[i].pid == 251)
+            assert_int_equal(t[i].kin, TSW_MEMBER);
+    }
+    assert_int_equal(members, 3); /* 201, 250 (no root now), 251 */
+    tsw_members_of(t, n, roots, 0);
+    for (size_t i = 0; i < n; i++)
+        assert_int_not_equal(t[i].kin, TSW_MEMBER);
+}
+
+/* The job-wide sum: the GPU memory of two steps' processes, counted through the table
+ * (tsw_in_table), breaks a limit that each step's alone keeps; another job's does not count,
+ * an undecided process does, a pid the table lacks (ended) does not. */
+static void test_sum_two_steps(void **state)
+{
+    (void)state;
+    tsw_pstat_t t[] = {
+        {1, 0, 0},    {100, 1, 0},   {101, 100, 0}, /* step 0: slurmstepd, task */
+        {200, 1, 0},  {201, 200, 0},                /* step 1 */
+        {300, 1, 0},  {301, 300, 0},                /* another job's step and task */
+        {400, -1, 0},                               /* cannot be read */
+    };
+    tsw_table_t tab = {t, sizeof t / sizeof *t};
+    const pid_t roots[] = {100, 200};
+    const uint64_t limit = 1000 * MiB;
+    const tsw_proc_t nvml[] = {
+        {101, 600 * MiB},
+        {201, 600 * MiB},
+        {301, 900 * MiB},
+        {999, 700 * MiB},
+    };
+    /* Each step alone: 600 MiB of 1000, under. */
+    tsw_members_of(tab.procs, tab.n, roots, 1);
+    tsw_table_index(&tab);
+    assert_false(tsw_over(tsw_job_sum(nvml, 4, tsw_in_table, &tab), limit));
+    assert_int_equal(tsw_job_sum(nvml, 4, tsw_in_table, &tab), 600 * MiB);
+    /* The job: 1200 MiB, over. */
+    tsw_members_of(tab.procs, tab.n, roots, 2);
+    tsw_table_index(&tab);
+    assert_int_equal(tsw_job_sum(nvml, 4, tsw_in_table, &tab), 1200 * MiB);
+    assert_true(tsw_over(tsw_job_sum(nvml, 4, tsw_in_table, &tab), limit));
+    /* Two steps at 400 MiB each: 800 MiB, under. */
+    const tsw_proc_t low[] = {{101, 400 * MiB}, {201, 400 * MiB}, {301, 900 * MiB}};
+    assert_false(tsw_over(tsw_job_sum(low, 3, tsw_in_table, &tab), limit));
+    /* The undecided process counts. */
+    const tsw_proc_t und[] = {{400, 5 * MiB}, {101, 1 * MiB}};
+    assert_int_equal(tsw_job_sum(und, 2, tsw_in_table, &tab), 6 * MiB);
+}
+
+/* A real pass over /proc with a root callback: two children of the test each stand for a
+ * step's slurmstepd (found by the callback among all the node's processes), their children
+ * for its tasks. */
+static pid_t fake_stepd[2];
+
+static bool is_fake_stepd(pid_t pid, const char *comm, void *arg)
+{
+    (void)arg;
+    bool is = pid == fake_stepd[0] || pid == fake_stepd[1];
+    if (is) /* the name from /proc/PID/stat: this program's */
+        assert_string_equal(comm, "test_watchdog");
+    return is;
+}
+
+static pid_t spawn_with_child(pid_t *grandchild)
+{
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t c = fork();
+    assert_true(c >= 0);
+    if (c == 0) {
+        pid_t g = fork();
+        if (g == 0) {
+            pause();
+            _exit(0);
+        }
+        if (g < 0 || write(p[1], &g, sizeof g) != sizeof g)
+            _exit(1);
+        waitpid(g, NULL, 0);
+        _exit(0);
+    }
+    assert_int_equal(read(p[0], grandchild, sizeof *grandchild), (ssize_t)sizeof *grandchild);
+    close(p[0]);
+    close(p[1]);
+    return c;
+}
+
+static void test_snapshot_roots(void **state)
+{
+    (void)state;
+    pid_t task[2];
+    fake_stepd[0] = spawn_with_child(&task[0]);
+    fake_stepd[1] = spawn_with_child(&task[1]);
+    /* The watchdog of step 0: its own root, and the callback finds step 1's. */
+    tsw_pstat_t *procs;
+    size_t n;
+    assert_int_equal(tsw_snapshot_roots(fake_stepd[0], is_fake_stepd, NULL, &procs, &n), 0);
+    tsw_table_t tab = {procs, n};
+    tsw_table_index(&tab);
+    assert_true(tsw_in_table((unsigned)task[0], &tab));
+    assert_true(tsw_in_table((unsigned)task[1], &tab));
+    assert_false(tsw_in_table((unsigned)fake_stepd[0], &tab));
+    assert_false(tsw_in_table((unsigned)fake_stepd[1], &tab));
+    assert_false(tsw_in_table((unsigned)getpid(), &tab));
+    free(procs);
+    /* Without the callback: step 0's task alone. */
+    assert_int_equal(tsw_snapshot_roots(fake_stepd[0], NULL, NULL, &procs, &n), 0);
+    tab = (tsw_table_t){procs, n};
+    tsw_table_index(&tab);
+    assert_true(tsw_in_table((unsigned)task[0], &tab));
+    assert_false(tsw_in_table((unsigned)task[1], &tab));
+    free(procs);
+    for (int i = 0; i < 2; i++) {
+        kill(task[i], SIGKILL);
+        waitpid(fake_stepd[i], NULL, 0);
+    }
+}
+
 /* A real chain deeper than the quick walk (tsw_descends' table path): its deepest process is
  * the test's descendant, and one started beside the chain is not. */
 static void test_descends_deep(void **state)
@@ -242,7 +390,8 @@ int main(void)
         cmocka_unit_test(test_limits_parse),  cmocka_unit_test(test_sum_and_decide),
         cmocka_unit_test(test_reason),        cmocka_unit_test(test_descends),
         cmocka_unit_test(test_members_table), cmocka_unit_test(test_must_answer),
-        cmocka_unit_test(test_descends_deep),
+        cmocka_unit_test(test_descends_deep), cmocka_unit_test(test_members_roots),
+        cmocka_unit_test(test_sum_two_steps), cmocka_unit_test(test_snapshot_roots),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
