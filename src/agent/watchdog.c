@@ -225,6 +225,21 @@ bool tsw_in_table(unsigned pid, void *arg)
     return e && e->kin != TSW_OTHER;
 }
 
+/* Room for one more entry of size bytes in *p (n in use, *cap allocated; first: the first
+ * allocation's count, then doubled).  false when memory runs out (*p unchanged). */
+static bool room(void **p, size_t *cap, size_t n, size_t size, size_t first)
+{
+    if (n < *cap)
+        return true;
+    size_t ncap = *cap ? *cap * 2 : first;
+    void *nv = realloc(*p, ncap * size);
+    if (!nv)
+        return false;
+    *p = nv;
+    *cap = ncap;
+    return true;
+}
+
 /* /proc/PID/stat of pid: its parent and command name (comm, cap bytes).  0, or -1 with errno
  * (ENOENT: gone). */
 static int stat_read(pid_t pid, pid_t *ppid, char *comm, size_t cap)
@@ -283,26 +298,12 @@ int tsw_snapshot_roots(pid_t root, tsw_root_fn is_root, void *arg, tsw_pstat_t *
             ppid = -1;
             comm[0] = '\0';
         }
-        if (*n == cap) {
-            size_t ncap = cap ? cap * 2 : 1024;
-            tsw_pstat_t *nv = realloc(v, ncap * sizeof *nv);
-            ok = nv != NULL;
-            if (!ok)
-                break;
-            v = nv;
-            cap = ncap;
-        }
+        if (!(ok = room((void **)&v, &cap, *n, sizeof *v, 1024)))
+            break;
         v[(*n)++] = (tsw_pstat_t){.pid = (pid_t)pid, .ppid = ppid};
         if (is_root && (pid_t)pid != root && is_root((pid_t)pid, comm, arg)) {
-            if (nroots == rcap) {
-                size_t ncap = rcap * 2;
-                pid_t *nr = realloc(roots, ncap * sizeof *nr);
-                ok = nr != NULL;
-                if (!ok)
-                    break;
-                roots = nr;
-                rcap = ncap;
-            }
+            if (!(ok = room((void **)&roots, &rcap, nroots, sizeof *roots, 8)))
+                break;
             roots[nroots++] = (pid_t)pid;
         }
     }
