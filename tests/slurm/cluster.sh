@@ -170,6 +170,27 @@ tsc_wait_state() {
     done
 }
 
+# tsc_wait_lines FILE PREFIX [N]: wait (bounded, 60 s) until FILE has N (default 1) lines that
+# start with PREFIX.
+tsc_wait_lines() {
+    _i=0
+    while [ "$(cat "$1" 2>/dev/null | grep -c "^$2")" -lt "${3:-1}" ]; do
+        _i=$((_i + 1))
+        [ $_i -ge 600 ] && return 1
+        sleep 0.1
+    done
+}
+
+# tsc_gone PATTERN: wait (bounded, 30 s) until no process matches PATTERN (pgrep -f).
+tsc_gone() {
+    _i=0
+    while pgrep -f "$1" >/dev/null; do
+        _i=$((_i + 1))
+        [ $_i -ge 300 ] && return 1
+        sleep 0.1
+    done
+}
+
 # tsc_wait_reason JOB REASON: poll squeue (bounded, 60 s) until the job's pending reason is
 # REASON (the scheduler has looked at it); 1 when it is not.
 tsc_wait_reason() {

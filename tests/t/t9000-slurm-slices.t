@@ -40,24 +40,6 @@ O=$TSC/out
 
 # The value of KEY=... in the first line of FILE that starts with PREFIX.
 field() { sed -n "s/^$2 .*$3=\([^ ]*\).*/\1/p" "$1" | head -n 1; }
-# Wait (bounded) until FILE has N lines starting with PREFIX.
-wait_lines() {
-    _i=0
-    while [ "$(cat "$1" 2>/dev/null | grep -c "^$2")" -lt "$3" ]; do
-        _i=$((_i + 1))
-        [ $_i -ge 600 ] && return 1
-        sleep 0.1
-    done
-}
-# Wait (bounded, 30 s) until no process matches PATTERN (pgrep -f).
-gone() {
-    _i=0
-    while pgrep -f "$1" >/dev/null; do
-        _i=$((_i + 1))
-        [ $_i -ge 300 ] && return 1
-        sleep 0.1
-    done
-}
 # Wait (bounded) until node N has no directory of job J.
 wait_gone() {
     _i=0
@@ -96,10 +78,10 @@ hold="$PROBE ctx info fill:mem:256M waitfile:$GO"
 ja=$(sub -w n1 --gres=shard:2 -o "$O/ja" --wrap "echo CVD=\$CUDA_VISIBLE_DEVICES; $hold")
 jb=$(sub -w n1 --gres=shard:2 -o "$O/jb" --wrap "echo CVD=\$CUDA_VISIBLE_DEVICES; $hold")
 tsc_wait_state "$ja" RUNNING && tsc_wait_state "$jb" RUNNING &&
-    wait_lines "$O/ja" fill 1 && wait_lines "$O/jb" fill 1
+    tsc_wait_lines "$O/ja" fill 1 && tsc_wait_lines "$O/jb" fill 1
 ok $? "two half-GPU jobs (shard:2 of 4) run at once on n1"
 jf=$(sub -w n1 --gres=shard:4 --gpu-mem=3G -o "$O/jf" --wrap "echo CVD=\$CUDA_VISIBLE_DEVICES; $PROBE ctx info totalmem:1 uuid:0 fill:mem:256M waitfile:$GO")
-tsc_wait_state "$jf" RUNNING && wait_lines "$O/jf" fill 1
+tsc_wait_state "$jf" RUNNING && tsc_wait_lines "$O/jf" fill 1
 ok $? "a job of a whole GPU's shards (shard:4, --gpu-mem=3G) runs on n1's other GPU"
 cva=$(sed -n 's/^CVD=//p' "$O/ja")
 cvb=$(sed -n 's/^CVD=//p' "$O/jb")
@@ -148,7 +130,7 @@ is "$(tsc_state "$jv")" FAILED \
     "a job given GPU 1 that sets CUDA_VISIBLE_DEVICES=0 and holds memory on GPU 0 is stopped"
 grep -q "GPU 0: the job's processes hold 1.0 GiB on a GPU it was not given: killed by the GPU-memory watchdog" "$O/jv"
 ok $? "by the GPU-memory watchdog, with the reason in the job's output"
-gone "tcu-probe ctx alloc mem 1G waitfile $O/never"
+tsc_gone "tcu-probe ctx alloc mem 1G waitfile $O/never"
 ok $? "none of the stopped job's processes is left (the CUDA program below its killed shell too)"
 pkill -KILL -f "tcu-probe ctx alloc mem 1G waitfile $O/never"
 # A process 100 levels below the job's shell (beyond the watchdog's quick walk of 64 parents:
@@ -156,14 +138,14 @@ pkill -KILL -f "tcu-probe ctx alloc mem 1G waitfile $O/never"
 # on GPU 0.  (Depths beyond 4096, where the watchdog gave up before, are in test_watchdog: on a
 # loaded 2-core machine a chain costs up to 0.3 s a level.)
 jd=$(sub -w n1 --gres=shard:4 -o "$O/jd" --wrap "CUDA_VISIBLE_DEVICES=0 $PROBE chain:100 ctx alloc:mem:1G waitfile:$O/never-d")
-wait_lines "$O/jd" chain 1
+tsc_wait_lines "$O/jd" chain 1
 tsc_wait_state "$jd" FAILED CANCELLED COMPLETED
 is "$(tsc_state "$jd")" FAILED \
     "a job whose process 100 levels below its shell holds memory on a GPU it was not given is stopped"
 grep -q "^chain depth=100 " "$O/jd" &&
     grep -q "GPU 0: the job's processes hold 1.0 GiB on a GPU it was not given: killed by the GPU-memory watchdog" "$O/jd"
 ok $? "by the GPU-memory watchdog, with the reason in the job's output"
-gone "tcu-probe chain 100 ctx alloc mem 1G waitfile $O/never-d"
+tsc_gone "tcu-probe chain 100 ctx alloc mem 1G waitfile $O/never-d"
 ok $? "none of its 100 processes is left"
 pkill -KILL -f "tcu-probe chain 100 ctx alloc mem 1G waitfile $O/never-d"
 touch "$O/go-x"
@@ -173,10 +155,10 @@ tsc_wait_state "$jx" COMPLETED
 # Every step's watchdog asks NVML about every GPU of the node; one that stops answering fails
 # closed only the steps given that GPU.  jb0 takes GPU 0, then jl and jl2 GPU 1 (lost).
 jb0=$(sub -w n1 --gres=shard:4 -o "$O/jb0" --wrap "echo CVD=\$CUDA_VISIBLE_DEVICES; $PROBE waitfile:$O/go-lost")
-tsc_wait_state "$jb0" RUNNING && wait_lines "$O/jb0" CVD=0 1
+tsc_wait_state "$jb0" RUNNING && tsc_wait_lines "$O/jb0" CVD=0 1
 ok $? "a job runs on n1's GPU 0"
 jl=$(sub -w n1 --gres=shard:4 -o "$O/jl" --wrap "echo CVD=\$CUDA_VISIBLE_DEVICES; $PROBE waitfile:$O/go-lost")
-tsc_wait_state "$jl" RUNNING && wait_lines "$O/jl" CVD=1 1
+tsc_wait_state "$jl" RUNNING && tsc_wait_lines "$O/jl" CVD=1 1
 ok $? "a job runs on n1's GPU 1"
 echo 1 >"$LOST"
 tsc_wait_state "$jl" FAILED CANCELLED COMPLETED
@@ -203,7 +185,7 @@ fills() { cat "$@" 2>/dev/null | sed -n 's/^fill mem n=[0-9]* bytes=\([0-9]*\).*
 GO2=$O/go2
 tsc srun -w n2 -n2 --gres=shard:2 -o "$O/tasks-%t" $PROBE ctx fill:mem:256M waitfile:$GO2 &
 srun_pid=$!
-wait_lines "$O/tasks-0" fill 1 && wait_lines "$O/tasks-1" fill 1
+tsc_wait_lines "$O/tasks-0" fill 1 && tsc_wait_lines "$O/tasks-1" fill 1
 ok $? "two tasks of one step fill their slice at once"
 b=$(fills "$O/tasks-0" "$O/tasks-1")
 used_ok "$b" 2
@@ -222,7 +204,7 @@ wait
 ls /run/tessel/slurm/\$SLURM_JOB_ID | tr '\n' ' ' >$O/js-ls
 SCRIPT
 js=$(sub -w n2 --gres=shard:2 -o "$O/js" "$O/steps.sh")
-wait_lines "$O/s1" fill 1 && wait_lines "$O/s2" fill 1
+tsc_wait_lines "$O/s1" fill 1 && tsc_wait_lines "$O/s2" fill 1
 ok $? "two srun steps of one batch job hold GPU memory at once"
 b=$(fills "$O/s1" "$O/s2")
 used_ok "$b" 2
@@ -238,7 +220,7 @@ wait_gone n1 "$ja" && wait_gone n2 "$js"
 ok $? "the slices of ended jobs are removed from their nodes"
 GO4=$O/go4
 jk=$(sub -w n1 --gres=shard:1 -o "$O/jk" --wrap "$PROBE ctx fill:mem:256M waitfile:$GO4")
-wait_lines "$O/jk" fill 1
+tsc_wait_lines "$O/jk" fill 1
 tsc_on n1 test -f "/run/tessel/slurm/$jk/slice"
 ok $? "a running job has its slice on its node"
 tsc scancel "$jk"
@@ -248,7 +230,7 @@ ok $? "scancel: the job's slice is removed"
 # ---- slurmd restarts: stale slices swept, a running job's kept ------------------------------
 GO5=$O/go5
 jr=$(sub -w n2 --gres=shard:1 -o "$O/jr" --wrap "$PROBE ctx waitfile:$GO5")
-tsc_wait_state "$jr" RUNNING && wait_lines "$O/jr" ctx 1
+tsc_wait_state "$jr" RUNNING && tsc_wait_lines "$O/jr" ctx 1
 # The job's slurmstepd on n2: the one in n2's network namespace (another test's cluster may run
 # a job of the same id at the same time).
 nsn2=$(stat -L -c %i "/run/netns/$tsc_ns-n2")
@@ -294,7 +276,7 @@ ok $? "the reason is in the job's output: $(grep -m1 'cannot ask the driver' "$O
 out=$(tsc srun -w n1 --gres=shard:1 $PROBE ctx info waitfile:$O/never 2>&1)
 ok $([ $? -ne 0 ] && printf '%s' "$out" | grep -q "cannot ask the driver"; echo $?) \
     "an srun step fails the same way, with the reason"
-gone "tcu-probe ctx info waitfile $O/never"
+tsc_gone "tcu-probe ctx info waitfile $O/never"
 ok $? "none of their processes is left"
 cp "$O/plugstack.good" "$TSC/etc/plugstack.conf"
 
@@ -395,7 +377,7 @@ is "$(printf '%s\n' "$out" | tr '\n' ' ')" "/run/tessel/job/libtessel-cuda.so sa
 cp "$PRE" "$O/libs/cur.so"
 plug "interposer=$O/libs/cur.so"
 ju=$(sub -w n1 --gres=shard:2 -o "$O/ju" --wrap "echo started; $PROBE waitfile:$O/go-u; $PROBE ctx info")
-tsc_wait_state "$ju" RUNNING && wait_lines "$O/ju" started 1
+tsc_wait_state "$ju" RUNNING && tsc_wait_lines "$O/ju" started 1
 ok $? "a step runs with interposer=$O/libs/cur.so"
 rm "$O/libs/cur.so"
 touch "$O/go-u"

@@ -35,24 +35,6 @@ tsc_start "$PLUGIN" || missing "the Slurm cluster: $TSC_WHY"
 diag "SIMULATED GPUs: 2 per node (fake NVML and driver, $TESSEL_FAKE_GPUS), 4 shards each"
 O=$TSC/out
 sub() { tsc sbatch --parsable "$@"; }
-# Wait (bounded, 60 s) until FILE has a line starting with PREFIX.
-wait_line() {
-    _i=0
-    until grep -q "^$2" "$1" 2>/dev/null; do
-        _i=$((_i + 1))
-        [ $_i -ge 600 ] && return 1
-        sleep 0.1
-    done
-}
-# Wait (bounded, 30 s) until no process matches PATTERN (pgrep -f).
-gone() {
-    _i=0
-    while pgrep -f "$1" >/dev/null; do
-        _i=$((_i + 1))
-        [ $_i -ge 300 ] && return 1
-        sleep 0.1
-    done
-}
 # A batch job of two srun steps on n1, each holding MIB MiB of the GPU of the job's shard:1
 # (4 GiB of its 16 GiB GPU) past the interposer until the file NAME-go exists: outputs NAME (the
 # batch step's), NAME-1 and NAME-2 (the steps').
@@ -71,14 +53,14 @@ SCRIPT
 # ---- two steps at 40 % of the job's limit each: 80 % together, under it ------------------
 # 40 % and 60 % of 4 GiB: 1638 and 2458 MiB.
 jl=$(two_steps low 1638)
-wait_line "$O/low-1" "raw rc=0 mib=1638" && wait_line "$O/low-2" "raw rc=0 mib=1638"
+tsc_wait_lines "$O/low-1" "raw rc=0 mib=1638" && tsc_wait_lines "$O/low-2" "raw rc=0 mib=1638"
 ok $? "two steps of one job each hold 40 % of its 4 GiB past the interposer"
 
 # ---- two steps at 60 % each: 120 % together ----------------------------------------------
 # Each step alone keeps under the limit; a watchdog that counted its own step alone lets the
 # job run until its go file exists, which only the end of this test writes.
 jh=$(two_steps high 2458)
-wait_line "$O/high-1" "raw rc=0 mib=2458" && wait_line "$O/high-2" "raw rc=0 mib=2458"
+tsc_wait_lines "$O/high-1" "raw rc=0 mib=2458" && tsc_wait_lines "$O/high-2" "raw rc=0 mib=2458"
 ok $? "two steps of another job each hold 60 % of its 4 GiB past the interposer (the driver gave both)"
 # (Should it not be stopped, what the node shows is told.)
 tsc_wait_state "$jh" FAILED CANCELLED COMPLETED || {
@@ -90,7 +72,7 @@ tsc_wait_state "$jh" FAILED CANCELLED COMPLETED || {
 is "$(tsc_state "$jh")" FAILED "the job whose two steps together hold 120 % of its limit is stopped"
 grep -q "GPU [0-9]: the job's processes hold 4.8 GiB, its slice allows 4.0 GiB: killed by the GPU-memory watchdog" "$O/high"
 ok $? "by the GPU-memory watchdog, with the job-wide sum and the reason in the job's output"
-gone "tcu-raw $LIBCUDA 2458 $O/high-go"
+tsc_gone "tcu-raw $LIBCUDA 2458 $O/high-go"
 ok $? "both of its steps are stopped (each step's watchdog stops its own step)"
 grep -q "both steps ended normally" "$O/high"
 ok $((!$?)) "its steps did not end normally"
