@@ -444,14 +444,12 @@ static void record(unsigned episode, const char *line)
     record_in(w.c.job_state, episode, line);
 }
 
-/* The reason of a violation that another step's watchdog recorded in the job's directory
- * (job_state), into buf: whether there is one.  Only a regular file owned by root counts. */
-static bool job_recorded(char *buf, size_t len)
+bool tsw_job_record(const char *job_state, char *buf, size_t len)
 {
-    if (!w.c.job_state)
+    if (!job_state)
         return false;
     char path[4096], text[400];
-    snprintf(path, sizeof path, "%s/%s", w.c.job_state, TSW_RECORD);
+    snprintf(path, sizeof path, "%s/%s", job_state, TSW_RECORD);
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return false;
@@ -594,10 +592,12 @@ static void *watch(void *arg)
     /* Consecutive samples over the limit, per GPU (TSW_CONFIRM). */
     static unsigned streak[TSW_MAX_GPUS];
     /* The shim starts this thread once the job has run a period (TSW_PERIOD_MS): the first
-     * sample is due at once, the next a period later. */
+     * sample is due at once (first_after_ms 0), the next a period later.  The Slurm plugin
+     * starts it with the step and asks for the first sample a period later. */
     for (bool first = true;; first = false) {
-        struct timespec ts = {0, TSW_PERIOD_MS * 1000000L};
-        while (!first && nanosleep(&ts, &ts) < 0 && errno == EINTR) {
+        unsigned ms = first ? w.c.first_after_ms : TSW_PERIOD_MS;
+        struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+        while (ms && nanosleep(&ts, &ts) < 0 && errno == EINTR) {
         }
         /* NVML is loaded at the first sample, not before the job starts: a job that ends
          * within the first period (a short job) costs the shim no thread, no dlopen and no
@@ -620,7 +620,7 @@ static void *watch(void *arg)
         /* Another step of the job broke the job's limit: this step is stopped with its
          * reason (the first step stopped lowers the job's sum that the others see). */
         char jline[320];
-        if (w.c.action == TSW_KILL && job_recorded(jline, sizeof jline)) {
+        if (w.c.action == TSW_KILL && tsw_job_record(w.c.job_state, jline, sizeof jline)) {
             if (!over_before) {
                 pthread_mutex_lock(&w.lock);
                 if (w.violation[0] == '\0')

@@ -171,7 +171,16 @@ typedef struct {
      * there (another step's) stops its own step with that reason, at each sample: the first
      * step stopped lowers the job's sum, so the others would not see it broken. */
     const char *job_state;
+    /* Milliseconds from tsw_start to the first sample: 0 (tessel-shim, which starts the thread
+     * once the job has run TSW_PERIOD_MS), or TSW_PERIOD_MS (the Slurm plugin, which starts it
+     * with the step: a step that ends sooner, `srun true`, pays for no NVML load and no pass
+     * over /proc, as a short job under tessel-shim). */
+    unsigned first_after_ms;
 } tsw_config_t;
+
+/* The reason of a violation that a step's watchdog recorded in the job's directory job_state
+ * (TSW_RECORD, a regular file owned by root; NULL: none), into buf: whether there is one. */
+bool tsw_job_record(const char *job_state, char *buf, size_t len);
 
 /* Samples in a row without an answer from the driver before a fail_closed watchdog stops the
  * job: 5 (one second), so that one slow or failed NVML call does not kill a job. */
@@ -179,10 +188,10 @@ typedef struct {
 
 /* Start the watchdog thread: the shim calls it once the job has run TSW_PERIOD_MS (a job
  * that ends sooner costs no thread and never loads NVML).  The thread loads and initialises
- * NVML, takes its first sample at once and then one every TSW_PERIOD_MS, and when the load
- * fails writes "tessel-shim: GPU-memory watchdog not started: WHY" to stderr and
- * ends.  The config is copied; the strings must outlive the thread (argv does).  0, or -1 with
- * err (no thread runs then). */
+ * NVML, takes its first sample after first_after_ms and then one every TSW_PERIOD_MS, and when the
+ * load fails writes "tessel-shim: GPU-memory watchdog not started: WHY" to stderr and ends.  The
+ * config is copied; the strings must outlive the thread (argv does).  0, or -1 with err (no thread
+ * runs then). */
 int tsw_start(const tsw_config_t *c, tsl_error_t *err);
 
 /* The reason of the first violation ("" when none), for the shim's records. */

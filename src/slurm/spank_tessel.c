@@ -642,6 +642,13 @@ static int setup_step(spank_t sp, tsl_error_t *err)
         tslurm_watchdog_spec(&l, spec, sizeof spec) < 0 || root_dir(jobdir, err) < 0 ||
         root_dir(step_dir, err) < 0)
         goto out;
+    /* A step of this job already broke the job's limit here: its watchdog stops every step of
+     * the job (tsw_config_t job_state); a new one does not start. */
+    char why[320];
+    if (tsw_job_record(jobdir, why, sizeof why)) {
+        tsl_errprintf(err, "another step of this job was stopped: %s", why);
+        goto out;
+    }
     /* The slice file: made by root, then the job's user's (its processes charge it). */
     struct stat st;
     if (lstat(slice, &st) < 0) {
@@ -685,7 +692,8 @@ static int setup_step(spank_t sp, tsl_error_t *err)
                        .fail_closed = true,
                        .job_root = job_root,
                        .job_root_arg = stepd_want,
-                       .job_state = job_state};
+                       .job_state = job_state,
+                       .first_after_ms = TSW_PERIOD_MS};
     snprintf(job_state, sizeof job_state, "%s", jobdir);
     /* One limit per job and GPU: the sum counts the processes of all the job's steps here. */
     snprintf(stepd_want, sizeof stepd_want, "slurmstepd: [%" PRIu32 ".", job);

@@ -7,6 +7,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -384,6 +387,41 @@ static void test_descends_deep(void **state)
     close(p[1]);
 }
 
+/* The record another step's watchdog left in the job's directory: its reason, only from a
+ * regular file owned by root (a file the job's user made, or a symbolic link, is no record). */
+static void test_job_record(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/tsw-record-XXXXXX", path[64], link[64], why[320];
+    assert_non_null(mkdtemp(dir));
+    assert_false(tsw_job_record(NULL, why, sizeof why));
+    assert_false(tsw_job_record(dir, why, sizeof why)); /* none yet */
+    snprintf(path, sizeof path, "%s/%s", dir, TSW_RECORD);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("kill 1 GPU 0: the job's processes hold 5.0 GiB, its slice allows 4.0 GiB\nmore\n", f);
+    assert_int_equal(fclose(f), 0);
+    bool root = geteuid() == 0;
+    assert_int_equal(tsw_job_record(dir, why, sizeof why), root);
+    if (root) {
+        assert_string_equal(why,
+                            "GPU 0: the job's processes hold 5.0 GiB, its slice allows 4.0 GiB");
+        /* A user's file is not root's record. */
+        assert_int_equal(chown(path, 65534, 65534), 0);
+        assert_false(tsw_job_record(dir, why, sizeof why));
+    }
+    /* A symbolic link in its place is not followed. */
+    snprintf(link, sizeof link, "%s/target", dir);
+    assert_int_equal(rename(path, link), 0);
+    assert_int_equal(symlink(link, path), 0);
+    if (root)
+        assert_int_equal(chown(link, 0, 0), 0);
+    assert_false(tsw_job_record(dir, why, sizeof why));
+    unlink(path);
+    unlink(link);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -392,6 +430,7 @@ int main(void)
         cmocka_unit_test(test_members_table), cmocka_unit_test(test_must_answer),
         cmocka_unit_test(test_descends_deep), cmocka_unit_test(test_members_roots),
         cmocka_unit_test(test_sum_two_steps), cmocka_unit_test(test_snapshot_roots),
+        cmocka_unit_test(test_job_record),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
