@@ -282,11 +282,28 @@ static int read_root_file(const char *path, size_t max, char **out, tsl_error_t 
         close(fd);
         return tsl_errprintf(err, "%s: not a regular file owned by root", path);
     }
-    char *buf = malloc(max + 1);
+    /* Sized by the file, not by max (a mapping of max bytes made and dropped at every step's
+     * start costs more than the read); a file that grew since fstat is read on, up to max + 1
+     * bytes, so that one past max is refused as before. */
+    size_t cap = (st.st_size >= 0 && (uint64_t)st.st_size < max ? (size_t)st.st_size : max) + 1;
+    char *buf = malloc(cap + 1);
     size_t n = 0;
     ssize_t r = 0;
-    while (buf && n <= max && (r = read(fd, buf + n, max + 1 - n)) > 0)
+    while (buf && n <= max) {
+        if (n == cap) {
+            char *more = realloc(buf, max + 2);
+            if (!more) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = more;
+            cap = max + 1;
+        }
+        if ((r = read(fd, buf + n, cap - n)) <= 0)
+            break;
         n += (size_t)r;
+    }
     int e = errno;
     close(fd);
     if (!buf || r < 0) {
