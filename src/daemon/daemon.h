@@ -135,7 +135,10 @@ typedef struct {
     thttp_server_t *http;      /* TCP listener; NULL with --no-listen */
     thttp_server_t *http_unix; /* the local socket's listener; NULL with --no-socket */
     atomic_bool stopping;
-    int wake_fd;                       /* eventfd: a handler asks for a tick */
+    int wake_fd; /* eventfd: a handler asks for a tick */
+    /* A wake is in wake_fd that the main loop has not read yet: further handlers' events are
+     * taken by the pass that wake leads to, and write nothing (tessd_wake). */
+    atomic_bool wake_sent;
     struct tessd_waiter *waiters;      /* threads waiting for a job's change (wait.c); lock held */
     atomic_uint_fast64_t sched_passes; /* ticks run (pass.h), for /metrics */
     atomic_uint_fast64_t sched_cycles; /* tsched_sched_cycle calls, for /metrics */

@@ -50,6 +50,12 @@ int64_t tessd_now_ms(void)
 
 void tessd_wake(tessd_t *d)
 {
+    /* One wake a pass, not one a submission: under a stream of 2,000 submissions a second the
+     * main loop would otherwise be woken (a context switch) for each, between passes that take
+     * them all.  The caller has queued its change before: the pass after the main loop reads
+     * the pending wake sees it. */
+    if (atomic_exchange(&d->wake_sent, true))
+        return;
     uint64_t one = 1;
     if (write(d->wake_fd, &one, sizeof one) < 0) {
         /* The counter is saturated: a tick is already due. */
@@ -1026,7 +1032,9 @@ int main(int argc, char **argv)
     int64_t next_retention = 0; /* --job-log-retention: at the first pass, then hourly */
     for (;;) {
         int64_t timeout = tessd_pass_timeout(&ps, tessd_mono_ms());
-        struct pollfd p[2] = {{sfd, POLLIN, 0}, {d->wake_fd, POLLIN, 0}};
+        /* With a pass already due the handlers' wakes wait for it: they are read just before
+         * it begins, not one by one as they come (one context switch a submission). */
+        struct pollfd p[2] = {{sfd, POLLIN, 0}, {d->wake_fd, ps.pending ? 0 : POLLIN, 0}};
         int n = timeout == 0 ? 0 : poll(p, 2, (int)timeout);
         if (n < 0 && errno != EINTR) {
             perror("tesseld: poll");
@@ -1051,12 +1059,21 @@ int main(int argc, char **argv)
             break;
         if (n > 0 && (p[1].revents & POLLIN)) {
             uint64_t v;
-            if (read(d->wake_fd, &v, sizeof v) == (ssize_t)sizeof v)
+            if (read(d->wake_fd, &v, sizeof v) == (ssize_t)sizeof v) {
+                /* Cleared after the read, before the pass: a handler that found it set has
+                 * queued its change already, and the pass below (or one after it) takes it. */
+                atomic_store(&d->wake_sent, false);
                 tessd_pass_event(&ps);
+            }
         }
         int64_t now = tessd_mono_ms();
         if (tessd_pass_timeout(&ps, now) != 0)
             continue;
+        if (atomic_load(&d->wake_sent)) {
+            uint64_t v;
+            if (read(d->wake_fd, &v, sizeof v) == (ssize_t)sizeof v)
+                atomic_store(&d->wake_sent, false); /* as above: this pass takes them */
+        }
         tessd_pass_begin(&ps, now);
         if (now - last_disk >= TESSD_DISK_WATCH_MS) {
             disk_watch(d);
