@@ -376,6 +376,15 @@ static struct {
 /* Set (release) once w.violation holds its first reason, which never changes after: read
  * without the lock by tsw_stopped, in a process forked while the thread may hold it. */
 static atomic_bool stopped_once;
+/* CLOCK_MONOTONIC ms at which the sample under way began; 0 between samples (hang_ms). */
+static _Atomic int64_t sample_since;
+
+static int64_t mono_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
 
 const char *tsw_stopped(void)
 {
@@ -597,8 +606,10 @@ static void *watch(void *arg)
     for (bool first = true;; first = false) {
         unsigned ms = first ? w.c.first_after_ms : TSW_PERIOD_MS;
         struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+        atomic_store(&sample_since, 0);
         while (ms && nanosleep(&ts, &ts) < 0 && errno == EINTR) {
         }
+        atomic_store(&sample_since, mono_ms());
         /* NVML is loaded at the first sample, not before the job starts: a job that ends
          * within the first period (a short job) costs the shim no thread, no dlopen and no
          * nvmlInit (tens of ms of CPU with the real driver). */
@@ -709,20 +720,51 @@ static void *watch(void *arg)
     return NULL;
 }
 
-int tsw_start(const tsw_config_t *c, tsl_error_t *err)
+/* The second thread of a fail_closed watchdog with hang_ms: a sample that has not ended
+ * within hang_ms (an NVML call that hangs in the driver: the sampling thread cannot act) stops
+ * the job as fail_closed does. */
+static void *sentinel(void *arg)
 {
-    if (!c->nvml || c->nvml[0] != '/')
-        return tsl_errprintf(err, "--nvml: an absolute path is needed");
-    w.c = *c;
+    (void)arg;
+    for (;;) {
+        struct timespec ts = {0, 100 * 1000000L};
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
+        }
+        int64_t since = atomic_load(&sample_since);
+        if (since && mono_ms() - since > (int64_t)w.c.hang_ms) {
+            char why[96];
+            snprintf(why, sizeof why, "no answer within %u s", (w.c.hang_ms + 999) / 1000);
+            fail_closed(why);
+        }
+    }
+    return NULL;
+}
+
+static int thread_start(void *(*fn)(void *), tsl_error_t *err)
+{
     pthread_t t;
     pthread_attr_t at;
     pthread_attr_init(&at);
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    int rc = pthread_create(&t, &at, watch, NULL);
+    int rc = pthread_create(&t, &at, fn, NULL);
     pthread_attr_destroy(&at);
     if (rc != 0) {
         errno = rc;
         return tsl_errprintf(err, "watchdog thread: %s", strerror(rc));
     }
+    return 0;
+}
+
+int tsw_start(const tsw_config_t *c, tsl_error_t *err)
+{
+    if (!c->nvml || c->nvml[0] != '/')
+        return tsl_errprintf(err, "--nvml: an absolute path is needed");
+    w.c = *c;
+    if (thread_start(watch, err) < 0)
+        return -1;
+    /* Started second: the sampling thread runs already, and the sentinel's first look comes
+     * 100 ms later (a failure to start it leaves the sampling thread to fail closed alone). */
+    if (c->fail_closed && c->hang_ms && thread_start(sentinel, err) < 0)
+        return -1;
     return 0;
 }

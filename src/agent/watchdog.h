@@ -176,6 +176,10 @@ typedef struct {
      * with the step: a step that ends sooner, `srun true`, pays for no NVML load and no pass
      * over /proc, as a short job under tessel-shim). */
     unsigned first_after_ms;
+    /* fail_closed only: a sample that has not ended after hang_ms (a driver call that hangs
+     * rather than fails) stops the job as when the driver cannot be asked, from a second
+     * thread; 0: not watched. */
+    unsigned hang_ms;
 } tsw_config_t;
 
 /* The reason of a violation that a step's watchdog recorded in the job's directory job_state

@@ -710,7 +710,8 @@ static int setup_step(spank_t sp, tsl_error_t *err)
                        .job_root = job_root,
                        .job_root_arg = stepd_want,
                        .job_state = job_state,
-                       .first_after_ms = TSW_PERIOD_MS};
+                       .first_after_ms = TSW_PERIOD_MS,
+                       .hang_ms = (unsigned)cfg.nvml_timeout * 1000};
     snprintf(job_state, sizeof job_state, "%s", jobdir);
     /* One limit per job and GPU: the sum counts the processes of all the job's steps here. */
     snprintf(stepd_want, sizeof stepd_want, "slurmstepd: [%" PRIu32 ".", job);

@@ -334,6 +334,20 @@ out=$(tsc srun -w n1 --gres=shard:2 $PROBE ctx info </dev/null 2>&1)
 is "$(printf '%s\n' "$out" | sed -n 's/^info .*total=\([0-9]*\).*/\1/p')" "$((4 * GiB))" \
     "once it is given back, the next step gets its slice"
 
+# ---- an NVML call that hangs inside a step's watchdog: the step is stopped after nvml_timeout --
+# The node's GPU figures are cached (the steps above): only the watchdog's first sample calls
+# NVML (its init), and that call does not return while $HANG exists.  The sampling thread
+# cannot act then; the watchdog's second thread stops the step after nvml_timeout=5 s.
+touch "$HANG"
+jhang=$(sub -w n1 --gres=shard:1 -o "$O/jhang" --wrap "echo started; $PROBE waitfile:$O/never")
+tsc_wait_state "$jhang" FAILED COMPLETED CANCELLED TIMEOUT
+st=$(tsc_state "$jhang")
+rm -f "$HANG"
+is "$st:$(grep -c '^started' "$O/jhang")" FAILED:1 \
+    "an NVML call that hangs in the watchdog: the running job is stopped, not left unwatched"
+grep -q "tessel: the GPU-memory watchdog cannot ask the driver (no answer within 5 s): the job's processes are killed" "$O/jhang"
+ok $? "the reason is in the job's output: $(grep -m1 'cannot ask the driver' "$O/jhang")"
+
 # ---- what root loads or binds must be root's alone -----------------------------------------
 mkdir -m 755 "$O/libs" && mkdir -m 777 "$O/libs/open"
 cp "$PRE" "$O/libs/pre-0666.so" && chmod 666 "$O/libs/pre-0666.so"
