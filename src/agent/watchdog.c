@@ -591,6 +591,45 @@ _Noreturn static void fail_closed(const char *why)
     }
 }
 
+/* The second thread of a fail_closed watchdog with hang_ms: a sample that has not ended
+ * within hang_ms (an NVML call that hangs in the driver: the sampling thread cannot act) stops
+ * the job as fail_closed does. */
+static void *sentinel(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        struct timespec ts = {0, 100 * 1000000L};
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
+        }
+        /* The job is being stopped already (a violation, or fail_closed in the sampling
+         * thread, which then sleeps between kills with a sample begun): nothing to add. */
+        if (atomic_load_explicit(&stopped_once, memory_order_acquire))
+            return NULL;
+        int64_t since = atomic_load(&sample_since);
+        if (since && mono_ms() - since > (int64_t)w.c.hang_ms) {
+            char why[96];
+            snprintf(why, sizeof why, "no answer within %u s", (w.c.hang_ms + 999) / 1000);
+            fail_closed(why);
+        }
+    }
+    return NULL;
+}
+
+static int thread_start(void *(*fn)(void *), tsl_error_t *err)
+{
+    pthread_t t;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&t, &at, fn, NULL);
+    pthread_attr_destroy(&at);
+    if (rc != 0) {
+        errno = rc;
+        return tsl_errprintf(err, "watchdog thread: %s", strerror(rc));
+    }
+    return 0;
+}
+
 static void *watch(void *arg)
 {
     (void)arg;
@@ -610,6 +649,11 @@ static void *watch(void *arg)
         while (ms && nanosleep(&ts, &ts) < 0 && errno == EINTR) {
         }
         atomic_store(&sample_since, mono_ms());
+        /* The sentinel comes with the first sample (a step that ends sooner costs no thread);
+         * without it a hang could not be told, so the job does not run on. */
+        tsl_error_t serr;
+        if (first && w.c.fail_closed && w.c.hang_ms && thread_start(sentinel, &serr) < 0)
+            fail_closed(serr.text);
         /* NVML is loaded at the first sample, not before the job starts: a job that ends
          * within the first period (a short job) costs the shim no thread, no dlopen and no
          * nvmlInit (tens of ms of CPU with the real driver). */
@@ -720,51 +764,10 @@ static void *watch(void *arg)
     return NULL;
 }
 
-/* The second thread of a fail_closed watchdog with hang_ms: a sample that has not ended
- * within hang_ms (an NVML call that hangs in the driver: the sampling thread cannot act) stops
- * the job as fail_closed does. */
-static void *sentinel(void *arg)
-{
-    (void)arg;
-    for (;;) {
-        struct timespec ts = {0, 100 * 1000000L};
-        while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
-        }
-        int64_t since = atomic_load(&sample_since);
-        if (since && mono_ms() - since > (int64_t)w.c.hang_ms) {
-            char why[96];
-            snprintf(why, sizeof why, "no answer within %u s", (w.c.hang_ms + 999) / 1000);
-            fail_closed(why);
-        }
-    }
-    return NULL;
-}
-
-static int thread_start(void *(*fn)(void *), tsl_error_t *err)
-{
-    pthread_t t;
-    pthread_attr_t at;
-    pthread_attr_init(&at);
-    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    int rc = pthread_create(&t, &at, fn, NULL);
-    pthread_attr_destroy(&at);
-    if (rc != 0) {
-        errno = rc;
-        return tsl_errprintf(err, "watchdog thread: %s", strerror(rc));
-    }
-    return 0;
-}
-
 int tsw_start(const tsw_config_t *c, tsl_error_t *err)
 {
     if (!c->nvml || c->nvml[0] != '/')
         return tsl_errprintf(err, "--nvml: an absolute path is needed");
     w.c = *c;
-    if (thread_start(watch, err) < 0)
-        return -1;
-    /* Started second: the sampling thread runs already, and the sentinel's first look comes
-     * 100 ms later (a failure to start it leaves the sampling thread to fail closed alone). */
-    if (c->fail_closed && c->hang_ms && thread_start(sentinel, err) < 0)
-        return -1;
-    return 0;
+    return thread_start(watch, err);
 }
