@@ -1,4 +1,5 @@
 /* runner.c - spawn tessel-shim, read its records (see runner.h). */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -337,4 +338,49 @@ bool tagent_alive(pid_t pid, uint64_t start)
     if (now == 0 || state == 'Z' || state == 'X')
         return false;
     return start == 0 || now == start;
+}
+
+int tagent_sigign_parse(const char *status, uint64_t *mask)
+{
+    static const char key[] = "\nSigIgn:";
+    /* The line starts the text or follows a newline. */
+    const char *p = strncmp(status, key + 1, sizeof key - 2) == 0 ? status : strstr(status, key);
+    if (p) {
+        p += p == status ? sizeof key - 2 : sizeof key - 1;
+        p += strspn(p, " \t");
+        char *end;
+        errno = 0;
+        unsigned long long m = isxdigit((unsigned char)*p) ? strtoull(p, &end, 16) : 0;
+        /* The kernel writes 16 hex digits (render_sigset_t). */
+        if (isxdigit((unsigned char)*p) && errno == 0 && end - p == 16 &&
+            (*end == '\n' || *end == '\0')) {
+            *mask = (uint64_t)m;
+            return 0;
+        }
+    }
+    errno = EINVAL;
+    return -1;
+}
+
+uint64_t tagent_sig_ignored(void)
+{
+    char buf[8192];
+    size_t len = 0;
+    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return ~(uint64_t)0;
+    for (;;) {
+        ssize_t n = read(fd, buf + len, sizeof buf - 1 - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+        if (len == sizeof buf - 1)
+            break;
+    }
+    close(fd);
+    buf[len] = '\0';
+    uint64_t mask;
+    return tagent_sigign_parse(buf, &mask) == 0 ? mask : ~(uint64_t)0;
 }
