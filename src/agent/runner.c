@@ -340,15 +340,24 @@ bool tagent_alive(pid_t pid, uint64_t start)
     return start == 0 || now == start;
 }
 
-int tagent_sigign_parse(const char *status, uint64_t *mask)
+int tagent_sigmask_parse(const char *status, const char *key, uint64_t *mask)
 {
-    static const char key[] = "\nSigIgn:";
-    /* The line starts the text or follows a newline. */
-    const char *p = strncmp(status, key + 1, sizeof key - 2) == 0 ? status : strstr(status, key);
+    /* "\nKEY:" or KEY: at the start of the text. */
+    char want[32];
+    size_t kl = strlen(key);
+    if (kl + 3 > sizeof want) {
+        errno = EINVAL;
+        return -1;
+    }
+    snprintf(want, sizeof want, "\n%s:", key);
+    const char *p = NULL;
+    if (strncmp(status, want + 1, kl + 1) == 0)
+        p = status + kl + 1;
+    else if ((p = strstr(status, want)))
+        p += kl + 2;
     if (p) {
-        p += p == status ? sizeof key - 2 : sizeof key - 1;
         p += strspn(p, " \t");
-        char *end;
+        char *end = (char *)p;
         errno = 0;
         unsigned long long m = isxdigit((unsigned char)*p) ? strtoull(p, &end, 16) : 0;
         /* The kernel writes 16 hex digits (render_sigset_t). */
@@ -362,7 +371,7 @@ int tagent_sigign_parse(const char *status, uint64_t *mask)
     return -1;
 }
 
-uint64_t tagent_sig_ignored(void)
+uint64_t tagent_sig_not_default(void)
 {
     char buf[8192];
     size_t len = 0;
@@ -381,6 +390,9 @@ uint64_t tagent_sig_ignored(void)
     }
     close(fd);
     buf[len] = '\0';
-    uint64_t mask;
-    return tagent_sigign_parse(buf, &mask) == 0 ? mask : ~(uint64_t)0;
+    uint64_t ign, cgt;
+    if (tagent_sigmask_parse(buf, "SigIgn", &ign) < 0 ||
+        tagent_sigmask_parse(buf, "SigCgt", &cgt) < 0)
+        return ~(uint64_t)0;
+    return ign | cgt;
 }

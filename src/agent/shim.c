@@ -421,7 +421,7 @@ struct job_args {
     const char *out_path, *err_path, *out_idx, *err_idx, *cwd;
     char **argv, **envp; /* envp: the job's, LD_PRELOAD included */
     bool shared_vm;      /* started with CLONE_VM: see start_job */
-    uint64_t sig_ign;    /* the signals the shim ignores (bit n-1: signal n) */
+    uint64_t sig_set;    /* the signals the shim ignores or catches (bit n-1: signal n) */
 };
 
 /* The job's process: join the cgroups, enter the job's namespace, drop to the user, open the
@@ -507,12 +507,12 @@ static int job_main(void *arg)
         child_fail(pfd, "dup2");
     /* Every signal at its default, including the two glibc keeps for itself (32, 33:
      * posix_spawn leaves them ignored in the shim, and an ignored signal stays ignored
-     * across exec; a runtime other than glibc's would inherit that).  The exec resets a
-     * caught signal itself: only the ignored ones (sig_ign, read by the shim before this
-     * process existed; all 64 when it could not be read) are reset here, none or a few system
-     * calls instead of 62 (t3142).  The kernel's sigaction with every field zero is SIG_DFL, no
-     * flags, empty mask, on every arch. */
-    uint64_t reset = a->sig_ign & ~(1ull << (SIGHUP - 1) | 1ull << (SIGINT - 1) |
+     * across exec; a runtime other than glibc's would inherit that).  Only the signals that are
+     * not at their default in the shim (sig_set: ignored or caught, read by the shim before
+     * this process existed; all 64 when it could not be read) are reset here: none or a few
+     * system calls instead of 62 (t3142).  The kernel's sigaction with every field zero is
+     * SIG_DFL, no flags, empty mask, on every arch. */
+    uint64_t reset = a->sig_set & ~(1ull << (SIGHUP - 1) | 1ull << (SIGINT - 1) |
                                     1ull << (SIGTERM - 1) | 1ull << (SIGPIPE - 1)); /* above */
     for (int sig = 1; sig <= 64; sig++) {
         unsigned long ksa[8] = {0};
@@ -807,7 +807,7 @@ int main(int argc, char **argv)
         .cwd = cwd,
         .argv = job_argv,
         .envp = exec_env,
-        .sig_ign = tagent_sig_ignored(), /* the shim's own SIG_IGNs above included */
+        .sig_set = tagent_sig_not_default(), /* the shim's own SIG_IGNs above included */
     };
     /* The child's copies of the shim's ends are closed by their O_CLOEXEC at its exec. */
     pid_t pid = start_job(&ja, test_fork);

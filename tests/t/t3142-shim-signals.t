@@ -2,8 +2,8 @@
 # t3142-shim-signals.t - tessel-shim gives the job every signal at its default, whatever the
 # shim inherited, and pays for that only with the ignored ones: a shim started with SIGUSR1,
 # SIGQUIT and SIGHUP ignored runs a job that ignores and blocks nothing, and the job's process
-# makes a few rt_sigaction calls before its exec, not one for each of the 64 signals (the exec
-# resets a caught signal itself; src/agent/shim.c, job_main).
+# makes a few rt_sigaction calls before its exec (for the signals not at their default in the
+# shim), not one for each of the 64 signals (src/agent/shim.c, job_main).
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 SHIM=$TESSEL_BUILD/bin/tessel-shim
 [ -x "$SHIM" ] || missing "tessel-shim not built ($SHIM)"
