@@ -4,7 +4,7 @@
 # run (rounds A B A B), with ratios: CPU time (user + system, the shell's waited-for children:
 # the shim and the job) and minor page faults per job, which the load of a shared machine
 # disturbs less than wall time; wall time beside them.  Each job is `/bin/true` with the
-# interposer of this build preloaded, started the way tesseld starts it as root (the job's mount
+# interposer of its own build preloaded, started the way tesseld starts it as root (the job's mount
 # namespace with /etc/ld.so.preload, the user-namespace filter, the GPU-memory watchdog with
 # the fake NVML, a log limit), the shim run directly (no tesseld, no API, no CLI).
 #
@@ -25,6 +25,9 @@ done
 for f in lib/libtessel-cuda.so tests/fake/libnvidia-ml.so.1; do
     [ -r "$NEW/$f" ] || { echo "shim.sh: $NEW/$f is missing" >&2; exit 1; }
 done
+for b in "$BASE" $OTHER; do
+    [ -r "$b/lib/libtessel-cuda.so" ] || { echo "shim.sh: $b/lib/libtessel-cuda.so is missing" >&2; exit 1; }
+done
 ROUNDS=${BENCH_ROUNDS:-5}
 NJOBS=${BENCH_JOBS:-100}
 NICE=""
@@ -32,9 +35,16 @@ NICE=""
 T=$(mktemp -d "${TMPDIR:-/tmp}/tessel-shimbench-XXXXXX")
 trap 'rm -rf "$T"' EXIT INT TERM
 chmod 755 "$T"
-mkdir -m 755 "$T/state"
-echo "$NEW/lib/libtessel-cuda.so" >"$T/state/ld.so.preload"
-: >"$T/state/limits"
+# One job state directory per build: each build's job loads that build's interposer (through
+# the namespace's /etc/ld.so.preload and LD_PRELOAD), so its load cost is part of the figures.
+state() { echo "$T/state-$(echo "$1" | cksum | cut -d' ' -f1)"; }
+for b in "$NEW" "$BASE" $OTHER; do
+    s=$(state "$b")
+    [ -d "$s" ] && continue
+    mkdir -m 755 "$s"
+    echo "$b/lib/libtessel-cuda.so" >"$s/ld.so.preload"
+    : >"$s/limits"
+done
 
 CLK=$(getconf CLK_TCK)
 # usage: "CPU_MS MINFLT" of this shell's waited-for children so far.
@@ -44,13 +54,14 @@ load() { cut -d' ' -f1 /proc/loadavg; }
 
 # round NAME BUILD: NJOBS shims of BUILD, one after the other; appends "cpu_ms faults wall_ms".
 round() {
-    local u0 u1 t0 t1 d="$T/job-$1"
+    local u0 u1 t0 t1 d="$T/job-$1" st
     mkdir -p "$d"
+    st=$(state "$2") # before the first usage(): its subshell is not the jobs'
     read -r -a u0 <<<"$(usage)"
     t0=$(now_us)
     for ((i = 0; i < NJOBS; i++)); do
         $NICE "$2/bin/tessel-shim" --dir "$d" --cwd / --log-limit 67108864 \
-            --preload "$NEW/lib/libtessel-cuda.so" --state "$T/state" --block-userns \
+            --preload "$2/lib/libtessel-cuda.so" --state "$st" --block-userns \
             --nvml "$NEW/tests/fake/libnvidia-ml.so.1" --gpu-mem-limit "" \
             --gpu-mem-violation kill --nvml-env TESSEL_FAKE_GPUS=2xRTX4090:24G -- /bin/true
     done

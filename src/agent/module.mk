@@ -25,6 +25,10 @@ $(O)/tests/agent/test_agent: $(O)/obj/src/agent/test/test_agent.o $(LIBAGENT) \
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -ldl -lcmocka
 
+# The job's signal dispositions, the shim run directly (t3142).
+TESTS += tests/t/t3142-shim-signals.t
+tests/t/t3142-shim-signals.t: $(O)/bin/tessel-shim
+
 TESTS += $(O)/tests/agent/test_logcap
 $(O)/tests/agent/test_logcap: $(O)/obj/src/agent/test/test_logcap.o $(LIBAGENT) \
                               $(O)/lib/libtsl-util.a

@@ -1,4 +1,5 @@
 /* runner.c - spawn tessel-shim, read its records (see runner.h). */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -337,4 +338,61 @@ bool tagent_alive(pid_t pid, uint64_t start)
     if (now == 0 || state == 'Z' || state == 'X')
         return false;
     return start == 0 || now == start;
+}
+
+int tagent_sigmask_parse(const char *status, const char *key, uint64_t *mask)
+{
+    /* "\nKEY:" or KEY: at the start of the text. */
+    char want[32];
+    size_t kl = strlen(key);
+    if (kl + 3 > sizeof want) {
+        errno = EINVAL;
+        return -1;
+    }
+    snprintf(want, sizeof want, "\n%s:", key);
+    const char *p = NULL;
+    if (strncmp(status, want + 1, kl + 1) == 0)
+        p = status + kl + 1;
+    else if ((p = strstr(status, want)))
+        p += kl + 2;
+    if (p) {
+        p += strspn(p, " \t");
+        char *end = (char *)p;
+        errno = 0;
+        unsigned long long m = isxdigit((unsigned char)*p) ? strtoull(p, &end, 16) : 0;
+        /* The kernel writes 16 hex digits (render_sigset_t). */
+        if (isxdigit((unsigned char)*p) && errno == 0 && end - p == 16 &&
+            (*end == '\n' || *end == '\0')) {
+            *mask = (uint64_t)m;
+            return 0;
+        }
+    }
+    errno = EINVAL;
+    return -1;
+}
+
+uint64_t tagent_sig_not_default(void)
+{
+    char buf[8192];
+    size_t len = 0;
+    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return ~(uint64_t)0;
+    for (;;) {
+        ssize_t n = read(fd, buf + len, sizeof buf - 1 - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+        if (len == sizeof buf - 1)
+            break;
+    }
+    close(fd);
+    buf[len] = '\0';
+    uint64_t ign, cgt;
+    if (tagent_sigmask_parse(buf, "SigIgn", &ign) < 0 ||
+        tagent_sigmask_parse(buf, "SigCgt", &cgt) < 0)
+        return ~(uint64_t)0;
+    return ign | cgt;
 }

@@ -118,4 +118,14 @@ uint64_t tagent_proc_start_time(pid_t pid);
  * start 0 = any). */
 bool tagent_alive(pid_t pid, uint64_t start);
 
+/* A signal mask of /proc/PID/status, the line KEY ("SigIgn", "SigCgt": a colon and 16 hex
+ * digits; bit n-1 is signal n).  0 and *mask set, or -1 with errno = EINVAL when the line is
+ * missing or malformed (*mask untouched). */
+int tagent_sigmask_parse(const char *status, const char *key, uint64_t *mask);
+
+/* The signals this process ignores or catches now (/proc/self/status), for tessel-shim: the
+ * job's process resets those to their default before its exec, instead of all 64.  Every bit
+ * set when they cannot be read: then all are reset. */
+uint64_t tagent_sig_not_default(void);
+
 #endif

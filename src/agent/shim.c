@@ -421,6 +421,7 @@ struct job_args {
     const char *out_path, *err_path, *out_idx, *err_idx, *cwd;
     char **argv, **envp; /* envp: the job's, LD_PRELOAD included */
     bool shared_vm;      /* started with CLONE_VM: see start_job */
+    uint64_t sig_set;    /* the signals the shim ignores or catches (bit n-1: signal n) */
 };
 
 /* The job's process: join the cgroups, enter the job's namespace, drop to the user, open the
@@ -506,11 +507,16 @@ static int job_main(void *arg)
         child_fail(pfd, "dup2");
     /* Every signal at its default, including the two glibc keeps for itself (32, 33:
      * posix_spawn leaves them ignored in the shim, and an ignored signal stays ignored
-     * across exec; a runtime other than glibc's would inherit that).  The kernel's
-     * sigaction with every field zero is SIG_DFL, no flags, empty mask, on every arch. */
+     * across exec; a runtime other than glibc's would inherit that).  Only the signals that are
+     * not at their default in the shim (sig_set: ignored or caught, read by the shim before
+     * this process existed; all 64 when it could not be read) are reset here: none or a few
+     * system calls instead of 62 (t3142).  The kernel's sigaction with every field zero is
+     * SIG_DFL, no flags, empty mask, on every arch. */
+    uint64_t reset = a->sig_set & ~(1ull << (SIGHUP - 1) | 1ull << (SIGINT - 1) |
+                                    1ull << (SIGTERM - 1) | 1ull << (SIGPIPE - 1)); /* above */
     for (int sig = 1; sig <= 64; sig++) {
         unsigned long ksa[8] = {0};
-        if (sig != SIGKILL && sig != SIGSTOP)
+        if (sig != SIGKILL && sig != SIGSTOP && (reset >> (sig - 1) & 1))
             syscall(SYS_rt_sigaction, sig, ksa, NULL, (size_t)8);
     }
     /* The job's environment, only now that the process is the user's; execvp searches the
@@ -525,6 +531,13 @@ static int job_main(void *arg)
  * page): job_main needs a few KiB (execvp's path buffer is at most PATH_MAX + NAME_MAX);
  * 256 KiB leave room for the sanitizers' redzones, and pages never touched cost nothing. */
 #define JOB_STACK (256u << 10)
+/* Room for the guard page at a page boundary, pages up to 64 KiB (aarch64). */
+#define JOB_STACK_PAGE_MAX (64u << 10)
+
+/* That stack: static, in the shim's .bss, not an mmap and munmap for each start (on a
+ * paravirtualised MMU the munmap of the touched pages, with its TLB flush, costs tens of
+ * microseconds; a shim starts one job, and its exit frees the pages). */
+static char job_stack[JOB_STACK + 2 * JOB_STACK_PAGE_MAX];
 
 /* Whether the job's process may share the shim's memory until its exec: only when the kernel
  * makes a process that changes its uid non-dumpable (fs.suid_dumpable 0, or 2: dumpable by
@@ -565,23 +578,21 @@ static pid_t start_job(struct job_args *a, bool use_fork)
         return pid;
     }
     long page = sysconf(_SC_PAGESIZE);
-    size_t len = JOB_STACK + (size_t)page;
-    char *stack =
-        mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-    if (stack == MAP_FAILED)
-        return -1;
-    if (mprotect(stack, (size_t)page, PROT_NONE) < 0) {
-        int saved = errno;
-        munmap(stack, len);
-        errno = saved;
+    if (page <= 0 || (unsigned long)page > JOB_STACK_PAGE_MAX) {
+        errno = EINVAL;
         return -1;
     }
+    /* The guard page: the first whole page of job_stack, made inaccessible (a shim starts
+     * one job). */
+    uintptr_t p = (uintptr_t)job_stack;
+    char *guard = (char *)((p + (uintptr_t)page - 1) & ~((uintptr_t)page - 1));
+    if (mprotect(guard, (size_t)page, PROT_NONE) < 0)
+        return -1;
     char **saved_env = environ;
-    /* The stack grows down (x86_64, aarch64): the child starts at the top. */
-    pid_t pid = clone(job_main, stack + len, CLONE_VM | CLONE_VFORK | SIGCHLD, a);
+    /* The stack grows down (x86_64, aarch64): the child starts at the top, 16-byte aligned. */
+    pid_t pid = clone(job_main, guard + page + JOB_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, a);
     int saved = errno;
     environ = saved_env;
-    munmap(stack, len);
     errno = saved;
     return pid;
 }
@@ -796,6 +807,7 @@ int main(int argc, char **argv)
         .cwd = cwd,
         .argv = job_argv,
         .envp = exec_env,
+        .sig_set = tagent_sig_not_default(), /* the shim's own SIG_IGNs above included */
     };
     /* The child's copies of the shim's ends are closed by their O_CLOEXEC at its exec. */
     pid_t pid = start_job(&ja, test_fork);

@@ -15,7 +15,10 @@
 
 extern char **environ;
 
-atomic_int tcu_ready_flag;
+/* In .data beside crt's __dso_handle, a page the loader writes anyway: the destructor's read
+ * of the flag in a process that never initialised costs no page fault of its own (in .bss it
+ * lands a page further, past the large tcu). */
+__attribute__((section(".data.tcu_ready"))) atomic_int tcu_ready_flag;
 struct tcu_state tcu;
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;

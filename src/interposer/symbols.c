@@ -8,33 +8,56 @@
 
 void *tcu_real[TCU_SYM_COUNT];
 
+/* The names are arrays in the rows, not pointers: the table lives in .rodata and needs no
+ * relocation when the library is loaded (every process of a job loads it, most never call
+ * CUDA: docs/interposer.md "Load cost").  Only the hooks' addresses are relocated. */
+#define TCU_SYM_NAME_MAX 48
+#define TCU_SYM_BASE_MAX 40
+
 struct sym {
-    const char *name;
-    const char *base;
+    char name[TCU_SYM_NAME_MAX]; /* "" for the enum's count markers */
+    char base[TCU_SYM_BASE_MAX];
     int since;
     int ptds;
-    void *hook;
 };
 
 static const struct sym syms[TCU_SYM_COUNT] = {
-#define TCU_ROW_CUDA(n, b, s, p) [TCU_SYM_##n] = {#n, b, s, p, (void *)n},
-#define TCU_ROW_CALL(n)          [TCU_SYM_##n] = {#n, NULL, 0, 0, NULL},
-#define TCU_ROW_NVML(n)          [TCU_SYM_##n] = {#n, NULL, 0, 0, (void *)n},
-    TCU_CUDA_SYMBOLS(TCU_ROW_CUDA) TCU_CUDA_CALLS(TCU_ROW_CALL) TCU_NVML_SYMBOLS(TCU_ROW_NVML)
-        TCU_NVML_CALLS(TCU_ROW_CALL)
+#define TCU_ROW_CUDA(n, b, s, p) [TCU_SYM_##n] = {#n, b, s, p},
+#define TCU_ROW_ONE(n)           [TCU_SYM_##n] = {#n, "", 0, 0},
+    TCU_CUDA_SYMBOLS(TCU_ROW_CUDA) TCU_CUDA_CALLS(TCU_ROW_ONE) TCU_NVML_SYMBOLS(TCU_ROW_ONE)
+        TCU_NVML_CALLS(TCU_ROW_ONE)
 #undef TCU_ROW_CUDA
-#undef TCU_ROW_CALL
-#undef TCU_ROW_NVML
+#undef TCU_ROW_ONE
+};
+
+/* Every name and base fits its array with its terminating NUL. */
+#define TCU_FITS_CUDA(n, b, s, p)                                                                  \
+    _Static_assert(sizeof #n <= TCU_SYM_NAME_MAX && sizeof b <= TCU_SYM_BASE_MAX, #n " too long");
+#define TCU_FITS_ONE(n) _Static_assert(sizeof #n <= TCU_SYM_NAME_MAX, #n " too long");
+TCU_CUDA_SYMBOLS(TCU_FITS_CUDA)
+TCU_CUDA_CALLS(TCU_FITS_ONE)
+TCU_NVML_SYMBOLS(TCU_FITS_ONE)
+TCU_NVML_CALLS(TCU_FITS_ONE)
+#undef TCU_FITS_CUDA
+#undef TCU_FITS_ONE
+
+/* Our hook for each row (NULL for the calls we only make). */
+static void *const hooks[TCU_SYM_COUNT] = {
+#define TCU_HOOK_CUDA(n, b, s, p) [TCU_SYM_##n] = (void *)n,
+#define TCU_HOOK_NVML(n)          [TCU_SYM_##n] = (void *)n,
+    TCU_CUDA_SYMBOLS(TCU_HOOK_CUDA) TCU_NVML_SYMBOLS(TCU_HOOK_NVML)
+#undef TCU_HOOK_CUDA
+#undef TCU_HOOK_NVML
 };
 
 const char *tcu_sym_name(int i)
 {
-    return (i >= 0 && i < TCU_SYM_COUNT) ? syms[i].name : NULL;
+    return (i >= 0 && i < TCU_SYM_COUNT && syms[i].name[0]) ? syms[i].name : NULL;
 }
 
 void *tcu_sym_hook(int i)
 {
-    return (i >= 0 && i < TCU_SYM_COUNT) ? syms[i].hook : NULL;
+    return (i >= 0 && i < TCU_SYM_COUNT) ? hooks[i] : NULL;
 }
 
 TCU_NO_SANITIZE static int same(const char *a, const char *b)
@@ -50,7 +73,7 @@ TCU_NO_SANITIZE int tcu_is_hooked_name(const char *name)
     if (!((name[0] == 'c' && name[1] == 'u') || (name[0] == 'n' && name[1] == 'v')))
         return 0;
     for (int i = 0; i < TCU_SYM_COUNT; i++)
-        if (syms[i].hook && same(syms[i].name, name))
+        if (hooks[i] && same(syms[i].name, name))
             return 1;
     return 0;
 }
@@ -60,8 +83,8 @@ void *tcu_hook_by_name(const char *name)
     if (!name || (name[0] != 'c' && name[0] != 'n'))
         return NULL;
     for (int i = 0; i < TCU_SYM_COUNT; i++)
-        if (syms[i].hook && strcmp(syms[i].name, name) == 0)
-            return syms[i].hook;
+        if (hooks[i] && strcmp(syms[i].name, name) == 0)
+            return hooks[i];
     return NULL;
 }
 
@@ -76,7 +99,7 @@ void *tcu_hook_for_proc(const char *symbol, void *real_pfn, int version, cuuint6
         found = 1;
         /* The driver's own answer decides when we recognise it. */
         if (real_pfn && tcu_real[i] == real_pfn)
-            return syms[i].hook;
+            return hooks[i];
         if (syms[i].since > version)
             continue;
         if (syms[i].ptds) {
@@ -92,14 +115,14 @@ void *tcu_hook_for_proc(const char *symbol, void *real_pfn, int version, cuuint6
         best = best_pt;
     if (best < 0 || !tcu_real[best])
         return NULL;
-    return syms[best].hook;
+    return hooks[best];
 }
 
 void tcu_symbols_resolve(void *cuda, void *nvml)
 {
     for (int i = 0; i < TCU_SYM_COUNT; i++) {
         void *h = i < TCU_SYM_NCUDA ? cuda : nvml;
-        if (h && syms[i].name) /* the enum's count markers have no row */
+        if (h && syms[i].name[0]) /* the enum's count markers have no row */
             tcu_real[i] = tcu_real_dlsym(h, syms[i].name);
     }
 }

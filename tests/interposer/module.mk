@@ -30,6 +30,6 @@ $(TCU_TEST_DIR)/tcu-slice: $(O)/obj/tests/interposer/slice.o $(O)/lib/libtsl-shm
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lpthread
 
-TCU_SHELL_TESTS := $(sort $(wildcard tests/t/t05*-interposer-*.t))
+TCU_SHELL_TESTS := $(sort $(wildcard tests/t/t05*-interposer-*.t)) tests/t/t3141-interposer-load.t
 TESTS += $(TCU_SHELL_TESTS)
 $(TCU_SHELL_TESTS): $(TCU_HELPERS) $(INTERPOSER)

@@ -447,6 +447,66 @@ static void test_shim_no_follow(void **state)
     cleanup(dir);
 }
 
+static void on_usr1(int sig)
+{
+    (void)sig;
+}
+
+/* The signal masks of /proc/PID/status (tessel-shim resets only the signals that are not at
+ * their default in the job's process before its exec). */
+static void test_sigmask(void **state)
+{
+    (void)state;
+    static const char status[] = "Name:\tx\nSigPnd:\t0000000000000000\n"
+                                 "SigBlk:\t0000000000010000\nSigIgn:\t0000000180001005\n"
+                                 "SigCgt:\t0000000000004a02\n";
+    uint64_t m = 42;
+    assert_int_equal(tagent_sigmask_parse(status, "SigIgn", &m), 0);
+    assert_true(m == 0x180001005ull); /* HUP, QUIT, PIPE (bits 0, 2, 12), 32 and 33 */
+    assert_int_equal(tagent_sigmask_parse(status, "SigCgt", &m), 0);
+    assert_true(m == 0x4a02ull);
+    assert_int_equal(tagent_sigmask_parse(status, "SigBlk", &m), 0);
+    assert_true(m == 0x10000ull);
+    assert_int_equal(tagent_sigmask_parse("SigIgn:\t0000000000000000", "SigIgn", &m), 0);
+    assert_true(m == 0); /* the first line, and the last without a newline */
+    assert_int_equal(tagent_sigmask_parse("SigIgn:\tFFFFFFFFFFFFFFFF\n", "SigIgn", &m), 0);
+    assert_true(m == ~0ull);
+    /* Missing or malformed: refused, *mask untouched. */
+    static const char *const bad[] = {
+        "",
+        "Name:\tx\n",
+        "SigIgn:\t000000000000000\n",    /* 15 digits */
+        "SigIgn:\t00000000000000000\n",  /* 17 */
+        "SigIgn:\t00000000000000g0\n",   /* not hex */
+        "SigIgn:\t-000000000000001\n",   /* a sign */
+        "SigIgn:\t0000000000000000 x\n", /* trailing text */
+        "XSigIgn:\t0000000000000000\n",  /* another key */
+        "SigIgnX:\t0000000000000000\n",
+        "SigBlk:\t0000000000000000\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        m = 42;
+        errno = 0;
+        assert_int_equal(tagent_sigmask_parse(bad[i], "SigIgn", &m), -1);
+        assert_int_equal(errno, EINVAL);
+        assert_true(m == 42);
+    }
+    /* This process: what it ignores or catches is seen, what it leaves at default is not. */
+    signal(SIGUSR2, SIG_IGN);
+    signal(SIGUSR1, on_usr1);
+    signal(SIGURG, SIG_DFL);
+    uint64_t now = tagent_sig_not_default();
+    assert_true(now >> (SIGUSR2 - 1) & 1);
+    assert_true(now >> (SIGUSR1 - 1) & 1);
+    assert_false(now >> (SIGURG - 1) & 1);
+    assert_false(now >> (SIGKILL - 1) & 1);
+    signal(SIGUSR2, SIG_DFL);
+    signal(SIGUSR1, SIG_DFL);
+    now = tagent_sig_not_default();
+    assert_false(now >> (SIGUSR2 - 1) & 1);
+    assert_false(now >> (SIGUSR1 - 1) & 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -455,6 +515,7 @@ int main(void)
         cmocka_unit_test(test_shim),           cmocka_unit_test(test_untrusted_records),
         cmocka_unit_test(test_shim_no_follow), cmocka_unit_test(test_cgroup_sweep),
         cmocka_unit_test(test_shim_env),       cmocka_unit_test(test_oom_records),
+        cmocka_unit_test(test_sigmask),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
