@@ -136,27 +136,27 @@ export function nearest(xs, x) {
   return Math.abs(xs[hi] - x) < Math.abs(x - xs[lo]) ? hi : lo;
 }
 
-// A canvas that several charts draw into, each in its own rectangle: one canvas resource, one
-// composited layer, one 2D context and one font set-up for all of them, where a canvas per chart
-// cost the browser each of these per chart (docs/console.md, "Usage history: figures").  The
-// canvas lies over `host` (absolutely placed, under no pointer: each chart's plot box takes the
-// pointer, and its cursor line is drawn above the canvas) and spans its charts' plot boxes; each
-// chart is drawn where its plot box is.  The sheet follows the host's size (ResizeObserver),
-// what changes inside it (MutationObserver: a card's content above a chart moves the chart) and
-// the screen's pixel ratio: it measures its charts again before the next frame is painted and
+// Canvases that several charts draw into, each chart in its own rectangle: one canvas per band
+// of charts side by side (charts whose plot boxes overlap vertically: a row of the GPU grid), so
+// one canvas resource, composited layer, 2D context and font set-up per row, where a canvas per
+// chart cost the browser each of these per chart (docs/console.md, "Usage history: figures");
+// a band's canvas spans its charts and little else (a canvas over the whole grid cost more in
+// pixels than it saved).  The canvases lie over `host` (absolutely placed, under no pointer:
+// each chart's plot box takes the pointer, and its cursor line is drawn above them); each chart
+// is drawn where its plot box is.  The sheet follows the host's size (ResizeObserver), what
+// changes inside it (MutationObserver: a card's content above a chart moves the chart) and the
+// screen's pixel ratio: it measures its charts again before the next frame is painted and
 // redraws them when a box moved or changed size.
 export class Sheet {
   constructor(host) {
     this.host = host;
     this.charts = [];
+    this.bands = [];      // [{canvas, g}]
     this.geometry = '';   // the measured places, as a key: unchanged places need no redraw
     this.dirty = true;    // places to be measured before the next draw
     this.held = 0;        // batch(): charts drawn once at its end
-    this.canvas = document.createElement('canvas');
-    this.canvas.className = 'sheet';
-    this.canvas.setAttribute('aria-hidden', 'true'); // each figure's caption is its text
-    host.classList.add('sheet-host');
     this.raf = 0;
+    host.classList.add('sheet-host');
     const later = () => this.invalidate();
     this.ro = new ResizeObserver(later);
     this.ro.observe(host);
@@ -191,7 +191,7 @@ export class Sheet {
 
   remove(chart) {
     this.charts = this.charts.filter((c) => c !== chart);
-    if (chart.at) this.context().clearRect(chart.at.x, chart.at.y, chart.at.w, chart.at.h);
+    if (chart.at && chart.band?.g) chart.band.g.clearRect(chart.at.x, chart.at.y, chart.at.w, chart.at.h);
     this.invalidate();
   }
 
@@ -201,55 +201,70 @@ export class Sheet {
     this.ro.disconnect();
     this.mo.disconnect();
     this.ratio.removeEventListener('change', this.onRatio);
-    this.canvas.remove();
+    for (const b of this.bands) b.canvas.remove();
+    this.bands = [];
   }
 
-  context() {
-    const g = this.canvas.getContext('2d');
-    g.setTransform(this.dpr || 1, 0, 0, this.dpr || 1, 0, 0);
-    return g;
-  }
-
-  // Measure every chart's plot box (one layout for all), size and place the canvas over them,
-  // and draw every chart when anything moved (or always: force).
+  // Measure every chart's plot box (one layout for all), group them into bands, size and place
+  // a canvas over each band, and draw every chart when anything moved (or always: force).
   layout(force) {
     if (this.gone || this.held) return;
     this.dirty = false;
     const charts = this.charts.filter((c) => c.plot.isConnected);
-    if (this.canvas.parentNode !== this.host) this.host.append(this.canvas);
     const hr = this.host.getBoundingClientRect();
     const ox = hr.left + this.host.clientLeft, oy = hr.top + this.host.clientTop;
-    const rects = charts.map((c) => c.plot.getBoundingClientRect());
-    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
-    for (const r of rects) {
-      x0 = Math.min(x0, r.left - ox); y0 = Math.min(y0, r.top - oy);
-      x1 = Math.max(x1, r.right - ox); y1 = Math.max(y1, r.bottom - oy);
+    const items = charts.map((c) => {
+      const r = c.plot.getBoundingClientRect();
+      return { c, x: r.left - ox, y: r.top - oy, w: r.width, h: r.height };
+    }).sort((p, q) => p.y - q.y);
+    const groups = [];
+    for (const it of items) {
+      const last = groups[groups.length - 1];
+      if (last && it.y < last.y1) { last.items.push(it); last.y1 = Math.max(last.y1, it.y + it.h); } else groups.push({ items: [it], y1: it.y + it.h });
     }
-    if (!rects.length) x0 = y0 = x1 = y1 = 0;
-    x0 = Math.floor(x0); y0 = Math.floor(y0);
     const dpr = window.devicePixelRatio || 1;
-    const w = Math.ceil(x1) - x0, hgt = Math.ceil(y1) - y0;
     // Each place on whole device pixels, so that grid lines fall on pixel centres.
     const px = (v) => Math.round(v * dpr) / dpr;
-    const places = rects.map((r) => ({ x: px(r.left - ox - x0), y: px(r.top - oy - y0), w: r.width, h: r.height }));
-    const key = `${dpr} ${x0} ${y0} ${w} ${hgt} ` + places.map((p) => `${p.x},${p.y},${p.w},${p.h}`).join(' ');
+    const frames = groups.map(({ items: its }) => {
+      const x0 = Math.floor(Math.min(...its.map((i) => i.x))), y0 = Math.floor(Math.min(...its.map((i) => i.y)));
+      const w = Math.ceil(Math.max(...its.map((i) => i.x + i.w))) - x0, hgt = Math.ceil(Math.max(...its.map((i) => i.y + i.h))) - y0;
+      return { x0, y0, w, hgt, places: its.map((i) => ({ c: i.c, x: px(i.x - x0), y: px(i.y - y0), w: i.w, h: i.h })) };
+    });
+    const key = `${dpr} ` + frames.map((f) => `${f.x0},${f.y0},${f.w},${f.hgt}:` + f.places.map((p) => `${p.x},${p.y},${p.w},${p.h}`).join(';')).join(' ');
     if (!force && key === this.geometry) return;
     this.geometry = key;
     this.dpr = dpr;
-    // Setting the size clears the canvas: every chart is drawn again below.
-    this.canvas.width = Math.round(w * dpr);
-    this.canvas.height = Math.round(hgt * dpr);
-    Object.assign(this.canvas.style, { left: `${x0}px`, top: `${y0}px`, width: `${w}px`, height: `${hgt}px` });
-    const g = this.context();
-    charts.forEach((c, i) => { c.at = places[i]; c.width = Math.max(1, places[i].w); c.paint(g); });
+    while (this.bands.length > frames.length) this.bands.pop().canvas.remove();
+    frames.forEach((f, i) => {
+      let band = this.bands[i];
+      if (!band) {
+        const canvas = document.createElement('canvas');
+        canvas.className = 'sheet';
+        canvas.setAttribute('aria-hidden', 'true'); // each figure's caption is its text
+        band = this.bands[i] = { canvas, g: null };
+      }
+      if (band.canvas.parentNode !== this.host) this.host.append(band.canvas);
+      // Setting the size clears the canvas: every chart of the band is drawn again below.
+      band.canvas.width = Math.round(f.w * dpr);
+      band.canvas.height = Math.round(f.hgt * dpr);
+      Object.assign(band.canvas.style, { left: `${f.x0}px`, top: `${f.y0}px`, width: `${f.w}px`, height: `${f.hgt}px` });
+      band.g = band.canvas.getContext('2d');
+      band.g.setTransform(dpr, 0, 0, dpr, 0, 0);
+      for (const p of f.places) {
+        p.c.band = band;
+        p.c.at = { x: p.x, y: p.y, w: p.w, h: p.h };
+        p.c.width = Math.max(1, p.w);
+        p.c.paint(band.g);
+      }
+    });
   }
 
   // One chart's data changed: draw it alone in its place, or everything when places may have
   // moved since they were measured.
   draw(chart) {
     if (this.held) return;
-    if (this.dirty || !chart.at) { this.layout(true); return; }
-    chart.paint(this.context());
+    if (this.dirty || !chart.at || !chart.band) { this.layout(true); return; }
+    chart.paint(chart.band.g);
   }
 }
 

@@ -166,7 +166,7 @@ try {
   check(legends.length === gpus.length && await page.locator('section.gpu .chart[data-drawn] .plot').count() === gpus.length
     && await page.locator('.gpus > canvas').count() === 1
     && legends.every((t) => ['Idle', 'Busy', 'Memory in use', 'Compute allocated'].every((w) => t.includes(w))),
-  'overview: a history chart per GPU (drawn on the GPUs\' one canvas), its legend naming idle, busy, memory in use and compute allocated', JSON.stringify(legends));
+  'overview: a history chart per GPU (the row of two drawn on one canvas), its legend naming idle, busy, memory in use and compute allocated', JSON.stringify(legends));
   check((await a11y(page)).length === 0, 'overview: every control is labelled, every bar has a text equivalent', await a11y(page));
   await page.waitForTimeout(2500); // let a few history samples arrive for the screenshot
   await shot(page, '02-overview');
