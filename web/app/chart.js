@@ -136,6 +136,25 @@ export function nearest(xs, x) {
   return Math.abs(xs[hi] - x) < Math.abs(x - xs[lo]) ? hi : lo;
 }
 
+// Charts' plot boxes ([{x, y, w, h}], CSS pixels in their host) grouped into bands, boxes that
+// overlap vertically (a row of a grid) in one band: [{x0, y0, w, hgt, places}], the band's box on
+// whole CSS pixels spanning its charts, and per chart its index i and its place in the band (x, y
+// on whole device pixels at pixel ratio dpr, so that grid lines fall on pixel centres; w, h).
+export function bands(boxes, dpr = 1) {
+  const order = boxes.map((b, i) => ({ ...b, i })).sort((p, q) => p.y - q.y);
+  const groups = [];
+  for (const b of order) {
+    const last = groups[groups.length - 1];
+    if (last && b.y < last.y1) { last.boxes.push(b); last.y1 = Math.max(last.y1, b.y + b.h); } else groups.push({ boxes: [b], y1: b.y + b.h });
+  }
+  const px = (v) => Math.round(v * dpr) / dpr;
+  return groups.map(({ boxes: bs }) => {
+    const x0 = Math.floor(Math.min(...bs.map((b) => b.x))), y0 = Math.floor(Math.min(...bs.map((b) => b.y)));
+    const w = Math.ceil(Math.max(...bs.map((b) => b.x + b.w))) - x0, hgt = Math.ceil(Math.max(...bs.map((b) => b.y + b.h))) - y0;
+    return { x0, y0, w, hgt, places: bs.map((b) => ({ i: b.i, x: px(b.x - x0), y: px(b.y - y0), w: b.w, h: b.h })) };
+  });
+}
+
 // Canvases that several charts draw into, each chart in its own rectangle: one canvas per band
 // of charts side by side (charts whose plot boxes overlap vertically: a row of the GPU grid), so
 // one canvas resource, composited layer, 2D context and font set-up per row, where a canvas per
@@ -213,24 +232,12 @@ export class Sheet {
     const charts = this.charts.filter((c) => c.plot.isConnected);
     const hr = this.host.getBoundingClientRect();
     const ox = hr.left + this.host.clientLeft, oy = hr.top + this.host.clientTop;
-    const items = charts.map((c) => {
-      const r = c.plot.getBoundingClientRect();
-      return { c, x: r.left - ox, y: r.top - oy, w: r.width, h: r.height };
-    }).sort((p, q) => p.y - q.y);
-    const groups = [];
-    for (const it of items) {
-      const last = groups[groups.length - 1];
-      if (last && it.y < last.y1) { last.items.push(it); last.y1 = Math.max(last.y1, it.y + it.h); } else groups.push({ items: [it], y1: it.y + it.h });
-    }
     const dpr = window.devicePixelRatio || 1;
-    // Each place on whole device pixels, so that grid lines fall on pixel centres.
-    const px = (v) => Math.round(v * dpr) / dpr;
-    const frames = groups.map(({ items: its }) => {
-      const x0 = Math.floor(Math.min(...its.map((i) => i.x))), y0 = Math.floor(Math.min(...its.map((i) => i.y)));
-      const w = Math.ceil(Math.max(...its.map((i) => i.x + i.w))) - x0, hgt = Math.ceil(Math.max(...its.map((i) => i.y + i.h))) - y0;
-      return { x0, y0, w, hgt, places: its.map((i) => ({ c: i.c, x: px(i.x - x0), y: px(i.y - y0), w: i.w, h: i.h })) };
-    });
-    const key = `${dpr} ` + frames.map((f) => `${f.x0},${f.y0},${f.w},${f.hgt}:` + f.places.map((p) => `${p.x},${p.y},${p.w},${p.h}`).join(';')).join(' ');
+    const frames = bands(charts.map((c) => {
+      const r = c.plot.getBoundingClientRect();
+      return { x: r.left - ox, y: r.top - oy, w: r.width, h: r.height };
+    }), dpr);
+    const key = `${dpr} ` + frames.map((f) => `${f.x0},${f.y0},${f.w},${f.hgt}:` + f.places.map((p) => `${p.i},${p.x},${p.y},${p.w},${p.h}`).join(';')).join(' ');
     if (!force && key === this.geometry) return;
     this.geometry = key;
     this.dpr = dpr;
@@ -251,10 +258,11 @@ export class Sheet {
       band.g = band.canvas.getContext('2d');
       band.g.setTransform(dpr, 0, 0, dpr, 0, 0);
       for (const p of f.places) {
-        p.c.band = band;
-        p.c.at = { x: p.x, y: p.y, w: p.w, h: p.h };
-        p.c.width = Math.max(1, p.w);
-        p.c.paint(band.g);
+        const c = charts[p.i];
+        c.band = band;
+        c.at = { x: p.x, y: p.y, w: p.w, h: p.h };
+        c.width = Math.max(1, p.w);
+        c.paint(band.g);
       }
     });
   }
