@@ -136,32 +136,172 @@ export function nearest(xs, x) {
   return Math.abs(xs[hi] - x) < Math.abs(x - xs[lo]) ? hi : lo;
 }
 
-// A chart in `box` (emptied):
-//   opts.height      CSS pixels;  opts.width  the box's width when known (read by the caller
-//                    with other charts' in one layout), else read here
+// Charts' plot boxes ([{x, y, w, h}], CSS pixels in their host) grouped into bands, boxes that
+// overlap vertically (a row of a grid) in one band: [{x0, y0, w, hgt, places}], the band's box on
+// whole CSS pixels spanning its charts, and per chart its index i and its place in the band (x, y
+// on whole device pixels at pixel ratio dpr, so that grid lines fall on pixel centres; w, h).
+export function bands(boxes, dpr = 1) {
+  const order = boxes.map((b, i) => ({ ...b, i })).sort((p, q) => p.y - q.y);
+  const groups = [];
+  for (const b of order) {
+    const last = groups[groups.length - 1];
+    if (last && b.y < last.y1) { last.boxes.push(b); last.y1 = Math.max(last.y1, b.y + b.h); } else groups.push({ boxes: [b], y1: b.y + b.h });
+  }
+  const px = (v) => Math.round(v * dpr) / dpr;
+  return groups.map(({ boxes: bs }) => {
+    const x0 = Math.floor(Math.min(...bs.map((b) => b.x))), y0 = Math.floor(Math.min(...bs.map((b) => b.y)));
+    const w = Math.ceil(Math.max(...bs.map((b) => b.x + b.w))) - x0, hgt = Math.ceil(Math.max(...bs.map((b) => b.y + b.h))) - y0;
+    return { x0, y0, w, hgt, places: bs.map((b) => ({ i: b.i, x: px(b.x - x0), y: px(b.y - y0), w: b.w, h: b.h })) };
+  });
+}
+
+// Canvases that several charts draw into, each chart in its own rectangle: one canvas per band
+// of charts side by side (charts whose plot boxes overlap vertically: a row of the GPU grid), so
+// one canvas resource, composited layer, 2D context and font set-up per row, where a canvas per
+// chart cost the browser each of these per chart (docs/console.md, "Usage history: figures");
+// a band's canvas spans its charts and little else (a canvas over the whole grid cost more in
+// pixels than it saved).  The canvases lie over `host` (absolutely placed, under no pointer:
+// each chart's plot box takes the pointer, and its cursor line is drawn above them); each chart
+// is drawn where its plot box is.  The sheet follows the host's size (ResizeObserver), what
+// changes inside it (MutationObserver: a card's content above a chart moves the chart) and the
+// screen's pixel ratio: it measures its charts again before the next frame is painted and
+// redraws them when a box moved or changed size.
+export class Sheet {
+  constructor(host) {
+    this.host = host;
+    this.charts = [];
+    this.bands = [];      // [{canvas, g}]
+    this.geometry = '';   // the measured places, as a key: unchanged places need no redraw
+    this.dirty = true;    // places to be measured before the next draw
+    this.held = 0;        // batch(): charts drawn once at its end
+    this.raf = 0;
+    host.classList.add('sheet-host');
+    const later = () => this.invalidate();
+    this.ro = new ResizeObserver(later);
+    this.ro.observe(host);
+    this.mo = new MutationObserver(later);
+    this.mo.observe(host, { childList: true, subtree: true, characterData: true });
+    this.watchRatio();
+  }
+
+  // Redraw when the pixel ratio changes (zoom, another screen): a new query each time.
+  watchRatio() {
+    this.ratio = matchMedia(`(resolution: ${window.devicePixelRatio || 1}dppx)`);
+    this.onRatio = () => { if (!this.gone) { this.watchRatio(); this.layout(true); } };
+    this.ratio.addEventListener('change', this.onRatio, { once: true });
+  }
+
+  // Make or change several charts and draw them all once, at the end.
+  batch(fn) {
+    this.held++;
+    try { fn(); } finally { if (--this.held === 0) this.layout(true); }
+  }
+
+  // Something inside the host may have moved: measure again before the next frame.
+  invalidate() {
+    this.dirty = true;
+    if (!this.raf && !this.gone) this.raf = requestAnimationFrame(() => { this.raf = 0; if (this.dirty) this.layout(false); });
+  }
+
+  add(chart) {
+    this.charts.push(chart);
+    this.dirty = true;
+  }
+
+  remove(chart) {
+    this.charts = this.charts.filter((c) => c !== chart);
+    if (chart.at && chart.band?.g) chart.band.g.clearRect(chart.at.x, chart.at.y, chart.at.w, chart.at.h);
+    this.invalidate();
+  }
+
+  destroy() {
+    this.gone = true;
+    cancelAnimationFrame(this.raf);
+    this.ro.disconnect();
+    this.mo.disconnect();
+    this.ratio.removeEventListener('change', this.onRatio);
+    for (const b of this.bands) b.canvas.remove();
+    this.bands = [];
+  }
+
+  // Measure every chart's plot box (one layout for all), group them into bands, size and place
+  // a canvas over each band, and draw every chart when anything moved (or always: force).
+  layout(force) {
+    if (this.gone || this.held) return;
+    this.dirty = false;
+    const charts = this.charts.filter((c) => c.plot.isConnected);
+    const hr = this.host.getBoundingClientRect();
+    const ox = hr.left + this.host.clientLeft, oy = hr.top + this.host.clientTop;
+    const dpr = window.devicePixelRatio || 1;
+    const frames = bands(charts.map((c) => {
+      const r = c.plot.getBoundingClientRect();
+      return { x: r.left - ox, y: r.top - oy, w: r.width, h: r.height };
+    }), dpr);
+    const key = `${dpr} ` + frames.map((f) => `${f.x0},${f.y0},${f.w},${f.hgt}:` + f.places.map((p) => `${p.i},${p.x},${p.y},${p.w},${p.h}`).join(';')).join(' ');
+    if (!force && key === this.geometry) return;
+    this.geometry = key;
+    this.dpr = dpr;
+    while (this.bands.length > frames.length) this.bands.pop().canvas.remove();
+    frames.forEach((f, i) => {
+      let band = this.bands[i];
+      if (!band) {
+        const canvas = document.createElement('canvas');
+        canvas.className = 'sheet';
+        canvas.setAttribute('aria-hidden', 'true'); // each figure's caption is its text
+        band = this.bands[i] = { canvas, g: null };
+      }
+      if (band.canvas.parentNode !== this.host) this.host.append(band.canvas);
+      // Setting the size clears the canvas: every chart of the band is drawn again below.
+      band.canvas.width = Math.round(f.w * dpr);
+      band.canvas.height = Math.round(f.hgt * dpr);
+      Object.assign(band.canvas.style, { left: `${f.x0}px`, top: `${f.y0}px`, width: `${f.w}px`, height: `${f.hgt}px` });
+      band.g = band.canvas.getContext('2d');
+      band.g.setTransform(dpr, 0, 0, dpr, 0, 0);
+      for (const p of f.places) {
+        const c = charts[p.i];
+        c.band = band;
+        c.at = { x: p.x, y: p.y, w: p.w, h: p.h };
+        c.width = Math.max(1, p.w);
+        c.paint(band.g);
+      }
+    });
+  }
+
+  // One chart's data changed: draw it alone in its place, or everything when places may have
+  // moved since they were measured.
+  draw(chart) {
+    if (this.held) return;
+    if (this.dirty || !chart.at || !chart.band) { this.layout(true); return; }
+    chart.paint(chart.band.g);
+  }
+}
+
+// A chart in `box` (emptied), drawn on `opts.sheet` (a Sheet shared with other charts) or, without
+// one, on a sheet of its own over the box:
+//   opts.height      CSS pixels (the plot box's; its width is the box's)
 //   opts.yMax        the value axis's top;  opts.yLabel(v)  a tick's text
 //   opts.series      [{label, colour, width, dash, band, value(v) -> text}]
 //   opts.pal         {muted, grid, font}
 //   opts.data        the first data (else empty, until setData)
 // chart.setData({x, ys, start, end, step}): x ascending seconds, ys one array per series
 // (null: a gap), start..end the range shown, step the points' interval.  Each draw is
-// synchronous: once the constructor or setData returns, the canvas holds the data.
-// The chart follows its box's width (ResizeObserver) and the screen's pixel ratio.
+// synchronous: once the constructor (outside a sheet's batch), the batch or setData returns,
+// the canvas holds the data; the box's data-drawn then says how many points are drawn and
+// data-drawn-width at what width (CSS pixels), for tests and tools.
 export class Chart {
   constructor(box, opts) {
     this.box = box;
     this.opts = opts;
     this.height = opts.height;
-    this.width = Math.max(200, opts.width || box.clientWidth || 300);
+    this.width = 300;
     this.data = opts.data || { x: [], ys: opts.series.map(() => []), start: 0, end: 1, step: 1 };
-    this.canvas = document.createElement('canvas');
-    this.canvas.setAttribute('aria-hidden', 'true'); // the figure's caption is its text
     this.cursor = document.createElement('div');
     this.cursor.className = 'cursor';
     this.cursor.hidden = true;
-    const plot = document.createElement('div');
-    plot.className = 'plot';
-    plot.append(this.canvas, this.cursor);
+    this.plot = document.createElement('div');
+    this.plot.className = 'plot';
+    this.plot.style.height = `${this.height}px`;
+    this.plot.append(this.cursor);
     this.time = document.createElement('span');
     this.time.className = 'lg-time';
     this.values = [];
@@ -179,36 +319,27 @@ export class Chart {
       legend.append(item);
       this.values.push(val);
     }
-    box.replaceChildren(plot, legend);
+    box.replaceChildren(this.plot, legend);
+    this.own = !opts.sheet;
+    this.sheet = opts.sheet || new Sheet(box);
     this.hoverAt = -1;
-    this.canvas.addEventListener('pointermove', (e) => this.hover(e.offsetX));
-    this.canvas.addEventListener('pointerleave', () => this.hover(null));
-    this.ro = new ResizeObserver(() => {
-      const w = this.box.clientWidth;
-      if (w > 0 && Math.abs(w - this.width) > 2) { this.width = Math.max(200, w); this.draw(); }
-    });
-    this.ro.observe(box);
-    this.watchRatio();
-    this.draw();
-  }
-
-  // Redraw when the pixel ratio changes (zoom, another screen): a new query each time.
-  watchRatio() {
-    this.ratio = matchMedia(`(resolution: ${window.devicePixelRatio || 1}dppx)`);
-    this.onRatio = () => { if (!this.gone) { this.watchRatio(); this.draw(); } };
-    this.ratio.addEventListener('change', this.onRatio, { once: true });
+    this.plot.addEventListener('pointermove', (e) => this.hover(e.offsetX));
+    this.plot.addEventListener('pointerleave', () => this.hover(null));
+    this.sheet.add(this);
+    this.sheet.draw(this);
   }
 
   setData(data) {
     this.data = data;
-    this.draw();
+    this.sheet.draw(this);
   }
 
   destroy() {
     this.gone = true;
-    this.ro.disconnect();
-    this.ratio.removeEventListener('change', this.onRatio);
+    if (this.own) this.sheet.destroy(); else this.sheet.remove(this);
     this.box.replaceChildren();
+    delete this.box.dataset.drawn;
+    delete this.box.dataset.drawnWidth;
   }
 
   // The plot's area in CSS pixels and the time -> x, value -> y maps.
@@ -224,17 +355,18 @@ export class Chart {
     };
   }
 
-  draw() {
-    if (this.gone) return;
-    const { opts, canvas, data } = this;
-    const dpr = window.devicePixelRatio || 1;
-    canvas.width = Math.round(this.width * dpr);
-    canvas.height = Math.round(this.height * dpr);
-    canvas.style.width = `${this.width}px`;
-    canvas.style.height = `${this.height}px`;
-    const g = canvas.getContext('2d');
-    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  // Draw on the sheet's context g (its transform at the screen's pixel ratio) in this chart's
+  // place (this.at, CSS pixels from the canvas's corner), clipped to it.
+  paint(g) {
+    if (this.gone || !this.at) return;
+    const { opts, data } = this;
+    const dpr = this.sheet.dpr || 1;
+    g.save();
+    g.translate(this.at.x, this.at.y);
     g.clearRect(0, 0, this.width, this.height);
+    g.beginPath();
+    g.rect(0, 0, this.width, this.height);
+    g.clip();
     const f = this.frame();
     const crisp = (v) => Math.round(v * dpr) / dpr + 0.5 / dpr;
     g.font = opts.pal.font;
@@ -297,6 +429,9 @@ export class Chart {
       g.stroke();
     });
     g.restore();
+    g.restore();
+    this.box.dataset.drawn = String(data.x.length);
+    this.box.dataset.drawnWidth = String(this.width);
     this.readOut();
   }
 

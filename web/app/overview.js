@@ -6,7 +6,7 @@
 
 import { h, clear, bytes, gpuOf, colourOf, pct, busy } from './util.js';
 import { load, RANGES, gpuColumns } from './history.js';
-import { Chart } from './chart.js';
+import { Chart, Sheet } from './chart.js';
 
 export function mount(ctx, store) {
   ctx.title = 'Overview';
@@ -25,6 +25,10 @@ export function mount(ctx, store) {
   });
   ctx.histNote = h('p', { class: 'sub', role: 'status' });
   ctx.usage = { queue: makeUsage('queue', 'GPU share in use by queue'), user: makeUsage('user', store.admin ? 'GPU share in use by user' : 'Your GPU share in use') };
+  const usageBox = h('div', { class: 'usage' }, ctx.usage.queue.el, ctx.usage.user.el);
+  // One canvas for the GPU charts and one for the usage charts (chart.js Sheet), not one each.
+  ctx.sheet = new Sheet(ctx.grid);
+  ctx.usageSheet = new Sheet(usageBox);
   ctx.root.append(
     h('h1', {}, 'Overview'),
     ctx.summary,
@@ -36,15 +40,15 @@ export function mount(ctx, store) {
     h('h2', {}, 'Queues'),
     ctx.queues,
     h('h2', {}, 'Usage history'),
-    h('div', { class: 'usage' }, ctx.usage.queue.el, ctx.usage.user.el));
+    usageBox);
   // The charts take their colours from the CSS variables: redraw them when the scheme flips.
   ctx.scheme = matchMedia('(prefers-color-scheme: dark)');
   ctx.onScheme = () => {
     for (const c of ctx.cards.values()) { c.chart?.destroy(); c.chart = null; }
     const pal = palette();
-    for (const g of store.gpus) { const c = ctx.cards.get(g.uuid); if (c) makeChart(c, g, pal, c.chartBox.clientWidth); }
+    ctx.sheet.batch(() => { for (const g of store.gpus) { const c = ctx.cards.get(g.uuid); if (c) makeChart(ctx, c, g, pal); } });
     for (const u of Object.values(ctx.usage)) { u.chart?.destroy(); u.chart = null; u.names = ''; }
-    drawUsage(ctx, store);
+    ctx.usageSheet.batch(() => drawUsage(ctx, store));
   };
   ctx.scheme.addEventListener('change', ctx.onScheme);
   update(ctx, store);
@@ -55,6 +59,8 @@ export function unmount(ctx) {
   ctx.scheme.removeEventListener('change', ctx.onScheme);
   for (const c of ctx.cards.values()) c.chart?.destroy();
   for (const u of Object.values(ctx.usage)) u.chart?.destroy();
+  ctx.sheet.destroy();
+  ctx.usageSheet.destroy();
   ctx.cards.clear();
 }
 
@@ -152,16 +158,15 @@ function makeCard(ctx, g) {
 }
 
 // The charts of the cards made since the last call, in one go, once the range's history (or its
-// error) is in, so that each is drawn once, with its data: every width is read first (one
-// layout for all, not one per chart after the previous chart's changes) and the colours once.
+// error) is in, so that each is drawn once, with its data: the sheet measures every chart's place
+// in one layout and draws them all at the end of its batch; the colours are read once.
 function makeCharts(ctx) {
   if (!ctx.newCharts?.length || !(ctx.hist.gpu || ctx.histErr.gpu)) return;
   const todo = ctx.newCharts.filter(([c]) => c.el.isConnected && !c.chart);
   ctx.newCharts = [];
   if (ctx.gone || !todo.length) return;
-  const widths = todo.map(([c]) => c.chartBox.clientWidth);
   const pal = palette();
-  todo.forEach(([c, g], i) => makeChart(c, g, pal, widths[i]));
+  ctx.sheet.batch(() => todo.forEach(([c, g]) => makeChart(ctx, c, g, pal)));
 }
 
 // The chart colours from the CSS variables and the axes' font (one style read).
@@ -177,10 +182,10 @@ function palette() {
 const percent = (v) => `${v}%`;
 const round = (v) => `${Math.round(v)}%`;
 
-function makeChart(c, g, pal, width) {
+function makeChart(ctx, c, g, pal) {
   if (!c.el.isConnected) return;
   c.chart = new Chart(c.chartBox, {
-    width, height: 130, yMax: 100, yLabel: percent, pal, data: data(c),
+    sheet: ctx.sheet, height: 130, yMax: 100, yLabel: percent, pal, data: data(c),
     series: [
       // Idle: a light band over the part of each interval with no job on the GPU (the busy
       // line has a gap there, never a 0 %).
@@ -263,7 +268,9 @@ function drawUsage(ctx, store, only) {
     if (u.src === a && u.chart && u.ngpus === ngpus) continue; // drawn from this answer already
     u.src = a;
     u.ngpus = ngpus;
-    const series = [...a.series].sort((x, y) => x.name.localeCompare(y.name));
+    // By name in code-point order: localeCompare's first call builds ICU's collator, 15-30 ms of
+    // a fresh page's main thread for names that are Unix user and queue names.
+    const series = [...a.series].sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
     // One x axis for every name: the union of their times; a name without a point at a time
     // had no job then (null: a gap).
     const ts = [...new Set(series.flatMap((x) => x.t))].sort((x, y) => x - y);
@@ -277,7 +284,7 @@ function drawUsage(ctx, store, only) {
     if (u.chart && (u.names !== names || u.chart.opts.yMax !== ngpus)) { u.chart.destroy(); u.chart = null; }
     if (!u.chart && u.box.isConnected) {
       u.chart = new Chart(u.box, {
-        height: 150, yMax: ngpus, yLabel: String, pal: palette(), data: rows,
+        sheet: ctx.usageSheet, height: 150, yMax: ngpus, yLabel: String, pal: palette(), data: rows,
         series: series.map((x, i) => ({ label: x.name, colour: colourOf(i + 1), value: (v) => v.toFixed(2) })),
       });
       u.names = names;

@@ -161,11 +161,12 @@ try {
     await page.waitForFunction((g) => /3\.06 GiB in use/.test(document.querySelector(`section.gpu[data-gpu="${g}"] .bar:nth-of-type(1)`)?.closest('.card').querySelectorAll('.bar')[1].getAttribute('aria-label') || ''), placedGpu);
     check(true, 'overview: the memory bar shows the 3 GiB + 64 MiB the job allocated in its 6 GiB slice');
   }
-  await page.waitForFunction(() => document.querySelectorAll('section.gpu .chart canvas').length > 0);
+  await page.waitForFunction(() => document.querySelectorAll('section.gpu .chart[data-drawn]').length > 0);
   const legends = await page.locator('section.gpu .chart .legend').allTextContents();
-  check(legends.length === gpus.length && await page.locator('section.gpu .chart canvas').count() === gpus.length
+  check(legends.length === gpus.length && await page.locator('section.gpu .chart[data-drawn] .plot').count() === gpus.length
+    && await page.locator('.gpus > canvas').count() === 1
     && legends.every((t) => ['Idle', 'Busy', 'Memory in use', 'Compute allocated'].every((w) => t.includes(w))),
-  'overview: a history chart per GPU (canvas), its legend naming idle, busy, memory in use and compute allocated', JSON.stringify(legends));
+  'overview: a history chart per GPU (the row of two drawn on one canvas), its legend naming idle, busy, memory in use and compute allocated', JSON.stringify(legends));
   check((await a11y(page)).length === 0, 'overview: every control is labelled, every bar has a text equivalent', await a11y(page));
   await page.waitForTimeout(2500); // let a few history samples arrive for the screenshot
   await shot(page, '02-overview');
@@ -333,7 +334,7 @@ try {
   // ---- dark colour scheme ------------------------------------------------------------------------
   await page.emulateMedia({ colorScheme: 'dark' });
   await page.click('#nav a[data-page="overview"]');
-  await page.locator('section.gpu .chart canvas').first().waitFor();
+  await page.locator('section.gpu .chart[data-drawn]').first().waitFor();
   const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
   check(bg !== 'rgb(246, 247, 249)', `dark scheme: the page follows prefers-color-scheme (${bg})`);
   await shot(page, '09-overview-dark');

@@ -1,11 +1,11 @@
 // chart.test.mjs - unit tests of the console's chart module's pure parts (web/app/chart.js):
 // the time and value ticks, the decimation of a series to the canvas's pixel columns, the
-// idle band's columns, the pointer's nearest point.  Node's own test runner, no browser:
+// idle band's columns, the pointer's nearest point, the grouping of charts into shared canvases.  Node's own test runner, no browser:
 //   TZ=UTC node --test web/test/chart.test.mjs      (tests/t/t7002-console-chart.t)
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { timeTicks, timeLabel, timeText, valueTicks, decimate, bandColumns, nearest } from '../app/chart.js';
+import { timeTicks, timeLabel, timeText, valueTicks, decimate, bandColumns, nearest, bands } from '../app/chart.js';
 
 process.env.TZ = 'UTC';
 const T0 = Date.UTC(2026, 10, 19, 14, 23, 17) / 1000; // Thu 19 Nov 2026 14:23:17 UTC
@@ -135,4 +135,27 @@ test('nearest point to the pointer', () => {
   assert.equal(nearest(xs, 99), 3);
   assert.equal(nearest([], 5), -1);
   assert.equal(nearest([7], 5), 0);
+});
+
+test('shared canvases: a row of charts is one band, rows apart are two, a canvas spans only its charts', () => {
+  // Two cards side by side whose charts sit 45 px apart (a slice table above one), then a row
+  // below: two bands; the first spans both charts (x 0..1218, y 10..185), the second only its chart.
+  const boxes = [{ x: 630.4, y: 55, w: 588, h: 130 }, { x: 0, y: 10.2, w: 588, h: 130 }, { x: 0, y: 400, w: 588, h: 130 }];
+  const b = bands(boxes, 1);
+  assert.equal(b.length, 2);
+  assert.deepEqual([b[0].x0, b[0].y0, b[0].w, b[0].hgt], [0, 10, 1219, 175]);
+  assert.deepEqual(b[0].places.map((p) => p.i).sort(), [0, 1]);
+  assert.deepEqual([b[1].x0, b[1].y0, b[1].w, b[1].hgt], [0, 400, 588, 130]);
+  assert.deepEqual(b[1].places, [{ i: 2, x: 0, y: 0, w: 588, h: 130 }]);
+  // Every place inside its band's canvas.
+  for (const band of b) for (const p of band.places) assert.ok(p.x >= 0 && p.y >= 0 && p.x + p.w <= band.w + 1 && p.y + p.h <= band.hgt + 1, JSON.stringify(p));
+});
+
+test('shared canvases: places on whole device pixels; charts stacked (phone) one band each; none', () => {
+  const [b] = bands([{ x: 10.3, y: 5.2, w: 300, h: 130 }, { x: 320.8, y: 5.2, w: 300, h: 130 }], 2);
+  assert.deepEqual(b.places.map((p) => [p.x, p.y]), [[0.5, 0], [311, 0]]);
+  for (const p of b.places) assert.ok(Number.isInteger(p.x * 2) && Number.isInteger(p.y * 2));
+  const stacked = bands([{ x: 0, y: 0, w: 343, h: 130 }, { x: 0, y: 130, w: 343, h: 130 }, { x: 0, y: 500, w: 343, h: 130 }]);
+  assert.equal(stacked.length, 3, 'boxes that only touch are not a band');
+  assert.deepEqual(bands([]), []);
 });

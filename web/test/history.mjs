@@ -40,7 +40,7 @@ async function attrs(page, sel) {
 async function drawn(page, key, step) {
   await page.waitForFunction(([k, st, b]) => {
     const d = document.querySelector(`section.gpu[data-gpu="${b}"] .chart`)?.dataset;
-    return d && d.range === k && d.step === st && Number(d.points) > 0 && document.querySelector(`section.gpu[data-gpu="${b}"] .chart canvas`);
+    return d && d.range === k && d.step === st && Number(d.points) > 0 && d.drawn === d.points;
   }, [key, String(step), BUSY], { timeout: WAIT_MS });
 }
 
@@ -119,21 +119,37 @@ try {
   check(Number(u2.points) >= 1000 && u2.step === '600', `fresh load: the user chart's week (${u2.points} points of 600 s)`, JSON.stringify(u2));
   check(await page2.locator('.ranges button[aria-pressed="true"]').textContent() === 'Week', 'fresh load: the Week button is pressed');
 
-  // The canvas has the screen's pixels (ratio 2), and follows its box's width.
+  // The GPU charts of a row of cards share one canvas (chart.js Sheet) laid over the cards: it
+  // has the screen's pixels (ratio 2); the busy GPU's chart is drawn at its box's width, again
+  // when the window narrows (one card a row: a canvas each), and its place holds its lines.
   const size = (p) => p.evaluate((sel) => {
-    const c = document.querySelector(sel);
-    return { w: c.width, h: c.height, css: parseFloat(c.style.width), box: c.closest('.chart').clientWidth };
-  }, `${chart(BUSY)} canvas`);
+    const box = document.querySelector(sel);
+    const sheets = [...document.querySelectorAll('.gpus > canvas')];
+    const pr = box.querySelector('.plot').getBoundingClientRect();
+    const c = sheets.find((x) => { const r = x.getBoundingClientRect(); return r.top <= pr.top + 0.5 && r.bottom >= pr.bottom - 0.5; });
+    const cr = c.getBoundingClientRect();
+    // The chart's place on the canvas, in canvas pixels: the share of it that is drawn on.
+    const r = window.devicePixelRatio;
+    const img = c.getContext('2d').getImageData(Math.round((pr.left - cr.left) * r), Math.round((pr.top - cr.top) * r), Math.round(pr.width * r), Math.round(pr.height * r)).data;
+    let inked = 0;
+    for (let i = 3; i < img.length; i += 4) if (img[i]) inked++;
+    return {
+      sheets: sheets.length, w: c.width, h: c.height, cssW: cr.width, cssH: cr.height, drawn: Number(box.dataset.drawnWidth), box: box.clientWidth,
+      covers: cr.left <= pr.left + 0.5 && cr.top <= pr.top + 0.5 && cr.right >= pr.right - 0.5 && cr.bottom >= pr.bottom - 0.5,
+      inked: inked / (img.length / 4),
+    };
+  }, chart(BUSY));
   let sz = await size(page2);
-  check(sz.w === 2 * sz.css && sz.h === 260 && Math.abs(sz.css - sz.box) <= 2,
-    `pixel ratio 2: the canvas has ${sz.w} x ${sz.h} pixels for ${sz.css} CSS pixels`, JSON.stringify(sz));
+  check(sz.sheets === 1 && sz.w === Math.round(2 * sz.cssW) && sz.h === Math.round(2 * sz.cssH) && sz.covers && Math.abs(sz.drawn - sz.box) <= 2 && sz.inked > 0.02,
+    `pixel ratio 2: one canvas for the row of GPU charts, ${sz.w} x ${sz.h} pixels for ${sz.cssW} x ${sz.cssH} CSS pixels, over the busy GPU's chart drawn ${sz.drawn} px wide (${(100 * sz.inked).toFixed(0)} % of its place drawn on)`, JSON.stringify(sz));
   await page2.setViewportSize({ width: 480, height: 900 });
   await page2.waitForFunction((sel) => {
-    const c = document.querySelector(sel);
-    return Math.abs(parseFloat(c.style.width) - c.closest('.chart').clientWidth) <= 2;
-  }, `${chart(BUSY)} canvas`);
+    const box = document.querySelector(sel);
+    return Math.abs(Number(box.dataset.drawnWidth) - box.clientWidth) <= 2;
+  }, chart(BUSY));
   const sz2 = await size(page2);
-  check(sz2.css < sz.css && sz2.w === 2 * sz2.css, `narrower window: the chart redrawn ${sz2.css} CSS pixels wide (was ${sz.css})`, JSON.stringify(sz2));
+  check(sz2.drawn < sz.drawn && sz2.sheets === 2 && sz2.w === Math.round(2 * sz2.cssW) && sz2.covers && sz2.inked > 0.02,
+    `narrower window: a canvas per card, the chart redrawn ${sz2.drawn} CSS pixels wide (was ${sz.drawn}) under its canvas`, JSON.stringify(sz2));
   await page2.setViewportSize({ width: 1280, height: 900 });
 
   // The legend reads out the values at the pointer: the busy GPU's seeded 40 % busy, 50 %
@@ -141,7 +157,7 @@ try {
   // point's values once the pointer has left.
   const legend = (g) => page2.locator(`${chart(g)} .legend`).textContent();
   const hoverMid = async (g) => {
-    const box = await page2.locator(`${chart(g)} canvas`).boundingBox();
+    const box = await page2.locator(`${chart(g)} .plot`).boundingBox();
     await page2.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
   };
   await hoverMid(BUSY);

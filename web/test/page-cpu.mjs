@@ -19,7 +19,7 @@ for (const path of (process.env.PATHS || '/app/icon.svg').split(' ')) {
   const [c0, p0] = chromeCpu(); const th0 = threads();
   const w0 = Date.now();
   await page.goto(URL + path);
-  if (path.includes('jobs') || path.includes('signin')) await page.waitForSelector('main h1'); if (path.includes('week')) await page.waitForFunction(() => document.body.dataset.historyRendered === 'week' && document.querySelectorAll('section.gpu .chart canvas').length === 8, null, { polling: 'raf', timeout: 60000 });
+  if (path.includes('jobs') || path.includes('signin')) await page.waitForSelector('main h1'); if (path.includes('week')) await page.waitForFunction(() => document.body.dataset.historyRendered === 'week' && document.querySelectorAll('section.gpu .chart[data-drawn]').length === 8, null, { polling: 'raf', timeout: 60000 });
   const [c1, p1] = chromeCpu();
   const d = {}; for (const k in p1) d[k] = (p1[k] - (p0[k] || 0)) * 10;
   const th1 = threads(); const dt = Object.entries(th1).map(([k, v]) => [k, (v - (th0[k] || 0)) * 10]).filter(([k, v]) => v >= 20).sort((a, b) => b[1] - a[1]);
