@@ -101,4 +101,23 @@ echo "200 sbatch jobs of 0.1 GPU (shard:1 of 10), 2 nodes x 2 GPUs: $(((t1 - t0)
 echo "  completed:                        $done_n / 200 (n1 $n1, n2 $n2; GPU 0 $g0, GPU 1 $g1)"
 echo "  limit file says 0.1 GPU ($want B): $limit_ok / 200"
 echo "  CUDA jobs within limit:           $within / $probed (allocations + context <= limit, refused past it)"
-[ "$done_n" = 200 ] && [ "$limit_ok" = 200 ] && [ "$within" = "$probed" ] && echo "  target (all finish, none over): met" || echo "  target (all finish, none over): NOT met"
+if [ "$done_n" = 200 ] && [ "$limit_ok" = 200 ] && [ "$within" = "$probed" ]; then
+    echo "  target (all finish, none over): met"
+else
+    echo "  target (all finish, none over): NOT met"
+    # What went wrong, for the record: the first three jobs that did not end well, and what
+    # each node's slurmd said about the plugin or its jobs.
+    shown=0
+    for j in $(seq "$first" "$last"); do
+        f=$O/j-$j
+        grep -q '^fill mem' "$f" 2>/dev/null && grep -qx done "$f" && continue
+        echo "  job $j: $(tsc_state "$j") on $(tsc scontrol show job "$j" 2>/dev/null | sed -n 's/^ *NodeList=\(n[12]\).*/\1/p'), its output:"
+        sed 's/^/    | /' "$f" 2>/dev/null | head -20
+        shown=$((shown + 1))
+        [ $shown -ge 3 ] && break
+    done
+    for n in n1 n2; do
+        echo "  slurmd $n: $(tsc scontrol show node "$n" 2>/dev/null | sed -n 's/^ *State=\([^ ]*\).*/\1/p; s/^ *Reason=\(.*\)/reason: \1/p' | tr '\n' ' ')"
+        grep -h -i -e tessel -e 'error' "$TSC"/log/slurmd-"$n"* 2>/dev/null | grep -v -e pmix -e 'MPI:' | tail -8 | sed 's/^/    | /'
+    done
+fi

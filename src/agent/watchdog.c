@@ -378,6 +378,8 @@ static struct {
 static atomic_bool stopped_once;
 /* CLOCK_MONOTONIC ms at which the sample under way began; 0 between samples (hang_ms). */
 static _Atomic int64_t sample_since;
+/* tsw_quiesce was called: the threads take no sample more (the process is about to exit). */
+static atomic_bool quiesced;
 
 static int64_t mono_ms(void)
 {
@@ -603,7 +605,7 @@ static void *sentinel(void *arg)
         }
         /* The job is being stopped already (a violation, or fail_closed in the sampling
          * thread, which then sleeps between kills with a sample begun): nothing to add. */
-        if (atomic_load_explicit(&stopped_once, memory_order_acquire))
+        if (atomic_load_explicit(&stopped_once, memory_order_acquire) || atomic_load(&quiesced))
             return NULL;
         int64_t since = atomic_load(&sample_since);
         if (since && mono_ms() - since > (int64_t)w.c.hang_ms) {
@@ -649,6 +651,14 @@ static void *watch(void *arg)
         while (ms && nanosleep(&ts, &ts) < 0 && errno == EINTR) {
         }
         atomic_store(&sample_since, mono_ms());
+        /* Set before quiesced is read, as tsw_quiesce sets quiesced before it reads
+         * sample_since: either this thread sees the request, or the caller sees the sample
+         * and waits for it. */
+        if (atomic_load(&quiesced)) {
+            atomic_store(&sample_since, 0);
+            for (;;)
+                pause();
+        }
         /* The sentinel comes with the first sample (a step that ends sooner costs no thread);
          * without it a hang could not be told, so the job does not run on. */
         tsl_error_t serr;
@@ -762,6 +772,16 @@ static void *watch(void *arg)
         failed = answered ? 0 : failed + 1;
     }
     return NULL;
+}
+
+void tsw_quiesce(unsigned wait_ms)
+{
+    atomic_store(&quiesced, true);
+    int64_t end = mono_ms() + wait_ms;
+    while (atomic_load(&sample_since) != 0 && mono_ms() < end) {
+        struct timespec ts = {0, 1000000L};
+        nanosleep(&ts, NULL);
+    }
 }
 
 int tsw_start(const tsw_config_t *c, tsl_error_t *err)

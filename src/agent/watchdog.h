@@ -198,6 +198,12 @@ bool tsw_job_record(const char *job_state, char *buf, size_t len);
  * runs then). */
 int tsw_start(const tsw_config_t *c, tsl_error_t *err);
 
+/* Before the process exits while the watchdog runs (the Slurm plugin, at the step's end): no
+ * sample starts any more, and one under way is waited for, at most wait_ms, so that the exit
+ * does not come while the thread is inside the driver's library (its locks, its dlopen).  The
+ * threads stay, idle, until the exit. */
+void tsw_quiesce(unsigned wait_ms);
+
 /* The reason of the first violation ("" when none), for the shim's records. */
 void tsw_violation(char *buf, size_t len);
 

@@ -808,6 +808,9 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
     if (spank_remote(sp) && step_dir[0]) {
+        /* slurmstepd exits next: not while the watchdog is inside NVML (a sample under way
+         * is finished first, at most a second; none starts after). */
+        tsw_quiesce(1000);
         remove_tree(step_dir);
         step_dir[0] = '\0';
     }
