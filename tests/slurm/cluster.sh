@@ -19,6 +19,12 @@
 #   tsc_wait_state JOB STATE...  poll squeue/scontrol (bounded, 120 s) until the job is in one
 #                        of the states; 1 when it is not.
 #   tsc_wait_reason JOB REASON   the same for the pending reason (squeue %r, bounded, 60 s).
+#   tsc_test_pieces [FILE...]    for the tests: fail (tests/lib/tap.sh `missing`) unless run as
+#                        root and the build has its pieces; sets PB (the build whose programs
+#                        slurmd and the jobs load: under ASan, the plain sub-build, as slurmd
+#                        and the jobs' programs carry no sanitizer runtime; src/slurm/module.mk),
+#                        PLUGIN, PRE (the interposer) and FAKE (the fake driver and NVML).
+#                        Each FILE must exist too (relative: under PB).
 #
 # Per node, private mounts (tmpfs) hide /run/tessel/slurm (the plugin's state), /dev/shm (the
 # interposer's per-GPU registry) and $TSC/node (the fake driver's shared state), so that two
@@ -31,6 +37,19 @@ TSC=
 tsc_ns=tsc$$
 
 tsc() { timeout 60 nsenter --net=/run/netns/$tsc_ns-ctl "$@"; }
+
+tsc_test_pieces() {
+    [ "$(id -u)" = 0 ] || missing "root (slurmd, network namespaces)"
+    PB=$TESSEL_BUILD
+    [ "${TESSEL_SANITIZE:-0}" = 1 ] && PB=$TESSEL_BUILD/plain
+    PLUGIN=$TESSEL_BUILD/slurm/spank_tessel.so
+    PRE=$PB/lib/libtessel-cuda.so
+    FAKE=$PB/tests/fake
+    for _f in "$PLUGIN" "$PRE" "$FAKE/libcuda.so.1" "$FAKE/libnvidia-ml.so.1" "$@"; do
+        case "$_f" in /*) ;; *) _f=$PB/$_f ;; esac
+        [ -e "$_f" ] || missing "$_f is not built"
+    done
+}
 
 tsc_on() {
     _n=$1

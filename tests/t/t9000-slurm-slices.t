@@ -7,19 +7,11 @@
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/slurm/cluster.sh"
 
-[ "$(id -u)" = 0 ] || missing "root (slurmd, network namespaces)"
 # The plugin is loaded by slurmd and the jobs' programs by the dynamic loader of programs that
 # carry no sanitizer runtime: under ASan, the cluster's pieces come from the plain sub-build
-# (src/slurm/module.mk); the plugin's logic runs sanitized in test_slurm_logic.
-PB=$TESSEL_BUILD
-[ "$TESSEL_SANITIZE" = 1 ] && PB=$TESSEL_BUILD/plain
-PLUGIN=$TESSEL_BUILD/slurm/spank_tessel.so
-PRE=$PB/lib/libtessel-cuda.so
-FAKE=$PB/tests/fake
+# (tsc_test_pieces); the plugin's logic runs sanitized in test_slurm_logic.
+tsc_test_pieces tests/interposer/tcu-probe
 PROBE=$PB/tests/interposer/tcu-probe
-for f in "$PLUGIN" "$PRE" "$FAKE/libcuda.so.1" "$FAKE/libnvidia-ml.so.1" "$PROBE"; do
-    [ -e "$f" ] || missing "$f is not built"
-done
 
 trap 'rm -f "$HANG" "$LOST"; tsc_stop' EXIT
 trap 'exit 1' INT TERM

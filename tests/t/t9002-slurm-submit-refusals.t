@@ -10,21 +10,13 @@
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/slurm/cluster.sh"
 
-[ "$(id -u)" = 0 ] || missing "root (slurmd, network namespaces)"
 command -v jq >/dev/null || missing "jq (scripts/install-deps.sh)"
 [ -e /usr/lib/x86_64-linux-gnu/slurm-wlm/job_submit_lua.so ] ||
     missing "slurmctld's job_submit/lua (Debian's slurmctld)"
-# What slurmd and the jobs load comes from the plain sub-build under ASan (as in t9000).
-PB=$TESSEL_BUILD
-[ "$TESSEL_SANITIZE" = 1 ] && PB=$TESSEL_BUILD/plain
-PLUGIN=$TESSEL_BUILD/slurm/spank_tessel.so
-PRE=$PB/lib/libtessel-cuda.so
-FAKE=$PB/tests/fake
+# What slurmd and the jobs load comes from the plain sub-build under ASan (tsc_test_pieces).
 TESSEL=$TESSEL_BUILD/bin/tessel
+tsc_test_pieces "$TESSEL" "$TESSEL_BUILD/tests/fake/libnvidia-ml.so.1" tests/interposer/tcu-probe
 PROBE=$PB/tests/interposer/tcu-probe
-for f in "$PLUGIN" "$PRE" "$FAKE/libnvidia-ml.so.1" "$TESSEL" "$TESSEL_BUILD/tests/fake/libnvidia-ml.so.1" "$PROBE"; do
-    [ -e "$f" ] || missing "$f is not built"
-done
 
 trap 'tsc_stop' EXIT
 trap 'exit 1' INT TERM

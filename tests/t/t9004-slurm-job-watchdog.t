@@ -11,17 +11,9 @@
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/slurm/cluster.sh"
 
-[ "$(id -u)" = 0 ] || missing "root (slurmd, network namespaces)"
-# Under ASan the cluster's pieces come from the plain sub-build (as in t9000).
-PB=$TESSEL_BUILD
-[ "$TESSEL_SANITIZE" = 1 ] && PB=$TESSEL_BUILD/plain
-PLUGIN=$TESSEL_BUILD/slurm/spank_tessel.so
-PRE=$PB/lib/libtessel-cuda.so
-FAKE=$PB/tests/fake
+# Under ASan the cluster's pieces come from the plain sub-build (tsc_test_pieces).
+tsc_test_pieces tests/interposer/tcu-raw
 RAW=$PB/tests/interposer/tcu-raw
-for f in "$PLUGIN" "$PRE" "$FAKE/libcuda.so.1" "$FAKE/libnvidia-ml.so.1" "$RAW"; do
-    [ -e "$f" ] || missing "$f is not built"
-done
 LIBCUDA=$(realpath "$FAKE/libcuda.so.1")
 
 trap 'tsc_stop' EXIT

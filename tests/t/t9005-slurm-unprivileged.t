@@ -11,18 +11,11 @@
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/slurm/cluster.sh"
 
-[ "$(id -u)" = 0 ] || missing "root (slurmd, network namespaces)"
+# Under ASan the cluster's pieces come from the plain sub-build (tsc_test_pieces).
+tsc_test_pieces tests/interposer/tcu-probe
+PROBE=$PB/tests/interposer/tcu-probe
 id nobody >/dev/null 2>&1 || missing "the account nobody"
 command -v runuser >/dev/null || missing "runuser (util-linux)"
-PB=$TESSEL_BUILD
-[ "$TESSEL_SANITIZE" = 1 ] && PB=$TESSEL_BUILD/plain
-PLUGIN=$TESSEL_BUILD/slurm/spank_tessel.so
-PRE=$PB/lib/libtessel-cuda.so
-FAKE=$PB/tests/fake
-PROBE=$PB/tests/interposer/tcu-probe
-for f in "$PLUGIN" "$PRE" "$FAKE/libcuda.so.1" "$FAKE/libnvidia-ml.so.1" "$PROBE"; do
-    [ -e "$f" ] || missing "$f is not built"
-done
 
 trap 'tsc_stop' EXIT
 trap 'exit 1' INT TERM
