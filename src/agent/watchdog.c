@@ -240,37 +240,6 @@ static bool room(void **p, size_t *cap, size_t n, size_t size, size_t first)
     return true;
 }
 
-/* /proc/PID/stat of pid: its parent and command name (comm, cap bytes).  0, or -1 with errno
- * (ENOENT: gone). */
-static int stat_read(pid_t pid, pid_t *ppid, char *comm, size_t cap)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t r = read(fd, buf, sizeof buf - 1);
-    int e = errno;
-    close(fd);
-    if (r < 0) {
-        errno = e == ESRCH ? ENOENT : e;
-        return -1;
-    }
-    buf[r] = '\0';
-    tsl_procstat_t ps;
-    if (tsl_procstat_parse(buf, &ps) < 0)
-        return -1;
-    /* The name lies between the first '(' and the last ')' (tsl_procstat_parse found both). */
-    const char *open_p = strchr(buf, '('), *close_p = strrchr(buf, ')');
-    size_t len = open_p && close_p > open_p ? (size_t)(close_p - open_p - 1) : 0;
-    if (len >= cap)
-        len = cap - 1;
-    memcpy(comm, open_p ? open_p + 1 : buf, len);
-    comm[len] = '\0';
-    *ppid = ps.ppid;
-    return 0;
-}
-
 int tsw_snapshot_roots(pid_t root, tsw_root_fn is_root, void *arg, tsw_pstat_t **out, size_t *n)
 {
     *out = NULL;
@@ -290,14 +259,15 @@ int tsw_snapshot_roots(pid_t root, tsw_root_fn is_root, void *arg, tsw_pstat_t *
         long pid = strtol(de->d_name, &end, 10);
         if (*end || pid <= 0 || end == de->d_name)
             continue;
-        char comm[64];
-        pid_t ppid = -1; /* cannot be read: undecided */
-        if (stat_read((pid_t)pid, &ppid, comm, sizeof comm) < 0) {
+        tsl_procstat_t ps;
+        if (tsl_procstat_read((pid_t)pid, &ps) < 0) {
             if (errno == ENOENT || errno == ESRCH)
                 continue; /* gone */
-            ppid = -1;
-            comm[0] = '\0';
+            ps.ppid = -1; /* cannot be read: undecided */
+            ps.comm[0] = '\0';
         }
+        pid_t ppid = ps.ppid;
+        const char *comm = ps.comm;
         if (!(ok = room((void **)&v, &cap, *n, sizeof *v, 1024)))
             break;
         v[(*n)++] = (tsw_pstat_t){.pid = (pid_t)pid, .ppid = ppid};

@@ -16,6 +16,14 @@ int tsl_procstat_parse(const char *line, tsl_procstat_t *out)
         return -1;
     }
     tsl_procstat_t v = {.state = p[2]};
+    /* The name lies between the first '(' and the last ')'. */
+    const char *name = strchr(line, '(');
+    size_t len = name && name < p ? (size_t)(p - name - 1) : 0;
+    if (len >= sizeof v.comm)
+        len = sizeof v.comm - 1;
+    if (len)
+        memcpy(v.comm, name + 1, len);
+    v.comm[len] = '\0';
     p += 2; /* field 3 */
     for (int field = 3; field < 22; field++) {
         if (field == 4) {

@@ -13,6 +13,7 @@ typedef struct {
     char state;          /* field 3: R, S, D, T, t, Z, X, ... */
     pid_t ppid;          /* field 4 */
     uint64_t start_time; /* field 22: clock ticks after boot */
+    char comm[16];       /* field 2, the command name (the kernel keeps at most 15 bytes) */
 } tsl_procstat_t;
 
 /* Parse one /proc/PID/stat line.  Returns 0, or -1 with errno = EINVAL when it has no ')' or

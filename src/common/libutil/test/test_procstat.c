@@ -24,12 +24,15 @@ static void test_parse(void **state)
     assert_int_equal(v.state, 'S');
     assert_int_equal(v.ppid, 4242);
     assert_true(v.start_time == 987654321ull);
+    assert_string_equal(v.comm, "bash");
 }
 
 static void test_parse_odd_names(void **state)
 {
     /* The name may hold spaces, parentheses and digits: fields count from the last ')'. */
     static const char *const names[] = {"(a b)", "(x) S 1 2 3 (y)", "()", "())", "(1 2 3 4)"};
+    /* The command name: what lies between the first '(' and the last ')'. */
+    static const char *const comms[] = {"a b", "x) S 1 2 3 (y", "", ")", "1 2 3 4"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char line[512];
         snprintf(line, sizeof line, "77 %s" TAIL, names[i]);
@@ -37,7 +40,12 @@ static void test_parse_odd_names(void **state)
         assert_int_equal(tsl_procstat_parse(line, &v), 0);
         assert_int_equal(v.ppid, 4242);
         assert_true(v.start_time == 987654321ull);
+        assert_string_equal(v.comm, comms[i]);
     }
+    /* At most 15 bytes are kept (the kernel's own limit), NUL-terminated. */
+    tsl_procstat_t v;
+    assert_int_equal(tsl_procstat_parse("5 (0123456789abcdefXYZ)" TAIL, &v), 0);
+    assert_string_equal(v.comm, "0123456789abcde");
 }
 
 static void test_parse_states(void **state)
