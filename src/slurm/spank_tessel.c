@@ -28,8 +28,13 @@
  *                               libtessel-cuda and /run/tessel/job/limits (src/agent/jobns.c,
  *                               as tessel-shim does); a task without GPUs gets
  *                               CUDA_VISIBLE_DEVICES="".
- *   slurm_spank_exit            (slurmstepd, root, the step's end) removes the step's directory.
- *   slurm_spank_job_epilog      (slurmd, root, job end or cancel) removes STATEDIR/JOBID.
+ *   slurm_spank_exit            (slurmstepd, root, the step's end, also after scancel) removes
+ *                               the step's directory, and STATEDIR/JOBID with it when no other
+ *                               step of the job runs on the node (each running step holds its
+ *                               directory flock'ed: job_tidy), and the directories of other jobs
+ *                               whose steps all ended without tidying (a slurmstepd killed).  No
+ *                               job epilog: slurmd would exec a slurmstepd for it at every job's
+ *                               end (about 7.5 ms of CPU a job on the development machine).
  *   slurm_spank_init in slurmd  (slurmd start) removes directories of jobs with no slurmstepd.
  */
 #include <dirent.h>
@@ -106,6 +111,13 @@ static char job_state[600];
 
 /* Set by init_post_opt in slurmstepd for its tasks. */
 static char step_dir[640];
+/* step_dir, open and flock'ed (shared) for as long as this slurmstepd lives: whoever tidies the
+ * job's directory sees a running step by its lock, which the kernel drops when the process
+ * ends however it ends (job_tidy). */
+static int step_fd = -1;
+/* The job's id on this node, set once setup_step knows it (slurm_spank_exit tidies its
+ * directory even when the set-up failed half-way). */
+static char job_id[16];
 static bool no_gpu;
 static bool setup_failed;
 static tsl_error_t setup_err;
@@ -207,7 +219,22 @@ static int parse_args(int ac, char **av)
 
 /* ---- root-owned directories ------------------------------------------------ */
 
-/* mkdir -p of a directory that must be root's and written by root only. */
+/* One directory in a directory that root_dir has checked (only root can make entries there):
+ * made with mode if missing, and it must be root's and written by root only. */
+static int root_subdir(const char *path, mode_t mode, tsl_error_t *err)
+{
+    struct stat st;
+    if (mkdir(path, mode) < 0 && errno != EEXIST)
+        return tsl_errprintf(err, "%s: %s", path, strerror(errno));
+    if (lstat(path, &st) < 0)
+        return tsl_errprintf(err, "%s: %s", path, strerror(errno));
+    if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
+        return tsl_errprintf(err, "%s: not a directory owned and written only by root", path);
+    return 0;
+}
+
+/* mkdir -p of a directory that must be root's and written by root only (each directory from
+ * the top down). */
 static int root_dir(const char *path, tsl_error_t *err)
 {
     char buf[PATH_MAX];
@@ -217,13 +244,8 @@ static int root_dir(const char *path, tsl_error_t *err)
             continue;
         char c = *p;
         *p = '\0';
-        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-            return tsl_errprintf(err, "%s: %s", buf, strerror(errno));
-        struct stat st;
-        if (lstat(buf, &st) < 0)
-            return tsl_errprintf(err, "%s: %s", buf, strerror(errno));
-        if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
-            return tsl_errprintf(err, "%s: not a directory owned and written only by root", buf);
+        if (root_subdir(buf, 0755, err) < 0)
+            return -1;
         if (c == '\0')
             return 0;
         *p = c;
@@ -464,12 +486,41 @@ static int node_gpus(int lock, uint64_t mem[TSLURM_MAX_GPUS], tsl_error_t *err)
     return 0;
 }
 
+/* The node's lock (STATEDIR flock'ed), held for a few file writes, or for at most nvml_timeout
+ * while a step reads the node's GPUs: a step that cannot have it within LOCK_WAIT_S more fails
+ * with the reason rather than wait for ever behind a holder that never lets go.  Its
+ * descriptor, or -1 with err. */
+static int node_lock(tsl_error_t *err)
+{
+    int lock = open(cfg.statedir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (lock < 0)
+        return tsl_errprintf(err, "%s: %s", cfg.statedir, strerror(errno));
+    int waited = 0, nap = 1, lrc;
+    while ((lrc = flock(lock, LOCK_EX | LOCK_NB)) < 0 && (errno == EWOULDBLOCK || errno == EINTR) &&
+           waited < (cfg.nvml_timeout + LOCK_WAIT_S) * 1000) {
+        nap_ms(nap);
+        waited += nap;
+        nap = nap < 8 ? nap * 2 : 10;
+    }
+    if (lrc < 0) {
+        int e = errno;
+        close(lock);
+        if (e == EWOULDBLOCK || e == EINTR)
+            return tsl_errprintf(err,
+                                 "%s: the node's lock was not given back within %d s (another "
+                                 "step holds it: a hung driver?)",
+                                 cfg.statedir, cfg.nvml_timeout + LOCK_WAIT_S);
+        return tsl_errprintf(err, "%s: %s", cfg.statedir, strerror(e));
+    }
+    return lock;
+}
+
 /* ---- callbacks ------------------------------------------------------------- */
 
 static bool job_alive(const char *jobid);
 
 /* slurmd start: directories of jobs that no slurmstepd runs any more (the node restarted,
- * slurmd was killed before the epilog) go, and the GPU cache with them. */
+ * a slurmstepd killed before it could tidy) go, and the GPU cache with them. */
 static void sweep(void)
 {
     DIR *d = opendir(cfg.statedir);
@@ -616,34 +667,15 @@ static int setup_step(spank_t sp, tsl_error_t *err)
 
     if (root_dir(cfg.statedir, err) < 0)
         return -1;
-    int lock = open(cfg.statedir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int lock = node_lock(err);
     if (lock < 0)
-        return tsl_errprintf(err, "%s: %s", cfg.statedir, strerror(errno));
-    /* The lock is held for a few file writes, or for at most nvml_timeout while a step reads
-     * the node's GPUs: a step that cannot have it within LOCK_WAIT_S more fails with the
-     * reason rather than wait for ever behind a holder that never lets go. */
-    int waited = 0, nap = 1, lrc;
-    while ((lrc = flock(lock, LOCK_EX | LOCK_NB)) < 0 && (errno == EWOULDBLOCK || errno == EINTR) &&
-           waited < (cfg.nvml_timeout + LOCK_WAIT_S) * 1000) {
-        nap_ms(nap);
-        waited += nap;
-        nap = nap < 8 ? nap * 2 : 10;
-    }
-    if (lrc < 0) {
-        int e = errno;
-        close(lock);
-        if (e == EWOULDBLOCK || e == EINTR)
-            return tsl_errprintf(err,
-                                 "%s: the node's lock was not given back within %d s (another "
-                                 "step holds it: a hung driver?)",
-                                 cfg.statedir, cfg.nvml_timeout + LOCK_WAIT_S);
-        return tsl_errprintf(err, "%s: %s", cfg.statedir, strerror(e));
-    }
+        return -1;
     int rc = -1;
     uint64_t mem[TSLURM_MAX_GPUS];
     tslurm_limits_t l;
     char jobdir[600], slice[620], what[128], limits[4096], spec[2048];
-    snprintf(jobdir, sizeof jobdir, "%s/%" PRIu32, cfg.statedir, job);
+    snprintf(job_id, sizeof job_id, "%" PRIu32, job);
+    snprintf(jobdir, sizeof jobdir, "%s/%s", cfg.statedir, job_id);
     snprintf(slice, sizeof slice, "%s/slice", jobdir);
     if (step == SLURM_BATCH_SCRIPT)
         snprintf(step_dir, sizeof step_dir, "%s/batch", jobdir);
@@ -656,9 +688,18 @@ static int setup_step(spank_t sp, tsl_error_t *err)
         root_owned_path("NVML", cfg.nvml, nvml_real, err) < 0 || node_gpus(lock, mem, err) < 0 ||
         tslurm_limits(&r, &g, mem, &l, err) < 0 ||
         tslurm_limits_text(&l, slice, what, limits, sizeof limits) < 0 ||
-        tslurm_watchdog_spec(&l, spec, sizeof spec) < 0 || root_dir(jobdir, err) < 0 ||
-        root_dir(step_dir, err) < 0)
+        tslurm_watchdog_spec(&l, spec, sizeof spec) < 0 || root_subdir(jobdir, 0755, err) < 0 ||
+        root_subdir(step_dir, 0711, err) < 0)
         goto out;
+    /* Held until this slurmstepd ends: the job's directory stays while a step runs.  (0711:
+     * the job's processes reach the files in it but cannot open it, so cannot lock it and
+     * keep the job's directory for ever.) */
+    if (step_fd < 0 &&
+        ((step_fd = open(step_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+         flock(step_fd, LOCK_SH) < 0)) {
+        tsl_errprintf(err, "%s: %s", step_dir, strerror(errno));
+        goto out;
+    }
     /* A step of this job already broke the job's limit here: its watchdog stops every step of
      * the job (tsw_config_t job_state); a new one does not start. */
     char why[320];
@@ -669,14 +710,8 @@ static int setup_step(spank_t sp, tsl_error_t *err)
     /* The slice file: made by root, then the job's user's (its processes charge it). */
     struct stat st;
     if (lstat(slice, &st) < 0) {
-        tshm_t *s = tshm_attach(slice, err);
-        if (!s)
+        if (tshm_create(slice, uid, gid, 0600, err) < 0)
             goto out;
-        tshm_close(s);
-        if (chown(slice, uid, gid) < 0 || chmod(slice, 0600) < 0) {
-            tsl_errprintf(err, "%s: %s", slice, strerror(errno));
-            goto out;
-        }
     } else if (!S_ISREG(st.st_mode) || st.st_uid != uid) {
         tsl_errprintf(err, "%s: not the job's slice file", slice);
         goto out;
@@ -767,7 +802,6 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
          * initialization failed". */
         slurm_error("tessel: the GPU slice could not be set up: %s", setup_err.text);
         setup_failed = true;
-        step_dir[0] = '\0';
     }
     return 0;
 }
@@ -802,30 +836,93 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
     return 0;
 }
 
-/* slurmstepd (root) at the step's end: the step's directory goes (its tasks have ended; the
- * job's slice stays for its other steps until the epilog), so that a job running many steps
- * does not fill /run with them. */
-int slurm_spank_exit(spank_t sp, int ac, char **av)
+/* Whether the step directory path belongs to a running step (its slurmstepd holds it
+ * flock'ed; the kernel drops the lock when that process ends, also when it is killed). */
+static bool step_held(const char *path)
 {
-    if (spank_remote(sp) && step_dir[0]) {
-        /* slurmstepd exits next: not while the watchdog is inside NVML (a sample under way
-         * is finished first, at most a second; none starts after). */
-        tsw_quiesce(1000);
-        remove_tree(step_dir);
-        step_dir[0] = '\0';
-    }
-    return 0;
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    bool held = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+    close(fd);
+    return held;
 }
 
-int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
+/* Whether a step of the job whose directory is jobdir runs on this node: one of its step
+ * directories held. */
+static bool job_running(const char *jobdir)
 {
-    uint32_t job = 0;
-    if (parse_args(ac, av) < 0)
-        return -1;
-    if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS || job == 0)
+    DIR *d = opendir(jobdir);
+    if (!d)
+        return false;
+    bool running = false;
+    struct dirent *de;
+    char path[PATH_MAX + 300];
+    while (!running && (de = readdir(d))) {
+        if (de->d_name[0] == '.' || (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", jobdir, de->d_name);
+        running = step_held(path);
+    }
+    closedir(d);
+    return running;
+}
+
+/* Under the node's lock, at a step's end (the step's own directory already gone): the job's
+ * directory goes when no other step of the job runs here (its last step on the node tidies
+ * it: the slice, the watchdogs' record; a later step of the job, as in salloc, starts a new
+ * one), and so does the directory of any other job none of whose steps holds it and no
+ * slurmstepd of which runs (its steps were killed before they could tidy; the slurmstepd
+ * test keeps the directories of steps started by a plugin that did not hold them, during an
+ * upgrade). */
+static void job_tidy(void)
+{
+    char path[PATH_MAX + 300];
+    snprintf(path, sizeof path, "%s/%s", cfg.statedir, job_id);
+    if (!job_running(path))
+        remove_tree(path);
+    DIR *d = opendir(cfg.statedir);
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        const char *n = de->d_name;
+        if (!*n || strspn(n, "0123456789") != strlen(n) || strcmp(n, job_id) == 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", cfg.statedir, n);
+        if (!job_running(path) && !job_alive(n)) {
+            remove_tree(path);
+            slurm_info("tessel: removed the stale slice of job %s", n);
+        }
+    }
+    closedir(d);
+}
+
+/* slurmstepd (root) at the step's end (its tasks have ended; also after scancel): the step's
+ * directory goes, and the job's when this was its last step on the node, so that neither a
+ * job running many steps nor many jobs fill /run. */
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+    if (!spank_remote(sp) || !job_id[0])
         return 0;
-    char jobdir[600];
-    snprintf(jobdir, sizeof jobdir, "%s/%" PRIu32, cfg.statedir, job);
-    remove_tree(jobdir);
+    /* slurmstepd exits next: not while the watchdog is inside NVML (a sample under way is
+     * finished first, at most a second; none starts after). */
+    tsw_quiesce(1000);
+    tsl_error_t err;
+    int lock = node_lock(&err);
+    if (step_dir[0])
+        remove_tree(step_dir);
+    step_dir[0] = '\0';
+    if (step_fd >= 0)
+        close(step_fd);
+    step_fd = -1;
+    if (lock < 0) {
+        /* Left for the next step's end on the node, or slurmd's start. */
+        slurm_error("tessel: the job's slice is left on the node: %s", err.text);
+        return 0;
+    }
+    job_tidy();
+    flock(lock, LOCK_UN);
+    close(lock);
     return 0;
 }

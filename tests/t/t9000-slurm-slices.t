@@ -219,6 +219,23 @@ tsc scancel "$jk"
 tsc_wait_state "$jk" CANCELLED && wait_gone n1 "$jk"
 ok $? "scancel: the job's slice is removed"
 
+# A job whose slurmstepd were killed (nothing tidied: its step's directory is held by no
+# process) and a step directory held by none beside a running job's: the next step's end on the
+# node removes the first job's directory, and keeps the running one's.
+GO6=$O/go6
+jh=$(sub -w n1 --gres=shard:1 -o "$O/jh" --wrap "$PROBE ctx waitfile:$GO6")
+tsc_wait_lines "$O/jh" ctx 1
+tsc_on n1 sh -c "mkdir -p /run/tessel/slurm/888888/0 /run/tessel/slurm/$jh/7 &&
+    : >/run/tessel/slurm/888888/slice"
+tsc srun -w n1 --gres=shard:1 true
+wait_gone n1 888888
+ok $? "a killed job's slice is removed at the next step's end on its node"
+tsc_on n1 test -f "/run/tessel/slurm/$jh/slice"
+ok $? "a running job's slice is kept, beside a step directory no process holds"
+touch "$GO6"
+tsc_wait_state "$jh" COMPLETED && wait_gone n1 "$jh"
+ok $? "the running job's last step removes its slice, the unheld step directory with it"
+
 # ---- slurmd restarts: stale slices swept, a running job's kept ------------------------------
 GO5=$O/go5
 jr=$(sub -w n2 --gres=shard:1 -o "$O/jr" --wrap "$PROBE ctx waitfile:$GO5")

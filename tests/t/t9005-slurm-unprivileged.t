@@ -56,6 +56,10 @@ try remount-rw mount -o remount,rw $J
 try statedir touch $S/forged
 try record sh -c "echo 'kill 1 forged' >$S/violation"
 try slice-dir touch $S/slice.forged
+# Holding its step's directory locked would keep the job's directory on the node for ever
+# (a running step holds it so): the job cannot open it, through either path.
+try lock-step flock -s -n $J true
+try lock-step-dir flock -s -n $S/batch true
 # In a user namespace of its own the job is "root", but the mounts it inherited are locked:
 # unmounting one to uncover what is beneath is refused there too.
 unshare -U -r -m sh -c 'echo userns=entered; umount /etc/ld.so.preload && echo userns-umount=done' 2>/dev/null
@@ -78,7 +82,7 @@ is "$(tsc_state "$j"):$(grep -c '^end$' "$out" 2>/dev/null)" COMPLETED:1 "the jo
 is "$(sed -n 's/^uid=\([0-9]*\).*/\1/p' "$out")" "$(id -u nobody)" "as nobody"
 is "$(sed -n 's/^limit=//p' "$out")" "$((4 * GiB))" "its limits file holds its shard's part, 4 GiB"
 for a in limits limits-replace preload interposer umount-job umount-preload remount-rw \
-         statedir record slice-dir; do
+         statedir record slice-dir lock-step lock-step-dir; do
     is "$(sed -n "s/^$a=//p" "$out")" refused "the job cannot: $a"
 done
 grep -q 'userns-umount' "$out"

@@ -181,6 +181,34 @@ static int open_or_create(const char *path)
     return open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
 }
 
+int tshm_create(const char *path, uid_t uid, gid_t gid, mode_t mode, tsl_error_t *err)
+{
+    char tmp[PATH_MAX];
+    if (snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= (int)sizeof tmp) {
+        errno = ENAMETOOLONG;
+        return tsl_errprintf(err, "%s: %s", path, strerror(errno));
+    }
+    int t = mkostemp(tmp, O_CLOEXEC);
+    if (t < 0)
+        return tsl_errprintf(err, "%s: %s", path, strerror(errno));
+    struct tshm_header h;
+    memset(&h, 0, sizeof h);
+    init_header(&h);
+    int rc = -1;
+    if (fchown(t, uid, gid) == 0 && fchmod(t, mode) == 0 &&
+        ftruncate(t, (off_t)file_len(TSHM_INITIAL_PROCS)) == 0 &&
+        pwrite(t, &h, sizeof h, 0) == (ssize_t)sizeof h)
+        rc = link(tmp, path);
+    int saved = errno;
+    unlink(tmp);
+    close(t);
+    if (rc < 0) {
+        errno = saved;
+        return tsl_errprintf(err, "%s: %s", path, strerror(saved));
+    }
+    return 0;
+}
+
 tshm_t *tshm_attach(const char *path, tsl_error_t *err)
 {
     tshm_t *s = handle_new();

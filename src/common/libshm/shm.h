@@ -106,6 +106,12 @@ enum tshm_run { TSHM_RUNNING = 0, TSHM_SUSPENDED = 1 };
  * register the calling process: see tshm_register. */
 tshm_t *tshm_attach(const char *path, tsl_error_t *err);
 
+/* Create a complete slice file at path, owned by uid:gid with mode (root making a job's slice:
+ * the SPANK plugin), without mapping it: header written with pwrite under a temporary name
+ * beside it (PATH.XXXXXX), then link()ed into place, so that no process ever sees a half-made
+ * file.  0, or -1 with errno (EEXIST: path exists, left as it is) and one line in err. */
+int tshm_create(const char *path, uid_t uid, gid_t gid, mode_t mode, tsl_error_t *err);
+
 /* Claim a process slot for the calling process (getpid, start time, comm),
  * growing the table when it is full.  Reclaims first the slots whose pid no
  * longer exists (kill(pid, 0): cheap enough for hundreds of processes

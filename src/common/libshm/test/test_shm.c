@@ -1,6 +1,7 @@
 /* test_shm.c - the slice accounting file: layout checks, reserve/release
  * arithmetic, racing processes, table growth, dead-process reclaim, and the
  * read-only API tesseld uses. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -136,6 +137,51 @@ static void test_bad_files(void **state)
     assert_null(tshm_open_ro("/nonexistent/slice", &e));
     assert_int_equal(errno, ENOENT);
     tshm_close(NULL);
+}
+
+/* tshm_create: a complete file with the owner and mode asked, attachable at once; an existing
+ * path is refused and left as it was; no temporary file left behind. */
+static void test_create(void **state)
+{
+    tsl_error_t e = {{0}};
+    assert_int_equal(tshm_create(g_path, getuid(), getgid(), 0600, &e), 0);
+    struct stat st;
+    assert_int_equal(stat(g_path, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0600);
+    assert_int_equal(st.st_uid, getuid());
+    assert_true((size_t)st.st_size >= TSHM_PROCS_OFFSET);
+    tshm_t *s = tshm_attach(g_path, &e);
+    assert_non_null(s);
+    assert_int_equal(tshm_register(s, &e), 0);
+    int dev = tshm_device(s, UUID_A, 0, &e);
+    assert_true(dev >= 0);
+    assert_int_equal(tshm_set_limit(s, dev, 64 * MiB), 0);
+    assert_int_equal(tshm_reserve(s, dev, 32 * MiB), 0);
+    tshm_close(s);
+
+    errno = 0;
+    assert_int_equal(tshm_create(g_path, getuid(), getgid(), 0644, &e), -1);
+    assert_int_equal(errno, EEXIST);
+    assert_non_null(strstr(e.text, g_path));
+    assert_int_equal(stat(g_path, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0600);
+    s = tshm_open_ro(g_path, &e);
+    assert_non_null(s);
+    tshm_close(s);
+
+    /* Only the file itself in its directory: no PATH.XXXXXX left. */
+    char pattern[300];
+    snprintf(pattern, sizeof pattern, "%s.", strrchr(g_path, '/') + 1);
+    DIR *d = opendir("/tmp");
+    assert_non_null(d);
+    struct dirent *de;
+    while ((de = readdir(d)))
+        assert_true(strncmp(de->d_name, pattern, strlen(pattern)) != 0);
+    closedir(d);
+
+    errno = 0;
+    assert_int_equal(tshm_create("/nonexistent/dir/slice", getuid(), getgid(), 0600, &e), -1);
+    assert_int_equal(errno, ENOENT);
 }
 
 /* Compute shares: configuration, the pacing bucket, busy accounting,
@@ -548,6 +594,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_reserve_release, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_files, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_create, setup, teardown),
         cmocka_unit_test_setup_teardown(test_race, setup, teardown),
         cmocka_unit_test_setup_teardown(test_growth, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pid_reuse, setup, teardown),
