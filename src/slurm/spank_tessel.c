@@ -358,6 +358,20 @@ static void remove_tree(const char *path)
     nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
+/* Remove a directory that holds at most the files named (what the plugin writes there), with
+ * a walk of it only when something else is left (a temporary of a failed write). */
+static void remove_known(const char *path, const char *const names[])
+{
+    int d = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (d < 0)
+        return;
+    for (int i = 0; names[i]; i++)
+        unlinkat(d, names[i], 0);
+    close(d);
+    if (rmdir(path) < 0 && errno != ENOENT)
+        remove_tree(path);
+}
+
 /* What root loads (NVML) or binds into every task (the interposer) must be root's alone: the
  * path resolved (realpath, into real), a regular file owned by root and not writable by group
  * or others, and every directory above it owned by root and not writable by group or others
@@ -878,9 +892,10 @@ static bool job_running(const char *jobdir)
 static void job_tidy(void)
 {
     char path[PATH_MAX + 300];
+    static const char *const job_files[] = {"slice", TSW_RECORD, NULL};
     snprintf(path, sizeof path, "%s/%s", cfg.statedir, job_id);
     if (!job_running(path))
-        remove_tree(path);
+        remove_known(path, job_files);
     DIR *d = opendir(cfg.statedir);
     if (!d)
         return;
@@ -910,8 +925,10 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
     tsw_quiesce(1000);
     tsl_error_t err;
     int lock = node_lock(&err);
+    static const char *const step_files[] = {"limits", "ld.so.preload", PRELOAD_NAME, TSW_RECORD,
+                                             NULL};
     if (step_dir[0])
-        remove_tree(step_dir);
+        remove_known(step_dir, step_files);
     step_dir[0] = '\0';
     if (step_fd >= 0)
         close(step_fd);
