@@ -500,15 +500,24 @@ static int node_gpus(int lock, uint64_t mem[TSLURM_MAX_GPUS], tsl_error_t *err)
     return 0;
 }
 
-/* The node's lock (STATEDIR flock'ed), held for a few file writes, or for at most nvml_timeout
- * while a step reads the node's GPUs: a step that cannot have it within LOCK_WAIT_S more fails
- * with the reason rather than wait for ever behind a holder that never lets go.  Its
+/* The node's lock (STATEDIR/.lock flock'ed), held for a few file writes, or for at most
+ * nvml_timeout while a step reads the node's GPUs: a step that cannot have it within
+ * LOCK_WAIT_S more fails with the reason rather than wait for ever behind a holder that never
+ * lets go.  A root-only file (0600), which no job's process can open to hold the lock (it
+ * could open STATEDIR itself, 0755, and make every GPU step of the node fail).  Its
  * descriptor, or -1 with err. */
 static int node_lock(tsl_error_t *err)
 {
-    int lock = open(cfg.statedir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    char path[sizeof cfg.statedir + 8];
+    snprintf(path, sizeof path, "%s/.lock", cfg.statedir);
+    int lock = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (lock < 0)
-        return tsl_errprintf(err, "%s: %s", cfg.statedir, strerror(errno));
+        return tsl_errprintf(err, "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(lock, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 077)) {
+        close(lock);
+        return tsl_errprintf(err, "%s: not a file of root's alone (0600)", path);
+    }
     int waited = 0, nap = 1, lrc;
     while ((lrc = flock(lock, LOCK_EX | LOCK_NB)) < 0 && (errno == EWOULDBLOCK || errno == EINTR) &&
            waited < (cfg.nvml_timeout + LOCK_WAIT_S) * 1000) {
@@ -523,8 +532,8 @@ static int node_lock(tsl_error_t *err)
             return tsl_errprintf(err,
                                  "%s: the node's lock was not given back within %d s (another "
                                  "step holds it: a hung driver?)",
-                                 cfg.statedir, cfg.nvml_timeout + LOCK_WAIT_S);
-        return tsl_errprintf(err, "%s: %s", cfg.statedir, strerror(e));
+                                 path, cfg.nvml_timeout + LOCK_WAIT_S);
+        return tsl_errprintf(err, "%s: %s", path, strerror(e));
     }
     return lock;
 }

@@ -324,10 +324,10 @@ is "$(printf '%s\n' "$out" | sed -n 's/^info .*total=\([0-9]*\).*/\1/p')" "$((4 
     "once NVML answers, the next step on n1 gets its slice (the node's lock was given back)"
 # A holder that never gives the node's lock back (a step stuck in the driver): the steps
 # behind it fail with the reason after nvml_timeout + 5 s rather than wait for ever.
-tsc_on n1 flock /run/tessel/slurm sh -c "while [ ! -e $O/unlock ]; do sleep 0.1; done" &
+tsc_on n1 flock /run/tessel/slurm/.lock sh -c "while [ ! -e $O/unlock ]; do sleep 0.1; done" &
 holder=$!
 _i=0
-while tsc_on n1 flock -n /run/tessel/slurm true; do
+while tsc_on n1 flock -n /run/tessel/slurm/.lock true; do
     _i=$((_i + 1))
     [ $_i -ge 300 ] && break
     sleep 0.1
@@ -336,12 +336,27 @@ out=$(tsc srun -w n1 --gres=shard:1 $PROBE ctx info </dev/null 2>&1)
 rc=$?
 touch "$O/unlock"
 wait "$holder"
-ok $([ $rc -ne 0 ] && printf '%s' "$out" | grep -q "tessel: .*/run/tessel/slurm: the node's lock was not given back within 10 s" &&
+ok $([ $rc -ne 0 ] && printf '%s' "$out" | grep -q "tessel: .*/run/tessel/slurm/.lock: the node's lock was not given back within 10 s" &&
     ! printf '%s' "$out" | grep -q '^info'; echo $?) \
     "the node's lock held elsewhere: the step fails after 10 s with the reason, nothing runs"
 out=$(tsc srun -w n1 --gres=shard:2 $PROBE ctx info </dev/null 2>&1)
 is "$(printf '%s\n' "$out" | sed -n 's/^info .*total=\([0-9]*\).*/\1/p')" "$((4 * GiB))" \
     "once it is given back, the next step gets its slice"
+# The state directory itself (0755: any user's process can open it) locked meanwhile: not the
+# node's lock (a root-only file in it), so the steps start as usual.
+tsc_on n1 flock /run/tessel/slurm sh -c "while [ ! -e $O/unlock2 ]; do sleep 0.1; done" &
+holder=$!
+_i=0
+while tsc_on n1 flock -n /run/tessel/slurm true; do
+    _i=$((_i + 1))
+    [ $_i -ge 300 ] && break
+    sleep 0.1
+done
+out=$(tsc srun -w n1 --gres=shard:2 $PROBE ctx info </dev/null 2>&1)
+touch "$O/unlock2"
+wait "$holder"
+is "$(printf '%s\n' "$out" | sed -n 's/^info .*total=\([0-9]*\).*/\1/p')" "$((4 * GiB))" \
+    "a lock held on the state directory (which a job could take) does not hold the node's steps"
 
 # ---- an NVML call that hangs inside a step's watchdog: the step is stopped after nvml_timeout --
 # The node's GPU figures are cached (the steps above): only the watchdog's first sample calls

@@ -60,6 +60,8 @@ try slice-dir touch $S/slice.forged
 # (a running step holds it so): the job cannot open it, through either path.
 try lock-step flock -s -n $J true
 try lock-step-dir flock -s -n $S/batch true
+# Nor the node's lock, which would fail every GPU step of the node.
+try lock-node flock -n /run/tessel/slurm/.lock true
 # In a user namespace of its own the job is "root", but the mounts it inherited are locked:
 # unmounting one to uncover what is beneath is refused there too.
 unshare -U -r -m sh -c 'echo userns=entered; umount /etc/ld.so.preload && echo userns-umount=done' 2>/dev/null
@@ -82,7 +84,7 @@ is "$(tsc_state "$j"):$(grep -c '^end$' "$out" 2>/dev/null)" COMPLETED:1 "the jo
 is "$(sed -n 's/^uid=\([0-9]*\).*/\1/p' "$out")" "$(id -u nobody)" "as nobody"
 is "$(sed -n 's/^limit=//p' "$out")" "$((4 * GiB))" "its limits file holds its shard's part, 4 GiB"
 for a in limits limits-replace preload interposer umount-job umount-preload remount-rw \
-         statedir record slice-dir lock-step lock-step-dir; do
+         statedir record slice-dir lock-step lock-step-dir lock-node; do
     is "$(sed -n "s/^$a=//p" "$out")" refused "the job cannot: $a"
 done
 grep -q 'userns-umount' "$out"
