@@ -82,6 +82,9 @@ SPANK_PLUGIN(tessel, 1);
 /* How long a step waits for the node's lock beyond nvml_timeout (its holder may be reading
  * the node's GPUs for up to nvml_timeout, and REAP_MS more). */
 #define LOCK_WAIT_S 5
+/* How long a step's end waits for the node's lock before it leaves the tidying to a later
+ * step's end. */
+#define EXIT_LOCK_WAIT_S 2
 
 static struct {
     char interposer[PATH_MAX];
@@ -372,6 +375,50 @@ static void remove_known(const char *path, const char *const names[])
         remove_tree(path);
 }
 
+/* What the plugin writes in a step's and a job's directory (remove_known). */
+static const char *const step_files[] = {"limits", "ld.so.preload", PRELOAD_NAME, TSW_RECORD, NULL};
+static const char *const job_files[] = {"slice", TSW_RECORD, NULL};
+
+/* Whether the step directory path belongs to a running step (its slurmstepd holds it
+ * flock'ed; the kernel drops the lock when that process ends, also when it is killed).  What
+ * cannot be told (an error other than its absence) counts as held: kept, never removed. */
+static bool step_held(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return errno != ENOENT && errno != ENOTDIR;
+    bool held = flock(fd, LOCK_EX | LOCK_NB) < 0;
+    close(fd);
+    return held;
+}
+
+/* The step directories in the job's directory jobdir: how many (held or not), and in *held
+ * how many a running step holds; -1 when the directory cannot be read (other than absent:
+ * 0), which counts as running. */
+static int job_steps(const char *jobdir, int *held)
+{
+    *held = 0;
+    DIR *d = opendir(jobdir);
+    if (!d)
+        return errno == ENOENT ? 0 : -1;
+    int n = 0;
+    struct dirent *de;
+    char path[PATH_MAX + 300];
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.' || (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", jobdir, de->d_name);
+        struct stat st;
+        if (de->d_type == DT_UNKNOWN && (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode)))
+            continue;
+        n++;
+        if (step_held(path))
+            (*held)++;
+    }
+    closedir(d);
+    return n;
+}
+
 /* What root loads (NVML) or binds into every task (the interposer) must be root's alone: the
  * path resolved (realpath, into real), a regular file owned by root and not writable by group
  * or others, and every directory above it owned by root and not writable by group or others
@@ -506,7 +553,7 @@ static int node_gpus(int lock, uint64_t mem[TSLURM_MAX_GPUS], tsl_error_t *err)
  * lets go.  A root-only file (0600), which no job's process can open to hold the lock (it
  * could open STATEDIR itself, 0755, and make every GPU step of the node fail).  Its
  * descriptor, or -1 with err. */
-static int node_lock(tsl_error_t *err)
+static int node_lock(int wait_s, tsl_error_t *err)
 {
     char path[sizeof cfg.statedir + 8];
     snprintf(path, sizeof path, "%s/.lock", cfg.statedir);
@@ -520,7 +567,7 @@ static int node_lock(tsl_error_t *err)
     }
     int waited = 0, nap = 1, lrc;
     while ((lrc = flock(lock, LOCK_EX | LOCK_NB)) < 0 && (errno == EWOULDBLOCK || errno == EINTR) &&
-           waited < (cfg.nvml_timeout + LOCK_WAIT_S) * 1000) {
+           waited < wait_s * 1000) {
         nap_ms(nap);
         waited += nap;
         nap = nap < 8 ? nap * 2 : 10;
@@ -532,7 +579,7 @@ static int node_lock(tsl_error_t *err)
             return tsl_errprintf(err,
                                  "%s: the node's lock was not given back within %d s (another "
                                  "step holds it: a hung driver?)",
-                                 path, cfg.nvml_timeout + LOCK_WAIT_S);
+                                 path, wait_s);
         return tsl_errprintf(err, "%s: %s", path, strerror(e));
     }
     return lock;
@@ -591,7 +638,8 @@ static bool job_root(pid_t pid, const char *comm, void *arg)
     return strcmp(comm, "slurmstepd") == 0 && job_stepd(name, want, strlen(want));
 }
 
-/* Whether a root-owned slurmstepd of job id runs ("slurmstepd: [ID.STEP]"). */
+/* Whether a root-owned slurmstepd of job id runs ("slurmstepd: [ID.STEP]"), other than this
+ * process. */
 static bool job_alive(const char *jobid)
 {
     DIR *d = opendir("/proc");
@@ -601,9 +649,11 @@ static bool job_alive(const char *jobid)
     int wl = snprintf(want, sizeof want, "slurmstepd: [%s.", jobid);
     bool alive = false;
     struct dirent *de;
+    char self[24];
+    snprintf(self, sizeof self, "%d", (int)getpid());
     while (!alive && (de = readdir(d)))
         alive = strspn(de->d_name, "0123456789") == strlen(de->d_name) &&
-                job_stepd(de->d_name, want, (size_t)wl);
+                strcmp(de->d_name, self) != 0 && job_stepd(de->d_name, want, (size_t)wl);
     closedir(d);
     return alive;
 }
@@ -690,7 +740,7 @@ static int setup_step(spank_t sp, tsl_error_t *err)
 
     if (root_dir(cfg.statedir, err) < 0)
         return -1;
-    int lock = node_lock(err);
+    int lock = node_lock(cfg.nvml_timeout + LOCK_WAIT_S, err);
     if (lock < 0)
         return -1;
     int rc = -1;
@@ -711,8 +761,16 @@ static int setup_step(spank_t sp, tsl_error_t *err)
         root_owned_path("NVML", cfg.nvml, nvml_real, err) < 0 || node_gpus(lock, mem, err) < 0 ||
         tslurm_limits(&r, &g, mem, &l, err) < 0 ||
         tslurm_limits_text(&l, slice, what, limits, sizeof limits) < 0 ||
-        tslurm_watchdog_spec(&l, spec, sizeof spec) < 0 || root_subdir(jobdir, 0755, err) < 0 ||
-        root_subdir(step_dir, 0711, err) < 0)
+        tslurm_watchdog_spec(&l, spec, sizeof spec) < 0 || root_subdir(jobdir, 0755, err) < 0)
+        goto out;
+    /* A step directory another slurmstepd holds (a step of the same id running here) is not
+     * shared; one no process holds is an ended step's leftover, cleared. */
+    if (step_held(step_dir)) {
+        tsl_errprintf(err, "%s: in use by another slurmstepd of this job on the node", step_dir);
+        goto out;
+    }
+    remove_known(step_dir, step_files);
+    if (root_subdir(step_dir, 0711, err) < 0)
         goto out;
     /* Held until this slurmstepd ends: the job's directory stays while a step runs.  (0711:
      * the job's processes reach the files in it but cannot open it, so cannot lock it and
@@ -859,64 +917,35 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
     return 0;
 }
 
-/* Whether the step directory path belongs to a running step (its slurmstepd holds it
- * flock'ed; the kernel drops the lock when that process ends, also when it is killed). */
-static bool step_held(const char *path)
-{
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    bool held = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
-    close(fd);
-    return held;
-}
-
-/* Whether a step of the job whose directory is jobdir runs on this node: one of its step
- * directories held. */
-static bool job_running(const char *jobdir)
-{
-    DIR *d = opendir(jobdir);
-    if (!d)
-        return false;
-    bool running = false;
-    struct dirent *de;
-    char path[PATH_MAX + 300];
-    while (!running && (de = readdir(d))) {
-        if (de->d_name[0] == '.' || (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
-            continue;
-        snprintf(path, sizeof path, "%s/%s", jobdir, de->d_name);
-        running = step_held(path);
-    }
-    closedir(d);
-    return running;
-}
-
 /* Under the node's lock, at a step's end (the step's own directory already gone): the job's
- * directory goes when no other step of the job runs here (its last step on the node tidies
- * it: the slice, the watchdogs' record; a later step of the job, as in salloc, starts a new
- * one), and so does the directory of any other job none of whose steps holds it and no
- * slurmstepd of which runs (its steps were killed before they could tidy; the slurmstepd
- * test keeps the directories of steps started by a plugin that did not hold them, during an
- * upgrade). */
+ * directory goes when no other step of the job has a directory here (its last step on the
+ * node tidies it: the slice, the watchdogs' record; a later step of the job, as in salloc,
+ * starts a new one).  A directory with step directories none of which is held (slurmstepd
+ * killed before they could tidy), of this job or another, goes only when no other slurmstepd
+ * of that job runs: the directories of steps started by a plugin that did not hold them (an
+ * upgrade) stay. */
 static void job_tidy(void)
 {
     char path[PATH_MAX + 300];
-    static const char *const job_files[] = {"slice", TSW_RECORD, NULL};
+    int held;
     snprintf(path, sizeof path, "%s/%s", cfg.statedir, job_id);
-    if (!job_running(path))
+    int n = job_steps(path, &held);
+    if (n == 0)
         remove_known(path, job_files);
+    else if (n > 0 && held == 0 && !job_alive(job_id))
+        remove_tree(path);
     DIR *d = opendir(cfg.statedir);
     if (!d)
         return;
     struct dirent *de;
     while ((de = readdir(d))) {
-        const char *n = de->d_name;
-        if (!*n || strspn(n, "0123456789") != strlen(n) || strcmp(n, job_id) == 0)
+        const char *id = de->d_name;
+        if (!*id || strspn(id, "0123456789") != strlen(id) || strcmp(id, job_id) == 0)
             continue;
-        snprintf(path, sizeof path, "%s/%s", cfg.statedir, n);
-        if (!job_running(path) && !job_alive(n)) {
+        snprintf(path, sizeof path, "%s/%s", cfg.statedir, id);
+        if (job_steps(path, &held) >= 0 && held == 0 && !job_alive(id)) {
             remove_tree(path);
-            slurm_info("tessel: removed the stale slice of job %s", n);
+            slurm_info("tessel: removed the stale slice of job %s", id);
         }
     }
     closedir(d);
@@ -932,11 +961,13 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
     /* slurmstepd exits next: not while the watchdog is inside NVML (a sample under way is
      * finished first, at most a second; none starts after). */
     tsw_quiesce(1000);
+    /* A short wait: the step's end is not held up by another step's set-up; what is not
+     * tidied now is at a later step's end. */
     tsl_error_t err;
-    int lock = node_lock(&err);
-    static const char *const step_files[] = {"limits", "ld.so.preload", PRELOAD_NAME, TSW_RECORD,
-                                             NULL};
-    if (step_dir[0])
+    int lock = node_lock(EXIT_LOCK_WAIT_S, &err);
+    /* The step's own directory only if this step held it (not one a set-up that failed
+     * before found in use). */
+    if (step_fd >= 0 && step_dir[0])
         remove_known(step_dir, step_files);
     step_dir[0] = '\0';
     if (step_fd >= 0)

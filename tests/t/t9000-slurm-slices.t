@@ -236,6 +236,39 @@ touch "$GO6"
 tsc_wait_state "$jh" COMPLETED && wait_gone n1 "$jh"
 ok $? "the running job's last step removes its slice, the unheld step directory with it"
 
+# A step directory that another process holds (a step of the same id running here) is not
+# taken over: the step fails with the reason; one no process holds (an ended step's leftover,
+# with a file in it) is cleared and used.
+GO7=$O/go7
+cat >"$O/held.sh" <<SCRIPT
+#!/bin/sh
+while [ ! -e $GO7 ]; do sleep 0.1; done
+srun --overlap -n1 $PROBE ctx info >$O/held-0 2>&1
+echo "step0 rc=\$?" >>$O/held-0
+srun --overlap -n1 $PROBE ctx info >$O/held-1 2>&1
+SCRIPT
+jd=$(sub -w n1 --gres=shard:1 -o "$O/jd" "$O/held.sh")
+tsc_wait_state "$jd" RUNNING
+tsc_on n1 sh -c "mkdir -p -m 0711 /run/tessel/slurm/$jd/0 /run/tessel/slurm/$jd/1 &&
+    : >/run/tessel/slurm/$jd/1/leftover"
+tsc_on n1 flock -s "/run/tessel/slurm/$jd/0" sh -c "while [ ! -e $O/unlock3 ]; do sleep 0.1; done" &
+holder=$!
+_i=0
+while tsc_on n1 flock -n "/run/tessel/slurm/$jd/0" true; do
+    _i=$((_i + 1))
+    [ $_i -ge 300 ] && break
+    sleep 0.1
+done
+touch "$GO7"
+tsc_wait_state "$jd" COMPLETED FAILED
+touch "$O/unlock3"
+wait "$holder"
+ok $(grep -q "/run/tessel/slurm/$jd/0: in use by another slurmstepd of this job on the node" \
+    "$O/held-0" && grep -q 'step0 rc=[1-9]' "$O/held-0" && ! grep -q '^info' "$O/held-0"
+    echo $?) "a step directory held by another process: the step fails with the reason"
+is "$(sed -n 's/^info .*total=\([0-9]*\).*/\1/p' "$O/held-1")" "$((2 * GiB))" \
+    "a leftover step directory no process holds is cleared and the step gets its slice"
+
 # ---- slurmd restarts: stale slices swept, a running job's kept ------------------------------
 GO5=$O/go5
 jr=$(sub -w n2 --gres=shard:1 -o "$O/jr" --wrap "$PROBE ctx waitfile:$GO5")

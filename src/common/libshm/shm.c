@@ -195,9 +195,9 @@ int tshm_create(const char *path, uid_t uid, gid_t gid, mode_t mode, tsl_error_t
     memset(&h, 0, sizeof h);
     init_header(&h);
     int rc = -1;
-    if (fchown(t, uid, gid) == 0 && fchmod(t, mode) == 0 &&
-        ftruncate(t, (off_t)file_len(TSHM_INITIAL_PROCS)) == 0 &&
-        pwrite(t, &h, sizeof h, 0) == (ssize_t)sizeof h)
+    /* Given to its owner once complete. */
+    if (fchmod(t, mode) == 0 && ftruncate(t, (off_t)file_len(TSHM_INITIAL_PROCS)) == 0 &&
+        pwrite(t, &h, sizeof h, 0) == (ssize_t)sizeof h && fchown(t, uid, gid) == 0)
         rc = link(tmp, path);
     int saved = errno;
     unlink(tmp);
