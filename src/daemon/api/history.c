@@ -67,48 +67,40 @@ static json_t *series_of(build_t *b, const tstore_hist_t *r)
     return s;
 }
 
+/* Column c (THIST_F_) of row r, as the answer writes it. */
+static json_t *column(const tstore_hist_t *r, int c)
+{
+    switch (c) {
+    case THIST_F_T:
+        return json_integer(r->t);
+    case THIST_F_SAMPLES:
+        return json_integer(r->n);
+    case THIST_F_IDLE:
+        return json_real(r->n ? round(100.0 * r->idle / r->n) / 100 : 0);
+    case THIST_F_BUSY:
+        return real_or_null(r->busy);
+    case THIST_F_BUSY_MAX:
+        return real_or_null(r->busy_max);
+    case THIST_F_MEM_USED:
+        return json_integer((json_int_t)llround(r->mem_used));
+    case THIST_F_MEM_ALLOC:
+        return json_integer((json_int_t)llround(r->mem_alloc));
+    case THIST_F_MILLI:
+        return real_or_null(r->milli);
+    case THIST_F_RUNNING:
+        return real_or_null(r->running);
+    default:
+        return real_or_null(r->pending);
+    }
+}
+
 static int add_row(const tstore_hist_t *r, void *arg)
 {
     build_t *b = arg;
     json_t *s = series_of(b, r);
-    for (int c = 0; c < THIST_NFIELDS; c++) {
-        if (!(b->fields & (1u << c)))
-            continue;
-        json_t *v = NULL;
-        switch (c) {
-        case THIST_F_T:
-            v = json_integer(r->t);
-            break;
-        case THIST_F_SAMPLES:
-            v = json_integer(r->n);
-            break;
-        case THIST_F_IDLE:
-            v = json_real(r->n ? round(100.0 * r->idle / r->n) / 100 : 0);
-            break;
-        case THIST_F_BUSY:
-            v = real_or_null(r->busy);
-            break;
-        case THIST_F_BUSY_MAX:
-            v = real_or_null(r->busy_max);
-            break;
-        case THIST_F_MEM_USED:
-            v = json_integer((json_int_t)llround(r->mem_used));
-            break;
-        case THIST_F_MEM_ALLOC:
-            v = json_integer((json_int_t)llround(r->mem_alloc));
-            break;
-        case THIST_F_MILLI:
-            v = real_or_null(r->milli);
-            break;
-        case THIST_F_RUNNING:
-            v = real_or_null(r->running);
-            break;
-        case THIST_F_PENDING:
-            v = real_or_null(r->pending);
-            break;
-        }
-        json_array_append_new(json_object_get(s, thist_field_names[c]), v);
-    }
+    for (int c = 0; c < THIST_NFIELDS; c++)
+        if (b->fields & (1u << c))
+            json_array_append_new(json_object_get(s, thist_field_names[c]), column(r, c));
     return 0;
 }
 
