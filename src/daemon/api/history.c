@@ -15,7 +15,7 @@
  * interval that has a row (a gap where tesseld took no sample); "idle" is the fraction of the
  * interval's samples with no job on the GPU, and "busy" is null where no sample had a job
  * and a measured figure: an idle GPU is never "0 % busy".  ?fields= names the columns wanted
- * ("t" always comes): the console's week of 8 GPUs is then 0.25 MB instead of 0.45.  Reals are
+ * ("t" always comes): the console's week of 8 GPUs is then 0.30 MB instead of 0.47.  Reals are
  * written with 15 significant digits (values rounded to hundredths: 71.48, not jansson's
  * default 71.480000000000004).
  *
