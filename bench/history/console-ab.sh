@@ -6,6 +6,11 @@
 # (web/test/history-load.mjs).  Only the console's files differ between the two.
 #
 #   bench/history/console-ab.sh [BUILD_DIR] [BASE]     (after `make bench`, web/node_modules)
+#
+# INTERLEAVE=1: two tesselds at once (copies of the same store), one serving each version, and
+# the loads interleaved one by one (web/test/history-ab.mjs, RUNS per version, default 10): both
+# versions see the same moments of a shared machine; it also prints the CPU time of the
+# renderers' main threads, the figure that other work on the cores inflates least.
 set -eu
 B=$(cd "${1:-build}" && pwd)
 BASE=${2:-87c552e}
@@ -26,6 +31,24 @@ start "$B/share/tessel/web"
 curl -s -H "Authorization: Bearer $TOKEN" "$URL/v1/gpus" | jq -r '.gpus[].uuid' >"$T/uuids"
 stop
 "$B/bench/bench-history-fill" "$T/data/tessel.db" "$T/naive.db" "$T/uuids" >/dev/null
+if [ "${INTERLEAVE:-0}" = 1 ]; then
+    cp -a "$T/data" "$T/data-old"
+    rm -f "$T/data/tesseld.addr" "$T/data-old/tesseld.addr"
+    "$B/bin/tesseld" --data-dir "$T/data-old" --listen 127.0.0.1:0 --socket "$T/old.sock" \
+        --fake-gpus 8xRTX4090:24G --no-cgroups --web-root "$T/old/web" >>"$T/old.log" 2>&1 &
+    OLDPID=$!
+    trap 'kill $OLDPID 2>/dev/null; wait $OLDPID 2>/dev/null; bench_cleanup' EXIT INT TERM
+    start "$B/share/tessel/web"
+    while [ ! -s "$T/data-old/tesseld.addr" ]; do
+        kill -0 $OLDPID 2>/dev/null || { cat "$T/old.log" >&2; exit 1; }
+        sleep 0.1
+    done
+    echo "A = $BASE, B = this tree; loads interleaved"
+    URL_A="http://$(cat "$T/data-old/tesseld.addr")" TOK_A=$(cat "$T/data-old/admin.token") \
+        URL_B=$URL TOK_B=$TOKEN HOME=$T RUNS=${RUNS:-10} node "$SRC/web/test/history-ab.mjs"
+    echo "   load average $(cut -d' ' -f1-3 /proc/loadavg)"
+    exit 0
+fi
 for round in $(seq "${ROUNDS:-2}"); do
     for v in old new; do
         [ $v = old ] && dir=$T/old/web || dir=$B/share/tessel/web

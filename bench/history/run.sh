@@ -6,7 +6,8 @@
 #      default plan) and, as the baseline, the same samples with no downsampling: both sizes,
 #      side by side, with their ratio and the budget;
 #   2. a tesseld with 8 simulated GPUs serves that store: GET /v1/history for the week per
-#      scope (curl's total time, median of 11), against the budget;
+#      scope (curl's total time: built, then kept, median of 10), with every column and with
+#      the columns the console asks for (fields=), their sizes side by side, against the budget;
 #   3. Debian's Chromium loads the console fresh at #/?range=week (web/test/history-load.mjs):
 #      the time from navigation start to every chart drawn, median of 5, against the budget
 #      (Chromium without its address bar's popup app in each new window, as a running
@@ -35,17 +36,24 @@ stop
 echo "== 1. store size"
 "$B/bench/bench-history-fill" "$T/data/tessel.db" "$T/naive.db" "$T/uuids"
 echo "== 2. GET /v1/history?range=1w (curl time_total): the first answer is built from the store, the next"
-echo "      ten are tesseld's kept answer (histcache.h; median of 10); tesseld just started"
+echo "      ten are tesseld's kept answer (histcache.h; median of 10); tesseld just started.  Every"
+echo "      column (the API's default), then the columns the console asks for (fields=, web/app/history.js)"
 start
-for scope in gpu queue user; do
-    curl -s -o "$T/answer" -w '%{time_total}\n' -H "Authorization: Bearer $TOKEN" \
-        "$URL/v1/history?scope=$scope&range=1w" >"$T/built"
+# The console's columns per scope (web/app/history.js FIELDS).
+console_fields() { sed -n "s/^const FIELDS = .* $1: '\([a-z_,]*\)'.*/\1/p" "$SRC/web/app/history.js"; }
+for scope in gpu queue user gpu+ queue+ user+; do
+    q="scope=${scope%+}&range=1w"
+    what="every column"
+    [ "$scope" = "${scope%+}" ] || { q="$q&fields=$(console_fields "${scope%+}")"; what="the console's"; }
+    curl -s -o "$T/answer" -w '%{time_total}\n' -H "Authorization: Bearer $TOKEN" "$URL/v1/history?$q" >"$T/built"
     pts=$(jq '[.series[].t | length] | add' "$T/answer")
+    b=$(wc -c <"$T/answer")
+    [ "$scope" = "${scope%+}" ] && echo "$b" >"$T/full-${scope}"
+    full=$(cat "$T/full-${scope%+}")
     for i in 1 2 3 4 5 6 7 8 9 10; do
-        curl -s -o /dev/null -w '%{time_total}\n' -H "Authorization: Bearer $TOKEN" \
-            "$URL/v1/history?scope=$scope&range=1w"
-    done | sort -n | sed -n 5p | awk -v s="$scope" -v p="$pts" -v b="$(wc -c <"$T/answer")" -v f="$(cat "$T/built")" \
-        '{ printf "scope=%-5s range=1w: built %6.1f ms, kept %5.1f ms (%d points, %d bytes) against 300 ms: ratio %.2f / %.2f\n", s, f * 1000, $1 * 1000, p, b, f * 1000 / 300, $1 * 1000 / 300 }'
+        curl -s -o /dev/null -w '%{time_total}\n' -H "Authorization: Bearer $TOKEN" "$URL/v1/history?$q"
+    done | sort -n | sed -n 5p | awk -v s="${scope%+}" -v w="$what" -v p="$pts" -v b="$b" -v fb="$full" -v f="$(cat "$T/built")" \
+        '{ printf "scope=%-5s range=1w, %-12s: built %6.1f ms, kept %5.1f ms (%d points, %d bytes, %.2f of every column) against 300 ms: ratio %.2f / %.2f\n", s, w, f * 1000, $1 * 1000, p, b, b / fb, f * 1000 / 300, $1 * 1000 / 300 }'
 done
 echo "== 3. the console's week view, fresh load (Chromium; tesseld restarted: the warm-up load builds the answers)"
 stop

@@ -33,6 +33,10 @@ tests/t/t7001-console-browser.t: $(CONSOLE_NODE) $(O)/tests/interposer/tcu-probe
 # The chart module's pure parts (ticks, decimation), node's own test runner.
 TESTS += tests/t/t7002-console-chart.t
 tests/t/t7002-console-chart.t: $(CONSOLE_FILES)
+# GET /v1/history?fields= (the columns the console asks for), over a seeded store.
+TESTS += tests/t/t7003-console-history-fields.t
+tests/t/t7003-console-history-fields.t: $(O)/bin/tesseld $(O)/bin/tessel-shim \
+                                        $(O)/tests/daemon/tessel-hist-seed
 # The usage history's views after a fresh load, over a store seeded by the test-only seeder.
 TESTS += tests/t/t7010-console-history.t
 tests/t/t7010-console-history.t: $(CONSOLE_FILES) $(CONSOLE_NODE) $(O)/bin/tesseld \

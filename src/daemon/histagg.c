@@ -68,6 +68,48 @@ int thist_parse_range(const char *s, int64_t *seconds, tsl_error_t *err)
     return 0;
 }
 
+const char *const thist_field_names[THIST_NFIELDS] = {
+    "t",        "samples",   "idle",  "busy",    "busy_max",
+    "mem_used", "mem_alloc", "milli", "running", "pending",
+};
+
+int thist_parse_fields(const char *s, unsigned *mask, tsl_error_t *err)
+{
+    unsigned m = 1u << THIST_F_T;
+    for (const char *p = s;; p++) {
+        size_t n = strcspn(p, ",");
+        int f = -1;
+        for (int i = 0; i < THIST_NFIELDS && n; i++)
+            if (strlen(thist_field_names[i]) == n && memcmp(p, thist_field_names[i], n) == 0)
+                f = i;
+        if (f < 0) {
+            /* The one line names the columns there are, and the unknown one as printable
+             * ASCII (it is the client's text, and goes back in a JSON string). */
+            char names[128] = "", bad[33];
+            for (int i = 0; i < THIST_NFIELDS; i++)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+                         thist_field_names[i]);
+            size_t k = 0;
+            for (; k < n && k < sizeof bad - 1; k++)
+                bad[k] = p[k] >= 0x20 && p[k] < 0x7f ? p[k] : '?';
+            bad[k] = '\0';
+            errno = EINVAL;
+            if (!n)
+                return tsl_errprintf(err,
+                                     "an empty column name: expected some of %s, separated by "
+                                     "commas",
+                                     names);
+            return tsl_errprintf(err, "unknown column '%s': expected some of %s", bad, names);
+        }
+        m |= 1u << f;
+        p += n;
+        if (!*p)
+            break;
+    }
+    *mask = m;
+    return 0;
+}
+
 void thist_sample_init(tstore_hist_t *s, tstore_hist_scope_t scope, const char *name, int64_t t,
                        int step)
 {

@@ -54,6 +54,28 @@ int thist_pick(const thist_plan_t *p, int64_t range);
  * errno EINVAL or ERANGE and one line in err. */
 int thist_parse_range(const char *s, int64_t *seconds, tsl_error_t *err);
 
+/* GET /v1/history's columns (docs/api.md), in the answer's order; a set of them is a mask of
+ * (1u << THIST_F_...) bits. */
+enum {
+    THIST_F_T,
+    THIST_F_SAMPLES,
+    THIST_F_IDLE,
+    THIST_F_BUSY,
+    THIST_F_BUSY_MAX,
+    THIST_F_MEM_USED,
+    THIST_F_MEM_ALLOC,
+    THIST_F_MILLI,
+    THIST_F_RUNNING,
+    THIST_F_PENDING,
+    THIST_NFIELDS
+};
+#define THIST_FIELDS_ALL ((1u << THIST_NFIELDS) - 1)
+extern const char *const thist_field_names[THIST_NFIELDS];
+/* The columns a client asks for (?fields=t,busy,milli): names separated by commas, each one
+ * of thist_field_names (a name twice is once); "t" is always in the set, asked or not.  0, or
+ * -1 with errno EINVAL and one line in err (an empty list or name, an unknown name). */
+int thist_parse_fields(const char *s, unsigned *mask, tsl_error_t *err);
+
 /* One raw sample of a series at time t of tier 0 (n = 1; idle: 1 or 0; busy NAN when idle or
  * unknown). */
 void thist_sample_init(tstore_hist_t *s, tstore_hist_scope_t scope, const char *name, int64_t t,

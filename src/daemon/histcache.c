@@ -12,6 +12,7 @@ typedef struct {
     bool used, named;
     int scope, tier;
     int64_t start;
+    unsigned fields;
     uint64_t gen;
     char name[TSTORE_HIST_NAME_MAX];
     char *text;
@@ -43,7 +44,8 @@ void thist_cache_free(thist_cache_t *c)
 static bool same_key(const slot_t *s, const thist_key_t *k)
 {
     return s->used && s->scope == k->scope && s->tier == k->tier && s->start == k->start &&
-           s->named == (k->name != NULL) && (!k->name || strcmp(s->name, k->name) == 0);
+           s->fields == k->fields && s->named == (k->name != NULL) &&
+           (!k->name || strcmp(s->name, k->name) == 0);
 }
 
 const char *thist_cache_get(thist_cache_t *c, const thist_key_t *key, uint64_t gen)
@@ -81,6 +83,7 @@ void thist_cache_put(thist_cache_t *c, const thist_key_t *key, uint64_t gen, cha
                   .scope = key->scope,
                   .tier = key->tier,
                   .start = key->start,
+                  .fields = key->fields,
                   .gen = gen,
                   .text = text,
                   .used_at = ++c->clock};

@@ -2,8 +2,9 @@
  * history").  Building a week's answer is most of its cost, and the rows it holds change only
  * when the history writer puts or prunes rows of the answer's tier (thist_writer_t.gen).  So
  * the "series" text of the last THIST_CACHE_SLOTS answers is kept, keyed by scope, tier,
- * range start and name (none: every series the reader may see; a user who is not an admin
- * always asks with their own name), with the tier's generation when it was built: an entry
+ * range start, name (none: every series the reader may see; a user who is not an admin
+ * always asks with their own name) and the columns asked (?fields=: a set of THIST_F_ bits,
+ * histagg.h), with the tier's generation when it was built: an entry
  * whose generation moved is never given out.  Pure: no lock (the caller's), no store. */
 #ifndef TESSEL_DAEMON_HISTCACHE_H
 #define TESSEL_DAEMON_HISTCACHE_H
@@ -16,6 +17,7 @@ typedef struct {
     int scope, tier;
     int64_t start;    /* the range's first interval */
     const char *name; /* NULL: no name asked */
+    unsigned fields;  /* the columns in the text (THIST_FIELDS_ALL without ?fields=) */
 } thist_key_t;
 
 typedef struct thist_cache thist_cache_t;

@@ -1,9 +1,9 @@
 #!/bin/sh
 # t7002-console-chart.t - the console's chart module's pure parts (web/app/chart.js): time and
 # value ticks, decimation to the canvas's pixel columns (peaks and gaps kept), the idle band,
-# the pointer's nearest point.  Node's built-in test runner (web/test/chart.test.mjs), no
-# browser; each of its tests is one TAP line here.  The drawing itself is checked in Chromium
-# by t7001 and t7010.
+# the pointer's nearest point, series on one time axis.  Node's built-in test runner
+# (web/test/chart.test.mjs), no browser; each of its tests is one TAP line here.  The drawing
+# itself is checked in Chromium by t7001 and t7010.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 command -v node >/dev/null || missing "no node (scripts/install-deps.sh --browser)"
 major=$(node -p 'process.versions.node.split(".")[0]')

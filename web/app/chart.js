@@ -125,6 +125,29 @@ export function bandColumns(xs, ys, x0, x1, cols, step) {
   return out;
 }
 
+// Series on one time axis (the queue and user charts): x, the union of their times ascending;
+// per series its `key` column at those times divided by `div`, NaN where the series has no
+// point (a gap).  Each series' t is ascending (GET /v1/history): a merge, no per-point object.
+export function unionColumns(series, key, div = 1) {
+  let all = new Float64Array(series.reduce((n, x) => n + x.t.length, 0));
+  let k = 0;
+  for (const x of series) for (const t of x.t) all[k++] = t;
+  all.sort();
+  let n = 0;
+  for (let i = 0; i < all.length; i++) if (i === 0 || all[i] !== all[i - 1]) all[n++] = all[i];
+  all = all.subarray(0, n);
+  const ys = series.map((x) => {
+    const col = new Float64Array(n).fill(NaN);
+    for (let i = 0, j = 0; i < x.t.length; i++) {
+      while (all[j] < x.t[i]) j++;
+      const v = x[key][i];
+      if (v !== null) col[j] = v / div;
+    }
+    return col;
+  });
+  return { x: all, ys };
+}
+
 // The index of the point nearest to x in ascending xs (-1 when empty).
 export function nearest(xs, x) {
   if (!xs.length) return -1;
@@ -174,6 +197,7 @@ export class Sheet {
     this.geometry = '';   // the measured places, as a key: unchanged places need no redraw
     this.dirty = true;    // places to be measured before the next draw
     this.held = 0;        // batch(): charts drawn once at its end
+    this.changed = false; // a chart added or given data during a batch: draw at its end
     this.raf = 0;
     host.classList.add('sheet-host');
     const later = () => this.invalidate();
@@ -193,8 +217,19 @@ export class Sheet {
 
   // Make or change several charts and draw them all once, at the end.
   batch(fn) {
-    this.held++;
-    try { fn(); } finally { if (--this.held === 0) this.layout(true); }
+    Sheet.batch([this], fn);
+  }
+
+  // The same over several sheets: at the end every sheet's charts are measured first (one
+  // style and layout for all, as nothing is written between the reads), then each sheet whose
+  // charts changed (or moved) draws them.
+  static batch(sheets, fn) {
+    for (const s of sheets) s.held++;
+    try { fn(); } finally {
+      const ready = sheets.filter((s) => --s.held === 0 && !s.gone);
+      const places = ready.map((s) => s.measure());
+      ready.forEach((s, i) => { const force = s.changed; s.changed = false; s.place(places[i], force); });
+    }
   }
 
   // Something inside the host may have moved: measure again before the next frame.
@@ -206,6 +241,7 @@ export class Sheet {
   add(chart) {
     this.charts.push(chart);
     this.dirty = true;
+    this.changed = true;
   }
 
   remove(chart) {
@@ -228,6 +264,11 @@ export class Sheet {
   // a canvas over each band, and draw every chart when anything moved (or always: force).
   layout(force) {
     if (this.gone || this.held) return;
+    this.place(this.measure(), force);
+  }
+
+  // Where the charts are: their bands and places, read from the layout (reads only).
+  measure() {
     this.dirty = false;
     const charts = this.charts.filter((c) => c.plot.isConnected);
     const hr = this.host.getBoundingClientRect();
@@ -238,6 +279,12 @@ export class Sheet {
       return { x: r.left - ox, y: r.top - oy, w: r.width, h: r.height };
     }), dpr);
     const key = `${dpr} ` + frames.map((f) => `${f.x0},${f.y0},${f.w},${f.hgt}:` + f.places.map((p) => `${p.i},${p.x},${p.y},${p.w},${p.h}`).join(';')).join(' ');
+    return { charts, dpr, frames, key };
+  }
+
+  // Canvases over the measured bands and every chart drawn in its place, when anything moved
+  // (or always: force).
+  place({ charts, dpr, frames, key }, force) {
     if (!force && key === this.geometry) return;
     this.geometry = key;
     this.dpr = dpr;
@@ -270,7 +317,7 @@ export class Sheet {
   // One chart's data changed: draw it alone in its place, or everything when places may have
   // moved since they were measured.
   draw(chart) {
-    if (this.held) return;
+    if (this.held) { this.changed = true; return; }
     if (this.dirty || !chart.at || !chart.band) { this.layout(true); return; }
     chart.paint(chart.band.g);
   }
@@ -284,7 +331,7 @@ export class Sheet {
 //   opts.pal         {muted, grid, font}
 //   opts.data        the first data (else empty, until setData)
 // chart.setData({x, ys, start, end, step}): x ascending seconds, ys one array per series
-// (null: a gap), start..end the range shown, step the points' interval.  Each draw is
+// (plain or typed; null or NaN: a gap), start..end the range shown, step the points' interval.  Each draw is
 // synchronous: once the constructor (outside a sheet's batch), the batch or setData returns,
 // the canvas holds the data; the box's data-drawn then says how many points are drawn and
 // data-drawn-width at what width (CSS pixels), for tests and tools.
@@ -456,7 +503,7 @@ export class Chart {
     this.time.textContent = i >= 0 ? (this.hoverAt >= 0 ? timeText(x[i]) : `Latest (${timeText(x[i])})`) : '';
     this.opts.series.forEach((s, k) => {
       const v = i >= 0 ? ys[k]?.[i] : null;
-      this.values[k].textContent = v === null || v === undefined ? '—' : s.value(v);
+      this.values[k].textContent = v === null || v === undefined || Number.isNaN(v) ? '—' : s.value(v);
     });
   }
 }

@@ -236,7 +236,7 @@ setUnauthorizedHandler(() => {
   if (started) signOut('Your session ended: tesseld no longer accepts this token. Sign in again.');
 });
 
-// early: what boot() asked for beside the token's check ({health, poll}: promises).
+// early: what boot() asked for beside the token's check ({health, poll, history}: promises).
 async function start(me, early = {}) {
   store.me = me;
   store.admin = me.role === 'admin';
@@ -246,8 +246,10 @@ async function start(me, early = {}) {
   $('whoami').textContent = `${me.user} (${me.role})`;
   $('nav-users').textContent = store.admin ? 'Users & tokens' : 'Tokens';
   started = true;
-  prefetchHistory();
-  await (early.poll || poll()).catch(() => {});
+  // The overview's history too (asked at once beside the poll): the page is then built with its
+  // charts in one task and one layout (overview.js), not drawn again when the answers come.
+  const history = early.history || prefetchHistory();
+  await Promise.all([(early.poll || poll()).catch(() => {}), history]);
   route();
 }
 
@@ -259,8 +261,7 @@ async function boot() {
   // A saved token: ask for everything the first page needs at once, beside the token's check
   // (one round trip instead of four in a row).  Nothing is shown before whoami answers; a
   // refused token signs out, which forgets the history asked for meanwhile.
-  prefetchHistory();
-  const early = { health: api.health().catch(() => null), poll: poll() };
+  const early = { history: prefetchHistory(), health: api.health().catch(() => null), poll: poll() };
   try {
     await start(await api.whoami(token), early);
   } catch (e) {

@@ -5,8 +5,8 @@
 // same range.
 
 import { h, clear, bytes, gpuOf, colourOf, pct, busy } from './util.js';
-import { load, RANGES, gpuColumns } from './history.js';
-import { Chart, Sheet } from './chart.js';
+import { load, peek, RANGES, gpuColumns } from './history.js';
+import { Chart, Sheet, unionColumns } from './chart.js';
 
 export function mount(ctx, store) {
   ctx.title = 'Overview';
@@ -46,9 +46,11 @@ export function mount(ctx, store) {
   ctx.onScheme = () => {
     for (const c of ctx.cards.values()) { c.chart?.destroy(); c.chart = null; }
     const pal = palette();
-    ctx.sheet.batch(() => { for (const g of store.gpus) { const c = ctx.cards.get(g.uuid); if (c) makeChart(ctx, c, g, pal); } });
     for (const u of Object.values(ctx.usage)) { u.chart?.destroy(); u.chart = null; u.names = ''; }
-    ctx.usageSheet.batch(() => drawUsage(ctx, store));
+    Sheet.batch([ctx.sheet, ctx.usageSheet], () => {
+      for (const g of store.gpus) { const c = ctx.cards.get(g.uuid); if (c) makeChart(ctx, c, g, pal); }
+      drawUsage(ctx, store);
+    });
   };
   ctx.scheme.addEventListener('change', ctx.onScheme);
   update(ctx, store);
@@ -75,33 +77,34 @@ function setRange(ctx, store, r) {
   refreshHistory(ctx, store);
 }
 
-// Ask for the range's history (cached by history.js) and redraw what it feeds, each scope as
-// soon as its answer is in (the GPUs' is the largest: the others need not wait for it).
+const SCOPES = ['gpu', 'queue', 'user'];
+
+// Ask for the range's history (cached by history.js) and, once every scope's answer (or error)
+// is in, draw what it feeds in one go: every chart of both sheets placed by one layout and each
+// drawn once, in one task, so that the first frame after it shows the whole range (drawing each
+// scope as it came cost a layout, a canvas set-up and a frame per scope: docs/console.md,
+// "Usage history: figures").
 async function refreshHistory(ctx, store) {
   const r = ctx.range;
-  const ok = await Promise.all(['gpu', 'queue', 'user'].map(async (scope) => {
-    let a = null, err = null;
-    try { a = await load(scope, r.range); } catch (e) { err = e; }
-    if (ctx.gone || r !== ctx.range) return false;
-    ctx.hist[scope] = a;
-    ctx.histErr[scope] = err;
-    if (scope === 'gpu') {
-      for (const g of store.gpus) { const c = ctx.cards.get(g.uuid); if (c) fillHistory(ctx, c, g); }
-      makeCharts(ctx);
-    } else {
-      drawUsage(ctx, store, scope);
-    }
-    return !err;
-  }));
+  const got = await Promise.all(SCOPES.map((scope) => load(scope, r.range).then((a) => [a, null], (e) => [null, e])));
   if (ctx.gone || r !== ctx.range) return;
+  SCOPES.forEach((scope, i) => { [ctx.hist[scope], ctx.histErr[scope]] = got[i]; });
+  drawHistory(ctx, store);
   const error = ctx.histErr.gpu || ctx.histErr.queue || ctx.histErr.user;
   ctx.histNote.textContent = error ? `History unavailable: ${error.message}` : '';
-  if (!ctx.rendered && ok.every(Boolean)) {
+  if (!ctx.rendered && !error) {
     ctx.rendered = true;
     // For bench/history: the time from navigation start to the range's charts drawn.
     performance.mark(`tessel-history-${r.key}`);
     document.body.dataset.historyRendered = r.key;
   }
+}
+
+// The history's charts from ctx.hist: the GPUs' data and captions, then the charts not yet made
+// and the usage charts, both sheets measured in one layout.
+function drawHistory(ctx, store) {
+  for (const g of store.gpus) { const c = ctx.cards.get(g.uuid); if (c) fillHistory(ctx, c, g); }
+  Sheet.batch([ctx.sheet, ctx.usageSheet], () => { makeCharts(ctx); drawUsage(ctx, store); });
 }
 
 function stat(label, value, extra) {
@@ -139,6 +142,15 @@ export function update(ctx, store) {
     if (!seen.has(uuid)) { c.chart?.destroy(); c.el.remove(); ctx.cards.delete(uuid); }
   }
   renderQueues(ctx.queues, store);
+  // The range's answers already in (a fresh load asks for them while the console starts): the
+  // charts are made now, with the cards, so that the page's first layout places them.
+  if (!ctx.rendered && !ctx.hist.gpu) {
+    const have = SCOPES.map((scope) => peek(scope, ctx.range.range));
+    if (have.every(Boolean)) {
+      SCOPES.forEach((scope, i) => { ctx.hist[scope] = have[i]; });
+      drawHistory(ctx, store);
+    }
+  }
   refreshHistory(ctx, store);
 }
 
@@ -235,17 +247,24 @@ function fillHistory(ctx, c, g) {
     c.caption.textContent = ctx.histErr.gpu ? 'History unavailable.' : `No history of this GPU in the last ${words} yet.`;
     return;
   }
-  const busyVals = k.busy.filter((v) => v !== null);
-  const idleAll = s.idle.filter((v) => v >= 1).length;
-  const idleMean = s.idle.reduce((n, v, i) => n + v * s.samples[i], 0) / Math.max(1, s.samples.reduce((n, v) => n + v, 0));
+  let busyN = 0, busyPeak = -Infinity, idleAll = 0, idleSum = 0, samples = 0, memPeak = -Infinity, computePeak = -Infinity;
+  for (let i = 0; i < k.t.length; i++) {
+    if (!Number.isNaN(k.busy[i])) { busyN++; if (k.busy[i] > busyPeak) busyPeak = k.busy[i]; }
+    if (s.idle[i] >= 1) idleAll++;
+    idleSum += s.idle[i] * s.samples[i];
+    samples += s.samples[i];
+    if (k.mem[i] > memPeak) memPeak = k.mem[i];
+    if (k.compute[i] > computePeak) computePeak = k.compute[i];
+  }
+  const idleMean = idleSum / Math.max(1, samples);
   d.idlePoints = String(idleAll);
-  d.busyPoints = String(busyVals.length);
-  d.busyPeak = busyVals.length ? String(Math.max(...busyVals)) : '';
-  const busyText = busyVals.length
-    ? `busy peak ${Math.round(Math.max(...busyVals))}% while a job ran`
+  d.busyPoints = String(busyN);
+  d.busyPeak = busyN ? String(busyPeak) : '';
+  const busyText = busyN
+    ? `busy peak ${Math.round(busyPeak)}% while a job ran`
     : idleAll === k.t.length ? 'idle throughout (no job)' : 'busy unknown';
   c.caption.textContent = `Last ${words} (${stepWords(a.step)} points): ${busyText}, idle ${Math.round(100 * idleMean)}% of the time, `
-    + `memory in use peak ${Math.max(...k.mem).toFixed(1)}%, compute allocated peak ${Math.max(...k.compute).toFixed(0)}%.`;
+    + `memory in use peak ${memPeak.toFixed(1)}%, compute allocated peak ${computePeak.toFixed(0)}%.`;
 }
 
 // A chart of the GPU share in use per queue or per user, one line per name.
@@ -256,11 +275,10 @@ function makeUsage(scope, title) {
   return { scope, el, box, caption, chart: null, names: '' };
 }
 
-// only: one scope ('queue' or 'user'); both without it.
-function drawUsage(ctx, store, only) {
+function drawUsage(ctx, store) {
   const ngpus = Math.max(1, store.gpus.length);
+  let pal = null;
   for (const u of Object.values(ctx.usage)) {
-    if (only && u.scope !== only) continue;
     const a = ctx.hist[u.scope];
     const d = u.box.dataset;
     d.range = ctx.range.key;
@@ -272,19 +290,20 @@ function drawUsage(ctx, store, only) {
     // a fresh page's main thread for names that are Unix user and queue names.
     const series = [...a.series].sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
     // One x axis for every name: the union of their times; a name without a point at a time
-    // had no job then (null: a gap).
-    const ts = [...new Set(series.flatMap((x) => x.t))].sort((x, y) => x - y);
-    const cols = series.map((x) => { const m = new Map(x.t.map((t, i) => [t, x.milli[i] / 1000])); return ts.map((t) => m.get(t) ?? null); });
+    // had no job then (NaN: a gap).  GPUs, from milli-GPU.
+    const { x: ts, ys: cols } = unionColumns(series, 'milli', 1000);
     const names = series.map((x) => x.name).join(',');
+    let peak = 0;
+    for (const col of cols) for (const v of col) if (v > peak) peak = v;
     d.step = String(a.step);
     d.series = names;
     d.points = String(ts.length);
-    d.peak = String(Math.max(0, ...cols.flat().filter((v) => v !== null)));
+    d.peak = String(peak);
     const rows = { x: ts, ys: cols, start: a.start, end: a.end, step: a.step };
     if (u.chart && (u.names !== names || u.chart.opts.yMax !== ngpus)) { u.chart.destroy(); u.chart = null; }
     if (!u.chart && u.box.isConnected) {
       u.chart = new Chart(u.box, {
-        sheet: ctx.usageSheet, height: 150, yMax: ngpus, yLabel: String, pal: palette(), data: rows,
+        sheet: ctx.usageSheet, height: 150, yMax: ngpus, yLabel: String, pal: (pal ||= palette()), data: rows,
         series: series.map((x, i) => ({ label: x.name, colour: colourOf(i + 1), value: (v) => v.toFixed(2) })),
       });
       u.names = names;

@@ -1,11 +1,12 @@
 // chart.test.mjs - unit tests of the console's chart module's pure parts (web/app/chart.js):
 // the time and value ticks, the decimation of a series to the canvas's pixel columns, the
-// idle band's columns, the pointer's nearest point, the grouping of charts into shared canvases.  Node's own test runner, no browser:
+// idle band's columns, the pointer's nearest point, series put on one time axis, the grouping of charts into shared
+// canvases.  Node's own test runner, no browser:
 //   TZ=UTC node --test web/test/chart.test.mjs      (tests/t/t7002-console-chart.t)
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { timeTicks, timeLabel, timeText, valueTicks, decimate, bandColumns, nearest, bands } from '../app/chart.js';
+import { timeTicks, timeLabel, timeText, valueTicks, decimate, bandColumns, nearest, bands, unionColumns } from '../app/chart.js';
 
 process.env.TZ = 'UTC';
 const T0 = Date.UTC(2026, 10, 19, 14, 23, 17) / 1000; // Thu 19 Nov 2026 14:23:17 UTC
@@ -124,6 +125,28 @@ test('idle band: each value holds for its step, per column the highest', () => {
   const w = week(() => 100);
   const wb = bandColumns(w.xs, w.ys, w.x0, w.x1, 300, 600);
   assert.ok(wb.every((v) => v === 100));
+});
+
+test('series on one time axis: the union of their times, NaN where a series has no point', () => {
+  const series = [
+    { name: 'a', t: [600, 1200, 1800], milli: [500, 250, null] },
+    { name: 'b', t: [0, 1200, 2400], milli: [1000, 2000, 333] },
+    { name: 'c', t: [], milli: [] },
+  ];
+  const { x, ys } = unionColumns(series, 'milli', 1000);
+  assert.deepEqual([...x], [0, 600, 1200, 1800, 2400]);
+  assert.equal(ys.length, 3);
+  assert.deepEqual([...ys[0]], [NaN, 0.5, 0.25, NaN, NaN]); // null: a gap, never 0
+  assert.deepEqual([...ys[1]], [1, NaN, 2, NaN, 0.333]);
+  assert.deepEqual([...ys[2]], [NaN, NaN, NaN, NaN, NaN]);
+  // Nothing at all: an empty axis; the same time in every series once.
+  assert.equal(unionColumns([], 'milli').x.length, 0);
+  const same = unionColumns([{ t: [10, 20], v: [1, 2] }, { t: [10, 20], v: [3, 4] }], 'v');
+  assert.deepEqual([...same.x], [10, 20]);
+  assert.deepEqual(same.ys.map((y) => [...y]), [[1, 2], [3, 4]]);
+  // The gaps are gaps to the chart: decimation breaks the line there.
+  assert.deepEqual(decimate(x, ys[0], 0, 2400, 4).length, 1);
+  assert.deepEqual(decimate(x, ys[1], 0, 2400, 4).length, 3);
 });
 
 test('nearest point to the pointer', () => {

@@ -1,9 +1,9 @@
 /* test_histagg.c - the usage history's pure part (histagg.h), no store: the tiers a plan
  * makes from an interval and a retention (bad ones refused); which tier answers a range;
- * ranges as people write them; the downsampling of 10 s samples into 1-minute and 10-minute
- * means (a row only once its interval has ended, one per series, none made up for a series
- * that had no sample); an idle GPU's samples never averaged in as 0 % busy, while a job at
- * 0 % is; the clock going back closes the open interval. */
+ * ranges as people write them; the columns a client asks for (?fields=); the downsampling of 10 s
+ * samples into 1-minute and 10-minute means (a row only once its interval has ended, one per
+ * series, none made up for a series that had no sample); an idle GPU's samples never averaged in as
+ * 0 % busy, while a job at 0 % is; the clock going back closes the open interval. */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -91,6 +91,51 @@ static void test_parse_range(void **state)
         assert_true(errno == EINVAL || errno == ERANGE);
         assert_int_equal(v, 42);
     }
+}
+
+static void test_parse_fields(void **state)
+{
+    unsigned m = 0;
+    /* "t" always comes; a name twice is once; every name alone. */
+    assert_int_equal(thist_parse_fields("busy,milli", &m, NULL), 0);
+    assert_int_equal(m, 1u << THIST_F_T | 1u << THIST_F_BUSY | 1u << THIST_F_MILLI);
+    assert_int_equal(thist_parse_fields("milli,t,milli", &m, NULL), 0);
+    assert_int_equal(m, 1u << THIST_F_T | 1u << THIST_F_MILLI);
+    for (int i = 0; i < THIST_NFIELDS; i++) {
+        assert_int_equal(thist_parse_fields(thist_field_names[i], &m, NULL), 0);
+        assert_int_equal(m, 1u << THIST_F_T | 1u << i);
+    }
+    assert_int_equal(thist_parse_fields("t,samples,idle,busy,busy_max,mem_used,mem_alloc,milli,"
+                                        "running,pending",
+                                        &m, NULL),
+                     0);
+    assert_int_equal(m, THIST_FIELDS_ALL);
+    /* Refused, the set untouched: empty lists and names, unknown names, another case, spaces,
+     * a prefix of a name. */
+    static const char *const bad[] = {"",     ",",           "t,",     ",t",  "t,,busy",
+                                      "Busy", "busy ,milli", " busy",  "bus", "busyx",
+                                      "gpu",  "name",        "t;busy", "mem", "milli,nope"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        tsl_error_t err;
+        m = 42;
+        assert_int_equal(thist_parse_fields(bad[i], &m, &err), -1);
+        assert_int_equal(errno, EINVAL);
+        assert_int_equal(m, 42);
+        /* One line that lists the columns there are. */
+        assert_null(strchr(err.text, '\n'));
+        assert_non_null(strstr(err.text, "mem_used"));
+    }
+    /* The unknown name is in the line, as printable ASCII, and cut at 32 bytes. */
+    tsl_error_t err;
+    assert_int_equal(thist_parse_fields("t,nope", &m, &err), -1);
+    assert_non_null(strstr(err.text, "unknown column 'nope'"));
+    assert_int_equal(thist_parse_fields("t,a\x01\xc3\xa9"
+                                        "b",
+                                        &m, &err),
+                     -1);
+    assert_non_null(strstr(err.text, "'a???b'"));
+    assert_int_equal(thist_parse_fields("0123456789012345678901234567890123456789", &m, &err), -1);
+    assert_non_null(strstr(err.text, "'01234567890123456789012345678901'"));
 }
 
 /* Sample of GPU name at t: busy (NAN: none), idle, memory used. */
@@ -253,6 +298,7 @@ int main(void)
         cmocka_unit_test(test_plan),
         cmocka_unit_test(test_pick),
         cmocka_unit_test(test_parse_range),
+        cmocka_unit_test(test_parse_fields),
         cmocka_unit_test(test_downsample_minute),
         cmocka_unit_test(test_idle_all_interval),
         cmocka_unit_test(test_gone_series_and_gaps),
