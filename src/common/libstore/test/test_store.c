@@ -42,19 +42,26 @@ static int teardown(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+/* A job of user in queue: half a GPU of 1 GiB, `true`. */
+static void job_fill(tstore_job_t *j, const char *user, const char *queue, int prio)
+{
+    *j = (tstore_job_t){0};
+    j->user = (char *)user;
+    j->argv_json = (char *)"[\"true\"]";
+    j->env_json = (char *)"{}";
+    j->queue = (char *)queue;
+    j->klass = TSTORE_CLASS_TRAINING;
+    j->priority = prio;
+    j->gpu_milli = 500;
+    j->gpu_count = 1;
+    j->gpu_mem = 1u << 30;
+    j->submitted_ms = 1000;
+}
+
 static void add_job(tstore_t *st, const char *user, const char *queue, int prio, int64_t *id)
 {
-    tstore_job_t j = {0};
-    j.user = (char *)user;
-    j.argv_json = (char *)"[\"true\"]";
-    j.env_json = (char *)"{}";
-    j.queue = (char *)queue;
-    j.klass = TSTORE_CLASS_TRAINING;
-    j.priority = prio;
-    j.gpu_milli = 500;
-    j.gpu_count = 1;
-    j.gpu_mem = 1u << 30;
-    j.submitted_ms = 1000;
+    tstore_job_t j;
+    job_fill(&j, user, queue, prio);
     assert_int_equal(tstore_job_add(st, &j, NULL), 0);
     *id = j.id;
 }
@@ -957,12 +964,8 @@ static void *member_main(void *arg)
     tstore_group_enter(m->st);
     tstore_user_t u;
     tstore_user_get(m->st, "nobody", &u, NULL); /* a read in the turn commits nothing */
-    tstore_job_t j = {0};
-    j.user = (char *)"alice";
-    j.argv_json = (char *)"[\"true\"]";
-    j.env_json = (char *)"{}";
-    j.queue = (char *)"default";
-    j.submitted_ms = 1000;
+    tstore_job_t j;
+    job_fill(&j, "alice", "default", 0);
     m->add_rc = tstore_begin(m->st, &m->err);
     if (m->add_rc == 0) {
         m->add_rc = tstore_job_add(m->st, &j, &m->err);
@@ -997,6 +1000,16 @@ static int committed_jobs(void)
     }
     sqlite3_close(db);
     return n;
+}
+
+/* A store at path with group commit on (max members, guard wait_ms). */
+static tstore_t *open_grouped(int max, int wait_ms)
+{
+    tsl_error_t err;
+    tstore_t *st = tstore_open(path, &err);
+    assert_non_null(st);
+    assert_int_equal(tstore_group_init(st, &group_lock, max, wait_ms, &err), 0);
+    return st;
 }
 
 /* GROUP_N members announced before any takes the lock: one transaction holds them all, each
@@ -1044,9 +1057,7 @@ static void test_group_commit(void **state)
     assert_int_equal(tstore_tally_get(st, 2), GROUP_N);
     /* A group holds at most max members (a store is turned on once: a new one, max 2). */
     tstore_close(st);
-    st = tstore_open(path, &err);
-    assert_non_null(st);
-    assert_int_equal(tstore_group_init(st, &group_lock, 2, LONG_WAIT_MS, &err), 0);
+    st = open_grouped(2, LONG_WAIT_MS);
     run_members(st, m, GROUP_N);
     for (int i = 0; i < GROUP_N; i++)
         assert_int_equal(m[i].rc, 0);
@@ -1064,9 +1075,7 @@ static void test_group_commit(void **state)
 static void test_group_other_commits(void **state)
 {
     tsl_error_t err;
-    tstore_t *st = tstore_open(path, &err);
-    assert_non_null(st);
-    assert_int_equal(tstore_group_init(st, &group_lock, GROUP_N, LONG_WAIT_MS, &err), 0);
+    tstore_t *st = open_grouped(GROUP_N, LONG_WAIT_MS);
     tstore_group_announce(st); /* "B", this thread, comes later */
     bool waiting = false;
     member_t a = {.st = st, .waiting = &waiting};
@@ -1125,9 +1134,7 @@ static void test_group_other_commits(void **state)
 static void test_group_commit_fails(void **state)
 {
     tsl_error_t err;
-    tstore_t *st = tstore_open(path, &err);
-    assert_non_null(st);
-    assert_int_equal(tstore_group_init(st, &group_lock, GROUP_N, LONG_WAIT_MS, &err), 0);
+    tstore_t *st = open_grouped(GROUP_N, LONG_WAIT_MS);
     char wal[160];
     snprintf(wal, sizeof wal, "%s-wal", path);
     struct stat sb;
@@ -1170,10 +1177,7 @@ static void test_group_commit_fails(void **state)
  * open for ever: the waiting member commits it itself after wait_ms. */
 static void test_group_guard(void **state)
 {
-    tsl_error_t err;
-    tstore_t *st = tstore_open(path, &err);
-    assert_non_null(st);
-    assert_int_equal(tstore_group_init(st, &group_lock, GROUP_N, 10, &err), 0);
+    tstore_t *st = open_grouped(GROUP_N, 10);
     tstore_group_announce(st); /* and never enters */
     member_t m[1];
     run_members(st, m, 1);
