@@ -334,13 +334,17 @@ typedef struct {
     pthread_mutex_t *lock; /* the caller's; NULL: no group commit */
     pthread_cond_t cond;   /* a group's commit happened (waited on with lock) */
     int max;
-    int wait_ms;           /* the guard: a member commits its group itself after this */
-    bool open;             /* the outer transaction is the group's */
-    bool member;           /* a member's turn is under way (tstore_group_enter) */
-    bool wrote;            /* ... and its writes are in the group */
-    int members;           /* members whose writes the open group holds */
-    atomic_int coming;     /* announced and not yet left (tstore_group_announce) */
-    group_wait_t *waiting; /* members waiting for the open group's commit */
+    int wait_ms; /* the guard: a member commits its group itself after this */
+    bool open;   /* the outer transaction is the group's */
+    bool member; /* a member's turn is under way (tstore_group_enter) */
+    bool wrote;  /* ... and its writes are in the group */
+    int members; /* members whose writes the open group holds */
+    bool lost;   /* ... and SQLite rolled the group back since (lost_err) */
+    tsl_error_t lost_err;
+    atomic_int coming;      /* announced and not yet left (tstore_group_announce) */
+    uint64_t tickets, turn; /* members with writes leave in ticket order: the next to give, the
+                             * next to return */
+    group_wait_t *waiting;  /* members waiting for the open group's commit */
     tstore_group_stats_t stats;
 } group_t;
 
@@ -916,6 +920,12 @@ static void group_done(tstore_t *s, int rc, int errnum, const tsl_error_t *err)
         if (rc < 0)
             g->stats.failed++;
     }
+    if (g->member && g->wrote && rc < 0) {
+        /* During a member's turn (SQLite rolled the group back): its leave fails too. */
+        g->lost = true;
+        g->wrote = false;
+        g->lost_err = *err;
+    }
     for (group_wait_t *w = g->waiting; w; w = w->next) {
         w->done = true;
         w->rc = rc;
@@ -1021,6 +1031,18 @@ void tstore_group_enter(tstore_t *s)
         s->group.member = true;
 }
 
+/* Wait on the group's condition (the caller's lock released) for at most wait_ms. */
+static int group_wait(group_t *g)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += g->wait_ms / 1000;
+    until.tv_nsec += g->wait_ms % 1000 * 1000000L;
+    until.tv_sec += until.tv_nsec / 1000000000L;
+    until.tv_nsec %= 1000000000L;
+    return pthread_cond_timedwait(&g->cond, g->lock, &until);
+}
+
 int tstore_group_leave(tstore_t *s, tsl_error_t *err)
 {
     group_t *g = &s->group;
@@ -1029,38 +1051,42 @@ int tstore_group_leave(tstore_t *s, tsl_error_t *err)
     /* A turn ends with its savepoints closed: what it left open is undone, not committed. */
     while (s->nested > 0 && g->open)
         tstore_rollback(s);
-    bool mine = g->wrote;
-    g->member = false;
-    g->wrote = false;
+    bool mine = g->wrote || g->lost;
+    group_wait_t w = {.done = g->lost, .rc = -1, .errnum = EIO, .err = g->lost_err};
+    g->member = g->wrote = g->lost = false;
     bool others = atomic_fetch_sub(&g->coming, 1) > 1;
-    if (!g->open)
-        return 0;
+    /* Members with writes return in the order of their turns (their tickets): what the caller
+     * does next under the lock (tesseld hands the jobs to its scheduler) keeps that order. */
+    uint64_t ticket = mine ? g->tickets++ : 0;
     if (!mine) {
-        if (!others)
+        if (g->open && !others)
             group_commit(s, NULL); /* the others' group: they hear its outcome */
         return 0;
     }
-    if (!others || g->members >= g->max)
-        return group_commit(s, err);
-    group_wait_t w = {.done = false, .next = g->waiting};
-    g->waiting = &w;
-    while (!w.done) {
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += g->wait_ms / 1000;
-        until.tv_nsec += g->wait_ms % 1000 * 1000000L;
-        until.tv_sec += until.tv_nsec / 1000000000L;
-        until.tv_nsec %= 1000000000L;
-        int rc = pthread_cond_timedwait(&g->cond, g->lock, &until);
-        if (rc == ETIMEDOUT && !w.done && g->open && !g->member)
-            group_commit(s, NULL); /* nobody came to commit it: the guard (wait_ms) */
+    if (w.done) {
+        /* SQLite rolled the group back during this turn (group_lost): failed already. */
+    } else if (!others || g->members >= g->max) {
+        w.rc = group_commit(s, &w.err);
+        w.errnum = errno;
+        w.full = s->last_full;
+        w.done = true;
+    } else {
+        w.next = g->waiting;
+        g->waiting = &w;
+        while (!w.done)
+            if (group_wait(g) == ETIMEDOUT && !w.done && g->open && !g->member)
+                group_commit(s, NULL); /* nobody came to commit it: the guard (wait_ms) */
+        /* group_done took w off the list; the list may hold the next group's members now. */
+        for (group_wait_t **p = &g->waiting; *p; p = &(*p)->next)
+            if (*p == &w) {
+                *p = w.next;
+                break;
+            }
     }
-    /* group_done took w off the list; the list may hold the next group's members now. */
-    for (group_wait_t **p = &g->waiting; *p; p = &(*p)->next)
-        if (*p == &w) {
-            *p = w.next;
-            break;
-        }
+    while (g->turn != ticket)
+        group_wait(g); /* an earlier member (done too) has not taken the lock back yet */
+    g->turn++;
+    pthread_cond_broadcast(&g->cond);
     if (w.rc < 0) {
         s->last_full = w.full;
         if (err)

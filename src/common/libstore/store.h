@@ -279,7 +279,9 @@ void tstore_rollback(tstore_t *st);
  * commit holding the member's writes succeeded, or -1 with that commit's errno and err (and
  * tstore_last_full): a failed commit fails every member of the group and writes nothing of
  * any.  A member without writes gets 0 (it commits the others' group when it is the last
- * one coming).
+ * one coming).  Members with writes return from tstore_group_leave (the lock held again) in
+ * the order of their turns, so what the caller does next under the lock keeps that order
+ * (tesseld hands the new jobs to its scheduler in id order).
  *
  * Anyone else (not in a member's turn) never sees an open group: st's next call that reads or
  * writes the store commits the group first (the main loop's scheduler pass, the job model's

@@ -942,6 +942,7 @@ static void test_maint_restart(void **state)
 #define LONG_WAIT_MS 600000
 
 static pthread_mutex_t group_lock = PTHREAD_MUTEX_INITIALIZER;
+static int returned; /* members returned from their leave (under group_lock) */
 
 /* One member's turn, in a thread of its own (no cmocka asserts here: they belong to the main
  * thread; the results are checked there). */
@@ -951,6 +952,7 @@ typedef struct {
     bool *waiting;                    /* set under the lock just before leaving; NULL: none */
     int rc, add_rc, errnum;
     int64_t id;
+    int order; /* how many members returned from their leave before this one */
     tsl_error_t err;
 } member_t;
 
@@ -982,6 +984,7 @@ static void *member_main(void *arg)
     errno = 0;
     m->rc = tstore_group_leave(m->st, &m->err);
     m->errnum = errno;
+    m->order = returned++;
     pthread_mutex_unlock(&group_lock);
     return NULL;
 }
@@ -1044,8 +1047,11 @@ static void test_group_commit(void **state)
         assert_int_equal(m[i].add_rc, 0);
         assert_int_equal(m[i].rc, 0);
         assert_true(m[i].id > 0);
-        for (int k = 0; k < i; k++)
+        for (int k = 0; k < i; k++) {
             assert_true(m[i].id != m[k].id);
+            /* They return in the order of their turns (ids are given in that order). */
+            assert_true((m[i].id < m[k].id) == (m[i].order < m[k].order));
+        }
     }
     tstore_group_stats_t gs;
     tstore_group_stats(st, &gs);
