@@ -4,7 +4,8 @@
 # holds its row, all get distinct ids, and every acknowledged one is in the store after a
 # kill -9 of tesseld and a restart, with its submission event.  Meanwhile jobs of another queue
 # start and end, so the main loop's own transactions (starts, ends, their events) interleave
-# with the groups.
+# with the groups, and submissions refused inside their turn (a queue that does not exist: read
+# in the group's transaction) come in between and leave nothing.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 for t in curl jq sqlite3 sort; do
@@ -24,7 +25,7 @@ is "$CODE" 201 "a queue that starts nothing"
 # N submissions on P connections at once (curl --parallel), to the holding queue, and M jobs
 # that run (`true`, no GPU) in the default queue at the same time.  Each answer: the status and
 # the Location header (/v1/jobs/ID).
-N=240 M=60 P=16
+N=240 M=60 B=40 P=16
 urls() { # COUNT
     _i=0
     while [ $_i -lt "$1" ]; do
@@ -34,6 +35,7 @@ urls() { # COUNT
 }
 urls $N >"$TD/hold.urls"
 urls $M >"$TD/run.urls"
+urls $B >"$TD/bad.urls"
 submit() { # BODY URLS OUT
     curl -s --no-progress-meter --parallel --parallel-immediate --parallel-max $P -H "Authorization: Bearer $TD_ADMIN" \
         -H 'Content-Type: application/json' --data-binary "$1" \
@@ -43,8 +45,12 @@ submit '{"argv":["true"],"queue":"hold","gpu":0.5}' "$TD/hold.urls" "$TD/hold.ou
 S1=$!
 submit '{"argv":["true"]}' "$TD/run.urls" "$TD/run.out" &
 S2=$!
+submit '{"argv":["true"],"queue":"nope"}' "$TD/bad.urls" "$TD/bad.out" &
+S3=$!
 wait $S1
 wait $S2
+wait $S3
+is "$(grep -c '^400 $' "$TD/bad.out")" $B "the $B submissions to a queue that does not exist: 400"
 cat "$TD/hold.out" "$TD/run.out" >"$TD/all.out"
 is "$(grep -c '^201 /v1/jobs/[0-9][0-9]*$' "$TD/all.out")" $((N + M)) \
     "all $((N + M)) parallel submissions acknowledged, each with its Location"
@@ -74,6 +80,7 @@ is "$(sqlite3 "$DB" "SELECT count(DISTINCT job) FROM job_events WHERE event = 's
     $((N + M)) "... each with its submission event"
 is "$(sqlite3 "$DB" "SELECT count(*) FROM jobs WHERE queue = 'default' AND state = 2")" $M \
     "... and the ends of the jobs that ran"
+is "$(sqlite3 "$DB" 'SELECT count(*) FROM jobs')" $((N + M)) "... and nothing of the refused ones"
 is "$(sqlite3 "$DB" 'PRAGMA integrity_check')" ok "the store passes integrity_check"
 td_start $FAKE
 api GET "/v1/jobs?queue=hold&limit=1000"
