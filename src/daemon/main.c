@@ -192,10 +192,13 @@ static void usage(FILE *f)
  * about 0.1 ms each.  Groups stay far smaller in practice (one per submitter in flight). */
 #define TESSD_GROUP_MAX 32
 /* The guard of a group commit (tstore_group_init): a submission waits at most this long for
- * another to commit its group before it commits the group itself.  It fires only when an
- * announced submission takes longer than this to reach the lock (an early commit: a smaller
- * group), so well above a turn (0.1-0.5 ms at 2,000 submissions/s on 2 cores). */
-#define TESSD_GROUP_WAIT_MS 20
+ * another to commit its group before it commits the group itself.  It fires when an announced
+ * submission takes longer than this to reach the lock (an early commit: a smaller group).
+ * Above a turn (0.1-0.5 ms at 2,000 submissions/s on 2 cores), and short: on a loaded machine
+ * the next submission may wait for a CPU for milliseconds, and what the wait saves is one
+ * commit's locks and frames (~0.1 ms of CPU; with --durability full its fsync, ~1 ms), so a
+ * submission does not lose more than 2 ms to it. */
+#define TESSD_GROUP_WAIT_MS 2
 /* Free space below which the reserve is given back ahead of a failed write (the shim's exit
  * record needs a block too, and is written before the store learns of the end). */
 #define TESSD_STORE_LOW (1ull << 20)

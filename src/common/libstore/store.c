@@ -327,24 +327,27 @@ typedef struct group_wait {
     int rc, errnum;
     bool full;
     tsl_error_t err;
+    pthread_cond_t cond; /* its own: signalled when it is done and first in line */
     struct group_wait *next;
 } group_wait_t;
 
 typedef struct {
     pthread_mutex_t *lock; /* the caller's; NULL: no group commit */
-    pthread_cond_t cond;   /* a group's commit happened (waited on with lock) */
+    pthread_condattr_t ca; /* of the members' conditions: CLOCK_MONOTONIC */
     int max;
     int wait_ms; /* the guard: a member commits its group itself after this */
     bool open;   /* the outer transaction is the group's */
     bool member; /* a member's turn is under way (tstore_group_enter) */
     bool wrote;  /* ... and its writes are in the group */
-    int members; /* members whose writes the open group holds */
     bool lost;   /* ... and SQLite rolled the group back since (lost_err) */
     tsl_error_t lost_err;
-    atomic_int coming;      /* announced and not yet left (tstore_group_announce) */
-    uint64_t tickets, turn; /* members with writes leave in ticket order: the next to give, the
-                             * next to return */
-    group_wait_t *waiting;  /* members waiting for the open group's commit */
+    int members;       /* members whose writes the open group holds */
+    atomic_int coming; /* announced and not yet left (tstore_group_announce) */
+    /* Members with writes in their leave, in the order of their turns: first those of groups
+     * done (waiting to take the lock back), then those of the open group.  Each returns when
+     * it is done and first in line, then signals the next one: the order of the turns is kept
+     * and each wakes once (no herd on a shared condition). */
+    group_wait_t *head, *tail;
     tstore_group_stats_t stats;
 } group_t;
 
@@ -558,7 +561,7 @@ void tstore_close(tstore_t *s)
     /* The last connection to close checkpoints the WAL into the database (SQLite). */
     sqlite3_close(s->db);
     if (s->group.lock)
-        pthread_cond_destroy(&s->group.cond);
+        pthread_condattr_destroy(&s->group.ca);
     free(s->tchg);
     free(s->marks);
     free(s);
@@ -926,7 +929,9 @@ static void group_done(tstore_t *s, int rc, int errnum, const tsl_error_t *err)
         g->wrote = false;
         g->lost_err = *err;
     }
-    for (group_wait_t *w = g->waiting; w; w = w->next) {
+    for (group_wait_t *w = g->head; w; w = w->next) {
+        if (w->done)
+            continue; /* of an earlier group */
         w->done = true;
         w->rc = rc;
         w->errnum = errnum;
@@ -934,11 +939,10 @@ static void group_done(tstore_t *s, int rc, int errnum, const tsl_error_t *err)
         if (rc < 0)
             w->err = *err;
     }
-    g->waiting = NULL;
     g->open = false;
     g->members = 0;
-    if (g->lock)
-        pthread_cond_broadcast(&g->cond);
+    if (g->head)
+        pthread_cond_signal(&g->head->cond);
 }
 
 /* A member's first statement opens the group's transaction (BEGIN IMMEDIATE), its reads
@@ -1004,11 +1008,9 @@ int tstore_group_init(tstore_t *s, pthread_mutex_t *lock, int max, int wait_ms, 
         errno = EBUSY;
         return tsl_errprintf(err, "store group commit: a transaction is open");
     }
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    int rc = pthread_cond_init(&s->group.cond, &ca);
-    pthread_condattr_destroy(&ca);
+    int rc = pthread_condattr_init(&s->group.ca);
+    if (rc == 0)
+        rc = pthread_condattr_setclock(&s->group.ca, CLOCK_MONOTONIC);
     if (rc != 0) {
         errno = rc;
         return tsl_errprintf(err, "store group commit: %s", strerror(rc));
@@ -1031,8 +1033,8 @@ void tstore_group_enter(tstore_t *s)
         s->group.member = true;
 }
 
-/* Wait on the group's condition (the caller's lock released) for at most wait_ms. */
-static int group_wait(group_t *g)
+/* Wait on w's condition (the caller's lock released) for at most wait_ms. */
+static int group_wait(group_t *g, group_wait_t *w)
 {
     struct timespec until;
     clock_gettime(CLOCK_MONOTONIC, &until);
@@ -1040,7 +1042,7 @@ static int group_wait(group_t *g)
     until.tv_nsec += g->wait_ms % 1000 * 1000000L;
     until.tv_sec += until.tv_nsec / 1000000000L;
     until.tv_nsec %= 1000000000L;
-    return pthread_cond_timedwait(&g->cond, g->lock, &until);
+    return pthread_cond_timedwait(&w->cond, g->lock, &until);
 }
 
 int tstore_group_leave(tstore_t *s, tsl_error_t *err)
@@ -1055,38 +1057,40 @@ int tstore_group_leave(tstore_t *s, tsl_error_t *err)
     group_wait_t w = {.done = g->lost, .rc = -1, .errnum = EIO, .err = g->lost_err};
     g->member = g->wrote = g->lost = false;
     bool others = atomic_fetch_sub(&g->coming, 1) > 1;
-    /* Members with writes return in the order of their turns (their tickets): what the caller
-     * does next under the lock (tesseld hands the jobs to its scheduler) keeps that order. */
-    uint64_t ticket = mine ? g->tickets++ : 0;
     if (!mine) {
         if (g->open && !others)
             group_commit(s, NULL); /* the others' group: they hear its outcome */
         return 0;
     }
-    if (w.done) {
-        /* SQLite rolled the group back during this turn (group_lost): failed already. */
-    } else if (!others || g->members >= g->max) {
-        w.rc = group_commit(s, &w.err);
-        w.errnum = errno;
-        w.full = s->last_full;
-        w.done = true;
-    } else {
-        w.next = g->waiting;
-        g->waiting = &w;
-        while (!w.done)
-            if (group_wait(g) == ETIMEDOUT && !w.done && g->open && !g->member)
-                group_commit(s, NULL); /* nobody came to commit it: the guard (wait_ms) */
-        /* group_done took w off the list; the list may hold the next group's members now. */
-        for (group_wait_t **p = &g->waiting; *p; p = &(*p)->next)
-            if (*p == &w) {
-                *p = w.next;
-                break;
-            }
+    /* In line: members with writes return in the order of their turns, so that what the
+     * caller does next under the lock (tesseld hands the jobs to its scheduler) keeps it. */
+    int rc = pthread_cond_init(&w.cond, &g->ca);
+    if (rc != 0) {
+        /* No condition to wait on: commit the group now (the others hear it) and return out
+         * of line (only the order of what the caller does next can suffer). */
+        if (!w.done && g->open)
+            return group_commit(s, err);
+        if (w.done && err)
+            *err = w.err;
+        errno = w.errnum;
+        return w.done ? -1 : 0;
     }
-    while (g->turn != ticket)
-        group_wait(g); /* an earlier member (done too) has not taken the lock back yet */
-    g->turn++;
-    pthread_cond_broadcast(&g->cond);
+    if (g->tail)
+        g->tail->next = &w;
+    else
+        g->head = &w;
+    g->tail = &w;
+    if (!w.done && (!others || g->members >= g->max))
+        group_commit(s, NULL); /* done: w, and every member waiting in the group */
+    while (!w.done || g->head != &w)
+        if (group_wait(g, &w) == ETIMEDOUT && !w.done && g->open && !g->member)
+            group_commit(s, NULL); /* nobody came to commit it: the guard (wait_ms) */
+    g->head = w.next;
+    if (!g->head)
+        g->tail = NULL;
+    else if (g->head->done)
+        pthread_cond_signal(&g->head->cond); /* the next in line */
+    pthread_cond_destroy(&w.cond);
     if (w.rc < 0) {
         s->last_full = w.full;
         if (err)
