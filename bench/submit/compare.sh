@@ -12,6 +12,7 @@
 #   metrics  1 client at 1 submission/s, /metrics scraped at --scrape-hz: the time of /metrics
 #   paced    --threads clients at --rate submissions/s, no scrape
 #   scraped  the same with /metrics scraped at --scrape-hz
+# The group column: submissions a group commit held on average ("-": a tesseld without it).
 # Both builds are driven by BUILD_DIR's bench-submit (the baseline's has no --preload); only
 # tesseld differs.  Prints every run, then per build the median over the rounds and the ratios.
 # BENCH_NICE, TMPDIR: as for run.sh.
@@ -41,8 +42,8 @@ RES=$(mktemp "${TMPDIR:-/tmp}/tessel-compare-XXXXXX")
 trap 'rm -f "$RES"' EXIT INT TERM
 echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, baseline $BASE, new $NEW"
 echo "# --rounds $ROUNDS --preload $PRELOAD --rate $RATE --seconds $SECS --scrape-hz $HZ --threads $THREADS"
-printf '%-5s %-8s %-8s %5s %9s %9s %9s %9s %9s %8s\n' round build config load rate/s p50_ms p99_ms \
-    max_ms metrics_p50 wal_MiB
+printf '%-5s %-8s %-8s %5s %9s %9s %9s %9s %9s %8s %6s\n' round build config load rate/s p50_ms p99_ms \
+    max_ms metrics_p50 wal_MiB group
 one() { # ROUND NAME DIR CONFIG ARGS...
     r=$1 name=$2 dir=$3 cfg=$4
     shift 4
@@ -53,8 +54,9 @@ one() { # ROUND NAME DIR CONFIG ARGS...
         /^submitted/ { rate = $4; p50 = $8; p99 = $11; mx = $14 }
         /^metrics:/ { mp50 = $11 }
         /^wal:/ { wal = sprintf("%.1f", $2 / 1048576) }
-        END { printf "%-5s %-8s %-8s %5s %9s %9s %9s %9s %9s %8s\n", r, n, c, l, rate, p50, p99, mx,
-              mp50 == "" ? "-" : mp50, wal }' | tee -a "$RES"
+        /^group:/ { g = $2 == "-" ? "-" : substr($7, 2) }
+        END { printf "%-5s %-8s %-8s %5s %9s %9s %9s %9s %9s %8s %6s\n", r, n, c, l, rate, p50, p99,
+              mx, mp50 == "" ? "-" : mp50, wal, g }' | tee -a "$RES"
 }
 r=1
 while [ $r -le "$ROUNDS" ]; do

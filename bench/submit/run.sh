@@ -11,6 +11,7 @@
 # TESSELD_ARGS="..." adds options to tesseld's command line (e.g. "--durability full").
 # BENCH_CLIENT=PATH runs that bench-submit instead of BUILD_DIR's (bench/submit/compare.sh: the
 # current client, with its --preload and --scrape-hz, against a baseline's tesseld).
+# It ends with the most the WAL held and the group commits (tessel_store_group_*).
 # BENCH_SOCKET=1 submits through tesseld's local socket (no token: the caller's uid is its
 # identity) instead of TCP with the admin token.
 set -eu
@@ -56,3 +57,10 @@ $NICE "$CLIENT" "$@"
 # The WAL file is reused from its beginning when the WAL starts over, never truncated while
 # tesseld runs: its size now is the most the WAL held during the run.
 echo "wal: $(stat -c %s "$T/data/tessel.db-wal" 2>/dev/null || echo 0) bytes, the most the WAL held"
+# Group commit (docs/tesseld.md, "Store"): the store's commits that held submissions and the
+# submissions they held ("-" for a tesseld without it, e.g. a baseline).
+curl -s "http://$(cat "$T/data/tesseld.addr")/metrics" | awk '
+    $1 == "tessel_store_group_commits_total" { c = $2 }
+    $1 == "tessel_store_group_members_total" { m = $2 }
+    END { if (c == "") print "group: -"
+          else printf "group: %d commits held %d submissions (%.2f a commit)\n", c, m, c ? m / c : 0 }'

@@ -321,6 +321,36 @@ typedef struct {
     atomic_uint_fast64_t checkpoints, frames, errors, catchups, restarts;
 } maint_t;
 
+/* Group commit (tstore_group_init, store.h).  A member that waits for its group's commit. */
+typedef struct group_wait {
+    bool done; /* the commit (or failure) of its group happened: rc, errnum, full, err */
+    int rc, errnum;
+    bool full;
+    tsl_error_t err;
+    pthread_cond_t cond; /* its own: signalled when it is done and first in line */
+    struct group_wait *next;
+} group_wait_t;
+
+typedef struct {
+    pthread_mutex_t *lock; /* the caller's; NULL: no group commit */
+    pthread_condattr_t ca; /* of the members' conditions: CLOCK_MONOTONIC */
+    int max;
+    int wait_ms; /* the guard: a member commits its group itself after this */
+    bool open;   /* the outer transaction is the group's */
+    bool member; /* a member's turn is under way (tstore_group_enter) */
+    bool wrote;  /* ... and its writes are in the group */
+    bool lost;   /* ... and SQLite rolled the group back since (lost_err) */
+    tsl_error_t lost_err;
+    int members;       /* members whose writes the open group holds */
+    atomic_int coming; /* announced and not yet left (tstore_group_announce) */
+    /* Members with writes in their leave, in the order of their turns: first those of groups
+     * done (waiting to take the lock back), then those of the open group.  Each returns when
+     * it is done and first in line, then signals the next one: the order of the turns is kept
+     * and each wakes once (no herd on a shared condition). */
+    group_wait_t *head, *tail;
+    tstore_group_stats_t stats;
+} group_t;
+
 struct tstore {
     sqlite3 *db;
     sqlite3_stmt *st[S_COUNT];
@@ -339,6 +369,7 @@ struct tstore {
     uint64_t reserve_bytes;
     bool reserve_held;
     uint64_t reserve_releases;
+    group_t group;
 };
 
 static const char *const state_names[TSTORE_NSTATES] = {
@@ -394,8 +425,15 @@ static int db_error(tstore_t *s, tsl_error_t *err, const char *what)
     return tsl_errprintf(err, "store: %s: %s", what, sqlite3_errmsg(s->db));
 }
 
+static void group_settle(tstore_t *s);
+static void group_lost(tstore_t *s);
+static int group_open(tstore_t *s, tsl_error_t *err);
+
 static sqlite3_stmt *stmt(tstore_t *s, int id)
 {
+    group_settle(s); /* anyone but a member sees no open group */
+    if (s->group.member && !s->group.open && id != S_BEGIN)
+        group_open(s, NULL); /* when it fails, the statement runs on its own */
     sqlite3_stmt *q = s->st[id];
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
@@ -516,11 +554,14 @@ void tstore_close(tstore_t *s)
 {
     if (!s)
         return;
+    group_settle(s);
     maint_stop(s);
     for (int i = 0; i < S_COUNT; i++)
         sqlite3_finalize(s->st[i]);
     /* The last connection to close checkpoints the WAL into the database (SQLite). */
     sqlite3_close(s->db);
+    if (s->group.lock)
+        pthread_condattr_destroy(&s->group.ca);
     free(s->tchg);
     free(s->marks);
     free(s);
@@ -713,6 +754,7 @@ void tstore_maint_stats(const tstore_t *s, tstore_maint_stats_t *out)
 
 int tstore_set_durable(tstore_t *s, bool full, tsl_error_t *err)
 {
+    group_settle(s);
     if (sqlite3_exec(s->db, full ? "PRAGMA synchronous = FULL;" : "PRAGMA synchronous = NORMAL;",
                      NULL, NULL, NULL) != SQLITE_OK) {
         db_error(s, err, "pragma synchronous");
@@ -792,6 +834,11 @@ int tstore_schema_version(tstore_t *s)
 
 int tstore_begin(tstore_t *s, tsl_error_t *err)
 {
+    group_settle(s);
+    if (s->group.open && sqlite3_get_autocommit(s->db))
+        group_lost(s); /* SQLite rolled the group's transaction back (an error) */
+    if (s->group.member && !s->group.open && group_open(s, err) < 0)
+        return -1;
     if (!sqlite3_get_autocommit(s->db)) {
         /* Room for the savepoint's mark first: nothing to undo when there is none. */
         if ((size_t)s->nested == s->capmarks) {
@@ -824,6 +871,10 @@ int tstore_commit(tstore_t *s, tsl_error_t *err)
             return -1;
         }
         s->nested--; /* its tally changes now belong to the transaction around it */
+        if (s->nested == 0 && s->group.member && s->group.open && !s->group.wrote) {
+            s->group.wrote = true; /* the member's writes are in the group */
+            s->group.members++;
+        }
         return 0;
     }
     if (exec_stmt(s, stmt(s, S_COMMIT), err, "commit") < 0) {
@@ -843,6 +894,8 @@ void tstore_rollback(tstore_t *s)
     if (sqlite3_get_autocommit(s->db)) {
         s->nested = 0; /* SQLite ended the transaction itself (an error) */
         s->ntchg = 0;
+        if (s->group.open)
+            group_lost(s); /* ... and with it the group's */
         return;
     }
     if (s->nested > 0) {
@@ -853,6 +906,204 @@ void tstore_rollback(tstore_t *s)
     }
     exec_stmt(s, stmt(s, S_ROLLBACK), NULL, "rollback");
     s->ntchg = 0;
+}
+
+/* ---- group commit (store.h) ---- */
+
+/* The open group ended (rc 0: committed; -1: failed or rolled back, errnum and err): every
+ * waiting member gets the outcome, and the group is closed. */
+static void group_done(tstore_t *s, int rc, int errnum, const tsl_error_t *err)
+{
+    group_t *g = &s->group;
+    if (g->members > 0) {
+        g->stats.commits++;
+        g->stats.members += (uint64_t)g->members;
+        if ((uint64_t)g->members > g->stats.largest)
+            g->stats.largest = (uint64_t)g->members;
+        if (rc < 0)
+            g->stats.failed++;
+    }
+    if (g->member && g->wrote && rc < 0) {
+        /* During a member's turn (SQLite rolled the group back): its leave fails too. */
+        g->lost = true;
+        g->wrote = false;
+        g->lost_err = *err;
+    }
+    for (group_wait_t *w = g->head; w; w = w->next) {
+        if (w->done)
+            continue; /* of an earlier group */
+        w->done = true;
+        w->rc = rc;
+        w->errnum = errnum;
+        w->full = s->last_full;
+        if (rc < 0)
+            w->err = *err;
+    }
+    g->open = false;
+    g->members = 0;
+    if (g->head)
+        pthread_cond_signal(&g->head->cond);
+}
+
+/* A member's first statement opens the group's transaction (BEGIN IMMEDIATE), its reads
+ * included: one transaction's locks (a few fcntl calls) for the whole turn instead of one
+ * set per statement.  Its writes are a savepoint inside it (tstore_begin). */
+static int group_open(tstore_t *s, tsl_error_t *err)
+{
+    s->nested = 0;
+    s->ntchg = 0;
+    if (exec_stmt(s, stmt(s, S_BEGIN), err, "begin") < 0)
+        return -1;
+    s->group.open = true;
+    return 0;
+}
+
+/* SQLite rolled back the open group's transaction on an error: its members' writes are gone,
+ * and they fail. */
+static void group_lost(tstore_t *s)
+{
+    tsl_error_t e;
+    tsl_errprintf(&e, "store: the transaction of a group commit was rolled back: %s",
+                  sqlite3_errmsg(s->db));
+    group_done(s, -1, EIO, &e);
+}
+
+/* Commit the open group.  0, or -1 with errno and err (the group rolled back). */
+static int group_commit(tstore_t *s, tsl_error_t *err)
+{
+    if (sqlite3_get_autocommit(s->db)) {
+        group_lost(s);
+        errno = EIO;
+        return tsl_errprintf(err, "store: the transaction of a group commit was rolled back");
+    }
+    tsl_error_t e = {{0}};
+    s->group.open = false; /* the COMMIT below is not a member's: no settling inside it */
+    s->nested = 0;
+    int rc = tstore_commit(s, &e);
+    int errnum = errno;
+    group_done(s, rc, errnum, &e);
+    if (rc < 0 && err)
+        *err = e;
+    errno = errnum;
+    return rc;
+}
+
+/* Called by every call that touches the connection: outside a member's turn, an open group is
+ * committed first.  Its outcome is its members' (they hear it in tstore_group_leave). */
+static void group_settle(tstore_t *s)
+{
+    if (s->group.open && !s->group.member)
+        group_commit(s, NULL);
+}
+
+int tstore_group_init(tstore_t *s, pthread_mutex_t *lock, int max, int wait_ms, tsl_error_t *err)
+{
+    if (!lock || max < 1 || wait_ms < 1 || s->group.lock) {
+        errno = s->group.lock ? EBUSY : EINVAL;
+        return tsl_errprintf(err, "store group commit: %s",
+                             s->group.lock ? "turned on already"
+                                           : "needs a lock, max >= 1 and wait_ms >= 1");
+    }
+    if (!sqlite3_get_autocommit(s->db)) {
+        errno = EBUSY;
+        return tsl_errprintf(err, "store group commit: a transaction is open");
+    }
+    int rc = pthread_condattr_init(&s->group.ca);
+    if (rc == 0)
+        rc = pthread_condattr_setclock(&s->group.ca, CLOCK_MONOTONIC);
+    if (rc != 0) {
+        errno = rc;
+        return tsl_errprintf(err, "store group commit: %s", strerror(rc));
+    }
+    s->group.lock = lock;
+    s->group.max = max;
+    s->group.wait_ms = wait_ms;
+    return 0;
+}
+
+void tstore_group_announce(tstore_t *s)
+{
+    if (s->group.lock)
+        atomic_fetch_add(&s->group.coming, 1);
+}
+
+void tstore_group_enter(tstore_t *s)
+{
+    if (s->group.lock)
+        s->group.member = true;
+}
+
+/* Wait on w's condition (the caller's lock released) for at most wait_ms. */
+static int group_wait(group_t *g, group_wait_t *w)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += g->wait_ms / 1000;
+    until.tv_nsec += g->wait_ms % 1000 * 1000000L;
+    until.tv_sec += until.tv_nsec / 1000000000L;
+    until.tv_nsec %= 1000000000L;
+    return pthread_cond_timedwait(&w->cond, g->lock, &until);
+}
+
+int tstore_group_leave(tstore_t *s, tsl_error_t *err)
+{
+    group_t *g = &s->group;
+    if (!g->lock || !g->member)
+        return 0;
+    /* A turn ends with its savepoints closed: what it left open is undone, not committed. */
+    while (s->nested > 0 && g->open)
+        tstore_rollback(s);
+    bool mine = g->wrote || g->lost;
+    group_wait_t w = {.done = g->lost, .rc = -1, .errnum = EIO, .err = g->lost_err};
+    g->member = g->wrote = g->lost = false;
+    bool others = atomic_fetch_sub(&g->coming, 1) > 1;
+    if (!mine) {
+        if (g->open && !others)
+            group_commit(s, NULL); /* the others' group: they hear its outcome */
+        return 0;
+    }
+    /* In line: members with writes return in the order of their turns, so that what the
+     * caller does next under the lock (tesseld hands the jobs to its scheduler) keeps it. */
+    int rc = pthread_cond_init(&w.cond, &g->ca);
+    if (rc != 0) {
+        /* No condition to wait on: commit the group now (the others hear it) and return out
+         * of line (only the order of what the caller does next can suffer). */
+        if (!w.done && g->open)
+            return group_commit(s, err);
+        if (w.done && err)
+            *err = w.err;
+        errno = w.errnum;
+        return w.done ? -1 : 0;
+    }
+    if (g->tail)
+        g->tail->next = &w;
+    else
+        g->head = &w;
+    g->tail = &w;
+    if (!w.done && (!others || g->members >= g->max))
+        group_commit(s, NULL); /* done: w, and every member waiting in the group */
+    while (!w.done || g->head != &w)
+        if (group_wait(g, &w) == ETIMEDOUT && !w.done && g->open && !g->member)
+            group_commit(s, NULL); /* nobody came to commit it: the guard (wait_ms) */
+    g->head = w.next;
+    if (!g->head)
+        g->tail = NULL;
+    else if (g->head->done)
+        pthread_cond_signal(&g->head->cond); /* the next in line */
+    pthread_cond_destroy(&w.cond);
+    if (w.rc < 0) {
+        s->last_full = w.full;
+        if (err)
+            *err = w.err;
+        errno = w.errnum;
+        return -1;
+    }
+    return 0;
+}
+
+void tstore_group_stats(const tstore_t *s, tstore_group_stats_t *out)
+{
+    *out = s->group.stats;
 }
 
 int tstore_tally_add(tstore_t *s, unsigned slot, int64_t delta, tsl_error_t *err)

@@ -5,7 +5,8 @@
  * the commit returns; only a power loss can take back the last commits.  Every statement is named
  * at the top of store.c and prepared once in tstore_open.
  *
- * Threads: a tstore_t is not locked; tesseld calls it under its one big lock (single writer).
+ * Threads: a tstore_t is not locked; tesseld calls it under its one big lock (single writer);
+ * with group commit (tstore_group_init) the store waits on that lock's condition itself.
  * The maintenance thread (tstore_maint_start) has a connection of its own and touches nothing
  * of the tstore_t but its own counters.
  *
@@ -17,6 +18,7 @@
 #ifndef TESSEL_STORE_H
 #define TESSEL_STORE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -256,6 +258,54 @@ int tstore_schema_version(tstore_t *st);
 int tstore_begin(tstore_t *st, tsl_error_t *err);
 int tstore_commit(tstore_t *st, tsl_error_t *err);
 void tstore_rollback(tstore_t *st);
+
+/* Group commit: several writers that take turns under the caller's lock (tesseld's big lock)
+ * share one transaction and one commit, instead of one each (the WAL's frames and locks are
+ * paid once per group).  A member's turn:
+ *
+ *     tstore_group_announce(st);          any thread, before the lock: "I am coming"
+ *     lock(caller's lock)
+ *     tstore_group_enter(st);             the turn begins: st's calls are the member's
+ *     ... reads, and writes in tstore_begin/tstore_commit (savepoints of the group) ...
+ *     rc = tstore_group_leave(st, err);   the turn ends (see below)
+ *     unlock(caller's lock)
+ *
+ * The first member's tstore_begin opens the group's transaction (BEGIN IMMEDIATE); each
+ * member's own begin/commit/rollback is a savepoint inside it, so a member that fails undoes
+ * only its own writes.  tstore_group_leave, when the member's writes are in the group and
+ * other members have announced themselves and not yet left, waits (the caller's lock released,
+ * pthread_cond_wait) for the commit of the group; otherwise (nobody else coming, or the group
+ * holds max members) it commits the group itself and wakes the others.  It returns 0 once a
+ * commit holding the member's writes succeeded, or -1 with that commit's errno and err (and
+ * tstore_last_full): a failed commit fails every member of the group and writes nothing of
+ * any.  A member without writes gets 0 (it commits the others' group when it is the last
+ * one coming).  Members with writes return from tstore_group_leave (the lock held again) in
+ * the order of their turns, so what the caller does next under the lock keeps that order
+ * (tesseld hands the new jobs to its scheduler in id order).
+ *
+ * Anyone else (not in a member's turn) never sees an open group: st's next call that reads or
+ * writes the store commits the group first (the main loop's scheduler pass, the job model's
+ * events: their own transactions stay theirs alone, and their commits mean what they meant).
+ * A waiting member whose group nobody commits within wait_ms commits it itself: the
+ * others' announcements are a promise (each announced member comes and leaves), this is the
+ * guard should one be broken; a guard that fires early only makes a smaller group.
+ *
+ * tstore_group_init turns it on (lock: the caller's mutex, held around every call of st;
+ * max: members a group holds at most, >= 1; wait_ms >= 1).  Without it the calls above do
+ * nothing and tstore_begin/commit behave as they always did.  0, or -1 with errno EINVAL /
+ * EBUSY (turned on already, or a transaction is open) and err. */
+int tstore_group_init(tstore_t *st, pthread_mutex_t *lock, int max, int wait_ms, tsl_error_t *err);
+void tstore_group_announce(tstore_t *st);
+void tstore_group_enter(tstore_t *st);
+int tstore_group_leave(tstore_t *st, tsl_error_t *err);
+typedef struct {
+    uint64_t commits; /* group commits that held at least one member's writes */
+    uint64_t members; /* members' writes those commits held (members / commits: group size) */
+    uint64_t failed;  /* of the commits, those that failed (every member failed with it) */
+    uint64_t largest; /* members of the largest group */
+} tstore_group_stats_t;
+/* Under the caller's lock. */
+void tstore_group_stats(const tstore_t *st, tstore_group_stats_t *out);
 
 /* meta: small key/value pairs (instance id).  get copies at most len-1 bytes; ENOENT if absent. */
 int tstore_meta_get(tstore_t *st, const char *key, char *buf, size_t len, tsl_error_t *err);

@@ -55,7 +55,10 @@ int api_batch_check(tessd_t *d, const tessd_caller_t *who, api_batch_t *b, thttp
 /* Add the job (each element of an array; through the job model's tjm_submit, who the
  * submitter) with its dependencies in one transaction, then hand
  * those not held to the scheduler (tessd_inbox_submit); *j becomes
- * the (first) job added.  0, or -1 with err and nothing added. */
+ * the (first) job added.  0, or -1 with err and nothing added.  In a
+ * group commit's turn (tstore_group_enter) the transaction is the
+ * caller's part of the group: this ends the turn (tstore_group_leave,
+ * which may release the lock while it waits for the group's commit). */
 int api_batch_add(tessd_t *d, tstore_job_t *j, const api_batch_t *b, const char *who,
                   tsl_error_t *err);
 void api_batch_free(api_batch_t *b);

@@ -182,6 +182,13 @@ int api_batch_add(tessd_t *d, tstore_job_t *j, const api_batch_t *b, const char 
     }
     if (tstore_commit(d->store, err) < 0)
         goto error;
+    /* In a submission's turn (api_jobs_submit) that commit was its part of a group commit:
+     * the group's commit holds it (tstore_group_leave waits for it, the lock released, or
+     * runs it); a failed one wrote nothing of any member. */
+    if (tstore_group_leave(d->store, err) < 0) {
+        free(ids);
+        return -1;
+    }
     /* Held jobs reach the scheduler when tessd_holds_check releases them; the others now. */
     for (uint32_t i = 0; i < n; i++) {
         tstore_job_t e = *j;

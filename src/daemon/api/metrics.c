@@ -58,6 +58,8 @@ static void job_counts(tessd_t *d, tsl_prom_t *p)
     }
     tstore_maint_stats_t ms;
     tstore_maint_stats(d->store, &ms);
+    tstore_group_stats_t gs;
+    tstore_group_stats(d->store, &gs);
     const struct {
         const char *name, *help;
         uint64_t value;
@@ -69,6 +71,10 @@ static void job_counts(tessd_t *d, tsl_prom_t *p)
          "WAL checkpoints run by a commit so that the WAL can start over.", ms.catchups},
         {"tessel_store_wal_restarts_total", "Times the WAL started over from its beginning.",
          ms.restarts},
+        {"tessel_store_group_commits_total",
+         "Group commits: transactions that held one or more submissions.", gs.commits},
+        {"tessel_store_group_members_total",
+         "Submissions those group commits held (per commit: the mean group size).", gs.members},
     };
     for (size_t i = 0; i < sizeof store / sizeof *store; i++) {
         tsl_prom_family(p, store[i].name, "counter", store[i].help);

@@ -1,14 +1,18 @@
 /* test_store.c - libstore: migrations, users/tokens, queues, job lifecycle, reopen; tallies
  * that follow transactions and savepoints, the census of the jobs table, and the maintenance
- * thread that checkpoints the WAL off the request path. */
+ * thread that checkpoints the WAL off the request path; group commit (members in threads of
+ * their own, a non-member that commits the group, a commit that fails). */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,19 +42,26 @@ static int teardown(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+/* A job of user in queue: half a GPU of 1 GiB, `true`. */
+static void job_fill(tstore_job_t *j, const char *user, const char *queue, int prio)
+{
+    *j = (tstore_job_t){0};
+    j->user = (char *)user;
+    j->argv_json = (char *)"[\"true\"]";
+    j->env_json = (char *)"{}";
+    j->queue = (char *)queue;
+    j->klass = TSTORE_CLASS_TRAINING;
+    j->priority = prio;
+    j->gpu_milli = 500;
+    j->gpu_count = 1;
+    j->gpu_mem = 1u << 30;
+    j->submitted_ms = 1000;
+}
+
 static void add_job(tstore_t *st, const char *user, const char *queue, int prio, int64_t *id)
 {
-    tstore_job_t j = {0};
-    j.user = (char *)user;
-    j.argv_json = (char *)"[\"true\"]";
-    j.env_json = (char *)"{}";
-    j.queue = (char *)queue;
-    j.klass = TSTORE_CLASS_TRAINING;
-    j.priority = prio;
-    j.gpu_milli = 500;
-    j.gpu_count = 1;
-    j.gpu_mem = 1u << 30;
-    j.submitted_ms = 1000;
+    tstore_job_t j;
+    job_fill(&j, user, queue, prio);
     assert_int_equal(tstore_job_add(st, &j, NULL), 0);
     *id = j.id;
 }
@@ -924,6 +935,268 @@ static void test_maint_restart(void **state)
     tstore_close(st);
 }
 
+/* ---- group commit ---- */
+
+#define GROUP_N 6
+/* The guard, far above any stall of a loaded machine: these tests decide who commits. */
+#define LONG_WAIT_MS 600000
+
+static pthread_mutex_t group_lock = PTHREAD_MUTEX_INITIALIZER;
+static int returned; /* members returned from their leave (under group_lock) */
+
+/* One member's turn, in a thread of its own (no cmocka asserts here: they belong to the main
+ * thread; the results are checked there). */
+typedef struct {
+    tstore_t *st;
+    pthread_barrier_t *all_announced; /* NULL: none */
+    bool *waiting;                    /* set under the lock just before leaving; NULL: none */
+    int rc, add_rc, errnum;
+    int64_t id;
+    int order; /* how many members returned from their leave before this one */
+    tsl_error_t err;
+} member_t;
+
+static void *member_main(void *arg)
+{
+    member_t *m = arg;
+    tstore_group_announce(m->st);
+    if (m->all_announced)
+        pthread_barrier_wait(m->all_announced);
+    pthread_mutex_lock(&group_lock);
+    tstore_group_enter(m->st);
+    tstore_user_t u;
+    tstore_user_get(m->st, "nobody", &u, NULL); /* a read in the turn commits nothing */
+    tstore_job_t j;
+    job_fill(&j, "alice", "default", 0);
+    m->add_rc = tstore_begin(m->st, &m->err);
+    if (m->add_rc == 0) {
+        m->add_rc = tstore_job_add(m->st, &j, &m->err);
+        if (m->add_rc == 0)
+            m->add_rc = tstore_tally_add(m->st, 2, 1, &m->err);
+        if (m->add_rc == 0)
+            m->add_rc = tstore_commit(m->st, &m->err);
+        else
+            tstore_rollback(m->st);
+    }
+    m->id = j.id;
+    if (m->waiting)
+        *m->waiting = true;
+    errno = 0;
+    m->rc = tstore_group_leave(m->st, &m->err);
+    m->errnum = errno;
+    m->order = returned++;
+    pthread_mutex_unlock(&group_lock);
+    return NULL;
+}
+
+/* Rows of jobs as another connection sees them: only what is committed. */
+static int committed_jobs(void)
+{
+    sqlite3 *db;
+    sqlite3_stmt *q;
+    int n = -1;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "SELECT count(*) FROM jobs", -1, &q, NULL) == SQLITE_OK) {
+        if (sqlite3_step(q) == SQLITE_ROW)
+            n = sqlite3_column_int(q, 0);
+        sqlite3_finalize(q);
+    }
+    sqlite3_close(db);
+    return n;
+}
+
+/* A store at path with group commit on (max members, guard wait_ms). */
+static tstore_t *open_grouped(int max, int wait_ms)
+{
+    tsl_error_t err;
+    tstore_t *st = tstore_open(path, &err);
+    assert_non_null(st);
+    assert_int_equal(tstore_group_init(st, &group_lock, max, wait_ms, &err), 0);
+    return st;
+}
+
+/* GROUP_N members announced before any takes the lock: one transaction holds them all, each
+ * leave returns once it is committed, ids distinct, tallies counted once each. */
+static void run_members(tstore_t *st, member_t *m, int n)
+{
+    pthread_barrier_t b;
+    pthread_barrier_init(&b, NULL, (unsigned)n);
+    pthread_t t[GROUP_N];
+    for (int i = 0; i < n; i++) {
+        m[i] = (member_t){.st = st, .all_announced = &b};
+        assert_int_equal(pthread_create(&t[i], NULL, member_main, &m[i]), 0);
+    }
+    for (int i = 0; i < n; i++)
+        pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&b);
+}
+
+static void test_group_commit(void **state)
+{
+    tsl_error_t err;
+    tstore_t *st = tstore_open(path, &err);
+    assert_non_null(st);
+    assert_int_equal(tstore_group_init(st, NULL, 4, LONG_WAIT_MS, &err), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_int_equal(tstore_group_init(st, &group_lock, GROUP_N, LONG_WAIT_MS, &err), 0);
+    assert_int_equal(tstore_group_init(st, &group_lock, GROUP_N, LONG_WAIT_MS, &err), -1);
+    assert_int_equal(errno, EBUSY);
+    member_t m[GROUP_N];
+    run_members(st, m, GROUP_N);
+    for (int i = 0; i < GROUP_N; i++) {
+        assert_int_equal(m[i].add_rc, 0);
+        assert_int_equal(m[i].rc, 0);
+        assert_true(m[i].id > 0);
+        for (int k = 0; k < i; k++) {
+            assert_true(m[i].id != m[k].id);
+            /* They return in the order of their turns (ids are given in that order). */
+            assert_true((m[i].id < m[k].id) == (m[i].order < m[k].order));
+        }
+    }
+    tstore_group_stats_t gs;
+    tstore_group_stats(st, &gs);
+    assert_int_equal(gs.commits, 1);
+    assert_int_equal(gs.members, GROUP_N);
+    assert_int_equal(gs.largest, GROUP_N);
+    assert_int_equal(gs.failed, 0);
+    assert_int_equal(committed_jobs(), GROUP_N);
+    assert_int_equal(tstore_tally_get(st, 2), GROUP_N);
+    /* A group holds at most max members (a store is turned on once: a new one, max 2). */
+    tstore_close(st);
+    st = open_grouped(2, LONG_WAIT_MS);
+    run_members(st, m, GROUP_N);
+    for (int i = 0; i < GROUP_N; i++)
+        assert_int_equal(m[i].rc, 0);
+    tstore_group_stats(st, &gs);
+    assert_int_equal(gs.members, GROUP_N);
+    assert_int_equal(gs.largest, 2);
+    assert_int_equal(gs.commits, GROUP_N / 2);
+    assert_int_equal(committed_jobs(), 2 * GROUP_N);
+    tstore_close(st);
+}
+
+/* A member waits for the group while another is announced; someone who is no member (the
+ * daemon's main loop) and touches the store commits the group first, and the member's leave
+ * returns 0.  The announced one then comes without writes: nothing more to commit. */
+static void test_group_other_commits(void **state)
+{
+    tsl_error_t err;
+    tstore_t *st = open_grouped(GROUP_N, LONG_WAIT_MS);
+    tstore_group_announce(st); /* "B", this thread, comes later */
+    bool waiting = false;
+    member_t a = {.st = st, .waiting = &waiting};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, member_main, &a), 0);
+    for (;;) {
+        pthread_mutex_lock(&group_lock);
+        if (waiting)
+            break; /* A set it under the lock and left it only in its wait */
+        pthread_mutex_unlock(&group_lock);
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(committed_jobs(), 0); /* A's row waits in the open group */
+    tstore_job_t j;
+    assert_int_equal(tstore_job_get(st, a.id, &j, &err), 0); /* not a member: commits first */
+    tstore_job_clear(&j);
+    assert_int_equal(committed_jobs(), 1);
+    tstore_group_stats_t gs;
+    tstore_group_stats(st, &gs);
+    assert_int_equal(gs.commits, 1);
+    /* B: a turn that writes nothing (a refused submission) leaves nothing open. */
+    tstore_group_enter(st);
+    tstore_user_t u;
+    assert_int_equal(tstore_user_get(st, "nobody", &u, NULL), -1);
+    assert_int_equal(tstore_group_leave(st, &err), 0);
+    pthread_mutex_unlock(&group_lock);
+    pthread_join(t, NULL);
+    assert_int_equal(a.add_rc, 0);
+    assert_int_equal(a.rc, 0);
+    tstore_group_stats(st, &gs);
+    assert_int_equal(gs.commits, 1);
+    assert_int_equal(gs.members, 1);
+    /* A member's own rollback undoes its writes only; a transaction of a non-member after the
+     * group is its own. */
+    pthread_mutex_lock(&group_lock);
+    tstore_group_announce(st);
+    tstore_group_enter(st);
+    assert_int_equal(tstore_begin(st, &err), 0);
+    assert_int_equal(tstore_user_add(st, "gone", "user", 1, &err), 0);
+    tstore_rollback(st);
+    assert_int_equal(tstore_group_leave(st, &err), 0);
+    assert_int_equal(tstore_user_get(st, "gone", &u, NULL), -1);
+    assert_int_equal(errno, ENOENT);
+    assert_int_equal(tstore_begin(st, &err), 0);
+    assert_int_equal(tstore_user_add(st, "kept", "user", 1, &err), 0);
+    assert_int_equal(tstore_commit(st, &err), 0);
+    assert_int_equal(tstore_user_get(st, "kept", &u, NULL), 0);
+    pthread_mutex_unlock(&group_lock);
+    tstore_close(st);
+}
+
+/* The group's commit fails (the WAL cannot grow: RLIMIT_FSIZE at its size): every member's
+ * leave fails with the store's error, none of their rows and tallies are there; then the store
+ * works on. */
+static void test_group_commit_fails(void **state)
+{
+    tsl_error_t err;
+    tstore_t *st = open_grouped(GROUP_N, LONG_WAIT_MS);
+    char wal[160];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    struct stat sb;
+    assert_int_equal(stat(wal, &sb), 0);
+    struct rlimit old, lim;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    lim = old;
+    lim.rlim_cur = (rlim_t)sb.st_size;
+    signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    member_t m[GROUP_N];
+    run_members(st, m, GROUP_N);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, SIG_DFL);
+    for (int i = 0; i < GROUP_N; i++) {
+        assert_int_equal(m[i].add_rc, 0);
+        assert_int_equal(m[i].rc, -1);
+        assert_int_equal(m[i].errnum, EIO);
+        assert_non_null(strstr(m[i].err.text, "store:"));
+    }
+    tstore_group_stats_t gs;
+    tstore_group_stats(st, &gs);
+    assert_int_equal(gs.commits, 1);
+    assert_int_equal(gs.failed, 1);
+    assert_int_equal(committed_jobs(), 0);
+    assert_int_equal(tstore_tally_get(st, 2), 0);
+    pthread_mutex_lock(&group_lock);
+    int64_t n = -1;
+    assert_int_equal(tstore_user_count(st, &n, &err), 0); /* no group left open */
+    pthread_mutex_unlock(&group_lock);
+    /* The store works on. */
+    run_members(st, m, 1);
+    assert_int_equal(m[0].rc, 0);
+    assert_int_equal(committed_jobs(), 1);
+    assert_int_equal(tstore_tally_get(st, 2), 1);
+    tstore_close(st);
+}
+
+/* The guard: a member announced that never comes (a broken promise) does not hold the group
+ * open for ever: the waiting member commits it itself after wait_ms. */
+static void test_group_guard(void **state)
+{
+    tstore_t *st = open_grouped(GROUP_N, 10);
+    tstore_group_announce(st); /* and never enters */
+    member_t m[1];
+    run_members(st, m, 1);
+    assert_int_equal(m[0].add_rc, 0);
+    assert_int_equal(m[0].rc, 0);
+    assert_int_equal(committed_jobs(), 1);
+    tstore_group_stats_t gs;
+    tstore_group_stats(st, &gs);
+    assert_int_equal(gs.commits, 1);
+    assert_int_equal(gs.members, 1);
+    tstore_close(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -940,6 +1213,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_census, setup, teardown),
         cmocka_unit_test_setup_teardown(test_maint, setup, teardown),
         cmocka_unit_test_setup_teardown(test_maint_restart, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_group_commit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_group_other_commits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_group_commit_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_group_guard, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
