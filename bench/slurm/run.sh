@@ -13,17 +13,8 @@
 #      CUDA_VISIBLE_DEVICES, so a job on GPU 1 fills GPU 1): none over its limit.
 #
 # Usage (root): bench/slurm/run.sh [BUILD]   (BUILD: the build directory, default build)
-#   BENCH_RT=PRIO   run the whole benchmark (the cluster's daemons too, which it starts) under
-#                   SCHED_FIFO at PRIO (chrt -f), so that other work on the machine does not
-#                   preempt it: both sides of part 1 alike; said in the output's header
 #   BENCH_STEPS=N   steps of each kind in part 1 (default 100)
 set -u
-if [ -n "${BENCH_RT:-}" ] && [ -z "${BENCH_RT_ON:-}" ]; then
-    case $BENCH_RT in
-    *[!0-9]* | '') echo "run.sh: BENCH_RT=$BENCH_RT: a SCHED_FIFO priority (1-99)" >&2; exit 2 ;;
-    esac
-    BENCH_RT_ON=1 exec chrt -f "$BENCH_RT" "$0" "$@"
-fi
 STEPS=${BENCH_STEPS:-100}
 case $STEPS in
 *[!0-9]* | '' | 0) echo "run.sh: BENCH_STEPS=$STEPS: a count of steps" >&2; exit 2 ;;
@@ -45,7 +36,6 @@ TSC_PLUGIN_ARGS="interposer=$B/lib/libtessel-cuda.so nvml=$B/tests/fake/libnvidi
 tsc_start "$PLUGIN" || { echo "run.sh: the cluster: $TSC_WHY" >&2; exit 1; }
 WITH=$(cat "$TSC/etc/plugstack.conf")
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), nproc $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg)"
-[ -n "${BENCH_RT_ON:-}" ] && echo "# under SCHED_FIFO priority $BENCH_RT (chrt -f), the cluster's daemons too"
 echo "# SIMULATED GPUs: 2 per node, $TSC_SHARDS shards each (a shard = 0.1 GPU)"
 
 # ---- 1. a step's start ---------------------------------------------------------------------
