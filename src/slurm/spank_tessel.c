@@ -589,24 +589,36 @@ static int node_lock(int wait_s, tsl_error_t *err)
 
 static bool job_alive(const char *jobid);
 
-/* slurmd start: directories of jobs that no slurmstepd runs any more (the node restarted,
- * a slurmstepd killed before it could tidy) go, and the GPU cache with them. */
-static void sweep(void)
+/* The directories of jobs (but except, NULL: none) none of whose step directories is held
+ * and no slurmstepd of which runs go: the node restarted, or their slurmstepd were killed
+ * before they could tidy.  A job whose steps were started by a plugin that did not hold their
+ * directories (an upgrade) keeps its directory while its slurmstepd run. */
+static void sweep_stale(const char *except)
 {
     DIR *d = opendir(cfg.statedir);
     if (!d)
         return;
     struct dirent *de;
     char path[PATH_MAX + 300];
+    int held;
     while ((de = readdir(d))) {
-        const char *n = de->d_name;
-        if (strspn(n, "0123456789") != strlen(n) || !*n || job_alive(n))
+        const char *id = de->d_name;
+        if (!*id || strspn(id, "0123456789") != strlen(id) || (except && strcmp(id, except) == 0))
             continue;
-        snprintf(path, sizeof path, "%s/%s", cfg.statedir, n);
-        remove_tree(path);
-        slurm_info("tessel: removed the stale slice of job %s", n);
+        snprintf(path, sizeof path, "%s/%s", cfg.statedir, id);
+        if (job_steps(path, &held) >= 0 && held == 0 && !job_alive(id)) {
+            remove_tree(path);
+            slurm_info("tessel: removed the stale slice of job %s", id);
+        }
     }
     closedir(d);
+}
+
+/* slurmd start: the stale jobs' directories go (sweep_stale), and the GPU cache with them. */
+static void sweep(void)
+{
+    char path[PATH_MAX + 300];
+    sweep_stale(NULL);
     snprintf(path, sizeof path, "%s/%s", cfg.statedir, GPU_CACHE);
     unlink(path);
 }
@@ -934,21 +946,7 @@ static void job_tidy(void)
         remove_known(path, job_files);
     else if (n > 0 && held == 0 && !job_alive(job_id))
         remove_tree(path);
-    DIR *d = opendir(cfg.statedir);
-    if (!d)
-        return;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        const char *id = de->d_name;
-        if (!*id || strspn(id, "0123456789") != strlen(id) || strcmp(id, job_id) == 0)
-            continue;
-        snprintf(path, sizeof path, "%s/%s", cfg.statedir, id);
-        if (job_steps(path, &held) >= 0 && held == 0 && !job_alive(id)) {
-            remove_tree(path);
-            slurm_info("tessel: removed the stale slice of job %s", id);
-        }
-    }
-    closedir(d);
+    sweep_stale(job_id);
 }
 
 /* slurmstepd (root) at the step's end (its tasks have ended; also after scancel): the step's

@@ -18,6 +18,9 @@
 #include "libutil/batchspec.h"
 
 bool api_enter(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, tessd_caller_t *who);
+/* api_enter for a submission: also a member of the store's group commit (store.h), whose turn
+ * ends in api_batch_add, or in tstore_group_leave for a submission refused before it. */
+bool api_enter_submit(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, tessd_caller_t *who);
 void api_leave(tessd_t *d);
 /* false after answering 403 when the caller is not an admin. */
 bool api_require_admin(const tessd_caller_t *who, thttp_reply_t *rep);

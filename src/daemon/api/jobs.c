@@ -421,27 +421,6 @@ static int check_submit_limits(tessd_t *d, const tessd_caller_t *who, thttp_repl
     return 0;
 }
 
-/* api_enter for a submission, a member of the store's group commit (store.h): announced
- * before the lock, its turn from the lock on, so that its reads (the token's lookup first) do
- * not commit the group that earlier submissions wait in.  The turn ends in api_batch_add, or
- * at the end of api_jobs_submit for a submission refused before. */
-static bool submit_enter(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, tessd_caller_t *who)
-{
-    if (atomic_load(&d->stopping)) {
-        thttp_error(rep, 503, "unavailable", NULL, "tesseld is shutting down");
-        return false;
-    }
-    tstore_group_announce(d->store);
-    pthread_mutex_lock(&d->lock);
-    tstore_group_enter(d->store);
-    if (tessd_auth(d, req, rep, who) < 0) {
-        tstore_group_leave(d->store, NULL);
-        pthread_mutex_unlock(&d->lock);
-        return false;
-    }
-    return true;
-}
-
 void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
 {
     tessd_t *d = ctx;
@@ -450,7 +429,7 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     if (!body)
         return;
     tessd_caller_t who;
-    if (!submit_enter(d, req, rep, &who)) {
+    if (!api_enter_submit(d, req, rep, &who)) {
         json_decref(body);
         return;
     }

@@ -46,18 +46,37 @@ const thttp_route_t tessd_routes[] = {
 };
 const size_t tessd_nroutes = sizeof tessd_routes / sizeof tessd_routes[0];
 
-bool api_enter(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, tessd_caller_t *who)
+/* The lock and the caller; a submission (group) is also a member of the store's group commit
+ * (store.h): announced before the lock, its turn from the lock on, so that its reads (the
+ * token's lookup first) do not commit the group that earlier submissions wait in. */
+static bool enter(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, tessd_caller_t *who, bool group)
 {
     if (atomic_load(&d->stopping)) {
         thttp_error(rep, 503, "unavailable", NULL, "tesseld is shutting down");
         return false;
     }
+    if (group)
+        tstore_group_announce(d->store);
     pthread_mutex_lock(&d->lock);
+    if (group)
+        tstore_group_enter(d->store);
     if (tessd_auth(d, req, rep, who) < 0) {
+        if (group)
+            tstore_group_leave(d->store, NULL);
         pthread_mutex_unlock(&d->lock);
         return false;
     }
     return true;
+}
+
+bool api_enter(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, tessd_caller_t *who)
+{
+    return enter(d, req, rep, who, false);
+}
+
+bool api_enter_submit(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, tessd_caller_t *who)
+{
+    return enter(d, req, rep, who, true);
 }
 
 void api_leave(tessd_t *d)
