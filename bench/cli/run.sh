@@ -15,7 +15,10 @@
 #     and baseline CLI against the same tesseld of this build: only the CLI differs), and
 #     `sbatch --wrap true` against Slurm 22.05 from Debian (slurmctld + slurmd + munged of the
 #     benchmark's own, on loopback, in a temporary directory; installed with apt when missing).
-#     Jobs run (tesseld: fake GPUs, no cgroups; Slurm: linuxproc, no cgroups).
+#     Jobs run (tesseld: fake GPUs, no cgroups; Slurm: linuxproc, no cgroups, the node declared
+#     with 64 CPUs so that, as on tesseld, the jobs of a loop run side by side instead of one at
+#     a time).  Each loop starts once the jobs of the loops before it have ended (settle).
+
 # (c) the same loops with jobs that wait on a dependency (`--after J` / `--dependency=afterok:J`,
 #     J a long sleep): submission only, no job starts or ends on the machine meanwhile.
 # Every daemon it started is stopped when it ends, whatever happens.  Run as root.
@@ -104,7 +107,9 @@ ReturnToService=2
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 MailProg=/bin/true
-NodeName=$HOST NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=4000 State=UNKNOWN
+SlurmdParameters=config_overrides
+DefMemPerCPU=10
+NodeName=$HOST NodeAddr=127.0.0.1 CPUs=64 RealMemory=64000 State=UNKNOWN
 PartitionName=debug Nodes=$HOST Default=YES MaxTime=INFINITE State=UP
 EOF
 SLURM_CONF=$D/slurm.conf
@@ -155,9 +160,29 @@ startup() {
     echo $((($(now_ns) - t0) / 1000 / STARTS))
 }
 
+# settle: wait until no job of either system runs or waits to run, except the blockers and the
+# jobs held on them, so that each loop starts on a machine at rest: the jobs of one loop (a
+# Slurm job's slurmstepd costs tens of ms of CPU) never run during the next loop of the other
+# system.  At most 120 s.
+settle() {
+    i=0
+    while [ $i -lt 1200 ]; do
+        s=$(squeue -h -o '%i %r' 2>/dev/null | awk -v b="$SLURM_BLOCKER" '$1 != b && $2 != "Dependency"' | wc -l)
+        t=$(curl -sf --unix-socket "$T/tesseld.sock" 'http://localhost/v1/jobs?state=active&limit=10000' |
+            jq --argjson b "$TESSEL_BLOCKER" '[.jobs[] | select(.id != $b and (.held | not))] | length')
+        [ "$s" = 0 ] && [ "$t" = 0 ] && return 0
+        i=$((i + 1))
+        sleep 0.1
+    done
+    echo "run.sh: jobs still running after 120 s (Slurm: $s, tessel: $t)" >&2
+    squeue -h -o "%T %r" 2>/dev/null | sort | uniq -c >&2
+    exit 1
+}
+
 # submit WHAT [CLI URL TOKEN] [DEP]: SUBMITS submissions (waiting on job DEP if given); prints
 # submissions per second (x100, integer)
 submit() {
+    settle
     t0=$(now_ns)
     n=0
     case $1 in
