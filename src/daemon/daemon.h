@@ -395,15 +395,15 @@ void tessd_cgroup_sweep(tessd_t *d);
 /* suspend.c: suspend and resume a running job's GPU slice (lock held).  Whether the job has
  * a slice that a suspend can hold: GPUs, and tesseld runs jobs under the interposer. */
 bool tessd_has_slice(const tessd_t *d, const tessd_run_t *r);
-/* A handle on job r's slice file (<job dir>/slice), opened safely (suspend.c's header: no
- * symlink, a regular file with one link, the job's account's when tesseld is root):
- * writable (tshm_attach) or read-only; with create, made empty if absent.  NULL with err
- * (may be NULL).  The caller tshm_close()s it. */
-tshm_t *tessd_slice_open(tessd_t *d, const tessd_run_t *r, bool rw, bool create, tsl_error_t *err);
+/* A read-only copy of job r's slice file (<job dir>/slice), opened safely (suspend.c's header:
+ * no symlink, a regular file with one link, the job's account's when tesseld is root; read
+ * with pread, never mapped).  NULL with err (may be NULL).  The caller tshm_close()s it. */
+tshm_t *tessd_slice_open(tessd_t *d, const tessd_run_t *r, tsl_error_t *err);
 /* Suspend the slice (creating the slice file if the job has none yet) and mark the job
  * suspended in the store (the model's suspend event, by who, why may be NULL); or resume it
- * and clear the mark.  0, or -1 with err and nothing changed.  The model refuses what its
- * table forbids. */
+ * and clear the mark.  0, or -1 with err and nothing changed; -2 (nothing changed) when the
+ * job's slice file cannot be used (the user's file: not a slice file, not a regular file of its
+ * own).  The model refuses what its table forbids. */
 int tessd_suspend(tessd_t *d, tessd_run_t *r, const char *who, const char *why, tsl_error_t *err);
 int tessd_resume(tessd_t *d, tessd_run_t *r, const char *who, const char *why, tsl_error_t *err);
 /* tshm_drained of the job's slice: 1 drained, 0 not (yet), -1 no slice file readable. */

@@ -20,12 +20,15 @@
  * as for any job (the interposer's wait is a sleep, which SIGKILL ends).
  *
  * A job whose processes have not opened the slice file yet (no CUDA call so far) has none: a
- * suspend creates it (empty, owned by the job's account; the interposer initialises an empty
- * file under its lock, or tshm_attach here does), so the job's first launch is held too.
+ * suspend creates it (tshm_create: complete, then linked into place, owned by the job's
+ * account), so the job's first launch is held too.
  *
- * The file is in the job's user's directory: it is opened here with O_NOFOLLOW, must be a
- * regular file with one link (owned by the job's account when tesseld is root), and libshm maps
- * that very file through /proc/self/fd.
+ * The file is in the job's user's directory and is the user's: it is opened here with
+ * O_NOFOLLOW and must be a regular file with one link (owned by the job's account when tesseld
+ * is root).  tesseld never maps it and never locks it: the user can truncate it at any moment
+ * (a read through a mapping past a file's end is SIGBUS) or hold a flock on it.  Reads take a
+ * copy (tshm_open_ro through /proc/self/fd, pread); the run state is read and written with
+ * pread and pwrite of the header's two fields (tshm_fd_run_state, tshm_fd_set_run).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -55,31 +58,25 @@ static bool job_account(const char *user, uid_t *uid, gid_t *gid)
 }
 
 /* Open the job's slice file (O_RDWR or O_RDONLY), checked as the header comment says; with
- * create, make it (empty) when it does not exist.  An fd, or -1 with errno and err. */
+ * create, make it (complete, the job's account's) when it does not exist.  An fd, or -1 with
+ * errno and err. */
 static int slice_fd(tessd_t *d, const tessd_run_t *r, bool rw, bool create, tsl_error_t *err)
 {
     char dir[PATH_MAX], path[PATH_MAX];
     tessd_job_dir(d, r->id, dir, sizeof dir);
     if (tessd_pathf(path, sizeof path, "%s/slice", dir) < 0)
         return tsl_errprintf(err, "job %lld: slice path too long", (long long)r->id);
-    uid_t uid = 0;
-    gid_t gid = 0;
+    uid_t uid = geteuid();
+    gid_t gid = getegid();
     bool as_user = job_account(r->user, &uid, &gid);
     int flags = (rw ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
     int fd = open(path, flags);
     if (fd < 0 && errno == ENOENT && create) {
-        /* O_EXCL: the interposer may be linking its own file into place right now; the
-         * loser of that race opens the winner's. */
-        fd = open(path, flags | O_CREAT | O_EXCL, 0600);
-        if (fd >= 0 && as_user && fchown(fd, uid, gid) < 0) {
-            int saved = errno;
-            unlink(path);
-            close(fd);
-            errno = saved;
-            return tsl_errprintf(err, "chown %s: %s", path, strerror(errno));
-        }
-        if (fd < 0 && errno == EEXIST)
-            fd = open(path, flags);
+        /* EEXIST: the interposer linked its own file into place meanwhile; open that one. */
+        tsl_error_t e;
+        if (tshm_create(path, uid, gid, 0600, &e) < 0 && errno != EEXIST)
+            return tsl_errprintf(err, "job %lld: %s", (long long)r->id, e.text);
+        fd = open(path, flags);
     }
     if (fd < 0)
         return tsl_errprintf(err, "%s: %s", path, strerror(errno));
@@ -94,15 +91,15 @@ static int slice_fd(tessd_t *d, const tessd_run_t *r, bool rw, bool create, tsl_
     return fd;
 }
 
-tshm_t *tessd_slice_open(tessd_t *d, const tessd_run_t *r, bool rw, bool create, tsl_error_t *err)
+tshm_t *tessd_slice_open(tessd_t *d, const tessd_run_t *r, tsl_error_t *err)
 {
-    int fd = slice_fd(d, r, rw, create, err);
+    int fd = slice_fd(d, r, false, false, err);
     if (fd < 0)
         return NULL;
     char path[64];
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
     tsl_error_t e;
-    tshm_t *s = rw ? tshm_attach(path, &e) : tshm_open_ro(path, &e);
+    tshm_t *s = tshm_open_ro(path, &e);
     int saved = errno;
     close(fd);
     if (!s) {
@@ -112,6 +109,28 @@ tshm_t *tessd_slice_open(tessd_t *d, const tessd_run_t *r, bool rw, bool create,
     return s;
 }
 
+/* Set the run state of job r's slice (creating the file with create) and say what it was
+ * (*was, may be NULL).  0, or -1 with errno and err (ENOENT: no slice file, without create). */
+static int slice_set_run(tessd_t *d, const tessd_run_t *r, int state, bool create, int *was,
+                         tsl_error_t *err)
+{
+    int fd = slice_fd(d, r, true, create, err);
+    if (fd < 0)
+        return -1;
+    tsl_error_t e;
+    int old = tshm_fd_run_state(fd, &e);
+    int rc = old < 0 ? -1 : tshm_fd_set_run(fd, state, &e);
+    int saved = errno;
+    close(fd);
+    if (rc < 0) {
+        errno = saved;
+        return tsl_errprintf(err, "job %lld: slice file: %s", (long long)r->id, e.text);
+    }
+    if (was)
+        *was = old;
+    return 0;
+}
+
 bool tessd_has_slice(const tessd_t *d, const tessd_run_t *r)
 {
     return d->interposer[0] && r->member.ngpus > 0;
@@ -119,27 +138,18 @@ bool tessd_has_slice(const tessd_t *d, const tessd_run_t *r)
 
 int tessd_suspend(tessd_t *d, tessd_run_t *r, const char *who, const char *why, tsl_error_t *err)
 {
-    tshm_t *s = tessd_slice_open(d, r, true, true, err);
-    if (!s)
-        return -1;
-    int rc = -1;
-    bool was = tshm_run_state(s) == TSHM_SUSPENDED;
-    if (tshm_suspend(s) < 0) {
-        tsl_errprintf(err, "job %lld: suspend: %s", (long long)r->id, strerror(errno));
-        goto out;
-    }
+    int was;
+    if (slice_set_run(d, r, TSHM_SUSPENDED, true, &was, err) < 0)
+        return -2;
     int64_t now = tessd_now_ms();
     tjm_change_t chg = {.now_ms = now};
     if (tessd_job_apply(d, r->id, TJM_EV_SUSPEND, &chg, who, why, err) < 0) {
-        if (!was)
-            tshm_resume(s);
-        goto out;
+        if (was != TSHM_SUSPENDED)
+            slice_set_run(d, r, TSHM_RUNNING, false, NULL, NULL);
+        return -1;
     }
     r->suspended_ms = now;
-    rc = 0;
-out:
-    tshm_close(s);
-    return rc;
+    return 0;
 }
 
 int tessd_resume(tessd_t *d, tessd_run_t *r, const char *who, const char *why, tsl_error_t *err)
@@ -147,24 +157,17 @@ int tessd_resume(tessd_t *d, tessd_run_t *r, const char *who, const char *why, t
     /* No slice file: nothing can be held (the suspend made one; it may have been removed by
      * the job itself), so only the mark goes. */
     tsl_error_t e;
-    tshm_t *s = tessd_slice_open(d, r, true, false, &e);
-    if (!s && errno != ENOENT) {
+    int was = TSHM_RUNNING;
+    bool have = slice_set_run(d, r, TSHM_RUNNING, false, &was, &e) == 0;
+    if (!have && errno != ENOENT) {
         tsl_errprintf(err, "%s", e.text);
-        return -1;
-    }
-    bool was = s && tshm_run_state(s) == TSHM_SUSPENDED;
-    if (s && tshm_resume(s) < 0) {
-        tsl_errprintf(err, "job %lld: resume: %s", (long long)r->id, strerror(errno));
-        tshm_close(s);
-        return -1;
+        return -2;
     }
     if (tessd_job_apply(d, r->id, TJM_EV_RESUME, NULL, who, why, err) < 0) {
-        if (was)
-            tshm_suspend(s);
-        tshm_close(s);
+        if (have && was == TSHM_SUSPENDED)
+            slice_set_run(d, r, TSHM_SUSPENDED, false, NULL, NULL);
         return -1;
     }
-    tshm_close(s);
     if (r->suspended_ms)
         r->suspended_total_ms += tessd_now_ms() - r->suspended_ms; /* not counted (batch.h) */
     r->suspended_ms = 0;
@@ -177,7 +180,7 @@ int tessd_resume(tessd_t *d, tessd_run_t *r, const char *who, const char *why, t
 
 int tessd_slice_drained(tessd_t *d, const tessd_run_t *r)
 {
-    tshm_t *s = tessd_slice_open(d, r, false, false, NULL);
+    tshm_t *s = tessd_slice_open(d, r, NULL);
     if (!s)
         return -1;
     int v = tshm_drained(s);
@@ -187,28 +190,32 @@ int tessd_slice_drained(tessd_t *d, const tessd_run_t *r)
 
 void tessd_suspend_recover(tessd_t *d, tessd_run_t *r)
 {
-    bool want = r->suspended_ms > 0;
-    tsl_error_t err;
+    int want = r->suspended_ms > 0 ? TSHM_SUSPENDED : TSHM_RUNNING;
     /* A job the store has as running: no file means nothing is held, which is right unless
      * the store says suspended, when one is made (suspended) as a suspend would. */
-    tshm_t *s = tessd_slice_open(d, r, true, want, &err);
-    if (!s) {
-        if (errno != ENOENT || want)
+    int fd;
+    tsl_error_t err;
+    if ((fd = slice_fd(d, r, true, want == TSHM_SUSPENDED, &err)) < 0) {
+        if (errno != ENOENT || want == TSHM_SUSPENDED)
             tessd_log("job %lld: cannot check its slice's suspend state: %s", (long long)r->id,
                       err.text);
         return;
     }
-    bool is = tshm_run_state(s) == TSHM_SUSPENDED;
-    if (is != want) {
+    int is = tshm_fd_run_state(fd, &err);
+    if (is < 0) {
+        tessd_log("job %lld: cannot check its slice's suspend state: %s", (long long)r->id,
+                  err.text);
+    } else if (is != want) {
         /* The store wins: a suspend or resume interrupted between its two writes, or a
          * slice file changed behind tesseld's back. */
-        if ((want ? tshm_suspend(s) : tshm_resume(s)) < 0)
+        if (tshm_fd_set_run(fd, want, &err) < 0)
             tessd_log("job %lld: cannot %s its slice: %s", (long long)r->id,
-                      want ? "suspend" : "resume", strerror(errno));
+                      want == TSHM_SUSPENDED ? "suspend" : "resume", err.text);
         else
             tessd_log("job %lld: slice file said %s, the store %s: %s it again", (long long)r->id,
-                      is ? "suspended" : "running", want ? "suspended" : "running",
-                      want ? "suspended" : "resumed");
+                      is == TSHM_SUSPENDED ? "suspended" : "running",
+                      want == TSHM_SUSPENDED ? "suspended" : "running",
+                      want == TSHM_SUSPENDED ? "suspended" : "resumed");
     }
-    tshm_close(s);
+    close(fd);
 }

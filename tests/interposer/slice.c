@@ -1,7 +1,7 @@
 /* slice.c - tcu-slice: read a slice file through libshm's API the way
  * tesseld shows usage per device and process, and suspend or resume it.
  *
- * Usage: tcu-slice PATH [suspend|resume|state|setlimit:BYTES]
+ * Usage: tcu-slice PATH [suspend|resume|state|setlimit:BYTES|thrash:S|junklock:S]
  * Output without a command: "device I limit=L used=U ctx_cost=C ctx_cost_created=K
  *         core_limit=P core_mode=M core_prio=R rate_ppm=Q busy_ns=B launches=N waited_ns=W"
  *         per device, then "proc PID comm=NAME used=U0 busy=B0 inflight=F waiting=H"
@@ -11,10 +11,20 @@
  * state: "state suspended=0|1 drained=0|1 busy_ns=B launches=N" (device 0).
  * setlimit:BYTES: tshm_set_limit of device 0, as a job rewriting its own slice file would
  *         (the file is its user's); print "ok".
+ * thrash:SECONDS: a hostile job: make the slice (one device, 1 GiB), print "ok", then for
+ *         SECONDS truncate the file to nothing and write it back, as fast as it can, so that a
+ *         reader that maps it (rather than copying it) faults past its end.
+ * junklock:SECONDS: a hostile job: replace the file's content with bytes that are no slice
+ *         (its size kept), hold an exclusive flock on it, print "ok", and sleep SECONDS.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "libshm/shm.h"
 
@@ -33,13 +43,70 @@ static int show(const tshm_proc_info_t *p, void *arg)
     return 0;
 }
 
+/* thrash:SECONDS and junklock:SECONDS (see the header). */
+static int hostile(const char *path, const char *cmd)
+{
+    int thrash = strncmp(cmd, "thrash:", 7) == 0;
+    double secs = strtod(strchr(cmd, ':') + 1, NULL);
+    tsl_error_t err = {{0}};
+    tshm_t *s = tshm_attach(path, &err);
+    static const unsigned char uuid[16];
+    if (!s || tshm_device(s, uuid, 1ull << 30, &err) < 0) {
+        fprintf(stderr, "tcu-slice: %s\n", err.text);
+        return 1;
+    }
+    tshm_close(s);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0) {
+        perror("tcu-slice: open");
+        return 1;
+    }
+    size_t len = (size_t)st.st_size;
+    char *buf = malloc(len);
+    if (!buf || pread(fd, buf, len, 0) != (ssize_t)len) {
+        perror("tcu-slice: read");
+        return 1;
+    }
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (!thrash) {
+        memset(buf, 0x5a, len);
+        if (pwrite(fd, buf, len, 0) != (ssize_t)len || flock(fd, LOCK_EX) < 0) {
+            perror("tcu-slice: junk");
+            return 1;
+        }
+        printf("ok\n");
+        fflush(stdout);
+        struct timespec d = {(time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9)};
+        nanosleep(&d, NULL);
+        return 0;
+    }
+    printf("ok\n");
+    fflush(stdout);
+    unsigned long rounds = 0;
+    do {
+        if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, len, 0) != (ssize_t)len) {
+            perror("tcu-slice: thrash");
+            return 1;
+        }
+        rounds++;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    } while ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 < secs);
+    printf("rounds %lu\n", rounds);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || argc > 3) {
-        fprintf(stderr, "usage: tcu-slice PATH [suspend|resume|state|setlimit:BYTES]\n");
+        fprintf(stderr, "usage: tcu-slice PATH "
+                        "[suspend|resume|state|setlimit:BYTES|thrash:SECONDS|junklock:SECONDS]\n");
         return 2;
     }
     const char *cmd = argc == 3 ? argv[2] : NULL;
+    if (cmd && (strncmp(cmd, "thrash:", 7) == 0 || strncmp(cmd, "junklock:", 9) == 0))
+        return hostile(argv[1], cmd);
     int setlimit = cmd && strncmp(cmd, "setlimit:", 9) == 0;
     int control = cmd && (strcmp(cmd, "suspend") == 0 || strcmp(cmd, "resume") == 0 || setlimit);
     tsl_error_t err = {{0}};

@@ -6,12 +6,15 @@
  * older mappings alive until tshm_close, because the hot path holds pointers
  * (header, device records, own slot) into the mapping that was current when
  * they were taken.  All mappings are MAP_SHARED views of the same pages.
+ * A read-only handle (tshm_open_ro) maps nothing: it holds a copy read with
+ * pread (copy_read), because its reader may be root reading a user's file.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,9 +34,9 @@
 
 struct tshm {
     int fd;
-    int readonly;
-    int reopen;           /* forked child: reopen fd before the next flock */
-    char *path;           /* NULL for a private (memfd) slice */
+    int readonly; /* tshm_open_ro: a copy of the file (maps[0], malloc'd), read with pread */
+    int reopen;   /* forked child: reopen fd before the next flock */
+    char *path;   /* NULL for a private (memfd) slice */
     pthread_mutex_t lock; /* threads of this process; flock is per open file */
     struct tshm_header *hdr;
     struct tshm_device_rec *devs;
@@ -78,8 +81,72 @@ static int map_file(tshm_t *s, size_t len)
     return 0;
 }
 
-/* Remap when another process grew the table.  Caller holds s->lock or is
- * single-threaded (read-only handle). */
+static int validate(const struct tshm_header *h, size_t size, tsl_error_t *err);
+
+/* A read-only handle holds a copy of the file, read with pread, never a
+ * mapping: the file may belong to a job's user (tesseld reads the slices of
+ * its jobs as root), who can truncate it at any moment, and a read through a
+ * mapping past the new end of the file is SIGBUS in the reader.  The copy is
+ * buffer maps[0] (malloc'd), want bytes read from offset 0; -1 with errno
+ * (EINVAL: the file was shorter than that, i.e. shrank meanwhile). */
+static int copy_read(tshm_t *s, size_t want)
+{
+    char *buf = s->nmaps ? s->maps[0] : NULL;
+    if (!buf || s->lens[0] != want) {
+        char *n = realloc(buf, want);
+        if (!n)
+            return -1;
+        buf = n;
+        s->maps[0] = buf;
+        s->lens[0] = want;
+        s->nmaps = 1;
+    }
+    s->hdr = (struct tshm_header *)buf;
+    s->devs = (struct tshm_device_rec *)(buf + TSHM_DEVICES_OFFSET);
+    s->len = 0;
+    for (size_t got = 0; got < want;) {
+        ssize_t n = pread(s->fd, buf + got, want - got, (off_t)got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n == 0)
+                errno = EINVAL;
+            return -1;
+        }
+        got += (size_t)n;
+    }
+    s->len = want;
+    return 0;
+}
+
+/* A read-only handle's new copy: the header and device records, then the
+ * process table as far as the header's capacity, the file's size and
+ * TSHM_RO_MAX_PROCS allow. */
+static int copy_refresh(tshm_t *s, tsl_error_t *err)
+{
+    struct stat st;
+    if (fstat(s->fd, &st) < 0)
+        return tsl_errprintf(err, "%s", strerror(errno));
+    if ((size_t)st.st_size < TSHM_PROCS_OFFSET) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "too short for a slice file");
+    }
+    if (copy_read(s, TSHM_PROCS_OFFSET) < 0)
+        return tsl_errprintf(err, "%s", strerror(errno));
+    if (validate(s->hdr, (size_t)st.st_size, err) < 0)
+        return -1;
+    uint32_t cap = atomic_load(&s->hdr->proc_cap);
+    if (cap > TSHM_RO_MAX_PROCS)
+        cap = TSHM_RO_MAX_PROCS;
+    size_t want = file_len(cap);
+    if (want > (size_t)st.st_size)
+        want = file_len((uint32_t)(((size_t)st.st_size - TSHM_PROCS_OFFSET) / TSHM_PROC_SIZE));
+    if (copy_read(s, want) < 0)
+        return tsl_errprintf(err, "%s", strerror(errno));
+    return 0;
+}
+
+/* Remap when another process grew the table.  Caller holds s->lock. */
 static int remap_if_grown(tshm_t *s)
 {
     size_t want = file_len(atomic_load(&s->hdr->proc_cap));
@@ -297,23 +364,20 @@ tshm_t *tshm_open_ro(const char *path, tsl_error_t *err)
         return NULL;
     }
     s->readonly = 1;
-    s->fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO put there instead must not block the reader. */
+    s->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     struct stat st;
     if (s->fd < 0 || fstat(s->fd, &st) < 0) {
         tsl_errprintf(err, "%s: %s", path, strerror(errno));
         goto fail;
     }
-    if ((size_t)st.st_size < TSHM_PROCS_OFFSET) {
+    if (!S_ISREG(st.st_mode)) {
         errno = EINVAL;
-        tsl_errprintf(err, "%s: too short for a slice file", path);
-        goto fail;
-    }
-    if (map_file(s, (size_t)st.st_size) < 0) {
-        tsl_errprintf(err, "%s: %s", path, strerror(errno));
+        tsl_errprintf(err, "%s: not a regular file", path);
         goto fail;
     }
     tsl_error_t e;
-    if (validate(s->hdr, (size_t)st.st_size, &e) < 0) {
+    if (copy_refresh(s, &e) < 0) {
         tsl_errprintf(err, "%s: %s", path, e.text);
         goto fail;
     }
@@ -326,12 +390,68 @@ fail : {
     return NULL;
 }
 
+/* The header of the slice file open on fd, read with pread and checked; 0 or
+ * -1 with errno and err. */
+static int fd_header(int fd, struct tshm_header *h, tsl_error_t *err)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return tsl_errprintf(err, "%s", strerror(errno));
+    if (!S_ISREG(st.st_mode) || (size_t)st.st_size < TSHM_PROCS_OFFSET) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "not a slice file (too short, or not a regular file)");
+    }
+    ssize_t n = pread(fd, h, sizeof *h, 0);
+    if (n != (ssize_t)sizeof *h) {
+        if (n >= 0)
+            errno = EINVAL;
+        return tsl_errprintf(err, "reading the header: %s", strerror(errno));
+    }
+    return validate(h, (size_t)st.st_size, err);
+}
+
+int tshm_fd_run_state(int fd, tsl_error_t *err)
+{
+    struct tshm_header h;
+    if (fd_header(fd, &h, err) < 0)
+        return -1;
+    return atomic_load(&h.suspend) == TSHM_SUSPENDED ? TSHM_SUSPENDED : TSHM_RUNNING;
+}
+
+int tshm_fd_set_run(int fd, int state, tsl_error_t *err)
+{
+    if (state != TSHM_RUNNING && state != TSHM_SUSPENDED) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "run state %d", state);
+    }
+    struct tshm_header h;
+    if (fd_header(fd, &h, err) < 0)
+        return -1;
+    /* The word first, then the generation, as tshm_suspend does through a mapping; each an
+     * aligned write of its own field (the interposer reads them with atomic loads). */
+    uint32_t word = (uint32_t)state;
+    uint64_t gen = atomic_load(&h.suspend_gen) + 1;
+    if (pwrite(fd, &word, sizeof word, (off_t)offsetof(struct tshm_header, suspend)) !=
+            (ssize_t)sizeof word ||
+        pwrite(fd, &gen, sizeof gen, (off_t)offsetof(struct tshm_header, suspend_gen)) !=
+            (ssize_t)sizeof gen) {
+        if (errno == 0)
+            errno = EIO;
+        return tsl_errprintf(err, "writing the run state: %s", strerror(errno));
+    }
+    return 0;
+}
+
 void tshm_close(tshm_t *s)
 {
     if (!s)
         return;
-    for (int i = 0; i < s->nmaps; i++)
-        munmap(s->maps[i], s->lens[i]);
+    for (int i = 0; i < s->nmaps; i++) {
+        if (s->readonly)
+            free(s->maps[i]);
+        else
+            munmap(s->maps[i], s->lens[i]);
+    }
     if (s->fd >= 0)
         close(s->fd);
     pthread_mutex_destroy(&s->lock);
@@ -827,8 +947,10 @@ uint64_t tshm_self_used(const tshm_t *s, int dev)
 
 int tshm_refresh(tshm_t *s)
 {
-    if (s->readonly)
-        return remap_if_grown(s);
+    if (s->readonly) {
+        tsl_error_t e;
+        return copy_refresh(s, &e);
+    }
     pthread_mutex_lock(&s->lock);
     int rc = remap_if_grown(s);
     pthread_mutex_unlock(&s->lock);

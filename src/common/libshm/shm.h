@@ -250,13 +250,32 @@ int tshm_reclaim(tshm_t *s);
 
 /* ---- read-only access (tesseld, tests) ------------------------------------- */
 
-/* Open an existing slice file read-only.  The handle sees live values; call
- * tshm_refresh before listing processes so a grown table is remapped.
- * NULL with errno (ENOENT, EINVAL, EPROTO...) and err on failure. */
+/* Open an existing slice file read-only (tesseld reading its jobs' slices).
+ * The handle holds a copy of the file read with pread, never a mapping: the
+ * file may be a job user's, who can truncate it at any moment, and a read
+ * through a mapping past the end of a file is SIGBUS.  So the handle sees the
+ * values of when it was opened or last refreshed (tshm_refresh; listing the
+ * processes and tshm_drained refresh first), the process table up to
+ * TSHM_RO_MAX_PROCS slots.  NULL with errno (ENOENT, EINVAL: not a regular
+ * file or not a slice file, EPROTO...) and err on failure. */
 tshm_t *tshm_open_ro(const char *path, tsl_error_t *err);
 
-/* Remap if the process table grew.  0 or -1 with errno. */
+/* Slots of a process table a read-only handle copies at most (16 MiB). */
+#define TSHM_RO_MAX_PROCS 8192
+
+/* A read-write handle: remap if the process table grew.  A read-only one:
+ * read the file again (-1 with errno EINVAL if it is no longer a whole slice
+ * file; the handle's values are then not to be used).  0 or -1 with errno. */
 int tshm_refresh(tshm_t *s);
+
+/* The run state (TSHM_RUNNING, TSHM_SUSPENDED) of the slice file open on fd,
+ * and setting it, through pread and pwrite of the header's fields alone: no
+ * mapping (see tshm_open_ro) and no lock (a process holding a flock on the
+ * file cannot make the caller wait), for tesseld suspending a job's slice.
+ * The header is checked first (magic, version, record sizes); -1 with errno
+ * (EINVAL, EPROTO, or the I/O error) and err when it is not a slice file. */
+int tshm_fd_run_state(int fd, tsl_error_t *err);
+int tshm_fd_set_run(int fd, int state, tsl_error_t *err);
 
 /* Number of device records in use, and a copy of record i (0 <= i < n).
  * tshm_device_info returns -1 with errno = ERANGE for a bad index. */

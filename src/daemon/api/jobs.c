@@ -862,10 +862,13 @@ static void suspend_or_resume(thttp_req_t *req, thttp_reply_t *rep, tessd_t *d, 
         thttp_error(rep, 409, "conflict", NULL, "job %lld is not suspended (it is running)", id);
         goto done;
     }
-    if ((suspend ? tessd_suspend(d, r, who.user, NULL, &err)
-                 : tessd_resume(d, r, who.user, NULL, &err)) < 0) {
+    int rc = suspend ? tessd_suspend(d, r, who.user, NULL, &err)
+                     : tessd_resume(d, r, who.user, NULL, &err);
+    if (rc < 0) {
         tessd_log("job %lld: %s: %s", id, verb, err.text);
-        thttp_error(rep, 500, "internal", NULL, "job %lld: %s failed: %s", id, verb, err.text);
+        /* -2: the job's own slice file is unusable (its user's doing), not tesseld's fault. */
+        thttp_error(rep, rc == -2 ? 409 : 500, rc == -2 ? "conflict" : "internal", NULL,
+                    "job %lld: %s failed: %s", id, verb, err.text);
         goto done;
     }
     tessd_log("job %lld %s by %s", id, suspend ? "suspended" : "resumed", who.user);

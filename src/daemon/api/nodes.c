@@ -14,7 +14,7 @@
 int api_slice_read(tessd_t *d, const tessd_run_t *r, int g, api_slice_t *out)
 {
     memset(out, 0, sizeof *out);
-    tshm_t *s = tessd_slice_open(d, r, false, false, NULL);
+    tshm_t *s = tessd_slice_open(d, r, NULL);
     if (!s)
         return -1;
     int found = -1;

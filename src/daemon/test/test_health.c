@@ -43,7 +43,7 @@ void api_store_error(thttp_reply_t *rep, const tsl_error_t *err)
     thttp_error(rep, 500, "internal", NULL, "%s", err->text);
 }
 
-tshm_t *tessd_slice_open(tessd_t *d, const tessd_run_t *r, bool rw, bool create, tsl_error_t *err)
+tshm_t *tessd_slice_open(tessd_t *d, const tessd_run_t *r, tsl_error_t *err)
 {
     errno = ENOENT;
     return NULL;

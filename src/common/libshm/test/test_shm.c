@@ -7,11 +7,13 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -377,6 +379,8 @@ static void test_growth(void **state)
     for (int i = 0; i < NPROC; i++)
         waitpid(kids[i], NULL, 0);
     assert_int_equal(tshm_reclaim(s), NPROC);
+    assert_true(tshm_used(r, d) == NPROC * MiB); /* a read-only handle holds a copy... */
+    assert_int_equal(tshm_refresh(r), 0);        /* ...until it reads the file again */
     assert_true(tshm_used(r, d) == 0);
     assert_int_equal(tshm_foreach_proc(r, count_proc, sum), 0);
     tshm_close(r);
@@ -589,6 +593,125 @@ static void test_ctx_cost(void **state)
     tshm_close(s);
 }
 
+/* A read-only handle (tesseld reading a job's slice) holds a copy: the file's owner may truncate
+ * it at any moment, and the reader must neither fault (SIGBUS, through a mapping) nor use what
+ * it no longer can read. */
+static void test_ro_truncated(void **state)
+{
+    tsl_error_t e = {{0}};
+    tshm_t *s = tshm_attach(g_path, &e);
+    assert_non_null(s);
+    assert_int_equal(tshm_register(s, &e), 0);
+    int d = tshm_device(s, UUID_A, 80 * MiB, &e);
+    assert_int_equal(d, 0);
+    assert_int_equal(tshm_reserve(s, d, 3 * MiB), 0);
+    tshm_t *r = tshm_open_ro(g_path, &e);
+    assert_non_null(r);
+    assert_int_equal(truncate(g_path, 0), 0);
+    /* Every reader of the handle, on a file now empty: the copy's values, no fault. */
+    assert_int_equal(tshm_ndevices(r), 1);
+    tshm_device_info_t di;
+    assert_int_equal(tshm_device_info(r, 0, &di), 0);
+    assert_true(di.limit == 80 * MiB && di.used == 3 * MiB);
+    assert_true(tshm_used(r, d) == 3 * MiB);
+    assert_int_equal(tshm_run_state(r), TSHM_RUNNING);
+    /* Reading it again fails, and so do those that read it again first. */
+    errno = 0;
+    assert_int_equal(tshm_refresh(r), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_int_equal(tshm_foreach_proc(r, NULL, NULL), -1);
+    tshm_close(r);
+    /* A file cut short (in its process table): refused. */
+    tshm_close(s);
+    assert_int_equal(unlink(g_path), 0);
+    s = tshm_attach(g_path, &e);
+    assert_non_null(s);
+    assert_int_equal(truncate(g_path, TSHM_PROCS_OFFSET + 3 * TSHM_PROC_SIZE + 100), 0);
+    errno = 0;
+    assert_null(tshm_open_ro(g_path, &e)); /* shorter than any slice file */
+    assert_int_equal(errno, EINVAL);
+    tshm_close(s);
+    /* Not a regular file: refused at once (a FIFO would block a reader's open or read). */
+    assert_int_equal(unlink(g_path), 0);
+    assert_int_equal(mkfifo(g_path, 0600), 0);
+    errno = 0;
+    assert_null(tshm_open_ro(g_path, &e));
+    assert_int_equal(errno, EINVAL);
+}
+
+static int count_any(const tshm_proc_info_t *p, void *arg)
+{
+    (void)p;
+    (*(int *)arg)++;
+    return 0;
+}
+
+/* The run state read and set through the descriptor alone (tesseld suspending a job): what an
+ * attached process (the interposer) sees, no lock taken, and nothing written into what is not a
+ * slice file. */
+static void test_fd_run(void **state)
+{
+    tsl_error_t e = {{0}};
+    tshm_t *s = tshm_attach(g_path, &e);
+    assert_non_null(s);
+    assert_int_equal(tshm_register(s, &e), 0);
+    int fd = open(g_path, O_RDWR | O_CLOEXEC);
+    assert_true(fd >= 0);
+    /* Another open file description holds the file's lock, as a hostile owner could: no
+     * wait (the alarm fails the test instead of letting it hang). */
+    int lk = open(g_path, O_RDONLY | O_CLOEXEC);
+    assert_true(lk >= 0);
+    assert_int_equal(flock(lk, LOCK_EX), 0);
+    alarm(10);
+    assert_int_equal(tshm_fd_run_state(fd, &e), TSHM_RUNNING);
+    assert_int_equal(tshm_fd_set_run(fd, TSHM_SUSPENDED, &e), 0);
+    assert_int_equal(tshm_run_state(s), TSHM_SUSPENDED);
+    assert_int_equal(tshm_launch_enter(s), 1); /* the attached process's launches are held */
+    assert_int_equal(tshm_fd_run_state(fd, &e), TSHM_SUSPENDED);
+    assert_int_equal(tshm_fd_set_run(fd, TSHM_RUNNING, &e), 0);
+    assert_int_equal(tshm_run_state(s), TSHM_RUNNING);
+    assert_int_equal(tshm_launch_enter(s), 0);
+    tshm_launch_exit(s);
+    alarm(0);
+    /* Each change bumps the generation, as tshm_suspend and tshm_resume do. */
+    struct tshm_header h;
+    assert_int_equal(pread(fd, &h, sizeof h, 0), (ssize_t)sizeof h);
+    assert_true(atomic_load(&h.suspend_gen) == 2);
+    int n = 0;
+    tshm_t *r = tshm_open_ro(g_path, &e);
+    assert_non_null(r);
+    assert_int_equal(tshm_foreach_proc(r, count_any, &n), 1);
+    tshm_close(r);
+    errno = 0;
+    assert_int_equal(tshm_fd_set_run(fd, 7, &e), -1);
+    assert_int_equal(errno, EINVAL);
+    close(lk);
+    close(fd);
+    tshm_close(s);
+
+    /* Not a slice file (bad magic), or too short: refused, and left byte for byte as it was. */
+    assert_int_equal(unlink(g_path), 0);
+    fd = open(g_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    assert_true(fd >= 0);
+    static unsigned char junk[TSHM_PROCS_OFFSET + 64 * TSHM_PROC_SIZE];
+    memset(junk, 0x5a, sizeof junk);
+    assert_int_equal(write(fd, junk, sizeof junk), (ssize_t)sizeof junk);
+    errno = 0;
+    assert_int_equal(tshm_fd_run_state(fd, &e), -1);
+    assert_int_equal(errno, EINVAL);
+    errno = 0;
+    assert_int_equal(tshm_fd_set_run(fd, TSHM_SUSPENDED, &e), -1);
+    assert_int_equal(errno, EINVAL);
+    static unsigned char back[sizeof junk];
+    assert_int_equal(pread(fd, back, sizeof back, 0), (ssize_t)sizeof back);
+    assert_memory_equal(back, junk, sizeof junk);
+    assert_int_equal(ftruncate(fd, 100), 0);
+    errno = 0;
+    assert_int_equal(tshm_fd_set_run(fd, TSHM_SUSPENDED, &e), -1);
+    assert_int_equal(errno, EINVAL);
+    close(fd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -603,6 +726,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_release_after_unregister, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ctx_cost, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exec_image, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ro_truncated, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fd_run, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

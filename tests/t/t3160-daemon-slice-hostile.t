@@ -1,0 +1,79 @@
+#!/bin/sh
+# t3160-daemon-slice-hostile.t - a job's slice file is its own (TESSEL_SLICE, in its directory),
+# and tesseld (root) reads it for GET /v1/gpus and /metrics (no token) and writes its suspend
+# word.  A hostile job cannot use that against tesseld:
+#   - a job truncating its slice file and writing it back as fast as it can (tcu-slice thrash)
+#     while /v1/gpus and /metrics are asked for 300 times each and the job is suspended and
+#     resumed: every answer comes, tesseld stays up (a reader that mapped the file would fault,
+#     SIGBUS, past its end: libshm's test_ro_truncated shows that case by itself);
+#   - a job whose slice file holds no slice and which holds an exclusive flock on it (tcu-slice
+#     junklock): a suspend answers at once, 409 with a reason naming the slice file (no wait on
+#     the lock), and /v1/gpus still answers.
+. "$TESSEL_SRCDIR/tests/lib/tap.sh"
+. "$TESSEL_SRCDIR/tests/lib/daemon.sh"
+command -v curl >/dev/null && command -v jq >/dev/null || missing "curl and jq are needed"
+SLICE_TOOL=$TESSEL_BUILD/tests/interposer/tcu-slice
+[ -x "$SLICE_TOOL" ] || missing "tcu-slice not built"
+[ -e "$TESSEL_BUILD/lib/libtessel-cuda.so" ] || missing "interposer not built"
+
+td_setup
+td_start --fake-gpus 1xRTX4090:24G --no-cgroups || missing "tesseld did not start"
+alive() { kill -0 "$TD_PID" 2>/dev/null && curl -sf -m 10 "$TD_URL/healthz" >/dev/null; }
+# said ID WORD: the job's stdout has a line WORD
+said() {
+    api GET "/v1/jobs/$1/logs?stream=stdout"
+    grep -q "^$2" "$TD/out"
+}
+
+# ---- a job thrashing its slice file ------------------------------------------------------------
+api POST /v1/jobs "{\"argv\":[\"sh\",\"-c\",\"exec $SLICE_TOOL \\\"\$TESSEL_SLICE\\\" thrash:30\"],\"gpus\":1}"
+A=$(jget .id)
+wait_for "said $A ok"
+ok $? "job $A makes its slice and starts truncating it and writing it back"
+n=0 good=0
+while [ $n -lt 300 ]; do
+    c1=$(curl -s -m 10 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TD_ADMIN" \
+        "$TD_URL/v1/gpus")
+    c2=$(curl -s -m 10 -o /dev/null -w '%{http_code}' "$TD_URL/metrics")
+    [ "$c1 $c2" = "200 200" ] && good=$((good + 1))
+    if [ $((n % 50)) -eq 0 ]; then
+        # Suspend and resume it meanwhile: each either takes effect or is refused with a
+        # reason (the file may be empty at that moment); neither may take tesseld down.
+        api POST "/v1/jobs/$A/suspend" ""
+        [ "$CODE" = 200 ] && api POST "/v1/jobs/$A/resume" ""
+    fi
+    n=$((n + 1))
+done
+is "$good" 300 "GET /v1/gpus and /metrics answer 200 all 300 times while the job thrashes its slice"
+alive
+ok $? "tesseld is up after it"
+api GET "/v1/jobs/$A"
+is "$(jget .state)" running "the job is still running (resumed)"
+api POST "/v1/jobs/$A/cancel" ""
+wait_for "[ \"\$(job_state $A)\" = cancelled ]"
+ok $? "the job is cancelled"
+
+# ---- a job holding a lock on a slice file that is no slice ---------------------------------
+api POST /v1/jobs "{\"argv\":[\"sh\",\"-c\",\"exec $SLICE_TOOL \\\"\$TESSEL_SLICE\\\" junklock:60\"],\"gpus\":1}"
+B=$(jget .id)
+wait_for "said $B ok"
+ok $? "job $B fills its slice file with junk and holds a flock on it"
+code=$(curl -s -m 20 -o "$TD/out" -w '%{http_code}' -X POST -H "Authorization: Bearer $TD_ADMIN" \
+    "$TD_URL/v1/jobs/$B/suspend")
+is "$code $(jq -r .error.code "$TD/out")" "409 conflict" \
+    "suspending it answers at once: refused, 409 (the job's own file, not tesseld's fault)"
+like=$(jq -r .error.message "$TD/out")
+case $like in *"slice file"*) ok 0 "with the reason: $like" ;; *) ok 1 "with the reason (got: $like)" ;; esac
+api GET "/v1/jobs/$B"
+is "$(jget .state) $(jget .suspended_at)" "running null" "the job is not marked suspended"
+api GET /v1/gpus
+is "$CODE $(jq -r '.gpus[0].slices | length' "$TD/out")" "200 1" "GET /v1/gpus answers, its slice listed"
+alive
+ok $? "tesseld is up"
+api POST "/v1/jobs/$B/cancel" ""
+wait_for "[ \"\$(job_state $B)\" = cancelled ]"
+ok $? "the job is cancelled"
+
+td_stop
+ok $? "tesseld stops cleanly"
+done_testing
