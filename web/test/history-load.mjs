@@ -19,7 +19,7 @@ const URL = process.env.TESSEL_URL;
 const ADMIN = process.env.TESSEL_ADMIN;
 const RUNS = Number(process.env.RUNS || 5);
 const browser = await launch();
-const drawn = [], marks = [], cpus = [];
+const drawn = [], marks = [], cpus = [], noticed = [];
 // The CPU time (user + system, ms) that this browser's processes (those under this program:
 // the browser, its zygotes, renderers and utilities; not another program's Chromium) have used
 // so far, from /proc: each load's share of it is printed beside its wall time, a figure that
@@ -54,12 +54,21 @@ const FLOOR = process.env.FLOOR === '1';
 // (chart.js Sheet) say how many points they drew (data-drawn, set when the draw is done, each
 // draw synchronous); the console of an older tree (bench/history/console-ab.sh) drew each chart
 // on a canvas of its own inside its box, in the same task as it got its data.
+// The check runs in the page at each animation frame (polling: 'raf'); the first frame that
+// finds every chart drawn notes its time in the page (window.__tesselDrawnAt[key]), which is the
+// figure: the harness's own round trip to learn it (a CDP call, a few ms, more on a loaded
+// machine) is not the console's time.
 const allDrawn = (key) => {
   const cards = [...document.querySelectorAll('section.gpu .chart')];
   const usage = [...document.querySelectorAll('.chart[data-scope]')];
   const drawn = (c) => (c.dataset.drawn !== undefined ? c.dataset.drawn === c.dataset.points : c.querySelector('canvas') !== null);
-  return cards.length > 0 && cards.every((c) => c.dataset.range === key && Number(c.dataset.points) > 0 && drawn(c))
+  const done = cards.length > 0 && cards.every((c) => c.dataset.range === key && Number(c.dataset.points) > 0 && drawn(c))
     && usage.every((c) => c.dataset.range === key && drawn(c));
+  if (done) {
+    window.__tesselDrawnAt = window.__tesselDrawnAt || {};
+    window.__tesselDrawnAt[key] ??= performance.now();
+  }
+  return done;
 };
 const newContext = async () => {
   const c = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -105,13 +114,14 @@ try {
     const cpu = chromiumCpu() - cpu0;
     const t0 = clicked;
     const t = await page.evaluate((t0) => ({
-      drawn: performance.now() - t0,
+      drawn: window.__tesselDrawnAt.week - t0,
+      noticed: performance.now() - t0,
       mark: (performance.getEntriesByName('tessel-history-week')[0]?.startTime ?? NaN) - t0,
       points: [...document.querySelectorAll('section.gpu .chart')].map((c) => Number(c.dataset.points)).reduce((a, b) => a + b, 0),
     }), t0);
     // The first load warms Chromium itself (its process start, the font cache): not counted.
-    console.log(`load ${i}${i === 0 ? ' (warm-up, not counted)' : ''}: data drawn (mark) ${t.mark.toFixed(0)} ms, all charts drawn ${t.drawn.toFixed(0)} ms, ${t.points} GPU points, Chromium's CPU ${cpu} ms`);
-    if (i > 0) { drawn.push(t.drawn); marks.push(t.mark); cpus.push(cpu); }
+    console.log(`load ${i}${i === 0 ? ' (warm-up, not counted)' : ''}: data drawn (mark) ${t.mark.toFixed(0)} ms, all charts drawn ${t.drawn.toFixed(0)} ms (the harness knew at ${t.noticed.toFixed(0)}), ${t.points} GPU points, Chromium's CPU ${cpu} ms`);
+    if (i > 0) { drawn.push(t.drawn); marks.push(t.mark); cpus.push(cpu); noticed.push(t.noticed); }
     await (shared ? page.close() : context.close());
   }
 } finally {
@@ -123,5 +133,5 @@ if (FLOOR) {
   console.log(`floor, a fresh load of a document with no script (the icon): median of ${RUNS}: ${median(drawn).toFixed(0)} ms`);
   process.exit(0);
 }
-console.log(`median of ${RUNS}: data drawn ${median(marks).toFixed(0)} ms, all charts drawn ${median(drawn).toFixed(0)} ms, Chromium's CPU ${median(cpus)} ms`);
+console.log(`median of ${RUNS}: data drawn ${median(marks).toFixed(0)} ms, all charts drawn ${median(drawn).toFixed(0)} ms (the harness knew at ${median(noticed).toFixed(0)}), Chromium's CPU ${median(cpus)} ms`);
 console.log(`week view, ${SWITCH ? 'in-app switch (click on Week to every chart drawn)' : REVISIT ? 'returning visitor' : 'fresh load'}: ${median(drawn).toFixed(0)} ms against a budget of 300 ms: ${median(drawn) < 300 ? 'met' : 'NOT met'} (ratio ${(median(drawn) / 300).toFixed(2)})`);
