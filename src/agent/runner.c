@@ -75,6 +75,38 @@ static int env_memfd(char *const *envp)
     return hi;
 }
 
+/* DIR/shim.log, the shim's standard output and error, for tagent_spawn: an fd (close-on-exec,
+ * blocking), or -1 with errno.  DIR belongs to the job's user, who may have put anything at
+ * that name (during an earlier attempt, or in the moment between the directory's chown and the
+ * spawn): a FIFO, whose open would wait for a reader (with tesseld's lock held, and before the
+ * shim exists to run the watchdog), a symlink, a hard link, a device, a file of their own.  So
+ * it is opened here, not by the spawned child: O_NONBLOCK and O_NOFOLLOW, and used only when it
+ * is a regular file of one link that is tesseld's own (made by an earlier attempt); anything
+ * else is removed and the file made anew (O_EXCL). */
+static int open_shim_log(const char *path)
+{
+    const int flags = O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        int fd = open(path, flags | (attempt ? O_CREAT | O_EXCL : O_CREAT), 0600);
+        if (fd >= 0) {
+            struct stat st;
+            if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
+                st.st_uid == geteuid()) {
+                int fl = fcntl(fd, F_GETFL);
+                if (fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0)
+                    return fd;
+            }
+            close(fd);
+        } else if (attempt) {
+            return -1;
+        }
+        if (unlink(path) < 0 && errno != ENOENT)
+            return -1;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
 pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
 {
     /* argv: shim --env-fd 3 --dir D --cwd C [--cgroup P]... [--uid U --gid G] [--preload L]
@@ -186,13 +218,17 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
 
     char log[4096];
     snprintf(log, sizeof log, "%s/shim.log", s->dir);
+    /* Opened here with its checks (open_shim_log); /dev/null when nothing usable can be made
+     * there (a directory of that name, say): the job runs, without the shim's own messages. */
+    int logfd = open_shim_log(log);
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    /* O_NOFOLLOW: the job directory belongs to the job's user, who may have left a symlink
-     * named shim.log there during an earlier attempt (requeue); root must not follow it. */
-    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
+    if (logfd >= 0)
+        posix_spawn_file_actions_adddup2(&fa, logfd, 1);
+    else
+        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
     posix_spawn_file_actions_adddup2(&fa, efd, ENV_FD);
     if (lfd >= 0)
@@ -211,6 +247,8 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     int rc = posix_spawn(&pid, s->shim, &fa, &at, av, shim_env);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
+    if (logfd >= 0)
+        close(logfd);
     close(efd);
     if (lfd >= 0)
         close(lfd);

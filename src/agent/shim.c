@@ -597,6 +597,40 @@ static pid_t start_job(struct job_args *a, bool use_fork)
     return pid;
 }
 
+/* The fake NVML's shared state file (TESSEL_FAKE_STATE, a test double's setting that comes
+ * from the job's environment) for a job run as uid:gid: the fake opens it with O_CREAT,
+ * following links, and writes it, which in this root process would let the job name any file
+ * for root to create or overwrite.  So the file is opened here with the job's own file-system
+ * ids (setfsuid: the shim is single-threaded at this point), O_NOFOLLOW, never created, and
+ * must be a regular file; the fake then opens that very file through /proc/self/fd.  Returns
+ * the "TESSEL_FAKE_STATE=/proc/self/fd/N" string (static), or NULL (the variable is dropped:
+ * the watchdog's fake NVML sees no job-wide state) with the reason in the shim's log. */
+static const char *fake_state_as(const char *path, uid_t uid, gid_t gid)
+{
+    static char env[64];
+    syscall(SYS_setfsgid, gid);
+    syscall(SYS_setfsuid, uid);
+    int fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    int saved = errno;
+    syscall(SYS_setfsuid, 0);
+    syscall(SYS_setfsgid, 0);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        fd = -1;
+        saved = EINVAL;
+    }
+    if (fd < 0) {
+        fprintf(stderr,
+                "tessel-shim: TESSEL_FAKE_STATE=%s not used: %s (the job's account must "
+                "be able to write it, a regular file)\n",
+                path, strerror(saved));
+        return NULL;
+    }
+    snprintf(env, sizeof env, "TESSEL_FAKE_STATE=/proc/self/fd/%d", fd);
+    return env;
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = NULL, *cwd = NULL, *preload = NULL;
@@ -829,8 +863,12 @@ int main(int argc, char **argv)
         perror("tessel-shim: pid file");
     if (nvml) {
         /* The fake NVML's settings (tests only): the shim is still single-threaded here. */
-        for (int k = 0; k < nnvml_env; k++)
-            putenv((char *)nvml_env[k]);
+        for (int k = 0; k < nnvml_env; k++) {
+            if (strncmp(nvml_env[k], "TESSEL_FAKE_STATE=", 18) == 0 && uid >= 0)
+                nvml_env[k] = fake_state_as(nvml_env[k] + 18, (uid_t)uid, (gid_t)gid);
+            if (nvml_env[k])
+                putenv((char *)nvml_env[k]);
+        }
         wd.root = getpid();
         wd.job = pid;
         wd.err_log = err_path;

@@ -193,6 +193,13 @@ cat >"$O/steps.sh" <<SCRIPT
 srun --overlap -n1 $PROBE ctx fill:mem:256M waitfile:$GO3 >$O/s1 2>&1 &
 srun --overlap -n1 $PROBE ctx fill:mem:256M waitfile:$GO3 >$O/s2 2>&1 &
 wait
+# srun returns once its tasks have ended; the step's slurmstepd tidies its directory just
+# after (slurm_spank_exit): give it up to 10 s on a loaded machine.
+i=0
+while [ \$i -lt 100 ] && ls /run/tessel/slurm/\$SLURM_JOB_ID | grep -qv -e '^batch\$' -e '^slice\$'; do
+    sleep 0.1
+    i=\$((i + 1))
+done
 ls /run/tessel/slurm/\$SLURM_JOB_ID | tr '\n' ' ' >$O/js-ls
 SCRIPT
 js=$(sub -w n2 --gres=shard:2 -o "$O/js" "$O/steps.sh")

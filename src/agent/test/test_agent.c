@@ -2,6 +2,7 @@
  * (exit status, signal, exec failure, pid file), plus cgroup mode naming, and the handling of
  * records in a job directory its user may have tampered with, and the sweep of stale cgroups. */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -447,6 +448,70 @@ static void test_shim_no_follow(void **state)
     cleanup(dir);
 }
 
+/* What the job's user may have put at DIR/shim.log before a start (the directory is theirs):
+ * a FIFO (no reader: its open would wait; with one: writes would fill and block), a symlink to
+ * a file of someone else's, a hard link, a file of their own.  The spawn neither waits nor
+ * writes through any of them: the shim runs, with a new shim.log that is the spawner's. */
+static void test_shim_log_planted(void **state)
+{
+    char shim[4096];
+    snprintf(shim, sizeof shim, "%s/bin/tessel-shim", getenv("TESSEL_BUILD") ?: "build");
+    for (int kind = 0; kind < 5; kind++) {
+        char dir[64], victim[128], log[256];
+        snprintf(dir, sizeof dir, "/tmp/tessel-agent-XXXXXX");
+        assert_non_null(mkdtemp(dir));
+        snprintf(victim, sizeof victim, "%s.victim", dir);
+        snprintf(log, sizeof log, "%s/shim.log", dir);
+        FILE *f = fopen(victim, "w");
+        assert_non_null(f);
+        fputs("precious\n", f);
+        fclose(f);
+        int holder = -1;
+        if (kind == 0) {
+            assert_int_equal(mkfifo(log, 0666), 0); /* no reader */
+        } else if (kind == 1) {
+            assert_int_equal(mkfifo(log, 0666), 0); /* a reader that never reads */
+            holder = open(log, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+            assert_true(holder >= 0);
+        } else if (kind == 2) {
+            assert_int_equal(symlink(victim, log), 0);
+        } else if (kind == 3) {
+            assert_int_equal(link(victim, log), 0);
+        } else {
+            f = fopen(log, "w");
+            assert_non_null(f);
+            fclose(f);
+            assert_int_equal(chown(log, 65534, 65534), 0); /* someone else's (we run as root) */
+        }
+        char *argv[] = {"sh", "-c", "echo ran", NULL};
+        tagent_spawn_t sp = {.shim = shim, .dir = dir, .cwd = dir, .argv = argv, .envp = environ};
+        alarm(20); /* a spawn that waits fails the test rather than hanging it */
+        pid_t pid = tagent_spawn(&sp, NULL);
+        assert_true(pid > 0);
+        int st;
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        alarm(0);
+        assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        tagent_exit_t ex;
+        assert_int_equal(tagent_read_exit(dir, &ex), 1);
+        assert_int_equal(ex.exit_code, 0);
+        struct stat sb;
+        assert_int_equal(lstat(log, &sb), 0);
+        assert_true(S_ISREG(sb.st_mode) && sb.st_nlink == 1 && sb.st_uid == geteuid());
+        char buf[64];
+        f = fopen(victim, "r");
+        assert_non_null(f);
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        assert_string_equal(buf, "precious\n");
+        if (holder >= 0)
+            close(holder);
+        unlink(victim);
+        cleanup(dir);
+    }
+}
+
 static void on_usr1(int sig)
 {
     (void)sig;
@@ -510,11 +575,17 @@ static void test_sigmask(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fake_spec),      cmocka_unit_test(test_uuid),
-        cmocka_unit_test(test_quota),          cmocka_unit_test(test_cgroup_layout),
-        cmocka_unit_test(test_shim),           cmocka_unit_test(test_untrusted_records),
-        cmocka_unit_test(test_shim_no_follow), cmocka_unit_test(test_cgroup_sweep),
-        cmocka_unit_test(test_shim_env),       cmocka_unit_test(test_oom_records),
+        cmocka_unit_test(test_fake_spec),
+        cmocka_unit_test(test_uuid),
+        cmocka_unit_test(test_quota),
+        cmocka_unit_test(test_cgroup_layout),
+        cmocka_unit_test(test_shim),
+        cmocka_unit_test(test_untrusted_records),
+        cmocka_unit_test(test_shim_no_follow),
+        cmocka_unit_test(test_cgroup_sweep),
+        cmocka_unit_test(test_shim_log_planted),
+        cmocka_unit_test(test_shim_env),
+        cmocka_unit_test(test_oom_records),
         cmocka_unit_test(test_sigmask),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -119,10 +119,12 @@ static int copy_read(tshm_t *s, size_t want)
     return 0;
 }
 
-/* A read-only handle's new copy: the header and device records, then the
- * process table as far as the header's capacity, the file's size and
- * TSHM_RO_MAX_PROCS allow. */
-static int copy_refresh(tshm_t *s, tsl_error_t *err)
+/* A read-only handle's new copy: the header and device records (12 KiB), and
+ * with procs the process table as far as the header's capacity, the file's
+ * size and TSHM_RO_MAX_PROCS allow (only the readers of processes need it:
+ * /metrics reads a slice of every running job with tesseld's lock held, and
+ * a job may grow its file's table to the bound). */
+static int copy_refresh(tshm_t *s, int procs, tsl_error_t *err)
 {
     struct stat st;
     if (fstat(s->fd, &st) < 0)
@@ -135,6 +137,8 @@ static int copy_refresh(tshm_t *s, tsl_error_t *err)
         return tsl_errprintf(err, "%s", strerror(errno));
     if (validate(s->hdr, (size_t)st.st_size, err) < 0)
         return -1;
+    if (!procs)
+        return 0;
     uint32_t cap = atomic_load(&s->hdr->proc_cap);
     if (cap > TSHM_RO_MAX_PROCS)
         cap = TSHM_RO_MAX_PROCS;
@@ -377,7 +381,7 @@ tshm_t *tshm_open_ro(const char *path, tsl_error_t *err)
         goto fail;
     }
     tsl_error_t e;
-    if (copy_refresh(s, &e) < 0) {
+    if (copy_refresh(s, 0, &e) < 0) {
         tsl_errprintf(err, "%s: %s", path, e.text);
         goto fail;
     }
@@ -949,7 +953,7 @@ int tshm_refresh(tshm_t *s)
 {
     if (s->readonly) {
         tsl_error_t e;
-        return copy_refresh(s, &e);
+        return copy_refresh(s, 1, &e);
     }
     pthread_mutex_lock(&s->lock);
     int rc = remap_if_grown(s);

@@ -254,9 +254,10 @@ int tshm_reclaim(tshm_t *s);
  * The handle holds a copy of the file read with pread, never a mapping: the
  * file may be a job user's, who can truncate it at any moment, and a read
  * through a mapping past the end of a file is SIGBUS.  So the handle sees the
- * values of when it was opened or last refreshed (tshm_refresh; listing the
- * processes and tshm_drained refresh first), the process table up to
- * TSHM_RO_MAX_PROCS slots.  NULL with errno (ENOENT, EINVAL: not a regular
+ * values of when it was opened or last refreshed: at open the header and the
+ * device records (12 KiB); tshm_refresh also reads the process table, up to
+ * TSHM_RO_MAX_PROCS slots (listing the processes and tshm_drained refresh
+ * first).  NULL with errno (ENOENT, EINVAL: not a regular
  * file or not a slice file, EPROTO...) and err on failure. */
 tshm_t *tshm_open_ro(const char *path, tsl_error_t *err);
 
