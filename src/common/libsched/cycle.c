@@ -146,14 +146,14 @@ struct cycle {
     size_t *over_q;     /* the same per queue */
     size_t *train_q;    /* eligible training jobs per queue */
     int32_t *minprio_q; /* their lowest priority */
-    /* The last turn that a limit ended without a look at anything but the job's queue, its
+    /* The last turn, if a limit ended it without a look at anything but the job's queue, its
      * resources and whether it is preemptible (admissible(), tsched__owed(): kind 1, the
-     * guarantee of non-preemptible work; kind 2, a limit, nothing owed; 0 none) and with no
-     * usage changed since (held_gen = s->cu_gen): the next job of that queue with the same
-     * resources and preemptibility has the same turn, the same reason included.  Thousands of
-     * jobs held by a queue's limit each cost a comparison (issue 15). */
+     * guarantee of non-preemptible work; kind 2, a limit, nothing owed; 0 none).  Such a turn
+     * changes nothing, and every other turn but a waiting job's (which changes no usage)
+     * clears it, so the usage is as it was: the next job of that queue with the same resources
+     * and preemptibility has the same turn, the same reason included.  Thousands of jobs held
+     * by a queue's limit each cost a comparison (issue 15). */
     int held;
-    uint64_t held_gen;
     int held_queue, held_np;
     uint64_t held_res[NRES];
 };
@@ -256,6 +256,12 @@ static int shape_lookup(struct cycle *cy, struct shape_ent *t, uint32_t slot, ui
             if (add) {
                 t[i].slot = slot;
                 t[i].extra = extra;
+                /* emptied again at the end of the cycle (tables_clean()) */
+                if (grow((void **)&s->cyc_used, &s->cyc_usedcap, s->cyc_nused + 1,
+                         sizeof *s->cyc_used) == 0)
+                    s->cyc_used[s->cyc_nused++] = (uint32_t)(i * 2 + (t == s->cyc_pre));
+                else
+                    s->cyc_unclean = 1;
             }
             return 0;
         }
@@ -1299,7 +1305,6 @@ static void wait_bounds(tsched_sched_t *s, struct sjob *j, int guarantee)
 static void hold_turn(struct cycle *cy, const struct sjob *j, int kind)
 {
     cy->held = kind;
-    cy->held_gen = cy->s->cu_gen;
     cy->held_queue = j->queue;
     cy->held_np = tsched__np(j->cls);
     memcpy(cy->held_res, j->res, sizeof cy->held_res);
@@ -1318,7 +1323,7 @@ static void turn(struct cycle *cy, uint32_t slot)
         return;
     }
     int np = tsched__np(j->cls);
-    if (cy->held && cy->held_gen == s->cu_gen && cy->held_queue == j->queue && cy->held_np == np &&
+    if (cy->held && cy->held_queue == j->queue && cy->held_np == np &&
         memcmp(cy->held_res, j->res, sizeof j->res) == 0) {
         /* the same turn as the job before it (struct cycle, held_*) */
         wait_bounds(s, j, cy->held == 1);
@@ -1411,6 +1416,28 @@ static uint64_t wait_digest(const tsched_wait_t *w)
     h *= DG_P3;
     h ^= h >> 32;
     return h + (h == 0);
+}
+
+/* Empties the entries of the shape tables that the cycle filled (or, when they were not all
+ * noted, the whole tables): every entry is empty between cycles, so that a cycle over thousands
+ * of pending jobs does not clear tables sized for them (issue 15). */
+static void tables_clean(tsched_sched_t *s)
+{
+    if (s->cyc_unclean) {
+        if (s->cyc_fit)
+            memset(s->cyc_fit, 0xff, s->cyc_fitcap * sizeof *s->cyc_fit);
+        if (s->cyc_pre)
+            memset(s->cyc_pre, 0xff, s->cyc_precap * sizeof *s->cyc_pre);
+        s->cyc_unclean = 0;
+    } else {
+        for (size_t k = 0; k < s->cyc_nused; k++) {
+            uint32_t u = s->cyc_used[k];
+            struct shape_ent *t = u & 1 ? s->cyc_pre : s->cyc_fit;
+            t[u / 2].slot = UINT32_MAX;
+            t[u / 2].extra = UINT32_MAX;
+        }
+    }
+    s->cyc_nused = 0;
 }
 
 static int slot_cmp(const void *a, const void *b)
@@ -1576,11 +1603,18 @@ int tsched_sched_cycle(tsched_sched_t *s, double now, tsched_decisions_t *d, tsl
     cy.tcap = 256;
     while (cy.tcap < npend * 2)
         cy.tcap *= 2;
+    size_t fitcap = s->cyc_fitcap, precap = s->cyc_precap;
     if (grow((void **)&s->cyc_fit, &s->cyc_fitcap, cy.tcap, sizeof *cy.fit_fail) < 0 ||
         grow((void **)&s->cyc_pre, &s->cyc_precap, cy.tcap, sizeof *cy.pre_fail) < 0) {
+        s->cyc_unclean |= s->cyc_fitcap != fitcap || s->cyc_precap != precap;
         cy.nomem = 1;
         goto out;
     }
+    /* empty between cycles (tables_clean()); grown: empty the whole of them */
+    if (s->cyc_fitcap != fitcap || s->cyc_precap != precap)
+        s->cyc_unclean = 1;
+    if (s->cyc_unclean)
+        tables_clean(s);
     if (grow((void **)&s->cyc_dirty, &s->cyc_dirtycap, npend ? npend : 1, sizeof *s->cyc_dirty) <
         0) {
         cy.nomem = 1;
@@ -1588,8 +1622,6 @@ int tsched_sched_cycle(tsched_sched_t *s, double now, tsched_decisions_t *d, tsl
     }
     cy.fit_fail = s->cyc_fit;
     cy.pre_fail = s->cyc_pre;
-    memset(cy.fit_fail, 0xff, cy.tcap * sizeof *cy.fit_fail);
-    memset(cy.pre_fail, 0xff, cy.tcap * sizeof *cy.pre_fail);
     /* Slot order is often the order already (jobs submitted in turn, no slot freed in between:
      * tesseld's holding queue under a stream of submissions); the same array as qsort's then,
      * as the order is total (ids differ), for one comparison a job instead of n log n. */
@@ -1708,6 +1740,7 @@ int tsched_sched_cycle(tsched_sched_t *s, double now, tsched_decisions_t *d, tsl
         finish_waits(&cy);
 
 out:
+    tables_clean(s);
     /* 5. the cluster as it was */
     for (size_t i = cy.nholds; i-- > 0;)
         (void)tsched_release(s->c, &cy.holds[i], 1);

@@ -110,6 +110,7 @@ void tsched_sched_destroy(tsched_sched_t *s)
     free(s->cyc_pre);
     free(s->cyc_pk);
     free(s->cyc_waiting);
+    free(s->cyc_used);
     free(s->cyc_dirty);
     free(s->jing);
     free(s->jcyc);

@@ -1,15 +1,17 @@
 /* test_carry.c - what a cycle carries over from the one before it (issue 15: a reason that a
- * queue's unchanged limit gives again is neither rewritten nor digested again; the leaf of the
- * fair-share descent is kept while no usage changes; bookkeeping in one pass) decides exactly
- * what a cycle from scratch decides.
+ * queue's unchanged limit gives again is neither rewritten nor digested again; a turn held by
+ * a limit is remembered for the next job of the same kind; the leaf of the fair-share descent
+ * is kept while no usage changes; the shape tables are emptied entry by entry; bookkeeping in
+ * one pass) decides exactly what a cycle from scratch decides.
  *
  * One handle lives through a sequence of changes (jobs held by a queue's limit, more of them
- * of another shape, removals, the limit raised, closed, a running job gone), with a cycle after
- * each.  After every change a fresh handle is built from the same state (the same queues, the
- * running jobs started on the same GPUs, the pending jobs submitted) and runs one cycle: the
- * starts, victims, reservations and every pending job's reason (code, figures and the line a
- * person reads) must be the same in both.  And the list of changed reasons must name exactly
- * the jobs whose reason differs from the one before.
+ * of another shape, removals, the limit raised, closed, a running job gone, room for a job
+ * that found none before), with a cycle after each.  After every change a fresh handle is
+ * built from the same state (the same queues, the running jobs started on the same GPUs, the
+ * pending jobs submitted) and runs one cycle: the starts, victims, reservations and every
+ * pending job's reason (code, figures and the line a person reads) must be the same in both.
+ * And the list of changed reasons must name exactly the jobs whose reason differs from the
+ * one before.
  *
  * Two nodes of 4 A100s; queue "train" (guarantee 4 GPUs) and "held" (no guarantee, a limit).
  */
@@ -239,11 +241,64 @@ static void test_held_queue_carried_over(void **state)
     assert_int_equal(cycle_both(&f, &w, 9), 0);
     assert_int_equal(tsched_waits_changed(f.s, NULL), 0);
 
+    /* the held queue closed and job 71 gone: a whole GPU free.  Train's job 8, which found no
+     * room in every cycle so far, starts: nothing of an earlier cycle's failed shapes remains */
+    assert_int_equal(w.job[8].state, PENDING);
+    set_limit(&f, &w, 0);
+    job_remove(&f, &w, 71, 10);
+    assert_int_equal(cycle_both(&f, &w, 10), 1);
+    assert_int_equal(w.job[8].state, RUNNING);
+
     /* the reasons forgotten (tesseld after a failed store write): every one named again */
     tsched_waits_reset(f.s);
     memset(w.why, 0, sizeof w.why);
-    assert_int_equal(cycle_both(&f, &w, 10), 0);
+    assert_int_equal(cycle_both(&f, &w, 11), 0);
     assert_true(tsched_waits_changed(f.s, NULL) > 30);
+    fx_fini(&f);
+}
+
+/* One queue, guarantee 1 GPU, no limit, 4 GPUs.  Interactive job 1 runs on its guarantee.
+ * Interactive jobs 2 and 4 (1 GPU each) would take its non-preemptible work beyond the
+ * guarantee: GuaranteeLimit, the second as the first (the turn remembered); training job 3
+ * (the same GPU, after them in the queue's order) may borrow and starts; then a half-GPU
+ * interactive job 5 still does not fit the guarantee, and a queue limit of 2.5 GPUs (used 2)
+ * holds training job 6 (1 GPU) but not training job 7 (half a GPU). */
+static void test_held_turn_kinds(void **state)
+{
+    (void)state;
+    tsched_sched_config_t cfg = config();
+    struct fx f;
+    fx_init(&f, 1, 4, &cfg);
+    int q = queue(&f, "mixed", 1000, TSCHED_UNLIMITED);
+    assert_int_equal(fx_submit(&f, 1, q, TSCHED_CLASS_INTERACTIVE, 0, 1, 1, 0), 0);
+    fx_cycle(&f, 1);
+    assert_true(fx_started(&f, 1));
+    assert_int_equal(fx_submit(&f, 2, q, TSCHED_CLASS_INTERACTIVE, 0, 2, 1, 0), 0);
+    assert_int_equal(fx_submit(&f, 3, q, TSCHED_CLASS_TRAINING, 0, 3, 1, 0), 0);
+    assert_int_equal(fx_submit(&f, 4, q, TSCHED_CLASS_INTERACTIVE, 0, 4, 1, 0), 0);
+    fx_cycle(&f, 2);
+    assert_int_equal(f.d.nstarts, 1);
+    assert_true(fx_started(&f, 3));
+    char buf[512];
+    reason(f.s, 2, buf, sizeof buf);
+    assert_non_null(strstr(buf, "GuaranteeLimit: "));
+    char b4[512];
+    reason(f.s, 4, b4, sizeof b4);
+    assert_string_equal(buf, b4);
+
+    tsched_res_t g = {1000, TSCHED_UNLIMITED, TSCHED_UNLIMITED, TSCHED_UNLIMITED};
+    tsched_res_t l = {2500, TSCHED_UNLIMITED, TSCHED_UNLIMITED, TSCHED_UNLIMITED};
+    assert_int_equal(tsched_queue_update(f.s, q, &g, &l, 1, NULL), 0);
+    assert_int_equal(fx_submit(&f, 5, q, TSCHED_CLASS_INTERACTIVE, 0, 5, 1, 500), 0);
+    assert_int_equal(fx_submit(&f, 6, q, TSCHED_CLASS_TRAINING, 0, 6, 1, 0), 0);
+    assert_int_equal(fx_submit(&f, 7, q, TSCHED_CLASS_TRAINING, 0, 7, 1, 500), 0);
+    fx_cycle(&f, 3);
+    assert_int_equal(f.d.nstarts, 1);
+    assert_true(fx_started(&f, 7));
+    reason(f.s, 5, buf, sizeof buf);
+    assert_non_null(strstr(buf, "GuaranteeLimit: "));
+    reason(f.s, 6, buf, sizeof buf);
+    assert_non_null(strstr(buf, "QueueLimit: queue 'mixed' would exceed its limit gpu=2.5"));
     fx_fini(&f);
 }
 
@@ -251,6 +306,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_held_queue_carried_over),
+        cmocka_unit_test(test_held_turn_kinds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
