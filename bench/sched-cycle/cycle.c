@@ -17,7 +17,7 @@
  *
  *   bench-sched-cycle [--nodes FILE] [--pods FILE] [--pending 10000]
  *                     [--reps 5] [--policy tessel] [--seed 42]
- *                     [--max-plans 64] [--waited 300] [--held 0]
+ *                     [--max-plans 64] [--waited 300] [--held 0] [--stream 0]
  *
  * --max-plans: the scheduler's max_plans; --waited: how long the pending
  * jobs have waited at the timed cycle (>= 900 s: the oldest get
@@ -27,6 +27,10 @@
  * that none can start: what tesseld's scheduler carries while bench/submit submits into its
  * holding queue (issue 15).  Each run then also times a second cycle right after the first
  * with nothing changed (the steady state of a daemon that runs a cycle every pass).
+ *
+ * --stream N (with --held): then N more cycles, 5 ms apart, each after one more held job is
+ * submitted (tesseld under a stream of submissions into its holding queue: a pass per
+ * submission or so); prints their mean CPU time.
  *
  * Default files: $TESSEL_SHARED/traces/alibaba-gpu-2023/ (TESSEL_SHARED
  * defaults to ../shared).  Target: under 100 ms (issue 4).
@@ -204,7 +208,7 @@ int main(int argc, char **argv)
     const char *nodes = nodes_path, *pods_file = pods_path, *policy = "tessel";
     unsigned pending = 10000, reps = 5, max_plans = 64;
     double waited = 300;
-    unsigned held = 0;
+    unsigned held = 0, stream = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v)
@@ -226,6 +230,8 @@ int main(int argc, char **argv)
             waited = strtod(v, NULL);
         else if (!strcmp(a, "--held"))
             held = (unsigned)strtoul(v, NULL, 10);
+        else if (!strcmp(a, "--stream"))
+            stream = (unsigned)strtoul(v, NULL, 10);
         else if (!strcmp(a, "--seed"))
             rng = strtoull(v, NULL, 10);
         else
@@ -240,7 +246,8 @@ int main(int argc, char **argv)
         die("no pods");
     double *wall = calloc(reps, sizeof *wall), *cpu = calloc(reps, sizeof *cpu);
     double *again = calloc(reps, sizeof *again);
-    if (!wall || !cpu || !again)
+    double *streamed = calloc(reps, sizeof *streamed);
+    if (!wall || !cpu || !again || !streamed)
         die("out of memory");
     uint64_t seed0 = rng;
     printf("bench-sched-cycle: %s, %zu pods, %u pending (waited %.0f s), policy %s, "
@@ -326,10 +333,11 @@ int main(int argc, char **argv)
             if (tsched_job_submit(s, &j, NULL) < 0)
                 die("submit");
         }
+        int hqi = -1;
         if (held) {
             tsched_queue_spec_t hq = {
                 .name = "held", .guarantee = gpus(TSCHED_UNLIMITED), .limit = gpus(0), .weight = 1};
-            int hqi = tsched_queue_add(s, &hq, NULL);
+            hqi = tsched_queue_add(s, &hq, NULL);
             if (hqi < 0)
                 die("queue");
             for (unsigned i = 0; i < held; i++) {
@@ -366,6 +374,29 @@ int main(int argc, char **argv)
                 die("cycle");
             again[r] = (secs(CLOCK_THREAD_CPUTIME_ID) - a0) * 1e3;
             printf("held %u: %u held jobs; the next cycle: %.1f ms CPU\n", r + 1, held, again[r]);
+            double t0 = secs(CLOCK_THREAD_CPUTIME_ID);
+            for (unsigned k = 0; k < stream; k++) {
+                tsched_qjob_t j;
+                memset(&j, 0, sizeof j);
+                j.id = id++;
+                j.queue = hqi;
+                j.cls = TSCHED_CLASS_TRAINING;
+                j.arrival = 600 + (double)(k + 1) * 0.005;
+                j.req.cpu_milli = 1000;
+                j.req.mem_bytes = 1024 * MIB;
+                j.req.ngpus = 1;
+                j.req.milli_gpu = 500;
+                j.req.gang = 1;
+                if (tsched_job_submit(s, &j, NULL) < 0 ||
+                    tsched_sched_cycle(s, j.arrival, &dec, NULL) < 0)
+                    die("stream");
+            }
+            if (stream) {
+                streamed[r] = (secs(CLOCK_THREAD_CPUTIME_ID) - t0) * 1e3 / stream;
+                printf("stream %u: %u cycles, one held job submitted before each: %.3f ms CPU "
+                       "a cycle (submission included)\n",
+                       r + 1, stream, streamed[r]);
+            }
         }
         tsched_sched_destroy(s);
         tsched_policy_destroy(p);
@@ -380,6 +411,11 @@ int main(int argc, char **argv)
         qsort(again, reps, sizeof *again, cmp_d);
         printf("next cycle: median %.1f ms CPU\n", again[reps / 2]);
     }
+    if (held && stream) {
+        qsort(streamed, reps, sizeof *streamed, cmp_d);
+        printf("stream: median %.3f ms CPU a cycle\n", streamed[reps / 2]);
+    }
+    free(streamed);
     free(again);
     free(wall);
     free(cpu);

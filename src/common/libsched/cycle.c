@@ -146,6 +146,16 @@ struct cycle {
     size_t *over_q;     /* the same per queue */
     size_t *train_q;    /* eligible training jobs per queue */
     int32_t *minprio_q; /* their lowest priority */
+    /* The last turn, if a limit ended it without a look at anything but the job's queue, its
+     * resources and whether it is preemptible (admissible(), tsched__owed(): kind 1, the
+     * guarantee of non-preemptible work; kind 2, a limit, nothing owed; 0 none).  Such a turn
+     * changes nothing, and every other turn but a waiting job's (which changes no usage)
+     * clears it, so the usage is as it was: the next job of that queue with the same resources
+     * and preemptibility has the same turn, the same reason included.  Thousands of jobs held
+     * by a queue's limit each cost a comparison (issue 15). */
+    int held;
+    int held_queue, held_np;
+    uint64_t held_res[NRES];
 };
 
 static int grow(void **p, size_t *cap, size_t want, size_t size)
@@ -170,6 +180,23 @@ static void copy_name(char dst[TSCHED_NAME_MAX], const char *src)
     size_t n = strnlen(src, TSCHED_NAME_MAX - 1);
     memcpy(dst, src, n);
     dst[n] = '\0';
+}
+
+/* j->wait is about to change other than through wait_bounds(): nothing of it is carried over
+ * (queue_internal.h, struct sjob), and finish_waits() digests it (s->cyc_dirty: room for every
+ * pending job, each listed once; were it full, every job is digested). */
+static void wait_dirty(tsched_sched_t *s, struct sjob *j)
+{
+    j->wait_bounds = 0;
+    j->wait_kept = 0;
+    if (j->wait_listed)
+        return;
+    if (s->cyc_ndirty < s->cyc_dirtycap) {
+        j->wait_listed = 1;
+        s->cyc_dirty[s->cyc_ndirty++] = (uint32_t)(j - s->jobs);
+    } else {
+        s->wait_rescan = 1;
+    }
 }
 
 static int same_shape(const struct sjob *a, const struct sjob *b)
@@ -229,6 +256,12 @@ static int shape_lookup(struct cycle *cy, struct shape_ent *t, uint32_t slot, ui
             if (add) {
                 t[i].slot = slot;
                 t[i].extra = extra;
+                /* emptied again at the end of the cycle (tables_clean()) */
+                if (grow((void **)&s->cyc_used, &s->cyc_usedcap, s->cyc_nused + 1,
+                         sizeof *s->cyc_used) == 0)
+                    s->cyc_used[s->cyc_nused++] = (uint32_t)(i * 2 + (t == s->cyc_pre));
+                else
+                    s->cyc_unclean = 1;
             }
             return 0;
         }
@@ -243,6 +276,7 @@ static int shape_lookup(struct cycle *cy, struct shape_ent *t, uint32_t slot, ui
 
 static void claim(tsched_sched_t *s, const struct sjob *j)
 {
+    s->cu_gen++;
     for (int x = j->queue; x >= 0; x = s->q[x].parent)
         for (int d = 0; d < NRES; d++) {
             s->q[x].cu[d] += j->res[d];
@@ -255,6 +289,7 @@ static void claim(tsched_sched_t *s, const struct sjob *j)
 /* A victim's usage leaves its queues' projected usage. */
 static void unclaim(tsched_sched_t *s, const struct sjob *v)
 {
+    s->cu_gen++;
     for (int x = v->queue; x >= 0; x = s->q[x].parent)
         for (int d = 0; d < NRES; d++) {
             s->q[x].cu[d] -= v->res[d];
@@ -300,6 +335,7 @@ static void wait_no_fit(struct cycle *cy, struct sjob *j, tsched_reason_t why)
 {
     tsched_sched_t *s = cy->s;
     tsched_wait_t *w = &j->wait;
+    wait_dirty(s, j);
     tsched__wait_reset(w, TSCHED_WAIT_RESOURCES, &j->req);
     w->fit = why;
     tsched__wait_best(s->c, &j->req, w);
@@ -329,9 +365,11 @@ static int try_start(struct cycle *cy, uint32_t slot)
 {
     tsched_sched_t *s = cy->s;
     struct sjob *j = &s->jobs[slot];
+    s->q[j->queue].tried = 1; /* finish_waits() looks for Resources reasons there */
     int seen = shape_lookup(cy, cy->fit_fail, slot, 0, 0, 0);
     if (seen) {
         /* the same shape failed earlier in this cycle: the same reason */
+        wait_dirty(s, j);
         memcpy(&j->wait, &s->jobs[seen - 1].wait, sizeof j->wait);
         return 0;
     }
@@ -358,6 +396,7 @@ static int try_start(struct cycle *cy, uint32_t slot)
     memcpy(s->mbuf + s->nm, cy->tmp, j->gang * sizeof *cy->tmp);
     s->nm += j->gang;
     tsched_start_t *st = &s->starts[s->nstarts++];
+    wait_dirty(s, j);
     tsched__wait_reset(&j->wait, TSCHED_WAIT_NONE, &j->req);
     j->wait_hash = 0;
     st->job = j->id;
@@ -959,6 +998,20 @@ static long limit_victims(struct cycle *cy, struct sjob *j, int top, uint32_t *o
     return (long)n;
 }
 
+/* Slot's job waits for victims now: finish_waits() gives it its reason (a job may be noted
+ * twice). */
+static int note_waiting(struct cycle *cy, uint32_t slot)
+{
+    tsched_sched_t *s = cy->s;
+    if (grow((void **)&s->cyc_waiting, &s->cyc_waitcap, s->cyc_nwaiting + 1,
+             sizeof *s->cyc_waiting) < 0) {
+        cy->nomem = 1;
+        return -1;
+    }
+    s->cyc_waiting[s->cyc_nwaiting++] = slot;
+    return 0;
+}
+
 static int add_victim(struct cycle *cy, struct sjob *j, struct sjob *v)
 {
     tsched_sched_t *s = cy->s;
@@ -975,7 +1028,8 @@ static int add_victim(struct cycle *cy, struct sjob *j, struct sjob *v)
     tv->job = v->id;
     tv->for_job = j->id;
     tv->action = v->flags & TSCHED_JOB_SUSPENDABLE ? TSCHED_SUSPEND : TSCHED_REQUEUE;
-    j->waiting++;
+    if (!j->waiting++ && note_waiting(cy, (uint32_t)(j - s->jobs)) < 0)
+        return -1;
     return 0;
 }
 
@@ -1197,26 +1251,63 @@ static void take_left(tsched_sched_t *s, int q)
 /* Why j may not start now although it might fit: the first queue on its path (leaf first)
  * that a start would take beyond its limit (guarantee: beyond the guarantee that bounds
  * interactive and inference work), in which resource, by how much. */
-static void wait_bounds(const tsched_sched_t *s, struct sjob *j, int guarantee)
+static void wait_bounds(tsched_sched_t *s, struct sjob *j, int guarantee)
 {
-    tsched_wait_t *w = &j->wait;
-    tsched__wait_reset(w, guarantee ? TSCHED_WAIT_GUARANTEE_LIMIT : TSCHED_WAIT_QUEUE_LIMIT,
-                       &j->req);
-    for (int x = j->queue; x >= 0; x = s->q[x].parent) {
+    tsched_wait_code_t code = guarantee ? TSCHED_WAIT_GUARANTEE_LIMIT : TSCHED_WAIT_QUEUE_LIMIT;
+    const struct squeue *at = NULL;
+    int res = 0, never = 0;
+    uint64_t bound = 0, used = 0, want = 0;
+    for (int x = j->queue; x >= 0 && !at; x = s->q[x].parent) {
         const struct squeue *q = &s->q[x];
-        const uint64_t *used = guarantee ? q->cnp : q->lu, *bound = guarantee ? q->g : q->lim;
+        const uint64_t *u = guarantee ? q->cnp : q->lu, *b = guarantee ? q->g : q->lim;
         for (int d = 0; d < NRES; d++) {
-            if (bound[d] == TSCHED_UNLIMITED || used[d] + j->res[d] <= bound[d] || j->res[d] == 0)
+            if (b[d] == TSCHED_UNLIMITED || u[d] + j->res[d] <= b[d] || j->res[d] == 0)
                 continue;
-            copy_name(w->queue, q->name);
-            w->res = d;
-            w->bound = bound[d];
-            w->used = used[d];
-            w->want = j->res[d];
-            w->never = bound[d] > 0 && j->res[d] > bound[d]; /* 0: closed for now */
-            return;
+            at = q;
+            res = d;
+            bound = b[d];
+            used = u[d];
+            want = j->res[d];
+            never = b[d] > 0 && j->res[d] > b[d]; /* 0: closed for now */
+            break;
         }
     }
+    int32_t qi = at ? (int32_t)(at - s->q) : -1;
+    /* The key of the reason in place, which this function wrote: the same bytes (the job's
+     * request never changes), so neither written nor digested again.  This is what keeps a
+     * cycle over thousands of jobs held by a queue's limit cheap (issue 15). */
+    if (j->wait_bounds && j->wait.code == code && j->wb_queue == qi && j->wb_res == res &&
+        j->wb_never == never && j->wb_bound == bound && j->wb_used == used && j->wb_want == want)
+        return;
+    tsched_wait_t *w = &j->wait;
+    wait_dirty(s, j);
+    tsched__wait_reset(w, code, &j->req);
+    if (at) {
+        copy_name(w->queue, at->name);
+        w->res = res;
+        w->bound = bound;
+        w->used = used;
+        w->want = want;
+        w->never = never;
+    }
+    j->wait_bounds = 1;
+    j->wb_queue = qi;
+    j->wb_res = (int8_t)res;
+    j->wb_never = (int8_t)never;
+    j->wb_bound = bound;
+    j->wb_used = used;
+    j->wb_want = want;
+}
+
+/* j's turn ended held by a limit (kind 2) or by the guarantee that bounds non-preemptible
+ * work (kind 1) with nothing changed and nothing else looked at: remembered for the next
+ * turn. */
+static void hold_turn(struct cycle *cy, const struct sjob *j, int kind)
+{
+    cy->held = kind;
+    cy->held_queue = j->queue;
+    cy->held_np = tsched__np(j->cls);
+    memcpy(cy->held_res, j->res, sizeof cy->held_res);
 }
 
 /* One job's turn. */
@@ -1231,16 +1322,31 @@ static void turn(struct cycle *cy, uint32_t slot)
         }
         return;
     }
+    int np = tsched__np(j->cls);
+    if (cy->held && cy->held_queue == j->queue && cy->held_np == np &&
+        memcmp(cy->held_res, j->res, sizeof j->res) == 0) {
+        /* the same turn as the job before it (struct cycle, held_*) */
+        wait_bounds(s, j, cy->held == 1);
+        return;
+    }
+    cy->held = 0;
     int top = -1;
     int adm = admissible(s, j, NULL, 1);
     if (adm <= 0)
         wait_bounds(s, j, adm == 0);
-    if (adm == 0)
+    if (adm == 0) {
+        hold_turn(cy, j, 1);
         return;
+    }
     if (adm < 0) {
         /* at a limit now; after the victims already chosen stop, too? */
-        if (admissible(s, j, &top, 0) < 0 && cy->plans < s->cfg.max_plans)
+        if (admissible(s, j, &top, 0) < 0 && cy->plans < s->cfg.max_plans) {
+            if (!tsched__owed(s, j, s->q[j->queue].cu))
+                hold_turn(cy, j, 2); /* plan_preemption() returns 0 at once */
             (void)plan_preemption(cy, slot, top);
+        } else {
+            hold_turn(cy, j, 2);
+        }
         return;
     }
     if (try_start(cy, slot)) {
@@ -1312,19 +1418,52 @@ static uint64_t wait_digest(const tsched_wait_t *w)
     return h + (h == 0);
 }
 
+/* Empties the entries of the shape tables that the cycle filled (or, when they were not all
+ * noted, the whole tables): every entry is empty between cycles, so that a cycle over thousands
+ * of pending jobs does not clear tables sized for them (issue 15). */
+static void tables_clean(tsched_sched_t *s)
+{
+    if (s->cyc_unclean) {
+        if (s->cyc_fit)
+            memset(s->cyc_fit, 0xff, s->cyc_fitcap * sizeof *s->cyc_fit);
+        if (s->cyc_pre)
+            memset(s->cyc_pre, 0xff, s->cyc_precap * sizeof *s->cyc_pre);
+        s->cyc_unclean = 0;
+    } else {
+        for (size_t k = 0; k < s->cyc_nused; k++) {
+            uint32_t u = s->cyc_used[k];
+            struct shape_ent *t = u & 1 ? s->cyc_pre : s->cyc_fit;
+            t[u / 2].slot = UINT32_MAX;
+            t[u / 2].extra = UINT32_MAX;
+        }
+    }
+    s->cyc_nused = 0;
+}
+
+static int slot_cmp(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 /* After the main loop: jobs waiting for victims say for which; a job short of room behind
  * jobs of its queue short of the same becomes Priority; then the list of changed reasons. */
 static void finish_waits(struct cycle *cy)
 {
     tsched_sched_t *s = cy->s;
-    for (size_t i = 0; i < s->njobs; i++) {
-        struct sjob *j = &s->jobs[i];
+    /* the jobs waiting for victims: those that were when the cycle began, and those that
+     * planned in it (in any order: each is reset alone) */
+    size_t nwaiting = 0;
+    for (size_t i = 0; i < s->cyc_nwaiting; i++) {
+        struct sjob *j = &s->jobs[s->cyc_waiting[i]];
         if (j->live && j->state == J_PENDING && j->waiting) {
+            wait_dirty(s, j);
             tsched__wait_reset(&j->wait, TSCHED_WAIT_PREEMPTING, &j->req);
             copy_name(j->wait.queue, s->q[j->queue].name);
+            nwaiting++;
         }
     }
-    for (size_t i = 0; i < s->njobs; i++) {
+    for (size_t i = 0; i < s->njobs && nwaiting; i++) {
         const struct sjob *v = &s->jobs[i];
         if (!v->live || v->state != J_VICTIM)
             continue;
@@ -1334,10 +1473,15 @@ static void finish_waits(struct cycle *cy)
             continue;
         if (v->queue != j->queue)
             j->wait.code = TSCHED_WAIT_GUARANTEE;
-        tsched__wait_add_job(&j->wait, v->id);
+        tsched__wait_add_job(&j->wait, v->id); /* wait_dirty() above */
     }
     for (size_t qi = 0; qi < s->nq; qi++) {
         const struct squeue *q = &s->q[qi];
+        /* Resources reasons come from try_start() alone (a job's turn rewrites its reason;
+         * those waiting for victims are Preempting by now), so only a queue with a job that
+         * tried can hold one, or a Priority reason */
+        if (!q->tried)
+            continue;
         struct ahead ah[TSCHED_BAD_REQUEST + 1];
         memset(ah, 0, sizeof ah);
         for (size_t k = 0; k < q->npend; k++) {
@@ -1348,6 +1492,7 @@ static void finish_waits(struct cycle *cy)
                 continue;
             struct ahead *a = &ah[w->fit];
             if (a->n) {
+                wait_dirty(s, j);
                 w->code = TSCHED_WAIT_PRIORITY;
                 memset(w->jobs, 0, sizeof w->jobs);
                 memcpy(w->jobs, a->jobs, a->n * sizeof *a->jobs);
@@ -1362,20 +1507,30 @@ static void finish_waits(struct cycle *cy)
         }
     }
     s->nwchanged = 0;
-    for (size_t i = 0; i < s->njobs; i++) {
-        struct sjob *j = &s->jobs[i];
-        if (!j->live || j->state != J_PENDING || j->wait.code == TSCHED_WAIT_NONE)
-            continue;
+    /* The reasons written in this cycle (s->cyc_dirty), in slot order as a pass over every job
+     * takes them; every job when the reasons were forgotten or a cycle failed (s->wait_rescan:
+     * a reason written then was never digested), or when that is cheaper than a sort. */
+    size_t nd = s->cyc_ndirty;
+    int all = s->wait_rescan || nd > s->njobs / 8;
+    if (!all)
+        qsort(s->cyc_dirty, nd, sizeof *s->cyc_dirty, slot_cmp);
+    for (size_t k = 0, n = all ? s->njobs : nd; k < n; k++) {
+        struct sjob *j = &s->jobs[all ? k : s->cyc_dirty[k]];
+        if (!j->live || j->state != J_PENDING || (j->wait_kept && j->wait_hash != 0) ||
+            j->wait.code == TSCHED_WAIT_NONE)
+            continue; /* kept: as digested into wait_hash, the digest would be the same */
         uint64_t h = wait_digest(&j->wait);
-        if (h == j->wait_hash)
-            continue;
-        if (grow((void **)&s->wchanged, &s->wccap, s->nwchanged + 1, sizeof *s->wchanged) < 0) {
-            cy->nomem = 1;
-            return;
+        if (h != j->wait_hash) {
+            if (grow((void **)&s->wchanged, &s->wccap, s->nwchanged + 1, sizeof *s->wchanged) < 0) {
+                cy->nomem = 1;
+                return;
+            }
+            s->wchanged[s->nwchanged++] = j->id;
+            j->wait_hash = h;
         }
-        s->wchanged[s->nwchanged++] = j->id;
-        j->wait_hash = h;
+        j->wait_kept = 1;
     }
+    s->wait_rescan = 0;
 }
 
 int tsched_sched_cycle(tsched_sched_t *s, double now, tsched_decisions_t *d, tsl_error_t *err)
@@ -1387,40 +1542,31 @@ int tsched_sched_cycle(tsched_sched_t *s, double now, tsched_decisions_t *d, tsl
     tsched__advance(s, now);
     tsched__capacity(s);
     s->nstarts = s->nm = s->nvictims = s->nwchanged = 0;
+    for (size_t i = 0; i < s->cyc_ndirty; i++)
+        s->jobs[s->cyc_dirty[i]].wait_listed = 0;
+    s->cyc_ndirty = 0;
     memset(d, 0, sizeof *d);
 
     struct cycle cy;
     memset(&cy, 0, sizeof cy);
     cy.s = s;
     cy.now = s->now;
-    size_t npend = 0;
-    for (size_t i = 0; i < s->njobs; i++)
-        npend += s->jobs[i].live && s->jobs[i].state == J_PENDING;
-    cy.tcap = 256;
-    while (cy.tcap < npend * 2)
-        cy.tcap *= 2;
-    /* kept in the handle: no fresh pages each cycle */
+    size_t npend = 0, nrnodes = 0;
     struct pkey *pk = NULL;
-    if (grow((void **)&s->cyc_fit, &s->cyc_fitcap, cy.tcap, sizeof *cy.fit_fail) < 0 ||
-        grow((void **)&s->cyc_pre, &s->cyc_precap, cy.tcap, sizeof *cy.pre_fail) < 0 ||
-        grow((void **)&s->cyc_pk, &s->cyc_pkcap, npend ? npend : 1, sizeof *pk) < 0) {
-        cy.nomem = 1;
-        goto out;
-    }
-    cy.fit_fail = s->cyc_fit;
-    cy.pre_fail = s->cyc_pre;
-    pk = s->cyc_pk;
-    memset(cy.fit_fail, 0xff, cy.tcap * sizeof *cy.fit_fail);
-    memset(cy.pre_fail, 0xff, cy.tcap * sizeof *cy.pre_fail);
 
-    /* 1. bookkeeping */
+    /* 1. bookkeeping, in one pass over the jobs (a pass is a cache miss a job: with 16,000
+     * jobs held by a queue's limit the passes were most of a cycle).  Each job's own steps run
+     * in the order of the separate passes they were; the victims' states a step reads are
+     * their own, and claims and unclaims add up in any order. */
     for (size_t i = 0; i < s->nq; i++) {
         struct squeue *q = &s->q[i];
         memcpy(q->cu, q->used, sizeof q->cu);
         memcpy(q->lu, q->used, sizeof q->lu);
         memcpy(q->cnp, q->used_np, sizeof q->cnp);
         q->left = q->npend = q->head = 0;
+        q->tried = 0;
     }
+    s->cyc_nwaiting = 0;
     for (size_t i = 0; i < s->njobs; i++) {
         struct sjob *j = &s->jobs[i];
         if (!j->live)
@@ -1429,24 +1575,23 @@ int tsched_sched_cycle(tsched_sched_t *s, double now, tsched_decisions_t *d, tsl
             long ps = tsched__job_slot(s, j->for_job);
             if (ps < 0 || s->jobs[ps].state != J_PENDING || !s->jobs[ps].waiting)
                 j->state = J_RUNNING; /* its preemptor started or left */
+            else
+                unclaim(s, j);
         }
-    }
-    npend = 0;
-    for (size_t i = 0; i < s->njobs; i++) {
-        struct sjob *j = &s->jobs[i];
-        if (!j->live || j->state != J_PENDING)
-            continue;
-        if (j->waiting)
-            claim(s, j);
-    }
-    for (size_t i = 0; i < s->njobs; i++) {
-        struct sjob *j = &s->jobs[i];
-        if (!j->live)
-            continue;
-        if (j->state == J_VICTIM)
-            unclaim(s, j);
         if (j->state != J_PENDING)
             continue;
+        if (j->waiting) {
+            claim(s, j);
+            if (note_waiting(&cy, (uint32_t)i) < 0)
+                goto out;
+        }
+        /* kept in the handle: no fresh pages each cycle */
+        if (grow((void **)&s->cyc_pk, &s->cyc_pkcap, npend + 1, sizeof *pk) < 0) {
+            cy.nomem = 1;
+            goto out;
+        }
+        pk = s->cyc_pk;
+        nrnodes += j->rnodes != NULL;
         pk[npend].queue = j->queue;
         pk[npend].band = tsched__band(j->cls);
         pk[npend].prio = j->prio;
@@ -1455,6 +1600,28 @@ int tsched_sched_cycle(tsched_sched_t *s, double now, tsched_decisions_t *d, tsl
         pk[npend].slot = (uint32_t)i;
         npend++;
     }
+    cy.tcap = 256;
+    while (cy.tcap < npend * 2)
+        cy.tcap *= 2;
+    size_t fitcap = s->cyc_fitcap, precap = s->cyc_precap;
+    if (grow((void **)&s->cyc_fit, &s->cyc_fitcap, cy.tcap, sizeof *cy.fit_fail) < 0 ||
+        grow((void **)&s->cyc_pre, &s->cyc_precap, cy.tcap, sizeof *cy.pre_fail) < 0) {
+        s->cyc_unclean |= s->cyc_fitcap != fitcap || s->cyc_precap != precap;
+        cy.nomem = 1;
+        goto out;
+    }
+    /* empty between cycles (tables_clean()); grown: empty the whole of them */
+    if (s->cyc_fitcap != fitcap || s->cyc_precap != precap)
+        s->cyc_unclean = 1;
+    if (s->cyc_unclean)
+        tables_clean(s);
+    if (grow((void **)&s->cyc_dirty, &s->cyc_dirtycap, npend ? npend : 1, sizeof *s->cyc_dirty) <
+        0) {
+        cy.nomem = 1;
+        goto out;
+    }
+    cy.fit_fail = s->cyc_fit;
+    cy.pre_fail = s->cyc_pre;
     /* Slot order is often the order already (jobs submitted in turn, no slot freed in between:
      * tesseld's holding queue under a stream of submissions); the same array as qsort's then,
      * as the order is total (ids differ), for one comparison a job instead of n log n. */
@@ -1487,22 +1654,25 @@ int tsched_sched_cycle(tsched_sched_t *s, double now, tsched_decisions_t *d, tsl
         cy.nomem = 1;
         goto out;
     }
-    for (size_t i = 0; i < s->njobs; i++) {
-        const struct sjob *j = &s->jobs[i];
-        if (!j->live || j->state != J_RUNNING || j->cls != TSCHED_CLASS_TRAINING ||
-            cy.now - j->start < s->cfg.min_runtime)
-            continue;
-        if (!cy.train_q[j->queue]++ || j->prio < cy.minprio_q[j->queue])
-            cy.minprio_q[j->queue] = j->prio;
-        if (!j->in_g) {
-            cy.over_q[j->queue]++;
-            cy.over_total++;
+    /* the running jobs are those of the queues' running lists (counts and a least priority:
+     * the order does not matter), not a pass over the pending ones too */
+    for (size_t qi = 0; qi < s->nq; qi++)
+        for (size_t k = 0; k < s->q[qi].nrun; k++) {
+            const struct sjob *j = &s->jobs[s->q[qi].run[k]];
+            if (!j->live || j->state != J_RUNNING || j->cls != TSCHED_CLASS_TRAINING ||
+                cy.now - j->start < s->cfg.min_runtime)
+                continue;
+            if (!cy.train_q[j->queue]++ || j->prio < cy.minprio_q[j->queue])
+                cy.minprio_q[j->queue] = j->prio;
+            if (!j->in_g) {
+                cy.over_q[j->queue]++;
+                cy.over_total++;
+            }
         }
-    }
 
     /* 3. reservations, oldest first */
     size_t nr = 0;
-    for (size_t i = 0; i < npend; i++)
+    for (size_t i = 0; i < npend && nrnodes; i++)
         if (s->jobs[pk[i].slot].rnodes)
             pk[nr++] = pk[i];       /* pk is no longer needed in queue order */
     for (size_t a = 1; a < nr; a++) /* few: insertion sort by pend_since */
@@ -1550,11 +1720,17 @@ int tsched_sched_cycle(tsched_sched_t *s, double now, tsched_decisions_t *d, tsl
         q->npend = k;
     }
 
-    /* 4. the main loop */
+    /* 4. the main loop.  After a turn that changed no queue's projected usage (a job held by
+     * a limit, one that found no room) every fair-share key is as it was and the leaf still
+     * has jobs left, so the descent would pick it again: it is not made again. */
+    int leaf = -1;
+    uint64_t gen = 0;
     while (!cy.nomem) {
-        int leaf = pick_leaf(s);
+        if (leaf < 0 || gen != s->cu_gen || s->q[leaf].left == 0)
+            leaf = pick_leaf(s);
         if (leaf < 0)
             break;
+        gen = s->cu_gen;
         struct squeue *q = &s->q[leaf];
         uint32_t slot = q->pend[q->head++];
         take_left(s, leaf);
@@ -1564,6 +1740,7 @@ int tsched_sched_cycle(tsched_sched_t *s, double now, tsched_decisions_t *d, tsl
         finish_waits(&cy);
 
 out:
+    tables_clean(s);
     /* 5. the cluster as it was */
     for (size_t i = cy.nholds; i-- > 0;)
         (void)tsched_release(s->c, &cy.holds[i], 1);
@@ -1583,6 +1760,7 @@ out:
     free(cy.train_q);
     free(cy.minprio_q);
     if (cy.nomem) {
+        s->wait_rescan = 1; /* reasons written in this cycle and never digested */
         /* nothing decided: victims chosen in this cycle run on */
         for (size_t i = 0; i < s->nvictims; i++) {
             long vs = tsched__job_slot(s, s->victims[i].job);
@@ -1606,8 +1784,8 @@ out:
     d->victims = s->victims;
     d->nvictims = s->nvictims;
     d->plans = cy.plans;
-    d->reserved = 0;
-    for (size_t i = 0; i < s->njobs; i++)
-        d->reserved += s->jobs[i].live && s->jobs[i].rnodes != NULL;
+    /* every pending job holding a reservation had its turn in step 3 (kept: counted in nres,
+     * or freed), and reserve() counts the new ones: no other job holds one */
+    d->reserved = cy.nres;
     return 0;
 }

@@ -109,6 +109,9 @@ void tsched_sched_destroy(tsched_sched_t *s)
     free(s->cyc_fit);
     free(s->cyc_pre);
     free(s->cyc_pk);
+    free(s->cyc_waiting);
+    free(s->cyc_used);
+    free(s->cyc_dirty);
     free(s->jing);
     free(s->jcyc);
     free(s->jvic);
@@ -489,6 +492,19 @@ int tsched_queue_satisfied(const tsched_sched_t *s, int q)
         return -1;
     }
     if (s->q[q].npending == 0)
+        return 1;
+    /* Only a job of a queue with a guarantee above 0 can be owed (tsched__owed): without such a
+     * queue in the subtree the answer needs no pass over the pending jobs (tesseld asks after
+     * every cycle, for every queue, with thousands of jobs held by a limit; issue 15). */
+    int owes = 0;
+    for (size_t i = 0; i < s->nq && !owes; i++) {
+        int gives = 0;
+        for (int d = 0; d < NRES; d++)
+            gives |= s->q[i].g[d] != TSCHED_UNLIMITED && s->q[i].g[d] > 0;
+        for (int x = (int)i; x >= 0 && gives && !owes; x = s->q[x].parent)
+            owes = x == q;
+    }
+    if (!owes)
         return 1;
     for (size_t i = 0; i < s->njobs; i++) {
         const struct sjob *j = &s->jobs[i];

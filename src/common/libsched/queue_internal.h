@@ -45,6 +45,7 @@ struct squeue {
     size_t left;        /* pending jobs of the subtree not yet taken */
     uint32_t *pend;     /* leaf: pending slots, in order */
     size_t npend, head, pendcap;
+    int tried; /* a job of it was placed (or tried to be): a Resources reason is possible */
 
     /* Its jobs not pending (running, victims), in the order in which they fill its guarantee
      * (tsched__run_cmp), kept as jobs start and stop: the cycle walks it instead of sorting
@@ -73,28 +74,44 @@ struct nrun {
     uint32_t n, cap;
 };
 
+/* A job.  The fields that every pass of a cycle reads over every job come first, in the first
+ * 136 bytes (with 16,000 jobs held by a queue's limit a cycle is a few passes over the job
+ * table, each a cache miss or two a job: issue 15); the rest after. */
 struct sjob {
     uint64_t id;
     int queue;
     tsched_class_t cls;
     int32_t prio;
-    unsigned flags;
-    double arrival;
-    double pend_since;  /* when it last became pending */
-    double start;       /* when it last started */
-    tsched_job_t req;   /* models/selector point to own copies */
-    uint64_t res[NRES]; /* whole job, all members */
     enum jstate state;
+    int live;
+    uint32_t waiting; /* victims still to stop for this job */
+    double arrival;
+    uint64_t res[NRES]; /* whole job, all members */
+    uint32_t *rnodes;   /* reservation: gang node indices, or NULL */
+    uint64_t for_job;   /* J_VICTIM: the job it makes room for */
+    /* What a cycle carries over of wait (cycle.c, issue 15), beside the fields every pass
+     * reads (wait itself spans five cache lines).  wait_bounds: wait holds exactly what
+     * wait_bounds() writes for the key wb_* (its queue, -1 none; resource; never; amounts), so
+     * that a limit that gives the same key again rewrites nothing.  wait_kept: wait is as
+     * finish_waits() last digested it into a nonzero wait_hash, so it need not be digested
+     * again.  Every other writer of wait clears both (wait_dirty()); a submission's memset
+     * clears them too.  (A handle's queues are never renamed or removed: an index names one.) */
+    uint8_t wait_bounds, wait_kept;
+    uint8_t wait_listed; /* in s->cyc_dirty */
+    int8_t wb_res, wb_never;
+    int32_t wb_queue;
+    uint64_t wb_bound, wb_used, wb_want;
+    uint64_t wait_hash; /* of the reason last reported; 0 = none reported */
+
+    unsigned flags;
+    int in_g;                 /* cycle: running within its guarantee */
+    double pend_since;        /* when it last became pending */
+    double start;             /* when it last started */
+    tsched_job_t req;         /* models/selector point to own copies */
     tsched_member_t *members; /* gang entries while running */
     uint32_t gang;
-    uint64_t for_job; /* J_VICTIM: the job it makes room for */
-    uint32_t waiting; /* victims still to stop for this job */
-    uint32_t *rnodes; /* reservation: gang node indices, or NULL */
-    int live;
-    int in_g;           /* cycle: running within its guarantee */
     double size;        /* cycle: dominant share of the cluster (victim cost) */
     tsched_wait_t wait; /* pending: why it waited in the last cycle (cycle.c, wait.c) */
-    uint64_t wait_hash; /* of the reason last reported; 0 = none reported */
 };
 
 struct tsched_sched {
@@ -143,6 +160,18 @@ struct tsched_sched {
     struct shape_ent *cyc_fit, *cyc_pre;
     struct pkey *cyc_pk;
     size_t cyc_fitcap, cyc_precap, cyc_pkcap;
+    uint32_t *cyc_used; /* entries of cyc_fit (2 i) and cyc_pre (2 i + 1) filled in a cycle */
+    size_t cyc_nused, cyc_usedcap;
+    int cyc_unclean;       /* not all noted: tables_clean() empties the whole tables */
+    uint32_t *cyc_waiting; /* pending jobs with victims to wait for (finish_waits) */
+    size_t cyc_nwaiting, cyc_waitcap;
+    /* Jobs whose reason a cycle wrote (cycle.c, wait_dirty()), for finish_waits() to digest;
+     * wait_rescan: digest every pending job at the next cycle (tsched_waits_reset, a failed
+     * cycle, a full list). */
+    uint32_t *cyc_dirty;
+    size_t cyc_ndirty, cyc_dirtycap;
+    int wait_rescan;
+    uint64_t cu_gen; /* bumped whenever a queue's projected usage (cu) changes in a cycle */
 };
 
 /* queue.c */

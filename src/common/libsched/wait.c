@@ -390,6 +390,8 @@ void tsched_waits_reset(tsched_sched_t *s)
 {
     for (size_t i = 0; s && i < s->njobs; i++)
         s->jobs[i].wait_hash = 0;
+    if (s)
+        s->wait_rescan = 1; /* the next cycle digests every reason again (cycle.c) */
 }
 
 /* --- can it ever run? ------------------------------------------------------------------------ */
