@@ -125,6 +125,11 @@ is "$(sed -n 's/.*UserId=\([a-z]*\)(\([0-9]*\)).*/\1 \2/p' "$TD/sc") $(grep -o '
     "tslra $A_UID JobState=COMPLETED" "Slurm ran it as tslra's account (uid $A_UID), COMPLETED"
 grep -q 'gres:shard:2' "$TD/sc"
 ok $? "as 2 of the GPU's 4 shards (--gres=shard:2)"
+cli tslra show "$JA1" >"$TD/show" 2>&1
+is "$? $(awk '$1 == "slurm_id" || $1 == "state" {print $2}' "$TD/show" | tr '\n' ' ')" \
+    "0 succeeded $SA1 " "tessel show gives its state and its Slurm id"
+is "$(awk '$2 == "slurm" {print $3}' "$TD/show" | tr '\n' ' ')" "start exit " \
+    "its history: start and exit, recorded from Slurm"
 
 cli tslra run -- sh -c "'echo bye; exit 3'" >"$TD/a3" 2>"$TD/a3e"
 is "$? $(cat "$TD/a3")" "3 bye" "a job that exits 3: tessel run prints its output and exits 3"
@@ -138,6 +143,7 @@ is "$st $(jget '.jobs[0] | [.state, .end_cause, .signal] | join(" ")')" "137 fai
 sock_api tslrb POST /v1/jobs '{"argv":["sh","-c","id -un; echo err >&2; exec sleep 1000"],"gpu":0.25}'
 JB=$(jget .id)
 is "$CODE $(jget .user)" "201 tslrb" "tslrb submits through the API (local socket): 201, its job"
+is "$(jget .cwd)" "$TD/data/slurm/tslrb" "without a cwd it runs in tslrb's own log directory"
 SB=$(jget .slurm_id)
 wait_for '[ "$(state_of $JB)" = running ]'
 ok $? "tslrb's job runs (state followed from Slurm)"
@@ -250,6 +256,10 @@ as tslra "$CLIENV SLURM_CONF=/nonexistent SBATCH_JOB_NAME=hijack SBATCH_PARTITIO
     $TESSEL_BUILD/bin/tessel run -- sh -c 'echo \$SLURM_JOB_NAME'" >"$TD/h2" 2>/dev/null
 is "$? $(cat "$TD/h2")" "0 tessel" \
     "SLURM_CONF and SBATCH_* in the submitter's environment do not reach sbatch (the job is submitted, named tessel)"
+sock_api tslra POST /v1/jobs '{"argv":["true"],"cwd":"/root"}'
+is "$CODE $(jget .error.field)" "400 cwd" "a cwd tslra cannot enter (/root) is refused, checked as tslra"
+is "$(stat -c '%U %a' "$TD/data/slurm") $(stat -c '%U %a' "$TD/data/slurm/tslra")" \
+    "root 711 tslra 700" "the log directories: root's parent (0711), each user's own (0700)"
 sock_api tslra POST /v1/jobs '{"argv":["true"],"name":"a\nb"}'
 is "$CODE" 400 "a job name with a newline is refused (400)"
 adm POST /v1/jobs '{"argv":["id","-u"]}'

@@ -482,6 +482,15 @@ static void slurm_submit(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, json_
     j.argv_json = argv_s;
     j.env_json = env_s;
     j.simulated = j.gpu_count > 0 && d->simulated;
+    /* No cwd: the user's log directory (slurm.c), stored as the job's cwd. */
+    char udir[PATH_MAX];
+    if (!j.cwd) {
+        if (tessd_pathf(udir, sizeof udir, "%s/%s", d->slurm_out, who.user) < 0) {
+            thttp_error(rep, 500, "internal", NULL, "%s/%s: path too long", d->slurm_out, who.user);
+            goto out;
+        }
+        j.cwd = udir;
+    }
     api_leave(d);
     locked = false;
     int64_t sid = 0;
