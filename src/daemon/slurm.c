@@ -22,12 +22,12 @@
 #include "daemon/pwcache.h"
 #include "daemon/slurmjob.h"
 
-/* Most bytes kept of a command's standard output and of its error output: squeue --json of
- * 10,000 jobs is ~40 MB, so the poll asks for tesseld's active jobs only, in batches of
- * SLURM_POLL_BATCH (about 4 KiB of JSON each: 2 MiB for a batch). */
-#define SLURM_OUT_MAX    (8u << 20)
-#define SLURM_ERR_MAX    (16u << 10)
-#define SLURM_POLL_BATCH 500
+/* Most bytes kept of a command's standard output and of its error output.  squeue --json
+ * prints about 3.7 KiB per job (Slurm 22.05.8 on the test cluster, 2026-11-27: 14,934 bytes
+ * for 4 jobs) and lists every job slurmctld holds (poll_jobs): 64 MiB holds ~17,000 jobs; a
+ * larger answer fails the poll (logged), it never takes jobs for gone. */
+#define SLURM_OUT_MAX (64u << 20)
+#define SLURM_ERR_MAX (16u << 10)
 /* Groups of an account passed to setgroups (as tessd_cwd_check). */
 #define SLURM_MAX_GROUPS 256
 
@@ -370,47 +370,34 @@ static int cmp_seen(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* One squeue for jobs[0..n) and what it says applied.  0, or -1 (logged by the caller). */
-static int poll_batch(tessd_t *d, const tstore_slurm_pair_t *jobs, size_t n, char *why, size_t len)
+/* One squeue for all of tesseld's active jobs jobs[0..n), and what it says applied.  Slurm
+ * 22.05's squeue ignores --jobs and --user with --json (measured: `squeue --json --jobs=999`
+ * lists every job slurmctld holds), so this reads every job slurmctld holds and picks ours.
+ * 0, or -1 with why (nothing applied: a job is never taken for unknown on a failed read). */
+static int poll_jobs(tessd_t *d, const tstore_slurm_pair_t *jobs, size_t n, char *why, size_t len)
 {
     char squeue[PATH_MAX + 16];
     cmd_path(d, "squeue", squeue, sizeof squeue);
-    size_t cap = n * 21 + 16;
-    char *ids = malloc(cap);
-    if (!ids) {
-        snprintf(why, len, "out of memory");
-        return -1;
-    }
-    size_t off = (size_t)snprintf(ids, cap, "--jobs=");
-    for (size_t i = 0; i < n; i++)
-        off += (size_t)snprintf(ids + off, cap - off, "%s%lld", i ? "," : "",
-                                (long long)jobs[i].slurm_id);
-    char *argv[] = {squeue, (char *)"--json", (char *)"--states=all", ids, NULL};
+    char *argv[] = {squeue, (char *)"--json", (char *)"--states=all", NULL};
     cmd_t c;
-    int rc = run_cmd(d, NULL, argv, NULL, &c, why, len);
-    free(ids);
-    if (rc < 0)
+    if (run_cmd(d, NULL, argv, NULL, &c, why, len) < 0)
         return -1;
     tsj_seen_t *seen = NULL;
     size_t ns = 0;
     tsl_error_t err;
+    int rc = 0;
     if (c.timed_out) {
         snprintf(why, len, "squeue did not answer in %lu s", d->slurm_timeout_s);
         rc = -1;
-    } else if (tsj_parse_squeue(c.out, c.outlen, &seen, &ns, &err) < 0) {
-        /* squeue --jobs of ids slurmctld no longer knows at all fails with "Invalid job id":
-         * every job of the batch is then unknown. */
-        if (strstr(c.err, "Invalid job id")) {
-            ns = 0;
-        } else {
-            snprintf(why, len, "%s", err.text);
-            rc = -1;
-        }
     } else if (!WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0) {
-        if (!strstr(c.err, "Invalid job id")) {
-            snprintf(why, len, "squeue: %.300s", c.err[0] ? c.err : "failed");
-            rc = -1;
-        }
+        snprintf(why, len, "squeue: %.300s", c.err[0] ? c.err : "failed");
+        rc = -1;
+    } else if (c.outlen >= SLURM_OUT_MAX) {
+        snprintf(why, len, "squeue's answer is above %u MiB", SLURM_OUT_MAX >> 20);
+        rc = -1;
+    } else if (tsj_parse_squeue(c.out, c.outlen, &seen, &ns, &err) < 0) {
+        snprintf(why, len, "%s", err.text);
+        rc = -1;
     }
     free(c.out);
     if (rc < 0) {
@@ -453,11 +440,12 @@ void tessd_slurm_tick(tessd_t *d)
         tessd_log("slurm: %s", err.text);
         return;
     }
+    if (n == 0) {
+        free(jobs);
+        return; /* no active Slurm job: no command */
+    }
     char why[512] = "";
-    bool failed = false;
-    for (size_t i = 0; i < n && !failed; i += SLURM_POLL_BATCH)
-        failed = poll_batch(d, jobs + i, n - i < SLURM_POLL_BATCH ? n - i : SLURM_POLL_BATCH, why,
-                            sizeof why) < 0;
+    bool failed = poll_jobs(d, jobs, n, why, sizeof why) < 0;
     free(jobs);
     if (failed && !d->slurm_failing)
         tessd_log("slurm: cannot read the jobs' states (%s); the jobs stay as they are and are "
