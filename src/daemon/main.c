@@ -158,7 +158,7 @@ static void usage(FILE *f)
             "  --slurm-conf PATH   slurm.conf for the Slurm commands (default: Slurm's)\n"
             "  --slurm-bin DIR     where sbatch, squeue and scancel are (default /usr/bin)\n"
             "  --slurm-shards N    the cluster's shards per GPU (0: the cluster's job_submit\n"
-            "                      plugin maps --gpu-share and --gpu-mem onto shards)\n"
+            "                      plugin maps the slice options onto shards)\n"
             "  --slurm-poll SECS   seconds between looks at the jobs' states (default 1)\n"
             "  --slurm-timeout SECS  longest a Slurm command may run (default 20; 503 past it)\n"
             "  --slurm-output-dir DIR  the users' log directories, shared with the nodes\n"
