@@ -204,9 +204,18 @@ static void cmd_path(const tessd_t *d, const char *name, char *buf, size_t len)
     snprintf(buf, len, "%s/%s", d->slurm_bin, name);
 }
 
-/* The account of a Tessel user for a Slurm command: it must exist and not be root. */
+/* The account of a Tessel user for a Slurm command: it must exist and not be root.  A tesseld
+ * that is not root (personal mode) has one account, its own: every job is its user's. */
 static int slurm_account(const char *user, tessd_pw_t *pw, char *why, size_t len)
 {
+    if (geteuid() != 0) {
+        if (tessd_getpwuid(geteuid(), pw) != 1) {
+            snprintf(why, len, "tesseld's own account (uid %u) has no passwd entry",
+                     (unsigned)geteuid());
+            return -1;
+        }
+        return 0;
+    }
     if (tessd_getpwnam(user, pw) != 1) {
         snprintf(why, len, "user '%s' has no Unix account: a Slurm job runs as its owner's account",
                  user);
@@ -220,9 +229,11 @@ static int slurm_account(const char *user, tessd_pw_t *pw, char *why, size_t len
     return 0;
 }
 
-/* <out>/<user>, the user's log directory: the account's, 0700, in a directory only root
- * writes (made here, 0711).  0, or -1 with why. */
-static int user_dir(tessd_t *d, const tessd_pw_t *pw, char *dir, size_t len, char *why, size_t wlen)
+/* <out>/<user> (user: the Tessel user, as tessd_slurm_log_path names it), the user's log
+ * directory: the account pw's, 0700, in a directory only root writes (made here, 0711).  0,
+ * or -1 with why. */
+static int user_dir(tessd_t *d, const char *user, const tessd_pw_t *pw, char *dir, size_t len,
+                    char *why, size_t wlen)
 {
     struct stat st;
     if (mkdir(d->slurm_out, 0711) < 0 && errno != EEXIST) {
@@ -235,8 +246,8 @@ static int user_dir(tessd_t *d, const tessd_pw_t *pw, char *dir, size_t len, cha
                  d->slurm_out);
         return -1;
     }
-    if (snprintf(dir, len, "%s/%s", d->slurm_out, pw->name) >= (int)len) {
-        snprintf(why, wlen, "%s/%s: path too long", d->slurm_out, pw->name);
+    if (snprintf(dir, len, "%s/%s", d->slurm_out, user) >= (int)len) {
+        snprintf(why, wlen, "%s/%s: path too long", d->slurm_out, user);
         return -1;
     }
     if (mkdir(dir, 0700) == 0) {
@@ -271,7 +282,7 @@ int tessd_slurm_submit(tessd_t *d, const tstore_job_t *j, const char *cwd, int64
     if (slurm_account(j->user, &pw, why, len) < 0)
         return 422;
     char dir[PATH_MAX];
-    if (user_dir(d, &pw, dir, sizeof dir, why, len) < 0)
+    if (user_dir(d, j->user, &pw, dir, sizeof dir, why, len) < 0)
         return 500;
     char sbatch[PATH_MAX + 16];
     cmd_path(d, "sbatch", sbatch, sizeof sbatch);

@@ -149,6 +149,10 @@ wait_for '[ "$(state_of $JB)" = running ]'
 ok $? "tslrb's job runs (state followed from Slurm)"
 is "$(tsc_state "$SB") $(tsc squeue -h -j "$SB" -o %u)" "RUNNING tslrb" \
     "Slurm says RUNNING, as tslrb"
+NB=$(tsc squeue -h -j "$SB" -o %N)
+cli tslrb ps >"$TD/psb" 2>&1
+is "$(awk -v id="$JB" '$1 == id {print $4}' "$TD/psb") $(grep -c " $NB " "$TD/psb")" "running 1" \
+    "tessel ps shows it running on its Slurm node ($NB)"
 wait_for "[ -s '$TD/data/slurm/tslrb/$SB.err' ]"
 sock_api tslrb GET "/v1/jobs/$JB/logs"
 is "$CODE $(cat "$TD/out")" "200 tslrb" "tslrb reads its job's stdout through the API"
@@ -272,4 +276,23 @@ is "$CODE" 404 "tslrb cannot suspend tslra's job either (404)"
 
 td_stop
 ok $? "tesseld stops cleanly (no sanitizer report)"
+
+# ---- personal mode: a tesseld of tslra's own submits as tslra ------------------------------
+P=$TD/personal
+mkdir -p "$P/data" && chown tslra "$P" "$P/data"
+nsenter --net=/run/netns/$tsc_ns-ctl setpriv --reuid="$A_UID" --regid="$(id -g tslra)" \
+    --init-groups env -i PATH=/usr/bin:/bin \
+    ASAN_OPTIONS="${ASAN_OPTIONS:-}" UBSAN_OPTIONS="${UBSAN_OPTIONS:-}" \
+    "$TESSEL_BUILD/bin/tesseld" --personal --data-dir "$P/data" --no-listen --socket "$P/sock" \
+    --fake-gpus 2xFakeGPU:8G --no-cgroups $SLURM_ARGS >>"$P/log" 2>&1 &
+PP=$!
+TD_PIDS="$TD_PIDS $PP"
+wait_for "[ -S '$P/sock' ] || ! kill -0 $PP 2>/dev/null"
+as tslra "TESSEL_URL=unix:$P/sock XDG_RUNTIME_DIR=/nonexistent HOME=/nonexistent \
+    TESSEL_CONFIG=/nonexistent/c $TESSEL_BUILD/bin/tessel run -- id -un" >"$TD/p1" 2>"$TD/p1e"
+is "$? $(cat "$TD/p1")" "0 tslra" \
+    "a personal tesseld --slurm (run by tslra) submits as its own account: the job runs as tslra"
+kill -TERM "$PP"
+wait "$PP"
+ok $? "it stops cleanly"
 done_testing
