@@ -297,6 +297,7 @@ int tessd_slurm_submit(tessd_t *d, const tstore_job_t *j, const char *cwd, int64
         .mem = j->mem,
         .time_limit_s = j->time_limit_s,
         .shards = (unsigned)d->slurm_shards,
+        .no_requeue = j->no_requeue,
     };
     tsl_error_t err;
     char **argv = tsj_sbatch_argv(sbatch, &s, &err);

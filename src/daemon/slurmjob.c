@@ -349,6 +349,8 @@ char **tsj_sbatch_argv(const char *sbatch, const tsj_submit_t *s, tsl_error_t *e
         rc = rc ?: add_arg(argv, &n, err, "--cpus-per-task=%d", (s->cpu_milli + 999) / 1000);
     if (s->mem > 0)
         rc = rc ?: add_arg(argv, &n, err, "--mem=%" PRIu64 "M", (s->mem + (1 << 20) - 1) >> 20);
+    if (s->no_requeue)
+        rc = rc ?: add_arg(argv, &n, err, "--no-requeue");
     if (s->time_limit_s > 0)
         rc = rc ?: add_arg(argv, &n, err, "--time=%" PRId64, (s->time_limit_s + 59) / 60);
     if (rc < 0) {

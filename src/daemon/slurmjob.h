@@ -85,6 +85,7 @@ typedef struct {
     uint64_t mem;         /* --mem (MiB, rounded up); 0 = Slurm's default */
     int64_t time_limit_s; /* --time (minutes, rounded up); 0 = the partition's */
     unsigned shards;      /* the cluster's shards per GPU; 0 = --gpu-share alone */
+    bool no_requeue;      /* --no-requeue ("requeue": false) */
 } tsj_submit_t;
 
 /* sbatch's argument vector, argv[0] = sbatch (the path), NULL-terminated, every string its

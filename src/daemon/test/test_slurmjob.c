@@ -290,13 +290,16 @@ static void test_sbatch_argv(void **state)
     s.gpus = 2;
     a = argv_of(&s);
     assert_true(has(a, "--gres=gpu:2"));
+    assert_false(has(a, "--no-requeue"));
     tsj_argv_free(a);
     s = (tsj_submit_t){.cwd = "/",
                        .out_dir = "/o",
                        .cpu_milli = 1500,
                        .mem = (1ull << 30) + 1,
-                       .time_limit_s = 61};
+                       .time_limit_s = 61,
+                       .no_requeue = true};
     a = argv_of(&s);
+    assert_true(has(a, "--no-requeue"));
     assert_false(has_prefix(a, "--gres"));
     assert_false(has_prefix(a, "--gpu"));
     assert_true(has(a, "--cpus-per-task=2"));
