@@ -23,9 +23,9 @@
 #include "daemon/slurmjob.h"
 
 /* Most bytes kept of a command's standard output and of its error output.  squeue --json
- * prints about 3.7 KiB per job (Slurm 22.05.8 on the test cluster, 2026-11-27: 14,934 bytes
- * for 4 jobs) and lists every job slurmctld holds (poll_jobs): 64 MiB holds ~17,000 jobs; a
- * larger answer fails the poll (logged), it never takes jobs for gone. */
+ * prints about 3.1 KiB per job (Slurm 22.05.8, bench/slurm/poll.sh 2026-11-27: 1,548,177
+ * bytes for 500 jobs) and lists every job slurmctld holds (poll_jobs): 64 MiB holds ~21,000
+ * jobs; a larger answer fails the poll (logged), it never takes jobs for gone. */
 #define SLURM_OUT_MAX (64u << 20)
 #define SLURM_ERR_MAX (16u << 10)
 /* Groups of an account passed to setgroups (as tessd_cwd_check). */
