@@ -90,8 +90,11 @@ static int run_cmd(tessd_t *d, const tessd_pw_t *pw, char *const argv[], const c
     bool become = pw && geteuid() == 0;
     if (become && getgrouplist(pw->name, pw->gid, groups, &ngroups) < 0)
         ngroups = SLURM_MAX_GROUPS;
-    int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1};
-    if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0) {
+    /* fail: the child's report of a failed set-up (one byte, the step), closed by a
+     * successful exec: the command's own exit status is then all its own. */
+    int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1}, fail[2] = {-1, -1};
+    if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0 ||
+        pipe2(fail, O_CLOEXEC) < 0) {
         int saved = errno;
         for (int i = 0; i < 2; i++) {
             if (in[i] >= 0)
@@ -100,6 +103,8 @@ static int run_cmd(tessd_t *d, const tessd_pw_t *pw, char *const argv[], const c
                 close(out[i]);
             if (er[i] >= 0)
                 close(er[i]);
+            if (fail[i] >= 0)
+                close(fail[i]);
         }
         snprintf(why, wlen, "pipe: %s", strerror(saved));
         errno = saved;
@@ -109,6 +114,7 @@ static int run_cmd(tessd_t *d, const tessd_pw_t *pw, char *const argv[], const c
     if (pid < 0) {
         int saved = errno;
         close(in[0]), close(in[1]), close(out[0]), close(out[1]), close(er[0]), close(er[1]);
+        close(fail[0]), close(fail[1]);
         snprintf(why, wlen, "fork: %s", strerror(saved));
         errno = saved;
         return -1;
@@ -116,21 +122,32 @@ static int run_cmd(tessd_t *d, const tessd_pw_t *pw, char *const argv[], const c
     if (pid == 0) {
         /* Only system calls from here (tesseld has threads).  The account's ids, all of
          * them, before anything runs: never root on a user's behalf. */
-        if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(er[1], 2) < 0)
-            _exit(126);
+        char step = 's';
+        if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(er[1], 2) < 0 || chdir("/") < 0)
+            goto child_fail;
+        step = 'i';
         if (become &&
             (setgroups((size_t)ngroups, groups) < 0 || setgid(pw->gid) < 0 || setuid(pw->uid) < 0))
-            _exit(125);
+            goto child_fail;
         if (become && (getuid() != pw->uid || geteuid() != pw->uid))
-            _exit(125);
-        if (chdir("/") < 0)
-            _exit(126);
+            goto child_fail;
+        step = 'x';
         execve(argv[0], argv, envp);
+    child_fail:
+        if (write(fail[1], &step, 1) < 0)
+            _exit(127);
         _exit(127);
     }
     close(in[0]);
     close(out[1]);
     close(er[1]);
+    close(fail[1]);
+    /* The child execs or reports at once: this read ends with its exec (EOF) or its report. */
+    char step = 0;
+    ssize_t got;
+    while ((got = read(fail[0], &step, 1)) < 0 && errno == EINTR) {
+    }
+    close(fail[0]);
     fcntl(in[1], F_SETFL, O_NONBLOCK);
     size_t inlen = input ? strlen(input) : 0, inoff = 0;
     if (!inlen) {
@@ -185,15 +202,14 @@ static int run_cmd(tessd_t *d, const tessd_pw_t *pw, char *const argv[], const c
         c->out = strdup("");
         c->outlen = 0;
     }
-    if (WIFEXITED(c->status) && WEXITSTATUS(c->status) >= 125) {
-        int code = WEXITSTATUS(c->status);
+    if (got == 1) {
         snprintf(why, wlen, "%s: %s", argv[0],
-                 code == 125   ? "cannot take the account's ids"
-                 : code == 127 ? "cannot be run"
+                 step == 'i'   ? "cannot take the account's ids"
+                 : step == 'x' ? "cannot be run"
                                : "cannot be set up");
         free(c->out);
         c->out = NULL;
-        errno = code == 127 ? ENOENT : EPERM;
+        errno = step == 'x' ? ENOENT : EPERM;
         return -1;
     }
     return 0;
