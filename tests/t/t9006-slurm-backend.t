@@ -100,6 +100,12 @@ is "$? $(grep -c -E '^(slurm = yes|slurm-shards = 4|slurm-timeout = 15|slurm-con
 is "$? $(grep -c 'nonexistent/sbatch' "$TD/cc")" "1 1" \
     "--check-config refuses a --slurm-bin without sbatch, and says which file"
 
+mkdir -m 777 "$TD/uw" && cp "$TSC/etc/slurm.conf" "$TD/uw/slurm.conf"
+"$TESSEL_BUILD/bin/tesseld" --check-config --data-dir "$TD/data" --slurm \
+    --slurm-conf "$TD/uw/slurm.conf" >"$TD/cc" 2>&1
+is "$? $(grep -c "uw: --slurm-conf's directory must be owned by root" "$TD/cc")" "1 1" \
+    "as root, a --slurm-conf in a directory others may write is refused"
+
 start_td
 grep -q 'jobs are Slurm jobs' "$TD/tesseld.log"
 ok $? "tesseld --slurm starts and says so"
