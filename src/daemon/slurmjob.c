@@ -503,23 +503,25 @@ int tsj_sbatch_error(const char *text, bool timed_out, char *msg, size_t len)
         snprintf(msg, len, "Slurm did not answer in time: slurmctld may be down");
         return 503;
     }
-    /* The last line that says something: sbatch's own error. */
-    const char *best = NULL;
-    size_t blen = 0;
-    for (const char *l = text; l && *l;) {
+    /* Every line that says something, joined by "; ": a plugin's refusal comes before
+     * Slurm's own last line ("Batch job submission failed: Unspecified error"). */
+    size_t n = 0;
+    msg[0] = '\0';
+    for (const char *l = text; l && *l && n + 1 < len;) {
         const char *e = strchr(l, '\n');
-        size_t n = e ? (size_t)(e - l) : strlen(l);
-        if (n > 0) {
-            best = l;
-            blen = n;
-        }
+        size_t ll = e ? (size_t)(e - l) : strlen(l);
+        if (ll > 0)
+            n += (size_t)snprintf(msg + n, len - n, "%s%.*s", n ? "; " : "", (int)ll, l);
+        if (n >= len)
+            n = len - 1;
         l = e ? e + 1 : NULL;
     }
-    if (!best) {
+    if (n > 400 && len > 404)
+        snprintf(msg + 400, len - 400, "...");
+    if (!n) {
         snprintf(msg, len, "sbatch failed without a message");
         return 500;
     }
-    snprintf(msg, len, "%.*s", (int)(blen < 400 ? blen : 400), best);
     if (strstr(text, "Unable to contact slurm controller") || strstr(text, "Socket timed out") ||
         strstr(text, "Slurm backup controller in standby"))
         return 503;

@@ -115,8 +115,8 @@ int tsj_parse_jobid(const char *text, int64_t *id);
 
 /* What a failed sbatch's output (stderr, then stdout; text) means for the client: 503 when
  * Slurm's controller cannot be reached (or the command ran past its time: timed_out), 422 when
- * Slurm refused the job, 500 when sbatch said nothing; msg gets one line (sbatch's own last
- * line, at most 400 bytes).  Returns the HTTP status. */
+ * Slurm refused the job, 500 when sbatch said nothing; msg gets one line (sbatch's non-empty
+ * lines joined by "; ", cut at 400 bytes with "...").  Returns the HTTP status. */
 int tsj_sbatch_error(const char *text, bool timed_out, char *msg, size_t len);
 
 #endif

@@ -275,6 +275,14 @@ is "$CODE" 400 "a job name with a newline is refused (400)"
 adm POST /v1/jobs '{"argv":["id","-u"]}'
 is "$CODE $(jget .error.code)" "422 unsatisfiable" \
     "the admin (root on the socket, no Unix account 'admin') submits nothing to Slurm"
+N0=$(njobs)
+sock_api tslra POST /v1/jobs '{"argv":["true"],"gpus":3}'
+c3="$CODE $(jget .error.code)"
+m3=$(jget .error.message)
+is "$c3 $(njobs)" "422 unsatisfiable $N0" \
+    "3 whole GPUs (the nodes have 2): Slurm refuses, 422, nothing stored"
+printf '%s\n' "$m3" | grep -q 'Requested node configuration is not available'
+ok $? "with sbatch's own words: $m3"
 sock_api tslra POST /v1/jobs '{"argv":["true"],"after":"1"}'
 is "$CODE" 400 "a field not passed to Slurm yet (after) is refused, not dropped"
 sock_api tslrb POST "/v1/jobs/$JA1/suspend"

@@ -417,7 +417,15 @@ static void test_jobid_and_errors(void **state)
                                       "node configuration is not available\n",
                                       false, msg, sizeof msg),
                      422);
-    assert_non_null(strstr(msg, "Requested node configuration"));
+    assert_string_equal(msg, "sbatch: error: tessel: --gpu-mem 9.00 GiB is above ...; sbatch: "
+                             "error: Batch job submission failed: Requested node configuration "
+                             "is not available");
+    char big[2000];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    assert_int_equal(tsj_sbatch_error(big, false, msg, sizeof msg), 422);
+    assert_int_equal(strlen(msg), 403);
+    assert_string_equal(msg + 400, "...");
     assert_int_equal(tsj_sbatch_error("\n\n", false, msg, sizeof msg), 500);
 }
 
