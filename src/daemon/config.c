@@ -115,6 +115,14 @@ const tessd_opt_t tessd_opts[] = {
     {"admin-submit-rate", T_CUSTOM, F(admin_submit_rate), .flags = LIVE, .set = set_admin_rate},
     {"disk-reserve", T_CUSTOM, F(disk_reserve), .def = "256M", .flags = LIVE,
      .set = set_disk_reserve},
+    /* Jobs as Slurm jobs (docs/slurm-backend.md). */
+    {"slurm", T_BOOL, F(slurm), .def = "no"},
+    {"slurm-conf", T_STR, F(slurm_conf), .check = check_abs},
+    {"slurm-bin", T_STR, F(slurm_bin), .def = "/usr/bin", .check = check_abs},
+    {"slurm-shards", T_UINT, F(slurm_shards), .lo = 0, .hi = 64, .def = "0"},
+    {"slurm-poll", T_UINT, F(slurm_poll), .lo = 1, .hi = 60, .def = "1"},
+    {"slurm-timeout", T_UINT, F(slurm_timeout), .lo = 1, .hi = 600, .def = "20"},
+    {"slurm-output-dir", T_STR, F(slurm_output_dir), .check = check_abs},
     /* For tests only: flags, not keys of the file. */
     {"test-kill-at", T_STR, F(test_kill_at), .flags = FLAG, .check = check_kill_step},
     {"test-tick-ms", T_UINT, F(test_tick_ms), .lo = 1, .hi = 3600000, .flags = FLAG},
@@ -645,6 +653,21 @@ int tessd_conf_check(const tessd_conf_t *c, tsl_error_t *err)
         return tsl_errprintf(err, "--no-socket and --no-listen leave no way to reach tesseld");
     if (c->no_socket && c->socket[0])
         return tsl_errprintf(err, "give one of --socket and --no-socket");
+    if (c->slurm) {
+        /* The commands tesseld runs, by absolute path (never found through a PATH). */
+        static const char *const cmds[] = {"sbatch", "squeue", "scancel"};
+        for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+            char path[PATH_MAX + 16];
+            snprintf(path, sizeof path, "%s/%s", c->slurm_bin, cmds[i]);
+            if (access(path, X_OK) < 0)
+                return tsl_errprintf(err, "--slurm: %s: %s (--slurm-bin)", path, strerror(errno));
+        }
+        if (c->slurm_conf[0] && access(c->slurm_conf, R_OK) < 0)
+            return tsl_errprintf(err, "--slurm-conf %s: %s", c->slurm_conf, strerror(errno));
+        /* Slurm reads '%' in --output as a pattern (%j, %u, ...). */
+        if (strchr(c->slurm_output_dir, '%') || strchr(c->data_dir, '%'))
+            return tsl_errprintf(err, "--slurm: the output directory's path must not hold '%%'");
+    }
     return 0;
 }
 

@@ -77,6 +77,12 @@ typedef struct {
     unsigned long submit_burst;
     uint64_t disk_reserve;   /* bytes, 0 with a percentage */
     double disk_reserve_pct; /* 0 with a size */
+    /* --slurm (docs/slurm-backend.md) */
+    bool slurm;
+    char slurm_conf[PATH_MAX];
+    char slurm_bin[PATH_MAX];
+    unsigned long slurm_shards, slurm_poll, slurm_timeout;
+    char slurm_output_dir[PATH_MAX];
     char test_kill_at[16];
     unsigned long test_tick_ms, test_pass_gap_ms;
     /* The normalised text of each option's value, in table order (for --check-config and to

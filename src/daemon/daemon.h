@@ -215,6 +215,16 @@ typedef struct {
     tessd_run_t *runs;
     size_t nruns, caprun;
 
+    /* --slurm (slurm.c, docs/slurm-backend.md): jobs are Slurm jobs; no local scheduling. */
+    bool slurm;
+    char slurm_conf[PATH_MAX]; /* SLURM_CONF for the commands; "" = Slurm's default */
+    char slurm_bin[PATH_MAX];  /* where sbatch, squeue, scancel are */
+    char slurm_out[PATH_MAX];  /* the users' log directories (<out>/<user>) */
+    unsigned long slurm_shards, slurm_poll_s, slurm_timeout_s;
+    int64_t slurm_next_poll;    /* main thread: the next poll (tessd_mono_ms) */
+    atomic_bool slurm_poll_now; /* a handler asks for a poll at the next pass */
+    bool slurm_failing;         /* main thread: the last poll failed (logged once) */
+
     /* Usage history (history.c): --history-interval (s), --history-retention (s); the writer
      * (its plan is read by GET /v1/history under the lock, the rest is the main thread's). */
     int hist_interval;
@@ -418,6 +428,22 @@ int tessd_history_init(tessd_t *d, tsl_error_t *err);
 void tessd_history_tick(tessd_t *d);
 /* api/history.c: frees GET /v1/history's cache of answers (at exit). */
 void api_history_cache_free(tessd_t *d);
+
+/* slurm.c (--slurm; docs/slurm-backend.md).  None takes the lock or needs it.
+ * tessd_slurm_submit: sbatch as the account of j->user (never root), cwd NULL = the user's log
+ * directory; 201 and *slurm_id, or an HTTP status (400, 422 refused, 500, 503 slurmctld
+ * unreachable) with one line in why.  tessd_slurm_cancel: scancel as the account of user; 200,
+ * or a status (409 Slurm refused, 503) with why.  tessd_slurm_tick (main thread): the poll when
+ * due (every --slurm-poll s, or at once after tessd_slurm_poll_soon); it takes the lock to
+ * read and to apply, never while squeue runs.  tessd_slurm_log_path: where Slurm writes a
+ * job's stdout (err false) or stderr. */
+int tessd_slurm_submit(tessd_t *d, const tstore_job_t *j, const char *cwd, int64_t *slurm_id,
+                       char *why, size_t len);
+int tessd_slurm_cancel(tessd_t *d, const char *user, int64_t slurm_id, char *why, size_t len);
+void tessd_slurm_tick(tessd_t *d);
+void tessd_slurm_poll_soon(tessd_t *d);
+void tessd_slurm_log_path(const tessd_t *d, const char *user, int64_t slurm_id, bool err, char *buf,
+                          size_t len);
 
 /* api/routes.c */
 extern const thttp_route_t tessd_routes[];

@@ -153,6 +153,16 @@ static void usage(FILE *f)
             "                      syslog when stderr is the journal's or /dev/null, else\n"
             "                      stderr)\n"
             "  --log-level LEVEL   error, warning, info (default) or debug\n"
+            "  --slurm             jobs are Slurm jobs: sbatch as each job's owner, states\n"
+            "                      from squeue (docs/slurm-backend.md)\n"
+            "  --slurm-conf PATH   slurm.conf for the Slurm commands (default: Slurm's)\n"
+            "  --slurm-bin DIR     where sbatch, squeue and scancel are (default /usr/bin)\n"
+            "  --slurm-shards N    the cluster's shards per GPU (0: the cluster's job_submit\n"
+            "                      plugin maps the slice options onto shards)\n"
+            "  --slurm-poll SECS   seconds between looks at the jobs' states (default 1)\n"
+            "  --slurm-timeout SECS  longest a Slurm command may run (default 20; 503 past it)\n"
+            "  --slurm-output-dir DIR  the users' log directories, shared with the nodes\n"
+            "                      (default DATA-DIR/slurm)\n"
             "  --test-kill-at STEP for tests: SIGKILL tesseld itself at this step of the next\n"
             "                      job's start (running, dir, cgroup, spawned, recorded)\n"
             "  --test-tick-ms N    for tests: the period of the tick for rules of time\n"
@@ -716,6 +726,13 @@ int main(int argc, char **argv)
     }
     d->test_pass_gap_ms = (int64_t)conf.test_pass_gap_ms;
     d->allow_root_jobs = conf.allow_root_jobs;
+    d->slurm = conf.slurm;
+    snprintf(d->slurm_conf, sizeof d->slurm_conf, "%s", conf.slurm_conf);
+    snprintf(d->slurm_bin, sizeof d->slurm_bin, "%s", conf.slurm_bin);
+    snprintf(d->slurm_out, sizeof d->slurm_out, "%s", conf.slurm_output_dir);
+    d->slurm_shards = conf.slurm_shards;
+    d->slurm_poll_s = conf.slurm_poll;
+    d->slurm_timeout_s = conf.slurm_timeout;
     d->allow_userns = conf.allow_user_namespaces;
     d->system_mode = conf.mode ? conf.mode == 1 : geteuid() == 0;
     if (d->system_mode && geteuid() != 0) {
@@ -730,6 +747,23 @@ int main(int argc, char **argv)
             fprintf(stderr, "tesseld: %s (in --system mode)\n", err.text);
             return exit_bad;
         }
+    /* --slurm in system mode: root runs squeue from --slurm-bin, and the commands read
+     * --slurm-conf: both root's, as the shim (docs/security.md). */
+    static const char *const slurm_cmds[] = {"sbatch", "squeue", "scancel"};
+    for (size_t i = 0; d->slurm && d->system_mode && i < 3; i++) {
+        char cmd[PATH_MAX + 16];
+        if (tessd_pathf(cmd, sizeof cmd, "%s/%s", d->slurm_bin, slurm_cmds[i]) < 0)
+            tsl_errprintf(&err, "--slurm-bin %s: path too long", d->slurm_bin);
+        else if (tessd_check_root_owned(cmd, "a Slurm command of --slurm-bin", &err) == 0)
+            continue;
+        fprintf(stderr, "tesseld: %s (in --system mode)\n", err.text);
+        return exit_bad;
+    }
+    if (d->slurm && d->system_mode && d->slurm_conf[0] &&
+        tessd_check_root_owned(d->slurm_conf, "--slurm-conf", &err) < 0) {
+        fprintf(stderr, "tesseld: %s (in --system mode)\n", err.text);
+        return exit_bad;
+    }
     /* Where our siblings live: the directory of this executable. */
     char self[PATH_MAX], bindir[PATH_MAX];
     ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -849,6 +883,8 @@ int main(int argc, char **argv)
     }
     if (check_own_dir(d->data_dir) < 0 || check_own_dir(d->jobs_dir) < 0)
         return 1;
+    if (d->slurm && !d->slurm_out[0])
+        tessd_pathf(d->slurm_out, sizeof d->slurm_out, "%s/slurm", d->data_dir);
     char path[PATH_MAX + 32];
     tessd_pathf(path, sizeof path, "%s/tesseld.lock", d->data_dir);
     int lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -957,10 +993,17 @@ int main(int argc, char **argv)
     tsl_hist_init(&d->job_pending_hist, tsl_hist_seconds_to_days, tsl_hist_seconds_to_days_n);
     tsl_hist_init(&d->job_run_hist, tsl_hist_seconds_to_days, tsl_hist_seconds_to_days_n);
     tsl_hist_init(&d->pass_hist, tsl_hist_sub_second, tsl_hist_sub_second_n);
-    if (tessd_recover(d, &err) < 0) {
+    /* --slurm: the jobs are Slurm's; nothing runs here to recover, the poll finds them
+     * (docs/slurm-backend.md, "tesseld restarting").  The scheduler is built for the
+     * handlers' checks, and never cycles. */
+    if (d->slurm ? tessd_sched_build(d, &err) < 0 : tessd_recover(d, &err) < 0) {
         fprintf(stderr, "tesseld: recovery: %s\n", err.text);
         return 1;
     }
+    if (d->slurm)
+        tessd_log("jobs are Slurm jobs (--slurm): %s/sbatch as each job's owner, squeue every "
+                  "%lu s; logs in %s",
+                  d->slurm_bin, d->slurm_poll_s, d->slurm_out);
     /* Installed, the console's files are in DATADIR, kept optional like a build tree's. */
     if (!web_root[0] && installed && access(TESSEL_INST_WEB_ROOT, R_OK | X_OK) == 0)
         snprintf(web_root, sizeof web_root, "%s", TESSEL_INST_WEB_ROOT);
@@ -1098,7 +1141,10 @@ int main(int argc, char **argv)
         }
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        tessd_tick(d);
+        if (d->slurm)
+            tessd_slurm_tick(d);
+        else
+            tessd_tick(d);
         tessd_history_tick(d);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         tsl_hist_observe(&d->pass_hist,

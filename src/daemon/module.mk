@@ -8,6 +8,8 @@ TESSELD_SRCS := src/daemon/main.c src/daemon/tick.c src/daemon/launch.c src/daem
                 src/daemon/jobmodel.c src/daemon/batch.c src/daemon/batch_store.c \
                 src/daemon/pass.c src/daemon/wait.c src/daemon/pwcache.c
 TESSELD_SRCS += src/daemon/api/metrics.c
+# --slurm: the Slurm commands and the poll (slurm.c), their pure logic (slurmjob.c).
+TESSELD_SRCS += src/daemon/slurm.c src/daemon/slurmjob.c
 # tessel_build_info's commit (metrics.c): rewritten at each make, touched only when it changes;
 # "unknown" outside a git checkout (a source package).
 $(O)/gen/tessel_commit.h: FORCE
@@ -146,6 +148,13 @@ $(O)/tests/daemon/test_openapi: $(O)/obj/src/daemon/test/test_openapi.o \
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lmicrohttpd -ljansson -linih -lsqlite3 -lnettle \
 	    -ldl -lpthread -lm -lcmocka
+# slurmjob.c: sbatch's arguments and script, squeue's JSON, Slurm's states onto the job model.
+TESTS += $(O)/tests/daemon/test_slurmjob
+$(O)/tests/daemon/test_slurmjob: $(O)/obj/src/daemon/test/test_slurmjob.o \
+                                 $(O)/obj/src/daemon/slurmjob.o $(O)/obj/src/daemon/jobmodel.o \
+                                 $(O)/lib/libtsl-store.a $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lsqlite3 -lcmocka
 # pass.c: the coalescing of scheduling events into passes, on a fake clock.
 TESTS += $(O)/tests/daemon/test_pass
 $(O)/tests/daemon/test_pass: $(O)/obj/src/daemon/test/test_pass.o $(O)/obj/src/daemon/pass.o

@@ -49,3 +49,5 @@ slurm-plain:
 	    $(SLURM_PLAIN)/tests/fake/libcuda.so.1 $(SLURM_PLAIN)/tests/fake/libnvidia-ml.so.1 \
 	    $(SLURM_PLAIN)/tests/interposer/tcu-probe $(SLURM_PLAIN)/tests/interposer/tcu-raw
 endif
+# tesseld --slurm on the cluster (docs/slurm-backend.md).
+tests/t/t9006-slurm-backend.t: $(O)/bin/tesseld $(O)/bin/tessel-shim

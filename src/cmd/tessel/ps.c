@@ -236,8 +236,13 @@ int cmd_ps(cli_t *cli, int argc, char **argv)
         json_array_foreach(json_object_get(j, "placement"), k, p)
         {
             size_t n = strlen(on);
-            snprintf(on + n, sizeof on - n, "%sgpu%lld", k ? "," : "",
-                     (long long)json_integer_value(json_object_get(p, "gpu")));
+            /* tesseld --slurm: the Slurm node(s), not a GPU of this host. */
+            const char *node = json_string_value(json_object_get(p, "node"));
+            if (node)
+                snprintf(on + n, sizeof on - n, "%s%s", k ? "," : "", node);
+            else
+                snprintf(on + n, sizeof on - n, "%sgpu%lld", k ? "," : "",
+                         (long long)json_integer_value(json_object_get(p, "gpu")));
         }
         if (!on[0])
             snprintf(on, sizeof on, "-");

@@ -479,6 +479,14 @@ static void where_cell(const json_t *placement, char *buf, size_t len)
     size_t n = 0, i;
     json_t *p;
     buf[0] = '\0';
+    /* tesseld --slurm: the Slurm node(s) the job runs on (docs/slurm-backend.md). */
+    const char *node = json_string_value(json_object_get(json_array_get(placement, 0), "node"));
+    if (node) {
+        char *e = cli_escape(node);
+        snprintf(buf, len, "Slurm node %s", e ? e : "?");
+        free(e);
+        return;
+    }
     json_array_foreach(placement, i, p)
     {
         n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%sgpu%lld", i ? ", " : "",

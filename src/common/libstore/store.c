@@ -117,6 +117,9 @@ static const char *const migrations[] = {
     "  busy REAL, busy_max REAL, mem_used REAL NOT NULL, mem_alloc REAL NOT NULL,"
     "  milli REAL NOT NULL, running REAL NOT NULL, pending REAL NOT NULL,"
     "  PRIMARY KEY(step, scope, t, name)) WITHOUT ROWID;",
+    /* 11: tesseld --slurm (docs/slurm-backend.md): the Slurm job id of a job tesseld submitted
+     * to Slurm, written in the transaction of the job's submission. */
+    "CREATE TABLE slurm_jobs(job INTEGER PRIMARY KEY, slurm_id INTEGER NOT NULL);",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -187,6 +190,9 @@ enum {
     S_HIST_PRUNE,
     S_HIST_READ,
     S_HIST_PENDING,
+    S_SLURM_SET,
+    S_SLURM_GET,
+    S_SLURM_ACTIVE,
     S_BEGIN,
     S_COMMIT,
     S_ROLLBACK,
@@ -292,6 +298,11 @@ static const char *const sql[S_COUNT] = {
     /* Pending jobs by queue and user ("state < 2" for the partial index jobs_active). */
     [S_HIST_PENDING] = "SELECT queue, user, count(*) FROM jobs WHERE state < 2 AND state = 0"
                        " GROUP BY queue, user",
+    [S_SLURM_SET] = "INSERT INTO slurm_jobs(job, slurm_id) VALUES(?1, ?2)",
+    [S_SLURM_GET] = "SELECT slurm_id FROM slurm_jobs WHERE job = ?1",
+    /* The active jobs with a Slurm id, oldest first (the poll's list). */
+    [S_SLURM_ACTIVE] = "SELECT s.job, s.slurm_id FROM slurm_jobs s JOIN jobs j ON j.id = s.job"
+                       " WHERE j.state < 2 ORDER BY s.job",
     [S_BEGIN] = "BEGIN IMMEDIATE",
     [S_COMMIT] = "COMMIT",
     [S_ROLLBACK] = "ROLLBACK",
@@ -1957,6 +1968,62 @@ int tstore_job_release(tstore_t *s, int64_t id, tsl_error_t *err)
     sqlite3_stmt *q = stmt(s, S_JOB_RELEASE);
     sqlite3_bind_int64(q, 1, id);
     return changed_one(exec_stmt(s, q, err, "release job"), err);
+}
+
+/* ---- tesseld --slurm: a job's Slurm id ---- */
+
+int tstore_slurm_set(tstore_t *s, int64_t job, int64_t slurm_id, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_SLURM_SET);
+    sqlite3_bind_int64(q, 1, job);
+    sqlite3_bind_int64(q, 2, slurm_id);
+    return exec_stmt(s, q, err, "record Slurm id") < 0 ? -1 : 0;
+}
+
+int tstore_slurm_get(tstore_t *s, int64_t job, int64_t *slurm_id, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_SLURM_GET);
+    sqlite3_bind_int64(q, 1, job);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW)
+        *slurm_id = sqlite3_column_int64(q, 0);
+    sqlite3_reset(q);
+    if (rc == SQLITE_ROW)
+        return 0;
+    return rc == SQLITE_DONE ? not_found(err, "Slurm job") : db_error(s, err, "Slurm id");
+}
+
+int tstore_slurm_active(tstore_t *s, tstore_slurm_pair_t **out, size_t *n, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_SLURM_ACTIVE);
+    tstore_slurm_pair_t *v = NULL;
+    size_t c = 0, cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        if (c == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            tstore_slurm_pair_t *nv = realloc(v, ncap * sizeof *nv);
+            if (!nv) {
+                sqlite3_reset(q);
+                free(v);
+                errno = ENOMEM;
+                return tsl_errprintf(err, "store: Slurm jobs: out of memory");
+            }
+            v = nv;
+            cap = ncap;
+        }
+        v[c].job = sqlite3_column_int64(q, 0);
+        v[c].slurm_id = sqlite3_column_int64(q, 1);
+        c++;
+    }
+    sqlite3_reset(q);
+    if (rc != SQLITE_DONE) {
+        free(v);
+        return db_error(s, err, "list Slurm jobs");
+    }
+    *out = v;
+    *n = c;
+    return 0;
 }
 
 int tstore_array_find(tstore_t *s, int64_t array_id, int index, int64_t *id, tsl_error_t *err)

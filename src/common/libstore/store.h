@@ -20,6 +20,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "libutil/error.h"
@@ -415,6 +416,16 @@ int tstore_held_list(tstore_t *st, tstore_held_f cb, void *arg, tsl_error_t *err
  * is not held and pending. */
 int tstore_job_release(tstore_t *st, int64_t id, tsl_error_t *err);
 /* The job id of element index of array array_id.  ENOENT when there is none. */
+/* tesseld --slurm (docs/slurm-backend.md): a job's Slurm id, written once, in the transaction
+ * of the job's submission (EEXIST: the job has one).  _get: 0, or -1 with ENOENT when the job
+ * has none.  _active: the (job, Slurm id) pairs of every pending or running job that has one,
+ * oldest first, in *out (malloc'd, the caller frees it; NULL when *n is 0). */
+typedef struct {
+    int64_t job, slurm_id;
+} tstore_slurm_pair_t;
+int tstore_slurm_set(tstore_t *st, int64_t job, int64_t slurm_id, tsl_error_t *err);
+int tstore_slurm_get(tstore_t *st, int64_t job, int64_t *slurm_id, tsl_error_t *err);
+int tstore_slurm_active(tstore_t *st, tstore_slurm_pair_t **out, size_t *n, tsl_error_t *err);
 int tstore_array_find(tstore_t *st, int64_t array_id, int index, int64_t *id, tsl_error_t *err);
 /* Elements of an array and their smallest and largest index (count 0 when none). */
 int tstore_array_stat(tstore_t *st, int64_t array_id, int64_t *count, int *min, int *max,

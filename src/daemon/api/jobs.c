@@ -68,6 +68,11 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
     json_object_set_new(
         o, "drained", suspended ? json_boolean(r && tessd_slice_drained(d, r) == 1) : json_null());
     api_batch_json(d, o, j);
+    int64_t sid;
+    json_object_set_new(o, "slurm_id",
+                        d->slurm && tstore_slurm_get(d->store, j->id, &sid, NULL) == 0
+                            ? json_integer(sid)
+                            : json_null());
     return o;
 }
 
@@ -421,6 +426,120 @@ static int check_submit_limits(tessd_t *d, const tessd_caller_t *who, thttp_repl
     return 0;
 }
 
+/* --slurm (docs/slurm-backend.md): the fields Tessel does not pass to Slurm yet, refused
+ * rather than dropped. */
+static int slurm_refuse(json_t *body, const tstore_job_t *j, thttp_reply_t *rep)
+{
+    static const char *const later[] = {"after", "array"};
+    for (size_t i = 0; i < sizeof later / sizeof later[0]; i++) {
+        json_t *v = json_object_get(body, later[i]);
+        if (v && !json_is_null(v)) {
+            thttp_error(rep, 400, "invalid_value", later[i],
+                        "%s: not with tesseld --slurm yet (docs/slurm-backend.md)", later[i]);
+            return -1;
+        }
+    }
+    if (strcmp(j->queue, "default") != 0)
+        BAD("queue", "queue: Slurm jobs go to the cluster's default partition (queue 'default') "
+                     "with tesseld --slurm, for now");
+    if (j->klass != TSTORE_CLASS_TRAINING || j->priority != 0)
+        BAD(j->priority ? "priority" : "class",
+            "class and priority are Slurm's own with tesseld --slurm (not passed yet)");
+    return 0;
+}
+
+/* POST /v1/jobs with --slurm: checked as any submission, then sbatch as the caller's account
+ * without the lock, then the job and its Slurm id in one transaction; a store that refuses
+ * cancels the Slurm job again (nothing half-made on either side). */
+static void slurm_submit(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, json_t *body)
+{
+    tessd_caller_t who;
+    if (!api_enter(d, req, rep, &who))
+        return;
+    bool locked = true;
+    tstore_job_t j = {0};
+    api_batch_t batch = {0};
+    char *argv_s = NULL, *env_s = NULL, why[512];
+    json_t *gm = json_object_get(body, "gpu_mem");
+    bool mem_given = gm && !json_is_null(gm);
+    if (check_submit_limits(d, &who, rep) < 0 || parse_submit(d, body, &j, rep) < 0 ||
+        slurm_refuse(body, &j, rep) < 0 || api_batch_parse(body, &j, &batch, rep) < 0)
+        goto out;
+    if (!mem_given)
+        j.gpu_mem = 0; /* the slice's default, the node's plugin decides */
+    if (j.cwd && tessd_cwd_check(d, who.user, j.cwd, why, sizeof why) < 0) {
+        thttp_error(rep, 400, "invalid_value", "cwd", "%s", why);
+        goto out;
+    }
+    argv_s = json_dumps(json_object_get(body, "argv"), JSON_COMPACT);
+    json_t *env = json_object_get(body, "env");
+    env_s = env && json_is_object(env) ? json_dumps(env, JSON_COMPACT) : strdup("{}");
+    if (!argv_s || !env_s) {
+        thttp_error(rep, 500, "internal", NULL, "out of memory");
+        goto out;
+    }
+    j.user = who.user;
+    j.argv_json = argv_s;
+    j.env_json = env_s;
+    j.simulated = j.gpu_count > 0 && d->simulated;
+    /* No cwd: the user's log directory (slurm.c), stored as the job's cwd. */
+    char udir[PATH_MAX];
+    if (!j.cwd) {
+        if (tessd_pathf(udir, sizeof udir, "%s/%s", d->slurm_out, who.user) < 0) {
+            thttp_error(rep, 500, "internal", NULL, "%s/%s: path too long", d->slurm_out, who.user);
+            goto out;
+        }
+        j.cwd = udir;
+    }
+    api_leave(d);
+    locked = false;
+    int64_t sid = 0;
+    int st = tessd_slurm_submit(d, &j, j.cwd, &sid, why, sizeof why);
+    if (st != 201) {
+        thttp_error(rep, st,
+                    st == 503   ? "unavailable"
+                    : st == 422 ? "unsatisfiable"
+                    : st == 400 ? "invalid_value"
+                                : "internal",
+                    NULL, "%s%s", st == 503 ? "Slurm is unavailable: " : "", why);
+        goto out;
+    }
+    pthread_mutex_lock(&d->lock);
+    locked = true;
+    j.submitted_ms = tessd_now_ms();
+    tjm_t m;
+    tessd_jobmodel(d, &m);
+    tsl_error_t err;
+    bool began = tstore_begin(d->store, &err) == 0;
+    if (!began || tjm_submit(&m, &j, who.user, NULL, &err) < 0 ||
+        tstore_slurm_set(d->store, j.id, sid, &err) < 0 || tstore_commit(d->store, &err) < 0) {
+        if (began)
+            tstore_rollback(d->store);
+        bool full = tstore_last_full(d->store);
+        api_leave(d);
+        locked = false;
+        char cwhy[256];
+        int cst = tessd_slurm_cancel(d, who.user, sid, cwhy, sizeof cwhy);
+        tessd_log("job of %s: Slurm job %lld submitted, the store refused it (%s): %s", who.user,
+                  (long long)sid, err.text, cst == 200 ? "cancelled in Slurm" : cwhy);
+        thttp_error(rep, full ? 507 : 500, full ? "insufficient_storage" : "internal", NULL,
+                    "the store refused the job (%s); its Slurm job %lld was %s", err.text,
+                    (long long)sid, cst == 200 ? "cancelled" : "not cancelled");
+        goto out;
+    }
+    tessd_log("job %lld of %s is Slurm job %lld", (long long)j.id, who.user, (long long)sid);
+    thttp_json(rep, 201, api_job_json(d, &j));
+    snprintf(rep->location, sizeof rep->location, "/v1/jobs/%lld", (long long)j.id);
+    tessd_slurm_poll_soon(d);
+out:
+    if (locked)
+        api_leave(d);
+    free(argv_s);
+    free(env_s);
+    api_batch_free(&batch);
+    json_decref(body);
+}
+
 void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
 {
     tessd_t *d = ctx;
@@ -428,6 +547,10 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     json_t *body = thttp_body_object(req, rep, 0);
     if (!body)
         return;
+    if (d->slurm) {
+        slurm_submit(d, req, rep, body);
+        return;
+    }
     tessd_caller_t who;
     if (!api_enter_submit(d, req, rep, &who)) {
         json_decref(body);
@@ -726,6 +849,53 @@ void api_jobs_wait(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     api_leave(d);
 }
 
+/* --slurm: scancel as the job's owner's account (the caller is the owner or an admin: the ACL
+ * is tesseld's), lock released meanwhile; then the job model's cancel (pending) or kill
+ * (running: its end is recorded by the poll, as "killed").  Lock held on entry and return. */
+static void slurm_cancel(tessd_t *d, const tessd_caller_t *who, tstore_job_t *j, thttp_reply_t *rep)
+{
+    int64_t sid, id = j->id;
+    tsl_error_t err;
+    char why[512], user[TSTORE_NAME_MAX + 1];
+    if (tstore_slurm_get(d->store, id, &sid, &err) < 0) {
+        thttp_error(rep, 409, "conflict", NULL, "job %lld is not a Slurm job", (long long)id);
+        return;
+    }
+    snprintf(user, sizeof user, "%s", j->user);
+    pthread_mutex_unlock(&d->lock);
+    int st = tessd_slurm_cancel(d, user, sid, why, sizeof why);
+    pthread_mutex_lock(&d->lock);
+    if (st != 200) {
+        thttp_error(rep, st, st == 503 ? "unavailable" : "conflict", NULL,
+                    "job %lld (Slurm job %lld): %s%s", (long long)id, (long long)sid,
+                    st == 503 ? "Slurm is unavailable: " : "", why);
+        return;
+    }
+    tstore_job_clear(j);
+    if (tstore_job_get(d->store, id, j, &err) < 0) {
+        api_store_error(rep, &err);
+        return;
+    }
+    int rc = 0;
+    if (j->state == TSTORE_PENDING)
+        rc = tessd_job_apply(d, id, TJM_EV_CANCEL, NULL, who->user, NULL, &err);
+    else if (j->state == TSTORE_RUNNING && !j->cancel_ms) {
+        tjm_change_t chg = {.now_ms = tessd_now_ms()};
+        rc = tessd_job_apply(d, id, TJM_EV_KILL, &chg, who->user, "cancelling (scancel)", &err);
+    }
+    if (rc < 0) {
+        api_store_error(rep, &err);
+        return;
+    }
+    tstore_job_clear(j);
+    if (tstore_job_get(d->store, id, j, &err) < 0) {
+        api_store_error(rep, &err);
+        return;
+    }
+    thttp_json(rep, 200, api_job_json(d, j));
+    tessd_slurm_poll_soon(d);
+}
+
 void api_jobs_cancel(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
 {
     tessd_t *d = ctx;
@@ -748,6 +918,10 @@ void api_jobs_cancel(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     /* An array's id (not "40_0"): every element, as scancel (jobs_batch.c). */
     if (j.array_id == j.id && !strchr(req->params[0], '_')) {
         api_batch_cancel_array(d, &who, &j, rep);
+        goto done;
+    }
+    if (d->slurm && j.state < TSTORE_SUCCEEDED) {
+        slurm_cancel(d, &who, &j, rep);
         goto done;
     }
     if (j.state == TSTORE_PENDING) {
@@ -838,6 +1012,12 @@ static void suspend_or_resume(thttp_req_t *req, thttp_reply_t *rep, tessd_t *d, 
     long long id = (long long)j.id;
     tessd_run_t *r = j.state == TSTORE_RUNNING ? tessd_run_find(d, j.id) : NULL;
     const char *verb = suspend ? "suspend" : "resume";
+    if (d->slurm) {
+        thttp_error(rep, 409, "conflict", NULL,
+                    "job %lld: %s is not with tesseld --slurm yet (docs/slurm-backend.md)", id,
+                    verb);
+        goto done;
+    }
     if (!r) {
         thttp_error(rep, 409, "conflict", NULL, "job %lld is not running (%s): nothing to %s", id,
                     j.state == TSTORE_RUNNING ? "starting" : tstore_state_name(j.state), verb);

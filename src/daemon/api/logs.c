@@ -239,6 +239,12 @@ void api_jobs_logs(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         r->offset = (uint64_t)offset;
         r->follow = follow;
         snprintf(r->path, sizeof r->path, "%s/%s", dir, stream);
+        /* --slurm: slurmstepd writes the job's output as its user, in the user's directory
+         * (docs/slurm-backend.md); read with the same care (open_job_file). */
+        int64_t sid;
+        if (d->slurm && tstore_slurm_get(d->store, id, &sid, NULL) == 0)
+            tessd_slurm_log_path(d, j.user, sid, strcmp(stream, "stderr") == 0, r->path,
+                                 sizeof r->path);
         if ((tail >= 0 || since != INT64_MIN) &&
             start_offset(r->path, tail, since, &r->offset) < 0) {
             thttp_error(rep, 500, "internal", NULL, "job %lld's %s log: %s", (long long)id, stream,

@@ -1,0 +1,485 @@
+/* slurm.c - tesseld --slurm (docs/slurm-backend.md): the Slurm commands run as the job's owner
+ * (sbatch, scancel) or as tesseld (squeue), the users' log directories, and the poll that
+ * records what Slurm says of the jobs through the job model.  The pure parts (arguments,
+ * script, squeue's JSON, the mapping of states) are slurmjob.c's.
+ *
+ * Processes: a command is a child forked here and waited for here (waitpid on its pid); in
+ * --slurm mode the tick that reaps with waitpid(-1) does not run (no shim), so no other thread
+ * takes our child.  The big lock is never held while a command runs. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "daemon/daemon.h"
+#include "daemon/pwcache.h"
+#include "daemon/slurmjob.h"
+
+/* Most bytes kept of a command's standard output and of its error output.  squeue --json
+ * prints about 3.1 KiB per job (Slurm 22.05.8, bench/slurm/poll.sh 2026-11-27: 1,548,177
+ * bytes for 500 jobs) and lists every job slurmctld holds (poll_jobs): 64 MiB holds ~21,000
+ * jobs; a larger answer fails the poll (logged), it never takes jobs for gone. */
+#define SLURM_OUT_MAX (64u << 20)
+#define SLURM_ERR_MAX (16u << 10)
+/* Groups of an account passed to setgroups (as tessd_cwd_check). */
+#define SLURM_MAX_GROUPS 256
+
+typedef struct {
+    char *out; /* standard output (NUL-terminated), malloc'd */
+    size_t outlen;
+    char err[SLURM_ERR_MAX]; /* error output, NUL-terminated */
+    int status;              /* wait status */
+    bool timed_out;
+} cmd_t;
+
+static int grow_read(int fd, char **buf, size_t *len, size_t max)
+{
+    char tmp[16384];
+    ssize_t n = read(fd, tmp, sizeof tmp);
+    if (n <= 0)
+        return n < 0 && (errno == EINTR || errno == EAGAIN) ? 1 : 0;
+    size_t keep = *len + (size_t)n > max ? max - *len : (size_t)n;
+    if (keep) {
+        char *nb = realloc(*buf, *len + keep + 1);
+        if (!nb)
+            return 0;
+        memcpy(nb + *len, tmp, keep);
+        *len += keep;
+        nb[*len] = '\0';
+        *buf = nb;
+    }
+    return 1;
+}
+
+/* Run argv (argv[0] an absolute path) as pw (NULL: as tesseld itself) with a clean
+ * environment, input on its standard input.  0 with c filled (c->out the caller's to free),
+ * or -1 with errno and a line in why (could not start it). */
+static int run_cmd(tessd_t *d, const tessd_pw_t *pw, char *const argv[], const char *input,
+                   cmd_t *c, char *why, size_t wlen)
+{
+    memset(c, 0, sizeof *c);
+    char home[PATH_MAX + 8], user[272], logname[272], shell[PATH_MAX + 8], conf[PATH_MAX + 16];
+    char *envp[8];
+    int ne = 0;
+    envp[ne++] = (char *)"PATH=/usr/bin:/bin";
+    envp[ne++] = (char *)"LC_ALL=C";
+    if (pw) {
+        snprintf(home, sizeof home, "HOME=%s", pw->dir);
+        snprintf(user, sizeof user, "USER=%s", pw->name);
+        snprintf(logname, sizeof logname, "LOGNAME=%s", pw->name);
+        snprintf(shell, sizeof shell, "SHELL=%s", pw->shell[0] ? pw->shell : "/bin/sh");
+        envp[ne++] = home;
+        envp[ne++] = user;
+        envp[ne++] = logname;
+        envp[ne++] = shell;
+    }
+    if (d->slurm_conf[0]) {
+        snprintf(conf, sizeof conf, "SLURM_CONF=%s", d->slurm_conf);
+        envp[ne++] = conf;
+    }
+    envp[ne] = NULL;
+    gid_t groups[SLURM_MAX_GROUPS];
+    int ngroups = SLURM_MAX_GROUPS;
+    bool become = pw && geteuid() == 0;
+    if (become && getgrouplist(pw->name, pw->gid, groups, &ngroups) < 0)
+        ngroups = SLURM_MAX_GROUPS;
+    /* fail: the child's report of a failed set-up (one byte, the step), closed by a
+     * successful exec: the command's own exit status is then all its own. */
+    int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1}, fail[2] = {-1, -1};
+    if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0 ||
+        pipe2(fail, O_CLOEXEC) < 0) {
+        int saved = errno;
+        for (int i = 0; i < 2; i++) {
+            if (in[i] >= 0)
+                close(in[i]);
+            if (out[i] >= 0)
+                close(out[i]);
+            if (er[i] >= 0)
+                close(er[i]);
+            if (fail[i] >= 0)
+                close(fail[i]);
+        }
+        snprintf(why, wlen, "pipe: %s", strerror(saved));
+        errno = saved;
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        int saved = errno;
+        close(in[0]), close(in[1]), close(out[0]), close(out[1]), close(er[0]), close(er[1]);
+        close(fail[0]), close(fail[1]);
+        snprintf(why, wlen, "fork: %s", strerror(saved));
+        errno = saved;
+        return -1;
+    }
+    if (pid == 0) {
+        /* Only system calls from here (tesseld has threads).  The account's ids, all of
+         * them, before anything runs: never root on a user's behalf. */
+        char step = 's';
+        if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(er[1], 2) < 0 || chdir("/") < 0)
+            goto child_fail;
+        step = 'i';
+        if (become &&
+            (setgroups((size_t)ngroups, groups) < 0 || setgid(pw->gid) < 0 || setuid(pw->uid) < 0))
+            goto child_fail;
+        if (become && (getuid() != pw->uid || geteuid() != pw->uid))
+            goto child_fail;
+        step = 'x';
+        execve(argv[0], argv, envp);
+    child_fail:
+        if (write(fail[1], &step, 1) < 0)
+            _exit(127);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    close(er[1]);
+    close(fail[1]);
+    /* The child execs or reports at once: this read ends with its exec (EOF) or its report. */
+    char step = 0;
+    ssize_t got;
+    while ((got = read(fail[0], &step, 1)) < 0 && errno == EINTR) {
+    }
+    close(fail[0]);
+    fcntl(in[1], F_SETFL, O_NONBLOCK);
+    size_t inlen = input ? strlen(input) : 0, inoff = 0;
+    if (!inlen) {
+        close(in[1]);
+        in[1] = -1;
+    }
+    size_t errlen = 0;
+    char *errbuf = NULL;
+    int64_t deadline = tessd_mono_ms() + (int64_t)d->slurm_timeout_s * 1000;
+    bool out_open = true, err_open = true;
+    while (out_open || err_open || in[1] >= 0) {
+        struct pollfd p[3] = {{out_open ? out[0] : -1, POLLIN, 0},
+                              {err_open ? er[0] : -1, POLLIN, 0},
+                              {in[1], POLLOUT, 0}};
+        int64_t left = deadline - tessd_mono_ms();
+        if (left <= 0) {
+            c->timed_out = true;
+            break;
+        }
+        int n = poll(p, 3, (int)left);
+        if (n < 0 && errno != EINTR)
+            break;
+        if (n <= 0)
+            continue;
+        if (p[0].revents && !grow_read(out[0], &c->out, &c->outlen, SLURM_OUT_MAX))
+            out_open = false;
+        if (p[1].revents && !grow_read(er[0], &errbuf, &errlen, sizeof c->err - 1))
+            err_open = false;
+        if (p[2].revents) {
+            ssize_t w = (p[2].revents & POLLOUT) ? write(in[1], input + inoff, inlen - inoff) : -1;
+            if (w > 0)
+                inoff += (size_t)w;
+            if (w < 0 && errno != EAGAIN && errno != EINTR)
+                inoff = inlen; /* the command closed its input: no more to give */
+            if (inoff >= inlen) {
+                close(in[1]);
+                in[1] = -1;
+            }
+        }
+    }
+    if (c->timed_out)
+        kill(pid, SIGKILL);
+    if (in[1] >= 0)
+        close(in[1]);
+    close(out[0]);
+    close(er[0]);
+    while (waitpid(pid, &c->status, 0) < 0 && errno == EINTR) {
+    }
+    snprintf(c->err, sizeof c->err, "%s", errbuf ? errbuf : "");
+    free(errbuf);
+    if (!c->out) {
+        c->out = strdup("");
+        c->outlen = 0;
+    }
+    if (got == 1) {
+        snprintf(why, wlen, "%s: %s", argv[0],
+                 step == 'i'   ? "cannot take the account's ids"
+                 : step == 'x' ? "cannot be run"
+                               : "cannot be set up");
+        free(c->out);
+        c->out = NULL;
+        errno = step == 'x' ? ENOENT : EPERM;
+        return -1;
+    }
+    return 0;
+}
+
+static void cmd_path(const tessd_t *d, const char *name, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/%s", d->slurm_bin, name);
+}
+
+/* The account of a Tessel user for a Slurm command: it must exist and not be root.  A tesseld
+ * that is not root (personal mode) has one account, its own: every job is its user's. */
+static int slurm_account(const char *user, tessd_pw_t *pw, char *why, size_t len)
+{
+    if (geteuid() != 0) {
+        if (tessd_getpwuid(geteuid(), pw) != 1) {
+            snprintf(why, len, "tesseld's own account (uid %u) has no passwd entry",
+                     (unsigned)geteuid());
+            return -1;
+        }
+        return 0;
+    }
+    if (tessd_getpwnam(user, pw) != 1) {
+        snprintf(why, len, "user '%s' has no Unix account: a Slurm job runs as its owner's account",
+                 user);
+        return -1;
+    }
+    if (pw->uid == 0) {
+        snprintf(why, len, "user '%s' is root's account: tesseld submits no Slurm job as root",
+                 user);
+        return -1;
+    }
+    return 0;
+}
+
+/* <out>/<user> (user: the Tessel user, as tessd_slurm_log_path names it), the user's log
+ * directory: the account pw's, 0700, in a directory only root writes (made here, 0711).  0,
+ * or -1 with why. */
+static int user_dir(tessd_t *d, const char *user, const tessd_pw_t *pw, char *dir, size_t len,
+                    char *why, size_t wlen)
+{
+    struct stat st;
+    if (mkdir(d->slurm_out, 0711) < 0 && errno != EEXIST) {
+        snprintf(why, wlen, "%s: %s", d->slurm_out, strerror(errno));
+        return -1;
+    }
+    if (lstat(d->slurm_out, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+        (st.st_mode & 022)) {
+        snprintf(why, wlen, "%s: must be tesseld's directory, writable by no one else",
+                 d->slurm_out);
+        return -1;
+    }
+    if (snprintf(dir, len, "%s/%s", d->slurm_out, user) >= (int)len) {
+        snprintf(why, wlen, "%s/%s: path too long", d->slurm_out, user);
+        return -1;
+    }
+    if (mkdir(dir, 0700) == 0) {
+        if (geteuid() == 0 && lchown(dir, pw->uid, pw->gid) < 0) {
+            snprintf(why, wlen, "%s: %s", dir, strerror(errno));
+            rmdir(dir);
+            return -1;
+        }
+    } else if (errno != EEXIST) {
+        snprintf(why, wlen, "%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    uid_t want = geteuid() == 0 ? pw->uid : geteuid();
+    if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != want) {
+        snprintf(why, wlen, "%s: not a directory of the account '%s'", dir, pw->name);
+        return -1;
+    }
+    return 0;
+}
+
+void tessd_slurm_log_path(const tessd_t *d, const char *user, int64_t slurm_id, bool err, char *buf,
+                          size_t len)
+{
+    snprintf(buf, len, "%s/%s/%lld.%s", d->slurm_out, user, (long long)slurm_id,
+             err ? "err" : "out");
+}
+
+int tessd_slurm_submit(tessd_t *d, const tstore_job_t *j, const char *cwd, int64_t *slurm_id,
+                       char *why, size_t len)
+{
+    tessd_pw_t pw;
+    if (slurm_account(j->user, &pw, why, len) < 0)
+        return 422;
+    char dir[PATH_MAX];
+    if (user_dir(d, j->user, &pw, dir, sizeof dir, why, len) < 0)
+        return 500;
+    char sbatch[PATH_MAX + 16];
+    cmd_path(d, "sbatch", sbatch, sizeof sbatch);
+    tsj_submit_t s = {
+        .name = j->name,
+        .cwd = cwd ? cwd : dir,
+        .out_dir = dir,
+        .gpus = j->gpus,
+        .gpu_milli = j->gpu_count ? j->gpu_milli : 0,
+        .gpu_mem = j->gpu_mem,
+        .cpu_milli = j->cpu_milli,
+        .mem = j->mem,
+        .time_limit_s = j->time_limit_s,
+        .shards = (unsigned)d->slurm_shards,
+        .no_requeue = j->no_requeue,
+    };
+    tsl_error_t err;
+    char **argv = tsj_sbatch_argv(sbatch, &s, &err);
+    char *script = argv ? tsj_script(j->user, j->argv_json, j->shell, j->env_json,
+                                     d->fake_spec[0] ? d->fake_spec : NULL, &err)
+                        : NULL;
+    if (!argv || !script) {
+        snprintf(why, len, "%s", err.text);
+        tsj_argv_free(argv);
+        free(script);
+        return errno == ENOMEM ? 500 : 400;
+    }
+    cmd_t c;
+    int rc = run_cmd(d, &pw, argv, script, &c, why, len);
+    tsj_argv_free(argv);
+    free(script);
+    if (rc < 0)
+        return 500;
+    int status = 0;
+    if (!c.timed_out && WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0 &&
+        tsj_parse_jobid(c.out, slurm_id) == 0) {
+        status = 201;
+    } else {
+        char text[SLURM_ERR_MAX + 256];
+        snprintf(text, sizeof text, "%s\n%.200s", c.err, c.out);
+        status = tsj_sbatch_error(text, c.timed_out, why, len);
+    }
+    free(c.out);
+    return status;
+}
+
+int tessd_slurm_cancel(tessd_t *d, const char *user, int64_t slurm_id, char *why, size_t len)
+{
+    tessd_pw_t pw;
+    if (slurm_account(user, &pw, why, len) < 0)
+        return 422;
+    char scancel[PATH_MAX + 16], id[32];
+    cmd_path(d, "scancel", scancel, sizeof scancel);
+    snprintf(id, sizeof id, "%lld", (long long)slurm_id);
+    char *argv[] = {scancel, id, NULL};
+    cmd_t c;
+    if (run_cmd(d, &pw, argv, NULL, &c, why, len) < 0)
+        return 500;
+    int status = 200;
+    if (c.timed_out || !WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0) {
+        status = tsj_sbatch_error(c.err, c.timed_out, why, len);
+        if (status == 422)
+            status = 409;
+    }
+    free(c.out);
+    return status;
+}
+
+/* ---- the poll ---------------------------------------------------------------------------- */
+
+/* Apply the plan of one job (lock held). */
+static void apply_seen(tessd_t *d, int64_t id, const tsj_seen_t *s, int64_t now)
+{
+    tstore_job_t j;
+    tsl_error_t err;
+    if (tstore_job_get(d->store, id, &j, &err) < 0)
+        return;
+    tsj_plan_t p;
+    tsj_plan(&j, s, now, &p);
+    if (p.wait_code[0])
+        tstore_job_set_wait(d->store, id, p.wait_code, p.wait_code, NULL);
+    for (int i = 0; i < p.n; i++) {
+        const char *who = p.ev[i] == TJM_EV_KILLED && j.cancel_by ? j.cancel_by : "slurm";
+        const char *why = i == p.n - 1 && p.why[0] ? p.why : NULL;
+        if (tessd_job_apply(d, id, p.ev[i], &p.chg[i], who, why, &err) < 0) {
+            tessd_log("job %lld (Slurm %lld): %s: %s", (long long)id,
+                      (long long)(s ? s->slurm_id : 0), tjm_event_name(p.ev[i]), err.text);
+            break;
+        }
+    }
+    tstore_job_clear(&j);
+}
+
+static int cmp_seen(const void *a, const void *b)
+{
+    int64_t x = ((const tsj_seen_t *)a)->slurm_id, y = ((const tsj_seen_t *)b)->slurm_id;
+    return x < y ? -1 : x > y;
+}
+
+/* One squeue for all of tesseld's active jobs jobs[0..n), and what it says applied.  Slurm
+ * 22.05's squeue ignores --jobs and --user with --json (measured: `squeue --json --jobs=999`
+ * lists every job slurmctld holds), so this reads every job slurmctld holds and picks ours.
+ * 0, or -1 with why (nothing applied: a job is never taken for unknown on a failed read). */
+static int poll_jobs(tessd_t *d, const tstore_slurm_pair_t *jobs, size_t n, char *why, size_t len)
+{
+    char squeue[PATH_MAX + 16];
+    cmd_path(d, "squeue", squeue, sizeof squeue);
+    char *argv[] = {squeue, (char *)"--json", (char *)"--states=all", NULL};
+    cmd_t c;
+    if (run_cmd(d, NULL, argv, NULL, &c, why, len) < 0)
+        return -1;
+    tsj_seen_t *seen = NULL;
+    size_t ns = 0;
+    tsl_error_t err;
+    int rc = 0;
+    if (c.timed_out) {
+        snprintf(why, len, "squeue did not answer in %lu s", d->slurm_timeout_s);
+        rc = -1;
+    } else if (!WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0) {
+        snprintf(why, len, "squeue: %.300s", c.err[0] ? c.err : "failed");
+        rc = -1;
+    } else if (c.outlen >= SLURM_OUT_MAX) {
+        snprintf(why, len, "squeue's answer is above %u MiB", SLURM_OUT_MAX >> 20);
+        rc = -1;
+    } else if (tsj_parse_squeue(c.out, c.outlen, &seen, &ns, &err) < 0) {
+        snprintf(why, len, "%s", err.text);
+        rc = -1;
+    }
+    free(c.out);
+    if (rc < 0) {
+        free(seen);
+        return -1;
+    }
+    qsort(seen, ns, sizeof *seen, cmp_seen);
+    int64_t now = tessd_now_ms();
+    pthread_mutex_lock(&d->lock);
+    for (size_t i = 0; i < n; i++) {
+        tsj_seen_t key = {.slurm_id = jobs[i].slurm_id};
+        const tsj_seen_t *s = ns ? bsearch(&key, seen, ns, sizeof *seen, cmp_seen) : NULL;
+        apply_seen(d, jobs[i].job, s, now);
+    }
+    pthread_mutex_unlock(&d->lock);
+    free(seen);
+    return 0;
+}
+
+void tessd_slurm_poll_soon(tessd_t *d)
+{
+    atomic_store(&d->slurm_poll_now, true);
+    tessd_wake(d);
+}
+
+void tessd_slurm_tick(tessd_t *d)
+{
+    int64_t now = tessd_mono_ms();
+    bool forced = atomic_exchange(&d->slurm_poll_now, false);
+    if (!forced && now < d->slurm_next_poll)
+        return;
+    d->slurm_next_poll = now + (int64_t)d->slurm_poll_s * 1000;
+    tstore_slurm_pair_t *jobs = NULL;
+    size_t n = 0;
+    tsl_error_t err;
+    pthread_mutex_lock(&d->lock);
+    int rc = tstore_slurm_active(d->store, &jobs, &n, &err);
+    pthread_mutex_unlock(&d->lock);
+    if (rc < 0) {
+        tessd_log("slurm: %s", err.text);
+        return;
+    }
+    if (n == 0) {
+        free(jobs);
+        return; /* no active Slurm job: no command */
+    }
+    char why[512] = "";
+    bool failed = poll_jobs(d, jobs, n, why, sizeof why) < 0;
+    free(jobs);
+    if (failed && !d->slurm_failing)
+        tessd_log("slurm: cannot read the jobs' states (%s); the jobs stay as they are and are "
+                  "looked at again every %lu s",
+                  why, d->slurm_poll_s);
+    else if (!failed && d->slurm_failing)
+        tessd_log("slurm: the jobs' states can be read again");
+    d->slurm_failing = failed;
+}

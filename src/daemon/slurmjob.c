@@ -1,0 +1,529 @@
+/* slurmjob.c - the pure logic of tesseld --slurm: sbatch's arguments and script, squeue's
+ * answer, Slurm's states onto the job model.  See slurmjob.h and docs/slurm-backend.md. */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <jansson.h>
+
+#include "daemon/slurmjob.h"
+
+static const struct {
+    const char *name;
+    int state; /* tsj_state_t; -2: CONFIGURING (started or not) */
+} state_names[] = {
+    {"PENDING", TSJ_PENDING},
+    {"REQUEUED", TSJ_PENDING},
+    {"REQUEUE_HOLD", TSJ_PENDING},
+    {"REQUEUE_FED", TSJ_PENDING},
+    {"SPECIAL_EXIT", TSJ_PENDING},
+    {"RESV_DEL_HOLD", TSJ_PENDING},
+    {"CONFIGURING", -2},
+    {"RUNNING", TSJ_RUNNING},
+    {"COMPLETING", TSJ_RUNNING},
+    {"SUSPENDED", TSJ_RUNNING},
+    {"SIGNALING", TSJ_RUNNING},
+    {"STAGE_OUT", TSJ_RUNNING},
+    {"RESIZING", TSJ_RUNNING},
+    {"STOPPED", TSJ_RUNNING},
+    {"COMPLETED", TSJ_COMPLETED},
+    {"FAILED", TSJ_FAILED},
+    {"CANCELLED", TSJ_CANCELLED},
+    {"TIMEOUT", TSJ_TIMEOUT},
+    {"DEADLINE", TSJ_TIMEOUT},
+    {"OUT_OF_MEMORY", TSJ_OOM},
+    {"NODE_FAIL", TSJ_NODE_FAIL},
+    {"BOOT_FAIL", TSJ_LAUNCH_FAIL},
+    {"LAUNCH_FAILED", TSJ_LAUNCH_FAIL},
+    {"PREEMPTED", TSJ_PREEMPTED},
+};
+
+static const char *const tsj_names[TSJ_NSTATES] = {
+    [TSJ_PENDING] = "pending",     [TSJ_RUNNING] = "running",     [TSJ_COMPLETED] = "completed",
+    [TSJ_FAILED] = "failed",       [TSJ_CANCELLED] = "cancelled", [TSJ_TIMEOUT] = "timeout",
+    [TSJ_OOM] = "out_of_memory",   [TSJ_NODE_FAIL] = "node_fail", [TSJ_LAUNCH_FAIL] = "launch_fail",
+    [TSJ_PREEMPTED] = "preempted",
+};
+
+int tsj_state_parse(const char *name, bool started)
+{
+    for (size_t i = 0; i < sizeof state_names / sizeof state_names[0]; i++)
+        if (strcmp(name, state_names[i].name) == 0)
+            return state_names[i].state == -2 ? (started ? TSJ_RUNNING : TSJ_PENDING)
+                                              : state_names[i].state;
+    return -1;
+}
+
+const char *tsj_state_name(tsj_state_t s)
+{
+    return (unsigned)s < TSJ_NSTATES ? tsj_names[s] : "unknown";
+}
+
+static void copy_str(json_t *o, const char *key, char *buf, size_t len)
+{
+    json_t *v = json_object_get(o, key);
+    snprintf(buf, len, "%s", json_is_string(v) ? json_string_value(v) : "");
+}
+
+int tsj_parse_squeue(const char *text, size_t len, tsj_seen_t **out, size_t *n, tsl_error_t *err)
+{
+    *out = NULL;
+    *n = 0;
+    json_error_t je;
+    json_t *root = json_loadb(text, len, 0, &je);
+    if (!root || !json_is_object(root)) {
+        json_decref(root);
+        errno = EINVAL;
+        return tsl_errprintf(err, "squeue --json: not JSON (%s)", root ? "not an object" : je.text);
+    }
+    json_t *errs = json_object_get(root, "errors");
+    if (json_is_array(errs) && json_array_size(errs) > 0) {
+        json_t *e0 = json_array_get(errs, 0);
+        json_t *d = json_object_get(e0, "description"), *e = json_object_get(e0, "error");
+        tsl_errprintf(err, "squeue: %s (%s)", json_is_string(d) ? json_string_value(d) : "error",
+                      json_is_string(e) ? json_string_value(e) : "no detail");
+        json_decref(root);
+        errno = EIO;
+        return -1;
+    }
+    json_t *jobs = json_object_get(root, "jobs");
+    if (!json_is_array(jobs)) {
+        json_decref(root);
+        errno = EINVAL;
+        return tsl_errprintf(err, "squeue --json: no \"jobs\" array");
+    }
+    size_t cap = json_array_size(jobs);
+    tsj_seen_t *v = cap ? calloc(cap, sizeof *v) : NULL;
+    if (cap && !v) {
+        json_decref(root);
+        errno = ENOMEM;
+        return tsl_errprintf(err, "squeue --json: out of memory");
+    }
+    size_t c = 0, i;
+    json_t *o;
+    json_array_foreach(jobs, i, o)
+    {
+        json_t *id = json_object_get(o, "job_id"), *st = json_object_get(o, "job_state");
+        if (!json_is_integer(id) || !json_is_string(st))
+            continue;
+        json_t *start = json_object_get(o, "start_time"), *ec = json_object_get(o, "exit_code");
+        tsj_seen_t *s = &v[c];
+        s->slurm_id = json_integer_value(id);
+        s->start_time = json_is_integer(start) ? json_integer_value(start) : 0;
+        s->wait_status = json_is_integer(ec) ? (int)json_integer_value(ec) : 0;
+        copy_str(o, "nodes", s->nodes, sizeof s->nodes);
+        copy_str(o, "state_reason", s->reason, sizeof s->reason);
+        copy_str(o, "user_name", s->user, sizeof s->user);
+        /* Slurm gives a pending job an expected start time: started means nodes are given. */
+        int state = tsj_state_parse(json_string_value(st), s->nodes[0] != '\0');
+        if (state < 0)
+            continue;
+        s->state = (tsj_state_t)state;
+        c++;
+    }
+    json_decref(root);
+    if (!c) {
+        free(v);
+        v = NULL;
+    }
+    *out = v;
+    *n = c;
+    return 0;
+}
+
+/* The end event of a running job j from Slurm's ended state s. */
+static void plan_end(const tstore_job_t *j, const tsj_seen_t *s, tsj_plan_t *p, int64_t now)
+{
+    tjm_change_t *chg = &p->chg[p->n];
+    memset(chg, 0, sizeof *chg);
+    chg->now_ms = now;
+    int ws = s ? s->wait_status : 0;
+    int ex = -1, sig = 0;
+    if (WIFSIGNALED(ws))
+        sig = WTERMSIG(ws);
+    else
+        ex = WEXITSTATUS(ws);
+    tjm_cause_t fail = TJM_CAUSE_NONE;
+    tjm_event_t ev;
+    switch (s ? s->state : TSJ_NSTATES) {
+    case TSJ_COMPLETED:
+        ex = 0;
+        sig = 0;
+        break;
+    case TSJ_FAILED:
+        /* FAILED with a status of 0 (a launch that failed before the script ran): failed. */
+        if (sig == 0 && ex == 0)
+            ex = 1;
+        break;
+    case TSJ_CANCELLED:
+        if (sig == 0) {
+            sig = SIGTERM; /* scancel's default */
+            ex = -1;
+        }
+        break;
+    case TSJ_TIMEOUT:
+        snprintf(p->why, sizeof p->why, "Slurm's time limit");
+        break;
+    case TSJ_OOM:
+        fail = TJM_CAUSE_HOST_OOM;
+        snprintf(p->why, sizeof p->why, "out of memory (Slurm: OUT_OF_MEMORY)");
+        break;
+    case TSJ_NODE_FAIL:
+        fail = TJM_CAUSE_LOST;
+        snprintf(p->why, sizeof p->why, "its node failed (Slurm: NODE_FAIL on %.100s)",
+                 s->nodes[0] ? s->nodes : "?");
+        break;
+    case TSJ_LAUNCH_FAIL:
+        fail = TJM_CAUSE_LAUNCH_FAILURE;
+        snprintf(p->why, sizeof p->why, "Slurm could not launch it (%s)", s->reason);
+        break;
+    case TSJ_PREEMPTED:
+        if (sig == 0) {
+            sig = SIGTERM;
+            ex = -1;
+        }
+        snprintf(p->why, sizeof p->why, "preempted by Slurm");
+        break;
+    default: /* Slurm does not know it any more */
+        fail = TJM_CAUSE_LOST;
+        ex = -1;
+        sig = 0;
+        snprintf(p->why, sizeof p->why,
+                 "Slurm no longer knows its job (it ended longer than slurmctld's MinJobAge ago, "
+                 "or was removed): its exit status is lost");
+        break;
+    }
+    if (s && s->state == TSJ_TIMEOUT) {
+        ev = TJM_EV_TIMEOUT;
+    } else {
+        ev = tjm_end_event(j, ex, sig, fail, &chg->cause);
+        /* A preemption and its requeue are Tessel's own scheduler's (never asked here). */
+        if (ev == TJM_EV_REQUEUE || ev == TJM_EV_PREEMPTED) {
+            ev = TJM_EV_FAIL;
+            chg->cause = sig ? TJM_CAUSE_SIGNAL : TJM_CAUSE_EXIT;
+        }
+    }
+    if (ev != TJM_EV_LAUNCH_FAIL && ev != TJM_EV_TIMEOUT) {
+        if (sig > 0)
+            chg->signal = sig;
+        else if (ex >= 0) {
+            chg->has_exit_code = true;
+            chg->exit_code = ex;
+        }
+    }
+    if (ev == TJM_EV_KILLED)
+        p->why[0] = '\0';
+    p->ev[p->n++] = ev;
+}
+
+void tsj_plan(const tstore_job_t *j, const tsj_seen_t *s, int64_t now_ms, tsj_plan_t *p)
+{
+    memset(p, 0, sizeof *p);
+    bool ended = !s || s->state >= TSJ_COMPLETED;
+    if (j->state == TSTORE_PENDING) {
+        if (s && s->state == TSJ_PENDING) {
+            if (s->reason[0] && strcmp(s->reason, "None") != 0 &&
+                (!j->reason_code || strcmp(j->reason_code, s->reason) != 0))
+                snprintf(p->wait_code, sizeof p->wait_code, "%s", s->reason);
+            return;
+        }
+        /* Cancelled before it started: the job model's cancel of a pending job. */
+        if (s && s->state == TSJ_CANCELLED && !s->start_time && !s->nodes[0]) {
+            p->chg[0].now_ms = now_ms;
+            p->ev[p->n++] = TJM_EV_CANCEL;
+            return;
+        }
+        json_t *a = json_array();
+        if (s && s->nodes[0])
+            json_array_append_new(a, json_pack("{s:s}", "node", s->nodes));
+        char *pl = a ? json_dumps(a, JSON_COMPACT) : NULL;
+        json_decref(a);
+        snprintf(p->placement, sizeof p->placement, "%s", pl ? pl : "[]");
+        free(pl);
+        p->chg[0].now_ms = now_ms;
+        p->chg[0].placement_json = p->placement;
+        p->ev[p->n++] = TJM_EV_START;
+        if (ended) {
+            /* The start as the end's job sees it: running, as after the start. */
+            tstore_job_t started = *j;
+            started.state = TSTORE_RUNNING;
+            plan_end(&started, s, p, now_ms);
+        }
+        return;
+    }
+    if (j->state == TSTORE_RUNNING && ended)
+        plan_end(j, s, p, now_ms);
+    /* Running in both, or pending again in Slurm (its requeue): nothing to record (the job
+     * model has no running -> pending but for Tessel's own preemption and recovery). */
+}
+
+/* ---- sbatch ------------------------------------------------------------------------------ */
+
+static bool has_control(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            return true;
+    return false;
+}
+
+static int add_arg(char **argv, size_t *n, tsl_error_t *err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int add_arg(char **argv, size_t *n, tsl_error_t *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vasprintf(&argv[*n], fmt, ap);
+    va_end(ap);
+    if (rc < 0) {
+        argv[*n] = NULL;
+        errno = ENOMEM;
+        return tsl_errprintf(err, "sbatch: out of memory");
+    }
+    (*n)++;
+    return 0;
+}
+
+/* Most arguments tsj_sbatch_argv writes, with the NULL. */
+#define SBATCH_MAX_ARGS 20
+
+char **tsj_sbatch_argv(const char *sbatch, const tsj_submit_t *s, tsl_error_t *err)
+{
+    const char *name = s->name ? s->name : "tessel";
+    if (has_control(name) || !name[0]) {
+        errno = EINVAL;
+        tsl_errprintf(err,
+                      "name: a Slurm job's name must be printable, without control characters");
+        return NULL;
+    }
+    if (!s->cwd || s->cwd[0] != '/' || has_control(s->cwd)) {
+        errno = EINVAL;
+        tsl_errprintf(err, "cwd must be an absolute path without control characters");
+        return NULL;
+    }
+    if (!s->out_dir || s->out_dir[0] != '/' || strchr(s->out_dir, '%') || has_control(s->out_dir)) {
+        errno = EINVAL;
+        tsl_errprintf(err, "the output directory must be an absolute path without '%%'");
+        return NULL;
+    }
+    char **argv = calloc(SBATCH_MAX_ARGS, sizeof *argv);
+    if (!argv) {
+        errno = ENOMEM;
+        tsl_errprintf(err, "sbatch: out of memory");
+        return NULL;
+    }
+    size_t n = 0;
+    int rc = add_arg(argv, &n, err, "%s", sbatch);
+    rc = rc ?: add_arg(argv, &n, err, "--parsable");
+    rc = rc ?: add_arg(argv, &n, err, "--job-name=%s", name);
+    rc = rc ?: add_arg(argv, &n, err, "--chdir=%s", s->cwd);
+    rc = rc ?: add_arg(argv, &n, err, "--output=%s/%%j.out", s->out_dir);
+    rc = rc ?: add_arg(argv, &n, err, "--error=%s/%%j.err", s->out_dir);
+    if (s->gpus > 1) {
+        rc = rc ?: add_arg(argv, &n, err, "--gres=gpu:%d", s->gpus);
+    } else if (s->gpus == 1 || s->gpu_milli >= 1000) {
+        if (s->shards)
+            rc = rc ?: add_arg(argv, &n, err, "--gres=shard:%u", s->shards);
+        else
+            rc = rc ?: add_arg(argv, &n, err, "--gres=gpu:1");
+    } else if (s->gpu_milli > 0) {
+        /* ceil(F x C) shards: at least the part asked; --gpu-share holds it to F. */
+        if (s->shards) {
+            unsigned sh = (unsigned)(((uint64_t)s->gpu_milli * s->shards + 999) / 1000);
+            rc = rc ?: add_arg(argv, &n, err, "--gres=shard:%u", sh);
+        }
+        rc = rc
+                 ?: add_arg(argv, &n, err, "--gpu-share=%d.%03d", s->gpu_milli / 1000,
+                            s->gpu_milli % 1000);
+    }
+    if (s->gpu_mem && (s->gpus || s->gpu_milli)) {
+        /* The plugin wants a unit: KiB, rounded up (a limit a byte above the one asked). */
+        rc = rc ?: add_arg(argv, &n, err, "--gpu-mem=%" PRIu64 "K", (s->gpu_mem + 1023) / 1024);
+    }
+    if (s->cpu_milli > 0)
+        rc = rc ?: add_arg(argv, &n, err, "--cpus-per-task=%d", (s->cpu_milli + 999) / 1000);
+    if (s->mem > 0)
+        rc = rc ?: add_arg(argv, &n, err, "--mem=%" PRIu64 "M", (s->mem + (1 << 20) - 1) >> 20);
+    if (s->no_requeue)
+        rc = rc ?: add_arg(argv, &n, err, "--no-requeue");
+    if (s->time_limit_s > 0)
+        rc = rc ?: add_arg(argv, &n, err, "--time=%" PRId64, (s->time_limit_s + 59) / 60);
+    if (rc < 0) {
+        tsj_argv_free(argv);
+        return NULL;
+    }
+    argv[n] = NULL;
+    return argv;
+}
+
+void tsj_argv_free(char **argv)
+{
+    if (!argv)
+        return;
+    for (char **a = argv; *a; a++)
+        free(*a);
+    free(argv);
+}
+
+/* ---- the script -------------------------------------------------------------------------- */
+
+typedef struct {
+    char *buf;
+    size_t len, cap;
+    bool oom;
+} sbuf_t;
+
+static void sb_add(sbuf_t *b, const char *s, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 1024;
+        while (b->len + n + 1 > cap)
+            cap *= 2;
+        char *nb = realloc(b->buf, cap);
+        if (!nb) {
+            b->oom = true;
+            return;
+        }
+        b->buf = nb;
+        b->cap = cap;
+    }
+    memcpy(b->buf + b->len, s, n);
+    b->len += n;
+    b->buf[b->len] = '\0';
+}
+
+static void sb_str(sbuf_t *b, const char *s)
+{
+    sb_add(b, s, strlen(s));
+}
+
+/* ' VALUE': a space and value single-quoted for sh (a ' inside is written '\''). */
+static void sb_quoted(sbuf_t *b, const char *s)
+{
+    sb_str(b, " '");
+    for (const char *q; (q = strchr(s, '\'')); s = q + 1) {
+        sb_add(b, s, (size_t)(q - s));
+        sb_str(b, "'\\''");
+    }
+    sb_str(b, s);
+    sb_str(b, "'");
+}
+
+/* ' NAME=VALUE' as one quoted word. */
+static void sb_env(sbuf_t *b, const char *name, const char *value)
+{
+    char *kv;
+    if (asprintf(&kv, "%s=%s", name, value) < 0) {
+        b->oom = true;
+        return;
+    }
+    sb_quoted(b, kv);
+    free(kv);
+}
+
+bool tsj_env_slurms(const char *name)
+{
+    return strncmp(name, "SLURM_", 6) == 0 || strncmp(name, "SBATCH_", 7) == 0 ||
+           strncmp(name, "SRUN_", 5) == 0 || strncmp(name, "SALLOC_", 7) == 0;
+}
+
+char *tsj_script(const char *user, const char *argv_json, bool shell, const char *env_json,
+                 const char *fake_gpus, tsl_error_t *err)
+{
+    json_t *argv = json_loads(argv_json, 0, NULL);
+    json_t *env = env_json ? json_loads(env_json, 0, NULL) : json_object();
+    if (!json_is_array(argv) || json_array_size(argv) == 0 || !json_is_object(env) ||
+        (shell && json_array_size(argv) != 1)) {
+        json_decref(argv);
+        json_decref(env);
+        errno = EINVAL;
+        tsl_errprintf(err, "argv or env is not what a job holds");
+        return NULL;
+    }
+    sbuf_t b = {0};
+    char head[160];
+    /* The user's name is a Tessel name ([a-z][a-z0-9_-]*): safe in a comment. */
+    snprintf(head, sizeof head, "#!/bin/sh\n# a job of tessel's (user %s)\n", user);
+    sb_str(&b, head);
+    /* The first command line: sbatch reads #SBATCH options only above it. */
+    sb_str(&b, "exec /usr/bin/env --");
+    const char *k;
+    json_t *v;
+    json_object_foreach(env, k, v)
+    {
+        if (!json_is_string(v) || tsj_env_slurms(k) ||
+            (fake_gpus && strcmp(k, "TESSEL_FAKE_GPUS") == 0))
+            continue;
+        sb_env(&b, k, json_string_value(v));
+    }
+    if (fake_gpus)
+        sb_env(&b, "TESSEL_FAKE_GPUS", fake_gpus);
+    size_t i;
+    if (shell) {
+        sb_str(&b, " /bin/sh -c");
+        sb_quoted(&b, json_string_value(json_array_get(argv, 0)));
+    } else {
+        /* Through sh's exec "$@": argv[0] may hold '=', which env would take for a variable. */
+        sb_str(&b, " /bin/sh -c 'exec \"$@\"' tessel");
+        json_array_foreach(argv, i, v) sb_quoted(&b, json_is_string(v) ? json_string_value(v) : "");
+    }
+    sb_str(&b, "\n");
+    json_decref(argv);
+    json_decref(env);
+    if (b.oom) {
+        free(b.buf);
+        errno = ENOMEM;
+        tsl_errprintf(err, "script: out of memory");
+        return NULL;
+    }
+    return b.buf;
+}
+
+int tsj_parse_jobid(const char *text, int64_t *id)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || end == text || v <= 0 || (*end && *end != ';' && *end != '\n'))
+        return -1;
+    *id = v;
+    return 0;
+}
+
+int tsj_sbatch_error(const char *text, bool timed_out, char *msg, size_t len)
+{
+    if (timed_out) {
+        snprintf(msg, len, "Slurm did not answer in time: slurmctld may be down");
+        return 503;
+    }
+    /* Every line that says something, joined by "; ": a plugin's refusal comes before
+     * Slurm's own last line ("Batch job submission failed: Unspecified error"). */
+    size_t n = 0;
+    msg[0] = '\0';
+    for (const char *l = text; l && *l && n + 1 < len;) {
+        const char *e = strchr(l, '\n');
+        size_t ll = e ? (size_t)(e - l) : strlen(l);
+        if (ll > 0)
+            n += (size_t)snprintf(msg + n, len - n, "%s%.*s", n ? "; " : "", (int)ll, l);
+        if (n >= len)
+            n = len - 1;
+        l = e ? e + 1 : NULL;
+    }
+    if (n > 400 && len > 404)
+        snprintf(msg + 400, len - 400, "...");
+    if (!n) {
+        snprintf(msg, len, "sbatch failed without a message");
+        return 500;
+    }
+    if (strstr(text, "Unable to contact slurm controller") || strstr(text, "Socket timed out") ||
+        strstr(text, "Slurm backup controller in standby"))
+        return 503;
+    return 422;
+}

@@ -1,0 +1,122 @@
+/* slurmjob.h - the pure logic of tesseld --slurm (docs/slurm-backend.md): what tesseld asks of
+ * Slurm and how it reads Slurm's answers.  No processes, no store, no clock: the daemon's side
+ * (slurm.c) runs the commands and applies the plans; src/daemon/test/test_slurmjob.c tests
+ * this file alone.
+ *
+ *   tsj_sbatch_argv   a job  -> sbatch's argument vector (each option one argument)
+ *   tsj_script        a job  -> the batch script sbatch reads on its standard input
+ *   tsj_parse_squeue  `squeue --json` (Slurm 22.05, openapi/v0.0.38) -> what Slurm says of each job
+ *   tsj_plan          a stored job + what Slurm says -> the job model's events to apply
+ */
+#ifndef TESSEL_DAEMON_SLURMJOB_H
+#define TESSEL_DAEMON_SLURMJOB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daemon/jobmodel.h"
+#include "libstore/store.h"
+#include "libutil/error.h"
+
+/* Slurm's job states as tesseld tells them apart (job_state of squeue --json). */
+typedef enum {
+    TSJ_PENDING = 0, /* not started: PENDING, REQUEUED, REQUEUE_HOLD, SPECIAL_EXIT, ... */
+    TSJ_RUNNING,     /* started, not ended: RUNNING, COMPLETING, SUSPENDED, SIGNALING, ... */
+    TSJ_COMPLETED,   /* exit status 0 */
+    TSJ_FAILED,      /* a non-zero exit status or a signal */
+    TSJ_CANCELLED,   /* scancel */
+    TSJ_TIMEOUT,     /* its time limit (TIMEOUT, DEADLINE) */
+    TSJ_OOM,         /* OUT_OF_MEMORY */
+    TSJ_NODE_FAIL,   /* its node failed */
+    TSJ_LAUNCH_FAIL, /* BOOT_FAIL, LAUNCH_FAILED */
+    TSJ_PREEMPTED,   /* Slurm preempted it */
+    TSJ_NSTATES,
+} tsj_state_t;
+
+/* The state of a job_state name; CONFIGURING counts as started only when started is true.
+ * -1 for a name tesseld does not know (the job is then left as it is). */
+int tsj_state_parse(const char *name, bool started);
+const char *tsj_state_name(tsj_state_t s);
+
+/* What squeue says of one job. */
+typedef struct {
+    int64_t slurm_id;
+    tsj_state_t state;
+    int wait_status;    /* exit_code: a wait status (768 = exit 3, 9 = SIGKILL) */
+    int64_t start_time; /* Unix seconds, 0 = not started */
+    char nodes[256];    /* "n1" or "n[1-2]"; "" before it starts */
+    char reason[64];    /* state_reason ("Resources", "None") */
+    char user[64];      /* user_name */
+} tsj_seen_t;
+
+/* Parse squeue --json's output (text, len bytes).  Jobs of an unknown state are skipped.  0
+ * with *out (malloc'd, the caller frees it; NULL when *n is 0) and *n, or -1 with err: not
+ * JSON of that shape, or squeue's "errors" array is not empty (slurmctld down: squeue exits 0
+ * then, with the error there and no jobs). */
+int tsj_parse_squeue(const char *text, size_t len, tsj_seen_t **out, size_t *n, tsl_error_t *err);
+
+/* The events to apply to a stored job, in order (at most two: a start and an end). */
+typedef struct {
+    int n;
+    tjm_event_t ev[2];
+    tjm_change_t chg[2]; /* chg[i].placement_json points into placement */
+    char placement[320]; /* START: [{"node": "n1"}] */
+    char why[160];       /* the end's reason, "" = the job model's default */
+    /* Pending (in Tessel and Slurm): Slurm's reason to wait, "" when none or unchanged. */
+    char wait_code[64];
+} tsj_plan_t;
+
+/* The plan for job j (pending or running in the store) from what Slurm says of it (s; NULL:
+ * Slurm does not know the job any more), at time now_ms.  Always succeeds; p->n = 0 when
+ * nothing changes.  j->cancel_ms (a cancel asked through tesseld) makes Slurm's CANCELLED the
+ * job model's "killed" (cancelled), else a failure by signal. */
+void tsj_plan(const tstore_job_t *j, const tsj_seen_t *s, int64_t now_ms, tsj_plan_t *p);
+
+/* A submission as sbatch gets it. */
+typedef struct {
+    const char *name;     /* --job-name; NULL: "tessel" */
+    const char *cwd;      /* --chdir */
+    const char *out_dir;  /* --output DIR/%j.out, --error DIR/%j.err; no '%' */
+    int gpus;             /* whole GPUs (tstore_job_t.gpus) */
+    int gpu_milli;        /* per GPU; 0 = no GPU */
+    uint64_t gpu_mem;     /* --gpu-mem, bytes; 0 = the slice's default */
+    int cpu_milli;        /* --cpus-per-task (rounded up); 0 = Slurm's default */
+    uint64_t mem;         /* --mem (MiB, rounded up); 0 = Slurm's default */
+    int64_t time_limit_s; /* --time (minutes, rounded up); 0 = the partition's */
+    unsigned shards;      /* the cluster's shards per GPU; 0 = --gpu-share alone */
+    bool no_requeue;      /* --no-requeue ("requeue": false) */
+} tsj_submit_t;
+
+/* sbatch's argument vector, argv[0] = sbatch (the path), NULL-terminated, every string its
+ * own malloc'd copy; free it with tsj_argv_free.  NULL with err (errno EINVAL: a value sbatch
+ * could misread: a name with a control character, an output directory with '%', a relative
+ * cwd; ENOMEM). */
+char **tsj_sbatch_argv(const char *sbatch, const tsj_submit_t *s, tsl_error_t *err);
+void tsj_argv_free(char **argv);
+
+/* The batch script of a job of user: its environment (env_json, an object of strings: the
+ * job's, less the names Slurm sets for a job, plus TESSEL_FAKE_GPUS when fake_gpus is not
+ * NULL; the job's id is Slurm's SLURM_JOB_ID, the Tessel id is not known before sbatch
+ * answers) and its command (argv_json, an array of strings; shell: one command
+ * line for /bin/sh -c), every value single-quoted.  Nothing a user sends comes before the
+ * script's first command, so sbatch reads no #SBATCH line from it.  malloc'd text, or NULL
+ * with err (EINVAL: not such JSON; ENOMEM). */
+char *tsj_script(const char *user, const char *argv_json, bool shell, const char *env_json,
+                 const char *fake_gpus, tsl_error_t *err);
+
+/* Whether an environment name is one Slurm sets for a job (SLURM_*, SBATCH_*, SRUN_*,
+ * SALLOC_*): the job gets Slurm's own, not the submitter's. */
+bool tsj_env_slurms(const char *name);
+
+/* The Slurm job id sbatch --parsable printed ("123" or "123;cluster", a newline after it):
+ * 0 and *id, or -1 (not such a line). */
+int tsj_parse_jobid(const char *text, int64_t *id);
+
+/* What a failed sbatch's output (stderr, then stdout; text) means for the client: 503 when
+ * Slurm's controller cannot be reached (or the command ran past its time: timed_out), 422 when
+ * Slurm refused the job, 500 when sbatch said nothing; msg gets one line (sbatch's non-empty
+ * lines joined by "; ", cut at 400 bytes with "...").  Returns the HTTP status. */
+int tsj_sbatch_error(const char *text, bool timed_out, char *msg, size_t len);
+
+#endif

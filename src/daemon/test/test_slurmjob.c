@@ -1,0 +1,441 @@
+/* test_slurmjob.c - tesseld --slurm's pure logic (slurmjob.h): Slurm's states onto the job
+ * model for every state a stored job can be in (and every planned event legal in the job
+ * model's table), exit statuses, squeue --json as Slurm 22.05 prints it (and with slurmctld
+ * down), sbatch's argument vector and what a hostile value cannot do to it, the batch script
+ * run through sh, and what a failed sbatch means for the client. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "daemon/slurmjob.h"
+
+static void test_state_names(void **state)
+{
+    (void)state;
+    assert_int_equal(tsj_state_parse("PENDING", false), TSJ_PENDING);
+    assert_int_equal(tsj_state_parse("REQUEUED", true), TSJ_PENDING);
+    assert_int_equal(tsj_state_parse("CONFIGURING", false), TSJ_PENDING);
+    assert_int_equal(tsj_state_parse("CONFIGURING", true), TSJ_RUNNING);
+    assert_int_equal(tsj_state_parse("RUNNING", true), TSJ_RUNNING);
+    assert_int_equal(tsj_state_parse("COMPLETING", true), TSJ_RUNNING);
+    assert_int_equal(tsj_state_parse("SUSPENDED", true), TSJ_RUNNING);
+    assert_int_equal(tsj_state_parse("COMPLETED", true), TSJ_COMPLETED);
+    assert_int_equal(tsj_state_parse("FAILED", true), TSJ_FAILED);
+    assert_int_equal(tsj_state_parse("CANCELLED", false), TSJ_CANCELLED);
+    assert_int_equal(tsj_state_parse("TIMEOUT", true), TSJ_TIMEOUT);
+    assert_int_equal(tsj_state_parse("DEADLINE", false), TSJ_TIMEOUT);
+    assert_int_equal(tsj_state_parse("OUT_OF_MEMORY", true), TSJ_OOM);
+    assert_int_equal(tsj_state_parse("NODE_FAIL", true), TSJ_NODE_FAIL);
+    assert_int_equal(tsj_state_parse("BOOT_FAIL", true), TSJ_LAUNCH_FAIL);
+    assert_int_equal(tsj_state_parse("PREEMPTED", true), TSJ_PREEMPTED);
+    assert_int_equal(tsj_state_parse("running", true), -1);
+    assert_int_equal(tsj_state_parse("", true), -1);
+}
+
+/* squeue --json of Slurm 22.05.8 (fields trimmed to those read, and some not read), as the
+ * test cluster printed it for four jobs: exit 3, killed by SIGKILL, scancel'd, completed; and
+ * one pending with a reason, and one in a state tesseld does not know. */
+static const char squeue_ok[] =
+    "{\"meta\":{\"plugin\":{\"type\":\"openapi/v0.0.38\"}},\"errors\":[],\"jobs\":["
+    "{\"job_id\":1,\"job_state\":\"FAILED\",\"exit_code\":768,\"nodes\":\"n1\","
+    "\"state_reason\":\"NonZeroExitCode\",\"user_name\":\"alice\",\"start_time\":1795756284},"
+    "{\"job_id\":2,\"job_state\":\"FAILED\",\"exit_code\":9,\"nodes\":\"n1\","
+    "\"state_reason\":\"JobLaunchFailure\",\"user_name\":\"alice\",\"start_time\":1795756284},"
+    "{\"job_id\":3,\"job_state\":\"CANCELLED\",\"exit_code\":15,\"nodes\":\"n2\","
+    "\"state_reason\":\"None\",\"user_name\":\"bob\",\"start_time\":1795756285},"
+    "{\"job_id\":4,\"job_state\":\"COMPLETED\",\"exit_code\":0,\"nodes\":\"n[1-2]\","
+    "\"state_reason\":\"None\",\"user_name\":\"bob\",\"start_time\":1795756285},"
+    "{\"job_id\":5,\"job_state\":\"PENDING\",\"exit_code\":0,\"nodes\":\"\","
+    "\"state_reason\":\"Resources\",\"user_name\":\"bob\",\"start_time\":1827292284},"
+    "{\"job_id\":6,\"job_state\":\"SOMETHING_NEW\",\"exit_code\":0,\"nodes\":\"n1\"}"
+    "]}";
+
+static const char squeue_down[] =
+    "{\"meta\":{},\"errors\":[{\"description\":\"Failed while looking for jobs\","
+    "\"error_number\":-1,\"error\":\"Unspecified error\",\"source\":\"slurm_load_jobs\"}],"
+    "\"jobs\":[]}";
+
+static void test_parse_squeue(void **state)
+{
+    (void)state;
+    tsj_seen_t *v;
+    size_t n;
+    tsl_error_t err;
+    assert_int_equal(tsj_parse_squeue(squeue_ok, strlen(squeue_ok), &v, &n, &err), 0);
+    assert_int_equal(n, 5); /* the unknown state is skipped */
+    assert_int_equal(v[0].slurm_id, 1);
+    assert_int_equal(v[0].state, TSJ_FAILED);
+    assert_int_equal(v[0].wait_status, 768);
+    assert_string_equal(v[0].nodes, "n1");
+    assert_string_equal(v[0].user, "alice");
+    assert_int_equal(v[1].wait_status, 9);
+    assert_int_equal(v[2].state, TSJ_CANCELLED);
+    assert_string_equal(v[3].nodes, "n[1-2]");
+    assert_int_equal(v[4].state, TSJ_PENDING);
+    assert_string_equal(v[4].reason, "Resources");
+    free(v);
+
+    /* slurmctld down: squeue exits 0 with an error and no jobs: a failure, not "no jobs". */
+    assert_int_equal(tsj_parse_squeue(squeue_down, strlen(squeue_down), &v, &n, &err), -1);
+    assert_non_null(strstr(err.text, "Failed while looking for jobs"));
+    assert_int_equal(n, 0);
+    assert_null(v);
+    assert_int_equal(tsj_parse_squeue("not json", 8, &v, &n, &err), -1);
+    assert_int_equal(tsj_parse_squeue("{\"jobs\":3}", 10, &v, &n, &err), -1);
+    assert_int_equal(tsj_parse_squeue("{\"jobs\":[]}", 11, &v, &n, &err), 0);
+    assert_int_equal(n, 0);
+}
+
+static tsj_seen_t seen(tsj_state_t st, int ws, bool started)
+{
+    tsj_seen_t s = {.slurm_id = 7, .state = st, .wait_status = ws};
+    if (started) {
+        s.start_time = 1795756284;
+        snprintf(s.nodes, sizeof s.nodes, "n2");
+    }
+    snprintf(s.reason, sizeof s.reason, "%s", st == TSJ_PENDING ? "Resources" : "None");
+    return s;
+}
+
+/* Every planned event is legal from the state before it (the job model's table). */
+static void assert_legal(const tstore_job_t *j, const tsj_plan_t *p)
+{
+    tjm_state_t st = tjm_job_state(j);
+    for (int i = 0; i < p->n; i++) {
+        int next = tjm_next(st, p->ev[i]);
+        assert_true(next >= 0);
+        st = (tjm_state_t)next;
+    }
+}
+
+static void test_plan_table(void **state)
+{
+    (void)state;
+    static const struct {
+        tstore_state_t from;
+        bool cancel_asked;
+        tsj_state_t slurm; /* TSJ_NSTATES: Slurm does not know the job */
+        int ws;
+        bool started;
+        int n;
+        tjm_event_t ev0, ev1;
+        int exit_code; /* -1: none */
+        int sig;
+        tjm_cause_t cause;
+    } t[] = {
+        /* pending in Tessel */
+        {TSTORE_PENDING, false, TSJ_PENDING, 0, false, 0, 0, 0, -1, 0, 0},
+        {TSTORE_PENDING, false, TSJ_RUNNING, 0, true, 1, TJM_EV_START, 0, -1, 0, 0},
+        {TSTORE_PENDING, false, TSJ_COMPLETED, 0, true, 2, TJM_EV_START, TJM_EV_EXIT, 0, 0, 0},
+        {TSTORE_PENDING, false, TSJ_FAILED, 768, true, 2, TJM_EV_START, TJM_EV_FAIL, 3, 0,
+         TJM_CAUSE_EXIT},
+        {TSTORE_PENDING, false, TSJ_CANCELLED, 15, false, 1, TJM_EV_CANCEL, 0, -1, 0, 0},
+        {TSTORE_PENDING, true, TSJ_CANCELLED, 15, false, 1, TJM_EV_CANCEL, 0, -1, 0, 0},
+        {TSTORE_PENDING, false, TSJ_CANCELLED, 15, true, 2, TJM_EV_START, TJM_EV_FAIL, -1, 15,
+         TJM_CAUSE_SIGNAL},
+        {TSTORE_PENDING, false, TSJ_TIMEOUT, 0, true, 2, TJM_EV_START, TJM_EV_TIMEOUT, -1, 0, 0},
+        {TSTORE_PENDING, false, TSJ_NSTATES, 0, false, 2, TJM_EV_START, TJM_EV_FAIL, -1, 0,
+         TJM_CAUSE_LOST},
+        /* running in Tessel */
+        {TSTORE_RUNNING, false, TSJ_RUNNING, 0, true, 0, 0, 0, -1, 0, 0},
+        {TSTORE_RUNNING, false, TSJ_PENDING, 0, false, 0, 0, 0, -1, 0, 0}, /* Slurm requeued */
+        {TSTORE_RUNNING, false, TSJ_COMPLETED, 0, true, 1, TJM_EV_EXIT, 0, 0, 0, 0},
+        {TSTORE_RUNNING, false, TSJ_FAILED, 768, true, 1, TJM_EV_FAIL, 0, 3, 0, TJM_CAUSE_EXIT},
+        {TSTORE_RUNNING, false, TSJ_FAILED, 9, true, 1, TJM_EV_FAIL, 0, -1, 9, TJM_CAUSE_SIGNAL},
+        {TSTORE_RUNNING, false, TSJ_FAILED, 0, true, 1, TJM_EV_FAIL, 0, 1, 0, TJM_CAUSE_EXIT},
+        {TSTORE_RUNNING, false, TSJ_CANCELLED, 15, true, 1, TJM_EV_FAIL, 0, -1, 15,
+         TJM_CAUSE_SIGNAL},
+        {TSTORE_RUNNING, true, TSJ_CANCELLED, 15, true, 1, TJM_EV_KILLED, 0, -1, 15, 0},
+        {TSTORE_RUNNING, true, TSJ_COMPLETED, 0, true, 1, TJM_EV_KILLED, 0, 0, 0, 0},
+        {TSTORE_RUNNING, false, TSJ_TIMEOUT, 15, true, 1, TJM_EV_TIMEOUT, 0, -1, 0, 0},
+        {TSTORE_RUNNING, false, TSJ_OOM, 9, true, 1, TJM_EV_FAIL, 0, -1, 9, TJM_CAUSE_HOST_OOM},
+        {TSTORE_RUNNING, false, TSJ_NODE_FAIL, 0, true, 1, TJM_EV_FAIL, 0, 0, 0, TJM_CAUSE_LOST},
+        {TSTORE_RUNNING, false, TSJ_LAUNCH_FAIL, 0, true, 1, TJM_EV_LAUNCH_FAIL, 0, -1, 0, 0},
+        {TSTORE_RUNNING, false, TSJ_PREEMPTED, 0, true, 1, TJM_EV_FAIL, 0, -1, 15,
+         TJM_CAUSE_SIGNAL},
+        {TSTORE_RUNNING, false, TSJ_NSTATES, 0, true, 1, TJM_EV_FAIL, 0, -1, 0, TJM_CAUSE_LOST},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        tstore_job_t j = {.id = 42, .state = t[i].from};
+        if (t[i].cancel_asked) {
+            j.cancel_ms = 1000;
+            j.cancel_by = (char *)"alice";
+        }
+        tsj_seen_t s = seen(t[i].slurm, t[i].ws, t[i].started);
+        tsj_plan_t p;
+        tsj_plan(&j, t[i].slurm == TSJ_NSTATES ? NULL : &s, 5000, &p);
+        print_message("row %zu: %s from %s: %d event(s)\n", i, tsj_state_name(t[i].slurm),
+                      tstore_state_name(t[i].from), p.n);
+        assert_int_equal(p.n, t[i].n);
+        if (p.n == 0)
+            continue;
+        assert_int_equal(p.ev[0], t[i].ev0);
+        if (p.n == 2)
+            assert_int_equal(p.ev[1], t[i].ev1);
+        assert_legal(&j, &p);
+        const tjm_change_t *end = &p.chg[p.n - 1];
+        if (p.ev[p.n - 1] == TJM_EV_START)
+            continue;
+        assert_int_equal(end->now_ms, 5000);
+        if (t[i].exit_code >= 0) {
+            assert_true(end->has_exit_code);
+            assert_int_equal(end->exit_code, t[i].exit_code);
+        } else {
+            assert_false(end->has_exit_code);
+        }
+        assert_int_equal(end->signal, t[i].sig);
+        assert_int_equal(end->cause, t[i].cause);
+    }
+}
+
+static void test_plan_details(void **state)
+{
+    (void)state;
+    tstore_job_t j = {.id = 1, .state = TSTORE_PENDING};
+    tsj_seen_t s = seen(TSJ_RUNNING, 0, true);
+    tsj_plan_t p;
+    tsj_plan(&j, &s, 10, &p);
+    assert_string_equal(p.chg[0].placement_json, "[{\"node\":\"n2\"}]");
+    /* A pending job's reason is passed on once (not again when the store has it). */
+    s = seen(TSJ_PENDING, 0, false);
+    tsj_plan(&j, &s, 10, &p);
+    assert_string_equal(p.wait_code, "Resources");
+    j.reason_code = (char *)"Resources";
+    tsj_plan(&j, &s, 10, &p);
+    assert_string_equal(p.wait_code, "");
+    /* Unknown to Slurm: the reason says why the exit status is gone. */
+    j.state = TSTORE_RUNNING;
+    tsj_plan(&j, NULL, 10, &p);
+    assert_non_null(strstr(p.why, "no longer knows"));
+    /* Final jobs: nothing. */
+    j.state = TSTORE_SUCCEEDED;
+    s = seen(TSJ_FAILED, 768, true);
+    tsj_plan(&j, &s, 10, &p);
+    assert_int_equal(p.n, 0);
+}
+
+static char **argv_of(const tsj_submit_t *s)
+{
+    tsl_error_t err;
+    char **a = tsj_sbatch_argv("/usr/bin/sbatch", s, &err);
+    assert_non_null(a);
+    return a;
+}
+
+static bool has(char **a, const char *want)
+{
+    for (; *a; a++)
+        if (strcmp(*a, want) == 0)
+            return true;
+    return false;
+}
+
+static bool has_prefix(char **a, const char *p)
+{
+    for (; *a; a++)
+        if (strncmp(*a, p, strlen(p)) == 0)
+            return true;
+    return false;
+}
+
+static void test_sbatch_argv(void **state)
+{
+    (void)state;
+    /* --gpu 0.5 --gpu-mem 8G on a cluster of 4 shards per GPU */
+    tsj_submit_t s = {.cwd = "/home/alice",
+                      .out_dir = "/var/lib/tessel/slurm/alice",
+                      .gpu_milli = 500,
+                      .gpu_mem = 8ull << 30,
+                      .shards = 4};
+    char **a = argv_of(&s);
+    assert_string_equal(a[0], "/usr/bin/sbatch");
+    assert_true(has(a, "--parsable"));
+    assert_true(has(a, "--job-name=tessel"));
+    assert_true(has(a, "--chdir=/home/alice"));
+    assert_true(has(a, "--output=/var/lib/tessel/slurm/alice/%j.out"));
+    assert_true(has(a, "--error=/var/lib/tessel/slurm/alice/%j.err"));
+    assert_true(has(a, "--gres=shard:2"));
+    assert_true(has(a, "--gpu-share=0.500"));
+    assert_true(has(a, "--gpu-mem=8388608K"));
+    assert_false(has_prefix(a, "--cpus-per-task"));
+    assert_false(has_prefix(a, "--mem="));
+    tsj_argv_free(a);
+    /* 0.3 of 4 shards: ceil(1.2) = 2 shards, held to 0.3 */
+    s.gpu_milli = 300;
+    s.gpu_mem = 0;
+    a = argv_of(&s);
+    assert_true(has(a, "--gres=shard:2"));
+    assert_true(has(a, "--gpu-share=0.300"));
+    assert_false(has_prefix(a, "--gpu-mem"));
+    tsj_argv_free(a);
+    /* no shards configured: the options alone (the cluster's job_submit maps them) */
+    s.shards = 0;
+    a = argv_of(&s);
+    assert_false(has_prefix(a, "--gres"));
+    assert_true(has(a, "--gpu-share=0.300"));
+    tsj_argv_free(a);
+    /* a whole GPU: all its shards; two: gpu:2; none: no GRES at all */
+    s = (tsj_submit_t){.cwd = "/", .out_dir = "/o", .gpus = 1, .gpu_milli = 1000, .shards = 4};
+    a = argv_of(&s);
+    assert_true(has(a, "--gres=shard:4"));
+    assert_false(has_prefix(a, "--gpu-share"));
+    tsj_argv_free(a);
+    s.gpus = 2;
+    a = argv_of(&s);
+    assert_true(has(a, "--gres=gpu:2"));
+    assert_false(has(a, "--no-requeue"));
+    tsj_argv_free(a);
+    s = (tsj_submit_t){.cwd = "/",
+                       .out_dir = "/o",
+                       .cpu_milli = 1500,
+                       .mem = (1ull << 30) + 1,
+                       .time_limit_s = 61,
+                       .no_requeue = true};
+    a = argv_of(&s);
+    assert_true(has(a, "--no-requeue"));
+    assert_false(has_prefix(a, "--gres"));
+    assert_false(has_prefix(a, "--gpu"));
+    assert_true(has(a, "--cpus-per-task=2"));
+    assert_true(has(a, "--mem=1025M"));
+    assert_true(has(a, "--time=2"));
+    tsj_argv_free(a);
+}
+
+static void test_sbatch_hostile(void **state)
+{
+    (void)state;
+    tsl_error_t err;
+    /* A name that looks like options stays inside its one argument. */
+    tsj_submit_t s = {.name = "--uid=0 --wrap=id", .cwd = "/tmp", .out_dir = "/o"};
+    char **a = argv_of(&s);
+    assert_true(has(a, "--job-name=--uid=0 --wrap=id"));
+    assert_false(has_prefix(a, "--uid"));
+    assert_false(has_prefix(a, "--wrap"));
+    int n = 0;
+    while (a[n])
+        n++;
+    assert_int_equal(n, 6); /* sbatch, --parsable, name, chdir, output, error */
+    tsj_argv_free(a);
+    /* Control characters, a relative cwd, a '%' in the output directory: refused. */
+    s.name = "a\nb";
+    assert_null(tsj_sbatch_argv("/usr/bin/sbatch", &s, &err));
+    s.name = NULL;
+    s.cwd = "relative";
+    assert_null(tsj_sbatch_argv("/usr/bin/sbatch", &s, &err));
+    s.cwd = "/tmp\n";
+    assert_null(tsj_sbatch_argv("/usr/bin/sbatch", &s, &err));
+    s.cwd = "/tmp";
+    s.out_dir = "/o/%u";
+    assert_null(tsj_sbatch_argv("/usr/bin/sbatch", &s, &err));
+}
+
+/* Run a script through sh, its output into buf. */
+static void run_script(const char *script, char *buf, size_t len)
+{
+    char path[] = "/tmp/test_slurmjob.XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, script, strlen(script)), (ssize_t)strlen(script));
+    close(fd);
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "sh %s", path);
+    FILE *f = popen(cmd, "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, len - 1, f);
+    buf[n] = '\0';
+    pclose(f);
+    unlink(path);
+}
+
+static void test_script(void **state)
+{
+    (void)state;
+    tsl_error_t err;
+    /* Values with quotes, a newline and #SBATCH, a '=' in argv[0]'s place: all data. */
+    const char *argv = "[\"printf\",\"[%s]\",\"it's\",\"x\\n#SBATCH --uid=0\",\"a=b\"]";
+    const char *env = "{\"A\":\"it's $HOME `id`\",\"SLURM_JOB_ID\":\"999\",\"B-C\":\"1\","
+                      "\"SBATCH_ACCOUNT\":\"x\",\"TESSEL_FAKE_GPUS\":\"mine\"}";
+    char *sc = tsj_script("alice", argv, false, env, "2xFake:8G", &err);
+    assert_non_null(sc);
+    /* Before the first command, only tesseld's own lines: sbatch parses no user #SBATCH. */
+    assert_memory_equal(sc, "#!/bin/sh\n# a job of tessel's (user alice)\nexec ", 46);
+    assert_null(strstr(sc, "SLURM_JOB_ID"));
+    assert_null(strstr(sc, "SBATCH_ACCOUNT"));
+    assert_null(strstr(sc, "'TESSEL_FAKE_GPUS=mine'"));
+    assert_non_null(strstr(sc, "'TESSEL_FAKE_GPUS=2xFake:8G'"));
+    char out[512];
+    run_script(sc, out, sizeof out);
+    assert_string_equal(out, "[it's][x\n#SBATCH --uid=0][a=b]");
+    free(sc);
+    /* The environment the command sees. */
+    sc = tsj_script("alice",
+                    "[\"sh\",\"-c\",\"printf '%s|%s' \\\"$A\\\" \\\"$TESSEL_FAKE_GPUS\\\"\"]",
+                    false, env, NULL, &err);
+    assert_non_null(sc);
+    run_script(sc, out, sizeof out);
+    assert_string_equal(out, "it's $HOME `id`|mine");
+    free(sc);
+    /* A shell job: one command line for sh -c. */
+    sc = tsj_script("bob", "[\"echo 'one'; echo two\"]", true, "{}", NULL, &err);
+    assert_non_null(sc);
+    run_script(sc, out, sizeof out);
+    assert_string_equal(out, "one\ntwo\n");
+    free(sc);
+    assert_null(tsj_script("bob", "[\"a\",\"b\"]", true, "{}", NULL, &err));
+    assert_null(tsj_script("bob", "{}", false, "{}", NULL, &err));
+    assert_null(tsj_script("bob", "[\"a\"]", false, "[]", NULL, &err));
+}
+
+static void test_jobid_and_errors(void **state)
+{
+    (void)state;
+    int64_t id = 0;
+    assert_int_equal(tsj_parse_jobid("123\n", &id), 0);
+    assert_int_equal(id, 123);
+    assert_int_equal(tsj_parse_jobid("77;tessel\n", &id), 0);
+    assert_int_equal(id, 77);
+    assert_int_equal(tsj_parse_jobid("", &id), -1);
+    assert_int_equal(tsj_parse_jobid("x12", &id), -1);
+    assert_int_equal(tsj_parse_jobid("0\n", &id), -1);
+    char msg[512];
+    assert_int_equal(tsj_sbatch_error("sbatch: error: Batch job submission failed: Unable to "
+                                      "contact slurm controller (connect failure)\n",
+                                      false, msg, sizeof msg),
+                     503);
+    assert_string_equal(msg, "sbatch: error: Batch job submission failed: Unable to contact "
+                             "slurm controller (connect failure)");
+    assert_int_equal(tsj_sbatch_error("", true, msg, sizeof msg), 503);
+    assert_int_equal(tsj_sbatch_error("sbatch: error: tessel: --gpu-mem 9.00 GiB is above ...\n"
+                                      "sbatch: error: Batch job submission failed: Requested "
+                                      "node configuration is not available\n",
+                                      false, msg, sizeof msg),
+                     422);
+    assert_string_equal(msg, "sbatch: error: tessel: --gpu-mem 9.00 GiB is above ...; sbatch: "
+                             "error: Batch job submission failed: Requested node configuration "
+                             "is not available");
+    char big[2000];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    assert_int_equal(tsj_sbatch_error(big, false, msg, sizeof msg), 422);
+    assert_int_equal(strlen(msg), 403);
+    assert_string_equal(msg + 400, "...");
+    assert_int_equal(tsj_sbatch_error("\n\n", false, msg, sizeof msg), 500);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_state_names), cmocka_unit_test(test_parse_squeue),
+        cmocka_unit_test(test_plan_table),  cmocka_unit_test(test_plan_details),
+        cmocka_unit_test(test_sbatch_argv), cmocka_unit_test(test_sbatch_hostile),
+        cmocka_unit_test(test_script),      cmocka_unit_test(test_jobid_and_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
