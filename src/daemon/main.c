@@ -747,21 +747,23 @@ int main(int argc, char **argv)
             fprintf(stderr, "tesseld: %s (in --system mode)\n", err.text);
             return exit_bad;
         }
-    /* --slurm in system mode: root runs squeue from --slurm-bin, and the commands read
-     * --slurm-conf: both root's, as the shim (docs/security.md). */
+    /* --slurm as root (system mode, or root's personal tesseld): root runs squeue from
+     * --slurm-bin, and the commands read --slurm-conf: both root's, as the shim
+     * (docs/security.md). */
     static const char *const slurm_cmds[] = {"sbatch", "squeue", "scancel"};
-    for (size_t i = 0; d->slurm && d->system_mode && i < 3; i++) {
+    bool slurm_root = d->slurm && (d->system_mode || geteuid() == 0);
+    for (size_t i = 0; slurm_root && i < 3; i++) {
         char cmd[PATH_MAX + 16];
         if (tessd_pathf(cmd, sizeof cmd, "%s/%s", d->slurm_bin, slurm_cmds[i]) < 0)
             tsl_errprintf(&err, "--slurm-bin %s: path too long", d->slurm_bin);
         else if (tessd_check_root_owned(cmd, "a Slurm command of --slurm-bin", &err) == 0)
             continue;
-        fprintf(stderr, "tesseld: %s (in --system mode)\n", err.text);
+        fprintf(stderr, "tesseld: %s (tesseld runs as root)\n", err.text);
         return exit_bad;
     }
-    if (d->slurm && d->system_mode && d->slurm_conf[0] &&
+    if (slurm_root && d->slurm_conf[0] &&
         tessd_check_root_owned(d->slurm_conf, "--slurm-conf", &err) < 0) {
-        fprintf(stderr, "tesseld: %s (in --system mode)\n", err.text);
+        fprintf(stderr, "tesseld: %s (tesseld runs as root)\n", err.text);
         return exit_bad;
     }
     /* Where our siblings live: the directory of this executable. */

@@ -7,6 +7,7 @@
  * --slurm mode the tick that reaps with waitpid(-1) does not run (no shim), so no other thread
  * takes our child.  The big lock is never held while a command runs. */
 #include <errno.h>
+#include <linux/close_range.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -88,8 +90,13 @@ static int run_cmd(tessd_t *d, const tessd_pw_t *pw, char *const argv[], const c
     gid_t groups[SLURM_MAX_GROUPS];
     int ngroups = SLURM_MAX_GROUPS;
     bool become = pw && geteuid() == 0;
-    if (become && getgrouplist(pw->name, pw->gid, groups, &ngroups) < 0)
-        ngroups = SLURM_MAX_GROUPS;
+    /* All of the account's groups or none of the command: a group left out could be one that
+     * denies access somewhere. */
+    if (become && getgrouplist(pw->name, pw->gid, groups, &ngroups) < 0) {
+        snprintf(why, wlen, "account '%s' is in more than %d groups", pw->name, SLURM_MAX_GROUPS);
+        errno = E2BIG;
+        return -1;
+    }
     /* fail: the child's report of a failed set-up (one byte, the step), closed by a
      * successful exec: the command's own exit status is then all its own. */
     int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1}, fail[2] = {-1, -1};
@@ -124,6 +131,16 @@ static int run_cmd(tessd_t *d, const tessd_pw_t *pw, char *const argv[], const c
          * them, before anything runs: never root on a user's behalf. */
         char step = 's';
         if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(er[1], 2) < 0 || chdir("/") < 0)
+            goto child_fail;
+        /* Nothing of tesseld's but the three: descriptors its starter leaked without
+         * close-on-exec (fail[1] is one), its signal mask (the poll's thread blocks SIGTERM
+         * and more), SIGPIPE ignored. */
+        if (syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC) < 0 && errno != ENOSYS)
+            goto child_fail;
+        sigset_t none;
+        sigemptyset(&none);
+        struct sigaction dfl = {.sa_handler = SIG_DFL};
+        if (sigprocmask(SIG_SETMASK, &none, NULL) < 0 || sigaction(SIGPIPE, &dfl, NULL) < 0)
             goto child_fail;
         step = 'i';
         if (become &&
@@ -374,8 +391,23 @@ static void apply_seen(tessd_t *d, int64_t id, const tsj_seen_t *s, int64_t now)
 {
     tstore_job_t j;
     tsl_error_t err;
+    if (s && !s->known)
+        return; /* a state this build does not know: left as it is, not taken for gone */
     if (tstore_job_get(d->store, id, &j, &err) < 0)
         return;
+    /* squeue runs as root and sees every job: nothing of another account's job is taken into
+     * this one (tsj_applies). */
+    tessd_pw_t pw;
+    const char *owner = geteuid() == 0                        ? j.user
+                        : tessd_getpwuid(geteuid(), &pw) == 1 ? pw.name
+                                                              : NULL;
+    if (!tsj_applies(s, owner)) {
+        tessd_log("job %lld: Slurm job %lld belongs to '%s', not '%s': its state is not "
+                  "applied",
+                  (long long)id, (long long)s->slurm_id, s->user, owner);
+        tstore_job_clear(&j);
+        return;
+    }
     tsj_plan_t p;
     tsj_plan(&j, s, now, &p);
     if (p.wait_code[0])

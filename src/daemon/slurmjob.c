@@ -121,9 +121,8 @@ int tsj_parse_squeue(const char *text, size_t len, tsj_seen_t **out, size_t *n, 
         copy_str(o, "user_name", s->user, sizeof s->user);
         /* Slurm gives a pending job an expected start time: started means nodes are given. */
         int state = tsj_state_parse(json_string_value(st), s->nodes[0] != '\0');
-        if (state < 0)
-            continue;
-        s->state = (tsj_state_t)state;
+        s->known = state >= 0;
+        s->state = state < 0 ? TSJ_PENDING : (tsj_state_t)state;
         c++;
     }
     json_decref(root);
@@ -526,4 +525,13 @@ int tsj_sbatch_error(const char *text, bool timed_out, char *msg, size_t len)
         strstr(text, "Slurm backup controller in standby"))
         return 503;
     return 422;
+}
+
+bool tsj_applies(const tsj_seen_t *s, const char *owner)
+{
+    if (!s)
+        return true;
+    if (!s->known)
+        return false;
+    return !s->user[0] || !owner || strcmp(s->user, owner) == 0;
 }

@@ -48,13 +48,23 @@ typedef struct {
     char nodes[256];    /* "n1" or "n[1-2]"; "" before it starts */
     char reason[64];    /* state_reason ("Resources", "None") */
     char user[64];      /* user_name */
+    bool known;         /* state parsed; false: a state this build does not know (a newer
+                         * Slurm's), the job to be left as it is, never taken for gone */
 } tsj_seen_t;
 
-/* Parse squeue --json's output (text, len bytes).  Jobs of an unknown state are skipped.  0
+/* Parse squeue --json's output (text, len bytes).  A job of a state this build does not know
+ * is listed with known false.  0
  * with *out (malloc'd, the caller frees it; NULL when *n is 0) and *n, or -1 with err: not
  * JSON of that shape, or squeue's "errors" array is not empty (slurmctld down: squeue exits 0
  * then, with the error there and no jobs). */
 int tsj_parse_squeue(const char *text, size_t len, tsj_seen_t **out, size_t *n, tsl_error_t *err);
+
+/* Whether what squeue says of a job (s; NULL: it does not list the job) is to be applied to the
+ * job of Unix account owner: not when its state is one this build does not know (left as it
+ * is, never taken for gone), nor when squeue names another account as its user (an id that
+ * names another user's Slurm job: slurmctld restarted without its state, ids wrapped round).
+ * NULL s applies (the job is gone from Slurm). */
+bool tsj_applies(const tsj_seen_t *s, const char *owner);
 
 /* The events to apply to a stored job, in order (at most two: a start and an end). */
 typedef struct {

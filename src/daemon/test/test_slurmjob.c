@@ -69,7 +69,11 @@ static void test_parse_squeue(void **state)
     size_t n;
     tsl_error_t err;
     assert_int_equal(tsj_parse_squeue(squeue_ok, strlen(squeue_ok), &v, &n, &err), 0);
-    assert_int_equal(n, 5); /* the unknown state is skipped */
+    assert_int_equal(n, 6); /* the unknown state is listed, not known: left as it is */
+    for (size_t i = 0; i < 5; i++)
+        assert_true(v[i].known);
+    assert_int_equal(v[5].slurm_id, 6);
+    assert_false(v[5].known);
     assert_int_equal(v[0].slurm_id, 1);
     assert_int_equal(v[0].state, TSJ_FAILED);
     assert_int_equal(v[0].wait_status, 768);
@@ -91,6 +95,22 @@ static void test_parse_squeue(void **state)
     assert_int_equal(tsj_parse_squeue("{\"jobs\":3}", 10, &v, &n, &err), -1);
     assert_int_equal(tsj_parse_squeue("{\"jobs\":[]}", 11, &v, &n, &err), 0);
     assert_int_equal(n, 0);
+}
+
+/* What squeue says is applied only to the account's own job, and only in a known state. */
+static void test_applies(void **state)
+{
+    (void)state;
+    tsj_seen_t s = {.slurm_id = 7, .state = TSJ_RUNNING, .known = true};
+    snprintf(s.user, sizeof s.user, "alice");
+    assert_true(tsj_applies(&s, "alice"));
+    assert_false(tsj_applies(&s, "bob"));    /* the id names another account's job */
+    assert_true(tsj_applies(NULL, "alice")); /* gone from Slurm */
+    s.known = false;
+    assert_false(tsj_applies(&s, "alice")); /* a state this build does not know */
+    s.known = true;
+    s.user[0] = '\0';
+    assert_true(tsj_applies(&s, "alice")); /* squeue named no user: nothing to compare */
 }
 
 static tsj_seen_t seen(tsj_state_t st, int ws, bool started)
@@ -432,10 +452,11 @@ static void test_jobid_and_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_state_names), cmocka_unit_test(test_parse_squeue),
-        cmocka_unit_test(test_plan_table),  cmocka_unit_test(test_plan_details),
-        cmocka_unit_test(test_sbatch_argv), cmocka_unit_test(test_sbatch_hostile),
-        cmocka_unit_test(test_script),      cmocka_unit_test(test_jobid_and_errors),
+        cmocka_unit_test(test_state_names),      cmocka_unit_test(test_parse_squeue),
+        cmocka_unit_test(test_applies),          cmocka_unit_test(test_plan_table),
+        cmocka_unit_test(test_plan_details),     cmocka_unit_test(test_sbatch_argv),
+        cmocka_unit_test(test_sbatch_hostile),   cmocka_unit_test(test_script),
+        cmocka_unit_test(test_jobid_and_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
