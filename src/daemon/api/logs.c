@@ -8,6 +8,12 @@
  * the file is drained, or when tesseld stops.  It takes the big lock only to look at the
  * job's state, and sleeps as a waiter of the job (wait.c): the job's end wakes it at once, so
  * the stream ends as soon as the end is recorded (a foreground `tessel run` returns then).
+ *
+ * The log files are in the job's directory, which is its user's: the user may make them
+ * sparse files of terabytes.  So the start of an answer is looked for without the big lock,
+ * and never in more than the log limit can hold from the end (tail=), or in more than a
+ * bisection of the time index (since=, logcap.h); past that bound the answer starts at the
+ * bound and says so (X-Tessel-Log-Scan-Limit).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +30,14 @@
 
 /* How often a follower looks for new output: the delay a person sees is at most this. */
 #define LOG_POLL_MS 100
+
+/* Most bytes tail= reads back from a log's end: what the shim keeps of a stream (--log-limit,
+ * its head and its tail) plus room for its marker lines (the limit's, and one per run of
+ * failed writes: 64 KiB holds over 800 of them); with no limit (--log-limit 0), 64 MiB, the
+ * default limit.  A job's log longer than this was not written by its shim under the limit
+ * (its user made it so, or a later SIGHUP lowered the limit). */
+#define LOG_SCAN_SLACK    (64u << 10)
+#define LOG_SCAN_NO_LIMIT (64ull << 20)
 
 typedef struct {
     tessd_t *d;
@@ -121,20 +135,27 @@ static void log_free(void *arg)
 /* Where an answer with tail (n lines; -1: not asked) and since (Unix seconds; INT64_MIN: not
  * asked) starts in the log at path, at least at offset: the later of the two starts.  A log
  * not written yet starts at 0; without a time index (a job started by an older tesseld) since
- * cannot be told and starts at offset.  0, or -1 with errno. */
-static int start_offset(const char *path, int64_t tail, int64_t since, uint64_t *offset)
+ * cannot be told and starts at offset.  tail= reads at most scan_max bytes from the end: *cut
+ * is set when the lines asked for were not found within them (the start is then scan_max
+ * before the end).  Without the big lock: reads only the job's files.  0, or -1 with errno. */
+static int start_offset(const char *path, int64_t tail, int64_t since, uint64_t scan_max,
+                        uint64_t *offset, bool *cut)
 {
     uint64_t size, start = *offset;
+    *cut = false;
     int fd = open_job_file(path, &size);
     if (fd < 0)
         return errno == ENOENT ? 0 : -1;
     int rc = 0;
     if (tail >= 0) {
         uint64_t off = size;
-        if (tail > 0 && tagent_log_tail(fd, size, (uint64_t)tail, &off) < 0)
+        int t = tail > 0 ? tagent_log_tail(fd, size, (uint64_t)tail, scan_max, &off) : 0;
+        if (t < 0)
             rc = -1;
-        if (off > start)
+        if (off > start) {
             start = off;
+            *cut = t == 1;
+        }
     }
     char idx_path[PATH_MAX + 24];
     snprintf(idx_path, sizeof idx_path, "%s.idx", path);
@@ -147,8 +168,10 @@ static int start_offset(const char *path, int64_t tail, int64_t since, uint64_t 
             rc = -1;
         else if (found == 1 || off > size)
             off = size; /* nothing written since: from the end */
-        if (off > start)
+        if (off > start) {
             start = off;
+            *cut = false;
+        }
         close(ifd);
     } else if (since != INT64_MIN && rc == 0 && errno != ENOENT) {
         rc = -1;
@@ -227,40 +250,45 @@ void api_jobs_logs(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         api_leave(d);
         return;
     }
+    const char *state =
+        j.state == TSTORE_RUNNING && j.suspended_ms ? "suspended" : tstore_state_name(j.state);
+    uint64_t scan_max = d->log_limit ? d->log_limit + LOG_SCAN_SLACK : LOG_SCAN_NO_LIMIT;
+    tstore_job_clear(&j);
+    char dir[PATH_MAX];
+    tessd_job_dir(d, id, dir, sizeof dir);
+    /* The rest reads the job's files only: without the lock, so that a log its user made huge
+     * stalls no one else's request. */
+    api_leave(d);
     logrd_t *r = calloc(1, sizeof *r);
     if (!r) {
         thttp_error(rep, 500, "internal", NULL, "out of memory");
-    } else {
-        char dir[PATH_MAX];
-        tessd_job_dir(d, id, dir, sizeof dir);
-        r->d = d;
-        r->id = id;
-        r->fd = -1;
-        r->offset = (uint64_t)offset;
-        r->follow = follow;
-        snprintf(r->path, sizeof r->path, "%s/%s", dir, stream);
-        if ((tail >= 0 || since != INT64_MIN) &&
-            start_offset(r->path, tail, since, &r->offset) < 0) {
-            thttp_error(rep, 500, "internal", NULL, "job %lld's %s log: %s", (long long)id, stream,
-                        strerror(errno));
-            free(r);
-            tstore_job_clear(&j);
-            api_leave(d);
-            return;
-        }
-        snprintf(rep->extra2_name, sizeof rep->extra2_name, "X-Tessel-Log-Offset");
-        snprintf(rep->extra2_value, sizeof rep->extra2_value, "%llu",
-                 (unsigned long long)r->offset);
-        rep->status = 200;
-        rep->stream = log_read;
-        rep->stream_arg = r;
-        rep->stream_free = log_free;
-        rep->content_type = "text/plain; charset=utf-8";
-        snprintf(rep->extra_name, sizeof rep->extra_name, "X-Tessel-Job-State");
-        snprintf(rep->extra_value, sizeof rep->extra_value, "%s",
-                 j.state == TSTORE_RUNNING && j.suspended_ms ? "suspended"
-                                                             : tstore_state_name(j.state));
+        return;
     }
-    tstore_job_clear(&j);
-    api_leave(d);
+    r->d = d;
+    r->id = id;
+    r->fd = -1;
+    r->offset = (uint64_t)offset;
+    r->follow = follow;
+    snprintf(r->path, sizeof r->path, "%s/%s", dir, stream);
+    bool cut = false;
+    if ((tail >= 0 || since != INT64_MIN) &&
+        start_offset(r->path, tail, since, scan_max, &r->offset, &cut) < 0) {
+        thttp_error(rep, 500, "internal", NULL, "job %lld's %s log: %s", (long long)id, stream,
+                    strerror(errno));
+        free(r);
+        return;
+    }
+    snprintf(rep->extra2_name, sizeof rep->extra2_name, "X-Tessel-Log-Offset");
+    snprintf(rep->extra2_value, sizeof rep->extra2_value, "%llu", (unsigned long long)r->offset);
+    if (cut) {
+        snprintf(rep->extra3_name, sizeof rep->extra3_name, "X-Tessel-Log-Scan-Limit");
+        snprintf(rep->extra3_value, sizeof rep->extra3_value, "%llu", (unsigned long long)scan_max);
+    }
+    rep->status = 200;
+    rep->stream = log_read;
+    rep->stream_arg = r;
+    rep->stream_free = log_free;
+    rep->content_type = "text/plain; charset=utf-8";
+    snprintf(rep->extra_name, sizeof rep->extra_name, "X-Tessel-Job-State");
+    snprintf(rep->extra_value, sizeof rep->extra_value, "%s", state);
 }
