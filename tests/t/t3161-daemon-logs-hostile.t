@@ -7,8 +7,9 @@
 #     (the admin) answers meanwhile; the tail answer reads at most what --log-limit (1 MiB
 #     here) keeps plus 64 KiB of marker room from the end: it starts there, says so in
 #     X-Tessel-Log-Scan-Limit, and ends with the last line;
-#   - `logs?since=1h` with an 8 GiB time index (stderr.idx): GET /v1/jobs answers meanwhile,
-#     and the answer is the job's stderr (the index is searched by bisection, not read).
+#   - `logs?since=` an hour ahead with an 8 GiB time index (stderr.idx): GET /v1/jobs answers
+#     meanwhile, and the answer is empty, from the log's end (the index is searched by
+#     bisection, not read); since=1h still finds the index's first entry.
 # Before 2026-11-27 both scans ran to the file's start (or end) with the lock held: 8 GiB of
 # holes take tens of seconds, GET /v1/jobs waited behind them.  The bounds below (5 s for
 # GET /v1/jobs, 60 s for the logs answers) only prove "did not hang".
@@ -56,19 +57,25 @@ hdr() { tr -d '\r' <"$1" | sed -n "s/^$2: //Ip"; }
 is "$(hdr "$TD/h1" X-Tessel-Log-Scan-Limit)" "$LIMIT" "... X-Tessel-Log-Scan-Limit says the scan stopped at that bound"
 is "$(hdr "$TD/h1" X-Tessel-Log-Offset)" "$((SIZE - LIMIT))" "... X-Tessel-Log-Offset is where it starts"
 
-# An 8 GiB time index.
+# An 8 GiB time index, asked for a time later than all its entries (a linear reader reads it
+# all to find that out).
 truncate -s 8G "$J/stderr.idx"
 ok $? "stderr.idx made 8 GiB"
+LATER=$(($(date +%s) + 3600))
 curl -s -m 60 -D "$TD/h2" -o "$TD/since.out" -w '%{http_code}' -H "Authorization: Bearer $NB" \
-    "$TD_URL/v1/jobs/$ID/logs?stream=stderr&since=1h" >"$TD/since.code" &
+    "$TD_URL/v1/jobs/$ID/logs?stream=stderr&since=$LATER" >"$TD/since.code" &
 SINCE_PID=$!
 sleep 0.3
 code=$(curl -s -m 5 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TD_ADMIN" \
     "$TD_URL/v1/jobs")
 is "$code" 200 "GET /v1/jobs answers within 5 s while since= searches the 8 GiB index"
 wait "$SINCE_PID"
-is "$(cat "$TD/since.code"):$(cat "$TD/since.out")" "200:err1" "since=1h answers (within 60 s): the job's stderr"
+is "$(cat "$TD/since.code"):$(cat "$TD/since.out")" "200:" \
+    "since (an hour ahead) answers (within 60 s): nothing written since"
+is "$(hdr "$TD/h2" X-Tessel-Log-Offset)" 5 "... from the end of stderr (its 5 bytes)"
 is "$(hdr "$TD/h2" X-Tessel-Log-Scan-Limit)" "" "... with no scan-limit header (nothing was cut)"
+api GET "/v1/jobs/$ID/logs?stream=stderr&since=1h" "$NB"
+is "$CODE:$(cat "$TD/out")" "200:err1" "since=1h: the job's stderr (its index's first entry)"
 
 api GET "/v1/jobs/$ID/logs?stream=stderr&tail=1" "$NB"
 is "$CODE:$(cat "$TD/out")" "200:err1" "tail=1 of a log within the bound: its last line"
