@@ -2,7 +2,8 @@
  * shorter than, equal to and longer than the limit, written in chunks of every size; bytes the
  * file already held; no limit; the 64 MiB default's marker; write failures marked where the
  * output resumes; the time index (one line per second with output, offsets of the file) and
- * the readers --since and --tail use (tagent_logidx_since, tagent_log_tail). */
+ * the readers --since and --tail use (tagent_logidx_since, tagent_log_tail), bounded when the
+ * files are sparse terabytes (a bisection of the index; the tail's scan stops at its bound). */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>

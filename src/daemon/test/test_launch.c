@@ -2,9 +2,11 @@
  * daemon: the --test-kill-at steps; the job's directory, cgroup and state directory names; which
  * users' jobs are refused as root (root's account, an unknown account, --allow-root-jobs, an
  * admin); whether a job may enter its cwd (checked with the account's own ids, one answer for
- * missing / not a directory / no permission); the start locks (held, free, removed, a foreign
- * directory refused); the GPU-memory watchdog's violation record (read, malformed, absent).
- * Runs as root (as tesseld does) where the account's ids matter: not root is a failure. */
+ * missing / not a directory / no permission), and its bounded wait (tessd_child_wait; a cwd below
+ * a FUSE mount that never answers is refused after 2 s, its child reaped); the start locks (held,
+ * free, removed, a foreign directory refused); the GPU-memory watchdog's violation record (read,
+ * malformed, absent). Runs as root (as tesseld does) where the account's ids matter: not root is a
+ * failure. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
