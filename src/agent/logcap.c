@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -254,51 +255,114 @@ int tagent_logcap_close(tagent_logcap_t *lc)
     return 0;
 }
 
-int tagent_logidx_since(int idx_fd, int64_t since, uint64_t *off)
+/* The index is read in windows of this size: a well-formed line is at most 42 bytes
+ * ("-9223372036854775808 18446744073709551615\n"), so a window holds about 200 of them, and a
+ * search of an index of any size reads at most 52 windows and a final 3 (about 220 KiB). */
+#define IDX_WINDOW 4096
+/* Lines this long or longer are no index lines: skipped unparsed. */
+#define IDX_LINE_MAX 64
+
+/* The first well-formed index line whose second is at least since, among the whole lines that
+ * start at or after pos, reading at most max bytes from pos - 1 (pread: no offset moves).  1
+ * found (*sec, *o), 0 none within max bytes or before the end, -1 with errno. */
+static int idx_first(int fd, uint64_t pos, uint64_t max, int64_t since, int64_t *sec, uint64_t *o)
 {
-    int fd = dup(idx_fd);
-    FILE *f = fd >= 0 && lseek(fd, 0, SEEK_SET) == 0 ? fdopen(fd, "r") : NULL;
-    if (!f) {
-        int e = errno;
-        if (fd >= 0)
-            close(fd);
-        errno = e;
-        return -1;
-    }
-    char line[64];
-    int rc = 1;
-    while (fgets(line, sizeof line, f)) {
-        long long sec;
-        unsigned long long o;
-        char nl;
-        if (sscanf(line, "%lld %llu%c", &sec, &o, &nl) != 3 || nl != '\n')
-            continue;
-        if (sec >= since) {
-            *off = o;
-            rc = 0;
+    char buf[IDX_WINDOW];
+    uint64_t at = pos ? pos - 1 : 0, end = at + max;
+    bool in_line = pos == 0; /* buf starts at a line's start (else: skip to a newline) */
+    size_t have = 0;         /* bytes of a partial line carried at buf's start */
+    while (at < end) {
+        size_t want = sizeof buf - have;
+        if (want > end - at)
+            want = (size_t)(end - at);
+        ssize_t r;
+        do
+            r = pread(fd, buf + have, want, (off_t)at);
+        while (r < 0 && errno == EINTR);
+        if (r < 0)
+            return -1;
+        if (r == 0)
             break;
+        at += (uint64_t)r;
+        size_t len = have + (size_t)r, start = 0;
+        if (!in_line) {
+            const char *nl = memchr(buf, '\n', len);
+            if (!nl) {
+                have = 0;
+                continue;
+            }
+            start = (size_t)(nl - buf) + 1;
+            in_line = true;
+        }
+        for (;;) {
+            const char *nl = memchr(buf + start, '\n', len - start);
+            if (!nl)
+                break;
+            size_t ll = (size_t)(nl - (buf + start)) + 1;
+            if (ll < IDX_LINE_MAX) {
+                char line[IDX_LINE_MAX];
+                memcpy(line, buf + start, ll);
+                line[ll] = '\0';
+                long long s;
+                unsigned long long v;
+                char c;
+                if (sscanf(line, "%lld %llu%c", &s, &v, &c) == 3 && c == '\n' && s >= since) {
+                    *sec = s;
+                    *o = v;
+                    return 1;
+                }
+            }
+            start += ll;
+        }
+        have = len - start;
+        if (have >= IDX_LINE_MAX) {
+            in_line = false; /* no index line: skip to its end */
+            have = 0;
+        } else {
+            memmove(buf, buf + start, have);
         }
     }
-    if (rc == 1 && ferror(f))
-        rc = -1;
-    int e = errno;
-    fclose(f);
-    errno = e;
-    return rc;
+    return 0;
+}
+
+int tagent_logidx_since(int idx_fd, int64_t since, uint64_t *off)
+{
+    struct stat st;
+    if (fstat(idx_fd, &st) < 0)
+        return -1;
+    /* Bisection on byte positions: lo's first line is earlier than since (or lo is 0), the
+     * first line at or after hi is not (or there is none).  A probe that finds no well-formed
+     * line within a window (a hole, junk) moves hi: the search stays bounded whatever the file
+     * holds, and is exact for an index the shim wrote (its seconds never decrease). */
+    uint64_t lo = 0, hi = (uint64_t)st.st_size;
+    while (hi - lo > IDX_WINDOW) {
+        uint64_t mid = lo + (hi - lo) / 2, o;
+        int64_t sec;
+        int r = idx_first(idx_fd, mid, IDX_WINDOW, INT64_MIN, &sec, &o);
+        if (r < 0)
+            return -1;
+        if (r == 1 && sec < since)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    int64_t sec;
+    int r = idx_first(idx_fd, lo, hi - lo + 2 * IDX_WINDOW, since, &sec, off);
+    return r < 0 ? -1 : r == 1 ? 0 : 1;
 }
 
 /* Read back from the end in blocks of this size. */
 #define TAIL_BLOCK 65536
 
-int tagent_log_tail(int fd, uint64_t size, uint64_t n, uint64_t *off)
+int tagent_log_tail(int fd, uint64_t size, uint64_t n, uint64_t max, uint64_t *off)
 {
     char *buf = malloc(TAIL_BLOCK);
     if (!buf)
         return -1;
-    uint64_t end = size, seen = 0;
+    uint64_t floor = size > max ? size - max : 0, end = size, seen = 0;
     *off = 0;
-    while (end > 0) {
-        size_t len = end < TAIL_BLOCK ? (size_t)end : TAIL_BLOCK;
+    while (end > floor) {
+        size_t len = end - floor < TAIL_BLOCK ? (size_t)(end - floor) : TAIL_BLOCK;
         uint64_t start = end - len;
         ssize_t r;
         do
@@ -323,5 +387,6 @@ int tagent_log_tail(int fd, uint64_t size, uint64_t n, uint64_t *off)
         end = start;
     }
     free(buf);
-    return 0;
+    *off = floor;
+    return floor > 0 ? 1 : 0;
 }

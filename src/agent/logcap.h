@@ -62,16 +62,20 @@ uint64_t tagent_logcap_dropped(const tagent_logcap_t *lc);
 int tagent_logcap_close(tagent_logcap_t *lc);
 
 /* Where output written at or after Unix time since (seconds) starts in a log whose time
- * index is open on idx_fd (read from its start, through a duplicate: idx_fd's offset is shared):
- * *off is the offset of the first index entry at or after since; 1 when there is none (nothing
- * written since: start at the end); 0 when found; -1 with errno when reading failed.  Malformed
- * lines are skipped. */
+ * index is open on idx_fd (read with pread: idx_fd's offset does not move): *off is the offset
+ * of the first index entry at or after since; 1 when there is none (nothing written since:
+ * start at the end); 0 when found; -1 with errno when reading failed.  Malformed lines are
+ * skipped.  Bounded whatever the file holds (a job's user may make it a sparse file of
+ * terabytes): a bisection over byte positions, at most 52 reads of 4 KiB and a last scan of
+ * 12 KiB; exact for an index whose seconds never decrease (the shim's). */
 int tagent_logidx_since(int idx_fd, int64_t since, uint64_t *off);
 
-/* Where the last n lines (n >= 1) of the size bytes of the log open on fd start: *off is just
- * after the n-th newline before the log's end (a newline that ends the log does not count; a
- * last line without one is a line); 0 when the log holds n lines or fewer.  0, or -1 with
- * errno when a read failed. */
-int tagent_log_tail(int fd, uint64_t size, uint64_t n, uint64_t *off);
+/* Where the last n lines (n >= 1) of the size bytes of the log open on fd start, reading at
+ * most its last max bytes: *off is just after the n-th newline before the log's end (a
+ * newline that ends the log does not count; a last line without one is a line).  0 when found,
+ * or when the log holds n lines or fewer (*off 0); 1 when the last max bytes of a longer log
+ * hold fewer than n lines (*off is size - max: the answer starts there); -1 with errno when a
+ * read failed. */
+int tagent_log_tail(int fd, uint64_t size, uint64_t n, uint64_t max, uint64_t *off);
 
 #endif

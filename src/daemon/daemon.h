@@ -42,6 +42,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "agent/cgroup.h"
 #include "agent/gpu.h"
@@ -367,11 +368,20 @@ int tessd_start_lock_held(const tessd_t *d, int64_t id);
 void tessd_start_lock_remove(const tessd_t *d, int64_t id);
 
 /* Whether the job of user could enter path as its cwd, checked as the account the job runs
- * as (a short-lived child that takes its ids): root never stats a user's path for them.  Lock
- * held (the tick's waitpid(-1) must not take the child).  0,
- * or -1 with a one-line reason in why that is the same for a path that does not exist, is
- * not a directory, or may not be entered. */
+ * as (a short-lived child that takes its ids): root never stats a user's path for them.
+ * Called without the lock (the child is one the tick's waitpid(-1) does not reap), as it may
+ * take TESSD_CWD_TIMEOUT_MS: a child still in chdir then (a file system that does not answer)
+ * is killed and the path refused.  0, or -1 with a one-line reason in why that is the same for
+ * a path that does not exist, is not a directory, or may not be entered. */
 int tessd_cwd_check(const tessd_t *d, const char *user, const char *path, char *why, size_t len);
+/* How long the cwd check waits for its child: an answering file system, even a slow NFS
+ * server, answers a chdir in far less; a FUSE server that never answers holds it for ever. */
+#define TESSD_CWD_TIMEOUT_MS 2000
+/* Wait at most timeout_ms for the child pid (of any kind: waitpid's __WALL) to end, polling
+ * (WNOHANG, naps from 0.2 ms doubling to 20 ms).  1 when it ended (reaped, *status filled); 0
+ * when it still runs at the deadline (not reaped: the caller kills it and waits again); -1
+ * with errno when waitpid failed (ECHILD: no such child). */
+int tessd_child_wait(pid_t pid, int timeout_ms, int *status);
 
 /* launch.c: start one placed job (store already says running).  0, or -1 with err. */
 int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *run, tsl_error_t *err);

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 #include <sys/file.h>
 #include <grp.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -160,6 +162,56 @@ bool tessd_job_refused(const tessd_t *d, const char *user, bool admin, char *why
 /* Most supplementary groups taken for the check below (NGROUPS_MAX is 65536; an account in
  * more than 256 groups is checked with its first 256, and the job itself gets all of them). */
 #define CWD_MAX_GROUPS 256
+/* The checker's stack: it makes four system calls. */
+#define CWD_STACK (64u << 10)
+/* How long a checker that got SIGKILL is waited for: a FUSE or NFS wait is killable, so it
+ * ends at once; one that does not (uninterruptible sleep) is left behind, never waited for. */
+#define CWD_KILL_WAIT_MS 1000
+
+int tessd_child_wait(pid_t pid, int timeout_ms, int *status)
+{
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    long nap_us = 200; /* a chdir that answers takes well under 1 ms */
+    for (;;) {
+        pid_t w = waitpid(pid, status, WNOHANG | __WALL);
+        if (w == pid)
+            return 1;
+        if (w < 0 && errno != EINTR)
+            return -1;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        int64_t left_us =
+            (int64_t)timeout_ms * 1000 -
+            ((int64_t)(now.tv_sec - t0.tv_sec) * 1000000 + (now.tv_nsec - t0.tv_nsec) / 1000);
+        if (left_us <= 0)
+            return 0;
+        long us = left_us < nap_us ? (long)left_us : nap_us;
+        struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+        nanosleep(&ts, NULL);
+        if (nap_us < 20000)
+            nap_us *= 2;
+    }
+}
+
+typedef struct {
+    const char *path;
+    const gid_t *groups;
+    int ngroups;
+    gid_t gid;
+    uid_t uid;
+} cwd_child_t;
+
+/* The checker: takes the account's ids and tries to enter the path; exit 0 entered, 1 not, 2
+ * the ids could not be taken.  Raw system calls only: it is a clone of a threaded process
+ * that glibc does not know as a new process (its setuid would signal tesseld's threads). */
+static int cwd_child(void *arg)
+{
+    const cwd_child_t *c = arg;
+    if (syscall(SYS_setgroups, (size_t)c->ngroups, c->groups) < 0 ||
+        syscall(SYS_setgid, c->gid) < 0 || syscall(SYS_setuid, c->uid) < 0)
+        _exit(2);
+    _exit(syscall(SYS_chdir, c->path) == 0 ? 0 : 1);
+}
 
 int tessd_cwd_check(const tessd_t *d, const char *user, const char *path, char *why, size_t len)
 {
@@ -169,7 +221,7 @@ int tessd_cwd_check(const tessd_t *d, const char *user, const char *path, char *
     bool as_user = geteuid() == 0 && tessd_getpwnam(user, &pw) == 1 && pw.uid != 0;
     if (!as_user) {
         /* The job runs as tesseld's own user: what tesseld sees, the job may see too (and no
-         * fork, which costs a few ms under the lock on a loaded machine). */
+         * child, which costs a few ms on a loaded machine). */
         struct stat st;
         if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && access(path, X_OK) == 0)
             return 0;
@@ -180,26 +232,44 @@ int tessd_cwd_check(const tessd_t *d, const char *user, const char *path, char *
     int ngroups = CWD_MAX_GROUPS;
     if (getgrouplist(pw.name, pw.gid, groups, &ngroups) < 0)
         ngroups = CWD_MAX_GROUPS; /* the first CWD_MAX_GROUPS are filled */
-    /* A short-lived child takes the account's ids and tries to enter path: what it may
-     * enter, the job may.  Only system calls between fork and _exit (tesseld has threads). */
-    pid_t pid = fork();
+    cwd_child_t c = {path, groups, ngroups, pw.gid, pw.uid};
+    /* A short-lived child takes the account's ids and tries to enter path: what it may enter,
+     * the job may.  It is made with no exit signal (a "clone" child in waitpid(2)'s words), so
+     * that the tick's waitpid(-1), which runs while this caller does not hold the lock, never
+     * reaps it: only a wait with __WALL does, ours.  Without CLONE_VM it has its own copy of
+     * memory, as after fork. */
+    char *stack = malloc(CWD_STACK);
+    if (!stack) {
+        snprintf(why, len, "cannot check cwd '%s': out of memory", path);
+        return -1;
+    }
+    pid_t pid = clone(cwd_child, stack + CWD_STACK, 0, &c);
+    int e = errno;
+    free(stack); /* the child runs on its own copy */
     if (pid < 0) {
+        snprintf(why, len, "cannot check cwd '%s': %s", path, strerror(e));
+        return -1;
+    }
+    /* A path on a file system that never answers (a user's FUSE mount whose server stalls)
+     * would hold the child in chdir for ever: waited for TESSD_CWD_TIMEOUT_MS at most, then
+     * killed. */
+    int st;
+    int w = tessd_child_wait(pid, TESSD_CWD_TIMEOUT_MS, &st);
+    if (w < 0) {
         snprintf(why, len, "cannot check cwd '%s': %s", path, strerror(errno));
         return -1;
     }
-    if (pid == 0) {
-        if (setgroups((size_t)ngroups, groups) < 0 || setgid(pw.gid) < 0 || setuid(pw.uid) < 0)
-            _exit(2);
-        _exit(chdir(path) == 0 ? 0 : 1);
-    }
-    /* The tick reaps with waitpid(-1) only under the lock, which the caller holds: this child
-     * is ours to wait for. */
-    int st;
-    while (waitpid(pid, &st, 0) < 0) {
-        if (errno != EINTR) {
-            snprintf(why, len, "cannot check cwd '%s': %s", path, strerror(errno));
-            return -1;
-        }
+    if (w == 0) {
+        kill(pid, SIGKILL);
+        if (tessd_child_wait(pid, CWD_KILL_WAIT_MS, &st) != 1)
+            tessd_log("cwd check of '%s' for user '%s': process %d still there 1 s after "
+                      "SIGKILL; left behind",
+                      path, user, (int)pid);
+        snprintf(why, len,
+                 "cwd '%s' did not answer within %d s when user '%s' tried to enter it (a file "
+                 "system that does not answer cannot be a job's cwd)",
+                 path, TESSD_CWD_TIMEOUT_MS / 1000, user);
+        return -1;
     }
     if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
         return 0;

@@ -73,6 +73,8 @@ TESSELD_TESTS += tests/t/t3110-daemon-openapi.t
 TESSELD_TESTS += tests/t/t3150-daemon-group-commit.t
 # A job hostile to tesseld through its slice file (libshm read by copy, no lock).
 TESSELD_TESTS += tests/t/t3160-daemon-slice-hostile.t
+TESSELD_TESTS += tests/t/t3161-daemon-logs-hostile.t
+TESSELD_TESTS += tests/t/t3162-daemon-cwd-stalled.t
 # The configuration file (config.c, etc/tesseld.conf), SIGHUP, tesseld's log, job-log retention.
 TESSELD_TESTS += tests/t/t3100-config-check.t tests/t/t3101-config-reload.t \
                  tests/t/t3102-config-retention.t tests/t/t3103-config-syslog.t

@@ -2,7 +2,8 @@
  * shorter than, equal to and longer than the limit, written in chunks of every size; bytes the
  * file already held; no limit; the 64 MiB default's marker; write failures marked where the
  * output resumes; the time index (one line per second with output, offsets of the file) and
- * the readers --since and --tail use (tagent_logidx_since, tagent_log_tail). */
+ * the readers --since and --tail use (tagent_logidx_since, tagent_log_tail), bounded when the
+ * files are sparse terabytes (a bisection of the index; the tail's scan stops at its bound). */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -311,7 +312,7 @@ static void test_tail(void **state)
         char name[64];
         int fd = tmp_with(t[i].text, name, sizeof name);
         uint64_t off = 99;
-        assert_int_equal(tagent_log_tail(fd, strlen(t[i].text), t[i].n, &off), 0);
+        assert_int_equal(tagent_log_tail(fd, strlen(t[i].text), t[i].n, UINT64_MAX, &off), 0);
         if (off != t[i].off)
             fail_msg("'%s' tail %llu: %llu, not %llu", t[i].text, (unsigned long long)t[i].n,
                      (unsigned long long)off, (unsigned long long)t[i].off);
@@ -327,13 +328,100 @@ static void test_tail(void **state)
         memcpy(big + 10 * i, "123456789\n", 10);
     assert_int_equal(write(fd, big, 2000000), 2000000);
     uint64_t off;
-    assert_int_equal(tagent_log_tail(fd, 2000000, 7, &off), 0);
+    assert_int_equal(tagent_log_tail(fd, 2000000, 7, UINT64_MAX, &off), 0);
     assert_int_equal(off, 2000000 - 70);
-    assert_int_equal(tagent_log_tail(fd, 2000000, 100000, &off), 0);
+    assert_int_equal(tagent_log_tail(fd, 2000000, 100000, UINT64_MAX, &off), 0);
     assert_int_equal(off, 1000000);
     free(big);
     /* A size beyond the file: the read fails. */
-    assert_int_equal(tagent_log_tail(fd, 3000000, 1, &off), -1);
+    assert_int_equal(tagent_log_tail(fd, 3000000, 1, UINT64_MAX, &off), -1);
+    close(fd);
+    unlink(name);
+}
+
+/* A job's user may make the log a sparse file of any size: the reader reads its last max
+ * bytes at most.  The same 2,000,000 bytes of lines with a bound: found within it, and not
+ * (then it starts at the bound, returning 1); then a 1 TiB hole before the last line, whose
+ * scan without the bound would read a terabyte of zeros. */
+static void test_tail_bounded(void **state)
+{
+    char name[64];
+    int fd = tmp_with("", name, sizeof name);
+    char *big = malloc(2000000);
+    assert_non_null(big);
+    for (int i = 0; i < 200000; i++)
+        memcpy(big + 10 * i, "123456789\n", 10);
+    assert_int_equal(write(fd, big, 2000000), 2000000);
+    free(big);
+    uint64_t off;
+    assert_int_equal(tagent_log_tail(fd, 2000000, 7, 71, &off), 0);
+    assert_int_equal(off, 2000000 - 70);
+    /* 70 bytes hold 7 lines, not the newline before them: started at the bound. */
+    assert_int_equal(tagent_log_tail(fd, 2000000, 7, 70, &off), 1);
+    assert_int_equal(off, 2000000 - 70);
+    assert_int_equal(tagent_log_tail(fd, 2000000, 100000, 65536, &off), 1);
+    assert_int_equal(off, 2000000 - 65536);
+    /* The whole log within the bound: 0, from its start. */
+    assert_int_equal(tagent_log_tail(fd, 2000000, 300000, 2000000, &off), 0);
+    assert_int_equal(off, 0);
+
+    const uint64_t tib = 1ull << 40;
+    assert_int_equal(ftruncate(fd, (off_t)tib), 0);
+    assert_int_equal(pwrite(fd, "last\n", 5, (off_t)tib), 5);
+    assert_int_equal(tagent_log_tail(fd, tib + 5, 1, 1 << 20, &off), 1);
+    assert_int_equal(off, tib + 5 - (1 << 20));
+    close(fd);
+    unlink(name);
+}
+
+/* The index searched by bisection: 100,000 lines (seconds 1000000 + 2i, offsets 10i), then a
+ * hole of 1 TiB (a job's user truncating the file up): every answer is the first entry at or
+ * after the time asked for, and comes without reading the hole (a linear read would take
+ * hours).  Junk lines amid the entries are skipped; an index that is only a hole has nothing. */
+static void test_index_bisect(void **state)
+{
+    char name[64];
+    int fd = tmp_with("", name, sizeof name);
+    size_t cap = 100000 * 32, len = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    for (int i = 0; i < 100000; i++) {
+        len += (size_t)snprintf(text + len, cap - len, "%d %d\n", 1000000 + 2 * i, 10 * i);
+        if (i == 50000)
+            len += (size_t)snprintf(text + len, cap - len, "junk line\n");
+    }
+    assert_int_equal(write(fd, text, len), (ssize_t)len);
+    free(text);
+    static const struct {
+        int64_t since;
+        int rc;
+        uint64_t off;
+    } t[] = {{0, 0, 0},
+             {1000000, 0, 0},
+             {1000001, 0, 10},
+             {1000002, 0, 10},
+             {1100000, 0, 500000},
+             {1100001, 0, 500010},
+             {1100003, 0, 500020},
+             {1199998, 0, 999990},
+             {1199999, 1, 0},
+             {INT64_MAX, 1, 0}};
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+            uint64_t off = 0;
+            assert_int_equal(tagent_logidx_since(fd, t[i].since, &off), t[i].rc);
+            if (t[i].rc == 0 && off != t[i].off)
+                fail_msg("pass %d since %lld: %llu, not %llu", pass, (long long)t[i].since,
+                         (unsigned long long)off, (unsigned long long)t[i].off);
+        }
+        assert_int_equal(ftruncate(fd, (off_t)(1ull << 40)), 0); /* the second pass */
+    }
+    close(fd);
+    unlink(name);
+    fd = tmp_with("", name, sizeof name);
+    assert_int_equal(ftruncate(fd, (off_t)(1ull << 40)), 0);
+    uint64_t off = 7;
+    assert_int_equal(tagent_logidx_since(fd, 0, &off), 1);
     close(fd);
     unlink(name);
 }
@@ -341,10 +429,11 @@ static void test_tail(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_chunks),     cmocka_unit_test(test_default_limit),
-        cmocka_unit_test(test_already),    cmocka_unit_test(test_write_failure),
-        cmocka_unit_test(test_index),      cmocka_unit_test(test_index_malformed),
-        cmocka_unit_test(test_index_tail), cmocka_unit_test(test_tail),
+        cmocka_unit_test(test_chunks),       cmocka_unit_test(test_default_limit),
+        cmocka_unit_test(test_already),      cmocka_unit_test(test_write_failure),
+        cmocka_unit_test(test_index),        cmocka_unit_test(test_index_malformed),
+        cmocka_unit_test(test_index_tail),   cmocka_unit_test(test_tail),
+        cmocka_unit_test(test_tail_bounded), cmocka_unit_test(test_index_bisect),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -270,6 +270,8 @@ static enum MHD_Result send_reply(thttp_server_t *s, struct MHD_Connection *conn
         MHD_add_response_header(r, rep->extra_name, rep->extra_value);
     if (rep->extra2_name[0])
         MHD_add_response_header(r, rep->extra2_name, rep->extra2_value);
+    if (rep->extra3_name[0])
+        MHD_add_response_header(r, rep->extra3_name, rep->extra3_value);
     enum MHD_Result ret = MHD_queue_response(conn, (unsigned)rep->status, r);
     MHD_destroy_response(r);
     if (rep->status >= 100 && rep->status < 600)

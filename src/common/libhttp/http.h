@@ -77,6 +77,7 @@ typedef struct {
     char location[128];                     /* Location header when non-empty */
     char extra_name[32], extra_value[64];   /* one more header when non-empty */
     char extra2_name[32], extra2_value[64]; /* and another */
+    char extra3_name[32], extra3_value[64]; /* and a third */
 } thttp_reply_t;
 
 typedef void (*thttp_handler_f)(thttp_req_t *req, thttp_reply_t *rep, void *ctx);

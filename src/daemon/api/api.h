@@ -22,6 +22,13 @@ bool api_enter(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, tessd_caller_t 
  * ends in api_batch_add, or in tstore_group_leave for a submission refused before it. */
 bool api_enter_submit(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, tessd_caller_t *who);
 void api_leave(tessd_t *d);
+/* A submission's pause between api_enter_submit and its write: its turn of the group commit
+ * ends and the lock is released (api_submit_pause), for work that may wait on files of the
+ * user; api_submit_resume takes them again for the same caller (no new token check: the
+ * request was authenticated when it came).  resume: false after 503 when tesseld is stopping
+ * (nothing held then). */
+void api_submit_pause(tessd_t *d);
+bool api_submit_resume(tessd_t *d, thttp_reply_t *rep);
 /* false after answering 403 when the caller is not an admin. */
 bool api_require_admin(const tessd_caller_t *who, thttp_reply_t *rep);
 

@@ -571,9 +571,21 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         thttp_error(rep, 422, "unsatisfiable", NULL, "%s", why);
         goto out;
     }
-    if (j.cwd && tessd_cwd_check(d, who.user, j.cwd, why, sizeof why) < 0) {
-        thttp_error(rep, 400, "invalid_value", "cwd", "%s", why);
-        goto out;
+    if (j.cwd) {
+        /* Tried by a child as the job's account, which may take up to TESSD_CWD_TIMEOUT_MS (a
+         * user's file system that does not answer): without the lock, nor a turn of the
+         * store's group commit, so that it stalls no one else. */
+        api_submit_pause(d);
+        int rc = tessd_cwd_check(d, who.user, j.cwd, why, sizeof why);
+        if (rc < 0)
+            thttp_error(rep, 400, "invalid_value", "cwd", "%s", why);
+        if (rc < 0 || !api_submit_resume(d, rep)) {
+            free(argv_s);
+            free(env_s);
+            api_batch_free(&batch);
+            json_decref(body);
+            return;
+        }
     }
     tstore_queue_t q;
     tsl_error_t err;

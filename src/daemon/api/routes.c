@@ -84,6 +84,24 @@ void api_leave(tessd_t *d)
     pthread_mutex_unlock(&d->lock);
 }
 
+void api_submit_pause(tessd_t *d)
+{
+    tstore_group_leave(d->store, NULL); /* no writes yet: nothing of its own to commit */
+    pthread_mutex_unlock(&d->lock);
+}
+
+bool api_submit_resume(tessd_t *d, thttp_reply_t *rep)
+{
+    if (atomic_load(&d->stopping)) {
+        thttp_error(rep, 503, "unavailable", NULL, "tesseld is shutting down");
+        return false;
+    }
+    tstore_group_announce(d->store);
+    pthread_mutex_lock(&d->lock);
+    tstore_group_enter(d->store);
+    return true;
+}
+
 bool api_require_admin(const tessd_caller_t *who, thttp_reply_t *rep)
 {
     if (who->admin)

@@ -2,9 +2,11 @@
  * daemon: the --test-kill-at steps; the job's directory, cgroup and state directory names; which
  * users' jobs are refused as root (root's account, an unknown account, --allow-root-jobs, an
  * admin); whether a job may enter its cwd (checked with the account's own ids, one answer for
- * missing / not a directory / no permission); the start locks (held, free, removed, a foreign
- * directory refused); the GPU-memory watchdog's violation record (read, malformed, absent).
- * Runs as root (as tesseld does) where the account's ids matter: not root is a failure. */
+ * missing / not a directory / no permission), and its bounded wait (tessd_child_wait; a cwd below
+ * a FUSE mount that never answers is refused after 2 s, its child reaped); the start locks (held,
+ * free, removed, a foreign directory refused); the GPU-memory watchdog's violation record (read,
+ * malformed, absent). Runs as root (as tesseld does) where the account's ids matter: not root is a
+ * failure. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
@@ -14,8 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -197,6 +203,100 @@ static void test_cwd_check(void **state)
     assert_string_equal(why, want);
 }
 
+/* The bounded wait: a child that ends is reaped with its status; one that does not is left
+ * running at the deadline (0), and reaped once killed; a child made with no exit signal (as
+ * the cwd checker is) is reaped by it but not by waitpid(-1) (the tick's); no child: ECHILD. */
+static int exit_4(void *arg)
+{
+    _exit(4);
+}
+
+static void test_child_wait(void **state)
+{
+    int st = 0;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(3);
+    assert_int_equal(tessd_child_wait(pid, 10000, &st), 1);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 3);
+
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        pause();
+        _exit(0);
+    }
+    assert_int_equal(tessd_child_wait(pid, 100, &st), 0); /* still there after 0.1 s */
+    assert_int_equal(kill(pid, 0), 0);
+    assert_int_equal(kill(pid, SIGKILL), 0);
+    assert_int_equal(tessd_child_wait(pid, 10000, &st), 1);
+    assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+
+    static char stack[16384];
+    pid = clone(exit_4, stack + sizeof stack, 0, NULL);
+    assert_true(pid > 0);
+    /* Once it is a zombie, waitpid(-1) still does not see it. */
+    char statf[64], line[256] = "";
+    snprintf(statf, sizeof statf, "/proc/%d/stat", (int)pid);
+    for (int i = 0; i < 10000; i++) {
+        FILE *fp = fopen(statf, "r");
+        assert_non_null(fp);
+        assert_non_null(fgets(line, sizeof line, fp));
+        fclose(fp);
+        if (strstr(line, ") Z "))
+            break;
+        usleep(1000);
+    }
+    assert_non_null(strstr(line, ") Z "));
+    assert_int_equal(waitpid(-1, &st, WNOHANG), -1);
+    assert_int_equal(errno, ECHILD);
+    assert_int_equal(tessd_child_wait(pid, 10000, &st), 1);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 4);
+
+    assert_int_equal(tessd_child_wait(1, 10, &st), -1);
+    assert_int_equal(errno, ECHILD);
+}
+
+/* A cwd on a file system that never answers: a FUSE mount (made here as root, as fusermount3
+ * makes one for any user where fuse3 is installed) whose server never reads /dev/fuse, so that
+ * any lookup below its root waits for ever.  The check answers (refused, with the reason)
+ * after TESSD_CWD_TIMEOUT_MS, its child killed and reaped; the same account's next check of a
+ * good path is answered as before. */
+static void test_cwd_stalled(void **state)
+{
+    fix_t *f = *state;
+    need_root();
+    char mnt[128], below[160], why[512] = "";
+    snprintf(mnt, sizeof mnt, "%s/fuse", f->dir);
+    snprintf(below, sizeof below, "%s/sub", mnt);
+    assert_int_equal(chmod(f->dir, 0755), 0);
+    assert_int_equal(mkdir(mnt, 0755), 0);
+    int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        fail_msg("/dev/fuse: %s (the FUSE module is needed for this test)", strerror(errno));
+    char opts[128];
+    snprintf(opts, sizeof opts, "fd=%d,rootmode=40000,user_id=0,group_id=0,allow_other", fd);
+    if (mount("tessel-test", mnt, "fuse", MS_NOSUID | MS_NODEV, opts) < 0)
+        fail_msg("mount fuse on %s: %s", mnt, strerror(errno));
+    g_logged = 0;
+    int rc = tessd_cwd_check(&f->d, "nobody", below, why, sizeof why);
+    char want[512];
+    snprintf(want, sizeof want,
+             "cwd '%s' did not answer within 2 s when user 'nobody' tried to enter it (a file "
+             "system that does not answer cannot be a job's cwd)",
+             below);
+    close(fd); /* the connection aborts: anything still waiting on it fails */
+    umount2(mnt, MNT_DETACH);
+    assert_int_equal(rc, -1);
+    assert_string_equal(why, want);
+    assert_int_equal(g_logged, 0); /* the child ended at its SIGKILL: none left behind */
+    int st;
+    assert_int_equal(waitpid(-1, &st, WNOHANG | __WALL), -1); /* and it was reaped */
+    assert_int_equal(errno, ECHILD);
+    assert_int_equal(tessd_cwd_check(&f->d, "nobody", "/", why, sizeof why), 0);
+}
+
 /* --- start locks -------------------------------------------------------------------------- */
 
 static void test_start_lock(void **state)
@@ -295,6 +395,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cwd_check, setup, teardown),
+        cmocka_unit_test(test_child_wait),
+        cmocka_unit_test_setup_teardown(test_cwd_stalled, setup, teardown),
         cmocka_unit_test_setup_teardown(test_start_lock, setup, teardown),
         cmocka_unit_test_setup_teardown(test_violation, setup, teardown),
     };
