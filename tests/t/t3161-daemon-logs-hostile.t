@@ -79,6 +79,15 @@ is "$CODE:$(cat "$TD/out")" "200:err1" "since=1h: the job's stderr (its index's 
 
 api GET "/v1/jobs/$ID/logs?stream=stderr&tail=1" "$NB"
 is "$CODE:$(cat "$TD/out")" "200:err1" "tail=1 of a log within the bound: its last line"
+# A file of someone else's that the user moves into their job's directory under a log's name
+# (a rename needs no right to read it): tesseld (root) must not read it for them.
+printf 'TOPSECRET\n' >"$TD/secret"
+chmod 600 "$TD/secret"
+mv -f "$TD/secret" "$J/stderr"
+api GET "/v1/jobs/$ID/logs?stream=stderr" "$NB"
+ok "$(grep -q TOPSECRET "$TD/out"; [ $? -ne 0 ]; echo $?)" "a root-owned file put at the job's stderr is not read for its user"
+api GET "/v1/jobs/$ID/logs?stream=stderr&tail=1" "$NB"
+ok "$( ! grep -q TOPSECRET "$TD/out" && [ "$CODE" != 200 ]; echo $?)" "... nor with tail=1 (HTTP $CODE)"
 kill -0 "$TD_PID"
 ok $? "tesseld is up"
 td_stop
