@@ -38,9 +38,15 @@ while [ $n -lt 300 ]; do
     [ "$c1 $c2" = "200 200" ] && good=$((good + 1))
     if [ $((n % 50)) -eq 0 ]; then
         # Suspend and resume it meanwhile: each either takes effect or is refused with a
-        # reason (the file may be empty at that moment); neither may take tesseld down.
+        # reason (409: the file may be empty at that moment); neither may take tesseld down.
+        # A suspend that took effect is resumed, tried again until a moment the file is whole.
         api POST "/v1/jobs/$A/suspend" ""
-        [ "$CODE" = 200 ] && api POST "/v1/jobs/$A/resume" ""
+        if [ "$CODE" = 200 ]; then
+            k=0
+            while api POST "/v1/jobs/$A/resume" "" && [ "$CODE" != 200 ] && [ $k -lt 200 ]; do
+                k=$((k + 1))
+            done
+        fi
     fi
     n=$((n + 1))
 done
