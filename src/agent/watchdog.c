@@ -554,7 +554,6 @@ _Noreturn static void fail_closed(const char *why)
     pthread_mutex_unlock(&w.lock);
     record(1, line);
     log_line(line);
-    signal_job(SIGKILL); /* before the shim's own log line (see the sampling loop) */
     fprintf(stderr, "tessel: %s\n", line);
     for (;;) {
         signal_job(SIGKILL);
@@ -665,9 +664,6 @@ static void *watch(void *arg)
                 pthread_mutex_unlock(&w.lock);
                 record_in(w.c.state, ++episode, jline);
                 log_line(jline);
-                /* The kill before the line in the shim's own log (shim.log): nothing written
-                 * there may stand between an overrun and its end. */
-                signal_job(SIGKILL);
                 fprintf(stderr, "tessel-shim: %s\n", jline);
                 over_before = true;
             }
@@ -736,9 +732,6 @@ static void *watch(void *arg)
                 pthread_mutex_unlock(&w.lock);
                 record(++episode, line);
                 log_line(line);
-                if (w.c.action == TSW_KILL)
-                    signal_job(SIGKILL);
-                /* After the kill (see above). */
                 fprintf(stderr, "tessel-shim: %s\n", line);
             }
             if (w.c.action == TSW_KILL)
