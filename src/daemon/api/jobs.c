@@ -448,6 +448,26 @@ static int slurm_refuse(json_t *body, const tstore_job_t *j, thttp_reply_t *rep)
     return 0;
 }
 
+/* The parts of a submission's record that come from its body as JSON text (argv, env: *argv_s
+ * and *env_s, the caller's to free) and from the caller, for both the local and the Slurm
+ * paths.  0, or -1 with the error answered. */
+static int set_owner_body(tessd_t *d, json_t *body, char *user, tstore_job_t *j, char **argv_s,
+                          char **env_s, thttp_reply_t *rep)
+{
+    *argv_s = json_dumps(json_object_get(body, "argv"), JSON_COMPACT);
+    json_t *env = json_object_get(body, "env");
+    *env_s = env && json_is_object(env) ? json_dumps(env, JSON_COMPACT) : strdup("{}");
+    if (!*argv_s || !*env_s) {
+        thttp_error(rep, 500, "internal", NULL, "out of memory");
+        return -1;
+    }
+    j->user = user;
+    j->argv_json = *argv_s;
+    j->env_json = *env_s;
+    j->simulated = j->gpu_count > 0 && d->simulated;
+    return 0;
+}
+
 /* POST /v1/jobs with --slurm: checked as any submission, then sbatch as the caller's account
  * without the lock, then the job and its Slurm id in one transaction; a store that refuses
  * cancels the Slurm job again (nothing half-made on either side). */
@@ -471,17 +491,8 @@ static void slurm_submit(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, json_
         thttp_error(rep, 400, "invalid_value", "cwd", "%s", why);
         goto out;
     }
-    argv_s = json_dumps(json_object_get(body, "argv"), JSON_COMPACT);
-    json_t *env = json_object_get(body, "env");
-    env_s = env && json_is_object(env) ? json_dumps(env, JSON_COMPACT) : strdup("{}");
-    if (!argv_s || !env_s) {
-        thttp_error(rep, 500, "internal", NULL, "out of memory");
+    if (set_owner_body(d, body, who.user, &j, &argv_s, &env_s, rep) < 0)
         goto out;
-    }
-    j.user = who.user;
-    j.argv_json = argv_s;
-    j.env_json = env_s;
-    j.simulated = j.gpu_count > 0 && d->simulated;
     /* No cwd: the user's log directory (slurm.c), stored as the job's cwd. */
     char udir[PATH_MAX];
     if (!j.cwd) {
@@ -610,17 +621,8 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
             thttp_error(rep, 422, "unsatisfiable", NULL, "this job can never run: %s", never);
         goto out;
     }
-    argv_s = json_dumps(json_object_get(body, "argv"), JSON_COMPACT);
-    json_t *env = json_object_get(body, "env");
-    env_s = env && json_is_object(env) ? json_dumps(env, JSON_COMPACT) : strdup("{}");
-    if (!argv_s || !env_s) {
-        thttp_error(rep, 500, "internal", NULL, "out of memory");
+    if (set_owner_body(d, body, who.user, &j, &argv_s, &env_s, rep) < 0)
         goto out;
-    }
-    j.user = who.user;
-    j.argv_json = argv_s;
-    j.env_json = env_s;
-    j.simulated = j.gpu_count > 0 && d->simulated;
     j.submitted_ms = tessd_now_ms();
     /* Committed before the answer: an acknowledged job survives a crash of tesseld.  The
      * tick hands it to libsched (and says why it waits, if it does). */
