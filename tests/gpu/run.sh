@@ -2,7 +2,7 @@
 # tests/gpu/run.sh - the real-GPU proof that slices hold (issue #12 item 5).
 #
 #   tests/gpu/run.sh [--limit 4G] [--seconds 6] [--build DIR] [--rows LIST]
-#                    [--no-doc] [--doc FILE] [--simulate] [--no-interposer]
+#                    [--no-doc] [--doc FILE] [--keep DIR] [--simulate] [--no-interposer]
 #
 # One command on a GPU host: builds what it needs (libtessel-cuda.so and
 # tcu-slice, plain C), runs every row time-boxed, prints one line per row
@@ -18,6 +18,8 @@
 #   --rows LIST      comma list of groups to run (default all): memory,train,
 #                    fork,graphs,exec,kill,view,compute,multigpu
 #   --no-doc         do not write docs/gpu-conformance.md (--doc FILE: where)
+#   --keep DIR       copy every row's workload output and figures (out, fig,
+#                    diag, t*, apps) to DIR/ROW/ at the end, for a diagnosis
 #   --simulate       SIMULATED mode, for CI without a GPU: the fake driver of
 #                    tests/fake (build/tests/fake), only the rows that need no
 #                    framework (framework-free ctypes and tests/interposer
@@ -37,6 +39,7 @@ ROWS=$ALLROWS
 SIM=0
 NOPRE=0
 WRITE_DOC=1
+KEEP=""
 DOC=$SRC/docs/gpu-conformance.md
 ARGS="$*"
 parse() {
@@ -48,9 +51,10 @@ parse() {
         --rows) ROWS=${2:?}; shift 2 ;;
         --no-doc) WRITE_DOC=0; shift ;;
         --doc) DOC=${2:?}; shift 2 ;;
+        --keep) KEEP=${2:?}; shift 2 ;;
         --simulate) SIM=1; shift ;;
         --no-interposer) NOPRE=1; shift ;;
-        *) echo "usage: $0 [--limit SIZE] [--seconds N] [--build DIR] [--rows LIST] [--no-doc] [--doc FILE] [--simulate] [--no-interposer]" >&2
+        *) echo "usage: $0 [--limit SIZE] [--seconds N] [--build DIR] [--rows LIST] [--no-doc] [--doc FILE] [--keep DIR] [--simulate] [--no-interposer]" >&2
            exit 2 ;;
         esac
     done
@@ -115,6 +119,12 @@ TMP=$(mktemp -d /tmp/tessel-gpu.XXXXXX) || exit 2
 KIDS=""
 cleanup() {
     for k in $KIDS; do kill -9 "$k" 2>/dev/null; done
+    if [ -n "$KEEP" ]; then
+        (cd "$TMP" && find . -maxdepth 2 -type f \( -name out -o -name fig -o -name diag \
+            -o -name 't[0-9]*' -o -name apps -o -name rc \) | while read -r f; do
+            mkdir -p "$KEEP/$(dirname "$f")" && cp "$f" "$KEEP/$f"
+        done)
+    fi
     rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -641,6 +651,10 @@ tenants() {
 }
 # diag_line DIR: the sampler's figures of a tenants run, as a comment line.
 diag_line() { echo "#   $(basename "$1"): $(tail -n 1 "$1/diag" 2>/dev/null)"; }
+# busy_of DIR: the device's mean NVML utilisation over a compute run's window (the sampler's
+# util=, outside any slice) as a fraction, "?" if none.  pct F: a fraction as a percentage.
+busy_of() { sed -n 's/.*diag util=\([0-9.]*\)%.*/\1/p' "$1/diag" 2>/dev/null | tail -n 1 | awk '{ if ($1 == "") print "?"; else printf "%.3f\n", $1 / 100 } END { if (NR == 0) print "?" }'; }
+pct() { awk -v f="$1" 'BEGIN { if (f == "?") print "?"; else printf "%.1f", f * 100 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "?" || b == "?" || b + 0 <= 0) print "?"; else printf "%.3f", a / b }'; }
 within() { awk -v r="$1" -v w="$2" -v t="$3" 'BEGIN { exit !(r != "?" && r >= w - t && r <= w + t) }'; }
 miss() { grep -h -m1 '^missing: ' "$1"/t* 2>/dev/null | head -n 1; }
@@ -655,16 +669,21 @@ if want graphs && [ "$SIM" = 0 ]; then
             w=1.00 tol=0.05 name=graphs-no-limit th="ratio >= 0.95"
         else
             r=$(tenants "$TMP/g-$lim" "$lim")
-            w=0.50 tol=0.05 name=graphs-limit-50 th="ratio 0.50 +- 0.05"
+            w=0.50 tol=0.05 name=graphs-limit-50 th="device busy 50 +- 5 % (NVML, outside the slice; the ratio is shown, not judged: the clock rises at lower load)"
         fi
         ok=$(val graph_ok "$(grep -h '^graph_ok' "$TMP/g-$lim"/t1)")
         q=$(ratio "$r" "$base")
         v=PASS
         [ "${ok:-0}" = 1 ] || v=FAIL
+        busy=""
         if [ $lim = none ]; then awk -v q="$q" 'BEGIN { exit !(q != "?" && q >= 0.95) }' || v=FAIL
-        else within "$q" $w $tol || v=FAIL; fi
+        else
+            u=$(busy_of "$TMP/g-$lim")
+            within "$u" $w $tol || v=FAIL
+            busy="; device busy $(pct "$u") % (NVML)"
+        fi
         if [ -n "$m" ]; then row $name FAIL "$m" "the framework installed"; else
-            row $name $v "replay == eager: ${ok:-?}, $r it/s vs $base alone unlimited, ratio $q" "replay correct, $th"; fi
+            row $name $v "replay == eager: ${ok:-?}, $r it/s vs $base alone unlimited, ratio $q$busy" "replay correct, $th"; fi
         diag_line "$TMP/g-$lim"
     done
     GRAPH=""
@@ -679,10 +698,12 @@ if want compute; then
         r=$(tenants "$TMP/c$lim" "$lim")
         q=$(ratio "$r" "$solo")
         w=$(awk -v l=$lim 'BEGIN { printf "%.2f", l / 100 }')
+        u=$(busy_of "$TMP/c$lim")
         v=PASS
-        within "$q" "$w" 0.05 || v=FAIL
+        within "$u" "$w" 0.05 || v=FAIL
         if [ -n "$m" ]; then row "compute-strict-$lim" FAIL "$m" "the framework installed"; else
-            row "compute-strict-$lim" $v "$r it/s alone in a strict $lim % slice, solo $solo: ratio $q" "ratio $w +- 0.05"; fi
+            row "compute-strict-$lim" $v "$r it/s alone in a strict $lim % slice, solo $solo: ratio $q; device busy $(pct "$u") % (NVML)" \
+                "device busy $lim +- 5 % (NVML, outside the slice; the ratio is shown, not judged: the clock rises at lower load)"; fi
         diag_line "$TMP/c$lim"
     done
     for mix in 30/70 50/50 25/25/50 25/25/25/25; do
@@ -699,19 +720,23 @@ if want compute; then
         rsum=$(echo "$r" | awk '{ for (i = 1; i <= NF; i++) if ($i == "?") { print "?"; exit } else s += $i; printf "%.2f\n", s }')
         v=PASS
         qs=""
+        ps=""
         i=0
+        shares=$(echo "$specs" | awk '{ for (i = 1; i <= NF; i++) s += $i; print s }')
         for l in $specs; do
             i=$((i + 1))
             x=$(echo "$r" | cut -d' ' -f$i)
             q=$(ratio "$x" "$solo")
             qs="$qs${qs:+/}$q"
-            within "$q" "$(awk -v l="$l" 'BEGIN { printf "%.2f", l / 100 }')" 0.05 || v=FAIL
+            p=$(ratio "$x" "$rsum")
+            ps="$ps${ps:+/}$p"
+            within "$p" "$(awk -v l="$l" -v t="$shares" 'BEGIN { printf "%.3f", l / t }')" 0.05 || v=FAIL
         done
         s=$(ratio "$rsum" "$bsum")
         awk -v s="$s" 'BEGIN { exit !(s != "?" && s >= 0.95) }' || v=FAIL
         if [ -n "$m" ]; then row "compute-tenants-$mix" FAIL "$m" "the framework installed"; else
-            row "compute-tenants-$mix" $v "each/solo $qs; sum $rsum it/s vs $bsum unlimited together: $s" \
-                "each share/100 +- 0.05 of solo $solo, sum >= 0.95 x unlimited together"; fi
+            row "compute-tenants-$mix" $v "each/solo $qs; parts $ps; sum $rsum it/s vs $bsum unlimited together: $s" \
+                "each tenant's part of the sum = its share of the shares +- 0.05, sum >= 0.95 x unlimited together"; fi
         diag_line "$TMP/b-$n-$(echo "$mix" | tr / -)"
         diag_line "$TMP/t-$(echo "$mix" | tr / -)"
     done
