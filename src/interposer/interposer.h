@@ -205,6 +205,24 @@ struct tcu_meas {
 void tcu_meas_begin(CUdevice ord, int dev, struct tcu_meas *m);
 uint64_t tcu_meas_end(struct tcu_meas *m, uint64_t *shrunk);
 
+/* Charge slice device dev what this process's device memory on CUDA device ord (NVML, per
+ * process) holds beyond what the process has charged to the slice: driver memory no call
+ * reported (interposer.c, "driver memory no call reports").  Skipped while a measurement is
+ * under way (tcu_meas_begin), when NVML cannot tell, or when the process's charges changed
+ * during the query (another thread's allocation or free: the next one tries again).  The
+ * charge follows the driver's figure both ways (more than 2 MiB apart): given back when the
+ * difference shrinks. */
+void tcu_reconcile(CUdevice ord, int dev);
+
+/* A launch happened since the last tcu_reconcile (a first launch may load code: driver
+ * memory no call reports).  Set by every launch hook: one relaxed load when already set. */
+extern _Atomic int tcu_launched;
+static inline void tcu_note_launch(void)
+{
+    if (TCU_UNLIKELY(!atomic_load_explicit(&tcu_launched, memory_order_relaxed)))
+        atomic_store_explicit(&tcu_launched, 1, memory_order_relaxed);
+}
+
 /* Give back the cuCtxSetLimit charges of a context that is gone. */
 void tcu_ctx_limits_release(CUcontext ctx);
 

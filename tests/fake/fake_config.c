@@ -294,7 +294,8 @@ int tfake_config_from_env(tfake_config_t *cfg, tsl_error_t *err)
     if (tmp.alloc_granule == 0 || tmp.alloc_granule > (1ull << 30))
         return einval(err, "TESSEL_FAKE_ALLOC_GRANULE: must be 1 B .. 1 GiB%s%s", "", "");
     if (env_size("TESSEL_FAKE_MODULE_MEM", 0, &tmp.module_mem, err) < 0 ||
-        env_size("TESSEL_FAKE_FUNC_MEM", 0, &tmp.func_mem, err) < 0)
+        env_size("TESSEL_FAKE_FUNC_MEM", 0, &tmp.func_mem, err) < 0 ||
+        env_size("TESSEL_FAKE_LAUNCH_MEM", 0, &tmp.launch_mem, err) < 0)
         return -1;
     const char *order = getenv("TESSEL_FAKE_EVENT_ORDER");
     if (order && strcmp(order, "device") == 0)

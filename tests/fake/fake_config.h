@@ -53,6 +53,7 @@ typedef struct {
     uint64_t alloc_granule; /* TESSEL_FAKE_ALLOC_GRANULE (>= 1) */
     uint64_t module_mem;    /* TESSEL_FAKE_MODULE_MEM: device memory per loaded module */
     uint64_t func_mem;      /* TESSEL_FAKE_FUNC_MEM: per function, at its first use (lazy) */
+    uint64_t launch_mem;    /* TESSEL_FAKE_LAUNCH_MEM: per function, at its first launch */
     int event_device_order; /* TESSEL_FAKE_EVENT_ORDER=device */
     char state_path[4096];  /* TESSEL_FAKE_STATE, "" when unset */
     char calls_path[4096];  /* TESSEL_FAKE_CALLS_FILE, "" when unset */
@@ -74,7 +75,7 @@ int tfake_parse_uuids(const char *list, tfake_config_t *cfg, tsl_error_t *err);
 /* Fill cfg from the environment (TESSEL_FAKE_GPUS, TESSEL_FAKE_GPU_UUIDS,
  * TESSEL_FAKE_KERNEL_US, TESSEL_FAKE_CTX_MEM, TESSEL_FAKE_CTX_MEM_CREATED (each a size or
  * a comma list of sizes per device, the last one repeating), TESSEL_FAKE_ALLOC_GRANULE,
- * TESSEL_FAKE_MODULE_MEM, TESSEL_FAKE_FUNC_MEM,
+ * TESSEL_FAKE_MODULE_MEM, TESSEL_FAKE_FUNC_MEM, TESSEL_FAKE_LAUNCH_MEM,
  * TESSEL_FAKE_STATE, TESSEL_FAKE_CALLS_FILE, TESSEL_FAKE_EVENT_ORDER).  Returns 0 or -1 with errno
  * EINVAL and the offending variable named in err. */
 int tfake_config_from_env(tfake_config_t *cfg, tsl_error_t *err);

@@ -32,6 +32,7 @@ typedef struct {
     module_t *mod;
     durmode_t mode;
     uint64_t dur_ns;
+    int launched; /* TESSEL_FAKE_LAUNCH_MEM charged (its first launch happened) */
     char name[128];
 } func_t;
 
@@ -589,7 +590,7 @@ CUresult cuEventDestroy_v2(CUevent hEvent)
 /* Module memory, as the driver spends it: the module's code and data are
  * loaded into device memory at load (TESSEL_FAKE_MODULE_MEM), each function
  * at its first use (TESSEL_FAKE_FUNC_MEM, CUDA_MODULE_LOADING=LAZY, the
- * default since CUDA 12); all of it is given back at unload or when the
+ * default since CUDA 12) or at its first launch (TESSEL_FAKE_LAUNCH_MEM); all of it is given back at unload or when the
  * context goes.  Programs see it only as memory gone. */
 /* Caller holds the lock; c is the current context (NULL: none). */
 static CUresult module_load(ctx_t *c, CUmodule *module, const void *image)
@@ -802,6 +803,15 @@ static CUresult launch(CUfunction hf, unsigned gx, unsigned gy, unsigned gz, uns
     stream_t *s = stream_resolve(h, c, pt, &rc);
     if (!s)
         return rc;
+    /* The CUDA runtime's kernels (a CUkernel of cuLibraryGetKernel, launched as a function)
+     * are loaded lazily at their first launch: device memory spent that no call reports
+     * (TESSEL_FAKE_LAUNCH_MEM), given back with the module.  Not enough: the launch fails. */
+    if (g.cfg.launch_mem && !f->launched) {
+        if (charge(f->mod->dev, g.cfg.launch_mem) < 0)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        f->mod->charged += g.cfg.launch_mem;
+        f->launched = 1;
+    }
     uint64_t dur = kernel_ns(f, params);
     if (s->capture)
         return graph_add(s->capture, dur) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;

@@ -66,6 +66,8 @@
  *                       file (cuModuleLoad of this program's file)
  *   modfunc:NAME        cuModuleGetFunction NAME in the newest module
  *   modunload           cuModuleUnload of the newest module
+ *   launch:NAME         cuModuleGetFunction NAME in the newest module, one launch of it
+ *                       (grid and block 1) and cuCtxSynchronize: "launch NAME rc=R"
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -463,6 +465,16 @@ static void step(char *s)
         CUresult r = SYM(cuModuleGetFunction_fn, "cuModuleGetFunction",
                          "cuModuleGetFunction")(&f, nmodules ? modules[nmodules - 1] : NULL, arg1);
         printf("modfunc %s rc=%d\n", arg1, r);
+    } else if (strcmp(s, "launch") == 0 && arg1) {
+        CUfunction f = NULL;
+        CUresult r = SYM(cuModuleGetFunction_fn, "cuModuleGetFunction",
+                         "cuModuleGetFunction")(&f, nmodules ? modules[nmodules - 1] : NULL, arg1);
+        if (r == CUDA_SUCCESS)
+            r = SYM(cuLaunchKernel_fn, "cuLaunchKernel", "cuLaunchKernel")(f, 1, 1, 1, 1, 1, 1, 0,
+                                                                          NULL, NULL, NULL);
+        if (r == CUDA_SUCCESS)
+            r = SYM(cuCtxSynchronize_fn, "cuCtxSynchronize", "cuCtxSynchronize")();
+        printf("launch %s rc=%d\n", arg1, r);
     } else if (strcmp(s, "modunload") == 0) {
         CUresult r = CUDA_ERROR_INVALID_HANDLE;
         if (nmodules)

@@ -84,4 +84,20 @@ t=$(truth $pid)
 is "$t" $(((64 + 120 + 120 + 3) * MiB)) "306 MiB: the driver holds 307 MiB"
 is "$(used)" "$t" "306 MiB: the slice counts what the driver holds"
 release
+
+# Driver memory no call reports: the CUDA runtime's kernels are loaded lazily at their first
+# launch (32 MiB for JAX on an H200, docs/gpu-conformance.md).  When a reservation comes near
+# the limit after a launch, the slice compares the driver's own figure for the process with
+# its charges and charges the difference, so that a fill stops at the limit in the driver's
+# eyes too: 64 + 40 + 64 + 32 MiB, then 12 x 64 MiB (968 MiB); a 13th would be 1032 MiB.
+export TESSEL_FAKE_MODULE_MEM=40M TESSEL_FAKE_FUNC_MEM=0 TESSEL_FAKE_LAUNCH_MEM=32M
+export TESSEL_SLICE="$TMP/slice5" TESSEL_CUDA_MEM_LIMIT=1G
+hold_probe e ctx modload alloc:mem:64M launch:k1 fill:mem:64M
+is "$(lines launch e)" "launch k1 rc=0 " "a kernel's first launch (32 MiB the driver spends, no call reports it)"
+is "$(val n "$(lines fill e)")" 12 "1 GiB: 12 more allocations of 64 MiB fit, not 13"
+t=$(truth $pid)
+is "$t" $(((64 + 40 + 64 + 32 + 12 * 64) * MiB)) "1 GiB: the driver holds 968 MiB"
+ok $([ "$t" -le $((1024 * MiB)) ] && echo 0 || echo 1) "1 GiB: the driver holds $t bytes <= the limit"
+is "$(used)" "$t" "1 GiB: the slice counts what the driver holds, the 32 MiB no call reported included"
+release
 done_testing

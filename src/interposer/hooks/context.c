@@ -137,6 +137,39 @@ uint64_t tcu_meas_end(struct tcu_meas *m, uint64_t *shrunk)
     return d <= TCU_CTX_COST_MAX ? d : 0;
 }
 
+/* Differences below this are left alone: the window between a driver's call and its settling
+ * charge (an allocation the driver rounded up) must not be taken for hidden memory. */
+#define RECON_SLACK (2ull << 20)
+
+/* What tcu_reconcile charges now, per slice device (under measure_lock). */
+static uint64_t recon_held[TCU_MAX_DEVICES];
+
+void tcu_reconcile(CUdevice ord, int dev)
+{
+    if (!tcu.slice || dev < 0 || dev >= TCU_MAX_DEVICES ||
+        pthread_mutex_trylock(&measure_lock) != 0)
+        return; /* a measurement of this process is under way (maybe by this thread) */
+    struct tcu_nvml_mem m;
+    uint64_t before = tshm_self_used(tcu.slice, dev);
+    int ok = tcu_nvml_mem(ord, &m) == 0 && m.self_ok && m.self > 0;
+    uint64_t after = tshm_self_used(tcu.slice, dev);
+    if (ok && before == after) {
+        /* What the driver holds beyond the process's charges other than this one: charged
+         * when it grows by more than the slack, given back when it shrinks (the driver
+         * reused memory it kept, a library went): the charge follows the driver's figure. */
+        uint64_t calls = after - (recon_held[dev] < after ? recon_held[dev] : after);
+        uint64_t want = m.self > calls ? m.self - calls : 0;
+        if (want > recon_held[dev] + RECON_SLACK) {
+            tcu_charge(dev, want - recon_held[dev]);
+            recon_held[dev] = want;
+        } else if (want + RECON_SLACK < recon_held[dev]) {
+            tcu_unreserve(dev, recon_held[dev] - want);
+            recon_held[dev] = want;
+        }
+    }
+    pthread_mutex_unlock(&measure_lock);
+}
+
 /* After the driver answered r: measure, settle or undo.  0, or -1 when the
  * context was created but its measured cost does not fit the slice (the
  * caller destroys it; nothing stays charged). */
@@ -312,6 +345,8 @@ void tcu_contexts_atfork_child(void)
 {
     /* Another thread of the parent may have been measuring. */
     pthread_mutex_init(&measure_lock, NULL);
+    /* The parent's reconciled charges stay in the parent's slot. */
+    memset(recon_held, 0, sizeof recon_held);
     /* The parent's primary contexts are charged to the parent's slot. */
     for (int i = 0; i < TCU_MAX_DEVICES; i++) {
         atomic_store(&prim_count[i], 0);

@@ -28,6 +28,7 @@
     tcu_launch_begin(&l, (st), (pt));                                                              \
     CUresult rc = real(__VA_ARGS__);                                                               \
     tcu_launch_end(&l, rc);                                                                        \
+    tcu_note_launch();                                                                             \
     return rc
 
 TCU_EXPORT CUresult cuLaunchKernel(LAUNCH_ARGS, void **kernelParams, void **extra)
