@@ -290,8 +290,8 @@ static int within_own_limit(int dev, uint64_t bytes)
  * memory as NVML counts it with what the process has charged to the slice, and charges the
  * difference (tcu_reconcile, hooks/context.c): every RECON_PERIOD_NS, and when the reservation
  * brings the slice within RECON_ZONE of its limit (where a missing charge would let the
- * driver's figure pass the limit) every RECON_NEAR_NS or after any launch since the last look.  Only with a limit: without one there is
- * nothing to hold. */
+ * driver's figure pass the limit) every RECON_NEAR_NS or after any launch since the last look. Only
+ * with a limit: without one there is nothing to hold. */
 #define RECON_ZONE      (256ull << 20)
 #define RECON_NEAR_NS   10000000ull   /* 10 ms */
 #define RECON_PERIOD_NS 1000000000ull /* 1 s */

@@ -590,8 +590,8 @@ CUresult cuEventDestroy_v2(CUevent hEvent)
 /* Module memory, as the driver spends it: the module's code and data are
  * loaded into device memory at load (TESSEL_FAKE_MODULE_MEM), each function
  * at its first use (TESSEL_FAKE_FUNC_MEM, CUDA_MODULE_LOADING=LAZY, the
- * default since CUDA 12) or at its first launch (TESSEL_FAKE_LAUNCH_MEM); all of it is given back at unload or when the
- * context goes.  Programs see it only as memory gone. */
+ * default since CUDA 12) or at its first launch (TESSEL_FAKE_LAUNCH_MEM); all of it is given back
+ * at unload or when the context goes.  Programs see it only as memory gone. */
 /* Caller holds the lock; c is the current context (NULL: none). */
 static CUresult module_load(ctx_t *c, CUmodule *module, const void *image)
 {

@@ -471,7 +471,7 @@ static void step(char *s)
                          "cuModuleGetFunction")(&f, nmodules ? modules[nmodules - 1] : NULL, arg1);
         if (r == CUDA_SUCCESS)
             r = SYM(cuLaunchKernel_fn, "cuLaunchKernel", "cuLaunchKernel")(f, 1, 1, 1, 1, 1, 1, 0,
-                                                                          NULL, NULL, NULL);
+                                                                           NULL, NULL, NULL);
         if (r == CUDA_SUCCESS)
             r = SYM(cuCtxSynchronize_fn, "cuCtxSynchronize", "cuCtxSynchronize")();
         printf("launch %s rc=%d\n", arg1, r);
