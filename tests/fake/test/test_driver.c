@@ -28,7 +28,7 @@ static void clear_env(void)
         "TESSEL_FAKE_GPUS",       "TESSEL_FAKE_GPU_UUIDS",       "TESSEL_FAKE_KERNEL_US",
         "TESSEL_FAKE_CTX_MEM",    "TESSEL_FAKE_STATE",           "TESSEL_FAKE_ALLOC_GRANULE",
         "TESSEL_FAKE_CALLS_FILE", "TESSEL_FAKE_CTX_MEM_CREATED", "TESSEL_FAKE_MODULE_MEM",
-        "TESSEL_FAKE_FUNC_MEM",   "CUDA_VISIBLE_DEVICES"};
+        "TESSEL_FAKE_FUNC_MEM",   "CUDA_VISIBLE_DEVICES",        "TESSEL_FAKE_LAUNCH_MEM"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
         unsetenv(vars[i]);
 }
@@ -1014,6 +1014,43 @@ static void test_module_mem(void **state)
     assert_true(tessel_fake_process_used(0) == 143 * MiB);
 }
 
+/* Launch memory: a function's code loaded at its first launch (the CUDA runtime's kernels), once
+ * per function, given back with its module; a first launch that does not fit the device fails
+ * with nothing spent, and a later one may try again. */
+static void test_launch_mem(void **state)
+{
+    tessel_fake_reset();
+    clear_env();
+    setenv("TESSEL_FAKE_GPUS", "A:1G", 1);
+    setenv("TESSEL_FAKE_CTX_MEM", "100M", 1);
+    setenv("TESSEL_FAKE_MODULE_MEM", "40M", 1);
+    setenv("TESSEL_FAKE_LAUNCH_MEM", "32M", 1);
+    OK(cuInit(0));
+    primary(0);
+    CUmodule m;
+    CUfunction f, g;
+    OK(cuModuleLoadData(&m, "image"));
+    OK(cuModuleGetFunction(&f, m, "fake_kernel_1us"));
+    OK(cuModuleGetFunction(&g, m, "fake_kernel_2us"));
+    assert_true(tessel_fake_process_used(0) == 140 * MiB); /* nothing at the look-up */
+    OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+    assert_true(tessel_fake_process_used(0) == 172 * MiB);
+    OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL)); /* loaded already */
+    assert_true(tessel_fake_process_used(0) == 172 * MiB);
+    CUdeviceptr p;
+    OK(cuMemAlloc_v2(&p, 1024 * MiB - 172 * MiB - 16 * MiB));
+    assert_int_equal(cuLaunchKernel(g, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL),
+                     CUDA_ERROR_OUT_OF_MEMORY);
+    assert_true(tessel_fake_process_used(0) == 1008 * MiB);
+    OK(cuMemFree_v2(p));
+    OK(cuLaunchKernel(g, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+    assert_true(tessel_fake_process_used(0) == 204 * MiB);
+    OK(cuCtxSynchronize());
+    OK(cuModuleUnload(m));
+    assert_true(tessel_fake_process_used(0) == 100 * MiB);
+    (void)state;
+}
+
 /* cuCtxSetLimit: the stack (per resident thread: SMs x 2048), printf FIFO
  * and malloc heap sizes are charged by their difference to the current size
  * on the context; refused with nothing changed past the device; given back
@@ -1073,6 +1110,7 @@ int main(void)
         cmocka_unit_test_teardown(test_fork_rule, teardown),
         cmocka_unit_test_teardown(test_ctx_costs, teardown),
         cmocka_unit_test_teardown(test_module_mem, teardown),
+        cmocka_unit_test_teardown(test_launch_mem, teardown),
         cmocka_unit_test_teardown(test_ctx_limits, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
