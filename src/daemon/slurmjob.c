@@ -26,7 +26,7 @@ static const struct {
     {"CONFIGURING", -2},
     {"RUNNING", TSJ_RUNNING},
     {"COMPLETING", TSJ_RUNNING},
-    {"SUSPENDED", TSJ_RUNNING},
+    {"SUSPENDED", TSJ_SUSPENDED},
     {"SIGNALING", TSJ_RUNNING},
     {"STAGE_OUT", TSJ_RUNNING},
     {"RESIZING", TSJ_RUNNING},
@@ -44,10 +44,10 @@ static const struct {
 };
 
 static const char *const tsj_names[TSJ_NSTATES] = {
-    [TSJ_PENDING] = "pending",     [TSJ_RUNNING] = "running",     [TSJ_COMPLETED] = "completed",
-    [TSJ_FAILED] = "failed",       [TSJ_CANCELLED] = "cancelled", [TSJ_TIMEOUT] = "timeout",
-    [TSJ_OOM] = "out_of_memory",   [TSJ_NODE_FAIL] = "node_fail", [TSJ_LAUNCH_FAIL] = "launch_fail",
-    [TSJ_PREEMPTED] = "preempted",
+    [TSJ_PENDING] = "pending",         [TSJ_RUNNING] = "running",     [TSJ_SUSPENDED] = "suspended",
+    [TSJ_COMPLETED] = "completed",     [TSJ_FAILED] = "failed",       [TSJ_CANCELLED] = "cancelled",
+    [TSJ_TIMEOUT] = "timeout",         [TSJ_OOM] = "out_of_memory",   [TSJ_NODE_FAIL] = "node_fail",
+    [TSJ_LAUNCH_FAIL] = "launch_fail", [TSJ_PREEMPTED] = "preempted",
 };
 
 int tsj_state_parse(const char *name, bool started)
@@ -119,6 +119,13 @@ int tsj_parse_squeue(const char *text, size_t len, tsj_seen_t **out, size_t *n, 
         copy_str(o, "nodes", s->nodes, sizeof s->nodes);
         copy_str(o, "state_reason", s->reason, sizeof s->reason);
         copy_str(o, "user_name", s->user, sizeof s->user);
+        copy_str(o, "name", s->name, sizeof s->name);
+        copy_str(o, "partition", s->partition, sizeof s->partition);
+        json_t *sub = json_object_get(o, "submit_time"), *end = json_object_get(o, "end_time");
+        json_t *cpus = json_object_get(o, "cpus");
+        s->submit_time = json_is_integer(sub) ? json_integer_value(sub) : 0;
+        s->end_time = json_is_integer(end) ? json_integer_value(end) : 0;
+        s->cpus = json_is_integer(cpus) ? (int)json_integer_value(cpus) : 0;
         /* Slurm gives a pending job an expected start time: started means nodes are given. */
         int state = tsj_state_parse(json_string_value(st), s->nodes[0] != '\0');
         s->known = state >= 0;
@@ -247,7 +254,10 @@ void tsj_plan(const tstore_job_t *j, const tsj_seen_t *s, int64_t now_ms, tsj_pl
         p->chg[0].now_ms = now_ms;
         p->chg[0].placement_json = p->placement;
         p->ev[p->n++] = TJM_EV_START;
-        if (ended) {
+        if (s && s->state == TSJ_SUSPENDED) {
+            p->chg[1].now_ms = now_ms;
+            p->ev[p->n++] = TJM_EV_SUSPEND;
+        } else if (ended) {
             /* The start as the end's job sees it: running, as after the start. */
             tstore_job_t started = *j;
             started.state = TSTORE_RUNNING;
@@ -255,8 +265,23 @@ void tsj_plan(const tstore_job_t *j, const tsj_seen_t *s, int64_t now_ms, tsj_pl
         }
         return;
     }
-    if (j->state == TSTORE_RUNNING && ended)
+    if (j->state == TSTORE_RUNNING && ended) {
         plan_end(j, s, p, now_ms);
+        return;
+    }
+    /* Held or let go by an operator (scontrol suspend/resume: tesseld's own, for tessel
+     * suspend, or another's): the job model's suspend and resume.  Not while a stop is under
+     * way (the model's guard): the stop's end comes next. */
+    if (!s || j->state != TSTORE_RUNNING)
+        return;
+    bool held = j->suspended_ms > 0;
+    if (s->state == TSJ_SUSPENDED && !held && !j->cancel_ms && !j->preempt_ms) {
+        p->chg[0].now_ms = now_ms;
+        p->ev[p->n++] = TJM_EV_SUSPEND;
+    } else if (held && s->state == TSJ_RUNNING) {
+        p->chg[0].now_ms = now_ms;
+        p->ev[p->n++] = TJM_EV_RESUME;
+    }
     /* Running in both, or pending again in Slurm (its requeue): nothing to record (the job
      * model has no running -> pending but for Tessel's own preemption and recovery). */
 }
@@ -534,4 +559,66 @@ bool tsj_applies(const tsj_seen_t *s, const char *owner)
     if (!s->known)
         return false;
     return !s->user[0] || !owner || strcmp(s->user, owner) == 0;
+}
+
+void tsj_view_state(const tsj_seen_t *s, tsj_view_t *v)
+{
+    memset(v, 0, sizeof *v);
+    int ws = s->wait_status;
+    int sig = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0, ex = WIFSIGNALED(ws) ? -1 : WEXITSTATUS(ws);
+    v->state = TSTORE_FAILED;
+    switch (s->state) {
+    case TSJ_PENDING:
+        v->state = TSTORE_PENDING;
+        return;
+    case TSJ_SUSPENDED:
+        v->suspended = true;
+        /* fall through */
+    case TSJ_RUNNING:
+        v->state = TSTORE_RUNNING;
+        return;
+    case TSJ_COMPLETED:
+        v->state = TSTORE_SUCCEEDED;
+        v->cause = TJM_CAUSE_EXIT;
+        sig = 0;
+        ex = 0;
+        break;
+    case TSJ_FAILED:
+        v->cause = sig ? TJM_CAUSE_SIGNAL : TJM_CAUSE_EXIT;
+        if (!sig && ex == 0)
+            ex = 1; /* as tsj_plan: FAILED with a status of 0 failed all the same */
+        break;
+    case TSJ_CANCELLED:
+        v->state = TSTORE_CANCELLED;
+        v->cause = TJM_CAUSE_CANCELLED;
+        break;
+    case TSJ_TIMEOUT:
+        v->cause = TJM_CAUSE_TIME_LIMIT;
+        break;
+    case TSJ_OOM:
+        v->cause = TJM_CAUSE_HOST_OOM;
+        break;
+    case TSJ_NODE_FAIL:
+        v->cause = TJM_CAUSE_LOST;
+        sig = 0;
+        ex = -1;
+        break;
+    case TSJ_LAUNCH_FAIL:
+        v->cause = TJM_CAUSE_LAUNCH_FAILURE;
+        sig = 0;
+        ex = -1;
+        break;
+    case TSJ_PREEMPTED:
+    default:
+        v->cause = TJM_CAUSE_SIGNAL;
+        if (!sig)
+            sig = SIGTERM;
+        break;
+    }
+    if (sig > 0)
+        v->signal = sig;
+    else if (ex >= 0 && v->state != TSTORE_CANCELLED) {
+        v->has_exit_code = true;
+        v->exit_code = ex;
+    }
 }

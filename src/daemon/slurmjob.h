@@ -7,6 +7,7 @@
  *   tsj_script        a job  -> the batch script sbatch reads on its standard input
  *   tsj_parse_squeue  `squeue --json` (Slurm 22.05, openapi/v0.0.38) -> what Slurm says of each job
  *   tsj_plan          a stored job + what Slurm says -> the job model's events to apply
+ *   tsj_view_state    a job submitted to Slurm directly (not tesseld's) -> how Tessel shows it
  */
 #ifndef TESSEL_DAEMON_SLURMJOB_H
 #define TESSEL_DAEMON_SLURMJOB_H
@@ -22,7 +23,8 @@
 /* Slurm's job states as tesseld tells them apart (job_state of squeue --json). */
 typedef enum {
     TSJ_PENDING = 0, /* not started: PENDING, REQUEUED, REQUEUE_HOLD, SPECIAL_EXIT, ... */
-    TSJ_RUNNING,     /* started, not ended: RUNNING, COMPLETING, SUSPENDED, SIGNALING, ... */
+    TSJ_RUNNING,     /* started, not ended: RUNNING, COMPLETING, SIGNALING, ... */
+    TSJ_SUSPENDED,   /* started, held by an operator's `scontrol suspend` (SUSPENDED) */
     TSJ_COMPLETED,   /* exit status 0 */
     TSJ_FAILED,      /* a non-zero exit status or a signal */
     TSJ_CANCELLED,   /* scancel */
@@ -40,7 +42,7 @@ int tsj_state_parse(const char *name, bool started);
 const char *tsj_state_name(tsj_state_t s);
 
 /* What squeue says of one job. */
-typedef struct {
+typedef struct tsj_seen {
     int64_t slurm_id;
     tsj_state_t state;
     int wait_status;    /* exit_code: a wait status (768 = exit 3, 9 = SIGKILL) */
@@ -48,8 +50,14 @@ typedef struct {
     char nodes[256];    /* "n1" or "n[1-2]"; "" before it starts */
     char reason[64];    /* state_reason ("Resources", "None") */
     char user[64];      /* user_name */
-    bool known;         /* state parsed; false: a state this build does not know (a newer
-                         * Slurm's), the job to be left as it is, never taken for gone */
+    /* Read for the jobs submitted to Slurm directly (the view of tsj_view_json). */
+    char name[128];      /* name */
+    char partition[64];  /* partition */
+    int64_t submit_time; /* Unix seconds, 0 = unknown */
+    int64_t end_time;    /* Unix seconds, 0 = not ended (or unknown) */
+    int cpus;            /* cpus */
+    bool known;          /* state parsed; false: a state this build does not know (a newer
+                          * Slurm's), the job to be left as it is, never taken for gone */
 } tsj_seen_t;
 
 /* Parse squeue --json's output (text, len bytes).  A job of a state this build does not know
@@ -82,6 +90,22 @@ typedef struct {
  * nothing changes.  j->cancel_ms (a cancel asked through tesseld) makes Slurm's CANCELLED the
  * job model's "killed" (cancelled), else a failure by signal. */
 void tsj_plan(const tstore_job_t *j, const tsj_seen_t *s, int64_t now_ms, tsj_plan_t *p);
+
+/* How Tessel shows a job that was submitted to Slurm directly (sbatch, not through tesseld):
+ * the job model's states and end causes, without a stored job or an event (read-only, the poll's
+ * in-memory view).  Slurm's SUSPENDED is running with suspended set (the model's suspended). */
+typedef struct {
+    tstore_state_t state; /* pending, running, succeeded, failed, cancelled */
+    bool suspended;
+    tjm_cause_t cause; /* TJM_CAUSE_NONE while it has not ended */
+    bool has_exit_code;
+    int exit_code;
+    int signal; /* 0 = none */
+} tsj_view_t;
+
+/* The view of s (s->known must be true).  CANCELLED is cancelled (its owner's or an operator's
+ * scancel), the other ends as tsj_plan records them for tesseld's own jobs. */
+void tsj_view_state(const tsj_seen_t *s, tsj_view_t *v);
 
 /* A submission as sbatch gets it. */
 typedef struct {
