@@ -655,7 +655,7 @@ int tessd_conf_check(const tessd_conf_t *c, tsl_error_t *err)
         return tsl_errprintf(err, "give one of --socket and --no-socket");
     if (c->slurm) {
         /* The commands tesseld runs, by absolute path (never found through a PATH). */
-        static const char *const cmds[] = {"sbatch", "squeue", "scancel"};
+        static const char *const cmds[] = {"sbatch", "squeue", "scancel", "scontrol"};
         for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
             char path[PATH_MAX + 16];
             snprintf(path, sizeof path, "%s/%s", c->slurm_bin, cmds[i]);

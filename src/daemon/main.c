@@ -156,7 +156,8 @@ static void usage(FILE *f)
             "  --slurm             jobs are Slurm jobs: sbatch as each job's owner, states\n"
             "                      from squeue (docs/slurm-backend.md)\n"
             "  --slurm-conf PATH   slurm.conf for the Slurm commands (default: Slurm's)\n"
-            "  --slurm-bin DIR     where sbatch, squeue and scancel are (default /usr/bin)\n"
+            "  --slurm-bin DIR     where sbatch, squeue, scancel and scontrol are (default\n"
+            "                      /usr/bin)\n"
             "  --slurm-shards N    the cluster's shards per GPU (0: the cluster's job_submit\n"
             "                      plugin maps the slice options onto shards)\n"
             "  --slurm-poll SECS   seconds between looks at the jobs' states (default 1)\n"
@@ -750,9 +751,9 @@ int main(int argc, char **argv)
     /* --slurm as root (system mode, or root's personal tesseld): root runs squeue from
      * --slurm-bin, and the commands read --slurm-conf: both root's, as the shim
      * (docs/security.md). */
-    static const char *const slurm_cmds[] = {"sbatch", "squeue", "scancel"};
+    static const char *const slurm_cmds[] = {"sbatch", "squeue", "scancel", "scontrol"};
     bool slurm_root = d->slurm && (d->system_mode || geteuid() == 0);
-    for (size_t i = 0; slurm_root && i < 3; i++) {
+    for (size_t i = 0; slurm_root && i < sizeof slurm_cmds / sizeof slurm_cmds[0]; i++) {
         char cmd[PATH_MAX + 16];
         if (tessd_pathf(cmd, sizeof cmd, "%s/%s", d->slurm_bin, slurm_cmds[i]) < 0)
             tsl_errprintf(&err, "--slurm-bin %s: path too long", d->slurm_bin);
@@ -1179,6 +1180,7 @@ int main(int argc, char **argv)
     thttp_limiter_free(d->submit_limit);
     thttp_limiter_free(d->admin_submit_limit);
     free(d->runs);
+    tessd_slurm_free(d);
     api_history_cache_free(d);
     thist_writer_free(d->hist);
     tessd_conf_free(&conf);
