@@ -51,3 +51,5 @@ slurm-plain:
 endif
 # tesseld --slurm on the cluster (docs/slurm-backend.md).
 tests/t/t9006-slurm-backend.t: $(O)/bin/tesseld $(O)/bin/tessel-shim
+# jobs submitted to Slurm directly, and suspend/resume with --slurm.
+tests/t/t9007-slurm-direct-suspend.t: $(O)/bin/tesseld
