@@ -555,7 +555,11 @@ static void slurm_submit(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, json_
     tessd_log("job %lld of %s is Slurm job %lld", (long long)j.id, who.user, (long long)sid);
     thttp_json(rep, 201, api_job_json(d, &j));
     snprintf(rep->location, sizeof rep->location, "/v1/jobs/%lld", (long long)j.id);
-    tessd_slurm_poll_soon(d);
+    /* No poll at once for a submission (the job is pending; the next poll, at most
+     * --slurm-poll s away, sees it start): a squeue per submission kept squeue and slurmctld
+     * busy for the whole of a burst, and every submission then waited on them
+     * (bench/slurm/submit.sh, 2026-11-27: 5.0x sbatch's time a submission with it, 1.7x
+     * without; docs/bench-submit.md). */
 out:
     if (locked)
         api_leave(d);
