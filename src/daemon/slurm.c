@@ -414,6 +414,9 @@ int tessd_slurm_suspend(tessd_t *d, int64_t slurm_id, bool suspend, char *why, s
  * of tesseld's: a console open on the job list reads it every few seconds; a minute without
  * one stops the polls (none at all while nobody looks and tesseld has no active job). */
 #define SLURM_VIEW_KEEP_MS 60000
+/* A poll starts at least this many times its predecessor's duration after it: polls take at
+ * most a tenth of the time (tessd_slurm_tick). */
+#define SLURM_POLL_SPACING 10
 
 static int cmp_id(const void *a, const void *b)
 {
@@ -683,6 +686,15 @@ void tessd_slurm_tick(tessd_t *d)
     char why[512] = "";
     bool failed = poll_jobs(d, jobs, n, why, sizeof why) < 0;
     free(jobs);
+    /* At most a tenth of the time in polls: squeue --json lists every job slurmctld
+     * holds (ended ones for MinJobAge), and with many held a poll takes long enough to compete
+     * with the submissions for slurmctld and the CPUs (bench/slurm/submit.sh, 2026-11-27: the
+     * polls were about half of tesseld's CPU a submission with ~1,000 jobs held, polled every
+     * second).  The next one waits SLURM_POLL_SPACING times this one's duration (an
+     * explicit request, tessd_slurm_poll_soon, still polls at once). */
+    int64_t took = tessd_mono_ms() - now;
+    if (d->slurm_next_poll < now + took * SLURM_POLL_SPACING)
+        d->slurm_next_poll = now + took * SLURM_POLL_SPACING;
     if (failed && !d->slurm_failing)
         tessd_log("slurm: cannot read the jobs' states (%s); the jobs stay as they are and are "
                   "looked at again every %lu s",
