@@ -8,6 +8,8 @@
  *   tsj_parse_squeue  `squeue --json` (Slurm 22.05, openapi/v0.0.38) -> what Slurm says of each job
  *   tsj_plan          a stored job + what Slurm says -> the job model's events to apply
  *   tsj_view_state    a job submitted to Slurm directly (not tesseld's) -> how Tessel shows it
+ *   tsj_parse_qmap    slurm-queues ("QUEUE=PARTITION[,QOS] ...") -> Tessel's queues onto Slurm's
+ *   tsj_parse_sinfo   `sinfo --json` (Slurm 22.05) -> the partitions with their nodes
  */
 #ifndef TESSEL_DAEMON_SLURMJOB_H
 #define TESSEL_DAEMON_SLURMJOB_H
@@ -107,19 +109,55 @@ typedef struct {
  * scancel), the other ends as tsj_plan records them for tesseld's own jobs. */
 void tsj_view_state(const tsj_seen_t *s, tsj_view_t *v);
 
+/* Longest partition or QOS name kept (Slurm's names are short words). */
+#define TSJ_NAME_MAX 64
+
+/* One Tessel queue onto a Slurm partition and, optionally, a QOS (slurm-queues). */
+typedef struct {
+    char queue[TSJ_NAME_MAX + 1];
+    char partition[TSJ_NAME_MAX + 1];
+    char qos[TSJ_NAME_MAX + 1]; /* "" = the partition's or account's default QOS */
+} tsj_qmap_t;
+
+/* Parse slurm-queues: space-separated QUEUE=PARTITION or QUEUE=PARTITION,QOS; QUEUE a Tessel
+ * queue name ([a-z0-9][a-z0-9_-]*, as tstore_name_valid), PARTITION and QOS Slurm names
+ * (letters, digits, '_', '-', '.'), at most TSJ_NAME_MAX bytes; a queue at most once.  "" is
+ * no mapping.  0 with *out (malloc'd, NULL when *n is 0; the caller frees it) and *n, or -1
+ * with err (EINVAL: the word at fault named). */
+int tsj_parse_qmap(const char *text, tsj_qmap_t **out, size_t *n, tsl_error_t *err);
+/* The mapping of queue, NULL when m[0..n) has none. */
+const tsj_qmap_t *tsj_qmap_find(const tsj_qmap_t *m, size_t n, const char *queue);
+
+/* A partition as `sinfo --json` shows it, summed over its nodes. */
+typedef struct {
+    char name[TSJ_NAME_MAX + 1];
+    int nodes, cpus, alloc_cpus;
+    char node_names[256]; /* "n1,n2" (cut with "..." past the size) */
+    char states[128];     /* the nodes' states, each once: "idle", "mixed,down" */
+    char gres[128];       /* the first node's GRES ("gpu:2,shard:8") */
+} tsj_partition_t;
+
+/* Parse sinfo --json (openapi/v0.0.38: an array "nodes", each with its "partitions"): the
+ * partitions in the order first met.  0 with *out (malloc'd or NULL) and *n, or -1 with err
+ * (not JSON of that shape; its "errors" not empty). */
+int tsj_parse_sinfo(const char *text, size_t len, tsj_partition_t **out, size_t *n,
+                    tsl_error_t *err);
+
 /* A submission as sbatch gets it. */
 typedef struct {
-    const char *name;     /* --job-name; NULL: "tessel" */
-    const char *cwd;      /* --chdir */
-    const char *out_dir;  /* --output DIR/%j.out, --error DIR/%j.err; no '%' */
-    int gpus;             /* whole GPUs (tstore_job_t.gpus) */
-    int gpu_milli;        /* per GPU; 0 = no GPU */
-    uint64_t gpu_mem;     /* --gpu-mem, bytes; 0 = the slice's default */
-    int cpu_milli;        /* --cpus-per-task (rounded up); 0 = Slurm's default */
-    uint64_t mem;         /* --mem (MiB, rounded up); 0 = Slurm's default */
-    int64_t time_limit_s; /* --time (minutes, rounded up); 0 = the partition's */
-    unsigned shards;      /* the cluster's shards per GPU; 0 = --gpu-share alone */
-    bool no_requeue;      /* --no-requeue ("requeue": false) */
+    const char *name;      /* --job-name; NULL: "tessel" */
+    const char *cwd;       /* --chdir */
+    const char *out_dir;   /* --output DIR/%j.out, --error DIR/%j.err; no '%' */
+    int gpus;              /* whole GPUs (tstore_job_t.gpus) */
+    int gpu_milli;         /* per GPU; 0 = no GPU */
+    uint64_t gpu_mem;      /* --gpu-mem, bytes; 0 = the slice's default */
+    int cpu_milli;         /* --cpus-per-task (rounded up); 0 = Slurm's default */
+    uint64_t mem;          /* --mem (MiB, rounded up); 0 = Slurm's default */
+    int64_t time_limit_s;  /* --time (minutes, rounded up); 0 = the partition's */
+    unsigned shards;       /* the cluster's shards per GPU; 0 = --gpu-share alone */
+    bool no_requeue;       /* --no-requeue ("requeue": false) */
+    const char *partition; /* --partition; NULL or "": the cluster's default */
+    const char *qos;       /* --qos; NULL or "": the default */
 } tsj_submit_t;
 
 /* sbatch's argument vector, argv[0] = sbatch (the path), NULL-terminated, every string its

@@ -3,6 +3,7 @@
  * model's table), exit statuses, squeue --json as Slurm 22.05 prints it (and with slurmctld
  * down), sbatch's argument vector and what a hostile value cannot do to it, the batch script
  * run through sh, and what a failed sbatch means for the client. */
+#include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -313,6 +314,82 @@ static void test_view_state(void **state)
     }
 }
 
+/* slurm-queues: Tessel's queues onto partitions and QOS; what a mistake is told. */
+static void test_qmap(void **state)
+{
+    (void)state;
+    tsj_qmap_t *m;
+    size_t n;
+    tsl_error_t err;
+    assert_int_equal(
+        tsj_parse_qmap("  default=debug  gpu=gpu-a100,high\tcpu_x=batch.1 ", &m, &n, &err), 0);
+    assert_int_equal(n, 3);
+    assert_string_equal(m[0].queue, "default");
+    assert_string_equal(m[0].partition, "debug");
+    assert_string_equal(m[0].qos, "");
+    assert_string_equal(m[1].partition, "gpu-a100");
+    assert_string_equal(m[1].qos, "high");
+    assert_string_equal(m[2].queue, "cpu_x");
+    assert_ptr_equal(tsj_qmap_find(m, n, "gpu"), &m[1]);
+    assert_null(tsj_qmap_find(m, n, "nope"));
+    free(m);
+    assert_int_equal(tsj_parse_qmap("", &m, &n, &err), 0);
+    assert_int_equal(n, 0);
+    assert_null(m);
+    static const char *const bad[] = {
+        "default",       /* no partition */
+        "default=",      /* empty partition */
+        "=debug",        /* no queue */
+        "Default=debug", /* not a Tessel queue name */
+        "a=b,",          /* empty QOS */
+        "a=b,c,d",       /* a comma in the QOS */
+        "a=deb;ug",      /* not a Slurm name */
+        "a=--qos=x",     /* an option is no name... */
+        "a=b a=c",       /* twice */
+        "a=bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", /* 66 bytes */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        print_message("bad %zu: %s\n", i, bad[i]);
+        assert_int_equal(tsj_parse_qmap(bad[i], &m, &n, &err), -1);
+        assert_int_equal(errno, EINVAL);
+        assert_null(m);
+    }
+}
+
+/* sinfo --json of Slurm 22.05.8 (trimmed): the test cluster's two nodes, one partition with
+ * both and one with n2 alone. */
+static const char sinfo_ok[] =
+    "{\"meta\":{},\"errors\":[],\"nodes\":["
+    "{\"name\":\"n1\",\"partitions\":[\"debug\"],\"state\":\"mixed\",\"cpus\":8,"
+    "\"alloc_cpus\":1,\"gres\":\"gpu:2,shard:8\"},"
+    "{\"name\":\"n2\",\"partitions\":[\"debug\",\"big\"],\"state\":\"idle\",\"cpus\":8,"
+    "\"alloc_cpus\":0,\"gres\":\"gpu:2,shard:8\"}]}";
+
+static void test_parse_sinfo(void **state)
+{
+    (void)state;
+    tsj_partition_t *p;
+    size_t n;
+    tsl_error_t err;
+    assert_int_equal(tsj_parse_sinfo(sinfo_ok, strlen(sinfo_ok), &p, &n, &err), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(p[0].name, "debug");
+    assert_int_equal(p[0].nodes, 2);
+    assert_int_equal(p[0].cpus, 16);
+    assert_int_equal(p[0].alloc_cpus, 1);
+    assert_string_equal(p[0].node_names, "n1,n2");
+    assert_string_equal(p[0].states, "mixed,idle");
+    assert_string_equal(p[0].gres, "gpu:2,shard:8");
+    assert_string_equal(p[1].name, "big");
+    assert_string_equal(p[1].node_names, "n2");
+    assert_string_equal(p[1].states, "idle");
+    free(p);
+    assert_int_equal(tsj_parse_sinfo(squeue_down, strlen(squeue_down), &p, &n, &err), -1);
+    assert_int_equal(tsj_parse_sinfo("[]", 2, &p, &n, &err), -1);
+    assert_int_equal(tsj_parse_sinfo("{\"nodes\":[]}", 12, &p, &n, &err), 0);
+    assert_int_equal(n, 0);
+}
+
 static char **argv_of(const tsj_submit_t *s)
 {
     tsl_error_t err;
@@ -397,6 +474,19 @@ static void test_sbatch_argv(void **state)
     assert_true(has(a, "--cpus-per-task=2"));
     assert_true(has(a, "--mem=1025M"));
     assert_true(has(a, "--time=2"));
+    assert_false(has_prefix(a, "--partition"));
+    assert_false(has_prefix(a, "--qos"));
+    tsj_argv_free(a);
+    /* A queue's partition and QOS (slurm-queues). */
+    s = (tsj_submit_t){.cwd = "/", .out_dir = "/o", .partition = "gpu", .qos = "high"};
+    a = argv_of(&s);
+    assert_true(has(a, "--partition=gpu"));
+    assert_true(has(a, "--qos=high"));
+    tsj_argv_free(a);
+    s.qos = "";
+    a = argv_of(&s);
+    assert_true(has(a, "--partition=gpu"));
+    assert_false(has_prefix(a, "--qos"));
     tsj_argv_free(a);
 }
 
@@ -524,11 +614,18 @@ static void test_jobid_and_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_state_names),      cmocka_unit_test(test_parse_squeue),
-        cmocka_unit_test(test_applies),          cmocka_unit_test(test_plan_table),
-        cmocka_unit_test(test_plan_details),     cmocka_unit_test(test_sbatch_argv),
-        cmocka_unit_test(test_sbatch_hostile),   cmocka_unit_test(test_script),
-        cmocka_unit_test(test_jobid_and_errors), cmocka_unit_test(test_view_state),
+        cmocka_unit_test(test_state_names),
+        cmocka_unit_test(test_parse_squeue),
+        cmocka_unit_test(test_applies),
+        cmocka_unit_test(test_plan_table),
+        cmocka_unit_test(test_plan_details),
+        cmocka_unit_test(test_sbatch_argv),
+        cmocka_unit_test(test_sbatch_hostile),
+        cmocka_unit_test(test_script),
+        cmocka_unit_test(test_jobid_and_errors),
+        cmocka_unit_test(test_view_state),
+        cmocka_unit_test(test_qmap),
+        cmocka_unit_test(test_parse_sinfo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
