@@ -236,9 +236,11 @@ typedef struct {
     int64_t slurm_view_failed;  /* tessd_now_ms of the last failed poll's start, 0 = none */
     int64_t *slurm_mine;        /* Slurm ids of tesseld's own jobs, sorted (malloc'd) */
     size_t slurm_mine_n, slurm_mine_cap;
-    int64_t slurm_mine_after; /* the largest Tessel job id read into slurm_mine */
-    int slurm_inflight;       /* submissions between sbatch and their commit */
-    int64_t slurm_toggled;    /* tessd_now_ms of tesseld's last scontrol suspend/resume */
+    int64_t slurm_mine_after;    /* the largest Tessel job id read into slurm_mine */
+    int slurm_inflight;          /* submissions between sbatch and their commit */
+    int64_t slurm_toggled;       /* tessd_now_ms of tesseld's last scontrol suspend/resume */
+    struct tsj_qmap *slurm_qmap; /* slurm-queues: Tessel's queues onto partitions (malloc'd) */
+    size_t slurm_nqmap;
 
     /* Usage history (history.c): --history-interval (s), --history-retention (s); the writer
      * (its plan is read by GET /v1/history under the lock, the rest is the main thread's). */
@@ -453,6 +455,7 @@ void tessd_history_tick(tessd_t *d);
 /* api/history.c: frees GET /v1/history's cache of answers (at exit). */
 void api_history_cache_free(tessd_t *d);
 
+struct tsj_partition;
 /* slurm.c (--slurm; docs/slurm-backend.md).  None takes the lock or needs it but
  * tessd_slurm_view and _view_find (lock held).
  * tessd_slurm_submit: sbatch as the account of j->user (never root), cwd NULL = the user's log
@@ -481,6 +484,10 @@ int tessd_slurm_view(tessd_t *d);
 const struct tsj_seen *tessd_slurm_view_find(const tessd_t *d, int64_t slurm_id);
 /* At exit: the view's memory. */
 void tessd_slurm_free(tessd_t *d);
+/* sinfo --json, run as tesseld: the cluster's partitions (*out malloc'd, the caller frees it).
+ * 0, or -1 with why (Slurm cannot be read).  No lock needed, none held. */
+int tessd_slurm_partitions(tessd_t *d, struct tsj_partition **out, size_t *n, char *why,
+                           size_t len);
 void tessd_slurm_log_path(const tessd_t *d, const char *user, int64_t slurm_id, bool err, char *buf,
                           size_t len);
 

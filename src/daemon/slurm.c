@@ -333,6 +333,11 @@ int tessd_slurm_submit(tessd_t *d, const tstore_job_t *j, const char *cwd, int64
         .shards = (unsigned)d->slurm_shards,
         .no_requeue = j->no_requeue,
     };
+    const tsj_qmap_t *qm = tsj_qmap_find(d->slurm_qmap, d->slurm_nqmap, j->queue);
+    if (qm) {
+        s.partition = qm->partition;
+        s.qos = qm->qos;
+    }
     tsl_error_t err;
     char **argv = tsj_sbatch_argv(sbatch, &s, &err);
     char *script = argv ? tsj_script(j->user, j->argv_json, j->shell, j->env_json,
@@ -406,6 +411,33 @@ int tessd_slurm_suspend(tessd_t *d, int64_t slurm_id, bool suspend, char *why, s
     }
     free(c.out);
     return status;
+}
+
+int tessd_slurm_partitions(tessd_t *d, tsj_partition_t **out, size_t *n, char *why, size_t len)
+{
+    char sinfo[PATH_MAX + 16];
+    cmd_path(d, "sinfo", sinfo, sizeof sinfo);
+    char *argv[] = {sinfo, (char *)"--json", NULL};
+    cmd_t c;
+    *out = NULL;
+    *n = 0;
+    /* As tesseld itself: it only reads what every account of the cluster may read. */
+    if (run_cmd(d, NULL, argv, NULL, &c, why, len) < 0)
+        return -1;
+    int rc = 0;
+    tsl_error_t err;
+    if (c.timed_out) {
+        snprintf(why, len, "sinfo did not answer in %lu s", d->slurm_timeout_s);
+        rc = -1;
+    } else if (!WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0) {
+        snprintf(why, len, "sinfo: %.300s", c.err[0] ? c.err : "failed");
+        rc = -1;
+    } else if (tsj_parse_sinfo(c.out, c.outlen, out, n, &err) < 0) {
+        snprintf(why, len, "%s", err.text);
+        rc = -1;
+    }
+    free(c.out);
+    return rc;
 }
 
 /* ---- the poll ---------------------------------------------------------------------------- */

@@ -113,7 +113,7 @@ void tsj_view_state(const tsj_seen_t *s, tsj_view_t *v);
 #define TSJ_NAME_MAX 64
 
 /* One Tessel queue onto a Slurm partition and, optionally, a QOS (slurm-queues). */
-typedef struct {
+typedef struct tsj_qmap {
     char queue[TSJ_NAME_MAX + 1];
     char partition[TSJ_NAME_MAX + 1];
     char qos[TSJ_NAME_MAX + 1]; /* "" = the partition's or account's default QOS */
@@ -129,7 +129,7 @@ int tsj_parse_qmap(const char *text, tsj_qmap_t **out, size_t *n, tsl_error_t *e
 const tsj_qmap_t *tsj_qmap_find(const tsj_qmap_t *m, size_t n, const char *queue);
 
 /* A partition as `sinfo --json` shows it, summed over its nodes. */
-typedef struct {
+typedef struct tsj_partition {
     char name[TSJ_NAME_MAX + 1];
     int nodes, cpus, alloc_cpus;
     char node_names[256]; /* "n1,n2" (cut with "..." past the size) */

@@ -121,6 +121,7 @@ void api_nodes_list(thttp_req_t *, thttp_reply_t *, void *);
 void api_gpus_list(thttp_req_t *, thttp_reply_t *, void *);
 void api_history(thttp_req_t *, thttp_reply_t *, void *);
 void api_queues_list(thttp_req_t *, thttp_reply_t *, void *);
+void api_slurm_queues(thttp_req_t *, thttp_reply_t *, void *);
 void api_queues_get(thttp_req_t *, thttp_reply_t *, void *);
 void api_queues_create(thttp_req_t *, thttp_reply_t *, void *);
 void api_queues_update(thttp_req_t *, thttp_reply_t *, void *);

@@ -435,7 +435,7 @@ static int check_submit_limits(tessd_t *d, const tessd_caller_t *who, thttp_repl
 
 /* --slurm (docs/slurm-backend.md): the fields Tessel does not pass to Slurm yet, refused
  * rather than dropped. */
-static int slurm_refuse(json_t *body, const tstore_job_t *j, thttp_reply_t *rep)
+static int slurm_refuse(tessd_t *d, json_t *body, const tstore_job_t *j, thttp_reply_t *rep)
 {
     static const char *const later[] = {"after", "array"};
     for (size_t i = 0; i < sizeof later / sizeof later[0]; i++) {
@@ -446,9 +446,20 @@ static int slurm_refuse(json_t *body, const tstore_job_t *j, thttp_reply_t *rep)
             return -1;
         }
     }
-    if (strcmp(j->queue, "default") != 0)
-        BAD("queue", "queue: Slurm jobs go to the cluster's default partition (queue 'default') "
-                     "with tesseld --slurm, for now");
+    /* A queue goes to its partition (slurm-queues); default, when not mapped, to the
+     * cluster's default partition. */
+    if (strcmp(j->queue, "default") != 0 &&
+        !tsj_qmap_find(d->slurm_qmap, d->slurm_nqmap, j->queue)) {
+        char names[512] = "default";
+        for (size_t i = 0; i < d->slurm_nqmap; i++)
+            if (strcmp(d->slurm_qmap[i].queue, "default") != 0 &&
+                strlen(names) + strlen(d->slurm_qmap[i].queue) + 3 < sizeof names)
+                strcat(strcat(names, ", "), d->slurm_qmap[i].queue);
+        BAD("queue",
+            "queue '%s' has no Slurm partition (slurm-queues in tesseld.conf maps Tessel's queues "
+            "onto partitions); the queues are: %s",
+            j->queue, names);
+    }
     if (j->klass != TSTORE_CLASS_TRAINING || j->priority != 0)
         BAD(j->priority ? "priority" : "class",
             "class and priority are Slurm's own with tesseld --slurm (not passed yet)");
@@ -490,7 +501,7 @@ static void slurm_submit(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, json_
     json_t *gm = json_object_get(body, "gpu_mem");
     bool mem_given = gm && !json_is_null(gm);
     if (check_submit_limits(d, &who, rep) < 0 || parse_submit(d, body, &j, rep) < 0 ||
-        slurm_refuse(body, &j, rep) < 0 || api_batch_parse(body, &j, &batch, rep) < 0)
+        slurm_refuse(d, body, &j, rep) < 0 || api_batch_parse(body, &j, &batch, rep) < 0)
         goto out;
     if (!mem_given)
         j.gpu_mem = 0; /* the slice's default, the node's plugin decides */
