@@ -4,8 +4,8 @@
 # owner (and to the admin), and `tessel suspend` / `resume` of tesseld's Slurm jobs.  Checked:
 # tslra's own sbatch jobs (pending, running, ended with exit 3) show in `tessel ps -a`, --json
 # and GET /v1/jobs?origin=slurm as slurm:N with Slurm's states mapped onto the job model's;
-# tslrb sees none of them, the admin all; `show` works, `kill`, `suspend` and the API's cancel
-# answer 409 "not a Tessel job ... use scancel" and change nothing; they are never in the store
+# tslrb sees none of them, the admin all; `show` works, `kill`, `suspend`, `logs`, the API's
+# cancel and events answer 409 "not a Tessel job ... use scancel" and change nothing; they are never in the store
 # (GET /v1/jobs); tesseld's own Slurm jobs are not listed as direct.  Suspend: the owner (not
 # another user) suspends and resumes a running Slurm job, Slurm says SUSPENDED / RUNNING, the
 # job model says suspended / running with the events; a suspended job is killed; an operator's
@@ -122,8 +122,17 @@ sock_api tslra POST "/v1/jobs/slurm:$DR/cancel"
 is "$CODE $(jget .error.code)" "409 conflict" "the API's cancel answers 409"
 sock_api tslra POST "/v1/jobs/slurm:$DR/suspend"
 is "$CODE $(jget .error.code)" "409 conflict" "so does suspend"
+sock_api tslra GET "/v1/jobs/slurm:$DR/logs"
+is "$CODE $(jget .error.code)" "409 conflict" "its logs: 409 (its output is where its sbatch put it)"
+cli tslra logs "slurm:$DR" >"$TD/l" 2>&1
+is "$([ $? != 0 ] && echo fails) $(grep -c 'not a Tessel job' "$TD/l")" "fails 1" \
+    "tessel logs slurm:$DR says so"
+sock_api tslra GET "/v1/jobs/slurm:$DR/events"
+is "$CODE" 409 "its events: 409"
 sock_api tslrb POST "/v1/jobs/slurm:$DR/cancel"
 is "$CODE" 404 "tslrb's cancel of it: 404"
+sock_api tslrb GET "/v1/jobs/slurm:$DR/logs"
+is "$CODE" 404 "nor its logs (404)"
 is "$(tsc_state "$DR") $(njobs)" "RUNNING 0" "it still runs in Slurm, and nothing is in the store"
 
 # ---- tesseld's own Slurm jobs are not direct ones; suspend and resume ------------------------
