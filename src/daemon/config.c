@@ -11,6 +11,7 @@
 
 #include "agent/gpu.h"
 #include "daemon/config.h"
+#include "daemon/slurmjob.h"
 #include "libutil/batchspec.h"
 #include "libutil/duration.h"
 #include "libutil/size.h"
@@ -51,6 +52,7 @@ static int check_abs(const char *v, tsl_error_t *err);
 static int check_fake(const char *v, tsl_error_t *err);
 static int check_policy(const char *v, tsl_error_t *err);
 static int check_kill_step(const char *v, tsl_error_t *err);
+static int check_qmap(const char *v, tsl_error_t *err);
 static int set_disk_reserve(tessd_conf_t *c, const char *v, tsl_error_t *err);
 static int set_kill_wait(tessd_conf_t *c, const char *v, tsl_error_t *err);
 static int set_admin_rate(tessd_conf_t *c, const char *v, tsl_error_t *err);
@@ -123,6 +125,7 @@ const tessd_opt_t tessd_opts[] = {
     {"slurm-poll", T_UINT, F(slurm_poll), .lo = 1, .hi = 60, .def = "1"},
     {"slurm-timeout", T_UINT, F(slurm_timeout), .lo = 1, .hi = 600, .def = "20"},
     {"slurm-output-dir", T_STR, F(slurm_output_dir), .check = check_abs},
+    {"slurm-queues", T_STR, F(slurm_queues), .check = check_qmap},
     /* For tests only: flags, not keys of the file. */
     {"test-kill-at", T_STR, F(test_kill_at), .flags = FLAG, .check = check_kill_step},
     {"test-tick-ms", T_UINT, F(test_tick_ms), .lo = 1, .hi = 3600000, .flags = FLAG},
@@ -147,6 +150,17 @@ static int check_abs(const char *v, tsl_error_t *err)
 {
     if (v[0] && v[0] != '/')
         return tsl_errprintf(err, "expected an absolute path");
+    return 0;
+}
+
+/* slurm-queues: QUEUE=PARTITION[,QOS] ... (slurmjob.h). */
+static int check_qmap(const char *v, tsl_error_t *err)
+{
+    tsj_qmap_t *m;
+    size_t n;
+    if (tsj_parse_qmap(v, &m, &n, err) < 0)
+        return -1;
+    free(m);
     return 0;
 }
 
@@ -655,7 +669,7 @@ int tessd_conf_check(const tessd_conf_t *c, tsl_error_t *err)
         return tsl_errprintf(err, "give one of --socket and --no-socket");
     if (c->slurm) {
         /* The commands tesseld runs, by absolute path (never found through a PATH). */
-        static const char *const cmds[] = {"sbatch", "squeue", "scancel"};
+        static const char *const cmds[] = {"sbatch", "squeue", "scancel", "scontrol", "sinfo"};
         for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
             char path[PATH_MAX + 16];
             snprintf(path, sizeof path, "%s/%s", c->slurm_bin, cmds[i]);

@@ -83,6 +83,7 @@ typedef struct {
     char slurm_bin[PATH_MAX];
     unsigned long slurm_shards, slurm_poll, slurm_timeout;
     char slurm_output_dir[PATH_MAX];
+    char slurm_queues[1024]; /* QUEUE=PARTITION[,QOS] ... (slurmjob.h, tsj_parse_qmap) */
     char test_kill_at[16];
     unsigned long test_tick_ms, test_pass_gap_ms;
     /* The normalised text of each option's value, in table order (for --check-config and to

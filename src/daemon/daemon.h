@@ -225,6 +225,22 @@ typedef struct {
     int64_t slurm_next_poll;    /* main thread: the next poll (tessd_mono_ms) */
     atomic_bool slurm_poll_now; /* a handler asks for a poll at the next pass */
     bool slurm_failing;         /* main thread: the last poll failed (logged once) */
+    /* The jobs submitted to Slurm directly (not through tesseld), as the last poll read them
+     * (slurm.c, read-only: GET /v1/jobs?origin=slurm), lock held for all of these. */
+    struct tsj_seen *slurm_view; /* malloc'd, by Slurm id; NULL when none */
+    size_t slurm_view_n;
+    uint64_t slurm_view_gen;    /* polls that answered (0: never read) */
+    int64_t slurm_view_at;      /* tessd_now_ms of the squeue the view comes from */
+    int64_t slurm_view_wanted;  /* tessd_mono_ms of the last read of the view */
+    char slurm_view_error[256]; /* why the last poll failed, "" when it did not */
+    int64_t slurm_view_failed;  /* tessd_now_ms of the last failed poll's start, 0 = none */
+    int64_t *slurm_mine;        /* Slurm ids of tesseld's own jobs, sorted (malloc'd) */
+    size_t slurm_mine_n, slurm_mine_cap;
+    int64_t slurm_mine_after;    /* the largest Tessel job id read into slurm_mine */
+    int slurm_inflight;          /* submissions between sbatch and their commit */
+    int64_t slurm_toggled;       /* tessd_now_ms of tesseld's last scontrol suspend/resume */
+    struct tsj_qmap *slurm_qmap; /* slurm-queues: Tessel's queues onto partitions (malloc'd) */
+    size_t slurm_nqmap;
 
     /* Usage history (history.c): --history-interval (s), --history-retention (s); the writer
      * (its plan is read by GET /v1/history under the lock, the rest is the main thread's). */
@@ -439,7 +455,9 @@ void tessd_history_tick(tessd_t *d);
 /* api/history.c: frees GET /v1/history's cache of answers (at exit). */
 void api_history_cache_free(tessd_t *d);
 
-/* slurm.c (--slurm; docs/slurm-backend.md).  None takes the lock or needs it.
+struct tsj_partition;
+/* slurm.c (--slurm; docs/slurm-backend.md).  None takes the lock or needs it but
+ * tessd_slurm_view and _view_find (lock held).
  * tessd_slurm_submit: sbatch as the account of j->user (never root), cwd NULL = the user's log
  * directory; 201 and *slurm_id, or an HTTP status (400, 422 refused, 500, 503 slurmctld
  * unreachable) with one line in why.  tessd_slurm_cancel: scancel as the account of user; 200,
@@ -452,6 +470,24 @@ int tessd_slurm_submit(tessd_t *d, const tstore_job_t *j, const char *cwd, int64
 int tessd_slurm_cancel(tessd_t *d, const char *user, int64_t slurm_id, char *why, size_t len);
 void tessd_slurm_tick(tessd_t *d);
 void tessd_slurm_poll_soon(tessd_t *d);
+/* scontrol suspend (suspend true) or resume of Slurm job slurm_id, run as tesseld itself (root:
+ * only an operator may; the caller checked Tessel's ACL).  200, or a status (409 Slurm refused,
+ * 503 slurmctld unreachable, 500) with why.  No lock needed, none held. */
+int tessd_slurm_suspend(tessd_t *d, int64_t slurm_id, bool suspend, char *why, size_t len);
+/* Lock held: the view of the jobs submitted to Slurm directly, fresh (read by a poll that began
+ * after this call, waiting for it at most the command's timeout) unless a poll at most
+ * --slurm-poll seconds old is there.  The view stays refreshed by the poll for a minute after
+ * each call.  0, or -1 when no poll answered (d->slurm_view_error says why; the view is the
+ * last one read, possibly none). */
+int tessd_slurm_view(tessd_t *d);
+/* The view's entry of Slurm job id (lock held), NULL when it is not a direct job it holds. */
+const struct tsj_seen *tessd_slurm_view_find(const tessd_t *d, int64_t slurm_id);
+/* At exit: the view's memory. */
+void tessd_slurm_free(tessd_t *d);
+/* sinfo --json, run as tesseld: the cluster's partitions (*out malloc'd, the caller frees it).
+ * 0, or -1 with why (Slurm cannot be read).  No lock needed, none held. */
+int tessd_slurm_partitions(tessd_t *d, struct tsj_partition **out, size_t *n, char *why,
+                           size_t len);
 void tessd_slurm_log_path(const tessd_t *d, const char *user, int64_t slurm_id, bool err, char *buf,
                           size_t len);
 

@@ -1,7 +1,8 @@
 /* slurm.c - tesseld --slurm (docs/slurm-backend.md): the Slurm commands run as the job's owner
- * (sbatch, scancel) or as tesseld (squeue), the users' log directories, and the poll that
- * records what Slurm says of the jobs through the job model.  The pure parts (arguments,
- * script, squeue's JSON, the mapping of states) are slurmjob.c's.
+ * (sbatch, scancel) or as tesseld (squeue; scontrol suspend/resume, an operator's), the users'
+ * log directories, the poll that records what Slurm says of the jobs through the job model, and
+ * the in-memory view of the jobs submitted to Slurm directly that the same poll refreshes.  The
+ * pure parts (arguments, script, squeue's JSON, the mapping of states) are slurmjob.c's.
  *
  * Processes: a command is a child forked here and waited for here (waitpid on its pid); in
  * --slurm mode the tick that reaps with waitpid(-1) does not run (no shim), so no other thread
@@ -332,6 +333,11 @@ int tessd_slurm_submit(tessd_t *d, const tstore_job_t *j, const char *cwd, int64
         .shards = (unsigned)d->slurm_shards,
         .no_requeue = j->no_requeue,
     };
+    const tsj_qmap_t *qm = tsj_qmap_find(d->slurm_qmap, d->slurm_nqmap, j->queue);
+    if (qm) {
+        s.partition = qm->partition;
+        s.qos = qm->qos;
+    }
     tsl_error_t err;
     char **argv = tsj_sbatch_argv(sbatch, &s, &err);
     char *script = argv ? tsj_script(j->user, j->argv_json, j->shell, j->env_json,
@@ -384,10 +390,195 @@ int tessd_slurm_cancel(tessd_t *d, const char *user, int64_t slurm_id, char *why
     return status;
 }
 
+int tessd_slurm_suspend(tessd_t *d, int64_t slurm_id, bool suspend, char *why, size_t len)
+{
+    char scontrol[PATH_MAX + 16], id[32];
+    cmd_path(d, "scontrol", scontrol, sizeof scontrol);
+    snprintf(id, sizeof id, "%lld", (long long)slurm_id);
+    char *argv[] = {scontrol, suspend ? (char *)"suspend" : (char *)"resume", id, NULL};
+    cmd_t c;
+    /* As tesseld itself (root): Slurm lets only an operator suspend (22.05: a user's own
+     * `scontrol suspend` is refused). */
+    if (run_cmd(d, NULL, argv, NULL, &c, why, len) < 0)
+        return 500;
+    int status = 200;
+    if (c.timed_out || !WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0) {
+        char text[SLURM_ERR_MAX + 256];
+        snprintf(text, sizeof text, "%s\n%.200s", c.err, c.out);
+        status = tsj_sbatch_error(text, c.timed_out, why, len);
+        if (status == 422)
+            status = 409;
+    }
+    free(c.out);
+    return status;
+}
+
+int tessd_slurm_partitions(tessd_t *d, tsj_partition_t **out, size_t *n, char *why, size_t len)
+{
+    char sinfo[PATH_MAX + 16];
+    cmd_path(d, "sinfo", sinfo, sizeof sinfo);
+    char *argv[] = {sinfo, (char *)"--json", NULL};
+    cmd_t c;
+    *out = NULL;
+    *n = 0;
+    /* As tesseld itself: it only reads what every account of the cluster may read. */
+    if (run_cmd(d, NULL, argv, NULL, &c, why, len) < 0)
+        return -1;
+    int rc = 0;
+    tsl_error_t err;
+    if (c.timed_out) {
+        snprintf(why, len, "sinfo did not answer in %lu s", d->slurm_timeout_s);
+        rc = -1;
+    } else if (!WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0) {
+        snprintf(why, len, "sinfo: %.300s", c.err[0] ? c.err : "failed");
+        rc = -1;
+    } else if (tsj_parse_sinfo(c.out, c.outlen, out, n, &err) < 0) {
+        snprintf(why, len, "%s", err.text);
+        rc = -1;
+    }
+    free(c.out);
+    return rc;
+}
+
 /* ---- the poll ---------------------------------------------------------------------------- */
 
-/* Apply the plan of one job (lock held). */
-static void apply_seen(tessd_t *d, int64_t id, const tsj_seen_t *s, int64_t now)
+/* How long the poll keeps the view of direct jobs fresh after a read of it, with no active job
+ * of tesseld's: a console open on the job list reads it every few seconds; a minute without
+ * one stops the polls (none at all while nobody looks and tesseld has no active job). */
+#define SLURM_VIEW_KEEP_MS 60000
+/* A poll starts at least this many times its predecessor's duration after it: polls take at
+ * most a tenth of the time (tessd_slurm_tick). */
+#define SLURM_POLL_SPACING 10
+
+static int cmp_id(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Lock held: the Slurm ids of tesseld's jobs submitted since the last read, into d->slurm_mine
+ * (every one ever, less those below lowest, the smallest id squeue lists: Slurm's ids only
+ * grow, so no job squeue lists later has one of those).  0, or -1 with err. */
+static int mine_update(tessd_t *d, int64_t lowest, tsl_error_t *err)
+{
+    tstore_slurm_pair_t *v = NULL;
+    size_t n = 0;
+    if (tstore_slurm_since(d->store, d->slurm_mine_after, &v, &n, err) < 0)
+        return -1;
+    if (d->slurm_mine_n + n > d->slurm_mine_cap) {
+        size_t cap = (d->slurm_mine_n + n) * 2 + 64;
+        int64_t *nm = realloc(d->slurm_mine, cap * sizeof *nm);
+        if (!nm) {
+            free(v);
+            errno = ENOMEM;
+            return tsl_errprintf(err, "Slurm ids: out of memory");
+        }
+        d->slurm_mine = nm;
+        d->slurm_mine_cap = cap;
+    }
+    for (size_t i = 0; i < n; i++) {
+        d->slurm_mine[d->slurm_mine_n++] = v[i].slurm_id;
+        d->slurm_mine_after = v[i].job;
+    }
+    free(v);
+    if (n)
+        qsort(d->slurm_mine, d->slurm_mine_n, sizeof *d->slurm_mine, cmp_id);
+    size_t k = 0;
+    while (k < d->slurm_mine_n && d->slurm_mine[k] < lowest)
+        k++;
+    if (k) {
+        memmove(d->slurm_mine, d->slurm_mine + k, (d->slurm_mine_n - k) * sizeof *d->slurm_mine);
+        d->slurm_mine_n -= k;
+    }
+    return 0;
+}
+
+static bool is_mine(const tessd_t *d, int64_t sid)
+{
+    return d->slurm_mine_n &&
+           bsearch(&sid, d->slurm_mine, d->slurm_mine_n, sizeof sid, cmp_id) != NULL;
+}
+
+const tsj_seen_t *tessd_slurm_view_find(const tessd_t *d, int64_t slurm_id)
+{
+    for (size_t lo = 0, hi = d->slurm_view_n; lo < hi;) {
+        size_t mid = lo + (hi - lo) / 2;
+        int64_t x = d->slurm_view[mid].slurm_id;
+        if (x == slurm_id)
+            return &d->slurm_view[mid];
+        if (x < slurm_id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* Lock held: the view from one squeue's jobs (seen[0..ns), by Slurm id): those that are not
+ * tesseld's and whose state this build knows.  A job new to the view while a submission of
+ * tesseld's is between its sbatch and its commit may be that submission's: it waits for the
+ * next poll.  Takes seen's entries it keeps; 0, or -1 with err (the view left as it was). */
+static int view_update(tessd_t *d, const tsj_seen_t *seen, size_t ns, int64_t at, tsl_error_t *err)
+{
+    if (mine_update(d, ns ? seen[0].slurm_id : 0, err) < 0)
+        return -1;
+    tsj_seen_t *v = ns ? malloc(ns * sizeof *v) : NULL;
+    if (ns && !v) {
+        errno = ENOMEM;
+        return tsl_errprintf(err, "the Slurm view: out of memory");
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < ns; i++) {
+        const tsj_seen_t *s = &seen[i];
+        if (!s->known || is_mine(d, s->slurm_id))
+            continue;
+        if (d->slurm_inflight > 0 && !tessd_slurm_view_find(d, s->slurm_id))
+            continue;
+        v[n++] = *s;
+    }
+    free(d->slurm_view);
+    d->slurm_view = n ? v : NULL;
+    if (!n)
+        free(v);
+    d->slurm_view_n = n;
+    d->slurm_view_at = at;
+    d->slurm_view_gen++;
+    d->slurm_view_error[0] = '\0';
+    return 0;
+}
+
+void tessd_slurm_free(tessd_t *d)
+{
+    free(d->slurm_view);
+    free(d->slurm_mine);
+    d->slurm_view = NULL;
+    d->slurm_mine = NULL;
+    d->slurm_view_n = d->slurm_mine_n = d->slurm_mine_cap = 0;
+}
+
+int tessd_slurm_view(tessd_t *d)
+{
+    int64_t now = tessd_mono_ms(), asked = tessd_now_ms();
+    bool idle = !d->slurm_view_wanted || now - d->slurm_view_wanted > SLURM_VIEW_KEEP_MS;
+    d->slurm_view_wanted = now;
+    /* Fresh enough: a poll at most a period old, while the polls run (someone looked within
+     * the minute, or tesseld has active jobs: the poll runs then anyway). */
+    if (d->slurm_view_gen && !idle &&
+        asked - d->slurm_view_at <= (int64_t)d->slurm_poll_s * 1000 + 1000)
+        return 0;
+    /* Else a poll whose squeue starts after this call (a job sbatch'd just before is in it),
+     * or its failure; woken at every poll's end (tessd_wake_waiters of id 0). */
+    int64_t deadline = now + (int64_t)d->slurm_timeout_s * 1000 + 1000;
+    tessd_slurm_poll_soon(d);
+    while (!(d->slurm_view_gen && d->slurm_view_at >= asked) && d->slurm_view_failed < asked &&
+           tessd_mono_ms() < deadline && !atomic_load(&d->stopping))
+        if (tessd_wait_job(d, 0, deadline) < 0)
+            break;
+    return d->slurm_view_gen && d->slurm_view_at >= asked ? 0 : -1;
+}
+
+/* Apply the plan of one job (lock held), from what a squeue begun at `at` said. */
+static void apply_seen(tessd_t *d, int64_t id, const tsj_seen_t *s, int64_t now, int64_t at)
 {
     tstore_job_t j;
     tsl_error_t err;
@@ -410,6 +601,11 @@ static void apply_seen(tessd_t *d, int64_t id, const tsj_seen_t *s, int64_t now)
     }
     tsj_plan_t p;
     tsj_plan(&j, s, now, &p);
+    /* A squeue begun before tesseld's own last suspend or resume ended may say what was true
+     * before it: such a squeue does not suspend or resume (the next poll says what is). */
+    if (p.n == 1 && (p.ev[0] == TJM_EV_SUSPEND || p.ev[0] == TJM_EV_RESUME) &&
+        d->slurm_toggled >= at)
+        p.n = 0;
     if (p.wait_code[0])
         tstore_job_set_wait(d->store, id, p.wait_code, p.wait_code, NULL);
     for (int i = 0; i < p.n; i++) {
@@ -440,8 +636,9 @@ static int poll_jobs(tessd_t *d, const tstore_slurm_pair_t *jobs, size_t n, char
     cmd_path(d, "squeue", squeue, sizeof squeue);
     char *argv[] = {squeue, (char *)"--json", (char *)"--states=all", NULL};
     cmd_t c;
+    int64_t at = tessd_now_ms();
     if (run_cmd(d, NULL, argv, NULL, &c, why, len) < 0)
-        return -1;
+        goto failed;
     tsj_seen_t *seen = NULL;
     size_t ns = 0;
     tsl_error_t err;
@@ -462,7 +659,7 @@ static int poll_jobs(tessd_t *d, const tstore_slurm_pair_t *jobs, size_t n, char
     free(c.out);
     if (rc < 0) {
         free(seen);
-        return -1;
+        goto failed;
     }
     qsort(seen, ns, sizeof *seen, cmp_seen);
     int64_t now = tessd_now_ms();
@@ -470,11 +667,24 @@ static int poll_jobs(tessd_t *d, const tstore_slurm_pair_t *jobs, size_t n, char
     for (size_t i = 0; i < n; i++) {
         tsj_seen_t key = {.slurm_id = jobs[i].slurm_id};
         const tsj_seen_t *s = ns ? bsearch(&key, seen, ns, sizeof *seen, cmp_seen) : NULL;
-        apply_seen(d, jobs[i].job, s, now);
+        apply_seen(d, jobs[i].job, s, now, at);
     }
+    /* The jobs submitted to Slurm directly, for GET /v1/jobs?origin=slurm. */
+    if (view_update(d, seen, ns, at, &err) < 0) {
+        snprintf(d->slurm_view_error, sizeof d->slurm_view_error, "%s", err.text);
+        d->slurm_view_failed = at;
+    }
+    tessd_wake_waiters(d, 0);
     pthread_mutex_unlock(&d->lock);
     free(seen);
     return 0;
+failed:
+    pthread_mutex_lock(&d->lock);
+    snprintf(d->slurm_view_error, sizeof d->slurm_view_error, "%s", why);
+    d->slurm_view_failed = at;
+    tessd_wake_waiters(d, 0);
+    pthread_mutex_unlock(&d->lock);
+    return -1;
 }
 
 void tessd_slurm_poll_soon(tessd_t *d)
@@ -495,18 +705,28 @@ void tessd_slurm_tick(tessd_t *d)
     tsl_error_t err;
     pthread_mutex_lock(&d->lock);
     int rc = tstore_slurm_active(d->store, &jobs, &n, &err);
+    bool viewed = d->slurm_view_wanted && now - d->slurm_view_wanted <= SLURM_VIEW_KEEP_MS;
     pthread_mutex_unlock(&d->lock);
     if (rc < 0) {
         tessd_log("slurm: %s", err.text);
         return;
     }
-    if (n == 0) {
+    if (n == 0 && !viewed) {
         free(jobs);
-        return; /* no active Slurm job: no command */
+        return; /* no active Slurm job and nobody looks at the direct ones: no command */
     }
     char why[512] = "";
     bool failed = poll_jobs(d, jobs, n, why, sizeof why) < 0;
     free(jobs);
+    /* At most a tenth of the time in polls: squeue --json lists every job slurmctld
+     * holds (ended ones for MinJobAge), and with many held a poll takes long enough to compete
+     * with the submissions for slurmctld and the CPUs (bench/slurm/submit.sh, 2026-11-27: the
+     * polls were about half of tesseld's CPU a submission with ~1,000 jobs held, polled every
+     * second).  The next one waits SLURM_POLL_SPACING times this one's duration (an
+     * explicit request, tessd_slurm_poll_soon, still polls at once). */
+    int64_t took = tessd_mono_ms() - now;
+    if (d->slurm_next_poll < now + took * SLURM_POLL_SPACING)
+        d->slurm_next_poll = now + took * SLURM_POLL_SPACING;
     if (failed && !d->slurm_failing)
         tessd_log("slurm: cannot read the jobs' states (%s); the jobs stay as they are and are "
                   "looked at again every %lu s",

@@ -26,7 +26,7 @@ static const struct {
     {"CONFIGURING", -2},
     {"RUNNING", TSJ_RUNNING},
     {"COMPLETING", TSJ_RUNNING},
-    {"SUSPENDED", TSJ_RUNNING},
+    {"SUSPENDED", TSJ_SUSPENDED},
     {"SIGNALING", TSJ_RUNNING},
     {"STAGE_OUT", TSJ_RUNNING},
     {"RESIZING", TSJ_RUNNING},
@@ -44,10 +44,10 @@ static const struct {
 };
 
 static const char *const tsj_names[TSJ_NSTATES] = {
-    [TSJ_PENDING] = "pending",     [TSJ_RUNNING] = "running",     [TSJ_COMPLETED] = "completed",
-    [TSJ_FAILED] = "failed",       [TSJ_CANCELLED] = "cancelled", [TSJ_TIMEOUT] = "timeout",
-    [TSJ_OOM] = "out_of_memory",   [TSJ_NODE_FAIL] = "node_fail", [TSJ_LAUNCH_FAIL] = "launch_fail",
-    [TSJ_PREEMPTED] = "preempted",
+    [TSJ_PENDING] = "pending",         [TSJ_RUNNING] = "running",     [TSJ_SUSPENDED] = "suspended",
+    [TSJ_COMPLETED] = "completed",     [TSJ_FAILED] = "failed",       [TSJ_CANCELLED] = "cancelled",
+    [TSJ_TIMEOUT] = "timeout",         [TSJ_OOM] = "out_of_memory",   [TSJ_NODE_FAIL] = "node_fail",
+    [TSJ_LAUNCH_FAIL] = "launch_fail", [TSJ_PREEMPTED] = "preempted",
 };
 
 int tsj_state_parse(const char *name, bool started)
@@ -119,6 +119,13 @@ int tsj_parse_squeue(const char *text, size_t len, tsj_seen_t **out, size_t *n, 
         copy_str(o, "nodes", s->nodes, sizeof s->nodes);
         copy_str(o, "state_reason", s->reason, sizeof s->reason);
         copy_str(o, "user_name", s->user, sizeof s->user);
+        copy_str(o, "name", s->name, sizeof s->name);
+        copy_str(o, "partition", s->partition, sizeof s->partition);
+        json_t *sub = json_object_get(o, "submit_time"), *end = json_object_get(o, "end_time");
+        json_t *cpus = json_object_get(o, "cpus");
+        s->submit_time = json_is_integer(sub) ? json_integer_value(sub) : 0;
+        s->end_time = json_is_integer(end) ? json_integer_value(end) : 0;
+        s->cpus = json_is_integer(cpus) ? (int)json_integer_value(cpus) : 0;
         /* Slurm gives a pending job an expected start time: started means nodes are given. */
         int state = tsj_state_parse(json_string_value(st), s->nodes[0] != '\0');
         s->known = state >= 0;
@@ -247,7 +254,10 @@ void tsj_plan(const tstore_job_t *j, const tsj_seen_t *s, int64_t now_ms, tsj_pl
         p->chg[0].now_ms = now_ms;
         p->chg[0].placement_json = p->placement;
         p->ev[p->n++] = TJM_EV_START;
-        if (ended) {
+        if (s && s->state == TSJ_SUSPENDED) {
+            p->chg[1].now_ms = now_ms;
+            p->ev[p->n++] = TJM_EV_SUSPEND;
+        } else if (ended) {
             /* The start as the end's job sees it: running, as after the start. */
             tstore_job_t started = *j;
             started.state = TSTORE_RUNNING;
@@ -255,8 +265,23 @@ void tsj_plan(const tstore_job_t *j, const tsj_seen_t *s, int64_t now_ms, tsj_pl
         }
         return;
     }
-    if (j->state == TSTORE_RUNNING && ended)
+    if (j->state == TSTORE_RUNNING && ended) {
         plan_end(j, s, p, now_ms);
+        return;
+    }
+    /* Held or let go by an operator (scontrol suspend/resume: tesseld's own, for tessel
+     * suspend, or another's): the job model's suspend and resume.  Not while a stop is under
+     * way (the model's guard): the stop's end comes next. */
+    if (!s || j->state != TSTORE_RUNNING)
+        return;
+    bool held = j->suspended_ms > 0;
+    if (s->state == TSJ_SUSPENDED && !held && !j->cancel_ms && !j->preempt_ms) {
+        p->chg[0].now_ms = now_ms;
+        p->ev[p->n++] = TJM_EV_SUSPEND;
+    } else if (held && s->state == TSJ_RUNNING) {
+        p->chg[0].now_ms = now_ms;
+        p->ev[p->n++] = TJM_EV_RESUME;
+    }
     /* Running in both, or pending again in Slurm (its requeue): nothing to record (the job
      * model has no running -> pending but for Tessel's own preemption and recovery). */
 }
@@ -289,7 +314,7 @@ static int add_arg(char **argv, size_t *n, tsl_error_t *err, const char *fmt, ..
 }
 
 /* Most arguments tsj_sbatch_argv writes, with the NULL. */
-#define SBATCH_MAX_ARGS 20
+#define SBATCH_MAX_ARGS 22
 
 char **tsj_sbatch_argv(const char *sbatch, const tsj_submit_t *s, tsl_error_t *err)
 {
@@ -303,6 +328,12 @@ char **tsj_sbatch_argv(const char *sbatch, const tsj_submit_t *s, tsl_error_t *e
     if (!s->cwd || s->cwd[0] != '/' || has_control(s->cwd)) {
         errno = EINVAL;
         tsl_errprintf(err, "cwd must be an absolute path without control characters");
+        return NULL;
+    }
+    if ((s->partition && (has_control(s->partition) || strchr(s->partition, ' '))) ||
+        (s->qos && (has_control(s->qos) || strchr(s->qos, ' ')))) {
+        errno = EINVAL;
+        tsl_errprintf(err, "a partition or QOS name must be one printable word");
         return NULL;
     }
     if (!s->out_dir || s->out_dir[0] != '/' || strchr(s->out_dir, '%') || has_control(s->out_dir)) {
@@ -352,6 +383,10 @@ char **tsj_sbatch_argv(const char *sbatch, const tsj_submit_t *s, tsl_error_t *e
         rc = rc ?: add_arg(argv, &n, err, "--no-requeue");
     if (s->time_limit_s > 0)
         rc = rc ?: add_arg(argv, &n, err, "--time=%" PRId64, (s->time_limit_s + 59) / 60);
+    if (s->partition && s->partition[0])
+        rc = rc ?: add_arg(argv, &n, err, "--partition=%s", s->partition);
+    if (s->qos && s->qos[0])
+        rc = rc ?: add_arg(argv, &n, err, "--qos=%s", s->qos);
     if (rc < 0) {
         tsj_argv_free(argv);
         return NULL;
@@ -534,4 +569,247 @@ bool tsj_applies(const tsj_seen_t *s, const char *owner)
     if (!s->known)
         return false;
     return !s->user[0] || !owner || strcmp(s->user, owner) == 0;
+}
+
+void tsj_view_state(const tsj_seen_t *s, tsj_view_t *v)
+{
+    memset(v, 0, sizeof *v);
+    int ws = s->wait_status;
+    int sig = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0, ex = WIFSIGNALED(ws) ? -1 : WEXITSTATUS(ws);
+    v->state = TSTORE_FAILED;
+    switch (s->state) {
+    case TSJ_PENDING:
+        v->state = TSTORE_PENDING;
+        return;
+    case TSJ_SUSPENDED:
+        v->suspended = true;
+        /* fall through */
+    case TSJ_RUNNING:
+        v->state = TSTORE_RUNNING;
+        return;
+    case TSJ_COMPLETED:
+        v->state = TSTORE_SUCCEEDED;
+        v->cause = TJM_CAUSE_EXIT;
+        sig = 0;
+        ex = 0;
+        break;
+    case TSJ_FAILED:
+        v->cause = sig ? TJM_CAUSE_SIGNAL : TJM_CAUSE_EXIT;
+        if (!sig && ex == 0)
+            ex = 1; /* as tsj_plan: FAILED with a status of 0 failed all the same */
+        break;
+    case TSJ_CANCELLED:
+        v->state = TSTORE_CANCELLED;
+        v->cause = TJM_CAUSE_CANCELLED;
+        break;
+    case TSJ_TIMEOUT:
+        v->cause = TJM_CAUSE_TIME_LIMIT;
+        break;
+    case TSJ_OOM:
+        v->cause = TJM_CAUSE_HOST_OOM;
+        break;
+    case TSJ_NODE_FAIL:
+        v->cause = TJM_CAUSE_LOST;
+        sig = 0;
+        ex = -1;
+        break;
+    case TSJ_LAUNCH_FAIL:
+        v->cause = TJM_CAUSE_LAUNCH_FAILURE;
+        sig = 0;
+        ex = -1;
+        break;
+    case TSJ_PREEMPTED:
+    default:
+        v->cause = TJM_CAUSE_SIGNAL;
+        if (!sig)
+            sig = SIGTERM;
+        break;
+    }
+    if (sig > 0)
+        v->signal = sig;
+    else if (ex >= 0 && v->state != TSTORE_CANCELLED) {
+        v->has_exit_code = true;
+        v->exit_code = ex;
+    }
+}
+
+/* ---- queues onto partitions -------------------------------------------------------------- */
+
+static bool slurm_name_ok(const char *s, size_t len)
+{
+    if (len == 0 || len > TSJ_NAME_MAX)
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '.'))
+            return false;
+    }
+    return true;
+}
+
+static bool queue_name_ok(const char *s, size_t len)
+{
+    if (len == 0 || len > TSJ_NAME_MAX ||
+        !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= '0' && s[0] <= '9')))
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
+            return false;
+    }
+    return true;
+}
+
+const tsj_qmap_t *tsj_qmap_find(const tsj_qmap_t *m, size_t n, const char *queue)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(m[i].queue, queue) == 0)
+            return &m[i];
+    return NULL;
+}
+
+int tsj_parse_qmap(const char *text, tsj_qmap_t **out, size_t *n, tsl_error_t *err)
+{
+    *out = NULL;
+    *n = 0;
+    tsj_qmap_t *v = NULL;
+    size_t c = 0;
+    for (const char *p = text; *p;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (!*p)
+            break;
+        const char *end = p + strcspn(p, " \t");
+        int wl = (int)(end - p);
+        const char *eq = memchr(p, '=', (size_t)(end - p));
+        const char *comma = eq ? memchr(eq, ',', (size_t)(end - eq)) : NULL;
+        const char *pe = comma ? comma : end;
+        if (!eq || !queue_name_ok(p, (size_t)(eq - p)) ||
+            !slurm_name_ok(eq + 1, (size_t)(pe - eq - 1)) ||
+            (comma && !slurm_name_ok(comma + 1, (size_t)(end - comma - 1)))) {
+            free(v);
+            errno = EINVAL;
+            return tsl_errprintf(err,
+                                 "'%.*s': expected QUEUE=PARTITION or QUEUE=PARTITION,QOS (names "
+                                 "of letters, digits, '_', '-', '.', at most %d bytes)",
+                                 wl > 80 ? 80 : wl, p, TSJ_NAME_MAX);
+        }
+        tsj_qmap_t m = {0};
+        memcpy(m.queue, p, (size_t)(eq - p));
+        memcpy(m.partition, eq + 1, (size_t)(pe - eq - 1));
+        if (comma)
+            memcpy(m.qos, comma + 1, (size_t)(end - comma - 1));
+        if (tsj_qmap_find(v, c, m.queue)) {
+            free(v);
+            errno = EINVAL;
+            return tsl_errprintf(err, "queue '%s' is mapped twice", m.queue);
+        }
+        tsj_qmap_t *nv = realloc(v, (c + 1) * sizeof *nv);
+        if (!nv) {
+            free(v);
+            errno = ENOMEM;
+            return tsl_errprintf(err, "out of memory");
+        }
+        v = nv;
+        v[c++] = m;
+        p = end;
+    }
+    *out = v;
+    *n = c;
+    return 0;
+}
+
+/* Append word to the comma-separated list buf unless it is there. */
+static void list_add(char *buf, size_t len, const char *word)
+{
+    size_t wl = strlen(word);
+    for (const char *p = buf; *p;) {
+        const char *e = strchr(p, ',');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        if (l == wl && strncmp(p, word, wl) == 0)
+            return;
+        p = e ? e + 1 : p + l;
+    }
+    size_t n = strlen(buf);
+    if (n + (n ? 1 : 0) + wl + 1 > len) {
+        if (len > 4 && strcmp(buf + (n >= 3 ? n - 3 : 0), "...") != 0 && n + 4 <= len)
+            strcat(buf, "...");
+        return;
+    }
+    if (n)
+        strcat(buf, ",");
+    strcat(buf, word);
+}
+
+int tsj_parse_sinfo(const char *text, size_t len, tsj_partition_t **out, size_t *n,
+                    tsl_error_t *err)
+{
+    *out = NULL;
+    *n = 0;
+    json_error_t je;
+    json_t *root = json_loadb(text, len, 0, &je);
+    if (!json_is_object(root)) {
+        json_decref(root);
+        errno = EINVAL;
+        return tsl_errprintf(err, "sinfo --json: not JSON (%s)", root ? "not an object" : je.text);
+    }
+    json_t *errs = json_object_get(root, "errors");
+    if (json_is_array(errs) && json_array_size(errs) > 0) {
+        json_t *d = json_object_get(json_array_get(errs, 0), "description");
+        tsl_errprintf(err, "sinfo: %s", json_is_string(d) ? json_string_value(d) : "error");
+        json_decref(root);
+        errno = EIO;
+        return -1;
+    }
+    json_t *nodes = json_object_get(root, "nodes");
+    if (!json_is_array(nodes)) {
+        json_decref(root);
+        errno = EINVAL;
+        return tsl_errprintf(err, "sinfo --json: no \"nodes\" array");
+    }
+    tsj_partition_t *v = NULL;
+    size_t c = 0, i, k;
+    json_t *node, *part;
+    json_array_foreach(nodes, i, node)
+    {
+        json_t *name = json_object_get(node, "name"), *state = json_object_get(node, "state");
+        json_t *cpus = json_object_get(node, "cpus"), *alloc = json_object_get(node, "alloc_cpus");
+        json_t *gres = json_object_get(node, "gres");
+        json_array_foreach(json_object_get(node, "partitions"), k, part)
+        {
+            if (!json_is_string(part))
+                continue;
+            tsj_partition_t *p = NULL;
+            for (size_t x = 0; x < c && !p; x++)
+                if (strcmp(v[x].name, json_string_value(part)) == 0)
+                    p = &v[x];
+            if (!p) {
+                tsj_partition_t *nv = realloc(v, (c + 1) * sizeof *nv);
+                if (!nv) {
+                    free(v);
+                    json_decref(root);
+                    errno = ENOMEM;
+                    return tsl_errprintf(err, "out of memory");
+                }
+                v = nv;
+                p = &v[c++];
+                memset(p, 0, sizeof *p);
+                snprintf(p->name, sizeof p->name, "%s", json_string_value(part));
+                snprintf(p->gres, sizeof p->gres, "%s",
+                         json_is_string(gres) ? json_string_value(gres) : "");
+            }
+            p->nodes++;
+            p->cpus += json_is_integer(cpus) ? (int)json_integer_value(cpus) : 0;
+            p->alloc_cpus += json_is_integer(alloc) ? (int)json_integer_value(alloc) : 0;
+            if (json_is_string(name))
+                list_add(p->node_names, sizeof p->node_names, json_string_value(name));
+            if (json_is_string(state))
+                list_add(p->states, sizeof p->states, json_string_value(state));
+        }
+    }
+    json_decref(root);
+    *out = v;
+    *n = c;
+    return 0;
 }

@@ -7,6 +7,9 @@
  *   tsj_script        a job  -> the batch script sbatch reads on its standard input
  *   tsj_parse_squeue  `squeue --json` (Slurm 22.05, openapi/v0.0.38) -> what Slurm says of each job
  *   tsj_plan          a stored job + what Slurm says -> the job model's events to apply
+ *   tsj_view_state    a job submitted to Slurm directly (not tesseld's) -> how Tessel shows it
+ *   tsj_parse_qmap    slurm-queues ("QUEUE=PARTITION[,QOS] ...") -> Tessel's queues onto Slurm's
+ *   tsj_parse_sinfo   `sinfo --json` (Slurm 22.05) -> the partitions with their nodes
  */
 #ifndef TESSEL_DAEMON_SLURMJOB_H
 #define TESSEL_DAEMON_SLURMJOB_H
@@ -22,7 +25,8 @@
 /* Slurm's job states as tesseld tells them apart (job_state of squeue --json). */
 typedef enum {
     TSJ_PENDING = 0, /* not started: PENDING, REQUEUED, REQUEUE_HOLD, SPECIAL_EXIT, ... */
-    TSJ_RUNNING,     /* started, not ended: RUNNING, COMPLETING, SUSPENDED, SIGNALING, ... */
+    TSJ_RUNNING,     /* started, not ended: RUNNING, COMPLETING, SIGNALING, ... */
+    TSJ_SUSPENDED,   /* started, held by an operator's `scontrol suspend` (SUSPENDED) */
     TSJ_COMPLETED,   /* exit status 0 */
     TSJ_FAILED,      /* a non-zero exit status or a signal */
     TSJ_CANCELLED,   /* scancel */
@@ -40,7 +44,7 @@ int tsj_state_parse(const char *name, bool started);
 const char *tsj_state_name(tsj_state_t s);
 
 /* What squeue says of one job. */
-typedef struct {
+typedef struct tsj_seen {
     int64_t slurm_id;
     tsj_state_t state;
     int wait_status;    /* exit_code: a wait status (768 = exit 3, 9 = SIGKILL) */
@@ -48,8 +52,14 @@ typedef struct {
     char nodes[256];    /* "n1" or "n[1-2]"; "" before it starts */
     char reason[64];    /* state_reason ("Resources", "None") */
     char user[64];      /* user_name */
-    bool known;         /* state parsed; false: a state this build does not know (a newer
-                         * Slurm's), the job to be left as it is, never taken for gone */
+    /* Read for the jobs submitted to Slurm directly (the view of tsj_view_json). */
+    char name[128];      /* name */
+    char partition[64];  /* partition */
+    int64_t submit_time; /* Unix seconds, 0 = unknown */
+    int64_t end_time;    /* Unix seconds, 0 = not ended (or unknown) */
+    int cpus;            /* cpus */
+    bool known;          /* state parsed; false: a state this build does not know (a newer
+                          * Slurm's), the job to be left as it is, never taken for gone */
 } tsj_seen_t;
 
 /* Parse squeue --json's output (text, len bytes).  A job of a state this build does not know
@@ -83,19 +93,71 @@ typedef struct {
  * job model's "killed" (cancelled), else a failure by signal. */
 void tsj_plan(const tstore_job_t *j, const tsj_seen_t *s, int64_t now_ms, tsj_plan_t *p);
 
+/* How Tessel shows a job that was submitted to Slurm directly (sbatch, not through tesseld):
+ * the job model's states and end causes, without a stored job or an event (read-only, the poll's
+ * in-memory view).  Slurm's SUSPENDED is running with suspended set (the model's suspended). */
+typedef struct {
+    tstore_state_t state; /* pending, running, succeeded, failed, cancelled */
+    bool suspended;
+    tjm_cause_t cause; /* TJM_CAUSE_NONE while it has not ended */
+    bool has_exit_code;
+    int exit_code;
+    int signal; /* 0 = none */
+} tsj_view_t;
+
+/* The view of s (s->known must be true).  CANCELLED is cancelled (its owner's or an operator's
+ * scancel), the other ends as tsj_plan records them for tesseld's own jobs. */
+void tsj_view_state(const tsj_seen_t *s, tsj_view_t *v);
+
+/* Longest partition or QOS name kept (Slurm's names are short words). */
+#define TSJ_NAME_MAX 64
+
+/* One Tessel queue onto a Slurm partition and, optionally, a QOS (slurm-queues). */
+typedef struct tsj_qmap {
+    char queue[TSJ_NAME_MAX + 1];
+    char partition[TSJ_NAME_MAX + 1];
+    char qos[TSJ_NAME_MAX + 1]; /* "" = the partition's or account's default QOS */
+} tsj_qmap_t;
+
+/* Parse slurm-queues: space-separated QUEUE=PARTITION or QUEUE=PARTITION,QOS; QUEUE a Tessel
+ * queue name ([a-z0-9][a-z0-9_-]*, as tstore_name_valid), PARTITION and QOS Slurm names
+ * (letters, digits, '_', '-', '.'), at most TSJ_NAME_MAX bytes; a queue at most once.  "" is
+ * no mapping.  0 with *out (malloc'd, NULL when *n is 0; the caller frees it) and *n, or -1
+ * with err (EINVAL: the word at fault named). */
+int tsj_parse_qmap(const char *text, tsj_qmap_t **out, size_t *n, tsl_error_t *err);
+/* The mapping of queue, NULL when m[0..n) has none. */
+const tsj_qmap_t *tsj_qmap_find(const tsj_qmap_t *m, size_t n, const char *queue);
+
+/* A partition as `sinfo --json` shows it, summed over its nodes. */
+typedef struct tsj_partition {
+    char name[TSJ_NAME_MAX + 1];
+    int nodes, cpus, alloc_cpus;
+    char node_names[256]; /* "n1,n2" (cut with "..." past the size) */
+    char states[128];     /* the nodes' states, each once: "idle", "mixed,down" */
+    char gres[128];       /* the first node's GRES ("gpu:2,shard:8") */
+} tsj_partition_t;
+
+/* Parse sinfo --json (openapi/v0.0.38: an array "nodes", each with its "partitions"): the
+ * partitions in the order first met.  0 with *out (malloc'd or NULL) and *n, or -1 with err
+ * (not JSON of that shape; its "errors" not empty). */
+int tsj_parse_sinfo(const char *text, size_t len, tsj_partition_t **out, size_t *n,
+                    tsl_error_t *err);
+
 /* A submission as sbatch gets it. */
 typedef struct {
-    const char *name;     /* --job-name; NULL: "tessel" */
-    const char *cwd;      /* --chdir */
-    const char *out_dir;  /* --output DIR/%j.out, --error DIR/%j.err; no '%' */
-    int gpus;             /* whole GPUs (tstore_job_t.gpus) */
-    int gpu_milli;        /* per GPU; 0 = no GPU */
-    uint64_t gpu_mem;     /* --gpu-mem, bytes; 0 = the slice's default */
-    int cpu_milli;        /* --cpus-per-task (rounded up); 0 = Slurm's default */
-    uint64_t mem;         /* --mem (MiB, rounded up); 0 = Slurm's default */
-    int64_t time_limit_s; /* --time (minutes, rounded up); 0 = the partition's */
-    unsigned shards;      /* the cluster's shards per GPU; 0 = --gpu-share alone */
-    bool no_requeue;      /* --no-requeue ("requeue": false) */
+    const char *name;      /* --job-name; NULL: "tessel" */
+    const char *cwd;       /* --chdir */
+    const char *out_dir;   /* --output DIR/%j.out, --error DIR/%j.err; no '%' */
+    int gpus;              /* whole GPUs (tstore_job_t.gpus) */
+    int gpu_milli;         /* per GPU; 0 = no GPU */
+    uint64_t gpu_mem;      /* --gpu-mem, bytes; 0 = the slice's default */
+    int cpu_milli;         /* --cpus-per-task (rounded up); 0 = Slurm's default */
+    uint64_t mem;          /* --mem (MiB, rounded up); 0 = Slurm's default */
+    int64_t time_limit_s;  /* --time (minutes, rounded up); 0 = the partition's */
+    unsigned shards;       /* the cluster's shards per GPU; 0 = --gpu-share alone */
+    bool no_requeue;       /* --no-requeue ("requeue": false) */
+    const char *partition; /* --partition; NULL or "": the cluster's default */
+    const char *qos;       /* --qos; NULL or "": the default */
 } tsj_submit_t;
 
 /* sbatch's argument vector, argv[0] = sbatch (the path), NULL-terminated, every string its

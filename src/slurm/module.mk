@@ -51,3 +51,7 @@ slurm-plain:
 endif
 # tesseld --slurm on the cluster (docs/slurm-backend.md).
 tests/t/t9006-slurm-backend.t: $(O)/bin/tesseld $(O)/bin/tessel-shim
+# jobs submitted to Slurm directly, and suspend/resume with --slurm.
+tests/t/t9007-slurm-direct-suspend.t: $(O)/bin/tesseld
+# Tessel's queues onto Slurm partitions and QOS (slurm-queues).
+tests/t/t9008-slurm-queues.t: $(O)/bin/tesseld

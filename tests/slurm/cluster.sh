@@ -8,6 +8,7 @@
 #                        TESSEL_FAKE_GPUS) with TSC_SHARDS (4) shards per GPU; with PLUGIN ("" = none) the
 #                        plugin is named in plugstack.conf.  Returns 1 with the reason in
 #                        $TSC_WHY when something does not start.
+#                        With TSC_EXTRA_CONF set, its lines are added to slurm.conf.
 #                        With TSC_JOB_SUBMIT set (a job_submit.lua), slurmctld runs it
 #                        (JobSubmitPlugins=lua) with TSC_GPUS_LUA (text) as its tessel_gpus.lua.
 #   tsc_stop             cancel every job, wait for them, stop the daemons, remove the
@@ -132,6 +133,8 @@ NodeName=n1 NodeAddr=10.250.0.12 NodeHostname=n1 CPUs=${TSC_CPUS:-8} RealMemory=
 NodeName=n2 NodeAddr=10.250.0.13 NodeHostname=n2 CPUs=${TSC_CPUS:-8} RealMemory=2000 Gres=gpu:2,shard:$((2 * TSC_SHARDS)) State=UNKNOWN
 PartitionName=debug Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP
 CONF
+    # TSC_EXTRA_CONF: more slurm.conf lines (e.g. another partition).
+    [ -n "${TSC_EXTRA_CONF:-}" ] && printf '%s\n' "$TSC_EXTRA_CONF" >>"$TSC/etc/slurm.conf"
     if [ -n "${TSC_JOB_SUBMIT:-}" ]; then
         cp "$TSC_JOB_SUBMIT" "$TSC/etc/job_submit.lua" &&
             printf '%s\n' "$TSC_GPUS_LUA" >"$TSC/etc/tessel_gpus.lua" &&
@@ -160,7 +163,7 @@ CONF
             tsc_fail "slurmd $_h did not start ($TSC/log/slurmd-$_h.log)" || return 1
     done
     _i=0
-    while [ "$(tsc sinfo -h -N -o %T 2>/dev/null | grep -c idle)" != 2 ]; do
+    while [ "$(tsc sinfo -h -N -o "%N %T" 2>/dev/null | sort -u | grep -c idle)" != 2 ]; do
         _i=$((_i + 1))
         [ $_i -ge 600 ] && { tsc_fail "the nodes did not become idle in 60 s"; return 1; }
         sleep 0.1

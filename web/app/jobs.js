@@ -1,5 +1,6 @@
 // jobs.js - the list of jobs with filters (state, user, queue, text), newest first, with a
-// cancel button on active jobs.  The filters live in the URL (#/jobs?state=running&queue=x) so a
+// cancel button on active jobs.  With tesseld --slurm the jobs submitted to Slurm directly are
+// listed too, read-only (id slurm:N, a "Slurm" badge, no cancel: Tessel does not act on them).  The filters live in the URL (#/jobs?state=running&queue=x) so a
 // filtered list can be bookmarked or shared.
 
 import { api } from './api.js';
@@ -71,10 +72,13 @@ function syncOptions(select, values, allLabel) {
 }
 
 export function update(ctx, store) {
-  const all = [...store.jobs.values()];
+  const all = [...store.jobs.values(), ...(store.slurmJobs || [])];
   syncOptions(ctx.userSel, [...new Set(all.map((j) => j.user).concat(ctx.filter.user || []))].filter(Boolean).sort(), 'Everyone');
   syncOptions(ctx.queueSel, [...new Set(store.queues.map((q) => q.name).concat(ctx.filter.queue || []))].filter(Boolean).sort(), 'All queues');
-  const list = all.filter((j) => matches(j, ctx.filter)).sort((a, b) => b.id - a.id);
+  // Newest first: by submission time (Tessel's ids and Slurm's are apart), then by id.
+  const when = (j) => Date.parse(j.submitted_at) || 0;
+  const num = (j) => (typeof j.id === 'number' ? j.id : j.slurm_id || 0);
+  const list = all.filter((j) => matches(j, ctx.filter)).sort((a, b) => when(b) - when(a) || num(b) - num(a));
   const rows = list.slice(0, ctx.shown);
   const now = Date.now();
   // Rebuild only when something visible changed (keeps focus and selection steady).
@@ -92,7 +96,9 @@ export function update(ctx, store) {
     h('thead', {}, h('tr', {}, ['ID', 'Name / command', 'User', 'Queue', 'State', 'GPU', 'GPU memory', 'Placed on', 'Submitted', 'Run time', '']
       .map((t, i) => h('th', { scope: 'col', class: [0, 5, 6, 9].includes(i) ? 'num' : null }, t ? t : h('span', { class: 'sr-only' }, 'Actions'))))),
     h('tbody', {}, rows.map((j) => h('tr', { 'data-job': j.id, 'data-state': j.state },
-      h('td', { class: 'num', 'data-label': 'ID' }, h('a', { href: `#/jobs/${j.id}`, 'aria-label': `Job ${j.id}` }, `#${j.id}`)),
+      h('td', { class: 'num', 'data-label': 'ID' }, j.origin === 'slurm'
+        ? h('span', { title: 'submitted to Slurm directly (sbatch): shown read-only' }, j.id, ' ', h('span', { class: 'badge' }, 'Slurm'))
+        : h('a', { href: `#/jobs/${j.id}`, 'aria-label': `Job ${j.id}` }, `#${j.id}`)),
       h('td', { class: 'cmd', 'data-label': 'Command' }, j.name ? h('strong', {}, j.name, ' ') : null, h('code', {}, command(j))),
       h('td', { 'data-label': 'User' }, j.user),
       h('td', { 'data-label': 'Queue' }, j.queue),
@@ -100,10 +106,10 @@ export function update(ctx, store) {
         j.state === 'pending' && j.reason ? h('span', { class: 'reason', 'data-code': j.reason_code || null }, j.reason) : null)),
       h('td', { class: 'num', 'data-label': 'GPU' }, jobGpu(j)),
       h('td', { class: 'num', 'data-label': 'GPU memory' }, j.gpu_milli ? bytes(j.gpu_mem) : '—'),
-      h('td', { 'data-label': 'Placed on' }, j.placement?.length ? j.placement.map((p) => `GPU ${p.gpu}`).join(', ') : '—'),
+      h('td', { 'data-label': 'Placed on' }, j.placement?.length ? j.placement.map((p) => p.node ?? `GPU ${p.gpu}`).join(', ') : '—'),
       h('td', { 'data-label': 'Submitted', title: j.submitted_at }, ago(j.submitted_at, now)),
       h('td', { class: 'num', 'data-label': 'Run time' }, duration(j, now)),
-      h('td', { class: 'actions' }, ACTIVE.has(j.state)
+      h('td', { class: 'actions' }, ACTIVE.has(j.state) && j.origin !== 'slurm'
         ? confirmButton(`Cancel`, `Cancel job ${j.id}?`, `cancel-${j.id}`, async () => {
           try { await api.cancel(j.id); flash(ctx.msg, `Job ${j.id}: cancel requested.`); } catch (e) { flash(ctx.msg, `Job ${j.id}: ${e.message}`, true); }
           ctx.refresh();

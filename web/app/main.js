@@ -25,6 +25,9 @@ export const store = {
   queues: [],
   jobs: new Map(),   // id -> job (every job this token may see)
   maxId: 0,
+  // tesseld --slurm: the jobs submitted to Slurm directly that this token may see (read-only,
+  // id "slurm:N", GET /v1/jobs?origin=slurm); empty on one box.
+  slurmJobs: [],
   online: true,
   error: null,
   updatedAt: 0,
@@ -88,7 +91,9 @@ async function poll() {
   if (polling) return;
   polling = true;
   try {
-    const [g, q] = await Promise.all([api.gpus(), api.queues(), syncJobs()]);
+    const [g, q, d] = await Promise.all([api.gpus(), api.queues(),
+      api.jobs({ origin: 'slurm', order: 'desc', limit: 1000 }), syncJobs()]);
+    store.slurmJobs = (d.jobs || []).filter((j) => j.origin === 'slurm');
     store.gpus = g.gpus;
     store.queues = q.queues;
     store.updatedAt = Date.now();
@@ -225,6 +230,7 @@ function signOut(message) {
   started = false;
   store.me = null;
   store.jobs = new Map();
+  store.slurmJobs = [];
   store.maxId = 0;
   // The next person may not read the same users' history; they start at the overview.
   forgetHistory();

@@ -153,8 +153,20 @@ int cli_parse_id(const char *s, int64_t *id, tsl_error_t *err)
     return 0;
 }
 
+int cli_parse_slurm_ref(const char *s, int64_t *id)
+{
+    tsl_error_t e;
+    if (strncmp(s, "slurm:", 6) != 0 || s[6] < '1' || s[6] > '9' ||
+        cli_parse_int(s + 6, 1, INT64_MAX, id, &e) < 0)
+        return -1;
+    return 0;
+}
+
 int cli_parse_job_ref(const char *s, int64_t *id, tsl_error_t *err)
 {
+    /* A job submitted to Slurm directly (tesseld --slurm): tesseld says what it allows. */
+    if (cli_parse_slurm_ref(s, id) == 0)
+        return 0;
     const char *us = strchr(s, '_');
     if (!us)
         return cli_parse_id(s, id, err);

@@ -126,8 +126,11 @@ int cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *v, tsl_error_t
 int cli_parse_class(const char *s, tsl_error_t *err);
 /* A job id (integer >= 1). */
 int cli_parse_id(const char *s, int64_t *id, tsl_error_t *err);
-/* A job as `kill`, `suspend` and `resume` take it: an id, or an array's element "40_3" (as
- * squeue shows it); *id gets the id (the array's, for an element). */
+/* A job submitted to Slurm directly, as tesseld --slurm lists it: "slurm:N" (N >= 1, Slurm's
+ * id, into *id).  0, or -1 (not such a name; nothing printed). */
+int cli_parse_slurm_ref(const char *s, int64_t *id);
+/* A job as `kill`, `suspend` and `resume` take it: an id, an array's element "40_3" (as
+ * squeue shows it), or "slurm:N"; *id gets the id (the array's, for an element; Slurm's). */
 int cli_parse_job_ref(const char *s, int64_t *id, tsl_error_t *err);
 
 /* A queue's amount of GPUs or CPU cores: a number >= 0 with at most 3 decimals, in

@@ -259,6 +259,13 @@ int cmd_logs(cli_t *cli, int argc, char **argv)
     if (optind != argc - 1)
         return cli_usage(cli, optind >= argc ? "no job id given" : "one job id at a time");
     int64_t id;
+    /* slurm:N (a job submitted to Slurm directly): tesseld says why it has no logs of it. */
+    if (cli_parse_slurm_ref(argv[optind], &id) == 0) {
+        char path[64];
+        snprintf(path, sizeof path, "/v1/jobs/slurm:%lld/logs", (long long)id);
+        return cli_connect(cli) < 0 || cli_call(cli, "GET", path, NULL, NULL) < 0 ? CLI_ERR
+                                                                                  : CLI_OK;
+    }
     if (cli_parse_id(argv[optind], &id, &err) < 0)
         return cli_usage(cli, "%s", err.text);
     if (cli_connect(cli) < 0)

@@ -29,7 +29,8 @@ static void usage(FILE *f)
         f,
         "usage: tessel ps [-a] [--limit N] [--user NAME] [--queue NAME] [--json]\n"
         "List jobs: pending and running ones; with -a, finished ones too.\n"
-        "A user sees only their own jobs, an admin everyone's.\n"
+        "A user sees only their own jobs, an admin everyone's.  With tesseld --slurm, -a\n"
+        "also lists the jobs submitted to Slurm directly (sbatch), read-only, as slurm:N.\n"
         "\n"
         "  -a, --all        include finished jobs (the newest %d, see --limit)\n"
         "  --limit N        only the newest N jobs (default: every active job; with -a, %d)\n"
@@ -99,6 +100,44 @@ static void status_cell(const json_t *job, char *buf, size_t len)
         snprintf(buf, len, "%lld", (long long)json_integer_value(code));
     else
         snprintf(buf, len, "-");
+}
+
+/* -a with tesseld --slurm: the jobs submitted to Slurm directly (GET /v1/jobs?origin=slurm,
+ * the newest `limit`), after Tessel's own, oldest first, read-only (id "slurm:N").  A tesseld
+ * that cannot read Slurm: a warning, Tessel's jobs are listed all the same. */
+static void add_slurm_jobs(cli_t *cli, json_t *ans, const char *user, const char *queue,
+                           int64_t limit)
+{
+    char path[1100] = "/v1/jobs", n[32];
+    add_param(path, sizeof path, "origin", "slurm");
+    add_param(path, sizeof path, "order", "desc");
+    snprintf(n, sizeof n, "%lld", (long long)limit);
+    add_param(path, sizeof path, "limit", n);
+    if (user)
+        add_param(path, sizeof path, "user", user);
+    if (queue)
+        add_param(path, sizeof path, "queue", queue);
+    json_t *page;
+    tsl_error_t err;
+    if (tclient_request(cli->client, "GET", path, NULL, &page, &err) < 0) {
+        fprintf(stderr,
+                "tessel: warning: the jobs submitted to Slurm directly are not listed: %s\n",
+                err.text);
+        return;
+    }
+    const char *why = json_string_value(json_object_get(page, "slurm_error"));
+    if (why)
+        fprintf(stderr, "tessel: warning: Slurm could not be read (%s): its own jobs as of %s\n",
+                why, json_string_value(json_object_get(page, "slurm_as_of")) ?: "never");
+    json_t *pj = json_object_get(page, "jobs"), *jobs = json_object_get(ans, "jobs");
+    /* Only what a tesseld that knows origin=slurm marks as such (an older one ignores it). */
+    for (size_t k = json_array_size(pj); k > 0; k--) {
+        json_t *j = json_array_get(pj, k - 1);
+        const char *o = json_string_value(json_object_get(j, "origin"));
+        if (o && strcmp(o, "slurm") == 0)
+            json_array_append(jobs, j);
+    }
+    json_decref(page);
 }
 
 int cmd_ps(cli_t *cli, int argc, char **argv)
@@ -197,6 +236,8 @@ int cmd_ps(cli_t *cli, int argc, char **argv)
             json_array_append(asc, json_array_get(jobs, k - 1));
         json_object_set_new(ans, "jobs", asc);
     }
+    if (all)
+        add_slurm_jobs(cli, ans, user, queue, limit);
     if (cli->json) {
         cli_print_json(ans);
         json_decref(ans);

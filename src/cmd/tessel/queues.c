@@ -184,9 +184,90 @@ static void add_subtree(cli_table_t *t, const json_t *queues, const char *parent
     }
 }
 
+/* tesseld --slurm: GET /v1/slurm/queues, NULL on one box (404) or when it cannot be read (a
+ * warning then). */
+static json_t *slurm_map(cli_t *cli)
+{
+    json_t *ans;
+    tsl_error_t err;
+    if (tclient_request(cli->client, "GET", "/v1/slurm/queues", NULL, &ans, &err) < 0) {
+        if (tclient_status(cli->client) != 404)
+            fprintf(stderr, "tessel: warning: the queues' Slurm partitions: %s\n", err.text);
+        return NULL;
+    }
+    return ans;
+}
+
+/* The partitions side by side with the queues mapped onto them. */
+static void print_slurm_map(const json_t *m)
+{
+    static const char *const hdr[] = {"QUEUE", "PARTITION", "QOS",    "NODES",
+                                      ">CPUS", "GRES",      "STATES", "NOTE"};
+    cli_table_t *t = cli_table_new(8, hdr);
+    size_t i;
+    json_t *q;
+    json_array_foreach(json_object_get(m, "queues"), i, q)
+    {
+        const json_t *p = json_object_get(q, "slurm");
+        const char *part = json_string_value(json_object_get(q, "partition"));
+        char cpus[48] = "-";
+        if (json_is_object(p))
+            snprintf(cpus, sizeof cpus, "%lld/%lld",
+                     (long long)json_integer_value(json_object_get(p, "alloc_cpus")),
+                     (long long)json_integer_value(json_object_get(p, "cpus")));
+        const char *note = !part ? "the cluster's default partition"
+                           : json_is_false(json_object_get(q, "found"))
+                               ? "no such partition: sbatch refuses"
+                               : "";
+        const char *row[] = {json_string_value(json_object_get(q, "queue")),
+                             part ? part : "(default)",
+                             json_string_value(json_object_get(q, "qos")) ?: "-",
+                             json_string_value(json_object_get(p, "node_names")) ?: "-",
+                             cpus,
+                             json_string_value(json_object_get(p, "gres")) ?: "-",
+                             json_string_value(json_object_get(p, "states")) ?: "-",
+                             note};
+        cli_table_add(t, row);
+    }
+    json_array_foreach(json_object_get(m, "unmapped_partitions"), i, q)
+    {
+        char cpus[48];
+        snprintf(cpus, sizeof cpus, "%lld/%lld",
+                 (long long)json_integer_value(json_object_get(q, "alloc_cpus")),
+                 (long long)json_integer_value(json_object_get(q, "cpus")));
+        const char *row[] = {"-",
+                             json_string_value(json_object_get(q, "name")),
+                             "-",
+                             json_string_value(json_object_get(q, "node_names")),
+                             cpus,
+                             json_string_value(json_object_get(q, "gres")),
+                             json_string_value(json_object_get(q, "states")),
+                             "no Tessel queue goes here"};
+        cli_table_add(t, row);
+    }
+    printf("\nSlurm (tesseld --slurm): Tessel's queues onto partitions (slurm-queues); CPUS "
+           "allocated/total\n");
+    cli_table_print(t, stdout);
+    const char *why = json_string_value(json_object_get(m, "slurm_error"));
+    if (why)
+        printf("(Slurm could not be read: %s)\n", why);
+}
+
 static int list(cli_t *cli)
 {
     int rc;
+    if (cli->json) {
+        /* The API's answer, with tesseld --slurm's mapping under "slurm". */
+        json_t *ans;
+        if (cli_connect(cli) < 0 || cli_call(cli, "GET", "/v1/queues", NULL, &ans) < 0)
+            return CLI_ERR;
+        json_t *m = slurm_map(cli);
+        if (m)
+            json_object_set_new(ans, "slurm", m);
+        cli_print_json(ans);
+        json_decref(ans);
+        return CLI_OK;
+    }
     json_t *ans = cli_get(cli, "/v1/queues", &rc);
     if (!ans)
         return rc;
@@ -219,6 +300,11 @@ static int list(cli_t *cli)
     printf("resources: USED/GUARANTEE/LIMIT ('-' = not governed / no cap)\n");
     cli_table_print(t, stdout);
     json_decref(ans);
+    json_t *m = slurm_map(cli);
+    if (m) {
+        print_slurm_map(m);
+        json_decref(m);
+    }
     return CLI_OK;
 }
 

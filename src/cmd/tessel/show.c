@@ -13,6 +13,8 @@ static void usage(FILE *f)
                "Show one job: its fields (state, end cause, reason, resources, placement,\n"
                "times, exit status), then its history: every change of its state, when, by\n"
                "whom and why (submit, start, preempt, requeue, cancel, end...).\n"
+               "JOB is a job id, or slurm:N for a job submitted to Slurm directly (tesseld\n"
+               "--slurm; its fields only).\n"
                "\n"
                "  --json           print {\"job\": ..., \"events\": [...]} as the API answers\n");
 }
@@ -96,12 +98,31 @@ int cmd_show(cli_t *cli, int argc, char **argv)
         return cli_usage(cli, "give one job id");
     int64_t id;
     tsl_error_t err;
+    char path[64];
+    json_t *job = NULL, *ev = NULL;
+    /* tesseld --slurm: a job submitted to Slurm directly has its fields, no Tessel history. */
+    if (cli_parse_slurm_ref(ids, &id) == 0) {
+        if (cli_connect(cli) < 0)
+            return CLI_ERR;
+        snprintf(path, sizeof path, "/v1/jobs/slurm:%lld", (long long)id);
+        if (cli_call(cli, "GET", path, NULL, &job) < 0)
+            return CLI_ERR;
+        if (cli->json) {
+            json_t *o = json_pack("{s:O, s:[]}", "job", job, "events");
+            cli_print_json(o);
+            json_decref(o);
+        } else {
+            print_fields(job);
+            printf("\n(submitted to Slurm directly: no Tessel history; Slurm's own commands "
+                   "act on it)\n");
+        }
+        json_decref(job);
+        return CLI_OK;
+    }
     if (cli_parse_id(ids, &id, &err) < 0)
         return cli_usage(cli, "%s", err.text);
     if (cli_connect(cli) < 0)
         return CLI_ERR;
-    char path[64];
-    json_t *job = NULL, *ev = NULL;
     snprintf(path, sizeof path, "/v1/jobs/%lld", (long long)id);
     if (cli_call(cli, "GET", path, NULL, &job) < 0)
         return CLI_ERR;

@@ -22,6 +22,8 @@ static void usage_suspend(FILE *f)
             "Suspend running jobs' GPU work: their new kernel launches wait inside\n"
             "libtessel-cuda (no signal is sent), the work already queued drains; the jobs keep\n"
             "their processes, GPU memory and place.  `tessel resume` lets them go on.\n"
+            "With tesseld --slurm, Slurm suspends the job (scontrol suspend: its processes\n"
+            "are stopped on its node, it keeps its allocation).\n"
             "Prints one line per job; exit status 1 if any could not be suspended (unknown,\n"
             "another user's, not running, no GPU slice) or, with --wait, did not drain.\n"
             "\n"
@@ -61,7 +63,9 @@ static int wait_drained(cli_t *cli, long long id, json_t **job, int64_t timeout_
             cli_fail("job %lld: no longer suspended (%s) before it drained", id, st ? st : "?");
             return -1;
         }
-        if (json_is_true(json_object_get(*job, "drained")))
+        /* null: nothing of a slice to drain (tesseld --slurm: Slurm stopped the processes). */
+        json_t *dr = json_object_get(*job, "drained");
+        if (json_is_true(dr) || json_is_null(dr))
             return 0;
         if (now_s() >= end) {
             cli_fail("job %lld: suspended, but its GPU work had not drained after %lld s", id,
@@ -95,6 +99,8 @@ static bool done(cli_t *cli, long long id, json_t **job, void *arg)
         return true;
     if (!a->suspend)
         printf("job %lld: resumed\n", id);
+    else if (json_is_null(json_object_get(*job, "drained")))
+        printf("job %lld: suspended\n", id); /* tesseld --slurm: by Slurm, on its node */
     else
         printf("job %lld: suspended (%s)\n", id,
                json_is_true(json_object_get(*job, "drained")) ? "drained" : "draining");

@@ -193,6 +193,7 @@ enum {
     S_SLURM_SET,
     S_SLURM_GET,
     S_SLURM_ACTIVE,
+    S_SLURM_SINCE,
     S_BEGIN,
     S_COMMIT,
     S_ROLLBACK,
@@ -300,6 +301,8 @@ static const char *const sql[S_COUNT] = {
                        " GROUP BY queue, user",
     [S_SLURM_SET] = "INSERT INTO slurm_jobs(job, slurm_id) VALUES(?1, ?2)",
     [S_SLURM_GET] = "SELECT slurm_id FROM slurm_jobs WHERE job = ?1",
+    /* Range of the primary key: the rows added since the last read (tesseld --slurm's poll). */
+    [S_SLURM_SINCE] = "SELECT job, slurm_id FROM slurm_jobs WHERE job > ?1 ORDER BY job",
     /* The active jobs with a Slurm id, oldest first (the poll's list). */
     [S_SLURM_ACTIVE] = "SELECT s.job, s.slurm_id FROM slurm_jobs s JOIN jobs j ON j.id = s.job"
                        " WHERE j.state < 2 ORDER BY s.job",
@@ -1993,9 +1996,9 @@ int tstore_slurm_get(tstore_t *s, int64_t job, int64_t *slurm_id, tsl_error_t *e
     return rc == SQLITE_DONE ? not_found(err, "Slurm job") : db_error(s, err, "Slurm id");
 }
 
-int tstore_slurm_active(tstore_t *s, tstore_slurm_pair_t **out, size_t *n, tsl_error_t *err)
+static int slurm_pairs(tstore_t *s, sqlite3_stmt *q, tstore_slurm_pair_t **out, size_t *n,
+                       tsl_error_t *err)
 {
-    sqlite3_stmt *q = stmt(s, S_SLURM_ACTIVE);
     tstore_slurm_pair_t *v = NULL;
     size_t c = 0, cap = 0;
     int rc;
@@ -2024,6 +2027,19 @@ int tstore_slurm_active(tstore_t *s, tstore_slurm_pair_t **out, size_t *n, tsl_e
     *out = v;
     *n = c;
     return 0;
+}
+
+int tstore_slurm_active(tstore_t *s, tstore_slurm_pair_t **out, size_t *n, tsl_error_t *err)
+{
+    return slurm_pairs(s, stmt(s, S_SLURM_ACTIVE), out, n, err);
+}
+
+int tstore_slurm_since(tstore_t *s, int64_t after, tstore_slurm_pair_t **out, size_t *n,
+                       tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_SLURM_SINCE);
+    sqlite3_bind_int64(q, 1, after);
+    return slurm_pairs(s, q, out, n, err);
 }
 
 int tstore_array_find(tstore_t *s, int64_t array_id, int index, int64_t *id, tsl_error_t *err)

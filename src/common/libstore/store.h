@@ -426,6 +426,10 @@ typedef struct {
 int tstore_slurm_set(tstore_t *st, int64_t job, int64_t slurm_id, tsl_error_t *err);
 int tstore_slurm_get(tstore_t *st, int64_t job, int64_t *slurm_id, tsl_error_t *err);
 int tstore_slurm_active(tstore_t *st, tstore_slurm_pair_t **out, size_t *n, tsl_error_t *err);
+/* The pairs of the jobs whose id is above after, by job id (what was added since a read that
+ * ended at job after), as _active's. */
+int tstore_slurm_since(tstore_t *st, int64_t after, tstore_slurm_pair_t **out, size_t *n,
+                       tsl_error_t *err);
 int tstore_array_find(tstore_t *st, int64_t array_id, int index, int64_t *id, tsl_error_t *err);
 /* Elements of an array and their smallest and largest index (count 0 when none). */
 int tstore_array_stat(tstore_t *st, int64_t array_id, int64_t *count, int *min, int *max,

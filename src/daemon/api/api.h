@@ -84,6 +84,11 @@ void api_batch_cancel_array(tessd_t *d, const tessd_caller_t *who, const tstore_
                             thttp_reply_t *rep);
 /* A job id as written in a URL: "42", or an array's element "40_3".  0, or -1 (no such). */
 int api_batch_resolve_id(tessd_t *d, const char *s, int64_t *id);
+/* jobs.c, --slurm: when ids names a job submitted to Slurm directly ("slurm:N"), answer (409
+ * "not a Tessel job ...; <verb>" when the caller may see it, 404 else) and return true; false
+ * for any other id.  Lock held. */
+bool api_slurm_direct_refuse(tessd_t *d, const tessd_caller_t *who, const char *ids,
+                             const char *verb, thttp_reply_t *rep);
 /* Bytes a running job's slice file reports in use on GPU g (0 when unknown).  Lock held. */
 uint64_t api_slice_used(tessd_t *d, const tessd_run_t *r, int g);
 /* What a running job's slice file says of GPU g: memory in use, measured busy device time
@@ -116,6 +121,7 @@ void api_nodes_list(thttp_req_t *, thttp_reply_t *, void *);
 void api_gpus_list(thttp_req_t *, thttp_reply_t *, void *);
 void api_history(thttp_req_t *, thttp_reply_t *, void *);
 void api_queues_list(thttp_req_t *, thttp_reply_t *, void *);
+void api_slurm_queues(thttp_req_t *, thttp_reply_t *, void *);
 void api_queues_get(thttp_req_t *, thttp_reply_t *, void *);
 void api_queues_create(thttp_req_t *, thttp_reply_t *, void *);
 void api_queues_update(thttp_req_t *, thttp_reply_t *, void *);

@@ -7,8 +7,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "daemon/api/api.h"
+#include "daemon/pwcache.h"
+#include "daemon/slurmjob.h"
 #include "libutil/jobenv.h"
 #include "libutil/size.h"
 
@@ -22,6 +25,7 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
 {
     json_t *o = json_object();
     json_object_set_new(o, "id", json_integer(j->id));
+    json_object_set_new(o, "origin", json_string("tessel"));
     json_object_set_new(o, "user", json_string(j->user));
     json_object_set_new(o, "name", j->name ? json_string(j->name) : json_null());
     json_t *argv = json_loads(j->argv_json, 0, NULL);
@@ -64,9 +68,12 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
     json_object_set_new(o, "preemptions", json_integer(j->preemptions));
     json_object_set_new(o, "requeue", json_boolean(!j->no_requeue));
     json_object_set_new(o, "suspended_at", api_time(suspended ? j->suspended_ms : 0));
-    const tessd_run_t *r = suspended ? tessd_run_find(d, j->id) : NULL;
-    json_object_set_new(
-        o, "drained", suspended ? json_boolean(r && tessd_slice_drained(d, r) == 1) : json_null());
+    /* --slurm: Slurm holds a suspended job (its processes stopped on the node); no slice
+     * here to drain. */
+    const tessd_run_t *r = suspended && !d->slurm ? tessd_run_find(d, j->id) : NULL;
+    json_object_set_new(o, "drained",
+                        suspended && !d->slurm ? json_boolean(r && tessd_slice_drained(d, r) == 1)
+                                               : json_null());
     api_batch_json(d, o, j);
     int64_t sid;
     json_object_set_new(o, "slurm_id",
@@ -428,7 +435,7 @@ static int check_submit_limits(tessd_t *d, const tessd_caller_t *who, thttp_repl
 
 /* --slurm (docs/slurm-backend.md): the fields Tessel does not pass to Slurm yet, refused
  * rather than dropped. */
-static int slurm_refuse(json_t *body, const tstore_job_t *j, thttp_reply_t *rep)
+static int slurm_refuse(tessd_t *d, json_t *body, const tstore_job_t *j, thttp_reply_t *rep)
 {
     static const char *const later[] = {"after", "array"};
     for (size_t i = 0; i < sizeof later / sizeof later[0]; i++) {
@@ -439,9 +446,20 @@ static int slurm_refuse(json_t *body, const tstore_job_t *j, thttp_reply_t *rep)
             return -1;
         }
     }
-    if (strcmp(j->queue, "default") != 0)
-        BAD("queue", "queue: Slurm jobs go to the cluster's default partition (queue 'default') "
-                     "with tesseld --slurm, for now");
+    /* A queue goes to its partition (slurm-queues); default, when not mapped, to the
+     * cluster's default partition. */
+    if (strcmp(j->queue, "default") != 0 &&
+        !tsj_qmap_find(d->slurm_qmap, d->slurm_nqmap, j->queue)) {
+        char names[512] = "default";
+        for (size_t i = 0; i < d->slurm_nqmap; i++)
+            if (strcmp(d->slurm_qmap[i].queue, "default") != 0 &&
+                strlen(names) + strlen(d->slurm_qmap[i].queue) + 3 < sizeof names)
+                strcat(strcat(names, ", "), d->slurm_qmap[i].queue);
+        BAD("queue",
+            "queue '%s' has no Slurm partition (slurm-queues in tesseld.conf maps Tessel's queues "
+            "onto partitions); the queues are: %s",
+            j->queue, names);
+    }
     if (j->klass != TSTORE_CLASS_TRAINING || j->priority != 0)
         BAD(j->priority ? "priority" : "class",
             "class and priority are Slurm's own with tesseld --slurm (not passed yet)");
@@ -483,7 +501,7 @@ static void slurm_submit(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, json_
     json_t *gm = json_object_get(body, "gpu_mem");
     bool mem_given = gm && !json_is_null(gm);
     if (check_submit_limits(d, &who, rep) < 0 || parse_submit(d, body, &j, rep) < 0 ||
-        slurm_refuse(body, &j, rep) < 0 || api_batch_parse(body, &j, &batch, rep) < 0)
+        slurm_refuse(d, body, &j, rep) < 0 || api_batch_parse(body, &j, &batch, rep) < 0)
         goto out;
     if (!mem_given)
         j.gpu_mem = 0; /* the slice's default, the node's plugin decides */
@@ -502,11 +520,17 @@ static void slurm_submit(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, json_
         }
         j.cwd = udir;
     }
+    /* Until its commit, the poll keeps a Slurm job it sees for the first time out of the view
+     * of direct jobs: it may be this one (slurm.c, view_update). */
+    d->slurm_inflight++;
     api_leave(d);
     locked = false;
     int64_t sid = 0;
     int st = tessd_slurm_submit(d, &j, j.cwd, &sid, why, sizeof why);
     if (st != 201) {
+        pthread_mutex_lock(&d->lock);
+        d->slurm_inflight--;
+        pthread_mutex_unlock(&d->lock);
         thttp_error(rep, st,
                     st == 503   ? "unavailable"
                     : st == 422 ? "unsatisfiable"
@@ -517,6 +541,7 @@ static void slurm_submit(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, json_
     }
     pthread_mutex_lock(&d->lock);
     locked = true;
+    d->slurm_inflight--;
     j.submitted_ms = tessd_now_ms();
     tjm_t m;
     tessd_jobmodel(d, &m);
@@ -541,7 +566,11 @@ static void slurm_submit(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, json_
     tessd_log("job %lld of %s is Slurm job %lld", (long long)j.id, who.user, (long long)sid);
     thttp_json(rep, 201, api_job_json(d, &j));
     snprintf(rep->location, sizeof rep->location, "/v1/jobs/%lld", (long long)j.id);
-    tessd_slurm_poll_soon(d);
+    /* No poll at once for a submission (the job is pending; the next poll, at most
+     * --slurm-poll s away, sees it start): a squeue per submission kept squeue and slurmctld
+     * busy for the whole of a burst, and every submission then waited on them
+     * (bench/slurm/submit.sh, 2026-11-27: 5.0x sbatch's time a submission with it, 1.7x
+     * without; docs/bench-submit.md). */
 out:
     if (locked)
         api_leave(d);
@@ -652,6 +681,190 @@ out:
     json_decref(body);
 }
 
+/* ---- jobs submitted to Slurm directly (--slurm; docs/slurm-backend.md) --------------------
+ * The poll's in-memory view (slurm.c): read-only, never in the store, never scheduled, counted
+ * in no quota.  Their id is "slurm:N" (N: Slurm's job id), their "origin" "slurm". */
+
+#define SLURM_PREFIX "slurm:"
+
+/* The Unix account whose direct Slurm jobs the caller sees: the Tessel user's own (as root,
+ * tesseld's users are the host's accounts), tesseld's own account in personal mode.  Returns
+ * false when there is none (the caller sees no direct job). */
+static bool slurm_account_of(const tessd_caller_t *who, char *buf, size_t len)
+{
+    tessd_pw_t pw;
+    if (geteuid() == 0) {
+        snprintf(buf, len, "%s", who->user);
+        return true;
+    }
+    if (tessd_getpwuid(geteuid(), &pw) != 1)
+        return false;
+    snprintf(buf, len, "%s", pw.name);
+    return true;
+}
+
+static bool slurm_visible(const tessd_caller_t *who, const tsj_seen_t *s)
+{
+    char acct[TSTORE_NAME_MAX + 272];
+    if (who->admin)
+        return true;
+    return slurm_account_of(who, acct, sizeof acct) && strcmp(acct, s->user) == 0;
+}
+
+static json_t *unix_time(int64_t secs)
+{
+    return api_time(secs > 0 ? secs * 1000 : 0);
+}
+
+/* A direct Slurm job as GET /v1/jobs shows a job, the fields Slurm has no answer for null. */
+static json_t *slurm_view_json(const tsj_seen_t *s)
+{
+    tsj_view_t v;
+    tsj_view_state(s, &v);
+    char id[48];
+    snprintf(id, sizeof id, SLURM_PREFIX "%lld", (long long)s->slurm_id);
+    const char *state = v.suspended ? "suspended" : tstore_state_name(v.state);
+    bool pending = v.state == TSTORE_PENDING, ended = v.state >= TSTORE_SUCCEEDED;
+    bool has_reason = s->reason[0] && strcmp(s->reason, "None") != 0;
+    json_t *o = json_object();
+    json_object_set_new(o, "id", json_string(id));
+    json_object_set_new(o, "display_id", json_string(id));
+    json_object_set_new(o, "origin", json_string("slurm"));
+    json_object_set_new(o, "read_only", json_true());
+    json_object_set_new(o, "slurm_id", json_integer(s->slurm_id));
+    json_object_set_new(o, "user", json_string(s->user));
+    json_object_set_new(o, "name", s->name[0] ? json_string(s->name) : json_null());
+    json_object_set_new(o, "argv", json_array());
+    json_object_set_new(o, "shell", json_false());
+    json_object_set_new(o, "cwd", json_null());
+    json_object_set_new(o, "state", json_string(state));
+    json_object_set_new(o, "reason", has_reason ? json_string(s->reason) : json_null());
+    json_object_set_new(o, "end_cause",
+                        ended && tjm_cause_name(v.cause) ? json_string(tjm_cause_name(v.cause))
+                                                         : json_null());
+    json_object_set_new(o, "reason_code",
+                        pending && has_reason ? json_string(s->reason) : json_null());
+    /* Slurm's partition stands where a Tessel job has its queue. */
+    json_object_set_new(o, "queue", json_string(s->partition));
+    json_object_set_new(o, "partition", json_string(s->partition));
+    json_object_set_new(o, "class", json_null());
+    json_object_set_new(o, "priority", json_null());
+    json_object_set_new(o, "gpu", json_real(0));
+    json_object_set_new(o, "gpus", json_null());
+    json_object_set_new(o, "gpu_milli", json_integer(0));
+    json_object_set_new(o, "gpu_mem", json_integer(0));
+    json_object_set_new(o, "cpu", s->cpus > 0 ? json_real(s->cpus) : json_null());
+    json_object_set_new(o, "mem", json_null());
+    json_t *pl = json_array();
+    if (s->nodes[0] && !pending)
+        json_array_append_new(pl, json_pack("{s:s}", "node", s->nodes));
+    json_object_set_new(o, "placement", pl);
+    json_object_set_new(o, "simulated", json_false());
+    json_object_set_new(o, "submitted_at", unix_time(s->submit_time));
+    json_object_set_new(o, "started_at", unix_time(pending ? 0 : s->start_time));
+    json_object_set_new(o, "finished_at", unix_time(ended ? s->end_time : 0));
+    json_object_set_new(o, "exit_code", v.has_exit_code ? json_integer(v.exit_code) : json_null());
+    json_object_set_new(o, "signal", v.signal ? json_integer(v.signal) : json_null());
+    json_object_set_new(o, "preemptions", json_integer(0));
+    json_object_set_new(o, "requeue", json_null());
+    json_object_set_new(o, "suspended_at", json_null());
+    json_object_set_new(o, "drained", json_null());
+    return o;
+}
+
+/* Whether ids names a direct Slurm job ("slurm:N"); then *sid = N (0 when N is not a job id). */
+static bool slurm_direct_id(const char *ids, int64_t *sid)
+{
+    if (strncmp(ids, SLURM_PREFIX, strlen(SLURM_PREFIX)) != 0)
+        return false;
+    if (api_parse_id(ids + strlen(SLURM_PREFIX), sid) < 0)
+        *sid = 0;
+    return true;
+}
+
+/* Lock held.  The direct Slurm job ids names, if the caller may see it: *out (a copy), and 0;
+ * else the error answered (404: none the caller may see; 503: Slurm could not be read and the
+ * last view does not hold it) and -1. */
+static int slurm_direct_load(tessd_t *d, const tessd_caller_t *who, const char *ids,
+                             tsj_seen_t *out, thttp_reply_t *rep)
+{
+    int64_t sid = 0;
+    slurm_direct_id(ids, &sid);
+    const tsj_seen_t *s = NULL;
+    bool fresh = false;
+    if (d->slurm && sid > 0) {
+        fresh = tessd_slurm_view(d) == 0;
+        s = tessd_slurm_view_find(d, sid);
+    }
+    if (!s || !slurm_visible(who, s)) {
+        if (d->slurm && sid > 0 && !fresh && !s)
+            thttp_error(rep, 503, "unavailable", NULL,
+                        "Slurm is unavailable: its jobs cannot be read (%s)", d->slurm_view_error);
+        else
+            thttp_error(rep, 404, "not_found", NULL, "no job '%s'", ids);
+        return -1;
+    }
+    *out = *s;
+    return 0;
+}
+
+bool api_slurm_direct_refuse(tessd_t *d, const tessd_caller_t *who, const char *ids,
+                             const char *verb, thttp_reply_t *rep)
+{
+    int64_t sid;
+    if (!slurm_direct_id(ids, &sid))
+        return false;
+    tsj_seen_t s;
+    if (slurm_direct_load(d, who, ids, &s, rep) == 0)
+        thttp_error(rep, 409, "conflict", NULL,
+                    "not a Tessel job: submitted to Slurm directly (slurm id %lld); %s",
+                    (long long)sid, verb);
+    return true;
+}
+
+/* GET /v1/jobs?origin=slurm: the direct Slurm jobs the caller sees (an admin: everyone's, or
+ * user's), by Slurm id (order=desc: newest first), at most f->limit, of the states in
+ * f->state_mask (0: all). Lock held. */
+static void slurm_direct_list(tessd_t *d, const tessd_caller_t *who, const tstore_job_filter_t *f,
+                              thttp_reply_t *rep)
+{
+    json_t *arr = json_array();
+    json_t *ans = json_pack("{s:o}", "jobs", arr);
+    if (!d->slurm) {
+        thttp_json(rep, 200, ans);
+        return;
+    }
+    bool fresh = tessd_slurm_view(d) == 0;
+    char acct[TSTORE_NAME_MAX + 272] = "";
+    const char *user = f->user;
+    if (!who->admin) {
+        if (!slurm_account_of(who, acct, sizeof acct)) {
+            thttp_json(rep, 200, ans);
+            return;
+        }
+        user = acct;
+    }
+    for (size_t k = 0; k < d->slurm_view_n && (int)json_array_size(arr) < f->limit; k++) {
+        const tsj_seen_t *s = &d->slurm_view[f->desc ? d->slurm_view_n - 1 - k : k];
+        if (user && strcmp(s->user, user) != 0)
+            continue;
+        if (f->queue && strcmp(s->partition, f->queue) != 0)
+            continue;
+        tsj_view_t v;
+        tsj_view_state(s, &v);
+        if (f->state_mask && !(f->state_mask & 1u << v.state))
+            continue;
+        if (f->suspended_only && v.state == TSTORE_RUNNING && !v.suspended)
+            continue;
+        json_array_append_new(arr, slurm_view_json(s));
+    }
+    /* When Slurm was read: the view is the last poll's (it may be older when Slurm cannot be
+     * read: slurm_error says why). */
+    json_object_set_new(ans, "slurm_as_of", api_time(d->slurm_view_gen ? d->slurm_view_at : 0));
+    json_object_set_new(ans, "slurm_error", fresh ? json_null() : json_string(d->slurm_view_error));
+    thttp_json(rep, 200, ans);
+}
+
 typedef struct {
     tessd_t *d;
     json_t *arr;
@@ -732,6 +945,19 @@ void api_jobs_list(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     }
     f.queue = thttp_query(req, "queue");
     const char *user = thttp_query(req, "user");
+    /* origin=slurm: the jobs submitted to Slurm directly (not pages of the store: all of them
+     * at once, at most limit). */
+    const char *origin = thttp_query(req, "origin");
+    if (origin && strcmp(origin, "tessel") != 0 && strcmp(origin, "slurm") != 0) {
+        thttp_error(rep, 400, "invalid_parameter", "origin", "origin must be tessel or slurm");
+        return;
+    }
+    bool direct = origin && strcmp(origin, "slurm") == 0;
+    if (direct && (f.after || f.before)) {
+        thttp_error(rep, 400, "invalid_parameter", f.after ? "after" : "before",
+                    "origin=slurm lists every job at once: no after or before");
+        return;
+    }
     tessd_caller_t who;
     if (!api_enter(d, req, rep, &who))
         return;
@@ -743,6 +969,10 @@ void api_jobs_list(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         user = who.user;
     }
     f.user = user;
+    if (direct) {
+        slurm_direct_list(d, &who, &f, rep);
+        goto out;
+    }
     list_ctx_t c = {d, json_array()};
     tsl_error_t err;
     if (tstore_job_list(d->store, &f, add_job, &c, &err) < 0) {
@@ -761,6 +991,9 @@ static int load_visible(tessd_t *d, const tessd_caller_t *who, const char *ids, 
 {
     int64_t id;
     tsl_error_t err;
+    if (api_slurm_direct_refuse(
+            d, who, ids, "Tessel only shows it (GET /v1/jobs/ID); use Slurm's commands", rep))
+        return -1;
     if (api_batch_resolve_id(d, ids, &id) < 0) {
         thttp_error(rep, 404, "not_found", NULL, "no job '%s'", ids);
         return -1;
@@ -809,6 +1042,18 @@ static void answer_job(tessd_t *d, const tstore_job_t *j, thttp_reply_t *rep)
 
 void api_jobs_get(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
 {
+    tessd_t *d = ctx;
+    int64_t sid;
+    if (slurm_direct_id(req->params[0], &sid)) {
+        tessd_caller_t who;
+        if (!api_enter(d, req, rep, &who))
+            return;
+        tsj_seen_t s;
+        if (slurm_direct_load(d, &who, req->params[0], &s, rep) == 0)
+            thttp_json(rep, 200, slurm_view_json(&s));
+        api_leave(d);
+        return;
+    }
     get_visible(req, rep, ctx, answer_job);
 }
 
@@ -927,7 +1172,8 @@ void api_jobs_cancel(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         return;
     tstore_job_t j;
     tsl_error_t err;
-    if (load_visible(d, &who, req->params[0], &j, rep) < 0)
+    if (api_slurm_direct_refuse(d, &who, req->params[0], "use scancel", rep) ||
+        load_visible(d, &who, req->params[0], &j, rep) < 0)
         goto out;
     /* An array's id (not "40_0"): every element, as scancel (jobs_batch.c). */
     if (j.array_id == j.id && !strchr(req->params[0], '_')) {
@@ -1003,6 +1249,100 @@ void api_jobs_events(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     get_visible(req, rep, ctx, answer_events);
 }
 
+/* --slurm: tessel suspend/resume of a Slurm job.  The caller passed Tessel's ACL (owner or
+ * admin: load_visible); the job must be running (suspend) or suspended (resume) with no stop
+ * under way.  tesseld runs `scontrol suspend|resume ID` as itself (root: only a Slurm operator
+ * may), the lock released meanwhile, then applies the job model's suspend or resume (the poll
+ * may have seen it first: then nothing more).  Each counts against the caller's submission
+ * rate (a process as root per request).  Lock held on entry and return. */
+static void slurm_suspend(tessd_t *d, const tessd_caller_t *who, tstore_job_t *j, bool suspend,
+                          thttp_reply_t *rep)
+{
+    long long id = (long long)j->id;
+    const char *verb = suspend ? "suspend" : "resume";
+    bool held = j->state == TSTORE_RUNNING && j->suspended_ms > 0;
+    int64_t sid;
+    tsl_error_t err;
+    if (j->state != TSTORE_RUNNING) {
+        thttp_error(rep, 409, "conflict", NULL, "job %lld is not running (%s): nothing to %s", id,
+                    tstore_state_name(j->state), verb);
+        return;
+    }
+    if (suspend && (j->cancel_ms || j->preempt_ms)) {
+        thttp_error(rep, 409, "conflict", NULL, "job %lld is being cancelled: it is not suspended",
+                    id);
+        return;
+    }
+    if (suspend && held) {
+        thttp_error(rep, 409, "conflict", NULL, "job %lld is already suspended", id);
+        return;
+    }
+    if (!suspend && !held) {
+        thttp_error(rep, 409, "conflict", NULL, "job %lld is not suspended (it is running)", id);
+        return;
+    }
+    if (tstore_slurm_get(d->store, j->id, &sid, &err) < 0) {
+        thttp_error(rep, 409, "conflict", NULL, "job %lld is not a Slurm job", id);
+        return;
+    }
+    thttp_limiter_t *l = who->admin ? d->admin_submit_limit : d->submit_limit;
+    if (l) {
+        int64_t wait = thttp_limiter_take(l, who->user, tessd_mono_ms());
+        if (wait != 0) {
+            long secs = wait > 0 ? (long)((wait + 999) / 1000) : 1;
+            thttp_error(rep, 429, "too_many_requests", NULL,
+                        "rate limit: %s %s may ask %g Slurm commands (submissions, suspends, "
+                        "resumes) a second; try again in %ld s",
+                        who->admin ? "admin" : "user", who->user,
+                        who->admin ? d->admin_submit_rate : d->submit_rate, secs);
+            snprintf(rep->extra_name, sizeof rep->extra_name, "Retry-After");
+            snprintf(rep->extra_value, sizeof rep->extra_value, "%ld", secs);
+            return;
+        }
+    }
+    char why[512];
+    pthread_mutex_unlock(&d->lock);
+    int st = tessd_slurm_suspend(d, sid, suspend, why, sizeof why);
+    pthread_mutex_lock(&d->lock);
+    if (st != 200) {
+        thttp_error(rep, st,
+                    st == 503   ? "unavailable"
+                    : st == 409 ? "conflict"
+                                : "internal",
+                    NULL, "job %lld (Slurm job %lld): %s failed: %s%s", id, (long long)sid, verb,
+                    st == 503 ? "Slurm is unavailable: " : "", why);
+        return;
+    }
+    /* A poll whose squeue began before now may say what was true before: it does not suspend
+     * or resume (slurm.c, apply_seen). */
+    d->slurm_toggled = tessd_now_ms();
+    tstore_job_clear(j);
+    if (tstore_job_get(d->store, (int64_t)id, j, &err) < 0) {
+        api_store_error(rep, &err);
+        return;
+    }
+    bool now_held = j->state == TSTORE_RUNNING && j->suspended_ms > 0;
+    if (j->state == TSTORE_RUNNING && now_held != suspend) {
+        tjm_change_t chg = {.now_ms = tessd_now_ms()};
+        if (tessd_job_apply(d, (int64_t)id, suspend ? TJM_EV_SUSPEND : TJM_EV_RESUME, &chg,
+                            who->user, NULL, &err) < 0) {
+            if (errno == EINVAL || errno == EBUSY) /* cancelled meanwhile */
+                thttp_error(rep, 409, "conflict", NULL, "job %lld: %s", id, err.text);
+            else
+                api_store_error(rep, &err);
+            return;
+        }
+    }
+    tessd_log("job %lld (Slurm job %lld) %s by %s", id, (long long)sid,
+              suspend ? "suspended" : "resumed", who->user);
+    tstore_job_clear(j);
+    if (tstore_job_get(d->store, (int64_t)id, j, &err) < 0) {
+        api_store_error(rep, &err);
+        return;
+    }
+    thttp_json(rep, 200, api_job_json(d, j));
+}
+
 /* POST /v1/jobs/{id}/suspend and .../resume: the job must be the caller's (or the caller an
  * admin), running, with a GPU slice, not being stopped; 409 with one line otherwise. */
 static void suspend_or_resume(thttp_req_t *req, thttp_reply_t *rep, tessd_t *d, bool suspend)
@@ -1021,17 +1361,19 @@ static void suspend_or_resume(thttp_req_t *req, thttp_reply_t *rep, tessd_t *d, 
         return;
     tstore_job_t j;
     tsl_error_t err;
-    if (load_visible(d, &who, req->params[0], &j, rep) < 0)
+    if (api_slurm_direct_refuse(d, &who, req->params[0],
+                                suspend ? "use scontrol suspend (Slurm's operators)"
+                                        : "use scontrol resume (Slurm's operators)",
+                                rep) ||
+        load_visible(d, &who, req->params[0], &j, rep) < 0)
         goto out;
     long long id = (long long)j.id;
-    tessd_run_t *r = j.state == TSTORE_RUNNING ? tessd_run_find(d, j.id) : NULL;
     const char *verb = suspend ? "suspend" : "resume";
     if (d->slurm) {
-        thttp_error(rep, 409, "conflict", NULL,
-                    "job %lld: %s is not with tesseld --slurm yet (docs/slurm-backend.md)", id,
-                    verb);
+        slurm_suspend(d, &who, &j, suspend, rep);
         goto done;
     }
+    tessd_run_t *r = j.state == TSTORE_RUNNING ? tessd_run_find(d, j.id) : NULL;
     if (!r) {
         thttp_error(rep, 409, "conflict", NULL, "job %lld is not running (%s): nothing to %s", id,
                     j.state == TSTORE_RUNNING ? "starting" : tstore_state_name(j.state), verb);

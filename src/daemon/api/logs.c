@@ -230,11 +230,22 @@ void api_jobs_logs(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         return;
     }
     int64_t id;
+    tessd_caller_t who;
+    /* tesseld --slurm: a job submitted to Slurm directly (slurm:N): its output is where its
+     * user's sbatch put it, not read here (409, or 404 when not the caller's). */
+    if (strncmp(req->params[0], "slurm:", 6) == 0) {
+        if (api_enter(d, req, rep, &who)) {
+            api_slurm_direct_refuse(d, &who, req->params[0],
+                                    "its output is where its sbatch wrote it (scontrol show job)",
+                                    rep);
+            api_leave(d);
+        }
+        return;
+    }
     if (api_parse_id(req->params[0], &id) < 0) {
         thttp_error(rep, 404, "not_found", NULL, "no job '%s'", req->params[0]);
         return;
     }
-    tessd_caller_t who;
     if (!api_enter(d, req, rep, &who))
         return;
     tstore_job_t j;

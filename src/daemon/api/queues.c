@@ -17,6 +17,7 @@
 
 #include "daemon/acl.h"
 #include "daemon/api/api.h"
+#include "daemon/slurmjob.h"
 #include "libutil/duration.h"
 #include "libutil/size.h"
 
@@ -823,4 +824,66 @@ bool api_queue_may_submit(tessd_t *d, const tessd_caller_t *who, const tstore_qu
     }
     tessd_user_groups_free(groups, ngroups);
     return ok;
+}
+
+/* GET /v1/slurm/queues (tesseld --slurm; docs/slurm-backend.md, "Queues onto partitions"):
+ * Tessel's queues as slurm-queues maps them onto Slurm's partitions and QOS, side by side with
+ * the partitions as `sinfo --json` shows them (their nodes, CPUs, GRES, the nodes' states), and
+ * the partitions no Tessel queue goes to.  Any user may read it (sinfo is every account's).
+ * 404 without --slurm; Slurm unreadable: 200 with the mapping and slurm_error. */
+static json_t *partition_json(const tsj_partition_t *p)
+{
+    return json_pack("{s:s, s:i, s:s, s:i, s:i, s:s, s:s}", "name", p->name, "nodes", p->nodes,
+                     "node_names", p->node_names, "cpus", p->cpus, "alloc_cpus", p->alloc_cpus,
+                     "gres", p->gres, "states", p->states);
+}
+
+void api_slurm_queues(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    tessd_t *d = ctx;
+    tessd_caller_t who;
+    if (!api_enter(d, req, rep, &who))
+        return;
+    if (!d->slurm) {
+        thttp_error(rep, 404, "not_found", NULL, "tesseld is not over Slurm (--slurm)");
+        api_leave(d);
+        return;
+    }
+    /* The mapping is set at start (not reloaded): read without the lock from here. */
+    api_leave(d);
+    tsj_partition_t *parts = NULL;
+    size_t np = 0;
+    char why[512] = "";
+    bool read = tessd_slurm_partitions(d, &parts, &np, why, sizeof why) == 0;
+    json_t *queues = json_array(), *others = json_array();
+    bool default_mapped = tsj_qmap_find(d->slurm_qmap, d->slurm_nqmap, "default") != NULL;
+    size_t nq = d->slurm_nqmap + (default_mapped ? 0 : 1);
+    for (size_t i = 0; i < nq; i++) {
+        /* default first when slurm-queues leaves it to the cluster's default partition */
+        const tsj_qmap_t *m = default_mapped ? &d->slurm_qmap[i]
+                              : i == 0       ? NULL
+                                             : &d->slurm_qmap[i - 1];
+        const tsj_partition_t *p = NULL;
+        for (size_t k = 0; m && k < np && !p; k++)
+            if (strcmp(parts[k].name, m->partition) == 0)
+                p = &parts[k];
+        json_t *o = json_pack("{s:s, s:o, s:o, s:o}", "queue", m ? m->queue : "default",
+                              "partition", m ? json_string(m->partition) : json_null(), "qos",
+                              m && m->qos[0] ? json_string(m->qos) : json_null(), "slurm",
+                              p ? partition_json(p) : json_null());
+        /* A partition sinfo does not list (when it could be read): sbatch will refuse. */
+        json_object_set_new(o, "found", !m || !read ? json_null() : json_boolean(p != NULL));
+        json_array_append_new(queues, o);
+    }
+    for (size_t k = 0; k < np; k++) {
+        bool mapped = false;
+        for (size_t i = 0; i < d->slurm_nqmap && !mapped; i++)
+            mapped = strcmp(d->slurm_qmap[i].partition, parts[k].name) == 0;
+        if (!mapped)
+            json_array_append_new(others, partition_json(&parts[k]));
+    }
+    free(parts);
+    thttp_json(rep, 200,
+               json_pack("{s:o, s:o, s:o}", "queues", queues, "unmapped_partitions", others,
+                         "slurm_error", read ? json_null() : json_string(why)));
 }

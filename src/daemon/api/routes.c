@@ -32,6 +32,7 @@ const thttp_route_t tessd_routes[] = {
     {"GET", "/v1/queues/{name}", api_queues_get},
     {"PATCH", "/v1/queues/{name}", api_queues_update},
     {"DELETE", "/v1/queues/{name}", api_queues_delete},
+    {"GET", "/v1/slurm/queues", api_slurm_queues},
     {"GET", "/v1/users", api_users_list},
     {"POST", "/v1/users", api_users_create},
     {"GET", "/v1/users/{name}", api_users_get},

@@ -3,6 +3,7 @@
  * model's table), exit statuses, squeue --json as Slurm 22.05 prints it (and with slurmctld
  * down), sbatch's argument vector and what a hostile value cannot do to it, the batch script
  * run through sh, and what a failed sbatch means for the client. */
+#include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -25,7 +26,7 @@ static void test_state_names(void **state)
     assert_int_equal(tsj_state_parse("CONFIGURING", true), TSJ_RUNNING);
     assert_int_equal(tsj_state_parse("RUNNING", true), TSJ_RUNNING);
     assert_int_equal(tsj_state_parse("COMPLETING", true), TSJ_RUNNING);
-    assert_int_equal(tsj_state_parse("SUSPENDED", true), TSJ_RUNNING);
+    assert_int_equal(tsj_state_parse("SUSPENDED", true), TSJ_SUSPENDED);
     assert_int_equal(tsj_state_parse("COMPLETED", true), TSJ_COMPLETED);
     assert_int_equal(tsj_state_parse("FAILED", true), TSJ_FAILED);
     assert_int_equal(tsj_state_parse("CANCELLED", false), TSJ_CANCELLED);
@@ -53,7 +54,9 @@ static const char squeue_ok[] =
     "{\"job_id\":4,\"job_state\":\"COMPLETED\",\"exit_code\":0,\"nodes\":\"n[1-2]\","
     "\"state_reason\":\"None\",\"user_name\":\"bob\",\"start_time\":1795756285},"
     "{\"job_id\":5,\"job_state\":\"PENDING\",\"exit_code\":0,\"nodes\":\"\","
-    "\"state_reason\":\"Resources\",\"user_name\":\"bob\",\"start_time\":1827292284},"
+    "\"state_reason\":\"Resources\",\"user_name\":\"bob\",\"start_time\":1827292284,"
+    "\"name\":\"wrap\",\"partition\":\"debug\",\"submit_time\":1795766180,\"end_time\":0,"
+    "\"cpus\":4},"
     "{\"job_id\":6,\"job_state\":\"SOMETHING_NEW\",\"exit_code\":0,\"nodes\":\"n1\"}"
     "]}";
 
@@ -84,6 +87,13 @@ static void test_parse_squeue(void **state)
     assert_string_equal(v[3].nodes, "n[1-2]");
     assert_int_equal(v[4].state, TSJ_PENDING);
     assert_string_equal(v[4].reason, "Resources");
+    /* What the view of direct jobs shows. */
+    assert_string_equal(v[4].name, "wrap");
+    assert_string_equal(v[4].partition, "debug");
+    assert_int_equal(v[4].submit_time, 1795766180);
+    assert_int_equal(v[4].end_time, 0);
+    assert_int_equal(v[4].cpus, 4);
+    assert_string_equal(v[0].name, ""); /* absent: empty */
     free(v);
 
     /* slurmctld down: squeue exits 0 with an error and no jobs: a failure, not "no jobs". */
@@ -163,8 +173,13 @@ static void test_plan_table(void **state)
         {TSTORE_PENDING, false, TSJ_TIMEOUT, 0, true, 2, TJM_EV_START, TJM_EV_TIMEOUT, -1, 0, 0},
         {TSTORE_PENDING, false, TSJ_NSTATES, 0, false, 2, TJM_EV_START, TJM_EV_FAIL, -1, 0,
          TJM_CAUSE_LOST},
+        {TSTORE_PENDING, false, TSJ_SUSPENDED, 0, true, 2, TJM_EV_START, TJM_EV_SUSPEND, -1, 0, 0},
         /* running in Tessel */
         {TSTORE_RUNNING, false, TSJ_RUNNING, 0, true, 0, 0, 0, -1, 0, 0},
+        /* an operator's scontrol suspend (tesseld's for tessel suspend, or another's) */
+        {TSTORE_RUNNING, false, TSJ_SUSPENDED, 0, true, 1, TJM_EV_SUSPEND, 0, -1, 0, 0},
+        /* a cancel under way: no suspend (the model's guard), its end comes next */
+        {TSTORE_RUNNING, true, TSJ_SUSPENDED, 0, true, 0, 0, 0, -1, 0, 0},
         {TSTORE_RUNNING, false, TSJ_PENDING, 0, false, 0, 0, 0, -1, 0, 0}, /* Slurm requeued */
         {TSTORE_RUNNING, false, TSJ_COMPLETED, 0, true, 1, TJM_EV_EXIT, 0, 0, 0, 0},
         {TSTORE_RUNNING, false, TSJ_FAILED, 768, true, 1, TJM_EV_FAIL, 0, 3, 0, TJM_CAUSE_EXIT},
@@ -181,9 +196,22 @@ static void test_plan_table(void **state)
         {TSTORE_RUNNING, false, TSJ_PREEMPTED, 0, true, 1, TJM_EV_FAIL, 0, -1, 15,
          TJM_CAUSE_SIGNAL},
         {TSTORE_RUNNING, false, TSJ_NSTATES, 0, true, 1, TJM_EV_FAIL, 0, -1, 0, TJM_CAUSE_LOST},
+        /* suspended in Tessel (TSTORE_NSTATES: running with suspended_ms) */
+        {TSTORE_NSTATES, false, TSJ_SUSPENDED, 0, true, 0, 0, 0, -1, 0, 0},
+        {TSTORE_NSTATES, false, TSJ_RUNNING, 0, true, 1, TJM_EV_RESUME, 0, -1, 0, 0},
+        {TSTORE_NSTATES, false, TSJ_PENDING, 0, false, 0, 0, 0, -1, 0, 0},
+        {TSTORE_NSTATES, false, TSJ_COMPLETED, 0, true, 1, TJM_EV_EXIT, 0, 0, 0, 0},
+        {TSTORE_NSTATES, false, TSJ_FAILED, 768, true, 1, TJM_EV_FAIL, 0, 3, 0, TJM_CAUSE_EXIT},
+        {TSTORE_NSTATES, true, TSJ_CANCELLED, 15, true, 1, TJM_EV_KILLED, 0, -1, 15, 0},
+        {TSTORE_NSTATES, false, TSJ_TIMEOUT, 15, true, 1, TJM_EV_TIMEOUT, 0, -1, 0, 0},
+        {TSTORE_NSTATES, false, TSJ_NSTATES, 0, true, 1, TJM_EV_FAIL, 0, -1, 0, TJM_CAUSE_LOST},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         tstore_job_t j = {.id = 42, .state = t[i].from};
+        if (t[i].from == TSTORE_NSTATES) {
+            j.state = TSTORE_RUNNING;
+            j.suspended_ms = 900;
+        }
         if (t[i].cancel_asked) {
             j.cancel_ms = 1000;
             j.cancel_by = (char *)"alice";
@@ -192,7 +220,7 @@ static void test_plan_table(void **state)
         tsj_plan_t p;
         tsj_plan(&j, t[i].slurm == TSJ_NSTATES ? NULL : &s, 5000, &p);
         print_message("row %zu: %s from %s: %d event(s)\n", i, tsj_state_name(t[i].slurm),
-                      tstore_state_name(t[i].from), p.n);
+                      tjm_state_name(tjm_job_state(&j)), p.n);
         assert_int_equal(p.n, t[i].n);
         if (p.n == 0)
             continue;
@@ -201,7 +229,8 @@ static void test_plan_table(void **state)
             assert_int_equal(p.ev[1], t[i].ev1);
         assert_legal(&j, &p);
         const tjm_change_t *end = &p.chg[p.n - 1];
-        if (p.ev[p.n - 1] == TJM_EV_START)
+        if (p.ev[p.n - 1] == TJM_EV_START || p.ev[p.n - 1] == TJM_EV_SUSPEND ||
+            p.ev[p.n - 1] == TJM_EV_RESUME)
             continue;
         assert_int_equal(end->now_ms, 5000);
         if (t[i].exit_code >= 0) {
@@ -239,6 +268,126 @@ static void test_plan_details(void **state)
     s = seen(TSJ_FAILED, 768, true);
     tsj_plan(&j, &s, 10, &p);
     assert_int_equal(p.n, 0);
+}
+
+/* How a job submitted to Slurm directly shows: every Slurm state onto the job model's states
+ * and end causes, exit statuses and signals from Slurm's wait status. */
+static void test_view_state(void **state)
+{
+    (void)state;
+    static const struct {
+        tsj_state_t slurm;
+        int ws;
+        tstore_state_t st;
+        bool suspended;
+        tjm_cause_t cause;
+        int exit_code; /* -1: none */
+        int sig;
+    } t[] = {
+        {TSJ_PENDING, 0, TSTORE_PENDING, false, TJM_CAUSE_NONE, -1, 0},
+        {TSJ_RUNNING, 0, TSTORE_RUNNING, false, TJM_CAUSE_NONE, -1, 0},
+        {TSJ_SUSPENDED, 0, TSTORE_RUNNING, true, TJM_CAUSE_NONE, -1, 0},
+        {TSJ_COMPLETED, 0, TSTORE_SUCCEEDED, false, TJM_CAUSE_EXIT, 0, 0},
+        {TSJ_FAILED, 768, TSTORE_FAILED, false, TJM_CAUSE_EXIT, 3, 0},
+        {TSJ_FAILED, 0, TSTORE_FAILED, false, TJM_CAUSE_EXIT, 1, 0},
+        {TSJ_FAILED, 9, TSTORE_FAILED, false, TJM_CAUSE_SIGNAL, -1, 9},
+        {TSJ_CANCELLED, 15, TSTORE_CANCELLED, false, TJM_CAUSE_CANCELLED, -1, 15},
+        {TSJ_CANCELLED, 0, TSTORE_CANCELLED, false, TJM_CAUSE_CANCELLED, -1, 0},
+        {TSJ_TIMEOUT, 15, TSTORE_FAILED, false, TJM_CAUSE_TIME_LIMIT, -1, 15},
+        {TSJ_OOM, 9, TSTORE_FAILED, false, TJM_CAUSE_HOST_OOM, -1, 9},
+        {TSJ_NODE_FAIL, 0, TSTORE_FAILED, false, TJM_CAUSE_LOST, -1, 0},
+        {TSJ_LAUNCH_FAIL, 0, TSTORE_FAILED, false, TJM_CAUSE_LAUNCH_FAILURE, -1, 0},
+        {TSJ_PREEMPTED, 0, TSTORE_FAILED, false, TJM_CAUSE_SIGNAL, -1, 15},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        tsj_seen_t s = {.slurm_id = 9, .state = t[i].slurm, .wait_status = t[i].ws, .known = true};
+        tsj_view_t v;
+        tsj_view_state(&s, &v);
+        print_message("row %zu: %s\n", i, tsj_state_name(t[i].slurm));
+        assert_int_equal(v.state, t[i].st);
+        assert_int_equal(v.suspended, t[i].suspended);
+        assert_int_equal(v.cause, t[i].cause);
+        assert_int_equal(v.has_exit_code, t[i].exit_code >= 0);
+        if (t[i].exit_code >= 0)
+            assert_int_equal(v.exit_code, t[i].exit_code);
+        assert_int_equal(v.signal, t[i].sig);
+    }
+}
+
+/* slurm-queues: Tessel's queues onto partitions and QOS; what a mistake is told. */
+static void test_qmap(void **state)
+{
+    (void)state;
+    tsj_qmap_t *m;
+    size_t n;
+    tsl_error_t err;
+    assert_int_equal(
+        tsj_parse_qmap("  default=debug  gpu=gpu-a100,high\tcpu_x=batch.1 ", &m, &n, &err), 0);
+    assert_int_equal(n, 3);
+    assert_string_equal(m[0].queue, "default");
+    assert_string_equal(m[0].partition, "debug");
+    assert_string_equal(m[0].qos, "");
+    assert_string_equal(m[1].partition, "gpu-a100");
+    assert_string_equal(m[1].qos, "high");
+    assert_string_equal(m[2].queue, "cpu_x");
+    assert_ptr_equal(tsj_qmap_find(m, n, "gpu"), &m[1]);
+    assert_null(tsj_qmap_find(m, n, "nope"));
+    free(m);
+    assert_int_equal(tsj_parse_qmap("", &m, &n, &err), 0);
+    assert_int_equal(n, 0);
+    assert_null(m);
+    static const char *const bad[] = {
+        "default",       /* no partition */
+        "default=",      /* empty partition */
+        "=debug",        /* no queue */
+        "Default=debug", /* not a Tessel queue name */
+        "a=b,",          /* empty QOS */
+        "a=b,c,d",       /* a comma in the QOS */
+        "a=deb;ug",      /* not a Slurm name */
+        "a=--qos=x",     /* an option is no name... */
+        "a=b a=c",       /* twice */
+        "a=bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", /* 66 bytes */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        print_message("bad %zu: %s\n", i, bad[i]);
+        assert_int_equal(tsj_parse_qmap(bad[i], &m, &n, &err), -1);
+        assert_int_equal(errno, EINVAL);
+        assert_null(m);
+    }
+}
+
+/* sinfo --json of Slurm 22.05.8 (trimmed): the test cluster's two nodes, one partition with
+ * both and one with n2 alone. */
+static const char sinfo_ok[] =
+    "{\"meta\":{},\"errors\":[],\"nodes\":["
+    "{\"name\":\"n1\",\"partitions\":[\"debug\"],\"state\":\"mixed\",\"cpus\":8,"
+    "\"alloc_cpus\":1,\"gres\":\"gpu:2,shard:8\"},"
+    "{\"name\":\"n2\",\"partitions\":[\"debug\",\"big\"],\"state\":\"idle\",\"cpus\":8,"
+    "\"alloc_cpus\":0,\"gres\":\"gpu:2,shard:8\"}]}";
+
+static void test_parse_sinfo(void **state)
+{
+    (void)state;
+    tsj_partition_t *p;
+    size_t n;
+    tsl_error_t err;
+    assert_int_equal(tsj_parse_sinfo(sinfo_ok, strlen(sinfo_ok), &p, &n, &err), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(p[0].name, "debug");
+    assert_int_equal(p[0].nodes, 2);
+    assert_int_equal(p[0].cpus, 16);
+    assert_int_equal(p[0].alloc_cpus, 1);
+    assert_string_equal(p[0].node_names, "n1,n2");
+    assert_string_equal(p[0].states, "mixed,idle");
+    assert_string_equal(p[0].gres, "gpu:2,shard:8");
+    assert_string_equal(p[1].name, "big");
+    assert_string_equal(p[1].node_names, "n2");
+    assert_string_equal(p[1].states, "idle");
+    free(p);
+    assert_int_equal(tsj_parse_sinfo(squeue_down, strlen(squeue_down), &p, &n, &err), -1);
+    assert_int_equal(tsj_parse_sinfo("[]", 2, &p, &n, &err), -1);
+    assert_int_equal(tsj_parse_sinfo("{\"nodes\":[]}", 12, &p, &n, &err), 0);
+    assert_int_equal(n, 0);
 }
 
 static char **argv_of(const tsj_submit_t *s)
@@ -325,6 +474,19 @@ static void test_sbatch_argv(void **state)
     assert_true(has(a, "--cpus-per-task=2"));
     assert_true(has(a, "--mem=1025M"));
     assert_true(has(a, "--time=2"));
+    assert_false(has_prefix(a, "--partition"));
+    assert_false(has_prefix(a, "--qos"));
+    tsj_argv_free(a);
+    /* A queue's partition and QOS (slurm-queues). */
+    s = (tsj_submit_t){.cwd = "/", .out_dir = "/o", .partition = "gpu", .qos = "high"};
+    a = argv_of(&s);
+    assert_true(has(a, "--partition=gpu"));
+    assert_true(has(a, "--qos=high"));
+    tsj_argv_free(a);
+    s.qos = "";
+    a = argv_of(&s);
+    assert_true(has(a, "--partition=gpu"));
+    assert_false(has_prefix(a, "--qos"));
     tsj_argv_free(a);
 }
 
@@ -452,11 +614,18 @@ static void test_jobid_and_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_state_names),      cmocka_unit_test(test_parse_squeue),
-        cmocka_unit_test(test_applies),          cmocka_unit_test(test_plan_table),
-        cmocka_unit_test(test_plan_details),     cmocka_unit_test(test_sbatch_argv),
-        cmocka_unit_test(test_sbatch_hostile),   cmocka_unit_test(test_script),
+        cmocka_unit_test(test_state_names),
+        cmocka_unit_test(test_parse_squeue),
+        cmocka_unit_test(test_applies),
+        cmocka_unit_test(test_plan_table),
+        cmocka_unit_test(test_plan_details),
+        cmocka_unit_test(test_sbatch_argv),
+        cmocka_unit_test(test_sbatch_hostile),
+        cmocka_unit_test(test_script),
         cmocka_unit_test(test_jobid_and_errors),
+        cmocka_unit_test(test_view_state),
+        cmocka_unit_test(test_qmap),
+        cmocka_unit_test(test_parse_sinfo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

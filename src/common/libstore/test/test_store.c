@@ -471,6 +471,56 @@ static void test_wait_reason(void **state)
     tstore_close(st);
 }
 
+/* tesseld --slurm: Slurm ids of jobs, the active ones, and those added after a job id. */
+static void test_slurm_ids(void **state)
+{
+    (void)state;
+    tstore_t *st = tstore_open(path, NULL);
+    assert_non_null(st);
+    int64_t a, b, c;
+    add_job(st, "alice", "default", 0, &a);
+    add_job(st, "alice", "default", 0, &b);
+    add_job(st, "bob", "default", 0, &c);
+    assert_int_equal(tstore_slurm_set(st, a, 700, NULL), 0);
+    assert_int_equal(tstore_slurm_set(st, c, 702, NULL), 0);
+    int64_t sid;
+    assert_int_equal(tstore_slurm_get(st, c, &sid, NULL), 0);
+    assert_int_equal(sid, 702);
+    assert_int_equal(tstore_slurm_get(st, b, &sid, NULL), -1);
+    assert_int_equal(errno, ENOENT);
+    tstore_slurm_pair_t *v;
+    size_t n;
+    assert_int_equal(tstore_slurm_since(st, 0, &v, &n, NULL), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(v[0].job, a);
+    assert_int_equal(v[0].slurm_id, 700);
+    assert_int_equal(v[1].job, c);
+    free(v);
+    /* Only what came after the last read. */
+    assert_int_equal(tstore_slurm_since(st, a, &v, &n, NULL), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(v[0].slurm_id, 702);
+    free(v);
+    assert_int_equal(tstore_slurm_since(st, c, &v, &n, NULL), 0);
+    assert_int_equal(n, 0);
+    assert_null(v);
+    /* Ended jobs leave _active, not _since. */
+    tstore_job_t j;
+    assert_int_equal(tstore_job_get(st, a, &j, NULL), 0);
+    j.state = TSTORE_CANCELLED;
+    j.finished_ms = 3000;
+    assert_int_equal(tstore_job_write(st, &j, NULL), 0);
+    tstore_job_clear(&j);
+    assert_int_equal(tstore_slurm_active(st, &v, &n, NULL), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(v[0].job, c);
+    free(v);
+    assert_int_equal(tstore_slurm_since(st, 0, &v, &n, NULL), 0);
+    assert_int_equal(n, 2);
+    free(v);
+    tstore_close(st);
+}
+
 static void test_transaction(void **state)
 {
     tstore_t *st = tstore_open(path, NULL);
@@ -1217,6 +1267,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_group_other_commits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_group_commit_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(test_group_guard, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slurm_ids, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
