@@ -14,6 +14,7 @@
  * rendering under a mutex.  So a request never waits on NVML or on a job's file, a slow or
  * hung driver shows as figures that stop getting newer (their sampled_at_ms), and many
  * scrapers cost one sample per interval. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -49,7 +50,8 @@ typedef struct {
     const char *statedir, *nvml_path;
     unsigned interval_s;
     tagent_nvml_t *nvml; /* sampler thread only */
-    char nvml_err[192]; /* as tnf_node_t.error */
+    bool simulated;      /* nvml is the fake one */
+    char nvml_err[192];  /* as tnf_node_t.error */
 } tex_t;
 
 static int64_t now_ms(void)
@@ -67,6 +69,11 @@ static void sample(tex_t *x, tnf_node_t *n)
     if (!x->nvml) {
         tsl_error_t err;
         x->nvml = tagent_nvml_open(x->nvml_path, &err);
+        /* Tessel's fake NVML (tests/fake) exports its test hooks: its GPUs are simulated. */
+        void *h = x->nvml ? dlopen(x->nvml_path, RTLD_NOW | RTLD_NOLOAD) : NULL;
+        x->simulated = h && dlsym(h, "tessel_fake_nvml_calls");
+        if (h)
+            dlclose(h);
         if (!x->nvml)
             snprintf(x->nvml_err, sizeof x->nvml_err, "%.190s", err.text);
     }
@@ -83,6 +90,7 @@ static void sample(tex_t *x, tnf_node_t *n)
         }
     }
     snprintf(n->error, sizeof n->error, "%s", x->nvml_err);
+    n->simulated = x->simulated;
     for (int i = 0; i < ng && i < TNF_MAX_GPUS; i++) {
         tnf_gpu_t *g = &n->gpus[n->ngpus++];
         g->index = gpus[i].index;

@@ -66,10 +66,10 @@ json_t *tnf_to_json(const tnf_node_t *n)
         json_decref(slices);
         return NULL;
     }
-    return json_pack("{s:i, s:s, s:I, s:o, s:o, s:o}", "version", TNF_VERSION, "node", n->node,
+    return json_pack("{s:i, s:s, s:I, s:o, s:b, s:o, s:o}", "version", TNF_VERSION, "node", n->node,
                      "sampled_at_ms", (json_int_t)n->sampled_ms, "error",
-                     n->error[0] ? json_string(n->error) : json_null(), "gpus", gpus, "slices",
-                     slices);
+                     n->error[0] ? json_string(n->error) : json_null(), "simulated", n->simulated,
+                     "gpus", gpus, "slices", slices);
 }
 
 /* ---- reading ------------------------------------------------------------------------------ */
@@ -162,6 +162,12 @@ int tnf_from_json(const char *text, size_t len, tnf_node_t *out, tsl_error_t *er
         get_str(root, "error", out->error, sizeof out->error, true, err) < 0 ||
         get_int(root, "sampled_at_ms", 0, INT64_MAX, false, NULL, &out->sampled_ms, err) < 0)
         goto out;
+    json_t *sim = json_object_get(root, "simulated");
+    if (sim && !json_is_boolean(sim)) {
+        bad(err, "\"simulated\" is not true or false", EINVAL);
+        goto out;
+    }
+    out->simulated = json_is_true(sim);
     if (!json_is_array(gpus) || !json_is_array(slices)) {
         bad(err, "\"gpus\" or \"slices\" is not an array", EINVAL);
         goto out;
@@ -251,7 +257,8 @@ void tnf_prom(tsl_prom_t *p, const tnf_node_t *const *nodes, size_t n)
     static const struct {
         const char *name, *help;
     } gfam[] = {
-        {"tessel_gpu_info", "A GPU of the node (1), with its model."},
+        {"tessel_gpu_info",
+         "A GPU of the node (1), with its model and whether it is simulated (fake NVML)."},
         {"tessel_gpu_memory_total_bytes", "GPU memory."},
         {"tessel_gpu_memory_used_bytes",
          "GPU memory in use by every process, as the driver counts it (NVML)."},
@@ -268,13 +275,13 @@ void tnf_prom(tsl_prom_t *p, const tnf_node_t *const *nodes, size_t n)
                 char gi[16];
                 snprintf(gi, sizeof gi, "%d", g->index);
                 tsl_label_t l[] = {L("node", nd->node), L("gpu", gi), L("uuid", g->uuid),
-                                   L("model", g->model)};
+                                   L("model", g->model), L("simulated", nd->simulated ? "1" : "0")};
                 uint64_t ns = 0;
                 for (size_t s = 0; s < nd->nslices; s++)
                     ns += nd->slices[s].gpu == g->index;
                 switch (f) {
-                case 0:
-                    tsl_prom_u64(p, gfam[f].name, l, 4, 1);
+                case 0: /* only the info carries simulated, as tesseld's own */
+                    tsl_prom_u64(p, gfam[f].name, l, 5, 1);
                     break;
                 case 1:
                     tsl_prom_u64(p, gfam[f].name, l, 4, g->memory_total);

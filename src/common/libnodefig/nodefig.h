@@ -55,6 +55,7 @@ typedef struct {
     char node[64];      /* the node's name (its hostname, or --node) */
     int64_t sampled_ms; /* when the figures were taken, ms since the epoch */
     char error[192];    /* "" or why the GPU figures are missing (NVML failed) */
+    bool simulated;     /* the NVML is Tessel's test double (tests/fake): no real GPU */
     int ngpus;
     tnf_gpu_t gpus[TNF_MAX_GPUS];
     size_t nslices, cap;
@@ -68,7 +69,7 @@ void tnf_node_clear(tnf_node_t *n);
 int tnf_add_slice(tnf_node_t *n, const tnf_slice_t *s);
 
 /* The figures as JSON (a new reference; NULL when out of memory):
- *   {"version":1,"node":"n1","sampled_at_ms":..,"error":null|"...",
+ *   {"version":1,"node":"n1","sampled_at_ms":..,"error":null|"...","simulated":false,
  *    "gpus":[{"index":0,"uuid":"GPU-..","model":"..","memory_total":..,
  *             "memory_used":..|null,"utilization":..|null}],
  *    "slices":[{"job":12,"user":"alice","gpu":0,"memory_limit":..|null,"memory_used":..,

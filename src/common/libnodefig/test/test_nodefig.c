@@ -18,6 +18,7 @@ static void fill(tnf_node_t *n)
     memset(n, 0, sizeof *n);
     snprintf(n->node, sizeof n->node, "n1");
     n->sampled_ms = 1795766152123;
+    n->simulated = true;
     n->ngpus = 2;
     for (int i = 0; i < 2; i++) {
         n->gpus[i].index = i;
@@ -56,6 +57,7 @@ static void test_round_trip(void **state)
     assert_string_equal(back.node, "n1");
     assert_int_equal(back.sampled_ms, 1795766152123);
     assert_string_equal(back.error, "");
+    assert_true(back.simulated);
     assert_int_equal(back.ngpus, 2);
     assert_string_equal(back.gpus[1].uuid, n.gpus[1].uuid);
     assert_string_equal(back.gpus[0].model, "FakeGPU");
@@ -112,6 +114,7 @@ static void test_refused(void **state)
          "version 2"},
         {"{\"node\":\"n1\",\"sampled_at_ms\":1,\"gpus\":[],\"slices\":[]}", EINVAL, "version"},
         {HEAD "\"gpus\":{},\"slices\":[]}", EINVAL, "not an array"},
+        {HEAD "\"simulated\":1,\"gpus\":[],\"slices\":[]}", EINVAL, "simulated"},
         {HEAD "\"gpus\":[],\"slices\":[],\"node\":\"x\"}", EINVAL, "not JSON"}, /* duplicate */
         {"{\"version\":1,\"node\":\"a\\nb\",\"sampled_at_ms\":1,\"gpus\":[],\"slices\":[]}", EINVAL,
          "control"},
@@ -209,6 +212,9 @@ static void test_prom(void **state)
                                  "7e7e7e7e-7e7e-7e7e-7e7e-7e7e7e7e7e00\",model=\"FakeGPU\"} "
                                  "8589934592\n"));
     assert_non_null(strstr(text, "tessel_gpu_memory_total_bytes{node=\"n2\",gpu=\"1\""));
+    assert_non_null(strstr(text,
+                           "tessel_gpu_info{node=\"n1\",gpu=\"0\",uuid=\"GPU-7e7e7e7e-7e7e-"
+                           "7e7e-7e7e-7e7e7e7e7e00\",model=\"FakeGPU\",simulated=\"1\"} 1\n"));
     assert_non_null(strstr(text, "tessel_slice_memory_used_bytes{node=\"n1\",gpu=\"0\",uuid=\"GPU-"
                                  "7e7e7e7e-7e7e-7e7e-7e7e-7e7e7e7e7e00\",job=\"17\",user=\"alice\"}"
                                  " 536870912\n"));
