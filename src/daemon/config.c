@@ -123,6 +123,8 @@ const tessd_opt_t tessd_opts[] = {
     {"slurm-poll", T_UINT, F(slurm_poll), .lo = 1, .hi = 60, .def = "1"},
     {"slurm-timeout", T_UINT, F(slurm_timeout), .lo = 1, .hi = 600, .def = "20"},
     {"slurm-output-dir", T_STR, F(slurm_output_dir), .check = check_abs},
+    {"slurm-node-port", T_UINT, F(slurm_node_port), .lo = 0, .hi = 65535, .def = "9407"},
+    {"slurm-node-poll", T_UINT, F(slurm_node_poll), .lo = 1, .hi = 60, .def = "2"},
     /* For tests only: flags, not keys of the file. */
     {"test-kill-at", T_STR, F(test_kill_at), .flags = FLAG, .check = check_kill_step},
     {"test-tick-ms", T_UINT, F(test_tick_ms), .lo = 1, .hi = 3600000, .flags = FLAG},
@@ -655,7 +657,7 @@ int tessd_conf_check(const tessd_conf_t *c, tsl_error_t *err)
         return tsl_errprintf(err, "give one of --socket and --no-socket");
     if (c->slurm) {
         /* The commands tesseld runs, by absolute path (never found through a PATH). */
-        static const char *const cmds[] = {"sbatch", "squeue", "scancel"};
+        static const char *const cmds[] = {"sbatch", "squeue", "scancel", "sinfo"};
         for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
             char path[PATH_MAX + 16];
             snprintf(path, sizeof path, "%s/%s", c->slurm_bin, cmds[i]);

@@ -156,13 +156,16 @@ static void usage(FILE *f)
             "  --slurm             jobs are Slurm jobs: sbatch as each job's owner, states\n"
             "                      from squeue (docs/slurm-backend.md)\n"
             "  --slurm-conf PATH   slurm.conf for the Slurm commands (default: Slurm's)\n"
-            "  --slurm-bin DIR     where sbatch, squeue and scancel are (default /usr/bin)\n"
+            "  --slurm-bin DIR     where sbatch, squeue, scancel and sinfo are (default /usr/bin)\n"
             "  --slurm-shards N    the cluster's shards per GPU (0: the cluster's job_submit\n"
             "                      plugin maps the slice options onto shards)\n"
             "  --slurm-poll SECS   seconds between looks at the jobs' states (default 1)\n"
             "  --slurm-timeout SECS  longest a Slurm command may run (default 20; 503 past it)\n"
             "  --slurm-output-dir DIR  the users' log directories, shared with the nodes\n"
             "                      (default DATA-DIR/slurm)\n"
+            "  --slurm-node-port PORT  the nodes' tessel-node-exporter port (default 9407;\n"
+            "                      0: the cluster's GPUs are not asked for)\n"
+            "  --slurm-node-poll SECS  seconds between looks at the nodes' GPUs (default 2)\n"
             "  --test-kill-at STEP for tests: SIGKILL tesseld itself at this step of the next\n"
             "                      job's start (running, dir, cgroup, spawned, recorded)\n"
             "  --test-tick-ms N    for tests: the period of the tick for rules of time\n"
@@ -733,6 +736,8 @@ int main(int argc, char **argv)
     d->slurm_shards = conf.slurm_shards;
     d->slurm_poll_s = conf.slurm_poll;
     d->slurm_timeout_s = conf.slurm_timeout;
+    d->slurm_node_port = conf.slurm_node_port;
+    d->slurm_node_poll_s = conf.slurm_node_poll;
     d->allow_userns = conf.allow_user_namespaces;
     d->system_mode = conf.mode ? conf.mode == 1 : geteuid() == 0;
     if (d->system_mode && geteuid() != 0) {
@@ -750,9 +755,9 @@ int main(int argc, char **argv)
     /* --slurm as root (system mode, or root's personal tesseld): root runs squeue from
      * --slurm-bin, and the commands read --slurm-conf: both root's, as the shim
      * (docs/security.md). */
-    static const char *const slurm_cmds[] = {"sbatch", "squeue", "scancel"};
+    static const char *const slurm_cmds[] = {"sbatch", "squeue", "scancel", "sinfo"};
     bool slurm_root = d->slurm && (d->system_mode || geteuid() == 0);
-    for (size_t i = 0; slurm_root && i < 3; i++) {
+    for (size_t i = 0; slurm_root && i < sizeof slurm_cmds / sizeof *slurm_cmds; i++) {
         char cmd[PATH_MAX + 16];
         if (tessd_pathf(cmd, sizeof cmd, "%s/%s", d->slurm_bin, slurm_cmds[i]) < 0)
             tsl_errprintf(&err, "--slurm-bin %s: path too long", d->slurm_bin);
@@ -1006,6 +1011,11 @@ int main(int argc, char **argv)
         tessd_log("jobs are Slurm jobs (--slurm): %s/sbatch as each job's owner, squeue every "
                   "%lu s; logs in %s",
                   d->slurm_bin, d->slurm_poll_s, d->slurm_out);
+    /* The cluster's GPUs: sinfo and the nodes' exporters, in a thread of their own. */
+    if (tessd_nodes_start(d, &err) < 0) {
+        fprintf(stderr, "tesseld: %s\n", err.text);
+        return 1;
+    }
     /* Installed, the console's files are in DATADIR, kept optional like a build tree's. */
     if (!web_root[0] && installed && access(TESSEL_INST_WEB_ROOT, R_OK | X_OK) == 0)
         snprintf(web_root, sizeof web_root, "%s", TESSEL_INST_WEB_ROOT);
@@ -1162,6 +1172,7 @@ int main(int argc, char **argv)
               d->nruns);
     thttp_stop(d->http);
     thttp_stop(d->http_unix);
+    tessd_nodes_stop(d);
     /* The instance's cgroup parent goes when no job is left in it (rmdir fails otherwise). */
     if (d->nruns == 0)
         tagent_cgroup_remove(d->cg_mode, d->cg_root, d->cg_base);
