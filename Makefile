@@ -182,6 +182,7 @@ install: all man $(O)/gen/tesseld.service
 	    $(DESTDIR)$(UNITDIR) $(DESTDIR)$(TMPFILESDIR)
 	$(INSTALL) -m 0755 $(O)/bin/tessel $(DESTDIR)$(BINDIR)/tessel
 	$(INSTALL) -m 0755 $(O)/bin/tesseld $(DESTDIR)$(SBINDIR)/tesseld
+	$(INSTALL) -m 0755 $(O)/bin/tessel-node-exporter $(DESTDIR)$(SBINDIR)/tessel-node-exporter
 	$(INSTALL) -m 0755 $(O)/bin/tessel-shim $(DESTDIR)$(PKGLIBEXECDIR)/tessel-shim
 	$(INSTALL) -m 0644 $(O)/lib/libtessel-cuda.so $(DESTDIR)$(PKGLIBDIR)/libtessel-cuda.so
 	$(INSTALL) -m 0644 $(INST_FAKE) $(DESTDIR)$(PKGLIBDIR)/fake/
@@ -203,6 +204,7 @@ install: all man $(O)/gen/tesseld.service
 # The configuration is removed only when it is still the one installed (dpkg keeps conffiles).
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/tessel $(DESTDIR)$(SBINDIR)/tesseld \
+	    $(DESTDIR)$(SBINDIR)/tessel-node-exporter \
 	    $(DESTDIR)$(PKGLIBEXECDIR)/tessel-shim $(DESTDIR)$(PKGLIBDIR)/libtessel-cuda.so \
 	    $(DESTDIR)$(PKGLIBDIR)/fake/libcuda.so.1 $(DESTDIR)$(PKGLIBDIR)/fake/libnvidia-ml.so.1 \
 	    $(DESTDIR)$(UNITDIR)/tesseld.service $(DESTDIR)$(TMPFILESDIR)/tessel.conf \
