@@ -52,11 +52,12 @@ static json_t *tessel_id(const view_t *v, int64_t slurm_id)
 
 static json_t *node_state_json(const tsn_node_t *nd)
 {
-    return json_pack("{s:s, s:s, s:s, s:b, s:s, s:o, s:o}", "name", nd->slurm.name, "address",
+    return json_pack("{s:s, s:s, s:s, s:b, s:s, s:o, s:o, s:o}", "name", nd->slurm.name, "address",
                      nd->slurm.addr, "state", tsn_status_name(nd->status), "drain", nd->slurm.drain,
                      "slurm_state", nd->slurm.state, "reason",
                      nd->slurm.reason[0] ? json_string(nd->slurm.reason) : json_null(), "error",
-                     nd->error[0] ? json_string(nd->error) : json_null());
+                     nd->error[0] ? json_string(nd->error) : json_null(), "last_answer_at",
+                     api_time(nd->last_ok_ms));
 }
 
 static json_t *gpu_json(const view_t *v, const tsn_node_t *nd, const tnf_gpu_t *g)
@@ -136,7 +137,6 @@ void api_cluster_nodes(tessd_t *d, thttp_reply_t *rep)
             json_array_append_new(gpus, gpu_json(&v, nd, &nd->figs.gpus[i]));
         json_object_set_new(o, "figures_at",
                             nd->has_figs ? api_time(nd->figs.sampled_ms) : json_null());
-        json_object_set_new(o, "last_answer_at", api_time(nd->last_ok_ms));
         json_object_set_new(o, "simulated", json_boolean(nd->figs.simulated));
         json_object_set_new(o, "gpus", gpus);
         json_array_append_new(nodes, o);
