@@ -51,3 +51,5 @@ slurm-plain:
 endif
 # tesseld --slurm on the cluster (docs/slurm-backend.md).
 tests/t/t9006-slurm-backend.t: $(O)/bin/tesseld $(O)/bin/tessel-shim
+# The cluster's GPUs: tessel-node-exporter on the nodes, tesseld --slurm asking them.
+tests/t/t9010-slurm-cluster-gpus.t: $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel-node-exporter
