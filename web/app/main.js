@@ -90,6 +90,7 @@ async function poll() {
   try {
     const [g, q] = await Promise.all([api.gpus(), api.queues(), syncJobs()]);
     store.gpus = g.gpus;
+    store.nodes = g.nodes || null; // tesseld --slurm: the cluster's nodes and their states
     store.queues = q.queues;
     store.updatedAt = Date.now();
     setOnline(true);
