@@ -21,6 +21,7 @@ tsc_test_pieces tests/interposer/tcu-probe
 PROBE=$PB/tests/interposer/tcu-probe
 EXPORTER=$TESSEL_BUILD/bin/tessel-node-exporter
 [ -x "$EXPORTER" ] || missing "$EXPORTER is not built"
+/usr/bin/python3 -c 'import jsonschema' 2>/dev/null || missing "python3-jsonschema"
 for _c in curl jq su promtool; do
     command -v $_c >/dev/null || missing "$_c"
 done
@@ -95,6 +96,13 @@ slice() {
 used_seen() {
     sed -n 's/^info free=\([0-9]*\) total=\([0-9]*\).*/\2 \1/p' "$1" | awk '{print $1 - $2}' | head -n 1
 }
+# schema METHOD PATH: the answer in $TD/out matches docs/openapi.json (tests/openapi/validate).
+schema() {
+    "$TESSEL_SRCDIR/tests/openapi/validate" "$TESSEL_SRCDIR/docs/openapi.json" "$1" "$2" "$CODE" \
+        "$TD/out" 2>"$TD/verr"
+    ok $? "$1 $2 $CODE matches its schema in docs/openapi.json${3:+ ($3)}"
+    sed 's/^/# /' "$TD/verr"
+}
 node_state() {
     adm /v1/gpus
     jq -r ".nodes[] | select(.name == \"$1\") | .state" "$TD/out"
@@ -158,6 +166,10 @@ G=$(jq -r "[.gpus[] | select(.node == \"$NA\" and (.slices | length) > 0)][0]" "
 is "$(printf '%s' "$G" | jq -r '[.used_mem, .allocated_mem, .node_state] | join(" ")')" \
     "$UA $((4 * GiB)) up" "its GPU: the slices' used memory and limits added up"
 
+adm /v1/gpus
+schema GET /v1/gpus "slices on both nodes"
+adm /v1/nodes
+schema GET /v1/nodes
 cli tslra gpus --json >"$TD/g.json" 2>&1
 is "$?:$(jq -r "[.gpus[] | .slices[] | select(.slurm_id == $SA or .slurm_id == $SB) | \"\(.slurm_id)=\(.mem_used)\"] | sort | join(\" \")" "$TD/g.json")" \
     "0:$(printf '%s\n' "$SA=$UA" "$SB=$UB" | sort | tr '\n' ' ' | sed 's/ $//')" \
@@ -205,6 +217,7 @@ is "$(jq -r "[.gpus[] | select(.node == \"$OTHER\") | .node_state] | join(\" \")
     "unreachable unreachable true" "its GPUs stay listed (last figures), marked so, with the time of its last answer"
 jq -r ".nodes[] | select(.name == \"$OTHER\") | .error" "$TD/out" | grep -q 'did not answer'
 ok $? "and why: $(jq -r ".nodes[] | select(.name == \"$OTHER\") | .error" "$TD/out")"
+schema GET /v1/gpus "a node unreachable"
 wait_for "metrics | grep -q '^tessel_node_up{node=\"$OTHER\"} 0\$'"
 ok $? "/metrics: tessel_node_up{node=\"$OTHER\"} 0"
 cli tslra gpus >"$TD/g2.txt" 2>&1
