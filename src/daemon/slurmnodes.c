@@ -163,15 +163,21 @@ static void poll_once(tsn_state_t *s)
     }
     free(out);
     if (why[0]) {
+        /* Slurm does not answer (slurmctld down): the nodes are those of the last list, as
+         * Slurm last described them, and are still asked for their figures: the GPUs stay
+         * live while the controller is away; the failure is said (poll.error). */
         pthread_mutex_lock(&s->lock);
         bool first = !s->error[0];
         snprintf(s->error, sizeof s->error, "%s", why);
-        s->polled_ms = wall_ms();
+        nsn = s->n;
+        sn = nsn ? calloc(nsn, sizeof *sn) : NULL;
+        for (size_t i = 0; sn && i < nsn; i++)
+            sn[i] = s->nodes[i].slurm;
+        if (!sn)
+            nsn = 0;
         pthread_mutex_unlock(&s->lock);
         if (first)
-            tessd_log("slurm: cannot list the nodes: %s", why);
-        free(sn);
-        return;
+            tessd_log("slurm: cannot list the nodes (their last list is asked): %s", why);
     }
     /* The new list, each node with its last figures (kept when it does not answer now). */
     tsn_node_t *nodes = calloc(nsn ? nsn : 1, sizeof *nodes);
@@ -214,13 +220,13 @@ static void poll_once(tsn_state_t *s)
                       tsn_status_name(nodes[i].status), nodes[i].error[0] ? ": " : "",
                       nodes[i].error);
     }
-    if (s->error[0])
+    if (s->error[0] && !why[0])
         tessd_log("slurm: the nodes can be listed again");
     tsn_nodes_free(s->nodes, s->n);
     s->nodes = nodes;
     s->n = nsn;
     s->polled_ms = now;
-    s->error[0] = '\0';
+    snprintf(s->error, sizeof s->error, "%s", why);
     pthread_mutex_unlock(&s->lock);
 }
 

@@ -53,3 +53,5 @@ endif
 tests/t/t9006-slurm-backend.t: $(O)/bin/tesseld $(O)/bin/tessel-shim
 # The cluster's GPUs: tessel-node-exporter on the nodes, tesseld --slurm asking them.
 tests/t/t9010-slurm-cluster-gpus.t: $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel-node-exporter
+# The console's overview of the cluster, in Chromium (web/test/cluster.mjs).
+tests/t/t9011-slurm-console.t: $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel-node-exporter

@@ -10,7 +10,8 @@
 # /metrics with the node label, and the exporter's own /metrics (what Prometheus would scrape);
 # a job that truncates its own slice file changes nothing but its own used figure; the slices go
 # when the jobs end; a node whose exporter is stopped shows as unreachable with the time of its
-# last figures, then drained and down as Slurm says.
+# last figures, then drained and down as Slurm says; with slurmctld stopped the nodes of the
+# last list are still asked.
 # test-timeout: 600
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
@@ -236,6 +237,21 @@ is "$(node_state "$NA")" up "the other node is still up"
 cli tslra gpus >"$TD/g3.txt" 2>&1
 grep -q "^node $OTHER: down (stopped)" "$TD/g3.txt"
 ok $? "tessel gpus: $(grep "^node $OTHER" "$TD/g3.txt")"
+
+# ---- slurmctld down: the nodes of the last list are still asked -----------------------------
+adm /v1/gpus
+F0=$(jq -r "[.gpus[] | select(.node == \"$NA\")][0].figures_at" "$TD/out")
+CTLD=$(cat "$TSC/slurmctld.pid")
+kill "$CTLD"
+wait_for "! kill -0 $CTLD 2>/dev/null"
+wait_for "adm /v1/gpus; [ \"\$(jq -r .poll.error $TD/out)\" != null ]"
+ok $? "slurmctld stopped: GET /v1/gpus says the nodes cannot be listed: $(jq -r .poll.error "$TD/out")"
+wait_for "adm /v1/gpus; [ \"\$(jq -r '[.gpus[] | select(.node == \"$NA\")][0] | [.node_state, .figures_at != \"$F0\"] | join(\" \")' $TD/out)\" = 'up true' ]"
+ok $? "and $NA is still asked: up, with newer figures than before"
+nsenter --net=/run/netns/$tsc_ns-ctl unshare --uts sh -c 'hostname ctl; exec slurmctld -i' ||
+    missing "slurmctld did not start again"
+wait_for "adm /v1/gpus; [ \"\$(jq -r .poll.error $TD/out)\" = null ]"
+ok $? "slurmctld is back: the nodes are listed again"
 
 kill -TERM "$TD_PID"
 wait "$TD_PID"

@@ -380,7 +380,9 @@ function fillCard(c, g, store) {
       // No job on the GPU: idle, whatever NVML's counter says (not "0 % busy").
       slices.length === 0 ? h('span', { class: 'idle', 'data-state': 'idle' }, 'idle')
         : h('span', { 'data-state': 'busy' }, util === null || util === undefined ? 'utilisation unknown' : `${util}% busy`),
-      ' · ', bytes(g.memory_total), ' · ', `${g.sm_count} SMs`, ' · ', h('code', { title: g.uuid }, shortUuid(g.uuid))),
+      // The SM count when known (a cluster's nodes do not report it).
+      ' · ', bytes(g.memory_total), g.sm_count ? [' · ', `${g.sm_count} SMs`] : null, ' · ',
+      h('code', { title: g.uuid }, shortUuid(g.uuid))),
     h('div', { class: 'barrow' },
       h('span', { class: 'barlabel' }, 'Compute'),
       bar(`GPU ${g.index} compute`, slices.map((s) => ({
