@@ -117,10 +117,12 @@ coverage:
 	    { echo "make coverage: the suite failed (status $$st)" >&2; exit 1; }
 
 # ---- man pages -------------------------------------------------------------------------------
-#   make man             tessel(1), tesseld(8), libtessel-cuda(7) from docs/man/*.md into
+#   make man             tessel(1), tesseld(8), libtessel-cuda(7), tessel-node-exporter(8) from
+#                        docs/man/*.md into
 #                        $(O)/man with go-md2man (Debian: go-md2man); `man -l build/man/tessel.1`
 .PHONY: man
-MANPAGES := $(O)/man/tessel.1 $(O)/man/tesseld.8 $(O)/man/libtessel-cuda.7
+MANPAGES := $(O)/man/tessel.1 $(O)/man/tesseld.8 $(O)/man/libtessel-cuda.7 \
+            $(O)/man/tessel-node-exporter.8
 man: $(MANPAGES)
 $(O)/man/%: docs/man/%.md
 	@mkdir -p $(dir $@)
@@ -210,7 +212,7 @@ uninstall:
 	    $(DESTDIR)$(UNITDIR)/tesseld.service $(DESTDIR)$(TMPFILESDIR)/tessel.conf \
 	    $(DESTDIR)$(BASHCOMPDIR)/tessel $(DESTDIR)$(ZSHCOMPDIR)/_tessel \
 	    $(DESTDIR)$(MANDIR)/man1/tessel.1 $(DESTDIR)$(MANDIR)/man8/tesseld.8 \
-	    $(DESTDIR)$(MANDIR)/man7/libtessel-cuda.7 \
+	    $(DESTDIR)$(MANDIR)/man7/libtessel-cuda.7 $(DESTDIR)$(MANDIR)/man8/tessel-node-exporter.8 \
 	    $(foreach m,$(INST_MAN),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
 	rm -rf $(DESTDIR)$(WEBDIR)
 	rmdir $(DESTDIR)$(PKGLIBDIR)/fake $(DESTDIR)$(PKGLIBDIR) $(DESTDIR)$(PKGLIBEXECDIR) \
