@@ -237,6 +237,10 @@ is "$(node_state "$NA")" up "the other node is still up"
 cli tslra gpus >"$TD/g3.txt" 2>&1
 grep -q "^node $OTHER: down (stopped)" "$TD/g3.txt"
 ok $? "tessel gpus: $(grep "^node $OTHER" "$TD/g3.txt")"
+cli tslra nodes >"$TD/n.txt" 2>&1
+sed 's/^/#   /' "$TD/n.txt"
+is "$(awk -v n="$NA" '$1 == n {print $2, $4}' "$TD/n.txt") $(awk -v n="$OTHER" '$1 == n {print $2, $3, $4, $NF}' "$TD/n.txt")" \
+    "up 2 down down+drain 2 stopped" "tessel nodes: $NA up with 2 GPUs, $OTHER down (and drained) in Slurm (stopped), its 2 GPUs' last figures"
 
 # ---- slurmctld down: the nodes of the last list are still asked -----------------------------
 adm /v1/gpus

@@ -151,7 +151,8 @@ int cmd_gpus(cli_t *cli, int argc, char **argv)
                last ? last : "");
     }
     if (nsim)
-        printf("\n%d GPU(s) SIMULATED (tesseld --fake-gpus): no real GPU behind them\n", nsim);
+        printf("\n%d GPU(s) SIMULATED (%s): no real GPU behind them\n", nsim,
+               cluster ? "the nodes' fake NVML" : "tesseld --fake-gpus");
     json_decref(ans);
     return CLI_OK;
 }
