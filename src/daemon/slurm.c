@@ -533,7 +533,9 @@ int tessd_slurm_read(tessd_t *d, const char *cmd, const char *const args[], char
     if (c.timed_out || !WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0) {
         c.err[strcspn(c.err, "\n")] = '\0';
         snprintf(why, len, "%s: %s", cmd,
-                 c.timed_out ? "did not answer in time" : c.err[0] ? c.err : "failed");
+                 c.timed_out ? "did not answer in time"
+                 : c.err[0]  ? c.err
+                             : "failed");
         free(c.out);
         return -1;
     }
