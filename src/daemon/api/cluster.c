@@ -29,6 +29,8 @@ static void view_take(tessd_t *d, view_t *v)
 {
     memset(v, 0, sizeof *v);
     v->nodes = tsn_snapshot(d->nodes, &v->n, &v->polled_ms, v->why, sizeof v->why);
+    if (!d->nodes)
+        snprintf(v->why, sizeof v->why, "the nodes are not asked (--slurm-node-port 0)");
     tsl_error_t err;
     if (tstore_slurm_active(d->store, &v->pairs, &v->npairs, &err) < 0) {
         v->pairs = NULL;
