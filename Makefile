@@ -117,10 +117,12 @@ coverage:
 	    { echo "make coverage: the suite failed (status $$st)" >&2; exit 1; }
 
 # ---- man pages -------------------------------------------------------------------------------
-#   make man             tessel(1), tesseld(8), libtessel-cuda(7) from docs/man/*.md into
+#   make man             tessel(1), tesseld(8), libtessel-cuda(7), tessel-node-exporter(8) from
+#                        docs/man/*.md into
 #                        $(O)/man with go-md2man (Debian: go-md2man); `man -l build/man/tessel.1`
 .PHONY: man
-MANPAGES := $(O)/man/tessel.1 $(O)/man/tesseld.8 $(O)/man/libtessel-cuda.7
+MANPAGES := $(O)/man/tessel.1 $(O)/man/tesseld.8 $(O)/man/libtessel-cuda.7 \
+            $(O)/man/tessel-node-exporter.8
 man: $(MANPAGES)
 $(O)/man/%: docs/man/%.md
 	@mkdir -p $(dir $@)
@@ -182,6 +184,7 @@ install: all man $(O)/gen/tesseld.service
 	    $(DESTDIR)$(UNITDIR) $(DESTDIR)$(TMPFILESDIR)
 	$(INSTALL) -m 0755 $(O)/bin/tessel $(DESTDIR)$(BINDIR)/tessel
 	$(INSTALL) -m 0755 $(O)/bin/tesseld $(DESTDIR)$(SBINDIR)/tesseld
+	$(INSTALL) -m 0755 $(O)/bin/tessel-node-exporter $(DESTDIR)$(SBINDIR)/tessel-node-exporter
 	$(INSTALL) -m 0755 $(O)/bin/tessel-shim $(DESTDIR)$(PKGLIBEXECDIR)/tessel-shim
 	$(INSTALL) -m 0644 $(O)/lib/libtessel-cuda.so $(DESTDIR)$(PKGLIBDIR)/libtessel-cuda.so
 	$(INSTALL) -m 0644 $(INST_FAKE) $(DESTDIR)$(PKGLIBDIR)/fake/
@@ -203,12 +206,13 @@ install: all man $(O)/gen/tesseld.service
 # The configuration is removed only when it is still the one installed (dpkg keeps conffiles).
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/tessel $(DESTDIR)$(SBINDIR)/tesseld \
+	    $(DESTDIR)$(SBINDIR)/tessel-node-exporter \
 	    $(DESTDIR)$(PKGLIBEXECDIR)/tessel-shim $(DESTDIR)$(PKGLIBDIR)/libtessel-cuda.so \
 	    $(DESTDIR)$(PKGLIBDIR)/fake/libcuda.so.1 $(DESTDIR)$(PKGLIBDIR)/fake/libnvidia-ml.so.1 \
 	    $(DESTDIR)$(UNITDIR)/tesseld.service $(DESTDIR)$(TMPFILESDIR)/tessel.conf \
 	    $(DESTDIR)$(BASHCOMPDIR)/tessel $(DESTDIR)$(ZSHCOMPDIR)/_tessel \
 	    $(DESTDIR)$(MANDIR)/man1/tessel.1 $(DESTDIR)$(MANDIR)/man8/tesseld.8 \
-	    $(DESTDIR)$(MANDIR)/man7/libtessel-cuda.7 \
+	    $(DESTDIR)$(MANDIR)/man7/libtessel-cuda.7 $(DESTDIR)$(MANDIR)/man8/tessel-node-exporter.8 \
 	    $(foreach m,$(INST_MAN),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
 	rm -rf $(DESTDIR)$(WEBDIR)
 	rmdir $(DESTDIR)$(PKGLIBDIR)/fake $(DESTDIR)$(PKGLIBDIR) $(DESTDIR)$(PKGLIBEXECDIR) \

@@ -126,6 +126,8 @@ const tessd_opt_t tessd_opts[] = {
     {"slurm-timeout", T_UINT, F(slurm_timeout), .lo = 1, .hi = 600, .def = "20"},
     {"slurm-output-dir", T_STR, F(slurm_output_dir), .check = check_abs},
     {"slurm-queues", T_STR, F(slurm_queues), .check = check_qmap},
+    {"slurm-node-port", T_UINT, F(slurm_node_port), .lo = 0, .hi = 65535, .def = "9407"},
+    {"slurm-node-poll", T_UINT, F(slurm_node_poll), .lo = 1, .hi = 60, .def = "2"},
     /* For tests only: flags, not keys of the file. */
     {"test-kill-at", T_STR, F(test_kill_at), .flags = FLAG, .check = check_kill_step},
     {"test-tick-ms", T_UINT, F(test_tick_ms), .lo = 1, .hi = 3600000, .flags = FLAG},

@@ -82,6 +82,7 @@ typedef struct {
     char slurm_conf[PATH_MAX];
     char slurm_bin[PATH_MAX];
     unsigned long slurm_shards, slurm_poll, slurm_timeout;
+    unsigned long slurm_node_port, slurm_node_poll; /* the nodes' exporters (slurmnodes.h) */
     char slurm_output_dir[PATH_MAX];
     char slurm_queues[1024]; /* QUEUE=PARTITION[,QOS] ... (slurmjob.h, tsj_parse_qmap) */
     char test_kill_at[16];

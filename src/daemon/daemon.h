@@ -48,6 +48,7 @@
 #include "agent/gpu.h"
 #include "daemon/histagg.h"
 #include "daemon/jobmodel.h"
+#include "daemon/slurmnodes.h"
 #include "libhttp/http.h"
 #include "libshm/shm.h"
 #include "libutil/prom.h"
@@ -241,6 +242,10 @@ typedef struct {
     int64_t slurm_toggled;       /* tessd_now_ms of tesseld's last scontrol suspend/resume */
     struct tsj_qmap *slurm_qmap; /* slurm-queues: Tessel's queues onto partitions (malloc'd) */
     size_t slurm_nqmap;
+    /* The cluster's nodes and GPUs (slurmnodes.h): the nodes' exporters' port (0: not asked),
+     * the seconds between polls, the poll's state (NULL when not started). */
+    unsigned long slurm_node_port, slurm_node_poll_s;
+    tsn_state_t *nodes;
 
     /* Usage history (history.c): --history-interval (s), --history-retention (s); the writer
      * (its plan is read by GET /v1/history under the lock, the rest is the main thread's). */
@@ -490,6 +495,18 @@ int tessd_slurm_partitions(tessd_t *d, struct tsj_partition **out, size_t *n, ch
                            size_t len);
 void tessd_slurm_log_path(const tessd_t *d, const char *user, int64_t slurm_id, bool err, char *buf,
                           size_t len);
+
+/* slurm.c: run <slurm-bin>/cmd with args (NULL-terminated, at most 14) as tesseld itself,
+ * for reading (sinfo): 0 with *out (malloc'd, the caller frees; NUL-terminated) and *outlen
+ * when it exits 0, or -1 with one line in why (could not run, timed out, failed: its first
+ * line of errors).  Without the lock. */
+int tessd_slurm_read(tessd_t *d, const char *cmd, const char *const args[], char **out,
+                     size_t *outlen, char *why, size_t len);
+/* slurmnodes.c: start the poll of the nodes' figures (--slurm with --slurm-node-port not 0;
+ * else nothing), before the HTTP servers start; 0, or -1 with err.  Stop it (accepts a
+ * daemon whose poll never started) once they have stopped. */
+int tessd_nodes_start(tessd_t *d, tsl_error_t *err);
+void tessd_nodes_stop(tessd_t *d);
 
 /* api/routes.c */
 extern const thttp_route_t tessd_routes[];

@@ -167,6 +167,9 @@ static void usage(FILE *f)
             "                      (default DATA-DIR/slurm)\n"
             "  --slurm-queues MAP  Tessel's queues onto Slurm partitions (and QOS):\n"
             "                      \"QUEUE=PARTITION[,QOS] ...\" (default: queue default only)\n"
+            "  --slurm-node-port PORT  the nodes' tessel-node-exporter port (default 9407;\n"
+            "                      0: the cluster's GPUs are not asked for)\n"
+            "  --slurm-node-poll SECS  seconds between looks at the nodes' GPUs (default 2)\n"
             "  --test-kill-at STEP for tests: SIGKILL tesseld itself at this step of the next\n"
             "                      job's start (running, dir, cgroup, spawned, recorded)\n"
             "  --test-tick-ms N    for tests: the period of the tick for rules of time\n"
@@ -741,6 +744,8 @@ int main(int argc, char **argv)
     }
     d->slurm_poll_s = conf.slurm_poll;
     d->slurm_timeout_s = conf.slurm_timeout;
+    d->slurm_node_port = conf.slurm_node_port;
+    d->slurm_node_poll_s = conf.slurm_node_poll;
     d->allow_userns = conf.allow_user_namespaces;
     d->system_mode = conf.mode ? conf.mode == 1 : geteuid() == 0;
     if (d->system_mode && geteuid() != 0) {
@@ -1014,6 +1019,11 @@ int main(int argc, char **argv)
         tessd_log("jobs are Slurm jobs (--slurm): %s/sbatch as each job's owner, squeue every "
                   "%lu s; logs in %s",
                   d->slurm_bin, d->slurm_poll_s, d->slurm_out);
+    /* The cluster's GPUs: sinfo and the nodes' exporters, in a thread of their own. */
+    if (tessd_nodes_start(d, &err) < 0) {
+        fprintf(stderr, "tesseld: %s\n", err.text);
+        return 1;
+    }
     /* Installed, the console's files are in DATADIR, kept optional like a build tree's. */
     if (!web_root[0] && installed && access(TESSEL_INST_WEB_ROOT, R_OK | X_OK) == 0)
         snprintf(web_root, sizeof web_root, "%s", TESSEL_INST_WEB_ROOT);
@@ -1170,6 +1180,7 @@ int main(int argc, char **argv)
               d->nruns);
     thttp_stop(d->http);
     thttp_stop(d->http_unix);
+    tessd_nodes_stop(d);
     /* The instance's cgroup parent goes when no job is left in it (rmdir fails otherwise). */
     if (d->nruns == 0)
         tagent_cgroup_remove(d->cg_mode, d->cg_root, d->cg_base);

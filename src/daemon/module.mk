@@ -10,6 +10,8 @@ TESSELD_SRCS := src/daemon/main.c src/daemon/tick.c src/daemon/launch.c src/daem
 TESSELD_SRCS += src/daemon/api/metrics.c
 # --slurm: the Slurm commands and the poll (slurm.c), their pure logic (slurmjob.c).
 TESSELD_SRCS += src/daemon/slurm.c src/daemon/slurmjob.c
+# --slurm: the cluster's nodes and GPUs (slurmnodes.h), in the API (api/cluster.c).
+TESSELD_SRCS += src/daemon/slurmnodes.c src/daemon/slurmnodes_parse.c src/daemon/api/cluster.c
 # tessel_build_info's commit (metrics.c): rewritten at each make, touched only when it changes;
 # "unknown" outside a git checkout (a source package).
 $(O)/gen/tessel_commit.h: FORCE
@@ -42,11 +44,11 @@ BINS += $(O)/bin/tesseld
 # of libraries defined later are still empty here.
 $(O)/bin/tesseld: $(TESSELD_SRCS:%.c=$(O)/obj/%.o) $(TESSELD_OPENAPI_O) $(O)/lib/libtsl-agent.a \
                   $(O)/lib/libtsl-http.a $(O)/lib/libtsl-store.a $(O)/lib/libtsl-sched.a \
-                  $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-client.a $(O)/lib/libtsl-util.a \
-                  | $(O)/bin/tessel-shim
+                  $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-client.a $(O)/lib/libtsl-nodefig.a \
+                  $(O)/lib/libtsl-util.a | $(O)/bin/tessel-shim
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lmicrohttpd -ljansson -lsqlite3 -lnettle -linih \
-	    -ldl -lpthread -lm
+	    -lcurl -ldl -lpthread -lm
 
 # Integration tests: tesseld on loopback with fake GPUs (tests/lib/daemon.sh).
 TESSELD_TESTS := tests/t/t3000-daemon-api.t tests/t/t3001-daemon-queue.t \
@@ -125,8 +127,11 @@ TESTS += $(O)/tests/daemon/test_health
 $(O)/tests/daemon/test_health: $(O)/obj/src/daemon/test/test_health.o \
                                $(O)/obj/src/daemon/api/health.o $(O)/obj/src/daemon/api/nodes.o \
                                $(O)/obj/src/daemon/api/metrics.o \
+                               $(O)/obj/src/daemon/api/cluster.o \
+                               $(O)/obj/src/daemon/slurmnodes_parse.o \
                                $(O)/obj/src/daemon/jobmodel.o \
                                $(O)/lib/libtsl-agent.a $(O)/lib/libtsl-http.a \
+                               $(O)/lib/libtsl-nodefig.a \
                                $(O)/lib/libtsl-store.a $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lmicrohttpd -ljansson -lsqlite3 -ldl -lpthread -lcmocka
@@ -146,10 +151,11 @@ $(O)/tests/daemon/test_openapi: $(O)/obj/src/daemon/test/test_openapi.o \
                                 $(filter-out $(O)/obj/src/daemon/main.o,$(TESSELD_SRCS:%.c=$(O)/obj/%.o)) \
                                 $(TESSELD_OPENAPI_O) $(O)/lib/libtsl-agent.a \
                                 $(O)/lib/libtsl-http.a $(O)/lib/libtsl-store.a $(O)/lib/libtsl-sched.a \
-                                $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-client.a $(O)/lib/libtsl-util.a
+                                $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-client.a \
+                                $(O)/lib/libtsl-nodefig.a $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lmicrohttpd -ljansson -linih -lsqlite3 -lnettle \
-	    -ldl -lpthread -lm -lcmocka
+	    -lcurl -ldl -lpthread -lm -lcmocka
 # slurmjob.c: sbatch's arguments and script, squeue's JSON, Slurm's states onto the job model.
 TESTS += $(O)/tests/daemon/test_slurmjob
 $(O)/tests/daemon/test_slurmjob: $(O)/obj/src/daemon/test/test_slurmjob.o \
@@ -157,6 +163,13 @@ $(O)/tests/daemon/test_slurmjob: $(O)/obj/src/daemon/test/test_slurmjob.o \
                                  $(O)/lib/libtsl-store.a $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lsqlite3 -lcmocka
+# slurmnodes_parse.c: sinfo --json's nodes (Slurm 22.05), and the nodes' copies handlers take.
+TESTS += $(O)/tests/daemon/test_slurmnodes
+$(O)/tests/daemon/test_slurmnodes: $(O)/obj/src/daemon/test/test_slurmnodes.o \
+                                   $(O)/obj/src/daemon/slurmnodes_parse.o \
+                                   $(O)/lib/libtsl-nodefig.a $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lpthread -lcmocka
 # pass.c: the coalescing of scheduling events into passes, on a fake clock.
 TESTS += $(O)/tests/daemon/test_pass
 $(O)/tests/daemon/test_pass: $(O)/obj/src/daemon/test/test_pass.o $(O)/obj/src/daemon/pass.o

@@ -735,3 +735,31 @@ void tessd_slurm_tick(tessd_t *d)
         tessd_log("slurm: the jobs' states can be read again");
     d->slurm_failing = failed;
 }
+
+int tessd_slurm_read(tessd_t *d, const char *cmd, const char *const args[], char **out,
+                     size_t *outlen, char *why, size_t len)
+{
+    char path[PATH_MAX + 16];
+    char *argv[16];
+    int n = 0;
+    cmd_path(d, cmd, path, sizeof path);
+    argv[n++] = path;
+    for (; args && args[n - 1] && n < 15; n++)
+        argv[n] = (char *)args[n - 1];
+    argv[n] = NULL;
+    cmd_t c;
+    if (run_cmd(d, NULL, argv, NULL, &c, why, len) < 0)
+        return -1;
+    if (c.timed_out || !WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0) {
+        c.err[strcspn(c.err, "\n")] = '\0';
+        snprintf(why, len, "%s: %s", cmd,
+                 c.timed_out ? "did not answer in time"
+                 : c.err[0]  ? c.err
+                             : "failed");
+        free(c.out);
+        return -1;
+    }
+    *out = c.out;
+    *outlen = c.outlen;
+    return 0;
+}

@@ -55,3 +55,7 @@ tests/t/t9006-slurm-backend.t: $(O)/bin/tesseld $(O)/bin/tessel-shim
 tests/t/t9007-slurm-direct-suspend.t: $(O)/bin/tesseld
 # Tessel's queues onto Slurm partitions and QOS (slurm-queues).
 tests/t/t9008-slurm-queues.t: $(O)/bin/tesseld
+# The cluster's GPUs: tessel-node-exporter on the nodes, tesseld --slurm asking them.
+tests/t/t9010-slurm-cluster-gpus.t: $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel-node-exporter
+# The console's overview of the cluster, in Chromium (web/test/cluster.mjs).
+tests/t/t9011-slurm-console.t: $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel-node-exporter

@@ -388,3 +388,48 @@ int tslurm_watchdog_spec(const tslurm_limits_t *l, char *buf, size_t len)
     }
     return (int)n;
 }
+
+int tslurm_gpus_text(const tslurm_limits_t *l, char *buf, size_t len)
+{
+    size_t n = 0;
+    if (len == 0)
+        return -1;
+    buf[0] = '\0';
+    for (int k = 0; k < l->n; k++) {
+        int w =
+            snprintf(buf + n, len - n, "%d %" PRIu64 " %u\n", l->minor[k], l->mem[k], l->core[k]);
+        if (w < 0 || (size_t)w >= len - n)
+            return -1;
+        n += (size_t)w;
+    }
+    return (int)n;
+}
+
+int tslurm_gpus_parse(const char *text, int *minor, uint64_t *mem, unsigned *core, int max)
+{
+    int n = 0;
+    const char *p = text;
+    while (*p) {
+        char *e;
+        if (n >= max || !isdigit((unsigned char)*p))
+            return -1;
+        errno = 0;
+        unsigned long m = strtoul(p, &e, 10);
+        if (errno || m >= TSLURM_MAX_GPUS || *e != ' ' || !isdigit((unsigned char)e[1]))
+            return -1;
+        p = e + 1;
+        unsigned long long b = strtoull(p, &e, 10);
+        if (errno || *e != ' ' || !isdigit((unsigned char)e[1]))
+            return -1;
+        p = e + 1;
+        unsigned long c = strtoul(p, &e, 10);
+        if (errno || c < 1 || c > 100 || *e != '\n')
+            return -1;
+        minor[n] = (int)m;
+        mem[n] = (uint64_t)b;
+        core[n] = (unsigned)c;
+        n++;
+        p = e + 1;
+    }
+    return n;
+}

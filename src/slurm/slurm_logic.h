@@ -103,4 +103,15 @@ int tslurm_limits_text(const tslurm_limits_t *l, const char *slice, const char *
  * GPU of the node gets 0).  Returns the length, or -1 when it does not fit. */
 int tslurm_watchdog_spec(const tslurm_limits_t *l, char *buf, size_t len);
 
+/* The step's GPUs for tessel-node-exporter (STEP/gpus, root's, 0644): one line per GPU,
+ * "MINOR BYTES PERCENT\n" (NVML index, the slice's memory limit on it, its compute share).  The
+ * exporter reports these limits, which the job cannot change, next to the used memory of the
+ * job's own slice file.  Returns the length, or -1 when it does not fit. */
+int tslurm_gpus_text(const tslurm_limits_t *l, char *buf, size_t len);
+
+/* Read that text back (the exporter): up to max lines into minor, mem and core.  Returns the
+ * count, or -1 on a malformed line (a minor >= TSLURM_MAX_GPUS, a percent outside 1..100, a
+ * number that does not fit, anything else on the line). */
+int tslurm_gpus_parse(const char *text, int *minor, uint64_t *mem, unsigned *core, int max);
+
 #endif

@@ -376,7 +376,8 @@ static void remove_known(const char *path, const char *const names[])
 }
 
 /* What the plugin writes in a step's and a job's directory (remove_known). */
-static const char *const step_files[] = {"limits", "ld.so.preload", PRELOAD_NAME, TSW_RECORD, NULL};
+static const char *const step_files[] = {"limits",     "gpus",     "ld.so.preload",
+                                         PRELOAD_NAME, TSW_RECORD, NULL};
 static const char *const job_files[] = {"slice", TSW_RECORD, NULL};
 
 /* Whether the step directory path belongs to a running step (its slurmstepd holds it
@@ -758,7 +759,7 @@ static int setup_step(spank_t sp, tsl_error_t *err)
     int rc = -1;
     uint64_t mem[TSLURM_MAX_GPUS];
     tslurm_limits_t l;
-    char jobdir[600], slice[620], what[128], limits[4096], spec[2048];
+    char jobdir[600], slice[620], what[128], limits[4096], spec[2048], gpus[2048];
     snprintf(job_id, sizeof job_id, "%" PRIu32, job);
     snprintf(jobdir, sizeof jobdir, "%s/%s", cfg.statedir, job_id);
     snprintf(slice, sizeof slice, "%s/slice", jobdir);
@@ -773,7 +774,8 @@ static int setup_step(spank_t sp, tsl_error_t *err)
         root_owned_path("NVML", cfg.nvml, nvml_real, err) < 0 || node_gpus(lock, mem, err) < 0 ||
         tslurm_limits(&r, &g, mem, &l, err) < 0 ||
         tslurm_limits_text(&l, slice, what, limits, sizeof limits) < 0 ||
-        tslurm_watchdog_spec(&l, spec, sizeof spec) < 0 || root_subdir(jobdir, 0755, err) < 0)
+        tslurm_watchdog_spec(&l, spec, sizeof spec) < 0 ||
+        tslurm_gpus_text(&l, gpus, sizeof gpus) < 0 || root_subdir(jobdir, 0755, err) < 0)
         goto out;
     /* A step directory another slurmstepd holds (a step of the same id running here) is not
      * shared; one no process holds is an ended step's leftover, cleared. */
@@ -822,7 +824,9 @@ static int setup_step(spank_t sp, tsl_error_t *err)
                       interposer_fd < 0 ? strerror(errno) : "changed while it was checked");
         goto out;
     }
+    /* STEP/gpus: the step's GPUs and limits by NVML index, for tessel-node-exporter. */
     if (root_file(step_dir, "limits", limits, err) < 0 ||
+        root_file(step_dir, "gpus", gpus, err) < 0 ||
         root_file(step_dir, PRELOAD_NAME, "", err) < 0 ||
         root_file(step_dir, "ld.so.preload", TCU_LIMITS_DIR "/" PRELOAD_NAME "\n", err) < 0 ||
         tagent_jobns_prepare(err) < 0)

@@ -95,6 +95,7 @@ async function poll() {
       api.jobs({ origin: 'slurm', order: 'desc', limit: 1000 }), syncJobs()]);
     store.slurmJobs = (d.jobs || []).filter((j) => j.origin === 'slurm');
     store.gpus = g.gpus;
+    store.nodes = g.nodes || null; // tesseld --slurm: the cluster's nodes and their states
     store.queues = q.queues;
     store.updatedAt = Date.now();
     setOnline(true);

@@ -2,11 +2,21 @@
 // the memory in use inside), a legend that is also the bars' text equivalent, the usage history
 // per GPU for the last hour, day or week (chart.js, from GET /v1/history: a fresh page shows the
 // whole range), the queues' lengths, and the GPU share in use per queue and per user over the
-// same range.
+// same range.  Against tesseld --slurm the GPUs are the cluster's (GET /v1/gpus lists them node
+// by node with "nodes"): each card names its node, a node that is not up says so on its cards
+// with the time of its last figures, and a slice of a job submitted to Slurm directly is named by
+// its Slurm id.
 
 import { h, clear, bytes, gpuOf, colourOf, pct, busy } from './util.js';
 import { load, peek, RANGES, gpuColumns } from './history.js';
 import { Chart, Sheet, unionColumns } from './chart.js';
+
+// A GPU's card: its node and UUID (two nodes may show the same UUID: simulated GPUs).
+const keyOf = (g) => (g.node ? `${g.node}/${g.uuid}` : g.uuid);
+// A slice's job: Tessel's id, or Slurm's for a job sbatch'd directly (job_id null).
+const jobKey = (s) => (s.job_id ?? `s${s.slurm_id}`);
+const jobName = (s) => (s.job_id !== null && s.job_id !== undefined ? `job ${s.job_id}` : `Slurm job ${s.slurm_id}`);
+const jobColour = (s) => colourOf(s.job_id ?? s.slurm_id);
 
 export function mount(ctx, store) {
   ctx.title = 'Overview';
@@ -48,7 +58,7 @@ export function mount(ctx, store) {
     const pal = palette();
     for (const u of Object.values(ctx.usage)) { u.chart?.destroy(); u.chart = null; u.names = ''; }
     Sheet.batch([ctx.sheet, ctx.usageSheet], () => {
-      for (const g of store.gpus) { const c = ctx.cards.get(g.uuid); if (c) makeChart(ctx, c, g, pal); }
+      for (const g of store.gpus) { const c = ctx.cards.get(keyOf(g)); if (c) makeChart(ctx, c, g, pal); }
       drawUsage(ctx, store);
     });
   };
@@ -103,7 +113,7 @@ async function refreshHistory(ctx, store) {
 // The history's charts from ctx.hist: the GPUs' data and captions, then the charts not yet made
 // and the usage charts, both sheets measured in one layout.
 function drawHistory(ctx, store) {
-  for (const g of store.gpus) { const c = ctx.cards.get(g.uuid); if (c) fillHistory(ctx, c, g); }
+  for (const g of store.gpus) { const c = ctx.cards.get(keyOf(g)); if (c) fillHistory(ctx, c, g); }
   Sheet.batch([ctx.sheet, ctx.usageSheet], () => { makeCharts(ctx); drawUsage(ctx, store); });
 }
 
@@ -125,17 +135,21 @@ export function update(ctx, store) {
     stat('GPUs', [String(gpus.length), sim ? h('span', { class: 'badge sim' }, 'simulated') : null]),
     stat('Compute allocated', `${gpuOf(milli)} of ${gpus.length} GPU${gpus.length === 1 ? '' : 's'}`),
     stat('GPU memory', `${bytes(memAlloc)} allocated`, `${bytes(memUsed)} in use · ${bytes(memTotal)} total`),
+    store.nodes ? stat('Nodes', String(store.nodes.length),
+      store.nodes.filter((n) => n.state !== 'up').map((n) => `${n.name} ${n.state}`).join(' · ') || 'all up') : null,
     stat('Running jobs', String(running)),
     stat('Queued', h('a', { href: '#/jobs?state=pending' }, `${pending} job${pending === 1 ? '' : 's'}`)));
 
   if (gpus.length === 0) {
-    clear(ctx.grid, h('p', { class: 'empty' }, 'This machine has no GPU that tesseld can use (start it with --fake-gpus to simulate some).'));
+    clear(ctx.grid, h('p', { class: 'empty' }, store.nodes
+      ? 'No node of the cluster has told its GPUs yet (tessel-node-exporter runs on each node: docs/slurm-backend.md).'
+      : 'This machine has no GPU that tesseld can use (start it with --fake-gpus to simulate some).'));
   }
   const seen = new Set();
   for (const g of gpus) {
-    seen.add(g.uuid);
-    let c = ctx.cards.get(g.uuid);
-    if (!c) { c = makeCard(ctx, g); ctx.cards.set(g.uuid, c); ctx.grid.append(c.el); }
+    seen.add(keyOf(g));
+    let c = ctx.cards.get(keyOf(g));
+    if (!c) { c = makeCard(ctx, g); ctx.cards.set(keyOf(g), c); ctx.grid.append(c.el); }
     fillCard(c, g, store);
   }
   for (const [uuid, c] of ctx.cards) {
@@ -158,8 +172,9 @@ function makeCard(ctx, g) {
   const body = h('div', {});
   const chartBox = h('div', { class: 'chart' });
   const caption = h('figcaption', { class: 'sub' });
-  const el = h('section', { class: 'card gpu', 'aria-labelledby': `gpu-${g.index}-title`, 'data-gpu': g.index },
-    h('h3', { id: `gpu-${g.index}-title` }, `GPU ${g.index} · ${g.name}`,
+  const id = `gpu-${g.node ? `${g.node}-` : ''}${g.index}-title`;
+  const el = h('section', { class: 'card gpu', 'aria-labelledby': id, 'data-gpu': g.index, 'data-node': g.node || null },
+    h('h3', { id }, `${g.node ? `${g.node} · ` : ''}GPU ${g.index} · ${g.name}`,
       g.simulated ? h('span', { class: 'badge sim', title: 'a simulated GPU (tesseld --fake-gpus)' }, 'simulated') : null),
     body,
     h('figure', { class: 'history' }, chartBox, caption));
@@ -329,9 +344,9 @@ function fillCard(c, g, store) {
   const slices = g.slices || [];
   const util = g.utilization;
   const computeSummary = `${gpuOf(g.allocated_milli)} of 1 GPU allocated to ${slices.length} slice${slices.length === 1 ? '' : 's'}`
-    + slices.map((s) => `; job ${s.job_id} (${s.user}) ${gpuOf(s.milli)}`).join('');
+    + slices.map((s) => `; ${jobName(s)} (${s.user}) ${gpuOf(s.milli)}`).join('');
   const memSummary = `${bytes(g.allocated_mem)} of ${bytes(g.memory_total)} allocated, ${bytes(g.used_mem)} in use`
-    + slices.map((s) => `; job ${s.job_id} (${s.user}) ${bytes(s.mem_used)} of ${bytes(s.mem_limit)}`).join('');
+    + slices.map((s) => `; ${jobName(s)} (${s.user}) ${bytes(s.mem_used)} of ${bytes(s.mem_limit)}`).join('');
   const legend = slices.length === 0
     ? h('p', { class: 'empty' }, 'Idle: no slice on this GPU.')
     : h('table', { class: 'slices' },
@@ -340,10 +355,11 @@ function fillCard(c, g, store) {
         h('th', { scope: 'col', class: 'num' }, 'Compute'), h('th', { scope: 'col', class: 'num' }, 'Busy time'),
         h('th', { scope: 'col', class: 'num' }, 'Memory used / limit'))),
       h('tbody', {}, slices.map((s) => {
-        const j = store.jobs.get(s.job_id);
-        return h('tr', {},
-          h('td', {}, h('span', { class: 'swatch', style: { background: colourOf(s.job_id) }, 'aria-hidden': 'true' }),
-            h('a', { href: `#/jobs/${s.job_id}` }, `#${s.job_id}`), j?.name ? ` ${j.name}` : ''),
+        const j = s.job_id !== null && s.job_id !== undefined ? store.jobs.get(s.job_id) : null;
+        return h('tr', { 'data-job': jobKey(s) },
+          h('td', {}, h('span', { class: 'swatch', style: { background: jobColour(s) }, 'aria-hidden': 'true' }),
+            j || s.job_id ? h('a', { href: `#/jobs/${s.job_id}` }, `#${s.job_id}`)
+              : h('span', { title: 'submitted to Slurm directly' }, `Slurm ${s.slurm_id}`), j?.name ? ` ${j.name}` : ''),
           h('td', {}, s.user),
           h('td', { class: 'num' }, gpuOf(s.milli)),
           // Device time the slice's kernels have used (busy_ms); a suspended slice says so.
@@ -351,25 +367,35 @@ function fillCard(c, g, store) {
             busy(s.busy_ms), s.suspended ? [' ', h('span', { class: 'badge st-suspended' }, 'suspended')] : null),
           h('td', { class: 'num' }, `${bytes(s.mem_used)} / ${bytes(s.mem_limit)}`));
       })));
+  // A node that is not up (down or drained in Slurm, its exporter not answering): said on each
+  // of its cards, with the time of the figures shown.
+  const nodeState = g.node_state && g.node_state !== 'up'
+    ? h('p', { class: 'sub node-state', 'data-node-state': g.node_state },
+      h('span', { class: 'badge st-failed' }, `node ${g.node_state}`),
+      g.figures_at ? ` figures of ${new Date(g.figures_at).toLocaleString()}` : '')
+    : null;
   clear(c.body,
+    nodeState,
     h('p', { class: 'sub gpu-meta' },
       // No job on the GPU: idle, whatever NVML's counter says (not "0 % busy").
       slices.length === 0 ? h('span', { class: 'idle', 'data-state': 'idle' }, 'idle')
         : h('span', { 'data-state': 'busy' }, util === null || util === undefined ? 'utilisation unknown' : `${util}% busy`),
-      ' · ', bytes(g.memory_total), ' · ', `${g.sm_count} SMs`, ' · ', h('code', { title: g.uuid }, shortUuid(g.uuid))),
+      // The SM count when known (a cluster's nodes do not report it).
+      ' · ', bytes(g.memory_total), g.sm_count ? [' · ', `${g.sm_count} SMs`] : null, ' · ',
+      h('code', { title: g.uuid }, shortUuid(g.uuid))),
     h('div', { class: 'barrow' },
       h('span', { class: 'barlabel' }, 'Compute'),
       bar(`GPU ${g.index} compute`, slices.map((s) => ({
-        width: s.milli / 1000, colour: colourOf(s.job_id), title: `job ${s.job_id} (${s.user}): ${gpuOf(s.milli)} GPU`,
+        width: s.milli / 1000, colour: jobColour(s), title: `${jobName(s)} (${s.user}): ${gpuOf(s.milli)} GPU`,
       })), computeSummary),
       h('span', { class: 'barval' }, `${gpuOf(g.allocated_milli)} / 1`)),
     h('div', { class: 'barrow' },
       h('span', { class: 'barlabel' }, 'Memory'),
       bar(`GPU ${g.index} memory`, slices.map((s) => ({
         // The slice's limit in a light shade, the memory it uses inside in the full colour.
-        width: s.mem_limit / g.memory_total, colour: colourOf(s.job_id) + '55', innerColour: colourOf(s.job_id),
+        width: s.mem_limit / g.memory_total, colour: jobColour(s) + '55', innerColour: jobColour(s),
         inner: s.mem_limit ? s.mem_used / s.mem_limit : 0,
-        title: `job ${s.job_id} (${s.user}): ${bytes(s.mem_used)} used of ${bytes(s.mem_limit)}`,
+        title: `${jobName(s)} (${s.user}): ${bytes(s.mem_used)} used of ${bytes(s.mem_limit)}`,
       })), memSummary),
       h('span', { class: 'barval' }, `${pct(g.allocated_mem / g.memory_total)}`)),
     slices.length ? h('p', { class: 'barkey', 'aria-hidden': 'true' },

@@ -1,5 +1,9 @@
 /* gpus.c - `tessel gpus`: every GPU with its slices, memory used and limits, utilisation
- * (GET /v1/gpus); simulated GPUs are labelled as such. */
+ * (GET /v1/gpus); simulated GPUs are labelled as such.  Against tesseld --slurm the answer
+ * also lists the cluster's nodes ("nodes"): the GPUs are then shown node by node, with a NODE
+ * column, each slice with its Slurm job id, and a line for each node that is not up (down or
+ * drained in Slurm, or its exporter not answering: with the time of its last figures). */
+#include <string.h>
 #include <stdio.h>
 
 #include "cmd/tessel/cli.h"
@@ -30,12 +34,19 @@ int cmd_gpus(cli_t *cli, int argc, char **argv)
     json_t *ans = cli_get(cli, "/v1/gpus", &rc);
     if (!ans)
         return rc;
-    static const char *const ghdr[] = {">GPU",      "NAME",        ">MEMORY", ">SLICES", ">ALLOC",
-                                       ">MEM-USED", ">MEM-LIMITS", ">UTIL",   "KIND"};
-    static const char *const shdr[] = {">GPU",      ">JOB",       "USER",  ">SHARE",
-                                       ">MEM-USED", ">MEM-LIMIT", ">BUSY", "USE"};
-    cli_table_t *g = cli_table_new(9, ghdr);
-    cli_table_t *s = cli_table_new(8, shdr);
+    json_t *nodes = json_object_get(ans, "nodes");
+    bool cluster = json_is_array(nodes);
+    /* On a cluster, a NODE column first; a slice's JOB is Tessel's id ("-" for a job
+     * submitted to Slurm directly) and SLURM its Slurm id. */
+    static const char *const ghdr[] = {"NODE",   ">GPU",      "NAME",        ">MEMORY", ">SLICES",
+                                       ">ALLOC", ">MEM-USED", ">MEM-LIMITS", ">UTIL",   "KIND"};
+    static const char *const shdr[] = {"NODE",   ">GPU",      ">JOB",       ">SLURM", "USER",
+                                       ">SHARE", ">MEM-USED", ">MEM-LIMIT", ">BUSY",  "USE"};
+    int off = cluster ? 0 : 1; /* without a cluster: no NODE (nor SLURM) column */
+    cli_table_t *g = cli_table_new(10 - off, ghdr + off);
+    static const char *const shdr1[] = {">GPU",      ">JOB",       "USER",  ">SHARE",
+                                        ">MEM-USED", ">MEM-LIMIT", ">BUSY", "USE"};
+    cli_table_t *s = cluster ? cli_table_new(10, shdr) : cli_table_new(8, shdr1);
     int nslices = 0, nsim = 0;
     size_t i;
     json_t *gpu;
@@ -43,6 +54,9 @@ int cmd_gpus(cli_t *cli, int argc, char **argv)
     json_array_foreach(list, i, gpu)
     {
         char idx[16], mem[32], ns[16], alloc[32], used[32], lim[32], util[16];
+        const char *node = json_string_value(json_object_get(gpu, "node"));
+        if (!node)
+            node = "-";
         json_int_t index = json_integer_value(json_object_get(gpu, "index"));
         snprintf(idx, sizeof idx, "%lld", (long long)index);
         json_t *slices = json_object_get(gpu, "slices");
@@ -56,7 +70,8 @@ int cmd_gpus(cli_t *cli, int argc, char **argv)
             snprintf(util, sizeof util, "-");
         bool sim = json_is_true(json_object_get(gpu, "simulated"));
         nsim += sim;
-        const char *row[] = {idx,
+        const char *row[] = {node,
+                             idx,
                              json_string_value(json_object_get(gpu, "name")),
                              size_cell(json_object_get(gpu, "memory_total"), mem, sizeof mem),
                              ns,
@@ -65,14 +80,19 @@ int cmd_gpus(cli_t *cli, int argc, char **argv)
                              size_cell(json_object_get(gpu, "allocated_mem"), lim, sizeof lim),
                              util,
                              sim ? "simulated" : "real"};
-        cli_table_add(g, row);
+        cli_table_add(g, row + off);
         size_t k;
         json_t *sl;
         json_array_foreach(slices, k, sl)
         {
-            char job[32], share[32], mu[32], ml[32], pct[32], busy[32];
-            snprintf(job, sizeof job, "%lld",
-                     (long long)json_integer_value(json_object_get(sl, "job_id")));
+            char job[32], sid[32], share[32], mu[32], ml[32], pct[32], busy[32];
+            json_t *jid = json_object_get(sl, "job_id");
+            if (json_is_integer(jid))
+                snprintf(job, sizeof job, "%lld", (long long)json_integer_value(jid));
+            else
+                snprintf(job, sizeof job, "-");
+            snprintf(sid, sizeof sid, "%lld",
+                     (long long)json_integer_value(json_object_get(sl, "slurm_id")));
             cli_format_milli(json_integer_value(json_object_get(sl, "milli")), share, sizeof share);
             json_int_t used_b = json_integer_value(json_object_get(sl, "mem_used"));
             json_int_t lim_b = json_integer_value(json_object_get(sl, "mem_limit"));
@@ -87,15 +107,16 @@ int cmd_gpus(cli_t *cli, int argc, char **argv)
                          (long long)(json_integer_value(b) % 1000) / 100);
             else
                 snprintf(busy, sizeof busy, "-");
-            const char *srow[] = {idx,
-                                  job,
-                                  json_string_value(json_object_get(sl, "user")),
-                                  share,
-                                  size_cell(json_object_get(sl, "mem_used"), mu, sizeof mu),
-                                  size_cell(json_object_get(sl, "mem_limit"), ml, sizeof ml),
-                                  busy,
-                                  pct};
-            cli_table_add(s, srow);
+            const char *user = json_string_value(json_object_get(sl, "user"));
+            const char *mus = size_cell(json_object_get(sl, "mem_used"), mu, sizeof mu);
+            const char *mls = size_cell(json_object_get(sl, "mem_limit"), ml, sizeof ml);
+            if (cluster) {
+                const char *srow[] = {node, idx, job, sid, user, share, mus, mls, busy, pct};
+                cli_table_add(s, srow);
+            } else {
+                const char *srow[] = {idx, job, user, share, mus, mls, busy, pct};
+                cli_table_add(s, srow);
+            }
             nslices++;
         }
     }
@@ -107,8 +128,31 @@ int cmd_gpus(cli_t *cli, int argc, char **argv)
         cli_table_free(s);
         printf("\nno slices: no job holds a GPU\n");
     }
+    /* The nodes that are not up, and why, with the time of their last figures. */
+    size_t k;
+    json_t *nd;
+    bool first = true;
+    json_array_foreach(nodes, k, nd)
+    {
+        const char *st = json_string_value(json_object_get(nd, "state"));
+        if (!st || strcmp(st, "up") == 0)
+            continue;
+        const char *reason = json_string_value(json_object_get(nd, "reason"));
+        const char *error = json_string_value(json_object_get(nd, "error"));
+        const char *last = json_string_value(json_object_get(nd, "last_answer_at"));
+        printf("%snode %s: %s", first ? "\n" : "", json_string_value(json_object_get(nd, "name")),
+               st);
+        first = false;
+        if (reason)
+            printf(" (%s)", reason);
+        if (error)
+            printf(": %s", error);
+        printf("; %s%s\n", last ? "its last figures are of " : "no figures from it yet",
+               last ? last : "");
+    }
     if (nsim)
-        printf("\n%d GPU(s) SIMULATED (tesseld --fake-gpus): no real GPU behind them\n", nsim);
+        printf("\n%d GPU(s) SIMULATED (%s): no real GPU behind them\n", nsim,
+               cluster ? "the nodes' fake NVML" : "tesseld --fake-gpus");
     json_decref(ans);
     return CLI_OK;
 }

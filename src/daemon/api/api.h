@@ -119,6 +119,11 @@ void api_jobs_wait(thttp_req_t *, thttp_reply_t *, void *);
 void api_jobs_events(thttp_req_t *, thttp_reply_t *, void *);
 void api_nodes_list(thttp_req_t *, thttp_reply_t *, void *);
 void api_gpus_list(thttp_req_t *, thttp_reply_t *, void *);
+/* cluster.c (--slurm): the cluster's GPUs and nodes from the poll of the nodes (lock held:
+ * the store maps Slurm ids onto Tessel's), and their series for /metrics (no lock needed). */
+void api_cluster_gpus(tessd_t *d, thttp_reply_t *rep);
+void api_cluster_nodes(tessd_t *d, thttp_reply_t *rep);
+void api_cluster_metrics(tessd_t *d, tsl_prom_t *p);
 void api_history(thttp_req_t *, thttp_reply_t *, void *);
 void api_queues_list(thttp_req_t *, thttp_reply_t *, void *);
 void api_slurm_queues(thttp_req_t *, thttp_reply_t *, void *);

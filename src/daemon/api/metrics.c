@@ -292,20 +292,25 @@ void api_metrics(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     tsl_label_t bi[] = {L("version", TESSD_VERSION), L("commit", TESSEL_COMMIT)};
     tsl_prom_u64(&p, "tessel_build_info", bi, 2, 1);
     nvml_t nv;
-    for (int g = 0; g < d->ngpus; g++) {
+    for (int g = 0; !d->slurm && g < d->ngpus; g++) {
         nv.util[g] = tagent_nvml_utilization(d->nvml, g);
         nv.mem[g] = tagent_nvml_memory(d->nvml, g, &nv.total[g], &nv.used[g], &nv.freeb[g]) == 0;
     }
     pthread_mutex_lock(&d->lock);
     job_counts(d, &p);
     queues(d, &p);
-    size_t ns;
-    slice_t *s = read_slices(d, &ns);
-    gpus_legacy(d, &p, s, ns);
-    gpus(d, &p, &nv, s, ns);
-    slices(d, &p, s, ns);
-    free(s);
+    if (!d->slurm) {
+        size_t ns;
+        slice_t *s = read_slices(d, &ns);
+        gpus_legacy(d, &p, s, ns);
+        gpus(d, &p, &nv, s, ns);
+        slices(d, &p, s, ns);
+        free(s);
+    }
     pthread_mutex_unlock(&d->lock);
+    /* --slurm: the cluster's GPUs and slices, node by node, from the nodes' last poll. */
+    if (d->slurm)
+        api_cluster_metrics(d, &p);
     tsl_prom_family(&p, "tessel_job_pending_seconds", "histogram",
                     "Time from a job's submission to its start, observed at each start since "
                     "tesseld started.");

@@ -101,6 +101,11 @@ void api_nodes_list(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     tessd_caller_t who;
     if (!api_enter(d, req, rep, &who))
         return;
+    if (d->slurm) { /* the cluster's nodes, not tesseld's host (cluster.c) */
+        api_cluster_nodes(d, rep);
+        api_leave(d);
+        return;
+    }
     json_t *node =
         json_pack("{s:s, s:I, s:I, s:b, s:s, s:o}", "name", d->node_name, "cpus",
                   (json_int_t)d->ncpus, "mem", (json_int_t)d->mem_total, "simulated", d->simulated,
@@ -115,6 +120,9 @@ void api_gpus_list(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     tessd_caller_t who;
     if (!api_enter(d, req, rep, &who))
         return;
-    thttp_json(rep, 200, json_pack("{s:o}", "gpus", gpus_json(d)));
+    if (d->slurm)
+        api_cluster_gpus(d, rep);
+    else
+        thttp_json(rep, 200, json_pack("{s:o}", "gpus", gpus_json(d)));
     api_leave(d);
 }

@@ -43,6 +43,11 @@ void api_store_error(thttp_reply_t *rep, const tsl_error_t *err)
     thttp_error(rep, 500, "internal", NULL, "%s", err->text);
 }
 
+json_t *api_time(int64_t ms)
+{
+    return ms > 0 ? json_integer(ms) : json_null(); /* routes.c writes ISO 8601: not tested here */
+}
+
 tshm_t *tessd_slice_open(tessd_t *d, const tessd_run_t *r, tsl_error_t *err)
 {
     errno = ENOENT;
@@ -378,6 +383,141 @@ static void test_nodes(void **state)
     assert_int_equal(g_left, 2);
 }
 
+/* --slurm: the cluster's nodes (cluster.c) from a hand-made poll state: n1 answered (two GPUs,
+ * a slice of Slurm job 77, tesseld's job 5, and one of a job sbatch'd directly), n2 did not
+ * answer this poll (its last figures kept), n3 is DOWN in Slurm and never answered. */
+static void test_cluster(void **state)
+{
+    fix_t *f = *state;
+    tsl_error_t err;
+    /* A job of tesseld's, pending, is Slurm's 77 (the store maps them). */
+    submit(f, 1);
+    int64_t id = 1;
+    assert_int_equal(tstore_slurm_set(f->d.store, id, 77, &err), 0);
+    tsn_state_t s;
+    memset(&s, 0, sizeof s);
+    pthread_mutex_init(&s.lock, NULL);
+    s.n = 3;
+    s.nodes = calloc(3, sizeof *s.nodes);
+    assert_non_null(s.nodes);
+    s.polled_ms = 1000;
+    const char *names[] = {"n1", "n2", "n3"};
+    for (int k = 0; k < 3; k++) {
+        tsn_node_t *nd = &s.nodes[k];
+        snprintf(nd->slurm.name, sizeof nd->slurm.name, "%s", names[k]);
+        snprintf(nd->slurm.addr, sizeof nd->slurm.addr, "10.0.0.%d", k + 1);
+        snprintf(nd->slurm.state, sizeof nd->slurm.state, k == 2 ? "down" : "mixed");
+        if (k == 2)
+            continue;
+        nd->has_figs = true;
+        nd->last_ok_ms = 900 + k;
+        snprintf(nd->figs.node, sizeof nd->figs.node, "%s", names[k]);
+        nd->figs.sampled_ms = 800 + k;
+        nd->figs.simulated = true;
+        nd->figs.ngpus = 2;
+        for (int g = 0; g < 2; g++) {
+            nd->figs.gpus[g].index = g;
+            snprintf(nd->figs.gpus[g].uuid, sizeof nd->figs.gpus[g].uuid, "GPU-%d-%d", k, g);
+            snprintf(nd->figs.gpus[g].model, sizeof nd->figs.gpus[g].model, "FakeGPU");
+            nd->figs.gpus[g].memory_total = 8ull << 30;
+            nd->figs.gpus[g].utilization = -1;
+        }
+    }
+    s.nodes[0].status = TSN_UP;
+    s.nodes[0].answered = true;
+    s.nodes[1].status = TSN_UNREACHABLE;
+    snprintf(s.nodes[1].error, sizeof s.nodes[1].error, "its exporter did not answer");
+    s.nodes[2].status = TSN_DOWN;
+    tnf_slice_t a = {.job = 77,
+                     .gpu = 1,
+                     .memory_limit = 4ull << 30,
+                     .memory_used = 1ull << 29,
+                     .compute_pct = 50};
+    snprintf(a.user, sizeof a.user, "alice");
+    tnf_slice_t b = {.job = 90,
+                     .gpu = 1,
+                     .memory_limit = 2ull << 30,
+                     .memory_used = 3ull << 20,
+                     .compute_pct = 25};
+    snprintf(b.user, sizeof b.user, "bob");
+    assert_int_equal(tnf_add_slice(&s.nodes[0].figs, &a), 0);
+    assert_int_equal(tnf_add_slice(&s.nodes[0].figs, &b), 0);
+    f->d.slurm = true;
+    f->d.nodes = &s;
+
+    thttp_req_t req = {0};
+    thttp_reply_t rep = {0};
+    api_gpus_list(&req, &rep, &f->d);
+    assert_int_equal(rep.status, 200);
+    json_t *g = json_object_get(rep.json, "gpus");
+    assert_int_equal(json_array_size(g), 4); /* n1's and n2's; n3 never answered */
+    json_t *g1 = json_array_get(g, 1);
+    assert_string_equal(json_string_value(json_object_get(g1, "node")), "n1");
+    assert_string_equal(json_string_value(json_object_get(g1, "node_state")), "up");
+    assert_true(json_is_true(json_object_get(g1, "simulated")));
+    assert_true(json_integer_value(json_object_get(g1, "allocated_mem")) ==
+                (json_int_t)(6ull << 30));
+    assert_true(json_integer_value(json_object_get(g1, "used_mem")) ==
+                (json_int_t)((1ull << 29) + (3ull << 20)));
+    json_t *sl = json_object_get(g1, "slices");
+    assert_int_equal(json_array_size(sl), 2);
+    json_t *s0 = json_array_get(sl, 0), *s1 = json_array_get(sl, 1);
+    assert_int_equal(json_integer_value(json_object_get(s0, "job_id")), id);
+    assert_int_equal(json_integer_value(json_object_get(s0, "slurm_id")), 77);
+    assert_true(json_integer_value(json_object_get(s0, "mem_used")) == (json_int_t)(1ull << 29));
+    assert_int_equal(json_integer_value(json_object_get(s0, "compute_limit")), 50);
+    assert_true(json_is_null(json_object_get(s1, "job_id"))); /* not one of tesseld's */
+    assert_string_equal(json_string_value(json_object_get(s1, "user")), "bob");
+    json_t *g2 = json_array_get(g, 2);
+    assert_string_equal(json_string_value(json_object_get(g2, "node_state")), "unreachable");
+    assert_int_equal(json_integer_value(json_object_get(g2, "figures_at")), 801);
+    json_t *nodes = json_object_get(rep.json, "nodes");
+    assert_int_equal(json_array_size(nodes), 3);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(nodes, 2), "state")),
+                        "down");
+    json_decref(rep.json);
+
+    memset(&rep, 0, sizeof rep);
+    api_nodes_list(&req, &rep, &f->d);
+    assert_int_equal(rep.status, 200);
+    nodes = json_object_get(rep.json, "nodes");
+    assert_int_equal(json_array_size(nodes), 3);
+    json_t *n2 = json_array_get(nodes, 1);
+    assert_string_equal(json_string_value(json_object_get(n2, "state")), "unreachable");
+    assert_int_equal(json_integer_value(json_object_get(n2, "last_answer_at")), 901);
+    assert_string_equal(json_string_value(json_object_get(n2, "error")),
+                        "its exporter did not answer");
+    assert_int_equal(json_array_size(json_object_get(n2, "gpus")), 2);
+    json_t *n3 = json_array_get(nodes, 2);
+    assert_true(json_is_null(json_object_get(n3, "last_answer_at")));
+    assert_int_equal(json_array_size(json_object_get(n3, "gpus")), 0);
+    json_decref(rep.json);
+
+    int st;
+    char *text = metrics(f, &st);
+    assert_int_equal(st, 200);
+    assert_true(has_line(text,
+                         "tessel_slice_memory_used_bytes{node=\"n1\",gpu=\"1\",uuid=\"GPU-0-1\","
+                         "job=\"77\",user=\"alice\"} 536870912"));
+    assert_true(has_line(text, "tessel_slice_memory_limit_bytes{node=\"n1\",gpu=\"1\",uuid=\"GPU-0-"
+                               "1\",job=\"90\",user=\"bob\"} 2147483648"));
+    assert_true(has_line(text,
+                         "tessel_gpu_memory_total_bytes{node=\"n2\",gpu=\"0\",uuid=\"GPU-1-0\","
+                         "model=\"FakeGPU\"} 8589934592"));
+    assert_true(has_line(text, "tessel_node_up{node=\"n1\"} 1"));
+    assert_true(has_line(text, "tessel_node_up{node=\"n2\"} 0"));
+    assert_true(has_line(text, "tessel_node_up{node=\"n3\"} 0"));
+    assert_true(
+        has_line(text, "tessel_node_info{node=\"n3\",state=\"down\",slurm_state=\"down\"} 1"));
+    /* tesseld's own host's GPUs are not the cluster's: none of them under --slurm. */
+    assert_null(strstr(text, "RTX4090"));
+    free(text);
+    f->d.slurm = false;
+    f->d.nodes = NULL;
+    tsn_nodes_free(s.nodes, s.n);
+    pthread_mutex_destroy(&s.lock);
+}
+
 /* has_line of a formatted line. */
 static bool has_linef(const char *text, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static bool has_linef(const char *text, const char *fmt, ...)
@@ -474,6 +614,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_metrics_counts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metrics_series, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nodes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cluster, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -298,6 +298,41 @@ static void test_texts(void **state)
     assert_int_equal(tslurm_watchdog_spec(&l, buf, 8), -1);
 }
 
+/* STEP/gpus for tessel-node-exporter: written, read back; what the reader refuses. */
+static void test_gpus_file(void **state)
+{
+    (void)state;
+    tslurm_limits_t l = {.n = 2, .minor = {3, 1}, .mem = {4 * GiB, 2 * GiB}, .core = {50, 25}};
+    char buf[256];
+    assert_int_equal(tslurm_gpus_text(&l, buf, sizeof buf),
+                     (int)strlen("3 4294967296 50\n1 2147483648 25\n"));
+    assert_string_equal(buf, "3 4294967296 50\n1 2147483648 25\n");
+    char small[10];
+    assert_int_equal(tslurm_gpus_text(&l, small, sizeof small), -1);
+    int minor[4];
+    uint64_t mem[4];
+    unsigned core[4];
+    assert_int_equal(tslurm_gpus_parse(buf, minor, mem, core, 4), 2);
+    assert_int_equal(minor[0], 3);
+    assert_int_equal(mem[0], 4 * GiB);
+    assert_int_equal(core[1], 25);
+    assert_int_equal(tslurm_gpus_parse("", minor, mem, core, 4), 0);
+    static const char *const bad[] = {
+        "3 4294967296 50",                     /* no newline */
+        "64 1 50\n",                           /* minor too large */
+        "1 1 0\n",                             /* share 0 */
+        "1 1 101\n",                           /* share above 100 */
+        "-1 1 50\n",                           /* a sign */
+        "1  1 50\n",                           /* two spaces */
+        "1 1 50 x\n",                          /* more on the line */
+        "1 99999999999999999999999 50\n",      /* does not fit */
+        "0 1 1\n1 1 1\n2 1 1\n3 1 1\n4 1 1\n", /* more lines than max */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (tslurm_gpus_parse(bad[i], minor, mem, core, 4) != -1)
+            fail_msg("accepted '%s'", bad[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -306,6 +341,7 @@ int main(void)
         cmocka_unit_test(test_hostlist),      cmocka_unit_test(test_gres_conf),
         cmocka_unit_test(test_limits_shards), cmocka_unit_test(test_limits_gpus),
         cmocka_unit_test(test_limits_none),   cmocka_unit_test(test_texts),
+        cmocka_unit_test(test_gpus_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
