@@ -10,6 +10,8 @@ TESSELD_SRCS := src/daemon/main.c src/daemon/tick.c src/daemon/launch.c src/daem
 TESSELD_SRCS += src/daemon/api/metrics.c
 # --slurm: the Slurm commands and the poll (slurm.c), their pure logic (slurmjob.c).
 TESSELD_SRCS += src/daemon/slurm.c src/daemon/slurmjob.c
+# Projects (docs/projects.md): the rules (projects.c) and the routes (api/projects.c).
+TESSELD_SRCS += src/daemon/projects.c src/daemon/api/projects.c
 # tessel_build_info's commit (metrics.c): rewritten at each make, touched only when it changes;
 # "unknown" outside a git checkout (a source package).
 $(O)/gen/tessel_commit.h: FORCE
@@ -90,6 +92,13 @@ $(O)/tests/daemon/test_acl: $(O)/obj/src/daemon/test/test_acl.o $(O)/obj/src/dae
                             $(O)/lib/libtsl-store.a $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lsqlite3 -lcmocka
+# The rules of projects (projects.h): who may do what, as tables.
+TESTS += $(O)/tests/daemon/test_projects
+$(O)/tests/daemon/test_projects: $(O)/obj/src/daemon/test/test_projects.o \
+                                 $(O)/obj/src/daemon/projects.o $(O)/lib/libtsl-store.a \
+                                 $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lsqlite3 -lcmocka
 # Every change of a job's state goes through the job model (a grep over src/, proved on a
 # copy with a bad line added).
 TESTS += tests/t/t0011-one-state-writer.t
