@@ -77,6 +77,9 @@ TESSELD_TESTS += tests/t/t3150-daemon-group-commit.t
 TESSELD_TESTS += tests/t/t3160-daemon-slice-hostile.t
 TESSELD_TESTS += tests/t/t3161-daemon-logs-hostile.t
 TESSELD_TESTS += tests/t/t3162-daemon-cwd-stalled.t
+# Projects (docs/projects.md): the API, the CLI, a store from before projects.
+TESSELD_TESTS += tests/t/t3170-daemon-projects.t tests/t/t3171-cli-projects.t \
+                 tests/t/t3172-daemon-projects-upgrade.t
 # The configuration file (config.c, etc/tesseld.conf), SIGHUP, tesseld's log, job-log retention.
 TESSELD_TESTS += tests/t/t3100-config-check.t tests/t/t3101-config-reload.t \
                  tests/t/t3102-config-retention.t tests/t/t3103-config-syslog.t
@@ -183,6 +186,7 @@ tests/t/t3020-daemon-socket.t tests/t/t3021-daemon-queue-allow.t tests/t/t3022-d
     tests/t/t3046-daemon-dependency.t tests/t/t3047-daemon-array.t tests/t/t3048-daemon-oom.t: \
     $(O)/bin/tessel
 tests/t/t3052-daemon-wait.t: $(O)/bin/tessel
+tests/t/t3171-cli-projects.t tests/t/t3172-daemon-projects-upgrade.t: $(O)/bin/tessel
 # The slowloris test mounts the attack with the benchmark's program.
 tests/t/t3014-daemon-slowloris.t: $(O)/bench/bench-slowloris
 # The slice test runs the interposer's probe as a job, over the fake driver.
