@@ -8,7 +8,8 @@
 # the user among theirs and by an admin; a member removed loses the project and it as their
 # default; a project with active jobs is not deleted (409) unless an admin forces it, after
 # which its jobs are theirs and the admins' only; bad input is 400 with the field named; every
-# change is in the project's audit record and tesseld's log.
+# change is in the project's audit record and tesseld's log; with --user-projects a user creates
+# a project of queue 'default' that they own, and nothing more.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 command -v curl >/dev/null && command -v jq >/dev/null && command -v sqlite3 >/dev/null ||
@@ -228,6 +229,19 @@ is "$(sqlite3 "$DB" "SELECT group_concat(who || ':' || event, ' ') FROM project_
     "the first vision's record: every change, by whom, in order (kept after its deletion)"
 grep -q "project vision: member_remove by olga: {\"role\":\"member\",\"user\":\"mike\"}" "$TD/tesseld.log"
 ok $? "each change is a line of tesseld's log"
+
+# --- --user-projects: any user may create a project, of queue 'default', owned by them ---------
+td_stop; ok $? "tesseld stops cleanly"
+td_start --fake-gpus 1xT4:16G --no-cgroups --allow-root-jobs --user-projects
+api POST /v1/projects '{"name":"oscars","description":"my own"}' "$OUT"
+is "$CODE $(jget .queue) $(jq -c '[.members[] | .user + ":" + .role]' "$TD/out")" '201 default ["oscar:owner"]' \
+    "with --user-projects, oscar creates a project: queue 'default', he is its owner"
+api POST /v1/projects '{"name":"grab","queue":"vq"}' "$OUT"
+is "$CODE $(jget .error.field)" "403 queue" "... but cannot give one a queue of its own (its quota)"
+api POST /v1/projects '{"name":"gift","owner":"mike"}' "$OUT"
+is "$CODE $(jget .error.field)" "403 owner" "... nor make someone else its owner"
+api POST /v1/jobs '{"argv":["true"],"project":"oscars"}' "$OUT"
+is "$CODE $(jget .project) $(jget .queue)" "201 oscars default" "his jobs in it go to the queue 'default'"
 
 td_stop; ok $? "tesseld stops cleanly"
 done_testing
