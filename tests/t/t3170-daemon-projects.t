@@ -102,6 +102,11 @@ api GET "/v1/jobs/$J1" "" "$OUT"
 is "$CODE" 404 "an outsider does not (404, as for no job)"
 api GET "/v1/jobs/$J1/logs" "" "$VIEW"
 is "$CODE" 404 "logs stay the job's user's and the admins'"
+api GET /v1/projects/default "" "$VIEW"
+is "$CODE $(jq -c '[.members, .members_count]' "$TD/out")" '200 [[],5]' \
+    "the members of 'default' (every user) are not listed to a user, only counted"
+api GET /v1/projects/default
+is "$(jq -c '.members | length' "$TD/out")" "5" "an admin gets the list"
 api GET "/v1/jobs?project=default" "" "$VIEW"
 is "$(jq -c '[.jobs[].user] | unique' "$TD/out")" '[]' \
     "the project 'default' shares no jobs: vera sees none of oscar's there"

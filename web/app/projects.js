@@ -162,6 +162,12 @@ function renderQuota(ctx, store) {
 
 function renderMembers(ctx, store) {
   const p = ctx.project;
+  if (!p.members?.length && p.members_count > 0) {
+    // The project 'default': every user, listed to admins only.
+    clear(ctx.members, h('p', { class: 'empty' }, `${p.members_count} members (every user; listed to admins only).`));
+    clear(ctx.memberForm);
+    return;
+  }
   keepFocus(ctx.members, () => clear(ctx.members, h('table', { class: 'data' },
     h('caption', { class: 'sr-only' }, `Members of ${p.name}`),
     h('thead', {}, h('tr', {}, ['User', 'Role', 'Added'].map((c) => h('th', { scope: 'col' }, c)),

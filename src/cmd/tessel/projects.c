@@ -138,6 +138,15 @@ static int show(cli_t *cli, const char *name)
     const char *qrow[] = {gpu, gmem, cpu, mem, pend, run};
     cli_table_add(t, qrow);
     cli_table_print(t, stdout);
+    if (!json_array_size(json_object_get(p, "members")) &&
+        json_integer_value(json_object_get(p, "members_count")) > 0) {
+        /* The project 'default': every user, listed to admins only. */
+        printf("\nMembers: %lld (listed to admins only)\n",
+               (long long)json_integer_value(json_object_get(p, "members_count")));
+        json_decref(p);
+        json_decref(q);
+        return CLI_OK;
+    }
     printf("\nMembers:\n");
     static const char *const mh[] = {"USER", "ROLE", "ADDED"};
     t = cli_table_new(3, mh);

@@ -95,9 +95,11 @@ static int add_member(const tstore_member_t *m, void *arg)
     return o ? json_array_append_new(arg, o) : -1;
 }
 
-/* The project's object; with full, its members and active jobs.  NULL with err (store). */
+/* The project's object; with full, its members.  NULL with err (store).  The members of the
+ * project 'default' are every user: listed to admins only (a user does not learn the names of
+ * every account of tesseld from it; GET /v1/users is an admin's too), members_count to all. */
 static json_t *project_json(tessd_t *d, const tstore_project_t *p, tstore_role_t role,
-                            int64_t nmembers, bool full, tsl_error_t *err)
+                            int64_t nmembers, bool full, bool admin, tsl_error_t *err)
 {
     int64_t active = 0;
     if (tstore_project_active_jobs(d->store, p->id, &active, err) < 0)
@@ -109,7 +111,8 @@ static json_t *project_json(tessd_t *d, const tstore_project_t *p, tstore_role_t
                           "members_count", (json_int_t)nmembers, "jobs_active", (json_int_t)active);
     if (o && full) {
         json_t *arr = json_array();
-        if (tstore_member_list(d->store, p->id, add_member, arr, err) < 0) {
+        if ((p->id != TSTORE_PROJECT_DEFAULT || admin) &&
+            tstore_member_list(d->store, p->id, add_member, arr, err) < 0) {
             json_decref(arr);
             json_decref(o);
             return NULL;
@@ -139,7 +142,7 @@ static void answer(tessd_t *d, const tessd_caller_t *who, const char *name, int 
         api_store_failure(rep, "project", &err);
         return;
     }
-    json_t *o = project_json(d, &p, role, n + m + v, true, &err);
+    json_t *o = project_json(d, &p, role, n + m + v, true, who->admin, &err);
     if (!o) {
         api_store_failure(rep, "project", &err);
         return;
@@ -242,7 +245,7 @@ typedef struct {
 static int add_project(const tstore_project_t *p, tstore_role_t role, int64_t members, void *arg)
 {
     plist_t *l = arg;
-    json_t *o = project_json(l->d, p, role, members, false, &l->err);
+    json_t *o = project_json(l->d, p, role, members, false, false, &l->err);
     if (!o) {
         l->failed = true;
         return 1;
