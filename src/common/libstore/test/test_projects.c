@@ -49,7 +49,8 @@ static tstore_job_t job_of(const char *user, const char *queue, int64_t project,
                           .project = (char *)pname};
 }
 
-/* A store of schema 11 (before projects) with two users and a job: the migration makes the
+/* A store of the schema before projects (15: migration 16 undone; a merge that renumbers
+ * migration 16 changes both numbers here) with two users and a job: the migration makes the
  * project 'default' (queue 'default', members not sharing jobs), both users its members, the
  * old job one of its jobs, and nobody a default other than it. */
 static void test_migrate(void **state)
@@ -64,7 +65,7 @@ static void test_migrate(void **state)
         "DROP TABLE projects; DROP TABLE project_members; DROP TABLE project_events;"
         "DROP INDEX jobs_project; ALTER TABLE jobs DROP COLUMN project;"
         "ALTER TABLE jobs DROP COLUMN project_name; ALTER TABLE users DROP COLUMN default_project;"
-        "PRAGMA user_version = 11;"
+        "PRAGMA user_version = 15;"
         "INSERT INTO users VALUES ('alice', 'user', 5), ('admin', 'admin', 4);"
         "INSERT INTO jobs(user, argv, shell, env, state, queue, class, priority, gpus, gpu_milli,"
         "  gpu_count, gpu_mem, cpu_milli, mem, simulated, submitted_ms)"
