@@ -79,7 +79,7 @@ TESSELD_TESTS += tests/t/t3161-daemon-logs-hostile.t
 TESSELD_TESTS += tests/t/t3162-daemon-cwd-stalled.t
 # Projects (docs/projects.md): the API, the CLI, a store from before projects.
 TESSELD_TESTS += tests/t/t3170-daemon-projects.t tests/t/t3171-cli-projects.t \
-                 tests/t/t3172-daemon-projects-upgrade.t
+                 tests/t/t3172-daemon-projects-upgrade.t tests/t/t3174-daemon-projects-hostile.t
 # The configuration file (config.c, etc/tesseld.conf), SIGHUP, tesseld's log, job-log retention.
 TESSELD_TESTS += tests/t/t3100-config-check.t tests/t/t3101-config-reload.t \
                  tests/t/t3102-config-retention.t tests/t/t3103-config-syslog.t
