@@ -63,8 +63,14 @@ _tessel()
     --queue | --parent)
         COMPREPLY=($(compgen -W "$(_tessel_column QUEUE "$tessel" queues)" -- "$cur"))
         return 0 ;;
-    --user)
+    --user | --owner)
         COMPREPLY=($(compgen -W "$(_tessel_column "" "$tessel" users)" -- "$cur"))
+        return 0 ;;
+    --project)
+        COMPREPLY=($(compgen -W "$(_tessel_column "" "$tessel" projects)" -- "$cur"))
+        return 0 ;;
+    --role)
+        COMPREPLY=($(compgen -W "owner member viewer" -- "$cur"))
         return 0 ;;
     --class)
         COMPREPLY=($(compgen -W "interactive training inference" -- "$cur"))
@@ -84,7 +90,7 @@ _tessel()
     --gpu | --gpus | --gpu-mem | --cpu | --mem | --priority | --name | -e | --env | --time | -t | \
         --after | --dependency | --array | --limit | -n | --tail | --since | --timeout | \
         --guarantee | --weight | --max-gpu | --allow-users | --allow-groups | --reserve-after | \
-        --token | --url | --shards-per-gpu | --fake-gpus | --node)
+        --token | --url | --shards-per-gpu | --fake-gpus | --node | --description)
         return 0 ;;
     esac
     if [[ $cur == -* ]]; then
@@ -118,6 +124,14 @@ _tessel()
             COMPREPLY=($(compgen -W "list add rm" -- "$cur"))
         elif [ "$sub" = rm ]; then
             COMPREPLY=($(compgen -W "$(_tessel_column "" "$tessel" tokens)" -- "$cur"))
+        fi ;;
+    projects)
+        if [ -z "$sub" ]; then
+            COMPREPLY=($(compgen -W "ls show create rm add-member rm-member set-role default" -- "$cur"))
+        elif [ "$sub" != create ] && [ $((cmdi + 2)) -eq "$COMP_CWORD" ]; then
+            COMPREPLY=($(compgen -W "$(_tessel_column "" "$tessel" projects)" -- "$cur"))
+        elif [ "$sub" = set-role ] && [ $((cmdi + 4)) -eq "$COMP_CWORD" ]; then
+            COMPREPLY=($(compgen -W "owner member viewer" -- "$cur"))
         fi ;;
     run)
         # The job's command: programs, then files.

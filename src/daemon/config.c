@@ -72,6 +72,7 @@ const tessd_opt_t tessd_opts[] = {
     {"no-socket", T_BOOL, F(no_socket), .def = "no"},
     {"local-users", T_ENUM, F(local_users), .choices = "create|existing", .def = "create",
      .flags = LIVE},
+    {"user-projects", T_BOOL, F(user_projects), .def = "no", .flags = LIVE},
     {"listen", T_STR, F(listen), .def = "127.0.0.1:7470", .check = check_listen},
     {"no-listen", T_BOOL, F(no_listen), .def = "no"},
     {"fake-gpus", T_STR, F(fake_gpus), .check = check_fake},

@@ -45,7 +45,8 @@ typedef struct {
     char data_dir[PATH_MAX];
     char socket[PATH_MAX];
     bool no_socket;
-    int local_users; /* 0 create, 1 existing */
+    int local_users;    /* 0 create, 1 existing */
+    bool user_projects; /* users (not only admins) may create projects (docs/projects.md) */
     char listen[128];
     bool no_listen;
     char fake_gpus[256];

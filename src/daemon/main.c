@@ -102,6 +102,8 @@ static void usage(FILE *f)
             "  --local-users MODE  create (default): a local account with no Tessel user gets\n"
             "                      one, role user, at its first call on the socket;\n"
             "                      existing: such an account is refused until an admin adds it\n"
+            "  --user-projects     any user may create a project (of queue 'default'); by\n"
+            "                      default only admins do (docs/projects.md)\n"
             "  --listen HOST:PORT  HTTP address: numeric IPv4 or localhost (default\n"
             "                      127.0.0.1:7470; port 0 = any free port, written to\n"
             "                      DIR/tesseld.addr)\n"
@@ -524,6 +526,7 @@ static int write_addr(tessd_t *d, const char *host, tsl_error_t *err)
 static void conf_to_daemon(tessd_t *d, const tessd_conf_t *c)
 {
     d->local_users_create = c->local_users == 0;
+    d->user_projects = c->user_projects;
     if (d->sched_cfg.min_runtime != c->min_runtime ||
         d->sched_cfg.reserve_after != (double)c->reserve_after) {
         d->sched_cfg.min_runtime = c->min_runtime;

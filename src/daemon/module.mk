@@ -12,6 +12,8 @@ TESSELD_SRCS += src/daemon/api/metrics.c
 TESSELD_SRCS += src/daemon/slurm.c src/daemon/slurmjob.c
 # --slurm: the cluster's nodes and GPUs (slurmnodes.h), in the API (api/cluster.c).
 TESSELD_SRCS += src/daemon/slurmnodes.c src/daemon/slurmnodes_parse.c src/daemon/api/cluster.c
+# Projects (docs/projects.md): the rules (projects.c) and the routes (api/projects.c).
+TESSELD_SRCS += src/daemon/projects.c src/daemon/api/projects.c
 # tessel_build_info's commit (metrics.c): rewritten at each make, touched only when it changes;
 # "unknown" outside a git checkout (a source package).
 $(O)/gen/tessel_commit.h: FORCE
@@ -77,6 +79,9 @@ TESSELD_TESTS += tests/t/t3150-daemon-group-commit.t
 TESSELD_TESTS += tests/t/t3160-daemon-slice-hostile.t
 TESSELD_TESTS += tests/t/t3161-daemon-logs-hostile.t
 TESSELD_TESTS += tests/t/t3162-daemon-cwd-stalled.t
+# Projects (docs/projects.md): the API, the CLI, a store from before projects.
+TESSELD_TESTS += tests/t/t3170-daemon-projects.t tests/t/t3171-cli-projects.t \
+                 tests/t/t3172-daemon-projects-upgrade.t tests/t/t3174-daemon-projects-hostile.t
 # The configuration file (config.c, etc/tesseld.conf), SIGHUP, tesseld's log, job-log retention.
 TESSELD_TESTS += tests/t/t3100-config-check.t tests/t/t3101-config-reload.t \
                  tests/t/t3102-config-retention.t tests/t/t3103-config-syslog.t
@@ -92,6 +97,13 @@ $(O)/tests/daemon/test_acl: $(O)/obj/src/daemon/test/test_acl.o $(O)/obj/src/dae
                             $(O)/lib/libtsl-store.a $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lsqlite3 -lcmocka
+# The rules of projects (projects.h): who may do what, as tables.
+TESTS += $(O)/tests/daemon/test_projects
+$(O)/tests/daemon/test_projects: $(O)/obj/src/daemon/test/test_projects.o \
+                                 $(O)/obj/src/daemon/projects.o $(O)/lib/libtsl-store.a \
+                                 $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lsqlite3 -lcmocka
 # Every change of a job's state goes through the job model (a grep over src/, proved on a
 # copy with a bad line added).
 TESTS += tests/t/t0011-one-state-writer.t
@@ -187,6 +199,7 @@ tests/t/t3020-daemon-socket.t tests/t/t3021-daemon-queue-allow.t tests/t/t3022-d
     tests/t/t3046-daemon-dependency.t tests/t/t3047-daemon-array.t tests/t/t3048-daemon-oom.t: \
     $(O)/bin/tessel
 tests/t/t3052-daemon-wait.t: $(O)/bin/tessel
+tests/t/t3171-cli-projects.t tests/t/t3172-daemon-projects-upgrade.t: $(O)/bin/tessel
 # The slowloris test mounts the attack with the benchmark's program.
 tests/t/t3014-daemon-slowloris.t: $(O)/bench/bench-slowloris
 # The slice test runs the interposer's probe as a job, over the fake driver.

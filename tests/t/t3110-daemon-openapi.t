@@ -95,5 +95,32 @@ api GET "/v1/jobs/$ARR/logs" ""; is "$CODE" "200" "GET /v1/jobs/{id}/logs: 200 (
 api DELETE /v1/queues/vision ""; check DELETE /v1/queues/{name} "no jobs queued there: 204"
 is "$CODE" "204" "... which is the 204"
 
+# --- projects (docs/projects.md) ----------------------------------------------------------------
+api POST /v1/queues '{"name":"pq"}'
+api POST /v1/projects '{"name":"vis","queue":"pq","owner":"alice","description":"a team"}'
+check POST /v1/projects
+api POST /v1/projects '{"name":"vis"}'; check POST /v1/projects "taken: 409"
+api GET /v1/projects; check GET /v1/projects "an admin: every project"
+api GET /v1/projects "" "$ALICE"; check GET /v1/projects "a user: theirs"
+api GET /v1/projects/vis "" "$ALICE"; check GET /v1/projects/{name} "with its members"
+api GET /v1/projects/nosuch "" "$ALICE"; check GET /v1/projects/{name} "unknown: 404"
+api PATCH /v1/projects/vis '{"share_jobs":false}' "$ALICE"; check PATCH /v1/projects/{name}
+api PATCH /v1/projects/vis '{"queue":"default"}' "$ALICE"; check PATCH /v1/projects/{name} "queue by an owner: 403"
+api POST /v1/projects/vis/members '{"user":"admin","role":"viewer"}' "$ALICE"
+check POST /v1/projects/{name}/members
+api PATCH /v1/projects/vis/members/admin '{"role":"member"}' "$ALICE"
+check PATCH /v1/projects/{name}/members/{user}
+api PATCH /v1/projects/vis/members/alice '{"role":"viewer"}' "$ALICE"
+check PATCH /v1/projects/{name}/members/{user} "the last owner: 409"
+api DELETE /v1/projects/vis/members/admin "" "$ALICE"; check DELETE /v1/projects/{name}/members/{user}
+api PUT /v1/users/alice/default-project '{"project":"vis"}' "$ALICE"
+check PUT /v1/users/{name}/default-project
+api GET /v1/users/alice/default-project "" "$ALICE"; check GET /v1/users/{name}/default-project
+api POST /v1/jobs '{"argv":["true"]}' "$ALICE"; check POST /v1/jobs "in the default project vis"
+is "$(jget .project) $(jget .queue)" "vis pq" "... of project vis, in its queue"
+api GET "/v1/jobs?project=vis" "" "$ALICE"; check GET /v1/jobs "?project="
+api GET /v1/projects/vis/events "" "$ALICE"; check GET /v1/projects/{name}/events
+api DELETE /v1/projects/vis "" "$ALICE"; check DELETE /v1/projects/{name} "by its owner"
+
 td_stop; ok $? "tesseld stops cleanly (no sanitizer report)"
 done_testing

@@ -91,6 +91,12 @@ export const api = {
   tokens: () => request('GET', '/v1/tokens'),
   createToken: (t) => request('POST', '/v1/tokens', t),
   deleteToken: (id) => request('DELETE', `/v1/tokens/${id}`),
+  projects: () => request('GET', '/v1/projects'),
+  project: (name) => request('GET', `/v1/projects/${encodeURIComponent(name)}`),
+  createProject: (p) => request('POST', '/v1/projects', p),
+  addMember: (name, m) => request('POST', `/v1/projects/${encodeURIComponent(name)}/members`, m),
+  setMemberRole: (name, user, role) => request('PATCH', `/v1/projects/${encodeURIComponent(name)}/members/${encodeURIComponent(user)}`, { role }),
+  removeMember: (name, user) => request('DELETE', `/v1/projects/${encodeURIComponent(name)}/members/${encodeURIComponent(user)}`),
 };
 
 // Follow one stream of a job's log: GET .../logs?stream=S&offset=N&follow=1 read with

@@ -43,6 +43,8 @@ const pages = {
   new: () => import('./newjob.js'),
   queues: () => import('./queues.js'),
   users: () => import('./users.js'),
+  projects: () => import('./projects.js'),
+  project: () => import('./projects.js'),
 };
 let routeSeq = 0;   // the newest route(): an older one whose module arrives later gives way
 
@@ -133,6 +135,11 @@ function parseRoute() {
   const params = new URLSearchParams(query || '');
   if (parts.length === 0) return { name: 'overview', params };
   if (parts[0] === 'jobs' && parts[1]) return { name: 'job', id: Number(parts[1]), params };
+  if (parts[0] === 'projects' && parts[1]) {
+    let project = parts[1];
+    try { project = decodeURIComponent(project); } catch { /* a malformed escape: as typed (tesseld answers 404) */ }
+    return { name: 'project', project, params };
+  }
   if (pages[parts[0]]) return { name: parts[0], params };
   return { name: 'notfound', params };
 }
@@ -150,7 +157,8 @@ async function route() {
   const main = $('main');
   clear(main);
   for (const a of document.querySelectorAll('#nav a')) {
-    const active = a.dataset.page === r.name || (r.name === 'job' && a.dataset.page === 'jobs');
+    const active = a.dataset.page === r.name || (r.name === 'job' && a.dataset.page === 'jobs')
+      || (r.name === 'project' && a.dataset.page === 'projects');
     if (active) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
   }
   if (r.name === 'notfound') {

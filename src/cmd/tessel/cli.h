@@ -57,6 +57,7 @@ int cmd_users(cli_t *cli, int argc, char **argv);
 int cmd_tokens(cli_t *cli, int argc, char **argv);
 int cmd_login(cli_t *cli, int argc, char **argv);
 int cmd_whoami(cli_t *cli, int argc, char **argv);
+int cmd_projects(cli_t *cli, int argc, char **argv);
 
 /* ---- errors and connection (main.c) ---- */
 
@@ -100,6 +101,12 @@ typedef bool (*cli_job_done_fn)(cli_t *cli, long long id, json_t **job, void *ar
  * with --json the answers printed as one array.  CLI_OK, or CLI_ERR if any job failed. */
 int cli_job_action(cli_t *cli, int argc, char **argv, int first, const char *action,
                    cli_job_done_fn done, void *arg);
+
+/* ---- queues (queues.c) ---- */
+
+/* "USED/GUARANTEE/LIMIT" of resource key ("gpu", "gpu_mem", "cpu", "mem") of a queue object
+ * of the API, as `tessel queues` shows it ("-" for none). */
+void cli_queue_res_cell(const json_t *q, const char *key, char *buf, size_t len);
 
 /* ---- tokens (tokens.c) ---- */
 
@@ -169,6 +176,7 @@ typedef struct {
     uint64_t gpu_mem, mem; /* 0: not given */
     double cpu;            /* 0: not given */
     const char *queue, *klass, *name, *cwd;
+    const char *project; /* --project: NULL = the user's default project */
     int64_t priority;
     bool has_priority;
     bool detach, shell, quiet;

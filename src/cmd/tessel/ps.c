@@ -27,15 +27,19 @@ static void usage(FILE *f)
 {
     fprintf(
         f,
-        "usage: tessel ps [-a] [--limit N] [--user NAME] [--queue NAME] [--json]\n"
+        "usage: tessel ps [-a] [--limit N] [--user NAME] [--queue NAME] [--project NAME]\n"
+        "                 [--json]\n"
         "List jobs: pending and running ones; with -a, finished ones too.\n"
-        "A user sees only their own jobs, an admin everyone's.  With tesseld --slurm, -a\n"
-        "also lists the jobs submitted to Slurm directly (sbatch), read-only, as slurm:N.\n"
+        "A user sees only their own jobs, an admin everyone's; with --project, a member or\n"
+        "viewer of a project that shares its jobs sees everyone's jobs of the project.\n"
+        "With tesseld --slurm, -a also lists the jobs submitted to Slurm directly (sbatch),\n"
+        "read-only, as slurm:N.\n"
         "\n"
         "  -a, --all        include finished jobs (the newest %d, see --limit)\n"
         "  --limit N        only the newest N jobs (default: every active job; with -a, %d)\n"
         "  --user NAME      only this user's jobs (admin)\n"
         "  --queue NAME     only this queue's jobs\n"
+        "  --project NAME   only this project's jobs (docs/projects.md)\n"
         "  --json           print the API's JSON ({\"jobs\": [...]}, oldest first)\n"
         "\n"
         "STATE ends with '(requeued \u00d7N)' for a job the scheduler preempted N times and put\n"
@@ -142,11 +146,12 @@ static void add_slurm_jobs(cli_t *cli, json_t *ans, const char *user, const char
 
 int cmd_ps(cli_t *cli, int argc, char **argv)
 {
-    enum { O_USER = 256, O_QUEUE, O_JSON, O_LIMIT };
+    enum { O_USER = 256, O_QUEUE, O_JSON, O_LIMIT, O_PROJECT };
     static const struct option opts[] = {
         {"all", no_argument, NULL, 'a'},
         {"user", required_argument, NULL, O_USER},
         {"queue", required_argument, NULL, O_QUEUE},
+        {"project", required_argument, NULL, O_PROJECT},
         {"limit", required_argument, NULL, O_LIMIT},
         {"json", no_argument, NULL, O_JSON},
         {"help", no_argument, NULL, 'h'},
@@ -155,7 +160,7 @@ int cmd_ps(cli_t *cli, int argc, char **argv)
     bool all = false;
     int64_t limit = 0; /* 0: every matching job */
     tsl_error_t err;
-    const char *user = NULL, *queue = NULL;
+    const char *user = NULL, *queue = NULL, *project = NULL;
     int c;
     optind = 0;
     opterr = 0;
@@ -169,6 +174,9 @@ int cmd_ps(cli_t *cli, int argc, char **argv)
             break;
         case O_QUEUE:
             queue = optarg;
+            break;
+        case O_PROJECT:
+            project = optarg;
             break;
         case O_LIMIT:
             if (cli_parse_int(optarg, 1, PS_MAX_LIMIT, &limit, &err) < 0)
@@ -195,6 +203,8 @@ int cmd_ps(cli_t *cli, int argc, char **argv)
         add_param(base, sizeof base, "user", user);
     if (queue)
         add_param(base, sizeof base, "queue", queue);
+    if (project)
+        add_param(base, sizeof base, "project", project);
     if (limit)
         add_param(base, sizeof base, "order", "desc");
     /* Without a limit: every matching job, a page at a time (ids ascending, ?after=).  With

@@ -94,8 +94,7 @@ static void size_cell(const json_t *v, char *buf, size_t len)
         tsl_format_size((uint64_t)json_integer_value(v), buf, len);
 }
 
-/* "USED/GUARANTEE/LIMIT" of resource key of queue q. */
-static void res_cell(const json_t *q, const char *key, char *buf, size_t len)
+void cli_queue_res_cell(const json_t *q, const char *key, char *buf, size_t len)
 {
     const char *sets[3] = {"usage", "guarantee", "limit"};
     char part[3][32];
@@ -144,10 +143,10 @@ static void add_row(cli_table_t *t, const json_t *q, int depth)
              json_string_value(json_object_get(q, "name")));
     snprintf(weight, sizeof weight, "%lld",
              (long long)json_integer_value(json_object_get(q, "weight")));
-    res_cell(q, "gpu", gpu, sizeof gpu);
-    res_cell(q, "gpu_mem", gmem, sizeof gmem);
-    res_cell(q, "cpu", cpu, sizeof cpu);
-    res_cell(q, "mem", mem, sizeof mem);
+    cli_queue_res_cell(q, "gpu", gpu, sizeof gpu);
+    cli_queue_res_cell(q, "gpu_mem", gmem, sizeof gmem);
+    cli_queue_res_cell(q, "cpu", cpu, sizeof cpu);
+    cli_queue_res_cell(q, "mem", mem, sizeof mem);
     snprintf(pend, sizeof pend, "%lld",
              (long long)json_integer_value(json_object_get(q, "pending")));
     snprintf(run, sizeof run, "%lld", (long long)json_integer_value(json_object_get(q, "running")));

@@ -47,7 +47,9 @@ static void usage(FILE *f)
             "                     times the share\n"
             "  --cpu N            CPU cores (2, 0.5)\n"
             "  --mem SIZE         memory limit (16G)\n"
-            "  --queue NAME       queue (default: default)\n"
+            "  --queue NAME       queue (default: default; a project's jobs go to its queue)\n"
+            "  --project NAME     the job's project (default: your default project, see\n"
+            "                     `tessel projects default`)\n"
             "  --class CLASS      interactive, training (default) or inference\n"
             "  --priority N       -1000..1000, higher runs first within the queue (default 0)\n"
             "  --name NAME        a label for people\n"
@@ -134,6 +136,7 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         O_CPU,
         O_MEM,
         O_QUEUE,
+        O_PROJECT,
         O_CLASS,
         O_PRIO,
         O_NAME,
@@ -155,6 +158,7 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         {"cpu", required_argument, NULL, O_CPU},
         {"mem", required_argument, NULL, O_MEM},
         {"queue", required_argument, NULL, O_QUEUE},
+        {"project", required_argument, NULL, O_PROJECT},
         {"class", required_argument, NULL, O_CLASS},
         {"priority", required_argument, NULL, O_PRIO},
         {"name", required_argument, NULL, O_NAME},
@@ -217,6 +221,9 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
             break;
         case O_QUEUE:
             o->queue = optarg;
+            break;
+        case O_PROJECT:
+            o->project = optarg;
             break;
         case O_CLASS:
             if (cli_parse_class(optarg, &err) < 0)
@@ -339,6 +346,8 @@ json_t *run_request(const run_opts_t *o, tsl_error_t *err)
         json_object_set_new(r, "mem", json_integer((json_int_t)o->mem));
     if (o->queue)
         json_object_set_new(r, "queue", json_string(o->queue));
+    if (o->project)
+        json_object_set_new(r, "project", json_string(o->project));
     if (o->klass)
         json_object_set_new(r, "class", json_string(o->klass));
     if (o->has_priority)

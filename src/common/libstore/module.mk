@@ -13,3 +13,9 @@ $(O)/tests/libstore/test_store: $(O)/obj/src/common/libstore/test/test_store.o $
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lsqlite3 -lcmocka
 
+# Projects and their members (migration 12).
+TESTS += $(O)/tests/libstore/test_projects
+$(O)/tests/libstore/test_projects: $(O)/obj/src/common/libstore/test/test_projects.o $(LIBSTORE) \
+                                   $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lsqlite3 -lcmocka

@@ -120,6 +120,35 @@ static const char *const migrations[] = {
     /* 11: tesseld --slurm (docs/slurm-backend.md): the Slurm job id of a job tesseld submitted
      * to Slurm, written in the transaction of the job's submission. */
     "CREATE TABLE slurm_jobs(job INTEGER PRIMARY KEY, slurm_id INTEGER NOT NULL);",
+    /* 12: projects (docs/projects.md).  A project names the leaf queue its jobs go to (its
+     * quota is that queue's) and has members with a role ('owner', 'member', 'viewer').
+     * Project 1 is 'default', bound to queue 'default', every user a member, share_jobs 0
+     * (its members do not see each other's jobs): jobs submitted without a project belong
+     * to it and behave as before projects.  A job keeps the id and the name of its project
+     * (the id decides rights: a project deleted and created again under the same name is
+     * another project); rows older than the migration get project 1 without a rewrite of
+     * the table (ADD COLUMN with a constant default); AUTOINCREMENT: an id is never given twice,
+     * even after the project with the highest id was deleted.  users.default_project: NULL = 1.
+     * project_events: the audit record of every change of a project or its members. */
+    "CREATE TABLE projects(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE,"
+    "  queue TEXT NOT NULL, description TEXT NOT NULL DEFAULT '',"
+    "  share_jobs INTEGER NOT NULL DEFAULT 1, created_ms INTEGER NOT NULL,"
+    "  created_by TEXT NOT NULL);"
+    "CREATE TABLE project_members(project INTEGER NOT NULL, user TEXT NOT NULL,"
+    "  role TEXT NOT NULL, added_ms INTEGER NOT NULL, PRIMARY KEY(project, user)) WITHOUT ROWID;"
+    "CREATE INDEX project_members_user ON project_members(user, project);"
+    "CREATE TABLE project_events(id INTEGER PRIMARY KEY, project INTEGER NOT NULL,"
+    "  name TEXT NOT NULL, time_ms INTEGER NOT NULL, who TEXT NOT NULL, event TEXT NOT NULL,"
+    "  detail TEXT);"
+    "CREATE INDEX project_events_project ON project_events(project, id);"
+    "ALTER TABLE users ADD COLUMN default_project INTEGER;"
+    "ALTER TABLE jobs ADD COLUMN project INTEGER NOT NULL DEFAULT 1;"
+    "ALTER TABLE jobs ADD COLUMN project_name TEXT NOT NULL DEFAULT 'default';"
+    "CREATE INDEX jobs_project ON jobs(project, id);"
+    "INSERT INTO projects(id, name, queue, share_jobs, created_ms, created_by)"
+    "  VALUES (1, 'default', 'default', 0, 0, 'tesseld');"
+    "INSERT INTO project_members(project, user, role, added_ms)"
+    "  SELECT 1, name, 'member', created_ms FROM users;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -129,18 +158,22 @@ static const char *const migrations[] = {
     " started_ms, finished_ms, exit_code, signal, shim_pid, shim_start, job_pid, cancel_ms,"       \
     " preemptions, requeue, suspended_ms, end_cause, cancel_by, preempt_for, preempt_queue,"       \
     " preempt_ms, reason_code, time_limit_s, suspended_total_ms, array_id, array_index,"           \
-    " array_max_running, held"
+    " array_max_running, held, project, project_name"
 
 /* The filters of the job lists after the id bounds: ?2 user, ?3 queue, ?4 state mask. */
-/* ?7 = 1: of the running jobs, only the suspended ones (NULL: all of them). */
+/* ?7 = 1: of the running jobs, only the suspended ones (NULL: all of them).  ?8: only the jobs
+ * of this project (its id; NULL: any). */
 #define JOB_LIST_WHERE                                                                             \
     " AND (?2 IS NULL OR user = ?2) AND (?3 IS NULL OR queue = ?3) AND ((?4 >> state) & 1)"        \
-    " AND (?7 IS NULL OR state <> 1 OR suspended_ms IS NOT NULL)"
+    " AND (?7 IS NULL OR state <> 1 OR suspended_ms IS NOT NULL)"                                  \
+    " AND (?8 IS NULL OR project = ?8)"
 
 #define QUEUE_COLS                                                                                 \
     "name, priority, max_gpu_milli, created_ms, weight, guarantee_gpu_milli, parent,"              \
     " guarantee_gpu_mem, guarantee_cpu_milli, guarantee_mem, max_gpu_mem, max_cpu_milli, max_mem," \
     " allow_users, allow_groups, allow_roles, reserve_after_s, placement"
+
+#define PROJECT_COLS "id, name, queue, description, share_jobs, created_ms, created_by"
 
 /* The statements.  The enum and the table must stay in the same order. */
 enum {
@@ -194,6 +227,31 @@ enum {
     S_SLURM_GET,
     S_SLURM_ACTIVE,
     S_SLURM_SINCE,
+    /* Projects (migration 12). */
+    S_USER_ADD_DEFAULT_MEMBER,
+    S_USER_DEL_MEMBERS,
+    S_PROJECT_ADD,
+    S_PROJECT_GET,
+    S_PROJECT_GET_ID,
+    S_PROJECT_UPDATE,
+    S_PROJECT_DEL,
+    S_PROJECT_DEL_MEMBERS,
+    S_PROJECT_RESET_DEFAULTS,
+    S_PROJECT_LIST,
+    S_PROJECT_LIST_USER,
+    S_PROJECT_ACTIVE,
+    S_PROJECT_BY_QUEUE,
+    S_MEMBER_ADD,
+    S_MEMBER_SET,
+    S_MEMBER_GET,
+    S_MEMBER_DEL,
+    S_MEMBER_RESET_DEFAULT,
+    S_MEMBER_LIST,
+    S_MEMBER_COUNT,
+    S_USER_DEFAULT_GET,
+    S_USER_DEFAULT_SET,
+    S_PEVENT_ADD,
+    S_PEVENT_LIST,
     S_BEGIN,
     S_COMMIT,
     S_ROLLBACK,
@@ -238,8 +296,9 @@ static const char *const sql[S_COUNT] = {
     [S_QUEUE_CHILDREN] = "SELECT count(*) FROM queues WHERE parent = ?1",
     [S_JOB_ADD] = "INSERT INTO jobs(user, name, argv, shell, cwd, env, state, queue, class,"
                   " priority, gpus, gpu_milli, gpu_count, gpu_mem, cpu_milli, mem, simulated,"
-                  " submitted_ms, reason, requeue) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8,"
-                  " ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+                  " submitted_ms, reason, requeue, project, project_name) VALUES (?1, ?2, ?3,"
+                  " ?4, ?5, ?6, 0, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,"
+                  " ?20, ?21)",
     [S_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE id = ?1",
     [S_JOB_LIST] =
         "SELECT " JOB_COLS " FROM jobs WHERE id > ?1" JOB_LIST_WHERE " ORDER BY id LIMIT ?5",
@@ -306,6 +365,53 @@ static const char *const sql[S_COUNT] = {
     /* The active jobs with a Slurm id, oldest first (the poll's list). */
     [S_SLURM_ACTIVE] = "SELECT s.job, s.slurm_id FROM slurm_jobs s JOIN jobs j ON j.id = s.job"
                        " WHERE j.state < 2 ORDER BY s.job",
+    /* Projects (migration 12).  A new user is a member of project 1 ('default'). */
+    [S_USER_ADD_DEFAULT_MEMBER] = "INSERT OR IGNORE INTO project_members(project, user, role,"
+                                  " added_ms) SELECT 1, ?1, 'member', ?2"
+                                  " WHERE EXISTS (SELECT 1 FROM projects WHERE id = 1)",
+    [S_USER_DEL_MEMBERS] = "DELETE FROM project_members WHERE user = ?1",
+    [S_PROJECT_ADD] = "INSERT INTO projects(name, queue, description, share_jobs, created_ms,"
+                      " created_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    [S_PROJECT_GET] = "SELECT " PROJECT_COLS " FROM projects WHERE name = ?1",
+    [S_PROJECT_GET_ID] = "SELECT " PROJECT_COLS " FROM projects WHERE id = ?1",
+    [S_PROJECT_UPDATE] = "UPDATE projects SET queue = ?2, description = ?3, share_jobs = ?4"
+                         " WHERE id = ?1",
+    [S_PROJECT_DEL] = "DELETE FROM projects WHERE id = ?1",
+    [S_PROJECT_DEL_MEMBERS] = "DELETE FROM project_members WHERE project = ?1",
+    [S_PROJECT_RESET_DEFAULTS] = "UPDATE users SET default_project = NULL"
+                                 " WHERE default_project = ?1",
+    /* Every project with the number of its members; ?1 user: that user's role ('' none). */
+    [S_PROJECT_LIST] = "SELECT " PROJECT_COLS ", coalesce((SELECT role FROM project_members m"
+                       " WHERE m.project = p.id AND m.user = ?1), ''),"
+                       " (SELECT count(*) FROM project_members m WHERE m.project = p.id)"
+                       " FROM projects p ORDER BY name",
+    /* The projects where ?1 has a role. */
+    [S_PROJECT_LIST_USER] = "SELECT " PROJECT_COLS ", m.role,"
+                            " (SELECT count(*) FROM project_members c WHERE c.project = p.id)"
+                            " FROM projects p JOIN project_members m ON m.project = p.id"
+                            " WHERE m.user = ?1 ORDER BY p.name",
+    /* Active jobs of a project ("state < 2" for the partial index jobs_active). */
+    [S_PROJECT_ACTIVE] = "SELECT count(*) FROM jobs WHERE state < 2 AND project = ?1",
+    [S_PROJECT_BY_QUEUE] = "SELECT name FROM projects WHERE queue = ?1 ORDER BY id LIMIT 1",
+    [S_MEMBER_ADD] = "INSERT INTO project_members(project, user, role, added_ms)"
+                     " SELECT ?1, ?2, ?3, ?4 WHERE EXISTS (SELECT 1 FROM users WHERE name = ?2)",
+    [S_MEMBER_SET] = "UPDATE project_members SET role = ?3 WHERE project = ?1 AND user = ?2",
+    [S_MEMBER_GET] = "SELECT user, role, added_ms FROM project_members"
+                     " WHERE project = ?1 AND user = ?2",
+    [S_MEMBER_DEL] = "DELETE FROM project_members WHERE project = ?1 AND user = ?2",
+    [S_MEMBER_RESET_DEFAULT] = "UPDATE users SET default_project = NULL WHERE name = ?2"
+                               " AND default_project = ?1",
+    /* Owners first, then members, then viewers; by name within a role. */
+    [S_MEMBER_LIST] = "SELECT user, role, added_ms FROM project_members WHERE project = ?1"
+                      " ORDER BY CASE role WHEN 'owner' THEN 0 WHEN 'member' THEN 1 ELSE 2 END,"
+                      " user",
+    [S_MEMBER_COUNT] = "SELECT count(*) FROM project_members WHERE project = ?1 AND role = ?2",
+    [S_USER_DEFAULT_GET] = "SELECT coalesce(default_project, 1) FROM users WHERE name = ?1",
+    [S_USER_DEFAULT_SET] = "UPDATE users SET default_project = ?2 WHERE name = ?1",
+    [S_PEVENT_ADD] = "INSERT INTO project_events(project, name, time_ms, who, event, detail)"
+                     " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    [S_PEVENT_LIST] = "SELECT id, project, name, time_ms, who, event, detail FROM project_events"
+                      " WHERE project = ?1 ORDER BY id",
     [S_BEGIN] = "BEGIN IMMEDIATE",
     [S_COMMIT] = "COMMIT",
     [S_ROLLBACK] = "ROLLBACK",
@@ -1195,6 +1301,8 @@ int tstore_meta_set(tstore_t *s, const char *key, const char *value, tsl_error_t
 int tstore_user_add(tstore_t *s, const char *name, const char *role, int64_t now_ms,
                     tsl_error_t *err)
 {
+    if (tstore_begin(s, err) < 0)
+        return -1;
     sqlite3_stmt *q = stmt(s, S_USER_ADD);
     bind_text(q, 1, name);
     bind_text(q, 2, role);
@@ -1202,9 +1310,21 @@ int tstore_user_add(tstore_t *s, const char *name, const char *role, int64_t now
     if (exec_stmt(s, q, err, "add user") < 0) {
         if (errno == EEXIST)
             tsl_errprintf(err, "user '%s' already exists", name);
-        return -1;
+        goto error;
     }
-    return 0;
+    /* Every user is a member of the project 'default' (migration 12). */
+    q = stmt(s, S_USER_ADD_DEFAULT_MEMBER);
+    bind_text(q, 1, name);
+    sqlite3_bind_int64(q, 2, now_ms);
+    if (exec_stmt(s, q, err, "add user to project 'default'") < 0)
+        goto error;
+    return tstore_commit(s, err);
+error : {
+    int saved = errno;
+    tstore_rollback(s);
+    errno = saved;
+    return -1;
+}
 }
 
 static void row_user(sqlite3_stmt *q, int c, tstore_user_t *u)
@@ -1251,6 +1371,10 @@ int tstore_user_del(tstore_t *s, const char *name, tsl_error_t *err)
     sqlite3_stmt *q = stmt(s, S_USER_DEL_TOKENS);
     bind_text(q, 1, name);
     if (exec_stmt(s, q, err, "delete tokens") < 0)
+        goto error;
+    q = stmt(s, S_USER_DEL_MEMBERS);
+    bind_text(q, 1, name);
+    if (exec_stmt(s, q, err, "delete project memberships") < 0)
         goto error;
     q = stmt(s, S_USER_DEL);
     bind_text(q, 1, name);
@@ -1545,6 +1669,8 @@ int tstore_job_add(tstore_t *s, tstore_job_t *j, tsl_error_t *err)
     sqlite3_bind_int64(q, 17, j->submitted_ms);
     bind_text(q, 18, j->reason);
     sqlite3_bind_int(q, 19, j->no_requeue ? 0 : 1);
+    sqlite3_bind_int64(q, 20, j->project_id > 0 ? j->project_id : TSTORE_PROJECT_DEFAULT);
+    bind_text(q, 21, j->project ? j->project : "default");
     if (exec_stmt(s, q, err, "add job") < 0)
         return -1;
     j->id = sqlite3_last_insert_rowid(s->db);
@@ -1624,7 +1750,9 @@ static int row_job(sqlite3_stmt *q, tstore_job_t *j)
     j->array_index = sqlite3_column_int(q, 41);
     j->array_max_running = sqlite3_column_int(q, 42);
     j->held = sqlite3_column_int(q, 43) != 0;
-    if (!j->user || !j->argv_json || !j->env_json || !j->queue) {
+    j->project_id = sqlite3_column_int64(q, 44);
+    j->project = col_dup(q, 45);
+    if (!j->user || !j->argv_json || !j->env_json || !j->queue || !j->project) {
         tstore_job_clear(j);
         errno = ENOMEM;
         return -1;
@@ -1647,6 +1775,7 @@ void tstore_job_clear(tstore_job_t *j)
     free(j->placement_json);
     free(j->cancel_by);
     free(j->preempt_queue);
+    free(j->project);
     memset(j, 0, sizeof *j);
 }
 
@@ -1723,6 +1852,8 @@ int tstore_job_list(tstore_t *s, const tstore_job_filter_t *f, tstore_job_f cb, 
     sqlite3_bind_int(q, 5, f->limit > 0 ? f->limit : 1000);
     if (f->suspended_only)
         sqlite3_bind_int(q, 7, 1);
+    if (f->project_id > 0)
+        sqlite3_bind_int64(q, 8, f->project_id);
     return each_job(s, q, cb, arg, err);
 }
 
@@ -2176,4 +2307,332 @@ int tstore_hist_pending(tstore_t *s, tstore_pending_f cb, void *arg, tsl_error_t
     }
     sqlite3_reset(q);
     return rc == SQLITE_DONE ? 0 : db_error(s, err, "pending jobs");
+}
+
+/* ---- Projects (migration 12) --------------------------------------------------------------- */
+
+static const char *const role_names[] = {"", "viewer", "member", "owner"};
+
+const char *tstore_role_name(tstore_role_t r)
+{
+    return (unsigned)r < sizeof role_names / sizeof role_names[0] ? role_names[r] : "";
+}
+
+int tstore_role_parse(const char *name)
+{
+    for (int r = TSTORE_ROLE_VIEWER; r <= TSTORE_ROLE_OWNER; r++)
+        if (name && strcmp(name, role_names[r]) == 0)
+            return r;
+    return -1;
+}
+
+/* Undo the open transaction (or savepoint) keeping errno; always -1. */
+static int fail_tx(tstore_t *s)
+{
+    int saved = errno;
+    tstore_rollback(s);
+    errno = saved;
+    return -1;
+}
+
+static void col_copy(sqlite3_stmt *q, int c, char *buf, size_t len)
+{
+    const char *t = (const char *)sqlite3_column_text(q, c);
+    snprintf(buf, len, "%s", t ? t : "");
+}
+
+static void row_project(sqlite3_stmt *q, tstore_project_t *p)
+{
+    memset(p, 0, sizeof *p);
+    p->id = sqlite3_column_int64(q, 0);
+    col_copy(q, 1, p->name, sizeof p->name);
+    col_copy(q, 2, p->queue, sizeof p->queue);
+    col_copy(q, 3, p->description, sizeof p->description);
+    p->share_jobs = sqlite3_column_int(q, 4) != 0;
+    p->created_ms = sqlite3_column_int64(q, 5);
+    col_copy(q, 6, p->created_by, sizeof p->created_by);
+}
+
+int tstore_project_add(tstore_t *s, tstore_project_t *p, const char *owner, int64_t now_ms,
+                       tsl_error_t *err)
+{
+    if (tstore_begin(s, err) < 0)
+        return -1;
+    sqlite3_stmt *q = stmt(s, S_PROJECT_ADD);
+    bind_text(q, 1, p->name);
+    bind_text(q, 2, p->queue);
+    bind_text(q, 3, p->description);
+    sqlite3_bind_int(q, 4, p->share_jobs);
+    sqlite3_bind_int64(q, 5, p->created_ms);
+    bind_text(q, 6, p->created_by);
+    if (exec_stmt(s, q, err, "add project") < 0) {
+        if (errno == EEXIST)
+            tsl_errprintf(err, "project '%s' already exists", p->name);
+        return fail_tx(s);
+    }
+    p->id = sqlite3_last_insert_rowid(s->db);
+    if (owner && tstore_member_add(s, p->id, owner, TSTORE_ROLE_OWNER, now_ms, err) < 0)
+        return fail_tx(s);
+    return tstore_commit(s, err);
+}
+
+static int project_get(tstore_t *s, sqlite3_stmt *q, tstore_project_t *out, tsl_error_t *err)
+{
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW)
+        row_project(q, out);
+    sqlite3_reset(q);
+    if (rc == SQLITE_ROW)
+        return 0;
+    return rc == SQLITE_DONE ? not_found(err, "project") : db_error(s, err, "project");
+}
+
+int tstore_project_get(tstore_t *s, const char *name, tstore_project_t *out, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_PROJECT_GET);
+    bind_text(q, 1, name);
+    return project_get(s, q, out, err);
+}
+
+int tstore_project_get_id(tstore_t *s, int64_t id, tstore_project_t *out, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_PROJECT_GET_ID);
+    sqlite3_bind_int64(q, 1, id);
+    return project_get(s, q, out, err);
+}
+
+int tstore_project_update(tstore_t *s, const tstore_project_t *p, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_PROJECT_UPDATE);
+    sqlite3_bind_int64(q, 1, p->id);
+    bind_text(q, 2, p->queue);
+    bind_text(q, 3, p->description);
+    sqlite3_bind_int(q, 4, p->share_jobs);
+    int n = exec_stmt(s, q, err, "update project");
+    if (n < 0)
+        return -1;
+    return n == 0 ? not_found(err, "project") : 0;
+}
+
+int tstore_project_del(tstore_t *s, int64_t id, tsl_error_t *err)
+{
+    if (tstore_begin(s, err) < 0)
+        return -1;
+    static const int steps[] = {S_PROJECT_DEL_MEMBERS, S_PROJECT_RESET_DEFAULTS, S_PROJECT_DEL};
+    int n = 0;
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        sqlite3_stmt *q = stmt(s, steps[i]);
+        sqlite3_bind_int64(q, 1, id);
+        if ((n = exec_stmt(s, q, err, "delete project")) < 0)
+            return fail_tx(s);
+    }
+    if (n == 0) {
+        not_found(err, "project");
+        return fail_tx(s);
+    }
+    return tstore_commit(s, err);
+}
+
+int tstore_project_list(tstore_t *s, const char *user, bool every, tstore_project_f cb, void *arg,
+                        tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, every ? S_PROJECT_LIST : S_PROJECT_LIST_USER);
+    bind_text(q, 1, user ? user : "");
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        tstore_project_t p;
+        row_project(q, &p);
+        int role = tstore_role_parse((const char *)sqlite3_column_text(q, 7));
+        if (cb(&p, role < 0 ? TSTORE_ROLE_NONE : (tstore_role_t)role, sqlite3_column_int64(q, 8),
+               arg)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    sqlite3_reset(q);
+    return rc == SQLITE_DONE ? 0 : db_error(s, err, "list projects");
+}
+
+int tstore_project_active_jobs(tstore_t *s, int64_t id, int64_t *n, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_PROJECT_ACTIVE);
+    sqlite3_bind_int64(q, 1, id);
+    return count_query(s, q, n, err);
+}
+
+int tstore_project_by_queue(tstore_t *s, const char *queue, char *name, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_PROJECT_BY_QUEUE);
+    bind_text(q, 1, queue);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW)
+        col_copy(q, 0, name, TSTORE_NAME_MAX + 1);
+    sqlite3_reset(q);
+    if (rc == SQLITE_ROW)
+        return 0;
+    return rc == SQLITE_DONE ? 1 : db_error(s, err, "project of a queue");
+}
+
+int tstore_member_add(tstore_t *s, int64_t project, const char *user, tstore_role_t role,
+                      int64_t now_ms, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_MEMBER_ADD);
+    sqlite3_bind_int64(q, 1, project);
+    bind_text(q, 2, user);
+    bind_text(q, 3, tstore_role_name(role));
+    sqlite3_bind_int64(q, 4, now_ms);
+    int n = exec_stmt(s, q, err, "add member");
+    if (n < 0) {
+        if (errno == EEXIST)
+            tsl_errprintf(err, "'%s' is a member already", user);
+        return -1;
+    }
+    if (n == 0) {
+        errno = ENOENT;
+        return tsl_errprintf(err, "no user named '%s'", user);
+    }
+    return 0;
+}
+
+int tstore_member_set(tstore_t *s, int64_t project, const char *user, tstore_role_t role,
+                      tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_MEMBER_SET);
+    sqlite3_bind_int64(q, 1, project);
+    bind_text(q, 2, user);
+    bind_text(q, 3, tstore_role_name(role));
+    int n = exec_stmt(s, q, err, "set member's role");
+    if (n < 0)
+        return -1;
+    return n == 0 ? not_found(err, "member") : 0;
+}
+
+int tstore_member_role(tstore_t *s, int64_t project, const char *user, tstore_role_t *role,
+                       tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_MEMBER_GET);
+    sqlite3_bind_int64(q, 1, project);
+    bind_text(q, 2, user);
+    int rc = sqlite3_step(q);
+    *role = TSTORE_ROLE_NONE;
+    if (rc == SQLITE_ROW) {
+        int r = tstore_role_parse((const char *)sqlite3_column_text(q, 1));
+        *role = r < 0 ? TSTORE_ROLE_NONE : (tstore_role_t)r;
+    }
+    sqlite3_reset(q);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : db_error(s, err, "member");
+}
+
+int tstore_member_del(tstore_t *s, int64_t project, const char *user, tsl_error_t *err)
+{
+    if (tstore_begin(s, err) < 0)
+        return -1;
+    sqlite3_stmt *q = stmt(s, S_MEMBER_DEL);
+    sqlite3_bind_int64(q, 1, project);
+    bind_text(q, 2, user);
+    int n = exec_stmt(s, q, err, "remove member");
+    if (n < 0)
+        return fail_tx(s);
+    if (n == 0) {
+        not_found(err, "member");
+        return fail_tx(s);
+    }
+    q = stmt(s, S_MEMBER_RESET_DEFAULT);
+    sqlite3_bind_int64(q, 1, project);
+    bind_text(q, 2, user);
+    if (exec_stmt(s, q, err, "reset default project") < 0)
+        return fail_tx(s);
+    return tstore_commit(s, err);
+}
+
+int tstore_member_list(tstore_t *s, int64_t project, tstore_member_f cb, void *arg,
+                       tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_MEMBER_LIST);
+    sqlite3_bind_int64(q, 1, project);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        tstore_member_t m = {0};
+        col_copy(q, 0, m.user, sizeof m.user);
+        int r = tstore_role_parse((const char *)sqlite3_column_text(q, 1));
+        m.role = r < 0 ? TSTORE_ROLE_NONE : (tstore_role_t)r;
+        m.added_ms = sqlite3_column_int64(q, 2);
+        if (cb(&m, arg)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    sqlite3_reset(q);
+    return rc == SQLITE_DONE ? 0 : db_error(s, err, "list members");
+}
+
+int tstore_member_count(tstore_t *s, int64_t project, tstore_role_t role, int64_t *n,
+                        tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_MEMBER_COUNT);
+    sqlite3_bind_int64(q, 1, project);
+    bind_text(q, 2, tstore_role_name(role));
+    return count_query(s, q, n, err);
+}
+
+int tstore_user_default_project(tstore_t *s, const char *user, int64_t *id, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_USER_DEFAULT_GET);
+    bind_text(q, 1, user);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW)
+        *id = sqlite3_column_int64(q, 0);
+    sqlite3_reset(q);
+    if (rc == SQLITE_ROW)
+        return 0;
+    return rc == SQLITE_DONE ? not_found(err, "user") : db_error(s, err, "default project");
+}
+
+int tstore_user_set_default_project(tstore_t *s, const char *user, int64_t id, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_USER_DEFAULT_SET);
+    bind_text(q, 1, user);
+    if (id > 0 && id != TSTORE_PROJECT_DEFAULT)
+        sqlite3_bind_int64(q, 2, id);
+    int n = exec_stmt(s, q, err, "set default project");
+    if (n < 0)
+        return -1;
+    return n == 0 ? not_found(err, "user") : 0;
+}
+
+int tstore_pevent_add(tstore_t *s, const tstore_pevent_t *e, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_PEVENT_ADD);
+    sqlite3_bind_int64(q, 1, e->project);
+    bind_text(q, 2, e->name);
+    sqlite3_bind_int64(q, 3, e->time_ms);
+    bind_text(q, 4, e->who);
+    bind_text(q, 5, e->event);
+    bind_text(q, 6, e->detail_json);
+    return exec_stmt(s, q, err, "project event") < 0 ? -1 : 0;
+}
+
+int tstore_pevent_list(tstore_t *s, int64_t project, tstore_pevent_f cb, void *arg,
+                       tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_PEVENT_LIST);
+    sqlite3_bind_int64(q, 1, project);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        tstore_pevent_t e = {
+            .id = sqlite3_column_int64(q, 0),
+            .project = sqlite3_column_int64(q, 1),
+            .name = (const char *)sqlite3_column_text(q, 2),
+            .time_ms = sqlite3_column_int64(q, 3),
+            .who = (const char *)sqlite3_column_text(q, 4),
+            .event = (const char *)sqlite3_column_text(q, 5),
+            .detail_json = (const char *)sqlite3_column_text(q, 6),
+        };
+        if (cb(&e, arg)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    sqlite3_reset(q);
+    return rc == SQLITE_DONE ? 0 : db_error(s, err, "project events");
 }

@@ -98,6 +98,9 @@ typedef struct {
     int array_index;  /* with array_id */
     int array_max_running; /* %N of the array, 0 = no limit */
     bool held;             /* pending, kept from the scheduler: waits on dependencies or %N */
+    /* Its project (migration 12): id and name at submission; job_add: 0 / NULL = 'default'. */
+    int64_t project_id;
+    char *project;
 } tstore_job_t;
 
 /* One record of a job's event log (the job model's, src/daemon/jobmodel.h).  Strings are
@@ -171,6 +174,7 @@ typedef struct {
     bool desc;           /* newest (highest id) first */
     int limit;           /* > 0 */
     bool suspended_only; /* of the running jobs, only those with suspended_ms set */
+    int64_t project_id;  /* only the jobs of this project; 0 = any */
 } tstore_job_filter_t;
 
 /* Called once per row; the job is valid only during the call.  Return non-zero to stop. */
@@ -476,5 +480,109 @@ int tstore_hist_read(tstore_t *st, int step, tstore_hist_scope_t scope, int64_t 
 /* Pending jobs counted by queue and user: cb once per pair.  Non-zero stops.  0, or -1. */
 typedef int (*tstore_pending_f)(const char *queue, const char *user, int64_t n, void *arg);
 int tstore_hist_pending(tstore_t *st, tstore_pending_f cb, void *arg, tsl_error_t *err);
+
+/* ---- Projects (migration 12, docs/projects.md) -------------------------------------------
+ * A project names the leaf queue its jobs go to and has members, each with one role.  The
+ * store keeps what it is given; who may do what is tesseld's (src/daemon/projects.h).  Project
+ * TSTORE_PROJECT_DEFAULT is 'default' (queue 'default'), made by the migration with every
+ * user a member; tstore_user_add makes each new user a member, tstore_user_del removes the
+ * user's memberships. */
+#define TSTORE_PROJECT_DEFAULT  1
+#define TSTORE_PROJECT_DESC_MAX 256 /* bytes of a description */
+
+typedef enum {
+    TSTORE_ROLE_NONE = 0, /* not a member */
+    TSTORE_ROLE_VIEWER,
+    TSTORE_ROLE_MEMBER,
+    TSTORE_ROLE_OWNER,
+} tstore_role_t;
+/* "viewer", "member", "owner" ("" for NONE); parse: -1 for anything else ("" included). */
+const char *tstore_role_name(tstore_role_t r);
+int tstore_role_parse(const char *name);
+
+typedef struct {
+    int64_t id;
+    char name[TSTORE_NAME_MAX + 1];
+    char queue[TSTORE_NAME_MAX + 1];
+    char description[TSTORE_PROJECT_DESC_MAX + 1];
+    bool share_jobs; /* members and viewers see each other's jobs of the project */
+    int64_t created_ms;
+    char created_by[TSTORE_NAME_MAX + 1];
+} tstore_project_t;
+
+typedef struct {
+    char user[TSTORE_NAME_MAX + 1];
+    tstore_role_t role;
+    int64_t added_ms;
+} tstore_member_t;
+
+/* Add *p (its id is set) and, when owner is not NULL, owner as its owner, in one transaction.
+ * EEXIST (name taken), ENOENT (owner is no user): nothing added.  0 or -1. */
+int tstore_project_add(tstore_t *st, tstore_project_t *p, const char *owner, int64_t now_ms,
+                       tsl_error_t *err);
+/* By name or id into *out.  ENOENT when absent.  0 or -1. */
+int tstore_project_get(tstore_t *st, const char *name, tstore_project_t *out, tsl_error_t *err);
+int tstore_project_get_id(tstore_t *st, int64_t id, tstore_project_t *out, tsl_error_t *err);
+/* Store queue, description and share_jobs of project p->id.  ENOENT when absent. */
+int tstore_project_update(tstore_t *st, const tstore_project_t *p, tsl_error_t *err);
+/* Delete the project, its members, and make it nobody's default any more (its jobs keep their
+ * project's id and name), in one transaction.  ENOENT when absent.  0 or -1. */
+int tstore_project_del(tstore_t *st, int64_t id, tsl_error_t *err);
+/* Called once per project by name with the role of the user asked about (NONE when not a
+ * member) and its number of members; the project is valid during the call.  Non-zero stops. */
+typedef int (*tstore_project_f)(const tstore_project_t *p, tstore_role_t role, int64_t members,
+                                void *arg);
+/* every: all projects (role: user's in each; NONE for all when user is NULL); else only those
+ * where user has a role.  0, or -1 with err. */
+int tstore_project_list(tstore_t *st, const char *user, bool every, tstore_project_f cb, void *arg,
+                        tsl_error_t *err);
+/* Active (pending, running) jobs of the project into *n. */
+int tstore_project_active_jobs(tstore_t *st, int64_t id, int64_t *n, tsl_error_t *err);
+/* The name of a project bound to queue into name (TSTORE_NAME_MAX + 1 bytes): 0; 1 when none
+ * is; -1 on a store error. */
+int tstore_project_by_queue(tstore_t *st, const char *queue, char *name, tsl_error_t *err);
+
+/* Add user to project with role: EEXIST when a member already, ENOENT when no such user. */
+int tstore_member_add(tstore_t *st, int64_t project, const char *user, tstore_role_t role,
+                      int64_t now_ms, tsl_error_t *err);
+/* Change the role of a member: ENOENT when not a member. */
+int tstore_member_set(tstore_t *st, int64_t project, const char *user, tstore_role_t role,
+                      tsl_error_t *err);
+/* The role of user in project into *role: TSTORE_ROLE_NONE when not a member (returns 0). */
+int tstore_member_role(tstore_t *st, int64_t project, const char *user, tstore_role_t *role,
+                       tsl_error_t *err);
+/* Remove a member (and the project as their default, if it was), in one transaction: ENOENT
+ * when not one. */
+int tstore_member_del(tstore_t *st, int64_t project, const char *user, tsl_error_t *err);
+/* Members by role (owners first), then name; the member is valid during the call. */
+typedef int (*tstore_member_f)(const tstore_member_t *m, void *arg);
+int tstore_member_list(tstore_t *st, int64_t project, tstore_member_f cb, void *arg,
+                       tsl_error_t *err);
+/* Members of project with role into *n. */
+int tstore_member_count(tstore_t *st, int64_t project, tstore_role_t role, int64_t *n,
+                        tsl_error_t *err);
+
+/* A user's default project's id (TSTORE_PROJECT_DEFAULT when they chose none): ENOENT when no
+ * such user. */
+int tstore_user_default_project(tstore_t *st, const char *user, int64_t *id, tsl_error_t *err);
+/* Set it (0 or TSTORE_PROJECT_DEFAULT: back to 'default'): ENOENT when no such user. */
+int tstore_user_set_default_project(tstore_t *st, const char *user, int64_t id, tsl_error_t *err);
+
+/* The audit record of projects: one row per change, written by tesseld in the transaction of
+ * the change (strings borrowed as for tstore_event_t). */
+typedef struct {
+    int64_t id;
+    int64_t project;
+    const char *name; /* the project's name then */
+    int64_t time_ms;
+    const char *who;         /* the user who asked */
+    const char *event;       /* "create", "update", "delete", "member_add", ... */
+    const char *detail_json; /* JSON object; NULL when none */
+} tstore_pevent_t;
+typedef int (*tstore_pevent_f)(const tstore_pevent_t *e, void *arg);
+int tstore_pevent_add(tstore_t *st, const tstore_pevent_t *e, tsl_error_t *err);
+/* The records of project id, oldest first.  0, or -1 with err. */
+int tstore_pevent_list(tstore_t *st, int64_t project, tstore_pevent_f cb, void *arg,
+                       tsl_error_t *err);
 
 #endif

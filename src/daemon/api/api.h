@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "daemon/daemon.h"
+#include "daemon/projects.h"
 #include "libutil/batchspec.h"
 
 bool api_enter(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, tessd_caller_t *who);
@@ -50,6 +51,22 @@ bool api_queue_may_submit(tessd_t *d, const tessd_caller_t *who, const tstore_qu
                           thttp_reply_t *rep);
 
 json_t *api_job_json(tessd_t *d, const tstore_job_t *j);
+
+/* projects.c, for jobs.c (lock held).  The project of a submission: name (NULL: the
+ * submitter's default project) into *p, j->project_id and j->project (pointing into *p),
+ * and, for a project other than 'default', j->queue = its queue (queue_given: the request
+ * named j->queue, which must then be that queue).  0; -1 after answering 403 (not a member,
+ * a viewer, or for a non-admin an unknown project: the same answer), 400 (an admin's unknown
+ * project, another queue) or 500. */
+int api_project_for_job(tessd_t *d, const tessd_caller_t *who, const char *name, bool queue_given,
+                        tstore_job_t *j, tstore_project_t *p, thttp_reply_t *rep);
+/* What who may do with job j (projects.h's tprj_job_right).  0, or -1 with err (store). */
+int api_job_right(tessd_t *d, const tessd_caller_t *who, const tstore_job_t *j,
+                  tprj_job_right_t *right, tsl_error_t *err);
+/* GET /v1/jobs?project=NAME: f->project_id = the project's id, *others = who may see the
+ * jobs of other users in it.  0; -1 after answering 404 (unknown, or not the caller's). */
+int api_project_job_filter(tessd_t *d, const tessd_caller_t *who, const char *name,
+                           tstore_job_filter_t *f, bool *others, thttp_reply_t *rep);
 
 /* jobs_batch.c: the batch fields of a submission (time_limit, after, array). */
 typedef struct {
@@ -138,5 +155,16 @@ void api_users_delete(thttp_req_t *, thttp_reply_t *, void *);
 void api_tokens_list(thttp_req_t *, thttp_reply_t *, void *);
 void api_tokens_create(thttp_req_t *, thttp_reply_t *, void *);
 void api_tokens_delete(thttp_req_t *, thttp_reply_t *, void *);
+void api_projects_list(thttp_req_t *, thttp_reply_t *, void *);
+void api_projects_get(thttp_req_t *, thttp_reply_t *, void *);
+void api_projects_create(thttp_req_t *, thttp_reply_t *, void *);
+void api_projects_update(thttp_req_t *, thttp_reply_t *, void *);
+void api_projects_delete(thttp_req_t *, thttp_reply_t *, void *);
+void api_projects_events(thttp_req_t *, thttp_reply_t *, void *);
+void api_projects_member_add(thttp_req_t *, thttp_reply_t *, void *);
+void api_projects_member_set(thttp_req_t *, thttp_reply_t *, void *);
+void api_projects_member_del(thttp_req_t *, thttp_reply_t *, void *);
+void api_users_default_get(thttp_req_t *, thttp_reply_t *, void *);
+void api_users_default_set(thttp_req_t *, thttp_reply_t *, void *);
 
 #endif

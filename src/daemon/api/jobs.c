@@ -47,6 +47,7 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
                         j->state == TSTORE_PENDING && j->reason_code ? json_string(j->reason_code)
                                                                      : json_null());
     json_object_set_new(o, "queue", json_string(j->queue));
+    json_object_set_new(o, "project", json_string(j->project ? j->project : "default"));
     json_object_set_new(o, "class", json_string(tstore_class_name(j->klass)));
     json_object_set_new(o, "priority", json_integer(j->priority));
     double gpu = j->gpus ? (double)j->gpus : j->gpu_milli / 1000.0;
@@ -84,8 +85,9 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
 }
 
 static const char *const submit_fields[] = {
-    "argv", "shell", "name",  "cwd",      "env",     "gpu",        "gpus",  "gpu_mem", "cpu",
-    "mem",  "queue", "class", "priority", "requeue", "time_limit", "after", "array",   NULL,
+    "argv",       "shell", "name",  "cwd",     "env",   "gpu",      "gpus",
+    "gpu_mem",    "cpu",   "mem",   "queue",   "class", "priority", "requeue",
+    "time_limit", "after", "array", "project", NULL,
 };
 
 #define BAD(field, ...)                                                                            \
@@ -250,6 +252,11 @@ static int parse_submit(tessd_t *d, json_t *body, tstore_job_t *j, thttp_reply_t
     } else {
         j->queue = (char *)"default";
     }
+    /* The project is resolved under the lock (api_project_for_job); its name is checked here. */
+    v = json_object_get(body, "project");
+    if (v && !json_is_null(v) && (!json_is_string(v) || !tstore_name_valid(json_string_value(v))))
+        BAD("project", "project must be a project name (1 to 32 of a-z, 0-9, '_' and '-', "
+                       "starting with a letter)");
     v = json_object_get(body, "class");
     j->klass = TSTORE_CLASS_TRAINING;
     if (v && !json_is_null(v)) {
@@ -469,6 +476,16 @@ static int slurm_refuse(tessd_t *d, json_t *body, const tstore_job_t *j, thttp_r
 /* The parts of a submission's record that come from its body as JSON text (argv, env: *argv_s
  * and *env_s, the caller's to free) and from the caller, for both the local and the Slurm
  * paths.  0, or -1 with the error answered. */
+/* The job's project (the body's "project", else the submitter's default) into *p and j, with
+ * its queue for a project other than 'default' (projects.c).  0, or -1 answered. */
+static int job_project(tessd_t *d, const tessd_caller_t *who, json_t *body, tstore_job_t *j,
+                       tstore_project_t *p, thttp_reply_t *rep)
+{
+    json_t *v = json_object_get(body, "project"), *q = json_object_get(body, "queue");
+    return api_project_for_job(d, who, v && !json_is_null(v) ? json_string_value(v) : NULL,
+                               q && !json_is_null(q), j, p, rep);
+}
+
 static int set_owner_body(tessd_t *d, json_t *body, char *user, tstore_job_t *j, char **argv_s,
                           char **env_s, thttp_reply_t *rep)
 {
@@ -500,8 +517,10 @@ static void slurm_submit(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, json_
     char *argv_s = NULL, *env_s = NULL, why[512];
     json_t *gm = json_object_get(body, "gpu_mem");
     bool mem_given = gm && !json_is_null(gm);
+    tstore_project_t proj;
     if (check_submit_limits(d, &who, rep) < 0 || parse_submit(d, body, &j, rep) < 0 ||
-        slurm_refuse(d, body, &j, rep) < 0 || api_batch_parse(body, &j, &batch, rep) < 0)
+        job_project(d, &who, body, &j, &proj, rep) < 0 || slurm_refuse(d, body, &j, rep) < 0 ||
+        api_batch_parse(body, &j, &batch, rep) < 0)
         goto out;
     if (!mem_given)
         j.gpu_mem = 0; /* the slice's default, the node's plugin decides */
@@ -628,7 +647,10 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         }
     }
     tstore_queue_t q;
+    tstore_project_t proj;
     tsl_error_t err;
+    if (job_project(d, &who, body, &j, &proj, rep) < 0)
+        goto out;
     if (tstore_queue_get(d->store, j.queue, &q, &err) < 0) {
         if (errno == ENOENT)
             thttp_error(rep, 400, "invalid_value", "queue", "no queue named '%s'", j.queue);
@@ -958,10 +980,20 @@ void api_jobs_list(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
                     "origin=slurm lists every job at once: no after or before");
         return;
     }
+    const char *project = thttp_query(req, "project");
+    if (project && !tstore_name_valid(project)) {
+        thttp_error(rep, 400, "invalid_parameter", "project", "project must be a project name");
+        return;
+    }
     tessd_caller_t who;
     if (!api_enter(d, req, rep, &who))
         return;
-    if (!who.admin) {
+    /* ?project=P: its jobs as the caller may see them (404 when P is not theirs): everyone's
+     * when the project shares its jobs with them, else their own. */
+    bool others = false;
+    if (project && api_project_job_filter(d, &who, project, &f, &others, rep) < 0)
+        goto out;
+    if (!who.admin && !others) {
         if (user && strcmp(user, who.user) != 0) {
             thttp_error(rep, 403, "forbidden", "user", "only an admin may list other users' jobs");
             goto out;
@@ -985,9 +1017,11 @@ out:
     api_leave(d);
 }
 
-/* Load a job the caller may see, or answer 404.  Lock held.  0 or -1. */
+/* Load a job the caller may see (act: and act on: cancel, suspend, resume), or answer 404
+ * (one they may not see, as one that does not exist) or 403 (one they see through a project
+ * without the right to act on it).  Lock held.  0 or -1. */
 static int load_visible(tessd_t *d, const tessd_caller_t *who, const char *ids, tstore_job_t *j,
-                        thttp_reply_t *rep)
+                        bool act, thttp_reply_t *rep)
 {
     int64_t id;
     tsl_error_t err;
@@ -1005,9 +1039,23 @@ static int load_visible(tessd_t *d, const tessd_caller_t *who, const char *ids, 
             api_store_error(rep, &err);
         return -1;
     }
-    if (!who->admin && strcmp(j->user, who->user) != 0) {
+    tprj_job_right_t right;
+    if (api_job_right(d, who, j, &right, &err) < 0) {
+        tstore_job_clear(j);
+        api_store_failure(rep, "job's project", &err);
+        return -1;
+    }
+    if (right == TPRJ_JOB_NONE) {
         tstore_job_clear(j);
         thttp_error(rep, 404, "not_found", NULL, "no job %lld", (long long)id);
+        return -1;
+    }
+    if (act && right != TPRJ_JOB_ACT) {
+        thttp_error(rep, 403, "forbidden", NULL,
+                    "job %lld is %s's, of project '%s': you ('%s') may see it, not act on it "
+                    "(its owners and admins do)",
+                    (long long)id, j->user, j->project, who->user);
+        tstore_job_clear(j);
         return -1;
     }
     return 0;
@@ -1021,7 +1069,7 @@ static void get_visible(thttp_req_t *req, thttp_reply_t *rep, tessd_t *d,
     if (!api_enter(d, req, rep, &who))
         return;
     tstore_job_t j;
-    if (load_visible(d, &who, req->params[0], &j, rep) == 0) {
+    if (load_visible(d, &who, req->params[0], &j, false, rep) == 0) {
         answer(d, &j, rep);
         tstore_job_clear(&j);
     }
@@ -1090,7 +1138,7 @@ void api_jobs_wait(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         return;
     int64_t deadline = tessd_mono_ms() + timeout_ms;
     tstore_job_t j;
-    while (load_visible(d, &who, req->params[0], &j, rep) == 0) {
+    while (load_visible(d, &who, req->params[0], &j, false, rep) == 0) {
         bool done = finished ? j.state >= TSTORE_SUCCEEDED : j.state != TSTORE_PENDING;
         if (done || tessd_mono_ms() >= deadline || atomic_load(&d->stopping)) {
             answer_job(d, &j, rep);
@@ -1173,7 +1221,7 @@ void api_jobs_cancel(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     tstore_job_t j;
     tsl_error_t err;
     if (api_slurm_direct_refuse(d, &who, req->params[0], "use scancel", rep) ||
-        load_visible(d, &who, req->params[0], &j, rep) < 0)
+        load_visible(d, &who, req->params[0], &j, true, rep) < 0)
         goto out;
     /* An array's id (not "40_0"): every element, as scancel (jobs_batch.c). */
     if (j.array_id == j.id && !strchr(req->params[0], '_')) {
@@ -1365,7 +1413,7 @@ static void suspend_or_resume(thttp_req_t *req, thttp_reply_t *rep, tessd_t *d, 
                                 suspend ? "use scontrol suspend (Slurm's operators)"
                                         : "use scontrol resume (Slurm's operators)",
                                 rep) ||
-        load_visible(d, &who, req->params[0], &j, rep) < 0)
+        load_visible(d, &who, req->params[0], &j, true, rep) < 0)
         goto out;
     long long id = (long long)j.id;
     const char *verb = suspend ? "suspend" : "resume";

@@ -765,6 +765,19 @@ void api_queues_delete(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
                     (long long)(pending + running));
         goto out;
     }
+    /* A project's jobs go to its queue (docs/projects.md): it is rebound or deleted first. */
+    char project[TSTORE_NAME_MAX + 1];
+    int bound = tstore_project_by_queue(d->store, q.name, project, &err);
+    if (bound <= 0) {
+        if (bound < 0)
+            api_store_error(rep, &err);
+        else
+            thttp_error(rep, 409, "conflict", NULL,
+                        "queue '%s' is the queue of project '%s': give the project another "
+                        "queue or delete it first",
+                        q.name, project);
+        goto out;
+    }
     if (tstore_queue_del(d->store, q.name, &err) < 0) {
         api_store_error(rep, &err);
         goto out;

@@ -40,6 +40,18 @@ const thttp_route_t tessd_routes[] = {
     {"GET", "/v1/tokens", api_tokens_list},
     {"POST", "/v1/tokens", api_tokens_create},
     {"DELETE", "/v1/tokens/{id}", api_tokens_delete},
+    /* Projects (projects.c, docs/projects.md). */
+    {"GET", "/v1/projects", api_projects_list},
+    {"POST", "/v1/projects", api_projects_create},
+    {"GET", "/v1/projects/{name}", api_projects_get},
+    {"PATCH", "/v1/projects/{name}", api_projects_update},
+    {"DELETE", "/v1/projects/{name}", api_projects_delete},
+    {"GET", "/v1/projects/{name}/events", api_projects_events},
+    {"POST", "/v1/projects/{name}/members", api_projects_member_add},
+    {"PATCH", "/v1/projects/{name}/members/{user}", api_projects_member_set},
+    {"DELETE", "/v1/projects/{name}/members/{user}", api_projects_member_del},
+    {"GET", "/v1/users/{name}/default-project", api_users_default_get},
+    {"PUT", "/v1/users/{name}/default-project", api_users_default_set},
     /* The web console's static files (console.c, docs/console.md): no token, no data. */
     {"GET", "/", api_console},
     {"GET", "/app/{file}", api_console},
