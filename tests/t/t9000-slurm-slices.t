@@ -322,8 +322,16 @@ tsc_wait_state "$jn" FAILED COMPLETED CANCELLED TIMEOUT
 is "$(tsc_state "$jn")" FAILED "NVML cannot be loaded: the job fails, it does not run unwatched"
 grep -q "tessel: the GPU-memory watchdog cannot ask the driver ($FAKE/libcuda.so.1: not an NVML library (entry points missing)): the job's processes are killed" "$O/jn"
 ok $? "the reason is in the job's output: $(grep -m1 'cannot ask the driver' "$O/jn")"
-out=$(tsc srun -w n1 --gres=shard:1 $PROBE ctx info waitfile:$O/never 2>&1)
-ok $([ $? -ne 0 ] && printf '%s' "$out" | grep -q "cannot ask the driver"; echo $?) \
+# The step's stderr goes to a file that slurmstepd writes itself (-e): relayed to srun, the
+# watchdog's line could be lost to the kill that follows it on a loaded machine.
+tsc srun -w n1 --gres=shard:1 -e "$O/jsrun.err" $PROBE ctx info waitfile:$O/never >/dev/null 2>&1
+rc=$?
+_i=0
+while ! grep -q "cannot ask the driver" "$O/jsrun.err" 2>/dev/null && [ $_i -lt 100 ]; do
+    _i=$((_i + 1))
+    sleep 0.1
+done
+ok $([ $rc -ne 0 ] && grep -q "cannot ask the driver" "$O/jsrun.err"; echo $?) \
     "an srun step fails the same way, with the reason"
 tsc_gone "tcu-probe ctx info waitfile $O/never"
 ok $? "none of their processes is left"
