@@ -13,8 +13,8 @@ static void usage(FILE *f)
                "Show one job: its fields (state, end cause, reason, resources, placement,\n"
                "times, exit status), then its history: every change of its state, when, by\n"
                "whom and why (submit, start, preempt, requeue, cancel, end...).\n"
-               "JOB is a job id, or slurm:N for a job submitted to Slurm directly (tesseld\n"
-               "--slurm; its fields only).\n"
+               "JOB is a job id, or slurm:N for a job submitted to Slurm directly (under\n"
+               "tesseld's Slurm mode; its fields only).\n"
                "\n"
                "  --json           print {\"job\": ..., \"events\": [...]} as the API answers\n");
 }
