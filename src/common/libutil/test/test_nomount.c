@@ -83,11 +83,20 @@ static void test_mounts(void **state)
     fd = tsl_openat_nomount(held, "pid", O_WRONLY | O_CREAT | O_EXCL, 0644);
     assert_true(fd >= 0);
     close(fd);
+    /* So does one made through /proc/self/fd/N (a path for calls that take no dirfd). */
+    char via[200];
+    snprintf(via, sizeof via, "/proc/self/fd/%d/via-proc", held);
+    fd = open(via, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    assert_true(fd >= 0);
+    close(fd);
     struct stat st;
     snprintf(p, sizeof p, "%s/pid", job);
     assert_int_equal(stat(p, &st), -1); /* not in the mounted one */
+    snprintf(via, sizeof via, "%s/via-proc", job);
+    assert_int_equal(stat(via, &st), -1);
     assert_int_equal(umount(job), 0);
     assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(stat(via, &st), 0);
 
     /* A file system mounted over one file: the last name counts too. */
     snprintf(p, sizeof p, "%s/slice", job);
