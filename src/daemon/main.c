@@ -176,7 +176,8 @@ static void usage(FILE *f)
             "  --request-timeout SECS  close a connection silent this long (default 30)\n"
             "  --max-body SIZE     largest request body (default 64K; 413 above)\n"
             "  --submit-rate R     job submissions a second per user, R > 0, or 0 for no limit\n"
-            "                      (default 5; 429 with Retry-After above it)\n"
+            "                      (default 5; 429 with Retry-After above it); suspends and\n"
+            "                      resumes have the same limit, apart\n"
             "  --submit-burst N    submissions a user may make at once (default 50)\n"
             "  --admin-submit-rate R  the same for admins (default: admins are not limited)\n"
             "  --disk-reserve SIZE|N%%  refuse submissions (507) when the data directory's file\n"
@@ -603,6 +604,26 @@ static void reload_one(size_t i, void *ud)
     r->nlive++;
 }
 
+/* The rate limiters of one setting: submissions and suspends/resumes, for users (rate) and
+ * admins (admin_rate; 0: exempt), NULL where the rate is 0.  0, or -1 (none made). */
+static int limiters_new(double rate, double admin_rate, double burst, thttp_limiter_t **sub,
+                        thttp_limiter_t **adm, thttp_limiter_t **ctl, thttp_limiter_t **actl)
+{
+    *sub = *adm = *ctl = *actl = NULL;
+    if ((rate > 0 &&
+         (!(*sub = thttp_limiter_new(rate, burst)) || !(*ctl = thttp_limiter_new(rate, burst)))) ||
+        (admin_rate > 0 && (!(*adm = thttp_limiter_new(admin_rate, burst)) ||
+                            !(*actl = thttp_limiter_new(admin_rate, burst))))) {
+        thttp_limiter_free(*sub);
+        thttp_limiter_free(*adm);
+        thttp_limiter_free(*ctl);
+        thttp_limiter_free(*actl);
+        *sub = *adm = *ctl = *actl = NULL;
+        return -1;
+    }
+    return 0;
+}
+
 static void reload(tessd_t *d, const tessd_args_t *args, tessd_conf_t *run)
 {
     char path[PATH_MAX];
@@ -615,13 +636,10 @@ static void reload(tessd_t *d, const tessd_args_t *args, tessd_conf_t *run)
         return;
     }
     /* New limiters first (no allocation under the lock). */
-    thttp_limiter_t *sub = NULL, *adm = NULL;
-    if ((next.submit_rate > 0 &&
-         !(sub = thttp_limiter_new(next.submit_rate, (double)next.submit_burst))) ||
-        (next.admin_submit_rate > 0 &&
-         !(adm = thttp_limiter_new(next.admin_submit_rate, (double)next.submit_burst)))) {
+    thttp_limiter_t *sub = NULL, *adm = NULL, *ctl = NULL, *actl = NULL;
+    if (limiters_new(next.submit_rate, next.admin_submit_rate, (double)next.submit_burst, &sub,
+                     &adm, &ctl, &actl) < 0) {
         tessd_logl(TESSD_LOG_ERROR, "reload refused: out of memory");
-        thttp_limiter_free(sub);
         tessd_conf_free(&next);
         return;
     }
@@ -632,10 +650,15 @@ static void reload(tessd_t *d, const tessd_args_t *args, tessd_conf_t *run)
     if (d->submit_rate != run->submit_rate || d->admin_submit_rate != run->admin_submit_rate ||
         d->submit_burst != (double)run->submit_burst) {
         thttp_limiter_t *os = d->submit_limit, *oa = d->admin_submit_limit;
+        thttp_limiter_t *oc = d->control_limit, *oac = d->admin_control_limit;
         d->submit_limit = sub;
         d->admin_submit_limit = adm;
+        d->control_limit = ctl;
+        d->admin_control_limit = actl;
         sub = os;
         adm = oa;
+        ctl = oc;
+        actl = oac;
     }
     d->submit_rate = run->submit_rate;
     d->admin_submit_rate = run->admin_submit_rate;
@@ -643,6 +666,8 @@ static void reload(tessd_t *d, const tessd_args_t *args, tessd_conf_t *run)
     pthread_mutex_unlock(&d->lock);
     thttp_limiter_free(sub);
     thttp_limiter_free(adm);
+    thttp_limiter_free(ctl);
+    thttp_limiter_free(actl);
     tessd_conf_free(&next);
     tessd_logl(TESSD_LOG_INFO, "reloaded %s: %d option(s) changed, %d more need a restart",
                path[0] ? path : "(no configuration file)", r.nlive, r.nrestart);
@@ -1019,11 +1044,8 @@ int main(int argc, char **argv)
     d->submit_rate = submit_rate;
     d->admin_submit_rate = admin_rate;
     d->submit_burst = submit_burst;
-    if (submit_rate > 0 && !(d->submit_limit = thttp_limiter_new(submit_rate, submit_burst))) {
-        perror("tesseld: submission rate limit");
-        return 1;
-    }
-    if (admin_rate > 0 && !(d->admin_submit_limit = thttp_limiter_new(admin_rate, submit_burst))) {
+    if (limiters_new(submit_rate, admin_rate, submit_burst, &d->submit_limit,
+                     &d->admin_submit_limit, &d->control_limit, &d->admin_control_limit) < 0) {
         perror("tesseld: submission rate limit");
         return 1;
     }
@@ -1178,6 +1200,8 @@ int main(int argc, char **argv)
     tagent_nvml_close(d->nvml);
     thttp_limiter_free(d->submit_limit);
     thttp_limiter_free(d->admin_submit_limit);
+    thttp_limiter_free(d->control_limit);
+    thttp_limiter_free(d->admin_control_limit);
     free(d->runs);
     api_history_cache_free(d);
     thist_writer_free(d->hist);
