@@ -152,7 +152,9 @@ typedef struct {
     int64_t kill_wait_ms;  /* --kill-wait: SIGTERM to SIGKILL at a time limit (batch.h) */
     int64_t last_cycle_ms; /* main thread only */
 
-    int64_t job_log_retention_s; /* --job-log-retention: 0 = keep (main thread, lock held) */
+    int64_t job_log_retention_s;       /* --job-log-retention: 0 = keep (main thread, lock held) */
+    struct tessd_retention *retention; /* its sweep under way (retention.h; main thread) */
+    long test_retention_step; /* --test-retention-step: entries per step (0: the default) */
 
     /* configuration */
     char data_dir[PATH_MAX];

@@ -169,6 +169,8 @@ static void usage(FILE *f)
             "                      (default 250; pass.h)\n"
             "  --test-pass-gap-ms N  for tests: least time between two scheduling passes\n"
             "                      (default 5)\n"
+            "  --test-retention-step N  for tests: entries a step of the job-log retention\n"
+            "                      removes (default 2000; retention.h)\n"
             "Limits on what one client can take (docs/tesseld.md):\n"
             "  --max-connections N           connections of all clients together (default 1024)\n"
             "  --max-connections-per-client N  connections from one address (default 256); the\n"
@@ -213,8 +215,6 @@ static void usage(FILE *f)
 /* Free space below which the reserve is given back ahead of a failed write (the shim's exit
  * record needs a block too, and is written before the store learns of the end). */
 #define TESSD_STORE_LOW (1ull << 20)
-/* How often the main loop removes old jobs' directories (retention.h). */
-#define TESSD_RETENTION_PERIOD_MS (3600 * 1000)
 /* How often the main loop looks at the data directory's free space. */
 #define TESSD_DISK_WATCH_MS 1000
 
@@ -739,6 +739,7 @@ int main(int argc, char **argv)
     snprintf(d->cg_root, sizeof d->cg_root, "%s", conf.cgroup_root);
     snprintf(d->test_kill_at, sizeof d->test_kill_at, "%s", conf.test_kill_at);
     d->test_tick_ms = (int64_t)conf.test_tick_ms;
+    d->test_retention_step = (long)conf.test_retention_step;
     d->hist_interval = (int)conf.history_interval;
     d->hist_retention = conf.history_retention;
     {
@@ -1109,9 +1110,13 @@ int main(int argc, char **argv)
     tessd_pass_init(&ps, d->test_pass_gap_ms ? d->test_pass_gap_ms : TESSD_PASS_GAP_MS,
                     d->test_tick_ms ? d->test_tick_ms : TESSD_TICK_MS, tessd_mono_ms());
     int64_t last_disk = 0;
-    int64_t next_retention = 0; /* --job-log-retention: at the first pass, then hourly */
+    /* --job-log-retention: its sweep begins at the first turn, after a reload, then hourly,
+     * and goes in steps between the passes (retention.h). */
+    int64_t retention_wait = 0;
     for (;;) {
         int64_t timeout = tessd_pass_timeout(&ps, tessd_mono_ms());
+        if (timeout < 0 || timeout > retention_wait)
+            timeout = retention_wait;
         /* With a pass already due the handlers' wakes wait for it: they are read just before
          * it begins, not one by one as they come (one context switch a submission). */
         struct pollfd p[2] = {{sfd, POLLIN, 0}, {d->wake_fd, ps.pending ? 0 : POLLIN, 0}};
@@ -1126,8 +1131,8 @@ int main(int argc, char **argv)
             while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
                 if (si.ssi_signo == SIGHUP) {
                     reload(d, &args, &conf);
-                    tessd_pass_event(&ps); /* a setting of the scheduler may have changed */
-                    next_retention = 0;    /* and the retention: applied at once */
+                    tessd_pass_event(&ps);  /* a setting of the scheduler may have changed */
+                    tessd_retention_due(d); /* and the retention: applied at once */
                 } else if (si.ssi_signo != SIGCHLD) {
                     stop = true;
                 } else {
@@ -1147,6 +1152,8 @@ int main(int argc, char **argv)
             }
         }
         int64_t now = tessd_mono_ms();
+        /* A step of the retention's sweep (without the lock), between passes. */
+        retention_wait = tessd_retention_run(d, now);
         if (tessd_pass_timeout(&ps, now) != 0)
             continue;
         if (atomic_load(&d->wake_sent)) {
@@ -1158,10 +1165,6 @@ int main(int argc, char **argv)
         if (now - last_disk >= TESSD_DISK_WATCH_MS) {
             disk_watch(d);
             last_disk = now;
-        }
-        if (now >= next_retention) {
-            int more = tessd_retention_sweep(d, tessd_now_ms()) == TESSD_RETENTION_BATCH;
-            next_retention = now + (more ? 1000 : TESSD_RETENTION_PERIOD_MS);
         }
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -1200,6 +1203,7 @@ int main(int argc, char **argv)
     tagent_nvml_close(d->nvml);
     thttp_limiter_free(d->submit_limit);
     thttp_limiter_free(d->admin_submit_limit);
+    tessd_retention_free(d);
     thttp_limiter_free(d->control_limit);
     thttp_limiter_free(d->admin_control_limit);
     free(d->runs);
