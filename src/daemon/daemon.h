@@ -189,7 +189,7 @@ typedef struct {
     /* What one client may use (main.c options; checked by api/jobs.c on submission). */
     thttp_limiter_t *submit_limit;       /* per user; NULL: --submit-rate 0, unlimited */
     thttp_limiter_t *admin_submit_limit; /* per admin; NULL: admins are exempt */
-    /* Suspends and resumes (each two event records and a write of the slice file): the same
+    /* Suspends and resumes (each an event record and a write of the slice file): the same
      * rate and burst as submissions, buckets of their own. */
     thttp_limiter_t *control_limit, *admin_control_limit;
     double submit_rate, admin_submit_rate, submit_burst; /* their settings, for messages */

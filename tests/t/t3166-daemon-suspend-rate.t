@@ -1,6 +1,6 @@
 #!/bin/sh
 # t3166-daemon-suspend-rate.t - a user's suspends and resumes of their own job: each writes the
-# job's slice file and adds two records to its event log, so neither may be asked without
+# job's slice file and adds a record to its event log, so neither may be asked without
 # bound.
 #   - they are rate-limited per user like submissions (--submit-rate, --submit-burst), in a
 #     bucket of their own: nobody's 4th in a row (burst 3) gets 429 too_many_requests with

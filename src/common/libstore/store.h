@@ -365,10 +365,10 @@ int tstore_job_write(tstore_t *st, const tstore_job_t *job, tsl_error_t *err);
 /* The human reason alone (why a pending job waits, a watchdog's words): not a state. */
 int tstore_job_set_reason(tstore_t *st, int64_t id, const char *reason, tsl_error_t *err);
 /* A job keeps at most its newest TSTORE_EVENTS_KEEP suspend and resume records: a user may
- * suspend and resume their own job as often as the rate limit allows (api/jobs.c), two records
- * a time, so without a bound one job's log, and its GET .../events, grows for as long as it
- * runs.  When a job has TSTORE_EVENTS_SLACK more than that (so the trim is one statement every
- * 100 such records, not one each), the older ones are dropped and counted in one record of
+ * suspend and resume their own job as often as the rate limit allows (api/jobs.c), a record each
+ * time, so without a bound one job's log, and its GET .../events, grows for as long as it
+ * runs.  When a job has TSTORE_EVENTS_SLACK more than that (so the trim runs once every
+ * 100 such records, not at each), the older ones are dropped and counted in one record of
  * their own in their place, event "dropped", who "tesseld", detail {"count": N} (N: all those
  * dropped so far, the earlier markers' included; why says it in words).  The job's other
  * records (its submission, start, end, preemptions, ...) are all kept. */

@@ -1044,7 +1044,7 @@ static void suspend_or_resume(thttp_req_t *req, thttp_reply_t *rep, tessd_t *d, 
         return;
     tstore_job_t j;
     tsl_error_t err;
-    /* Each adds two records to the job's event log and writes its slice file: a user may do it
+    /* Each adds a record to the job's event log and writes its slice file: a user may do it
      * as often as they may submit (--submit-rate, --submit-burst; admins with
      * --admin-submit-rate), from a bucket of its own. */
     if (take_rate(d, &who, who.admin ? d->admin_control_limit : d->control_limit,
