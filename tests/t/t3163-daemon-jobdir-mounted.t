@@ -10,8 +10,13 @@
 #   - the job's logs (read without the lock, through no mount either);
 #   - an admin's submission, which is started and succeeds (the tick goes on);
 #   - a cancel of the job, which ends cancelled (its exit record is in tesseld's own starts/).
+# And the GPU-memory watchdog still kills a job that goes over its slice with such a mount over
+# its directory (it writes its line into the job's stderr just before the kill: not through the
+# mount): nobody's job, the mount made first, then 3000 MiB outside the interposer on a 1 GiB
+# slice (tcu-raw), ends failed with the watchdog's reason.
 # Before 2026-11-27 tesseld opened the slice file (and pid, exit) by name under its lock: the
-# first /v1/gpus waited for the FUSE server, and every request of every user with it.
+# first /v1/gpus waited for the FUSE server, and every request of every user with it; and the
+# watchdog's open of stderr waited too, so the job kept its 3000 MiB.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 command -v curl >/dev/null && command -v jq >/dev/null || missing "curl and jq are needed"
@@ -19,6 +24,9 @@ command -v curl >/dev/null && command -v jq >/dev/null || missing "curl and jq a
 getent passwd nobody >/dev/null || missing "no 'nobody' account"
 [ -c /dev/fuse ] || missing "/dev/fuse is needed (the fuse module)"
 [ -e "$TESSEL_BUILD/lib/libtessel-cuda.so" ] || missing "interposer not built"
+RAW=$TESSEL_BUILD/tests/interposer/tcu-raw
+[ -x "$RAW" ] || missing "tcu-raw not built"
+LIBCUDA=$(realpath "$TESSEL_BUILD/tests/fake/libcuda.so.1") || missing "the fake libcuda not built"
 
 td_setup
 chmod 755 "$TD"
@@ -90,6 +98,29 @@ ok $? "tesseld is up"
 unstall
 MNT=""
 ok 0 "the FUSE file system is unmounted"
+
+# ---- the watchdog's kill with a mount over the job's directory ------------------------------
+mkdir -m 1777 "$TD/nb"
+: >"$TD/nb/fake-state" && chmod 666 "$TD/nb/fake-state" # nobody's processes and the root shim share it
+BODY="{\"argv\":[\"sh\",\"-c\",\"while [ ! -e $TD/nb/go ]; do sleep 0.1; done; exec $RAW $LIBCUDA 3000 $TD/nb/never\"],\"gpu\":0.5,\"gpu_mem\":\"1G\",\"env\":{\"TESSEL_FAKE_CTX_MEM\":\"64M\",\"TESSEL_FAKE_STATE\":\"$TD/nb/fake-state\"}}"
+api POST /v1/jobs "$BODY" "$NB"
+W=$(jget .id)
+wait_for "[ -s \"$TD/data/jobs/$W/pid\" ] && [ \"\$(job_state $W $NB)\" = running ]"
+ok $? "nobody's job $W with a 1 GiB slice runs"
+exec 3<>/dev/fuse || missing "cannot open /dev/fuse"
+MNT="$TD/data/jobs/$W"
+mount -i -t fuse -o fd=3,rootmode=40000,user_id=0,group_id=0,allow_other tessel-t3163 "$MNT" ||
+    missing "cannot mount a FUSE file system"
+ok 0 "a FUSE file system whose server never answers is mounted over jobs/$W"
+touch "$TD/nb/go"
+wait_for "[ \"\$(job_state $W $NB)\" = failed ]"
+ok $? "the job, holding 3000 MiB, is killed by the watchdog: failed"
+api GET "/v1/jobs/$W" "" "$NB"
+is "$(jget .reason)" \
+    "GPU 0: the job's processes hold 3.0 GiB, its slice allows 1.0 GiB: killed by the GPU-memory watchdog" \
+    "with the watchdog's reason"
+unstall
+MNT=""
 td_stop
 ok $? "tesseld stops cleanly"
 done_testing
