@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "agent/runner.h"
+#include "libutil/nomount.h"
 #include "libutil/procstat.h"
 
 /* Descriptor numbers the shim gets its inputs on (see shim.c). */
@@ -79,32 +80,46 @@ static int env_memfd(char *const *envp)
  * blocking), or -1 with errno.  DIR belongs to the job's user, who may have put anything at
  * that name (during an earlier attempt, or in the moment between the directory's chown and the
  * spawn): a FIFO, whose open would wait for a reader (with tesseld's lock held, and before the
- * shim exists to run the watchdog), a symlink, a hard link, a device, a file of their own.  So
- * it is opened here, not by the spawned child: O_NONBLOCK and O_NOFOLLOW, and used only when it
- * is a regular file of one link that is tesseld's own (made by an earlier attempt); anything
- * else is removed and the file made anew (O_EXCL). */
-static int open_shim_log(const char *path)
+ * shim exists to run the watchdog), a symlink, a hard link, a device, a file of their own; or
+ * mounted a file system of theirs over DIR or over the file (FUSE), whose server need not
+ * answer.  So it is opened here, not by the spawned child, below DIR with no mount point
+ * crossed (nomount.h: EXDEV), O_NONBLOCK and O_NOFOLLOW, and used only when it is a regular
+ * file of one link that is tesseld's own (made by an earlier attempt); anything else is removed
+ * and the file made anew (O_EXCL). */
+static int open_shim_log(const char *dir)
 {
-    const int flags = O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+    int dfd = tsl_dir_nomount(dir);
+    if (dfd < 0)
+        return -1;
+    const int flags = O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
+    int ret = -1, saved = EEXIST;
     for (int attempt = 0; attempt < 2; attempt++) {
-        int fd = open(path, flags | (attempt ? O_CREAT | O_EXCL : O_CREAT), 0600);
+        int fd = tsl_openat_nomount(dfd, "shim.log", flags | (attempt ? O_CREAT | O_EXCL : O_CREAT),
+                                    0600);
         if (fd >= 0) {
             struct stat st;
             if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
                 st.st_uid == geteuid()) {
                 int fl = fcntl(fd, F_GETFL);
-                if (fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0)
-                    return fd;
+                if (fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0) {
+                    ret = fd;
+                    break;
+                }
             }
             close(fd);
-        } else if (attempt) {
-            return -1;
+        } else if (attempt || errno == EXDEV) {
+            saved = errno;
+            break;
         }
-        if (unlink(path) < 0 && errno != ENOENT)
-            return -1;
+        if (unlinkat(dfd, "shim.log", 0) < 0 && errno != ENOENT) {
+            saved = errno;
+            break;
+        }
     }
-    errno = EEXIST;
-    return -1;
+    close(dfd);
+    if (ret < 0)
+        errno = saved;
+    return ret;
 }
 
 pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
@@ -114,7 +129,7 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     size_t nargv = 0;
     while (s->argv[nargv])
         nargv++;
-    size_t cap = 14 + 2 * TAGENT_MAX_CGROUPS + 8 + 9 + 2 * TAGENT_NVML_ENV_MAX + nargv + 1;
+    size_t cap = 16 + 2 * TAGENT_MAX_CGROUPS + 8 + 9 + 2 * TAGENT_NVML_ENV_MAX + nargv + 1;
     char **av = calloc(cap, sizeof *av);
     char uid[24], gid[24], envfd[16], lockfd[16], limit[24];
     if (!av) {
@@ -166,6 +181,10 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     }
     av[i++] = (char *)"--dir";
     av[i++] = (char *)s->dir;
+    if (s->exit_file) {
+        av[i++] = (char *)"--exit-file";
+        av[i++] = (char *)s->exit_file;
+    }
     av[i++] = (char *)"--cwd";
     av[i++] = (char *)s->cwd;
     for (int c = 0; c < s->ncgroups; c++) {
@@ -216,11 +235,9 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
         av[i++] = s->argv[k];
     av[i] = NULL;
 
-    char log[4096];
-    snprintf(log, sizeof log, "%s/shim.log", s->dir);
     /* Opened here with its checks (open_shim_log); /dev/null when nothing usable can be made
      * there (a directory of that name, say): the job runs, without the shim's own messages. */
-    int logfd = open_shim_log(log);
+    int logfd = open_shim_log(s->dir);
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
     posix_spawn_file_actions_init(&fa);
@@ -262,16 +279,9 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     return pid;
 }
 
-/* The job directory belongs to the job's user: what is named "pid" or "exit" there may be a
- * symlink (to a file the user may not read), a FIFO (which would block tesseld) or a device.
- * Only a regular file is read, never through a symlink, never blocking. */
-static int read_small(const char *dir, const char *file, char *buf, size_t len)
+/* Read a small regular file from fd (which read_small closes) into buf. */
+static int read_fd_small(int fd, char *buf, size_t len)
 {
-    char p[4096];
-    snprintf(p, sizeof p, "%s/%s", dir, file);
-    int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0)
-        return errno == ELOOP ? (errno = EPROTO, -1) : -1;
     struct stat st;
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
         close(fd);
@@ -289,11 +299,27 @@ static int read_small(const char *dir, const char *file, char *buf, size_t len)
     return 0;
 }
 
-int tagent_read_exit(const char *dir, tagent_exit_t *out)
+/* The job directory belongs to the job's user: what is named "pid" or "exit" there may be a
+ * symlink (to a file the user may not read), a FIFO (which would block tesseld) or a device,
+ * and a file system of the user's (FUSE) may be mounted over the directory or the file, whose
+ * server need never answer.  Only a regular file is read, never through a symlink or a mount
+ * point (EXDEV, nomount.h), never blocking. */
+static int read_small(const char *dir, const char *file, char *buf, size_t len)
 {
-    char buf[256];
-    if (read_small(dir, "exit", buf, sizeof buf) < 0)
-        return errno == ENOENT ? 0 : -1;
+    int dfd = tsl_dir_nomount(dir);
+    if (dfd < 0)
+        return errno == ELOOP ? (errno = EPROTO, -1) : -1;
+    int fd = tsl_openat_nomount(dfd, file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0);
+    int saved = errno;
+    close(dfd);
+    if (fd < 0)
+        return saved == ELOOP ? (errno = EPROTO, -1) : (errno = saved, -1);
+    return read_fd_small(fd, buf, len);
+}
+
+/* "exit N [oom]", "signal N [oom]", "error STAGE ERRNO" into *out: 1, or -1 with EPROTO. */
+static int parse_exit(const char *buf, tagent_exit_t *out)
+{
     memset(out, 0, sizeof *out);
     out->exit_code = -1;
     int a, b;
@@ -311,6 +337,25 @@ int tagent_read_exit(const char *dir, tagent_exit_t *out)
         return -1;
     }
     return 1;
+}
+
+int tagent_read_exit(const char *dir, tagent_exit_t *out)
+{
+    char buf[256];
+    if (read_small(dir, "exit", buf, sizeof buf) < 0)
+        return errno == ENOENT ? 0 : -1;
+    return parse_exit(buf, out);
+}
+
+int tagent_read_exit_file(const char *path, tagent_exit_t *out)
+{
+    char buf[256];
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : errno == ELOOP ? (errno = EPROTO, -1) : -1;
+    if (read_fd_small(fd, buf, sizeof buf) < 0)
+        return -1;
+    return parse_exit(buf, out);
 }
 
 int tagent_read_pids(const char *dir, pid_t *shim, uint64_t *shim_start, pid_t *job)

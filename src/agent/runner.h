@@ -17,18 +17,23 @@
  *                                   main loop: job's stdout/stderr     ... runs, writing to
  *                                   pipes -> logs (head + tail up to   two pipes ...
  *                                   the limit, logcap.h); reap ...
- *                                   DIR/exit "exit N" | "signal N" | (+ " oom") |
- *                                            "error STAGE ERRNO"  (written to DIR/exit.tmp,
- *                                                                  renamed: atomic)
- *   tick: tagent_read_exit(DIR) -> store: final state; cgroup removed
+ *                                   EXIT "exit N" | "signal N" | (+ " oom") |
+ *                                        "error STAGE ERRNO"  (written to EXIT.tmp, renamed:
+ *                                                              atomic)
+ *   tick: tagent_read_exit_file(EXIT) -> store: final state; cgroup removed
  *
- * On restart, tesseld reads DIR/exit for every job the store says is running; when absent, it
- * checks that the shim is alive (pid and /proc start time, so a reused pid is not taken for it).
+ * EXIT is the exit record: --exit-file, which tesseld puts in a directory of its own beside the
+ * job's start lock (<data>/starts/<id>.exit, 0700 directory), never in DIR; a shim started
+ * without one (tests) writes DIR/exit.  On restart, tesseld reads EXIT for every job the store
+ * says is running; when absent, it checks that the shim is alive (pid and /proc start time, so
+ * a reused pid is not taken for it).
  *
- * DIR belongs to the job's user (it is the job's default cwd), who may replace any file in it:
- * tesseld reads DIR/exit only once the shim has ended, takes the job's pid from DIR/pid only
- * when that process is the shim's child, and reads nothing there through a symlink or from a
- * file that is not a regular one.
+ * DIR belongs to the job's user (it is the job's default cwd), who may replace any file in it,
+ * and, where users may mount FUSE, mount a file system of theirs over it: the exit record is
+ * therefore not there (a process the job left behind could rewrite it before tesseld read it);
+ * tesseld takes the job's pid from DIR/pid only when that process is the shim's child, and
+ * reads nothing there through a symlink or a mount point (nomount.h) or from a file that is not
+ * a regular one.
  */
 #ifndef TESSEL_AGENT_RUNNER_H
 #define TESSEL_AGENT_RUNNER_H
@@ -54,13 +59,16 @@
 #define TAGENT_ENV_MAX (1u << 20)
 
 typedef struct {
-    const char *shim;    /* path of tessel-shim */
-    const char *dir;     /* job directory (logs, pid, exit) */
-    const char *cwd;     /* working directory of the job */
-    char *const *argv;   /* program and arguments (argv[0] searched in the job's PATH) */
-    char *const *envp;   /* the job's environment, without LD_PRELOAD; handed to the shim in
-                            a memfd, never as the shim's own environment */
-    const char *preload; /* LD_PRELOAD of the job (set in the job only), or NULL */
+    const char *shim;      /* path of tessel-shim */
+    const char *dir;       /* job directory (logs, pid) */
+    const char *exit_file; /* where the shim writes the exit record: a path in a directory of
+                              the caller's own that the job's user cannot write; NULL: DIR/exit
+                              (tests) */
+    const char *cwd;       /* working directory of the job */
+    char *const *argv;     /* program and arguments (argv[0] searched in the job's PATH) */
+    char *const *envp;     /* the job's environment, without LD_PRELOAD; handed to the shim in
+                              a memfd, never as the shim's own environment */
+    const char *preload;   /* LD_PRELOAD of the job (set in the job only), or NULL */
     const char *cgroup_procs[TAGENT_MAX_CGROUPS];
     int ncgroups;
     bool set_user;    /* switch to uid/gid (tesseld runs as root) */
@@ -88,7 +96,7 @@ typedef struct {
  * caller: reap it with waitpid (tesseld does so in its tick). */
 pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err);
 
-/* How a job ended, from DIR/exit. */
+/* How a job ended, from its exit record. */
 typedef struct {
     int exit_code;   /* -1 when killed or failed to start */
     int sig;         /* 0 = not killed */
@@ -97,11 +105,16 @@ typedef struct {
 } tagent_exit_t;
 
 /* 1 and *out filled when DIR/exit exists, 0 when it does not (yet), -1 with errno on a read
- * error or a malformed file. */
+ * error or a malformed file (EPROTO), EXDEV when something is mounted over DIR or the file.
+ * For a shim started without exit_file only: DIR is the job's user's, who may rewrite it. */
 int tagent_read_exit(const char *dir, tagent_exit_t *out);
+/* The same from the exit record at path (tagent_spawn_t.exit_file), which must be a regular
+ * file (no symlink followed). */
+int tagent_read_exit_file(const char *path, tagent_exit_t *out);
 
 /* DIR/pid: the shim's pid and start time, and the job's pid.  0, or -1 with errno (ENOENT:
- * the shim has not got that far; EPROTO: not a regular file, malformed, or a pid <= 1).
+ * the shim has not got that far; EPROTO: not a regular file, malformed, or a pid <= 1; EXDEV:
+ * something is mounted over DIR or the file).
  * DIR belongs to the job's user: check the job pid with tagent_child_of before using it. */
 int tagent_read_pids(const char *dir, pid_t *shim, uint64_t *shim_start, pid_t *job);
 

@@ -1,6 +1,7 @@
 /* shim.c - tessel-shim: the per-job supervisor started by tesseld (see runner.h).
  *
- *   tessel-shim [--env-fd FD] [--lock-fd FD] [--log-limit BYTES] --dir DIR --cwd CWD
+ *   tessel-shim [--env-fd FD] [--lock-fd FD] [--log-limit BYTES] --dir DIR [--exit-file EXIT]
+ *               --cwd CWD
  *               [--cgroup PROCS]... [--uid U --gid G [--user NAME]] [--preload LIBS]
  *               [--state STATE [--block-userns]]
  *               [--nvml LIB --gpu-mem-limit IDX=SIZE,... [--gpu-mem-violation kill|suspend]
@@ -22,10 +23,10 @@
  * --test-fork, for the tests that compare both, or where fs.suid_dumpable is 1), writes
  * DIR/pid = "SHIM_PID SHIM_START JOB_PID", copies the job's output into DIR/stdout and
  * DIR/stderr (at most BYTES each, 0 or absent = no limit: the head and the tail with a marker
- * between, logcap.h) while it waits, and writes DIR/exit atomically (again every second while
- * the file system is full).  Ignores
+ * between, logcap.h) while it waits, and writes its exit record atomically to EXIT (DIR/exit
+ * without --exit-file; again every second while the file system is full).  Ignores
  * SIGHUP, SIGINT, SIGTERM and SIGPIPE: it ends when the job ends (or by SIGKILL, which tesseld
- * detects as a lost supervisor).  Exit status: 0 when DIR/exit was written, 1 otherwise.
+ * detects as a lost supervisor).  Exit status: 0 when the exit record was written, 1 otherwise.
  *
  * Hardening (the shim runs as root when tesseld does; DIR belongs to the job's user, who can
  * create anything in it while the job runs, and before a requeued job's next attempt):
@@ -36,8 +37,11 @@
  *   - the job's process opens DIR/stdout and DIR/stderr as its user (mode 0600, regular files
  *     only) and hands the descriptors to the shim, which writes the output only through them:
  *     a symlink or hard link planted there cannot make root write where the user may not;
- *   - DIR/pid and DIR/exit are written by root through a temporary file created with O_EXCL
- *     (never through an existing name or a symlink) and renamed;
+ *   - DIR/pid (and DIR/exit without --exit-file) are written by root through a temporary file
+ *     created with O_EXCL (never through an existing name or a symlink) and renamed, in DIR as
+ *     reached without crossing a mount point (a FUSE mount of the user's over DIR would make
+ *     the write wait for its server: nomount.h); the exit record tesseld trusts is EXIT, in a
+ *     directory of tesseld's own;
  *   - the job starts with default dispositions for every signal, an empty signal mask, in its
  *     own process group (the shim's session).
  *
@@ -75,6 +79,7 @@
 #include "agent/logcap.h"
 #include "agent/runner.h"
 #include "agent/watchdog.h"
+#include "libutil/nomount.h"
 
 #define MAX_CG 8
 
@@ -87,7 +92,7 @@ extern char **environ;
 static void usage(void)
 {
     fprintf(stderr, "usage: tessel-shim [--env-fd FD] [--lock-fd FD] [--log-limit BYTES] --dir DIR "
-                    "--cwd CWD [--cgroup PROCS]... "
+                    "[--exit-file EXIT] --cwd CWD [--cgroup PROCS]... "
                     "[--uid U --gid G [--user NAME]] [--preload LIBS] [--state DIR "
                     "[--block-userns]] [--nvml LIB --gpu-mem-limit IDX=SIZE,... "
                     "[--gpu-mem-violation kill|suspend] [--nvml-env TESSEL_FAKE_NAME=VALUE]...] "
@@ -169,28 +174,75 @@ static char **read_env(int fd, char **bufp)
     return env;
 }
 
-/* Write DIR/name atomically: DIR/name.tmp, then rename. */
-static int write_atomic(const char *dir, const char *name, const char *text)
+/* Write name atomically below the directory dfd: name.tmp, then rename. */
+static int write_atomic_at(int dfd, const char *name, const char *text)
 {
-    char tmp[4096], final[4096];
-    snprintf(tmp, sizeof tmp, "%s/%s.tmp", dir, name);
-    snprintf(final, sizeof final, "%s/%s", dir, name);
+    char tmp[256];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", name) >= (int)sizeof tmp) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
     /* DIR may hold anything the job's user put there: remove what has the temporary's name
      * and create it anew with O_EXCL, which never follows a symlink; rename replaces the
-     * final name itself, not what it may point to. */
-    if (unlink(tmp) < 0 && errno != ENOENT)
+     * final name itself, not what it may point to.  dfd is the directory underneath any mount
+     * the user may have made over it since (tsl_dir_nomount), so neither waits on a file
+     * system of theirs; a mount point at either name is EBUSY. */
+    if (unlinkat(dfd, tmp, 0) < 0 && errno != ENOENT)
         return -1;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0)
         return -1;
     size_t len = strlen(text);
     if (write(fd, text, len) != (ssize_t)len) {
+        int saved = errno;
         close(fd);
+        errno = saved;
         return -1;
     }
     if (close(fd) < 0)
         return -1;
-    return rename(tmp, final);
+    return renameat(dfd, tmp, dfd, name);
+}
+
+/* Write DIR/name atomically (DIR is the job's user's: reached without crossing a mount). */
+static int write_job_file(const char *dir, const char *name, const char *text)
+{
+    int dfd = tsl_dir_nomount(dir);
+    if (dfd < 0)
+        return -1;
+    int rc = write_atomic_at(dfd, name, text);
+    int saved = errno;
+    close(dfd);
+    errno = saved;
+    return rc;
+}
+
+/* --exit-file, or NULL: DIR/exit. */
+static const char *exit_file;
+
+/* The exit record: at --exit-file (a directory of tesseld's own, which the job's user cannot
+ * write: a process the job left behind cannot rewrite the record before tesseld reads it), or
+ * DIR/exit without it. */
+static int write_exit(const char *dir, const char *text)
+{
+    if (!exit_file)
+        return write_job_file(dir, "exit", text);
+    const char *slash = strrchr(exit_file, '/');
+    char parent[4096];
+    if (!slash || !slash[1] || (size_t)(slash - exit_file) >= sizeof parent) {
+        errno = EINVAL;
+        return -1;
+    }
+    memcpy(parent, exit_file, (size_t)(slash - exit_file));
+    parent[slash - exit_file] = '\0';
+    int dfd = open(slash == exit_file ? "/" : parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return -1;
+    int rc = write_atomic_at(dfd, slash + 1, text);
+    int saved = errno;
+    close(dfd);
+    errno = saved;
+    return rc;
 }
 
 /* Seconds between two tries to write the exit record on a full file system. */
@@ -669,6 +721,8 @@ int main(int argc, char **argv)
             log_limit = strtoull(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--dir") == 0)
             dir = argv[++i];
+        else if (strcmp(argv[i], "--exit-file") == 0)
+            exit_file = argv[++i];
         else if (strcmp(argv[i], "--cwd") == 0)
             cwd = argv[++i];
         else if (strcmp(argv[i], "--cgroup") == 0 && ncg < MAX_CG)
@@ -718,7 +772,7 @@ int main(int argc, char **argv)
         if (!job_env) {
             char msg[64];
             snprintf(msg, sizeof msg, "error env %d\n", saved);
-            write_atomic(dir, "exit", msg);
+            write_exit(dir, msg);
             return 1;
         }
     }
@@ -762,7 +816,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "tessel-shim: %s\n", nserr.text);
         char msg[64];
         snprintf(msg, sizeof msg, "error jobns %d\n", errno);
-        write_atomic(dir, "exit", msg);
+        write_exit(dir, msg);
         return 1;
     }
     if (sfd < 0 || devnull < 0 || pipe2(pfd, O_CLOEXEC) < 0 || pipe2(outp, O_CLOEXEC) < 0 ||
@@ -770,7 +824,7 @@ int main(int argc, char **argv)
         socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) < 0) {
         char msg[64];
         snprintf(msg, sizeof msg, "error setup %d\n", errno);
-        write_atomic(dir, "exit", msg);
+        write_exit(dir, msg);
         return 1;
     }
 
@@ -782,7 +836,7 @@ int main(int argc, char **argv)
     char *preload_kv = NULL;
     char **exec_env = calloc(nenv + 2, sizeof *exec_env);
     if (!exec_env || (preload && asprintf(&preload_kv, "LD_PRELOAD=%s", preload) < 0)) {
-        write_atomic(dir, "exit", "error setenv 12\n");
+        write_exit(dir, "error setenv 12\n");
         return 1;
     }
     size_t ne = 0;
@@ -848,7 +902,7 @@ int main(int argc, char **argv)
     if (pid < 0) {
         char msg[64];
         snprintf(msg, sizeof msg, "error fork %d\n", errno);
-        write_atomic(dir, "exit", msg);
+        write_exit(dir, msg);
         return 1;
     }
     free(groups);
@@ -859,7 +913,7 @@ int main(int argc, char **argv)
     char pids[96];
     snprintf(pids, sizeof pids, "%d %llu %d\n", (int)getpid(),
              (unsigned long long)tagent_proc_start_time(getpid()), (int)pid);
-    if (write_atomic(dir, "pid", pids) < 0)
+    if (write_job_file(dir, "pid", pids) < 0)
         perror("tessel-shim: pid file");
     if (nvml) {
         /* The fake NVML's settings (tests only): the shim is still single-threaded here. */
@@ -933,7 +987,7 @@ int main(int argc, char **argv)
     /* The job's end must reach tesseld: on a full file system (the job may have filled it)
      * the record is tried again every EXIT_RETRY_S until there is room, and tesseld, seeing
      * the shim alive, keeps the job running meanwhile. */
-    for (int tries = 0; write_atomic(dir, "exit", msg) < 0; tries++) {
+    for (int tries = 0; write_exit(dir, msg) < 0; tries++) {
         if (errno != ENOSPC && errno != EDQUOT) {
             perror("tessel-shim: exit file");
             return 1;

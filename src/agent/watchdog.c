@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "agent/watchdog.h"
+#include "libutil/nomount.h"
 #include "cudaabi/nvml_abi.h"
 #include "libutil/procstat.h"
 #include "libutil/size.h"
@@ -462,9 +463,11 @@ static void log_line(const char *line)
         syscall(SYS_setfsuid, w.c.uid);
     }
     /* O_NONBLOCK: a FIFO the user put there must not hold this thread; only a regular file
-     * is written. */
-    int fd =
-        open(w.c.err_log, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+     * is written.  Nor a file system the user mounted over the job's directory (FUSE, whose
+     * server need not answer): the log is reached without crossing a mount point (nomount.h),
+     * else the kill that follows this line would wait for that server. */
+    int fd = tsl_open_nomount_tail(w.c.err_log, 2,
+                                   O_WRONLY | O_APPEND | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0);
     if (as_user) {
         syscall(SYS_setfsuid, 0);
         syscall(SYS_setfsgid, 0);

@@ -146,7 +146,8 @@ typedef struct {
     tsw_limits_t limits; /* per NVML index */
     tsw_action_t action; /* on a violation */
     const char *state;   /* root-owned directory where the violation is recorded, or NULL */
-    const char *err_log; /* the job's stderr log (written as uid/gid), or NULL */
+    const char *err_log; /* the job's stderr log, DIR/stderr (written as uid/gid, below DIR's
+                            parent without crossing a mount point), or NULL */
     uid_t uid;           /* the job's account (for err_log), or -1 */
     gid_t gid;
     pid_t root; /* the shim: the job's processes descend from it */

@@ -153,7 +153,9 @@ typedef struct {
     int64_t kill_wait_ms;  /* --kill-wait: SIGTERM to SIGKILL at a time limit (batch.h) */
     int64_t last_cycle_ms; /* main thread only */
 
-    int64_t job_log_retention_s; /* --job-log-retention: 0 = keep (main thread, lock held) */
+    int64_t job_log_retention_s;       /* --job-log-retention: 0 = keep (main thread, lock held) */
+    struct tessd_retention *retention; /* its sweep under way (retention.h; main thread) */
+    long test_retention_step; /* --test-retention-step: entries per step (0: the default) */
 
     /* configuration */
     char data_dir[PATH_MAX];
@@ -189,6 +191,9 @@ typedef struct {
     /* What one client may use (main.c options; checked by api/jobs.c on submission). */
     thttp_limiter_t *submit_limit;       /* per user; NULL: --submit-rate 0, unlimited */
     thttp_limiter_t *admin_submit_limit; /* per admin; NULL: admins are exempt */
+    /* Suspends and resumes (each an event record and a write of the slice file): the same
+     * rate and burst as submissions, buckets of their own. */
+    thttp_limiter_t *control_limit, *admin_control_limit;
     double submit_rate, admin_submit_rate, submit_burst; /* their settings, for messages */
     uint64_t disk_reserve;   /* --disk-reserve in bytes (0 when a percentage) */
     double disk_reserve_pct; /* --disk-reserve N%: of the data dir's file system */
@@ -409,6 +414,40 @@ int tessd_child_wait(pid_t pid, int timeout_ms, int *status);
 int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *run, tsl_error_t *err);
 /* The job's directory: <data-dir>/jobs/<id>. */
 void tessd_job_dir(const tessd_t *d, int64_t id, char *buf, size_t len);
+/* The job's directory is its user's, who may mount a file system of theirs (FUSE) over it or
+ * over a file in it, whose server need not answer: root opens nothing there by name.  These
+ * reach jobs/<id>/name, and jobs/<id> itself, without crossing a mount point or following a
+ * link (libutil/nomount.h): what is mounted there is EXDEV at once, never asked.
+ * tessd_job_open adds O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC to flags; the caller
+ * checks what it opened (a regular file, whose owner).  A descriptor, or -1 with errno. */
+int tessd_job_open(const tessd_t *d, int64_t id, const char *name, int flags, mode_t mode);
+/* jobs/<id> as an O_PATH directory descriptor for the *at calls (the directory underneath any
+ * later mount).  A descriptor, or -1 with errno (EXDEV: something is mounted on it). */
+int tessd_job_dirfd(const tessd_t *d, int64_t id);
+/* The job's directory, jobs/<id>: made (0700: the job's logs, cwd and slice are its user's
+ * business, and tesseld's; other users neither list nor read them) and, with chown_it, given
+ * to the account the job runs as.
+ *
+ * A directory that is there already is an earlier attempt's of this same job (a preemption
+ * requeues a job with its id, and the next attempt appends to its logs) only when the job has
+ * been preempted before and the directory is its account's.  Otherwise it is another job's:
+ * job ids are the store's (the next is the highest + 1), so a store restored from an older
+ * backup hands out again the ids of the jobs that ran after that backup, whose directories are
+ * still here with their logs and files, owned by their users.  Such a directory is not reused
+ * (it would hand those to the new job's user): it is taken from its user (tesseld's, 0700) and
+ * moved aside to jobs/.stale-<id>-<time>, for the admin, and the job gets a new one.
+ *
+ * Nothing is opened there by name: a file system mounted over the directory (a FUSE one of its
+ * user's, whose server need not answer) is refused (EXDEV), never entered.  0, or -1 with
+ * err. */
+int tessd_job_dir_prepare(tessd_t *d, const tstore_job_t *j, bool chown_it, uid_t uid, gid_t gid,
+                          tsl_error_t *err);
+/* <data-dir>/starts/<id>.exit: the job's exit record, written by its shim (--exit-file) in
+ * tesseld's own directory, which no job's user can write.  0, or -1 with errno. */
+int tessd_exit_record_path(const tessd_t *d, int64_t id, char *buf, size_t len);
+/* Whether the job's start lock was taken by a tesseld whose shims write no exit record there
+ * (before 2026-11-27: an empty lock file): its shim writes jobs/<id>/exit instead. */
+bool tessd_start_lock_legacy(const tessd_t *d, int64_t id);
 void tessd_cgroup_name(const tessd_t *d, int64_t id, char *buf, size_t len);
 /* <data>/run/<id>: the job's root-owned directory (limits, ld.so.preload, the watchdog's
  * record); "" when tesseld is not root. */

@@ -39,6 +39,7 @@
 #include "daemon/batch.h"
 #include "daemon/daemon.h"
 #include "daemon/pwcache.h"
+#include "libutil/nomount.h"
 
 /* The steps of a job's start, in order (--test-kill-at):
  *   running   the store says running (tick.c start_job), nothing else done yet;
@@ -64,9 +65,10 @@ void tessd_test_kill_point(const tessd_t *d, const char *step)
     }
 }
 
-/* <data-dir>/starts/<id>.lock.  The directory is tesseld's own (0700, made here on first use):
- * no user can create, replace or lock a file in it. */
-static int start_lock_path(const tessd_t *d, int64_t id, bool mkdir_it, char *buf, size_t len)
+/* <data-dir>/starts/<id><suffix> (".lock", ".exit").  The directory is tesseld's own (0700,
+ * made here on first use): no user can create, replace or lock a file in it. */
+static int start_path(const tessd_t *d, int64_t id, bool mkdir_it, const char *suffix, char *buf,
+                      size_t len)
 {
     char dir[PATH_MAX];
     if (tessd_pathf(dir, sizeof dir, "%s/starts", d->data_dir) < 0)
@@ -80,8 +82,22 @@ static int start_lock_path(const tessd_t *d, int64_t id, bool mkdir_it, char *bu
         errno = EPERM;
         return -1;
     }
-    return tessd_pathf(buf, len, "%s/%lld.lock", dir, (long long)id);
+    return tessd_pathf(buf, len, "%s/%lld%s", dir, (long long)id, suffix);
 }
+
+static int start_lock_path(const tessd_t *d, int64_t id, bool mkdir_it, char *buf, size_t len)
+{
+    return start_path(d, id, mkdir_it, ".lock", buf, len);
+}
+
+int tessd_exit_record_path(const tessd_t *d, int64_t id, char *buf, size_t len)
+{
+    return start_path(d, id, false, ".exit", buf, len);
+}
+
+/* What a start lock holds: that this attempt's shim writes its exit record beside it
+ * (tessd_start_lock_legacy). */
+#define START_LOCK_MARK "exit record: <id>.exit\n"
 
 int tessd_start_lock_held(const tessd_t *d, int64_t id)
 {
@@ -100,15 +116,26 @@ int tessd_start_lock_held(const tessd_t *d, int64_t id)
     return saved == EWOULDBLOCK ? 1 : -1;
 }
 
+bool tessd_start_lock_legacy(const tessd_t *d, int64_t id)
+{
+    char p[PATH_MAX];
+    struct stat st;
+    return start_lock_path(d, id, false, p, sizeof p) == 0 && lstat(p, &st) == 0 &&
+           S_ISREG(st.st_mode) && st.st_size == 0;
+}
+
 void tessd_start_lock_remove(const tessd_t *d, int64_t id)
 {
     char p[PATH_MAX];
+    if (start_path(d, id, false, ".exit", p, sizeof p) == 0 && unlink(p) < 0 && errno != ENOENT)
+        tessd_log("job %lld: %s: %s", (long long)id, p, strerror(errno));
     if (start_lock_path(d, id, false, p, sizeof p) == 0 && unlink(p) < 0 && errno != ENOENT)
         tessd_log("job %lld: %s: %s", (long long)id, p, strerror(errno));
 }
 
 /* Take job id's start lock for its next shim: a new descriptor holding an exclusive flock,
- * or -1 with err (EWOULDBLOCK: a shim of an earlier attempt still holds it). */
+ * or -1 with err (EWOULDBLOCK: a shim of an earlier attempt still holds it).  Any exit record
+ * of an earlier attempt goes. */
 static int start_lock_take(const tessd_t *d, int64_t id, tsl_error_t *err)
 {
     char p[PATH_MAX];
@@ -125,12 +152,38 @@ static int start_lock_take(const tessd_t *d, int64_t id, tsl_error_t *err)
                              saved == EWOULDBLOCK ? "a supervisor of an earlier attempt still runs"
                                                   : strerror(saved));
     }
+    char ex[PATH_MAX];
+    size_t ml = strlen(START_LOCK_MARK);
+    if ((tessd_exit_record_path(d, id, ex, sizeof ex) == 0 && unlink(ex) < 0 && errno != ENOENT) ||
+        ftruncate(fd, 0) < 0 || pwrite(fd, START_LOCK_MARK, ml, 0) != (ssize_t)ml) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return tsl_errprintf(err, "%s: %s", p, strerror(saved));
+    }
     return fd;
 }
 
 void tessd_job_dir(const tessd_t *d, int64_t id, char *buf, size_t len)
 {
     snprintf(buf, len, "%s/%lld", d->jobs_dir, (long long)id);
+}
+
+int tessd_job_open(const tessd_t *d, int64_t id, const char *name, int flags, mode_t mode)
+{
+    char rel[NAME_MAX + 32];
+    if (snprintf(rel, sizeof rel, "%lld/%s", (long long)id, name) >= (int)sizeof rel) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return tsl_open_nomount(d->jobs_dir, rel, flags | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, mode);
+}
+
+int tessd_job_dirfd(const tessd_t *d, int64_t id)
+{
+    char rel[24];
+    snprintf(rel, sizeof rel, "%lld", (long long)id);
+    return tsl_open_nomount(d->jobs_dir, rel, O_PATH | O_DIRECTORY, 0);
 }
 
 void tessd_cgroup_name(const tessd_t *d, int64_t id, char *buf, size_t len)
@@ -693,14 +746,73 @@ static int build_env(tessd_t *d, const tstore_job_t *j, const tessd_run_t *r, co
     return rc ? -1 : 0;
 }
 
+/* tessd_job_dir_prepare (daemon.h): a directory that is there already is another job's unless
+ * the job was preempted before and the directory is its account's. */
+int tessd_job_dir_prepare(tessd_t *d, const tstore_job_t *j, bool chown_it, uid_t uid, gid_t gid,
+                          tsl_error_t *err)
+{
+    char dir[PATH_MAX], name[24];
+    tessd_job_dir(d, j->id, dir, sizeof dir);
+    snprintf(name, sizeof name, "%lld", (long long)j->id);
+    uid_t owner = chown_it ? uid : geteuid();
+    for (int attempt = 0; attempt < 2; attempt++) {
+        bool made = mkdir(dir, 0700) == 0;
+        if (!made && errno != EEXIST)
+            return tsl_errprintf(err, "%s: %s", dir, strerror(errno));
+        int fd = tsl_open_nomount(d->jobs_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0) {
+            int e = errno;
+            if (fd >= 0)
+                close(fd);
+            errno = e;
+            return tsl_errprintf(err, "%s: %s", dir,
+                                 e == EXDEV ? "a file system is mounted on it: not used"
+                                            : strerror(e));
+        }
+        if (made || (j->preemptions > 0 && st.st_uid == owner)) {
+            int rc = chown_it && fchown(fd, uid, gid) < 0 ? -1 : 0;
+            int e = errno;
+            close(fd);
+            if (rc < 0) {
+                errno = e;
+                return tsl_errprintf(err, "chown %s: %s", dir, strerror(e));
+            }
+            return 0;
+        }
+        /* Another job's: taken from its user first (who can then neither change it nor mount
+         * anything over it), then moved aside (a mount point there is EBUSY, never entered). */
+        char stale[64];
+        snprintf(stale, sizeof stale, ".stale-%lld-%lld", (long long)j->id, (long long)time(NULL));
+        int jfd = open(d->jobs_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        int rc = jfd < 0 || fchown(fd, geteuid(), getegid()) < 0 || fchmod(fd, 0700) < 0 ||
+                         renameat2(jfd, name, jfd, stale, RENAME_NOREPLACE) < 0
+                     ? -1
+                     : 0;
+        int e = errno;
+        close(fd);
+        if (jfd >= 0)
+            close(jfd);
+        if (rc < 0) {
+            errno = e;
+            return tsl_errprintf(err,
+                                 "%s is another job's (owner uid %u) and cannot be moved "
+                                 "aside: %s",
+                                 dir, (unsigned)st.st_uid, strerror(e));
+        }
+        tessd_log("job %lld: %s was there already and is not this job's (owner uid %u, the job "
+                  "was never preempted; a store restored from an older backup?): moved aside "
+                  "to %s/%s (tesseld's, 0700)",
+                  (long long)j->id, dir, (unsigned)st.st_uid, d->jobs_dir, stale);
+    }
+    errno = EEXIST;
+    return tsl_errprintf(err, "%s: made again meanwhile", dir);
+}
+
 int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t *err)
 {
     char dir[PATH_MAX];
     tessd_job_dir(d, j->id, dir, sizeof dir);
-    /* 0700: the job's logs, cwd and slice are its user's business (and tesseld's, as root or
-     * as that same user); other users neither list nor read them. */
-    if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-        return tsl_errprintf(err, "%s: %s", dir, strerror(errno));
     /* As root, the job runs as its submitter when that name is a system account (not uid 0);
      * otherwise as tesseld's own user: when tesseld is not root, or for an admin's job, or
      * with --allow-root-jobs; else it is refused (tessd_job_refused). */
@@ -709,8 +821,6 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
     if (geteuid() == 0 && tessd_getpwnam(j->user, &pwbuf) == 1 && pwbuf.uid != 0) {
         as_user = true;
         pw = &pwbuf;
-        if (chown(dir, pw->uid, pw->gid) < 0)
-            return tsl_errprintf(err, "chown %s: %s", dir, strerror(errno));
     }
     if (!as_user && geteuid() == 0 && !d->allow_root_jobs) {
         /* Checked at submission already; checked again here because the account may have gone
@@ -725,6 +835,8 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
             return tsl_errprintf(err, "%s", why);
         }
     }
+    if (tessd_job_dir_prepare(d, j, as_user, as_user ? pw->uid : 0, as_user ? pw->gid : 0, err) < 0)
+        return -1;
     if (!as_user)
         pw = tessd_getpwuid(geteuid(), &pwbuf) == 1 ? &pwbuf : NULL;
     tessd_test_kill_point(d, "dir");
@@ -785,7 +897,13 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
                 nvml_env[nk++] = v - strlen(fake_keys[f]) - 1; /* the "K=V" string itself */
         }
     }
+    char exit_rec[PATH_MAX];
+    if (tessd_exit_record_path(d, j->id, exit_rec, sizeof exit_rec) < 0) {
+        tsl_errprintf(err, "%s/starts: %s", d->data_dir, strerror(errno));
+        goto out;
+    }
     tagent_spawn_t sp = {
+        .exit_file = exit_rec,
         .state = state[0] ? state : NULL,
         .block_userns = !d->allow_userns,
         .nvml = state[0] && d->nvml_path[0] ? d->nvml_path : NULL,

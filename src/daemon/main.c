@@ -178,6 +178,8 @@ static void usage(FILE *f)
             "                      (default 250; pass.h)\n"
             "  --test-pass-gap-ms N  for tests: least time between two scheduling passes\n"
             "                      (default 5)\n"
+            "  --test-retention-step N  for tests: entries a step of the job-log retention\n"
+            "                      removes (default 2000; retention.h)\n"
             "Limits on what one client can take (docs/tesseld.md):\n"
             "  --max-connections N           connections of all clients together (default 1024)\n"
             "  --max-connections-per-client N  connections from one address (default 256); the\n"
@@ -185,7 +187,8 @@ static void usage(FILE *f)
             "  --request-timeout SECS  close a connection silent this long (default 30)\n"
             "  --max-body SIZE     largest request body (default 64K; 413 above)\n"
             "  --submit-rate R     job submissions a second per user, R > 0, or 0 for no limit\n"
-            "                      (default 5; 429 with Retry-After above it)\n"
+            "                      (default 5; 429 with Retry-After above it); suspends and\n"
+            "                      resumes have the same limit, apart\n"
             "  --submit-burst N    submissions a user may make at once (default 50)\n"
             "  --admin-submit-rate R  the same for admins (default: admins are not limited)\n"
             "  --disk-reserve SIZE|N%%  refuse submissions (507) when the data directory's file\n"
@@ -221,8 +224,6 @@ static void usage(FILE *f)
 /* Free space below which the reserve is given back ahead of a failed write (the shim's exit
  * record needs a block too, and is written before the store learns of the end). */
 #define TESSD_STORE_LOW (1ull << 20)
-/* How often the main loop removes old jobs' directories (retention.h). */
-#define TESSD_RETENTION_PERIOD_MS (3600 * 1000)
 /* How often the main loop looks at the data directory's free space. */
 #define TESSD_DISK_WATCH_MS 1000
 
@@ -613,6 +614,26 @@ static void reload_one(size_t i, void *ud)
     r->nlive++;
 }
 
+/* The rate limiters of one setting: submissions and suspends/resumes, for users (rate) and
+ * admins (admin_rate; 0: exempt), NULL where the rate is 0.  0, or -1 (none made). */
+static int limiters_new(double rate, double admin_rate, double burst, thttp_limiter_t **sub,
+                        thttp_limiter_t **adm, thttp_limiter_t **ctl, thttp_limiter_t **actl)
+{
+    *sub = *adm = *ctl = *actl = NULL;
+    if ((rate > 0 &&
+         (!(*sub = thttp_limiter_new(rate, burst)) || !(*ctl = thttp_limiter_new(rate, burst)))) ||
+        (admin_rate > 0 && (!(*adm = thttp_limiter_new(admin_rate, burst)) ||
+                            !(*actl = thttp_limiter_new(admin_rate, burst))))) {
+        thttp_limiter_free(*sub);
+        thttp_limiter_free(*adm);
+        thttp_limiter_free(*ctl);
+        thttp_limiter_free(*actl);
+        *sub = *adm = *ctl = *actl = NULL;
+        return -1;
+    }
+    return 0;
+}
+
 static void reload(tessd_t *d, const tessd_args_t *args, tessd_conf_t *run)
 {
     char path[PATH_MAX];
@@ -625,13 +646,10 @@ static void reload(tessd_t *d, const tessd_args_t *args, tessd_conf_t *run)
         return;
     }
     /* New limiters first (no allocation under the lock). */
-    thttp_limiter_t *sub = NULL, *adm = NULL;
-    if ((next.submit_rate > 0 &&
-         !(sub = thttp_limiter_new(next.submit_rate, (double)next.submit_burst))) ||
-        (next.admin_submit_rate > 0 &&
-         !(adm = thttp_limiter_new(next.admin_submit_rate, (double)next.submit_burst)))) {
+    thttp_limiter_t *sub = NULL, *adm = NULL, *ctl = NULL, *actl = NULL;
+    if (limiters_new(next.submit_rate, next.admin_submit_rate, (double)next.submit_burst, &sub,
+                     &adm, &ctl, &actl) < 0) {
         tessd_logl(TESSD_LOG_ERROR, "reload refused: out of memory");
-        thttp_limiter_free(sub);
         tessd_conf_free(&next);
         return;
     }
@@ -642,10 +660,15 @@ static void reload(tessd_t *d, const tessd_args_t *args, tessd_conf_t *run)
     if (d->submit_rate != run->submit_rate || d->admin_submit_rate != run->admin_submit_rate ||
         d->submit_burst != (double)run->submit_burst) {
         thttp_limiter_t *os = d->submit_limit, *oa = d->admin_submit_limit;
+        thttp_limiter_t *oc = d->control_limit, *oac = d->admin_control_limit;
         d->submit_limit = sub;
         d->admin_submit_limit = adm;
+        d->control_limit = ctl;
+        d->admin_control_limit = actl;
         sub = os;
         adm = oa;
+        ctl = oc;
+        actl = oac;
     }
     d->submit_rate = run->submit_rate;
     d->admin_submit_rate = run->admin_submit_rate;
@@ -653,6 +676,8 @@ static void reload(tessd_t *d, const tessd_args_t *args, tessd_conf_t *run)
     pthread_mutex_unlock(&d->lock);
     thttp_limiter_free(sub);
     thttp_limiter_free(adm);
+    thttp_limiter_free(ctl);
+    thttp_limiter_free(actl);
     tessd_conf_free(&next);
     tessd_logl(TESSD_LOG_INFO, "reloaded %s: %d option(s) changed, %d more need a restart",
                path[0] ? path : "(no configuration file)", r.nlive, r.nrestart);
@@ -724,6 +749,7 @@ int main(int argc, char **argv)
     snprintf(d->cg_root, sizeof d->cg_root, "%s", conf.cgroup_root);
     snprintf(d->test_kill_at, sizeof d->test_kill_at, "%s", conf.test_kill_at);
     d->test_tick_ms = (int64_t)conf.test_tick_ms;
+    d->test_retention_step = (long)conf.test_retention_step;
     d->hist_interval = (int)conf.history_interval;
     d->hist_retention = conf.history_retention;
     {
@@ -1040,11 +1066,8 @@ int main(int argc, char **argv)
     d->submit_rate = submit_rate;
     d->admin_submit_rate = admin_rate;
     d->submit_burst = submit_burst;
-    if (submit_rate > 0 && !(d->submit_limit = thttp_limiter_new(submit_rate, submit_burst))) {
-        perror("tesseld: submission rate limit");
-        return 1;
-    }
-    if (admin_rate > 0 && !(d->admin_submit_limit = thttp_limiter_new(admin_rate, submit_burst))) {
+    if (limiters_new(submit_rate, admin_rate, submit_burst, &d->submit_limit,
+                     &d->admin_submit_limit, &d->control_limit, &d->admin_control_limit) < 0) {
         perror("tesseld: submission rate limit");
         return 1;
     }
@@ -1108,9 +1131,13 @@ int main(int argc, char **argv)
     tessd_pass_init(&ps, d->test_pass_gap_ms ? d->test_pass_gap_ms : TESSD_PASS_GAP_MS,
                     d->test_tick_ms ? d->test_tick_ms : TESSD_TICK_MS, tessd_mono_ms());
     int64_t last_disk = 0;
-    int64_t next_retention = 0; /* --job-log-retention: at the first pass, then hourly */
+    /* --job-log-retention: its sweep begins at the first turn, after a reload, then hourly,
+     * and goes in steps between the passes (retention.h). */
+    int64_t retention_wait = 0;
     for (;;) {
         int64_t timeout = tessd_pass_timeout(&ps, tessd_mono_ms());
+        if (timeout < 0 || timeout > retention_wait)
+            timeout = retention_wait;
         /* With a pass already due the handlers' wakes wait for it: they are read just before
          * it begins, not one by one as they come (one context switch a submission). */
         struct pollfd p[2] = {{sfd, POLLIN, 0}, {d->wake_fd, ps.pending ? 0 : POLLIN, 0}};
@@ -1125,8 +1152,8 @@ int main(int argc, char **argv)
             while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
                 if (si.ssi_signo == SIGHUP) {
                     reload(d, &args, &conf);
-                    tessd_pass_event(&ps); /* a setting of the scheduler may have changed */
-                    next_retention = 0;    /* and the retention: applied at once */
+                    tessd_pass_event(&ps);  /* a setting of the scheduler may have changed */
+                    tessd_retention_due(d); /* and the retention: applied at once */
                 } else if (si.ssi_signo != SIGCHLD) {
                     stop = true;
                 } else {
@@ -1146,6 +1173,8 @@ int main(int argc, char **argv)
             }
         }
         int64_t now = tessd_mono_ms();
+        /* A step of the retention's sweep (without the lock), between passes. */
+        retention_wait = tessd_retention_run(d, now);
         if (tessd_pass_timeout(&ps, now) != 0)
             continue;
         if (atomic_load(&d->wake_sent)) {
@@ -1157,10 +1186,6 @@ int main(int argc, char **argv)
         if (now - last_disk >= TESSD_DISK_WATCH_MS) {
             disk_watch(d);
             last_disk = now;
-        }
-        if (now >= next_retention) {
-            int more = tessd_retention_sweep(d, tessd_now_ms()) == TESSD_RETENTION_BATCH;
-            next_retention = now + (more ? 1000 : TESSD_RETENTION_PERIOD_MS);
         }
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -1200,6 +1225,9 @@ int main(int argc, char **argv)
     tagent_nvml_close(d->nvml);
     thttp_limiter_free(d->submit_limit);
     thttp_limiter_free(d->admin_submit_limit);
+    tessd_retention_free(d);
+    thttp_limiter_free(d->control_limit);
+    thttp_limiter_free(d->admin_control_limit);
     free(d->runs);
     tessd_slurm_free(d);
     free(d->slurm_qmap);

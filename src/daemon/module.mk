@@ -82,6 +82,11 @@ TESSELD_TESTS += tests/t/t3162-daemon-cwd-stalled.t
 # Projects (docs/projects.md): the API, the CLI, a store from before projects.
 TESSELD_TESTS += tests/t/t3170-daemon-projects.t tests/t/t3171-cli-projects.t \
                  tests/t/t3172-daemon-projects-upgrade.t tests/t/t3174-daemon-projects-hostile.t
+TESSELD_TESTS += tests/t/t3163-daemon-jobdir-mounted.t
+TESSELD_TESTS += tests/t/t3164-daemon-exit-record.t
+TESSELD_TESTS += tests/t/t3165-daemon-jobdir-reused-id.t
+TESSELD_TESTS += tests/t/t3166-daemon-suspend-rate.t
+TESSELD_TESTS += tests/t/t3167-daemon-retention-steps.t
 # The configuration file (config.c, etc/tesseld.conf), SIGHUP, tesseld's log, job-log retention.
 TESSELD_TESTS += tests/t/t3100-config-check.t tests/t/t3101-config-reload.t \
                  tests/t/t3102-config-retention.t tests/t/t3103-config-syslog.t

@@ -24,7 +24,8 @@
  * account), so the job's first launch is held too.
  *
  * The file is in the job's user's directory and is the user's: it is opened here with
- * O_NOFOLLOW and must be a regular file with one link (owned by the job's account when tesseld
+ * O_NOFOLLOW, never through a mount point (tessd_job_open), and must be a regular file with one
+ * link (owned by the job's account when tesseld
  * is root).  tesseld never maps it and never locks it: the user can truncate it at any moment
  * (a read through a mapping past a file's end is SIGBUS) or hold a flock on it.  Reads take a
  * copy (tshm_open_ro through /proc/self/fd, pread); the run state is read and written with
@@ -69,17 +70,34 @@ static int slice_fd(tessd_t *d, const tessd_run_t *r, bool rw, bool create, tsl_
     uid_t uid = geteuid();
     gid_t gid = getegid();
     bool as_user = job_account(r->user, &uid, &gid);
-    int flags = (rw ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
-    int fd = open(path, flags);
+    /* Never through a mount point: a file system of the user's over the job's directory or
+     * over the file (FUSE) is EXDEV at once, not a wait for its server with the lock held. */
+    int flags = rw ? O_RDWR : O_RDONLY;
+    int fd = tessd_job_open(d, r->id, "slice", flags, 0);
     if (fd < 0 && errno == ENOENT && create) {
-        /* EEXIST: the interposer linked its own file into place meanwhile; open that one. */
+        /* Made below the directory as it is underneath any mount (/proc/self/fd/N/slice, N a
+         * descriptor of it that crossed none): the temporary is a new name there, and the
+         * final link fails with EEXIST rather than replace anything.  EEXIST: the
+         * interposer linked its own file into place meanwhile; open that one. */
+        int dfd = tessd_job_dirfd(d, r->id);
+        if (dfd < 0)
+            return tsl_errprintf(err, "%s: %s", dir, strerror(errno));
+        char at[64];
+        snprintf(at, sizeof at, "/proc/self/fd/%d/slice", dfd);
         tsl_error_t e;
-        if (tshm_create(path, uid, gid, 0600, &e) < 0 && errno != EEXIST)
+        int rc = tshm_create(at, uid, gid, 0600, &e);
+        int saved = errno;
+        close(dfd);
+        if (rc < 0 && saved != EEXIST) {
+            errno = saved;
             return tsl_errprintf(err, "job %lld: %s", (long long)r->id, e.text);
-        fd = open(path, flags);
+        }
+        fd = tessd_job_open(d, r->id, "slice", flags, 0);
     }
     if (fd < 0)
-        return tsl_errprintf(err, "%s: %s", path, strerror(errno));
+        return tsl_errprintf(err, "%s: %s", path,
+                             errno == EXDEV ? "a file system is mounted on the job's directory"
+                                            : strerror(errno));
     struct stat st;
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
         (as_user && st.st_uid != uid)) {

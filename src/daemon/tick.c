@@ -138,14 +138,9 @@ static void preempt_why(const tessd_run_t *r, char *buf, size_t len)
 /* Append one line to the job's stdout log, where the output of its next attempt follows. */
 static void log_marker(tessd_t *d, int64_t id, const char *line)
 {
-    char path[PATH_MAX];
-    tessd_job_dir(d, id, path, sizeof path);
-    if (strlen(path) + sizeof "/stdout" > sizeof path)
-        return;
-    strcat(path, "/stdout");
     /* The directory is the job's user's: append only to a regular file with one link, never
-     * through a symlink, never blocking on a FIFO. */
-    int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+     * through a symlink or a mount point, never blocking on a FIFO. */
+    int fd = tessd_job_open(d, id, "stdout", O_WRONLY | O_APPEND, 0);
     if (fd < 0)
         return;
     struct stat st;
@@ -181,16 +176,38 @@ static int read_pids_checked(const char *dir, pid_t known_shim, pid_t *shim, uin
     return 0;
 }
 
-/* The next attempt's shim writes its own pid and exit files; the old ones must not be taken
- * for its.  The slice file is rewritten by the next attempt's interposer. */
+/* The next attempt's shim writes its own pid and exit records; the old ones must not be taken
+ * for its.  The slice file is rewritten by the next attempt's interposer.  In the job's
+ * directory through a descriptor that crossed no mount point (a mount over a name there is
+ * EBUSY, never entered). */
 static void remove_stale_records(tessd_t *d, int64_t id)
 {
-    char dir[PATH_MAX], path[PATH_MAX];
-    tessd_job_dir(d, id, dir, sizeof dir);
+    char path[PATH_MAX];
+    if (tessd_exit_record_path(d, id, path, sizeof path) == 0)
+        unlink(path);
+    int dfd = tessd_job_dirfd(d, id);
+    if (dfd < 0)
+        return;
     static const char *const stale[] = {"exit", "pid", "slice"};
     for (size_t i = 0; i < sizeof stale / sizeof stale[0]; i++)
-        if (tessd_pathf(path, sizeof path, "%s/%s", dir, stale[i]) == 0)
-            unlink(path);
+        unlinkat(dfd, stale[i], 0);
+    close(dfd);
+}
+
+/* The job's exit record: 1 and *ex, 0 when there is none (yet), -1 with errno.  It is the one
+ * its shim wrote in tesseld's own directory (tessd_exit_record_path), never a file of the job's
+ * directory, where a process the job left behind could write one of its own; only a shim
+ * started by a tesseld from before that record (its start lock empty, an upgrade with the job
+ * running) wrote jobs/<id>/exit, which is read for such a job alone. */
+static int read_exit_record(tessd_t *d, int64_t id, const char *dir, tagent_exit_t *ex)
+{
+    char path[PATH_MAX];
+    if (tessd_exit_record_path(d, id, path, sizeof path) < 0)
+        return errno == ENOENT ? 0 : -1;
+    int got = tagent_read_exit_file(path, ex);
+    if (got == 0 && tessd_start_lock_legacy(d, id))
+        got = tagent_read_exit(dir, ex);
+    return got;
 }
 
 /* The store has r pending again: give libsched back what it held (or hand it over as a new
@@ -444,8 +461,9 @@ static bool check_run(tessd_t *d, tessd_run_t *r, int64_t now)
     tessd_job_dir(d, r->id, dir, sizeof dir);
     tagent_exit_t ex;
     /* The exit record is read only once the shim has ended (it writes the record, then
-     * exits): while it lives, an "exit" file in the job's directory may be the job's own
-     * forgery, which would end the job's accounting while it runs on. */
+     * exits), and from tesseld's own directory (read_exit_record): an "exit" file in the job's
+     * directory may be the job's own forgery, written while it runs or by a process it left
+     * behind once it has ended. */
     bool shim_alive = tagent_alive(r->shim_pid, r->shim_start);
     if (r->shim_pid == 0) {
         /* No shim known (tesseld stopped during the start): the start lock tells whether one
@@ -459,7 +477,7 @@ static bool check_run(tessd_t *d, tessd_run_t *r, int64_t now)
         uint64_t st;
         if (!shim_alive && held == 0) {
             /* The model decides from what is seen (tjm_recover): never started, or lost. */
-            tjm_seen_t seen = {.exit_record = tagent_read_exit(dir, &ex) != 0};
+            tjm_seen_t seen = {.exit_record = read_exit_record(d, r->id, dir, &ex) != 0};
             seen.pid_record = !(tagent_read_pids(dir, &s, &st, &j) < 0 && errno == ENOENT);
             tstore_job_t sj = {.state = TSTORE_RUNNING, .cancel_ms = r->cancel_ms};
             tjm_recovery_t plan;
@@ -471,7 +489,7 @@ static bool check_run(tessd_t *d, tessd_run_t *r, int64_t now)
             }
         }
     }
-    int got = shim_alive ? 0 : tagent_read_exit(dir, &ex);
+    int got = shim_alive ? 0 : read_exit_record(d, r->id, dir, &ex);
     if (got == 1)
         return finish_run(d, r, &ex, NULL, TJM_CAUSE_NONE);
     if (got < 0) {

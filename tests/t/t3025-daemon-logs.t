@@ -3,8 +3,9 @@
 # its supervisor: a job of nobody that prints without end (200 MB on each stream, the data
 # directory a 32 MiB file system) keeps its head and tail with a marker where bytes were
 # dropped, cannot fill the disk, and submissions go on being accepted.  --log-limit 0 keeps
-# everything.  A job that ends while the jobs' file system is full ends "succeeded" once space
-# is back (its supervisor tries its exit record again), not "supervisor lost".  A job whose end
+# everything.  A job that ends while the file system of its exit record (starts/, tesseld's
+# own, in the data directory) is full ends "succeeded" once space is back (its supervisor tries
+# its exit record again), not "supervisor lost".  A job whose end
 # the store refuses (here: locked by another process for 12 s) is logged "cannot record its
 # end" once, not at every tick, and recorded once the store takes writes again.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
@@ -25,7 +26,7 @@ td_cleanup_fs() {
     for p in $TD_PIDS; do kill -9 "$p" 2>/dev/null; done
     [ -n "${LOCKER:-}" ] && kill "$LOCKER" 2>/dev/null
     sleep 0.2
-    umount -l "$TD/data/jobs" 2>/dev/null
+    umount -l "$TD/data/starts" 2>/dev/null
     umount -l "$TD/data" 2>/dev/null
     td_cleanup
 }
@@ -73,28 +74,29 @@ RC=$?
 ok "$([ $RC = 2 ] && grep -q '^tesseld: --log-limit 12Q: ' "$TD/bad.log"; echo $?)" \
     "a bad --log-limit is refused with one line (exit $RC)"
 
-# --- the jobs' file system is full when the job ends ------------------------------------
-mount -t tmpfs -o size=4m,mode=0711 tmpfs "$TD/data/jobs" || bail "cannot mount tmpfs on jobs/"
+# --- the exit record's file system is full when the job ends -----------------------------
+mkdir -p "$TD/data/starts"
+mount -t tmpfs -o size=4m,mode=0700 tmpfs "$TD/data/starts" || bail "cannot mount tmpfs on starts/"
 td_start --fake-gpus 1xT4:16G --no-cgroups --disk-reserve 1M || bail "tesseld did not restart"
 api POST /v1/jobs '{"argv":["sh","-c","touch ready; while [ ! -e go ]; do sleep 0.1; done; echo bye"]}' "$NB"
 J=$(jget .id)
 JD="$TD/data/jobs/$J"
 wait_for '[ -e "'"$JD"'/ready" ]'
-dd if=/dev/zero of="$TD/data/jobs/filler" bs=64k 2>/dev/null
+dd if=/dev/zero of="$TD/data/starts/filler" bs=64k 2>/dev/null
 # What 64 KiB blocks left: the file system is full to the last block.
-dd if=/dev/zero of="$TD/data/jobs/filler2" bs=512 2>/dev/null
-diag "jobs/ file system: $(df -k "$TD/data/jobs" | tail -1)"
+dd if=/dev/zero of="$TD/data/starts/filler2" bs=512 2>/dev/null
+diag "starts/ file system: $(df -k "$TD/data/starts" | tail -1)"
 touch "$JD/go"
 read -r SHIM _ JOBPID <"$JD/pid"
 wait_for '! kill -0 '"$JOBPID"' 2>/dev/null'
 ok $? "the job has ended"
 sleep 2
-alive=$([ ! -e "$JD/exit" ] && kill -0 "$SHIM"; echo $?)
+alive=$([ ! -e "$TD/data/starts/$J.exit" ] && kill -0 "$SHIM"; echo $?)
 ok "$alive" "its supervisor lives on without an exit record (the file system is full), trying again"
 [ "$alive" = 0 ] ||
-    diag "exit: $(cat "$JD/exit" 2>&1); shim $SHIM: $(kill -0 "$SHIM" 2>&1 && echo alive); $(df -k "$TD/data/jobs" | tail -1); shim.log: $(cat "$JD/shim.log" 2>&1 | tail -5)"
+    diag "exit: $(cat "$TD/data/starts/$J.exit" 2>&1); shim $SHIM: $(kill -0 "$SHIM" 2>&1 && echo alive); $(df -k "$TD/data/starts" | tail -1); shim.log: $(cat "$JD/shim.log" 2>&1 | tail -5)"
 is "$(job_state "$J")" running "meanwhile the job is still running, not failed"
-rm -f "$TD/data/jobs/filler" "$TD/data/jobs/filler2"
+rm -f "$TD/data/starts/filler" "$TD/data/starts/filler2"
 wait_for '[ "$(job_state '"$J"')" = succeeded ]'
 api GET "/v1/jobs/$J" "" "$NB"
 is "$(jget .state) $(jget .exit_code) $(jget .reason)" "succeeded 0 exited with status 0" \
@@ -116,7 +118,7 @@ echo "BEGIN IMMEDIATE; UPDATE jobs SET reason = reason WHERE id = $J; SELECT 'lo
 wait_for 'grep -q locked "'"$TD/sql.out"'"'
 ok $? "another process holds the store's write lock"
 touch "$JD/go"
-wait_for '[ -e "'"$JD"'/exit" ]'
+wait_for '[ -e "'"$TD/data/starts/$J.exit"'" ]'
 # The lock is held until tesseld has said it cannot record the end, then through more than one
 # further try (each waits the store's 5 s busy timeout): not a fixed time, which a loaded machine
 # can use up before tesseld's first try.

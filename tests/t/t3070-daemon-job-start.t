@@ -68,7 +68,10 @@ is "$(sed -n 's/^env //p' "$OUT")" "c4n4ry $PRELOAD_LIB" "with its environment a
 grep -q "^cgroup .*job-$J" "$OUT"
 ok $? "in its cgroup (job-$J)"
 is "$(stat -c %U "$OUT")" tslsa "its log is tslsa's"
-is "$(cat "$TD/data/jobs/$J/exit")" "exit 0" "the shim records its end"
+api GET "/v1/jobs/$J"
+is "$(jget .state) $(jget .exit_code)" "succeeded 0" "the shim records its end, tesseld reads it"
+ok "$([ ! -e "$TD/data/jobs/$J/exit" ]; echo $?)" \
+    "in tesseld's own directory (starts/$J.exit, read and removed), not in the job's"
 
 # The shim by hand, the same job both ways: clone (default) and fork (--test-fork).
 STATE="$TD/state"

@@ -1,6 +1,7 @@
 /* test_agent.c - agent: fake GPU spec, UUID parsing, CPU quota, and tessel-shim end to end
  * (exit status, signal, exec failure, pid file), plus cgroup mode naming, and the handling of
- * records in a job directory its user may have tampered with, and the sweep of stale cgroups. */
+ * records in a job directory its user may have tampered with (or mounted a file system over),
+ * the exit record kept out of it (--exit-file), and the sweep of stale cgroups. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -11,8 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pwd.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -572,6 +576,153 @@ static void test_sigmask(void **state)
     assert_false(now >> (SIGUSR1 - 1) & 1);
 }
 
+/* Run fn in a child and wait for it at most 10 s: 1 when it ended with exit status 0, 0 when
+ * it failed; a child still running then (waiting on a file system that never answers) is
+ * killed and the test fails: "did not hang" is what is asserted, not a time. */
+static int in_child(void (*fn)(const char *), const char *arg)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        fn(arg);
+        _exit(0);
+    }
+    for (int i = 0; i < 1000; i++) {
+        int st;
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        if (w == pid)
+            return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    fail_msg("the call did not return within 10 s (it waits on the mounted file system)");
+    return 0;
+}
+
+/* A FUSE file system whose server never answers, mounted on mnt (as fusermount3 mounts one for
+ * any user where fuse3 is installed): the /dev/fuse descriptor, to close at the end. */
+static int mount_stalled(const char *mnt)
+{
+    if (geteuid() != 0)
+        fail_msg("must run as root (the test mounts FUSE)");
+    int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        fail_msg("/dev/fuse: %s (the FUSE module is needed for this test)", strerror(errno));
+    char opts[128];
+    snprintf(opts, sizeof opts, "fd=%d,rootmode=40000,user_id=0,group_id=0,allow_other", fd);
+    if (mount("tessel-test", mnt, "fuse", MS_NOSUID | MS_NODEV, opts) < 0)
+        fail_msg("mount fuse on %s: %s", mnt, strerror(errno));
+    return fd;
+}
+
+static void read_pid_exdev(const char *dir)
+{
+    pid_t s, j;
+    uint64_t st;
+    errno = 0;
+    _exit(tagent_read_pids(dir, &s, &st, &j) == -1 && errno == EXDEV ? 0 : 1);
+}
+
+static void read_exit_exdev(const char *dir)
+{
+    tagent_exit_t ex;
+    errno = 0;
+    _exit(tagent_read_exit(dir, &ex) == -1 && errno == EXDEV ? 0 : 1);
+}
+
+/* Something mounted over the job's directory (a FUSE file system of its user's whose server
+ * never answers): the records there are not read through it (EXDEV at once), and the shim's
+ * log is not opened through it (the shim starts with /dev/null as its log). */
+static void test_mounted_dir(void **state)
+{
+    char top[64], dir[96];
+    snprintf(top, sizeof top, "/tmp/tessel-agent-XXXXXX");
+    assert_non_null(mkdtemp(top));
+    snprintf(dir, sizeof dir, "%s/7", top);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    put(dir, "pid", "123 456 77\n");
+    put(dir, "exit", "exit 0\n");
+    int fuse = mount_stalled(dir);
+    int ok_pid = in_child(read_pid_exdev, dir);
+    int ok_exit = in_child(read_exit_exdev, dir);
+    close(fuse);
+    umount2(dir, MNT_DETACH);
+    assert_true(ok_pid);
+    assert_true(ok_exit);
+    cleanup(top);
+}
+
+/* --exit-file: the shim writes its record there, in a directory of tesseld's own, never in the
+ * job's directory.  A process the job (of user nobody) leaves behind rewrites DIR/exit after
+ * the job's end and tries the record itself: the record still says how the job ended. */
+static void test_shim_exit_file(void **state)
+{
+    if (geteuid() != 0)
+        fail_msg("must run as root (the job runs as nobody)");
+    struct passwd *pw = getpwnam("nobody");
+    if (!pw)
+        fail_msg("no 'nobody' account");
+    char dir[64], recdir[64], rec[96], shim[4096];
+    snprintf(dir, sizeof dir, "/tmp/tessel-agent-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(chown(dir, pw->pw_uid, pw->pw_gid), 0);
+    snprintf(recdir, sizeof recdir, "/tmp/tessel-agent-starts-XXXXXX");
+    assert_non_null(mkdtemp(recdir)); /* 0700, root's */
+    snprintf(rec, sizeof rec, "%s/7.exit", recdir);
+    snprintf(shim, sizeof shim, "%s/bin/tessel-shim", getenv("TESSEL_BUILD") ?: "build");
+    char script[512];
+    snprintf(script, sizeof script,
+             "(sleep 0.5; echo 'exit 0' > %s/exit; echo 'exit 0' > %s; touch %s/forged) "
+             ">/dev/null 2>&1 & exit 3",
+             dir, rec, dir);
+    char *argv[] = {"sh", "-c", script, NULL};
+    tagent_spawn_t sp = {.shim = shim,
+                         .dir = dir,
+                         .exit_file = rec,
+                         .cwd = dir,
+                         .argv = argv,
+                         .envp = environ,
+                         .set_user = true,
+                         .uid = pw->pw_uid,
+                         .gid = pw->pw_gid};
+    tsl_error_t err;
+    pid_t pid = tagent_spawn(&sp, &err);
+    assert_true(pid > 0);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    /* The process left behind has done its worst (it touches "forged" last). */
+    char forged[96];
+    snprintf(forged, sizeof forged, "%s/forged", dir);
+    for (int i = 0; i < 1000 && access(forged, F_OK) < 0; i++) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(access(forged, F_OK), 0);
+    tagent_exit_t ex;
+    assert_int_equal(tagent_read_exit_file(rec, &ex), 1);
+    assert_int_equal(ex.exit_code, 3); /* the job's own end, not the forgery */
+    assert_int_equal(tagent_read_exit(dir, &ex), 1);
+    assert_int_equal(ex.exit_code, 0); /* what the job's user wrote in its directory */
+    struct stat sb;
+    assert_int_equal(lstat(rec, &sb), 0);
+    assert_int_equal(sb.st_uid, 0);
+    /* A symlink at the record's path is not followed. */
+    assert_int_equal(unlink(rec), 0);
+    snprintf(forged, sizeof forged, "%s/exit", dir);
+    assert_int_equal(symlink(forged, rec), 0);
+    errno = 0;
+    assert_int_equal(tagent_read_exit_file(rec, &ex), -1);
+    assert_int_equal(errno, EPROTO);
+    unlink(rec);
+    assert_int_equal(tagent_read_exit_file(rec, &ex), 0); /* none yet */
+    cleanup(dir);
+    cleanup(recdir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -587,6 +738,8 @@ int main(void)
         cmocka_unit_test(test_shim_env),
         cmocka_unit_test(test_oom_records),
         cmocka_unit_test(test_sigmask),
+        cmocka_unit_test(test_mounted_dir),
+        cmocka_unit_test(test_shim_exit_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

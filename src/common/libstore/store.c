@@ -212,6 +212,10 @@ enum {
     S_EVENT_COUNT,
     S_EVENT_ADD,
     S_EVENT_LIST,
+    S_EVENT_NTH_REPEAT,
+    S_EVENT_DROP_COUNT,
+    S_EVENT_DROP,
+    S_EVENT_MARK,
     S_JOB_SET_BATCH,
     S_DEP_ADD,
     S_DEP_LIST,
@@ -331,6 +335,20 @@ static const char *const sql[S_COUNT] = {
                     " detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     [S_EVENT_LIST] = "SELECT id, job, time_ms, who, event, from_state, to_state, why, detail"
                      " FROM job_events WHERE job = ?1 ORDER BY id",
+    /* The bound on a job's suspend and resume records (TSTORE_EVENTS_KEEP, tstore_event_add):
+     * the id of the (?2 + 1)th newest; how many there are up to id ?2 and how many earlier
+     * markers counted; the older ones and the markers go; the newest dropped becomes the
+     * marker. */
+    [S_EVENT_NTH_REPEAT] = "SELECT id FROM job_events WHERE job = ?1 AND event IN ('suspend',"
+                           " 'resume') ORDER BY id DESC LIMIT 1 OFFSET ?2",
+    [S_EVENT_DROP_COUNT] = "SELECT (SELECT count(*) FROM job_events WHERE job = ?1 AND event IN"
+                           " ('suspend', 'resume') AND id <= ?2), (SELECT coalesce(sum("
+                           "json_extract(detail, '$.count')), 0) FROM job_events WHERE job = ?1"
+                           " AND event = 'dropped')",
+    [S_EVENT_DROP] = "DELETE FROM job_events WHERE job = ?1 AND id < ?2 AND event IN ('suspend',"
+                     " 'resume', 'dropped')",
+    [S_EVENT_MARK] = "UPDATE job_events SET event = 'dropped', who = 'tesseld', from_state = NULL,"
+                     " why = ?2, detail = json_object('count', ?3) WHERE id = ?1",
     [S_JOB_SET_BATCH] = "UPDATE jobs SET time_limit_s = ?2, array_id = ?3, array_index = ?4,"
                         " array_max_running = ?5, held = ?6 WHERE id = ?1",
     [S_DEP_ADD] = "INSERT OR REPLACE INTO job_deps(job, dep, kind) VALUES (?1, ?2, ?3)",
@@ -1935,7 +1953,51 @@ int tstore_event_add(tstore_t *s, const tstore_event_t *e, tsl_error_t *err)
     bind_text(q, 6, e->to_state);
     bind_text(q, 7, e->why);
     bind_text(q, 8, e->detail_json);
-    return exec_stmt(s, q, err, "add job event") < 0 ? -1 : 0;
+    if (exec_stmt(s, q, err, "add job event") < 0)
+        return -1;
+    if (!e->event || (strcmp(e->event, "suspend") != 0 && strcmp(e->event, "resume") != 0))
+        return 0;
+    /* A job past TSTORE_EVENTS_KEEP + TSTORE_EVENTS_SLACK suspend and resume records: back to
+     * the newest TSTORE_EVENTS_KEEP, the older ones counted in one "dropped" record. */
+    q = stmt(s, S_EVENT_NTH_REPEAT);
+    sqlite3_bind_int64(q, 1, e->job);
+    sqlite3_bind_int(q, 2, TSTORE_EVENTS_KEEP + TSTORE_EVENTS_SLACK);
+    int rc = sqlite3_step(q);
+    sqlite3_reset(q);
+    if (rc == SQLITE_DONE)
+        return 0;
+    if (rc != SQLITE_ROW)
+        return db_error(s, err, "job event bound");
+    q = stmt(s, S_EVENT_NTH_REPEAT);
+    sqlite3_bind_int64(q, 1, e->job);
+    sqlite3_bind_int(q, 2, TSTORE_EVENTS_KEEP);
+    rc = sqlite3_step(q);
+    int64_t cut = rc == SQLITE_ROW ? sqlite3_column_int64(q, 0) : 0;
+    sqlite3_reset(q);
+    if (rc != SQLITE_ROW)
+        return db_error(s, err, "job event bound");
+    q = stmt(s, S_EVENT_DROP_COUNT);
+    sqlite3_bind_int64(q, 1, e->job);
+    sqlite3_bind_int64(q, 2, cut);
+    rc = sqlite3_step(q);
+    int64_t n = rc == SQLITE_ROW ? sqlite3_column_int64(q, 0) + sqlite3_column_int64(q, 1) : 0;
+    sqlite3_reset(q);
+    if (rc != SQLITE_ROW)
+        return db_error(s, err, "job event bound");
+    q = stmt(s, S_EVENT_DROP);
+    sqlite3_bind_int64(q, 1, e->job);
+    sqlite3_bind_int64(q, 2, cut);
+    if (exec_stmt(s, q, err, "drop job events") < 0)
+        return -1;
+    char why[160];
+    snprintf(why, sizeof why,
+             "%lld earlier suspend and resume records not kept (a job keeps its newest %d)",
+             (long long)n, TSTORE_EVENTS_KEEP);
+    q = stmt(s, S_EVENT_MARK);
+    sqlite3_bind_int64(q, 1, cut);
+    bind_text(q, 2, why);
+    sqlite3_bind_int64(q, 3, n);
+    return exec_stmt(s, q, err, "drop job events") < 0 ? -1 : 0;
 }
 
 typedef struct {

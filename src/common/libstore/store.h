@@ -368,7 +368,19 @@ int tstore_job_list(tstore_t *st, const tstore_job_filter_t *f, tstore_job_f cb,
 int tstore_job_write(tstore_t *st, const tstore_job_t *job, tsl_error_t *err);
 /* The human reason alone (why a pending job waits, a watchdog's words): not a state. */
 int tstore_job_set_reason(tstore_t *st, int64_t id, const char *reason, tsl_error_t *err);
-/* Append one record to the event log (ev->id is ignored).  0 or -1. */
+/* A job keeps at most its newest TSTORE_EVENTS_KEEP suspend and resume records: a user may
+ * suspend and resume their own job as often as the rate limit allows (api/jobs.c), a record each
+ * time, so without a bound one job's log, and its GET .../events, grows for as long as it
+ * runs.  When a job has TSTORE_EVENTS_SLACK more than that (so the trim runs once every
+ * 100 such records, not at each), the older ones are dropped and counted in one record of
+ * their own in their place, event "dropped", who "tesseld", detail {"count": N} (N: all those
+ * dropped so far, the earlier markers' included; why says it in words).  The job's other
+ * records (its submission, start, end, preemptions, ...) are all kept. */
+#define TSTORE_EVENTS_KEEP  1000
+#define TSTORE_EVENTS_SLACK 100
+
+/* Append one record to the event log (ev->id is ignored), keeping a job's suspend and resume
+ * records to the bound above (in the caller's transaction).  0 or -1. */
 int tstore_event_add(tstore_t *st, const tstore_event_t *ev, tsl_error_t *err);
 /* Calls cb for each record of job's log, oldest first; cb returns non-zero to stop. */
 int tstore_event_list(tstore_t *st, int64_t job, tstore_event_f cb, void *arg, tsl_error_t *err);

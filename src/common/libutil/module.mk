@@ -3,7 +3,7 @@
 LIBUTIL_SRCS := src/common/libutil/error.c src/common/libutil/size.c src/common/libutil/procstat.c
 LIBUTIL_SRCS += src/common/libutil/duration.c src/common/libutil/jobenv.c src/common/libutil/when.c
 LIBUTIL_SRCS += src/common/libutil/batchspec.c
-LIBUTIL_SRCS += src/common/libutil/prom.c
+LIBUTIL_SRCS += src/common/libutil/prom.c src/common/libutil/nomount.c
 LIBUTIL := $(O)/lib/libtsl-util.a
 LIBS += $(LIBUTIL)
 $(LIBUTIL): $(LIBUTIL_SRCS:%.c=$(O)/obj/%.o)
@@ -41,5 +41,10 @@ $(O)/tests/libutil/test_batchspec: $(O)/obj/src/common/libutil/test/test_batchsp
 
 TESTS += $(O)/tests/libutil/test_prom
 $(O)/tests/libutil/test_prom: $(O)/obj/src/common/libutil/test/test_prom.o $(LIBUTIL)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
+
+TESTS += $(O)/tests/libutil/test_nomount
+$(O)/tests/libutil/test_nomount: $(O)/obj/src/common/libutil/test/test_nomount.o $(LIBUTIL)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka

@@ -398,34 +398,45 @@ static int check_satisfiable(tessd_t *d, const tstore_job_t *j, thttp_reply_t *r
     return 0;
 }
 
+/* One token of the caller's bucket in l (NULL: no limit); else 429 with Retry-After, saying
+ * what is limited ("submission", "submit", "jobs") at which rate.  0, or -1 after filling
+ * rep.  Lock held. */
+static int take_rate(tessd_t *d, const tessd_caller_t *who, thttp_limiter_t *l, const char *what,
+                     const char *verb, const char *noun, thttp_reply_t *rep)
+{
+    if (!l)
+        return 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t wait =
+        thttp_limiter_take(l, who->user, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+    if (wait < 0) {
+        thttp_error(rep, 500, "internal", NULL, "out of memory");
+        return -1;
+    }
+    if (wait > 0) {
+        long secs = (long)((wait + 999) / 1000);
+        thttp_error(rep, 429, "too_many_requests", NULL,
+                    "%s rate limit: %s %s may %s %g %s a second, %g at once; try again in %ld s",
+                    what, who->admin ? "admin" : "user", who->user, verb,
+                    who->admin ? d->admin_submit_rate : d->submit_rate, noun, d->submit_burst,
+                    secs);
+        snprintf(rep->extra_name, sizeof rep->extra_name, "Retry-After");
+        snprintf(rep->extra_value, sizeof rep->extra_value, "%ld", secs);
+        return -1;
+    }
+    return 0;
+}
+
 /* What one user may take before their job is even read: submissions a second (429 with
  * Retry-After above --submit-rate; admins only with --admin-submit-rate) and the disk
  * (507 below --disk-reserve free, so that a full disk never stops the store).  0, or -1 after
  * filling rep.  Lock held. */
 static int check_submit_limits(tessd_t *d, const tessd_caller_t *who, thttp_reply_t *rep)
 {
-    thttp_limiter_t *l = who->admin ? d->admin_submit_limit : d->submit_limit;
-    if (l) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        int64_t wait =
-            thttp_limiter_take(l, who->user, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-        if (wait < 0) {
-            thttp_error(rep, 500, "internal", NULL, "out of memory");
-            return -1;
-        }
-        if (wait > 0) {
-            long secs = (long)((wait + 999) / 1000);
-            thttp_error(rep, 429, "too_many_requests", NULL,
-                        "submission rate limit: %s %s may submit %g jobs a second, %g at once; "
-                        "try again in %ld s",
-                        who->admin ? "admin" : "user", who->user,
-                        who->admin ? d->admin_submit_rate : d->submit_rate, d->submit_burst, secs);
-            snprintf(rep->extra_name, sizeof rep->extra_name, "Retry-After");
-            snprintf(rep->extra_value, sizeof rep->extra_value, "%ld", secs);
-            return -1;
-        }
-    }
+    if (take_rate(d, who, who->admin ? d->admin_submit_limit : d->submit_limit, "submission",
+                  "submit", "jobs", rep) < 0)
+        return -1;
     uint64_t avail, reserve;
     if (tessd_disk_space(d, &avail, &reserve) == 0 && avail < reserve) {
         char a[32], r[32];
@@ -1262,36 +1273,48 @@ out:
     api_leave(d);
 }
 
+typedef struct {
+    json_t *arr;
+    json_int_t dropped; /* suspend and resume records not kept (the "dropped" record's count) */
+} events_t;
+
 static int add_event(const tstore_event_t *e, void *arg)
 {
+    events_t *ev = arg;
     json_t *o = json_pack(
         "{s:I, s:o, s:s, s:s, s:o, s:s, s:o}", "id", (json_int_t)e->id, "time",
         api_time(e->time_ms), "who", e->who ? e->who : "", "event", e->event ? e->event : "",
         "from", e->from_state ? json_string(e->from_state) : json_null(), "to",
         e->to_state ? e->to_state : "", "why", e->why ? json_string(e->why) : json_null());
     json_t *detail = e->detail_json ? json_loads(e->detail_json, 0, NULL) : NULL;
+    if (detail && e->event && strcmp(e->event, "dropped") == 0)
+        ev->dropped = json_integer_value(json_object_get(detail, "count"));
     if (o)
         json_object_set_new(o, "detail", detail ? detail : json_object());
     else
         json_decref(detail);
-    return o ? json_array_append_new(arg, o) : -1;
+    return o ? json_array_append_new(ev->arr, o) : -1;
 }
 
 static void answer_events(tessd_t *d, const tstore_job_t *j, thttp_reply_t *rep)
 {
-    json_t *arr = json_array();
+    events_t ev = {.arr = json_array()};
     tsl_error_t err;
-    if (!arr) {
+    if (!ev.arr) {
         thttp_error(rep, 500, "internal", NULL, "out of memory");
-    } else if (tstore_event_list(d->store, j->id, add_event, arr, &err) < 0) {
-        json_decref(arr);
+    } else if (tstore_event_list(d->store, j->id, add_event, &ev, &err) < 0) {
+        json_decref(ev.arr);
         api_store_error(rep, &err);
     } else {
-        thttp_json(rep, 200, json_pack("{s:I, s:o}", "job", (json_int_t)j->id, "events", arr));
+        thttp_json(rep, 200,
+                   json_pack("{s:I, s:o, s:I}", "job", (json_int_t)j->id, "events", ev.arr,
+                             "dropped", ev.dropped));
     }
 }
 
-/* GET /v1/jobs/{id}/events: the job's event log, oldest first (owner or admin; 404 else). */
+/* GET /v1/jobs/{id}/events: the job's event log, oldest first (owner or admin; 404 else).
+ * "dropped": how many of its suspend and resume records were not kept (TSTORE_EVENTS_KEEP; one
+ * record "dropped" stands in their place), 0 when none. */
 void api_jobs_events(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
 {
     get_visible(req, rep, ctx, answer_events);
@@ -1409,6 +1432,12 @@ static void suspend_or_resume(thttp_req_t *req, thttp_reply_t *rep, tessd_t *d, 
         return;
     tstore_job_t j;
     tsl_error_t err;
+    /* Each adds a record to the job's event log and writes its slice file: a user may do it
+     * as often as they may submit (--submit-rate, --submit-burst; admins with
+     * --admin-submit-rate), from a bucket of its own. */
+    if (take_rate(d, &who, who.admin ? d->admin_control_limit : d->control_limit,
+                  "suspend and resume", "suspend or resume", "times", rep) < 0)
+        goto out;
     if (api_slurm_direct_refuse(d, &who, req->params[0],
                                 suspend ? "use scontrol suspend (Slurm's operators)"
                                         : "use scontrol resume (Slurm's operators)",

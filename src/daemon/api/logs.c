@@ -28,6 +28,7 @@
 #include "daemon/pwcache.h"
 #include "daemon/api/api.h"
 #include "libutil/when.h"
+#include "libutil/nomount.h"
 
 /* How often a follower looks for new output: the delay a person sees is at most this. */
 #define LOG_POLL_MS 100
@@ -73,11 +74,13 @@ static bool job_finished_or_wait(logrd_t *r)
 /* A file of the job's directory, which is its user's: tesseld (root) reads only a regular
  * file with one link owned by owner (the job's account, whose processes write the logs), never
  * through a symlink (to /etc/shadow, say), never a FIFO (which would block this thread), never
- * a file of someone else's that the user moved there (rename needs no right to read it).  fd,
- * or -1 with errno (ENOENT: not there yet; EPERM: not such a file); *size its size. */
+ * through a mount point (a FUSE file system the user mounted over the directory or the file,
+ * whose server need not answer: EXDEV, libutil/nomount.h; the directory's parent is tesseld's),
+ * never a file of someone else's that the user moved there (rename needs no right to read it).
+ * fd, or -1 with errno (ENOENT: not there yet; EPERM: not such a file); *size its size. */
 static int open_job_file(const char *path, uid_t owner, uint64_t *size)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    int fd = tsl_open_nomount_tail(path, 2, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0);
     if (fd < 0)
         return -1;
     struct stat st;

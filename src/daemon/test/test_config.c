@@ -6,6 +6,7 @@
  * of existing message and the level filter; the removal of an old job's directory, which
  * follows no symbolic link its user left there. */
 #include <fcntl.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -21,6 +23,14 @@
 #include "daemon/log.h"
 #include "daemon/retention.h"
 #include "daemon/test/tmpdir.h"
+
+/* main.c's clock (retention.c asks it for the cutoff). */
+int64_t tessd_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 /* Double of launch.c's list of start steps (config.c asks it about --test-kill-at). */
 bool tessd_test_kill_step_valid(const char *step);
@@ -393,6 +403,148 @@ static void test_remove_tree(void **state)
     close(jfd);
 }
 
+/* dir/name with n empty files f0..f<n-1>. */
+static void fill_dir(const char *dir, const char *name, int n)
+{
+    char p[256];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    assert_int_equal(mkdir(p, 0700), 0);
+    for (int i = 0; i < n; i++) {
+        snprintf(p, sizeof p, "%s/%s/f%d", dir, name, i);
+        int fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0600);
+        assert_true(fd >= 0);
+        close(fd);
+    }
+}
+
+/* The removal in steps: each step removes at most its budget of entries and goes on at the next
+ * from what is left; links are removed, not followed; the tree is gone after as many steps as
+ * its entries need, and a tree that is not there is done at once. */
+static void test_remove_tree_step(void **state)
+{
+    fix_t *f = *state;
+    char p[256];
+    snprintf(p, sizeof p, "%s/precious", f->dir);
+    FILE *fp = fopen(p, "w");
+    assert_non_null(fp);
+    fclose(fp);
+    snprintf(p, sizeof p, "%s/jobs", f->dir);
+    assert_int_equal(mkdir(p, 0711), 0);
+    fill_dir(p, "7", 100);
+    fill_dir(p, "7/a", 30);
+    char target[256], link[256];
+    snprintf(target, sizeof target, "%s/precious", f->dir);
+    snprintf(link, sizeof link, "%s/jobs/7/a/link", f->dir);
+    assert_int_equal(symlink(target, link), 0);
+    /* 100 + 30 files, a link, two directories: 133 entries. */
+    int jfd = open(p, O_RDONLY | O_DIRECTORY);
+    assert_true(jfd >= 0);
+    long total = 0;
+    int steps = 0, r;
+    do {
+        long budget = 7, removed = 0;
+        r = tessd_remove_tree_step(jfd, "7", &budget, &removed);
+        assert_true(r == 0 || r == 1);
+        assert_true(removed <= 7); /* never more than the budget */
+        assert_true(budget >= 0);
+        if (r == 0)
+            assert_true(removed > 0); /* and each step gets on */
+        total += removed;
+        steps++;
+    } while (r == 0 && steps < 1000);
+    assert_int_equal(r, 1);
+    assert_int_equal(total, 133);
+    assert_true(steps >= 133 / 7);
+    struct stat st;
+    assert_int_equal(fstatat(jfd, "7", &st, AT_SYMLINK_NOFOLLOW), -1);
+    assert_int_equal(stat(target, &st), 0); /* the link's target is left */
+    long budget = 7, removed = 0;
+    assert_int_equal(tessd_remove_tree_step(jfd, "7", &budget, &removed), 1); /* gone: done */
+    assert_int_equal(removed, 0);
+    close(jfd);
+}
+
+/* A sweep of the retention runs in steps: each call of tessd_retention_run takes at most
+ * --test-retention-step entries, the sweep is under way (busy) between them, and only the
+ * directory of the job that ended before the cutoff goes; the store's jobs stay. */
+static void test_retention_steps(void **state)
+{
+    fix_t *f = *state;
+    tessd_t *d = calloc(1, sizeof *d);
+    assert_non_null(d);
+    pthread_mutex_init(&d->lock, NULL);
+    char db[160];
+    snprintf(db, sizeof db, "%s/tessel.db", f->dir);
+    tsl_error_t err;
+    d->store = tstore_open(db, &err);
+    assert_non_null(d->store);
+    snprintf(d->jobs_dir, sizeof d->jobs_dir, "%s/jobs", f->dir);
+    assert_int_equal(mkdir(d->jobs_dir, 0711), 0);
+    int64_t ids[2];
+    for (int i = 0; i < 2; i++) {
+        tstore_job_t j = {.user = (char *)"alice",
+                          .argv_json = (char *)"[\"true\"]",
+                          .env_json = (char *)"{}",
+                          .queue = (char *)"default",
+                          .submitted_ms = 1000};
+        assert_int_equal(tstore_job_add(d->store, &j, &err), 0);
+        ids[i] = j.id;
+        j.state = TSTORE_SUCCEEDED;
+        j.started_ms = 2000;
+        /* The first ended 40 days ago, the second a minute ago. */
+        j.finished_ms = tessd_now_ms() - (i == 0 ? 40 * 86400000LL : 60000);
+        assert_int_equal(tstore_job_write(d->store, &j, &err), 0);
+        char name[24];
+        snprintf(name, sizeof name, "%lld", (long long)j.id);
+        fill_dir(d->jobs_dir, name, 500);
+    }
+    d->job_log_retention_s = 30 * 86400;
+    d->test_retention_step = 50;
+    char old[PATH_MAX + 32];
+    snprintf(old, sizeof old, "%s/%lld", d->jobs_dir, (long long)ids[0]);
+    /* The first call begins the sweep; each later one is a step, at most 50 entries. */
+    int64_t mono = 1000000;
+    assert_int_equal(tessd_retention_run(d, mono), 0);
+    assert_true(tessd_retention_busy(d));
+    int steps = 0;
+    long left = 500;
+    while (tessd_retention_busy(d) && steps < 100) {
+        int64_t wait = tessd_retention_run(d, mono);
+        mono += TESSD_RETENTION_STEP_GAP_MS;
+        steps++;
+        char cmd[PATH_MAX + 96];
+        snprintf(cmd, sizeof cmd, "ls -A '%s' 2>/dev/null | wc -l", old);
+        FILE *p = popen(cmd, "r");
+        long now = -1;
+        assert_int_equal(fscanf(p, "%ld", &now), 1);
+        pclose(p);
+        assert_true(left - now <= 50); /* a step removes at most its budget */
+        assert_true(now < left || now == 0);
+        left = now;
+        if (tessd_retention_busy(d))
+            assert_int_equal(wait, TESSD_RETENTION_STEP_GAP_MS);
+    }
+    assert_false(tessd_retention_busy(d));
+    assert_true(steps >= 10); /* 501 entries, 50 a step */
+    struct stat st;
+    assert_int_equal(lstat(old, &st), -1);
+    char young[PATH_MAX + 32];
+    snprintf(young, sizeof young, "%s/%lld", d->jobs_dir, (long long)ids[1]);
+    assert_int_equal(lstat(young, &st), 0); /* within the retention: kept */
+    tstore_job_t j;
+    assert_int_equal(tstore_job_get(d->store, ids[0], &j, &err), 0); /* the store keeps it */
+    tstore_job_clear(&j);
+    /* The next sweep is an hour away; a reload makes it due at once (nothing to do now). */
+    assert_true(tessd_retention_run(d, mono) > 3000 * 1000);
+    tessd_retention_due(d);
+    tessd_retention_run(d, mono);
+    assert_false(tessd_retention_busy(d));
+    tessd_retention_free(d);
+    tstore_close(d->store);
+    pthread_mutex_destroy(&d->lock);
+    free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -406,6 +558,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_owner, setup, teardown),
         cmocka_unit_test(test_log_levels),
         cmocka_unit_test_setup_teardown(test_remove_tree, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_remove_tree_step, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_retention_steps, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

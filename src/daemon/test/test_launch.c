@@ -297,6 +297,160 @@ static void test_cwd_stalled(void **state)
     assert_int_equal(tessd_cwd_check(&f->d, "nobody", "/", why, sizeof why), 0);
 }
 
+/* --- the job's directory ------------------------------------------------------------------ */
+
+static void put_file(const char *dir, const char *name, const char *text)
+{
+    char p[256];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* The one entry of jobs/ named .stale-<id>-*, into out ("" when none). */
+static void find_stale(const char *jobs, int64_t id, char *out, size_t len)
+{
+    char pat[32], cmd[256];
+    snprintf(pat, sizeof pat, ".stale-%lld-", (long long)id);
+    snprintf(cmd, sizeof cmd, "ls -A '%s' | grep -c '^%s'", jobs, pat);
+    FILE *p = popen(cmd, "r");
+    int n = 0;
+    assert_int_equal(fscanf(p, "%d", &n), 1);
+    pclose(p);
+    out[0] = '\0';
+    if (n == 0)
+        return;
+    assert_int_equal(n, 1);
+    snprintf(cmd, sizeof cmd, "ls -A '%s' | grep '^%s'", jobs, pat);
+    p = popen(cmd, "r");
+    char name[64] = "";
+    assert_int_equal(fscanf(p, "%63s", name), 1);
+    pclose(p);
+    snprintf(out, len, "%s/%s", jobs, name);
+}
+
+/* A job's directory is made for it, and given to its account; one that is there already is
+ * reused only by a job that was preempted before, when it is that account's; any other (a
+ * directory of another job of the same id, after the store was restored from an older backup)
+ * is taken from its user (root's, 0700) and moved aside whole, and the job gets a new one. */
+static void test_job_dir(void **state)
+{
+    fix_t *f = *state;
+    need_root();
+    struct passwd *pw = getpwnam("nobody");
+    assert_non_null(pw);
+    uid_t nb = pw->pw_uid, other = nb - 1;
+    gid_t ng = pw->pw_gid;
+    assert_int_equal(mkdir(f->d.jobs_dir, 0711), 0);
+    char dir[160], p[256], stale[192];
+    tessd_job_dir(&f->d, 7, dir, sizeof dir);
+    tstore_job_t j = {.id = 7};
+    tsl_error_t err;
+    struct stat st;
+
+    /* None there: made, 0700, the account's. */
+    assert_int_equal(tessd_job_dir_prepare(&f->d, &j, true, nb, ng, &err), 0);
+    assert_int_equal(lstat(dir, &st), 0);
+    assert_true(S_ISDIR(st.st_mode) && st.st_uid == nb && (st.st_mode & 07777) == 0700);
+    put_file(dir, "stdout", "first attempt\n");
+
+    /* The same job after a preemption: its own directory goes on (the logs are appended to). */
+    j.preemptions = 1;
+    assert_int_equal(tessd_job_dir_prepare(&f->d, &j, true, nb, ng, &err), 0);
+    snprintf(p, sizeof p, "%s/stdout", dir);
+    assert_int_equal(access(p, F_OK), 0);
+    find_stale(f->d.jobs_dir, 7, stale, sizeof stale);
+    assert_string_equal(stale, "");
+
+    /* Another account's directory (the job of that id before a restore): moved aside even for
+     * a job that was preempted (its first attempt would have moved it). */
+    assert_int_equal(chown(dir, other, ng), 0);
+    g_logged = 0;
+    assert_int_equal(tessd_job_dir_prepare(&f->d, &j, true, nb, ng, &err), 0);
+    assert_int_equal(g_logged, 1); /* said, for the admin */
+    find_stale(f->d.jobs_dir, 7, stale, sizeof stale);
+    assert_string_not_equal(stale, "");
+    assert_int_equal(lstat(stale, &st), 0);
+    assert_true(S_ISDIR(st.st_mode) && st.st_uid == 0 && st.st_gid == 0 &&
+                (st.st_mode & 07777) == 0700);
+    snprintf(p, sizeof p, "%s/stdout", stale);
+    assert_int_equal(access(p, F_OK), 0); /* kept whole, for the admin */
+    snprintf(p, sizeof p, "%s/stdout", dir);
+    assert_int_equal(access(p, F_OK), -1); /* the job's new one is empty */
+    assert_int_equal(lstat(dir, &st), 0);
+    assert_true(st.st_uid == nb && (st.st_mode & 07777) == 0700);
+    snprintf(p, sizeof p, "rm -rf '%s'", stale);
+    assert_int_equal(system(p), 0);
+
+    /* Even the same account's, for a job never preempted: another job's of that id. */
+    put_file(dir, "secret", "the earlier job's\n");
+    j.preemptions = 0;
+    assert_int_equal(tessd_job_dir_prepare(&f->d, &j, true, nb, ng, &err), 0);
+    find_stale(f->d.jobs_dir, 7, stale, sizeof stale);
+    assert_string_not_equal(stale, "");
+    snprintf(p, sizeof p, "%s/secret", dir);
+    assert_int_equal(access(p, F_OK), -1);
+    snprintf(p, sizeof p, "%s/secret", stale);
+    assert_int_equal(access(p, F_OK), 0);
+    snprintf(p, sizeof p, "rm -rf '%s'", stale);
+    assert_int_equal(system(p), 0);
+
+    /* A job run as tesseld's own user (chown_it false) reuses its directory the same way. */
+    tstore_job_t k = {.id = 8, .preemptions = 1};
+    assert_int_equal(tessd_job_dir_prepare(&f->d, &k, false, 0, 0, &err), 0);
+    tessd_job_dir(&f->d, 8, p, sizeof p);
+    assert_int_equal(lstat(p, &st), 0);
+    assert_int_equal(st.st_uid, 0);
+    put_file(p, "stdout", "x\n");
+    assert_int_equal(tessd_job_dir_prepare(&f->d, &k, false, 0, 0, &err), 0);
+    find_stale(f->d.jobs_dir, 8, stale, sizeof stale);
+    assert_string_equal(stale, "");
+}
+
+static void prepare_exdev(fix_t *f)
+{
+    tstore_job_t j = {.id = 9, .preemptions = 1};
+    tsl_error_t err;
+    errno = 0;
+    int rc = tessd_job_dir_prepare(&f->d, &j, true, 65534, 65534, &err);
+    _exit(rc == -1 && errno == EXDEV && strstr(err.text, "a file system is mounted on it") ? 0 : 1);
+}
+
+/* A file system mounted over the job's directory (its user's, a FUSE server that never
+ * answers): refused at once with the reason, never entered (in a child, waited for 10 s at most:
+ * "did not hang" is what is asserted). */
+static void test_job_dir_mounted(void **state)
+{
+    fix_t *f = *state;
+    need_root();
+    assert_int_equal(mkdir(f->d.jobs_dir, 0711), 0);
+    char dir[160];
+    tessd_job_dir(&f->d, 9, dir, sizeof dir);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        fail_msg("/dev/fuse: %s (the FUSE module is needed for this test)", strerror(errno));
+    char opts[128];
+    snprintf(opts, sizeof opts, "fd=%d,rootmode=40000,user_id=0,group_id=0,allow_other", fd);
+    if (mount("tessel-test", dir, "fuse", MS_NOSUID | MS_NODEV, opts) < 0)
+        fail_msg("mount fuse on %s: %s", dir, strerror(errno));
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        prepare_exdev(f);
+    int st, w = tessd_child_wait(pid, 10000, &st);
+    if (w == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+    }
+    close(fd);
+    umount2(dir, MNT_DETACH);
+    assert_int_equal(w, 1); /* it answered */
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 /* --- start locks -------------------------------------------------------------------------- */
 
 static void test_start_lock(void **state)
@@ -318,8 +472,24 @@ static void test_start_lock(void **state)
     close(fd);
     /* Released: the file is there but nobody holds it. */
     assert_int_equal(tessd_start_lock_held(&f->d, 7), 0);
+    /* An empty lock file is an earlier tesseld's, whose shim wrote jobs/<id>/exit (an upgrade
+     * with the job running); one this tesseld takes says so (launch.c, START_LOCK_MARK). */
+    assert_true(tessd_start_lock_legacy(&f->d, 7));
+    assert_false(tessd_start_lock_legacy(&f->d, 8)); /* none: not an earlier tesseld's */
+    assert_int_equal(write(fd = open(lock, O_WRONLY), "exit record: <id>.exit\n", 23), 23);
+    close(fd);
+    assert_false(tessd_start_lock_legacy(&f->d, 7));
+    /* The exit record beside it, removed with it. */
+    char rec[160], path[192];
+    assert_int_equal(tessd_exit_record_path(&f->d, 7, rec, sizeof rec), 0);
+    snprintf(path, sizeof path, "%s/7.exit", starts);
+    assert_string_equal(rec, path);
+    fd = open(rec, O_WRONLY | O_CREAT, 0644);
+    assert_true(fd >= 0);
+    close(fd);
     tessd_start_lock_remove(&f->d, 7);
     assert_int_equal(access(lock, F_OK), -1);
+    assert_int_equal(access(rec, F_OK), -1);
     tessd_start_lock_remove(&f->d, 7); /* gone already: nothing said */
     assert_int_equal(g_logged, 0);
     /* A starts directory others may write into is not trusted. */
@@ -399,6 +569,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cwd_stalled, setup, teardown),
         cmocka_unit_test_setup_teardown(test_start_lock, setup, teardown),
         cmocka_unit_test_setup_teardown(test_violation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_job_dir, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_job_dir_mounted, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -598,6 +598,111 @@ static void test_events(void **state)
     tstore_close(st);
 }
 
+typedef struct {
+    int n, repeats, dropped_records;
+    int64_t dropped, last_id;
+    bool ordered;
+    char first[32], second[32], last[32], marker_why[160];
+    int marker_at; /* its place in the list */
+} bound_t;
+
+static int bound_cb(const tstore_event_t *e, void *arg)
+{
+    bound_t *b = arg;
+    if (e->id <= b->last_id)
+        b->ordered = false;
+    b->last_id = e->id;
+    if (b->n == 0)
+        snprintf(b->first, sizeof b->first, "%s", e->event);
+    if (b->n == 1)
+        snprintf(b->second, sizeof b->second, "%s", e->event);
+    snprintf(b->last, sizeof b->last, "%s", e->event);
+    if (strcmp(e->event, "suspend") == 0 || strcmp(e->event, "resume") == 0)
+        b->repeats++;
+    if (strcmp(e->event, "dropped") == 0) {
+        b->dropped_records++;
+        b->marker_at = b->n;
+        long long n = -1;
+        assert_non_null(e->detail_json);
+        assert_int_equal(sscanf(e->detail_json, "{\"count\":%lld}", &n), 1);
+        b->dropped = n;
+        assert_string_equal(e->who, "tesseld");
+        snprintf(b->marker_why, sizeof b->marker_why, "%s", e->why ? e->why : "");
+    }
+    b->n++;
+    return 0;
+}
+
+/* A job suspended and resumed without end keeps its newest TSTORE_EVENTS_KEEP suspend and resume
+ * records (at most TSTORE_EVENTS_SLACK more), its other records all, and one "dropped" record
+ * in place of the older ones, which counts them; another job's log is not touched. */
+static void test_events_bound(void **state)
+{
+    tstore_t *st = tstore_open(path, NULL);
+    assert_non_null(st);
+    int64_t a, b;
+    add_job(st, "alice", "default", 0, &a);
+    add_job(st, "bob", "default", 0, &b);
+    tstore_event_t e = {
+        .job = a, .time_ms = 1, .who = "alice", .event = "submit", .to_state = "pending"};
+    assert_int_equal(tstore_event_add(st, &e, NULL), 0);
+    e.event = "start";
+    e.to_state = "running";
+    assert_int_equal(tstore_event_add(st, &e, NULL), 0);
+    tstore_event_t o = {
+        .job = b, .time_ms = 1, .who = "bob", .event = "suspend", .to_state = "suspended"};
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(tstore_event_add(st, &o, NULL), 0);
+    const int cycles = 1234; /* 2,468 records */
+    tsl_error_t err;
+    assert_int_equal(tstore_begin(st, &err), 0);
+    for (int i = 0; i < cycles; i++) {
+        e = (tstore_event_t){.job = a,
+                             .time_ms = 2 + i,
+                             .who = "alice",
+                             .event = "suspend",
+                             .from_state = "running",
+                             .to_state = "suspended"};
+        assert_int_equal(tstore_event_add(st, &e, &err), 0);
+        e.event = "resume";
+        e.from_state = "suspended";
+        e.to_state = "running";
+        assert_int_equal(tstore_event_add(st, &e, &err), 0);
+    }
+    assert_int_equal(tstore_commit(st, &err), 0);
+    e = (tstore_event_t){.job = a,
+                         .time_ms = 9999,
+                         .who = "tesseld",
+                         .event = "exit",
+                         .from_state = "running",
+                         .to_state = "succeeded"};
+    assert_int_equal(tstore_event_add(st, &e, NULL), 0);
+
+    bound_t r = {.ordered = true};
+    assert_int_equal(tstore_event_list(st, a, bound_cb, &r, NULL), 0);
+    assert_true(r.ordered);
+    assert_string_equal(r.first, "submit"); /* the first records are kept */
+    assert_string_equal(r.second, "start");
+    assert_string_equal(r.last, "exit");
+    assert_int_equal(r.dropped_records, 1);
+    assert_int_equal(r.marker_at, 2); /* in the place of those it counts */
+    assert_true(r.repeats >= TSTORE_EVENTS_KEEP &&
+                r.repeats <= TSTORE_EVENTS_KEEP + TSTORE_EVENTS_SLACK);
+    assert_int_equal(r.dropped + r.repeats, 2 * cycles); /* every record kept or counted */
+    char why[160];
+    snprintf(why, sizeof why,
+             "%lld earlier suspend and resume records not kept (a job keeps its newest %d)",
+             (long long)r.dropped, TSTORE_EVENTS_KEEP);
+    assert_string_equal(r.marker_why, why);
+    assert_int_equal(r.n, 2 + 1 + r.repeats + 1);
+
+    bound_t rb = {.ordered = true};
+    assert_int_equal(tstore_event_list(st, b, bound_cb, &rb, NULL), 0);
+    assert_int_equal(rb.n, 3);
+    assert_int_equal(rb.dropped_records, 0);
+    tstore_close(st);
+}
+
 static void test_reserve(void **state)
 {
     tstore_t *st = tstore_open(path, NULL);
@@ -1268,6 +1373,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_group_commit_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(test_group_guard, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slurm_ids, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_events_bound, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
