@@ -120,6 +120,15 @@ static const char *const migrations[] = {
     /* 11: tesseld --slurm (docs/slurm-backend.md): the Slurm job id of a job tesseld submitted
      * to Slurm, written in the transaction of the job's submission. */
     "CREATE TABLE slurm_jobs(job INTEGER PRIMARY KEY, slurm_id INTEGER NOT NULL);",
+    /* 12-14: numbers given to other branches of 2026-11-27 (sec3, slurm2, slurm3), whose
+     * migrations take these places when they are merged; on branch cont1 alone they change
+     * nothing, so that the next one keeps its number 15. */
+    "SELECT 12;",
+    "SELECT 13;",
+    "SELECT 14;",
+    /* 15: a job run in a container (docs/containers.md): the image's reference as submitted
+     * ("NAME[:TAG]", checked by tctr_image_valid), NULL for a process job. */
+    "ALTER TABLE jobs ADD COLUMN image TEXT;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -129,7 +138,7 @@ static const char *const migrations[] = {
     " started_ms, finished_ms, exit_code, signal, shim_pid, shim_start, job_pid, cancel_ms,"       \
     " preemptions, requeue, suspended_ms, end_cause, cancel_by, preempt_for, preempt_queue,"       \
     " preempt_ms, reason_code, time_limit_s, suspended_total_ms, array_id, array_index,"           \
-    " array_max_running, held"
+    " array_max_running, held, image"
 
 /* The filters of the job lists after the id bounds: ?2 user, ?3 queue, ?4 state mask. */
 /* ?7 = 1: of the running jobs, only the suspended ones (NULL: all of them). */
@@ -237,8 +246,8 @@ static const char *const sql[S_COUNT] = {
     [S_QUEUE_CHILDREN] = "SELECT count(*) FROM queues WHERE parent = ?1",
     [S_JOB_ADD] = "INSERT INTO jobs(user, name, argv, shell, cwd, env, state, queue, class,"
                   " priority, gpus, gpu_milli, gpu_count, gpu_mem, cpu_milli, mem, simulated,"
-                  " submitted_ms, reason, requeue) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8,"
-                  " ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+                  " submitted_ms, reason, requeue, image) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7,"
+                  " ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
     [S_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE id = ?1",
     [S_JOB_LIST] =
         "SELECT " JOB_COLS " FROM jobs WHERE id > ?1" JOB_LIST_WHERE " ORDER BY id LIMIT ?5",
@@ -1542,6 +1551,7 @@ int tstore_job_add(tstore_t *s, tstore_job_t *j, tsl_error_t *err)
     sqlite3_bind_int64(q, 17, j->submitted_ms);
     bind_text(q, 18, j->reason);
     sqlite3_bind_int(q, 19, j->no_requeue ? 0 : 1);
+    bind_text(q, 20, j->image);
     if (exec_stmt(s, q, err, "add job") < 0)
         return -1;
     j->id = sqlite3_last_insert_rowid(s->db);
@@ -1621,6 +1631,7 @@ static int row_job(sqlite3_stmt *q, tstore_job_t *j)
     j->array_index = sqlite3_column_int(q, 41);
     j->array_max_running = sqlite3_column_int(q, 42);
     j->held = sqlite3_column_int(q, 43) != 0;
+    j->image = col_dup(q, 44);
     if (!j->user || !j->argv_json || !j->env_json || !j->queue) {
         tstore_job_clear(j);
         errno = ENOMEM;
@@ -1644,6 +1655,7 @@ void tstore_job_clear(tstore_job_t *j)
     free(j->placement_json);
     free(j->cancel_by);
     free(j->preempt_queue);
+    free(j->image);
     memset(j, 0, sizeof *j);
 }
 

@@ -98,6 +98,8 @@ typedef struct {
     int array_index;  /* with array_id */
     int array_max_running; /* %N of the array, 0 = no limit */
     bool held;             /* pending, kept from the scheduler: waits on dependencies or %N */
+    char *image; /* migration 15: "NAME[:TAG]" of a container job (docs/containers.md); NULL = a
+                  * process job */
 } tstore_job_t;
 
 /* One record of a job's event log (the job model's, src/daemon/jobmodel.h).  Strings are
