@@ -9,7 +9,8 @@ $(LIBAGENT): $(LIBAGENT_SRCS:%.c=$(O)/obj/%.o)
 
 BINS += $(O)/bin/tessel-shim
 $(O)/bin/tessel-shim: $(O)/obj/src/agent/shim.o $(O)/obj/src/agent/watchdog.o \
-                      $(O)/obj/src/agent/jobns.o $(LIBAGENT) $(O)/lib/libtsl-util.a
+                      $(O)/obj/src/agent/jobns.o $(O)/obj/src/agent/ctrrun.o $(LIBAGENT) \
+                      $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -ldl -lpthread
 

@@ -114,7 +114,7 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     size_t nargv = 0;
     while (s->argv[nargv])
         nargv++;
-    size_t cap = 14 + 2 * TAGENT_MAX_CGROUPS + 8 + 9 + 2 * TAGENT_NVML_ENV_MAX + nargv + 1;
+    size_t cap = 14 + 2 * TAGENT_MAX_CGROUPS + 8 + 9 + 4 + 2 * TAGENT_NVML_ENV_MAX + nargv + 1;
     char **av = calloc(cap, sizeof *av);
     char uid[24], gid[24], envfd[16], lockfd[16], limit[24];
     if (!av) {
@@ -198,6 +198,12 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
         av[i++] = (char *)s->state;
         if (s->block_userns)
             av[i++] = (char *)"--block-userns";
+    }
+    if (s->state && s->container && s->image_rootfs) {
+        av[i++] = (char *)"--container";
+        av[i++] = (char *)s->container;
+        av[i++] = (char *)"--image-rootfs";
+        av[i++] = (char *)s->image_rootfs;
     }
     if (s->nvml && s->gpu_mem_limits) {
         av[i++] = (char *)"--nvml";

@@ -75,6 +75,10 @@ typedef struct {
     /* Enforcement (shim.c, jobns.h, watchdog.h); NULL / false: none. */
     const char *state;             /* root-owned per-job directory: the job's mount namespace */
     bool block_userns;             /* with state: refuse the job new user namespaces */
+    /* With state, a container job (docs/containers.md, ctrrun.h): crun's absolute path and the
+     * image's root file system; state holds its config.json.  NULL: a process job. */
+    const char *container;
+    const char *image_rootfs;
     const char *nvml;              /* absolute NVML path: start the GPU-memory watchdog */
     const char *gpu_mem_limits;    /* with nvml: "IDX=BYTES,..." */
     const char *gpu_mem_violation; /* with nvml: "kill" or "suspend" */

@@ -8,6 +8,8 @@ TESSELD_SRCS := src/daemon/main.c src/daemon/tick.c src/daemon/launch.c src/daem
                 src/daemon/jobmodel.c src/daemon/batch.c src/daemon/batch_store.c \
                 src/daemon/pass.c src/daemon/wait.c src/daemon/pwcache.c
 TESSELD_SRCS += src/daemon/api/metrics.c
+# Container jobs (docs/containers.md): images, the OCI configuration, GET /v1/images.
+TESSELD_SRCS += src/daemon/container.c src/daemon/container_launch.c src/daemon/api/images.c
 # --slurm: the Slurm commands and the poll (slurm.c), their pure logic (slurmjob.c).
 TESSELD_SRCS += src/daemon/slurm.c src/daemon/slurmjob.c
 # tessel_build_info's commit (metrics.c): rewritten at each make, touched only when it changes;
@@ -115,7 +117,8 @@ $(O)/tests/daemon/test_auth: $(O)/obj/src/daemon/test/test_auth.o $(O)/obj/src/d
 # launch.c's helpers (names, refusals, cwd check, start locks, violation record), no daemon.
 TESTS += $(O)/tests/daemon/test_launch
 $(O)/tests/daemon/test_launch: $(O)/obj/src/daemon/test/test_launch.o $(O)/obj/src/daemon/launch.o \
-                               $(O)/obj/src/daemon/pwcache.o \
+                               $(O)/obj/src/daemon/pwcache.o $(O)/obj/src/daemon/container.o \
+                               $(O)/obj/src/daemon/container_launch.o \
                                $(O)/lib/libtsl-agent.a $(O)/lib/libtsl-store.a \
                                $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)

@@ -51,6 +51,7 @@ int cmd_suspend(cli_t *cli, int argc, char **argv);
 int cmd_resume(cli_t *cli, int argc, char **argv);
 int cmd_gpus(cli_t *cli, int argc, char **argv);
 int cmd_nodes(cli_t *cli, int argc, char **argv);
+int cmd_images(cli_t *cli, int argc, char **argv);
 int cmd_slurm_conf(cli_t *cli, int argc, char **argv);
 int cmd_queues(cli_t *cli, int argc, char **argv);
 int cmd_users(cli_t *cli, int argc, char **argv);
@@ -166,6 +167,7 @@ typedef struct {
     uint64_t gpu_mem, mem; /* 0: not given */
     double cpu;            /* 0: not given */
     const char *queue, *klass, *name, *cwd;
+    const char *image; /* --image NAME[:TAG]: run in a container (docs/containers.md) */
     int64_t priority;
     bool has_priority;
     bool detach, shell, quiet;

@@ -114,6 +114,8 @@ void api_jobs_wait(thttp_req_t *, thttp_reply_t *, void *);
 void api_jobs_events(thttp_req_t *, thttp_reply_t *, void *);
 void api_nodes_list(thttp_req_t *, thttp_reply_t *, void *);
 void api_gpus_list(thttp_req_t *, thttp_reply_t *, void *);
+/* images.c: GET /v1/images (docs/containers.md). */
+void api_images_list(thttp_req_t *, thttp_reply_t *, void *);
 void api_history(thttp_req_t *, thttp_reply_t *, void *);
 void api_queues_list(thttp_req_t *, thttp_reply_t *, void *);
 void api_queues_get(thttp_req_t *, thttp_reply_t *, void *);
