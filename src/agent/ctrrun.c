@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <linux/magic.h>
@@ -104,8 +105,8 @@ int tagent_ctr_mount(const char *state, const char *image, int cwd_fd)
     return 0;
 }
 
-int tagent_ctr_argv(const char *runtime, const char *state, pid_t shim, char **argv, char *buf,
-                    size_t len)
+int tagent_ctr_argv(const char *runtime, const char *state, pid_t shim, bool create, char **argv,
+                    char *buf, size_t len)
 {
     char *root = buf, *pidf = buf + len / 3, *id = buf + 2 * (len / 3);
     size_t third = len / 3;
@@ -120,14 +121,41 @@ int tagent_ctr_argv(const char *runtime, const char *state, pid_t shim, char **a
     argv[i++] = (char *)"--root";
     argv[i++] = root;
     argv[i++] = (char *)"--cgroup-manager=disabled";
-    argv[i++] = (char *)"run";
-    argv[i++] = (char *)"--detach";
-    argv[i++] = (char *)"--bundle";
-    argv[i++] = (char *)state;
-    argv[i++] = (char *)"--pid-file";
-    argv[i++] = pidf;
+    if (create) {
+        argv[i++] = (char *)"create";
+        argv[i++] = (char *)"--bundle";
+        argv[i++] = (char *)state;
+        argv[i++] = (char *)"--pid-file";
+        argv[i++] = pidf;
+    } else {
+        argv[i++] = (char *)"start";
+    }
     argv[i++] = id;
     argv[i] = NULL;
+    return 0;
+}
+
+int tagent_ctr_start(const char *runtime, const char *state)
+{
+    char *argv[12], buf[3 * PATH_MAX];
+    if (tagent_ctr_argv(runtime, state, getpid(), false, argv, buf, sizeof buf) < 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int st;
+    pid_t w;
+    do
+        w = waitpid(pid, &st, 0);
+    while (w < 0 && errno == EINTR);
+    if (w != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        errno = EIO;
+        return -1;
+    }
     return 0;
 }
 

@@ -17,13 +17,19 @@
  *                                     only, never written) under a writable layer on that tmpfs;
  *                                     cwd/ = the cwd the user opened, bound (no path is looked up
  *                                     again, so no link swapped in meanwhile is followed)
- *              exec crun run --detach (tagent_ctr_argv): crun makes the container from
- *                                     config.json in the job's cgroup (--cgroup-manager=
- *                                     disabled), starts it and exits; the container's process,
- *                                     orphaned, is re-parented to the shim (a subreaper)
+ *              exec crun create (tagent_ctr_argv): crun makes the container from config.json
+ *                                     in the job's cgroup (--cgroup-manager=disabled) and exits;
+ *                                     the container's process waits for "start", orphaned, and
+ *                                     so re-parented to the shim (a subreaper)
  *   shim       waits for crun, reads the container's pid (tagent_ctr_pid), checks it is now its
- *              child, records it as the job's pid, and supervises it as a process job's:
- *              logs, watchdog, exit status (the container process's own), kill.
+ *              child, then runs "crun start" (tagent_ctr_start): the container's process execs
+ *              the job's program.  It records that pid as the job's and supervises it as a
+ *              process job's: logs, watchdog, exit status (the container process's own: the shim
+ *              is its parent, so no one else can reap it first), kill.
+ *
+ * Why create then start and not "crun run --detach": with run, a container that ends at once
+ * ends while crun is still its parent, and crun reaps it: its exit status is lost (3 jobs of
+ * 30 `exit 7` reported no status that way in a first version).
  *
  * Everything mounted here lives in the shim's namespace only and goes with it; crun's state
  * (--root) is on the tmpfs too, so nothing is left behind on the host whatever ends the shim.
@@ -54,11 +60,17 @@ bool tagent_ctr_path_ok(const char *path);
  * cwd_fd (opened by the user) at state/rootfs/cwd.  0, or -1 with errno. */
 int tagent_ctr_mount(const char *state, const char *image, int cwd_fd);
 
-/* crun's command line into argv (at least 12 slots) with its strings in buf (PATH_MAX * 3
- * bytes): RUNTIME --root STATE/rootfs/crun --cgroup-manager=disabled run --detach --bundle
- * STATE --pid-file STATE/rootfs/pid tessel-SHIMPID.  0, or -1 with errno ENAMETOOLONG. */
-int tagent_ctr_argv(const char *runtime, const char *state, pid_t shim, char **argv, char *buf,
-                    size_t len);
+/* crun's command line into argv (at least 12 slots) with its strings in buf (3 * PATH_MAX
+ * bytes): RUNTIME --root STATE/rootfs/crun --cgroup-manager=disabled, then with create
+ * "create --bundle STATE --pid-file STATE/rootfs/pid", else "start", then tessel-SHIMPID.
+ * 0, or -1 with errno ENAMETOOLONG. */
+int tagent_ctr_argv(const char *runtime, const char *state, pid_t shim, bool create, char **argv,
+                    char *buf, size_t len);
+
+/* Run "crun start" (argv above, the caller's pid as shim) and wait for it: the container's
+ * process, made by "crun create" and waiting for this, runs the job's program.  Its messages
+ * go to the caller's stderr.  0, or -1 with errno (EIO: crun failed). */
+int tagent_ctr_start(const char *runtime, const char *state);
 
 /* The container's pid from crun's pid file, when it is a child of the caller now; else -1
  * with errno (ESRCH: gone, or not the caller's child). */

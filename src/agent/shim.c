@@ -809,10 +809,11 @@ int main(int argc, char **argv)
     int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     int pfd[2], outp[2], errp[2], sock[2];
-    tsl_error_t nserr;
+    tsl_error_t nserr = {.text = "container paths too long"};
     char *ctr_argv[12], ctr_buf[3 * 4096];
-    if (runtime && (tagent_ctr_ns(&nserr) < 0 || tagent_ctr_argv(runtime, state, getpid(), ctr_argv,
-                                                                 ctr_buf, sizeof ctr_buf) < 0)) {
+    if (runtime &&
+        (tagent_ctr_ns(&nserr) < 0 ||
+         tagent_ctr_argv(runtime, state, getpid(), true, ctr_argv, ctr_buf, sizeof ctr_buf) < 0)) {
         fprintf(stderr, "tessel-shim: %s\n", nserr.text);
         char msg[64];
         snprintf(msg, sizeof msg, "error container %d\n", errno);
@@ -952,18 +953,24 @@ int main(int argc, char **argv)
     close(pfd[0]);
     int crun_status = 0;
     if (runtime && n != (ssize_t)sizeof ce) {
-        /* crun made and started the container, then exits: the container's process is the
-         * shim's child from then on (subreaper), and the job's process for everyone. */
+        /* crun made the container, then exits: the container's process is the shim's child
+         * from then on (subreaper), and once started the job's process for everyone. */
         pid_t w;
         do
             w = waitpid(pid, &crun_status, 0);
         while (w < 0 && errno == EINTR);
         pid_t cpid = -1;
-        if (w == pid && WIFEXITED(crun_status) && WEXITSTATUS(crun_status) == 0)
-            cpid = tagent_ctr_pid(state);
+        bool created = w == pid && WIFEXITED(crun_status) && WEXITSTATUS(crun_status) == 0;
+        if (created && (cpid = tagent_ctr_pid(state)) < 0)
+            fprintf(stderr, "tessel-shim: container pid: %s\n", strerror(errno));
+        if (cpid > 0 && tagent_ctr_start(runtime, state) < 0) {
+            fprintf(stderr, "tessel-shim: crun start failed\n");
+            kill(cpid, SIGKILL);
+            while (waitpid(cpid, NULL, 0) < 0 && errno == EINTR) {
+            }
+            cpid = -1;
+        }
         if (cpid < 0) {
-            if (w == pid && WIFEXITED(crun_status) && WEXITSTATUS(crun_status) == 0)
-                fprintf(stderr, "tessel-shim: container pid: %s\n", strerror(errno));
             /* crun's message is in the job's stderr: what the pipes hold is copied below. */
             ce.err = EIO;
             snprintf(ce.stage, sizeof ce.stage, "container");
