@@ -558,8 +558,9 @@ json_t *tctr_config(const tctr_spec_t *s, tsl_error_t *err)
     json_t *devs = json_array();
     for (size_t i = 0; i < s->ndevices; i++) {
         struct stat st;
-        if (stat(s->devices[i], &st) < 0 || !S_ISCHR(st.st_mode)) {
-            int e = S_ISCHR(st.st_mode) ? errno : ENODEV;
+        int rc = stat(s->devices[i], &st);
+        if (rc < 0 || !S_ISCHR(st.st_mode)) {
+            int e = rc < 0 ? errno : ENODEV;
             tsl_errprintf(err, "%s: %s", s->devices[i], strerror(e));
             json_decref(devs);
             json_decref(lx);

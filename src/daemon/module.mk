@@ -192,6 +192,22 @@ tests/t/t3023-daemon-env.t: $(O)/tests/agent/libtessel-envprobe.so
 tests/t/t3027-daemon-enforce.t: $(O)/tests/interposer/tcu-probe $(O)/tests/interposer/tcu-raw \
                                 $(O)/tests/interposer/tcu-slice $(O)/tests/interposer/tcu-load \
                                 $(O)/lib/libtessel-cuda.so
+# Container jobs (container.h, docs/containers.md): crun, a test image made of this machine's
+# files (tests/lib/mkimage.sh), the probe over the fake driver inside, the CLI.
+CONTAINER_TESTS := tests/t/t7020-container-run.t tests/t/t7021-container-kill.t \
+                   tests/t/t7022-container-images.t tests/t/t7023-container-badinput.t \
+                   tests/t/t7024-container-escape.t
+TESTS += $(CONTAINER_TESTS)
+$(CONTAINER_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel \
+                    $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so \
+                    tests/lib/container.sh tests/lib/mkimage.sh
+tests/t/t7024-container-escape.t: $(O)/tests/agent/libtessel-envprobe.so
+# container.c alone: image names, the store, ldconfig's output, device nodes, config.json.
+TESTS += $(O)/tests/daemon/test_container
+$(O)/tests/daemon/test_container: $(O)/obj/src/daemon/test/test_container.o \
+                                  $(O)/obj/src/daemon/container.o $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lpthread -lcmocka
 # config.c: the options' table, the file (libinih), flags over it; log.c's levels.
 TESTS += $(O)/tests/daemon/test_config
 $(O)/tests/daemon/test_config: $(O)/obj/src/daemon/test/test_config.o $(O)/obj/src/daemon/config.o \
