@@ -66,6 +66,9 @@ _tessel()
     --user)
         COMPREPLY=($(compgen -W "$(_tessel_column "" "$tessel" users)" -- "$cur"))
         return 0 ;;
+    --image)
+        COMPREPLY=($(compgen -W "$(_tessel_column IMAGE "$tessel" images)" -- "$cur"))
+        return 0 ;;
     --class)
         COMPREPLY=($(compgen -W "interactive training inference" -- "$cur"))
         return 0 ;;

@@ -21,7 +21,8 @@ api POST /v1/jobs '{"argv":["true"]}'
 JOB=$(jget .id)
 wait_for '[ "$(job_state "$JOB")" = succeeded ]'; ok $? "a job ran to its end"
 td_stop
-sqlite3 "$DB" "DROP TABLE usage_history; DROP TABLE slurm_jobs; PRAGMA user_version = 9;"
+sqlite3 "$DB" "DROP TABLE usage_history; DROP TABLE slurm_jobs; ALTER TABLE jobs DROP COLUMN image;
+    PRAGMA user_version = 9;"
 is "$(sqlite3 "$DB" 'PRAGMA user_version')" 9 "the store is put back at schema 9"
 
 printf '%s\n' "gpu GPU-a 50 0 1 2 500 1 0" "queue default - 0 1 2 500 1 0" \
