@@ -8,6 +8,9 @@
 #     the engine's;
 #   - inside: no mount, no user namespace (EPERM), /etc/ld.so.preload cannot be unmounted, no
 #     GPU device or disk of the host in its /dev;
+#   - around the interposer: a program that finds the driver's entry points itself (tcu-raw)
+#     and holds 3000 MiB of its 1 GiB slice is killed by the shim's watchdog, outside the
+#     container, with the reason;
 #   - through its cwd: a link it points at a directory it may not reach is followed as the user,
 #     not as root: the job fails to start rather than seeing what is behind it, also when the
 #     link is swapped in after the submission's check.
@@ -19,8 +22,10 @@ like() { printf '%s\n' "$1" | grep -q -E -- "$2"; _r=$?; ok $_r "$3"; [ $_r -eq 
 unlike() { printf '%s\n' "$1" | grep -q -E -- "$2"; ok $((!$?)) "$3"; }
 ctr_daemon
 for p in unshare mount umount; do command -v $p >/dev/null || missing "$p is needed (util-linux)"; done
+RAW=$TESSEL_BUILD/tests/interposer/tcu-raw
+[ -x "$RAW" ] || missing "$RAW not built"
 TESSEL_BUILD="$TESSEL_BUILD" sh "$TESSEL_SRCDIR/tests/lib/mkimage.sh" "$IMG" "$(command -v unshare)" \
-    "$(command -v mount)" "$(command -v umount)" >/dev/null || missing "the test image's extras"
+    "$(command -v mount)" "$(command -v umount)" "$RAW" >/dev/null || missing "the test image's extras"
 INTERPOSER=$(realpath "$TESSEL_BUILD/lib/libtessel-cuda.so")
 ENV='"TESSEL_FAKE_CTX_MEM":"64M"'
 run_nb() { # run_nb ARGV_JSON [ENV_JSON_MEMBERS] -> the job's output once it has ended
@@ -61,6 +66,21 @@ like "$L" "Operation not permitted" "refused (EPERM)"
 like "$L" "^mount=[1-9]" "mount fails (no CAP_SYS_ADMIN)"
 like "$L" "^umount=[1-9]" "/etc/ld.so.preload cannot be unmounted"
 unlike "$L" "^(nvidia|sd|vd|nvme|mem$|kmsg$)" "its /dev has no device of the host's (nvidia*, disks, mem, kmsg)"
+
+# ---- around the interposer: the watchdog ----
+# The fake NVML's state (a test double's shared file: SIMULATED GPUs) in the job's cwd, which
+# the container sees at the same path; the watchdog (root's shim, outside) opens it as nobody.
+: >"$W/fake-state"
+chown nobody "$W/fake-state"
+LIBCUDA=$(realpath "$TESSEL_BUILD/tests/fake/libcuda.so.1")
+J=$(nbjob "{\"argv\":[\"tcu-raw\",\"$LIBCUDA\",\"3000\",\"$W/never\"],\"image\":\"testimg:1\",\"cwd\":\"$W\",\"gpu\":0.5,\"gpu_mem\":\"1G\",\"env\":{$ENV,\"TESSEL_FAKE_STATE\":\"$W/fake-state\"}}")
+wait_for '[ "$(job_state $J)" != running ] && [ "$(job_state $J)" != pending ]'
+api GET "/v1/jobs/$J" "" "$NB"
+is "$(jget .state) $(jget .signal) $(jget .end_cause)" "failed 9 gpu_mem_limit" \
+    "a container job holding 3000 MiB past the interposer is killed by the watchdog"
+is "$(jget .reason)" "GPU 0: the job's processes hold 3.0 GiB, its slice allows 1.0 GiB: killed by the GPU-memory watchdog" \
+    "with the reason"
+like "$(nblogs "$J")" "raw rc=0 mib=3000" "(the fake driver had given it the 3000 MiB)"
 
 # ---- the cwd: links are followed as the user ----
 SEC="$TD/secret"
