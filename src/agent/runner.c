@@ -311,7 +311,12 @@ int tagent_read_exit(const char *dir, tagent_exit_t *out)
     } else if (sscanf(buf, "signal %d", &a) == 1) {
         out->sig = a;
     } else if (sscanf(buf, "error %31s %d", stage, &b) == 2) {
-        snprintf(out->error, sizeof out->error, "%s: %s", stage, strerror(b));
+        if (strcmp(stage, "container") == 0 && b == EIO) /* ctrrun.h: crun said why */
+            snprintf(out->error, sizeof out->error,
+                     "container: the OCI runtime did not start it (its message is in the job's "
+                     "stderr)");
+        else
+            snprintf(out->error, sizeof out->error, "%s: %s", stage, strerror(b));
     } else {
         errno = EPROTO;
         return -1;

@@ -20,8 +20,11 @@ copy_libs() { # the libraries file $1 loads, at their host paths
     done
 }
 for p in sh dash cat id env sleep ls stat grep readlink head kill true false; do
-    src=$(command -v "$p" 2>/dev/null) || { echo "mkimage: no $p on this machine" >&2; exit 1; }
-    case $src in /*) ;; *) continue ;; esac # a shell builtin
+    src=""
+    for d in /usr/local/bin /usr/bin /bin; do # the program, not a shell's builtin of that name
+        [ -x "$d/$p" ] && { src=$d/$p; break; }
+    done
+    [ -n "$src" ] || { echo "mkimage: no $p on this machine" >&2; exit 1; }
     cp -L "$src" "$root/bin/$p"
     copy_libs "$src"
 done

@@ -7,6 +7,7 @@
 #   - exit codes and signals are the container process's own: exit 3 (failed, 3), a process
 #     that kills itself with SIGKILL (failed, signal 9), exit 0 (succeeded);
 #   - an orphan the container leaves behind is reaped (the shim is the subreaper);
+#   - a program the image lacks: failed at its start, crun's message in its stderr log;
 #   - tesseld killed with SIGKILL and restarted: the running container job is picked up
 #     again, then killed through the restarted tesseld;
 #   - plain process jobs run as before beside them.
@@ -29,6 +30,16 @@ is "$(rec "$B")" "failed null 9 signal" "one whose process is killed by SIGKILL:
 is "$(rec "$C")" "succeeded 0 null exit" "one that exits 0: succeeded"
 is "$(rec "$P")" "failed 4 null exit" "a plain process job beside them: failed, exit code 4, as before"
 is "$(nblogs "$C")" "fine" "its output is in its log"
+
+# A program the image does not have: crun refuses to start it; the job fails with the reason,
+# crun's own message in its stderr log.
+E=$(nbjob "{\"argv\":[\"no-such-program\"],\"image\":\"testimg:1\",\"cwd\":\"$W\"}")
+wait_for "ended $E"
+api GET "/v1/jobs/$E" "" "$NB"
+is "$(jget .state) $(jget .end_cause)" "failed launch_failure" "a program not in the image: the job fails at its start"
+is "$(jget .reason)" "container: the OCI runtime did not start it (its message is in the job's stderr)" \
+    "the reason says where the runtime's message is"
+nblogs "$E" stderr | grep -q "no-such-program.*not found"; ok $? "and its stderr log has it"
 
 # A long one, killed with tessel kill.
 K=$(ctrjob "sleep 1000 & sleep 1000; echo not-here")
