@@ -211,6 +211,28 @@ static void test_ldconfig(void **state)
     assert_int_equal(tctr_ldconfig_parse(text, libs, 2), 2);
 #endif
     assert_int_equal(tctr_ldconfig_parse("", libs, 8), 0);
+#if defined(__x86_64__)
+    /* As an H200 host listed them (2026-11-27, Ubuntu 24.04, driver libraries in two
+     * directories): every path of the wanted libraries, each once, libcudart left out. */
+    const char *h200 =
+        "\tlibnvidia-ptxjitcompiler.so.1 (libc6,x86-64) => "
+        "/usr/local/nvidia/lib64/libnvidia-ptxjitcompiler.so.1\n"
+        "\tlibnvidia-ptxjitcompiler.so.1 (libc6,x86-64) => /lib/libnvidia-ptxjitcompiler.so.1\n"
+        "\tlibnvidia-nvvm.so.4 (libc6,x86-64) => /usr/local/nvidia/lib64/libnvidia-nvvm.so.4\n"
+        "\tlibnvidia-ml.so.1 (libc6,x86-64) => /usr/local/nvidia/lib64/libnvidia-ml.so.1\n"
+        "\tlibnvidia-ml.so.1 (libc6,x86-64) => /lib/libnvidia-ml.so.1\n"
+        "\tlibcudart.so.13 (libc6,x86-64) => "
+        "/usr/local/cuda/targets/x86_64-linux/lib/libcudart.so.13\n"
+        "\tlibcudadebugger.so.1 (libc6,x86-64) => /usr/local/nvidia/lib64/libcudadebugger.so.1\n"
+        "\tlibcuda.so.1 (libc6,x86-64) => /usr/local/nvidia/lib64/libcuda.so.1\n"
+        "\tlibcuda.so.1 (libc6,x86-64) => /lib/libcuda.so.1\n";
+    n = tctr_ldconfig_parse(h200, libs, 8);
+    assert_int_equal(n, 8);
+    assert_string_equal(libs[6], "/usr/local/nvidia/lib64/libcuda.so.1");
+    assert_string_equal(libs[7], "/lib/libcuda.so.1");
+    for (int i = 0; i < n; i++)
+        assert_null(strstr(libs[i], "cudart"));
+#endif
     /* This machine: the driver is not installed (a development machine), or its libraries
      * are root's; either way every answer is a root-owned path. */
     n = tctr_driver_libs(libs, 8);
@@ -239,11 +261,12 @@ static void test_devices(void **state)
     FILE *f = fopen(p, "w");
     assert_non_null(f);
     fclose(f);
-    /* GPU 1 of NVML sits at bus 0000:3b:00.0, whose minor number is 3. */
+    /* GPU 1 of NVML sits at bus 0000:3b:00.0, whose minor number is 3 (written as the driver
+     * writes it on an H200 host: "Device Minor: \t 0"). */
     snprintf(p, sizeof p, "%s/0000:3b:00.0", proc);
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
-             "mkdir -p '%s' && printf 'Model: X\\nDevice Minor: 3\\n' >'%s/information'", p, p);
+             "mkdir -p '%s' && printf 'Model: X\\nDevice Minor: \\t 3\\n' >'%s/information'", p, p);
     assert_int_equal(system(cmd), 0);
     char out[16][PATH_MAX];
     const char *bus[] = {"00000000:3B:00.0", "00000000:AF:00.0"};
