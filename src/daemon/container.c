@@ -87,6 +87,31 @@ bool tctr_image_valid(const char *ref, char *why, size_t wlen)
     return false;
 }
 
+bool tctr_cwd_valid(const char *cwd, char *why, size_t wlen)
+{
+    static const char *const under[] = {"/proc", "/sys", "/dev", "/run/tessel"};
+    bool ok = cwd[0] == '/' && strcmp(cwd, "/") != 0 && strcmp(cwd, "/etc") != 0;
+    /* Canonical: no empty, "." or ".." part, no trailing '/'; the path the container binds at
+     * is the path the submission names, so "/tmp/.." must not stand for "/". */
+    for (const char *p = cwd; ok && *p; p++) {
+        if (*p != '/')
+            continue;
+        const char *q = p + 1;
+        size_t n = strcspn(q, "/");
+        ok = n > 0 && !(n == 1 && q[0] == '.') && !(n == 2 && q[0] == '.' && q[1] == '.');
+    }
+    for (size_t i = 0; ok && i < sizeof under / sizeof *under; i++) {
+        size_t n = strlen(under[i]);
+        ok = !(strncmp(cwd, under[i], n) == 0 && (cwd[n] == '\0' || cwd[n] == '/'));
+    }
+    if (!ok)
+        WHY("cwd '%.200s' cannot be a container's working directory: it must be a canonical "
+            "absolute path (no '.', '..' or empty part) that does not cover the container's "
+            "root, /etc, /proc, /sys, /dev or /run/tessel",
+            cwd);
+    return ok;
+}
+
 int tctr_image_split(const char *ref, char *name, size_t nlen, char *tag, size_t tlen)
 {
     const char *colon = strchr(ref, ':');

@@ -8,6 +8,7 @@
  * (src/daemon/test/test_container.c):
  *
  *   tctr_image_valid     is a reference NAME[:TAG] acceptable (strict set, no option, no path)
+ *   tctr_cwd_valid       may a path be a container's cwd (bound at that very path)
  *   tctr_image_find      where its root file system is in the image store, every part root's
  *   tctr_images_list     what the store holds (GET /v1/images, `tessel images`)
  *   tctr_runtime_find    crun, at a fixed root-owned path (never PATH)
@@ -46,6 +47,12 @@
  * be neither an option of the runtime (it is never on a command line anyway) nor a path
  * outside the store.  false with one line in why. */
 bool tctr_image_valid(const char *ref, char *why, size_t len);
+
+/* Whether cwd may be a container job's working directory, bound at that very path: canonical
+ * (absolute, no empty, "." or ".." part, no trailing '/') and not "/", "/etc", nor at or below
+ * /proc, /sys, /dev, /run/tessel (it would cover the container's root or what Tessel and the
+ * kernel put there).  false with one line in why. */
+bool tctr_cwd_valid(const char *cwd, char *why, size_t len);
 
 /* Split a valid ref into name and tag ("latest" when none).  0, or -1 with errno ENAMETOOLONG. */
 int tctr_image_split(const char *ref, char *name, size_t nlen, char *tag, size_t tlen);

@@ -33,33 +33,14 @@ void tessd_images_dir(const tessd_t *d, char *buf, size_t len)
     snprintf(buf, len, "%s/images", d->data_dir);
 }
 
-/* A cwd the container cannot take: its binding would cover the container's root or the
- * kernel's file systems, or Tessel's own files there. */
-static bool cwd_forbidden(const char *cwd)
-{
-    static const char *const under[] = {"/proc", "/sys", "/dev", "/run/tessel"};
-    if (strcmp(cwd, "/") == 0 || strcmp(cwd, "/etc") == 0)
-        return true;
-    for (size_t i = 0; i < sizeof under / sizeof *under; i++) {
-        size_t n = strlen(under[i]);
-        if (strncmp(cwd, under[i], n) == 0 && (cwd[n] == '\0' || cwd[n] == '/'))
-            return true;
-    }
-    return false;
-}
-
 int tessd_container_check(const tessd_t *d, const char *image, const char *cwd, char *why,
                           size_t len, const char **field)
 {
     *field = "image";
     if (!tctr_image_valid(image, why, len))
         return 400;
-    if (cwd && (cwd_forbidden(cwd) || strstr(cwd, "/../") || strstr(cwd, "/./"))) {
+    if (cwd && !tctr_cwd_valid(cwd, why, len)) {
         *field = "cwd";
-        snprintf(why, len,
-                 "cwd '%s' cannot be a container's working directory (it would cover the "
-                 "container's root, /etc, /proc, /sys, /dev or /run/tessel)",
-                 cwd);
         return 400;
     }
     if (d->slurm) {

@@ -4,7 +4,7 @@
 # a shell's characters, upper case, an empty or long name, two tags) is refused with 400, an
 # image the store does not have with 422, each with one line naming the field, through the API
 # and `tessel run --image`; nothing is stored; a cwd that would cover the container's own
-# files is refused.
+# files, or that is not canonical ("/tmp/.." would stand for "/"), is refused.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 . "$TESSEL_SRCDIR/tests/lib/cli.sh"
@@ -32,7 +32,7 @@ done
 is "$(jget .error.message)" "image 'lab/tools:1' is not in this machine's image store (tessel images lists them)" \
     "with one line saying so"
 
-for cwd in / /proc /sys/fs /dev /etc /run/tessel/job; do
+for cwd in / /proc /sys/fs /dev /etc /run/tessel/job "$W/.." //proc "$W/./x"; do
     api POST /v1/jobs "{\"argv\":[\"true\"],\"image\":\"testimg:1\",\"cwd\":\"$cwd\"}" "$NB"
     is "$CODE $(jget .error.field)" "400 cwd" "a container's cwd cannot be $cwd: 400, field cwd"
 done

@@ -102,6 +102,25 @@ static void test_image_valid(void **state)
     assert_true(tctr_image_valid(tag, NULL, 0));
 }
 
+static void test_cwd_valid(void **state)
+{
+    static const char *const good[] = {"/home/alice/proj", "/tmp",  "/work/x.y/..z", "/procfs",
+                                       "/devel",           "/etc2", "/run/tesselx",  "/a/.b/c"};
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++)
+        if (!tctr_cwd_valid(good[i], NULL, 0))
+            fail_msg("cwd '%s' refused", good[i]);
+    static const char *const bad[] = {
+        "/",        "/etc",        "/proc",           "/proc/1",  "/sys/fs", "/dev",
+        "/dev/shm", "/run/tessel", "/run/tessel/job", "/tmp/..",  "/tmp/.",  "//proc",
+        "/tmp//x",  "/tmp/",       "/x/../proc",      "relative", "/a/./b"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char why[512] = "";
+        if (tctr_cwd_valid(bad[i], why, sizeof why))
+            fail_msg("cwd '%s' accepted", bad[i]);
+        assert_non_null(strstr(why, "cannot be a container's working directory"));
+    }
+}
+
 static void test_image_split(void **state)
 {
     char name[64], tag[64];
@@ -419,10 +438,10 @@ static void test_runtime(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_image_valid), cmocka_unit_test(test_image_split),
-        cmocka_unit_test(test_store),       cmocka_unit_test(test_ldconfig),
-        cmocka_unit_test(test_devices),     cmocka_unit_test(test_config),
-        cmocka_unit_test(test_runtime),
+        cmocka_unit_test(test_image_valid), cmocka_unit_test(test_cwd_valid),
+        cmocka_unit_test(test_image_split), cmocka_unit_test(test_store),
+        cmocka_unit_test(test_ldconfig),    cmocka_unit_test(test_devices),
+        cmocka_unit_test(test_config),      cmocka_unit_test(test_runtime),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
