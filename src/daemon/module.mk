@@ -201,7 +201,8 @@ TESTS += $(CONTAINER_TESTS)
 $(CONTAINER_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel \
                     $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so \
                     tests/lib/container.sh tests/lib/mkimage.sh
-tests/t/t7024-container-escape.t: $(O)/tests/agent/libtessel-envprobe.so
+tests/t/t7021-container-kill.t: $(O)/tests/interposer/tcu-load
+tests/t/t7024-container-escape.t: $(O)/tests/agent/libtessel-envprobe.so $(O)/tests/interposer/tcu-raw
 # container.c alone: image names, the store, ldconfig's output, device nodes, config.json.
 TESTS += $(O)/tests/daemon/test_container
 $(O)/tests/daemon/test_container: $(O)/obj/src/daemon/test/test_container.o \

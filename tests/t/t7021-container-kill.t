@@ -8,6 +8,8 @@
 #     that kills itself with SIGKILL (failed, signal 9), exit 0 (succeeded);
 #   - an orphan the container leaves behind is reaped (the shim is the subreaper);
 #   - a program the image lacks: failed at its start, crun's message in its stderr log;
+#   - a time limit ends it (SIGTERM to the container's process); its GPU slice is suspended
+#     (drained) and resumed through the slice file bound into the container;
 #   - tesseld killed with SIGKILL and restarted: the running container job is picked up
 #     again, then killed through the restarted tesseld;
 #   - plain process jobs run as before beside them.
@@ -63,6 +65,34 @@ unlike_ "$(nblogs "$K")" "not-here" "the container did not go on"
 O=$(ctrjob "(sleep 0.5; exit 0) & exit 0")
 wait_for "ended $O"
 is "$(rec "$O")" "succeeded 0 null exit" "a container leaving a background process ends with its own status"
+
+# A time limit: SIGTERM to the container's process at the limit, the job ends for it.
+TL=$(nbjob "{\"argv\":[\"sleep\",\"1000\"],\"image\":\"testimg:1\",\"cwd\":\"$W\",\"time_limit\":\"1s\"}")
+wait_for "ended $TL"
+is "$(rec "$TL")" "failed null 15 time_limit" "a container job past its 1 s time limit: failed, SIGTERM, time_limit"
+
+# Its GPU slice suspended and resumed (the slice file is the job's, bound into the container):
+# tcu-load launches simulated kernels until told to stop.
+LOAD=$TESSEL_BUILD/tests/interposer/tcu-load
+TESSEL_BUILD="$TESSEL_BUILD" sh "$TESSEL_SRCDIR/tests/lib/mkimage.sh" "$IMG" "$LOAD" >/dev/null ||
+    missing "tcu-load in the test image"
+: >"$W/fake-state"
+chown nobody "$W/fake-state"
+S=$(nbjob "{\"argv\":[\"tcu-load\",\"--us=20000\",\"--until=$W/stop\"],\"image\":\"testimg:1\",\"cwd\":\"$W\",\"gpus\":1,\"env\":{\"TESSEL_FAKE_STATE\":\"$W/fake-state\",\"TESSEL_FAKE_EVENT_ORDER\":\"device\"}}")
+launches() { api GET /v1/gpus; jq -r "[.gpus[0].slices[] | select(.job_id == $S) | .launches] | add // 0" "$TD/out"; }
+wait_for '[ "$(launches)" -gt 4 ]'; ok $? "a container job launches kernels through its slice"
+TESSEL_TOKEN=$NB tcli suspend --wait --timeout 60 "$S"
+is "$RC" 0 "tessel suspend --wait of the container job answers 0"
+api GET "/v1/jobs/$S" "" "$NB"
+is "$(jget .state) $(jget .drained)" "suspended true" "it is suspended and drained"
+N1=$(launches)
+sleep 0.5
+is "$(launches)" "$N1" "no kernel is launched while it is suspended"
+TESSEL_TOKEN=$NB tcli resume "$S"
+wait_for '[ "$(launches)" -gt "$N1" ]'; ok $? "resumed, it launches again"
+touch "$W/stop"
+wait_for "ended $S"
+is "$(rec "$S")" "succeeded 0 null exit" "and ends when told to"
 
 # kill -9 of tesseld while a container job runs: the job lives on; the next tesseld watches it
 # again and kills it.
