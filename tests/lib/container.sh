@@ -12,6 +12,8 @@
 #   nbjob JSON          POST /v1/jobs as nobody: the job's id, or "" ($TD/out: the answer)
 #   nblogs ID [stderr]  the job's output
 #   val KEY LINE        the value of KEY=... in LINE
+#   job_cgroup PID CTL  the directory of PID's cgroup that holds controller CTL's files (memory,
+#                       freezer: v1's hierarchy of that controller; v2: the unified group)
 PROBE=$TESSEL_BUILD/tests/interposer/tcu-probe
 ctr_daemon() {
     [ "$(id -u)" = 0 ] || missing "not root: container jobs need tesseld as root"
@@ -53,3 +55,10 @@ nblogs() {
     cat "$TD/out"
 }
 val() { printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -n 1; }
+job_cgroup() {
+    if [ "$(api GET /v1/nodes; jget '.nodes[0].cgroups')" = v2 ]; then
+        echo "/sys/fs/cgroup$(awk -F: '$1 == "0" {print $3}' "/proc/$1/cgroup")"
+    else
+        echo "/sys/fs/cgroup/$2$(awk -F: -v c="$2" '$2 == c {print $3}' "/proc/$1/cgroup")"
+    fi
+}

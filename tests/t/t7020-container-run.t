@@ -1,7 +1,7 @@
 #!/bin/sh
 # t7020-container-run.t - a job run in a container (tessel run --image, docs/containers.md), as
 # the user nobody, with tesseld as root, crun, one SIMULATED GPU (the fake driver and NVML of
-# tests/fake stand for the host's NVIDIA driver) and the job's cgroup (v1 here, hybrid layout):
+# tests/fake stand for the host's NVIDIA driver) and the job's cgroup (v1 or v2):
 #   - it runs in the image (its file is there) as nobody's uid and gid, never root, with no
 #     capability and no_new_privs, in the cwd it asked for (bound from the host, its files
 #     shared both ways), with its environment;
@@ -56,14 +56,14 @@ is "$(val n "$F") $(val rc "$F")" "9 2" \
     "9 allocations of 100 MiB fit, the 10th is CUDA_ERROR_OUT_OF_MEMORY"
 
 # The memory limit: the job's own cgroup, which the container's processes are in.
-api POST /v1/jobs "{\"argv\":[\"sh\",\"-c\",\"for f in /sys/fs/cgroup/memory/tessel/*/job-\$TESSEL_JOB_ID/memory.limit_in_bytes; do :; done; sleep 30\"],\"image\":\"testimg:1\",\"cwd\":\"$W\",\"mem\":\"256M\"}" "$NB"
+api POST /v1/jobs "{\"argv\":[\"sleep\",\"30\"],\"image\":\"testimg:1\",\"cwd\":\"$W\",\"mem\":\"256M\"}" "$NB"
 M=$(jget .id)
 wait_for '[ -s "$TD/data/jobs/$M/pid" ]'
 JP=$(awk '{print $3}' "$TD/data/jobs/$M/pid")
-CG=$(awk -F: '$2 == "memory" {print $3}' "/proc/$JP/cgroup")
+CG=$(job_cgroup "$JP" memory)
 like "$CG" "/job-$M\$" "a container's process is in its job's memory cgroup ($CG)"
-is "$(cat "/sys/fs/cgroup/memory$CG/memory.limit_in_bytes" 2>/dev/null)" 268435456 \
-    "which holds the job's 256M limit"
+LIM=$(cat "$CG/memory.limit_in_bytes" 2>/dev/null || cat "$CG/memory.max" 2>/dev/null)
+is "$LIM" 268435456 "which holds the job's 256M limit"
 is "$(awk '{print $4}' "/proc/$JP/stat")" "$(awk '{print $1}' "$TD/data/jobs/$M/pid")" \
     "the container's process is tessel-shim's child (its supervisor)"
 api POST "/v1/jobs/$M/cancel" "" "$NB"

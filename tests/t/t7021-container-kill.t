@@ -47,8 +47,8 @@ nblogs "$E" stderr | grep -q "no-such-program.*not found"; ok $? "and its stderr
 K=$(ctrjob "sleep 1000 & sleep 1000; echo not-here")
 wait_for '[ -s "$TD/data/jobs/$K/pid" ]'; ok $? "a sleeping container job runs (its pid recorded)"
 JP=$(awk '{print $3}' "$TD/data/jobs/$K/pid")
-CG=$(awk -F: '$2 == "freezer" {print $3}' "/proc/$JP/cgroup")
-wait_for '[ "$(wc -l <"/sys/fs/cgroup/freezer$CG/cgroup.procs")" -ge 2 ]'
+CG=$(job_cgroup "$JP" freezer)
+wait_for '[ "$(wc -l <"$CG/cgroup.procs")" -ge 2 ]'
 ok $? "its two processes are in the job's cgroup"
 [ "$(awk '{print $5}' "/proc/$JP/stat")" = "$JP" ]; ok $? "its process leads its own process group"
 TESSEL_TOKEN=$NB tcli kill "$K"
@@ -56,7 +56,7 @@ is "$RC" 0 "tessel kill JOB answers 0"
 wait_for "ended $K"
 is "$(rec "$K")" "cancelled null 15 cancelled" "the job is cancelled: the container's process got SIGTERM"
 kill -0 "$JP" 2>/dev/null; ok $((!$?)) "the container's process is gone"
-is "$(cat "/sys/fs/cgroup/freezer$CG/cgroup.procs" 2>/dev/null | wc -l)" 0 \
+is "$(cat "$CG/cgroup.procs" 2>/dev/null | wc -l)" 0 \
     "no process is left in the job's cgroup"
 unlike_() { printf '%s\n' "$1" | grep -q -E -- "$2"; ok $((!$?)) "$3"; }
 unlike_ "$(nblogs "$K")" "not-here" "the container did not go on"
