@@ -75,16 +75,16 @@ typedef struct {
     /* Enforcement (shim.c, jobns.h, watchdog.h); NULL / false: none. */
     const char *state;             /* root-owned per-job directory: the job's mount namespace */
     bool block_userns;             /* with state: refuse the job new user namespaces */
-    /* With state, a container job (docs/containers.md, ctrrun.h): crun's absolute path and the
-     * image's root file system; state holds its config.json.  NULL: a process job. */
-    const char *container;
-    const char *image_rootfs;
     const char *nvml;              /* absolute NVML path: start the GPU-memory watchdog */
     const char *gpu_mem_limits;    /* with nvml: "IDX=BYTES,..." */
     const char *gpu_mem_violation; /* with nvml: "kill" or "suspend" */
     /* With nvml and the fake GPUs only (a test double): "NAME=VALUE" settings of the fake NVML
      * (TESSEL_FAKE_*) that the shim sets for itself before loading it, NULL-terminated. */
     const char *nvml_env[TAGENT_NVML_ENV_MAX + 1];
+    /* With state, a container job (docs/containers.md, ctrrun.h): crun's absolute path and the
+     * image's root file system; state holds its config.json.  NULL: a process job. */
+    const char *container;
+    const char *image_rootfs;
 } tagent_spawn_t;
 
 /* Start the shim with the fixed environment above (PATH, and the caller's own sanitizer
