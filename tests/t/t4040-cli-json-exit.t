@@ -37,6 +37,7 @@ listing() {
 listing ps jobs GET /v1/jobs
 listing gpus gpus GET /v1/gpus
 listing nodes nodes GET /v1/nodes
+listing images images GET /v1/images
 listing queues queues GET /v1/queues
 listing users users GET /v1/users
 listing tokens tokens GET /v1/tokens
