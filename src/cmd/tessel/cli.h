@@ -178,7 +178,7 @@ typedef struct {
     double cpu;            /* 0: not given */
     const char *queue, *klass, *name, *cwd;
     const char *project; /* --project: NULL = the user's default project */
-    const char *image; /* --image NAME[:TAG]: run in a container (docs/containers.md) */
+    const char *image;   /* --image NAME[:TAG]: run in a container (docs/containers.md) */
     int64_t priority;
     bool has_priority;
     bool detach, shell, quiet;

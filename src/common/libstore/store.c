@@ -301,11 +301,12 @@ static const char *const sql[S_COUNT] = {
                       " coalesce(sum(CASE WHEN state = 1 THEN gpu_milli * gpu_count END), 0)"
                       " FROM jobs WHERE state < 2 AND queue = ?1",
     [S_QUEUE_CHILDREN] = "SELECT count(*) FROM queues WHERE parent = ?1",
-    [S_JOB_ADD] = "INSERT INTO jobs(user, name, argv, shell, cwd, env, state, queue, class,"
-                  " priority, gpus, gpu_milli, gpu_count, gpu_mem, cpu_milli, mem, simulated,"
-                  " submitted_ms, reason, requeue, project, project_name, image) VALUES (?1, ?2,"
-                  " ?3, ?4, ?5, ?6, 0, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,"
-                  " ?20, ?21, ?22)",
+    [S_JOB_ADD] =
+        "INSERT INTO jobs(user, name, argv, shell, cwd, env, state, queue, class,"
+        " priority, gpus, gpu_milli, gpu_count, gpu_mem, cpu_milli, mem, simulated,"
+        " submitted_ms, reason, requeue, project, project_name, image) VALUES (?1, ?2,"
+        " ?3, ?4, ?5, ?6, 0, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,"
+        " ?20, ?21, ?22)",
     [S_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE id = ?1",
     [S_JOB_LIST] =
         "SELECT " JOB_COLS " FROM jobs WHERE id > ?1" JOB_LIST_WHERE " ORDER BY id LIMIT ?5",
