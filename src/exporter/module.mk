@@ -7,3 +7,12 @@ $(O)/bin/tessel-node-exporter: $(TESSEL_EXPORTER_SRCS:%.c=$(O)/obj/%.o) $(O)/lib
                                $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lmicrohttpd -ljansson -ldl -lpthread
+
+# The exporter's reading of the slices (root: the plugin's directories, a mount).
+TESTS += $(O)/tests/exporter/test_sample
+$(O)/tests/exporter/test_sample: $(O)/obj/src/exporter/test/test_sample.o \
+                                 $(O)/obj/src/exporter/sample.o $(O)/obj/src/slurm/slurm_logic.o \
+                                 $(O)/lib/libtsl-nodefig.a $(O)/lib/libtsl-agent.a \
+                                 $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -ldl -lpthread -lcmocka

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "libutil/nomount.h"
 #include "exporter/sample.h"
 #include "libshm/shm.h"
 #include "slurm/slurm_logic.h"
@@ -72,14 +73,12 @@ static void read_step(int jobfd, const char *step, per_gpu_t *per)
     }
 }
 
-/* The job's own slice file: the memory its processes hold per device UUID, onto per[]. */
-static void read_slice(int jobfd, const char *jobdir, const tagent_gpu_t *gpus, int ngpus,
-                       per_gpu_t *per)
+/* The job's own slice file, open on sfd: the memory its processes hold per device UUID, onto
+ * per[]. */
+static void read_slice(int sfd, const tagent_gpu_t *gpus, int ngpus, per_gpu_t *per)
 {
-    (void)jobfd;
-    char path[PATH_MAX];
-    if (snprintf(path, sizeof path, "%s/slice", jobdir) >= (int)sizeof path)
-        return;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", sfd);
     tshm_t *s = tshm_open_ro(path, NULL);
     if (!s)
         return;
@@ -154,15 +153,19 @@ int tex_read_slices(const char *statedir, const tagent_gpu_t *gpus, int ngpus, t
         }
         if (jd)
             closedir(jd);
-        /* The slice file's owner is the job's account (the plugin made it so). */
+        /* The slice file's owner is the job's account (the plugin made it so).  It is the
+         * user's: opened without crossing a mount point or following a link (a FUSE mount
+         * over it would make the sampler wait for its server: every job's figures frozen,
+         * review of 2026-11-27), non-blocking (a FIFO), then read through the descriptor. */
         struct stat st;
         char user[64] = "";
-        if (fstatat(jfd, "slice", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
+        int sfd = tsl_openat_nomount(jfd, "slice", O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+        if (sfd >= 0 && fstat(sfd, &st) == 0 && S_ISREG(st.st_mode)) {
             user_of(st.st_uid, user, sizeof user);
-            char jobdir[PATH_MAX];
-            if (snprintf(jobdir, sizeof jobdir, "%s/%s", statedir, e->d_name) < (int)sizeof jobdir)
-                read_slice(jfd, jobdir, gpus, ngpus, per);
+            read_slice(sfd, gpus, ngpus, per);
         }
+        if (sfd >= 0)
+            close(sfd);
         close(jfd);
         if (!user[0])
             continue; /* no slice file: no slice (a job being set up or tidied) */

@@ -8,7 +8,7 @@ SLURM_PLUGIN := $(O)/slurm/spank_tessel.so
 SLURM_PLUGIN_SRCS := src/slurm/spank_tessel.c src/slurm/slurm_logic.c src/agent/watchdog.c \
                      src/agent/jobns.c src/agent/gpu.c src/common/libshm/shm.c \
                      src/common/libutil/error.c src/common/libutil/size.c \
-                     src/common/libutil/procstat.c
+                     src/common/libutil/procstat.c src/common/libutil/nomount.c
 SLURM_PLUGIN_OBJS := $(SLURM_PLUGIN_SRCS:%.c=$(O)/slurm/obj/%.o)
 LIBS += $(SLURM_PLUGIN)
 
