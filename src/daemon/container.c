@@ -148,6 +148,26 @@ static int root_dir_ok(const char *path, char *why, size_t wlen)
     return 1;
 }
 
+/* The store's top directory: as root_dir_ok, and reachable by root alone (0700).  Files
+ * inside an image keep the owners the image gave them (an image's own account, uid 1000,
+ * is often a real account of the host): a user who could reach them could change an image
+ * for every other user's jobs.  Only root's shim mounts an image, so nobody else needs to. */
+static int store_dir_ok(const char *path, char *why, size_t wlen)
+{
+    int rc = root_dir_ok(path, why, wlen);
+    if (rc != 1)
+        return rc;
+    struct stat st;
+    if (lstat(path, &st) < 0 || (st.st_mode & 077)) {
+        WHY("%s: the image store must be reachable by root alone (chmod 700 %s): files inside "
+            "an image may be other accounts' and must not be changed from the host; refused",
+            path, path);
+        errno = EPERM;
+        return -1;
+    }
+    return 1;
+}
+
 int tctr_image_find(const char *dir, const char *ref, char *out, size_t len, char *why, size_t wlen)
 {
     char name[TCTR_REF_MAX + 1], tag[TCTR_REF_MAX + 1];
@@ -157,7 +177,7 @@ int tctr_image_find(const char *dir, const char *ref, char *out, size_t len, cha
         return -1;
     }
     char path[PATH_MAX];
-    int rc = root_dir_ok(dir, why, wlen);
+    int rc = store_dir_ok(dir, why, wlen);
     if (rc <= 0)
         goto missing;
     /* Down the parts of NAME, then TAG, then rootfs: each checked (no link anywhere). */
@@ -243,7 +263,7 @@ static int by_image(const void *a, const void *b)
 
 int tctr_images_list(const char *dir, json_t *arr, char *why, size_t wlen)
 {
-    int rc = root_dir_ok(dir, why, wlen);
+    int rc = store_dir_ok(dir, why, wlen);
     if (rc <= 0)
         return rc; /* no store: no image; an unsafe one: -1 */
     json_t *found = json_array();

@@ -33,7 +33,8 @@ ctr_daemon() {
     TESSEL_TOKEN="$TD_ADMIN"
     export TESSEL_URL TESSEL_TOKEN
     mkdir -p "$TD/data/images/testimg"
-    chmod 755 "$TD/data/images" "$TD/data/images/testimg"
+    chmod 700 "$TD/data/images" # root's alone (docs/containers.md)
+    chmod 755 "$TD/data/images/testimg"
     IMG="$TD/data/images/testimg/1/rootfs"
     TESSEL_BUILD="$TESSEL_BUILD" sh "$TESSEL_SRCDIR/tests/lib/mkimage.sh" "$IMG" "$PROBE" \
         >"$TD/mkimage.log" 2>&1 || { cat "$TD/mkimage.log"; missing "the test image could not be built"; }

@@ -30,6 +30,17 @@ is "$(out | jq -r '.images | length')" 2 "tessel images --json prints the API's 
 api GET /v1/images "" ""
 is "$CODE" 401 "not without a token"
 
+# A store other users can reach: no image is listed or run (a file of an image that is not
+# root's could be changed from the host for every user's jobs), with the reason.
+chmod 755 "$S"
+api GET /v1/images "" "$NB"
+is "$CODE $(jq -r '.images | length' "$TD/out")" "200 0" "a store reachable by others: no image is listed"
+grep -q "reachable by root alone" "$TD/tesseld.log"; ok $? "tesseld's log says why"
+nbjob "{\"argv\":[\"true\"],\"image\":\"testimg:1\",\"cwd\":\"$W\"}" >/dev/null
+is "$CODE" 422 "a job naming an image of it is refused (422)"
+jq -r .error.message "$TD/out" | grep -q "reachable by root alone"; ok $? "saying why"
+chmod 700 "$S"
+
 # Not root's: a user's directory in the store is not an image, nor is a link to one.
 mkdir -p "$S/mine/1"
 cp -a "$IMG" "$S/mine/1/rootfs"

@@ -157,7 +157,11 @@ static void test_store(void **state)
     mkdirs(store, "lab/tools/2.4/rootfs");
     mkdirs(store, "lab/tools/latest/rootfs");
     mkdirs(store, "empty/1"); /* no rootfs: not an image */
+    /* A store other accounts can reach is refused (an image's files may be theirs). */
     assert_int_equal(chmod(store, 0755), 0);
+    assert_int_equal(tctr_image_find(store, "debian:12", out, sizeof out, why, sizeof why), -1);
+    assert_non_null(strstr(why, "reachable by root alone"));
+    assert_int_equal(chmod(store, 0700), 0);
     assert_int_equal(tctr_image_find(store, "debian:12", out, sizeof out, why, sizeof why), 1);
     char want[512];
     snprintf(want, sizeof want, "%s/debian/12/rootfs", store);
