@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -65,6 +66,18 @@ int tagent_ctr_root_ids(void)
 bool tagent_ctr_path_ok(const char *path)
 {
     return path[0] == '/' && !strpbrk(path, ",:\\\n") && strlen(path) < 3000;
+}
+
+int tagent_ctr_cwd_flags_ok(int cwd_fd, unsigned expected)
+{
+    struct statvfs sv;
+    if (fstatvfs(cwd_fd, &sv) < 0)
+        return -1;
+    if (tagent_ctr_cwd_flags_of(sv.f_flag) & ~expected) {
+        errno = EPERM;
+        return -1;
+    }
+    return 0;
 }
 
 int tagent_ctr_mount(const char *state, const char *image, int cwd_fd)

@@ -39,6 +39,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 
 #include "libutil/error.h"
@@ -55,6 +56,19 @@ int tagent_ctr_root_ids(void);
 
 /* Whether a path may go into an overlay's options (no ',', ':' or '\\'), absolute. */
 bool tagent_ctr_path_ok(const char *path);
+
+/* The cwd's host mount as tesseld wrote it into the container's config (--ctr-cwd-flags): crun
+ * remounts the bind with the config's options, so a read-only or noexec host mount must be
+ * named there.  tagent_ctr_cwd_flags_ok: whether the mount the user's descriptor is on needs
+ * no more than `expected` (a cwd moved to another mount since tesseld looked: refused, EPERM). */
+#define TAGENT_CTR_CWD_RO     1u
+#define TAGENT_CTR_CWD_NOEXEC 2u
+static inline unsigned tagent_ctr_cwd_flags_of(unsigned long statvfs_flags)
+{
+    return (statvfs_flags & ST_RDONLY ? TAGENT_CTR_CWD_RO : 0u) |
+           (statvfs_flags & ST_NOEXEC ? TAGENT_CTR_CWD_NOEXEC : 0u);
+}
+int tagent_ctr_cwd_flags_ok(int cwd_fd, unsigned expected);
 
 /* Mount the container's root under state/rootfs (above) from image, and bind the directory
  * cwd_fd (opened by the user) at state/rootfs/cwd.  0, or -1 with errno. */

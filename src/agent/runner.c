@@ -129,9 +129,9 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     size_t nargv = 0;
     while (s->argv[nargv])
         nargv++;
-    size_t cap = 16 + 2 * TAGENT_MAX_CGROUPS + 8 + 9 + 4 + 2 * TAGENT_NVML_ENV_MAX + nargv + 1;
+    size_t cap = 16 + 2 * TAGENT_MAX_CGROUPS + 8 + 9 + 6 + 2 * TAGENT_NVML_ENV_MAX + nargv + 1;
     char **av = calloc(cap, sizeof *av);
-    char uid[24], gid[24], envfd[16], lockfd[16], limit[24];
+    char uid[24], gid[24], envfd[16], lockfd[16], limit[24], cwd_flags[16];
     if (!av) {
         errno = ENOMEM;
         return tsl_errprintf(err, "out of memory");
@@ -223,6 +223,9 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
         av[i++] = (char *)s->container;
         av[i++] = (char *)"--image-rootfs";
         av[i++] = (char *)s->image_rootfs;
+        snprintf(cwd_flags, sizeof cwd_flags, "%u", s->ctr_cwd_flags);
+        av[i++] = (char *)"--ctr-cwd-flags";
+        av[i++] = cwd_flags;
     }
     if (s->nvml && s->gpu_mem_limits) {
         av[i++] = (char *)"--nvml";

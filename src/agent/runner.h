@@ -93,6 +93,7 @@ typedef struct {
      * image's root file system; state holds its config.json.  NULL: a process job. */
     const char *container;
     const char *image_rootfs;
+    unsigned ctr_cwd_flags; /* TAGENT_CTR_CWD_*: how the config binds the cwd (ctrrun.h) */
 } tagent_spawn_t;
 
 /* Start the shim with the fixed environment above (PATH, and the caller's own sanitizer

@@ -492,6 +492,7 @@ struct job_args {
      * process stays root, takes the user's file-system ids only to open the logs and cwd. */
     char **ctr_argv;
     const char *image;
+    unsigned ctr_cwd_flags; /* --ctr-cwd-flags: TAGENT_CTR_CWD_* the config binds the cwd with */
 };
 
 /* The job's process: join the cgroups, enter the job's namespace, drop to the user, open the
@@ -587,6 +588,10 @@ static int job_main(void *arg)
         int cwd = open(a->cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (cwd < 0 || fchdir(cwd) < 0)
             child_fail(pfd, "chdir");
+        /* crun binds it with the config's options: a read-only or noexec mount that tesseld
+         * did not see (the cwd moved since) would become writable or exec inside. */
+        if (tagent_ctr_cwd_flags_ok(cwd, a->ctr_cwd_flags) < 0)
+            child_fail(pfd, "ctr-cwd-mount");
         if (tagent_ctr_root_ids() < 0)
             child_fail(pfd, "ctr-ids");
         if (tagent_ctr_mount(a->state, a->image, cwd) < 0)
@@ -740,6 +745,7 @@ int main(int argc, char **argv)
     const char *user = NULL;
     const char *state = NULL, *nvml = NULL, *gpu_mem = NULL, *violation = "kill";
     const char *runtime = NULL, *image = NULL;
+    unsigned ctr_cwd_flags = 0;
     int block_userns = 0;
     bool test_fork = false;
     const char *nvml_env[4];
@@ -790,6 +796,8 @@ int main(int argc, char **argv)
             runtime = argv[++i];
         else if (strcmp(argv[i], "--image-rootfs") == 0)
             image = argv[++i];
+        else if (strcmp(argv[i], "--ctr-cwd-flags") == 0)
+            ctr_cwd_flags = (unsigned)strtoul(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--gpu-mem-limit") == 0)
             gpu_mem = argv[++i];
         else if (strcmp(argv[i], "--gpu-mem-violation") == 0)
@@ -960,6 +968,7 @@ int main(int argc, char **argv)
         .sig_set = tagent_sig_not_default(), /* the shim's own SIG_IGNs above included */
         .ctr_argv = runtime ? ctr_argv : NULL,
         .image = image,
+        .ctr_cwd_flags = ctr_cwd_flags,
     };
     /* The child's copies of the shim's ends are closed by their O_CLOEXEC at its exec. */
     /* A container job's process runs crun, which needs a process of its own (fork). */

@@ -576,8 +576,13 @@ json_t *tctr_config(const tctr_spec_t *s, tsl_error_t *err)
     static const char *const shm_o[] = {"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"};
     static const char *const mq_o[] = {"nosuid", "noexec", "nodev"};
     static const char *const sys_o[] = {"nosuid", "noexec", "nodev", "ro"};
+    /* A bind's options: crun remounts it with exactly these, so a host mount's read-only and
+     * noexec must be named here or the container would get more than the host gives
+     * (review of 2026-11-27: a job's cwd on a read-only bind mount was writable inside). */
     static const char *const ro_o[] = {"rbind", "ro", "nosuid", "nodev"};
     static const char *const rw_o[] = {"rbind", "nosuid", "nodev"};
+    static const char *const ro_nx_o[] = {"rbind", "ro", "nosuid", "nodev", "noexec"};
+    static const char *const rw_nx_o[] = {"rbind", "nosuid", "nodev", "noexec"};
     json_array_append_new(mounts, mount_of("/proc", "proc", "proc", proc_o, N(proc_o)));
     json_array_append_new(mounts, mount_of("/dev", "tmpfs", "tmpfs", dev_o, N(dev_o)));
     json_array_append_new(mounts, mount_of("/dev/pts", "devpts", "devpts", pts_o, N(pts_o)));
@@ -586,8 +591,11 @@ json_t *tctr_config(const tctr_spec_t *s, tsl_error_t *err)
     json_array_append_new(mounts, mount_of("/sys", "sysfs", "sysfs", sys_o, N(sys_o)));
     for (size_t i = 0; i < s->nbinds; i++) {
         const tctr_bind_t *b = &s->binds[i];
-        json_array_append_new(mounts, b->rw ? mount_of(b->dst, "bind", b->src, rw_o, N(rw_o))
-                                            : mount_of(b->dst, "bind", b->src, ro_o, N(ro_o)));
+        json_t *m = b->noexec ? (b->rw ? mount_of(b->dst, "bind", b->src, rw_nx_o, N(rw_nx_o))
+                                       : mount_of(b->dst, "bind", b->src, ro_nx_o, N(ro_nx_o)))
+                              : (b->rw ? mount_of(b->dst, "bind", b->src, rw_o, N(rw_o))
+                                       : mount_of(b->dst, "bind", b->src, ro_o, N(ro_o)));
+        json_array_append_new(mounts, m);
     }
     json_object_set_new(c, "mounts", mounts);
 

@@ -100,6 +100,7 @@ typedef struct {
     const char *src; /* host path */
     const char *dst; /* path in the container */
     bool rw;         /* else read-only */
+    bool noexec;     /* no program runs from it (the host mount's own noexec, kept) */
 } tctr_bind_t;
 
 typedef struct {

@@ -20,8 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "agent/ctrrun.h"
 #include "daemon/container.h"
 #include "daemon/container_launch.h"
 
@@ -180,19 +182,30 @@ int tessd_container_prepare(tessd_t *d, const tstore_job_t *j, const tessd_run_t
     snprintf(preload_src, sizeof preload_src, "%s/ld.so.preload", state);
     snprintf(limits_src, sizeof limits_src, "%s/limits", state);
     const char *cwd = j->cwd ? j->cwd : dir;
-    if (j->cwd && strcmp(j->cwd, dir) != 0)
-        binds[nb++] = (tctr_bind_t){cwd_src, j->cwd, true};
-    binds[nb++] = (tctr_bind_t){dir, dir, true};
+    /* The host mounts' read-only and noexec, kept inside: crun remounts a bind with exactly
+     * the config's options (review of 2026-11-27).  The cwd's as tesseld sees it now; the
+     * job's process checks that the directory it opens as the user is on a mount that needs
+     * no more (ctrrun.h, --ctr-cwd-flags), or the job fails. */
+    struct statvfs sv;
+    unsigned dir_flags = statvfs(dir, &sv) == 0 ? tagent_ctr_cwd_flags_of(sv.f_flag) : 0;
+    out->cwd_flags = dir_flags;
+    if (j->cwd && strcmp(j->cwd, dir) != 0) {
+        out->cwd_flags = statvfs(j->cwd, &sv) == 0 ? tagent_ctr_cwd_flags_of(sv.f_flag) : 0;
+        binds[nb++] = (tctr_bind_t){cwd_src, j->cwd, !(out->cwd_flags & TAGENT_CTR_CWD_RO),
+                                    (out->cwd_flags & TAGENT_CTR_CWD_NOEXEC) != 0};
+    }
+    binds[nb++] = (tctr_bind_t){dir, dir, !(dir_flags & TAGENT_CTR_CWD_RO),
+                                (dir_flags & TAGENT_CTR_CWD_NOEXEC) != 0};
     if (d->interposer[0])
-        binds[nb++] = (tctr_bind_t){d->interposer, d->interposer, false};
-    binds[nb++] = (tctr_bind_t){preload_src, "/etc/ld.so.preload", false};
-    binds[nb++] = (tctr_bind_t){limits_src, "/run/tessel/job/limits", false};
+        binds[nb++] = (tctr_bind_t){d->interposer, d->interposer, false, false};
+    binds[nb++] = (tctr_bind_t){preload_src, "/etc/ld.so.preload", false, false};
+    binds[nb++] = (tctr_bind_t){limits_src, "/run/tessel/job/limits", false, false};
     if (d->registry_dir[0])
-        binds[nb++] = (tctr_bind_t){d->registry_dir, d->registry_dir, true};
+        binds[nb++] = (tctr_bind_t){d->registry_dir, d->registry_dir, true, false};
     if (simulated && d->fake_lib_dir[0])
-        binds[nb++] = (tctr_bind_t){d->fake_lib_dir, d->fake_lib_dir, false};
+        binds[nb++] = (tctr_bind_t){d->fake_lib_dir, d->fake_lib_dir, false, false};
     for (int i = 0; i < nlibs; i++)
-        binds[nb++] = (tctr_bind_t){libs[i], libs[i], false};
+        binds[nb++] = (tctr_bind_t){libs[i], libs[i], false, false};
 
     gid_t groups[CTR_MAX_GROUPS];
     int ngroups = 1;

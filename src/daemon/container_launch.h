@@ -22,6 +22,7 @@ int tessd_container_check(const tessd_t *d, const char *image, const char *cwd, 
 typedef struct {
     char runtime[PATH_MAX]; /* crun */
     char rootfs[PATH_MAX];  /* the image's root file system in the store */
+    unsigned cwd_flags;     /* TAGENT_CTR_CWD_*: the cwd's host mount as the config binds it */
 } tessd_container_t;
 
 /* For job j (j->image set) about to start: find the runtime and the image again, and write

@@ -922,6 +922,7 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
         .state = state[0] ? state : NULL,
         .container = j->image ? ctr.runtime : NULL,
         .image_rootfs = j->image ? ctr.rootfs : NULL,
+        .ctr_cwd_flags = j->image ? ctr.cwd_flags : 0,
         .block_userns = !d->allow_userns,
         .nvml = state[0] && d->nvml_path[0] ? d->nvml_path : NULL,
         .gpu_mem_limits = limits,

@@ -13,7 +13,10 @@
 #     container, with the reason;
 #   - through its cwd: a link it points at a directory it may not reach is followed as the user,
 #     not as root: the job fails to start rather than seeing what is behind it, also when the
-#     link is swapped in after the submission's check.
+#     link is swapped in after the submission's check;
+#   - through its cwd's mount: a cwd on a read-only (or noexec) bind mount stays read-only
+#     (noexec) inside, also when the cwd is moved onto such a mount after tesseld prepared the
+#     container (review of 2026-11-27: crun's remount of the bind had dropped both).
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 . "$TESSEL_SRCDIR/tests/lib/cli.sh"
@@ -106,4 +109,41 @@ L=$(nblogs "$J")
 unlike "$L" "behind" "without seeing what is behind the link"
 api GET "/v1/jobs/$J" "" "$NB"
 like "$(jget .reason)" "chdir" "the reason is the cwd ($(jget .reason))"
+# ---- the cwd's mount: read-only and noexec kept ----
+RO="$TD/ro" NX="$TD/nx"
+mkdir -p "$TD/rosrc" "$TD/nxsrc" "$RO" "$NX"
+echo original >"$TD/rosrc/f"
+cp /bin/true "$TD/nxsrc/mytrue"
+chown -R nobody "$TD/rosrc" "$TD/nxsrc"
+mount --bind "$TD/rosrc" "$RO" && mount -o remount,bind,ro "$RO" &&
+    mount --bind "$TD/nxsrc" "$NX" && mount -o remount,bind,noexec "$NX" ||
+    missing "bind mounts for the test"
+cleanup_mounts() { umount "$RO" "$NX" 2>/dev/null; }
+trap cleanup_mounts EXIT
+runuser -u nobody -- sh -c "echo changed >$RO/f" 2>/dev/null
+is "$(cat "$TD/rosrc/f")" original "on the host nobody cannot write the read-only mount"
+J=$(nbjob "{\"argv\":[\"sh\",\"-c\",\"echo changed >f; echo rc=\$?\"],\"image\":\"testimg:1\",\"cwd\":\"$RO\"}")
+wait_for "s=\$(job_state $J); [ \$s != pending ] && [ \$s != running ]"
+like "$(nblogs "$J")" "^rc=[1-9]" "a container job with that cwd cannot write it either"
+is "$(cat "$TD/rosrc/f")" original "the file is as it was"
+J=$(nbjob "{\"argv\":[\"sh\",\"-c\",\"./mytrue; echo rc=\$?\"],\"image\":\"testimg:1\",\"cwd\":\"$NX\"}")
+wait_for "s=\$(job_state $J); [ \$s != pending ] && [ \$s != running ]"
+runuser -u nobody -- "$NX/mytrue" 2>/dev/null
+ok $((!$?)) "on the host nobody cannot run a program of the noexec mount"
+like "$(nblogs "$J")" "^rc=126" "a program on a noexec cwd does not run in a container job either"
+# The cwd moved onto the read-only mount after the submission (a directory swapped for a link):
+# tesseld prepares the container at the start (it then binds the cwd read-only), and the job's
+# process checks the mount of what it opens against that (ctrrun.h; test_ctrrun for the race
+# between the two, which a test cannot time).
+api POST /v1/jobs '{"argv":["sleep","3"],"gpus":1}'
+H=$(jget .id)
+wait_for '[ "$(job_state $H)" = running ]'
+mkdir "$W/e"
+chown nobody "$W/e"
+J=$(nbjob "{\"argv\":[\"sh\",\"-c\",\"echo changed >f\"],\"image\":\"testimg:1\",\"cwd\":\"$W/e\",\"gpus\":1}")
+is "$(job_state "$J")" pending "a job with a writable cwd waits for the GPU"
+rmdir "$W/e"
+ln -s "$RO" "$W/e"
+wait_for '[ "$(job_state $J)" = failed ]'; ok $? "its cwd moved onto a read-only mount, it fails"
+is "$(cat "$TD/rosrc/f")" original "and nothing was written"
 done_testing

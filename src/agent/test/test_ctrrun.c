@@ -3,12 +3,17 @@
  * its only inputs, each one argv element), too long a state directory refused; the paths an
  * overlay's options may hold (no ',', ':' or '\\' that would add an option or a layer). */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -82,12 +87,44 @@ static void test_path_ok(void **state)
             fail_msg("'%s' accepted", bad[i]);
 }
 
+/* The cwd's mount against what the container's config binds it with (--ctr-cwd-flags): a
+ * directory on a read-only or noexec mount is refused when the config would bind it writable
+ * or exec (crun remounts the bind with the config's options only).  Root: a bind mount. */
+static void test_cwd_flags(void **state)
+{
+    (void)state;
+    char base[] = "/tmp/tessel-test-ctrcwd.XXXXXX", src[64], dst[64];
+    assert_non_null(mkdtemp(base));
+    snprintf(src, sizeof src, "%s/src", base);
+    snprintf(dst, sizeof dst, "%s/dst", base);
+    assert_int_equal(mkdir(src, 0755), 0);
+    assert_int_equal(mkdir(dst, 0755), 0);
+    int fd = open(src, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    assert_int_equal(tagent_ctr_cwd_flags_ok(fd, 0), 0); /* a writable, exec mount */
+    close(fd);
+    assert_int_equal(mount(src, dst, NULL, MS_BIND, NULL), 0);
+    assert_int_equal(mount(NULL, dst, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOEXEC, NULL), 0);
+    fd = open(dst, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    errno = 0;
+    assert_int_equal(tagent_ctr_cwd_flags_ok(fd, 0), -1);
+    assert_int_equal(errno, EPERM);
+    assert_int_equal(tagent_ctr_cwd_flags_ok(fd, TAGENT_CTR_CWD_RO), -1); /* noexec too */
+    assert_int_equal(tagent_ctr_cwd_flags_ok(fd, TAGENT_CTR_CWD_RO | TAGENT_CTR_CWD_NOEXEC), 0);
+    close(fd);
+    assert_int_equal(umount(dst), 0);
+    rmdir(dst);
+    rmdir(src);
+    rmdir(base);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_argv_create),      cmocka_unit_test(test_argv_start),
         cmocka_unit_test(test_argv_one_element), cmocka_unit_test(test_argv_too_long),
-        cmocka_unit_test(test_path_ok),
+        cmocka_unit_test(test_path_ok),          cmocka_unit_test(test_cwd_flags),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

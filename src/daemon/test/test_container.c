@@ -328,7 +328,10 @@ static void test_config(void **state)
     char *argv[] = {"sh", "-c", "echo $X; --privileged", "--volume=/:/host", NULL};
     char *envp[] = {"PATH=/bin", "X=a b\nc", "--privileged=true", "LD_PRELOAD=/i.so", NULL};
     gid_t groups[] = {65534, 27};
-    tctr_bind_t binds[] = {{"/s/rootfs/cwd", "/home/u/p", true}, {"/lib/i.so", "/lib/i.so", false}};
+    /* The cwd on a noexec host mount, a second bind of a read-only one: their flags kept. */
+    tctr_bind_t binds[] = {{"/s/rootfs/cwd", "/home/u/p", true, true},
+                           {"/lib/i.so", "/lib/i.so", false, false},
+                           {"/data/ro", "/data/ro", false, true}};
     char devs[1][PATH_MAX] = {"/dev/null"};
     tctr_spec_t s = {.root = "/s/rootfs/root",
                      .argv = argv,
@@ -339,7 +342,7 @@ static void test_config(void **state)
                      .groups = groups,
                      .ngroups = 2,
                      .binds = binds,
-                     .nbinds = 2,
+                     .nbinds = 3,
                      .devices = devs,
                      .ndevices = 1};
     tsl_error_t err;
@@ -383,17 +386,19 @@ static void test_config(void **state)
         json_t *o = json_object_get(m, "options");
         if (strcmp(type, "bind") == 0) {
             nbind++;
-            bool rw =
-                strcmp(json_string_value(json_object_get(m, "destination")), "/home/u/p") == 0;
+            const char *dst = json_string_value(json_object_get(m, "destination"));
+            bool rw = strcmp(dst, "/home/u/p") == 0;
+            bool nx = rw || strcmp(dst, "/data/ro") == 0;
             assert_true(has_string(o, "nosuid") && has_string(o, "nodev"));
             assert_true(has_string(o, "ro") != rw);
+            assert_true(has_string(o, "noexec") == nx);
         } else {
             assert_true(has_string(o, "nosuid"));
         }
         if (strcmp(json_string_value(json_object_get(m, "destination")), "/sys") == 0)
             assert_true(has_string(o, "ro"));
     }
-    assert_int_equal(nbind, 2);
+    assert_int_equal(nbind, 3);
     /* Namespaces: mount and IPC only (host network and PIDs, as a process job). */
     json_t *lx = json_object_get(c, "linux");
     json_t *ns = json_object_get(lx, "namespaces");
