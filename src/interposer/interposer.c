@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -324,13 +325,16 @@ static void reconcile_if_due(int dev, uint64_t bytes)
         }
 }
 
-int tcu_reserve(int dev, uint64_t bytes)
+static int reserve(int dev, uint64_t bytes, bool spent)
 {
     if (TCU_UNLIKELY(!tcu.slice || dev < 0))
         return -1;
     if (TCU_UNLIKELY(!tshm_registered(tcu.slice)) && tcu_register() < 0)
         return -1;
-    reconcile_if_due(dev, bytes);
+    /* Not for memory the driver has spent already (a measured load): NVML counts it and the
+     * process's charges do not yet, so the look would charge it twice. */
+    if (!spent)
+        reconcile_if_due(dev, bytes);
     if (TCU_LIKELY(tshm_reserve(tcu.slice, dev, bytes) == 0) && within_own_limit(dev, bytes))
         return 0;
     /* Slow path, only when the slice looks full: give back what dead
@@ -338,6 +342,16 @@ int tcu_reserve(int dev, uint64_t bytes)
     tcu_pools_resync();
     tshm_reclaim(tcu.slice);
     return tshm_reserve(tcu.slice, dev, bytes) == 0 && within_own_limit(dev, bytes) ? 0 : -1;
+}
+
+int tcu_reserve(int dev, uint64_t bytes)
+{
+    return reserve(dev, bytes, false);
+}
+
+int tcu_reserve_spent(int dev, uint64_t bytes)
+{
+    return reserve(dev, bytes, true);
 }
 
 void tcu_unreserve(int dev, uint64_t bytes)

@@ -92,6 +92,10 @@ int tcu_current_dev(CUdevice *ord);
 /* Reserve bytes on slice device dev: 0, or -1 when over the limit (after
  * one slow-path retry that reclaims dead processes). */
 int tcu_reserve(int dev, uint64_t bytes);
+/* The same for memory the driver has spent already (measured: a module, a context's growth, a
+ * pool's growth): never the look at the driver's figure (tcu_reconcile), which would count
+ * it twice. */
+int tcu_reserve_spent(int dev, uint64_t bytes);
 void tcu_unreserve(int dev, uint64_t bytes);
 /* Charge without the limit check (driver rounded up past the reservation). */
 void tcu_charge(int dev, uint64_t bytes);

@@ -100,4 +100,18 @@ is "$t" $(((64 + 40 + 64 + 32 + 12 * 64) * MiB)) "1 GiB: the driver holds 968 Mi
 ok $([ "$t" -le $((1024 * MiB)) ] && echo 0 || echo 1) "1 GiB: the driver holds $t bytes <= the limit"
 is "$(used)" "$t" "1 GiB: the slice counts what the driver holds, the 32 MiB no call reported included"
 release
+# A measured load more than a second after the process's last look at the driver's figure: the
+# look, due then, must not run in the load's own reservation (the driver counts the module
+# already, the process's charges not yet): counted once, not twice.
+export TESSEL_FAKE_MODULE_MEM=40M TESSEL_FAKE_FUNC_MEM=3M TESSEL_FAKE_LAUNCH_MEM=0
+export TESSEL_SLICE="$TMP/slice6" TESSEL_CUDA_MEM_LIMIT=8G
+# (sleep: past the once-a-second look, an order of events, not an assertion)
+(sleep 1.2 && touch "$TMP/go6") &
+S=$!
+hold_probe g ctx alloc:mem:1M waitfile:$TMP/go6 modload modfunc:k1 alloc:mem:1M
+wait $S
+t=$(truth $pid)
+is "$t" $(((64 + 1 + 40 + 3 + 1) * MiB)) "a second later: the driver holds 109 MiB (context, 2 x 1 MiB, a module, a function)"
+is "$(used)" "$t" "a second later: the slice counts it once"
+release
 done_testing

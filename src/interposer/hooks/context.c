@@ -193,7 +193,7 @@ static int ctx_end(CUresult r, CUdevice ord, struct ctx_charge *c)
                 tcu_unreserve(c->dev, c->cost - m);
                 c->cost = m;
             } else if (m > c->cost) {
-                if (tcu_reserve(c->dev, m - c->cost) == 0)
+                if (tcu_reserve_spent(c->dev, m - c->cost) == 0)
                     c->cost = m;
                 else
                     rc = -1;
@@ -471,7 +471,7 @@ TCU_EXPORT CUresult cuCtxSetLimit(CUlimit limit, size_t value)
     struct tcu_held h = {.dev = dev, .bytes = 0, .aux = 0};
     int had = tcu_release_begin(TCU_KIND_CTX_LIMIT, key, &h);
     if (grown) {
-        if (tcu_reserve(h.dev, grown) < 0) {
+        if (tcu_reserve_spent(h.dev, grown) < 0) {
             /* Past the slice's limit: as if the driver had run out of
              * memory; the old size back. */
             if (have_old)

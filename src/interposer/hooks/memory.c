@@ -139,7 +139,7 @@ static int pool_grow(CUmemoryPool h)
     uint64_t grow = want - p->charged;
     punlock();
     /* Outside the lock: tcu_reserve's slow path resyncs every pool. */
-    if (tcu_reserve(dev, grow) < 0)
+    if (tcu_reserve_spent(dev, grow) < 0)
         return -1;
     plock();
     p = pool_find(h, -1, 0);

@@ -69,7 +69,7 @@ static CUresult module_load(void *real, CUmodule *module, const struct load_args
     uint64_t spent = tcu_meas_end(&m, NULL);
     if (r != CUDA_SUCCESS)
         return r;
-    int fits = spent == 0 || tcu_reserve(dev, spent) == 0;
+    int fits = spent == 0 || tcu_reserve_spent(dev, spent) == 0;
     if (fits && tcu_track(TCU_KIND_MODULE, (uint64_t)(uintptr_t)*module, dev, spent, 0) == 0)
         return r;
     /* Larger than the slice has room for (as if the driver had run out of
@@ -133,7 +133,7 @@ TCU_EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const 
         if (tcu_track(TCU_KIND_MODULE, key, h.dev, h.bytes, h.aux) < 0)
             h.bytes -= spent; /* no record: the charge stays with the process */
     }
-    if (tcu_reserve(dev, spent) < 0)
+    if (tcu_reserve_spent(dev, spent) < 0)
         tcu_charge(dev, spent);
     return r;
 }
