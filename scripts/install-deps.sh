@@ -17,6 +17,9 @@ PKGS="$PKGS xxd python3-jsonschema go-md2man zsh"
 # Debian packaging and its test in a throwaway root (docs/install.md, t8000); debian/control's
 # Build-Depends are the build dependencies above.
 PKGS="$PKGS dpkg-dev debhelper lintian debootstrap"
+# Container jobs (docs/containers.md, t7020-t7024): the OCI runtime tesseld's shim runs, and
+# util-linux's unshare/mount for t7024's attempts from inside.
+PKGS="$PKGS crun util-linux"
 # spank_tessel.so (libslurm-dev: <slurm/spank.h>) and its multi-node test (docs/slurm.md, t9000).
 PKGS="$PKGS libslurm-dev slurmctld slurmd slurm-client munge"
 # The job_submit plugin's unit tests (contrib/slurm/job_submit.lua, t9003): Lua 5.1, as slurmctld

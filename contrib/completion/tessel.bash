@@ -72,6 +72,9 @@ _tessel()
     --role)
         COMPREPLY=($(compgen -W "owner member viewer" -- "$cur"))
         return 0 ;;
+    --image)
+        COMPREPLY=($(compgen -W "$(_tessel_column IMAGE "$tessel" images)" -- "$cur"))
+        return 0 ;;
     --class)
         COMPREPLY=($(compgen -W "interactive training inference" -- "$cur"))
         return 0 ;;

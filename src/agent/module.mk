@@ -9,7 +9,8 @@ $(LIBAGENT): $(LIBAGENT_SRCS:%.c=$(O)/obj/%.o)
 
 BINS += $(O)/bin/tessel-shim
 $(O)/bin/tessel-shim: $(O)/obj/src/agent/shim.o $(O)/obj/src/agent/watchdog.o \
-                      $(O)/obj/src/agent/jobns.o $(LIBAGENT) $(O)/lib/libtsl-util.a
+                      $(O)/obj/src/agent/jobns.o $(O)/obj/src/agent/ctrrun.o $(LIBAGENT) \
+                      $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -ldl -lpthread
 
@@ -24,6 +25,13 @@ $(O)/tests/agent/test_agent: $(O)/obj/src/agent/test/test_agent.o $(LIBAGENT) \
                              $(O)/lib/libtsl-util.a | $(O)/bin/tessel-shim
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -ldl -lcmocka
+
+# ctrrun.c's crun command line and overlay paths (container jobs, docs/containers.md).
+TESTS += $(O)/tests/agent/test_ctrrun
+$(O)/tests/agent/test_ctrrun: $(O)/obj/src/agent/test/test_ctrrun.o $(O)/obj/src/agent/ctrrun.o \
+                              $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
 
 # The job's signal dispositions, the shim run directly (t3142).
 TESTS += tests/t/t3142-shim-signals.t

@@ -129,9 +129,9 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     size_t nargv = 0;
     while (s->argv[nargv])
         nargv++;
-    size_t cap = 16 + 2 * TAGENT_MAX_CGROUPS + 8 + 9 + 2 * TAGENT_NVML_ENV_MAX + nargv + 1;
+    size_t cap = 16 + 2 * TAGENT_MAX_CGROUPS + 8 + 9 + 6 + 2 * TAGENT_NVML_ENV_MAX + nargv + 1;
     char **av = calloc(cap, sizeof *av);
-    char uid[24], gid[24], envfd[16], lockfd[16], limit[24];
+    char uid[24], gid[24], envfd[16], lockfd[16], limit[24], cwd_flags[16];
     if (!av) {
         errno = ENOMEM;
         return tsl_errprintf(err, "out of memory");
@@ -217,6 +217,15 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
         av[i++] = (char *)s->state;
         if (s->block_userns)
             av[i++] = (char *)"--block-userns";
+    }
+    if (s->state && s->container && s->image_rootfs) {
+        av[i++] = (char *)"--container";
+        av[i++] = (char *)s->container;
+        av[i++] = (char *)"--image-rootfs";
+        av[i++] = (char *)s->image_rootfs;
+        snprintf(cwd_flags, sizeof cwd_flags, "%u", s->ctr_cwd_flags);
+        av[i++] = (char *)"--ctr-cwd-flags";
+        av[i++] = cwd_flags;
     }
     if (s->nvml && s->gpu_mem_limits) {
         av[i++] = (char *)"--nvml";
@@ -331,7 +340,12 @@ static int parse_exit(const char *buf, tagent_exit_t *out)
     } else if (sscanf(buf, "signal %d", &a) == 1) {
         out->sig = a;
     } else if (sscanf(buf, "error %31s %d", stage, &b) == 2) {
-        snprintf(out->error, sizeof out->error, "%s: %s", stage, strerror(b));
+        if (strcmp(stage, "container") == 0 && b == EIO) /* ctrrun.h: crun said why */
+            snprintf(out->error, sizeof out->error,
+                     "container: the OCI runtime did not start it (its message is in the job's "
+                     "stderr)");
+        else
+            snprintf(out->error, sizeof out->error, "%s: %s", stage, strerror(b));
     } else {
         errno = EPROTO;
         return -1;

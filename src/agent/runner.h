@@ -89,6 +89,11 @@ typedef struct {
     /* With nvml and the fake GPUs only (a test double): "NAME=VALUE" settings of the fake NVML
      * (TESSEL_FAKE_*) that the shim sets for itself before loading it, NULL-terminated. */
     const char *nvml_env[TAGENT_NVML_ENV_MAX + 1];
+    /* With state, a container job (docs/containers.md, ctrrun.h): crun's absolute path and the
+     * image's root file system; state holds its config.json.  NULL: a process job. */
+    const char *container;
+    const char *image_rootfs;
+    unsigned ctr_cwd_flags; /* TAGENT_CTR_CWD_*: how the config binds the cwd (ctrrun.h) */
 } tagent_spawn_t;
 
 /* Start the shim with the fixed environment above (PATH, and the caller's own sanitizer

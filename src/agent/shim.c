@@ -75,6 +75,7 @@
 #include <unistd.h>
 
 #include "agent/cgroup.h"
+#include "agent/ctrrun.h"
 #include "agent/jobns.h"
 #include "agent/logcap.h"
 #include "agent/runner.h"
@@ -441,6 +442,19 @@ static int pump(pid_t pid, int out, int err, int sfd, tagent_logcap_t *lc[2],
     return status;
 }
 
+/* A container job whose runtime failed: copy what the pipes hold (the runtime's message) into
+ * the logs and close them.  Returns 0 (the exit record says the failure). */
+static int drain(int out, int err, tagent_logcap_t *lc[2])
+{
+    int fds[2] = {out, err};
+    for (int k = 0; k < 2; k++) {
+        fcntl(fds[k], F_SETFL, O_NONBLOCK);
+        if (take(fds[k], lc[k], DRAIN_MAX))
+            close(fds[k]);
+    }
+    return 0;
+}
+
 /* What the child reports through the close-on-exec pipe when it cannot exec. */
 struct child_error {
     char stage[16];
@@ -474,6 +488,11 @@ struct job_args {
     char **argv, **envp; /* envp: the job's, LD_PRELOAD included */
     bool shared_vm;      /* started with CLONE_VM: see start_job */
     uint64_t sig_set;    /* the signals the shim ignores or catches (bit n-1: signal n) */
+    /* A container job (ctrrun.h): crun's command line, the image's root file system; the
+     * process stays root, takes the user's file-system ids only to open the logs and cwd. */
+    char **ctr_argv;
+    const char *image;
+    unsigned ctr_cwd_flags; /* --ctr-cwd-flags: TAGENT_CTR_CWD_* the config binds the cwd with */
 };
 
 /* The job's process: join the cgroups, enter the job's namespace, drop to the user, open the
@@ -498,11 +517,21 @@ static int job_main(void *arg)
             child_fail(pfd, "cgroup");
         close(fd);
     }
-    if (a->state && tagent_jobns_enter(a->state) < 0)
+    if (!a->ctr_argv && a->state && tagent_jobns_enter(a->state) < 0)
         child_fail(pfd, "jobns");
     if (a->block_userns && tagent_jobns_block_userns() < 0)
         child_fail(pfd, "seccomp");
-    if (a->gid >= 0) {
+    if (a->ctr_argv && a->gid >= 0) {
+        if (a->groups_err) {
+            errno = a->groups_err;
+            child_fail(pfd, "setgroups");
+        }
+        if (tagent_ctr_user_ids((uid_t)a->uid, (gid_t)a->gid, a->groups, a->ngroups) < 0)
+            child_fail(pfd, "ctr-ids");
+    }
+    if (a->ctr_argv) {
+        /* crun runs as root; the user is the container's (its config.json). */
+    } else if (a->gid >= 0) {
         /* setgroups -> setgid -> setuid: groups and gid can only be changed while root. */
         if (a->groups_err) {
             errno = a->groups_err;
@@ -513,7 +542,7 @@ static int job_main(void *arg)
         if (syscall(SYS_setgid, (gid_t)a->gid) < 0)
             child_fail(pfd, "setgid");
     }
-    if (a->uid >= 0) {
+    if (!a->ctr_argv && a->uid >= 0) {
         uid_t u = (uid_t)a->uid;
         if (syscall(SYS_setuid, u) < 0)
             child_fail(pfd, "setuid");
@@ -553,7 +582,24 @@ static int job_main(void *arg)
         if (fds[k] != a->devnull)
             close(fds[k]);
     close(a->sock);
-    if (chdir(a->cwd) < 0)
+    if (a->ctr_argv) {
+        /* The cwd, entered as the user (fchdir checks the search permission with the
+         * file-system ids), then bound into the container by this descriptor. */
+        int cwd = open(a->cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (cwd < 0 || fchdir(cwd) < 0)
+            child_fail(pfd, "chdir");
+        /* crun binds it with the config's options: a read-only or noexec mount that tesseld
+         * did not see (the cwd moved since) would become writable or exec inside. */
+        if (tagent_ctr_cwd_flags_ok(cwd, a->ctr_cwd_flags) < 0)
+            child_fail(pfd, "ctr-cwd-mount");
+        if (tagent_ctr_root_ids() < 0)
+            child_fail(pfd, "ctr-ids");
+        if (tagent_ctr_mount(a->state, a->image, cwd) < 0)
+            child_fail(pfd, "ctr-mount");
+        close(cwd);
+        if (chdir("/") < 0)
+            child_fail(pfd, "chdir");
+    } else if (chdir(a->cwd) < 0)
         child_fail(pfd, "chdir");
     if (dup2(a->devnull, 0) < 0 || dup2(a->outp, 1) < 0 || dup2(a->errp, 2) < 0)
         child_fail(pfd, "dup2");
@@ -573,6 +619,11 @@ static int job_main(void *arg)
     }
     /* The job's environment, only now that the process is the user's; execvp searches the
      * job's PATH.  With CLONE_VM the shim puts its own environ back once this exec is done. */
+    if (a->ctr_argv) {
+        /* crun with the shim's own fixed environment: the job's is in config.json only. */
+        execv(a->ctr_argv[0], a->ctr_argv);
+        child_fail(pfd, "exec");
+    }
     environ = a->envp;
     execvp(a->argv[0], a->argv);
     child_fail(pfd, "exec");
@@ -693,6 +744,8 @@ int main(int argc, char **argv)
     long uid = -1, gid = -1;
     const char *user = NULL;
     const char *state = NULL, *nvml = NULL, *gpu_mem = NULL, *violation = "kill";
+    const char *runtime = NULL, *image = NULL;
+    unsigned ctr_cwd_flags = 0;
     int block_userns = 0;
     bool test_fork = false;
     const char *nvml_env[4];
@@ -739,6 +792,12 @@ int main(int argc, char **argv)
             state = argv[++i];
         else if (strcmp(argv[i], "--nvml") == 0)
             nvml = argv[++i];
+        else if (strcmp(argv[i], "--container") == 0)
+            runtime = argv[++i];
+        else if (strcmp(argv[i], "--image-rootfs") == 0)
+            image = argv[++i];
+        else if (strcmp(argv[i], "--ctr-cwd-flags") == 0)
+            ctr_cwd_flags = (unsigned)strtoul(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--gpu-mem-limit") == 0)
             gpu_mem = argv[++i];
         else if (strcmp(argv[i], "--gpu-mem-violation") == 0)
@@ -750,7 +809,8 @@ int main(int argc, char **argv)
             usage();
     }
     if (!dir || !cwd || i >= argc || (uid >= 0) != (gid >= 0) || (env_fd >= 0 && env_fd <= 2) ||
-        (lock_fd >= 0 && lock_fd <= 2) || (lock_fd > 2 && lock_fd == env_fd))
+        (lock_fd >= 0 && lock_fd <= 2) || (lock_fd > 2 && lock_fd == env_fd) ||
+        (!runtime != !image) || (runtime && (!state || runtime[0] != '/')))
         usage();
     char **job_argv = &argv[i];
     tsw_config_t wd = {.nvml = nvml, .state = state, .uid = (uid_t)uid, .gid = (gid_t)gid};
@@ -811,8 +871,18 @@ int main(int argc, char **argv)
     int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     int pfd[2], outp[2], errp[2], sock[2];
-    tsl_error_t nserr;
-    if (state && tagent_jobns_prepare(&nserr) < 0) {
+    tsl_error_t nserr = {.text = "container paths too long"};
+    char *ctr_argv[12], ctr_buf[3 * 4096];
+    if (runtime &&
+        (tagent_ctr_ns(&nserr) < 0 ||
+         tagent_ctr_argv(runtime, state, getpid(), true, ctr_argv, ctr_buf, sizeof ctr_buf) < 0)) {
+        fprintf(stderr, "tessel-shim: %s\n", nserr.text);
+        char msg[64];
+        snprintf(msg, sizeof msg, "error container %d\n", errno);
+        write_exit(dir, msg);
+        return 1;
+    }
+    if (!runtime && state && tagent_jobns_prepare(&nserr) < 0) {
         fprintf(stderr, "tessel-shim: %s\n", nserr.text);
         char msg[64];
         snprintf(msg, sizeof msg, "error jobns %d\n", errno);
@@ -896,9 +966,13 @@ int main(int argc, char **argv)
         .argv = job_argv,
         .envp = exec_env,
         .sig_set = tagent_sig_not_default(), /* the shim's own SIG_IGNs above included */
+        .ctr_argv = runtime ? ctr_argv : NULL,
+        .image = image,
+        .ctr_cwd_flags = ctr_cwd_flags,
     };
     /* The child's copies of the shim's ends are closed by their O_CLOEXEC at its exec. */
-    pid_t pid = start_job(&ja, test_fork);
+    /* A container job's process runs crun, which needs a process of its own (fork). */
+    pid_t pid = start_job(&ja, test_fork || runtime);
     if (pid < 0) {
         char msg[64];
         snprintf(msg, sizeof msg, "error fork %d\n", errno);
@@ -913,7 +987,7 @@ int main(int argc, char **argv)
     char pids[96];
     snprintf(pids, sizeof pids, "%d %llu %d\n", (int)getpid(),
              (unsigned long long)tagent_proc_start_time(getpid()), (int)pid);
-    if (write_job_file(dir, "pid", pids) < 0)
+    if (!runtime && write_job_file(dir, "pid", pids) < 0)
         perror("tessel-shim: pid file");
     if (nvml) {
         /* The fake NVML's settings (tests only): the shim is still single-threaded here. */
@@ -940,6 +1014,40 @@ int main(int argc, char **argv)
         n = read(pfd[0], &ce, sizeof ce);
     while (n < 0 && errno == EINTR);
     close(pfd[0]);
+    int crun_status = 0;
+    if (runtime && n != (ssize_t)sizeof ce) {
+        /* crun made the container, then exits: the container's process is the shim's child
+         * from then on (subreaper), and once started the job's process for everyone. */
+        pid_t w;
+        do
+            w = waitpid(pid, &crun_status, 0);
+        while (w < 0 && errno == EINTR);
+        pid_t cpid = -1;
+        bool created = w == pid && WIFEXITED(crun_status) && WEXITSTATUS(crun_status) == 0;
+        if (created && (cpid = tagent_ctr_pid(state)) < 0)
+            fprintf(stderr, "tessel-shim: container pid: %s\n", strerror(errno));
+        if (cpid > 0 && tagent_ctr_start(runtime, state) < 0) {
+            fprintf(stderr, "tessel-shim: crun start failed\n");
+            kill(cpid, SIGKILL);
+            while (waitpid(cpid, NULL, 0) < 0 && errno == EINTR) {
+            }
+            cpid = -1;
+        }
+        if (cpid < 0) {
+            /* crun's message is in the job's stderr: what the pipes hold is copied below. */
+            ce.err = EIO;
+            snprintf(ce.stage, sizeof ce.stage, "container");
+            n = (ssize_t)sizeof ce;
+            pid = -1;
+        } else {
+            pid = cpid;
+            snprintf(pids, sizeof pids, "%d %llu %d\n", (int)getpid(),
+                     (unsigned long long)tagent_proc_start_time(getpid()), (int)pid);
+            if (write_job_file(dir, "pid", pids) < 0)
+                perror("tessel-shim: pid file");
+            wd.job = pid;
+        }
+    }
 
     tagent_logcap_t *lc[2] = {NULL, NULL};
     for (int k = 0; k < 2; k++) {
@@ -954,7 +1062,8 @@ int main(int argc, char **argv)
         else if (logs[k + 2] >= 0)
             close(logs[k + 2]);
     }
-    int status = pump(pid, outp[0], errp[0], sfd, lc, nvml ? &wd : NULL);
+    int status = pid > 0 ? pump(pid, outp[0], errp[0], sfd, lc, nvml ? &wd : NULL)
+                         : drain(outp[0], errp[0], lc);
     /* The job has its own copy since its exec. */
     if (job_env != no_env)
         free(job_env);

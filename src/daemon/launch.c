@@ -37,6 +37,7 @@
 
 #include "agent/runner.h"
 #include "daemon/batch.h"
+#include "daemon/container_launch.h"
 #include "daemon/daemon.h"
 #include "daemon/pwcache.h"
 #include "libutil/nomount.h"
@@ -346,8 +347,8 @@ void tessd_state_dir(const tessd_t *d, int64_t id, char *buf, size_t len)
 
 /* Write dir/name (dir: root's, writable by root only) through an O_EXCL|O_NOFOLLOW temporary,
  * given mode (fchmod: the umask does not decide it), then rename.  0, or -1 with err. */
-static int write_root_file(const char *dir, const char *name, const char *text, mode_t mode,
-                           tsl_error_t *err)
+int tessd_write_root_file(const char *dir, const char *name, const char *text, mode_t mode,
+                          tsl_error_t *err)
 {
     char tmp[PATH_MAX + 64], final[PATH_MAX + 64];
     snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
@@ -459,11 +460,15 @@ void tessd_state_remove(const tessd_t *d, int64_t id)
     if (!dir[0] || (lstat(dir, &st) < 0 && errno == ENOENT))
         return; /* a first start: nothing to remove */
     static const char *const names[] = {"limits",      "ld.so.preload",      "violation",
-                                        ".limits.tmp", ".ld.so.preload.tmp", ".violation.tmp"};
+                                        ".limits.tmp", ".ld.so.preload.tmp", ".violation.tmp",
+                                        "config.json", ".config.json.tmp"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         unlink(path);
     }
+    /* A container job's mount point (its mounts were the shim's, gone with it). */
+    snprintf(path, sizeof path, "%s/rootfs", dir);
+    rmdir(path);
     rmdir(dir);
 }
 
@@ -516,13 +521,13 @@ static int write_state(tessd_t *d, const tessd_run_t *r, char *const *env, char 
         errno = E2BIG;
         return tsl_errprintf(err, "job %lld: limits file too large", (long long)r->id);
     }
-    if (write_root_file(state, "limits", text, 0644, err) < 0)
+    if (tessd_write_root_file(state, "limits", text, 0644, err) < 0)
         return -1;
     char line[PATH_MAX + 2];
     memcpy(line, d->interposer, strlen(d->interposer));
     line[strlen(d->interposer)] = '\n';
     line[strlen(d->interposer) + 1] = '\0';
-    return write_root_file(state, "ld.so.preload", line, 0644, err);
+    return tessd_write_root_file(state, "ld.so.preload", line, 0644, err);
 }
 
 typedef struct {
@@ -902,14 +907,27 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
         tsl_errprintf(err, "%s/starts: %s", d->data_dir, strerror(errno));
         goto out;
     }
+    tessd_container_t ctr;
+    if (j->image) {
+        if (!state[0]) {
+            errno = EPERM;
+            tsl_errprintf(err, "container jobs need tesseld running as root");
+            goto out;
+        }
+        if (tessd_container_prepare(d, j, r, pw, argv, env.v, preload, dir, state, &ctr, err) < 0)
+            goto out;
+    }
     tagent_spawn_t sp = {
         .exit_file = exit_rec,
         .state = state[0] ? state : NULL,
+        .container = j->image ? ctr.runtime : NULL,
+        .image_rootfs = j->image ? ctr.rootfs : NULL,
+        .ctr_cwd_flags = j->image ? ctr.cwd_flags : 0,
         .block_userns = !d->allow_userns,
         .nvml = state[0] && d->nvml_path[0] ? d->nvml_path : NULL,
         .gpu_mem_limits = limits,
         .gpu_mem_violation = d->gpu_mem_suspend ? "suspend" : "kill",
-        .preload = preload,
+        .preload = j->image ? NULL : preload, /* a container's is in its config.json */
         .shim = d->shim,
         .dir = dir,
         .cwd = j->cwd ? j->cwd : dir,

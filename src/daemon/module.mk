@@ -8,6 +8,8 @@ TESSELD_SRCS := src/daemon/main.c src/daemon/tick.c src/daemon/launch.c src/daem
                 src/daemon/jobmodel.c src/daemon/batch.c src/daemon/batch_store.c \
                 src/daemon/pass.c src/daemon/wait.c src/daemon/pwcache.c
 TESSELD_SRCS += src/daemon/api/metrics.c
+# Container jobs (docs/containers.md): images, the OCI configuration, GET /v1/images.
+TESSELD_SRCS += src/daemon/container.c src/daemon/container_launch.c src/daemon/api/images.c
 # --slurm: the Slurm commands and the poll (slurm.c), their pure logic (slurmjob.c).
 TESSELD_SRCS += src/daemon/slurm.c src/daemon/slurmjob.c
 # --slurm: the cluster's nodes and GPUs (slurmnodes.h), in the API (api/cluster.c).
@@ -134,7 +136,8 @@ $(O)/tests/daemon/test_auth: $(O)/obj/src/daemon/test/test_auth.o $(O)/obj/src/d
 # launch.c's helpers (names, refusals, cwd check, start locks, violation record), no daemon.
 TESTS += $(O)/tests/daemon/test_launch
 $(O)/tests/daemon/test_launch: $(O)/obj/src/daemon/test/test_launch.o $(O)/obj/src/daemon/launch.o \
-                               $(O)/obj/src/daemon/pwcache.o \
+                               $(O)/obj/src/daemon/pwcache.o $(O)/obj/src/daemon/container.o \
+                               $(O)/obj/src/daemon/container_launch.o \
                                $(O)/lib/libtsl-agent.a $(O)/lib/libtsl-store.a \
                                $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
@@ -220,6 +223,23 @@ tests/t/t3023-daemon-env.t: $(O)/tests/agent/libtessel-envprobe.so
 tests/t/t3027-daemon-enforce.t: $(O)/tests/interposer/tcu-probe $(O)/tests/interposer/tcu-raw \
                                 $(O)/tests/interposer/tcu-slice $(O)/tests/interposer/tcu-load \
                                 $(O)/lib/libtessel-cuda.so
+# Container jobs (container.h, docs/containers.md): crun, a test image made of this machine's
+# files (tests/lib/mkimage.sh), the probe over the fake driver inside, the CLI.
+CONTAINER_TESTS := tests/t/t7020-container-run.t tests/t/t7021-container-kill.t \
+                   tests/t/t7022-container-images.t tests/t/t7023-container-badinput.t \
+                   tests/t/t7024-container-escape.t
+TESTS += $(CONTAINER_TESTS)
+$(CONTAINER_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel \
+                    $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so \
+                    tests/lib/container.sh tests/lib/mkimage.sh
+tests/t/t7021-container-kill.t: $(O)/tests/interposer/tcu-load
+tests/t/t7024-container-escape.t: $(O)/tests/agent/libtessel-envprobe.so $(O)/tests/interposer/tcu-raw
+# container.c alone: image names, the store, ldconfig's output, device nodes, config.json.
+TESTS += $(O)/tests/daemon/test_container
+$(O)/tests/daemon/test_container: $(O)/obj/src/daemon/test/test_container.o \
+                                  $(O)/obj/src/daemon/container.o $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lpthread -lcmocka
 # config.c: the options' table, the file (libinih), flags over it; log.c's levels.
 TESTS += $(O)/tests/daemon/test_config
 # (slurmjob.o: slurm-queues is checked by its parser, tsj_parse_qmap.)

@@ -15,7 +15,7 @@ cli_admin_daemon
 # --- --json on every command ---------------------------------------------------------------
 tcli --help
 CMDS=$(sed -n '/^Commands:/,/^$/p' "$TD/o" | awk 'NF > 1 { print $1 }')
-is "$(echo "$CMDS" | wc -w)" "16" "tessel --help lists 16 commands"
+is "$(echo "$CMDS" | wc -w)" "17" "tessel --help lists 17 commands"
 for c in $CMDS; do
     tcli "$c" --help
     grep -q -- '--json' "$TD/o"; ok $? "tessel $c --help: takes --json"
@@ -37,6 +37,7 @@ listing() {
 listing ps jobs GET /v1/jobs
 listing gpus gpus GET /v1/gpus
 listing nodes nodes GET /v1/nodes
+listing images images GET /v1/images
 listing queues queues GET /v1/queues
 listing users users GET /v1/users
 listing tokens tokens GET /v1/tokens

@@ -51,6 +51,7 @@ int cmd_suspend(cli_t *cli, int argc, char **argv);
 int cmd_resume(cli_t *cli, int argc, char **argv);
 int cmd_gpus(cli_t *cli, int argc, char **argv);
 int cmd_nodes(cli_t *cli, int argc, char **argv);
+int cmd_images(cli_t *cli, int argc, char **argv);
 int cmd_slurm_conf(cli_t *cli, int argc, char **argv);
 int cmd_queues(cli_t *cli, int argc, char **argv);
 int cmd_users(cli_t *cli, int argc, char **argv);
@@ -177,6 +178,7 @@ typedef struct {
     double cpu;            /* 0: not given */
     const char *queue, *klass, *name, *cwd;
     const char *project; /* --project: NULL = the user's default project */
+    const char *image;   /* --image NAME[:TAG]: run in a container (docs/containers.md) */
     int64_t priority;
     bool has_priority;
     bool detach, shell, quiet;

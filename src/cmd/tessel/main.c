@@ -19,6 +19,7 @@ static const cli_command_t commands[] = {
     {"resume", cmd_resume, "let a suspended job's GPU work go on"},
     {"gpus", cmd_gpus, "GPUs: slices, memory used and limits, utilisation"},
     {"nodes", cmd_nodes, "nodes: CPUs, memory, GPUs and what is placed on them"},
+    {"images", cmd_images, "container images jobs may name (tessel run --image)"},
     {"queues", cmd_queues, "list queues (admin: add, set, rm)"},
     {"users", cmd_users, "list, add and remove users (admin)"},
     {"tokens", cmd_tokens, "list, create and revoke API tokens"},

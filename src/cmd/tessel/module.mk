@@ -6,7 +6,7 @@ TESSEL_CLI_SRCS := src/cmd/tessel/cli.c src/cmd/tessel/args.c src/cmd/tessel/fmt
                    src/cmd/tessel/suspend.c src/cmd/tessel/show.c \
                    src/cmd/tessel/gpus.c src/cmd/tessel/queues.c src/cmd/tessel/users.c \
                    src/cmd/tessel/tokens.c src/cmd/tessel/login.c
-TESSEL_CLI_SRCS += src/cmd/tessel/nodes.c
+TESSEL_CLI_SRCS += src/cmd/tessel/nodes.c src/cmd/tessel/images.c
 TESSEL_CLI_SRCS += src/cmd/tessel/slurmconf.c
 TESSEL_CLI_SRCS += src/cmd/tessel/projects.c
 TESSEL_CLI_OBJS := $(TESSEL_CLI_SRCS:%.c=$(O)/obj/%.o)

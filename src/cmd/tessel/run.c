@@ -54,6 +54,8 @@ static void usage(FILE *f)
             "  --priority N       -1000..1000, higher runs first within the queue (default 0)\n"
             "  --name NAME        a label for people\n"
             "  --cwd DIR          working directory (default: the current directory)\n"
+            "  --image NAME[:TAG] run in a container of this image (`tessel images` lists\n"
+            "                     them), with the job's slice, user, cwd and environment\n"
             "The job gets this environment (as sbatch --export=ALL), less the variables Tessel\n"
             "sets inside the job (CUDA_VISIBLE_DEVICES, TESSEL_*: see docs/cli.md).\n"
             "  -e, --env KEY[=VALUE]  set KEY in the job's environment (from ours without =VALUE)\n"
@@ -149,7 +151,8 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         O_NO_ENV,
         O_EXPORT,
         O_AFTER,
-        O_ARRAY
+        O_ARRAY,
+        O_IMAGE
     };
     static const struct option opts[] = {
         {"gpu", required_argument, NULL, O_GPU},
@@ -176,6 +179,7 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         {"after", required_argument, NULL, O_AFTER},
         {"dependency", required_argument, NULL, O_AFTER},
         {"array", required_argument, NULL, O_ARRAY},
+        {"image", required_argument, NULL, O_IMAGE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -297,6 +301,12 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
             o->detach = true; /* an array is many jobs: followed with tessel ps / logs */
             break;
         }
+        case O_IMAGE:
+            /* Checked by tesseld (the name and the store); only an empty one here. */
+            if (!optarg[0])
+                return cli_usage(cli, "--image: an image name is needed (tessel images)");
+            o->image = optarg;
+            break;
         case 'h':
             usage(stdout);
             return -1;
@@ -362,6 +372,8 @@ json_t *run_request(const run_opts_t *o, tsl_error_t *err)
         json_object_set_new(r, "after", json_string(o->after));
     if (o->array)
         json_object_set_new(r, "array", json_string(o->array));
+    if (o->image)
+        json_object_set_new(r, "image", json_string(o->image));
     if (o->cwd) {
         json_object_set_new(r, "cwd", json_string(o->cwd));
     } else {

@@ -101,6 +101,8 @@ typedef struct {
     /* Its project (migration 12): id and name at submission; job_add: 0 / NULL = 'default'. */
     int64_t project_id;
     char *project;
+    char *image; /* migration 13: "NAME[:TAG]" of a container job (docs/containers.md); NULL = a
+                  * process job */
 } tstore_job_t;
 
 /* One record of a job's event log (the job model's, src/daemon/jobmodel.h).  Strings are

@@ -141,6 +141,8 @@ void api_gpus_list(thttp_req_t *, thttp_reply_t *, void *);
 void api_cluster_gpus(tessd_t *d, thttp_reply_t *rep);
 void api_cluster_nodes(tessd_t *d, thttp_reply_t *rep);
 void api_cluster_metrics(tessd_t *d, tsl_prom_t *p);
+/* images.c: GET /v1/images (docs/containers.md). */
+void api_images_list(thttp_req_t *, thttp_reply_t *, void *);
 void api_history(thttp_req_t *, thttp_reply_t *, void *);
 void api_queues_list(thttp_req_t *, thttp_reply_t *, void *);
 void api_slurm_queues(thttp_req_t *, thttp_reply_t *, void *);

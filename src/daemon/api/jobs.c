@@ -12,6 +12,7 @@
 #include "daemon/api/api.h"
 #include "daemon/pwcache.h"
 #include "daemon/slurmjob.h"
+#include "daemon/container_launch.h"
 #include "libutil/jobenv.h"
 #include "libutil/size.h"
 
@@ -34,6 +35,7 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
     char dir[PATH_MAX];
     tessd_job_dir(d, j->id, dir, sizeof dir);
     json_object_set_new(o, "cwd", json_string(j->cwd ? j->cwd : dir));
+    json_object_set_new(o, "image", j->image ? json_string(j->image) : json_null());
     /* A running job whose GPU slice is suspended says "suspended" (the store keeps it running:
      * it holds its process and allocation); drained = nothing of it in flight any more. */
     bool suspended = j->state == TSTORE_RUNNING && j->suspended_ms > 0;
@@ -87,7 +89,7 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
 static const char *const submit_fields[] = {
     "argv",       "shell", "name",  "cwd",     "env",   "gpu",      "gpus",
     "gpu_mem",    "cpu",   "mem",   "queue",   "class", "priority", "requeue",
-    "time_limit", "after", "array", "project", NULL,
+    "time_limit", "after", "array", "project", "image", NULL,
 };
 
 #define BAD(field, ...)                                                                            \
@@ -137,6 +139,13 @@ static int parse_submit(tessd_t *d, json_t *body, tstore_job_t *j, thttp_reply_t
             BAD("cwd", "cwd must be an absolute path");
         /* Whether it can be entered is checked as the job's user (api_jobs_submit). */
         j->cwd = (char *)json_string_value(v);
+    }
+    v = json_object_get(body, "image");
+    if (v && !json_is_null(v)) {
+        /* The name is checked in full (tessd_container_check), with the image's presence. */
+        if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
+            BAD("image", "image must be a string NAME[:TAG]");
+        j->image = (char *)json_string_value(v);
     }
     v = json_object_get(body, "env");
     if (v && !json_is_null(v)) {
@@ -451,6 +460,19 @@ static int check_submit_limits(tessd_t *d, const tessd_caller_t *who, thttp_repl
     return 0;
 }
 
+/* A job naming an image: a valid name of an image in the store, a runtime to run it
+ * (container_launch.h); 400 or 422 otherwise, nothing stored.  0, or -1 with rep filled. */
+static int check_image(tessd_t *d, const tstore_job_t *j, thttp_reply_t *rep)
+{
+    char why[512];
+    const char *field = "image";
+    int st = tessd_container_check(d, j->image, j->cwd, why, sizeof why, &field);
+    if (st == 0)
+        return 0;
+    thttp_error(rep, st, st == 400 ? "invalid_value" : "unsatisfiable", field, "%s", why);
+    return -1;
+}
+
 /* --slurm (docs/slurm-backend.md): the fields Tessel does not pass to Slurm yet, refused
  * rather than dropped. */
 static int slurm_refuse(tessd_t *d, json_t *body, const tstore_job_t *j, thttp_reply_t *rep)
@@ -535,6 +557,8 @@ static void slurm_submit(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, json_
         goto out;
     if (!mem_given)
         j.gpu_mem = 0; /* the slice's default, the node's plugin decides */
+    if (j.image && check_image(d, &j, rep) < 0)
+        goto out;
     if (j.cwd && tessd_cwd_check(d, who.user, j.cwd, why, sizeof why) < 0) {
         thttp_error(rep, 400, "invalid_value", "cwd", "%s", why);
         goto out;
@@ -641,6 +665,8 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         thttp_error(rep, 422, "unsatisfiable", NULL, "%s", why);
         goto out;
     }
+    if (j.image && check_image(d, &j, rep) < 0)
+        goto out;
     if (j.cwd) {
         /* Tried by a child as the job's account, which may take up to TESSD_CWD_TIMEOUT_MS (a
          * user's file system that does not answer): without the lock, nor a turn of the

@@ -26,6 +26,7 @@ const thttp_route_t tessd_routes[] = {
     {"GET", "/v1/jobs/{id}/events", api_jobs_events},
     {"GET", "/v1/nodes", api_nodes_list},
     {"GET", "/v1/gpus", api_gpus_list},
+    {"GET", "/v1/images", api_images_list},
     {"GET", "/v1/history", api_history},
     {"GET", "/v1/queues", api_queues_list},
     {"POST", "/v1/queues", api_queues_create},

@@ -65,6 +65,7 @@ static void test_migrate(void **state)
         "DROP TABLE projects; DROP TABLE project_members; DROP TABLE project_events;"
         "DROP INDEX jobs_project; ALTER TABLE jobs DROP COLUMN project;"
         "ALTER TABLE jobs DROP COLUMN project_name; ALTER TABLE users DROP COLUMN default_project;"
+        "ALTER TABLE jobs DROP COLUMN image;" /* migration 13, after projects: undone too */
         "PRAGMA user_version = 11;"
         "INSERT INTO users VALUES ('alice', 'user', 5), ('admin', 'admin', 4);"
         "INSERT INTO jobs(user, argv, shell, env, state, queue, class, priority, gpus, gpu_milli,"
@@ -75,7 +76,7 @@ static void test_migrate(void **state)
 
     st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 12);
+    assert_int_equal(tstore_schema_version(st), 13);
     tstore_project_t p;
     assert_int_equal(tstore_project_get(st, "default", &p, NULL), 0);
     assert_int_equal(p.id, TSTORE_PROJECT_DEFAULT);

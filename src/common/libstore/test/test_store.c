@@ -196,6 +196,7 @@ static void test_jobs(void **state)
     assert_int_equal(j.preempt_ms, 2500);
     assert_int_equal(j.signal, 0);
     assert_int_equal(j.suspended_ms, 0);
+    assert_null(j.image); /* a process job */
     tstore_job_clear(&j);
     assert_int_equal(tstore_job_get(st, 999, &j, NULL), -1);
     assert_int_equal(errno, ENOENT);
@@ -253,7 +254,7 @@ static void test_jobs(void **state)
     /* Reopen: everything committed is there, the schema is not re-applied. */
     st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 12);
+    assert_int_equal(tstore_schema_version(st), 13);
     tstore_queue_t hq;
     assert_int_equal(tstore_queue_get(st, "high", &hq, NULL), 0);
     assert_int_equal(hq.priority, 10);
@@ -359,6 +360,28 @@ static void test_jobs(void **state)
 /* A data directory of schema 2 (the first tesseld with queue guarantees) upgrades: its queues
  * keep their GPU guarantee and cap, become top-level with no other resource governed, and its
  * jobs count no preemption and are requeued when preempted. */
+/* Migration 15: a container job's image, stored and read back; NULL for a process job. */
+static void test_job_image(void **state)
+{
+    tsl_error_t err;
+    tstore_t *st = tstore_open(path, &err);
+    assert_non_null(st);
+    tstore_job_t j;
+    job_fill(&j, "alice", "default", 0);
+    j.image = (char *)"lab/tools:2.4";
+    assert_int_equal(tstore_job_add(st, &j, NULL), 0);
+    int64_t id = j.id;
+    int64_t plain;
+    add_job(st, "alice", "default", 0, &plain);
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_string_equal(j.image, "lab/tools:2.4");
+    tstore_job_clear(&j);
+    assert_int_equal(tstore_job_get(st, plain, &j, NULL), 0);
+    assert_null(j.image);
+    tstore_job_clear(&j);
+    tstore_close(st);
+}
+
 static void test_migrate_v2(void **state)
 {
     sqlite3 *db;
@@ -396,7 +419,7 @@ static void test_migrate_v2(void **state)
     tsl_error_t err;
     tstore_t *st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 12);
+    assert_int_equal(tstore_schema_version(st), 13);
     tstore_queue_t q;
     assert_int_equal(tstore_queue_get(st, "prod", &q, NULL), 0);
     assert_int_equal(q.priority, 3);
@@ -1358,6 +1381,7 @@ int main(void)
         cmocka_unit_test(test_names),
         cmocka_unit_test_setup_teardown(test_users_tokens, setup, teardown),
         cmocka_unit_test_setup_teardown(test_jobs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_job_image, setup, teardown),
         cmocka_unit_test_setup_teardown(test_transaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_events, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wait_reason, setup, teardown),

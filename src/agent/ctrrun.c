@@ -1,0 +1,204 @@
+/* ctrrun.c - tessel-shim's part of a container job (see ctrrun.h). */
+#include <errno.h>
+#include <limits.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/magic.h>
+
+#include "agent/ctrrun.h"
+#include "libutil/procstat.h"
+
+int tagent_ctr_ns(tsl_error_t *err)
+{
+    if (unshare(CLONE_NEWNS) < 0)
+        return tsl_errprintf(err, "unshare(CLONE_NEWNS): %s", strerror(errno));
+    /* Nothing mounted here reaches the host, and nothing unmounted here leaves it. */
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+        return tsl_errprintf(err, "mount --make-rprivate /: %s", strerror(errno));
+    /* A hybrid layout (v1 hierarchies in a tmpfs at /sys/fs/cgroup, cgroup2 at unified): crun
+     * refuses it ("cgroups in hybrid mode not supported") whenever the cgroup2 hierarchy has a
+     * controller (hugetlb here); without it crun sees v1, which is what the job's cgroups are. */
+    struct statfs top, uni;
+    if (statfs("/sys/fs/cgroup", &top) == 0 && top.f_type != CGROUP2_SUPER_MAGIC &&
+        statfs("/sys/fs/cgroup/unified", &uni) == 0 && uni.f_type == CGROUP2_SUPER_MAGIC &&
+        umount2("/sys/fs/cgroup/unified", MNT_DETACH) < 0)
+        return tsl_errprintf(err, "umount /sys/fs/cgroup/unified: %s", strerror(errno));
+    return 0;
+}
+
+int tagent_ctr_user_ids(uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups)
+{
+    if (syscall(SYS_setgroups, ngroups, groups) < 0)
+        return -1;
+    syscall(SYS_setfsgid, gid);
+    syscall(SYS_setfsuid, uid);
+    /* setfs*id say nothing on failure: ask again (a second call returns the current value). */
+    if ((uid_t)syscall(SYS_setfsuid, uid) != uid || (gid_t)syscall(SYS_setfsgid, gid) != gid) {
+        errno = EPERM;
+        return -1;
+    }
+    return 0;
+}
+
+int tagent_ctr_root_ids(void)
+{
+    syscall(SYS_setfsuid, 0);
+    syscall(SYS_setfsgid, 0);
+    if (syscall(SYS_setfsuid, 0) != 0 || syscall(SYS_setfsgid, 0) != 0) {
+        errno = EPERM;
+        return -1;
+    }
+    gid_t none = 0;
+    return syscall(SYS_setgroups, (size_t)0, &none) < 0 ? -1 : 0;
+}
+
+bool tagent_ctr_path_ok(const char *path)
+{
+    return path[0] == '/' && !strpbrk(path, ",:\\\n") && strlen(path) < 3000;
+}
+
+int tagent_ctr_cwd_flags_ok(int cwd_fd, unsigned expected)
+{
+    struct statvfs sv;
+    if (fstatvfs(cwd_fd, &sv) < 0)
+        return -1;
+    if (tagent_ctr_cwd_flags_of(sv.f_flag) & ~expected) {
+        errno = EPERM;
+        return -1;
+    }
+    return 0;
+}
+
+int tagent_ctr_mount(const char *state, const char *image, int cwd_fd)
+{
+    char top[PATH_MAX], sub[PATH_MAX + 16], opts[3 * PATH_MAX];
+    if (!tagent_ctr_path_ok(state) || !tagent_ctr_path_ok(image) ||
+        snprintf(top, sizeof top, "%s/rootfs", state) >= (int)sizeof top) {
+        errno = EINVAL;
+        return -1;
+    }
+    /* The writable layer: memory, charged to the job's memory cgroup as the container writes
+     * it (the container's processes are in that group), gone with the shim's namespace. */
+    if (mount("tessel-ctr", top, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700") < 0)
+        return -1;
+    static const char *const dirs[] = {"upper", "work", "root", "cwd", "crun"};
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
+        snprintf(sub, sizeof sub, "%s/%s", top, dirs[i]);
+        if (mkdir(sub, 0700) < 0)
+            return -1;
+    }
+    /* The container's root is 0755 like any root directory (the tmpfs's mode was 0700). */
+    snprintf(sub, sizeof sub, "%s/upper", top);
+    if (chmod(sub, 0755) < 0)
+        return -1;
+    int n = snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=%s/upper,workdir=%s/work", image, top,
+                     top);
+    snprintf(sub, sizeof sub, "%s/root", top);
+    if (n >= (int)sizeof opts ||
+        mount("tessel-image", sub, "overlay", MS_NOSUID | MS_NODEV, opts) < 0)
+        return -1;
+    /* The cwd the user opened: bound from the descriptor, in this namespace (where it was
+     * opened: a mount namespace binds only its own mounts). */
+    char fdpath[64];
+    snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", cwd_fd);
+    snprintf(sub, sizeof sub, "%s/cwd", top);
+    if (mount(fdpath, sub, NULL, MS_BIND, NULL) < 0)
+        return -1;
+    return 0;
+}
+
+int tagent_ctr_argv(const char *runtime, const char *state, pid_t shim, bool create, char **argv,
+                    char *buf, size_t len)
+{
+    char *root = buf, *pidf = buf + len / 3, *id = buf + 2 * (len / 3);
+    size_t third = len / 3;
+    if (snprintf(root, third, "%s/rootfs/crun", state) >= (int)third ||
+        snprintf(pidf, third, "%s/rootfs/pid", state) >= (int)third ||
+        snprintf(id, third, "tessel-%d", (int)shim) >= (int)third) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    size_t i = 0;
+    argv[i++] = (char *)runtime;
+    argv[i++] = (char *)"--root";
+    argv[i++] = root;
+    argv[i++] = (char *)"--cgroup-manager=disabled";
+    if (create) {
+        argv[i++] = (char *)"create";
+        argv[i++] = (char *)"--bundle";
+        argv[i++] = (char *)state;
+        argv[i++] = (char *)"--pid-file";
+        argv[i++] = pidf;
+    } else {
+        argv[i++] = (char *)"start";
+    }
+    argv[i++] = id;
+    argv[i] = NULL;
+    return 0;
+}
+
+int tagent_ctr_start(const char *runtime, const char *state)
+{
+    char *argv[12], buf[3 * PATH_MAX];
+    if (tagent_ctr_argv(runtime, state, getpid(), false, argv, buf, sizeof buf) < 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int st;
+    pid_t w;
+    do
+        w = waitpid(pid, &st, 0);
+    while (w < 0 && errno == EINTR);
+    if (w != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        errno = EIO;
+        return -1;
+    }
+    return 0;
+}
+
+pid_t tagent_ctr_pid(const char *state)
+{
+    char path[PATH_MAX], buf[32];
+    if (snprintf(path, sizeof path, "%s/rootfs/pid", state) >= (int)sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) {
+        errno = EPROTO;
+        return -1;
+    }
+    buf[n] = '\0';
+    char *end;
+    long pid = strtol(buf, &end, 10);
+    if (end == buf || pid <= 1 || pid > 0x7fffffff) {
+        errno = EPROTO;
+        return -1;
+    }
+    tsl_procstat_t ps;
+    if (tsl_procstat_read((pid_t)pid, &ps) < 0 || ps.ppid != getpid()) {
+        errno = ESRCH;
+        return -1;
+    }
+    return (pid_t)pid;
+}
