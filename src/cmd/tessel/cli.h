@@ -109,6 +109,12 @@ int cli_job_action(cli_t *cli, int argc, char **argv, int first, const char *act
  * of the API, as `tessel queues` shows it ("-" for none). */
 void cli_queue_res_cell(const json_t *q, const char *key, char *buf, size_t len);
 
+/* A queue's use, as the columns GPU, GPU-MEM, CPU, MEM (cli_queue_res_cell), PENDING, RUNNING. */
+typedef struct {
+    char gpu[128], gpu_mem[128], cpu[128], mem[128], pending[32], running[32];
+} cli_queue_use_t;
+void cli_queue_use(const json_t *q, cli_queue_use_t *u);
+
 /* ---- tokens (tokens.c) ---- */
 
 /* POST /v1/tokens for user (NULL: the caller's own) with label (may be NULL): the token

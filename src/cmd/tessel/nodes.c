@@ -2,6 +2,7 @@
  * memory, GPUs (how many, how much of them is placed), cgroup mode (GET /v1/nodes).  Against
  * tesseld --slurm the nodes are the cluster's: their state (tesseld's and Slurm's), GPUs, the
  * time of their exporter's last answer, and why a node is not up. */
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "cmd/tessel/cli.h"
@@ -17,6 +18,27 @@ static void usage(FILE *f)
                "  --json           print the API's JSON ({\"nodes\": [...]})\n");
 }
 
+/* A node's GPU columns: how many, the share of them placed (in GPUs), their memory (false:
+ * none known, gmem not set). */
+static bool gpu_columns(json_t *node, char ngpus[24], char alloc[32], char gmem[32])
+{
+    json_t *gpus = json_object_get(node, "gpus");
+    snprintf(ngpus, 24, "%zu", json_array_size(gpus));
+    int64_t milli = 0;
+    uint64_t total = 0;
+    size_t k;
+    json_t *g;
+    json_array_foreach(gpus, k, g)
+    {
+        milli += json_integer_value(json_object_get(g, "allocated_milli"));
+        total += (uint64_t)json_integer_value(json_object_get(g, "memory_total"));
+    }
+    cli_format_milli(milli, alloc, 32);
+    if (total)
+        tsl_format_size(total, gmem, 32);
+    return total > 0;
+}
+
 /* tesseld --slurm: the cluster's nodes (docs/slurm-backend.md, "The cluster's GPUs"). */
 static int cluster_nodes(json_t *ans)
 {
@@ -28,20 +50,7 @@ static int cluster_nodes(json_t *ans)
     json_array_foreach(json_object_get(ans, "nodes"), i, node)
     {
         char ngpus[24], alloc[32], gmem[32], slurm[48];
-        json_t *gpus = json_object_get(node, "gpus");
-        snprintf(ngpus, sizeof ngpus, "%zu", json_array_size(gpus));
-        int64_t milli = 0;
-        uint64_t total = 0;
-        size_t k;
-        json_t *g;
-        json_array_foreach(gpus, k, g)
-        {
-            milli += json_integer_value(json_object_get(g, "allocated_milli"));
-            total += (uint64_t)json_integer_value(json_object_get(g, "memory_total"));
-        }
-        cli_format_milli(milli, alloc, sizeof alloc);
-        if (total)
-            tsl_format_size(total, gmem, sizeof gmem);
+        bool has_mem = gpu_columns(node, ngpus, alloc, gmem);
         const char *st = json_string_value(json_object_get(node, "slurm_state"));
         snprintf(slurm, sizeof slurm, "%s%s", st ? st : "-",
                  json_is_true(json_object_get(node, "drain")) ? "+drain" : "");
@@ -53,7 +62,7 @@ static int cluster_nodes(json_t *ans)
                              slurm,
                              ngpus,
                              alloc,
-                             total ? gmem : NULL,
+                             has_mem ? gmem : NULL,
                              json_string_value(json_object_get(node, "last_answer_at")),
                              json_is_true(json_object_get(node, "simulated")) ? "simulated"
                                                                               : "real",
@@ -90,26 +99,13 @@ int cmd_nodes(cli_t *cli, int argc, char **argv)
                  (long long)json_integer_value(json_object_get(node, "cpus")));
         tsl_format_size((uint64_t)json_integer_value(json_object_get(node, "mem")), mem,
                         sizeof mem);
-        json_t *gpus = json_object_get(node, "gpus");
-        snprintf(ngpus, sizeof ngpus, "%zu", json_array_size(gpus));
-        int64_t milli = 0;
-        uint64_t total = 0;
-        size_t k;
-        json_t *g;
-        json_array_foreach(gpus, k, g)
-        {
-            milli += json_integer_value(json_object_get(g, "allocated_milli"));
-            total += (uint64_t)json_integer_value(json_object_get(g, "memory_total"));
-        }
-        cli_format_milli(milli, alloc, sizeof alloc);
-        if (total)
-            tsl_format_size(total, gmem, sizeof gmem);
+        bool has_mem = gpu_columns(node, ngpus, alloc, gmem);
         const char *row[] = {json_string_value(json_object_get(node, "name")),
                              cpus,
                              mem,
                              ngpus,
                              alloc,
-                             total ? gmem : NULL,
+                             has_mem ? gmem : NULL,
                              json_string_value(json_object_get(node, "cgroups")),
                              json_is_true(json_object_get(node, "simulated")) ? "simulated"
                                                                               : "real"};

@@ -127,15 +127,9 @@ static int show(cli_t *cli, const char *name)
     printf("\nQuota and use of queue %s (used/guarantee/limit; '-': none):\n", str(p, "queue"));
     static const char *const qh[] = {"GPU", "GPU-MEM", "CPU", "MEM", ">PENDING", ">RUNNING"};
     cli_table_t *t = cli_table_new(6, qh);
-    char gpu[128], gmem[128], cpu[128], mem[128], pend[32], run[32];
-    cli_queue_res_cell(q, "gpu", gpu, sizeof gpu);
-    cli_queue_res_cell(q, "gpu_mem", gmem, sizeof gmem);
-    cli_queue_res_cell(q, "cpu", cpu, sizeof cpu);
-    cli_queue_res_cell(q, "mem", mem, sizeof mem);
-    snprintf(pend, sizeof pend, "%lld",
-             (long long)json_integer_value(json_object_get(q, "pending")));
-    snprintf(run, sizeof run, "%lld", (long long)json_integer_value(json_object_get(q, "running")));
-    const char *qrow[] = {gpu, gmem, cpu, mem, pend, run};
+    cli_queue_use_t u;
+    cli_queue_use(q, &u);
+    const char *qrow[] = {u.gpu, u.gpu_mem, u.cpu, u.mem, u.pending, u.running};
     cli_table_add(t, qrow);
     cli_table_print(t, stdout);
     if (!json_array_size(json_object_get(p, "members")) &&

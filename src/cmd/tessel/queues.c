@@ -109,6 +109,18 @@ void cli_queue_res_cell(const json_t *q, const char *key, char *buf, size_t len)
     snprintf(buf, len, "%s/%s/%s", part[0], part[1], part[2]);
 }
 
+void cli_queue_use(const json_t *q, cli_queue_use_t *u)
+{
+    cli_queue_res_cell(q, "gpu", u->gpu, sizeof u->gpu);
+    cli_queue_res_cell(q, "gpu_mem", u->gpu_mem, sizeof u->gpu_mem);
+    cli_queue_res_cell(q, "cpu", u->cpu, sizeof u->cpu);
+    cli_queue_res_cell(q, "mem", u->mem, sizeof u->mem);
+    snprintf(u->pending, sizeof u->pending, "%lld",
+             (long long)json_integer_value(json_object_get(q, "pending")));
+    snprintf(u->running, sizeof u->running, "%lld",
+             (long long)json_integer_value(json_object_get(q, "running")));
+}
+
 /* "all", or "u:alice,bob g:ml r:admin" (the lists that are not empty). */
 static void allow_cell(const json_t *allow, char *buf, size_t len)
 {
@@ -138,18 +150,13 @@ static void allow_cell(const json_t *allow, char *buf, size_t len)
 
 static void add_row(cli_table_t *t, const json_t *q, int depth)
 {
-    char name[128], weight[32], gpu[128], gmem[128], cpu[128], mem[128], pend[32], run[32];
+    char name[128], weight[32];
+    cli_queue_use_t u;
     snprintf(name, sizeof name, "%*s%s", 2 * depth, "",
              json_string_value(json_object_get(q, "name")));
     snprintf(weight, sizeof weight, "%lld",
              (long long)json_integer_value(json_object_get(q, "weight")));
-    cli_queue_res_cell(q, "gpu", gpu, sizeof gpu);
-    cli_queue_res_cell(q, "gpu_mem", gmem, sizeof gmem);
-    cli_queue_res_cell(q, "cpu", cpu, sizeof cpu);
-    cli_queue_res_cell(q, "mem", mem, sizeof mem);
-    snprintf(pend, sizeof pend, "%lld",
-             (long long)json_integer_value(json_object_get(q, "pending")));
-    snprintf(run, sizeof run, "%lld", (long long)json_integer_value(json_object_get(q, "running")));
+    cli_queue_use(q, &u);
     const json_t *sat = json_object_get(q, "guarantee_satisfied");
     const char *held = json_is_true(sat) ? "held" : json_is_false(sat) ? "owed" : "-";
     char allowed[256];
@@ -161,8 +168,8 @@ static void add_row(cli_table_t *t, const json_t *q, int depth)
     if (json_is_number(ra))
         tsl_format_seconds(round_i64(json_number_value(ra)), reserve, sizeof reserve);
     const char *place = json_is_string(pl) ? json_string_value(pl) : "-";
-    const char *row[] = {name, weight, gpu,  gmem,    cpu,   mem,
-                         pend, run,    held, reserve, place, allowed};
+    const char *row[] = {name,      weight,    u.gpu, u.gpu_mem, u.cpu, u.mem,
+                         u.pending, u.running, held,  reserve,   place, allowed};
     cli_table_add(t, row);
 }
 

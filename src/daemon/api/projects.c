@@ -222,15 +222,36 @@ static int parse_role(json_t *body, tstore_role_t dflt, tstore_role_t *out, thtt
     return 0;
 }
 
-static int end_tx(tessd_t *d, int rc, tsl_error_t *err)
+/* Begin a change's transaction: true, or false with the error answered. */
+static bool begin_tx(tessd_t *d, thttp_reply_t *rep)
 {
-    if (rc < 0) {
-        int saved = errno;
+    tsl_error_t err;
+    if (tstore_begin(d->store, &err) == 0)
+        return true;
+    api_store_failure(rep, "begin", &err);
+    return false;
+}
+
+/* End a change's transaction: after the change (rc 0) its audit record (audit: event, detail
+ * stolen in every case) and the commit; after a failure (rc -1, err and errno
+ * set) the rollback.  true when committed; false with the error answered. */
+static bool finish_tx(tessd_t *d, const tessd_caller_t *who, const tstore_project_t *p, int rc,
+                      const char *event, json_t *detail, tsl_error_t *err, thttp_reply_t *rep)
+{
+    if (rc == 0)
+        rc = audit(d, who, p, event, detail, err);
+    else
+        json_decref(detail);
+    if (rc == 0) {
+        if (tstore_commit(d->store, err) == 0) /* rolls back itself when it fails */
+            return true;
+    } else {
+        int saved = errno; /* api_store_error answers by it */
         tstore_rollback(d->store);
         errno = saved;
-        return -1;
     }
-    return tstore_commit(d->store, err);
+    api_store_error(rep, err);
+    return false;
 }
 
 /* ---- /v1/projects ------------------------------------------------------------------------- */
@@ -354,25 +375,19 @@ void api_projects_create(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         }
         first = json_string_value(owner);
     }
-    if (tstore_begin(d->store, &err) < 0) {
-        api_store_failure(rep, "begin", &err);
+    if (!begin_tx(d, rep))
         goto out;
-    }
     int rc = tstore_project_add(d->store, &p, first, p.created_ms, &err);
     if (rc < 0 && errno == ENOENT) {
         tstore_rollback(d->store);
         thttp_error(rep, 400, "invalid_value", "owner", "no user named '%s'", first);
         goto out;
     }
-    if (rc == 0)
-        rc = audit(d, &who, &p, "create",
+    if (!finish_tx(d, &who, &p, rc, "create",
                    json_pack("{s:s, s:s?, s:b}", "queue", p.queue, "owner", first, "share_jobs",
                              p.share_jobs),
-                   &err);
-    if (end_tx(d, rc, &err) < 0) {
-        api_store_error(rep, &err);
+                   &err, rep))
         goto out;
-    }
     answer(d, &who, p.name, 201, rep);
     snprintf(rep->location, sizeof rep->location, "/v1/projects/%s", p.name);
 out:
@@ -428,20 +443,13 @@ void api_projects_update(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         json_object_set_new(detail, "description", json_string(p.description));
     if (json_object_get(body, "share_jobs"))
         json_object_set_new(detail, "share_jobs", json_boolean(p.share_jobs));
-    if (tstore_begin(d->store, &err) < 0) {
+    if (!begin_tx(d, rep)) {
         json_decref(detail);
-        api_store_failure(rep, "begin", &err);
         goto out;
     }
     int rc = tstore_project_update(d->store, &p, &err);
-    if (rc == 0)
-        rc = audit(d, &who, &p, "update", detail, &err);
-    else
-        json_decref(detail);
-    if (end_tx(d, rc, &err) < 0) {
-        api_store_error(rep, &err);
+    if (!finish_tx(d, &who, &p, rc, "update", detail, &err, rep))
         goto out;
-    }
     answer(d, &who, p.name, 200, rep);
 out:
     api_leave(d);
@@ -483,19 +491,13 @@ void api_projects_delete(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     }
     if (active > 0 && !may(&who, &p, role, TPRJ_FORCE_DELETE, rep))
         goto out;
-    if (tstore_begin(d->store, &err) < 0) {
-        api_store_failure(rep, "begin", &err);
+    if (!begin_tx(d, rep))
         goto out;
-    }
     int rc = tstore_project_del(d->store, p.id, &err);
-    if (rc == 0)
-        rc =
-            audit(d, &who, &p, "delete",
-                  json_pack("{s:b, s:I}", "force", force, "jobs_active", (json_int_t)active), &err);
-    if (end_tx(d, rc, &err) < 0) {
-        api_store_error(rep, &err);
+    if (!finish_tx(d, &who, &p, rc, "delete",
+                   json_pack("{s:b, s:I}", "force", force, "jobs_active", (json_int_t)active), &err,
+                   rep))
         goto out;
-    }
     rep->status = 204;
 out:
     api_leave(d);
@@ -563,10 +565,8 @@ void api_projects_member_add(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         goto out;
     }
     const char *u = json_string_value(user);
-    if (tstore_begin(d->store, &err) < 0) {
-        api_store_failure(rep, "begin", &err);
+    if (!begin_tx(d, rep))
         goto out;
-    }
     int rc = tstore_member_add(d->store, p.id, u, newrole, tessd_now_ms(), &err);
     if (rc < 0 && (errno == ENOENT || errno == EEXIST)) {
         int e = errno;
@@ -578,13 +578,10 @@ void api_projects_member_add(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
                         "'%s' is in project '%s' already (change their role instead)", u, p.name);
         goto out;
     }
-    if (rc == 0)
-        rc = audit(d, &who, &p, "member_add",
-                   json_pack("{s:s, s:s}", "user", u, "role", tstore_role_name(newrole)), &err);
-    if (end_tx(d, rc, &err) < 0) {
-        api_store_error(rep, &err);
+    if (!finish_tx(d, &who, &p, rc, "member_add",
+                   json_pack("{s:s, s:s}", "user", u, "role", tstore_role_name(newrole)), &err,
+                   rep))
         goto out;
-    }
     answer(d, &who, p.name, 201, rep);
 out:
     api_leave(d);
@@ -652,20 +649,14 @@ void api_projects_member_set(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     if (parse_role(body, TSTORE_ROLE_MEMBER, &newrole, rep) < 0 ||
         load_member(d, &p, u, &old, rep) < 0 || !keeps_owner(d, &who, &p, u, old, newrole, rep))
         goto out;
-    if (tstore_begin(d->store, &err) < 0) {
-        api_store_failure(rep, "begin", &err);
+    if (!begin_tx(d, rep))
         goto out;
-    }
     int rc = tstore_member_set(d->store, p.id, u, newrole, &err);
-    if (rc == 0)
-        rc = audit(d, &who, &p, "member_role",
+    if (!finish_tx(d, &who, &p, rc, "member_role",
                    json_pack("{s:s, s:s, s:s}", "user", u, "from", tstore_role_name(old), "to",
                              tstore_role_name(newrole)),
-                   &err);
-    if (end_tx(d, rc, &err) < 0) {
-        api_store_error(rep, &err);
+                   &err, rep))
         goto out;
-    }
     answer(d, &who, p.name, 200, rep);
 out:
     api_leave(d);
@@ -690,18 +681,12 @@ void api_projects_member_del(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     if (load_member(d, &p, u, &old, rep) < 0 ||
         !keeps_owner(d, &who, &p, u, old, TSTORE_ROLE_NONE, rep))
         goto out;
-    if (tstore_begin(d->store, &err) < 0) {
-        api_store_failure(rep, "begin", &err);
+    if (!begin_tx(d, rep))
         goto out;
-    }
     int rc = tstore_member_del(d->store, p.id, u, &err);
-    if (rc == 0)
-        rc = audit(d, &who, &p, "member_remove",
-                   json_pack("{s:s, s:s}", "user", u, "role", tstore_role_name(old)), &err);
-    if (end_tx(d, rc, &err) < 0) {
-        api_store_error(rep, &err);
+    if (!finish_tx(d, &who, &p, rc, "member_remove",
+                   json_pack("{s:s, s:s}", "user", u, "role", tstore_role_name(old)), &err, rep))
         goto out;
-    }
     rep->status = 204;
 out:
     api_leave(d);
@@ -798,17 +783,12 @@ void api_users_default_set(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
                     u.name, theirs == TSTORE_ROLE_VIEWER ? "is a viewer of" : "is not in", p.name);
         goto out;
     }
-    if (tstore_begin(d->store, &err) < 0) {
-        api_store_failure(rep, "begin", &err);
+    if (!begin_tx(d, rep))
         goto out;
-    }
     int rc = tstore_user_set_default_project(d->store, u.name, p.id, &err);
-    if (rc == 0)
-        rc = audit(d, &who, &p, "default_project", json_pack("{s:s}", "user", u.name), &err);
-    if (end_tx(d, rc, &err) < 0) {
-        api_store_error(rep, &err);
+    if (!finish_tx(d, &who, &p, rc, "default_project", json_pack("{s:s}", "user", u.name), &err,
+                   rep))
         goto out;
-    }
     answer_default(d, u.name, p.id, rep);
 out:
     api_leave(d);
