@@ -103,8 +103,12 @@ static void read_slice(int sfd, const tagent_gpu_t *gpus, int ngpus, per_gpu_t *
         if (idx < 0 || idx >= TSLURM_MAX_GPUS)
             continue;
         per_gpu_t *p = &per[idx];
+        /* A GPU that no STEP/gpus names while others do is not the job's: the slice file is
+         * the user's to write (a job could show itself on any GPU; review of 2026-11-27). */
+        if (!p->has && known > 0)
+            continue;
         p->used = info.used > UINT64_MAX - p->used ? UINT64_MAX : p->used + info.used;
-        if (!p->has) { /* a step of an older plugin, without STEP/gpus */
+        if (!p->has) { /* a job whose steps have no STEP/gpus (an older plugin) */
             p->has = true;
             p->limit = info.limit == TSHM_UNLIMITED ? 0 : info.limit;
             p->core = info.core_limit <= 100 ? info.core_limit : 0;

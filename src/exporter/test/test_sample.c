@@ -24,6 +24,7 @@
 
 static char base[64], state[128], jobdir[160], slice[200];
 static const unsigned char uuid[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+static const unsigned char uuid2[16] = {9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9};
 
 static void put(const char *path, const char *text)
 {
@@ -56,7 +57,10 @@ static int setup(void **st)
     if (!s)
         return -1;
     int dev = tshm_device(s, uuid, 1ull << 30, &err);
-    if (dev < 0 || tshm_register(s, &err) < 0 || tshm_reserve(s, dev, 300 * MiB) < 0)
+    /* and a device of GPU 1, which the job's steps do not give it (read_node2) */
+    int dev2 = tshm_device(s, uuid2, 2ull << 30, &err);
+    if (dev < 0 || dev2 < 0 || tshm_register(s, &err) < 0 || tshm_reserve(s, dev, 300 * MiB) < 0 ||
+        tshm_reserve(s, dev2, 500 * MiB) < 0)
         return -1;
     tshm_close(s);
     return 0;
@@ -113,11 +117,54 @@ static void test_slice_mounted_over(void **st)
     tnf_node_clear(&n);
 }
 
+/* A node of two GPUs; the job's slice file (the user's to write) also holds a device of GPU 1
+ * with 500 MiB used (setup). */
+static int read_node2(tnf_node_t *n)
+{
+    tagent_gpu_t g[2] = {{.index = 0}, {.index = 1}};
+    memcpy(g[0].uuid_bin, uuid, 16);
+    memcpy(g[1].uuid_bin, uuid2, 16);
+    memset(n, 0, sizeof *n);
+    n->ngpus = 2;
+    n->gpus[0].index = 0;
+    n->gpus[1].index = 1;
+    return tex_read_slices(state, g, 2, n);
+}
+
+/* The step's gpus file gives the job GPU 0 only: the slice file's GPU 1 is not shown. */
+static void test_slice_gpu_not_given(void **st)
+{
+    (void)st;
+    tnf_node_t n;
+    assert_int_equal(read_node2(&n), 1);
+    assert_int_equal(n.nslices, 1);
+    assert_int_equal(n.slices[0].gpu, 0);
+    assert_int_equal(n.slices[0].memory_used, 300 * MiB);
+    tnf_node_clear(&n);
+}
+
+/* Steps without a gpus file (an older plugin): the slice file is all there is, both shown. */
+static void test_slice_no_gpus_file(void **st)
+{
+    (void)st;
+    char gpus[220];
+    snprintf(gpus, sizeof gpus, "%s/0/gpus", jobdir);
+    assert_int_equal(unlink(gpus), 0);
+    tnf_node_t n;
+    assert_int_equal(read_node2(&n), 1);
+    assert_int_equal(n.nslices, 2);
+    assert_int_equal(n.slices[0].gpu + n.slices[1].gpu, 1);
+    assert_int_equal(n.slices[0].memory_used + n.slices[1].memory_used, 800 * MiB);
+    tnf_node_clear(&n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_slice_read, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slice_mounted_over, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slice_gpu_not_given, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slice_no_gpus_file, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
