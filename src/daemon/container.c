@@ -421,29 +421,60 @@ static char *ldconfig_output(void)
     return buf;
 }
 
+bool tctr_root_path_ok(const char *path)
+{
+    struct stat st;
+    if (path[0] != '/' || lstat(path, &st) < 0 || st.st_uid != 0 ||
+        (!S_ISLNK(st.st_mode) && (st.st_mode & (S_IWGRP | S_IWOTH))))
+        return false;
+    /* Every directory from / down to the file's own: root's, writable by no one else (a
+     * sticky /tmp is refused too: another account could have made the name there first). */
+    char dir[PATH_MAX];
+    if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir)
+        return false;
+    for (char *slash = strrchr(dir, '/'); slash; slash = strrchr(dir, '/')) {
+        slash[slash == dir] = '\0'; /* "/a/b" -> "/a" -> "/" */
+        if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0 ||
+            (st.st_mode & (S_IWGRP | S_IWOTH)))
+            return false;
+        if (slash == dir)
+            break;
+    }
+    return true;
+}
+
+/* ldconfig's cache as last read: its identity decides whether to run ldconfig again. */
+static bool cache_same(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
 int tctr_driver_libs(char libs[][PATH_MAX], int max)
 {
+    static struct stat cache_st;
     pthread_mutex_lock(&libs_lock);
-    if (!libs_done) {
+    /* ldconfig again when its cache changed (a driver installed or upgraded since). */
+    struct stat st;
+    if (stat("/etc/ld.so.cache", &st) < 0)
+        memset(&st, 0, sizeof st);
+    if (!libs_done || !cache_same(&st, &cache_st)) {
         char *text = ldconfig_output();
-        char found[TCTR_MAX_LIBS][PATH_MAX];
-        int n = text ? tctr_ldconfig_parse(text, found, TCTR_MAX_LIBS) : 0;
+        libs_n = text ? tctr_ldconfig_parse(text, libs_cache, TCTR_MAX_LIBS) : 0;
         free(text);
-        for (int i = 0; i < n; i++) {
-            char real[PATH_MAX];
-            /* The name ldconfig lists is usually a link to the versioned file: both must be
-             * root's (the link's directory, and the file itself). */
-            struct stat st;
-            if (lstat(found[i], &st) < 0 || st.st_uid != 0 || !realpath(found[i], real) ||
-                !root_file_ok(real))
-                continue;
-            memcpy(libs_cache[libs_n++], found[i], PATH_MAX);
-        }
+        cache_st = st;
         libs_done = true;
     }
-    int n = libs_n < max ? libs_n : max;
-    for (int i = 0; i < n; i++)
-        memcpy(libs[i], libs_cache[i], PATH_MAX);
+    /* Checked at every start, not once: the name ldconfig lists (usually a link to the
+     * versioned file) and the file it resolves to, each with every directory above it. */
+    int n = 0;
+    for (int i = 0; i < libs_n && n < max; i++) {
+        char real[PATH_MAX];
+        if (!tctr_root_path_ok(libs_cache[i]) || !realpath(libs_cache[i], real) ||
+            !root_file_ok(real) || !tctr_root_path_ok(real))
+            continue;
+        memcpy(libs[n++], libs_cache[i], PATH_MAX);
+    }
     pthread_mutex_unlock(&libs_lock);
     return n;
 }

@@ -13,7 +13,8 @@
  *   tctr_images_list     what the store holds (GET /v1/images, `tessel images`)
  *   tctr_runtime_find    crun, at a fixed root-owned path (never PATH)
  *   tctr_ldconfig_parse  the host's NVIDIA driver libraries in `ldconfig -p` output
- *   tctr_driver_libs     the same from the host's ldconfig, each checked root's (cached)
+ *   tctr_root_path_ok    a path and every directory above it root's, writable by no one else
+ *   tctr_driver_libs     the same from the host's ldconfig, each checked root's at each call
  *   tctr_gpu_devices     the device nodes of the GPUs a job was given (as NVIDIA's toolkit)
  *   tctr_config          the OCI config.json of a job: nothing in it comes from the user but
  *                        argv, env, cwd (checked at submission) and the image's name
@@ -80,10 +81,15 @@ int tctr_runtime_find(char *out, size_t len, char *why, size_t wlen);
  * found.  Returns how many were put into libs (at most max). */
 int tctr_ldconfig_parse(const char *text, char libs[][PATH_MAX], int max);
 
-/* The host's driver libraries: /sbin/ldconfig -p, parsed, each path resolved (realpath) and
- * kept only when it and its resolved file are root's regular files writable by no one else.
- * Run once; later calls return the first answer (thread-safe).  Returns the count (0 on a
- * machine without the driver, like the development machines). */
+/* Is path (absolute) root's, writable by no one else (a link: root's), and so is every
+ * directory from / down to it?  false also when it does not exist. */
+bool tctr_root_path_ok(const char *path);
+
+/* The host's driver libraries: /sbin/ldconfig -p, parsed (again when /etc/ld.so.cache has
+ * changed since), each name and the file it resolves to (realpath) kept only when
+ * tctr_root_path_ok holds for both and the file is a regular one; checked at every call
+ * (thread-safe).  Returns the count (0 on a machine without the driver, like the development
+ * machines). */
 int tctr_driver_libs(char libs[][PATH_MAX], int max);
 
 /* The device nodes of a job given the GPUs with these PCI bus ids (NVML's form,

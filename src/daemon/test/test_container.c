@@ -266,6 +266,55 @@ static void test_ldconfig(void **state)
     }
 }
 
+/* A driver library's path and every directory above it must be root's and writable by no one
+ * else (review of 2026-11-27: only the file's own directory was checked). */
+static void test_root_path(void **state)
+{
+    (void)state;
+    assert_int_equal(geteuid(), 0);
+    char dir[64], sub[96], file[128], link[128], tmpf[128];
+    snprintf(dir, sizeof dir, "/run/tessel-test-rootpath-XXXXXX"); /* /run: root's, 0755 */
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(chmod(dir, 0755), 0);
+    snprintf(sub, sizeof sub, "%s/lib", dir);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    snprintf(file, sizeof file, "%s/libcuda.so.1", sub);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(chmod(file, 0644), 0);
+    snprintf(link, sizeof link, "%s/libcuda.so", sub);
+    assert_int_equal(symlink("libcuda.so.1", link), 0);
+    assert_true(tctr_root_path_ok(file));
+    assert_true(tctr_root_path_ok(link));
+    /* A directory above the file's own writable by its group: refused, file and link. */
+    assert_int_equal(chmod(dir, 0775), 0);
+    assert_false(tctr_root_path_ok(file));
+    assert_false(tctr_root_path_ok(link));
+    assert_int_equal(chmod(dir, 0755), 0);
+    /* The file's own directory owned by another account. */
+    assert_int_equal(chown(sub, 65534, 65534), 0);
+    assert_false(tctr_root_path_ok(file));
+    assert_int_equal(chown(sub, 0, 0), 0);
+    /* The file itself writable by others, or not there; a relative path. */
+    assert_int_equal(chmod(file, 0666), 0);
+    assert_false(tctr_root_path_ok(file));
+    assert_int_equal(chmod(file, 0644), 0);
+    assert_false(tctr_root_path_ok("/run/tessel-test-no-such-dir/libcuda.so.1"));
+    assert_false(tctr_root_path_ok("lib/libcuda.so.1"));
+    assert_true(tctr_root_path_ok(file));
+    /* Under a sticky, world-writable directory (/tmp): refused. */
+    snprintf(tmpf, sizeof tmpf, "/tmp/tessel-test-rootpath-%d", (int)getpid());
+    f = fopen(tmpf, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_false(tctr_root_path_ok(tmpf));
+    unlink(tmpf);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 static void test_devices(void **state)
 {
     assert_int_equal(geteuid(), 0); /* mknod */
@@ -449,8 +498,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_image_valid), cmocka_unit_test(test_cwd_valid),
         cmocka_unit_test(test_image_split), cmocka_unit_test(test_store),
-        cmocka_unit_test(test_ldconfig),    cmocka_unit_test(test_devices),
-        cmocka_unit_test(test_config),      cmocka_unit_test(test_runtime),
+        cmocka_unit_test(test_ldconfig),    cmocka_unit_test(test_root_path),
+        cmocka_unit_test(test_devices),     cmocka_unit_test(test_config),
+        cmocka_unit_test(test_runtime),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
