@@ -90,7 +90,11 @@ bool tctr_image_valid(const char *ref, char *why, size_t wlen)
 bool tctr_cwd_valid(const char *cwd, char *why, size_t wlen)
 {
     static const char *const under[] = {"/proc", "/sys", "/dev", "/run/tessel"};
-    bool ok = cwd[0] == '/' && strcmp(cwd, "/") != 0 && strcmp(cwd, "/etc") != 0;
+    /* Nor a parent of a mount point the container gets that is not a host path of its own
+     * (/etc/ld.so.preload, /run/tessel/job/limits): crun would make it inside the bound host
+     * directory (tctr_config checks every bind). */
+    bool ok = cwd[0] == '/' && strcmp(cwd, "/") != 0 && strcmp(cwd, "/etc") != 0 &&
+              strcmp(cwd, "/run") != 0;
     /* Canonical: no empty, "." or ".." part, no trailing '/'; the path the container binds at
      * is the path the submission names, so "/tmp/.." must not stand for "/". */
     for (const char *p = cwd; ok && *p; p++) {
@@ -107,7 +111,7 @@ bool tctr_cwd_valid(const char *cwd, char *why, size_t wlen)
     if (!ok)
         WHY("cwd '%.200s' cannot be a container's working directory: it must be a canonical "
             "absolute path (no '.', '..' or empty part) that does not cover the container's "
-            "root, /etc, /proc, /sys, /dev or /run/tessel",
+            "root, /etc, /run, /proc, /sys, /dev or /run/tessel",
             cwd);
     return ok;
 }
@@ -562,6 +566,22 @@ static json_t *mount_of(const char *dst, const char *type, const char *src, cons
 
 json_t *tctr_config(const tctr_spec_t *s, tsl_error_t *err)
 {
+    /* A bind at a path that is not its own host path needs a mount point made by crun, as root:
+     * under the cwd (the user's host directory, bound first) that would be made on the host
+     * (review of 2026-11-27: an empty /run/tessel/job/limits left behind). */
+    size_t cl = strlen(s->cwd);
+    for (size_t i = 0; i < s->nbinds; i++) {
+        const char *dst = s->binds[i].dst;
+        if (strcmp(dst, s->binds[i].src) != 0 && strncmp(dst, s->cwd, cl) == 0 &&
+            (dst[cl] == '/' || (cl == 1 && dst[cl] != '\0'))) {
+            errno = EINVAL;
+            tsl_errprintf(err,
+                          "the working directory '%.200s' holds %.200s, a mount point of the "
+                          "container that is not on the host: run the job from another directory",
+                          s->cwd, dst);
+            return NULL;
+        }
+    }
     json_t *c = json_object();
     json_object_set_new(c, "ociVersion", json_string("1.0.2"));
 

@@ -128,7 +128,9 @@ typedef struct {
  * privileges, argv, env, cwd), the root, the standard kernel file systems, the binds and
  * devices given, namespaces mount and ipc only (the host's network, PID and UTS namespaces, as
  * a process job), the kernel's sensitive /proc and /sys paths masked or read-only.  A new
- * reference (json_decref), or NULL with errno and err (a device that cannot be stat'ed). */
+ * reference (json_decref), or NULL with errno and err (a device that cannot be stat'ed; EINVAL:
+ * a bind at a path other than its host path lies under the cwd, where crun would make its
+ * mount point in the user's host directory). */
 json_t *tctr_config(const tctr_spec_t *s, tsl_error_t *err);
 
 #endif

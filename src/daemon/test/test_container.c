@@ -110,9 +110,9 @@ static void test_cwd_valid(void **state)
         if (!tctr_cwd_valid(good[i], NULL, 0))
             fail_msg("cwd '%s' refused", good[i]);
     static const char *const bad[] = {
-        "/",        "/etc",        "/proc",           "/proc/1",  "/sys/fs", "/dev",
-        "/dev/shm", "/run/tessel", "/run/tessel/job", "/tmp/..",  "/tmp/.",  "//proc",
-        "/tmp//x",  "/tmp/",       "/x/../proc",      "relative", "/a/./b"};
+        "/",        "/etc",        "/proc",           "/proc/1",    "/sys/fs",  "/dev",
+        "/dev/shm", "/run/tessel", "/run/tessel/job", "/tmp/..",    "/tmp/.",   "//proc",
+        "/run",     "/tmp//x",     "/tmp/",           "/x/../proc", "relative", "/a/./b"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char why[512] = "";
         if (tctr_cwd_valid(bad[i], why, sizeof why))
@@ -315,6 +315,40 @@ static void test_root_path(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* A bind whose path inside is not its host path, under the cwd: crun would make its mount
+ * point in the user's bound host directory (review of 2026-11-27): refused, with the reason. */
+static void test_config_mount_under_cwd(void **state)
+{
+    (void)state;
+    char *argv[] = {"true", NULL};
+    char *envp[] = {"PATH=/bin", NULL};
+    tctr_bind_t binds[] = {{"/s/rootfs/cwd", "/srv/p", true, false},
+                           {"/srv/p/data", "/srv/p/data", false, false}, /* its own path */
+                           {"/s/limits", "/srv/p/x/limits", false, false}};
+    tctr_spec_t s = {.root = "/s/rootfs/root",
+                     .argv = argv,
+                     .envp = envp,
+                     .cwd = "/srv/p",
+                     .uid = 65534,
+                     .gid = 65534,
+                     .binds = binds,
+                     .nbinds = 2};
+    tsl_error_t err;
+    json_t *c = tctr_config(&s, &err);
+    assert_non_null(c); /* the cwd's own bind and a bind at its host path: fine */
+    json_decref(c);
+    s.nbinds = 3;
+    errno = 0;
+    assert_null(tctr_config(&s, &err));
+    assert_int_equal(errno, EINVAL);
+    assert_non_null(strstr(err.text, "'/srv/p' holds /srv/p/x/limits"));
+    s.cwd = "/srv/pq"; /* a sibling with the same prefix is not a parent */
+    binds[0].dst = "/srv/pq";
+    c = tctr_config(&s, &err);
+    assert_non_null(c);
+    json_decref(c);
+}
+
 static void test_devices(void **state)
 {
     assert_int_equal(geteuid(), 0); /* mknod */
@@ -496,10 +530,15 @@ static void test_runtime(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_image_valid), cmocka_unit_test(test_cwd_valid),
-        cmocka_unit_test(test_image_split), cmocka_unit_test(test_store),
-        cmocka_unit_test(test_ldconfig),    cmocka_unit_test(test_root_path),
-        cmocka_unit_test(test_devices),     cmocka_unit_test(test_config),
+        cmocka_unit_test(test_image_valid),
+        cmocka_unit_test(test_cwd_valid),
+        cmocka_unit_test(test_image_split),
+        cmocka_unit_test(test_store),
+        cmocka_unit_test(test_ldconfig),
+        cmocka_unit_test(test_root_path),
+        cmocka_unit_test(test_devices),
+        cmocka_unit_test(test_config),
+        cmocka_unit_test(test_config_mount_under_cwd),
         cmocka_unit_test(test_runtime),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
