@@ -63,17 +63,19 @@
 
 #include "fake_cuda_int.h"
 
-/* How long the service thread and a waiting controller sleep on their futex before they look
- * again: bounds how late a reset or a dead peer is noticed, and costs one wake-up per idle
- * process per 100 ms. */
+/* How long a controller waiting for an answer sleeps on its futex before it looks whether the
+ * target still lives: bounds how late a dead target is noticed.  The service thread itself
+ * sleeps without a limit (an idle process makes no system call: t0518 counts them); a reset
+ * wakes it through the futex and a later cuInit through svc_cv. */
 #define CK_POLL_NS 100000000L
 
 /* ---- futexes on the shared state (not private: the words are shared between processes) --- */
 
+/* Sleep while *word == val, at most ns (< 0: no limit). */
 static void futex_wait(uint32_t *word, uint32_t val, long ns)
 {
     struct timespec ts = {.tv_sec = ns / 1000000000L, .tv_nsec = ns % 1000000000L};
-    syscall(SYS_futex, word, FUTEX_WAIT, val, &ts, NULL, 0);
+    syscall(SYS_futex, word, FUTEX_WAIT, val, ns < 0 ? NULL : &ts, NULL, 0);
 }
 
 static void futex_wake(uint32_t *word)
@@ -393,6 +395,7 @@ static CUresult serve(uint32_t op, uint32_t arg)
 static int svc_started; /* under g.lock */
 static pid_t svc_tid;
 static sem_t svc_ready;
+static pthread_cond_t svc_cv = PTHREAD_COND_INITIALIZER; /* with g.lock: a cuInit happened */
 
 /* Under g.lock: this process's slot, with the state locked; NULL (and unlocked) if none. */
 static tfake_procstate_t *own_slot_locked(void)
@@ -432,25 +435,24 @@ static void *service(void *arg)
         uint32_t *word = NULL, seen = 0, op = 0, a = 0;
         LOCK();
         tfake_procstate_t *p = own_slot_locked();
-        if (p) {
-            p->ck_tid = svc_tid;
-            word = &p->ck_req;
-            seen = __atomic_load_n(&p->ck_req, __ATOMIC_ACQUIRE);
-            if (seen != p->ck_done) {
-                op = p->ck_op;
-                a = p->ck_arg;
-            }
-            tfake_state_unlock(g.sh);
+        if (!p) { /* reset (tests), until the next cuInit */
+            pthread_cond_wait(&svc_cv, &g.lock);
+            UNLOCK();
+            continue;
         }
+        p->ck_tid = svc_tid;
+        word = &p->ck_req;
+        seen = __atomic_load_n(&p->ck_req, __ATOMIC_ACQUIRE);
+        if (seen != p->ck_done) {
+            op = p->ck_op;
+            a = p->ck_arg;
+        }
+        tfake_state_unlock(g.sh);
         UNLOCK();
-        if (op) {
+        if (op)
             answer(seen, serve(op, a));
-        } else if (word) {
-            futex_wait(word, seen, CK_POLL_NS); /* EFAULT after a reset unmapped it: looks again */
-        } else {
-            struct timespec ts = {0, CK_POLL_NS};
-            nanosleep(&ts, NULL);
-        }
+        else
+            futex_wait(word, seen, -1); /* EFAULT after a reset unmapped it: looks again */
     }
     return NULL;
 }
@@ -484,13 +486,21 @@ void ckpt_start_service(void)
     if (p) {
         p->ck_tid = svc_tid;
         p->ck_state = ck.state;
+        futex_wake(&p->ck_req);
         tfake_state_unlock(g.sh);
     }
+    pthread_cond_broadcast(&svc_cv);
     UNLOCK();
 }
 
 void ckpt_reset(void)
 {
+    /* The service thread sleeps on this slot, which is about to go: wake it to notice. */
+    tfake_procstate_t *p = own_slot_locked();
+    if (p) {
+        futex_wake(&p->ck_req);
+        tfake_state_unlock(g.sh);
+    }
     saved_free();
     memset(ck.used, 0, sizeof ck.used);
     memset(ck.ctxs, 0, sizeof ck.ctxs);
@@ -508,6 +518,7 @@ void ckpt_atfork_child(void)
     gate_active = 0;
     pthread_mutex_init(&gate_mu, NULL);
     pthread_cond_init(&gate_cv, NULL);
+    pthread_cond_init(&svc_cv, NULL);
 }
 
 /* ---- this process as a controller ---------------------------------------------------------- */
