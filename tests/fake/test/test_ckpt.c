@@ -350,19 +350,27 @@ static void test_lock_timeout(void **state)
         CUmodule m;
         CUfunction f;
         int rc = cuInit(0) | cuDevicePrimaryCtxRetain(&c, 0) | cuCtxSetCurrent(c);
-        rc |= cuModuleLoadData(&m, "x") | cuModuleGetFunction(&f, m, "fake_kernel_1500000us");
+        rc |= cuModuleLoadData(&m, "x") | cuModuleGetFunction(&f, m, "fake_kernel_5000000us");
         rc |= cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
         if (rc || write(up[1], "r", 1) != 1)
             _exit(2);
-        rc = cuCtxSynchronize(); /* in progress for 1.5 s */
+        rc = cuCtxSynchronize(); /* in progress for 5 s */
         _exit(rc == CUDA_SUCCESS && cuCtxSynchronize() == CUDA_SUCCESS ? 0 : 1);
     }
     char b;
     assert_int_equal(read(up[0], &b, 1), 1);
-    sleep_ms(200); /* the child is inside cuCtxSynchronize by now (1.5 s) */
     OK(cuInit(0));
+    /* Until the child is inside cuCtxSynchronize (a loaded machine may be slow to get it
+     * there), a lock can succeed: then it is undone and tried again. */
     CUcheckpointLockArgs la = {.timeoutMs = 20};
-    assert_int_equal(cuCheckpointProcessLock(kid, &la), CUDA_ERROR_NOT_READY);
+    CUresult rc = CUDA_SUCCESS;
+    for (int tries = 0; tries < 40 && rc == CUDA_SUCCESS; tries++) {
+        if ((rc = cuCheckpointProcessLock(kid, &la)) == CUDA_SUCCESS) {
+            OK(cuCheckpointProcessUnlock(kid, NULL));
+            sleep_ms(50);
+        }
+    }
+    assert_int_equal(rc, CUDA_ERROR_NOT_READY);
     assert_int_equal(state_of(kid), CU_PROCESS_STATE_RUNNING);
     OK(cuCheckpointProcessLock(kid, NULL)); /* no timeout: waits for the call to return */
     OK(cuCheckpointProcessUnlock(kid, NULL));
