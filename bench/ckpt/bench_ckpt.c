@@ -4,13 +4,14 @@
  *   bench-ckpt [SIZE [ROUNDS]]        SIZE in tsl_parse_size syntax (default 8G), ROUNDS 3
  *
  * A target process (forked first, so that it may use CUDA) allocates SIZE of device memory and
- * writes every byte of it.  This process then, ROUNDS times:
- *   suspend = cuCheckpointProcessLock + cuCheckpointProcessCheckpoint of the target
- *   resume  = cuCheckpointProcessRestore + cuCheckpointProcessUnlock
- * and, as the baseline, with SIZE of device memory of its own (before the target allocates,
- * so that both never hold 2 x SIZE at once): cuMemcpyDtoH_v2 of SIZE into a fresh host buffer
- * (malloc'd, as a checkpoint's host copy is) and cuMemcpyHtoD_v2 back.  Prints each round and
- * the medians side by side with their ratio; the target (issue 21): ratio <= 2.
+ * writes every byte of it.  Then, ROUNDS times, one after the other on the same memory:
+ *   baseline = the target itself copies its SIZE device-to-host (cuMemcpyDtoH_v2, into a fresh
+ *              malloc'd buffer, as a checkpoint's host copy is) and back (cuMemcpyHtoD_v2)
+ *   suspend  = this process: cuCheckpointProcessLock + cuCheckpointProcessCheckpoint of it
+ *   resume   = cuCheckpointProcessRestore + cuCheckpointProcessUnlock
+ * Interleaved, so that a change of the machine's load hits both alike; at most 2 x SIZE of host
+ * memory at any time.  Prints each round and the medians side by side with their ratio; the
+ * target (issue 21): ratio <= 2.
  *
  * Built against the fake driver (tests/fake: its "device" memory is host memory, so the
  * baseline is the host's copy bandwidth); on a GPU host, LD_LIBRARY_PATH naming the real
@@ -62,27 +63,37 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-static CUcontext context(void)
+static void context(void)
 {
     CUcontext c;
     CK(cuDevicePrimaryCtxRetain(&c, 0));
     CK(cuCtxSetCurrent(c));
-    return c;
 }
 
-/* The target: waits for 'a', allocates and fills size, says 'r', waits for 'q', exits. */
+/* The target: allocates and fills size, says 'r'; then for each 'c' copies it to a fresh host
+ * buffer and back and answers the seconds it took (a double); exits at 'q'. */
 static void target(int in, int out, size_t size)
 {
     char b;
     CUdeviceptr p;
-    if (read(in, &b, 1) != 1)
-        _exit(2);
     CK(cuInit(0));
     context();
     CK(cuMemAlloc_v2(&p, size));
     CK(cuMemsetD8_v2(p, 0x5a, size));
-    if (write(out, "r", 1) != 1 || read(in, &b, 1) != 1)
+    if (write(out, "r", 1) != 1)
         _exit(2);
+    while (read(in, &b, 1) == 1 && b == 'c') {
+        double t0 = now_s();
+        void *host = malloc(size);
+        if (!host)
+            _exit(3);
+        CK(cuMemcpyDtoH_v2(host, p, size));
+        CK(cuMemcpyHtoD_v2(p, host, size));
+        free(host);
+        double t = now_s() - t0;
+        if (write(out, &t, sizeof t) != sizeof t)
+            _exit(2);
+    }
     _exit(0);
 }
 
@@ -102,7 +113,7 @@ int main(int argc, char **argv)
         setenv("TESSEL_FAKE_STATE", state, 1);
     }
     char gpus[64];
-    snprintf(gpus, sizeof gpus, "1xBench:%lluM", (unsigned long long)(size >> 20) + 1024);
+    snprintf(gpus, sizeof gpus, "1xBench:%lluM", (unsigned long long)(size >> 20) + 512);
     setenv("TESSEL_FAKE_GPUS", gpus, 0);
 
     int down[2], up[2];
@@ -114,38 +125,22 @@ int main(int argc, char **argv)
     if (kid == 0)
         target(down[0], up[1], (size_t)size);
 
-    CK(cuInit(0));
-    context();
-    int ver = 0;
-    cuDriverGetVersion(&ver);
-    double copy[MAX_ROUNDS], susp[MAX_ROUNDS], res[MAX_ROUNDS];
-
-    /* Baseline: SIZE device-to-host into a fresh buffer and back. */
-    CUdeviceptr mine;
-    CK(cuMemAlloc_v2(&mine, (size_t)size));
-    CK(cuMemsetD8_v2(mine, 0xa5, (size_t)size));
-    for (int i = 0; i < rounds; i++) {
-        double t0 = now_s();
-        void *host = malloc((size_t)size);
-        if (!host)
-            return fprintf(stderr, "bench-ckpt: no host memory for %llu bytes\n",
-                           (unsigned long long)size),
-                   1;
-        CK(cuMemcpyDtoH_v2(host, mine, (size_t)size));
-        CK(cuMemcpyHtoD_v2(mine, host, (size_t)size));
-        free(host);
-        copy[i] = now_s() - t0;
-    }
-    CK(cuMemFree_v2(mine));
-
-    /* The target allocates now; suspend and resume it. */
     char b;
-    if (write(down[1], "a", 1) != 1 || read(up[0], &b, 1) != 1) {
+    if (read(up[0], &b, 1) != 1) {
         fprintf(stderr, "bench-ckpt: the target could not allocate %llu bytes\n",
                 (unsigned long long)size);
         return 1;
     }
+    CK(cuInit(0));
+    int ver = 0;
+    cuDriverGetVersion(&ver);
+    double copy[MAX_ROUNDS], susp[MAX_ROUNDS], res[MAX_ROUNDS];
     for (int i = 0; i < rounds; i++) {
+        if (write(down[1], "c", 1) != 1 ||
+            read(up[0], &copy[i], sizeof copy[i]) != (ssize_t)sizeof copy[i]) {
+            fprintf(stderr, "bench-ckpt: the target's copy failed\n");
+            return 1;
+        }
         double t0 = now_s();
         CK(cuCheckpointProcessLock(kid, NULL));
         CK(cuCheckpointProcessCheckpoint(kid, NULL));
@@ -156,6 +151,7 @@ int main(int argc, char **argv)
         res[i] = now_s() - t1;
         printf("round %d: copy D2H+H2D %.3f s, suspend %.3f s, resume %.3f s\n", i + 1, copy[i],
                susp[i], res[i]);
+        fflush(stdout);
     }
     if (write(down[1], "q", 1) != 1)
         return 1;
