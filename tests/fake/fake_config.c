@@ -302,6 +302,11 @@ int tfake_config_from_env(tfake_config_t *cfg, tsl_error_t *err)
         tmp.event_device_order = 1;
     else if (order && strcmp(order, "stream") != 0)
         return einval(err, "TESSEL_FAKE_EVENT_ORDER: '%s': must be stream or device%s", order, "");
+    const char *ck = getenv("TESSEL_FAKE_CHECKPOINT");
+    if (ck && strcmp(ck, "0") == 0)
+        tmp.no_checkpoint = 1;
+    else if (ck && strcmp(ck, "1") != 0)
+        return einval(err, "TESSEL_FAKE_CHECKPOINT: '%s': must be 0 or 1%s", ck, "");
     if (env_path("TESSEL_FAKE_STATE", tmp.state_path, sizeof tmp.state_path, err) < 0 ||
         env_path("TESSEL_FAKE_CALLS_FILE", tmp.calls_path, sizeof tmp.calls_path, err) < 0)
         return -1;

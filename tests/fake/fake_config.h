@@ -55,6 +55,7 @@ typedef struct {
     uint64_t func_mem;      /* TESSEL_FAKE_FUNC_MEM: per function, at its first use (lazy) */
     uint64_t launch_mem;    /* TESSEL_FAKE_LAUNCH_MEM: per function, at its first launch */
     int event_device_order; /* TESSEL_FAKE_EVENT_ORDER=device */
+    int no_checkpoint;      /* TESSEL_FAKE_CHECKPOINT=0: a driver without cuCheckpointProcess* */
     char state_path[4096];  /* TESSEL_FAKE_STATE, "" when unset */
     char calls_path[4096];  /* TESSEL_FAKE_CALLS_FILE, "" when unset */
 } tfake_config_t;
@@ -76,8 +77,8 @@ int tfake_parse_uuids(const char *list, tfake_config_t *cfg, tsl_error_t *err);
  * TESSEL_FAKE_KERNEL_US, TESSEL_FAKE_CTX_MEM, TESSEL_FAKE_CTX_MEM_CREATED (each a size or
  * a comma list of sizes per device, the last one repeating), TESSEL_FAKE_ALLOC_GRANULE,
  * TESSEL_FAKE_MODULE_MEM, TESSEL_FAKE_FUNC_MEM, TESSEL_FAKE_LAUNCH_MEM,
- * TESSEL_FAKE_STATE, TESSEL_FAKE_CALLS_FILE, TESSEL_FAKE_EVENT_ORDER).  Returns 0 or -1 with errno
- * EINVAL and the offending variable named in err. */
+ * TESSEL_FAKE_STATE, TESSEL_FAKE_CALLS_FILE, TESSEL_FAKE_EVENT_ORDER, TESSEL_FAKE_CHECKPOINT).
+ * Returns 0 or -1 with errno EINVAL and the offending variable named in err. */
 int tfake_config_from_env(tfake_config_t *cfg, tsl_error_t *err);
 
 /* Deterministic UUID of device `index` named `name` (FNV-1a of both, shaped

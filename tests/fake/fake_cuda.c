@@ -172,6 +172,8 @@ CUresult cuInit(unsigned int Flags)
     g.inited = 1;
 out:
     UNLOCK();
+    if (rc == CUDA_SUCCESS)
+        ckpt_start_service(); /* serve cuCheckpointProcess* of other processes (fake_ckpt.c) */
     return rc;
 }
 
@@ -1192,6 +1194,7 @@ void tessel_fake_reset(void)
         }
         exec_reset(); /* graphs */
         mem_reset();  /* pools, VMM handles, host memory */
+        ckpt_reset(); /* a checkpoint's host copies; calls blocked by a lock go on */
         tfake_state_lock(g.sh);
         tfake_state_release_proc(g.sh);
         tfake_state_unlock(g.sh);
@@ -1236,6 +1239,7 @@ static void atfork_child(void)
         obj_free(o);
     }
     forget_allocs();
+    ckpt_atfork_child();
     tfake_state_close(g.sh);
     g.sh = NULL;
     /* Sticky, like a failed cuInit: the parent's initialisation is unusable. */

@@ -5,6 +5,7 @@
  *                 error strings, call counters, test hooks
  *   fake_mem.c    device/host/managed memory, pools, VMM, arrays, copies
  *   fake_exec.c   modules, launches, streams, events, graphs (simulated time)
+ *   fake_ckpt.c   cuCheckpointProcess*: lock, checkpoint, restore, unlock of a process
  *
  * One process-wide mutex (g.lock) guards every object below; the shared
  * device state (fake_state.h) has its own lock, taken inside g.lock.
@@ -28,7 +29,15 @@ enum {
     FC_COUNT
 };
 extern unsigned long long fake_calls[FC_COUNT];
-#define COUNT(n) __atomic_fetch_add(&fake_calls[FC_##n], 1, __ATOMIC_RELAXED)
+/* The first statement of every entry point: counts the call and passes the checkpoint gate
+ * (fake_ckpt.c) for the whole call, so that while the process is locked
+ * (cuCheckpointProcessLock from another process) a new call waits here and the lock waits for
+ * the calls in progress to return. */
+int ckpt_gate_enter(void);
+void ckpt_gate_leave(int *token);
+#define COUNT(n)                                                                                   \
+    __attribute__((cleanup(ckpt_gate_leave), unused)) int ckpt_gate_ = ckpt_gate_enter();          \
+    __atomic_fetch_add(&fake_calls[FC_##n], 1, __ATOMIC_RELAXED)
 
 /* ---- objects ----
  * Every handle the fake gives out points to a struct starting with obj_t.
@@ -183,6 +192,11 @@ void mem_reset(void);                /* free everything (tests' reset) */
 void forget_allocs(void);            /* fork child: unmap and free, no accounting */
 int charge(int dev, uint64_t bytes); /* 0, or -1: over the device */
 void uncharge(int dev, uint64_t bytes);
+
+/* fake_ckpt.c */
+void ckpt_start_service(void); /* after a successful cuInit, not under g.lock */
+void ckpt_reset(void);         /* under g.lock: drop a checkpoint's host copies, open the gate */
+void ckpt_atfork_child(void);  /* the child has no service thread and an open gate */
 
 /* fake_exec.c, under g.lock */
 stream_t *stream_resolve(CUstream s, ctx_t *c, int per_thread, CUresult *err);

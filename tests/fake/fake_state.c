@@ -203,9 +203,19 @@ void tfake_state_uncharge(tfake_shared_t *s, int dev, uint64_t bytes)
 {
     tfake_devstate_t *d = &s->dev[dev];
     tfake_procstate_t *p = tfake_state_proc(s);
+    if (p && bytes > p->used[dev])
+        bytes = p->used[dev];
     d->used = d->used > bytes ? d->used - bytes : 0;
     if (p)
-        p->used[dev] = p->used[dev] > bytes ? p->used[dev] - bytes : 0;
+        p->used[dev] -= bytes;
+}
+
+tfake_procstate_t *tfake_state_find(tfake_shared_t *s, pid_t pid)
+{
+    for (int i = 0; pid > 0 && i < TFAKE_MAX_PROCS; i++)
+        if (s->proc[i].pid == pid)
+            return &s->proc[i];
+    return NULL;
 }
 
 uint64_t tfake_state_schedule(tfake_shared_t *s, int dev, uint64_t after_ns, uint64_t dur_ns)

@@ -51,7 +51,22 @@ typedef struct {
     uint64_t used[TFAKE_MAX_DEVICES];    /* bytes this process has charged */
     uint64_t busy_ns[TFAKE_MAX_DEVICES]; /* simulated kernel time it scheduled */
     uint32_t ctxs[TFAKE_MAX_DEVICES];    /* live contexts it holds */
+    /* Checkpoint control (fake_ckpt.c): a controlling process posts a request here under the
+     * lock and wakes ck_req; the process's service thread answers and wakes ck_done (both are
+     * futex words, so the two sleep between requests). */
+    uint32_t ck_state; /* CUprocessState of the process */
+    int32_t ck_tid;    /* its service ("restore") thread; 0: it serves no requests */
+    uint32_t ck_req;   /* sequence number of the last request posted */
+    uint32_t ck_done;  /* sequence number of the last request answered */
+    uint32_t ck_op;    /* what request ck_req asks (TFAKE_CK_*) */
+    uint32_t ck_arg;   /* its argument: the lock's timeout in ms */
+    int32_t ck_result; /* CUresult of the answer to ck_done */
+    int32_t ck_owner;  /* pid of the controller holding the request fields, 0: none */
+    uint64_t ck_released[TFAKE_MAX_DEVICES]; /* bytes the last checkpoint gave back */
 } tfake_procstate_t;
+
+/* Requests of the checkpoint protocol (tfake_procstate_t.ck_op). */
+enum { TFAKE_CK_LOCK = 1, TFAKE_CK_CHECKPOINT, TFAKE_CK_RESTORE, TFAKE_CK_UNLOCK };
 
 typedef struct {
     uint64_t magic;   /* TFAKE_STATE_MAGIC once initialised */
@@ -63,7 +78,7 @@ typedef struct {
 } tfake_shared_t;
 
 #define TFAKE_STATE_MAGIC   0x54464b4553544154ull /* "TFKESTAT" */
-#define TFAKE_STATE_VERSION 1
+#define TFAKE_STATE_VERSION 2                     /* 2: checkpoint control */
 
 /* Map the state (cfg->state_path, or anonymous when empty).  An existing file
  * must describe the same devices (count and memory sizes) or this fails.
@@ -81,6 +96,9 @@ void tfake_state_unlock(tfake_shared_t *s);
  * NULL when the table is full. */
 tfake_procstate_t *tfake_state_proc(tfake_shared_t *s);
 
+/* Under the lock: the slot of process pid, or NULL (never claims one). */
+tfake_procstate_t *tfake_state_find(tfake_shared_t *s, pid_t pid);
+
 /* Under the lock: free the slots of processes that no longer exist,
  * returning what they had charged. */
 void tfake_state_reap(tfake_shared_t *s);
@@ -92,6 +110,8 @@ void tfake_state_release_proc(tfake_shared_t *s);
 /* Under the lock: charge `bytes` on device `dev` to this process; fails
  * (returns -1) without side effects when used + bytes > total. */
 int tfake_state_charge(tfake_shared_t *s, int dev, uint64_t bytes);
+/* Gives back at most what this process has charged on dev (a checkpointed process has
+ * given its memory back already: what it frees afterwards is no one else's). */
 void tfake_state_uncharge(tfake_shared_t *s, int dev, uint64_t bytes);
 
 /* Under the lock: schedule a kernel of `dur_ns` on device `dev` after

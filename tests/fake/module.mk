@@ -12,7 +12,8 @@ LIBS += $(FAKE_LIBS)
 
 FAKE_COMMON_OBJS := $(O)/obj/tests/fake/fake_config.o $(O)/obj/tests/fake/fake_state.o
 FAKE_CUDA_OBJS := $(O)/obj/tests/fake/fake_cuda.o $(O)/obj/tests/fake/fake_mem.o \
-                  $(O)/obj/tests/fake/fake_exec.o $(FAKE_COMMON_OBJS)
+                  $(O)/obj/tests/fake/fake_exec.o $(O)/obj/tests/fake/fake_ckpt.o \
+                  $(FAKE_COMMON_OBJS)
 FAKE_NVML_OBJS := $(O)/obj/tests/fake/fake_nvml.o $(FAKE_COMMON_OBJS)
 
 $(O)/obj/tests/fake/%.o: CPPFLAGS += -Itests/fake
@@ -39,7 +40,7 @@ $(FAKE_DIR)/libnvidia-ml.so: $(FAKE_NVML)
 # time through the rpath (absolute, so prove may run them from anywhere).
 FAKE_RPATH := -Wl,-rpath,$(abspath $(FAKE_DIR))
 FAKE_TESTS := $(FAKE_DIR)/test_config $(FAKE_DIR)/test_driver $(FAKE_DIR)/test_procaddr \
-              $(FAKE_DIR)/test_time $(FAKE_DIR)/test_nvml
+              $(FAKE_DIR)/test_time $(FAKE_DIR)/test_nvml $(FAKE_DIR)/test_ckpt
 TESTS += $(FAKE_TESTS)
 
 $(FAKE_DIR)/test_config: $(O)/obj/tests/fake/test/test_config.o $(FAKE_COMMON_OBJS) \

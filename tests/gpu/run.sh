@@ -16,7 +16,7 @@
 #   --seconds N      length of each compute run (default 6; the first second
 #                    is ramp-up and not counted)
 #   --rows LIST      comma list of groups to run (default all): memory,train,
-#                    fork,graphs,exec,kill,view,compute,multigpu
+#                    fork,graphs,exec,kill,view,compute,multigpu,ckpt
 #   --no-doc         do not write docs/gpu-conformance.md (--doc FILE: where)
 #   --keep DIR       copy every row's workload output and figures (out, fig,
 #                    diag, t*, apps) to DIR/ROW/ at the end, for a diagnosis
@@ -34,7 +34,7 @@ SRC=$(cd "$HERE/../.." && pwd)
 BUILD=$SRC/build
 LIMIT=4G
 SECS=6
-ALLROWS=memory,train,fork,graphs,exec,kill,view,compute,multigpu
+ALLROWS=memory,train,fork,graphs,exec,kill,view,compute,multigpu,ckpt
 ROWS=$ALLROWS
 SIM=0
 NOPRE=0
@@ -755,6 +755,62 @@ if want compute; then
     if [ -n "$m" ]; then row compute-shared-idle FAIL "$m" "the framework installed"; else
         row compute-shared-idle $v "30 % shared beside an idle 70 % shared tenant: $x it/s, ratio $q of solo" \
             "ratio >= 0.40 (more than its 30 % share)"; fi
+fi
+
+# --- the driver's checkpoint API: a round trip (issue 21, docs/suspend.md) -----
+# A target holds 512 MiB filled with a pattern; another process locks and checkpoints it
+# (NVML must then list it holding nothing), restores and unlocks it; the target then finds
+# every byte at the same address.  This is the driver's own behaviour, which the fake driver
+# models for CI and on which a suspend that frees the GPU rests; `tessel suspend` does not
+# use it yet.  Needs driver 570 or later (older: "missing: cuCheckpointProcess...").
+CKPY=$HERE/ckpt_round.py
+ckpt_row() { # NAME DIR CMD...: start the target CMD, drive the round trip, give the verdict
+    _n=$1 _d=$2
+    shift 2
+    mkdir -p "$_d"
+    tbox "$ROW_T" "$@" >"$_d/t" 2>&1 &
+    _p=$!
+    KIDS="$KIDS $_p"
+    : >"$_d/c"
+    if wait_for "$_d/t" 'holding\|missing\|rror' "$ROW_T" && grep -q holding "$_d/t"; then
+        tbox "$ROW_T" "$PY" "$CKPY" ctl "$(val pid "$(grep '^holding' "$_d/t")")" >"$_d/c" 2>&1
+    fi
+    : >"$_d/go"
+    wait $_p 2>/dev/null
+    _m=$(grep -h -m1 '^missing: ' "$_d/t" "$_d/c" 2>/dev/null | head -n 1)
+    _hp=$(val ptr "$(grep '^holding' "$_d/t")")
+    _vp=$(val ptr "$(grep '^verified' "$_d/t")")
+    _ok=$(val ok "$(grep '^verified' "$_d/t")")
+    _held=$(val held "$(grep '^checkpointed' "$_d/c")")
+    _st=$(val states "$(grep '^restored' "$_d/c")")
+    v=PASS
+    [ "$_st" = RUNNING,LOCKED,CHECKPOINTED,LOCKED,RUNNING ] || v=FAIL
+    [ "${_held:-x}" = 0 ] || v=FAIL
+    { [ "${_ok:-0}" = 1 ] && [ -n "$_hp" ] && [ "$_hp" = "$_vp" ]; } || v=FAIL
+    if [ -n "$_m" ]; then
+        row "$_n" FAIL "$_m" "driver 570 or later and the program's framework"
+    else
+        row "$_n" $v "states ${_st:-?}; NVML while checkpointed: $(mib "${_held:-na}") MiB; contents ok=${_ok:-?} at ${_hp:-?} -> ${_vp:-?}" \
+            "states RUNNING,LOCKED,CHECKPOINTED,LOCKED,RUNNING; 0 MiB while checkpointed; every byte back at the same address"
+    fi
+    [ $v = PASS ] || tail -n 3 "$_d/t" "$_d/c" | sed 's/^/#   /'
+}
+if want ckpt; then
+    ckpt_row ckpt-round-trip-drv "$TMP/ck-drv" "$PY" "$CKPY" target drv 512 --until "$TMP/ck-drv/go"
+    if [ "$SIM" = 1 ]; then
+        na ckpt-round-trip-torch "SIMULATED (needs PyTorch on a GPU)"
+        na ckpt-round-trip-nvcc "SIMULATED (needs nvcc and a GPU)"
+    else
+        ckpt_row ckpt-round-trip-torch "$TMP/ck-torch" "$PY" "$CKPY" target torch 512 --until "$TMP/ck-torch/go"
+        mkdir -p "$TMP/ck-nvcc"
+        if [ -z "$NVCC" ]; then
+            row ckpt-round-trip-nvcc FAIL "missing: nvcc" "nvcc installed"
+        elif ! "$NVCC" -o "$TMP/ckpt_target" "$HERE/ckpt_target.cu" >"$TMP/ck-nvcc/build.log" 2>&1; then
+            row ckpt-round-trip-nvcc FAIL "nvcc failed: $(tail -n 1 "$TMP/ck-nvcc/build.log")" "ckpt_target.cu builds"
+        else
+            ckpt_row ckpt-round-trip-nvcc "$TMP/ck-nvcc" "$TMP/ckpt_target" 512 "$TMP/ck-nvcc/go"
+        fi
+    fi
 fi
 
 # --- several GPUs, CUDA_VISIBLE_DEVICES reordered -----------------------------

@@ -218,6 +218,41 @@ typedef enum CUdriverProcAddressQueryResult_enum {
     CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2
 } CUdriverProcAddressQueryResult;
 
+/* Checkpointing (cuCheckpointProcess*, CUDA 12.8 = driver r570 and later): the state of a
+ * CUDA process as another process drives it, and the optional arguments of each step. */
+typedef enum CUprocessState_enum {
+    CU_PROCESS_STATE_RUNNING = 0,  /* CUDA calls proceed */
+    CU_PROCESS_STATE_LOCKED,       /* CUDA calls block */
+    CU_PROCESS_STATE_CHECKPOINTED, /* device memory copied to host and released */
+    CU_PROCESS_STATE_FAILED        /* an uncorrectable error during checkpoint or restore */
+} CUprocessState;
+
+typedef struct CUcheckpointLockArgs_st {
+    unsigned int timeoutMs;  /* 0: no timeout */
+    unsigned int reserved0;  /* must be zero */
+    cuuint64_t reserved1[7]; /* must be zero */
+} CUcheckpointLockArgs;
+
+typedef struct CUcheckpointCheckpointArgs_st {
+    cuuint64_t reserved[8]; /* must be zero */
+} CUcheckpointCheckpointArgs;
+
+typedef struct CUcheckpointGpuPair_st {
+    CUuuid oldUuid; /* GPU that was checkpointed */
+    CUuuid newUuid; /* GPU to restore onto */
+} CUcheckpointGpuPair;
+
+typedef struct CUcheckpointRestoreArgs_st {
+    CUcheckpointGpuPair *gpuPairs; /* remapping of GPUs at restore, NULL: none */
+    unsigned int gpuPairsCount;
+    char reserved[52 - sizeof(CUcheckpointGpuPair *)]; /* must be zero */
+    cuuint64_t reserved1;                              /* must be zero */
+} CUcheckpointRestoreArgs;
+
+typedef struct CUcheckpointUnlockArgs_st {
+    cuuint64_t reserved[8]; /* must be zero */
+} CUcheckpointUnlockArgs;
+
 /* ---- Device attributes (the ones Tessel reads or fakes) ------------------ */
 
 typedef enum CUdevice_attribute_enum {
@@ -859,6 +894,15 @@ CUABI_FN(cuEventElapsedTime, (float *pMilliseconds, CUevent hStart, CUevent hEnd
 CUABI_FN(cuEventElapsedTime_v2, (float *pMilliseconds, CUevent hStart, CUevent hEnd));
 CUABI_FN(cuEventDestroy, (CUevent hEvent));
 CUABI_FN(cuEventDestroy_v2, (CUevent hEvent));
+
+/* Checkpointing (driver r570+: absent from older drivers' libcuda, so look them up with dlsym
+ * and treat a missing symbol as "not supported").  Called by another process on `pid`. */
+CUABI_FN(cuCheckpointProcessGetRestoreThreadId, (int pid, int *tid));
+CUABI_FN(cuCheckpointProcessGetState, (int pid, CUprocessState *state));
+CUABI_FN(cuCheckpointProcessLock, (int pid, CUcheckpointLockArgs *args));
+CUABI_FN(cuCheckpointProcessCheckpoint, (int pid, CUcheckpointCheckpointArgs *args));
+CUABI_FN(cuCheckpointProcessRestore, (int pid, CUcheckpointRestoreArgs *args));
+CUABI_FN(cuCheckpointProcessUnlock, (int pid, CUcheckpointUnlockArgs *args));
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,62 @@
+/* ckpt.h - suspend and resume the GPU state of a job's processes through the CUDA driver's own
+ * checkpoint API (cuCheckpointProcess*, driver r570 and later; docs/suspend.md).
+ *
+ * A suspend locks every CUDA process of the list (its CUDA calls block; its CPU threads go
+ * on), then checkpoints each (its device memory goes to host memory and the GPU memory and
+ * contexts are released).  A resume restores each (the same devices, the same addresses) and
+ * unlocks them all.  The process tree is the caller's to find (tessel-shim knows its job's
+ * processes); a pid that is no CUDA process is skipped.
+ *
+ * Order of calls:
+ *
+ *     tagent_ckpt_open            once: dlopen the driver, cuInit, look the calls up
+ *       tagent_ckpt_suspend       all or nothing
+ *       tagent_ckpt_resume        may answer EAGAIN (no room yet): call again later
+ *     tagent_ckpt_close
+ *
+ * Not thread-safe: one caller at a time per handle.  Prefix tagent_ckpt_.
+ */
+#ifndef TESSEL_AGENT_CKPT_H
+#define TESSEL_AGENT_CKPT_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "libutil/error.h"
+
+typedef struct tagent_ckpt tagent_ckpt_t;
+
+/* Load the driver `lib` (a path tesseld resolved, or "libcuda.so.1"), call cuInit and look up
+ * the checkpoint calls.  Returns a handle (tagent_ckpt_close frees it), or NULL with errno and
+ * a line in err: ENOTSUP when the driver has no checkpoint API (a driver older than r570: the
+ * symbols are missing, or they answer CUDA_ERROR_NOT_SUPPORTED), ENOENT when the library cannot
+ * be loaded, EIO when cuInit fails. */
+tagent_ckpt_t *tagent_ckpt_open(const char *lib, tsl_error_t *err);
+
+/* NULL is fine.  The driver stays loaded (a driver is not safely unloadable). */
+void tagent_ckpt_close(tagent_ckpt_t *c);
+
+/* Suspend the GPU state of the CUDA processes among pids[0..n): lock each (waiting at most
+ * timeout_ms, 0: no limit, for the calls it has in progress), then checkpoint each.  A pid the
+ * driver does not know as a CUDA process (gone, or never used CUDA) is skipped.  Returns how
+ * many processes were suspended (0: none uses CUDA), or -1 with errno and err (naming the pid
+ * and the driver's error), having restored and unlocked every process it had locked or
+ * checkpointed, so that a failure leaves the job as it was:
+ *   ETIMEDOUT  a lock timed out (a call in progress did not return in time)
+ *   ENOTSUP    the driver cannot checkpoint a process (managed memory with r570, ...)
+ *   ENOMEM     no host memory for the copy
+ *   EBUSY      a process was not RUNNING (locked or checkpointed by someone else)
+ *   EIO        any other error of the driver */
+int tagent_ckpt_suspend(tagent_ckpt_t *c, const pid_t *pids, size_t n, unsigned timeout_ms,
+                        tsl_error_t *err);
+
+/* Resume what tagent_ckpt_suspend suspended among pids[0..n): restore each CHECKPOINTED process,
+ * then, once none is left checkpointed, unlock each LOCKED one.  Returns how many processes were
+ * unlocked, or -1 with errno and err:
+ *   EAGAIN  a restore did not fit on its GPU (CUDA_ERROR_OUT_OF_MEMORY): the processes restored
+ *           so far stay locked holding their memory, the rest stay checkpointed; call again
+ *           when there is room
+ *   EIO     any other error of the driver (a process left FAILED by the driver included) */
+int tagent_ckpt_resume(tagent_ckpt_t *c, const pid_t *pids, size_t n, tsl_error_t *err);
+
+#endif
