@@ -3,7 +3,7 @@
  *   tessel-shim [--env-fd FD] [--lock-fd FD] [--log-limit BYTES] --dir DIR [--exit-file EXIT]
  *               --cwd CWD
  *               [--cgroup PROCS]... [--uid U --gid G [--user NAME]] [--preload LIBS]
- *               [--state STATE [--block-userns]]
+ *               [--state STATE [--block-userns] [--tty]]
  *               [--nvml LIB --gpu-mem-limit IDX=SIZE,... [--gpu-mem-violation kill|suspend]
  *                [--nvml-env TESSEL_FAKE_NAME=VALUE]...] [--test-fork]
  *               -- PROG ARG...
@@ -52,6 +52,11 @@
  * job when its processes hold more GPU memory than --gpu-mem-limit (watchdog.h); --nvml-env
  * (up to 4, TESSEL_FAKE_* only) configures the fake NVML of the tests, which reads its
  * environment, not the shim's.
+ *
+ * Terminal (--tty, with --state, not for a container): the job gets a pseudo-terminal as its
+ * controlling terminal and its stdin, stdout and stderr, in a session of its own (its process
+ * group is still its pid); the shim holds the master side, copies what the job writes into
+ * DIR/stdout, and serves the terminal to tesseld on STATE/tty.sock (tty.h, docs/terminal.md).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -64,6 +69,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -78,6 +84,7 @@
 #include "agent/ctrrun.h"
 #include "agent/jobns.h"
 #include "agent/logcap.h"
+#include "agent/tty.h"
 #include "agent/runner.h"
 #include "agent/watchdog.h"
 #include "libutil/nomount.h"
@@ -95,7 +102,7 @@ static void usage(void)
     fprintf(stderr, "usage: tessel-shim [--env-fd FD] [--lock-fd FD] [--log-limit BYTES] --dir DIR "
                     "[--exit-file EXIT] --cwd CWD [--cgroup PROCS]... "
                     "[--uid U --gid G [--user NAME]] [--preload LIBS] [--state DIR "
-                    "[--block-userns]] [--nvml LIB --gpu-mem-limit IDX=SIZE,... "
+                    "[--block-userns] [--tty]] [--nvml LIB --gpu-mem-limit IDX=SIZE,... "
                     "[--gpu-mem-violation kill|suspend] [--nvml-env TESSEL_FAKE_NAME=VALUE]...] "
                     "[--test-fork] -- PROG [ARG...]\n");
     exit(2);
@@ -381,13 +388,13 @@ static void watchdog_start(const tsw_config_t *wd)
  * Single-threaded: the loop owns the pipes, the log writers and waitpid.  The watchdog thread
  * must not wait for children, and keeps SIGCHLD blocked (it inherits the mask). */
 static int pump(pid_t pid, int out, int err, int sfd, tagent_logcap_t *lc[2],
-                const tsw_config_t *wd)
+                const tsw_config_t *wd, tagent_tty_t *tty)
 {
     fcntl(out, F_SETFL, O_NONBLOCK);
     fcntl(err, F_SETFL, O_NONBLOCK);
-    struct pollfd p[3] = {{.fd = out, .events = POLLIN},
-                          {.fd = err, .events = POLLIN},
-                          {.fd = sfd, .events = POLLIN}};
+    struct pollfd p[3 + TAGENT_TTY_NFDS] = {{.fd = out, .events = POLLIN},
+                                            {.fd = err, .events = POLLIN},
+                                            {.fd = sfd, .events = POLLIN}};
     int status = 0;
     bool ended = false;
     struct timespec wd_at;
@@ -403,7 +410,9 @@ static int pump(pid_t pid, int out, int err, int sfd, tagent_logcap_t *lc[2],
             watchdog_start(wd);
             wd = NULL;
         }
-        int rc = poll(p, 3, wd ? ms_until(&wd_at) : -1);
+        /* The job's terminal (tty.h): its descriptors after the three. */
+        int nt = tty ? tagent_tty_pollfds(tty, p + 3) : 0;
+        int rc = poll(p, (nfds_t)(3 + nt), wd ? ms_until(&wd_at) : -1);
         if (rc < 0) {
             if (errno == EINTR)
                 continue;
@@ -413,6 +422,8 @@ static int pump(pid_t pid, int out, int err, int sfd, tagent_logcap_t *lc[2],
         for (int k = 0; k < 2; k++)
             if (p[k].fd >= 0 && p[k].revents && !take(p[k].fd, lc[k], 0))
                 p[k].fd = -1;
+        if (tty)
+            tagent_tty_handle(tty, p + 3, nt, lc[0]);
         if (p[2].revents) {
             struct signalfd_siginfo si;
             while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
@@ -476,7 +487,8 @@ static void child_fail(int fd, const char *stage)
  * it computes nothing that allocates or reads the account database. */
 struct job_args {
     int pfd, outp, errp, sock, devnull; /* the child's ends (pfd, outp, errp, sock: [1]) */
-    const char *const *cg;              /* cgroup.procs files to join */
+    int tty; /* --tty: the terminal's slave side (its stdin, stdout, stderr); -1: none */
+    const char *const *cg; /* cgroup.procs files to join */
     int ncg;
     const char *state; /* the job's mount namespace (jobns.h), or NULL */
     bool block_userns;
@@ -503,7 +515,15 @@ static int job_main(void *arg)
 {
     const struct job_args *a = arg;
     int pfd = a->pfd;
-    setpgid(0, 0);
+    /* A job with a terminal leads a session of its own, the terminal its controlling one (so
+     * that Ctrl-C typed there signals its foreground process group); its process group is its
+     * pid either way (tesseld signals the group). */
+    if (a->tty >= 0) {
+        if (setsid() < 0 || ioctl(a->tty, TIOCSCTTY, 0) < 0)
+            child_fail(pfd, "tty");
+    } else {
+        setpgid(0, 0);
+    }
     signal(SIGHUP, SIG_DFL);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
@@ -601,7 +621,10 @@ static int job_main(void *arg)
             child_fail(pfd, "chdir");
     } else if (chdir(a->cwd) < 0)
         child_fail(pfd, "chdir");
-    if (dup2(a->devnull, 0) < 0 || dup2(a->outp, 1) < 0 || dup2(a->errp, 2) < 0)
+    if (a->tty >= 0) {
+        if (dup2(a->tty, 0) < 0 || dup2(a->tty, 1) < 0 || dup2(a->tty, 2) < 0)
+            child_fail(pfd, "dup2");
+    } else if (dup2(a->devnull, 0) < 0 || dup2(a->outp, 1) < 0 || dup2(a->errp, 2) < 0)
         child_fail(pfd, "dup2");
     /* Every signal at its default, including the two glibc keeps for itself (32, 33:
      * posix_spawn leaves them ignored in the shim, and an ignored signal stays ignored
@@ -747,7 +770,7 @@ int main(int argc, char **argv)
     const char *runtime = NULL, *image = NULL;
     unsigned ctr_cwd_flags = 0;
     int block_userns = 0;
-    bool test_fork = false;
+    bool test_fork = false, want_tty = false;
     const char *nvml_env[4];
     int nnvml_env = 0;
     int i = 1;
@@ -762,6 +785,10 @@ int main(int argc, char **argv)
         }
         if (strcmp(argv[i], "--test-fork") == 0) {
             test_fork = true;
+            continue;
+        }
+        if (strcmp(argv[i], "--tty") == 0) {
+            want_tty = true;
             continue;
         }
         if (i + 1 >= argc)
@@ -810,7 +837,8 @@ int main(int argc, char **argv)
     }
     if (!dir || !cwd || i >= argc || (uid >= 0) != (gid >= 0) || (env_fd >= 0 && env_fd <= 2) ||
         (lock_fd >= 0 && lock_fd <= 2) || (lock_fd > 2 && lock_fd == env_fd) ||
-        (!runtime != !image) || (runtime && (!state || runtime[0] != '/')))
+        (!runtime != !image) || (runtime && (!state || runtime[0] != '/')) ||
+        (want_tty && (!state || runtime)))
         usage();
     char **job_argv = &argv[i];
     tsw_config_t wd = {.nvml = nvml, .state = state, .uid = (uid_t)uid, .gid = (gid_t)gid};
@@ -889,6 +917,20 @@ int main(int argc, char **argv)
         write_exit(dir, msg);
         return 1;
     }
+    /* The job's terminal and its socket in the state directory (tty.h). */
+    tagent_tty_t *tty = NULL;
+    if (want_tty) {
+        char sock_path[4096 + 16];
+        snprintf(sock_path, sizeof sock_path, "%s/tty.sock", state);
+        tsl_error_t terr;
+        if (!(tty = tagent_tty_open(sock_path, uid, gid, &terr))) {
+            fprintf(stderr, "tessel-shim: %s\n", terr.text);
+            char msg[64];
+            snprintf(msg, sizeof msg, "error tty %d\n", errno);
+            write_exit(dir, msg);
+            return 1;
+        }
+    }
     if (sfd < 0 || devnull < 0 || pipe2(pfd, O_CLOEXEC) < 0 || pipe2(outp, O_CLOEXEC) < 0 ||
         pipe2(errp, O_CLOEXEC) < 0 ||
         socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) < 0) {
@@ -949,6 +991,7 @@ int main(int argc, char **argv)
         .errp = errp[1],
         .sock = sock[1],
         .devnull = devnull,
+        .tty = tty ? tagent_tty_slave(tty) : -1,
         .cg = cg,
         .ncg = ncg,
         .state = state,
@@ -980,6 +1023,8 @@ int main(int argc, char **argv)
         return 1;
     }
     free(groups);
+    if (tty)
+        tagent_tty_close_slave(tty);
     close(pfd[1]);
     close(outp[1]);
     close(errp[1]);
@@ -1062,24 +1107,12 @@ int main(int argc, char **argv)
         else if (logs[k + 2] >= 0)
             close(logs[k + 2]);
     }
-    int status = pid > 0 ? pump(pid, outp[0], errp[0], sfd, lc, nvml ? &wd : NULL)
+    int status = pid > 0 ? pump(pid, outp[0], errp[0], sfd, lc, nvml ? &wd : NULL, tty)
                          : drain(outp[0], errp[0], lc);
-    /* The job has its own copy since its exec. */
-    if (job_env != no_env)
-        free(job_env);
-    free(env_buf);
-    free(exec_env);
-    free(preload_kv);
-    for (int k = 0; k < 2; k++)
-        if (tagent_logcap_close(lc[k]) < 0)
-            fprintf(stderr, "tessel-shim: %s: %s\n", k ? err_path : out_path, strerror(errno));
-    if (status == -1)
-        return 1;
-
     /* The kernel's out-of-memory killer ended one of the job's processes: said with the end,
      * " oom" after it, so that tesseld names it ("host out of memory", not "signal 9"). */
     const char *oom = "";
-    for (int c = 0; c < ncg; c++) {
+    for (int c = 0; status != -1 && c < ncg; c++) {
         uint64_t kills;
         if (tagent_cgroup_oom_kills(cg[c], &kills) == 0 && kills > 0)
             oom = " oom";
@@ -1093,6 +1126,25 @@ int main(int argc, char **argv)
     } else {
         snprintf(msg, sizeof msg, "exit %d%s\n", WEXITSTATUS(status), oom);
     }
+    /* The terminal's last output goes to the log and the client, then the end to the client
+     * (the record without its newline). */
+    if (tty) {
+        char text[96];
+        snprintf(text, sizeof text, "%.*s", (int)strcspn(msg, "\n"), msg);
+        tagent_tty_finish(tty, status == -1 ? "error" : text, lc[0]);
+    }
+    /* The job has its own copy since its exec. */
+    if (job_env != no_env)
+        free(job_env);
+    free(env_buf);
+    free(exec_env);
+    free(preload_kv);
+    for (int k = 0; k < 2; k++)
+        if (tagent_logcap_close(lc[k]) < 0)
+            fprintf(stderr, "tessel-shim: %s: %s\n", k ? err_path : out_path, strerror(errno));
+    if (status == -1)
+        return 1;
+
     /* The job's end must reach tesseld: on a full file system (the job may have filled it)
      * the record is tried again every EXIT_RETRY_S until there is room, and tesseld, seeing
      * the shim alive, keeps the job running meanwhile. */

@@ -13,6 +13,7 @@ static const cli_command_t commands[] = {
     {"run", cmd_run, "submit a job; stream its output and exit with its status (-d: detach)"},
     {"ps", cmd_ps, "list your active jobs (-a: finished ones too)"},
     {"logs", cmd_logs, "print a job's output (-f: follow it)"},
+    {"attach", cmd_attach, "attach this terminal to a job's (run -it); Ctrl-P Ctrl-Q detaches"},
     {"show", cmd_show, "show one job: its fields, why it ended, its history"},
     {"kill", cmd_kill, "cancel jobs"},
     {"suspend", cmd_suspend, "hold a running job's GPU work (--wait: until drained)"},
