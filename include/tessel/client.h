@@ -165,6 +165,15 @@ typedef void (*tclient_term_msg_fn)(void *arg, const uint8_t *msg, size_t len);
  * "not_started", "finished"), a failed transfer, or ENOTSUP through a proxy. */
 tclient_term_t *tclient_term_open(tclient_t *c, int64_t id, tclient_term_msg_fn on_msg, void *arg,
                                   tsl_error_t *err);
+/* Start argv (argc strings) in running job id on a terminal of its own (GET
+ * /v1/jobs/ID/exec): the same account, groups, cgroups, mount namespace, environment and cwd as
+ * the job's; the messages as tclient_term_open's, EXIT being that process's end.  Refusals as
+ * tclient_term_open's (EEXIST: not running, or code "no_exec"), and E2BIG for a command over
+ * TCLIENT_EXEC_ARGV_MAX bytes as JSON (it travels in the request's line, which tesseld bounds
+ * with its headers to 32 KiB). */
+#define TCLIENT_EXEC_ARGV_MAX 8192
+tclient_term_t *tclient_term_exec(tclient_t *c, int64_t id, char *const *argv, int argc,
+                                  tclient_term_msg_fn on_msg, void *arg, tsl_error_t *err);
 /* The connection's descriptor, and the poll events it waits for now. */
 int tclient_term_fd(const tclient_term_t *t);
 short tclient_term_events(const tclient_term_t *t);

@@ -436,6 +436,8 @@ static int pump(pid_t pid, int out, int err, int sfd, tagent_logcap_t *lc[2],
             if (w == pid) {
                 status = st;
                 ended = true;
+            } else if (w > 0 && tty && tagent_tty_reaped(tty, w, st)) {
+                /* A process started by exec: its end went to its client. */
             } else if (w <= 0) {
                 if (w < 0 && errno != ECHILD && errno != EINTR) {
                     perror("tessel-shim: waitpid");
@@ -488,6 +490,10 @@ static void child_fail(int fd, const char *stage)
 struct job_args {
     int pfd, outp, errp, sock, devnull; /* the child's ends (pfd, outp, errp, sock: [1]) */
     int tty; /* --tty: the terminal's slave side (its stdin, stdout, stderr); -1: none */
+    /* A process started by exec (tty.h) in the running job: no logs of its own, the job's
+     * mount namespace joined through ns_fd (/proc/JOB/ns/mnt; -1: none) instead of made. */
+    bool exec_mode;
+    int ns_fd;
     const char *const *cg; /* cgroup.procs files to join */
     int ncg;
     const char *state; /* the job's mount namespace (jobns.h), or NULL */
@@ -537,8 +543,12 @@ static int job_main(void *arg)
             child_fail(pfd, "cgroup");
         close(fd);
     }
-    if (!a->ctr_argv && a->state && tagent_jobns_enter(a->state) < 0)
+    if (a->exec_mode) {
+        if (a->ns_fd >= 0 && setns(a->ns_fd, CLONE_NEWNS) < 0)
+            child_fail(pfd, "setns");
+    } else if (!a->ctr_argv && a->state && tagent_jobns_enter(a->state) < 0) {
         child_fail(pfd, "jobns");
+    }
     if (a->block_userns && tagent_jobns_block_userns() < 0)
         child_fail(pfd, "seccomp");
     if (a->ctr_argv && a->gid >= 0) {
@@ -584,24 +594,26 @@ static int job_main(void *arg)
      * leads only where the user may write anyway), must be regular files (O_NONBLOCK: a
      * FIFO there does not block the open), and go to the shim, which writes the job's
      * output into them through the limit (logcap.h). */
-    int out = open_log(a->out_path);
-    if (out < 0)
+    int out = a->exec_mode ? -1 : open_log(a->out_path);
+    if (out < 0 && !a->exec_mode)
         child_fail(pfd, "stdout");
-    int err = open_log(a->err_path);
-    if (err < 0)
-        child_fail(pfd, "stderr");
-    /* Their time indexes (logcap.h), the same way; without one (a directory or FIFO the
-     * user left there) the job runs, its index goes to /dev/null. */
-    int fds[4] = {out, err, open_log(a->out_idx), open_log(a->err_idx)};
-    for (int k = 2; k < 4; k++)
-        if (fds[k] < 0)
-            fds[k] = a->devnull;
-    if (send_fds(a->sock, fds) < 0)
-        child_fail(pfd, "logs");
-    for (int k = 0; k < 4; k++)
-        if (fds[k] != a->devnull)
-            close(fds[k]);
-    close(a->sock);
+    if (!a->exec_mode) {
+        int err = open_log(a->err_path);
+        if (err < 0)
+            child_fail(pfd, "stderr");
+        /* Their time indexes (logcap.h), the same way; without one (a directory or FIFO the
+         * user left there) the job runs, its index goes to /dev/null. */
+        int fds[4] = {out, err, open_log(a->out_idx), open_log(a->err_idx)};
+        for (int k = 2; k < 4; k++)
+            if (fds[k] < 0)
+                fds[k] = a->devnull;
+        if (send_fds(a->sock, fds) < 0)
+            child_fail(pfd, "logs");
+        for (int k = 0; k < 4; k++)
+            if (fds[k] != a->devnull)
+                close(fds[k]);
+        close(a->sock);
+    }
     if (a->ctr_argv) {
         /* The cwd, entered as the user (fchdir checks the search permission with the
          * file-system ids), then bound into the container by this descriptor. */
@@ -755,6 +767,70 @@ static const char *fake_state_as(const char *path, uid_t uid, gid_t gid)
     }
     snprintf(env, sizeof env, "TESSEL_FAKE_STATE=/proc/self/fd/%d", fd);
     return env;
+}
+
+/* What exec_start needs: the job's own start (main's job_args) and its first process. */
+struct exec_ctx {
+    const struct job_args *ja;
+    pid_t job;
+};
+
+/* tagent_exec_fn: start argv in the running job (tty.h) as its first process was started,
+ * with the job's cgroups, account, groups, environment (LD_PRELOAD included), cwd and seccomp
+ * filter, in the job's mount namespace (joined, not made), on the terminal pts.  Forked (the
+ * shim may be two-threaded by now); the shim waits for its exec or its failure. */
+static pid_t exec_start(void *arg, char **argv, int pts, char *why, size_t wlen)
+{
+    const struct exec_ctx *x = arg;
+    struct job_args a = *x->ja;
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) < 0) {
+        snprintf(why, wlen, "exec: %s", strerror(errno));
+        return -1;
+    }
+    int ns = -1;
+    if (a.state) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int)x->job);
+        if ((ns = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+            snprintf(why, wlen, "exec: the job's mount namespace: %s", strerror(errno));
+            close(pfd[0]);
+            close(pfd[1]);
+            return -1;
+        }
+    }
+    a.pfd = pfd[1];
+    a.tty = pts;
+    a.argv = argv;
+    a.exec_mode = true;
+    a.ns_fd = ns;
+    a.shared_vm = false;
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(job_main(&a));
+    int saved = errno;
+    close(pfd[1]);
+    if (ns >= 0)
+        close(ns);
+    if (pid < 0) {
+        close(pfd[0]);
+        snprintf(why, wlen, "exec: fork: %s", strerror(saved));
+        return -1;
+    }
+    struct child_error ce;
+    ssize_t n;
+    do
+        n = read(pfd[0], &ce, sizeof ce);
+    while (n < 0 && errno == EINTR);
+    close(pfd[0]);
+    if (n == (ssize_t)sizeof ce) {
+        ce.stage[sizeof ce.stage - 1] = '\0';
+        snprintf(why, wlen, "exec %s: %s: %s", argv[0], ce.stage, strerror(ce.err));
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+        }
+        return -1;
+    }
+    return pid;
 }
 
 int main(int argc, char **argv)
@@ -917,13 +993,13 @@ int main(int argc, char **argv)
         write_exit(dir, msg);
         return 1;
     }
-    /* The job's terminal and its socket in the state directory (tty.h). */
+    /* The socket in the state directory (tty.h): the job's terminal (--tty) and exec. */
     tagent_tty_t *tty = NULL;
-    if (want_tty) {
+    if (state && !runtime) {
         char sock_path[4096 + 16];
         snprintf(sock_path, sizeof sock_path, "%s/tty.sock", state);
         tsl_error_t terr;
-        if (!(tty = tagent_tty_open(sock_path, uid, gid, &terr))) {
+        if (!(tty = tagent_tty_open(sock_path, want_tty, uid, gid, &terr))) {
             fprintf(stderr, "tessel-shim: %s\n", terr.text);
             char msg[64];
             snprintf(msg, sizeof msg, "error tty %d\n", errno);
@@ -992,6 +1068,7 @@ int main(int argc, char **argv)
         .sock = sock[1],
         .devnull = devnull,
         .tty = tty ? tagent_tty_slave(tty) : -1,
+        .ns_fd = -1,
         .cg = cg,
         .ncg = ncg,
         .state = state,
@@ -1022,7 +1099,6 @@ int main(int argc, char **argv)
         write_exit(dir, msg);
         return 1;
     }
-    free(groups);
     if (tty)
         tagent_tty_close_slave(tty);
     close(pfd[1]);
@@ -1107,6 +1183,9 @@ int main(int argc, char **argv)
         else if (logs[k + 2] >= 0)
             close(logs[k + 2]);
     }
+    struct exec_ctx xc = {.ja = &ja, .job = pid};
+    if (tty && pid > 0)
+        tagent_tty_set_exec(tty, exec_start, &xc);
     int status = pid > 0 ? pump(pid, outp[0], errp[0], sfd, lc, nvml ? &wd : NULL, tty)
                          : drain(outp[0], errp[0], lc);
     /* The kernel's out-of-memory killer ended one of the job's processes: said with the end,
@@ -1133,6 +1212,7 @@ int main(int argc, char **argv)
         snprintf(text, sizeof text, "%.*s", (int)strcspn(msg, "\n"), msg);
         tagent_tty_finish(tty, status == -1 ? "error" : text, lc[0]);
     }
+    free(groups);
     /* The job has its own copy since its exec. */
     if (job_env != no_env)
         free(job_env);

@@ -16,6 +16,13 @@
  *         client 'i' -> PTY, 'r' -> TIOCSWINSZ
  *   job ended: drain, flush, 'x' "exit N", close, unlink the socket
  *
+ * Exec (tessel exec JOB -- CMD): a connection whose first message is EXEC gets a new process
+ * in the job, started by the shim's exec function (shim.c: the job's cgroups, mount namespace,
+ * account, groups, environment, LD_PRELOAD and cwd), on a pseudo-terminal of its own; the
+ * connection carries that terminal's messages and, at the process's end, its EXIT.  At most
+ * TAGENT_EXEC_MAX at once.  The socket exists for every job with a state directory (a job
+ * without a terminal is refused ATTACH, not EXEC).
+ *
  * Flow: everything the job writes goes to its stdout log at once, and into a ring of the
  * last TAGENT_TTY_RING bytes not yet sent to a client.  With a client attached, a full ring
  * stops the reading of the PTY (the job waits, as on any terminal: nothing is lost); with
@@ -58,24 +65,41 @@ size_t tagent_ring_room(const tagent_ring_t *r);
 
 typedef struct tagent_tty tagent_tty_t;
 
-/* Make the PTY (window 24x80; the slave owned by uid:gid, mode 0620, when uid >= 0) and listen
- * on sock_path (mode 0600, the shim's own; an old socket there is replaced).  NULL with errno
- * and err (ENAMETOOLONG: sock_path longer than a Unix socket's address). */
-tagent_tty_t *tagent_tty_open(const char *sock_path, long uid, long gid, tsl_error_t *err);
-/* The slave's descriptor (close-on-exec), for the job's process. */
+/* Processes started in the job at once by EXEC, at most: each holds a terminal and a slot of
+ * the shim's poll set. */
+#define TAGENT_EXEC_MAX 8
+
+/* Start argv in the job with pts (a terminal's slave side, close-on-exec) as its controlling
+ * terminal and stdin, stdout, stderr.  Its pid, or -1 with why (one line). */
+typedef pid_t (*tagent_exec_fn)(void *arg, char **argv, int pts, char *why, size_t wlen);
+
+/* Listen on sock_path (mode 0600, the shim's own; an old socket there is replaced); with pty,
+ * make the job's terminal too (window 24x80; the slave owned by uid:gid, mode 0620, when
+ * uid >= 0).  NULL with errno and err (ENAMETOOLONG: sock_path longer than a Unix socket's
+ * address). */
+tagent_tty_t *tagent_tty_open(const char *sock_path, bool pty, long uid, long gid,
+                              tsl_error_t *err);
+/* How EXEC starts its process (none set: EXEC is refused). */
+void tagent_tty_set_exec(tagent_tty_t *t, tagent_exec_fn fn, void *arg);
+/* A child the shim reaped: when it is an EXEC's process, its end goes to its client (after
+ * what its terminal holds) and true is returned. */
+bool tagent_tty_reaped(tagent_tty_t *t, pid_t pid, int status);
+/* The slave's descriptor (close-on-exec), for the job's process; -1 without pty. */
 int tagent_tty_slave(const tagent_tty_t *t);
 /* Close the shim's copy of the slave once the job's process has it. */
 void tagent_tty_close_slave(tagent_tty_t *t);
 
 /* The descriptors to poll now, into p (room for TAGENT_TTY_NFDS).  Returns how many. */
-#define TAGENT_TTY_NFDS 3
+#define TAGENT_TTY_NFDS (3 + 2 * TAGENT_EXEC_MAX)
 int tagent_tty_pollfds(tagent_tty_t *t, struct pollfd *p);
 /* Act on what poll said of those n descriptors: output to lc (the stdout log; NULL: none) and
  * to the client, input to the PTY, a new client. */
 void tagent_tty_handle(tagent_tty_t *t, const struct pollfd *p, int n, tagent_logcap_t *lc);
 /* The job has ended: what the PTY still holds goes to the log and the ring, the ring to the
  * client (waiting at most TAGENT_TTY_FLUSH_MS for it), then the EXIT message with exit_text
- * ("exit 0"); everything is closed and the socket removed.  Frees t (NULL accepted). */
+ * ("exit 0"); EXEC's processes still running are killed (their process groups, SIGKILL) and
+ * their clients told; everything is closed and the socket removed.  Frees t (NULL
+ * accepted). */
 #define TAGENT_TTY_FLUSH_MS 2000
 void tagent_tty_finish(tagent_tty_t *t, const char *exit_text, tagent_logcap_t *lc);
 

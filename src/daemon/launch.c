@@ -461,7 +461,7 @@ void tessd_state_remove(const tessd_t *d, int64_t id)
         return; /* a first start: nothing to remove */
     static const char *const names[] = {"limits",      "ld.so.preload",      "violation",
                                         ".limits.tmp", ".ld.so.preload.tmp", ".violation.tmp",
-                                        "config.json", ".config.json.tmp"};
+                                        "config.json", ".config.json.tmp",   "tty.sock"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         unlink(path);

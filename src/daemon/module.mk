@@ -238,7 +238,7 @@ tests/t/t7021-container-kill.t: $(O)/tests/interposer/tcu-load
 tests/t/t7024-container-escape.t: $(O)/tests/agent/libtessel-envprobe.so $(O)/tests/interposer/tcu-raw
 # A job's terminal (docs/terminal.md): expect drives a PTY through tessel run -it / attach.
 TERM_TESTS := tests/t/t7030-term-run-it.t tests/t/t7031-term-refusals.t \
-              tests/t/t7032-term-restart.t
+              tests/t/t7032-term-restart.t tests/t/t7033-term-exec.t
 TESTS += $(TERM_TESTS)
 $(TERM_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel tests/lib/term.sh
 # container.c alone: image names, the store, ldconfig's output, device nodes, config.json.

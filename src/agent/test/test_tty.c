@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -90,6 +92,7 @@ static int dial(const char *path)
     int c = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     assert_true(c >= 0);
     assert_int_equal(connect(c, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(send(c, "a", 1, 0), 1); /* ATTACH */
     return c;
 }
 
@@ -111,7 +114,7 @@ static void terminal(void **state)
     assert_non_null(mkdtemp(dir));
     snprintf(path, sizeof path, "%s/tty.sock", dir);
     tsl_error_t err;
-    tagent_tty_t *t = tagent_tty_open(path, -1, -1, &err);
+    tagent_tty_t *t = tagent_tty_open(path, true, -1, -1, &err);
     assert_non_null(t);
     int pts = tagent_tty_slave(t);
     struct winsize ws;
@@ -168,6 +171,89 @@ static void terminal(void **state)
     rmdir(dir);
 }
 
+/* tagent_exec_fn of the test: argv on pts, forked as tessel-shim does it. */
+static pid_t test_exec(void *arg, char **argv, int pts, char *why, size_t wlen)
+{
+    (void)arg;
+    pid_t pid = fork();
+    if (pid == 0) {
+        setsid();
+        ioctl(pts, TIOCSCTTY, 0);
+        dup2(pts, 0);
+        dup2(pts, 1);
+        dup2(pts, 2);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    if (pid < 0)
+        snprintf(why, wlen, "fork failed");
+    return pid;
+}
+
+static void exec_session(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/test-tty-XXXXXX", path[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/tty.sock", dir);
+    tsl_error_t err;
+    /* A job without a terminal of its own: ATTACH is refused, EXEC is served. */
+    tagent_tty_t *t = tagent_tty_open(path, false, -1, -1, &err);
+    assert_non_null(t);
+    assert_int_equal(tagent_tty_slave(t), -1);
+    int c = dial(path); /* ATTACH */
+    uint8_t m[TSL_TERM_MSG_MAX + 1];
+    spin(t, 5);
+    ssize_t n = recv_wait(c, m, sizeof m, t);
+    assert_true(n > 1);
+    assert_int_equal(m[0], TSL_TERM_NOTICE);
+    close(c);
+    /* EXEC before an exec function is set: refused with the end "error exec". */
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+    static const char cmd[] = "esh\0-c\0echo hi-$((6*7)); exit 3";
+    c = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    assert_int_equal(connect(c, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(send(c, cmd, sizeof cmd, 0), (ssize_t)sizeof cmd);
+    spin(t, 3);
+    assert_int_equal(recv_wait(c, m, sizeof m, t) > 0 && m[0] == TSL_TERM_NOTICE, 1);
+    n = recv_wait(c, m, sizeof m, t);
+    assert_int_equal(n, 11);
+    assert_memory_equal(m, "xerror exec", 11);
+    close(c);
+    tagent_tty_set_exec(t, test_exec, NULL);
+    c = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    assert_int_equal(connect(c, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(send(c, cmd, sizeof cmd, 0), (ssize_t)sizeof cmd);
+    /* Its output, then its end once reaped (the shim's loop reaps; here the test). */
+    char out[256] = "";
+    size_t olen = 0;
+    bool ended = false;
+    for (int i = 0; i < 400 && !ended; i++) {
+        spin(t, 1);
+        int st;
+        pid_t w = waitpid(-1, &st, WNOHANG);
+        if (w > 0)
+            assert_true(tagent_tty_reaped(t, w, st));
+        while ((n = recv(c, m, sizeof m, MSG_DONTWAIT)) > 0) {
+            if (m[0] == TSL_TERM_OUTPUT && olen + (size_t)n < sizeof out) {
+                memcpy(out + olen, m + 1, (size_t)n - 1);
+                olen += (size_t)n - 1;
+            } else if (m[0] == TSL_TERM_EXIT) {
+                assert_int_equal(n, 7);
+                assert_memory_equal(m, "xexit 3", 7);
+                ended = true;
+            }
+        }
+    }
+    assert_true(ended);
+    assert_non_null(strstr(out, "hi-42"));
+    assert_false(tagent_tty_reaped(t, 1, 0)); /* not one of its processes */
+    close(c);
+    tagent_tty_finish(t, "exit 0", NULL);
+    rmdir(dir);
+}
+
 static void too_long(void **state)
 {
     (void)state;
@@ -177,17 +263,15 @@ static void too_long(void **state)
     path[sizeof path - 1] = '\0';
     tsl_error_t err;
     errno = 0;
-    assert_null(tagent_tty_open(path, -1, -1, &err));
+    assert_null(tagent_tty_open(path, true, -1, -1, &err));
     assert_int_equal(errno, ENAMETOOLONG);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(ring_keep),
-        cmocka_unit_test(ring_drop),
-        cmocka_unit_test(terminal),
-        cmocka_unit_test(too_long),
+        cmocka_unit_test(ring_keep),    cmocka_unit_test(ring_drop), cmocka_unit_test(terminal),
+        cmocka_unit_test(exec_session), cmocka_unit_test(too_long),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -112,13 +112,14 @@ static bool send_size(tclient_term_t *t)
     return tclient_term_send(t, m, sizeof m) == 0;
 }
 
-int cli_term_session(cli_t *cli, int64_t id, bool input, bool quiet)
+int cli_term_session(cli_t *cli, int64_t id, char *const *argv, int argc, bool input, bool quiet)
 {
     if (cli_connect(cli) < 0)
         return CLI_ERR;
     session_t s = {0};
     tsl_error_t err;
-    tclient_term_t *t = tclient_term_open(cli->client, id, on_msg, &s, &err);
+    tclient_term_t *t = argv ? tclient_term_exec(cli->client, id, argv, argc, on_msg, &s, &err)
+                             : tclient_term_open(cli->client, id, on_msg, &s, &err);
     if (!t) {
         const char *code = tclient_error_code(cli->client);
         if (errno == EEXIST && (strcmp(code, "finished") == 0 || strcmp(code, "not_started") == 0))
@@ -222,7 +223,10 @@ int cli_term_session(cli_t *cli, int64_t id, bool input, bool quiet)
     if (s.exited)
         return s.status;
     if (detached) {
-        if (!quiet)
+        if (!quiet && argv)
+            fprintf(stderr, "%stessel: left the command started in job %lld (it was hung up)\n",
+                    raw ? "\r\n" : "", (long long)id);
+        else if (!quiet)
             fprintf(stderr, "%stessel: detached from job %lld (tessel attach %lld to return)\n",
                     raw ? "\r\n" : "", (long long)id, (long long)id);
         return CLI_OK;
@@ -244,19 +248,20 @@ int cli_term_session(cli_t *cli, int64_t id, bool input, bool quiet)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: tessel attach [--no-stdin] [--quiet] [--json] JOB\n"
-               "Attach this terminal to a running job's (one submitted with tessel run -it):\n"
-               "its output here, the keys typed to it (Ctrl-C too), the window's size with them.\n"
-               "Ctrl-P Ctrl-Q detaches and leaves the job running; attach again at any time\n"
-               "(what it wrote meanwhile is shown, its last 64 KiB; tessel logs has the whole).\n"
-               "\n"
-               "  --no-stdin         only show the terminal: what is typed is not sent\n"
-               "  --quiet            no message on detaching\n"
-               "  --json             at the end, one line on stderr instead of the message:\n"
-               "                     {\"id\": N, \"detached\": true|false, \"exit_status\": N|null}\n"
-               "\n"
-               "Exit status: the job's when it ends while attached (128+N: signal N); 0 after\n"
-               "a detach; 1 when the job has no terminal, is not running, or is not yours.\n");
+    fprintf(f,
+            "usage: tessel attach [--no-stdin] [--quiet] [--json] JOB\n"
+            "Attach this terminal to a running job's (one submitted with tessel run -it):\n"
+            "its output here, the keys typed to it (Ctrl-C too), the window's size with them.\n"
+            "Ctrl-P Ctrl-Q detaches and leaves the job running; attach again at any time\n"
+            "(what it wrote meanwhile is shown, its last 64 KiB; tessel logs has the whole).\n"
+            "\n"
+            "  --no-stdin         only show the terminal: what is typed is not sent\n"
+            "  --quiet            no message on detaching\n"
+            "  --json             at the end, one line on stderr instead of the message:\n"
+            "                     {\"id\": N, \"detached\": true|false, \"exit_status\": N|null}\n"
+            "\n"
+            "Exit status: the job's when it ends while attached (128+N: signal N); 0 after\n"
+            "a detach; 1 when the job has no terminal, is not running, or is not yours.\n");
 }
 
 int cmd_attach(cli_t *cli, int argc, char **argv)
@@ -297,16 +302,109 @@ int cmd_attach(cli_t *cli, int argc, char **argv)
     tsl_error_t err;
     if (cli_parse_id(argv[optind], &id, &err) < 0)
         return cli_usage(cli, "%s", err.text);
-    int rc = cli_term_session(cli, id, input, quiet || cli->json);
+    int rc = cli_term_session(cli, id, NULL, 0, input, quiet || cli->json);
     if (cli->json && rc != CLI_TERM_GONE && (rc != CLI_ERR || last_exited)) {
         char st[16] = "null";
         if (last_exited)
             snprintf(st, sizeof st, "%d", rc);
-        fprintf(stderr, "{\"id\": %lld, \"detached\": %s, \"exit_status\": %s}\n",
-                (long long)id, last_exited ? "false" : "true", st);
+        fprintf(stderr, "{\"id\": %lld, \"detached\": %s, \"exit_status\": %s}\n", (long long)id,
+                last_exited ? "false" : "true", st);
     }
     if (rc == CLI_TERM_GONE)
         return cli_fail("job %lld is not running (tessel logs %lld shows its output)",
                         (long long)id, (long long)id);
     return rc;
+}
+
+static void exec_usage(FILE *f)
+{
+    fprintf(f, "usage: tessel exec [--no-stdin] [--json] JOB [--] COMMAND [ARG]...\n"
+               "       tessel shell [--json] JOB\n"
+               "Run COMMAND inside a running job (yours), on a terminal of its own: the job's\n"
+               "account and groups, cgroups (its slice), mount namespace, environment (with its\n"
+               "LD_PRELOAD) and cwd.  shell runs the job's $SHELL (when /etc/shells lists it,\n"
+               "else /bin/sh) as a login shell.\n"
+               "\n"
+               "Ctrl-P Ctrl-Q leaves it (the command is hung up, as when a terminal closes);\n"
+               "the job goes on either way.  Not for container jobs yet.\n"
+               "\n"
+               "  --no-stdin         do not send what is typed\n"
+               "  --json             at the end, one line on stderr: {\"id\": N, \"exit_status\": "
+               "N|null}\n"
+               "\n"
+               "Exit status: COMMAND's (128+N: signal N; 125 it could not start); 0 after\n"
+               "leaving it; 1 when the job is not running or not yours.\n");
+}
+
+/* exec and shell: the command is argv[first..argc) (shell: none, the job's shell). */
+static int exec_main(cli_t *cli, int argc, char **argv, bool shell)
+{
+    enum { O_NO_STDIN = 256 };
+    static const struct option opts[] = {
+        {"no-stdin", no_argument, NULL, O_NO_STDIN},
+        {"json", no_argument, NULL, CLI_OPT_JSON},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    bool input = true;
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
+        switch (c) {
+        case O_NO_STDIN:
+            input = false;
+            break;
+        case CLI_OPT_JSON:
+            cli->json = true;
+            break;
+        case 'h':
+            exec_usage(stdout);
+            return CLI_OK;
+        default:
+            return cli_bad_option(cli, argc, argv, c);
+        }
+    }
+    if (optind >= argc)
+        return cli_usage(cli, "give a job id");
+    int64_t id;
+    tsl_error_t err;
+    if (cli_parse_id(argv[optind], &id, &err) < 0)
+        return cli_usage(cli, "%s", err.text);
+    optind++;
+    if (optind < argc && strcmp(argv[optind], "--") == 0)
+        optind++;
+    /* The job's own $SHELL when it is a login shell of /etc/shells (an account's nologin is
+     * not), else /bin/sh. */
+    static char *sh[] = {"/bin/sh", "-c",
+                         "s=${SHELL:-/bin/sh}; grep -qx \"$s\" /etc/shells 2>/dev/null || "
+                         "s=/bin/sh; exec \"$s\" -l",
+                         NULL};
+    char **cmd = shell ? sh : argv + optind;
+    int n = shell ? 3 : argc - optind;
+    if (shell && optind < argc)
+        return cli_usage(cli, "shell takes only a job id (tessel exec JOB -- COMMAND runs one)");
+    if (n < 1)
+        return cli_usage(cli, "no command given");
+    int rc = cli_term_session(cli, id, cmd, n, input, cli->json);
+    if (rc == CLI_TERM_GONE)
+        return cli_fail("job %lld is not running (tessel logs %lld shows its output)",
+                        (long long)id, (long long)id);
+    if (cli->json && (rc != CLI_ERR || last_exited)) {
+        char st[16] = "null";
+        if (last_exited)
+            snprintf(st, sizeof st, "%d", rc);
+        fprintf(stderr, "{\"id\": %lld, \"exit_status\": %s}\n", (long long)id, st);
+    }
+    return rc;
+}
+
+int cmd_exec(cli_t *cli, int argc, char **argv)
+{
+    return exec_main(cli, argc, argv, false);
+}
+
+int cmd_shell(cli_t *cli, int argc, char **argv)
+{
+    return exec_main(cli, argc, argv, true);
 }

@@ -60,6 +60,8 @@ int cmd_login(cli_t *cli, int argc, char **argv);
 int cmd_whoami(cli_t *cli, int argc, char **argv);
 int cmd_projects(cli_t *cli, int argc, char **argv);
 int cmd_attach(cli_t *cli, int argc, char **argv);
+int cmd_exec(cli_t *cli, int argc, char **argv);
+int cmd_shell(cli_t *cli, int argc, char **argv);
 
 /* ---- a job's terminal (attach.c, docs/terminal.md) ---- */
 
@@ -71,7 +73,9 @@ int cmd_attach(cli_t *cli, int argc, char **argv);
  * CLI_TERM_GONE (nothing printed) when tesseld answered that the job has finished or is not
  * running any more. */
 #define CLI_TERM_GONE (-2)
-int cli_term_session(cli_t *cli, int64_t id, bool input, bool quiet);
+/* With argv (argc strings; NULL: attach), a new process in the job on a terminal of its own
+ * (tessel exec): the same session, its status that process's. */
+int cli_term_session(cli_t *cli, int64_t id, char *const *argv, int argc, bool input, bool quiet);
 
 /* ---- errors and connection (main.c) ---- */
 

@@ -14,6 +14,8 @@ static const cli_command_t commands[] = {
     {"ps", cmd_ps, "list your active jobs (-a: finished ones too)"},
     {"logs", cmd_logs, "print a job's output (-f: follow it)"},
     {"attach", cmd_attach, "attach this terminal to a job's (run -it); Ctrl-P Ctrl-Q detaches"},
+    {"exec", cmd_exec, "run a command inside a running job, on a terminal (same user, slice)"},
+    {"shell", cmd_shell, "a shell inside a running job (tessel exec JOB -- $SHELL)"},
     {"show", cmd_show, "show one job: its fields, why it ended, its history"},
     {"kill", cmd_kill, "cancel jobs"},
     {"suspend", cmd_suspend, "hold a running job's GPU work (--wait: until drained)"},

@@ -767,7 +767,7 @@ int cmd_run(cli_t *cli, int argc, char **argv)
             char path[64];
             snprintf(path, sizeof path, "/v1/jobs/%lld", (long long)id);
             wait_start(cli, id, path, o.quiet);
-            rc = cli_term_session(cli, id, o.interactive, o.quiet);
+            rc = cli_term_session(cli, id, NULL, 0, o.interactive, o.quiet);
             if (rc == CLI_TERM_GONE)
                 rc = foreground(cli, id, o.quiet);
         } else {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <nettle/base64.h>
+#include <jansson.h>
 #include <wslay/wslay.h>
 
 #include "libclient/upgrade.h"
@@ -118,8 +119,9 @@ static void on_ws_msg(wslay_event_context_ptr ctx, const struct wslay_event_on_m
         t->on_msg(t->arg, arg->msg, arg->msg_length);
 }
 
-tclient_term_t *tclient_term_open(tclient_t *c, int64_t id, tclient_term_msg_fn on_msg, void *arg,
-                                  tsl_error_t *err)
+/* Open the WebSocket at path (attach or exec). */
+static tclient_term_t *term_open(tclient_t *c, const char *path, tclient_term_msg_fn on_msg,
+                                 void *arg, tsl_error_t *err)
 {
     uint8_t raw[16];
     if (on_genmask(NULL, raw, sizeof raw, NULL) < 0) {
@@ -129,12 +131,11 @@ tclient_term_t *tclient_term_open(tclient_t *c, int64_t id, tclient_term_msg_fn 
     char key[BASE64_ENCODE_RAW_LENGTH(16) + 1];
     base64_encode_raw(key, sizeof raw, raw);
     key[BASE64_ENCODE_RAW_LENGTH(16)] = '\0';
-    char headers[256], path[64];
+    char headers[256];
     snprintf(headers, sizeof headers,
              "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
              "Sec-WebSocket-Key: %s\r\n",
              key);
-    snprintf(path, sizeof path, "/v1/jobs/%lld/attach", (long long)id);
     struct tclient_term *t = calloc(1, sizeof *t);
     if (!t) {
         errno = ENOMEM;
@@ -164,6 +165,67 @@ tclient_term_t *tclient_term_open(tclient_t *c, int64_t id, tclient_term_msg_fn 
         return NULL;
     }
     wslay_event_config_set_max_recv_msg_length(t->ctx, TSL_TERM_MSG_MAX);
+    return t;
+}
+
+tclient_term_t *tclient_term_open(tclient_t *c, int64_t id, tclient_term_msg_fn on_msg, void *arg,
+                                  tsl_error_t *err)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/v1/jobs/%lld/attach", (long long)id);
+    return term_open(c, path, on_msg, arg, err);
+}
+
+tclient_term_t *tclient_term_exec(tclient_t *c, int64_t id, char *const *argv, int argc,
+                                  tclient_term_msg_fn on_msg, void *arg, tsl_error_t *err)
+{
+    json_t *a = json_array();
+    for (int i = 0; a && i < argc; i++) {
+        json_t *v = json_string(argv[i]); /* NULL for text that is not UTF-8 */
+        if (!v || json_array_append_new(a, v) < 0) {
+            json_decref(a);
+            errno = EINVAL;
+            tsl_errprintf(err, "argument %d is not valid UTF-8", i + 1);
+            return NULL;
+        }
+    }
+    char *js = a ? json_dumps(a, JSON_COMPACT) : NULL;
+    json_decref(a);
+    size_t jl = js ? strlen(js) : 0;
+    if (jl > TCLIENT_EXEC_ARGV_MAX) {
+        free(js);
+        errno = E2BIG;
+        tsl_errprintf(err, "the command is too long (%zu bytes as JSON, at most %d)", jl,
+                      TCLIENT_EXEC_ARGV_MAX);
+        return NULL;
+    }
+    /* The path, with the JSON percent-encoded (RFC 3986: all but the unreserved). */
+    char *path = js ? malloc(64 + 3 * jl) : NULL;
+    if (!path) {
+        free(js);
+        errno = ENOMEM;
+        tsl_errprintf(err, "out of memory");
+        return NULL;
+    }
+    size_t o = (size_t)sprintf(path, "/v1/jobs/%lld/exec?argv=", (long long)id);
+    static const char hex[] = "0123456789ABCDEF";
+    for (size_t i = 0; i < jl; i++) {
+        unsigned char ch = (unsigned char)js[i];
+        if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+            ch == '-' || ch == '.' || ch == '_' || ch == '~') {
+            path[o++] = (char)ch;
+        } else {
+            path[o++] = '%';
+            path[o++] = hex[ch >> 4];
+            path[o++] = hex[ch & 15];
+        }
+    }
+    path[o] = '\0';
+    free(js);
+    tclient_term_t *t = term_open(c, path, on_msg, arg, err);
+    int e = errno;
+    free(path);
+    errno = e;
     return t;
 }
 

@@ -36,6 +36,16 @@ int tsl_term_parse(const void *msg, size_t len, tsl_term_msg_t *out)
     case TSL_TERM_EXIT:
         max = TSL_TERM_TEXT_MAX;
         break;
+    case TSL_TERM_ATTACH:
+        max = 0;
+        break;
+    case TSL_TERM_EXEC:
+        max = TSL_TERM_OUTPUT_MAX;
+        if (out->len < 2 || m[len - 1] != '\0') {
+            errno = EINVAL;
+            return -1;
+        }
+        break;
     case TSL_TERM_RESIZE:
         if (out->len != 4) {
             errno = EINVAL;
@@ -55,6 +65,26 @@ int tsl_term_parse(const void *msg, size_t len, tsl_term_msg_t *out)
         return -1;
     }
     return 0;
+}
+
+int tsl_term_exec_argv(const tsl_term_msg_t *m, char *buf, char **argv)
+{
+    if (m->type != TSL_TERM_EXEC || m->len < 2 || m->data[m->len - 1] != '\0' ||
+        m->data[0] == '\0') {
+        errno = EINVAL;
+        return -1;
+    }
+    memcpy(buf, m->data, m->len);
+    int n = 0;
+    for (size_t off = 0; off < m->len; off += strlen(buf + off) + 1) {
+        if (n == TSL_TERM_EXEC_ARGS) {
+            errno = EINVAL;
+            return -1;
+        }
+        argv[n++] = buf + off;
+    }
+    argv[n] = NULL;
+    return n;
 }
 
 size_t tsl_term_resize_msg(uint8_t out[5], unsigned rows, unsigned cols)

@@ -12,6 +12,12 @@
  *   'o' OUTPUT  job -> client   bytes the job wrote to its terminal
  *   'n' NOTICE  job -> client   one line for the person (output not shown, attached elsewhere)
  *   'x' EXIT    job -> client   the job's end as the shim records it: "exit N" or "signal N"
+ *
+ * and, first on each connection from tesseld to the shim, what it is for:
+ *
+ *   'a' ATTACH  tesseld -> shim the job's terminal (no payload)
+ *   'e' EXEC    tesseld -> shim a new process in the job on a terminal of its own: its argv,
+ *                               each argument NUL-terminated (EXIT is then that process's end)
  */
 #ifndef TESSEL_UTIL_TERM_H
 #define TESSEL_UTIL_TERM_H
@@ -25,12 +31,16 @@
 #define TSL_TERM_OUTPUT 'o'
 #define TSL_TERM_NOTICE 'n'
 #define TSL_TERM_EXIT   'x'
+#define TSL_TERM_ATTACH 'a'
+#define TSL_TERM_EXEC   'e'
 
 /* Most bytes of one INPUT message: a paste is cut into pieces of this size by the client; the
  * PTY's input queue holds 4 KiB, so a larger message would only wait in the shim. */
 #define TSL_TERM_INPUT_MAX 4096
 /* Most bytes of one OUTPUT message (the shim reads the PTY this much at a time). */
 #define TSL_TERM_OUTPUT_MAX 16384
+/* Most arguments of an EXEC. */
+#define TSL_TERM_EXEC_ARGS 256
 /* Most bytes of a NOTICE or EXIT text. */
 #define TSL_TERM_TEXT_MAX 256
 /* Largest message either way, type byte included. */
@@ -51,6 +61,12 @@ typedef struct {
  * type, a payload too long for its type (INPUT, NOTICE, EXIT, OUTPUT), an empty INPUT, or a
  * RESIZE that is not exactly 4 bytes of payload.  out->data points into msg. */
 int tsl_term_parse(const void *msg, size_t len, tsl_term_msg_t *out);
+
+/* The arguments of an EXEC message into argv (room for TSL_TERM_EXEC_ARGS + 1: the last is
+ * NULL), pointing into buf, a copy of the payload (room for m->len bytes).  The count, or -1
+ * with errno EINVAL (not an EXEC, no argument, an empty first one, too many, or not ending with
+ * a NUL). */
+int tsl_term_exec_argv(const tsl_term_msg_t *m, char *buf, char **argv);
 
 /* A RESIZE message into out (5 bytes), rows and cols clamped.  Returns 5. */
 size_t tsl_term_resize_msg(uint8_t out[5], unsigned rows, unsigned cols);

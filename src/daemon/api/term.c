@@ -1,5 +1,5 @@
-/* term.c - GET /v1/jobs/{id}/attach: a job's terminal over a WebSocket (RFC 6455,
- * docs/terminal.md).
+/* term.c - GET /v1/jobs/{id}/attach and /exec: a job's terminal, and a new process in a running
+ * job on a terminal of its own, over a WebSocket (RFC 6455, docs/terminal.md).
  *
  * The handler checks the caller (the job's owner only), the job (running, submitted with a
  * terminal) and the handshake's headers, then answers 101 and keeps the connection's thread:
@@ -52,6 +52,9 @@ typedef struct {
     int64_t id;
     char user[TSTORE_NAME_MAX + 1];
     tessd_t *d;
+    /* The first message to the shim: ATTACH, or EXEC with the argv. */
+    uint8_t first[TSL_TERM_MSG_MAX];
+    size_t first_len;
 } attach_t;
 
 typedef struct {
@@ -213,7 +216,8 @@ static void relay(void *arg, int fd, const char *extra, size_t extra_len)
         return;
     }
     wslay_event_config_set_max_recv_msg_length(ctx, TSL_TERM_MSG_MAX);
-    tessd_log("job %lld: terminal attached by %s", (long long)a->id, a->user);
+    tessd_log("job %lld: %s by %s", (long long)a->id,
+              a->first[0] == TSL_TERM_EXEC ? "exec" : "terminal attached", a->user);
     bool shim_open = true, stopping = false;
     long long close_at = 0;
     static const char ended[] = "the job's terminal has closed";
@@ -245,8 +249,10 @@ static void relay(void *arg, int fd, const char *extra, size_t extra_len)
             continue;
         if ((p[0].revents & (POLLIN | POLLHUP | POLLERR)) && wslay_event_recv(ctx) != 0)
             break;
+        /* Input the shim no longer takes (it is closing) is dropped; what it sent before its
+         * close (the end) is still read below. */
         if (shim_open && r->in_len > 0 && flush_in(r) < 0)
-            shim_open = false;
+            r->in_len = 0;
         if (shim_open && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
             uint8_t m[TSL_TERM_MSG_MAX];
             ssize_t n = recv(r->shim, m, sizeof m, MSG_DONTWAIT);
@@ -258,7 +264,10 @@ static void relay(void *arg, int fd, const char *extra, size_t extra_len)
                     .opcode = WSLAY_BINARY_FRAME, .msg = m, .msg_length = (size_t)n};
                 if (wslay_event_queue_msg(ctx, &wm) != 0)
                     break;
-            } else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+            } else if (n == 0 ||
+                       (n < 0 && errno != EAGAIN && errno != EINTR && errno != ECONNRESET)) {
+                /* ECONNRESET: the shim closed with a message of ours unread; said once, then
+                 * what it sent before its close is read (the end), then 0. */
                 /* The job has ended (its EXIT came before) or its shim is gone. */
                 shim_open = false;
                 wslay_event_queue_close(ctx, WSLAY_CODE_NORMAL_CLOSURE, (const uint8_t *)ended,
@@ -319,9 +328,9 @@ static bool header_has(const char *value, const char *token)
     return false;
 }
 
-void api_jobs_attach(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+/* The handler of both routes: exec_argv NULL for attach. */
+static void open_terminal(thttp_req_t *req, thttp_reply_t *rep, tessd_t *d, json_t *exec_argv)
 {
-    tessd_t *d = ctx;
     tessd_caller_t who;
     if (!api_enter(d, req, rep, &who))
         return;
@@ -352,14 +361,22 @@ void api_jobs_attach(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
             thttp_error(rep, 404, "not_found", NULL, "no job %lld", (long long)id);
         else
             thttp_error(rep, 403, "forbidden", NULL,
-                        "job %lld is %s's: only its owner may use its terminal (you are '%s')",
-                        (long long)id, j.user, who.user);
+                        "job %lld is %s's: only its owner may %s (you are '%s')", (long long)id,
+                        j.user, exec_argv ? "start a process in it" : "use its terminal", who.user);
         goto clear;
     }
-    if (!j.tty) {
+    if (!exec_argv && !j.tty) {
         thttp_error(rep, 409, "no_terminal", NULL,
                     "job %lld has no terminal (it was submitted without tty: tessel run -it)",
                     (long long)id);
+        goto clear;
+    }
+    if (exec_argv && (j.image || d->slurm || !d->run_dir[0])) {
+        thttp_error(rep, 409, "no_exec", NULL,
+                    "job %lld: exec into %s is not done yet (docs/terminal.md)", (long long)id,
+                    j.image    ? "a container job"
+                    : d->slurm ? "a job Slurm runs"
+                               : "a job of a tesseld not root");
         goto clear;
     }
     if (j.state != TSTORE_RUNNING) {
@@ -398,10 +415,23 @@ void api_jobs_attach(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     a->d = d;
     a->id = id;
     snprintf(a->user, sizeof a->user, "%s", who.user);
-    if ((a->shim = dial_shim(path)) < 0) {
+    a->first[0] = exec_argv ? TSL_TERM_EXEC : TSL_TERM_ATTACH;
+    a->first_len = 1;
+    size_t i;
+    json_t *v;
+    json_array_foreach(exec_argv, i, v)
+    {
+        size_t n = json_string_length(v) + 1;
+        memcpy(a->first + a->first_len, json_string_value(v), n);
+        a->first_len += n;
+    }
+    if ((a->shim = dial_shim(path)) < 0 ||
+        send(a->shim, a->first, a->first_len, MSG_NOSIGNAL) != (ssize_t)a->first_len) {
         int e = errno;
+        if (a->shim >= 0)
+            close(a->shim);
         free(a);
-        if (e == ENOENT || e == ECONNREFUSED)
+        if (e == ENOENT || e == ECONNREFUSED || e == EPIPE || e == ECONNRESET)
             thttp_error(rep, 409, "finished", NULL,
                         "job %lld's terminal is gone (the job is ending)", (long long)id);
         else
@@ -424,4 +454,39 @@ clear:
     tstore_job_clear(&j);
 out:
     api_leave(d);
+}
+
+void api_jobs_attach(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    open_terminal(req, rep, ctx, NULL);
+}
+
+/* ?argv=["CMD","ARG",...] (JSON, URL-encoded): 1..TSL_TERM_EXEC_ARGS strings without NUL, the
+ * first not empty, all of them together (each with a NUL) within one message. */
+void api_jobs_exec(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    const char *q = thttp_query(req, "argv");
+    json_t *argv = q ? json_loads(q, 0, NULL) : NULL;
+    size_t total = 1, i;
+    json_t *v;
+    bool okv = json_is_array(argv) && json_array_size(argv) >= 1 &&
+               json_array_size(argv) <= TSL_TERM_EXEC_ARGS;
+    json_array_foreach(argv, i, v)
+    {
+        if (!okv)
+            break;
+        okv = json_is_string(v) && strlen(json_string_value(v)) == json_string_length(v) &&
+              (i > 0 || json_string_length(v) > 0);
+        total += okv ? json_string_length(v) + 1 : 0;
+    }
+    if (!okv || total > TSL_TERM_MSG_MAX) {
+        json_decref(argv);
+        thttp_error(rep, 400, "invalid_value", "argv",
+                    "argv must be a JSON array of 1 to %d strings (the first not empty, no NUL, "
+                    "%d bytes in all at most)",
+                    TSL_TERM_EXEC_ARGS, TSL_TERM_MSG_MAX - 1);
+        return;
+    }
+    open_terminal(req, rep, ctx, argv);
+    json_decref(argv);
 }

@@ -59,6 +59,40 @@ static void parse_bad(void **state)
     assert_int_equal(tsl_term_parse(big, TSL_TERM_TEXT_MAX + 2, &m), -1);
 }
 
+static void exec_argv(void **state)
+{
+    (void)state;
+    tsl_term_msg_t m;
+    char buf[64], *argv[TSL_TERM_EXEC_ARGS + 1];
+    static const char ok1[] = "els\0-l\0\0/tmp"; /* "ls", "-l", "", "/tmp" */
+    assert_int_equal(tsl_term_parse(ok1, sizeof ok1, &m), 0);
+    assert_int_equal(tsl_term_exec_argv(&m, buf, argv), 4);
+    assert_string_equal(argv[0], "ls");
+    assert_string_equal(argv[1], "-l");
+    assert_string_equal(argv[2], "");
+    assert_string_equal(argv[3], "/tmp");
+    assert_null(argv[4]);
+    assert_int_equal(tsl_term_parse("els", 3, &m), -1);      /* no final NUL */
+    assert_int_equal(tsl_term_parse("e\0", 2, &m), -1);      /* nothing */
+    assert_int_equal(tsl_term_parse("e\0x", 4, &m), 0);      /* "", "x" */
+    assert_int_equal(tsl_term_exec_argv(&m, buf, argv), -1); /* an empty program */
+    assert_int_equal(tsl_term_parse("a", 1, &m), 0);
+    assert_int_equal(tsl_term_parse("ax", 2, &m), -1);
+    /* One argument too many. */
+    static char many[2 * (TSL_TERM_EXEC_ARGS + 1) + 1];
+    many[0] = TSL_TERM_EXEC;
+    for (int i = 0; i <= TSL_TERM_EXEC_ARGS; i++) {
+        many[1 + 2 * i] = 'x';
+        many[2 + 2 * i] = '\0';
+    }
+    static char big[sizeof many];
+    assert_int_equal(tsl_term_parse(many, sizeof many, &m), 0);
+    assert_int_equal(tsl_term_exec_argv(&m, big, (char * [TSL_TERM_EXEC_ARGS + 1]){0}), -1);
+    assert_int_equal(tsl_term_parse(many, sizeof many - 2, &m), 0);
+    char *av[TSL_TERM_EXEC_ARGS + 1];
+    assert_int_equal(tsl_term_exec_argv(&m, big, av), TSL_TERM_EXEC_ARGS);
+}
+
 static void resize(void **state)
 {
     (void)state;
@@ -141,7 +175,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parse_ok), cmocka_unit_test(parse_bad), cmocka_unit_test(resize),
-        cmocka_unit_test(detach),   cmocka_unit_test(ws_accept),
+        cmocka_unit_test(detach),   cmocka_unit_test(ws_accept), cmocka_unit_test(exec_argv),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
