@@ -4,4 +4,4 @@ BENCHES += $(O)/bench/bench-term-echo
 $(O)/bench/bench-term-echo: $(O)/obj/bench/term/echo.o $(O)/lib/libtsl-client.a \
                             $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lhttp_parser -ljansson -lwslay -lnettle -lpthread -ldl
+	$(CC) $(LDFLAGS) -o $@ $^ -lhttp_parser -ljansson -lpthread -ldl

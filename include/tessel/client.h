@@ -152,8 +152,9 @@ int tclient_logs(tclient_t *c, int64_t id, tclient_log_t *logs, int n, bool foll
 
 /* A WebSocket to a job's terminal (GET /v1/jobs/ID/attach, docs/terminal.md), over the light
  * transport only (no proxy).  Messages are those of docs/terminal.md: a type byte ('i' input,
- * 'r' resize; from the job 'o' output, 'n' notice, 'x' exit) and a payload.  Link libclient's
- * users of these functions with -lwslay -lnettle. */
+ * 'r' resize; from the job 'o' output, 'n' notice, 'x' exit) and a payload.  libwslay.so.1 and
+ * libnettle.so.8 are loaded with dlopen at the first terminal (link -ldl): ENOSYS and err
+ * when they are not there. */
 typedef struct tclient_term tclient_term_t;
 
 /* Receives one message from the job (len >= 1). */

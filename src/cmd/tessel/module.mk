@@ -13,7 +13,7 @@ TESSEL_CLI_SRCS += src/cmd/tessel/projects.c
 TESSEL_CLI_SRCS += src/cmd/tessel/attach.c
 TESSEL_CLI_OBJS := $(TESSEL_CLI_SRCS:%.c=$(O)/obj/%.o)
 TESSEL_CLI_LIBS := $(O)/lib/libtsl-client.a $(O)/lib/libtsl-agent.a $(O)/lib/libtsl-util.a
-TESSEL_CLI_LDLIBS := -lhttp_parser -ljansson -lwslay -lnettle -lpthread -ldl
+TESSEL_CLI_LDLIBS := -lhttp_parser -ljansson -lpthread -ldl
 BINS += $(O)/bin/tessel
 $(O)/bin/tessel: $(O)/obj/src/cmd/tessel/main.o $(TESSEL_CLI_OBJS) $(TESSEL_CLI_LIBS)
 	@mkdir -p $(dir $@)
