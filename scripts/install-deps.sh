@@ -8,7 +8,8 @@
 set -eu
 
 PKGS="build-essential pkg-config perl libcmocka-dev libjansson-dev libsqlite3-dev libinih-dev
-      libmicrohttpd-dev libcurl4-openssl-dev libhttp-parser-dev nettle-dev jq curl sqlite3 iproute2 procps psmisc strace lcov socat"
+      libmicrohttpd-dev libcurl4-openssl-dev libhttp-parser-dev nettle-dev libwslay-dev jq curl sqlite3
+      iproute2 procps psmisc strace lcov socat expect tmux"
 # promtool (check metrics in t3120): Debian ships it in the prometheus package.
 PKGS="$PKGS prometheus"
 # The API description built into tesseld (xxd) and its checks (python3-jsonschema); the man

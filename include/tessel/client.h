@@ -148,4 +148,46 @@ typedef struct {
 int tclient_logs(tclient_t *c, int64_t id, tclient_log_t *logs, int n, bool follow,
                  volatile sig_atomic_t *stop, tsl_error_t *err);
 
+/* ---- a job's terminal ------------------------------------------------------------------------ */
+
+/* A WebSocket to a job's terminal (GET /v1/jobs/ID/attach, docs/terminal.md), over the light
+ * transport only (no proxy).  Messages are those of docs/terminal.md: a type byte ('i' input,
+ * 'r' resize; from the job 'o' output, 'n' notice, 'x' exit) and a payload.  libwslay.so.1 and
+ * libnettle.so.8 are loaded with dlopen at the first terminal (link -ldl): ENOSYS and err
+ * when they are not there. */
+typedef struct tclient_term tclient_term_t;
+
+/* Receives one message from the job (len >= 1). */
+typedef void (*tclient_term_msg_fn)(void *arg, const uint8_t *msg, size_t len);
+
+/* Open job id's terminal; on_msg is called for each message from the job.  NULL with errno
+ * and err on a refusal (errno as tclient_request: EPERM not the owner, ENOENT no such job,
+ * EEXIST (409) no terminal or not running, with tclient_error_code(c): "no_terminal",
+ * "not_started", "finished"), a failed transfer, or ENOTSUP through a proxy. */
+tclient_term_t *tclient_term_open(tclient_t *c, int64_t id, tclient_term_msg_fn on_msg, void *arg,
+                                  tsl_error_t *err);
+/* Start argv (argc strings) in running job id on a terminal of its own (GET
+ * /v1/jobs/ID/exec): the same account, groups, cgroups, mount namespace, environment and cwd as
+ * the job's; the messages as tclient_term_open's, EXIT being that process's end.  Refusals as
+ * tclient_term_open's (EEXIST: not running, or code "no_exec"), and E2BIG for a command over
+ * TCLIENT_EXEC_ARGV_MAX bytes as JSON (it travels in the request's line, which tesseld bounds
+ * with its headers to 32 KiB). */
+#define TCLIENT_EXEC_ARGV_MAX 8192
+tclient_term_t *tclient_term_exec(tclient_t *c, int64_t id, char *const *argv, int argc,
+                                  tclient_term_msg_fn on_msg, void *arg, tsl_error_t *err);
+/* The connection's descriptor, and the poll events it waits for now. */
+int tclient_term_fd(const tclient_term_t *t);
+short tclient_term_events(const tclient_term_t *t);
+/* Queue one message for the job (sent by tclient_term_io).  0, or -1 with errno ENOMEM. */
+int tclient_term_send(tclient_term_t *t, const void *msg, size_t len);
+/* Read and write what the connection allows now (revents from poll; 0 to only write).
+ * Returns 0 while open, 1 once it has closed (the close's code and reason in
+ * tclient_term_closed), -1 with errno and err when the connection was lost. */
+int tclient_term_io(tclient_term_t *t, short revents, tsl_error_t *err);
+/* The close tesseld sent: its code (1000 normal, 1001 tesseld stopping, ...; 0 when none came)
+ * and reason (NUL-terminated, cut to len). */
+unsigned tclient_term_closed(const tclient_term_t *t, char *reason, size_t len);
+/* Close (a close message first, best effort) and free.  Accepts NULL. */
+void tclient_term_free(tclient_term_t *t);
+
 #endif

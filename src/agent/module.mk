@@ -9,7 +9,8 @@ $(LIBAGENT): $(LIBAGENT_SRCS:%.c=$(O)/obj/%.o)
 
 BINS += $(O)/bin/tessel-shim
 $(O)/bin/tessel-shim: $(O)/obj/src/agent/shim.o $(O)/obj/src/agent/watchdog.o \
-                      $(O)/obj/src/agent/jobns.o $(O)/obj/src/agent/ctrrun.o $(LIBAGENT) \
+                      $(O)/obj/src/agent/jobns.o $(O)/obj/src/agent/ctrrun.o \
+                      $(O)/obj/src/agent/tty.o $(LIBAGENT) \
                       $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -ldl -lpthread
@@ -61,3 +62,10 @@ $(O)/tests/agent/test_ckpt: $(O)/obj/src/agent/test/test_ckpt.o $(O)/obj/src/age
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -Wl,-rpath,$(abspath $(O)/tests/fake) -o $@ $(filter %.o %.a,$^) \
 	    $(O)/tests/fake/libcuda.so.1 -ldl -lcmocka -lpthread
+
+# The job's terminal (tty.h): the ring of output kept for a client.
+TESTS += $(O)/tests/agent/test_tty
+$(O)/tests/agent/test_tty: $(O)/obj/src/agent/test/test_tty.o $(O)/obj/src/agent/tty.o \
+                           $(LIBAGENT) $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lcmocka

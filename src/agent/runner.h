@@ -94,6 +94,9 @@ typedef struct {
     const char *container;
     const char *image_rootfs;
     unsigned ctr_cwd_flags; /* TAGENT_CTR_CWD_*: how the config binds the cwd (ctrrun.h) */
+    /* With state, a process job: give it a terminal (tty.h, tessel-shim --tty), served on
+     * STATE/tty.sock. */
+    bool tty;
 } tagent_spawn_t;
 
 /* Start the shim with the fixed environment above (PATH, and the caller's own sanitizer

@@ -3,7 +3,7 @@
  *   tessel-shim [--env-fd FD] [--lock-fd FD] [--log-limit BYTES] --dir DIR [--exit-file EXIT]
  *               --cwd CWD
  *               [--cgroup PROCS]... [--uid U --gid G [--user NAME]] [--preload LIBS]
- *               [--state STATE [--block-userns]]
+ *               [--state STATE [--block-userns] [--tty]]
  *               [--nvml LIB --gpu-mem-limit IDX=SIZE,... [--gpu-mem-violation kill|suspend]
  *                [--nvml-env TESSEL_FAKE_NAME=VALUE]...] [--test-fork]
  *               -- PROG ARG...
@@ -52,6 +52,11 @@
  * job when its processes hold more GPU memory than --gpu-mem-limit (watchdog.h); --nvml-env
  * (up to 4, TESSEL_FAKE_* only) configures the fake NVML of the tests, which reads its
  * environment, not the shim's.
+ *
+ * Terminal (--tty, with --state, not for a container): the job gets a pseudo-terminal as its
+ * controlling terminal and its stdin, stdout and stderr, in a session of its own (its process
+ * group is still its pid); the shim holds the master side, copies what the job writes into
+ * DIR/stdout, and serves the terminal to tesseld on STATE/tty.sock (tty.h, docs/terminal.md).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -64,6 +69,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -78,6 +84,7 @@
 #include "agent/ctrrun.h"
 #include "agent/jobns.h"
 #include "agent/logcap.h"
+#include "agent/tty.h"
 #include "agent/runner.h"
 #include "agent/watchdog.h"
 #include "libutil/nomount.h"
@@ -95,7 +102,7 @@ static void usage(void)
     fprintf(stderr, "usage: tessel-shim [--env-fd FD] [--lock-fd FD] [--log-limit BYTES] --dir DIR "
                     "[--exit-file EXIT] --cwd CWD [--cgroup PROCS]... "
                     "[--uid U --gid G [--user NAME]] [--preload LIBS] [--state DIR "
-                    "[--block-userns]] [--nvml LIB --gpu-mem-limit IDX=SIZE,... "
+                    "[--block-userns] [--tty]] [--nvml LIB --gpu-mem-limit IDX=SIZE,... "
                     "[--gpu-mem-violation kill|suspend] [--nvml-env TESSEL_FAKE_NAME=VALUE]...] "
                     "[--test-fork] -- PROG [ARG...]\n");
     exit(2);
@@ -381,13 +388,13 @@ static void watchdog_start(const tsw_config_t *wd)
  * Single-threaded: the loop owns the pipes, the log writers and waitpid.  The watchdog thread
  * must not wait for children, and keeps SIGCHLD blocked (it inherits the mask). */
 static int pump(pid_t pid, int out, int err, int sfd, tagent_logcap_t *lc[2],
-                const tsw_config_t *wd)
+                const tsw_config_t *wd, tagent_tty_t *tty)
 {
     fcntl(out, F_SETFL, O_NONBLOCK);
     fcntl(err, F_SETFL, O_NONBLOCK);
-    struct pollfd p[3] = {{.fd = out, .events = POLLIN},
-                          {.fd = err, .events = POLLIN},
-                          {.fd = sfd, .events = POLLIN}};
+    struct pollfd p[3 + TAGENT_TTY_NFDS] = {{.fd = out, .events = POLLIN},
+                                            {.fd = err, .events = POLLIN},
+                                            {.fd = sfd, .events = POLLIN}};
     int status = 0;
     bool ended = false;
     struct timespec wd_at;
@@ -403,7 +410,9 @@ static int pump(pid_t pid, int out, int err, int sfd, tagent_logcap_t *lc[2],
             watchdog_start(wd);
             wd = NULL;
         }
-        int rc = poll(p, 3, wd ? ms_until(&wd_at) : -1);
+        /* The job's terminal (tty.h): its descriptors after the three. */
+        int nt = tty ? tagent_tty_pollfds(tty, p + 3) : 0;
+        int rc = poll(p, (nfds_t)(3 + nt), wd ? ms_until(&wd_at) : -1);
         if (rc < 0) {
             if (errno == EINTR)
                 continue;
@@ -413,6 +422,8 @@ static int pump(pid_t pid, int out, int err, int sfd, tagent_logcap_t *lc[2],
         for (int k = 0; k < 2; k++)
             if (p[k].fd >= 0 && p[k].revents && !take(p[k].fd, lc[k], 0))
                 p[k].fd = -1;
+        if (tty)
+            tagent_tty_handle(tty, p + 3, nt, lc[0]);
         if (p[2].revents) {
             struct signalfd_siginfo si;
             while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
@@ -425,6 +436,8 @@ static int pump(pid_t pid, int out, int err, int sfd, tagent_logcap_t *lc[2],
             if (w == pid) {
                 status = st;
                 ended = true;
+            } else if (w > 0 && tty && tagent_tty_reaped(tty, w, st)) {
+                /* A process started by exec: its end went to its client. */
             } else if (w <= 0) {
                 if (w < 0 && errno != ECHILD && errno != EINTR) {
                     perror("tessel-shim: waitpid");
@@ -476,7 +489,12 @@ static void child_fail(int fd, const char *stage)
  * it computes nothing that allocates or reads the account database. */
 struct job_args {
     int pfd, outp, errp, sock, devnull; /* the child's ends (pfd, outp, errp, sock: [1]) */
-    const char *const *cg;              /* cgroup.procs files to join */
+    int tty; /* --tty: the terminal's slave side (its stdin, stdout, stderr); -1: none */
+    /* A process started by exec (tty.h) in the running job: no logs of its own, the job's
+     * mount namespace joined through ns_fd (/proc/JOB/ns/mnt; -1: none) instead of made. */
+    bool exec_mode;
+    int ns_fd;
+    const char *const *cg; /* cgroup.procs files to join */
     int ncg;
     const char *state; /* the job's mount namespace (jobns.h), or NULL */
     bool block_userns;
@@ -503,7 +521,15 @@ static int job_main(void *arg)
 {
     const struct job_args *a = arg;
     int pfd = a->pfd;
-    setpgid(0, 0);
+    /* A job with a terminal leads a session of its own, the terminal its controlling one (so
+     * that Ctrl-C typed there signals its foreground process group); its process group is its
+     * pid either way (tesseld signals the group). */
+    if (a->tty >= 0) {
+        if (setsid() < 0 || ioctl(a->tty, TIOCSCTTY, 0) < 0)
+            child_fail(pfd, "tty");
+    } else {
+        setpgid(0, 0);
+    }
     signal(SIGHUP, SIG_DFL);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
@@ -517,8 +543,12 @@ static int job_main(void *arg)
             child_fail(pfd, "cgroup");
         close(fd);
     }
-    if (!a->ctr_argv && a->state && tagent_jobns_enter(a->state) < 0)
+    if (a->exec_mode) {
+        if (a->ns_fd >= 0 && setns(a->ns_fd, CLONE_NEWNS) < 0)
+            child_fail(pfd, "setns");
+    } else if (!a->ctr_argv && a->state && tagent_jobns_enter(a->state) < 0) {
         child_fail(pfd, "jobns");
+    }
     if (a->block_userns && tagent_jobns_block_userns() < 0)
         child_fail(pfd, "seccomp");
     if (a->ctr_argv && a->gid >= 0) {
@@ -564,24 +594,26 @@ static int job_main(void *arg)
      * leads only where the user may write anyway), must be regular files (O_NONBLOCK: a
      * FIFO there does not block the open), and go to the shim, which writes the job's
      * output into them through the limit (logcap.h). */
-    int out = open_log(a->out_path);
-    if (out < 0)
+    int out = a->exec_mode ? -1 : open_log(a->out_path);
+    if (out < 0 && !a->exec_mode)
         child_fail(pfd, "stdout");
-    int err = open_log(a->err_path);
-    if (err < 0)
-        child_fail(pfd, "stderr");
-    /* Their time indexes (logcap.h), the same way; without one (a directory or FIFO the
-     * user left there) the job runs, its index goes to /dev/null. */
-    int fds[4] = {out, err, open_log(a->out_idx), open_log(a->err_idx)};
-    for (int k = 2; k < 4; k++)
-        if (fds[k] < 0)
-            fds[k] = a->devnull;
-    if (send_fds(a->sock, fds) < 0)
-        child_fail(pfd, "logs");
-    for (int k = 0; k < 4; k++)
-        if (fds[k] != a->devnull)
-            close(fds[k]);
-    close(a->sock);
+    if (!a->exec_mode) {
+        int err = open_log(a->err_path);
+        if (err < 0)
+            child_fail(pfd, "stderr");
+        /* Their time indexes (logcap.h), the same way; without one (a directory or FIFO the
+         * user left there) the job runs, its index goes to /dev/null. */
+        int fds[4] = {out, err, open_log(a->out_idx), open_log(a->err_idx)};
+        for (int k = 2; k < 4; k++)
+            if (fds[k] < 0)
+                fds[k] = a->devnull;
+        if (send_fds(a->sock, fds) < 0)
+            child_fail(pfd, "logs");
+        for (int k = 0; k < 4; k++)
+            if (fds[k] != a->devnull)
+                close(fds[k]);
+        close(a->sock);
+    }
     if (a->ctr_argv) {
         /* The cwd, entered as the user (fchdir checks the search permission with the
          * file-system ids), then bound into the container by this descriptor. */
@@ -601,7 +633,10 @@ static int job_main(void *arg)
             child_fail(pfd, "chdir");
     } else if (chdir(a->cwd) < 0)
         child_fail(pfd, "chdir");
-    if (dup2(a->devnull, 0) < 0 || dup2(a->outp, 1) < 0 || dup2(a->errp, 2) < 0)
+    if (a->tty >= 0) {
+        if (dup2(a->tty, 0) < 0 || dup2(a->tty, 1) < 0 || dup2(a->tty, 2) < 0)
+            child_fail(pfd, "dup2");
+    } else if (dup2(a->devnull, 0) < 0 || dup2(a->outp, 1) < 0 || dup2(a->errp, 2) < 0)
         child_fail(pfd, "dup2");
     /* Every signal at its default, including the two glibc keeps for itself (32, 33:
      * posix_spawn leaves them ignored in the shim, and an ignored signal stays ignored
@@ -734,6 +769,70 @@ static const char *fake_state_as(const char *path, uid_t uid, gid_t gid)
     return env;
 }
 
+/* What exec_start needs: the job's own start (main's job_args) and its first process. */
+struct exec_ctx {
+    const struct job_args *ja;
+    pid_t job;
+};
+
+/* tagent_exec_fn: start argv in the running job (tty.h) as its first process was started,
+ * with the job's cgroups, account, groups, environment (LD_PRELOAD included), cwd and seccomp
+ * filter, in the job's mount namespace (joined, not made), on the terminal pts.  Forked (the
+ * shim may be two-threaded by now); the shim waits for its exec or its failure. */
+static pid_t exec_start(void *arg, char **argv, int pts, char *why, size_t wlen)
+{
+    const struct exec_ctx *x = arg;
+    struct job_args a = *x->ja;
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) < 0) {
+        snprintf(why, wlen, "exec: %s", strerror(errno));
+        return -1;
+    }
+    int ns = -1;
+    if (a.state) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int)x->job);
+        if ((ns = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+            snprintf(why, wlen, "exec: the job's mount namespace: %s", strerror(errno));
+            close(pfd[0]);
+            close(pfd[1]);
+            return -1;
+        }
+    }
+    a.pfd = pfd[1];
+    a.tty = pts;
+    a.argv = argv;
+    a.exec_mode = true;
+    a.ns_fd = ns;
+    a.shared_vm = false;
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(job_main(&a));
+    int saved = errno;
+    close(pfd[1]);
+    if (ns >= 0)
+        close(ns);
+    if (pid < 0) {
+        close(pfd[0]);
+        snprintf(why, wlen, "exec: fork: %s", strerror(saved));
+        return -1;
+    }
+    struct child_error ce;
+    ssize_t n;
+    do
+        n = read(pfd[0], &ce, sizeof ce);
+    while (n < 0 && errno == EINTR);
+    close(pfd[0]);
+    if (n == (ssize_t)sizeof ce) {
+        ce.stage[sizeof ce.stage - 1] = '\0';
+        snprintf(why, wlen, "exec %s: %s: %s", argv[0], ce.stage, strerror(ce.err));
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+        }
+        return -1;
+    }
+    return pid;
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = NULL, *cwd = NULL, *preload = NULL;
@@ -747,7 +846,7 @@ int main(int argc, char **argv)
     const char *runtime = NULL, *image = NULL;
     unsigned ctr_cwd_flags = 0;
     int block_userns = 0;
-    bool test_fork = false;
+    bool test_fork = false, want_tty = false;
     const char *nvml_env[4];
     int nnvml_env = 0;
     int i = 1;
@@ -762,6 +861,10 @@ int main(int argc, char **argv)
         }
         if (strcmp(argv[i], "--test-fork") == 0) {
             test_fork = true;
+            continue;
+        }
+        if (strcmp(argv[i], "--tty") == 0) {
+            want_tty = true;
             continue;
         }
         if (i + 1 >= argc)
@@ -810,7 +913,8 @@ int main(int argc, char **argv)
     }
     if (!dir || !cwd || i >= argc || (uid >= 0) != (gid >= 0) || (env_fd >= 0 && env_fd <= 2) ||
         (lock_fd >= 0 && lock_fd <= 2) || (lock_fd > 2 && lock_fd == env_fd) ||
-        (!runtime != !image) || (runtime && (!state || runtime[0] != '/')))
+        (!runtime != !image) || (runtime && (!state || runtime[0] != '/')) ||
+        (want_tty && (!state || runtime)))
         usage();
     char **job_argv = &argv[i];
     tsw_config_t wd = {.nvml = nvml, .state = state, .uid = (uid_t)uid, .gid = (gid_t)gid};
@@ -889,6 +993,20 @@ int main(int argc, char **argv)
         write_exit(dir, msg);
         return 1;
     }
+    /* The socket in the state directory (tty.h): the job's terminal (--tty) and exec. */
+    tagent_tty_t *tty = NULL;
+    if (state && !runtime) {
+        char sock_path[4096 + 16];
+        snprintf(sock_path, sizeof sock_path, "%s/tty.sock", state);
+        tsl_error_t terr;
+        if (!(tty = tagent_tty_open(sock_path, want_tty, uid, gid, &terr))) {
+            fprintf(stderr, "tessel-shim: %s\n", terr.text);
+            char msg[64];
+            snprintf(msg, sizeof msg, "error tty %d\n", errno);
+            write_exit(dir, msg);
+            return 1;
+        }
+    }
     if (sfd < 0 || devnull < 0 || pipe2(pfd, O_CLOEXEC) < 0 || pipe2(outp, O_CLOEXEC) < 0 ||
         pipe2(errp, O_CLOEXEC) < 0 ||
         socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) < 0) {
@@ -949,6 +1067,8 @@ int main(int argc, char **argv)
         .errp = errp[1],
         .sock = sock[1],
         .devnull = devnull,
+        .tty = tty ? tagent_tty_slave(tty) : -1,
+        .ns_fd = -1,
         .cg = cg,
         .ncg = ncg,
         .state = state,
@@ -979,7 +1099,8 @@ int main(int argc, char **argv)
         write_exit(dir, msg);
         return 1;
     }
-    free(groups);
+    if (tty)
+        tagent_tty_close_slave(tty);
     close(pfd[1]);
     close(outp[1]);
     close(errp[1]);
@@ -1062,24 +1183,15 @@ int main(int argc, char **argv)
         else if (logs[k + 2] >= 0)
             close(logs[k + 2]);
     }
-    int status = pid > 0 ? pump(pid, outp[0], errp[0], sfd, lc, nvml ? &wd : NULL)
+    struct exec_ctx xc = {.ja = &ja, .job = pid};
+    if (tty && pid > 0)
+        tagent_tty_set_exec(tty, exec_start, &xc);
+    int status = pid > 0 ? pump(pid, outp[0], errp[0], sfd, lc, nvml ? &wd : NULL, tty)
                          : drain(outp[0], errp[0], lc);
-    /* The job has its own copy since its exec. */
-    if (job_env != no_env)
-        free(job_env);
-    free(env_buf);
-    free(exec_env);
-    free(preload_kv);
-    for (int k = 0; k < 2; k++)
-        if (tagent_logcap_close(lc[k]) < 0)
-            fprintf(stderr, "tessel-shim: %s: %s\n", k ? err_path : out_path, strerror(errno));
-    if (status == -1)
-        return 1;
-
     /* The kernel's out-of-memory killer ended one of the job's processes: said with the end,
      * " oom" after it, so that tesseld names it ("host out of memory", not "signal 9"). */
     const char *oom = "";
-    for (int c = 0; c < ncg; c++) {
+    for (int c = 0; status != -1 && c < ncg; c++) {
         uint64_t kills;
         if (tagent_cgroup_oom_kills(cg[c], &kills) == 0 && kills > 0)
             oom = " oom";
@@ -1093,6 +1205,26 @@ int main(int argc, char **argv)
     } else {
         snprintf(msg, sizeof msg, "exit %d%s\n", WEXITSTATUS(status), oom);
     }
+    /* The terminal's last output goes to the log and the client, then the end to the client
+     * (the record without its newline). */
+    if (tty) {
+        char text[96];
+        snprintf(text, sizeof text, "%.*s", (int)strcspn(msg, "\n"), msg);
+        tagent_tty_finish(tty, status == -1 ? "error" : text, lc[0]);
+    }
+    free(groups);
+    /* The job has its own copy since its exec. */
+    if (job_env != no_env)
+        free(job_env);
+    free(env_buf);
+    free(exec_env);
+    free(preload_kv);
+    for (int k = 0; k < 2; k++)
+        if (tagent_logcap_close(lc[k]) < 0)
+            fprintf(stderr, "tessel-shim: %s: %s\n", k ? err_path : out_path, strerror(errno));
+    if (status == -1)
+        return 1;
+
     /* The job's end must reach tesseld: on a full file system (the job may have filled it)
      * the record is tried again every EXIT_RETRY_S until there is room, and tesseld, seeing
      * the shim alive, keeps the job running meanwhile. */

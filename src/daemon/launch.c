@@ -461,7 +461,7 @@ void tessd_state_remove(const tessd_t *d, int64_t id)
         return; /* a first start: nothing to remove */
     static const char *const names[] = {"limits",      "ld.so.preload",      "violation",
                                         ".limits.tmp", ".ld.so.preload.tmp", ".violation.tmp",
-                                        "config.json", ".config.json.tmp"};
+                                        "config.json", ".config.json.tmp",   "tty.sock"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         unlink(path);
@@ -923,6 +923,7 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
         .container = j->image ? ctr.runtime : NULL,
         .image_rootfs = j->image ? ctr.rootfs : NULL,
         .ctr_cwd_flags = j->image ? ctr.cwd_flags : 0,
+        .tty = j->tty && state[0] && !j->image,
         .block_userns = !d->allow_userns,
         .nvml = state[0] && d->nvml_path[0] ? d->nvml_path : NULL,
         .gpu_mem_limits = limits,

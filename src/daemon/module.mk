@@ -16,6 +16,8 @@ TESSELD_SRCS += src/daemon/slurm.c src/daemon/slurmjob.c
 TESSELD_SRCS += src/daemon/slurmnodes.c src/daemon/slurmnodes_parse.c src/daemon/api/cluster.c
 # Projects (docs/projects.md): the rules (projects.c) and the routes (api/projects.c).
 TESSELD_SRCS += src/daemon/projects.c src/daemon/api/projects.c
+# A job's terminal over a WebSocket (docs/terminal.md): GET /v1/jobs/{id}/attach, wslay frames.
+TESSELD_SRCS += src/daemon/api/term.c
 # tessel_build_info's commit (metrics.c): rewritten at each make, touched only when it changes;
 # "unknown" outside a git checkout (a source package).
 $(O)/gen/tessel_commit.h: FORCE
@@ -52,7 +54,7 @@ $(O)/bin/tesseld: $(TESSELD_SRCS:%.c=$(O)/obj/%.o) $(TESSELD_OPENAPI_O) $(O)/lib
                   $(O)/lib/libtsl-util.a | $(O)/bin/tessel-shim
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lmicrohttpd -ljansson -lsqlite3 -lnettle -linih \
-	    -lcurl -ldl -lpthread -lm
+	    -lwslay -lcurl -ldl -lpthread -lm
 
 # Integration tests: tesseld on loopback with fake GPUs (tests/lib/daemon.sh).
 TESSELD_TESTS := tests/t/t3000-daemon-api.t tests/t/t3001-daemon-queue.t \
@@ -175,7 +177,7 @@ $(O)/tests/daemon/test_openapi: $(O)/obj/src/daemon/test/test_openapi.o \
                                 $(O)/lib/libtsl-nodefig.a $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lmicrohttpd -ljansson -linih -lsqlite3 -lnettle \
-	    -lcurl -ldl -lpthread -lm -lcmocka
+	    -lwslay -lcurl -ldl -lpthread -lm -lcmocka
 # slurmjob.c: sbatch's arguments and script, squeue's JSON, Slurm's states onto the job model.
 TESTS += $(O)/tests/daemon/test_slurmjob
 $(O)/tests/daemon/test_slurmjob: $(O)/obj/src/daemon/test/test_slurmjob.o \
@@ -234,6 +236,11 @@ $(CONTAINER_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel \
                     tests/lib/container.sh tests/lib/mkimage.sh
 tests/t/t7021-container-kill.t: $(O)/tests/interposer/tcu-load
 tests/t/t7024-container-escape.t: $(O)/tests/agent/libtessel-envprobe.so $(O)/tests/interposer/tcu-raw
+# A job's terminal (docs/terminal.md): expect drives a PTY through tessel run -it / attach.
+TERM_TESTS := tests/t/t7030-term-run-it.t tests/t/t7031-term-refusals.t \
+              tests/t/t7032-term-restart.t tests/t/t7033-term-exec.t
+TESTS += $(TERM_TESTS)
+$(TERM_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel tests/lib/term.sh
 # container.c alone: image names, the store, ldconfig's output, device nodes, config.json.
 TESTS += $(O)/tests/daemon/test_container
 $(O)/tests/daemon/test_container: $(O)/obj/src/daemon/test/test_container.o \

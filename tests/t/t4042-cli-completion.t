@@ -32,7 +32,7 @@ CMDS=$(sed -n '/^Commands:/,/^$/p' "$TD/help" | awk 'NF > 1 { print $1 }' | sort
 is "$(comp "" | tr ' ' '\n' | grep -v -x -e help -e version | grep . | tr '\n' ' ')" "$CMDS" \
     "tessel <Tab>: every command of tessel --help"
 is "$(comp ru)" "run " "tessel ru<Tab>: run"
-is "$(comp --url http://x:1 sh)" "show " "after --url URL, the command still completes"
+is "$(comp --url http://x:1 sho)" "show " "after --url URL, the command still completes"
 is "$(comp --)" "--help --json --url --version " "tessel --<Tab>: the global options"
 bad=""
 for c in $CMDS; do

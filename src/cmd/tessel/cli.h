@@ -59,6 +59,23 @@ int cmd_tokens(cli_t *cli, int argc, char **argv);
 int cmd_login(cli_t *cli, int argc, char **argv);
 int cmd_whoami(cli_t *cli, int argc, char **argv);
 int cmd_projects(cli_t *cli, int argc, char **argv);
+int cmd_attach(cli_t *cli, int argc, char **argv);
+int cmd_exec(cli_t *cli, int argc, char **argv);
+int cmd_shell(cli_t *cli, int argc, char **argv);
+
+/* ---- a job's terminal (attach.c, docs/terminal.md) ---- */
+
+/* Attach this terminal to job id's (the job must be running and have one): raw mode when
+ * stdin is a terminal, our window size sent at once and at each SIGWINCH, Ctrl-P Ctrl-Q
+ * detaches; with input, stdin's bytes go to the job (when stdin is not a terminal, its end is
+ * sent as one Ctrl-D).  Returns the job's exit status (cli.h: code, 128+signal) when it ended
+ * while attached, CLI_OK after a detach, CLI_ERR after printing why it failed, or
+ * CLI_TERM_GONE (nothing printed) when tesseld answered that the job has finished or is not
+ * running any more. */
+#define CLI_TERM_GONE (-2)
+/* With argv (argc strings; NULL: attach), a new process in the job on a terminal of its own
+ * (tessel exec): the same session, its status that process's. */
+int cli_term_session(cli_t *cli, int64_t id, char *const *argv, int argc, bool input, bool quiet);
 
 /* ---- errors and connection (main.c) ---- */
 
@@ -203,6 +220,9 @@ typedef struct {
     /* Batch options (checked here with libutil/batchspec.h, sent as written): --time,
      * --after (or Slurm's --dependency), --array; NULL when not given. */
     const char *time_limit, *after, *array;
+    /* -it (docs/terminal.md): the job gets a terminal (--tty) and this one is attached to it;
+     * --interactive (-i) sends what is typed (without it, the terminal only shows). */
+    bool tty, interactive;
 } run_opts_t;
 
 /* Parse `run`'s arguments (argv[0] = "run").  Returns 0, CLI_USAGE after printing one usage

@@ -75,6 +75,11 @@ static void usage(FILE *f)
             "                     afterok:12:13,afterany:14 (Slurm's form) is the same\n"
             "  --array SPEC       one job per index: 0-99, 1,3,5, 0-10:2, with %%N for at most\n"
             "                     N at once (0-99%%4); each gets TESSEL_ARRAY_TASK_ID; implies -d\n"
+            "  -it                give the job a terminal and attach this one to it (as\n"
+            "                     docker run -it): colours, window size, Ctrl-C reach the job;\n"
+            "                     Ctrl-P Ctrl-Q detaches (tessel attach JOB returns to it)\n"
+            "  --tty              the job gets a terminal (-t alone is --time)\n"
+            "  -i, --interactive  with --tty: send what is typed here (-it is both)\n"
             "  -d, --detach       print the job id and return at once\n"
             "  --quiet            no progress lines on stderr\n"
             "  --json             with -d: print the job object\n"
@@ -152,7 +157,8 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         O_EXPORT,
         O_AFTER,
         O_ARRAY,
-        O_IMAGE
+        O_IMAGE,
+        O_TTY
     };
     static const struct option opts[] = {
         {"gpu", required_argument, NULL, O_GPU},
@@ -180,6 +186,8 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         {"dependency", required_argument, NULL, O_AFTER},
         {"array", required_argument, NULL, O_ARRAY},
         {"image", required_argument, NULL, O_IMAGE},
+        {"tty", no_argument, NULL, O_TTY},
+        {"interactive", no_argument, NULL, 'i'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -201,7 +209,7 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
     int c, rc;
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+:de:ht:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:de:hit:", opts, NULL)) != -1) {
         switch (c) {
         case O_GPU:
             if (cli_parse_gpu(optarg, &o->gpu_milli, &err) < 0)
@@ -279,6 +287,18 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
             break;
         /* Batch options (libutil/batchspec.h): checked here, sent as written. */
         case 't': {
+            /* -it and -ti (docker's spelling) are --tty -i: -t alone is --time (Slurm's).
+             * getopt took "-it" as -i, then -t with the next word as its argument (given
+             * back here), and "-ti" as -t with the argument "i". */
+            if (optind >= 2 && strcmp(argv[optind - 2], "-it") == 0 && optarg == argv[optind - 1]) {
+                o->tty = o->interactive = true;
+                optind--;
+                break;
+            }
+            if (strcmp(argv[optind - 1], "-ti") == 0 && optarg == argv[optind - 1] + 2) {
+                o->tty = o->interactive = true;
+                break;
+            }
             int64_t s;
             if (tsl_parse_duration(optarg, &s, &err) < 0)
                 return cli_usage(cli, "--time: %s", err.text);
@@ -307,6 +327,12 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
                 return cli_usage(cli, "--image: an image name is needed (tessel images)");
             o->image = optarg;
             break;
+        case O_TTY:
+            o->tty = true;
+            break;
+        case 'i':
+            o->interactive = true;
+            break;
         case 'h':
             usage(stdout);
             return -1;
@@ -326,6 +352,13 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         return cli_usage(cli, "give --gpu or --gpus, not both");
     if (o->gpu_mem && o->gpu_milli < 0 && o->gpus < 0)
         return cli_usage(cli, "--gpu-mem needs --gpu or --gpus");
+    if (o->interactive && !o->tty)
+        return cli_usage(cli, "-i needs a terminal: -it (a job's stdin is its terminal or "
+                              "nothing)");
+    if (o->tty && o->image)
+        return cli_usage(cli, "-it: not for a container job yet (docs/terminal.md)");
+    if (o->tty && o->array)
+        return cli_usage(cli, "-it: one terminal, one job: not with --array");
     return 0;
 }
 
@@ -374,6 +407,8 @@ json_t *run_request(const run_opts_t *o, tsl_error_t *err)
         json_object_set_new(r, "array", json_string(o->array));
     if (o->image)
         json_object_set_new(r, "image", json_string(o->image));
+    if (o->tty)
+        json_object_set_new(r, "tty", json_true());
     if (o->cwd) {
         json_object_set_new(r, "cwd", json_string(o->cwd));
     } else {
@@ -722,12 +757,22 @@ int cmd_run(cli_t *cli, int argc, char **argv)
     } else {
         if (!o.quiet && isatty(2)) {
             char *q = cli_escape(json_string_value(json_object_get(job, "queue")));
-            fprintf(stderr, "tessel: job %lld submitted to queue %s (Ctrl-C cancels it)\n",
-                    (long long)id, q);
+            fprintf(stderr, "tessel: job %lld submitted to queue %s (%s)\n", (long long)id, q,
+                    o.tty ? "Ctrl-P Ctrl-Q detaches from its terminal" : "Ctrl-C cancels it");
             free(q);
         }
         fflush(stdout);
-        rc = foreground(cli, id, o.quiet);
+        if (o.tty) {
+            /* The terminal once the job runs; a job that has ended by then shows its log. */
+            char path[64];
+            snprintf(path, sizeof path, "/v1/jobs/%lld", (long long)id);
+            wait_start(cli, id, path, o.quiet);
+            rc = cli_term_session(cli, id, NULL, 0, o.interactive, o.quiet);
+            if (rc == CLI_TERM_GONE)
+                rc = foreground(cli, id, o.quiet);
+        } else {
+            rc = foreground(cli, id, o.quiet);
+        }
     }
     json_decref(job);
     run_opts_free(&o);

@@ -14,6 +14,7 @@
 #define CURL_DISABLE_TYPECHECK 1
 #include <curl/curl.h>
 
+#include "libclient/upgrade.h"
 #include "libclient/wire.h"
 #include "tessel/client.h"
 
@@ -690,4 +691,65 @@ out:;
     cu.slist_free_all(hdrs);
     errno = saved;
     return rc;
+}
+
+/* The sinks of tclient_upgrade: the error body, and the accept value of a 101. */
+typedef struct {
+    buf_t *body;
+    const char *accept;
+    bool accepted;
+} upgrade_io_t;
+
+static int upgrade_header(void *arg, long status, const char *name, const char *value)
+{
+    upgrade_io_t *u = arg;
+    if (status == 101 && strcasecmp(name, "Sec-WebSocket-Accept") == 0)
+        u->accepted = strcmp(value, u->accept) == 0;
+    return 0;
+}
+
+static int upgrade_body(void *arg, long status, const char *p, size_t n)
+{
+    upgrade_io_t *u = arg;
+    return buf_add(u->body, p, n);
+}
+
+int tclient_upgrade(tclient_t *c, const char *path, const char *headers, const char *accept,
+                    int *fd, char *extra, size_t cap, size_t *extra_len, tsl_error_t *err)
+{
+    c->status = 0;
+    c->code[0] = '\0';
+    if (!c->wire) {
+        errno = ENOTSUP;
+        return tsl_errprintf(err, "a job's terminal cannot go through an HTTP proxy (unset "
+                                  "http_proxy for tesseld's address)");
+    }
+    size_t hl = strlen(c->wire_hdrs) + strlen(headers) + 1;
+    char *h = malloc(hl);
+    if (!h) {
+        errno = ENOMEM;
+        return tsl_errprintf(err, "out of memory");
+    }
+    snprintf(h, hl, "%s%s", c->wire_hdrs, headers);
+    c->resp.len = 0;
+    upgrade_io_t u = {.body = &c->resp, .accept = accept};
+    wire_io_t io = {.path = path, .header = upgrade_header, .body = upgrade_body, .arg = &u};
+    int rc =
+        wire_upgrade(c->wire, h, &io, fd, extra, cap, extra_len, TCLIENT_REQUEST_TIMEOUT_MS, err);
+    free(h);
+    if (rc < 0)
+        return -1;
+    c->status = io.status;
+    if (*fd >= 0 && !u.accepted) {
+        close(*fd);
+        *fd = -1;
+        errno = EPROTO;
+        return tsl_errprintf(err, "tesseld's answer to the WebSocket handshake has a wrong "
+                                  "Sec-WebSocket-Accept");
+    }
+    if (*fd >= 0)
+        return 0;
+    errno =
+        tclient_decode_error(io.status, c->resp.data, c->resp.len, c->code, sizeof c->code, err);
+    return -1;
 }

@@ -4,6 +4,9 @@
 # linked (docs/cli.md, "Performance").
 LIBCLIENT_SRCS := src/common/libclient/client.c src/common/libclient/config.c \
                   src/common/libclient/paths.c src/common/libclient/wire.c
+# A job's terminal (tclient_term_*): libwslay and libnettle by dlopen (term.c); its users
+# link -ldl.
+LIBCLIENT_SRCS += src/common/libclient/term.c
 LIBCLIENT := $(O)/lib/libtsl-client.a
 LIBCLIENT_LDLIBS := -lhttp_parser -ljansson -lpthread
 LIBS += $(LIBCLIENT)

@@ -495,6 +495,81 @@ int wire_request(wire_t *w, const char *method, const char *headers, const char 
     return rc;
 }
 
+int wire_upgrade(wire_t *w, const char *headers, wire_io_t *io, int *fd, char *extra, size_t cap,
+                 size_t *extra_len, int timeout_ms, tsl_error_t *err)
+{
+    int64_t deadline = now_ms() + timeout_ms;
+    *fd = -1;
+    *extra_len = 0;
+    size_t reqlen;
+    char *req = request_text(w, "GET", io->path, headers, NULL, 0, &reqlen);
+    if (!req) {
+        errno = ENOMEM;
+        return tsl_errprintf(err, "out of memory");
+    }
+    int s = dial(w, deadline, err);
+    if (s < 0) {
+        free(req);
+        return -1;
+    }
+    resp_t r;
+    resp_init(&r, io, s);
+    int rc = send_all(w, s, req, reqlen, deadline, err);
+    free(req);
+    char buf[WIRE_READ_SIZE];
+    while (rc == 0) {
+        struct pollfd pf = {.fd = s, .events = POLLIN};
+        int k = poll(&pf, 1, left_ms(deadline));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            rc = k == 0 ? timed_out(w, err) : lost(w, strerror(errno), err);
+            break;
+        }
+        ssize_t n = recv(s, buf, sizeof buf, 0);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            continue;
+        if (n < 0) {
+            rc = lost(w, strerror(errno), err);
+            break;
+        }
+        r.got += (size_t)n;
+        size_t used = http_parser_execute(&r.p, &settings, buf, (size_t)n);
+        if (r.cancelled) {
+            rc = fail(ECANCELED, err, "stopped%s%s", "", "");
+            break;
+        }
+        if (r.done) {
+            if (io->status != 101) {
+                close(s);
+                return 0;
+            }
+            if (!r.p.upgrade || (size_t)n - used > cap) {
+                rc = fail(EPROTO, err, "talking to tesseld at %s: %s", w->where,
+                          "a 101 answer that does not switch protocols");
+                break;
+            }
+            memcpy(extra, buf + used, (size_t)n - used);
+            *extra_len = (size_t)n - used;
+            *fd = s;
+            return 0;
+        }
+        if (n == 0) {
+            rc = lost(w, r.got ? "the answer was cut short" : "closed without an answer", err);
+            break;
+        }
+        if (HTTP_PARSER_ERRNO(&r.p) != HPE_OK || used != (size_t)n) {
+            rc = fail(EPROTO, err, "talking to tesseld at %s: malformed answer: %s", w->where,
+                      http_errno_description(HTTP_PARSER_ERRNO(&r.p)));
+            break;
+        }
+    }
+    int e = errno;
+    close(s);
+    errno = e;
+    return -1;
+}
+
 int wire_get_many(wire_t *w, const char *headers, wire_io_t *ios, int n, int timeout_ms,
                   int poll_ms, volatile sig_atomic_t *stop, tsl_error_t *err)
 {

@@ -43,6 +43,16 @@ void wire_destroy(wire_t *w);
 int wire_request(wire_t *w, const char *method, const char *headers, const char *body, size_t len,
                  wire_io_t *io, int timeout_ms, tsl_error_t *err);
 
+/* A GET that asks to switch protocols (a WebSocket, docs/terminal.md), on a connection of its
+ * own (not w's persistent one): io->path, the headers in `headers` (the handshake's and
+ * Authorization), within timeout_ms.  Returns 0 with *fd the connection (non-blocking,
+ * close-on-exec; the caller closes it) when tesseld answered 101 with Upgrade, and the bytes
+ * that came after the answer's headers in extra (*extra_len, at most cap); 0 with *fd = -1 when
+ * it answered anything else (io->status, the sinks called with its body); -1 with errno and err
+ * as wire_request (EPROTO also for a 101 without Upgrade, or more than cap bytes after it). */
+int wire_upgrade(wire_t *w, const char *headers, wire_io_t *io, int *fd, char *extra, size_t cap,
+                 size_t *extra_len, int timeout_ms, tsl_error_t *err);
+
 /* n GET requests at once, each on a connection of its own (closed when done), until every answer
  * is complete: within timeout_ms, or with no bound when timeout_ms < 0.  Every poll_ms it looks
  * at *stop (may be NULL) and fails with EINTR ("interrupted") once it is set.  The first

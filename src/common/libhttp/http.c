@@ -194,9 +194,43 @@ int thttp_match(const char *pattern, const char *path, char *scratch, size_t scr
     }
 }
 
+/* What an upgraded connection is handed to (thttp_reply_t.upgrade). */
+typedef struct {
+    thttp_upgrade_f fn;
+    void *arg;
+    void (*free_arg)(void *arg);
+} upgrade_t;
+
+static void on_upgrade(void *cls, struct MHD_Connection *conn, void *con_cls, const char *extra_in,
+                       size_t extra_in_size, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
+{
+    (void)conn;
+    (void)con_cls;
+    upgrade_t *u = cls;
+    u->fn(u->arg, sock, extra_in, extra_in_size);
+    MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+    if (u->free_arg)
+        u->free_arg(u->arg);
+    free(u);
+}
+
 static struct MHD_Response *make_response(thttp_reply_t *rep)
 {
     struct MHD_Response *r;
+    if (rep->upgrade) {
+        upgrade_t *u = malloc(sizeof *u);
+        if (!u)
+            return NULL;
+        *u =
+            (upgrade_t){.fn = rep->upgrade, .arg = rep->upgrade_arg, .free_arg = rep->upgrade_free};
+        r = MHD_create_response_for_upgrade(on_upgrade, u);
+        if (!r) {
+            free(u);
+            return NULL;
+        }
+        rep->upgrade = NULL; /* on_upgrade owns upgrade_arg now */
+        return r;
+    }
     if (rep->stream) {
         r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024,
                                               (MHD_ContentReaderCallback)rep->stream,
@@ -246,6 +280,8 @@ static void reply_clear(thttp_reply_t *rep)
     free(rep->text);
     if (rep->stream && rep->stream_free)
         rep->stream_free(rep->stream_arg);
+    if (rep->upgrade && rep->upgrade_free)
+        rep->upgrade_free(rep->upgrade_arg);
 }
 
 static enum MHD_Result send_reply(thttp_server_t *s, struct MHD_Connection *conn,
@@ -473,7 +509,7 @@ thttp_server_t *thttp_start(const thttp_config_t *cfg, tsl_error_t *err)
      * started only for a connection MHD keeps, after the per-client and global limits. */
     s->mhd = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
-            MHD_USE_ERROR_LOG,
+            MHD_USE_ERROR_LOG | MHD_ALLOW_UPGRADE,
         cfg->port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
         MHD_OPTION_LISTEN_SOCKET, lfd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
         MHD_OPTION_CONNECTION_LIMIT, max_conn, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_client,
@@ -795,7 +831,7 @@ thttp_server_t *thttp_start_unix(const thttp_config_t *cfg, const char *path, mo
     pthread_mutex_init(&s->uid_lock, NULL);
     s->mhd = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
-            MHD_USE_ERROR_LOG,
+            MHD_USE_ERROR_LOG | MHD_ALLOW_UPGRADE,
         0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
         MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
         MHD_OPTION_NOTIFY_CONNECTION, on_unix_conn, s, MHD_OPTION_CONNECTION_LIMIT,

@@ -64,7 +64,15 @@ typedef ssize_t (*thttp_stream_f)(void *arg, uint64_t pos, char *buf, size_t max
 #define THTTP_STREAM_END   ((ssize_t)-1)
 #define THTTP_STREAM_ERROR ((ssize_t)-2)
 
-/* What a handler fills.  Exactly one of json, text, stream (or none for an empty body). */
+/* A connection switched to another protocol (status 101, a WebSocket): called in the
+ * connection's thread, which it may hold as long as it needs, with the connection's socket
+ * (blocking; the callee may change that) and the bytes the client sent after its request
+ * (extra, extra_len: already read from the socket).  libhttp closes the socket when it returns,
+ * then frees arg with upgrade_free. */
+typedef void (*thttp_upgrade_f)(void *arg, int fd, const char *extra, size_t extra_len);
+
+/* What a handler fills.  Exactly one of json, text, stream, upgrade (or none for an empty
+ * body). */
 typedef struct {
     int status;   /* default 200 */
     json_t *json; /* reference stolen by libhttp */
@@ -78,6 +86,11 @@ typedef struct {
     char extra_name[32], extra_value[64];   /* one more header when non-empty */
     char extra2_name[32], extra2_value[64]; /* and another */
     char extra3_name[32], extra3_value[64]; /* and a third */
+    /* With status 101: the protocol's headers in extra*_name/value (Upgrade,
+     * Sec-WebSocket-Accept), and what takes the connection over. */
+    thttp_upgrade_f upgrade;
+    void *upgrade_arg;
+    void (*upgrade_free)(void *arg);
 } thttp_reply_t;
 
 typedef void (*thttp_handler_f)(thttp_req_t *req, thttp_reply_t *rep, void *ctx);

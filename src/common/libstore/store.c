@@ -152,6 +152,8 @@ static const char *const migrations[] = {
     /* 13: a job run in a container (docs/containers.md): the image's reference as submitted
      * ("NAME[:TAG]", checked by tctr_image_valid), NULL for a process job. */
     "ALTER TABLE jobs ADD COLUMN image TEXT;",
+    /* 14: a job that runs on a terminal (tessel run -it, docs/terminal.md): 1, else 0. */
+    "ALTER TABLE jobs ADD COLUMN tty INTEGER NOT NULL DEFAULT 0;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -161,7 +163,7 @@ static const char *const migrations[] = {
     " started_ms, finished_ms, exit_code, signal, shim_pid, shim_start, job_pid, cancel_ms,"       \
     " preemptions, requeue, suspended_ms, end_cause, cancel_by, preempt_for, preempt_queue,"       \
     " preempt_ms, reason_code, time_limit_s, suspended_total_ms, array_id, array_index,"           \
-    " array_max_running, held, project, project_name, image"
+    " array_max_running, held, project, project_name, image, tty"
 
 /* The filters of the job lists after the id bounds: ?2 user, ?3 queue, ?4 state mask. */
 /* ?7 = 1: of the running jobs, only the suspended ones (NULL: all of them).  ?8: only the jobs
@@ -304,9 +306,9 @@ static const char *const sql[S_COUNT] = {
     [S_JOB_ADD] =
         "INSERT INTO jobs(user, name, argv, shell, cwd, env, state, queue, class,"
         " priority, gpus, gpu_milli, gpu_count, gpu_mem, cpu_milli, mem, simulated,"
-        " submitted_ms, reason, requeue, project, project_name, image) VALUES (?1, ?2,"
+        " submitted_ms, reason, requeue, project, project_name, image, tty) VALUES (?1, ?2,"
         " ?3, ?4, ?5, ?6, 0, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,"
-        " ?20, ?21, ?22)",
+        " ?20, ?21, ?22, ?23)",
     [S_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE id = ?1",
     [S_JOB_LIST] =
         "SELECT " JOB_COLS " FROM jobs WHERE id > ?1" JOB_LIST_WHERE " ORDER BY id LIMIT ?5",
@@ -1694,6 +1696,7 @@ int tstore_job_add(tstore_t *s, tstore_job_t *j, tsl_error_t *err)
     sqlite3_bind_int64(q, 20, j->project_id > 0 ? j->project_id : TSTORE_PROJECT_DEFAULT);
     bind_text(q, 21, j->project ? j->project : "default");
     bind_text(q, 22, j->image);
+    sqlite3_bind_int(q, 23, j->tty);
     if (exec_stmt(s, q, err, "add job") < 0)
         return -1;
     j->id = sqlite3_last_insert_rowid(s->db);
@@ -1776,6 +1779,7 @@ static int row_job(sqlite3_stmt *q, tstore_job_t *j)
     j->project_id = sqlite3_column_int64(q, 44);
     j->project = col_dup(q, 45);
     j->image = col_dup(q, 46);
+    j->tty = sqlite3_column_int(q, 47) != 0;
     if (!j->user || !j->argv_json || !j->env_json || !j->queue || !j->project) {
         tstore_job_clear(j);
         errno = ENOMEM;

@@ -103,6 +103,7 @@ typedef struct {
     char *project;
     char *image; /* migration 13: "NAME[:TAG]" of a container job (docs/containers.md); NULL = a
                   * process job */
+    bool tty;    /* migration 14: the job runs on a terminal (docs/terminal.md) */
 } tstore_job_t;
 
 /* One record of a job's event log (the job model's, src/daemon/jobmodel.h).  Strings are

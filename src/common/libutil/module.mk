@@ -4,6 +4,8 @@ LIBUTIL_SRCS := src/common/libutil/error.c src/common/libutil/size.c src/common/
 LIBUTIL_SRCS += src/common/libutil/duration.c src/common/libutil/jobenv.c src/common/libutil/when.c
 LIBUTIL_SRCS += src/common/libutil/batchspec.c
 LIBUTIL_SRCS += src/common/libutil/prom.c src/common/libutil/nomount.c
+# A job's terminal (term.h); wsaccept.c needs -lnettle in the programs that call it.
+LIBUTIL_SRCS += src/common/libutil/term.c src/common/libutil/wsaccept.c
 LIBUTIL := $(O)/lib/libtsl-util.a
 LIBS += $(LIBUTIL)
 $(LIBUTIL): $(LIBUTIL_SRCS:%.c=$(O)/obj/%.o)
@@ -48,3 +50,8 @@ TESTS += $(O)/tests/libutil/test_nomount
 $(O)/tests/libutil/test_nomount: $(O)/obj/src/common/libutil/test/test_nomount.o $(LIBUTIL)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
+
+TESTS += $(O)/tests/libutil/test_term
+$(O)/tests/libutil/test_term: $(O)/obj/src/common/libutil/test/test_term.o $(LIBUTIL)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lnettle -lcmocka

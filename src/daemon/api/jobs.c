@@ -36,6 +36,7 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
     tessd_job_dir(d, j->id, dir, sizeof dir);
     json_object_set_new(o, "cwd", json_string(j->cwd ? j->cwd : dir));
     json_object_set_new(o, "image", j->image ? json_string(j->image) : json_null());
+    json_object_set_new(o, "tty", json_boolean(j->tty));
     /* A running job whose GPU slice is suspended says "suspended" (the store keeps it running:
      * it holds its process and allocation); drained = nothing of it in flight any more. */
     bool suspended = j->state == TSTORE_RUNNING && j->suspended_ms > 0;
@@ -89,7 +90,7 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
 static const char *const submit_fields[] = {
     "argv",       "shell", "name",  "cwd",     "env",   "gpu",      "gpus",
     "gpu_mem",    "cpu",   "mem",   "queue",   "class", "priority", "requeue",
-    "time_limit", "after", "array", "project", "image", NULL,
+    "time_limit", "after", "array", "project", "image", "tty",      NULL,
 };
 
 #define BAD(field, ...)                                                                            \
@@ -147,6 +148,19 @@ static int parse_submit(tessd_t *d, json_t *body, tstore_job_t *j, thttp_reply_t
             BAD("image", "image must be a string NAME[:TAG]");
         j->image = (char *)json_string_value(v);
     }
+    /* A terminal (docs/terminal.md): the shim holds it, so only for a process job this
+     * tesseld runs itself. */
+    v = json_object_get(body, "tty");
+    if (v && !json_is_boolean(v))
+        BAD("tty", "tty must be true or false");
+    j->tty = v && json_is_true(v);
+    if (j->tty && j->image)
+        BAD("tty", "tty: not for a container job yet (docs/terminal.md)");
+    if (j->tty && d->slurm)
+        BAD("tty", "tty: not with tesseld --slurm (Slurm runs the job: srun --pty)");
+    if (j->tty && !d->run_dir[0])
+        BAD("tty", "tty: needs tesseld running as root (the job's state directory holds the "
+                   "terminal's socket)");
     v = json_object_get(body, "env");
     if (v && !json_is_null(v)) {
         if (!json_is_object(v))
