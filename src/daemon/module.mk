@@ -16,6 +16,9 @@ TESSELD_SRCS += src/daemon/slurm.c src/daemon/slurmjob.c
 TESSELD_SRCS += src/daemon/slurmnodes.c src/daemon/slurmnodes_parse.c src/daemon/api/cluster.c
 # Projects (docs/projects.md): the rules (projects.c) and the routes (api/projects.c).
 TESSELD_SRCS += src/daemon/projects.c src/daemon/api/projects.c
+# Virtual folders (docs/folders.md): the rules and ACL text (folders.c), the directories on
+# disk (folderfs.c, libacl) and the routes (api/folders.c).
+TESSELD_SRCS += src/daemon/folders.c src/daemon/folderfs.c src/daemon/api/folders.c
 # tessel_build_info's commit (metrics.c): rewritten at each make, touched only when it changes;
 # "unknown" outside a git checkout (a source package).
 $(O)/gen/tessel_commit.h: FORCE
@@ -52,7 +55,7 @@ $(O)/bin/tesseld: $(TESSELD_SRCS:%.c=$(O)/obj/%.o) $(TESSELD_OPENAPI_O) $(O)/lib
                   $(O)/lib/libtsl-util.a | $(O)/bin/tessel-shim
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lmicrohttpd -ljansson -lsqlite3 -lnettle -linih \
-	    -lcurl -ldl -lpthread -lm
+	    -lcurl -lacl -ldl -lpthread -lm
 
 # Integration tests: tesseld on loopback with fake GPUs (tests/lib/daemon.sh).
 TESSELD_TESTS := tests/t/t3000-daemon-api.t tests/t/t3001-daemon-queue.t \

@@ -152,6 +152,20 @@ static const char *const migrations[] = {
     /* 13: a job run in a container (docs/containers.md): the image's reference as submitted
      * ("NAME[:TAG]", checked by tctr_image_valid), NULL for a process job. */
     "ALTER TABLE jobs ADD COLUMN image TEXT;",
+    /* 15 in issue 20's numbering (the next free number when merged): virtual folders
+     * (docs/folders.md).  A folder is a directory <folder-root>/<name> that tesseld makes and
+     * whose POSIX ACLs it writes from these rows.  owner: the user who created it; project: the
+     * project it belongs to (0: none; its members reach it by role).  folder_shares: one row
+     * per user (project 0) or project (user '') it is shared with, rw 0 read-only, 1
+     * read-write.  AUTOINCREMENT: a folder deleted and made again under its name is another. */
+    "CREATE TABLE folders(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE,"
+    "  owner TEXT NOT NULL, project INTEGER NOT NULL DEFAULT 0, created_ms INTEGER NOT NULL);"
+    "CREATE INDEX folders_project ON folders(project) WHERE project <> 0;"
+    "CREATE TABLE folder_shares(folder INTEGER NOT NULL, user TEXT NOT NULL DEFAULT '',"
+    "  project INTEGER NOT NULL DEFAULT 0, rw INTEGER NOT NULL, added_ms INTEGER NOT NULL,"
+    "  PRIMARY KEY(folder, user, project)) WITHOUT ROWID;"
+    "CREATE INDEX folder_shares_user ON folder_shares(user) WHERE user <> '';"
+    "CREATE INDEX folder_shares_project ON folder_shares(project) WHERE project <> 0;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -177,6 +191,9 @@ static const char *const migrations[] = {
     " allow_users, allow_groups, allow_roles, reserve_after_s, placement"
 
 #define PROJECT_COLS "id, name, queue, description, share_jobs, created_ms, created_by"
+#define FOLDER_COLS                                                                                \
+    "f.id, f.name, f.owner, f.project, coalesce(p.name, ''), f.created_ms FROM folders f"          \
+    " LEFT JOIN projects p ON p.id = f.project"
 
 /* The statements.  The enum and the table must stay in the same order. */
 enum {
@@ -259,6 +276,20 @@ enum {
     S_USER_DEFAULT_SET,
     S_PEVENT_ADD,
     S_PEVENT_LIST,
+    /* Folders (docs/folders.md). */
+    S_USER_DEL_FSHARES,
+    S_PROJECT_DEL_FSHARES,
+    S_PROJECT_DEL_FOLDERS,
+    S_FOLDER_ADD,
+    S_FOLDER_GET,
+    S_FOLDER_LIST,
+    S_FOLDER_DEL_SHARES,
+    S_FOLDER_DEL,
+    S_FOLDER_BY_PROJECT,
+    S_FOLDER_COUNT_OWNER,
+    S_FSHARE_SET,
+    S_FSHARE_DEL,
+    S_FSHARE_LIST,
     S_BEGIN,
     S_COMMIT,
     S_ROLLBACK,
@@ -434,6 +465,29 @@ static const char *const sql[S_COUNT] = {
                      " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     [S_PEVENT_LIST] = "SELECT id, project, name, time_ms, who, event, detail FROM project_events"
                       " WHERE project = ?1 ORDER BY id",
+    /* Folders (docs/folders.md).  A deleted user's or project's shares go with it; a
+     * project's folders become their owners' own (project 0). */
+    [S_USER_DEL_FSHARES] = "DELETE FROM folder_shares WHERE user = ?1 AND user <> ''",
+    [S_PROJECT_DEL_FSHARES] = "DELETE FROM folder_shares WHERE project = ?1 AND project <> 0",
+    [S_PROJECT_DEL_FOLDERS] = "UPDATE folders SET project = 0 WHERE project = ?1 AND project <> 0",
+    [S_FOLDER_ADD] = "INSERT INTO folders(name, owner, project, created_ms)"
+                     " VALUES (?1, ?2, ?3, ?4)",
+    [S_FOLDER_GET] = "SELECT " FOLDER_COLS " WHERE f.name = ?1",
+    [S_FOLDER_LIST] = "SELECT " FOLDER_COLS " ORDER BY f.name",
+    [S_FOLDER_DEL_SHARES] = "DELETE FROM folder_shares WHERE folder = ?1",
+    [S_FOLDER_DEL] = "DELETE FROM folders WHERE id = ?1",
+    /* The folders of project ?1 and those shared with it. */
+    [S_FOLDER_BY_PROJECT] = "SELECT name FROM folders WHERE project = ?1 UNION"
+                            " SELECT f.name FROM folders f JOIN folder_shares s"
+                            " ON s.folder = f.id WHERE s.project = ?1 ORDER BY 1",
+    [S_FOLDER_COUNT_OWNER] = "SELECT count(*) FROM folders WHERE owner = ?1",
+    [S_FSHARE_SET] = "INSERT INTO folder_shares(folder, user, project, rw, added_ms)"
+                     " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(folder, user, project)"
+                     " DO UPDATE SET rw = excluded.rw",
+    [S_FSHARE_DEL] = "DELETE FROM folder_shares WHERE folder = ?1 AND user = ?2 AND project = ?3",
+    [S_FSHARE_LIST] = "SELECT s.user, s.project, coalesce(p.name, ''), s.rw, s.added_ms"
+                      " FROM folder_shares s LEFT JOIN projects p ON p.id = s.project"
+                      " WHERE s.folder = ?1 ORDER BY s.project <> 0, s.user, p.name",
     [S_BEGIN] = "BEGIN IMMEDIATE",
     [S_COMMIT] = "COMMIT",
     [S_ROLLBACK] = "ROLLBACK",
@@ -1397,6 +1451,10 @@ int tstore_user_del(tstore_t *s, const char *name, tsl_error_t *err)
     q = stmt(s, S_USER_DEL_MEMBERS);
     bind_text(q, 1, name);
     if (exec_stmt(s, q, err, "delete project memberships") < 0)
+        goto error;
+    q = stmt(s, S_USER_DEL_FSHARES);
+    bind_text(q, 1, name);
+    if (exec_stmt(s, q, err, "delete folder shares") < 0)
         goto error;
     q = stmt(s, S_USER_DEL);
     bind_text(q, 1, name);
@@ -2487,7 +2545,8 @@ int tstore_project_del(tstore_t *s, int64_t id, tsl_error_t *err)
 {
     if (tstore_begin(s, err) < 0)
         return -1;
-    static const int steps[] = {S_PROJECT_DEL_MEMBERS, S_PROJECT_RESET_DEFAULTS, S_PROJECT_DEL};
+    static const int steps[] = {S_PROJECT_DEL_MEMBERS, S_PROJECT_RESET_DEFAULTS,
+                                S_PROJECT_DEL_FSHARES, S_PROJECT_DEL_FOLDERS, S_PROJECT_DEL};
     int n = 0;
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
         sqlite3_stmt *q = stmt(s, steps[i]);
@@ -2704,4 +2763,154 @@ int tstore_pevent_list(tstore_t *s, int64_t project, tstore_pevent_f cb, void *a
     }
     sqlite3_reset(q);
     return rc == SQLITE_DONE ? 0 : db_error(s, err, "project events");
+}
+
+/* ---- Folders (docs/folders.md) ------------------------------------------------------------ */
+
+static void row_folder(sqlite3_stmt *q, tstore_folder_t *f)
+{
+    memset(f, 0, sizeof *f);
+    f->id = sqlite3_column_int64(q, 0);
+    col_copy(q, 1, f->name, sizeof f->name);
+    col_copy(q, 2, f->owner, sizeof f->owner);
+    f->project = sqlite3_column_int64(q, 3);
+    col_copy(q, 4, f->project_name, sizeof f->project_name);
+    f->created_ms = sqlite3_column_int64(q, 5);
+}
+
+int tstore_folder_add(tstore_t *s, tstore_folder_t *f, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_FOLDER_ADD);
+    bind_text(q, 1, f->name);
+    bind_text(q, 2, f->owner);
+    sqlite3_bind_int64(q, 3, f->project);
+    sqlite3_bind_int64(q, 4, f->created_ms);
+    if (exec_stmt(s, q, err, "add folder") < 0) {
+        if (errno == EEXIST)
+            tsl_errprintf(err, "folder '%s' already exists", f->name);
+        return -1;
+    }
+    f->id = sqlite3_last_insert_rowid(s->db);
+    return 0;
+}
+
+int tstore_folder_get(tstore_t *s, const char *name, tstore_folder_t *out, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_FOLDER_GET);
+    bind_text(q, 1, name);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW)
+        row_folder(q, out);
+    sqlite3_reset(q);
+    if (rc == SQLITE_ROW)
+        return 0;
+    return rc == SQLITE_DONE ? not_found(err, "folder") : db_error(s, err, "folder");
+}
+
+int tstore_folder_list(tstore_t *s, tstore_folder_f cb, void *arg, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_FOLDER_LIST);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        tstore_folder_t f;
+        row_folder(q, &f);
+        if (cb(&f, arg)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    sqlite3_reset(q);
+    return rc == SQLITE_DONE ? 0 : db_error(s, err, "list folders");
+}
+
+int tstore_folder_del(tstore_t *s, int64_t id, tsl_error_t *err)
+{
+    if (tstore_begin(s, err) < 0)
+        return -1;
+    static const int steps[] = {S_FOLDER_DEL_SHARES, S_FOLDER_DEL};
+    int n = 0;
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        sqlite3_stmt *q = stmt(s, steps[i]);
+        sqlite3_bind_int64(q, 1, id);
+        if ((n = exec_stmt(s, q, err, "delete folder")) < 0)
+            return fail_tx(s);
+    }
+    if (n == 0) {
+        not_found(err, "folder");
+        return fail_tx(s);
+    }
+    return tstore_commit(s, err);
+}
+
+int tstore_folder_by_project(tstore_t *s, int64_t project, tstore_name_f cb, void *arg,
+                             tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_FOLDER_BY_PROJECT);
+    sqlite3_bind_int64(q, 1, project);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        if (cb((const char *)sqlite3_column_text(q, 0), arg)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    sqlite3_reset(q);
+    return rc == SQLITE_DONE ? 0 : db_error(s, err, "folders of a project");
+}
+
+int tstore_fshare_set(tstore_t *s, int64_t folder, const char *user, int64_t project, bool rw,
+                      int64_t now_ms, tsl_error_t *err)
+{
+    if (!user == !project) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "a share names a user or a project");
+    }
+    sqlite3_stmt *q = stmt(s, S_FSHARE_SET);
+    sqlite3_bind_int64(q, 1, folder);
+    bind_text(q, 2, user ? user : "");
+    sqlite3_bind_int64(q, 3, project);
+    sqlite3_bind_int(q, 4, rw);
+    sqlite3_bind_int64(q, 5, now_ms);
+    return exec_stmt(s, q, err, "share folder") < 0 ? -1 : 0;
+}
+
+int tstore_fshare_del(tstore_t *s, int64_t folder, const char *user, int64_t project,
+                      tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_FSHARE_DEL);
+    sqlite3_bind_int64(q, 1, folder);
+    bind_text(q, 2, user ? user : "");
+    sqlite3_bind_int64(q, 3, user ? 0 : project);
+    int n = exec_stmt(s, q, err, "unshare folder");
+    if (n < 0)
+        return -1;
+    return n == 0 ? not_found(err, "share") : 0;
+}
+
+int tstore_fshare_list(tstore_t *s, int64_t folder, tstore_fshare_f cb, void *arg, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_FSHARE_LIST);
+    sqlite3_bind_int64(q, 1, folder);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        tstore_fshare_t sh = {0};
+        col_copy(q, 0, sh.user, sizeof sh.user);
+        sh.project = sqlite3_column_int64(q, 1);
+        col_copy(q, 2, sh.project_name, sizeof sh.project_name);
+        sh.rw = sqlite3_column_int(q, 3) != 0;
+        sh.added_ms = sqlite3_column_int64(q, 4);
+        if (cb(&sh, arg)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    sqlite3_reset(q);
+    return rc == SQLITE_DONE ? 0 : db_error(s, err, "list folder shares");
+}
+
+int tstore_folder_count_owner(tstore_t *s, const char *owner, int64_t *n, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_FOLDER_COUNT_OWNER);
+    bind_text(q, 1, owner);
+    return count_query(s, q, n, err);
 }

@@ -487,15 +487,18 @@ void api_projects_delete(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         api_store_failure(rep, "begin", &err);
         goto out;
     }
+    json_t *folders = api_folders_of_project(d, p.id);
     int rc = tstore_project_del(d->store, p.id, &err);
     if (rc == 0)
         rc =
             audit(d, &who, &p, "delete",
                   json_pack("{s:b, s:I}", "force", force, "jobs_active", (json_int_t)active), &err);
     if (end_tx(d, rc, &err) < 0) {
+        json_decref(folders);
         api_store_error(rep, &err);
         goto out;
     }
+    api_folders_sync_names(d, folders); /* its members lose its folders and its shares */
     rep->status = 204;
 out:
     api_leave(d);
@@ -585,6 +588,7 @@ void api_projects_member_add(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         api_store_error(rep, &err);
         goto out;
     }
+    api_folders_project_changed(d, p.id);
     answer(d, &who, p.name, 201, rep);
 out:
     api_leave(d);
@@ -666,6 +670,7 @@ void api_projects_member_set(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         api_store_error(rep, &err);
         goto out;
     }
+    api_folders_project_changed(d, p.id);
     answer(d, &who, p.name, 200, rep);
 out:
     api_leave(d);
@@ -702,6 +707,7 @@ void api_projects_member_del(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         api_store_error(rep, &err);
         goto out;
     }
+    api_folders_project_changed(d, p.id);
     rep->status = 204;
 out:
     api_leave(d);

@@ -1,0 +1,741 @@
+/* folders.c - /v1/folders: virtual folders (docs/folders.md).  A folder is a directory
+ * <folder-root>/<name> made by tesseld (root); who may do what is folders.h's, and the same
+ * rights are written on disk as POSIX ACLs (folderfs.h) after every change of the folder's
+ * shares or of the members of its projects, so that a process job, a login shell or an NFS
+ * client of the same accounts sees exactly what the API allows.
+ *
+ * A caller with no right on a folder (not an admin) is answered as if it did not exist: 404
+ * "no folder 'NAME'", whether it exists or not.  A change is written in the store in a
+ * transaction; the ACL of the folder's own directory (the gate: nobody without an entry there
+ * reaches anything inside) is written before the commit, and a failure to write it undoes
+ * the change (500); what is inside is rewritten after (bounded: TESSD_FOLDER_APPLY_MAX).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/api/api.h"
+#include "daemon/folderfs.h"
+#include "daemon/folders.h"
+#include "daemon/pwcache.h"
+
+/* Most objects whose ACL one change rewrites, under tesseld's lock: a walk costs ~10 us an
+ * object (two setxattr), so 20,000 objects hold the lock ~0.2 s.  Past it the rest keep
+ * their ACLs (the gate is always written first: nobody gets in who should not) and the log
+ * says so; docs/folders.md ("Limits"). */
+#define TESSD_FOLDER_APPLY_MAX 20000
+/* Most objects one GET /usage counts (outside the lock): a larger folder's figure is a lower
+ * bound, marked "complete": false. */
+#define TESSD_FOLDER_USAGE_MAX 1000000
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+/* false after 503 when folders are off (tesseld is not root). */
+static bool folders_on(tessd_t *d, thttp_reply_t *rep)
+{
+    if (d->folder_rootfd >= 0)
+        return true;
+    thttp_error(rep, 503, "unavailable", NULL,
+                "virtual folders need tesseld to run as root (their directories are root's "
+                "and their ACLs name other accounts)");
+    return false;
+}
+
+typedef struct {
+    tessd_t *d;
+    const char *user;
+    tfld_access_t a;
+    tsl_error_t err;
+    bool failed;
+} access_t;
+
+static int share_access(const tstore_fshare_t *s, void *arg)
+{
+    access_t *x = arg;
+    if (s->user[0]) {
+        if (strcmp(s->user, x->user) == 0)
+            x->a = tfld_max(x->a, tfld_of_share(s->rw, TSTORE_ROLE_MEMBER));
+        return 0;
+    }
+    tstore_role_t role;
+    if (tstore_member_role(x->d->store, s->project, x->user, &role, &x->err) < 0) {
+        x->failed = true;
+        return 1;
+    }
+    x->a = tfld_max(x->a, tfld_of_share(s->rw, role));
+    return 0;
+}
+
+/* The caller's right on f into *a.  0, or -1 with err (store). */
+static int access_of(tessd_t *d, const tessd_caller_t *who, const tstore_folder_t *f,
+                     tfld_access_t *a, tsl_error_t *err)
+{
+    if (who->admin || strcmp(who->user, f->owner) == 0) {
+        *a = TFLD_MANAGE;
+        return 0;
+    }
+    access_t x = {.d = d, .user = who->user};
+    if (f->project) {
+        tstore_role_t role;
+        if (tstore_member_role(d->store, f->project, who->user, &role, err) < 0)
+            return -1;
+        x.a = tfld_of_project_role(role);
+    }
+    if (tstore_fshare_list(d->store, f->id, share_access, &x, err) < 0)
+        return -1;
+    if (x.failed) {
+        *err = x.err;
+        return -1;
+    }
+    *a = x.a;
+    return 0;
+}
+
+/* The folder named name as the caller may see it, and their right on it: 0; -1 after 404 (a
+ * bad name, unknown, or none of the caller's) or 500. */
+static int load(tessd_t *d, const tessd_caller_t *who, const char *name, tstore_folder_t *f,
+                tfld_access_t *a, thttp_reply_t *rep)
+{
+    tsl_error_t err;
+    *a = TFLD_NONE;
+    if (!tstore_name_valid(name)) {
+        thttp_error(rep, 404, "not_found", NULL, "no folder '%s'", name);
+        return -1;
+    }
+    if (tstore_folder_get(d->store, name, f, &err) < 0) {
+        if (errno == ENOENT)
+            thttp_error(rep, 404, "not_found", NULL, "no folder '%s'", name);
+        else
+            api_store_failure(rep, "folder", &err);
+        return -1;
+    }
+    if (access_of(d, who, f, a, &err) < 0) {
+        api_store_failure(rep, "folder's shares", &err);
+        return -1;
+    }
+    if (*a == TFLD_NONE) {
+        thttp_error(rep, 404, "not_found", NULL, "no folder '%s'", name);
+        return -1;
+    }
+    return 0;
+}
+
+/* false after 403 when a is below manage. */
+static bool may_manage(const tessd_caller_t *who, const tstore_folder_t *f, tfld_access_t a,
+                       thttp_reply_t *rep)
+{
+    if (a >= TFLD_MANAGE)
+        return true;
+    thttp_error(rep, 403, "forbidden", NULL,
+                "you ('%s') have %s access to folder '%s' and may not manage it (its owner, the "
+                "owners of its project and admins do)",
+                who->user, tfld_access_name(a), f->name);
+    return false;
+}
+
+/* ---- the ACL of a folder from the store --------------------------------------------------- */
+
+typedef struct {
+    tessd_t *d;
+    tfld_acl_entry_t e[TFLD_ACL_MAX];
+    size_t n;
+    bool rw;   /* of the share being expanded */
+    bool full; /* more than TFLD_ACL_MAX accounts */
+    tsl_error_t err;
+    bool failed;
+} acl_build_t;
+
+/* The account of a Tessel user: a user with no local account (a token-only user) gets no
+ * entry, nor does root (who needs none). */
+static void acl_user(acl_build_t *b, const char *user, bool rw)
+{
+    tessd_pw_t pw;
+    if (tessd_getpwnam(user, &pw) != 1 || pw.uid == 0)
+        return;
+    if (tfld_acl_add(b->e, &b->n, TFLD_ACL_MAX, pw.uid, rw) < 0)
+        b->full = true;
+}
+
+/* A member of the folder's own project: owners and members rw, viewers ro. */
+static int acl_member(const tstore_member_t *m, void *arg)
+{
+    acl_build_t *b = arg;
+    acl_user(b, m->user, tfld_of_project_role(m->role) >= TFLD_RW);
+    return 0;
+}
+
+/* A member of a project the folder is shared with. */
+static int acl_share_member(const tstore_member_t *m, void *arg)
+{
+    acl_build_t *b = arg;
+    acl_user(b, m->user, tfld_of_share(b->rw, m->role) >= TFLD_RW);
+    return 0;
+}
+
+static int acl_share(const tstore_fshare_t *s, void *arg)
+{
+    acl_build_t *b = arg;
+    if (s->user[0]) {
+        acl_user(b, s->user, s->rw);
+        return 0;
+    }
+    b->rw = s->rw;
+    if (tstore_member_list(b->d->store, s->project, acl_share_member, b, &b->err) < 0) {
+        b->failed = true;
+        return 1;
+    }
+    return 0;
+}
+
+/* The entries of f's ACL, from the store as it is now (in the caller's transaction).  0, or
+ * -1 with err (store; E2BIG: more accounts than an ACL holds). */
+static int acl_build(tessd_t *d, const tstore_folder_t *f, acl_build_t *b, tsl_error_t *err)
+{
+    memset(b, 0, sizeof *b);
+    b->d = d;
+    acl_user(b, f->owner, true);
+    if (f->project && tstore_member_list(d->store, f->project, acl_member, b, err) < 0)
+        return -1;
+    if (tstore_fshare_list(d->store, f->id, acl_share, b, err) < 0)
+        return -1;
+    if (b->failed) {
+        *err = b->err;
+        return -1;
+    }
+    if (b->full) {
+        errno = E2BIG;
+        return tsl_errprintf(err, "folder '%s' would reach more than %d accounts (an ACL's most)",
+                             f->name, TFLD_ACL_MAX);
+    }
+    return 0;
+}
+
+/* Write f's ACLs from the store: the gate, then what is inside (bounded).  0; 1 when what is
+ * inside was not all rewritten (logged); -1 with err when the gate could not be written. */
+static int acl_write(tessd_t *d, const tstore_folder_t *f, tsl_error_t *err)
+{
+    acl_build_t b;
+    if (acl_build(d, f, &b, err) < 0)
+        return -1;
+    size_t done = 0;
+    int rc =
+        tfld_dir_apply(d->folder_rootfd, f->name, b.e, b.n, TESSD_FOLDER_APPLY_MAX, &done, err);
+    if (rc == 1)
+        tessd_log("warning: folder %s: the ACLs of %zu objects were rewritten, not all (a link "
+                  "count above 1, an object that could not be changed, or more than %d "
+                  "objects): the folder's own directory is right",
+                  f->name, done, TESSD_FOLDER_APPLY_MAX);
+    return rc;
+}
+
+/* Write the ACLs of the folder named name (after a change elsewhere: a project's members, a
+ * user deleted); failures are logged. */
+static int sync_name(const char *name, void *arg)
+{
+    tessd_t *d = arg;
+    tstore_folder_t f;
+    tsl_error_t err;
+    if (tstore_folder_get(d->store, name, &f, &err) < 0 || acl_write(d, &f, &err) < 0)
+        tessd_log("error: folder %s: its ACL could not be written: %s", name, err.text);
+    return 0;
+}
+
+void api_folders_project_changed(tessd_t *d, int64_t project)
+{
+    tsl_error_t err;
+    if (d->folder_rootfd < 0)
+        return;
+    if (tstore_folder_by_project(d->store, project, sync_name, d, &err) < 0)
+        tessd_log("error: the folders of project %lld: %s", (long long)project, err.text);
+}
+
+static int add_name(const char *name, void *arg)
+{
+    return json_array_append_new(arg, json_string(name));
+}
+
+json_t *api_folders_of_project(tessd_t *d, int64_t project)
+{
+    json_t *arr = json_array();
+    tsl_error_t err;
+    if (d->folder_rootfd >= 0 &&
+        tstore_folder_by_project(d->store, project, add_name, arr, &err) < 0)
+        tessd_log("error: the folders of project %lld: %s", (long long)project, err.text);
+    return arr;
+}
+
+void api_folders_sync_names(tessd_t *d, json_t *names)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(names, i, v) sync_name(json_string_value(v), d);
+    json_decref(names);
+}
+
+static int sync_folder(const tstore_folder_t *f, void *arg)
+{
+    tessd_t *d = arg;
+    tsl_error_t err;
+    if (acl_write(d, f, &err) < 0)
+        tessd_log("error: folder %s: its ACL could not be written: %s", f->name, err.text);
+    return 0;
+}
+
+void api_folders_sync_all(tessd_t *d)
+{
+    tsl_error_t err;
+    if (d->folder_rootfd >= 0 && tstore_folder_list(d->store, sync_folder, d, &err) < 0)
+        tessd_log("error: listing the folders: %s", err.text);
+}
+
+/* ---- objects ------------------------------------------------------------------------------ */
+
+static int add_share(const tstore_fshare_t *s, void *arg)
+{
+    json_t *o = s->user[0] ? json_pack("{s:s}", "user", s->user)
+                           : json_pack("{s:s}", "project", s->project_name);
+    if (!o)
+        return -1;
+    json_object_set_new(o, "mode", json_string(s->rw ? "rw" : "ro"));
+    json_object_set_new(o, "added_at", api_time(s->added_ms));
+    return json_array_append_new(arg, o);
+}
+
+/* The folder's object; with full, its shares.  NULL with err (store). */
+static json_t *folder_json(tessd_t *d, const tstore_folder_t *f, tfld_access_t a, bool full,
+                           tsl_error_t *err)
+{
+    char path[PATH_MAX + 40];
+    snprintf(path, sizeof path, "%s/%s", d->folder_root, f->name);
+    json_t *o =
+        json_pack("{s:s, s:s, s:o, s:s, s:s, s:o}", "name", f->name, "owner", f->owner, "project",
+                  f->project ? json_string(f->project_name) : json_null(), "access",
+                  tfld_access_name(a), "path", path, "created_at", api_time(f->created_ms));
+    if (o && full) {
+        json_t *arr = json_array();
+        if (tstore_fshare_list(d->store, f->id, add_share, arr, err) < 0) {
+            json_decref(arr);
+            json_decref(o);
+            return NULL;
+        }
+        json_object_set_new(o, "shares", arr);
+    }
+    return o;
+}
+
+/* Answer status with the full object of the folder named name (read again). */
+static void answer(tessd_t *d, const tessd_caller_t *who, const char *name, int status,
+                   thttp_reply_t *rep)
+{
+    tstore_folder_t f;
+    tfld_access_t a;
+    tsl_error_t err;
+    json_t *o = NULL;
+    if (tstore_folder_get(d->store, name, &f, &err) == 0 && access_of(d, who, &f, &a, &err) == 0)
+        o = folder_json(d, &f, a, true, &err);
+    if (!o) {
+        api_store_failure(rep, "folder", &err);
+        return;
+    }
+    thttp_json(rep, status, o);
+}
+
+/* End the transaction of a change: commit when rc is 0, else roll back keeping errno. */
+static int end_tx(tessd_t *d, int rc, tsl_error_t *err)
+{
+    if (rc < 0) {
+        int saved = errno;
+        tstore_rollback(d->store);
+        errno = saved;
+        return -1;
+    }
+    return tstore_commit(d->store, err);
+}
+
+/* ---- /v1/folders -------------------------------------------------------------------------- */
+
+typedef struct {
+    tessd_t *d;
+    const tessd_caller_t *who;
+    json_t *arr;
+    tsl_error_t err;
+    bool failed;
+} flist_t;
+
+static int add_folder(const tstore_folder_t *f, void *arg)
+{
+    flist_t *l = arg;
+    tfld_access_t a;
+    if (access_of(l->d, l->who, f, &a, &l->err) < 0) {
+        l->failed = true;
+        return 1;
+    }
+    if (a == TFLD_NONE)
+        return 0;
+    json_t *o = folder_json(l->d, f, a, false, &l->err);
+    if (!o) {
+        l->failed = true;
+        return 1;
+    }
+    json_array_append_new(l->arr, o);
+    return 0;
+}
+
+void api_folders_list(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    tessd_t *d = ctx;
+    tessd_caller_t who;
+    if (!folders_on(d, rep) || !api_enter(d, req, rep, &who))
+        return;
+    /* The caller's folders (an admin: all), with their right on each. */
+    flist_t l = {.d = d, .who = &who, .arr = json_array()};
+    tsl_error_t err;
+    if (tstore_folder_list(d->store, add_folder, &l, &err) < 0 || l.failed) {
+        json_decref(l.arr);
+        api_store_failure(rep, "list folders", l.failed ? &l.err : &err);
+    } else {
+        thttp_json(rep, 200, json_pack("{s:o}", "folders", l.arr));
+    }
+    api_leave(d);
+}
+
+void api_folders_get(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    tessd_t *d = ctx;
+    tessd_caller_t who;
+    if (!folders_on(d, rep) || !api_enter(d, req, rep, &who))
+        return;
+    tstore_folder_t f;
+    tfld_access_t a;
+    if (load(d, &who, req->params[0], &f, &a, rep) == 0)
+        answer(d, &who, f.name, 200, rep);
+    api_leave(d);
+}
+
+void api_folders_create(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    tessd_t *d = ctx;
+    static const char *const fields[] = {"name", "project", NULL};
+    if (!folders_on(d, rep))
+        return;
+    json_t *body = thttp_body_object(req, rep, 0);
+    if (!body)
+        return;
+    tessd_caller_t who;
+    if (!api_enter(d, req, rep, &who)) {
+        json_decref(body);
+        return;
+    }
+    tsl_error_t err;
+    if (thttp_check_fields(body, fields, rep) < 0)
+        goto out;
+    json_t *name = json_object_get(body, "name"), *project = json_object_get(body, "project");
+    if (!name) {
+        thttp_error(rep, 400, "missing_field", "name", "name is required");
+        goto out;
+    }
+    if (!json_is_string(name) || !tstore_name_valid(json_string_value(name))) {
+        thttp_error(rep, 400, "invalid_value", "name",
+                    "a folder name is 1 to 32 of a-z, 0-9, '_' and '-', starting with a letter");
+        goto out;
+    }
+    tstore_folder_t f = {.created_ms = tessd_now_ms()};
+    snprintf(f.name, sizeof f.name, "%s", json_string_value(name));
+    snprintf(f.owner, sizeof f.owner, "%s", who.user);
+    if (project && !json_is_null(project)) {
+        /* A project folder: made by a member or an owner of the project (or an admin); the
+         * same answer for a project that does not exist and one the caller is not in. */
+        tstore_project_t p;
+        tstore_role_t role = TSTORE_ROLE_NONE;
+        const char *pn = json_is_string(project) ? json_string_value(project) : "";
+        if (!tstore_name_valid(pn) || tstore_project_get(d->store, pn, &p, &err) < 0 ||
+            tstore_member_role(d->store, p.id, who.user, &role, &err) < 0 ||
+            !tprj_may(who.admin, role, TPRJ_SUBMIT)) {
+            thttp_error(rep, 403, "forbidden", "project",
+                        "you ('%s') are not a member or an owner of project '%s'", who.user, pn);
+            goto out;
+        }
+        if (p.id == TSTORE_PROJECT_DEFAULT) {
+            thttp_error(rep, 400, "invalid_value", "project",
+                        "the project 'default' has every user as a member: a folder of it would "
+                        "be everyone's (make a folder of your own and share it instead)");
+            goto out;
+        }
+        f.project = p.id;
+        snprintf(f.project_name, sizeof f.project_name, "%s", p.name);
+    }
+    if (tstore_begin(d->store, &err) < 0) {
+        api_store_failure(rep, "begin", &err);
+        goto out;
+    }
+    int rc = tstore_folder_add(d->store, &f, &err);
+    if (rc < 0 && errno == EEXIST) {
+        tstore_rollback(d->store);
+        thttp_error(rep, 409, "conflict", "name", "folder '%s' already exists", f.name);
+        goto out;
+    }
+    acl_build_t b;
+    if (rc == 0 && (rc = acl_build(d, &f, &b, &err)) == 0 &&
+        (rc = tfld_dir_make(d->folder_rootfd, f.name, b.e, b.n, &err)) < 0) {
+        int saved = errno;
+        tstore_rollback(d->store);
+        if (saved == EEXIST)
+            thttp_error(rep, 409, "conflict", "name",
+                        "%s/%s exists already on disk (left from before?): an admin must look at "
+                        "it and remove it first",
+                        d->folder_root, f.name);
+        else
+            thttp_error(rep, 500, "internal", NULL, "%s", err.text);
+        goto out;
+    }
+    if (end_tx(d, rc, &err) < 0) {
+        if (rc == 0) /* the commit failed: the directory is no folder's */
+            unlinkat(d->folder_rootfd, f.name, AT_REMOVEDIR);
+        api_store_error(rep, &err);
+        goto out;
+    }
+    tessd_log("folder %s: created by %s%s%s", f.name, who.user, f.project ? " in project " : "",
+              f.project ? f.project_name : "");
+    answer(d, &who, f.name, 201, rep);
+out:
+    api_leave(d);
+    json_decref(body);
+}
+
+void api_folders_delete(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    tessd_t *d = ctx;
+    tessd_caller_t who;
+    if (!folders_on(d, rep) || !api_enter(d, req, rep, &who))
+        return;
+    tstore_folder_t f;
+    tfld_access_t a;
+    tsl_error_t err;
+    char retired[64] = "";
+    if (load(d, &who, req->params[0], &f, &a, rep) < 0 || !may_manage(&who, &f, a, rep))
+        goto out;
+    /* The directory first: renamed and shut, so that nobody enters it any more and its name
+     * is free; then the store. */
+    if (tfld_dir_retire(d->folder_rootfd, f.name, f.id, retired, sizeof retired, &err) < 0 &&
+        errno != ENOENT) {
+        thttp_error(rep, 500, "internal", NULL, "%s", err.text);
+        goto out;
+    }
+    if (tstore_folder_del(d->store, f.id, &err) < 0) {
+        if (retired[0] && renameat(d->folder_rootfd, retired, d->folder_rootfd, f.name) == 0)
+            acl_write(d, &f, &err);
+        api_store_error(rep, &err);
+        retired[0] = '\0';
+        goto out;
+    }
+    tessd_log("folder %s: deleted by %s", f.name, who.user);
+    rep->status = 204;
+out:
+    api_leave(d);
+    /* Its files go after the lock: the walk may be long. */
+    if (retired[0] && tfld_dir_remove(d->folder_rootfd, retired, &err) < 0)
+        tessd_log("error: folder %s: %s (what is left is root's alone)", f.name, err.text);
+}
+
+/* The target of a share: user (a Tessel user) or project.  0; -1 after 400. */
+static int share_target(tessd_t *d, json_t *body, const char **user, tstore_project_t *p,
+                        thttp_reply_t *rep)
+{
+    json_t *u = json_object_get(body, "user"), *pj = json_object_get(body, "project");
+    tsl_error_t err;
+    *user = NULL;
+    p->id = 0;
+    if (!u == !pj) {
+        thttp_error(rep, 400, "invalid_value", u ? "project" : "user",
+                    "a share names a user or a project (one of them)");
+        return -1;
+    }
+    if (u) {
+        tstore_user_t su;
+        const char *s = json_is_string(u) ? json_string_value(u) : "";
+        if (!tstore_name_valid(s) || tstore_user_get(d->store, s, &su, &err) < 0) {
+            thttp_error(rep, 400, "invalid_value", "user", "no user named '%s'", s);
+            return -1;
+        }
+        *user = s;
+        return 0;
+    }
+    const char *s = json_is_string(pj) ? json_string_value(pj) : "";
+    if (!tstore_name_valid(s) || tstore_project_get(d->store, s, p, &err) < 0) {
+        thttp_error(rep, 400, "invalid_value", "project", "no project named '%s'", s);
+        return -1;
+    }
+    if (p->id == TSTORE_PROJECT_DEFAULT) {
+        thttp_error(rep, 400, "invalid_value", "project",
+                    "the project 'default' has every user as a member: a folder is not shared "
+                    "with it");
+        return -1;
+    }
+    return 0;
+}
+
+/* Change a share in a transaction (set: rw; else delete), write the gate, commit or undo. */
+static void share_change(tessd_t *d, const tessd_caller_t *who, const tstore_folder_t *f,
+                         const char *user, const tstore_project_t *p, bool set, bool rw,
+                         thttp_reply_t *rep)
+{
+    tsl_error_t err;
+    if (tstore_begin(d->store, &err) < 0) {
+        api_store_failure(rep, "begin", &err);
+        return;
+    }
+    int rc =
+        set ? tstore_fshare_set(d->store, f->id, user, user ? 0 : p->id, rw, tessd_now_ms(), &err)
+            : tstore_fshare_del(d->store, f->id, user, user ? 0 : p->id, &err);
+    if (rc < 0 && errno == ENOENT) {
+        tstore_rollback(d->store);
+        thttp_error(rep, 404, "not_found", NULL, "folder '%s' is not shared with %s '%s'", f->name,
+                    user ? "user" : "project", user ? user : p->name);
+        return;
+    }
+    acl_build_t b;
+    if (rc == 0 && acl_build(d, f, &b, &err) < 0) {
+        int saved = errno;
+        tstore_rollback(d->store);
+        if (saved == E2BIG)
+            thttp_error(rep, 409, "conflict", NULL, "%s", err.text);
+        else
+            api_store_failure(rep, "folder's ACL", &err);
+        return;
+    }
+    size_t done = 0;
+    int wrc = rc == 0 ? tfld_dir_apply(d->folder_rootfd, f->name, b.e, b.n, TESSD_FOLDER_APPLY_MAX,
+                                       &done, &err)
+                      : 0;
+    if (wrc < 0) {
+        /* The gate could not be written: the change is undone (and the old ACL written back
+         * as far as it goes). */
+        tsl_error_t err2;
+        tstore_rollback(d->store);
+        acl_write(d, f, &err2);
+        thttp_error(rep, 500, "internal", NULL, "%s", err.text);
+        return;
+    }
+    if (end_tx(d, rc, &err) < 0) {
+        tsl_error_t err2;
+        acl_write(d, f, &err2); /* back to what the store says */
+        api_store_error(rep, &err);
+        return;
+    }
+    if (wrc == 1)
+        tessd_log("warning: folder %s: the ACLs of %zu objects were rewritten, not all", f->name,
+                  done);
+    tessd_log("folder %s: %s %s %s%s by %s", f->name, set ? "shared with" : "unshared from",
+              user ? "user" : "project", user ? user : p->name, set ? (rw ? " rw" : " ro") : "",
+              who->user);
+    answer(d, who, f->name, 200, rep);
+}
+
+void api_folders_share(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    tessd_t *d = ctx;
+    static const char *const fields[] = {"user", "project", "mode", NULL};
+    if (!folders_on(d, rep))
+        return;
+    json_t *body = thttp_body_object(req, rep, 0);
+    if (!body)
+        return;
+    tessd_caller_t who;
+    if (!api_enter(d, req, rep, &who)) {
+        json_decref(body);
+        return;
+    }
+    tstore_folder_t f;
+    tfld_access_t a;
+    tstore_project_t p;
+    const char *user;
+    if (load(d, &who, req->params[0], &f, &a, rep) < 0 || !may_manage(&who, &f, a, rep) ||
+        thttp_check_fields(body, fields, rep) < 0 || share_target(d, body, &user, &p, rep) < 0)
+        goto out;
+    json_t *m = json_object_get(body, "mode");
+    const char *mode = json_is_string(m) ? json_string_value(m) : "";
+    if (!m || (strcmp(mode, "ro") != 0 && strcmp(mode, "rw") != 0)) {
+        thttp_error(rep, 400, m ? "invalid_value" : "missing_field", "mode",
+                    "mode must be \"ro\" (read-only) or \"rw\" (read-write)");
+        goto out;
+    }
+    if (user && strcmp(user, f.owner) == 0) {
+        thttp_error(rep, 400, "invalid_value", "user",
+                    "'%s' owns folder '%s' (an owner has every right on it already)", user, f.name);
+        goto out;
+    }
+    share_change(d, &who, &f, user, &p, true, strcmp(mode, "rw") == 0, rep);
+out:
+    api_leave(d);
+    json_decref(body);
+}
+
+static void unshare_route(thttp_req_t *req, thttp_reply_t *rep, tessd_t *d, bool is_user)
+{
+    tessd_caller_t who;
+    if (!folders_on(d, rep) || !api_enter(d, req, rep, &who))
+        return;
+    tstore_folder_t f;
+    tfld_access_t a;
+    tstore_project_t p = {0};
+    const char *target = req->params[1];
+    if (load(d, &who, req->params[0], &f, &a, rep) < 0 || !may_manage(&who, &f, a, rep))
+        goto out;
+    if (!tstore_name_valid(target)) {
+        thttp_error(rep, 404, "not_found", NULL, "folder '%s' is not shared with %s '%s'", f.name,
+                    is_user ? "user" : "project", target);
+        goto out;
+    }
+    if (!is_user) {
+        tsl_error_t err;
+        if (tstore_project_get(d->store, target, &p, &err) < 0) {
+            thttp_error(rep, 404, "not_found", NULL, "folder '%s' is not shared with project '%s'",
+                        f.name, target);
+            goto out;
+        }
+    }
+    share_change(d, &who, &f, is_user ? target : NULL, &p, false, false, rep);
+out:
+    api_leave(d);
+}
+
+void api_folders_unshare_user(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    unshare_route(req, rep, ctx, true);
+}
+
+void api_folders_unshare_project(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    unshare_route(req, rep, ctx, false);
+}
+
+void api_folders_usage(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    tessd_t *d = ctx;
+    tessd_caller_t who;
+    if (!folders_on(d, rep) || !api_enter(d, req, rep, &who))
+        return;
+    tstore_folder_t f;
+    tfld_access_t a;
+    int rc = load(d, &who, req->params[0], &f, &a, rep);
+    api_leave(d);
+    if (rc < 0)
+        return;
+    /* Outside the lock: the walk reads the whole folder (a folder deleted meanwhile: 404). */
+    uint64_t bytes = 0, objects = 0;
+    tsl_error_t err;
+    rc = tfld_dir_usage(d->folder_rootfd, f.name, TESSD_FOLDER_USAGE_MAX, &bytes, &objects, &err);
+    if (rc < 0) {
+        if (errno == ENOENT)
+            thttp_error(rep, 404, "not_found", NULL, "no folder '%s'", f.name);
+        else
+            thttp_error(rep, 500, "internal", NULL, "%s", err.text);
+        return;
+    }
+    thttp_json(rep, 200,
+               json_pack("{s:s, s:I, s:I, s:b}", "name", f.name, "bytes", (json_int_t)bytes,
+                         "objects", (json_int_t)objects, "complete", rc == 0));
+}
