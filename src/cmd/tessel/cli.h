@@ -59,6 +59,7 @@ int cmd_tokens(cli_t *cli, int argc, char **argv);
 int cmd_login(cli_t *cli, int argc, char **argv);
 int cmd_whoami(cli_t *cli, int argc, char **argv);
 int cmd_projects(cli_t *cli, int argc, char **argv);
+int cmd_folders(cli_t *cli, int argc, char **argv);
 
 /* ---- errors and connection (main.c) ---- */
 
