@@ -114,6 +114,12 @@ $(O)/tests/daemon/test_projects: $(O)/obj/src/daemon/test/test_projects.o \
                                  $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lsqlite3 -lcmocka
+TESTS += $(O)/tests/daemon/test_folders
+$(O)/tests/daemon/test_folders: $(O)/obj/src/daemon/test/test_folders.o \
+                                $(O)/obj/src/daemon/folders.o $(O)/obj/src/daemon/folderfs.o \
+                                $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lacl -lcmocka
 # Every change of a job's state goes through the job model (a grep over src/, proved on a
 # copy with a bad line added).
 TESTS += tests/t/t0011-one-state-writer.t
