@@ -187,7 +187,7 @@ $(O)/tests/daemon/test_openapi: $(O)/obj/src/daemon/test/test_openapi.o \
                                 $(O)/lib/libtsl-nodefig.a $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lmicrohttpd -ljansson -linih -lsqlite3 -lnettle \
-	    -lcurl -ldl -lpthread -lm -lcmocka
+	    -lcurl -lacl -ldl -lpthread -lm -lcmocka
 # slurmjob.c: sbatch's arguments and script, squeue's JSON, Slurm's states onto the job model.
 TESTS += $(O)/tests/daemon/test_slurmjob
 $(O)/tests/daemon/test_slurmjob: $(O)/obj/src/daemon/test/test_slurmjob.o \

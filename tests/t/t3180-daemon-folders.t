@@ -12,8 +12,9 @@
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 . "$TESSEL_SRCDIR/tests/lib/local.sh"
-command -v curl >/dev/null && command -v jq >/dev/null && command -v getfacl >/dev/null
-need $? "curl, jq and getfacl (scripts/install-deps.sh: acl)"
+command -v curl >/dev/null && command -v jq >/dev/null && command -v getfacl >/dev/null &&
+    /usr/bin/python3 -c 'import jsonschema' 2>/dev/null
+need $? "curl, jq, getfacl and python3-jsonschema (scripts/install-deps.sh)"
 [ "$(id -u)" = 0 ]
 need $? "root (tesseld makes folders as root, for local accounts)"
 for u in tslfa tslfb tslfc; do local_account $u || break; done
@@ -40,12 +41,20 @@ can() {
     esac
 }
 
+# schema METHOD PATTERN: the last answer matches docs/openapi.json.
+schema() {
+    "$TESSEL_SRCDIR/tests/openapi/validate" "$TESSEL_SRCDIR/docs/openapi.json" "$1" "$2" "$CODE" \
+        "$TD/out" 2>"$TD/verr"
+    ok $? "$1 $2 $CODE matches its schema in docs/openapi.json"
+    sed 's/^/# /' "$TD/verr"
+}
 is "$(stat -c %a "$ROOT")" 711 "the folder root is made 0711: traversable, not listable"
 
 # --- a folder of one's own --------------------------------------------------------------------
 api POST /v1/folders '{"name":"data"}' "$A"
 is "$CODE $(jget .name) $(jget .owner) $(jget .access) $(jget .path)" \
     "201 data tslfa manage $ROOT/data" "tslfa creates folder data: theirs, at ROOT/data"
+schema POST /v1/folders
 is "$(stat -c '%U %a' "$ROOT/data")" "root 770" "its directory is root's (a user cannot chmod it)"
 getfacl -cp "$ROOT/data" 2>/dev/null | grep -c '^user:tslfa:rwx$' >"$TD/n"
 is "$(cat "$TD/n")" 1 "its ACL names tslfa rwx"
@@ -57,6 +66,7 @@ can tslfb read "$ROOT/data/a.txt"; ok $((!$?)) "... nor read the file"
 can tslfb write "$ROOT/data/b.txt"; ok $((!$?)) "... nor write in it"
 api GET /v1/folders/data "" "$B"
 is "$CODE $(jget .error.message)" "404 no folder 'data'" "to tslfb the folder does not exist"
+schema GET /v1/folders/{name}
 api GET /v1/folders "" "$B"
 is "$(jq -c '[.folders[].name]' "$TD/out")" '[]' "tslfb lists no folder"
 
@@ -64,6 +74,7 @@ is "$(jq -c '[.folders[].name]' "$TD/out")" '[]' "tslfb lists no folder"
 api POST /v1/folders/data/shares '{"user":"tslfb","mode":"ro"}' "$A"
 is "$CODE $(jq -c '.shares | map([.user, .mode])' "$TD/out")" '200 [["tslfb","ro"]]' \
     "tslfa shares data with tslfb read-only"
+schema POST /v1/folders/{name}/shares
 can tslfb read "$ROOT/data/a.txt"; ok $? "tslfb reads the file written before the share"
 can tslfb list "$ROOT/data"; ok $? "... and lists the folder"
 can tslfb write "$ROOT/data/b.txt"; ok $((!$?)) "... but cannot write in it"
@@ -82,6 +93,7 @@ can tslfb write "$ROOT/data/a.txt"; ok $? "... and changes tslfa's file"
 can tslfc read "$ROOT/data/b.txt"; ok $((!$?)) "tslfc reads nothing of it"
 api DELETE /v1/folders/data/shares/users/tslfb "" "$A"
 is "$CODE $(jq -c '.shares' "$TD/out")" '200 []' "tslfa unshares it from tslfb"
+schema DELETE /v1/folders/{name}/shares/users/{user}
 can tslfb read "$ROOT/data/b.txt"; ok $((!$?)) "tslfb reads nothing of it any more, not even their own file"
 can tslfb list "$ROOT/data"; ok $((!$?)) "... nor lists it"
 api DELETE /v1/folders/data/shares/users/tslfb "" "$A"
@@ -122,12 +134,14 @@ can tslfc write "$ROOT/data/v.txt"; ok $((!$?)) "its viewer cannot write, whatev
 api GET /v1/folders "" "$C"
 is "$(jq -c '[.folders[] | [.name, .access]]' "$TD/out")" '[["data","ro"],["pf","ro"]]' \
     "tslfc lists data and pf, ro each"
+schema GET /v1/folders
 
 # --- du, bad input, deletion --------------------------------------------------------------------
 api GET /v1/folders/data/usage "" "$C"
 is "$CODE $(jget .objects) $(jget .complete)" "200 4 true" \
     "du: 4 objects (the folder, a.txt, b.txt, m.txt), for a viewer too"
 [ "$(jget .bytes)" -gt 0 ]; ok $? "... of $(jget .bytes) bytes"
+schema GET /v1/folders/{name}/usage
 api POST /v1/folders '{"name":"data"}' "$C"
 is "$CODE $(jget .error.field)" "409 name" "a name taken: 409 (even by a folder one cannot see)"
 for body in '{"name":"Data"}' '{"name":"a/b"}' '{"name":".."}' '{"name":"x.y"}' '{"name":5}' \
