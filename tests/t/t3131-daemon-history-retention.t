@@ -25,6 +25,8 @@ sqlite3 "$DB" "DROP TABLE usage_history; DROP TABLE slurm_jobs; DROP TABLE proje
     DROP TABLE project_members; DROP TABLE project_events; DROP INDEX jobs_project;
     ALTER TABLE jobs DROP COLUMN project; ALTER TABLE jobs DROP COLUMN project_name;
     ALTER TABLE users DROP COLUMN default_project; ALTER TABLE jobs DROP COLUMN image;
+    DROP TABLE folder_shares; DROP TABLE folders;
+    DELETE FROM sqlite_sequence WHERE name IN ('projects', 'folders');
     PRAGMA user_version = 9;"
 is "$(sqlite3 "$DB" 'PRAGMA user_version')" 9 "the store is put back at schema 9"
 
