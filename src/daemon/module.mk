@@ -89,6 +89,7 @@ TESSELD_TESTS += tests/t/t3170-daemon-projects.t tests/t/t3171-cli-projects.t \
                  tests/t/t3172-daemon-projects-upgrade.t tests/t/t3174-daemon-projects-hostile.t
 # Virtual folders (docs/folders.md): the API with the accounts on disk, the CLI, hostile users.
 TESSELD_TESTS += tests/t/t3180-daemon-folders.t tests/t/t3181-cli-folders.t \
+                 tests/t/t3183-daemon-folders-jobs.t \
                  tests/t/t3182-daemon-folders-hostile.t
 TESSELD_TESTS += tests/t/t3163-daemon-jobdir-mounted.t
 TESSELD_TESTS += tests/t/t3164-daemon-exit-record.t
@@ -220,7 +221,7 @@ tests/t/t3020-daemon-socket.t tests/t/t3021-daemon-queue-allow.t tests/t/t3022-d
     $(O)/bin/tessel
 tests/t/t3052-daemon-wait.t: $(O)/bin/tessel
 tests/t/t3171-cli-projects.t tests/t/t3172-daemon-projects-upgrade.t: $(O)/bin/tessel
-tests/t/t3181-cli-folders.t: $(O)/bin/tessel
+tests/t/t3181-cli-folders.t tests/t/t3183-daemon-folders-jobs.t: $(O)/bin/tessel
 # The slowloris test mounts the attack with the benchmark's program.
 tests/t/t3014-daemon-slowloris.t: $(O)/bench/bench-slowloris
 # The slice test runs the interposer's probe as a job, over the fake driver.

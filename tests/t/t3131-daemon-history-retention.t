@@ -25,7 +25,7 @@ sqlite3 "$DB" "DROP TABLE usage_history; DROP TABLE slurm_jobs; DROP TABLE proje
     DROP TABLE project_members; DROP TABLE project_events; DROP INDEX jobs_project;
     ALTER TABLE jobs DROP COLUMN project; ALTER TABLE jobs DROP COLUMN project_name;
     ALTER TABLE users DROP COLUMN default_project; ALTER TABLE jobs DROP COLUMN image;
-    DROP TABLE folder_shares; DROP TABLE folders;
+    DROP TABLE folder_shares; DROP TABLE folders; ALTER TABLE jobs DROP COLUMN folders;
     DELETE FROM sqlite_sequence WHERE name IN ('projects', 'folders');
     PRAGMA user_version = 9;"
 is "$(sqlite3 "$DB" 'PRAGMA user_version')" 9 "the store is put back at schema 9"

@@ -39,6 +39,7 @@ sqlite3 "$DB" "DROP TABLE projects; DROP TABLE project_members; DROP TABLE proje
     DROP INDEX jobs_project; ALTER TABLE jobs DROP COLUMN project;
     ALTER TABLE jobs DROP COLUMN project_name; ALTER TABLE users DROP COLUMN default_project;
     ALTER TABLE jobs DROP COLUMN image; DROP TABLE folder_shares; DROP TABLE folders;
+    ALTER TABLE jobs DROP COLUMN folders;
     DELETE FROM sqlite_sequence WHERE name IN ('projects', 'folders');
     PRAGMA user_version = $BEFORE;"
 is "$(sqlite3 "$DB" 'PRAGMA user_version')" $BEFORE "the store is at schema $BEFORE (no projects)"

@@ -180,6 +180,10 @@ typedef struct {
     const char *queue, *klass, *name, *cwd;
     const char *project; /* --project: NULL = the user's default project */
     const char *image;   /* --image NAME[:TAG]: run in a container (docs/containers.md) */
+    /* --folder NAME[:ro] (repeatable): virtual folders mounted at /tessel/folders/NAME in the
+     * job (docs/folders.md), nfolders of them, in order (room for argc in env_files' way). */
+    const char **folders;
+    int nfolders;
     int64_t priority;
     bool has_priority;
     bool detach, shell, quiet;

@@ -165,7 +165,8 @@ static const char *const migrations[] = {
     "  project INTEGER NOT NULL DEFAULT 0, rw INTEGER NOT NULL, added_ms INTEGER NOT NULL,"
     "  PRIMARY KEY(folder, user, project)) WITHOUT ROWID;"
     "CREATE INDEX folder_shares_user ON folder_shares(user) WHERE user <> '';"
-    "CREATE INDEX folder_shares_project ON folder_shares(project) WHERE project <> 0;",
+    "CREATE INDEX folder_shares_project ON folder_shares(project) WHERE project <> 0;"
+    "ALTER TABLE jobs ADD COLUMN folders TEXT;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -175,7 +176,7 @@ static const char *const migrations[] = {
     " started_ms, finished_ms, exit_code, signal, shim_pid, shim_start, job_pid, cancel_ms,"       \
     " preemptions, requeue, suspended_ms, end_cause, cancel_by, preempt_for, preempt_queue,"       \
     " preempt_ms, reason_code, time_limit_s, suspended_total_ms, array_id, array_index,"           \
-    " array_max_running, held, project, project_name, image"
+    " array_max_running, held, project, project_name, image, folders"
 
 /* The filters of the job lists after the id bounds: ?2 user, ?3 queue, ?4 state mask. */
 /* ?7 = 1: of the running jobs, only the suspended ones (NULL: all of them).  ?8: only the jobs
@@ -287,6 +288,7 @@ enum {
     S_FOLDER_DEL,
     S_FOLDER_BY_PROJECT,
     S_FOLDER_COUNT_OWNER,
+    S_FOLDER_ACTIVE_JOBS,
     S_FSHARE_SET,
     S_FSHARE_DEL,
     S_FSHARE_LIST,
@@ -335,9 +337,9 @@ static const char *const sql[S_COUNT] = {
     [S_JOB_ADD] =
         "INSERT INTO jobs(user, name, argv, shell, cwd, env, state, queue, class,"
         " priority, gpus, gpu_milli, gpu_count, gpu_mem, cpu_milli, mem, simulated,"
-        " submitted_ms, reason, requeue, project, project_name, image) VALUES (?1, ?2,"
-        " ?3, ?4, ?5, ?6, 0, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,"
-        " ?20, ?21, ?22)",
+        " submitted_ms, reason, requeue, project, project_name, image, folders) VALUES (?1,"
+        " ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,"
+        " ?20, ?21, ?22, ?23)",
     [S_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE id = ?1",
     [S_JOB_LIST] =
         "SELECT " JOB_COLS " FROM jobs WHERE id > ?1" JOB_LIST_WHERE " ORDER BY id LIMIT ?5",
@@ -481,6 +483,10 @@ static const char *const sql[S_COUNT] = {
                             " SELECT f.name FROM folders f JOIN folder_shares s"
                             " ON s.folder = f.id WHERE s.project = ?1 ORDER BY 1",
     [S_FOLDER_COUNT_OWNER] = "SELECT count(*) FROM folders WHERE owner = ?1",
+    /* The active jobs that mount folder ?1 (by name: "NAME" or "NAME:ro" in jobs.folders). */
+    [S_FOLDER_ACTIVE_JOBS] = "SELECT count(*) FROM jobs WHERE state < 2 AND folders IS NOT NULL"
+                             " AND EXISTS (SELECT 1 FROM json_each(jobs.folders)"
+                             " WHERE value = ?1 OR value = ?1 || ':ro')",
     [S_FSHARE_SET] = "INSERT INTO folder_shares(folder, user, project, rw, added_ms)"
                      " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(folder, user, project)"
                      " DO UPDATE SET rw = excluded.rw",
@@ -1752,6 +1758,7 @@ int tstore_job_add(tstore_t *s, tstore_job_t *j, tsl_error_t *err)
     sqlite3_bind_int64(q, 20, j->project_id > 0 ? j->project_id : TSTORE_PROJECT_DEFAULT);
     bind_text(q, 21, j->project ? j->project : "default");
     bind_text(q, 22, j->image);
+    bind_text(q, 23, j->folders_json);
     if (exec_stmt(s, q, err, "add job") < 0)
         return -1;
     j->id = sqlite3_last_insert_rowid(s->db);
@@ -1834,6 +1841,7 @@ static int row_job(sqlite3_stmt *q, tstore_job_t *j)
     j->project_id = sqlite3_column_int64(q, 44);
     j->project = col_dup(q, 45);
     j->image = col_dup(q, 46);
+    j->folders_json = col_dup(q, 47);
     if (!j->user || !j->argv_json || !j->env_json || !j->queue || !j->project) {
         tstore_job_clear(j);
         errno = ENOMEM;
@@ -1859,6 +1867,7 @@ void tstore_job_clear(tstore_job_t *j)
     free(j->preempt_queue);
     free(j->project);
     free(j->image);
+    free(j->folders_json);
     memset(j, 0, sizeof *j);
 }
 
@@ -2912,5 +2921,12 @@ int tstore_folder_count_owner(tstore_t *s, const char *owner, int64_t *n, tsl_er
 {
     sqlite3_stmt *q = stmt(s, S_FOLDER_COUNT_OWNER);
     bind_text(q, 1, owner);
+    return count_query(s, q, n, err);
+}
+
+int tstore_folder_active_jobs(tstore_t *s, const char *name, int64_t *n, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_FOLDER_ACTIVE_JOBS);
+    bind_text(q, 1, name);
     return count_query(s, q, n, err);
 }

@@ -103,6 +103,9 @@ typedef struct {
     char *project;
     char *image; /* migration 13: "NAME[:TAG]" of a container job (docs/containers.md); NULL = a
                   * process job */
+    /* The folders' migration: the virtual folders the job mounts, a JSON array of "NAME" and
+     * "NAME:ro" (docs/folders.md); NULL = none. */
+    char *folders_json;
 } tstore_job_t;
 
 /* One record of a job's event log (the job model's, src/daemon/jobmodel.h).  Strings are
@@ -624,6 +627,9 @@ typedef int (*tstore_folder_f)(const tstore_folder_t *f, void *arg);
 int tstore_folder_list(tstore_t *st, tstore_folder_f cb, void *arg, tsl_error_t *err);
 /* Delete the folder and its shares in one transaction.  ENOENT when absent.  0 or -1. */
 int tstore_folder_del(tstore_t *st, int64_t id, tsl_error_t *err);
+/* The number of active (pending, running) jobs that mount the folder named name into *n.
+ * 0 or -1. */
+int tstore_folder_active_jobs(tstore_t *st, const char *name, int64_t *n, tsl_error_t *err);
 /* The number of folders owner owns into *n.  0 or -1. */
 int tstore_folder_count_owner(tstore_t *st, const char *owner, int64_t *n, tsl_error_t *err);
 typedef int (*tstore_name_f)(const char *name, void *arg);

@@ -30,6 +30,9 @@
 /* Most objects one GET /usage counts (outside the lock): a larger folder's figure is a lower
  * bound, marked "complete": false. */
 #define TESSD_FOLDER_USAGE_MAX 1000000
+/* Most folders one job mounts: each is one bind mount in its namespace; 16 is more than a job
+ * needs (data, models, scratch, outputs) and keeps the shim's command line short. */
+#define TESSD_JOB_FOLDERS_MAX 16
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
@@ -508,6 +511,12 @@ out:
 void api_folders_delete(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
 {
     tessd_t *d = ctx;
+    const char *fq = thttp_query(req, "force");
+    if (fq && strcmp(fq, "0") != 0 && strcmp(fq, "1") != 0) {
+        thttp_error(rep, 400, "invalid_parameter", "force", "force must be 0 or 1");
+        return;
+    }
+    bool force = fq && strcmp(fq, "1") == 0;
     tessd_caller_t who;
     if (!folders_on(d, rep) || !api_enter(d, req, rep, &who))
         return;
@@ -515,8 +524,22 @@ void api_folders_delete(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     tfld_access_t a;
     tsl_error_t err;
     char retired[64] = "";
+    int64_t active = 0;
     if (load(d, &who, req->params[0], &f, &a, rep) < 0 || !may_manage(&who, &f, a, rep))
         goto out;
+    if (tstore_folder_active_jobs(d->store, f.name, &active, &err) < 0) {
+        api_store_failure(rep, "folder's jobs", &err);
+        goto out;
+    }
+    /* Refused while jobs mount it (or wait to): force=1 deletes it under them (a running job
+     * sees its files go; a pending one fails at its start). */
+    if (active > 0 && !force) {
+        thttp_error(rep, 409, "conflict", NULL,
+                    "folder '%s' is mounted by %lld active job(s): wait for them or cancel them "
+                    "(force=1 deletes it under them)",
+                    f.name, (long long)active);
+        goto out;
+    }
     /* The directory first: renamed and shut, so that nobody enters it any more and its name
      * is free; then the store. */
     if (tfld_dir_retire(d->folder_rootfd, f.name, f.id, retired, sizeof retired, &err) < 0 &&
@@ -531,7 +554,8 @@ void api_folders_delete(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         retired[0] = '\0';
         goto out;
     }
-    tessd_log("folder %s: deleted by %s", f.name, who.user);
+    tessd_log("folder %s: deleted by %s%s", f.name, who.user,
+              active > 0 ? " (force, under its active jobs)" : "");
     rep->status = 204;
 out:
     api_leave(d);
@@ -738,4 +762,95 @@ void api_folders_usage(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     thttp_json(rep, 200,
                json_pack("{s:s, s:I, s:I, s:b}", "name", f.name, "bytes", (json_int_t)bytes,
                          "objects", (json_int_t)objects, "complete", rc == 0));
+}
+
+/* ---- the folders of a job ------------------------------------------------------------------ */
+
+int api_folders_for_job(tessd_t *d, const tessd_caller_t *who, json_t *v, tstore_job_t *j,
+                        char **json_out, thttp_reply_t *rep)
+{
+    *json_out = NULL;
+    if (!v || json_is_null(v) || (json_is_array(v) && json_array_size(v) == 0))
+        return 0;
+    if (!json_is_array(v) || json_array_size(v) > TESSD_JOB_FOLDERS_MAX) {
+        thttp_error(rep, 400, "invalid_value", "folders",
+                    "folders must be an array of at most %d strings NAME or NAME:ro",
+                    TESSD_JOB_FOLDERS_MAX);
+        return -1;
+    }
+    if (d->folder_rootfd < 0) {
+        thttp_error(rep, 400, "invalid_value", "folders",
+                    "virtual folders need tesseld to run as root");
+        return -1;
+    }
+    if (j->image) {
+        thttp_error(rep, 400, "invalid_value", "folders",
+                    "folders are mounted in process jobs only, not in container jobs (yet)");
+        return -1;
+    }
+    json_t *norm = json_array();
+    size_t i;
+    json_t *e;
+    json_array_foreach(v, i, e)
+    {
+        const char *s = json_is_string(e) ? json_string_value(e) : "";
+        char name[TSTORE_NAME_MAX + 8];
+        snprintf(name, sizeof name, "%s", s);
+        size_t len = strlen(name);
+        bool ro = len > 3 && strcmp(name + len - 3, ":ro") == 0;
+        if (ro)
+            name[len - 3] = '\0';
+        tstore_folder_t f;
+        tfld_access_t a = TFLD_NONE;
+        tsl_error_t err;
+        if (!tstore_name_valid(name) || strlen(s) != json_string_length(e)) {
+            thttp_error(rep, 400, "invalid_value", "folders",
+                        "folders[%zu]: '%s' is not NAME or NAME:ro (a folder name is 1 to 32 of "
+                        "a-z, 0-9, '_' and '-', starting with a letter)",
+                        i, s);
+            goto fail;
+        }
+        /* One answer for a folder that does not exist and one not shared with the caller. */
+        int got = tstore_folder_get(d->store, name, &f, &err);
+        if (got < 0 && errno != ENOENT) {
+            api_store_failure(rep, "folder", &err);
+            goto fail;
+        }
+        if (got == 0 && access_of(d, who, &f, &a, &err) < 0) {
+            api_store_failure(rep, "folder's shares", &err);
+            goto fail;
+        }
+        if (a == TFLD_NONE) {
+            thttp_error(rep, 400, "invalid_value", "folders", "folders[%zu]: no folder '%s'", i,
+                        name);
+            goto fail;
+        }
+        if (!ro && a < TFLD_RW) {
+            thttp_error(rep, 403, "forbidden", "folders",
+                        "folders[%zu]: you ('%s') have ro access to folder '%s': mount it as "
+                        "'%s:ro'",
+                        i, who->user, name, name);
+            goto fail;
+        }
+        size_t k;
+        json_t *prev;
+        json_array_foreach(norm, k, prev)
+        {
+            const char *p = json_string_value(prev);
+            if (strncmp(p, name, strlen(name)) == 0 &&
+                (p[strlen(name)] == '\0' || p[strlen(name)] == ':')) {
+                thttp_error(rep, 400, "invalid_value", "folders",
+                            "folders[%zu]: folder '%s' is named twice", i, name);
+                goto fail;
+            }
+        }
+        json_array_append_new(norm, json_string(s));
+    }
+    *json_out = json_dumps(norm, JSON_COMPACT);
+    json_decref(norm);
+    j->folders_json = *json_out;
+    return 0;
+fail:
+    json_decref(norm);
+    return -1;
 }

@@ -67,6 +67,7 @@ static void test_migrate(void **state)
         "ALTER TABLE jobs DROP COLUMN project_name; ALTER TABLE users DROP COLUMN default_project;"
         "ALTER TABLE jobs DROP COLUMN image;" /* migration 13, after projects: undone too */
         "DROP TABLE folder_shares; DROP TABLE folders;" /* and the folders' migration */
+        "ALTER TABLE jobs DROP COLUMN folders;"
         "PRAGMA user_version = 11;"
         "INSERT INTO users VALUES ('alice', 'user', 5), ('admin', 'admin', 4);"
         "INSERT INTO jobs(user, argv, shell, env, state, queue, class, priority, gpus, gpu_milli,"
