@@ -96,8 +96,10 @@ grep -q "mounted by 1 active job" "$TD/out"; ok $? "... saying so"
 [ -d "$ROOT/models" ]; ok $? "... it is all there"
 api DELETE "/v1/folders/models?force=2" "" "$A"
 is "$CODE" 400 "force=2: 400"
-api DELETE "/v1/folders/models?force=1" "" "$A"
-is "$CODE" 204 "force=1 deletes it under the job"
+TESSEL_URL="$TD_URL" TESSEL_TOKEN="$A" tcli folders rm models --yes
+is "$RC" 1 "tessel folders rm models --yes: refused (exit 1)"
+TESSEL_URL="$TD_URL" TESSEL_TOKEN="$A" tcli folders rm models --yes --force
+is "$RC $(out)" "0 folder models deleted" "tessel folders rm --yes --force deletes it under the job"
 [ ! -e "$ROOT/models" ]; ok $? "... gone"
 grep -q "folder models: deleted by tslfa (force, under its active jobs)" "$TD/tesseld.log"
 ok $? "... and the log says it was forced"

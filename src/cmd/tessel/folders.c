@@ -18,7 +18,7 @@ static void usage(FILE *f)
                "       tessel folders unshare NAME USER\n"
                "       tessel folders unshare NAME --project P\n"
                "       tessel folders du NAME [--json]\n"
-               "       tessel folders rm NAME [--yes]\n"
+               "       tessel folders rm NAME [--yes] [--force]\n"
                "A folder is a directory that tesseld keeps for you under its folder root; only\n"
                "those it is shared with may read it (ro) or also write it (rw), from a job, a\n"
                "shell or the API: the same rights are on the directory's POSIX ACLs\n"
@@ -32,6 +32,7 @@ static void usage(FILE *f)
                "  --ro, --rw   share: read-only or read-write (a share again changes the mode)\n"
                "  --yes        rm: do not ask (rm deletes the folder and every file in it; on a\n"
                "               terminal it asks for the folder's name, elsewhere --yes is needed)\n"
+               "  --force      rm: even while active jobs mount it (they see its files go)\n"
                "  --json       print the API's JSON\n");
 }
 
@@ -151,18 +152,19 @@ static bool confirmed(const char *name)
 
 int cmd_folders(cli_t *cli, int argc, char **argv)
 {
-    enum { O_PROJECT = 256, O_RO, O_RW, O_YES };
+    enum { O_PROJECT = 256, O_RO, O_RW, O_YES, O_FORCE };
     static const struct option opts[] = {
         {"project", required_argument, NULL, O_PROJECT},
         {"ro", no_argument, NULL, O_RO},
         {"rw", no_argument, NULL, O_RW},
         {"yes", no_argument, NULL, O_YES},
+        {"force", no_argument, NULL, O_FORCE},
         {"json", no_argument, NULL, CLI_OPT_JSON},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *project = NULL;
-    bool ro = false, rw = false, yes = false;
+    bool ro = false, rw = false, yes = false, force = false;
     int c, rc;
     optind = 0;
     opterr = 0;
@@ -179,6 +181,9 @@ int cmd_folders(cli_t *cli, int argc, char **argv)
             break;
         case O_YES:
             yes = true;
+            break;
+        case O_FORCE:
+            force = true;
             break;
         default:
             if ((rc = cli_common_option(cli, c, argc, argv, usage)) >= 0)
@@ -219,6 +224,7 @@ int cmd_folders(cli_t *cli, int argc, char **argv)
         {ro, acts[a].mode, "--ro"},
         {rw, acts[a].mode, "--rw"},
         {yes, acts[a].yes, "--yes"},
+        {force, acts[a].yes, "--force"},
     };
     for (size_t i = 0; i < sizeof given / sizeof given[0]; i++)
         if (given[i].given && !given[i].allowed)
@@ -273,6 +279,8 @@ int cmd_folders(cli_t *cli, int argc, char **argv)
     default:
         if (!yes && !confirmed(name))
             return cli_fail("folder %s not deleted: confirm on a terminal, or give --yes", name);
+        if (force)
+            strncat(path, "?force=1", sizeof path - strlen(path) - 1);
         snprintf(line, sizeof line, "folder %s deleted", name);
         return change(cli, "DELETE", path, NULL, line);
     }
