@@ -21,8 +21,8 @@ $(O)/tests/agent/test_watchdog: $(O)/obj/src/agent/test/test_watchdog.o \
 	$(CC) $(LDFLAGS) -o $@ $^ -ldl -lpthread -lcmocka
 
 TESTS += $(O)/tests/agent/test_agent
-$(O)/tests/agent/test_agent: $(O)/obj/src/agent/test/test_agent.o $(LIBAGENT) \
-                             $(O)/lib/libtsl-util.a | $(O)/bin/tessel-shim
+$(O)/tests/agent/test_agent: $(O)/obj/src/agent/test/test_agent.o $(O)/obj/src/agent/jobns.o \
+                             $(LIBAGENT) $(O)/lib/libtsl-util.a | $(O)/bin/tessel-shim
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -ldl -lcmocka
 
