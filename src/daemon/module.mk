@@ -242,6 +242,8 @@ tests/t/t3027-daemon-enforce.t: $(O)/tests/interposer/tcu-probe $(O)/tests/inter
 CONTAINER_TESTS := tests/t/t7020-container-run.t tests/t/t7021-container-kill.t \
                    tests/t/t7022-container-images.t tests/t/t7023-container-badinput.t \
                    tests/t/t7024-container-escape.t
+# Virtual folders in container jobs (docs/folders.md).
+CONTAINER_TESTS += tests/t/t3184-container-folders.t
 TESTS += $(CONTAINER_TESTS)
 $(CONTAINER_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel \
                     $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so \

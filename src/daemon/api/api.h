@@ -188,10 +188,10 @@ json_t *api_folders_of_project(tessd_t *d, int64_t project);
 void api_folders_sync_names(tessd_t *d, json_t *names);
 void api_folders_sync_all(tessd_t *d);
 /* jobs.c: the "folders" of a submission (v, may be NULL): each "NAME" or "NAME:ro" a folder
- * the caller may reach (rw for a mount without :ro), named once, in a process job; into
+ * the caller may reach (rw for a mount without :ro), named once; into
  * j->folders_json and *json_out (the same malloc'd string, the caller frees it; NULL when
- * none).  0; -1 after 400 (syntax, an unknown folder or one not shared: the same answer, a
- * container job, folders off) or 403 (rw asked on a ro right). */
+ * none).  0; -1 after 400 (syntax, an unknown folder or one not shared: the same answer,
+ * folders off) or 403 (rw asked on a ro right). */
 int api_folders_for_job(tessd_t *d, const tessd_caller_t *who, json_t *v, tstore_job_t *j,
                         char **json_out, thttp_reply_t *rep);
 

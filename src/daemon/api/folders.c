@@ -783,11 +783,6 @@ int api_folders_for_job(tessd_t *d, const tessd_caller_t *who, json_t *v, tstore
                     "virtual folders need tesseld to run as root");
         return -1;
     }
-    if (j->image) {
-        thttp_error(rep, 400, "invalid_value", "folders",
-                    "folders are mounted in process jobs only, not in container jobs (yet)");
-        return -1;
-    }
     json_t *norm = json_array();
     size_t i;
     json_t *e;
