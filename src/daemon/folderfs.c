@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/acl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "daemon/folderfs.h"
@@ -248,4 +249,55 @@ int tfld_dir_remove(int rootfd, const char *retired, tsl_error_t *err)
     if (unlinkat(rootfd, retired, AT_REMOVEDIR) < 0)
         return tsl_errprintf(err, "%s: %s", retired, strerror(errno));
     return 0;
+}
+
+bool tfld_path_valid(const char *rel)
+{
+    size_t len = strlen(rel), names = 0;
+    if (len == 0)
+        return true;
+    if (len > 1024 || rel[0] == '/' || rel[len - 1] == '/')
+        return false;
+    const char *p = rel;
+    while (*p) {
+        size_t n = strcspn(p, "/");
+        if (n == 0 || n > 255 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+            return false;
+        if (++names > 64)
+            return false;
+        p += n;
+        if (*p == '/')
+            p++;
+    }
+    return true;
+}
+
+int tfld_as_enter(const tfld_ident_t *id, tfld_saved_t *saved)
+{
+    if (id->uid == 0) {
+        errno = EPERM;
+        return -1;
+    }
+    int n = (int)syscall(SYS_getgroups, TFLD_GROUPS_MAX, saved->groups);
+    saved->ngroups = n < 0 ? 0 : n;
+    if (syscall(SYS_setgroups, (size_t)id->ngroups, id->groups) < 0)
+        return -1;
+    /* setfsuid and setfsgid answer the previous id, never an error: asked again with -1
+     * (no change), they say whether the change took. */
+    syscall(SYS_setfsgid, id->gid);
+    syscall(SYS_setfsuid, id->uid);
+    if ((gid_t)syscall(SYS_setfsgid, (gid_t)-1) != id->gid ||
+        (uid_t)syscall(SYS_setfsuid, (uid_t)-1) != id->uid) {
+        tfld_as_leave(saved);
+        errno = EPERM;
+        return -1;
+    }
+    return 0;
+}
+
+void tfld_as_leave(const tfld_saved_t *saved)
+{
+    syscall(SYS_setfsuid, 0);
+    syscall(SYS_setfsgid, 0);
+    syscall(SYS_setgroups, (size_t)saved->ngroups, saved->groups);
 }

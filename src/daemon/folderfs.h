@@ -61,4 +61,38 @@ int tfld_dir_retire(int rootfd, const char *name, int64_t id, char *retired, siz
  * stays, shut as tfld_dir_retire left it). */
 int tfld_dir_remove(int rootfd, const char *retired, tsl_error_t *err);
 
+/* ---- files through the API, as the caller's account ------------------------------------- */
+
+/* A path inside a folder as the API takes it: "" (the folder itself) or 1 to 64 names joined
+ * by single '/', each 1 to 255 bytes, not "." nor "..", with no leading or trailing '/', at
+ * most 1024 bytes in all. */
+bool tfld_path_valid(const char *rel);
+
+/* Most supplementary groups of an account taken into its identity (more are dropped: the
+ * rights they would give are not used). */
+#define TFLD_GROUPS_MAX 64
+
+/* An account's identity for the file system: this thread's fsuid, fsgid and groups. */
+typedef struct {
+    uid_t uid;
+    gid_t gid;
+    gid_t groups[TFLD_GROUPS_MAX];
+    int ngroups;
+} tfld_ident_t;
+
+/* What tfld_as_enter replaces, for tfld_as_leave. */
+typedef struct {
+    gid_t groups[TFLD_GROUPS_MAX];
+    int ngroups;
+} tfld_saved_t;
+
+/* Take id as THIS THREAD's file-system identity (raw setgroups, setfsgid, setfsuid system
+ * calls: the other threads keep root's): the kernel then checks every open, read and write
+ * as that account's, ACLs included, and root's capabilities over files are off for the
+ * thread until tfld_as_leave.  uid 0 is refused (EPERM).  0, or -1 with errno (the identity
+ * is root's again). */
+int tfld_as_enter(const tfld_ident_t *id, tfld_saved_t *saved);
+/* Back to root's identity (fsuid, fsgid 0, the saved groups). */
+void tfld_as_leave(const tfld_saved_t *saved);
+
 #endif

@@ -89,7 +89,7 @@ TESSELD_TESTS += tests/t/t3170-daemon-projects.t tests/t/t3171-cli-projects.t \
                  tests/t/t3172-daemon-projects-upgrade.t tests/t/t3174-daemon-projects-hostile.t
 # Virtual folders (docs/folders.md): the API with the accounts on disk, the CLI, hostile users.
 TESSELD_TESTS += tests/t/t3180-daemon-folders.t tests/t/t3181-cli-folders.t \
-                 tests/t/t3183-daemon-folders-jobs.t \
+                 tests/t/t3183-daemon-folders-jobs.t tests/t/t3185-daemon-folders-files.t \
                  tests/t/t3182-daemon-folders-hostile.t
 TESSELD_TESTS += tests/t/t3163-daemon-jobdir-mounted.t
 TESSELD_TESTS += tests/t/t3164-daemon-exit-record.t

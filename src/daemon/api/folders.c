@@ -10,17 +10,22 @@
  * reaches anything inside) is written before the commit, and a failure to write it undoes
  * the change (500); what is inside is rewritten after (bounded: TESSD_FOLDER_APPLY_MAX).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "daemon/api/api.h"
 #include "daemon/folderfs.h"
 #include "daemon/folders.h"
 #include "daemon/pwcache.h"
+#include "libutil/nomount.h"
 
 /* Most objects whose ACL one change rewrites, under tesseld's lock: a share of a folder of
  * 20,001 objects answered in 0.21-0.42 s on the development machine (docs/folders.md, "Keeping
@@ -33,6 +38,12 @@
 /* Most folders one job mounts: each is one bind mount in its namespace; 16 is more than a job
  * needs (data, models, scratch, outputs) and keeps the shim's command line short. */
 #define TESSD_JOB_FOLDERS_MAX 16
+/* Most bytes GET .../files answers for one file, read whole into memory by a connection's
+ * thread: the console's and small scripts' files (a config, a plot, a short log); larger ones
+ * are rsync's and scp's (docs/folders.md).  Uploads are bounded by --max-body. */
+#define TESSD_FOLDER_FILE_MAX (8u << 20)
+/* Most entries of one directory listing (the rest: "truncated": true). */
+#define TESSD_FOLDER_LIST_MAX 10000
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
@@ -848,4 +859,270 @@ int api_folders_for_job(tessd_t *d, const tessd_caller_t *who, json_t *v, tstore
 fail:
     json_decref(norm);
     return -1;
+}
+
+/* ---- files: GET and PUT /v1/folders/{name}/files?path=P ----------------------------------- */
+
+/* The caller's account as a file-system identity: 0; -1 after 403 (no local account, or root:
+ * the API reads and writes as the account, never as root). */
+static int ident_of(const tessd_caller_t *who, tfld_ident_t *id, thttp_reply_t *rep)
+{
+    tessd_pw_t pw;
+    if (tessd_getpwnam(who->user, &pw) != 1 || pw.uid == 0) {
+        thttp_error(rep, 403, "forbidden", NULL,
+                    "files are read and written through the API as your local account, and "
+                    "'%s' has none on this host (or it is root's): use the folder's path",
+                    who->user);
+        return -1;
+    }
+    id->uid = pw.uid;
+    id->gid = pw.gid;
+    int n = TFLD_GROUPS_MAX;
+    if (getgrouplist(pw.name, pw.gid, id->groups, &n) < 0)
+        n = TFLD_GROUPS_MAX; /* more groups than kept: the first ones */
+    id->ngroups = n;
+    return 0;
+}
+
+/* The common start of a files route: the folder (the caller's right at least need), the path
+ * (query "path", "" = the folder), the identity, and the folder's directory (O_PATH, opened
+ * by root beneath the root).  The directory's descriptor, or -1 after answering. */
+static int files_start(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, tfld_access_t need,
+                       tstore_folder_t *f, const char **rel, tfld_ident_t *id)
+{
+    tessd_caller_t who;
+    tfld_access_t a;
+    const char *p = thttp_query(req, "path");
+    *rel = p ? p : "";
+    if (!folders_on(d, rep))
+        return -1;
+    if (!tfld_path_valid(*rel) || (need >= TFLD_RW && !**rel)) {
+        thttp_error(rep, 400, "invalid_parameter", "path",
+                    "path must be a relative path inside the folder: names joined by '/', none "
+                    "of them '.' or '..'%s",
+                    need >= TFLD_RW ? ", naming a file" : "");
+        return -1;
+    }
+    if (!api_enter(d, req, rep, &who))
+        return -1;
+    int rc = load(d, &who, req->params[0], f, &a, rep);
+    api_leave(d);
+    if (rc < 0)
+        return -1;
+    if (a < need) {
+        thttp_error(rep, 403, "forbidden", NULL,
+                    "you ('%s') have ro access to folder '%s' and may not write in it", who.user,
+                    f->name);
+        return -1;
+    }
+    if (ident_of(&who, id, rep) < 0)
+        return -1;
+    int dfd = tsl_openat_nomount(d->folder_rootfd, f->name, O_PATH | O_DIRECTORY, 0);
+    if (dfd < 0)
+        thttp_error(rep, 404, "not_found", NULL, "no folder '%s'", f->name);
+    return dfd;
+}
+
+/* Answer the errno of an open of rel in folder f as the caller's account. */
+static void files_error(thttp_reply_t *rep, int e, const tstore_folder_t *f, const char *rel)
+{
+    const char *shown = *rel ? rel : ".";
+    if (e == ENOENT || e == ENOTDIR)
+        thttp_error(rep, 404, "not_found", "path", "no '%s' in folder '%s'", shown, f->name);
+    else if (e == EACCES || e == EPERM)
+        thttp_error(rep, 403, "forbidden", "path",
+                    "your account may not do that with '%s' in folder '%s' (its permissions)",
+                    shown, f->name);
+    else if (e == ELOOP || e == EXDEV)
+        thttp_error(rep, 400, "invalid_parameter", "path",
+                    "'%s' in folder '%s' goes through a link or a mount point: not followed", shown,
+                    f->name);
+    else if (e == EISDIR)
+        thttp_error(rep, 400, "invalid_parameter", "path", "'%s' in folder '%s' is a directory",
+                    shown, f->name);
+    else
+        thttp_error(rep, 500, "internal", "path", "'%s' in folder '%s': %s", shown, f->name,
+                    strerror(e));
+}
+
+typedef struct {
+    char *name;
+    const char *type;
+    long long size, mtime;
+} fentry_t;
+
+static int fentry_cmp(const void *a, const void *b)
+{
+    return strcmp(((const fentry_t *)a)->name, ((const fentry_t *)b)->name);
+}
+
+void api_folders_files_get(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    tessd_t *d = ctx;
+    tstore_folder_t f;
+    const char *rel;
+    tfld_ident_t id;
+    int dfd = files_start(d, req, rep, TFLD_RO, &f, &rel, &id);
+    if (dfd < 0)
+        return;
+    tfld_saved_t saved;
+    if (tfld_as_enter(&id, &saved) < 0) {
+        close(dfd);
+        thttp_error(rep, 500, "internal", NULL, "taking the account's identity: %s",
+                    strerror(errno));
+        return;
+    }
+    /* From here to tfld_as_leave, the kernel checks everything as the caller's account. */
+    int e = 0, fd = tsl_openat_nomount(dfd, *rel ? rel : ".", O_RDONLY | O_NOCTTY | O_NONBLOCK, 0);
+    struct stat st;
+    fentry_t *ents = NULL;
+    size_t n = 0;
+    bool truncated = false;
+    char *buf = NULL;
+    size_t len = 0;
+    if (fd < 0 || fstat(fd, &st) < 0) {
+        e = errno;
+    } else if (S_ISDIR(st.st_mode)) {
+        DIR *dir = fdopendir(fd);
+        fd = -1;
+        ents = dir ? calloc(TESSD_FOLDER_LIST_MAX, sizeof *ents) : NULL;
+        if (!dir || !ents)
+            e = errno ? errno : ENOMEM;
+        struct dirent *de;
+        while (!e && (de = readdir(dir)) != NULL) {
+            if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                continue;
+            if (n == TESSD_FOLDER_LIST_MAX) {
+                truncated = true;
+                break;
+            }
+            struct stat es;
+            fentry_t *x = &ents[n];
+            x->type = "other";
+            if (fstatat(dirfd(dir), de->d_name, &es, AT_SYMLINK_NOFOLLOW) == 0) {
+                x->type = S_ISREG(es.st_mode)   ? "file"
+                          : S_ISDIR(es.st_mode) ? "dir"
+                          : S_ISLNK(es.st_mode) ? "link"
+                                                : "other";
+                x->size = (long long)es.st_size;
+                x->mtime = (long long)es.st_mtime;
+            }
+            if (!(x->name = strdup(de->d_name))) {
+                e = ENOMEM;
+                break;
+            }
+            n++;
+        }
+        if (dir)
+            closedir(dir);
+    } else if (!S_ISREG(st.st_mode)) {
+        e = EINVAL;
+    } else if ((uint64_t)st.st_size > TESSD_FOLDER_FILE_MAX) {
+        e = EFBIG;
+    } else if (!(buf = malloc((size_t)st.st_size + 1))) {
+        e = ENOMEM;
+    } else {
+        while (len < (size_t)st.st_size) {
+            ssize_t r = read(fd, buf + len, (size_t)st.st_size - len);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0) {
+                e = r < 0 ? errno : 0;
+                break;
+            }
+            len += (size_t)r;
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    tfld_as_leave(&saved);
+    close(dfd);
+    if (e == EFBIG)
+        thttp_error(rep, 413, "payload_too_large", "path",
+                    "'%s' is %lld bytes: the API serves files up to %u bytes; use rsync or scp "
+                    "with the folder's path",
+                    rel, (long long)st.st_size, TESSD_FOLDER_FILE_MAX);
+    else if (e == EINVAL)
+        thttp_error(rep, 400, "invalid_parameter", "path",
+                    "'%s' in folder '%s' is not a file or a directory", rel, f.name);
+    else if (e)
+        files_error(rep, e, &f, rel);
+    else if (ents) {
+        qsort(ents, n, sizeof *ents, fentry_cmp);
+        json_t *arr = json_array();
+        for (size_t i = 0; i < n; i++)
+            json_array_append_new(arr,
+                                  json_pack("{s:s, s:s, s:I, s:I}", "name", ents[i].name, "type",
+                                            ents[i].type, "size", (json_int_t)ents[i].size, "mtime",
+                                            (json_int_t)ents[i].mtime));
+        thttp_json(rep, 200,
+                   json_pack("{s:s, s:s, s:o, s:b}", "folder", f.name, "path", rel, "entries", arr,
+                             "truncated", truncated));
+    } else {
+        rep->status = 200;
+        rep->text = buf;
+        rep->text_len = len;
+        rep->content_type = "application/octet-stream";
+        buf = NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        free(ents[i].name);
+    free(ents);
+    free(buf);
+}
+
+void api_folders_files_put(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    tessd_t *d = ctx;
+    tstore_folder_t f;
+    const char *rel;
+    tfld_ident_t id;
+    int dfd = files_start(d, req, rep, TFLD_RW, &f, &rel, &id);
+    if (dfd < 0)
+        return;
+    tfld_saved_t saved;
+    if (tfld_as_enter(&id, &saved) < 0) {
+        close(dfd);
+        thttp_error(rep, 500, "internal", NULL, "taking the account's identity: %s",
+                    strerror(errno));
+        return;
+    }
+    /* As the caller's account: a new file gets the folder's default ACL; an existing one must
+     * be a regular file the account may write.  No link is followed, at the end or before. */
+    bool created = true;
+    int e = 0, fd = tsl_openat_nomount(dfd, rel, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY, 0666);
+    if (fd < 0 && errno == EEXIST) {
+        created = false;
+        fd = tsl_openat_nomount(dfd, rel, O_WRONLY | O_NOCTTY | O_NONBLOCK, 0);
+    }
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0)
+        e = errno;
+    else if (!S_ISREG(st.st_mode))
+        e = EISDIR;
+    else if (ftruncate(fd, 0) < 0)
+        e = errno;
+    for (size_t off = 0; !e && off < req->body_len;) {
+        ssize_t w = write(fd, req->body + off, req->body_len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            e = w < 0 ? errno : EIO;
+            break;
+        }
+        off += (size_t)w;
+    }
+    if (fd >= 0 && close(fd) < 0 && !e)
+        e = errno;
+    tfld_as_leave(&saved);
+    close(dfd);
+    if (e == ENOSPC || e == EDQUOT)
+        thttp_error(rep, 507, "insufficient_storage", "path", "'%s' in folder '%s': %s", rel,
+                    f.name, strerror(e));
+    else if (e)
+        files_error(rep, e, &f, rel);
+    else
+        thttp_json(rep, created ? 201 : 200,
+                   json_pack("{s:s, s:s, s:I}", "folder", f.name, "path", rel, "size",
+                             (json_int_t)req->body_len));
 }

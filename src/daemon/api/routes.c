@@ -59,6 +59,8 @@ const thttp_route_t tessd_routes[] = {
     {"GET", "/v1/folders/{name}", api_folders_get},
     {"DELETE", "/v1/folders/{name}", api_folders_delete},
     {"GET", "/v1/folders/{name}/usage", api_folders_usage},
+    {"GET", "/v1/folders/{name}/files", api_folders_files_get},
+    {"PUT", "/v1/folders/{name}/files", api_folders_files_put},
     {"POST", "/v1/folders/{name}/shares", api_folders_share},
     {"DELETE", "/v1/folders/{name}/shares/users/{user}", api_folders_unshare_user},
     {"DELETE", "/v1/folders/{name}/shares/projects/{project}", api_folders_unshare_project},

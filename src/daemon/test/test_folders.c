@@ -195,12 +195,69 @@ static void test_disk(void **state)
     assert_int_equal(test_tmpdir_remove(dir), 0);
 }
 
+/* Paths inside a folder as the files routes take them. */
+static void test_paths(void **state)
+{
+    char long_name[300], many[200];
+    memset(long_name, 'a', 256);
+    long_name[256] = '\0';
+    many[0] = '\0';
+    for (int i = 0; i < 65; i++)
+        strcat(many, i ? "/a" : "a");
+    static const char *const good[] = {"", "a", "a.txt", "sub/dir/f", ".hidden", "a..b", "..a"};
+    static const char *const bad[] = {"/a",   "a/",     "a//b",  ".",    "..",
+                                      "../a", "a/../b", "a/./b", "a/..", "./a"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+        if (!tfld_path_valid(good[i]))
+            fail_msg("'%s' refused", good[i]);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (tfld_path_valid(bad[i]))
+            fail_msg("'%s' taken", bad[i]);
+    assert_false(tfld_path_valid(long_name));
+    long_name[255] = '\0';
+    assert_true(tfld_path_valid(long_name));
+    assert_false(tfld_path_valid(many)); /* 65 names */
+}
+
+/* The thread's file-system identity: another account's, then root's again. */
+static void test_identity(void **state)
+{
+    if (geteuid() != 0)
+        fail_msg("needs root (it takes another account's identity)");
+    char dir[64], p[128];
+    assert_int_equal(test_tmpdir(dir, sizeof dir, "ident"), 0);
+    snprintf(p, sizeof p, "%s/root-only", dir);
+    write_file(p, "x");
+    assert_int_equal(chmod(p, 0600), 0);
+    assert_int_equal(chmod(dir, 0755), 0);
+    tfld_ident_t id = {.uid = 65534, .gid = 65534, .groups = {65534}, .ngroups = 1};
+    tfld_saved_t saved;
+    assert_int_equal(tfld_as_enter(&id, &saved), 0);
+    int fd = open(p, O_RDONLY);
+    int e = errno;
+    char q[160];
+    snprintf(q, sizeof q, "%s/made", dir);
+    int made = open(q, O_WRONLY | O_CREAT, 0644);
+    int e2 = errno;
+    tfld_as_leave(&saved);
+    assert_int_equal(fd, -1);
+    assert_int_equal(e, EACCES); /* root's capabilities are off for the thread */
+    assert_int_equal(made, -1);
+    assert_int_equal(e2, EACCES);
+    fd = open(p, O_RDONLY); /* and on again */
+    assert_true(fd >= 0);
+    close(fd);
+    tfld_ident_t rootid = {.uid = 0};
+    assert_int_equal(tfld_as_enter(&rootid, &saved), -1);
+    assert_int_equal(errno, EPERM);
+    assert_int_equal(test_tmpdir_remove(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rights),
-        cmocka_unit_test(test_acl_text),
-        cmocka_unit_test(test_disk),
+        cmocka_unit_test(test_rights), cmocka_unit_test(test_acl_text), cmocka_unit_test(test_disk),
+        cmocka_unit_test(test_paths),  cmocka_unit_test(test_identity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
