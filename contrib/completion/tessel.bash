@@ -138,7 +138,7 @@ _tessel()
         fi ;;
     folders | folder)
         if [ -z "$sub" ]; then
-            COMPREPLY=($(compgen -W "ls show create share unshare du rm" -- "$cur"))
+            COMPREPLY=($(compgen -W "ls show create share unshare du rm quota" -- "$cur"))
         elif [ "$sub" != create ] && [ $((cmdi + 2)) -eq "$COMP_CWORD" ]; then
             COMPREPLY=($(compgen -W "$(_tessel_column "" "$tessel" folders)" -- "$cur"))
         elif { [ "$sub" = share ] || [ "$sub" = unshare ]; } && [ $((cmdi + 3)) -eq "$COMP_CWORD" ]; then

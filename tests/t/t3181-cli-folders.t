@@ -85,6 +85,18 @@ for args in "share data ben" "share data ben --ro --rw" "share data ben --projec
 done
 grep -q "see 'tessel folders --help'" "$TD/e"; ok $? "... pointing at the help"
 
+# --- quota ---------------------------------------------------------------------------------------
+admin folders quota data2 1G
+is "$RC $(out)" "0 folder data2: quota 1G" "tessel folders quota (admin)"
+as "$ANN" folders show data2
+grep -q "^quota        1073741824 bytes" "$TD/o"; ok $? "show prints it"
+as "$ANN" folders quota data2 2G
+is "$RC" 1 "the owner may not set a quota: exit 1"
+admin folders quota data2 lots
+is "$RC" 2 "a bad size: usage error"
+admin folders quota data2 none
+is "$RC $(out)" "0 folder data2: quota none" "quota none removes it"
+
 # --- rm -------------------------------------------------------------------------------------------
 as "$ANN" folders rm data
 is "$RC" 1 "rm off a terminal without --yes: exit 1"

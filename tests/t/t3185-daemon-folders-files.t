@@ -132,5 +132,41 @@ head -c 2000000 /dev/zero >"$TD/twomeg"
 put "$A" two "$TD/twomeg"
 is "$CODE" 413 "an upload over --max-body (1M here): 413"
 [ ! -e "$ROOT/data/two" ]; ok $? "... nothing written"
+
+# --- a quota (measured, refused at the API) -----------------------------------------------------
+api POST /v1/folders '{"name":"q"}' "$A"
+api PATCH /v1/folders/q '{"quota":"64K"}' "$A"
+is "$CODE $(jget .error.field)" "403 quota" "the owner may not set a quota: 403"
+api POST /v1/folders '{"name":"q2","quota":"1G"}' "$A"
+is "$CODE $(jget .error.field)" "403 quota" "... nor give one at creation"
+api PATCH /v1/folders/q '{"quota":"64K"}'
+is "$CODE $(jget .quota) $(jget .used)" "200 65536 null" "an admin sets q's quota to 64 KiB (not measured yet)"
+schema PATCH /v1/folders/{name}
+head -c 30000 /dev/zero >"$TD/30k"
+qput() {
+    CODE=$(curl -s -o "$TD/out" -w '%{http_code}' -X PUT -H "Authorization: Bearer $A" \
+        --data-binary "@$2" "$TD_URL/v1/folders/q/files?path=$1")
+}
+qput one "$TD/30k"
+is "$CODE" 201 "a 30 KB upload under the quota: 201"
+qput two "$TD/30k"
+is "$CODE" 201 "a second one: 201 (about 64 KB used now, counted at once)"
+qput three "$TD/30k"
+is "$CODE $(jget .error.code)" "507 insufficient_storage" "a third would pass the quota: 507"
+grep -q "folder 'q' is at its quota" "$TD/out"; ok $? "... saying so"
+[ ! -e "$ROOT/q/three" ]; ok $? "... nothing written"
+api GET /v1/folders/q "" "$A"
+[ "$(jget .used)" -ge 60000 ] && [ "$(jget .used_at)" != null ]; ok $? "the folder shows its measured use ($(jget .used) bytes)"
+rm "$ROOT/q/one" "$ROOT/q/two"
+qput three "$TD/30k"
+is "$CODE" 507 "files deleted on the host: not seen until the next measurement"
+api GET /v1/folders/q/usage "" "$A"
+qput three "$TD/30k"
+is "$CODE" 201 "du measures it again: the upload passes"
+api PATCH /v1/folders/q '{"quota":null}'
+is "$CODE $(jget .quota)" "200 null" "an admin removes the quota"
+head -c 900000 /dev/zero >"$TD/900k"
+qput four "$TD/900k"
+is "$CODE" 201 "without a quota, 900 KB pass"
 td_stop; ok $? "tesseld stops cleanly"
 done_testing

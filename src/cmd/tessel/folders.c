@@ -18,6 +18,7 @@ static void usage(FILE *f)
                "       tessel folders unshare NAME USER\n"
                "       tessel folders unshare NAME --project P\n"
                "       tessel folders du NAME [--json]\n"
+               "       tessel folders quota NAME SIZE|none   (admin)\n"
                "       tessel folders rm NAME [--yes] [--force]\n"
                "A folder is a directory that tesseld keeps for you under its folder root; only\n"
                "those it is shared with may read it (ro) or also write it (rw), from a job, a\n"
@@ -87,6 +88,14 @@ static int show(cli_t *cli, const char *path)
         printf("%-12s %s\n", keys[k][0], e);
         free(e);
     }
+    json_t *q = json_object_get(f, "quota"), *u = json_object_get(f, "used");
+    if (json_is_integer(q))
+        printf("%-12s %lld bytes\n", "quota", (long long)json_integer_value(q));
+    else
+        printf("%-12s none\n", "quota");
+    if (json_is_integer(u))
+        printf("%-12s %lld bytes (measured %s)\n", "used", (long long)json_integer_value(u),
+               str(f, "used_at"));
     printf("\nShared with:\n");
     static const char *const hdr[] = {"USER", "PROJECT", "MODE", "ADDED"};
     cli_table_t *t = cli_table_new(4, hdr);
@@ -199,22 +208,24 @@ int cmd_folders(cli_t *cli, int argc, char **argv)
         int nargs_min, nargs_max;
         bool project, mode, yes;
     } acts[] = {
-        {"ls", 0, 0, false, false, false},   {"list", 0, 0, false, false, false},
-        {"show", 1, 1, false, false, false}, {"create", 1, 1, true, false, false},
-        {"share", 1, 2, true, true, false},  {"unshare", 1, 2, true, false, false},
-        {"du", 1, 1, false, false, false},   {"rm", 1, 1, false, false, true},
+        {"ls", 0, 0, false, false, false},    {"list", 0, 0, false, false, false},
+        {"show", 1, 1, false, false, false},  {"create", 1, 1, true, false, false},
+        {"share", 1, 2, true, true, false},   {"unshare", 1, 2, true, false, false},
+        {"du", 1, 1, false, false, false},    {"rm", 1, 1, false, false, true},
+        {"quota", 2, 2, false, false, false},
     };
     size_t a;
     for (a = 0; a < sizeof acts / sizeof acts[0]; a++)
         if (strcmp(acts[a].name, action) == 0)
             break;
     if (a == sizeof acts / sizeof acts[0])
-        return cli_usage(cli, "unknown action '%s' (ls, show, create, share, unshare, du, rm)",
-                         action);
+        return cli_usage(
+            cli, "unknown action '%s' (ls, show, create, share, unshare, du, rm, quota)", action);
     if (nargs < acts[a].nargs_min || nargs > acts[a].nargs_max)
         return cli_usage(cli, "%s takes %s", action,
                          acts[a].nargs_max == 0   ? "no argument"
                          : acts[a].nargs_max == 1 ? "one folder name"
+                         : a == 8                 ? "a folder name and a size (or none)"
                                                   : "a folder name and a user (or --project P)");
     const struct {
         bool given, allowed;
@@ -273,6 +284,22 @@ int cmd_folders(cli_t *cli, int argc, char **argv)
         snprintf(line, sizeof line, "folder %s no longer shared with %s %s", name,
                  project ? "project" : "user", project ? project : args[1]);
         return change(cli, "DELETE", path, NULL, line);
+    case 8: {
+        json_t *body = json_object();
+        if (strcmp(args[1], "none") == 0) {
+            json_object_set_new(body, "quota", json_null());
+        } else {
+            uint64_t b;
+            tsl_error_t err;
+            if (cli_parse_size(args[1], &b, &err) < 0) {
+                json_decref(body);
+                return cli_usage(cli, "quota: %s", err.text);
+            }
+            json_object_set_new(body, "quota", json_integer((json_int_t)b));
+        }
+        snprintf(line, sizeof line, "folder %s: quota %s", name, args[1]);
+        return change(cli, "PATCH", path, body, line);
+    }
     case 6:
         strncat(path, "/usage", sizeof path - strlen(path) - 1);
         return du(cli, path);

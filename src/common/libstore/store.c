@@ -157,9 +157,12 @@ static const char *const migrations[] = {
      * whose POSIX ACLs it writes from these rows.  owner: the user who created it; project: the
      * project it belongs to (0: none; its members reach it by role).  folder_shares: one row
      * per user (project 0) or project (user '') it is shared with, rw 0 read-only, 1
-     * read-write.  AUTOINCREMENT: a folder deleted and made again under its name is another. */
+     * read-write.  AUTOINCREMENT: a folder deleted and made again under its name is another.
+     * quota: its size limit in bytes (NULL: none); used, used_ms: its last measured use and
+     * when (NULL: not measured yet).  jobs.folders: the folders a job mounts (JSON). */
     "CREATE TABLE folders(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE,"
-    "  owner TEXT NOT NULL, project INTEGER NOT NULL DEFAULT 0, created_ms INTEGER NOT NULL);"
+    "  owner TEXT NOT NULL, project INTEGER NOT NULL DEFAULT 0, created_ms INTEGER NOT NULL,"
+    "  quota INTEGER, used INTEGER, used_ms INTEGER);"
     "CREATE INDEX folders_project ON folders(project) WHERE project <> 0;"
     "CREATE TABLE folder_shares(folder INTEGER NOT NULL, user TEXT NOT NULL DEFAULT '',"
     "  project INTEGER NOT NULL DEFAULT 0, rw INTEGER NOT NULL, added_ms INTEGER NOT NULL,"
@@ -193,7 +196,8 @@ static const char *const migrations[] = {
 
 #define PROJECT_COLS "id, name, queue, description, share_jobs, created_ms, created_by"
 #define FOLDER_COLS                                                                                \
-    "f.id, f.name, f.owner, f.project, coalesce(p.name, ''), f.created_ms FROM folders f"          \
+    "f.id, f.name, f.owner, f.project, coalesce(p.name, ''), f.created_ms, coalesce(f.quota, 0),"  \
+    " coalesce(f.used, -1), coalesce(f.used_ms, 0) FROM folders f"                                 \
     " LEFT JOIN projects p ON p.id = f.project"
 
 /* The statements.  The enum and the table must stay in the same order. */
@@ -282,6 +286,8 @@ enum {
     S_PROJECT_DEL_FSHARES,
     S_PROJECT_DEL_FOLDERS,
     S_FOLDER_ADD,
+    S_FOLDER_SET_QUOTA,
+    S_FOLDER_SET_USED,
     S_FOLDER_GET,
     S_FOLDER_LIST,
     S_FOLDER_DEL_SHARES,
@@ -472,8 +478,10 @@ static const char *const sql[S_COUNT] = {
     [S_USER_DEL_FSHARES] = "DELETE FROM folder_shares WHERE user = ?1 AND user <> ''",
     [S_PROJECT_DEL_FSHARES] = "DELETE FROM folder_shares WHERE project = ?1 AND project <> 0",
     [S_PROJECT_DEL_FOLDERS] = "UPDATE folders SET project = 0 WHERE project = ?1 AND project <> 0",
-    [S_FOLDER_ADD] = "INSERT INTO folders(name, owner, project, created_ms)"
-                     " VALUES (?1, ?2, ?3, ?4)",
+    [S_FOLDER_ADD] = "INSERT INTO folders(name, owner, project, created_ms, quota)"
+                     " VALUES (?1, ?2, ?3, ?4, ?5)",
+    [S_FOLDER_SET_QUOTA] = "UPDATE folders SET quota = ?2 WHERE id = ?1",
+    [S_FOLDER_SET_USED] = "UPDATE folders SET used = ?2, used_ms = ?3 WHERE id = ?1",
     [S_FOLDER_GET] = "SELECT " FOLDER_COLS " WHERE f.name = ?1",
     [S_FOLDER_LIST] = "SELECT " FOLDER_COLS " ORDER BY f.name",
     [S_FOLDER_DEL_SHARES] = "DELETE FROM folder_shares WHERE folder = ?1",
@@ -2785,6 +2793,9 @@ static void row_folder(sqlite3_stmt *q, tstore_folder_t *f)
     f->project = sqlite3_column_int64(q, 3);
     col_copy(q, 4, f->project_name, sizeof f->project_name);
     f->created_ms = sqlite3_column_int64(q, 5);
+    f->quota = sqlite3_column_int64(q, 6);
+    f->used = sqlite3_column_int64(q, 7);
+    f->used_ms = sqlite3_column_int64(q, 8);
 }
 
 int tstore_folder_add(tstore_t *s, tstore_folder_t *f, tsl_error_t *err)
@@ -2794,6 +2805,8 @@ int tstore_folder_add(tstore_t *s, tstore_folder_t *f, tsl_error_t *err)
     bind_text(q, 2, f->owner);
     sqlite3_bind_int64(q, 3, f->project);
     sqlite3_bind_int64(q, 4, f->created_ms);
+    if (f->quota > 0)
+        sqlite3_bind_int64(q, 5, f->quota);
     if (exec_stmt(s, q, err, "add folder") < 0) {
         if (errno == EEXIST)
             tsl_errprintf(err, "folder '%s' already exists", f->name);
@@ -2929,4 +2942,28 @@ int tstore_folder_active_jobs(tstore_t *s, const char *name, int64_t *n, tsl_err
     sqlite3_stmt *q = stmt(s, S_FOLDER_ACTIVE_JOBS);
     bind_text(q, 1, name);
     return count_query(s, q, n, err);
+}
+
+int tstore_folder_set_quota(tstore_t *s, int64_t id, int64_t quota, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_FOLDER_SET_QUOTA);
+    sqlite3_bind_int64(q, 1, id);
+    if (quota > 0)
+        sqlite3_bind_int64(q, 2, quota);
+    int n = exec_stmt(s, q, err, "folder quota");
+    if (n < 0)
+        return -1;
+    return n == 0 ? not_found(err, "folder") : 0;
+}
+
+int tstore_folder_set_used(tstore_t *s, int64_t id, int64_t used, int64_t now_ms, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_FOLDER_SET_USED);
+    sqlite3_bind_int64(q, 1, id);
+    sqlite3_bind_int64(q, 2, used);
+    sqlite3_bind_int64(q, 3, now_ms);
+    int n = exec_stmt(s, q, err, "folder use");
+    if (n < 0)
+        return -1;
+    return n == 0 ? not_found(err, "folder") : 0;
 }

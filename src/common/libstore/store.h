@@ -615,10 +615,13 @@ typedef struct {
     int64_t project;                        /* 0: none */
     char project_name[TSTORE_NAME_MAX + 1]; /* "" when none */
     int64_t created_ms;
+    int64_t quota;   /* its size limit in bytes; 0: none */
+    int64_t used;    /* its last measured use in bytes; -1: not measured yet */
+    int64_t used_ms; /* when it was measured */
 } tstore_folder_t;
 
-/* Store f (name, owner, project, created_ms) and set f->id: EEXIST (err says so) when the name
- * is taken.  0 or -1. */
+/* Store f (name, owner, project, created_ms, quota) and set f->id: EEXIST (err says so) when the
+ * name is taken.  0 or -1. */
 int tstore_folder_add(tstore_t *st, tstore_folder_t *f, tsl_error_t *err);
 /* ENOENT when absent. */
 int tstore_folder_get(tstore_t *st, const char *name, tstore_folder_t *out, tsl_error_t *err);
@@ -627,6 +630,11 @@ typedef int (*tstore_folder_f)(const tstore_folder_t *f, void *arg);
 int tstore_folder_list(tstore_t *st, tstore_folder_f cb, void *arg, tsl_error_t *err);
 /* Delete the folder and its shares in one transaction.  ENOENT when absent.  0 or -1. */
 int tstore_folder_del(tstore_t *st, int64_t id, tsl_error_t *err);
+/* Set folder id's quota (bytes; 0: none), or its measured use at now_ms.  ENOENT when absent.
+ * 0 or -1. */
+int tstore_folder_set_quota(tstore_t *st, int64_t id, int64_t quota, tsl_error_t *err);
+int tstore_folder_set_used(tstore_t *st, int64_t id, int64_t used, int64_t now_ms,
+                           tsl_error_t *err);
 /* The number of active (pending, running) jobs that mount the folder named name into *n.
  * 0 or -1. */
 int tstore_folder_active_jobs(tstore_t *st, const char *name, int64_t *n, tsl_error_t *err);

@@ -178,6 +178,7 @@ void api_folders_unshare_project(thttp_req_t *, thttp_reply_t *, void *);
 void api_folders_usage(thttp_req_t *, thttp_reply_t *, void *);
 void api_folders_files_get(thttp_req_t *, thttp_reply_t *, void *);
 void api_folders_files_put(thttp_req_t *, thttp_reply_t *, void *);
+void api_folders_update(thttp_req_t *, thttp_reply_t *, void *);
 
 /* folders.c, for projects.c and users.c (lock held, after the change's commit): write again
  * the ACLs of the folders a change of membership touches; failures are logged.

@@ -57,6 +57,7 @@ const thttp_route_t tessd_routes[] = {
     {"GET", "/v1/folders", api_folders_list},
     {"POST", "/v1/folders", api_folders_create},
     {"GET", "/v1/folders/{name}", api_folders_get},
+    {"PATCH", "/v1/folders/{name}", api_folders_update},
     {"DELETE", "/v1/folders/{name}", api_folders_delete},
     {"GET", "/v1/folders/{name}/usage", api_folders_usage},
     {"GET", "/v1/folders/{name}/files", api_folders_files_get},
