@@ -21,6 +21,9 @@ PKGS="$PKGS dpkg-dev debhelper lintian debootstrap"
 # Container jobs (docs/containers.md, t7020-t7024): the OCI runtime tesseld's shim runs, and
 # util-linux's unshare/mount for t7024's attempts from inside.
 PKGS="$PKGS crun util-linux"
+# Virtual folders (docs/folders.md, t3180-t3182): POSIX ACLs written by tesseld (libacl1-dev)
+# and read back by the tests (acl: getfacl).
+PKGS="$PKGS libacl1-dev acl"
 # spank_tessel.so (libslurm-dev: <slurm/spank.h>) and its multi-node test (docs/slurm.md, t9000).
 PKGS="$PKGS libslurm-dev slurmctld slurmd slurm-client munge"
 # The job_submit plugin's unit tests (contrib/slurm/job_submit.lua, t9003): Lua 5.1, as slurmctld

@@ -136,6 +136,14 @@ _tessel()
         elif [ "$sub" = set-role ] && [ $((cmdi + 4)) -eq "$COMP_CWORD" ]; then
             COMPREPLY=($(compgen -W "owner member viewer" -- "$cur"))
         fi ;;
+    folders | folder)
+        if [ -z "$sub" ]; then
+            COMPREPLY=($(compgen -W "ls show create share unshare du rm quota" -- "$cur"))
+        elif [ "$sub" != create ] && [ $((cmdi + 2)) -eq "$COMP_CWORD" ]; then
+            COMPREPLY=($(compgen -W "$(_tessel_column "" "$tessel" folders)" -- "$cur"))
+        elif { [ "$sub" = share ] || [ "$sub" = unshare ]; } && [ $((cmdi + 3)) -eq "$COMP_CWORD" ]; then
+            COMPREPLY=($(compgen -W "$(_tessel_column "" "$tessel" users)" -- "$cur"))
+        fi ;;
     run)
         # The job's command: programs, then files.
         COMPREPLY=($(compgen -c -- "$cur") $(compgen -f -- "$cur")) ;;

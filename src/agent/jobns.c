@@ -17,6 +17,7 @@
 
 #include "agent/jobns.h"
 #include "interposer/policy/policy.h"
+#include "libutil/nomount.h"
 
 #define PRELOAD_PATH "/etc/ld.so.preload"
 
@@ -86,6 +87,66 @@ int tagent_jobns_enter(const char *state)
     if (bind_ro(preload, PRELOAD_PATH) < 0)
         return -1;
     return 0;
+}
+
+int tagent_jobns_prepare_folders(tsl_error_t *err)
+{
+    return root_dir("/tessel", err) < 0 || root_dir(TAGENT_FOLDERS_DIR, err) < 0 ? -1 : 0;
+}
+
+bool tagent_jobns_folder_valid(const char *spec, bool *ro)
+{
+    size_t n = 0;
+    if (!(spec[0] >= 'a' && spec[0] <= 'z'))
+        return false;
+    for (; spec[n] && spec[n] != ':'; n++) {
+        char c = spec[n];
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
+            return false;
+    }
+    if (n > 32)
+        return false;
+    *ro = spec[n] == ':';
+    return spec[n] == '\0' || strcmp(spec + n, ":ro") == 0;
+}
+
+int tagent_jobns_folders(const char *root, const char *const *specs, int n)
+{
+    if (mount("tessel-folders", TAGENT_FOLDERS_DIR, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+              "mode=0755,size=64k") < 0)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        char name[40], dst[128], src[64];
+        bool ro;
+        if (!tagent_jobns_folder_valid(specs[i], &ro)) {
+            errno = EINVAL;
+            return -1;
+        }
+        size_t len = strcspn(specs[i], ":");
+        memcpy(name, specs[i], len);
+        name[len] = '\0';
+        snprintf(dst, sizeof dst, "%s/%s", TAGENT_FOLDERS_DIR, name);
+        if (mkdir(dst, 0755) < 0)
+            return -1;
+        /* Opened in this namespace (a bind takes only its own namespace's mounts), one name
+         * beneath the root, no link: the folder's directory itself. */
+        int fd = tsl_open_nomount(root, name, O_PATH | O_DIRECTORY, 0);
+        if (fd < 0)
+            return -1;
+        snprintf(src, sizeof src, "/proc/self/fd/%d", fd);
+        int rc = mount(src, dst, NULL, MS_BIND, NULL);
+        int saved = errno;
+        close(fd);
+        if (rc < 0) {
+            errno = saved;
+            return -1;
+        }
+        if (mount(NULL, dst, NULL,
+                  MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | (ro ? MS_RDONLY : 0), NULL) < 0)
+            return -1;
+    }
+    return mount(NULL, TAGENT_FOLDERS_DIR, NULL,
+                 MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=64k");
 }
 
 int tagent_jobns_bind_file(const char *path, int fd, const char *name)

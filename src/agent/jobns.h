@@ -38,6 +38,26 @@ int tagent_jobns_enter(const char *state);
  * errno (ESTALE: path is another file now). */
 int tagent_jobns_bind_file(const char *path, int fd, const char *name);
 
+/* Where a job's virtual folders are mounted (docs/folders.md): TAGENT_FOLDERS_DIR/NAME. */
+#define TAGENT_FOLDERS_DIR "/tessel/folders"
+
+/* The mount point of the folders, TAGENT_FOLDERS_DIR (root's, 0755, made when missing on the
+ * host: an empty directory).  Run by the shim as root before it forks a job with folders.
+ * 0, or -1 with err. */
+int tagent_jobns_prepare_folders(tsl_error_t *err);
+
+/* A folder's name as the shim takes it (tesseld's rule: 1 to 32 of a-z, 0-9, '_', '-',
+ * starting with a letter), with an optional ":ro"; *ro says which.  false for anything else. */
+bool tagent_jobns_folder_valid(const char *spec, bool *ro);
+
+/* In the job's process, as root, after tagent_jobns_enter: a tmpfs of its own over
+ * TAGENT_FOLDERS_DIR (read-only once filled), and in it one bind mount per folder spec
+ * ("NAME" or "NAME:ro", checked with tagent_jobns_folder_valid) of root/NAME, opened beneath
+ * root with no link and no mount crossed; ":ro" ones read-only; all nosuid, nodev.  The
+ * folder's own ACLs still decide what the job's user may do in it.  0, or -1 with errno (ENOENT:
+ * a folder that is not there any more). */
+int tagent_jobns_folders(const char *root, const char *const *specs, int n);
+
 /* In the job's process, last thing before exec (after no_new_privs): refuse the creation of a
  * user namespace (clone/unshare with CLONE_NEWUSER, and clone3, whose flags a filter cannot
  * read: it gets ENOSYS, and the C libraries then use clone).  0, or -1 with errno. */

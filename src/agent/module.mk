@@ -1,6 +1,8 @@
 # agent: job runner (tessel-shim supervisor), cgroups v2/v1, GPU discovery through NVML.
 # libtsl-agent.a is linked by tesseld; tessel-shim is the per-job supervisor it starts.
 LIBAGENT_SRCS := src/agent/gpu.c src/agent/cgroup.c src/agent/runner.c src/agent/logcap.c
+# jobns.c: the job's namespace (the shim's), and the folder specs tesseld checks too.
+LIBAGENT_SRCS += src/agent/jobns.c
 LIBAGENT := $(O)/lib/libtsl-agent.a
 LIBS += $(LIBAGENT)
 $(LIBAGENT): $(LIBAGENT_SRCS:%.c=$(O)/obj/%.o)
@@ -9,8 +11,7 @@ $(LIBAGENT): $(LIBAGENT_SRCS:%.c=$(O)/obj/%.o)
 
 BINS += $(O)/bin/tessel-shim
 $(O)/bin/tessel-shim: $(O)/obj/src/agent/shim.o $(O)/obj/src/agent/watchdog.o \
-                      $(O)/obj/src/agent/jobns.o $(O)/obj/src/agent/ctrrun.o \
-                      $(O)/obj/src/agent/tty.o $(LIBAGENT) \
+                      $(O)/obj/src/agent/ctrrun.o $(O)/obj/src/agent/tty.o $(LIBAGENT) \
                       $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -ldl -lpthread

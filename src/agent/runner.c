@@ -129,7 +129,8 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     size_t nargv = 0;
     while (s->argv[nargv])
         nargv++;
-    size_t cap = 17 + 2 * TAGENT_MAX_CGROUPS + 8 + 9 + 6 + 2 * TAGENT_NVML_ENV_MAX + nargv + 1;
+    size_t cap = 17 + 2 * TAGENT_MAX_CGROUPS + 8 + 9 + 6 + 2 * TAGENT_NVML_ENV_MAX + 2 +
+                 2 * TAGENT_FOLDERS_MAX + nargv + 1;
     char **av = calloc(cap, sizeof *av);
     char uid[24], gid[24], envfd[16], lockfd[16], limit[24], cwd_flags[16];
     if (!av) {
@@ -219,6 +220,14 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
             av[i++] = (char *)"--block-userns";
         if (s->tty && !s->container)
             av[i++] = (char *)"--tty";
+    }
+    if (s->state && !s->container && s->folder_root && s->nfolders > 0) {
+        av[i++] = (char *)"--folder-root";
+        av[i++] = (char *)s->folder_root;
+        for (int k = 0; k < s->nfolders && k < TAGENT_FOLDERS_MAX; k++) {
+            av[i++] = (char *)"--folder";
+            av[i++] = (char *)s->folders[k];
+        }
     }
     if (s->state && s->container && s->image_rootfs) {
         av[i++] = (char *)"--container";

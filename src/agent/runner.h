@@ -46,6 +46,8 @@
 
 #define TAGENT_MAX_CGROUPS  3
 #define TAGENT_NVML_ENV_MAX 4
+/* Most virtual folders one job mounts (docs/folders.md; tesseld's TESSD_JOB_FOLDERS_MAX). */
+#define TAGENT_FOLDERS_MAX 16
 
 /* The environment tessel-shim itself runs with (it runs as root when tesseld does): fixed,
  * never the job's.  The dynamic loader honours LD_AUDIT, LD_LIBRARY_PATH, GCONV_PATH, MALLOC_*
@@ -97,6 +99,11 @@ typedef struct {
     /* With state, a process job: give it a terminal (tty.h, tessel-shim --tty), served on
      * STATE/tty.sock. */
     bool tty;
+    /* With state, a process job: the virtual folders it mounts at TAGENT_FOLDERS_DIR/NAME
+     * (jobns.h), each "NAME" or "NAME:ro", from folder_root (root's, checked by tesseld). */
+    const char *folder_root;
+    const char *folders[TAGENT_FOLDERS_MAX];
+    int nfolders;
 } tagent_spawn_t;
 
 /* Start the shim with the fixed environment above (PATH, and the caller's own sanitizer

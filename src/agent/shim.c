@@ -51,7 +51,9 @@
  * With --nvml (an absolute path tesseld resolved, never the job's) a watchdog thread stops the
  * job when its processes hold more GPU memory than --gpu-mem-limit (watchdog.h); --nvml-env
  * (up to 4, TESSEL_FAKE_* only) configures the fake NVML of the tests, which reads its
- * environment, not the shim's.
+ * environment, not the shim's.  With --state, a process job's --folder NAME[:ro] (up to 16)
+ * are bind-mounted from --folder-root at /tessel/folders/NAME in its namespace (jobns.h,
+ * docs/folders.md).
  *
  * Terminal (--tty, with --state, not for a container): the job gets a pseudo-terminal as its
  * controlling terminal and its stdin, stdout and stderr, in a session of its own (its process
@@ -104,7 +106,7 @@ static void usage(void)
                     "[--uid U --gid G [--user NAME]] [--preload LIBS] [--state DIR "
                     "[--block-userns] [--tty]] [--nvml LIB --gpu-mem-limit IDX=SIZE,... "
                     "[--gpu-mem-violation kill|suspend] [--nvml-env TESSEL_FAKE_NAME=VALUE]...] "
-                    "[--test-fork] -- PROG [ARG...]\n");
+                    "[--folder-root DIR --folder NAME[:ro]...] [--test-fork] -- PROG [ARG...]\n");
     exit(2);
 }
 
@@ -511,6 +513,10 @@ struct job_args {
     char **ctr_argv;
     const char *image;
     unsigned ctr_cwd_flags; /* --ctr-cwd-flags: TAGENT_CTR_CWD_* the config binds the cwd with */
+    /* A process job's virtual folders (jobns.h): --folder-root and the --folder specs. */
+    const char *folder_root;
+    const char *const *folders;
+    int nfolders;
 };
 
 /* The job's process: join the cgroups, enter the job's namespace, drop to the user, open the
@@ -549,6 +555,10 @@ static int job_main(void *arg)
     } else if (!a->ctr_argv && a->state && tagent_jobns_enter(a->state) < 0) {
         child_fail(pfd, "jobns");
     }
+    /* A new process of tessel exec joined the job's namespace: its folders are there. */
+    if (!a->exec_mode && !a->ctr_argv && a->state && a->nfolders > 0 &&
+        tagent_jobns_folders(a->folder_root, a->folders, a->nfolders) < 0)
+        child_fail(pfd, "folders");
     if (a->block_userns && tagent_jobns_block_userns() < 0)
         child_fail(pfd, "seccomp");
     if (a->ctr_argv && a->gid >= 0) {
@@ -844,6 +854,8 @@ int main(int argc, char **argv)
     const char *user = NULL;
     const char *state = NULL, *nvml = NULL, *gpu_mem = NULL, *violation = "kill";
     const char *runtime = NULL, *image = NULL;
+    const char *folder_root = NULL, *folders[TAGENT_FOLDERS_MAX];
+    int nfolders = 0;
     unsigned ctr_cwd_flags = 0;
     int block_userns = 0;
     bool test_fork = false, want_tty = false;
@@ -901,6 +913,10 @@ int main(int argc, char **argv)
             image = argv[++i];
         else if (strcmp(argv[i], "--ctr-cwd-flags") == 0)
             ctr_cwd_flags = (unsigned)strtoul(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--folder-root") == 0)
+            folder_root = argv[++i];
+        else if (strcmp(argv[i], "--folder") == 0 && nfolders < TAGENT_FOLDERS_MAX)
+            folders[nfolders++] = argv[++i];
         else if (strcmp(argv[i], "--gpu-mem-limit") == 0)
             gpu_mem = argv[++i];
         else if (strcmp(argv[i], "--gpu-mem-violation") == 0)
@@ -916,6 +932,15 @@ int main(int argc, char **argv)
         (!runtime != !image) || (runtime && (!state || runtime[0] != '/')) ||
         (want_tty && (!state || runtime)))
         usage();
+    /* Folders: a process job in its namespace, an absolute root, every name checked. */
+    if ((nfolders > 0) != (folder_root != NULL) ||
+        (nfolders > 0 && (!state || runtime || folder_root[0] != '/')))
+        usage();
+    for (int k = 0; k < nfolders; k++) {
+        bool ro;
+        if (!tagent_jobns_folder_valid(folders[k], &ro))
+            usage();
+    }
     char **job_argv = &argv[i];
     tsw_config_t wd = {.nvml = nvml, .state = state, .uid = (uid_t)uid, .gid = (gid_t)gid};
     tsl_error_t werr;
@@ -986,7 +1011,9 @@ int main(int argc, char **argv)
         write_exit(dir, msg);
         return 1;
     }
-    if (!runtime && state && tagent_jobns_prepare(&nserr) < 0) {
+    if (!runtime && state &&
+        (tagent_jobns_prepare(&nserr) < 0 ||
+         (nfolders > 0 && tagent_jobns_prepare_folders(&nserr) < 0))) {
         fprintf(stderr, "tessel-shim: %s\n", nserr.text);
         char msg[64];
         snprintf(msg, sizeof msg, "error jobns %d\n", errno);
@@ -1089,6 +1116,9 @@ int main(int argc, char **argv)
         .ctr_argv = runtime ? ctr_argv : NULL,
         .image = image,
         .ctr_cwd_flags = ctr_cwd_flags,
+        .folder_root = folder_root,
+        .folders = folders,
+        .nfolders = nfolders,
     };
     /* The child's copies of the shim's ends are closed by their O_CLOEXEC at its exec. */
     /* A container job's process runs crun, which needs a process of its own (fork). */

@@ -40,6 +40,10 @@ tests/t/t7003-console-history-fields.t: $(O)/bin/tesseld $(O)/bin/tessel-shim \
 # The project pages (docs/projects.md): a viewer's, an outsider's and an owner's view.
 TESTS += tests/t/t3173-console-projects.t
 tests/t/t3173-console-projects.t: $(CONSOLE_FILES) $(CONSOLE_NODE) $(O)/bin/tesseld $(O)/bin/tessel-shim
+# The folder pages (docs/folders.md): the owner's uploads (drop, picker) and download, a reader's
+# refused upload, an outsider.
+TESTS += tests/t/t4050-console-folders.t
+tests/t/t4050-console-folders.t: $(CONSOLE_FILES) $(CONSOLE_NODE) $(O)/bin/tesseld $(O)/bin/tessel-shim
 # The usage history's views after a fresh load, over a store seeded by the test-only seeder.
 TESTS += tests/t/t7010-console-history.t
 tests/t/t7010-console-history.t: $(CONSOLE_FILES) $(CONSOLE_NODE) $(O)/bin/tesseld \

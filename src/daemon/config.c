@@ -73,6 +73,7 @@ const tessd_opt_t tessd_opts[] = {
     {"local-users", T_ENUM, F(local_users), .choices = "create|existing", .def = "create",
      .flags = LIVE},
     {"user-projects", T_BOOL, F(user_projects), .def = "no", .flags = LIVE},
+    {"folder-root", T_STR, F(folder_root), .check = check_abs},
     {"listen", T_STR, F(listen), .def = "127.0.0.1:7470", .check = check_listen},
     {"no-listen", T_BOOL, F(no_listen), .def = "no"},
     {"fake-gpus", T_STR, F(fake_gpus), .check = check_fake},

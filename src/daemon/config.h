@@ -45,8 +45,9 @@ typedef struct {
     char data_dir[PATH_MAX];
     char socket[PATH_MAX];
     bool no_socket;
-    int local_users;    /* 0 create, 1 existing */
-    bool user_projects; /* users (not only admins) may create projects (docs/projects.md) */
+    int local_users;            /* 0 create, 1 existing */
+    bool user_projects;         /* users (not only admins) may create projects (docs/projects.md) */
+    char folder_root[PATH_MAX]; /* virtual folders' directories ("" = <data-dir>/folders) */
     char listen[128];
     bool no_listen;
     char fake_gpus[256];

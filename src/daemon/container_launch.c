@@ -24,6 +24,8 @@
 #include <unistd.h>
 
 #include "agent/ctrrun.h"
+#include "agent/jobns.h"
+#include "agent/runner.h"
 #include "daemon/container.h"
 #include "daemon/container_launch.h"
 
@@ -102,7 +104,10 @@ int tessd_container_prepare(tessd_t *d, const tstore_job_t *j, const tessd_run_t
     char **cenv = calloc(nenv + 4, sizeof *cenv);
     char *preload_kv = NULL, *ldpath_kv = NULL, *cvd_kv = NULL;
     char libs[TCTR_MAX_LIBS][PATH_MAX], devs[TCTR_MAX_DEVICES][PATH_MAX];
-    tctr_bind_t binds[16 + TCTR_MAX_LIBS];
+    tctr_bind_t binds[16 + TCTR_MAX_LIBS + TAGENT_FOLDERS_MAX];
+    /* Its virtual folders (docs/folders.md): <folder-root>/NAME at /tessel/folders/NAME. */
+    char fsrc[TAGENT_FOLDERS_MAX][PATH_MAX + 40], fdst[TAGENT_FOLDERS_MAX][80];
+    json_t *folders = j->folders_json ? json_loads(j->folders_json, 0, NULL) : NULL;
     size_t nb = 0;
     json_t *cfg = NULL;
     char *text = NULL;
@@ -206,6 +211,22 @@ int tessd_container_prepare(tessd_t *d, const tstore_job_t *j, const tessd_run_t
         binds[nb++] = (tctr_bind_t){d->fake_lib_dir, d->fake_lib_dir, false, false};
     for (int i = 0; i < nlibs; i++)
         binds[nb++] = (tctr_bind_t){libs[i], libs[i], false, false};
+    /* Checked at submission; the shim's rule again here (the name goes into two paths).  The
+     * folder root and each folder's directory are root's: the path cannot be turned into a
+     * link by a user.  Inside, the folder's ACLs decide for the job's account, as outside. */
+    for (size_t fi = 0; fi < json_array_size(folders) && fi < TAGENT_FOLDERS_MAX; fi++) {
+        const char *spec = json_string_value(json_array_get(folders, fi));
+        bool ro;
+        if (!spec || !tagent_jobns_folder_valid(spec, &ro)) {
+            errno = EINVAL;
+            tsl_errprintf(err, "folders[%zu]: not NAME or NAME:ro", fi);
+            goto out;
+        }
+        int len = (int)strcspn(spec, ":");
+        snprintf(fsrc[fi], sizeof fsrc[fi], "%s/%.*s", d->folder_root, len, spec);
+        snprintf(fdst[fi], sizeof fdst[fi], "%s/%.*s", TAGENT_FOLDERS_DIR, len, spec);
+        binds[nb++] = (tctr_bind_t){fsrc[fi], fdst[fi], !ro, false};
+    }
 
     gid_t groups[CTR_MAX_GROUPS];
     int ngroups = 1;
@@ -255,6 +276,7 @@ oom:
 out:
     free(text);
     json_decref(cfg);
+    json_decref(folders);
     free(preload_kv);
     free(ldpath_kv);
     free(cvd_kv);

@@ -170,7 +170,11 @@ typedef struct {
     /* --local-users create (the default): a local account calling through the socket with no
      * Tessel user of its name gets one, role user, at its first call; existing: refused. */
     bool local_users_create;
-    bool user_projects;    /* --user-projects: users may create projects, of queue 'default' */
+    bool user_projects; /* --user-projects: users may create projects, of queue 'default' */
+    /* Virtual folders (folderfs.h, docs/folders.md), as root only: the root's path and an
+     * O_PATH descriptor of it (-1: folders are off, tesseld is not root). */
+    char folder_root[PATH_MAX];
+    int folder_rootfd;
     bool allow_root_jobs;  /* --allow-root-jobs: as root, a non-admin's job may run as root */
     uint64_t log_limit;    /* --log-limit: bytes kept per stream of a job's log, 0 = no limit */
     char test_kill_at[16]; /* --test-kill-at: "" or the start step where tesseld kills itself */

@@ -917,6 +917,17 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
         if (tessd_container_prepare(d, j, r, pw, argv, env.v, preload, dir, state, &ctr, err) < 0)
             goto out;
     }
+    /* Its virtual folders (docs/folders.md): checked at submission; mounted by the shim in the
+     * job's namespace, where the folders' ACLs still decide (a share removed since: the mount
+     * is there, its files are not readable). */
+    json_t *folders_j = j->folders_json ? json_loads(j->folders_json, 0, NULL) : NULL;
+    if (j->folders_json && (!state[0] || !json_is_array(folders_j) ||
+                            json_array_size(folders_j) > TAGENT_FOLDERS_MAX)) {
+        json_decref(folders_j);
+        errno = EPERM;
+        tsl_errprintf(err, "its folders cannot be mounted (they need tesseld as root)");
+        goto out;
+    }
     tagent_spawn_t sp = {
         .exit_file = exit_rec,
         .state = state[0] ? state : NULL,
@@ -945,7 +956,14 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
     for (int i = 0; i < nprocs; i++)
         sp.cgroup_procs[i] = procs[i];
     memcpy(sp.nvml_env, nvml_env, sizeof sp.nvml_env);
+    for (size_t fi = 0; folders_j && fi < json_array_size(folders_j); fi++) {
+        const char *f = json_string_value(json_array_get(folders_j, fi));
+        if (f)
+            sp.folders[sp.nfolders++] = f;
+    }
+    sp.folder_root = sp.nfolders ? d->folder_root : NULL;
     pid_t pid = tagent_spawn(&sp, err);
+    json_decref(folders_j);
     if (pid < 0)
         goto out;
     /* The shim holds the lock now; ours goes. */

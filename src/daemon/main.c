@@ -33,6 +33,7 @@
 #include "daemon/config.h"
 #include "daemon/log.h"
 #include "daemon/daemon.h"
+#include "daemon/folderfs.h"
 #include "daemon/slurmjob.h"
 #include "daemon/pass.h"
 #include "daemon/retention.h"
@@ -104,6 +105,9 @@ static void usage(FILE *f)
             "                      existing: such an account is refused until an admin adds it\n"
             "  --user-projects     any user may create a project (of queue 'default'); by\n"
             "                      default only admins do (docs/projects.md)\n"
+            "  --folder-root DIR   where virtual folders live, root's, 0711 (default\n"
+            "                      DATA-DIR/folders; a local or network file system with\n"
+            "                      POSIX ACLs; as root only: docs/folders.md)\n"
             "  --listen HOST:PORT  HTTP address: numeric IPv4 or localhost (default\n"
             "                      127.0.0.1:7470; port 0 = any free port, written to\n"
             "                      DIR/tesseld.addr)\n"
@@ -995,6 +999,17 @@ int main(int argc, char **argv)
             fprintf(stderr, "tesseld: %s\n", err.text);
             return 1;
         }
+    }
+    /* Virtual folders (docs/folders.md): as root only (their directories are root's, their
+     * ACLs name other accounts); the root is checked as the image store is. */
+    d->folder_rootfd = -1;
+    if (conf.folder_root[0])
+        snprintf(d->folder_root, sizeof d->folder_root, "%s", conf.folder_root);
+    else
+        tessd_pathf(d->folder_root, sizeof d->folder_root, "%s/folders", d->data_dir);
+    if (geteuid() == 0 && (d->folder_rootfd = tfld_root_open(d->folder_root, &err)) < 0) {
+        fprintf(stderr, "tesseld: %s\n", err.text);
+        return 1;
     }
     if (gethostname(d->node_name, sizeof d->node_name) < 0)
         snprintf(d->node_name, sizeof d->node_name, "localhost");

@@ -18,6 +18,9 @@ TESSELD_SRCS += src/daemon/slurmnodes.c src/daemon/slurmnodes_parse.c src/daemon
 TESSELD_SRCS += src/daemon/projects.c src/daemon/api/projects.c
 # A job's terminal over a WebSocket (docs/terminal.md): GET /v1/jobs/{id}/attach, wslay frames.
 TESSELD_SRCS += src/daemon/api/term.c
+# Virtual folders (docs/folders.md): the rules and ACL text (folders.c), the directories on
+# disk (folderfs.c, libacl) and the routes (api/folders.c).
+TESSELD_SRCS += src/daemon/folders.c src/daemon/folderfs.c src/daemon/api/folders.c
 # tessel_build_info's commit (metrics.c): rewritten at each make, touched only when it changes;
 # "unknown" outside a git checkout (a source package).
 $(O)/gen/tessel_commit.h: FORCE
@@ -54,7 +57,7 @@ $(O)/bin/tesseld: $(TESSELD_SRCS:%.c=$(O)/obj/%.o) $(TESSELD_OPENAPI_O) $(O)/lib
                   $(O)/lib/libtsl-util.a | $(O)/bin/tessel-shim
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lmicrohttpd -ljansson -lsqlite3 -lnettle -linih \
-	    -lwslay -lcurl -ldl -lpthread -lm
+	    -lwslay -lcurl -lacl -ldl -lpthread -lm
 
 # Integration tests: tesseld on loopback with fake GPUs (tests/lib/daemon.sh).
 TESSELD_TESTS := tests/t/t3000-daemon-api.t tests/t/t3001-daemon-queue.t \
@@ -86,6 +89,10 @@ TESSELD_TESTS += tests/t/t3162-daemon-cwd-stalled.t
 # Projects (docs/projects.md): the API, the CLI, a store from before projects.
 TESSELD_TESTS += tests/t/t3170-daemon-projects.t tests/t/t3171-cli-projects.t \
                  tests/t/t3172-daemon-projects-upgrade.t tests/t/t3174-daemon-projects-hostile.t
+# Virtual folders (docs/folders.md): the API with the accounts on disk, the CLI, hostile users.
+TESSELD_TESTS += tests/t/t3180-daemon-folders.t tests/t/t3181-cli-folders.t \
+                 tests/t/t3183-daemon-folders-jobs.t tests/t/t3185-daemon-folders-files.t \
+                 tests/t/t3182-daemon-folders-hostile.t
 TESSELD_TESTS += tests/t/t3163-daemon-jobdir-mounted.t
 TESSELD_TESTS += tests/t/t3164-daemon-exit-record.t
 TESSELD_TESTS += tests/t/t3165-daemon-jobdir-reused-id.t
@@ -113,6 +120,12 @@ $(O)/tests/daemon/test_projects: $(O)/obj/src/daemon/test/test_projects.o \
                                  $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lsqlite3 -lcmocka
+TESTS += $(O)/tests/daemon/test_folders
+$(O)/tests/daemon/test_folders: $(O)/obj/src/daemon/test/test_folders.o \
+                                $(O)/obj/src/daemon/folders.o $(O)/obj/src/daemon/folderfs.o \
+                                $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lacl -lcmocka
 # Every change of a job's state goes through the job model (a grep over src/, proved on a
 # copy with a bad line added).
 TESTS += tests/t/t0011-one-state-writer.t
@@ -177,7 +190,7 @@ $(O)/tests/daemon/test_openapi: $(O)/obj/src/daemon/test/test_openapi.o \
                                 $(O)/lib/libtsl-nodefig.a $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lmicrohttpd -ljansson -linih -lsqlite3 -lnettle \
-	    -lwslay -lcurl -ldl -lpthread -lm -lcmocka
+	    -lwslay -lcurl -lacl -ldl -lpthread -lm -lcmocka
 # slurmjob.c: sbatch's arguments and script, squeue's JSON, Slurm's states onto the job model.
 TESTS += $(O)/tests/daemon/test_slurmjob
 $(O)/tests/daemon/test_slurmjob: $(O)/obj/src/daemon/test/test_slurmjob.o \
@@ -210,6 +223,7 @@ tests/t/t3020-daemon-socket.t tests/t/t3021-daemon-queue-allow.t tests/t/t3022-d
     $(O)/bin/tessel
 tests/t/t3052-daemon-wait.t: $(O)/bin/tessel
 tests/t/t3171-cli-projects.t tests/t/t3172-daemon-projects-upgrade.t: $(O)/bin/tessel
+tests/t/t3181-cli-folders.t tests/t/t3183-daemon-folders-jobs.t: $(O)/bin/tessel
 # The slowloris test mounts the attack with the benchmark's program.
 tests/t/t3014-daemon-slowloris.t: $(O)/bench/bench-slowloris
 # The slice test runs the interposer's probe as a job, over the fake driver.
@@ -230,6 +244,8 @@ tests/t/t3027-daemon-enforce.t: $(O)/tests/interposer/tcu-probe $(O)/tests/inter
 CONTAINER_TESTS := tests/t/t7020-container-run.t tests/t/t7021-container-kill.t \
                    tests/t/t7022-container-images.t tests/t/t7023-container-badinput.t \
                    tests/t/t7024-container-escape.t
+# Virtual folders in container jobs (docs/folders.md).
+CONTAINER_TESTS += tests/t/t3184-container-folders.t
 TESTS += $(CONTAINER_TESTS)
 $(CONTAINER_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel \
                     $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so \

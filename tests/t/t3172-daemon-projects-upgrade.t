@@ -19,7 +19,7 @@ DB="$TD/data/tessel.db"
 # taken out below and the version set back to this.  At a merge that renumbers migration 12,
 # BEFORE and PROJECTS follow.
 BEFORE=11
-PROJECTS=14 # the latest schema: projects (12), container images (13) and terminals (14) after them
+PROJECTS=15 # the latest schema: projects (12), container images (13), terminals (14) and folders (15) after them
 api POST /v1/users '{"name":"amy"}'
 api POST /v1/tokens '{"user":"amy"}'
 AMY=$(jget .token)
@@ -39,7 +39,9 @@ sqlite3 "$DB" "DROP TABLE projects; DROP TABLE project_members; DROP TABLE proje
     DROP INDEX jobs_project; ALTER TABLE jobs DROP COLUMN project;
     ALTER TABLE jobs DROP COLUMN project_name; ALTER TABLE users DROP COLUMN default_project;
     ALTER TABLE jobs DROP COLUMN image; ALTER TABLE jobs DROP COLUMN tty;
-    DELETE FROM sqlite_sequence WHERE name = 'projects'; PRAGMA user_version = $BEFORE;"
+    DROP TABLE folder_shares; DROP TABLE folders; ALTER TABLE jobs DROP COLUMN folders;
+    DELETE FROM sqlite_sequence WHERE name IN ('projects', 'folders');
+    PRAGMA user_version = $BEFORE;"
 is "$(sqlite3 "$DB" 'PRAGMA user_version')" $BEFORE "the store is at schema $BEFORE (no projects)"
 
 td_start --fake-gpus 1xT4:16G --no-cgroups --allow-root-jobs

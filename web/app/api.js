@@ -97,6 +97,8 @@ export const api = {
   addMember: (name, m) => request('POST', `/v1/projects/${encodeURIComponent(name)}/members`, m),
   setMemberRole: (name, user, role) => request('PATCH', `/v1/projects/${encodeURIComponent(name)}/members/${encodeURIComponent(user)}`, { role }),
   removeMember: (name, user) => request('DELETE', `/v1/projects/${encodeURIComponent(name)}/members/${encodeURIComponent(user)}`),
+  folders: () => request('GET', '/v1/folders'),
+  createFolder: (f) => request('POST', '/v1/folders', f),
 };
 
 // Follow one stream of a job's log: GET .../logs?stream=S&offset=N&follow=1 read with

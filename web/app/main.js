@@ -45,6 +45,8 @@ const pages = {
   users: () => import('./users.js'),
   projects: () => import('./projects.js'),
   project: () => import('./projects.js'),
+  folders: () => import('./folders.js'),
+  folder: () => import('./folders.js'),
 };
 let routeSeq = 0;   // the newest route(): an older one whose module arrives later gives way
 
@@ -140,6 +142,11 @@ function parseRoute() {
     try { project = decodeURIComponent(project); } catch { /* a malformed escape: as typed (tesseld answers 404) */ }
     return { name: 'project', project, params };
   }
+  if (parts[0] === 'folders' && parts[1]) {
+    let folder = parts[1];
+    try { folder = decodeURIComponent(folder); } catch { /* as typed (tesseld answers 404) */ }
+    return { name: 'folder', folder, params };
+  }
   if (pages[parts[0]]) return { name: parts[0], params };
   return { name: 'notfound', params };
 }
@@ -158,7 +165,8 @@ async function route() {
   clear(main);
   for (const a of document.querySelectorAll('#nav a')) {
     const active = a.dataset.page === r.name || (r.name === 'job' && a.dataset.page === 'jobs')
-      || (r.name === 'project' && a.dataset.page === 'projects');
+      || (r.name === 'project' && a.dataset.page === 'projects')
+      || (r.name === 'folder' && a.dataset.page === 'folders');
     if (active) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
   }
   if (r.name === 'notfound') {

@@ -23,6 +23,7 @@
 
 #include "agent/cgroup.h"
 #include "agent/gpu.h"
+#include "agent/jobns.h"
 #include "agent/runner.h"
 
 extern char **environ;
@@ -723,6 +724,40 @@ static void test_shim_exit_file(void **state)
     cleanup(recdir);
 }
 
+/* The folder specs the shim takes (--folder NAME[:ro]): tesseld's names, ":ro" or nothing. */
+static void test_folder_specs(void **state)
+{
+    static const struct {
+        const char *spec;
+        bool ok, ro;
+    } cases[] = {
+        {"data", true, false},
+        {"data:ro", true, true},
+        {"a", true, false},
+        {"x_1-b", true, false},
+        {"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", true, false},   /* 32 */
+        {"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", false, false}, /* 33 */
+        {"data:rw", false, false},
+        {"data:ro:ro", false, false},
+        {"data:", false, false},
+        {"Data", false, false},
+        {"1data", false, false},
+        {"", false, false},
+        {"..", false, false},
+        {"../x", false, false},
+        {"a/b", false, false},
+        {"-x", false, false},
+        {".x", false, false},
+        {"a b", false, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bool ro = false;
+        bool ok = tagent_jobns_folder_valid(cases[i].spec, &ro);
+        if (ok != cases[i].ok || (ok && ro != cases[i].ro))
+            fail_msg("'%s': got %d/%d", cases[i].spec, ok, ro);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -740,6 +775,7 @@ int main(void)
         cmocka_unit_test(test_sigmask),
         cmocka_unit_test(test_mounted_dir),
         cmocka_unit_test(test_shim_exit_file),
+        cmocka_unit_test(test_folder_specs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

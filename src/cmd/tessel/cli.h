@@ -76,6 +76,7 @@ int cmd_shell(cli_t *cli, int argc, char **argv);
 /* With argv (argc strings; NULL: attach), a new process in the job on a terminal of its own
  * (tessel exec): the same session, its status that process's. */
 int cli_term_session(cli_t *cli, int64_t id, char *const *argv, int argc, bool input, bool quiet);
+int cmd_folders(cli_t *cli, int argc, char **argv);
 
 /* ---- errors and connection (main.c) ---- */
 
@@ -202,6 +203,10 @@ typedef struct {
     const char *queue, *klass, *name, *cwd;
     const char *project; /* --project: NULL = the user's default project */
     const char *image;   /* --image NAME[:TAG]: run in a container (docs/containers.md) */
+    /* --folder NAME[:ro] (repeatable): virtual folders mounted at /tessel/folders/NAME in the
+     * job (docs/folders.md), nfolders of them, in order (room for argc in env_files' way). */
+    const char **folders;
+    int nfolders;
     int64_t priority;
     bool has_priority;
     bool detach, shell, quiet;

@@ -27,6 +27,7 @@ static const cli_command_t commands[] = {
     {"users", cmd_users, "list, add and remove users (admin)"},
     {"tokens", cmd_tokens, "list, create and revoke API tokens"},
     {"projects", cmd_projects, "projects: members, roles, queue, default project"},
+    {"folders", cmd_folders, "virtual folders: create, share (ro/rw), du, rm (alias: folder)"},
     {"login", cmd_login, "check a token and keep it, with tesseld's URL, in the config file"},
     {"whoami", cmd_whoami, "who tesseld takes you for (token's user, or your account)"},
     {"slurm-conf", cmd_slurm_conf, "this node's gres.conf/slurm.conf lines for Tessel on Slurm"},
@@ -108,6 +109,8 @@ int main(int argc, char **argv)
         return CLI_OK;
     }
     const cli_command_t *cmd = NULL;
+    if (strcmp(c, "folder") == 0) /* the and Backend.AI's word */
+        c = "folders";
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(commands[i].name, c) == 0)
             cmd = &commands[i];

@@ -56,6 +56,8 @@ static void usage(FILE *f)
             "  --cwd DIR          working directory (default: the current directory)\n"
             "  --image NAME[:TAG] run in a container of this image (`tessel images` lists\n"
             "                     them), with the job's slice, user, cwd and environment\n"
+            "  --folder NAME[:ro] mount a virtual folder at /tessel/folders/NAME (repeat it;\n"
+            "                     :ro read-only; `tessel folders` lists yours)\n"
             "The job gets this environment (as sbatch --export=ALL), less the variables Tessel\n"
             "sets inside the job (CUDA_VISIBLE_DEVICES, TESSEL_*: see docs/cli.md).\n"
             "  -e, --env KEY[=VALUE]  set KEY in the job's environment (from ours without =VALUE)\n"
@@ -95,6 +97,9 @@ void run_opts_free(run_opts_t *o)
     o->env = NULL;
     free(o->env_files);
     o->env_files = NULL;
+    free(o->folders);
+    o->folders = NULL;
+    o->nfolders = 0;
     for (int i = 0; i < o->nowned; i++)
         free(o->owned[i]);
     free(o->owned);
@@ -158,7 +163,8 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         O_AFTER,
         O_ARRAY,
         O_IMAGE,
-        O_TTY
+        O_TTY,
+        O_FOLDER
     };
     static const struct option opts[] = {
         {"gpu", required_argument, NULL, O_GPU},
@@ -188,6 +194,7 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         {"image", required_argument, NULL, O_IMAGE},
         {"tty", no_argument, NULL, O_TTY},
         {"interactive", no_argument, NULL, 'i'},
+        {"folder", required_argument, NULL, O_FOLDER},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -203,7 +210,8 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
     o->env = calloc(nitems, sizeof *o->env);
     o->env_files = calloc((size_t)argc + 1, sizeof *o->env_files);
     o->owned = calloc((size_t)argc + 1, sizeof *o->owned);
-    if (!o->env || !o->env_files || !o->owned)
+    o->folders = calloc((size_t)argc + 1, sizeof *o->folders);
+    if (!o->env || !o->env_files || !o->owned || !o->folders)
         return cli_fail("out of memory");
     tsl_error_t err;
     int c, rc;
@@ -321,6 +329,12 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
             o->detach = true; /* an array is many jobs: followed with tessel ps / logs */
             break;
         }
+        case O_FOLDER:
+            /* The name and the right are tesseld's; a name that is not one is caught here. */
+            if (!optarg[0] || strpbrk(optarg, "/ "))
+                return cli_usage(cli, "--folder: '%s' is not NAME or NAME:ro", optarg);
+            o->folders[o->nfolders++] = optarg;
+            break;
         case O_IMAGE:
             /* Checked by tesseld (the name and the store); only an empty one here. */
             if (!optarg[0])
@@ -409,6 +423,12 @@ json_t *run_request(const run_opts_t *o, tsl_error_t *err)
         json_object_set_new(r, "image", json_string(o->image));
     if (o->tty)
         json_object_set_new(r, "tty", json_true());
+    if (o->nfolders > 0) {
+        json_t *f = json_array();
+        for (int i = 0; i < o->nfolders; i++)
+            json_array_append_new(f, json_string(o->folders[i]));
+        json_object_set_new(r, "folders", f);
+    }
     if (o->cwd) {
         json_object_set_new(r, "cwd", json_string(o->cwd));
     } else {

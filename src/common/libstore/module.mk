@@ -19,3 +19,10 @@ $(O)/tests/libstore/test_projects: $(O)/obj/src/common/libstore/test/test_projec
                                    $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lsqlite3 -lcmocka
+
+# Folders and their shares (docs/folders.md).
+TESTS += $(O)/tests/libstore/test_folders
+$(O)/tests/libstore/test_folders: $(O)/obj/src/common/libstore/test/test_folders.o $(LIBSTORE) \
+                                  $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lsqlite3 -lcmocka

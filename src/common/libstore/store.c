@@ -154,6 +154,24 @@ static const char *const migrations[] = {
     "ALTER TABLE jobs ADD COLUMN image TEXT;",
     /* 14: a job that runs on a terminal (tessel run -it, docs/terminal.md): 1, else 0. */
     "ALTER TABLE jobs ADD COLUMN tty INTEGER NOT NULL DEFAULT 0;",
+    /* 15: virtual folders
+     * (docs/folders.md).  A folder is a directory <folder-root>/<name> that tesseld makes and
+     * whose POSIX ACLs it writes from these rows.  owner: the user who created it; project: the
+     * project it belongs to (0: none; its members reach it by role).  folder_shares: one row
+     * per user (project 0) or project (user '') it is shared with, rw 0 read-only, 1
+     * read-write.  AUTOINCREMENT: a folder deleted and made again under its name is another.
+     * quota: its size limit in bytes (NULL: none); used, used_ms: its last measured use and
+     * when (NULL: not measured yet).  jobs.folders: the folders a job mounts (JSON). */
+    "CREATE TABLE folders(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE,"
+    "  owner TEXT NOT NULL, project INTEGER NOT NULL DEFAULT 0, created_ms INTEGER NOT NULL,"
+    "  quota INTEGER, used INTEGER, used_ms INTEGER);"
+    "CREATE INDEX folders_project ON folders(project) WHERE project <> 0;"
+    "CREATE TABLE folder_shares(folder INTEGER NOT NULL, user TEXT NOT NULL DEFAULT '',"
+    "  project INTEGER NOT NULL DEFAULT 0, rw INTEGER NOT NULL, added_ms INTEGER NOT NULL,"
+    "  PRIMARY KEY(folder, user, project)) WITHOUT ROWID;"
+    "CREATE INDEX folder_shares_user ON folder_shares(user) WHERE user <> '';"
+    "CREATE INDEX folder_shares_project ON folder_shares(project) WHERE project <> 0;"
+    "ALTER TABLE jobs ADD COLUMN folders TEXT;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -163,7 +181,7 @@ static const char *const migrations[] = {
     " started_ms, finished_ms, exit_code, signal, shim_pid, shim_start, job_pid, cancel_ms,"       \
     " preemptions, requeue, suspended_ms, end_cause, cancel_by, preempt_for, preempt_queue,"       \
     " preempt_ms, reason_code, time_limit_s, suspended_total_ms, array_id, array_index,"           \
-    " array_max_running, held, project, project_name, image, tty"
+    " array_max_running, held, project, project_name, image, tty, folders"
 
 /* The filters of the job lists after the id bounds: ?2 user, ?3 queue, ?4 state mask. */
 /* ?7 = 1: of the running jobs, only the suspended ones (NULL: all of them).  ?8: only the jobs
@@ -179,6 +197,10 @@ static const char *const migrations[] = {
     " allow_users, allow_groups, allow_roles, reserve_after_s, placement"
 
 #define PROJECT_COLS "id, name, queue, description, share_jobs, created_ms, created_by"
+#define FOLDER_COLS                                                                                \
+    "f.id, f.name, f.owner, f.project, coalesce(p.name, ''), f.created_ms, coalesce(f.quota, 0),"  \
+    " coalesce(f.used, -1), coalesce(f.used_ms, 0) FROM folders f"                                 \
+    " LEFT JOIN projects p ON p.id = f.project"
 
 /* The statements.  The enum and the table must stay in the same order. */
 enum {
@@ -261,6 +283,23 @@ enum {
     S_USER_DEFAULT_SET,
     S_PEVENT_ADD,
     S_PEVENT_LIST,
+    /* Folders (docs/folders.md). */
+    S_USER_DEL_FSHARES,
+    S_PROJECT_DEL_FSHARES,
+    S_PROJECT_DEL_FOLDERS,
+    S_FOLDER_ADD,
+    S_FOLDER_SET_QUOTA,
+    S_FOLDER_SET_USED,
+    S_FOLDER_GET,
+    S_FOLDER_LIST,
+    S_FOLDER_DEL_SHARES,
+    S_FOLDER_DEL,
+    S_FOLDER_BY_PROJECT,
+    S_FOLDER_COUNT_OWNER,
+    S_FOLDER_ACTIVE_JOBS,
+    S_FSHARE_SET,
+    S_FSHARE_DEL,
+    S_FSHARE_LIST,
     S_BEGIN,
     S_COMMIT,
     S_ROLLBACK,
@@ -306,9 +345,9 @@ static const char *const sql[S_COUNT] = {
     [S_JOB_ADD] =
         "INSERT INTO jobs(user, name, argv, shell, cwd, env, state, queue, class,"
         " priority, gpus, gpu_milli, gpu_count, gpu_mem, cpu_milli, mem, simulated,"
-        " submitted_ms, reason, requeue, project, project_name, image, tty) VALUES (?1, ?2,"
-        " ?3, ?4, ?5, ?6, 0, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,"
-        " ?20, ?21, ?22, ?23)",
+        " submitted_ms, reason, requeue, project, project_name, image, tty, folders) VALUES"
+        " (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,"
+        " ?19, ?20, ?21, ?22, ?23, ?24)",
     [S_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE id = ?1",
     [S_JOB_LIST] =
         "SELECT " JOB_COLS " FROM jobs WHERE id > ?1" JOB_LIST_WHERE " ORDER BY id LIMIT ?5",
@@ -436,6 +475,35 @@ static const char *const sql[S_COUNT] = {
                      " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     [S_PEVENT_LIST] = "SELECT id, project, name, time_ms, who, event, detail FROM project_events"
                       " WHERE project = ?1 ORDER BY id",
+    /* Folders (docs/folders.md).  A deleted user's or project's shares go with it; a
+     * project's folders become their owners' own (project 0). */
+    [S_USER_DEL_FSHARES] = "DELETE FROM folder_shares WHERE user = ?1 AND user <> ''",
+    [S_PROJECT_DEL_FSHARES] = "DELETE FROM folder_shares WHERE project = ?1 AND project <> 0",
+    [S_PROJECT_DEL_FOLDERS] = "UPDATE folders SET project = 0 WHERE project = ?1 AND project <> 0",
+    [S_FOLDER_ADD] = "INSERT INTO folders(name, owner, project, created_ms, quota)"
+                     " VALUES (?1, ?2, ?3, ?4, ?5)",
+    [S_FOLDER_SET_QUOTA] = "UPDATE folders SET quota = ?2 WHERE id = ?1",
+    [S_FOLDER_SET_USED] = "UPDATE folders SET used = ?2, used_ms = ?3 WHERE id = ?1",
+    [S_FOLDER_GET] = "SELECT " FOLDER_COLS " WHERE f.name = ?1",
+    [S_FOLDER_LIST] = "SELECT " FOLDER_COLS " ORDER BY f.name",
+    [S_FOLDER_DEL_SHARES] = "DELETE FROM folder_shares WHERE folder = ?1",
+    [S_FOLDER_DEL] = "DELETE FROM folders WHERE id = ?1",
+    /* The folders of project ?1 and those shared with it. */
+    [S_FOLDER_BY_PROJECT] = "SELECT name FROM folders WHERE project = ?1 UNION"
+                            " SELECT f.name FROM folders f JOIN folder_shares s"
+                            " ON s.folder = f.id WHERE s.project = ?1 ORDER BY 1",
+    [S_FOLDER_COUNT_OWNER] = "SELECT count(*) FROM folders WHERE owner = ?1",
+    /* The active jobs that mount folder ?1 (by name: "NAME" or "NAME:ro" in jobs.folders). */
+    [S_FOLDER_ACTIVE_JOBS] = "SELECT count(*) FROM jobs WHERE state < 2 AND folders IS NOT NULL"
+                             " AND EXISTS (SELECT 1 FROM json_each(jobs.folders)"
+                             " WHERE value = ?1 OR value = ?1 || ':ro')",
+    [S_FSHARE_SET] = "INSERT INTO folder_shares(folder, user, project, rw, added_ms)"
+                     " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(folder, user, project)"
+                     " DO UPDATE SET rw = excluded.rw",
+    [S_FSHARE_DEL] = "DELETE FROM folder_shares WHERE folder = ?1 AND user = ?2 AND project = ?3",
+    [S_FSHARE_LIST] = "SELECT s.user, s.project, coalesce(p.name, ''), s.rw, s.added_ms"
+                      " FROM folder_shares s LEFT JOIN projects p ON p.id = s.project"
+                      " WHERE s.folder = ?1 ORDER BY s.project <> 0, s.user, p.name",
     [S_BEGIN] = "BEGIN IMMEDIATE",
     [S_COMMIT] = "COMMIT",
     [S_ROLLBACK] = "ROLLBACK",
@@ -1400,6 +1468,10 @@ int tstore_user_del(tstore_t *s, const char *name, tsl_error_t *err)
     bind_text(q, 1, name);
     if (exec_stmt(s, q, err, "delete project memberships") < 0)
         goto error;
+    q = stmt(s, S_USER_DEL_FSHARES);
+    bind_text(q, 1, name);
+    if (exec_stmt(s, q, err, "delete folder shares") < 0)
+        goto error;
     q = stmt(s, S_USER_DEL);
     bind_text(q, 1, name);
     int n = exec_stmt(s, q, err, "delete user");
@@ -1697,6 +1769,7 @@ int tstore_job_add(tstore_t *s, tstore_job_t *j, tsl_error_t *err)
     bind_text(q, 21, j->project ? j->project : "default");
     bind_text(q, 22, j->image);
     sqlite3_bind_int(q, 23, j->tty);
+    bind_text(q, 24, j->folders_json);
     if (exec_stmt(s, q, err, "add job") < 0)
         return -1;
     j->id = sqlite3_last_insert_rowid(s->db);
@@ -1780,6 +1853,7 @@ static int row_job(sqlite3_stmt *q, tstore_job_t *j)
     j->project = col_dup(q, 45);
     j->image = col_dup(q, 46);
     j->tty = sqlite3_column_int(q, 47) != 0;
+    j->folders_json = col_dup(q, 48);
     if (!j->user || !j->argv_json || !j->env_json || !j->queue || !j->project) {
         tstore_job_clear(j);
         errno = ENOMEM;
@@ -1805,6 +1879,7 @@ void tstore_job_clear(tstore_job_t *j)
     free(j->preempt_queue);
     free(j->project);
     free(j->image);
+    free(j->folders_json);
     memset(j, 0, sizeof *j);
 }
 
@@ -2491,7 +2566,8 @@ int tstore_project_del(tstore_t *s, int64_t id, tsl_error_t *err)
 {
     if (tstore_begin(s, err) < 0)
         return -1;
-    static const int steps[] = {S_PROJECT_DEL_MEMBERS, S_PROJECT_RESET_DEFAULTS, S_PROJECT_DEL};
+    static const int steps[] = {S_PROJECT_DEL_MEMBERS, S_PROJECT_RESET_DEFAULTS,
+                                S_PROJECT_DEL_FSHARES, S_PROJECT_DEL_FOLDERS, S_PROJECT_DEL};
     int n = 0;
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
         sqlite3_stmt *q = stmt(s, steps[i]);
@@ -2708,4 +2784,190 @@ int tstore_pevent_list(tstore_t *s, int64_t project, tstore_pevent_f cb, void *a
     }
     sqlite3_reset(q);
     return rc == SQLITE_DONE ? 0 : db_error(s, err, "project events");
+}
+
+/* ---- Folders (docs/folders.md) ------------------------------------------------------------ */
+
+static void row_folder(sqlite3_stmt *q, tstore_folder_t *f)
+{
+    memset(f, 0, sizeof *f);
+    f->id = sqlite3_column_int64(q, 0);
+    col_copy(q, 1, f->name, sizeof f->name);
+    col_copy(q, 2, f->owner, sizeof f->owner);
+    f->project = sqlite3_column_int64(q, 3);
+    col_copy(q, 4, f->project_name, sizeof f->project_name);
+    f->created_ms = sqlite3_column_int64(q, 5);
+    f->quota = sqlite3_column_int64(q, 6);
+    f->used = sqlite3_column_int64(q, 7);
+    f->used_ms = sqlite3_column_int64(q, 8);
+}
+
+int tstore_folder_add(tstore_t *s, tstore_folder_t *f, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_FOLDER_ADD);
+    bind_text(q, 1, f->name);
+    bind_text(q, 2, f->owner);
+    sqlite3_bind_int64(q, 3, f->project);
+    sqlite3_bind_int64(q, 4, f->created_ms);
+    if (f->quota > 0)
+        sqlite3_bind_int64(q, 5, f->quota);
+    if (exec_stmt(s, q, err, "add folder") < 0) {
+        if (errno == EEXIST)
+            tsl_errprintf(err, "folder '%s' already exists", f->name);
+        return -1;
+    }
+    f->id = sqlite3_last_insert_rowid(s->db);
+    return 0;
+}
+
+int tstore_folder_get(tstore_t *s, const char *name, tstore_folder_t *out, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_FOLDER_GET);
+    bind_text(q, 1, name);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW)
+        row_folder(q, out);
+    sqlite3_reset(q);
+    if (rc == SQLITE_ROW)
+        return 0;
+    return rc == SQLITE_DONE ? not_found(err, "folder") : db_error(s, err, "folder");
+}
+
+int tstore_folder_list(tstore_t *s, tstore_folder_f cb, void *arg, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_FOLDER_LIST);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        tstore_folder_t f;
+        row_folder(q, &f);
+        if (cb(&f, arg)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    sqlite3_reset(q);
+    return rc == SQLITE_DONE ? 0 : db_error(s, err, "list folders");
+}
+
+int tstore_folder_del(tstore_t *s, int64_t id, tsl_error_t *err)
+{
+    if (tstore_begin(s, err) < 0)
+        return -1;
+    static const int steps[] = {S_FOLDER_DEL_SHARES, S_FOLDER_DEL};
+    int n = 0;
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        sqlite3_stmt *q = stmt(s, steps[i]);
+        sqlite3_bind_int64(q, 1, id);
+        if ((n = exec_stmt(s, q, err, "delete folder")) < 0)
+            return fail_tx(s);
+    }
+    if (n == 0) {
+        not_found(err, "folder");
+        return fail_tx(s);
+    }
+    return tstore_commit(s, err);
+}
+
+int tstore_folder_by_project(tstore_t *s, int64_t project, tstore_name_f cb, void *arg,
+                             tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_FOLDER_BY_PROJECT);
+    sqlite3_bind_int64(q, 1, project);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        if (cb((const char *)sqlite3_column_text(q, 0), arg)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    sqlite3_reset(q);
+    return rc == SQLITE_DONE ? 0 : db_error(s, err, "folders of a project");
+}
+
+int tstore_fshare_set(tstore_t *s, int64_t folder, const char *user, int64_t project, bool rw,
+                      int64_t now_ms, tsl_error_t *err)
+{
+    if (!user == !project) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "a share names a user or a project");
+    }
+    sqlite3_stmt *q = stmt(s, S_FSHARE_SET);
+    sqlite3_bind_int64(q, 1, folder);
+    bind_text(q, 2, user ? user : "");
+    sqlite3_bind_int64(q, 3, project);
+    sqlite3_bind_int(q, 4, rw);
+    sqlite3_bind_int64(q, 5, now_ms);
+    return exec_stmt(s, q, err, "share folder") < 0 ? -1 : 0;
+}
+
+int tstore_fshare_del(tstore_t *s, int64_t folder, const char *user, int64_t project,
+                      tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_FSHARE_DEL);
+    sqlite3_bind_int64(q, 1, folder);
+    bind_text(q, 2, user ? user : "");
+    sqlite3_bind_int64(q, 3, user ? 0 : project);
+    int n = exec_stmt(s, q, err, "unshare folder");
+    if (n < 0)
+        return -1;
+    return n == 0 ? not_found(err, "share") : 0;
+}
+
+int tstore_fshare_list(tstore_t *s, int64_t folder, tstore_fshare_f cb, void *arg, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_FSHARE_LIST);
+    sqlite3_bind_int64(q, 1, folder);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        tstore_fshare_t sh = {0};
+        col_copy(q, 0, sh.user, sizeof sh.user);
+        sh.project = sqlite3_column_int64(q, 1);
+        col_copy(q, 2, sh.project_name, sizeof sh.project_name);
+        sh.rw = sqlite3_column_int(q, 3) != 0;
+        sh.added_ms = sqlite3_column_int64(q, 4);
+        if (cb(&sh, arg)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    sqlite3_reset(q);
+    return rc == SQLITE_DONE ? 0 : db_error(s, err, "list folder shares");
+}
+
+int tstore_folder_count_owner(tstore_t *s, const char *owner, int64_t *n, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_FOLDER_COUNT_OWNER);
+    bind_text(q, 1, owner);
+    return count_query(s, q, n, err);
+}
+
+int tstore_folder_active_jobs(tstore_t *s, const char *name, int64_t *n, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_FOLDER_ACTIVE_JOBS);
+    bind_text(q, 1, name);
+    return count_query(s, q, n, err);
+}
+
+int tstore_folder_set_quota(tstore_t *s, int64_t id, int64_t quota, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_FOLDER_SET_QUOTA);
+    sqlite3_bind_int64(q, 1, id);
+    if (quota > 0)
+        sqlite3_bind_int64(q, 2, quota);
+    int n = exec_stmt(s, q, err, "folder quota");
+    if (n < 0)
+        return -1;
+    return n == 0 ? not_found(err, "folder") : 0;
+}
+
+int tstore_folder_set_used(tstore_t *s, int64_t id, int64_t used, int64_t now_ms, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_FOLDER_SET_USED);
+    sqlite3_bind_int64(q, 1, id);
+    sqlite3_bind_int64(q, 2, used);
+    sqlite3_bind_int64(q, 3, now_ms);
+    int n = exec_stmt(s, q, err, "folder use");
+    if (n < 0)
+        return -1;
+    return n == 0 ? not_found(err, "folder") : 0;
 }

@@ -104,6 +104,9 @@ typedef struct {
     char *image; /* migration 13: "NAME[:TAG]" of a container job (docs/containers.md); NULL = a
                   * process job */
     bool tty;    /* migration 14: the job runs on a terminal (docs/terminal.md) */
+    /* Migration 15: the virtual folders the job mounts, a JSON array of "NAME" and
+     * "NAME:ro" (docs/folders.md); NULL = none. */
+    char *folders_json;
 } tstore_job_t;
 
 /* One record of a job's event log (the job model's, src/daemon/jobmodel.h).  Strings are
@@ -598,6 +601,68 @@ typedef int (*tstore_pevent_f)(const tstore_pevent_t *e, void *arg);
 int tstore_pevent_add(tstore_t *st, const tstore_pevent_t *e, tsl_error_t *err);
 /* The records of project id, oldest first.  0, or -1 with err. */
 int tstore_pevent_list(tstore_t *st, int64_t project, tstore_pevent_f cb, void *arg,
+                       tsl_error_t *err);
+
+/* ---- Folders (docs/folders.md) ----------------------------------------------------------
+ * A folder is a directory that tesseld makes under its folder root; the store keeps its name,
+ * owner, project and the users and projects it is shared with.  Who may do what, and the
+ * ACLs written on disk, are tesseld's (src/daemon/folders.h).  Deleting a user deletes the
+ * shares with them; deleting a project deletes the shares with it and makes its folders their
+ * owners' own (project 0). */
+typedef struct {
+    int64_t id;
+    char name[TSTORE_NAME_MAX + 1];
+    char owner[TSTORE_NAME_MAX + 1];
+    int64_t project;                        /* 0: none */
+    char project_name[TSTORE_NAME_MAX + 1]; /* "" when none */
+    int64_t created_ms;
+    int64_t quota;   /* its size limit in bytes; 0: none */
+    int64_t used;    /* its last measured use in bytes; -1: not measured yet */
+    int64_t used_ms; /* when it was measured */
+} tstore_folder_t;
+
+/* Store f (name, owner, project, created_ms, quota) and set f->id: EEXIST (err says so) when the
+ * name is taken.  0 or -1. */
+int tstore_folder_add(tstore_t *st, tstore_folder_t *f, tsl_error_t *err);
+/* ENOENT when absent. */
+int tstore_folder_get(tstore_t *st, const char *name, tstore_folder_t *out, tsl_error_t *err);
+typedef int (*tstore_folder_f)(const tstore_folder_t *f, void *arg);
+/* Every folder by name; the folder is valid during the call.  Non-zero stops.  0 or -1. */
+int tstore_folder_list(tstore_t *st, tstore_folder_f cb, void *arg, tsl_error_t *err);
+/* Delete the folder and its shares in one transaction.  ENOENT when absent.  0 or -1. */
+int tstore_folder_del(tstore_t *st, int64_t id, tsl_error_t *err);
+/* Set folder id's quota (bytes; 0: none), or its measured use at now_ms.  ENOENT when absent.
+ * 0 or -1. */
+int tstore_folder_set_quota(tstore_t *st, int64_t id, int64_t quota, tsl_error_t *err);
+int tstore_folder_set_used(tstore_t *st, int64_t id, int64_t used, int64_t now_ms,
+                           tsl_error_t *err);
+/* The number of active (pending, running) jobs that mount the folder named name into *n.
+ * 0 or -1. */
+int tstore_folder_active_jobs(tstore_t *st, const char *name, int64_t *n, tsl_error_t *err);
+/* The number of folders owner owns into *n.  0 or -1. */
+int tstore_folder_count_owner(tstore_t *st, const char *owner, int64_t *n, tsl_error_t *err);
+typedef int (*tstore_name_f)(const char *name, void *arg);
+/* The names of the folders of project and of those shared with it.  0 or -1. */
+int tstore_folder_by_project(tstore_t *st, int64_t project, tstore_name_f cb, void *arg,
+                             tsl_error_t *err);
+
+typedef struct {
+    char user[TSTORE_NAME_MAX + 1]; /* "" for a project's share */
+    int64_t project;                /* 0 for a user's share */
+    char project_name[TSTORE_NAME_MAX + 1];
+    bool rw;
+    int64_t added_ms;
+} tstore_fshare_t;
+/* Share folder with user (project 0) or project (user NULL), read-write or read-only; a share
+ * that exists gets the new mode.  EINVAL when both or neither are given.  0 or -1. */
+int tstore_fshare_set(tstore_t *st, int64_t folder, const char *user, int64_t project, bool rw,
+                      int64_t now_ms, tsl_error_t *err);
+/* ENOENT when there is no such share. */
+int tstore_fshare_del(tstore_t *st, int64_t folder, const char *user, int64_t project,
+                      tsl_error_t *err);
+typedef int (*tstore_fshare_f)(const tstore_fshare_t *s, void *arg);
+/* The shares of folder: users first, by name, then projects.  0 or -1. */
+int tstore_fshare_list(tstore_t *st, int64_t folder, tstore_fshare_f cb, void *arg,
                        tsl_error_t *err);
 
 #endif

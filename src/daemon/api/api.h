@@ -171,5 +171,34 @@ void api_projects_member_set(thttp_req_t *, thttp_reply_t *, void *);
 void api_projects_member_del(thttp_req_t *, thttp_reply_t *, void *);
 void api_users_default_get(thttp_req_t *, thttp_reply_t *, void *);
 void api_users_default_set(thttp_req_t *, thttp_reply_t *, void *);
+void api_folders_list(thttp_req_t *, thttp_reply_t *, void *);
+void api_folders_get(thttp_req_t *, thttp_reply_t *, void *);
+void api_folders_create(thttp_req_t *, thttp_reply_t *, void *);
+void api_folders_delete(thttp_req_t *, thttp_reply_t *, void *);
+void api_folders_share(thttp_req_t *, thttp_reply_t *, void *);
+void api_folders_unshare_user(thttp_req_t *, thttp_reply_t *, void *);
+void api_folders_unshare_project(thttp_req_t *, thttp_reply_t *, void *);
+void api_folders_usage(thttp_req_t *, thttp_reply_t *, void *);
+void api_folders_files_get(thttp_req_t *, thttp_reply_t *, void *);
+void api_folders_files_put(thttp_req_t *, thttp_reply_t *, void *);
+void api_folders_update(thttp_req_t *, thttp_reply_t *, void *);
+
+/* folders.c, for projects.c and users.c (lock held, after the change's commit): write again
+ * the ACLs of the folders a change of membership touches; failures are logged.
+ * project_changed: the folders of project and those shared with it (a member added, removed,
+ * or given another role).  of_project: their names, taken before the project is deleted (the
+ * deletion drops its shares), for sync_names after it (which takes the array).  sync_all:
+ * every folder (a user deleted). */
+void api_folders_project_changed(tessd_t *d, int64_t project);
+json_t *api_folders_of_project(tessd_t *d, int64_t project);
+void api_folders_sync_names(tessd_t *d, json_t *names);
+void api_folders_sync_all(tessd_t *d);
+/* jobs.c: the "folders" of a submission (v, may be NULL): each "NAME" or "NAME:ro" a folder
+ * the caller may reach (rw for a mount without :ro), named once; into
+ * j->folders_json and *json_out (the same malloc'd string, the caller frees it; NULL when
+ * none).  0; -1 after 400 (syntax, an unknown folder or one not shared: the same answer,
+ * folders off) or 403 (rw asked on a ro right). */
+int api_folders_for_job(tessd_t *d, const tessd_caller_t *who, json_t *v, tstore_job_t *j,
+                        char **json_out, thttp_reply_t *rep);
 
 #endif

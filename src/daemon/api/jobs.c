@@ -37,6 +37,8 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
     json_object_set_new(o, "cwd", json_string(j->cwd ? j->cwd : dir));
     json_object_set_new(o, "image", j->image ? json_string(j->image) : json_null());
     json_object_set_new(o, "tty", json_boolean(j->tty));
+    json_t *folders = j->folders_json ? json_loads(j->folders_json, 0, NULL) : NULL;
+    json_object_set_new(o, "folders", folders ? folders : json_array());
     /* A running job whose GPU slice is suspended says "suspended" (the store keeps it running:
      * it holds its process and allocation); drained = nothing of it in flight any more. */
     bool suspended = j->state == TSTORE_RUNNING && j->suspended_ms > 0;
@@ -88,9 +90,9 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
 }
 
 static const char *const submit_fields[] = {
-    "argv",       "shell", "name",  "cwd",     "env",   "gpu",      "gpus",
-    "gpu_mem",    "cpu",   "mem",   "queue",   "class", "priority", "requeue",
-    "time_limit", "after", "array", "project", "image", "tty",      NULL,
+    "argv",  "shell",   "name",  "cwd",   "env",      "gpu",     "gpus",       "gpu_mem",
+    "cpu",   "mem",     "queue", "class", "priority", "requeue", "time_limit", "after",
+    "array", "project", "image", "tty",   "folders",  NULL,
 };
 
 #define BAD(field, ...)                                                                            \
@@ -491,7 +493,7 @@ static int check_image(tessd_t *d, const tstore_job_t *j, thttp_reply_t *rep)
  * rather than dropped. */
 static int slurm_refuse(tessd_t *d, json_t *body, const tstore_job_t *j, thttp_reply_t *rep)
 {
-    static const char *const later[] = {"after", "array"};
+    static const char *const later[] = {"after", "array", "folders"};
     for (size_t i = 0; i < sizeof later / sizeof later[0]; i++) {
         json_t *v = json_object_get(body, later[i]);
         if (v && !json_is_null(v)) {
@@ -666,7 +668,7 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     }
     tstore_job_t j = {0};
     api_batch_t batch = {0};
-    char *argv_s = NULL, *env_s = NULL;
+    char *argv_s = NULL, *env_s = NULL, *folders_s = NULL;
     if (check_submit_limits(d, &who, rep) < 0)
         goto out;
     if (parse_submit(d, body, &j, rep) < 0 || api_batch_parse(body, &j, &batch, rep) < 0 ||
@@ -700,7 +702,8 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     tstore_queue_t q;
     tstore_project_t proj;
     tsl_error_t err;
-    if (job_project(d, &who, body, &j, &proj, rep) < 0)
+    if (job_project(d, &who, body, &j, &proj, rep) < 0 ||
+        api_folders_for_job(d, &who, json_object_get(body, "folders"), &j, &folders_s, rep) < 0)
         goto out;
     if (tstore_queue_get(d->store, j.queue, &q, &err) < 0) {
         if (errno == ENOENT)
@@ -750,6 +753,7 @@ out:
     api_leave(d);
     free(argv_s);
     free(env_s);
+    free(folders_s);
     api_batch_free(&batch);
     json_decref(body);
 }

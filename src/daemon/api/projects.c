@@ -493,11 +493,15 @@ void api_projects_delete(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         goto out;
     if (!begin_tx(d, rep))
         goto out;
+    json_t *folders = api_folders_of_project(d, p.id);
     int rc = tstore_project_del(d->store, p.id, &err);
     if (!finish_tx(d, &who, &p, rc, "delete",
                    json_pack("{s:b, s:I}", "force", force, "jobs_active", (json_int_t)active), &err,
-                   rep))
+                   rep)) {
+        json_decref(folders);
         goto out;
+    }
+    api_folders_sync_names(d, folders); /* its members lose its folders and its shares */
     rep->status = 204;
 out:
     api_leave(d);
@@ -582,6 +586,7 @@ void api_projects_member_add(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
                    json_pack("{s:s, s:s}", "user", u, "role", tstore_role_name(newrole)), &err,
                    rep))
         goto out;
+    api_folders_project_changed(d, p.id);
     answer(d, &who, p.name, 201, rep);
 out:
     api_leave(d);
@@ -657,6 +662,7 @@ void api_projects_member_set(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
                              tstore_role_name(newrole)),
                    &err, rep))
         goto out;
+    api_folders_project_changed(d, p.id);
     answer(d, &who, p.name, 200, rep);
 out:
     api_leave(d);
@@ -687,6 +693,7 @@ void api_projects_member_del(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     if (!finish_tx(d, &who, &p, rc, "member_remove",
                    json_pack("{s:s, s:s}", "user", u, "role", tstore_role_name(old)), &err, rep))
         goto out;
+    api_folders_project_changed(d, p.id);
     rep->status = 204;
 out:
     api_leave(d);

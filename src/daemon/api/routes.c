@@ -55,6 +55,18 @@ const thttp_route_t tessd_routes[] = {
     {"DELETE", "/v1/projects/{name}/members/{user}", api_projects_member_del},
     {"GET", "/v1/users/{name}/default-project", api_users_default_get},
     {"PUT", "/v1/users/{name}/default-project", api_users_default_set},
+    /* Virtual folders (folders.c, docs/folders.md). */
+    {"GET", "/v1/folders", api_folders_list},
+    {"POST", "/v1/folders", api_folders_create},
+    {"GET", "/v1/folders/{name}", api_folders_get},
+    {"PATCH", "/v1/folders/{name}", api_folders_update},
+    {"DELETE", "/v1/folders/{name}", api_folders_delete},
+    {"GET", "/v1/folders/{name}/usage", api_folders_usage},
+    {"GET", "/v1/folders/{name}/files", api_folders_files_get},
+    {"PUT", "/v1/folders/{name}/files", api_folders_files_put},
+    {"POST", "/v1/folders/{name}/shares", api_folders_share},
+    {"DELETE", "/v1/folders/{name}/shares/users/{user}", api_folders_unshare_user},
+    {"DELETE", "/v1/folders/{name}/shares/projects/{project}", api_folders_unshare_project},
     /* The web console's static files (console.c, docs/console.md): no token, no data. */
     {"GET", "/", api_console},
     {"GET", "/app/{file}", api_console},

@@ -155,10 +155,24 @@ void api_users_delete(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         thttp_error(rep, 409, "conflict", NULL, "you cannot delete yourself");
         goto out;
     }
+    /* A user's folders are not deleted with them (their files may be the lab's): an admin
+     * deletes them first (docs/folders.md). */
+    int64_t owned = 0;
+    if (tstore_folder_count_owner(d->store, req->params[0], &owned, &err) < 0) {
+        api_store_failure(rep, "folders of the user", &err);
+        goto out;
+    }
+    if (owned > 0) {
+        thttp_error(rep, 409, "conflict", NULL,
+                    "'%s' owns %lld folder(s): delete them first (tessel folder rm)",
+                    req->params[0], (long long)owned);
+        goto out;
+    }
     if (tstore_user_del(d->store, req->params[0], &err) < 0) {
         api_store_error(rep, &err);
         goto out;
     }
+    api_folders_sync_all(d); /* the shares with them are gone: so are their ACL entries */
     rep->status = 204;
 out:
     api_leave(d);

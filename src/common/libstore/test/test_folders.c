@@ -1,0 +1,170 @@
+/* test_folders.c - libstore's folders (docs/folders.md): folders added, found, listed and
+ * deleted with the errno of each refusal; shares with users and projects set, changed, listed
+ * and removed; a deleted user's or project's shares go with it, a deleted project's folders
+ * become their owners' own; the folders of a project; the folders a user owns. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "libstore/store.h"
+
+static char dir[64];
+static char path[128];
+
+static int setup(void **state)
+{
+    snprintf(dir, sizeof dir, "/tmp/tessel-fold-XXXXXX");
+    if (!mkdtemp(dir))
+        return -1;
+    snprintf(path, sizeof path, "%s/tessel.db", dir);
+    *state = NULL;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static int add_name(const tstore_folder_t *f, void *arg)
+{
+    char *buf = arg;
+    strcat(buf, f->name);
+    strcat(buf, ":");
+    strcat(buf, f->project_name);
+    strcat(buf, " ");
+    return 0;
+}
+
+static int add_share(const tstore_fshare_t *s, void *arg)
+{
+    char *buf = arg;
+    char one[96];
+    snprintf(one, sizeof one, "%s/%s/%s ", s->user[0] ? s->user : "-",
+             s->project ? s->project_name : "-", s->rw ? "rw" : "ro");
+    strcat(buf, one);
+    return 0;
+}
+
+static int add_str(const char *name, void *arg)
+{
+    strcat(arg, name);
+    strcat(arg, " ");
+    return 0;
+}
+
+static tstore_t *open_with_users(void)
+{
+    tsl_error_t err;
+    tstore_t *st = tstore_open(path, &err);
+    assert_non_null(st);
+    assert_int_equal(tstore_schema_version(st), 15);
+    const char *users[] = {"alice", "bob", "carol"};
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(tstore_user_add(st, users[i], "user", 1, NULL), 0);
+    return st;
+}
+
+static void test_folders(void **state)
+{
+    tsl_error_t err;
+    tstore_t *st = open_with_users();
+    tstore_project_t p = {.share_jobs = true, .created_ms = 5};
+    snprintf(p.name, sizeof p.name, "vision");
+    snprintf(p.queue, sizeof p.queue, "default");
+    snprintf(p.created_by, sizeof p.created_by, "alice");
+    assert_int_equal(tstore_project_add(st, &p, "alice", 5, NULL), 0);
+
+    tstore_folder_t f = {.created_ms = 10};
+    snprintf(f.name, sizeof f.name, "data");
+    snprintf(f.owner, sizeof f.owner, "alice");
+    assert_int_equal(tstore_folder_add(st, &f, NULL), 0);
+    assert_true(f.id > 0);
+    tstore_folder_t dup = f;
+    assert_int_equal(tstore_folder_add(st, &dup, &err), -1);
+    assert_int_equal(errno, EEXIST);
+    assert_string_equal(err.text, "folder 'data' already exists");
+    tstore_folder_t pf = {.created_ms = 11, .project = p.id};
+    snprintf(pf.name, sizeof pf.name, "shared");
+    snprintf(pf.owner, sizeof pf.owner, "bob");
+    assert_int_equal(tstore_folder_add(st, &pf, NULL), 0);
+
+    tstore_folder_t got;
+    assert_int_equal(tstore_folder_get(st, "shared", &got, NULL), 0);
+    assert_string_equal(got.owner, "bob");
+    assert_int_equal(got.project, p.id);
+    assert_string_equal(got.project_name, "vision");
+    assert_int_equal(got.created_ms, 11);
+    assert_int_equal(tstore_folder_get(st, "nosuch", &got, &err), -1);
+    assert_int_equal(errno, ENOENT);
+    char buf[512] = "";
+    assert_int_equal(tstore_folder_list(st, add_name, buf, NULL), 0);
+    assert_string_equal(buf, "data: shared:vision ");
+
+    /* Shares: users, projects, a mode changed by sharing again, refusals. */
+    assert_int_equal(tstore_fshare_set(st, f.id, "bob", 0, false, 20, NULL), 0);
+    assert_int_equal(tstore_fshare_set(st, f.id, "carol", 0, true, 21, NULL), 0);
+    assert_int_equal(tstore_fshare_set(st, f.id, NULL, p.id, false, 22, NULL), 0);
+    assert_int_equal(tstore_fshare_set(st, f.id, "bob", 0, true, 23, NULL), 0);
+    assert_int_equal(tstore_fshare_set(st, f.id, NULL, 0, true, 23, &err), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_int_equal(tstore_fshare_set(st, f.id, "bob", p.id, true, 23, &err), -1);
+    assert_int_equal(errno, EINVAL);
+    buf[0] = '\0';
+    assert_int_equal(tstore_fshare_list(st, f.id, add_share, buf, NULL), 0);
+    assert_string_equal(buf, "bob/-/rw carol/-/rw -/vision/ro ");
+    assert_int_equal(tstore_fshare_del(st, f.id, "carol", 0, NULL), 0);
+    assert_int_equal(tstore_fshare_del(st, f.id, "carol", 0, &err), -1);
+    assert_int_equal(errno, ENOENT);
+    buf[0] = '\0';
+    assert_int_equal(tstore_folder_by_project(st, p.id, add_str, buf, NULL), 0);
+    assert_string_equal(buf, "data shared ");
+    int64_t n = -1;
+    assert_int_equal(tstore_folder_count_owner(st, "alice", &n, NULL), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(tstore_folder_count_owner(st, "carol", &n, NULL), 0);
+    assert_int_equal(n, 0);
+
+    /* A deleted user's shares go; so do a deleted project's, and its folders become their
+     * owners' own. */
+    assert_int_equal(tstore_user_del(st, "bob", NULL), 0);
+    assert_int_equal(tstore_project_del(st, p.id, NULL), 0);
+    buf[0] = '\0';
+    assert_int_equal(tstore_fshare_list(st, f.id, add_share, buf, NULL), 0);
+    assert_string_equal(buf, "");
+    assert_int_equal(tstore_folder_get(st, "shared", &got, NULL), 0);
+    assert_int_equal(got.project, 0);
+    assert_string_equal(got.project_name, "");
+
+    /* A folder deleted takes its shares; its id is not given again. */
+    assert_int_equal(tstore_fshare_set(st, f.id, "carol", 0, true, 30, NULL), 0);
+    assert_int_equal(tstore_folder_del(st, f.id, NULL), 0);
+    assert_int_equal(tstore_folder_del(st, f.id, &err), -1);
+    assert_int_equal(errno, ENOENT);
+    buf[0] = '\0';
+    assert_int_equal(tstore_fshare_list(st, f.id, add_share, buf, NULL), 0);
+    assert_string_equal(buf, "");
+    tstore_folder_t again = {.created_ms = 40};
+    snprintf(again.name, sizeof again.name, "data");
+    snprintf(again.owner, sizeof again.owner, "carol");
+    assert_int_equal(tstore_folder_add(st, &again, NULL), 0);
+    assert_true(again.id > pf.id);
+    tstore_close(st);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_folders, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

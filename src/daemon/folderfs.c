@@ -1,0 +1,303 @@
+/* folderfs.c - the folders' directories on disk (folderfs.h): libacl, openat2 walks. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/acl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "daemon/folderfs.h"
+#include "libutil/nomount.h"
+
+/* The longest ACL text: TFLD_ACL_MAX entries of ",u:4294967295:rwx" and the fixed ones. */
+#define ACL_TEXT_MAX (64 + TFLD_ACL_MAX * 18)
+
+int tfld_root_open(const char *path, tsl_error_t *err)
+{
+    if (path[0] != '/')
+        return errno = EINVAL, tsl_errprintf(err, "folder root %s: not an absolute path", path);
+    if (mkdir(path, 0711) < 0 && errno != EEXIST)
+        return tsl_errprintf(err, "folder root %s: %s", path, strerror(errno));
+    int fd = tsl_dir_nomount(path);
+    if (fd < 0)
+        return tsl_errprintf(err, "folder root %s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0 ||
+        (st.st_mode & (S_IWGRP | S_IWOTH | S_IRGRP | S_IROTH))) {
+        close(fd);
+        errno = EPERM;
+        return tsl_errprintf(err,
+                             "folder root %s: must be a directory owned by root, writable by "
+                             "root alone and not readable by others (chmod 711 %s): refused",
+                             path, path);
+    }
+    return fd;
+}
+
+/* Set the ACL of text on the object open at fd (O_PATH or not), of type (ACL_TYPE_ACCESS or
+ * ACL_TYPE_DEFAULT), through /proc/self/fd: the object itself, never a path. */
+static int set_acl(int fd, acl_type_t type, const char *text)
+{
+    acl_t acl = acl_from_text(text);
+    if (!acl)
+        return -1;
+    char self[64];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+    int rc = acl_valid(acl) == 0 ? acl_set_file(self, type, acl) : -1;
+    int saved = errno;
+    acl_free(acl);
+    errno = saved;
+    return rc;
+}
+
+/* Access and default ACLs of a directory open at fd; kind TOP or DIR. */
+static int set_dir_acls(int fd, const tfld_acl_entry_t *e, size_t n, tfld_acl_kind_t kind,
+                        mode_t mode)
+{
+    char text[ACL_TEXT_MAX];
+    if (tfld_acl_text(e, n, kind, mode, text, sizeof text) < 0 ||
+        set_acl(fd, ACL_TYPE_ACCESS, text) < 0)
+        return -1;
+    if (tfld_acl_text(e, n, TFLD_ACL_DEFAULT, mode, text, sizeof text) < 0)
+        return -1;
+    return set_acl(fd, ACL_TYPE_DEFAULT, text);
+}
+
+int tfld_dir_make(int rootfd, const char *name, const tfld_acl_entry_t *e, size_t n,
+                  tsl_error_t *err)
+{
+    if (mkdirat(rootfd, name, 0700) < 0)
+        return tsl_errprintf(err, "folder '%s': %s", name, strerror(errno));
+    int fd = tsl_openat_nomount(rootfd, name, O_PATH | O_DIRECTORY, 0);
+    if (fd < 0 || set_dir_acls(fd, e, n, TFLD_ACL_TOP, 0) < 0) {
+        int saved = errno;
+        if (fd >= 0)
+            close(fd);
+        unlinkat(rootfd, name, AT_REMOVEDIR);
+        errno = saved;
+        return tsl_errprintf(err, "folder '%s': its ACL: %s", name, strerror(errno));
+    }
+    close(fd);
+    return 0;
+}
+
+typedef enum { W_APPLY, W_USAGE, W_REMOVE } walk_op_t;
+
+typedef struct {
+    walk_op_t op;
+    const tfld_acl_entry_t *e;
+    size_t n;
+    size_t max, count;
+    uint64_t bytes;
+    bool stopped; /* max or depth reached */
+    int error;    /* first errno of an object that could not be changed or removed */
+} walk_t;
+
+/* The entries of the directory open at dfd (O_RDONLY, taken: closed here), depth levels
+ * below the folder's own directory. */
+static void walk_dir(walk_t *w, int dfd, int depth)
+{
+    DIR *dir = fdopendir(dfd);
+    if (!dir) {
+        if (!w->error)
+            w->error = errno;
+        close(dfd);
+        return;
+    }
+    struct dirent *de;
+    while ((de = readdir(dir)) != NULL) {
+        const char *nm = de->d_name;
+        if (strcmp(nm, ".") == 0 || strcmp(nm, "..") == 0)
+            continue;
+        if (w->count >= w->max) {
+            w->stopped = true;
+            break;
+        }
+        struct stat st;
+        if (fstatat(dirfd(dir), nm, &st, AT_SYMLINK_NOFOLLOW) < 0)
+            continue; /* gone since readdir */
+        w->count++;
+        w->bytes += (uint64_t)st.st_blocks * 512u;
+        if (S_ISDIR(st.st_mode)) {
+            if (depth + 1 >= TFLD_WALK_DEPTH) {
+                w->stopped = true;
+                continue;
+            }
+            /* One name, beneath, no link, no mount: a directory swapped for a link since
+             * fstatat, or a mount point, is not entered. */
+            int sub = tsl_openat_nomount(dirfd(dir), nm, O_RDONLY | O_DIRECTORY, 0);
+            if (sub < 0) {
+                if (w->op != W_USAGE && !w->error)
+                    w->error = errno;
+                continue;
+            }
+            struct stat sst;
+            if (w->op == W_APPLY &&
+                (fstat(sub, &sst) < 0 ||
+                 set_dir_acls(sub, w->e, w->n, TFLD_ACL_DIR, sst.st_mode) < 0) &&
+                !w->error)
+                w->error = errno;
+            walk_dir(w, sub, depth + 1);
+            if (w->op == W_REMOVE && unlinkat(dirfd(dir), nm, AT_REMOVEDIR) < 0 && !w->error)
+                w->error = errno;
+        } else if (w->op == W_REMOVE) {
+            /* unlinkat never follows the name: a link is removed, not its target. */
+            if (unlinkat(dirfd(dir), nm, 0) < 0 && errno != ENOENT && !w->error)
+                w->error = errno;
+        } else if (w->op == W_APPLY && S_ISREG(st.st_mode)) {
+            int fd = tsl_openat_nomount(dirfd(dir), nm, O_PATH, 0);
+            struct stat fst;
+            if (fd < 0)
+                continue;
+            /* Checked on the object itself: a regular file with one link, the folder's. */
+            if (fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode) && fst.st_nlink == 1) {
+                char text[ACL_TEXT_MAX];
+                if ((tfld_acl_text(w->e, w->n, TFLD_ACL_FILE, fst.st_mode, text, sizeof text) < 0 ||
+                     set_acl(fd, ACL_TYPE_ACCESS, text) < 0) &&
+                    !w->error)
+                    w->error = errno;
+            }
+            close(fd);
+        }
+        if (w->stopped && w->op != W_REMOVE)
+            break;
+    }
+    closedir(dir);
+}
+
+/* Walk <root>/name (its own directory done by the caller through top, an O_PATH fd). */
+static int walk(int rootfd, const char *name, walk_t *w, tsl_error_t *err)
+{
+    int dfd = tsl_openat_nomount(rootfd, name, O_RDONLY | O_DIRECTORY, 0);
+    if (dfd < 0)
+        return tsl_errprintf(err, "folder '%s': %s", name, strerror(errno));
+    struct stat st;
+    if (fstat(dfd, &st) == 0)
+        w->bytes += (uint64_t)st.st_blocks * 512u;
+    w->count++;
+    walk_dir(w, dfd, 0);
+    return 0;
+}
+
+int tfld_dir_apply(int rootfd, const char *name, const tfld_acl_entry_t *e, size_t n, size_t max,
+                   size_t *done, tsl_error_t *err)
+{
+    *done = 0;
+    int top = tsl_openat_nomount(rootfd, name, O_PATH | O_DIRECTORY, 0);
+    if (top < 0)
+        return tsl_errprintf(err, "folder '%s': %s", name, strerror(errno));
+    /* The folder's own directory first: it is the gate (nobody without an entry there
+     * reaches anything inside), so a walk stopped early never leaves anyone in who should be
+     * out. */
+    int rc = set_dir_acls(top, e, n, TFLD_ACL_TOP, 0);
+    int saved = errno;
+    close(top);
+    if (rc < 0) {
+        errno = saved;
+        return tsl_errprintf(err, "folder '%s': its ACL: %s", name, strerror(saved));
+    }
+    walk_t w = {.op = W_APPLY, .e = e, .n = n, .max = max};
+    if (walk(rootfd, name, &w, err) < 0)
+        return -1;
+    *done = w.count;
+    return w.stopped || w.error ? 1 : 0;
+}
+
+int tfld_dir_usage(int rootfd, const char *name, size_t max, uint64_t *bytes, uint64_t *objects,
+                   tsl_error_t *err)
+{
+    walk_t w = {.op = W_USAGE, .max = max};
+    if (walk(rootfd, name, &w, err) < 0)
+        return -1;
+    *bytes = w.bytes;
+    *objects = w.count;
+    return w.stopped ? 1 : 0;
+}
+
+int tfld_dir_retire(int rootfd, const char *name, int64_t id, char *retired, size_t len,
+                    tsl_error_t *err)
+{
+    snprintf(retired, len, ".deleted-%lld", (long long)id);
+    if (renameat(rootfd, name, rootfd, retired) < 0)
+        return tsl_errprintf(err, "folder '%s': %s", name, strerror(errno));
+    int fd = tsl_openat_nomount(rootfd, retired, O_PATH | O_DIRECTORY, 0);
+    if (fd < 0 || set_dir_acls(fd, NULL, 0, TFLD_ACL_TOP, 0) < 0) {
+        int saved = errno;
+        if (fd >= 0)
+            close(fd);
+        errno = saved;
+        return tsl_errprintf(err, "folder '%s' (now %s): shutting it: %s", name, retired,
+                             strerror(saved));
+    }
+    close(fd);
+    return 0;
+}
+
+int tfld_dir_remove(int rootfd, const char *retired, tsl_error_t *err)
+{
+    walk_t w = {.op = W_REMOVE, .max = SIZE_MAX};
+    if (walk(rootfd, retired, &w, err) < 0)
+        return -1;
+    if (w.error || w.stopped) {
+        errno = w.error ? w.error : ELOOP;
+        return tsl_errprintf(err, "%s: not everything could be removed: %s", retired,
+                             strerror(errno));
+    }
+    if (unlinkat(rootfd, retired, AT_REMOVEDIR) < 0)
+        return tsl_errprintf(err, "%s: %s", retired, strerror(errno));
+    return 0;
+}
+
+bool tfld_path_valid(const char *rel)
+{
+    size_t len = strlen(rel), names = 0;
+    if (len == 0)
+        return true;
+    if (len > 1024 || rel[0] == '/' || rel[len - 1] == '/')
+        return false;
+    const char *p = rel;
+    while (*p) {
+        size_t n = strcspn(p, "/");
+        if (n == 0 || n > 255 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+            return false;
+        if (++names > 64)
+            return false;
+        p += n;
+        if (*p == '/')
+            p++;
+    }
+    return true;
+}
+
+int tfld_as_enter(const tfld_ident_t *id, tfld_saved_t *saved)
+{
+    if (id->uid == 0) {
+        errno = EPERM;
+        return -1;
+    }
+    int n = (int)syscall(SYS_getgroups, TFLD_GROUPS_MAX, saved->groups);
+    saved->ngroups = n < 0 ? 0 : n;
+    if (syscall(SYS_setgroups, (size_t)id->ngroups, id->groups) < 0)
+        return -1;
+    /* setfsuid and setfsgid answer the previous id, never an error: asked again with -1
+     * (no change), they say whether the change took. */
+    syscall(SYS_setfsgid, id->gid);
+    syscall(SYS_setfsuid, id->uid);
+    if ((gid_t)syscall(SYS_setfsgid, (gid_t)-1) != id->gid ||
+        (uid_t)syscall(SYS_setfsuid, (uid_t)-1) != id->uid) {
+        tfld_as_leave(saved);
+        errno = EPERM;
+        return -1;
+    }
+    return 0;
+}
+
+void tfld_as_leave(const tfld_saved_t *saved)
+{
+    syscall(SYS_setfsuid, 0);
+    syscall(SYS_setfsgid, 0);
+    syscall(SYS_setgroups, (size_t)saved->ngroups, saved->groups);
+}
