@@ -42,7 +42,22 @@ typedef struct {
     char *body;
     size_t len, cap;
     bool too_large;
+    bool started;    /* on_request has seen the request's headers */
+    bool nul_in_url; /* its raw URL holds "%00" */
 } upload_t;
+
+/* MHD_OPTION_URI_LOG_CALLBACK: the request's raw URL, before MHD decodes it in place.  A
+ * decoded NUL byte would end the path or a query value early ("/v1/folders/data%00x" read as
+ * "data"), so such a URL is refused whole (on_request).  Returns the request's state. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    (void)cls;
+    (void)conn;
+    upload_t *up = calloc(1, sizeof *up);
+    if (up && uri)
+        up->nul_in_url = strstr(uri, "%00") != NULL;
+    return up;
+}
 
 static const char *const json_content_type = "application/json";
 
@@ -355,11 +370,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     thttp_server_t *s = cls;
     upload_t *up = *con_cls;
     thttp_reply_t rep = {0};
-    if (!up) {
-        up = calloc(1, sizeof *up);
-        if (!up)
+    if (!up || !up->started) {
+        if (!up && !(up = calloc(1, sizeof *up)))
             return MHD_NO;
         *con_cls = up;
+        up->started = true;
+        if (up->nul_in_url) {
+            up->too_large = true; /* its body, if any, is not read */
+            thttp_error(
+                &rep, 400, "invalid_url", NULL,
+                "the URL holds an encoded NUL byte (%%00), which no name or value may hold");
+            return send_reply(s, conn, &rep);
+        }
         const char *cl =
             MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl && strtoull(cl, NULL, 10) > s->cfg.max_body) {
@@ -507,13 +529,14 @@ thttp_server_t *thttp_start(const thttp_config_t *cfg, tsl_error_t *err)
     }
     /* Thread per connection: handlers may block (a log followed for hours).  A thread is
      * started only for a connection MHD keeps, after the per-client and global limits. */
-    s->mhd = MHD_start_daemon(
-        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
-            MHD_USE_ERROR_LOG | MHD_ALLOW_UPGRADE,
-        cfg->port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-        MHD_OPTION_LISTEN_SOCKET, lfd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-        MHD_OPTION_CONNECTION_LIMIT, max_conn, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_client,
-        MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_END);
+    s->mhd =
+        MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+                             MHD_USE_POLL | MHD_USE_ERROR_LOG | MHD_ALLOW_UPGRADE,
+                         cfg->port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
+                         NULL, MHD_OPTION_LISTEN_SOCKET, lfd, MHD_OPTION_NOTIFY_COMPLETED,
+                         on_completed, s, MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL,
+                         MHD_OPTION_CONNECTION_LIMIT, max_conn, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+                         per_client, MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_END);
     if (!s->mhd) {
         int saved = errno ? errno : EIO;
         close(lfd);
@@ -834,7 +857,8 @@ thttp_server_t *thttp_start_unix(const thttp_config_t *cfg, const char *path, mo
             MHD_USE_ERROR_LOG | MHD_ALLOW_UPGRADE,
         0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
         MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-        MHD_OPTION_NOTIFY_CONNECTION, on_unix_conn, s, MHD_OPTION_CONNECTION_LIMIT,
+        MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL, MHD_OPTION_NOTIFY_CONNECTION, on_unix_conn, s,
+        MHD_OPTION_CONNECTION_LIMIT,
         cfg->max_connections ? cfg->max_connections : THTTP_DEFAULT_MAX_CONNECTIONS,
         MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s ? cfg->timeout_s : THTTP_DEFAULT_TIMEOUT_S,
         MHD_OPTION_END);

@@ -212,6 +212,17 @@ static void test_server(void **state)
     assert_int_equal(thttp_status_count(s, 400), 4);
     assert_int_equal(thttp_status_count(s, 413), 1);
 
+    /* An encoded NUL byte in the path or a query value would end the name early
+     * ("/items/abc%00x" read as "abc"): the request is refused whole, its body unread. */
+    assert_int_equal(do_req(port, "GET", "/items/abc%00x", NULL, 0, &out), 400);
+    assert_string_equal(error_code(out.buf, code, sizeof code), "invalid_url");
+    assert_int_equal(do_req(port, "GET", "/items/abc?x=1%00", NULL, 0, &out), 400);
+    assert_int_equal(do_req(port, "POST", "/echo%00", "{\"a\":1}", 7, &out), 400);
+    assert_string_equal(error_code(out.buf, code, sizeof code), "invalid_url");
+    assert_int_equal(do_req(port, "GET", "/items/abc%01", NULL, 0, &out), 200); /* only NUL */
+    assert_string_equal(out.buf, "{\"id\":\"abc\\u0001\"}\n");
+    assert_int_equal(thttp_status_count(s, 400), 7);
+
     /* TCP carries no credentials: the handler is told so (1), nothing is filled. */
     assert_int_equal(do_req(port, "GET", "/cred", NULL, 0, &out), 200);
     json_t *v = json_loads(out.buf, 0, NULL);
