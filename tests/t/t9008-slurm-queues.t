@@ -6,8 +6,9 @@
 # mapping side by side with the partitions (their nodes, CPUs, GRES, states), the partitions no
 # queue maps, and a mapping onto a partition Slurm does not have; --json carries it; a job of a
 # queue goes to its partition (Slurm says so, and runs it on that partition's node), queue
-# default to the one mapped; a queue with a QOS passes it to sbatch (without slurmdbd Slurm
-# refuses it: 422 with sbatch's words, nothing stored); a queue with no mapping is refused (400,
+# default to the one mapped; a queue with a QOS is taken into its partition (without slurmdbd
+# Slurm keeps no QOS; with it: t9012); a queue onto a partition Slurm does not have is refused
+# (422 with sbatch's words, nothing stored); a queue with no mapping is refused (400,
 # field queue, naming the queues there are).
 # test-timeout: 300
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
@@ -74,7 +75,8 @@ sock_api tslra POST /v1/jobs '{"argv":["sleep","1000"],"queue":"gpu"}'
 SG=$(jget .slurm_id)
 tsc scontrol show job "$SG" >"$TD/sc" 2>&1
 # Without slurmdbd Slurm keeps no QOS (QOS=(null)): that sbatch gets --qos=high is
-# test_slurmjob's (test_sbatch_argv); here, that the job is taken into its partition.
+# test_slurmjob's (test_sbatch_argv), the QOS on a cluster with slurmdbd t9012's; here, that
+# the job is taken into its partition.
 is "$CODE $(grep -o 'Partition=[a-z]*' "$TD/sc")" "201 Partition=debug" \
     "queue gpu (partition debug, QOS high): taken, in partition debug"
 sock_api tslra POST /v1/jobs '{"argv":["true"],"queue":"ghost"}'
