@@ -6,7 +6,9 @@
 # sacct say so), tslrb's is refused by Slurm (422 with sbatch's words, nothing stored); fair
 # share is real (sshare: tslra's usage after its job, a fair-share factor below tslrb's); and
 # jobs that end while tesseld is down and leave squeue (MinJobAge 2) before it is back get their
-# end from sacct when it restarts: exit code 3, a SIGKILL, in tessel ps and the API, not "lost".
+# end from sacct when it restarts: exit code 3, a SIGKILL, in tessel ps and the API, not "lost";
+# with slurmdbd down too, such a job stays as it is (running) until slurmdbd is back, then gets
+# its end (exit 5).
 # Everything is stopped at the end (tsc_stop: slurmd, slurmctld, slurmdbd, mariadbd, munged).
 # test-timeout: 600
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
@@ -120,6 +122,39 @@ tsc_cli tslra ps -a --json >"$TD/ps" 2>&1
 is "$(jq -r --argjson a "$J3" --argjson b "$J9" '[.jobs[] | select(.id == $a or .id == $b) |
     "\(.state):\(.exit_code):\(.signal):\(.end_cause)"] | sort | join(" ")' "$TD/ps")" \
     "failed:3:null:exit failed:null:9:signal" "tessel ps -a shows both ends"
+
+# ---- slurmdbd down: the job stays as it is until sacct can say ------------------------------
+GO2=$TSC/out/go-acct2
+J5=$(tsc_cli tslra run -d -- sh -c "'while [ ! -e $GO2 ]; do sleep 0.2; done; exit 5'")
+adm "/v1/jobs/$J5"
+S5=$(jget .slurm_id)
+tsc_wait_state "$S5" RUNNING
+wait_for '[ "$(state_of $J5)" = running ]'
+ok $? "a third job runs ($J5, Slurm $S5)"
+td_stop
+DBD=$(cat "$TSC/slurmdbd.pid")
+kill "$DBD"
+wait_for '! kill -0 $DBD 2>/dev/null'
+ok $? "tesseld and slurmdbd stopped"
+touch "$GO2"
+tsc_wait_state "$S5" FAILED
+_i=0
+while [ -n "$(tsc squeue -h --states=all -j "$S5" -o %i 2>/dev/null)" ] && [ $_i -lt 1200 ]; do
+    _i=$((_i + 1))
+    sleep 0.1
+done
+is "$(tsc squeue -h --states=all -j "$S5" -o %i 2>/dev/null)" "" \
+    "the job ended (exit 5) and left squeue while slurmdbd was down"
+tsc_tesseld --slurm-queues "default=debug gpu=debug,high"
+wait_for 'grep -q "sacct cannot say how they ended" "$TD/tesseld.log"'
+ok $? "tesseld back: sacct cannot answer, and it says so in its log"
+is "$(state_of "$J5")" "running" "the job is left as it is (running), not taken for lost"
+nsenter --net=/run/netns/$tsc_ns-ctl unshare --uts sh -c 'hostname ctl; exec slurmdbd'
+ok $? "slurmdbd starts again"
+wait_for '[ "$(state_of $J5)" = failed ]'
+adm "/v1/jobs/$J5"
+is "$(jget '[.state, .exit_code, .end_cause] | join(" ")')" "failed 5 exit" \
+    "once slurmdbd answers, the job's end is recorded from sacct: exit code 5"
 
 td_stop
 ok $? "tesseld stops cleanly (no sanitizer report)"
