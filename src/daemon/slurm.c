@@ -720,7 +720,8 @@ static int poll_jobs(tessd_t *d, const tstore_slurm_pair_t *jobs, size_t n, char
         free(seen);
         goto failed;
     }
-    qsort(seen, ns, sizeof *seen, cmp_seen);
+    if (ns)
+        qsort(seen, ns, sizeof *seen, cmp_seen); /* seen is NULL when squeue lists no job */
     /* The jobs squeue no longer lists: Slurm's accounting, when the cluster keeps it, has their
      * end (state, exit code) after slurmctld forgot them (MinJobAge after the end, e.g. while
      * tesseld was down); without it they are gone (tsj_plan: failed, cause lost). */
@@ -731,7 +732,8 @@ static int poll_jobs(tessd_t *d, const tstore_slurm_pair_t *jobs, size_t n, char
         if (!ns || !bsearch(&key, seen, ns, sizeof *seen, cmp_seen))
             gone[ng++] = jobs[i].slurm_id;
     }
-    qsort(gone, ng, sizeof *gone, cmp_id);
+    if (ng)
+        qsort(gone, ng, sizeof *gone, cmp_id);
     tsj_seen_t *acct = NULL;
     size_t na = 0;
     char awhy[512] = "";
