@@ -26,6 +26,9 @@ PKGS="$PKGS crun util-linux"
 PKGS="$PKGS libacl1-dev acl"
 # spank_tessel.so (libslurm-dev: <slurm/spank.h>) and its multi-node test (docs/slurm.md, t9000).
 PKGS="$PKGS libslurm-dev slurmctld slurmd slurm-client munge"
+# Slurm's accounting in the test cluster (QOS, fair share, sacct: tests/slurm/cluster.sh with
+# TSC_DBD=1, t9012): slurmdbd and the MariaDB server it stores into.
+PKGS="$PKGS slurmdbd mariadb-server"
 # The job_submit plugin's unit tests (contrib/slurm/job_submit.lua, t9003): Lua 5.1, as slurmctld
 # runs it, and busted.
 PKGS="$PKGS lua5.1 lua-busted"

@@ -236,6 +236,7 @@ typedef struct {
     int64_t slurm_next_poll;    /* main thread: the next poll (tessd_mono_ms) */
     atomic_bool slurm_poll_now; /* a handler asks for a poll at the next pass */
     bool slurm_failing;         /* main thread: the last poll failed (logged once) */
+    bool slurm_acct_failing;    /* main thread: the last sacct failed (logged once) */
     /* The jobs submitted to Slurm directly (not through tesseld), as the last poll read them
      * (slurm.c, read-only: GET /v1/jobs?origin=slurm), lock held for all of these. */
     struct tsj_seen *slurm_view; /* malloc'd, by Slurm id; NULL when none */

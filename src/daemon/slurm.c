@@ -626,6 +626,65 @@ static int cmp_seen(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Most jobs one sacct is asked about (its --jobs list; the rest wait for the next poll).  A
+ * job is asked about only once slurmctld has forgotten it (MinJobAge after its end, or a
+ * restart of slurmctld without its state): rare, a few at a time. */
+#define SLURM_SACCT_MAX 64
+
+/* What Slurm's accounting (sacct, slurmdbd) says of the jobs ids[0..n) that squeue no longer
+ * lists: 0 with *out and *nout (sorted by id; a job it does not list is gone), 1 when the
+ * cluster keeps no accounting (sacct says so, or is not installed: the jobs are gone, as
+ * without slurmdbd), -1 with why when sacct did not answer (slurmdbd down: the jobs are left
+ * as they are, asked again at the next poll).  Run as tesseld (root sees every account's
+ * jobs; each job's user is checked against its owner, tsj_applies, as squeue's). */
+static int ask_sacct(tessd_t *d, const int64_t *ids, size_t n, tsj_seen_t **out, size_t *nout,
+                     char *why, size_t len)
+{
+    char sacct[PATH_MAX + 16], list[SLURM_SACCT_MAX * 21 + 16];
+    size_t off = (size_t)snprintf(list, sizeof list, "--jobs=");
+    for (size_t i = 0; i < n && i < SLURM_SACCT_MAX; i++)
+        off += (size_t)snprintf(list + off, sizeof list - off, "%s%lld", i ? "," : "",
+                                (long long)ids[i]);
+    cmd_path(d, "sacct", sacct, sizeof sacct);
+    char *argv[] = {sacct,
+                    (char *)"--noheader",
+                    (char *)"--parsable2",
+                    (char *)"--allocations",
+                    (char *)"--allusers",
+                    (char *)"--format=JobIDRaw,State,ExitCode,User,NodeList,Start",
+                    list,
+                    NULL};
+    *out = NULL;
+    *nout = 0;
+    if (access(sacct, X_OK) < 0)
+        return 1;
+    cmd_t c;
+    if (run_cmd(d, NULL, argv, NULL, &c, why, len) < 0)
+        return errno == ENOENT ? 1 : -1;
+    int rc = 0;
+    tsl_error_t err;
+    if (c.timed_out) {
+        snprintf(why, len, "sacct did not answer in %lu s", d->slurm_timeout_s);
+        rc = -1;
+    } else if (strstr(c.err, "accounting storage is disabled")) {
+        rc = 1; /* AccountingStorageType=accounting_storage/none */
+    } else if (!WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0) {
+        c.err[strcspn(c.err, "\n")] = '\0';
+        snprintf(why, len, "sacct: %.300s", c.err[0] ? c.err : "failed");
+        rc = -1;
+    } else if (c.outlen >= SLURM_OUT_MAX) {
+        snprintf(why, len, "sacct's answer is above %u MiB", SLURM_OUT_MAX >> 20);
+        rc = -1;
+    } else if (tsj_parse_sacct(c.out, c.outlen, out, nout, &err) < 0) {
+        snprintf(why, len, "%s", err.text);
+        rc = -1;
+    }
+    free(c.out);
+    if (rc == 0 && *nout)
+        qsort(*out, *nout, sizeof **out, cmp_seen);
+    return rc;
+}
+
 /* One squeue for all of tesseld's active jobs jobs[0..n), and what it says applied.  Slurm
  * 22.05's squeue ignores --jobs and --user with --json (measured: `squeue --json --jobs=999`
  * lists every job slurmctld holds), so this reads every job slurmctld holds and picks ours.
@@ -661,14 +720,46 @@ static int poll_jobs(tessd_t *d, const tstore_slurm_pair_t *jobs, size_t n, char
         free(seen);
         goto failed;
     }
-    qsort(seen, ns, sizeof *seen, cmp_seen);
+    if (ns)
+        qsort(seen, ns, sizeof *seen, cmp_seen); /* seen is NULL when squeue lists no job */
+    /* The jobs squeue no longer lists: Slurm's accounting, when the cluster keeps it, has their
+     * end (state, exit code) after slurmctld forgot them (MinJobAge after the end, e.g. while
+     * tesseld was down); without it they are gone (tsj_plan: failed, cause lost). */
+    int64_t gone[SLURM_SACCT_MAX];
+    size_t ng = 0;
+    for (size_t i = 0; i < n && ng < SLURM_SACCT_MAX; i++) {
+        tsj_seen_t key = {.slurm_id = jobs[i].slurm_id};
+        if (!ns || !bsearch(&key, seen, ns, sizeof *seen, cmp_seen))
+            gone[ng++] = jobs[i].slurm_id;
+    }
+    if (ng)
+        qsort(gone, ng, sizeof *gone, cmp_id);
+    tsj_seen_t *acct = NULL;
+    size_t na = 0;
+    char awhy[512] = "";
+    int arc = ng ? ask_sacct(d, gone, ng, &acct, &na, awhy, sizeof awhy) : 1;
+    if (ng && arc < 0 && !d->slurm_acct_failing)
+        tessd_log("slurm: %zu job(s) left squeue and sacct cannot say how they ended (%s): they "
+                  "stay as they are until it can",
+                  ng, awhy);
+    else if (ng && arc >= 0 && d->slurm_acct_failing)
+        tessd_log("slurm: sacct answers again");
+    if (ng)
+        d->slurm_acct_failing = arc < 0;
     int64_t now = tessd_now_ms();
     pthread_mutex_lock(&d->lock);
     for (size_t i = 0; i < n; i++) {
         tsj_seen_t key = {.slurm_id = jobs[i].slurm_id};
         const tsj_seen_t *s = ns ? bsearch(&key, seen, ns, sizeof *seen, cmp_seen) : NULL;
+        if (!s) {
+            bool asked = ng && bsearch(&key.slurm_id, gone, ng, sizeof *gone, cmp_id);
+            if (!asked || arc < 0)
+                continue; /* not asked this poll, or sacct did not answer: left as it is */
+            s = na ? bsearch(&key, acct, na, sizeof *acct, cmp_seen) : NULL;
+        }
         apply_seen(d, jobs[i].job, s, now, at);
     }
+    free(acct);
     /* The jobs submitted to Slurm directly, for GET /v1/jobs?origin=slurm. */
     if (view_update(d, seen, ns, at, &err) < 0) {
         snprintf(d->slurm_view_error, sizeof d->slurm_view_error, "%s", err.text);

@@ -142,6 +142,91 @@ int tsj_parse_squeue(const char *text, size_t len, tsj_seen_t **out, size_t *n, 
     return 0;
 }
 
+/* One field of a sacct --parsable2 line: [*p, next '|' or end) into buf (cut to len - 1);
+ * *p moves past the '|'.  false when the line has no more fields. */
+static bool sacct_field(const char **p, const char *end, char *buf, size_t len)
+{
+    if (!*p)
+        return false;
+    const char *bar = memchr(*p, '|', (size_t)(end - *p));
+    const char *stop = bar ? bar : end;
+    size_t n = (size_t)(stop - *p);
+    if (n >= len)
+        n = len - 1;
+    memcpy(buf, *p, n);
+    buf[n] = '\0';
+    *p = bar ? bar + 1 : NULL;
+    return true;
+}
+
+int tsj_parse_sacct(const char *text, size_t len, tsj_seen_t **out, size_t *n, tsl_error_t *err)
+{
+    *out = NULL;
+    *n = 0;
+    size_t cap = 0;
+    for (size_t i = 0; i < len; i++)
+        cap += text[i] == '\n';
+    if (len && text[len - 1] != '\n')
+        cap++;
+    tsj_seen_t *v = cap ? calloc(cap, sizeof *v) : NULL;
+    if (cap && !v) {
+        errno = ENOMEM;
+        return tsl_errprintf(err, "sacct: out of memory");
+    }
+    size_t c = 0;
+    const char *line = text, *end_all = text + len;
+    while (line < end_all) {
+        const char *nl = memchr(line, '\n', (size_t)(end_all - line));
+        const char *end = nl ? nl : end_all, *p = line, *l0 = line;
+        line = nl ? nl + 1 : end_all;
+        if (end == p)
+            continue;
+        char id[32], state[64], ec[32], start[64];
+        tsj_seen_t *s = &v[c];
+        if (!sacct_field(&p, end, id, sizeof id) || !sacct_field(&p, end, state, sizeof state) ||
+            !sacct_field(&p, end, ec, sizeof ec) ||
+            !sacct_field(&p, end, s->user, sizeof s->user) ||
+            !sacct_field(&p, end, s->nodes, sizeof s->nodes) ||
+            !sacct_field(&p, end, start, sizeof start) || p) {
+            free(v);
+            errno = EINVAL;
+            return tsl_errprintf(err, "sacct: not a line of 6 fields: '%.*s'",
+                                 (int)(end - l0 < 80 ? end - l0 : 80), l0);
+        }
+        char *e;
+        errno = 0;
+        long long sid = strtoll(id, &e, 10);
+        unsigned code, sig;
+        char rest;
+        if (errno || *e || sid <= 0 || sscanf(ec, "%u:%u%c", &code, &sig, &rest) != 2 ||
+            code > 255 || sig > 127) {
+            free(v);
+            errno = EINVAL;
+            return tsl_errprintf(err, "sacct: job '%s' exit code '%s': not Slurm's", id, ec);
+        }
+        s->slurm_id = sid;
+        /* ExitCode is "status:signal" (3:0, 0:9); a signal wins, as in a wait status. */
+        s->wait_status = sig ? (int)sig : (int)code << 8;
+        /* "CANCELLED by 1000": the state is the first word. */
+        state[strcspn(state, " ")] = '\0';
+        /* Start is a date once it started ("2026-11-27T11:15:11"), else "Unknown"/"None". */
+        s->start_time = start[0] >= '0' && start[0] <= '9' ? 1 : 0;
+        if (strcmp(s->nodes, "None assigned") == 0)
+            s->nodes[0] = '\0';
+        int st = tsj_state_parse(state, s->start_time > 0);
+        s->known = st >= 0;
+        s->state = st < 0 ? TSJ_PENDING : (tsj_state_t)st;
+        c++;
+    }
+    if (!c) {
+        free(v);
+        v = NULL;
+    }
+    *out = v;
+    *n = c;
+    return 0;
+}
+
 /* The end event of a running job j from Slurm's ended state s. */
 static void plan_end(const tstore_job_t *j, const tsj_seen_t *s, tsj_plan_t *p, int64_t now)
 {

@@ -6,6 +6,7 @@
  *   tsj_sbatch_argv   a job  -> sbatch's argument vector (each option one argument)
  *   tsj_script        a job  -> the batch script sbatch reads on its standard input
  *   tsj_parse_squeue  `squeue --json` (Slurm 22.05, openapi/v0.0.38) -> what Slurm says of each job
+ *   tsj_parse_sacct   `sacct --parsable2` (slurmdbd's record) -> the same, for jobs squeue forgot
  *   tsj_plan          a stored job + what Slurm says -> the job model's events to apply
  *   tsj_view_state    a job submitted to Slurm directly (not tesseld's) -> how Tessel shows it
  *   tsj_parse_qmap    slurm-queues ("QUEUE=PARTITION[,QOS] ...") -> Tessel's queues onto Slurm's
@@ -68,6 +69,17 @@ typedef struct tsj_seen {
  * JSON of that shape, or squeue's "errors" array is not empty (slurmctld down: squeue exits 0
  * then, with the error there and no jobs). */
 int tsj_parse_squeue(const char *text, size_t len, tsj_seen_t **out, size_t *n, tsl_error_t *err);
+
+/* Parse the lines of `sacct --noheader --parsable2 --allocations --format=JobIDRaw,State,
+ * ExitCode,User,NodeList,Start` (Slurm 22.05 with slurmdbd), e.g. "12|FAILED|3:0|alice|n1|
+ * 2026-11-27T11:15:11", into what squeue would have said of the same jobs, for the jobs
+ * slurmctld no longer holds: ExitCode "status:signal" as a wait status (the signal when not
+ * 0, else status << 8), State's first word ("CANCELLED by 0"), started when Start is a date.
+ * (Not --json: 22.05.8's gives return_code 0 for a job that ended with `exit 3`, checked
+ * 2026-11-27 on the test cluster.)  A state this build does not know is listed with known
+ * false.  0 with *out (malloc'd or NULL, the caller frees it) and *n, or -1 with err (EINVAL:
+ * a line not of that shape). */
+int tsj_parse_sacct(const char *text, size_t len, tsj_seen_t **out, size_t *n, tsl_error_t *err);
 
 /* Whether what squeue says of a job (s; NULL: it does not list the job) is to be applied to the
  * job of Unix account owner: not when its state is one this build does not know (left as it

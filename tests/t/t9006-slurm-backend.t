@@ -16,56 +16,16 @@
 
 tsc_test_pieces tests/interposer/tcu-probe
 PROBE=$PB/tests/interposer/tcu-probe
-for _c in curl jq su; do
-    command -v $_c >/dev/null || missing "$_c"
-done
-local_account tslra && local_account tslrb || missing "useradd for the accounts tslra, tslrb"
+tsc_test_setup tslra tslrb
 A_UID=$(id -u tslra)
 B_UID=$(id -u tslrb)
-
-td_setup
-chmod 755 "$TD"
-trap 'td_cleanup; tsc_stop' EXIT
 GiB=1073741824
-export TESSEL_FAKE_GPUS=2xFakeGPU:8G TESSEL_FAKE_CTX_MEM=0
-export LD_LIBRARY_PATH=$FAKE
-TSC_PLUGIN_ARGS="interposer=$PRE nvml=$FAKE/libnvidia-ml.so.1 nvml_timeout=5"
-tsc_start "$PLUGIN" || missing "the Slurm cluster: $TSC_WHY"
-diag "SIMULATED GPUs: 2 per node (fake NVML and driver, $TESSEL_FAKE_GPUS), 4 shards each"
-# The fake driver's shared state (a test double's file, one per node) is writable by every
-# user, as /dev/nvidia* are (t9005).
-for n in n1 n2; do
-    tsc_on "$n" sh -c ': >>"$TESSEL_FAKE_STATE" && chmod 666 "$TESSEL_FAKE_STATE"' ||
-        missing "the fake driver's state file on $n"
-done
+tsc_start_sim
 
-TD_SOCK=$TD/tesseld.sock
 SLURM_ARGS="--slurm --slurm-conf $TSC/etc/slurm.conf --slurm-shards 4 --slurm-timeout 15"
 # tesseld in the controller's network namespace (where slurmctld's address is), its socket a
-# file every account reaches.
-start_td() {
-    rm -f "$TD/data/tesseld.addr"
-    mkdir -p "$TD/data"
-    nsenter --net=/run/netns/$tsc_ns-ctl "$TESSEL_BUILD/bin/tesseld" --data-dir "$TD/data" \
-        --listen 127.0.0.1:0 --socket "$TD_SOCK" --fake-gpus 2xFakeGPU:8G --no-cgroups \
-        $SLURM_ARGS >>"$TD/tesseld.log" 2>&1 &
-    TD_PID=$!
-    TD_PIDS="$TD_PIDS $TD_PID"
-    wait_for "[ -s '$TD/data/tesseld.addr' ] || ! kill -0 $TD_PID 2>/dev/null"
-    [ -s "$TD/data/tesseld.addr" ] || {
-        sed 's/^/#   /' "$TD/tesseld.log"
-        missing "tesseld --slurm did not start"
-    }
-}
-# The CLI as an account, on the socket, with the fake driver's variables for the job.
-CLIENV="TESSEL_URL=unix:$TD_SOCK XDG_RUNTIME_DIR=/nonexistent HOME=/nonexistent \
-TESSEL_CONFIG=/nonexistent/c LD_LIBRARY_PATH=$FAKE TESSEL_FAKE_CTX_MEM=0 \
-TESSEL_FAKE_STATE=$TSC/node/fake-state"
-cli() {
-    _u=$1
-    shift
-    as "$_u" "$CLIENV $TESSEL_BUILD/bin/tessel $*"
-}
+# file every account reaches; the CLI (tsc_cli) with the fake driver's variables for the job.
+start_td() { tsc_tesseld --fake-gpus 2xFakeGPU:8G --slurm-shards 4; }
 # Root on the socket is the admin.
 adm() {
     _m=$1 _p=$2 _b=${3:-}
@@ -111,10 +71,10 @@ grep -q 'jobs are Slurm jobs' "$TD/tesseld.log"
 ok $? "tesseld --slurm starts and says so"
 
 # ---- the CLI: a half-GPU job's CUDA view, foreground, exit codes ---------------------------
-cli tslra run --gpu 0.5 -- "$PROBE" ctx info >"$TD/a1" 2>"$TD/a1e"
+tsc_cli tslra run --gpu 0.5 -- "$PROBE" ctx info >"$TD/a1" 2>"$TD/a1e"
 is "$? $(field "$TD/a1" info total)" "0 $((4 * GiB))" \
     "tslra: tessel run --gpu 0.5 runs in Slurm; from inside, CUDA sees half of the 8 GiB GPU"
-cli tslra run --gpu 0.5 --gpu-mem 3G -- "$PROBE" ctx info fill:mem:256M >"$TD/a2" 2>"$TD/a2e"
+tsc_cli tslra run --gpu 0.5 --gpu-mem 3G -- "$PROBE" ctx info fill:mem:256M >"$TD/a2" 2>"$TD/a2e"
 free=$(field "$TD/a2" info free)
 is "$? $(field "$TD/a2" info total) $(field "$TD/a2" fill n)" "0 $((3 * GiB)) $((free / 268435456))" \
     "--gpu 0.5 --gpu-mem 3G: it sees 3 GiB and is refused at its limit (all of its free bytes in 256 MiB pieces)"
@@ -131,15 +91,15 @@ is "$(sed -n 's/.*UserId=\([a-z]*\)(\([0-9]*\)).*/\1 \2/p' "$TD/sc") $(grep -o '
     "tslra $A_UID JobState=COMPLETED" "Slurm ran it as tslra's account (uid $A_UID), COMPLETED"
 grep -q 'gres:shard:2' "$TD/sc"
 ok $? "as 2 of the GPU's 4 shards (--gres=shard:2)"
-cli tslra show "$JA1" >"$TD/show" 2>&1
+tsc_cli tslra show "$JA1" >"$TD/show" 2>&1
 is "$? $(awk '$1 == "slurm_id" || $1 == "state" {print $2}' "$TD/show" | tr '\n' ' ')" \
     "0 succeeded $SA1 " "tessel show gives its state and its Slurm id"
 is "$(awk '$2 == "slurm" {print $3}' "$TD/show" | tr '\n' ' ')" "start exit " \
     "its history: start and exit, recorded from Slurm"
 
-cli tslra run -- sh -c "'echo bye; exit 3'" >"$TD/a3" 2>"$TD/a3e"
+tsc_cli tslra run -- sh -c "'echo bye; exit 3'" >"$TD/a3" 2>"$TD/a3e"
 is "$? $(cat "$TD/a3")" "3 bye" "a job that exits 3: tessel run prints its output and exits 3"
-cli tslra run -- sh -c "'kill -9 \$\$'" >/dev/null 2>&1
+tsc_cli tslra run -- sh -c "'kill -9 \$\$'" >/dev/null 2>&1
 st=$?
 adm GET "/v1/jobs?user=tslra&limit=1&order=desc"
 is "$st $(jget '.jobs[0] | [.state, .end_cause, .signal] | join(" ")')" "137 failed signal 9" \
@@ -156,7 +116,7 @@ ok $? "tslrb's job runs (state followed from Slurm)"
 is "$(tsc_state "$SB") $(tsc squeue -h -j "$SB" -o %u)" "RUNNING tslrb" \
     "Slurm says RUNNING, as tslrb"
 NB=$(tsc squeue -h -j "$SB" -o %N)
-cli tslrb ps >"$TD/psb" 2>&1
+tsc_cli tslrb ps >"$TD/psb" 2>&1
 is "$(awk -v id="$JB" '$1 == id {print $4}' "$TD/psb") $(grep -c " $NB " "$TD/psb")" "running 1" \
     "tessel ps shows it running on its Slurm node ($NB)"
 wait_for "[ -s '$TD/data/slurm/tslrb/$SB.err' ]"
@@ -165,9 +125,9 @@ is "$CODE $(cat "$TD/out")" "200 tslrb" "tslrb reads its job's stdout through th
 sock_api tslrb GET "/v1/jobs/$JB/logs?stream=stderr"
 is "$CODE $(cat "$TD/out")" "200 err" "and its stderr"
 
-cli tslrb run -d -- sh -c "'for i in 1 2 3; do echo line\$i; sleep 1; done'" >"$TD/b2" 2>&1
+tsc_cli tslrb run -d -- sh -c "'for i in 1 2 3; do echo line\$i; sleep 1; done'" >"$TD/b2" 2>&1
 JF=$(grep -o '[0-9]*' "$TD/b2" | head -n 1)
-cli tslrb logs -f "$JF" >"$TD/b3" 2>"$TD/b3e"
+tsc_cli tslrb logs -f "$JF" >"$TD/b3" 2>"$TD/b3e"
 is "$? $(tr '\n' ' ' <"$TD/b3")" "0 line1 line2 line3 " \
     "tessel logs -f follows a Slurm job's output to its end"
 is "$(state_of "$JF")" succeeded "and the job has succeeded when the stream ends"
@@ -179,9 +139,9 @@ sock_api tslra GET "/v1/jobs/$JB/logs"
 is "$CODE" 404 "nor its logs"
 sock_api tslra POST "/v1/jobs/$JB/cancel"
 is "$CODE" 404 "nor cancel it through the API"
-cli tslra kill "$JB" >/dev/null 2>&1
+tsc_cli tslra kill "$JB" >/dev/null 2>&1
 ok $([ $? != 0 ]; echo $?) "nor with tessel kill"
-cli tslra ps -a --json >"$TD/ps" 2>&1
+tsc_cli tslra ps -a --json >"$TD/ps" 2>&1
 is "$(jq "[.jobs[] | select(.id == $JB)] | length" "$TD/ps") $(jq '.jobs | length' "$TD/ps")" \
     "0 4" "tslra's ps -a lists its own 4 jobs, not tslrb's"
 is "$(state_of "$JB") $(tsc_state "$SB")" "running RUNNING" "it still runs, in Tessel and in Slurm"
@@ -192,7 +152,7 @@ is "$([ $st != 0 ] && echo fails) $(grep -c 'Access/permission denied' "$TD/sc")
     "nor can tslra scancel it in Slurm itself (munge vouches for tslra: permission denied)"
 
 # ---- kill ---------------------------------------------------------------------------------
-cli tslrb kill "$JB" >/dev/null 2>&1
+tsc_cli tslrb kill "$JB" >/dev/null 2>&1
 ok $? "tslrb kills its job (tessel kill)"
 wait_for '[ "$(state_of $JB)" = cancelled ]'
 adm GET "/v1/jobs/$JB"
@@ -235,14 +195,14 @@ sock_api tslra POST /v1/jobs '{"argv":["true"]}'
 is "$CODE $(jget .error.code)" "503 unavailable" "slurmctld stopped: POST /v1/jobs answers 503"
 jget .error.message | grep -q 'Slurm is unavailable'
 ok $? "with a clear message: $(jget .error.message)"
-cli tslra run -- true >"$TD/d1" 2>&1
+tsc_cli tslra run -- true >"$TD/d1" 2>&1
 st=$?
 ok $([ "$st" != 0 ]; echo $?) "tessel run fails ($st)"
 grep -q 'Slurm is unavailable' "$TD/d1"
 ok $? "and says why: $(head -c 200 "$TD/d1")"
 is "$(njobs)" "$N0" "nothing half-made is left in the store"
 is "$(state_of "$JS")" running "the running job stays running in Tessel"
-cli tslra ps >/dev/null 2>&1
+tsc_cli tslra ps >/dev/null 2>&1
 ok $? "tessel ps answers from the store meanwhile"
 grep -q 'slurm: cannot read the jobs' "$TD/tesseld.log"
 ok $? "tesseld logs that it cannot read the jobs' states"
@@ -250,14 +210,14 @@ nsenter --net=/run/netns/$tsc_ns-ctl unshare --uts sh -c 'hostname ctl; exec slu
     missing "slurmctld did not start again"
 wait_for '[ "$(tsc_state $SS)" = RUNNING ]'
 ok $? "slurmctld is back, the job is there"
-cli tslra kill "$JS" >/dev/null 2>&1
+tsc_cli tslra kill "$JS" >/dev/null 2>&1
 wait_for '[ "$(state_of $JS)" = cancelled ]'
 ok $? "and tesseld acts on it again (killed, recorded cancelled)"
 grep -q 'jobs. states can be read again' "$TD/tesseld.log"
 ok $? "tesseld logs that it reads the states again"
 
 # ---- what a hostile user could try --------------------------------------------------------
-cli tslra run --name "'--uid=0 --wrap=id'" -- id -u >"$TD/h1" 2>/dev/null
+tsc_cli tslra run --name "'--uid=0 --wrap=id'" -- id -u >"$TD/h1" 2>/dev/null
 is "$? $(cat "$TD/h1")" "0 $A_UID" "a job named '--uid=0 --wrap=id' runs as tslra (uid $A_UID), the name is only a name"
 adm GET "/v1/jobs?user=tslra&limit=1&order=desc"
 SH=$(jget '.jobs[0].slurm_id')

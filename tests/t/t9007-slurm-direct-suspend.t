@@ -18,39 +18,10 @@
 . "$TESSEL_SRCDIR/tests/slurm/cluster.sh"
 
 tsc_test_pieces
-for _c in curl jq su; do
-    command -v $_c >/dev/null || missing "$_c"
-done
-local_account tslra && local_account tslrb || missing "useradd for the accounts tslra, tslrb"
+tsc_test_setup tslra tslrb
+tsc_start_sim
+tsc_tesseld --fake-gpus 2xFakeGPU:8G --slurm-shards 4
 
-td_setup
-chmod 755 "$TD"
-trap 'td_cleanup; tsc_stop' EXIT
-export TESSEL_FAKE_GPUS=2xFakeGPU:8G TESSEL_FAKE_CTX_MEM=0
-export LD_LIBRARY_PATH=$FAKE
-TSC_PLUGIN_ARGS="interposer=$PRE nvml=$FAKE/libnvidia-ml.so.1 nvml_timeout=5"
-tsc_start "$PLUGIN" || missing "the Slurm cluster: $TSC_WHY"
-
-TD_SOCK=$TD/tesseld.sock
-nsenter --net=/run/netns/$tsc_ns-ctl "$TESSEL_BUILD/bin/tesseld" --data-dir "$TD/data" \
-    --listen 127.0.0.1:0 --socket "$TD_SOCK" --fake-gpus 2xFakeGPU:8G --no-cgroups \
-    --slurm --slurm-conf "$TSC/etc/slurm.conf" --slurm-shards 4 --slurm-timeout 15 \
-    >>"$TD/tesseld.log" 2>&1 &
-TD_PID=$!
-TD_PIDS="$TD_PIDS $TD_PID"
-wait_for "[ -s '$TD/data/tesseld.addr' ] || ! kill -0 $TD_PID 2>/dev/null"
-[ -s "$TD/data/tesseld.addr" ] || {
-    sed 's/^/#   /' "$TD/tesseld.log"
-    missing "tesseld --slurm did not start"
-}
-
-CLIENV="TESSEL_URL=unix:$TD_SOCK XDG_RUNTIME_DIR=/nonexistent HOME=/nonexistent \
-TESSEL_CONFIG=/nonexistent/c"
-cli() {
-    _u=$1
-    shift
-    as "$_u" "$CLIENV $TESSEL_BUILD/bin/tessel $*"
-}
 adm() {
     _m=$1 _p=$2
     CODE=$(curl -s -o "$TD/out" -w '%{http_code}' -X "$_m" --unix-socket "$TD_SOCK" \
@@ -83,7 +54,7 @@ ok $? "Slurm runs them (one has ended: exit 3)"
 N0=$(njobs)
 is "$N0" 0 "none of them is a Tessel job (GET /v1/jobs lists nothing)"
 
-cli tslra ps -a --json >"$TD/psa" 2>"$TD/psae"
+tsc_cli tslra ps -a --json >"$TD/psa" 2>"$TD/psae"
 is "$? $(jq -r '[.jobs[] | .id] | join(" ")' "$TD/psa")" "0 slurm:$DH slurm:$DR slurm:$DX" \
     "tslra's tessel ps -a --json lists its three Slurm jobs, as slurm:N, oldest first"
 is "$(jq -r '[.jobs[] | .origin + "/" + .state + "/" + .name] | join(" ")' "$TD/psa")" \
@@ -94,12 +65,12 @@ jq -e ".jobs[2] | .exit_code == 3 and .end_cause == \"exit\" and .user == \"tslr
 ok $? "the ended one: exit code 3 (cause exit), tslra's, read-only, in partition debug"
 jq -e '.jobs[0].reason_code != null and .jobs[1].placement[0].node != null' "$TD/psa" >/dev/null
 ok $? "the held one says why it waits ($(jq -r '.jobs[0].reason_code' "$TD/psa")), the running one where it runs ($(jq -r '.jobs[1].placement[0].node' "$TD/psa"))"
-cli tslra ps -a >"$TD/pst" 2>&1
+tsc_cli tslra ps -a >"$TD/pst" 2>&1
 is "$(awk '$1 ~ /^slurm:/ {print $1 "/" $4}' "$TD/pst" | tr '\n' ' ')" \
     "slurm:$DH/pending slurm:$DR/running slurm:$DX/failed " "the table shows them too"
-cli tslra ps --json >"$TD/ps" 2>&1
+tsc_cli tslra ps --json >"$TD/ps" 2>&1
 is "$(jq '.jobs | length' "$TD/ps")" 0 "without -a, tessel ps lists only Tessel's jobs"
-cli tslrb ps -a --json >"$TD/psb" 2>&1
+tsc_cli tslrb ps -a --json >"$TD/psb" 2>&1
 is "$(jq -r '[.jobs[] | .id] | join(" ")' "$TD/psb")" "slurm:$DB" \
     "tslrb's ps -a lists its own Slurm job only, none of tslra's"
 adm GET "/v1/jobs?origin=slurm"
@@ -108,13 +79,13 @@ is "$CODE $(jget '[.jobs[] | .slurm_id] | join(" ")')" "200 $DH $DR $DX $DB" \
 adm GET "/v1/jobs?origin=slurm&user=tslrb&state=running"
 is "$(jget '[.jobs[] | .id] | join(" ")')" "slurm:$DB" "filtered by user and state"
 
-cli tslra show "slurm:$DR" >"$TD/show" 2>&1
+tsc_cli tslra show "slurm:$DR" >"$TD/show" 2>&1
 is "$? $(awk '$1 == "state" || $1 == "origin" || $1 == "slurm_id" {print $2}' "$TD/show" | tr '\n' ' ')" \
     "0 slurm $DR running " "tessel show slurm:$DR gives its fields"
 sock_api tslrb GET "/v1/jobs/slurm:$DR"
 is "$CODE" 404 "tslrb cannot see tslra's Slurm job (404)"
 
-cli tslra kill "slurm:$DR" >"$TD/k" 2>&1
+tsc_cli tslra kill "slurm:$DR" >"$TD/k" 2>&1
 st=$?
 is "$([ $st != 0 ] && echo fails) $(grep -c "not a Tessel job: submitted to Slurm directly (slurm id $DR); use scancel" "$TD/k")" \
     "fails 1" "tessel kill slurm:$DR fails: $(head -c 200 "$TD/k")"
@@ -124,7 +95,7 @@ sock_api tslra POST "/v1/jobs/slurm:$DR/suspend"
 is "$CODE $(jget .error.code)" "409 conflict" "so does suspend"
 sock_api tslra GET "/v1/jobs/slurm:$DR/logs"
 is "$CODE $(jget .error.code)" "409 conflict" "its logs: 409 (its output is where its sbatch put it)"
-cli tslra logs "slurm:$DR" >"$TD/l" 2>&1
+tsc_cli tslra logs "slurm:$DR" >"$TD/l" 2>&1
 is "$([ $? != 0 ] && echo fails) $(grep -c 'not a Tessel job' "$TD/l")" "fails 1" \
     "tessel logs slurm:$DR says so"
 sock_api tslra GET "/v1/jobs/slurm:$DR/events"
@@ -142,13 +113,13 @@ is "$CODE $(jget .origin)" "201 tessel" "tslra submits through tesseld (origin t
 SJ=$(jget .slurm_id)
 wait_for '[ "$(state_of $J)" = running ]'
 ok $? "it runs"
-cli tslra ps -a --json >"$TD/psa" 2>&1
+tsc_cli tslra ps -a --json >"$TD/psa" 2>&1
 is "$(jq -r "[.jobs[] | select(.slurm_id == $SJ) | .id] | join(\" \")" "$TD/psa")" "$J" \
     "ps -a lists it once, as Tessel's job $J (not as slurm:$SJ)"
 
-cli tslrb suspend "$J" >/dev/null 2>&1
+tsc_cli tslrb suspend "$J" >/dev/null 2>&1
 ok $([ $? != 0 ]; echo $?) "tslrb cannot suspend tslra's job"
-cli tslra suspend "$J" >"$TD/s1" 2>&1
+tsc_cli tslra suspend "$J" >"$TD/s1" 2>&1
 is "$? $(cat "$TD/s1")" "0 job $J: suspended" "tslra suspends it: tessel suspend $J"
 is "$(state_of "$J") $(tsc_state "$SJ")" "suspended SUSPENDED" \
     "suspended in Tessel and in Slurm (scontrol suspend, run by tesseld)"
@@ -157,9 +128,9 @@ is "$(jget '[.events[] | select(.event == "suspend") | .who] | join(" ")')" "tsl
     "its history: one suspend, by tslra"
 sleep 2 # a few polls: the suspended job stays suspended (nothing resumes it)
 is "$(state_of "$J") $(tsc_state "$SJ")" "suspended SUSPENDED" "and stays so across polls"
-cli tslra suspend "$J" >/dev/null 2>&1
+tsc_cli tslra suspend "$J" >/dev/null 2>&1
 ok $([ $? != 0 ]; echo $?) "suspending it again fails (409)"
-cli tslra resume "$J" >"$TD/r1" 2>&1
+tsc_cli tslra resume "$J" >"$TD/r1" 2>&1
 is "$? $(cat "$TD/r1")" "0 job $J: resumed" "tslra resumes it"
 is "$(state_of "$J") $(tsc_state "$SJ")" "running RUNNING" "running in Tessel and in Slurm"
 sock_api tslra POST "/v1/jobs/$J/resume"
@@ -176,8 +147,8 @@ tsc scontrol resume "$SJ"
 wait_for '[ "$(state_of $J)" = running ]'
 ok $? "and its scontrol resume as running"
 
-cli tslra suspend "$J" >/dev/null 2>&1
-cli tslra kill "$J" >/dev/null 2>&1
+tsc_cli tslra suspend "$J" >/dev/null 2>&1
+tsc_cli tslra kill "$J" >/dev/null 2>&1
 ok $? "a suspended job is killed"
 wait_for '[ "$(state_of $J)" = cancelled ]'
 is "$(state_of "$J") $(tsc_state "$SJ")" "cancelled CANCELLED" "cancelled in Tessel and in Slurm"

@@ -6,8 +6,9 @@
 # mapping side by side with the partitions (their nodes, CPUs, GRES, states), the partitions no
 # queue maps, and a mapping onto a partition Slurm does not have; --json carries it; a job of a
 # queue goes to its partition (Slurm says so, and runs it on that partition's node), queue
-# default to the one mapped; a queue with a QOS passes it to sbatch (without slurmdbd Slurm
-# refuses it: 422 with sbatch's words, nothing stored); a queue with no mapping is refused (400,
+# default to the one mapped; a queue with a QOS is taken into its partition (without slurmdbd
+# Slurm keeps no QOS; with it: t9012); a queue onto a partition Slurm does not have is refused
+# (422 with sbatch's words, nothing stored); a queue with no mapping is refused (400,
 # field queue, naming the queues there are).
 # test-timeout: 300
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
@@ -16,14 +17,8 @@
 . "$TESSEL_SRCDIR/tests/slurm/cluster.sh"
 
 tsc_test_pieces
-for _c in curl jq su; do
-    command -v $_c >/dev/null || missing "$_c"
-done
-local_account tslra || missing "useradd for the account tslra"
+tsc_test_setup tslra
 
-td_setup
-chmod 755 "$TD"
-trap 'td_cleanup; tsc_stop' EXIT
 TSC_EXTRA_CONF="PartitionName=big Nodes=n2 MaxTime=INFINITE State=UP
 PartitionName=spare Nodes=n1 MaxTime=INFINITE State=UP"
 tsc_start "" || missing "the Slurm cluster: $TSC_WHY"
@@ -37,31 +32,13 @@ is "$? $(grep -c "'Big=big': expected QUEUE=PARTITION" "$TD/cc")" "1 1" \
     --slurm-conf "$TSC/etc/slurm.conf" --slurm-queues "$MAP" >"$TD/cc" 2>&1
 is "$? $(grep -c "^slurm-queues = $MAP" "$TD/cc")" "0 1" "and prints a good one"
 
-TD_SOCK=$TD/tesseld.sock
-nsenter --net=/run/netns/$tsc_ns-ctl "$TESSEL_BUILD/bin/tesseld" --data-dir "$TD/data" \
-    --listen 127.0.0.1:0 --socket "$TD_SOCK" --no-cgroups --slurm \
-    --slurm-conf "$TSC/etc/slurm.conf" --slurm-timeout 15 --slurm-queues "$MAP" \
-    >>"$TD/tesseld.log" 2>&1 &
-TD_PID=$!
-TD_PIDS="$TD_PIDS $TD_PID"
-wait_for "[ -s '$TD/data/tesseld.addr' ] || ! kill -0 $TD_PID 2>/dev/null"
-[ -s "$TD/data/tesseld.addr" ] || {
-    sed 's/^/#   /' "$TD/tesseld.log"
-    missing "tesseld --slurm did not start"
-}
-CLIENV="TESSEL_URL=unix:$TD_SOCK XDG_RUNTIME_DIR=/nonexistent HOME=/nonexistent \
-TESSEL_CONFIG=/nonexistent/c"
-cli() {
-    _u=$1
-    shift
-    as "$_u" "$CLIENV $TESSEL_BUILD/bin/tessel $*"
-}
+tsc_tesseld --slurm-queues "$MAP"
 adm() {
     CODE=$(curl -s -o "$TD/out" -w '%{http_code}' --unix-socket "$TD_SOCK" "http://localhost$1")
 }
 
 # ---- tessel queues --------------------------------------------------------------------------
-cli tslra queues >"$TD/q" 2>&1
+tsc_cli tslra queues >"$TD/q" 2>&1
 st=$?
 sed 's/^/# /' "$TD/q"
 row() { awk -v q="$1" '$1 == q && $2 != "" {print $2, $3, $4}' "$TD/q" | tail -n 1; }
@@ -73,7 +50,7 @@ grep -q '^- .*spare .*n1 .*no Tessel queue goes here' "$TD/q"
 ok $? "the partition no queue maps is listed too"
 grep -q 'gpu:2,shard:8' "$TD/q"
 ok $? "with the nodes' GRES"
-cli tslra queues --json >"$TD/qj" 2>&1
+tsc_cli tslra queues --json >"$TD/qj" 2>&1
 is "$(jq -r '[.slurm.queues[] | .queue + ":" + (.partition // "-") + ":" + (.qos // "-")] | join(" ")' "$TD/qj")" \
     "default:debug:- big:big:- gpu:debug:high ghost:nosuch:-" "tessel queues --json carries the mapping under slurm"
 is "$(jq -r '.slurm.queues[1].slurm.cpus, .slurm.unmapped_partitions[0].name' "$TD/qj" | tr '\n' ' ')" \
@@ -98,7 +75,8 @@ sock_api tslra POST /v1/jobs '{"argv":["sleep","1000"],"queue":"gpu"}'
 SG=$(jget .slurm_id)
 tsc scontrol show job "$SG" >"$TD/sc" 2>&1
 # Without slurmdbd Slurm keeps no QOS (QOS=(null)): that sbatch gets --qos=high is
-# test_slurmjob's (test_sbatch_argv); here, that the job is taken into its partition.
+# test_slurmjob's (test_sbatch_argv), the QOS on a cluster with slurmdbd t9012's; here, that
+# the job is taken into its partition.
 is "$CODE $(grep -o 'Partition=[a-z]*' "$TD/sc")" "201 Partition=debug" \
     "queue gpu (partition debug, QOS high): taken, in partition debug"
 sock_api tslra POST /v1/jobs '{"argv":["true"],"queue":"ghost"}'

@@ -23,37 +23,15 @@ PROBE=$PB/tests/interposer/tcu-probe
 EXPORTER=$TESSEL_BUILD/bin/tessel-node-exporter
 [ -x "$EXPORTER" ] || missing "$EXPORTER is not built"
 /usr/bin/python3 -c 'import jsonschema' 2>/dev/null || missing "python3-jsonschema"
-for _c in curl jq su promtool; do
-    command -v $_c >/dev/null || missing "$_c"
-done
-local_account tslra && local_account tslrb || missing "useradd for the accounts tslra, tslrb"
-
-td_setup
-chmod 755 "$TD"
-EXP_PIDS=
-trap 'td_cleanup; for p in $EXP_PIDS; do kill $p 2>/dev/null; done; tsc_stop' EXIT
+command -v promtool >/dev/null || missing "promtool"
+tsc_test_setup tslra tslrb
 MiB=1048576
 GiB=1073741824
-export TESSEL_FAKE_GPUS=2xFakeGPU:8G TESSEL_FAKE_CTX_MEM=0
-export LD_LIBRARY_PATH=$FAKE
-TSC_PLUGIN_ARGS="interposer=$PRE nvml=$FAKE/libnvidia-ml.so.1 nvml_timeout=5"
-tsc_start "$PLUGIN" || missing "the Slurm cluster: $TSC_WHY"
-diag "SIMULATED GPUs: 2 per node (fake NVML and driver, $TESSEL_FAKE_GPUS), 4 shards each"
-for n in n1 n2; do
-    tsc_on "$n" sh -c ': >>"$TESSEL_FAKE_STATE" && chmod 666 "$TESSEL_FAKE_STATE"' ||
-        missing "the fake driver's state file on $n"
-done
+tsc_start_sim
 
 # The exporters: one per node, in the node's namespaces (its /run/tessel/slurm, its fake GPUs).
-start_exporter() {
-    # nsenter execs the exporter: $! is the exporter's pid (not that of a subshell).
-    nsenter --target "$(cat "$TSC/slurmd-$1.pid")" --net --uts --mount \
-        "$EXPORTER" --nvml "$FAKE/libnvidia-ml.so.1" >>"$TD/exporter-$1.log" 2>&1 &
-    eval "EXP_$1=\$!"
-    EXP_PIDS="$EXP_PIDS $!"
-}
-start_exporter n1
-start_exporter n2
+tsc_exporter n1
+tsc_exporter n2
 ADDR_n1=10.250.0.12
 ADDR_n2=10.250.0.13
 # From the controller's namespace, as tesseld and a Prometheus beside it see the nodes.
@@ -64,26 +42,7 @@ ctl_curl "http://$ADDR_n1:9407/v1/node" >"$TD/n1.json"
 is "$(jq -r '[.node, (.gpus | length), .gpus[0].model, .gpus[0].memory_total, .simulated] | join(" ")' "$TD/n1.json")" \
     "n1 2 FakeGPU $((8 * GiB)) true" "n1's exporter: its name, its two simulated 8 GiB GPUs (NVML)"
 
-TD_SOCK=$TD/tesseld.sock
-nsenter --net=/run/netns/$tsc_ns-ctl "$TESSEL_BUILD/bin/tesseld" --data-dir "$TD/data" \
-    --listen 127.0.0.1:0 --socket "$TD_SOCK" --fake-gpus 2xFakeGPU:8G --no-cgroups --slurm \
-    --slurm-conf "$TSC/etc/slurm.conf" --slurm-shards 4 --slurm-timeout 15 \
-    --slurm-node-poll 1 >>"$TD/tesseld.log" 2>&1 &
-TD_PID=$!
-TD_PIDS="$TD_PIDS $TD_PID"
-wait_for "[ -s '$TD/data/tesseld.addr' ] || ! kill -0 $TD_PID 2>/dev/null"
-[ -s "$TD/data/tesseld.addr" ] || {
-    sed 's/^/#   /' "$TD/tesseld.log"
-    missing "tesseld --slurm did not start"
-}
-CLIENV="TESSEL_URL=unix:$TD_SOCK XDG_RUNTIME_DIR=/nonexistent HOME=/nonexistent \
-TESSEL_CONFIG=/nonexistent/c LD_LIBRARY_PATH=$FAKE TESSEL_FAKE_CTX_MEM=0 \
-TESSEL_FAKE_STATE=$TSC/node/fake-state"
-cli() {
-    _u=$1
-    shift
-    as "$_u" "$CLIENV $TESSEL_BUILD/bin/tessel $*"
-}
+tsc_tesseld --fake-gpus 2xFakeGPU:8G --slurm-shards 4 --slurm-node-poll 1
 adm() {
     CODE=$(curl -s -o "$TD/out" -w '%{http_code}' --unix-socket "$TD_SOCK" "http://localhost$1")
 }
@@ -119,7 +78,7 @@ is "$(jq -r '[.gpus[] | .memory_total == 8589934592 and .simulated and .name == 
 
 # ---- jobs on both nodes ---------------------------------------------------------------------
 GO=$TSC/out/go
-cli tslra run -d --gpu 0.5 -- "$PROBE" ctx alloc:mem:768M info waitfile:"$GO" >"$TD/ja" 2>&1
+tsc_cli tslra run -d --gpu 0.5 -- "$PROBE" ctx alloc:mem:768M info waitfile:"$GO" >"$TD/ja" 2>&1
 JA=$(grep -o '[0-9][0-9]*' "$TD/ja" | head -n 1)
 adm "/v1/jobs/$JA"
 SA=$(jget .slurm_id)
@@ -146,8 +105,8 @@ tsc_wait_lines "$TSC/out/$SC.out" cut
 ok $? "another of tslrb's jobs (Slurm job $SC) on $OTHER truncates its own slice file"
 
 # What each job sees it holds, from inside (its output: tessel logs, Slurm's output file).
-wait_for "cli tslra logs $JA 2>/dev/null | grep -q '^info ' && grep -q '^info ' $TSC/out/$SB.out"
-cli tslra logs "$JA" >"$TD/ja.out" 2>&1
+wait_for "tsc_cli tslra logs $JA 2>/dev/null | grep -q '^info ' && grep -q '^info ' $TSC/out/$SB.out"
+tsc_cli tslra logs "$JA" >"$TD/ja.out" 2>&1
 UA=$(used_seen "$TD/ja.out")
 UB=$(used_seen "$TSC/out/$SB.out")
 ok "$([ "$UA" -ge $((768 * MiB)) ] && [ "$UB" -ge $((512 * MiB)) ]; echo $?)" \
@@ -171,11 +130,11 @@ adm /v1/gpus
 schema GET /v1/gpus "slices on both nodes"
 adm /v1/nodes
 schema GET /v1/nodes
-cli tslra gpus --json >"$TD/g.json" 2>&1
+tsc_cli tslra gpus --json >"$TD/g.json" 2>&1
 is "$?:$(jq -r "[.gpus[] | .slices[] | select(.slurm_id == $SA or .slurm_id == $SB) | \"\(.slurm_id)=\(.mem_used)\"] | sort | join(\" \")" "$TD/g.json")" \
     "0:$(printf '%s\n' "$SA=$UA" "$SB=$UB" | sort | tr '\n' ' ' | sed 's/ $//')" \
     "tessel gpus --json (as tslra): the same live figures for both nodes' slices"
-cli tslra gpus >"$TD/g.txt" 2>&1
+tsc_cli tslra gpus >"$TD/g.txt" 2>&1
 sed 's/^/#   /' "$TD/g.txt"
 is "$(head -n 1 "$TD/g.txt" | awk '{print $1, $2}') $(awk '$3 == "FakeGPU" {print $1 "/" $2}' "$TD/g.txt" | tr '\n' ' ')" \
     "NODE GPU n1/0 n1/1 n2/0 n2/1 " "tessel gpus: a NODE column, the GPUs node by node"
@@ -221,7 +180,7 @@ ok $? "and why: $(jq -r ".nodes[] | select(.name == \"$OTHER\") | .error" "$TD/o
 schema GET /v1/gpus "a node unreachable"
 wait_for "metrics | grep -q '^tessel_node_up{node=\"$OTHER\"} 0\$'"
 ok $? "/metrics: tessel_node_up{node=\"$OTHER\"} 0"
-cli tslra gpus >"$TD/g2.txt" 2>&1
+tsc_cli tslra gpus >"$TD/g2.txt" 2>&1
 grep -q "^node $OTHER: unreachable: .*; its last figures are of 20" "$TD/g2.txt"
 ok $? "tessel gpus says so: $(grep "^node $OTHER" "$TD/g2.txt")"
 tsc scontrol update nodename="$OTHER" state=drain reason=maintenance
@@ -234,10 +193,10 @@ adm /v1/gpus
 is "$(jq -r ".nodes[] | select(.name == \"$OTHER\") | [.state, .reason] | join(\" \")" "$TD/out")" \
     "down stopped" "its slurmd stopped and the node set DOWN: tesseld shows $OTHER down, with Slurm's reason"
 is "$(node_state "$NA")" up "the other node is still up"
-cli tslra gpus >"$TD/g3.txt" 2>&1
+tsc_cli tslra gpus >"$TD/g3.txt" 2>&1
 grep -q "^node $OTHER: down (stopped)" "$TD/g3.txt"
 ok $? "tessel gpus: $(grep "^node $OTHER" "$TD/g3.txt")"
-cli tslra nodes >"$TD/n.txt" 2>&1
+tsc_cli tslra nodes >"$TD/n.txt" 2>&1
 sed 's/^/#   /' "$TD/n.txt"
 is "$(awk -v n="$NA" '$1 == n {print $2, $4}' "$TD/n.txt") $(awk -v n="$OTHER" '$1 == n {print $2, $3, $4, $NF}' "$TD/n.txt")" \
     "up 2 down down+drain 2 stopped" "tessel nodes: $NA up with 2 GPUs, $OTHER down (and drained) in Slurm (stopped), its 2 GPUs' last figures"

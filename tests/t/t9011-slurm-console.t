@@ -20,50 +20,19 @@ EXPORTER=$TESSEL_BUILD/bin/tessel-node-exporter
 CHROMIUM=${TESSEL_CHROMIUM:-/usr/bin/chromium}
 WEBSRC=$TESSEL_SRCDIR/web
 [ -x "$EXPORTER" ] || missing "$EXPORTER is not built"
-for _c in curl jq su node; do
-    command -v $_c >/dev/null || missing "$_c"
-done
+command -v node >/dev/null || missing "node"
 [ -x "$CHROMIUM" ] || missing "no Chromium at $CHROMIUM (scripts/install-deps.sh --browser)"
 [ -f "$WEBSRC/node_modules/playwright-core/package.json" ] ||
     missing "web/node_modules is missing: (cd web && npm ci)"
 [ -f "$TESSEL_BUILD/share/tessel/web/index.html" ] || missing "console not installed (run make)"
-local_account tslra && local_account tslrb || missing "useradd for the accounts tslra, tslrb"
+tsc_test_setup tslra tslrb
+tsc_start_sim
+tsc_exporter n1
+tsc_exporter n2
 
-td_setup
-chmod 755 "$TD"
-EXP_PIDS=
-trap 'td_cleanup; for p in $EXP_PIDS; do kill $p 2>/dev/null; done; tsc_stop' EXIT
-export TESSEL_FAKE_GPUS=2xFakeGPU:8G TESSEL_FAKE_CTX_MEM=0
-export LD_LIBRARY_PATH=$FAKE
-TSC_PLUGIN_ARGS="interposer=$PRE nvml=$FAKE/libnvidia-ml.so.1 nvml_timeout=5"
-tsc_start "$PLUGIN" || missing "the Slurm cluster: $TSC_WHY"
-diag "SIMULATED GPUs: 2 per node (fake NVML and driver, $TESSEL_FAKE_GPUS), 4 shards each"
-for n in n1 n2; do
-    tsc_on "$n" sh -c ': >>"$TESSEL_FAKE_STATE" && chmod 666 "$TESSEL_FAKE_STATE"' ||
-        missing "the fake driver's state file on $n"
-    nsenter --target "$(cat "$TSC/slurmd-$n.pid")" --net --uts --mount \
-        "$EXPORTER" --nvml "$FAKE/libnvidia-ml.so.1" >>"$TD/exporter-$n.log" 2>&1 &
-    eval "EXP_$n=\$!"
-    EXP_PIDS="$EXP_PIDS $!"
-done
-
-TD_SOCK=$TD/tesseld.sock
-nsenter --net=/run/netns/$tsc_ns-ctl "$TESSEL_BUILD/bin/tesseld" --data-dir "$TD/data" \
-    --listen 127.0.0.1:0 --socket "$TD_SOCK" --fake-gpus 2xFakeGPU:8G --no-cgroups --slurm \
-    --slurm-conf "$TSC/etc/slurm.conf" --slurm-shards 4 --slurm-timeout 15 \
-    --slurm-node-poll 1 >>"$TD/tesseld.log" 2>&1 &
-TD_PID=$!
-TD_PIDS="$TD_PIDS $TD_PID"
-wait_for "[ -s '$TD/data/tesseld.addr' ] || ! kill -0 $TD_PID 2>/dev/null"
-[ -s "$TD/data/tesseld.addr" ] || {
-    sed 's/^/#   /' "$TD/tesseld.log"
-    missing "tesseld --slurm did not start"
-}
+tsc_tesseld --fake-gpus 2xFakeGPU:8G --slurm-shards 4 --slurm-node-poll 1
 ADMIN=$(cat "$TD/data/admin.token")
 adm() { curl -s -o "$TD/out" --unix-socket "$TD_SOCK" "http://localhost$1"; }
-CLIENV="TESSEL_URL=unix:$TD_SOCK XDG_RUNTIME_DIR=/nonexistent HOME=/nonexistent \
-TESSEL_CONFIG=/nonexistent/c LD_LIBRARY_PATH=$FAKE TESSEL_FAKE_CTX_MEM=0 \
-TESSEL_FAKE_STATE=$TSC/node/fake-state"
 
 # The jobs: tslra's through tesseld, tslrb's sbatch'd directly on the other node.
 GO=$TSC/out/go

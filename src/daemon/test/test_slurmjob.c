@@ -107,6 +107,71 @@ static void test_parse_squeue(void **state)
     assert_int_equal(n, 0);
 }
 
+/* sacct --noheader --parsable2 --allocations --format=JobIDRaw,State,ExitCode,User,NodeList,
+ * Start as Slurm 22.05.8 with slurmdbd printed it on the test cluster (2026-11-27): exit 3, a
+ * SIGKILL, an scancel of a running job, one cancelled while pending, a state of a newer Slurm. */
+static const char sacct_ok[] = "1|FAILED|3:0|tslra|n1|2026-11-27T11:15:11\n"
+                               "2|FAILED|0:9|tslra|n1|2026-11-27T11:15:11\n"
+                               "3|CANCELLED by 0|0:15|tslra|n[1-2]|2026-11-27T11:15:11\n"
+                               "4|CANCELLED by 999|0:0|tslra|None assigned|Unknown\n"
+                               "5|COMPLETED|0:0|bob|n2|2026-11-27T11:15:12\n"
+                               "6|SOMETHING_NEW|0:0|tslra|n1|2026-11-27T11:15:12";
+
+static void test_parse_sacct(void **state)
+{
+    (void)state;
+    tsj_seen_t *v;
+    size_t n;
+    tsl_error_t err;
+    assert_int_equal(tsj_parse_sacct(sacct_ok, strlen(sacct_ok), &v, &n, &err), 0);
+    assert_int_equal(n, 6);
+    assert_int_equal(v[0].slurm_id, 1);
+    assert_int_equal(v[0].state, TSJ_FAILED);
+    assert_int_equal(v[0].wait_status, 3 << 8);
+    assert_string_equal(v[0].user, "tslra");
+    assert_string_equal(v[0].nodes, "n1");
+    assert_true(v[0].start_time > 0);
+    assert_int_equal(v[1].wait_status, 9); /* the signal, as a wait status */
+    assert_int_equal(v[2].state, TSJ_CANCELLED);
+    assert_string_equal(v[2].nodes, "n[1-2]");
+    assert_int_equal(v[3].state, TSJ_CANCELLED); /* never started: no nodes, no start */
+    assert_string_equal(v[3].nodes, "");
+    assert_int_equal(v[3].start_time, 0);
+    assert_int_equal(v[4].state, TSJ_COMPLETED);
+    assert_string_equal(v[4].user, "bob");
+    for (size_t i = 0; i < 5; i++)
+        assert_true(v[i].known);
+    assert_false(v[5].known); /* left as it is, never taken for gone */
+    /* What the plan makes of it: a running job that ended with exit 3 fails with its code. */
+    tstore_job_t j = {.id = 7, .state = TSTORE_RUNNING};
+    tsj_plan_t p;
+    tsj_plan(&j, &v[0], 1000, &p);
+    assert_int_equal(p.n, 1);
+    assert_int_equal(p.ev[0], TJM_EV_FAIL);
+    assert_true(p.chg[0].has_exit_code);
+    assert_int_equal(p.chg[0].exit_code, 3);
+    free(v);
+
+    assert_int_equal(tsj_parse_sacct("", 0, &v, &n, &err), 0); /* no job known */
+    assert_int_equal(n, 0);
+    assert_null(v);
+    const char *bad[] = {
+        "1|FAILED|3:0|tslra|n1\n",                                    /* 5 fields */
+        "1|FAILED|3:0|tslra|n1|x|y\n",                                /* 7 */
+        "x|FAILED|3:0|tslra|n1|Unknown\n",                            /* not an id */
+        "0|FAILED|3:0|tslra|n1|Unknown\n",                            /* 0 */
+        "1|FAILED|3|tslra|n1|Unknown\n",                              /* not status:signal */
+        "1|FAILED|300:0|tslra|n1|Unknown\n",                          /* no such status */
+        "1|FAILED|0:9x|tslra|n1|Unknown\n",                           /* trailing text */
+        "1|COMPLETED|0:0|a|n1|Unknown\n2|FAILED|-1:0|a|n1|Unknown\n", /* the second line */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        assert_int_equal(tsj_parse_sacct(bad[i], strlen(bad[i]), &v, &n, &err), -1);
+        assert_int_equal(errno, EINVAL);
+        assert_null(v);
+    }
+}
+
 /* What squeue says is applied only to the account's own job, and only in a known state. */
 static void test_applies(void **state)
 {
@@ -614,17 +679,12 @@ static void test_jobid_and_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_state_names),
-        cmocka_unit_test(test_parse_squeue),
-        cmocka_unit_test(test_applies),
-        cmocka_unit_test(test_plan_table),
-        cmocka_unit_test(test_plan_details),
-        cmocka_unit_test(test_sbatch_argv),
-        cmocka_unit_test(test_sbatch_hostile),
-        cmocka_unit_test(test_script),
-        cmocka_unit_test(test_jobid_and_errors),
-        cmocka_unit_test(test_view_state),
-        cmocka_unit_test(test_qmap),
+        cmocka_unit_test(test_state_names), cmocka_unit_test(test_parse_squeue),
+        cmocka_unit_test(test_parse_sacct), cmocka_unit_test(test_applies),
+        cmocka_unit_test(test_plan_table),  cmocka_unit_test(test_plan_details),
+        cmocka_unit_test(test_sbatch_argv), cmocka_unit_test(test_sbatch_hostile),
+        cmocka_unit_test(test_script),      cmocka_unit_test(test_jobid_and_errors),
+        cmocka_unit_test(test_view_state),  cmocka_unit_test(test_qmap),
         cmocka_unit_test(test_parse_sinfo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
