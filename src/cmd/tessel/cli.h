@@ -59,6 +59,8 @@ int cmd_tokens(cli_t *cli, int argc, char **argv);
 int cmd_login(cli_t *cli, int argc, char **argv);
 int cmd_whoami(cli_t *cli, int argc, char **argv);
 int cmd_projects(cli_t *cli, int argc, char **argv);
+int cmd_serve(cli_t *cli, int argc, char **argv);
+int cmd_services(cli_t *cli, int argc, char **argv);
 
 /* ---- errors and connection (main.c) ---- */
 

@@ -9,6 +9,7 @@ TESSEL_CLI_SRCS := src/cmd/tessel/cli.c src/cmd/tessel/args.c src/cmd/tessel/fmt
 TESSEL_CLI_SRCS += src/cmd/tessel/nodes.c src/cmd/tessel/images.c
 TESSEL_CLI_SRCS += src/cmd/tessel/slurmconf.c
 TESSEL_CLI_SRCS += src/cmd/tessel/projects.c
+TESSEL_CLI_SRCS += src/cmd/tessel/serve.c
 TESSEL_CLI_OBJS := $(TESSEL_CLI_SRCS:%.c=$(O)/obj/%.o)
 TESSEL_CLI_LIBS := $(O)/lib/libtsl-client.a $(O)/lib/libtsl-agent.a $(O)/lib/libtsl-util.a
 TESSEL_CLI_LDLIBS := -lhttp_parser -ljansson -lpthread -ldl

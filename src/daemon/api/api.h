@@ -168,5 +168,12 @@ void api_projects_member_set(thttp_req_t *, thttp_reply_t *, void *);
 void api_projects_member_del(thttp_req_t *, thttp_reply_t *, void *);
 void api_users_default_get(thttp_req_t *, thttp_reply_t *, void *);
 void api_users_default_set(thttp_req_t *, thttp_reply_t *, void *);
+/* services.c: inference services (docs/serving.md). */
+void api_services_list(thttp_req_t *, thttp_reply_t *, void *);
+void api_services_create(thttp_req_t *, thttp_reply_t *, void *);
+void api_services_get(thttp_req_t *, thttp_reply_t *, void *);
+void api_services_update(thttp_req_t *, thttp_reply_t *, void *);
+void api_services_delete(thttp_req_t *, thttp_reply_t *, void *);
+void api_services_token_create(thttp_req_t *, thttp_reply_t *, void *);
 
 #endif

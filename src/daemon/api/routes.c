@@ -53,6 +53,13 @@ const thttp_route_t tessd_routes[] = {
     {"DELETE", "/v1/projects/{name}/members/{user}", api_projects_member_del},
     {"GET", "/v1/users/{name}/default-project", api_users_default_get},
     {"PUT", "/v1/users/{name}/default-project", api_users_default_set},
+    /* Inference services (services.c, docs/serving.md). */
+    {"GET", "/v1/services", api_services_list},
+    {"POST", "/v1/services", api_services_create},
+    {"GET", "/v1/services/{name}", api_services_get},
+    {"PATCH", "/v1/services/{name}", api_services_update},
+    {"DELETE", "/v1/services/{name}", api_services_delete},
+    {"POST", "/v1/services/{name}/tokens", api_services_token_create},
     /* The web console's static files (console.c, docs/console.md): no token, no data. */
     {"GET", "/", api_console},
     {"GET", "/app/{file}", api_console},
