@@ -193,7 +193,10 @@ char *tsv_haproxy_cfg(const char *sock, const tsv_cfg_service_t *svc, size_t n, 
             "    timeout client 120s\n"
             "    timeout server 120s\n"
             "    timeout queue 60s\n"
-            "    timeout http-request 10s\n",
+            "    timeout http-request 10s\n"
+            /* A replica that died between two health checks: the request goes to another. */
+            "    retries 2\n"
+            "    option redispatch 1\n",
             sock);
     for (size_t i = 0; i < n; i++) {
         const tsv_cfg_service_t *s = &svc[i];

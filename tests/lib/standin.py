@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """standin.py - a stand-in inference server for the services' tests and benchmark
 (docs/serving.md): serves one request at a time on 127.0.0.1:$PORT, each taking a fixed
-service time (argv[1], milliseconds), as a model on a GPU slice would.
+service time, as a model on a GPU slice would: argv[1] is milliseconds ("5"), or milliseconds
+by the simulated GPU's model ("A100=5,T4=15": a replica on an A100 serves in 5 ms).
 
   GET /health    200 "ok" at once (the proxy's health check)
   anything else  200 after the service time; the body names the replica (TESSEL_JOB_ID)
@@ -13,8 +14,37 @@ import os
 import sys
 import time
 
-SERVICE_S = float(sys.argv[1]) / 1000.0 if len(sys.argv) > 1 else 0.005
 JOB = os.environ.get("TESSEL_JOB_ID", "?")
+
+
+def gpu_model():
+    """The model of the (simulated) GPU the replica was placed on: TESSEL_FAKE_GPUS
+    ("[Nx]NAME:MEM,...") expanded, at the first index of CUDA_VISIBLE_DEVICES."""
+    models = []
+    for part in os.environ.get("TESSEL_FAKE_GPUS", "").split(","):
+        if not part:
+            continue
+        n, _, rest = part.partition("x") if "x" in part.split(":")[0] else ("1", "", part)
+        models += [rest.split(":")[0]] * int(n)
+    try:
+        return models[int(os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0])]
+    except (ValueError, IndexError):
+        return ""
+
+
+def service_ms(arg):
+    """argv[1]: milliseconds, or MODEL=MS,... by the GPU's model (the first that matches)."""
+    if "=" not in arg:
+        return float(arg)
+    model = gpu_model()
+    for pair in arg.split(","):
+        name, _, ms = pair.partition("=")
+        if name == model:
+            return float(ms)
+    raise SystemExit("standin: no service time for GPU model %r in %r" % (model, arg))
+
+
+SERVICE_S = service_ms(sys.argv[1] if len(sys.argv) > 1 else "5") / 1000.0
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
