@@ -128,8 +128,8 @@ json_t *tsv_spec_json(const tsv_spec_t *s)
                      s->queue ? s->queue : "default");
 }
 
-void tsv_meter_update(tsv_meter_t *m, uint64_t req_tot, double rtime_ms, int concurrency,
-                      int64_t now_ms)
+void tsv_meter_update(tsv_meter_t *m, uint64_t req_tot, double rtime_ms, int64_t scur,
+                      int concurrency, int64_t now_ms)
 {
     if (!m->primed || req_tot < m->req_tot || now_ms <= m->at_ms) {
         m->primed = true;
@@ -145,7 +145,13 @@ void tsv_meter_update(tsv_meter_t *m, uint64_t req_tot, double rtime_ms, int con
     if (served == 0 || !(rtime_ms > 0))
         return; /* nothing new to learn from */
     m->latency_ms = rtime_ms;
-    double mu = (concurrency > 0 ? concurrency : 1) * 1000.0 / rtime_ms;
+    double mu;
+    if (concurrency > 0)
+        mu = concurrency * 1000.0 / rtime_ms;
+    else if (scur > 1)
+        mu = m->lambda; /* saturated: what it answers is what it can */
+    else
+        mu = 1000.0 / rtime_ms;
     m->mu = m->mu > 0 ? (1 - TSV_ALPHA) * m->mu + TSV_ALPHA * mu : mu;
 }
 
@@ -211,8 +217,11 @@ char *tsv_haproxy_cfg(const char *sock, const tsv_cfg_service_t *svc, size_t n, 
                 "backend be_%s\n"
                 "    balance roundrobin\n"
                 "    option httpchk GET %s\n"
-                "    default-server check inter 1s fall 2 rise 1 maxconn %d\n",
-                s->name, s->port, s->tokens_file, s->name, s->name, s->health, s->concurrency);
+                "    default-server check inter 1s fall 2 rise 1",
+                s->name, s->port, s->tokens_file, s->name, s->name, s->health);
+        if (s->concurrency > 0)
+            fprintf(f, " maxconn %d", s->concurrency);
+        fputc('\n', f);
         for (size_t k = 0; k < s->nreplicas; k++)
             fprintf(f, "    server r%lld 127.0.0.1:%d weight %d\n", (long long)s->replicas[k].job,
                     s->replicas[k].port, with_weights ? s->replicas[k].weight : TSV_WEIGHT_MAX);

@@ -66,12 +66,16 @@ typedef struct {
 } tsv_meter_t;
 
 /* A reading: req_tot (the server's count of requests), rtime_ms (its mean response time over
- * its last 1024 requests, 0 when none), concurrency (requests it serves at once).  The service
- * rate of a replica that serves c requests at once, each in rtime, is c / rtime; a reading
- * with no request since the last one keeps the measure.  A counter that went back (the proxy
- * was restarted) starts over from this reading. */
-void tsv_meter_update(tsv_meter_t *m, uint64_t req_tot, double rtime_ms, int concurrency,
-                      int64_t now_ms);
+ * its last 1024 requests, 0 when none), scur (requests it holds now), concurrency (the most
+ * the proxy lets it hold: maxconn; 0 = no limit).  The rate measured:
+ *   - with a limit c, the proxy queues the rest, so rtime is the service time: mu = c / rtime;
+ *   - without one, a replica holding more than one request queues them itself and its rtime
+ *     counts that wait: when it holds more than one (saturated), mu = the requests it
+ *     answered per second since the last reading; otherwise mu = 1 / rtime.
+ * Readings are smoothed (TSV_ALPHA); a reading with no request since the last one keeps the
+ * measure.  A counter that went back (the proxy was restarted) starts over from this reading. */
+void tsv_meter_update(tsv_meter_t *m, uint64_t req_tot, double rtime_ms, int64_t scur,
+                      int concurrency, int64_t now_ms);
 
 /* Weights for n replicas of measured service rates mu[i] (0: not measured): proportional to mu
  * (so the share of traffic lambda_i = Lambda * w_i / sum(w) makes mu_i / lambda_i the same for

@@ -58,6 +58,7 @@ typedef struct {
     int64_t service;
     tsv_meter_t meter;
     int concurrency;
+    bool even;  /* its service splits evenly: no weights */
     int weight; /* computed from the measure (0: none yet) */
     int set;    /* as set in the proxy (0: its configuration's) */
     char status[16];
@@ -495,6 +496,7 @@ static int plan_service(const tstore_service_t *sv, void *arg)
         if (r) {
             r->seen = true;
             r->concurrency = sv->concurrency;
+            r->even = sv->split_even;
             if (r->weight)
                 ((tsv_cfg_replica_t *)s->replicas)[k].weight = r->weight;
         }
@@ -641,7 +643,7 @@ static int on_stat(const tsv_stat_t *st, void *arg)
     rep_t *r = rep_find(m->d->serve, strtoll(st->server + 1, NULL, 10));
     if (!r)
         return 0;
-    tsv_meter_update(&r->meter, st->req_tot, st->rtime_ms, r->concurrency, m->now);
+    tsv_meter_update(&r->meter, st->req_tot, st->rtime_ms, st->scur, r->concurrency, m->now);
     snprintf(r->status, sizeof r->status, "%s", st->status ? st->status : "");
     return 0;
 }
@@ -675,7 +677,7 @@ static void measure(tessd_t *d)
             }
         tsv_weights(mu, n, w);
         for (size_t k = 0; k < n; k++)
-            s->reps[idx[k]].weight = w[k];
+            s->reps[idx[k]].weight = s->reps[idx[k]].even ? TSV_WEIGHT_MAX : w[k];
     }
 }
 

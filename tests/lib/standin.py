@@ -79,4 +79,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 
 
-http.server.HTTPServer(("127.0.0.1", int(os.environ["PORT"])), Handler).serve_forever()
+class Server(http.server.HTTPServer):
+    # Connections wait in the kernel's queue while it serves one: a replica without a limit at
+    # the proxy (concurrency 0) queues what it gets, as a model server does.
+    request_queue_size = 1024
+
+
+Server(("127.0.0.1", int(os.environ["PORT"])), Handler).serve_forever()

@@ -44,7 +44,9 @@ refused "a relative health path" 400 invalid_value health '{"name":"a","argv":["
 refused "PORT in env (Tessel sets it)" 400 invalid_value env \
     '{"name":"a","argv":["x"],"env":{"PORT":"1"}}'
 refused "a privileged port" 400 invalid_value port '{"name":"a","argv":["x"],"port":80}'
-refused "concurrency 0" 400 invalid_value concurrency '{"name":"a","argv":["x"],"concurrency":0}'
+refused "concurrency -1" 400 invalid_value concurrency '{"name":"a","argv":["x"],"concurrency":-1}'
+refused "a split other than capacity or even" 400 invalid_value split \
+    '{"name":"a","argv":["x"],"split":"random"}'
 # A port something listens on already (tesseld's own).
 TPORT=${TD_URL##*:}
 refused "a port in use" 409 conflict port "{\"name\":\"a\",\"argv\":[\"x\"],\"port\":$TPORT}"

@@ -11,7 +11,8 @@ static void serve_usage(FILE *f)
 {
     fprintf(f, "usage: tessel serve NAME [--replicas N] [--gpu G] [--gpu-mem SIZE] [--cpu N]\n"
                "                    [--mem SIZE] [--queue Q] [--health PATH] [--port PORT]\n"
-               "                    [--concurrency C] [--env NAME=VALUE]... -- CMD [ARG]...\n"
+               "                    [--concurrency C] [--split capacity|even]\n"
+               "                    [--env NAME=VALUE]... -- CMD [ARG]...\n"
                "Keep N replicas of an HTTP inference server running, each a job of the inference\n"
                "class in a GPU slice, behind one endpoint on 127.0.0.1 (HAProxy) that splits the\n"
                "traffic by each replica's measured speed (docs/serving.md).  Each replica listens\n"
@@ -27,7 +28,10 @@ static void serve_usage(FILE *f)
                "  --queue Q          the replicas' queue (default: default)\n"
                "  --health PATH      the health check's path (default /health)\n"
                "  --port PORT        the endpoint's port (default: a free one)\n"
-               "  --concurrency C    requests one replica serves at once (default 1)\n"
+               "  --concurrency C    requests one replica serves at once (default 1; 0: no limit\n"
+               "                     at the proxy, the replica queues what it gets)\n"
+               "  --split MODE       capacity: weights from each replica's measured rate\n"
+               "                     (default); even: equal weights\n"
                "  --env NAME=VALUE   an environment variable of the replicas (repeatable)\n"
                "  --json             print the API's JSON\n");
 }
@@ -66,6 +70,7 @@ int cmd_serve(cli_t *cli, int argc, char **argv)
         O_HEALTH,
         O_PORT,
         O_CONC,
+        O_SPLIT,
         O_ENV
     };
     static const struct option opts[] = {
@@ -78,6 +83,7 @@ int cmd_serve(cli_t *cli, int argc, char **argv)
         {"health", required_argument, NULL, O_HEALTH},
         {"port", required_argument, NULL, O_PORT},
         {"concurrency", required_argument, NULL, O_CONC},
+        {"split", required_argument, NULL, O_SPLIT},
         {"env", required_argument, NULL, O_ENV},
         {"json", no_argument, NULL, CLI_OPT_JSON},
         {"help", no_argument, NULL, 'h'},
@@ -144,11 +150,18 @@ int cmd_serve(cli_t *cli, int argc, char **argv)
             json_object_set_new(body, "port", json_integer(n));
             break;
         case O_CONC:
-            if (cli_parse_int(optarg, 1, 1024, &n, &err) < 0) {
+            if (cli_parse_int(optarg, 0, 1024, &n, &err) < 0) {
                 rc = cli_usage(cli, "--concurrency %s", err.text);
                 goto out;
             }
             json_object_set_new(body, "concurrency", json_integer(n));
+            break;
+        case O_SPLIT:
+            if (strcmp(optarg, "capacity") != 0 && strcmp(optarg, "even") != 0) {
+                rc = cli_usage(cli, "--split %s: capacity or even", optarg);
+                goto out;
+            }
+            json_object_set_new(body, "split", json_string(optarg));
             break;
         case O_ENV: {
             const char *eq = strchr(optarg, '=');

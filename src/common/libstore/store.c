@@ -156,13 +156,14 @@ static const char *const migrations[] = {
      * its template (spec: the JSON of a job's fields, checked at its creation) running behind
      * the proxy's port on 127.0.0.1.  service_replicas: the jobs tesseld submitted for it, with
      * the port each listens on (a replica is an ordinary job; the row says whose it is).
+     * split: 'capacity' (weights from the measured rates) or 'even' (equal weights).
      * service_tokens: SHA-256 of the tokens that may call the service besides its owner's API
      * tokens (the token itself is shown once, never kept).  Deleting a service deletes its
      * rows of both (tstore_service_del); its jobs stay, as any finished job. */
     "CREATE TABLE services(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE,"
     "  owner TEXT NOT NULL, replicas INTEGER NOT NULL, port INTEGER NOT NULL UNIQUE,"
-    "  health TEXT NOT NULL, concurrency INTEGER NOT NULL, spec TEXT NOT NULL,"
-    "  created_ms INTEGER NOT NULL);"
+    "  health TEXT NOT NULL, concurrency INTEGER NOT NULL, split TEXT NOT NULL,"
+    "  spec TEXT NOT NULL, created_ms INTEGER NOT NULL);"
     "CREATE TABLE service_replicas(job INTEGER PRIMARY KEY, service INTEGER NOT NULL,"
     "  port INTEGER NOT NULL);"
     "CREATE INDEX service_replicas_service ON service_replicas(service, job);"
@@ -297,7 +298,7 @@ enum {
     S_COUNT
 };
 
-#define SVC_COLS "id, name, owner, replicas, port, health, concurrency, spec, created_ms"
+#define SVC_COLS "id, name, owner, replicas, port, health, concurrency, spec, created_ms, split"
 
 static const char *const sql[S_COUNT] = {
     [S_META_GET] = "SELECT value FROM meta WHERE key = ?1",
@@ -470,7 +471,7 @@ static const char *const sql[S_COUNT] = {
     [S_ROLLBACK] = "ROLLBACK",
     /* Services (migration 17). */
     [S_SVC_ADD] = "INSERT INTO services(name, owner, replicas, port, health, concurrency, spec,"
-                  " created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                  " created_ms, split) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     [S_SVC_GET] = "SELECT " SVC_COLS " FROM services WHERE name = ?1",
     [S_SVC_LIST] = "SELECT " SVC_COLS " FROM services ORDER BY name",
     [S_SVC_SET_REPLICAS] = "UPDATE services SET replicas = ?2 WHERE id = ?1",
@@ -2775,6 +2776,7 @@ int64_t tstore_service_add(tstore_t *s, const tstore_service_t *sv, tsl_error_t 
     sqlite3_bind_int(q, 6, sv->concurrency);
     bind_text(q, 7, sv->spec_json);
     sqlite3_bind_int64(q, 8, sv->created_ms);
+    bind_text(q, 9, sv->split_even ? "even" : "capacity");
     if (exec_stmt(s, q, err, "add service") < 0)
         return -1;
     return sqlite3_last_insert_rowid(s->db);
@@ -2792,6 +2794,8 @@ static int row_service(sqlite3_stmt *q, tstore_service_t *sv)
     sv->concurrency = sqlite3_column_int(q, 6);
     sv->spec_json = col_dup(q, 7);
     sv->created_ms = sqlite3_column_int64(q, 8);
+    const char *split = (const char *)sqlite3_column_text(q, 9);
+    sv->split_even = split && strcmp(split, "even") == 0;
     if (!sv->spec_json) {
         errno = ENOMEM;
         return -1;

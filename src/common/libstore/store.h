@@ -611,7 +611,9 @@ typedef struct {
     int replicas;                   /* wanted */
     int port;                       /* the proxy's, on 127.0.0.1 */
     char health[TSTORE_HEALTH_MAX]; /* the replicas' health-check path ("/health") */
-    int concurrency; /* requests one replica serves at once (the proxy's maxconn per server) */
+    int concurrency; /* requests one replica serves at once (the proxy's maxconn per server);
+                      * 0: no limit at the proxy (the replica queues what it gets) */
+    bool split_even; /* equal weights; false: weights from the measured rates (the default) */
     char *spec_json; /* the replicas' job: JSON object (serve.h's fields) */
     int64_t created_ms;
 } tstore_service_t;

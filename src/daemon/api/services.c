@@ -20,8 +20,8 @@
 #define SVC_PORT_MAX 65535
 
 static const char *const create_fields[] = {
-    "name",  "argv", "replicas", "gpu",  "gpu_mem",     "cpu", "mem",
-    "queue", "env",  "health",   "port", "concurrency", NULL,
+    "name",  "argv", "replicas", "gpu",  "gpu_mem",     "cpu",   "mem",
+    "queue", "env",  "health",   "port", "concurrency", "split", NULL,
 };
 
 static bool refuse_slurm(tessd_t *d, thttp_reply_t *rep)
@@ -130,11 +130,12 @@ static json_t *service_json(tessd_t *d, const tstore_service_t *sv, tsl_error_t 
     char url[64];
     snprintf(url, sizeof url, "http://127.0.0.1:%d", sv->port);
     json_t *spec = json_loads(sv->spec_json, 0, NULL);
-    return json_pack("{s:s, s:s, s:i, s:i, s:i, s:s, s:s, s:i, s:o, s:o, s:o}", "name", sv->name,
-                     "owner", sv->owner, "replicas", sv->replicas, "running", c.running, "port",
-                     sv->port, "endpoint", url, "health", sv->health, "concurrency",
-                     sv->concurrency, "created_at", api_time(sv->created_ms), "spec",
-                     spec ? spec : json_object(), "replica_jobs", c.arr);
+    return json_pack("{s:s, s:s, s:i, s:i, s:i, s:s, s:s, s:i, s:s, s:o, s:o, s:o}", "name",
+                     sv->name, "owner", sv->owner, "replicas", sv->replicas, "running", c.running,
+                     "port", sv->port, "endpoint", url, "health", sv->health, "concurrency",
+                     sv->concurrency, "split", sv->split_even ? "even" : "capacity", "created_at",
+                     api_time(sv->created_ms), "spec", spec ? spec : json_object(), "replica_jobs",
+                     c.arr);
 }
 
 /* The service named in the URL, when who may see it: 0, or -1 after answering 404 / 500. */
@@ -273,11 +274,19 @@ void api_services_create(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     sv.concurrency = 1;
     v = json_object_get(body, "concurrency");
     if (v && !json_is_null(v)) {
-        if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+        if (!json_is_integer(v) || json_integer_value(v) < 0 ||
             json_integer_value(v) > TSV_MAX_CONCURRENCY)
-            BAD("concurrency", "concurrency must be a whole number from 1 to %d",
+            BAD("concurrency",
+                "concurrency must be a whole number from 0 (no limit at the proxy) to %d",
                 TSV_MAX_CONCURRENCY);
         sv.concurrency = (int)json_integer_value(v);
+    }
+    v = json_object_get(body, "split");
+    if (v && !json_is_null(v)) {
+        const char *sp = json_string_value(v);
+        if (!sp || (strcmp(sp, "capacity") != 0 && strcmp(sp, "even") != 0))
+            BAD("split", "split must be capacity (by measured rates) or even");
+        sv.split_even = strcmp(sp, "even") == 0;
     }
     const char *field = NULL;
     char why[256];

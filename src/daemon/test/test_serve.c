@@ -94,30 +94,45 @@ static void test_meter(void **state)
 {
     tsv_meter_t m = {0};
     /* The first reading only primes. */
-    tsv_meter_update(&m, 100, 5, 1, 1000);
+    tsv_meter_update(&m, 100, 5, 0, 1, 1000);
     assert_true(m.primed);
     assert_true(m.mu == 0);
     /* 400 requests in 2 s, 5 ms each: lambda 200/s, mu 200/s. */
-    tsv_meter_update(&m, 500, 5, 1, 3000);
+    tsv_meter_update(&m, 500, 5, 1, 1, 3000);
     assert_float_equal(m.lambda, 200, 1e-9);
     assert_float_equal(m.mu, 200, 1e-9);
     assert_float_equal(m.latency_ms, 5, 1e-9);
     /* Smoothed: 10 ms next (mu 100): 0.7 * 200 + 0.3 * 100 = 170. */
-    tsv_meter_update(&m, 600, 10, 1, 5000);
+    tsv_meter_update(&m, 600, 10, 1, 1, 5000);
     assert_float_equal(m.mu, 170, 1e-9);
     assert_float_equal(m.lambda, 50, 1e-9);
     /* No request: the rate stays, the arrival rate is 0. */
-    tsv_meter_update(&m, 600, 10, 1, 7000);
+    tsv_meter_update(&m, 600, 10, 0, 1, 7000);
     assert_float_equal(m.mu, 170, 1e-9);
     assert_float_equal(m.lambda, 0, 1e-9);
     /* Concurrency 4 at 20 ms: 200/s, smoothed 0.7 * 170 + 0.3 * 200 = 179. */
-    tsv_meter_update(&m, 700, 20, 4, 9000);
+    tsv_meter_update(&m, 700, 20, 4, 4, 9000);
     assert_float_equal(m.mu, 179, 1e-9);
     /* A counter that went back (a new proxy): starts over from this reading, rate kept. */
-    tsv_meter_update(&m, 3, 20, 1, 11000);
+    tsv_meter_update(&m, 3, 20, 0, 1, 11000);
     assert_int_equal(m.req_tot, 3);
     assert_float_equal(m.lambda, 0, 1e-9);
     assert_float_equal(m.mu, 179, 1e-9);
+}
+
+/* No limit at the proxy (concurrency 0): the replica queues what it gets. */
+static void test_meter_unlimited(void **state)
+{
+    tsv_meter_t m = {0};
+    tsv_meter_update(&m, 0, 0, 0, 0, 0);
+    /* Not saturated (it holds 1): 1 / rtime, 5 ms -> 200/s. */
+    tsv_meter_update(&m, 100, 5, 1, 0, 1000);
+    assert_float_equal(m.mu, 200, 1e-9);
+    /* Saturated (it holds 7): what it answered, 70 in 1 s; its rtime (100 ms, the wait in its
+     * own queue counted) says nothing of its speed.  0.7 * 200 + 0.3 * 70 = 161. */
+    tsv_meter_update(&m, 170, 100, 7, 0, 2000);
+    assert_float_equal(m.lambda, 70, 1e-9);
+    assert_float_equal(m.mu, 161, 1e-9);
 }
 
 static void test_weights(void **state)
@@ -166,6 +181,8 @@ static void test_cfg(void **state)
         "backend be_llm\n",
         "option httpchk GET /healthz\n",
         "default-server check inter 1s fall 2 rise 1 maxconn 2\n",
+        "retries 2\n",
+        "option redispatch 1\n",
         "server r12 127.0.0.1:40001 weight 256\n",
         "server r13 127.0.0.1:40002 weight 85\n",
     };
@@ -173,6 +190,12 @@ static void test_cfg(void **state)
         if (!strstr(c, want[i]))
             fail_msg("missing '%s' in:\n%s", want[i], c);
     assert_null(strstr(c, "bind 0.0.0.0"));
+    /* Concurrency 0: no maxconn (the replica queues what it gets). */
+    s.concurrency = 0;
+    char *u = tsv_haproxy_cfg("/d/serve/haproxy.sock", &s, 1, true);
+    assert_non_null(strstr(u, "default-server check inter 1s fall 2 rise 1\n"));
+    free(u);
+    s.concurrency = 2;
     /* Without weights: every server at the maximum (the text compared for a reload). */
     char *bare = tsv_haproxy_cfg("/d/serve/haproxy.sock", &s, 1, false);
     assert_non_null(strstr(bare, "server r13 127.0.0.1:40002 weight 256\n"));
@@ -256,9 +279,10 @@ static void test_stat_parse(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_spec_good), cmocka_unit_test(test_spec_bad),
-        cmocka_unit_test(test_meter),     cmocka_unit_test(test_weights),
-        cmocka_unit_test(test_cfg),       cmocka_unit_test(test_stat_parse),
+        cmocka_unit_test(test_spec_good),  cmocka_unit_test(test_spec_bad),
+        cmocka_unit_test(test_meter),      cmocka_unit_test(test_meter_unlimited),
+        cmocka_unit_test(test_weights),    cmocka_unit_test(test_cfg),
+        cmocka_unit_test(test_stat_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
