@@ -148,10 +148,9 @@ void tsv_meter_update(tsv_meter_t *m, uint64_t req_tot, double rtime_ms, int64_t
     double mu;
     if (concurrency > 0)
         mu = concurrency * 1000.0 / rtime_ms;
-    else if (scur > 1)
-        mu = m->lambda; /* saturated: what it answers is what it can */
     else
-        mu = 1000.0 / rtime_ms;
+        mu = m->lambda + 1000.0 / rtime_ms; /* M/M/1: W = 1 / (mu - lambda) */
+    (void)scur;
     m->mu = m->mu > 0 ? (1 - TSV_ALPHA) * m->mu + TSV_ALPHA * mu : mu;
 }
 
@@ -179,7 +178,8 @@ void tsv_weights(const double *mu, size_t n, int *w)
     }
 }
 
-char *tsv_haproxy_cfg(const char *sock, const tsv_cfg_service_t *svc, size_t n, bool with_weights)
+char *tsv_haproxy_cfg(const char *sock, const tsv_cfg_service_t *svc, size_t n, bool with_weights,
+                      const char *user, const char *group)
 {
     char *buf = NULL;
     size_t size = 0;
@@ -191,19 +191,21 @@ char *tsv_haproxy_cfg(const char *sock, const tsv_cfg_service_t *svc, size_t n, 
             "# written by tesseld (docs/serving.md): do not edit\n"
             "global\n"
             "    stats socket %s mode 600 level admin\n"
-            "    maxconn 8192\n"
-            "defaults\n"
-            "    mode http\n"
-            "    option http-keep-alive\n"
-            "    timeout connect 5s\n"
-            "    timeout client 120s\n"
-            "    timeout server 120s\n"
-            "    timeout queue 60s\n"
-            "    timeout http-request 10s\n"
-            /* A replica that died between two health checks: the request goes to another. */
-            "    retries 2\n"
-            "    option redispatch 1\n",
+            "    maxconn 8192\n",
             sock);
+    if (user && group)
+        fprintf(f, "    user %s\n    group %s\n", user, group);
+    fprintf(f, "defaults\n"
+               "    mode http\n"
+               "    option http-keep-alive\n"
+               "    timeout connect 5s\n"
+               "    timeout client 120s\n"
+               "    timeout server 120s\n"
+               "    timeout queue 60s\n"
+               "    timeout http-request 10s\n"
+               /* A replica that died between two health checks: the request goes to another. */
+               "    retries 2\n"
+               "    option redispatch 1\n");
     for (size_t i = 0; i < n; i++) {
         const tsv_cfg_service_t *s = &svc[i];
         fprintf(f,

@@ -69,9 +69,12 @@ typedef struct {
  * its last 1024 requests, 0 when none), scur (requests it holds now), concurrency (the most
  * the proxy lets it hold: maxconn; 0 = no limit).  The rate measured:
  *   - with a limit c, the proxy queues the rest, so rtime is the service time: mu = c / rtime;
- *   - without one, a replica holding more than one request queues them itself and its rtime
- *     counts that wait: when it holds more than one (saturated), mu = the requests it
- *     answered per second since the last reading; otherwise mu = 1 / rtime.
+ *   - without one, the replica queues what it gets and rtime (W) counts that wait: the
+ *     estimate is a single queue's, W = 1 / (mu - lambda), so mu = lambda + 1 / W.  Its bias
+ *     (deterministic service times: too high by up to the utilisation) is the same for
+ *     replicas at the same utilisation, so weights proportional to it stop where every
+ *     replica holds the same number of requests (lambda_i W_i equal: Little's law), that is
+ *     at equal utilisation, the split sought.  scur is not used (kept for the figures).
  * Readings are smoothed (TSV_ALPHA); a reading with no request since the last one keeps the
  * measure.  A counter that went back (the proxy was restarted) starts over from this reading. */
 void tsv_meter_update(tsv_meter_t *m, uint64_t req_tot, double rtime_ms, int64_t scur,
@@ -103,8 +106,11 @@ typedef struct {
  * a line of its tokens_file, and drops the Authorization header before the replica sees it;
  * one backend with its replicas ("r<job>", 127.0.0.1:<port>, health-checked at health, maxconn
  * concurrency) weighted by weight (with_weights false: all TSV_WEIGHT_MAX, the text to compare
- * when deciding whether the proxy must be reloaded).  sock: the runtime API's socket. */
-char *tsv_haproxy_cfg(const char *sock, const tsv_cfg_service_t *svc, size_t n, bool with_weights);
+ * when deciding whether the proxy must be reloaded).  sock: the runtime API's socket.  user,
+ * group: the account HAProxy drops to once it has bound its ports, opened its socket and read
+ * its files (NULL: it keeps its own). */
+char *tsv_haproxy_cfg(const char *sock, const tsv_cfg_service_t *svc, size_t n, bool with_weights,
+                      const char *user, const char *group);
 
 /* One server's figures from `show stat json`. */
 typedef struct {

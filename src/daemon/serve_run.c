@@ -23,7 +23,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <netinet/in.h>
+#include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -84,6 +86,8 @@ struct tessd_serve {
     svc_state_t *svcs;
     size_t nsvcs, capsvcs;
     bool failing; /* the last supervision failed (logged once) */
+    /* As root, the account HAProxy drops to: Debian's haproxy, else nobody (NULL: not root). */
+    const char *user, *group;
 };
 
 static void path_in(const tessd_t *d, const char *name, char *buf, size_t len)
@@ -105,6 +109,10 @@ int tessd_serve_init(tessd_t *d, tsl_error_t *err)
     d->serve = calloc(1, sizeof *d->serve);
     if (!d->serve)
         return tsl_errprintf(err, "out of memory");
+    if (geteuid() == 0) {
+        d->serve->user = getpwnam("haproxy") ? "haproxy" : "nobody";
+        d->serve->group = getgrnam("haproxy") ? "haproxy" : "nogroup";
+    }
     /* A proxy left by the last tesseld: taken over by the first start (-sf). */
     char pidf[PATH_MAX], buf[32] = "";
     path_in(d, "haproxy.pid", pidf, sizeof pidf);
@@ -449,11 +457,63 @@ typedef struct {
     int failed;
 } plan_t;
 
+/* The uid of process pid (its real uid, /proc/PID/status), or -1. */
+static long proc_uid(int pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", pid);
+    FILE *f = fopen(path, "re");
+    long uid = -1;
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "Uid:", 4) == 0) {
+            uid = strtol(line + 4, NULL, 10);
+            break;
+        }
+    fclose(f);
+    return uid;
+}
+
+/* Whether a TCP socket of uid listens on 127.0.0.1:port (or on every address): the kernel's
+ * table of sockets (/proc/net/tcp: local address and port in hex, state 0A = LISTEN, the
+ * owner's uid).  A replica gets traffic only once such a socket is there: a program of
+ * another account that took the replica's port first never receives the service's
+ * requests. */
+static bool listens(int port, long uid)
+{
+    FILE *f = fopen("/proc/net/tcp", "re");
+    if (!f)
+        return false;
+    char line[512];
+    bool found = false;
+    if (!fgets(line, sizeof line, f)) { /* the header */
+        fclose(f);
+        return false;
+    }
+    while (!found && fgets(line, sizeof line, f)) {
+        unsigned long addr;
+        unsigned lport, st;
+        long owner;
+        if (sscanf(line, " %*u: %8lx:%x %*x:%*x %x %*x:%*x %*x:%*x %*x %ld", &addr, &lport, &st,
+                   &owner) != 4)
+            continue;
+        /* 127.0.0.1 as the kernel prints it (network byte order read as a host integer). */
+        bool local = addr == 0 || addr == 0x0100007FUL;
+        found = st == 0x0A && lport == (unsigned)port && local && owner == uid;
+    }
+    fclose(f);
+    return found;
+}
+
 static int rep_running(const tstore_replica_t *r, void *arg)
 {
     tsv_cfg_service_t *s = arg;
     if (r->state != TSTORE_RUNNING || r->stopping || s->nreplicas >= TSV_MAX_REPLICAS)
         return 0;
+    long uid = r->job_pid > 0 ? proc_uid(r->job_pid) : -1;
+    if (uid < 0 || !listens(r->port, uid))
+        return 0; /* not listening yet (or someone else is) */
     tsv_cfg_replica_t *c = (tsv_cfg_replica_t *)&s->replicas[s->nreplicas++];
     c->job = r->job;
     c->port = r->port;
@@ -735,7 +795,7 @@ void tessd_serve_tick(tessd_t *d)
     char sock[PATH_MAX], cfgp[PATH_MAX];
     path_in(d, "haproxy.sock", sock, sizeof sock);
     path_in(d, "haproxy.cfg", cfgp, sizeof cfgp);
-    char *bare = tsv_haproxy_cfg(sock, p->svc, p->n, false);
+    char *bare = tsv_haproxy_cfg(sock, p->svc, p->n, false, s->user, s->group);
     char *cmp = NULL;
     if (bare && asprintf(&cmp, "%s%s", bare, p->tokens.buf ? p->tokens.buf : "") < 0)
         cmp = NULL;
@@ -744,7 +804,7 @@ void tessd_serve_tick(tessd_t *d)
         goto out;
     bool running = s->pid != 0;
     if ((!running || !s->applied || strcmp(cmp, s->applied) != 0) && now >= s->respawn_ms) {
-        char *full = tsv_haproxy_cfg(sock, p->svc, p->n, true);
+        char *full = tsv_haproxy_cfg(sock, p->svc, p->n, true, s->user, s->group);
         if (full && write_file(cfgp, full) == 0) {
             proxy_start(d, cfgp);
             if (s->pid > 0) {

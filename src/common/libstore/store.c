@@ -486,7 +486,7 @@ static const char *const sql[S_COUNT] = {
     /* A service's replicas, oldest first; ?2 = 1: active ones only ("state < 2" for the
      * partial index jobs_active). */
     [S_REPLICA_LIST] = "SELECT r.job, r.port, j.state, j.suspended_ms, j.placement, j.started_ms,"
-                       " j.finished_ms, j.cancel_ms FROM service_replicas r"
+                       " j.finished_ms, j.cancel_ms, j.job_pid FROM service_replicas r"
                        " JOIN jobs j ON j.id = r.job"
                        " WHERE r.service = ?1 AND (?2 = 0 OR j.state < 2) ORDER BY r.job",
     [S_SVC_TOKEN_ADD] = "INSERT INTO service_tokens(service, name, hash, created_ms)"
@@ -2923,6 +2923,7 @@ int tstore_replica_list(tstore_t *s, int64_t service, bool active, tstore_replic
             .started_ms = sqlite3_column_int64(q, 5),
             .finished_ms = sqlite3_column_int64(q, 6),
             .stopping = sqlite3_column_type(q, 7) != SQLITE_NULL,
+            .job_pid = sqlite3_column_int(q, 8),
         };
         if (cb(&r, arg)) {
             rc = SQLITE_DONE;

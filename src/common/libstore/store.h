@@ -640,6 +640,7 @@ typedef struct {
     const char *placement_json; /* NULL until placed; valid during the callback only */
     int64_t started_ms, finished_ms;
     bool stopping; /* its cancel was asked */
+    int job_pid;   /* its process, 0 until known */
 } tstore_replica_t;
 typedef int (*tstore_replica_f)(const tstore_replica_t *r, void *arg);
 /* Record job as a replica of service, listening on port (in the caller's transaction with the

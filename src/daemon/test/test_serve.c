@@ -125,14 +125,14 @@ static void test_meter_unlimited(void **state)
 {
     tsv_meter_t m = {0};
     tsv_meter_update(&m, 0, 0, 0, 0, 0);
-    /* Not saturated (it holds 1): 1 / rtime, 5 ms -> 200/s. */
-    tsv_meter_update(&m, 100, 5, 1, 0, 1000);
-    assert_float_equal(m.mu, 200, 1e-9);
-    /* Saturated (it holds 7): what it answered, 70 in 1 s; its rtime (100 ms, the wait in its
-     * own queue counted) says nothing of its speed.  0.7 * 200 + 0.3 * 70 = 161. */
-    tsv_meter_update(&m, 170, 100, 7, 0, 2000);
+    /* Lightly loaded: 10 requests in 1 s, 5 ms each: 10 + 1000 / 5 = 210/s. */
+    tsv_meter_update(&m, 10, 5, 1, 0, 1000);
+    assert_float_equal(m.mu, 210, 1e-9);
+    /* Overloaded: 70 answered in 1 s, 100 ms each (the wait in its own queue counted): its
+     * rate is about what it answers, 70 + 10 = 80; smoothed 0.7 * 210 + 0.3 * 80 = 171. */
+    tsv_meter_update(&m, 80, 100, 7, 0, 2000);
     assert_float_equal(m.lambda, 70, 1e-9);
-    assert_float_equal(m.mu, 161, 1e-9);
+    assert_float_equal(m.mu, 171, 1e-9);
 }
 
 static void test_weights(void **state)
@@ -169,10 +169,11 @@ static void test_cfg(void **state)
 {
     tsv_cfg_replica_t r[2] = {{12, 40001, 256}, {13, 40002, 85}};
     tsv_cfg_service_t s = {"llm", 9000, "/healthz", 2, "/d/serve/svc-1.tokens", r, 2};
-    char *c = tsv_haproxy_cfg("/d/serve/haproxy.sock", &s, 1, true);
+    char *c = tsv_haproxy_cfg("/d/serve/haproxy.sock", &s, 1, true, "haproxy", "haproxy");
     assert_non_null(c);
     static const char *const want[] = {
         "stats socket /d/serve/haproxy.sock mode 600 level admin\n",
+        "    user haproxy\n    group haproxy\n",
         "frontend fe_llm\n    bind 127.0.0.1:9000\n",
         "acl tessel_caller req.hdr(authorization),word(2,' '),sha2(256),hex,lower -m str -f "
         "/d/serve/svc-1.tokens\n",
@@ -190,17 +191,20 @@ static void test_cfg(void **state)
         if (!strstr(c, want[i]))
             fail_msg("missing '%s' in:\n%s", want[i], c);
     assert_null(strstr(c, "bind 0.0.0.0"));
+    char *nouser = tsv_haproxy_cfg("/d/serve/haproxy.sock", &s, 1, true, NULL, NULL);
+    assert_null(strstr(nouser, "user "));
+    free(nouser);
     /* Concurrency 0: no maxconn (the replica queues what it gets). */
     s.concurrency = 0;
-    char *u = tsv_haproxy_cfg("/d/serve/haproxy.sock", &s, 1, true);
+    char *u = tsv_haproxy_cfg("/d/serve/haproxy.sock", &s, 1, true, NULL, NULL);
     assert_non_null(strstr(u, "default-server check inter 1s fall 2 rise 1\n"));
     free(u);
     s.concurrency = 2;
     /* Without weights: every server at the maximum (the text compared for a reload). */
-    char *bare = tsv_haproxy_cfg("/d/serve/haproxy.sock", &s, 1, false);
+    char *bare = tsv_haproxy_cfg("/d/serve/haproxy.sock", &s, 1, false, NULL, NULL);
     assert_non_null(strstr(bare, "server r13 127.0.0.1:40002 weight 256\n"));
     r[1].weight = 3;
-    char *bare2 = tsv_haproxy_cfg("/d/serve/haproxy.sock", &s, 1, false);
+    char *bare2 = tsv_haproxy_cfg("/d/serve/haproxy.sock", &s, 1, false, NULL, NULL);
     assert_string_equal(bare, bare2); /* a weight alone never reloads the proxy */
     free(c);
     free(bare);
