@@ -2,13 +2,15 @@
 # t7050-serve-badinput.t - bad or forbidden requests to /v1/services (docs/serving.md): each is
 # refused with its status, an error code and the field at fault, and no service is created; a
 # second user neither sees, scales, deletes nor calls another's service (404 from the API, 401
-# from the proxy with their own token), and their own service is theirs alone.
+# from the proxy with their own token), and their own service is theirs alone; a program of
+# another account listening on a replica's port gets none of the service's requests.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 command -v curl >/dev/null && command -v jq >/dev/null && command -v sqlite3 >/dev/null ||
     missing "curl, jq and sqlite3 are needed"
 command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] || missing "haproxy is needed"
 command -v python3 >/dev/null || missing "python3 is needed (the stand-in server)"
+command -v setpriv >/dev/null && [ -x /usr/bin/python3 ] || missing "setpriv (util-linux) and /usr/bin/python3 are needed"
 
 td_setup
 td_start --fake-gpus 1xT4:16G --no-cgroups --allow-root-jobs
@@ -110,4 +112,25 @@ api POST /v1/services/ann-svc/tokens '{"name":7}' "$ANN"
 is "$CODE $(jget .error.field)" "400 name" "a token label that is not text: 400"
 api GET /v1/services/ann-svc "" "$ANN"
 is "$(jget .replicas) $(jget .running)" "1 1" "after all that, ann's service is as it was"
+
+# A squatter: bob's program (as the account nobody) listens on the port of ann's replica, which
+# never listens itself.  The proxy never sends it ann's callers' requests.
+api POST /v1/services '{"name":"quiet","argv":["sleep","300"]}' "$ANN"
+is "$CODE" 201 "ann creates a service whose replica never listens"
+QPORT=$(jget .port)
+RPORT=$(jget '.replica_jobs[0].port')
+QJOB=$(jget '.replica_jobs[0].job')
+wait_for '[ "$(job_state "$QJOB")" = running ]'
+PORT="$RPORT" setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/python3 "$SRV" 0 \
+    >"$TD/squatter.log" 2>&1 &
+SQ=$!
+wait_for 'curl -s -o /dev/null "http://127.0.0.1:$RPORT/health"'
+ok $? "the squatter (uid nobody) answers on the replica's port $RPORT"
+sleep 2 # four supervisions
+qcall() { curl -s -o "$TD/call" -w '%{http_code}' -H "Authorization: Bearer $ANN" \
+    "http://127.0.0.1:$QPORT/x"; }
+is "$(qcall)" 503 "the service's endpoint answers 503: no replica of its own listens"
+grep -A8 "^backend be_quiet" "$TD/data/serve/haproxy.cfg" | grep -q "^    server "
+ok $((!$?)) "the proxy's backend has no server on the squatter's port"
+kill "$SQ"
 done_testing
