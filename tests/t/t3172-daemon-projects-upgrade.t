@@ -19,7 +19,8 @@ DB="$TD/data/tessel.db"
 # taken out below and the version set back to this.  At a merge that renumbers migration 12,
 # BEFORE and PROJECTS follow.
 BEFORE=11
-PROJECTS=13 # the latest schema: projects (12) and container images (13, after them)
+PROJECTS=14 # the latest schema: projects (12), container images (13) and services (14, "17"
+# in issue 22's numbering: the lead renumbers)
 api POST /v1/users '{"name":"amy"}'
 api POST /v1/tokens '{"user":"amy"}'
 AMY=$(jget .token)
@@ -39,7 +40,9 @@ sqlite3 "$DB" "DROP TABLE projects; DROP TABLE project_members; DROP TABLE proje
     DROP INDEX jobs_project; ALTER TABLE jobs DROP COLUMN project;
     ALTER TABLE jobs DROP COLUMN project_name; ALTER TABLE users DROP COLUMN default_project;
     ALTER TABLE jobs DROP COLUMN image;
-    DELETE FROM sqlite_sequence WHERE name = 'projects'; PRAGMA user_version = $BEFORE;"
+    DROP TABLE services; DROP TABLE service_replicas; DROP TABLE service_tokens;
+    DELETE FROM sqlite_sequence WHERE name IN ('projects', 'services');
+    PRAGMA user_version = $BEFORE;"
 is "$(sqlite3 "$DB" 'PRAGMA user_version')" $BEFORE "the store is at schema $BEFORE (no projects)"
 
 td_start --fake-gpus 1xT4:16G --no-cgroups --allow-root-jobs

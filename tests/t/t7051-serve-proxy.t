@@ -105,6 +105,7 @@ ok $? "the new replica serves requests"
 # tesseld stops: the proxy goes on; started again, it takes the proxy over.
 OLD=$(cat "$TD/data/serve/haproxy.pid")
 td_stop
+ok $? "tesseld stops cleanly (no sanitizer report)"
 is "$(call)" 200 "tesseld stopped: the service still answers"
 td_start --fake-gpus 1xT4:16G,1xA100:40G --no-cgroups --allow-root-jobs
 wait_for 'grep -q "taking over from $OLD" "$TD/tesseld.log"'
@@ -113,4 +114,6 @@ wait_for '! kill -0 "$OLD" 2>/dev/null'
 ok $? "the old proxy is gone"
 wait_for '[ "$(call)" = 200 ]'
 ok $? "the service answers through the new proxy"
+td_stop
+ok $? "tesseld stops cleanly again"
 done_testing

@@ -106,4 +106,6 @@ wait_for '[ "$(call)" = 000 ]'
 ok $? "the endpoint's port is closed (no service left: the proxy stopped)"
 admin services
 is "$RC $(wc -l <"$TD/o")" "0 1" "tessel services: none (the header alone)"
+td_stop
+ok $? "tesseld stops cleanly (no sanitizer report)"
 done_testing

@@ -66,6 +66,7 @@ static void test_migrate(void **state)
         "DROP INDEX jobs_project; ALTER TABLE jobs DROP COLUMN project;"
         "ALTER TABLE jobs DROP COLUMN project_name; ALTER TABLE users DROP COLUMN default_project;"
         "ALTER TABLE jobs DROP COLUMN image;" /* migration 13, after projects: undone too */
+        "DROP TABLE services; DROP TABLE service_replicas; DROP TABLE service_tokens;"
         "PRAGMA user_version = 11;"
         "INSERT INTO users VALUES ('alice', 'user', 5), ('admin', 'admin', 4);"
         "INSERT INTO jobs(user, argv, shell, env, state, queue, class, priority, gpus, gpu_milli,"
@@ -76,7 +77,7 @@ static void test_migrate(void **state)
 
     st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 13);
+    assert_int_equal(tstore_schema_version(st), 14);
     tstore_project_t p;
     assert_int_equal(tstore_project_get(st, "default", &p, NULL), 0);
     assert_int_equal(p.id, TSTORE_PROJECT_DEFAULT);
