@@ -67,9 +67,12 @@ int main(int argc, char **argv)
     double rate = 0, seconds = 0;
     long max_inflight = 4096;
     static const struct option opts[] = {
-        {"url", required_argument, NULL, 'u'},       {"rate", required_argument, NULL, 'r'},
-        {"seconds", required_argument, NULL, 's'},   {"token-file", required_argument, NULL, 't'},
-        {"seed", required_argument, NULL, 'S'},      {"max-inflight", required_argument, NULL, 'm'},
+        {"url", required_argument, NULL, 'u'},
+        {"rate", required_argument, NULL, 'r'},
+        {"seconds", required_argument, NULL, 's'},
+        {"token-file", required_argument, NULL, 't'},
+        {"seed", required_argument, NULL, 'S'},
+        {"max-inflight", required_argument, NULL, 'm'},
         {NULL, 0, NULL, 0},
     };
     int c;
