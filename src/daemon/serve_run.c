@@ -54,6 +54,11 @@ extern char **environ;
 /* Replacements closer than this to the previous one double the wait before the next. */
 #define TSV_BACKOFF_WINDOW_MS 60000
 #define TSV_BACKOFF_MAX_MS    60000
+/* A replica that passed its health check once and then fails it this long (the proxy's
+ * check runs every second, 2 failures mark it DOWN) is stopped, and so replaced: a server
+ * that hangs or lost its model does not come back by itself.  10 s rides out a replica's
+ * short stall (a long request, a garbage collection). */
+#define TSV_DOWN_RESTART_MS 10000
 
 typedef struct {
     int64_t job;
@@ -64,7 +69,10 @@ typedef struct {
     int weight; /* computed from the measure (0: none yet) */
     int set;    /* as set in the proxy (0: its configuration's) */
     char status[16];
-    bool seen; /* in the last supervision's list */
+    bool was_up;        /* passed its health check at least once */
+    int64_t down_since; /* failing it since (tessd_mono_ms), 0 = not failing */
+    bool restarted;     /* stopped for it */
+    bool seen;          /* in the last supervision's list */
 } rep_t;
 
 typedef struct {
@@ -705,6 +713,12 @@ static int on_stat(const tsv_stat_t *st, void *arg)
         return 0;
     tsv_meter_update(&r->meter, st->req_tot, st->rtime_ms, st->scur, r->concurrency, m->now);
     snprintf(r->status, sizeof r->status, "%s", st->status ? st->status : "");
+    if (strncmp(r->status, "UP", 2) == 0) {
+        r->was_up = true;
+        r->down_since = 0;
+    } else if (strncmp(r->status, "DOWN", 4) == 0 && r->was_up && !r->down_since) {
+        r->down_since = m->now;
+    }
     return 0;
 }
 
@@ -823,6 +837,19 @@ void tessd_serve_tick(tessd_t *d)
     if (s->pid > 0 && now >= s->next_measure_ms) {
         s->next_measure_ms = now + TSV_MEASURE_MS;
         measure(d);
+        /* Replicas that fail their health check too long: stopped (the supervision replaces
+         * them). */
+        for (size_t i = 0; i < s->nreps; i++) {
+            rep_t *rp = &s->reps[i];
+            if (!rp->down_since || rp->restarted || now - rp->down_since < TSV_DOWN_RESTART_MS)
+                continue;
+            rp->restarted = true;
+            tessd_log("service replica job %lld: failed its health check for %d s: stopped, to "
+                      "be replaced",
+                      (long long)rp->job, TSV_DOWN_RESTART_MS / 1000);
+            if (tessd_cancel_running(d, rp->job, "tesseld", &err) < 0)
+                tessd_log("job %lld: %s", (long long)rp->job, err.text);
+        }
         /* The weights that changed: set in their backends. */
         for (size_t i = 0; i < p->n; i++) {
             const tsv_cfg_service_t *sv = &p->svc[i];

@@ -4,7 +4,8 @@
 service time, as a model on a GPU slice would: argv[1] is milliseconds ("5"), or milliseconds
 by the simulated GPU's model ("A100=5,T4=15": a replica on an A100 serves in 5 ms).
 
-  GET /health    200 "ok" at once (the proxy's health check)
+  GET /health    200 "ok" at once (the proxy's health check); 500 once /sick was asked
+  GET /sick      from now on, fail the health check (a replica that hangs, for the tests)
   anything else  200 after the service time; the body names the replica (TESSEL_JOB_ID)
 
 The standard library's http.server: one thread, one request at a time (no ThreadingMixIn),
@@ -62,9 +63,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    sick = False
+
     def do_GET(self):
         if self.path == "/health":
-            self.answer("ok\n")
+            if Handler.sick:
+                self.send_error(500, "sick")
+            else:
+                self.answer("ok\n")
+            return
+        if self.path == "/sick":  # from now on, fail the health check (tests)
+            Handler.sick = True
+            self.answer("sick\n")
             return
         # A sleep: the work is the GPU's, so the CPU stays free (on a shared machine a busy wait
         # would make the service time depend on the other processes).

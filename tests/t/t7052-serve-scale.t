@@ -4,7 +4,7 @@
 # share, latency); `scale` up adds replicas that the proxy sends requests to, `scale` down
 # stops the newest (their jobs cancelled) and the proxy forgets them, 0 leaves the endpoint
 # answering 503, and `rm` stops every replica, removes the service and closes its port; bad
-# usage exits 2.
+# usage exits 2; a replica that runs on but fails its health check is stopped and replaced.
 # test-timeout: 240
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
@@ -96,6 +96,18 @@ is "$RC" 2 "an unknown action: exit 2"
 admin services scale web 2
 wait_for 'running 2'
 ok $? "scaled to 2 again"
+
+# A replica that keeps running but fails its health check is stopped and replaced.
+SICK=$(jq -r '.replica_jobs[0].job' "$TD/o")
+SPORT=$(jq -r '.replica_jobs[0].port' "$TD/o")
+curl -s -o /dev/null "http://127.0.0.1:$SPORT/sick"
+ok $? "replica $SICK is told to fail its health check from now on (it runs on)"
+wait_for '[ "$(job_state "$SICK")" = cancelled ]'
+ok $? "after 10 s DOWN, tesseld stops it (its job cancelled)"
+grep -q "replica job $SICK: failed its health check for 10 s" "$TD/tesseld.log"
+ok $? "tesseld's log says why"
+wait_for 'running 2'
+ok $? "a new replica replaces it: two pass the health check again"
 admin services rm web
 is "$RC $(out)" "0 service web removed (its replicas stop)" "tessel services rm web"
 is "$(sqlite3 "$DB" "SELECT count(*) FROM services") $(sqlite3 "$DB" "SELECT count(*) FROM service_replicas")" \
