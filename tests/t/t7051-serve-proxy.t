@@ -102,6 +102,24 @@ for i in 1 2 3 4 5 6 7 8; do call >/dev/null; seen="$seen $(cut -d' ' -f2 "$TD/c
 echo "$seen" | grep -qw "$NEW"
 ok $? "the new replica serves requests"
 
+# The service token revoked: the proxy refuses it; the owner's API token still passes.
+api GET /v1/services/llm/tokens "" "$ANN"
+is "$CODE $(jq -c '[.tokens[] | .name]' "$TD/out") $(grep -c tsl_ "$TD/out")" '200 ["frontend"] 0' \
+    "the service's tokens are listed, without their secrets"
+TID=$(jget '.tokens[0].id')
+api DELETE "/v1/services/llm/tokens/$TID" "" "$ANN"
+is "$CODE" 204 "ann revokes the service token"
+wait_for '[ "$(call)" = 401 ]'
+ok $? "the proxy refuses it now (401)"
+is "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $ANN" \
+    "http://127.0.0.1:$PORT/infer")" 200 "ann's own API token still passes"
+api DELETE "/v1/services/llm/tokens/$TID" "" "$ANN"
+is "$CODE" 404 "revoked twice: 404"
+api POST /v1/services/llm/tokens '{}' "$ANN"
+TOK=$(jget .token)
+wait_for '[ "$(call)" = 200 ]'
+ok $? "a new service token passes"
+
 # tesseld stops: the proxy goes on; started again, it takes the proxy over.
 OLD=$(cat "$TD/data/serve/haproxy.pid")
 td_stop

@@ -3,7 +3,7 @@
 # starts it, `tessel services` lists it and `show` its replicas (GPU, health, weight, rate,
 # share, latency); `scale` up adds replicas that the proxy sends requests to, `scale` down
 # stops the newest (their jobs cancelled) and the proxy forgets them, 0 leaves the endpoint
-# answering 503, and `rm` stops every replica, removes the service and closes its port; bad
+# answering 503, tokens are made, listed and revoked, and `rm` stops every replica, removes the service and closes its port; bad
 # usage exits 2; a replica that runs on but fails its health check is stopped and replaced.
 # test-timeout: 240
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
@@ -76,6 +76,18 @@ wait_for '[ "$(grep -c "^    server r" "$TD/data/serve/haproxy.cfg")" = 0 ]'
 ok $? "scaled to 0: the proxy has no server"
 wait_for '[ "$(call)" = 503 ]'
 ok $? "... and the endpoint answers 503"
+
+# Service tokens through the CLI.
+admin services token web --name ci
+is "$RC $(grep -c '^tsl_[0-9a-f]*$' "$TD/o")" "0 1" "tessel services token web --name ci prints one token"
+admin services tokens web
+is "$RC $(awk 'NR == 2 { print $2 }' "$TD/o") $(grep -c tsl_ "$TD/o")" "0 ci 0" \
+    "tessel services tokens web lists it, without its secret"
+TID=$(awk 'NR == 2 { print $1 }' "$TD/o")
+admin services token-rm web "$TID"
+is "$RC $(out)" "0 token $TID of service web revoked" "tessel services token-rm web $TID"
+admin services token-rm web "$TID"
+is "$RC" 1 "revoking it again: exit 1"
 
 # Bad usage.
 admin services scale web many

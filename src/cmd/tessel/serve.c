@@ -43,10 +43,13 @@ static void services_usage(FILE *f)
                "       tessel services scale NAME N\n"
                "       tessel services rm NAME\n"
                "       tessel services token NAME [--name LABEL]\n"
+               "       tessel services tokens NAME [--json]\n"
+               "       tessel services token-rm NAME ID\n"
                "Your inference services (an admin: all).  `show` lists each replica's GPU,\n"
                "health, weight, measured service rate, share of the traffic and latency;\n"
                "`scale` sets the number of replicas; `rm` stops them and removes the service;\n"
-               "`token` makes a token that may call the service (printed once).\n"
+               "`token` makes a token that may call the service (printed once), `tokens`\n"
+               "lists them, `token-rm` revokes one.\n"
                "\n"
                "  --name LABEL     a label for the new token\n"
                "  --json           print the API's JSON\n");
@@ -373,8 +376,46 @@ int cmd_services(cli_t *cli, int argc, char **argv)
             cli_print_json(ans);
         else
             printf("%s\n", json_string_value(json_object_get(ans, "token")));
+    } else if (strcmp(action, "tokens") == 0) {
+        if (nargs != 2)
+            return cli_usage(cli, "tokens takes one service name");
+        strncat(path, "/tokens", sizeof path - strlen(path) - 1);
+        json_t *l = cli_get(cli, path, &rc);
+        if (!l)
+            return rc;
+        static const char *const hdr[] = {">ID", "NAME", "CREATED"};
+        cli_table_t *t = cli_table_new(3, hdr);
+        size_t i;
+        json_t *k;
+        json_array_foreach(json_object_get(l, "tokens"), i, k)
+        {
+            char id[32];
+            snprintf(id, sizeof id, "%lld",
+                     (long long)json_integer_value(json_object_get(k, "id")));
+            const char *row[] = {id, json_string_value(json_object_get(k, "name")),
+                                 json_string_value(json_object_get(k, "created_at"))};
+            cli_table_add(t, row);
+        }
+        cli_table_print(t, stdout);
+        json_decref(l);
+        return CLI_OK;
+    } else if (strcmp(action, "token-rm") == 0) {
+        int64_t id;
+        tsl_error_t err;
+        if (nargs != 3)
+            return cli_usage(cli, "token-rm takes a service name and a token id");
+        if (cli_parse_int(argv[optind + 2], 1, INT64_MAX, &id, &err) < 0)
+            return cli_usage(cli, "token id %s", err.text);
+        char p2[320];
+        snprintf(p2, sizeof p2, "%s/tokens/%lld", path, (long long)id);
+        if (cli_call(cli, "DELETE", p2, NULL, NULL) < 0)
+            return CLI_ERR;
+        if (!cli->json)
+            printf("token %lld of service %s revoked\n", (long long)id, name);
+        return CLI_OK;
     } else {
-        return cli_usage(cli, "unknown action '%s' (ls, show, scale, rm, token)", action);
+        return cli_usage(cli, "unknown action '%s' (ls, show, scale, rm, token, tokens, token-rm)",
+                         action);
     }
     json_decref(ans);
     return CLI_OK;

@@ -292,6 +292,8 @@ enum {
     S_REPLICA_LIST,
     S_SVC_TOKEN_ADD,
     S_SVC_HASHES,
+    S_SVC_TOKEN_LIST,
+    S_SVC_TOKEN_DEL,
     S_SAVEPOINT,
     S_RELEASE,
     S_ROLLBACK_TO,
@@ -494,6 +496,9 @@ static const char *const sql[S_COUNT] = {
     /* Who may call a service: its own tokens and its owner's API tokens. */
     [S_SVC_HASHES] = "SELECT hash FROM service_tokens WHERE service = ?1"
                      " UNION ALL SELECT hash FROM tokens WHERE user = ?2",
+    [S_SVC_TOKEN_LIST] = "SELECT id, name, created_ms FROM service_tokens WHERE service = ?1"
+                         " ORDER BY id",
+    [S_SVC_TOKEN_DEL] = "DELETE FROM service_tokens WHERE service = ?1 AND id = ?2",
     /* A transaction begun inside another one (tstore_begin): a savepoint of the outer one. */
     [S_SAVEPOINT] = "SAVEPOINT tstore_nested",
     [S_RELEASE] = "RELEASE tstore_nested",
@@ -2965,4 +2970,33 @@ int tstore_service_hashes(tstore_t *s, int64_t service, const char *owner,
     }
     sqlite3_reset(q);
     return rc == SQLITE_DONE ? 0 : db_error(s, err, "service tokens");
+}
+
+int tstore_service_token_list(tstore_t *s, int64_t service,
+                              int (*cb)(int64_t id, const char *name, int64_t created_ms, void *),
+                              void *arg, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_SVC_TOKEN_LIST);
+    sqlite3_bind_int64(q, 1, service);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        if (cb(sqlite3_column_int64(q, 0), (const char *)sqlite3_column_text(q, 1),
+               sqlite3_column_int64(q, 2), arg)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    sqlite3_reset(q);
+    return rc == SQLITE_DONE ? 0 : db_error(s, err, "service tokens");
+}
+
+int tstore_service_token_del(tstore_t *s, int64_t service, int64_t id, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_SVC_TOKEN_DEL);
+    sqlite3_bind_int64(q, 1, service);
+    sqlite3_bind_int64(q, 2, id);
+    int n = exec_stmt(s, q, err, "delete service token");
+    if (n < 0)
+        return -1;
+    return n == 0 ? not_found(err, "service token") : 0;
 }

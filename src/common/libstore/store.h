@@ -652,6 +652,12 @@ int tstore_replica_list(tstore_t *st, int64_t service, bool active, tstore_repli
 /* A token of the service (its SHA-256); its id, or -1 with err. */
 int64_t tstore_service_token_add(tstore_t *st, int64_t service, const char *name,
                                  const unsigned char hash[32], int64_t now_ms, tsl_error_t *err);
+/* The service's tokens (never their secrets), oldest first; cb returns non-zero to stop. */
+int tstore_service_token_list(tstore_t *st, int64_t service,
+                              int (*cb)(int64_t id, const char *name, int64_t created_ms, void *),
+                              void *arg, tsl_error_t *err);
+/* Revoke token id of service: 0, or -1 with err (ENOENT: no such token of that service). */
+int tstore_service_token_del(tstore_t *st, int64_t service, int64_t id, tsl_error_t *err);
 /* The SHA-256 of every token that may call the service: its own, and owner's API tokens. */
 int tstore_service_hashes(tstore_t *st, int64_t service, const char *owner,
                           int (*cb)(const unsigned char hash[32], void *), void *arg,

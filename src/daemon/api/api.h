@@ -175,5 +175,7 @@ void api_services_get(thttp_req_t *, thttp_reply_t *, void *);
 void api_services_update(thttp_req_t *, thttp_reply_t *, void *);
 void api_services_delete(thttp_req_t *, thttp_reply_t *, void *);
 void api_services_token_create(thttp_req_t *, thttp_reply_t *, void *);
+void api_services_token_list(thttp_req_t *, thttp_reply_t *, void *);
+void api_services_token_delete(thttp_req_t *, thttp_reply_t *, void *);
 
 #endif

@@ -60,6 +60,8 @@ const thttp_route_t tessd_routes[] = {
     {"PATCH", "/v1/services/{name}", api_services_update},
     {"DELETE", "/v1/services/{name}", api_services_delete},
     {"POST", "/v1/services/{name}/tokens", api_services_token_create},
+    {"GET", "/v1/services/{name}/tokens", api_services_token_list},
+    {"DELETE", "/v1/services/{name}/tokens/{id}", api_services_token_delete},
     /* The web console's static files (console.c, docs/console.md): no token, no data. */
     {"GET", "/", api_console},
     {"GET", "/app/{file}", api_console},

@@ -504,3 +504,60 @@ out:
     api_leave(d);
     json_decref(body);
 }
+
+static int token_json(int64_t id, const char *name, int64_t created_ms, void *arg)
+{
+    json_array_append_new(arg, json_pack("{s:I, s:s, s:o}", "id", (json_int_t)id, "name", name,
+                                         "created_at", api_time(created_ms)));
+    return 0;
+}
+
+void api_services_token_list(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    tessd_t *d = ctx;
+    tessd_caller_t who;
+    if (!api_enter(d, req, rep, &who))
+        return;
+    tstore_service_t sv = {0};
+    tsl_error_t err;
+    if (refuse_slurm(d, rep) || load_visible(d, &who, req->params[0], &sv, rep) < 0)
+        goto out;
+    json_t *arr = json_array();
+    if (tstore_service_token_list(d->store, sv.id, token_json, arr, &err) < 0) {
+        json_decref(arr);
+        api_store_error(rep, &err);
+        goto out;
+    }
+    thttp_json(rep, 200, json_pack("{s:s, s:o}", "service", sv.name, "tokens", arr));
+out:
+    tstore_service_clear(&sv);
+    api_leave(d);
+}
+
+void api_services_token_delete(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    tessd_t *d = ctx;
+    tessd_caller_t who;
+    if (!api_enter(d, req, rep, &who))
+        return;
+    tstore_service_t sv = {0};
+    tsl_error_t err;
+    int64_t id;
+    if (refuse_slurm(d, rep) || load_visible(d, &who, req->params[0], &sv, rep) < 0)
+        goto out;
+    if (api_parse_id(req->params[1], &id) < 0 ||
+        tstore_service_token_del(d->store, sv.id, id, &err) < 0) {
+        if (errno == EIO)
+            api_store_error(rep, &err);
+        else
+            thttp_error(rep, 404, "not_found", NULL, "no token %s of service '%s'", req->params[1],
+                        sv.name);
+        goto out;
+    }
+    /* The proxy forgets it at the next supervision (its callers' file is written again). */
+    tessd_wake(d);
+    rep->status = 204;
+out:
+    tstore_service_clear(&sv);
+    api_leave(d);
+}

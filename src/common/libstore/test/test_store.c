@@ -1477,6 +1477,21 @@ static void test_services(void **state)
     int sum = 0;
     assert_int_equal(tstore_service_hashes(st, id, "ann", count_hash, &sum, &err), 0);
     assert_int_equal(sum, 3);
+    /* A second service token, revoked: it is no longer a caller; revoking it again: ENOENT. */
+    unsigned char h4[32] = {8};
+    int64_t tid = tstore_service_token_add(st, id, "old", h4, 2, &err);
+    assert_true(tid > 0);
+    sum = 0;
+    assert_int_equal(tstore_service_hashes(st, id, "ann", count_hash, &sum, &err), 0);
+    assert_int_equal(sum, 11);
+    assert_int_equal(tstore_service_token_del(st, id + 1, tid, &err), -1); /* another service's */
+    assert_int_equal(errno, ENOENT);
+    assert_int_equal(tstore_service_token_del(st, id, tid, &err), 0);
+    assert_int_equal(tstore_service_token_del(st, id, tid, &err), -1);
+    assert_int_equal(errno, ENOENT);
+    sum = 0;
+    assert_int_equal(tstore_service_hashes(st, id, "ann", count_hash, &sum, &err), 0);
+    assert_int_equal(sum, 3);
 
     /* Deleted: the service, its tokens and its replica rows; the jobs stay. */
     assert_int_equal(tstore_service_del(st, id, &err), 0);
