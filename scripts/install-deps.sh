@@ -32,6 +32,9 @@ PKGS="$PKGS slurmdbd mariadb-server"
 # The job_submit plugin's unit tests (contrib/slurm/job_submit.lua, t9003): Lua 5.1, as slurmctld
 # runs it, and busted.
 PKGS="$PKGS lua5.1 lua-busted"
+# Inference services (docs/serving.md, t7050-t7052): HAProxy, the proxy tesseld starts and
+# weighs, and wrk, the closed-loop load generator of the tests.
+PKGS="$PKGS haproxy wrk"
 if [ "${1:-}" = "--browser" ]; then
     PKGS="$PKGS chromium"
     # Node.js and npm may come from outside Debian (NodeSource, nvm): ask apt only when absent.

@@ -82,6 +82,7 @@ const tessd_opt_t tessd_opts[] = {
     {"nvml", T_STR, F(nvml), .def = "libnvidia-ml.so.1"},
     {"interposer", T_STR, F(interposer), .check = check_abs},
     {"shim", T_STR, F(shim), .check = check_abs},
+    {"haproxy", T_STR, F(haproxy), .def = "/usr/sbin/haproxy", .check = check_abs},
     {"policy", T_STR, F(policy), .def = "tessel", .check = check_policy},
     {"cgroup-root", T_STR, F(cgroup_root), .def = "/sys/fs/cgroup", .check = check_abs},
     {"no-cgroups", T_BOOL, F(no_cgroups), .def = "no"},

@@ -56,6 +56,7 @@ typedef struct {
     char nvml[PATH_MAX];
     char interposer[PATH_MAX];
     char shim[PATH_MAX];
+    char haproxy[PATH_MAX]; /* the inference services' proxy (docs/serving.md) */
     char policy[64];
     char cgroup_root[PATH_MAX];
     bool no_cgroups;

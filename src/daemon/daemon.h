@@ -266,6 +266,11 @@ typedef struct {
     int64_t hist_last;              /* the last sample's time (s) */
     bool hist_failing;              /* the last sample was not kept (logged once) */
     struct thist_cache *hist_cache; /* GET /v1/history's kept answers (histcache.h; lock) */
+
+    /* Inference services (serve_run.h, docs/serving.md): the proxy's program (--haproxy) and
+     * the state of the supervision and of the proxy (lock held). */
+    char haproxy[PATH_MAX];
+    struct tessd_serve *serve;
 } tessd_t;
 
 /* Who made a request (after tessd_auth). */

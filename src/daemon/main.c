@@ -34,6 +34,7 @@
 #include "daemon/log.h"
 #include "daemon/daemon.h"
 #include "daemon/folderfs.h"
+#include "daemon/serve_run.h"
 #include "daemon/slurmjob.h"
 #include "daemon/pass.h"
 #include "daemon/retention.h"
@@ -123,6 +124,7 @@ static void usage(FILE *f)
             "                      in a build tree BINDIR/../lib/libtessel-cuda.so)\n"
             "  --shim PATH         tessel-shim (default " TESSEL_INST_SHIM ";\n"
             "                      in a build tree BINDIR/tessel-shim)\n"
+            "  --haproxy PATH      the inference services' proxy (default /usr/sbin/haproxy)\n"
             "  --policy NAME       libsched placement policy (default tessel)\n"
             "  --cgroup-root DIR   cgroup file system (default /sys/fs/cgroup)\n"
             "  --no-cgroups        do not put jobs in cgroups (no CPU/memory limits)\n"
@@ -750,6 +752,7 @@ int main(int argc, char **argv)
     snprintf(d->fake_lib_dir, sizeof d->fake_lib_dir, "%s", conf.fake_lib_dir);
     snprintf(d->interposer, sizeof d->interposer, "%s", conf.interposer);
     snprintf(d->shim, sizeof d->shim, "%s", conf.shim);
+    snprintf(d->haproxy, sizeof d->haproxy, "%s", conf.haproxy);
     snprintf(d->cg_root, sizeof d->cg_root, "%s", conf.cgroup_root);
     snprintf(d->test_kill_at, sizeof d->test_kill_at, "%s", conf.test_kill_at);
     d->test_tick_ms = (int64_t)conf.test_tick_ms;
@@ -1059,6 +1062,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "tesseld: recovery: %s\n", err.text);
         return 1;
     }
+    /* Inference services (docs/serving.md): not with --slurm (its jobs are Slurm's). */
+    if (!d->slurm && tessd_serve_init(d, &err) < 0) {
+        fprintf(stderr, "tesseld: services: %s\n", err.text);
+        return 1;
+    }
     if (d->slurm)
         tessd_log("jobs are Slurm jobs (--slurm): %s/sbatch as each job's owner, squeue every "
                   "%lu s; logs in %s",
@@ -1245,6 +1253,7 @@ int main(int argc, char **argv)
     thttp_limiter_free(d->admin_control_limit);
     free(d->runs);
     tessd_slurm_free(d);
+    tessd_serve_stop(d);
     free(d->slurm_qmap);
     api_history_cache_free(d);
     thist_writer_free(d->hist);

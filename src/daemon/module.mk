@@ -21,6 +21,9 @@ TESSELD_SRCS += src/daemon/api/term.c
 # Virtual folders (docs/folders.md): the rules and ACL text (folders.c), the directories on
 # disk (folderfs.c, libacl) and the routes (api/folders.c).
 TESSELD_SRCS += src/daemon/folders.c src/daemon/folderfs.c src/daemon/api/folders.c
+# Inference services (docs/serving.md): the pure parts (serve.c), the replicas and HAProxy
+# (serve_run.c), the routes (api/services.c).
+TESSELD_SRCS += src/daemon/serve.c src/daemon/serve_run.c src/daemon/api/services.c
 # tessel_build_info's commit (metrics.c): rewritten at each make, touched only when it changes;
 # "unknown" outside a git checkout (a source package).
 $(O)/gen/tessel_commit.h: FORCE
@@ -205,6 +208,17 @@ $(O)/tests/daemon/test_slurmnodes: $(O)/obj/src/daemon/test/test_slurmnodes.o \
                                    $(O)/lib/libtsl-nodefig.a $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lpthread -lcmocka
+# serve.c: a service's spec, the meters, the weights, HAProxy's configuration and statistics.
+TESTS += $(O)/tests/daemon/test_serve
+$(O)/tests/daemon/test_serve: $(O)/obj/src/daemon/test/test_serve.o $(O)/obj/src/daemon/serve.o \
+                              $(O)/lib/libtsl-store.a $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lsqlite3 -lm -lcmocka
+# Services behind HAProxy (t7050-t7052): the stand-in server is tests/lib/standin.py.
+SERVE_TESTS := tests/t/t7050-serve-badinput.t tests/t/t7051-serve-proxy.t \
+               tests/t/t7052-serve-scale.t
+TESTS += $(SERVE_TESTS)
+$(SERVE_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel
 # pass.c: the coalescing of scheduling events into passes, on a fake clock.
 TESTS += $(O)/tests/daemon/test_pass
 $(O)/tests/daemon/test_pass: $(O)/obj/src/daemon/test/test_pass.o $(O)/obj/src/daemon/pass.o

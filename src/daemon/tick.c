@@ -29,6 +29,7 @@
 #include "agent/runner.h"
 #include "daemon/batch.h"
 #include "daemon/daemon.h"
+#include "daemon/serve_run.h"
 #include "libutil/batchspec.h"
 #include "libutil/size.h"
 
@@ -781,14 +782,19 @@ void tessd_tick(tessd_t *d)
 {
     pthread_mutex_lock(&d->lock);
     int status;
-    while (waitpid(-1, &status, WNOHANG) > 0) {
-        /* Shims record the job's end in files; their own status carries nothing more. */
+    pid_t reaped;
+    while ((reaped = waitpid(-1, &status, WNOHANG)) > 0) {
+        /* Shims record the job's end in files; their own status carries nothing more.  The
+         * services' proxy is a child too (serve_run.c). */
+        tessd_serve_reaped(d, reaped, status);
     }
     int64_t now = tessd_now_ms();
     for (size_t i = 0; i < d->nruns;) {
         if (!check_run(d, &d->runs[i], now))
             i++;
     }
+    /* Services: replicas replaced or scaled before the inbox is drained (serve_run.h). */
+    tessd_serve_tick(d);
     if (d->rebuild) {
         tsl_error_t err;
         d->rebuild = false;

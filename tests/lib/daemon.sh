@@ -35,6 +35,10 @@ td_cleanup() {
         done
     fi
     for p in $TD_PIDS; do kill -9 "$p" 2>/dev/null; done
+    # The inference services' proxy (docs/serving.md) outlives tesseld by design.
+    if [ -s "$TD/data/serve/haproxy.pid" ]; then
+        kill -9 "$(cat "$TD/data/serve/haproxy.pid")" 2>/dev/null
+    fi
     # Jobs left running by the test: their shims are in their own sessions.
     if [ -d "$TD/data/jobs" ]; then
         for f in "$TD"/data/jobs/*/pid; do

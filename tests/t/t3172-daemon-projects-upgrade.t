@@ -19,7 +19,7 @@ DB="$TD/data/tessel.db"
 # taken out below and the version set back to this.  At a merge that renumbers migration 12,
 # BEFORE and PROJECTS follow.
 BEFORE=11
-PROJECTS=15 # the latest schema: projects (12), container images (13), terminals (14) and folders (15) after them
+PROJECTS=16 # the latest schema: projects (12), container images (13), terminals (14), folders (15) and services (16) after them
 api POST /v1/users '{"name":"amy"}'
 api POST /v1/tokens '{"user":"amy"}'
 AMY=$(jget .token)
@@ -40,7 +40,8 @@ sqlite3 "$DB" "DROP TABLE projects; DROP TABLE project_members; DROP TABLE proje
     ALTER TABLE jobs DROP COLUMN project_name; ALTER TABLE users DROP COLUMN default_project;
     ALTER TABLE jobs DROP COLUMN image; ALTER TABLE jobs DROP COLUMN tty;
     DROP TABLE folder_shares; DROP TABLE folders; ALTER TABLE jobs DROP COLUMN folders;
-    DELETE FROM sqlite_sequence WHERE name IN ('projects', 'folders');
+    DROP TABLE services; DROP TABLE service_replicas; DROP TABLE service_tokens;
+    DELETE FROM sqlite_sequence WHERE name IN ('projects', 'folders', 'services');
     PRAGMA user_version = $BEFORE;"
 is "$(sqlite3 "$DB" 'PRAGMA user_version')" $BEFORE "the store is at schema $BEFORE (no projects)"
 

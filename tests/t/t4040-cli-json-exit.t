@@ -15,7 +15,7 @@ cli_admin_daemon
 # --- --json on every command ---------------------------------------------------------------
 tcli --help
 CMDS=$(sed -n '/^Commands:/,/^$/p' "$TD/o" | awk 'NF > 1 { print $1 }')
-is "$(echo "$CMDS" | wc -w)" "21" "tessel --help lists 21 commands"
+is "$(echo "$CMDS" | wc -w)" "23" "tessel --help lists 23 commands"
 for c in $CMDS; do
     tcli "$c" --help
     grep -q -- '--json' "$TD/o"; ok $? "tessel $c --help: takes --json"
@@ -42,6 +42,7 @@ listing queues queues GET /v1/queues
 listing users users GET /v1/users
 listing tokens tokens GET /v1/tokens
 listing whoami user GET /v1/whoami
+listing services services GET /v1/services
 # The same flag before the command.
 admin --json ps
 is "$RC $(jq -r ".jobs[0].id" "$TD/o")" "0 $JOB" "tessel --json ps: the same JSON"

@@ -77,6 +77,8 @@ int cmd_shell(cli_t *cli, int argc, char **argv);
  * (tessel exec): the same session, its status that process's. */
 int cli_term_session(cli_t *cli, int64_t id, char *const *argv, int argc, bool input, bool quiet);
 int cmd_folders(cli_t *cli, int argc, char **argv);
+int cmd_serve(cli_t *cli, int argc, char **argv);
+int cmd_services(cli_t *cli, int argc, char **argv);
 
 /* ---- errors and connection (main.c) ---- */
 

@@ -28,6 +28,8 @@ static const cli_command_t commands[] = {
     {"tokens", cmd_tokens, "list, create and revoke API tokens"},
     {"projects", cmd_projects, "projects: members, roles, queue, default project"},
     {"folders", cmd_folders, "virtual folders: create, share (ro/rw), du, rm (alias: folder)"},
+    {"serve", cmd_serve, "run an inference service: N replicas behind one endpoint"},
+    {"services", cmd_services, "inference services: replicas, rates, scale, rm, tokens"},
     {"login", cmd_login, "check a token and keep it, with tesseld's URL, in the config file"},
     {"whoami", cmd_whoami, "who tesseld takes you for (token's user, or your account)"},
     {"slurm-conf", cmd_slurm_conf, "this node's gres.conf/slurm.conf lines for Tessel on Slurm"},

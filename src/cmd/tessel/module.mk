@@ -12,6 +12,7 @@ TESSEL_CLI_SRCS += src/cmd/tessel/projects.c
 # A job's terminal (docs/terminal.md): tessel attach, tessel run -it.
 TESSEL_CLI_SRCS += src/cmd/tessel/attach.c
 TESSEL_CLI_SRCS += src/cmd/tessel/folders.c
+TESSEL_CLI_SRCS += src/cmd/tessel/serve.c
 TESSEL_CLI_OBJS := $(TESSEL_CLI_SRCS:%.c=$(O)/obj/%.o)
 TESSEL_CLI_LIBS := $(O)/lib/libtsl-client.a $(O)/lib/libtsl-agent.a $(O)/lib/libtsl-util.a
 TESSEL_CLI_LDLIBS := -lhttp_parser -ljansson -lpthread -ldl

@@ -172,6 +172,24 @@ static const char *const migrations[] = {
     "CREATE INDEX folder_shares_user ON folder_shares(user) WHERE user <> '';"
     "CREATE INDEX folder_shares_project ON folder_shares(project) WHERE project <> 0;"
     "ALTER TABLE jobs ADD COLUMN folders TEXT;",
+    /* 16 (issue 22, docs/serving.md): inference services.  A service keeps `replicas` jobs of
+     * its template (spec: the JSON of a job's fields, checked at its creation) running behind
+     * the proxy's port on 127.0.0.1.  service_replicas: the jobs tesseld submitted for it, with
+     * the port each listens on (a replica is an ordinary job; the row says whose it is).
+     * split: 'capacity' (weights from the measured rates) or 'even' (equal weights).
+     * service_tokens: SHA-256 of the tokens that may call the service besides its owner's API
+     * tokens (the token itself is shown once, never kept).  Deleting a service deletes its
+     * rows of both (tstore_service_del); its jobs stay, as any finished job. */
+    "CREATE TABLE services(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE,"
+    "  owner TEXT NOT NULL, replicas INTEGER NOT NULL, port INTEGER NOT NULL UNIQUE,"
+    "  health TEXT NOT NULL, concurrency INTEGER NOT NULL, split TEXT NOT NULL,"
+    "  spec TEXT NOT NULL, created_ms INTEGER NOT NULL);"
+    "CREATE TABLE service_replicas(job INTEGER PRIMARY KEY, service INTEGER NOT NULL,"
+    "  port INTEGER NOT NULL);"
+    "CREATE INDEX service_replicas_service ON service_replicas(service, job);"
+    "CREATE TABLE service_tokens(id INTEGER PRIMARY KEY, service INTEGER NOT NULL,"
+    "  name TEXT NOT NULL, hash BLOB NOT NULL UNIQUE, created_ms INTEGER NOT NULL);"
+    "CREATE INDEX service_tokens_service ON service_tokens(service);",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -303,11 +321,27 @@ enum {
     S_BEGIN,
     S_COMMIT,
     S_ROLLBACK,
+    S_SVC_ADD,
+    S_SVC_GET,
+    S_SVC_LIST,
+    S_SVC_SET_REPLICAS,
+    S_SVC_DEL,
+    S_SVC_DEL_REPLICAS,
+    S_SVC_DEL_TOKENS,
+    S_SVC_PORT_USED,
+    S_REPLICA_ADD,
+    S_REPLICA_LIST,
+    S_SVC_TOKEN_ADD,
+    S_SVC_HASHES,
+    S_SVC_TOKEN_LIST,
+    S_SVC_TOKEN_DEL,
     S_SAVEPOINT,
     S_RELEASE,
     S_ROLLBACK_TO,
     S_COUNT
 };
+
+#define SVC_COLS "id, name, owner, replicas, port, health, concurrency, spec, created_ms, split"
 
 static const char *const sql[S_COUNT] = {
     [S_META_GET] = "SELECT value FROM meta WHERE key = ?1",
@@ -507,6 +541,34 @@ static const char *const sql[S_COUNT] = {
     [S_BEGIN] = "BEGIN IMMEDIATE",
     [S_COMMIT] = "COMMIT",
     [S_ROLLBACK] = "ROLLBACK",
+    /* Services (migration 17). */
+    [S_SVC_ADD] = "INSERT INTO services(name, owner, replicas, port, health, concurrency, spec,"
+                  " created_ms, split) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    [S_SVC_GET] = "SELECT " SVC_COLS " FROM services WHERE name = ?1",
+    [S_SVC_LIST] = "SELECT " SVC_COLS " FROM services ORDER BY name",
+    [S_SVC_SET_REPLICAS] = "UPDATE services SET replicas = ?2 WHERE id = ?1",
+    [S_SVC_DEL] = "DELETE FROM services WHERE id = ?1",
+    [S_SVC_DEL_REPLICAS] = "DELETE FROM service_replicas WHERE service = ?1",
+    [S_SVC_DEL_TOKENS] = "DELETE FROM service_tokens WHERE service = ?1",
+    /* A port taken by a service's proxy or by an active replica. */
+    [S_SVC_PORT_USED] = "SELECT (SELECT count(*) FROM services WHERE port = ?1) +"
+                        " (SELECT count(*) FROM service_replicas r JOIN jobs j ON j.id = r.job"
+                        " WHERE r.port = ?1 AND j.state < 2)",
+    [S_REPLICA_ADD] = "INSERT INTO service_replicas(job, service, port) VALUES (?1, ?2, ?3)",
+    /* A service's replicas, oldest first; ?2 = 1: active ones only ("state < 2" for the
+     * partial index jobs_active). */
+    [S_REPLICA_LIST] = "SELECT r.job, r.port, j.state, j.suspended_ms, j.placement, j.started_ms,"
+                       " j.finished_ms, j.cancel_ms, j.job_pid FROM service_replicas r"
+                       " JOIN jobs j ON j.id = r.job"
+                       " WHERE r.service = ?1 AND (?2 = 0 OR j.state < 2) ORDER BY r.job",
+    [S_SVC_TOKEN_ADD] = "INSERT INTO service_tokens(service, name, hash, created_ms)"
+                        " VALUES (?1, ?2, ?3, ?4)",
+    /* Who may call a service: its own tokens and its owner's API tokens. */
+    [S_SVC_HASHES] = "SELECT hash FROM service_tokens WHERE service = ?1"
+                     " UNION ALL SELECT hash FROM tokens WHERE user = ?2",
+    [S_SVC_TOKEN_LIST] = "SELECT id, name, created_ms FROM service_tokens WHERE service = ?1"
+                         " ORDER BY id",
+    [S_SVC_TOKEN_DEL] = "DELETE FROM service_tokens WHERE service = ?1 AND id = ?2",
     /* A transaction begun inside another one (tstore_begin): a savepoint of the outer one. */
     [S_SAVEPOINT] = "SAVEPOINT tstore_nested",
     [S_RELEASE] = "RELEASE tstore_nested",
@@ -2970,4 +3032,237 @@ int tstore_folder_set_used(tstore_t *s, int64_t id, int64_t used, int64_t now_ms
     if (n < 0)
         return -1;
     return n == 0 ? not_found(err, "folder") : 0;
+}
+
+/* ---- Services (migration 16) --------------------------------------------------------------- */
+
+int64_t tstore_service_add(tstore_t *s, const tstore_service_t *sv, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_SVC_ADD);
+    bind_text(q, 1, sv->name);
+    bind_text(q, 2, sv->owner);
+    sqlite3_bind_int(q, 3, sv->replicas);
+    sqlite3_bind_int(q, 4, sv->port);
+    bind_text(q, 5, sv->health);
+    sqlite3_bind_int(q, 6, sv->concurrency);
+    bind_text(q, 7, sv->spec_json);
+    sqlite3_bind_int64(q, 8, sv->created_ms);
+    bind_text(q, 9, sv->split_even ? "even" : "capacity");
+    if (exec_stmt(s, q, err, "add service") < 0)
+        return -1;
+    return sqlite3_last_insert_rowid(s->db);
+}
+
+static int row_service(sqlite3_stmt *q, tstore_service_t *sv)
+{
+    memset(sv, 0, sizeof *sv);
+    sv->id = sqlite3_column_int64(q, 0);
+    snprintf(sv->name, sizeof sv->name, "%s", (const char *)sqlite3_column_text(q, 1));
+    snprintf(sv->owner, sizeof sv->owner, "%s", (const char *)sqlite3_column_text(q, 2));
+    sv->replicas = sqlite3_column_int(q, 3);
+    sv->port = sqlite3_column_int(q, 4);
+    snprintf(sv->health, sizeof sv->health, "%s", (const char *)sqlite3_column_text(q, 5));
+    sv->concurrency = sqlite3_column_int(q, 6);
+    sv->spec_json = col_dup(q, 7);
+    sv->created_ms = sqlite3_column_int64(q, 8);
+    const char *split = (const char *)sqlite3_column_text(q, 9);
+    sv->split_even = split && strcmp(split, "even") == 0;
+    if (!sv->spec_json) {
+        errno = ENOMEM;
+        return -1;
+    }
+    return 0;
+}
+
+void tstore_service_clear(tstore_service_t *sv)
+{
+    if (!sv)
+        return;
+    free(sv->spec_json);
+    sv->spec_json = NULL;
+}
+
+int tstore_service_get(tstore_t *s, const char *name, tstore_service_t *out, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_SVC_GET);
+    bind_text(q, 1, name);
+    int rc = sqlite3_step(q);
+    int r = 0;
+    if (rc == SQLITE_ROW)
+        r = row_service(q, out);
+    sqlite3_reset(q);
+    if (rc == SQLITE_ROW)
+        return r < 0 ? tsl_errprintf(err, "store: service: out of memory") : 0;
+    return rc == SQLITE_DONE ? not_found(err, "service") : db_error(s, err, "service");
+}
+
+int tstore_service_list(tstore_t *s, tstore_service_f cb, void *arg, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_SVC_LIST);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        tstore_service_t sv;
+        if (row_service(q, &sv) < 0) {
+            sqlite3_reset(q);
+            return tsl_errprintf(err, "store: list services: out of memory");
+        }
+        int stop = cb(&sv, arg);
+        tstore_service_clear(&sv);
+        if (stop) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    sqlite3_reset(q);
+    return rc == SQLITE_DONE ? 0 : db_error(s, err, "list services");
+}
+
+int tstore_service_set_replicas(tstore_t *s, int64_t id, int replicas, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_SVC_SET_REPLICAS);
+    sqlite3_bind_int64(q, 1, id);
+    sqlite3_bind_int(q, 2, replicas);
+    int n = exec_stmt(s, q, err, "scale service");
+    if (n < 0)
+        return -1;
+    return n == 0 ? not_found(err, "service") : 0;
+}
+
+int tstore_service_del(tstore_t *s, int64_t id, tsl_error_t *err)
+{
+    if (tstore_begin(s, err) < 0)
+        return -1;
+    sqlite3_stmt *q = stmt(s, S_SVC_DEL_REPLICAS);
+    sqlite3_bind_int64(q, 1, id);
+    if (exec_stmt(s, q, err, "delete service") < 0)
+        goto fail;
+    q = stmt(s, S_SVC_DEL_TOKENS);
+    sqlite3_bind_int64(q, 1, id);
+    if (exec_stmt(s, q, err, "delete service") < 0)
+        goto fail;
+    q = stmt(s, S_SVC_DEL);
+    sqlite3_bind_int64(q, 1, id);
+    int n = exec_stmt(s, q, err, "delete service");
+    if (n < 0)
+        goto fail;
+    if (n == 0) {
+        not_found(err, "service");
+        goto fail;
+    }
+    return tstore_commit(s, err);
+fail:;
+    int e = errno;
+    tstore_rollback(s);
+    errno = e;
+    return -1;
+}
+
+int tstore_service_port_used(tstore_t *s, int port, bool *used, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_SVC_PORT_USED);
+    sqlite3_bind_int(q, 1, port);
+    int64_t n = 0;
+    if (count_query(s, q, &n, err) < 0)
+        return -1;
+    *used = n > 0;
+    return 0;
+}
+
+int tstore_replica_add(tstore_t *s, int64_t job, int64_t service, int port, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_REPLICA_ADD);
+    sqlite3_bind_int64(q, 1, job);
+    sqlite3_bind_int64(q, 2, service);
+    sqlite3_bind_int(q, 3, port);
+    return exec_stmt(s, q, err, "add replica") < 0 ? -1 : 0;
+}
+
+int tstore_replica_list(tstore_t *s, int64_t service, bool active, tstore_replica_f cb, void *arg,
+                        tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_REPLICA_LIST);
+    sqlite3_bind_int64(q, 1, service);
+    sqlite3_bind_int(q, 2, active ? 1 : 0);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        tstore_replica_t r = {
+            .job = sqlite3_column_int64(q, 0),
+            .port = sqlite3_column_int(q, 1),
+            .state = (tstore_state_t)sqlite3_column_int(q, 2),
+            .suspended = sqlite3_column_type(q, 3) != SQLITE_NULL,
+            .placement_json = (const char *)sqlite3_column_text(q, 4),
+            .started_ms = sqlite3_column_int64(q, 5),
+            .finished_ms = sqlite3_column_int64(q, 6),
+            .stopping = sqlite3_column_type(q, 7) != SQLITE_NULL,
+            .job_pid = sqlite3_column_int(q, 8),
+        };
+        if (cb(&r, arg)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    sqlite3_reset(q);
+    return rc == SQLITE_DONE ? 0 : db_error(s, err, "list replicas");
+}
+
+int64_t tstore_service_token_add(tstore_t *s, int64_t service, const char *name,
+                                 const unsigned char hash[32], int64_t now_ms, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_SVC_TOKEN_ADD);
+    sqlite3_bind_int64(q, 1, service);
+    bind_text(q, 2, name ? name : "");
+    sqlite3_bind_blob(q, 3, hash, 32, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 4, now_ms);
+    if (exec_stmt(s, q, err, "add service token") < 0)
+        return -1;
+    return sqlite3_last_insert_rowid(s->db);
+}
+
+int tstore_service_hashes(tstore_t *s, int64_t service, const char *owner,
+                          int (*cb)(const unsigned char hash[32], void *), void *arg,
+                          tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_SVC_HASHES);
+    sqlite3_bind_int64(q, 1, service);
+    bind_text(q, 2, owner);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        if (sqlite3_column_bytes(q, 0) != 32)
+            continue;
+        if (cb(sqlite3_column_blob(q, 0), arg)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    sqlite3_reset(q);
+    return rc == SQLITE_DONE ? 0 : db_error(s, err, "service tokens");
+}
+
+int tstore_service_token_list(tstore_t *s, int64_t service,
+                              int (*cb)(int64_t id, const char *name, int64_t created_ms, void *),
+                              void *arg, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_SVC_TOKEN_LIST);
+    sqlite3_bind_int64(q, 1, service);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        if (cb(sqlite3_column_int64(q, 0), (const char *)sqlite3_column_text(q, 1),
+               sqlite3_column_int64(q, 2), arg)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    sqlite3_reset(q);
+    return rc == SQLITE_DONE ? 0 : db_error(s, err, "service tokens");
+}
+
+int tstore_service_token_del(tstore_t *s, int64_t service, int64_t id, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_SVC_TOKEN_DEL);
+    sqlite3_bind_int64(q, 1, service);
+    sqlite3_bind_int64(q, 2, id);
+    int n = exec_stmt(s, q, err, "delete service token");
+    if (n < 0)
+        return -1;
+    return n == 0 ? not_found(err, "service token") : 0;
 }

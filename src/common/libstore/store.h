@@ -665,4 +665,68 @@ typedef int (*tstore_fshare_f)(const tstore_fshare_t *s, void *arg);
 int tstore_fshare_list(tstore_t *st, int64_t folder, tstore_fshare_f cb, void *arg,
                        tsl_error_t *err);
 
+/* ---- Services (migration 16; docs/serving.md) ----------------------------------------------
+ * An inference service: `replicas` jobs of its template kept running by tesseld (serve.h),
+ * behind a proxy listening on 127.0.0.1:port.  tstore_service_t's spec_json is malloc'd by
+ * get and list (tstore_service_clear frees it); name and owner are checked by the caller. */
+#define TSTORE_HEALTH_MAX 128
+typedef struct {
+    int64_t id;
+    char name[TSTORE_NAME_MAX + 1];
+    char owner[TSTORE_NAME_MAX + 1];
+    int replicas;                   /* wanted */
+    int port;                       /* the proxy's, on 127.0.0.1 */
+    char health[TSTORE_HEALTH_MAX]; /* the replicas' health-check path ("/health") */
+    int concurrency; /* requests one replica serves at once (the proxy's maxconn per server);
+                      * 0: no limit at the proxy (the replica queues what it gets) */
+    bool split_even; /* equal weights; false: weights from the measured rates (the default) */
+    char *spec_json; /* the replicas' job: JSON object (serve.h's fields) */
+    int64_t created_ms;
+} tstore_service_t;
+typedef int (*tstore_service_f)(const tstore_service_t *sv, void *arg);
+/* The new service's id, or -1 with err (EEXIST: its name or port is taken). */
+int64_t tstore_service_add(tstore_t *st, const tstore_service_t *sv, tsl_error_t *err);
+/* 0, or -1 with err (ENOENT: no such service). */
+int tstore_service_get(tstore_t *st, const char *name, tstore_service_t *out, tsl_error_t *err);
+/* Every service by name; sv is valid during the call only; cb returns non-zero to stop. */
+int tstore_service_list(tstore_t *st, tstore_service_f cb, void *arg, tsl_error_t *err);
+void tstore_service_clear(tstore_service_t *sv);
+int tstore_service_set_replicas(tstore_t *st, int64_t id, int replicas, tsl_error_t *err);
+/* The service, its tokens and its rows of replicas, in one transaction (the jobs stay). */
+int tstore_service_del(tstore_t *st, int64_t id, tsl_error_t *err);
+/* *used: port is a service's proxy port or an active replica's. */
+int tstore_service_port_used(tstore_t *st, int port, bool *used, tsl_error_t *err);
+
+/* A service's replica: its job, the port it was given, and the job's state. */
+typedef struct {
+    int64_t job;
+    int port;
+    tstore_state_t state;
+    bool suspended;
+    const char *placement_json; /* NULL until placed; valid during the callback only */
+    int64_t started_ms, finished_ms;
+    bool stopping; /* its cancel was asked */
+    int job_pid;   /* its process, 0 until known */
+} tstore_replica_t;
+typedef int (*tstore_replica_f)(const tstore_replica_t *r, void *arg);
+/* Record job as a replica of service, listening on port (in the caller's transaction with the
+ * job's submission).  0, or -1 with err. */
+int tstore_replica_add(tstore_t *st, int64_t job, int64_t service, int port, tsl_error_t *err);
+/* The service's replicas, oldest first: active (pending or running) ones only, or all. */
+int tstore_replica_list(tstore_t *st, int64_t service, bool active, tstore_replica_f cb, void *arg,
+                        tsl_error_t *err);
+/* A token of the service (its SHA-256); its id, or -1 with err. */
+int64_t tstore_service_token_add(tstore_t *st, int64_t service, const char *name,
+                                 const unsigned char hash[32], int64_t now_ms, tsl_error_t *err);
+/* The service's tokens (never their secrets), oldest first; cb returns non-zero to stop. */
+int tstore_service_token_list(tstore_t *st, int64_t service,
+                              int (*cb)(int64_t id, const char *name, int64_t created_ms, void *),
+                              void *arg, tsl_error_t *err);
+/* Revoke token id of service: 0, or -1 with err (ENOENT: no such token of that service). */
+int tstore_service_token_del(tstore_t *st, int64_t service, int64_t id, tsl_error_t *err);
+/* The SHA-256 of every token that may call the service: its own, and owner's API tokens. */
+int tstore_service_hashes(tstore_t *st, int64_t service, const char *owner,
+                          int (*cb)(const unsigned char hash[32], void *), void *arg,
+                          tsl_error_t *err);
+
 #endif

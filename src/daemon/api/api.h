@@ -200,5 +200,14 @@ void api_folders_sync_all(tessd_t *d);
  * folders off) or 403 (rw asked on a ro right). */
 int api_folders_for_job(tessd_t *d, const tessd_caller_t *who, json_t *v, tstore_job_t *j,
                         char **json_out, thttp_reply_t *rep);
+/* services.c: inference services (docs/serving.md). */
+void api_services_list(thttp_req_t *, thttp_reply_t *, void *);
+void api_services_create(thttp_req_t *, thttp_reply_t *, void *);
+void api_services_get(thttp_req_t *, thttp_reply_t *, void *);
+void api_services_update(thttp_req_t *, thttp_reply_t *, void *);
+void api_services_delete(thttp_req_t *, thttp_reply_t *, void *);
+void api_services_token_create(thttp_req_t *, thttp_reply_t *, void *);
+void api_services_token_list(thttp_req_t *, thttp_reply_t *, void *);
+void api_services_token_delete(thttp_req_t *, thttp_reply_t *, void *);
 
 #endif

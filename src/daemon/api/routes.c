@@ -67,6 +67,15 @@ const thttp_route_t tessd_routes[] = {
     {"POST", "/v1/folders/{name}/shares", api_folders_share},
     {"DELETE", "/v1/folders/{name}/shares/users/{user}", api_folders_unshare_user},
     {"DELETE", "/v1/folders/{name}/shares/projects/{project}", api_folders_unshare_project},
+    /* Inference services (services.c, docs/serving.md). */
+    {"GET", "/v1/services", api_services_list},
+    {"POST", "/v1/services", api_services_create},
+    {"GET", "/v1/services/{name}", api_services_get},
+    {"PATCH", "/v1/services/{name}", api_services_update},
+    {"DELETE", "/v1/services/{name}", api_services_delete},
+    {"POST", "/v1/services/{name}/tokens", api_services_token_create},
+    {"GET", "/v1/services/{name}/tokens", api_services_token_list},
+    {"DELETE", "/v1/services/{name}/tokens/{id}", api_services_token_delete},
     /* The web console's static files (console.c, docs/console.md): no token, no data. */
     {"GET", "/", api_console},
     {"GET", "/app/{file}", api_console},

@@ -254,7 +254,7 @@ static void test_jobs(void **state)
     /* Reopen: everything committed is there, the schema is not re-applied. */
     st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 15);
+    assert_int_equal(tstore_schema_version(st), 16);
     tstore_queue_t hq;
     assert_int_equal(tstore_queue_get(st, "high", &hq, NULL), 0);
     assert_int_equal(hq.priority, 10);
@@ -419,7 +419,7 @@ static void test_migrate_v2(void **state)
     tsl_error_t err;
     tstore_t *st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 15);
+    assert_int_equal(tstore_schema_version(st), 16);
     tstore_queue_t q;
     assert_int_equal(tstore_queue_get(st, "prod", &q, NULL), 0);
     assert_int_equal(q.priority, 3);
@@ -1375,6 +1375,140 @@ static void test_group_guard(void **state)
     tstore_close(st);
 }
 
+/* Services (migration 17): add, the unique name and port, get, list, scale, replicas (active
+ * ones and all), the ports in use, the callers' hashes (the service's tokens and the owner's),
+ * and the deletion of a service with its rows. */
+static int count_svc(const tstore_service_t *sv, void *arg)
+{
+    (void)sv;
+    (*(int *)arg)++;
+    return 0;
+}
+
+static int collect_rep(const tstore_replica_t *r, void *arg)
+{
+    int64_t *ids = arg;
+    for (int i = 0; i < 4; i++)
+        if (!ids[i]) {
+            ids[i] = r->job;
+            break;
+        }
+    return 0;
+}
+
+static int count_hash(const unsigned char hash[32], void *arg)
+{
+    (*(int *)arg) += hash[0];
+    return 0;
+}
+
+static void test_services(void **state)
+{
+    tsl_error_t err;
+    tstore_t *st = tstore_open(path, &err);
+    assert_non_null(st);
+    tstore_service_t sv = {.replicas = 2,
+                           .port = 9000,
+                           .concurrency = 1,
+                           .split_even = true,
+                           .spec_json = (char *)"{\"argv\":[\"srv\"]}",
+                           .created_ms = 7};
+    snprintf(sv.name, sizeof sv.name, "llm");
+    snprintf(sv.owner, sizeof sv.owner, "ann");
+    snprintf(sv.health, sizeof sv.health, "/health");
+    int64_t id = tstore_service_add(st, &sv, &err);
+    assert_true(id > 0);
+    assert_int_equal(tstore_service_add(st, &sv, &err), -1);
+    assert_int_equal(errno, EEXIST); /* the name */
+    snprintf(sv.name, sizeof sv.name, "other");
+    assert_int_equal(tstore_service_add(st, &sv, &err), -1);
+    assert_int_equal(errno, EEXIST); /* the port */
+    tstore_service_t got;
+    assert_int_equal(tstore_service_get(st, "llm", &got, &err), 0);
+    assert_int_equal(got.id, id);
+    assert_string_equal(got.owner, "ann");
+    assert_int_equal(got.port, 9000);
+    assert_true(got.split_even);
+    assert_string_equal(got.spec_json, "{\"argv\":[\"srv\"]}");
+    tstore_service_clear(&got);
+    assert_int_equal(tstore_service_get(st, "nope", &got, &err), -1);
+    assert_int_equal(errno, ENOENT);
+    assert_int_equal(tstore_service_set_replicas(st, id, 5, &err), 0);
+    assert_int_equal(tstore_service_get(st, "llm", &got, &err), 0);
+    assert_int_equal(got.replicas, 5);
+    tstore_service_clear(&got);
+    int n = 0;
+    assert_int_equal(tstore_service_list(st, count_svc, &n, &err), 0);
+    assert_int_equal(n, 1);
+
+    /* Two replicas; one ends: the active list has one, the full list two. */
+    int64_t j1, j2;
+    add_job(st, "ann", "default", 0, &j1);
+    add_job(st, "ann", "default", 0, &j2);
+    assert_int_equal(tstore_replica_add(st, j1, id, 40001, &err), 0);
+    assert_int_equal(tstore_replica_add(st, j2, id, 40002, &err), 0);
+    bool used;
+    assert_int_equal(tstore_service_port_used(st, 40002, &used, &err), 0);
+    assert_true(used);
+    assert_int_equal(tstore_service_port_used(st, 9000, &used, &err), 0);
+    assert_true(used);
+    tstore_job_t j;
+    assert_int_equal(tstore_job_get(st, j2, &j, &err), 0);
+    j.state = TSTORE_FAILED;
+    assert_int_equal(tstore_job_write(st, &j, &err), 0);
+    tstore_job_clear(&j);
+    assert_int_equal(tstore_service_port_used(st, 40002, &used, &err), 0);
+    assert_false(used); /* an ended replica's port is free again */
+    int64_t ids[4] = {0};
+    assert_int_equal(tstore_replica_list(st, id, true, collect_rep, ids, &err), 0);
+    assert_int_equal(ids[0], j1);
+    assert_int_equal(ids[1], 0);
+    int64_t all[4] = {0};
+    assert_int_equal(tstore_replica_list(st, id, false, collect_rep, all, &err), 0);
+    assert_int_equal(all[0], j1);
+    assert_int_equal(all[1], j2);
+
+    /* Callers: a service token (first byte 1) and the owner's API token (first byte 2); not
+     * another user's (first byte 4). */
+    unsigned char h1[32] = {1}, h2[32] = {2}, h3[32] = {4};
+    assert_true(tstore_service_token_add(st, id, "fe", h1, 1, &err) > 0);
+    assert_true(tstore_token_add(st, "ann", "laptop", h2, 1, &err) > 0);
+    assert_true(tstore_token_add(st, "bob", "laptop", h3, 1, &err) > 0);
+    int sum = 0;
+    assert_int_equal(tstore_service_hashes(st, id, "ann", count_hash, &sum, &err), 0);
+    assert_int_equal(sum, 3);
+    /* A second service token, revoked: it is no longer a caller; revoking it again: ENOENT. */
+    unsigned char h4[32] = {8};
+    int64_t tid = tstore_service_token_add(st, id, "old", h4, 2, &err);
+    assert_true(tid > 0);
+    sum = 0;
+    assert_int_equal(tstore_service_hashes(st, id, "ann", count_hash, &sum, &err), 0);
+    assert_int_equal(sum, 11);
+    assert_int_equal(tstore_service_token_del(st, id + 1, tid, &err), -1); /* another service's */
+    assert_int_equal(errno, ENOENT);
+    assert_int_equal(tstore_service_token_del(st, id, tid, &err), 0);
+    assert_int_equal(tstore_service_token_del(st, id, tid, &err), -1);
+    assert_int_equal(errno, ENOENT);
+    sum = 0;
+    assert_int_equal(tstore_service_hashes(st, id, "ann", count_hash, &sum, &err), 0);
+    assert_int_equal(sum, 3);
+
+    /* Deleted: the service, its tokens and its replica rows; the jobs stay. */
+    assert_int_equal(tstore_service_del(st, id, &err), 0);
+    assert_int_equal(tstore_service_get(st, "llm", &got, &err), -1);
+    sum = 0;
+    assert_int_equal(tstore_service_hashes(st, id, "nobody", count_hash, &sum, &err), 0);
+    assert_int_equal(sum, 0);
+    int64_t none[4] = {0};
+    assert_int_equal(tstore_replica_list(st, id, false, collect_rep, none, &err), 0);
+    assert_int_equal(none[0], 0);
+    assert_int_equal(tstore_job_get(st, j1, &j, &err), 0);
+    tstore_job_clear(&j);
+    assert_int_equal(tstore_service_del(st, id, &err), -1);
+    assert_int_equal(errno, ENOENT);
+    tstore_close(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1382,6 +1516,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_users_tokens, setup, teardown),
         cmocka_unit_test_setup_teardown(test_jobs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_image, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_services, setup, teardown),
         cmocka_unit_test_setup_teardown(test_transaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_events, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wait_reason, setup, teardown),
