@@ -33,7 +33,9 @@ td_start --fake-gpus 1xT4:8G --no-cgroups
 ENV="\"env\":{\"TESSEL_FAKE_STATE\":\"$TESSEL_FAKE_STATE\",\"TESSEL_FAKE_CTX_MEM\":\"64M\"}"
 scrape() { curl -s -o "$TD/m" "$TD_URL/metrics"; }
 # value NAME{LABELS-REGEX} -> the value of the first sample whose name and labels match
-value() { awk -v re="^$1 " '$0 ~ re { print $NF; exit }' "$TD/m"; }
+# The pattern through the environment, not -v: awk -v processes escapes ("\+", "\{"), and
+# gawk (installed with MariaDB for the Slurm tests) and mawk differ in what they make of them.
+value() { RE="^$1 " awk '$0 ~ ENVIRON["RE"] { print $NF; exit }' "$TD/m"; }
 num_eq() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 == b + 0 && a != "") }'; }
 
 # --- short jobs that start and end ------------------------------------------------------------

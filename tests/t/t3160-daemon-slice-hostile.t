@@ -36,7 +36,8 @@ said() {
 hostile() {
     TOK=${1:-$TD_ADMIN} WHO=$2
     # ---- a job thrashing its slice file ------------------------------------------------------------
-    api POST /v1/jobs "{\"argv\":[\"sh\",\"-c\",\"id -un; exec $SLICE_TOOL \\\"\$TESSEL_SLICE\\\" thrash:30\"],\"gpus\":1,\"cwd\":\"/\"}" "$TOK"
+    # (for up to 600 s: cancelled below; the loop takes longer than 30 s on a loaded machine)
+    api POST /v1/jobs "{\"argv\":[\"sh\",\"-c\",\"id -un; exec $SLICE_TOOL \\\"\$TESSEL_SLICE\\\" thrash:600\"],\"gpus\":1,\"cwd\":\"/\"}" "$TOK"
     A=$(jget .id)
     wait_for "said $A ok"
     ok $? "$WHO: job $A makes its slice and starts truncating it and writing it back"

@@ -45,10 +45,13 @@ for p in '..%2Fdefault' '%2E%2E' 'VISION' 'vision%20' "$(printf 'a%.0s' $(seq 30
     [ "$r1" = 404 ] && [ "$CODE" = 404 ]
     ok $? "GET /v1/projects/$(printf %.40s "$p"): 404 for a user and an admin"
 done
-# libmicrohttpd decodes the path before routing: %00 ends the name there (vision%00 is vision,
-# as for queues), %2F is a slash (another route).  Neither reaches a project the caller is not in.
+# libmicrohttpd decodes the path before routing: a %00 would end the name there (vision%00 read
+# as vision), so libhttp refuses such a URL whole; %2F is a slash (another route).  Neither
+# reaches a project the caller is not in.
 api GET "/v1/projects/vision%00" "" "$EVE"
-is "$CODE" 404 "vision%00 (read as vision): 404 for an outsider"
+is "$CODE" 400 "vision%00: 400 (an encoded NUL byte is refused in any URL)"
+api GET "/v1/projects/vision%00"
+is "$(jget .error.code)" invalid_url "... for an admin too: invalid_url, not the project"
 api GET "/v1/projects/vision%2Fmembers" "" "$EVE"
 is "$CODE" 405 "vision%2Fmembers is the members route (GET: 405), not a project"
 api GET "/v1/jobs?project=vision%27%20OR%201%3D1" "" "$EVE"
