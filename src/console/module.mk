@@ -49,6 +49,7 @@ $(XTERM_DIR)/.staged: $(CONSOLE_NODE)
 CONSOLE_TESTS := tests/t/t7000-console-static.t tests/t/t7001-console-browser.t
 TESTS += $(CONSOLE_TESTS)
 $(CONSOLE_TESTS): $(CONSOLE_FILES) $(O)/bin/tesseld $(O)/bin/tessel-shim
+tests/t/t7000-console-static.t: $(XTERM_DIR)/.staged
 tests/t/t7001-console-browser.t: $(CONSOLE_NODE) $(O)/tests/interposer/tcu-probe \
                                  $(O)/lib/libtessel-cuda.so
 # The chart module's pure parts (ticks, decimation), node's own test runner.

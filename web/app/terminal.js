@@ -1,8 +1,8 @@
 // terminal.js - a running job's terminal in the browser (docs/terminal.md, "From a browser"):
 // a job started with a terminal (tessel run -it) is attached; any other running process job of
 // the caller gets a new shell in it (exec, as `tessel shell`).  xterm.js draws the terminal; it
-// is served by tesseld from the staged console (/vendor/xterm-VERSION/, installed from npm by
-// the project's build), never from elsewhere.
+// is served by tesseld from the staged console's vendor directory (the version in its name,
+// installed from npm by the project's build), never from elsewhere.
 //
 // A browser's WebSocket cannot send the Authorization header, so the page first asks for a
 // ticket with the token (POST /v1/jobs/ID/terminal-ticket: good once, for 30 s, for this job,
@@ -15,8 +15,9 @@ import { h, clear, stateBadge } from './util.js';
 import { flash } from './widgets.js';
 
 export const XTERM = '/vendor/xterm-6.0.0';
-// What `tessel shell` runs: the job's $SHELL when /etc/shells lists it, else /bin/sh, as a login shell.
-export const SHELL_ARGV = ['/bin/sh', '-c', 's=${SHELL:-/bin/sh}; grep -qx "$s" /etc/shells 2>/dev/null || s=/bin/sh; exec "$s" -l'];
+// What `tessel shell` runs: the job's $SHELL when /etc/shells lists it, else /bin/sh, as a login
+// shell; with TERM set for xterm.js when the job's environment has none.
+export const SHELL_ARGV = ['/bin/sh', '-c', 'export TERM="${TERM:-xterm-256color}"; s=${SHELL:-/bin/sh}; grep -qx "$s" /etc/shells 2>/dev/null || s=/bin/sh; exec "$s" -l'];
 const INPUT_MAX = 4096; // bytes of one 'i' message (docs/terminal.md)
 
 const enc = new TextEncoder();
@@ -41,7 +42,7 @@ export function resizeMessage(rows, cols) {
 // What a closed connection means for the person, from its close code and reason.
 export function closeText(code, reason, ended, route) {
   if (ended) return ended;
-  if (code === 1001) return `Disconnected: ${reason || 'tesseld is stopping'}. The job goes on.`;
+  if (code === 1001) return `Disconnected from tesseld (${reason || 'it is stopping'}). The job goes on: Reconnect when tesseld is back.`;
   if (code === 1000) return `The terminal closed${reason ? `: ${reason}` : ''}.`;
   if (code === 1006) return 'The connection to tesseld was lost. The job goes on' + (route === 'exec' ? ', but this shell was hung up.' : '.');
   return `The connection closed (code ${code}${reason ? `: ${reason}` : ''}).`;
