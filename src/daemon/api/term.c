@@ -436,7 +436,7 @@ static bool enter_ticket(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, const
     }
     if (also && strcmp(other.user, t.user) != 0) {
         thttp_error(rep, 403, "forbidden", "ticket",
-                    "the ticket was issued to '%s', but this request is '%s''s", t.user,
+                    "the ticket was issued to '%s', but this request comes from '%s'", t.user,
                     other.user);
         goto fail;
     }
