@@ -35,11 +35,13 @@ PKGS="$PKGS lua5.1 lua-busted"
 # Inference services (docs/serving.md, t7050-t7052): HAProxy, the proxy tesseld starts and
 # weighs, and wrk, the closed-loop load generator of the tests.
 PKGS="$PKGS haproxy wrk"
+# npm installs the console's one library, xterm.js (the terminal page, docs/terminal.md), which
+# `make` stages into the served console (src/console/module.mk); node runs the browser tests.
+# Node.js and npm may come from outside Debian (NodeSource, nvm): ask apt only when absent.
+command -v node >/dev/null 2>&1 || PKGS="$PKGS nodejs"
+command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"
 if [ "${1:-}" = "--browser" ]; then
     PKGS="$PKGS chromium"
-    # Node.js and npm may come from outside Debian (NodeSource, nvm): ask apt only when absent.
-    command -v node >/dev/null 2>&1 || PKGS="$PKGS nodejs"
-    command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"
 fi
 
 missing=""

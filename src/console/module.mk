@@ -2,11 +2,15 @@
 # plain ES modules and CSS); tesseld serves them at / (src/daemon/api/console.c).
 #
 # `make` installs the served files (index.html, app/) into $(O)/share/tessel/web, where
-# tesseld looks by default (BINDIR/../share/tessel/web; --web-root DIR overrides).  The console
-# has no third-party code: its charts are web/app/chart.js.  Building and serving it needs
-# neither npm nor the network.  npm is needed only for the browser tests (playwright-core): the
-# tests' prerequisite below runs `npm ci` in web/ when web/node_modules is missing or older than
-# the lock file.
+# tesseld looks by default (BINDIR/../share/tessel/web; --web-root DIR overrides).  The console's
+# own code has no third-party code (its charts are web/app/chart.js); its one library is
+# xterm.js for the terminal page (docs/terminal.md), from npm, pinned in web/package-lock.json:
+# `npm ci` in web/ (the rule of $(CONSOLE_NODE) below, run by `make` when web/node_modules is
+# missing or older than the lock file) installs it, and `make` copies its three files to
+# $(O)/share/tessel/web/vendor/xterm-$(XTERM_VERSION)/, served at /vendor/... by tesseld: nothing
+# is fetched by a browser from elsewhere.  Without npm (or offline with an empty npm cache) the
+# console is built without them and its terminal page says so; the browser tests need npm too
+# (playwright-core).
 CONSOLE_SRC := web/index.html $(wildcard web/app/*.*)
 CONSOLE_FILES := $(CONSOLE_SRC:web/%=$(O)/share/tessel/web/%)
 all: $(CONSOLE_FILES)
@@ -17,17 +21,35 @@ $(O)/share/tessel/web/%: web/%
 CONSOLE_NODE := web/node_modules/.package-lock.json
 $(CONSOLE_NODE): web/package-lock.json web/package.json
 	@if command -v npm >/dev/null 2>&1; then \
-	    echo "console: npm ci in web/ (playwright-core for the browser tests)"; \
+	    echo "console: npm ci in web/ (xterm.js; playwright-core for the browser tests)"; \
 	    (cd web && npm ci --no-audit --no-fund --loglevel=error) || \
 	        echo "console: npm ci failed; the browser test will fail"; \
 	else \
-	    echo "console: no npm; the browser test will fail (scripts/install-deps.sh --browser)"; \
+	    echo "console: no npm; no terminal page, and the browser test will fail (scripts/install-deps.sh)"; \
+	fi
+
+# xterm.js (the terminal page, web/app/terminal.js): its ES module, its fit add-on and its CSS,
+# copied from web/node_modules after `npm ci`.  The version is the lock file's (a test, t7035,
+# checks that the page imports this directory).
+XTERM_VERSION := 6.0.0
+XTERM_DIR := $(O)/share/tessel/web/vendor/xterm-$(XTERM_VERSION)
+XTERM_FILES := $(XTERM_DIR)/xterm.mjs $(XTERM_DIR)/addon-fit.mjs $(XTERM_DIR)/xterm.css
+all: $(XTERM_DIR)/.staged
+$(XTERM_DIR)/.staged: $(CONSOLE_NODE)
+	@mkdir -p $(XTERM_DIR)
+	@if [ -f web/node_modules/@xterm/xterm/lib/xterm.mjs ] && \
+	    grep -q '"version": "$(XTERM_VERSION)"' web/node_modules/@xterm/xterm/package.json; then \
+	    cp web/node_modules/@xterm/xterm/lib/xterm.mjs web/node_modules/@xterm/xterm/css/xterm.css \
+	       web/node_modules/@xterm/addon-fit/lib/addon-fit.mjs $(XTERM_DIR)/ && touch $@; \
+	else \
+	    echo "console: xterm.js $(XTERM_VERSION) is not in web/node_modules (npm ci in web/): the terminal page will say it is missing"; \
 	fi
 
 # Tests: the static files through curl; the console in Chromium (docs/console.md, Tests).
 CONSOLE_TESTS := tests/t/t7000-console-static.t tests/t/t7001-console-browser.t
 TESTS += $(CONSOLE_TESTS)
 $(CONSOLE_TESTS): $(CONSOLE_FILES) $(O)/bin/tesseld $(O)/bin/tessel-shim
+tests/t/t7000-console-static.t: $(XTERM_DIR)/.staged
 tests/t/t7001-console-browser.t: $(CONSOLE_NODE) $(O)/tests/interposer/tcu-probe \
                                  $(O)/lib/libtessel-cuda.so
 # The chart module's pure parts (ticks, decimation), node's own test runner.
@@ -44,6 +66,10 @@ tests/t/t3173-console-projects.t: $(CONSOLE_FILES) $(CONSOLE_NODE) $(O)/bin/tess
 # refused upload, an outsider.
 TESTS += tests/t/t4050-console-folders.t
 tests/t/t4050-console-folders.t: $(CONSOLE_FILES) $(CONSOLE_NODE) $(O)/bin/tesseld $(O)/bin/tessel-shim
+# The terminal page (docs/terminal.md): a job's terminal and a shell in a job through xterm.js.
+TESTS += tests/t/t7035-console-terminal.t
+tests/t/t7035-console-terminal.t: $(CONSOLE_FILES) $(CONSOLE_NODE) $(XTERM_DIR)/.staged \
+                                  $(O)/bin/tesseld $(O)/bin/tessel-shim
 # The usage history's views after a fresh load, over a store seeded by the test-only seeder.
 TESTS += tests/t/t7010-console-history.t
 tests/t/t7010-console-history.t: $(CONSOLE_FILES) $(CONSOLE_NODE) $(O)/bin/tesseld \

@@ -17,7 +17,7 @@ TESSELD_SRCS += src/daemon/slurmnodes.c src/daemon/slurmnodes_parse.c src/daemon
 # Projects (docs/projects.md): the rules (projects.c) and the routes (api/projects.c).
 TESSELD_SRCS += src/daemon/projects.c src/daemon/api/projects.c
 # A job's terminal over a WebSocket (docs/terminal.md): GET /v1/jobs/{id}/attach, wslay frames.
-TESSELD_SRCS += src/daemon/api/term.c
+TESSELD_SRCS += src/daemon/api/term.c src/daemon/ticket.c
 # Virtual folders (docs/folders.md): the rules and ACL text (folders.c), the directories on
 # disk (folderfs.c, libacl) and the routes (api/folders.c).
 TESSELD_SRCS += src/daemon/folders.c src/daemon/folderfs.c src/daemon/api/folders.c
@@ -268,9 +268,15 @@ tests/t/t7021-container-kill.t: $(O)/tests/interposer/tcu-load
 tests/t/t7024-container-escape.t: $(O)/tests/agent/libtessel-envprobe.so $(O)/tests/interposer/tcu-raw
 # A job's terminal (docs/terminal.md): expect drives a PTY through tessel run -it / attach.
 TERM_TESTS := tests/t/t7030-term-run-it.t tests/t/t7031-term-refusals.t \
-              tests/t/t7032-term-restart.t tests/t/t7033-term-exec.t
+              tests/t/t7032-term-restart.t tests/t/t7033-term-exec.t \
+              tests/t/t7034-term-ticket.t
 TESTS += $(TERM_TESTS)
 $(TERM_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel tests/lib/term.sh
+# Terminal tickets (ticket.c): one use, expiry, another job or route, bounds.
+TESTS += $(O)/tests/daemon/test_ticket
+$(O)/tests/daemon/test_ticket: $(O)/obj/src/daemon/test/test_ticket.o $(O)/obj/src/daemon/ticket.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
 # container.c alone: image names, the store, ldconfig's output, device nodes, config.json.
 TESTS += $(O)/tests/daemon/test_container
 $(O)/tests/daemon/test_container: $(O)/obj/src/daemon/test/test_container.o \

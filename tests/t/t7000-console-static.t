@@ -8,6 +8,7 @@
 command -v curl >/dev/null && command -v jq >/dev/null || missing "curl and jq are needed"
 WEB=$TESSEL_BUILD/share/tessel/web
 [ -f "$WEB/index.html" ] || missing "console not installed in $WEB (run make)"
+[ -f "$WEB/vendor/xterm-6.0.0/xterm.mjs" ] || missing "xterm.js not staged in $WEB/vendor (npm ci in web/, then make)"
 
 td_setup
 td_start --fake-gpus 1xRTX4090:24G --no-cgroups || { ok 1 "tesseld starts"; done_testing; exit 1; }
@@ -76,9 +77,24 @@ is "$CODE $TYPE" "200 image/svg+xml" "app/icon.svg is SVG"
 get /app/chart.js
 is "$CODE $TYPE" "200 text/javascript; charset=utf-8" "app/chart.js (the charts, no third-party library) is JavaScript"
 cmp -s "$TD/out" "$TESSEL_SRCDIR/web/app/chart.js"; ok $? "app/chart.js is served as committed"
-# The console needs no vendored library: the page and its modules name none.
-! grep -qi 'vendor/' "$WEB/index.html" "$WEB"/app/*.js
-ok $? "no vendored library referenced by the console"
+# The console's one vendored library is xterm.js, for the terminal page only (docs/terminal.md):
+# nothing else names vendor/, the shell's first page does not, and what the page imports is
+# served, as JavaScript and CSS, cached for good (npm's files, staged by make).
+is "$(grep -ohi 'vendor/[A-Za-z0-9._-]*' "$WEB/index.html" "$WEB"/app/*.js | sort -u | tr '\n' ' ')" \
+    "vendor/xterm-6.0.0 " "the only vendored library the console names is xterm.js 6.0.0"
+! grep -qi 'vendor/' "$WEB/index.html" "$WEB/app/main.js"
+ok $? "... not on the first page's path (index.html, main.js)"
+get /vendor/xterm-6.0.0/xterm.mjs
+is "$CODE $TYPE $CACHE" "200 text/javascript; charset=utf-8 public, max-age=31536000, immutable" \
+    "/vendor/xterm-6.0.0/xterm.mjs: JavaScript, cached for good"
+cmp -s "$TD/out" "$TESSEL_SRCDIR/web/node_modules/@xterm/xterm/lib/xterm.mjs"
+ok $? "... npm's file (web/node_modules/@xterm/xterm) byte for byte"
+get /vendor/xterm-6.0.0/xterm.css
+is "$CODE $TYPE" "200 text/css; charset=utf-8" "/vendor/xterm-6.0.0/xterm.css: CSS"
+get /vendor/xterm-6.0.0/addon-fit.mjs
+is "$CODE" 200 "/vendor/xterm-6.0.0/addon-fit.mjs served"
+get /vendor/xterm-6.0.0/.staged
+is "$CODE" 404 "make's stamp (.staged) is not served"
 
 n=0
 for p in /app/.. /app/. /app/.hidden.js "/app/..%2f..%2fMakefile" "/app/%2e%2e" \

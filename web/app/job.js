@@ -107,6 +107,16 @@ function suspendButton(ctx, j) {
   }, label);
 }
 
+// Terminal: the job's own terminal (a job started with one) or a new shell in it (any other
+// running process job), for its owner only (docs/terminal.md).
+function terminalLink(ctx, j) {
+  if (j.state !== 'running' || j.user !== ctx.store.me?.user || (!j.tty && j.image) || String(j.id).startsWith('slurm:')) return null;
+  return h('a', {
+    class: 'btn', id: 'terminal-open', href: `#/jobs/${j.id}/terminal`,
+    title: j.tty ? 'Attach to the job\'s terminal' : 'Open a new shell inside the job',
+  }, j.tty ? 'Terminal' : 'Terminal (new shell)');
+}
+
 function dl(pairs) {
   return h('dl', { class: 'props' }, pairs.filter(Boolean).map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v))));
 }
@@ -123,6 +133,7 @@ function render(ctx, j) {
     h('h1', {}, `Job ${j.id}`, j.name ? h('span', { class: 'sub' }, ` · ${j.name}`) : null, ' ', stateBadge(j.state),
       j.simulated ? h('span', { class: 'badge sim' }, 'simulated GPU') : null),
     h('div', { class: 'headactions' },
+      terminalLink(ctx, j),
       suspendButton(ctx, j),
       ACTIVE.has(j.state) ? confirmButton('Cancel job', `Cancel job ${j.id}?`, `cancel-${j.id}`, async () => {
         try {

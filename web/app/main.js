@@ -40,6 +40,7 @@ const pages = {
   overview,
   jobs: () => import('./jobs.js'),
   job: () => import('./job.js'),
+  terminal: () => import('./terminal.js'),
   new: () => import('./newjob.js'),
   queues: () => import('./queues.js'),
   users: () => import('./users.js'),
@@ -136,6 +137,7 @@ function parseRoute() {
   const parts = path.split('/').filter(Boolean);
   const params = new URLSearchParams(query || '');
   if (parts.length === 0) return { name: 'overview', params };
+  if (parts[0] === 'jobs' && parts[1] && parts[2] === 'terminal' && !parts[3]) return { name: 'terminal', id: Number(parts[1]), params };
   if (parts[0] === 'jobs' && parts[1]) return { name: 'job', id: Number(parts[1]), params };
   if (parts[0] === 'projects' && parts[1]) {
     let project = parts[1];
@@ -164,7 +166,7 @@ async function route() {
   const main = $('main');
   clear(main);
   for (const a of document.querySelectorAll('#nav a')) {
-    const active = a.dataset.page === r.name || (r.name === 'job' && a.dataset.page === 'jobs')
+    const active = a.dataset.page === r.name || ((r.name === 'job' || r.name === 'terminal') && a.dataset.page === 'jobs')
       || (r.name === 'project' && a.dataset.page === 'projects')
       || (r.name === 'folder' && a.dataset.page === 'folders');
     if (active) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');

@@ -137,6 +137,7 @@ void api_jobs_events(thttp_req_t *, thttp_reply_t *, void *);
 /* term.c: a job's terminal, a WebSocket (docs/terminal.md). */
 void api_jobs_attach(thttp_req_t *, thttp_reply_t *, void *);
 void api_jobs_exec(thttp_req_t *, thttp_reply_t *, void *);
+void api_jobs_terminal_ticket(thttp_req_t *, thttp_reply_t *, void *);
 void api_nodes_list(thttp_req_t *, thttp_reply_t *, void *);
 void api_gpus_list(thttp_req_t *, thttp_reply_t *, void *);
 /* cluster.c (--slurm): the cluster's GPUs and nodes from the poll of the nodes (lock held:

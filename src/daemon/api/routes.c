@@ -24,8 +24,9 @@ const thttp_route_t tessd_routes[] = {
     {"GET", "/v1/jobs/{id}/logs", api_jobs_logs},
     {"GET", "/v1/jobs/{id}/wait", api_jobs_wait},
     {"GET", "/v1/jobs/{id}/events", api_jobs_events},
-    {"GET", "/v1/jobs/{id}/attach", api_jobs_attach}, /* a WebSocket (term.c) */
-    {"GET", "/v1/jobs/{id}/exec", api_jobs_exec},     /* a WebSocket (term.c) */
+    {"GET", "/v1/jobs/{id}/attach", api_jobs_attach},                    /* a WebSocket (term.c) */
+    {"GET", "/v1/jobs/{id}/exec", api_jobs_exec},                        /* a WebSocket (term.c) */
+    {"POST", "/v1/jobs/{id}/terminal-ticket", api_jobs_terminal_ticket}, /* term.c */
     {"GET", "/v1/nodes", api_nodes_list},
     {"GET", "/v1/gpus", api_gpus_list},
     {"GET", "/v1/images", api_images_list},

@@ -14,6 +14,8 @@
  * client's input is read only while less than RELAY_IN_HIGH bytes wait for the shim.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -23,6 +25,7 @@
 #include <strings.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -31,6 +34,7 @@
 #include <wslay/wslay.h>
 
 #include "daemon/api/api.h"
+#include "daemon/ticket.h"
 #include "libutil/term.h"
 
 /* Messages from the shim queued for the client at most: 8 x 16 KiB. */
@@ -335,66 +339,146 @@ static bool header_has(const char *value, const char *token)
     return false;
 }
 
-/* The handler of both routes: exec_argv NULL for attach. */
-static void open_terminal(thttp_req_t *req, thttp_reply_t *rep, tessd_t *d, json_t *exec_argv)
+/* The tickets of the browser's terminals (daemon/ticket.h), under d->lock. */
+static tsd_tickets_t tickets;
+
+/* Cross-site WebSocket hijacking: a browser sends Origin with every WebSocket handshake; it
+ * must be tesseld's own (the console's): http:// or https:// and the Host the browser asked.
+ * A client that is not a browser sends none (the CLI): it is no page of someone else's. */
+static bool origin_ok(thttp_req_t *req)
 {
-    tessd_caller_t who;
-    if (!api_enter(d, req, rep, &who))
-        return;
-    int64_t id;
-    tstore_job_t j;
+    const char *o = thttp_header(req, "Origin"), *host = thttp_header(req, "Host");
+    if (!o)
+        return true;
+    const char *rest = strncmp(o, "http://", 7) == 0    ? o + 7
+                       : strncmp(o, "https://", 8) == 0 ? o + 8
+                                                        : NULL;
+    return rest && host && *host && strcasecmp(rest, host) == 0;
+}
+
+/* With the lock held and the caller known: the job exists, is the caller's, has what the route
+ * needs (a terminal for attach; for exec a process job of a root tesseld without Slurm) and
+ * runs.  true, or false with rep filled.  *j is cleared either way. */
+static bool check_job(tessd_t *d, thttp_reply_t *rep, const tessd_caller_t *who, int64_t id,
+                      bool exec, tstore_job_t *j)
+{
     tsl_error_t err;
-    char path[PATH_MAX + 16];
-    if (api_slurm_direct_refuse(d, &who, req->params[0], "use srun --pty", rep))
-        goto out;
-    if (api_batch_resolve_id(d, req->params[0], &id) < 0) {
-        thttp_error(rep, 404, "not_found", NULL, "no job '%s'", req->params[0]);
-        goto out;
-    }
-    if (tstore_job_get(d->store, id, &j, &err) < 0) {
+    if (tstore_job_get(d->store, id, j, &err) < 0) {
         if (errno == ENOENT)
             thttp_error(rep, 404, "not_found", NULL, "no job %lld", (long long)id);
         else
             api_store_error(rep, &err);
-        goto out;
+        return false;
     }
+    bool ok = false;
     /* The owner only, admins included: typing into a job is acting as its user (a project's
      * members and admins see the job and its logs, docs/security.md). */
-    if (strcmp(j.user, who.user) != 0) {
+    if (strcmp(j->user, who->user) != 0) {
         tprj_job_right_t right;
-        if (api_job_right(d, &who, &j, &right, &err) < 0)
+        if (api_job_right(d, who, j, &right, &err) < 0)
             api_store_failure(rep, "job's project", &err);
         else if (right == TPRJ_JOB_NONE)
             thttp_error(rep, 404, "not_found", NULL, "no job %lld", (long long)id);
         else
             thttp_error(rep, 403, "forbidden", NULL,
                         "job %lld is %s's: only its owner may %s (you are '%s')", (long long)id,
-                        j.user, exec_argv ? "start a process in it" : "use its terminal", who.user);
-        goto clear;
-    }
-    if (!exec_argv && !j.tty) {
+                        j->user, exec ? "start a process in it" : "use its terminal", who->user);
+    } else if (!exec && !j->tty) {
         thttp_error(rep, 409, "no_terminal", NULL,
                     "job %lld has no terminal (it was submitted without tty: tessel run -it)",
                     (long long)id);
-        goto clear;
-    }
-    if (exec_argv && (j.image || d->slurm || !d->run_dir[0])) {
+    } else if (exec && (j->image || d->slurm || !d->run_dir[0])) {
         thttp_error(rep, 409, "no_exec", NULL,
                     "job %lld: exec into %s is not done yet (docs/terminal.md)", (long long)id,
-                    j.image    ? "a container job"
+                    j->image   ? "a container job"
                     : d->slurm ? "a job Slurm runs"
                                : "a job of a tesseld not root");
-        goto clear;
+    } else if (j->state == TSTORE_PENDING) {
+        thttp_error(rep, 409, "not_started", NULL, "job %lld has not started yet", (long long)id);
+    } else if (j->state != TSTORE_RUNNING) {
+        thttp_error(rep, 409, "finished", NULL, "job %lld has finished (%s)", (long long)id,
+                    tstore_state_name(j->state));
+    } else {
+        ok = true;
     }
-    if (j.state != TSTORE_RUNNING) {
-        if (j.state == TSTORE_PENDING)
-            thttp_error(rep, 409, "not_started", NULL, "job %lld has not started yet",
-                        (long long)id);
-        else
-            thttp_error(rep, 409, "finished", NULL, "job %lld has finished (%s)", (long long)id,
-                        tstore_state_name(j.state));
-        goto clear;
+    if (!ok)
+        tstore_job_clear(j);
+    return ok;
+}
+
+/* The caller of a handshake that carries ?ticket= (a browser's): the lock taken, the ticket
+ * redeemed for this job and route, and, when the request also identifies someone (a token, or
+ * the local socket's peer), that must be the same user.  true with the lock held, or false with
+ * rep filled and the lock released. */
+static bool enter_ticket(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, const char *ticket,
+                         bool exec, tessd_caller_t *who, int64_t *id)
+{
+    if (atomic_load(&d->stopping)) {
+        thttp_error(rep, 503, "unavailable", NULL, "tesseld is shutting down");
+        return false;
     }
+    uid_t uid;
+    bool also = thttp_header(req, "Authorization") || thttp_peer_cred(req, &uid, NULL, NULL) == 0;
+    tessd_caller_t other;
+    pthread_mutex_lock(&d->lock);
+    if (also && tessd_auth(d, req, rep, &other) < 0)
+        goto fail;
+    if (api_batch_resolve_id(d, req->params[0], id) < 0) {
+        thttp_error(rep, 404, "not_found", NULL, "no job '%s'", req->params[0]);
+        goto fail;
+    }
+    tsd_ticket_t t;
+    tsd_ticket_res_t r = tsd_ticket_redeem(&tickets, now_ms(), ticket, *id,
+                                           exec ? TSD_TICKET_EXEC : TSD_TICKET_ATTACH, &t);
+    if (r != TSD_TICKET_OK) {
+        thttp_error(rep, 401, "bad_ticket", "ticket", "%s", tsd_ticket_res_str(r));
+        goto fail;
+    }
+    if (also && strcmp(other.user, t.user) != 0) {
+        thttp_error(rep, 403, "forbidden", "ticket",
+                    "the ticket was issued to '%s', but this request comes from '%s'", t.user,
+                    other.user);
+        goto fail;
+    }
+    memset(who, 0, sizeof *who);
+    snprintf(who->user, sizeof who->user, "%s", t.user);
+    who->admin = t.admin;
+    return true;
+fail:
+    pthread_mutex_unlock(&d->lock);
+    return false;
+}
+
+/* The handler of both routes: exec_argv NULL for attach. */
+static void open_terminal(thttp_req_t *req, thttp_reply_t *rep, tessd_t *d, json_t *exec_argv)
+{
+    if (!origin_ok(req)) {
+        thttp_error(rep, 403, "bad_origin", NULL,
+                    "a job's terminal opens only from tesseld's own console (Origin '%s' is not "
+                    "this server's)",
+                    thttp_header(req, "Origin"));
+        return;
+    }
+    tessd_caller_t who;
+    int64_t id;
+    tstore_job_t j;
+    char path[PATH_MAX + 16];
+    const char *ticket = thttp_query(req, "ticket");
+    if (ticket) {
+        if (!enter_ticket(d, req, rep, ticket, exec_argv != NULL, &who, &id))
+            return;
+    } else {
+        if (!api_enter(d, req, rep, &who))
+            return;
+        if (api_slurm_direct_refuse(d, &who, req->params[0], "use srun --pty", rep))
+            goto out;
+        if (api_batch_resolve_id(d, req->params[0], &id) < 0) {
+            thttp_error(rep, 404, "not_found", NULL, "no job '%s'", req->params[0]);
+            goto out;
+        }
+    }
+    if (!check_job(d, rep, &who, id, exec_argv != NULL, &j))
+        goto out;
     char state[PATH_MAX];
     tessd_state_dir(d, j.id, state, sizeof state);
     snprintf(path, sizeof path, "%s/tty.sock", state);
@@ -457,8 +541,6 @@ static void open_terminal(thttp_req_t *req, thttp_reply_t *rep, tessd_t *d, json
     rep->upgrade_arg = a;
     rep->upgrade_free = attach_free;
     return;
-clear:
-    tstore_job_clear(&j);
 out:
     api_leave(d);
 }
@@ -496,4 +578,61 @@ void api_jobs_exec(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     }
     open_terminal(req, rep, ctx, argv);
     json_decref(argv);
+}
+
+/* POST /v1/jobs/{id}/terminal-ticket {"route": "attach"|"exec"}: a ticket for a browser's
+ * WebSocket (ticket.h), after the same checks as the handshake's. */
+void api_jobs_terminal_ticket(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    tessd_t *d = ctx;
+    json_t *body = thttp_body_object(req, rep, 1);
+    if (!body)
+        return;
+    const char *route = "attach";
+    json_t *rv = json_object_get(body, "route");
+    if (rv && (!json_is_string(rv) || (strcmp(json_string_value(rv), "attach") != 0 &&
+                                       strcmp(json_string_value(rv), "exec") != 0))) {
+        json_decref(body);
+        thttp_error(rep, 400, "invalid_value", "route", "route must be \"attach\" or \"exec\"");
+        return;
+    }
+    if (rv)
+        route = strcmp(json_string_value(rv), "exec") == 0 ? "exec" : "attach";
+    json_decref(body);
+    bool exec = route[0] == 'e';
+    tessd_caller_t who;
+    if (!api_enter(d, req, rep, &who))
+        return;
+    int64_t id;
+    tstore_job_t j;
+    if (api_slurm_direct_refuse(d, &who, req->params[0], "use srun --pty", rep))
+        goto out;
+    if (api_batch_resolve_id(d, req->params[0], &id) < 0) {
+        thttp_error(rep, 404, "not_found", NULL, "no job '%s'", req->params[0]);
+        goto out;
+    }
+    if (!check_job(d, rep, &who, id, exec, &j))
+        goto out;
+    tstore_job_clear(&j);
+    uint8_t rnd[32];
+    char t[TSD_TICKET_LEN + 1];
+    if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
+        thttp_error(rep, 500, "internal", NULL, "random bytes: %s", strerror(errno));
+        goto out;
+    }
+    if (tsd_ticket_issue(&tickets, now_ms(), rnd, id, exec ? TSD_TICKET_EXEC : TSD_TICKET_ATTACH,
+                         who.user, who.admin, t) < 0) {
+        thttp_error(rep, 429, "too_many_tickets", NULL,
+                    "too many terminal tickets waiting to be used (at most %d a user, %d in "
+                    "all, each good for %d s)",
+                    TSD_TICKET_PER_USER, TSD_TICKET_MAX, TSD_TICKET_TTL_MS / 1000);
+        goto out;
+    }
+    char url[96];
+    snprintf(url, sizeof url, "/v1/jobs/%lld/%s?ticket=%s", (long long)id, route, t);
+    rep->status = 201;
+    rep->json = json_pack("{s:s, s:I, s:s, s:i, s:s}", "ticket", t, "job", (json_int_t)id, "route",
+                          route, "expires_in_s", TSD_TICKET_TTL_MS / 1000, "url", url);
+out:
+    api_leave(d);
 }
