@@ -145,7 +145,8 @@ int tsched_node_free(const tsched_cluster_t *c, uint32_t node, uint64_t *cpu_mil
 uint32_t tsched_gpu_speed(const tsched_cluster_t *c, uint32_t node, uint32_t gpu);
 
 /* The highest relative speed among the GPUs that `job` may run on (its accepted
- * models, on nodes its selector admits), 1000 = reference; 1000 when no GPU of
+ * models, with the GPU memory it asks, on nodes its selector admits), 1000 =
+ * reference; 1000 when no GPU of
  * the cluster fits those (the job cannot be placed anyway) or job has no GPU.
  * The queue layer counts a pending job's normalised GPUs with it, so that a
  * limit in normalised units holds wherever the job lands (docs/scheduler-queues.md). */

@@ -24,6 +24,9 @@ TESSELD_SRCS += src/daemon/folders.c src/daemon/folderfs.c src/daemon/api/folder
 # Inference services (docs/serving.md): the pure parts (serve.c), the replicas and HAProxy
 # (serve_run.c), the routes (api/services.c).
 TESSELD_SRCS += src/daemon/serve.c src/daemon/serve_run.c src/daemon/api/services.c
+# Normal GPU units (docs/scheduler-queues.md, "Normalised GPUs"): the speeds' value formats
+# (gpuspeed.c) and the routes (api/gpumodels.c).
+TESSELD_SRCS += src/daemon/gpuspeed.c src/daemon/api/gpumodels.c
 # tessel_build_info's commit (metrics.c): rewritten at each make, touched only when it changes;
 # "unknown" outside a git checkout (a source package).
 $(O)/gen/tessel_commit.h: FORCE
@@ -214,6 +217,12 @@ $(O)/tests/daemon/test_serve: $(O)/obj/src/daemon/test/test_serve.o $(O)/obj/src
                               $(O)/lib/libtsl-store.a $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lsqlite3 -lm -lcmocka
+# gpuspeed.c: GPU models' relative speeds, their value formats (normal GPU units, issue 22).
+TESTS += $(O)/tests/daemon/test_gpuspeed
+$(O)/tests/daemon/test_gpuspeed: $(O)/obj/src/daemon/test/test_gpuspeed.o \
+                                 $(O)/obj/src/daemon/gpuspeed.o $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lm -lcmocka
 # Services behind HAProxy (t7050-t7052): the stand-in server is tests/lib/standin.py.
 SERVE_TESTS := tests/t/t7050-serve-badinput.t tests/t/t7051-serve-proxy.t \
                tests/t/t7052-serve-scale.t
@@ -283,6 +292,7 @@ TESTS += $(O)/tests/daemon/test_config
 $(O)/tests/daemon/test_config: $(O)/obj/src/daemon/test/test_config.o $(O)/obj/src/daemon/config.o \
                                $(O)/obj/src/daemon/log.o $(O)/obj/src/daemon/retention.o \
                                $(O)/obj/src/daemon/slurmjob.o $(O)/obj/src/daemon/jobmodel.o \
+                               $(O)/obj/src/daemon/gpuspeed.o \
                                $(O)/lib/libtsl-agent.a $(O)/lib/libtsl-sched.a \
                                $(O)/lib/libtsl-store.a $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)

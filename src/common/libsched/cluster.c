@@ -725,7 +725,8 @@ uint32_t tsched_job_top_speed(tsched_cluster_t *c, const tsched_job_t *job)
         if (!tsched__labels_match(nd, job->selector))
             continue;
         for (unsigned j = 0; j < nd->ngpus; j++)
-            if ((mask >> nd->model[j]) & 1 && nd->speed[j] > top)
+            if ((mask >> nd->model[j]) & 1 && nd->gmem_cap[j] >= job->gpu_mem_bytes &&
+                nd->speed[j] > top)
                 top = nd->speed[j];
     }
     return top ? top : TSCHED_MILLI;

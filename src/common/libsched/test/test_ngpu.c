@@ -121,6 +121,15 @@ static void test_speeds(void **state)
     tsched_job_t none = any;
     none.models = "H100";
     assert_int_equal(tsched_job_top_speed(f.c, &none), 1000);
+    tsched_job_t big = any; /* 40 GiB: only the A100s (80) have it, not the T4s (16) */
+    big.gpu_mem_bytes = 40 * GIB;
+    assert_int_equal(tsched_job_top_speed(f.c, &big), 3000);
+    tsched_job_t small = any; /* what every GPU has: still the fastest */
+    small.gpu_mem_bytes = 8 * GIB;
+    assert_int_equal(tsched_job_top_speed(f.c, &small), 3000);
+    tsched_job_t huge = any; /* more than any GPU: no GPU, the reference */
+    huge.gpu_mem_bytes = 100 * GIB;
+    assert_int_equal(tsched_job_top_speed(f.c, &huge), 1000);
     nx_fini(&f);
 }
 
