@@ -228,6 +228,10 @@ SERVE_TESTS := tests/t/t7050-serve-badinput.t tests/t/t7051-serve-proxy.t \
                tests/t/t7052-serve-scale.t
 TESTS += $(SERVE_TESTS)
 $(SERVE_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel
+# Normal GPU units (t7053-t7055): GPU speeds, ngpu limits, the CLI.
+NGPU_TESTS := tests/t/t7053-ngpu-api.t tests/t/t7054-ngpu-limit.t tests/t/t7055-ngpu-cli.t
+TESTS += $(NGPU_TESTS)
+$(NGPU_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel
 # pass.c: the coalescing of scheduling events into passes, on a fake clock.
 TESTS += $(O)/tests/daemon/test_pass
 $(O)/tests/daemon/test_pass: $(O)/obj/src/daemon/test/test_pass.o $(O)/obj/src/daemon/pass.o
