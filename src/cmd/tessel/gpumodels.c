@@ -14,7 +14,7 @@ static void usage(FILE *f)
                "       tessel gpu-models reset MODEL       (admin)\n"
                "List the GPU models of this node (and any other with a speed set) with their\n"
                "relative speed: 1 is the reference GPU, 3 a GPU that does three times its\n"
-               "work.  A queue limit in normal GPU units (tessel queues set Q --limit ngpu=6)\n"
+               "work.  A queue limit in normal GPU units (ngpu, see tessel queues --help)\n"
                "counts each GPU a job holds at its model's speed.  set: an admin's speed\n"
                "(0.001 to 1000, at most 3 decimals), which wins over tesseld.conf's gpu-speeds;\n"
                "reset: back to the configuration's, else 1.  MODEL as listed (quote spaces).\n"
