@@ -44,6 +44,8 @@ tests/t/t3173-console-projects.t: $(CONSOLE_FILES) $(CONSOLE_NODE) $(O)/bin/tess
 # refused upload, an outsider.
 TESTS += tests/t/t4050-console-folders.t
 tests/t/t4050-console-folders.t: $(CONSOLE_FILES) $(CONSOLE_NODE) $(O)/bin/tesseld $(O)/bin/tessel-shim
+TESTS += tests/t/t7056-console-services.t
+tests/t/t7056-console-services.t: $(CONSOLE_FILES) $(CONSOLE_NODE) $(O)/bin/tesseld $(O)/bin/tessel-shim
 # The usage history's views after a fresh load, over a store seeded by the test-only seeder.
 TESTS += tests/t/t7010-console-history.t
 tests/t/t7010-console-history.t: $(CONSOLE_FILES) $(CONSOLE_NODE) $(O)/bin/tesseld \
