@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 
 int tessd_speed_parse(const char *s, uint32_t *milli, tsl_error_t *err)
@@ -38,6 +39,84 @@ int tessd_model_name_valid(const char *name)
         if (name[i] < 0x20 || name[i] > 0x7e || name[i] == ',' || name[i] == '=' || name[i] == '/')
             return 0;
     return 1;
+}
+
+/* Mean rate of model in the cell (group, milli); 0 when it has none there. */
+static double cell_mean(const tessd_rate_obs_t *obs, size_t n, int64_t group, uint32_t milli,
+                        const char *model)
+{
+    double sum = 0;
+    int k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (obs[i].group == group && obs[i].milli == milli && obs[i].rate > 0 && obs[i].model &&
+            strcmp(obs[i].model, model) == 0) {
+            sum += obs[i].rate;
+            k++;
+        }
+    return k ? sum / k : 0;
+}
+
+int tessd_speeds_from_rates(const tessd_rate_obs_t *obs, size_t n, const char *reference,
+                            uint32_t ref_speed, tessd_speed_est_t *out, size_t max, size_t *nout,
+                            tsl_error_t *err)
+{
+    *nout = 0;
+    if (!reference || max == 0) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "calibration: no reference model");
+    }
+    /* out[0]: the reference; then each other model, in the order first seen. */
+    snprintf(out[0].model, sizeof out[0].model, "%s", reference);
+    out[0].speed = ref_speed;
+    out[0].cells = 0;
+    size_t m = 1;
+    for (size_t i = 0; i < n; i++) {
+        const char *model = obs[i].model;
+        if (!model || obs[i].rate <= 0 || strcmp(model, reference) == 0)
+            continue;
+        bool seen = false;
+        for (size_t k = 1; k < m && !seen; k++)
+            seen = strcmp(out[k].model, model) == 0;
+        if (seen || m == max)
+            continue;
+        /* each (group, milli) cell of this model, once: the first observation of it */
+        double logsum = 0;
+        int cells = 0;
+        for (size_t j = 0; j < n; j++) {
+            if (!obs[j].model || obs[j].rate <= 0 || strcmp(obs[j].model, model) != 0)
+                continue;
+            bool first = true;
+            for (size_t q = 0; q < j && first; q++)
+                first = !(obs[q].group == obs[j].group && obs[q].milli == obs[j].milli &&
+                          obs[q].model && obs[q].rate > 0 && strcmp(obs[q].model, model) == 0);
+            if (!first)
+                continue;
+            double r = cell_mean(obs, n, obs[j].group, obs[j].milli, reference);
+            if (r <= 0)
+                continue;
+            logsum += log(cell_mean(obs, n, obs[j].group, obs[j].milli, model) / r);
+            cells++;
+        }
+        if (!cells)
+            continue;
+        double v = round(exp(logsum / cells) * ref_speed);
+        snprintf(out[m].model, sizeof out[m].model, "%s", model);
+        out[m].speed = v < TESSD_SPEED_MIN   ? TESSD_SPEED_MIN
+                       : v > TESSD_SPEED_MAX ? TESSD_SPEED_MAX
+                                             : (uint32_t)v;
+        out[m].cells = cells;
+        out[0].cells = out[0].cells > cells ? out[0].cells : cells;
+        m++;
+    }
+    if (m == 1) {
+        errno = EINVAL;
+        return tsl_errprintf(err,
+                             "calibration: no service has measured replicas on '%.63s' and on "
+                             "another model with the same share",
+                             reference);
+    }
+    *nout = m;
+    return 0;
 }
 
 int tessd_speeds_lookup(const char *list, const char *model, uint32_t *milli, tsl_error_t *err)

@@ -228,8 +228,9 @@ SERVE_TESTS := tests/t/t7050-serve-badinput.t tests/t/t7051-serve-proxy.t \
                tests/t/t7052-serve-scale.t
 TESTS += $(SERVE_TESTS)
 $(SERVE_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel
-# Normal GPU units (t7053-t7055): GPU speeds, ngpu limits, the CLI.
-NGPU_TESTS := tests/t/t7053-ngpu-api.t tests/t/t7054-ngpu-limit.t tests/t/t7055-ngpu-cli.t
+# Normal GPU units (t7053-t7055, t7057): GPU speeds, ngpu limits, the CLI, the calibration.
+NGPU_TESTS := tests/t/t7053-ngpu-api.t tests/t/t7054-ngpu-limit.t tests/t/t7055-ngpu-cli.t \
+              tests/t/t7057-ngpu-calibrate.t
 TESTS += $(NGPU_TESTS)
 $(NGPU_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel
 # pass.c: the coalescing of scheduling events into passes, on a fake clock.

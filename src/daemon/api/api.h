@@ -157,6 +157,7 @@ void api_queues_delete(thttp_req_t *, thttp_reply_t *, void *);
 void api_gpu_models_list(thttp_req_t *, thttp_reply_t *, void *);
 void api_gpu_models_set(thttp_req_t *, thttp_reply_t *, void *);
 void api_gpu_models_reset(thttp_req_t *, thttp_reply_t *, void *);
+void api_gpu_models_calibrate(thttp_req_t *, thttp_reply_t *, void *);
 void api_users_list(thttp_req_t *, thttp_reply_t *, void *);
 void api_users_get(thttp_req_t *, thttp_reply_t *, void *);
 void api_users_create(thttp_req_t *, thttp_reply_t *, void *);

@@ -15,6 +15,8 @@
 #include "daemon/api/api.h"
 #include "daemon/gpuspeed.h"
 #include "daemon/log.h"
+#include "daemon/serve_run.h"
+#include <stdlib.h>
 
 typedef struct {
     char model[64];
@@ -215,4 +217,140 @@ void api_gpu_models_reset(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     answer_model(d, name, rep);
 out:
     api_leave(d);
+}
+
+/* ---- a measured calibration (POST /v1/gpu-models/calibrate) ---------------------------------- */
+
+/* At most this many replicas are read (64 services' worth of 64 replicas is far beyond one
+ * node's GPUs sliced in quarters). */
+#define CAL_MAX_OBS 4096
+
+typedef struct {
+    tessd_t *d;
+    int64_t service;
+    tessd_rate_obs_t *obs;
+    size_t n;
+    int64_t *ids;
+    size_t nids, capids;
+} cal_t;
+
+static int cal_service(const tstore_service_t *sv, void *arg)
+{
+    cal_t *c = arg;
+    if (c->nids == c->capids) {
+        size_t cap = c->capids ? c->capids * 2 : 16;
+        int64_t *v = realloc(c->ids, cap * sizeof *v);
+        if (!v)
+            return 1;
+        c->ids = v;
+        c->capids = cap;
+    }
+    c->ids[c->nids++] = sv->id;
+    return 0;
+}
+
+/* A running replica on one GPU with a measured rate is an observation. */
+static int cal_replica(const tstore_replica_t *r, void *arg)
+{
+    cal_t *c = arg;
+    tessd_serve_fig_t f;
+    if (c->n == CAL_MAX_OBS || r->state != TSTORE_RUNNING || r->stopping || !r->placement_json ||
+        tessd_serve_figures(c->d, r->job, &f) < 0 || !(f.mu > 0))
+        return 0;
+    json_t *pl = json_loads(r->placement_json, 0, NULL);
+    if (json_array_size(pl) == 1) {
+        json_t *e = json_array_get(pl, 0);
+        json_int_t g = json_integer_value(json_object_get(e, "gpu"));
+        json_int_t milli = json_integer_value(json_object_get(e, "milli"));
+        if (g >= 0 && g < c->d->ngpus && milli > 0 && milli <= 1000)
+            c->obs[c->n++] =
+                (tessd_rate_obs_t){c->service, c->d->gpus[g].name, (uint32_t)milli, f.mu};
+    }
+    json_decref(pl);
+    return 0;
+}
+
+void api_gpu_models_calibrate(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    tessd_t *d = ctx;
+    static const char *const fields[] = {"reference", "apply", NULL};
+    json_t *body = thttp_body_object(req, rep, 0);
+    if (!body)
+        return;
+    tessd_caller_t who;
+    if (!api_enter(d, req, rep, &who)) {
+        json_decref(body);
+        return;
+    }
+    tsl_error_t err;
+    cal_t c = {.d = d};
+    static tessd_rate_obs_t obs[CAL_MAX_OBS]; /* under the lock */
+    static models_t m;
+    c.obs = obs;
+    if (!api_require_admin(&who, rep) || thttp_check_fields(body, fields, rep) < 0)
+        goto out;
+    json_t *ref = json_object_get(body, "reference"), *apply = json_object_get(body, "apply");
+    if (!json_is_string(ref) || !tessd_model_name_valid(json_string_value(ref))) {
+        thttp_error(rep, 400, ref ? "invalid_value" : "missing_field", "reference",
+                    "reference must name a GPU model (the one the others are measured against)");
+        goto out;
+    }
+    if (apply && !json_is_boolean(apply)) {
+        thttp_error(rep, 400, "invalid_value", "apply", "apply must be true or false");
+        goto out;
+    }
+    const char *refname = json_string_value(ref);
+    if (tstore_service_list(d->store, cal_service, &c, &err) < 0 || models_load(d, &m, &err) < 0) {
+        api_store_error(rep, &err);
+        goto out;
+    }
+    for (size_t i = 0; i < c.nids; i++) {
+        c.service = c.ids[i];
+        if (tstore_replica_list(d->store, c.ids[i], true, cal_replica, &c, &err) < 0) {
+            api_store_error(rep, &err);
+            goto out;
+        }
+    }
+    model_t *rm = model_find(&m, refname, false);
+    uint32_t ref_speed = rm ? rm->speed : TSCHED_MILLI;
+    tessd_speed_est_t est[64];
+    size_t n = 0;
+    if (tessd_speeds_from_rates(c.obs, c.n, refname, ref_speed, est, 64, &n, &err) < 0) {
+        thttp_error(rep, 409, "conflict", "reference", "%s", err.text);
+        goto out;
+    }
+    bool applied = json_is_true(apply);
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+        json_array_append_new(arr, json_pack("{s:s, s:f, s:i}", "model", est[i].model, "speed",
+                                             est[i].speed / 1000.0, "cells", est[i].cells));
+        if (applied && i > 0) {
+            tstore_gpu_speed_t g;
+            memset(&g, 0, sizeof g);
+            memcpy(g.model, est[i].model, sizeof g.model); /* both 64 bytes, NUL-terminated */
+            g.model[sizeof g.model - 1] = '\0';
+            g.speed_milli = est[i].speed;
+            snprintf(g.set_by, sizeof g.set_by, "%s", who.user);
+            g.set_ms = tessd_now_ms();
+            if (tstore_gpu_speed_set(d->store, &g, &err) < 0) {
+                json_decref(arr);
+                api_store_error(rep, &err);
+                goto out;
+            }
+            tessd_log("GPU model '%s': speed %.3f calibrated against '%s' (set by %s)",
+                      est[i].model, est[i].speed / 1000.0, refname, who.user);
+        }
+    }
+    if (applied && tessd_gpu_speeds_apply(d, &err) < 0) {
+        json_decref(arr);
+        api_store_error(rep, &err);
+        goto out;
+    }
+    thttp_json(rep, 200,
+               json_pack("{s:s, s:o, s:b, s:i}", "reference", refname, "speeds", arr, "applied",
+                         applied, "replicas", (int)c.n));
+out:
+    free(c.ids);
+    api_leave(d);
+    json_decref(body);
 }

@@ -37,6 +37,7 @@ const thttp_route_t tessd_routes[] = {
     {"DELETE", "/v1/queues/{name}", api_queues_delete},
     {"GET", "/v1/slurm/queues", api_slurm_queues},
     {"GET", "/v1/gpu-models", api_gpu_models_list},
+    {"POST", "/v1/gpu-models/calibrate", api_gpu_models_calibrate},
     {"PUT", "/v1/gpu-models/{model}", api_gpu_models_set},
     {"DELETE", "/v1/gpu-models/{model}", api_gpu_models_reset},
     {"GET", "/v1/users", api_users_list},
