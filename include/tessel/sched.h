@@ -140,6 +140,18 @@ int tsched_node_free(const tsched_cluster_t *c, uint32_t node, uint64_t *cpu_mil
                      uint64_t *mem_bytes, uint32_t *ngpus, uint32_t *free_milli,
                      uint64_t *free_gpu_mem);
 
+/* Relative speed of GPU `gpu` of `node` (tsched_gpu_spec_t.speed_milli, 1000 =
+ * reference), or 0 for a bad index. */
+uint32_t tsched_gpu_speed(const tsched_cluster_t *c, uint32_t node, uint32_t gpu);
+
+/* The highest relative speed among the GPUs that `job` may run on (its accepted
+ * models, with the GPU memory it asks, on nodes its selector admits), 1000 =
+ * reference; 1000 when no GPU of
+ * the cluster fits those (the job cannot be placed anyway) or job has no GPU.
+ * The queue layer counts a pending job's normalised GPUs with it, so that a
+ * limit in normalised units holds wherever the job lands (docs/scheduler-queues.md). */
+uint32_t tsched_job_top_speed(tsched_cluster_t *c, const tsched_job_t *job);
+
 /* The task mix the fragmentation-aware policies ("fgd", "tessel") plan for:
  * n typical job requests (gang and selector ignored) with their shares of the
  * workload (weights >= 0, any scale; normalised here).  Copies everything.

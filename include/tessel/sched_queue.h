@@ -72,6 +72,7 @@ typedef enum {
 enum {
     TSCHED_OWN_RESERVE_AFTER = 1,
     TSCHED_OWN_PLACEMENT = 2,
+    TSCHED_OWN_NGPU_LIMIT = 4, /* ngpu_limit is set (a limit, not inherited) */
 };
 
 /* A queue.  A guarantee of TSCHED_UNLIMITED means "this resource is not
@@ -90,6 +91,10 @@ typedef struct {
     double reserve_after;         /* s >= 0: a job of this subtree pending this long
                                      gets a reservation (with TSCHED_OWN_RESERVE_AFTER) */
     tsched_placement_t placement; /* (with TSCHED_OWN_PLACEMENT) */
+    uint64_t ngpu_limit;          /* (with TSCHED_OWN_NGPU_LIMIT) a limit in normalised milli-GPU:
+                                     each GPU counts its relative speed (tsched_gpu_spec_t.
+                                     speed_milli), so 1000 = one reference GPU; without the
+                                     bit, or TSCHED_UNLIMITED, none */
 } tsched_queue_spec_t;
 
 /* Workload classes.  Only training is preemptible and may run beyond the
@@ -214,6 +219,15 @@ int tsched_queue_check(const tsched_sched_t *s, const tsched_queue_spec_t *spec,
 int tsched_queue_set_options(tsched_sched_t *s, int q, unsigned own, double reserve_after,
                              tsched_placement_t placement, tsl_error_t *err);
 
+/* Sets or clears queue q's limit in normalised GPUs (milli; TSCHED_UNLIMITED: none).  A
+ * running job counts the milli-GPU it holds on each GPU times that GPU's relative speed
+ * (/1000, rounded up per GPU); a pending job counts what it would hold on the fastest GPU it
+ * may run on (tsched_job_top_speed), so a start never takes a queue beyond the limit wherever
+ * the job lands.  Running jobs are left alone, as with tsched_queue_update.  Returns 0, or -1
+ * with errno EINVAL (bad queue); nothing changes on failure.  The speeds are the cluster's:
+ * a new speed takes a new cluster (tesseld rebuilds its scheduler). */
+int tsched_queue_set_ngpu_limit(tsched_sched_t *s, int q, uint64_t ngpu_limit, tsl_error_t *err);
+
 /* Index of the queue named name, or -1 with errno ENOENT. */
 int tsched_queue_find(const tsched_sched_t *s, const char *name);
 
@@ -231,6 +245,8 @@ typedef struct {
     unsigned own;                 /* TSCHED_OWN_*: options set on the queue itself */
     double reserve_after;         /* in effect (own or inherited), s */
     tsched_placement_t placement; /* in effect (own or inherited) */
+    uint64_t ngpu_limit;          /* normalised milli-GPU; TSCHED_UNLIMITED: none */
+    uint64_t ngpu_used;           /* normalised milli-GPU held by running jobs */
 } tsched_queue_stat_t;
 
 /* Returns 0, or -1 with errno EINVAL for a bad index. */

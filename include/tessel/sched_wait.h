@@ -63,7 +63,8 @@ typedef struct {
     tsched_job_t req; /* what the job asks (models and selector NULL) */
     char queue[TSCHED_NAME_MAX]; /* QUEUE_LIMIT, GUARANTEE*, PRIORITY, PREEMPTING: the queue */
     int res;        /* QUEUE_LIMIT, GUARANTEE_LIMIT: 0 GPU (milli), 1 GPU memory (bytes),
-                       2 CPU (milli), 3 memory (bytes) */
+                       2 CPU (milli), 3 memory (bytes), 4 normalised GPU (milli, "ngpu":
+                       tsched_queue_set_ngpu_limit) */
     uint64_t bound; /* QUEUE_LIMIT: the limit; GUARANTEE_LIMIT: the guarantee */
     uint64_t used;  /* what the queue uses of it now */
     uint64_t want;  /* what the job asks of it */

@@ -70,6 +70,9 @@ tests/t/t4050-console-folders.t: $(CONSOLE_FILES) $(CONSOLE_NODE) $(O)/bin/tesse
 TESTS += tests/t/t7035-console-terminal.t
 tests/t/t7035-console-terminal.t: $(CONSOLE_FILES) $(CONSOLE_NODE) $(XTERM_DIR)/.staged \
                                   $(O)/bin/tesseld $(O)/bin/tessel-shim
+# The services page (docs/serving.md).
+TESTS += tests/t/t7056-console-services.t
+tests/t/t7056-console-services.t: $(CONSOLE_FILES) $(CONSOLE_NODE) $(O)/bin/tesseld $(O)/bin/tessel-shim
 # The usage history's views after a fresh load, over a store seeded by the test-only seeder.
 TESTS += tests/t/t7010-console-history.t
 tests/t/t7010-console-history.t: $(CONSOLE_FILES) $(CONSOLE_NODE) $(O)/bin/tesseld \

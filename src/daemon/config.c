@@ -11,6 +11,7 @@
 
 #include "agent/gpu.h"
 #include "daemon/config.h"
+#include "daemon/gpuspeed.h"
 #include "daemon/slurmjob.h"
 #include "libutil/batchspec.h"
 #include "libutil/duration.h"
@@ -53,6 +54,7 @@ static int check_fake(const char *v, tsl_error_t *err);
 static int check_policy(const char *v, tsl_error_t *err);
 static int check_kill_step(const char *v, tsl_error_t *err);
 static int check_qmap(const char *v, tsl_error_t *err);
+static int check_speeds(const char *v, tsl_error_t *err);
 static int set_disk_reserve(tessd_conf_t *c, const char *v, tsl_error_t *err);
 static int set_kill_wait(tessd_conf_t *c, const char *v, tsl_error_t *err);
 static int set_admin_rate(tessd_conf_t *c, const char *v, tsl_error_t *err);
@@ -84,6 +86,7 @@ const tessd_opt_t tessd_opts[] = {
     {"shim", T_STR, F(shim), .check = check_abs},
     {"haproxy", T_STR, F(haproxy), .def = "/usr/sbin/haproxy", .check = check_abs},
     {"policy", T_STR, F(policy), .def = "tessel", .check = check_policy},
+    {"gpu-speeds", T_STR, F(gpu_speeds), .check = check_speeds},
     {"cgroup-root", T_STR, F(cgroup_root), .def = "/sys/fs/cgroup", .check = check_abs},
     {"no-cgroups", T_BOOL, F(no_cgroups), .def = "no"},
     {"web-root", T_STR, F(web_root), .def = NULL},
@@ -160,6 +163,11 @@ static int check_abs(const char *v, tsl_error_t *err)
 }
 
 /* slurm-queues: QUEUE=PARTITION[,QOS] ... (slurmjob.h). */
+static int check_speeds(const char *v, tsl_error_t *err)
+{
+    return tessd_speeds_lookup(v, NULL, NULL, err) < 0 ? -1 : 0;
+}
+
 static int check_qmap(const char *v, tsl_error_t *err)
 {
     tsj_qmap_t *m;

@@ -208,9 +208,10 @@ typedef struct {
     int ngpus;
     uint64_t min_gpu_mem, max_gpu_mem;
     tsched_gpu_spec_t gpu_specs[TAGENT_MAX_GPUS];
-    tsched_node_spec_t node;   /* this node as libsched sees it */
-    tsched_cluster_t *cluster; /* live allocations, owned through sched */
-    tsched_cluster_t *empty;   /* the same node, nothing allocated: "could it ever fit?" */
+    char gpu_speeds_conf[1024]; /* tesseld.conf's gpu-speeds (gpuspeed.h), checked */
+    tsched_node_spec_t node;    /* this node as libsched sees it */
+    tsched_cluster_t *cluster;  /* live allocations, owned through sched */
+    tsched_cluster_t *empty;    /* the same node, nothing allocated: "could it ever fit?" */
     tsched_policy_t *policy;
     tsched_sched_t *sched; /* libsched's queue layer: ordering, quotas, preemption */
     tsched_sched_config_t sched_cfg;
@@ -342,6 +343,11 @@ void tessd_qjob(tessd_t *d, const tstore_job_t *j, tsched_qjob_t *q);
 /* (Re)build cluster and scheduler from the store's queues and pending jobs and the table of
  * running jobs; the old ones are replaced only on success.  0 or -1 with err. */
 int tessd_sched_build(tessd_t *d, tsl_error_t *err);
+/* Each GPU's relative speed into d->gpu_specs: the store's (an admin's, /v1/gpu-models), else
+ * tesseld.conf's gpu-speeds, else 1.0.  When one changed and the node is built, d->empty is
+ * made again and the scheduler rebuilt at the next tick (libsched reads speeds from its
+ * cluster).  Under the lock.  0, or -1 with err (store). */
+int tessd_gpu_speeds_apply(tessd_t *d, tsl_error_t *err);
 
 /* Longest reason to wait kept (bytes, with NUL): the longest tsched_wait_format writes, with
  * four job ids and names of 32 bytes, is about 250. */

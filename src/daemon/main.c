@@ -504,6 +504,9 @@ static int build_cluster(tessd_t *d, const char *policy, tsl_error_t *err)
                                    .mem_bytes = d->mem_total,
                                    .ngpus = (uint32_t)d->ngpus,
                                    .gpus = d->gpu_specs};
+    /* Relative speeds (normal GPU units, docs/scheduler-queues.md): the store is open. */
+    if (tessd_gpu_speeds_apply(d, err) < 0)
+        return -1;
     d->empty = tsched_cluster_create();
     if (!d->empty)
         return tsl_errprintf(err, "out of memory");
@@ -749,6 +752,7 @@ int main(int argc, char **argv)
     conf_to_daemon(d, &conf);
     d->holds_dirty = true; /* held jobs are checked at the first tick */
     snprintf(d->fake_spec, sizeof d->fake_spec, "%s", conf.fake_gpus);
+    snprintf(d->gpu_speeds_conf, sizeof d->gpu_speeds_conf, "%s", conf.gpu_speeds);
     snprintf(d->fake_lib_dir, sizeof d->fake_lib_dir, "%s", conf.fake_lib_dir);
     snprintf(d->interposer, sizeof d->interposer, "%s", conf.interposer);
     snprintf(d->shim, sizeof d->shim, "%s", conf.shim);

@@ -24,6 +24,9 @@ TESSELD_SRCS += src/daemon/folders.c src/daemon/folderfs.c src/daemon/api/folder
 # Inference services (docs/serving.md): the pure parts (serve.c), the replicas and HAProxy
 # (serve_run.c), the routes (api/services.c).
 TESSELD_SRCS += src/daemon/serve.c src/daemon/serve_run.c src/daemon/api/services.c
+# Normal GPU units (docs/scheduler-queues.md, "Normalised GPUs"): the speeds' value formats
+# (gpuspeed.c) and the routes (api/gpumodels.c).
+TESSELD_SRCS += src/daemon/gpuspeed.c src/daemon/api/gpumodels.c
 # tessel_build_info's commit (metrics.c): rewritten at each make, touched only when it changes;
 # "unknown" outside a git checkout (a source package).
 $(O)/gen/tessel_commit.h: FORCE
@@ -214,11 +217,22 @@ $(O)/tests/daemon/test_serve: $(O)/obj/src/daemon/test/test_serve.o $(O)/obj/src
                               $(O)/lib/libtsl-store.a $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lsqlite3 -lm -lcmocka
+# gpuspeed.c: GPU models' relative speeds, their value formats (normal GPU units, issue 22).
+TESTS += $(O)/tests/daemon/test_gpuspeed
+$(O)/tests/daemon/test_gpuspeed: $(O)/obj/src/daemon/test/test_gpuspeed.o \
+                                 $(O)/obj/src/daemon/gpuspeed.o $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lm -lcmocka
 # Services behind HAProxy (t7050-t7052): the stand-in server is tests/lib/standin.py.
 SERVE_TESTS := tests/t/t7050-serve-badinput.t tests/t/t7051-serve-proxy.t \
                tests/t/t7052-serve-scale.t
 TESTS += $(SERVE_TESTS)
 $(SERVE_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel
+# Normal GPU units (t7053-t7055, t7057): GPU speeds, ngpu limits, the CLI, the calibration.
+NGPU_TESTS := tests/t/t7053-ngpu-api.t tests/t/t7054-ngpu-limit.t tests/t/t7055-ngpu-cli.t \
+              tests/t/t7057-ngpu-calibrate.t
+TESTS += $(NGPU_TESTS)
+$(NGPU_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel
 # pass.c: the coalescing of scheduling events into passes, on a fake clock.
 TESTS += $(O)/tests/daemon/test_pass
 $(O)/tests/daemon/test_pass: $(O)/obj/src/daemon/test/test_pass.o $(O)/obj/src/daemon/pass.o
@@ -289,6 +303,7 @@ TESTS += $(O)/tests/daemon/test_config
 $(O)/tests/daemon/test_config: $(O)/obj/src/daemon/test/test_config.o $(O)/obj/src/daemon/config.o \
                                $(O)/obj/src/daemon/log.o $(O)/obj/src/daemon/retention.o \
                                $(O)/obj/src/daemon/slurmjob.o $(O)/obj/src/daemon/jobmodel.o \
+                               $(O)/obj/src/daemon/gpuspeed.o \
                                $(O)/lib/libtsl-agent.a $(O)/lib/libtsl-sched.a \
                                $(O)/lib/libtsl-store.a $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "daemon/daemon.h"
+#include "daemon/gpuspeed.h"
 
 double tessd_sched_now(void)
 {
@@ -134,6 +135,52 @@ int tessd_queues_load(tessd_t *d, tstore_queue_t **out, size_t *n, tsl_error_t *
     return 0;
 }
 
+typedef struct {
+    tessd_t *d;
+    uint32_t *speed;
+} speeds_t;
+
+static int speed_row(const tstore_gpu_speed_t *g, void *arg)
+{
+    speeds_t *s = arg;
+    for (int i = 0; i < s->d->ngpus; i++)
+        if (strcmp(s->d->gpus[i].name, g->model) == 0)
+            s->speed[i] = (uint32_t)g->speed_milli;
+    return 0;
+}
+
+int tessd_gpu_speeds_apply(tessd_t *d, tsl_error_t *err)
+{
+    uint32_t speed[TAGENT_MAX_GPUS];
+    for (int i = 0; i < d->ngpus; i++) {
+        speed[i] = TSCHED_MILLI;
+        uint32_t v;
+        if (tessd_speeds_lookup(d->gpu_speeds_conf, d->gpus[i].name, &v, NULL) == 1)
+            speed[i] = v;
+    }
+    speeds_t s = {d, speed};
+    if (tstore_gpu_speed_list(d->store, speed_row, &s, err) < 0)
+        return -1;
+    bool changed = false;
+    for (int i = 0; i < d->ngpus; i++)
+        if (d->gpu_specs[i].speed_milli != speed[i]) {
+            d->gpu_specs[i].speed_milli = speed[i];
+            changed = true;
+        }
+    if (!changed || !d->empty)
+        return 0;
+    tsched_cluster_t *c = tsched_cluster_create();
+    if (!c || tsched_cluster_add_node(c, &d->node, err) < 0) {
+        tsched_cluster_destroy(c);
+        return tsl_errprintf(err, "GPU speeds: out of memory");
+    }
+    tsched_cluster_destroy(d->empty);
+    d->empty = c;
+    d->rebuild = d->sched != NULL;
+    tessd_wake(d);
+    return 0;
+}
+
 void tessd_queue_spec(const tstore_queue_t *q, tsched_queue_spec_t *spec)
 {
     memset(spec, 0, sizeof *spec);
@@ -150,6 +197,10 @@ void tessd_queue_spec(const tstore_queue_t *q, tsched_queue_spec_t *spec)
     if (q->placement[0]) {
         spec->own |= TSCHED_OWN_PLACEMENT;
         spec->placement = strcmp(q->placement, "spread") == 0 ? TSCHED_SPREAD : TSCHED_PACK;
+    }
+    if (q->limit_ngpu > 0) {
+        spec->own |= TSCHED_OWN_NGPU_LIMIT;
+        spec->ngpu_limit = (uint64_t)q->limit_ngpu;
     }
 }
 
@@ -274,6 +325,10 @@ int tessd_sched_sync_queues(tessd_t *d, tsl_error_t *err)
                                            err)) == 0)
             rc = tsched_queue_set_options(d->sched, q, spec.own, spec.reserve_after, spec.placement,
                                           err);
+        if (rc == 0 && q >= 0)
+            rc = tsched_queue_set_ngpu_limit(
+                d->sched, q, spec.own & TSCHED_OWN_NGPU_LIMIT ? spec.ngpu_limit : TSCHED_UNLIMITED,
+                err);
     }
     /* A queue was deleted: libsched has no call to drop one. */
     if (rc == 0 && tsched_queue_count(d->sched) != nq)

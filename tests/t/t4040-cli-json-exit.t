@@ -15,7 +15,7 @@ cli_admin_daemon
 # --- --json on every command ---------------------------------------------------------------
 tcli --help
 CMDS=$(sed -n '/^Commands:/,/^$/p' "$TD/o" | awk 'NF > 1 { print $1 }')
-is "$(echo "$CMDS" | wc -w)" "23" "tessel --help lists 23 commands"
+is "$(echo "$CMDS" | wc -w)" "24" "tessel --help lists 24 commands"
 for c in $CMDS; do
     tcli "$c" --help
     grep -q -- '--json' "$TD/o"; ok $? "tessel $c --help: takes --json"
@@ -39,6 +39,7 @@ listing gpus gpus GET /v1/gpus
 listing nodes nodes GET /v1/nodes
 listing images images GET /v1/images
 listing queues queues GET /v1/queues
+listing gpu-models gpu_models GET /v1/gpu-models
 listing users users GET /v1/users
 listing tokens tokens GET /v1/tokens
 listing whoami user GET /v1/whoami

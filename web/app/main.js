@@ -48,6 +48,7 @@ const pages = {
   project: () => import('./projects.js'),
   folders: () => import('./folders.js'),
   folder: () => import('./folders.js'),
+  services: () => import('./services.js'),
 };
 let routeSeq = 0;   // the newest route(): an older one whose module arrives later gives way
 

@@ -229,8 +229,9 @@ int cli_parse_amount(const char *s, int64_t *milli, tsl_error_t *err)
 
 int cli_parse_resources(const char *opt, const char *s, json_t **out, tsl_error_t *err)
 {
-    static const char *const keys[] = {"gpu", "gpu-mem", "cpu", "mem"};
-    static const char *const fields[] = {"gpu", "gpu_mem", "cpu", "mem"};
+    /* ngpu: normal GPU units (docs/scheduler-queues.md), a limit only (tesseld says so) */
+    static const char *const keys[] = {"gpu", "gpu-mem", "cpu", "mem", "ngpu"};
+    static const char *const fields[] = {"gpu", "gpu_mem", "cpu", "mem", "ngpu"};
     if (strcmp(s, "none") == 0) {
         *out = json_null();
         return 0;
@@ -247,12 +248,13 @@ int cli_parse_resources(const char *opt, const char *s, json_t **out, tsl_error_
         int k = -1;
         if (eq) {
             *eq = '\0';
-            for (int i = 0; i < 4; i++)
+            for (int i = 0; i < 5; i++)
                 if (strcmp(item, keys[i]) == 0 || strcmp(item, fields[i]) == 0)
                     k = i;
         }
         if (k < 0) {
-            tsl_errprintf(err, "%s: '%s': expected RES=VALUE with RES gpu, gpu-mem, cpu or mem",
+            tsl_errprintf(err,
+                          "%s: '%s': expected RES=VALUE with RES gpu, gpu-mem, cpu, mem or ngpu",
                           opt, item);
             goto bad;
         }
@@ -264,7 +266,7 @@ int cli_parse_resources(const char *opt, const char *s, json_t **out, tsl_error_
         json_t *val;
         if (strcmp(v, "none") == 0) {
             val = json_null();
-        } else if (k == 0 || k == 2) {
+        } else if (k == 0 || k == 2 || k == 4) {
             int64_t milli;
             if (cli_parse_amount(v, &milli, &e) < 0) {
                 tsl_errprintf(err, "%s: %s=%s", opt, keys[k], e.text);
@@ -287,7 +289,8 @@ int cli_parse_resources(const char *opt, const char *s, json_t **out, tsl_error_
         json_object_set_new(o, fields[k], val);
     }
     if (n == 0) {
-        tsl_errprintf(err, "%s: expected RES=VALUE[,...] (gpu, gpu-mem, cpu, mem) or none", opt);
+        tsl_errprintf(err, "%s: expected RES=VALUE[,...] (gpu, gpu-mem, cpu, mem, ngpu) or none",
+                      opt);
         goto bad;
     }
     free(copy);

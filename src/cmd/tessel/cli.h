@@ -54,6 +54,7 @@ int cmd_nodes(cli_t *cli, int argc, char **argv);
 int cmd_images(cli_t *cli, int argc, char **argv);
 int cmd_slurm_conf(cli_t *cli, int argc, char **argv);
 int cmd_queues(cli_t *cli, int argc, char **argv);
+int cmd_gpu_models(cli_t *cli, int argc, char **argv);
 int cmd_users(cli_t *cli, int argc, char **argv);
 int cmd_tokens(cli_t *cli, int argc, char **argv);
 int cmd_login(cli_t *cli, int argc, char **argv);
@@ -131,7 +132,7 @@ void cli_queue_res_cell(const json_t *q, const char *key, char *buf, size_t len)
 
 /* A queue's use, as the columns GPU, GPU-MEM, CPU, MEM (cli_queue_res_cell), PENDING, RUNNING. */
 typedef struct {
-    char gpu[128], gpu_mem[128], cpu[128], mem[128], pending[32], running[32];
+    char gpu[128], ngpu[128], gpu_mem[128], cpu[128], mem[128], pending[32], running[32];
 } cli_queue_use_t;
 void cli_queue_use(const json_t *q, cli_queue_use_t *u);
 

@@ -24,6 +24,7 @@ static const cli_command_t commands[] = {
     {"nodes", cmd_nodes, "nodes: CPUs, memory, GPUs and what is placed on them"},
     {"images", cmd_images, "container images jobs may name (tessel run --image)"},
     {"queues", cmd_queues, "list queues (admin: add, set, rm)"},
+    {"gpu-models", cmd_gpu_models, "GPU models' relative speeds for ngpu limits (admin: set)"},
     {"users", cmd_users, "list, add and remove users (admin)"},
     {"tokens", cmd_tokens, "list, create and revoke API tokens"},
     {"projects", cmd_projects, "projects: members, roles, queue, default project"},

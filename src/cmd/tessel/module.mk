@@ -7,6 +7,8 @@ TESSEL_CLI_SRCS := src/cmd/tessel/cli.c src/cmd/tessel/args.c src/cmd/tessel/fmt
                    src/cmd/tessel/gpus.c src/cmd/tessel/queues.c src/cmd/tessel/users.c \
                    src/cmd/tessel/tokens.c src/cmd/tessel/login.c
 TESSEL_CLI_SRCS += src/cmd/tessel/nodes.c src/cmd/tessel/images.c
+# Normal GPU units (docs/scheduler-queues.md): the models' speeds.
+TESSEL_CLI_SRCS += src/cmd/tessel/gpumodels.c
 TESSEL_CLI_SRCS += src/cmd/tessel/slurmconf.c
 TESSEL_CLI_SRCS += src/cmd/tessel/projects.c
 # A job's terminal (docs/terminal.md): tessel attach, tessel run -it.

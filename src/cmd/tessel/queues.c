@@ -35,7 +35,9 @@ static void usage(FILE *f)
         "                       V an amount (gpu=1.5, cpu=8), a size (gpu-mem=40G, mem=64G)\n"
         "                       or none (not governed); --guarantee none: all four none\n"
         "  --limit RES=V,...    cap on what its running jobs hold together, same syntax\n"
-        "                       (none: no cap); set changes only the resources named\n"
+        "                       (none: no cap); set changes only the resources named;\n"
+        "                       also ngpu=V: normal GPU units, each GPU counting its\n"
+        "                       model's relative speed (tessel gpu-models)\n"
         "  --weight W           share of idle capacity among sibling queues (1..1000)\n"
         "  --priority N         orders the list only (-1000..1000)\n"
         "  --max-gpu GPUS|none  old spelling of --limit gpu=GPUS\n"
@@ -52,7 +54,8 @@ static void usage(FILE *f)
         "                       parent's, or tesseld's for a top-level queue)\n"
         "  --json               print the API's JSON\n"
         "\n"
-        "Each resource column reads USED/GUARANTEE/LIMIT ('-': not governed, no cap).\n"
+        "Each resource column reads USED/GUARANTEE/LIMIT ('-': not governed, no cap);\n"
+        "NGPU is in normal GPU units and has no guarantee (always '-').\n"
         "ALLOWED says who may submit: 'all', or the lists (u: users, g: groups, r: roles).\n"
         "GUARANTEE says 'held' when no pending job is owed capacity, 'owed' while one\n"
         "waits for it (a preemption is then planned or under way), '-' before the first\n"
@@ -112,6 +115,7 @@ void cli_queue_res_cell(const json_t *q, const char *key, char *buf, size_t len)
 void cli_queue_use(const json_t *q, cli_queue_use_t *u)
 {
     cli_queue_res_cell(q, "gpu", u->gpu, sizeof u->gpu);
+    cli_queue_res_cell(q, "ngpu", u->ngpu, sizeof u->ngpu);
     cli_queue_res_cell(q, "gpu_mem", u->gpu_mem, sizeof u->gpu_mem);
     cli_queue_res_cell(q, "cpu", u->cpu, sizeof u->cpu);
     cli_queue_res_cell(q, "mem", u->mem, sizeof u->mem);
@@ -168,8 +172,8 @@ static void add_row(cli_table_t *t, const json_t *q, int depth)
     if (json_is_number(ra))
         tsl_format_seconds(round_i64(json_number_value(ra)), reserve, sizeof reserve);
     const char *place = json_is_string(pl) ? json_string_value(pl) : "-";
-    const char *row[] = {name,      weight,    u.gpu, u.gpu_mem, u.cpu, u.mem,
-                         u.pending, u.running, held,  reserve,   place, allowed};
+    const char *row[] = {name,      weight,    u.gpu, u.ngpu,  u.gpu_mem, u.cpu,  u.mem,
+                         u.pending, u.running, held,  reserve, place,     allowed};
     cli_table_add(t, row);
 }
 
@@ -277,10 +281,10 @@ static int list(cli_t *cli)
     json_t *ans = cli_get(cli, "/v1/queues", &rc);
     if (!ans)
         return rc;
-    static const char *const hdr[] = {"QUEUE",     ">WEIGHT", "GPU",       "GPU-MEM",
-                                      "CPU",       "MEM",     ">PEND",     ">RUNNING",
-                                      "GUARANTEE", "RESERVE", "PLACEMENT", "ALLOWED"};
-    cli_table_t *t = cli_table_new(12, hdr);
+    static const char *const hdr[] = {"QUEUE",   ">WEIGHT",   "GPU",    "NGPU",     "GPU-MEM",
+                                      "CPU",     "MEM",       ">PEND",  ">RUNNING", "GUARANTEE",
+                                      "RESERVE", "PLACEMENT", "ALLOWED"};
+    cli_table_t *t = cli_table_new(13, hdr);
     json_t *queues = json_object_get(ans, "queues");
     add_subtree(t, queues, NULL, 0);
     /* A queue whose parent is not in the answer (not expected): still listed, at the top. */

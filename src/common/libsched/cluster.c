@@ -706,6 +706,32 @@ int tsched_node_free(const tsched_cluster_t *c, uint32_t node, uint64_t *cpu_mil
     return 0;
 }
 
+uint32_t tsched_gpu_speed(const tsched_cluster_t *c, uint32_t node, uint32_t gpu)
+{
+    if (!c || node >= c->n || gpu >= c->nodes[node].ngpus)
+        return 0;
+    return c->nodes[node].speed[gpu];
+}
+
+uint32_t tsched_job_top_speed(tsched_cluster_t *c, const tsched_job_t *job)
+{
+    if (!c || !job || job->ngpus == 0)
+        return TSCHED_MILLI;
+    int any;
+    uint64_t mask = tsched__models_mask(c, job->models, 0, &any);
+    uint32_t top = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        const struct node *nd = &c->nodes[i];
+        if (!tsched__labels_match(nd, job->selector))
+            continue;
+        for (unsigned j = 0; j < nd->ngpus; j++)
+            if ((mask >> nd->model[j]) & 1 && nd->gmem_cap[j] >= job->gpu_mem_bytes &&
+                nd->speed[j] > top)
+                top = nd->speed[j];
+    }
+    return top ? top : TSCHED_MILLI;
+}
+
 void tsched_cluster_gpu_stats(tsched_cluster_t *c, uint64_t *capacity, uint64_t *allocated,
                               double *fragmented)
 {

@@ -94,8 +94,9 @@ void tsched__capacity(tsched_sched_t *s)
     }
     for (size_t i = 0; i < s->nq; i++)
         if (s->q[i].parent < 0)
-            for (int d = 1; d < NRES; d++)
+            for (int d = 1; d < R_NGPU; d++)
                 cap[d] += s->q[i].used[d];
+    cap[R_NGPU] = 0; /* limited only: not a share of the cluster (queue_internal.h) */
     memcpy(s->cap, cap, sizeof cap);
 }
 

@@ -128,6 +128,7 @@ static void res_arr(const tsched_res_t *r, uint64_t a[NRES])
     a[1] = r->gpu_mem_bytes;
     a[2] = r->cpu_milli;
     a[3] = r->mem_bytes;
+    a[R_NGPU] = TSCHED_UNLIMITED; /* set apart: ngpu_limit */
 }
 
 static tsched_res_t arr_res(const uint64_t a[NRES])
@@ -146,6 +147,33 @@ void tsched__job_res(const tsched_job_t *req, uint64_t res[NRES])
     res[1] = gang * req->ngpus * (req->ngpus ? req->gpu_mem_bytes : 0);
     res[2] = gang * req->cpu_milli;
     res[3] = gang * req->mem_bytes;
+    res[R_NGPU] = res[0]; /* at the reference speed; the callers that know the cluster correct it */
+}
+
+/* milli-GPU m on a GPU of speed v, in normalised milli-GPU. */
+static uint64_t norm(uint64_t m, uint32_t v)
+{
+    return (m * v + TSCHED_MILLI - 1) / TSCHED_MILLI;
+}
+
+uint64_t tsched__ngpu_at(const tsched_job_t *req, uint32_t speed)
+{
+    uint64_t gang = req->gang ? req->gang : 1;
+    uint64_t milli = req->ngpus == 0                         ? 0
+                     : req->ngpus > 1 || req->milli_gpu == 0 ? TSCHED_MILLI
+                                                             : req->milli_gpu;
+    return gang * req->ngpus * norm(milli, speed);
+}
+
+uint64_t tsched__ngpu_held(const tsched_cluster_t *c, const tsched_member_t *m, size_t n)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; i++)
+        for (uint32_t g = 0; g < m[i].ngpus; g++) {
+            uint32_t v = tsched_gpu_speed(c, m[i].node, m[i].gpu[g]);
+            sum += norm(m[i].milli_gpu, v ? v : TSCHED_MILLI);
+        }
+    return sum;
 }
 
 int tsched__le(const uint64_t *used, const uint64_t *add, const uint64_t *cap)
@@ -305,7 +333,8 @@ static int check_amounts(const tsched_sched_t *s, const char *name, int parent, 
 static int check_options(const char *name, unsigned own, double reserve_after,
                          tsched_placement_t placement, tsl_error_t *err)
 {
-    if ((own & ~(unsigned)(TSCHED_OWN_RESERVE_AFTER | TSCHED_OWN_PLACEMENT)) ||
+    if ((own &
+         ~(unsigned)(TSCHED_OWN_RESERVE_AFTER | TSCHED_OWN_PLACEMENT | TSCHED_OWN_NGPU_LIMIT)) ||
         ((own & TSCHED_OWN_RESERVE_AFTER) && !(reserve_after >= 0 && isfinite(reserve_after))) ||
         ((own & TSCHED_OWN_PLACEMENT) && placement != TSCHED_PACK && placement != TSCHED_SPREAD)) {
         errno = EINVAL;
@@ -440,6 +469,8 @@ int tsched_queue_add(tsched_sched_t *s, const tsched_queue_spec_t *spec, tsl_err
     uint64_t g[NRES], lim[NRES];
     res_arr(&spec->guarantee, g);
     res_arr(&spec->limit, lim);
+    if (spec->own & TSCHED_OWN_NGPU_LIMIT)
+        lim[R_NGPU] = spec->ngpu_limit;
     if (s->nq == s->qcap) {
         size_t cap = s->qcap ? s->qcap * 2 : 8;
         struct squeue *nq = realloc(s->q, cap * sizeof *nq);
@@ -476,12 +507,23 @@ int tsched_queue_update(tsched_sched_t *s, int q, const tsched_res_t *guarantee,
     uint64_t g[NRES], lim[NRES];
     res_arr(guarantee, g);
     res_arr(limit, lim);
+    lim[R_NGPU] = qq->lim[R_NGPU];
     tsched_qfault_t f;
     if (check_amounts(s, qq->name, qq->parent, q, g, lim, &f, err) < 0)
         return -1;
     memcpy(qq->g, g, sizeof g);
     memcpy(qq->lim, lim, sizeof lim);
     qq->weight = weight ? weight : 1;
+    return 0;
+}
+
+int tsched_queue_set_ngpu_limit(tsched_sched_t *s, int q, uint64_t ngpu_limit, tsl_error_t *err)
+{
+    if (!s || q < 0 || (size_t)q >= s->nq) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "queue_set_ngpu_limit: bad queue");
+    }
+    s->q[q].lim[R_NGPU] = ngpu_limit;
     return 0;
 }
 
@@ -540,6 +582,8 @@ int tsched_queue_stat(tsched_sched_t *s, int q, double now, tsched_queue_stat_t 
     st->own = qq->own;
     st->reserve_after = tsched__reserve_after(s, q);
     st->placement = tsched__placement(s, q);
+    st->ngpu_limit = qq->lim[R_NGPU];
+    st->ngpu_used = qq->used[R_NGPU];
     tsched__capacity(s);
     st->share = tsched__share(s, q, qq->used);
     return 0;
@@ -699,6 +743,7 @@ int tsched_job_submit(tsched_sched_t *s, const tsched_qjob_t *job, tsl_error_t *
     }
     uint64_t res[NRES];
     tsched__job_res(r, res);
+    res[R_NGPU] = tsched__ngpu_at(r, tsched_job_top_speed(s->c, r));
     if (tsched__np(job->cls)) {
         static const uint64_t zero[NRES];
         for (int x = job->queue; x >= 0; x = s->q[x].parent)
@@ -945,6 +990,7 @@ int tsched_job_started(tsched_sched_t *s, uint64_t id, const tsched_member_t *me
     j->rnodes = NULL;
     j->waiting = 0;
     add_up(s, j->queue, f_demand, j->res, -1);
+    j->res[R_NGPU] = tsched__ngpu_held(s->c, members, n); /* at most the pending bound */
     add_up(s, j->queue, f_used, j->res, 1);
     if (tsched__np(j->cls))
         add_up(s, j->queue, f_np, j->res, 1);
@@ -989,6 +1035,7 @@ int tsched_job_stopped(tsched_sched_t *s, uint64_t id, double now)
     stop_running(s, j);
     j->state = J_PENDING;
     j->pend_since = s->now;
+    j->res[R_NGPU] = tsched__ngpu_at(&j->req, tsched_job_top_speed(s->c, &j->req));
     add_up(s, j->queue, f_demand, j->res, 1);
     count_up(s, j->queue, -1, 1);
     return 0;

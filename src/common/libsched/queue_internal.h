@@ -15,8 +15,14 @@
 #include "tessel/sched_queue.h"
 #include "tessel/sched_wait.h"
 
-/* Resource dimensions, in the order of tsched_res_t. */
-#define NRES 4
+/* Resource dimensions: the four of tsched_res_t, in its order, then normalised milli-GPU
+ * (R_NGPU: milli-GPU times the GPU's relative speed / 1000).  R_NGPU is never guaranteed (g is
+ * always TSCHED_UNLIMITED there, so it is outside the fair share) and only limited
+ * (tsched_queue_set_ngpu_limit); its capacity (s->cap) is 0, so it does not weigh in a job's
+ * size either.  A pending job's res[R_NGPU] is its amount on the fastest GPU it may use, a
+ * running job's what it holds (tsched__job_ngpu). */
+#define NRES   5
+#define R_NGPU 4
 
 enum jstate { J_PENDING = 0, J_RUNNING = 1, J_VICTIM = 2 };
 
@@ -178,6 +184,10 @@ struct tsched_sched {
 long tsched__job_slot(const tsched_sched_t *s, uint64_t id);
 void tsched__advance(tsched_sched_t *s, double now);
 void tsched__job_res(const tsched_job_t *req, uint64_t res[NRES]);
+/* res[R_NGPU] of a request at speed `speed` (milli): per GPU milli-GPU * speed / 1000, rounded
+ * up; of members: what they hold, each GPU at its own speed. */
+uint64_t tsched__ngpu_at(const tsched_job_t *req, uint32_t speed);
+uint64_t tsched__ngpu_held(const tsched_cluster_t *c, const tsched_member_t *m, size_t n);
 int tsched__np(tsched_class_t cls);
 int tsched__band(tsched_class_t cls);
 /* Would used + add fit under cap in every governed dimension?  ungov:

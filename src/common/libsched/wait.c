@@ -188,7 +188,7 @@ static const char *amount(int k, uint64_t v, char *buf, size_t len)
     return buf;
 }
 
-static const char *const res_key[4] = {"gpu", "gpu-mem", "cpu", "mem"};
+static const char *const res_key[NRES] = {"gpu", "gpu-mem", "cpu", "mem", "ngpu"};
 
 static void put_jobs(struct out *o, const tsched_wait_t *w)
 {
@@ -402,6 +402,7 @@ static void res_arr(const tsched_res_t *r, uint64_t a[NRES])
     a[1] = r->gpu_mem_bytes;
     a[2] = r->cpu_milli;
     a[3] = r->mem_bytes;
+    a[R_NGPU] = TSCHED_UNLIMITED;
 }
 
 int tsched_job_feasible(tsched_cluster_t *c, tsched_policy_t *p, const tsched_queue_spec_t *path,
@@ -416,10 +417,13 @@ int tsched_job_feasible(tsched_cluster_t *c, tsched_policy_t *p, const tsched_qu
     }
     uint64_t want[NRES];
     tsched__job_res(req, want);
+    want[R_NGPU] = tsched__ngpu_at(req, tsched_job_top_speed(c, req));
     for (size_t i = 0; i < npath; i++) {
         uint64_t lim[NRES], g[NRES];
         res_arr(&path[i].limit, lim);
         res_arr(&path[i].guarantee, g);
+        if (path[i].own & TSCHED_OWN_NGPU_LIMIT)
+            lim[R_NGPU] = path[i].ngpu_limit;
         for (int k = 0; k < NRES; k++) {
             /* a limit of 0 closes the queue for now (jobs wait until it is raised), as a
              * partition that is down in Slurm: no reason to refuse */

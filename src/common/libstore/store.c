@@ -190,6 +190,14 @@ static const char *const migrations[] = {
     "CREATE TABLE service_tokens(id INTEGER PRIMARY KEY, service INTEGER NOT NULL,"
     "  name TEXT NOT NULL, hash BLOB NOT NULL UNIQUE, created_ms INTEGER NOT NULL);"
     "CREATE INDEX service_tokens_service ON service_tokens(service);",
+    /* 18 in issue 22's plan (17 on this branch alone; the lead renumbers at merge): normal GPU
+     * units (docs/scheduler-queues.md, "Normalised GPUs").  gpu_speeds: a GPU model's relative
+     * speed as an admin set it (milli: 1000 = the reference; a model without a row is 1000,
+     * or tesseld.conf's gpu-speed), who set it and when.  queues.max_ngpu_milli: the queue's
+     * limit in normalised milli-GPU (NULL: none). */
+    "CREATE TABLE gpu_speeds(model TEXT PRIMARY KEY, speed_milli INTEGER NOT NULL,"
+    "  set_by TEXT NOT NULL, set_ms INTEGER NOT NULL);"
+    "ALTER TABLE queues ADD COLUMN max_ngpu_milli INTEGER;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -212,7 +220,7 @@ static const char *const migrations[] = {
 #define QUEUE_COLS                                                                                 \
     "name, priority, max_gpu_milli, created_ms, weight, guarantee_gpu_milli, parent,"              \
     " guarantee_gpu_mem, guarantee_cpu_milli, guarantee_mem, max_gpu_mem, max_cpu_milli, max_mem," \
-    " allow_users, allow_groups, allow_roles, reserve_after_s, placement"
+    " allow_users, allow_groups, allow_roles, reserve_after_s, placement, max_ngpu_milli"
 
 #define PROJECT_COLS "id, name, queue, description, share_jobs, created_ms, created_by"
 #define FOLDER_COLS                                                                                \
@@ -335,6 +343,9 @@ enum {
     S_SVC_HASHES,
     S_SVC_TOKEN_LIST,
     S_SVC_TOKEN_DEL,
+    S_GPU_SPEED_SET,
+    S_GPU_SPEED_DEL,
+    S_GPU_SPEED_LIST,
     S_SAVEPOINT,
     S_RELEASE,
     S_ROLLBACK_TO,
@@ -362,14 +373,19 @@ static const char *const sql[S_COUNT] = {
     [S_TOKEN_LIST_ALL] = "SELECT id, user, name, created_ms FROM tokens ORDER BY id",
     [S_TOKEN_DEL] = "DELETE FROM tokens WHERE id = ?1",
     [S_QUEUE_ADD] = "INSERT INTO queues(" QUEUE_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
-                    " ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+                    " ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
     [S_QUEUE_GET] = "SELECT " QUEUE_COLS " FROM queues WHERE name = ?1",
     [S_QUEUE_UPDATE] = "UPDATE queues SET priority = ?2, max_gpu_milli = ?3, weight = ?5,"
                        " guarantee_gpu_milli = ?6, guarantee_gpu_mem = ?8,"
                        " guarantee_cpu_milli = ?9, guarantee_mem = ?10, max_gpu_mem = ?11,"
                        " max_cpu_milli = ?12, max_mem = ?13, allow_users = ?14,"
                        " allow_groups = ?15, allow_roles = ?16, reserve_after_s = ?17,"
-                       " placement = ?18 WHERE name = ?1",
+                       " placement = ?18, max_ngpu_milli = ?19 WHERE name = ?1",
+    [S_GPU_SPEED_SET] = "INSERT INTO gpu_speeds(model, speed_milli, set_by, set_ms)"
+                        " VALUES (?1, ?2, ?3, ?4) ON CONFLICT(model) DO UPDATE SET"
+                        " speed_milli = ?2, set_by = ?3, set_ms = ?4",
+    [S_GPU_SPEED_DEL] = "DELETE FROM gpu_speeds WHERE model = ?1",
+    [S_GPU_SPEED_LIST] = "SELECT model, speed_milli, set_by, set_ms FROM gpu_speeds ORDER BY model",
     [S_QUEUE_LIST] = "SELECT " QUEUE_COLS " FROM queues ORDER BY priority DESC, name",
     [S_QUEUE_DEL] = "DELETE FROM queues WHERE name = ?1",
     [S_QUEUE_USAGE] = "SELECT coalesce(sum(state = 0), 0), coalesce(sum(state = 1), 0),"
@@ -1688,6 +1704,7 @@ static void bind_queue(sqlite3_stmt *q, const tstore_queue_t *qu)
     bind_text(q, 16, qu->allow_roles[0] ? qu->allow_roles : NULL);
     bind_opt(q, 17, qu->reserve_after_s);
     bind_text(q, 18, qu->placement[0] ? qu->placement : NULL);
+    bind_opt(q, 19, qu->limit_ngpu > 0 ? qu->limit_ngpu : -1);
 }
 
 int tstore_queue_add(tstore_t *s, const tstore_queue_t *qu, tsl_error_t *err)
@@ -1727,6 +1744,51 @@ static void row_queue(sqlite3_stmt *q, tstore_queue_t *out)
     if (sqlite3_column_type(q, 17) != SQLITE_NULL)
         snprintf(out->placement, sizeof out->placement, "%s",
                  (const char *)sqlite3_column_text(q, 17));
+    out->limit_ngpu = col_opt(q, 18) > 0 ? col_opt(q, 18) : 0;
+}
+
+int tstore_gpu_speed_set(tstore_t *s, const tstore_gpu_speed_t *g, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_GPU_SPEED_SET);
+    bind_text(q, 1, g->model);
+    sqlite3_bind_int64(q, 2, g->speed_milli);
+    bind_text(q, 3, g->set_by);
+    sqlite3_bind_int64(q, 4, g->set_ms);
+    return exec_stmt(s, q, err, "set GPU speed") < 0 ? -1 : 0;
+}
+
+int tstore_gpu_speed_del(tstore_t *s, const char *model, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_GPU_SPEED_DEL);
+    bind_text(q, 1, model);
+    if (exec_stmt(s, q, err, "delete GPU speed") < 0)
+        return -1;
+    if (sqlite3_changes(s->db) == 0) {
+        errno = ENOENT;
+        return tsl_errprintf(err, "no speed set for GPU model '%s'", model);
+    }
+    return 0;
+}
+
+int tstore_gpu_speed_list(tstore_t *s, int (*cb)(const tstore_gpu_speed_t *, void *), void *arg,
+                          tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_GPU_SPEED_LIST);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        tstore_gpu_speed_t g;
+        memset(&g, 0, sizeof g);
+        snprintf(g.model, sizeof g.model, "%s", (const char *)sqlite3_column_text(q, 0));
+        g.speed_milli = sqlite3_column_int64(q, 1);
+        snprintf(g.set_by, sizeof g.set_by, "%s", (const char *)sqlite3_column_text(q, 2));
+        g.set_ms = sqlite3_column_int64(q, 3);
+        if (cb(&g, arg) != 0)
+            break;
+    }
+    sqlite3_reset(q);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return db_error(s, err, "list GPU speeds");
+    return 0;
 }
 
 int tstore_queue_get(tstore_t *s, const char *name, tstore_queue_t *out, tsl_error_t *err)

@@ -168,7 +168,17 @@ typedef struct {
     /* Scheduling options; "not set" = inherited from the parent (top level: tesseld's). */
     int64_t reserve_after_s; /* s a big job waits before its reservation; -1: not set */
     char placement[8];       /* "spread" or "pack"; "": not set */
+    int64_t limit_ngpu;      /* limit in normalised milli-GPU (docs/scheduler-queues.md); 0: none */
 } tstore_queue_t;
+
+/* A GPU model's relative speed as an admin set it (docs/scheduler-queues.md, "Normalised
+ * GPUs"). */
+typedef struct {
+    char model[64];      /* as the GPU reports it (tsched_gpu_spec_t.model), at most 63 bytes */
+    int64_t speed_milli; /* 1000 = the reference */
+    char set_by[TSTORE_NAME_MAX + 1];
+    int64_t set_ms;
+} tstore_gpu_speed_t;
 
 /* Filter for tstore_jobs_list. */
 typedef struct {
@@ -352,6 +362,13 @@ int tstore_queue_update(tstore_t *st, const tstore_queue_t *q, tsl_error_t *err)
 int tstore_queue_list(tstore_t *st, int (*cb)(const tstore_queue_t *, void *), void *arg,
                       tsl_error_t *err);
 int tstore_queue_del(tstore_t *st, const char *name, tsl_error_t *err);
+
+/* GPU speeds: set (insert or replace), delete (ENOENT when the model has no row), list (by
+ * model; cb returns non-zero to stop).  0, or -1 with errno and err. */
+int tstore_gpu_speed_set(tstore_t *st, const tstore_gpu_speed_t *g, tsl_error_t *err);
+int tstore_gpu_speed_del(tstore_t *st, const char *model, tsl_error_t *err);
+int tstore_gpu_speed_list(tstore_t *st, int (*cb)(const tstore_gpu_speed_t *, void *), void *arg,
+                          tsl_error_t *err);
 /* Active job counts of a queue (pending, running) and milli-GPUs its running jobs hold. */
 int tstore_queue_usage(tstore_t *st, const char *name, int64_t *pending, int64_t *running,
                        int64_t *gpu_milli, tsl_error_t *err);

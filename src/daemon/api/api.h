@@ -154,6 +154,11 @@ void api_queues_get(thttp_req_t *, thttp_reply_t *, void *);
 void api_queues_create(thttp_req_t *, thttp_reply_t *, void *);
 void api_queues_update(thttp_req_t *, thttp_reply_t *, void *);
 void api_queues_delete(thttp_req_t *, thttp_reply_t *, void *);
+/* gpumodels.c: GPU models' relative speeds (normal GPU units) */
+void api_gpu_models_list(thttp_req_t *, thttp_reply_t *, void *);
+void api_gpu_models_set(thttp_req_t *, thttp_reply_t *, void *);
+void api_gpu_models_reset(thttp_req_t *, thttp_reply_t *, void *);
+void api_gpu_models_calibrate(thttp_req_t *, thttp_reply_t *, void *);
 void api_users_list(thttp_req_t *, thttp_reply_t *, void *);
 void api_users_get(thttp_req_t *, thttp_reply_t *, void *);
 void api_users_create(thttp_req_t *, thttp_reply_t *, void *);

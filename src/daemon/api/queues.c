@@ -70,6 +70,7 @@ typedef struct {
     size_t n;
     int *parent;                /* index, -1 top level */
     int64_t (*use)[NRES];       /* running jobs of the subtree */
+    int64_t *nuse;              /* the same in normalised milli-GPU (ngpu) */
     int64_t *pending, *running; /* active jobs of the subtree */
 } view_t;
 
@@ -78,6 +79,7 @@ static void view_free(view_t *v)
     free(v->q);
     free(v->parent);
     free(v->use);
+    free(v->nuse);
     free(v->pending);
     free(v->running);
     memset(v, 0, sizeof *v);
@@ -104,10 +106,11 @@ static int view_load(tessd_t *d, view_t *v, bool figures, thttp_reply_t *rep)
     v->parent = calloc(n, sizeof *v->parent);
     if (figures) {
         v->use = calloc(n, sizeof *v->use);
+        v->nuse = calloc(n, sizeof *v->nuse);
         v->pending = calloc(n, sizeof *v->pending);
         v->running = calloc(n, sizeof *v->running);
     }
-    if (!v->parent || (figures && (!v->use || !v->pending || !v->running))) {
+    if (!v->parent || (figures && (!v->use || !v->nuse || !v->pending || !v->running))) {
         view_free(v);
         thttp_error(rep, 500, "internal", NULL, "out of memory");
         return -1;
@@ -135,6 +138,15 @@ static int view_load(tessd_t *d, view_t *v, bool figures, thttp_reply_t *rep)
         v->use[x][1] += (int64_t)(m->ngpus * m->gpu_mem_bytes);
         v->use[x][2] += (int64_t)m->cpu_milli;
         v->use[x][3] += (int64_t)m->mem_bytes;
+        /* as libsched counts it: per GPU, share x speed / 1000 rounded up */
+        for (uint32_t g = 0; g < m->ngpus && g < TSCHED_MAX_NODE_GPUS; g++) {
+            int gi = m->gpu[g];
+            uint64_t sp = gi < d->ngpus && d->gpu_specs[gi].speed_milli
+                              ? d->gpu_specs[gi].speed_milli
+                              : TSCHED_MILLI;
+            v->nuse[x] +=
+                (int64_t)(((uint64_t)m->milli_gpu * sp + TSCHED_MILLI - 1) / TSCHED_MILLI);
+        }
     }
     /* Children come after their parent: summing from the end adds whole subtrees. */
     for (size_t i = v->n; i-- > 0;) {
@@ -143,6 +155,7 @@ static int view_load(tessd_t *d, view_t *v, bool figures, thttp_reply_t *rep)
             continue;
         for (int k = 0; k < NRES; k++)
             v->use[p][k] += v->use[i][k];
+        v->nuse[p] += v->nuse[i];
         v->pending[p] += v->pending[i];
         v->running[p] += v->running[i];
     }
@@ -165,8 +178,12 @@ static json_t *queue_json(tessd_t *d, const view_t *v, size_t i)
     json_object_set_new(o, "children", kids);
     json_object_set_new(o, "weight", json_integer(q->weight > 0 ? q->weight : 1));
     json_object_set_new(o, "guarantee", res_json(g));
-    json_object_set_new(o, "limit", res_json(l));
-    json_object_set_new(o, "usage", res_json(v->use[i]));
+    json_t *lim = res_json(l);
+    json_object_set_new(lim, "ngpu", amount_json(0, q->limit_ngpu > 0 ? q->limit_ngpu : -1));
+    json_object_set_new(o, "limit", lim);
+    json_t *use = res_json(v->use[i]);
+    json_object_set_new(use, "ngpu", amount_json(0, v->nuse[i]));
+    json_object_set_new(o, "usage", use);
     json_object_set_new(o, "pending", json_integer(v->pending[i]));
     json_object_set_new(o, "running", json_integer(v->running[i]));
     json_t *sat = json_null();
@@ -311,7 +328,7 @@ static int parse_amount(json_t *v, int k, const char *field, int64_t *out, thttp
 /* "guarantee" or "limit": null (all none) or an object of resource amounts; given[k] says
  * which members were present.  0 or -1 with 400. */
 static int parse_res(json_t *body, const char *what, tstore_res_t *r, bool given[NRES],
-                     thttp_reply_t *rep)
+                     int64_t *ngpu, thttp_reply_t *rep)
 {
     json_t *o = json_object_get(body, what);
     if (!o)
@@ -324,6 +341,8 @@ static int parse_res(json_t *body, const char *what, tstore_res_t *r, bool given
             given[k] = true;
         }
         res_set(r, a);
+        if (ngpu)
+            *ngpu = 0;
         return 0;
     }
     if (!json_is_object(o)) {
@@ -340,6 +359,25 @@ static int parse_res(json_t *body, const char *what, tstore_res_t *r, bool given
         while (k < NRES && strcmp(res_name[k], key) != 0)
             k++;
         snprintf(field, sizeof field, "%s.%.32s", what, key);
+        if (strcmp(key, "ngpu") == 0) {
+            /* normal GPU units (docs/scheduler-queues.md): a limit only, above 0 */
+            int64_t x = -1;
+            if (!ngpu) {
+                thttp_error(rep, 400, "invalid_value", field,
+                            "%s: normal GPU units (ngpu) bound limits only, not guarantees", field);
+                return -1;
+            }
+            if (parse_amount(v, 0, field, &x, rep) < 0)
+                return -1;
+            if (x == 0) {
+                thttp_error(rep, 400, "invalid_value", field,
+                            "%s must be above 0, or null for none (close a queue with gpu 0)",
+                            field);
+                return -1;
+            }
+            *ngpu = x > 0 ? x : 0;
+            continue;
+        }
         if (k == NRES) {
             thttp_error(rep, 400, "unknown_field", field, "unknown field '%s'", field);
             return -1;
@@ -446,8 +484,8 @@ static int queue_fields(json_t *body, tstore_queue_t *q, bool gg[NRES], thttp_re
     }
     bool lg[NRES] = {false};
     if (parse_options(body, q, rep) < 0 ||
-        parse_res(body, "guarantee", &q->guarantee, gg, rep) < 0 ||
-        parse_res(body, "limit", &q->limit, lg, rep) < 0)
+        parse_res(body, "guarantee", &q->guarantee, gg, NULL, rep) < 0 ||
+        parse_res(body, "limit", &q->limit, lg, &q->limit_ngpu, rep) < 0)
         return -1;
     bool alias = json_object_get(body, "guarantee_gpu_milli") != NULL;
     if (parse_alias(body, "guarantee_gpu_milli", "guarantee", gg[0], &q->guarantee.gpu_milli, rep) <

@@ -254,7 +254,7 @@ static void test_jobs(void **state)
     /* Reopen: everything committed is there, the schema is not re-applied. */
     st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 16);
+    assert_int_equal(tstore_schema_version(st), 17);
     tstore_queue_t hq;
     assert_int_equal(tstore_queue_get(st, "high", &hq, NULL), 0);
     assert_int_equal(hq.priority, 10);
@@ -419,7 +419,7 @@ static void test_migrate_v2(void **state)
     tsl_error_t err;
     tstore_t *st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 16);
+    assert_int_equal(tstore_schema_version(st), 17);
     tstore_queue_t q;
     assert_int_equal(tstore_queue_get(st, "prod", &q, NULL), 0);
     assert_int_equal(q.priority, 3);
@@ -1402,6 +1402,56 @@ static int count_hash(const unsigned char hash[32], void *arg)
     return 0;
 }
 
+/* Normal GPU units (migration 17 here, 18 in issue 22's plan): GPU speeds set, replaced,
+ * listed by model, deleted (ENOENT when absent); a queue's ngpu limit kept, 0 = none. */
+static int speed_cat(const tstore_gpu_speed_t *g, void *arg)
+{
+    char *out = arg;
+    char line[160];
+    snprintf(line, sizeof line, "%s=%lld/%s ", g->model, (long long)g->speed_milli, g->set_by);
+    strcat(out, line);
+    return 0;
+}
+
+static void test_gpu_speeds(void **state)
+{
+    (void)state;
+    tsl_error_t err;
+    tstore_t *st = tstore_open(path, &err);
+    assert_non_null(st);
+    tstore_gpu_speed_t g = {.model = "T4", .speed_milli = 1000, .set_by = "root", .set_ms = 1};
+    assert_int_equal(tstore_gpu_speed_set(st, &g, NULL), 0);
+    tstore_gpu_speed_t a = {.model = "NVIDIA A100", .speed_milli = 3000, .set_by = "amy"};
+    assert_int_equal(tstore_gpu_speed_set(st, &a, NULL), 0);
+    g.speed_milli = 500; /* replaces */
+    assert_int_equal(tstore_gpu_speed_set(st, &g, NULL), 0);
+    char out[512] = "";
+    assert_int_equal(tstore_gpu_speed_list(st, speed_cat, out, NULL), 0);
+    assert_string_equal(out, "NVIDIA A100=3000/amy T4=500/root ");
+    assert_int_equal(tstore_gpu_speed_del(st, "T4", NULL), 0);
+    errno = 0;
+    assert_int_equal(tstore_gpu_speed_del(st, "T4", &err), -1);
+    assert_int_equal(errno, ENOENT);
+    out[0] = '\0';
+    assert_int_equal(tstore_gpu_speed_list(st, speed_cat, out, NULL), 0);
+    assert_string_equal(out, "NVIDIA A100=3000/amy ");
+
+    tstore_queue_t q = {.name = "mixed",
+                        .guarantee = {-1, -1, -1, -1},
+                        .limit = {-1, -1, -1, -1},
+                        .limit_ngpu = 4500,
+                        .created_ms = 2};
+    assert_int_equal(tstore_queue_add(st, &q, NULL), 0);
+    tstore_queue_t r;
+    assert_int_equal(tstore_queue_get(st, "mixed", &r, NULL), 0);
+    assert_int_equal(r.limit_ngpu, 4500);
+    q.limit_ngpu = 0;
+    assert_int_equal(tstore_queue_update(st, &q, NULL), 0);
+    assert_int_equal(tstore_queue_get(st, "mixed", &r, NULL), 0);
+    assert_int_equal(r.limit_ngpu, 0);
+    tstore_close(st);
+}
+
 static void test_services(void **state)
 {
     tsl_error_t err;
@@ -1517,6 +1567,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_jobs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_image, setup, teardown),
         cmocka_unit_test_setup_teardown(test_services, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gpu_speeds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_transaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_events, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wait_reason, setup, teardown),
