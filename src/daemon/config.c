@@ -118,6 +118,8 @@ const tessd_opt_t tessd_opts[] = {
     {"max-connections-per-client", T_UINT, F(max_per_client), .lo = 1, .hi = 65536, .def = "256"},
     {"request-timeout", T_UINT, F(request_timeout), .lo = 1, .hi = 86400, .def = "30"},
     {"max-body", T_SIZE, F(max_body), .lo = 1024, .hi = 16 << 20, .def = "64K"},
+    {"max-services-per-user", T_UINT, F(max_services_per_user), .lo = 0, .hi = 256, .def = "16",
+     .flags = LIVE},
     {"submit-rate", T_DOUBLE, F(submit_rate), .lo = 0, .hi = 1e6, .def = "5", .flags = LIVE},
     {"submit-burst", T_UINT, F(submit_burst), .lo = 1, .hi = 1000000, .def = "50", .flags = LIVE},
     {"admin-submit-rate", T_CUSTOM, F(admin_submit_rate), .flags = LIVE, .set = set_admin_rate},

@@ -125,6 +125,8 @@ static void usage(FILE *f)
             "  --shim PATH         tessel-shim (default " TESSEL_INST_SHIM ";\n"
             "                      in a build tree BINDIR/tessel-shim)\n"
             "  --haproxy PATH      the inference services' proxy (default /usr/sbin/haproxy)\n"
+            "  --max-services-per-user N  inference services one user (admins too) may own\n"
+            "                      (default 16, at most 256; 0: none)\n"
             "  --policy NAME       libsched placement policy (default tessel)\n"
             "  --cgroup-root DIR   cgroup file system (default /sys/fs/cgroup)\n"
             "  --no-cgroups        do not put jobs in cgroups (no CPU/memory limits)\n"
@@ -545,6 +547,7 @@ static void conf_to_daemon(tessd_t *d, const tessd_conf_t *c)
     }
     d->gpu_mem_suspend = c->gpu_mem_violation == 1;
     d->log_limit = c->log_limit;
+    d->max_services_per_user = (int)c->max_services_per_user;
     d->kill_wait_ms = c->kill_wait * 1000;
     d->job_log_retention_s = c->job_log_retention;
     d->disk_reserve = c->disk_reserve;
