@@ -175,10 +175,10 @@ typedef struct {
      * O_PATH descriptor of it (-1: folders are off, tesseld is not root). */
     char folder_root[PATH_MAX];
     int folder_rootfd;
-    bool allow_root_jobs;  /* --allow-root-jobs: as root, a non-admin's job may run as root */
+    bool allow_root_jobs;      /* --allow-root-jobs: as root, a non-admin's job may run as root */
     int max_services_per_user; /* --max-services-per-user (admins too; serving.md) */
-    uint64_t log_limit;    /* --log-limit: bytes kept per stream of a job's log, 0 = no limit */
-    char test_kill_at[16]; /* --test-kill-at: "" or the start step where tesseld kills itself */
+    uint64_t log_limit;        /* --log-limit: bytes kept per stream of a job's log, 0 = no limit */
+    char test_kill_at[16];     /* --test-kill-at: "" or the start step where tesseld kills itself */
     /* Enforcement (docs/security.md), as root only: */
     char run_dir[PATH_MAX];      /* <data>/run: root's per-job directories; "" when not root */
     char registry_dir[PATH_MAX]; /* <data>/registry: the per-GPU compute registry files */

@@ -100,7 +100,7 @@ struct tessd_serve {
     size_t nreps, capreps;
     svc_state_t *svcs;
     size_t nsvcs, capsvcs;
-    bool failing; /* the last supervision failed (logged once) */
+    bool failing;         /* the last supervision failed (logged once) */
     int64_t reload_ok_ms; /* no reload of the running proxy before */
     /* As root, the account HAProxy drops to: Debian's haproxy (NULL: not root, or none). */
     const char *user, *group;

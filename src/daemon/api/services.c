@@ -356,8 +356,8 @@ void api_services_create(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     }
     if (total >= TSV_MAX_SERVICES) {
         thttp_error(rep, 507, "insufficient_storage", NULL,
-                    "this node runs %lld services, the most its proxy holds (%d)",
-                    (long long)total, TSV_MAX_SERVICES);
+                    "this node runs %lld services, the most its proxy holds (%d)", (long long)total,
+                    TSV_MAX_SERVICES);
         goto out;
     }
     /* The endpoint's port: asked (free now, and no service's), or one the kernel has free. */
