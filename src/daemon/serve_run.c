@@ -480,10 +480,13 @@ int tessd_serve_reconcile(tessd_t *d, const tstore_service_t *sv, tsl_error_t *e
             live--;
         }
     }
-    if (live >= sv->replicas)
-        return 0;
     struct tessd_serve *s = d->serve;
     svc_state_t *st = s ? svc_get(s, sv->id) : NULL;
+    if (live >= sv->replicas) {
+        if (st)
+            st->held[0] = 0; /* nothing lacks: nothing held */
+        return 0;
+    }
     int64_t now = tessd_mono_ms();
     /* A replacement (the service ran its replicas already) waits out its back-off. */
     bool replacing = st && st->started;

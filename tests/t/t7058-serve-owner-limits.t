@@ -77,6 +77,8 @@ is "$(replicas b1)" 3 "the supervision submits no more while the bucket is empty
 api PATCH /v1/services/b1 '{"replicas":0}' "$BOB"
 api PATCH /v1/services/b1 '{"replicas":8}' "$BOB"
 is "$(replicas b1)" 3 "scaling down and up again creates no new job rows"
+api PATCH /v1/services/b1 '{"replicas":0}' "$BOB"
+is "$CODE $(jget .held)" "200 null" "scaled to 0: nothing is held any more"
 
 # M4: old proxies end; token files are written only when they change.
 wait_for '[ -f "$TD/data/serve/haproxy.cfg" ]'
