@@ -33,6 +33,12 @@
  * the ACLs true"), about 10-20 us an object.  Past it the rest keep their ACLs (the gate is
  * always written first: nobody gets in who should not) and the log says so. */
 #define TESSD_FOLDER_APPLY_MAX 20000
+/* Share changes (share, unshare) a user may make: TESSD_FOLDER_SHARE_BURST at once, then one
+ * every 1 / TESSD_FOLDER_SHARE_RATE seconds; admins are not limited.  Each may rewrite up to
+ * TESSD_FOLDER_APPLY_MAX ACLs under tesseld's lock (0.2-0.4 s), so one user holds the lock at
+ * most about 8 % of the time by sharing (docs/folders.md). */
+#define TESSD_FOLDER_SHARE_RATE  0.2
+#define TESSD_FOLDER_SHARE_BURST 10
 /* Most objects one GET /usage counts (outside the lock): a larger folder's figure is a lower
  * bound, marked "complete": false. */
 #define TESSD_FOLDER_USAGE_MAX 1000000
@@ -678,12 +684,42 @@ static int share_target(tessd_t *d, const tessd_caller_t *who, json_t *body, con
     return 0;
 }
 
+thttp_limiter_t *api_folders_share_limiter(void)
+{
+    return thttp_limiter_new(TESSD_FOLDER_SHARE_RATE, TESSD_FOLDER_SHARE_BURST);
+}
+
+/* One token of a non-admin caller's share bucket; else 429 with Retry-After.  0, or -1 after
+ * filling rep.  Lock held. */
+static int share_rate(tessd_t *d, const tessd_caller_t *who, thttp_reply_t *rep)
+{
+    if (who->admin || !d->share_limit)
+        return 0;
+    int64_t wait = thttp_limiter_take(d->share_limit, who->user, tessd_mono_ms());
+    if (wait < 0) {
+        thttp_error(rep, 500, "internal", NULL, "out of memory");
+        return -1;
+    }
+    if (wait == 0)
+        return 0;
+    long secs = (long)((wait + 999) / 1000);
+    thttp_error(rep, 429, "too_many_requests", NULL,
+                "share rate limit: user %s may change folder shares %d times at once, then once "
+                "every %g s (each rewrites a folder's ACLs); try again in %ld s",
+                who->user, TESSD_FOLDER_SHARE_BURST, 1 / TESSD_FOLDER_SHARE_RATE, secs);
+    snprintf(rep->extra_name, sizeof rep->extra_name, "Retry-After");
+    snprintf(rep->extra_value, sizeof rep->extra_value, "%ld", secs);
+    return -1;
+}
+
 /* Change a share in a transaction (set: rw; else delete), write the gate, commit or undo. */
 static void share_change(tessd_t *d, const tessd_caller_t *who, const tstore_folder_t *f,
                          const char *user, const tstore_project_t *p, bool set, bool rw,
                          thttp_reply_t *rep)
 {
     tsl_error_t err;
+    if (share_rate(d, who, rep) < 0)
+        return;
     if (tstore_begin(d->store, &err) < 0) {
         api_store_failure(rep, "begin", &err);
         return;
@@ -754,7 +790,8 @@ void api_folders_share(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     tstore_project_t p;
     const char *user;
     if (load(d, &who, req->params[0], &f, &a, rep) < 0 || !may_manage(&who, &f, a, rep) ||
-        thttp_check_fields(body, fields, rep) < 0 || share_target(d, &who, body, &user, &p, rep) < 0)
+        thttp_check_fields(body, fields, rep) < 0 ||
+        share_target(d, &who, body, &user, &p, rep) < 0)
         goto out;
     json_t *m = json_object_get(body, "mode");
     const char *mode = json_is_string(m) ? json_string_value(m) : "";
@@ -825,6 +862,15 @@ void api_folders_usage(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     api_leave(d);
     if (rc < 0)
         return;
+    /* The walk runs as root and counts everything, private subdirectories included: only a
+     * caller who may write the folder (and so fill it) learns its size. */
+    if (a < TFLD_RW) {
+        thttp_error(rep, 403, "forbidden", NULL,
+                    "you ('%s') have %s access to folder '%s': its usage (du) is for those who "
+                    "may write it (it counts files you may not read)",
+                    who.user, tfld_access_name(a), f.name);
+        return;
+    }
     /* Outside the lock: the walk reads the whole folder (a folder deleted meanwhile: 404). */
     uint64_t bytes = 0, objects = 0;
     tsl_error_t err;
