@@ -283,7 +283,8 @@ tests/t/t7024-container-escape.t: $(O)/tests/agent/libtessel-envprobe.so $(O)/te
 # A job's terminal (docs/terminal.md): expect drives a PTY through tessel run -it / attach.
 TERM_TESTS := tests/t/t7030-term-run-it.t tests/t/t7031-term-refusals.t \
               tests/t/t7032-term-restart.t tests/t/t7033-term-exec.t \
-              tests/t/t7034-term-ticket.t tests/t/t7036-term-limits.t
+              tests/t/t7034-term-ticket.t tests/t/t7036-term-limits.t \
+              tests/t/t7037-term-exec-ns.t
 TESTS += $(TERM_TESTS)
 $(TERM_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel tests/lib/term.sh
 # Terminal tickets (ticket.c): one use, expiry, another job or route, bounds.
