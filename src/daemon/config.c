@@ -117,6 +117,8 @@ const tessd_opt_t tessd_opts[] = {
     {"max-connections", T_UINT, F(max_connections), .lo = 1, .hi = 65536, .def = "1024"},
     {"max-connections-per-client", T_UINT, F(max_per_client), .lo = 1, .hi = 65536, .def = "256"},
     {"request-timeout", T_UINT, F(request_timeout), .lo = 1, .hi = 86400, .def = "30"},
+    {"term-idle-timeout", T_SECS, F(term_idle_timeout), .lo = 1, .hi = 7 * 86400, .def = "30m"},
+    {"term-per-user", T_UINT, F(term_per_user), .lo = 1, .hi = 65536, .def = "16"},
     {"max-body", T_SIZE, F(max_body), .lo = 1024, .hi = 16 << 20, .def = "64K"},
     {"max-services-per-user", T_UINT, F(max_services_per_user), .lo = 0, .hi = 256, .def = "16",
      .flags = LIVE},
