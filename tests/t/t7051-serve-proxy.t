@@ -105,7 +105,7 @@ grep -q "service llm: replica job $NEW submitted" "$TD/tesseld.log"
 ok $? "tesseld's log says so"
 seen=""
 # 40 calls: with its first weight (the others' mean rate) the new replica gets about 2 in 5;
-# 8 calls missed it once in 60 runs on average.
+# 8 calls would all miss it with a chance of 0.6^8, about 1 in 60.
 for i in $(seq 40); do call >/dev/null; seen="$seen $(cut -d' ' -f2 "$TD/call")"; done
 echo "$seen" | grep -qw "$NEW"
 ok $? "the new replica serves requests"
