@@ -281,14 +281,18 @@ static int open_log(const char *path)
     return fd;
 }
 
-/* Pass the two log descriptors and their time indexes over the socket (SCM_RIGHTS).  0 or -1
- * with errno. */
-static int send_fds(int sock, const int fds[4])
+/* The descriptors the job's first process passes to the shim: its two logs, their time
+ * indexes, and its mount namespace (the one it made, before any code of the job's runs; or
+ * /dev/null for none): exec joins that one (exec_start). */
+#define JOB_FDS 5
+
+/* Pass them over the socket (SCM_RIGHTS).  0 or -1 with errno. */
+static int send_fds(int sock, const int fds[JOB_FDS])
 {
     char byte = 'L';
     struct iovec iov = {.iov_base = &byte, .iov_len = 1};
     union {
-        char buf[CMSG_SPACE(4 * sizeof(int))];
+        char buf[CMSG_SPACE(JOB_FDS * sizeof(int))];
         struct cmsghdr align;
     } u;
     memset(&u, 0, sizeof u);
@@ -297,19 +301,19 @@ static int send_fds(int sock, const int fds[4])
     struct cmsghdr *c = CMSG_FIRSTHDR(&m);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(4 * sizeof(int));
-    memcpy(CMSG_DATA(c), fds, 4 * sizeof(int));
+    c->cmsg_len = CMSG_LEN(JOB_FDS * sizeof(int));
+    memcpy(CMSG_DATA(c), fds, JOB_FDS * sizeof(int));
     return sendmsg(sock, &m, MSG_NOSIGNAL) == 1 ? 0 : -1;
 }
 
 /* Receive them (close-on-exec).  0, or -1 with errno (ENODATA: the child ended or failed
  * before it sent them). */
-static int recv_fds(int sock, int fds[4])
+static int recv_fds(int sock, int fds[JOB_FDS])
 {
     char byte;
     struct iovec iov = {.iov_base = &byte, .iov_len = 1};
     union {
-        char buf[CMSG_SPACE(4 * sizeof(int))];
+        char buf[CMSG_SPACE(JOB_FDS * sizeof(int))];
         struct cmsghdr align;
     } u;
     struct msghdr m = {
@@ -325,11 +329,11 @@ static int recv_fds(int sock, int fds[4])
     }
     struct cmsghdr *c = CMSG_FIRSTHDR(&m);
     if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
-        c->cmsg_len != CMSG_LEN(4 * sizeof(int))) {
+        c->cmsg_len != CMSG_LEN(JOB_FDS * sizeof(int))) {
         errno = EPROTO;
         return -1;
     }
-    memcpy(fds, CMSG_DATA(c), 4 * sizeof(int));
+    memcpy(fds, CMSG_DATA(c), JOB_FDS * sizeof(int));
     return 0;
 }
 
@@ -493,7 +497,8 @@ struct job_args {
     int pfd, outp, errp, sock, devnull; /* the child's ends (pfd, outp, errp, sock: [1]) */
     int tty; /* --tty: the terminal's slave side (its stdin, stdout, stderr); -1: none */
     /* A process started by exec (tty.h) in the running job: no logs of its own, the job's
-     * mount namespace joined through ns_fd (/proc/JOB/ns/mnt; -1: none) instead of made. */
+     * mount namespace joined through ns_fd (the one the job's first process made, passed to
+     * the shim before the job's code ran; -1: none) instead of made. */
     bool exec_mode;
     int ns_fd;
     const char *const *cg; /* cgroup.procs files to join */
@@ -555,6 +560,12 @@ static int job_main(void *arg)
     } else if (!a->ctr_argv && a->state && tagent_jobns_enter(a->state) < 0) {
         child_fail(pfd, "jobns");
     }
+    /* The namespace just made, for exec: held by the shim, so that exec never joins one the
+     * job made itself later (unshare -Urm under --allow-userns). */
+    int nsfd = -1;
+    if (!a->exec_mode && !a->ctr_argv && a->state &&
+        (nsfd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC)) < 0)
+        child_fail(pfd, "jobns");
     /* A new process of tessel exec joined the job's namespace: its folders are there. */
     if (!a->exec_mode && !a->ctr_argv && a->state && a->nfolders > 0 &&
         tagent_jobns_folders(a->folder_root, a->folders, a->nfolders) < 0)
@@ -613,13 +624,13 @@ static int job_main(void *arg)
             child_fail(pfd, "stderr");
         /* Their time indexes (logcap.h), the same way; without one (a directory or FIFO the
          * user left there) the job runs, its index goes to /dev/null. */
-        int fds[4] = {out, err, open_log(a->out_idx), open_log(a->err_idx)};
-        for (int k = 2; k < 4; k++)
+        int fds[JOB_FDS] = {out, err, open_log(a->out_idx), open_log(a->err_idx), nsfd};
+        for (int k = 2; k < JOB_FDS; k++)
             if (fds[k] < 0)
                 fds[k] = a->devnull;
         if (send_fds(a->sock, fds) < 0)
             child_fail(pfd, "logs");
-        for (int k = 0; k < 4; k++)
+        for (int k = 0; k < JOB_FDS; k++)
             if (fds[k] != a->devnull)
                 close(fds[k]);
         close(a->sock);
@@ -783,6 +794,7 @@ static const char *fake_state_as(const char *path, uid_t uid, gid_t gid)
 struct exec_ctx {
     const struct job_args *ja;
     pid_t job;
+    int ns; /* the job's mount namespace (JOB_FDS), or -1 */
 };
 
 /* tagent_exec_fn: start argv in the running job (tty.h) as its first process was started,
@@ -798,16 +810,14 @@ static pid_t exec_start(void *arg, char **argv, int pts, char *why, size_t wlen)
         snprintf(why, wlen, "exec: %s", strerror(errno));
         return -1;
     }
-    int ns = -1;
-    if (a.state) {
-        char path[64];
-        snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int)x->job);
-        if ((ns = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-            snprintf(why, wlen, "exec: the job's mount namespace: %s", strerror(errno));
-            close(pfd[0]);
-            close(pfd[1]);
-            return -1;
-        }
+    /* The namespace the job's first process made, passed to the shim before the job's code
+     * ran: never /proc/JOB/ns/mnt now, which the job may have changed. */
+    int ns = x->ns;
+    if (a.state && ns < 0) {
+        snprintf(why, wlen, "exec: the job's mount namespace was not received");
+        close(pfd[0]);
+        close(pfd[1]);
+        return -1;
     }
     a.pfd = pfd[1];
     a.tty = pts;
@@ -820,8 +830,6 @@ static pid_t exec_start(void *arg, char **argv, int pts, char *why, size_t wlen)
         _exit(job_main(&a));
     int saved = errno;
     close(pfd[1]);
-    if (ns >= 0)
-        close(ns);
     if (pid < 0) {
         close(pfd[0]);
         snprintf(why, wlen, "exec: fork: %s", strerror(saved));
@@ -1154,7 +1162,7 @@ int main(int argc, char **argv)
     }
 
     /* The log files, from the child (none when it failed before it opened them). */
-    int logs[4] = {-1, -1, -1, -1};
+    int logs[JOB_FDS] = {-1, -1, -1, -1, -1};
     if (recv_fds(sock[0], logs) < 0 && errno != ENODATA)
         perror("tessel-shim: log descriptors");
     close(sock[0]);
@@ -1213,7 +1221,14 @@ int main(int argc, char **argv)
         else if (logs[k + 2] >= 0)
             close(logs[k + 2]);
     }
-    struct exec_ctx xc = {.ja = &ja, .job = pid};
+    /* The job's mount namespace as its first process made it (exec joins it); /dev/null
+     * where it made none. */
+    int job_ns = -1;
+    if (logs[4] >= 0 && ja.state && !ja.ctr_argv)
+        job_ns = logs[4];
+    else if (logs[4] >= 0)
+        close(logs[4]);
+    struct exec_ctx xc = {.ja = &ja, .job = pid, .ns = job_ns};
     if (tty && pid > 0)
         tagent_tty_set_exec(tty, exec_start, &xc);
     int status = pid > 0 ? pump(pid, outp[0], errp[0], sfd, lc, nvml ? &wd : NULL, tty)

@@ -75,6 +75,9 @@ typedef struct {
     int log_to;                /* tessd_log_to_t */
     int log_level;             /* tessd_log_level_t */
     unsigned long max_connections, max_per_client, request_timeout;
+    unsigned long max_services_per_user; /* inference services one user may own (0: none) */
+    int64_t term_idle_timeout;   /* s: a terminal WebSocket with no traffic this long closes */
+    unsigned long term_per_user; /* terminal WebSockets of one user at once */
     uint64_t max_body;
     double submit_rate, admin_submit_rate;
     unsigned long submit_burst;

@@ -175,9 +175,10 @@ typedef struct {
      * O_PATH descriptor of it (-1: folders are off, tesseld is not root). */
     char folder_root[PATH_MAX];
     int folder_rootfd;
-    bool allow_root_jobs;  /* --allow-root-jobs: as root, a non-admin's job may run as root */
-    uint64_t log_limit;    /* --log-limit: bytes kept per stream of a job's log, 0 = no limit */
-    char test_kill_at[16]; /* --test-kill-at: "" or the start step where tesseld kills itself */
+    bool allow_root_jobs;      /* --allow-root-jobs: as root, a non-admin's job may run as root */
+    int max_services_per_user; /* --max-services-per-user (admins too; serving.md) */
+    uint64_t log_limit;        /* --log-limit: bytes kept per stream of a job's log, 0 = no limit */
+    char test_kill_at[16];     /* --test-kill-at: "" or the start step where tesseld kills itself */
     /* Enforcement (docs/security.md), as root only: */
     char run_dir[PATH_MAX];      /* <data>/run: root's per-job directories; "" when not root */
     char registry_dir[PATH_MAX]; /* <data>/registry: the per-GPU compute registry files */
@@ -194,6 +195,7 @@ typedef struct {
 
     /* What one client may use (main.c options; checked by api/jobs.c on submission). */
     thttp_limiter_t *submit_limit;       /* per user; NULL: --submit-rate 0, unlimited */
+    thttp_limiter_t *share_limit;        /* folder share changes, per user (api/folders.c) */
     thttp_limiter_t *admin_submit_limit; /* per admin; NULL: admins are exempt */
     /* Suspends and resumes (each an event record and a write of the slice file): the same
      * rate and burst as submissions, buckets of their own. */
@@ -201,6 +203,10 @@ typedef struct {
     double submit_rate, admin_submit_rate, submit_burst; /* their settings, for messages */
     uint64_t disk_reserve;   /* --disk-reserve in bytes (0 when a percentage) */
     double disk_reserve_pct; /* --disk-reserve N%: of the data dir's file system */
+    /* Terminal WebSockets (api/term.c, termconn.h): --term-idle-timeout in ms,
+     * --term-per-user, and the total (half of --max-connections). */
+    long long term_idle_ms;
+    unsigned term_per_user, term_max;
 
     /* GPUs */
     tagent_nvml_t *nvml;
@@ -302,6 +308,8 @@ int tessd_pathf(char *buf, size_t len, const char *fmt, ...) __attribute__((form
 /* main.c: the data directory's file system.  *avail: bytes free for tesseld (statvfs
  * f_bavail), *reserve: what --disk-reserve keeps free there.  0, or -1 with errno. */
 int tessd_disk_space(tessd_t *d, uint64_t *avail, uint64_t *reserve);
+/* api/folders.c: the per-user limiter of folder share changes (d->share_limit), or NULL. */
+thttp_limiter_t *api_folders_share_limiter(void);
 
 /* auth.c */
 #define TESSD_TOKEN_PREFIX "tsl_"

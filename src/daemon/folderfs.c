@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/acl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -272,12 +273,27 @@ bool tfld_path_valid(const char *rel)
     return true;
 }
 
+/* This thread's capability sets (capget/capset with pid 0 act on the calling thread only). */
+static int caps_get(struct __user_cap_data_struct data[2])
+{
+    struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    return (int)syscall(SYS_capget, &h, data);
+}
+
+static int caps_set(const struct __user_cap_data_struct data[2])
+{
+    struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    return (int)syscall(SYS_capset, &h, data);
+}
+
 int tfld_as_enter(const tfld_ident_t *id, tfld_saved_t *saved)
 {
     if (id->uid == 0) {
         errno = EPERM;
         return -1;
     }
+    if (caps_get(saved->caps) < 0)
+        return -1;
     int n = (int)syscall(SYS_getgroups, TFLD_GROUPS_MAX, saved->groups);
     saved->ngroups = n < 0 ? 0 : n;
     if (syscall(SYS_setgroups, (size_t)id->ngroups, id->groups) < 0)
@@ -292,12 +308,40 @@ int tfld_as_enter(const tfld_ident_t *id, tfld_saved_t *saved)
         errno = EPERM;
         return -1;
     }
+    /* A non-zero fsuid turns off only the file capabilities (CAP_DAC_OVERRIDE, CAP_FOWNER,
+     * ...): CAP_SYS_RESOURCE would still pass quotas and ext4's root-reserved blocks.  The
+     * whole effective set goes (the permitted set stays, for tfld_as_leave), so the thread
+     * writes as a shell of the account would. */
+    struct __user_cap_data_struct none[2];
+    memcpy(none, saved->caps, sizeof none);
+    none[0].effective = none[1].effective = 0;
+    if (caps_set(none) < 0) {
+        int e = errno;
+        tfld_as_leave(saved);
+        errno = e;
+        return -1;
+    }
     return 0;
 }
 
 void tfld_as_leave(const tfld_saved_t *saved)
 {
+    /* Effective again first (raising within the permitted set needs no capability): the
+     * calls below need CAP_SETUID and CAP_SETGID. */
+    caps_set(saved->caps);
     syscall(SYS_setfsuid, 0);
     syscall(SYS_setfsgid, 0);
     syscall(SYS_setgroups, (size_t)saved->ngroups, saved->groups);
+}
+
+int tfld_space(int fd, uint64_t reserve_bytes, double reserve_pct, uint64_t *avail,
+               uint64_t *reserve)
+{
+    struct statvfs vfs;
+    if (fstatvfs(fd, &vfs) < 0)
+        return -1;
+    *avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+    *reserve = reserve_pct > 0 ? (uint64_t)((double)vfs.f_blocks * vfs.f_frsize * reserve_pct / 100)
+                               : reserve_bytes;
+    return 0;
 }

@@ -16,6 +16,7 @@
 #ifndef TESSEL_DAEMON_FOLDERFS_H
 #define TESSEL_DAEMON_FOLDERFS_H
 
+#include <linux/capability.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -84,15 +85,23 @@ typedef struct {
 typedef struct {
     gid_t groups[TFLD_GROUPS_MAX];
     int ngroups;
+    struct __user_cap_data_struct caps[2]; /* the thread's capability sets */
 } tfld_saved_t;
 
 /* Take id as THIS THREAD's file-system identity (raw setgroups, setfsgid, setfsuid system
  * calls: the other threads keep root's): the kernel then checks every open, read and write
  * as that account's, ACLs included, and root's capabilities over files are off for the
- * thread until tfld_as_leave.  uid 0 is refused (EPERM).  0, or -1 with errno (the identity
- * is root's again). */
+ * thread until tfld_as_leave; the thread's whole effective capability set is emptied too
+ * (capset: CAP_SYS_RESOURCE would pass disk quotas and the root-reserved blocks).  uid 0 is refused
+ * (EPERM).  0, or -1 with errno (the identity is root's again). */
 int tfld_as_enter(const tfld_ident_t *id, tfld_saved_t *saved);
 /* Back to root's identity (fsuid, fsgid 0, the saved groups). */
 void tfld_as_leave(const tfld_saved_t *saved);
+
+/* Space on the file system of fd (O_PATH will do): *avail bytes free for unprivileged
+ * writers (f_bavail), *reserve what --disk-reserve (reserve_bytes, or reserve_pct of the
+ * file system when > 0) keeps free there.  0, or -1 with errno. */
+int tfld_space(int fd, uint64_t reserve_bytes, double reserve_pct, uint64_t *avail,
+               uint64_t *reserve);
 
 #endif

@@ -34,6 +34,7 @@
 #include "daemon/log.h"
 #include "daemon/daemon.h"
 #include "daemon/folderfs.h"
+#include "daemon/termconn.h"
 #include "daemon/serve_run.h"
 #include "daemon/slurmjob.h"
 #include "daemon/pass.h"
@@ -125,6 +126,8 @@ static void usage(FILE *f)
             "  --shim PATH         tessel-shim (default " TESSEL_INST_SHIM ";\n"
             "                      in a build tree BINDIR/tessel-shim)\n"
             "  --haproxy PATH      the inference services' proxy (default /usr/sbin/haproxy)\n"
+            "  --max-services-per-user N  inference services one user (admins too) may own\n"
+            "                      (default 16, at most 256; 0: none)\n"
             "  --policy NAME       libsched placement policy (default tessel)\n"
             "  --cgroup-root DIR   cgroup file system (default /sys/fs/cgroup)\n"
             "  --no-cgroups        do not put jobs in cgroups (no CPU/memory limits)\n"
@@ -192,6 +195,10 @@ static void usage(FILE *f)
             "                      next one is closed unanswered\n"
             "  --request-timeout SECS  close a connection silent this long (default 30)\n"
             "  --max-body SIZE     largest request body (default 64K; 413 above)\n"
+            "  --term-idle-timeout SECS  close a job's terminal WebSocket with no frame from\n"
+            "                      the client and no output this long (default 30m)\n"
+            "  --term-per-user N   a user's terminal WebSockets at once (default 16; all users\n"
+            "                      together: half of --max-connections; 429 above)\n"
             "  --submit-rate R     job submissions a second per user, R > 0, or 0 for no limit\n"
             "                      (default 5; 429 with Retry-After above it); suspends and\n"
             "                      resumes have the same limit, apart\n"
@@ -545,6 +552,7 @@ static void conf_to_daemon(tessd_t *d, const tessd_conf_t *c)
     }
     d->gpu_mem_suspend = c->gpu_mem_violation == 1;
     d->log_limit = c->log_limit;
+    d->max_services_per_user = (int)c->max_services_per_user;
     d->kill_wait_ms = c->kill_wait * 1000;
     d->job_log_retention_s = c->job_log_retention;
     d->disk_reserve = c->disk_reserve;
@@ -773,6 +781,9 @@ int main(int argc, char **argv)
     }
     d->test_pass_gap_ms = (int64_t)conf.test_pass_gap_ms;
     d->allow_root_jobs = conf.allow_root_jobs;
+    d->term_idle_ms = (long long)conf.term_idle_timeout * 1000;
+    d->term_per_user = (unsigned)conf.term_per_user;
+    d->term_max = tsd_termconn_total_max(conf.max_connections);
     d->slurm = conf.slurm;
     snprintf(d->slurm_conf, sizeof d->slurm_conf, "%s", conf.slurm_conf);
     snprintf(d->slurm_bin, sizeof d->slurm_bin, "%s", conf.slurm_bin);
@@ -1098,6 +1109,10 @@ int main(int argc, char **argv)
         perror("tesseld: submission rate limit");
         return 1;
     }
+    if (!(d->share_limit = api_folders_share_limiter())) {
+        perror("tesseld: folder share rate limit");
+        return 1;
+    }
     thttp_config_t hc = {.host = host,
                          .port = (uint16_t)port,
                          .max_body = (size_t)max_body,
@@ -1251,6 +1266,7 @@ int main(int argc, char **argv)
     tsched_cluster_destroy(d->empty);
     tagent_nvml_close(d->nvml);
     thttp_limiter_free(d->submit_limit);
+    thttp_limiter_free(d->share_limit);
     thttp_limiter_free(d->admin_submit_limit);
     tessd_retention_free(d);
     thttp_limiter_free(d->control_limit);

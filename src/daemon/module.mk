@@ -17,7 +17,7 @@ TESSELD_SRCS += src/daemon/slurmnodes.c src/daemon/slurmnodes_parse.c src/daemon
 # Projects (docs/projects.md): the rules (projects.c) and the routes (api/projects.c).
 TESSELD_SRCS += src/daemon/projects.c src/daemon/api/projects.c
 # A job's terminal over a WebSocket (docs/terminal.md): GET /v1/jobs/{id}/attach, wslay frames.
-TESSELD_SRCS += src/daemon/api/term.c src/daemon/ticket.c
+TESSELD_SRCS += src/daemon/api/term.c src/daemon/ticket.c src/daemon/termconn.c
 # Virtual folders (docs/folders.md): the rules and ACL text (folders.c), the directories on
 # disk (folderfs.c, libacl) and the routes (api/folders.c).
 TESSELD_SRCS += src/daemon/folders.c src/daemon/folderfs.c src/daemon/api/folders.c
@@ -283,12 +283,19 @@ tests/t/t7024-container-escape.t: $(O)/tests/agent/libtessel-envprobe.so $(O)/te
 # A job's terminal (docs/terminal.md): expect drives a PTY through tessel run -it / attach.
 TERM_TESTS := tests/t/t7030-term-run-it.t tests/t/t7031-term-refusals.t \
               tests/t/t7032-term-restart.t tests/t/t7033-term-exec.t \
-              tests/t/t7034-term-ticket.t
+              tests/t/t7034-term-ticket.t tests/t/t7036-term-limits.t \
+              tests/t/t7037-term-exec-ns.t
 TESTS += $(TERM_TESTS)
 $(TERM_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel tests/lib/term.sh
 # Terminal tickets (ticket.c): one use, expiry, another job or route, bounds.
 TESTS += $(O)/tests/daemon/test_ticket
 $(O)/tests/daemon/test_ticket: $(O)/obj/src/daemon/test/test_ticket.o $(O)/obj/src/daemon/ticket.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
+# Terminal WebSockets at once (termconn.c): per user, in all, the idle rule.
+TESTS += $(O)/tests/daemon/test_termconn
+$(O)/tests/daemon/test_termconn: $(O)/obj/src/daemon/test/test_termconn.o \
+                                 $(O)/obj/src/daemon/termconn.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
 # container.c alone: image names, the store, ldconfig's output, device nodes, config.json.

@@ -191,8 +191,10 @@ char *tsv_haproxy_cfg(const char *sock, const tsv_cfg_service_t *svc, size_t n, 
             "# written by tesseld (docs/serving.md): do not edit\n"
             "global\n"
             "    stats socket %s mode 600 level admin\n"
-            "    maxconn 8192\n",
-            sock);
+            "    maxconn 8192\n"
+            /* The process a reload replaces exits within this, requests held or not. */
+            "    hard-stop-after %ds\n",
+            sock, TSV_HARD_STOP_S);
     if (user && group)
         fprintf(f, "    user %s\n    group %s\n", user, group);
     fprintf(f, "defaults\n"

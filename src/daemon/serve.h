@@ -25,6 +25,14 @@
 /* Most replicas of one service: a lab's service on one node has a handful; 64 bounds the
  * proxy's configuration and the work of one measurement. */
 #define TSV_MAX_REPLICAS 64
+/* Most services of the whole node: the proxy's configuration is built from at most this many,
+ * and a service past it is refused at its creation (409), never left without a frontend. */
+#define TSV_MAX_SERVICES 256
+/* Longest reason a service gives for replicas it lacks (GET /v1/services/NAME "held"). */
+#define TSV_HELD_MAX 200
+/* An old HAProxy (the one a reload replaces) ends the requests it holds within this many
+ * seconds, then exits (hard-stop-after): reloads never pile up processes. */
+#define TSV_HARD_STOP_S 10
 /* Most requests one replica serves at once (the proxy's maxconn per server). */
 #define TSV_MAX_CONCURRENCY 1024
 /* HAProxy's weights run from 0 to 256; 0 would take a replica out of rotation, which the health

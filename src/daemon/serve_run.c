@@ -36,6 +36,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "daemon/acl.h"
 #include "daemon/serve.h"
 #include "daemon/serve_run.h"
 
@@ -59,6 +60,11 @@ extern char **environ;
  * that hangs or lost its model does not come back by itself.  10 s rides out a replica's
  * short stall (a long request, a garbage collection). */
 #define TSV_DOWN_RESTART_MS 10000
+/* Reloads of a running proxy: at most one in this long; the changes in between wait and go in
+ * together (a weight is set through the runtime socket, never by a reload). */
+#define TSV_RELOAD_MIN_MS 5000
+/* haproxy.log past this at a start: renamed haproxy.log.1 (the one before removed). */
+#define TSV_LOG_MAX (16 << 20)
 
 typedef struct {
     int64_t job;
@@ -82,6 +88,7 @@ typedef struct {
     int64_t next_ok_ms; /* no replacement before */
     bool started;       /* its first replicas were submitted by this tesseld */
     bool seen;
+    char held[TSV_HELD_MAX]; /* why replicas it lacks are not submitted ("" when none) */
 } svc_state_t;
 
 struct tessd_serve {
@@ -93,9 +100,11 @@ struct tessd_serve {
     size_t nreps, capreps;
     svc_state_t *svcs;
     size_t nsvcs, capsvcs;
-    bool failing; /* the last supervision failed (logged once) */
-    /* As root, the account HAProxy drops to: Debian's haproxy, else nobody (NULL: not root). */
+    bool failing;         /* the last supervision failed (logged once) */
+    int64_t reload_ok_ms; /* no reload of the running proxy before */
+    /* As root, the account HAProxy drops to: Debian's haproxy (NULL: not root, or none). */
     const char *user, *group;
+    bool no_account; /* root, and no haproxy account: no proxy is started */
 };
 
 static void path_in(const tessd_t *d, const char *name, char *buf, size_t len)
@@ -118,8 +127,16 @@ int tessd_serve_init(tessd_t *d, tsl_error_t *err)
     if (!d->serve)
         return tsl_errprintf(err, "out of memory");
     if (geteuid() == 0) {
-        d->serve->user = getpwnam("haproxy") ? "haproxy" : "nobody";
-        d->serve->group = getgrnam("haproxy") ? "haproxy" : "nogroup";
+        /* Its own account only: nobody is shared with other programs, which could signal or
+         * trace the proxy. */
+        if (getpwnam("haproxy") && getgrnam("haproxy")) {
+            d->serve->user = "haproxy";
+            d->serve->group = "haproxy";
+        } else {
+            d->serve->no_account = true;
+            tessd_log("serve: no haproxy account and group (Debian's haproxy package makes "
+                      "them): inference services are refused");
+        }
     }
     /* A proxy left by the last tesseld: taken over by the first start (-sf). */
     char pidf[PATH_MAX], buf[32] = "";
@@ -128,13 +145,15 @@ int tessd_serve_init(tessd_t *d, tsl_error_t *err)
     if (f) {
         if (fgets(buf, sizeof buf, f)) {
             long pid = strtol(buf, NULL, 10);
-            char comm[PATH_MAX], name[32] = "";
-            snprintf(comm, sizeof comm, "/proc/%ld/comm", pid);
-            FILE *c = pid > 1 ? fopen(comm, "re") : NULL;
-            if (c) {
-                if (fgets(name, sizeof name, c) && strncmp(name, "haproxy", 7) == 0)
+            /* Only the configured program itself (its executable, not a name a process can
+             * give itself) is taken over. */
+            char exe[64], got[PATH_MAX], want[PATH_MAX];
+            snprintf(exe, sizeof exe, "/proc/%ld/exe", pid);
+            ssize_t n = pid > 1 ? readlink(exe, got, sizeof got - 1) : -1;
+            if (n > 0 && realpath(d->haproxy, want)) {
+                got[n] = 0;
+                if (strcmp(got, want) == 0)
                     d->serve->pid = -(pid_t)pid; /* not our child: handed over at the start */
-                fclose(c);
             }
         }
         fclose(f);
@@ -252,6 +271,14 @@ static int free_port(tessd_t *d)
     return 0;
 }
 
+const char *tessd_serve_unusable(tessd_t *d)
+{
+    if (d->serve && d->serve->no_account)
+        return "no haproxy account and group on this node (Debian's haproxy package makes "
+               "them): an admin installs it";
+    return NULL;
+}
+
 int tessd_serve_free_port(tessd_t *d)
 {
     return free_port(d);
@@ -365,6 +392,74 @@ static int rep_collect(const tstore_replica_t *r, void *arg)
     return 0;
 }
 
+/* Whether the owner of sv may have replicas submitted now: their account exists (*admin:
+ * their role) and the service's queue, with its ancestors, admits them (the queues' allow
+ * lists can change after the service was made).  1, or 0 with the reason in held, or -1 with
+ * err. */
+static int owner_may_submit(tessd_t *d, const tstore_service_t *sv, bool *admin, char *held,
+                            size_t len, tsl_error_t *err)
+{
+    tstore_user_t u;
+    if (tstore_user_get(d->store, sv->owner, &u, err) < 0) {
+        if (errno != ENOENT)
+            return -1;
+        snprintf(held, len, "its owner '%s' is no longer a user", sv->owner);
+        return 0;
+    }
+    *admin = strcmp(u.role, "admin") == 0;
+    json_t *spec = json_loads(sv->spec_json, 0, NULL);
+    const char *qn = json_string_value(json_object_get(spec, "queue"));
+    char name[TSTORE_NAME_MAX + 1];
+    snprintf(name, sizeof name, "%s", qn ? qn : "default");
+    json_decref(spec);
+    char **groups = NULL;
+    size_t ngroups = 0;
+    bool loaded = false;
+    int rc = 1;
+    for (int depth = 0; rc == 1 && depth <= TSCHED_MAX_QUEUE_DEPTH; depth++) {
+        tstore_queue_t q;
+        if (tstore_queue_get(d->store, name, &q, err) < 0) {
+            if (errno != ENOENT) {
+                rc = -1;
+                break;
+            }
+            snprintf(held, len, "its queue '%s' no longer exists", name);
+            rc = 0;
+            break;
+        }
+        if (!tessd_acl_open(&q)) {
+            if (!loaded && q.allow_groups[0]) {
+                if (tessd_user_groups(sv->owner, &groups, &ngroups) < 0) {
+                    tsl_errprintf(err, "the groups of '%s': %s", sv->owner, strerror(errno));
+                    rc = -1;
+                    break;
+                }
+                loaded = true;
+            }
+            if (!tessd_acl_allows(&q, sv->owner, *admin, (const char *const *)groups, ngroups)) {
+                snprintf(held, len, "queue '%s' no longer admits its owner '%s'", q.name,
+                         sv->owner);
+                rc = 0;
+            }
+        }
+        if (!q.parent[0])
+            break;
+        snprintf(name, sizeof name, "%s", q.parent);
+    }
+    tessd_user_groups_free(groups, ngroups);
+    return rc;
+}
+
+const char *tessd_serve_held(tessd_t *d, int64_t service)
+{
+    if (!d->serve)
+        return NULL;
+    for (size_t i = 0; i < d->serve->nsvcs; i++)
+        if (d->serve->svcs[i].id == service)
+            return d->serve->svcs[i].held[0] ? d->serve->svcs[i].held : NULL;
+    return NULL;
+}
+
 int tessd_serve_reconcile(tessd_t *d, const tstore_service_t *sv, tsl_error_t *err)
 {
     replist_t l = {.n = 0};
@@ -385,19 +480,47 @@ int tessd_serve_reconcile(tessd_t *d, const tstore_service_t *sv, tsl_error_t *e
             live--;
         }
     }
-    if (live >= sv->replicas)
-        return 0;
     struct tessd_serve *s = d->serve;
     svc_state_t *st = s ? svc_get(s, sv->id) : NULL;
+    if (live >= sv->replicas) {
+        if (st)
+            st->held[0] = 0; /* nothing lacks: nothing held */
+        return 0;
+    }
     int64_t now = tessd_mono_ms();
     /* A replacement (the service ran its replicas already) waits out its back-off. */
     bool replacing = st && st->started;
     if (replacing && now < st->next_ok_ms)
         return 0;
     int want = sv->replicas - live;
-    for (int k = 0; k < want; k++)
+    /* Its owner still an account its queue admits, and their submission bucket not empty:
+     * else nothing is submitted and the service says why (held). */
+    char held[TSV_HELD_MAX] = "";
+    bool admin = false;
+    int ok = owner_may_submit(d, sv, &admin, held, sizeof held, err);
+    if (ok < 0)
+        return -1;
+    int done = 0;
+    thttp_limiter_t *bucket = admin ? d->admin_submit_limit : d->submit_limit;
+    for (; ok && done < want; done++) {
+        int64_t wait = bucket ? thttp_limiter_take(bucket, sv->owner, now) : 0;
+        if (wait != 0) {
+            snprintf(held, sizeof held,
+                     "its owner's submission rate (--submit-rate) is spent: %d more replica(s) "
+                     "as it refills",
+                     want - done);
+            break;
+        }
         if (submit_replica(d, sv, err) < 0)
             return -1;
+    }
+    if (st) {
+        if (strcmp(st->held, held) != 0 && held[0])
+            tessd_log("service %s: no replica submitted: %s", sv->name, held);
+        snprintf(st->held, sizeof st->held, "%s", held);
+    }
+    if (!done)
+        return 0;
     if (st) {
         if (replacing) {
             st->streak = now - st->last_ms < TSV_BACKOFF_WINDOW_MS ? st->streak + 1 : 0;
@@ -438,6 +561,32 @@ static int write_file(const char *path, const char *text)
         return -1;
     }
     return 0;
+}
+
+/* Whether path holds text exactly (a file unchanged is not written again). */
+static bool same_file(const char *path, const char *text)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    size_t len = strlen(text), off = 0;
+    char *buf = malloc(len + 1);
+    bool same = false;
+    while (buf) {
+        ssize_t r = read(fd, buf + off, len + 1 - off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            same = off == len && memcmp(buf, text, len) == 0;
+            break;
+        }
+        off += (size_t)r;
+        if (off > len)
+            break; /* longer */
+    }
+    free(buf);
+    close(fd);
+    return same;
 }
 
 typedef struct {
@@ -581,7 +730,7 @@ static int plan_service(const tstore_service_t *sv, void *arg)
     }
     int rc = tstore_service_hashes(d->store, sv->id, sv->owner, add_hash, &t, &err);
     fclose(t.f);
-    if (rc == 0 && write_file(p->tokf[i], t.buf) == 0) {
+    if (rc == 0 && (same_file(p->tokf[i], t.buf) || write_file(p->tokf[i], t.buf) == 0)) {
         fprintf(p->tokens.f, "%s:\n%s", p->tokf[i], t.buf);
         p->n++;
     } else {
@@ -598,6 +747,13 @@ static void proxy_start(tessd_t *d, const char *cfg)
     path_in(d, "haproxy.pid", pidf, sizeof pidf);
     path_in(d, "haproxy.log", logf, sizeof logf);
     pid_t oldpid = s->pid < 0 ? -s->pid : s->pid;
+    struct stat lst;
+    if (stat(logf, &lst) == 0 && lst.st_size > TSV_LOG_MAX) {
+        char old1[PATH_MAX];
+        path_in(d, "haproxy.log.1", old1, sizeof old1);
+        if (rename(logf, old1) < 0)
+            tessd_log("serve: %s: %s", logf, strerror(errno));
+    }
     if (oldpid > 0)
         snprintf(old, sizeof old, "%d", (int)oldpid);
     char *argv[] = {(char *)"haproxy",
@@ -817,10 +973,14 @@ void tessd_serve_tick(tessd_t *d)
     if (!cmp)
         goto out;
     bool running = s->pid != 0;
-    if ((!running || !s->applied || strcmp(cmp, s->applied) != 0) && now >= s->respawn_ms) {
+    /* A running proxy is reloaded at most every TSV_RELOAD_MIN_MS (the changes coalesced);
+     * none running: started at once. */
+    if ((!running || !s->applied || strcmp(cmp, s->applied) != 0) && now >= s->respawn_ms &&
+        (!running || now >= s->reload_ok_ms) && !s->no_account) {
         char *full = tsv_haproxy_cfg(sock, p->svc, p->n, true, s->user, s->group);
         if (full && write_file(cfgp, full) == 0) {
             proxy_start(d, cfgp);
+            s->reload_ok_ms = now + TSV_RELOAD_MIN_MS;
             if (s->pid > 0) {
                 for (size_t i = 0; i < s->nreps; i++)
                     s->reps[i].set = s->reps[i].weight;

@@ -20,6 +20,8 @@ int tessd_serve_reconcile(tessd_t *d, const tstore_service_t *sv, tsl_error_t *e
 int tessd_serve_stop_replicas(tessd_t *d, const tstore_service_t *sv, tsl_error_t *err);
 /* A port free on 127.0.0.1 that no service nor active replica holds; 0 when none found. */
 int tessd_serve_free_port(tessd_t *d);
+/* Why no service can run on this node (no haproxy account), or NULL. */
+const char *tessd_serve_unusable(tessd_t *d);
 
 /* What the proxy measured of a replica. */
 typedef struct {
@@ -30,6 +32,9 @@ typedef struct {
     char status[16];   /* HAProxy's: "UP", "DOWN", ... ("" before the first reading) */
 } tessd_serve_fig_t;
 /* 0 and *out, or -1 when tesseld has no figures of job. */
+/* Why the service's missing replicas are not submitted (its owner gone, its queue no longer
+ * admitting them, their submission rate spent), or NULL. */
+const char *tessd_serve_held(tessd_t *d, int64_t service);
 int tessd_serve_figures(tessd_t *d, int64_t job, tessd_serve_fig_t *out);
 
 #endif

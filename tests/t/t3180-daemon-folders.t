@@ -137,11 +137,13 @@ is "$(jq -c '[.folders[] | [.name, .access]]' "$TD/out")" '[["data","ro"],["pf",
 schema GET /v1/folders
 
 # --- du, bad input, deletion --------------------------------------------------------------------
-api GET /v1/folders/data/usage "" "$C"
+api GET /v1/folders/data/usage "" "$B"
 is "$CODE $(jget .objects) $(jget .complete)" "200 4 true" \
-    "du: 4 objects (the folder, a.txt, b.txt, m.txt), for a viewer too"
+    "du: 4 objects (the folder, a.txt, b.txt, m.txt), for a writer (a project member)"
 [ "$(jget .bytes)" -gt 0 ]; ok $? "... of $(jget .bytes) bytes"
 schema GET /v1/folders/{name}/usage
+api GET /v1/folders/data/usage "" "$C"
+is "$CODE $(jget .error.code)" "403 forbidden" "du for a ro viewer: 403 (it counts what they may not read)"
 api POST /v1/folders '{"name":"data"}' "$C"
 is "$CODE $(jget .error.field)" "409 name" "a name taken: 409 (even by a folder one cannot see)"
 for body in '{"name":"Data"}' '{"name":"a/b"}' '{"name":".."}' '{"name":"x.y"}' '{"name":5}' \

@@ -60,11 +60,13 @@ as "$ANN" folders show data --json
 is "$(jq -c '[.shares[] | [.user // .project, .mode]]' "$TD/o")" '[["ben","ro"],["team","rw"]]' \
     "show --json: the API's object"
 printf 'hello' >"$ROOT/data/f"
-as "$BEN" folders du data
+as "$ANN" folders du data
 is "$RC" 0 "tessel folders du"
 grep -q "^data: [0-9]* bytes (.* MiB) in 2 objects$" "$TD/o"; ok $? "... says bytes and objects: $(out)"
-as "$BEN" folders du data --json
+as "$ANN" folders du data --json
 is "$(jq -c '[.objects, .complete]' "$TD/o")" '[2,true]' "du --json"
+as "$BEN" folders du data
+is "$RC" 1 "ben (ro) may not du: exit 1"
 as "$BEN" folders share data cat --rw
 is "$RC" 1 "ben (ro) may not share: exit 1"
 grep -q "may not manage it" "$TD/e"; ok $? "... told why"

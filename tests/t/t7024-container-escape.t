@@ -118,7 +118,12 @@ chown -R nobody "$TD/rosrc" "$TD/nxsrc"
 mount --bind "$TD/rosrc" "$RO" && mount -o remount,bind,ro "$RO" &&
     mount --bind "$TD/nxsrc" "$NX" && mount -o remount,bind,noexec "$NX" ||
     missing "bind mounts for the test"
-cleanup_mounts() { umount "$RO" "$NX" 2>/dev/null; }
+# The mounts go first, then td_cleanup (daemon.sh's EXIT trap, which this one replaces: without
+# it the test left its tesseld running).
+cleanup_mounts() {
+    umount "$RO" "$NX" 2>/dev/null
+    td_cleanup
+}
 trap cleanup_mounts EXIT
 runuser -u nobody -- sh -c "echo changed >$RO/f" 2>/dev/null
 is "$(cat "$TD/rosrc/f")" original "on the host nobody cannot write the read-only mount"

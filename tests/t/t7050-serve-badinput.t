@@ -126,9 +126,11 @@ PORT="$RPORT" setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/pyt
 SQ=$!
 wait_for 'curl -s -o /dev/null "http://127.0.0.1:$RPORT/health"'
 ok $? "the squatter (uid nobody) answers on the replica's port $RPORT"
-sleep 2 # four supervisions
 qcall() { curl -s -o "$TD/call" -w '%{http_code}' -H "Authorization: Bearer $ANN" \
     "http://127.0.0.1:$QPORT/x"; }
+# The new frontend comes with the next reload (at most one every 5 s, docs/serving.md).
+wait_for '[ "$(qcall)" != 000 ]'
+sleep 2 # four supervisions
 is "$(qcall)" 503 "the service's endpoint answers 503: no replica of its own listens"
 grep -A8 "^backend be_quiet" "$TD/data/serve/haproxy.cfg" | grep -q "^    server "
 ok $((!$?)) "the proxy's backend has no server on the squatter's port"

@@ -337,6 +337,7 @@ enum {
     S_SVC_DEL_REPLICAS,
     S_SVC_DEL_TOKENS,
     S_SVC_PORT_USED,
+    S_SVC_COUNT_OWNER,
     S_REPLICA_ADD,
     S_REPLICA_LIST,
     S_SVC_TOKEN_ADD,
@@ -570,6 +571,8 @@ static const char *const sql[S_COUNT] = {
     [S_SVC_PORT_USED] = "SELECT (SELECT count(*) FROM services WHERE port = ?1) +"
                         " (SELECT count(*) FROM service_replicas r JOIN jobs j ON j.id = r.job"
                         " WHERE r.port = ?1 AND j.state < 2)",
+    /* ?1 NULL: every service. */
+    [S_SVC_COUNT_OWNER] = "SELECT count(*) FROM services WHERE ?1 IS NULL OR owner = ?1",
     [S_REPLICA_ADD] = "INSERT INTO service_replicas(job, service, port) VALUES (?1, ?2, ?3)",
     /* A service's replicas, oldest first; ?2 = 1: active ones only ("state < 2" for the
      * partial index jobs_active). */
@@ -3097,6 +3100,14 @@ int tstore_folder_set_used(tstore_t *s, int64_t id, int64_t used, int64_t now_ms
 }
 
 /* ---- Services (migration 16) --------------------------------------------------------------- */
+
+int tstore_service_count_owner(tstore_t *s, const char *owner, int64_t *n, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_SVC_COUNT_OWNER);
+    if (owner)
+        bind_text(q, 1, owner);
+    return count_query(s, q, n, err);
+}
 
 int64_t tstore_service_add(tstore_t *s, const tstore_service_t *sv, tsl_error_t *err)
 {

@@ -711,6 +711,8 @@ void tstore_service_clear(tstore_service_t *sv);
 int tstore_service_set_replicas(tstore_t *st, int64_t id, int replicas, tsl_error_t *err);
 /* The service, its tokens and its rows of replicas, in one transaction (the jobs stay). */
 int tstore_service_del(tstore_t *st, int64_t id, tsl_error_t *err);
+/* *n: the services owner owns (owner NULL: every service). */
+int tstore_service_count_owner(tstore_t *st, const char *owner, int64_t *n, tsl_error_t *err);
 /* *used: port is a service's proxy port or an active replica's. */
 int tstore_service_port_used(tstore_t *st, int port, bool *used, tsl_error_t *err);
 

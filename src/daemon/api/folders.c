@@ -26,12 +26,19 @@
 #include "daemon/folders.h"
 #include "daemon/pwcache.h"
 #include "libutil/nomount.h"
+#include "libutil/size.h"
 
 /* Most objects whose ACL one change rewrites, under tesseld's lock: a share of a folder of
  * 20,001 objects answered in 0.21-0.42 s on the development machine (docs/folders.md, "Keeping
  * the ACLs true"), about 10-20 us an object.  Past it the rest keep their ACLs (the gate is
  * always written first: nobody gets in who should not) and the log says so. */
 #define TESSD_FOLDER_APPLY_MAX 20000
+/* Share changes (share, unshare) a user may make: TESSD_FOLDER_SHARE_BURST at once, then one
+ * every 1 / TESSD_FOLDER_SHARE_RATE seconds; admins are not limited.  Each may rewrite up to
+ * TESSD_FOLDER_APPLY_MAX ACLs under tesseld's lock (0.2-0.4 s), so one user holds the lock at
+ * most about 8 % of the time by sharing (docs/folders.md). */
+#define TESSD_FOLDER_SHARE_RATE  0.2
+#define TESSD_FOLDER_SHARE_BURST 10
 /* Most objects one GET /usage counts (outside the lock): a larger folder's figure is a lower
  * bound, marked "complete": false. */
 #define TESSD_FOLDER_USAGE_MAX 1000000
@@ -92,7 +99,9 @@ static int share_access(const tstore_fshare_t *s, void *arg)
 static int access_of(tessd_t *d, const tessd_caller_t *who, const tstore_folder_t *f,
                      tfld_access_t *a, tsl_error_t *err)
 {
-    if (who->admin || strcmp(who->user, f->owner) == 0) {
+    /* A personal folder's owner manages it; a project folder's creator has only what their
+     * role in the project gives now (or a share): removed from the project, they are out. */
+    if (who->admin || (!f->project && strcmp(who->user, f->owner) == 0)) {
         *a = TFLD_MANAGE;
         return 0;
     }
@@ -215,7 +224,8 @@ static int acl_build(tessd_t *d, const tstore_folder_t *f, acl_build_t *b, tsl_e
 {
     memset(b, 0, sizeof *b);
     b->d = d;
-    acl_user(b, f->owner, true);
+    if (!f->project)
+        acl_user(b, f->owner, true); /* a project folder's creator: only as a member */
     if (f->project && tstore_member_list(d->store, f->project, acl_member, b, err) < 0)
         return -1;
     if (tstore_fshare_list(d->store, f->id, acl_share, b, err) < 0)
@@ -629,8 +639,8 @@ out:
 }
 
 /* The target of a share: user (a Tessel user) or project.  0; -1 after 400. */
-static int share_target(tessd_t *d, json_t *body, const char **user, tstore_project_t *p,
-                        thttp_reply_t *rep)
+static int share_target(tessd_t *d, const tessd_caller_t *who, json_t *body, const char **user,
+                        tstore_project_t *p, thttp_reply_t *rep)
 {
     json_t *u = json_object_get(body, "user"), *pj = json_object_get(body, "project");
     tsl_error_t err;
@@ -651,9 +661,18 @@ static int share_target(tessd_t *d, json_t *body, const char **user, tstore_proj
         *user = s;
         return 0;
     }
+    /* Shared only with a project the sharer is a member or an owner of (or by an admin); the
+     * same answer for a project that does not exist and one the caller is not in, so that
+     * project names cannot be probed. */
     const char *s = json_is_string(pj) ? json_string_value(pj) : "";
-    if (!tstore_name_valid(s) || tstore_project_get(d->store, s, p, &err) < 0) {
-        thttp_error(rep, 400, "invalid_value", "project", "no project named '%s'", s);
+    tstore_role_t role = TSTORE_ROLE_NONE;
+    if (!tstore_name_valid(s) || tstore_project_get(d->store, s, p, &err) < 0 ||
+        (!who->admin && (tstore_member_role(d->store, p->id, who->user, &role, &err) < 0 ||
+                         !tprj_may(false, role, TPRJ_SUBMIT)))) {
+        thttp_error(rep, 403, "forbidden", "project",
+                    "you ('%s') are not a member or an owner of project '%s': a folder is shared "
+                    "only with a project of yours",
+                    who->user, s);
         return -1;
     }
     if (p->id == TSTORE_PROJECT_DEFAULT) {
@@ -665,12 +684,42 @@ static int share_target(tessd_t *d, json_t *body, const char **user, tstore_proj
     return 0;
 }
 
+thttp_limiter_t *api_folders_share_limiter(void)
+{
+    return thttp_limiter_new(TESSD_FOLDER_SHARE_RATE, TESSD_FOLDER_SHARE_BURST);
+}
+
+/* One token of a non-admin caller's share bucket; else 429 with Retry-After.  0, or -1 after
+ * filling rep.  Lock held. */
+static int share_rate(tessd_t *d, const tessd_caller_t *who, thttp_reply_t *rep)
+{
+    if (who->admin || !d->share_limit)
+        return 0;
+    int64_t wait = thttp_limiter_take(d->share_limit, who->user, tessd_mono_ms());
+    if (wait < 0) {
+        thttp_error(rep, 500, "internal", NULL, "out of memory");
+        return -1;
+    }
+    if (wait == 0)
+        return 0;
+    long secs = (long)((wait + 999) / 1000);
+    thttp_error(rep, 429, "too_many_requests", NULL,
+                "share rate limit: user %s may change folder shares %d times at once, then once "
+                "every %g s (each rewrites a folder's ACLs); try again in %ld s",
+                who->user, TESSD_FOLDER_SHARE_BURST, 1 / TESSD_FOLDER_SHARE_RATE, secs);
+    snprintf(rep->extra_name, sizeof rep->extra_name, "Retry-After");
+    snprintf(rep->extra_value, sizeof rep->extra_value, "%ld", secs);
+    return -1;
+}
+
 /* Change a share in a transaction (set: rw; else delete), write the gate, commit or undo. */
 static void share_change(tessd_t *d, const tessd_caller_t *who, const tstore_folder_t *f,
                          const char *user, const tstore_project_t *p, bool set, bool rw,
                          thttp_reply_t *rep)
 {
     tsl_error_t err;
+    if (share_rate(d, who, rep) < 0)
+        return;
     if (tstore_begin(d->store, &err) < 0) {
         api_store_failure(rep, "begin", &err);
         return;
@@ -741,7 +790,8 @@ void api_folders_share(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     tstore_project_t p;
     const char *user;
     if (load(d, &who, req->params[0], &f, &a, rep) < 0 || !may_manage(&who, &f, a, rep) ||
-        thttp_check_fields(body, fields, rep) < 0 || share_target(d, body, &user, &p, rep) < 0)
+        thttp_check_fields(body, fields, rep) < 0 ||
+        share_target(d, &who, body, &user, &p, rep) < 0)
         goto out;
     json_t *m = json_object_get(body, "mode");
     const char *mode = json_is_string(m) ? json_string_value(m) : "";
@@ -750,7 +800,7 @@ void api_folders_share(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
                     "mode must be \"ro\" (read-only) or \"rw\" (read-write)");
         goto out;
     }
-    if (user && strcmp(user, f.owner) == 0) {
+    if (user && !f.project && strcmp(user, f.owner) == 0) {
         thttp_error(rep, 400, "invalid_value", "user",
                     "'%s' owns folder '%s' (an owner has every right on it already)", user, f.name);
         goto out;
@@ -812,6 +862,15 @@ void api_folders_usage(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     api_leave(d);
     if (rc < 0)
         return;
+    /* The walk runs as root and counts everything, private subdirectories included: only a
+     * caller who may write the folder (and so fill it) learns its size. */
+    if (a < TFLD_RW) {
+        thttp_error(rep, 403, "forbidden", NULL,
+                    "you ('%s') have %s access to folder '%s': its usage (du) is for those who "
+                    "may write it (it counts files you may not read)",
+                    who.user, tfld_access_name(a), f.name);
+        return;
+    }
     /* Outside the lock: the walk reads the whole folder (a folder deleted meanwhile: 404). */
     uint64_t bytes = 0, objects = 0;
     tsl_error_t err;
@@ -1154,6 +1213,21 @@ void api_folders_files_put(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
             return;
         }
         f.used = used;
+    }
+    /* --disk-reserve holds on the folders' file system as on the data directory's: an upload
+     * that would leave less free is refused (the store and the jobs' logs may share it). */
+    uint64_t avail, reserve;
+    if (tfld_space(dfd, d->disk_reserve, d->disk_reserve_pct, &avail, &reserve) == 0 &&
+        (avail < reserve || avail - reserve < req->body_len)) {
+        char a[32], r[32];
+        tsl_format_size(avail, a, sizeof a);
+        tsl_format_size(reserve, r, sizeof r);
+        close(dfd);
+        thttp_error(rep, 507, "insufficient_storage", NULL,
+                    "folder '%s': %s free on the folders' file system, reserve (--disk-reserve) "
+                    "%s: this upload of %zu bytes is refused",
+                    f.name, a, r, req->body_len);
+        return;
     }
     tfld_saved_t saved;
     if (tfld_as_enter(&id, &saved) < 0) {

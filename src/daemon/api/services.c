@@ -130,12 +130,13 @@ static json_t *service_json(tessd_t *d, const tstore_service_t *sv, tsl_error_t 
     char url[64];
     snprintf(url, sizeof url, "http://127.0.0.1:%d", sv->port);
     json_t *spec = json_loads(sv->spec_json, 0, NULL);
-    return json_pack("{s:s, s:s, s:i, s:i, s:i, s:s, s:s, s:i, s:s, s:o, s:o, s:o}", "name",
+    const char *held = tessd_serve_held(d, sv->id);
+    return json_pack("{s:s, s:s, s:i, s:i, s:i, s:s, s:s, s:i, s:s, s:o, s:o, s:o, s:o}", "name",
                      sv->name, "owner", sv->owner, "replicas", sv->replicas, "running", c.running,
                      "port", sv->port, "endpoint", url, "health", sv->health, "concurrency",
                      sv->concurrency, "split", sv->split_even ? "even" : "capacity", "created_at",
                      api_time(sv->created_ms), "spec", spec ? spec : json_object(), "replica_jobs",
-                     c.arr);
+                     c.arr, "held", held ? json_string(held) : json_null());
 }
 
 /* The service named in the URL, when who may see it: 0, or -1 after answering 404 / 500. */
@@ -252,6 +253,11 @@ void api_services_create(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     char *spec_s = NULL;
     if (refuse_slurm(d, rep) || thttp_check_fields(body, create_fields, rep) < 0)
         goto out;
+    const char *unusable = tessd_serve_unusable(d);
+    if (unusable) {
+        thttp_error(rep, 503, "unavailable", NULL, "inference services: %s", unusable);
+        goto out;
+    }
     json_t *v = json_object_get(body, "name");
     if (!json_is_string(v) || !tstore_name_valid(json_string_value(v)))
         BAD("name", "name must be 1 to 32 of a-z, 0-9, '_' and '-', starting with a letter");
@@ -330,6 +336,28 @@ void api_services_create(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
             api_store_error(rep, &err);
         else
             thttp_error(rep, 422, "unsatisfiable", NULL, "a replica can never run: %s", never);
+        goto out;
+    }
+    /* Limits: the owner's services (--max-services-per-user, admins too) and the node's (what
+     * the proxy's configuration holds): past either, refused rather than left without a
+     * frontend. */
+    int64_t owned = 0, total = 0;
+    if (tstore_service_count_owner(d->store, who.user, &owned, &err) < 0 ||
+        tstore_service_count_owner(d->store, NULL, &total, &err) < 0) {
+        api_store_error(rep, &err);
+        goto out;
+    }
+    if (owned >= d->max_services_per_user) {
+        thttp_error(rep, 409, "conflict", NULL,
+                    "you ('%s') own %lld service(s), the most a user may own "
+                    "(tesseld --max-services-per-user %d): delete one first",
+                    who.user, (long long)owned, d->max_services_per_user);
+        goto out;
+    }
+    if (total >= TSV_MAX_SERVICES) {
+        thttp_error(rep, 507, "insufficient_storage", NULL,
+                    "this node runs %lld services, the most its proxy holds (%d)", (long long)total,
+                    TSV_MAX_SERVICES);
         goto out;
     }
     /* The endpoint's port: asked (free now, and no service's), or one the kernel has free. */

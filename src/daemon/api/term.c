@@ -34,6 +34,7 @@
 #include <wslay/wslay.h>
 
 #include "daemon/api/api.h"
+#include "daemon/termconn.h"
 #include "daemon/ticket.h"
 #include "libutil/term.h"
 
@@ -61,6 +62,8 @@ typedef struct {
     /* The first message to the shim: ATTACH, or EXEC with the argv. */
     uint8_t first[TSL_TERM_MSG_MAX];
     size_t first_len;
+    bool counted;      /* one of the user's terminal connections (termconn.h) */
+    long long idle_ms; /* --term-idle-timeout */
 } attach_t;
 
 typedef struct {
@@ -71,15 +74,31 @@ typedef struct {
     /* Messages for the shim: [2-byte length][message]... */
     uint8_t in[RELAY_IN_CAP];
     size_t in_len;
-    bool bad; /* the client broke the protocol: closing */
+    bool bad;          /* the client broke the protocol: closing */
+    long long last_ms; /* the last bytes from the client (a ping too) or output of the job */
 } relay_t;
+
+/* The terminal connections open at once (termconn.h), under d->lock. */
+static tsd_termconns_t conns;
 
 static void attach_free(void *arg)
 {
     attach_t *a = arg;
     if (a->shim >= 0)
         close(a->shim);
+    if (a->counted) {
+        pthread_mutex_lock(&a->d->lock);
+        tsd_termconn_give(&conns, a->user);
+        pthread_mutex_unlock(&a->d->lock);
+    }
     free(a);
+}
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static ssize_t on_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags, void *user)
@@ -110,6 +129,7 @@ static ssize_t on_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, in
         wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
         return -1;
     }
+    r->last_ms = now_ms(); /* any frame of the client's, a ping too, is activity */
     return n;
 }
 
@@ -194,13 +214,6 @@ static int flush_in(relay_t *r)
     return 0;
 }
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void relay(void *arg, int fd, const char *extra, size_t extra_len)
 {
     attach_t *a = arg;
@@ -211,6 +224,7 @@ static void relay(void *arg, int fd, const char *extra, size_t extra_len)
     r->extra = extra;
     r->extra_len = extra_len;
     r->shim = a->shim;
+    r->last_ms = now_ms();
     int fl = fcntl(fd, F_GETFL);
     if (fl >= 0)
         fcntl(fd, F_SETFL, fl | O_NONBLOCK);
@@ -242,6 +256,20 @@ static void relay(void *arg, int fd, const char *extra, size_t extra_len)
                                     sizeof why - 1);
             close_at = now_ms();
         }
+        if (!close_at && tsd_termconn_idle(r->last_ms, now_ms(), a->idle_ms)) {
+            /* No frame from the client and no output for --term-idle-timeout: a silent
+             * connection is not held for ever (docs/security.md). */
+            char why[120];
+            int n = snprintf(why, sizeof why,
+                             "idle for %lld s: no input and no output (--term-idle-timeout); "
+                             "the job goes on: attach again",
+                             a->idle_ms / 1000);
+            wslay_event_queue_close(ctx, WSLAY_CODE_GOING_AWAY, (const uint8_t *)why,
+                                    n > 0 && (size_t)n < sizeof why ? (size_t)n : 0);
+            tessd_log("job %lld: terminal of %s closed after %lld s idle", (long long)a->id,
+                      a->user, a->idle_ms / 1000);
+            close_at = now_ms();
+        }
         if (close_at && now_ms() - close_at > RELAY_CLOSE_WAIT_MS)
             break;
         struct pollfd p[2] = {{.fd = fd}, {.fd = shim_open ? r->shim : -1}};
@@ -271,6 +299,7 @@ static void relay(void *arg, int fd, const char *extra, size_t extra_len)
             if (n > 0 && tsl_term_parse(m, (size_t)n, &tm) == 0 &&
                 (tm.type == TSL_TERM_OUTPUT || tm.type == TSL_TERM_NOTICE ||
                  tm.type == TSL_TERM_EXIT)) {
+                r->last_ms = now_ms();
                 struct wslay_event_msg wm = {
                     .opcode = WSLAY_BINARY_FRAME, .msg = m, .msg_length = (size_t)n};
                 if (wslay_event_queue_msg(ctx, &wm) != 0)
@@ -505,7 +534,30 @@ static void open_terminal(thttp_req_t *req, thttp_reply_t *rep, tessd_t *d, json
     }
     a->d = d;
     a->id = id;
+    a->shim = -1;
     snprintf(a->user, sizeof a->user, "%s", who.user);
+    /* An upgraded connection holds its HTTP connection and thread until it closes: a user
+     * holds at most --term-per-user of them, all users together half of --max-connections. */
+    pthread_mutex_lock(&d->lock);
+    unsigned per_user = d->term_per_user, total = d->term_max;
+    a->idle_ms = d->term_idle_ms;
+    tsd_termconn_res_t cr = tsd_termconn_take(&conns, who.user, per_user, total);
+    pthread_mutex_unlock(&d->lock);
+    if (cr != TSD_TERMCONN_OK) {
+        free(a);
+        if (cr == TSD_TERMCONN_USER_FULL)
+            thttp_error(rep, 429, "too_many_terminals", NULL,
+                        "you ('%s') have %u terminal connections open already (attach and exec "
+                        "together; --term-per-user): close one first",
+                        who.user, per_user);
+        else
+            thttp_error(rep, 503, "too_many_terminals", NULL,
+                        "tesseld has %u terminal connections open, its most (half of "
+                        "--max-connections): try again later",
+                        total);
+        return;
+    }
+    a->counted = true;
     a->first[0] = exec_argv ? TSL_TERM_EXEC : TSL_TERM_ATTACH;
     a->first_len = 1;
     size_t i;
@@ -519,9 +571,7 @@ static void open_terminal(thttp_req_t *req, thttp_reply_t *rep, tessd_t *d, json
     if ((a->shim = dial_shim(path)) < 0 ||
         send(a->shim, a->first, a->first_len, MSG_NOSIGNAL) != (ssize_t)a->first_len) {
         int e = errno;
-        if (a->shim >= 0)
-            close(a->shim);
-        free(a);
+        attach_free(a);
         if (e == ENOENT || e == ECONNREFUSED || e == EPIPE || e == ECONNRESET)
             thttp_error(rep, 409, "finished", NULL,
                         "job %lld's terminal is gone (the job is ending)", (long long)id);

@@ -142,6 +142,30 @@ out:
     json_decref(body);
 }
 
+/* The services of a user, named (the first ones that fit) for the refusal. */
+typedef struct {
+    const char *owner;
+    char names[256];
+    int n;
+    bool full;
+} owned_t;
+
+static int owned_service(const tstore_service_t *sv, void *arg)
+{
+    owned_t *o = arg;
+    if (strcmp(sv->owner, o->owner) != 0)
+        return 0;
+    size_t len = strlen(o->names);
+    if (!o->full && len + strlen(sv->name) + 8 < sizeof o->names) {
+        snprintf(o->names + len, sizeof o->names - len, "%s%s", o->n ? ", " : "", sv->name);
+    } else if (!o->full) {
+        snprintf(o->names + len, sizeof o->names - len, ", ...");
+        o->full = true;
+    }
+    o->n++;
+    return 0;
+}
+
 void api_users_delete(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
 {
     tessd_t *d = ctx;
@@ -166,6 +190,18 @@ void api_users_delete(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         thttp_error(rep, 409, "conflict", NULL,
                     "'%s' owns %lld folder(s): delete them first (tessel folder rm)",
                     req->params[0], (long long)owned);
+        goto out;
+    }
+    /* Nor their services (tesseld would run their replicas as an account that is gone). */
+    owned_t svcs = {req->params[0], "", 0, false};
+    if (tstore_service_list(d->store, owned_service, &svcs, &err) < 0) {
+        api_store_failure(rep, "services of the user", &err);
+        goto out;
+    }
+    if (svcs.n > 0) {
+        thttp_error(rep, 409, "conflict", NULL,
+                    "'%s' owns %d service(s) (%s): delete them first (tessel services rm)",
+                    req->params[0], svcs.n, svcs.names);
         goto out;
     }
     if (tstore_user_del(d->store, req->params[0], &err) < 0) {

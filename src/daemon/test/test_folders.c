@@ -13,8 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/acl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <acl/libacl.h> /* acl_to_any_text */
@@ -232,6 +234,10 @@ static void test_identity(void **state)
     assert_int_equal(chmod(dir, 0755), 0);
     tfld_ident_t id = {.uid = 65534, .gid = 65534, .groups = {65534}, .ngroups = 1};
     tfld_saved_t saved;
+    struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    struct __user_cap_data_struct before[2];
+    assert_int_equal(syscall(SYS_capget, &h, before), 0);
+    assert_true(before[0].effective & (1u << CAP_SETUID)); /* root's, on */
     assert_int_equal(tfld_as_enter(&id, &saved), 0);
     int fd = open(p, O_RDONLY);
     int e = errno;
@@ -239,7 +245,19 @@ static void test_identity(void **state)
     snprintf(q, sizeof q, "%s/made", dir);
     int made = open(q, O_WRONLY | O_CREAT, 0644);
     int e2 = errno;
+    /* The thread's effective capability set inside: empty (CAP_SYS_RESOURCE included, which
+     * would pass disk quotas and ext4's root-reserved blocks); the permitted set kept, and
+     * the effective one back after. */
+    struct __user_cap_data_struct in[2], out[2];
+    assert_int_equal(syscall(SYS_capget, &h, in), 0);
     tfld_as_leave(&saved);
+    assert_int_equal(in[0].effective, 0);
+    assert_int_equal(in[1].effective, 0);
+    assert_int_equal(in[0].permitted, before[0].permitted);
+    assert_int_equal(in[1].permitted, before[1].permitted);
+    assert_int_equal(syscall(SYS_capget, &h, out), 0);
+    assert_int_equal(out[0].effective, before[0].effective);
+    assert_int_equal(out[1].effective, before[1].effective);
     assert_int_equal(fd, -1);
     assert_int_equal(e, EACCES); /* root's capabilities are off for the thread */
     assert_int_equal(made, -1);

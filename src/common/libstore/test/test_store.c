@@ -1490,6 +1490,14 @@ static void test_services(void **state)
     int n = 0;
     assert_int_equal(tstore_service_list(st, count_svc, &n, &err), 0);
     assert_int_equal(n, 1);
+    /* Counted by owner (user deletion, the per-user limit) and in all (the global one). */
+    int64_t owned = -1;
+    assert_int_equal(tstore_service_count_owner(st, "ann", &owned, &err), 0);
+    assert_int_equal(owned, 1);
+    assert_int_equal(tstore_service_count_owner(st, "bob", &owned, &err), 0);
+    assert_int_equal(owned, 0);
+    assert_int_equal(tstore_service_count_owner(st, NULL, &owned, &err), 0);
+    assert_int_equal(owned, 1);
 
     /* Two replicas; one ends: the active list has one, the full list two. */
     int64_t j1, j2;
