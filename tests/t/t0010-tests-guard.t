@@ -35,6 +35,13 @@ mk fail 'plan 1' 'ok 1 "broken"' 'exit 1'
 one fail
 is "$RC" 1 "a failing test keeps its exit status"
 
+mk faildiag 'plan 2' 'ok 0 "fine"' 'is "got this" "wanted that" "the value"'
+one faildiag
+grep -q "faildiag.t: 1 check(s) failed" "$W/faildiag.err" &&
+    grep -q "not ok 2 - the value" "$W/faildiag.err" && grep -q "wanted that" "$W/faildiag.err"
+ok $? "a failed check and its diagnostics are said again on stderr (a CI log shows them)"
+is "$(grep -c 'not ok' "$W/pass.err")" 0 "... and nothing for a passing test"
+
 mk skipall 'echo "1..0 # SKIP no GPU here"' 'exit 0'
 one skipall
 is "$RC" 3 "a test that skips in whole fails"
