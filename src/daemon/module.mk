@@ -60,7 +60,7 @@ BINS += $(O)/bin/tesseld
 $(O)/bin/tesseld: $(TESSELD_SRCS:%.c=$(O)/obj/%.o) $(TESSELD_OPENAPI_O) $(O)/lib/libtsl-agent.a \
                   $(O)/lib/libtsl-http.a $(O)/lib/libtsl-store.a $(O)/lib/libtsl-sched.a \
                   $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-client.a $(O)/lib/libtsl-nodefig.a \
-                  $(O)/lib/libtsl-util.a | $(O)/bin/tessel-shim
+                  $(O)/lib/libtsl-ws.a $(O)/lib/libtsl-util.a | $(O)/bin/tessel-shim
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lmicrohttpd -ljansson -lsqlite3 -lnettle -linih \
 	    -lwslay -lcurl -lacl -ldl -lpthread -lm
@@ -193,7 +193,7 @@ $(O)/tests/daemon/test_openapi: $(O)/obj/src/daemon/test/test_openapi.o \
                                 $(TESSELD_OPENAPI_O) $(O)/lib/libtsl-agent.a \
                                 $(O)/lib/libtsl-http.a $(O)/lib/libtsl-store.a $(O)/lib/libtsl-sched.a \
                                 $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-client.a \
-                                $(O)/lib/libtsl-nodefig.a $(O)/lib/libtsl-util.a
+                                $(O)/lib/libtsl-nodefig.a $(O)/lib/libtsl-ws.a $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lmicrohttpd -ljansson -linih -lsqlite3 -lnettle \
 	    -lwslay -lcurl -lacl -ldl -lpthread -lm -lcmocka

@@ -4,11 +4,19 @@ LIBUTIL_SRCS := src/common/libutil/error.c src/common/libutil/size.c src/common/
 LIBUTIL_SRCS += src/common/libutil/duration.c src/common/libutil/jobenv.c src/common/libutil/when.c
 LIBUTIL_SRCS += src/common/libutil/batchspec.c
 LIBUTIL_SRCS += src/common/libutil/prom.c src/common/libutil/nomount.c
-# A job's terminal (term.h); wsaccept.c needs -lnettle in the programs that call it.
-LIBUTIL_SRCS += src/common/libutil/term.c src/common/libutil/wsaccept.c
+# A job's terminal (term.h).
+LIBUTIL_SRCS += src/common/libutil/term.c
 LIBUTIL := $(O)/lib/libtsl-util.a
 LIBS += $(LIBUTIL)
 $(LIBUTIL): $(LIBUTIL_SRCS:%.c=$(O)/obj/%.o)
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+# The WebSocket handshake's accept value (wsaccept.c, term.h) in an archive of its own: it needs
+# nettle's headers to build and -lnettle to link, which only tesseld takes; libtsl-util (and
+# with it libtessel-cuda and the tools of tests/gpu) builds without nettle-dev on a GPU host.
+LIBWS := $(O)/lib/libtsl-ws.a
+LIBS += $(LIBWS)
+$(LIBWS): $(O)/obj/src/common/libutil/wsaccept.o
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 
@@ -52,6 +60,6 @@ $(O)/tests/libutil/test_nomount: $(O)/obj/src/common/libutil/test/test_nomount.o
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
 
 TESTS += $(O)/tests/libutil/test_term
-$(O)/tests/libutil/test_term: $(O)/obj/src/common/libutil/test/test_term.o $(LIBUTIL)
+$(O)/tests/libutil/test_term: $(O)/obj/src/common/libutil/test/test_term.o $(LIBWS) $(LIBUTIL)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lnettle -lcmocka
