@@ -1,10 +1,11 @@
 #!/bin/sh
 # t7057-ngpu-calibrate.t - a measured calibration of GPU speeds (issue 22, item 4;
 # docs/scheduler-queues.md, "Normalised GPUs"): service web has a replica on a simulated T4 and
-# one on an A100 (spread placement: one per GPU) of the stand-in server, which takes 6 ms a
+# one on an A100 (spread placement: one per GPU) of the stand-in server, which takes 10 ms a
 # request on a T4 and 2 ms on an A100; under a load loop tesseld measures both, and POST
 # /v1/gpu-models/calibrate against the T4 gives the A100 the higher speed (the order, not a
-# figure: the machine is shared), without changing anything; with apply it becomes the A100's
+# figure: the machine is shared, and its load adds to both replicas' times: with 6 and 2 ms a
+# loaded CI run measured 1.5), without changing anything; with apply it becomes the A100's
 # speed (an admin's); bad requests (no reference, a reference nothing was compared with, apply
 # as text, a user who is not an admin) are refused and change nothing; `tessel gpu-models
 # calibrate` prints the table.
@@ -19,7 +20,7 @@ td_setup
 td_start --fake-gpus 1xT4:16G,1xA100:40G --no-cgroups --allow-root-jobs
 cli_setup
 SRV="$TESSEL_SRCDIR/tests/lib/standin.py"
-api POST /v1/services "{\"name\":\"web\",\"argv\":[\"python3\",\"$SRV\",\"A100=2,T4=6\"],\"replicas\":2,\"gpu\":0.25,\"gpu_mem\":\"2G\"}"
+api POST /v1/services "{\"name\":\"web\",\"argv\":[\"python3\",\"$SRV\",\"A100=2,T4=10\"],\"replicas\":2,\"gpu\":0.25,\"gpu_mem\":\"2G\"}"
 is "$CODE" 201 "service web: 2 replicas"
 EP=$(jget .endpoint)
 models() {
@@ -46,7 +47,8 @@ is "$CODE $(jget '.speeds[0].model') $(jget '.speeds[0].speed') $(jget .applied)
 A=$(jget '.speeds[] | select(.model == "Fake A100") | .speed')
 is "$(jget '.speeds[1].model') $(jget '.speeds[1].cells')" "Fake A100 1" \
     "the A100 is measured, in one (service, share) pair"
-awk -v a="$A" 'BEGIN { exit !(a > 1.5) }'; ok $? "the A100 is measured faster than the T4 (speed $A)"
+# The order only (above 1), as the header says: the machine's load adds to both replicas' times.
+awk -v a="$A" 'BEGIN { exit !(a > 1) }'; ok $? "the A100 is measured faster than the T4 (speed $A)"
 is "$(speed_of "Fake A100")" "1 default" "without apply nothing changes"
 
 api POST /v1/gpu-models/calibrate '{"reference":"Fake T4","apply":true}'
