@@ -51,6 +51,9 @@ hold_probe() {
     _n=$1
     shift
     rm -f "$TMP/hold"
+    # The output file goes first: the shell below truncates it only once it runs, and a name
+    # used again (t0529's loop) would meanwhile show the last probe's "holding" to wait_until.
+    rm -f "$TMP/$_n"
     mkfifo "$TMP/hold"
     (LD_PRELOAD="$PRE" exec "$PROBE" "$@" hold <"$TMP/hold" >"$TMP/$_n" 2>&1) &
     pid=$!
