@@ -116,6 +116,13 @@ wait_for() {
     return 0
 }
 
+# token_of NAME -> makes user NAME (as the admin) and prints a new API token of theirs
+token_of() {
+    api POST /v1/users "{\"name\":\"$1\"}"
+    api POST /v1/tokens "{\"user\":\"$1\"}"
+    jget .token
+}
+
 # job_state ID [TOKEN] -> prints the state
 job_state() {
     api GET "/v1/jobs/$1" "" "${2-$TD_ADMIN}"

@@ -20,11 +20,6 @@ td_setup
 td_start --fake-gpus 1xT4:16G --no-cgroups --allow-root-jobs
 DB="$TD/data/tessel.db"
 
-token_of() { # token_of USER: creates the user, prints a token of theirs
-    api POST /v1/users "{\"name\":\"$1\"}"
-    api POST /v1/tokens "{\"user\":\"$1\"}"
-    jget .token
-}
 OWN=$(token_of olga)
 MEM=$(token_of mike)
 VIEW=$(token_of vera)

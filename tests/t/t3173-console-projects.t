@@ -19,11 +19,6 @@ command -v node >/dev/null || missing "no node (scripts/install-deps.sh --browse
 
 td_setup
 td_start --fake-gpus 2xRTX4090:24G --no-cgroups --allow-root-jobs
-token_of() {
-    api POST /v1/users "{\"name\":\"$1\"}"
-    api POST /v1/tokens "{\"user\":\"$1\"}"
-    jget .token
-}
 OLGA=$(token_of olga)
 MIKE=$(token_of mike)
 VERA=$(token_of vera)

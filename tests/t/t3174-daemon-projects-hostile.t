@@ -14,11 +14,6 @@ command -v curl >/dev/null && command -v jq >/dev/null && command -v sqlite3 >/d
 td_setup
 td_start --fake-gpus 1xT4:16G --no-cgroups --allow-root-jobs
 DB="$TD/data/tessel.db"
-token_of() {
-    api POST /v1/users "{\"name\":\"$1\"}"
-    api POST /v1/tokens "{\"user\":\"$1\"}"
-    jget .token
-}
 OWN=$(token_of olga)
 MEM=$(token_of mike)
 VIEW=$(token_of vera)

@@ -13,11 +13,6 @@ command -v curl >/dev/null && command -v jq >/dev/null || missing "curl and jq a
 td_setup
 td_start --fake-gpus 1xT4:16G --no-cgroups
 cli_setup
-token_of() {
-    api POST /v1/users "{\"name\":\"$1\"}"
-    api POST /v1/tokens "{\"user\":\"$1\"}"
-    jget .token
-}
 ANN=$(token_of ann)
 BEN=$(token_of ben)
 CAT=$(token_of cat)

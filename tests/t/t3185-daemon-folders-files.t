@@ -24,11 +24,6 @@ td_setup
 chmod 711 "$TD"
 td_start --fake-gpus 1xT4:16G --no-cgroups --max-body 1M
 ROOT="$TD/data/folders"
-token_of() {
-    api POST /v1/users "{\"name\":\"$1\"}"
-    api POST /v1/tokens "{\"user\":\"$1\"}"
-    jget .token
-}
 A=$(token_of tslfa)
 B=$(token_of tslfb)
 C=$(token_of tslfc)

@@ -17,11 +17,6 @@ need $? "useradd to create the accounts tslfa, tslfb"
 td_setup
 chmod 711 "$TD"
 td_start --fake-gpus 1xT4:16G --no-cgroups
-token_of() {
-    api POST /v1/users "{\"name\":\"$1\"}"
-    api POST /v1/tokens "{\"user\":\"$1\"}"
-    jget .token
-}
 A=$(token_of tslfa)
 B=$(token_of tslfb)
 api POST /v1/folders '{"name":"data"}' "$A"
