@@ -58,6 +58,10 @@
  *                       "spawn"): the new image runs "ctx alloc:mem:SIZE"
  *                       with the same options; "spawn status=S"
  *   calls:NAME          the fake driver's call count of entry point NAME
+ *   pattern:SIZE        write a pattern (each 8-byte word: its offset xor the device
+ *                       address) over the first SIZE bytes of the newest allocation
+ *                       (mem path): "pattern rc=R"
+ *   check:SIZE          read them back and compare: "check ok" or "check bad at OFF rc=R"
  *   uuid:N              "uuid GPU-..." of CUDA device N (cuDeviceGetUuid)
  *   setlimit:L:SIZE     cuCtxSetLimit(L, SIZE); L is stack, printf or heap
  *   modload[:KIND]      load a (fake) module: "modload rc=R"; KIND data
@@ -72,6 +76,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -679,6 +684,38 @@ static void step(char *s)
             }
         }
         printf("chain depth=%d pid=%d\n", depth, (int)getpid());
+    } else if ((strcmp(s, "pattern") == 0 || strcmp(s, "check") == 0) && arg1) {
+        /* The words of each 1 MiB chunk from their offset and the allocation's address: the
+         * same bytes at the same address after a suspend, or "bad". */
+        uint64_t size = size_arg(arg1) & ~(uint64_t)7, base = nallocs ? allocs[nallocs - 1].h : 0;
+        bool check = s[0] == 'c';
+        static uint64_t chunk[(1 << 20) / 8];
+        CUresult r = base ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+        uint64_t bad = UINT64_MAX;
+        for (uint64_t off = 0; r == CUDA_SUCCESS && off < size && bad == UINT64_MAX;
+             off += sizeof chunk) {
+            size_t n = size - off < sizeof chunk ? (size_t)(size - off) : sizeof chunk;
+            if (check)
+                r = SYM(cuMemcpyDtoH_v2_fn, "cuMemcpyDtoH_v2", "cuMemcpyDtoH")(chunk, base + off,
+                                                                               n);
+            for (size_t w = 0; r == CUDA_SUCCESS && w < n / 8; w++) {
+                uint64_t want = (off + w * 8) ^ base;
+                if (!check)
+                    chunk[w] = want;
+                else if (chunk[w] != want && bad == UINT64_MAX)
+                    bad = off + w * 8;
+            }
+            if (!check && r == CUDA_SUCCESS)
+                r = SYM(cuMemcpyHtoD_v2_fn, "cuMemcpyHtoD_v2", "cuMemcpyHtoD")(base + off, chunk,
+                                                                               n);
+        }
+        if (!check)
+            printf("pattern rc=%d\n", r);
+        else if (r == CUDA_SUCCESS && bad == UINT64_MAX)
+            printf("check ok\n");
+        else
+            printf("check bad at %llu rc=%d\n", (unsigned long long)(bad == UINT64_MAX ? 0 : bad),
+                   r);
     } else if (strcmp(s, "waitfile") == 0 && arg1) {
         while (access(arg1, F_OK) != 0)
             usleep(1000);
