@@ -382,6 +382,38 @@ static void test_job_image(void **state)
     tstore_close(st);
 }
 
+/* Migration 17: the GPU memory a suspended job gave back; not touched by tstore_job_write. */
+static void test_job_gpu_released(void **state)
+{
+    tsl_error_t err;
+    tstore_t *st = tstore_open(path, &err);
+    assert_non_null(st);
+    int64_t id, other;
+    add_job(st, "alice", "default", 0, &id);
+    add_job(st, "alice", "default", 0, &other);
+    tstore_job_t j;
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_int_equal(j.gpu_released, 0);
+    tstore_job_clear(&j);
+    assert_int_equal(tstore_job_set_gpu_released(st, id, 8ull << 30, NULL), 0);
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_true(j.gpu_released == 8ull << 30);
+    j.state = TSTORE_RUNNING;
+    assert_int_equal(tstore_job_write(st, &j, NULL), 0); /* a state change keeps it */
+    tstore_job_clear(&j);
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_true(j.gpu_released == 8ull << 30);
+    tstore_job_clear(&j);
+    assert_int_equal(tstore_job_get(st, other, &j, NULL), 0);
+    assert_int_equal(j.gpu_released, 0);
+    tstore_job_clear(&j);
+    assert_int_equal(tstore_job_set_gpu_released(st, id, 0, NULL), 0);
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_int_equal(j.gpu_released, 0);
+    tstore_job_clear(&j);
+    tstore_close(st);
+}
+
 static void test_migrate_v2(void **state)
 {
     sqlite3 *db;
@@ -1516,6 +1548,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_users_tokens, setup, teardown),
         cmocka_unit_test_setup_teardown(test_jobs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_image, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_job_gpu_released, setup, teardown),
         cmocka_unit_test_setup_teardown(test_services, setup, teardown),
         cmocka_unit_test_setup_teardown(test_transaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_events, setup, teardown),
