@@ -422,10 +422,21 @@ int tessd_ckpt_restore(tessd_t *d, tessd_run_t *r, const char *who, char *why, s
      * them, so that no pending job is placed in what the restore takes. */
     if (d->sched && !r->holds) {
         double now = tessd_sched_now();
-        if ((tsched_job_submit(d->sched, &r->q, NULL) < 0 && errno != EEXIST) ||
-            tsched_job_started(d->sched, r->q.id, &r->member, 1, now) < 0) {
+        tsl_error_t se;
+        if (tsched_job_submit(d->sched, &r->q, &se) < 0 && errno != EEXIST) {
+            snprintf(why, len, "waiting for %s on GPU %u (the scheduler refused it: %.80s)", sz,
+                     gpu0, se.text);
+            return 1;
+        }
+        if (tsched_job_started(d->sched, r->q.id, &r->member, 1, now) < 0) {
+            int e = errno;
             tsched_job_remove(d->sched, r->q.id, now);
-            snprintf(why, len, "waiting for %s on GPU %u (another job holds its slice)", sz, gpu0);
+            if (e == ENOSPC)
+                snprintf(why, len, "waiting for %s on GPU %u (another job holds its slice)", sz,
+                         gpu0);
+            else
+                snprintf(why, len, "waiting for %s on GPU %u (the scheduler refused it: %s)", sz,
+                         gpu0, strerror(e));
             return 1;
         }
         r->holds = true;

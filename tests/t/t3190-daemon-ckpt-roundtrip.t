@@ -38,7 +38,9 @@ api POST "/v1/jobs/$A/suspend"
 is "$CODE $(jget .state)" "200 suspended" "A is suspended"
 REL=$(jget .gpu_released)
 [ "$REL" -ge $GiB ]; ok $? "A gave back at least its 1 GiB ($REL bytes)"
-wait_for '[ "$(used)" -lt $GiB ]'; ok $? "NVML: the GPU's memory is free of it ($(used) bytes used)"
+wait_for '[ "$(used)" -lt $GiB ]'; ok $? "GET /v1/gpus no longer counts its memory in use ($(used) bytes)"
+wait_for "api GET /v1/gpus && [ \"\$(jget '.gpus[0].allocated_milli')\" = 0 ]"
+ok $? "nor its slice as allocated (the scheduler released it)"
 api GET "/v1/jobs/$A/events"
 jq -e '[.events[] | select(.event == "suspend")] | last | .why | startswith("GPU memory given back")' \
     "$TD/out" >/dev/null
