@@ -548,12 +548,14 @@ static void resume_to_stop(tessd_t *d, tessd_run_t *r, const char *why)
     char text[64];
     snprintf(text, sizeof text, "resumed for its %s", why);
     if (r->gpu_released) {
-        /* Its GPU memory was given back: restored if it fits, else it ends checkpointed (the
-         * driver frees what it kept when the process dies). */
-        char wait[160];
-        if (tessd_ckpt_restore(d, r, "tesseld", wait, sizeof wait) != 0)
-            tessd_log("job %lld: %s of a job whose GPU memory was given back: %s", (long long)r->id,
-                      why, wait);
+        /* Its GPU memory was given back: the tick restores it as soon as its GPU has room (a
+         * cancel comes from an API thread, which may not call libsched); until then its
+         * processes get the signals checkpointed, and one that dies so leaves nothing on the
+         * GPU (the driver frees what it kept). */
+        r->resume_wanted = true;
+        snprintf(r->resume_by, sizeof r->resume_by, "tesseld");
+        r->resume_wait[0] = '\0';
+        tessd_wake(d);
         return;
     }
     if (tessd_resume(d, r, "tesseld", text, &err) < 0)
