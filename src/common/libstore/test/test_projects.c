@@ -70,7 +70,7 @@ static void test_migrate(void **state)
         "DROP TABLE folder_shares; DROP TABLE folders;" /* and 15 */
         "ALTER TABLE jobs DROP COLUMN folders;"
         "DROP TABLE services; DROP TABLE service_replicas; DROP TABLE service_tokens;" /* and 16 */
-        "ALTER TABLE jobs DROP COLUMN gpu_released;" /* and 17 */
+        "ALTER TABLE jobs DROP COLUMN gpu_released;"                                   /* and 17 */
         "PRAGMA user_version = 11;"
         "INSERT INTO users VALUES ('alice', 'user', 5), ('admin', 'admin', 4);"
         "INSERT INTO jobs(user, argv, shell, env, state, queue, class, priority, gpus, gpu_milli,"
