@@ -45,6 +45,9 @@ jq -e '[.events[] | select(.event == "suspend")] | last | .why | startswith("GPU
 ok $? "its suspend event says the GPU memory was given back"
 TESSEL_URL="$TD_URL" TESSEL_TOKEN="$TD_ADMIN" HOME="$TD" "$TESSEL_BUILD/bin/tessel" ps >"$TD/ps" 2>&1
 grep -q "gpu released" "$TD/ps"; ok $? "tessel ps shows the memory given back"
+TESSEL_URL="$TD_URL" TESSEL_TOKEN="$TD_ADMIN" HOME="$TD" "$TESSEL_BUILD/bin/tessel" show "$A" >"$TD/show" 2>&1
+grep -q "^gpu_released *$REL\$" "$TD/show" && grep -q "GPU memory given back" "$TD/show"
+ok $? "tessel show shows it, and the suspend's reason in the job's history"
 
 touch "$G/b0" # B's CUDA work starts now
 wait_for "logs $B | grep -q '^check ok'"; ok $? "B is placed on the freed GPU and uses 2 GiB of it"
