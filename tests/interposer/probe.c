@@ -62,6 +62,9 @@
  *                       address) over the first SIZE bytes of the newest allocation
  *                       (mem path): "pattern rc=R"
  *   check:SIZE          read them back and compare: "check ok" or "check bad at OFF rc=R"
+ *   spin:N:PATH         N threads on the current context each allocate 64 KiB, write and read
+ *                       it back, compare and free it, over and over until PATH exists:
+ *                       "spin threads=N rounds=R bad=B" (B: rounds that failed or differed)
  *   uuid:N              "uuid GPU-..." of CUDA device N (cuDeviceGetUuid)
  *   setlimit:L:SIZE     cuCtxSetLimit(L, SIZE); L is stack, printf or heap
  *   modload[:KIND]      load a (fake) module: "modload rc=R"; KIND data
@@ -357,6 +360,37 @@ static void *race_one(void *arg)
     if (r->rc == CUDA_SUCCESS) {
         CUcontext x;
         r->pop(&x); /* current only on this thread, which ends */
+    }
+    return NULL;
+}
+
+struct spin {
+    CUcontext c;
+    const char *path;
+    unsigned long rounds, bad;
+};
+
+static void *spin_one(void *arg)
+{
+    struct spin *sp = arg;
+    unsigned char out[65536], in[65536];
+    if (SYM(cuCtxSetCurrent_fn, "cuCtxSetCurrent", "cuCtxSetCurrent")(sp->c) != CUDA_SUCCESS) {
+        sp->bad++;
+        return NULL;
+    }
+    while (access(sp->path, F_OK) != 0) {
+        CUdeviceptr p;
+        memset(out, (int)(sp->rounds & 0xff), sizeof out);
+        CUresult r = SYM(cuMemAlloc_v2_fn, "cuMemAlloc_v2", "cuMemAlloc")(&p, sizeof out);
+        if (r == CUDA_SUCCESS) {
+            r = SYM(cuMemcpyHtoD_v2_fn, "cuMemcpyHtoD_v2", "cuMemcpyHtoD")(p, out, sizeof out);
+            if (r == CUDA_SUCCESS)
+                r = SYM(cuMemcpyDtoH_v2_fn, "cuMemcpyDtoH_v2", "cuMemcpyDtoH")(in, p, sizeof in);
+            SYM(cuMemFree_v2_fn, "cuMemFree_v2", "cuMemFree")(p);
+        }
+        if (r != CUDA_SUCCESS || memcmp(in, out, sizeof in) != 0)
+            sp->bad++;
+        sp->rounds++;
     }
     return NULL;
 }
@@ -716,6 +750,25 @@ static void step(char *s)
         else
             printf("check bad at %llu rc=%d\n", (unsigned long long)(bad == UINT64_MAX ? 0 : bad),
                    r);
+    } else if (strcmp(s, "spin") == 0 && arg1 && arg2) {
+        int n = atoi(arg1);
+        if (n < 1 || n > 64)
+            die("spin: 1..64 threads");
+        struct spin sp[64];
+        pthread_t th[64];
+        CUcontext c = NULL;
+        SYM(cuCtxGetCurrent_fn, "cuCtxGetCurrent", "cuCtxGetCurrent")(&c);
+        for (int i = 0; i < n; i++) {
+            sp[i] = (struct spin){c, arg2, 0, 0};
+            pthread_create(&th[i], NULL, spin_one, &sp[i]);
+        }
+        unsigned long rounds = 0, bad = 0;
+        for (int i = 0; i < n; i++) {
+            pthread_join(th[i], NULL);
+            rounds += sp[i].rounds;
+            bad += sp[i].bad;
+        }
+        printf("spin threads=%d rounds=%lu bad=%lu\n", n, rounds, bad);
     } else if (strcmp(s, "waitfile") == 0 && arg1) {
         while (access(arg1, F_OK) != 0)
             usleep(1000);
