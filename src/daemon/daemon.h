@@ -45,6 +45,7 @@
 #include <sys/types.h>
 
 #include "agent/cgroup.h"
+#include "agent/ckpt.h"
 #include "agent/gpu.h"
 #include "daemon/histagg.h"
 #include "daemon/jobmodel.h"
@@ -109,6 +110,13 @@ typedef struct {
     /* Time limit (batch.h): this attempt's start, its limit (0 = none), its time suspended
      * before the current suspension, and when the limit's SIGTERM was sent (0 = not yet). */
     int64_t started_ms, time_limit_s, suspended_total_ms, timeout_ms;
+    /* Suspended with its GPU state checkpointed (suspend.c, docs/suspend.md): the bytes of GPU
+     * memory it gave back (0 = its suspend kept them), and a resume asked that the tick carries
+     * out once its GPU has room (resume_by: who asked). */
+    uint64_t gpu_released;
+    bool resume_wanted;
+    char resume_by[TSTORE_NAME_MAX + 1];
+    char resume_wait[160]; /* the reason last recorded while the resume waits */
 } tessd_run_t;
 
 /* What a handler leaves for the tick to tell libsched. */
@@ -210,6 +218,7 @@ typedef struct {
 
     /* GPUs */
     tagent_nvml_t *nvml;
+    tagent_ckpt_t *ckpt; /* the driver's checkpoint API, opened at the first suspend */
     tagent_gpu_t gpus[TAGENT_MAX_GPUS];
     int ngpus;
     uint64_t min_gpu_mem, max_gpu_mem;
@@ -511,6 +520,23 @@ tshm_t *tessd_slice_open(tessd_t *d, const tessd_run_t *r, tsl_error_t *err);
  * own).  The model refuses what its table forbids. */
 int tessd_suspend(tessd_t *d, tessd_run_t *r, const char *who, const char *why, tsl_error_t *err);
 int tessd_resume(tessd_t *d, tessd_run_t *r, const char *who, const char *why, tsl_error_t *err);
+/* A person's suspend (the API): tessd_suspend that first asks the driver to checkpoint the
+ * job's CUDA processes (docs/suspend.md).  When that gives GPU memory back, the job is
+ * suspended with r->gpu_released set (kept in the store) and the tick releases its slice in
+ * libsched; otherwise (no checkpoint API, a lock that timed out, ...) the suspend keeps the
+ * memory as tessd_suspend does, the reason in the suspend's event.  Returns as tessd_suspend. */
+int tessd_suspend_gpu(tessd_t *d, tessd_run_t *r, const char *who, tsl_error_t *err);
+/* A person's resume (the API): tessd_resume, except for a job whose GPU memory was given back:
+ * its resume is left to the tick (tessd_ckpt_tick), which restores it once its GPU has room;
+ * 1 then (the job stays suspended, its reason says what it waits for). */
+int tessd_resume_gpu(tessd_t *d, tessd_run_t *r, const char *who, tsl_error_t *err);
+/* The tick's part (main thread, lock held): release the slices of jobs that gave their memory
+ * back in libsched, and carry out the resumes asked (tried again at each tick until the GPU has
+ * room). */
+void tessd_ckpt_tick(tessd_t *d);
+/* Restore job r's GPU state now if its GPU has room (main thread, lock held): 0 restored (the
+ * job is resumed), 1 no room yet (why says for what it waits), -1 the driver failed (why). */
+int tessd_ckpt_restore(tessd_t *d, tessd_run_t *r, const char *who, char *why, size_t len);
 /* tshm_drained of the job's slice: 1 drained, 0 not (yet), -1 no slice file readable. */
 int tessd_slice_drained(tessd_t *d, const tessd_run_t *r);
 /* At recovery: set the slice file's suspend word to what the store says (r->suspended_ms). */

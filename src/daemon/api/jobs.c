@@ -74,6 +74,10 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
     json_object_set_new(o, "preemptions", json_integer(j->preemptions));
     json_object_set_new(o, "requeue", json_boolean(!j->no_requeue));
     json_object_set_new(o, "suspended_at", api_time(suspended ? j->suspended_ms : 0));
+    /* Bytes of GPU memory a suspended job gave back (its GPU state checkpointed,
+     * docs/suspend.md); 0 when its suspend kept them; null when not suspended. */
+    json_object_set_new(o, "gpu_released",
+                        suspended ? json_integer((json_int_t)j->gpu_released) : json_null());
     /* --slurm: Slurm holds a suspended job (its processes stopped on the node); no slice
      * here to drain. */
     const tessd_run_t *r = suspended && !d->slurm ? tessd_run_find(d, j->id) : NULL;
@@ -845,6 +849,7 @@ static json_t *slurm_view_json(const tsj_seen_t *s)
     json_object_set_new(o, "preemptions", json_integer(0));
     json_object_set_new(o, "requeue", json_null());
     json_object_set_new(o, "suspended_at", json_null());
+    json_object_set_new(o, "gpu_released", json_null());
     json_object_set_new(o, "drained", json_null());
     return o;
 }
@@ -1519,8 +1524,10 @@ static void suspend_or_resume(thttp_req_t *req, thttp_reply_t *rep, tessd_t *d, 
         thttp_error(rep, 409, "conflict", NULL, "job %lld is not suspended (it is running)", id);
         goto done;
     }
-    int rc = suspend ? tessd_suspend(d, r, who.user, NULL, &err)
-                     : tessd_resume(d, r, who.user, NULL, &err);
+    /* A person's suspend asks the driver for a checkpoint (docs/suspend.md); a resume of a
+     * job that gave its GPU memory back waits for room (1: still suspended). */
+    int rc =
+        suspend ? tessd_suspend_gpu(d, r, who.user, &err) : tessd_resume_gpu(d, r, who.user, &err);
     if (rc < 0) {
         tessd_log("job %lld: %s: %s", id, verb, err.text);
         /* -2: the job's own slice file is unusable (its user's doing), not tesseld's fault. */
@@ -1528,7 +1535,11 @@ static void suspend_or_resume(thttp_req_t *req, thttp_reply_t *rep, tessd_t *d, 
                     "job %lld: %s failed: %s", id, verb, err.text);
         goto done;
     }
-    tessd_log("job %lld %s by %s", id, suspend ? "suspended" : "resumed", who.user);
+    tessd_log("job %lld %s by %s", id,
+              suspend   ? "suspended"
+              : rc == 1 ? "to be resumed (once its GPU has room)"
+                        : "resumed",
+              who.user);
     tstore_job_clear(&j);
     if (tstore_job_get(d->store, (int64_t)id, &j, &err) < 0) {
         api_store_error(rep, &err);
