@@ -33,11 +33,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent/watchdog.h"
@@ -151,6 +153,9 @@ static int slice_set_run(tessd_t *d, const tessd_run_t *r, int state, bool creat
     return 0;
 }
 
+static int ckpt_start(tessd_t *d, tessd_run_t *r, int what, const char *who, int was,
+                      tsl_error_t *err);
+
 bool tessd_has_slice(const tessd_t *d, const tessd_run_t *r)
 {
     return d->interposer[0] && r->member.ngpus > 0;
@@ -236,6 +241,12 @@ void tessd_suspend_recover(tessd_t *d, tessd_run_t *r)
                       is == TSHM_SUSPENDED ? "suspended" : "running",
                       want == TSHM_SUSPENDED ? "suspended" : "running",
                       want == TSHM_SUSPENDED ? "suspended" : "resumed");
+        /* A suspend that tesseld did not finish (stopped during its checkpoint): the driver
+         * may hold the job's processes locked or checkpointed; they are put back as they were
+         * (a no-op for a process the driver left running). */
+        if (want == TSHM_RUNNING && ckpt_start(d, r, TESSD_CKPT_UNDO, "tesseld", is, &err) < 0)
+            tessd_log("job %lld: cannot undo an unfinished checkpoint: %s", (long long)r->id,
+                      err.text);
     }
     close(fd);
 }
@@ -243,16 +254,39 @@ void tessd_suspend_recover(tessd_t *d, tessd_run_t *r)
 /* ---- Suspend that gives the GPU memory back (docs/suspend.md, "How tesseld drives it") ------
  *
  * tesseld itself (root) calls the driver's checkpoint API on the job's processes: those below
- * its tessel-shim, as the shim's watchdog finds them (tsw_snapshot), read when the suspend is
- * asked.  What was given back is measured, never taken from the job: NVML's used memory of the
- * job's GPUs before and after the checkpoint.  libsched is the main thread's alone, so an API
- * handler only marks the job (r->gpu_released, r->resume_wanted) and the tick releases or
+ * its tessel-shim, as the shim's watchdog finds them (tsw_snapshot), read when the step starts.
+ * What was given back is measured, never taken from the job: NVML's used memory of the job's
+ * GPUs before and after the checkpoint.
+ *
+ * The driver's steps copy the job's device memory (seconds per GiB), so each runs in a thread
+ * of its own (ckpt_thread), never under tesseld's lock: the lock is held before (the slice's
+ * suspend word, r->ckpt_op, the pids, libsched for a restore) and after (the store, the job
+ * model), and the API and the tick go on meanwhile.  One step per job at a time (r->ckpt_op:
+ * the API refuses a second suspend, a resume during a suspend, and the tick starts no restore
+ * meanwhile); the steps of all jobs one after the other (d->ckpt_mu: the driver handle and the
+ * NVML figures before and after a checkpoint are theirs).  libsched is the main thread's alone,
+ * so a thread only marks the job (r->gpu_released, r->ckpt_unhold) and the tick releases or
  * takes back its slice (tessd_ckpt_tick). */
 
 /* How long a lock waits for the CUDA calls a process has in progress: a job that stays inside
  * a call longer keeps its memory (today's suspend). */
 #define CKPT_LOCK_MS 5000
 
+/* One step of a job's checkpoint thread: what it was given under the lock, and its outcome. */
+typedef struct {
+    tessd_t *d;
+    int op; /* TESSD_CKPT_* */
+    int64_t id;
+    pid_t shim_pid; /* the attempt (a requeued job's next attempt has another shim) */
+    tsched_member_t member;
+    char who[TSTORE_NAME_MAX + 1];
+    int was;           /* the slice's suspend word before a suspend */
+    uint64_t released; /* SUSPEND: bytes given back (0: kept, why says why) */
+    int rc, err;       /* RESTORE, UNDO: tagent_ckpt_resume's return and errno */
+    char why[256];
+} ckpt_op_t;
+
+/* Under d->ckpt_mu. */
 static tagent_ckpt_t *ckpt_open(tessd_t *d, tsl_error_t *err)
 {
     if (d->ckpt)
@@ -268,14 +302,14 @@ static tagent_ckpt_t *ckpt_open(tessd_t *d, tsl_error_t *err)
     return d->ckpt;
 }
 
-/* The job's processes (below its shim, the shim itself excluded): malloc'd pids, their count
- * in *n; NULL when they cannot be listed. */
-static pid_t *job_pids(const tessd_run_t *r, size_t *n)
+/* The processes below shim (the shim itself excluded), read from /proc now: malloc'd pids,
+ * their count in *n; NULL when they cannot be listed. */
+static pid_t *job_pids(pid_t shim, size_t *n)
 {
     tsw_pstat_t *procs;
     size_t np;
     *n = 0;
-    if (r->shim_pid <= 0 || tsw_snapshot(r->shim_pid, &procs, &np) < 0)
+    if (shim <= 0 || tsw_snapshot(shim, &procs, &np) < 0)
         return NULL;
     pid_t *pids = malloc((np ? np : 1) * sizeof *pids);
     if (pids)
@@ -286,71 +320,260 @@ static pid_t *job_pids(const tessd_run_t *r, size_t *n)
     return pids;
 }
 
-/* NVML's used memory summed over the job's GPUs (every process's); false when NVML cannot say. */
-static bool gpus_used(tessd_t *d, const tessd_run_t *r, uint64_t *sum)
+/* NVML's used memory summed over the GPUs of m (every process's); false when NVML cannot say. */
+static bool gpus_used(tessd_t *d, const tsched_member_t *m, uint64_t *sum)
 {
     *sum = 0;
-    if (!d->nvml || r->member.ngpus == 0)
+    if (!d->nvml || m->ngpus == 0)
         return false;
-    for (uint32_t k = 0; k < r->member.ngpus; k++) {
+    for (uint32_t k = 0; k < m->ngpus; k++) {
         uint64_t total, used, avail;
-        if (tagent_nvml_memory(d->nvml, r->member.gpu[k], &total, &used, &avail) < 0)
+        if (tagent_nvml_memory(d->nvml, m->gpu[k], &total, &used, &avail) < 0)
             return false;
         *sum += used;
     }
     return true;
 }
 
-/* Checkpoint job r's CUDA processes: the bytes given back (> 0), or 0 with the reason in why
- * when the job keeps its memory (everything it touched is as it was). */
-static uint64_t ckpt_suspend(tessd_t *d, tessd_run_t *r, char *why, size_t len)
+/* SUSPEND, under d->ckpt_mu: checkpoint the job's CUDA processes; op->released > 0, or 0 with
+ * the reason in op->why when the job keeps its memory (everything it touched is as it was). */
+static void ckpt_suspend(tessd_t *d, ckpt_op_t *op)
 {
     tsl_error_t e;
     tagent_ckpt_t *c = ckpt_open(d, &e);
     if (!c) {
-        snprintf(why, len, "%.200s",
+        snprintf(op->why, sizeof op->why, "%.200s",
                  errno == ENOTSUP ? "the driver has no checkpoint API" : e.text);
-        return 0;
+        return;
     }
     uint64_t before, after;
-    if (!gpus_used(d, r, &before)) {
-        snprintf(why, len, "NVML cannot measure the memory of the job's GPUs");
-        return 0;
+    if (!gpus_used(d, &op->member, &before)) {
+        snprintf(op->why, sizeof op->why, "NVML cannot measure the memory of the job's GPUs");
+        return;
     }
     size_t n;
-    pid_t *pids = job_pids(r, &n);
+    pid_t *pids = job_pids(op->shim_pid, &n);
     if (!pids) {
-        snprintf(why, len, "the job's processes cannot be listed");
-        return 0;
+        snprintf(op->why, sizeof op->why, "the job's processes cannot be listed");
+        return;
     }
     int k = tagent_ckpt_suspend(c, pids, n, CKPT_LOCK_MS, &e);
-    uint64_t released = 0;
     if (k < 0)
-        snprintf(why, len, "checkpoint failed: %.200s", e.text);
+        snprintf(op->why, sizeof op->why, "checkpoint failed: %.200s", e.text);
     else if (k == 0)
-        snprintf(why, len, "no process of the job uses the GPU");
-    else if (!gpus_used(d, r, &after) || after >= before) {
+        snprintf(op->why, sizeof op->why, "no process of the job uses the GPU");
+    else if (!gpus_used(d, &op->member, &after) || after >= before) {
         /* Nothing measurably given back (or no way to tell): put it back as it was. */
-        snprintf(why, len, "the checkpoint gave no GPU memory back");
+        snprintf(op->why, sizeof op->why, "the checkpoint gave no GPU memory back");
         if (tagent_ckpt_resume(c, pids, n, &e) < 0)
-            tessd_log("job %lld: cannot undo its checkpoint: %s", (long long)r->id, e.text);
+            tessd_log("job %lld: cannot undo its checkpoint: %s", (long long)op->id, e.text);
     } else {
-        released = before - after;
+        op->released = before - after;
     }
     free(pids);
-    return released;
 }
 
-/* Take back a checkpoint just made (its memory was given back a moment ago). */
-static void ckpt_undo(tessd_t *d, tessd_run_t *r)
+/* RESTORE and UNDO, under d->ckpt_mu: restore what is checkpointed and unlock what is locked
+ * among the job's processes (op->rc, op->err, op->why). */
+static void ckpt_resume(tessd_t *d, ckpt_op_t *op)
 {
     tsl_error_t e;
-    size_t n;
-    pid_t *pids = job_pids(r, &n);
-    if (!pids || tagent_ckpt_resume(d->ckpt, pids, n, &e) < 0)
-        tessd_log("job %lld: cannot undo its checkpoint: %s", (long long)r->id,
-                  pids ? e.text : "its processes cannot be listed");
+    tagent_ckpt_t *c = ckpt_open(d, &e);
+    size_t n = 0;
+    pid_t *pids = c ? job_pids(op->shim_pid, &n) : NULL;
+    op->rc = pids ? tagent_ckpt_resume(c, pids, n, &e) : -1;
+    op->err = errno;
+    if (op->rc < 0)
+        snprintf(op->why, sizeof op->why, "%.200s",
+                 !c || pids ? e.text : "the job's processes cannot be listed");
     free(pids);
+}
+
+/* The job of op, if it is still the same attempt (lock held). */
+static tessd_run_t *op_run(tessd_t *d, const ckpt_op_t *op)
+{
+    tessd_run_t *r = tessd_run_find(d, op->id);
+    return r && r->shim_pid == op->shim_pid && r->ckpt_op == op->op ? r : NULL;
+}
+
+/* SUSPEND's outcome (lock held): 1 when the checkpoint must be taken back (the caller does it
+ * without the lock and calls again with undone set), else 0. */
+static int suspend_done(tessd_t *d, ckpt_op_t *op, bool undone)
+{
+    tessd_run_t *r = op_run(d, op);
+    if (!r) {
+        /* The job ended meanwhile: its processes are gone, the driver kept nothing of them. */
+        tessd_log("job %lld ended during its suspend", (long long)op->id);
+        return 0;
+    }
+    char why[320], sz[32];
+    tsl_error_t e;
+    if (!undone && op->released && (r->cancel_ms || r->preempt_ms || r->timeout_ms))
+        return 1; /* being stopped: its SIGTERM handler may use the GPU (resume_to_stop) */
+    if (r->cancel_ms || r->preempt_ms || r->timeout_ms) {
+        if (op->was != TSHM_SUSPENDED)
+            slice_set_run(d, r, TSHM_RUNNING, false, NULL, NULL);
+        tessd_log("job %lld: its suspend is dropped: it is being %s", (long long)op->id,
+                  r->cancel_ms ? "cancelled" : r->preempt_ms ? "preempted" : "stopped");
+        r->ckpt_op = TESSD_CKPT_NONE;
+        return 0;
+    }
+    if (undone) {
+        snprintf(why, sizeof why, "GPU memory kept: its checkpoint could not be recorded");
+        op->released = 0;
+    } else if (op->released) {
+        snprintf(why, sizeof why, "GPU memory given back: %s",
+                 tsl_format_size(op->released, sz, sizeof sz));
+    } else {
+        snprintf(why, sizeof why, "GPU memory kept: %.250s", op->why);
+    }
+    /* The store first: the bytes must be kept before the model says suspended, or a restart
+     * would lend a slice the job still needs.  A failure takes the checkpoint back. */
+    if (op->released && tstore_job_set_gpu_released(d->store, op->id, op->released, &e) < 0) {
+        tessd_log("job %lld: cannot record the GPU memory it gave back (%s): restored, it keeps "
+                  "its memory",
+                  (long long)op->id, e.text);
+        return 1;
+    }
+    int64_t now = tessd_now_ms();
+    tjm_change_t chg = {.now_ms = now};
+    if (tessd_job_apply(d, op->id, TJM_EV_SUSPEND, &chg, op->who, why, &e) < 0) {
+        tessd_log("job %lld: suspend: %s", (long long)op->id, e.text);
+        if (op->released) {
+            tstore_job_set_gpu_released(d->store, op->id, 0, NULL);
+            return 1;
+        }
+        if (op->was != TSHM_SUSPENDED)
+            slice_set_run(d, r, TSHM_RUNNING, false, NULL, NULL);
+        r->ckpt_op = TESSD_CKPT_NONE;
+        return 0;
+    }
+    tessd_log("job %lld suspended by %s (%s)", (long long)op->id, op->who, why);
+    r->suspended_ms = now;
+    r->gpu_released = op->released;
+    r->resume_wanted = false;
+    r->ckpt_op = TESSD_CKPT_NONE;
+    if (op->released)
+        tessd_wake(d); /* the tick releases its slice in libsched */
+    return 0;
+}
+
+/* RESTORE's outcome (lock held). */
+static void restore_done(tessd_t *d, ckpt_op_t *op)
+{
+    tessd_run_t *r = op_run(d, op);
+    if (!r)
+        return;
+    r->ckpt_op = TESSD_CKPT_NONE;
+    char sz[32], why[160];
+    tsl_format_size(r->gpu_released, sz, sizeof sz);
+    unsigned gpu0 = r->member.ngpus ? r->member.gpu[0] : 0;
+    tsl_error_t e;
+    if (op->rc < 0) {
+        r->ckpt_unhold = true; /* the tick gives its slice back to libsched */
+        if (op->err == EAGAIN) {
+            snprintf(why, sizeof why, "waiting for %s on GPU %u (the restore did not fit)", sz,
+                     gpu0);
+        } else {
+            snprintf(why, sizeof why, "restore failed: %.120s", op->why);
+            r->resume_wanted = false; /* a cancel ends it */
+        }
+    } else if (tessd_resume(d, r, op->who, "GPU memory restored", &e) < 0) {
+        snprintf(why, sizeof why, "restored, but the resume failed: %.100s", e.text);
+        r->resume_wanted = false;
+    } else {
+        if (tstore_job_set_gpu_released(d->store, r->id, 0, &e) < 0)
+            tessd_log("job %lld: cannot clear its released GPU memory: %s", (long long)r->id,
+                      e.text);
+        tessd_log("job %lld resumed by %s (its GPU memory restored)", (long long)r->id, op->who);
+        r->gpu_released = 0;
+        r->resume_wanted = false;
+        return;
+    }
+    if (strcmp(why, r->resume_wait) != 0) {
+        snprintf(r->resume_wait, sizeof r->resume_wait, "%.150s", why);
+        if (tstore_job_set_reason(d->store, r->id, why, &e) < 0)
+            tessd_log("job %lld: cannot record why its resume waits: %s", (long long)r->id,
+                      e.text);
+        tessd_log("job %lld: %s", (long long)r->id, why);
+    }
+}
+
+static void *ckpt_thread(void *arg)
+{
+    ckpt_op_t *op = arg;
+    tessd_t *d = op->d;
+    pthread_mutex_lock(&d->ckpt_mu);
+    if (op->op == TESSD_CKPT_SUSPEND)
+        ckpt_suspend(d, op);
+    else
+        ckpt_resume(d, op);
+    pthread_mutex_unlock(&d->ckpt_mu);
+    pthread_mutex_lock(&d->lock);
+    if (op->op == TESSD_CKPT_SUSPEND && suspend_done(d, op, false) == 1) {
+        /* Taken back without the lock (the restore copies the memory again); the job stays
+         * marked busy meanwhile. */
+        pthread_mutex_unlock(&d->lock);
+        pthread_mutex_lock(&d->ckpt_mu);
+        ckpt_resume(d, op);
+        pthread_mutex_unlock(&d->ckpt_mu);
+        if (op->rc < 0)
+            tessd_log("job %lld: cannot undo its checkpoint: %s", (long long)op->id, op->why);
+        pthread_mutex_lock(&d->lock);
+        suspend_done(d, op, true);
+    } else if (op->op == TESSD_CKPT_RESTORE) {
+        restore_done(d, op);
+    } else if (op->op == TESSD_CKPT_UNDO) {
+        tessd_run_t *r = op_run(d, op);
+        if (r)
+            r->ckpt_op = TESSD_CKPT_NONE;
+        if (op->rc < 0 && op->err != ENOTSUP) /* no checkpoint API: nothing was checkpointed */
+            tessd_log("job %lld: cannot undo the checkpoint of a suspend tesseld did not finish: "
+                      "%s",
+                      (long long)op->id, op->why);
+        else if (op->rc > 0)
+            tessd_log("job %lld: the checkpoint of a suspend tesseld did not finish is undone "
+                      "(%d process(es))",
+                      (long long)op->id, op->rc);
+    }
+    d->ckpt_inflight--;
+    pthread_cond_broadcast(&d->ckpt_cv);
+    tessd_wake(d);
+    pthread_mutex_unlock(&d->lock);
+    free(op);
+    return NULL;
+}
+
+/* Start step op of job r's checkpoint thread (lock held): 0, or -1 with errno and err. */
+static int ckpt_start(tessd_t *d, tessd_run_t *r, int what, const char *who, int was,
+                      tsl_error_t *err)
+{
+    ckpt_op_t *op = calloc(1, sizeof *op);
+    if (!op) {
+        errno = ENOMEM;
+        return tsl_errprintf(err, "out of memory");
+    }
+    *op = (ckpt_op_t){.d = d,
+                      .op = what,
+                      .id = r->id,
+                      .shim_pid = r->shim_pid,
+                      .member = r->member,
+                      .was = was};
+    snprintf(op->who, sizeof op->who, "%s", who);
+    pthread_attr_t at;
+    pthread_t t;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&t, &at, ckpt_thread, op);
+    pthread_attr_destroy(&at);
+    if (rc != 0) {
+        free(op);
+        errno = rc;
+        return tsl_errprintf(err, "cannot start the checkpoint thread: %s", strerror(rc));
+    }
+    r->ckpt_op = what;
+    d->ckpt_inflight++;
+    return 0;
 }
 
 int tessd_suspend_gpu(tessd_t *d, tessd_run_t *r, const char *who, tsl_error_t *err)
@@ -358,44 +581,60 @@ int tessd_suspend_gpu(tessd_t *d, tessd_run_t *r, const char *who, tsl_error_t *
     int was;
     if (slice_set_run(d, r, TSHM_SUSPENDED, true, &was, err) < 0)
         return -2;
-    char kept[256], why[320], sz[32];
-    uint64_t released = ckpt_suspend(d, r, kept, sizeof kept);
-    if (released)
-        snprintf(why, sizeof why, "GPU memory given back: %s",
-                 tsl_format_size(released, sz, sizeof sz));
-    else
-        snprintf(why, sizeof why, "GPU memory kept: %.250s", kept);
-    int64_t now = tessd_now_ms();
-    tjm_change_t chg = {.now_ms = now};
-    if (tessd_job_apply(d, r->id, TJM_EV_SUSPEND, &chg, who, why, err) < 0) {
-        if (released)
-            ckpt_undo(d, r);
+    if (ckpt_start(d, r, TESSD_CKPT_SUSPEND, who, was, err) < 0) {
         if (was != TSHM_SUSPENDED)
             slice_set_run(d, r, TSHM_RUNNING, false, NULL, NULL);
         return -1;
     }
-    tsl_error_t e;
-    if (released && tstore_job_set_gpu_released(d->store, r->id, released, &e) < 0) {
-        /* Not kept, so a restart could not know it: the memory is taken back and the job
-         * stays suspended the old way. */
-        tessd_log("job %lld: cannot record the GPU memory it gave back (%s): restored, it keeps "
-                  "its memory",
-                  (long long)r->id, e.text);
-        ckpt_undo(d, r);
-        released = 0;
-    }
-    r->suspended_ms = now;
-    r->gpu_released = released;
-    r->resume_wanted = false;
-    if (released)
-        tessd_wake(d); /* the tick releases its slice in libsched */
     return 0;
+}
+
+int tessd_ckpt_wait(tessd_t *d, int64_t id)
+{
+    for (;;) {
+        if (atomic_load(&d->stopping))
+            return -1;
+        tessd_run_t *r = tessd_run_find(d, id);
+        if (!r || r->ckpt_op == TESSD_CKPT_NONE)
+            return 0;
+        pthread_cond_wait(&d->ckpt_cv, &d->lock);
+    }
+}
+
+void tessd_ckpt_drain(tessd_t *d, int64_t wait_ms)
+{
+    pthread_mutex_lock(&d->lock);
+    pthread_cond_broadcast(&d->ckpt_cv); /* the API's waits answer now (stopping is set) */
+    int64_t end = tessd_mono_ms() + wait_ms;
+    if (d->ckpt_inflight)
+        tessd_log("stopping: waiting for %d checkpoint step(s) of jobs' GPU memory",
+                  d->ckpt_inflight);
+    while (d->ckpt_inflight > 0) {
+        int64_t left = end - tessd_mono_ms();
+        if (left <= 0) {
+            tessd_log("stopping with %d checkpoint step(s) unfinished: undone at the next start",
+                      d->ckpt_inflight);
+            break;
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += left / 1000;
+        ts.tv_nsec += (left % 1000) * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&d->ckpt_cv, &d->lock, &ts);
+    }
+    pthread_mutex_unlock(&d->lock);
 }
 
 int tessd_resume_gpu(tessd_t *d, tessd_run_t *r, const char *who, tsl_error_t *err)
 {
     if (!r->gpu_released)
         return tessd_resume(d, r, who, NULL, err);
+    if (r->ckpt_op == TESSD_CKPT_RESTORE)
+        return 1; /* under way already */
     r->resume_wanted = true;
     snprintf(r->resume_by, sizeof r->resume_by, "%s", who);
     r->resume_wait[0] = '\0';
@@ -413,7 +652,9 @@ static void slice_unhold(tessd_t *d, tessd_run_t *r)
     r->holds = false;
 }
 
-int tessd_ckpt_restore(tessd_t *d, tessd_run_t *r, const char *who, char *why, size_t len)
+/* Start job r's restore if its GPU has room (main thread, lock held): 0 started, 1 not yet
+ * (why says for what it waits). */
+static int restore_start(tessd_t *d, tessd_run_t *r, char *why, size_t len)
 {
     char sz[32];
     tsl_format_size(r->gpu_released, sz, sizeof sz);
@@ -424,7 +665,7 @@ int tessd_ckpt_restore(tessd_t *d, tessd_run_t *r, const char *who, char *why, s
         double now = tessd_sched_now();
         tsl_error_t se;
         if (tsched_job_submit(d->sched, &r->q, &se) < 0 && errno != EEXIST) {
-            snprintf(why, len, "waiting for %s on GPU %u (the scheduler refused it: %.80s)", sz,
+            snprintf(why, len, "waiting for %s on GPU %u (the scheduler refused it: %.60s)", sz,
                      gpu0, se.text);
             return 1;
         }
@@ -454,32 +695,11 @@ int tessd_ckpt_restore(tessd_t *d, tessd_run_t *r, const char *who, char *why, s
         }
     }
     tsl_error_t e;
-    tagent_ckpt_t *c = ckpt_open(d, &e);
-    size_t n = 0;
-    pid_t *pids = c ? job_pids(r, &n) : NULL;
-    int k = pids ? tagent_ckpt_resume(c, pids, n, &e) : -1;
-    int saved = errno;
-    free(pids);
-    if (k < 0) {
+    if (ckpt_start(d, r, TESSD_CKPT_RESTORE, r->resume_by, TSHM_SUSPENDED, &e) < 0) {
         slice_unhold(d, r);
-        if (c && pids && saved == EAGAIN) {
-            snprintf(why, len, "waiting for %s on GPU %u (the restore did not fit)", sz, gpu0);
-            return 1;
-        }
-        snprintf(why, len, "restore failed: %.120s",
-                 !c      ? e.text
-                 : !pids ? "the job's processes cannot be listed"
-                         : e.text);
-        return -1;
+        snprintf(why, len, "waiting for %s on GPU %u (%.80s)", sz, gpu0, e.text);
+        return 1;
     }
-    if (tessd_resume(d, r, who, "GPU memory restored", &e) < 0) {
-        snprintf(why, len, "restored, but the resume failed: %.100s", e.text);
-        return -1;
-    }
-    if (tstore_job_set_gpu_released(d->store, r->id, 0, &e) < 0)
-        tessd_log("job %lld: cannot clear its released GPU memory: %s", (long long)r->id, e.text);
-    r->gpu_released = 0;
-    r->resume_wanted = false;
     return 0;
 }
 
@@ -487,7 +707,14 @@ void tessd_ckpt_tick(tessd_t *d)
 {
     for (size_t i = 0; i < d->nruns; i++) {
         tessd_run_t *r = &d->runs[i];
-        if (!r->gpu_released || !r->suspended_ms)
+        if (r->ckpt_unhold && r->ckpt_op == TESSD_CKPT_NONE) {
+            r->ckpt_unhold = false;
+            if (r->holds) {
+                slice_unhold(d, r);
+                d->sched_dirty = true; /* a pending job may fit in it now */
+            }
+        }
+        if (!r->gpu_released || !r->suspended_ms || r->ckpt_op != TESSD_CKPT_NONE)
             continue;
         if (!r->resume_wanted) {
             if (r->holds) {
@@ -497,14 +724,8 @@ void tessd_ckpt_tick(tessd_t *d)
             continue;
         }
         char why[160];
-        int rc = tessd_ckpt_restore(d, r, r->resume_by, why, sizeof why);
-        if (rc == 0) {
-            tessd_log("job %lld resumed by %s (its GPU memory restored)", (long long)r->id,
-                      r->resume_by);
+        if (restore_start(d, r, why, sizeof why) == 0)
             continue;
-        }
-        if (rc < 0)
-            r->resume_wanted = false;
         if (strcmp(why, r->resume_wait) != 0) {
             snprintf(r->resume_wait, sizeof r->resume_wait, "%.150s", why);
             tsl_error_t e;

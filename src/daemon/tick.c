@@ -935,9 +935,6 @@ static int recover_one(const tstore_job_t *j, void *arg)
         m->gpu_mem_bytes = (uint64_t)json_integer_value(json_object_get(e, "mem"));
     }
     json_decref(pl);
-    /* A suspended job stays suspended; the slice file is made to agree with the store. */
-    if (r->suspended_ms || tessd_has_slice(d, r))
-        tessd_suspend_recover(d, r);
     if (r->shim_pid == 0) {
         char dir[PATH_MAX];
         tessd_job_dir(d, j->id, dir, sizeof dir);
@@ -949,6 +946,10 @@ static int recover_one(const tstore_job_t *j, void *arg)
             r->job_pid = jp;
         }
     }
+    /* A suspended job stays suspended; the slice file is made to agree with the store (after
+     * the pids: a checkpoint tesseld did not finish is undone on the shim's processes). */
+    if (r->suspended_ms || tessd_has_slice(d, r))
+        tessd_suspend_recover(d, r);
     return 0;
 }
 

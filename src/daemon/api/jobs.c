@@ -1516,6 +1516,21 @@ static void suspend_or_resume(thttp_req_t *req, thttp_reply_t *rep, tessd_t *d, 
                     r->cancel_ms ? "cancelled" : "preempted");
         goto done;
     }
+    /* One step of the driver's checkpoint at a time (suspend.c): a second suspend, or a resume
+     * while the suspend's checkpoint runs, is refused; a resume while its restore runs is the
+     * resume already asked. */
+    if (r->ckpt_op == TESSD_CKPT_SUSPEND || r->ckpt_op == TESSD_CKPT_UNDO ||
+        (suspend && r->ckpt_op)) {
+        thttp_error(rep, 409, "conflict", NULL,
+                    "job %lld: its %s is in progress (the driver copies its GPU memory): %s when "
+                    "it ends",
+                    id,
+                    r->ckpt_op == TESSD_CKPT_SUSPEND   ? "suspend"
+                    : r->ckpt_op == TESSD_CKPT_RESTORE ? "restore"
+                                                       : "recovery",
+                    verb);
+        goto done;
+    }
     if (suspend && r->suspended_ms) {
         thttp_error(rep, 409, "conflict", NULL, "job %lld is already suspended", id);
         goto done;
@@ -1535,15 +1550,31 @@ static void suspend_or_resume(thttp_req_t *req, thttp_reply_t *rep, tessd_t *d, 
                     "job %lld: %s failed: %s", id, verb, err.text);
         goto done;
     }
-    tessd_log("job %lld %s by %s", id,
-              suspend   ? "suspended"
-              : rc == 1 ? "to be resumed (once its GPU has room)"
-                        : "resumed",
-              who.user);
+    if (suspend) {
+        /* The checkpoint runs in a thread of its own: this request waits for it without
+         * tesseld's lock (other requests and the tick go on) and answers its outcome. */
+        if (tessd_ckpt_wait(d, (int64_t)id) < 0) {
+            thttp_error(rep, 503, "unavailable", NULL,
+                        "tesseld is shutting down: job %lld's suspend ends before it stops, or "
+                        "is undone at its next start",
+                        id);
+            goto done;
+        }
+    } else {
+        tessd_log("job %lld %s by %s", id,
+                  rc == 1 ? "to be resumed (once its GPU has room)" : "resumed", who.user);
+    }
     tstore_job_clear(&j);
     if (tstore_job_get(d->store, (int64_t)id, &j, &err) < 0) {
         api_store_error(rep, &err);
         goto out;
+    }
+    if (suspend && !(j.state == TSTORE_RUNNING && j.suspended_ms)) {
+        thttp_error(rep, 409, "conflict", NULL,
+                    "job %lld is not suspended: it was cancelled, preempted or ended during its "
+                    "suspend (%s)",
+                    id, tstore_state_name(j.state));
+        goto done;
     }
     thttp_json(rep, 200, api_job_json(d, &j));
 done:
