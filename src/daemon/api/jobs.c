@@ -84,6 +84,16 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
     json_object_set_new(o, "drained",
                         suspended && !d->slurm ? json_boolean(r && tessd_slice_drained(d, r) == 1)
                                                : json_null());
+    /* A step of the driver's checkpoint under way (suspend.c): "suspend" (the job is still
+     * running until it ends), "restore" (still suspended), "undo" (a suspend tesseld did not
+     * finish, put back at its start); null when none. */
+    const tessd_run_t *cr =
+        j->state == TSTORE_RUNNING && !d->slurm ? tessd_run_find(d, j->id) : NULL;
+    static const char *const steps[] = {[TESSD_CKPT_SUSPEND] = "suspend",
+                                        [TESSD_CKPT_RESTORE] = "restore",
+                                        [TESSD_CKPT_UNDO] = "undo"};
+    json_object_set_new(o, "checkpoint",
+                        cr && cr->ckpt_op ? json_string(steps[cr->ckpt_op]) : json_null());
     api_batch_json(d, o, j);
     int64_t sid;
     json_object_set_new(o, "slurm_id",
@@ -851,6 +861,7 @@ static json_t *slurm_view_json(const tsj_seen_t *s)
     json_object_set_new(o, "suspended_at", json_null());
     json_object_set_new(o, "gpu_released", json_null());
     json_object_set_new(o, "drained", json_null());
+    json_object_set_new(o, "checkpoint", json_null());
     return o;
 }
 
