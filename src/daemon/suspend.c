@@ -272,6 +272,12 @@ void tessd_suspend_recover(tessd_t *d, tessd_run_t *r)
  * a call longer keeps its memory (today's suspend). */
 #define CKPT_LOCK_MS 5000
 
+/* How long a restart keeps undoing the checkpoint of a suspend the tesseld before it did not
+ * finish, and how often it looks: twice the lock's wait covers a lock the target was serving
+ * when tesseld died. */
+#define CKPT_UNDO_WATCH_MS (2 * CKPT_LOCK_MS)
+#define CKPT_UNDO_POLL_MS 200
+
 /* One step of a job's checkpoint thread: what it was given under the lock, and its outcome. */
 typedef struct {
     tessd_t *d;
@@ -509,6 +515,20 @@ static void *ckpt_thread(void *arg)
     else
         ckpt_resume(d, op);
     pthread_mutex_unlock(&d->ckpt_mu);
+    /* UNDO: a lock that the tesseld before this one asked for may be carried out after it
+     * died (the target serves it when it can: a process stopped then serves it once it goes
+     * on), so what shows up locked or checkpointed is undone for a while yet. */
+    for (int64_t end = tessd_mono_ms() + CKPT_UNDO_WATCH_MS;
+         op->op == TESSD_CKPT_UNDO && op->err != ENOTSUP && tessd_mono_ms() < end &&
+         !atomic_load(&d->stopping);) {
+        struct timespec ts = {0, CKPT_UNDO_POLL_MS * 1000000L};
+        nanosleep(&ts, NULL);
+        int before = op->rc > 0 ? op->rc : 0;
+        pthread_mutex_lock(&d->ckpt_mu);
+        ckpt_resume(d, op);
+        pthread_mutex_unlock(&d->ckpt_mu);
+        op->rc = op->rc < 0 ? op->rc : op->rc + before;
+    }
     pthread_mutex_lock(&d->lock);
     if (op->op == TESSD_CKPT_SUSPEND && suspend_done(d, op, false) == 1) {
         /* Taken back without the lock (the restore copies the memory again); the job stays
