@@ -276,7 +276,7 @@ void tessd_suspend_recover(tessd_t *d, tessd_run_t *r)
  * finish, and how often it looks: twice the lock's wait covers a lock the target was serving
  * when tesseld died. */
 #define CKPT_UNDO_WATCH_MS (2 * CKPT_LOCK_MS)
-#define CKPT_UNDO_POLL_MS 200
+#define CKPT_UNDO_POLL_MS  200
 
 /* One step of a job's checkpoint thread: what it was given under the lock, and its outcome. */
 typedef struct {
@@ -420,7 +420,9 @@ static int suspend_done(tessd_t *d, ckpt_op_t *op, bool undone)
         if (op->was != TSHM_SUSPENDED)
             slice_set_run(d, r, TSHM_RUNNING, false, NULL, NULL);
         tessd_log("job %lld: its suspend is dropped: it is being %s", (long long)op->id,
-                  r->cancel_ms ? "cancelled" : r->preempt_ms ? "preempted" : "stopped");
+                  r->cancel_ms    ? "cancelled"
+                  : r->preempt_ms ? "preempted"
+                                  : "stopped");
         r->ckpt_op = TESSD_CKPT_NONE;
         return 0;
     }
@@ -499,8 +501,7 @@ static void restore_done(tessd_t *d, ckpt_op_t *op)
     if (strcmp(why, r->resume_wait) != 0) {
         snprintf(r->resume_wait, sizeof r->resume_wait, "%.150s", why);
         if (tstore_job_set_reason(d->store, r->id, why, &e) < 0)
-            tessd_log("job %lld: cannot record why its resume waits: %s", (long long)r->id,
-                      e.text);
+            tessd_log("job %lld: cannot record why its resume waits: %s", (long long)r->id, e.text);
         tessd_log("job %lld: %s", (long long)r->id, why);
     }
 }
@@ -573,12 +574,8 @@ static int ckpt_start(tessd_t *d, tessd_run_t *r, int what, const char *who, int
         errno = ENOMEM;
         return tsl_errprintf(err, "out of memory");
     }
-    *op = (ckpt_op_t){.d = d,
-                      .op = what,
-                      .id = r->id,
-                      .shim_pid = r->shim_pid,
-                      .member = r->member,
-                      .was = was};
+    *op = (ckpt_op_t){
+        .d = d, .op = what, .id = r->id, .shim_pid = r->shim_pid, .member = r->member, .was = was};
     snprintf(op->who, sizeof op->who, "%s", who);
     pthread_attr_t at;
     pthread_t t;
