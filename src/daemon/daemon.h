@@ -551,8 +551,8 @@ int tessd_resume(tessd_t *d, tessd_run_t *r, const char *who, const char *why, t
  * then.  0 started (tessd_ckpt_wait waits for the end), -2 the slice file is unusable, -1
  * (err). */
 int tessd_suspend_gpu(tessd_t *d, tessd_run_t *r, const char *who, tsl_error_t *err);
-/* Wait (lock held; released while waiting) until job id's checkpoint thread has ended or
- * tesseld stops: 0 ended (or none), -1 tesseld is stopping. */
+/* Wait (lock held; released while waiting) until job id's suspend step has ended or tesseld
+ * stops: 0 ended (or none), -1 tesseld is stopping. */
 int tessd_ckpt_wait(tessd_t *d, int64_t id);
 /* At shutdown, before the API servers stop: wait at most wait_ms for the checkpoint threads
  * (a suspend's outcome is recorded); those still running are left (recovery undoes them). */

@@ -612,8 +612,8 @@ int tessd_ckpt_wait(tessd_t *d, int64_t id)
         if (atomic_load(&d->stopping))
             return -1;
         tessd_run_t *r = tessd_run_find(d, id);
-        if (!r || r->ckpt_op == TESSD_CKPT_NONE)
-            return 0;
+        if (!r || r->ckpt_op != TESSD_CKPT_SUSPEND)
+            return 0; /* its suspend's step ended (a restore asked since is not waited for) */
         pthread_cond_wait(&d->ckpt_cv, &d->lock);
     }
 }
