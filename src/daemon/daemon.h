@@ -239,6 +239,7 @@ typedef struct {
     pthread_mutex_t ckpt_mu;
     pthread_cond_t ckpt_cv;
     int ckpt_inflight;
+    bool ckpt_abandoned; /* tesseld exits without those still running (tessd_ckpt_drain) */
     tagent_gpu_t gpus[TAGENT_MAX_GPUS];
     int ngpus;
     uint64_t min_gpu_mem, max_gpu_mem;

@@ -531,6 +531,13 @@ static void *ckpt_thread(void *arg)
         op->rc = op->rc < 0 ? op->rc : op->rc + before;
     }
     pthread_mutex_lock(&d->lock);
+    if (d->ckpt_abandoned) {
+        /* tesseld is exiting without it (tessd_ckpt_drain): the store and the jobs' records
+         * are going; the next start undoes what the driver did. */
+        pthread_mutex_unlock(&d->lock);
+        free(op);
+        return NULL;
+    }
     if (op->op == TESSD_CKPT_SUSPEND && suspend_done(d, op, false) == 1) {
         /* Taken back without the lock (the restore copies the memory again); the job stays
          * marked busy meanwhile. */
@@ -631,6 +638,7 @@ void tessd_ckpt_drain(tessd_t *d, int64_t wait_ms)
         if (left <= 0) {
             tessd_log("stopping with %d checkpoint step(s) unfinished: undone at the next start",
                       d->ckpt_inflight);
+            d->ckpt_abandoned = true;
             break;
         }
         struct timespec ts;
