@@ -25,11 +25,11 @@ command -v curl >/dev/null && command -v jq >/dev/null || { echo "tesseld.sh: cu
 T=$(mktemp -d "${TMPDIR:-/tmp}/tessel-bench-ckpt-XXXXXX")
 TDPID=""
 cleanup() {
-    [ -n "$TDPID" ] && kill -9 "$TDPID" 2>/dev/null
+    [ -z "$TDPID" ] || kill -9 "$TDPID" 2>/dev/null || true
     for f in "$T"/data/jobs/*/pid; do
         [ -f "$f" ] || continue
-        read -r shim _ job <"$f"
-        kill -9 "-$job" "$shim" 2>/dev/null
+        read -r shim _ job <"$f" || continue
+        kill -9 "-$job" "$shim" 2>/dev/null || true
     done
     rm -rf "$T"
 }
