@@ -1,8 +1,9 @@
 #!/bin/sh
 # t3194-daemon-ckpt-concurrent.t - requests that meet a suspend's checkpoint (docs/suspend.md,
 # "Concurrent requests"): the checkpoint runs outside tesseld's lock, so the API answers while
-# it runs; a second suspend and a resume are refused while it runs; a cancel during it ends
-# the job cancelled, never suspended; tesseld stopped (SIGTERM) during it records its outcome
+# it runs; a second suspend and a resume are refused while it runs (a suspend during a
+# restore too, and a second resume then is the one asked); a cancel during it ends the job
+# cancelled, never suspended; tesseld stopped (SIGTERM) during it records its outcome
 # before it exits, and the job is suspended after the restart and restored intact.
 #
 # The checkpoint is held open on purpose, not raced: the driver cannot lock a process that is
@@ -68,8 +69,21 @@ is "$(cat "$TD/bg.$A.code") $(jq -r .state "$TD/bg.$A")" "200 suspended" \
     "once A's process goes on, its suspend answers: suspended"
 [ "$(jq -r .gpu_released "$TD/bg.$A")" -ge $GiB ]; ok $? "A gave back its 1 GiB"
 is "$(step $A)" null "no checkpoint step is under way any more"
+
+# --- requests during the restore ---------------------------------------------------------
+kill -STOP "$PA"
 api POST "/v1/jobs/$A/resume"
-wait_for '[ "$(job_state $A)" = running ]'; ok $? "A is restored and running"
+is "$CODE $(jget .state)" "200 suspended" "A's resume is asked (its restore waits for the stopped process)"
+wait_for '[ "$(step $A)" = restore ]'; ok $? "A's job object says its restore runs"
+api POST "/v1/jobs/$A/resume"
+is "$CODE $(jget .state) $(jget .checkpoint)" "200 suspended restore" \
+    "a second resume during the restore is the resume already asked"
+api POST "/v1/jobs/$A/suspend"
+is "$CODE $(jget .error.code)" "409 conflict" "a suspend during the restore is refused: $(jget .error.message)"
+api GET /v1/gpus
+is "$CODE" 200 "GET /v1/gpus answers during the restore"
+kill -CONT "$PA"
+wait_for '[ "$(job_state $A)" = running ]'; ok $? "once A's process goes on, A is restored and running"
 touch "$G/a"
 wait_for '[ "$(job_state $A)" = succeeded ]'; ok $? "A ends"
 logs "$A" | grep -q '^check ok'; ok $? "every byte of A's pattern is intact"
