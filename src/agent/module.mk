@@ -3,6 +3,9 @@
 LIBAGENT_SRCS := src/agent/gpu.c src/agent/cgroup.c src/agent/runner.c src/agent/logcap.c
 # jobns.c: the job's namespace (the shim's), and the folder specs tesseld checks too.
 LIBAGENT_SRCS += src/agent/jobns.c
+# ckpt.c and watchdog.c: tesseld checkpoints a job's CUDA processes, found as the watchdog
+# finds them, at a person's suspend (docs/suspend.md).
+LIBAGENT_SRCS += src/agent/ckpt.c src/agent/watchdog.c
 LIBAGENT := $(O)/lib/libtsl-agent.a
 LIBS += $(LIBAGENT)
 $(LIBAGENT): $(LIBAGENT_SRCS:%.c=$(O)/obj/%.o)

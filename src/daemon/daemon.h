@@ -45,6 +45,7 @@
 #include <sys/types.h>
 
 #include "agent/cgroup.h"
+#include "agent/ckpt.h"
 #include "agent/gpu.h"
 #include "daemon/histagg.h"
 #include "daemon/jobmodel.h"
@@ -109,7 +110,28 @@ typedef struct {
     /* Time limit (batch.h): this attempt's start, its limit (0 = none), its time suspended
      * before the current suspension, and when the limit's SIGTERM was sent (0 = not yet). */
     int64_t started_ms, time_limit_s, suspended_total_ms, timeout_ms;
+    /* Suspended with its GPU state checkpointed (suspend.c, docs/suspend.md): the bytes of GPU
+     * memory it gave back (0 = its suspend kept them), and a resume asked that the tick carries
+     * out once its GPU has room (resume_by: who asked). */
+    uint64_t gpu_released;
+    bool resume_wanted;
+    char resume_by[TSTORE_NAME_MAX + 1];
+    char resume_wait[160]; /* the reason last recorded while the resume waits */
+    /* A step of the driver's checkpoint API under way for this job outside tesseld's lock
+     * (suspend.c, a thread of its own): TESSD_CKPT_NONE, or which; and, set by a restore that
+     * did not go on, that the tick must give its slice back to libsched (an API or worker
+     * thread may not call libsched). */
+    int ckpt_op;
+    bool ckpt_unhold;
 } tessd_run_t;
+
+/* tessd_run_t.ckpt_op: the driver's step a job's checkpoint thread is carrying out. */
+enum {
+    TESSD_CKPT_NONE = 0,
+    TESSD_CKPT_SUSPEND, /* lock and checkpoint (a person's suspend) */
+    TESSD_CKPT_RESTORE, /* restore and unlock (a resume, once its GPU has room) */
+    TESSD_CKPT_UNDO,    /* restore and unlock a checkpoint tesseld did not finish (recovery) */
+};
 
 /* What a handler leaves for the tick to tell libsched. */
 typedef struct {
@@ -210,6 +232,14 @@ typedef struct {
 
     /* GPUs */
     tagent_nvml_t *nvml;
+    tagent_ckpt_t *ckpt; /* the driver's checkpoint API, opened at the first suspend */
+    /* The checkpoint threads (suspend.c): ckpt_mu serialises their use of the driver and of
+     * NVML's before/after figures (ckpt above is theirs alone); ckpt_inflight counts them and
+     * ckpt_cv (with lock) is broadcast when one ends or tesseld stops. */
+    pthread_mutex_t ckpt_mu;
+    pthread_cond_t ckpt_cv;
+    int ckpt_inflight;
+    bool ckpt_abandoned; /* tesseld exits without those still running (tessd_ckpt_drain) */
     tagent_gpu_t gpus[TAGENT_MAX_GPUS];
     int ngpus;
     uint64_t min_gpu_mem, max_gpu_mem;
@@ -511,9 +541,40 @@ tshm_t *tessd_slice_open(tessd_t *d, const tessd_run_t *r, tsl_error_t *err);
  * own).  The model refuses what its table forbids. */
 int tessd_suspend(tessd_t *d, tessd_run_t *r, const char *who, const char *why, tsl_error_t *err);
 int tessd_resume(tessd_t *d, tessd_run_t *r, const char *who, const char *why, tsl_error_t *err);
+/* A person's suspend (the API; lock held): sets the slice's suspend word and starts the job's
+ * checkpoint thread (r->ckpt_op = TESSD_CKPT_SUSPEND), which asks the driver to checkpoint the
+ * job's CUDA processes without tesseld's lock and then, under it, records the outcome
+ * (docs/suspend.md): the job suspended with r->gpu_released set (kept in the store; the tick
+ * releases its slice in libsched), or, when nothing was given back (no checkpoint API, a lock
+ * that timed out, ...), suspended keeping its memory as tessd_suspend does, the reason in the
+ * suspend's event; a job cancelled, preempted or past its time limit meanwhile is put back as
+ * it was (restored, its slice resumed) and not suspended.  The job model's state changes only
+ * then.  0 started (tessd_ckpt_wait waits for the end), -2 the slice file is unusable, -1
+ * (err). */
+int tessd_suspend_gpu(tessd_t *d, tessd_run_t *r, const char *who, tsl_error_t *err);
+/* Wait (lock held; released while waiting) until job id's suspend step has ended or tesseld
+ * stops: 0 ended (or none), -1 tesseld is stopping. */
+int tessd_ckpt_wait(tessd_t *d, int64_t id);
+/* At shutdown, before the API servers stop: wait at most wait_ms for the checkpoint threads
+ * (a suspend's outcome is recorded); those still running are left (recovery undoes them). */
+void tessd_ckpt_drain(tessd_t *d, int64_t wait_ms);
+/* How long a stop waits for them: a checkpoint copies at host memory speed (8 GiB in about
+ * 26 s on the fake, docs/suspend.md), so a minute covers the jobs of one host; a job that holds
+ * its checkpoint longer (a process stopped with SIGSTOP) does not hold tesseld's stop. */
+#define TESSD_CKPT_DRAIN_MS 60000
+/* A person's resume (the API): tessd_resume, except for a job whose GPU memory was given back:
+ * its resume is left to the tick (tessd_ckpt_tick), which restores it once its GPU has room;
+ * 1 then (the job stays suspended, its reason says what it waits for). */
+int tessd_resume_gpu(tessd_t *d, tessd_run_t *r, const char *who, tsl_error_t *err);
+/* The tick's part (main thread, lock held): release the slices of jobs that gave their memory
+ * back in libsched, and start the resumes asked (tried again at each tick until the GPU has
+ * room; the restore itself runs in the job's checkpoint thread). */
+void tessd_ckpt_tick(tessd_t *d);
 /* tshm_drained of the job's slice: 1 drained, 0 not (yet), -1 no slice file readable. */
 int tessd_slice_drained(tessd_t *d, const tessd_run_t *r);
-/* At recovery: set the slice file's suspend word to what the store says (r->suspended_ms). */
+/* At recovery: set the slice file's suspend word to what the store says (r->suspended_ms);
+ * a job the store has as running whose file said suspended had a suspend that tesseld did not
+ * finish: its checkpoint is undone by a checkpoint thread (TESSD_CKPT_UNDO). */
 void tessd_suspend_recover(tessd_t *d, tessd_run_t *r);
 
 /* history.c: the usage history's writer for --history-interval and --history-retention.

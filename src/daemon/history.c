@@ -100,6 +100,8 @@ static int collect(tessd_t *d, int64_t t, thist_rows_t *rows, tsl_error_t *err)
             s->running++;
             tstore_hist_t *to[] = {s, q, u};
             for (size_t j = 0; j < 3; j++) {
+                if (r->gpu_released) /* checkpointed: its slice is released (suspend.c) */
+                    continue;
                 to[j]->milli += r->member.milli_gpu;
                 to[j]->mem_alloc += (double)r->member.gpu_mem_bytes;
                 to[j]->mem_used += used;

@@ -1067,6 +1067,8 @@ int main(int argc, char **argv)
         return 1;
     }
     pthread_mutex_init(&d->lock, NULL);
+    pthread_mutex_init(&d->ckpt_mu, NULL);
+    pthread_cond_init(&d->ckpt_cv, NULL);
     tsl_hist_init(&d->job_pending_hist, tsl_hist_seconds_to_days, tsl_hist_seconds_to_days_n);
     tsl_hist_init(&d->job_run_hist, tsl_hist_seconds_to_days, tsl_hist_seconds_to_days_n);
     tsl_hist_init(&d->pass_hist, tsl_hist_sub_second, tsl_hist_sub_second_n);
@@ -1248,6 +1250,9 @@ int main(int argc, char **argv)
     pthread_mutex_unlock(&d->lock);
     tessd_log("stopping; %zu running job(s) keep running and are picked up at the next start",
               d->nruns);
+    /* A suspend's checkpoint under way is recorded before the store closes (its request is
+     * answered 503); one that the driver holds longer is undone at the next start. */
+    tessd_ckpt_drain(d, TESSD_CKPT_DRAIN_MS);
     thttp_stop(d->http);
     thttp_stop(d->http_unix);
     tessd_nodes_stop(d);

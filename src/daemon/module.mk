@@ -99,6 +99,9 @@ TESSELD_TESTS += tests/t/t3170-daemon-projects.t tests/t/t3171-cli-projects.t \
 TESSELD_TESTS += tests/t/t3180-daemon-folders.t tests/t/t3181-cli-folders.t \
                  tests/t/t3183-daemon-folders-jobs.t tests/t/t3185-daemon-folders-files.t \
                  tests/t/t3182-daemon-folders-hostile.t
+# A suspend that gives the GPU back through the driver's checkpoint API (docs/suspend.md).
+TESSELD_TESTS += tests/t/t3190-daemon-ckpt-roundtrip.t tests/t/t3191-daemon-ckpt-restart-kill.t \
+                 tests/t/t3192-daemon-ckpt-noapi.t tests/t/t3193-daemon-ckpt-threads.t
 TESSELD_TESTS += tests/t/t3163-daemon-jobdir-mounted.t
 TESSELD_TESTS += tests/t/t3164-daemon-exit-record.t
 TESSELD_TESTS += tests/t/t3165-daemon-jobdir-reused-id.t
@@ -254,6 +257,11 @@ tests/t/t3171-cli-projects.t tests/t/t3172-daemon-projects-upgrade.t: $(O)/bin/t
 tests/t/t3181-cli-folders.t tests/t/t3183-daemon-folders-jobs.t: $(O)/bin/tessel
 # The slowloris test mounts the attack with the benchmark's program.
 tests/t/t3014-daemon-slowloris.t: $(O)/bench/bench-slowloris
+# The checkpoint tests (docs/suspend.md) run the interposer's probe as jobs, with the CLI.
+tests/t/t3190-daemon-ckpt-roundtrip.t tests/t/t3191-daemon-ckpt-restart-kill.t \
+tests/t/t3192-daemon-ckpt-noapi.t tests/t/t3193-daemon-ckpt-threads.t: \
+    $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so $(O)/tests/fake/libcuda.so.1 \
+    $(O)/bin/tessel
 # The slice test runs the interposer's probe as a job, over the fake driver.
 tests/t/t3004-daemon-slice.t: $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so
 # The compute test runs tcu-load (simulated kernels) as jobs, and the CLI.

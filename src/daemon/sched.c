@@ -261,6 +261,10 @@ int tessd_sched_build(tessd_t *d, tsl_error_t *err)
         if (r->q.queue < 0)
             r->q.queue = tsched_queue_find(s, "default");
         r->q.flags = 0; /* not suspendable: see tessd_qjob */
+        if (r->gpu_released && r->suspended_ms && !r->resume_wanted) {
+            r->holds = false; /* its GPU memory given back: its slice is free (suspend.c) */
+            continue;
+        }
         if (tsched_job_submit(s, &r->q, NULL) < 0 ||
             tsched_job_started(s, r->q.id, &r->member, 1, now) < 0) {
             tsched_job_remove(s, r->q.id, now);

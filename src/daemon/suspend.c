@@ -33,15 +33,19 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "agent/watchdog.h"
 #include "daemon/daemon.h"
 #include "libshm/shm.h"
+#include "libutil/size.h"
 
 /* The account a job of user runs as, when tesseld is root and runs it as that account
  * (launch.c): its uid and gid, and true; false when the job runs as tesseld's own user. */
@@ -149,6 +153,9 @@ static int slice_set_run(tessd_t *d, const tessd_run_t *r, int state, bool creat
     return 0;
 }
 
+static int ckpt_start(tessd_t *d, tessd_run_t *r, int what, const char *who, int was,
+                      tsl_error_t *err);
+
 bool tessd_has_slice(const tessd_t *d, const tessd_run_t *r)
 {
     return d->interposer[0] && r->member.ngpus > 0;
@@ -234,6 +241,523 @@ void tessd_suspend_recover(tessd_t *d, tessd_run_t *r)
                       is == TSHM_SUSPENDED ? "suspended" : "running",
                       want == TSHM_SUSPENDED ? "suspended" : "running",
                       want == TSHM_SUSPENDED ? "suspended" : "resumed");
+        /* A suspend that tesseld did not finish (stopped during its checkpoint): the driver
+         * may hold the job's processes locked or checkpointed; they are put back as they were
+         * (a no-op for a process the driver left running). */
+        if (want == TSHM_RUNNING && ckpt_start(d, r, TESSD_CKPT_UNDO, "tesseld", is, &err) < 0)
+            tessd_log("job %lld: cannot undo an unfinished checkpoint: %s", (long long)r->id,
+                      err.text);
     }
     close(fd);
+}
+
+/* ---- Suspend that gives the GPU memory back (docs/suspend.md, "How tesseld drives it") ------
+ *
+ * tesseld itself (root) calls the driver's checkpoint API on the job's processes: those below
+ * its tessel-shim, as the shim's watchdog finds them (tsw_snapshot), read when the step starts.
+ * What was given back is measured, never taken from the job: NVML's used memory of the job's
+ * GPUs before and after the checkpoint.
+ *
+ * The driver's steps copy the job's device memory (seconds per GiB), so each runs in a thread
+ * of its own (ckpt_thread), never under tesseld's lock: the lock is held before (the slice's
+ * suspend word, r->ckpt_op, the pids, libsched for a restore) and after (the store, the job
+ * model), and the API and the tick go on meanwhile.  One step per job at a time (r->ckpt_op:
+ * the API refuses a second suspend, a resume during a suspend, and the tick starts no restore
+ * meanwhile); the steps of all jobs one after the other (d->ckpt_mu: the driver handle and the
+ * NVML figures before and after a checkpoint are theirs).  libsched is the main thread's alone,
+ * so a thread only marks the job (r->gpu_released, r->ckpt_unhold) and the tick releases or
+ * takes back its slice (tessd_ckpt_tick). */
+
+/* How long a lock waits for the CUDA calls a process has in progress: a job that stays inside
+ * a call longer keeps its memory (today's suspend). */
+#define CKPT_LOCK_MS 5000
+
+/* How long a restart keeps undoing the checkpoint of a suspend the tesseld before it did not
+ * finish, and how often it looks: twice the lock's wait covers a lock the target was serving
+ * when tesseld died. */
+#define CKPT_UNDO_WATCH_MS (2 * CKPT_LOCK_MS)
+#define CKPT_UNDO_POLL_MS  200
+
+/* One step of a job's checkpoint thread: what it was given under the lock, and its outcome. */
+typedef struct {
+    tessd_t *d;
+    int op; /* TESSD_CKPT_* */
+    int64_t id;
+    pid_t shim_pid; /* the attempt (a requeued job's next attempt has another shim) */
+    tsched_member_t member;
+    char who[TSTORE_NAME_MAX + 1];
+    int was;           /* the slice's suspend word before a suspend */
+    uint64_t released; /* SUSPEND: bytes given back (0: kept, why says why) */
+    int rc, err;       /* RESTORE, UNDO: tagent_ckpt_resume's return and errno */
+    char why[256];
+} ckpt_op_t;
+
+/* Under d->ckpt_mu. */
+static tagent_ckpt_t *ckpt_open(tessd_t *d, tsl_error_t *err)
+{
+    if (d->ckpt)
+        return d->ckpt;
+    /* The driver tesseld was started with, never one a job names: the fake's with --fake-gpus,
+     * else the system's libcuda.so.1 as the dynamic loader finds it for tesseld. */
+    char lib[PATH_MAX + 32];
+    if (d->fake_spec[0])
+        snprintf(lib, sizeof lib, "%s/libcuda.so.1", d->fake_lib_dir);
+    else
+        snprintf(lib, sizeof lib, "libcuda.so.1");
+    d->ckpt = tagent_ckpt_open(lib, err);
+    return d->ckpt;
+}
+
+/* The processes below shim (the shim itself excluded), read from /proc now: malloc'd pids,
+ * their count in *n; NULL when they cannot be listed. */
+static pid_t *job_pids(pid_t shim, size_t *n)
+{
+    tsw_pstat_t *procs;
+    size_t np;
+    *n = 0;
+    if (shim <= 0 || tsw_snapshot(shim, &procs, &np) < 0)
+        return NULL;
+    pid_t *pids = malloc((np ? np : 1) * sizeof *pids);
+    if (pids)
+        for (size_t i = 0; i < np; i++)
+            if (procs[i].kin == TSW_MEMBER)
+                pids[(*n)++] = procs[i].pid;
+    free(procs);
+    return pids;
+}
+
+/* NVML's used memory summed over the GPUs of m (every process's); false when NVML cannot say. */
+static bool gpus_used(tessd_t *d, const tsched_member_t *m, uint64_t *sum)
+{
+    *sum = 0;
+    if (!d->nvml || m->ngpus == 0)
+        return false;
+    for (uint32_t k = 0; k < m->ngpus; k++) {
+        uint64_t total, used, avail;
+        if (tagent_nvml_memory(d->nvml, m->gpu[k], &total, &used, &avail) < 0)
+            return false;
+        *sum += used;
+    }
+    return true;
+}
+
+/* SUSPEND, under d->ckpt_mu: checkpoint the job's CUDA processes; op->released > 0, or 0 with
+ * the reason in op->why when the job keeps its memory (everything it touched is as it was). */
+static void ckpt_suspend(tessd_t *d, ckpt_op_t *op)
+{
+    tsl_error_t e;
+    tagent_ckpt_t *c = ckpt_open(d, &e);
+    if (!c) {
+        snprintf(op->why, sizeof op->why, "%.200s",
+                 errno == ENOTSUP ? "the driver has no checkpoint API" : e.text);
+        return;
+    }
+    uint64_t before, after;
+    if (!gpus_used(d, &op->member, &before)) {
+        snprintf(op->why, sizeof op->why, "NVML cannot measure the memory of the job's GPUs");
+        return;
+    }
+    size_t n;
+    pid_t *pids = job_pids(op->shim_pid, &n);
+    if (!pids) {
+        snprintf(op->why, sizeof op->why, "the job's processes cannot be listed");
+        return;
+    }
+    int k = tagent_ckpt_suspend(c, pids, n, CKPT_LOCK_MS, &e);
+    if (k < 0)
+        snprintf(op->why, sizeof op->why, "checkpoint failed: %.200s", e.text);
+    else if (k == 0)
+        snprintf(op->why, sizeof op->why, "no process of the job uses the GPU");
+    else if (!gpus_used(d, &op->member, &after) || after >= before) {
+        /* Nothing measurably given back (or no way to tell): put it back as it was. */
+        snprintf(op->why, sizeof op->why, "the checkpoint gave no GPU memory back");
+        if (tagent_ckpt_resume(c, pids, n, &e) < 0)
+            tessd_log("job %lld: cannot undo its checkpoint: %s", (long long)op->id, e.text);
+    } else {
+        op->released = before - after;
+    }
+    free(pids);
+}
+
+/* RESTORE and UNDO, under d->ckpt_mu: restore what is checkpointed and unlock what is locked
+ * among the job's processes (op->rc, op->err, op->why). */
+static void ckpt_resume(tessd_t *d, ckpt_op_t *op)
+{
+    tsl_error_t e;
+    tagent_ckpt_t *c = ckpt_open(d, &e);
+    size_t n = 0;
+    pid_t *pids = c ? job_pids(op->shim_pid, &n) : NULL;
+    op->rc = pids ? tagent_ckpt_resume(c, pids, n, &e) : -1;
+    op->err = errno;
+    if (op->rc < 0)
+        snprintf(op->why, sizeof op->why, "%.200s",
+                 !c || pids ? e.text : "the job's processes cannot be listed");
+    free(pids);
+}
+
+/* The job of op, if it is still the same attempt (lock held). */
+static tessd_run_t *op_run(tessd_t *d, const ckpt_op_t *op)
+{
+    tessd_run_t *r = tessd_run_find(d, op->id);
+    return r && r->shim_pid == op->shim_pid && r->ckpt_op == op->op ? r : NULL;
+}
+
+/* SUSPEND's outcome (lock held): 1 when the checkpoint must be taken back (the caller does it
+ * without the lock and calls again with undone set), else 0. */
+static int suspend_done(tessd_t *d, ckpt_op_t *op, bool undone)
+{
+    tessd_run_t *r = op_run(d, op);
+    if (!r) {
+        /* The job ended meanwhile: its processes are gone, the driver kept nothing of them. */
+        tessd_log("job %lld ended during its suspend", (long long)op->id);
+        return 0;
+    }
+    char why[320], sz[32];
+    tsl_error_t e;
+    if (!undone && op->released && (r->cancel_ms || r->preempt_ms || r->timeout_ms))
+        return 1; /* being stopped: its SIGTERM handler may use the GPU (resume_to_stop) */
+    if (r->cancel_ms || r->preempt_ms || r->timeout_ms) {
+        if (op->was != TSHM_SUSPENDED)
+            slice_set_run(d, r, TSHM_RUNNING, false, NULL, NULL);
+        tessd_log("job %lld: its suspend is dropped: it is being %s", (long long)op->id,
+                  r->cancel_ms    ? "cancelled"
+                  : r->preempt_ms ? "preempted"
+                                  : "stopped");
+        r->ckpt_op = TESSD_CKPT_NONE;
+        return 0;
+    }
+    if (undone) {
+        snprintf(why, sizeof why, "GPU memory kept: its checkpoint could not be recorded");
+        op->released = 0;
+    } else if (op->released) {
+        snprintf(why, sizeof why, "GPU memory given back: %s",
+                 tsl_format_size(op->released, sz, sizeof sz));
+    } else {
+        snprintf(why, sizeof why, "GPU memory kept: %.250s", op->why);
+    }
+    /* The store first: the bytes must be kept before the model says suspended, or a restart
+     * would lend a slice the job still needs.  A failure takes the checkpoint back. */
+    if (op->released && tstore_job_set_gpu_released(d->store, op->id, op->released, &e) < 0) {
+        tessd_log("job %lld: cannot record the GPU memory it gave back (%s): restored, it keeps "
+                  "its memory",
+                  (long long)op->id, e.text);
+        return 1;
+    }
+    int64_t now = tessd_now_ms();
+    tjm_change_t chg = {.now_ms = now};
+    if (tessd_job_apply(d, op->id, TJM_EV_SUSPEND, &chg, op->who, why, &e) < 0) {
+        tessd_log("job %lld: suspend: %s", (long long)op->id, e.text);
+        if (op->released) {
+            tstore_job_set_gpu_released(d->store, op->id, 0, NULL);
+            return 1;
+        }
+        if (op->was != TSHM_SUSPENDED)
+            slice_set_run(d, r, TSHM_RUNNING, false, NULL, NULL);
+        r->ckpt_op = TESSD_CKPT_NONE;
+        return 0;
+    }
+    tessd_log("job %lld suspended by %s (%s)", (long long)op->id, op->who, why);
+    r->suspended_ms = now;
+    r->gpu_released = op->released;
+    r->resume_wanted = false;
+    r->ckpt_op = TESSD_CKPT_NONE;
+    if (op->released)
+        tessd_wake(d); /* the tick releases its slice in libsched */
+    return 0;
+}
+
+/* RESTORE's outcome (lock held). */
+static void restore_done(tessd_t *d, ckpt_op_t *op)
+{
+    tessd_run_t *r = op_run(d, op);
+    if (!r)
+        return;
+    r->ckpt_op = TESSD_CKPT_NONE;
+    char sz[32], why[160];
+    tsl_format_size(r->gpu_released, sz, sizeof sz);
+    unsigned gpu0 = r->member.ngpus ? r->member.gpu[0] : 0;
+    tsl_error_t e;
+    if (op->rc < 0) {
+        r->ckpt_unhold = true; /* the tick gives its slice back to libsched */
+        if (op->err == EAGAIN) {
+            snprintf(why, sizeof why, "waiting for %s on GPU %u (the restore did not fit)", sz,
+                     gpu0);
+        } else {
+            snprintf(why, sizeof why, "restore failed: %.120s", op->why);
+            r->resume_wanted = false; /* a cancel ends it */
+        }
+    } else if (tessd_resume(d, r, op->who, "GPU memory restored", &e) < 0) {
+        snprintf(why, sizeof why, "restored, but the resume failed: %.100s", e.text);
+        r->resume_wanted = false;
+    } else {
+        if (tstore_job_set_gpu_released(d->store, r->id, 0, &e) < 0)
+            tessd_log("job %lld: cannot clear its released GPU memory: %s", (long long)r->id,
+                      e.text);
+        tessd_log("job %lld resumed by %s (its GPU memory restored)", (long long)r->id, op->who);
+        r->gpu_released = 0;
+        r->resume_wanted = false;
+        return;
+    }
+    if (strcmp(why, r->resume_wait) != 0) {
+        snprintf(r->resume_wait, sizeof r->resume_wait, "%.150s", why);
+        if (tstore_job_set_reason(d->store, r->id, why, &e) < 0)
+            tessd_log("job %lld: cannot record why its resume waits: %s", (long long)r->id, e.text);
+        tessd_log("job %lld: %s", (long long)r->id, why);
+    }
+}
+
+static void *ckpt_thread(void *arg)
+{
+    ckpt_op_t *op = arg;
+    tessd_t *d = op->d;
+    pthread_mutex_lock(&d->ckpt_mu);
+    if (op->op == TESSD_CKPT_SUSPEND)
+        ckpt_suspend(d, op);
+    else
+        ckpt_resume(d, op);
+    pthread_mutex_unlock(&d->ckpt_mu);
+    /* UNDO: a lock that the tesseld before this one asked for may be carried out after it
+     * died (the target serves it when it can: a process stopped then serves it once it goes
+     * on), so what shows up locked or checkpointed is undone for a while yet. */
+    for (int64_t end = tessd_mono_ms() + CKPT_UNDO_WATCH_MS;
+         op->op == TESSD_CKPT_UNDO && op->err != ENOTSUP && tessd_mono_ms() < end &&
+         !atomic_load(&d->stopping);) {
+        struct timespec ts = {0, CKPT_UNDO_POLL_MS * 1000000L};
+        nanosleep(&ts, NULL);
+        int before = op->rc > 0 ? op->rc : 0;
+        pthread_mutex_lock(&d->ckpt_mu);
+        ckpt_resume(d, op);
+        pthread_mutex_unlock(&d->ckpt_mu);
+        op->rc = op->rc < 0 ? op->rc : op->rc + before;
+    }
+    pthread_mutex_lock(&d->lock);
+    if (d->ckpt_abandoned) {
+        /* tesseld is exiting without it (tessd_ckpt_drain): the store and the jobs' records
+         * are going; the next start undoes what the driver did. */
+        pthread_mutex_unlock(&d->lock);
+        free(op);
+        return NULL;
+    }
+    if (op->op == TESSD_CKPT_SUSPEND && suspend_done(d, op, false) == 1) {
+        /* Taken back without the lock (the restore copies the memory again); the job stays
+         * marked busy meanwhile. */
+        pthread_mutex_unlock(&d->lock);
+        pthread_mutex_lock(&d->ckpt_mu);
+        ckpt_resume(d, op);
+        pthread_mutex_unlock(&d->ckpt_mu);
+        if (op->rc < 0)
+            tessd_log("job %lld: cannot undo its checkpoint: %s", (long long)op->id, op->why);
+        pthread_mutex_lock(&d->lock);
+        suspend_done(d, op, true);
+    } else if (op->op == TESSD_CKPT_RESTORE) {
+        restore_done(d, op);
+    } else if (op->op == TESSD_CKPT_UNDO) {
+        tessd_run_t *r = op_run(d, op);
+        if (r)
+            r->ckpt_op = TESSD_CKPT_NONE;
+        if (op->rc < 0 && op->err != ENOTSUP) /* no checkpoint API: nothing was checkpointed */
+            tessd_log("job %lld: cannot undo the checkpoint of a suspend tesseld did not finish: "
+                      "%s",
+                      (long long)op->id, op->why);
+        else if (op->rc > 0)
+            tessd_log("job %lld: the checkpoint of a suspend tesseld did not finish is undone "
+                      "(%d process(es))",
+                      (long long)op->id, op->rc);
+    }
+    d->ckpt_inflight--;
+    pthread_cond_broadcast(&d->ckpt_cv);
+    tessd_wake(d);
+    pthread_mutex_unlock(&d->lock);
+    free(op);
+    return NULL;
+}
+
+/* Start step op of job r's checkpoint thread (lock held): 0, or -1 with errno and err. */
+static int ckpt_start(tessd_t *d, tessd_run_t *r, int what, const char *who, int was,
+                      tsl_error_t *err)
+{
+    ckpt_op_t *op = calloc(1, sizeof *op);
+    if (!op) {
+        errno = ENOMEM;
+        return tsl_errprintf(err, "out of memory");
+    }
+    *op = (ckpt_op_t){
+        .d = d, .op = what, .id = r->id, .shim_pid = r->shim_pid, .member = r->member, .was = was};
+    snprintf(op->who, sizeof op->who, "%s", who);
+    pthread_attr_t at;
+    pthread_t t;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&t, &at, ckpt_thread, op);
+    pthread_attr_destroy(&at);
+    if (rc != 0) {
+        free(op);
+        errno = rc;
+        return tsl_errprintf(err, "cannot start the checkpoint thread: %s", strerror(rc));
+    }
+    r->ckpt_op = what;
+    d->ckpt_inflight++;
+    return 0;
+}
+
+int tessd_suspend_gpu(tessd_t *d, tessd_run_t *r, const char *who, tsl_error_t *err)
+{
+    int was;
+    if (slice_set_run(d, r, TSHM_SUSPENDED, true, &was, err) < 0)
+        return -2;
+    if (ckpt_start(d, r, TESSD_CKPT_SUSPEND, who, was, err) < 0) {
+        if (was != TSHM_SUSPENDED)
+            slice_set_run(d, r, TSHM_RUNNING, false, NULL, NULL);
+        return -1;
+    }
+    return 0;
+}
+
+int tessd_ckpt_wait(tessd_t *d, int64_t id)
+{
+    for (;;) {
+        if (atomic_load(&d->stopping))
+            return -1;
+        tessd_run_t *r = tessd_run_find(d, id);
+        if (!r || r->ckpt_op != TESSD_CKPT_SUSPEND)
+            return 0; /* its suspend's step ended (a restore asked since is not waited for) */
+        pthread_cond_wait(&d->ckpt_cv, &d->lock);
+    }
+}
+
+void tessd_ckpt_drain(tessd_t *d, int64_t wait_ms)
+{
+    pthread_mutex_lock(&d->lock);
+    pthread_cond_broadcast(&d->ckpt_cv); /* the API's waits answer now (stopping is set) */
+    int64_t end = tessd_mono_ms() + wait_ms;
+    if (d->ckpt_inflight)
+        tessd_log("stopping: waiting for %d checkpoint step(s) of jobs' GPU memory",
+                  d->ckpt_inflight);
+    while (d->ckpt_inflight > 0) {
+        int64_t left = end - tessd_mono_ms();
+        if (left <= 0) {
+            tessd_log("stopping with %d checkpoint step(s) unfinished: undone at the next start",
+                      d->ckpt_inflight);
+            d->ckpt_abandoned = true;
+            break;
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += left / 1000;
+        ts.tv_nsec += (left % 1000) * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&d->ckpt_cv, &d->lock, &ts);
+    }
+    pthread_mutex_unlock(&d->lock);
+}
+
+int tessd_resume_gpu(tessd_t *d, tessd_run_t *r, const char *who, tsl_error_t *err)
+{
+    if (!r->gpu_released)
+        return tessd_resume(d, r, who, NULL, err);
+    if (r->ckpt_op == TESSD_CKPT_RESTORE)
+        return 1; /* under way already */
+    r->resume_wanted = true;
+    snprintf(r->resume_by, sizeof r->resume_by, "%s", who);
+    r->resume_wait[0] = '\0';
+    if (tstore_job_set_reason(d->store, r->id, "resume asked: waiting for its GPU", err) < 0)
+        return -1;
+    tessd_wake(d);
+    return 1;
+}
+
+/* Give job r's slice back to libsched (it took it back for a restore that cannot go on). */
+static void slice_unhold(tessd_t *d, tessd_run_t *r)
+{
+    if (d->sched && r->holds)
+        tsched_job_remove(d->sched, r->q.id, tessd_sched_now());
+    r->holds = false;
+}
+
+/* Start job r's restore if its GPU has room (main thread, lock held): 0 started, 1 not yet
+ * (why says for what it waits). */
+static int restore_start(tessd_t *d, tessd_run_t *r, char *why, size_t len)
+{
+    char sz[32];
+    tsl_format_size(r->gpu_released, sz, sizeof sz);
+    unsigned gpu0 = r->member.ngpus ? r->member.gpu[0] : 0;
+    /* Its slice first: the same GPUs (its addresses and device are kept), as libsched sees
+     * them, so that no pending job is placed in what the restore takes. */
+    if (d->sched && !r->holds) {
+        double now = tessd_sched_now();
+        tsl_error_t se;
+        if (tsched_job_submit(d->sched, &r->q, &se) < 0 && errno != EEXIST) {
+            snprintf(why, len, "waiting for %s on GPU %u (the scheduler refused it: %.60s)", sz,
+                     gpu0, se.text);
+            return 1;
+        }
+        if (tsched_job_started(d->sched, r->q.id, &r->member, 1, now) < 0) {
+            int e = errno;
+            tsched_job_remove(d->sched, r->q.id, now);
+            if (e == ENOSPC)
+                snprintf(why, len, "waiting for %s on GPU %u (another job holds its slice)", sz,
+                         gpu0);
+            else
+                snprintf(why, len, "waiting for %s on GPU %u (the scheduler refused it: %s)", sz,
+                         gpu0, strerror(e));
+            return 1;
+        }
+        r->holds = true;
+    }
+    /* Then the device's own figure: memory outside tesseld's slices (another process, a job
+     * of this job's own that escaped the checkpoint) counts too. */
+    uint64_t per = r->gpu_released / (r->member.ngpus ? r->member.ngpus : 1);
+    for (uint32_t k = 0; d->nvml && k < r->member.ngpus; k++) {
+        uint64_t total, used, avail;
+        if (tagent_nvml_memory(d->nvml, r->member.gpu[k], &total, &used, &avail) == 0 &&
+            avail < per) {
+            slice_unhold(d, r);
+            snprintf(why, len, "waiting for %s on GPU %u", sz, r->member.gpu[k]);
+            return 1;
+        }
+    }
+    tsl_error_t e;
+    if (ckpt_start(d, r, TESSD_CKPT_RESTORE, r->resume_by, TSHM_SUSPENDED, &e) < 0) {
+        slice_unhold(d, r);
+        snprintf(why, len, "waiting for %s on GPU %u (%.80s)", sz, gpu0, e.text);
+        return 1;
+    }
+    return 0;
+}
+
+void tessd_ckpt_tick(tessd_t *d)
+{
+    for (size_t i = 0; i < d->nruns; i++) {
+        tessd_run_t *r = &d->runs[i];
+        if (r->ckpt_unhold && r->ckpt_op == TESSD_CKPT_NONE) {
+            r->ckpt_unhold = false;
+            if (r->holds) {
+                slice_unhold(d, r);
+                d->sched_dirty = true; /* a pending job may fit in it now */
+            }
+        }
+        if (!r->gpu_released || !r->suspended_ms || r->ckpt_op != TESSD_CKPT_NONE)
+            continue;
+        if (!r->resume_wanted) {
+            if (r->holds) {
+                slice_unhold(d, r);
+                d->sched_dirty = true; /* a pending job may fit in it now */
+            }
+            continue;
+        }
+        char why[160];
+        if (restore_start(d, r, why, sizeof why) == 0)
+            continue;
+        if (strcmp(why, r->resume_wait) != 0) {
+            snprintf(r->resume_wait, sizeof r->resume_wait, "%.150s", why);
+            tsl_error_t e;
+            if (tstore_job_set_reason(d->store, r->id, why, &e) < 0)
+                tessd_log("job %lld: cannot record why its resume waits: %s", (long long)r->id,
+                          e.text);
+            tessd_log("job %lld: %s", (long long)r->id, why);
+        }
+    }
 }

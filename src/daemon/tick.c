@@ -547,6 +547,17 @@ static void resume_to_stop(tessd_t *d, tessd_run_t *r, const char *why)
     tsl_error_t err;
     char text[64];
     snprintf(text, sizeof text, "resumed for its %s", why);
+    if (r->gpu_released) {
+        /* Its GPU memory was given back: the tick restores it as soon as its GPU has room (a
+         * cancel comes from an API thread, which may not call libsched); until then its
+         * processes get the signals checkpointed, and one that dies so leaves nothing on the
+         * GPU (the driver frees what it kept). */
+        r->resume_wanted = true;
+        snprintf(r->resume_by, sizeof r->resume_by, "tesseld");
+        r->resume_wait[0] = '\0';
+        tessd_wake(d);
+        return;
+    }
     if (tessd_resume(d, r, "tesseld", text, &err) < 0)
         tessd_log("job %lld: %s of a suspended job: cannot resume it first: %s", (long long)r->id,
                   why, err.text);
@@ -813,6 +824,7 @@ void tessd_tick(tessd_t *d)
     if (d->sched_dirty)
         d->holds_dirty = true;
     tessd_holds_check(d);
+    tessd_ckpt_tick(d);
     drain_inbox(d);
     /* Without events a cycle is still due now and then: a victim becomes eligible once it has
      * run min_runtime, a long-pending job earns a reservation, fair share decays. */
@@ -893,6 +905,7 @@ static int recover_one(const tstore_job_t *j, void *arg)
     tjm_recovery_t plan;
     if (tjm_recover(j, &seen, &plan) == 0) {
         r->suspended_ms = plan.suspended ? j->suspended_ms : 0;
+        r->gpu_released = plan.suspended ? j->gpu_released : 0;
         r->cancel_ms = plan.cancel_ms;
         /* A stop for its time limit goes on as such (--kill-wait, not a cancel's grace). */
         if (plan.cancel_asked && j->end_cause == TJM_CAUSE_TIME_LIMIT) {
@@ -922,9 +935,6 @@ static int recover_one(const tstore_job_t *j, void *arg)
         m->gpu_mem_bytes = (uint64_t)json_integer_value(json_object_get(e, "mem"));
     }
     json_decref(pl);
-    /* A suspended job stays suspended; the slice file is made to agree with the store. */
-    if (r->suspended_ms || tessd_has_slice(d, r))
-        tessd_suspend_recover(d, r);
     if (r->shim_pid == 0) {
         char dir[PATH_MAX];
         tessd_job_dir(d, j->id, dir, sizeof dir);
@@ -936,6 +946,10 @@ static int recover_one(const tstore_job_t *j, void *arg)
             r->job_pid = jp;
         }
     }
+    /* A suspended job stays suspended; the slice file is made to agree with the store (after
+     * the pids: a checkpoint tesseld did not finish is undone on the shim's processes). */
+    if (r->suspended_ms || tessd_has_slice(d, r))
+        tessd_suspend_recover(d, r);
     return 0;
 }
 

@@ -58,6 +58,13 @@
  *                       "spawn"): the new image runs "ctx alloc:mem:SIZE"
  *                       with the same options; "spawn status=S"
  *   calls:NAME          the fake driver's call count of entry point NAME
+ *   pattern:SIZE        write a pattern (each 8-byte word: its offset xor the device
+ *                       address) over the first SIZE bytes of the newest allocation
+ *                       (mem path): "pattern rc=R"
+ *   check:SIZE          read them back and compare: "check ok" or "check bad at OFF rc=R"
+ *   spin:N:PATH         N threads on the current context each allocate 64 KiB, write and read
+ *                       it back, compare and free it, over and over until PATH exists:
+ *                       "spin threads=N rounds=R bad=B" (B: rounds that failed or differed)
  *   uuid:N              "uuid GPU-..." of CUDA device N (cuDeviceGetUuid)
  *   setlimit:L:SIZE     cuCtxSetLimit(L, SIZE); L is stack, printf or heap
  *   modload[:KIND]      load a (fake) module: "modload rc=R"; KIND data
@@ -72,6 +79,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -352,6 +360,37 @@ static void *race_one(void *arg)
     if (r->rc == CUDA_SUCCESS) {
         CUcontext x;
         r->pop(&x); /* current only on this thread, which ends */
+    }
+    return NULL;
+}
+
+struct spin {
+    CUcontext c;
+    const char *path;
+    unsigned long rounds, bad;
+};
+
+static void *spin_one(void *arg)
+{
+    struct spin *sp = arg;
+    unsigned char out[65536], in[65536];
+    if (SYM(cuCtxSetCurrent_fn, "cuCtxSetCurrent", "cuCtxSetCurrent")(sp->c) != CUDA_SUCCESS) {
+        sp->bad++;
+        return NULL;
+    }
+    while (access(sp->path, F_OK) != 0) {
+        CUdeviceptr p;
+        memset(out, (int)(sp->rounds & 0xff), sizeof out);
+        CUresult r = SYM(cuMemAlloc_v2_fn, "cuMemAlloc_v2", "cuMemAlloc")(&p, sizeof out);
+        if (r == CUDA_SUCCESS) {
+            r = SYM(cuMemcpyHtoD_v2_fn, "cuMemcpyHtoD_v2", "cuMemcpyHtoD")(p, out, sizeof out);
+            if (r == CUDA_SUCCESS)
+                r = SYM(cuMemcpyDtoH_v2_fn, "cuMemcpyDtoH_v2", "cuMemcpyDtoH")(in, p, sizeof in);
+            SYM(cuMemFree_v2_fn, "cuMemFree_v2", "cuMemFree")(p);
+        }
+        if (r != CUDA_SUCCESS || memcmp(in, out, sizeof in) != 0)
+            sp->bad++;
+        sp->rounds++;
     }
     return NULL;
 }
@@ -679,6 +718,57 @@ static void step(char *s)
             }
         }
         printf("chain depth=%d pid=%d\n", depth, (int)getpid());
+    } else if ((strcmp(s, "pattern") == 0 || strcmp(s, "check") == 0) && arg1) {
+        /* The words of each 1 MiB chunk from their offset and the allocation's address: the
+         * same bytes at the same address after a suspend, or "bad". */
+        uint64_t size = size_arg(arg1) & ~(uint64_t)7, base = nallocs ? allocs[nallocs - 1].h : 0;
+        bool check = s[0] == 'c';
+        static uint64_t chunk[(1 << 20) / 8];
+        CUresult r = base ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+        uint64_t bad = UINT64_MAX;
+        for (uint64_t off = 0; r == CUDA_SUCCESS && off < size && bad == UINT64_MAX;
+             off += sizeof chunk) {
+            size_t n = size - off < sizeof chunk ? (size_t)(size - off) : sizeof chunk;
+            if (check)
+                r = SYM(cuMemcpyDtoH_v2_fn, "cuMemcpyDtoH_v2", "cuMemcpyDtoH")(chunk, base + off,
+                                                                               n);
+            for (size_t w = 0; r == CUDA_SUCCESS && w < n / 8; w++) {
+                uint64_t want = (off + w * 8) ^ base;
+                if (!check)
+                    chunk[w] = want;
+                else if (chunk[w] != want && bad == UINT64_MAX)
+                    bad = off + w * 8;
+            }
+            if (!check && r == CUDA_SUCCESS)
+                r = SYM(cuMemcpyHtoD_v2_fn, "cuMemcpyHtoD_v2", "cuMemcpyHtoD")(base + off, chunk,
+                                                                               n);
+        }
+        if (!check)
+            printf("pattern rc=%d\n", r);
+        else if (r == CUDA_SUCCESS && bad == UINT64_MAX)
+            printf("check ok\n");
+        else
+            printf("check bad at %llu rc=%d\n", (unsigned long long)(bad == UINT64_MAX ? 0 : bad),
+                   r);
+    } else if (strcmp(s, "spin") == 0 && arg1 && arg2) {
+        int n = atoi(arg1);
+        if (n < 1 || n > 64)
+            die("spin: 1..64 threads");
+        struct spin sp[64];
+        pthread_t th[64];
+        CUcontext c = NULL;
+        SYM(cuCtxGetCurrent_fn, "cuCtxGetCurrent", "cuCtxGetCurrent")(&c);
+        for (int i = 0; i < n; i++) {
+            sp[i] = (struct spin){c, arg2, 0, 0};
+            pthread_create(&th[i], NULL, spin_one, &sp[i]);
+        }
+        unsigned long rounds = 0, bad = 0;
+        for (int i = 0; i < n; i++) {
+            pthread_join(th[i], NULL);
+            rounds += sp[i].rounds;
+            bad += sp[i].bad;
+        }
+        printf("spin threads=%d rounds=%lu bad=%lu\n", n, rounds, bad);
     } else if (strcmp(s, "waitfile") == 0 && arg1) {
         while (access(arg1, F_OK) != 0)
             usleep(1000);

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cmd/tessel/cli.h"
+#include "libutil/size.h"
 
 char *cli_format_milli(int64_t milli, char *buf, size_t len)
 {
@@ -251,8 +252,18 @@ char *cli_format_state(const json_t *job, char *buf, size_t len)
         strcmp(st, "pending") == 0 || strcmp(st, "running") == 0 || strcmp(st, "suspended") == 0;
     /* A suspended job says whether its in-flight GPU work has drained. */
     const char *drain = "";
-    if (strcmp(st, "suspended") == 0)
+    char dbuf[64];
+    if (strcmp(st, "suspended") == 0) {
         drain = json_is_true(json_object_get(job, "drained")) ? ", drained" : ", draining";
+        /* And how much GPU memory it gave back, when its GPU state was checkpointed. */
+        json_int_t rel = json_integer_value(json_object_get(job, "gpu_released"));
+        if (rel > 0) {
+            char sz[32];
+            snprintf(dbuf, sizeof dbuf, "%s, gpu released %s", drain,
+                     tsl_format_size((uint64_t)rel, sz, sizeof sz));
+            drain = dbuf;
+        }
+    }
     /* A job ended `preempted` says so already, unless it had been requeued before. */
     if (n <= 0 || (strcmp(st, "preempted") == 0 && n == 1))
         snprintf(buf, len, "%s%s%s%s", st, *drain ? " (" : "", *drain ? drain + 2 : "",

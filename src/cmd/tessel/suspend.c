@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "cmd/tessel/cli.h"
+#include "libutil/size.h"
 
 /* Default --timeout: a drain waits for the kernels already queued, normally milliseconds to
  * a few seconds; a minute covers long kernels without leaving a script hanging for ever. */
@@ -97,8 +98,18 @@ static bool done(cli_t *cli, long long id, json_t **job, void *arg)
         return false;
     if (cli->json)
         return true;
-    if (!a->suspend)
+    const char *st = json_string_value(json_object_get(*job, "state"));
+    json_int_t rel = json_integer_value(json_object_get(*job, "gpu_released"));
+    char sz[32];
+    if (!a->suspend && st && strcmp(st, "suspended") == 0) {
+        /* Its GPU memory was given back: restored once its GPU has room (docs/suspend.md). */
+        const char *why = json_string_value(json_object_get(*job, "reason"));
+        printf("job %lld: resume asked (%s)\n", id, why ? why : "waiting for its GPU");
+    } else if (!a->suspend)
         printf("job %lld: resumed\n", id);
+    else if (rel > 0)
+        printf("job %lld: suspended (gpu released %s)\n", id,
+               tsl_format_size((uint64_t)rel, sz, sizeof sz));
     else if (json_is_null(json_object_get(*job, "drained")))
         printf("job %lld: suspended\n", id); /* tesseld --slurm: by Slurm, on its node */
     else

@@ -198,6 +198,10 @@ static const char *const migrations[] = {
     "CREATE TABLE gpu_speeds(model TEXT PRIMARY KEY, speed_milli INTEGER NOT NULL,"
     "  set_by TEXT NOT NULL, set_ms INTEGER NOT NULL);"
     "ALTER TABLE queues ADD COLUMN max_ngpu_milli INTEGER;",
+    /* 18 (issue 21, docs/suspend.md): a suspended job whose GPU state the driver checkpointed
+     * (its device memory given back): the bytes given back as NVML measured them, NULL when
+     * its suspend kept the memory (or it is not suspended). */
+    "ALTER TABLE jobs ADD COLUMN gpu_released INTEGER;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -207,7 +211,7 @@ static const char *const migrations[] = {
     " started_ms, finished_ms, exit_code, signal, shim_pid, shim_start, job_pid, cancel_ms,"       \
     " preemptions, requeue, suspended_ms, end_cause, cancel_by, preempt_for, preempt_queue,"       \
     " preempt_ms, reason_code, time_limit_s, suspended_total_ms, array_id, array_index,"           \
-    " array_max_running, held, project, project_name, image, tty, folders"
+    " array_max_running, held, project, project_name, image, tty, folders, gpu_released"
 
 /* The filters of the job lists after the id bounds: ?2 user, ?3 queue, ?4 state mask. */
 /* ?7 = 1: of the running jobs, only the suspended ones (NULL: all of them).  ?8: only the jobs
@@ -260,6 +264,7 @@ enum {
     S_JOB_LIST_ACTIVE_DESC,
     S_JOB_WRITE,
     S_JOB_SET_REASON,
+    S_JOB_SET_GPU_RELEASED,
     S_JOB_SET_WAIT,
     S_JOB_CENSUS,
     S_EVENT_COUNT,
@@ -422,6 +427,7 @@ static const char *const sql[S_COUNT] = {
                     " preempt_queue = ?18, preempt_ms = ?19, suspended_total_ms = ?20,"
                     " reason_code = CASE WHEN ?2 = 0 THEN reason_code END WHERE id = ?1",
     [S_JOB_SET_REASON] = "UPDATE jobs SET reason = ?2 WHERE id = ?1",
+    [S_JOB_SET_GPU_RELEASED] = "UPDATE jobs SET gpu_released = ?2 WHERE id = ?1",
     [S_JOB_SET_WAIT] = "UPDATE jobs SET reason = ?2, reason_code = ?3 WHERE id = ?1 AND state = 0",
     /* Jobs by state, suspension and end cause (tstore_job_census: one scan, at start). */
     [S_JOB_CENSUS] = "SELECT state, coalesce(suspended_ms, 0) > 0, coalesce(end_cause, 0),"
@@ -1981,6 +1987,7 @@ static int row_job(sqlite3_stmt *q, tstore_job_t *j)
     j->image = col_dup(q, 46);
     j->tty = sqlite3_column_int(q, 47) != 0;
     j->folders_json = col_dup(q, 48);
+    j->gpu_released = (uint64_t)sqlite3_column_int64(q, 49);
     if (!j->user || !j->argv_json || !j->env_json || !j->queue || !j->project) {
         tstore_job_clear(j);
         errno = ENOMEM;
@@ -2143,6 +2150,14 @@ int tstore_job_set_reason(tstore_t *s, int64_t id, const char *reason, tsl_error
     sqlite3_bind_int64(q, 1, id);
     bind_text(q, 2, reason);
     return exec_stmt(s, q, err, "job reason") < 0 ? -1 : 0;
+}
+
+int tstore_job_set_gpu_released(tstore_t *s, int64_t id, uint64_t bytes, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_JOB_SET_GPU_RELEASED);
+    sqlite3_bind_int64(q, 1, id);
+    bind_int64_or_null(q, 2, (int64_t)bytes);
+    return exec_stmt(s, q, err, "job gpu released") < 0 ? -1 : 0;
 }
 
 int tstore_job_set_wait(tstore_t *s, int64_t id, const char *code, const char *reason,

@@ -107,6 +107,9 @@ typedef struct {
     /* Migration 15: the virtual folders the job mounts, a JSON array of "NAME" and
      * "NAME:ro" (docs/folders.md); NULL = none. */
     char *folders_json;
+    /* Migration 17: the bytes of GPU memory a suspended job gave back (its GPU state
+     * checkpointed by the driver, docs/suspend.md); 0 = none (a suspend that kept them). */
+    uint64_t gpu_released;
 } tstore_job_t;
 
 /* One record of a job's event log (the job model's, src/daemon/jobmodel.h).  Strings are
@@ -391,6 +394,9 @@ int tstore_job_list(tstore_t *st, const tstore_job_filter_t *f, tstore_job_f cb,
 int tstore_job_write(tstore_t *st, const tstore_job_t *job, tsl_error_t *err);
 /* The human reason alone (why a pending job waits, a watchdog's words): not a state. */
 int tstore_job_set_reason(tstore_t *st, int64_t id, const char *reason, tsl_error_t *err);
+/* The GPU memory a suspended job gave back (bytes; 0 = none, stored as NULL): set by a suspend
+ * whose checkpoint succeeded, cleared by its resume.  Not a state (tstore_job_write leaves it). */
+int tstore_job_set_gpu_released(tstore_t *st, int64_t id, uint64_t bytes, tsl_error_t *err);
 /* A job keeps at most its newest TSTORE_EVENTS_KEEP suspend and resume records: a user may
  * suspend and resume their own job as often as the rate limit allows (api/jobs.c), a record each
  * time, so without a bound one job's log, and its GET .../events, grows for as long as it

@@ -74,12 +74,26 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
     json_object_set_new(o, "preemptions", json_integer(j->preemptions));
     json_object_set_new(o, "requeue", json_boolean(!j->no_requeue));
     json_object_set_new(o, "suspended_at", api_time(suspended ? j->suspended_ms : 0));
+    /* Bytes of GPU memory a suspended job gave back (its GPU state checkpointed,
+     * docs/suspend.md); 0 when its suspend kept them; null when not suspended. */
+    json_object_set_new(o, "gpu_released",
+                        suspended ? json_integer((json_int_t)j->gpu_released) : json_null());
     /* --slurm: Slurm holds a suspended job (its processes stopped on the node); no slice
      * here to drain. */
     const tessd_run_t *r = suspended && !d->slurm ? tessd_run_find(d, j->id) : NULL;
     json_object_set_new(o, "drained",
                         suspended && !d->slurm ? json_boolean(r && tessd_slice_drained(d, r) == 1)
                                                : json_null());
+    /* A step of the driver's checkpoint under way (suspend.c): "suspend" (the job is still
+     * running until it ends), "restore" (still suspended), "undo" (a suspend tesseld did not
+     * finish, put back at its start); null when none. */
+    const tessd_run_t *cr =
+        j->state == TSTORE_RUNNING && !d->slurm ? tessd_run_find(d, j->id) : NULL;
+    static const char *const steps[] = {[TESSD_CKPT_SUSPEND] = "suspend",
+                                        [TESSD_CKPT_RESTORE] = "restore",
+                                        [TESSD_CKPT_UNDO] = "undo"};
+    json_object_set_new(o, "checkpoint",
+                        cr && cr->ckpt_op ? json_string(steps[cr->ckpt_op]) : json_null());
     api_batch_json(d, o, j);
     int64_t sid;
     json_object_set_new(o, "slurm_id",
@@ -845,7 +859,9 @@ static json_t *slurm_view_json(const tsj_seen_t *s)
     json_object_set_new(o, "preemptions", json_integer(0));
     json_object_set_new(o, "requeue", json_null());
     json_object_set_new(o, "suspended_at", json_null());
+    json_object_set_new(o, "gpu_released", json_null());
     json_object_set_new(o, "drained", json_null());
+    json_object_set_new(o, "checkpoint", json_null());
     return o;
 }
 
@@ -1511,6 +1527,21 @@ static void suspend_or_resume(thttp_req_t *req, thttp_reply_t *rep, tessd_t *d, 
                     r->cancel_ms ? "cancelled" : "preempted");
         goto done;
     }
+    /* One step of the driver's checkpoint at a time (suspend.c): a second suspend, or a resume
+     * while the suspend's checkpoint runs, is refused; a resume while its restore runs is the
+     * resume already asked. */
+    if (r->ckpt_op == TESSD_CKPT_SUSPEND || r->ckpt_op == TESSD_CKPT_UNDO ||
+        (suspend && r->ckpt_op)) {
+        thttp_error(rep, 409, "conflict", NULL,
+                    "job %lld: its %s is in progress (the driver copies its GPU memory): %s when "
+                    "it ends",
+                    id,
+                    r->ckpt_op == TESSD_CKPT_SUSPEND   ? "suspend"
+                    : r->ckpt_op == TESSD_CKPT_RESTORE ? "restore"
+                                                       : "recovery",
+                    verb);
+        goto done;
+    }
     if (suspend && r->suspended_ms) {
         thttp_error(rep, 409, "conflict", NULL, "job %lld is already suspended", id);
         goto done;
@@ -1519,8 +1550,10 @@ static void suspend_or_resume(thttp_req_t *req, thttp_reply_t *rep, tessd_t *d, 
         thttp_error(rep, 409, "conflict", NULL, "job %lld is not suspended (it is running)", id);
         goto done;
     }
-    int rc = suspend ? tessd_suspend(d, r, who.user, NULL, &err)
-                     : tessd_resume(d, r, who.user, NULL, &err);
+    /* A person's suspend asks the driver for a checkpoint (docs/suspend.md); a resume of a
+     * job that gave its GPU memory back waits for room (1: still suspended). */
+    int rc =
+        suspend ? tessd_suspend_gpu(d, r, who.user, &err) : tessd_resume_gpu(d, r, who.user, &err);
     if (rc < 0) {
         tessd_log("job %lld: %s: %s", id, verb, err.text);
         /* -2: the job's own slice file is unusable (its user's doing), not tesseld's fault. */
@@ -1528,11 +1561,31 @@ static void suspend_or_resume(thttp_req_t *req, thttp_reply_t *rep, tessd_t *d, 
                     "job %lld: %s failed: %s", id, verb, err.text);
         goto done;
     }
-    tessd_log("job %lld %s by %s", id, suspend ? "suspended" : "resumed", who.user);
+    if (suspend) {
+        /* The checkpoint runs in a thread of its own: this request waits for it without
+         * tesseld's lock (other requests and the tick go on) and answers its outcome. */
+        if (tessd_ckpt_wait(d, (int64_t)id) < 0) {
+            thttp_error(rep, 503, "unavailable", NULL,
+                        "tesseld is shutting down: job %lld's suspend ends before it stops, or "
+                        "is undone at its next start",
+                        id);
+            goto done;
+        }
+    } else {
+        tessd_log("job %lld %s by %s", id,
+                  rc == 1 ? "to be resumed (once its GPU has room)" : "resumed", who.user);
+    }
     tstore_job_clear(&j);
     if (tstore_job_get(d->store, (int64_t)id, &j, &err) < 0) {
         api_store_error(rep, &err);
         goto out;
+    }
+    if (suspend && !(j.state == TSTORE_RUNNING && j.suspended_ms)) {
+        thttp_error(rep, 409, "conflict", NULL,
+                    "job %lld is not suspended: it was cancelled, preempted or ended during its "
+                    "suspend (%s)",
+                    id, tstore_state_name(j.state));
+        goto done;
     }
     thttp_json(rep, 200, api_job_json(d, &j));
 done:

@@ -116,8 +116,8 @@ static void gpus_legacy(tessd_t *d, tsl_prom_t *p, const slice_t *s, size_t ns)
         for (int g = 0; g < d->ngpus; g++) {
             uint64_t v = f == 0 ? d->gpus[g].mem_total : 0;
             for (size_t i = 0; f > 0 && i < ns; i++) {
-                if (s[i].g != g)
-                    continue;
+                if (s[i].g != g || (f < 3 && s[i].r->gpu_released))
+                    continue; /* a checkpointed job's slice is released (suspend.c) */
                 v += f == 1   ? s[i].r->member.milli_gpu
                      : f == 2 ? s[i].r->member.gpu_mem_bytes
                               : s[i].sl.used;

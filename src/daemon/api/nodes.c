@@ -35,6 +35,10 @@ int api_slice_read(tessd_t *d, const tessd_run_t *r, int g, api_slice_t *out)
         }
     }
     tshm_close(s);
+    /* A job whose GPU state is checkpointed (suspend.c) holds nothing on the device: its
+     * slice's charge is what it takes back at the restore, not memory in use. */
+    if (r->gpu_released)
+        out->used = 0;
     return found;
 }
 
@@ -58,8 +62,10 @@ static json_t *gpu_json(tessd_t *d, int g)
                 continue;
             api_slice_t sl;
             api_slice_read(d, r, g, &sl);
-            milli += r->member.milli_gpu;
-            mem += r->member.gpu_mem_bytes;
+            if (!r->gpu_released) { /* a checkpointed job's slice is released (suspend.c) */
+                milli += r->member.milli_gpu;
+                mem += r->member.gpu_mem_bytes;
+            }
             used += sl.used;
             json_array_append_new(
                 slices,

@@ -578,6 +578,14 @@ static void test_state(void **state)
     assert_string_equal(cli_format_state(j, b, sizeof b), "suspended (drained)");
     json_object_set_new(j, "preemptions", json_integer(1));
     assert_string_equal(cli_format_state(j, b, sizeof b), "suspended (requeued \u00d71, drained)");
+    /* And the GPU memory it gave back (its GPU state checkpointed). */
+    json_object_set_new(j, "gpu_released", json_integer(8LL << 30));
+    assert_string_equal(cli_format_state(j, b, sizeof b),
+                        "suspended (requeued \u00d71, drained, gpu released 8.00 GiB)");
+    json_object_set_new(j, "preemptions", json_integer(0));
+    assert_string_equal(cli_format_state(j, b, sizeof b),
+                        "suspended (drained, gpu released 8.00 GiB)");
+    json_object_set_new(j, "gpu_released", json_integer(0));
     json_decref(j);
 
     /* Columns are padded by characters, not bytes: the x sign is two bytes of UTF-8. */

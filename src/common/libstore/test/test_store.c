@@ -254,7 +254,7 @@ static void test_jobs(void **state)
     /* Reopen: everything committed is there, the schema is not re-applied. */
     st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 17);
+    assert_int_equal(tstore_schema_version(st), 18);
     tstore_queue_t hq;
     assert_int_equal(tstore_queue_get(st, "high", &hq, NULL), 0);
     assert_int_equal(hq.priority, 10);
@@ -382,6 +382,38 @@ static void test_job_image(void **state)
     tstore_close(st);
 }
 
+/* Migration 18: the GPU memory a suspended job gave back; not touched by tstore_job_write. */
+static void test_job_gpu_released(void **state)
+{
+    tsl_error_t err;
+    tstore_t *st = tstore_open(path, &err);
+    assert_non_null(st);
+    int64_t id, other;
+    add_job(st, "alice", "default", 0, &id);
+    add_job(st, "alice", "default", 0, &other);
+    tstore_job_t j;
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_int_equal(j.gpu_released, 0);
+    tstore_job_clear(&j);
+    assert_int_equal(tstore_job_set_gpu_released(st, id, 8ull << 30, NULL), 0);
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_true(j.gpu_released == 8ull << 30);
+    j.state = TSTORE_RUNNING;
+    assert_int_equal(tstore_job_write(st, &j, NULL), 0); /* a state change keeps it */
+    tstore_job_clear(&j);
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_true(j.gpu_released == 8ull << 30);
+    tstore_job_clear(&j);
+    assert_int_equal(tstore_job_get(st, other, &j, NULL), 0);
+    assert_int_equal(j.gpu_released, 0);
+    tstore_job_clear(&j);
+    assert_int_equal(tstore_job_set_gpu_released(st, id, 0, NULL), 0);
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_int_equal(j.gpu_released, 0);
+    tstore_job_clear(&j);
+    tstore_close(st);
+}
+
 static void test_migrate_v2(void **state)
 {
     sqlite3 *db;
@@ -419,7 +451,7 @@ static void test_migrate_v2(void **state)
     tsl_error_t err;
     tstore_t *st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 17);
+    assert_int_equal(tstore_schema_version(st), 18);
     tstore_queue_t q;
     assert_int_equal(tstore_queue_get(st, "prod", &q, NULL), 0);
     assert_int_equal(q.priority, 3);
@@ -1574,6 +1606,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_users_tokens, setup, teardown),
         cmocka_unit_test_setup_teardown(test_jobs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_image, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_job_gpu_released, setup, teardown),
         cmocka_unit_test_setup_teardown(test_services, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gpu_speeds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_transaction, setup, teardown),
