@@ -39,6 +39,8 @@ for f in "$B/bin/tesseld" "$GEN"; do [ -x "$f" ] || { echo "run.sh: $f not built
 command -v jq >/dev/null && command -v wrk >/dev/null && [ -x /usr/sbin/haproxy ] ||
     { echo "run.sh: jq, wrk and haproxy are needed" >&2; exit 1; }
 W=$(mktemp -d "${TMPDIR:-/tmp}/tessel-bench-serve-XXXXXX")
+# HAProxy (as haproxy) reaches the replicas' sockets below the data directory (docs/serving.md).
+chmod 711 "$W"
 PID=""
 cleanup() {
     [ -n "$PID" ] && kill -9 "$PID" 2>/dev/null

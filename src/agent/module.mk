@@ -3,6 +3,8 @@
 LIBAGENT_SRCS := src/agent/gpu.c src/agent/cgroup.c src/agent/runner.c src/agent/logcap.c
 # jobns.c: the job's namespace (the shim's), and the folder specs tesseld checks too.
 LIBAGENT_SRCS += src/agent/jobns.c
+# fwd.c: a service replica's network namespace and the forwarder to its port (the shim's).
+LIBAGENT_SRCS += src/agent/fwd.c
 LIBAGENT := $(O)/lib/libtsl-agent.a
 LIBS += $(LIBAGENT)
 $(LIBAGENT): $(LIBAGENT_SRCS:%.c=$(O)/obj/%.o)
@@ -68,5 +70,11 @@ $(O)/tests/agent/test_ckpt: $(O)/obj/src/agent/test/test_ckpt.o $(O)/obj/src/age
 TESTS += $(O)/tests/agent/test_tty
 $(O)/tests/agent/test_tty: $(O)/obj/src/agent/test/test_tty.o $(O)/obj/src/agent/tty.o \
                            $(LIBAGENT) $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lcmocka
+
+# fwd.c: a service replica's socket and the forwarder's copying loop (docs/serving.md).
+TESTS += $(O)/tests/agent/test_fwd
+$(O)/tests/agent/test_fwd: $(O)/obj/src/agent/test/test_fwd.o $(LIBAGENT) $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lcmocka

@@ -15,6 +15,8 @@ command -v curl >/dev/null && command -v jq >/dev/null && command -v sqlite3 >/d
 command -v python3 >/dev/null || missing "python3 is needed (the stand-in server)"
 
 td_setup
+# HAProxy (as haproxy) reaches the replicas' sockets below the data directory (docs/serving.md).
+chmod 711 "$TD"
 td_start --fake-gpus 2xT4:16G,2xA100:40G --no-cgroups --allow-root-jobs
 cli_setup
 DB="$TD/data/tessel.db"
