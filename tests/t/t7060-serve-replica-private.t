@@ -152,6 +152,13 @@ is "$(stat -c '%U %a' "$TD/data/replicas")" "root 711" \
 is "$(as $OWNER "curl -s -m 5 --unix-socket $SOCK http://replica/x")" "$SECRET" \
     "the owner reaches the replica on its socket"
 is "$(curl -s -m 5 --unix-socket "$SOCK" http://replica/x)" "$SECRET" "root does too"
+# tessel exec into the replica (the owner's token) runs in its namespace: 127.0.0.1:$PORT there.
+TESSEL_URL="$TD_URL" TESSEL_TOKEN="$A" timeout 30 "$TESSEL_BUILD/bin/tessel" exec --no-stdin "$JOB" \
+    -- /usr/bin/python3 -c 'import os, urllib.request as u
+print(u.urlopen("http://127.0.0.1:%s/x" % os.environ["PORT"]).read().decode().strip())' \
+    >"$TD/exec.out" 2>"$TD/exec.err" </dev/null
+is "$? $(tr -d '\r' <"$TD/exec.out")" "0 $SECRET" "tessel exec into the replica reaches it on 127.0.0.1:\$PORT"
+sed 's/^/# /' "$TD/exec.err"
 as $OWNER "rm -f $SOCK" 2>/dev/null
 [ -S "$SOCK" ]
 ok $? "the owner cannot remove (nor so replace) the socket"
