@@ -764,6 +764,19 @@ typedef struct {
     tsv_cfg_service_t *s;
 } rep_arg_t;
 
+/* Whether process pid is in tesseld's own network namespace. */
+static bool same_netns(int pid)
+{
+    char path[64], mine[64], theirs[64];
+    snprintf(path, sizeof path, "/proc/%d/ns/net", pid);
+    ssize_t a = readlink("/proc/self/ns/net", mine, sizeof mine - 1);
+    ssize_t b = readlink(path, theirs, sizeof theirs - 1);
+    if (a <= 0 || b <= 0)
+        return false;
+    mine[a] = theirs[b] = '\0';
+    return strcmp(mine, theirs) == 0;
+}
+
 static int rep_running(const tstore_replica_t *r, void *arg)
 {
     rep_arg_t *ra = arg;
@@ -778,8 +791,11 @@ static int rep_running(const tstore_replica_t *r, void *arg)
     c->port = r->port;
     c->weight = TSV_WEIGHT_MAX;
     c->sock[0] = '\0';
-    /* Behind its socket (its port is in its own network namespace), or on the host's. */
-    if (replicas_private(ra->d) && replica_sock(ra->d, r->job, c->sock, sizeof c->sock) < 0)
+    /* Behind its socket (its port is in its own network namespace), or on the host's: a
+     * replica started by a tesseld before this one's version, found running at a restart, is
+     * still on the host's network (its namespace is tesseld's), and stays reached there. */
+    if (replicas_private(ra->d) && !same_netns(r->job_pid) &&
+        replica_sock(ra->d, r->job, c->sock, sizeof c->sock) < 0)
         return 0;
     s->nreplicas++;
     return 0;
