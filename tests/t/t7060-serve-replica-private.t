@@ -11,6 +11,7 @@
 #   - the owner's API token through the proxy gets the secret, and tslrpx's token 401;
 #   - the owner reaches the replica on its socket (curl --unix-socket), as does root, and the
 #     owner cannot remove or replace it; the socket is tslrpo's and haproxy's group's, 0660;
+#     `tessel exec` into the replica runs in its namespace (127.0.0.1:$PORT answers there);
 #   - the forwarder runs as the owner, without a capability, with no new privileges, in the
 #     replica's namespace; removing the service ends it and removes the socket.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
