@@ -5,7 +5,10 @@
  * send the next request only after an answer, and hide the queueing this measures).
  *
  *   bench-serve-load --url URL --rate R --seconds S [--token-file FILE] [--seed N]
- *                    [--max-inflight N]
+ *                    [--max-inflight N] [--unix-socket PATH]
+ *
+ * --unix-socket: the requests go to that Unix socket (a replica's, through its forwarder)
+ * rather than to URL's host and port.
  *
  * A request's latency runs from its arrival time (not from when libcurl got to it), so time a
  * request waits behind a late generator counts too.  Prints one line:
@@ -63,7 +66,7 @@ static double pct(const double *v, size_t n, double p)
 
 int main(int argc, char **argv)
 {
-    const char *url = NULL, *token_file = NULL;
+    const char *url = NULL, *token_file = NULL, *unix_socket = NULL;
     double rate = 0, seconds = 0;
     long max_inflight = 4096;
     static const struct option opts[] = {
@@ -73,6 +76,7 @@ int main(int argc, char **argv)
         {"token-file", required_argument, NULL, 't'},
         {"seed", required_argument, NULL, 'S'},
         {"max-inflight", required_argument, NULL, 'm'},
+        {"unix-socket", required_argument, NULL, 'x'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -96,13 +100,16 @@ int main(int argc, char **argv)
         case 'm':
             max_inflight = atol(optarg);
             break;
+        case 'x':
+            unix_socket = optarg;
+            break;
         default:
             return 2;
         }
     }
     if (!url || !(rate > 0) || !(seconds > 0) || max_inflight < 1) {
         fprintf(stderr, "usage: bench-serve-load --url URL --rate R --seconds S "
-                        "[--token-file FILE] [--seed N] [--max-inflight N]\n");
+                        "[--token-file FILE] [--seed N] [--max-inflight N] [--unix-socket PATH]\n");
         return 2;
     }
     char auth[256] = "";
@@ -138,6 +145,8 @@ int main(int argc, char **argv)
                 return 1;
             *at = next;
             curl_easy_setopt(e, CURLOPT_URL, url);
+            if (unix_socket)
+                curl_easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH, unix_socket);
             curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
             curl_easy_setopt(e, CURLOPT_PRIVATE, at);
             curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);

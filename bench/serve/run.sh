@@ -16,8 +16,11 @@
 # capacity-aware one's.
 #
 # Then the proxy's cost: a service of one replica that answers at once (0 ms), requests at 50/s
-# straight to the replica and through the proxy, alternately (--rounds times, 10 s each): the
-# medians of both and their difference.
+# straight to the replica (from inside its network namespace, nsenter), through its forwarder
+# alone (its Unix socket), and through the proxy (HAProxy, then the forwarder), alternately
+# (--rounds times, 10 s each): the medians and the differences.  A replica's port exists in its
+# own network namespace only (docs/serving.md, "How a replica is reached"): the capacity is
+# measured there too.
 set -eu
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 B=build
@@ -36,9 +39,12 @@ done
 B=$(cd "$B" && pwd)
 GEN="$B/bench/bench-serve-load"
 for f in "$B/bin/tesseld" "$GEN"; do [ -x "$f" ] || { echo "run.sh: $f not built" >&2; exit 1; }; done
-command -v jq >/dev/null && command -v wrk >/dev/null && [ -x /usr/sbin/haproxy ] ||
-    { echo "run.sh: jq, wrk and haproxy are needed" >&2; exit 1; }
+command -v jq >/dev/null && command -v wrk >/dev/null && [ -x /usr/sbin/haproxy ] &&
+    command -v nsenter >/dev/null ||
+    { echo "run.sh: jq, wrk, nsenter and haproxy are needed" >&2; exit 1; }
 W=$(mktemp -d "${TMPDIR:-/tmp}/tessel-bench-serve-XXXXXX")
+# HAProxy (as haproxy) reaches the replicas' sockets below the data directory (docs/serving.md).
+chmod 711 "$W"
 PID=""
 cleanup() {
     [ -n "$PID" ] && kill -9 "$PID" 2>/dev/null
@@ -85,6 +91,13 @@ load() { # load NAME RATE SECONDS
     "$GEN" --url "$(ep "$1")/infer" --rate "$2" --seconds "$3" --token-file "$TOK" --seed 7
 }
 get() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+# innet JOB CMD...: CMD in the network namespace of replica JOB (where its port is).
+innet() {
+    _j=$1
+    shift
+    read -r _ _ _pid <"$W/data/jobs/$_j/pid"
+    nsenter --net="/proc/$_pid/ns/net" "$@"
+}
 
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) CPUs; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "warm-up: 10 s at 120/s on each service (the rates measured, the weights set)"
@@ -96,8 +109,10 @@ jq -r '.replica_jobs[] | "  cap replica \(.job) on \(.gpus[0].model): \(.service
 # The replicas' capacity: each one saturated straight (wrk, one connection, 4 s): what it
 # answers per second.  The even service's replicas are the same programs on the same GPUs.
 CAP=0
-for port in $(jq -r '.replica_jobs[].port' "$W/cap.json"); do
-    c=$(wrk -t1 -c1 -d4s "http://127.0.0.1:$port/x" | awk '/^Requests\/sec/ { print $2 }')
+for rj in $(jq -r '.replica_jobs[] | "\(.job):\(.port)"' "$W/cap.json"); do
+    port=${rj#*:}
+    c=$(innet "${rj%%:*}" wrk -t1 -c1 -d4s "http://127.0.0.1:$port/x" |
+        awk '/^Requests\/sec/ { print $2 }')
     echo "  replica on port $port saturated: $c/s"
     CAP=$(echo "$CAP $c" | awk '{ print $1 + $2 }')
 done
@@ -123,16 +138,23 @@ echo "ratios: p99 even / capacity-aware = $(echo "$EP $CP" | awk '{ printf "%.1f
 
 # The proxy's cost on loopback.
 RPORT=$(jq -r '.replica_jobs[0].port' "$W/zero.json")
+RJOB=$(jq -r '.replica_jobs[0].job' "$W/zero.json")
 printf '%-6s %-8s %9s %9s\n' round path p50_ms p99_ms
 for r in $(seq 1 "$ROUNDS"); do
-    o=$("$GEN" --url "http://127.0.0.1:$RPORT/x" --rate 50 --seconds 10 --seed 3)
+    o=$(innet "$RJOB" "$GEN" --url "http://127.0.0.1:$RPORT/x" --rate 50 --seconds 10 --seed 3)
     printf '%-6s %-8s %9s %9s\n' "$r" direct "$(get "$o" p50_ms)" "$(get "$o" p99_ms)"
     echo "direct $(get "$o" p50_ms)" >>"$W/proxy"
+    o=$("$GEN" --url "http://replica/x" --unix-socket "$W/data/replicas/r$RJOB.sock" --rate 50 \
+        --seconds 10 --seed 3)
+    printf '%-6s %-8s %9s %9s\n' "$r" socket "$(get "$o" p50_ms)" "$(get "$o" p99_ms)"
+    echo "socket $(get "$o" p50_ms)" >>"$W/proxy"
     o=$(load zero 50 10)
     printf '%-6s %-8s %9s %9s\n' "$r" proxy "$(get "$o" p50_ms)" "$(get "$o" p99_ms)"
     echo "proxy $(get "$o" p50_ms)" >>"$W/proxy"
 done
 D=$(awk '$1 == "direct" { print $2 }' "$W/proxy" | med)
 P=$(awk '$1 == "proxy" { print $2 }' "$W/proxy" | med)
-echo "median p50: direct $D ms, through the proxy $P ms: the proxy adds $(echo "$P $D" | awk '{ printf "%.0f", ($1 - $2) * 1000 }') us"
+F=$(awk '$1 == "socket" { print $2 }' "$W/proxy" | med)
+echo "median p50: direct $D ms, through the forwarder $F ms, through the proxy $P ms"
+echo "the forwarder adds $(echo "$F $D" | awk '{ printf "%.0f", ($1 - $2) * 1000 }') us; the proxy (HAProxy and the forwarder) adds $(echo "$P $D" | awk '{ printf "%.0f", ($1 - $2) * 1000 }') us"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -6,6 +6,8 @@ LIBAGENT_SRCS += src/agent/jobns.c
 # ckpt.c and watchdog.c: tesseld checkpoints a job's CUDA processes, found as the watchdog
 # finds them, at a person's suspend (docs/suspend.md).
 LIBAGENT_SRCS += src/agent/ckpt.c src/agent/watchdog.c
+# fwd.c: a service replica's network namespace and the forwarder to its port (the shim's).
+LIBAGENT_SRCS += src/agent/fwd.c
 LIBAGENT := $(O)/lib/libtsl-agent.a
 LIBS += $(LIBAGENT)
 $(LIBAGENT): $(LIBAGENT_SRCS:%.c=$(O)/obj/%.o)
@@ -71,5 +73,11 @@ $(O)/tests/agent/test_ckpt: $(O)/obj/src/agent/test/test_ckpt.o $(O)/obj/src/age
 TESTS += $(O)/tests/agent/test_tty
 $(O)/tests/agent/test_tty: $(O)/obj/src/agent/test/test_tty.o $(O)/obj/src/agent/tty.o \
                            $(LIBAGENT) $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lcmocka
+
+# fwd.c: a service replica's socket and the forwarder's copying loop (docs/serving.md).
+TESTS += $(O)/tests/agent/test_fwd
+$(O)/tests/agent/test_fwd: $(O)/obj/src/agent/test/test_fwd.o $(LIBAGENT) $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lcmocka

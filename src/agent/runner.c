@@ -130,9 +130,9 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     while (s->argv[nargv])
         nargv++;
     size_t cap = 17 + 2 * TAGENT_MAX_CGROUPS + 8 + 9 + 6 + 2 * TAGENT_NVML_ENV_MAX + 2 +
-                 2 * TAGENT_FOLDERS_MAX + nargv + 1;
+                 2 * TAGENT_FOLDERS_MAX + 6 + nargv + 1;
     char **av = calloc(cap, sizeof *av);
-    char uid[24], gid[24], envfd[16], lockfd[16], limit[24], cwd_flags[16];
+    char uid[24], gid[24], envfd[16], lockfd[16], limit[24], cwd_flags[16], sport[16], sgid[24];
     if (!av) {
         errno = ENOMEM;
         return tsl_errprintf(err, "out of memory");
@@ -228,6 +228,16 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
             av[i++] = (char *)"--folder";
             av[i++] = (char *)s->folders[k];
         }
+    }
+    if (s->state && !s->container && s->serve_sock) {
+        snprintf(sport, sizeof sport, "%d", s->serve_port);
+        snprintf(sgid, sizeof sgid, "%u", (unsigned)s->serve_gid);
+        av[i++] = (char *)"--serve-port";
+        av[i++] = sport;
+        av[i++] = (char *)"--serve-sock";
+        av[i++] = (char *)s->serve_sock;
+        av[i++] = (char *)"--serve-gid";
+        av[i++] = sgid;
     }
     if (s->state && s->container && s->image_rootfs) {
         av[i++] = (char *)"--container";

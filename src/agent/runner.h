@@ -104,6 +104,13 @@ typedef struct {
     const char *folder_root;
     const char *folders[TAGENT_FOLDERS_MAX];
     int nfolders;
+    /* With state, a process job that is a service's replica (fwd.h, docs/serving.md): it runs in
+     * a network namespace of its own and listens there on 127.0.0.1:serve_port; the shim serves
+     * it on the Unix socket serve_sock (in a root-owned directory), group serve_gid (HAProxy's),
+     * mode 0660.  serve_sock NULL: the job shares the host's network. */
+    int serve_port;
+    const char *serve_sock;
+    gid_t serve_gid;
 } tagent_spawn_t;
 
 /* Start the shim with the fixed environment above (PATH, and the caller's own sanitizer

@@ -3,7 +3,8 @@
  *   tessel-shim [--env-fd FD] [--lock-fd FD] [--log-limit BYTES] --dir DIR [--exit-file EXIT]
  *               --cwd CWD
  *               [--cgroup PROCS]... [--uid U --gid G [--user NAME]] [--preload LIBS]
- *               [--state STATE [--block-userns] [--tty]]
+ *               [--state STATE [--block-userns] [--tty]
+ *                [--serve-port PORT --serve-sock PATH --serve-gid GID]]
  *               [--nvml LIB --gpu-mem-limit IDX=SIZE,... [--gpu-mem-violation kill|suspend]
  *                [--nvml-env TESSEL_FAKE_NAME=VALUE]...] [--test-fork]
  *               -- PROG ARG...
@@ -55,6 +56,13 @@
  * are bind-mounted from --folder-root at /tessel/folders/NAME in its namespace (jobns.h,
  * docs/folders.md).
  *
+ * Service replica (--serve-port, with --state, not for a container; fwd.h, docs/serving.md): the
+ * job runs in a network namespace of its own (loopback only), where it listens on
+ * 127.0.0.1:PORT; the shim binds the Unix socket PATH (owner the job's account, group GID:
+ * HAProxy's, 0660) and forks a forwarder that joins the job's cgroups and namespace, drops
+ * every privilege and copies each connection from PATH to that port.  The forwarder ends with
+ * the job (SIGKILL, reaped), and PATH is removed.  exec (tty.h) joins the same namespace.
+ *
  * Terminal (--tty, with --state, not for a container): the job gets a pseudo-terminal as its
  * controlling terminal and its stdin, stdout and stderr, in a session of its own (its process
  * group is still its pid); the shim holds the master side, copies what the job writes into
@@ -84,6 +92,7 @@
 
 #include "agent/cgroup.h"
 #include "agent/ctrrun.h"
+#include "agent/fwd.h"
 #include "agent/jobns.h"
 #include "agent/logcap.h"
 #include "agent/tty.h"
@@ -104,7 +113,8 @@ static void usage(void)
     fprintf(stderr, "usage: tessel-shim [--env-fd FD] [--lock-fd FD] [--log-limit BYTES] --dir DIR "
                     "[--exit-file EXIT] --cwd CWD [--cgroup PROCS]... "
                     "[--uid U --gid G [--user NAME]] [--preload LIBS] [--state DIR "
-                    "[--block-userns] [--tty]] [--nvml LIB --gpu-mem-limit IDX=SIZE,... "
+                    "[--block-userns] [--tty] [--serve-port PORT --serve-sock PATH "
+                    "--serve-gid GID]] [--nvml LIB --gpu-mem-limit IDX=SIZE,... "
                     "[--gpu-mem-violation kill|suspend] [--nvml-env TESSEL_FAKE_NAME=VALUE]...] "
                     "[--folder-root DIR --folder NAME[:ro]...] [--test-fork] -- PROG [ARG...]\n");
     exit(2);
@@ -226,6 +236,9 @@ static int write_job_file(const char *dir, const char *name, const char *text)
     errno = saved;
     return rc;
 }
+
+/* The forwarder of a service replica (fwd.h), 0 when none or reaped. */
+static pid_t fwd_pid;
 
 /* --exit-file, or NULL: DIR/exit. */
 static const char *exit_file;
@@ -442,6 +455,9 @@ static int pump(pid_t pid, int out, int err, int sfd, tagent_logcap_t *lc[2],
             if (w == pid) {
                 status = st;
                 ended = true;
+            } else if (w > 0 && w == fwd_pid) {
+                fprintf(stderr, "tessel-shim: the forwarder ended (status %d)\n", st);
+                fwd_pid = 0;
             } else if (w > 0 && tty && tagent_tty_reaped(tty, w, st)) {
                 /* A process started by exec: its end went to its client. */
             } else if (w <= 0) {
@@ -501,6 +517,7 @@ struct job_args {
      * the shim before the job's code ran; -1: none) instead of made. */
     bool exec_mode;
     int ns_fd;
+    int net_fd; /* a service replica's network namespace (fwd.h), joined; -1: the shim's */
     const char *const *cg; /* cgroup.procs files to join */
     int ncg;
     const char *state; /* the job's mount namespace (jobns.h), or NULL */
@@ -554,6 +571,8 @@ static int job_main(void *arg)
             child_fail(pfd, "cgroup");
         close(fd);
     }
+    if (a->net_fd >= 0 && setns(a->net_fd, CLONE_NEWNET) < 0)
+        child_fail(pfd, "netns");
     if (a->exec_mode) {
         if (a->ns_fd >= 0 && setns(a->ns_fd, CLONE_NEWNS) < 0)
             child_fail(pfd, "setns");
@@ -867,6 +886,8 @@ int main(int argc, char **argv)
     unsigned ctr_cwd_flags = 0;
     int block_userns = 0;
     bool test_fork = false, want_tty = false;
+    const char *serve_sock = NULL;
+    long serve_port = 0, serve_gid = -1;
     const char *nvml_env[4];
     int nnvml_env = 0;
     int i = 1;
@@ -921,6 +942,12 @@ int main(int argc, char **argv)
             image = argv[++i];
         else if (strcmp(argv[i], "--ctr-cwd-flags") == 0)
             ctr_cwd_flags = (unsigned)strtoul(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--serve-port") == 0)
+            serve_port = strtol(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--serve-sock") == 0)
+            serve_sock = argv[++i];
+        else if (strcmp(argv[i], "--serve-gid") == 0)
+            serve_gid = strtol(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--folder-root") == 0)
             folder_root = argv[++i];
         else if (strcmp(argv[i], "--folder") == 0 && nfolders < TAGENT_FOLDERS_MAX)
@@ -939,6 +966,11 @@ int main(int argc, char **argv)
         (lock_fd >= 0 && lock_fd <= 2) || (lock_fd > 2 && lock_fd == env_fd) ||
         (!runtime != !image) || (runtime && (!state || runtime[0] != '/')) ||
         (want_tty && (!state || runtime)))
+        usage();
+    /* A replica: a process job in its namespace, a port, a socket path, HAProxy's group. */
+    if ((serve_sock != NULL) != (serve_port != 0) || (serve_sock && (serve_gid < 0)) ||
+        (serve_sock && (!state || runtime || serve_sock[0] != '/')) || serve_port < 0 ||
+        serve_port > 65535)
         usage();
     /* Folders: a process job in its namespace, an absolute root, every name checked. */
     if ((nfolders > 0) != (folder_root != NULL) ||
@@ -1028,6 +1060,20 @@ int main(int argc, char **argv)
         write_exit(dir, msg);
         return 1;
     }
+    /* A service replica: its network namespace and the socket to it (fwd.h). */
+    int job_net = -1, fwd_lfd = -1;
+    if (serve_sock) {
+        tsl_error_t ferr;
+        if ((job_net = tagent_fwd_netns(&ferr)) < 0 ||
+            (fwd_lfd = tagent_fwd_listen(serve_sock, uid >= 0 ? (uid_t)uid : 0, (gid_t)serve_gid,
+                                         &ferr)) < 0) {
+            fprintf(stderr, "tessel-shim: %s\n", ferr.text);
+            char msg[64];
+            snprintf(msg, sizeof msg, "error netns %d\n", errno);
+            write_exit(dir, msg);
+            return 1;
+        }
+    }
     /* The socket in the state directory (tty.h): the job's terminal (--tty) and exec. */
     tagent_tty_t *tty = NULL;
     if (state && !runtime) {
@@ -1104,6 +1150,7 @@ int main(int argc, char **argv)
         .devnull = devnull,
         .tty = tty ? tagent_tty_slave(tty) : -1,
         .ns_fd = -1,
+        .net_fd = job_net,
         .cg = cg,
         .ncg = ncg,
         .state = state,
@@ -1128,10 +1175,29 @@ int main(int argc, char **argv)
         .folders = folders,
         .nfolders = nfolders,
     };
+    /* The forwarder first: it serves the socket before the replica listens (a connection
+     * meanwhile is refused by the namespace's loopback and closed). */
+    if (serve_sock) {
+        tsl_error_t ferr;
+        tagent_fwd_peer_t peer = {
+            .uid = uid >= 0 ? (uid_t)uid : 0, .gid = (gid_t)serve_gid, .port = (int)serve_port};
+        fwd_pid = tagent_fwd_start(fwd_lfd, job_net, &peer, uid, gid, cg, ncg, &ferr);
+        close(fwd_lfd);
+        if (fwd_pid < 0) {
+            fprintf(stderr, "tessel-shim: %s\n", ferr.text);
+            tagent_fwd_unlink(serve_sock);
+            char msg[64];
+            snprintf(msg, sizeof msg, "error forwarder %d\n", errno);
+            write_exit(dir, msg);
+            return 1;
+        }
+    }
     /* The child's copies of the shim's ends are closed by their O_CLOEXEC at its exec. */
     /* A container job's process runs crun, which needs a process of its own (fork). */
     pid_t pid = start_job(&ja, test_fork || runtime);
     if (pid < 0) {
+        if (serve_sock)
+            tagent_fwd_unlink(serve_sock); /* the forwarder dies with the shim (its death signal) */
         char msg[64];
         snprintf(msg, sizeof msg, "error fork %d\n", errno);
         write_exit(dir, msg);
@@ -1233,6 +1299,17 @@ int main(int argc, char **argv)
         tagent_tty_set_exec(tty, exec_start, &xc);
     int status = pid > 0 ? pump(pid, outp[0], errp[0], sfd, lc, nvml ? &wd : NULL, tty)
                          : drain(outp[0], errp[0], lc);
+    /* The forwarder ends with the job, its socket with it. */
+    if (fwd_pid > 0) {
+        kill(fwd_pid, SIGKILL);
+        while (waitpid(fwd_pid, NULL, 0) < 0 && errno == EINTR) {
+        }
+        fwd_pid = 0;
+    }
+    if (serve_sock && tagent_fwd_unlink(serve_sock) < 0)
+        fprintf(stderr, "tessel-shim: %s: %s\n", serve_sock, strerror(errno));
+    if (job_net >= 0)
+        close(job_net);
     /* The kernel's out-of-memory killer ended one of the job's processes: said with the end,
      * " oom" after it, so that tesseld names it ("host out of memory", not "signal 9"). */
     const char *oom = "";

@@ -40,6 +40,8 @@
 #include "daemon/container_launch.h"
 #include "daemon/daemon.h"
 #include "daemon/pwcache.h"
+#include "daemon/serve.h"
+#include "daemon/serve_run.h"
 #include "libutil/nomount.h"
 
 /* The steps of a job's start, in order (--test-kill-at):
@@ -928,6 +930,27 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
         tsl_errprintf(err, "its folders cannot be mounted (they need tesseld as root)");
         goto out;
     }
+    /* A service's replica (docs/serving.md, "How a replica is reached"): in a network namespace
+     * of its own, reached through its Unix socket only.  Looked up in the store, never taken
+     * from the job's environment (any job may set PORT). */
+    int rport = 0;
+    char rsock[TSV_SOCK_MAX] = "";
+    gid_t rgid = 0;
+    if (j->klass == TSTORE_CLASS_INFERENCE && !j->image) {
+        int rn = tessd_serve_replica_net(d, j->id, &rport, rsock, sizeof rsock, &rgid, err);
+        if (rn < 0) {
+            json_decref(folders_j);
+            goto out;
+        }
+        if (rn == 1 && !state[0]) {
+            json_decref(folders_j);
+            errno = EPERM;
+            tsl_errprintf(err, "a service's replica needs its namespace (tesseld as root)");
+            goto out;
+        }
+        if (rn == 0)
+            rsock[0] = '\0';
+    }
     tagent_spawn_t sp = {
         .exit_file = exit_rec,
         .state = state[0] ? state : NULL,
@@ -962,6 +985,11 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
             sp.folders[sp.nfolders++] = f;
     }
     sp.folder_root = sp.nfolders ? d->folder_root : NULL;
+    if (rsock[0]) {
+        sp.serve_port = rport;
+        sp.serve_sock = rsock;
+        sp.serve_gid = rgid;
+    }
     pid_t pid = tagent_spawn(&sp, err);
     json_decref(folders_j);
     if (pid < 0)

@@ -226,9 +226,15 @@ char *tsv_haproxy_cfg(const char *sock, const tsv_cfg_service_t *svc, size_t n, 
         if (s->concurrency > 0)
             fprintf(f, " maxconn %d", s->concurrency);
         fputc('\n', f);
-        for (size_t k = 0; k < s->nreplicas; k++)
-            fprintf(f, "    server r%lld 127.0.0.1:%d weight %d\n", (long long)s->replicas[k].job,
-                    s->replicas[k].port, with_weights ? s->replicas[k].weight : TSV_WEIGHT_MAX);
+        for (size_t k = 0; k < s->nreplicas; k++) {
+            const tsv_cfg_replica_t *r = &s->replicas[k];
+            int w = with_weights ? r->weight : TSV_WEIGHT_MAX;
+            if (r->sock[0])
+                fprintf(f, "    server r%lld unix@%s weight %d\n", (long long)r->job, r->sock, w);
+            else
+                fprintf(f, "    server r%lld 127.0.0.1:%d weight %d\n", (long long)r->job, r->port,
+                        w);
+        }
     }
     if (fclose(f) != 0) {
         free(buf);

@@ -95,10 +95,15 @@ void tsv_meter_update(tsv_meter_t *m, uint64_t req_tot, double rtime_ms, int64_t
 void tsv_weights(const double *mu, size_t n, int *w);
 
 /* HAProxy's configuration. */
+/* Bytes of a replica's Unix socket path with its NUL (sockaddr_un's sun_path). */
+#define TSV_SOCK_MAX 108
 typedef struct {
     int64_t job;
     int port;
     int weight;
+    /* The replica's Unix socket (its port is in a network namespace of its own, reached through
+     * its forwarder), or "": 127.0.0.1:port on the host's network. */
+    char sock[TSV_SOCK_MAX];
 } tsv_cfg_replica_t;
 typedef struct {
     const char *name;
@@ -112,7 +117,8 @@ typedef struct {
 /* The configuration text (malloc'd, the caller frees; NULL when out of memory): one frontend
  * per service on 127.0.0.1:port that answers 401 unless the request's bearer token hashes to
  * a line of its tokens_file, and drops the Authorization header before the replica sees it;
- * one backend with its replicas ("r<job>", 127.0.0.1:<port>, health-checked at health, maxconn
+ * one backend with its replicas ("r<job>", unix@<sock>, or 127.0.0.1:<port> for a replica
+ * without a socket; health-checked at health, maxconn
  * concurrency) weighted by weight (with_weights false: all TSV_WEIGHT_MAX, the text to compare
  * when deciding whether the proxy must be reloaded).  sock: the runtime API's socket.  user,
  * group: the account HAProxy drops to once it has bound its ports, opened its socket and read

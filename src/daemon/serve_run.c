@@ -104,12 +104,46 @@ struct tessd_serve {
     int64_t reload_ok_ms; /* no reload of the running proxy before */
     /* As root, the account HAProxy drops to: Debian's haproxy (NULL: not root, or none). */
     const char *user, *group;
+    gid_t gid;       /* with user: the group's id (the replicas' sockets are its) */
     bool no_account; /* root, and no haproxy account: no proxy is started */
+    /* Why HAProxy (as haproxy) cannot reach <data>/replicas, "" when it can: services refused. */
+    char unreachable[2 * PATH_MAX + 256];
 };
 
 static void path_in(const tessd_t *d, const char *name, char *buf, size_t len)
 {
     tessd_pathf(buf, len, "%s/serve/%s", d->data_dir, name);
+}
+
+/* Whether the account uid (group gid) may traverse every directory from / down to path: the
+ * proxy connects to the replicas' sockets below it once it runs as haproxy.  false and why
+ * (for a person) when a directory on the way is closed to it (a data directory under a 0700
+ * one, say). */
+static bool reachable(const char *path, uid_t uid, gid_t gid, char *why, size_t len)
+{
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s", path);
+    for (;;) {
+        struct stat st;
+        if (stat(p[0] ? p : "/", &st) < 0) {
+            snprintf(why, len, "%s: %s", p[0] ? p : "/", strerror(errno));
+            return false;
+        }
+        bool ok = (st.st_mode & S_IXOTH) || (st.st_gid == gid && (st.st_mode & S_IXGRP)) ||
+                  (st.st_uid == uid && (st.st_mode & S_IXUSR));
+        if (!ok) {
+            snprintf(why, len,
+                     "%s (mode %04o) is closed to the haproxy account, which must reach the "
+                     "replicas' sockets in %s: an admin opens it to search (chmod o+x) or moves "
+                     "--data-dir",
+                     p[0] ? p : "/", (unsigned)(st.st_mode & 07777), path);
+            return false;
+        }
+        char *slash = strrchr(p, '/');
+        if (!slash || !p[0])
+            return true;
+        *slash = '\0';
+    }
 }
 
 int tessd_serve_init(tessd_t *d, tsl_error_t *err)
@@ -129,9 +163,28 @@ int tessd_serve_init(tessd_t *d, tsl_error_t *err)
     if (geteuid() == 0) {
         /* Its own account only: nobody is shared with other programs, which could signal or
          * trace the proxy. */
-        if (getpwnam("haproxy") && getgrnam("haproxy")) {
+        struct passwd *pw = getpwnam("haproxy");
+        uid_t huid = pw ? pw->pw_uid : 0;
+        struct group *gr = pw ? getgrnam("haproxy") : NULL;
+        if (gr) {
             d->serve->user = "haproxy";
             d->serve->group = "haproxy";
+            d->serve->gid = gr->gr_gid;
+            /* The replicas' sockets (docs/serving.md, "How a replica is reached"): root's,
+             * traversed by their owners and HAProxy, listed and written by root only. */
+            char rdir[PATH_MAX];
+            tessd_pathf(rdir, sizeof rdir, "%s/replicas", d->data_dir);
+            struct stat rst;
+            if ((mkdir(rdir, 0711) < 0 && errno != EEXIST) || lstat(rdir, &rst) < 0 ||
+                !S_ISDIR(rst.st_mode) || rst.st_uid != 0 || chmod(rdir, 0711) < 0) {
+                tsl_errprintf(err, "%s: not a directory of root's own", rdir);
+                free(d->serve);
+                d->serve = NULL;
+                return -1;
+            }
+            if (!reachable(rdir, huid, gr->gr_gid, d->serve->unreachable,
+                           sizeof d->serve->unreachable))
+                tessd_log("serve: %s: inference services are refused", d->serve->unreachable);
         } else {
             d->serve->no_account = true;
             tessd_log("serve: no haproxy account and group (Debian's haproxy package makes "
@@ -276,12 +329,52 @@ const char *tessd_serve_unusable(tessd_t *d)
     if (d->serve && d->serve->no_account)
         return "no haproxy account and group on this node (Debian's haproxy package makes "
                "them): an admin installs it";
+    if (d->serve && d->serve->unreachable[0])
+        return d->serve->unreachable;
     return NULL;
 }
 
 int tessd_serve_free_port(tessd_t *d)
 {
     return free_port(d);
+}
+
+/* The Unix socket of replica job: <data>/replicas/r<job>.sock.  0, or -1 (ENAMETOOLONG: more
+ * than a socket's 107 bytes). */
+static int replica_sock(const tessd_t *d, int64_t job, char *buf, size_t len)
+{
+    char path[PATH_MAX];
+    int n = snprintf(path, sizeof path, "%s/replicas/r%lld.sock", d->data_dir, (long long)job);
+    if (n < 0 || (size_t)n >= sizeof path || n > TSV_SOCK_MAX - 1 || (size_t)n >= len) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(buf, path, (size_t)n + 1);
+    return 0;
+}
+
+/* Whether replicas run in a network namespace of their own behind a socket: tesseld as root
+ * with the haproxy account (the only case where services run at all as root). */
+static bool replicas_private(const tessd_t *d)
+{
+    return d->serve && d->serve->user && geteuid() == 0;
+}
+
+int tessd_serve_replica_net(tessd_t *d, int64_t job, int *port, char *sock, size_t len, gid_t *gid,
+                            tsl_error_t *err)
+{
+    int rc = tstore_replica_port(d->store, job, port, err);
+    if (rc <= 0)
+        return rc;
+    if (!replicas_private(d))
+        return 0;
+    if (replica_sock(d, job, sock, len) < 0)
+        return tsl_errprintf(err,
+                             "the replica's socket %s/replicas/r%lld.sock is longer than a Unix "
+                             "socket's path may be (107 bytes): a shorter --data-dir",
+                             d->data_dir, (long long)job);
+    *gid = d->serve->gid;
+    return 1;
 }
 
 /* Submit one replica of sv (its job and its row, in one transaction), and hand it over to the
@@ -632,14 +725,17 @@ static long proc_uid(int pid)
     return uid;
 }
 
-/* Whether a TCP socket of uid listens on 127.0.0.1:port (or on every address): the kernel's
- * table of sockets (/proc/net/tcp: local address and port in hex, state 0A = LISTEN, the
- * owner's uid).  A replica gets traffic only once such a socket is there: a program of
- * another account that took the replica's port first never receives the service's
- * requests. */
-static bool listens(int port, long uid)
+/* Whether a TCP socket of uid listens on 127.0.0.1:port (or on every address) in the network
+ * namespace of process pid (the replica's own, or the host's for a replica on the host's
+ * network): the kernel's table of sockets (/proc/PID/net/tcp: local address and port in hex,
+ * state 0A = LISTEN, the owner's uid).  A replica gets traffic only once such a socket is
+ * there: a program of another account that took the replica's port first (on the host's
+ * network) never receives the service's requests. */
+static bool listens(int pid, int port, long uid)
 {
-    FILE *f = fopen("/proc/net/tcp", "re");
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/net/tcp", pid);
+    FILE *f = fopen(path, "re");
     if (!f)
         return false;
     char line[512];
@@ -663,18 +759,45 @@ static bool listens(int port, long uid)
     return found;
 }
 
+typedef struct {
+    tessd_t *d;
+    tsv_cfg_service_t *s;
+} rep_arg_t;
+
+/* Whether process pid is in tesseld's own network namespace. */
+static bool same_netns(int pid)
+{
+    char path[64], mine[64], theirs[64];
+    snprintf(path, sizeof path, "/proc/%d/ns/net", pid);
+    ssize_t a = readlink("/proc/self/ns/net", mine, sizeof mine - 1);
+    ssize_t b = readlink(path, theirs, sizeof theirs - 1);
+    if (a <= 0 || b <= 0)
+        return false;
+    mine[a] = theirs[b] = '\0';
+    return strcmp(mine, theirs) == 0;
+}
+
 static int rep_running(const tstore_replica_t *r, void *arg)
 {
-    tsv_cfg_service_t *s = arg;
+    rep_arg_t *ra = arg;
+    tsv_cfg_service_t *s = ra->s;
     if (r->state != TSTORE_RUNNING || r->stopping || s->nreplicas >= TSV_MAX_REPLICAS)
         return 0;
     long uid = r->job_pid > 0 ? proc_uid(r->job_pid) : -1;
-    if (uid < 0 || !listens(r->port, uid))
+    if (uid < 0 || !listens(r->job_pid, r->port, uid))
         return 0; /* not listening yet (or someone else is) */
-    tsv_cfg_replica_t *c = (tsv_cfg_replica_t *)&s->replicas[s->nreplicas++];
+    tsv_cfg_replica_t *c = (tsv_cfg_replica_t *)&s->replicas[s->nreplicas];
     c->job = r->job;
     c->port = r->port;
     c->weight = TSV_WEIGHT_MAX;
+    c->sock[0] = '\0';
+    /* Behind its socket (its port is in its own network namespace), or on the host's: a
+     * replica started by a tesseld before this one's version, found running at a restart, is
+     * still on the host's network (its namespace is tesseld's), and stays reached there. */
+    if (replicas_private(ra->d) && !same_netns(r->job_pid) &&
+        replica_sock(ra->d, r->job, c->sock, sizeof c->sock) < 0)
+        return 0;
+    s->nreplicas++;
     return 0;
 }
 
@@ -704,7 +827,8 @@ static int plan_service(const tstore_service_t *sv, void *arg)
     s->concurrency = sv->concurrency;
     s->tokens_file = p->tokf[i];
     s->replicas = p->reps + i * TSV_MAX_REPLICAS;
-    if (tstore_replica_list(d->store, sv->id, true, rep_running, s, &err) < 0) {
+    rep_arg_t ra = {.d = d, .s = s};
+    if (tstore_replica_list(d->store, sv->id, true, rep_running, &ra, &err) < 0) {
         p->failed++;
         return 0;
     }

@@ -20,6 +20,12 @@ int tessd_serve_reconcile(tessd_t *d, const tstore_service_t *sv, tsl_error_t *e
 int tessd_serve_stop_replicas(tessd_t *d, const tstore_service_t *sv, tsl_error_t *err);
 /* A port free on 127.0.0.1 that no service nor active replica holds; 0 when none found. */
 int tessd_serve_free_port(tessd_t *d);
+/* At a job's launch: whether job is a service's replica that runs in a network namespace of its
+ * own behind a Unix socket (tesseld as root; docs/serving.md, "How a replica is reached"): 1 and
+ * *port, sock (its path), *gid (HAProxy's group); 0 when it is no replica or shares the host's
+ * network (*port set when a replica); -1 with err. */
+int tessd_serve_replica_net(tessd_t *d, int64_t job, int *port, char *sock, size_t len, gid_t *gid,
+                            tsl_error_t *err);
 /* Why no service can run on this node (no haproxy account), or NULL. */
 const char *tessd_serve_unusable(tessd_t *d);
 

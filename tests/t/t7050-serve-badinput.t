@@ -13,6 +13,8 @@ command -v python3 >/dev/null || missing "python3 is needed (the stand-in server
 command -v setpriv >/dev/null && [ -x /usr/bin/python3 ] || missing "setpriv (util-linux) and /usr/bin/python3 are needed"
 
 td_setup
+# HAProxy (as haproxy) reaches the replicas' sockets below the data directory (docs/serving.md).
+chmod 711 "$TD"
 td_start --fake-gpus 1xT4:16G --no-cgroups --allow-root-jobs
 DB="$TD/data/tessel.db"
 SRV="$TESSEL_SRCDIR/tests/lib/standin.py"

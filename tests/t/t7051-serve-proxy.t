@@ -19,6 +19,8 @@ command -v socat >/dev/null || missing "socat is needed (HAProxy's runtime socke
 command -v python3 >/dev/null || missing "python3 is needed (the stand-in server)"
 
 td_setup
+# HAProxy (as haproxy) reaches the replicas' sockets below the data directory (docs/serving.md).
+chmod 711 "$TD"
 td_start --fake-gpus 1xT4:16G,1xA100:40G --no-cgroups --allow-root-jobs
 DB="$TD/data/tessel.db"
 SRV="$TESSEL_SRCDIR/tests/lib/standin.py"

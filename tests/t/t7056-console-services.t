@@ -22,6 +22,8 @@ command -v node >/dev/null || missing "no node (scripts/install-deps.sh --browse
 [ -f "$TESSEL_BUILD/share/tessel/web/app/services.js" ] || missing "console not installed (run make)"
 
 td_setup
+# HAProxy (as haproxy) reaches the replicas' sockets below the data directory (docs/serving.md).
+chmod 711 "$TD"
 td_start --fake-gpus 1xT4:16G,1xA100:40G --no-cgroups --allow-root-jobs
 SRV="$TESSEL_SRCDIR/tests/lib/standin.py"
 api POST /v1/services "{\"name\":\"web\",\"argv\":[\"python3\",\"$SRV\",\"A100=2,T4=6\"],\"replicas\":2,\"gpu\":0.25,\"gpu_mem\":\"2G\"}"

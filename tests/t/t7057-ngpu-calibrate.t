@@ -17,6 +17,8 @@ command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] || missing "haproxy is
 command -v python3 >/dev/null || missing "python3 is needed (the stand-in server)"
 
 td_setup
+# HAProxy (as haproxy) reaches the replicas' sockets below the data directory (docs/serving.md).
+chmod 711 "$TD"
 td_start --fake-gpus 1xT4:16G,1xA100:40G --no-cgroups --allow-root-jobs
 cli_setup
 SRV="$TESSEL_SRCDIR/tests/lib/standin.py"

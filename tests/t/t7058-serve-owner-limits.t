@@ -14,6 +14,8 @@ command -v curl >/dev/null && command -v jq >/dev/null && command -v sqlite3 >/d
 id haproxy >/dev/null 2>&1 || missing "the haproxy account is needed (Debian's haproxy package)"
 
 td_setup
+# HAProxy (as haproxy) reaches the replicas' sockets below the data directory (docs/serving.md).
+chmod 711 "$TD"
 td_start --fake-gpus 1xT4:16G --no-cgroups --allow-root-jobs --max-services-per-user 2 \
     --submit-rate 0.01 --submit-burst 3
 DB="$TD/data/tessel.db"

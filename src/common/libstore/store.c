@@ -345,6 +345,7 @@ enum {
     S_SVC_COUNT_OWNER,
     S_REPLICA_ADD,
     S_REPLICA_LIST,
+    S_REPLICA_PORT,
     S_SVC_TOKEN_ADD,
     S_SVC_HASHES,
     S_SVC_TOKEN_LIST,
@@ -586,6 +587,7 @@ static const char *const sql[S_COUNT] = {
                        " j.finished_ms, j.cancel_ms, j.job_pid FROM service_replicas r"
                        " JOIN jobs j ON j.id = r.job"
                        " WHERE r.service = ?1 AND (?2 = 0 OR j.state < 2) ORDER BY r.job",
+    [S_REPLICA_PORT] = "SELECT port FROM service_replicas WHERE job = ?1",
     [S_SVC_TOKEN_ADD] = "INSERT INTO service_tokens(service, name, hash, created_ms)"
                         " VALUES (?1, ?2, ?3, ?4)",
     /* Who may call a service: its own tokens and its owner's API tokens. */
@@ -3291,6 +3293,19 @@ int tstore_replica_list(tstore_t *s, int64_t service, bool active, tstore_replic
     }
     sqlite3_reset(q);
     return rc == SQLITE_DONE ? 0 : db_error(s, err, "list replicas");
+}
+
+int tstore_replica_port(tstore_t *s, int64_t job, int *port, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_REPLICA_PORT);
+    sqlite3_bind_int64(q, 1, job);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW)
+        *port = sqlite3_column_int(q, 0);
+    sqlite3_reset(q);
+    if (rc == SQLITE_ROW)
+        return 1;
+    return rc == SQLITE_DONE ? 0 : db_error(s, err, "replica port");
 }
 
 int64_t tstore_service_token_add(tstore_t *s, int64_t service, const char *name,

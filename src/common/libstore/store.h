@@ -737,6 +737,9 @@ typedef int (*tstore_replica_f)(const tstore_replica_t *r, void *arg);
 /* Record job as a replica of service, listening on port (in the caller's transaction with the
  * job's submission).  0, or -1 with err. */
 int tstore_replica_add(tstore_t *st, int64_t job, int64_t service, int port, tsl_error_t *err);
+/* Whether job is a service's replica: 1 and *port (the one it was given), 0 when it is not,
+ * -1 with err. */
+int tstore_replica_port(tstore_t *st, int64_t job, int *port, tsl_error_t *err);
 /* The service's replicas, oldest first: active (pending or running) ones only, or all. */
 int tstore_replica_list(tstore_t *st, int64_t service, bool active, tstore_replica_f cb, void *arg,
                         tsl_error_t *err);

@@ -167,7 +167,7 @@ static void test_weights(void **state)
 
 static void test_cfg(void **state)
 {
-    tsv_cfg_replica_t r[2] = {{12, 40001, 256}, {13, 40002, 85}};
+    tsv_cfg_replica_t r[2] = {{12, 40001, 256, ""}, {13, 40002, 85, ""}};
     tsv_cfg_service_t s = {"llm", 9000, "/healthz", 2, "/d/serve/svc-1.tokens", r, 2};
     char *c = tsv_haproxy_cfg("/d/serve/haproxy.sock", &s, 1, true, "haproxy", "haproxy");
     assert_non_null(c);
@@ -210,6 +210,38 @@ static void test_cfg(void **state)
     free(c);
     free(bare);
     free(bare2);
+}
+
+/* Replicas in namespaces of their own (docs/serving.md, "How a replica is reached"): each
+ * server is its Unix socket, health-checked and weighted as a TCP one; a replica without a
+ * socket (tesseld not root) stays on 127.0.0.1:port. */
+static void test_cfg_unix(void **state)
+{
+    (void)state;
+    tsv_cfg_replica_t r[3] = {{12, 40001, 256, "/var/lib/tessel/replicas/r12.sock"},
+                              {13, 40002, 85, "/var/lib/tessel/replicas/r13.sock"},
+                              {14, 40003, 7, ""}};
+    tsv_cfg_service_t s = {"llm", 9000, "/healthz", 0, "/d/serve/svc-1.tokens", r, 3};
+    char *c = tsv_haproxy_cfg("/d/serve/haproxy.sock", &s, 1, true, "haproxy", "haproxy");
+    assert_non_null(c);
+    static const char *const want[] = {
+        "frontend fe_llm\n    bind 127.0.0.1:9000\n",
+        "option httpchk GET /healthz\n    default-server check inter 1s fall 2 rise 1\n",
+        "    server r12 unix@/var/lib/tessel/replicas/r12.sock weight 256\n",
+        "    server r13 unix@/var/lib/tessel/replicas/r13.sock weight 85\n",
+        "    server r14 127.0.0.1:40003 weight 7\n",
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        if (!strstr(c, want[i]))
+            fail_msg("missing '%s' in:\n%s", want[i], c);
+    /* No replica's port on TCP when it has a socket. */
+    assert_null(strstr(c, "127.0.0.1:40001"));
+    assert_null(strstr(c, "127.0.0.1:40002"));
+    /* Without weights (the text compared for a reload): the same sockets. */
+    char *bare = tsv_haproxy_cfg("/d/serve/haproxy.sock", &s, 1, false, NULL, NULL);
+    assert_non_null(strstr(bare, "server r13 unix@/var/lib/tessel/replicas/r13.sock weight 256\n"));
+    free(bare);
+    free(c);
 }
 
 /* A field as HAProxy 2.6's `show stat json` writes it. */
@@ -284,10 +316,10 @@ static void test_stat_parse(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_spec_good),  cmocka_unit_test(test_spec_bad),
-        cmocka_unit_test(test_meter),      cmocka_unit_test(test_meter_unlimited),
-        cmocka_unit_test(test_weights),    cmocka_unit_test(test_cfg),
-        cmocka_unit_test(test_stat_parse),
+        cmocka_unit_test(test_spec_good), cmocka_unit_test(test_spec_bad),
+        cmocka_unit_test(test_meter),     cmocka_unit_test(test_meter_unlimited),
+        cmocka_unit_test(test_weights),   cmocka_unit_test(test_cfg),
+        cmocka_unit_test(test_cfg_unix),  cmocka_unit_test(test_stat_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

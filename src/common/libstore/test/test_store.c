@@ -1537,6 +1537,11 @@ static void test_services(void **state)
     add_job(st, "ann", "default", 0, &j2);
     assert_int_equal(tstore_replica_add(st, j1, id, 40001, &err), 0);
     assert_int_equal(tstore_replica_add(st, j2, id, 40002, &err), 0);
+    /* A job's replica port: the one given; a job that is no replica has none. */
+    int rport = 0;
+    assert_int_equal(tstore_replica_port(st, j2, &rport, &err), 1);
+    assert_int_equal(rport, 40002);
+    assert_int_equal(tstore_replica_port(st, j2 + 100, &rport, &err), 0);
     bool used;
     assert_int_equal(tstore_service_port_used(st, 40002, &used, &err), 0);
     assert_true(used);
