@@ -53,7 +53,9 @@ up2() {
 }
 wait_for up2
 ok $? "both replicas run and pass the proxy's health check"
-is "$(call)" 200 "the service token calls the service"
+# A new token reaches the proxy at its next reload, at most 5 s after the last (serving.md).
+wait_for '[ "$(call)" = 200 ]'
+ok $? "the service token calls the service (once the proxy has reloaded)"
 A100=$(jq -r '.replica_jobs[] | select(.gpus[0].model == "Fake A100") | .job' "$TD/out")
 T4=$(jq -r '.replica_jobs[] | select(.gpus[0].model == "Fake T4") | .job' "$TD/out")
 is "$(printf '%s %s' "$A100" "$T4" | wc -w)" 2 "one replica is on the A100, one on the T4 (spread)"
