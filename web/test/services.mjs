@@ -37,7 +37,8 @@ async function a11y(page) {
   });
 }
 
-// The endpoint's status for a request with token (the proxy takes a new token within ~0.5 s).
+// The endpoint's status for a request with token.  The proxy takes a new or revoked token at
+// its next reload, at most 5 s after the last (docs/serving.md); callUntil waits up to 30 s.
 async function call(token) {
   const res = await fetch(ENDPOINT + '/x', { headers: { Authorization: `Bearer ${token}` } });
   await res.text();
@@ -45,7 +46,7 @@ async function call(token) {
 }
 async function callUntil(token, want) {
   let got = 0;
-  for (let i = 0; i < 40 && got !== want; i++) {
+  for (let i = 0; i < 120 && got !== want; i++) {
     got = await call(token);
     if (got !== want) await new Promise((r) => setTimeout(r, 250));
   }
