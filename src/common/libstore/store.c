@@ -190,7 +190,7 @@ static const char *const migrations[] = {
     "CREATE TABLE service_tokens(id INTEGER PRIMARY KEY, service INTEGER NOT NULL,"
     "  name TEXT NOT NULL, hash BLOB NOT NULL UNIQUE, created_ms INTEGER NOT NULL);"
     "CREATE INDEX service_tokens_service ON service_tokens(service);",
-    /* 18 in issue 22's plan (17 on this branch alone; the lead renumbers at merge): normal GPU
+    /* 17 (issue 22): normal GPU
      * units (docs/scheduler-queues.md, "Normalised GPUs").  gpu_speeds: a GPU model's relative
      * speed as an admin set it (milli: 1000 = the reference; a model without a row is 1000,
      * or tesseld.conf's gpu-speed), who set it and when.  queues.max_ngpu_milli: the queue's

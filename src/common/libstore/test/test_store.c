@@ -1434,7 +1434,7 @@ static int count_hash(const unsigned char hash[32], void *arg)
     return 0;
 }
 
-/* Normal GPU units (migration 17 here, 18 in issue 22's plan): GPU speeds set, replaced,
+/* Normal GPU units (migration 17): GPU speeds set, replaced,
  * listed by model, deleted (ENOENT when absent); a queue's ngpu limit kept, 0 = none. */
 static int speed_cat(const tstore_gpu_speed_t *g, void *arg)
 {
