@@ -21,6 +21,7 @@
  * The proxy's pid is in <data>/serve/haproxy.pid: a tesseld started again takes over from the
  * proxy the last one left (-sf), so the services keep answering across a restart of tesseld.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -36,6 +37,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "agent/fwd.h"
 #include "daemon/acl.h"
 #include "daemon/serve.h"
 #include "daemon/serve_run.h"
@@ -108,6 +110,7 @@ struct tessd_serve {
     bool no_account; /* root, and no haproxy account: no proxy is started */
     /* Why HAProxy (as haproxy) cannot reach <data>/replicas, "" when it can: services refused. */
     char unreachable[2 * PATH_MAX + 256];
+    bool swept; /* <data>/replicas cleared of the sockets of jobs that do not run (first tick) */
 };
 
 static void path_in(const tessd_t *d, const char *name, char *buf, size_t len)
@@ -358,6 +361,44 @@ static int replica_sock(const tessd_t *d, int64_t job, char *buf, size_t len)
 static bool replicas_private(const tessd_t *d)
 {
     return d->serve && d->serve->user && geteuid() == 0;
+}
+
+/* A replica's socket removed once its job is gone: a shim killed (SIGKILL) could not remove it
+ * itself.  Nothing listens on it then; only the name is left. */
+static void drop_sock(const tessd_t *d, int64_t job)
+{
+    char path[TSV_SOCK_MAX];
+    if (replica_sock(d, job, path, sizeof path) == 0 && tagent_fwd_unlink(path) < 0 &&
+        errno != ENOENT)
+        tessd_log("serve: %s: %s", path, strerror(errno));
+}
+
+/* At the first tick: the sockets in <data>/replicas of jobs that do not run (left by shims
+ * killed while no tesseld ran, or by the last tesseld's replicas that ended meanwhile). */
+static void sweep_sockets(tessd_t *d)
+{
+    char rdir[PATH_MAX];
+    tessd_pathf(rdir, sizeof rdir, "%s/replicas", d->data_dir);
+    DIR *dir = opendir(rdir);
+    if (!dir)
+        return;
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        long long job;
+        char tail[8];
+        if (sscanf(e->d_name, "r%lld.%7s", &job, tail) != 2 || strcmp(tail, "sock") != 0 ||
+            job <= 0)
+            continue;
+        tstore_job_t j;
+        tsl_error_t err;
+        int got = tstore_job_get(d->store, job, &j, &err);
+        bool runs = got == 0 && j.state == TSTORE_RUNNING;
+        if (got == 0)
+            tstore_job_clear(&j);
+        if (!runs)
+            drop_sock(d, job);
+    }
+    closedir(dir);
 }
 
 int tessd_serve_replica_net(tessd_t *d, int64_t job, int *port, char *sock, size_t len, gid_t *gid,
@@ -1070,11 +1111,18 @@ void tessd_serve_tick(tessd_t *d)
         goto out;
     }
     s->failing = false;
-    /* Forget the replicas and services that are gone. */
+    /* Forget the replicas and services that are gone (and the sockets of those replicas). */
+    if (!s->swept && replicas_private(d)) {
+        sweep_sockets(d);
+        s->swept = true;
+    }
     size_t k = 0;
-    for (size_t i = 0; i < s->nreps; i++)
+    for (size_t i = 0; i < s->nreps; i++) {
         if (s->reps[i].seen)
             s->reps[k++] = s->reps[i];
+        else if (replicas_private(d))
+            drop_sock(d, s->reps[i].job);
+    }
     s->nreps = k;
     k = 0;
     for (size_t i = 0; i < s->nsvcs; i++)

@@ -13,7 +13,8 @@
 #     owner cannot remove or replace it; the socket is tslrpo's and haproxy's group's, 0660;
 #     `tessel exec` into the replica runs in its namespace (127.0.0.1:$PORT answers there);
 #   - the forwarder runs as the owner, without a capability, with no new privileges, in the
-#     replica's namespace; removing the service ends it and removes the socket.
+#     replica's namespace; its shim killed, a new replica replaces it and tesseld removes the
+#     old socket; removing the service ends it and removes the socket.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 . "$TESSEL_SRCDIR/tests/lib/local.sh"
@@ -175,6 +176,26 @@ is "$(st Uid) $(st CapEff) $(st CapPrm) $(st NoNewPrivs)" \
     "it runs as the owner, no capability, no new privileges"
 is "$(readlink /proc/"$FWD"/ns/net)" "$(readlink /proc/"$JPID"/ns/net)" \
     "it is in the replica's network namespace"
+
+# The replica's shim killed (SIGKILL: it cannot remove its socket): a new replica takes its
+# place, and tesseld removes the old socket (review of 2026-11-27, low L1).
+kill -9 "$SHIM"
+replaced() {
+    api GET /v1/services/priv "" "$A"
+    NEWJOB=$(jq -r ".replica_jobs[] | select(.job != $JOB and .health == \"UP\") | .job" "$TD/out")
+    [ -n "$NEWJOB" ]
+}
+wait_for replaced
+ok $? "the replica's shim killed: a new replica (job ${NEWJOB:-none}) runs in its place"
+wait_for '[ ! -e "$SOCK" ] && [ -S "$TD/data/replicas/r$NEWJOB.sock" ]'
+ok $? "the old replica's socket is removed by tesseld; the new one's is there"
+wait_for '! kill -0 "$FWD" 2>/dev/null'
+ok $? "the old replica's forwarder ended with its shim"
+JOB=$NEWJOB
+SOCK="$TD/data/replicas/r$JOB.sock"
+read -r SHIM _ JPID <"$TD/data/jobs/$JOB/pid"
+FWD=""
+for p in $(pgrep -P "$SHIM"); do [ "$p" != "$JPID" ] && FWD=$p; done
 
 # The service removed: the replica and its forwarder end, the socket goes.
 api DELETE /v1/services/priv "" "$A"
