@@ -119,6 +119,8 @@ is "$(slice "$SA" node) $(slice "$SA" user) $(slice "$SA" job_id) $(slice "$SA" 
 is "$(slice "$SB" node) $(slice "$SB" user) $(slice "$SB" job_id) $(slice "$SB" mem_limit)" \
     "$OTHER tslrb null $((4 * GiB))" \
     "tslrb's sbatch'd job: on $OTHER, tslrb's, no Tessel id (not submitted through tesseld), 4 GiB"
+# Its node's figures reach tesseld every few seconds: its slice is waited for, as the others'.
+wait_for "[ \"\$(slice $SC mem_limit)\" != null ]"
 is "$(slice "$SC" mem_used) $(slice "$SC" mem_limit) $(node_state "$OTHER")" "0 $((4 * GiB)) up" \
     "the job with a truncated slice file: used 0, its limit from root's files; its node still up"
 adm /v1/gpus
