@@ -129,7 +129,7 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     size_t nargv = 0;
     while (s->argv[nargv])
         nargv++;
-    size_t cap = 17 + 2 * TAGENT_MAX_CGROUPS + 8 + 9 + 6 + 2 * TAGENT_NVML_ENV_MAX + 2 +
+    size_t cap = 19 + 2 * TAGENT_MAX_CGROUPS + 8 + 9 + 6 + 2 * TAGENT_NVML_ENV_MAX + 2 +
                  2 * TAGENT_FOLDERS_MAX + 6 + nargv + 1;
     char **av = calloc(cap, sizeof *av);
     char uid[24], gid[24], envfd[16], lockfd[16], limit[24], cwd_flags[16], sport[16], sgid[24];
@@ -185,6 +185,10 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     if (s->exit_file) {
         av[i++] = (char *)"--exit-file";
         av[i++] = (char *)s->exit_file;
+    }
+    if (s->pid_file) {
+        av[i++] = (char *)"--pid-file";
+        av[i++] = (char *)s->pid_file;
     }
     av[i++] = (char *)"--cwd";
     av[i++] = (char *)s->cwd;
@@ -393,11 +397,9 @@ int tagent_read_exit_file(const char *path, tagent_exit_t *out)
     return parse_exit(buf, out);
 }
 
-int tagent_read_pids(const char *dir, pid_t *shim, uint64_t *shim_start, pid_t *job)
+/* "SHIM START JOB" in buf: 0 and the three, or -1 with EPROTO. */
+static int parse_pids(const char *buf, pid_t *shim, uint64_t *shim_start, pid_t *job)
 {
-    char buf[128];
-    if (read_small(dir, "pid", buf, sizeof buf) < 0)
-        return -1;
     long s, j;
     unsigned long long st;
     /* pid 1 or below would make kill(-pid) hit every process or tesseld's own group. */
@@ -410,6 +412,28 @@ int tagent_read_pids(const char *dir, pid_t *shim, uint64_t *shim_start, pid_t *
     *shim_start = st;
     *job = (pid_t)j;
     return 0;
+}
+
+int tagent_read_pids(const char *dir, pid_t *shim, uint64_t *shim_start, pid_t *job)
+{
+    char buf[128];
+    if (read_small(dir, "pid", buf, sizeof buf) < 0)
+        return -1;
+    return parse_pids(buf, shim, shim_start, job);
+}
+
+int tagent_read_pids_file(const char *path, pid_t *shim, uint64_t *shim_start, pid_t *job)
+{
+    char buf[128];
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
+        if (errno == ELOOP)
+            errno = EPROTO;
+        return -1;
+    }
+    if (read_fd_small(fd, buf, sizeof buf) < 0)
+        return -1;
+    return parse_pids(buf, shim, shim_start, job);
 }
 
 /* Start time, state letter and parent of pid from /proc/PID/stat; 0 when it is gone. */

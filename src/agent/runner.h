@@ -22,6 +22,11 @@
  *                                                              atomic)
  *   tick: tagent_read_exit_file(EXIT) -> store: final state; cgroup removed
  *
+ * PID is the pid record tesseld trusts: --pid-file, beside EXIT (<data>/starts/<id>.pid),
+ * written atomically like EXIT once the job has started ("SHIM START JOB"); the shim writes the
+ * same line to DIR/pid for the job's user to read, which tesseld never reads for a shim started
+ * with --pid-file.
+ *
  * EXIT is the exit record: --exit-file, which tesseld puts in a directory of its own beside the
  * job's start lock (<data>/starts/<id>.exit, 0700 directory), never in DIR; a shim started
  * without one (tests) writes DIR/exit.  On restart, tesseld reads EXIT for every job the store
@@ -66,6 +71,9 @@ typedef struct {
     const char *exit_file; /* where the shim writes the exit record: a path in a directory of
                               the caller's own that the job's user cannot write; NULL: DIR/exit
                               (tests) */
+    const char *pid_file;  /* where the shim writes the pid record tesseld trusts ("SHIM START
+                              JOB"), beside exit_file; DIR/pid is written too, for the job's
+                              user to read only.  NULL: DIR/pid alone (tests) */
     const char *cwd;       /* working directory of the job */
     char *const *argv;     /* program and arguments (argv[0] searched in the job's PATH) */
     char *const *envp;     /* the job's environment, without LD_PRELOAD; handed to the shim in
@@ -137,8 +145,12 @@ int tagent_read_exit_file(const char *path, tagent_exit_t *out);
 /* DIR/pid: the shim's pid and start time, and the job's pid.  0, or -1 with errno (ENOENT:
  * the shim has not got that far; EPROTO: not a regular file, malformed, or a pid <= 1; EXDEV:
  * something is mounted over DIR or the file).
- * DIR belongs to the job's user: check the job pid with tagent_child_of before using it. */
+ * DIR belongs to the job's user, who may rewrite it at will: check the job pid with
+ * tagent_child_of before using it, and take it only for a shim started without pid_file. */
 int tagent_read_pids(const char *dir, pid_t *shim, uint64_t *shim_start, pid_t *job);
+/* The same from the pid record at path (tagent_spawn_t.pid_file), which must be a regular file
+ * (no symlink followed). */
+int tagent_read_pids_file(const char *path, pid_t *shim, uint64_t *shim_start, pid_t *job);
 
 /* Whether pid is alive (or a zombie) and a child of parent.  tesseld takes the job's pid from
  * DIR/pid, which the job's user can rewrite: only a pid whose parent is the shim is the job

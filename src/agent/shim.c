@@ -1,7 +1,7 @@
 /* shim.c - tessel-shim: the per-job supervisor started by tesseld (see runner.h).
  *
  *   tessel-shim [--env-fd FD] [--lock-fd FD] [--log-limit BYTES] --dir DIR [--exit-file EXIT]
- *               --cwd CWD
+ *               [--pid-file PID] --cwd CWD
  *               [--cgroup PROCS]... [--uid U --gid G [--user NAME]] [--preload LIBS]
  *               [--state STATE [--block-userns] [--tty]
  *                [--serve-port PORT --serve-sock PATH --serve-gid GID]]
@@ -22,10 +22,11 @@
  * the environment from FD, stdout and stderr to two pipes) with clone(CLONE_VM | CLONE_VFORK):
  * no copy of the shim's memory, the shim waits until the job's exec (start_job; a fork with
  * --test-fork, for the tests that compare both, or where fs.suid_dumpable is 1), writes
- * DIR/pid = "SHIM_PID SHIM_START JOB_PID", copies the job's output into DIR/stdout and
- * DIR/stderr (at most BYTES each, 0 or absent = no limit: the head and the tail with a marker
- * between, logcap.h) while it waits, and writes its exit record atomically to EXIT (DIR/exit
- * without --exit-file; again every second while the file system is full).  Ignores
+ * DIR/pid = "SHIM_PID SHIM_START JOB_PID" (and the same atomically to PID, the record tesseld
+ * trusts: DIR/pid is the job's user's to rewrite, informational only), copies the job's output into
+ * DIR/stdout and DIR/stderr (at most BYTES each, 0 or absent = no limit: the head and the tail with
+ * a marker between, logcap.h) while it waits, and writes its exit record atomically to EXIT
+ * (DIR/exit without --exit-file; again every second while the file system is full).  Ignores
  * SIGHUP, SIGINT, SIGTERM and SIGPIPE: it ends when the job ends (or by SIGKILL, which tesseld
  * detects as a lost supervisor).  Exit status: 0 when the exit record was written, 1 otherwise.
  *
@@ -111,7 +112,7 @@ extern char **environ;
 static void usage(void)
 {
     fprintf(stderr, "usage: tessel-shim [--env-fd FD] [--lock-fd FD] [--log-limit BYTES] --dir DIR "
-                    "[--exit-file EXIT] --cwd CWD [--cgroup PROCS]... "
+                    "[--exit-file EXIT] [--pid-file PID] --cwd CWD [--cgroup PROCS]... "
                     "[--uid U --gid G [--user NAME]] [--preload LIBS] [--state DIR "
                     "[--block-userns] [--tty] [--serve-port PORT --serve-sock PATH "
                     "--serve-gid GID]] [--nvml LIB --gpu-mem-limit IDX=SIZE,... "
@@ -242,6 +243,29 @@ static pid_t fwd_pid;
 
 /* --exit-file, or NULL: DIR/exit. */
 static const char *exit_file;
+/* --pid-file, or NULL: DIR/pid alone. */
+static const char *pid_file;
+
+/* Write path atomically, in a directory of tesseld's own (which the job's user cannot write). */
+static int write_root_file(const char *path, const char *text)
+{
+    const char *slash = strrchr(path, '/');
+    char parent[4096];
+    if (!slash || !slash[1] || (size_t)(slash - path) >= sizeof parent) {
+        errno = EINVAL;
+        return -1;
+    }
+    memcpy(parent, path, (size_t)(slash - path));
+    parent[slash - path] = '\0';
+    int dfd = open(slash == path ? "/" : parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return -1;
+    int rc = write_atomic_at(dfd, slash + 1, text);
+    int saved = errno;
+    close(dfd);
+    errno = saved;
+    return rc;
+}
 
 /* The exit record: at --exit-file (a directory of tesseld's own, which the job's user cannot
  * write: a process the job left behind cannot rewrite the record before tesseld reads it), or
@@ -250,22 +274,18 @@ static int write_exit(const char *dir, const char *text)
 {
     if (!exit_file)
         return write_job_file(dir, "exit", text);
-    const char *slash = strrchr(exit_file, '/');
-    char parent[4096];
-    if (!slash || !slash[1] || (size_t)(slash - exit_file) >= sizeof parent) {
-        errno = EINVAL;
-        return -1;
-    }
-    memcpy(parent, exit_file, (size_t)(slash - exit_file));
-    parent[slash - exit_file] = '\0';
-    int dfd = open(slash == exit_file ? "/" : parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return -1;
-    int rc = write_atomic_at(dfd, slash + 1, text);
-    int saved = errno;
-    close(dfd);
-    errno = saved;
-    return rc;
+    return write_root_file(exit_file, text);
+}
+
+/* The pid record: at --pid-file (tesseld's own directory: the only one tesseld trusts, a job
+ * rewriting it could otherwise name any process group for tesseld to signal), and DIR/pid for
+ * the job's user to read (tesseld never reads it for a shim started with --pid-file). */
+static void write_pids(const char *dir, const char *text)
+{
+    if (pid_file && write_root_file(pid_file, text) < 0)
+        perror("tessel-shim: pid record");
+    if (write_job_file(dir, "pid", text) < 0)
+        perror("tessel-shim: pid file");
 }
 
 /* Seconds between two tries to write the exit record on a full file system. */
@@ -920,6 +940,8 @@ int main(int argc, char **argv)
             dir = argv[++i];
         else if (strcmp(argv[i], "--exit-file") == 0)
             exit_file = argv[++i];
+        else if (strcmp(argv[i], "--pid-file") == 0)
+            pid_file = argv[++i];
         else if (strcmp(argv[i], "--cwd") == 0)
             cwd = argv[++i];
         else if (strcmp(argv[i], "--cgroup") == 0 && ncg < MAX_CG)
@@ -1212,8 +1234,8 @@ int main(int argc, char **argv)
     char pids[96];
     snprintf(pids, sizeof pids, "%d %llu %d\n", (int)getpid(),
              (unsigned long long)tagent_proc_start_time(getpid()), (int)pid);
-    if (!runtime && write_job_file(dir, "pid", pids) < 0)
-        perror("tessel-shim: pid file");
+    if (!runtime)
+        write_pids(dir, pids);
     if (nvml) {
         /* The fake NVML's settings (tests only): the shim is still single-threaded here. */
         for (int k = 0; k < nnvml_env; k++) {
@@ -1268,8 +1290,7 @@ int main(int argc, char **argv)
             pid = cpid;
             snprintf(pids, sizeof pids, "%d %llu %d\n", (int)getpid(),
                      (unsigned long long)tagent_proc_start_time(getpid()), (int)pid);
-            if (write_job_file(dir, "pid", pids) < 0)
-                perror("tessel-shim: pid file");
+            write_pids(dir, pids);
             wd.job = pid;
         }
     }

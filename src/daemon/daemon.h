@@ -445,7 +445,8 @@ void tessd_test_kill_point(const tessd_t *d, const char *step);
  * spawns the shim, the shim holds it for its whole life.  1 when held (a shim of the job
  * lives, or is being started), 0 when free or absent (none lives), -1 with errno. */
 int tessd_start_lock_held(const tessd_t *d, int64_t id);
-/* Remove it once the job has left the table (the shim has ended). */
+/* Remove it, and the exit and pid records beside it, once the job has left the table (the
+ * shim has ended). */
 void tessd_start_lock_remove(const tessd_t *d, int64_t id);
 
 /* Whether the job of user could enter path as its cwd, checked as the account the job runs
@@ -502,6 +503,14 @@ int tessd_exit_record_path(const tessd_t *d, int64_t id, char *buf, size_t len);
 /* Whether the job's start lock was taken by a tesseld whose shims write no exit record there
  * (before 2026-11-27: an empty lock file): its shim writes jobs/<id>/exit instead. */
 bool tessd_start_lock_legacy(const tessd_t *d, int64_t id);
+/* <data-dir>/starts/<id>.pid: the job's pid record ("SHIM START JOB"), written by its shim
+ * (--pid-file) beside the exit record; the only one tesseld takes pids from for a shim it
+ * started with it (jobs/<id>/pid, the job's user's, is informational).  0, or -1 with errno. */
+int tessd_pid_record_path(const tessd_t *d, int64_t id, char *buf, size_t len);
+/* Whether the job's start lock says its shim writes the pid record (a tesseld from before
+ * 2026-11-27 started it without: its pids are in jobs/<id>/pid alone, taken under strict
+ * checks, tick.c). */
+bool tessd_start_lock_pid_record(const tessd_t *d, int64_t id);
 void tessd_cgroup_name(const tessd_t *d, int64_t id, char *buf, size_t len);
 /* <data>/run/<id>: the job's root-owned directory (limits, ld.so.preload, the watchdog's
  * record); "" when tesseld is not root. */

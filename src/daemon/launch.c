@@ -98,9 +98,16 @@ int tessd_exit_record_path(const tessd_t *d, int64_t id, char *buf, size_t len)
     return start_path(d, id, false, ".exit", buf, len);
 }
 
+int tessd_pid_record_path(const tessd_t *d, int64_t id, char *buf, size_t len)
+{
+    return start_path(d, id, false, ".pid", buf, len);
+}
+
 /* What a start lock holds: that this attempt's shim writes its exit record beside it
- * (tessd_start_lock_legacy). */
-#define START_LOCK_MARK "exit record: <id>.exit\n"
+ * (tessd_start_lock_legacy), and its pid record (tessd_start_lock_pid_record; a tesseld from
+ * before 2026-11-27 wrote the first line alone). */
+#define START_LOCK_MARK     "exit record: <id>.exit\npid record: <id>.pid\n"
+#define START_LOCK_PID_MARK "pid record: <id>.pid\n"
 
 int tessd_start_lock_held(const tessd_t *d, int64_t id)
 {
@@ -127,18 +134,37 @@ bool tessd_start_lock_legacy(const tessd_t *d, int64_t id)
            S_ISREG(st.st_mode) && st.st_size == 0;
 }
 
+bool tessd_start_lock_pid_record(const tessd_t *d, int64_t id)
+{
+    char p[PATH_MAX], buf[128];
+    if (start_lock_path(d, id, false, p, sizeof p) < 0)
+        return false;
+    int fd = open(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    struct stat st;
+    ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? pread(fd, buf, sizeof buf - 1, 0) : -1;
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    return strstr(buf, START_LOCK_PID_MARK) != NULL;
+}
+
 void tessd_start_lock_remove(const tessd_t *d, int64_t id)
 {
     char p[PATH_MAX];
     if (start_path(d, id, false, ".exit", p, sizeof p) == 0 && unlink(p) < 0 && errno != ENOENT)
+        tessd_log("job %lld: %s: %s", (long long)id, p, strerror(errno));
+    if (start_path(d, id, false, ".pid", p, sizeof p) == 0 && unlink(p) < 0 && errno != ENOENT)
         tessd_log("job %lld: %s: %s", (long long)id, p, strerror(errno));
     if (start_lock_path(d, id, false, p, sizeof p) == 0 && unlink(p) < 0 && errno != ENOENT)
         tessd_log("job %lld: %s: %s", (long long)id, p, strerror(errno));
 }
 
 /* Take job id's start lock for its next shim: a new descriptor holding an exclusive flock,
- * or -1 with err (EWOULDBLOCK: a shim of an earlier attempt still holds it).  Any exit record
- * of an earlier attempt goes. */
+ * or -1 with err (EWOULDBLOCK: a shim of an earlier attempt still holds it).  Any exit or pid
+ * record of an earlier attempt goes. */
 static int start_lock_take(const tessd_t *d, int64_t id, tsl_error_t *err)
 {
     char p[PATH_MAX];
@@ -155,9 +181,10 @@ static int start_lock_take(const tessd_t *d, int64_t id, tsl_error_t *err)
                              saved == EWOULDBLOCK ? "a supervisor of an earlier attempt still runs"
                                                   : strerror(saved));
     }
-    char ex[PATH_MAX];
+    char ex[PATH_MAX], pr[PATH_MAX];
     size_t ml = strlen(START_LOCK_MARK);
     if ((tessd_exit_record_path(d, id, ex, sizeof ex) == 0 && unlink(ex) < 0 && errno != ENOENT) ||
+        (tessd_pid_record_path(d, id, pr, sizeof pr) == 0 && unlink(pr) < 0 && errno != ENOENT) ||
         ftruncate(fd, 0) < 0 || pwrite(fd, START_LOCK_MARK, ml, 0) != (ssize_t)ml) {
         int saved = errno;
         close(fd);
@@ -904,8 +931,9 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
                 nvml_env[nk++] = v - strlen(fake_keys[f]) - 1; /* the "K=V" string itself */
         }
     }
-    char exit_rec[PATH_MAX];
-    if (tessd_exit_record_path(d, j->id, exit_rec, sizeof exit_rec) < 0) {
+    char exit_rec[PATH_MAX], pid_rec[PATH_MAX];
+    if (tessd_exit_record_path(d, j->id, exit_rec, sizeof exit_rec) < 0 ||
+        tessd_pid_record_path(d, j->id, pid_rec, sizeof pid_rec) < 0) {
         tsl_errprintf(err, "%s/starts: %s", d->data_dir, strerror(errno));
         goto out;
     }
@@ -953,6 +981,7 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
     }
     tagent_spawn_t sp = {
         .exit_file = exit_rec,
+        .pid_file = pid_rec,
         .state = state[0] ? state : NULL,
         .container = j->image ? ctr.runtime : NULL,
         .image_rootfs = j->image ? ctr.rootfs : NULL,

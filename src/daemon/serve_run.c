@@ -1202,3 +1202,10 @@ out:
     free(reps);
     free(p);
 }
+
+pid_t tessd_serve_proxy_pid(const tessd_t *d)
+{
+    if (!d->serve)
+        return 0;
+    return d->serve->pid < 0 ? -d->serve->pid : d->serve->pid;
+}

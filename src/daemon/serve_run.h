@@ -14,6 +14,8 @@ void tessd_serve_stop(tessd_t *d);
 void tessd_serve_tick(tessd_t *d);
 /* The tick's waitpid: a child ended (the proxy, when pid is its). */
 void tessd_serve_reaped(tessd_t *d, pid_t pid, int status);
+/* The proxy's pid (a child of tesseld's, or one taken over), 0 when none runs. */
+pid_t tessd_serve_proxy_pid(const tessd_t *d);
 /* Bring sv's active replicas to sv->replicas now (submit, or stop the newest).  0, or -1. */
 int tessd_serve_reconcile(tessd_t *d, const tstore_service_t *sv, tsl_error_t *err);
 /* Stop every active replica of sv (its deletion).  0, or -1 with err. */

@@ -154,20 +154,55 @@ static void log_marker(tessd_t *d, int64_t id, const char *line)
     close(fd);
 }
 
-/* The job's pids from DIR/pid, which the job's user can rewrite: the shim's must be the one
- * tesseld knows (when it knows one) and the job's must be a child of it (or of tesseld, once
- * the shim has died), else nothing is taken (so tesseld never signals a process group the file
- * names at will). */
-static int read_pids_checked(const char *dir, pid_t known_shim, pid_t *shim, uint64_t *start,
-                             pid_t *job)
+/* Whether pid is the shim of another job of the table or the services' proxy: processes that
+ * are tesseld's children too, never a job's own process group. */
+static bool pid_of_another(const tessd_t *d, int64_t id, pid_t pid)
+{
+    for (size_t i = 0; i < d->nruns; i++)
+        if (d->runs[i].id != id && d->runs[i].shim_pid == pid)
+            return true;
+    return pid == tessd_serve_proxy_pid(d);
+}
+
+/* Whether job id's shim writes the pid record in tesseld's own directory (started by this
+ * tesseld's launch: its start lock says so) and, if so, the record, or -1 with errno (ENOENT:
+ * not written yet).  Otherwise the shim was started by a tesseld from before that record, and
+ * its pids are in DIR/pid alone, which the job's user can rewrite at will. */
+static int read_pid_record(const tessd_t *d, int64_t id, const char *dir, bool *trusted, pid_t *s,
+                           uint64_t *st, pid_t *j)
+{
+    *trusted = tessd_start_lock_pid_record(d, id);
+    if (!*trusted)
+        return tagent_read_pids(dir, s, st, j);
+    char path[PATH_MAX];
+    if (tessd_pid_record_path(d, id, path, sizeof path) < 0)
+        return -1;
+    return tagent_read_pids_file(path, s, st, j);
+}
+
+/* The job's pids, which tesseld signals (the job's process group): else nothing is taken.
+ *   - From the pid record in tesseld's own directory (read_pid_record): the shim's must be the
+ *     one tesseld knows (when it knows one) and the job's a child of it, or of tesseld (a child
+ *     subreaper, where a job whose shim has died is re-parented) only once that shim is dead.
+ *   - From DIR/pid (a shim of an older tesseld), which a job can rewrite to name any process:
+ *     strictly, the shim must be the one tesseld knows (none known: refused) and the job its
+ *     child, never tesseld's (every shim and the services' proxy are tesseld's children).
+ * Never the shim of another job or the proxy, either way. */
+static int read_pids_checked(const tessd_t *d, int64_t id, const char *dir, pid_t known_shim,
+                             pid_t *shim, uint64_t *start, pid_t *job)
 {
     pid_t s, j;
     uint64_t st;
-    if (tagent_read_pids(dir, &s, &st, &j) < 0)
+    bool trusted;
+    if (read_pid_record(d, id, dir, &trusted, &s, &st, &j) < 0)
         return -1;
-    /* A job whose shim has died is re-parented to tesseld (a child subreaper). */
-    if ((known_shim > 0 && s != known_shim) ||
-        !(tagent_child_of(j, s) || tagent_child_of(j, getpid()))) {
+    bool ok;
+    if (trusted)
+        ok = (known_shim <= 0 || s == known_shim) &&
+             (tagent_child_of(j, s) || (!tagent_alive(s, st) && tagent_child_of(j, getpid())));
+    else
+        ok = known_shim > 0 && s == known_shim && tagent_child_of(j, s);
+    if (!ok || pid_of_another(d, id, j)) {
         errno = EPERM;
         return -1;
     }
@@ -185,6 +220,8 @@ static void remove_stale_records(tessd_t *d, int64_t id)
 {
     char path[PATH_MAX];
     if (tessd_exit_record_path(d, id, path, sizeof path) == 0)
+        unlink(path);
+    if (tessd_pid_record_path(d, id, path, sizeof path) == 0)
         unlink(path);
     int dfd = tessd_job_dirfd(d, id);
     if (dfd < 0)
@@ -476,10 +513,12 @@ static bool check_run(tessd_t *d, tessd_run_t *r, int64_t now)
         shim_alive = held == 1;
         pid_t s, j;
         uint64_t st;
+        bool trusted;
         if (!shim_alive && held == 0) {
             /* The model decides from what is seen (tjm_recover): never started, or lost. */
             tjm_seen_t seen = {.exit_record = read_exit_record(d, r->id, dir, &ex) != 0};
-            seen.pid_record = !(tagent_read_pids(dir, &s, &st, &j) < 0 && errno == ENOENT);
+            seen.pid_record =
+                !(read_pid_record(d, r->id, dir, &trusted, &s, &st, &j) < 0 && errno == ENOENT);
             tstore_job_t sj = {.state = TSTORE_RUNNING, .cancel_ms = r->cancel_ms};
             tjm_recovery_t plan;
             if (tjm_recover(&sj, &seen, &plan) == 0) {
@@ -501,7 +540,7 @@ static bool check_run(tessd_t *d, tessd_run_t *r, int64_t now)
     if (r->job_pid == 0) {
         pid_t s, j;
         uint64_t st;
-        if (read_pids_checked(dir, r->shim_pid, &s, &st, &j) == 0) {
+        if (read_pids_checked(d, r->id, dir, r->shim_pid, &s, &st, &j) == 0) {
             r->shim_pid = s;
             r->shim_start = st;
             r->job_pid = j;
@@ -615,7 +654,7 @@ int tessd_cancel_running(tessd_t *d, int64_t id, const char *by, tsl_error_t *er
         uint64_t st;
         tessd_job_dir(d, id, dir, sizeof dir);
         pid_t j;
-        if (read_pids_checked(dir, r->shim_pid, &s, &st, &j) == 0)
+        if (read_pids_checked(d, id, dir, r->shim_pid, &s, &st, &j) == 0)
             r->job_pid = j;
     }
     signal_job(d, r, SIGTERM);
@@ -940,7 +979,7 @@ static int recover_one(const tstore_job_t *j, void *arg)
         tessd_job_dir(d, j->id, dir, sizeof dir);
         pid_t s, jp;
         uint64_t st;
-        if (read_pids_checked(dir, 0, &s, &st, &jp) == 0) {
+        if (read_pids_checked(d, j->id, dir, 0, &s, &st, &jp) == 0) {
             r->shim_pid = s;
             r->shim_start = st;
             r->job_pid = jp;

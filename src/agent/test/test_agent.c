@@ -665,23 +665,25 @@ static void test_shim_exit_file(void **state)
     struct passwd *pw = getpwnam("nobody");
     if (!pw)
         fail_msg("no 'nobody' account");
-    char dir[64], recdir[64], rec[96], shim[4096];
+    char dir[64], recdir[64], rec[96], prec[96], shim[4096];
     snprintf(dir, sizeof dir, "/tmp/tessel-agent-XXXXXX");
     assert_non_null(mkdtemp(dir));
     assert_int_equal(chown(dir, pw->pw_uid, pw->pw_gid), 0);
     snprintf(recdir, sizeof recdir, "/tmp/tessel-agent-starts-XXXXXX");
     assert_non_null(mkdtemp(recdir)); /* 0700, root's */
     snprintf(rec, sizeof rec, "%s/7.exit", recdir);
+    snprintf(prec, sizeof prec, "%s/7.pid", recdir);
     snprintf(shim, sizeof shim, "%s/bin/tessel-shim", getenv("TESSEL_BUILD") ?: "build");
-    char script[512];
+    char script[1024];
     snprintf(script, sizeof script,
-             "(sleep 0.5; echo 'exit 0' > %s/exit; echo 'exit 0' > %s; touch %s/forged) "
-             ">/dev/null 2>&1 & exit 3",
-             dir, rec, dir);
+             "(sleep 0.5; echo 'exit 0' > %s/exit; echo 'exit 0' > %s; echo '2 3 4' > %s/p.tmp; "
+             "mv -f %s/p.tmp %s/pid; echo '2 3 4' > %s; touch %s/forged) >/dev/null 2>&1 & exit 3",
+             dir, rec, dir, dir, dir, prec, dir);
     char *argv[] = {"sh", "-c", script, NULL};
     tagent_spawn_t sp = {.shim = shim,
                          .dir = dir,
                          .exit_file = rec,
+                         .pid_file = prec,
                          .cwd = dir,
                          .argv = argv,
                          .envp = environ,
@@ -711,6 +713,25 @@ static void test_shim_exit_file(void **state)
     struct stat sb;
     assert_int_equal(lstat(rec, &sb), 0);
     assert_int_equal(sb.st_uid, 0);
+    /* The pid record is the shim's ("SHIM START JOB"); jobs/<id>/pid is what the user wrote. */
+    pid_t s, j;
+    uint64_t start;
+    assert_int_equal(tagent_read_pids_file(prec, &s, &start, &j), 0);
+    assert_int_equal(s, pid);
+    assert_true(j > 1 && j != 4 && start > 0);
+    assert_int_equal(tagent_read_pids(dir, &s, &start, &j), 0);
+    assert_int_equal(j, 4);
+    assert_int_equal(lstat(prec, &sb), 0);
+    assert_int_equal(sb.st_uid, 0);
+    assert_int_equal(unlink(prec), 0);
+    assert_int_equal(symlink(rec, prec), 0);
+    errno = 0;
+    assert_int_equal(tagent_read_pids_file(prec, &s, &start, &j), -1);
+    assert_int_equal(errno, EPROTO);
+    unlink(prec);
+    errno = 0;
+    assert_int_equal(tagent_read_pids_file(prec, &s, &start, &j), -1);
+    assert_int_equal(errno, ENOENT);
     /* A symlink at the record's path is not followed. */
     assert_int_equal(unlink(rec), 0);
     snprintf(forged, sizeof forged, "%s/exit", dir);

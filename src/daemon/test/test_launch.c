@@ -67,8 +67,8 @@ int tessd_array_env(tessd_t *d, const tstore_job_t *j, char out[TESSD_ARRAY_ENV]
 }
 
 /* serve_run.c: whether a job is a service's replica; none of the jobs here is. */
-int tessd_serve_replica_net(tessd_t *d, int64_t job, int *port, char *sock, size_t len,
-                            gid_t *gid, tsl_error_t *err)
+int tessd_serve_replica_net(tessd_t *d, int64_t job, int *port, char *sock, size_t len, gid_t *gid,
+                            tsl_error_t *err)
 {
     return 0;
 }
@@ -484,20 +484,36 @@ static void test_start_lock(void **state)
      * with the job running); one this tesseld takes says so (launch.c, START_LOCK_MARK). */
     assert_true(tessd_start_lock_legacy(&f->d, 7));
     assert_false(tessd_start_lock_legacy(&f->d, 8)); /* none: not an earlier tesseld's */
+    assert_false(tessd_start_lock_pid_record(&f->d, 7));
     assert_int_equal(write(fd = open(lock, O_WRONLY), "exit record: <id>.exit\n", 23), 23);
     close(fd);
     assert_false(tessd_start_lock_legacy(&f->d, 7));
-    /* The exit record beside it, removed with it. */
-    char rec[160], path[192];
+    /* A tesseld from before the pid record: its shim wrote jobs/<id>/pid alone (tick.c takes it
+     * under strict checks); one this tesseld takes says the shim writes <id>.pid. */
+    assert_false(tessd_start_lock_pid_record(&f->d, 7));
+    assert_false(tessd_start_lock_pid_record(&f->d, 8));
+    assert_int_equal(write(fd = open(lock, O_WRONLY | O_APPEND), "pid record: <id>.pid\n", 21), 21);
+    close(fd);
+    assert_true(tessd_start_lock_pid_record(&f->d, 7));
+    assert_false(tessd_start_lock_legacy(&f->d, 7));
+    /* The exit and pid records beside it, removed with it. */
+    char rec[160], prec[160], path[192];
     assert_int_equal(tessd_exit_record_path(&f->d, 7, rec, sizeof rec), 0);
     snprintf(path, sizeof path, "%s/7.exit", starts);
     assert_string_equal(rec, path);
+    assert_int_equal(tessd_pid_record_path(&f->d, 7, prec, sizeof prec), 0);
+    snprintf(path, sizeof path, "%s/7.pid", starts);
+    assert_string_equal(prec, path);
     fd = open(rec, O_WRONLY | O_CREAT, 0644);
+    assert_true(fd >= 0);
+    close(fd);
+    fd = open(prec, O_WRONLY | O_CREAT, 0644);
     assert_true(fd >= 0);
     close(fd);
     tessd_start_lock_remove(&f->d, 7);
     assert_int_equal(access(lock, F_OK), -1);
     assert_int_equal(access(rec, F_OK), -1);
+    assert_int_equal(access(prec, F_OK), -1);
     tessd_start_lock_remove(&f->d, 7); /* gone already: nothing said */
     assert_int_equal(g_logged, 0);
     /* A starts directory others may write into is not trusted. */
