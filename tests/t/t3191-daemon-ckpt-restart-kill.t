@@ -5,23 +5,8 @@
 # job with its data intact.  A job cancelled while so suspended ends, and its memory stays free.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
-command -v curl >/dev/null && command -v jq >/dev/null || missing "curl and jq are needed"
-PROBE=$TESSEL_BUILD/tests/interposer/tcu-probe
-[ -e "$TESSEL_BUILD/tests/fake/libcuda.so.1" ] || missing "fake driver not built"
-[ -e "$TESSEL_BUILD/lib/libtessel-cuda.so" ] || missing "interposer not built"
-[ -x "$PROBE" ] || missing "tcu-probe not built"
-
-td_setup
-export TESSEL_FAKE_STATE="$TD/fake-state"
-ARGS="--fake-gpus 1xT4:4G --no-cgroups --allow-root-jobs"
-# shellcheck disable=SC2086
-td_start $ARGS || missing "tesseld did not start"
-GiB=1073741824
-G="$TD/go"
-mkdir -p "$G"
-ENV="\"env\":{\"TESSEL_FAKE_STATE\":\"$TESSEL_FAKE_STATE\"}"
-logs() { api GET "/v1/jobs/$1/logs"; cat "$TD/out"; }
-used() { api GET /v1/gpus && jget '.gpus[0].used_mem'; }
+. "$TESSEL_SRCDIR/tests/lib/ckpt.sh"
+ckpt_start
 
 api POST /v1/jobs "{\"argv\":[\"$PROBE\",\"ctx\",\"alloc:mem:1G\",\"pattern:1G\",\"waitfile:$G/a\",\"check:1G\"],\"gpu\":1,$ENV}"
 A=$(jget .id)

@@ -6,20 +6,8 @@
 # and the 512 MiB written before are intact.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
-command -v curl >/dev/null && command -v jq >/dev/null || missing "curl and jq are needed"
-PROBE=$TESSEL_BUILD/tests/interposer/tcu-probe
-[ -e "$TESSEL_BUILD/tests/fake/libcuda.so.1" ] || missing "fake driver not built"
-[ -e "$TESSEL_BUILD/lib/libtessel-cuda.so" ] || missing "interposer not built"
-[ -x "$PROBE" ] || missing "tcu-probe not built"
-
-td_setup
-export TESSEL_FAKE_STATE="$TD/fake-state"
-td_start --fake-gpus 1xT4:4G --no-cgroups --allow-root-jobs || missing "tesseld did not start"
-MiB=1048576
-G="$TD/go"
-mkdir -p "$G"
-ENV="\"env\":{\"TESSEL_FAKE_STATE\":\"$TESSEL_FAKE_STATE\"}"
-logs() { api GET "/v1/jobs/$1/logs"; cat "$TD/out"; }
+. "$TESSEL_SRCDIR/tests/lib/ckpt.sh"
+ckpt_start
 
 api POST /v1/jobs "{\"argv\":[\"$PROBE\",\"ctx\",\"alloc:mem:512M\",\"pattern:512M\",\"spin:4:$G/s\",\"check:512M\"],\"gpu\":1,$ENV}"
 A=$(jget .id)

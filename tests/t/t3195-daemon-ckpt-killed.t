@@ -10,22 +10,8 @@
 # driver locks it for the dead caller), then tesseld starts again.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
-command -v curl >/dev/null && command -v jq >/dev/null || missing "curl and jq are needed"
-PROBE=$TESSEL_BUILD/tests/interposer/tcu-probe
-[ -e "$TESSEL_BUILD/tests/fake/libcuda.so.1" ] || missing "fake driver not built"
-[ -e "$TESSEL_BUILD/lib/libtessel-cuda.so" ] || missing "interposer not built"
-[ -x "$PROBE" ] || missing "tcu-probe not built"
-
-td_setup
-export TESSEL_FAKE_STATE="$TD/fake-state"
-ARGS="--fake-gpus 1xT4:4G --no-cgroups --allow-root-jobs"
-# shellcheck disable=SC2086
-td_start $ARGS || missing "tesseld did not start"
-GiB=1073741824
-G="$TD/go"
-mkdir -p "$G"
-ENV="\"env\":{\"TESSEL_FAKE_STATE\":\"$TESSEL_FAKE_STATE\"}"
-logs() { api GET "/v1/jobs/$1/logs"; cat "$TD/out"; }
+. "$TESSEL_SRCDIR/tests/lib/ckpt.sh"
+ckpt_start
 step() { api GET "/v1/jobs/$1" && jget .checkpoint; }
 
 # After the waitfile the job allocates, writes and checks 64 MiB more: CUDA calls that a
