@@ -112,6 +112,11 @@ static int unlink_sock(int dfd, const char *name)
 
 int tagent_fwd_listen(const char *path, uid_t uid, gid_t gid, tsl_error_t *err)
 {
+    return tagent_fwd_listen_mode(path, uid, gid, 0660, err);
+}
+
+int tagent_fwd_listen_mode(const char *path, uid_t uid, gid_t gid, mode_t mode, tsl_error_t *err)
+{
     const char *name;
     int dfd = sock_dir(path, &name);
     if (dfd < 0)
@@ -143,7 +148,7 @@ int tagent_fwd_listen(const char *path, uid_t uid, gid_t gid, tsl_error_t *err)
     if (rc < 0)
         goto fail;
     if (fchownat(dfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0 ||
-        fchmodat(dfd, name, 0660, 0) < 0 || listen(fd, TAGENT_FWD_BACKLOG) < 0) {
+        fchmodat(dfd, name, mode & 0660, 0) < 0 || listen(fd, TAGENT_FWD_BACKLOG) < 0) {
         e = errno;
         unlinkat(dfd, name, 0);
         goto fail;
@@ -202,7 +207,7 @@ static bool peer_ok(int fd, const tagent_fwd_peer_t *p)
     socklen_t len = sizeof cr;
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 || len != sizeof cr)
         return false;
-    return cr.uid == 0 || cr.uid == p->uid || cr.gid == p->gid;
+    return cr.uid == 0 || cr.uid == p->uid || (!p->no_group && cr.gid == p->gid);
 }
 
 /* A new connection for client fd c: its buffers and a non-blocking connect to the replica.

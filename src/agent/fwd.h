@@ -48,21 +48,25 @@
 int tagent_fwd_netns(tsl_error_t *err);
 
 /* Bind and listen on the Unix socket path (absolute; at most 107 bytes): its directory must be
- * root's and writable by no one else (tesseld's <data>/replicas); a socket left at that name
- * (a shim killed before it cleaned up) is removed first, anything else there is refused
- * (EEXIST).  The socket gets owner uid, group gid, mode 0660.  The listening descriptor
- * (non-blocking, close-on-exec), or -1 with errno and err. */
+ * root's and writable by no one else (tesseld's <data>/replicas or <data>/jobsvc); a socket
+ * left at that name (a shim killed before it cleaned up) is removed first, anything else there
+ * is refused (EEXIST).  The socket gets owner uid, group gid, mode 0660 (a replica's: HAProxy's
+ * group).  tagent_fwd_listen_mode: the same with the mode given (0600 for a job's service).  The
+ * listening descriptor (non-blocking, close-on-exec), or -1 with errno and err. */
 int tagent_fwd_listen(const char *path, uid_t uid, gid_t gid, tsl_error_t *err);
+int tagent_fwd_listen_mode(const char *path, uid_t uid, gid_t gid, mode_t mode, tsl_error_t *err);
 
 /* Remove the socket at path (only a socket; in the same checked directory).  0, or -1 with
  * errno. */
 int tagent_fwd_unlink(const char *path);
 
 /* Who may use the forwarder (checked with SO_PEERCRED at each accept, beside the socket's mode):
- * root, the account uid, or a process whose group is gid (HAProxy's). */
+ * root, the account uid, or a process whose group is gid (HAProxy's) unless no_group (a job's
+ * web service, docs/job-services.md: root and the owner only). */
 typedef struct {
     uid_t uid;
     gid_t gid;
+    bool no_group;
     int port; /* 127.0.0.1:port in the forwarder's network namespace */
 } tagent_fwd_peer_t;
 

@@ -130,9 +130,10 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     while (s->argv[nargv])
         nargv++;
     size_t cap = 19 + 2 * TAGENT_MAX_CGROUPS + 8 + 9 + 6 + 2 * TAGENT_NVML_ENV_MAX + 2 +
-                 2 * TAGENT_FOLDERS_MAX + 6 + nargv + 1;
+                 2 * TAGENT_FOLDERS_MAX + 6 + 2 * TAGENT_SVC_MAX + nargv + 1;
     char **av = calloc(cap, sizeof *av);
     char uid[24], gid[24], envfd[16], lockfd[16], limit[24], cwd_flags[16], sport[16], sgid[24];
+    char svc[TAGENT_SVC_MAX][4200];
     if (!av) {
         errno = ENOMEM;
         return tsl_errprintf(err, "out of memory");
@@ -242,6 +243,12 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
         av[i++] = (char *)s->serve_sock;
         av[i++] = (char *)"--serve-gid";
         av[i++] = sgid;
+    }
+    for (int k = 0;
+         s->state && !s->container && !s->serve_sock && k < s->nsvc && k < TAGENT_SVC_MAX; k++) {
+        snprintf(svc[k], sizeof svc[k], "%d:%s", s->svc_port[k], s->svc_sock[k]);
+        av[i++] = (char *)"--svc";
+        av[i++] = svc[k];
     }
     if (s->state && s->container && s->image_rootfs) {
         av[i++] = (char *)"--container";

@@ -53,6 +53,9 @@
 #define TAGENT_NVML_ENV_MAX 4
 /* Most virtual folders one job mounts (docs/folders.md; tesseld's TESSD_JOB_FOLDERS_MAX). */
 #define TAGENT_FOLDERS_MAX 16
+/* Web services of one job (tessel-shim --svc, docs/job-services.md): Jupyter and a few tools
+ * beside it (TensorBoard, a model's endpoint); each holds a forwarder process. */
+#define TAGENT_SVC_MAX 4
 
 /* The environment tessel-shim itself runs with (it runs as root when tesseld does): fixed,
  * never the job's.  The dynamic loader honours LD_AUDIT, LD_LIBRARY_PATH, GCONV_PATH, MALLOC_*
@@ -119,6 +122,13 @@ typedef struct {
     int serve_port;
     const char *serve_sock;
     gid_t serve_gid;
+    /* With state, a process job: its web services (docs/job-services.md).  The job runs in a
+     * network namespace of its own where service k listens on 127.0.0.1:svc_port[k]; the shim
+     * serves it on the Unix socket svc_sock[k] (in a root-owned directory), owned by the job's
+     * account, mode 0600, admitting root and that account only.  Not with serve_sock. */
+    int nsvc;
+    int svc_port[TAGENT_SVC_MAX];
+    const char *svc_sock[TAGENT_SVC_MAX];
 } tagent_spawn_t;
 
 /* Start the shim with the fixed environment above (PATH, and the caller's own sanitizer

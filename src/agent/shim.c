@@ -64,6 +64,13 @@
  * every privilege and copies each connection from PATH to that port.  The forwarder ends with
  * the job (SIGKILL, reaped), and PATH is removed.  exec (tty.h) joins the same namespace.
  *
+ * Web services of a job (--svc PORT:PATH, up to TAGENT_SVC_MAX, with --state, not for a
+ * container nor a replica; docs/job-services.md): the job runs in a network namespace of its
+ * own, as a replica does; for each service the shim binds the Unix socket PATH (owner the job's
+ * account, group root, 0600) and forks a forwarder (fwd.h) admitting root and the job's account
+ * only, to 127.0.0.1:PORT in the namespace.  The forwarders end with the job, their sockets
+ * with them.
+ *
  * Terminal (--tty, with --state, not for a container): the job gets a pseudo-terminal as its
  * controlling terminal and its stdin, stdout and stderr, in a session of its own (its process
  * group is still its pid); the shim holds the master side, copies what the job writes into
@@ -111,13 +118,14 @@ extern char **environ;
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: tessel-shim [--env-fd FD] [--lock-fd FD] [--log-limit BYTES] --dir DIR "
-                    "[--exit-file EXIT] [--pid-file PID] --cwd CWD [--cgroup PROCS]... "
-                    "[--uid U --gid G [--user NAME]] [--preload LIBS] [--state DIR "
-                    "[--block-userns] [--tty] [--serve-port PORT --serve-sock PATH "
-                    "--serve-gid GID]] [--nvml LIB --gpu-mem-limit IDX=SIZE,... "
-                    "[--gpu-mem-violation kill|suspend] [--nvml-env TESSEL_FAKE_NAME=VALUE]...] "
-                    "[--folder-root DIR --folder NAME[:ro]...] [--test-fork] -- PROG [ARG...]\n");
+    fprintf(stderr,
+            "usage: tessel-shim [--env-fd FD] [--lock-fd FD] [--log-limit BYTES] --dir DIR "
+            "[--exit-file EXIT] [--pid-file PID] --cwd CWD [--cgroup PROCS]... "
+            "[--uid U --gid G [--user NAME]] [--preload LIBS] [--state DIR "
+            "[--block-userns] [--tty] [--serve-port PORT --serve-sock PATH "
+            "--serve-gid GID] [--svc PORT:PATH]...] [--nvml LIB --gpu-mem-limit IDX=SIZE,... "
+            "[--gpu-mem-violation kill|suspend] [--nvml-env TESSEL_FAKE_NAME=VALUE]...] "
+            "[--folder-root DIR --folder NAME[:ro]...] [--test-fork] -- PROG [ARG...]\n");
     exit(2);
 }
 
@@ -240,6 +248,21 @@ static int write_job_file(const char *dir, const char *name, const char *text)
 
 /* The forwarder of a service replica (fwd.h), 0 when none or reaped. */
 static pid_t fwd_pid;
+/* The forwarders of the job's web services (--svc), 0 when none or reaped. */
+static pid_t svc_pid[TAGENT_SVC_MAX];
+static int nsvc;
+
+/* Whether w was a web service's forwarder (then said and forgotten). */
+static bool svc_reaped(pid_t w, int st)
+{
+    for (int k = 0; k < nsvc; k++)
+        if (svc_pid[k] == w) {
+            fprintf(stderr, "tessel-shim: the forwarder of service %d ended (status %d)\n", k, st);
+            svc_pid[k] = 0;
+            return true;
+        }
+    return false;
+}
 
 /* --exit-file, or NULL: DIR/exit. */
 static const char *exit_file;
@@ -478,6 +501,8 @@ static int pump(pid_t pid, int out, int err, int sfd, tagent_logcap_t *lc[2],
             } else if (w > 0 && w == fwd_pid) {
                 fprintf(stderr, "tessel-shim: the forwarder ended (status %d)\n", st);
                 fwd_pid = 0;
+            } else if (w > 0 && svc_reaped(w, st)) {
+                /* A web service's forwarder: said on stderr. */
             } else if (w > 0 && tty && tagent_tty_reaped(tty, w, st)) {
                 /* A process started by exec: its end went to its client. */
             } else if (w <= 0) {
@@ -908,6 +933,8 @@ int main(int argc, char **argv)
     bool test_fork = false, want_tty = false;
     const char *serve_sock = NULL;
     long serve_port = 0, serve_gid = -1;
+    const char *svc_sock[TAGENT_SVC_MAX];
+    long svc_port[TAGENT_SVC_MAX];
     const char *nvml_env[4];
     int nnvml_env = 0;
     int i = 1;
@@ -966,7 +993,13 @@ int main(int argc, char **argv)
             ctr_cwd_flags = (unsigned)strtoul(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--serve-port") == 0)
             serve_port = strtol(argv[++i], NULL, 10);
-        else if (strcmp(argv[i], "--serve-sock") == 0)
+        else if (strcmp(argv[i], "--svc") == 0 && nsvc < TAGENT_SVC_MAX) {
+            char *end;
+            svc_port[nsvc] = strtol(argv[++i], &end, 10);
+            if (*end != ':' || end[1] != '/' || svc_port[nsvc] < 1 || svc_port[nsvc] > 65535)
+                usage();
+            svc_sock[nsvc++] = end + 1;
+        } else if (strcmp(argv[i], "--serve-sock") == 0)
             serve_sock = argv[++i];
         else if (strcmp(argv[i], "--serve-gid") == 0)
             serve_gid = strtol(argv[++i], NULL, 10);
@@ -993,6 +1026,9 @@ int main(int argc, char **argv)
     if ((serve_sock != NULL) != (serve_port != 0) || (serve_sock && (serve_gid < 0)) ||
         (serve_sock && (!state || runtime || serve_sock[0] != '/')) || serve_port < 0 ||
         serve_port > 65535)
+        usage();
+    /* Web services: a process job in its namespace, not a replica. */
+    if (nsvc > 0 && (!state || runtime || serve_sock))
         usage();
     /* Folders: a process job in its namespace, an absolute root, every name checked. */
     if ((nfolders > 0) != (folder_root != NULL) ||
@@ -1092,6 +1128,23 @@ int main(int argc, char **argv)
             fprintf(stderr, "tessel-shim: %s\n", ferr.text);
             char msg[64];
             snprintf(msg, sizeof msg, "error netns %d\n", errno);
+            write_exit(dir, msg);
+            return 1;
+        }
+    }
+    /* Web services: the job's network namespace and a socket each (fwd.h). */
+    int svc_lfd[TAGENT_SVC_MAX];
+    for (int k = 0; k < nsvc; k++) {
+        tsl_error_t ferr;
+        if ((k == 0 && (job_net = tagent_fwd_netns(&ferr)) < 0) ||
+            (svc_lfd[k] = tagent_fwd_listen_mode(svc_sock[k], uid >= 0 ? (uid_t)uid : 0, 0, 0600,
+                                                 &ferr)) < 0) {
+            fprintf(stderr, "tessel-shim: %s\n", ferr.text);
+            int e = errno;
+            for (int m = 0; m < k; m++)
+                tagent_fwd_unlink(svc_sock[m]);
+            char msg[64];
+            snprintf(msg, sizeof msg, "error netns %d\n", e);
             write_exit(dir, msg);
             return 1;
         }
@@ -1214,12 +1267,35 @@ int main(int argc, char **argv)
             return 1;
         }
     }
+    /* The web services' forwarders, likewise before the job (fwd.h): root and the job's account
+     * only (no group). */
+    for (int k = 0; k < nsvc; k++) {
+        tsl_error_t ferr;
+        tagent_fwd_peer_t peer = {
+            .uid = uid >= 0 ? (uid_t)uid : 0, .gid = 0, .no_group = true, .port = (int)svc_port[k]};
+        svc_pid[k] = tagent_fwd_start(svc_lfd[k], job_net, &peer, uid, gid, cg, ncg, &ferr);
+        close(svc_lfd[k]);
+        if (svc_pid[k] < 0) {
+            int e = errno;
+            fprintf(stderr, "tessel-shim: %s\n", ferr.text);
+            for (int m = k + 1; m < nsvc; m++)
+                close(svc_lfd[m]);
+            for (int m = 0; m < nsvc; m++)
+                tagent_fwd_unlink(svc_sock[m]);
+            char msg[64];
+            snprintf(msg, sizeof msg, "error forwarder %d\n", e);
+            write_exit(dir, msg);
+            return 1;
+        }
+    }
     /* The child's copies of the shim's ends are closed by their O_CLOEXEC at its exec. */
     /* A container job's process runs crun, which needs a process of its own (fork). */
     pid_t pid = start_job(&ja, test_fork || runtime);
     if (pid < 0) {
         if (serve_sock)
             tagent_fwd_unlink(serve_sock); /* the forwarder dies with the shim (its death signal) */
+        for (int m = 0; m < nsvc; m++)
+            tagent_fwd_unlink(svc_sock[m]);
         char msg[64];
         snprintf(msg, sizeof msg, "error fork %d\n", errno);
         write_exit(dir, msg);
@@ -1329,6 +1405,16 @@ int main(int argc, char **argv)
     }
     if (serve_sock && tagent_fwd_unlink(serve_sock) < 0)
         fprintf(stderr, "tessel-shim: %s: %s\n", serve_sock, strerror(errno));
+    for (int k = 0; k < nsvc; k++) {
+        if (svc_pid[k] > 0) {
+            kill(svc_pid[k], SIGKILL);
+            while (waitpid(svc_pid[k], NULL, 0) < 0 && errno == EINTR) {
+            }
+            svc_pid[k] = 0;
+        }
+        if (tagent_fwd_unlink(svc_sock[k]) < 0)
+            fprintf(stderr, "tessel-shim: %s: %s\n", svc_sock[k], strerror(errno));
+    }
     if (job_net >= 0)
         close(job_net);
     /* The kernel's out-of-memory killer ended one of the job's processes: said with the end,

@@ -50,6 +50,7 @@ typedef struct {
     char folder_root[PATH_MAX]; /* virtual folders' directories ("" = <data-dir>/folders) */
     char listen[128];
     bool no_listen;
+    char services_listen[128]; /* a job's web services' listener ("" = none) */
     char fake_gpus[256];
     char fake_gpus_if_none[256];
     char fake_lib_dir[PATH_MAX];
@@ -78,6 +79,7 @@ typedef struct {
     unsigned long max_services_per_user; /* inference services one user may own (0: none) */
     int64_t term_idle_timeout;   /* s: a terminal WebSocket with no traffic this long closes */
     unsigned long term_per_user; /* terminal WebSockets of one user at once */
+    int64_t interactive_idle;    /* s: a job with services idle this long is cancelled (0: never) */
     uint64_t max_body;
     double submit_rate, admin_submit_rate;
     unsigned long submit_burst;

@@ -229,6 +229,14 @@ typedef struct {
      * --term-per-user, and the total (half of --max-connections). */
     long long term_idle_ms;
     unsigned term_per_user, term_max;
+    /* A job's web services (api/svcproxy.c, docs/job-services.md): the listener of
+     * --services-listen (NULL: off, jobs with services refused), its address for URLs
+     * ("http://HOST:PORT"), the key of the session cookies, and --interactive-idle in ms (0:
+     * off).  Set before the threads start. */
+    thttp_server_t *http_svc;
+    char svc_base[96];
+    uint8_t svc_key[32];
+    long long interactive_idle_ms;
 
     /* GPUs */
     tagent_nvml_t *nvml;
@@ -356,6 +364,19 @@ void tessd_token_hash(const char *token, unsigned char hash[32]);
 int tessd_auth(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, tessd_caller_t *who);
 /* Create the admin user and <data-dir>/admin.token when the store has no user.  0 or -1. */
 int tessd_bootstrap_admin(tessd_t *d, tsl_error_t *err);
+
+/* api/svcproxy.c: a job's web services (docs/job-services.md). */
+/* Make <data>/jobsvc and the cookie key, and serve the services on listen ("HOST:PORT", checked
+ * by the options) with these bounds; d->http_svc and d->svc_base set.  Before the threads
+ * start.  0, or -1 with err. */
+int tessd_jobsvc_start(tessd_t *d, const char *listen, unsigned max_conn, unsigned per_client,
+                       unsigned timeout_s, tsl_error_t *err);
+/* The URL of job's service name into buf ("http://HOST:PORT/jobs/ID/NAME/").  0, or -1 when
+ * there is no services listener (or buf is short). */
+int tessd_jobsvc_url(tessd_t *d, int64_t job, const char *name, char *buf, size_t len);
+/* --interactive-idle: cancel the running jobs with services whose services had no request and
+ * no open WebSocket for that long (since their start or tesseld's).  Lock held; main thread. */
+void tessd_jobsvc_idle_pass(tessd_t *d);
 
 /* tick.c */
 /* One tick; takes and drops the lock itself (the cycle runs unlocked).  Main thread. */

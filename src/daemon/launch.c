@@ -39,6 +39,7 @@
 #include "daemon/batch.h"
 #include "daemon/container_launch.h"
 #include "daemon/daemon.h"
+#include "daemon/jobsvc.h"
 #include "daemon/pwcache.h"
 #include "daemon/serve.h"
 #include "daemon/serve_run.h"
@@ -1019,7 +1020,37 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
         sp.serve_sock = rsock;
         sp.serve_gid = rgid;
     }
+    /* Its web services (docs/job-services.md): checked at submission; each a socket in
+     * <data>/jobsvc that the shim binds and serves, in the job's own network namespace. */
+    char svc_sock[TSD_SVC_MAX][108];
+    json_t *svc_j = j->services_json ? json_loads(j->services_json, 0, NULL) : NULL;
+    if (j->services_json && (!state[0] || j->image || rsock[0] || !json_is_array(svc_j) ||
+                             json_array_size(svc_j) > TSD_SVC_MAX)) {
+        json_decref(svc_j);
+        json_decref(folders_j);
+        errno = EPERM;
+        tsl_errprintf(err, "its web services need tesseld as root and a process job");
+        goto out;
+    }
+    for (size_t si = 0; svc_j && si < json_array_size(svc_j); si++) {
+        json_t *o = json_array_get(svc_j, si);
+        const char *name = json_string_value(json_object_get(o, "name"));
+        if (!name ||
+            tsd_svc_sock(d->data_dir, j->id, name, svc_sock[si], sizeof svc_sock[si]) < 0) {
+            json_decref(svc_j);
+            json_decref(folders_j);
+            tsl_errprintf(err,
+                          "service %s: its socket %s/" TSD_SVC_DIR "/j%lld-%s.sock is longer than "
+                          "a Unix socket's path may be (107 bytes): a shorter --data-dir",
+                          name ? name : "?", d->data_dir, (long long)j->id, name ? name : "?");
+            errno = ENAMETOOLONG;
+            goto out;
+        }
+        sp.svc_port[sp.nsvc] = (int)json_integer_value(json_object_get(o, "port"));
+        sp.svc_sock[sp.nsvc++] = svc_sock[si];
+    }
     pid_t pid = tagent_spawn(&sp, err);
+    json_decref(svc_j);
     json_decref(folders_j);
     if (pid < 0)
         goto out;

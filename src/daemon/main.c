@@ -114,6 +114,9 @@ static void usage(FILE *f)
             "                      127.0.0.1:7470; port 0 = any free port, written to\n"
             "                      DIR/tesseld.addr)\n"
             "  --no-listen         no TCP listener: the local socket only\n"
+            "  --services-listen HOST:PORT  where jobs' web services are served (tessel run\n"
+            "                      --service, tessel notebook), an origin apart from the API's\n"
+            "                      (default none: such jobs are refused; docs/job-services.md)\n"
             "  --fake-gpus SPEC    simulated GPUs, e.g. 2xRTX4090:24G (marked simulated)\n"
             "  --fake-gpus-if-none SPEC  the real GPUs, or these simulated ones when NVML\n"
             "                      finds none (for demos)\n"
@@ -199,6 +202,8 @@ static void usage(FILE *f)
             "                      the client and no output this long (default 30m)\n"
             "  --term-per-user N   a user's terminal WebSockets at once (default 16; all users\n"
             "                      together: half of --max-connections; 429 above)\n"
+            "  --interactive-idle SECS  cancel a job with web services when they had no\n"
+            "                      request and no open WebSocket this long (default 0: never)\n"
             "  --submit-rate R     job submissions a second per user, R > 0, or 0 for no limit\n"
             "                      (default 5; 429 with Retry-After above it); suspends and\n"
             "                      resumes have the same limit, apart\n"
@@ -782,6 +787,7 @@ int main(int argc, char **argv)
     d->test_pass_gap_ms = (int64_t)conf.test_pass_gap_ms;
     d->allow_root_jobs = conf.allow_root_jobs;
     d->term_idle_ms = (long long)conf.term_idle_timeout * 1000;
+    d->interactive_idle_ms = (long long)conf.interactive_idle * 1000;
     d->term_per_user = (unsigned)conf.term_per_user;
     d->term_max = tsd_termconn_total_max(conf.max_connections);
     d->slurm = conf.slurm;
@@ -1153,6 +1159,17 @@ int main(int argc, char **argv)
         if (tessd_console_root()[0])
             tessd_log("web console at http://%s:%u/ (files from %s)", host,
                       (unsigned)thttp_port(d->http), tessd_console_root());
+    }
+    if (conf.services_listen[0]) {
+        if (tessd_jobsvc_start(d, conf.services_listen, hc.max_connections, hc.max_per_client,
+                               hc.timeout_s, &err) < 0) {
+            fprintf(stderr, "tesseld: --services-listen: %s\n", err.text);
+            thttp_stop(d->http_svc);
+            thttp_stop(d->http);
+            thttp_stop(d->http_unix);
+            return 1;
+        }
+        tessd_log("jobs' web services at %s/jobs/ID/NAME/", d->svc_base);
     }
     char tcp[96] = "", local[192] = "";
     if (d->http)

@@ -27,6 +27,8 @@ TESSELD_SRCS += src/daemon/serve.c src/daemon/serve_run.c src/daemon/api/service
 # Normal GPU units (docs/scheduler-queues.md, "Normalised GPUs"): the speeds' value formats
 # (gpuspeed.c) and the routes (api/gpumodels.c).
 TESSELD_SRCS += src/daemon/gpuspeed.c src/daemon/api/gpumodels.c
+# A job's web services (docs/job-services.md): the pure rules (jobsvc.c).
+TESSELD_SRCS += src/daemon/jobsvc.c src/daemon/api/svcproxy.c
 # tessel_build_info's commit (metrics.c): rewritten at each make, touched only when it changes;
 # "unknown" outside a git checkout (a source package).
 $(O)/gen/tessel_commit.h: FORCE
@@ -296,6 +298,12 @@ TERM_TESTS := tests/t/t7030-term-run-it.t tests/t/t7031-term-refusals.t \
               tests/t/t7037-term-exec-ns.t
 TESTS += $(TERM_TESTS)
 $(TERM_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel tests/lib/term.sh
+# A job's web services (jobsvc.c): names, the submission's check, the sockets' paths.
+TESTS += $(O)/tests/daemon/test_jobsvc
+$(O)/tests/daemon/test_jobsvc: $(O)/obj/src/daemon/test/test_jobsvc.o $(O)/obj/src/daemon/jobsvc.o \
+                               $(O)/lib/libtsl-store.a $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lsqlite3 -lnettle -lcmocka
 # Terminal tickets (ticket.c): one use, expiry, another job or route, bounds.
 TESTS += $(O)/tests/daemon/test_ticket
 $(O)/tests/daemon/test_ticket: $(O)/obj/src/daemon/test/test_ticket.o $(O)/obj/src/daemon/ticket.o

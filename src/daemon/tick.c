@@ -845,6 +845,8 @@ void tessd_tick(tessd_t *d)
     }
     /* Services: replicas replaced or scaled before the inbox is drained (serve_run.h). */
     tessd_serve_tick(d);
+    /* Interactive jobs whose web services sat idle (--interactive-idle). */
+    tessd_jobsvc_idle_pass(d);
     if (d->rebuild) {
         tsl_error_t err;
         d->rebuild = false;

@@ -60,6 +60,23 @@ int tsd_ticket_issue(tsd_tickets_t *t, long long now_ms, const uint8_t rnd[32], 
     snprintf(free_slot->user, sizeof free_slot->user, "%s", user);
     free_slot->admin = admin;
     free_slot->expires_ms = now_ms + TSD_TICKET_TTL_MS;
+    free_slot->svc[0] = '\0';
+    return 0;
+}
+
+int tsd_ticket_issue_svc(tsd_tickets_t *t, long long now_ms, const uint8_t rnd[32], int64_t job,
+                         const char *svc, const char *user, bool admin,
+                         char out[TSD_TICKET_LEN + 1])
+{
+    if (!svc || strlen(svc) >= sizeof t->slot[0].svc) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (tsd_ticket_issue(t, now_ms, rnd, job, TSD_TICKET_SERVICE, user, admin, out) < 0)
+        return -1;
+    for (size_t i = 0; i < TSD_TICKET_MAX; i++)
+        if (strcmp(t->slot[i].hex, out) == 0)
+            snprintf(t->slot[i].svc, sizeof t->slot[i].svc, "%s", svc);
     return 0;
 }
 
@@ -88,6 +105,19 @@ tsd_ticket_res_t tsd_ticket_redeem(tsd_tickets_t *t, long long now_ms, const cha
     return TSD_TICKET_OK;
 }
 
+tsd_ticket_res_t tsd_ticket_redeem_svc(tsd_tickets_t *t, long long now_ms, const char *hex,
+                                       int64_t job, const char *svc, tsd_ticket_t *who)
+{
+    tsd_ticket_t got;
+    tsd_ticket_res_t r = tsd_ticket_redeem(t, now_ms, hex, job, TSD_TICKET_SERVICE, &got);
+    if (r != TSD_TICKET_OK)
+        return r;
+    if (strcmp(got.svc, svc) != 0)
+        return TSD_TICKET_OTHER_KIND;
+    *who = got;
+    return TSD_TICKET_OK;
+}
+
 const char *tsd_ticket_res_str(tsd_ticket_res_t r)
 {
     switch (r) {
@@ -98,7 +128,8 @@ const char *tsd_ticket_res_str(tsd_ticket_res_t r)
     case TSD_TICKET_OTHER_JOB:
         return "the ticket was issued for another job";
     case TSD_TICKET_OTHER_KIND:
-        return "the ticket was issued for the other terminal route (attach or exec)";
+        return "the ticket was issued for another route (a terminal's attach or exec, or "
+               "another service of the job)";
     case TSD_TICKET_UNKNOWN:
         break;
     }

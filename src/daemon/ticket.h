@@ -20,7 +20,8 @@
 #define TSD_TICKET_MAX      256 /* live tickets at once, all users */
 #define TSD_TICKET_PER_USER 16  /* live tickets at once, one user */
 
-typedef enum { TSD_TICKET_ATTACH, TSD_TICKET_EXEC } tsd_ticket_kind_t;
+/* SERVICE: a job's web service (docs/job-services.md), bound to the service's name too. */
+typedef enum { TSD_TICKET_ATTACH, TSD_TICKET_EXEC, TSD_TICKET_SERVICE } tsd_ticket_kind_t;
 
 typedef struct {
     char hex[TSD_TICKET_LEN + 1]; /* "" when the slot is free */
@@ -29,6 +30,7 @@ typedef struct {
     char user[TSTORE_NAME_MAX + 1];
     bool admin;
     long long expires_ms;
+    char svc[17]; /* TSD_TICKET_SERVICE: the service's name (jobsvc.h), else "" */
 } tsd_ticket_t;
 
 typedef struct {
@@ -56,6 +58,15 @@ int tsd_ticket_issue(tsd_tickets_t *t, long long now_ms, const uint8_t rnd[32], 
  * time wherever the ticket differs. */
 tsd_ticket_res_t tsd_ticket_redeem(tsd_tickets_t *t, long long now_ms, const char *hex, int64_t job,
                                    tsd_ticket_kind_t kind, tsd_ticket_t *who);
+
+/* The same for job's web service svc (kind TSD_TICKET_SERVICE, the name kept with it; -1 with
+ * errno EINVAL for a name over 16 bytes), and its redemption: TSD_TICKET_OTHER_KIND for a
+ * ticket of another kind or another service of the job. */
+int tsd_ticket_issue_svc(tsd_tickets_t *t, long long now_ms, const uint8_t rnd[32], int64_t job,
+                         const char *svc, const char *user, bool admin,
+                         char out[TSD_TICKET_LEN + 1]);
+tsd_ticket_res_t tsd_ticket_redeem_svc(tsd_tickets_t *t, long long now_ms, const char *hex,
+                                       int64_t job, const char *svc, tsd_ticket_t *who);
 
 /* Why, in words, for an answer (never NULL). */
 const char *tsd_ticket_res_str(tsd_ticket_res_t r);

@@ -44,6 +44,7 @@ typedef struct {
     bool too_large;
     bool started;    /* on_request has seen the request's headers */
     bool nul_in_url; /* its raw URL holds "%00" */
+    char *raw_uri;   /* the URL as sent (thttp_config_t.keep_raw_uri), else NULL */
 } upload_t;
 
 /* MHD_OPTION_URI_LOG_CALLBACK: the request's raw URL, before MHD decodes it in place.  A
@@ -51,11 +52,13 @@ typedef struct {
  * "data"), so such a URL is refused whole (on_request).  Returns the request's state. */
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 {
-    (void)cls;
+    const thttp_server_t *s = cls;
     (void)conn;
     upload_t *up = calloc(1, sizeof *up);
     if (up && uri)
         up->nul_in_url = strstr(uri, "%00") != NULL;
+    if (up && uri && s && s->cfg.keep_raw_uri)
+        up->raw_uri = strdup(uri); /* NULL when out of memory: the handler says 500 */
     return up;
 }
 
@@ -188,6 +191,13 @@ int thttp_match(const char *pattern, const char *path, char *scratch, size_t scr
     const char *p = pattern + 1;
     for (;;) {
         const char *pend = strchrnul(p, '/');
+        /* "{*}", the pattern's last segment: whatever is left of the path, "" included. */
+        if (pend - p == 3 && memcmp(p, "{*}", 3) == 0 && !*pend) {
+            if (*nparams >= THTTP_MAX_PARAMS)
+                return 0;
+            params[(*nparams)++] = seg;
+            return 1;
+        }
         char *send = strchrnul(seg, '/');
         bool path_more = *send == '/';
         *send = '\0';
@@ -291,6 +301,8 @@ static struct MHD_Response *make_response(thttp_reply_t *rep)
 
 static void reply_clear(thttp_reply_t *rep)
 {
+    free(rep->headers);
+    rep->headers = NULL;
     json_decref(rep->json);
     free(rep->text);
     if (rep->stream && rep->stream_free)
@@ -323,6 +335,12 @@ static enum MHD_Result send_reply(thttp_server_t *s, struct MHD_Connection *conn
         MHD_add_response_header(r, rep->extra2_name, rep->extra2_value);
     if (rep->extra3_name[0])
         MHD_add_response_header(r, rep->extra3_name, rep->extra3_value);
+    for (size_t o = 0; rep->headers && o < rep->headers_len;) {
+        const char *name = rep->headers + o;
+        const char *value = name + strlen(name) + 1;
+        MHD_add_response_header(r, name, value);
+        o = (size_t)(value - rep->headers) + strlen(value) + 1;
+    }
     enum MHD_Result ret = MHD_queue_response(conn, (unsigned)rep->status, r);
     MHD_destroy_response(r);
     if (rep->status >= 100 && rep->status < 600)
@@ -335,7 +353,8 @@ static void dispatch(thttp_server_t *s, struct MHD_Connection *conn, const char 
                      const char *url, upload_t *up, thttp_reply_t *rep)
 {
     char scratch[512];
-    thttp_req_t req = {.method = method, .path = url, .conn = conn};
+    thttp_req_t req = {
+        .method = method, .path = url, .conn = conn, .raw_uri = up ? up->raw_uri : NULL};
     req.body = up && up->body ? up->body : "";
     req.body_len = up ? up->len : 0;
     char allow[64] = "";
@@ -431,6 +450,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     upload_t *up = *con_cls;
     if (up) {
         free(up->body);
+        free(up->raw_uri);
         free(up);
         *con_cls = NULL;
     }
@@ -534,7 +554,7 @@ thttp_server_t *thttp_start(const thttp_config_t *cfg, tsl_error_t *err)
                              MHD_USE_POLL | MHD_USE_ERROR_LOG | MHD_ALLOW_UPGRADE,
                          cfg->port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
                          NULL, MHD_OPTION_LISTEN_SOCKET, lfd, MHD_OPTION_NOTIFY_COMPLETED,
-                         on_completed, s, MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL,
+                         on_completed, s, MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
                          MHD_OPTION_CONNECTION_LIMIT, max_conn, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
                          per_client, MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_END);
     if (!s->mhd) {
@@ -857,7 +877,7 @@ thttp_server_t *thttp_start_unix(const thttp_config_t *cfg, const char *path, mo
             MHD_USE_ERROR_LOG | MHD_ALLOW_UPGRADE,
         0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
         MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-        MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL, MHD_OPTION_NOTIFY_CONNECTION, on_unix_conn, s,
+        MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_NOTIFY_CONNECTION, on_unix_conn, s,
         MHD_OPTION_CONNECTION_LIMIT,
         cfg->max_connections ? cfg->max_connections : THTTP_DEFAULT_MAX_CONNECTIONS,
         MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s ? cfg->timeout_s : THTTP_DEFAULT_TIMEOUT_S,
@@ -899,5 +919,22 @@ int thttp_peer_cred(thttp_req_t *req, uid_t *uid, gid_t *gid, pid_t *pid)
         *gid = uc.gid;
     if (pid)
         *pid = uc.pid;
+    return 0;
+}
+
+int thttp_reply_header(thttp_reply_t *rep, const char *name, const char *value)
+{
+    if (strpbrk(name, "\r\n") || strpbrk(value, "\r\n") || !name[0]) {
+        errno = EINVAL;
+        return -1;
+    }
+    size_t nl = strlen(name) + 1, vl = strlen(value) + 1;
+    char *h = realloc(rep->headers, rep->headers_len + nl + vl);
+    if (!h)
+        return -1;
+    memcpy(h + rep->headers_len, name, nl);
+    memcpy(h + rep->headers_len + nl, value, vl);
+    rep->headers = h;
+    rep->headers_len += nl + vl;
     return 0;
 }

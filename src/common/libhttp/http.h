@@ -16,6 +16,7 @@
 #define TESSEL_HTTP_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -54,6 +55,9 @@ typedef struct {
     size_t body_len;
     const char *params[THTTP_MAX_PARAMS]; /* {name} segments of the pattern, in order */
     int nparams;
+    /* The URL as the client sent it (path and query, not decoded) when the server's config
+     * has keep_raw_uri (a proxy forwards it as it came), else NULL. */
+    const char *raw_uri;
     void *conn; /* struct MHD_Connection * */
 } thttp_req_t;
 
@@ -91,7 +95,15 @@ typedef struct {
     thttp_upgrade_f upgrade;
     void *upgrade_arg;
     void (*upgrade_free)(void *arg);
+    /* More headers (a proxy's): headers_len bytes of "NAME\0VALUE\0" pairs, added as they are;
+     * malloc'd, freed by libhttp (thttp_reply_header appends one). */
+    char *headers;
+    size_t headers_len;
 } thttp_reply_t;
+
+/* Append the header name: value to rep->headers.  0, or -1 with errno ENOMEM (rep unchanged)
+ * or EINVAL (a name or value holding CR or LF: never sent). */
+int thttp_reply_header(thttp_reply_t *rep, const char *name, const char *value);
 
 typedef void (*thttp_handler_f)(thttp_req_t *req, thttp_reply_t *rep, void *ctx);
 
@@ -114,7 +126,8 @@ typedef struct {
     unsigned timeout_s;
     const thttp_route_t *routes;
     size_t nroutes;
-    void *ctx; /* passed to handlers */
+    void *ctx;         /* passed to handlers */
+    bool keep_raw_uri; /* handlers get thttp_req_t.raw_uri */
 } thttp_config_t;
 
 /* Start serving.  Returns NULL with errno and err on failure.  The listening socket has
@@ -187,7 +200,9 @@ int thttp_check_fields(json_t *obj, const char *const *allowed, thttp_reply_t *r
 const char *thttp_header(thttp_req_t *req, const char *name);
 const char *thttp_query(thttp_req_t *req, const char *name);
 
-/* Match path against pattern; fills params.  Returns 1 on a match.  (Exposed for tests.) */
+/* Match path against pattern; fills params.  Returns 1 on a match.  A pattern's last segment
+ * "{*}" matches the rest of the path, "" included ("/a/{*}" matches "/a/" and "/a/b/c", whose
+ * parameter is "b/c"; not "/a").  (Exposed for tests.) */
 int thttp_match(const char *pattern, const char *path, char *scratch, size_t scratch_len,
                 const char **params, int *nparams);
 

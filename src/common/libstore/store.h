@@ -110,6 +110,9 @@ typedef struct {
     /* Migration 17: the bytes of GPU memory a suspended job gave back (its GPU state
      * checkpointed by the driver, docs/suspend.md); 0 = none (a suspend that kept them). */
     uint64_t gpu_released;
+    /* Migration 22: the web services the job serves through tesseld, a JSON array of
+     * {"name": NAME, "port": PORT} (docs/job-services.md); NULL = none. */
+    char *services_json;
 } tstore_job_t;
 
 /* One record of a job's event log (the job model's, src/daemon/jobmodel.h).  Strings are

@@ -51,6 +51,11 @@ bool api_queue_may_submit(tessd_t *d, const tessd_caller_t *who, const tstore_qu
                           thttp_reply_t *rep);
 
 json_t *api_job_json(tessd_t *d, const tstore_job_t *j);
+/* A job's web services for its JSON (docs/job-services.md): [{"name", "port", "url"}], url
+ * null without tesseld's services listener.  A new reference (an empty array for none). */
+json_t *api_job_services_json(tessd_t *d, const tstore_job_t *j);
+/* svcproxy.c: POST /v1/jobs/{id}/services/{name}/ticket. */
+void api_jobs_service_ticket(thttp_req_t *req, thttp_reply_t *rep, void *ctx);
 
 /* projects.c, for jobs.c (lock held).  The project of a submission: name (NULL: the
  * submitter's default project) into *p, j->project_id and j->project (pointing into *p),

@@ -13,6 +13,7 @@
 #include "daemon/pwcache.h"
 #include "daemon/slurmjob.h"
 #include "daemon/container_launch.h"
+#include "daemon/jobsvc.h"
 #include "libutil/jobenv.h"
 #include "libutil/size.h"
 
@@ -39,6 +40,7 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
     json_object_set_new(o, "tty", json_boolean(j->tty));
     json_t *folders = j->folders_json ? json_loads(j->folders_json, 0, NULL) : NULL;
     json_object_set_new(o, "folders", folders ? folders : json_array());
+    json_object_set_new(o, "services", api_job_services_json(d, j));
     /* A running job whose GPU slice is suspended says "suspended" (the store keeps it running:
      * it holds its process and allocation); drained = nothing of it in flight any more. */
     bool suspended = j->state == TSTORE_RUNNING && j->suspended_ms > 0;
@@ -104,10 +106,64 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
 }
 
 static const char *const submit_fields[] = {
-    "argv",  "shell",   "name",  "cwd",   "env",      "gpu",     "gpus",       "gpu_mem",
-    "cpu",   "mem",     "queue", "class", "priority", "requeue", "time_limit", "after",
-    "array", "project", "image", "tty",   "folders",  NULL,
+    "argv",  "shell",   "name",  "cwd",   "env",      "gpu",      "gpus",       "gpu_mem",
+    "cpu",   "mem",     "queue", "class", "priority", "requeue",  "time_limit", "after",
+    "array", "project", "image", "tty",   "folders",  "services", NULL,
 };
+
+json_t *api_job_services_json(tessd_t *d, const tstore_job_t *j)
+{
+    json_t *a = j->services_json ? json_loads(j->services_json, 0, NULL) : NULL;
+    if (!json_is_array(a)) {
+        json_decref(a);
+        return json_array();
+    }
+    size_t i;
+    json_t *o;
+    json_array_foreach(a, i, o)
+    {
+        const char *name = json_string_value(json_object_get(o, "name"));
+        char url[256];
+        json_object_set_new(o, "url",
+                            name && tessd_jobsvc_url(d, j->id, name, url, sizeof url) == 0
+                                ? json_string(url)
+                                : json_null());
+    }
+    return a;
+}
+
+/* A submission's "services" (docs/job-services.md) into *out (malloc'd JSON, NULL when none):
+ * a process job of this tesseld run as root (the job gets a network namespace of its own) and
+ * of the interactive class unless its class was given.  0, or -1 with rep filled. */
+static int parse_services(tessd_t *d, json_t *body, tstore_job_t *j, char **out, thttp_reply_t *rep)
+{
+    json_t *v = json_object_get(body, "services");
+    *out = NULL;
+    if (!v || json_is_null(v))
+        return 0;
+    tsl_error_t err;
+    if (!(*out = tsd_svc_check(v, &err))) {
+        thttp_error_errno(rep, errno, "services", err.text);
+        return -1;
+    }
+    const char *why = j->image   ? "not for a container job yet"
+                      : d->slurm ? "not with tesseld --slurm"
+                      : !d->run_dir[0] || geteuid() != 0
+                          ? "needs tesseld running as root (the job gets a network namespace of "
+                            "its own)"
+                          : NULL;
+    if (why) {
+        free(*out);
+        *out = NULL;
+        thttp_error(rep, 400, "invalid_value", "services", "services: %s", why);
+        return -1;
+    }
+    json_t *c = json_object_get(body, "class");
+    if (!c || json_is_null(c))
+        j->klass = TSTORE_CLASS_INTERACTIVE;
+    j->services_json = *out;
+    return 0;
+}
 
 #define BAD(field, ...)                                                                            \
     do {                                                                                           \
@@ -682,11 +738,11 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     }
     tstore_job_t j = {0};
     api_batch_t batch = {0};
-    char *argv_s = NULL, *env_s = NULL, *folders_s = NULL;
+    char *argv_s = NULL, *env_s = NULL, *folders_s = NULL, *services_s = NULL;
     if (check_submit_limits(d, &who, rep) < 0)
         goto out;
-    if (parse_submit(d, body, &j, rep) < 0 || api_batch_parse(body, &j, &batch, rep) < 0 ||
-        check_satisfiable(d, &j, rep) < 0)
+    if (parse_submit(d, body, &j, rep) < 0 || parse_services(d, body, &j, &services_s, rep) < 0 ||
+        api_batch_parse(body, &j, &batch, rep) < 0 || check_satisfiable(d, &j, rep) < 0)
         goto out;
     /* As root, a non-admin's job runs as its system account, never as root (unless
      * --allow-root-jobs): refused now rather than failed at its start. */
@@ -708,6 +764,7 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         if (rc < 0 || !api_submit_resume(d, rep)) {
             free(argv_s);
             free(env_s);
+            free(services_s);
             api_batch_free(&batch);
             json_decref(body);
             return;
@@ -768,6 +825,7 @@ out:
     free(argv_s);
     free(env_s);
     free(folders_s);
+    free(services_s);
     api_batch_free(&batch);
     json_decref(body);
 }

@@ -27,6 +27,7 @@ const thttp_route_t tessd_routes[] = {
     {"GET", "/v1/jobs/{id}/attach", api_jobs_attach},                    /* a WebSocket (term.c) */
     {"GET", "/v1/jobs/{id}/exec", api_jobs_exec},                        /* a WebSocket (term.c) */
     {"POST", "/v1/jobs/{id}/terminal-ticket", api_jobs_terminal_ticket}, /* term.c */
+    {"POST", "/v1/jobs/{id}/services/{name}/ticket", api_jobs_service_ticket}, /* svcproxy.c */
     {"GET", "/v1/nodes", api_nodes_list},
     {"GET", "/v1/gpus", api_gpus_list},
     {"GET", "/v1/images", api_images_list},

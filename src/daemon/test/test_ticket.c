@@ -156,14 +156,57 @@ static void test_words(void **state)
     assert_non_null(strstr(tsd_ticket_res_str(TSD_TICKET_UNKNOWN), "one use"));
 }
 
+/* A service's ticket: bound to the job and the service's name; the terminal's routes and
+ * another service refuse it (and it is used up all the same). */
+static void test_service(void **state)
+{
+    (void)state;
+    tsd_tickets_t *t = table();
+    uint8_t r[32];
+    char tk[TSD_TICKET_LEN + 1];
+    tsd_ticket_t who;
+    rnd_of(r, 77);
+    assert_int_equal(tsd_ticket_issue_svc(t, 1000, r, 42, "jupyter", "alice", false, tk), 0);
+    assert_int_equal(tsd_ticket_redeem_svc(t, 1001, tk, 42, "jupyter", &who), TSD_TICKET_OK);
+    assert_string_equal(who.user, "alice");
+    assert_string_equal(who.svc, "jupyter");
+    assert_int_equal(tsd_ticket_redeem_svc(t, 1002, tk, 42, "jupyter", &who), TSD_TICKET_UNKNOWN);
+    /* Another service of the same job. */
+    rnd_of(r, 78);
+    assert_int_equal(tsd_ticket_issue_svc(t, 1000, r, 42, "jupyter", "alice", false, tk), 0);
+    assert_int_equal(tsd_ticket_redeem_svc(t, 1001, tk, 42, "tb", &who), TSD_TICKET_OTHER_KIND);
+    assert_int_equal(tsd_ticket_redeem_svc(t, 1001, tk, 42, "jupyter", &who), TSD_TICKET_UNKNOWN);
+    /* Another job; a terminal's route. */
+    rnd_of(r, 79);
+    assert_int_equal(tsd_ticket_issue_svc(t, 1000, r, 42, "jupyter", "alice", false, tk), 0);
+    assert_int_equal(tsd_ticket_redeem_svc(t, 1001, tk, 43, "jupyter", &who), TSD_TICKET_OTHER_JOB);
+    rnd_of(r, 80);
+    assert_int_equal(tsd_ticket_issue_svc(t, 1000, r, 42, "jupyter", "alice", false, tk), 0);
+    assert_int_equal(tsd_ticket_redeem(t, 1001, tk, 42, TSD_TICKET_ATTACH, &who),
+                     TSD_TICKET_OTHER_KIND);
+    /* A terminal's ticket is no service's. */
+    rnd_of(r, 81);
+    assert_int_equal(tsd_ticket_issue(t, 1000, r, 42, TSD_TICKET_ATTACH, "alice", false, tk), 0);
+    assert_int_equal(tsd_ticket_redeem_svc(t, 1001, tk, 42, "", &who), TSD_TICKET_OTHER_KIND);
+    /* Expired. */
+    rnd_of(r, 82);
+    assert_int_equal(tsd_ticket_issue_svc(t, 1000, r, 42, "jupyter", "alice", false, tk), 0);
+    assert_int_equal(tsd_ticket_redeem_svc(t, 1000 + TSD_TICKET_TTL_MS, tk, 42, "jupyter", &who),
+                     TSD_TICKET_EXPIRED);
+    /* A name too long is refused. */
+    errno = 0;
+    assert_int_equal(tsd_ticket_issue_svc(t, 1000, r, 42, "abcdefghijklmnopq", "alice", false, tk),
+                     -1);
+    assert_int_equal(errno, EINVAL);
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_once),
-        cmocka_unit_test(test_expired),
-        cmocka_unit_test(test_other_job_or_kind),
-        cmocka_unit_test(test_malformed),
-        cmocka_unit_test(test_bounds),
+        cmocka_unit_test(test_service),   cmocka_unit_test(test_once),
+        cmocka_unit_test(test_expired),   cmocka_unit_test(test_other_job_or_kind),
+        cmocka_unit_test(test_malformed), cmocka_unit_test(test_bounds),
         cmocka_unit_test(test_words),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -39,6 +39,11 @@ static void test_match(void **state)
         {"/v1/jobs/{id}/logs", "/v1/jobs/42/logs", 1, 1, "42", NULL},
         {"/v1/a/{x}/b/{y}", "/v1/a/1/b/2", 1, 2, "1", "2"},
         {"/healthz", "healthz", 0, 0, NULL, NULL},
+        /* "{*}": the rest of the path, "" included, its slashes kept. */
+        {"/j/{id}/{*}", "/j/4/", 1, 2, "4", ""},
+        {"/j/{id}/{*}", "/j/4/a/b%2Fc/", 1, 2, "4", "a/b%2Fc/"},
+        {"/j/{id}/{*}", "/j/4", 0, 0, NULL, NULL},
+        {"/j/{*}", "/k/4", 0, 0, NULL, NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char scratch[128];
@@ -54,6 +59,26 @@ static void test_match(void **state)
                 assert_string_equal(params[1], cases[i].p1);
         }
     }
+}
+
+/* thttp_reply_header: pairs appended; CR or LF refused, the reply unchanged. */
+static void test_reply_header(void **state)
+{
+    thttp_reply_t rep = {0};
+    assert_int_equal(thttp_reply_header(&rep, "X-A", "1"), 0);
+    assert_int_equal(thttp_reply_header(&rep, "Set-Cookie", "a=b; Path=/"), 0);
+    assert_int_equal(rep.headers_len,
+                     sizeof "X-A" + sizeof "1" + sizeof "Set-Cookie" + sizeof "a=b; Path=/");
+    assert_int_equal(thttp_reply_header(&rep, "X-B", "1\r\nX-C: 2"), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_int_equal(thttp_reply_header(&rep, "", "1"), -1);
+    assert_int_equal(rep.headers_len,
+                     sizeof "X-A" + sizeof "1" + sizeof "Set-Cookie" + sizeof "a=b; Path=/");
+    assert_memory_equal(rep.headers,
+                        "X-A\0"
+                        "1\0Set-Cookie\0a=b; Path=/\0",
+                        rep.headers_len);
+    free(rep.headers);
 }
 
 static void test_errno(void **state)
@@ -485,13 +510,10 @@ int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_match),
-        cmocka_unit_test(test_errno),
-        cmocka_unit_test(test_server),
-        cmocka_unit_test(test_unix),
-        cmocka_unit_test(test_per_client_limit),
-        cmocka_unit_test(test_port_taken),
-        cmocka_unit_test(test_limiter),
+        cmocka_unit_test(test_match),        cmocka_unit_test(test_reply_header),
+        cmocka_unit_test(test_errno),        cmocka_unit_test(test_server),
+        cmocka_unit_test(test_unix),         cmocka_unit_test(test_per_client_limit),
+        cmocka_unit_test(test_port_taken),   cmocka_unit_test(test_limiter),
         cmocka_unit_test(test_unix_per_uid),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

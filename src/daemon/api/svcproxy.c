@@ -1,0 +1,1014 @@
+/* svcproxy.c - a job's web services through tesseld (issue 19, item 3; docs/job-services.md).
+ *
+ * tesseld serves each job's services on a listener of their own (--services-listen), a
+ * separate origin from the API and the console: a notebook's pages run the job owner's (or
+ * anyone's downloaded) JavaScript, which must never run where the console keeps its token
+ * (docs/security.md, "A job's web services").  URL: http://HOST:PORT/jobs/<job>/<name>/...
+ *
+ *   POST /v1/jobs/{id}/services/{name}/ticket   (the API, with the token)  -> a ticket URL
+ *   GET  /jobs/ID/NAME/?tessel-ticket=T          ticket redeemed -> cookie tessel-svc for
+ *                                                 Path=/jobs/ID/NAME/, 303 to /jobs/ID/NAME/
+ *   ANY  /jobs/ID/NAME/REST                      cookie checked (jobsvc.h), the job running
+ *                                                 and its user the owner or an admin, then:
+ *        a WebSocket handshake -> the same request written to the service's socket, its 101
+ *                                 awaited, then bytes copied both ways (relay below)
+ *        anything else         -> libcurl to the service's socket (CURLOPT_UNIX_SOCKET_PATH),
+ *                                 the answer streamed back (px_read)
+ *
+ * Each request runs in its connection's thread (libhttp), outside tesseld's lock but for the
+ * store lookups.  A user holds at most SVC_PER_USER proxied connections at once, all users
+ * together half of --max-connections (termconn.h's counting).  The last activity of each job's
+ * services (a request, an open WebSocket) is kept for --interactive-idle (tessd_jobsvc_idle). */
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "agent/fwd.h"
+#include "daemon/api/api.h"
+#include "daemon/jobsvc.h"
+#include "daemon/termconn.h"
+#include "daemon/ticket.h"
+#include "libutil/term.h"
+
+/* Proxied connections (requests under way, WebSockets) one user holds at once: a notebook's
+ * page opens a few requests in parallel (a browser's 6 per host) and one WebSocket per kernel;
+ * 64 leaves room for a dozen notebooks open at once. */
+#define SVC_PER_USER 64
+/* Bytes buffered each way: one WebSocket relay's per direction, one answer's chunk.  16 KiB is
+ * libcurl's own write size (CURL_MAX_WRITE_SIZE) and the forwarder's buffer (fwd.h). */
+#define SVC_BUF (16u << 10)
+/* The service's answer to a WebSocket handshake: its head is short (a 101 and 3 or 4 headers);
+ * 16 KiB bounds a service that sends more, and 10 s one that never answers. */
+#define SVC_HEAD_MAX (16u << 10)
+#define SVC_HEAD_MS  10000
+#define SVC_RETRY_S  "2"
+#define SVC_JOBS_MAX 256 /* jobs whose last activity is kept (the idle rule) */
+#define TICKET_PARAM "tessel-ticket"
+
+/* ---- shared state (svc_mu; never held with d->lock taken after it) ---------------------- */
+
+static pthread_mutex_t svc_mu = PTHREAD_MUTEX_INITIALIZER;
+static tsd_termconns_t conns;
+static struct {
+    int64_t job;       /* 0: free */
+    long long last_ms; /* tessd_now_ms() */
+    unsigned open_ws;
+} act[SVC_JOBS_MAX];
+/* Tickets of the services (ticket.h), under d->lock. */
+static tsd_tickets_t tickets;
+
+static long long mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Job's activity now: +1/-1 open WebSockets (ws_delta), the time either way.  svc_mu taken. */
+static void touch(int64_t job, int ws_delta)
+{
+    pthread_mutex_lock(&svc_mu);
+    int k = -1, oldest = 0;
+    for (int i = 0; i < SVC_JOBS_MAX; i++) {
+        if (act[i].job == job) {
+            k = i;
+            break;
+        }
+        if (act[i].job == 0 ||
+            (act[oldest].job != 0 && act[i].open_ws == 0 && act[i].last_ms < act[oldest].last_ms))
+            oldest = i;
+    }
+    if (k < 0) {
+        k = oldest;
+        act[k].job = job;
+        act[k].open_ws = 0;
+    }
+    act[k].last_ms = tessd_now_ms();
+    if (ws_delta > 0)
+        act[k].open_ws++;
+    else if (ws_delta < 0 && act[k].open_ws > 0)
+        act[k].open_ws--;
+    pthread_mutex_unlock(&svc_mu);
+}
+
+/* ---- the listener ------------------------------------------------------------------------ */
+
+int tessd_jobsvc_url(tessd_t *d, int64_t job, const char *name, char *buf, size_t len)
+{
+    if (!d->http_svc || !tsd_svc_name_valid(name))
+        return -1;
+    int n = snprintf(buf, len, "%s/jobs/%lld/%s/", d->svc_base, (long long)job, name);
+    return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* <data>/jobsvc: root's, 0711 (the shims bind in it; nobody else lists or writes it), made
+ * when missing; the cookie key <data>/jobsvc.key (root's, 0600), made at the first start. */
+static int prepare_dir_and_key(tessd_t *d, tsl_error_t *err)
+{
+    char path[PATH_MAX];
+    tessd_pathf(path, sizeof path, "%s/" TSD_SVC_DIR, d->data_dir);
+    if (mkdir(path, 0711) < 0 && errno != EEXIST)
+        return tsl_errprintf(err, "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+        (st.st_mode & 07777) != 0711) {
+        if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || chmod(path, 0711) < 0)
+            return tsl_errprintf(err, "%s: must be a directory of tesseld's user, mode 0711", path);
+    }
+    tessd_pathf(path, sizeof path, "%s/jobsvc.key", d->data_dir);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+        uint8_t k[TSD_SVC_COOKIE_KEY];
+        if (getrandom(k, sizeof k, 0) != (ssize_t)sizeof k)
+            return tsl_errprintf(err, "random bytes: %s", strerror(errno));
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 || write(fd, k, sizeof k) != (ssize_t)sizeof k || fsync(fd) < 0) {
+            int e = errno;
+            if (fd >= 0)
+                close(fd);
+            unlink(path);
+            return tsl_errprintf(err, "%s: %s", path, strerror(e));
+        }
+        close(fd);
+        fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    }
+    if (fd < 0)
+        return tsl_errprintf(err, "%s: %s", path, strerror(errno));
+    ssize_t n = -1;
+    if (fstat(fd, &st) == 0 && st.st_uid == geteuid() && !(st.st_mode & 077))
+        n = read(fd, d->svc_key, sizeof d->svc_key);
+    close(fd);
+    if (n != (ssize_t)sizeof d->svc_key)
+        return tsl_errprintf(err, "%s: must hold %zu bytes, be tesseld's user's and mode 0600",
+                             path, sizeof d->svc_key);
+    return 0;
+}
+
+static void h_service(thttp_req_t *req, thttp_reply_t *rep, void *ctx);
+
+/* Every method, on the service's root and below it. */
+#define ROUTES(m)                                                                                  \
+    {m, "/jobs/{id}/{name}", h_service},                                                           \
+    {                                                                                              \
+        m, "/jobs/{id}/{name}/{*}", h_service                                                      \
+    }
+static const thttp_route_t svc_routes[] = {
+    ROUTES("GET"),   ROUTES("HEAD"),   ROUTES("POST"),    ROUTES("PUT"),
+    ROUTES("PATCH"), ROUTES("DELETE"), ROUTES("OPTIONS"),
+};
+
+int tessd_jobsvc_start(tessd_t *d, const char *listen, unsigned max_conn, unsigned per_client,
+                       unsigned timeout_s, tsl_error_t *err)
+{
+    if (prepare_dir_and_key(d, err) < 0)
+        return -1;
+    const char *colon = strrchr(listen, ':');
+    char host[64];
+    snprintf(host, sizeof host, "%.*s", (int)(colon - listen), listen);
+    if (strcmp(host, "localhost") == 0)
+        snprintf(host, sizeof host, "127.0.0.1");
+    thttp_config_t hc = {
+        .host = host,
+        .port = (uint16_t)strtoul(colon + 1, NULL, 10),
+        /* A notebook saves through PUT of the whole file as JSON; uploads of big files come
+         * in chunks of 1 MiB (Jupyter's own).  Bodies are read whole, up to this. */
+        .max_body = 16u << 20,
+        .max_connections = max_conn,
+        .max_per_client = per_client,
+        .timeout_s = timeout_s,
+        .routes = svc_routes,
+        .nroutes = sizeof svc_routes / sizeof svc_routes[0],
+        .ctx = d,
+        .keep_raw_uri = true,
+    };
+    if (!(d->http_svc = thttp_start(&hc, err)))
+        return -1;
+    snprintf(d->svc_base, sizeof d->svc_base, "http://%s:%u", host,
+             (unsigned)thttp_port(d->http_svc));
+    return 0;
+}
+
+/* ---- who may: the ticket, the cookie, the job ---------------------------------------------- */
+
+/* With d->lock held: job id exists, runs, has the service name, and user is its owner or an
+ * admin.  0, or an HTTP status (404, 403, 409) with rep filled. */
+static int check_access(tessd_t *d, int64_t id, const char *name, const char *user, bool admin,
+                        thttp_reply_t *rep)
+{
+    tstore_job_t j;
+    tsl_error_t err;
+    if (tstore_job_get(d->store, id, &j, &err) < 0) {
+        if (errno == ENOENT)
+            thttp_error(rep, 404, "not_found", NULL, "no job %lld", (long long)id);
+        else
+            api_store_failure(rep, "job", &err);
+        return rep->status;
+    }
+    int rc = 0;
+    json_t *a = j.services_json ? json_loads(j.services_json, 0, NULL) : NULL;
+    bool has = false;
+    size_t i;
+    json_t *o;
+    json_array_foreach(a, i, o) has |=
+        json_is_string(json_object_get(o, "name")) &&
+        strcmp(json_string_value(json_object_get(o, "name")), name) == 0;
+    json_decref(a);
+    if (strcmp(j.user, user) != 0 && !admin) {
+        thttp_error(rep, 403, "forbidden", NULL,
+                    "job %lld is %s's: only its owner and admins may open its services (you are "
+                    "'%s')",
+                    (long long)id, j.user, user);
+        rc = 403;
+    } else if (!has) {
+        thttp_error(rep, 404, "not_found", NULL, "job %lld has no service '%s'", (long long)id,
+                    name);
+        rc = 404;
+    } else if (j.state == TSTORE_PENDING) {
+        thttp_error(rep, 409, "not_started", NULL, "job %lld has not started yet", (long long)id);
+        rc = 409;
+    } else if (j.state != TSTORE_RUNNING) {
+        thttp_error(rep, 409, "finished", NULL, "job %lld has finished (%s)", (long long)id,
+                    tstore_state_name(j.state));
+        rc = 409;
+    }
+    tstore_job_clear(&j);
+    return rc;
+}
+
+/* Whether user is an admin now (lock held). */
+static bool is_admin(tessd_t *d, const char *user)
+{
+    tstore_user_t u;
+    tsl_error_t err;
+    if (tstore_user_get(d->store, user, &u, &err) < 0)
+        return false;
+    return strcmp(u.role, "admin") == 0;
+}
+
+/* POST /v1/jobs/{id}/services/{name}/ticket: a ticket for the owner's (or an admin's) browser,
+ * and the URL that redeems it on the services listener. */
+void api_jobs_service_ticket(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    tessd_t *d = ctx;
+    tessd_caller_t who;
+    if (!api_enter(d, req, rep, &who))
+        return;
+    int64_t id;
+    const char *name = req->params[1];
+    char t[TSD_TICKET_LEN + 1], url[256];
+    uint8_t rnd[32];
+    if (api_batch_resolve_id(d, req->params[0], &id) < 0) {
+        thttp_error(rep, 404, "not_found", NULL, "no job '%s'", req->params[0]);
+        goto out;
+    }
+    if (!tsd_svc_name_valid(name)) {
+        thttp_error(rep, 404, "not_found", NULL, "job %lld has no service '%s'", (long long)id,
+                    name);
+        goto out;
+    }
+    if (check_access(d, id, name, who.user, who.admin, rep) != 0)
+        goto out;
+    if (!d->http_svc || tessd_jobsvc_url(d, id, name, url, sizeof url) < 0) {
+        thttp_error(rep, 409, "no_services_listener", NULL,
+                    "tesseld serves no job services (started without --services-listen)");
+        goto out;
+    }
+    if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
+        thttp_error(rep, 500, "internal", NULL, "random bytes: %s", strerror(errno));
+        goto out;
+    }
+    if (tsd_ticket_issue_svc(&tickets, mono_ms(), rnd, id, name, who.user, who.admin, t) < 0) {
+        thttp_error(rep, 429, "too_many_tickets", NULL,
+                    "too many service tickets waiting to be used (at most %d a user, each good "
+                    "for %d s)",
+                    TSD_TICKET_PER_USER, TSD_TICKET_TTL_MS / 1000);
+        goto out;
+    }
+    size_t ul = strlen(url);
+    snprintf(url + ul, sizeof url - ul, "?" TICKET_PARAM "=%s", t);
+    rep->status = 201;
+    rep->json = json_pack("{s:s, s:I, s:s, s:i, s:s}", "ticket", t, "job", (json_int_t)id,
+                          "service", name, "expires_in_s", TSD_TICKET_TTL_MS / 1000, "url", url);
+out:
+    api_leave(d);
+}
+
+/* ---- plain requests: libcurl -------------------------------------------------------------- */
+
+typedef struct {
+    tessd_t *d;
+    CURL *h;
+    CURLM *m;
+    struct curl_slist *hdrs;
+    char buf[SVC_BUF];
+    size_t len, off;
+    bool paused, done, head_done;
+    CURLcode result;
+    char user[TSTORE_NAME_MAX + 1];
+    int64_t job;
+    char ctype[160];
+    char *body; /* the request's body (libhttp's copy is gone once the handler returns) */
+} px_t;
+
+static void give_conn(const char *user)
+{
+    pthread_mutex_lock(&svc_mu);
+    tsd_termconn_give(&conns, user);
+    pthread_mutex_unlock(&svc_mu);
+}
+
+static void px_free(void *arg)
+{
+    px_t *p = arg;
+    if (!p)
+        return;
+    if (p->m && p->h)
+        curl_multi_remove_handle(p->m, p->h);
+    curl_easy_cleanup(p->h);
+    curl_multi_cleanup(p->m);
+    curl_slist_free_all(p->hdrs);
+    free(p->body);
+    if (p->user[0]) {
+        give_conn(p->user);
+        touch(p->job, 0);
+    }
+    free(p);
+}
+
+static size_t px_write(char *data, size_t size, size_t n, void *arg)
+{
+    px_t *p = arg;
+    size_t bytes = size * n;
+    if (p->len + bytes > sizeof p->buf) {
+        p->paused = true;
+        return CURL_WRITEFUNC_PAUSE; /* delivered again once px_read emptied the buffer */
+    }
+    memcpy(p->buf + p->len, data, bytes);
+    p->len += bytes;
+    return bytes;
+}
+
+static size_t px_header(char *data, size_t size, size_t n, void *arg)
+{
+    px_t *p = arg;
+    size_t bytes = size * n;
+    /* The end of a head: a line that is only CR LF.  A 1xx head (100 Continue) is followed by
+     * the real one; Expect is never sent, so none comes. */
+    long code = 0;
+    if (bytes <= 2 && (bytes == 0 || data[0] == '\r' || data[0] == '\n') &&
+        curl_easy_getinfo(p->h, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK && code >= 200)
+        p->head_done = true;
+    return bytes;
+}
+
+/* One turn of libcurl: up to wait_ms for something to happen. */
+static void px_drive(px_t *p, int wait_ms)
+{
+    int running = 0;
+    curl_multi_perform(p->m, &running);
+    if (!running) {
+        int left;
+        CURLMsg *msg;
+        while ((msg = curl_multi_info_read(p->m, &left)))
+            if (msg->msg == CURLMSG_DONE)
+                p->result = msg->data.result;
+        p->done = true;
+        return;
+    }
+    curl_multi_poll(p->m, NULL, 0, wait_ms, NULL);
+}
+
+/* libhttp's stream reader: the answer's body as it comes. */
+static ssize_t px_read(void *arg, uint64_t pos, char *out, size_t max)
+{
+    px_t *p = arg;
+    (void)pos;
+    for (;;) {
+        if (p->len > p->off) {
+            size_t n = p->len - p->off < max ? p->len - p->off : max;
+            memcpy(out, p->buf + p->off, n);
+            p->off += n;
+            if (p->off == p->len) {
+                p->off = p->len = 0;
+                if (p->paused) {
+                    p->paused = false;
+                    curl_easy_pause(p->h, CURLPAUSE_CONT);
+                }
+            }
+            touch(p->job, 0);
+            return (ssize_t)n;
+        }
+        if (p->done)
+            return p->result == CURLE_OK ? THTTP_STREAM_END : THTTP_STREAM_ERROR;
+        if (atomic_load(&p->d->stopping))
+            return THTTP_STREAM_ERROR;
+        px_drive(p, 1000);
+    }
+}
+
+/* Hop-by-hop headers (RFC 9110, 7.6.1) and those libcurl or MHD write themselves: never
+ * passed on. */
+static bool hop_header(const char *name)
+{
+    static const char *const hop[] = {
+        "Connection",         "Keep-Alive", "Proxy-Connection", "TE",     "Trailer",
+        "Transfer-Encoding",  "Upgrade",    "Content-Length",   "Expect", "Proxy-Authorization",
+        "Proxy-Authenticate", NULL};
+    for (size_t i = 0; hop[i]; i++)
+        if (strcasecmp(name, hop[i]) == 0)
+            return true;
+    return false;
+}
+
+typedef struct {
+    struct curl_slist *l;
+    char *cookie; /* the client's cookies but tesseld's, "k=v; k2=v2" */
+    size_t cookie_len;
+    bool fail, ws;
+} hdr_acc_t;
+
+static enum MHD_Result add_cookie(void *cls, enum MHD_ValueKind kind, const char *k, const char *v)
+{
+    hdr_acc_t *a = cls;
+    (void)kind;
+    if (strcmp(k, TSD_SVC_COOKIE) == 0)
+        return MHD_YES;
+    size_t n = strlen(k) + (v ? strlen(v) : 0) + 4;
+    char *c = realloc(a->cookie, a->cookie_len + n);
+    if (!c) {
+        a->fail = true;
+        return MHD_NO;
+    }
+    a->cookie = c;
+    a->cookie_len +=
+        (size_t)sprintf(c + a->cookie_len, "%s%s=%s", a->cookie_len ? "; " : "", k, v ? v : "");
+    return MHD_YES;
+}
+
+static enum MHD_Result add_header(void *cls, enum MHD_ValueKind kind, const char *k, const char *v)
+{
+    hdr_acc_t *a = cls;
+    (void)kind;
+    if (hop_header(k) || strcasecmp(k, "Cookie") == 0)
+        return MHD_YES;
+    /* A WebSocket goes through uncompressed and without a subprotocol (the 101 that tesseld
+     * writes names neither). */
+    if (a->ws && (strcasecmp(k, "Sec-WebSocket-Extensions") == 0 ||
+                  strcasecmp(k, "Sec-WebSocket-Protocol") == 0))
+        return MHD_YES;
+    char *line;
+    if (asprintf(&line, "%s: %s", k, v ? v : "") < 0) {
+        a->fail = true;
+        return MHD_NO;
+    }
+    struct curl_slist *l = curl_slist_append(a->l, line);
+    free(line);
+    if (!l) {
+        a->fail = true;
+        return MHD_NO;
+    }
+    a->l = l;
+    return MHD_YES;
+}
+
+/* The client's headers to pass on (a->l) and its cookies but tesseld's (a->cookie, or NULL).
+ * false when out of memory. */
+static bool collect_headers(thttp_req_t *req, hdr_acc_t *a)
+{
+    struct MHD_Connection *c = req->conn;
+    MHD_get_connection_values(c, MHD_HEADER_KIND, add_header, a);
+    MHD_get_connection_values(c, MHD_COOKIE_KIND, add_cookie, a);
+    return !a->fail;
+}
+
+static void unreachable(thttp_reply_t *rep, int64_t id, const char *name, const char *why)
+{
+    thttp_error(rep, 503, "service_unavailable", NULL,
+                "job %lld's service '%s' does not answer (%s): it may not listen yet on its port "
+                "in the job; retry in a few seconds",
+                (long long)id, name, why);
+    snprintf(rep->extra_name, sizeof rep->extra_name, "Retry-After");
+    snprintf(rep->extra_value, sizeof rep->extra_value, SVC_RETRY_S);
+}
+
+static void proxy_plain(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, px_t *p, const char *sock,
+                        const char *name)
+{
+    hdr_acc_t a = {0};
+    char *url = NULL;
+    if (!collect_headers(req, &a) || asprintf(&url, "http://localhost%s", req->raw_uri) < 0) {
+        url = NULL;
+        thttp_error(rep, 500, "internal", NULL, "out of memory");
+        goto fail;
+    }
+    p->hdrs = a.l;
+    a.l = NULL;
+    struct curl_slist *l = curl_slist_append(p->hdrs, "Expect:");
+    if (l)
+        p->hdrs = l;
+    if (!(p->h = curl_easy_init()) || !(p->m = curl_multi_init()) || !l) {
+        thttp_error(rep, 500, "internal", NULL, "out of memory");
+        goto fail;
+    }
+    curl_easy_setopt(p->h, CURLOPT_URL, url);
+    curl_easy_setopt(p->h, CURLOPT_UNIX_SOCKET_PATH, sock);
+    curl_easy_setopt(p->h, CURLOPT_PROTOCOLS_STR, "http");
+    curl_easy_setopt(p->h, CURLOPT_NOPROXY, "*");
+    curl_easy_setopt(p->h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    curl_easy_setopt(p->h, CURLOPT_PATH_AS_IS, 1L);
+    curl_easy_setopt(p->h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(p->h, CURLOPT_CONNECTTIMEOUT_MS, (long)SVC_HEAD_MS);
+    curl_easy_setopt(p->h, CURLOPT_HTTPHEADER, p->hdrs);
+    if (a.cookie)
+        curl_easy_setopt(p->h, CURLOPT_COOKIE, a.cookie);
+    curl_easy_setopt(p->h, CURLOPT_WRITEFUNCTION, px_write);
+    curl_easy_setopt(p->h, CURLOPT_WRITEDATA, p);
+    curl_easy_setopt(p->h, CURLOPT_HEADERFUNCTION, px_header);
+    curl_easy_setopt(p->h, CURLOPT_HEADERDATA, p);
+    if (strcmp(req->method, "HEAD") == 0) {
+        curl_easy_setopt(p->h, CURLOPT_NOBODY, 1L);
+    } else if (req->body_len > 0 || strcmp(req->method, "POST") == 0 ||
+               strcmp(req->method, "PUT") == 0 || strcmp(req->method, "PATCH") == 0) {
+        if (req->body_len > 0 && !(p->body = malloc(req->body_len))) {
+            thttp_error(rep, 500, "internal", NULL, "out of memory");
+            goto fail;
+        }
+        if (req->body_len)
+            memcpy(p->body, req->body, req->body_len);
+        curl_easy_setopt(p->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
+        curl_easy_setopt(p->h, CURLOPT_POSTFIELDS, p->body ? p->body : "");
+    }
+    if (strcmp(req->method, "GET") != 0 && strcmp(req->method, "HEAD") != 0)
+        curl_easy_setopt(p->h, CURLOPT_CUSTOMREQUEST, req->method);
+    curl_multi_add_handle(p->m, p->h);
+    while (!p->head_done && !p->done && !atomic_load(&d->stopping))
+        px_drive(p, 1000);
+    if (!p->head_done) {
+        unreachable(rep, p->job, name,
+                    p->done ? curl_easy_strerror(p->result) : "tesseld is stopping");
+        goto fail;
+    }
+    long code = 502;
+    curl_easy_getinfo(p->h, CURLINFO_RESPONSE_CODE, &code);
+    rep->status = (int)code;
+    struct curl_header *hh, *prev = NULL;
+    while ((hh = curl_easy_nextheader(p->h, CURLH_HEADER, -1, prev))) {
+        prev = hh;
+        if (hop_header(hh->name) || strcasecmp(hh->name, "Date") == 0)
+            continue;
+        if (strcasecmp(hh->name, "Content-Type") == 0) {
+            snprintf(p->ctype, sizeof p->ctype, "%s", hh->value);
+            continue;
+        }
+        if (thttp_reply_header(rep, hh->name, hh->value) < 0 && errno == ENOMEM) {
+            free(rep->headers);
+            rep->headers = NULL;
+            rep->headers_len = 0;
+            thttp_error(rep, 500, "internal", NULL, "out of memory");
+            goto fail;
+        }
+    }
+    rep->content_type = p->ctype[0] ? p->ctype : "application/octet-stream";
+    rep->stream = px_read;
+    rep->stream_arg = p;
+    rep->stream_free = px_free;
+    free(url);
+    free(a.cookie);
+    return;
+fail:
+    free(url);
+    free(a.cookie);
+    curl_slist_free_all(a.l);
+    px_free(p);
+}
+
+/* ---- WebSockets: the handshake written to the socket, then a relay ------------------------ */
+
+typedef struct {
+    tessd_t *d;
+    int up;        /* the service's socket */
+    char *pending; /* bytes the service sent after its 101, for the client first */
+    size_t pending_len;
+    char user[TSTORE_NAME_MAX + 1];
+    int64_t job;
+} ws_t;
+
+static void ws_free(void *arg)
+{
+    ws_t *w = arg;
+    if (!w)
+        return;
+    if (w->up >= 0)
+        close(w->up);
+    free(w->pending);
+    give_conn(w->user);
+    touch(w->job, -1);
+    free(w);
+}
+
+/* Write all of buf to fd (blocking with poll).  0, or -1. */
+static int write_all(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN) {
+            struct pollfd pf = {.fd = fd, .events = POLLOUT};
+            if (poll(&pf, 1, SVC_HEAD_MS) <= 0)
+                return -1;
+            continue;
+        }
+        if (n <= 0)
+            return -1;
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* The relay of an upgraded connection: client fd <-> the service's socket, SVC_BUF each way;
+ * ends when either side ends or tesseld stops (the client reconnects to the next tesseld). */
+static void ws_relay(void *arg, int fd, const char *extra, size_t extra_len)
+{
+    ws_t *w = arg;
+    if ((extra_len && write_all(w->up, extra, extra_len) < 0) ||
+        (w->pending_len && write_all(fd, w->pending, w->pending_len) < 0))
+        return;
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    fcntl(w->up, F_SETFL, fcntl(w->up, F_GETFL) | O_NONBLOCK);
+    char *c2s = malloc(2 * SVC_BUF);
+    if (!c2s)
+        return;
+    char *s2c = c2s + SVC_BUF;
+    size_t c2s_len = 0, c2s_off = 0, s2c_len = 0, s2c_off = 0;
+    bool c_eof = false, s_eof = false;
+    while (!atomic_load(&w->d->stopping)) {
+        struct pollfd pf[2] = {{.fd = fd}, {.fd = w->up}};
+        if (!c_eof && c2s_len == 0)
+            pf[0].events |= POLLIN;
+        if (s2c_len > s2c_off)
+            pf[0].events |= POLLOUT;
+        if (!s_eof && s2c_len == 0)
+            pf[1].events |= POLLIN;
+        if (c2s_len > c2s_off)
+            pf[1].events |= POLLOUT;
+        if ((c_eof && c2s_len == 0) || (s_eof && s2c_len == 0))
+            break; /* one side ended and all it sent is passed on: the WebSocket is over */
+        int rc = poll(pf, 2, 1000);
+        if (rc < 0 && errno != EINTR)
+            break;
+        if (rc <= 0)
+            continue;
+        if (pf[0].revents & (POLLIN | POLLHUP | POLLERR) && !c_eof && c2s_len == 0) {
+            ssize_t n = read(fd, c2s, SVC_BUF);
+            if (n > 0)
+                c2s_len = (size_t)n, c2s_off = 0;
+            else if (n == 0 || errno != EAGAIN)
+                c_eof = true;
+        }
+        if (pf[1].revents & (POLLIN | POLLHUP | POLLERR) && !s_eof && s2c_len == 0) {
+            ssize_t n = read(w->up, s2c, SVC_BUF);
+            if (n > 0)
+                s2c_len = (size_t)n, s2c_off = 0;
+            else if (n == 0 || errno != EAGAIN)
+                s_eof = true;
+        }
+        if (c2s_len > c2s_off) {
+            ssize_t n = send(w->up, c2s + c2s_off, c2s_len - c2s_off, MSG_NOSIGNAL);
+            if (n < 0 && errno != EAGAIN)
+                break;
+            if (n > 0 && (c2s_off += (size_t)n) == c2s_len)
+                c2s_len = c2s_off = 0;
+        }
+        if (s2c_len > s2c_off) {
+            ssize_t n = send(fd, s2c + s2c_off, s2c_len - s2c_off, MSG_NOSIGNAL);
+            if (n < 0 && errno != EAGAIN)
+                break;
+            if (n > 0 && (s2c_off += (size_t)n) == s2c_len)
+                s2c_len = s2c_off = 0;
+        }
+        touch(w->job, 0);
+    }
+    free(c2s);
+}
+
+/* A header list's lines into one request head: "METHOD URI HTTP/1.1\r\n" + lines + cookie. */
+static char *ws_head(thttp_req_t *req, const hdr_acc_t *a, size_t *len)
+{
+    size_t n =
+        strlen(req->method) + strlen(req->raw_uri) + 64 + (a->cookie ? a->cookie_len + 16 : 0);
+    for (const struct curl_slist *l = a->l; l; l = l->next)
+        n += strlen(l->data) + 2;
+    char *h = malloc(n);
+    if (!h)
+        return NULL;
+    size_t o = (size_t)sprintf(h, "%s %s HTTP/1.1\r\n", req->method, req->raw_uri);
+    for (const struct curl_slist *l = a->l; l; l = l->next)
+        o += (size_t)sprintf(h + o, "%s\r\n", l->data);
+    if (a->cookie)
+        o += (size_t)sprintf(h + o, "Cookie: %s\r\n", a->cookie);
+    o += (size_t)sprintf(h + o, "Connection: Upgrade\r\nUpgrade: websocket\r\n\r\n");
+    *len = o;
+    return h;
+}
+
+static void proxy_ws(thttp_req_t *req, thttp_reply_t *rep, ws_t *w, const char *sock,
+                     const char *name)
+{
+    const char *key = thttp_header(req, "Sec-WebSocket-Key");
+    const char *ver = thttp_header(req, "Sec-WebSocket-Version");
+    if (!tsl_ws_key_valid(key) || !ver || strcmp(ver, "13") != 0) {
+        thttp_error(rep, 426, "upgrade_required", NULL,
+                    "a WebSocket of version 13 with a Sec-WebSocket-Key");
+        ws_free(w);
+        return;
+    }
+    hdr_acc_t a = {.ws = true};
+    size_t hlen = 0;
+    char *head = NULL;
+    if (!collect_headers(req, &a) || !(head = ws_head(req, &a, &hlen))) {
+        thttp_error(rep, 500, "internal", NULL, "out of memory");
+        goto fail;
+    }
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(sock) >= sizeof sa.sun_path) {
+        unreachable(rep, w->job, name, "its socket's path is too long");
+        goto fail;
+    }
+    memcpy(sa.sun_path, sock, strlen(sock) + 1);
+    w->up = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct timeval tv = {.tv_sec = SVC_HEAD_MS / 1000};
+    if (w->up < 0 || setsockopt(w->up, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0 ||
+        setsockopt(w->up, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) < 0 ||
+        connect(w->up, (struct sockaddr *)&sa, sizeof sa) < 0 || write_all(w->up, head, hlen) < 0) {
+        unreachable(rep, w->job, name, strerror(errno));
+        goto fail;
+    }
+    /* The service's answer: its head only, up to the empty line; what follows is the
+     * WebSocket's first bytes. */
+    char *in = malloc(SVC_HEAD_MAX + 1);
+    size_t got = 0;
+    char *end = NULL;
+    while (in && got < SVC_HEAD_MAX && !end) {
+        ssize_t n = read(w->up, in + got, SVC_HEAD_MAX - got);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+        in[got] = '\0';
+        end = memmem(in, got, "\r\n\r\n", 4);
+    }
+    if (!in || !end) {
+        free(in);
+        unreachable(rep, w->job, name, got ? "no complete answer" : "no answer");
+        goto fail;
+    }
+    if (strncmp(in, "HTTP/1.1 101 ", 13) != 0) {
+        /* Its status line, for the person: the service refused the WebSocket. */
+        size_t sl = strcspn(in, "\r\n");
+        thttp_error(rep, 502, "service_refused", NULL,
+                    "job %lld's service '%s' refused the WebSocket: %.*s", (long long)w->job, name,
+                    (int)(sl < 80 ? sl : 80), in);
+        free(in);
+        goto fail;
+    }
+    size_t rest = got - (size_t)(end + 4 - in);
+    if (rest) {
+        w->pending = malloc(rest);
+        if (!w->pending) {
+            free(in);
+            thttp_error(rep, 500, "internal", NULL, "out of memory");
+            goto fail;
+        }
+        memcpy(w->pending, end + 4, rest);
+        w->pending_len = rest;
+    }
+    free(in);
+    tv.tv_sec = 0;
+    setsockopt(w->up, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(w->up, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    rep->status = 101;
+    snprintf(rep->extra_name, sizeof rep->extra_name, "Upgrade");
+    snprintf(rep->extra_value, sizeof rep->extra_value, "websocket");
+    snprintf(rep->extra2_name, sizeof rep->extra2_name, "Sec-WebSocket-Accept");
+    char acc[29];
+    tsl_ws_accept(key, acc);
+    snprintf(rep->extra2_value, sizeof rep->extra2_value, "%s", acc);
+    rep->upgrade = ws_relay;
+    rep->upgrade_arg = w;
+    rep->upgrade_free = ws_free;
+    free(head);
+    free(a.cookie);
+    curl_slist_free_all(a.l);
+    return;
+fail:
+    free(head);
+    free(a.cookie);
+    curl_slist_free_all(a.l);
+    ws_free(w);
+}
+
+/* ---- the handler -------------------------------------------------------------------------- */
+
+/* Whether a header's value holds word as one of its comma-separated tokens. */
+static bool has_token(const char *v, const char *word)
+{
+    size_t wl = strlen(word);
+    while (v && *v) {
+        v += strspn(v, " \t,");
+        size_t n = strcspn(v, ",");
+        size_t t = n;
+        while (t > 0 && (v[t - 1] == ' ' || v[t - 1] == '\t'))
+            t--;
+        if (t == wl && strncasecmp(v, word, wl) == 0)
+            return true;
+        v += n;
+    }
+    return false;
+}
+
+static void h_service(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    tessd_t *d = ctx;
+    int64_t id;
+    const char *name = req->params[1];
+    if (api_parse_id(req->params[0], &id) < 0 || id <= 0 || !tsd_svc_name_valid(name)) {
+        thttp_error(rep, 404, "not_found", NULL, "no such service");
+        return;
+    }
+    if (!req->raw_uri) {
+        thttp_error(rep, 500, "internal", NULL, "out of memory");
+        return;
+    }
+    /* The service's root is /jobs/ID/NAME/: its pages' relative links need the slash. */
+    if (req->nparams == 2) {
+        rep->status = 308;
+        snprintf(rep->location, sizeof rep->location, "/jobs/%lld/%s/", (long long)id, name);
+        return;
+    }
+    if (atomic_load(&d->stopping)) {
+        thttp_error(rep, 503, "unavailable", NULL, "tesseld is shutting down");
+        return;
+    }
+    /* A ticket: redeemed for a cookie, then the same page without it. */
+    const char *ticket = thttp_query(req, TICKET_PARAM);
+    char user[TSTORE_NAME_MAX + 1];
+    bool admin;
+    if (ticket) {
+        tsd_ticket_t t;
+        pthread_mutex_lock(&d->lock);
+        tsd_ticket_res_t r = tsd_ticket_redeem_svc(&tickets, mono_ms(), ticket, id, name, &t);
+        int st =
+            r == TSD_TICKET_OK ? check_access(d, id, name, t.user, is_admin(d, t.user), rep) : 403;
+        pthread_mutex_unlock(&d->lock);
+        if (r != TSD_TICKET_OK) {
+            thttp_error(rep, 403, "bad_ticket", NULL, "%s: ask for a new URL (tessel open %lld %s)",
+                        tsd_ticket_res_str(r), (long long)id, name);
+            return;
+        }
+        if (st)
+            return;
+        char c[TSD_SVC_COOKIE_MAX], hv[TSD_SVC_COOKIE_MAX + 160];
+        if (tsd_svc_cookie_make(d->svc_key, id, name, t.user,
+                                (long long)time(NULL) + TSD_SVC_COOKIE_TTL_S, c) < 0) {
+            thttp_error(rep, 500, "internal", NULL, "no cookie for user '%s'", t.user);
+            return;
+        }
+        snprintf(hv, sizeof hv,
+                 TSD_SVC_COOKIE "=%s; Path=/jobs/%lld/%s/; Max-Age=%d; HttpOnly; "
+                                "SameSite=Strict",
+                 c, (long long)id, name, TSD_SVC_COOKIE_TTL_S);
+        if (thttp_reply_header(rep, "Set-Cookie", hv) < 0) {
+            thttp_error(rep, 500, "internal", NULL, "out of memory");
+            return;
+        }
+        rep->status = 303;
+        snprintf(rep->location, sizeof rep->location, "/jobs/%lld/%s/", (long long)id, name);
+        return;
+    }
+    const char *cookie = MHD_lookup_connection_value(req->conn, MHD_COOKIE_KIND, TSD_SVC_COOKIE);
+    if (!tsd_svc_cookie_check(d->svc_key, id, name, cookie, (long long)time(NULL), user,
+                              sizeof user)) {
+        thttp_error(rep, 403, "forbidden", NULL,
+                    "%s: open it with a new URL from `tessel open %lld %s` or the console",
+                    cookie ? "this session is not valid for this service (or has expired)"
+                           : "no session for this service",
+                    (long long)id, name);
+        return;
+    }
+    pthread_mutex_lock(&d->lock);
+    admin = is_admin(d, user);
+    int st = check_access(d, id, name, user, admin, rep);
+    pthread_mutex_unlock(&d->lock);
+    if (st)
+        return;
+    char sock[PATH_MAX];
+    if (tsd_svc_sock(d->data_dir, id, name, sock, sizeof sock) < 0) {
+        thttp_error(rep, 500, "internal", NULL, "job %lld's service socket: %s", (long long)id,
+                    strerror(errno));
+        return;
+    }
+    /* A connection held: counted for the user and in all. */
+    pthread_mutex_lock(&svc_mu);
+    tsd_termconn_res_t cr = tsd_termconn_take(&conns, user, SVC_PER_USER, d->term_max);
+    pthread_mutex_unlock(&svc_mu);
+    if (cr != TSD_TERMCONN_OK) {
+        if (cr == TSD_TERMCONN_USER_FULL)
+            thttp_error(rep, 429, "too_many_connections", NULL,
+                        "you ('%s') hold %d connections to job services already", user,
+                        SVC_PER_USER);
+        else
+            thttp_error(rep, 503, "too_many_connections", NULL,
+                        "tesseld holds %u connections to terminals and job services, its most "
+                        "(half of --max-connections): try again later",
+                        d->term_max);
+        snprintf(rep->extra_name, sizeof rep->extra_name, "Retry-After");
+        snprintf(rep->extra_value, sizeof rep->extra_value, SVC_RETRY_S);
+        return;
+    }
+    touch(id, 0);
+    const char *up = thttp_header(req, "Upgrade");
+    if (up && has_token(up, "websocket") && strcmp(req->method, "GET") == 0) {
+        ws_t *w = calloc(1, sizeof *w);
+        if (!w) {
+            give_conn(user);
+            thttp_error(rep, 500, "internal", NULL, "out of memory");
+            return;
+        }
+        *w = (ws_t){.d = d, .up = -1, .job = id};
+        snprintf(w->user, sizeof w->user, "%s", user);
+        touch(id, +1); /* ws_free takes it back */
+        proxy_ws(req, rep, w, sock, name);
+        return;
+    }
+    px_t *p = calloc(1, sizeof *p);
+    if (!p) {
+        give_conn(user);
+        thttp_error(rep, 500, "internal", NULL, "out of memory");
+        return;
+    }
+    p->d = d;
+    p->job = id;
+    snprintf(p->user, sizeof p->user, "%s", user);
+    proxy_plain(d, req, rep, p, sock, name);
+}
+
+/* ---- the idle rule (--interactive-idle) ------------------------------------------------------ */
+
+/* How often the rule looks (the idle time is minutes; a few seconds late is nothing). */
+#define IDLE_CHECK_MS 5000
+/* Who cancelled, as the job's end says ("cancelled by idle-timeout"). */
+#define IDLE_BY "idle-timeout"
+
+void tessd_jobsvc_idle_pass(tessd_t *d)
+{
+    static int64_t last_check;
+    int64_t now = tessd_now_ms();
+    if (d->interactive_idle_ms <= 0 || now - last_check < IDLE_CHECK_MS)
+        return;
+    last_check = now;
+    for (size_t i = 0; i < d->nruns; i++) {
+        tessd_run_t *r = &d->runs[i];
+        if (r->cancel_ms || r->timeout_ms)
+            continue;
+        tstore_job_t j;
+        tsl_error_t err;
+        if (tstore_job_get(d->store, r->id, &j, &err) < 0)
+            continue;
+        bool svc = j.services_json != NULL;
+        tstore_job_clear(&j);
+        if (!svc)
+            continue;
+        long long last = r->started_ms;
+        unsigned ws = 0;
+        pthread_mutex_lock(&svc_mu);
+        for (int k = 0; k < SVC_JOBS_MAX; k++)
+            if (act[k].job == r->id) {
+                if (act[k].last_ms > last)
+                    last = act[k].last_ms;
+                ws = act[k].open_ws;
+            }
+        pthread_mutex_unlock(&svc_mu);
+        if (ws > 0 || now - last < d->interactive_idle_ms)
+            continue;
+        tessd_log("job %lld: no request to its services and no WebSocket open for %lld s "
+                  "(--interactive-idle): cancelled",
+                  (long long)r->id, (long long)((now - last) / 1000));
+        if (tessd_cancel_running(d, r->id, IDLE_BY, &err) < 0)
+            tessd_log("job %lld: idle cancel: %s", (long long)r->id, err.text);
+    }
+}

@@ -1,0 +1,157 @@
+/* jobsvc.c - a job's web services: the pure rules (see jobsvc.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
+#include <sys/un.h>
+
+#include <nettle/hmac.h>
+
+#include "daemon/jobsvc.h"
+#include "libstore/store.h"
+
+bool tsd_svc_name_valid(const char *name)
+{
+    size_t n = name ? strlen(name) : 0;
+    if (n < 1 || n > TSD_SVC_NAME_MAX || name[0] < 'a' || name[0] > 'z' || name[n - 1] == '-')
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'))
+            return false;
+    }
+    return true;
+}
+
+/* err filled with the text, errno EINVAL, NULL. */
+#define BAD(...)                                                                                   \
+    do {                                                                                           \
+        tsl_errprintf(err, __VA_ARGS__);                                                           \
+        errno = EINVAL;                                                                            \
+        return NULL;                                                                               \
+    } while (0)
+
+char *tsd_svc_check(const json_t *v, tsl_error_t *err)
+{
+#define SHAPE "services must be an array of 1 to %d objects {\"name\", \"port\"}", TSD_SVC_MAX
+    if (!json_is_array(v) || json_array_size(v) < 1 || json_array_size(v) > TSD_SVC_MAX)
+        BAD(SHAPE);
+    const char *names[TSD_SVC_MAX];
+    json_int_t ports[TSD_SVC_MAX];
+    size_t n = json_array_size(v);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *o = json_array_get(v, i);
+        const json_t *name = json_object_get(o, "name"), *port = json_object_get(o, "port");
+        if (!json_is_object(o) || json_object_size(o) != 2 || !name || !port)
+            BAD(SHAPE);
+        if (!json_is_string(name) || strlen(json_string_value(name)) != json_string_length(name) ||
+            !tsd_svc_name_valid(json_string_value(name)))
+            BAD("services: a name is 1 to %d of a-z, 0-9 and '-', starting with a letter, not "
+                "ending with '-'",
+                TSD_SVC_NAME_MAX);
+        if (!json_is_integer(port) || json_integer_value(port) < 1 ||
+            json_integer_value(port) > 65535)
+            BAD("services: %s's port must be an integer 1..65535", json_string_value(name));
+        names[i] = json_string_value(name);
+        ports[i] = json_integer_value(port);
+        for (size_t k = 0; k < i; k++) {
+            if (strcmp(names[k], names[i]) == 0)
+                BAD("services: the name %s is given twice", names[i]);
+            if (ports[k] == ports[i])
+                BAD("services: %s's port %lld is another service's too", names[i],
+                    (long long)ports[i]);
+        }
+    }
+#undef SHAPE
+    char *s = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    if (!s) {
+        errno = ENOMEM;
+        tsl_errprintf(err, "out of memory");
+        errno = ENOMEM;
+    }
+    return s;
+}
+
+int tsd_svc_sock(const char *data_dir, int64_t job, const char *name, char *buf, size_t len)
+{
+    if (!tsd_svc_name_valid(name)) {
+        errno = EINVAL;
+        return -1;
+    }
+    int n = snprintf(buf, len, "%s/" TSD_SVC_DIR "/j%lld-%s.sock", data_dir, (long long)job, name);
+    if (n < 0 || (size_t)n >= len || (size_t)n >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the session cookie ------------------------------------------------------------------- */
+
+/* The MAC of (job, name, user, expires) in hexadecimal (64 digits and a NUL) into hex. */
+static void cookie_mac(const uint8_t key[TSD_SVC_COOKIE_KEY], int64_t job, const char *name,
+                       const char *user, long long expires_s, char hex[2 * SHA256_DIGEST_SIZE + 1])
+{
+    char msg[256];
+    int n = snprintf(msg, sizeof msg, "tessel-svc%c%lld%c%s%c%s%c%lld", 0, (long long)job, 0, name,
+                     0, user, 0, expires_s);
+    struct hmac_sha256_ctx c;
+    uint8_t mac[SHA256_DIGEST_SIZE];
+    hmac_sha256_set_key(&c, TSD_SVC_COOKIE_KEY, key);
+    hmac_sha256_update(&c, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1, (uint8_t *)msg);
+    hmac_sha256_digest(&c, SHA256_DIGEST_SIZE, mac);
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < SHA256_DIGEST_SIZE; i++) {
+        hex[2 * i] = digits[mac[i] >> 4];
+        hex[2 * i + 1] = digits[mac[i] & 15];
+    }
+    hex[2 * SHA256_DIGEST_SIZE] = '\0';
+}
+
+int tsd_svc_cookie_make(const uint8_t key[TSD_SVC_COOKIE_KEY], int64_t job, const char *name,
+                        const char *user, long long expires_s, char out[TSD_SVC_COOKIE_MAX])
+{
+    if (!tsd_svc_name_valid(name) || !tstore_name_valid(user) || expires_s < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    char hex[2 * SHA256_DIGEST_SIZE + 1];
+    cookie_mac(key, job, name, user, expires_s, hex);
+    int n = snprintf(out, TSD_SVC_COOKIE_MAX, "%s:%lld:%s", user, expires_s, hex);
+    if (n < 0 || n >= TSD_SVC_COOKIE_MAX) {
+        errno = EINVAL;
+        return -1;
+    }
+    return 0;
+}
+
+bool tsd_svc_cookie_check(const uint8_t key[TSD_SVC_COOKIE_KEY], int64_t job, const char *name,
+                          const char *value, long long now_s, char *user, size_t user_len)
+{
+    if (!value || !tsd_svc_name_valid(name) || strlen(value) >= TSD_SVC_COOKIE_MAX)
+        return false;
+    const char *c1 = strchr(value, ':');
+    const char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    if (!c1 || !c2 || (size_t)(c1 - value) > TSTORE_NAME_MAX || (size_t)(c1 - value) >= user_len)
+        return false;
+    char u[TSTORE_NAME_MAX + 1];
+    memcpy(u, value, (size_t)(c1 - value));
+    u[c1 - value] = '\0';
+    char *end;
+    errno = 0;
+    long long exp = strtoll(c1 + 1, &end, 10);
+    if (end != c2 || c1[1] < '0' || c1[1] > '9' || errno || !tstore_name_valid(u))
+        return false;
+    char hex[2 * SHA256_DIGEST_SIZE + 1];
+    cookie_mac(key, job, name, u, exp, hex);
+    const char *got = c2 + 1;
+    if (strlen(got) != 2 * SHA256_DIGEST_SIZE)
+        return false;
+    unsigned char d = 0;
+    for (size_t i = 0; i < 2 * SHA256_DIGEST_SIZE; i++)
+        d |= (unsigned char)(hex[i] ^ got[i]);
+    if (d != 0 || exp <= now_s)
+        return false;
+    memcpy(user, u, strlen(u) + 1);
+    return true;
+}

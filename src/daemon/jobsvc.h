@@ -1,0 +1,71 @@
+/* jobsvc.h - a job's web services (issue 19, item 3; docs/job-services.md): the pure rules.
+ *
+ * A job submitted with "services": [{"name": "jupyter", "port": 8888}, ...] runs in a network
+ * namespace of its own (tessel-shim --svc, fwd.h), where each service listens on
+ * 127.0.0.1:PORT; the shim serves each on a Unix socket <data>/jobsvc/j<ID>-<NAME>.sock,
+ * root's and the job owner's only.  This file holds what needs no I/O: the names allowed, the
+ * check of a submission's value, the sockets' paths.  Prefix tsd_svc_. */
+#ifndef TESSEL_DAEMON_JOBSVC_H
+#define TESSEL_DAEMON_JOBSVC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "libutil/error.h"
+
+/* Longest service name: short enough for a URL segment and for the socket's path (the whole
+ * must fit a Unix socket's 107 bytes with the data directory in front). */
+#define TSD_SVC_NAME_MAX 16
+/* Services of one job (tessel-shim's TAGENT_SVC_MAX: one forwarder process each). */
+#define TSD_SVC_MAX 4
+/* The directory of the services' sockets, below tesseld's data directory. */
+#define TSD_SVC_DIR "jobsvc"
+
+/* Whether name is a service name: 1 to TSD_SVC_NAME_MAX of a-z, 0-9 and '-', starting with a
+ * letter and not ending with '-'. */
+bool tsd_svc_name_valid(const char *name);
+
+/* Check a submission's "services" value v: an array of 1 to TSD_SVC_MAX objects with exactly
+ * the members "name" (tsd_svc_name_valid) and "port" (an integer 1..65535), names and ports
+ * each different.  A new compact JSON text of the array (malloc'd: the caller frees it), or
+ * NULL with errno (EINVAL; ENOMEM) and a line for the person in err. */
+char *tsd_svc_check(const json_t *v, tsl_error_t *err);
+
+/* The socket of job's service name: "<data_dir>/jobsvc/j<job>-<name>.sock" into buf.  0, or -1
+ * with errno ENAMETOOLONG when it is longer than len - 1 or than a Unix socket's path (107
+ * bytes), EINVAL when name is not valid. */
+int tsd_svc_sock(const char *data_dir, int64_t job, const char *name, char *buf, size_t len);
+
+/* ---- the session cookie (docs/job-services.md, "From a browser") ----------------------------
+ *
+ * A browser that redeemed a ticket on the services listener gets a cookie, "tessel-svc", with
+ * Path=/jobs/<job>/<name>/ (it goes with that service's requests only), HttpOnly, SameSite=Strict.
+ * Its value is "<user>:<expires>:<mac>": the user the ticket was issued to, the second it
+ * expires (Unix time), and HMAC-SHA256 (nettle) under tesseld's key of the job, the service's
+ * name, the user and the expiry, in hexadecimal.  It is checked at every request, then the
+ * job's state and owner are (a cookie of a job that ended opens nothing).  The key is 32 random
+ * bytes kept by tesseld (root's, 0600), so cookies outlive a restart of tesseld. */
+#define TSD_SVC_COOKIE     "tessel-svc"
+#define TSD_SVC_COOKIE_KEY 32
+#define TSD_SVC_COOKIE_MAX 128 /* a value's bytes, NUL included */
+/* A cookie's life: a working day, so that a notebook open all day does not ask again; a new one
+ * comes from `tessel open` or the console at any time. */
+#define TSD_SVC_COOKIE_TTL_S (12 * 3600)
+
+/* The value of a cookie for user on job's service name, expiring at expires_s, into out (at
+ * least TSD_SVC_COOKIE_MAX bytes).  0, or -1 with errno EINVAL (a user name that is not a
+ * store name, a name not valid). */
+int tsd_svc_cookie_make(const uint8_t key[TSD_SVC_COOKIE_KEY], int64_t job, const char *name,
+                        const char *user, long long expires_s, char out[TSD_SVC_COOKIE_MAX]);
+
+/* Whether value is a cookie for job's service name that has not expired at now_s: true and the
+ * user into user (TSTORE_NAME_MAX + 1 bytes), or false (malformed, another job or service, a
+ * MAC that does not match, expired).  The MAC is compared in time independent of where it
+ * differs. */
+bool tsd_svc_cookie_check(const uint8_t key[TSD_SVC_COOKIE_KEY], int64_t job, const char *name,
+                          const char *value, long long now_s, char *user, size_t user_len);
+
+#endif
