@@ -93,7 +93,7 @@ _tessel()
     --gpu | --gpus | --gpu-mem | --cpu | --mem | --priority | --name | -e | --env | --time | -t | \
         --after | --dependency | --array | --limit | -n | --tail | --since | --timeout | \
         --guarantee | --weight | --max-gpu | --allow-users | --allow-groups | --reserve-after | \
-        --token | --url | --shards-per-gpu | --fake-gpus | --node | --description)
+        --token | --url | --shards-per-gpu | --fake-gpus | --node | --description | --service)
         return 0 ;;
     esac
     if [[ $cur == -* ]]; then
@@ -106,7 +106,7 @@ _tessel()
     case $cmd in
     help)
         COMPREPLY=($(compgen -W "$(_tessel_commands "$tessel")" -- "$cur")) ;;
-    kill | suspend | resume)
+    kill | suspend | resume | open)
         COMPREPLY=($(compgen -W "$(_tessel_column ID "$tessel" ps)" -- "$cur")) ;;
     logs | show)
         COMPREPLY=($(compgen -W "$(_tessel_column ID "$tessel" ps -a)" -- "$cur")) ;;
@@ -144,7 +144,7 @@ _tessel()
         elif { [ "$sub" = share ] || [ "$sub" = unshare ]; } && [ $((cmdi + 3)) -eq "$COMP_CWORD" ]; then
             COMPREPLY=($(compgen -W "$(_tessel_column "" "$tessel" users)" -- "$cur"))
         fi ;;
-    run)
+    run | notebook)
         # The job's command: programs, then files.
         COMPREPLY=($(compgen -c -- "$cur") $(compgen -f -- "$cur")) ;;
     esac

@@ -15,7 +15,7 @@ cli_admin_daemon
 # --- --json on every command ---------------------------------------------------------------
 tcli --help
 CMDS=$(sed -n '/^Commands:/,/^$/p' "$TD/o" | awk 'NF > 1 { print $1 }')
-is "$(echo "$CMDS" | wc -w)" "24" "tessel --help lists 24 commands"
+is "$(echo "$CMDS" | wc -w)" "26" "tessel --help lists 26 commands"
 for c in $CMDS; do
     tcli "$c" --help
     grep -q -- '--json' "$TD/o"; ok $? "tessel $c --help: takes --json"

@@ -52,7 +52,7 @@ check_cli() {
 }
 "$TESSEL_BUILD/bin/tessel" --help >"$TD/help" 2>&1
 CMDS=$(sed -n '/^Commands:/,/^$/p' "$TD/help" | awk 'NF > 1 { print $1 }')
-is "$(echo $CMDS | wc -w)" "24" "tessel --help lists 24 commands"
+is "$(echo $CMDS | wc -w)" "26" "tessel --help lists 26 commands"
 check_cli "$TD/tessel.1.txt" >"$TD/miss"; ok $? "tessel(1) documents every command and, in its section, each of its options"
 sed 's/^/# /' "$TD/miss"
 for o in --url --json --help --version; do

@@ -63,6 +63,9 @@ int cmd_projects(cli_t *cli, int argc, char **argv);
 int cmd_attach(cli_t *cli, int argc, char **argv);
 int cmd_exec(cli_t *cli, int argc, char **argv);
 int cmd_shell(cli_t *cli, int argc, char **argv);
+/* open.c: a job's web services (docs/job-services.md). */
+int cmd_open(cli_t *cli, int argc, char **argv);
+int cmd_notebook(cli_t *cli, int argc, char **argv);
 
 /* ---- a job's terminal (attach.c, docs/terminal.md) ---- */
 
@@ -231,7 +234,27 @@ typedef struct {
     /* -it (docs/terminal.md): the job gets a terminal (--tty) and this one is attached to it;
      * --interactive (-i) sends what is typed (without it, the terminal only shows). */
     bool tty, interactive;
+    /* --service jupyter | NAME=PORT (docs/job-services.md), nservices of them (at most
+     * RUN_SERVICES_MAX), as written. */
+    const char *services[4];
+    int nservices;
 } run_opts_t;
+
+#define RUN_SERVICES_MAX 4
+/* The port Jupyter listens on in its job (the job's own network namespace: never taken by
+ * another job), and the command `--service jupyter` runs without one given: Debian's
+ * jupyter-notebook on 127.0.0.1 there, its token off because tesseld authenticates (only the
+ * owner and admins reach it: docs/security.md), its base URL the job's service URL path. */
+#define RUN_JUPYTER_PORT 8888
+#define RUN_JUPYTER_CMD                                                                            \
+    "exec jupyter-notebook --no-browser --ip=127.0.0.1 --port=8888 --NotebookApp.token= "          \
+    "--NotebookApp.password= --NotebookApp.allow_remote_access=True "                              \
+    "--NotebookApp.base_url=/jobs/$TESSEL_JOB_ID/jupyter/"
+
+/* `tessel run --service` and `tessel notebook`: print, on stderr, a URL that opens each of job
+ * id's services (a ticket each, good for 30 s: tessel open gives new ones).  Nothing for a job
+ * without services, or one that is not running. */
+void run_print_service_urls(cli_t *cli, int64_t id);
 
 /* Parse `run`'s arguments (argv[0] = "run").  Returns 0, CLI_USAGE after printing one usage
  * line, or -1 when --help was printed.  opts->env is allocated: run_opts_free. */

@@ -16,6 +16,8 @@ static const cli_command_t commands[] = {
     {"attach", cmd_attach, "attach this terminal to a job's (run -it); Ctrl-P Ctrl-Q detaches"},
     {"exec", cmd_exec, "run a command inside a running job, on a terminal (same user, slice)"},
     {"shell", cmd_shell, "a shell inside a running job (tessel exec JOB -- $SHELL)"},
+    {"open", cmd_open, "a URL that opens a job's web service (run --service) in a browser"},
+    {"notebook", cmd_notebook, "run Jupyter as a job and print the URL that opens it"},
     {"show", cmd_show, "show one job: its fields, why it ended, its history"},
     {"kill", cmd_kill, "cancel jobs"},
     {"suspend", cmd_suspend, "hold a running job's GPU work (--wait: until drained)"},

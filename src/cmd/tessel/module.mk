@@ -13,6 +13,8 @@ TESSEL_CLI_SRCS += src/cmd/tessel/slurmconf.c
 TESSEL_CLI_SRCS += src/cmd/tessel/projects.c
 # A job's terminal (docs/terminal.md): tessel attach, tessel run -it.
 TESSEL_CLI_SRCS += src/cmd/tessel/attach.c
+# A job's web services (docs/job-services.md): tessel open, tessel notebook.
+TESSEL_CLI_SRCS += src/cmd/tessel/open.c
 TESSEL_CLI_SRCS += src/cmd/tessel/folders.c
 TESSEL_CLI_SRCS += src/cmd/tessel/serve.c
 TESSEL_CLI_OBJS := $(TESSEL_CLI_SRCS:%.c=$(O)/obj/%.o)

@@ -37,6 +37,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: tessel run [OPTION]... [--] COMMAND [ARG]...\n"
+            "       tessel run --service jupyter [OPTION]... [-- COMMAND [ARG]...]\n"
             "Submit COMMAND as a job.  In the foreground, stream its output (stdout to stdout,\n"
             "stderr to stderr) and exit with its status; Ctrl-C cancels the job.\n"
             "\n"
@@ -58,6 +59,13 @@ static void usage(FILE *f)
             "                     them), with the job's slice, user, cwd and environment\n"
             "  --folder NAME[:ro] mount a virtual folder at /tessel/folders/NAME (repeat it;\n"
             "                     :ro read-only; `tessel folders` lists yours)\n"
+            "  --service NAME=PORT  a web service of the job, listening on 127.0.0.1:PORT in\n"
+            "                     the job's own network: tesseld serves it to you (and admins)\n"
+            "                     at a URL of its own, printed when the job starts (repeat it,\n"
+            "                     at most 4; `tessel open JOB NAME` for a new URL)\n"
+            "  --service jupyter  Jupyter (jupyter-notebook) on port 8888; without COMMAND,\n"
+            "                     the job runs it (tessel notebook is the same).  A job with\n"
+            "                     services is of class interactive unless --class says\n"
             "The job gets this environment (as sbatch --export=ALL), less the variables Tessel\n"
             "sets inside the job (CUDA_VISIBLE_DEVICES, TESSEL_*: see docs/cli.md).\n"
             "  -e, --env KEY[=VALUE]  set KEY in the job's environment (from ours without =VALUE)\n"
@@ -139,6 +147,22 @@ static int parse_export(cli_t *cli, run_opts_t *o, const char *arg)
     return 0;
 }
 
+/* --service's value: "jupyter", or NAME=PORT (tesseld checks it again). */
+static bool service_valid(const char *v)
+{
+    if (strcmp(v, "jupyter") == 0)
+        return true;
+    const char *eq = strchr(v, '=');
+    size_t n = eq ? (size_t)(eq - v) : 0;
+    if (!eq || n < 1 || n > 16 || v[0] < 'a' || v[0] > 'z' || v[n - 1] == '-' ||
+        strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789-") != n)
+        return false;
+    char *end;
+    errno = 0;
+    long port = strtol(eq + 1, &end, 10);
+    return eq[1] >= '0' && eq[1] <= '9' && !*end && !errno && port >= 1 && port <= 65535;
+}
+
 int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
 {
     enum {
@@ -164,7 +188,8 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         O_ARRAY,
         O_IMAGE,
         O_TTY,
-        O_FOLDER
+        O_FOLDER,
+        O_SERVICE
     };
     static const struct option opts[] = {
         {"gpu", required_argument, NULL, O_GPU},
@@ -195,6 +220,7 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         {"tty", no_argument, NULL, O_TTY},
         {"interactive", no_argument, NULL, 'i'},
         {"folder", required_argument, NULL, O_FOLDER},
+        {"service", required_argument, NULL, O_SERVICE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -335,6 +361,16 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
                 return cli_usage(cli, "--folder: '%s' is not NAME or NAME:ro", optarg);
             o->folders[o->nfolders++] = optarg;
             break;
+        case O_SERVICE:
+            if (o->nservices >= RUN_SERVICES_MAX)
+                return cli_usage(cli, "--service: at most %d", RUN_SERVICES_MAX);
+            if (!service_valid(optarg))
+                return cli_usage(cli,
+                                 "--service: '%s' is not jupyter or NAME=PORT (NAME: 1 to 16 of "
+                                 "a-z, 0-9 and '-', starting with a letter; PORT: 1-65535)",
+                                 optarg);
+            o->services[o->nservices++] = optarg;
+            break;
         case O_IMAGE:
             /* Checked by tesseld (the name and the store); only an empty one here. */
             if (!optarg[0])
@@ -356,6 +392,16 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
     }
     o->argv = argv + optind;
     o->argc = argc - optind;
+    bool jupyter = false;
+    for (int i = 0; i < o->nservices; i++)
+        jupyter |= strcmp(o->services[i], "jupyter") == 0;
+    if (o->argc == 0 && jupyter) {
+        /* Jupyter's own command line (its base URL from the job's id, by the shell). */
+        static char *jcmd[] = {(char *)RUN_JUPYTER_CMD, NULL};
+        o->argv = jcmd;
+        o->argc = 1;
+        o->shell = true;
+    }
     if (o->argc == 0)
         return cli_usage(cli, "no command given");
     if (o->argc > 256)
@@ -373,6 +419,8 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         return cli_usage(cli, "-it: not for a container job yet (docs/terminal.md)");
     if (o->tty && o->array)
         return cli_usage(cli, "-it: one terminal, one job: not with --array");
+    if (o->nservices && o->array)
+        return cli_usage(cli, "--service: one job, one URL: not with --array");
     return 0;
 }
 
@@ -423,6 +471,17 @@ json_t *run_request(const run_opts_t *o, tsl_error_t *err)
         json_object_set_new(r, "image", json_string(o->image));
     if (o->tty)
         json_object_set_new(r, "tty", json_true());
+    if (o->nservices > 0) {
+        json_t *sv = json_array();
+        for (int i = 0; i < o->nservices; i++) {
+            const char *eq = strchr(o->services[i], '=');
+            json_t *one = eq ? json_pack("{s:s%, s:i}", "name", o->services[i],
+                                         (size_t)(eq - o->services[i]), "port", atoi(eq + 1))
+                             : json_pack("{s:s, s:i}", "name", "jupyter", "port", RUN_JUPYTER_PORT);
+            json_array_append_new(sv, one);
+        }
+        json_object_set_new(r, "services", sv);
+    }
     if (o->nfolders > 0) {
         json_t *f = json_array();
         for (int i = 0; i < o->nfolders; i++)
@@ -656,7 +715,7 @@ static void wait_start(cli_t *cli, int64_t id, const char *path, bool quiet)
 }
 
 /* Follow the job to its end; returns the exit status for `tessel run`. */
-static int foreground(cli_t *cli, int64_t id, bool quiet)
+static int foreground(cli_t *cli, int64_t id, bool quiet, bool services)
 {
     char path[64];
     snprintf(path, sizeof path, "/v1/jobs/%lld", (long long)id);
@@ -678,6 +737,8 @@ static int foreground(cli_t *cli, int64_t id, bool quiet)
     tsl_error_t err;
     json_t *job = NULL;
     wait_start(cli, id, path, quiet);
+    if (services && !quiet)
+        run_print_service_urls(cli, id);
     for (;;) {
         if (tclient_logs(cli->client, id, logs, 2, true, &interrupted, &err) == 0) {
             /* tesseld ends the streams when the job has finished, and also when it stops:
@@ -774,6 +835,11 @@ int cmd_run(cli_t *cli, int argc, char **argv)
         else
             printf("%lld\n", (long long)id);
         rc = CLI_OK;
+        if (o.nservices && !o.quiet)
+            fprintf(stderr,
+                    "tessel: job %lld: `tessel open %lld` gives the URL of its "
+                    "service once it runs\n",
+                    (long long)id, (long long)id);
     } else {
         if (!o.quiet && isatty(2)) {
             char *q = cli_escape(json_string_value(json_object_get(job, "queue")));
@@ -789,9 +855,9 @@ int cmd_run(cli_t *cli, int argc, char **argv)
             wait_start(cli, id, path, o.quiet);
             rc = cli_term_session(cli, id, NULL, 0, o.interactive, o.quiet);
             if (rc == CLI_TERM_GONE)
-                rc = foreground(cli, id, o.quiet);
+                rc = foreground(cli, id, o.quiet, false);
         } else {
-            rc = foreground(cli, id, o.quiet);
+            rc = foreground(cli, id, o.quiet, o.nservices > 0);
         }
     }
     json_decref(job);

@@ -1,0 +1,139 @@
+#!/bin/sh
+# t7071-jobsvc-generic.t - a job's generic web service (`tessel run --service NAME=PORT`,
+# docs/job-services.md): python3 -m http.server in the job, served through tesseld.
+#   - the submission: the job's services with their URL, class interactive by default (a class
+#     given stays), bad services refused (400, the CLI's usage error 2);
+#   - the job's network: the port is not on the host's, the socket is root's and the owner's
+#     only (another account cannot connect);
+#   - the way in: a ticket (the owner's, an admin's) redeemed for a cookie (HttpOnly,
+#     SameSite=Strict, Path of the service), then GET, HEAD, a POST's body and the service's
+#     own status passed through; before the service listens, 503 with Retry-After;
+#   - refusals, all 403: no cookie, a forged or another job's cookie, a ticket used twice,
+#     another user's ticket request, another user's own cookie of his own job's service (HTTP
+#     and WebSocket);
+#   - the end: the job ended, its socket is gone and its URL answers 409.
+. "$TESSEL_SRCDIR/tests/lib/tap.sh"
+. "$TESSEL_SRCDIR/tests/lib/daemon.sh"
+. "$TESSEL_SRCDIR/tests/lib/cli.sh"
+. "$TESSEL_SRCDIR/tests/lib/term.sh"
+. "$TESSEL_SRCDIR/tests/lib/jobsvc.sh"
+command -v setpriv >/dev/null || missing "setpriv (util-linux) is needed"
+command -v ss >/dev/null || missing "ss (iproute2) is needed"
+jobsvc_daemon
+PORT=18473 # an unusual port: nothing of the host's listens there
+
+# --- submission -------------------------------------------------------------------------------
+# The job waits for $W/go before it serves, to show the 503 first.
+SCRIPT='while [ ! -e go ]; do sleep 0.2; done; mkdir -p jobs/$TESSEL_JOB_ID/web; echo hello >jobs/$TESSEL_JOB_ID/web/index.txt; exec /usr/bin/python3 -m http.server --bind 127.0.0.1 '$PORT
+nbtessel run -d --service web=$PORT --shell "$SCRIPT" >"$TD/o" 2>"$TD/e"
+is "$?" 0 "tessel run -d --service web=$PORT: submitted"
+J=$(cat "$TD/o")
+grep -q "tessel open $J" "$TD/e"; ok $? "... and it says tessel open gives the URL"
+api GET "/v1/jobs/$J" "" "$NB"
+is "$(jq -c '[.class, .services]' "$TD/out")" \
+    "[\"interactive\",[{\"name\":\"web\",\"port\":$PORT,\"url\":\"$SVC/jobs/$J/web/\"}]]" \
+    "the job: class interactive, its service with its URL on the services listener"
+nbtessel run -d --class training --service web=$PORT -- true >"$TD/o" 2>/dev/null
+api GET "/v1/jobs/$(cat "$TD/o")" "" "$NB"
+is "$(jget .class)" training "a class given stays (training)"
+for bad in 'Web=80' 'web=0' 'web=65536' 'web' '-web=80' 'a_b=80' 'averyveryverylongname=80'; do
+    nbtessel run -d --service "$bad" -- true >/dev/null 2>"$TD/e"
+    is "$?" 2 "tessel run --service $bad: a usage error (2)"
+done
+for body in '[{"name":"a","port":1},{"name":"a","port":2}]' '[{"name":"a","port":1},{"name":"b","port":1}]' \
+    '[]' '[{"name":"a","port":1,"host":"0.0.0.0"}]' '"jupyter"' \
+    '[{"name":"a","port":1},{"name":"b","port":2},{"name":"c","port":3},{"name":"d","port":4},{"name":"e","port":5}]'; do
+    api POST /v1/jobs "{\"argv\":[\"true\"],\"services\":$body}" "$NB"
+    is "$CODE $(jget .error.field)" "400 services" "services $body: 400 on the field services"
+done
+
+# --- the job's network ------------------------------------------------------------------------
+wait_for '[ "$(api GET /v1/jobs/$J "" "$NB"; jget .state)" = running ]'
+S="$TD/data/jobsvc/j$J-web.sock"
+wait_for "[ -S '$S' ]"
+is "$(stat -c '%U %G %a' "$S")" "nobody root 600" "its socket: the owner's (and root's), mode 600"
+is "$(stat -c '%U %a' "$TD/data/jobsvc")" "root 711" "in <data>/jobsvc, root's, 0711"
+setpriv --reuid daemon --regid daemon --clear-groups curl -s --max-time 5 --unix-socket "$S" \
+    http://x/ >/dev/null 2>&1
+is "$?" 7 "another account cannot connect to the socket (curl: couldn't connect)"
+
+# --- the way in ---------------------------------------------------------------------------------
+svc_ticket "$J" web
+is "$CODE $(jget .service) $(jget .expires_in_s)" "201 web 30" "the owner's ticket: 201, 30 s"
+case "$URL" in "$SVC/jobs/$J/web/?tessel-ticket="*) r=0 ;; *) r=1 ;; esac
+ok $r "... its URL: the service's, with the ticket ($URL)"
+svc_cookie "$URL"
+is "$CODE" 303 "the ticket redeemed: 303"
+grep -qi "^Location: /jobs/$J/web/" "$TD/h"; ok $? "... to the service's root"
+grep -i '^Set-Cookie' "$TD/h" | grep -q "Path=/jobs/$J/web/; Max-Age=43200; HttpOnly; SameSite=Strict"
+ok $? "... a cookie for the service's path only, HttpOnly, SameSite=Strict, 12 h"
+OWNER_COOKIE=$COOKIE
+svc_cookie "$URL"
+is "$CODE" 403 "the same ticket again (a stolen URL): 403"
+svc_get "jobs/$J/web/index.txt" "$OWNER_COOKIE"
+is "$CODE" 503 "before the service listens: 503"
+grep -qi '^Retry-After: 2' "$TD/h"; ok $? "... with Retry-After"
+grep -q "does not answer" "$TD/out"; ok $? "... and why ($(jget .error.message | cut -c1-60)...)"
+touch "$W/go"
+COOKIE=$OWNER_COOKIE
+wait_for "svc_get jobs/$J/web/index.txt $COOKIE; [ \"\$CODE\" = 200 ]"
+is "$CODE $(cat "$TD/out")" "200 hello" "then GET through tesseld: the service's file"
+grep -qi '^Server: SimpleHTTP' "$TD/h"; ok $? "... with the service's own headers"
+svc_get "jobs/$J/web/index.txt" "$COOKIE" -I
+is "$CODE" 200 "HEAD: 200"
+svc_get "jobs/$J/web/nothing" "$COOKIE"
+is "$CODE" 404 "the service's own 404 passed through"
+svc_get "jobs/$J/web/index.txt" "$COOKIE" -X POST --data-binary @"$TESSEL_SRCDIR/README.md"
+is "$CODE" 501 "a POST with a body: the service's answer (http.server: 501)"
+svc_get "jobs/$J/web" "$COOKIE"
+is "$CODE" 308 "the service's root without its slash: 308 to it"
+svc_ticket "$J" web "$TD_ADMIN"
+svc_cookie "$URL"
+svc_get "jobs/$J/web/index.txt" "$COOKIE"
+is "$CODE" 200 "an admin opens it too"
+
+# --- refusals ---------------------------------------------------------------------------------
+svc_get "jobs/$J/web/index.txt" ""
+is "$CODE $(jget .error.code)" "403 forbidden" "no cookie: 403"
+svc_get "jobs/$J/web/index.txt" "bob${OWNER_COOKIE#nobody}"
+is "$CODE" 403 "the cookie with another user written in: 403"
+svc_get "jobs/$J/web/index.txt" "nobody:9999999999:${OWNER_COOKIE##*:}"
+is "$CODE" 403 "the cookie with another expiry written in: 403"
+svc_ws "jobs/$J/web/" ""
+is "$CODE" 403 "a WebSocket without a cookie: 403"
+svc_ticket "$J" web "$BOB"
+is "$CODE $(jget .error.code)" "403 forbidden" "another user asks for a ticket: 403"
+# Another user's own job and service (the account daemon, a Tessel user here): the cookie
+# of his opens his, not nobody's.
+api POST /v1/users '{"name":"daemon"}'
+api POST /v1/tokens '{"user":"daemon"}'
+DM=$(jget .token)
+api POST /v1/jobs "{\"argv\":[\"sleep\",\"300\"],\"services\":[{\"name\":\"web\",\"port\":$PORT}]}" "$DM"
+B=$(jget .id)
+wait_for '[ "$(api GET /v1/jobs/$B "" "$DM"; jget .state)" = running ]'
+svc_ticket "$B" web "$DM"
+svc_cookie "$URL"
+is "$CODE" 303 "another user's ticket for his own job: redeemed"
+OTHER_COOKIE=$COOKIE
+svc_get "jobs/$J/web/index.txt" "$OTHER_COOKIE"
+is "$CODE" 403 "his own cookie on nobody's service: 403"
+svc_ws "jobs/$J/web/" "$OTHER_COOKIE"
+is "$CODE" 403 "... and on its WebSocket: 403"
+svc_ticket "$J" web "$DM"
+is "$CODE" 403 "... and no ticket for nobody's job: 403"
+
+# --- outside the job ------------------------------------------------------------------------------
+ss -Hltn "sport = :$PORT" | grep -q . && r=1 || r=0
+ok $r "port $PORT is not on the host's network (the job's own namespace)"
+
+# --- the end ------------------------------------------------------------------------------------
+api POST "/v1/jobs/$J/cancel" "" "$NB"
+wait_for '[ "$(api GET /v1/jobs/$J "" "$NB"; jget .state)" = cancelled ]'
+wait_for "[ ! -e '$S' ]"
+ok $? "the job ended: its socket is gone"
+svc_get "jobs/$J/web/index.txt" "$OWNER_COOKIE"
+is "$CODE $(jget .error.code)" "409 finished" "its cookie opens nothing any more: 409 finished"
+svc_ticket "$J" web
+is "$CODE" 409 "no ticket for an ended job: 409"
+api POST "/v1/jobs/$B/cancel" "" "$DM"
+done_testing
