@@ -1,0 +1,68 @@
+#!/bin/sh
+# t7072-jobsvc-idle.t - --interactive-idle (docs/job-services.md, "Idle jobs"): a job with web
+# services whose services had no request and no open WebSocket for that long is cancelled, its
+# end cause "cancelled" and its reason "cancelled by idle-timeout"; a job with an open
+# WebSocket to its service is not, however long; a job without services is never.
+. "$TESSEL_SRCDIR/tests/lib/tap.sh"
+. "$TESSEL_SRCDIR/tests/lib/daemon.sh"
+. "$TESSEL_SRCDIR/tests/lib/cli.sh"
+. "$TESSEL_SRCDIR/tests/lib/term.sh"
+. "$TESSEL_SRCDIR/tests/lib/jobsvc.sh"
+/usr/bin/python3 -c 'import websocket' 2>/dev/null ||
+    missing "Debian's python3-websocket is needed (scripts/install-deps.sh)"
+jobsvc_daemon --interactive-idle 3s
+
+# K's service answers a WebSocket handshake with 101 and keeps the connection open (tesseld
+# relays it as it does Jupyter's kernels'; what flows on it does not matter here).
+cat >"$W/ws101.py" <<'EOF'
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_GET(self):
+        self.send_response(101)
+        self.send_header("Upgrade", "websocket")
+        self.send_header("Connection", "Upgrade")
+        self.end_headers()
+        self.wfile.flush()
+        # The upgraded connection stays open until the other side closes it.
+        while self.rfile.read(1):
+            pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+EOF
+chown nobody "$W/ws101.py"
+I=$(nbjob "{\"argv\":[\"sleep\",\"300\"],\"cwd\":\"$W\",\"services\":[{\"name\":\"web\",\"port\":8000}]}")
+K=$(nbjob "{\"argv\":[\"/usr/bin/python3\",\"ws101.py\",\"8000\"],\"cwd\":\"$W\",\"services\":[{\"name\":\"ws\",\"port\":8000}]}")
+P=$(nbjob "{\"argv\":[\"sleep\",\"300\"],\"cwd\":\"$W\",\"class\":\"interactive\"}")
+for j in $I $K $P; do
+    wait_for '[ "$(api GET /v1/jobs/'"$j"' "" "$NB"; jget .state)" = running ]'
+done
+# A WebSocket held open to K's service for 30 s (curl's --max-time).
+svc_ticket "$K" ws
+svc_cookie "$URL"
+KC=$COOKIE
+wait_for "[ \"\$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 --unix-socket '$TD/data/jobsvc/j$K-ws.sock' http://x/)\" = 101 ]"
+curl -s -o "$TD/ws.out" -w '%{http_code}' --max-time 30 -H "Cookie: tessel-svc=$KC" \
+    -H 'Upgrade: websocket' -H 'Connection: Upgrade' -H 'Sec-WebSocket-Version: 13' \
+    -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' "$SVC/jobs/$K/ws/" >"$TD/ws.code" &
+WSPID=$!
+
+wait_for '[ "$(api GET /v1/jobs/'"$I"' "" "$NB"; jget .state)" = cancelled ]'
+api GET "/v1/jobs/$I" "" "$NB"
+is "$(jget .state) $(jget .end_cause)" "cancelled cancelled" \
+    "a job whose service had no request for 3 s: cancelled (end cause cancelled)"
+jget .reason | grep -q "idle-timeout"; ok $? "... its reason says idle-timeout ($(jget .reason))"
+grep -q "job $I: no request to its services" "$TD/tesseld.log"; ok $? "... and tesseld's log why"
+# 3 s and two checks (every 5 s) later, the others still run.
+sleep 11
+api GET "/v1/jobs/$K" "" "$NB"
+is "$(jget .state)" running "a job with a WebSocket open to its service: still running"
+kill -0 "$WSPID" 2>/dev/null; ok $? "... its WebSocket still open through tesseld"
+api GET "/v1/jobs/$P" "" "$NB"
+is "$(jget .state)" running "an interactive job without services: never cancelled for idleness"
+wait "$WSPID" # curl gives up after 30 s: the WebSocket closes
+is "$(cat "$TD/ws.code")" 101 "the WebSocket had been opened (101)"
+wait_for '[ "$(api GET /v1/jobs/'"$K"' "" "$NB"; jget .state)" = cancelled ]'
+api GET "/v1/jobs/$K" "" "$NB"
+is "$(jget .state)" cancelled "once its WebSocket closed, that job is cancelled too"
+api POST "/v1/jobs/$P/cancel" "" "$NB"
+done_testing
