@@ -35,6 +35,9 @@ PKGS="$PKGS lua5.1 lua-busted"
 # Inference services (docs/serving.md, t7050-t7052): HAProxy, the proxy tesseld starts and
 # weighs, and wrk, the closed-loop load generator of the tests.
 PKGS="$PKGS haproxy wrk"
+# A job's web services (docs/job-services.md, t7070-t7072): Debian's Jupyter, which
+# `tessel notebook` runs in the job, and python3-websocket, the tests' WebSocket client of it.
+PKGS="$PKGS jupyter-notebook python3-websocket"
 # npm installs the console's one library, xterm.js (the terminal page, docs/terminal.md), which
 # `make` stages into the served console (src/console/module.mk); node runs the browser tests.
 # Node.js and npm may come from outside Debian (NodeSource, nvm): ask apt only when absent.
