@@ -165,10 +165,11 @@ TESTS += $(O)/tests/daemon/test_launch
 $(O)/tests/daemon/test_launch: $(O)/obj/src/daemon/test/test_launch.o $(O)/obj/src/daemon/launch.o \
                                $(O)/obj/src/daemon/pwcache.o $(O)/obj/src/daemon/container.o \
                                $(O)/obj/src/daemon/container_launch.o \
+                               $(O)/obj/src/daemon/jobsvc.o \
                                $(O)/lib/libtsl-agent.a $(O)/lib/libtsl-store.a \
                                $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lsqlite3 -ldl -lpthread -lcmocka
+	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lsqlite3 -lnettle -ldl -lpthread -lcmocka
 # /healthz, /metrics, /v1/nodes and /v1/gpus as handlers on a hand-built daemon state, no HTTP.
 TESTS += $(O)/tests/daemon/test_health
 $(O)/tests/daemon/test_health: $(O)/obj/src/daemon/test/test_health.o \
