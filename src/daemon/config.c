@@ -48,6 +48,7 @@ struct tessd_opt {
 };
 
 static int check_listen(const char *v, tsl_error_t *err);
+static int check_listen_opt(const char *v, tsl_error_t *err);
 static int check_socket(const char *v, tsl_error_t *err);
 static int check_abs(const char *v, tsl_error_t *err);
 static int check_fake(const char *v, tsl_error_t *err);
@@ -78,7 +79,7 @@ const tessd_opt_t tessd_opts[] = {
     {"folder-root", T_STR, F(folder_root), .check = check_abs},
     {"listen", T_STR, F(listen), .def = "127.0.0.1:7470", .check = check_listen},
     {"no-listen", T_BOOL, F(no_listen), .def = "no"},
-    {"services-listen", T_STR, F(services_listen), .check = check_listen},
+    {"services-listen", T_STR, F(services_listen), .check = check_listen_opt},
     {"fake-gpus", T_STR, F(fake_gpus), .check = check_fake},
     {"fake-gpus-if-none", T_STR, F(fake_gpus_if_none), .check = check_fake},
     {"fake-lib-dir", T_STR, F(fake_lib_dir), .def = NULL},
@@ -182,6 +183,12 @@ static int check_qmap(const char *v, tsl_error_t *err)
         return -1;
     free(m);
     return 0;
+}
+
+/* check_listen, or "" (none). */
+static int check_listen_opt(const char *v, tsl_error_t *err)
+{
+    return v[0] ? check_listen(v, err) : 0;
 }
 
 static int check_listen(const char *v, tsl_error_t *err)
