@@ -1,7 +1,7 @@
 #!/bin/sh
 # t7071-jobsvc-generic.t - a job's generic web service (`tessel run --service NAME=PORT`,
 # docs/job-services.md): python3 -m http.server in the job, served through tesseld.
-#   - the submission: the job's services with their URL, class interactive by default (a class
+#   - the submission: the job's services with their URL (and in tessel ps), class interactive by default (a class
 #     given stays), bad services refused (400, the CLI's usage error 2);
 #   - the job's network: the port is not on the host's, the socket is root's and the owner's
 #     only (another account cannot connect);
@@ -49,6 +49,9 @@ done
 
 # --- the job's network ------------------------------------------------------------------------
 wait_for '[ "$(api GET /v1/jobs/$J "" "$NB"; jget .state)" = running ]'
+nbtessel ps >"$TD/ps" 2>&1
+head -1 "$TD/ps" | grep -q "SERVICES$"; ok $? "tessel ps: a SERVICES column (a job listed has services)"
+grep -q "^ *$J .* web $SVC/jobs/$J/web/\$" "$TD/ps"; ok $? "... the job's row: web and its URL"
 S="$TD/data/jobsvc/j$J-web.sock"
 wait_for "[ -S '$S' ]"
 is "$(stat -c '%U %G %a' "$S")" "nobody root 600" "its socket: the owner's (and root's), mode 600"

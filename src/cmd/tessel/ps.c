@@ -46,7 +46,9 @@ static void usage(FILE *f)
         "back in its queue ('(preempted \u00d7N)' once it has finished).\n"
         "REASON says why a pending job waits, starting with its code (Resources, Priority,\n"
         "QueueLimit, GuaranteeLimit, Guarantee, Preempting, Reservation, Dependency; see\n"
-        "docs/scheduler-queues.md), and how a finished job ended.\n",
+        "docs/scheduler-queues.md), and how a finished job ended.\n"
+        "SERVICES (when a job listed has any) gives each web service's name and URL; `tessel\n"
+        "open JOB NAME` prints one that opens it in a browser (docs/job-services.md).\n",
         PS_ALL_DEFAULT_LIMIT, PS_ALL_DEFAULT_LIMIT);
 }
 
@@ -81,6 +83,24 @@ static void command_cell(const json_t *argv, char *buf, size_t len)
     for (char *p = buf; *p; p++)
         if (*p == '\n' || *p == '\t')
             *p = ' ';
+}
+
+/* The job's web services: "NAME URL" each, comma-separated (a URL opens with a cookie: `tessel
+ * open JOB NAME` gives one with a ticket); "-" when none. */
+static void services_cell(json_t *job, char *buf, size_t len)
+{
+    size_t i;
+    json_t *s;
+    buf[0] = '\0';
+    json_array_foreach(json_object_get(job, "services"), i, s)
+    {
+        size_t n = strlen(buf);
+        const char *url = json_string_value(json_object_get(s, "url"));
+        snprintf(buf + n, len - n, "%s%s %s", i ? ", " : "",
+                 json_string_value(json_object_get(s, "name")), url ? url : "-");
+    }
+    if (!buf[0])
+        snprintf(buf, len, "-");
 }
 
 /* The job's reason (why it waits, how it ended), cut to PS_REASON_WIDTH; "-" when none. */
@@ -253,12 +273,17 @@ int cmd_ps(cli_t *cli, int argc, char **argv)
         json_decref(ans);
         return CLI_OK;
     }
-    static const char *const hdr[] = {">ID",  "USER",     "NAME", "STATE", "EXIT",    "QUEUE",
-                                      ">GPU", ">GPU-MEM", "ON",   ">AGE",  "COMMAND", "REASON"};
-    cli_table_t *t = cli_table_new(12, hdr);
-    time_t now = time(NULL);
+    static const char *const hdr[] = {">ID",     "USER",   "NAME",     "STATE", "EXIT",
+                                      "QUEUE",   ">GPU",   ">GPU-MEM", "ON",    ">AGE",
+                                      "COMMAND", "REASON", "SERVICES"};
     size_t i;
     json_t *j;
+    /* SERVICES only when a job listed has web services (docs/job-services.md). */
+    bool svc_col = false;
+    json_array_foreach(json_object_get(ans, "jobs"), i, j) svc_col |=
+        json_array_size(json_object_get(j, "services")) > 0;
+    cli_table_t *t = cli_table_new(svc_col ? 13 : 12, hdr);
+    time_t now = time(NULL);
     json_array_foreach(json_object_get(ans, "jobs"), i, j)
     {
         char id[32], exitc[32], gpu[32], gmem[32], on[128], age[32], cmd[512], state[64];
@@ -305,6 +330,8 @@ int cmd_ps(cli_t *cli, int argc, char **argv)
         command_cell(json_object_get(j, "argv"), cmd, sizeof cmd);
         cli_format_state(j, state, sizeof state);
         reason_cell(j, reason, sizeof reason);
+        char svc[1024];
+        services_cell(j, svc, sizeof svc);
         const char *row[] = {id,
                              json_string_value(json_object_get(j, "user")),
                              json_string_value(json_object_get(j, "name")),
@@ -316,7 +343,8 @@ int cmd_ps(cli_t *cli, int argc, char **argv)
                              on,
                              age,
                              cmd,
-                             reason};
+                             reason,
+                             svc};
         cli_table_add(t, row);
     }
     cli_table_print(t, stdout);
