@@ -67,6 +67,10 @@ tests/t/t3173-console-projects.t: $(CONSOLE_FILES) $(CONSOLE_NODE) $(O)/bin/tess
 TESTS += tests/t/t4050-console-folders.t
 tests/t/t4050-console-folders.t: $(CONSOLE_FILES) $(CONSOLE_NODE) $(O)/bin/tesseld $(O)/bin/tessel-shim
 # The terminal page (docs/terminal.md): a job's terminal and a shell in a job through xterm.js.
+# A job's Jupyter opened from the console (docs/job-services.md).
+TESTS += tests/t/t7073-console-notebook.t
+tests/t/t7073-console-notebook.t: $(CONSOLE_FILES) $(CONSOLE_NODE) $(O)/bin/tesseld \
+                                  $(O)/bin/tessel-shim $(O)/bin/tessel tests/lib/jobsvc.sh
 TESTS += tests/t/t7035-console-terminal.t
 tests/t/t7035-console-terminal.t: $(CONSOLE_FILES) $(CONSOLE_NODE) $(XTERM_DIR)/.staged \
                                   $(O)/bin/tesseld $(O)/bin/tessel-shim

@@ -82,6 +82,10 @@ COOKIE=$OWNER_COOKIE
 wait_for "svc_get jobs/$J/web/index.txt $COOKIE; [ \"\$CODE\" = 200 ]"
 is "$CODE $(cat "$TD/out")" "200 hello" "then GET through tesseld: the service's file"
 grep -qi '^Server: SimpleHTTP' "$TD/h"; ok $? "... with the service's own headers"
+head -c 3000000 /dev/urandom >"$W/jobs/$J/web/big.bin"
+svc_get "jobs/$J/web/big.bin" "$COOKIE" --limit-rate 4M
+cmp -s "$TD/out" "$W/jobs/$J/web/big.bin"
+ok $? "3 MB streamed through tesseld to a client slower than the service, every byte ($CODE, $(wc -c <"$TD/out") bytes)"
 svc_get "jobs/$J/web/index.txt" "$COOKIE" -I
 is "$CODE" 200 "HEAD: 200"
 svc_get "jobs/$J/web/nothing" "$COOKIE"

@@ -99,6 +99,8 @@ export const api = {
   removeMember: (name, user) => request('DELETE', `/v1/projects/${encodeURIComponent(name)}/members/${encodeURIComponent(user)}`),
   folders: () => request('GET', '/v1/folders'),
   createFolder: (f) => request('POST', '/v1/folders', f),
+  // A job's web service (docs/job-services.md): a single-use URL on tesseld's services origin.
+  serviceTicket: (id, name) => request('POST', `/v1/jobs/${id}/services/${encodeURIComponent(name)}/ticket`),
 };
 
 // Follow one stream of a job's log: GET .../logs?stream=S&offset=N&follow=1 read with

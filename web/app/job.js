@@ -117,6 +117,27 @@ function terminalLink(ctx, j) {
   }, j.tty ? 'Terminal' : 'Terminal (new shell)');
 }
 
+// Its web services (docs/job-services.md): "Open NAME" for its owner and admins while it runs.
+// A click asks for a ticket with the console's token and opens the service's URL in a new tab
+// with no opener: the service lives on tesseld's other origin (--services-listen) and its
+// pages never reach this one, nor its token.
+function serviceLinks(ctx, j) {
+  const me = ctx.store.me;
+  if (j.state !== 'running' || !me || (j.user !== me.user && me.role !== 'admin') || !j.services?.length) return [];
+  return j.services.filter((s) => s.url).map((s) => h('button', {
+    type: 'button', class: 'btn', 'data-service': s.name, title: `Open ${s.name} (${s.url}) in a new tab`,
+    onclick: async (e) => {
+      const btn = e.currentTarget;
+      btn.disabled = true;
+      try {
+        const t = await api.serviceTicket(j.id, s.name);
+        window.open(t.url, '_blank', 'noopener,noreferrer');
+      } catch (err) { flash(ctx.msg, err.message, true); }
+      btn.disabled = false;
+    },
+  }, `Open ${s.name}`));
+}
+
 function dl(pairs) {
   return h('dl', { class: 'props' }, pairs.filter(Boolean).map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v))));
 }
@@ -134,6 +155,7 @@ function render(ctx, j) {
       j.simulated ? h('span', { class: 'badge sim' }, 'simulated GPU') : null),
     h('div', { class: 'headactions' },
       terminalLink(ctx, j),
+      ...serviceLinks(ctx, j),
       suspendButton(ctx, j),
       ACTIVE.has(j.state) ? confirmButton('Cancel job', `Cancel job ${j.id}?`, `cancel-${j.id}`, async () => {
         try {

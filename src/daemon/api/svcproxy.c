@@ -389,6 +389,10 @@ static void px_drive(px_t *p, int wait_ms)
         p->done = true;
         return;
     }
+    /* Bytes for the client, or the head, came: no wait (a paused transfer would make the
+     * poll wait its whole time, its socket not watched). */
+    if (p->len > p->off || (p->head_done && p->paused))
+        return;
     curl_multi_poll(p->m, NULL, 0, wait_ms, NULL);
 }
 
