@@ -42,7 +42,7 @@ sqlite3 "$DB" "DROP TABLE projects; DROP TABLE project_members; DROP TABLE proje
     DROP TABLE folder_shares; DROP TABLE folders; ALTER TABLE jobs DROP COLUMN folders;
     DROP TABLE services; DROP TABLE service_replicas; DROP TABLE service_tokens;
     DROP TABLE gpu_speeds; ALTER TABLE queues DROP COLUMN max_ngpu_milli;
-    ALTER TABLE jobs DROP COLUMN gpu_released;
+    ALTER TABLE jobs DROP COLUMN gpu_released; ALTER TABLE jobs DROP COLUMN services;
     DELETE FROM sqlite_sequence WHERE name IN ('projects', 'folders', 'services');
     PRAGMA user_version = $BEFORE;"
 is "$(sqlite3 "$DB" 'PRAGMA user_version')" $BEFORE "the store is at schema $BEFORE (no projects)"
