@@ -17,8 +17,10 @@
  *
  * Each request runs in its connection's thread (libhttp), outside tesseld's lock but for the
  * store lookups.  A user holds at most SVC_PER_USER proxied connections at once, all users
- * together half of --max-connections (termconn.h's counting).  The last activity of each job's
- * services (a request, an open WebSocket) is kept for --interactive-idle (tessd_jobsvc_idle). */
+ * together half of --max-connections (termconn.h's counting, a table of its own: the services
+ * listener is an MHD daemon apart from the API's, with its own connections).  The last activity of
+ * each job's services (a request, an open WebSocket) is kept for --interactive-idle
+ * (tessd_jobsvc_idle). */
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -937,8 +939,8 @@ static void h_service(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
                         SVC_PER_USER);
         else
             thttp_error(rep, 503, "too_many_connections", NULL,
-                        "tesseld holds %u connections to terminals and job services, its most "
-                        "(half of --max-connections): try again later",
+                        "tesseld holds %u connections to job services, its most (half of "
+                        "--max-connections): try again later",
                         d->term_max);
         snprintf(rep->extra_name, sizeof rep->extra_name, "Retry-After");
         snprintf(rep->extra_value, sizeof rep->extra_value, SVC_RETRY_S);
