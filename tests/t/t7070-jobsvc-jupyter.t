@@ -8,7 +8,8 @@
 #     python3-websocket): print(6*7) gives 42;
 #   - another user: no ticket (403), the owner's used URL (403), HTTP and WebSocket without a
 #     cookie of his (403);
-#   - tesseld killed (-9) and started again on the same services port: the job runs on, and
+#   - tesseld killed (-9) and started again on the same services port: the sockets of jobs that
+#     do not run are swept (the running job's kept); the job runs on, and
 #     the same cookie opens the notebook again, a new WebSocket to a new kernel runs a cell.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
@@ -67,9 +68,15 @@ is "$CODE" 403 "a kernel's WebSocket without a cookie: 403"
 svc_ticket "$J" jupyter
 svc_cookie "$URL"
 C=$COOKIE
+# A socket left by a shim killed with -9 (nothing listens), and a file that is no socket.
+/usr/bin/python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' \
+    "$TD/data/jobsvc/j999-web.sock"
+: >"$TD/data/jobsvc/j998-web.sock"
 jobsvc_restart
 api GET "/v1/jobs/$J" "" "$NB"
 is "$(jget .state)" running "tesseld restarted (kill -9): the notebook's job runs on"
+[ ! -e "$TD/data/jobsvc/j999-web.sock" ] && [ -S "$S" ] && [ -f "$TD/data/jobsvc/j998-web.sock" ]
+ok $? "... the socket of a job that does not run is swept, the running job's kept, a file not a socket left alone"
 timeout 200 "$CELL" "$SVC/jobs/$J/jupyter/" 'print(sum(range(10)))' --cookie "$C" >"$TD/cell" 2>&1
 is "$?" 0 "the cookie of before opens it through the new tesseld: kernel, WebSocket, execute"
 sed 's/^/# /' "$TD/cell"

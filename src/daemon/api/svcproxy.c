@@ -22,6 +22,7 @@
  * each job's services (a request, an open WebSocket) is kept for --interactive-idle
  * (tessd_jobsvc_idle). */
 #include <curl/curl.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -160,6 +161,33 @@ static int prepare_dir_and_key(tessd_t *d, tsl_error_t *err)
     return 0;
 }
 
+/* At the start, after the running jobs were recovered: the sockets in <data>/jobsvc of jobs
+ * that do not run (their shim was killed with SIGKILL and could not remove them: nothing
+ * listens there).  Names that are not a service's socket are left alone. */
+static void sweep(tessd_t *d)
+{
+    char dir[PATH_MAX];
+    tessd_pathf(dir, sizeof dir, "%s/" TSD_SVC_DIR, d->data_dir);
+    DIR *dp = opendir(dir);
+    if (!dp)
+        return;
+    struct dirent *e;
+    pthread_mutex_lock(&d->lock);
+    while ((e = readdir(dp))) {
+        long long id;
+        char name[TSD_SVC_NAME_MAX + 2], path[PATH_MAX];
+        int n = 0;
+        if (sscanf(e->d_name, "j%lld-%17[a-z0-9-].sock%n", &id, name, &n) != 2 ||
+            e->d_name[n] != '\0' || id <= 0 || tessd_run_find(d, id) ||
+            tsd_svc_sock(d->data_dir, id, name, path, sizeof path) < 0)
+            continue;
+        if (tagent_fwd_unlink(path) == 0)
+            tessd_log("jobsvc: %s removed (job %lld does not run)", path, id);
+    }
+    pthread_mutex_unlock(&d->lock);
+    closedir(dp);
+}
+
 static void h_service(thttp_req_t *req, thttp_reply_t *rep, void *ctx);
 
 /* Every method, on the service's root and below it. */
@@ -178,6 +206,7 @@ int tessd_jobsvc_start(tessd_t *d, const char *listen, unsigned max_conn, unsign
 {
     if (prepare_dir_and_key(d, err) < 0)
         return -1;
+    sweep(d);
     const char *colon = strrchr(listen, ':');
     char host[64];
     snprintf(host, sizeof host, "%.*s", (int)(colon - listen), listen);
