@@ -11,6 +11,7 @@
 
 #include "agent/gpu.h"
 #include "daemon/config.h"
+#include "daemon/jobsvc.h"
 #include "daemon/gpuspeed.h"
 #include "daemon/slurmjob.h"
 #include "libutil/batchspec.h"
@@ -49,6 +50,7 @@ struct tessd_opt {
 
 static int check_listen(const char *v, tsl_error_t *err);
 static int check_listen_opt(const char *v, tsl_error_t *err);
+static int check_svc_domain(const char *v, tsl_error_t *err);
 static int check_socket(const char *v, tsl_error_t *err);
 static int check_abs(const char *v, tsl_error_t *err);
 static int check_fake(const char *v, tsl_error_t *err);
@@ -80,6 +82,8 @@ const tessd_opt_t tessd_opts[] = {
     {"listen", T_STR, F(listen), .def = "127.0.0.1:7470", .check = check_listen},
     {"no-listen", T_BOOL, F(no_listen), .def = "no"},
     {"services-listen", T_STR, F(services_listen), .check = check_listen_opt},
+    {"services-domain", T_STR, F(services_domain), .def = TSD_SVC_DOMAIN_DEFAULT,
+     .check = check_svc_domain},
     {"fake-gpus", T_STR, F(fake_gpus), .check = check_fake},
     {"fake-gpus-if-none", T_STR, F(fake_gpus_if_none), .check = check_fake},
     {"fake-lib-dir", T_STR, F(fake_lib_dir), .def = NULL},
@@ -189,6 +193,17 @@ static int check_qmap(const char *v, tsl_error_t *err)
 static int check_listen_opt(const char *v, tsl_error_t *err)
 {
     return v[0] ? check_listen(v, err) : 0;
+}
+
+static int check_svc_domain(const char *v, tsl_error_t *err)
+{
+    if (tsd_svc_domain_valid(v))
+        return 0;
+    tsl_errprintf(err,
+                  "'%s' is not a domain for the services' host names (labels of a-z, 0-9 and "
+                  "'-', at most %d bytes)",
+                  v, TSD_SVC_DOMAIN_MAX);
+    return -1;
 }
 
 static int check_listen(const char *v, tsl_error_t *err)

@@ -51,6 +51,7 @@ typedef struct {
     char listen[128];
     bool no_listen;
     char services_listen[128]; /* a job's web services' listener ("" = none) */
+    char services_domain[104]; /* their host names' domain: j<ID>-<NAME>.<this> */
     char fake_gpus[256];
     char fake_gpus_if_none[256];
     char fake_lib_dir[PATH_MAX];

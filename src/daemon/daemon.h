@@ -235,6 +235,9 @@ typedef struct {
      * off).  Set before the threads start. */
     thttp_server_t *http_svc;
     char svc_base[96];
+    /* --services-domain: each service at http://j<ID>-<NAME>.<svc_domain>:<svc_port>/ */
+    char svc_domain[104];
+    uint16_t svc_port;
     uint8_t svc_key[32];
     long long interactive_idle_ms;
 

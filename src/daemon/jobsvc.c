@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <stdlib.h>
 #include <sys/un.h>
 
@@ -154,4 +155,122 @@ bool tsd_svc_cookie_check(const uint8_t key[TSD_SVC_COOKIE_KEY], int64_t job, co
         return false;
     memcpy(user, u, strlen(u) + 1);
     return true;
+}
+
+/* ---- a service's own origin ---------------------------------------------------------------- */
+
+static bool label_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+}
+
+bool tsd_svc_domain_valid(const char *d)
+{
+    size_t n = d ? strlen(d) : 0;
+    if (n < 1 || n > TSD_SVC_DOMAIN_MAX)
+        return false;
+    size_t label = 0;
+    for (size_t i = 0; i <= n; i++) {
+        char c = d[i];
+        if (c == '.' || c == '\0') {
+            if (label < 1 || label > 63 || d[i - 1] == '-')
+                return false;
+            label = 0;
+            continue;
+        }
+        if (!label_char(c) || (label == 0 && c == '-'))
+            return false;
+        label++;
+    }
+    return true;
+}
+
+int tsd_svc_host_parse(const char *host, const char *domain, int64_t *job, char *name)
+{
+    if (!host || !domain || host[0] != 'j' || host[1] < '1' || host[1] > '9')
+        return -1;
+    const char *p = host + 1;
+    int64_t id = 0;
+    int digits = 0;
+    for (; *p >= '0' && *p <= '9'; p++, digits++) {
+        if (digits >= 18)
+            return -1;
+        id = id * 10 + (*p - '0');
+    }
+    if (*p++ != '-')
+        return -1;
+    size_t nl = strcspn(p, ".");
+    if (nl < 1 || nl > TSD_SVC_NAME_MAX || p[nl] != '.')
+        return -1;
+    char nm[TSD_SVC_NAME_MAX + 1];
+    memcpy(nm, p, nl);
+    nm[nl] = '\0';
+    if (!tsd_svc_name_valid(nm))
+        return -1;
+    p += nl + 1;
+    size_t dl = strlen(domain);
+    if (dl == 0 || strncmp(p, domain, dl) != 0)
+        return -1;
+    p += dl;
+    if (*p == ':') {
+        size_t pl = strspn(p + 1, "0123456789");
+        if (pl < 1 || pl > 5 || p[1 + pl] != '\0')
+            return -1;
+    } else if (*p != '\0') {
+        return -1;
+    }
+    *job = id;
+    memcpy(name, nm, nl + 1);
+    return 0;
+}
+
+const char *tsd_svc_request_refused(const char *method, bool websocket, const char *fetch_site,
+                                    const char *origin, const char *host)
+{
+    if (!websocket && method &&
+        (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0 ||
+         strcmp(method, "OPTIONS") == 0))
+        return NULL;
+    if (fetch_site && strcmp(fetch_site, "same-origin") != 0 && strcmp(fetch_site, "none") != 0)
+        return "the request comes from another site or another service's page (Sec-Fetch-Site)";
+    if (origin) {
+        if (!host || strncmp(origin, "http://", 7) != 0 || strcmp(origin + 7, host) != 0)
+            return "the request comes from a page of another origin (Origin)";
+    }
+    return NULL;
+}
+
+int tsd_svc_set_cookie_filter(const char *value, char *out, size_t len)
+{
+    const char *p = value ? value + strspn(value, " \t") : "";
+    size_t nl = strcspn(p, "=;");
+    while (nl > 0 && (p[nl - 1] == ' ' || p[nl - 1] == '\t'))
+        nl--;
+    if (!*p || (nl == strlen(TSD_SVC_COOKIE) && strncmp(p, TSD_SVC_COOKIE, nl) == 0))
+        return 1;
+    /* The cookie-pair, then each attribute but Domain, as they came. */
+    size_t o = 0, first = strcspn(p, ";");
+    if (first + 1 > len)
+        return -1;
+    memcpy(out, p, first);
+    o = first;
+    p += first;
+    while (*p == ';') {
+        p++;
+        size_t al = strcspn(p, ";");
+        const char *a = p + strspn(p, " \t");
+        size_t an = strcspn(a, "=;");
+        while (an > 0 && (a[an - 1] == ' ' || a[an - 1] == '\t'))
+            an--;
+        if (!(an == 6 && strncasecmp(a, "Domain", 6) == 0)) {
+            if (o + 1 + al + 1 > len)
+                return -1;
+            out[o++] = ';';
+            memcpy(out + o, p, al);
+            o += al;
+        }
+        p += al;
+    }
+    out[o] = '\0';
+    return 0;
 }

@@ -39,10 +39,44 @@ char *tsd_svc_check(const json_t *v, tsl_error_t *err);
  * bytes), EINVAL when name is not valid. */
 int tsd_svc_sock(const char *data_dir, int64_t job, const char *name, char *buf, size_t len);
 
+/* ---- a service's own origin (docs/job-services.md, "The URL") --------------------------------
+ *
+ * Each service is served at a host name of its own, j<job>-<name>.<domain>, so that each is an
+ * origin of its own in a browser: one service's pages can never script or read another's,
+ * and its cookie is host-only (no Domain attribute).  domain is tesseld's --services-domain
+ * (default TSD_SVC_DOMAIN_DEFAULT: browsers and curl resolve every name under localhost to
+ * the loopback address). */
+#define TSD_SVC_DOMAIN_DEFAULT "svc.localhost"
+#define TSD_SVC_DOMAIN_MAX     100 /* bytes of a domain, the NUL not counted */
+
+/* Whether d is a domain for the services' host names: 1 to TSD_SVC_DOMAIN_MAX bytes, labels
+ * of 1 to 63 of a-z, 0-9 and '-' (neither first nor last) separated by single dots. */
+bool tsd_svc_domain_valid(const char *d);
+
+/* Parse a request's Host header: exactly "j<job>-<name>.<domain>" with an optional ":<port>"
+ * (1 to 5 digits); job a decimal number > 0 without a leading zero, name tsd_svc_name_valid,
+ * domain equal to domain.  Lower case only (what browsers send).  0 with *job and name
+ * (TSD_SVC_NAME_MAX + 1 bytes) set, or -1 for anything else. */
+int tsd_svc_host_parse(const char *host, const char *domain, int64_t *job, char *name);
+
+/* Whether a request may go to the service (cross-site request forgery): a safe method (GET,
+ * HEAD, OPTIONS) that is no WebSocket handshake always may; any other request (POST, PUT, ...,
+ * a WebSocket) only when its Sec-Fetch-Site, if sent, is "same-origin" or "none", and its
+ * Origin, if sent, is "http://" followed by host (the Host header the request came with: its
+ * own service's origin).  NULL when it may, else the reason (a static string). */
+const char *tsd_svc_request_refused(const char *method, bool websocket, const char *fetch_site,
+                                    const char *origin, const char *host);
+
+/* A service's Set-Cookie header value, filtered before it goes to the browser: dropped (1)
+ * when it names tesseld's own cookie TSD_SVC_COOKIE or is empty; else (0) written to out
+ * (len bytes) without any Domain attribute (a cookie of a service stays host-only, on its own
+ * host); -1 when out is too short (dropped too). */
+int tsd_svc_set_cookie_filter(const char *value, char *out, size_t len);
+
 /* ---- the session cookie (docs/job-services.md, "From a browser") ----------------------------
  *
- * A browser that redeemed a ticket on the services listener gets a cookie, "tessel-svc", with
- * Path=/jobs/<job>/<name>/ (it goes with that service's requests only), HttpOnly, SameSite=Strict.
+ * A browser that redeemed a ticket on a service's host gets a cookie, "tessel-svc", host-only
+ * (no Domain: it goes with that service's requests only), Path=/, HttpOnly, SameSite=Strict.
  * Its value is "<user>:<expires>:<mac>": the user the ticket was issued to, the second it
  * expires (Unix time), and HMAC-SHA256 (nettle) under tesseld's key of the job, the service's
  * name, the user and the expiry, in hexadecimal.  It is checked at every request, then the

@@ -117,6 +117,9 @@ static void usage(FILE *f)
             "  --services-listen HOST:PORT  where jobs' web services are served (tessel run\n"
             "                      --service, tessel notebook), an origin apart from the API's\n"
             "                      (default none: such jobs are refused; docs/job-services.md)\n"
+            "  --services-domain DOMAIN  each service is served at its own host name,\n"
+            "                      jID-NAME.DOMAIN (default svc.localhost; a listener for\n"
+            "                      other hosts needs a wildcard DNS name *.DOMAIN)\n"
             "  --fake-gpus SPEC    simulated GPUs, e.g. 2xRTX4090:24G (marked simulated)\n"
             "  --fake-gpus-if-none SPEC  the real GPUs, or these simulated ones when NVML\n"
             "                      finds none (for demos)\n"
@@ -1161,6 +1164,7 @@ int main(int argc, char **argv)
                       (unsigned)thttp_port(d->http), tessd_console_root());
     }
     if (conf.services_listen[0]) {
+        snprintf(d->svc_domain, sizeof d->svc_domain, "%s", conf.services_domain);
         if (tessd_jobsvc_start(d, conf.services_listen, hc.max_connections, hc.max_per_client,
                                hc.timeout_s, &err) < 0) {
             fprintf(stderr, "tesseld: --services-listen: %s\n", err.text);
@@ -1169,7 +1173,8 @@ int main(int argc, char **argv)
             thttp_stop(d->http_unix);
             return 1;
         }
-        tessd_log("jobs' web services at %s/jobs/ID/NAME/", d->svc_base);
+        tessd_log("jobs' web services at http://jID-NAME.%s:%u/ (on %s)", d->svc_domain,
+                  (unsigned)d->svc_port, d->svc_base);
     }
     char tcp[96] = "", local[192] = "";
     if (d->http)

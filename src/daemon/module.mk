@@ -333,13 +333,14 @@ $(O)/tests/daemon/test_container: $(O)/obj/src/daemon/test/test_container.o \
 TESTS += $(O)/tests/daemon/test_config
 # (slurmjob.o: slurm-queues is checked by its parser, tsj_parse_qmap.)
 $(O)/tests/daemon/test_config: $(O)/obj/src/daemon/test/test_config.o $(O)/obj/src/daemon/config.o \
+                               $(O)/obj/src/daemon/jobsvc.o \
                                $(O)/obj/src/daemon/log.o $(O)/obj/src/daemon/retention.o \
                                $(O)/obj/src/daemon/slurmjob.o $(O)/obj/src/daemon/jobmodel.o \
                                $(O)/obj/src/daemon/gpuspeed.o \
                                $(O)/lib/libtsl-agent.a $(O)/lib/libtsl-sched.a \
                                $(O)/lib/libtsl-store.a $(O)/lib/libtsl-shm.a $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -linih -ljansson -lsqlite3 -ldl -lpthread -lm -lcmocka
+	$(CC) $(LDFLAGS) -o $@ $^ -linih -ljansson -lsqlite3 -lnettle -ldl -lpthread -lm -lcmocka
 # Usage history (histagg.h): the downsampling and tiers alone, and the test-only seeder that
 # fills a store through the real write path (t3130, t7010).
 TESTS += $(O)/tests/daemon/test_histagg

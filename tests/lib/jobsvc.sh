@@ -1,17 +1,20 @@
-# tests/lib/jobsvc.sh - the set-up of the job web services tests (t7070-t7072,
+# tests/lib/jobsvc.sh - the set-up of the job web services tests (t7070-t7074,
 # docs/job-services.md); source after tap.sh, daemon.sh, cli.sh and term.sh.
 #
 #   jobsvc_daemon [ARG...]   term_daemon (root, nobody's token $NB, bob's $BOB, $W) with
 #                            --services-listen 127.0.0.1:$SVC_PORT (a free port, kept across a
-#                            restart: jobsvc_restart) and ARG
+#                            restart: jobsvc_restart) and ARG; $SVC is the listener's bare
+#                            address (http://127.0.0.1:PORT, which serves no service)
 #   jobsvc_restart           tesseld killed with -9 and started again on the same data and
 #                            services port (the jobs run on); $TD_URL, $TESSEL_URL follow it
+#   svc_url ID NAME          the origin of job ID's service NAME: http://jID-NAME.svc.localhost:PORT
+#                            (curl resolves names under localhost to 127.0.0.1 itself)
 #   svc_ticket ID NAME [TOKEN]   POST the ticket (nobody's by default): $CODE, URL in $URL
 #   svc_cookie URL           redeem a ticket URL: the cookie's value in $COOKIE ("" if none),
 #                            the answer's status in $CODE and its headers in $TD/h
-#   svc_get PATH [COOKIE] [CURL-ARG...]  GET http://127.0.0.1:$SVC_PORT/PATH with the cookie:
+#   svc_get ID NAME PATH [COOKIE] [CURL-ARG...]  GET $(svc_url ID NAME)/PATH with the cookie:
 #                            status in $CODE, body in $TD/out, headers in $TD/h
-#   svc_ws PATH [COOKIE]     a WebSocket handshake there (curl): status in $CODE
+#   svc_ws ID NAME PATH [COOKIE] [CURL-ARG...]  a WebSocket handshake there (curl): $CODE
 jobsvc_daemon() {
     SVC_PORT=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     JOBSVC_ARGS="--services-listen 127.0.0.1:$SVC_PORT $*"
@@ -34,15 +37,21 @@ svc_cookie() {
     CODE=$(curl -s -o /dev/null -D "$TD/h" -w '%{http_code}' --max-time 30 "$1")
     COOKIE=$(sed -n 's/^Set-Cookie: tessel-svc=\([^;]*\);.*/\1/p' "$TD/h" | tr -d '\r')
 }
+svc_url() {
+    echo "http://j$1-$2.svc.localhost:$SVC_PORT"
+}
 svc_get() {
-    _p=$1
-    _c=$2
-    shift 2 2>/dev/null || shift $#
+    _u="$(svc_url "$1" "$2")/$3"
+    _c=$4
+    shift 4 2>/dev/null || shift $#
     CODE=$(curl -s -o "$TD/out" -D "$TD/h" -w '%{http_code}' --max-time 60 \
-        ${_c:+-H "Cookie: tessel-svc=$_c"} "$@" "$SVC/$_p")
+        ${_c:+-H "Cookie: tessel-svc=$_c"} "$@" "$_u")
 }
 svc_ws() {
-    CODE=$(curl -s -o "$TD/out" -w '%{http_code}' --max-time 5 ${2:+-H "Cookie: tessel-svc=$2"} \
+    _u="$(svc_url "$1" "$2")/$3"
+    _c=$4
+    shift 4 2>/dev/null || shift $#
+    CODE=$(curl -s -o "$TD/out" -w '%{http_code}' --max-time 5 ${_c:+-H "Cookie: tessel-svc=$_c"} \
         -H 'Upgrade: websocket' -H 'Connection: Upgrade' -H 'Sec-WebSocket-Version: 13' \
-        -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' "$SVC/$1")
+        -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' "$@" "$_u")
 }

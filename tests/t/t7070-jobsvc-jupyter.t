@@ -31,21 +31,21 @@ is "$?" 0 "tessel notebook -d: submitted"
 J=$(cat "$TD/o")
 api GET "/v1/jobs/$J" "" "$NB"
 is "$(jq -c '[.class, .shell, .services]' "$TD/out")" \
-    "[\"interactive\",true,[{\"name\":\"jupyter\",\"port\":8888,\"url\":\"$SVC/jobs/$J/jupyter/\"}]]" \
-    "the job: class interactive, Jupyter's command, its service jupyter on port 8888"
-jget '.argv[0]' | grep -q -- "--NotebookApp.base_url=/jobs/\$TESSEL_JOB_ID/jupyter/"
-ok $? "... with the job's base URL"
+    "[\"interactive\",true,[{\"name\":\"jupyter\",\"port\":8888,\"url\":\"$(svc_url "$J" jupyter)/\"}]]" \
+    "the job: class interactive, Jupyter's command, its service jupyter on port 8888 at its own host"
+jget '.argv[0]' | grep -q -- "base_url"
+is "$?" 1 "... Jupyter at the root of its host (no base URL)"
 wait_for '[ "$(api GET /v1/jobs/$J "" "$NB"; jget .state)" = running ]'
 # Jupyter listening in the job: the socket answers (root reaches it).
 S="$TD/data/jobsvc/j$J-jupyter.sock"
-wait_for "curl -s -o /dev/null --max-time 5 --unix-socket '$S' http://x/jobs/$J/jupyter/api"
+wait_for "curl -s -o /dev/null --max-time 5 --unix-socket '$S' http://x/api"
 api GET "/v1/jobs/$J" "" "$NB"
 [ "$(jget .state)" = running ] || sed 's/^/# /' "$TD/data/jobs/$J/stderr"
 
 nbtessel open "$J" >"$TD/o" 2>"$TD/e"
 is "$?" 0 "tessel open $J: a URL"
 URL=$(cat "$TD/o")
-case "$URL" in "$SVC/jobs/$J/jupyter/?tessel-ticket="*) r=0 ;; *) r=1 ;; esac
+case "$URL" in "$(svc_url "$J" jupyter)/?tessel-ticket="*) r=0 ;; *) r=1 ;; esac
 ok $r "... the notebook's, with a ticket ($URL)"
 timeout 200 "$CELL" "$URL" 'print(6*7)' >"$TD/cell" 2>&1
 is "$?" 0 "a cell through tesseld: ticket, tree, kernel, WebSocket, execute"
@@ -59,9 +59,9 @@ svc_ticket "$J" jupyter "$BOB"
 is "$CODE" 403 "another user's ticket request: 403"
 svc_cookie "$OWNER_URL"
 is "$CODE" 403 "the owner's URL, used already (stolen): 403"
-svc_get "jobs/$J/jupyter/api/kernels" ""
+svc_get "$J" jupyter "api/kernels" ""
 is "$CODE" 403 "the notebook's API without a cookie: 403"
-svc_ws "jobs/$J/jupyter/api/kernels/x/channels" ""
+svc_ws "$J" jupyter "api/kernels/x/channels" ""
 is "$CODE" 403 "a kernel's WebSocket without a cookie: 403"
 
 # tesseld restarted: the job runs on, the notebook opens again with the same cookie.
@@ -77,7 +77,7 @@ api GET "/v1/jobs/$J" "" "$NB"
 is "$(jget .state)" running "tesseld restarted (kill -9): the notebook's job runs on"
 [ ! -e "$TD/data/jobsvc/j999-web.sock" ] && [ -S "$S" ] && [ -f "$TD/data/jobsvc/j998-web.sock" ]
 ok $? "... the socket of a job that does not run is swept, the running job's kept, a file not a socket left alone"
-timeout 200 "$CELL" "$SVC/jobs/$J/jupyter/" 'print(sum(range(10)))' --cookie "$C" >"$TD/cell" 2>&1
+timeout 200 "$CELL" "$(svc_url "$J" jupyter)/" 'print(sum(range(10)))' --cookie "$C" >"$TD/cell" 2>&1
 is "$?" 0 "the cookie of before opens it through the new tesseld: kernel, WebSocket, execute"
 sed 's/^/# /' "$TD/cell"
 grep -qx "output: 45" "$TD/cell"; ok $? "... the cell ran (45)"

@@ -5,9 +5,11 @@
 #     given stays), bad services refused (400, the CLI's usage error 2);
 #   - the job's network: the port is not on the host's, the socket is root's and the owner's
 #     only (another account cannot connect);
-#   - the way in: a ticket (the owner's, an admin's) redeemed for a cookie (HttpOnly,
-#     SameSite=Strict, Path of the service), then GET, HEAD, a POST's body and the service's
-#     own status passed through; before the service listens, 503 with Retry-After;
+#   - the way in: the service at its own host name, jID-web.svc.localhost (the Host header
+#     routes: a bare address or a malformed name, 404); a ticket (the owner's, an admin's)
+#     redeemed for a cookie (host-only: no Domain, HttpOnly, SameSite=Strict), then GET, HEAD,
+#     a POST's body and the service's own status passed through; before the service listens,
+#     503 with Retry-After;
 #   - refusals, all 403: no cookie, a forged or another job's cookie, a ticket used twice,
 #     another user's ticket request, another user's own cookie of his own job's service (HTTP
 #     and WebSocket);
@@ -24,15 +26,15 @@ PORT=18473 # an unusual port: nothing of the host's listens there
 
 # --- submission -------------------------------------------------------------------------------
 # The job waits for $W/go before it serves, to show the 503 first.
-SCRIPT='while [ ! -e go ]; do sleep 0.2; done; mkdir -p jobs/$TESSEL_JOB_ID/web; echo hello >jobs/$TESSEL_JOB_ID/web/index.txt; exec /usr/bin/python3 -m http.server --bind 127.0.0.1 '$PORT
+SCRIPT='while [ ! -e go ]; do sleep 0.2; done; echo hello >index.txt; exec /usr/bin/python3 -m http.server --bind 127.0.0.1 '$PORT
 nbtessel run -d --service web=$PORT --shell "$SCRIPT" >"$TD/o" 2>"$TD/e"
 is "$?" 0 "tessel run -d --service web=$PORT: submitted"
 J=$(cat "$TD/o")
 grep -q "tessel open $J" "$TD/e"; ok $? "... and it says tessel open gives the URL"
 api GET "/v1/jobs/$J" "" "$NB"
 is "$(jq -c '[.class, .services]' "$TD/out")" \
-    "[\"interactive\",[{\"name\":\"web\",\"port\":$PORT,\"url\":\"$SVC/jobs/$J/web/\"}]]" \
-    "the job: class interactive, its service with its URL on the services listener"
+    "[\"interactive\",[{\"name\":\"web\",\"port\":$PORT,\"url\":\"$(svc_url "$J" web)/\"}]]" \
+    "the job: class interactive, its service with its URL, its own host name on the services listener"
 nbtessel run -d --class training --service web=$PORT -- true >"$TD/o" 2>/dev/null
 api GET "/v1/jobs/$(cat "$TD/o")" "" "$NB"
 is "$(jget .class)" training "a class given stays (training)"
@@ -51,7 +53,7 @@ done
 wait_for '[ "$(api GET /v1/jobs/$J "" "$NB"; jget .state)" = running ]'
 nbtessel ps >"$TD/ps" 2>&1
 head -1 "$TD/ps" | grep -q "SERVICES$"; ok $? "tessel ps: a SERVICES column (a job listed has services)"
-grep -q "^ *$J .* web $SVC/jobs/$J/web/\$" "$TD/ps"; ok $? "... the job's row: web and its URL"
+grep -q "^ *$J .* web $(svc_url "$J" web)/\$" "$TD/ps"; ok $? "... the job's row: web and its URL"
 S="$TD/data/jobsvc/j$J-web.sock"
 wait_for "[ -S '$S' ]"
 is "$(stat -c '%U %G %a' "$S")" "nobody root 600" "its socket: the owner's (and root's), mode 600"
@@ -63,50 +65,61 @@ is "$?" 7 "another account cannot connect to the socket (curl: couldn't connect)
 # --- the way in ---------------------------------------------------------------------------------
 svc_ticket "$J" web
 is "$CODE $(jget .service) $(jget .expires_in_s)" "201 web 30" "the owner's ticket: 201, 30 s"
-case "$URL" in "$SVC/jobs/$J/web/?tessel-ticket="*) r=0 ;; *) r=1 ;; esac
+case "$URL" in "$(svc_url "$J" web)/?tessel-ticket="*) r=0 ;; *) r=1 ;; esac
 ok $r "... its URL: the service's, with the ticket ($URL)"
 svc_cookie "$URL"
 is "$CODE" 303 "the ticket redeemed: 303"
-grep -qi "^Location: /jobs/$J/web/" "$TD/h"; ok $? "... to the service's root"
-grep -i '^Set-Cookie' "$TD/h" | grep -q "Path=/jobs/$J/web/; Max-Age=43200; HttpOnly; SameSite=Strict"
-ok $? "... a cookie for the service's path only, HttpOnly, SameSite=Strict, 12 h"
+tr -d '\r' <"$TD/h" | grep -qix "Location: /"; ok $? "... to the service's root"
+grep -i '^Set-Cookie' "$TD/h" | grep -q "Path=/; Max-Age=43200; HttpOnly; SameSite=Strict"
+ok $? "... a cookie for the service's host, HttpOnly, SameSite=Strict, 12 h"
+grep -i '^Set-Cookie' "$TD/h" | grep -qi "domain"
+is "$?" 1 "... host-only: no Domain attribute (no other service's host gets it)"
 OWNER_COOKIE=$COOKIE
 svc_cookie "$URL"
 is "$CODE" 403 "the same ticket again (a stolen URL): 403"
-svc_get "jobs/$J/web/index.txt" "$OWNER_COOKIE"
+svc_get "$J" web "index.txt" "$OWNER_COOKIE"
 is "$CODE" 503 "before the service listens: 503"
 grep -qi '^Retry-After: 2' "$TD/h"; ok $? "... with Retry-After"
 grep -q "does not answer" "$TD/out"; ok $? "... and why ($(jget .error.message | cut -c1-60)...)"
 touch "$W/go"
 COOKIE=$OWNER_COOKIE
-wait_for "svc_get jobs/$J/web/index.txt $COOKIE; [ \"\$CODE\" = 200 ]"
+wait_for "svc_get $J web index.txt $COOKIE; [ \"\$CODE\" = 200 ]"
 is "$CODE $(cat "$TD/out")" "200 hello" "then GET through tesseld: the service's file"
 grep -qi '^Server: SimpleHTTP' "$TD/h"; ok $? "... with the service's own headers"
-head -c 3000000 /dev/urandom >"$W/jobs/$J/web/big.bin"
-svc_get "jobs/$J/web/big.bin" "$COOKIE" --limit-rate 4M
-cmp -s "$TD/out" "$W/jobs/$J/web/big.bin"
+head -c 3000000 /dev/urandom >"$W/big.bin"
+svc_get "$J" web "big.bin" "$COOKIE" --limit-rate 4M
+cmp -s "$TD/out" "$W/big.bin"
 ok $? "3 MB streamed through tesseld to a client slower than the service, every byte ($CODE, $(wc -c <"$TD/out") bytes)"
-svc_get "jobs/$J/web/index.txt" "$COOKIE" -I
+svc_get "$J" web "index.txt" "$COOKIE" -I
 is "$CODE" 200 "HEAD: 200"
-svc_get "jobs/$J/web/nothing" "$COOKIE"
+svc_get "$J" web "nothing" "$COOKIE"
 is "$CODE" 404 "the service's own 404 passed through"
-svc_get "jobs/$J/web/index.txt" "$COOKIE" -X POST --data-binary @"$TESSEL_SRCDIR/README.md"
+svc_get "$J" web "index.txt" "$COOKIE" -X POST --data-binary @"$TESSEL_SRCDIR/README.md"
 is "$CODE" 501 "a POST with a body: the service's answer (http.server: 501)"
-svc_get "jobs/$J/web" "$COOKIE"
-is "$CODE" 308 "the service's root without its slash: 308 to it"
+# The Host header names the service; anything but exactly jID-NAME.svc.localhost[:PORT]: 404.
+for h in "127.0.0.1:$SVC_PORT" "j0$J-web.svc.localhost" "J$J-web.svc.localhost" \
+    "j$J-Web.svc.localhost" "j$J-web.svc.localhost.evil" "j$J-web.other.localhost" \
+    "j$J-web.svc.localhost:x" "x.j$J-web.svc.localhost" "j$J-web-.svc.localhost" "j$J.svc.localhost"; do
+    CODE=$(curl -s -o "$TD/out" -w '%{http_code}' --max-time 30 -H "Host: $h" \
+        -H "Cookie: tessel-svc=$COOKIE" "$SVC/index.txt")
+    is "$CODE $(jget .error.code)" "404 not_found" "Host: $h: 404"
+done
+CODE=$(curl -s -o "$TD/out" -w '%{http_code}' --max-time 30 -H "Host: j$J-web.svc.localhost" \
+    -H "Cookie: tessel-svc=$COOKIE" "$SVC/index.txt")
+is "$CODE $(cat "$TD/out")" "200 hello" "Host: j$J-web.svc.localhost (no port) to the bare address: the service"
 svc_ticket "$J" web "$TD_ADMIN"
 svc_cookie "$URL"
-svc_get "jobs/$J/web/index.txt" "$COOKIE"
+svc_get "$J" web "index.txt" "$COOKIE"
 is "$CODE" 200 "an admin opens it too"
 
 # --- refusals ---------------------------------------------------------------------------------
-svc_get "jobs/$J/web/index.txt" ""
+svc_get "$J" web "index.txt" ""
 is "$CODE $(jget .error.code)" "403 forbidden" "no cookie: 403"
-svc_get "jobs/$J/web/index.txt" "bob${OWNER_COOKIE#nobody}"
+svc_get "$J" web "index.txt" "bob${OWNER_COOKIE#nobody}"
 is "$CODE" 403 "the cookie with another user written in: 403"
-svc_get "jobs/$J/web/index.txt" "nobody:9999999999:${OWNER_COOKIE##*:}"
+svc_get "$J" web "index.txt" "nobody:9999999999:${OWNER_COOKIE##*:}"
 is "$CODE" 403 "the cookie with another expiry written in: 403"
-svc_ws "jobs/$J/web/" ""
+svc_ws "$J" web "" ""
 is "$CODE" 403 "a WebSocket without a cookie: 403"
 svc_ticket "$J" web "$BOB"
 is "$CODE $(jget .error.code)" "403 forbidden" "another user asks for a ticket: 403"
@@ -122,9 +135,9 @@ svc_ticket "$B" web "$DM"
 svc_cookie "$URL"
 is "$CODE" 303 "another user's ticket for his own job: redeemed"
 OTHER_COOKIE=$COOKIE
-svc_get "jobs/$J/web/index.txt" "$OTHER_COOKIE"
+svc_get "$J" web "index.txt" "$OTHER_COOKIE"
 is "$CODE" 403 "his own cookie on nobody's service: 403"
-svc_ws "jobs/$J/web/" "$OTHER_COOKIE"
+svc_ws "$J" web "" "$OTHER_COOKIE"
 is "$CODE" 403 "... and on its WebSocket: 403"
 svc_ticket "$J" web "$DM"
 is "$CODE" 403 "... and no ticket for nobody's job: 403"
@@ -138,7 +151,7 @@ api POST "/v1/jobs/$J/cancel" "" "$NB"
 wait_for '[ "$(api GET /v1/jobs/$J "" "$NB"; jget .state)" = cancelled ]'
 wait_for "[ ! -e '$S' ]"
 ok $? "the job ended: its socket is gone"
-svc_get "jobs/$J/web/index.txt" "$OWNER_COOKIE"
+svc_get "$J" web "index.txt" "$OWNER_COOKIE"
 is "$CODE $(jget .error.code)" "409 finished" "its cookie opens nothing any more: 409 finished"
 svc_ticket "$J" web
 is "$CODE" 409 "no ticket for an ended job: 409"

@@ -43,7 +43,7 @@ KC=$COOKIE
 wait_for "[ \"\$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 --unix-socket '$TD/data/jobsvc/j$K-ws.sock' http://x/)\" = 101 ]"
 curl -s -o "$TD/ws.out" -w '%{http_code}' --max-time 30 -H "Cookie: tessel-svc=$KC" \
     -H 'Upgrade: websocket' -H 'Connection: Upgrade' -H 'Sec-WebSocket-Version: 13' \
-    -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' "$SVC/jobs/$K/ws/" >"$TD/ws.code" &
+    -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' "$(svc_url "$K" ws)/" >"$TD/ws.code" &
 WSPID=$!
 
 wait_for '[ "$(api GET /v1/jobs/'"$I"' "" "$NB"; jget .state)" = cancelled ]'

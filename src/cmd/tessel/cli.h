@@ -244,12 +244,12 @@ typedef struct {
 /* The port Jupyter listens on in its job (the job's own network namespace: never taken by
  * another job), and the command `--service jupyter` runs without one given: Debian's
  * jupyter-notebook on 127.0.0.1 there, its token off because tesseld authenticates (only the
- * owner and admins reach it: docs/security.md), its base URL the job's service URL path. */
+ * owner and admins reach it: docs/security.md), at the root of its own host name
+ * (http://jID-jupyter.DOMAIN:PORT/). */
 #define RUN_JUPYTER_PORT 8888
 #define RUN_JUPYTER_CMD                                                                            \
     "exec jupyter-notebook --no-browser --ip=127.0.0.1 --port=8888 --NotebookApp.token= "          \
-    "--NotebookApp.password= --NotebookApp.allow_remote_access=True "                              \
-    "--NotebookApp.base_url=/jobs/$TESSEL_JOB_ID/jupyter/"
+    "--NotebookApp.password= --NotebookApp.allow_remote_access=True"
 
 /* `tessel run --service` and `tessel notebook`: print, on stderr, a URL that opens each of job
  * id's services (a ticket each, good for 30 s: tessel open gives new ones).  Nothing for a job

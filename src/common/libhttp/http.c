@@ -27,6 +27,7 @@ struct thttp_server {
     thttp_config_t cfg;
     uint16_t port;
     _Atomic uint64_t counts[600];
+    _Atomic size_t body_held; /* bytes of bodies' buffers held now (cfg.max_body_total) */
     char unix_path[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* "" for TCP */
     /* Unix listener: connections held per peer uid (the TCP listener's per-address bound,
      * max_per_client, applied to the kernel's identity of the caller). */
@@ -42,6 +43,7 @@ typedef struct {
     char *body;
     size_t len, cap;
     bool too_large;
+    bool too_busy;   /* its body would pass cfg.max_body_total: discarded, 503 */
     bool started;    /* on_request has seen the request's headers */
     bool nul_in_url; /* its raw URL holds "%00" */
     char *raw_uri;   /* the URL as sent (thttp_config_t.keep_raw_uri), else NULL */
@@ -411,22 +413,39 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                         s->cfg.max_body);
             return send_reply(s, conn, &rep);
         }
+        if (s->cfg.on_headers) {
+            thttp_req_t req = {
+                .method = method, .path = url, .body = "", .conn = conn, .raw_uri = up->raw_uri};
+            s->cfg.on_headers(&req, &rep, s->cfg.ctx);
+            if (rep.status != 0) {
+                up->too_large = true; /* its body, if any, is not read */
+                return send_reply(s, conn, &rep);
+            }
+        }
         return MHD_YES;
     }
     if (*upload_data_size) {
         size_t n = *upload_data_size;
         *upload_data_size = 0;
-        if (up->too_large || up->len + n > s->cfg.max_body) {
-            up->too_large = true;
+        if (up->too_large || up->too_busy || up->len + n > s->cfg.max_body) {
+            up->too_large |= !up->too_busy;
             return MHD_YES;
         }
         if (up->len + n + 1 > up->cap) {
             size_t cap = up->cap ? up->cap : 1024;
             while (cap < up->len + n + 1)
                 cap *= 2;
+            size_t held = atomic_fetch_add(&s->body_held, cap - up->cap) + (cap - up->cap);
+            if (s->cfg.max_body_total && held > s->cfg.max_body_total) {
+                atomic_fetch_sub(&s->body_held, cap - up->cap);
+                up->too_busy = true;
+                return MHD_YES;
+            }
             char *b = realloc(up->body, cap);
-            if (!b)
+            if (!b) {
+                atomic_fetch_sub(&s->body_held, cap - up->cap);
                 return MHD_NO;
+            }
             up->body = b;
             up->cap = cap;
         }
@@ -440,6 +459,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                     "request body above the limit of %zu bytes", s->cfg.max_body);
         return send_reply(s, conn, &rep);
     }
+    if (up->too_busy) {
+        thttp_error(&rep, 503, "bodies_busy", NULL,
+                    "the server holds request bodies of %zu bytes at once, its most: try again "
+                    "later",
+                    s->cfg.max_body_total);
+        snprintf(rep.extra_name, sizeof rep.extra_name, "Retry-After");
+        snprintf(rep.extra_value, sizeof rep.extra_value, "2");
+        return send_reply(s, conn, &rep);
+    }
     dispatch(s, conn, method, url, up, &rep);
     return send_reply(s, conn, &rep);
 }
@@ -447,8 +475,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
+    thttp_server_t *s = cls;
     upload_t *up = *con_cls;
     if (up) {
+        if (s && up->cap)
+            atomic_fetch_sub(&s->body_held, up->cap);
         free(up->body);
         free(up->raw_uri);
         free(up);

@@ -128,6 +128,17 @@ typedef struct {
     size_t nroutes;
     void *ctx;         /* passed to handlers */
     bool keep_raw_uri; /* handlers get thttp_req_t.raw_uri */
+    /* Called once a request's headers are in, before any byte of its body is read (req has
+     * no body and no params): a handler that sets rep->status answers the request at once,
+     * its body never read (MHD closes the connection after the answer when one was sent).
+     * For a listener that authenticates from headers alone: an unauthenticated upload costs
+     * no memory.  NULL: none. */
+    thttp_handler_f on_headers;
+    /* Bytes of request bodies all of this server's requests may hold in memory at once (the
+     * buffers' capacity); a request whose body would go above it is answered 503
+     * bodies_busy with Retry-After, its body discarded as it comes.  0: no bound but
+     * max_body per request. */
+    size_t max_body_total;
 } thttp_config_t;
 
 /* Start serving.  Returns NULL with errno and err on failure.  The listening socket has

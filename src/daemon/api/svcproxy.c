@@ -1,15 +1,18 @@
 /* svcproxy.c - a job's web services through tesseld (issue 19, item 3; docs/job-services.md).
  *
- * tesseld serves each job's services on a listener of their own (--services-listen), a
- * separate origin from the API and the console: a notebook's pages run the job owner's (or
- * anyone's downloaded) JavaScript, which must never run where the console keeps its token
- * (docs/security.md, "A job's web services").  URL: http://HOST:PORT/jobs/<job>/<name>/...
+ * tesseld serves each job's services on a listener of their own (--services-listen), apart
+ * from the API and the console, and each service at a host name of its own, so an origin of
+ * its own: a notebook's pages run the job owner's (or anyone's downloaded) JavaScript, which
+ * must never run where the console keeps its token nor where another service (another
+ * user's) keeps its cookie (docs/security.md, "A job's web services").
+ * URL: http://j<job>-<name>.<--services-domain>:PORT/... (the Host header routes).
  *
  *   POST /v1/jobs/{id}/services/{name}/ticket   (the API, with the token)  -> a ticket URL
- *   GET  /jobs/ID/NAME/?tessel-ticket=T          ticket redeemed -> cookie tessel-svc for
- *                                                 Path=/jobs/ID/NAME/, 303 to /jobs/ID/NAME/
- *   ANY  /jobs/ID/NAME/REST                      cookie checked (jobsvc.h), the job running
- *                                                 and its user the owner or an admin, then:
+ *   GET  /?tessel-ticket=T  on jID-NAME.DOMAIN   ticket redeemed -> cookie tessel-svc,
+ *                                                 host-only, Path=/, 303 to /
+ *   ANY  /REST              on jID-NAME.DOMAIN   cookie checked (jobsvc.h), the job running
+ *                                                 and its user the owner or an admin, a
+ *                                                 request from another origin refused, then:
  *        a WebSocket handshake -> the same request written to the service's socket, its 101
  *                                 awaited, then bytes copied both ways (relay below)
  *        anything else         -> libcurl to the service's socket (CURLOPT_UNIX_SOCKET_PATH),
@@ -20,7 +23,10 @@
  * together half of --max-connections (termconn.h's counting, a table of its own: the services
  * listener is an MHD daemon apart from the API's, with its own connections).  The last activity of
  * each job's services (a request, an open WebSocket) is kept for --interactive-idle
- * (tessd_jobsvc_idle). */
+ * (tessd_jobsvc_idle).
+ *
+ * Before a request's body is read (libhttp's on_headers: svc_headers), its Host, its headers
+ * and its cookie are checked: an unauthenticated upload is answered at once, never buffered. */
 #include <curl/curl.h>
 #include <dirent.h>
 #include <errno.h>
@@ -59,18 +65,28 @@
 #define SVC_HEAD_MAX (16u << 10)
 #define SVC_HEAD_MS  10000
 #define SVC_RETRY_S  "2"
-#define SVC_JOBS_MAX 256 /* jobs whose last activity is kept (the idle rule) */
-#define TICKET_PARAM "tessel-ticket"
+/* Bytes of request bodies the services listener holds at once, all requests together
+ * (libhttp's max_body_total): 16 bodies of the most a request may send (16 MiB). */
+#define SVC_BODIES_MAX (256u << 20)
+#define TICKET_PARAM   "tessel-ticket"
 
 /* ---- shared state (svc_mu; never held with d->lock taken after it) ---------------------- */
 
 static pthread_mutex_t svc_mu = PTHREAD_MUTEX_INITIALIZER;
 static tsd_termconns_t conns;
-static struct {
-    int64_t job;       /* 0: free */
+/* The last activity of the jobs' services (the idle rule): an entry per running job with
+ * services that had a request since tesseld started, never evicted; the idle pass drops the
+ * entries of jobs that no longer run, so the table holds at most the running jobs with
+ * services.  act_lost: an entry could not be made (out of memory); the idle rule then cancels
+ * no job without one. */
+typedef struct {
+    int64_t job;
     long long last_ms; /* tessd_now_ms() */
     unsigned open_ws;
-} act[SVC_JOBS_MAX];
+} act_t;
+static act_t *act;
+static size_t nact, act_cap;
+static bool act_lost;
 /* Tickets of the services (ticket.h), under d->lock. */
 static tsd_tickets_t tickets;
 
@@ -81,30 +97,38 @@ static long long mono_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* The entry of job, made when missing (with svc_mu held).  NULL when out of memory. */
+static act_t *act_get(int64_t job)
+{
+    for (size_t i = 0; i < nact; i++)
+        if (act[i].job == job)
+            return &act[i];
+    if (nact == act_cap) {
+        size_t cap = act_cap ? 2 * act_cap : 64;
+        act_t *a = realloc(act, cap * sizeof *a);
+        if (!a) {
+            act_lost = true;
+            return NULL;
+        }
+        act = a;
+        act_cap = cap;
+    }
+    act[nact] = (act_t){.job = job};
+    return &act[nact++];
+}
+
 /* Job's activity now: +1/-1 open WebSockets (ws_delta), the time either way.  svc_mu taken. */
 static void touch(int64_t job, int ws_delta)
 {
     pthread_mutex_lock(&svc_mu);
-    int k = -1, oldest = 0;
-    for (int i = 0; i < SVC_JOBS_MAX; i++) {
-        if (act[i].job == job) {
-            k = i;
-            break;
-        }
-        if (act[i].job == 0 ||
-            (act[oldest].job != 0 && act[i].open_ws == 0 && act[i].last_ms < act[oldest].last_ms))
-            oldest = i;
+    act_t *a = act_get(job);
+    if (a) {
+        a->last_ms = tessd_now_ms();
+        if (ws_delta > 0)
+            a->open_ws++;
+        else if (ws_delta < 0 && a->open_ws > 0)
+            a->open_ws--;
     }
-    if (k < 0) {
-        k = oldest;
-        act[k].job = job;
-        act[k].open_ws = 0;
-    }
-    act[k].last_ms = tessd_now_ms();
-    if (ws_delta > 0)
-        act[k].open_ws++;
-    else if (ws_delta < 0 && act[k].open_ws > 0)
-        act[k].open_ws--;
     pthread_mutex_unlock(&svc_mu);
 }
 
@@ -114,7 +138,8 @@ int tessd_jobsvc_url(tessd_t *d, int64_t job, const char *name, char *buf, size_
 {
     if (!d->http_svc || !tsd_svc_name_valid(name))
         return -1;
-    int n = snprintf(buf, len, "%s/jobs/%lld/%s/", d->svc_base, (long long)job, name);
+    int n = snprintf(buf, len, "http://j%lld-%s.%s:%u/", (long long)job, name, d->svc_domain,
+                     (unsigned)d->svc_port);
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
@@ -127,8 +152,9 @@ static int prepare_dir_and_key(tessd_t *d, tsl_error_t *err)
     if (mkdir(path, 0711) < 0 && errno != EEXIST)
         return tsl_errprintf(err, "%s: %s", path, strerror(errno));
     struct stat st;
-    if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-        (st.st_mode & 07777) != 0711) {
+    if (lstat(path, &st) < 0)
+        return tsl_errprintf(err, "%s: %s", path, strerror(errno));
+    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 07777) != 0711) {
         if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || chmod(path, 0711) < 0)
             return tsl_errprintf(err, "%s: must be a directory of tesseld's user, mode 0711", path);
     }
@@ -189,12 +215,12 @@ static void sweep(tessd_t *d)
 }
 
 static void h_service(thttp_req_t *req, thttp_reply_t *rep, void *ctx);
+static void svc_headers(thttp_req_t *req, thttp_reply_t *rep, void *ctx);
 
-/* Every method, on the service's root and below it. */
+/* Every method, on every path: the Host header names the service (h_service). */
 #define ROUTES(m)                                                                                  \
-    {m, "/jobs/{id}/{name}", h_service},                                                           \
     {                                                                                              \
-        m, "/jobs/{id}/{name}/{*}", h_service                                                      \
+        m, "/{*}", h_service                                                                       \
     }
 static const thttp_route_t svc_routes[] = {
     ROUTES("GET"),   ROUTES("HEAD"),   ROUTES("POST"),    ROUTES("PUT"),
@@ -218,6 +244,8 @@ int tessd_jobsvc_start(tessd_t *d, const char *listen, unsigned max_conn, unsign
         /* A notebook saves through PUT of the whole file as JSON; uploads of big files come
          * in chunks of 1 MiB (Jupyter's own).  Bodies are read whole, up to this. */
         .max_body = 16u << 20,
+        .max_body_total = SVC_BODIES_MAX,
+        .on_headers = svc_headers,
         .max_connections = max_conn,
         .max_per_client = per_client,
         .timeout_s = timeout_s,
@@ -228,8 +256,8 @@ int tessd_jobsvc_start(tessd_t *d, const char *listen, unsigned max_conn, unsign
     };
     if (!(d->http_svc = thttp_start(&hc, err)))
         return -1;
-    snprintf(d->svc_base, sizeof d->svc_base, "http://%s:%u", host,
-             (unsigned)thttp_port(d->http_svc));
+    d->svc_port = thttp_port(d->http_svc);
+    snprintf(d->svc_base, sizeof d->svc_base, "http://%s:%u", host, (unsigned)d->svc_port);
     return 0;
 }
 
@@ -609,7 +637,21 @@ static void proxy_plain(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, px_t *
             snprintf(p->ctype, sizeof p->ctype, "%s", hh->value);
             continue;
         }
-        if (thttp_reply_header(rep, hh->name, hh->value) < 0 && errno == ENOMEM) {
+        /* A service's cookies: never tesseld's own (it would log its browser out, or shadow
+         * the cookie on a path), never with a Domain (they stay on the service's own host). */
+        const char *value = hh->value;
+        char *sc = NULL;
+        if (strcasecmp(hh->name, "Set-Cookie") == 0) {
+            size_t sl = strlen(hh->value) + 1;
+            if (!(sc = malloc(sl)) || tsd_svc_set_cookie_filter(hh->value, sc, sl) != 0) {
+                free(sc);
+                continue;
+            }
+            value = sc;
+        }
+        int hr = thttp_reply_header(rep, hh->name, value);
+        free(sc);
+        if (hr < 0 && errno == ENOMEM) {
             free(rep->headers);
             rep->headers = NULL;
             rep->headers_len = 0;
@@ -876,33 +918,125 @@ static bool has_token(const char *v, const char *word)
     return false;
 }
 
+/* A header's name and value: refused when either holds CR or LF (a bare CR is kept by MHD
+ * in a value; written raw into a WebSocket's handshake it would end the line early and add a
+ * header of the client's choosing upstream). */
+static enum MHD_Result find_crlf(void *cls, enum MHD_ValueKind kind, const char *k, const char *v)
+{
+    bool *bad = cls;
+    (void)kind;
+    if ((k && strpbrk(k, "\r\n")) || (v && strpbrk(v, "\r\n"))) {
+        *bad = true;
+        return MHD_NO;
+    }
+    return MHD_YES;
+}
+
+typedef struct {
+    const uint8_t *key;
+    int64_t id;
+    const char *name;
+    long long now;
+    char *user;
+    size_t user_len;
+    bool seen, ok;
+} cookie_find_t;
+
+/* Every cookie named tesseld's: a browser may hold more than one of that name (another
+ * host's page under the same domain can toss one with Domain=DOMAIN and a longer Path, which
+ * comes first); the request is the user's of the first that is valid for this service. */
+static enum MHD_Result find_cookie(void *cls, enum MHD_ValueKind kind, const char *k, const char *v)
+{
+    cookie_find_t *f = cls;
+    (void)kind;
+    if (!k || strcmp(k, TSD_SVC_COOKIE) != 0)
+        return MHD_YES;
+    f->seen = true;
+    if (tsd_svc_cookie_check(f->key, f->id, f->name, v, f->now, f->user, f->user_len)) {
+        f->ok = true;
+        return MHD_NO;
+    }
+    return MHD_YES;
+}
+
+/* What every request must pass before anything else, from its headers alone (svc_headers
+ * before its body is read, h_service again after): its Host names a service (404), no header
+ * holds CR or LF (400), a request that changes something or a WebSocket comes from the
+ * service's own origin (403), and it has a ticket to redeem (*ticket) or a valid cookie of
+ * this service (the user into user; 403).  0, or the status with rep filled. */
+static int admit(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, int64_t *id, char *name,
+                 char user[TSTORE_NAME_MAX + 1], const char **ticket)
+{
+    const char *host = thttp_header(req, "Host");
+    if (tsd_svc_host_parse(host, d->svc_domain, id, name) < 0) {
+        thttp_error(rep, 404, "not_found", NULL,
+                    "no such service: a service is at http://jID-NAME.%s:%u/ (tessel open "
+                    "gives its URL)",
+                    d->svc_domain, (unsigned)d->svc_port);
+        return rep->status;
+    }
+    bool bad = !req->raw_uri || strpbrk(req->raw_uri, "\r\n") != NULL;
+    if (!bad)
+        MHD_get_connection_values(req->conn, MHD_HEADER_KIND, find_crlf, &bad);
+    if (bad) {
+        thttp_error(rep, 400, "invalid_header", NULL,
+                    "a header or the URL holds a CR or LF byte, which none may hold");
+        return rep->status;
+    }
+    const char *up = thttp_header(req, "Upgrade");
+    bool ws = up && has_token(up, "websocket");
+    const char *why = tsd_svc_request_refused(req->method, ws, thttp_header(req, "Sec-Fetch-Site"),
+                                              thttp_header(req, "Origin"), host);
+    if (why) {
+        thttp_error(rep, 403, "cross_origin", NULL,
+                    "%s: only the service's own pages may send it this %s", why,
+                    ws ? "WebSocket" : "request");
+        return rep->status;
+    }
+    *ticket = thttp_query(req, TICKET_PARAM);
+    if (*ticket)
+        return 0;
+    cookie_find_t f = {.key = d->svc_key,
+                       .id = *id,
+                       .name = name,
+                       .now = (long long)time(NULL),
+                       .user = user,
+                       .user_len = TSTORE_NAME_MAX + 1};
+    MHD_get_connection_values(req->conn, MHD_COOKIE_KIND, find_cookie, &f);
+    if (!f.ok) {
+        thttp_error(rep, 403, "forbidden", NULL,
+                    "%s: open it with a new URL from `tessel open %lld %s` or the console",
+                    f.seen ? "this session is not valid for this service (or has expired)"
+                           : "no session for this service",
+                    (long long)*id, name);
+        return rep->status;
+    }
+    return 0;
+}
+
+/* libhttp's on_headers: admit before the body is read; a refused upload is never buffered. */
+static void svc_headers(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    int64_t id;
+    char name[TSD_SVC_NAME_MAX + 1], user[TSTORE_NAME_MAX + 1];
+    const char *ticket;
+    admit(ctx, req, rep, &id, name, user, &ticket);
+}
+
 static void h_service(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
 {
     tessd_t *d = ctx;
     int64_t id;
-    const char *name = req->params[1];
-    if (api_parse_id(req->params[0], &id) < 0 || id <= 0 || !tsd_svc_name_valid(name)) {
-        thttp_error(rep, 404, "not_found", NULL, "no such service");
+    char name[TSD_SVC_NAME_MAX + 1], user[TSTORE_NAME_MAX + 1];
+    const char *ticket;
+    bool admin;
+    if (admit(d, req, rep, &id, name, user, &ticket) != 0)
         return;
-    }
-    if (!req->raw_uri) {
-        thttp_error(rep, 500, "internal", NULL, "out of memory");
-        return;
-    }
-    /* The service's root is /jobs/ID/NAME/: its pages' relative links need the slash. */
-    if (req->nparams == 2) {
-        rep->status = 308;
-        snprintf(rep->location, sizeof rep->location, "/jobs/%lld/%s/", (long long)id, name);
-        return;
-    }
     if (atomic_load(&d->stopping)) {
         thttp_error(rep, 503, "unavailable", NULL, "tesseld is shutting down");
         return;
     }
-    /* A ticket: redeemed for a cookie, then the same page without it. */
-    const char *ticket = thttp_query(req, TICKET_PARAM);
-    char user[TSTORE_NAME_MAX + 1];
-    bool admin;
+    /* A ticket: redeemed for a cookie of this host only, then its root without it. */
     if (ticket) {
         tsd_ticket_t t;
         pthread_mutex_lock(&d->lock);
@@ -923,26 +1057,15 @@ static void h_service(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
             thttp_error(rep, 500, "internal", NULL, "no cookie for user '%s'", t.user);
             return;
         }
-        snprintf(hv, sizeof hv,
-                 TSD_SVC_COOKIE "=%s; Path=/jobs/%lld/%s/; Max-Age=%d; HttpOnly; "
-                                "SameSite=Strict",
-                 c, (long long)id, name, TSD_SVC_COOKIE_TTL_S);
+        /* No Domain attribute: the browser sends it to this host alone. */
+        snprintf(hv, sizeof hv, TSD_SVC_COOKIE "=%s; Path=/; Max-Age=%d; HttpOnly; SameSite=Strict",
+                 c, TSD_SVC_COOKIE_TTL_S);
         if (thttp_reply_header(rep, "Set-Cookie", hv) < 0) {
             thttp_error(rep, 500, "internal", NULL, "out of memory");
             return;
         }
         rep->status = 303;
-        snprintf(rep->location, sizeof rep->location, "/jobs/%lld/%s/", (long long)id, name);
-        return;
-    }
-    const char *cookie = MHD_lookup_connection_value(req->conn, MHD_COOKIE_KIND, TSD_SVC_COOKIE);
-    if (!tsd_svc_cookie_check(d->svc_key, id, name, cookie, (long long)time(NULL), user,
-                              sizeof user)) {
-        thttp_error(rep, 403, "forbidden", NULL,
-                    "%s: open it with a new URL from `tessel open %lld %s` or the console",
-                    cookie ? "this session is not valid for this service (or has expired)"
-                           : "no session for this service",
-                    (long long)id, name);
+        snprintf(rep->location, sizeof rep->location, "/");
         return;
     }
     pthread_mutex_lock(&d->lock);
@@ -1013,9 +1136,22 @@ void tessd_jobsvc_idle_pass(tessd_t *d)
 {
     static int64_t last_check;
     int64_t now = tessd_now_ms();
-    if (d->interactive_idle_ms <= 0 || now - last_check < IDLE_CHECK_MS)
+    if (now - last_check < IDLE_CHECK_MS)
         return;
     last_check = now;
+    /* The activity of jobs that no longer run is dropped (idle rule on or off): the table
+     * holds the running jobs with services at most. */
+    pthread_mutex_lock(&svc_mu);
+    for (size_t k = 0; k < nact;) {
+        if (tessd_run_find(d, act[k].job))
+            k++;
+        else
+            act[k] = act[--nact];
+    }
+    bool lost = act_lost;
+    pthread_mutex_unlock(&svc_mu);
+    if (d->interactive_idle_ms <= 0)
+        return;
     for (size_t i = 0; i < d->nruns; i++) {
         tessd_run_t *r = &d->runs[i];
         if (r->cancel_ms || r->timeout_ms)
@@ -1028,17 +1164,21 @@ void tessd_jobsvc_idle_pass(tessd_t *d)
         tstore_job_clear(&j);
         if (!svc)
             continue;
+        /* No entry: no request since it started (or since tesseld did) -- unless an entry
+         * could not be made (out of memory): then never cancelled on a missing entry. */
         long long last = r->started_ms;
         unsigned ws = 0;
+        bool found = false;
         pthread_mutex_lock(&svc_mu);
-        for (int k = 0; k < SVC_JOBS_MAX; k++)
+        for (size_t k = 0; k < nact; k++)
             if (act[k].job == r->id) {
+                found = true;
                 if (act[k].last_ms > last)
                     last = act[k].last_ms;
                 ws = act[k].open_ws;
             }
         pthread_mutex_unlock(&svc_mu);
-        if (ws > 0 || now - last < d->interactive_idle_ms)
+        if ((!found && lost) || ws > 0 || now - last < d->interactive_idle_ms)
             continue;
         tessd_log("job %lld: no request to its services and no WebSocket open for %lld s "
                   "(--interactive-idle): cancelled",
