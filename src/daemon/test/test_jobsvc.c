@@ -1,6 +1,8 @@
 /* test_jobsvc.c - a job's web services, the pure rules (jobsvc.c): the names allowed, the check
- * of a submission's "services" (shape, names, ports, duplicates, bounds) and the sockets'
- * paths (their length against a Unix socket's). */
+ * of a submission's "services" (shape, names, ports, duplicates, bounds), the sockets'
+ * paths (their length against a Unix socket's), the cookie, and a service's own origin: the
+ * domain, the Host header's parse, the rule against requests from other origins, the filter
+ * of a service's Set-Cookie. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -165,12 +167,164 @@ static void test_cookie(void **state)
     assert_int_equal(tsd_svc_cookie_make(key, 42, "jupyter", "al ice", 5000, c), -1);
 }
 
+static void test_domain(void **state)
+{
+    (void)state;
+    static const char *const good[] = {"svc.localhost",         "localhost", "a",
+                                       "gpu-1.lab.example.org", "x0.y1",     NULL};
+    for (size_t i = 0; good[i]; i++)
+        assert_true(tsd_svc_domain_valid(good[i]));
+    static const char *const bad[] = {"",      ".svc",         "svc.",         "svc..localhost",
+                                      "Svc.x", "-a.localhost", "a-.localhost", "a_b.localhost",
+                                      "a b",   "a:80",         "*.localhost",  NULL};
+    for (size_t i = 0; bad[i]; i++)
+        assert_false(tsd_svc_domain_valid(bad[i]));
+    assert_false(tsd_svc_domain_valid(NULL));
+    char longlabel[70];
+    memset(longlabel, 'a', 64);
+    longlabel[64] = '\0';
+    assert_false(tsd_svc_domain_valid(longlabel)); /* a label of 64 */
+    longlabel[63] = '\0';
+    assert_true(tsd_svc_domain_valid(longlabel));
+    /* "a.a.a...a": 99 bytes pass, 101 (above TSD_SVC_DOMAIN_MAX) do not. */
+    char longd[TSD_SVC_DOMAIN_MAX + 2];
+    for (size_t i = 0; i < sizeof longd; i++)
+        longd[i] = i % 2 ? '.' : 'a';
+    longd[TSD_SVC_DOMAIN_MAX - 1] = '\0';
+    assert_true(tsd_svc_domain_valid(longd));
+    longd[TSD_SVC_DOMAIN_MAX - 1] = '.';
+    longd[TSD_SVC_DOMAIN_MAX + 1] = '\0';
+    assert_false(tsd_svc_domain_valid(longd));
+}
+
+/* The Host header: exactly j<ID>-<NAME>.<domain>[:port]; anything else is no service. */
+static void test_host(void **state)
+{
+    (void)state;
+    int64_t id = 0;
+    char name[TSD_SVC_NAME_MAX + 1];
+    assert_int_equal(
+        tsd_svc_host_parse("j42-jupyter.svc.localhost:7471", "svc.localhost", &id, name), 0);
+    assert_int_equal(id, 42);
+    assert_string_equal(name, "jupyter");
+    assert_int_equal(tsd_svc_host_parse("j7-my-tb.svc.localhost", "svc.localhost", &id, name), 0);
+    assert_int_equal(id, 7);
+    assert_string_equal(name, "my-tb");
+    assert_int_equal(tsd_svc_host_parse("j123456789012345678-a.lab.org:1", "lab.org", &id, name),
+                     0);
+    assert_int_equal(id, 123456789012345678LL);
+    static const char *const bad[] = {
+        "",
+        "127.0.0.1:7471",
+        "svc.localhost",
+        "j42-jupyter",
+        "j42-jupyter.",
+        "j0-web.svc.localhost",
+        "j042-web.svc.localhost",
+        "J42-web.svc.localhost",
+        "j42-Web.svc.localhost",
+        "j42web.svc.localhost",
+        "j-web.svc.localhost",
+        "j42-.svc.localhost",
+        "j42-web-.svc.localhost",
+        "j42-1web.svc.localhost",
+        "j42-web.svc.localhost.",
+        "j42-web.svc.localhost.evil.org",
+        "j42-web.svc.localhostx",
+        "j42-web.other.localhost",
+        "x.j42-web.svc.localhost",
+        "j42-web.x.svc.localhost",
+        "j42-web.svc.localhost:",
+        "j42-web.svc.localhost:123456",
+        "j42-web.svc.localhost:80x",
+        "j42-web.svc.localhost:80:80",
+        "j42-web.svc.localhost :80",
+        "j1234567890123456789-web.svc.localhost",
+        "j42-averyveryverylongname.svc.localhost",
+        "[::1]:7471",
+        NULL,
+    };
+    for (size_t i = 0; bad[i]; i++) {
+        if (tsd_svc_host_parse(bad[i], "svc.localhost", &id, name) != -1)
+            fail_msg("Host %s accepted", bad[i]);
+    }
+    assert_int_equal(tsd_svc_host_parse(NULL, "svc.localhost", &id, name), -1);
+    assert_int_equal(tsd_svc_host_parse("j1-a.svc.localhost", "", &id, name), -1);
+}
+
+/* Cross-site request forgery: only the service's own origin may change something. */
+static void test_origin(void **state)
+{
+    (void)state;
+    const char *h = "j42-web.svc.localhost:7471";
+    /* Safe methods pass whatever their origin (the cookie is SameSite=Strict). */
+    assert_null(tsd_svc_request_refused("GET", false, "cross-site", "http://evil", h));
+    assert_null(tsd_svc_request_refused("HEAD", false, "same-site", NULL, h));
+    assert_null(tsd_svc_request_refused("OPTIONS", false, "cross-site", "http://x", h));
+    /* Its own origin, a typed URL, or a client that says nothing (curl, a script). */
+    assert_null(tsd_svc_request_refused("POST", false, "same-origin",
+                                        "http://"
+                                        "j42-web.svc.localhost:7471",
+                                        h));
+    assert_null(tsd_svc_request_refused("PUT", false, "none", NULL, h));
+    assert_null(tsd_svc_request_refused("DELETE", false, NULL, NULL, h));
+    assert_null(tsd_svc_request_refused("GET", true, "same-origin",
+                                        "http://j42-web.svc.localhost:7471", h));
+    /* Another site, another service's page (same site), another origin. */
+    assert_non_null(tsd_svc_request_refused("POST", false, "cross-site", NULL, h));
+    assert_non_null(tsd_svc_request_refused("POST", false, "same-site", NULL, h));
+    assert_non_null(
+        tsd_svc_request_refused("PATCH", false, NULL, "http://j43-web.svc.localhost:7471", h));
+    assert_non_null(
+        tsd_svc_request_refused("POST", false, NULL, "http://j42-web.svc.localhost:8000", h));
+    assert_non_null(
+        tsd_svc_request_refused("POST", false, NULL, "https://j42-web.svc.localhost:7471", h));
+    assert_non_null(tsd_svc_request_refused("POST", false, NULL, "null", h));
+    assert_non_null(tsd_svc_request_refused("POST", false, "same-origin", "http://evil", h));
+    assert_non_null(tsd_svc_request_refused("POST", false, NULL, "http://x", NULL));
+    /* A WebSocket is held to the rule though its method is GET. */
+    assert_non_null(tsd_svc_request_refused("GET", true, "same-site", NULL, h));
+    assert_non_null(tsd_svc_request_refused("GET", true, NULL, "http://127.0.0.1:8000", h));
+}
+
+/* A service's Set-Cookie: tesseld's own name dropped, Domain removed, the rest as it came. */
+static void test_set_cookie(void **state)
+{
+    (void)state;
+    char out[256];
+    assert_int_equal(tsd_svc_set_cookie_filter("_xsrf=2|ab; Path=/", out, sizeof out), 0);
+    assert_string_equal(out, "_xsrf=2|ab; Path=/");
+    assert_int_equal(
+        tsd_svc_set_cookie_filter("a=1; Domain=svc.localhost; Path=/; HttpOnly", out, sizeof out),
+        0);
+    assert_string_equal(out, "a=1; Path=/; HttpOnly");
+    assert_int_equal(tsd_svc_set_cookie_filter("a=1;domain=.localhost", out, sizeof out), 0);
+    assert_string_equal(out, "a=1");
+    assert_int_equal(tsd_svc_set_cookie_filter("a=1; DOMAIN = x; Max-Age=5", out, sizeof out), 0);
+    assert_string_equal(out, "a=1; Max-Age=5");
+    assert_int_equal(tsd_svc_set_cookie_filter("domain=1; Path=/", out, sizeof out), 0);
+    assert_string_equal(out, "domain=1; Path=/"); /* a cookie named domain is no attribute */
+    assert_int_equal(tsd_svc_set_cookie_filter("a=1; Domainx=y", out, sizeof out), 0);
+    assert_string_equal(out, "a=1; Domainx=y");
+    /* tesseld's own cookie, whatever its attributes: dropped. */
+    assert_int_equal(tsd_svc_set_cookie_filter("tessel-svc=junk; Path=/x", out, sizeof out), 1);
+    assert_int_equal(tsd_svc_set_cookie_filter(" tessel-svc =junk", out, sizeof out), 1);
+    assert_int_equal(tsd_svc_set_cookie_filter("tessel-svc", out, sizeof out), 1);
+    assert_int_equal(tsd_svc_set_cookie_filter("", out, sizeof out), 1);
+    assert_int_equal(tsd_svc_set_cookie_filter(NULL, out, sizeof out), 1);
+    assert_int_equal(tsd_svc_set_cookie_filter("tessel-svcx=1", out, sizeof out), 0);
+    /* Too long for out: dropped. */
+    assert_int_equal(tsd_svc_set_cookie_filter("a=123456789", out, 5), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_names),         cmocka_unit_test(test_check_ok),
         cmocka_unit_test(test_check_refused), cmocka_unit_test(test_sock),
-        cmocka_unit_test(test_cookie),
+        cmocka_unit_test(test_cookie),        cmocka_unit_test(test_domain),
+        cmocka_unit_test(test_host),          cmocka_unit_test(test_origin),
+        cmocka_unit_test(test_set_cookie),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

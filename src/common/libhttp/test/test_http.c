@@ -1,7 +1,9 @@
 /* test_http.c - libhttp: route matching, errno mapping, and a live server on loopback
  * (body limit, malformed JSON, unknown fields, 404/405, JSON error bodies); the Unix-socket
  * listener and the peer's credentials; the per-client connection limit, the refusal of a second
- * server on a taken port (no SO_REUSEPORT) and the holder lookup; the token buckets. */
+ * server on a taken port (no SO_REUSEPORT) and the holder lookup; the token buckets; the
+ * answer from the headers before a body is read (on_headers) and the bound on bodies held at
+ * once (max_body_total). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -506,6 +508,93 @@ static void test_unix_per_uid(void **state)
     rmdir(dir);
 }
 
+/* on_headers of test_early: a request without "X-Ok: 1" is refused from its headers. */
+static void early_gate(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    const char *ok = thttp_header(req, "X-Ok");
+    assert_null(req->params[0]);
+    assert_int_equal(req->body_len, 0);
+    if (!ok || strcmp(ok, "1") != 0)
+        thttp_error(rep, 403, "forbidden", NULL, "no X-Ok");
+}
+
+/* Read what the server sends on fd until it closes or head holds a full head; NUL-ended.  The
+ * 30 s bound only keeps a broken server from hanging the test. */
+static void read_answer(int fd, char *head, size_t len)
+{
+    struct timeval tv = {30, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    size_t got = 0;
+    head[0] = '\0';
+    while (got + 1 < len && !strstr(head, "\r\n\r\n")) {
+        ssize_t n = recv(fd, head + got, len - 1 - got, 0);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+        head[got] = '\0';
+    }
+}
+
+/* on_headers answers a request from its headers alone, before its body is sent; one that
+ * passes is served as before. */
+static void test_early(void **state)
+{
+    uint16_t port;
+    thttp_server_t *s = start_tcp((thttp_config_t){.on_headers = early_gate}, &port);
+    /* A body announced, none sent: the refusal comes all the same (nothing waits for it). */
+    int fd = connect_from("127.0.0.1", port);
+    const char *req = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                      "Content-Length: 1000\r\n\r\n";
+    assert_int_equal(send(fd, req, strlen(req), 0), (ssize_t)strlen(req));
+    char head[2048];
+    read_answer(fd, head, sizeof head);
+    assert_int_equal(strncmp(head, "HTTP/1.1 403 ", 13), 0);
+    close(fd);
+    fd = connect_from("127.0.0.1", port);
+    req = "POST /echo HTTP/1.1\r\nHost: x\r\nX-Ok: 1\r\nContent-Length: 7\r\n\r\n{\"a\":1}";
+    assert_int_equal(send(fd, req, strlen(req), 0), (ssize_t)strlen(req));
+    read_answer(fd, head, sizeof head);
+    assert_int_equal(strncmp(head, "HTTP/1.1 201 ", 13), 0);
+    close(fd);
+    sink_t out;
+    assert_int_equal(do_req(port, "GET", "/items/a", NULL, 0, &out), 403);
+    assert_int_equal(thttp_status_count(s, 403), 2);
+    thttp_stop(s);
+}
+
+/* max_body_total: while one request holds a body's buffer (1 KiB, the most here), another's
+ * body is refused, 503 bodies_busy; once the first ends, bodies are taken again. */
+static void test_bodies_bound(void **state)
+{
+    uint16_t port;
+    thttp_server_t *s = start_tcp((thttp_config_t){.max_body_total = 1024}, &port);
+    int fd = connect_from("127.0.0.1", port);
+    const char *req = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"a\":";
+    assert_int_equal(send(fd, req, strlen(req), 0), (ssize_t)strlen(req));
+    sink_t out;
+    char code[64];
+    long st = 0;
+    /* The server takes the first body's bytes in its own time: asked until it has. */
+    for (int i = 0; i < 600 && st != 503; i++) {
+        st = do_req(port, "POST", "/echo", "{\"a\":1}", 7, &out);
+        if (st != 503)
+            usleep(50000);
+    }
+    assert_int_equal(st, 503);
+    assert_string_equal(error_code(out.buf, code, sizeof code), "bodies_busy");
+    close(fd);
+    st = 0;
+    for (int i = 0; i < 600 && st != 201; i++) {
+        st = do_req(port, "POST", "/echo", "{\"a\":1}", 7, &out);
+        if (st != 201)
+            usleep(50000);
+    }
+    assert_int_equal(st, 201);
+    /* A request without a body holds nothing. */
+    assert_int_equal(do_req(port, "GET", "/items/a", NULL, 0, &out), 200);
+    thttp_stop(s);
+}
+
 int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -514,7 +603,8 @@ int main(void)
         cmocka_unit_test(test_errno),        cmocka_unit_test(test_server),
         cmocka_unit_test(test_unix),         cmocka_unit_test(test_per_client_limit),
         cmocka_unit_test(test_port_taken),   cmocka_unit_test(test_limiter),
-        cmocka_unit_test(test_unix_per_uid),
+        cmocka_unit_test(test_unix_per_uid), cmocka_unit_test(test_early),
+        cmocka_unit_test(test_bodies_bound),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     curl_global_cleanup();
