@@ -300,12 +300,12 @@ TERM_TESTS := tests/t/t7030-term-run-it.t tests/t/t7031-term-refusals.t \
 TESTS += $(TERM_TESTS)
 $(TERM_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel tests/lib/term.sh
 # A job's web services through tesseld (docs/job-services.md): Jupyter, a generic service,
-# the idle rule.
+# the idle rule, each service's own origin and the proxy's door (t7074).
 JOBSVC_TESTS := tests/t/t7070-jobsvc-jupyter.t tests/t/t7071-jobsvc-generic.t \
-                tests/t/t7072-jobsvc-idle.t
+                tests/t/t7072-jobsvc-idle.t tests/t/t7074-jobsvc-origin.t
 TESTS += $(JOBSVC_TESTS)
 $(JOBSVC_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel tests/lib/term.sh \
-                 tests/lib/jobsvc.sh tests/lib/jupyter-cell
+                 tests/lib/jobsvc.sh tests/lib/jupyter-cell tests/lib/svc-echo tests/lib/svc-upload
 # A job's web services (jobsvc.c): names, the submission's check, the sockets' paths.
 TESTS += $(O)/tests/daemon/test_jobsvc
 $(O)/tests/daemon/test_jobsvc: $(O)/obj/src/daemon/test/test_jobsvc.o $(O)/obj/src/daemon/jobsvc.o \
