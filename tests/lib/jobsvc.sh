@@ -11,7 +11,8 @@
 #                            (curl resolves names under localhost to 127.0.0.1 itself)
 #   svc_ticket ID NAME [TOKEN]   POST the ticket (nobody's by default): $CODE, URL in $URL
 #   svc_cookie URL           redeem a ticket URL: the cookie's value in $COOKIE ("" if none),
-#                            the answer's status in $CODE and its headers in $TD/h
+#                            the answer's status in $CODE, its headers in $TD/h, its body
+#                            in $TD/body
 #   svc_get ID NAME PATH [COOKIE] [CURL-ARG...]  GET $(svc_url ID NAME)/PATH with the cookie:
 #                            status in $CODE, body in $TD/out, headers in $TD/h
 #   svc_ws ID NAME PATH [COOKIE] [CURL-ARG...]  a WebSocket handshake there (curl): $CODE
@@ -34,7 +35,7 @@ svc_ticket() {
     URL=$(jget .url)
 }
 svc_cookie() {
-    CODE=$(curl -s -o /dev/null -D "$TD/h" -w '%{http_code}' --max-time 30 "$1")
+    CODE=$(curl -s -o "$TD/body" -D "$TD/h" -w '%{http_code}' --max-time 30 "$1")
     COOKIE=$(sed -n 's/^Set-Cookie: tessel-svc=\([^;]*\);.*/\1/p' "$TD/h" | tr -d '\r')
 }
 svc_url() {

@@ -1,11 +1,15 @@
 // notebook.mjs - a job's Jupyter opened from the console in a real browser (Debian's Chromium,
 // playwright-core), against a tesseld set up by tests/t/t7073-console-notebook.t: nobody's job
 // JOB runs jupyter-notebook as its service "jupyter", with NOTEBOOK (one cell, print(6*7)) in its
-// directory.  Asserts the DOM (the console's link, Jupyter's cell output), not pixels.
+// directory.  Asserts the DOM (the console's link, Jupyter's cell output), not pixels.  Then, in
+// the same browser, another user's page (OTHER_URL: a ticket URL of a job of his whose service
+// serves a page that tries to read nobody's notebook) finds nobody's service out of its reach:
+// each service is an origin of its own.
 //
 //   TESSEL_URL   the console (tesseld's API origin)   TOKEN   nobody's token
 //   JOB          the job's id                         NOTEBOOK  the notebook's file name
 //   SHOTS        directory for screenshots            CHROMIUM  the browser
+//   OTHER_URL    the other user's ticket URL
 //
 // Prints "PASS text" / "FAIL text" per check (the shell wrapper makes them TAP).
 
@@ -57,8 +61,10 @@ try {
   await nb.waitForURL(/\/tree/);
   const u = new globalThis.URL(nb.url());
   check(u.origin !== new globalThis.URL(URL).origin, `the notebook opens on another origin (${u.origin}, not the console's)`);
-  check(u.pathname === `/jobs/${JOB}/jupyter/tree` && !u.search.includes('tessel-ticket'),
-    `at the job's service path, the ticket traded for a cookie (${u.pathname}${u.search})`);
+  check(u.hostname === `j${JOB}-jupyter.svc.localhost`,
+    `on the service's own host name, an origin of its own (${u.hostname})`);
+  check(u.pathname === '/tree' && !u.search.includes('tessel-ticket'),
+    `at the root of its host, the ticket traded for a cookie (${u.pathname}${u.search})`);
   check(await nb.evaluate(() => !window.opener), 'the notebook\'s tab has no opener (it cannot reach the console\'s window)');
   check(await nb.evaluate(() => !document.cookie.includes('tessel-svc')), 'tesseld\'s cookie is HttpOnly (no script of the notebook reads it)');
   await nb.locator('#notebook_list .item_name', { hasText: process.env.NOTEBOOK }).first().waitFor();
@@ -66,7 +72,7 @@ try {
   await nb.screenshot({ path: join(SHOTS, 'notebook-tree.png') });
 
   // ---- the notebook: run its cell -----------------------------------------------------------------
-  await nb.goto(`${u.origin}/jobs/${JOB}/jupyter/notebooks/${process.env.NOTEBOOK}`, { waitUntil: "domcontentloaded" });
+  await nb.goto(`${u.origin}/notebooks/${process.env.NOTEBOOK}`, { waitUntil: "domcontentloaded" });
   await nb.locator('#kernel_indicator_icon.kernel_idle_icon').waitFor();
   check(true, 'the notebook opened and its kernel is idle (its WebSocket through tesseld)');
   await nb.locator('.cell .CodeMirror').first().click();
@@ -77,6 +83,24 @@ try {
   check(/^\s*42\s*$/.test(await out.textContent()), 'its cell ran: print(6*7) printed 42');
   await nb.screenshot({ path: join(SHOTS, 'notebook-cell.png') });
   check(errors.length === 0, 'no script error on either page', errors.join('\n'));
+
+  // ---- another user's page in this browser (the review's F1) -----------------------------------
+  // His page (its own origin) tries to read nobody's notebook: a fetch with the browser's
+  // cookies and a frame's document; it writes what it got into its title.
+  const other = await context.newPage();
+  other.setDefaultTimeout(WAIT_MS);
+  await other.goto(process.env.OTHER_URL);
+  await other.waitForFunction(() => document.title.startsWith('DONE'));
+  const title = await other.title();
+  const ou = new globalThis.URL(other.url());
+  check(ou.origin !== u.origin, `the other user's page is on his service's own origin (${ou.origin})`);
+  check(title === 'DONE fetch:blocked frame:blocked',
+    `his page reads nothing of nobody's notebook, by fetch nor through a frame ("${title}")`);
+  const cookies = await context.cookies();
+  const mine = cookies.filter((c) => c.name === 'tessel-svc');
+  check(mine.length === 2 && mine.every((c) => !c.domain.startsWith('.')) &&
+    new Set(mine.map((c) => c.domain)).size === 2,
+    `the browser holds one host-only tessel-svc cookie per service (${mine.map((c) => c.domain).join(', ')})`);
 } catch (e) {
   check(false, `the session went to its end`, `${e.stack || e}\npending: ${[...pending].map((r) => r.url()).join('\n')}\n${errors.join('\n')}`);
   await page.screenshot({ path: join(SHOTS, 'failure.png') }).catch(() => {});

@@ -9,7 +9,7 @@
  *
  *   POST /v1/jobs/{id}/services/{name}/ticket   (the API, with the token)  -> a ticket URL
  *   GET  /?tessel-ticket=T  on jID-NAME.DOMAIN   ticket redeemed -> cookie tessel-svc,
- *                                                 host-only, Path=/, 303 to /
+ *                                                 host-only, Path=/, a page that goes to /
  *   ANY  /REST              on jID-NAME.DOMAIN   cookie checked (jobsvc.h), the job running
  *                                                 and its user the owner or an admin, a
  *                                                 request from another origin refused, then:
@@ -1064,8 +1064,22 @@ static void h_service(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
             thttp_error(rep, 500, "internal", NULL, "out of memory");
             return;
         }
-        rep->status = 303;
-        snprintf(rep->location, sizeof rep->location, "/");
+        /* Then the service's root, by a page of this host that goes there itself: the
+         * ticket URL came from another site (the console, a terminal), and a browser does not
+         * send a SameSite=Strict cookie along a redirect of a navigation that another site
+         * started; a navigation that this host's own page starts is same-site. */
+        static const char page[] =
+            "<!DOCTYPE html><html><head><meta charset=\"utf-8\">"
+            "<meta http-equiv=\"refresh\" content=\"0; url=/\"><title>tessel</title></head>"
+            "<body><p><a href=\"/\">Open the service</a></p></body></html>\n";
+        if (thttp_reply_header(rep, "Cache-Control", "no-store") < 0 ||
+            !(rep->text = strdup(page))) {
+            thttp_error(rep, 500, "internal", NULL, "out of memory");
+            return;
+        }
+        rep->text_len = sizeof page - 1;
+        rep->content_type = "text/html; charset=utf-8";
+        rep->status = 200;
         return;
     }
     pthread_mutex_lock(&d->lock);
