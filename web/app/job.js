@@ -119,8 +119,9 @@ function terminalLink(ctx, j) {
 
 // Its web services (docs/job-services.md): "Open NAME" for its owner and admins while it runs.
 // A click asks for a ticket with the console's token and opens the service's URL in a new tab
-// with no opener: the service lives on tesseld's other origin (--services-listen) and its
-// pages never reach this one, nor its token.
+// with no opener: the service lives at its own host name on tesseld's services listener
+// (http://jID-NAME.DOMAIN:PORT/, an origin of its own) and its pages never reach this one, nor
+// its token, nor another service.
 function serviceLinks(ctx, j) {
   const me = ctx.store.me;
   if (j.state !== 'running' || !me || (j.user !== me.user && me.role !== 'admin') || !j.services?.length) return [];

@@ -396,7 +396,7 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
     for (int i = 0; i < o->nservices; i++)
         jupyter |= strcmp(o->services[i], "jupyter") == 0;
     if (o->argc == 0 && jupyter) {
-        /* Jupyter's own command line (its base URL from the job's id, by the shell). */
+        /* Jupyter's own command line (run by the shell), at the root of its own host name. */
         static char *jcmd[] = {(char *)RUN_JUPYTER_CMD, NULL};
         o->argv = jcmd;
         o->argc = 1;
