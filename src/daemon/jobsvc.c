@@ -274,3 +274,71 @@ int tsd_svc_set_cookie_filter(const char *value, char *out, size_t len)
     out[o] = '\0';
     return 0;
 }
+
+/* ---- the last activity of the jobs' services ------------------------------------------------ */
+
+const tsd_svc_act_t *tsd_svc_act_find(const tsd_svc_acts_t *a, int64_t job)
+{
+    for (size_t i = 0; i < a->n; i++)
+        if (a->v[i].job == job)
+            return &a->v[i];
+    return NULL;
+}
+
+int tsd_svc_act_touch(tsd_svc_acts_t *a, int64_t job, long long now_ms, int ws_delta)
+{
+    tsd_svc_act_t *e = (tsd_svc_act_t *)tsd_svc_act_find(a, job);
+    if (!e) {
+        if (a->n == a->cap) {
+            size_t cap = a->cap ? 2 * a->cap : 64;
+            tsd_svc_act_t *v = realloc(a->v, cap * sizeof *v);
+            if (!v) {
+                a->lost = true;
+                errno = ENOMEM;
+                return -1;
+            }
+            a->v = v;
+            a->cap = cap;
+        }
+        e = &a->v[a->n++];
+        *e = (tsd_svc_act_t){.job = job};
+    }
+    e->last_ms = now_ms;
+    if (ws_delta > 0)
+        e->open_ws++;
+    else if (ws_delta < 0 && e->open_ws > 0)
+        e->open_ws--;
+    return 0;
+}
+
+void tsd_svc_act_prune(tsd_svc_acts_t *a, bool (*running)(void *ctx, int64_t job), void *ctx)
+{
+    for (size_t i = 0; i < a->n;) {
+        if (running(ctx, a->v[i].job))
+            i++;
+        else
+            a->v[i] = a->v[--a->n];
+    }
+}
+
+bool tsd_svc_act_idle(const tsd_svc_acts_t *a, int64_t job, long long started_ms, long long now_ms,
+                      long long idle_ms)
+{
+    const tsd_svc_act_t *e = tsd_svc_act_find(a, job);
+    if (!e && a->lost)
+        return false;
+    long long last = started_ms;
+    if (e) {
+        if (e->open_ws > 0)
+            return false;
+        if (e->last_ms > last)
+            last = e->last_ms;
+    }
+    return now_ms - last >= idle_ms;
+}
+
+void tsd_svc_act_free(tsd_svc_acts_t *a)
+{
+    free(a->v);
+    *a = (tsd_svc_acts_t){0};
+}

@@ -73,6 +73,39 @@ const char *tsd_svc_request_refused(const char *method, bool websocket, const ch
  * host); -1 when out is too short (dropped too). */
 int tsd_svc_set_cookie_filter(const char *value, char *out, size_t len);
 
+/* ---- the last activity of the jobs' services (--interactive-idle) ------------------------------
+ *
+ * An entry per job whose services had a request (or hold a WebSocket) since tesseld started.
+ * Entries are never evicted to make room: a job's entry goes only when tsd_svc_act_prune finds
+ * the job no longer running, so the table holds at most the running jobs with services.  Not
+ * thread-safe (the caller's lock). */
+typedef struct {
+    int64_t job;
+    long long last_ms; /* the last request or WebSocket traffic (any clock, ms) */
+    unsigned open_ws;  /* WebSockets open now */
+} tsd_svc_act_t;
+typedef struct {
+    tsd_svc_act_t *v;
+    size_t n, cap;
+    bool lost; /* an entry could not be made (out of memory) */
+} tsd_svc_acts_t;
+
+/* Job's activity at now_ms: its entry (made when missing) gets the time, and ws_delta +1/-1
+ * open WebSockets (0: none changes; never below 0).  0, or -1 with errno ENOMEM (a->lost set,
+ * nothing recorded). */
+int tsd_svc_act_touch(tsd_svc_acts_t *a, int64_t job, long long now_ms, int ws_delta);
+/* Job's entry, or NULL. */
+const tsd_svc_act_t *tsd_svc_act_find(const tsd_svc_acts_t *a, int64_t job);
+/* Drop the entries of the jobs for which running(ctx, job) is false. */
+void tsd_svc_act_prune(tsd_svc_acts_t *a, bool (*running)(void *ctx, int64_t job), void *ctx);
+/* Whether a running job (started at started_ms) is idle at now_ms for idle_ms: no WebSocket
+ * open and no activity for idle_ms since the later of its start and its last activity.  A
+ * job without an entry is idle since its start -- unless an entry was ever lost (a->lost):
+ * then never (a job is not cancelled on a missing entry). */
+bool tsd_svc_act_idle(const tsd_svc_acts_t *a, int64_t job, long long started_ms, long long now_ms,
+                      long long idle_ms);
+void tsd_svc_act_free(tsd_svc_acts_t *a);
+
 /* ---- the session cookie (docs/job-services.md, "From a browser") ----------------------------
  *
  * A browser that redeemed a ticket on a service's host gets a cookie, "tessel-svc", host-only

@@ -74,19 +74,9 @@
 
 static pthread_mutex_t svc_mu = PTHREAD_MUTEX_INITIALIZER;
 static tsd_termconns_t conns;
-/* The last activity of the jobs' services (the idle rule): an entry per running job with
- * services that had a request since tesseld started, never evicted; the idle pass drops the
- * entries of jobs that no longer run, so the table holds at most the running jobs with
- * services.  act_lost: an entry could not be made (out of memory); the idle rule then cancels
- * no job without one. */
-typedef struct {
-    int64_t job;
-    long long last_ms; /* tessd_now_ms() */
-    unsigned open_ws;
-} act_t;
-static act_t *act;
-static size_t nact, act_cap;
-static bool act_lost;
+/* The last activity of the jobs' services (the idle rule; jobsvc.h: never evicted, pruned to
+ * the running jobs by the idle pass). */
+static tsd_svc_acts_t acts;
 /* Tickets of the services (ticket.h), under d->lock. */
 static tsd_tickets_t tickets;
 
@@ -97,38 +87,11 @@ static long long mono_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The entry of job, made when missing (with svc_mu held).  NULL when out of memory. */
-static act_t *act_get(int64_t job)
-{
-    for (size_t i = 0; i < nact; i++)
-        if (act[i].job == job)
-            return &act[i];
-    if (nact == act_cap) {
-        size_t cap = act_cap ? 2 * act_cap : 64;
-        act_t *a = realloc(act, cap * sizeof *a);
-        if (!a) {
-            act_lost = true;
-            return NULL;
-        }
-        act = a;
-        act_cap = cap;
-    }
-    act[nact] = (act_t){.job = job};
-    return &act[nact++];
-}
-
 /* Job's activity now: +1/-1 open WebSockets (ws_delta), the time either way.  svc_mu taken. */
 static void touch(int64_t job, int ws_delta)
 {
     pthread_mutex_lock(&svc_mu);
-    act_t *a = act_get(job);
-    if (a) {
-        a->last_ms = tessd_now_ms();
-        if (ws_delta > 0)
-            a->open_ws++;
-        else if (ws_delta < 0 && a->open_ws > 0)
-            a->open_ws--;
-    }
+    tsd_svc_act_touch(&acts, job, tessd_now_ms(), ws_delta);
     pthread_mutex_unlock(&svc_mu);
 }
 
@@ -1146,6 +1109,12 @@ static void h_service(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
 /* Who cancelled, as the job's end says ("cancelled by idle-timeout"). */
 #define IDLE_BY "idle-timeout"
 
+/* tsd_svc_act_prune's test: whether job runs (d->lock held). */
+static bool runs(void *ctx, int64_t job)
+{
+    return tessd_run_find(ctx, job) != NULL;
+}
+
 void tessd_jobsvc_idle_pass(tessd_t *d)
 {
     static int64_t last_check;
@@ -1156,13 +1125,7 @@ void tessd_jobsvc_idle_pass(tessd_t *d)
     /* The activity of jobs that no longer run is dropped (idle rule on or off): the table
      * holds the running jobs with services at most. */
     pthread_mutex_lock(&svc_mu);
-    for (size_t k = 0; k < nact;) {
-        if (tessd_run_find(d, act[k].job))
-            k++;
-        else
-            act[k] = act[--nact];
-    }
-    bool lost = act_lost;
+    tsd_svc_act_prune(&acts, runs, d);
     pthread_mutex_unlock(&svc_mu);
     if (d->interactive_idle_ms <= 0)
         return;
@@ -1178,21 +1141,12 @@ void tessd_jobsvc_idle_pass(tessd_t *d)
         tstore_job_clear(&j);
         if (!svc)
             continue;
-        /* No entry: no request since it started (or since tesseld did) -- unless an entry
-         * could not be made (out of memory): then never cancelled on a missing entry. */
-        long long last = r->started_ms;
-        unsigned ws = 0;
-        bool found = false;
         pthread_mutex_lock(&svc_mu);
-        for (size_t k = 0; k < nact; k++)
-            if (act[k].job == r->id) {
-                found = true;
-                if (act[k].last_ms > last)
-                    last = act[k].last_ms;
-                ws = act[k].open_ws;
-            }
+        bool idle = tsd_svc_act_idle(&acts, r->id, r->started_ms, now, d->interactive_idle_ms);
+        const tsd_svc_act_t *e = tsd_svc_act_find(&acts, r->id);
+        long long last = e && e->last_ms > r->started_ms ? e->last_ms : r->started_ms;
         pthread_mutex_unlock(&svc_mu);
-        if ((!found && lost) || ws > 0 || now - last < d->interactive_idle_ms)
+        if (!idle)
             continue;
         tessd_log("job %lld: no request to its services and no WebSocket open for %lld s "
                   "(--interactive-idle): cancelled",

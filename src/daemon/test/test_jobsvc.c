@@ -2,7 +2,7 @@
  * of a submission's "services" (shape, names, ports, duplicates, bounds), the sockets'
  * paths (their length against a Unix socket's), the cookie, and a service's own origin: the
  * domain, the Host header's parse, the rule against requests from other origins, the filter
- * of a service's Set-Cookie. */
+ * of a service's Set-Cookie; the activity table of the idle rule. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -317,6 +317,56 @@ static void test_set_cookie(void **state)
     assert_int_equal(tsd_svc_set_cookie_filter("a=123456789", out, 5), -1);
 }
 
+/* running() of test_act: the jobs of ids below 1000 run. */
+static bool below_1000(void *ctx, int64_t job)
+{
+    (void)ctx;
+    return job < 1000;
+}
+
+/* The activity table forgets no running job, however many (the review's F6: a table of 256
+ * evicted one, which the idle rule then cancelled as idle since its start). */
+static void test_act(void **state)
+{
+    (void)state;
+    tsd_svc_acts_t a = {0};
+    const long long idle = 60000;
+    /* Job 1 used at 1000 ms, then 600 other jobs touched at 2000 ms. */
+    assert_int_equal(tsd_svc_act_touch(&a, 1, 1000, 0), 0);
+    for (int64_t j = 2; j <= 601; j++)
+        assert_int_equal(tsd_svc_act_touch(&a, j, 2000, 0), 0);
+    const tsd_svc_act_t *e = tsd_svc_act_find(&a, 1);
+    assert_non_null(e);
+    assert_int_equal(e->last_ms, 1000);
+    assert_int_equal(a.n, 601);
+    /* Started at 0: idle from 61000 on, not before; a job never touched is idle since its
+     * start. */
+    assert_false(tsd_svc_act_idle(&a, 1, 0, 60999, idle));
+    assert_true(tsd_svc_act_idle(&a, 1, 0, 61000, idle));
+    assert_true(tsd_svc_act_idle(&a, 999, 0, 60000, idle));
+    assert_false(tsd_svc_act_idle(&a, 999, 10000, 60000, idle));
+    /* An open WebSocket: never idle; closed, idle from its last traffic. */
+    assert_int_equal(tsd_svc_act_touch(&a, 1, 5000, +1), 0);
+    assert_false(tsd_svc_act_idle(&a, 1, 0, 1000000, idle));
+    assert_int_equal(tsd_svc_act_touch(&a, 1, 7000, -1), 0);
+    assert_int_equal(tsd_svc_act_touch(&a, 1, 7000, -1), 0); /* never below 0 */
+    assert_int_equal(tsd_svc_act_find(&a, 1)->open_ws, 0);
+    assert_false(tsd_svc_act_idle(&a, 1, 0, 66999, idle));
+    assert_true(tsd_svc_act_idle(&a, 1, 0, 67000, idle));
+    /* Pruned to the running jobs: all 601 run (ids below 1000); job 5000 does not. */
+    assert_int_equal(tsd_svc_act_touch(&a, 5000, 1, 0), 0);
+    tsd_svc_act_prune(&a, below_1000, NULL);
+    assert_int_equal(a.n, 601);
+    assert_null(tsd_svc_act_find(&a, 5000));
+    assert_non_null(tsd_svc_act_find(&a, 601));
+    /* An entry once lost (out of memory): a job without one is never idle. */
+    a.lost = true;
+    assert_false(tsd_svc_act_idle(&a, 999, 0, 1000000, idle));
+    assert_true(tsd_svc_act_idle(&a, 2, 0, 1000000, idle));
+    tsd_svc_act_free(&a);
+    assert_int_equal(a.n, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -324,7 +374,7 @@ int main(void)
         cmocka_unit_test(test_check_refused), cmocka_unit_test(test_sock),
         cmocka_unit_test(test_cookie),        cmocka_unit_test(test_domain),
         cmocka_unit_test(test_host),          cmocka_unit_test(test_origin),
-        cmocka_unit_test(test_set_cookie),
+        cmocka_unit_test(test_set_cookie),    cmocka_unit_test(test_act),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
