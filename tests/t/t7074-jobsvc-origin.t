@@ -12,7 +12,8 @@
 #     origin; the refused ones never reach the service;
 #   - F3: uploads without a cookie (or with another service's) are answered 403 from their
 #     headers: 40 of 16 MiB each held open leave tesseld's memory (VmRSS) within 64 MiB of
-#     before (read whole first, they took about 16 MiB each);
+#     before (read whole first, they took about 16 MiB each); a ticket in the URL lets no body
+#     in (a POST needs the cookie, a GET with a body is 400);
 #   - F4: a service's Set-Cookie of tesseld's own name is dropped, a Domain attribute removed;
 #   - F5: a header holding a bare CR is refused (400), plain or WebSocket, before anything is
 #     written to the service.
@@ -134,6 +135,13 @@ ok "$([ $((R1 - R0)) -lt 65536 ] && echo 0 || echo 1)" \
     "tesseld's memory grew by $(((R1 - R0) / 1024)) MiB while they are held (bound 64 MiB; read whole, 640 MiB)"
 rm -f "$TD/hold"
 wait "$UP"
+# A ticket lets no body in: a POST with one in its URL needs the cookie; a GET with a body, 400.
+CODE=$(curl -s -o "$TD/out" -w '%{http_code}' --max-time 30 -X POST --data-binary @"$TESSEL_SRCDIR/README.md" \
+    "$(svc_url "$J" web)/?tessel-ticket=0000")
+is "$CODE $(jget .error.code)" "403 forbidden" "a POST with a ticket in its URL and no cookie: 403 (the ticket is for a GET)"
+CODE=$(curl -s -o "$TD/out" -w '%{http_code}' --max-time 30 -X GET --data-binary @"$TESSEL_SRCDIR/README.md" \
+    "$(svc_url "$J" web)/?tessel-ticket=0000")
+is "$CODE $(jget .error.code)" "400 invalid_request" "a GET of a ticket URL with a body: 400"
 svc_get "$J" web "after" "$C" -X POST --data-binary @"$TESSEL_SRCDIR/README.md"
 is "$CODE" 200 "the owner's upload is served after them"
 

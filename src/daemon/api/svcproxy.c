@@ -956,9 +956,17 @@ static int admit(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, int64_t *id, 
                     ws ? "WebSocket" : "request");
         return rep->status;
     }
-    *ticket = thttp_query(req, TICKET_PARAM);
-    if (*ticket)
+    /* A ticket is redeemed by a navigation (GET) without a body: anything else needs the
+     * cookie, so a ticket, true or not, never lets a body in before authentication. */
+    *ticket = strcmp(req->method, "GET") == 0 ? thttp_query(req, TICKET_PARAM) : NULL;
+    if (*ticket) {
+        const char *cl = thttp_header(req, "Content-Length");
+        if ((cl && strcmp(cl, "0") != 0) || thttp_header(req, "Transfer-Encoding")) {
+            thttp_error(rep, 400, "invalid_request", NULL, "a ticket's URL takes no body");
+            return rep->status;
+        }
         return 0;
+    }
     cookie_find_t f = {.key = d->svc_key,
                        .id = *id,
                        .name = name,
