@@ -99,7 +99,7 @@ export const api = {
   removeMember: (name, user) => request('DELETE', `/v1/projects/${encodeURIComponent(name)}/members/${encodeURIComponent(user)}`),
   folders: () => request('GET', '/v1/folders'),
   createFolder: (f) => request('POST', '/v1/folders', f),
-  // A job's web service (docs/job-services.md): a single-use URL on tesseld's services origin.
+  // A job's web service (docs/job-services.md): a single-use URL on the service's own origin.
   serviceTicket: (id, name) => request('POST', `/v1/jobs/${id}/services/${encodeURIComponent(name)}/ticket`),
 };
 
