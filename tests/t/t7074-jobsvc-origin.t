@@ -16,7 +16,8 @@
 #     in (a POST needs the cookie, a GET with a body is 400);
 #   - F4: a service's Set-Cookie of tesseld's own name is dropped, a Domain attribute removed;
 #   - F5: a header holding a bare CR is refused (400), plain or WebSocket, before anything is
-#     written to the service.
+#     written to the service;
+#   - --services-domain: a bad domain refused; another one moves every service's host name.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 . "$TESSEL_SRCDIR/tests/lib/cli.sh"
@@ -144,6 +145,21 @@ CODE=$(curl -s -o "$TD/out" -w '%{http_code}' --max-time 30 -X GET --data-binary
 is "$CODE $(jget .error.code)" "400 invalid_request" "a GET of a ticket URL with a body: 400"
 svc_get "$J" web "after" "$C" -X POST --data-binary @"$TESSEL_SRCDIR/README.md"
 is "$CODE" 200 "the owner's upload is served after them"
+
+# --- another domain (--services-domain) -----------------------------------------------------------
+"$TESSEL_BUILD/bin/tesseld" --services-domain 'Lab_1' --personal --data-dir "$TD/nodata" >/dev/null 2>"$TD/e"
+is "$?" 2 "tesseld --services-domain Lab_1: refused (exit 2, a usage error)"
+grep -q "not a domain" "$TD/e"; ok $? "... saying why ($(cat "$TD/e"))"
+JOBSVC_ARGS="$JOBSVC_ARGS --services-domain lab.localhost"
+jobsvc_restart
+api GET "/v1/jobs/$J" "" "$NB"
+is "$(jget '.services[0].url')" "http://j$J-web.lab.localhost:$SVC_PORT/" \
+    "tesseld restarted with --services-domain lab.localhost: the service's URL under it"
+CODE=$(curl -s -o "$TD/out" -w '%{http_code}' --max-time 30 -H "Cookie: tessel-svc=$C" \
+    "http://j$J-web.lab.localhost:$SVC_PORT/lab")
+is "$CODE $(cat "$TD/out")" "200 GET /lab" "... served there (the cookie's value holds no host)"
+svc_get "$J" web "x" "$C"
+is "$CODE" 404 "... and no more under svc.localhost (404)"
 
 api POST "/v1/jobs/$J/cancel" "" "$NB"
 api POST "/v1/jobs/$J2/cancel" "" "$NB"
