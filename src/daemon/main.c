@@ -33,6 +33,7 @@
 #include "daemon/config.h"
 #include "daemon/log.h"
 #include "daemon/daemon.h"
+#include "daemon/btrfsq.h"
 #include "daemon/folderfs.h"
 #include "daemon/termconn.h"
 #include "daemon/serve_run.h"
@@ -1028,6 +1029,21 @@ int main(int argc, char **argv)
     if (geteuid() == 0 && (d->folder_rootfd = tfld_root_open(d->folder_root, &err)) < 0) {
         fprintf(stderr, "tesseld: %s\n", err.text);
         return 1;
+    }
+    if (d->folder_rootfd >= 0) {
+        /* Quotas by the file system where it can (btrfs qgroups), else measured. */
+        int q = tbq_probe(d->folder_rootfd, &err);
+        if (q < 0) {
+            fprintf(stderr, "tesseld: folder root %s: %s\n", d->folder_root, err.text);
+            return 1;
+        }
+        d->folder_btrfs = q == 1;
+        tessd_log("folders: %s; quotas %s", d->folder_root,
+                  q == 1 ? "held by btrfs qgroups (each new folder a subvolume)"
+                         : "measured and refused at the API");
+        if (q == 0)
+            tessd_log("folders: quotas by the file system need btrfs with quotas enabled (%s)",
+                      err.text);
     }
     if (gethostname(d->node_name, sizeof d->node_name) < 0)
         snprintf(d->node_name, sizeof d->node_name, "localhost");

@@ -21,6 +21,8 @@ TESSELD_SRCS += src/daemon/api/term.c src/daemon/ticket.c src/daemon/termconn.c
 # Virtual folders (docs/folders.md): the rules and ACL text (folders.c), the directories on
 # disk (folderfs.c, libacl) and the routes (api/folders.c).
 TESSELD_SRCS += src/daemon/folders.c src/daemon/folderfs.c src/daemon/api/folders.c
+# Folder quotas held by btrfs qgroups where the root is on btrfs with quotas (btrfsq.c, ioctls).
+TESSELD_SRCS += src/daemon/btrfsq.c
 # Inference services (docs/serving.md): the pure parts (serve.c), the replicas and HAProxy
 # (serve_run.c), the routes (api/services.c).
 TESSELD_SRCS += src/daemon/serve.c src/daemon/serve_run.c src/daemon/api/services.c

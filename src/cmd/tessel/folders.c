@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cmd/tessel/cli.h"
+#include "libutil/size.h"
 
 static void usage(FILE *f)
 {
@@ -49,20 +50,43 @@ static const char *str(const json_t *o, const char *key)
     return s ? s : "-";
 }
 
+/* A size of the API (an integer of bytes) as "1.5G"; "-" for null. */
+static void size_of(const json_t *v, char *buf, size_t len)
+{
+    if (json_is_integer(v))
+        tsl_format_size((uint64_t)json_integer_value(v), buf, len);
+    else
+        snprintf(buf, len, "-");
+}
+
 static int list(cli_t *cli)
 {
     int rc;
     json_t *ans = cli_get(cli, "/v1/folders", &rc);
     if (!ans)
         return rc;
-    static const char *const hdr[] = {"NAME", "OWNER", "PROJECT", "ACCESS", "PATH"};
-    cli_table_t *t = cli_table_new(5, hdr);
+    static const char *const hdr[] = {"NAME", "OWNER", "PROJECT", "ACCESS",
+                                      "PATH", "USED",  "QUOTA",   "PROJECT-QUOTA"};
+    cli_table_t *t = cli_table_new(8, hdr);
     size_t i;
     json_t *f;
     json_array_foreach(json_object_get(ans, "folders"), i, f)
     {
-        const char *row[] = {str(f, "name"), str(f, "owner"), str(f, "project"), str(f, "access"),
-                             str(f, "path")};
+        /* Sizes: '-' when not measured yet or none; the project's as USED/QUOTA. */
+        char used[32], quota[32], pu[32], pq[32], proj[72];
+        size_of(json_object_get(f, "used"), used, sizeof used);
+        size_of(json_object_get(f, "quota"), quota, sizeof quota);
+        size_of(json_object_get(f, "project_used"), pu, sizeof pu);
+        size_of(json_object_get(f, "project_quota"), pq, sizeof pq);
+        snprintf(proj, sizeof proj, "%s/%s", pu, pq);
+        const char *row[] = {str(f, "name"),
+                             str(f, "owner"),
+                             str(f, "project"),
+                             str(f, "access"),
+                             str(f, "path"),
+                             used,
+                             quota,
+                             json_is_integer(json_object_get(f, "project_quota")) ? proj : "-"};
         cli_table_add(t, row);
     }
     cli_table_print(t, stdout);
@@ -94,8 +118,18 @@ static int show(cli_t *cli, const char *path)
     else
         printf("%-12s none\n", "quota");
     if (json_is_integer(u))
-        printf("%-12s %lld bytes (measured %s)\n", "used", (long long)json_integer_value(u),
+        printf("%-12s %lld bytes (%s %s)\n", "used", (long long)json_integer_value(u),
+               strcmp(str(f, "quota_by"), "btrfs") == 0 ? "btrfs qgroup, read" : "measured",
                str(f, "used_at"));
+    printf("%-12s %s\n", "quota by",
+           strcmp(str(f, "quota_by"), "btrfs") == 0
+               ? "the file system (a btrfs qgroup: every write is held)"
+               : "tesseld (measured; uploads through the API refused past it)");
+    json_t *pq = json_object_get(f, "project_quota"), *pu = json_object_get(f, "project_used");
+    if (json_is_integer(pq))
+        printf("%-12s %lld bytes, its folders use %s%lld bytes\n", "project quota",
+               (long long)json_integer_value(pq), json_is_integer(pu) ? "" : "(not measured) ",
+               (long long)json_integer_value(pu));
     printf("\nShared with:\n");
     static const char *const hdr[] = {"USER", "PROJECT", "MODE", "ADDED"};
     cli_table_t *t = cli_table_new(4, hdr);
