@@ -104,6 +104,9 @@ TESSELD_TESTS += tests/t/t3180-daemon-folders.t tests/t/t3181-cli-folders.t \
 # A suspend that gives the GPU back through the driver's checkpoint API (docs/suspend.md).
 TESSELD_TESTS += tests/t/t3190-daemon-ckpt-roundtrip.t tests/t/t3191-daemon-ckpt-restart-kill.t \
                  tests/t/t3192-daemon-ckpt-noapi.t tests/t/t3193-daemon-ckpt-threads.t
+# Folder quotas (docs/folders.md, "Quotas"): held by btrfs qgroups (a loop-mounted image), and a
+# project's quota on the measured path.
+TESSELD_TESTS += tests/t/t3200-daemon-folders-btrfs.t tests/t/t3201-daemon-folders-project-quota.t
 TESSELD_TESTS += tests/t/t3163-daemon-jobdir-mounted.t
 TESSELD_TESTS += tests/t/t3164-daemon-exit-record.t
 TESSELD_TESTS += tests/t/t3165-daemon-jobdir-reused-id.t

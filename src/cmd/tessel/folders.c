@@ -50,13 +50,21 @@ static const char *str(const json_t *o, const char *key)
     return s ? s : "-";
 }
 
-/* A size of the API (an integer of bytes) as "1.5G"; "-" for null. */
+/* A size of the API (an integer of bytes) as "1.50GiB" (one word: a table's column); "-"
+ * for null. */
 static void size_of(const json_t *v, char *buf, size_t len)
 {
-    if (json_is_integer(v))
-        tsl_format_size((uint64_t)json_integer_value(v), buf, len);
-    else
+    if (!json_is_integer(v)) {
         snprintf(buf, len, "-");
+        return;
+    }
+    char s[32];
+    tsl_format_size((uint64_t)json_integer_value(v), s, sizeof s);
+    size_t o = 0;
+    for (const char *c = s; *c && o + 1 < len; c++)
+        if (*c != ' ')
+            buf[o++] = *c;
+    buf[o] = '\0';
 }
 
 static int list(cli_t *cli)
