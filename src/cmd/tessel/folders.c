@@ -162,11 +162,18 @@ static int du(cli_t *cli, const char *path)
         cli_print_json(u);
     } else {
         long long bytes = (long long)json_integer_value(json_object_get(u, "bytes"));
-        printf("%s: %lld bytes (%.1f MiB) in %lld objects%s\n", str(u, "name"), bytes,
-               (double)bytes / (1024.0 * 1024.0),
-               (long long)json_integer_value(json_object_get(u, "objects")),
-               json_is_true(json_object_get(u, "complete")) ? ""
-                                                            : " at least (too many to count all)");
+        /* On btrfs: the folder's qgroup's figure, no walk and so no count of objects. */
+        if (strcmp(str(u, "source"), "qgroup") == 0)
+            printf("%s: %lld bytes (%.1f MiB), its btrfs qgroup's figure (as of the last "
+                   "commit)\n",
+                   str(u, "name"), bytes, (double)bytes / (1024.0 * 1024.0));
+        else
+            printf("%s: %lld bytes (%.1f MiB) in %lld objects%s\n", str(u, "name"), bytes,
+                   (double)bytes / (1024.0 * 1024.0),
+                   (long long)json_integer_value(json_object_get(u, "objects")),
+                   json_is_true(json_object_get(u, "complete"))
+                       ? ""
+                       : " at least (too many to count all)");
     }
     json_decref(u);
     return CLI_OK;
