@@ -93,6 +93,9 @@ api GET /v1/folders/qa/usage "" "$A"
 is "$CODE $(jget .source) $(jget .bytes)" "200 qgroup $REF" "du (GET .../usage) answers the qgroup's figure, no walk"
 api GET /v1/folders/qa "" "$A"
 is "$(jget .used) $(jget .quota_by)" "$REF btrfs" "the folder's object shows the qgroup's use"
+TESSEL_URL="$TD_URL" TESSEL_TOKEN="$A" "$TESSEL_BUILD/bin/tessel" folders du qa >"$TD/du" 2>&1
+is "$(cat "$TD/du")" "qa: $REF bytes ($(awk -v b="$REF" 'BEGIN { printf "%.1f", b / 1048576 }') MiB), its btrfs qgroup's figure (as of the last commit)" \
+    "tessel folders du says so"
 
 api PATCH /v1/folders/qa '{"quota":"40M"}'
 is "$CODE $(qgroup "1/$ID" | awk '{print $2}')" "200 $((40 * M))" "an admin raises the quota to 40M: the qgroup's limit follows"
@@ -166,6 +169,13 @@ api DELETE /v1/folders/pa
 is "$CODE" 204 "pa deleted (a folder of the project)"
 btrfs subvolume list "$FS" | grep -q "folders/pa$"
 is $? 1 "... its subvolume too"
+api DELETE /v1/projects/vis
+is "$CODE" 204 "project vis deleted (pb becomes tslqa's own folder)"
+btrfs subvolume sync "$FS" >/dev/null 2>&1
+wait_for "[ -z \"\$(qgroup 2/$PID)\" ]"
+ok $? "the project's qgroup 2/$PID is destroyed (pb's qgroup taken out of it first)"
+run "$(dd_into /tessel/folders/pb/c 30)" '["pb"]'
+is "$(cat "$TD/job.out")" "" "pb, no longer held by the project's limit, takes 30 MiB"
 grep -q -E "Sanitizer|runtime error" "$TD/tesseld.log"
 is $? 1 "no sanitizer report in tesseld's log"
 done_testing

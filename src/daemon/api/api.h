@@ -203,7 +203,8 @@ void api_folders_sync_all(tessd_t *d);
  * use of the project's folders together into *used (-1: not known yet) and whether it comes
  * from a btrfs qgroup (*qgroup).  project_quota: hold the project's folders to quota bytes
  * (0: none) on btrfs (the level-2 qgroup's limit); nothing to do on the measured path.
- * project_gone: its qgroup taken apart, before the project is deleted.  0, or -1 with err. */
+ * project_gone, after the project is deleted: its qgroup's limit lifted (the tick's sweep
+ * destroys the qgroup).  0, or -1 with err. */
 void api_folders_project_use(tessd_t *d, const tstore_project_t *p, int64_t *used, bool *qgroup);
 int api_folders_project_quota(tessd_t *d, int64_t project, int64_t quota, tsl_error_t *err);
 void api_folders_project_gone(tessd_t *d, int64_t project);

@@ -543,29 +543,13 @@ int api_folders_project_quota(tessd_t *d, int64_t project, int64_t quota, tsl_er
     return tbq_limit(d->folder_rootfd, pq, (uint64_t)(quota > 0 ? quota : 0), err);
 }
 
-typedef struct {
-    tessd_t *d;
-    int64_t project;
-} pgone_t;
-
-static int unassign_folder(const tstore_folder_t *f, void *arg)
-{
-    pgone_t *g = arg;
-    tsl_error_t err;
-    if (f->project == g->project && tbq_unassign(g->d->folder_rootfd, tfld_qgroup_folder(f->id),
-                                                 tfld_qgroup_project(g->project), &err) < 0)
-        tessd_log("error: folder %s: %s", f->name, err.text);
-    return 0;
-}
-
 void api_folders_project_gone(tessd_t *d, int64_t project)
 {
-    if (d->folder_rootfd < 0 || !d->folder_btrfs)
-        return;
-    pgone_t g = {.d = d, .project = project};
+    /* Its limit lifted at once; the sweep (api_folders_tick) takes its members out and
+     * destroys it. */
     tsl_error_t err;
-    if (tstore_folder_list(d->store, unassign_folder, &g, &err) < 0 ||
-        tbq_qgroup_destroy(d->folder_rootfd, tfld_qgroup_project(project), &err) < 0)
+    if (d->folder_rootfd >= 0 && d->folder_btrfs &&
+        tbq_limit(d->folder_rootfd, tfld_qgroup_project(project), 0, &err) < 0 && errno != ENOENT)
         tessd_log("error: project %lld: its folders' qgroup: %s", (long long)project, err.text);
 }
 

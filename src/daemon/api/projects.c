@@ -538,7 +538,6 @@ void api_projects_delete(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     if (!begin_tx(d, rep))
         goto out;
     json_t *folders = api_folders_of_project(d, p.id);
-    api_folders_project_gone(d, p.id); /* btrfs: its folders out of its qgroup */
     int rc = tstore_project_del(d->store, p.id, &err);
     if (!finish_tx(d, &who, &p, rc, "delete",
                    json_pack("{s:b, s:I}", "force", force, "jobs_active", (json_int_t)active), &err,
@@ -547,6 +546,7 @@ void api_projects_delete(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         goto out;
     }
     api_folders_sync_names(d, folders); /* its members lose its folders and its shares */
+    api_folders_project_gone(d, p.id);  /* btrfs: its qgroup's limit lifted */
     rep->status = 204;
 out:
     api_leave(d);
