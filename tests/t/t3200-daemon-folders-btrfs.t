@@ -6,7 +6,7 @@
 # folder (--folder) is stopped at the folder's quota (EDQUOT), and at the project's when two
 # folders together pass it; the API's usage and the folder's object show the qgroup's figures;
 # raising the limit lets it write again; a subvolume the user makes inside the folder is put
-# into the folder's qgroup and held too; an upload past a quota is 507 naming the folder or
+# into the folder's qgroup and held too (at the limit, no new subvolume can be made); an upload past a quota is 507 naming the folder or
 # the project, with nothing left; deleting a folder deletes its subvolumes and its qgroup.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
@@ -120,6 +120,10 @@ is "$(cat "$TD/job.out")" "Disk quota exceeded" "a job's write into the nested s
 sync
 [ "$(qgroup "1/$ID" | awk '{print $1}')" -le $((40 * M)) ]
 ok $? "the folder's qgroup holds 40 MiB at most, the nested subvolume's files included"
+su -s /bin/sh tslqa -c "btrfs subvolume create '$ROOT/qa/nest2' 2>&1" | grep -q "Disk quota exceeded"
+ok $? "at its limit, the folder takes no new subvolume from the user (EDQUOT): no fresh qgroup to escape into"
+su -s /bin/sh tslqa -c "btrfs subvolume create '$ROOT/qa/nest/deeper' 2>&1" | grep -q "Disk quota exceeded"
+ok $? "... nor inside the adopted one"
 
 # --- a project's quota: its folders together ----------------------------------------------
 api POST /v1/projects '{"name":"vis"}'
