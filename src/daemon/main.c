@@ -1031,19 +1031,22 @@ int main(int argc, char **argv)
         return 1;
     }
     if (d->folder_rootfd >= 0) {
-        /* Quotas by the file system where it can (btrfs qgroups), else measured. */
+        /* Quotas are measured and refused at the API.  The btrfs qgroup path (btrfsq.h) is
+         * not used, even on btrfs with quotas: the security review of 2026-11-27 found that a
+         * user passes it (nested subvolumes past the first 256, a read-only snapshot left by
+         * a deletion) and charges another team's qgroup (a subvolume created with
+         * BTRFS_SUBVOL_QGROUP_INHERIT), all three open (docs/folders.md, "Quotas";
+         * docs/security.md).  It fails closed: off until they are held. */
         int q = tbq_probe(d->folder_rootfd, &err);
         if (q < 0) {
             fprintf(stderr, "tesseld: folder root %s: %s\n", d->folder_root, err.text);
             return 1;
         }
-        d->folder_btrfs = q == 1;
-        tessd_log("folders: %s; quotas %s", d->folder_root,
-                  q == 1 ? "held by btrfs qgroups (each new folder a subvolume)"
-                         : "measured and refused at the API");
-        if (q == 0)
-            tessd_log("folders: quotas by the file system need btrfs with quotas enabled (%s)",
-                      err.text);
+        d->folder_btrfs = false;
+        tessd_log("folders: %s; quotas measured and refused at the API", d->folder_root);
+        if (q == 1)
+            tessd_log("folders: btrfs quotas (qgroups) are enabled there but not used to hold "
+                      "folder quotas: users can pass or move them (docs/folders.md, \"Quotas\")");
     }
     if (gethostname(d->node_name, sizeof d->node_name) < 0)
         snprintf(d->node_name, sizeof d->node_name, "localhost");
