@@ -1167,7 +1167,7 @@ void api_folders_usage(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
             thttp_error(rep, 500, "internal", NULL, "%s", err.text);
         return;
     }
-    store_used(d, &f, (int64_t)bytes, tessd_now_ms());
+    store_used(d, &f, bytes > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)bytes, tessd_now_ms());
     thttp_json(rep, 200,
                json_pack("{s:s, s:I, s:I, s:b, s:s}", "name", f.name, "bytes", (json_int_t)bytes,
                          "objects", (json_int_t)objects, "complete", rc == 0, "source", "walk"));
@@ -1610,9 +1610,14 @@ void api_folders_files_put(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     else if (e)
         files_error(rep, e, &f, rel);
     else {
-        /* Counted at once: uploads between two measurements add up. */
+        /* Counted at once: uploads between two measurements add up (saturating: a use
+         * clamped to INT64_MAX stays there). */
         if (f.quota > 0 || pquota > 0)
-            store_used(d, &f, f.used + (int64_t)req->body_len, tessd_now_ms());
+            store_used(d, &f,
+                       f.used > INT64_MAX - (int64_t)req->body_len
+                           ? INT64_MAX
+                           : f.used + (int64_t)req->body_len,
+                       tessd_now_ms());
         thttp_json(rep, created ? 201 : 200,
                    json_pack("{s:s, s:s, s:I}", "folder", f.name, "path", rel, "size",
                              (json_int_t)req->body_len));
