@@ -197,10 +197,6 @@ typedef struct {
      * O_PATH descriptor of it (-1: folders are off, tesseld is not root). */
     char folder_root[PATH_MAX];
     int folder_rootfd;
-    /* The folder root is on btrfs with quotas enabled: new folders are subvolumes held by
-     * qgroups (btrfsq.h); else quotas are measured and refused at the API. */
-    bool folder_btrfs;
-    int64_t folder_adopt_ms;   /* main thread: the last sweep for nested subvolumes */
     bool allow_root_jobs;      /* --allow-root-jobs: as root, a non-admin's job may run as root */
     int max_services_per_user; /* --max-services-per-user (admins too; serving.md) */
     uint64_t log_limit;        /* --log-limit: bytes kept per stream of a job's log, 0 = no limit */

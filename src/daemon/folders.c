@@ -94,24 +94,6 @@ int tfld_acl_text(const tfld_acl_entry_t *e, size_t n, tfld_acl_kind_t kind, mod
     return 0;
 }
 
-/* The kernel's qgroup id: level in the top 16 bits, the id in the low 48. */
-static uint64_t qgroup(unsigned level, int64_t id)
-{
-    if (id <= 0 || (uint64_t)id >= (1ULL << 48))
-        return 0;
-    return ((uint64_t)level << 48) | (uint64_t)id;
-}
-
-uint64_t tfld_qgroup_folder(int64_t id)
-{
-    return qgroup(1, id);
-}
-
-uint64_t tfld_qgroup_project(int64_t id)
-{
-    return qgroup(2, id);
-}
-
 /* Would used + add pass limit (0: none)?  Without overflow. */
 static bool passes(int64_t used, int64_t limit, uint64_t add)
 {

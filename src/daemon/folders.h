@@ -71,11 +71,6 @@ int tfld_acl_text(const tfld_acl_entry_t *e, size_t n, tfld_acl_kind_t kind, mod
 
 /* ---- quotas (docs/folders.md, "Quotas") ------------------------------------------------- */
 
-/* The btrfs qgroup of folder id (level 1: 1/<id>) and of project id (level 2: 2/<id>), as the
- * kernel numbers them (level << 48 | id); 0 when id is not in 1 .. 2^48 - 1. */
-uint64_t tfld_qgroup_folder(int64_t id);
-uint64_t tfld_qgroup_project(int64_t id);
-
 /* What a write of add bytes meets: a folder that uses used of its quota (0: none) and belongs
  * to a project whose folders use pused together of its quota pquota (0: none, or no
  * project).  The folder's own quota is looked at first. */

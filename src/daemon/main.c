@@ -33,7 +33,6 @@
 #include "daemon/config.h"
 #include "daemon/log.h"
 #include "daemon/daemon.h"
-#include "daemon/btrfsq.h"
 #include "daemon/folderfs.h"
 #include "daemon/termconn.h"
 #include "daemon/serve_run.h"
@@ -1029,24 +1028,6 @@ int main(int argc, char **argv)
     if (geteuid() == 0 && (d->folder_rootfd = tfld_root_open(d->folder_root, &err)) < 0) {
         fprintf(stderr, "tesseld: %s\n", err.text);
         return 1;
-    }
-    if (d->folder_rootfd >= 0) {
-        /* Quotas are measured and refused at the API.  The btrfs qgroup path (btrfsq.h) is
-         * not used, even on btrfs with quotas: the security review of 2026-11-27 found that a
-         * user passes it (nested subvolumes past the first 256, a read-only snapshot left by
-         * a deletion) and charges another team's qgroup (a subvolume created with
-         * BTRFS_SUBVOL_QGROUP_INHERIT), all three open (docs/folders.md, "Quotas";
-         * docs/security.md).  It fails closed: off until they are held. */
-        int q = tbq_probe(d->folder_rootfd, &err);
-        if (q < 0) {
-            fprintf(stderr, "tesseld: folder root %s: %s\n", d->folder_root, err.text);
-            return 1;
-        }
-        d->folder_btrfs = false;
-        tessd_log("folders: %s; quotas measured and refused at the API", d->folder_root);
-        if (q == 1)
-            tessd_log("folders: btrfs quotas (qgroups) are enabled there but not used to hold "
-                      "folder quotas: users can pass or move them (docs/folders.md, \"Quotas\")");
     }
     if (gethostname(d->node_name, sizeof d->node_name) < 0)
         snprintf(d->node_name, sizeof d->node_name, "localhost");

@@ -21,8 +21,6 @@ TESSELD_SRCS += src/daemon/api/term.c src/daemon/ticket.c src/daemon/termconn.c
 # Virtual folders (docs/folders.md): the rules and ACL text (folders.c), the directories on
 # disk (folderfs.c, libacl) and the routes (api/folders.c).
 TESSELD_SRCS += src/daemon/folders.c src/daemon/folderfs.c src/daemon/api/folders.c
-# Folder quotas held by btrfs qgroups where the root is on btrfs with quotas (btrfsq.c, ioctls).
-TESSELD_SRCS += src/daemon/btrfsq.c
 # Inference services (docs/serving.md): the pure parts (serve.c), the replicas and HAProxy
 # (serve_run.c), the routes (api/services.c).
 TESSELD_SRCS += src/daemon/serve.c src/daemon/serve_run.c src/daemon/api/services.c
@@ -104,8 +102,8 @@ TESSELD_TESTS += tests/t/t3180-daemon-folders.t tests/t/t3181-cli-folders.t \
 # A suspend that gives the GPU back through the driver's checkpoint API (docs/suspend.md).
 TESSELD_TESTS += tests/t/t3190-daemon-ckpt-roundtrip.t tests/t/t3191-daemon-ckpt-restart-kill.t \
                  tests/t/t3192-daemon-ckpt-noapi.t tests/t/t3193-daemon-ckpt-threads.t
-# Folder quotas (docs/folders.md, "Quotas"): held by btrfs qgroups (a loop-mounted image), and a
-# project's quota on the measured path.
+# Folder quotas (docs/folders.md, "Quotas"): a folder root on btrfs (a loop-mounted image), a
+# project's quota.
 TESSELD_TESTS += tests/t/t3200-daemon-folders-btrfs.t tests/t/t3201-daemon-folders-project-quota.t
 TESSELD_TESTS += tests/t/t3163-daemon-jobdir-mounted.t
 TESSELD_TESTS += tests/t/t3164-daemon-exit-record.t

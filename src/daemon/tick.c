@@ -27,7 +27,6 @@
 #include <jansson.h>
 
 #include "agent/runner.h"
-#include "daemon/api/api.h"
 #include "daemon/batch.h"
 #include "daemon/daemon.h"
 #include "daemon/serve_run.h"
@@ -840,7 +839,6 @@ void tessd_tick(tessd_t *d)
         tessd_serve_reaped(d, reaped, status);
     }
     int64_t now = tessd_now_ms();
-    api_folders_tick(d, now);
     for (size_t i = 0; i < d->nruns;) {
         if (!check_run(d, &d->runs[i], now))
             i++;

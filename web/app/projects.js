@@ -138,12 +138,11 @@ async function loadOne(ctx, store) {
 }
 
 // The space the project's folders use together and its folder quota (docs/folders.md, "Quotas"),
-// and what holds it: the file system (btrfs qgroups) or tesseld (measured).
+// measured by tesseld, which refuses uploads and read-write jobs past it.
 function folderUse(p) {
   const used = p.folder_used === null || p.folder_used === undefined ? 'not measured yet' : `${bytes(p.folder_used)} used`;
   const limit = p.folder_quota === null || p.folder_quota === undefined ? 'no limit' : `limit ${bytes(p.folder_quota)}`;
-  const by = p.folder_quota_by === 'btrfs' ? 'held by the file system (btrfs qgroups)' : 'measured: uploads through the API refused past it';
-  return `${used}, ${limit} (${by})`;
+  return `${used}, ${limit} (measured: uploads and read-write jobs refused past it)`;
 }
 
 function updateOne(ctx, store) {

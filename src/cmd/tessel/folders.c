@@ -126,18 +126,15 @@ static int show(cli_t *cli, const char *path)
     else
         printf("%-12s none\n", "quota");
     if (json_is_integer(u))
-        printf("%-12s %lld bytes (%s %s)\n", "used", (long long)json_integer_value(u),
-               strcmp(str(f, "quota_by"), "btrfs") == 0 ? "btrfs qgroup, read" : "measured",
+        printf("%-12s %lld bytes (measured %s)\n", "used", (long long)json_integer_value(u),
                str(f, "used_at"));
-    printf("%-12s %s\n", "quota by",
-           strcmp(str(f, "quota_by"), "btrfs") == 0
-               ? "the file system (a btrfs qgroup: every write is held)"
-               : "tesseld (measured; uploads through the API refused past it)");
     json_t *pq = json_object_get(f, "project_quota"), *pu = json_object_get(f, "project_used");
-    if (json_is_integer(pq))
-        printf("%-12s %lld bytes, its folders use %s%lld bytes\n", "project quota",
-               (long long)json_integer_value(pq), json_is_integer(pu) ? "" : "(not measured) ",
-               (long long)json_integer_value(pu));
+    if (json_is_integer(pq) && json_is_integer(pu))
+        printf("%-12s %lld bytes, its folders use %lld bytes\n", "project quota",
+               (long long)json_integer_value(pq), (long long)json_integer_value(pu));
+    else if (json_is_integer(pq))
+        printf("%-12s %lld bytes, its folders' use not measured yet\n", "project quota",
+               (long long)json_integer_value(pq));
     printf("\nShared with:\n");
     static const char *const hdr[] = {"USER", "PROJECT", "MODE", "ADDED"};
     cli_table_t *t = cli_table_new(4, hdr);
@@ -162,18 +159,11 @@ static int du(cli_t *cli, const char *path)
         cli_print_json(u);
     } else {
         long long bytes = (long long)json_integer_value(json_object_get(u, "bytes"));
-        /* On btrfs: the folder's qgroup's figure, no walk and so no count of objects. */
-        if (strcmp(str(u, "source"), "qgroup") == 0)
-            printf("%s: %lld bytes (%.1f MiB), its btrfs qgroup's figure (as of the last "
-                   "commit)\n",
-                   str(u, "name"), bytes, (double)bytes / (1024.0 * 1024.0));
-        else
-            printf("%s: %lld bytes (%.1f MiB) in %lld objects%s\n", str(u, "name"), bytes,
-                   (double)bytes / (1024.0 * 1024.0),
-                   (long long)json_integer_value(json_object_get(u, "objects")),
-                   json_is_true(json_object_get(u, "complete"))
-                       ? ""
-                       : " at least (too many to count all)");
+        printf("%s: %lld bytes (%.1f MiB) in %lld objects%s\n", str(u, "name"), bytes,
+               (double)bytes / (1024.0 * 1024.0),
+               (long long)json_integer_value(json_object_get(u, "objects")),
+               json_is_true(json_object_get(u, "complete")) ? ""
+                                                            : " at least (too many to count all)");
     }
     json_decref(u);
     return CLI_OK;

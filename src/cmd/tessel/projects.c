@@ -133,9 +133,7 @@ static int show(cli_t *cli, const char *name)
         tsl_format_size((uint64_t)json_integer_value(fu), used, sizeof used);
     if (json_is_integer(fq))
         tsl_format_size((uint64_t)json_integer_value(fq), lim, sizeof lim);
-    snprintf(buf, sizeof buf, "%s used of %s (%s)", used, lim,
-             strcmp(str(p, "folder_quota_by"), "btrfs") == 0 ? "held by a btrfs qgroup"
-                                                             : "measured, refused at the API");
+    snprintf(buf, sizeof buf, "%s used of %s (measured, refused at the API)", used, lim);
     field("folders", buf);
     field("queue", str(p, "queue"));
     printf("\nQuota and use of queue %s (used/guarantee/limit; '-': none):\n", str(p, "queue"));

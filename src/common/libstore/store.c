@@ -325,7 +325,6 @@ enum {
     S_FOLDER_ADD,
     S_FOLDER_SET_QUOTA,
     S_PROJECT_SET_FQUOTA,
-    S_FOLDER_EXISTS_ID,
     S_PROJECT_FOLDER_USE,
     S_FOLDER_SET_USED,
     S_FOLDER_GET,
@@ -548,7 +547,6 @@ static const char *const sql[S_COUNT] = {
     [S_FOLDER_ADD] = "INSERT INTO folders(name, owner, project, created_ms, quota)"
                      " VALUES (?1, ?2, ?3, ?4, ?5)",
     [S_FOLDER_SET_QUOTA] = "UPDATE folders SET quota = ?2 WHERE id = ?1",
-    [S_FOLDER_EXISTS_ID] = "SELECT count(*) FROM folders WHERE id = ?1",
     [S_PROJECT_SET_FQUOTA] = "UPDATE projects SET folder_quota = ?2 WHERE id = ?1",
     /* The measured use of the folders of project ?1 (those measured: count, sum) and how many
      * it has. */
@@ -3128,13 +3126,6 @@ int tstore_folder_set_used(tstore_t *s, int64_t id, int64_t used, int64_t now_ms
     if (n < 0)
         return -1;
     return n == 0 ? not_found(err, "folder") : 0;
-}
-
-int tstore_folder_exists_id(tstore_t *s, int64_t id, int64_t *n, tsl_error_t *err)
-{
-    sqlite3_stmt *q = stmt(s, S_FOLDER_EXISTS_ID);
-    sqlite3_bind_int64(q, 1, id);
-    return count_query(s, q, n, err);
 }
 
 int tstore_project_set_folder_quota(tstore_t *s, int64_t id, int64_t quota, tsl_error_t *err)

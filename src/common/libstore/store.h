@@ -660,8 +660,6 @@ int tstore_folder_del(tstore_t *st, int64_t id, tsl_error_t *err);
 int tstore_folder_set_quota(tstore_t *st, int64_t id, int64_t quota, tsl_error_t *err);
 int tstore_folder_set_used(tstore_t *st, int64_t id, int64_t used, int64_t now_ms,
                            tsl_error_t *err);
-/* Whether a folder numbered id exists: *n 1 or 0.  0 or -1. */
-int tstore_folder_exists_id(tstore_t *st, int64_t id, int64_t *n, tsl_error_t *err);
 /* Set project id's folder quota (bytes, the sum of its folders; 0: none).  ENOENT when
  * absent.  0 or -1.  (tstore_project_update leaves it as it is.) */
 int tstore_project_set_folder_quota(tstore_t *st, int64_t id, int64_t quota, tsl_error_t *err);

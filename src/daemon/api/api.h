@@ -199,18 +199,9 @@ void api_folders_project_changed(tessd_t *d, int64_t project);
 json_t *api_folders_of_project(tessd_t *d, int64_t project);
 void api_folders_sync_names(tessd_t *d, json_t *names);
 void api_folders_sync_all(tessd_t *d);
-/* Folder quotas for projects.c (docs/folders.md, "Quotas"; lock held).  project_use: the
- * use of the project's folders together into *used (-1: not known yet) and whether it comes
- * from a btrfs qgroup (*qgroup).  project_quota: hold the project's folders to quota bytes
- * (0: none) on btrfs (the level-2 qgroup's limit); nothing to do on the measured path.
- * project_gone, after the project is deleted: its qgroup's limit lifted (the tick's sweep
- * destroys the qgroup).  0, or -1 with err. */
-void api_folders_project_use(tessd_t *d, const tstore_project_t *p, int64_t *used, bool *qgroup);
-int api_folders_project_quota(tessd_t *d, int64_t project, int64_t quota, tsl_error_t *err);
-void api_folders_project_gone(tessd_t *d, int64_t project);
-/* tick.c, lock held: every TESSD_FOLDER_ADOPT_MS, the subvolumes users made inside btrfs
- * folders put into their folders' qgroups (btrfsq.h, tbq_adopt). */
-void api_folders_tick(tessd_t *d, int64_t now_ms);
+/* Folder quotas for projects.c (docs/folders.md, "Quotas"; lock held): the measured use of
+ * project p's folders together into *used (-1: not measured yet, or folders are off). */
+void api_folders_project_use(tessd_t *d, const tstore_project_t *p, int64_t *used);
 /* jobs.c: the "folders" of a submission (v, may be NULL): each "NAME" or "NAME:ro" a folder
  * the caller may reach (rw for a mount without :ro), named once; into
  * j->folders_json and *json_out (the same malloc'd string, the caller frees it; NULL when

@@ -22,7 +22,6 @@
 #include <unistd.h>
 
 #include "daemon/api/api.h"
-#include "daemon/btrfsq.h"
 #include "daemon/folderfs.h"
 #include "daemon/folders.h"
 #include "daemon/pwcache.h"
@@ -61,20 +60,8 @@
  * quota (the measured path: each a bounded walk on the request path); the others count with
  * their last measurement. */
 #define TESSD_FOLDER_PROJECT_MEASURE_MAX 64
-/* How often tesseld looks for subvolumes that users made inside btrfs folders, to put them
- * into their folder's qgroup (btrfsq.h): a subvolume made in between is held from the next
- * sweep on.  One tree search per folder, under tesseld's lock (microseconds each). */
-#define TESSD_FOLDER_ADOPT_MS 5000
-/* What btrfs keeps beyond the data of a write when it checks a qgroup's limit (metadata
- * reserved per transaction, rounded to its node size): an upload the kernel refused with
- * EDQUOT although the figures had room is put down to the quota within this much of full.
- * In t3200 the kernel refused 5 bytes with 16 KiB left of 12 MiB. */
-#define TESSD_FOLDER_QUOTA_SLACK (1u << 20)
 
 /* ---- helpers ------------------------------------------------------------------------------ */
-
-static bool on_btrfs(tessd_t *d, const tstore_folder_t *f, uint64_t *subvol);
-static int qgroup_use(tessd_t *d, uint64_t q, int64_t *used, tsl_error_t *err);
 
 /* false after 503 when folders are off (tesseld is not root). */
 static bool folders_on(tessd_t *d, thttp_reply_t *rep)
@@ -356,13 +343,6 @@ static json_t *folder_json(tessd_t *d, const tstore_folder_t *f, tfld_access_t a
 {
     char path[PATH_MAX + 40];
     snprintf(path, sizeof path, "%s/%s", d->folder_root, f->name);
-    /* On btrfs the use is the qgroup's (as of the last commit), read now: no walk. */
-    uint64_t subvol;
-    bool btrfs = on_btrfs(d, f, &subvol);
-    tstore_folder_t g = *f;
-    if (btrfs && qgroup_use(d, tfld_qgroup_folder(f->id), &g.used, NULL) == 0)
-        g.used_ms = tessd_now_ms();
-    f = &g;
     json_t *o = json_pack("{s:s, s:s, s:o, s:s, s:s, s:o, s:o, s:o, s:o}", "name", f->name, "owner",
                           f->owner, "project",
                           f->project ? json_string(f->project_name) : json_null(), "access",
@@ -373,8 +353,7 @@ static json_t *folder_json(tessd_t *d, const tstore_folder_t *f, tfld_access_t a
     tstore_project_t p;
     if (o && f->project && tstore_project_get_id(d->store, f->project, &p, NULL) == 0) {
         int64_t pused;
-        bool pq;
-        api_folders_project_use(d, &p, &pused, &pq);
+        api_folders_project_use(d, &p, &pused);
         json_object_set_new(o, "project_quota",
                             p.folder_quota > 0 ? json_integer(p.folder_quota) : json_null());
         json_object_set_new(o, "project_used", pused >= 0 ? json_integer(pused) : json_null());
@@ -382,8 +361,6 @@ static json_t *folder_json(tessd_t *d, const tstore_folder_t *f, tfld_access_t a
         json_object_set_new(o, "project_quota", json_null());
         json_object_set_new(o, "project_used", json_null());
     }
-    if (o)
-        json_object_set_new(o, "quota_by", json_string(btrfs ? "btrfs" : "measured"));
     if (o && full) {
         json_t *arr = json_array();
         if (tstore_fshare_list(d->store, f->id, add_share, arr, err) < 0) {
@@ -463,138 +440,22 @@ static int measure(tessd_t *d, const tstore_folder_t *f, int64_t *used, tsl_erro
     if (tfld_dir_usage(d->folder_rootfd, f->name, TESSD_FOLDER_USAGE_MAX, &bytes, &objects, err) <
         0)
         return -1;
-    *used = (int64_t)bytes;
+    *used = bytes > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)bytes;
     store_used(d, f, *used, tessd_now_ms());
     return 0;
 }
 
-/* ---- quotas: btrfs qgroups, or measured ---------------------------------------------------- */
+/* ---- quotas, measured ------------------------------------------------------------------- */
 
-/* Whether folder f is held by btrfs qgroups (the root on btrfs with quotas, the folder a
- * subvolume: a folder made before quotas were enabled is an ordinary directory, measured);
- * its subvolume's id into *subvol. */
-static bool on_btrfs(tessd_t *d, const tstore_folder_t *f, uint64_t *subvol)
-{
-    return d->folder_btrfs && tbq_subvol_of(d->folder_rootfd, f->name, subvol, NULL) == 0;
-}
-
-/* The bytes qgroup q references into *used. */
-static int qgroup_use(tessd_t *d, uint64_t q, int64_t *used, tsl_error_t *err)
-{
-    uint64_t rfer, limit;
-    if (tbq_usage(d->folder_rootfd, q, &rfer, &limit, err) < 0)
-        return -1;
-    *used = rfer > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)rfer;
-    return 0;
-}
-
-/* Put the subvolumes made inside btrfs folder f into its qgroup (logged when any). */
-static void adopt(tessd_t *d, const tstore_folder_t *f, uint64_t subvol)
-{
-    int n = 0;
-    tsl_error_t err;
-    if (tbq_adopt(d->folder_rootfd, subvol, tfld_qgroup_folder(f->id), &n, &err) < 0)
-        tessd_log("error: folder %s: %s", f->name, err.text);
-    else if (n > 0)
-        tessd_log("folder %s: %d subvolume(s) made inside it put into its qgroup (its quota "
-                  "counts them)",
-                  f->name, n);
-}
-
-/* Hold btrfs folder f (subvolume subvol) in its qgroups as the store says: 1/<folder> with
- * the subvolume in it and in the project's 2/<project>, the folder's limit quota (0: none). */
-static int qgroup_hold(tessd_t *d, const tstore_folder_t *f, uint64_t subvol, int64_t quota,
-                       tsl_error_t *err)
-{
-    uint64_t fq = tfld_qgroup_folder(f->id);
-    if (tbq_qgroup_ensure(d->folder_rootfd, fq, subvol, err) < 0)
-        return -1;
-    if (f->project &&
-        tbq_qgroup_ensure(d->folder_rootfd, tfld_qgroup_project(f->project), fq, err) < 0)
-        return -1;
-    return tbq_limit(d->folder_rootfd, fq, (uint64_t)(quota > 0 ? quota : 0), err);
-}
-
-void api_folders_project_use(tessd_t *d, const tstore_project_t *p, int64_t *used, bool *qgroup)
+void api_folders_project_use(tessd_t *d, const tstore_project_t *p, int64_t *used)
 {
     int64_t measured = 0, n = 0;
     *used = -1;
-    *qgroup = d->folder_rootfd >= 0 && d->folder_btrfs;
     if (d->folder_rootfd < 0)
         return;
-    if (*qgroup) {
-        /* No qgroup yet: no folder of the project was made on btrfs. */
-        if (qgroup_use(d, tfld_qgroup_project(p->id), used, NULL) < 0)
-            *used = errno == ENOENT ? 0 : -1;
-        return;
-    }
     if (tstore_project_folder_use(d->store, p->id, used, &measured, &n, NULL) < 0 ||
         (measured == 0 && n > 0))
         *used = -1;
-}
-
-int api_folders_project_quota(tessd_t *d, int64_t project, int64_t quota, tsl_error_t *err)
-{
-    if (d->folder_rootfd < 0 || !d->folder_btrfs)
-        return 0;
-    uint64_t pq = tfld_qgroup_project(project);
-    if (tbq_qgroup_ensure(d->folder_rootfd, pq, 0, err) < 0)
-        return -1;
-    return tbq_limit(d->folder_rootfd, pq, (uint64_t)(quota > 0 ? quota : 0), err);
-}
-
-void api_folders_project_gone(tessd_t *d, int64_t project)
-{
-    /* Its limit lifted at once; the sweep (api_folders_tick) takes its members out and
-     * destroys it. */
-    tsl_error_t err;
-    if (d->folder_rootfd >= 0 && d->folder_btrfs &&
-        tbq_limit(d->folder_rootfd, tfld_qgroup_project(project), 0, &err) < 0 && errno != ENOENT)
-        tessd_log("error: project %lld: its folders' qgroup: %s", (long long)project, err.text);
-}
-
-static int tick_folder(const tstore_folder_t *f, void *arg)
-{
-    tessd_t *d = arg;
-    uint64_t subvol;
-    if (on_btrfs(d, f, &subvol))
-        adopt(d, f, subvol);
-    return 0;
-}
-
-/* Is folder id (tbq_sweep's level 1) still in the store? */
-static bool keep_folder(uint64_t id, void *arg)
-{
-    tessd_t *d = arg;
-    int64_t n = 1;
-    return tstore_folder_exists_id(d->store, (int64_t)id, &n, NULL) < 0 || n > 0;
-}
-
-/* Is project id (level 2) still in the store? */
-static bool keep_project(uint64_t id, void *arg)
-{
-    tessd_t *d = arg;
-    tstore_project_t p;
-    return tstore_project_get_id(d->store, (int64_t)id, &p, NULL) == 0 || errno != ENOENT;
-}
-
-void api_folders_tick(tessd_t *d, int64_t now_ms)
-{
-    if (d->folder_rootfd < 0 || !d->folder_btrfs ||
-        now_ms - d->folder_adopt_ms < TESSD_FOLDER_ADOPT_MS)
-        return;
-    d->folder_adopt_ms = now_ms;
-    tsl_error_t err;
-    if (tstore_folder_list(d->store, tick_folder, d, &err) < 0)
-        tessd_log("error: listing the folders: %s", err.text);
-    /* The qgroups of deleted folders and projects, once the kernel has dropped their
-     * subvolumes' extents (a deletion leaves them referencing data until then). */
-    int n1 = 0, n2 = 0;
-    if (tbq_sweep(d->folder_rootfd, 1, keep_folder, d, &n1, &err) < 0 ||
-        tbq_sweep(d->folder_rootfd, 2, keep_project, d, &n2, &err) < 0)
-        tessd_log("error: folder qgroups: %s", err.text);
-    else if (n1 + n2 > 0)
-        tessd_log("folders: %d qgroup(s) of deleted folders and projects destroyed", n1 + n2);
 }
 
 typedef struct {
@@ -603,11 +464,16 @@ typedef struct {
     size_t n;
 } stale_t;
 
+/* Whether folder f's measured use is missing or older than TESSD_FOLDER_MEASURE_MS. */
+static bool stale(const tstore_folder_t *f)
+{
+    return f->used < 0 || tessd_now_ms() - f->used_ms > TESSD_FOLDER_MEASURE_MS;
+}
+
 static int add_stale(const tstore_folder_t *f, void *arg)
 {
     stale_t *x = arg;
-    if (f->project == x->project && x->n < TESSD_FOLDER_PROJECT_MEASURE_MAX &&
-        (f->used < 0 || tessd_now_ms() - f->used_ms > TESSD_FOLDER_MEASURE_MS))
+    if (f->project == x->project && x->n < TESSD_FOLDER_PROJECT_MEASURE_MAX && stale(f))
         x->f[x->n++] = *f;
     return 0;
 }
@@ -700,33 +566,6 @@ void api_folders_get(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     api_leave(d);
 }
 
-/* Make folder f's directory as a btrfs subvolume in its qgroups (limits: the folder's quota
- * and its project's) with the ACL of b.  0, or -1 with err (nothing left behind). */
-static int make_subvol(tessd_t *d, const tstore_folder_t *f, const acl_build_t *b, tsl_error_t *err)
-{
-    uint64_t subvol = 0, fq = tfld_qgroup_folder(f->id);
-    uint64_t pq = f->project ? tfld_qgroup_project(f->project) : 0;
-    tstore_project_t p = {0};
-    if (f->project && tstore_project_get_id(d->store, f->project, &p, err) < 0)
-        return -1;
-    if (tbq_folder_make(d->folder_rootfd, f->name, fq, pq, &subvol, err) < 0)
-        return -1;
-    size_t done = 0;
-    int rc = tfld_dir_apply(d->folder_rootfd, f->name, b->e, b->n, 1, &done, err);
-    if (rc >= 0)
-        rc = tbq_limit(d->folder_rootfd, fq, (uint64_t)(f->quota > 0 ? f->quota : 0), err);
-    if (rc >= 0 && p.folder_quota > 0)
-        rc = tbq_limit(d->folder_rootfd, pq, (uint64_t)p.folder_quota, err);
-    if (rc < 0) {
-        int saved = errno;
-        unlinkat(d->folder_rootfd, f->name, AT_REMOVEDIR); /* an empty subvolume: deleted */
-        tbq_qgroup_destroy(d->folder_rootfd, fq, NULL);
-        errno = saved;
-        return -1;
-    }
-    return 0;
-}
-
 void api_folders_create(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
 {
     tessd_t *d = ctx;
@@ -793,8 +632,7 @@ void api_folders_create(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     }
     acl_build_t b;
     if (rc == 0 && (rc = acl_build(d, &f, &b, &err)) == 0 &&
-        (rc = d->folder_btrfs ? make_subvol(d, &f, &b, &err)
-                              : tfld_dir_make(d->folder_rootfd, f.name, b.e, b.n, &err)) < 0) {
+        (rc = tfld_dir_make(d->folder_rootfd, f.name, b.e, b.n, &err)) < 0) {
         int saved = errno;
         tstore_rollback(d->store);
         if (saved == EEXIST)
@@ -807,11 +645,8 @@ void api_folders_create(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         goto out;
     }
     if (end_tx(d, rc, &err) < 0) {
-        if (rc == 0) { /* the commit failed: the directory is no folder's */
+        if (rc == 0) /* the commit failed: the directory is no folder's */
             unlinkat(d->folder_rootfd, f.name, AT_REMOVEDIR);
-            if (d->folder_btrfs)
-                tbq_qgroup_destroy(d->folder_rootfd, tfld_qgroup_folder(f.id), NULL);
-        }
         api_store_error(rep, &err);
         goto out;
     }
@@ -821,23 +656,6 @@ void api_folders_create(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
 out:
     api_leave(d);
     json_decref(body);
-}
-
-/* After btrfs folder f's subvolume (subvol) is deleted: its qgroup 1/<folder> taken out of
- * the project's and destroyed.  The subvolume's own 0/<id> goes when the kernel has dropped
- * its extents (the kernel removes it itself, or it stays, empty and named by nothing). */
-static void qgroup_drop(tessd_t *d, const tstore_folder_t *f, uint64_t subvol)
-{
-    tsl_error_t err;
-    uint64_t fq = tfld_qgroup_folder(f->id);
-    int rc = tbq_unassign(d->folder_rootfd, subvol, fq, &err);
-    if (rc == 0 && f->project)
-        rc = tbq_unassign(d->folder_rootfd, fq, tfld_qgroup_project(f->project), &err);
-    if (rc == 0)
-        rc = tbq_qgroup_destroy(d->folder_rootfd, fq, &err);
-    if (rc < 0)
-        tessd_log("warning: folder %s: its qgroup: %s", f->name, err.text);
-    tbq_qgroup_destroy(d->folder_rootfd, subvol, NULL);
 }
 
 void api_folders_delete(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
@@ -857,7 +675,6 @@ void api_folders_delete(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     tsl_error_t err;
     char retired[64] = "";
     int64_t active = 0;
-    uint64_t subvol = 0;
     if (load(d, &who, req->params[0], &f, &a, rep) < 0 || !may_manage(&who, &f, a, rep))
         goto out;
     if (tstore_folder_active_jobs(d->store, f.name, &active, &err) < 0) {
@@ -873,13 +690,6 @@ void api_folders_delete(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
                     f.name, (long long)active);
         goto out;
     }
-    /* On btrfs, its limit is lifted first: btrfs refuses to delete in a subvolume at its
-     * quota (EDQUOT). */
-    if (on_btrfs(d, &f, &subvol) &&
-        tbq_limit(d->folder_rootfd, tfld_qgroup_folder(f.id), 0, &err) < 0) {
-        thttp_error(rep, 500, "internal", NULL, "%s", err.text);
-        goto out;
-    }
     /* The directory first: renamed and shut, so that nobody enters it any more and its name
      * is free; then the store. */
     if (tfld_dir_retire(d->folder_rootfd, f.name, f.id, retired, sizeof retired, &err) < 0 &&
@@ -890,8 +700,6 @@ void api_folders_delete(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     if (tstore_folder_del(d->store, f.id, &err) < 0) {
         if (retired[0] && renameat(d->folder_rootfd, retired, d->folder_rootfd, f.name) == 0)
             acl_write(d, &f, &err);
-        if (subvol)
-            tbq_limit(d->folder_rootfd, tfld_qgroup_folder(f.id), (uint64_t)f.quota, NULL);
         api_store_error(rep, &err);
         retired[0] = '\0';
         goto out;
@@ -904,8 +712,6 @@ out:
     /* Its files go after the lock: the walk may be long. */
     if (retired[0] && tfld_dir_remove(d->folder_rootfd, retired, &err) < 0)
         tessd_log("error: folder %s: %s (what is left is root's alone)", f.name, err.text);
-    else if (retired[0] && subvol)
-        qgroup_drop(d, &f, subvol);
 }
 
 /* The target of a share: user (a Tessel user) or project.  0; -1 after 400. */
@@ -1141,24 +947,9 @@ void api_folders_usage(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
                     who.user, tfld_access_name(a), f.name);
         return;
     }
-    tsl_error_t err;
-    uint64_t subvol;
-    if (on_btrfs(d, &f, &subvol)) {
-        /* The qgroup's figure: no walk (nor a count of objects). */
-        int64_t used;
-        adopt(d, &f, subvol);
-        if (qgroup_use(d, tfld_qgroup_folder(f.id), &used, &err) < 0) {
-            thttp_error(rep, 500, "internal", NULL, "%s", err.text);
-            return;
-        }
-        store_used(d, &f, used, tessd_now_ms());
-        thttp_json(rep, 200,
-                   json_pack("{s:s, s:I, s:n, s:b, s:s}", "name", f.name, "bytes", (json_int_t)used,
-                             "objects", "complete", true, "source", "qgroup"));
-        return;
-    }
     /* Outside the lock: the walk reads the whole folder (a folder deleted meanwhile: 404). */
     uint64_t bytes = 0, objects = 0;
+    tsl_error_t err;
     rc = tfld_dir_usage(d->folder_rootfd, f.name, TESSD_FOLDER_USAGE_MAX, &bytes, &objects, &err);
     if (rc < 0) {
         if (errno == ENOENT)
@@ -1169,8 +960,8 @@ void api_folders_usage(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     }
     store_used(d, &f, bytes > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)bytes, tessd_now_ms());
     thttp_json(rep, 200,
-               json_pack("{s:s, s:I, s:I, s:b, s:s}", "name", f.name, "bytes", (json_int_t)bytes,
-                         "objects", (json_int_t)objects, "complete", rc == 0, "source", "walk"));
+               json_pack("{s:s, s:I, s:I, s:b}", "name", f.name, "bytes", (json_int_t)bytes,
+                         "objects", (json_int_t)objects, "complete", rc == 0));
 }
 
 /* ---- the folders of a job ------------------------------------------------------------------ */
@@ -1478,9 +1269,8 @@ void api_folders_files_put(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     int dfd = files_start(d, req, rep, TFLD_RW, &f, &rel, &id);
     if (dfd < 0)
         return;
-    /* Quotas: the folder's and its project's.  On btrfs the qgroups' use (the kernel holds
-     * the limits anyway: this answers before writing); else the measured use, measured again
-     * when older than TESSD_FOLDER_MEASURE_MS.  An upload that would pass one is refused. */
+    /* Quotas: the folder's and its project's, against the measured use, measured again when
+     * older than TESSD_FOLDER_MEASURE_MS.  An upload that would pass one is refused. */
     int64_t pquota = 0, used = f.used, pused = 0;
     char pname[TSTORE_NAME_MAX + 1] = "";
     if (f.project) {
@@ -1494,19 +1284,11 @@ void api_folders_files_put(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     }
     if (f.quota > 0 || pquota > 0) {
         tsl_error_t merr;
-        uint64_t subvol;
         int rc = 0;
-        if (on_btrfs(d, &f, &subvol)) {
-            adopt(d, &f, subvol);
-            rc = qgroup_use(d, tfld_qgroup_folder(f.id), &used, &merr);
-            if (rc == 0 && pquota > 0)
-                rc = qgroup_use(d, tfld_qgroup_project(f.project), &pused, &merr);
-        } else {
-            if (f.quota > 0 && (used < 0 || tessd_now_ms() - f.used_ms > TESSD_FOLDER_MEASURE_MS))
-                rc = measure(d, &f, &used, &merr);
-            if (rc == 0 && pquota > 0)
-                rc = measure_project(d, f.project, &pused, &merr);
-        }
+        if (f.quota > 0 && stale(&f))
+            rc = measure(d, &f, &used, &merr);
+        if (rc == 0 && pquota > 0)
+            rc = measure_project(d, f.project, &pused, &merr);
         if (rc < 0) {
             close(dfd);
             thttp_error(rep, 500, "internal", NULL, "measuring folder '%s': %s", f.name, merr.text);
@@ -1581,30 +1363,13 @@ void api_folders_files_put(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     }
     if (fd >= 0 && close(fd) < 0 && !e)
         e = errno;
-    /* A new file the file system's quota stopped halfway (btrfs: EDQUOT) goes again, as the
-     * account: nothing half-written is left. */
+    /* A new file the file system stopped halfway (full: ENOSPC, or a site's own quota on it:
+     * EDQUOT) goes again, as the account: nothing half-written is left. */
     if (created && fd >= 0 && (e == EDQUOT || e == ENOSPC))
         unlinkat(dfd, rel, 0);
     tfld_as_leave(&saved);
     close(dfd);
-    if (e == EDQUOT && (f.quota > 0 || pquota > 0)) {
-        /* The file system's quota (btrfs) stopped it: which one is the nearer to full, with
-         * the room btrfs reserves for metadata (TESSD_FOLDER_QUOTA_SLACK). */
-        bool proj =
-            tfld_quota_check(used, f.quota, pused, pquota,
-                             req->body_len + TESSD_FOLDER_QUOTA_SLACK) == TFLD_QUOTA_PROJECT;
-        if (proj)
-            thttp_error(rep, 507, "insufficient_storage", NULL,
-                        "project '%s' is at its folder quota: its folders use %lld of %lld "
-                        "bytes; the file system refused this upload of %zu bytes to folder '%s' "
-                        "(nothing kept)",
-                        pname, (long long)pused, (long long)pquota, req->body_len, f.name);
-        else
-            thttp_error(rep, 507, "insufficient_storage", NULL,
-                        "folder '%s' is at its quota: %lld of %lld bytes used; the file system "
-                        "refused this upload of %zu bytes (nothing kept)",
-                        f.name, (long long)used, (long long)f.quota, req->body_len);
-    } else if (e == ENOSPC || e == EDQUOT)
+    if (e == ENOSPC || e == EDQUOT)
         thttp_error(rep, 507, "insufficient_storage", "path", "'%s' in folder '%s': %s", rel,
                     f.name, strerror(e));
     else if (e)
@@ -1656,12 +1421,6 @@ void api_folders_update(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     }
     if (parse_quota(&who, v, &quota, rep) < 0)
         goto out;
-    /* On btrfs, the qgroup's limit first: the kernel holds it from now on. */
-    uint64_t subvol;
-    if (on_btrfs(d, &f, &subvol) && qgroup_hold(d, &f, subvol, quota, &err) < 0) {
-        thttp_error(rep, 500, "internal", NULL, "folder '%s': %s", f.name, err.text);
-        goto out;
-    }
     if (tstore_folder_set_quota(d->store, f.id, quota, &err) < 0) {
         api_store_error(rep, &err);
         goto out;

@@ -112,12 +112,10 @@ static json_t *project_json(tessd_t *d, const tstore_project_t *p, tstore_role_t
     if (o) {
         /* Its folders' quota and use together (docs/folders.md, "Quotas"). */
         int64_t used;
-        bool qgroup;
-        api_folders_project_use(d, p, &used, &qgroup);
+        api_folders_project_use(d, p, &used);
         json_object_set_new(o, "folder_quota",
                             p->folder_quota > 0 ? json_integer(p->folder_quota) : json_null());
         json_object_set_new(o, "folder_used", used >= 0 ? json_integer(used) : json_null());
-        json_object_set_new(o, "folder_quota_by", json_string(qgroup ? "btrfs" : "measured"));
     }
     if (o && full) {
         json_t *arr = json_array();
@@ -476,12 +474,6 @@ void api_projects_update(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
             json_decref(detail);
             goto out;
         }
-        /* On btrfs the project's qgroup limit first: the kernel holds it from now on. */
-        if (api_folders_project_quota(d, p.id, folder_quota, &err) < 0) {
-            thttp_error(rep, 500, "internal", NULL, "project '%s': %s", p.name, err.text);
-            json_decref(detail);
-            goto out;
-        }
         json_object_set_new(detail, "folder_quota",
                             folder_quota > 0 ? json_integer(folder_quota) : json_null());
     }
@@ -546,7 +538,6 @@ void api_projects_delete(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         goto out;
     }
     api_folders_sync_names(d, folders); /* its members lose its folders and its shares */
-    api_folders_project_gone(d, p.id);  /* btrfs: its qgroup's limit lifted */
     rep->status = 204;
 out:
     api_leave(d);

@@ -271,20 +271,6 @@ static void test_identity(void **state)
     assert_int_equal(test_tmpdir_remove(dir), 0);
 }
 
-/* The qgroup ids of folders and projects (btrfsq.h): level in the top 16 bits. */
-static void test_qgroup_ids(void **state)
-{
-    assert_true(tfld_qgroup_folder(1) == ((1ULL << 48) | 1));
-    assert_true(tfld_qgroup_folder(12345) == ((1ULL << 48) | 12345));
-    assert_true(tfld_qgroup_project(7) == ((2ULL << 48) | 7));
-    assert_true(tfld_qgroup_folder((1LL << 48) - 1) == ((2ULL << 48) - 1));
-    /* Out of range: none (0), never another level's id. */
-    assert_true(tfld_qgroup_folder(0) == 0);
-    assert_true(tfld_qgroup_folder(-3) == 0);
-    assert_true(tfld_qgroup_folder(1LL << 48) == 0);
-    assert_true(tfld_qgroup_project(1LL << 50) == 0);
-}
-
 /* The quota decisions: folder first, then project; no quota never refuses; no overflow. */
 static void test_quota_check(void **state)
 {
@@ -315,10 +301,9 @@ static void test_quota_check(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rights),      cmocka_unit_test(test_acl_text),
-        cmocka_unit_test(test_disk),        cmocka_unit_test(test_paths),
-        cmocka_unit_test(test_identity),    cmocka_unit_test(test_qgroup_ids),
-        cmocka_unit_test(test_quota_check),
+        cmocka_unit_test(test_rights),   cmocka_unit_test(test_acl_text),
+        cmocka_unit_test(test_disk),     cmocka_unit_test(test_paths),
+        cmocka_unit_test(test_identity), cmocka_unit_test(test_quota_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

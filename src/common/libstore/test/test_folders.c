@@ -67,7 +67,7 @@ static tstore_t *open_with_users(void)
     tsl_error_t err;
     tstore_t *st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 18);
+    assert_int_equal(tstore_schema_version(st), 19);
     const char *users[] = {"alice", "bob", "carol"};
     for (size_t i = 0; i < 3; i++)
         assert_int_equal(tstore_user_add(st, users[i], "user", 1, NULL), 0);
@@ -209,12 +209,12 @@ static void test_project_quota(void **state)
     assert_int_equal(tstore_project_folder_use(st, p.id, &used, &measured, &n, NULL), 0);
     assert_int_equal(used, 1000);
     assert_int_equal(measured, 2);
-    /* Existence by id (the qgroup sweep's question). */
-    assert_int_equal(tstore_folder_exists_id(st, a.id, &n, NULL), 0);
-    assert_int_equal(n, 1);
+    /* A deleted folder counts no more. */
     assert_int_equal(tstore_folder_del(st, a.id, NULL), 0);
-    assert_int_equal(tstore_folder_exists_id(st, a.id, &n, NULL), 0);
-    assert_int_equal(n, 0);
+    assert_int_equal(tstore_project_folder_use(st, p.id, &used, &measured, &n, NULL), 0);
+    assert_int_equal(used, 700);
+    assert_int_equal(measured, 1);
+    assert_int_equal(n, 1);
     assert_int_equal(tstore_project_set_folder_quota(st, p.id, 0, NULL), 0);
     assert_int_equal(tstore_project_get(st, "vision", &got, NULL), 0);
     assert_int_equal(got.folder_quota, 0);
