@@ -51,10 +51,11 @@
 #define TESSD_FOLDER_FILE_MAX (8u << 20)
 /* Most entries of one directory listing (the rest: "truncated": true). */
 #define TESSD_FOLDER_LIST_MAX 10000
-/* How old a folder's measured use may be when an upload to a folder with a quota is checked
- * against it: older, the folder is walked again first (bounded by TESSD_FOLDER_USAGE_MAX;
- * 20,000 objects took 0.06 s, docs/folders.md).  Between measurements, uploads through the API
- * are added to it; what jobs and shells write is seen at the next one. */
+/* How old a folder's measured use may be when an upload to a folder with a quota, or a job
+ * that mounts it read-write, is checked against it: older, the folder is walked again first
+ * (bounded by TESSD_FOLDER_USAGE_MAX; 20,000 objects took 0.06 s, docs/folders.md).  Between
+ * measurements, uploads through the API are added to it; what jobs and shells write is seen
+ * at the next one, so at most this late (docs/folders.md, "Quotas"). */
 #define TESSD_FOLDER_MEASURE_MS 60000
 /* Most folders of a project measured again before one upload to a folder of a project with a
  * quota (the measured path: each a bounded walk on the request path); the others count with
@@ -1048,6 +1049,170 @@ int api_folders_for_job(tessd_t *d, const tessd_caller_t *who, json_t *v, tstore
 fail:
     json_decref(norm);
     return -1;
+}
+
+/* ---- the quotas of a job's read-write folders ----------------------------------------------- */
+
+/* A read-write folder of a job being submitted, with a quota of its own or of its project. */
+typedef struct {
+    char name[TSTORE_NAME_MAX + 1];
+    tstore_folder_t f; /* as the store had it before the measurement */
+    int64_t pquota;    /* its project's folder quota; 0: none */
+    bool measure;      /* its measurement (or one of its project's folders') is stale */
+} jobq_t;
+
+/* Does a folder of project x->project (stale_t, n unused) need measuring again? */
+static int any_stale(const tstore_folder_t *f, void *arg)
+{
+    stale_t *x = arg;
+    if (f->project == x->project && stale(f))
+        x->n = 1;
+    return x->n ? 1 : 0;
+}
+
+/* The folders of json (a job's "folders") mounted read-write that have a quota or whose
+ * project has a folder quota, into q (at most TESSD_JOB_FOLDERS_MAX); lock held.  The
+ * count, or -1 with err. */
+static int job_quota_folders(tessd_t *d, const char *json, jobq_t *q, tsl_error_t *err)
+{
+    json_t *arr = json_loads(json, 0, NULL);
+    int n = 0;
+    size_t i;
+    json_t *e;
+    stale_t *x = calloc(1, sizeof *x);
+    if (!x) {
+        json_decref(arr);
+        errno = ENOMEM;
+        return tsl_errprintf(err, "out of memory");
+    }
+    json_array_foreach(arr, i, e)
+    {
+        const char *s = json_string_value(e);
+        size_t len = s ? strlen(s) : 0;
+        if (!s || (len > 3 && strcmp(s + len - 3, ":ro") == 0) || n >= TESSD_JOB_FOLDERS_MAX)
+            continue;
+        jobq_t *o = &q[n];
+        memset(o, 0, sizeof *o);
+        snprintf(o->name, sizeof o->name, "%s", s);
+        tstore_project_t p;
+        if (tstore_folder_get(d->store, o->name, &o->f, err) < 0) {
+            n = -1;
+            break;
+        }
+        if (o->f.project && tstore_project_get_id(d->store, o->f.project, &p, NULL) == 0)
+            o->pquota = p.folder_quota;
+        if (o->f.quota <= 0 && o->pquota <= 0)
+            continue;
+        o->measure = o->f.quota > 0 && stale(&o->f);
+        if (!o->measure && o->pquota > 0) {
+            x->project = o->f.project;
+            x->n = 0;
+            if (tstore_folder_list(d->store, any_stale, x, err) < 0) {
+                n = -1;
+                break;
+            }
+            o->measure = x->n > 0;
+        }
+        n++;
+    }
+    free(x);
+    json_decref(arr);
+    return n;
+}
+
+int api_folders_job_quota(tessd_t *d, const tstore_job_t *j, thttp_reply_t *rep)
+{
+    if (!j->folders_json)
+        return 0;
+    jobq_t *q = calloc(TESSD_JOB_FOLDERS_MAX, sizeof *q);
+    tsl_error_t err;
+    int rc = 0;
+    if (!q) {
+        thttp_error(rep, 500, "internal", NULL, "out of memory");
+        return -1;
+    }
+    int n = job_quota_folders(d, j->folders_json, q, &err);
+    if (n < 0) {
+        api_store_failure(rep, "folder", &err);
+        free(q);
+        return -1;
+    }
+    bool walk = false;
+    for (int i = 0; i < n; i++)
+        walk = walk || q[i].measure;
+    if (walk) {
+        /* The bounded walks, without the lock nor a turn of the store's group commit (as the
+         * uploads' measurement). */
+        api_submit_pause(d);
+        for (int i = 0; rc == 0 && i < n; i++) {
+            int64_t used;
+            if (!q[i].measure)
+                continue;
+            if (q[i].f.quota > 0 && stale(&q[i].f) && measure(d, &q[i].f, &used, &err) < 0 &&
+                errno != ENOENT)
+                rc = -1;
+            if (rc == 0 && q[i].pquota > 0 && measure_project(d, q[i].f.project, &used, &err) < 0)
+                rc = -1;
+        }
+        if (!api_submit_resume(d, rep)) {
+            free(q);
+            return -2;
+        }
+        if (rc < 0) {
+            thttp_error(rep, 500, "internal", NULL, "measuring the job's folders: %s", err.text);
+            free(q);
+            return -1;
+        }
+    }
+    /* The figures as they are now (a folder deleted meanwhile: as for a name never made). */
+    for (int i = 0; rc == 0 && i < n; i++) {
+        tstore_folder_t f;
+        tstore_project_t p;
+        int64_t pused = 0, pquota = 0, measured = 0, nf = 0;
+        if (tstore_folder_get(d->store, q[i].name, &f, &err) < 0) {
+            if (errno == ENOENT)
+                thttp_error(rep, 400, "invalid_value", "folders", "no folder '%s'", q[i].name);
+            else
+                api_store_failure(rep, "folder", &err);
+            rc = -1;
+            break;
+        }
+        p.name[0] = '\0';
+        if (f.project && tstore_project_get_id(d->store, f.project, &p, NULL) == 0 &&
+            p.folder_quota > 0) {
+            pquota = p.folder_quota;
+            if (tstore_project_folder_use(d->store, f.project, &pused, &measured, &nf, &err) < 0) {
+                api_store_failure(rep, "project's folders", &err);
+                rc = -1;
+                break;
+            }
+        }
+        /* At its quota or past it: a read-write job would only add to it (a write of 1). */
+        switch (tfld_quota_check(f.used, f.quota, pused, pquota, 1)) {
+        case TFLD_QUOTA_FOLDER:
+            thttp_error(rep, 507, "insufficient_storage", "folders",
+                        "folder '%s' is at or over its quota: %lld of %lld bytes used (measured "
+                        "%lld s ago); a job may mount it read-only ('%s:ro') but not read-write "
+                        "until files are deleted from it or an admin raises its quota",
+                        f.name, (long long)f.used, (long long)f.quota,
+                        (long long)((tessd_now_ms() - f.used_ms) / 1000), f.name);
+            rc = -1;
+            break;
+        case TFLD_QUOTA_PROJECT:
+            thttp_error(rep, 507, "insufficient_storage", "folders",
+                        "project '%s' is at or over its folder quota: its folders use %lld of "
+                        "%lld bytes (measured); a job may mount folder '%s' read-only ('%s:ro') "
+                        "but not read-write until files are deleted from the project's folders "
+                        "or an admin raises its quota",
+                        p.name, (long long)pused, (long long)pquota, f.name, f.name);
+            rc = -1;
+            break;
+        case TFLD_QUOTA_OK:
+            break;
+        }
+    }
+    free(q);
+    return rc;
 }
 
 /* ---- files: GET and PUT /v1/folders/{name}/files?path=P ----------------------------------- */

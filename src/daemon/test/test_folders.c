@@ -284,6 +284,9 @@ static void test_quota_check(void **state)
         {50, 100, 0, 0, 51, TFLD_QUOTA_FOLDER},      /* one byte past */
         {100, 100, 0, 0, 0, TFLD_QUOTA_OK},          /* nothing added at the limit */
         {150, 100, 0, 0, 1, TFLD_QUOTA_FOLDER},      /* already past */
+        {100, 100, 0, 0, 1, TFLD_QUOTA_FOLDER},      /* a rw job's question (add 1): at it */
+        {99, 100, 999, 1000, 1, TFLD_QUOTA_OK},      /* ... a byte below both */
+        {0, 100, 1000, 1000, 1, TFLD_QUOTA_PROJECT}, /* ... the project's at its quota */
         {-1, 100, 0, 0, 100, TFLD_QUOTA_OK},         /* not measured: 0 */
         {0, 100, 900, 1000, 100, TFLD_QUOTA_OK},     /* both to their limits */
         {0, 100, 950, 1000, 60, TFLD_QUOTA_PROJECT}, /* the project's passed */
