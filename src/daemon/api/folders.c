@@ -1061,7 +1061,8 @@ typedef struct {
     bool measure;      /* its measurement (or one of its project's folders') is stale */
 } jobq_t;
 
-/* Does a folder of project x->project (stale_t, n unused) need measuring again? */
+/* tstore_folder_list's callback: x->n set to 1, and the listing stopped, at the first folder
+ * of project x->project that needs measuring again (stale_t's f unused). */
 static int any_stale(const tstore_folder_t *f, void *arg)
 {
     stale_t *x = arg;
