@@ -2,11 +2,17 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/btrfs.h>
+#include <linux/btrfs_tree.h>
+#include <linux/magic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/acl.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/vfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -97,6 +103,30 @@ typedef struct {
     int error;    /* first errno of an object that could not be changed or removed */
 } walk_t;
 
+/* Before a removal walks into the directory open at fd: when it is the root of a read-only
+ * btrfs subvolume (a user may snapshot a subvolume of theirs with "btrfs subvolume snapshot -r"
+ * inside their folder), its read-only flag is cleared (root may), so that its files can be
+ * removed and the emptied subvolume deleted by the walk's rmdir; otherwise a deleted folder
+ * would leave it behind, its data counted against no quota.  0 when there was nothing to do
+ * or it was done, -1 with errno. */
+static int subvol_writable(int fd)
+{
+    struct stat st;
+    struct statfs sf;
+    if (fstat(fd, &st) < 0 || fstatfs(fd, &sf) < 0)
+        return -1;
+    if ((unsigned long)sf.f_type != (unsigned long)BTRFS_SUPER_MAGIC ||
+        st.st_ino != BTRFS_FIRST_FREE_OBJECTID)
+        return 0;
+    uint64_t flags = 0;
+    if (ioctl(fd, BTRFS_IOC_SUBVOL_GETFLAGS, &flags) < 0)
+        return -1;
+    if (!(flags & BTRFS_SUBVOL_RDONLY))
+        return 0;
+    flags &= ~(uint64_t)BTRFS_SUBVOL_RDONLY;
+    return ioctl(fd, BTRFS_IOC_SUBVOL_SETFLAGS, &flags);
+}
+
 /* The entries of the directory open at dfd (O_RDONLY, taken: closed here), depth levels
  * below the folder's own directory. */
 static void walk_dir(walk_t *w, int dfd, int depth)
@@ -135,6 +165,8 @@ static void walk_dir(walk_t *w, int dfd, int depth)
                     w->error = errno;
                 continue;
             }
+            if (w->op == W_REMOVE && subvol_writable(sub) < 0 && !w->error)
+                w->error = errno;
             struct stat sst;
             if (w->op == W_APPLY &&
                 (fstat(sub, &sst) < 0 ||

@@ -102,6 +102,10 @@ TESSELD_TESTS += tests/t/t3180-daemon-folders.t tests/t/t3181-cli-folders.t \
 # A suspend that gives the GPU back through the driver's checkpoint API (docs/suspend.md).
 TESSELD_TESTS += tests/t/t3190-daemon-ckpt-roundtrip.t tests/t/t3191-daemon-ckpt-restart-kill.t \
                  tests/t/t3192-daemon-ckpt-noapi.t tests/t/t3193-daemon-ckpt-threads.t
+# Folder quotas (docs/folders.md, "Quotas"): a folder root on btrfs (a loop-mounted image), a
+# project's quota.
+TESSELD_TESTS += tests/t/t3200-daemon-folders-btrfs.t tests/t/t3201-daemon-folders-project-quota.t \
+                 tests/t/t3202-daemon-folders-job-quota.t
 TESSELD_TESTS += tests/t/t3163-daemon-jobdir-mounted.t
 TESSELD_TESTS += tests/t/t3164-daemon-exit-record.t
 TESSELD_TESTS += tests/t/t3165-daemon-jobdir-reused-id.t

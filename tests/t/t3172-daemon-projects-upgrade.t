@@ -19,7 +19,7 @@ DB="$TD/data/tessel.db"
 # taken out below and the version set back to this.  At a merge that renumbers migration 12,
 # BEFORE and PROJECTS follow.
 BEFORE=11
-PROJECTS=18 # the latest schema: projects (12), container images (13), terminals (14), folders (15), services (16), GPU speeds (17) and released GPU memory (18) after them
+PROJECTS=19 # the latest schema: projects (12), container images (13), terminals (14), folders (15), services (16), GPU speeds (17), released GPU memory (18) and projects' folder quotas (19) after them
 api POST /v1/users '{"name":"amy"}'
 api POST /v1/tokens '{"user":"amy"}'
 AMY=$(jget .token)

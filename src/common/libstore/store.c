@@ -202,6 +202,9 @@ static const char *const migrations[] = {
      * (its device memory given back): the bytes given back as NVML measured them, NULL when
      * its suspend kept the memory (or it is not suspended). */
     "ALTER TABLE jobs ADD COLUMN gpu_released INTEGER;",
+    /* 19 (issue 20 item 3): a quota per project on its folders (docs/folders.md, "Quotas"):
+     * the most bytes the folders of the project may use together (NULL: none). */
+    "ALTER TABLE projects ADD COLUMN folder_quota INTEGER;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -226,7 +229,8 @@ static const char *const migrations[] = {
     " guarantee_gpu_mem, guarantee_cpu_milli, guarantee_mem, max_gpu_mem, max_cpu_milli, max_mem," \
     " allow_users, allow_groups, allow_roles, reserve_after_s, placement, max_ngpu_milli"
 
-#define PROJECT_COLS "id, name, queue, description, share_jobs, created_ms, created_by"
+#define PROJECT_COLS                                                                               \
+    "id, name, queue, description, share_jobs, created_ms, created_by, coalesce(folder_quota, 0)"
 #define FOLDER_COLS                                                                                \
     "f.id, f.name, f.owner, f.project, coalesce(p.name, ''), f.created_ms, coalesce(f.quota, 0),"  \
     " coalesce(f.used, -1), coalesce(f.used_ms, 0) FROM folders f"                                 \
@@ -320,6 +324,8 @@ enum {
     S_PROJECT_DEL_FOLDERS,
     S_FOLDER_ADD,
     S_FOLDER_SET_QUOTA,
+    S_PROJECT_SET_FQUOTA,
+    S_PROJECT_FOLDER_USE,
     S_FOLDER_SET_USED,
     S_FOLDER_GET,
     S_FOLDER_LIST,
@@ -541,6 +547,11 @@ static const char *const sql[S_COUNT] = {
     [S_FOLDER_ADD] = "INSERT INTO folders(name, owner, project, created_ms, quota)"
                      " VALUES (?1, ?2, ?3, ?4, ?5)",
     [S_FOLDER_SET_QUOTA] = "UPDATE folders SET quota = ?2 WHERE id = ?1",
+    [S_PROJECT_SET_FQUOTA] = "UPDATE projects SET folder_quota = ?2 WHERE id = ?1",
+    /* The measured use of the folders of project ?1 (those measured: count, sum) and how many
+     * it has. */
+    [S_PROJECT_FOLDER_USE] = "SELECT coalesce(sum(used), 0), count(used), count(*) FROM folders"
+                             " WHERE project = ?1 AND project <> 0",
     [S_FOLDER_SET_USED] = "UPDATE folders SET used = ?2, used_ms = ?3 WHERE id = ?1",
     [S_FOLDER_GET] = "SELECT " FOLDER_COLS " WHERE f.name = ?1",
     [S_FOLDER_LIST] = "SELECT " FOLDER_COLS " ORDER BY f.name",
@@ -2643,6 +2654,7 @@ static void row_project(sqlite3_stmt *q, tstore_project_t *p)
     p->share_jobs = sqlite3_column_int(q, 4) != 0;
     p->created_ms = sqlite3_column_int64(q, 5);
     col_copy(q, 6, p->created_by, sizeof p->created_by);
+    p->folder_quota = sqlite3_column_int64(q, 7);
 }
 
 int tstore_project_add(tstore_t *s, tstore_project_t *p, const char *owner, int64_t now_ms,
@@ -2735,8 +2747,8 @@ int tstore_project_list(tstore_t *s, const char *user, bool every, tstore_projec
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         tstore_project_t p;
         row_project(q, &p);
-        int role = tstore_role_parse((const char *)sqlite3_column_text(q, 7));
-        if (cb(&p, role < 0 ? TSTORE_ROLE_NONE : (tstore_role_t)role, sqlite3_column_int64(q, 8),
+        int role = tstore_role_parse((const char *)sqlite3_column_text(q, 8));
+        if (cb(&p, role < 0 ? TSTORE_ROLE_NONE : (tstore_role_t)role, sqlite3_column_int64(q, 9),
                arg)) {
             rc = SQLITE_DONE;
             break;
@@ -3114,6 +3126,33 @@ int tstore_folder_set_used(tstore_t *s, int64_t id, int64_t used, int64_t now_ms
     if (n < 0)
         return -1;
     return n == 0 ? not_found(err, "folder") : 0;
+}
+
+int tstore_project_set_folder_quota(tstore_t *s, int64_t id, int64_t quota, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_PROJECT_SET_FQUOTA);
+    sqlite3_bind_int64(q, 1, id);
+    if (quota > 0)
+        sqlite3_bind_int64(q, 2, quota);
+    int n = exec_stmt(s, q, err, "project folder quota");
+    if (n < 0)
+        return -1;
+    return n == 0 ? not_found(err, "project") : 0;
+}
+
+int tstore_project_folder_use(tstore_t *s, int64_t id, int64_t *used, int64_t *measured,
+                              int64_t *folders, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_PROJECT_FOLDER_USE);
+    sqlite3_bind_int64(q, 1, id);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW) {
+        *used = sqlite3_column_int64(q, 0);
+        *measured = sqlite3_column_int64(q, 1);
+        *folders = sqlite3_column_int64(q, 2);
+    }
+    sqlite3_reset(q);
+    return rc == SQLITE_ROW ? 0 : db_error(s, err, "project folder use");
 }
 
 /* ---- Services (migration 16) --------------------------------------------------------------- */

@@ -549,6 +549,7 @@ typedef struct {
     bool share_jobs; /* members and viewers see each other's jobs of the project */
     int64_t created_ms;
     char created_by[TSTORE_NAME_MAX + 1];
+    int64_t folder_quota; /* migration 19: its folders' size limit together, bytes; 0: none */
 } tstore_project_t;
 
 typedef struct {
@@ -659,6 +660,13 @@ int tstore_folder_del(tstore_t *st, int64_t id, tsl_error_t *err);
 int tstore_folder_set_quota(tstore_t *st, int64_t id, int64_t quota, tsl_error_t *err);
 int tstore_folder_set_used(tstore_t *st, int64_t id, int64_t used, int64_t now_ms,
                            tsl_error_t *err);
+/* Set project id's folder quota (bytes, the sum of its folders; 0: none).  ENOENT when
+ * absent.  0 or -1.  (tstore_project_update leaves it as it is.) */
+int tstore_project_set_folder_quota(tstore_t *st, int64_t id, int64_t quota, tsl_error_t *err);
+/* The folders of project id: *used the sum of their last measured use, *measured how many of
+ * them have one, *folders how many there are.  0 or -1. */
+int tstore_project_folder_use(tstore_t *st, int64_t id, int64_t *used, int64_t *measured,
+                              int64_t *folders, tsl_error_t *err);
 /* The number of active (pending, running) jobs that mount the folder named name into *n.
  * 0 or -1. */
 int tstore_folder_active_jobs(tstore_t *st, const char *name, int64_t *n, tsl_error_t *err);

@@ -51,11 +51,16 @@
 #define TESSD_FOLDER_FILE_MAX (8u << 20)
 /* Most entries of one directory listing (the rest: "truncated": true). */
 #define TESSD_FOLDER_LIST_MAX 10000
-/* How old a folder's measured use may be when an upload to a folder with a quota is checked
- * against it: older, the folder is walked again first (bounded by TESSD_FOLDER_USAGE_MAX;
- * 20,000 objects took 0.06 s, docs/folders.md).  Between measurements, uploads through the API
- * are added to it; what jobs and shells write is seen at the next one. */
+/* How old a folder's measured use may be when an upload to a folder with a quota, or a job
+ * that mounts it read-write, is checked against it: older, the folder is walked again first
+ * (bounded by TESSD_FOLDER_USAGE_MAX; 20,000 objects took 0.06 s, docs/folders.md).  Between
+ * measurements, uploads through the API are added to it; what jobs and shells write is seen
+ * at the next one, so at most this late (docs/folders.md, "Quotas"). */
 #define TESSD_FOLDER_MEASURE_MS 60000
+/* Most folders of a project measured again before one upload to a folder of a project with a
+ * quota (the measured path: each a bounded walk on the request path); the others count with
+ * their last measurement. */
+#define TESSD_FOLDER_PROJECT_MEASURE_MAX 64
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
@@ -346,6 +351,17 @@ static json_t *folder_json(tessd_t *d, const tstore_folder_t *f, tfld_access_t a
                           "quota", f->quota > 0 ? json_integer(f->quota) : json_null(), "used",
                           f->used >= 0 ? json_integer(f->used) : json_null(), "used_at",
                           f->used >= 0 ? api_time(f->used_ms) : json_null());
+    tstore_project_t p;
+    if (o && f->project && tstore_project_get_id(d->store, f->project, &p, NULL) == 0) {
+        int64_t pused;
+        api_folders_project_use(d, &p, &pused);
+        json_object_set_new(o, "project_quota",
+                            p.folder_quota > 0 ? json_integer(p.folder_quota) : json_null());
+        json_object_set_new(o, "project_used", pused >= 0 ? json_integer(pused) : json_null());
+    } else if (o) {
+        json_object_set_new(o, "project_quota", json_null());
+        json_object_set_new(o, "project_used", json_null());
+    }
     if (o && full) {
         json_t *arr = json_array();
         if (tstore_fshare_list(d->store, f->id, add_share, arr, err) < 0) {
@@ -425,9 +441,70 @@ static int measure(tessd_t *d, const tstore_folder_t *f, int64_t *used, tsl_erro
     if (tfld_dir_usage(d->folder_rootfd, f->name, TESSD_FOLDER_USAGE_MAX, &bytes, &objects, err) <
         0)
         return -1;
-    *used = (int64_t)bytes;
+    *used = bytes > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)bytes;
     store_used(d, f, *used, tessd_now_ms());
     return 0;
+}
+
+/* ---- quotas, measured ------------------------------------------------------------------- */
+
+void api_folders_project_use(tessd_t *d, const tstore_project_t *p, int64_t *used)
+{
+    int64_t measured = 0, n = 0;
+    *used = -1;
+    if (d->folder_rootfd < 0)
+        return;
+    if (tstore_project_folder_use(d->store, p->id, used, &measured, &n, NULL) < 0 ||
+        (measured == 0 && n > 0))
+        *used = -1;
+}
+
+typedef struct {
+    int64_t project;
+    tstore_folder_t f[TESSD_FOLDER_PROJECT_MEASURE_MAX];
+    size_t n;
+} stale_t;
+
+/* Whether folder f's measured use is missing or older than TESSD_FOLDER_MEASURE_MS. */
+static bool stale(const tstore_folder_t *f)
+{
+    return f->used < 0 || tessd_now_ms() - f->used_ms > TESSD_FOLDER_MEASURE_MS;
+}
+
+static int add_stale(const tstore_folder_t *f, void *arg)
+{
+    stale_t *x = arg;
+    if (f->project == x->project && x->n < TESSD_FOLDER_PROJECT_MEASURE_MAX && stale(f))
+        x->f[x->n++] = *f;
+    return 0;
+}
+
+/* The measured use of project's folders together into *used, those measured longer ago than
+ * TESSD_FOLDER_MEASURE_MS measured again first (outside tesseld's lock: the caller holds
+ * none).  0, or -1 with err. */
+static int measure_project(tessd_t *d, int64_t project, int64_t *used, tsl_error_t *err)
+{
+    stale_t *x = calloc(1, sizeof *x);
+    if (!x) {
+        errno = ENOMEM;
+        return tsl_errprintf(err, "out of memory");
+    }
+    x->project = project;
+    pthread_mutex_lock(&d->lock);
+    int rc = tstore_folder_list(d->store, add_stale, x, err);
+    pthread_mutex_unlock(&d->lock);
+    int64_t one;
+    for (size_t i = 0; rc == 0 && i < x->n; i++)
+        if (measure(d, &x->f[i], &one, err) < 0 && errno != ENOENT)
+            rc = -1;
+    free(x);
+    if (rc < 0)
+        return -1;
+    int64_t measured, n;
+    pthread_mutex_lock(&d->lock);
+    rc = tstore_project_folder_use(d->store, project, used, &measured, &n, err);
+    pthread_mutex_unlock(&d->lock);
+    return rc;
 }
 
 /* ---- /v1/folders -------------------------------------------------------------------------- */
@@ -882,7 +959,7 @@ void api_folders_usage(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
             thttp_error(rep, 500, "internal", NULL, "%s", err.text);
         return;
     }
-    store_used(d, &f, (int64_t)bytes, tessd_now_ms());
+    store_used(d, &f, bytes > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)bytes, tessd_now_ms());
     thttp_json(rep, 200,
                json_pack("{s:s, s:I, s:I, s:b}", "name", f.name, "bytes", (json_int_t)bytes,
                          "objects", (json_int_t)objects, "complete", rc == 0));
@@ -972,6 +1049,171 @@ int api_folders_for_job(tessd_t *d, const tessd_caller_t *who, json_t *v, tstore
 fail:
     json_decref(norm);
     return -1;
+}
+
+/* ---- the quotas of a job's read-write folders ----------------------------------------------- */
+
+/* A read-write folder of a job being submitted, with a quota of its own or of its project. */
+typedef struct {
+    char name[TSTORE_NAME_MAX + 1];
+    tstore_folder_t f; /* as the store had it before the measurement */
+    int64_t pquota;    /* its project's folder quota; 0: none */
+    bool measure;      /* its measurement (or one of its project's folders') is stale */
+} jobq_t;
+
+/* tstore_folder_list's callback: x->n set to 1, and the listing stopped, at the first folder
+ * of project x->project that needs measuring again (stale_t's f unused). */
+static int any_stale(const tstore_folder_t *f, void *arg)
+{
+    stale_t *x = arg;
+    if (f->project == x->project && stale(f))
+        x->n = 1;
+    return x->n ? 1 : 0;
+}
+
+/* The folders of json (a job's "folders") mounted read-write that have a quota or whose
+ * project has a folder quota, into q (at most TESSD_JOB_FOLDERS_MAX); lock held.  The
+ * count, or -1 with err. */
+static int job_quota_folders(tessd_t *d, const char *json, jobq_t *q, tsl_error_t *err)
+{
+    json_t *arr = json_loads(json, 0, NULL);
+    int n = 0;
+    size_t i;
+    json_t *e;
+    stale_t *x = calloc(1, sizeof *x);
+    if (!x) {
+        json_decref(arr);
+        errno = ENOMEM;
+        return tsl_errprintf(err, "out of memory");
+    }
+    json_array_foreach(arr, i, e)
+    {
+        const char *s = json_string_value(e);
+        size_t len = s ? strlen(s) : 0;
+        if (!s || (len > 3 && strcmp(s + len - 3, ":ro") == 0) || n >= TESSD_JOB_FOLDERS_MAX)
+            continue;
+        jobq_t *o = &q[n];
+        memset(o, 0, sizeof *o);
+        snprintf(o->name, sizeof o->name, "%s", s);
+        tstore_project_t p;
+        if (tstore_folder_get(d->store, o->name, &o->f, err) < 0) {
+            n = -1;
+            break;
+        }
+        if (o->f.project && tstore_project_get_id(d->store, o->f.project, &p, NULL) == 0)
+            o->pquota = p.folder_quota;
+        if (o->f.quota <= 0 && o->pquota <= 0)
+            continue;
+        o->measure = o->f.quota > 0 && stale(&o->f);
+        if (!o->measure && o->pquota > 0) {
+            x->project = o->f.project;
+            x->n = 0;
+            if (tstore_folder_list(d->store, any_stale, x, err) < 0) {
+                n = -1;
+                break;
+            }
+            o->measure = x->n > 0;
+        }
+        n++;
+    }
+    free(x);
+    json_decref(arr);
+    return n;
+}
+
+int api_folders_job_quota(tessd_t *d, const tstore_job_t *j, thttp_reply_t *rep)
+{
+    if (!j->folders_json)
+        return 0;
+    jobq_t *q = calloc(TESSD_JOB_FOLDERS_MAX, sizeof *q);
+    tsl_error_t err;
+    int rc = 0;
+    if (!q) {
+        thttp_error(rep, 500, "internal", NULL, "out of memory");
+        return -1;
+    }
+    int n = job_quota_folders(d, j->folders_json, q, &err);
+    if (n < 0) {
+        api_store_failure(rep, "folder", &err);
+        free(q);
+        return -1;
+    }
+    bool walk = false;
+    for (int i = 0; i < n; i++)
+        walk = walk || q[i].measure;
+    if (walk) {
+        /* The bounded walks, without the lock nor a turn of the store's group commit (as the
+         * uploads' measurement). */
+        api_submit_pause(d);
+        for (int i = 0; rc == 0 && i < n; i++) {
+            int64_t used;
+            if (!q[i].measure)
+                continue;
+            if (q[i].f.quota > 0 && stale(&q[i].f) && measure(d, &q[i].f, &used, &err) < 0 &&
+                errno != ENOENT)
+                rc = -1;
+            if (rc == 0 && q[i].pquota > 0 && measure_project(d, q[i].f.project, &used, &err) < 0)
+                rc = -1;
+        }
+        if (!api_submit_resume(d, rep)) {
+            free(q);
+            return -2;
+        }
+        if (rc < 0) {
+            thttp_error(rep, 500, "internal", NULL, "measuring the job's folders: %s", err.text);
+            free(q);
+            return -1;
+        }
+    }
+    /* The figures as they are now (a folder deleted meanwhile: as for a name never made). */
+    for (int i = 0; rc == 0 && i < n; i++) {
+        tstore_folder_t f;
+        tstore_project_t p;
+        int64_t pused = 0, pquota = 0, measured = 0, nf = 0;
+        if (tstore_folder_get(d->store, q[i].name, &f, &err) < 0) {
+            if (errno == ENOENT)
+                thttp_error(rep, 400, "invalid_value", "folders", "no folder '%s'", q[i].name);
+            else
+                api_store_failure(rep, "folder", &err);
+            rc = -1;
+            break;
+        }
+        p.name[0] = '\0';
+        if (f.project && tstore_project_get_id(d->store, f.project, &p, NULL) == 0 &&
+            p.folder_quota > 0) {
+            pquota = p.folder_quota;
+            if (tstore_project_folder_use(d->store, f.project, &pused, &measured, &nf, &err) < 0) {
+                api_store_failure(rep, "project's folders", &err);
+                rc = -1;
+                break;
+            }
+        }
+        /* At its quota or past it: a read-write job would only add to it (a write of 1). */
+        switch (tfld_quota_check(f.used, f.quota, pused, pquota, 1)) {
+        case TFLD_QUOTA_FOLDER:
+            thttp_error(rep, 507, "insufficient_storage", "folders",
+                        "folder '%s' is at or over its quota: %lld of %lld bytes used (measured "
+                        "%lld s ago); a job may mount it read-only ('%s:ro') but not read-write "
+                        "until files are deleted from it or an admin raises its quota",
+                        f.name, (long long)f.used, (long long)f.quota,
+                        (long long)((tessd_now_ms() - f.used_ms) / 1000), f.name);
+            rc = -1;
+            break;
+        case TFLD_QUOTA_PROJECT:
+            thttp_error(rep, 507, "insufficient_storage", "folders",
+                        "project '%s' is at or over its folder quota: its folders use %lld of "
+                        "%lld bytes (measured); a job may mount folder '%s' read-only ('%s:ro') "
+                        "but not read-write until files are deleted from the project's folders "
+                        "or an admin raises its quota",
+                        p.name, (long long)pused, (long long)pquota, f.name, f.name);
+            rc = -1;
+            break;
+        case TFLD_QUOTA_OK:
+            break;
+        }
+    }
+    free(q);
+    return rc;
 }
 
 /* ---- files: GET and PUT /v1/folders/{name}/files?path=P ----------------------------------- */
@@ -1193,18 +1435,33 @@ void api_folders_files_put(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     int dfd = files_start(d, req, rep, TFLD_RW, &f, &rel, &id);
     if (dfd < 0)
         return;
-    /* A quota: the measured use, measured again when older than TESSD_FOLDER_MEASURE_MS; an
-     * upload that would pass it is refused. */
-    if (f.quota > 0) {
-        int64_t used = f.used;
+    /* Quotas: the folder's and its project's, against the measured use, measured again when
+     * older than TESSD_FOLDER_MEASURE_MS.  An upload that would pass one is refused. */
+    int64_t pquota = 0, used = f.used, pused = 0;
+    char pname[TSTORE_NAME_MAX + 1] = "";
+    if (f.project) {
+        tstore_project_t p;
+        pthread_mutex_lock(&d->lock);
+        if (tstore_project_get_id(d->store, f.project, &p, NULL) == 0) {
+            pquota = p.folder_quota;
+            snprintf(pname, sizeof pname, "%s", p.name);
+        }
+        pthread_mutex_unlock(&d->lock);
+    }
+    if (f.quota > 0 || pquota > 0) {
         tsl_error_t merr;
-        if ((used < 0 || tessd_now_ms() - f.used_ms > TESSD_FOLDER_MEASURE_MS) &&
-            measure(d, &f, &used, &merr) < 0) {
+        int rc = 0;
+        if (f.quota > 0 && stale(&f))
+            rc = measure(d, &f, &used, &merr);
+        if (rc == 0 && pquota > 0)
+            rc = measure_project(d, f.project, &pused, &merr);
+        if (rc < 0) {
             close(dfd);
             thttp_error(rep, 500, "internal", NULL, "measuring folder '%s': %s", f.name, merr.text);
             return;
         }
-        if (used + (int64_t)req->body_len > f.quota) {
+        tfld_quota_t v = tfld_quota_check(used, f.quota, pused, pquota, req->body_len);
+        if (v == TFLD_QUOTA_FOLDER) {
             close(dfd);
             thttp_error(rep, 507, "insufficient_storage", NULL,
                         "folder '%s' is at its quota: %lld of %lld bytes used; this upload of "
@@ -1212,7 +1469,16 @@ void api_folders_files_put(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
                         f.name, (long long)used, (long long)f.quota, req->body_len);
             return;
         }
-        f.used = used;
+        if (v == TFLD_QUOTA_PROJECT) {
+            close(dfd);
+            thttp_error(rep, 507, "insufficient_storage", NULL,
+                        "project '%s' is at its folder quota: its folders use %lld of %lld "
+                        "bytes; this upload of %zu bytes to folder '%s' would pass it (delete "
+                        "files in the project's folders, or ask an admin for more)",
+                        pname, (long long)pused, (long long)pquota, req->body_len, f.name);
+            return;
+        }
+        f.used = used < 0 ? 0 : used;
     }
     /* --disk-reserve holds on the folders' file system as on the data directory's: an upload
      * that would leave less free is refused (the store and the jobs' logs may share it). */
@@ -1263,6 +1529,10 @@ void api_folders_files_put(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     }
     if (fd >= 0 && close(fd) < 0 && !e)
         e = errno;
+    /* A new file the file system stopped halfway (full: ENOSPC, or a site's own quota on it:
+     * EDQUOT) goes again, as the account: nothing half-written is left. */
+    if (created && fd >= 0 && (e == EDQUOT || e == ENOSPC))
+        unlinkat(dfd, rel, 0);
     tfld_as_leave(&saved);
     close(dfd);
     if (e == ENOSPC || e == EDQUOT)
@@ -1271,9 +1541,14 @@ void api_folders_files_put(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     else if (e)
         files_error(rep, e, &f, rel);
     else {
-        /* Counted at once: uploads between two measurements add up. */
-        if (f.quota > 0)
-            store_used(d, &f, f.used + (int64_t)req->body_len, tessd_now_ms());
+        /* Counted at once: uploads between two measurements add up (saturating: a use
+         * clamped to INT64_MAX stays there). */
+        if (f.quota > 0 || pquota > 0)
+            store_used(d, &f,
+                       f.used > INT64_MAX - (int64_t)req->body_len
+                           ? INT64_MAX
+                           : f.used + (int64_t)req->body_len,
+                       tessd_now_ms());
         thttp_json(rep, created ? 201 : 200,
                    json_pack("{s:s, s:s, s:I}", "folder", f.name, "path", rel, "size",
                              (json_int_t)req->body_len));

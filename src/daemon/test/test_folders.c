@@ -271,11 +271,42 @@ static void test_identity(void **state)
     assert_int_equal(test_tmpdir_remove(dir), 0);
 }
 
+/* The quota decisions: folder first, then project; no quota never refuses; no overflow. */
+static void test_quota_check(void **state)
+{
+    static const struct {
+        int64_t used, quota, pused, pquota;
+        uint64_t add;
+        tfld_quota_t want;
+    } cases[] = {
+        {0, 0, 0, 0, 1ULL << 62, TFLD_QUOTA_OK},     /* no quota at all */
+        {50, 100, 0, 0, 50, TFLD_QUOTA_OK},          /* exactly to the limit */
+        {50, 100, 0, 0, 51, TFLD_QUOTA_FOLDER},      /* one byte past */
+        {100, 100, 0, 0, 0, TFLD_QUOTA_OK},          /* nothing added at the limit */
+        {150, 100, 0, 0, 1, TFLD_QUOTA_FOLDER},      /* already past */
+        {100, 100, 0, 0, 1, TFLD_QUOTA_FOLDER},      /* a rw job's question (add 1): at it */
+        {99, 100, 999, 1000, 1, TFLD_QUOTA_OK},      /* ... a byte below both */
+        {0, 100, 1000, 1000, 1, TFLD_QUOTA_PROJECT}, /* ... the project's at its quota */
+        {-1, 100, 0, 0, 100, TFLD_QUOTA_OK},         /* not measured: 0 */
+        {0, 100, 900, 1000, 100, TFLD_QUOTA_OK},     /* both to their limits */
+        {0, 100, 950, 1000, 60, TFLD_QUOTA_PROJECT}, /* the project's passed */
+        {90, 100, 950, 1000, 60, TFLD_QUOTA_FOLDER}, /* both: the folder's named */
+        {0, 0, 1000, 1000, 1, TFLD_QUOTA_PROJECT},   /* the project's alone */
+        {0, INT64_MAX, 0, 0, UINT64_MAX, TFLD_QUOTA_FOLDER},
+        {INT64_MAX, 0, INT64_MAX, INT64_MAX, 0, TFLD_QUOTA_OK},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        assert_int_equal(tfld_quota_check(cases[i].used, cases[i].quota, cases[i].pused,
+                                          cases[i].pquota, cases[i].add),
+                         cases[i].want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rights), cmocka_unit_test(test_acl_text), cmocka_unit_test(test_disk),
-        cmocka_unit_test(test_paths),  cmocka_unit_test(test_identity),
+        cmocka_unit_test(test_rights),   cmocka_unit_test(test_acl_text),
+        cmocka_unit_test(test_disk),     cmocka_unit_test(test_paths),
+        cmocka_unit_test(test_identity), cmocka_unit_test(test_quota_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -61,6 +61,7 @@ static void test_migrate(void **state)
     tstore_close(st);
     sqlite3 *db;
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    /* Migration 19 (projects.folder_quota) goes with the projects table. */
     static const char *const back =
         "DROP TABLE projects; DROP TABLE project_members; DROP TABLE project_events;"
         "DROP INDEX jobs_project; ALTER TABLE jobs DROP COLUMN project;"
@@ -82,7 +83,7 @@ static void test_migrate(void **state)
 
     st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 18);
+    assert_int_equal(tstore_schema_version(st), 19);
     tstore_project_t p;
     assert_int_equal(tstore_project_get(st, "default", &p, NULL), 0);
     assert_int_equal(p.id, TSTORE_PROJECT_DEFAULT);
