@@ -3,12 +3,11 @@
  *
  * Usage: tcu-slice PATH [suspend|resume|state|setlimit:BYTES|thrash:S|junklock:S]
  * Output without a command: "device I limit=L used=U ctx_cost=C ctx_cost_created=K
- *         core_limit=P core_mode=M core_prio=R rate_ppm=Q busy_ns=B launches=N waited_ns=W"
- *         per device, then "proc PID comm=NAME used=U0 busy=B0 inflight=F waiting=H"
- *         per process (device 0), then "procs N used_sum=S busy_sum=T"
- *         (sums over processes of device 0).
- * suspend / resume: tshm_suspend / tshm_resume, print "ok".
- * state: "state suspended=0|1 drained=0|1 busy_ns=B launches=N" (device 0).
+ *         core_limit=P core_mode=M core_prio=R rate_ppm=Q busy_ns=B launches=N waited_ns=W
+ *         host_limit=HL host_used=HU" per device, then "proc PID comm=NAME used=U0 busy=B0
+ *         inflight=F waiting=H host=S0" per process (device 0), then "procs N used_sum=S
+ * busy_sum=T" (sums over processes of device 0). suspend / resume: tshm_suspend / tshm_resume,
+ * print "ok". state: "state suspended=0|1 drained=0|1 busy_ns=B launches=N" (device 0).
  * setlimit:BYTES: tshm_set_limit of device 0, as a job rewriting its own slice file would
  *         (the file is its user's); print "ok".
  * thrash:SECONDS: a hostile job: make the slice (one device, 1 GiB), print "ok", then for
@@ -37,9 +36,9 @@ static int show(const tshm_proc_info_t *p, void *arg)
     struct sums *s = arg;
     s->used += p->used[0];
     s->busy += p->busy_ns[0];
-    printf("proc %d comm=%s used=%llu busy=%llu inflight=%u waiting=%u\n", (int)p->pid, p->comm,
-           (unsigned long long)p->used[0], (unsigned long long)p->busy_ns[0], p->inflight,
-           p->waiting);
+    printf("proc %d comm=%s used=%llu busy=%llu inflight=%u waiting=%u host=%llu\n", (int)p->pid,
+           p->comm, (unsigned long long)p->used[0], (unsigned long long)p->busy_ns[0], p->inflight,
+           p->waiting, (unsigned long long)p->host_used[0]);
     return 0;
 }
 
@@ -144,12 +143,14 @@ int main(int argc, char **argv)
         if (tshm_device_info(s, i, &d) == 0)
             printf("device %d limit=%llu used=%llu ctx_cost=%llu ctx_cost_created=%llu "
                    "core_limit=%u core_mode=%u "
-                   "core_prio=%u rate_ppm=%u busy_ns=%llu launches=%llu waited_ns=%llu\n",
+                   "core_prio=%u rate_ppm=%u busy_ns=%llu launches=%llu waited_ns=%llu "
+                   "host_limit=%llu host_used=%llu\n",
                    i, (unsigned long long)d.limit, (unsigned long long)d.used,
                    (unsigned long long)d.ctx_cost, (unsigned long long)d.ctx_cost_created,
                    d.core_limit, d.core_mode, d.core_prio, d.rate_ppm,
                    (unsigned long long)d.busy_ns, (unsigned long long)d.launches,
-                   (unsigned long long)d.waited_ns);
+                   (unsigned long long)d.waited_ns, (unsigned long long)d.host_limit,
+                   (unsigned long long)d.host_used);
     }
     struct sums sum = {0, 0};
     int n = tshm_foreach_proc(s, show, &sum);
