@@ -115,6 +115,22 @@ out=$(probe ctx alloc:mem:900M alloc:mem:500M)
 is "$(printf '%s\n' "$out" | grep '^alloc' | tail -n 1)" "alloc mem rc=0" \
     "the next process's spill reclaims them and fits"
 
+# The slice file is the job's: a host limit raised there (8 GiB) while a process runs raises
+# nothing for it, it keeps to its own configured 512 MiB.
+(LD_PRELOAD="$PRE" exec "$PROBE" ctx alloc:mem:800M alloc:mem:200M "waitfile:$TMP/go" \
+    alloc:mem:400M alloc:mem:312M >"$TMP/raise" 2>&1) &
+rpid=$!
+two_allocs() { [ "$(grep -c '^alloc' "$TMP/raise")" -ge 2 ]; }
+wait_until two_allocs
+is "$("$HELPERS/tcu-slice" "$TESSEL_SLICE" sethost:$((8192 * MiB)))" ok \
+    "the job rewrites its slice file's host limit to 8 GiB"
+is "$(val host_limit "$(dev0)") $(val host_used "$(dev0)")" "$((8192 * MiB)) $((200 * MiB))" \
+    "the slice file says 8 GiB, 200 MiB spilled"
+touch "$TMP/go"
+wait $rpid
+is "$(grep '^alloc' "$TMP/raise" | tail -n 2 | tr '\n' ' ')" "alloc mem rc=2 alloc mem rc=0 " \
+    "still 512 MiB in all: 400 MiB more refused beside the 200 MiB, 312 MiB fits"
+
 # The environment may lower the host limit, a malformed value fails closed.
 rm -f "$TESSEL_SLICE"
 fill=$(TESSEL_CUDA_MEM_OVERSUBSCRIBE=200M probe ctx fill:mem:100M | grep '^fill')
