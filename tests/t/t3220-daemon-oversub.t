@@ -41,14 +41,18 @@ is "$(val n "$F") $(val rc "$F")" "14 2" \
 is "$(val free "$(out "$A" | grep '^info')")" $((1024 * MiB - 64 * MiB - 900 * MiB)) \
     "cuMemGetInfo shows the device share only"
 
-# Without the option nothing spills, whatever the job's own environment says.
-api POST /v1/jobs "{\"argv\":[\"$PROBE\",\"ctx\",\"fill:mem:100M\"],\"gpu\":0.5,\"gpu_mem\":\"1G\",\"env\":{\"TESSEL_FAKE_CTX_MEM\":\"64M\",\"TESSEL_CUDA_MEM_OVERSUBSCRIBE\":\"8G\"}}"
+# Without the option nothing spills, whatever the job's own environment says: the variable is
+# Tessel's to set (a submission naming it is refused), and set inside the job it cannot add a
+# spill the limits file does not give.
+api POST /v1/jobs "{\"argv\":[\"true\"],\"gpu\":0.5,\"env\":{\"TESSEL_CUDA_MEM_OVERSUBSCRIBE\":\"8G\"}}"
+is "$CODE $(jget .error.field)" "400 env" "a submission setting TESSEL_CUDA_MEM_OVERSUBSCRIBE: 400"
+api POST /v1/jobs "{\"argv\":[\"/bin/sh\",\"-c\",\"TESSEL_CUDA_MEM_OVERSUBSCRIBE=8G exec $PROBE ctx fill:mem:100M\"],\"gpu\":0.5,\"gpu_mem\":\"1G\",$ENV}"
 B=$(jget .id)
 is "$(jget .gpu_mem_oversubscribe)" null "a job without it: null"
 wait_for '[ "$(job_state $B)" = succeeded ]'
 F=$(out "$B" | grep '^fill')
 is "$(val n "$F") $(val rc "$F")" "9 2" \
-    "without it, TESSEL_CUDA_MEM_OVERSUBSCRIBE=8G in the job's env spills nothing"
+    "without it, TESSEL_CUDA_MEM_OVERSUBSCRIBE=8G set inside the job spills nothing"
 
 # A running job holding 900 MiB on the device and 300 MiB spilled, through the CLI.
 tcli run -d --gpu 0.5 --gpu-mem 1G --gpu-mem-oversubscribe 512M -e TESSEL_FAKE_CTX_MEM=64M \
