@@ -5,8 +5,9 @@
  *      HOME, USER, LOGNAME of the account the job runs as;
  *   2. the job's own "env";
  *   3. Tessel's: CUDA_VISIBLE_DEVICES, TESSEL_JOB_ID, TESSEL_ARRAY_* (batch.h), TESSEL_SLICE,
- * TESSEL_CUDA_MEM_LIMIT, TESSEL_CUDA_MEM_LIMIT_<n>, LD_PRELOAD (interposer first), and with fake
- * GPUs TESSEL_FAKE_GPUS and LD_LIBRARY_PATH (fake library directory first);
+ * TESSEL_CUDA_MEM_LIMIT, TESSEL_CUDA_MEM_LIMIT_<n>, TESSEL_CUDA_MEM_OVERSUBSCRIBE, LD_PRELOAD
+ * (interposer first), and with fake GPUs TESSEL_FAKE_GPUS and LD_LIBRARY_PATH (fake library
+ * directory first);
  *   4. with a GPU, the compute share (compute_env): TESSEL_CUDA_CORE_LIMIT is the lower of the
  *      job's share and the job's own value; TESSEL_CUDA_CORE_MODE (shared for a fraction) and
  *      TESSEL_CUDA_CORE_PRIORITY (high for inference; a job may lower it, never raise it).
@@ -519,9 +520,12 @@ static int write_state(tessd_t *d, const tessd_run_t *r, char *const *env, char 
     for (char *const *e = env; *e && n < sizeof text; e++) {
         /* tesseld's own values only (build_env and compute_env set them last); a
          * TESSEL_CUDA_MEM_LIMIT_7 of the job's own env, for a GPU it was not given, is not. */
-        static const char *const keys[] = {
-            "TESSEL_SLICE=", "TESSEL_CUDA_CORE_LIMIT=", "TESSEL_CUDA_CORE_MODE=",
-            "TESSEL_CUDA_CORE_PRIORITY=", NULL};
+        static const char *const keys[] = {"TESSEL_SLICE=",
+                                           "TESSEL_CUDA_CORE_LIMIT=",
+                                           "TESSEL_CUDA_CORE_MODE=",
+                                           "TESSEL_CUDA_CORE_PRIORITY=",
+                                           "TESSEL_CUDA_MEM_OVERSUBSCRIBE=",
+                                           NULL};
         bool take = false;
         if (r->member.ngpus) {
             for (const char *const *k = keys; *k && !take; k++)
@@ -764,6 +768,10 @@ static int build_env(tessd_t *d, const tstore_job_t *j, const tessd_run_t *r, co
             snprintf(k, sizeof k, "TESSEL_CUDA_MEM_LIMIT_%u", (unsigned)i);
             rc |= env_set(e, k, num);
         }
+        /* Oversubscription (docs/interposer.md): tesseld's figure, 0 when the job asked none,
+         * so that a value of the job's own env is no way to spill. */
+        snprintf(num, sizeof num, "%llu", (unsigned long long)j->gpu_oversub);
+        rc |= env_set(e, "TESSEL_CUDA_MEM_OVERSUBSCRIBE", num);
         rc |= compute_env(j, r, e);
     }
     /* LD_PRELOAD is handed to the shim apart (tagent_spawn_t.preload): see preload_of. */

@@ -220,6 +220,8 @@ static int dev_lookup_slow(CUdevice ord)
             if (tcu.cfg.core_set)
                 tshm_core_config(tcu.slice, idx, tcu.cfg.core_limit, tcu.cfg.core_mode,
                                  tcu.cfg.core_prio);
+            if (tcu.cfg.ok && tcu.cfg.host_limit)
+                tshm_host_config(tcu.slice, idx, tcu.cfg.host_limit);
             if (idx < TCU_MAX_DEVICES)
                 atomic_store(&dev_limit[idx], tcu.cfg.limit[ord]);
             atomic_store(&devmap[ord], idx + 1);
@@ -364,4 +366,41 @@ void tcu_charge(int dev, uint64_t bytes)
 {
     if (tcu.slice && dev >= 0 && tshm_registered(tcu.slice))
         tshm_charge(tcu.slice, dev, bytes);
+}
+
+/* ---- oversubscription (issue 21) ------------------------------------------ */
+
+int tcu_spill_allowed(void)
+{
+    return tcu.cfg.ok && tcu.cfg.host_limit > 0 && tcu.slice;
+}
+
+/* The slice file's host limit may have been raised by the job (its file): the slice's spilled
+ * bytes must stay within this process's own figure too, as within_own_limit for devices. */
+static int host_try(int dev, uint64_t bytes)
+{
+    if (tshm_reserve_host(tcu.slice, dev, bytes) < 0)
+        return -1;
+    if (tshm_host_used(tcu.slice, dev) <= tcu.cfg.host_limit)
+        return 0;
+    tshm_release_host(tcu.slice, dev, bytes);
+    return -1;
+}
+
+int tcu_reserve_host(int dev, uint64_t bytes)
+{
+    if (!tcu_spill_allowed() || dev < 0)
+        return -1;
+    if (TCU_UNLIKELY(!tshm_registered(tcu.slice)) && tcu_register() < 0)
+        return -1;
+    if (host_try(dev, bytes) == 0)
+        return 0;
+    tshm_reclaim(tcu.slice);
+    return host_try(dev, bytes);
+}
+
+void tcu_unreserve_host(int dev, uint64_t bytes)
+{
+    if (tcu.slice && dev >= 0)
+        tshm_release_host(tcu.slice, dev, bytes);
 }

@@ -100,6 +100,8 @@
     X(cuDeviceGetCount)                                                                            \
     X(cuDeviceGetUuid)                                                                             \
     X(cuDeviceGetMemPool)                                                                          \
+    X(cuMemAdvise)                                                                                 \
+    X(cuMemAdvise_v2)                                                                              \
     X(cuMemPoolGetAttribute)                                                                       \
     X(cuCtxGetCurrent)                                                                             \
     X(cuCtxGetLimit)                                                                               \

@@ -530,6 +530,28 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr 
     MEM_LEAVE();
 }
 
+/* Under g.lock: managed memory (README "Managed memory"): host pages, no device memory until
+ * a prefetch moves them to a device. */
+static CUresult managed_alloc(ctx_t *c, uint64_t size, CUdeviceptr *out)
+{
+    if (!out || size == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t len = page_round(size);
+    void *m = map_anon(len, 0);
+    alloc_t *a = m ? alloc_add((uintptr_t)m, size, A_MANAGED, c->dev) : NULL;
+    if (!a) {
+        if (m)
+            munmap(m, (size_t)len);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    a->maplen = len;
+    a->charged = 0;
+    a->resident = -1;
+    a->ctx = c;
+    *out = a->base;
+    return CUDA_SUCCESS;
+}
+
 CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
 {
     MEM_ENTER(cuMemAllocManaged);
@@ -537,7 +559,7 @@ CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flag
         rc = CUDA_ERROR_INVALID_VALUE;
         goto out;
     }
-    rc = dev_alloc(c, bytesize, A_MANAGED, 0, dptr);
+    rc = managed_alloc(c, bytesize, dptr);
     MEM_LEAVE();
 }
 
@@ -1162,7 +1184,7 @@ CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p)
     MEM_LEAVE();
 }
 
-/* ---- unified memory hints: validated, no effect on a host-memory fake -- */
+/* ---- unified memory hints and migration (README "Managed memory") ------ */
 
 static CUresult managed_range(uint64_t p, uint64_t n)
 {
@@ -1187,8 +1209,41 @@ static CUresult advise(uint64_t p, uint64_t n, CUmem_advise a, CUmemLocation l)
         return CUDA_ERROR_INVALID_VALUE;
     LOCK();
     CUresult rc = loc_ok(l) ? managed_range(p, n) : CUDA_ERROR_INVALID_DEVICE;
+    alloc_t *m = rc == CUDA_SUCCESS ? alloc_find(p) : NULL;
+    if (m && a == CU_MEM_ADVISE_SET_PREFERRED_LOCATION) {
+        m->pref_type = (int)l.type;
+        m->pref_id = l.type == CU_MEM_LOCATION_TYPE_DEVICE ? l.id : 0;
+    } else if (m && a == CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION) {
+        m->pref_type = m->pref_id = 0;
+    } else if (m && (a == CU_MEM_ADVISE_SET_ACCESSED_BY || a == CU_MEM_ADVISE_UNSET_ACCESSED_BY) &&
+               l.type == CU_MEM_LOCATION_TYPE_DEVICE && l.id < 64) {
+        if (a == CU_MEM_ADVISE_SET_ACCESSED_BY)
+            m->accessed_by |= 1ull << l.id;
+        else
+            m->accessed_by &= ~(1ull << l.id);
+    }
     UNLOCK();
     return rc;
+}
+
+/* Under g.lock: migrate managed allocation a to location l (whole allocations: see the
+ * README).  To a device: charged there when it fits, else its pages stay where they are (a
+ * driver would evict other managed pages; this fake has none to evict but its own).  To the
+ * host: the device's charge is given back. */
+static void migrate(alloc_t *a, CUmemLocation l)
+{
+    int to = l.type == CU_MEM_LOCATION_TYPE_DEVICE ? l.id : -1;
+    if (to == a->resident)
+        return;
+    uint64_t ch = roundup(a->size, g.cfg.alloc_granule);
+    if (to >= 0 && charge(to, ch) < 0)
+        return;
+    if (a->resident >= 0)
+        uncharge(a->dev, a->charged);
+    a->resident = to;
+    a->charged = to >= 0 ? ch : 0;
+    if (to >= 0)
+        a->dev = to;
 }
 
 static CUmemLocation dev_loc(CUdevice d)
@@ -1226,6 +1281,8 @@ static CUresult prefetch(uint64_t p, uint64_t n, CUmemLocation l, unsigned flags
         rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     else if (st)
         rc = loc_ok(l) ? managed_range(p, n) : CUDA_ERROR_INVALID_DEVICE;
+    if (st && rc == CUDA_SUCCESS)
+        migrate(alloc_find(p), l);
     UNLOCK();
     return rc;
 }
@@ -2017,4 +2074,20 @@ CUresult cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray)
     else
         array_destroy(a);
     MEM_LEAVE();
+}
+
+int tessel_fake_managed(unsigned long long ptr, int *resident, int *pref_type, int *pref_id,
+                        unsigned long long *accessed_by)
+{
+    LOCK();
+    alloc_t *a = alloc_find(ptr);
+    int ok = a && a->kind == A_MANAGED;
+    if (ok) {
+        *resident = a->resident;
+        *pref_type = a->pref_type;
+        *pref_id = a->pref_id;
+        *accessed_by = a->accessed_by;
+    }
+    UNLOCK();
+    return ok ? 0 : -1;
 }

@@ -57,6 +57,8 @@
  *   spawn:SIZE          fork and exec this program (multiprocessing's
  *                       "spawn"): the new image runs "ctx alloc:mem:SIZE"
  *                       with the same options; "spawn status=S"
+ *   where               the newest allocation as the fake driver sees it: "where
+ *                       managed=M resident=R pref=T accessed=MASK" (oversubscription)
  *   calls:NAME          the fake driver's call count of entry point NAME
  *   pattern:SIZE        write a pattern (each 8-byte word: its offset xor the device
  *                       address) over the first SIZE bytes of the newest allocation
@@ -782,6 +784,16 @@ static void step(char *s)
                "rc=%d\n",
                b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
                b[13], b[14], b[15], r);
+    } else if (strcmp(s, "where") == 0) {
+        /* The newest allocation as the fake driver sees it: "where managed=0|1 resident=R
+         * pref=T accessed=MASK" (R: -1 the host, else the device holding the pages; T: the
+         * preferred location's CUmemLocationType, 0 none). */
+        typedef int (*managed_fn)(unsigned long long, int *, int *, int *, unsigned long long *);
+        managed_fn f = (managed_fn)dlsym(lib, "tessel_fake_managed");
+        int res = 0, pt = 0, pid = 0;
+        unsigned long long acc = 0;
+        int m = f && nallocs && f(allocs[nallocs - 1].h, &res, &pt, &pid, &acc) == 0;
+        printf("where managed=%d resident=%d pref=%d accessed=%llu\n", m, m ? res : 0, pt, acc);
     } else if (strcmp(s, "calls") == 0 && arg1) {
         typedef unsigned long long (*calls_fn)(const char *);
         calls_fn f = (calls_fn)dlsym(lib, "tessel_fake_calls");

@@ -202,6 +202,7 @@ typedef struct {
     int64_t gpu_milli;     /* -1: not given */
     int64_t gpus;          /* -1: not given */
     uint64_t gpu_mem, mem; /* 0: not given */
+    uint64_t gpu_oversub;  /* --gpu-mem-oversubscribe, 0: none */
     double cpu;            /* 0: not given */
     const char *queue, *klass, *name, *cwd;
     const char *project; /* --project: NULL = the user's default project */

@@ -45,6 +45,9 @@ static void usage(FILE *f)
             "  --gpus N           N whole GPUs\n"
             "  --gpu-mem SIZE     GPU-memory limit per GPU (8G, 512M); default: the GPU's memory\n"
             "                     times the share\n"
+            "  --gpu-mem-oversubscribe SIZE  let allocations past --gpu-mem spill into up to\n"
+            "                     SIZE of host memory per GPU (16G; 0: none, the default); slow\n"
+            "                     (host memory over the bus), counted in --mem\n"
             "  --cpu N            CPU cores (2, 0.5)\n"
             "  --mem SIZE         memory limit (16G)\n"
             "  --queue NAME       queue (default: default; a project's jobs go to its queue)\n"
@@ -146,6 +149,7 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         O_GPU = 256,
         O_GPUS,
         O_GPU_MEM,
+        O_GPU_OVERSUB,
         O_CPU,
         O_MEM,
         O_QUEUE,
@@ -171,6 +175,7 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         {"gpu", required_argument, NULL, O_GPU},
         {"gpus", required_argument, NULL, O_GPUS},
         {"gpu-mem", required_argument, NULL, O_GPU_MEM},
+        {"gpu-mem-oversubscribe", required_argument, NULL, O_GPU_OVERSUB},
         {"cpu", required_argument, NULL, O_CPU},
         {"mem", required_argument, NULL, O_MEM},
         {"queue", required_argument, NULL, O_QUEUE},
@@ -231,6 +236,10 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         case O_GPU_MEM:
             if (cli_parse_size(optarg, &o->gpu_mem, &err) < 0)
                 return cli_usage(cli, "--gpu-mem: %s", err.text);
+            break;
+        case O_GPU_OVERSUB:
+            if (tsl_parse_size(optarg, &o->gpu_oversub, &err) < 0)
+                return cli_usage(cli, "--gpu-mem-oversubscribe: %s", err.text);
             break;
         case O_CPU:
             if (cli_parse_cpu(optarg, &o->cpu, &err) < 0)
@@ -367,6 +376,8 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         return cli_usage(cli, "give --gpu or --gpus, not both");
     if (o->gpu_mem && o->gpu_milli < 0 && o->gpus < 0)
         return cli_usage(cli, "--gpu-mem needs --gpu or --gpus");
+    if (o->gpu_oversub && o->gpu_milli < 0 && o->gpus < 0)
+        return cli_usage(cli, "--gpu-mem-oversubscribe needs --gpu or --gpus");
     if (o->interactive && !o->tty)
         return cli_usage(cli, "-i needs a terminal: -it (a job's stdin is its terminal or "
                               "nothing)");
@@ -398,6 +409,8 @@ json_t *run_request(const run_opts_t *o, tsl_error_t *err)
         json_object_set_new(r, "gpus", json_integer(o->gpus));
     if (o->gpu_mem)
         json_object_set_new(r, "gpu_mem", json_integer((json_int_t)o->gpu_mem));
+    if (o->gpu_oversub)
+        json_object_set_new(r, "gpu_mem_oversubscribe", json_integer((json_int_t)o->gpu_oversub));
     if (o->cpu > 0)
         json_object_set_new(r, "cpu", json_real(o->cpu));
     if (o->mem)

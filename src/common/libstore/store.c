@@ -205,6 +205,10 @@ static const char *const migrations[] = {
     /* 19 (issue 20 item 3): a quota per project on its folders (docs/folders.md, "Quotas"):
      * the most bytes the folders of the project may use together (NULL: none). */
     "ALTER TABLE projects ADD COLUMN folder_quota INTEGER;",
+    /* 20 (issue 21 item 4, docs/interposer.md "Oversubscription"): the bytes per GPU a job's
+     * slice may spill past its GPU memory into host memory (--gpu-mem-oversubscribe); NULL
+     * or 0: none. */
+    "ALTER TABLE jobs ADD COLUMN gpu_oversub INTEGER;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -214,7 +218,8 @@ static const char *const migrations[] = {
     " started_ms, finished_ms, exit_code, signal, shim_pid, shim_start, job_pid, cancel_ms,"       \
     " preemptions, requeue, suspended_ms, end_cause, cancel_by, preempt_for, preempt_queue,"       \
     " preempt_ms, reason_code, time_limit_s, suspended_total_ms, array_id, array_index,"           \
-    " array_max_running, held, project, project_name, image, tty, folders, gpu_released"
+    " array_max_running, held, project, project_name, image, tty, folders, gpu_released,"          \
+    " gpu_oversub"
 
 /* The filters of the job lists after the id bounds: ?2 user, ?3 queue, ?4 state mask. */
 /* ?7 = 1: of the running jobs, only the suspended ones (NULL: all of them).  ?8: only the jobs
@@ -408,9 +413,10 @@ static const char *const sql[S_COUNT] = {
     [S_JOB_ADD] =
         "INSERT INTO jobs(user, name, argv, shell, cwd, env, state, queue, class,"
         " priority, gpus, gpu_milli, gpu_count, gpu_mem, cpu_milli, mem, simulated,"
-        " submitted_ms, reason, requeue, project, project_name, image, tty, folders) VALUES"
+        " submitted_ms, reason, requeue, project, project_name, image, tty, folders,"
+        " gpu_oversub) VALUES"
         " (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,"
-        " ?19, ?20, ?21, ?22, ?23, ?24)",
+        " ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
     [S_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE id = ?1",
     [S_JOB_LIST] =
         "SELECT " JOB_COLS " FROM jobs WHERE id > ?1" JOB_LIST_WHERE " ORDER BY id LIMIT ?5",
@@ -1916,6 +1922,10 @@ int tstore_job_add(tstore_t *s, tstore_job_t *j, tsl_error_t *err)
     bind_text(q, 22, j->image);
     sqlite3_bind_int(q, 23, j->tty);
     bind_text(q, 24, j->folders_json);
+    if (j->gpu_oversub)
+        sqlite3_bind_int64(q, 25, (sqlite3_int64)j->gpu_oversub);
+    else
+        sqlite3_bind_null(q, 25);
     if (exec_stmt(s, q, err, "add job") < 0)
         return -1;
     j->id = sqlite3_last_insert_rowid(s->db);
@@ -2001,6 +2011,7 @@ static int row_job(sqlite3_stmt *q, tstore_job_t *j)
     j->tty = sqlite3_column_int(q, 47) != 0;
     j->folders_json = col_dup(q, 48);
     j->gpu_released = (uint64_t)sqlite3_column_int64(q, 49);
+    j->gpu_oversub = (uint64_t)sqlite3_column_int64(q, 50);
     if (!j->user || !j->argv_json || !j->env_json || !j->queue || !j->project) {
         tstore_job_clear(j);
         errno = ENOMEM;

@@ -110,6 +110,9 @@ typedef struct {
     /* Migration 17: the bytes of GPU memory a suspended job gave back (its GPU state
      * checkpointed by the driver, docs/suspend.md); 0 = none (a suspend that kept them). */
     uint64_t gpu_released;
+    /* Migration 21: bytes per placed GPU the job's slice may spill into host memory
+     * (oversubscription, docs/interposer.md); 0 = none. */
+    uint64_t gpu_oversub;
 } tstore_job_t;
 
 /* One record of a job's event log (the job model's, src/daemon/jobmodel.h).  Strings are

@@ -116,6 +116,8 @@ typedef struct {
     uint64_t busy_ns;
     uint64_t launches; /* launches the interposer counted (measured ones) */
     unsigned core_limit;
+    uint64_t host_used;  /* bytes spilled into host memory (oversubscription) */
+    uint64_t host_limit; /* bytes it may spill, 0 = none */
 } api_slice_t;
 /* Fill *out (all zero when unknown); 0, or -1 when the slice file or its device is unknown.
  * Lock held. */

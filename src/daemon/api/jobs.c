@@ -60,6 +60,25 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
     json_object_set_new(o, "gpus", j->gpus ? json_integer(j->gpus) : json_null());
     json_object_set_new(o, "gpu_milli", json_integer(j->gpu_milli));
     json_object_set_new(o, "gpu_mem", json_integer((json_int_t)j->gpu_mem));
+    /* Oversubscription (docs/interposer.md): bytes per GPU the slice may spill into host
+     * memory, null when none; what it spills now is in the slices of GET /v1/gpus. */
+    json_object_set_new(o, "gpu_mem_oversubscribe",
+                        j->gpu_oversub ? json_integer((json_int_t)j->gpu_oversub) : json_null());
+    /* A running job's use now, from its slice file, over its GPUs: device memory and bytes
+     * spilled into host memory, apart; null when it does not run here. */
+    const tessd_run_t *ur =
+        j->state == TSTORE_RUNNING && !d->slurm ? tessd_run_find(d, j->id) : NULL;
+    uint64_t dev_used = 0, host_used = 0;
+    for (uint32_t k = 0; ur && k < ur->member.ngpus; k++) {
+        api_slice_t sl;
+        api_slice_read(d, ur, ur->member.gpu[k], &sl);
+        dev_used += sl.used;
+        host_used += sl.host_used;
+    }
+    json_object_set_new(o, "gpu_mem_used",
+                        ur && ur->member.ngpus ? json_integer((json_int_t)dev_used) : json_null());
+    json_object_set_new(o, "gpu_mem_oversubscribed",
+                        ur && ur->member.ngpus ? json_integer((json_int_t)host_used) : json_null());
     json_object_set_new(o, "cpu", j->cpu_milli ? json_real(j->cpu_milli / 1000.0) : json_null());
     json_object_set_new(o, "mem", j->mem ? json_integer((json_int_t)j->mem) : json_null());
     json_t *pl = j->placement_json ? json_loads(j->placement_json, 0, NULL) : NULL;
@@ -104,9 +123,18 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
 }
 
 static const char *const submit_fields[] = {
-    "argv",  "shell",   "name",  "cwd",   "env",      "gpu",     "gpus",       "gpu_mem",
-    "cpu",   "mem",     "queue", "class", "priority", "requeue", "time_limit", "after",
-    "array", "project", "image", "tty",   "folders",  NULL,
+    "argv",       "shell",
+    "name",       "cwd",
+    "env",        "gpu",
+    "gpus",       "gpu_mem",
+    "cpu",        "mem",
+    "queue",      "class",
+    "priority",   "requeue",
+    "time_limit", "after",
+    "array",      "project",
+    "image",      "tty",
+    "folders",    "gpu_mem_oversubscribe",
+    NULL,
 };
 
 #define BAD(field, ...)                                                                            \
@@ -283,6 +311,18 @@ static int parse_submit(tessd_t *d, json_t *body, tstore_job_t *j, thttp_reply_t
     v = json_object_get(body, "mem");
     if (v && !json_is_null(v) && api_get_size(v, "mem", &j->mem, rep) < 0)
         return -1;
+    /* Spilled bytes are host memory of the job's processes: within its own memory limit (its
+     * cgroup's) when it has one; unsatisfiable past the node's (checked with the others). */
+    v = json_object_get(body, "gpu_mem_oversubscribe");
+    if (v && !json_is_null(v) && !(json_is_integer(v) && json_integer_value(v) == 0)) {
+        if (api_get_size(v, "gpu_mem_oversubscribe", &j->gpu_oversub, rep) < 0)
+            return -1;
+        if (j->gpu_oversub && !j->gpu_count)
+            BAD("gpu_mem_oversubscribe", "gpu_mem_oversubscribe needs gpu or gpus");
+        if (j->mem && j->gpu_oversub > j->mem)
+            BAD("gpu_mem_oversubscribe", "gpu_mem_oversubscribe is host memory of the job: it "
+                                         "must not be above the job's mem");
+    }
     v = json_object_get(body, "queue");
     if (v && !json_is_null(v)) {
         if (!json_is_string(v) || !tstore_name_valid(json_string_value(v)))
@@ -422,6 +462,14 @@ static int check_satisfiable(tessd_t *d, const tstore_job_t *j, thttp_reply_t *r
         tsl_format_size(d->mem_total, have, sizeof have);
         thttp_error(rep, 422, "unsatisfiable", "mem", "%s of memory asked, this node has %s", want,
                     have);
+        return -1;
+    }
+    if (j->gpu_oversub > d->mem_total) {
+        char want[32], have[32];
+        tsl_format_size(j->gpu_oversub, want, sizeof want);
+        tsl_format_size(d->mem_total, have, sizeof have);
+        thttp_error(rep, 422, "unsatisfiable", "gpu_mem_oversubscribe",
+                    "%s of host memory to spill into, this node has %s", want, have);
         return -1;
     }
     tsched_job_t req;

@@ -30,6 +30,8 @@ int api_slice_read(tessd_t *d, const tessd_run_t *r, int g, api_slice_t *out)
             out->busy_ns = info.busy_ns;
             out->launches = info.launches;
             out->core_limit = info.core_limit;
+            out->host_used = info.host_used;
+            out->host_limit = info.host_limit;
             found = 0;
             break;
         }
@@ -54,7 +56,7 @@ static json_t *gpu_json(tessd_t *d, int g)
     const tagent_gpu_t *gpu = &d->gpus[g];
     json_t *slices = json_array();
     int64_t milli = 0;
-    uint64_t mem = 0, used = 0;
+    uint64_t mem = 0, used = 0, spilled = 0;
     for (size_t i = 0; i < d->nruns; i++) {
         const tessd_run_t *r = &d->runs[i];
         for (uint32_t k = 0; k < r->member.ngpus; k++) {
@@ -67,15 +69,19 @@ static json_t *gpu_json(tessd_t *d, int g)
                 mem += r->member.gpu_mem_bytes;
             }
             used += sl.used;
+            spilled += sl.host_used;
+            /* Oversubscription (docs/interposer.md): what the slice spilled into host memory
+             * past mem_limit, and how much it may (0: none). */
             json_array_append_new(
                 slices,
-                json_pack("{s:I, s:s, s:i, s:I, s:I, s:I, s:I, s:o, s:b}", "job_id",
+                json_pack("{s:I, s:s, s:i, s:I, s:I, s:I, s:I, s:o, s:b, s:I, s:I}", "job_id",
                           (json_int_t)r->id, "user", r->user, "milli", (int)r->member.milli_gpu,
                           "mem_limit", (json_int_t)r->member.gpu_mem_bytes, "mem_used",
                           (json_int_t)sl.used, "busy_ms", (json_int_t)(sl.busy_ns / 1000000u),
                           "launches", (json_int_t)sl.launches, "compute_limit",
                           sl.core_limit ? json_integer(sl.core_limit) : json_null(), "suspended",
-                          r->suspended_ms > 0));
+                          r->suspended_ms > 0, "mem_oversubscribed", (json_int_t)sl.host_used,
+                          "mem_oversubscribe_limit", (json_int_t)sl.host_limit));
         }
     }
     json_t *peers = json_array();
@@ -83,13 +89,13 @@ static json_t *gpu_json(tessd_t *d, int g)
         if (gpu->nvlink_peers & (1u << p))
             json_array_append_new(peers, json_integer(p));
     int util = tagent_nvml_utilization(d->nvml, g);
-    json_t *o =
-        json_pack("{s:i, s:s, s:s, s:s, s:b, s:I, s:i, s:o, s:I, s:I, s:I, s:o, s:o}", "index",
-                  gpu->index, "node", d->node_name, "uuid", gpu->uuid, "name", gpu->name,
-                  "simulated", gpu->simulated, "memory_total", (json_int_t)gpu->mem_total,
-                  "sm_count", (int)gpu->sm_count, "nvlink_peers", peers, "allocated_milli",
-                  (json_int_t)milli, "allocated_mem", (json_int_t)mem, "used_mem", (json_int_t)used,
-                  "utilization", util >= 0 ? json_integer(util) : json_null(), "slices", slices);
+    json_t *o = json_pack(
+        "{s:i, s:s, s:s, s:s, s:b, s:I, s:i, s:o, s:I, s:I, s:I, s:I, s:o, s:o}", "index",
+        gpu->index, "node", d->node_name, "uuid", gpu->uuid, "name", gpu->name, "simulated",
+        gpu->simulated, "memory_total", (json_int_t)gpu->mem_total, "sm_count", (int)gpu->sm_count,
+        "nvlink_peers", peers, "allocated_milli", (json_int_t)milli, "allocated_mem",
+        (json_int_t)mem, "used_mem", (json_int_t)used, "oversubscribed_mem", (json_int_t)spilled,
+        "utilization", util >= 0 ? json_integer(util) : json_null(), "slices", slices);
     return o;
 }
 

@@ -14,6 +14,13 @@
  * cuMemPoolTrimTo gives it back.  The pool's reserved figure is re-read after
  * each allocation, free and trim, by cuMemGetInfo, and before an allocation
  * is refused.
+ *
+ * Oversubscription (issue 21, docs/interposer.md): when the slice allows it, a cuMemAlloc_v2 or
+ * cuMemAllocPitch_v2 that its device share refuses is served by cuMemAllocManaged, advised to
+ * live on the host (preferred location: the CPU; accessed by the device, which maps the pages
+ * and reads them over the bus instead of migrating them), and charged to the slice's host
+ * limit instead.  Its record carries TCU_AUX_HOST, so that its free gives the bytes back to
+ * the host count.  Stream-ordered (pool) allocations and the 32-bit cuMemAlloc never spill.
  */
 #include <limits.h>
 #include <string.h>
@@ -269,17 +276,69 @@ static inline CUresult alloc_settle(CUresult r, enum tcu_kind kind, uint64_t key
     return OOM;
 }
 
+/* ---- oversubscription --------------------------------------------------- */
+
+/* Keep the managed range [p, p + bytes) on the host and let device ord reach it there.  The
+ * CUDA 12.2 form (a location) first, else the older one (CU_DEVICE_CPU).  0, or -1 when the
+ * driver refused a hint: the pages could then migrate to the device and take other slices'
+ * memory, so the caller gives the allocation back. */
+static int spill_advise(CUdeviceptr p, uint64_t bytes, CUdevice ord)
+{
+    cuMemAdvise_v2_fn v2 = TCU_REAL(cuMemAdvise_v2);
+    cuMemAdvise_fn v1 = TCU_REAL(cuMemAdvise);
+    if (v2) {
+        CUmemLocation host = {CU_MEM_LOCATION_TYPE_HOST, 0};
+        CUmemLocation dev = {CU_MEM_LOCATION_TYPE_DEVICE, ord};
+        return v2(p, bytes, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, host) == CUDA_SUCCESS &&
+                       v2(p, bytes, CU_MEM_ADVISE_SET_ACCESSED_BY, dev) == CUDA_SUCCESS
+                   ? 0
+                   : -1;
+    }
+    if (v1)
+        return v1(p, bytes, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, CU_DEVICE_CPU) == CUDA_SUCCESS &&
+                       v1(p, bytes, CU_MEM_ADVISE_SET_ACCESSED_BY, ord) == CUDA_SUCCESS
+                   ? 0
+                   : -1;
+    return -1;
+}
+
+/* Serve an allocation of bytes that the device share of slice device dev (CUDA device ord)
+ * refused from the host: reserve the bytes against the host limit, cuMemAllocManaged
+ * (CU_MEM_ATTACH_GLOBAL), advise, record with TCU_AUX_HOST.  CUDA_SUCCESS and *dptr, or
+ * CUDA_ERROR_OUT_OF_MEMORY with nothing left behind (spilling off, host limit reached, or
+ * the driver refused). */
+static CUresult spill_alloc(CUdeviceptr *dptr, uint64_t bytes, int dev, CUdevice ord)
+{
+    cuMemAllocManaged_fn managed = TCU_REAL(cuMemAllocManaged);
+    if (!managed || !TCU_REAL(cuMemFree_v2) || tcu_reserve_host(dev, bytes) < 0)
+        return OOM;
+    CUdeviceptr p = 0;
+    if (managed(&p, (size_t)bytes, CU_MEM_ATTACH_GLOBAL) != CUDA_SUCCESS) {
+        tcu_unreserve_host(dev, bytes);
+        return OOM;
+    }
+    if (spill_advise(p, bytes, ord) < 0 ||
+        tcu_track(TCU_KIND_PTR, p, dev, bytes, TCU_AUX_HOST) < 0) {
+        TCU_REAL(cuMemFree_v2)(p);
+        tcu_unreserve_host(dev, bytes);
+        return OOM;
+    }
+    *dptr = p;
+    return CUDA_SUCCESS;
+}
+
 TCU_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
     tcu_ready();
     cuMemAlloc_v2_fn real = TCU_REAL(cuMemAlloc_v2);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
-    int dev = tcu_current_dev(NULL);
+    CUdevice ord = 0;
+    int dev = tcu_current_dev(&ord);
     if (dev == -1 || !dptr || bytesize == 0)
         return real(dptr, bytesize);
     if (tcu_reserve(dev, bytesize) < 0)
-        return OOM;
+        return tcu_spill_allowed() && dev >= 0 ? spill_alloc(dptr, bytesize, dev, ord) : OOM;
     CUresult r = real(dptr, bytesize);
     return alloc_settle(r, TCU_KIND_PTR, r == CUDA_SUCCESS ? *dptr : 0, dev, bytesize);
 }
@@ -340,12 +399,22 @@ TCU_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t
     cuMemAllocPitch_v2_fn real = TCU_REAL(cuMemAllocPitch_v2);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
-    int dev = tcu_current_dev(NULL);
+    CUdevice ord = 0;
+    int dev = tcu_current_dev(&ord);
     if (dev == -1 || !dptr || !pPitch || WidthInBytes == 0 || Height == 0)
         return real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
     uint64_t est = pitch_estimate(WidthInBytes, Height);
-    if (tcu_reserve(dev, est) < 0)
-        return OOM;
+    if (tcu_reserve(dev, est) < 0) {
+        /* Spilled: rows PITCH_ALIGN-aligned, as the estimate (the element sizes the
+         * driver accepts are checked here, since the driver does not see the call). */
+        if (!tcu_spill_allowed() || dev < 0 ||
+            (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16))
+            return OOM;
+        CUresult r = spill_alloc(dptr, est, dev, ord);
+        if (r == CUDA_SUCCESS)
+            *pPitch = (size_t)(est / Height);
+        return r;
+    }
     CUresult r = real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
     if (r != CUDA_SUCCESS)
         return alloc_settle(r, TCU_KIND_PTR, 0, dev, est);
@@ -381,6 +450,13 @@ TCU_EXPORT CUresult cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitch,
  * an allocation from a pool (h->aux) goes back to its pool.  Returns r. */
 static inline CUresult ptr_release_settle(CUdeviceptr p, const struct tcu_held *h, CUresult r)
 {
+    if (h->aux == TCU_AUX_HOST) { /* spilled: the host count */
+        if (r == CUDA_SUCCESS)
+            tcu_unreserve_host(h->dev, h->bytes);
+        else
+            tcu_track(TCU_KIND_PTR, p, h->dev, h->bytes, h->aux);
+        return r;
+    }
     if (h->aux && r == CUDA_SUCCESS) {
         pool_unadmit((CUmemoryPool)(uintptr_t)h->aux, h->dev, h->bytes);
         return r;

@@ -8,6 +8,7 @@
 #include "libutil/size.h"
 
 #define LIMIT_VAR "TESSEL_CUDA_MEM_LIMIT"
+#define OVER_VAR  "TESSEL_CUDA_MEM_OVERSUBSCRIBE"
 
 static int fail(tcu_config_t *c, const char *fmt, const char *a, const char *b)
 {
@@ -18,6 +19,7 @@ static int fail(tcu_config_t *c, const char *fmt, const char *a, const char *b)
     for (int i = 0; i < TCU_MAX_DEVICES; i++)
         c->limit[i] = 0;
     c->limited = 1;
+    c->host_limit = 0; /* failed closed: nothing spills either */
     return -1;
 }
 
@@ -49,7 +51,7 @@ int tcu_config_parse(tcu_config_t *c, char *const *envp)
     for (int i = 0; i < TCU_MAX_DEVICES; i++)
         c->limit[i] = TSHM_UNLIMITED;
     const char *all = NULL, *slice = NULL, *visible = NULL;
-    const char *core = NULL, *mode = NULL, *prio = NULL, *registry = NULL;
+    const char *core = NULL, *mode = NULL, *prio = NULL, *registry = NULL, *over = NULL;
     c->core_prio = TSHM_PRIO_NORMAL;
     strcpy(c->registry, "/dev/shm");
     const char *per[TCU_MAX_DEVICES] = {0};
@@ -90,6 +92,8 @@ int tcu_config_parse(tcu_config_t *c, char *const *envp)
             prio = val;
         } else if (nlen == 22 && strncmp(*e, "TESSEL_DEVICE_REGISTRY", 22) == 0) {
             registry = val;
+        } else if (nlen == strlen(OVER_VAR) && strncmp(*e, OVER_VAR, nlen) == 0) {
+            over = val;
         }
     }
 
@@ -114,6 +118,13 @@ int tcu_config_parse(tcu_config_t *c, char *const *envp)
         }
         c->limit[i] = v;
         c->limited = 1;
+    }
+    if (over) {
+        uint64_t v;
+        if (tsl_parse_size(over, &v, &err) < 0)
+            return fail(c, OVER_VAR "=%.60s: %s", over, err.text);
+        c->host_limit = v;
+        c->host_set = 1;
     }
     if (slice) {
         if (slice[0] != '/')
@@ -223,6 +234,9 @@ int tcu_config_lower(tcu_config_t *out, const tcu_config_t *file, const tcu_conf
         if (env->limit[i] < out->limit[i])
             out->limit[i] = env->limit[i];
     out->limited = file->limited || env->limited;
+    /* Set in the environment (a number, 0 included): the lower of the two. */
+    if (env->host_set && env->host_limit < out->host_limit)
+        out->host_limit = env->host_limit;
     if (env->core_limit && (!out->core_limit || env->core_limit < out->core_limit))
         out->core_limit = env->core_limit;
     if (env->core_set) {

@@ -333,6 +333,56 @@ static void test_nvml_limit(void **state)
     }
 }
 
+/* TESSEL_CUDA_MEM_OVERSUBSCRIBE (issue 21): a size, 0/unset = no spill; a malformed value
+ * fails closed (no spill either); the environment may only lower the file's. */
+static void test_config_oversubscribe(void **state)
+{
+    (void)state;
+    tcu_config_t c, f, e, out;
+    char *none[] = {"TESSEL_CUDA_MEM_LIMIT=1G", NULL};
+    assert_int_equal(tcu_config_parse(&c, none), 0);
+    assert_true(c.host_limit == 0 && c.host_set == 0);
+    char *some[] = {"TESSEL_CUDA_MEM_OVERSUBSCRIBE=16G", NULL};
+    assert_int_equal(tcu_config_parse(&c, some), 0);
+    assert_true(c.host_limit == 16 * GiB && c.host_set == 1);
+    char *zero[] = {"TESSEL_CUDA_MEM_OVERSUBSCRIBE=0", NULL};
+    assert_int_equal(tcu_config_parse(&c, zero), 0);
+    assert_true(c.host_limit == 0 && c.host_set == 1);
+    static const char *bad[] = {
+        "TESSEL_CUDA_MEM_OVERSUBSCRIBE=", "TESSEL_CUDA_MEM_OVERSUBSCRIBE=-1G",
+        "TESSEL_CUDA_MEM_OVERSUBSCRIBE=lots", "TESSEL_CUDA_MEM_OVERSUBSCRIBE=1G2"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *env[] = {"TESSEL_CUDA_MEM_OVERSUBSCRIBE=8G", (char *)bad[i], NULL};
+        assert_int_equal(tcu_config_parse(&c, env), -1);
+        assert_int_equal(c.ok, 0);
+        assert_true(c.host_limit == 0);
+        assert_non_null(strstr(c.error, "TESSEL_CUDA_MEM_OVERSUBSCRIBE"));
+    }
+
+    assert_int_equal(tcu_config_parse_file(&f, "TESSEL_CUDA_MEM_LIMIT=2G\n"
+                                               "TESSEL_CUDA_MEM_OVERSUBSCRIBE=4G\n"),
+                     0);
+    assert_true(f.host_limit == 4 * GiB);
+    char *raise[] = {"TESSEL_CUDA_MEM_OVERSUBSCRIBE=64G", NULL};
+    assert_int_equal(tcu_config_parse(&e, raise), 0);
+    assert_int_equal(tcu_config_lower(&out, &f, &e), 0);
+    assert_true(out.host_limit == 4 * GiB); /* not raised */
+    assert_int_equal(tcu_config_parse(&e, NULL), 0);
+    assert_int_equal(tcu_config_lower(&out, &f, &e), 0);
+    assert_true(out.host_limit == 4 * GiB); /* unset: the file's */
+    char *lower[] = {"TESSEL_CUDA_MEM_OVERSUBSCRIBE=1G", NULL};
+    assert_int_equal(tcu_config_parse(&e, lower), 0);
+    assert_int_equal(tcu_config_lower(&out, &f, &e), 0);
+    assert_true(out.host_limit == GiB);
+    assert_int_equal(tcu_config_parse(&e, zero), 0);
+    assert_int_equal(tcu_config_lower(&out, &f, &e), 0);
+    assert_true(out.host_limit == 0); /* the job may turn it off */
+    assert_int_equal(tcu_config_parse_file(&f, "TESSEL_CUDA_MEM_LIMIT=2G\n"), 0);
+    assert_int_equal(tcu_config_parse(&e, raise), 0);
+    assert_int_equal(tcu_config_lower(&out, &f, &e), 0);
+    assert_true(out.host_limit == 0); /* the file allows none: the environment adds none */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -344,6 +394,7 @@ int main(void)
         cmocka_unit_test(test_array_bytes),
         cmocka_unit_test(test_config_file_lower),
         cmocka_unit_test(test_nvml_limit),
+        cmocka_unit_test(test_config_oversubscribe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
