@@ -29,7 +29,7 @@ sqlite3 "$DB" "DROP TABLE usage_history; DROP TABLE slurm_jobs; DROP TABLE proje
     DROP TABLE folder_shares; DROP TABLE folders; ALTER TABLE jobs DROP COLUMN folders;
     DROP TABLE services; DROP TABLE service_replicas; DROP TABLE service_tokens;
     DROP TABLE gpu_speeds; ALTER TABLE queues DROP COLUMN max_ngpu_milli;
-    ALTER TABLE jobs DROP COLUMN gpu_released;
+    ALTER TABLE jobs DROP COLUMN gpu_released; ALTER TABLE jobs DROP COLUMN gpu_oversub;
     DELETE FROM sqlite_sequence WHERE name IN ('projects', 'folders', 'services');
     PRAGMA user_version = 9;"
 is "$(sqlite3 "$DB" 'PRAGMA user_version')" 9 "the store is put back at schema 9"

@@ -73,6 +73,7 @@ static void test_migrate(void **state)
         "DROP TABLE services; DROP TABLE service_replicas; DROP TABLE service_tokens;" /* and 16 */
         "DROP TABLE gpu_speeds; ALTER TABLE queues DROP COLUMN max_ngpu_milli;"        /* and 17 */
         "ALTER TABLE jobs DROP COLUMN gpu_released;"                                   /* and 18 */
+        "ALTER TABLE jobs DROP COLUMN gpu_oversub;"                                    /* and 20 */
         "PRAGMA user_version = 11;"
         "INSERT INTO users VALUES ('alice', 'user', 5), ('admin', 'admin', 4);"
         "INSERT INTO jobs(user, argv, shell, env, state, queue, class, priority, gpus, gpu_milli,"
