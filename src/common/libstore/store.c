@@ -202,6 +202,13 @@ static const char *const migrations[] = {
      * (its device memory given back): the bytes given back as NVML measured them, NULL when
      * its suspend kept the memory (or it is not suspended). */
     "ALTER TABLE jobs ADD COLUMN gpu_released INTEGER;",
+    /* 20 (issue 21 item 2, docs/suspend.md "Preemption by suspension"; numbered 20 on its
+     * branch, after another branch's 19): preemptible, what a preemption does to the job
+     * (tstore_preempt_t: 1 never, 2 requeue, 3 suspend; NULL, a job from before: its class's
+     * default); suspended_for, the job a preemption by suspension made room for while the
+     * job is suspended so (NULL: not suspended by a preemption). */
+    "ALTER TABLE jobs ADD COLUMN preemptible INTEGER;"
+    "ALTER TABLE jobs ADD COLUMN suspended_for INTEGER;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -211,7 +218,8 @@ static const char *const migrations[] = {
     " started_ms, finished_ms, exit_code, signal, shim_pid, shim_start, job_pid, cancel_ms,"       \
     " preemptions, requeue, suspended_ms, end_cause, cancel_by, preempt_for, preempt_queue,"       \
     " preempt_ms, reason_code, time_limit_s, suspended_total_ms, array_id, array_index,"           \
-    " array_max_running, held, project, project_name, image, tty, folders, gpu_released"
+    " array_max_running, held, project, project_name, image, tty, folders, gpu_released,"          \
+    " preemptible, suspended_for"
 
 /* The filters of the job lists after the id bounds: ?2 user, ?3 queue, ?4 state mask. */
 /* ?7 = 1: of the running jobs, only the suspended ones (NULL: all of them).  ?8: only the jobs
@@ -402,9 +410,10 @@ static const char *const sql[S_COUNT] = {
     [S_JOB_ADD] =
         "INSERT INTO jobs(user, name, argv, shell, cwd, env, state, queue, class,"
         " priority, gpus, gpu_milli, gpu_count, gpu_mem, cpu_milli, mem, simulated,"
-        " submitted_ms, reason, requeue, project, project_name, image, tty, folders) VALUES"
+        " submitted_ms, reason, requeue, project, project_name, image, tty, folders,"
+        " preemptible) VALUES"
         " (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,"
-        " ?19, ?20, ?21, ?22, ?23, ?24)",
+        " ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
     [S_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE id = ?1",
     [S_JOB_LIST] =
         "SELECT " JOB_COLS " FROM jobs WHERE id > ?1" JOB_LIST_WHERE " ORDER BY id LIMIT ?5",
@@ -421,12 +430,13 @@ static const char *const sql[S_COUNT] = {
         "SELECT " JOB_COLS " FROM jobs WHERE state < 2 AND id > ?1"
         " AND (?6 = 0 OR id < ?6)" JOB_LIST_WHERE " ORDER BY id DESC LIMIT ?5",
     /* Every column a state change may write (the job model's, jobmodel.c). */
-    [S_JOB_WRITE] = "UPDATE jobs SET state = ?2, reason = ?3, placement = ?4, started_ms = ?5,"
-                    " finished_ms = ?6, exit_code = ?7, signal = ?8, shim_pid = ?9,"
-                    " shim_start = ?10, job_pid = ?11, cancel_ms = ?12, preemptions = ?13,"
-                    " suspended_ms = ?14, end_cause = ?15, cancel_by = ?16, preempt_for = ?17,"
-                    " preempt_queue = ?18, preempt_ms = ?19, suspended_total_ms = ?20,"
-                    " reason_code = CASE WHEN ?2 = 0 THEN reason_code END WHERE id = ?1",
+    [S_JOB_WRITE] =
+        "UPDATE jobs SET state = ?2, reason = ?3, placement = ?4, started_ms = ?5,"
+        " finished_ms = ?6, exit_code = ?7, signal = ?8, shim_pid = ?9,"
+        " shim_start = ?10, job_pid = ?11, cancel_ms = ?12, preemptions = ?13,"
+        " suspended_ms = ?14, end_cause = ?15, cancel_by = ?16, preempt_for = ?17,"
+        " preempt_queue = ?18, preempt_ms = ?19, suspended_total_ms = ?20, suspended_for = ?21,"
+        " reason_code = CASE WHEN ?2 = 0 THEN reason_code END WHERE id = ?1",
     [S_JOB_SET_REASON] = "UPDATE jobs SET reason = ?2 WHERE id = ?1",
     [S_JOB_SET_GPU_RELEASED] = "UPDATE jobs SET gpu_released = ?2 WHERE id = ?1",
     [S_JOB_SET_WAIT] = "UPDATE jobs SET reason = ?2, reason_code = ?3 WHERE id = ?1 AND state = 0",
@@ -1905,6 +1915,8 @@ int tstore_job_add(tstore_t *s, tstore_job_t *j, tsl_error_t *err)
     bind_text(q, 22, j->image);
     sqlite3_bind_int(q, 23, j->tty);
     bind_text(q, 24, j->folders_json);
+    if (j->preemptible != TSTORE_PREEMPT_DEFAULT)
+        sqlite3_bind_int(q, 25, (int)j->preemptible);
     if (exec_stmt(s, q, err, "add job") < 0)
         return -1;
     j->id = sqlite3_last_insert_rowid(s->db);
@@ -1990,6 +2002,8 @@ static int row_job(sqlite3_stmt *q, tstore_job_t *j)
     j->tty = sqlite3_column_int(q, 47) != 0;
     j->folders_json = col_dup(q, 48);
     j->gpu_released = (uint64_t)sqlite3_column_int64(q, 49);
+    j->preemptible = (tstore_preempt_t)sqlite3_column_int(q, 50); /* NULL: 0, the default */
+    j->suspended_for = sqlite3_column_int64(q, 51);
     if (!j->user || !j->argv_json || !j->env_json || !j->queue || !j->project) {
         tstore_job_clear(j);
         errno = ENOMEM;
@@ -2143,6 +2157,7 @@ int tstore_job_write(tstore_t *s, const tstore_job_t *j, tsl_error_t *err)
     bind_text(q, 18, j->preempt_queue);
     bind_int64_or_null(q, 19, j->preempt_ms);
     sqlite3_bind_int64(q, 20, j->suspended_total_ms);
+    bind_int64_or_null(q, 21, j->suspended_for);
     return changed_one(exec_stmt(s, q, err, "write job"), err);
 }
 

@@ -44,6 +44,15 @@ typedef enum {
     TSTORE_CLASS_INFERENCE = 2,
 } tstore_class_t;
 
+/* What a preemption does to a job (jobs.preemptible, migration 20; docs/suspend.md,
+ * "Preemption by suspension").  DEFAULT: its class's (stored NULL). */
+typedef enum {
+    TSTORE_PREEMPT_DEFAULT = 0,
+    TSTORE_PREEMPT_NEVER = 1,   /* never a victim */
+    TSTORE_PREEMPT_REQUEUE = 2, /* killed and requeued (or ended, with "requeue": false) */
+    TSTORE_PREEMPT_SUSPEND = 3, /* checkpointed, its GPU given back, resumed after */
+} tstore_preempt_t;
+
 const char *tstore_state_name(tstore_state_t s);
 /* Returns the state, or -1 for an unknown name. */
 int tstore_state_parse(const char *name);
@@ -110,6 +119,11 @@ typedef struct {
     /* Migration 17: the bytes of GPU memory a suspended job gave back (its GPU state
      * checkpointed by the driver, docs/suspend.md); 0 = none (a suspend that kept them). */
     uint64_t gpu_released;
+    /* Migration 20 (docs/suspend.md, "Preemption by suspension"): what a preemption does to
+     * the job (TSTORE_PREEMPT_DEFAULT: its class's default, a job stored before); and, while
+     * it is suspended by a preemption, the job that preemption made room for (0: none). */
+    tstore_preempt_t preemptible;
+    int64_t suspended_for;
 } tstore_job_t;
 
 /* One record of a job's event log (the job model's, src/daemon/jobmodel.h).  Strings are
