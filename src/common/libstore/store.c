@@ -714,6 +714,30 @@ int tstore_class_parse(const char *name)
     return -1;
 }
 
+static const char *const preempt_names[] = {[TSTORE_PREEMPT_NEVER] = "never",
+                                            [TSTORE_PREEMPT_REQUEUE] = "requeue",
+                                            [TSTORE_PREEMPT_SUSPEND] = "suspend"};
+
+const char *tstore_preempt_name(tstore_preempt_t p)
+{
+    return p >= TSTORE_PREEMPT_NEVER && p <= TSTORE_PREEMPT_SUSPEND ? preempt_names[p] : "unknown";
+}
+
+int tstore_preempt_parse(const char *name)
+{
+    for (int i = TSTORE_PREEMPT_NEVER; i <= TSTORE_PREEMPT_SUSPEND; i++)
+        if (strcmp(name, preempt_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+tstore_preempt_t tstore_job_preemptible(const tstore_job_t *j)
+{
+    if (j->preemptible >= TSTORE_PREEMPT_NEVER && j->preemptible <= TSTORE_PREEMPT_SUSPEND)
+        return j->preemptible;
+    return j->klass == TSTORE_CLASS_TRAINING ? TSTORE_PREEMPT_SUSPEND : TSTORE_PREEMPT_NEVER;
+}
+
 bool tstore_name_valid(const char *name)
 {
     size_t n = strlen(name);

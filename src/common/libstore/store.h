@@ -53,6 +53,11 @@ typedef enum {
     TSTORE_PREEMPT_SUSPEND = 3, /* checkpointed, its GPU given back, resumed after */
 } tstore_preempt_t;
 
+/* "never", "requeue", "suspend" ("unknown" for DEFAULT or another value). */
+const char *tstore_preempt_name(tstore_preempt_t p);
+/* The value of one of those names, or -1. */
+int tstore_preempt_parse(const char *name);
+
 const char *tstore_state_name(tstore_state_t s);
 /* Returns the state, or -1 for an unknown name. */
 int tstore_state_parse(const char *name);
@@ -125,6 +130,11 @@ typedef struct {
     tstore_preempt_t preemptible;
     int64_t suspended_for;
 } tstore_job_t;
+
+/* What a preemption does to job j in effect: its own preemptible, else its class's default
+ * (training: suspend, which falls back to a requeue where the job's GPU memory cannot be
+ * given back; interactive and inference: never). */
+tstore_preempt_t tstore_job_preemptible(const tstore_job_t *j);
 
 /* One record of a job's event log (the job model's, src/daemon/jobmodel.h).  Strings are
  * borrowed: valid during the callback of tstore_event_list, the caller's for tstore_event_add. */

@@ -490,6 +490,7 @@ static void test_suspended_for(void **state)
     n.queue = (char *)"default";
     n.submitted_ms = 1000;
     n.preemptible = TSTORE_PREEMPT_NEVER;
+    m = model(); /* the store reopened above */
     assert_int_equal(tjm_submit(&m, &n, "alice", NULL, NULL), 0);
     assert_int_equal(tstore_job_get(st, n.id, &j, NULL), 0);
     assert_int_equal(j.preemptible, TSTORE_PREEMPT_NEVER);
