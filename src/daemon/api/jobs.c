@@ -334,8 +334,8 @@ static int parse_submit(tessd_t *d, json_t *body, tstore_job_t *j, thttp_reply_t
             BAD("preemptible", "preemptible must be suspend, requeue or never");
         if (p != TSTORE_PREEMPT_NEVER && j->klass != TSTORE_CLASS_TRAINING)
             BAD("preemptible",
-                "preemptible: a %s job is never preempted (only training jobs are): it may "
-                "say never only",
+                "preemptible: %s jobs are never preempted (only training jobs are): say never "
+                "or leave it out",
                 tstore_class_name(j->klass));
         j->preemptible = (tstore_preempt_t)p;
     }
