@@ -1058,10 +1058,11 @@ int tessel_sim_events(int argc, char **argv)
                 return 2;
             }
         } else if (!strcmp(a, "--ckpt-mem")) {
-            uint64_t b;
+            uint64_t b = 0;
             tsl_error_t se;
-            if (tsl_parse_size(v, &b, &se) < 0 || b == 0) {
-                fail("--ckpt-mem: %s", b == 0 ? "must be above 0" : se.text);
+            int bad = tsl_parse_size(v, &b, &se) < 0;
+            if (bad || b == 0) {
+                fail("--ckpt-mem: %s", bad ? se.text : "must be above 0");
                 free(sm);
                 return 2;
             }
