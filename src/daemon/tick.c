@@ -6,10 +6,13 @@
  * pending jobs start and where (fair share across queues by weight, queue limits, class
  * bands, priority, arrival; backfill; reservations), and which running jobs are victims.
  * tesseld carries them out: a start is recorded as running in the store before the process
- * exists, then confirmed to libsched (tsched_job_started); a victim (always TSCHED_REQUEUE:
- * no job is suspendable by the scheduler, see sched.c; one a person suspended is resumed
- * first) gets SIGTERM to its process group and cgroup, SIGKILL after the grace period, and
- * once it has ended goes back to pending with the same id
+ * exists, then confirmed to libsched (tsched_job_started); a TSCHED_SUSPEND victim (a training
+ * job whose preemptible is suspend, sched.c) is checkpointed and gives its GPU up once its memory
+ * is released, then resumed by the tick when its GPUs have room (suspend.c, tessd_suspend_for;
+ * docs/suspend.md, "Preemption by suspension"); a TSCHED_REQUEUE victim, or one whose
+ * suspension cannot be (one a person suspended is resumed first) gets SIGTERM to its process
+ * group and cgroup, SIGKILL after the grace period, and once it has ended goes back to pending
+ * with the same id
  * (tsched_job_stopped; preemptions + 1; a marker line in its stdout log, which the next
  * attempt appends to), or ends "preempted" when it was submitted with "requeue": false.
  */
