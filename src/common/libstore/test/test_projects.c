@@ -72,6 +72,8 @@ static void test_migrate(void **state)
         "DROP TABLE services; DROP TABLE service_replicas; DROP TABLE service_tokens;" /* and 16 */
         "DROP TABLE gpu_speeds; ALTER TABLE queues DROP COLUMN max_ngpu_milli;"        /* and 17 */
         "ALTER TABLE jobs DROP COLUMN gpu_released;"                                   /* and 18 */
+        "ALTER TABLE jobs DROP COLUMN preemptible;" /* and 20 (the 19th here: psusp) */
+        "ALTER TABLE jobs DROP COLUMN suspended_for;"
         "PRAGMA user_version = 11;"
         "INSERT INTO users VALUES ('alice', 'user', 5), ('admin', 'admin', 4);"
         "INSERT INTO jobs(user, argv, shell, env, state, queue, class, priority, gpus, gpu_milli,"
@@ -82,7 +84,7 @@ static void test_migrate(void **state)
 
     st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 18);
+    assert_int_equal(tstore_schema_version(st), 19);
     tstore_project_t p;
     assert_int_equal(tstore_project_get(st, "default", &p, NULL), 0);
     assert_int_equal(p.id, TSTORE_PROJECT_DEFAULT);
