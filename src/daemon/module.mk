@@ -105,7 +105,7 @@ TESSELD_TESTS += tests/t/t3190-daemon-ckpt-roundtrip.t tests/t/t3191-daemon-ckpt
 # Preemption by suspension (docs/suspend.md, "Preemption by suspension").
 TESSELD_TESTS += tests/t/t3210-daemon-psusp-roundtrip.t tests/t/t3211-daemon-psusp-restart.t \
                  tests/t/t3212-daemon-psusp-cancel.t tests/t/t3213-daemon-psusp-options.t \
-                 tests/t/t3214-daemon-psusp-stopped.t
+                 tests/t/t3214-daemon-psusp-stopped.t tests/t/t3216-daemon-psusp-noapi.t
 TESSELD_TESTS += tests/t/t3163-daemon-jobdir-mounted.t
 TESSELD_TESTS += tests/t/t3164-daemon-exit-record.t
 TESSELD_TESTS += tests/t/t3165-daemon-jobdir-reused-id.t
@@ -266,7 +266,8 @@ tests/t/t3014-daemon-slowloris.t: $(O)/bench/bench-slowloris
 tests/t/t3190-daemon-ckpt-roundtrip.t tests/t/t3191-daemon-ckpt-restart-kill.t \
 tests/t/t3192-daemon-ckpt-noapi.t tests/t/t3193-daemon-ckpt-threads.t \
 tests/t/t3210-daemon-psusp-roundtrip.t tests/t/t3211-daemon-psusp-restart.t \
-tests/t/t3212-daemon-psusp-cancel.t tests/t/t3214-daemon-psusp-stopped.t: \
+tests/t/t3212-daemon-psusp-cancel.t tests/t/t3214-daemon-psusp-stopped.t \
+tests/t/t3216-daemon-psusp-noapi.t: \
     $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so $(O)/tests/fake/libcuda.so.1 \
     $(O)/bin/tessel
 tests/t/t3213-daemon-psusp-options.t: $(O)/bin/tessel
