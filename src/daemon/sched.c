@@ -488,7 +488,16 @@ int tessd_job_feasible(tessd_t *d, const tstore_job_t *j, const tstore_queue_t *
     int rc = tsched_job_feasible(d->empty, d->check_policy, path, n, cls, &req, &w);
     if (rc < 0)
         return tsl_errprintf(err, "feasibility check: %s", strerror(errno));
-    if (rc == 0)
-        tsched_wait_format(&w, why, len);
+    if (rc == 0) {
+        char text[TESSD_WAIT_TEXT];
+        tsched_wait_format(&w, text, sizeof text);
+        if (cls != class_of(j->klass))
+            snprintf(why, len,
+                     "preemptible never: a training job that is never preempted is held "
+                     "to its queue's guarantee as interactive and inference jobs are (%s)",
+                     text);
+        else
+            snprintf(why, len, "%s", text);
+    }
     return rc;
 }

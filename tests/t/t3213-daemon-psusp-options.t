@@ -53,6 +53,8 @@ wait_for '[ "$(job_state $ID)" = succeeded ]'
 api POST /v1/jobs '{"argv":["true"],"gpu":1,"queue":"scratch","preemptible":"never"}'
 is "$CODE $(jget .error.code)" "422 unsatisfiable" \
     "a never-preempted training job beyond its queue's guarantee can never run: 422"
+jget .error.message | grep -q "a training job that is never preempted is held to its queue's guarantee"
+ok $? "saying why: $(jget .error.message)"
 
 # requeue: killed and requeued as before.
 R=$(held scratch r ',"preemptible":"requeue"')
