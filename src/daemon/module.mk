@@ -108,6 +108,10 @@ TESSELD_TESTS += tests/t/t3200-daemon-folders-btrfs.t tests/t/t3201-daemon-folde
                  tests/t/t3202-daemon-folders-job-quota.t
 # Oversubscription (issue 21 item 4, docs/interposer.md): a job spills past its GPU memory.
 TESSELD_TESTS += tests/t/t3220-daemon-oversub.t
+# Preemption by suspension (docs/suspend.md, "Preemption by suspension").
+TESSELD_TESTS += tests/t/t3210-daemon-psusp-roundtrip.t tests/t/t3211-daemon-psusp-restart.t \
+                 tests/t/t3212-daemon-psusp-cancel.t tests/t/t3213-daemon-psusp-options.t \
+                 tests/t/t3214-daemon-psusp-stopped.t tests/t/t3216-daemon-psusp-noapi.t
 TESSELD_TESTS += tests/t/t3163-daemon-jobdir-mounted.t
 TESSELD_TESTS += tests/t/t3164-daemon-exit-record.t
 TESSELD_TESTS += tests/t/t3165-daemon-jobdir-reused-id.t
@@ -266,12 +270,16 @@ tests/t/t3181-cli-folders.t tests/t/t3183-daemon-folders-jobs.t: $(O)/bin/tessel
 tests/t/t3014-daemon-slowloris.t: $(O)/bench/bench-slowloris
 # The checkpoint tests (docs/suspend.md) run the interposer's probe as jobs, with the CLI.
 tests/t/t3190-daemon-ckpt-roundtrip.t tests/t/t3191-daemon-ckpt-restart-kill.t \
-tests/t/t3192-daemon-ckpt-noapi.t tests/t/t3193-daemon-ckpt-threads.t: \
+tests/t/t3192-daemon-ckpt-noapi.t tests/t/t3193-daemon-ckpt-threads.t \
+tests/t/t3210-daemon-psusp-roundtrip.t tests/t/t3211-daemon-psusp-restart.t \
+tests/t/t3212-daemon-psusp-cancel.t tests/t/t3214-daemon-psusp-stopped.t \
+tests/t/t3216-daemon-psusp-noapi.t: \
     $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so $(O)/tests/fake/libcuda.so.1 \
     $(O)/bin/tessel
 # The oversubscription test runs the probe as jobs, with the CLI, over the fake driver and NVML.
 tests/t/t3220-daemon-oversub.t: $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so \
     $(O)/tests/fake/libcuda.so.1 $(O)/tests/fake/libnvidia-ml.so.1 $(O)/bin/tessel
+tests/t/t3213-daemon-psusp-options.t: $(O)/bin/tessel
 # The slice test runs the interposer's probe as a job, over the fake driver.
 tests/t/t3004-daemon-slice.t: $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so
 # The compute test runs tcu-load (simulated kernels) as jobs, and the CLI.

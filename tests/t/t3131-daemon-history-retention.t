@@ -30,6 +30,7 @@ sqlite3 "$DB" "DROP TABLE usage_history; DROP TABLE slurm_jobs; DROP TABLE proje
     DROP TABLE services; DROP TABLE service_replicas; DROP TABLE service_tokens;
     DROP TABLE gpu_speeds; ALTER TABLE queues DROP COLUMN max_ngpu_milli;
     ALTER TABLE jobs DROP COLUMN gpu_released; ALTER TABLE jobs DROP COLUMN gpu_oversub;
+    ALTER TABLE jobs DROP COLUMN preemptible; ALTER TABLE jobs DROP COLUMN suspended_for;
     DELETE FROM sqlite_sequence WHERE name IN ('projects', 'folders', 'services');
     PRAGMA user_version = 9;"
 is "$(sqlite3 "$DB" 'PRAGMA user_version')" 9 "the store is put back at schema 9"
@@ -38,7 +39,7 @@ printf '%s\n' "gpu GPU-a 50 0 1 2 500 1 0" "queue default - 0 1 2 500 1 0" \
     "user alice - 0 1 2 500 1 0" >"$TD/series"
 "$SEED" "$DB" 10s 8d 2d <"$TD/series"
 ok $? "two days of 10 s samples seeded (the seeder migrates the store)"
-is "$(sqlite3 "$DB" 'PRAGMA user_version')" 20 "schema 20 (the migrations after 9 applied)"
+is "$(sqlite3 "$DB" 'PRAGMA user_version')" 21 "schema 21 (the migrations after 9 applied)"
 is "$(sqlite3 "$DB" "SELECT state FROM jobs WHERE id = $JOB")" 2 "the job of schema 9 is kept"
 NOW=$(date +%s)
 old=$(sqlite3 "$DB" "SELECT count(*) FROM usage_history WHERE t < $NOW - 3600 - 600")

@@ -73,6 +73,12 @@ static void usage(FILE *f)
             "  --no-requeue       when the scheduler preempts the job, end it (state preempted,\n"
             "                     exit 123) instead of putting it back in its queue to start\n"
             "                     again from the beginning (the default)\n"
+            "  --preemptible=suspend|requeue|never  what a preemption does to a training\n"
+            "                     job: suspend (the default: its GPU memory checkpointed and\n"
+            "                     given back, the job resumed where it was once there is room;\n"
+            "                     requeued where the driver cannot), requeue (killed and put\n"
+            "                     back), never (not preempted: it must fit its queue's\n"
+            "                     guarantee); other classes are never preempted\n"
             "  -t, --time TIME    time limit: MM, MM:SS, HH:MM:SS, D-HH[:MM[:SS]] or 30s, 10m,\n"
             "                     2h, 1d; at the limit the job gets SIGTERM, then SIGKILL, and\n"
             "                     ends failed with \"time limit\" (time suspended not counted)\n"
@@ -162,6 +168,7 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         O_QUIET,
         O_JSON,
         O_NOREQUEUE,
+        O_PREEMPTIBLE,
         O_ENV_FILE,
         O_NO_ENV,
         O_EXPORT,
@@ -192,6 +199,7 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         {"detach", no_argument, NULL, 'd'},
         {"quiet", no_argument, NULL, O_QUIET},
         {"no-requeue", no_argument, NULL, O_NOREQUEUE},
+        {"preemptible", required_argument, NULL, O_PREEMPTIBLE},
         {"json", no_argument, NULL, O_JSON},
         {"time", required_argument, NULL, 't'},
         {"after", required_argument, NULL, O_AFTER},
@@ -299,6 +307,12 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
             break;
         case O_NOREQUEUE:
             o->no_requeue = true;
+            break;
+        case O_PREEMPTIBLE:
+            if (strcmp(optarg, "suspend") != 0 && strcmp(optarg, "requeue") != 0 &&
+                strcmp(optarg, "never") != 0)
+                return cli_usage(cli, "--preemptible: suspend, requeue or never, not '%s'", optarg);
+            o->preemptible = optarg;
             break;
         case O_JSON:
             cli->json = true;
@@ -425,6 +439,8 @@ json_t *run_request(const run_opts_t *o, tsl_error_t *err)
         json_object_set_new(r, "priority", json_integer(o->priority));
     if (o->no_requeue)
         json_object_set_new(r, "requeue", json_false());
+    if (o->preemptible)
+        json_object_set_new(r, "preemptible", json_string(o->preemptible));
     if (o->name)
         json_object_set_new(r, "name", json_string(o->name));
     if (o->time_limit)

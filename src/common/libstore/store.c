@@ -209,6 +209,12 @@ static const char *const migrations[] = {
      * slice may spill past its GPU memory into host memory (--gpu-mem-oversubscribe); NULL
      * or 0: none. */
     "ALTER TABLE jobs ADD COLUMN gpu_oversub INTEGER;",
+    /* 21 (issue 21 item 2, docs/suspend.md "Preemption by suspension"): preemptible, what a
+     * preemption does to the job (tstore_preempt_t: 1 never, 2 requeue, 3 suspend; NULL, a job from
+     * before: its class's default); suspended_for, the job a preemption by suspension made room for
+     * while the job is suspended so (NULL: not suspended by a preemption). */
+    "ALTER TABLE jobs ADD COLUMN preemptible INTEGER;"
+    "ALTER TABLE jobs ADD COLUMN suspended_for INTEGER;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -219,7 +225,7 @@ static const char *const migrations[] = {
     " preemptions, requeue, suspended_ms, end_cause, cancel_by, preempt_for, preempt_queue,"       \
     " preempt_ms, reason_code, time_limit_s, suspended_total_ms, array_id, array_index,"           \
     " array_max_running, held, project, project_name, image, tty, folders, gpu_released,"          \
-    " gpu_oversub"
+    " gpu_oversub, preemptible, suspended_for"
 
 /* The filters of the job lists after the id bounds: ?2 user, ?3 queue, ?4 state mask. */
 /* ?7 = 1: of the running jobs, only the suspended ones (NULL: all of them).  ?8: only the jobs
@@ -414,9 +420,9 @@ static const char *const sql[S_COUNT] = {
         "INSERT INTO jobs(user, name, argv, shell, cwd, env, state, queue, class,"
         " priority, gpus, gpu_milli, gpu_count, gpu_mem, cpu_milli, mem, simulated,"
         " submitted_ms, reason, requeue, project, project_name, image, tty, folders,"
-        " gpu_oversub) VALUES"
+        " gpu_oversub, preemptible) VALUES"
         " (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,"
-        " ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
+        " ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)",
     [S_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE id = ?1",
     [S_JOB_LIST] =
         "SELECT " JOB_COLS " FROM jobs WHERE id > ?1" JOB_LIST_WHERE " ORDER BY id LIMIT ?5",
@@ -433,12 +439,13 @@ static const char *const sql[S_COUNT] = {
         "SELECT " JOB_COLS " FROM jobs WHERE state < 2 AND id > ?1"
         " AND (?6 = 0 OR id < ?6)" JOB_LIST_WHERE " ORDER BY id DESC LIMIT ?5",
     /* Every column a state change may write (the job model's, jobmodel.c). */
-    [S_JOB_WRITE] = "UPDATE jobs SET state = ?2, reason = ?3, placement = ?4, started_ms = ?5,"
-                    " finished_ms = ?6, exit_code = ?7, signal = ?8, shim_pid = ?9,"
-                    " shim_start = ?10, job_pid = ?11, cancel_ms = ?12, preemptions = ?13,"
-                    " suspended_ms = ?14, end_cause = ?15, cancel_by = ?16, preempt_for = ?17,"
-                    " preempt_queue = ?18, preempt_ms = ?19, suspended_total_ms = ?20,"
-                    " reason_code = CASE WHEN ?2 = 0 THEN reason_code END WHERE id = ?1",
+    [S_JOB_WRITE] =
+        "UPDATE jobs SET state = ?2, reason = ?3, placement = ?4, started_ms = ?5,"
+        " finished_ms = ?6, exit_code = ?7, signal = ?8, shim_pid = ?9,"
+        " shim_start = ?10, job_pid = ?11, cancel_ms = ?12, preemptions = ?13,"
+        " suspended_ms = ?14, end_cause = ?15, cancel_by = ?16, preempt_for = ?17,"
+        " preempt_queue = ?18, preempt_ms = ?19, suspended_total_ms = ?20, suspended_for = ?21,"
+        " reason_code = CASE WHEN ?2 = 0 THEN reason_code END WHERE id = ?1",
     [S_JOB_SET_REASON] = "UPDATE jobs SET reason = ?2 WHERE id = ?1",
     [S_JOB_SET_GPU_RELEASED] = "UPDATE jobs SET gpu_released = ?2 WHERE id = ?1",
     [S_JOB_SET_WAIT] = "UPDATE jobs SET reason = ?2, reason_code = ?3 WHERE id = ?1 AND state = 0",
@@ -719,6 +726,30 @@ int tstore_class_parse(const char *name)
         if (strcmp(name, class_names[i]) == 0)
             return i;
     return -1;
+}
+
+static const char *const preempt_names[] = {[TSTORE_PREEMPT_NEVER] = "never",
+                                            [TSTORE_PREEMPT_REQUEUE] = "requeue",
+                                            [TSTORE_PREEMPT_SUSPEND] = "suspend"};
+
+const char *tstore_preempt_name(tstore_preempt_t p)
+{
+    return p >= TSTORE_PREEMPT_NEVER && p <= TSTORE_PREEMPT_SUSPEND ? preempt_names[p] : "unknown";
+}
+
+int tstore_preempt_parse(const char *name)
+{
+    for (int i = TSTORE_PREEMPT_NEVER; i <= TSTORE_PREEMPT_SUSPEND; i++)
+        if (strcmp(name, preempt_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+tstore_preempt_t tstore_job_preemptible(const tstore_job_t *j)
+{
+    if (j->preemptible >= TSTORE_PREEMPT_NEVER && j->preemptible <= TSTORE_PREEMPT_SUSPEND)
+        return j->preemptible;
+    return j->klass == TSTORE_CLASS_TRAINING ? TSTORE_PREEMPT_SUSPEND : TSTORE_PREEMPT_NEVER;
 }
 
 bool tstore_name_valid(const char *name)
@@ -1926,6 +1957,8 @@ int tstore_job_add(tstore_t *s, tstore_job_t *j, tsl_error_t *err)
         sqlite3_bind_int64(q, 25, (sqlite3_int64)j->gpu_oversub);
     else
         sqlite3_bind_null(q, 25);
+    if (j->preemptible != TSTORE_PREEMPT_DEFAULT)
+        sqlite3_bind_int(q, 26, (int)j->preemptible);
     if (exec_stmt(s, q, err, "add job") < 0)
         return -1;
     j->id = sqlite3_last_insert_rowid(s->db);
@@ -2012,6 +2045,8 @@ static int row_job(sqlite3_stmt *q, tstore_job_t *j)
     j->folders_json = col_dup(q, 48);
     j->gpu_released = (uint64_t)sqlite3_column_int64(q, 49);
     j->gpu_oversub = (uint64_t)sqlite3_column_int64(q, 50);
+    j->preemptible = (tstore_preempt_t)sqlite3_column_int(q, 51); /* NULL: 0, the default */
+    j->suspended_for = sqlite3_column_int64(q, 52);
     if (!j->user || !j->argv_json || !j->env_json || !j->queue || !j->project) {
         tstore_job_clear(j);
         errno = ENOMEM;
@@ -2165,6 +2200,7 @@ int tstore_job_write(tstore_t *s, const tstore_job_t *j, tsl_error_t *err)
     bind_text(q, 18, j->preempt_queue);
     bind_int64_or_null(q, 19, j->preempt_ms);
     sqlite3_bind_int64(q, 20, j->suspended_total_ms);
+    bind_int64_or_null(q, 21, j->suspended_for);
     return changed_one(exec_stmt(s, q, err, "write job"), err);
 }
 

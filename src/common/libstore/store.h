@@ -44,6 +44,20 @@ typedef enum {
     TSTORE_CLASS_INFERENCE = 2,
 } tstore_class_t;
 
+/* What a preemption does to a job (jobs.preemptible, migration 20; docs/suspend.md,
+ * "Preemption by suspension").  DEFAULT: its class's (stored NULL). */
+typedef enum {
+    TSTORE_PREEMPT_DEFAULT = 0,
+    TSTORE_PREEMPT_NEVER = 1,   /* never a victim */
+    TSTORE_PREEMPT_REQUEUE = 2, /* killed and requeued (or ended, with "requeue": false) */
+    TSTORE_PREEMPT_SUSPEND = 3, /* checkpointed, its GPU given back, resumed after */
+} tstore_preempt_t;
+
+/* "never", "requeue", "suspend" ("unknown" for DEFAULT or another value). */
+const char *tstore_preempt_name(tstore_preempt_t p);
+/* The value of one of those names, or -1. */
+int tstore_preempt_parse(const char *name);
+
 const char *tstore_state_name(tstore_state_t s);
 /* Returns the state, or -1 for an unknown name. */
 int tstore_state_parse(const char *name);
@@ -110,10 +124,20 @@ typedef struct {
     /* Migration 17: the bytes of GPU memory a suspended job gave back (its GPU state
      * checkpointed by the driver, docs/suspend.md); 0 = none (a suspend that kept them). */
     uint64_t gpu_released;
-    /* Migration 21: bytes per placed GPU the job's slice may spill into host memory
+    /* Migration 20: bytes per placed GPU the job's slice may spill into host memory
      * (oversubscription, docs/interposer.md); 0 = none. */
     uint64_t gpu_oversub;
+    /* Migration 21 (docs/suspend.md, "Preemption by suspension"): what a preemption does to
+     * the job (TSTORE_PREEMPT_DEFAULT: its class's default, a job stored before); and, while
+     * it is suspended by a preemption, the job that preemption made room for (0: none). */
+    tstore_preempt_t preemptible;
+    int64_t suspended_for;
 } tstore_job_t;
+
+/* What a preemption does to job j in effect: its own preemptible, else its class's default
+ * (training: suspend, which falls back to a requeue where the job's GPU memory cannot be
+ * given back; interactive and inference: never). */
+tstore_preempt_t tstore_job_preemptible(const tstore_job_t *j);
 
 /* One record of a job's event log (the job model's, src/daemon/jobmodel.h).  Strings are
  * borrowed: valid during the callback of tstore_event_list, the caller's for tstore_event_add. */

@@ -92,7 +92,13 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
     json_object_set_new(o, "signal", j->signal ? json_integer(j->signal) : json_null());
     json_object_set_new(o, "preemptions", json_integer(j->preemptions));
     json_object_set_new(o, "requeue", json_boolean(!j->no_requeue));
+    json_object_set_new(o, "preemptible",
+                        json_string(tstore_preempt_name(tstore_job_preemptible(j))));
     json_object_set_new(o, "suspended_at", api_time(suspended ? j->suspended_ms : 0));
+    /* Suspended by a preemption: the job it made room for (null otherwise). */
+    json_object_set_new(o, "suspended_for",
+                        suspended && j->suspended_for ? json_integer(j->suspended_for)
+                                                      : json_null());
     /* Bytes of GPU memory a suspended job gave back (its GPU state checkpointed,
      * docs/suspend.md); 0 when its suspend kept them; null when not suspended. */
     json_object_set_new(o, "gpu_released",
@@ -123,18 +129,18 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
 }
 
 static const char *const submit_fields[] = {
-    "argv",       "shell",
-    "name",       "cwd",
-    "env",        "gpu",
-    "gpus",       "gpu_mem",
-    "cpu",        "mem",
-    "queue",      "class",
-    "priority",   "requeue",
-    "time_limit", "after",
-    "array",      "project",
-    "image",      "tty",
-    "folders",    "gpu_mem_oversubscribe",
-    NULL,
+    "argv",        "shell",
+    "name",        "cwd",
+    "env",         "gpu",
+    "gpus",        "gpu_mem",
+    "cpu",         "mem",
+    "queue",       "class",
+    "priority",    "requeue",
+    "time_limit",  "after",
+    "array",       "project",
+    "image",       "tty",
+    "folders",     "gpu_mem_oversubscribe",
+    "preemptible", NULL,
 };
 
 #define BAD(field, ...)                                                                            \
@@ -357,6 +363,21 @@ static int parse_submit(tessd_t *d, json_t *body, tstore_job_t *j, thttp_reply_t
         if (!json_is_boolean(v))
             BAD("requeue", "requeue must be true or false");
         j->no_requeue = json_is_false(v);
+    }
+    /* What a preemption does to it (docs/suspend.md, "Preemption by suspension"); stored as
+     * asked, the class's default in effect when not given.  Only training jobs are ever
+     * preempted: any other class may say "never" only. */
+    v = json_object_get(body, "preemptible");
+    if (v && !json_is_null(v)) {
+        int p = json_is_string(v) ? tstore_preempt_parse(json_string_value(v)) : -1;
+        if (p < 0)
+            BAD("preemptible", "preemptible must be suspend, requeue or never");
+        if (p != TSTORE_PREEMPT_NEVER && j->klass != TSTORE_CLASS_TRAINING)
+            BAD("preemptible",
+                "preemptible: %s jobs are never preempted (only training jobs are): say never "
+                "or leave it out",
+                tstore_class_name(j->klass));
+        j->preemptible = (tstore_preempt_t)p;
     }
     return 0;
 }
@@ -581,6 +602,9 @@ static int slurm_refuse(tessd_t *d, json_t *body, const tstore_job_t *j, thttp_r
     if (j->klass != TSTORE_CLASS_TRAINING || j->priority != 0)
         BAD(j->priority ? "priority" : "class",
             "class and priority are Slurm's own with tesseld --slurm (not passed yet)");
+    if (j->preemptible != TSTORE_PREEMPT_DEFAULT)
+        BAD("preemptible", "preemption is Slurm's own with tesseld --slurm (preemptible is not "
+                           "passed)");
     return 0;
 }
 
@@ -916,7 +940,9 @@ static json_t *slurm_view_json(const tsj_seen_t *s)
     json_object_set_new(o, "signal", v.signal ? json_integer(v.signal) : json_null());
     json_object_set_new(o, "preemptions", json_integer(0));
     json_object_set_new(o, "requeue", json_null());
+    json_object_set_new(o, "preemptible", json_null());
     json_object_set_new(o, "suspended_at", json_null());
+    json_object_set_new(o, "suspended_for", json_null());
     json_object_set_new(o, "gpu_released", json_null());
     json_object_set_new(o, "drained", json_null());
     json_object_set_new(o, "checkpoint", json_null());

@@ -74,6 +74,8 @@ static void test_migrate(void **state)
         "DROP TABLE gpu_speeds; ALTER TABLE queues DROP COLUMN max_ngpu_milli;"        /* and 17 */
         "ALTER TABLE jobs DROP COLUMN gpu_released;"                                   /* and 18 */
         "ALTER TABLE jobs DROP COLUMN gpu_oversub;"                                    /* and 20 */
+        "ALTER TABLE jobs DROP COLUMN preemptible;"                                    /* and 21 */
+        "ALTER TABLE jobs DROP COLUMN suspended_for;"
         "PRAGMA user_version = 11;"
         "INSERT INTO users VALUES ('alice', 'user', 5), ('admin', 'admin', 4);"
         "INSERT INTO jobs(user, argv, shell, env, state, queue, class, priority, gpus, gpu_milli,"
@@ -84,7 +86,7 @@ static void test_migrate(void **state)
 
     st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 20);
+    assert_int_equal(tstore_schema_version(st), 21);
     tstore_project_t p;
     assert_int_equal(tstore_project_get(st, "default", &p, NULL), 0);
     assert_int_equal(p.id, TSTORE_PROJECT_DEFAULT);
