@@ -224,8 +224,13 @@ int tagent_ctr_console_dir(const char *state, char *dir, size_t len)
     struct stat st;
     if (fd < 0)
         return -1;
-    if (fstat(fd, &st) < 0 || st.st_uid != 0 || fchmod(fd, 0700) < 0) {
-        int saved = st.st_uid != 0 ? EPERM : errno;
+    int rc = fstat(fd, &st);
+    if (rc == 0 && st.st_uid != 0) {
+        rc = -1;
+        errno = EPERM;
+    }
+    if (rc < 0 || fchmod(fd, 0700) < 0) {
+        int saved = errno;
         close(fd);
         errno = saved;
         return -1;
