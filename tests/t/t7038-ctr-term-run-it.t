@@ -12,7 +12,8 @@
 #     `tessel attach`, typing goes on, the job's exit status (5) is tessel attach's; the job's
 #     record says tty and image, its stdout log has the terminal's output;
 #   - the console socket's directory in the state directory is root's, mode 0700, and empty
-#     once the terminal came (the socket removed).
+#     once the terminal came (the socket removed); the container's process holds no descriptor
+#     but its terminal.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 . "$TESSEL_SRCDIR/tests/lib/cli.sh"
@@ -64,6 +65,13 @@ C="$TD/data/run/$J/console"
 is "$(stat -c '%U %a %F' "$C" 2>&1)" "root 700 directory" \
     "the console socket's directory is root's, 0700"
 is "$(ls -A "$C" 2>&1 | wc -l)" 0 "... and empty once crun's terminal came"
+# The container's process holds its terminal and nothing else of the shim's or crun's (no
+# console socket, no pipe).
+read -r _ _ JOBPID <"$TD/data/jobs/$J/pid"
+FDS=$(for f in /proc/$JOBPID/fd/*; do readlink "$f"; done | sort -u | tr '\n' ' ')
+diag "the container's process's descriptors: $FDS"
+printf '%s\n' "$FDS" | grep -q -E '^((/dev/pts/[0-9]+|/dev/tty) )+$'
+ok $? "the container's process holds its terminal only"
 
 # tesseld dies meanwhile: the shim holds the container's terminal; the next tesseld reaches it.
 td_kill9

@@ -8,7 +8,7 @@
 #   - it runs as nobody (id -u, id -g: never root), with no capability and no_new_privs, with
 #     the job's environment (a variable of the submission) and the slice's LD_PRELOAD, in the
 #     container's cwd, in the job's cgroups, on a terminal of its own of 24x80; its exit status
-#     (6) is tessel exec's;
+#     (6) is tessel exec's; it holds no descriptor but its terminal;
 #   - the argv is never a shell's words ('$(id)' and ';' reach the program as they are);
 #   - a program that does not exist: crun says so on the terminal, status 255 (crun's);
 #   - an admin: refused (only its owner), another user: no such job;
@@ -55,6 +55,21 @@ is "$(line 11 | tr -s '\t ' ' ') $(line 12 | tr -s '\t ' ' ')" "CapEff: 00000000
     "no capability, no_new_privs"
 line 13 | grep -q '^cgroups=[1-9]$'
 ok $? "in the job's cgroups"
+
+# Seen from the host: the exec'd process holds its terminal and nothing of the shim's or crun's.
+nbtessel exec "$J" -- sleep 41 </dev/null >"$TD/x" 2>&1 &
+EXS=$!
+wait_for '[ -n "$(pgrep -f "^sleep 41$")" ]'
+SP=$(pgrep -f "^sleep 41$" | head -n 1)
+FDS=$(for f in /proc/$SP/fd/*; do readlink "$f"; done | sort -u | tr '\n' ' ')
+diag "the exec'd process's descriptors: $FDS"
+printf '%s\n' "$FDS" | grep -q -E '^(/dev/pts/[0-9]+ )+$'
+ok $? "the exec'd process holds its terminal only"
+is "$(stat -c %u "/proc/$SP")" "$NBUID" "... and runs as nobody"
+kill "$EXS"
+wait "$EXS"
+wait_for '[ -z "$(pgrep -f "^sleep 41$")" ]'
+is "$(pgrep -f "^sleep 41$" | wc -l)" 0 "its client gone, the process is hung up"
 
 nbtessel exec "$J" -- sh -c 'printf "%s|" "$@"; echo' argv0 '$(id)' 'a;b' </dev/null >"$TD/x" 2>&1
 is "$(tr -d '\r' <"$TD/x")" '$(id)|a;b|' "the argv reaches the program as it is, never a shell's words"
