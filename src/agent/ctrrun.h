@@ -22,7 +22,9 @@
  *                                     the container's process waits for "start", orphaned, and
  *                                     so re-parented to the shim (a subreaper)
  *   shim       waits for crun, reads the container's pid (tagent_ctr_pid), checks it is now its
- *              child, then runs "crun start" (tagent_ctr_start): the container's process execs
+ *              child; with a terminal (--tty: crun create got --console-socket
+ *              STATE/console/run.sock, tagent_ctr_argv_console) takes the terminal's master
+ *              crun sent there (tagent_ctr_console_recv); then runs "crun start" (tagent_ctr_start): the container's process execs
  *              the job's program.  It records that pid as the job's and supervises it as a
  *              process job's: logs, watchdog, exit status (the container process's own: the shim
  *              is its parent, so no one else can reap it first), kill.
