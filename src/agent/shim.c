@@ -1034,15 +1034,19 @@ static pid_t ctr_exec_start(void *arg, char **argv, int *ptm, pid_t *sid, char *
     }
     int fd = -1, st = 0;
     bool ended = false;
-    /* Until crun sends the terminal or ends (polled: the shim's loop waits meanwhile). */
+    /* Until crun connects or ends (polled: the shim's loop waits meanwhile); then its message,
+     * which comes once crun has the process's terminal. */
+    saved = ETIMEDOUT;
     for (int waited = 0; fd < 0 && !ended && waited < CONSOLE_WAIT_MS; waited += 100) {
-        fd = tagent_ctr_console_recv(lfd, 100);
-        if (fd < 0 && errno != ETIMEDOUT)
+        struct pollfd lp = {.fd = lfd, .events = POLLIN};
+        if (poll(&lp, 1, 100) == 1) {
+            fd = tagent_ctr_console_recv(lfd, CONSOLE_WAIT_MS);
+            saved = errno;
             break;
-        if (fd < 0 && waitpid(pid, &st, WNOHANG) == pid)
+        }
+        if (waitpid(pid, &st, WNOHANG) == pid)
             ended = true;
     }
-    saved = errno;
     close(lfd);
     unlink(sock_path);
     if (fd < 0) {
@@ -1512,6 +1516,11 @@ int main(int argc, char **argv)
         }
     }
 
+    if (run_lfd >= 0) {
+        /* The job's process failed before crun ran. */
+        close(run_lfd);
+        unlink(run_sock);
+    }
     tagent_logcap_t *lc[2] = {NULL, NULL};
     for (int k = 0; k < 2; k++) {
         struct stat st;
