@@ -338,7 +338,8 @@ static void ctr_session(void **state)
     tagent_tty_set_exec_console(t, test_console, NULL);
     struct sockaddr_un a = {.sun_family = AF_UNIX};
     snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
-    static const char cmd[] = "esleep\0100";
+    static const char cmd[] = "esleep\0"
+                              "100";
     int e = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     assert_int_equal(connect(e, (struct sockaddr *)&a, sizeof a), 0);
     assert_int_equal(send(e, cmd, sizeof cmd, 0), (ssize_t)sizeof cmd);
