@@ -412,3 +412,33 @@ int tagent_ctr_exec_argv(const char *runtime, const char *state, pid_t shim, con
     argv[i] = NULL;
     return 0;
 }
+
+int tagent_ctr_process_info(const char *config, char *path, size_t plen, char *cwd, size_t clen)
+{
+    json_error_t jerr;
+    json_t *c = json_loads(config, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *p = c ? json_object_get(c, "process") : NULL;
+    const char *dir = json_string_value(json_object_get(p, "cwd"));
+    if (!dir) {
+        json_decref(c);
+        errno = EINVAL;
+        return -1;
+    }
+    const char *found = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(p, "env"), i, v)
+    {
+        const char *kv = json_string_value(v);
+        if (kv && strncmp(kv, "PATH=", 5) == 0)
+            found = kv + 5;
+    }
+    int rc = 0;
+    if (snprintf(path, plen, "%s", found) >= (int)plen ||
+        snprintf(cwd, clen, "%s", dir) >= (int)clen) {
+        errno = ENAMETOOLONG;
+        rc = -1;
+    }
+    json_decref(c);
+    return rc;
+}

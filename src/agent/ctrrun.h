@@ -24,10 +24,10 @@
  *   shim       waits for crun, reads the container's pid (tagent_ctr_pid), checks it is now its
  *              child; with a terminal (--tty: crun create got --console-socket
  *              STATE/console/run.sock, tagent_ctr_argv_console) takes the terminal's master
- *              crun sent there (tagent_ctr_console_recv); then runs "crun start" (tagent_ctr_start): the container's process execs
- *              the job's program.  It records that pid as the job's and supervises it as a
- *              process job's: logs, watchdog, exit status (the container process's own: the shim
- *              is its parent, so no one else can reap it first), kill.
+ *              crun sent there (tagent_ctr_console_recv); then runs "crun start"
+ * (tagent_ctr_start): the container's process execs the job's program.  It records that pid as the
+ * job's and supervises it as a process job's: logs, watchdog, exit status (the container process's
+ * own: the shim is its parent, so no one else can reap it first), kill.
  *
  * Why create then start and not "crun run --detach": with run, a container that ends at once
  * ends while crun is still its parent, and crun reaps it: its exit status is lost (3 jobs of
@@ -120,6 +120,11 @@ int tagent_ctr_argv_console(char **argv, size_t slots, const char *sock);
  * ("terminal": true, "consoleSize").  A malloc'd compact JSON text, or NULL with errno (EINVAL:
  * config is not JSON or has no process object with a user). */
 char *tagent_ctr_exec_process(const char *config, char *const *argv);
+
+/* From the job's config.json text: the PATH of its process's environment into path (the
+ * default "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" without one) and its
+ * cwd into cwd.  0, or -1 with errno (EINVAL: no process with a cwd; ENAMETOOLONG). */
+int tagent_ctr_process_info(const char *config, char *path, size_t plen, char *cwd, size_t clen);
 
 /* crun's command line for exec into argv (16 slots) with its strings in buf (3 * PATH_MAX
  * bytes): RUNTIME --root STATE/rootfs/crun --cgroup-manager=disabled exec --process PROCESS

@@ -904,8 +904,66 @@ static pid_t exec_start(void *arg, char **argv, int pts, char *why, size_t wlen)
 struct ctr_exec_ctx {
     const struct job_args *ja;
     const char *runtime, *state, *dir;
+    pid_t job;    /* the container's first process: its mount namespace */
     unsigned seq; /* names each exec's process.json and socket */
 };
+
+/* Whether prog can be started in the container as the job's user, looked up as execvp does
+ * (PATH from the job's config, from the config's cwd): crun finds a missing program only
+ * inside the container, after the terminal was made, and ends with 255 like a command that
+ * exits 255; this says it first, so that the client gets the reason and "error exec" (125).
+ * A forked process enters the container's mount namespace (that of its first process, as
+ * crun exec does), becomes the user for good, and tries; crun still does the real exec, so
+ * this decides nothing but the message.  0 when it may start (or the check itself could not
+ * run), else the errno (ENOENT, EACCES, ...). */
+static int ctr_exec_check(const struct ctr_exec_ctx *x, const char *config, const char *prog)
+{
+    char path[4096], cwd[4096], nsp[64];
+    if (tagent_ctr_process_info(config, path, sizeof path, cwd, sizeof cwd) < 0)
+        return 0;
+    const struct job_args *a = x->ja;
+    snprintf(nsp, sizeof nsp, "/proc/%d/ns/mnt", (int)x->job);
+    int ns = open(nsp, O_RDONLY | O_CLOEXEC);
+    if (ns < 0)
+        return 0;
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (setns(ns, CLONE_NEWNS) < 0)
+            _exit(0);
+        if (a->gid >= 0 && (syscall(SYS_setgroups, a->ngroups, a->groups) < 0 ||
+                            syscall(SYS_setgid, (gid_t)a->gid) < 0))
+            _exit(0);
+        if (a->uid >= 0 && syscall(SYS_setuid, (uid_t)a->uid) < 0)
+            _exit(0);
+        if (chdir(cwd) < 0)
+            _exit(0);
+        int err = ENOENT;
+        if (strchr(prog, '/')) {
+            err = access(prog, X_OK) == 0 ? 0 : errno;
+        } else {
+            for (char *dir = path, *end; err && dir; dir = end ? end + 1 : NULL) {
+                end = strchr(dir, ':');
+                if (end)
+                    *end = '\0';
+                char file[4096 + 256];
+                if (snprintf(file, sizeof file, "%s/%s", *dir ? dir : ".", prog) <
+                        (int)sizeof file &&
+                    access(file, X_OK) == 0)
+                    err = 0;
+                else if (errno == EACCES)
+                    err = EACCES;
+            }
+        }
+        _exit(err > 0 && err < 126 ? err : 0);
+    }
+    close(ns);
+    int st;
+    if (pid < 0)
+        return 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 0;
+}
 
 /* config.json (tesseld's, root's, in the root-owned state directory) as a string: malloc'd,
  * or NULL with errno. */
@@ -974,6 +1032,12 @@ static pid_t ctr_exec_start(void *arg, char **argv, int *ptm, pid_t *sid, char *
     snprintf(name, sizeof name, "exec-%u.json", n);
     snprintf(proc_path, sizeof proc_path, "%s/%s", x->dir, name);
     char *cfg = read_config(x->state);
+    int bad = cfg ? ctr_exec_check(x, cfg, argv[0]) : 0;
+    if (bad) {
+        snprintf(why, wlen, "exec %.100s: %s", argv[0], strerror(bad));
+        free(cfg);
+        return -1;
+    }
     char *proc = cfg ? tagent_ctr_exec_process(cfg, argv) : NULL;
     int saved = errno;
     free(cfg);
@@ -1542,7 +1606,8 @@ int main(int argc, char **argv)
     else if (logs[4] >= 0)
         close(logs[4]);
     struct exec_ctx xc = {.ja = &ja, .job = pid, .ns = job_ns};
-    struct ctr_exec_ctx cx = {.ja = &ja, .runtime = runtime, .state = state, .dir = console_dir};
+    struct ctr_exec_ctx cx = {
+        .ja = &ja, .runtime = runtime, .state = state, .dir = console_dir, .job = pid};
     if (tty && pid > 0 && !runtime)
         tagent_tty_set_exec(tty, exec_start, &xc);
     else if (tty && pid > 0)

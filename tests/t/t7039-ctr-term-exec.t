@@ -10,7 +10,9 @@
 #     container's cwd, in the job's cgroups, on a terminal of its own of 24x80; its exit status
 #     (6) is tessel exec's; it holds no descriptor but its terminal;
 #   - the argv is never a shell's words ('$(id)' and ';' reach the program as they are);
-#   - a program that does not exist: crun says so on the terminal, status 255 (crun's);
+#   - a program that does not exist, is not in the container's PATH or is not executable: 125
+#     and the reason (looked up in the container as the user before crun exec); one in the
+#     PATH runs; a command that exits 255 gives 255;
 #   - an admin: refused (only its owner), another user: no such job;
 #   - tessel shell (expect): a shell in the container, its status;
 #   - 8 at once, the 9th refused (125, the reason);
@@ -75,10 +77,20 @@ nbtessel exec "$J" -- sh -c 'printf "%s|" "$@"; echo' argv0 '$(id)' 'a;b' </dev/
 is "$(tr -d '\r' <"$TD/x")" '$(id)|a;b|' "the argv reaches the program as it is, never a shell's words"
 
 nbtessel exec "$J" -- /no/such/program </dev/null >"$TD/x" 2>&1
-is "$?" 255 "a program that does not exist: crun's status, 255"
+is "$?" 125 "a program that does not exist in the container: 125"
 diag "$(tr -d '\r' <"$TD/x")"
-grep -q "not found" "$TD/x"
-ok $? "... with crun's reason on the terminal"
+grep -q "No such file" "$TD/x"
+ok $? "... with the reason"
+nbtessel exec "$J" -- no-such-program-in-path </dev/null >"$TD/x" 2>&1
+is "$?" 125 "one not in the container's PATH: 125"
+nbtessel exec "$J" -- cat /etc/tessel-test-image </dev/null >"$TD/x" 2>&1
+is "$? $(tr -d '\r' <"$TD/x")" "0 tessel test image" "a program found in the container's PATH runs"
+nbtessel exec "$J" -- /etc/tessel-test-image </dev/null >"$TD/x" 2>&1
+is "$?" 125 "a file that is not executable: 125"
+grep -q "Permission denied" "$TD/x"
+ok $? "... with the reason"
+nbtessel exec "$J" -- sh -c 'exit 255' </dev/null >"$TD/x" 2>&1
+is "$?" 255 "a command that exits 255: 255 (not taken for a failure to start)"
 
 TESSEL_TOKEN="$TD_ADMIN" tcli exec "$J" -- true
 is "$RC" 1 "an admin's exec into nobody's container job: exit 1"

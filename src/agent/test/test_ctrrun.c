@@ -4,6 +4,7 @@
  * overlay's options may hold (no ',', ':' or '\\' that would add an option or a layer).
  * A container's terminal (docs/terminal.md): --console-socket inserted before the id; exec's
  * command line and process.json (the config's process, the argv as JSON strings, a terminal);
+ * the PATH and cwd a program is looked up with before crun exec;
  * the console directory (root's, 0700) and socket: a terminal's master taken, anything else
  * (a plain file, two descriptors, none) refused. */
 #include <errno.h>
@@ -231,6 +232,32 @@ static void test_exec_process(void **state)
     assert_null(tagent_ctr_exec_process(config, none));
 }
 
+static void test_process_info(void **state)
+{
+    char path[64], cwd[64];
+    assert_int_equal(
+        tagent_ctr_process_info("{\"process\":{\"env\":[\"A=1\",\"PATH=/opt/x/bin:/bin\"],"
+                                "\"cwd\":\"/home/u\"}}",
+                                path, sizeof path, cwd, sizeof cwd),
+        0);
+    assert_string_equal(path, "/opt/x/bin:/bin");
+    assert_string_equal(cwd, "/home/u");
+    /* No PATH: the usual default. */
+    assert_int_equal(tagent_ctr_process_info("{\"process\":{\"env\":[],\"cwd\":\"/\"}}", path,
+                                             sizeof path, cwd, sizeof cwd),
+                     0);
+    assert_string_equal(path, "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+    /* No cwd, not JSON, too long: refused. */
+    assert_int_equal(
+        tagent_ctr_process_info("{\"process\":{}}", path, sizeof path, cwd, sizeof cwd), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_int_equal(tagent_ctr_process_info("[", path, sizeof path, cwd, sizeof cwd), -1);
+    assert_int_equal(
+        tagent_ctr_process_info("{\"process\":{\"cwd\":\"/home/u\"}}", path, 8, cwd, sizeof cwd),
+        -1);
+    assert_int_equal(errno, ENAMETOOLONG);
+}
+
 /* Connect to path and send fds (n of them) with one byte, as crun does. */
 static void send_to(const char *path, const int *fds, int n)
 {
@@ -325,6 +352,7 @@ int main(void)
         cmocka_unit_test(test_path_ok),          cmocka_unit_test(test_cwd_flags),
         cmocka_unit_test(test_argv_console),     cmocka_unit_test(test_exec_argv),
         cmocka_unit_test(test_exec_process),     cmocka_unit_test(test_console),
+        cmocka_unit_test(test_process_info),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -327,7 +327,7 @@ static void exec_usage(FILE *f)
                "\n"
                "Ctrl-P Ctrl-Q leaves it (the command is hung up, as when a terminal closes);\n"
                "the job goes on either way.  In a container job, COMMAND runs in the same\n"
-               "container (crun exec); one that cannot start ends with crun's status 255.\n"
+               "container (crun exec).\n"
                "\n"
                "  --no-stdin         do not send what is typed\n"
                "  --json             at the end, one line on stderr: {\"id\": N, \"exit_status\": "
