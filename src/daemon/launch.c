@@ -19,6 +19,7 @@
  * (docs/security.md).
  */
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <sched.h>
@@ -498,6 +499,19 @@ void tessd_state_remove(const tessd_t *d, int64_t id)
     }
     /* A container job's mount point (its mounts were the shim's, gone with it). */
     snprintf(path, sizeof path, "%s/rootfs", dir);
+    rmdir(path);
+    /* Its console directory (root's, 0700): the sockets and process.json files a shim killed
+     * while it used them left there (tessel-shim names them run.sock, exec-N.json, exec-N.sock). */
+    snprintf(path, sizeof path, "%s/console", dir);
+    int cfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *cd = cfd >= 0 ? fdopendir(cfd) : NULL;
+    if (!cd && cfd >= 0)
+        close(cfd);
+    for (struct dirent *e; cd && (e = readdir(cd));)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            unlinkat(dirfd(cd), e->d_name, 0);
+    if (cd)
+        closedir(cd);
     rmdir(path);
     rmdir(dir);
 }
@@ -994,7 +1008,7 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
         .container = j->image ? ctr.runtime : NULL,
         .image_rootfs = j->image ? ctr.rootfs : NULL,
         .ctr_cwd_flags = j->image ? ctr.cwd_flags : 0,
-        .tty = j->tty && state[0] && !j->image,
+        .tty = j->tty && state[0],
         .block_userns = !d->allow_userns,
         .nvml = state[0] && d->nvml_path[0] ? d->nvml_path : NULL,
         .gpu_mem_limits = limits,

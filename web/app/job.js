@@ -108,9 +108,9 @@ function suspendButton(ctx, j) {
 }
 
 // Terminal: the job's own terminal (a job started with one) or a new shell in it (any other
-// running process job), for its owner only (docs/terminal.md).
+// running job, a container job's included: crun exec), for its owner only (docs/terminal.md).
 function terminalLink(ctx, j) {
-  if (j.state !== 'running' || j.user !== ctx.store.me?.user || (!j.tty && j.image) || String(j.id).startsWith('slurm:')) return null;
+  if (j.state !== 'running' || j.user !== ctx.store.me?.user || String(j.id).startsWith('slurm:')) return null;
   return h('a', {
     class: 'btn', id: 'terminal-open', href: `#/jobs/${j.id}/terminal`,
     title: j.tty ? 'Attach to the job\'s terminal' : 'Open a new shell inside the job',

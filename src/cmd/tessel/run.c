@@ -395,8 +395,6 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
     if (o->interactive && !o->tty)
         return cli_usage(cli, "-i needs a terminal: -it (a job's stdin is its terminal or "
                               "nothing)");
-    if (o->tty && o->image)
-        return cli_usage(cli, "-it: not for a container job yet (docs/terminal.md)");
     if (o->tty && o->array)
         return cli_usage(cli, "-it: one terminal, one job: not with --array");
     return 0;

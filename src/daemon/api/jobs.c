@@ -198,14 +198,12 @@ static int parse_submit(tessd_t *d, json_t *body, tstore_job_t *j, thttp_reply_t
             BAD("image", "image must be a string NAME[:TAG]");
         j->image = (char *)json_string_value(v);
     }
-    /* A terminal (docs/terminal.md): the shim holds it, so only for a process job this
-     * tesseld runs itself. */
+    /* A terminal (docs/terminal.md): the shim holds it (a container's: crun's, passed to the
+     * shim), so only for a job this tesseld runs itself. */
     v = json_object_get(body, "tty");
     if (v && !json_is_boolean(v))
         BAD("tty", "tty must be true or false");
     j->tty = v && json_is_true(v);
-    if (j->tty && j->image)
-        BAD("tty", "tty: not for a container job yet (docs/terminal.md)");
     if (j->tty && d->slurm)
         BAD("tty", "tty: not with tesseld --slurm (Slurm runs the job: srun --pty)");
     if (j->tty && !d->run_dir[0])
