@@ -478,8 +478,8 @@ static int walk_folder(tessd_t *d, const tstore_folder_t *f, int64_t deadline_ms
     *bytes = *objects = 0;
     *stop = TFLD_USAGE_COMPLETE;
     pthread_mutex_lock(&flights_mu);
-    flight_t *fl = flights;
-    while (fl && fl->id != f->id)
+    flight_t *fl = flights; /* a walk in progress (one done is not reused: its waiters end) */
+    while (fl && (fl->id != f->id || fl->done))
         fl = fl->next;
     if (fl) {
         fl->refs++;
@@ -1375,9 +1375,15 @@ int api_folders_job_quota(tessd_t *d, const tstore_job_t *j, bool *paused, thttp
          * is fresh when listed again), all within TESSD_FOLDER_WALK_MS. */
         api_submit_pause(d);
         *paused = true;
-        for (int i = 0; rc == 0 && i < n; i++)
-            if (q[i].walk && quota_walks(d, &q[i].f, q[i].pquota, &w, &err) < 0)
+        for (int i = 0; rc == 0 && i < n; i++) {
+            if (!q[i].walk)
+                continue;
+            bool pq = q[i].pquota; /* each project's folders walked once per submission */
+            for (int k = 0; pq && k < i; k++)
+                pq = !(q[k].walk && q[k].pquota && q[k].f.project == q[i].f.project);
+            if (quota_walks(d, &q[i].f, pq, &w, &err) < 0)
                 rc = -1;
+        }
         if (!api_submit_resume(d, rep)) {
             free(q);
             return -2;
