@@ -645,6 +645,8 @@ static int quota_walks(tessd_t *d, const tstore_folder_t *f, bool pquota, walks_
     int rc = project_stale(d, f->project, &x, err);
     pthread_mutex_unlock(&d->lock);
     for (size_t i = 0; rc == 0 && i < x.n; i++) {
+        if (x.f[i].id == f->id && f->quota > 0 && stale(f))
+            continue; /* walked just above (still stale: its walk was incomplete) */
         int r = walk_folder(d, &x.f[i], w->deadline_ms, &bytes, &objects, &stop, err);
         if (r < 0 && errno != ENOENT)
             rc = -1;
