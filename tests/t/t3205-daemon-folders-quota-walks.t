@@ -3,7 +3,7 @@
 # "Quotas"; security review RV1 M4, M5): while a submission's walks run without tesseld's
 # lock, a submitter removed from the project, or a project deleted, gets the same refusal as
 # before the walks (the project, the membership and the folders' rights are checked again
-# after them), and no job is stored; a folder is walked by one request at a time: concurrent
+# after them), and so is the caller's token (revoked: 401), and no job is stored; a folder is walked by one request at a time: concurrent
 # requests for it wait for that walk and share its figure (one descriptor open on the folder,
 # never three).  A folder of 300,000 names (hard links of 6 empty files) makes each walk last
 # long enough to be seen in tesseld's descriptors (/proc/PID/fd).
@@ -71,11 +71,28 @@ grep -q "you ('tslwb') are not a member of project 'p2'" "$TD/bg.out"
 ok $? "... not a member of p2, as before the walks"
 is "$(stored)" "$N" "... no job stored"
 
-# --- M4: the project deleted during the walks ------------------------------------------------
+# --- M4: the token revoked during the walks ---------------------------------------------------
 api POST /v1/projects/p2/members '{"user":"tslwb","role":"member"}'
+api POST /v1/tokens '{"user":"tslwb"}'
+B2=$(jget .token)
+B2ID=$(jget .id)
+db "UPDATE folders SET used_ms = used_ms - 61000 WHERE used_ms IS NOT NULL"
+curl -s -o "$TD/bg.out" -w '%{http_code}' -X POST -H "Authorization: Bearer $B2" \
+    -H 'Content-Type: application/json' \
+    --data-binary '{"argv":["true"],"project":"p2","folders":["pb"]}' \
+    "$TD_URL/v1/jobs" >"$TD/bg.code" &
+BG=$!
+walking; ok $? "tslwb (a member again) submits with a second token; big (61 s old) is walked"
+api DELETE "/v1/tokens/$B2ID"
+is "$CODE" 204 "meanwhile an admin revokes that token"
+wait "$BG"
+is "$(cat "$TD/bg.code")" 401 "the submission: 401 (the token checked again)"
+is "$(stored)" "$N" "... no job stored"
+
+# --- M4: the project deleted during the walks ------------------------------------------------
 db "UPDATE folders SET used_ms = used_ms - 61000 WHERE used_ms IS NOT NULL"
 submit_bg
-walking; ok $? "tslwb (a member again) submits; big (61 s old) is walked again"
+walking; ok $? "tslwb submits; big (61 s old) is walked again"
 api DELETE /v1/projects/p2
 is "$CODE" 204 "meanwhile an admin deletes p2 (no active jobs)"
 wait "$BG"

@@ -730,13 +730,14 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     }
     if (fq < 0)
         goto out;
-    /* The lock was released for the walks: the project (gone?), the caller's membership and
-     * their rights on the folders are checked again, with the same answers as before. */
+    /* The lock was released for the walks: the caller's token (revoked? their role?), the
+     * project (gone?), their membership and their rights on the folders are checked again,
+     * with the same answers as before. */
     if (paused) {
         free(folders_s);
         folders_s = NULL;
         j.folders_json = NULL;
-        if (job_project(d, &who, body, &j, &proj, rep) < 0 ||
+        if (tessd_auth(d, req, rep, &who) < 0 || job_project(d, &who, body, &j, &proj, rep) < 0 ||
             api_folders_for_job(d, &who, json_object_get(body, "folders"), &j, &folders_s, rep) < 0)
             goto out;
     }
