@@ -620,7 +620,35 @@ static int project_stale(tessd_t *d, int64_t project, stale_t *x, tsl_error_t *e
 typedef struct {
     int64_t deadline_ms;    /* of all the walks of the request (tfld_mono_ms) */
     tfld_usage_stop_t stop; /* the first incomplete walk's reason (COMPLETE: none) */
+    int64_t *walked;        /* the folders this request walked (each once), malloc'd */
+    size_t nwalked, cap;
 } walks_t;
+
+/* Walk folder f for request w unless w walked it already; an incomplete walk's reason kept
+ * in w->stop.  As walk_folder: 0, 1, or -1 with err. */
+static int request_walk(tessd_t *d, walks_t *w, const tstore_folder_t *f, tsl_error_t *err)
+{
+    for (size_t i = 0; i < w->nwalked; i++)
+        if (w->walked[i] == f->id)
+            return 0;
+    if (w->nwalked == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 16;
+        int64_t *t = realloc(w->walked, cap * sizeof *t);
+        if (!t) {
+            errno = ENOMEM;
+            return tsl_errprintf(err, "out of memory");
+        }
+        w->walked = t;
+        w->cap = cap;
+    }
+    w->walked[w->nwalked++] = f->id;
+    uint64_t bytes, objects;
+    tfld_usage_stop_t stop;
+    int rc = walk_folder(d, f, w->deadline_ms, &bytes, &objects, &stop, err);
+    if (rc == 1 && w->stop == TFLD_USAGE_COMPLETE)
+        w->stop = stop;
+    return rc;
+}
 
 /* Walk folder f when its quota needs it (fquota and stale) and the stale folders of its
  * project when the project has a folder quota (pquota), all within w->deadline_ms; no lock
@@ -629,15 +657,8 @@ typedef struct {
 static int quota_walks(tessd_t *d, const tstore_folder_t *f, bool pquota, walks_t *w,
                        tsl_error_t *err)
 {
-    uint64_t bytes, objects;
-    tfld_usage_stop_t stop;
-    if (f->quota > 0 && stale(f)) {
-        int rc = walk_folder(d, f, w->deadline_ms, &bytes, &objects, &stop, err);
-        if (rc < 0 && errno != ENOENT)
-            return -1;
-        if (rc == 1 && w->stop == TFLD_USAGE_COMPLETE)
-            w->stop = stop;
-    }
+    if (f->quota > 0 && stale(f) && request_walk(d, w, f, err) < 0 && errno != ENOENT)
+        return -1;
     if (!pquota || !f->project)
         return 0;
     stale_t x = {0};
@@ -645,14 +666,10 @@ static int quota_walks(tessd_t *d, const tstore_folder_t *f, bool pquota, walks_
     int rc = project_stale(d, f->project, &x, err);
     pthread_mutex_unlock(&d->lock);
     for (size_t i = 0; rc == 0 && i < x.n; i++) {
-        if (x.f[i].id == f->id && f->quota > 0 && stale(f))
-            continue; /* walked just above (still stale: its walk was incomplete) */
-        int r = walk_folder(d, &x.f[i], w->deadline_ms, &bytes, &objects, &stop, err);
+        int r = request_walk(d, w, &x.f[i], err);
         if (r < 0 && errno != ENOENT)
             rc = -1;
-        if (r == 1 && w->stop == TFLD_USAGE_COMPLETE)
-            w->stop = stop;
-        if (r == 1 && stop == TFLD_USAGE_TIME)
+        if (w->stop == TFLD_USAGE_TIME)
             break; /* the request's time is spent: the rest stay stale */
     }
     free(x.f);
@@ -1386,6 +1403,7 @@ int api_folders_job_quota(tessd_t *d, const tstore_job_t *j, bool *paused, thttp
             if (quota_walks(d, &q[i].f, pq, &w, &err) < 0)
                 rc = -1;
         }
+        free(w.walked);
         if (!api_submit_resume(d, rep)) {
             free(q);
             return -2;
@@ -1676,6 +1694,7 @@ void api_folders_files_put(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         walks_t w = {.deadline_ms = tfld_mono_ms() + TESSD_FOLDER_WALK_MS};
         qres_t r;
         int rc = quota_walks(d, &f, pquota, &w, &merr);
+        free(w.walked);
         if (rc == 0) {
             pthread_mutex_lock(&d->lock);
             rc = quota_decide(d, f.name, (int64_t)req->body_len, &r, &merr);
