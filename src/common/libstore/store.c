@@ -338,6 +338,8 @@ enum {
     S_PROJECT_SET_FQUOTA,
     S_PROJECT_FOLDER_USE,
     S_FOLDER_SET_USED,
+    S_FOLDER_ADD_USED,
+    S_FOLDER_LIST_PROJECT,
     S_FOLDER_GET,
     S_FOLDER_LIST,
     S_FOLDER_DEL_SHARES,
@@ -563,9 +565,18 @@ static const char *const sql[S_COUNT] = {
     [S_PROJECT_SET_FQUOTA] = "UPDATE projects SET folder_quota = ?2 WHERE id = ?1",
     /* The measured use of the folders of project ?1 (those measured: count, sum) and how many
      * it has. */
-    [S_PROJECT_FOLDER_USE] = "SELECT coalesce(sum(used), 0), count(used), count(*) FROM folders"
+    /* total(), not sum(): figures near INT64_MAX saturate instead of failing the query. */
+    [S_PROJECT_FOLDER_USE] = "SELECT CAST(min(total(used), 9223372036854775807) AS INTEGER),"
+                             " count(used), count(*) FROM folders"
                              " WHERE project = ?1 AND project <> 0",
     [S_FOLDER_SET_USED] = "UPDATE folders SET used = ?2, used_ms = ?3 WHERE id = ?1",
+    /* An upload's bytes added (saturating), the time of the last walk kept. */
+    [S_FOLDER_ADD_USED] = "UPDATE folders SET used = CASE WHEN used > 9223372036854775807 - ?2"
+                          " THEN 9223372036854775807 ELSE used + ?2 END"
+                          " WHERE id = ?1 AND used IS NOT NULL",
+    /* folders_project (migration 15) is the index: no scan of the other folders. */
+    [S_FOLDER_LIST_PROJECT] = "SELECT " FOLDER_COLS " WHERE f.project = ?1 AND f.project <> 0"
+                              " ORDER BY f.name",
     [S_FOLDER_GET] = "SELECT " FOLDER_COLS " WHERE f.name = ?1",
     [S_FOLDER_LIST] = "SELECT " FOLDER_COLS " ORDER BY f.name",
     [S_FOLDER_DEL_SHARES] = "DELETE FROM folder_shares WHERE folder = ?1",
@@ -3052,6 +3063,24 @@ int tstore_folder_list(tstore_t *s, tstore_folder_f cb, void *arg, tsl_error_t *
     return rc == SQLITE_DONE ? 0 : db_error(s, err, "list folders");
 }
 
+int tstore_folder_list_project(tstore_t *s, int64_t project, tstore_folder_f cb, void *arg,
+                               tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_FOLDER_LIST_PROJECT);
+    sqlite3_bind_int64(q, 1, project);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        tstore_folder_t f;
+        row_folder(q, &f);
+        if (cb(&f, arg)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    sqlite3_reset(q);
+    return rc == SQLITE_DONE ? 0 : db_error(s, err, "list project folders");
+}
+
 int tstore_folder_del(tstore_t *s, int64_t id, tsl_error_t *err)
 {
     if (tstore_begin(s, err) < 0)
@@ -3173,6 +3202,18 @@ int tstore_folder_set_used(tstore_t *s, int64_t id, int64_t used, int64_t now_ms
     if (n < 0)
         return -1;
     return n == 0 ? not_found(err, "folder") : 0;
+}
+
+int tstore_folder_add_used(tstore_t *s, int64_t id, int64_t bytes, tsl_error_t *err)
+{
+    if (bytes < 0) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "folder use: a negative addition");
+    }
+    sqlite3_stmt *q = stmt(s, S_FOLDER_ADD_USED);
+    sqlite3_bind_int64(q, 1, id);
+    sqlite3_bind_int64(q, 2, bytes);
+    return exec_stmt(s, q, err, "folder use") < 0 ? -1 : 0;
 }
 
 int tstore_project_set_folder_quota(tstore_t *s, int64_t id, int64_t quota, tsl_error_t *err)

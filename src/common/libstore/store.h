@@ -680,6 +680,10 @@ int tstore_folder_get(tstore_t *st, const char *name, tstore_folder_t *out, tsl_
 typedef int (*tstore_folder_f)(const tstore_folder_t *f, void *arg);
 /* Every folder by name; the folder is valid during the call.  Non-zero stops.  0 or -1. */
 int tstore_folder_list(tstore_t *st, tstore_folder_f cb, void *arg, tsl_error_t *err);
+/* The folders of project (not those shared with it) by name, as tstore_folder_list (an index:
+ * no scan of the other folders).  0 or -1. */
+int tstore_folder_list_project(tstore_t *st, int64_t project, tstore_folder_f cb, void *arg,
+                               tsl_error_t *err);
 /* Delete the folder and its shares in one transaction.  ENOENT when absent.  0 or -1. */
 int tstore_folder_del(tstore_t *st, int64_t id, tsl_error_t *err);
 /* Set folder id's quota (bytes; 0: none), or its measured use at now_ms.  ENOENT when absent.
@@ -687,6 +691,9 @@ int tstore_folder_del(tstore_t *st, int64_t id, tsl_error_t *err);
 int tstore_folder_set_quota(tstore_t *st, int64_t id, int64_t quota, tsl_error_t *err);
 int tstore_folder_set_used(tstore_t *st, int64_t id, int64_t used, int64_t now_ms,
                            tsl_error_t *err);
+/* Add bytes (>= 0) to folder id's measured use, saturating at INT64_MAX; the time of the
+ * measurement is kept (an upload is not a walk); a folder never measured keeps none.  0 or -1. */
+int tstore_folder_add_used(tstore_t *st, int64_t id, int64_t bytes, tsl_error_t *err);
 /* Set project id's folder quota (bytes, the sum of its folders; 0: none).  ENOENT when
  * absent.  0 or -1.  (tstore_project_update leaves it as it is.) */
 int tstore_project_set_folder_quota(tstore_t *st, int64_t id, int64_t quota, tsl_error_t *err);

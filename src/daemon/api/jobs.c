@@ -790,7 +790,8 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         api_folders_for_job(d, &who, json_object_get(body, "folders"), &j, &folders_s, rep) < 0)
         goto out;
     /* A read-write folder at or over its quota (its project's): 507, the lock held or not. */
-    int fq = api_folders_job_quota(d, &j, rep);
+    bool paused;
+    int fq = api_folders_job_quota(d, &j, &paused, rep);
     if (fq == -2) {
         free(folders_s);
         api_batch_free(&batch);
@@ -799,6 +800,17 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     }
     if (fq < 0)
         goto out;
+    /* The lock was released for the walks: the caller's token (revoked? their role?), the
+     * project (gone?), their membership and their rights on the folders are checked again,
+     * with the same answers as before. */
+    if (paused) {
+        free(folders_s);
+        folders_s = NULL;
+        j.folders_json = NULL;
+        if (tessd_auth(d, req, rep, &who) < 0 || job_project(d, &who, body, &j, &proj, rep) < 0 ||
+            api_folders_for_job(d, &who, json_object_get(body, "folders"), &j, &folders_s, rep) < 0)
+            goto out;
+    }
     if (tstore_queue_get(d->store, j.queue, &q, &err) < 0) {
         if (errno == ENOENT)
             thttp_error(rep, 400, "invalid_value", "queue", "no queue named '%s'", j.queue);

@@ -162,6 +162,12 @@ static void test_folders(void **state)
 }
 
 /* A project's folder quota (migration 19) and the measured use of its folders together. */
+static int count_folder(const tstore_folder_t *f, void *arg)
+{
+    (*(int *)arg)++;
+    return 0;
+}
+
 static void test_project_quota(void **state)
 {
     tsl_error_t err;
@@ -215,6 +221,38 @@ static void test_project_quota(void **state)
     assert_int_equal(used, 700);
     assert_int_equal(measured, 1);
     assert_int_equal(n, 1);
+    /* An upload's bytes: added to the figure as it is, the time of the walk kept;
+     * saturating; a folder never measured stays so. */
+    assert_int_equal(tstore_folder_add_used(st, b.id, 50, NULL), 0);
+    tstore_folder_t fb;
+    assert_int_equal(tstore_folder_get(st, "b", &fb, NULL), 0);
+    assert_int_equal(fb.used, 750);
+    assert_int_equal(fb.used_ms, 21);
+    assert_int_equal(tstore_folder_add_used(st, b.id, -1, &err), -1);
+    assert_int_equal(errno, EINVAL);
+    tstore_folder_t c = {.created_ms = 10, .project = p.id};
+    snprintf(c.name, sizeof c.name, "c");
+    snprintf(c.owner, sizeof c.owner, "alice");
+    assert_int_equal(tstore_folder_add(st, &c, NULL), 0);
+    assert_int_equal(tstore_folder_add_used(st, c.id, 50, NULL), 0);
+    assert_int_equal(tstore_folder_get(st, "c", &fb, NULL), 0);
+    assert_int_equal(fb.used, -1);
+    /* The project's folders (an index), not the others. */
+    int count = 0;
+    assert_int_equal(tstore_folder_list_project(st, p.id, count_folder, &count, NULL), 0);
+    assert_int_equal(count, 2);
+    count = 0;
+    assert_int_equal(tstore_folder_list_project(st, 0, count_folder, &count, NULL), 0);
+    assert_int_equal(count, 0);
+    /* Figures near INT64_MAX: the sum saturates (no integer overflow error). */
+    assert_int_equal(tstore_folder_set_used(st, b.id, INT64_MAX - 10, 22, NULL), 0);
+    assert_int_equal(tstore_folder_add_used(st, b.id, 100, NULL), 0);
+    assert_int_equal(tstore_folder_get(st, "b", &fb, NULL), 0);
+    assert_int_equal(fb.used, INT64_MAX);
+    assert_int_equal(tstore_folder_set_used(st, c.id, INT64_MAX, 22, NULL), 0);
+    assert_int_equal(tstore_project_folder_use(st, p.id, &used, &measured, &n, NULL), 0);
+    assert_int_equal(used, INT64_MAX);
+    assert_int_equal(measured, 2);
     assert_int_equal(tstore_project_set_folder_quota(st, p.id, 0, NULL), 0);
     assert_int_equal(tstore_project_get(st, "vision", &got, NULL), 0);
     assert_int_equal(got.folder_quota, 0);
