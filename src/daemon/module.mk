@@ -104,6 +104,8 @@ TESSELD_TESTS += tests/t/t3190-daemon-ckpt-roundtrip.t tests/t/t3191-daemon-ckpt
                  tests/t/t3192-daemon-ckpt-noapi.t tests/t/t3193-daemon-ckpt-threads.t
 # Oversubscription (issue 21 item 4, docs/interposer.md): a job spills past its GPU memory.
 TESSELD_TESTS += tests/t/t3220-daemon-oversub.t
+# Oversubscription's bounds (security review F2, F3): mem needed with cgroups, per GPU.
+TESSELD_TESTS += tests/t/t3221-daemon-oversub-limits.t
 TESSELD_TESTS += tests/t/t3163-daemon-jobdir-mounted.t
 TESSELD_TESTS += tests/t/t3164-daemon-exit-record.t
 TESSELD_TESTS += tests/t/t3165-daemon-jobdir-reused-id.t
