@@ -396,7 +396,7 @@ static int own_host_add(int dev, uint64_t bytes)
         return -1;
     uint64_t cur = atomic_load(&own_host[dev]);
     do {
-        if (bytes > tcu.cfg.host_limit || cur > tcu.cfg.host_limit - bytes)
+        if (!tcu_host_admit(cur, bytes, tcu.cfg.host_limit))
             return -1;
     } while (!atomic_compare_exchange_weak(&own_host[dev], &cur, cur + bytes));
     return 0;

@@ -602,44 +602,14 @@ TCU_EXPORT CUresult cuMemFree(CUdeviceptr_v1 dptr)
  * when allocated) go to the driver unchanged.  The CUDA 13 batches (cuMemPrefetchBatchAsync,
  * cuMemDiscardAndPrefetchBatchAsync and their _ptsz) are held the same way (batch_refused). */
 
-static int loc_is_host(CUmemLocation l)
-{
-    return l.type == CU_MEM_LOCATION_TYPE_HOST || l.type == CU_MEM_LOCATION_TYPE_HOST_NUMA ||
-           l.type == CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT;
-}
-
-static CUmemLocation loc_of(CUdevice d)
-{
-    CUmemLocation l = {d == CU_DEVICE_CPU ? CU_MEM_LOCATION_TYPE_HOST : CU_MEM_LOCATION_TYPE_DEVICE,
-                       d == CU_DEVICE_CPU ? 0 : d};
-    return l;
-}
-
-/* Whether advice a toward l could bring a spilled allocation's pages onto a device. */
-static int advice_places_on_device(CUmem_advise a, CUmemLocation l)
-{
-    switch (a) {
-    case CU_MEM_ADVISE_SET_PREFERRED_LOCATION:
-        return !loc_is_host(l);
-    case CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION:
-    case CU_MEM_ADVISE_UNSET_ACCESSED_BY:
-    case CU_MEM_ADVISE_SET_READ_MOSTLY:
-        return 1;
-    case CU_MEM_ADVISE_UNSET_READ_MOSTLY:
-    case CU_MEM_ADVISE_SET_ACCESSED_BY:
-        return 0;
-    }
-    return 1; /* advice this interposer does not know: not on a spill */
-}
-
 static int advice_refused(CUdeviceptr p, size_t count, CUmem_advise a, CUmemLocation l)
 {
-    return advice_places_on_device(a, l) && spill_overlaps(p, count);
+    return tcu_advice_to_device(a, l) && spill_overlaps(p, count);
 }
 
 static int prefetch_refused(CUdeviceptr p, size_t count, CUmemLocation l)
 {
-    return !loc_is_host(l) && spill_overlaps(p, count);
+    return !tcu_loc_is_host(l) && spill_overlaps(p, count);
 }
 
 TCU_EXPORT CUresult cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice,
@@ -649,7 +619,7 @@ TCU_EXPORT CUresult cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise a
     cuMemAdvise_fn real = TCU_REAL(cuMemAdvise);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
-    if (advice_refused(devPtr, count, advice, loc_of(device)))
+    if (advice_refused(devPtr, count, advice, tcu_loc_of_device(device)))
         return CUDA_ERROR_NOT_PERMITTED;
     return real(devPtr, count, advice, device);
 }
@@ -673,7 +643,7 @@ TCU_EXPORT CUresult cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUdevic
     cuMemPrefetchAsync_fn real = TCU_REAL(cuMemPrefetchAsync);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
-    if (prefetch_refused(devPtr, count, loc_of(dstDevice)))
+    if (prefetch_refused(devPtr, count, tcu_loc_of_device(dstDevice)))
         return CUDA_ERROR_NOT_PERMITTED;
     return real(devPtr, count, dstDevice, hStream);
 }
@@ -685,7 +655,7 @@ TCU_EXPORT CUresult cuMemPrefetchAsync_ptsz(CUdeviceptr devPtr, size_t count, CU
     cuMemPrefetchAsync_ptsz_fn real = TCU_REAL(cuMemPrefetchAsync_ptsz);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
-    if (prefetch_refused(devPtr, count, loc_of(dstDevice)))
+    if (prefetch_refused(devPtr, count, tcu_loc_of_device(dstDevice)))
         return CUDA_ERROR_NOT_PERMITTED;
     return real(devPtr, count, dstDevice, hStream);
 }
@@ -722,12 +692,9 @@ TCU_EXPORT CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr devPtr, size_t count,
 static int batch_refused(const CUdeviceptr *dptrs, const size_t *sizes, size_t count,
                          const CUmemLocation *locs, size_t nlocs)
 {
-    if (!dptrs || !sizes || !locs)
+    if (!dptrs || !sizes || !locs || !tcu_locs_reach_device(locs, nlocs))
         return 0;
-    int to_device = 0;
-    for (size_t k = 0; k < nlocs && !to_device; k++)
-        to_device = !loc_is_host(locs[k]);
-    for (size_t i = 0; to_device && i < count; i++)
+    for (size_t i = 0; i < count; i++)
         if (spill_overlaps(dptrs[i], sizes[i]))
             return 1;
     return 0;
