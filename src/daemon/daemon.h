@@ -114,6 +114,10 @@ typedef struct {
      * memory it gave back (0 = its suspend kept them), and a resume asked that the tick carries
      * out once its GPU has room (resume_by: who asked). */
     uint64_t gpu_released;
+    /* Bytes per GPU its slice may spill into host memory (the job's gpu_mem_oversubscribe, 0 =
+     * none): tesseld's own record, which bounds the figures read from the job-writable slice
+     * file (api_slice_read). */
+    uint64_t gpu_oversub;
     bool resume_wanted;
     char resume_by[TSTORE_NAME_MAX + 1];
     char resume_wait[160]; /* the reason last recorded while the resume waits */

@@ -112,6 +112,8 @@ TESSELD_TESTS += tests/t/t3220-daemon-oversub.t
 TESSELD_TESTS += tests/t/t3210-daemon-psusp-roundtrip.t tests/t/t3211-daemon-psusp-restart.t \
                  tests/t/t3212-daemon-psusp-cancel.t tests/t/t3213-daemon-psusp-options.t \
                  tests/t/t3214-daemon-psusp-stopped.t tests/t/t3216-daemon-psusp-noapi.t
+# Oversubscription's bounds (security review F2, F3): mem needed with cgroups, per GPU.
+TESSELD_TESTS += tests/t/t3221-daemon-oversub-limits.t
 TESSELD_TESTS += tests/t/t3163-daemon-jobdir-mounted.t
 TESSELD_TESTS += tests/t/t3164-daemon-exit-record.t
 TESSELD_TESTS += tests/t/t3165-daemon-jobdir-reused-id.t

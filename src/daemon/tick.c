@@ -701,6 +701,7 @@ static void start_job(tessd_t *d, uint64_t id, const tsched_member_t *m)
     }
     r->member = *m;
     r->no_requeue = j.no_requeue;
+    r->gpu_oversub = j.gpu_oversub;
     r->time_limit_s = j.time_limit_s;
     tessd_qjob(d, &j, &r->q);
     snprintf(r->user, sizeof r->user, "%s", j.user);
@@ -963,6 +964,7 @@ static int recover_one(const tstore_job_t *j, void *arg)
     r->shim_start = j->shim_start;
     r->job_pid = j->job_pid;
     r->no_requeue = j->no_requeue;
+    r->gpu_oversub = j->gpu_oversub;
     r->started_ms = j->started_ms;
     r->time_limit_s = j->time_limit_s;
     r->suspended_total_ms = j->suspended_total_ms;

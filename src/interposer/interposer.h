@@ -175,6 +175,8 @@ uint64_t tcu_tracked(void);
  * parent's slot, and reset the locks. */
 void tcu_table_atfork_child(void);
 void tcu_pools_atfork_child(void);
+/* The child forgets the parent's spilled ranges (hooks/memory.c). */
+void tcu_spills_atfork_child(void);
 void tcu_contexts_atfork_child(void);
 
 /* Pool bookkeeping (hooks/memory.c): resync the charge of every pool this

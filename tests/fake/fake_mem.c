@@ -243,12 +243,27 @@ static void pool_destroy(pool_t *p)
 
 /* ---- freeing ---------------------------------------------------------- */
 
+/* The process's managed memory resident on device dev (of what it has charged there) grows or
+ * shrinks by bytes: NVML's per-process figure leaves it out (README "Managed memory"). */
+static void managed_resident(int dev, uint64_t bytes, int grow)
+{
+    tfake_state_lock(g.sh);
+    tfake_procstate_t *p = tfake_state_proc(g.sh);
+    if (p) {
+        uint64_t *m = &p->managed[pdev(dev)];
+        *m = grow ? *m + bytes : *m > bytes ? *m - bytes : 0;
+    }
+    tfake_state_unlock(g.sh);
+}
+
 void alloc_free(alloc_t *a)
 {
     switch (a->kind) {
     case A_DEVICE:
     case A_MANAGED:
         munmap((void *)(uintptr_t)a->base, (size_t)a->maplen);
+        if (a->kind == A_MANAGED && a->resident >= 0)
+            managed_resident(a->dev, a->charged, 0);
         uncharge(a->dev, a->charged);
         break;
     case A_POOL:
@@ -1238,12 +1253,16 @@ static void migrate(alloc_t *a, CUmemLocation l)
     uint64_t ch = roundup(a->size, g.cfg.alloc_granule);
     if (to >= 0 && charge(to, ch) < 0)
         return;
-    if (a->resident >= 0)
+    if (a->resident >= 0) {
+        managed_resident(a->dev, a->charged, 0);
         uncharge(a->dev, a->charged);
+    }
     a->resident = to;
     a->charged = to >= 0 ? ch : 0;
-    if (to >= 0)
+    if (to >= 0) {
         a->dev = to;
+        managed_resident(to, ch, 1);
+    }
 }
 
 static CUmemLocation dev_loc(CUdevice d)
@@ -1312,6 +1331,72 @@ CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr devPtr, size_t count, CUmemLocat
 {
     COUNT(cuMemPrefetchAsync_v2_ptsz);
     return prefetch(devPtr, count, location, flags, hStream, 1);
+}
+
+/* cuMemPrefetchBatchAsync and cuMemDiscardAndPrefetchBatchAsync (CUDA 13): each operation as
+ * cuMemPrefetchAsync_v2 to its location (locs[k] for the operations from idxs[k] on), in
+ * order, stopping at the first that fails (the fake does not undo the ones before).  The
+ * discard of the second keeps nothing to discard (the fake's pages hold no state to drop). */
+static CUresult prefetch_batch(CUdeviceptr *dptrs, size_t *sizes, size_t count, CUmemLocation *locs,
+                               size_t *idxs, size_t nlocs, unsigned long long flags, CUstream s,
+                               int pt)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!dptrs || !sizes || !locs || !idxs || count == 0 || nlocs == 0 || nlocs > count ||
+        flags != 0 || idxs[0] != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t k = 1; k < nlocs; k++)
+        if (idxs[k] <= idxs[k - 1] || idxs[k] >= count)
+            return CUDA_ERROR_INVALID_VALUE;
+    size_t k = 0;
+    for (size_t i = 0; i < count; i++) {
+        while (k + 1 < nlocs && idxs[k + 1] <= i)
+            k++;
+        CUresult rc = prefetch(dptrs[i], sizes[i], locs[k], 0, s, pt);
+        if (rc != CUDA_SUCCESS)
+            return rc;
+    }
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemPrefetchBatchAsync(CUdeviceptr *dptrs, size_t *sizes, size_t count,
+                                 CUmemLocation *prefetchLocs, size_t *prefetchLocIdxs,
+                                 size_t numPrefetchLocs, unsigned long long flags, CUstream hStream)
+{
+    COUNT(cuMemPrefetchBatchAsync);
+    return prefetch_batch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs,
+                          flags, hStream, 0);
+}
+
+CUresult cuMemPrefetchBatchAsync_ptsz(CUdeviceptr *dptrs, size_t *sizes, size_t count,
+                                      CUmemLocation *prefetchLocs, size_t *prefetchLocIdxs,
+                                      size_t numPrefetchLocs, unsigned long long flags,
+                                      CUstream hStream)
+{
+    COUNT(cuMemPrefetchBatchAsync_ptsz);
+    return prefetch_batch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs,
+                          flags, hStream, 1);
+}
+
+CUresult cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr *dptrs, size_t *sizes, size_t count,
+                                           CUmemLocation *prefetchLocs, size_t *prefetchLocIdxs,
+                                           size_t numPrefetchLocs, unsigned long long flags,
+                                           CUstream hStream)
+{
+    COUNT(cuMemDiscardAndPrefetchBatchAsync);
+    return prefetch_batch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs,
+                          flags, hStream, 0);
+}
+
+CUresult cuMemDiscardAndPrefetchBatchAsync_ptsz(CUdeviceptr *dptrs, size_t *sizes, size_t count,
+                                                CUmemLocation *prefetchLocs,
+                                                size_t *prefetchLocIdxs, size_t numPrefetchLocs,
+                                                unsigned long long flags, CUstream hStream)
+{
+    COUNT(cuMemDiscardAndPrefetchBatchAsync_ptsz);
+    return prefetch_batch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs,
+                          flags, hStream, 1);
 }
 
 /* ---- stream-ordered allocation ---------------------------------------- */

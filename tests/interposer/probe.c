@@ -60,6 +60,17 @@
  *   where               the newest allocation as the fake driver sees it: "where
  *                       managed=M resident=R pref=T accessed=MASK" (oversubscription)
  *   calls:NAME          the fake driver's call count of entry point NAME
+ *   prefetch:TO:SIZE    cuMemPrefetchAsync of the newest allocation's first SIZE bytes to TO
+ *                       (cpu, or a CUDA device ordinal) on the default stream: "prefetch rc=R"
+ *   prefetch2:TO:SIZE   the same through cuMemPrefetchAsync_v2 (a host or device location)
+ *   batch:TO:SIZE       cuMemPrefetchBatchAsync (CUDA 13) of one operation, the newest
+ *                       allocation's first SIZE bytes to TO (cpu or a device ordinal):
+ *                       "batch rc=R"
+ *   dbatch:TO:SIZE      the same through cuMemDiscardAndPrefetchBatchAsync
+ *   advise:ADVICE:TO    cuMemAdvise of the newest allocation's first MiB, ADVICE one of
+ *                       prefer, unprefer, readmostly, unreadmostly, accessed, unaccessed, TO
+ *                       cpu or a device ordinal: "advise rc=R"
+ *   advise2:ADVICE:TO   the same through cuMemAdvise_v2 (a location)
  *   pattern:SIZE        write a pattern (each 8-byte word: its offset xor the device
  *                       address) over the first SIZE bytes of the newest allocation
  *                       (mem path): "pattern rc=R"
@@ -794,6 +805,60 @@ static void step(char *s)
         unsigned long long acc = 0;
         int m = f && nallocs && f(allocs[nallocs - 1].h, &res, &pt, &pid, &acc) == 0;
         printf("where managed=%d resident=%d pref=%d accessed=%llu\n", m, m ? res : 0, pt, acc);
+    } else if ((strcmp(s, "prefetch") == 0 || strcmp(s, "prefetch2") == 0) && arg2) {
+        int cpu = strcmp(arg1, "cpu") == 0;
+        CUdevice d = cpu ? CU_DEVICE_CPU : atoi(arg1);
+        CUdeviceptr p = nallocs ? allocs[nallocs - 1].h : 0;
+        CUresult r;
+        if (s[8] == '2') {
+            CUmemLocation l = {cpu ? CU_MEM_LOCATION_TYPE_HOST : CU_MEM_LOCATION_TYPE_DEVICE,
+                               cpu ? 0 : d};
+            r = SYM(cuMemPrefetchAsync_v2_fn,
+                    ptds ? "cuMemPrefetchAsync_v2_ptsz" : "cuMemPrefetchAsync_v2",
+                    "cuMemPrefetchAsync")(p, size_arg(arg2), l, 0, NULL);
+        } else {
+            r = SYM(cuMemPrefetchAsync_fn, ptds ? "cuMemPrefetchAsync_ptsz" : "cuMemPrefetchAsync",
+                    "cuMemPrefetchAsync")(p, size_arg(arg2), d, NULL);
+        }
+        printf("prefetch rc=%d\n", r);
+    } else if ((strcmp(s, "batch") == 0 || strcmp(s, "dbatch") == 0) && arg2) {
+        int cpu = strcmp(arg1, "cpu") == 0;
+        CUmemLocation l = {cpu ? CU_MEM_LOCATION_TYPE_HOST : CU_MEM_LOCATION_TYPE_DEVICE,
+                           cpu ? 0 : atoi(arg1)};
+        CUdeviceptr p = nallocs ? allocs[nallocs - 1].h : 0;
+        size_t n = (size_t)size_arg(arg2), idx = 0;
+        CUresult r;
+        if (s[0] == 'd')
+            r = SYM(cuMemDiscardAndPrefetchBatchAsync_fn,
+                    ptds ? "cuMemDiscardAndPrefetchBatchAsync_ptsz"
+                         : "cuMemDiscardAndPrefetchBatchAsync",
+                    "cuMemDiscardAndPrefetchBatchAsync")(&p, &n, 1, &l, &idx, 1, 0, NULL);
+        else
+            r = SYM(cuMemPrefetchBatchAsync_fn,
+                    ptds ? "cuMemPrefetchBatchAsync_ptsz" : "cuMemPrefetchBatchAsync",
+                    "cuMemPrefetchBatchAsync")(&p, &n, 1, &l, &idx, 1, 0, NULL);
+        printf("batch rc=%d\n", r);
+    } else if ((strcmp(s, "advise") == 0 || strcmp(s, "advise2") == 0) && arg2) {
+        static const char *const names[] = {"",         "readmostly", "unreadmostly", "prefer",
+                                            "unprefer", "accessed",   "unaccessed"};
+        CUmem_advise a = 0;
+        for (int i = 1; i < 7; i++)
+            if (strcmp(arg1, names[i]) == 0)
+                a = (CUmem_advise)i;
+        if (!a)
+            die("advise: unknown advice");
+        int cpu = strcmp(arg2, "cpu") == 0;
+        CUdevice d = cpu ? CU_DEVICE_CPU : atoi(arg2);
+        CUdeviceptr p = nallocs ? allocs[nallocs - 1].h : 0;
+        CUresult r;
+        if (s[6] == '2') {
+            CUmemLocation l = {cpu ? CU_MEM_LOCATION_TYPE_HOST : CU_MEM_LOCATION_TYPE_DEVICE,
+                               cpu ? 0 : d};
+            r = SYM(cuMemAdvise_v2_fn, "cuMemAdvise_v2", "cuMemAdvise")(p, 1u << 20, a, l);
+        } else {
+            r = SYM(cuMemAdvise_fn, "cuMemAdvise", "cuMemAdvise")(p, 1u << 20, a, d);
+        }
+        printf("advise rc=%d\n", r);
     } else if (strcmp(s, "calls") == 0 && arg1) {
         typedef unsigned long long (*calls_fn)(const char *);
         calls_fn f = (calls_fn)dlsym(lib, "tessel_fake_calls");

@@ -1,7 +1,8 @@
 /* slice.c - tcu-slice: read a slice file through libshm's API the way
  * tesseld shows usage per device and process, and suspend or resume it.
  *
- * Usage: tcu-slice PATH [suspend|resume|state|setlimit:BYTES|sethost:BYTES|thrash:S|junklock:S]
+ * Usage: tcu-slice PATH [suspend|resume|state|setlimit:BYTES|sethost:BYTES|sethostused:BYTES|
+ *                        thrash:S|junklock:S]
  * Output without a command: "device I limit=L used=U ctx_cost=C ctx_cost_created=K
  *         core_limit=P core_mode=M core_prio=R rate_ppm=Q busy_ns=B launches=N waited_ns=W
  *         host_limit=HL host_used=HU" per device, then "proc PID comm=NAME used=U0 host=S0
@@ -12,6 +13,8 @@
  *         (the file is its user's); print "ok".
  * sethost:BYTES: tshm_set_host_limit of device 0 (the oversubscription's host limit), the same
  *         way; print "ok".
+ * sethostused:BYTES: a hostile job: write device 0's slice-wide spilled count (host_used)
+ *         straight into the file, under the processes that keep it; print "ok".
  * thrash:SECONDS: a hostile job: make the slice (one device, 1 GiB), print "ok", then for
  *         SECONDS truncate the file to nothing and write it back, as fast as it can, so that a
  *         reader that maps it (rather than copying it) faults past its end.
@@ -19,6 +22,8 @@
  *         (its size kept), hold an exclusive flock on it, print "ok", and sleep SECONDS.
  */
 #include <fcntl.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +33,7 @@
 #include <unistd.h>
 
 #include "libshm/shm.h"
+#include "libshm/shm_layout.h"
 
 struct sums {
     unsigned long long used, busy;
@@ -98,17 +104,32 @@ static int hostile(const char *path, const char *cmd)
     return 0;
 }
 
+/* sethostused:BYTES: device 0's host_used rewritten in place, as the job may (its file). */
+static int set_host_used(const char *path, const char *bytes)
+{
+    uint64_t v = strtoull(bytes, NULL, 10);
+    int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    off_t at = TSHM_DEVICES_OFFSET + offsetof(struct tshm_device_rec, host_used);
+    int ok = fd >= 0 && pwrite(fd, &v, sizeof v, at) == (ssize_t)sizeof v;
+    if (fd >= 0)
+        close(fd);
+    printf("%s\n", ok ? "ok" : "failed");
+    return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || argc > 3) {
         fprintf(stderr, "usage: tcu-slice PATH "
-                        "[suspend|resume|state|setlimit:BYTES|sethost:BYTES|thrash:SECONDS|"
-                        "junklock:SECONDS]\n");
+                        "[suspend|resume|state|setlimit:BYTES|sethost:BYTES|sethostused:BYTES|"
+                        "thrash:SECONDS|junklock:SECONDS]\n");
         return 2;
     }
     const char *cmd = argc == 3 ? argv[2] : NULL;
     if (cmd && (strncmp(cmd, "thrash:", 7) == 0 || strncmp(cmd, "junklock:", 9) == 0))
         return hostile(argv[1], cmd);
+    if (cmd && strncmp(cmd, "sethostused:", 12) == 0)
+        return set_host_used(argv[1], cmd + 12);
     int setlimit = cmd && strncmp(cmd, "setlimit:", 9) == 0;
     int sethost = cmd && strncmp(cmd, "sethost:", 8) == 0;
     int control =

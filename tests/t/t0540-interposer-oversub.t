@@ -5,7 +5,8 @@
 # per device and per process) against the host limit, and given back by cuMemFree_v2; without
 # it, or past the host limit, CUDA_ERROR_OUT_OF_MEMORY (2) as before.  cuMemGetInfo keeps
 # showing the device share.  Forked children and several processes share the host limit; a
-# killed process's spill is reclaimed.
+# killed process's spill is reclaimed.  A spill cannot be prefetched or advised onto the
+# device; a process keeps to its own host limit whatever its slice file says.
 #
 # Slice: 1 GiB on a fake 8 GiB GPU, the context 64 MiB: 9 allocations of 100 MiB fit the
 # device share, 60 MiB are left; a 512 MiB host limit takes 5 more of 100 MiB.
@@ -130,6 +131,84 @@ touch "$TMP/go"
 wait $rpid
 is "$(grep '^alloc' "$TMP/raise" | tail -n 2 | tr '\n' ' ')" "alloc mem rc=2 alloc mem rc=0 " \
     "still 512 MiB in all: 400 MiB more refused beside the 200 MiB, 312 MiB fits"
+
+# A spilled allocation stays on the host (security review F1): a prefetch of it to the device,
+# or advice that would place it or let it go there, is refused with CUDA_ERROR_NOT_PERMITTED
+# (800) before the driver sees it, through the exported entry points, cuGetProcAddress and the
+# per-thread-stream variants; host-targeted ones reach the driver.
+rm -f "$TESSEL_SLICE"
+hold_probe pf ctx alloc:mem:900M alloc:mem:400M prefetch:0:400M prefetch2:0:1M where
+is "$(lines prefetch pf)" "prefetch rc=800 prefetch rc=800 " \
+    "cuMemPrefetchAsync and _v2 of a spill to device 0: CUDA_ERROR_NOT_PERMITTED"
+is "$(lines where pf)" "where managed=1 resident=-1 pref=2 accessed=1 " \
+    "the spill's pages stay on the host, its hints as they were"
+is "$(truth $pid)" $((ctx + 900 * MiB)) \
+    "the driver holds no more device memory for the process than its share"
+release
+out=$(probe --via=proc ctx alloc:mem:900M alloc:mem:400M prefetch2:0:400M where)
+is "$(printf '%s\n' "$out" | grep -E '^(prefetch|where)' | tr '\n' ' ')" \
+    "prefetch rc=800 where managed=1 resident=-1 pref=2 accessed=1 " \
+    "through cuGetProcAddress (CUDA 13): the prefetch to the device is refused too"
+out=$(probe --via=proc --ptds ctx alloc:mem:900M alloc:mem:400M prefetch2:0:400M)
+is "$(printf '%s\n' "$out" | grep '^prefetch')" "prefetch rc=800" \
+    "the per-thread-stream variant (cuMemPrefetchAsync_v2_ptsz) is refused too"
+out=$(probe --ptds ctx alloc:mem:900M alloc:mem:400M prefetch:0:400M)
+is "$(printf '%s\n' "$out" | grep '^prefetch')" "prefetch rc=800" \
+    "cuMemPrefetchAsync_ptsz is refused too"
+out=$(probe ctx alloc:mem:900M alloc:mem:400M batch:0:400M dbatch:0:1M where)
+is "$(printf '%s\n' "$out" | grep -E '^(batch|where)' | tr '\n' ' ')" \
+    "batch rc=800 batch rc=800 where managed=1 resident=-1 pref=2 accessed=1 " \
+    "the CUDA 13 batches (cuMemPrefetchBatchAsync, cuMemDiscardAndPrefetchBatchAsync) to the device are refused"
+out=$(probe --via=proc --ptds ctx alloc:mem:900M alloc:mem:400M batch:0:400M dbatch:0:400M \
+    batch:cpu:400M)
+is "$(printf '%s\n' "$out" | grep '^batch' | tr '\n' ' ')" "batch rc=800 batch rc=800 batch rc=0 " \
+    "through cuGetProcAddress, per-thread stream: to the device refused, to the host let through"
+out=$(probe ctx alloc:mem:900M alloc:mem:400M prefetch:cpu:400M prefetch2:cpu:400M where)
+is "$(printf '%s\n' "$out" | grep -E '^(prefetch|where)' | tr '\n' ' ')" \
+    "prefetch rc=0 prefetch rc=0 where managed=1 resident=-1 pref=2 accessed=1 " \
+    "a prefetch of a spill to the host reaches the driver"
+out=$(probe ctx alloc:mem:900M alloc:mem:400M advise:prefer:0 advise2:prefer:0 advise:unprefer:0 \
+    advise:readmostly:0 advise:unaccessed:0 advise2:unaccessed:0 where)
+is "$(printf '%s\n' "$out" | grep -E '^(advise|where)' | tr '\n' ' ')" \
+    "advise rc=800 advise rc=800 advise rc=800 advise rc=800 advise rc=800 advise rc=800 where managed=1 resident=-1 pref=2 accessed=1 " \
+    "advice that would move a spill to the device (prefer it, unset the host preference, read-mostly, unset accessed-by) is refused"
+out=$(probe ctx alloc:mem:900M alloc:mem:400M advise:prefer:cpu advise2:prefer:cpu \
+    advise:accessed:0 advise:unreadmostly:0)
+is "$(printf '%s\n' "$out" | grep '^advise' | tr '\n' ' ')" \
+    "advise rc=0 advise rc=0 advise rc=0 advise rc=0 " \
+    "advice that keeps a spill on the host reaches the driver"
+out=$(probe ctx alloc:mem:900M alloc:mem:400M free prefetch:0:1M)
+is "$(printf '%s\n' "$out" | grep '^prefetch')" "prefetch rc=1" \
+    "device memory is not a spill: its prefetch reaches the driver (which refuses it, not managed)"
+
+# The job's own managed memory (cuMemAllocManaged) is charged to the device share in full when
+# allocated, wherever its pages are: prefetching it to the device passes nothing.  The fake's
+# NVML, as the real driver's, leaves managed memory resident on the device out of the
+# process's figure.
+hold_probe mg ctx alloc:managed:300M prefetch:0:300M where
+is "$(lines prefetch mg)" "prefetch rc=0 " "the job's own managed memory may be prefetched"
+is "$(lines where mg)" "where managed=1 resident=0 pref=0 accessed=0 " "its pages are on device 0"
+is "$(used)" $((ctx + 300 * MiB)) "the slice counts it on the device since its allocation"
+is "$(truth $pid)" $ctx "NVML's per-process figure leaves the resident managed memory out"
+release
+
+# The slice file's spilled count is the job's to rewrite (security review F2): zeroed under a
+# running process, it lets that process spill nothing past its own 512 MiB (its count in its
+# own memory).
+(LD_PRELOAD="$PRE" exec "$PROBE" ctx alloc:mem:800M alloc:mem:500M "waitfile:$TMP/go0" \
+    alloc:mem:500M alloc:mem:12M >"$TMP/zero" 2>&1) &
+zpid=$!
+two_zero() { [ "$(grep -c '^alloc' "$TMP/zero")" -ge 2 ]; }
+wait_until two_zero
+is "$("$HELPERS/tcu-slice" "$TESSEL_SLICE" sethostused:0)" ok \
+    "the job zeroes its slice file's spilled count"
+is "$(val host_used "$(dev0)")" 0 "the slice file says nothing is spilled"
+touch "$TMP/go0"
+wait $zpid
+is "$(grep '^alloc' "$TMP/zero" | tr '\n' ' ')" \
+    "alloc mem rc=0 alloc mem rc=0 alloc mem rc=2 alloc mem rc=0 " \
+    "the process keeps to 512 MiB: 500 MiB more refused, 12 MiB fits"
+rm -f "$TESSEL_SLICE"
 
 # The environment may lower the host limit, a malformed value fails closed.
 rm -f "$TESSEL_SLICE"

@@ -4,7 +4,9 @@
 # through the probe, the excess spilled into host memory up to that size; the job object,
 # GET /v1/gpus, /metrics, `tessel gpus` and `tessel show` show device and spilled bytes apart;
 # a job without it spills nothing, even with TESSEL_CUDA_MEM_OVERSUBSCRIBE in its own
-# environment; bad values are refused with a clear error and nothing stored.
+# environment; bad values are refused with a clear error and nothing stored (the size is per
+# GPU: times the GPUs within mem).  A listing leaves the figures now out (one job's answer has
+# them); a job's corrupted slice file moves no view past tesseld's own record.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 . "$TESSEL_SRCDIR/tests/lib/cli.sh"
@@ -82,9 +84,47 @@ is "$(grep '^job ' "$TD/o")" "job $H on GPU 0: 300 MiB spilled into host memory 
 tcli show "$H"
 is "$(sed -n 's/^gpu_mem_oversubscribed *//p' "$TD/o")" $((300 * MiB)) \
     "tessel show: gpu_mem_oversubscribed"
+# A listing does not open the running jobs' slice files (security review F5): the figures
+# now are in the answer about one job only.
+api GET /v1/jobs
+is "$(jget "[.jobs[] | select(.id == $H) | has(\"gpu_mem_used\"), has(\"gpu_mem_oversubscribed\")] | map(tostring) | join(\" \")")" \
+    "false false" "GET /v1/jobs leaves the figures now out"
 touch "$G/h"
 wait_for '[ "$(job_state $H)" = succeeded ]'
 ok $? "the holding job ends"
+
+# The slice file is the job's (security review F4): a job without oversubscription writes a
+# huge host limit and a spilled count of 2^64-1 into its own file; the views hold each to
+# tesseld's own record (its gpu_mem_oversubscribe: none), and nothing goes negative.
+SLICE=$TESSEL_BUILD/tests/interposer/tcu-slice
+cat >"$TD/corrupt.sh" <<EOS
+#!/bin/sh
+'$PROBE' ctx || exit 1
+'$SLICE' "\$TESSEL_SLICE" sethost:9223372036854775807 || exit 1
+'$SLICE' "\$TESSEL_SLICE" sethostused:18446744073709551615 || exit 1
+echo corrupted
+exec '$PROBE' waitfile:$G/c
+EOS
+chmod 755 "$TD/corrupt.sh"
+api POST /v1/jobs "{\"argv\":[\"$TD/corrupt.sh\"],\"gpu\":0.5,\"gpu_mem\":\"1G\",$ENV}"
+is "$CODE" 201 "a job that corrupts its slice file is accepted"
+C=$(jget .id)
+wait_for "api GET /v1/jobs/$C/logs && grep -q corrupted \"\$TD/out\""
+ok $? "the job has written its slice file"
+api GET /v1/gpus
+is "$(jget '.gpus[0].oversubscribed_mem') $(jget '.gpus[0].slices[0].mem_oversubscribed') $(jget '.gpus[0].slices[0].mem_oversubscribe_limit')" \
+    "0 0 0" "GET /v1/gpus: nothing spilled, no limit (tesseld's record, not the file's)"
+api GET "/v1/jobs/$C"
+is "$(jget .gpu_mem_oversubscribed) $(jget .gpu_mem_oversubscribe)" "0 null" \
+    "the job object: nothing spilled"
+curl -s -o "$TD/out" "$TD_URL/metrics"
+is "$(sed -n "s/^tessel_slice_memory_oversubscribed_bytes{.*job=\"$C\".*} //p" "$TD/out") $(sed -n "s/^tessel_slice_memory_oversubscribe_limit_bytes{.*job=\"$C\".*} //p" "$TD/out")" \
+    "0 0" "/metrics: 0 spilled, limit 0"
+tcli gpus
+ok $(grep -q "job $C on GPU 0: .*spilled" "$TD/o" && echo 1 || echo 0) "tessel gpus shows no spill for it"
+touch "$G/c"
+wait_for '[ "$(job_state $C)" = succeeded ]'
+ok $? "the corrupting job ends"
 
 # Bad input: a clear error, nothing stored.
 api GET /v1/jobs
@@ -97,6 +137,8 @@ bad 400 "not a size: 400" '"gpu":0.5,"gpu_mem_oversubscribe":"lots"'
 bad 400 "negative: 400" '"gpu":0.5,"gpu_mem_oversubscribe":-5'
 bad 400 "without a GPU: 400" '"gpu_mem_oversubscribe":"1G"'
 bad 400 "above the job's mem: 400" '"gpu":0.5,"mem":"1G","gpu_mem_oversubscribe":"2G"'
+bad 400 "per GPU: 2 GPUs x 1G above the job's 1G of mem: 400" \
+    '"gpus":2,"mem":"1G","gpu_mem_oversubscribe":"1G"'
 bad 422 "above the node's memory: 422" '"gpu":0.5,"gpu_mem_oversubscribe":"1P"'
 api GET /v1/jobs
 is "$(jget '.jobs | length')" "$before" "no refused job was stored"

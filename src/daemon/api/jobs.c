@@ -64,21 +64,6 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
      * memory, null when none; what it spills now is in the slices of GET /v1/gpus. */
     json_object_set_new(o, "gpu_mem_oversubscribe",
                         j->gpu_oversub ? json_integer((json_int_t)j->gpu_oversub) : json_null());
-    /* A running job's use now, from its slice file, over its GPUs: device memory and bytes
-     * spilled into host memory, apart; null when it does not run here. */
-    const tessd_run_t *ur =
-        j->state == TSTORE_RUNNING && !d->slurm ? tessd_run_find(d, j->id) : NULL;
-    uint64_t dev_used = 0, host_used = 0;
-    for (uint32_t k = 0; ur && k < ur->member.ngpus; k++) {
-        api_slice_t sl;
-        api_slice_read(d, ur, ur->member.gpu[k], &sl);
-        dev_used += sl.used;
-        host_used += sl.host_used;
-    }
-    json_object_set_new(o, "gpu_mem_used",
-                        ur && ur->member.ngpus ? json_integer((json_int_t)dev_used) : json_null());
-    json_object_set_new(o, "gpu_mem_oversubscribed",
-                        ur && ur->member.ngpus ? json_integer((json_int_t)host_used) : json_null());
     json_object_set_new(o, "cpu", j->cpu_milli ? json_real(j->cpu_milli / 1000.0) : json_null());
     json_object_set_new(o, "mem", j->mem ? json_integer((json_int_t)j->mem) : json_null());
     json_t *pl = j->placement_json ? json_loads(j->placement_json, 0, NULL) : NULL;
@@ -150,6 +135,14 @@ static const char *const submit_fields[] = {
     } while (0)
 
 /* Validate a submission into *j (strings point into body).  0, or -1 with rep filled. */
+/* The host memory a job with oversubscription may spill in all: gpu_mem_oversubscribe on each
+ * of its GPUs (saturating). */
+static uint64_t oversub_total(const tstore_job_t *j)
+{
+    uint64_t n = j->gpu_count > 0 ? (uint64_t)j->gpu_count : 1;
+    return j->gpu_oversub > UINT64_MAX / n ? UINT64_MAX : j->gpu_oversub * n;
+}
+
 static int parse_submit(tessd_t *d, json_t *body, tstore_job_t *j, thttp_reply_t *rep)
 {
     if (thttp_check_fields(body, submit_fields, rep) < 0)
@@ -323,9 +316,15 @@ static int parse_submit(tessd_t *d, json_t *body, tstore_job_t *j, thttp_reply_t
             return -1;
         if (j->gpu_oversub && !j->gpu_count)
             BAD("gpu_mem_oversubscribe", "gpu_mem_oversubscribe needs gpu or gpus");
-        if (j->mem && j->gpu_oversub > j->mem)
-            BAD("gpu_mem_oversubscribe", "gpu_mem_oversubscribe is host memory of the job: it "
-                                         "must not be above the job's mem");
+        /* Per GPU: the job may spill that much on each of its GPUs. */
+        if (j->mem && oversub_total(j) > j->mem)
+            BAD("gpu_mem_oversubscribe", "gpu_mem_oversubscribe is host memory of the job, per "
+                                         "GPU: times its GPUs it must not be above the job's mem");
+        /* The hard bound of what the job's processes spill is its memory cgroup (the slice
+         * file's count is the job's to rewrite; docs/security.md "Oversubscription"). */
+        if (j->gpu_oversub && !j->mem && d->cg_mode != TAGENT_CG_NONE)
+            BAD("mem", "gpu_mem_oversubscribe needs mem: the memory limit bounds what the job "
+                       "spills into host memory");
     }
     v = json_object_get(body, "queue");
     if (v && !json_is_null(v)) {
@@ -483,9 +482,9 @@ static int check_satisfiable(tessd_t *d, const tstore_job_t *j, thttp_reply_t *r
                     have);
         return -1;
     }
-    if (j->gpu_oversub > d->mem_total) {
+    if (oversub_total(j) > d->mem_total) {
         char want[32], have[32];
-        tsl_format_size(j->gpu_oversub, want, sizeof want);
+        tsl_format_size(oversub_total(j), want, sizeof want);
         tsl_format_size(d->mem_total, have, sizeof have);
         thttp_error(rep, 422, "unsatisfiable", "gpu_mem_oversubscribe",
                     "%s of host memory to spill into, this node has %s", want, have);
@@ -1241,9 +1240,41 @@ static void get_visible(thttp_req_t *req, thttp_reply_t *rep, tessd_t *d,
     api_leave(d);
 }
 
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static json_t *bytes_json(uint64_t v)
+{
+    return json_integer(v > (uint64_t)INT64_MAX ? INT64_MAX : (json_int_t)v);
+}
+
+/* A running job's use now, from its slice file, over its GPUs: device memory and bytes spilled
+ * into host memory, apart (each slice's spilled figure within tesseld's own record of its
+ * limit, api_slice_read; sums saturate); null when it does not run here.  Only in the answer
+ * about one job: a listing would open every running job's slice file once per GPU under the
+ * lock (security review F5), so api_job_json leaves these out. */
+static void job_usage_json(tessd_t *d, const tstore_job_t *j, json_t *o)
+{
+    const tessd_run_t *ur =
+        j->state == TSTORE_RUNNING && !d->slurm ? tessd_run_find(d, j->id) : NULL;
+    uint64_t dev_used = 0, host_used = 0;
+    for (uint32_t k = 0; ur && k < ur->member.ngpus; k++) {
+        api_slice_t sl;
+        api_slice_read(d, ur, ur->member.gpu[k], &sl);
+        dev_used = sat_add(dev_used, sl.used);
+        host_used = sat_add(host_used, sl.host_used);
+    }
+    bool live = ur && ur->member.ngpus;
+    json_object_set_new(o, "gpu_mem_used", live ? bytes_json(dev_used) : json_null());
+    json_object_set_new(o, "gpu_mem_oversubscribed", live ? bytes_json(host_used) : json_null());
+}
+
 static void answer_job(tessd_t *d, const tstore_job_t *j, thttp_reply_t *rep)
 {
     json_t *o = api_job_json(d, j);
+    job_usage_json(d, j, o);
     tsl_error_t err;
     /* One job's answer also lists its dependencies (jobs_batch.c). */
     if (api_batch_deps_json(d, o, j->id, &err) < 0) {

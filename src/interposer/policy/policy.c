@@ -5,6 +5,48 @@
 #include <strings.h>
 
 #include "interposer/policy/policy.h"
+
+int tcu_host_admit(uint64_t own, uint64_t bytes, uint64_t limit)
+{
+    return bytes <= limit && own <= limit - bytes;
+}
+
+int tcu_loc_is_host(CUmemLocation l)
+{
+    return l.type == CU_MEM_LOCATION_TYPE_HOST || l.type == CU_MEM_LOCATION_TYPE_HOST_NUMA ||
+           l.type == CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT;
+}
+
+CUmemLocation tcu_loc_of_device(CUdevice d)
+{
+    CUmemLocation l = {d == CU_DEVICE_CPU ? CU_MEM_LOCATION_TYPE_HOST : CU_MEM_LOCATION_TYPE_DEVICE,
+                       d == CU_DEVICE_CPU ? 0 : d};
+    return l;
+}
+
+int tcu_advice_to_device(CUmem_advise a, CUmemLocation l)
+{
+    switch (a) {
+    case CU_MEM_ADVISE_SET_PREFERRED_LOCATION:
+        return !tcu_loc_is_host(l);
+    case CU_MEM_ADVISE_SET_ACCESSED_BY:
+    case CU_MEM_ADVISE_UNSET_READ_MOSTLY:
+        return 0;
+    case CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION:
+    case CU_MEM_ADVISE_UNSET_ACCESSED_BY:
+    case CU_MEM_ADVISE_SET_READ_MOSTLY:
+        return 1;
+    }
+    return 1;
+}
+
+int tcu_locs_reach_device(const CUmemLocation *locs, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (!tcu_loc_is_host(locs[k]))
+            return 1;
+    return 0;
+}
 #include "libutil/size.h"
 
 #define LIMIT_VAR "TESSEL_CUDA_MEM_LIMIT"

@@ -169,4 +169,26 @@ int tcu_nvml_limit(const uint64_t *limit, const char *visible, int pci_order, co
 /* Saturating multiply, used for pitch x height. */
 uint64_t tcu_mul_sat(uint64_t a, uint64_t b);
 
+/* ---- oversubscription: what may touch a spill (docs/interposer.md) ---- */
+
+/* Whether a process that has spilled `own` bytes on a device may spill `bytes` more under its
+ * host limit `limit` (own + bytes <= limit, without wrapping). */
+int tcu_host_admit(uint64_t own, uint64_t bytes, uint64_t limit);
+
+/* Whether location l is host memory (HOST, HOST_NUMA, HOST_NUMA_CURRENT). */
+int tcu_loc_is_host(CUmemLocation l);
+
+/* The location cuMemAdvise / cuMemPrefetchAsync (v1) mean by device d (CU_DEVICE_CPU: the
+ * host). */
+CUmemLocation tcu_loc_of_device(CUdevice d);
+
+/* Whether advice a toward l could bring a spilled allocation's pages onto a device: a
+ * preferred location that is not the host, unsetting the preferred location or accessed-by
+ * (the hints a spill is given), read-mostly (copies on the devices that read), and any
+ * advice this table does not know.  0 for SET_ACCESSED_BY and UNSET_READ_MOSTLY. */
+int tcu_advice_to_device(CUmem_advise a, CUmemLocation l);
+
+/* Whether any of locs[0..n) is not the host (a batch of prefetches that may reach a device). */
+int tcu_locs_reach_device(const CUmemLocation *locs, size_t n);
+
 #endif

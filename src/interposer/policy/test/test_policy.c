@@ -383,6 +383,60 @@ static void test_config_oversubscribe(void **state)
     assert_true(out.host_limit == 0); /* the file allows none: the environment adds none */
 }
 
+/* Oversubscription (security review F2): a process's own spill count admits bytes only within
+ * its host limit, without wrapping. */
+static void test_host_admit(void **state)
+{
+    (void)state;
+    assert_true(tcu_host_admit(0, 512, 512));
+    assert_true(tcu_host_admit(500, 12, 512));
+    assert_false(tcu_host_admit(500, 13, 512));
+    assert_false(tcu_host_admit(0, 1, 0)); /* no limit: no spill */
+    assert_true(tcu_host_admit(0, 0, 0));
+    assert_false(tcu_host_admit(1, UINT64_MAX, UINT64_MAX)); /* would wrap */
+    assert_false(tcu_host_admit(UINT64_MAX, 1, UINT64_MAX));
+    assert_true(tcu_host_admit(UINT64_MAX - 1, 1, UINT64_MAX));
+}
+
+/* Oversubscription (security review F1): which locations and advice could bring a spill onto
+ * a device. */
+static void test_spill_moves(void **state)
+{
+    (void)state;
+    CUmemLocation host = {CU_MEM_LOCATION_TYPE_HOST, 0};
+    CUmemLocation numa = {CU_MEM_LOCATION_TYPE_HOST_NUMA, 1};
+    CUmemLocation numa_cur = {CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT, 0};
+    CUmemLocation dev0 = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
+    CUmemLocation invalid = {CU_MEM_LOCATION_TYPE_INVALID, 0};
+    assert_true(tcu_loc_is_host(host));
+    assert_true(tcu_loc_is_host(numa));
+    assert_true(tcu_loc_is_host(numa_cur));
+    assert_false(tcu_loc_is_host(dev0));
+    assert_false(tcu_loc_is_host(invalid)); /* unknown: not the host */
+    CUmemLocation l = tcu_loc_of_device(CU_DEVICE_CPU);
+    assert_int_equal(l.type, CU_MEM_LOCATION_TYPE_HOST);
+    l = tcu_loc_of_device(3);
+    assert_int_equal(l.type, CU_MEM_LOCATION_TYPE_DEVICE);
+    assert_int_equal(l.id, 3);
+    /* advice */
+    assert_true(tcu_advice_to_device(CU_MEM_ADVISE_SET_PREFERRED_LOCATION, dev0));
+    assert_false(tcu_advice_to_device(CU_MEM_ADVISE_SET_PREFERRED_LOCATION, host));
+    assert_false(tcu_advice_to_device(CU_MEM_ADVISE_SET_PREFERRED_LOCATION, numa));
+    assert_true(tcu_advice_to_device(CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, host));
+    assert_true(tcu_advice_to_device(CU_MEM_ADVISE_UNSET_ACCESSED_BY, dev0));
+    assert_true(tcu_advice_to_device(CU_MEM_ADVISE_SET_READ_MOSTLY, host));
+    assert_false(tcu_advice_to_device(CU_MEM_ADVISE_SET_ACCESSED_BY, dev0));
+    assert_false(tcu_advice_to_device(CU_MEM_ADVISE_UNSET_READ_MOSTLY, dev0));
+    assert_true(tcu_advice_to_device((CUmem_advise)99, host)); /* unknown advice: refused */
+    /* batches */
+    CUmemLocation all_host[] = {host, numa};
+    CUmemLocation mixed[] = {host, dev0};
+    assert_false(tcu_locs_reach_device(all_host, 2));
+    assert_true(tcu_locs_reach_device(mixed, 2));
+    assert_false(tcu_locs_reach_device(mixed, 1)); /* only the first counted */
+    assert_false(tcu_locs_reach_device(NULL, 0));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -395,6 +449,8 @@ int main(void)
         cmocka_unit_test(test_config_file_lower),
         cmocka_unit_test(test_nvml_limit),
         cmocka_unit_test(test_config_oversubscribe),
+        cmocka_unit_test(test_host_admit),
+        cmocka_unit_test(test_spill_moves),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
