@@ -84,6 +84,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sched.h>
+#include <sys/fsuid.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -908,12 +909,24 @@ struct ctr_exec_ctx {
     unsigned seq; /* names each exec's process.json and socket */
 };
 
+/* The longest the exec pre-check (ctr_exec_check) may take. */
+#define CTR_EXEC_CHECK_MS 5000
+
+/* Whether file may be executed by the file-system ids of the caller (faccessat2 with
+ * AT_EACCESS: the kernel checks with those, not the real ids; never emulated): 0 or the
+ * errno. */
+static int eaccess_x(const char *file)
+{
+    return syscall(SYS_faccessat2, AT_FDCWD, file, X_OK, AT_EACCESS) == 0 ? 0 : errno;
+}
+
 /* Whether prog can be started in the container as the job's user, looked up as execvp does
  * (PATH from the job's config, from the config's cwd): crun finds a missing program only
  * inside the container, after the terminal was made, and ends with 255 like a command that
  * exits 255; this says it first, so that the client gets the reason and "error exec" (125).
  * A forked process enters the container's mount namespace (that of its first process, as
- * crun exec does), becomes the user for good, and tries; crun still does the real exec, so
+ * crun exec does), takes the user's file-system ids and groups (not its real ids: the user
+ * cannot stop it), and tries; crun still does the real exec, so
  * this decides nothing but the message.  0 when it may start (or the check itself could not
  * run), else the errno (ENOENT, EACCES, ...). */
 static int ctr_exec_check(const struct ctr_exec_ctx *x, const char *config, const char *prog)
@@ -928,39 +941,66 @@ static int ctr_exec_check(const struct ctr_exec_ctx *x, const char *config, cons
         return 0;
     pid_t pid = fork();
     if (pid == 0) {
+        /* The user's file-system ids only (setfsuid, setfsgid, the groups): the real and
+         * effective ids stay root's, so the job's user cannot signal (stop) this process and
+         * with it the shim waiting below; a file-system uid other than 0 loses the file
+         * capabilities (CAP_DAC_OVERRIDE...), so the look-up is the user's. */
         if (setns(ns, CLONE_NEWNS) < 0)
             _exit(0);
-        if (a->gid >= 0 && (syscall(SYS_setgroups, a->ngroups, a->groups) < 0 ||
-                            syscall(SYS_setgid, (gid_t)a->gid) < 0))
-            _exit(0);
-        if (a->uid >= 0 && syscall(SYS_setuid, (uid_t)a->uid) < 0)
-            _exit(0);
+        if (a->gid >= 0) {
+            if (syscall(SYS_setgroups, a->ngroups, a->groups) < 0)
+                _exit(0);
+            setfsgid((gid_t)a->gid);
+            if (setfsgid((gid_t)-1) != a->gid)
+                _exit(0);
+        }
+        if (a->uid >= 0) {
+            setfsuid((uid_t)a->uid);
+            if (setfsuid((uid_t)-1) != a->uid)
+                _exit(0);
+        }
         if (chdir(cwd) < 0)
             _exit(0);
         int err = ENOENT;
         if (strchr(prog, '/')) {
-            err = access(prog, X_OK) == 0 ? 0 : errno;
+            err = eaccess_x(prog);
         } else {
             for (char *dir = path, *end; err && dir; dir = end ? end + 1 : NULL) {
                 end = strchr(dir, ':');
                 if (end)
                     *end = '\0';
                 char file[4096 + 256];
-                if (snprintf(file, sizeof file, "%s/%s", *dir ? dir : ".", prog) <
-                        (int)sizeof file &&
-                    access(file, X_OK) == 0)
+                int e = ENAMETOOLONG;
+                if (snprintf(file, sizeof file, "%s/%s", *dir ? dir : ".", prog) < (int)sizeof file)
+                    e = eaccess_x(file);
+                if (e == 0)
                     err = 0;
-                else if (errno == EACCES)
+                else if (e == EACCES)
                     err = EACCES;
             }
         }
         _exit(err > 0 && err < 126 ? err : 0);
     }
     close(ns);
-    int st;
     if (pid < 0)
         return 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    /* Bounded: a look-up that hangs (a stalled file system in PATH) is killed after
+     * CTR_EXEC_CHECK_MS and the check counts as passed (crun then says what it finds). */
+    int st = 0;
+    for (int waited = 0;; waited += 10) {
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid)
+            break;
+        if (r < 0 && errno != EINTR)
+            return 0;
+        if (waited >= CTR_EXEC_CHECK_MS) {
+            kill(pid, SIGKILL);
+            while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+            }
+            return 0;
+        }
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
     }
     return WIFEXITED(st) ? WEXITSTATUS(st) : 0;
 }
