@@ -81,3 +81,10 @@ TESTS += $(O)/tests/agent/test_fwd
 $(O)/tests/agent/test_fwd: $(O)/obj/src/agent/test/test_fwd.o $(LIBAGENT) $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lcmocka
+
+# Test helper for t7040: a process of a container job that tries to stop the shim's children.
+TESTS_AGENT_CTRSTOP := $(O)/tests/agent/ctrstop
+all: $(TESTS_AGENT_CTRSTOP)
+$(TESTS_AGENT_CTRSTOP): src/agent/test/ctrstop.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -std=c11 $(WARN) $(CFLAGS) -o $@ $<

@@ -316,11 +316,13 @@ TERM_TESTS := tests/t/t7030-term-run-it.t tests/t/t7031-term-refusals.t \
 TESTS += $(TERM_TESTS)
 $(TERM_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel tests/lib/term.sh
 # A container job's terminal and exec into it (crun's --console-socket, docs/terminal.md).
-CTR_TERM_TESTS := tests/t/t7038-ctr-term-run-it.t tests/t/t7039-ctr-term-exec.t
+CTR_TERM_TESTS := tests/t/t7038-ctr-term-run-it.t tests/t/t7039-ctr-term-exec.t \
+                  tests/t/t7040-ctr-exec-unstoppable.t
 TESTS += $(CTR_TERM_TESTS)
 $(CTR_TERM_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel \
                    $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so \
                    tests/lib/container.sh tests/lib/mkimage.sh tests/lib/ctrterm.sh
+tests/t/t7040-ctr-exec-unstoppable.t: $(O)/tests/agent/ctrstop
 # Terminal tickets (ticket.c): one use, expiry, another job or route, bounds.
 TESTS += $(O)/tests/daemon/test_ticket
 $(O)/tests/daemon/test_ticket: $(O)/obj/src/daemon/test/test_ticket.o $(O)/obj/src/daemon/ticket.o
