@@ -101,7 +101,8 @@ TESSELD_TESTS += tests/t/t3180-daemon-folders.t tests/t/t3181-cli-folders.t \
                  tests/t/t3182-daemon-folders-hostile.t
 # A suspend that gives the GPU back through the driver's checkpoint API (docs/suspend.md).
 TESSELD_TESTS += tests/t/t3190-daemon-ckpt-roundtrip.t tests/t/t3191-daemon-ckpt-restart-kill.t \
-                 tests/t/t3192-daemon-ckpt-noapi.t tests/t/t3193-daemon-ckpt-threads.t
+                 tests/t/t3192-daemon-ckpt-noapi.t tests/t/t3193-daemon-ckpt-threads.t \
+                 tests/t/t3194-daemon-ckpt-concurrent.t tests/t/t3195-daemon-ckpt-killed.t
 # Folder quotas (docs/folders.md, "Quotas"): a folder root on btrfs (a loop-mounted image), a
 # project's quota.
 TESSELD_TESTS += tests/t/t3200-daemon-folders-btrfs.t tests/t/t3201-daemon-folders-project-quota.t \
@@ -273,6 +274,7 @@ tests/t/t3014-daemon-slowloris.t: $(O)/bench/bench-slowloris
 # The checkpoint tests (docs/suspend.md) run the interposer's probe as jobs, with the CLI.
 tests/t/t3190-daemon-ckpt-roundtrip.t tests/t/t3191-daemon-ckpt-restart-kill.t \
 tests/t/t3192-daemon-ckpt-noapi.t tests/t/t3193-daemon-ckpt-threads.t \
+tests/t/t3194-daemon-ckpt-concurrent.t tests/t/t3195-daemon-ckpt-killed.t \
 tests/t/t3210-daemon-psusp-roundtrip.t tests/t/t3211-daemon-psusp-restart.t \
 tests/t/t3212-daemon-psusp-cancel.t tests/t/t3214-daemon-psusp-stopped.t \
 tests/t/t3216-daemon-psusp-noapi.t: \
