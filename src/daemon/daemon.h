@@ -535,6 +535,14 @@ int tessd_violation_read(const tessd_t *d, int64_t id, char *action, size_t alen
                          char *reason, size_t rlen);
 /* Remove a job's state directory (its end). */
 void tessd_state_remove(const tessd_t *d, int64_t id);
+
+/* The hold of a job suspended by a preemption with its GPU memory given back (docs/suspend.md,
+ * "What holds a victim off the GPU"), on or off, in its root-owned state directory: on, its
+ * limits file says GPU memory 0 (the one it was started with kept as limits.run: a process the
+ * job starts meanwhile gets no device memory from the interposer) and the shim's watchdog finds
+ * TSW_HOLD_FILE (the job's processes held to TSW_HOLD_ALLOW, killed past it); off, both undone.
+ * A job without a state directory (tesseld not root): nothing to do.  0, or -1 with err. */
+int tessd_gpu_hold(tessd_t *d, const tessd_run_t *r, bool on, tsl_error_t *err);
 /* At start, as root: <data>/run and <data>/registry with one registry file per GPU (root's,
  * mode 0666, made with O_EXCL|O_NOFOLLOW).  0, or -1 with err. */
 int tessd_enforce_init(tessd_t *d, tsl_error_t *err);

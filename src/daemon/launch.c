@@ -40,6 +40,7 @@
 #include "agent/runner.h"
 #include "daemon/batch.h"
 #include "daemon/container_launch.h"
+#include "agent/watchdog.h"
 #include "daemon/daemon.h"
 #include "daemon/pwcache.h"
 #include "daemon/serve.h"
@@ -490,9 +491,19 @@ void tessd_state_remove(const tessd_t *d, int64_t id)
     struct stat st;
     if (!dir[0] || (lstat(dir, &st) < 0 && errno == ENOENT))
         return; /* a first start: nothing to remove */
-    static const char *const names[] = {"limits",      "ld.so.preload",      "violation",
-                                        ".limits.tmp", ".ld.so.preload.tmp", ".violation.tmp",
-                                        "config.json", ".config.json.tmp",   "tty.sock"};
+    static const char *const names[] = {"limits",
+                                        "ld.so.preload",
+                                        "violation",
+                                        ".limits.tmp",
+                                        ".ld.so.preload.tmp",
+                                        ".violation.tmp",
+                                        "config.json",
+                                        ".config.json.tmp",
+                                        "tty.sock",
+                                        "limits.run",
+                                        ".limits.run.tmp",
+                                        TSW_HOLD_FILE,
+                                        "." TSW_HOLD_FILE ".tmp"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         unlink(path);
@@ -514,6 +525,81 @@ void tessd_state_remove(const tessd_t *d, int64_t id)
         closedir(cd);
     rmdir(path);
     rmdir(dir);
+}
+
+/* Read dir/name, a regular file of root's reached without a link, into buf (cap bytes with
+ * its NUL): 0, or -1 with err. */
+static int read_root_file(const char *dir, const char *name, char *buf, size_t cap,
+                          tsl_error_t *err)
+{
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return tsl_errprintf(err, "%s: %s", path, strerror(errno));
+    struct stat st;
+    ssize_t n = -1;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0)
+        n = read(fd, buf, cap - 1);
+    else
+        errno = EPERM;
+    int saved = errno;
+    close(fd);
+    if (n < 0 || (size_t)n == cap - 1) {
+        errno = n < 0 ? saved : E2BIG;
+        return tsl_errprintf(err, "%s: %s", path, strerror(errno));
+    }
+    buf[n] = '\0';
+    return 0;
+}
+
+int tessd_gpu_hold(tessd_t *d, const tessd_run_t *r, bool on, tsl_error_t *err)
+{
+    char state[PATH_MAX], run[4096], path[PATH_MAX + 64];
+    tessd_state_dir(d, r->id, state, sizeof state);
+    struct stat st;
+    if (!d->run_dir[0] || !state[0] || lstat(state, &st) < 0)
+        return 0; /* no state directory: a job tesseld did not start as root */
+    if (!on) {
+        /* The limits first, then the watchdog's file: never the job's full limit in a new
+         * process while the watchdog still holds it to nothing would kill it. */
+        if (read_root_file(state, "limits.run", run, sizeof run, NULL) == 0 &&
+            tessd_write_root_file(state, "limits", run, 0644, err) < 0)
+            return -1;
+        snprintf(path, sizeof path, "%s/limits.run", state);
+        unlink(path);
+        snprintf(path, sizeof path, "%s/%s", state, TSW_HOLD_FILE);
+        if (unlink(path) < 0 && errno != ENOENT)
+            return tsl_errprintf(err, "%s: %s", path, strerror(errno));
+        return 0;
+    }
+    /* Kept once: a hold asked again (a restore that did not fit) keeps the first copy. */
+    if (read_root_file(state, "limits.run", run, sizeof run, NULL) < 0) {
+        if (read_root_file(state, "limits", run, sizeof run, err) < 0 ||
+            tessd_write_root_file(state, "limits.run", run, 0600, err) < 0)
+            return -1;
+    }
+    /* The same lines with every GPU-memory limit 0. */
+    char held[sizeof run + 64];
+    size_t n = 0;
+    for (char *line = run; *line && n < sizeof held;) {
+        char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        const char *eq = memchr(line, '=', len);
+        if (strncmp(line, "TESSEL_CUDA_MEM_LIMIT", 21) == 0 && eq)
+            n += (size_t)snprintf(held + n, sizeof held - n, "%.*s=0\n", (int)(eq - line), line);
+        else
+            n += (size_t)snprintf(held + n, sizeof held - n, "%.*s\n", (int)len, line);
+        line += len + (nl ? 1 : 0);
+    }
+    if (n >= sizeof held) {
+        errno = E2BIG;
+        return tsl_errprintf(err, "job %lld: limits file too large", (long long)r->id);
+    }
+    if (tessd_write_root_file(state, "limits", held, 0644, err) < 0)
+        return -1;
+    return tessd_write_root_file(state, TSW_HOLD_FILE,
+                                 "held by tesseld: suspended by a preemption\n", 0644, err);
 }
 
 /* The job's state directory with its limits (the same NAME=value pairs as its environment, so

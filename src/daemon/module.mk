@@ -112,7 +112,9 @@ TESSELD_TESTS += tests/t/t3220-daemon-oversub.t
 # Preemption by suspension (docs/suspend.md, "Preemption by suspension").
 TESSELD_TESTS += tests/t/t3210-daemon-psusp-roundtrip.t tests/t/t3211-daemon-psusp-restart.t \
                  tests/t/t3212-daemon-psusp-cancel.t tests/t/t3213-daemon-psusp-options.t \
-                 tests/t/t3214-daemon-psusp-stopped.t tests/t/t3216-daemon-psusp-noapi.t
+                 tests/t/t3214-daemon-psusp-stopped.t tests/t/t3216-daemon-psusp-noapi.t \
+                 tests/t/t3217-daemon-psusp-hold-newproc.t \
+                 tests/t/t3218-daemon-psusp-hold-selfrestore.t
 # Oversubscription's bounds (security review F2, F3): mem needed with cgroups, per GPU.
 TESSELD_TESTS += tests/t/t3221-daemon-oversub-limits.t
 TESSELD_TESTS += tests/t/t3163-daemon-jobdir-mounted.t
@@ -284,6 +286,11 @@ tests/t/t3216-daemon-psusp-noapi.t: \
 tests/t/t3220-daemon-oversub.t: $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so \
     $(O)/tests/fake/libcuda.so.1 $(O)/tests/fake/libnvidia-ml.so.1 $(O)/bin/tessel
 tests/t/t3213-daemon-psusp-options.t: $(O)/bin/tessel
+# The holds of a victim suspended by a preemption: new processes, one round the interposer,
+# the job's own slice word, a self-restore through the driver (tcu-probe ckptrestore).
+tests/t/t3217-daemon-psusp-hold-newproc.t tests/t/t3218-daemon-psusp-hold-selfrestore.t: \
+    $(O)/tests/interposer/tcu-probe $(O)/tests/interposer/tcu-raw \
+    $(O)/tests/interposer/tcu-slice $(O)/lib/libtessel-cuda.so $(O)/tests/fake/libcuda.so.1
 # The slice test runs the interposer's probe as a job, over the fake driver.
 tests/t/t3004-daemon-slice.t: $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so
 # The compute test runs tcu-load (simulated kernels) as jobs, and the CLI.

@@ -462,6 +462,16 @@ static int suspend_done(tessd_t *d, ckpt_op_t *op, bool undone)
                   (long long)op->id, e.text);
         return 1;
     }
+    /* A preemption's: held off the GPU before its slice is lent to the preemptor (its limits
+     * file says 0, its watchdog kills what takes memory back; tessd_gpu_hold).  A hold that
+     * cannot be set takes the checkpoint back: the job is then requeued. */
+    if (op->for_job && op->released && tessd_gpu_hold(d, r, true, &e) < 0) {
+        tessd_log("job %lld: cannot hold it off the GPU while suspended (%s): requeued instead",
+                  (long long)op->id, e.text);
+        tessd_gpu_hold(d, r, false, NULL);
+        tstore_job_set_gpu_released(d->store, op->id, 0, NULL);
+        return 1;
+    }
     if (op->for_job) {
         char pre[sizeof why];
         snprintf(pre, sizeof pre, "preempted by suspension for job %lld%s%.40s%s: %.200s",
@@ -476,6 +486,8 @@ static int suspend_done(tessd_t *d, ckpt_op_t *op, bool undone)
     if (tessd_job_apply(d, op->id, TJM_EV_SUSPEND, &chg, op->who, why, &e) < 0) {
         tessd_log("job %lld: suspend: %s", (long long)op->id, e.text);
         if (op->released) {
+            if (op->for_job)
+                tessd_gpu_hold(d, r, false, NULL);
             tstore_job_set_gpu_released(d->store, op->id, 0, NULL);
             return 1;
         }
@@ -508,6 +520,9 @@ static void restore_done(tessd_t *d, ckpt_op_t *op)
     tsl_error_t e;
     if (op->rc < 0) {
         r->ckpt_unhold = true; /* the tick gives its slice back to libsched */
+        /* Still suspended for its preemption, its memory given back: held again. */
+        if (r->susp_for && tessd_gpu_hold(d, r, true, &e) < 0)
+            tessd_log("job %lld: cannot hold it off the GPU again: %s", (long long)r->id, e.text);
         if (op->err == EAGAIN) {
             snprintf(why, sizeof why, "waiting for %s on GPU %u (the restore did not fit)", sz,
                      gpu0);
@@ -768,9 +783,19 @@ static int restore_start(tessd_t *d, tessd_run_t *r, char *why, size_t len)
         }
     }
     tsl_error_t e;
+    /* Its hold lifted just before the restore (its limits file as at its start, its watchdog
+     * back to its slice's limit); set again if the restore cannot start. */
+    if (r->susp_for && tessd_gpu_hold(d, r, false, &e) < 0) {
+        slice_unhold(d, r);
+        snprintf(why, len, "waiting for %s on GPU %u (its hold cannot be lifted: %.40s)", sz, gpu0,
+                 e.text);
+        return 1;
+    }
     if (ckpt_start(d, r, TESSD_CKPT_RESTORE, r->resume_by, TSHM_SUSPENDED, 0, "", &e) < 0) {
         slice_unhold(d, r);
         snprintf(why, len, "waiting for %s on GPU %u (%.80s)", sz, gpu0, e.text);
+        if (r->susp_for && tessd_gpu_hold(d, r, true, NULL) < 0)
+            tessd_log("job %lld: cannot hold it off the GPU again", (long long)r->id);
         return 1;
     }
     return 0;

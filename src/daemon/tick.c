@@ -385,6 +385,25 @@ static bool finish_run(tessd_t *d, tessd_run_t *r, const tagent_exit_t *ex, cons
     bool wd_killed =
         tessd_violation_read(d, r->id, wd_act, sizeof wd_act, &wd_ep, wd, sizeof wd) == 1 &&
         strcmp(wd_act, "kill") == 0 && !r->cancel_ms;
+    /* Killed by its watchdog while held off the GPU for a preemption (tessd_gpu_hold): it
+     * took back memory that is its preemptor's now.  It ends as that preemption's victim
+     * (requeued, or preempted with no_requeue), the watchdog's words in the log. */
+    if (wd_killed && r->susp_for && r->gpu_released && r->suspended_ms && !r->preempt_ms) {
+        tjm_change_t pc = {.now_ms = tessd_now_ms(),
+                           .preempt_for = r->susp_for,
+                           .preempt_queue = r->susp_queue[0] ? r->susp_queue : NULL};
+        tsl_error_t pe;
+        if (tessd_job_apply(d, r->id, TJM_EV_PREEMPT, &pc, "tesseld", NULL, &pe) == 0) {
+            tessd_log("job %lld preempted for job %lld (%s)", (long long)r->id,
+                      (long long)r->susp_for, wd);
+            r->preempt_ms = pc.now_ms;
+            r->preempt_for = r->susp_for;
+            snprintf(r->preempt_queue, sizeof r->preempt_queue, "%s", r->susp_queue);
+            wd_killed = false;
+        } else {
+            tessd_log("job %lld: not preempted: %s", (long long)r->id, pe.text);
+        }
+    }
     if (wd_killed)
         seen = TJM_CAUSE_GPU_MEM_LIMIT;
     else if (!seen && lost)

@@ -78,6 +78,10 @@
  *   spin:N:PATH         N threads on the current context each allocate 64 KiB, write and read
  *                       it back, compare and free it, over and over until PATH exists:
  *                       "spin threads=N rounds=R bad=B" (B: rounds that failed or differed)
+ *   ckptrestore:PID     what any process of a job may do to another of its own: the driver's
+ *                       cuCheckpointProcessRestore then cuCheckpointProcessUnlock of PID
+ *                       (looked up as the other entry points; "... -1" when absent):
+ *                       "ckptrestore restore=R unlock=U", flushed after R
  *   uuid:N              "uuid GPU-..." of CUDA device N (cuDeviceGetUuid)
  *   setlimit:L:SIZE     cuCtxSetLimit(L, SIZE); L is stack, printf or heap
  *   modload[:KIND]      load a (fake) module: "modload rc=R"; KIND data
@@ -782,6 +786,18 @@ static void step(char *s)
             bad += sp[i].bad;
         }
         printf("spin threads=%d rounds=%lu bad=%lu\n", n, rounds, bad);
+    } else if (strcmp(s, "ckptrestore") == 0 && arg1) {
+        SYM(cuInit_fn, "cuInit", "cuInit")(0);
+        void *h = via == 0 ? RTLD_DEFAULT : lib;
+        cuCheckpointProcessRestore_fn rs =
+            (cuCheckpointProcessRestore_fn)dlsym(h, "cuCheckpointProcessRestore");
+        cuCheckpointProcessUnlock_fn ul =
+            (cuCheckpointProcessUnlock_fn)dlsym(h, "cuCheckpointProcessUnlock");
+        int pid = atoi(arg1);
+        /* Each half said at once: a job that takes memory back may be killed meanwhile. */
+        printf("ckptrestore restore=%d", rs ? (int)rs(pid, NULL) : -1);
+        fflush(stdout);
+        printf(" unlock=%d\n", ul ? (int)ul(pid, NULL) : -1);
     } else if (strcmp(s, "waitfile") == 0 && arg1) {
         while (access(arg1, F_OK) != 0)
             usleep(1000);
