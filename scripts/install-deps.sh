@@ -24,6 +24,11 @@ PKGS="$PKGS crun util-linux"
 # Virtual folders (docs/folders.md, t3180-t3182): POSIX ACLs written by tesseld (libacl1-dev)
 # and read back by the tests (acl: getfacl).
 PKGS="$PKGS libacl1-dev acl"
+# Folders on btrfs (docs/folders.md, "Quotas"; t3200): a read-only snapshot a user makes inside a
+# folder is deleted with it (tesseld: the kernel's ioctls, linux-libc-dev's linux/btrfs.h); the
+# test makes a btrfs image on a loop device (mkfs.btrfs, btrfs) and mounts it (mount, losetup:
+# util-linux).
+PKGS="$PKGS btrfs-progs"
 # spank_tessel.so (libslurm-dev: <slurm/spank.h>) and its multi-node test (docs/slurm.md, t9000).
 PKGS="$PKGS libslurm-dev slurmctld slurmd slurm-client munge"
 # Slurm's accounting in the test cluster (QOS, fair share, sacct: tests/slurm/cluster.sh with

@@ -110,8 +110,13 @@ typedef enum {
 
 /* Job flags. */
 enum {
-    TSCHED_JOB_SUSPENDABLE = 1, /* can be suspended (GPU state saved, freed)
-                                   rather than killed and requeued */
+    TSCHED_JOB_SUSPENDABLE = 1,   /* can be suspended (GPU state saved, freed)
+                                     rather than killed and requeued */
+    TSCHED_JOB_NEVER_PREEMPT = 2, /* a training job that is never a victim: it
+                                     then counts as non-preemptible work (within
+                                     the guarantees, as interactive work) while
+                                     keeping the training band; no effect on
+                                     other classes (never preempted anyway) */
 };
 
 /* A job as submitted. */

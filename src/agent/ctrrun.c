@@ -2,17 +2,24 @@
 #include <errno.h>
 #include <limits.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
+
+#include <jansson.h>
 
 #include <linux/magic.h>
 
@@ -150,7 +157,7 @@ int tagent_ctr_argv(const char *runtime, const char *state, pid_t shim, bool cre
 
 int tagent_ctr_start(const char *runtime, const char *state)
 {
-    char *argv[12], buf[3 * PATH_MAX];
+    char *argv[16], buf[3 * PATH_MAX];
     if (tagent_ctr_argv(runtime, state, getpid(), false, argv, buf, sizeof buf) < 0)
         return -1;
     pid_t pid = fork();
@@ -201,4 +208,237 @@ pid_t tagent_ctr_pid(const char *state)
         return -1;
     }
     return (pid_t)pid;
+}
+
+int tagent_ctr_console_dir(const char *state, char *dir, size_t len)
+{
+    if (snprintf(dir, len, "%s/console", state) >= (int)len) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+        return -1;
+    /* STATE is tesseld's (root's, writable by root alone): what is there is an earlier
+     * attempt's directory; still, only a real directory of root's is used. */
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return -1;
+    int rc = fstat(fd, &st);
+    if (rc == 0 && st.st_uid != 0) {
+        rc = -1;
+        errno = EPERM;
+    }
+    if (rc < 0 || fchmod(fd, 0700) < 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
+int tagent_ctr_console_listen(const char *dir, const char *name, char *path, size_t plen)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    if (snprintf(path, plen, "%s/%s", dir, name) >= (int)plen ||
+        strlen(path) >= sizeof a.sun_path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(a.sun_path, path, strlen(path) + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return -1;
+    if (unlink(path) < 0 && errno != ENOENT) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    mode_t old = umask(077);
+    int rc = bind(fd, (struct sockaddr *)&a, sizeof a);
+    umask(old);
+    /* One connection: crun's, which sends the descriptor and goes (it need not be accepted
+     * first: the connection and its message wait in the queue). */
+    if (rc < 0 || listen(fd, 1) < 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+int tagent_ctr_console_recv(int lfd, int timeout_ms)
+{
+    struct pollfd p = {.fd = lfd, .events = POLLIN};
+    int rc;
+    do
+        rc = poll(&p, 1, timeout_ms);
+    while (rc < 0 && errno == EINTR);
+    if (rc <= 0) {
+        if (rc == 0)
+            errno = ETIMEDOUT;
+        return -1;
+    }
+    int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+    if (c < 0)
+        return -1;
+    struct ucred cr;
+    socklen_t cl = sizeof cr;
+    if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 || cr.uid != geteuid()) {
+        close(c);
+        errno = EPERM;
+        return -1;
+    }
+    /* crun sends its message at once (it is done with the socket when it exits). */
+    struct timeval tv = {.tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000};
+    setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char byte[256];
+    struct iovec iov = {.iov_base = byte, .iov_len = sizeof byte};
+    union {
+        char buf[CMSG_SPACE(4 * sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    memset(&u, 0, sizeof u);
+    struct msghdr m = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+    ssize_t n;
+    do
+        n = recvmsg(c, &m, MSG_CMSG_CLOEXEC);
+    while (n < 0 && errno == EINTR);
+    close(c);
+    if (n < 0)
+        return -1;
+    /* Exactly one descriptor, a terminal's master; anything else is closed. */
+    int fd = -1, extra = 0;
+    for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h)) {
+        if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
+            continue;
+        size_t k = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < k; i++) {
+            int got;
+            memcpy(&got, CMSG_DATA(h) + i * sizeof(int), sizeof got);
+            if (fd < 0)
+                fd = got;
+            else {
+                close(got);
+                extra++;
+            }
+        }
+    }
+    int ptn;
+    if (fd < 0 || extra || (m.msg_flags & MSG_CTRUNC) || ioctl(fd, TIOCGPTN, &ptn) < 0) {
+        if (fd >= 0)
+            close(fd);
+        errno = EPROTO;
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+int tagent_ctr_argv_console(char **argv, size_t slots, const char *sock)
+{
+    size_t n = 0;
+    while (argv[n])
+        n++;
+    if (n < 2 || n + 3 > slots) {
+        errno = E2BIG;
+        return -1;
+    }
+    argv[n + 2] = NULL;
+    argv[n + 1] = argv[n - 1];
+    argv[n - 1] = (char *)"--console-socket";
+    argv[n] = (char *)sock;
+    return 0;
+}
+
+char *tagent_ctr_exec_process(const char *config, char *const *argv)
+{
+    json_error_t jerr;
+    json_t *c = json_loads(config, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *p = c ? json_object_get(c, "process") : NULL;
+    if (!json_is_object(p) || !json_is_object(json_object_get(p, "user")) || !argv || !argv[0]) {
+        json_decref(c);
+        errno = EINVAL;
+        return NULL;
+    }
+    json_t *args = json_array();
+    for (char *const *a = argv; *a; a++)
+        json_array_append_new(args, json_string(*a));
+    json_object_set_new(p, "args", args);
+    json_object_set_new(p, "terminal", json_true());
+    json_t *size = json_object();
+    json_object_set_new(size, "height", json_integer(24));
+    json_object_set_new(size, "width", json_integer(80));
+    json_object_set_new(p, "consoleSize", size);
+    char *text = json_dumps(p, JSON_COMPACT);
+    json_decref(c);
+    if (!text)
+        errno = ENOMEM;
+    return text;
+}
+
+int tagent_ctr_exec_argv(const char *runtime, const char *state, pid_t shim, const char *process,
+                         const char *sock, char **argv, char *buf, size_t len)
+{
+    char *root = buf, *id = buf + len / 2;
+    size_t half = len / 2;
+    if (snprintf(root, half, "%s/rootfs/crun", state) >= (int)half ||
+        snprintf(id, half, "tessel-%d", (int)shim) >= (int)half) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    size_t i = 0;
+    argv[i++] = (char *)runtime;
+    argv[i++] = (char *)"--root";
+    argv[i++] = root;
+    argv[i++] = (char *)"--cgroup-manager=disabled";
+    argv[i++] = (char *)"exec";
+    argv[i++] = (char *)"--process";
+    argv[i++] = (char *)process;
+    argv[i++] = (char *)"--console-socket";
+    argv[i++] = (char *)sock;
+    argv[i++] = id;
+    argv[i] = NULL;
+    return 0;
+}
+
+int tagent_ctr_process_info(const char *config, char *path, size_t plen, char *cwd, size_t clen)
+{
+    json_error_t jerr;
+    json_t *c = json_loads(config, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *p = c ? json_object_get(c, "process") : NULL;
+    const char *dir = json_string_value(json_object_get(p, "cwd"));
+    if (!dir) {
+        json_decref(c);
+        errno = EINVAL;
+        return -1;
+    }
+    const char *found = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(p, "env"), i, v)
+    {
+        const char *kv = json_string_value(v);
+        if (kv && strncmp(kv, "PATH=", 5) == 0)
+            found = kv + 5;
+    }
+    int rc = 0;
+    if (snprintf(path, plen, "%s", found) >= (int)plen ||
+        snprintf(cwd, clen, "%s", dir) >= (int)clen) {
+        errno = ENAMETOOLONG;
+        rc = -1;
+    }
+    json_decref(c);
+    return rc;
 }

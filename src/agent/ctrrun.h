@@ -22,10 +22,12 @@
  *                                     the container's process waits for "start", orphaned, and
  *                                     so re-parented to the shim (a subreaper)
  *   shim       waits for crun, reads the container's pid (tagent_ctr_pid), checks it is now its
- *              child, then runs "crun start" (tagent_ctr_start): the container's process execs
- *              the job's program.  It records that pid as the job's and supervises it as a
- *              process job's: logs, watchdog, exit status (the container process's own: the shim
- *              is its parent, so no one else can reap it first), kill.
+ *              child; with a terminal (--tty: crun create got --console-socket
+ *              STATE/console/run.sock, tagent_ctr_argv_console) takes the terminal's master
+ *              crun sent there (tagent_ctr_console_recv); then runs "crun start"
+ * (tagent_ctr_start): the container's process execs the job's program.  It records that pid as the
+ * job's and supervises it as a process job's: logs, watchdog, exit status (the container process's
+ * own: the shim is its parent, so no one else can reap it first), kill.
  *
  * Why create then start and not "crun run --detach": with run, a container that ends at once
  * ends while crun is still its parent, and crun reaps it: its exit status is lost (3 jobs of
@@ -74,7 +76,7 @@ int tagent_ctr_cwd_flags_ok(int cwd_fd, unsigned expected);
  * cwd_fd (opened by the user) at state/rootfs/cwd.  0, or -1 with errno. */
 int tagent_ctr_mount(const char *state, const char *image, int cwd_fd);
 
-/* crun's command line into argv (at least 12 slots) with its strings in buf (3 * PATH_MAX
+/* crun's command line into argv (at least 16 slots) with its strings in buf (3 * PATH_MAX
  * bytes): RUNTIME --root STATE/rootfs/crun --cgroup-manager=disabled, then with create
  * "create --bundle STATE --pid-file STATE/rootfs/pid", else "start", then tessel-SHIMPID.
  * 0, or -1 with errno ENAMETOOLONG. */
@@ -89,5 +91,46 @@ int tagent_ctr_start(const char *runtime, const char *state);
 /* The container's pid from crun's pid file, when it is a child of the caller now; else -1
  * with errno (ESRCH: gone, or not the caller's child). */
 pid_t tagent_ctr_pid(const char *state);
+
+/* A container job's terminal (docs/terminal.md, "Container jobs"): crun makes the
+ * pseudo-terminal in the container (process.terminal) and passes its master side over a Unix
+ * socket (--console-socket, SCM_RIGHTS); the shim holds it as it holds a process job's.
+ *
+ * tagent_ctr_console_dir: STATE/console, made root's with mode 0700 (an existing one must be
+ * a directory, not a link, root's; its mode is set to 0700 again), into dir.  Every socket and
+ * process.json of the shim is there: no user reaches it.  0, or -1 with errno.
+ * tagent_ctr_console_listen: a listening socket (close-on-exec, non-blocking) at dir/name
+ * (anything there replaced; mode 0600), its path into path.  fd, or -1 with errno.
+ * tagent_ctr_console_recv: accept one connection on lfd within timeout_ms (from a peer of the
+ * caller's own uid only: crun, root's) and take the one descriptor it sends, which must be a
+ * terminal's master: returned close-on-exec and non-blocking.  -1 with errno (ETIMEDOUT: none
+ * came; EPROTO: not one terminal descriptor). */
+int tagent_ctr_console_dir(const char *state, char *dir, size_t len);
+int tagent_ctr_console_listen(const char *dir, const char *name, char *path, size_t plen);
+int tagent_ctr_console_recv(int lfd, int timeout_ms);
+
+/* Insert "--console-socket SOCK" before the container's id, the last argument of argv (from
+ * tagent_ctr_argv: room for 16 slots).  0, or -1 with errno E2BIG. */
+int tagent_ctr_argv_console(char **argv, size_t slots, const char *sock);
+
+/* The process.json of `crun exec` (tessel exec into a container job): the "process" object of
+ * the job's config.json text (tesseld's: the user, groups, environment with the slice's
+ * LD_PRELOAD, cwd, no capability, no new privileges: what the container's first process has)
+ * with "args" replaced by argv (JSON strings, never a shell's words) and on a terminal of 24x80
+ * ("terminal": true, "consoleSize").  A malloc'd compact JSON text, or NULL with errno (EINVAL:
+ * config is not JSON or has no process object with a user). */
+char *tagent_ctr_exec_process(const char *config, char *const *argv);
+
+/* From the job's config.json text: the PATH of its process's environment into path (the
+ * default "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" without one) and its
+ * cwd into cwd.  0, or -1 with errno (EINVAL: no process with a cwd; ENAMETOOLONG). */
+int tagent_ctr_process_info(const char *config, char *path, size_t plen, char *cwd, size_t clen);
+
+/* crun's command line for exec into argv (16 slots) with its strings in buf (3 * PATH_MAX
+ * bytes): RUNTIME --root STATE/rootfs/crun --cgroup-manager=disabled exec --process PROCESS
+ * --console-socket SOCK tessel-SHIMPID.  crun stays the process's parent and exits with its
+ * status (128+N for a signal N).  0, or -1 with errno ENAMETOOLONG. */
+int tagent_ctr_exec_argv(const char *runtime, const char *state, pid_t shim, const char *process,
+                         const char *sock, char **argv, char *buf, size_t len);
 
 #endif

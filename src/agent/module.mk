@@ -19,7 +19,7 @@ $(O)/bin/tessel-shim: $(O)/obj/src/agent/shim.o $(O)/obj/src/agent/watchdog.o \
                       $(O)/obj/src/agent/ctrrun.o $(O)/obj/src/agent/tty.o $(LIBAGENT) \
                       $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -ldl -lpthread
+	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -ldl -lpthread
 
 TESTS += $(O)/tests/agent/test_watchdog
 $(O)/tests/agent/test_watchdog: $(O)/obj/src/agent/test/test_watchdog.o \
@@ -38,7 +38,7 @@ TESTS += $(O)/tests/agent/test_ctrrun
 $(O)/tests/agent/test_ctrrun: $(O)/obj/src/agent/test/test_ctrrun.o $(O)/obj/src/agent/ctrrun.o \
                               $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
+	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lcmocka
 
 # The job's signal dispositions, the shim run directly (t3142).
 TESTS += tests/t/t3142-shim-signals.t
@@ -81,3 +81,10 @@ TESTS += $(O)/tests/agent/test_fwd
 $(O)/tests/agent/test_fwd: $(O)/obj/src/agent/test/test_fwd.o $(LIBAGENT) $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lcmocka
+
+# Test helper for t7040: a process of a container job that tries to stop the shim's children.
+TESTS_AGENT_CTRSTOP := $(O)/tests/agent/ctrstop
+all: $(TESTS_AGENT_CTRSTOP)
+$(TESTS_AGENT_CTRSTOP): src/agent/test/ctrstop.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -std=c11 $(WARN) $(CFLAGS) -o $@ $<

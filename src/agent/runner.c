@@ -223,7 +223,7 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
         av[i++] = (char *)s->state;
         if (s->block_userns)
             av[i++] = (char *)"--block-userns";
-        if (s->tty && !s->container)
+        if (s->tty)
             av[i++] = (char *)"--tty";
     }
     if (s->state && !s->container && s->folder_root && s->nfolders > 0) {

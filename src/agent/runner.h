@@ -107,8 +107,8 @@ typedef struct {
     const char *container;
     const char *image_rootfs;
     unsigned ctr_cwd_flags; /* TAGENT_CTR_CWD_*: how the config binds the cwd (ctrrun.h) */
-    /* With state, a process job: give it a terminal (tty.h, tessel-shim --tty), served on
-     * STATE/tty.sock. */
+    /* With state: give the job a terminal (tty.h, tessel-shim --tty; a container's is crun's,
+     * ctrrun.h), served on STATE/tty.sock. */
     bool tty;
     /* With state, a process job: the virtual folders it mounts at TAGENT_FOLDERS_DIR/NAME
      * (jobns.h), each "NAME" or "NAME:ro", from folder_root (root's, checked by tesseld). */

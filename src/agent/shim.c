@@ -71,10 +71,14 @@
  * only, to 127.0.0.1:PORT in the namespace.  The forwarders end with the job, their sockets
  * with them.
  *
- * Terminal (--tty, with --state, not for a container): the job gets a pseudo-terminal as its
- * controlling terminal and its stdin, stdout and stderr, in a session of its own (its process
- * group is still its pid); the shim holds the master side, copies what the job writes into
- * DIR/stdout, and serves the terminal to tesseld on STATE/tty.sock (tty.h, docs/terminal.md).
+ * Terminal (--tty, with --state): the job gets a pseudo-terminal as its controlling terminal
+ * and its stdin, stdout and stderr, in a session of its own (its process group is still its
+ * pid); the shim holds the master side, copies what the job writes into DIR/stdout, and serves
+ * the terminal to tesseld on STATE/tty.sock (tty.h, docs/terminal.md).  A container's terminal
+ * is crun's (config.json's process.terminal): crun create passes its master to the shim over
+ * STATE/console/run.sock (--console-socket, ctrrun.h), before the container's process runs.
+ * exec into a container job is `crun exec` with a process.json and a console socket of its own
+ * in STATE/console (ctr_exec_start).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -87,6 +91,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sched.h>
+#include <sys/fsuid.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -915,6 +920,293 @@ static pid_t exec_start(void *arg, char **argv, int pts, char *why, size_t wlen)
     return pid;
 }
 
+/* How long crun may take to send a terminal's master (it sends it within milliseconds; a
+ * loaded machine may take a few hundred). */
+#define CONSOLE_WAIT_MS 10000
+/* Bytes of crun's own message kept for the client when crun exec fails. */
+#define CRUN_MSG_MAX 200
+
+/* What ctr_exec_start needs: the job's start, crun, the state and console directories. */
+struct ctr_exec_ctx {
+    const struct job_args *ja;
+    const char *runtime, *state, *dir;
+    pid_t job;    /* the container's first process: its mount namespace */
+    unsigned seq; /* names each exec's process.json and socket */
+};
+
+/* The longest the exec pre-check (ctr_exec_check) may take. */
+#define CTR_EXEC_CHECK_MS 5000
+
+/* Whether file may be executed by the file-system ids of the caller (faccessat2 with
+ * AT_EACCESS: the kernel checks with those, not the real ids; never emulated): 0 or the
+ * errno. */
+static int eaccess_x(const char *file)
+{
+    return syscall(SYS_faccessat2, AT_FDCWD, file, X_OK, AT_EACCESS) == 0 ? 0 : errno;
+}
+
+/* Whether prog can be started in the container as the job's user, looked up as execvp does
+ * (PATH from the job's config, from the config's cwd): crun finds a missing program only
+ * inside the container, after the terminal was made, and ends with 255 like a command that
+ * exits 255; this says it first, so that the client gets the reason and "error exec" (125).
+ * A forked process enters the container's mount namespace (that of its first process, as
+ * crun exec does), takes the user's file-system ids and groups (not its real ids: the user
+ * cannot stop it), and tries; crun still does the real exec, so
+ * this decides nothing but the message.  0 when it may start (or the check itself could not
+ * run), else the errno (ENOENT, EACCES, ...). */
+static int ctr_exec_check(const struct ctr_exec_ctx *x, const char *config, const char *prog)
+{
+    char path[4096], cwd[4096], nsp[64];
+    if (tagent_ctr_process_info(config, path, sizeof path, cwd, sizeof cwd) < 0)
+        return 0;
+    const struct job_args *a = x->ja;
+    snprintf(nsp, sizeof nsp, "/proc/%d/ns/mnt", (int)x->job);
+    int ns = open(nsp, O_RDONLY | O_CLOEXEC);
+    if (ns < 0)
+        return 0;
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* The user's file-system ids only (setfsuid, setfsgid, the groups): the real and
+         * effective ids stay root's, so the job's user cannot signal (stop) this process and
+         * with it the shim waiting below; a file-system uid other than 0 loses the file
+         * capabilities (CAP_DAC_OVERRIDE...), so the look-up is the user's. */
+        if (setns(ns, CLONE_NEWNS) < 0)
+            _exit(0);
+        if (a->gid >= 0) {
+            if (syscall(SYS_setgroups, a->ngroups, a->groups) < 0)
+                _exit(0);
+            setfsgid((gid_t)a->gid);
+            if (setfsgid((gid_t)-1) != a->gid)
+                _exit(0);
+        }
+        if (a->uid >= 0) {
+            setfsuid((uid_t)a->uid);
+            if (setfsuid((uid_t)-1) != a->uid)
+                _exit(0);
+        }
+        if (chdir(cwd) < 0)
+            _exit(0);
+        int err = ENOENT;
+        if (strchr(prog, '/')) {
+            err = eaccess_x(prog);
+        } else {
+            for (char *dir = path, *end; err && dir; dir = end ? end + 1 : NULL) {
+                end = strchr(dir, ':');
+                if (end)
+                    *end = '\0';
+                char file[4096 + 256];
+                int e = ENAMETOOLONG;
+                if (snprintf(file, sizeof file, "%s/%s", *dir ? dir : ".", prog) < (int)sizeof file)
+                    e = eaccess_x(file);
+                if (e == 0)
+                    err = 0;
+                else if (e == EACCES)
+                    err = EACCES;
+            }
+        }
+        _exit(err > 0 && err < 126 ? err : 0);
+    }
+    close(ns);
+    if (pid < 0)
+        return 0;
+    /* Bounded: a look-up that hangs (a stalled file system in PATH) is killed after
+     * CTR_EXEC_CHECK_MS and the check counts as passed (crun then says what it finds). */
+    int st = 0;
+    for (int waited = 0;; waited += 10) {
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid)
+            break;
+        if (r < 0 && errno != EINTR)
+            return 0;
+        if (waited >= CTR_EXEC_CHECK_MS) {
+            kill(pid, SIGKILL);
+            while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+            }
+            return 0;
+        }
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 0;
+}
+
+/* config.json (tesseld's, root's, in the root-owned state directory) as a string: malloc'd,
+ * or NULL with errno. */
+static char *read_config(const char *state)
+{
+    char path[4096 + 16];
+    snprintf(path, sizeof path, "%s/config.json", state);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return NULL;
+    /* tesseld's document: a few KiB (the environment is bounded by TAGENT_ENV_MAX). */
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+        st.st_size > 16 * (off_t)TAGENT_ENV_MAX) {
+        close(fd);
+        errno = EINVAL;
+        return NULL;
+    }
+    char *buf = malloc((size_t)st.st_size + 1);
+    size_t len = 0;
+    while (buf && len < (size_t)st.st_size) {
+        ssize_t n = read(fd, buf + len, (size_t)st.st_size - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+    }
+    close(fd);
+    if (!buf)
+        return NULL;
+    buf[len] = '\0';
+    return buf;
+}
+
+/* Write text to dir/name, root's, 0600, created anew (never through a link).  0 or -1. */
+static int write_new(const char *path, const char *text)
+{
+    if (unlink(path) < 0 && errno != ENOENT)
+        return -1;
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    size_t len = strlen(text);
+    ssize_t w = write(fd, text, len);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return w == (ssize_t)len ? 0 : -1;
+}
+
+/* tagent_exec_console_fn of a container job: `crun exec` with a process.json made from the
+ * job's config.json (the user, groups, environment with the slice's LD_PRELOAD, cwd, no
+ * capability, no new privileges: the container's first process's; the command as JSON
+ * strings) on a terminal crun makes in the container and passes back over a socket of this
+ * exec's own.  crun runs as root, in the shim's mount namespace (where the container's state
+ * is), joined to the job's cgroups (the container's process inherits them, as at its start),
+ * under the job's user-namespace filter, in a session of its own (killed with the job); its
+ * messages go to a memory file, said to the client when it fails before the terminal came. */
+static pid_t ctr_exec_start(void *arg, char **argv, int *ptm, pid_t *sid, char *why, size_t wlen)
+{
+    struct ctr_exec_ctx *x = arg;
+    const struct job_args *a = x->ja;
+    char proc_path[4096 + 48], sock_path[4096 + 48], name[32];
+    unsigned n = ++x->seq;
+    snprintf(name, sizeof name, "exec-%u.json", n);
+    snprintf(proc_path, sizeof proc_path, "%s/%s", x->dir, name);
+    char *cfg = read_config(x->state);
+    int bad = cfg ? ctr_exec_check(x, cfg, argv[0]) : 0;
+    if (bad) {
+        snprintf(why, wlen, "exec %.100s: %s", argv[0], strerror(bad));
+        free(cfg);
+        return -1;
+    }
+    char *proc = cfg ? tagent_ctr_exec_process(cfg, argv) : NULL;
+    int saved = errno;
+    free(cfg);
+    if (!proc || write_new(proc_path, proc) < 0) {
+        snprintf(why, wlen, "exec: the container's process: %s", strerror(proc ? errno : saved));
+        free(proc);
+        unlink(proc_path);
+        return -1;
+    }
+    free(proc);
+    snprintf(name, sizeof name, "exec-%u.sock", n);
+    int lfd = tagent_ctr_console_listen(x->dir, name, sock_path, sizeof sock_path);
+    char *cargv[16], buf[3 * 4096];
+    int msg = memfd_create("crun-exec", MFD_CLOEXEC);
+    if (lfd < 0 || msg < 0 ||
+        tagent_ctr_exec_argv(x->runtime, x->state, getpid(), proc_path, sock_path, cargv, buf,
+                             sizeof buf) < 0) {
+        snprintf(why, wlen, "exec: %s", strerror(errno));
+        if (lfd >= 0) {
+            close(lfd);
+            unlink(sock_path);
+        }
+        if (msg >= 0)
+            close(msg);
+        unlink(proc_path);
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        setsid();
+        signal(SIGHUP, SIG_DFL);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGPIPE, SIG_DFL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        for (int c = 0; c < a->ncg; c++) {
+            int fd = open(a->cg[c], O_WRONLY | O_CLOEXEC);
+            if (fd < 0 || write(fd, "0", 1) != 1)
+                _exit(126);
+            close(fd);
+        }
+        if (a->block_userns && tagent_jobns_block_userns() < 0)
+            _exit(126);
+        if (dup2(a->devnull, 0) < 0 || dup2(msg, 1) < 0 || dup2(msg, 2) < 0)
+            _exit(126);
+        execv(cargv[0], cargv);
+        _exit(127);
+    }
+    if (pid < 0) {
+        snprintf(why, wlen, "exec: fork: %s", strerror(errno));
+        close(lfd);
+        unlink(sock_path);
+        close(msg);
+        unlink(proc_path);
+        return -1;
+    }
+    int fd = -1, st = 0;
+    bool ended = false;
+    /* Until crun connects or ends (polled: the shim's loop waits meanwhile); then its message,
+     * which comes once crun has the process's terminal. */
+    saved = ETIMEDOUT;
+    for (int waited = 0; fd < 0 && !ended && waited < CONSOLE_WAIT_MS; waited += 100) {
+        struct pollfd lp = {.fd = lfd, .events = POLLIN};
+        if (poll(&lp, 1, 100) == 1) {
+            fd = tagent_ctr_console_recv(lfd, CONSOLE_WAIT_MS);
+            saved = errno;
+            break;
+        }
+        if (waitpid(pid, &st, WNOHANG) == pid)
+            ended = true;
+    }
+    close(lfd);
+    unlink(sock_path);
+    if (fd < 0) {
+        char text[CRUN_MSG_MAX + 1];
+        ssize_t got = pread(msg, text, CRUN_MSG_MAX, 0);
+        text[got > 0 ? got : 0] = '\0';
+        text[strcspn(text, "\n")] = '\0';
+        if (ended)
+            snprintf(why, wlen, "exec %.100s: crun exec failed (%s %d)%s%s", argv[0],
+                     WIFSIGNALED(st) ? "signal" : "exit",
+                     WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st), text[0] ? ": " : "", text);
+        else
+            snprintf(why, wlen, "exec %.100s: no terminal from crun: %s", argv[0], strerror(saved));
+        if (!ended) {
+            kill(-pid, SIGKILL);
+            while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+            }
+        }
+        close(msg);
+        unlink(proc_path);
+        return -1;
+    }
+    close(msg);
+    /* crun has read the process's description: it has its terminal now. */
+    unlink(proc_path);
+    *ptm = fd;
+    pid_t s = 0;
+    *sid = ioctl(fd, TIOCGSID, &s) == 0 ? s : 0;
+    return pid;
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = NULL, *cwd = NULL, *preload = NULL;
@@ -1019,8 +1311,7 @@ int main(int argc, char **argv)
     }
     if (!dir || !cwd || i >= argc || (uid >= 0) != (gid >= 0) || (env_fd >= 0 && env_fd <= 2) ||
         (lock_fd >= 0 && lock_fd <= 2) || (lock_fd > 2 && lock_fd == env_fd) ||
-        (!runtime != !image) || (runtime && (!state || runtime[0] != '/')) ||
-        (want_tty && (!state || runtime)))
+        (!runtime != !image) || (runtime && (!state || runtime[0] != '/')) || (want_tty && !state))
         usage();
     /* A replica: a process job in its namespace, a port, a socket path, HAProxy's group. */
     if ((serve_sock != NULL) != (serve_port != 0) || (serve_sock && (serve_gid < 0)) ||
@@ -1099,10 +1390,24 @@ int main(int argc, char **argv)
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     int pfd[2], outp[2], errp[2], sock[2];
     tsl_error_t nserr = {.text = "container paths too long"};
-    char *ctr_argv[12], ctr_buf[3 * 4096];
+    char *ctr_argv[16], ctr_buf[3 * 4096];
+    /* A container's console sockets and exec's process.json (ctrrun.h): root's, 0700. */
+    char console_dir[4096 + 16], run_sock[4096 + 32];
+    int run_lfd = -1;
+    bool ctr_ok = runtime && tagent_ctr_ns(&nserr) == 0;
+    if (ctr_ok && (tagent_ctr_console_dir(state, console_dir, sizeof console_dir) < 0 ||
+                   (want_tty && (run_lfd = tagent_ctr_console_listen(
+                                     console_dir, "run.sock", run_sock, sizeof run_sock)) < 0))) {
+        tsl_errprintf(&nserr, "%s/console: %s", state, strerror(errno));
+        ctr_ok = false;
+    }
     if (runtime &&
-        (tagent_ctr_ns(&nserr) < 0 ||
-         tagent_ctr_argv(runtime, state, getpid(), true, ctr_argv, ctr_buf, sizeof ctr_buf) < 0)) {
+        (!ctr_ok ||
+         tagent_ctr_argv(runtime, state, getpid(), true, ctr_argv, ctr_buf, sizeof ctr_buf) < 0 ||
+         (run_lfd >= 0 &&
+          tagent_ctr_argv_console(ctr_argv, sizeof ctr_argv / sizeof *ctr_argv, run_sock) < 0))) {
+        if (errno == 0)
+            errno = EINVAL;
         fprintf(stderr, "tessel-shim: %s\n", nserr.text);
         char msg[64];
         snprintf(msg, sizeof msg, "error container %d\n", errno);
@@ -1151,11 +1456,12 @@ int main(int argc, char **argv)
     }
     /* The socket in the state directory (tty.h): the job's terminal (--tty) and exec. */
     tagent_tty_t *tty = NULL;
-    if (state && !runtime) {
+    if (state) {
         char sock_path[4096 + 16];
         snprintf(sock_path, sizeof sock_path, "%s/tty.sock", state);
         tsl_error_t terr;
-        if (!(tty = tagent_tty_open(sock_path, want_tty, uid, gid, &terr))) {
+        /* A container's terminal comes from crun (tagent_tty_set_master, below). */
+        if (!(tty = tagent_tty_open(sock_path, want_tty && !runtime, uid, gid, &terr))) {
             fprintf(stderr, "tessel-shim: %s\n", terr.text);
             char msg[64];
             snprintf(msg, sizeof msg, "error tty %d\n", errno);
@@ -1349,6 +1655,25 @@ int main(int argc, char **argv)
         bool created = w == pid && WIFEXITED(crun_status) && WEXITSTATUS(crun_status) == 0;
         if (created && (cpid = tagent_ctr_pid(state)) < 0)
             fprintf(stderr, "tessel-shim: container pid: %s\n", strerror(errno));
+        /* The container's terminal: crun sent its master before it exited (it waits in the
+         * socket's queue); the container's process has not run any of the job's code yet. */
+        if (cpid > 0 && run_lfd >= 0) {
+            int ptm = tagent_ctr_console_recv(run_lfd, CONSOLE_WAIT_MS);
+            if (ptm < 0) {
+                fprintf(stderr, "tessel-shim: the container's terminal: %s\n", strerror(errno));
+                kill(cpid, SIGKILL);
+                while (waitpid(cpid, NULL, 0) < 0 && errno == EINTR) {
+                }
+                cpid = -1;
+            } else {
+                tagent_tty_set_master(tty, ptm);
+            }
+        }
+        if (run_lfd >= 0) {
+            close(run_lfd);
+            unlink(run_sock);
+            run_lfd = -1;
+        }
         if (cpid > 0 && tagent_ctr_start(runtime, state) < 0) {
             fprintf(stderr, "tessel-shim: crun start failed\n");
             kill(cpid, SIGKILL);
@@ -1371,6 +1696,11 @@ int main(int argc, char **argv)
         }
     }
 
+    if (run_lfd >= 0) {
+        /* The job's process failed before crun ran. */
+        close(run_lfd);
+        unlink(run_sock);
+    }
     tagent_logcap_t *lc[2] = {NULL, NULL};
     for (int k = 0; k < 2; k++) {
         struct stat st;
@@ -1392,8 +1722,12 @@ int main(int argc, char **argv)
     else if (logs[4] >= 0)
         close(logs[4]);
     struct exec_ctx xc = {.ja = &ja, .job = pid, .ns = job_ns};
-    if (tty && pid > 0)
+    struct ctr_exec_ctx cx = {
+        .ja = &ja, .runtime = runtime, .state = state, .dir = console_dir, .job = pid};
+    if (tty && pid > 0 && !runtime)
         tagent_tty_set_exec(tty, exec_start, &xc);
+    else if (tty && pid > 0)
+        tagent_tty_set_exec_console(tty, ctr_exec_start, &cx);
     int status = pid > 0 ? pump(pid, outp[0], errp[0], sfd, lc, nvml ? &wd : NULL, tty)
                          : drain(outp[0], errp[0], lc);
     /* The forwarder ends with the job, its socket with it. */

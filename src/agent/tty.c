@@ -29,6 +29,7 @@
 typedef struct {
     int cli, ptm;
     pid_t pid;
+    pid_t sid; /* a container's process: its session (the runtime is pid), or 0 */
     uint8_t out[TSL_TERM_MSG_MAX]; /* a message the client has not taken yet */
     size_t out_len;
     uint8_t in[TSL_TERM_INPUT_MAX];
@@ -40,6 +41,7 @@ struct tagent_tty {
     bool ptm_eof;
     long uid, gid;
     tagent_exec_fn exec_fn;
+    tagent_exec_console_fn console_fn;
     void *exec_arg;
     exec_t ex[TAGENT_EXEC_MAX];
     char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -202,6 +204,23 @@ void tagent_tty_set_exec(tagent_tty_t *t, tagent_exec_fn fn, void *arg)
 {
     t->exec_fn = fn;
     t->exec_arg = arg;
+}
+
+void tagent_tty_set_exec_console(tagent_tty_t *t, tagent_exec_console_fn fn, void *arg)
+{
+    t->console_fn = fn;
+    t->exec_arg = arg;
+}
+
+void tagent_tty_set_master(tagent_tty_t *t, int ptm)
+{
+    if (t->ptm >= 0)
+        close(t->ptm);
+    t->ptm = ptm;
+    t->ptm_eof = false;
+    struct winsize ws = {.ws_row = 24, .ws_col = 80};
+    ioctl(ptm, TIOCSWINSZ, &ws);
+    set_nonblock(ptm);
 }
 
 int tagent_tty_slave(const tagent_tty_t *t)
@@ -394,13 +413,23 @@ static void exec_client(tagent_tty_t *t, int c, const tsl_term_msg_t *m)
     char buf[TSL_TERM_MSG_MAX], *argv[TSL_TERM_EXEC_ARGS + 1], why[TSL_TERM_TEXT_MAX] = "";
     int pts = -1;
     tsl_error_t err;
-    if (!t->exec_fn) {
+    if (!t->exec_fn && !t->console_fn) {
         snprintf(why, sizeof why, "no new process can be started in this job");
     } else if (!e) {
         snprintf(why, sizeof why, "%d processes started by exec already run in this job",
                  TAGENT_EXEC_MAX);
     } else if (tsl_term_exec_argv(m, buf, argv) < 0) {
         snprintf(why, sizeof why, "exec: a malformed command");
+    } else if (t->console_fn) {
+        e->sid = 0;
+        if ((e->pid = t->console_fn(t->exec_arg, argv, &e->ptm, &e->sid, why, sizeof why)) < 0) {
+            e->pid = 0;
+            e->ptm = -1;
+            if (!why[0])
+                snprintf(why, sizeof why, "exec: the process could not be started");
+        } else {
+            set_nonblock(e->ptm);
+        }
     } else if (make_pty(t->uid, t->gid, &e->ptm, &pts, &err) < 0) {
         snprintf(why, sizeof why, "exec: %.200s", err.text);
     } else if ((e->pid = t->exec_fn(t->exec_arg, argv, pts, why, sizeof why)) < 0) {
@@ -523,6 +552,7 @@ bool tagent_tty_reaped(tagent_tty_t *t, pid_t pid, int status)
         if (e->pid != pid)
             continue;
         e->pid = 0;
+        e->sid = 0;
         /* What its terminal holds now, then its end. */
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -650,6 +680,9 @@ void tagent_tty_finish(tagent_tty_t *t, const char *exit_text, tagent_logcap_t *
         exec_t *e = &t->ex[k];
         if (e->pid > 0) {
             kill(-e->pid, SIGKILL);
+            /* A container's process leads a session of its own on its terminal. */
+            if (e->sid > 1)
+                kill(-e->sid, SIGKILL);
             if (e->cli >= 0) {
                 send_text_fd(e->cli, TSL_TERM_NOTICE, "the job has ended", 0);
                 send_text_fd(e->cli, TSL_TERM_EXIT, "signal 9", 0);

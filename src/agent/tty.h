@@ -81,6 +81,18 @@ tagent_tty_t *tagent_tty_open(const char *sock_path, bool pty, long uid, long gi
                               tsl_error_t *err);
 /* How EXEC starts its process (none set: EXEC is refused). */
 void tagent_tty_set_exec(tagent_tty_t *t, tagent_exec_fn fn, void *arg);
+
+/* A container job (ctrrun.h): the runtime makes the terminals.  tagent_tty_set_master gives the
+ * job's terminal the master side crun made for the container's first process (made
+ * non-blocking, window 24x80; t takes it; opened without pty, t serves no terminal before).
+ * An EXEC's process is started by fn instead, which returns the runtime's pid (its end is the
+ * process's: what tagent_tty_reaped sees), the master of the process's terminal in *ptm (t takes
+ * it) and the process's session in *sid (0: unknown), killed with the runtime's process group
+ * when the job ends.  -1 with why (one line). */
+typedef pid_t (*tagent_exec_console_fn)(void *arg, char **argv, int *ptm, pid_t *sid, char *why,
+                                        size_t wlen);
+void tagent_tty_set_master(tagent_tty_t *t, int ptm);
+void tagent_tty_set_exec_console(tagent_tty_t *t, tagent_exec_console_fn fn, void *arg);
 /* A child the shim reaped: when it is an EXEC's process, its end goes to its client (after
  * what its terminal holds) and true is returned. */
 bool tagent_tty_reaped(tagent_tty_t *t, pid_t pid, int status);

@@ -117,6 +117,33 @@ void tsw_reason(char *buf, size_t len, int gpu, uint64_t sum, uint64_t limit, ts
                  gpu, s, l, a == TSW_KILL ? "killed" : "suspended");
 }
 
+uint64_t tsw_hold_limit(uint64_t limit, bool hold)
+{
+    return hold && limit > TSW_HOLD_ALLOW ? TSW_HOLD_ALLOW : limit;
+}
+
+void tsw_hold_reason(char *buf, size_t len, int gpu, uint64_t sum)
+{
+    char s[32], a[32];
+    human(s, sizeof s, sum);
+    human(a, sizeof a, TSW_HOLD_ALLOW);
+    snprintf(buf, len,
+             "GPU %d: the job's processes hold %s while it is suspended by a preemption (its GPU "
+             "memory given back; %s allowed): killed by the GPU-memory watchdog",
+             gpu, s, a);
+}
+
+bool tsw_hold_on(const char *state)
+{
+    if (!state)
+        return false;
+    char path[4096];
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", state, TSW_HOLD_FILE) >= sizeof path)
+        return false;
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0;
+}
+
 /* Parent steps followed from a pid before the whole process table decides (tsw_descends):
  * a job's processes sit a few levels below the shim, another account's a few below init. */
 #define CHAIN_QUICK 64
@@ -394,7 +421,7 @@ static void signal_job(int sig)
 }
 
 /* The record for tesseld, in the root-owned state directory: "ACTION EPISODE REASON". */
-static void record_in(const char *dir, unsigned episode, const char *line)
+static void record_in(const char *dir, unsigned episode, const char *line, tsw_action_t action)
 {
     if (!dir)
         return;
@@ -412,7 +439,7 @@ static void record_in(const char *dir, unsigned episode, const char *line)
     if (fd < 0)
         return;
     char text[400];
-    int n = snprintf(text, sizeof text, "%s %u %s\n", w.c.action == TSW_KILL ? "kill" : "suspend",
+    int n = snprintf(text, sizeof text, "%s %u %s\n", action == TSW_KILL ? "kill" : "suspend",
                      episode, line);
     bool ok = n > 0 && write(fd, text, (size_t)n) == n;
     if (close(fd) < 0 || !ok || rename(tmp, final) < 0)
@@ -420,10 +447,10 @@ static void record_in(const char *dir, unsigned episode, const char *line)
 }
 
 /* The record in the step's state directory and in the job's (job_state). */
-static void record(unsigned episode, const char *line)
+static void record(unsigned episode, const char *line, tsw_action_t action)
 {
-    record_in(w.c.state, episode, line);
-    record_in(w.c.job_state, episode, line);
+    record_in(w.c.state, episode, line, action);
+    record_in(w.c.job_state, episode, line, action);
 }
 
 bool tsw_job_record(const char *job_state, char *buf, size_t len)
@@ -555,7 +582,7 @@ _Noreturn static void fail_closed(const char *why)
         snprintf(w.violation, sizeof w.violation, "%s", line);
     atomic_store_explicit(&stopped_once, true, memory_order_release);
     pthread_mutex_unlock(&w.lock);
-    record(1, line);
+    record(1, line, w.c.action);
     log_line(line);
     fprintf(stderr, "tessel: %s\n", line);
     for (;;) {
@@ -665,7 +692,7 @@ static void *watch(void *arg)
                     snprintf(w.violation, sizeof w.violation, "%s", jline);
                 atomic_store_explicit(&stopped_once, true, memory_order_release);
                 pthread_mutex_unlock(&w.lock);
-                record_in(w.c.state, ++episode, jline);
+                record_in(w.c.state, ++episode, jline, TSW_KILL);
                 log_line(jline);
                 fprintf(stderr, "tessel-shim: %s\n", jline);
                 over_before = true;
@@ -683,6 +710,10 @@ static void *watch(void *arg)
             }
             continue;
         }
+        /* Suspended by a preemption with its memory given back: held to TSW_HOLD_ALLOW on
+         * every GPU, and killed past it (tsw_hold_on, tesseld's file). */
+        bool hold = tsw_hold_on(w.c.state);
+        tsw_action_t action = hold ? TSW_KILL : w.c.action;
         bool over = false, answered = true, table_failed = false;
         tsw_table_t table = {NULL, 0}; /* this sample's job-wide process table */
         for (unsigned i = 0; i < ngpus && i < TSW_MAX_GPUS && !over; i++) {
@@ -714,7 +745,8 @@ static void *watch(void *arg)
             } else if (n > 0) {
                 sum = tsw_job_sum(procs, (size_t)n, member, NULL);
             }
-            if (!tsw_over(sum, w.c.limits.limit[i])) {
+            uint64_t limit = tsw_hold_limit(w.c.limits.limit[i], hold);
+            if (!tsw_over(sum, limit)) {
                 streak[i] = 0;
                 continue;
             }
@@ -723,21 +755,24 @@ static void *watch(void *arg)
             over = true;
             /* A stop first (it keeps the memory: telling can wait a moment); a kill last, so
              * that the record and the log line are there before the shim sees the job end. */
-            if (w.c.action == TSW_SUSPEND)
+            if (action == TSW_SUSPEND)
                 signal_job(SIGSTOP);
             if (!over_before) {
                 char line[320];
-                tsw_reason(line, sizeof line, (int)i, sum, w.c.limits.limit[i], w.c.action);
+                if (hold)
+                    tsw_hold_reason(line, sizeof line, (int)i, sum);
+                else
+                    tsw_reason(line, sizeof line, (int)i, sum, limit, action);
                 pthread_mutex_lock(&w.lock);
                 if (w.violation[0] == '\0')
                     snprintf(w.violation, sizeof w.violation, "%s", line);
                 atomic_store_explicit(&stopped_once, true, memory_order_release);
                 pthread_mutex_unlock(&w.lock);
-                record(++episode, line);
+                record(++episode, line, action);
                 log_line(line);
                 fprintf(stderr, "tessel-shim: %s\n", line);
             }
-            if (w.c.action == TSW_KILL)
+            if (action == TSW_KILL)
                 signal_job(SIGKILL);
         }
         free(table.procs);

@@ -84,6 +84,27 @@ bool tsw_must_answer(const tsw_limits_t *l, unsigned gpu);
  * 6.0 GiB, its slice allows 4.0 GiB: killed by the GPU-memory watchdog". */
 void tsw_reason(char *buf, size_t len, int gpu, uint64_t sum, uint64_t limit, tsw_action_t a);
 
+/* A hold (docs/suspend.md, "What holds a victim off the GPU"): while the job is suspended by a
+ * preemption with its GPU memory given back, tesseld puts a root-owned file TSW_HOLD_FILE in
+ * the job's state directory (tsw_config_t state) and removes it just before it restores the
+ * job.  While it is there, each sample holds the job to TSW_HOLD_ALLOW bytes on every GPU
+ * (what a checkpointed process may still show) and a job past it is killed, whatever the
+ * action: its memory is the preemptor's now. */
+#define TSW_HOLD_FILE  "gpuhold"
+#define TSW_HOLD_ALLOW (16ull << 20)
+
+/* The limit a sample applies on a GPU whose own limit is limit: limit, or under a hold the
+ * smaller of limit and TSW_HOLD_ALLOW. */
+uint64_t tsw_hold_limit(uint64_t limit, bool hold);
+
+/* The line of a kill under a hold: "GPU 0: the job's processes hold 2.5 GiB while it is
+ * suspended by a preemption (its GPU memory given back; 16.0 MiB allowed): killed by the
+ * GPU-memory watchdog". */
+void tsw_hold_reason(char *buf, size_t len, int gpu, uint64_t sum);
+
+/* Whether directory state (NULL: none) holds TSW_HOLD_FILE as a regular file owned by root. */
+bool tsw_hold_on(const char *state);
+
 /* Whether pid is the job's: it descends from ancestor (its /proc parent chain reaches it, at
  * any depth: a few dozen steps are walked, beyond that tsw_snapshot decides), or its place
  * cannot be decided (its /proc entry cannot be read, no memory for the table): counted as the

@@ -149,6 +149,7 @@ const tessd_opt_t tessd_opts[] = {
     {"test-kill-at", T_STR, F(test_kill_at), .flags = FLAG, .check = check_kill_step},
     {"test-tick-ms", T_UINT, F(test_tick_ms), .lo = 1, .hi = 3600000, .flags = FLAG},
     {"test-pass-gap-ms", T_UINT, F(test_pass_gap_ms), .lo = 0, .hi = 3600000, .flags = FLAG},
+    {"test-psusp-ckpt-ms", T_UINT, F(test_psusp_ckpt_ms), .lo = 1, .hi = 3600000, .flags = FLAG},
     {"test-retention-step", T_UINT, F(test_retention_step), .lo = 1, .hi = 1000000, .flags = FLAG},
 };
 const size_t tessd_nopts = sizeof tessd_opts / sizeof tessd_opts[0];

@@ -586,7 +586,14 @@ json_t *tctr_config(const tctr_spec_t *s, tsl_error_t *err)
     json_object_set_new(c, "ociVersion", json_string("1.0.2"));
 
     json_t *p = json_object();
-    json_object_set_new(p, "terminal", json_false());
+    json_object_set_new(p, "terminal", json_boolean(s->terminal));
+    if (s->terminal) {
+        /* The size the shim gives every terminal until its client says its own (tty.h). */
+        json_t *size = json_object();
+        json_object_set_new(size, "height", json_integer(24));
+        json_object_set_new(size, "width", json_integer(80));
+        json_object_set_new(p, "consoleSize", size);
+    }
     json_t *user = json_object();
     json_object_set_new(user, "uid", json_integer(s->uid));
     json_object_set_new(user, "gid", json_integer(s->gid));

@@ -122,6 +122,8 @@ typedef struct {
     size_t nbinds;
     char (*devices)[PATH_MAX]; /* host character devices made at the same path inside */
     size_t ndevices;
+    bool terminal; /* process.terminal: crun makes the container's terminal and passes its
+                    * master to tessel-shim (--console-socket, ctrrun.h) */
 } tctr_spec_t;
 
 /* The OCI runtime configuration of a job: the process (user, no capabilities at all, no new

@@ -251,6 +251,7 @@ int tessd_container_prepare(tessd_t *d, const tstore_job_t *j, const tessd_run_t
         .nbinds = nb,
         .devices = devs,
         .ndevices = (size_t)ndevs,
+        .terminal = j->tty,
     };
     if (!(cfg = tctr_config(&spec, err)))
         goto out;

@@ -114,6 +114,10 @@ typedef struct {
      * memory it gave back (0 = its suspend kept them), and a resume asked that the tick carries
      * out once its GPU has room (resume_by: who asked). */
     uint64_t gpu_released;
+    /* Bytes per GPU its slice may spill into host memory (the job's gpu_mem_oversubscribe, 0 =
+     * none): tesseld's own record, which bounds the figures read from the job-writable slice
+     * file (api_slice_read). */
+    uint64_t gpu_oversub;
     bool resume_wanted;
     char resume_by[TSTORE_NAME_MAX + 1];
     char resume_wait[160]; /* the reason last recorded while the resume waits */
@@ -123,6 +127,13 @@ typedef struct {
      * thread may not call libsched). */
     int ckpt_op;
     bool ckpt_unhold;
+    /* Preemption by suspension (docs/suspend.md, "Preemption by suspension"): the job its
+     * suspension makes room for (0: none), from libsched's TSCHED_SUSPEND victim until it is
+     * resumed (its checkpoint under way, then suspended: jobs.suspended_for); that job's
+     * queue; and when the checkpoint was asked (tessd_mono_ms: the bound TESSD_PSUSP_CKPT_MS). */
+    int64_t susp_for;
+    char susp_queue[TSTORE_NAME_MAX + 1];
+    int64_t susp_asked_mono;
 } tessd_run_t;
 
 /* tessd_run_t.ckpt_op: the driver's step a job's checkpoint thread is carrying out. */
@@ -170,6 +181,7 @@ typedef struct {
      * to end (observed by the job model, tjm_t), and each pass's duration (main loop). */
     tsl_hist_t job_pending_hist, job_run_hist, pass_hist;
     int64_t test_tick_ms, test_pass_gap_ms; /* --test-tick-ms, --test-pass-gap-ms (0: default) */
+    int64_t psusp_ckpt_ms;                  /* TESSD_PSUSP_CKPT_MS, or --test-psusp-ckpt-ms */
     bool sched_dirty;
     bool holds_dirty;      /* held jobs to check (batch.h); main thread, lock held */
     int64_t kill_wait_ms;  /* --kill-wait: SIGTERM to SIGKILL at a time limit (batch.h) */
@@ -402,6 +414,8 @@ void tessd_job_request(const tstore_job_t *j, tsched_job_t *req);
 double tessd_sched_now(void);
 /* The job as libsched's queue layer takes it (queue index filled from d->sched). */
 void tessd_qjob(tessd_t *d, const tstore_job_t *j, tsched_qjob_t *q);
+/* libsched's TSCHED_JOB_* flags of job j, from its preemptible (sched.c's header). */
+unsigned tessd_qjob_flags(const tessd_t *d, const tstore_job_t *j);
 /* (Re)build cluster and scheduler from the store's queues and pending jobs and the table of
  * running jobs; the old ones are replaced only on success.  0 or -1 with err. */
 int tessd_sched_build(tessd_t *d, tsl_error_t *err);
@@ -545,6 +559,14 @@ int tessd_violation_read(const tessd_t *d, int64_t id, char *action, size_t alen
                          char *reason, size_t rlen);
 /* Remove a job's state directory (its end). */
 void tessd_state_remove(const tessd_t *d, int64_t id);
+
+/* The hold of a job suspended by a preemption with its GPU memory given back (docs/suspend.md,
+ * "What holds a victim off the GPU"), on or off, in its root-owned state directory: on, its
+ * limits file says GPU memory 0 (the one it was started with kept as limits.run: a process the
+ * job starts meanwhile gets no device memory from the interposer) and the shim's watchdog finds
+ * TSW_HOLD_FILE (the job's processes held to TSW_HOLD_ALLOW, killed past it); off, both undone.
+ * A job without a state directory (tesseld not root): nothing to do.  0, or -1 with err. */
+int tessd_gpu_hold(tessd_t *d, const tessd_run_t *r, bool on, tsl_error_t *err);
 /* At start, as root: <data>/run and <data>/registry with one registry file per GPU (root's,
  * mode 0666, made with O_EXCL|O_NOFOLLOW).  0, or -1 with err. */
 int tessd_enforce_init(tessd_t *d, tsl_error_t *err);
@@ -599,6 +621,32 @@ void tessd_ckpt_drain(tessd_t *d, int64_t wait_ms);
  * its resume is left to the tick (tessd_ckpt_tick), which restores it once its GPU has room;
  * 1 then (the job stays suspended, its reason says what it waits for). */
 int tessd_resume_gpu(tessd_t *d, tessd_run_t *r, const char *who, tsl_error_t *err);
+/* A preemption by suspension (the tick, lock held): the victim r's checkpoint for job for_job
+ * (of queue, "" unknown) is started as a person's suspend's is (tessd_suspend_gpu, who
+ * "tesseld"); its outcome, under the lock in the checkpoint thread: suspended with its GPU
+ * memory given back and jobs.suspended_for set (the tick then gives its slice to libsched,
+ * and resumes it once for_job has started or left and its GPUs have room), or, when nothing
+ * was given back, killed and requeued (tessd_preempt_requeue, logged).  0 started; -1 (err)
+ * when it cannot start (the caller requeues). */
+int tessd_suspend_for(tessd_t *d, tessd_run_t *r, int64_t for_job, const char *queue,
+                      tsl_error_t *err);
+/* The preemption as a kill and requeue (tick.c): the model's preempt event, then SIGTERM, and
+ * SIGKILL after the grace period; the end requeues it (or ends it "preempted").  how: for the
+ * log ("requeue", or why a suspension could not be).  Lock held. */
+void tessd_preempt_requeue(tessd_t *d, tessd_run_t *r, int64_t for_job, const char *queue,
+                           const char *how);
+/* How long a preemption by suspension may take its checkpoint before the victim is killed and
+ * requeued instead: the preemptor waits for it.  The driver copied 8 GiB in 3.9 s on an H200
+ * and in about 26 s on the fake (docs/suspend.md), so 120 s covers a GPU's 80 GiB on the
+ * measured GPU with room; a job that stops its own process during the checkpoint (the driver
+ * waits for a stopped process) holds the preemptor no longer than that. */
+#define TESSD_PSUSP_CKPT_MS 120000
+/* How long a job suspended by a preemption waits for its preemptor to start (it is resumed
+ * once the preemptor has started, on the GPUs' room, or has left): the preemptor is normally
+ * placed by the next cycle; one that another job overtook meanwhile does not keep the victim
+ * suspended longer than this (two idle cycles, TESSD_CYCLE_IDLE_MS, and more). */
+#define TESSD_PSUSP_PREEMPTOR_WAIT_MS 120000
+
 /* The tick's part (main thread, lock held): release the slices of jobs that gave their memory
  * back in libsched, and start the resumes asked (tried again at each tick until the GPU has
  * room; the restore itself runs in the job's checkpoint thread). */

@@ -2,12 +2,20 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/btrfs.h>
+#include <linux/btrfs_tree.h>
+#include <linux/magic.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/acl.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/vfs.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon/folderfs.h"
@@ -87,15 +95,124 @@ int tfld_dir_make(int rootfd, const char *name, const tfld_acl_entry_t *e, size_
 
 typedef enum { W_APPLY, W_USAGE, W_REMOVE } walk_op_t;
 
+/* The files with several links a usage walk has counted: an open-addressing set of (st_dev,
+ * st_ino), grown by doubling up to TFLD_USAGE_LINKS_MAX entries. */
+typedef struct {
+    dev_t dev;
+    ino_t ino;
+} inode_t;
+
+typedef struct {
+    inode_t *slot; /* cap slots; ino 0 and dev 0 together: free */
+    size_t cap, n;
+} inode_set_t;
+
 typedef struct {
     walk_op_t op;
     const tfld_acl_entry_t *e;
     size_t n;
     size_t max, count;
     uint64_t bytes;
-    bool stopped; /* max or depth reached */
-    int error;    /* first errno of an object that could not be changed or removed */
+    bool stopped;           /* max (or the deadline) reached: the walk ends */
+    tfld_usage_stop_t stop; /* the first reason a usage walk is incomplete */
+    int error;              /* first errno of an object that could not be changed or removed */
+    int64_t deadline_ms;    /* 0: none */
+    inode_set_t links;      /* W_USAGE: files with several links counted */
+    int topfd;              /* W_REMOVE: the retired directory, where deep subtrees move up */
+    unsigned long moved;    /* W_REMOVE: subtrees moved up in this pass */
 } walk_t;
+
+int64_t tfld_mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+const char *tfld_usage_stop_text(tfld_usage_stop_t stop)
+{
+    switch (stop) {
+    case TFLD_USAGE_COMPLETE:
+        return "complete";
+    case TFLD_USAGE_OBJECTS:
+        return "too many entries";
+    case TFLD_USAGE_DEPTH:
+        return "too deep";
+    case TFLD_USAGE_LINKS:
+        return "too many hard-linked files";
+    case TFLD_USAGE_ERROR:
+        return "a directory could not be read";
+    case TFLD_USAGE_TIME:
+        return "out of time";
+    }
+    return "incomplete";
+}
+
+static void incomplete(walk_t *w, tfld_usage_stop_t why)
+{
+    if (w->stop == TFLD_USAGE_COMPLETE)
+        w->stop = why;
+}
+
+/* Whether (dev, ino) was in the set; added when not.  -1 when the set is full (or out of
+ * memory). */
+static int inode_seen(inode_set_t *s, dev_t dev, ino_t ino)
+{
+    if (s->n * 2 >= s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 1024;
+        if (s->n >= TFLD_USAGE_LINKS_MAX)
+            return -1;
+        inode_t *t = calloc(cap, sizeof *t);
+        if (!t)
+            return -1;
+        for (size_t i = 0; i < s->cap; i++) {
+            if (s->slot[i].dev == 0 && s->slot[i].ino == 0)
+                continue;
+            size_t h =
+                (size_t)((s->slot[i].ino * 0x9E3779B97F4A7C15ull) ^ s->slot[i].dev) & (cap - 1);
+            while (t[h].dev != 0 || t[h].ino != 0)
+                h = (h + 1) & (cap - 1);
+            t[h] = s->slot[i];
+        }
+        free(s->slot);
+        s->slot = t;
+        s->cap = cap;
+    }
+    size_t h = (size_t)((ino * 0x9E3779B97F4A7C15ull) ^ dev) & (s->cap - 1);
+    while (s->slot[h].dev != 0 || s->slot[h].ino != 0) {
+        if (s->slot[h].dev == dev && s->slot[h].ino == ino)
+            return 1;
+        h = (h + 1) & (s->cap - 1);
+    }
+    s->slot[h].dev = dev;
+    s->slot[h].ino = ino;
+    s->n++;
+    return 0;
+}
+
+/* Before a removal walks into the directory open at fd: when it is the root of a read-only
+ * btrfs subvolume (a user may snapshot a subvolume of theirs with "btrfs subvolume snapshot -r"
+ * inside their folder), its read-only flag is cleared (root may), so that its files can be
+ * removed and the emptied subvolume deleted by the walk's rmdir; otherwise a deleted folder
+ * would leave it behind, its data counted against no quota.  0 when there was nothing to do
+ * or it was done, -1 with errno. */
+static int subvol_writable(int fd)
+{
+    struct stat st;
+    struct statfs sf;
+    if (fstat(fd, &st) < 0 || fstatfs(fd, &sf) < 0)
+        return -1;
+    if ((unsigned long)sf.f_type != (unsigned long)BTRFS_SUPER_MAGIC ||
+        st.st_ino != BTRFS_FIRST_FREE_OBJECTID)
+        return 0;
+    uint64_t flags = 0;
+    if (ioctl(fd, BTRFS_IOC_SUBVOL_GETFLAGS, &flags) < 0)
+        return -1;
+    if (!(flags & BTRFS_SUBVOL_RDONLY))
+        return 0;
+    flags &= ~(uint64_t)BTRFS_SUBVOL_RDONLY;
+    return ioctl(fd, BTRFS_IOC_SUBVOL_SETFLAGS, &flags);
+}
 
 /* The entries of the directory open at dfd (O_RDONLY, taken: closed here), depth levels
  * below the folder's own directory. */
@@ -105,36 +222,85 @@ static void walk_dir(walk_t *w, int dfd, int depth)
     if (!dir) {
         if (!w->error)
             w->error = errno;
+        incomplete(w, TFLD_USAGE_ERROR);
         close(dfd);
         return;
     }
     struct dirent *de;
-    while ((de = readdir(dir)) != NULL) {
+    for (;;) {
+        errno = 0;
+        if ((de = readdir(dir)) == NULL) {
+            if (errno) {
+                if (!w->error)
+                    w->error = errno;
+                incomplete(w, TFLD_USAGE_ERROR);
+            }
+            break;
+        }
         const char *nm = de->d_name;
         if (strcmp(nm, ".") == 0 || strcmp(nm, "..") == 0)
             continue;
         if (w->count >= w->max) {
             w->stopped = true;
+            incomplete(w, TFLD_USAGE_OBJECTS);
+            break;
+        }
+        if (w->deadline_ms > 0 && w->count % 256 == 1 && tfld_mono_ms() >= w->deadline_ms) {
+            w->stopped = true;
+            incomplete(w, TFLD_USAGE_TIME);
             break;
         }
         struct stat st;
-        if (fstatat(dirfd(dir), nm, &st, AT_SYMLINK_NOFOLLOW) < 0)
-            continue; /* gone since readdir */
+        if (fstatat(dirfd(dir), nm, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+            if (errno != ENOENT) /* not gone since readdir: unread */
+                incomplete(w, TFLD_USAGE_ERROR);
+            continue;
+        }
         w->count++;
-        w->bytes += (uint64_t)st.st_blocks * 512u;
+        /* A file with several links: its blocks once per walk (a thousand names of one file
+         * are one file's space). */
+        bool seen = false;
+        if (w->op == W_USAGE && !S_ISDIR(st.st_mode) && st.st_nlink > 1) {
+            int r = inode_seen(&w->links, st.st_dev, st.st_ino);
+            if (r < 0)
+                incomplete(w, TFLD_USAGE_LINKS);
+            seen = r != 0;
+        }
+        if (!seen)
+            w->bytes += (uint64_t)st.st_blocks * 512u;
         if (S_ISDIR(st.st_mode)) {
             if (depth + 1 >= TFLD_WALK_DEPTH) {
-                w->stopped = true;
+                /* Not entered (each level holds a descriptor).  A removal moves it up into
+                 * the retired directory, for its next pass. */
+                incomplete(w, TFLD_USAGE_DEPTH);
+                if (w->op == W_REMOVE) {
+                    char up[64];
+                    int r = -1;
+                    for (unsigned k = 0; k < 1000 && r < 0; k++) {
+                        snprintf(up, sizeof up, ".up-%lu-%u", w->moved, k);
+                        r = renameat2(dirfd(dir), nm, w->topfd, up, RENAME_NOREPLACE);
+                        if (r < 0 && errno != EEXIST)
+                            break;
+                    }
+                    if (r == 0)
+                        w->moved++;
+                    else if (!w->error)
+                        w->error = errno;
+                }
                 continue;
             }
             /* One name, beneath, no link, no mount: a directory swapped for a link since
              * fstatat, or a mount point, is not entered. */
             int sub = tsl_openat_nomount(dirfd(dir), nm, O_RDONLY | O_DIRECTORY, 0);
             if (sub < 0) {
+                if (errno != ENOENT)
+                    incomplete(w, TFLD_USAGE_ERROR);
                 if (w->op != W_USAGE && !w->error)
                     w->error = errno;
                 continue;
             }
+            if (w->op == W_REMOVE && subvol_writable(sub) < 0 && !w->error)
+                w->error = errno;
             struct stat sst;
             if (w->op == W_APPLY &&
                 (fstat(sub, &sst) < 0 ||
@@ -163,7 +329,7 @@ static void walk_dir(walk_t *w, int dfd, int depth)
             }
             close(fd);
         }
-        if (w->stopped && w->op != W_REMOVE)
+        if (w->stopped)
             break;
     }
     closedir(dir);
@@ -204,18 +370,21 @@ int tfld_dir_apply(int rootfd, const char *name, const tfld_acl_entry_t *e, size
     if (walk(rootfd, name, &w, err) < 0)
         return -1;
     *done = w.count;
-    return w.stopped || w.error ? 1 : 0;
+    return w.stopped || w.error || w.stop != TFLD_USAGE_COMPLETE ? 1 : 0;
 }
 
-int tfld_dir_usage(int rootfd, const char *name, size_t max, uint64_t *bytes, uint64_t *objects,
-                   tsl_error_t *err)
+int tfld_dir_usage(int rootfd, const char *name, size_t max, int64_t deadline_ms, uint64_t *bytes,
+                   uint64_t *objects, tfld_usage_stop_t *stop, tsl_error_t *err)
 {
-    walk_t w = {.op = W_USAGE, .max = max};
-    if (walk(rootfd, name, &w, err) < 0)
+    walk_t w = {.op = W_USAGE, .max = max, .deadline_ms = deadline_ms};
+    int rc = walk(rootfd, name, &w, err);
+    free(w.links.slot);
+    if (rc < 0)
         return -1;
     *bytes = w.bytes;
     *objects = w.count;
-    return w.stopped ? 1 : 0;
+    *stop = w.stop;
+    return w.stop != TFLD_USAGE_COMPLETE ? 1 : 0;
 }
 
 int tfld_dir_retire(int rootfd, const char *name, int64_t id, char *retired, size_t len,
@@ -239,10 +408,23 @@ int tfld_dir_retire(int rootfd, const char *name, int64_t id, char *retired, siz
 
 int tfld_dir_remove(int rootfd, const char *retired, tsl_error_t *err)
 {
-    walk_t w = {.op = W_REMOVE, .max = SIZE_MAX};
-    if (walk(rootfd, retired, &w, err) < 0)
-        return -1;
-    if (w.error || w.stopped) {
+    int top = tsl_openat_nomount(rootfd, retired, O_PATH | O_DIRECTORY, 0);
+    if (top < 0)
+        return tsl_errprintf(err, "%s: %s", retired, strerror(errno));
+    /* Each pass removes what lies within TFLD_WALK_DEPTH levels and moves the directories at
+     * that depth up into the retired directory, for the next pass. */
+    walk_t w = {.op = W_REMOVE, .max = SIZE_MAX, .topfd = top};
+    unsigned pass = 0;
+    do {
+        w.moved = 0;
+        w.stop = TFLD_USAGE_COMPLETE;
+        if (walk(rootfd, retired, &w, err) < 0) {
+            close(top);
+            return -1;
+        }
+    } while (!w.error && w.moved > 0 && ++pass < TFLD_REMOVE_PASSES);
+    close(top);
+    if (w.error || w.moved > 0) {
         errno = w.error ? w.error : ELOOP;
         return tsl_errprintf(err, "%s: not everything could be removed: %s", retired,
                              strerror(errno));

@@ -26,6 +26,8 @@
 /* Deepest directory a walk enters (each level holds one descriptor): deeper ones are not
  * visited and the walk says it stopped. */
 #define TFLD_WALK_DEPTH 64
+/* Most passes of a removal (each goes TFLD_WALK_DEPTH levels deeper): 4096 x 64 levels. */
+#define TFLD_REMOVE_PASSES 4096
 
 /* Open the folder root path, made when missing (root's, 0711): it must be a directory (not a
  * link), root's, writable by root alone and not readable by others (0711 or 0700: nobody
@@ -46,11 +48,32 @@ int tfld_dir_make(int rootfd, const char *name, const tfld_acl_entry_t *e, size_
 int tfld_dir_apply(int rootfd, const char *name, const tfld_acl_entry_t *e, size_t n, size_t max,
                    size_t *done, tsl_error_t *err);
 
-/* The space (st_blocks) and the number of objects of <root>/name, links counted as
- * themselves.  At most max objects.  0 complete, 1 stopped (max or depth: the figures are a
- * lower bound), -1 with err. */
-int tfld_dir_usage(int rootfd, const char *name, size_t max, uint64_t *bytes, uint64_t *objects,
-                   tsl_error_t *err);
+/* Why a usage walk did not see the whole folder (its figures are then a lower bound, never
+ * taken as the folder's use for a quota decision: docs/folders.md, "Quotas"). */
+typedef enum {
+    TFLD_USAGE_COMPLETE = 0,
+    TFLD_USAGE_OBJECTS, /* more than max objects */
+    TFLD_USAGE_DEPTH,   /* a directory deeper than TFLD_WALK_DEPTH (not entered) */
+    TFLD_USAGE_LINKS,   /* more files with several links than TFLD_USAGE_LINKS_MAX */
+    TFLD_USAGE_ERROR,   /* a directory or an entry that could not be read (EMFILE, ENOMEM,
+                         * a mount point, ...) */
+    TFLD_USAGE_TIME,    /* the deadline passed */
+} tfld_usage_stop_t;
+
+/* Most files with more than one link (st_nlink > 1) one usage walk remembers, to count each
+ * (st_dev, st_ino) once: a walk that meets more stops as incomplete (TFLD_USAGE_LINKS). */
+#define TFLD_USAGE_LINKS_MAX (1u << 18)
+
+/* The space (st_blocks) and the number of objects (names) of <root>/name, links counted as
+ * themselves, a file with several links in the folder counted once.  At most max objects;
+ * deadline_ms (tfld_mono_ms's clock; 0: none) stops it too.  0 complete, 1 incomplete (*stop
+ * says why; the figures are a lower bound), -1 with err. */
+int tfld_dir_usage(int rootfd, const char *name, size_t max, int64_t deadline_ms, uint64_t *bytes,
+                   uint64_t *objects, tfld_usage_stop_t *stop, tsl_error_t *err);
+/* A few words saying why a walk stopped ("too many entries", "too deep", ...). */
+const char *tfld_usage_stop_text(tfld_usage_stop_t stop);
+/* CLOCK_MONOTONIC in milliseconds (the deadlines of the walks). */
+int64_t tfld_mono_ms(void);
 
 /* Rename <root>/name to <root>/.deleted-<id> and shut it to everyone but root (mode 0700, no
  * named entry), so that the name is free and nobody enters it any more.  retired receives
@@ -58,8 +81,9 @@ int tfld_dir_usage(int rootfd, const char *name, size_t max, uint64_t *bytes, ui
 int tfld_dir_retire(int rootfd, const char *name, int64_t id, char *retired, size_t len,
                     tsl_error_t *err);
 
-/* Remove <root>/retired and everything in it.  0, or -1 with err (what could not be removed
- * stays, shut as tfld_dir_retire left it). */
+/* Remove <root>/retired and everything in it, at any depth: a directory at TFLD_WALK_DEPTH is
+ * moved up into <root>/retired and removed by the next pass (at most TFLD_REMOVE_PASSES).  0,
+ * or -1 with err (what could not be removed stays, shut as tfld_dir_retire left it). */
 int tfld_dir_remove(int rootfd, const char *retired, tsl_error_t *err);
 
 /* ---- files through the API, as the caller's account ------------------------------------- */

@@ -1,5 +1,6 @@
 /* folders.c - the rules of virtual folders and their ACL text (folders.h): pure. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/stat.h>
 
@@ -91,4 +92,26 @@ int tfld_acl_text(const tfld_acl_entry_t *e, size_t n, tfld_acl_kind_t kind, mod
         return -1;
     }
     return 0;
+}
+
+/* Would used + add pass limit (0: none)?  Without overflow. */
+static bool passes(int64_t used, int64_t limit, uint64_t add)
+{
+    if (limit <= 0)
+        return false;
+    if (used < 0)
+        used = 0;
+    if (used >= limit)
+        return add > 0;
+    return add > (uint64_t)(limit - used);
+}
+
+tfld_quota_t tfld_quota_check(int64_t used, int64_t quota, int64_t pused, int64_t pquota,
+                              uint64_t add)
+{
+    if (passes(used, quota, add))
+        return TFLD_QUOTA_FOLDER;
+    if (passes(pused, pquota, add))
+        return TFLD_QUOTA_PROJECT;
+    return TFLD_QUOTA_OK;
 }

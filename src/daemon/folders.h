@@ -69,4 +69,17 @@ typedef enum {
 int tfld_acl_text(const tfld_acl_entry_t *e, size_t n, tfld_acl_kind_t kind, mode_t mode, char *buf,
                   size_t len);
 
+/* ---- quotas (docs/folders.md, "Quotas") ------------------------------------------------- */
+
+/* What a write of add bytes meets: a folder that uses used of its quota (0: none) and belongs
+ * to a project whose folders use pused together of its quota pquota (0: none, or no
+ * project).  The folder's own quota is looked at first. */
+typedef enum {
+    TFLD_QUOTA_OK = 0,
+    TFLD_QUOTA_FOLDER,  /* it would pass the folder's quota */
+    TFLD_QUOTA_PROJECT, /* it would pass the project's */
+} tfld_quota_t;
+tfld_quota_t tfld_quota_check(int64_t used, int64_t quota, int64_t pused, int64_t pquota,
+                              uint64_t add);
+
 #endif

@@ -322,6 +322,7 @@ static void clear_attempt(tstore_job_t *j)
     j->preempt_ms = 0;
     free(j->preempt_queue);
     j->preempt_queue = NULL;
+    j->suspended_for = 0;
     j->end_cause = TJM_CAUSE_NONE;
 }
 
@@ -354,12 +355,14 @@ static int apply_columns(tstore_job_t *j, tjm_event_t ev, tjm_state_t to, const 
         break;
     case TJM_EV_SUSPEND:
         j->suspended_ms = now;
+        j->suspended_for = chg->suspend_for; /* a preemption by suspension's, else 0 */
         break;
     case TJM_EV_RESUME:
         /* Time suspended does not count against a time limit (batch.h). */
         if (j->suspended_ms && now > j->suspended_ms)
             j->suspended_total_ms += now - j->suspended_ms;
         j->suspended_ms = 0;
+        j->suspended_for = 0;
         break;
     case TJM_EV_PREEMPT:
         j->preempt_for = chg->preempt_for;
@@ -390,6 +393,7 @@ static int apply_columns(tstore_job_t *j, tjm_event_t ev, tjm_state_t to, const 
         j->exit_code = chg->has_exit_code ? chg->exit_code : 0;
         j->signal = chg->signal > 0 ? chg->signal : 0;
         j->suspended_ms = 0;
+        j->suspended_for = 0;
         j->end_cause = end_cause_of(ev, chg);
         if (to == TJM_PREEMPTED)
             j->preemptions++;
@@ -420,6 +424,13 @@ static char *detail_json(tjm_event_t ev, const tstore_job_t *j, const tjm_change
         json_object_set_new(o, "preempt_for", json_integer(chg->preempt_for));
         if (chg->preempt_queue)
             json_object_set_new(o, "preempt_queue", json_string(chg->preempt_queue));
+        break;
+    case TJM_EV_SUSPEND:
+        if (chg->suspend_for) {
+            json_object_set_new(o, "suspended_for", json_integer(chg->suspend_for));
+            if (chg->preempt_queue)
+                json_object_set_new(o, "preempt_queue", json_string(chg->preempt_queue));
+        }
         break;
     case TJM_EV_REQUEUE:
     case TJM_EV_PREEMPTED:
@@ -556,6 +567,13 @@ int tjm_apply(const tjm_t *m, int64_t id, tjm_event_t ev, const tjm_change_t *ch
     if (ev == TJM_EV_PREEMPT && chg->preempt_for <= 0) {
         errno = EINVAL;
         return tsl_errprintf(err, "job %lld: preempt without the job it makes room for",
+                             (long long)id);
+    }
+    if (chg->suspend_for < 0 || (chg->suspend_for && ev != TJM_EV_SUSPEND)) {
+        errno = EINVAL;
+        return tsl_errprintf(err,
+                             "job %lld: the job a suspension makes room for goes with a "
+                             "suspend only",
                              (long long)id);
     }
     tstore_job_t j;

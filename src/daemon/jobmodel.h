@@ -113,6 +113,10 @@ typedef struct {
     tjm_cause_t cause;
     int64_t preempt_for;       /* PREEMPT: the job it makes room for */
     const char *preempt_queue; /* PREEMPT: that job's queue, NULL when unknown */
+    /* SUSPEND: the job a preemption by suspension makes room for (kept in suspended_for
+     * until the resume or the end; in the event's detail with preempt_queue); 0: a person's
+     * or the watchdog's suspend. */
+    int64_t suspend_for;
 } tjm_change_t;
 
 /* Called after each committed change (the daemon wakes its tick: scheduler and waiters). */

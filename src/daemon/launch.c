@@ -5,8 +5,9 @@
  *      HOME, USER, LOGNAME of the account the job runs as;
  *   2. the job's own "env";
  *   3. Tessel's: CUDA_VISIBLE_DEVICES, TESSEL_JOB_ID, TESSEL_ARRAY_* (batch.h), TESSEL_SLICE,
- * TESSEL_CUDA_MEM_LIMIT, TESSEL_CUDA_MEM_LIMIT_<n>, LD_PRELOAD (interposer first), and with fake
- * GPUs TESSEL_FAKE_GPUS and LD_LIBRARY_PATH (fake library directory first);
+ * TESSEL_CUDA_MEM_LIMIT, TESSEL_CUDA_MEM_LIMIT_<n>, TESSEL_CUDA_MEM_OVERSUBSCRIBE, LD_PRELOAD
+ * (interposer first), and with fake GPUs TESSEL_FAKE_GPUS and LD_LIBRARY_PATH (fake library
+ * directory first);
  *   4. with a GPU, the compute share (compute_env): TESSEL_CUDA_CORE_LIMIT is the lower of the
  *      job's share and the job's own value; TESSEL_CUDA_CORE_MODE (shared for a fraction) and
  *      TESSEL_CUDA_CORE_PRIORITY (high for inference; a job may lower it, never raise it).
@@ -18,6 +19,7 @@
  * (docs/security.md).
  */
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <sched.h>
@@ -38,6 +40,7 @@
 #include "agent/runner.h"
 #include "daemon/batch.h"
 #include "daemon/container_launch.h"
+#include "agent/watchdog.h"
 #include "daemon/daemon.h"
 #include "daemon/jobsvc.h"
 #include "daemon/pwcache.h"
@@ -489,9 +492,19 @@ void tessd_state_remove(const tessd_t *d, int64_t id)
     struct stat st;
     if (!dir[0] || (lstat(dir, &st) < 0 && errno == ENOENT))
         return; /* a first start: nothing to remove */
-    static const char *const names[] = {"limits",      "ld.so.preload",      "violation",
-                                        ".limits.tmp", ".ld.so.preload.tmp", ".violation.tmp",
-                                        "config.json", ".config.json.tmp",   "tty.sock"};
+    static const char *const names[] = {"limits",
+                                        "ld.so.preload",
+                                        "violation",
+                                        ".limits.tmp",
+                                        ".ld.so.preload.tmp",
+                                        ".violation.tmp",
+                                        "config.json",
+                                        ".config.json.tmp",
+                                        "tty.sock",
+                                        "limits.run",
+                                        ".limits.run.tmp",
+                                        TSW_HOLD_FILE,
+                                        "." TSW_HOLD_FILE ".tmp"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         unlink(path);
@@ -499,7 +512,95 @@ void tessd_state_remove(const tessd_t *d, int64_t id)
     /* A container job's mount point (its mounts were the shim's, gone with it). */
     snprintf(path, sizeof path, "%s/rootfs", dir);
     rmdir(path);
+    /* Its console directory (root's, 0700): the sockets and process.json files a shim killed
+     * while it used them left there (tessel-shim names them run.sock, exec-N.json, exec-N.sock). */
+    snprintf(path, sizeof path, "%s/console", dir);
+    int cfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *cd = cfd >= 0 ? fdopendir(cfd) : NULL;
+    if (!cd && cfd >= 0)
+        close(cfd);
+    for (struct dirent *e; cd && (e = readdir(cd));)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            unlinkat(dirfd(cd), e->d_name, 0);
+    if (cd)
+        closedir(cd);
+    rmdir(path);
     rmdir(dir);
+}
+
+/* Read dir/name, a regular file of root's reached without a link, into buf (cap bytes with
+ * its NUL): 0, or -1 with err. */
+static int read_root_file(const char *dir, const char *name, char *buf, size_t cap,
+                          tsl_error_t *err)
+{
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return tsl_errprintf(err, "%s: %s", path, strerror(errno));
+    struct stat st;
+    ssize_t n = -1;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0)
+        n = read(fd, buf, cap - 1);
+    else
+        errno = EPERM;
+    int saved = errno;
+    close(fd);
+    if (n < 0 || (size_t)n == cap - 1) {
+        errno = n < 0 ? saved : E2BIG;
+        return tsl_errprintf(err, "%s: %s", path, strerror(errno));
+    }
+    buf[n] = '\0';
+    return 0;
+}
+
+int tessd_gpu_hold(tessd_t *d, const tessd_run_t *r, bool on, tsl_error_t *err)
+{
+    char state[PATH_MAX], run[4096], path[PATH_MAX + 64];
+    tessd_state_dir(d, r->id, state, sizeof state);
+    struct stat st;
+    if (!d->run_dir[0] || !state[0] || lstat(state, &st) < 0)
+        return 0; /* no state directory: a job tesseld did not start as root */
+    if (!on) {
+        /* The limits first, then the watchdog's file: never the job's full limit in a new
+         * process while the watchdog still holds it to nothing would kill it. */
+        if (read_root_file(state, "limits.run", run, sizeof run, NULL) == 0 &&
+            tessd_write_root_file(state, "limits", run, 0644, err) < 0)
+            return -1;
+        snprintf(path, sizeof path, "%s/limits.run", state);
+        unlink(path);
+        snprintf(path, sizeof path, "%s/%s", state, TSW_HOLD_FILE);
+        if (unlink(path) < 0 && errno != ENOENT)
+            return tsl_errprintf(err, "%s: %s", path, strerror(errno));
+        return 0;
+    }
+    /* Kept once: a hold asked again (a restore that did not fit) keeps the first copy. */
+    if (read_root_file(state, "limits.run", run, sizeof run, NULL) < 0) {
+        if (read_root_file(state, "limits", run, sizeof run, err) < 0 ||
+            tessd_write_root_file(state, "limits.run", run, 0600, err) < 0)
+            return -1;
+    }
+    /* The same lines with every GPU-memory limit 0. */
+    char held[sizeof run + 64];
+    size_t n = 0;
+    for (char *line = run; *line && n < sizeof held;) {
+        char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        const char *eq = memchr(line, '=', len);
+        if (strncmp(line, "TESSEL_CUDA_MEM_LIMIT", 21) == 0 && eq)
+            n += (size_t)snprintf(held + n, sizeof held - n, "%.*s=0\n", (int)(eq - line), line);
+        else
+            n += (size_t)snprintf(held + n, sizeof held - n, "%.*s\n", (int)len, line);
+        line += len + (nl ? 1 : 0);
+    }
+    if (n >= sizeof held) {
+        errno = E2BIG;
+        return tsl_errprintf(err, "job %lld: limits file too large", (long long)r->id);
+    }
+    if (tessd_write_root_file(state, "limits", held, 0644, err) < 0)
+        return -1;
+    return tessd_write_root_file(state, TSW_HOLD_FILE,
+                                 "held by tesseld: suspended by a preemption\n", 0644, err);
 }
 
 /* The job's state directory with its limits (the same NAME=value pairs as its environment, so
@@ -520,9 +621,12 @@ static int write_state(tessd_t *d, const tessd_run_t *r, char *const *env, char 
     for (char *const *e = env; *e && n < sizeof text; e++) {
         /* tesseld's own values only (build_env and compute_env set them last); a
          * TESSEL_CUDA_MEM_LIMIT_7 of the job's own env, for a GPU it was not given, is not. */
-        static const char *const keys[] = {
-            "TESSEL_SLICE=", "TESSEL_CUDA_CORE_LIMIT=", "TESSEL_CUDA_CORE_MODE=",
-            "TESSEL_CUDA_CORE_PRIORITY=", NULL};
+        static const char *const keys[] = {"TESSEL_SLICE=",
+                                           "TESSEL_CUDA_CORE_LIMIT=",
+                                           "TESSEL_CUDA_CORE_MODE=",
+                                           "TESSEL_CUDA_CORE_PRIORITY=",
+                                           "TESSEL_CUDA_MEM_OVERSUBSCRIBE=",
+                                           NULL};
         bool take = false;
         if (r->member.ngpus) {
             for (const char *const *k = keys; *k && !take; k++)
@@ -765,6 +869,10 @@ static int build_env(tessd_t *d, const tstore_job_t *j, const tessd_run_t *r, co
             snprintf(k, sizeof k, "TESSEL_CUDA_MEM_LIMIT_%u", (unsigned)i);
             rc |= env_set(e, k, num);
         }
+        /* Oversubscription (docs/interposer.md): tesseld's figure, 0 when the job asked none,
+         * so that a value of the job's own env is no way to spill. */
+        snprintf(num, sizeof num, "%llu", (unsigned long long)j->gpu_oversub);
+        rc |= env_set(e, "TESSEL_CUDA_MEM_OVERSUBSCRIBE", num);
         rc |= compute_env(j, r, e);
     }
     /* LD_PRELOAD is handed to the shim apart (tagent_spawn_t.preload): see preload_of. */
@@ -987,7 +1095,7 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
         .container = j->image ? ctr.runtime : NULL,
         .image_rootfs = j->image ? ctr.rootfs : NULL,
         .ctr_cwd_flags = j->image ? ctr.cwd_flags : 0,
-        .tty = j->tty && state[0] && !j->image,
+        .tty = j->tty && state[0],
         .block_userns = !d->allow_userns,
         .nvml = state[0] && d->nvml_path[0] ? d->nvml_path : NULL,
         .gpu_mem_limits = limits,

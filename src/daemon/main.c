@@ -193,6 +193,8 @@ static void usage(FILE *f)
             "                      (default 250; pass.h)\n"
             "  --test-pass-gap-ms N  for tests: least time between two scheduling passes\n"
             "                      (default 5)\n"
+            "  --test-psusp-ckpt-ms N  for tests: longest a preemption's checkpoint may take\n"
+            "                      before the victim is requeued instead (default 120000)\n"
             "  --test-retention-step N  for tests: entries a step of the job-log retention\n"
             "                      removes (default 2000; retention.h)\n"
             "Limits on what one client can take (docs/tesseld.md):\n"
@@ -788,6 +790,8 @@ int main(int argc, char **argv)
         }
     }
     d->test_pass_gap_ms = (int64_t)conf.test_pass_gap_ms;
+    d->psusp_ckpt_ms =
+        conf.test_psusp_ckpt_ms ? (int64_t)conf.test_psusp_ckpt_ms : TESSD_PSUSP_CKPT_MS;
     d->allow_root_jobs = conf.allow_root_jobs;
     d->term_idle_ms = (long long)conf.term_idle_timeout * 1000;
     d->interactive_idle_ms = (long long)conf.interactive_idle * 1000;

@@ -103,7 +103,22 @@ TESSELD_TESTS += tests/t/t3180-daemon-folders.t tests/t/t3181-cli-folders.t \
                  tests/t/t3182-daemon-folders-hostile.t
 # A suspend that gives the GPU back through the driver's checkpoint API (docs/suspend.md).
 TESSELD_TESTS += tests/t/t3190-daemon-ckpt-roundtrip.t tests/t/t3191-daemon-ckpt-restart-kill.t \
-                 tests/t/t3192-daemon-ckpt-noapi.t tests/t/t3193-daemon-ckpt-threads.t
+                 tests/t/t3192-daemon-ckpt-noapi.t tests/t/t3193-daemon-ckpt-threads.t \
+                 tests/t/t3194-daemon-ckpt-concurrent.t tests/t/t3195-daemon-ckpt-killed.t
+# Folder quotas (docs/folders.md, "Quotas"): a folder root on btrfs (a loop-mounted image), a
+# project's quota.
+TESSELD_TESTS += tests/t/t3200-daemon-folders-btrfs.t tests/t/t3201-daemon-folders-project-quota.t \
+                 tests/t/t3202-daemon-folders-job-quota.t
+# Oversubscription (issue 21 item 4, docs/interposer.md): a job spills past its GPU memory.
+TESSELD_TESTS += tests/t/t3220-daemon-oversub.t
+# Preemption by suspension (docs/suspend.md, "Preemption by suspension").
+TESSELD_TESTS += tests/t/t3210-daemon-psusp-roundtrip.t tests/t/t3211-daemon-psusp-restart.t \
+                 tests/t/t3212-daemon-psusp-cancel.t tests/t/t3213-daemon-psusp-options.t \
+                 tests/t/t3214-daemon-psusp-stopped.t tests/t/t3216-daemon-psusp-noapi.t \
+                 tests/t/t3217-daemon-psusp-hold-newproc.t \
+                 tests/t/t3218-daemon-psusp-hold-selfrestore.t
+# Oversubscription's bounds (security review F2, F3): mem needed with cgroups, per GPU.
+TESSELD_TESTS += tests/t/t3221-daemon-oversub-limits.t
 TESSELD_TESTS += tests/t/t3163-daemon-jobdir-mounted.t
 TESSELD_TESTS += tests/t/t3164-daemon-exit-record.t
 TESSELD_TESTS += tests/t/t3165-daemon-jobdir-reused-id.t
@@ -263,9 +278,22 @@ tests/t/t3181-cli-folders.t tests/t/t3183-daemon-folders-jobs.t: $(O)/bin/tessel
 tests/t/t3014-daemon-slowloris.t: $(O)/bench/bench-slowloris
 # The checkpoint tests (docs/suspend.md) run the interposer's probe as jobs, with the CLI.
 tests/t/t3190-daemon-ckpt-roundtrip.t tests/t/t3191-daemon-ckpt-restart-kill.t \
-tests/t/t3192-daemon-ckpt-noapi.t tests/t/t3193-daemon-ckpt-threads.t: \
+tests/t/t3192-daemon-ckpt-noapi.t tests/t/t3193-daemon-ckpt-threads.t \
+tests/t/t3194-daemon-ckpt-concurrent.t tests/t/t3195-daemon-ckpt-killed.t \
+tests/t/t3210-daemon-psusp-roundtrip.t tests/t/t3211-daemon-psusp-restart.t \
+tests/t/t3212-daemon-psusp-cancel.t tests/t/t3214-daemon-psusp-stopped.t \
+tests/t/t3216-daemon-psusp-noapi.t: \
     $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so $(O)/tests/fake/libcuda.so.1 \
     $(O)/bin/tessel
+# The oversubscription test runs the probe as jobs, with the CLI, over the fake driver and NVML.
+tests/t/t3220-daemon-oversub.t: $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so \
+    $(O)/tests/fake/libcuda.so.1 $(O)/tests/fake/libnvidia-ml.so.1 $(O)/bin/tessel
+tests/t/t3213-daemon-psusp-options.t: $(O)/bin/tessel
+# The holds of a victim suspended by a preemption: new processes, one round the interposer,
+# the job's own slice word, a self-restore through the driver (tcu-probe ckptrestore).
+tests/t/t3217-daemon-psusp-hold-newproc.t tests/t/t3218-daemon-psusp-hold-selfrestore.t: \
+    $(O)/tests/interposer/tcu-probe $(O)/tests/interposer/tcu-raw \
+    $(O)/tests/interposer/tcu-slice $(O)/lib/libtessel-cuda.so $(O)/tests/fake/libcuda.so.1
 # The slice test runs the interposer's probe as a job, over the fake driver.
 tests/t/t3004-daemon-slice.t: $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so
 # The compute test runs tcu-load (simulated kernels) as jobs, and the CLI.
@@ -299,6 +327,14 @@ TERM_TESTS := tests/t/t7030-term-run-it.t tests/t/t7031-term-refusals.t \
               tests/t/t7037-term-exec-ns.t
 TESTS += $(TERM_TESTS)
 $(TERM_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel tests/lib/term.sh
+# A container job's terminal and exec into it (crun's --console-socket, docs/terminal.md).
+CTR_TERM_TESTS := tests/t/t7038-ctr-term-run-it.t tests/t/t7039-ctr-term-exec.t \
+                  tests/t/t7040-ctr-exec-unstoppable.t
+TESTS += $(CTR_TERM_TESTS)
+$(CTR_TERM_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel \
+                   $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so \
+                   tests/lib/container.sh tests/lib/mkimage.sh tests/lib/ctrterm.sh
+tests/t/t7040-ctr-exec-unstoppable.t: $(O)/tests/agent/ctrstop
 # A job's web services through tesseld (docs/job-services.md): Jupyter, a generic service,
 # the idle rule, each service's own origin and the proxy's door (t7074).
 JOBSVC_TESTS := tests/t/t7070-jobsvc-jupyter.t tests/t/t7071-jobsvc-generic.t \

@@ -17,9 +17,13 @@
  *   job class       -> training (preemptible), interactive, inference;
  *   job priority    -> priority within its queue and class band;
  *   submitted_at    -> arrival (seconds);
- *   job flags       -> none: no job is suspendable by the scheduler (see tessd_qjob; a person
- *                      may suspend a job's GPU slice through the API, suspend.c, which the
- *                      scheduler does not see: the job keeps running and holding its allocation);
+ *   job flags       -> from the job's preemptible (tstore_job_preemptible; tessd_qjob_flags):
+ *                      "suspend" -> TSCHED_JOB_SUSPENDABLE for a training job with GPUs under
+ *                      the interposer (its slice can be checkpointed: suspend.c; a driver
+ *                      without the checkpoint API makes the suspension a requeue, tick.c),
+ *                      "never" -> TSCHED_JOB_NEVER_PREEMPT for a training job (then
+ *                      non-preemptible work within the guarantees), "requeue" -> none;
+ *                      interactive and inference jobs are never preempted by class;
  *   "now"           -> wall-clock seconds (tessd_sched_now), so it keeps increasing across
  *                      restarts.
  */
@@ -48,6 +52,22 @@ static tsched_class_t class_of(tstore_class_t k)
     }
 }
 
+unsigned tessd_qjob_flags(const tessd_t *d, const tstore_job_t *j)
+{
+    if (j->klass != TSTORE_CLASS_TRAINING)
+        return 0;
+    switch (tstore_job_preemptible(j)) {
+    case TSTORE_PREEMPT_NEVER:
+        return TSCHED_JOB_NEVER_PREEMPT;
+    case TSTORE_PREEMPT_SUSPEND:
+        /* Only a job whose GPU memory the driver can checkpoint and give back: one with GPUs,
+         * run under the interposer (its slice file), on this node (not --slurm). */
+        return d->interposer[0] && !d->slurm && j->gpu_milli > 0 ? TSCHED_JOB_SUSPENDABLE : 0;
+    default:
+        return 0;
+    }
+}
+
 void tessd_qjob(tessd_t *d, const tstore_job_t *j, tsched_qjob_t *q)
 {
     memset(q, 0, sizeof *q);
@@ -56,14 +76,7 @@ void tessd_qjob(tessd_t *d, const tstore_job_t *j, tsched_qjob_t *q)
     q->cls = class_of(j->klass);
     q->priority = j->priority;
     q->arrival = (double)j->submitted_ms / 1000.0;
-    /* No TSCHED_JOB_SUSPENDABLE, so libsched's victims are always TSCHED_REQUEUE.  libsched's
-     * suspend frees a victim's GPU for the job it makes room for; the interposer's suspend
-     * (tshm_suspend, what POST /v1/jobs/{id}/suspend uses) only holds the slice's new launches:
-     * the slice gives back compute, not memory, whose pages stay allocated on the device while
-     * the process lives.  A victim that holds its memory frees nothing another job could be
-     * placed in, so preemption stays a requeue until GPU memory can be saved and released
-     * (swapped to the host) while a process is suspended, which nothing does yet. */
-    q->flags = 0;
+    q->flags = tessd_qjob_flags(d, j);
     tessd_job_request(j, &q->req);
 }
 
@@ -208,6 +221,7 @@ typedef struct {
     tsched_sched_t *s;
     tsl_error_t *err;
     int rc;
+    const tessd_t *d;
 } build_t;
 
 static int add_pending(const tstore_job_t *j, void *arg)
@@ -222,6 +236,7 @@ static int add_pending(const tstore_job_t *j, void *arg)
     q.cls = class_of(j->klass);
     q.priority = j->priority;
     q.arrival = (double)j->submitted_ms / 1000.0;
+    q.flags = tessd_qjob_flags(b->d, j);
     tessd_job_request(j, &q.req);
     if (q.queue < 0 || tsched_job_submit(b->s, &q, NULL) < 0)
         tessd_log("job %lld cannot be scheduled (queue '%s'): it stays pending", (long long)j->id,
@@ -240,7 +255,7 @@ int tessd_sched_build(tessd_t *d, tsl_error_t *err)
     s = tsched_sched_create(c, d->policy, &d->sched_cfg, err);
     if (!s)
         goto error;
-    build_t b = {s, err, 0};
+    build_t b = {s, err, 0, d};
     tstore_queue_t *qs = NULL;
     size_t nq = 0;
     if (tessd_queues_load(d, &qs, &nq, err) < 0)
@@ -260,7 +275,6 @@ int tessd_sched_build(tessd_t *d, tsl_error_t *err)
         r->q.queue = tsched_queue_find(s, r->queue);
         if (r->q.queue < 0)
             r->q.queue = tsched_queue_find(s, "default");
-        r->q.flags = 0; /* not suspendable: see tessd_qjob */
         if (r->gpu_released && r->suspended_ms && !r->resume_wanted) {
             r->holds = false; /* its GPU memory given back: its slice is free (suspend.c) */
             continue;
@@ -360,6 +374,7 @@ int tessd_inbox_submit(tessd_t *d, const tstore_job_t *j)
     in->q.cls = class_of(j->klass);
     in->q.priority = j->priority;
     in->q.arrival = (double)j->submitted_ms / 1000.0;
+    in->q.flags = tessd_qjob_flags(d, j);
     tessd_job_request(j, &in->q.req);
     snprintf(in->queue, sizeof in->queue, "%s", j->queue);
     d->sched_dirty = true;
@@ -465,10 +480,24 @@ int tessd_job_feasible(tessd_t *d, const tstore_job_t *j, const tstore_queue_t *
     tsched_job_t req;
     tessd_job_request(j, &req);
     tsched_wait_t w;
-    int rc = tsched_job_feasible(d->empty, d->check_policy, path, n, class_of(j->klass), &req, &w);
+    /* A training job that is never preempted is bounded by the guarantees as non-preemptible
+     * work is (libsched's TSCHED_JOB_NEVER_PREEMPT): checked as an interactive job's. */
+    tsched_class_t cls = class_of(j->klass);
+    if (tessd_qjob_flags(d, j) & TSCHED_JOB_NEVER_PREEMPT)
+        cls = TSCHED_CLASS_INTERACTIVE;
+    int rc = tsched_job_feasible(d->empty, d->check_policy, path, n, cls, &req, &w);
     if (rc < 0)
         return tsl_errprintf(err, "feasibility check: %s", strerror(errno));
-    if (rc == 0)
-        tsched_wait_format(&w, why, len);
+    if (rc == 0) {
+        char text[TESSD_WAIT_TEXT];
+        tsched_wait_format(&w, text, sizeof text);
+        if (cls != class_of(j->klass))
+            snprintf(why, len,
+                     "preemptible never: a training job that is never preempted is held "
+                     "to its queue's guarantee as interactive and inference jobs are (%s)",
+                     text);
+        else
+            snprintf(why, len, "%s", text);
+    }
     return rc;
 }

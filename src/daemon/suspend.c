@@ -154,7 +154,7 @@ static int slice_set_run(tessd_t *d, const tessd_run_t *r, int state, bool creat
 }
 
 static int ckpt_start(tessd_t *d, tessd_run_t *r, int what, const char *who, int was,
-                      tsl_error_t *err);
+                      int64_t for_job, const char *queue, tsl_error_t *err);
 
 bool tessd_has_slice(const tessd_t *d, const tessd_run_t *r)
 {
@@ -196,6 +196,7 @@ int tessd_resume(tessd_t *d, tessd_run_t *r, const char *who, const char *why, t
     if (r->suspended_ms)
         r->suspended_total_ms += tessd_now_ms() - r->suspended_ms; /* not counted (batch.h) */
     r->suspended_ms = 0;
+    r->susp_for = 0; /* the model's resume cleared suspended_for */
     /* A job the GPU-memory watchdog stopped (SIGSTOP) goes on; its watchdog continues the
      * rest of its processes (watchdog.h).  Harmless for a job that was not stopped. */
     if (r->job_pid > 0)
@@ -244,7 +245,8 @@ void tessd_suspend_recover(tessd_t *d, tessd_run_t *r)
         /* A suspend that tesseld did not finish (stopped during its checkpoint): the driver
          * may hold the job's processes locked or checkpointed; they are put back as they were
          * (a no-op for a process the driver left running). */
-        if (want == TSHM_RUNNING && ckpt_start(d, r, TESSD_CKPT_UNDO, "tesseld", is, &err) < 0)
+        if (want == TSHM_RUNNING &&
+            ckpt_start(d, r, TESSD_CKPT_UNDO, "tesseld", is, 0, "", &err) < 0)
             tessd_log("job %lld: cannot undo an unfinished checkpoint: %s", (long long)r->id,
                       err.text);
     }
@@ -290,6 +292,9 @@ typedef struct {
     uint64_t released; /* SUSPEND: bytes given back (0: kept, why says why) */
     int rc, err;       /* RESTORE, UNDO: tagent_ckpt_resume's return and errno */
     char why[256];
+    /* SUSPEND for a preemption (tessd_suspend_for): the job it makes room for, its queue */
+    int64_t for_job;
+    char queue[TSTORE_NAME_MAX + 1];
 } ckpt_op_t;
 
 /* Under d->ckpt_mu. */
@@ -424,6 +429,20 @@ static int suspend_done(tessd_t *d, ckpt_op_t *op, bool undone)
                   : r->preempt_ms ? "preempted"
                                   : "stopped");
         r->ckpt_op = TESSD_CKPT_NONE;
+        r->susp_for = 0;
+        return 0;
+    }
+    if (op->for_job && (undone || !op->released)) {
+        /* A preemption by suspension that gave nothing back (no checkpoint API, the lock's
+         * timeout, managed memory, ...) or could not be recorded: the preemptor needs the
+         * room, so the job is killed and requeued as any victim, the cause in the log. */
+        if (op->was != TSHM_SUSPENDED)
+            slice_set_run(d, r, TSHM_RUNNING, false, NULL, NULL);
+        r->ckpt_op = TESSD_CKPT_NONE;
+        r->susp_for = 0;
+        snprintf(why, sizeof why, "suspension failed, requeued instead: %.250s",
+                 undone ? "its checkpoint could not be recorded" : op->why);
+        tessd_preempt_requeue(d, r, op->for_job, op->queue, why);
         return 0;
     }
     if (undone) {
@@ -443,11 +462,32 @@ static int suspend_done(tessd_t *d, ckpt_op_t *op, bool undone)
                   (long long)op->id, e.text);
         return 1;
     }
+    /* A preemption's: held off the GPU before its slice is lent to the preemptor (its limits
+     * file says 0, its watchdog kills what takes memory back; tessd_gpu_hold).  A hold that
+     * cannot be set takes the checkpoint back: the job is then requeued. */
+    if (op->for_job && op->released && tessd_gpu_hold(d, r, true, &e) < 0) {
+        tessd_log("job %lld: cannot hold it off the GPU while suspended (%s): requeued instead",
+                  (long long)op->id, e.text);
+        tessd_gpu_hold(d, r, false, NULL);
+        tstore_job_set_gpu_released(d->store, op->id, 0, NULL);
+        return 1;
+    }
+    if (op->for_job) {
+        char pre[sizeof why];
+        snprintf(pre, sizeof pre, "preempted by suspension for job %lld%s%.40s%s: %.200s",
+                 (long long)op->for_job, op->queue[0] ? " of queue '" : "", op->queue,
+                 op->queue[0] ? "'" : "", why);
+        snprintf(why, sizeof why, "%s", pre);
+    }
     int64_t now = tessd_now_ms();
-    tjm_change_t chg = {.now_ms = now};
+    tjm_change_t chg = {.now_ms = now,
+                        .suspend_for = op->for_job,
+                        .preempt_queue = op->for_job && op->queue[0] ? op->queue : NULL};
     if (tessd_job_apply(d, op->id, TJM_EV_SUSPEND, &chg, op->who, why, &e) < 0) {
         tessd_log("job %lld: suspend: %s", (long long)op->id, e.text);
         if (op->released) {
+            if (op->for_job)
+                tessd_gpu_hold(d, r, false, NULL);
             tstore_job_set_gpu_released(d->store, op->id, 0, NULL);
             return 1;
         }
@@ -460,6 +500,7 @@ static int suspend_done(tessd_t *d, ckpt_op_t *op, bool undone)
     r->suspended_ms = now;
     r->gpu_released = op->released;
     r->resume_wanted = false;
+    r->resume_wait[0] = '\0';
     r->ckpt_op = TESSD_CKPT_NONE;
     if (op->released)
         tessd_wake(d); /* the tick releases its slice in libsched */
@@ -479,6 +520,9 @@ static void restore_done(tessd_t *d, ckpt_op_t *op)
     tsl_error_t e;
     if (op->rc < 0) {
         r->ckpt_unhold = true; /* the tick gives its slice back to libsched */
+        /* Still suspended for its preemption, its memory given back: held again. */
+        if (r->susp_for && tessd_gpu_hold(d, r, true, &e) < 0)
+            tessd_log("job %lld: cannot hold it off the GPU again: %s", (long long)r->id, e.text);
         if (op->err == EAGAIN) {
             snprintf(why, sizeof why, "waiting for %s on GPU %u (the restore did not fit)", sz,
                      gpu0);
@@ -574,7 +618,7 @@ static void *ckpt_thread(void *arg)
 
 /* Start step op of job r's checkpoint thread (lock held): 0, or -1 with errno and err. */
 static int ckpt_start(tessd_t *d, tessd_run_t *r, int what, const char *who, int was,
-                      tsl_error_t *err)
+                      int64_t for_job, const char *queue, tsl_error_t *err)
 {
     ckpt_op_t *op = calloc(1, sizeof *op);
     if (!op) {
@@ -584,6 +628,8 @@ static int ckpt_start(tessd_t *d, tessd_run_t *r, int what, const char *who, int
     *op = (ckpt_op_t){
         .d = d, .op = what, .id = r->id, .shim_pid = r->shim_pid, .member = r->member, .was = was};
     snprintf(op->who, sizeof op->who, "%s", who);
+    op->for_job = for_job;
+    snprintf(op->queue, sizeof op->queue, "%s", queue);
     pthread_attr_t at;
     pthread_t t;
     pthread_attr_init(&at);
@@ -605,11 +651,28 @@ int tessd_suspend_gpu(tessd_t *d, tessd_run_t *r, const char *who, tsl_error_t *
     int was;
     if (slice_set_run(d, r, TSHM_SUSPENDED, true, &was, err) < 0)
         return -2;
-    if (ckpt_start(d, r, TESSD_CKPT_SUSPEND, who, was, err) < 0) {
+    if (ckpt_start(d, r, TESSD_CKPT_SUSPEND, who, was, 0, "", err) < 0) {
         if (was != TSHM_SUSPENDED)
             slice_set_run(d, r, TSHM_RUNNING, false, NULL, NULL);
         return -1;
     }
+    return 0;
+}
+
+int tessd_suspend_for(tessd_t *d, tessd_run_t *r, int64_t for_job, const char *queue,
+                      tsl_error_t *err)
+{
+    int was;
+    if (slice_set_run(d, r, TSHM_SUSPENDED, true, &was, err) < 0)
+        return -1;
+    if (ckpt_start(d, r, TESSD_CKPT_SUSPEND, "tesseld", was, for_job, queue, err) < 0) {
+        if (was != TSHM_SUSPENDED)
+            slice_set_run(d, r, TSHM_RUNNING, false, NULL, NULL);
+        return -1;
+    }
+    r->susp_for = for_job;
+    snprintf(r->susp_queue, sizeof r->susp_queue, "%s", queue);
+    r->susp_asked_mono = tessd_mono_ms();
     return 0;
 }
 
@@ -720,18 +783,59 @@ static int restore_start(tessd_t *d, tessd_run_t *r, char *why, size_t len)
         }
     }
     tsl_error_t e;
-    if (ckpt_start(d, r, TESSD_CKPT_RESTORE, r->resume_by, TSHM_SUSPENDED, &e) < 0) {
+    /* Its hold lifted just before the restore (its limits file as at its start, its watchdog
+     * back to its slice's limit); set again if the restore cannot start. */
+    if (r->susp_for && tessd_gpu_hold(d, r, false, &e) < 0) {
+        slice_unhold(d, r);
+        snprintf(why, len, "waiting for %s on GPU %u (its hold cannot be lifted: %.40s)", sz, gpu0,
+                 e.text);
+        return 1;
+    }
+    if (ckpt_start(d, r, TESSD_CKPT_RESTORE, r->resume_by, TSHM_SUSPENDED, 0, "", &e) < 0) {
         slice_unhold(d, r);
         snprintf(why, len, "waiting for %s on GPU %u (%.80s)", sz, gpu0, e.text);
+        if (r->susp_for && tessd_gpu_hold(d, r, true, NULL) < 0)
+            tessd_log("job %lld: cannot hold it off the GPU again", (long long)r->id);
         return 1;
     }
     return 0;
+}
+
+/* Whether job r, suspended by a preemption, may take its GPUs back now (main thread): once its
+ * preemptor has started (its GPUs' room then decides, restore_start) or has left (cancelled,
+ * ended, requeued: libsched no longer has it pending); or once it has waited
+ * TESSD_PSUSP_PREEMPTOR_WAIT_MS for a preemptor still pending. */
+static bool psusp_may_resume(tessd_t *d, const tessd_run_t *r)
+{
+    if (tessd_run_find(d, r->susp_for))
+        return true;
+    if (!d->sched || tsched_job_state(d->sched, (uint64_t)r->susp_for) != 0)
+        return true;
+    return tessd_now_ms() - r->suspended_ms >= TESSD_PSUSP_PREEMPTOR_WAIT_MS;
 }
 
 void tessd_ckpt_tick(tessd_t *d)
 {
     for (size_t i = 0; i < d->nruns; i++) {
         tessd_run_t *r = &d->runs[i];
+        /* A preemption's checkpoint that takes too long (a job that stops its own process
+         * holds the driver's lock): killed and requeued, the checkpoint then dropped. */
+        if (r->susp_for && r->ckpt_op == TESSD_CKPT_SUSPEND && !r->preempt_ms && !r->cancel_ms &&
+            tessd_mono_ms() - r->susp_asked_mono >= d->psusp_ckpt_ms) {
+            char how[160];
+            snprintf(how, sizeof how,
+                     "its suspension's checkpoint took longer than %lld s: requeued instead",
+                     (long long)(d->psusp_ckpt_ms / 1000));
+            tessd_preempt_requeue(d, r, r->susp_for, r->susp_queue, how);
+        }
+        /* Suspended by a preemption: resumed by tesseld itself when it may (its place and
+         * usage kept: the same job, attempt and start), tried at each tick from then on. */
+        if (r->susp_for && r->gpu_released && r->suspended_ms && !r->resume_wanted &&
+            r->ckpt_op == TESSD_CKPT_NONE && !r->holds && psusp_may_resume(d, r)) {
+            r->resume_wanted = true;
+            snprintf(r->resume_by, sizeof r->resume_by, "tesseld");
+            r->resume_wait[0] = '\0';
+        }
         if (r->ckpt_unhold && r->ckpt_op == TESSD_CKPT_NONE) {
             r->ckpt_unhold = false;
             if (r->holds) {

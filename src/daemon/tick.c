@@ -6,10 +6,13 @@
  * pending jobs start and where (fair share across queues by weight, queue limits, class
  * bands, priority, arrival; backfill; reservations), and which running jobs are victims.
  * tesseld carries them out: a start is recorded as running in the store before the process
- * exists, then confirmed to libsched (tsched_job_started); a victim (always TSCHED_REQUEUE:
- * no job is suspendable by the scheduler, see sched.c; one a person suspended is resumed
- * first) gets SIGTERM to its process group and cgroup, SIGKILL after the grace period, and
- * once it has ended goes back to pending with the same id
+ * exists, then confirmed to libsched (tsched_job_started); a TSCHED_SUSPEND victim (a training
+ * job whose preemptible is suspend, sched.c) is checkpointed and gives its GPU up once its memory
+ * is released, then resumed by the tick when its GPUs have room (suspend.c, tessd_suspend_for;
+ * docs/suspend.md, "Preemption by suspension"); a TSCHED_REQUEUE victim, or one whose
+ * suspension cannot be (one a person suspended is resumed first) gets SIGTERM to its process
+ * group and cgroup, SIGKILL after the grace period, and once it has ended goes back to pending
+ * with the same id
  * (tsched_job_stopped; preemptions + 1; a marker line in its stdout log, which the next
  * attempt appends to), or ends "preempted" when it was submitted with "requeue": false.
  */
@@ -382,6 +385,25 @@ static bool finish_run(tessd_t *d, tessd_run_t *r, const tagent_exit_t *ex, cons
     bool wd_killed =
         tessd_violation_read(d, r->id, wd_act, sizeof wd_act, &wd_ep, wd, sizeof wd) == 1 &&
         strcmp(wd_act, "kill") == 0 && !r->cancel_ms;
+    /* Killed by its watchdog while held off the GPU for a preemption (tessd_gpu_hold): it
+     * took back memory that is its preemptor's now.  It ends as that preemption's victim
+     * (requeued, or preempted with no_requeue), the watchdog's words in the log. */
+    if (wd_killed && r->susp_for && r->gpu_released && r->suspended_ms && !r->preempt_ms) {
+        tjm_change_t pc = {.now_ms = tessd_now_ms(),
+                           .preempt_for = r->susp_for,
+                           .preempt_queue = r->susp_queue[0] ? r->susp_queue : NULL};
+        tsl_error_t pe;
+        if (tessd_job_apply(d, r->id, TJM_EV_PREEMPT, &pc, "tesseld", NULL, &pe) == 0) {
+            tessd_log("job %lld preempted for job %lld (%s)", (long long)r->id,
+                      (long long)r->susp_for, wd);
+            r->preempt_ms = pc.now_ms;
+            r->preempt_for = r->susp_for;
+            snprintf(r->preempt_queue, sizeof r->preempt_queue, "%s", r->susp_queue);
+            wd_killed = false;
+        } else {
+            tessd_log("job %lld: not preempted: %s", (long long)r->id, pe.text);
+        }
+    }
     if (wd_killed)
         seen = TJM_CAUSE_GPU_MEM_LIMIT;
     else if (!seen && lost)
@@ -698,6 +720,7 @@ static void start_job(tessd_t *d, uint64_t id, const tsched_member_t *m)
     }
     r->member = *m;
     r->no_requeue = j.no_requeue;
+    r->gpu_oversub = j.gpu_oversub;
     r->time_limit_s = j.time_limit_s;
     tessd_qjob(d, &j, &r->q);
     snprintf(r->user, sizeof r->user, "%s", j.user);
@@ -735,24 +758,16 @@ static void start_job(tessd_t *d, uint64_t id, const tsched_member_t *m)
     tstore_job_clear(&j);
 }
 
-/* Ask a victim to stop: SIGTERM now, SIGKILL after the grace period (check_run). */
-static void preempt(tessd_t *d, const tsched_victim_t *v)
+void tessd_preempt_requeue(tessd_t *d, tessd_run_t *r, int64_t for_job, const char *queue,
+                           const char *how)
 {
-    tessd_run_t *r = tessd_run_find(d, (int64_t)v->job);
-    if (!r || r->preempt_ms || r->cancel_ms)
+    if (r->preempt_ms || r->cancel_ms)
         return;
-    char queue[TSTORE_NAME_MAX + 1] = "";
-    tstore_job_t f;
-    if (tstore_job_get(d->store, (int64_t)v->for_job, &f, NULL) == 0) {
-        snprintf(queue, sizeof queue, "%s", f.queue);
-        tstore_job_clear(&f);
-    }
     /* Recorded (structured: for which job, of which queue) before the SIGTERM: a restart
      * carries the preemption on from the store's columns (tjm_recover). */
     int64_t now = tessd_now_ms();
-    tjm_change_t chg = {.now_ms = now,
-                        .preempt_for = (int64_t)v->for_job,
-                        .preempt_queue = queue[0] ? queue : NULL};
+    tjm_change_t chg = {
+        .now_ms = now, .preempt_for = for_job, .preempt_queue = queue[0] ? queue : NULL};
     tsl_error_t err;
     if (tessd_job_apply(d, r->id, TJM_EV_PREEMPT, &chg, "tesseld", NULL, &err) < 0) {
         tessd_log("job %lld: not preempted: %s", (long long)r->id, err.text);
@@ -760,12 +775,45 @@ static void preempt(tessd_t *d, const tsched_victim_t *v)
         return;
     }
     r->preempt_ms = now;
-    r->preempt_for = (int64_t)v->for_job;
+    r->preempt_for = for_job;
     snprintf(r->preempt_queue, sizeof r->preempt_queue, "%s", queue);
     resume_to_stop(d, r, "preemption");
     signal_job(d, r, SIGTERM);
-    tessd_log("job %lld preempted for job %lld (%s)", (long long)r->id, (long long)v->for_job,
-              v->action == TSCHED_SUSPEND ? "suspend asked, requeued instead" : "requeue");
+    tessd_log("job %lld preempted for job %lld (%s)", (long long)r->id, (long long)for_job, how);
+}
+
+/* Carry out a victim of the cycle: suspended when libsched says TSCHED_SUSPEND (the job's
+ * preemptible, sched.c) and its checkpoint can start; otherwise killed and requeued.  A job
+ * whose suspension for a preemption is under way or done is left alone (libsched forgets it
+ * once its memory is given back, so it is not chosen twice but by a rebuild meanwhile). */
+static void preempt(tessd_t *d, const tsched_victim_t *v)
+{
+    tessd_run_t *r = tessd_run_find(d, (int64_t)v->job);
+    if (!r || r->preempt_ms || r->cancel_ms || r->susp_for)
+        return;
+    char queue[TSTORE_NAME_MAX + 1] = "";
+    tstore_job_t f;
+    if (tstore_job_get(d->store, (int64_t)v->for_job, &f, NULL) == 0) {
+        snprintf(queue, sizeof queue, "%s", f.queue);
+        tstore_job_clear(&f);
+    }
+    char how[200] = "requeue";
+    if (v->action == TSCHED_SUSPEND) {
+        tsl_error_t err;
+        const char *no = r->suspended_ms          ? "suspended already, keeping its memory"
+                         : r->ckpt_op             ? "a checkpoint step of its own is under way"
+                         : !tessd_has_slice(d, r) ? "it has no GPU slice"
+                         : r->shim_pid <= 0       ? "its supervisor is not known yet"
+                                                  : NULL;
+        if (!no && tessd_suspend_for(d, r, (int64_t)v->for_job, queue, &err) == 0) {
+            tessd_log("job %lld preempted for job %lld: suspending it (its GPU memory given back "
+                      "to the preemptor)",
+                      (long long)r->id, (long long)v->for_job);
+            return;
+        }
+        snprintf(how, sizeof how, "suspension asked, requeued instead: %.150s", no ? no : err.text);
+    }
+    tessd_preempt_requeue(d, r, (int64_t)v->for_job, queue, how);
 }
 
 /* Hand the inbox to libsched (lock held, main thread).  Why a new job waits comes from the
@@ -937,9 +985,18 @@ static int recover_one(const tstore_job_t *j, void *arg)
     r->shim_start = j->shim_start;
     r->job_pid = j->job_pid;
     r->no_requeue = j->no_requeue;
+    r->gpu_oversub = j->gpu_oversub;
     r->started_ms = j->started_ms;
     r->time_limit_s = j->time_limit_s;
     r->suspended_total_ms = j->suspended_total_ms;
+    r->susp_for = j->state == TSTORE_RUNNING && j->suspended_ms ? j->suspended_for : 0;
+    if (r->susp_for) {
+        tstore_job_t f;
+        if (tstore_job_get(d->store, r->susp_for, &f, NULL) == 0) {
+            snprintf(r->susp_queue, sizeof r->susp_queue, "%s", f.queue);
+            tstore_job_clear(&f);
+        }
+    }
     /* A stop under way when tesseld stopped goes on (its SIGTERM was sent): the model restores
      * it from the job's columns (the first tick decides the rest from what it sees). */
     tjm_seen_t seen = {.shim_alive = true};

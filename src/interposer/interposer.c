@@ -33,6 +33,16 @@ static atomic_int devmap[TCU_MAX_DEVICES];
  * there must not raise what this process allows (tcu_reserve). */
 static _Atomic uint64_t dev_limit[TCU_MAX_DEVICES];
 
+/* This process's own spilled bytes per slice device, in its own memory (never in the slice
+ * file, which the job may write): the hard bound of the host limit for one process.  The
+ * slice file's figures (host_limit, host_used) are the job's to rewrite: a raised host_limit
+ * or a zeroed host_used lets nothing pass this count, so a process never holds more than
+ * cfg.host_limit spilled whatever the file says.  The slice-wide host_used is only the
+ * cooperative bound across the job's processes (as device bytes are); the job's memory cgroup
+ * is the hard bound across them (docs/security.md "Oversubscription").  A forked child starts
+ * at 0: the parent's spills are the parent's (atfork_child). */
+static _Atomic uint64_t own_host[TCU_MAX_DEVICES];
+
 void tcu_log(const char *fmt, ...)
 {
     char buf[512];
@@ -76,8 +86,11 @@ static void atfork_child(void)
     tshm_atfork_child(tcu.slice);
     tcu_table_atfork_child();
     tcu_pools_atfork_child();
+    tcu_spills_atfork_child();
     tcu_contexts_atfork_child();
     tcu_compute_atfork_child();
+    for (int i = 0; i < TCU_MAX_DEVICES; i++)
+        atomic_store(&own_host[i], 0);
     pthread_mutex_init(&slow_lock, NULL);
 }
 
@@ -220,6 +233,8 @@ static int dev_lookup_slow(CUdevice ord)
             if (tcu.cfg.core_set)
                 tshm_core_config(tcu.slice, idx, tcu.cfg.core_limit, tcu.cfg.core_mode,
                                  tcu.cfg.core_prio);
+            if (tcu.cfg.ok && tcu.cfg.host_limit)
+                tshm_host_config(tcu.slice, idx, tcu.cfg.host_limit);
             if (idx < TCU_MAX_DEVICES)
                 atomic_store(&dev_limit[idx], tcu.cfg.limit[ord]);
             atomic_store(&devmap[ord], idx + 1);
@@ -364,4 +379,71 @@ void tcu_charge(int dev, uint64_t bytes)
 {
     if (tcu.slice && dev >= 0 && tshm_registered(tcu.slice))
         tshm_charge(tcu.slice, dev, bytes);
+}
+
+/* ---- oversubscription (issue 21) ------------------------------------------ */
+
+int tcu_spill_allowed(void)
+{
+    return tcu.cfg.ok && tcu.cfg.host_limit > 0 && tcu.slice;
+}
+
+/* Add bytes to this process's own count of device dev when that stays within cfg.host_limit:
+ * 0, or -1 (nothing changed). */
+static int own_host_add(int dev, uint64_t bytes)
+{
+    if (dev >= TCU_MAX_DEVICES)
+        return -1;
+    uint64_t cur = atomic_load(&own_host[dev]);
+    do {
+        if (!tcu_host_admit(cur, bytes, tcu.cfg.host_limit))
+            return -1;
+    } while (!atomic_compare_exchange_weak(&own_host[dev], &cur, cur + bytes));
+    return 0;
+}
+
+static void own_host_sub(int dev, uint64_t bytes)
+{
+    if (dev < 0 || dev >= TCU_MAX_DEVICES)
+        return;
+    uint64_t cur = atomic_load(&own_host[dev]);
+    while (!atomic_compare_exchange_weak(&own_host[dev], &cur, cur > bytes ? cur - bytes : 0))
+        ;
+}
+
+/* The slice's host count (cooperative across processes), within this process's configured
+ * limit too: the slice file's host limit may have been raised by the job, as within_own_limit
+ * for devices. */
+static int host_try(int dev, uint64_t bytes)
+{
+    if (tshm_reserve_host(tcu.slice, dev, bytes) < 0)
+        return -1;
+    if (tshm_host_used(tcu.slice, dev) <= tcu.cfg.host_limit)
+        return 0;
+    tshm_release_host(tcu.slice, dev, bytes);
+    return -1;
+}
+
+int tcu_reserve_host(int dev, uint64_t bytes)
+{
+    if (!tcu_spill_allowed() || dev < 0)
+        return -1;
+    if (TCU_UNLIKELY(!tshm_registered(tcu.slice)) && tcu_register() < 0)
+        return -1;
+    if (own_host_add(dev, bytes) < 0)
+        return -1;
+    if (host_try(dev, bytes) == 0)
+        return 0;
+    tshm_reclaim(tcu.slice);
+    if (host_try(dev, bytes) == 0)
+        return 0;
+    own_host_sub(dev, bytes);
+    return -1;
+}
+
+void tcu_unreserve_host(int dev, uint64_t bytes)
+{
+    own_host_sub(dev, bytes);
+    if (tcu.slice && dev >= 0)
+        tshm_release_host(tcu.slice, dev, bytes);
 }

@@ -100,6 +100,20 @@ void tcu_unreserve(int dev, uint64_t bytes);
 /* Charge without the limit check (driver rounded up past the reservation). */
 void tcu_charge(int dev, uint64_t bytes);
 
+/* Oversubscription (issue 21; docs/interposer.md "Oversubscription"): bytes an allocation
+ * spilled into managed memory kept on the host, counted against the slice's host limit
+ * (TESSEL_CUDA_MEM_OVERSUBSCRIBE, and the slice file's host limit, the lower) instead of
+ * its device limit.  tcu_reserve_host: 0, or -1 when spilling is off or the host limit
+ * would be passed (after one slow-path retry that reclaims dead processes). */
+int tcu_reserve_host(int dev, uint64_t bytes);
+void tcu_unreserve_host(int dev, uint64_t bytes);
+/* Whether this process may spill at all (its own configuration allows it). */
+int tcu_spill_allowed(void);
+
+/* The aux of a TCU_KIND_PTR record that was spilled to the host (a pool allocation's aux
+ * is its pool handle, a pointer, never 1). */
+#define TCU_AUX_HOST ((uint64_t)1)
+
 /* Allocation kinds: keys of different kinds never collide in the table. */
 enum tcu_kind {
     TCU_KIND_PTR = 1,   /* device pointer: cuMemAlloc*, managed, async */
@@ -161,6 +175,8 @@ uint64_t tcu_tracked(void);
  * parent's slot, and reset the locks. */
 void tcu_table_atfork_child(void);
 void tcu_pools_atfork_child(void);
+/* The child forgets the parent's spilled ranges (hooks/memory.c). */
+void tcu_spills_atfork_child(void);
 void tcu_contexts_atfork_child(void);
 
 /* Pool bookkeeping (hooks/memory.c): resync the charge of every pool this

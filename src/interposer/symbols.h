@@ -34,6 +34,16 @@
     X(cuMemAllocManaged, "cuMemAllocManaged", 6000, 0)                                             \
     X(cuMemFree, "cuMemFree", 2000, 0)                                                             \
     X(cuMemFree_v2, "cuMemFree", 3020, 0)                                                          \
+    X(cuMemAdvise, "cuMemAdvise", 8000, 0)                                                         \
+    X(cuMemAdvise_v2, "cuMemAdvise", 12020, 0)                                                     \
+    X(cuMemPrefetchAsync, "cuMemPrefetchAsync", 8000, 0)                                           \
+    X(cuMemPrefetchAsync_ptsz, "cuMemPrefetchAsync", 8000, 1)                                      \
+    X(cuMemPrefetchAsync_v2, "cuMemPrefetchAsync", 12020, 0)                                       \
+    X(cuMemPrefetchAsync_v2_ptsz, "cuMemPrefetchAsync", 12020, 1)                                  \
+    X(cuMemPrefetchBatchAsync, "cuMemPrefetchBatchAsync", 13000, 0)                                \
+    X(cuMemPrefetchBatchAsync_ptsz, "cuMemPrefetchBatchAsync", 13000, 1)                           \
+    X(cuMemDiscardAndPrefetchBatchAsync, "cuMemDiscardAndPrefetchBatchAsync", 13000, 0)            \
+    X(cuMemDiscardAndPrefetchBatchAsync_ptsz, "cuMemDiscardAndPrefetchBatchAsync", 13000, 1)       \
     X(cuMemAllocAsync, "cuMemAllocAsync", 11020, 0)                                                \
     X(cuMemAllocAsync_ptsz, "cuMemAllocAsync", 11020, 1)                                           \
     X(cuMemAllocFromPoolAsync, "cuMemAllocFromPoolAsync", 11020, 0)                                \

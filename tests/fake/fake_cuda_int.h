@@ -128,6 +128,13 @@ typedef struct alloc {
     ctx_t *ctx;      /* owner for A_DEVICE / A_MANAGED, else NULL */
     pool_t *pool;    /* A_POOL */
     vmap_t *maps;    /* A_RESERVE */
+    /* A_MANAGED (see "Managed memory" in tests/fake/README.md): where its pages are (-1:
+     * host, else the CUDA ordinal whose device holds them, `charged` bytes there) and the
+     * hints cuMemAdvise gave it: preferred location (CUmemLocationType, 0 = none, and id)
+     * and the ordinals that access it (bit mask). */
+    int resident;
+    int pref_type, pref_id;
+    uint64_t accessed_by;
 } alloc_t;
 
 /* ---- process-wide state ---- */

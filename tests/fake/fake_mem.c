@@ -243,12 +243,27 @@ static void pool_destroy(pool_t *p)
 
 /* ---- freeing ---------------------------------------------------------- */
 
+/* The process's managed memory resident on device dev (of what it has charged there) grows or
+ * shrinks by bytes: NVML's per-process figure leaves it out (README "Managed memory"). */
+static void managed_resident(int dev, uint64_t bytes, int grow)
+{
+    tfake_state_lock(g.sh);
+    tfake_procstate_t *p = tfake_state_proc(g.sh);
+    if (p) {
+        uint64_t *m = &p->managed[pdev(dev)];
+        *m = grow ? *m + bytes : *m > bytes ? *m - bytes : 0;
+    }
+    tfake_state_unlock(g.sh);
+}
+
 void alloc_free(alloc_t *a)
 {
     switch (a->kind) {
     case A_DEVICE:
     case A_MANAGED:
         munmap((void *)(uintptr_t)a->base, (size_t)a->maplen);
+        if (a->kind == A_MANAGED && a->resident >= 0)
+            managed_resident(a->dev, a->charged, 0);
         uncharge(a->dev, a->charged);
         break;
     case A_POOL:
@@ -530,6 +545,28 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr 
     MEM_LEAVE();
 }
 
+/* Under g.lock: managed memory (README "Managed memory"): host pages, no device memory until
+ * a prefetch moves them to a device. */
+static CUresult managed_alloc(ctx_t *c, uint64_t size, CUdeviceptr *out)
+{
+    if (!out || size == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t len = page_round(size);
+    void *m = map_anon(len, 0);
+    alloc_t *a = m ? alloc_add((uintptr_t)m, size, A_MANAGED, c->dev) : NULL;
+    if (!a) {
+        if (m)
+            munmap(m, (size_t)len);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    a->maplen = len;
+    a->charged = 0;
+    a->resident = -1;
+    a->ctx = c;
+    *out = a->base;
+    return CUDA_SUCCESS;
+}
+
 CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
 {
     MEM_ENTER(cuMemAllocManaged);
@@ -537,7 +574,7 @@ CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flag
         rc = CUDA_ERROR_INVALID_VALUE;
         goto out;
     }
-    rc = dev_alloc(c, bytesize, A_MANAGED, 0, dptr);
+    rc = managed_alloc(c, bytesize, dptr);
     MEM_LEAVE();
 }
 
@@ -1162,7 +1199,7 @@ CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p)
     MEM_LEAVE();
 }
 
-/* ---- unified memory hints: validated, no effect on a host-memory fake -- */
+/* ---- unified memory hints and migration (README "Managed memory") ------ */
 
 static CUresult managed_range(uint64_t p, uint64_t n)
 {
@@ -1187,8 +1224,45 @@ static CUresult advise(uint64_t p, uint64_t n, CUmem_advise a, CUmemLocation l)
         return CUDA_ERROR_INVALID_VALUE;
     LOCK();
     CUresult rc = loc_ok(l) ? managed_range(p, n) : CUDA_ERROR_INVALID_DEVICE;
+    alloc_t *m = rc == CUDA_SUCCESS ? alloc_find(p) : NULL;
+    if (m && a == CU_MEM_ADVISE_SET_PREFERRED_LOCATION) {
+        m->pref_type = (int)l.type;
+        m->pref_id = l.type == CU_MEM_LOCATION_TYPE_DEVICE ? l.id : 0;
+    } else if (m && a == CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION) {
+        m->pref_type = m->pref_id = 0;
+    } else if (m && (a == CU_MEM_ADVISE_SET_ACCESSED_BY || a == CU_MEM_ADVISE_UNSET_ACCESSED_BY) &&
+               l.type == CU_MEM_LOCATION_TYPE_DEVICE && l.id < 64) {
+        if (a == CU_MEM_ADVISE_SET_ACCESSED_BY)
+            m->accessed_by |= 1ull << l.id;
+        else
+            m->accessed_by &= ~(1ull << l.id);
+    }
     UNLOCK();
     return rc;
+}
+
+/* Under g.lock: migrate managed allocation a to location l (whole allocations: see the
+ * README).  To a device: charged there when it fits, else its pages stay where they are (a
+ * driver would evict other managed pages; this fake has none to evict but its own).  To the
+ * host: the device's charge is given back. */
+static void migrate(alloc_t *a, CUmemLocation l)
+{
+    int to = l.type == CU_MEM_LOCATION_TYPE_DEVICE ? l.id : -1;
+    if (to == a->resident)
+        return;
+    uint64_t ch = roundup(a->size, g.cfg.alloc_granule);
+    if (to >= 0 && charge(to, ch) < 0)
+        return;
+    if (a->resident >= 0) {
+        managed_resident(a->dev, a->charged, 0);
+        uncharge(a->dev, a->charged);
+    }
+    a->resident = to;
+    a->charged = to >= 0 ? ch : 0;
+    if (to >= 0) {
+        a->dev = to;
+        managed_resident(to, ch, 1);
+    }
 }
 
 static CUmemLocation dev_loc(CUdevice d)
@@ -1226,6 +1300,8 @@ static CUresult prefetch(uint64_t p, uint64_t n, CUmemLocation l, unsigned flags
         rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     else if (st)
         rc = loc_ok(l) ? managed_range(p, n) : CUDA_ERROR_INVALID_DEVICE;
+    if (st && rc == CUDA_SUCCESS)
+        migrate(alloc_find(p), l);
     UNLOCK();
     return rc;
 }
@@ -1255,6 +1331,72 @@ CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr devPtr, size_t count, CUmemLocat
 {
     COUNT(cuMemPrefetchAsync_v2_ptsz);
     return prefetch(devPtr, count, location, flags, hStream, 1);
+}
+
+/* cuMemPrefetchBatchAsync and cuMemDiscardAndPrefetchBatchAsync (CUDA 13): each operation as
+ * cuMemPrefetchAsync_v2 to its location (locs[k] for the operations from idxs[k] on), in
+ * order, stopping at the first that fails (the fake does not undo the ones before).  The
+ * discard of the second keeps nothing to discard (the fake's pages hold no state to drop). */
+static CUresult prefetch_batch(CUdeviceptr *dptrs, size_t *sizes, size_t count, CUmemLocation *locs,
+                               size_t *idxs, size_t nlocs, unsigned long long flags, CUstream s,
+                               int pt)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!dptrs || !sizes || !locs || !idxs || count == 0 || nlocs == 0 || nlocs > count ||
+        flags != 0 || idxs[0] != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t k = 1; k < nlocs; k++)
+        if (idxs[k] <= idxs[k - 1] || idxs[k] >= count)
+            return CUDA_ERROR_INVALID_VALUE;
+    size_t k = 0;
+    for (size_t i = 0; i < count; i++) {
+        while (k + 1 < nlocs && idxs[k + 1] <= i)
+            k++;
+        CUresult rc = prefetch(dptrs[i], sizes[i], locs[k], 0, s, pt);
+        if (rc != CUDA_SUCCESS)
+            return rc;
+    }
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemPrefetchBatchAsync(CUdeviceptr *dptrs, size_t *sizes, size_t count,
+                                 CUmemLocation *prefetchLocs, size_t *prefetchLocIdxs,
+                                 size_t numPrefetchLocs, unsigned long long flags, CUstream hStream)
+{
+    COUNT(cuMemPrefetchBatchAsync);
+    return prefetch_batch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs,
+                          flags, hStream, 0);
+}
+
+CUresult cuMemPrefetchBatchAsync_ptsz(CUdeviceptr *dptrs, size_t *sizes, size_t count,
+                                      CUmemLocation *prefetchLocs, size_t *prefetchLocIdxs,
+                                      size_t numPrefetchLocs, unsigned long long flags,
+                                      CUstream hStream)
+{
+    COUNT(cuMemPrefetchBatchAsync_ptsz);
+    return prefetch_batch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs,
+                          flags, hStream, 1);
+}
+
+CUresult cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr *dptrs, size_t *sizes, size_t count,
+                                           CUmemLocation *prefetchLocs, size_t *prefetchLocIdxs,
+                                           size_t numPrefetchLocs, unsigned long long flags,
+                                           CUstream hStream)
+{
+    COUNT(cuMemDiscardAndPrefetchBatchAsync);
+    return prefetch_batch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs,
+                          flags, hStream, 0);
+}
+
+CUresult cuMemDiscardAndPrefetchBatchAsync_ptsz(CUdeviceptr *dptrs, size_t *sizes, size_t count,
+                                                CUmemLocation *prefetchLocs,
+                                                size_t *prefetchLocIdxs, size_t numPrefetchLocs,
+                                                unsigned long long flags, CUstream hStream)
+{
+    COUNT(cuMemDiscardAndPrefetchBatchAsync_ptsz);
+    return prefetch_batch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs,
+                          flags, hStream, 1);
 }
 
 /* ---- stream-ordered allocation ---------------------------------------- */
@@ -2017,4 +2159,20 @@ CUresult cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray)
     else
         array_destroy(a);
     MEM_LEAVE();
+}
+
+int tessel_fake_managed(unsigned long long ptr, int *resident, int *pref_type, int *pref_id,
+                        unsigned long long *accessed_by)
+{
+    LOCK();
+    alloc_t *a = alloc_find(ptr);
+    int ok = a && a->kind == A_MANAGED;
+    if (ok) {
+        *resident = a->resident;
+        *pref_type = a->pref_type;
+        *pref_id = a->pref_id;
+        *accessed_by = a->accessed_by;
+    }
+    UNLOCK();
+    return ok ? 0 : -1;
 }

@@ -566,7 +566,7 @@ static unsigned procs_of(int i, unsigned cap, unsigned *pids, unsigned long long
             continue;
         if (k < cap) {
             pids[k] = (unsigned)ps->pid;
-            used[k] = ps->used[i];
+            used[k] = ps->used[i] > ps->managed[i] ? ps->used[i] - ps->managed[i] : 0;
         }
         k++;
     }

@@ -63,6 +63,9 @@ typedef struct {
     int32_t ck_result; /* CUresult of the answer to ck_done */
     int32_t ck_owner;  /* pid of the controller holding the request fields, 0: none */
     uint64_t ck_released[TFAKE_MAX_DEVICES]; /* bytes the last checkpoint gave back */
+    /* Of used[]: managed memory resident on the device, which NVML's per-process figure leaves
+     * out as the real driver's does (README "Managed memory"). */
+    uint64_t managed[TFAKE_MAX_DEVICES];
 } tfake_procstate_t;
 
 /* Requests of the checkpoint protocol (tfake_procstate_t.ck_op). */

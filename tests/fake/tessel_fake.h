@@ -59,6 +59,13 @@ int tessel_fake_set_kernel_us(CUfunction f, unsigned long long us);
  * occupies before rounding to TESSEL_FAKE_ALLOC_GRANULE; 0 if invalid. */
 unsigned long long tessel_fake_array_bytes(const CUDA_ARRAY3D_DESCRIPTOR *d, unsigned levels);
 
+/* Managed allocation containing ptr (README "Managed memory"): where its pages are
+ * (*resident: -1 the host, else the CUDA ordinal holding them), its preferred location
+ * (*pref_type: a CUmemLocationType, 0 = none; *pref_id) and the ordinals advised to access it
+ * (bit mask).  0, or -1 when ptr is not in a managed allocation. */
+int tessel_fake_managed(unsigned long long ptr, int *resident, int *pref_type, int *pref_id,
+                        unsigned long long *accessed_by);
+
 /* Destroy every context, allocation, pool and handle of this process, give
  * its device memory back and forget cuInit, so that the next cuInit reads
  * the environment again.  For tests that try several configurations in one

@@ -57,7 +57,20 @@
  *   spawn:SIZE          fork and exec this program (multiprocessing's
  *                       "spawn"): the new image runs "ctx alloc:mem:SIZE"
  *                       with the same options; "spawn status=S"
+ *   where               the newest allocation as the fake driver sees it: "where
+ *                       managed=M resident=R pref=T accessed=MASK" (oversubscription)
  *   calls:NAME          the fake driver's call count of entry point NAME
+ *   prefetch:TO:SIZE    cuMemPrefetchAsync of the newest allocation's first SIZE bytes to TO
+ *                       (cpu, or a CUDA device ordinal) on the default stream: "prefetch rc=R"
+ *   prefetch2:TO:SIZE   the same through cuMemPrefetchAsync_v2 (a host or device location)
+ *   batch:TO:SIZE       cuMemPrefetchBatchAsync (CUDA 13) of one operation, the newest
+ *                       allocation's first SIZE bytes to TO (cpu or a device ordinal):
+ *                       "batch rc=R"
+ *   dbatch:TO:SIZE      the same through cuMemDiscardAndPrefetchBatchAsync
+ *   advise:ADVICE:TO    cuMemAdvise of the newest allocation's first MiB, ADVICE one of
+ *                       prefer, unprefer, readmostly, unreadmostly, accessed, unaccessed, TO
+ *                       cpu or a device ordinal: "advise rc=R"
+ *   advise2:ADVICE:TO   the same through cuMemAdvise_v2 (a location)
  *   pattern:SIZE        write a pattern (each 8-byte word: its offset xor the device
  *                       address) over the first SIZE bytes of the newest allocation
  *                       (mem path): "pattern rc=R"
@@ -65,6 +78,10 @@
  *   spin:N:PATH         N threads on the current context each allocate 64 KiB, write and read
  *                       it back, compare and free it, over and over until PATH exists:
  *                       "spin threads=N rounds=R bad=B" (B: rounds that failed or differed)
+ *   ckptrestore:PID     what any process of a job may do to another of its own: the driver's
+ *                       cuCheckpointProcessRestore then cuCheckpointProcessUnlock of PID
+ *                       (looked up as the other entry points; "... -1" when absent):
+ *                       "ckptrestore restore=R unlock=U", flushed after R
  *   uuid:N              "uuid GPU-..." of CUDA device N (cuDeviceGetUuid)
  *   setlimit:L:SIZE     cuCtxSetLimit(L, SIZE); L is stack, printf or heap
  *   modload[:KIND]      load a (fake) module: "modload rc=R"; KIND data
@@ -769,6 +786,18 @@ static void step(char *s)
             bad += sp[i].bad;
         }
         printf("spin threads=%d rounds=%lu bad=%lu\n", n, rounds, bad);
+    } else if (strcmp(s, "ckptrestore") == 0 && arg1) {
+        SYM(cuInit_fn, "cuInit", "cuInit")(0);
+        void *h = via == 0 ? RTLD_DEFAULT : lib;
+        cuCheckpointProcessRestore_fn rs =
+            (cuCheckpointProcessRestore_fn)dlsym(h, "cuCheckpointProcessRestore");
+        cuCheckpointProcessUnlock_fn ul =
+            (cuCheckpointProcessUnlock_fn)dlsym(h, "cuCheckpointProcessUnlock");
+        int pid = atoi(arg1);
+        /* Each half said at once: a job that takes memory back may be killed meanwhile. */
+        printf("ckptrestore restore=%d", rs ? (int)rs(pid, NULL) : -1);
+        fflush(stdout);
+        printf(" unlock=%d\n", ul ? (int)ul(pid, NULL) : -1);
     } else if (strcmp(s, "waitfile") == 0 && arg1) {
         while (access(arg1, F_OK) != 0)
             usleep(1000);
@@ -782,6 +811,70 @@ static void step(char *s)
                "rc=%d\n",
                b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
                b[13], b[14], b[15], r);
+    } else if (strcmp(s, "where") == 0) {
+        /* The newest allocation as the fake driver sees it: "where managed=0|1 resident=R
+         * pref=T accessed=MASK" (R: -1 the host, else the device holding the pages; T: the
+         * preferred location's CUmemLocationType, 0 none). */
+        typedef int (*managed_fn)(unsigned long long, int *, int *, int *, unsigned long long *);
+        managed_fn f = (managed_fn)dlsym(lib, "tessel_fake_managed");
+        int res = 0, pt = 0, pid = 0;
+        unsigned long long acc = 0;
+        int m = f && nallocs && f(allocs[nallocs - 1].h, &res, &pt, &pid, &acc) == 0;
+        printf("where managed=%d resident=%d pref=%d accessed=%llu\n", m, m ? res : 0, pt, acc);
+    } else if ((strcmp(s, "prefetch") == 0 || strcmp(s, "prefetch2") == 0) && arg2) {
+        int cpu = strcmp(arg1, "cpu") == 0;
+        CUdevice d = cpu ? CU_DEVICE_CPU : atoi(arg1);
+        CUdeviceptr p = nallocs ? allocs[nallocs - 1].h : 0;
+        CUresult r;
+        if (s[8] == '2') {
+            CUmemLocation l = {cpu ? CU_MEM_LOCATION_TYPE_HOST : CU_MEM_LOCATION_TYPE_DEVICE,
+                               cpu ? 0 : d};
+            r = SYM(cuMemPrefetchAsync_v2_fn,
+                    ptds ? "cuMemPrefetchAsync_v2_ptsz" : "cuMemPrefetchAsync_v2",
+                    "cuMemPrefetchAsync")(p, size_arg(arg2), l, 0, NULL);
+        } else {
+            r = SYM(cuMemPrefetchAsync_fn, ptds ? "cuMemPrefetchAsync_ptsz" : "cuMemPrefetchAsync",
+                    "cuMemPrefetchAsync")(p, size_arg(arg2), d, NULL);
+        }
+        printf("prefetch rc=%d\n", r);
+    } else if ((strcmp(s, "batch") == 0 || strcmp(s, "dbatch") == 0) && arg2) {
+        int cpu = strcmp(arg1, "cpu") == 0;
+        CUmemLocation l = {cpu ? CU_MEM_LOCATION_TYPE_HOST : CU_MEM_LOCATION_TYPE_DEVICE,
+                           cpu ? 0 : atoi(arg1)};
+        CUdeviceptr p = nallocs ? allocs[nallocs - 1].h : 0;
+        size_t n = (size_t)size_arg(arg2), idx = 0;
+        CUresult r;
+        if (s[0] == 'd')
+            r = SYM(cuMemDiscardAndPrefetchBatchAsync_fn,
+                    ptds ? "cuMemDiscardAndPrefetchBatchAsync_ptsz"
+                         : "cuMemDiscardAndPrefetchBatchAsync",
+                    "cuMemDiscardAndPrefetchBatchAsync")(&p, &n, 1, &l, &idx, 1, 0, NULL);
+        else
+            r = SYM(cuMemPrefetchBatchAsync_fn,
+                    ptds ? "cuMemPrefetchBatchAsync_ptsz" : "cuMemPrefetchBatchAsync",
+                    "cuMemPrefetchBatchAsync")(&p, &n, 1, &l, &idx, 1, 0, NULL);
+        printf("batch rc=%d\n", r);
+    } else if ((strcmp(s, "advise") == 0 || strcmp(s, "advise2") == 0) && arg2) {
+        static const char *const names[] = {"",         "readmostly", "unreadmostly", "prefer",
+                                            "unprefer", "accessed",   "unaccessed"};
+        CUmem_advise a = 0;
+        for (int i = 1; i < 7; i++)
+            if (strcmp(arg1, names[i]) == 0)
+                a = (CUmem_advise)i;
+        if (!a)
+            die("advise: unknown advice");
+        int cpu = strcmp(arg2, "cpu") == 0;
+        CUdevice d = cpu ? CU_DEVICE_CPU : atoi(arg2);
+        CUdeviceptr p = nallocs ? allocs[nallocs - 1].h : 0;
+        CUresult r;
+        if (s[6] == '2') {
+            CUmemLocation l = {cpu ? CU_MEM_LOCATION_TYPE_HOST : CU_MEM_LOCATION_TYPE_DEVICE,
+                               cpu ? 0 : d};
+            r = SYM(cuMemAdvise_v2_fn, "cuMemAdvise_v2", "cuMemAdvise")(p, 1u << 20, a, l);
+        } else {
+            r = SYM(cuMemAdvise_fn, "cuMemAdvise", "cuMemAdvise")(p, 1u << 20, a, d);
+        }
+        printf("advise rc=%d\n", r);
     } else if (strcmp(s, "calls") == 0 && arg1) {
         typedef unsigned long long (*calls_fn)(const char *);
         calls_fn f = (calls_fn)dlsym(lib, "tessel_fake_calls");

@@ -72,6 +72,26 @@ static int poke(const char *name, const char *variant, void *p)
         ((cuLaunchCooperativeKernelMultiDevice_fn)p)(NULL, 0, 0);
         return 1;
     }
+    if (IS("cuMemAdvise")) {
+        CUmemLocation host = {CU_MEM_LOCATION_TYPE_HOST, 0};
+        if (strstr(variant, "_v2"))
+            ((cuMemAdvise_v2_fn)p)(0, 0, CU_MEM_ADVISE_SET_ACCESSED_BY, host);
+        else
+            ((cuMemAdvise_fn)p)(0, 0, CU_MEM_ADVISE_SET_ACCESSED_BY, CU_DEVICE_CPU);
+        return 1;
+    }
+    if (IS("cuMemPrefetchAsync")) {
+        CUmemLocation host = {CU_MEM_LOCATION_TYPE_HOST, 0};
+        if (strstr(variant, "_v2"))
+            ((cuMemPrefetchAsync_v2_fn)p)(0, 0, host, 0, NULL);
+        else
+            ((cuMemPrefetchAsync_fn)p)(0, 0, CU_DEVICE_CPU, NULL);
+        return 1;
+    }
+    if (IS("cuMemPrefetchBatchAsync") || IS("cuMemDiscardAndPrefetchBatchAsync")) {
+        ((cuMemPrefetchBatchAsync_fn)p)(NULL, NULL, 0, NULL, NULL, 0, 0, NULL);
+        return 1;
+    }
     if (IS("cuInit")) {
         ((cuInit_fn)p)(0);
         return 1;

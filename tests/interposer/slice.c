@@ -1,16 +1,20 @@
 /* slice.c - tcu-slice: read a slice file through libshm's API the way
  * tesseld shows usage per device and process, and suspend or resume it.
  *
- * Usage: tcu-slice PATH [suspend|resume|state|setlimit:BYTES|thrash:S|junklock:S]
+ * Usage: tcu-slice PATH [suspend|resume|state|setlimit:BYTES|sethost:BYTES|sethostused:BYTES|
+ *                        thrash:S|junklock:S]
  * Output without a command: "device I limit=L used=U ctx_cost=C ctx_cost_created=K
- *         core_limit=P core_mode=M core_prio=R rate_ppm=Q busy_ns=B launches=N waited_ns=W"
- *         per device, then "proc PID comm=NAME used=U0 busy=B0 inflight=F waiting=H"
- *         per process (device 0), then "procs N used_sum=S busy_sum=T"
- *         (sums over processes of device 0).
- * suspend / resume: tshm_suspend / tshm_resume, print "ok".
- * state: "state suspended=0|1 drained=0|1 busy_ns=B launches=N" (device 0).
+ *         core_limit=P core_mode=M core_prio=R rate_ppm=Q busy_ns=B launches=N waited_ns=W
+ *         host_limit=HL host_used=HU" per device, then "proc PID comm=NAME used=U0 host=S0
+ *         busy=B0 inflight=F waiting=H" per process (device 0), then "procs N used_sum=S
+ * busy_sum=T" (sums over processes of device 0). suspend / resume: tshm_suspend / tshm_resume,
+ * print "ok". state: "state suspended=0|1 drained=0|1 busy_ns=B launches=N" (device 0).
  * setlimit:BYTES: tshm_set_limit of device 0, as a job rewriting its own slice file would
  *         (the file is its user's); print "ok".
+ * sethost:BYTES: tshm_set_host_limit of device 0 (the oversubscription's host limit), the same
+ *         way; print "ok".
+ * sethostused:BYTES: a hostile job: write device 0's slice-wide spilled count (host_used)
+ *         straight into the file, under the processes that keep it; print "ok".
  * thrash:SECONDS: a hostile job: make the slice (one device, 1 GiB), print "ok", then for
  *         SECONDS truncate the file to nothing and write it back, as fast as it can, so that a
  *         reader that maps it (rather than copying it) faults past its end.
@@ -18,6 +22,8 @@
  *         (its size kept), hold an exclusive flock on it, print "ok", and sleep SECONDS.
  */
 #include <fcntl.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +33,7 @@
 #include <unistd.h>
 
 #include "libshm/shm.h"
+#include "libshm/shm_layout.h"
 
 struct sums {
     unsigned long long used, busy;
@@ -37,9 +44,9 @@ static int show(const tshm_proc_info_t *p, void *arg)
     struct sums *s = arg;
     s->used += p->used[0];
     s->busy += p->busy_ns[0];
-    printf("proc %d comm=%s used=%llu busy=%llu inflight=%u waiting=%u\n", (int)p->pid, p->comm,
-           (unsigned long long)p->used[0], (unsigned long long)p->busy_ns[0], p->inflight,
-           p->waiting);
+    printf("proc %d comm=%s used=%llu host=%llu busy=%llu inflight=%u waiting=%u\n", (int)p->pid,
+           p->comm, (unsigned long long)p->used[0], (unsigned long long)p->host_used[0],
+           (unsigned long long)p->busy_ns[0], p->inflight, p->waiting);
     return 0;
 }
 
@@ -97,18 +104,36 @@ static int hostile(const char *path, const char *cmd)
     return 0;
 }
 
+/* sethostused:BYTES: device 0's host_used rewritten in place, as the job may (its file). */
+static int set_host_used(const char *path, const char *bytes)
+{
+    uint64_t v = strtoull(bytes, NULL, 10);
+    int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    off_t at = TSHM_DEVICES_OFFSET + offsetof(struct tshm_device_rec, host_used);
+    int ok = fd >= 0 && pwrite(fd, &v, sizeof v, at) == (ssize_t)sizeof v;
+    if (fd >= 0)
+        close(fd);
+    printf("%s\n", ok ? "ok" : "failed");
+    return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || argc > 3) {
         fprintf(stderr, "usage: tcu-slice PATH "
-                        "[suspend|resume|state|setlimit:BYTES|thrash:SECONDS|junklock:SECONDS]\n");
+                        "[suspend|resume|state|setlimit:BYTES|sethost:BYTES|sethostused:BYTES|"
+                        "thrash:SECONDS|junklock:SECONDS]\n");
         return 2;
     }
     const char *cmd = argc == 3 ? argv[2] : NULL;
     if (cmd && (strncmp(cmd, "thrash:", 7) == 0 || strncmp(cmd, "junklock:", 9) == 0))
         return hostile(argv[1], cmd);
+    if (cmd && strncmp(cmd, "sethostused:", 12) == 0)
+        return set_host_used(argv[1], cmd + 12);
     int setlimit = cmd && strncmp(cmd, "setlimit:", 9) == 0;
-    int control = cmd && (strcmp(cmd, "suspend") == 0 || strcmp(cmd, "resume") == 0 || setlimit);
+    int sethost = cmd && strncmp(cmd, "sethost:", 8) == 0;
+    int control =
+        cmd && (strcmp(cmd, "suspend") == 0 || strcmp(cmd, "resume") == 0 || setlimit || sethost);
     tsl_error_t err = {{0}};
     tshm_t *s = control ? tshm_attach(argv[1], &err) : tshm_open_ro(argv[1], &err);
     if (!s) {
@@ -116,7 +141,8 @@ int main(int argc, char **argv)
         return 1;
     }
     if (control) {
-        int rc = setlimit                      ? tshm_set_limit(s, 0, strtoull(cmd + 9, NULL, 10))
+        int rc = setlimit  ? tshm_set_limit(s, 0, strtoull(cmd + 9, NULL, 10))
+                 : sethost ? tshm_set_host_limit(s, 0, strtoull(cmd + 8, NULL, 10))
                  : strcmp(cmd, "suspend") == 0 ? tshm_suspend(s)
                                                : tshm_resume(s);
         printf("%s\n", rc == 0 ? "ok" : "failed");
@@ -144,12 +170,14 @@ int main(int argc, char **argv)
         if (tshm_device_info(s, i, &d) == 0)
             printf("device %d limit=%llu used=%llu ctx_cost=%llu ctx_cost_created=%llu "
                    "core_limit=%u core_mode=%u "
-                   "core_prio=%u rate_ppm=%u busy_ns=%llu launches=%llu waited_ns=%llu\n",
+                   "core_prio=%u rate_ppm=%u busy_ns=%llu launches=%llu waited_ns=%llu "
+                   "host_limit=%llu host_used=%llu\n",
                    i, (unsigned long long)d.limit, (unsigned long long)d.used,
                    (unsigned long long)d.ctx_cost, (unsigned long long)d.ctx_cost_created,
                    d.core_limit, d.core_mode, d.core_prio, d.rate_ppm,
                    (unsigned long long)d.busy_ns, (unsigned long long)d.launches,
-                   (unsigned long long)d.waited_ns);
+                   (unsigned long long)d.waited_ns, (unsigned long long)d.host_limit,
+                   (unsigned long long)d.host_used);
     }
     struct sums sum = {0, 0};
     int n = tshm_foreach_proc(s, show, &sum);

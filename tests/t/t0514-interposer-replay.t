@@ -18,7 +18,8 @@ cuArray3DCreate cuArrayDestroy cuMipmappedArrayCreate cuMipmappedArrayDestroy cu
 cuCtxDestroy cuDevicePrimaryCtxRetain cuDevicePrimaryCtxRelease cuDevicePrimaryCtxReset
 cuLaunchKernel cuLaunchKernelEx cuLaunchCooperativeKernel cuLaunchCooperativeKernelMultiDevice
 cuCtxSetLimit cuModuleLoad cuModuleLoadData cuModuleLoadFatBinary cuModuleGetFunction cuModuleUnload
-cuGraphLaunch'
+cuGraphLaunch cuMemAdvise cuMemPrefetchAsync cuMemPrefetchBatchAsync
+cuMemDiscardAndPrefetchBatchAsync'
 printf '%s\n' $HOOKED >"$TMP/hooked"
 
 "$REPLAY" "$TSV" >"$TMP/bare" 2>"$TMP/bare.err"

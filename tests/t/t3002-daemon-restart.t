@@ -133,15 +133,18 @@ syncs() {
     grep -c -E 'fsync|fdatasync' "$TD/strace"
 }
 NSYNC=""
-command -v strace >/dev/null && NSYNC=$(syncs 10)
+command -v strace >/dev/null && NSYNC=$(syncs 30)
 td_stop; ok $? "tesseld (--durability normal, the default) stops cleanly"
 td_start $FAKE --durability full || { diag "tesseld --durability full did not start"; exit 1; }
 FSYNC=""
-[ -n "$NSYNC" ] && FSYNC=$(syncs 10)
+[ -n "$NSYNC" ] && FSYNC=$(syncs 30)
 if [ -n "$NSYNC" ] && [ -n "$FSYNC" ]; then
-    diag "fsync/fdatasync calls for 10 submissions: $NSYNC normal, $FSYNC full"
-    [ "$NSYNC" -lt 10 ]; ok $? "normal: no fsync per commit ($NSYNC for 10 submissions)"
-    [ "$FSYNC" -ge 10 ]; ok $? "full: at least one fsync per submission ($FSYNC for 10)"
+    # normal: the WAL is synced only when it is checkpointed (a few calls each time, and a
+    # loaded machine's longer window can hold two or three checkpoints: 0-13 seen), never per
+    # commit; full: every commit (about 4 calls each).
+    diag "fsync/fdatasync calls for 30 submissions: $NSYNC normal, $FSYNC full"
+    [ "$NSYNC" -lt 30 ]; ok $? "normal: no fsync per commit ($NSYNC for 30 submissions)"
+    [ "$FSYNC" -ge 30 ]; ok $? "full: at least one fsync per submission ($FSYNC for 30)"
 else
     diag "strace cannot attach here: the fsync counts are not checked"
 fi

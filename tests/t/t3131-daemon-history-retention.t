@@ -29,7 +29,9 @@ sqlite3 "$DB" "DROP TABLE usage_history; DROP TABLE slurm_jobs; DROP TABLE proje
     DROP TABLE folder_shares; DROP TABLE folders; ALTER TABLE jobs DROP COLUMN folders;
     DROP TABLE services; DROP TABLE service_replicas; DROP TABLE service_tokens;
     DROP TABLE gpu_speeds; ALTER TABLE queues DROP COLUMN max_ngpu_milli;
-    ALTER TABLE jobs DROP COLUMN gpu_released; ALTER TABLE jobs DROP COLUMN services;
+    ALTER TABLE jobs DROP COLUMN gpu_released; ALTER TABLE jobs DROP COLUMN gpu_oversub;
+    ALTER TABLE jobs DROP COLUMN preemptible; ALTER TABLE jobs DROP COLUMN suspended_for;
+    ALTER TABLE jobs DROP COLUMN services;
     DELETE FROM sqlite_sequence WHERE name IN ('projects', 'folders', 'services');
     PRAGMA user_version = 9;"
 is "$(sqlite3 "$DB" 'PRAGMA user_version')" 9 "the store is put back at schema 9"
@@ -38,7 +40,7 @@ printf '%s\n' "gpu GPU-a 50 0 1 2 500 1 0" "queue default - 0 1 2 500 1 0" \
     "user alice - 0 1 2 500 1 0" >"$TD/series"
 "$SEED" "$DB" 10s 8d 2d <"$TD/series"
 ok $? "two days of 10 s samples seeded (the seeder migrates the store)"
-is "$(sqlite3 "$DB" 'PRAGMA user_version')" 19 "schema 19 (the migrations after 9 applied)"
+is "$(sqlite3 "$DB" 'PRAGMA user_version')" 22 "schema 22 (the migrations after 9 applied)"
 is "$(sqlite3 "$DB" "SELECT state FROM jobs WHERE id = $JOB")" 2 "the job of schema 9 is kept"
 NOW=$(date +%s)
 old=$(sqlite3 "$DB" "SELECT count(*) FROM usage_history WHERE t < $NOW - 3600 - 600")

@@ -21,7 +21,8 @@ tcli --help
 is "$RC" 0 "tessel --help exits 0"
 grep -q '^  run ' "$TD/o" && grep -q '^  gpus ' "$TD/o"; ok $? "--help lists the commands"
 tcli run --help
-is "$RC $(grep -c -- '--gpu-mem' "$TD/o")" "0 1" "tessel run --help documents --gpu-mem"
+is "$RC $(grep -c -- '^  --gpu-mem ' "$TD/o") $(grep -c -- '^  --gpu-mem-oversubscribe ' "$TD/o")" "0 1 1" \
+    "tessel run --help documents --gpu-mem and --gpu-mem-oversubscribe"
 tcli
 is "$RC" 2 "no command: exit 2"
 tcli frobnicate

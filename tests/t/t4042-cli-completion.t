@@ -44,7 +44,8 @@ for c in $CMDS; do
     case " $got " in *" --help "*) ;; *) bad="$bad $c:--help" ;; esac
 done
 is "$bad" "" "tessel CMD -<Tab>: every option of tessel CMD --help, for every command"
-is "$(comp run --gp)" "--gpu --gpu-mem --gpus " "tessel run --gp<Tab>: --gpu --gpu-mem --gpus"
+is "$(comp run --gp)" "--gpu --gpu-mem --gpu-mem-oversubscribe --gpus " \
+    "tessel run --gp<Tab>: --gpu --gpu-mem --gpu-mem-oversubscribe --gpus"
 is "$(comp run --class "")" "inference interactive training " "tessel run --class <Tab>: the classes"
 is "$(comp queues add q --placement "")" "inherit pack spread " "--placement <Tab>: its values"
 is "$(comp queues "")" "add list rm set " "tessel queues <Tab>: its subcommands"

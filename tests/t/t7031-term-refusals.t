@@ -1,6 +1,7 @@
 #!/bin/sh
 # t7031-term-refusals.t - a job's terminal against wrong and hostile use (docs/terminal.md):
-#   - submissions: tty must be a boolean; not with an image;
+#   - submissions: tty must be a boolean; with an image it is the image that is checked (a
+#     container job has a terminal too: t7038);
 #   - GET /v1/jobs/ID/attach: 401 without a token; a job of another user is 404 to one who
 #     cannot see it and 403 to an admin (the owner only); 409 no_terminal for a job without
 #     one, not_started for a pending one, finished for an ended one; 426 for a request that is
@@ -19,7 +20,8 @@ term_daemon
 api POST /v1/jobs "{\"argv\":[\"true\"],\"tty\":\"yes\",\"cwd\":\"$W\"}" "$NB"
 is "$CODE $(jget .error.field)" "400 tty" "tty must be a boolean"
 api POST /v1/jobs "{\"argv\":[\"true\"],\"tty\":true,\"image\":\"x:1\",\"cwd\":\"$W\"}" "$NB"
-is "$CODE $(jget .error.field)" "400 tty" "tty is refused with an image"
+is "$CODE $(jget .error.field)" "422 image" \
+    "tty with an image: not refused for tty; the image (not in the store) is: 422"
 
 T=$(nbjob "{\"argv\":[\"sleep\",\"300\"],\"tty\":true,\"cwd\":\"$W\"}")
 P=$(nbjob "{\"argv\":[\"sleep\",\"300\"],\"cwd\":\"$W\"}")

@@ -108,9 +108,9 @@ function suspendButton(ctx, j) {
 }
 
 // Terminal: the job's own terminal (a job started with one) or a new shell in it (any other
-// running process job), for its owner only (docs/terminal.md).
+// running job, a container job's included: crun exec), for its owner only (docs/terminal.md).
 function terminalLink(ctx, j) {
-  if (j.state !== 'running' || j.user !== ctx.store.me?.user || (!j.tty && j.image) || String(j.id).startsWith('slurm:')) return null;
+  if (j.state !== 'running' || j.user !== ctx.store.me?.user || String(j.id).startsWith('slurm:')) return null;
   return h('a', {
     class: 'btn', id: 'terminal-open', href: `#/jobs/${j.id}/terminal`,
     title: j.tty ? 'Attach to the job\'s terminal' : 'Open a new shell inside the job',
@@ -179,10 +179,13 @@ function render(ctx, j) {
       WAIT_ADVICE[j.reason_code] ? h('p', { class: 'reason' }, WAIT_ADVICE[j.reason_code]) : null)] : null,
     j.state === 'suspended' ? ['Suspended', [time(j.suspended_at), ' · ',
       h('span', { id: 'drain-state' }, j.drained ? 'drained: nothing of it runs on the GPU' : 'draining: its queued GPU work is finishing'),
-      j.gpu_released ? [' · ', h('span', { id: 'gpu-released' }, `GPU memory given back: ${bytes(j.gpu_released)}`)] : null]] : null,
+      j.gpu_released ? [' · ', h('span', { id: 'gpu-released' }, `GPU memory given back: ${bytes(j.gpu_released)}`)] : null,
+      j.suspended_for ? [' · ', h('span', { id: 'suspended-for' }, 'preempted: suspended to make room for ',
+        h('a', { href: `#/jobs/${j.suspended_for}` }, `job ${j.suspended_for}`), ', resumed once its GPU has room again')] : null]] : null,
     ['User', j.user],
     ['Queue', h('a', { href: `#/jobs?queue=${encodeURIComponent(j.queue)}` }, j.queue)],
     ['Class · priority', `${j.class} · ${j.priority}`],
+    j.preemptible ? ['Preemptible', j.preemptible] : null,
     ['Requested', req.join(', ')],
     ['Placed on', j.placement?.length ? j.placement.map((p) => `GPU ${p.gpu}: ${p.milli / 1000} GPU, ${bytes(p.mem)}`).join('; ') : '—'],
     ['Submitted', time(j.submitted_at)],

@@ -346,7 +346,8 @@ function fillCard(c, g, store) {
   const computeSummary = `${gpuOf(g.allocated_milli)} of 1 GPU allocated to ${slices.length} slice${slices.length === 1 ? '' : 's'}`
     + slices.map((s) => `; ${jobName(s)} (${s.user}) ${gpuOf(s.milli)}`).join('');
   const memSummary = `${bytes(g.allocated_mem)} of ${bytes(g.memory_total)} allocated, ${bytes(g.used_mem)} in use`
-    + slices.map((s) => `; ${jobName(s)} (${s.user}) ${bytes(s.mem_used)} of ${bytes(s.mem_limit)}`).join('');
+    + slices.map((s) => `; ${jobName(s)} (${s.user}) ${bytes(s.mem_used)} of ${bytes(s.mem_limit)}`
+      + (s.mem_oversubscribe_limit > 0 ? `, ${bytes(s.mem_oversubscribed || 0)} spilled to the host` : '')).join('');
   const legend = slices.length === 0
     ? h('p', { class: 'empty' }, 'Idle: no slice on this GPU.')
     : h('table', { class: 'slices' },
@@ -365,7 +366,12 @@ function fillCard(c, g, store) {
           // Device time the slice's kernels have used (busy_ms); a suspended slice says so.
           h('td', { class: 'num', 'data-col': 'busy', title: 'GPU time used by the job\'s kernels since it started' },
             busy(s.busy_ms), s.suspended ? [' ', h('span', { class: 'badge st-suspended' }, 'suspended')] : null),
-          h('td', { class: 'num' }, `${bytes(s.mem_used)} / ${bytes(s.mem_limit)}`));
+          // Oversubscription (docs/interposer.md): bytes spilled past the limit into host memory.
+          h('td', { class: 'num' }, `${bytes(s.mem_used)} / ${bytes(s.mem_limit)}`,
+            s.mem_oversubscribe_limit > 0
+              ? h('span', { class: 'spill', title: 'spilled past the limit into host memory (slow)' },
+                ` + ${bytes(s.mem_oversubscribed || 0)} on the host (of ${bytes(s.mem_oversubscribe_limit)})`)
+              : null));
       })));
   // A node that is not up (down or drained in Slurm, its exporter not answering): said on each
   // of its cards, with the time of the figures shown.

@@ -1,7 +1,8 @@
 // projects.js - projects (docs/projects.md): the list of the caller's projects (an admin: all,
 // with a form to create one), and a project's page: its members (owners and admins add,
 // remove and change roles), the quota and use of its queue (from the live store's queues),
-// and its jobs (GET /v1/jobs?project=NAME: everyone's when the project shares them).
+// its folders' use and quota together, and its jobs (GET /v1/jobs?project=NAME: everyone's
+// when the project shares them).
 //
 // What a button may do is tesseld's to decide: the page offers the member controls to those
 // the project says are its owners (or admins), and shows tesseld's answer (403, 409) beside
@@ -127,12 +128,21 @@ async function loadOne(ctx, store) {
     ['Your role', h('span', { 'data-role': p.role || '' }, p.role || (store.admin ? 'admin' : '—'))],
     ['Queue', h('a', { href: '#/queues' }, p.queue)],
     ['Jobs', p.share_jobs ? 'shared: members and viewers see each other\'s jobs' : 'private: each member sees their own'],
+    ['Folders', h('span', { 'data-folders': '' }, folderUse(p))],
     ['Created', p.created_at ? `${time(p.created_at)} by ${p.created_by}` : `by ${p.created_by}`],
   ];
   clear(ctx.head, h('dl', { class: 'props' }, pairs.map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v)))));
   renderMembers(ctx, store);
   renderQuota(ctx, store);
   loadJobs(ctx);
+}
+
+// The space the project's folders use together and its folder quota (docs/folders.md, "Quotas"),
+// measured by tesseld, which refuses uploads and read-write jobs past it.
+function folderUse(p) {
+  const used = p.folder_used === null || p.folder_used === undefined ? 'not measured yet' : `${bytes(p.folder_used)} used`;
+  const limit = p.folder_quota === null || p.folder_quota === undefined ? 'no limit' : `limit ${bytes(p.folder_quota)}`;
+  return `${used}, ${limit} (measured: uploads and read-write jobs refused past it)`;
 }
 
 function updateOne(ctx, store) {

@@ -78,6 +78,8 @@ try {
   const gpuRow = await page.locator('table[data-queue="vq"] tr[data-res="gpu"] td').allTextContents();
   check(gpuRow.join(' | ') === '0.5 | 0.5 | 1', `viewer: the queue's GPU in use, guarantee and limit (${gpuRow.join(' | ')})`);
   check((await text(page, `tr[data-job="${JOB}"] td[data-label="User"]`)) === 'mike', "viewer: mike's running job is in the project's jobs");
+  const folders = await text(page, 'span[data-folders]');
+  check(folders === '0 B used, no limit (measured: uploads and read-write jobs refused past it)', `viewer: the folders' use and quota (${folders})`);
   check((await a11y(page)).length === 0, 'viewer: every control is labelled, one h1', await a11y(page));
   await context.close();
 

@@ -1,7 +1,12 @@
 /* test_ctrrun.c - ctrrun.c's pure parts (docs/containers.md): crun's command line, fixed
  * whatever the job (create and start forms, the job's state directory and the shim's pid are
  * its only inputs, each one argv element), too long a state directory refused; the paths an
- * overlay's options may hold (no ',', ':' or '\\' that would add an option or a layer). */
+ * overlay's options may hold (no ',', ':' or '\\' that would add an option or a layer).
+ * A container's terminal (docs/terminal.md): --console-socket inserted before the id; exec's
+ * command line and process.json (the config's process, the argv as JSON strings, a terminal);
+ * the PATH and cwd a program is looked up with before crun exec;
+ * the console directory (root's, 0700) and socket: a terminal's master taken, anything else
+ * (a plain file, two descriptors, none) refused. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -12,10 +17,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "agent/ctrrun.h"
 
@@ -119,12 +128,231 @@ static void test_cwd_flags(void **state)
     rmdir(base);
 }
 
+static void test_argv_console(void **state)
+{
+    char *argv[16], buf[3 * PATH_MAX];
+    assert_int_equal(tagent_ctr_argv("/usr/bin/crun", "/d/run/7", 99, true, argv, buf, sizeof buf),
+                     0);
+    assert_int_equal(tagent_ctr_argv_console(argv, 16, "/d/run/7/console/run.sock"), 0);
+    static const char *const want[] = {"/usr/bin/crun",
+                                       "--root",
+                                       "/d/run/7/rootfs/crun",
+                                       "--cgroup-manager=disabled",
+                                       "create",
+                                       "--bundle",
+                                       "/d/run/7",
+                                       "--pid-file",
+                                       "/d/run/7/rootfs/pid",
+                                       "--console-socket",
+                                       "/d/run/7/console/run.sock",
+                                       "tessel-99",
+                                       NULL};
+    for (size_t i = 0; want[i]; i++)
+        assert_string_equal(argv[i], want[i]);
+    assert_null(argv[12]);
+    /* No room: refused, argv untouched. */
+    assert_int_equal(tagent_ctr_argv_console(argv, 14, "/s"), -1);
+    assert_int_equal(errno, E2BIG);
+    assert_string_equal(argv[11], "tessel-99");
+}
+
+static void test_exec_argv(void **state)
+{
+    char *argv[16], buf[3 * PATH_MAX];
+    assert_int_equal(tagent_ctr_exec_argv("/usr/bin/crun", "/d/run/7", 99,
+                                          "/d/run/7/console/e.json", "/d/run/7/console/e.sock",
+                                          argv, buf, sizeof buf),
+                     0);
+    static const char *const want[] = {"/usr/bin/crun",
+                                       "--root",
+                                       "/d/run/7/rootfs/crun",
+                                       "--cgroup-manager=disabled",
+                                       "exec",
+                                       "--process",
+                                       "/d/run/7/console/e.json",
+                                       "--console-socket",
+                                       "/d/run/7/console/e.sock",
+                                       "tessel-99",
+                                       NULL};
+    for (size_t i = 0; want[i]; i++)
+        assert_string_equal(argv[i], want[i]);
+    assert_null(argv[10]);
+    char longs[PATH_MAX * 2];
+    memset(longs, 'a', sizeof longs - 1);
+    longs[0] = '/';
+    longs[sizeof longs - 1] = '\0';
+    assert_int_equal(
+        tagent_ctr_exec_argv("/usr/bin/crun", longs, 1, "/p", "/s", argv, buf, sizeof buf), -1);
+    assert_int_equal(errno, ENAMETOOLONG);
+}
+
+static void test_exec_process(void **state)
+{
+    const char *config =
+        "{\"ociVersion\":\"1.0.2\",\"process\":{\"terminal\":false,\"user\":{\"uid\":65534,"
+        "\"gid\":65534,\"additionalGids\":[65534]},\"args\":[\"sleep\",\"9\"],\"env\":["
+        "\"LD_PRELOAD=/i.so\",\"X=1\"],\"cwd\":\"/home/u\",\"capabilities\":{\"bounding\":[]},"
+        "\"noNewPrivileges\":true},\"root\":{\"path\":\"/r\"}}";
+    char *argv[] = {"sh", "-c", "id; $(rm -rf /)", "\"quoted\"", NULL};
+    char *text = tagent_ctr_exec_process(config, argv);
+    assert_non_null(text);
+    json_error_t jerr;
+    json_t *p = json_loads(text, 0, &jerr);
+    free(text);
+    assert_non_null(p);
+    /* The container's first process's user, environment, cwd and privileges, kept. */
+    json_t *user = json_object_get(p, "user");
+    assert_int_equal(json_integer_value(json_object_get(user, "uid")), 65534);
+    assert_int_equal(json_integer_value(json_object_get(user, "gid")), 65534);
+    assert_string_equal(json_string_value(json_array_get(json_object_get(p, "env"), 0)),
+                        "LD_PRELOAD=/i.so");
+    assert_string_equal(json_string_value(json_object_get(p, "cwd")), "/home/u");
+    assert_true(json_is_true(json_object_get(p, "noNewPrivileges")));
+    assert_int_equal(
+        json_array_size(json_object_get(json_object_get(p, "capabilities"), "bounding")), 0);
+    /* The new argv, each a string of its own; a terminal of 24x80. */
+    json_t *args = json_object_get(p, "args");
+    assert_int_equal(json_array_size(args), 4);
+    for (size_t i = 0; i < 4; i++)
+        assert_string_equal(json_string_value(json_array_get(args, i)), argv[i]);
+    assert_true(json_is_true(json_object_get(p, "terminal")));
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(p, "consoleSize"), "height")), 24);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(p, "consoleSize"), "width")), 80);
+    assert_null(json_object_get(p, "root")); /* the process only */
+    json_decref(p);
+    /* Not JSON, no process, no user: refused. */
+    assert_null(tagent_ctr_exec_process("not json", argv));
+    assert_int_equal(errno, EINVAL);
+    assert_null(tagent_ctr_exec_process("{\"process\":{\"args\":[]}}", argv));
+    assert_int_equal(errno, EINVAL);
+    assert_null(tagent_ctr_exec_process("{}", argv));
+    char *none[] = {NULL};
+    assert_null(tagent_ctr_exec_process(config, none));
+}
+
+static void test_process_info(void **state)
+{
+    char path[64], cwd[64];
+    assert_int_equal(
+        tagent_ctr_process_info("{\"process\":{\"env\":[\"A=1\",\"PATH=/opt/x/bin:/bin\"],"
+                                "\"cwd\":\"/home/u\"}}",
+                                path, sizeof path, cwd, sizeof cwd),
+        0);
+    assert_string_equal(path, "/opt/x/bin:/bin");
+    assert_string_equal(cwd, "/home/u");
+    /* No PATH: the usual default. */
+    assert_int_equal(tagent_ctr_process_info("{\"process\":{\"env\":[],\"cwd\":\"/\"}}", path,
+                                             sizeof path, cwd, sizeof cwd),
+                     0);
+    assert_string_equal(path, "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+    /* No cwd, not JSON, too long: refused. */
+    assert_int_equal(
+        tagent_ctr_process_info("{\"process\":{}}", path, sizeof path, cwd, sizeof cwd), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_int_equal(tagent_ctr_process_info("[", path, sizeof path, cwd, sizeof cwd), -1);
+    assert_int_equal(
+        tagent_ctr_process_info("{\"process\":{\"cwd\":\"/home/u\"}}", path, 8, cwd, sizeof cwd),
+        -1);
+    assert_int_equal(errno, ENAMETOOLONG);
+}
+
+/* Connect to path and send fds (n of them) with one byte, as crun does. */
+static void send_to(const char *path, const int *fds, int n)
+{
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+    assert_int_equal(connect(s, (struct sockaddr *)&a, sizeof a), 0);
+    char byte = ' ';
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    union {
+        char buf[CMSG_SPACE(2 * sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    memset(&u, 0, sizeof u);
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (n > 0) {
+        m.msg_control = u.buf;
+        m.msg_controllen = CMSG_SPACE((size_t)n * sizeof(int));
+        struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN((size_t)n * sizeof(int));
+        memcpy(CMSG_DATA(c), fds, (size_t)n * sizeof(int));
+    }
+    assert_int_equal(sendmsg(s, &m, 0), 1);
+    close(s);
+}
+
+static void test_console(void **state)
+{
+    char base[] = "/tmp/test_ctrrun.XXXXXX", dir[PATH_MAX], path[PATH_MAX];
+    assert_non_null(mkdtemp(base));
+    assert_int_equal(tagent_ctr_console_dir(base, dir, sizeof dir), 0);
+    struct stat st;
+    assert_int_equal(lstat(dir, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    assert_int_equal(st.st_mode & 07777, 0700);
+    assert_int_equal(st.st_uid, geteuid());
+    /* Again (an earlier attempt's, its mode changed): 0700 again. */
+    chmod(dir, 0755);
+    assert_int_equal(tagent_ctr_console_dir(base, dir, sizeof dir), 0);
+    assert_int_equal(lstat(dir, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0700);
+
+    int lfd = tagent_ctr_console_listen(dir, "run.sock", path, sizeof path);
+    assert_true(lfd >= 0);
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISSOCK(st.st_mode));
+    assert_int_equal(st.st_mode & 077, 0);
+    /* Nobody came: ETIMEDOUT. */
+    assert_int_equal(tagent_ctr_console_recv(lfd, 10), -1);
+    assert_int_equal(errno, ETIMEDOUT);
+
+    /* A terminal's master: taken, non-blocking. */
+    int ptm = posix_openpt(O_RDWR | O_NOCTTY);
+    assert_true(ptm >= 0);
+    send_to(path, &ptm, 1);
+    int got = tagent_ctr_console_recv(lfd, 1000);
+    assert_true(got >= 0);
+    assert_true(fcntl(got, F_GETFL) & O_NONBLOCK);
+    assert_true(fcntl(got, F_GETFD) & FD_CLOEXEC);
+    close(got);
+    /* A plain file, two descriptors, none: refused. */
+    int f = open("/dev/null", O_RDONLY);
+    send_to(path, &f, 1);
+    assert_int_equal(tagent_ctr_console_recv(lfd, 1000), -1);
+    assert_int_equal(errno, EPROTO);
+    int two[2] = {ptm, f};
+    send_to(path, two, 2);
+    assert_int_equal(tagent_ctr_console_recv(lfd, 1000), -1);
+    assert_int_equal(errno, EPROTO);
+    send_to(path, NULL, 0);
+    assert_int_equal(tagent_ctr_console_recv(lfd, 1000), -1);
+    assert_int_equal(errno, EPROTO);
+    close(f);
+    close(ptm);
+    close(lfd);
+    unlink(path);
+    /* A link where the directory should be: refused. */
+    rmdir(dir);
+    assert_int_equal(symlink("/tmp", dir), 0);
+    assert_int_equal(tagent_ctr_console_dir(base, dir, sizeof dir), -1);
+    unlink(dir);
+    rmdir(base);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_argv_create),      cmocka_unit_test(test_argv_start),
         cmocka_unit_test(test_argv_one_element), cmocka_unit_test(test_argv_too_long),
         cmocka_unit_test(test_path_ok),          cmocka_unit_test(test_cwd_flags),
+        cmocka_unit_test(test_argv_console),     cmocka_unit_test(test_exec_argv),
+        cmocka_unit_test(test_exec_process),     cmocka_unit_test(test_console),
+        cmocka_unit_test(test_process_info),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,8 @@
 /* test_tty.c - the ring of a job's terminal output kept for a client (agent/tty.h), and the
- * terminal itself: a PTY and its socket, driven through tagent_tty_* as tessel-shim does. */
+ * terminal itself: a PTY and its socket, driven through tagent_tty_* as tessel-shim does.
+ * A container job's (ctr_session): a master given by the runtime (tagent_tty_set_master), and
+ * EXEC through a runtime that stays the process's parent while the process leads a session of
+ * its own: both killed when the job ends. */
 #include <errno.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -10,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -254,6 +259,118 @@ static void exec_session(void **state)
     rmdir(dir);
 }
 
+/* tagent_exec_console_fn of the test, as crun exec: a runtime process (the returned pid, in a
+ * group of its own) forks the process in a session of its own on a terminal the "runtime"
+ * made, and waits for it; the master comes back.  The process's pid into inner. */
+static pid_t inner;
+static pid_t test_console(void *arg, char **argv, int *ptm, pid_t *sid, char *why, size_t wlen)
+{
+    (void)arg;
+    int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    char name[64];
+    int pfd[2];
+    if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0 || ptsname_r(m, name, sizeof name) != 0 ||
+        pipe(pfd) < 0) {
+        snprintf(why, wlen, "no terminal");
+        return -1;
+    }
+    pid_t rt = fork();
+    if (rt == 0) {
+        setsid();
+        pid_t p = fork();
+        if (p == 0) {
+            setsid();
+            int s = open(name, O_RDWR);
+            ioctl(s, TIOCSCTTY, 0);
+            dup2(s, 0);
+            dup2(s, 1);
+            dup2(s, 2);
+            pid_t me = getpid();
+            if (write(pfd[1], &me, sizeof me) != (ssize_t)sizeof me)
+                _exit(126);
+            execvp(argv[0], argv);
+            _exit(127);
+        }
+        int st;
+        waitpid(p, &st, 0);
+        _exit(WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st));
+    }
+    close(pfd[1]);
+    assert_int_equal(read(pfd[0], &inner, sizeof inner), (ssize_t)sizeof inner);
+    close(pfd[0]);
+    *ptm = m;
+    pid_t s = 0;
+    *sid = ioctl(m, TIOCGSID, &s) == 0 ? s : 0;
+    return rt;
+}
+
+static void ctr_session(void **state)
+{
+    (void)state;
+    /* The test reaps the process its runtime leaves (tessel-shim is a subreaper too). */
+    assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+    char dir[] = "/tmp/test-tty-XXXXXX", path[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/tty.sock", dir);
+    tsl_error_t err;
+    tagent_tty_t *t = tagent_tty_open(path, false, -1, -1, &err);
+    assert_non_null(t);
+    /* The runtime's master: the job's terminal from then on. */
+    int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    char name[64];
+    assert_true(m >= 0 && grantpt(m) == 0 && unlockpt(m) == 0);
+    assert_int_equal(ptsname_r(m, name, sizeof name), 0);
+    int s = open(name, O_RDWR | O_NOCTTY);
+    assert_true(s >= 0);
+    tagent_tty_set_master(t, m);
+    struct winsize ws;
+    assert_int_equal(ioctl(s, TIOCGWINSZ, &ws), 0);
+    assert_int_equal(ws.ws_row * 1000 + ws.ws_col, 24 * 1000 + 80);
+    int c = dial(path);
+    assert_int_equal(write(s, "from-ctr", 8), 8);
+    uint8_t msg[TSL_TERM_MSG_MAX + 1];
+    ssize_t n = recv_wait(c, msg, sizeof msg, t);
+    assert_true(n > 1);
+    assert_int_equal(msg[0], TSL_TERM_OUTPUT);
+    assert_memory_equal(msg + 1, "from-ctr", 8);
+
+    /* EXEC through the runtime: the process runs, its session is known. */
+    tagent_tty_set_exec_console(t, test_console, NULL);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+    static const char cmd[] = "esleep\0"
+                              "100";
+    int e = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    assert_int_equal(connect(e, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(send(e, cmd, sizeof cmd, 0), (ssize_t)sizeof cmd);
+    inner = 0;
+    for (int i = 0; i < 200 && inner == 0; i++)
+        spin(t, 1);
+    assert_true(inner > 0);
+    assert_int_equal(kill(inner, 0), 0);
+    /* The job ends: the runtime and the process are killed, the client told. */
+    tagent_tty_finish(t, "exit 0", NULL);
+    /* Reaped by its runtime or, the runtime killed first, by this process (a subreaper). */
+    bool gone = false;
+    for (int i = 0; i < 500 && !gone; i++) {
+        while (waitpid(-1, NULL, WNOHANG) > 0) {
+        }
+        gone = kill(inner, 0) < 0 && errno == ESRCH;
+        if (!gone)
+            usleep(10000);
+    }
+    assert_true(gone);
+    bool told = false;
+    while ((n = recv(e, msg, sizeof msg, MSG_DONTWAIT)) > 0)
+        told |= n == 9 && memcmp(msg, "xsignal 9", 9) == 0;
+    assert_true(told);
+    close(e);
+    close(c);
+    close(s);
+    rmdir(dir);
+    prctl(PR_SET_CHILD_SUBREAPER, 0);
+}
+
 static void too_long(void **state)
 {
     (void)state;
@@ -271,7 +388,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ring_keep),    cmocka_unit_test(ring_drop), cmocka_unit_test(terminal),
-        cmocka_unit_test(exec_session), cmocka_unit_test(too_long),
+        cmocka_unit_test(exec_session), cmocka_unit_test(too_long),  cmocka_unit_test(ctr_session),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

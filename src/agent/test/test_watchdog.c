@@ -82,6 +82,44 @@ static void test_sum_and_decide(void **state)
     assert_true(tsw_job_sum(procs, 0, in_job, &calls) == 0);
 }
 
+/* A hold (suspended by a preemption, its memory given back): the job's GPUs allow
+ * TSW_HOLD_ALLOW only, one it was not given still 0; the file decides, root's and regular. */
+static void test_hold(void **state)
+{
+    (void)state;
+    assert_true(tsw_hold_limit(4 * GiB, false) == 4 * GiB);
+    assert_true(tsw_hold_limit(4 * GiB, true) == TSW_HOLD_ALLOW);
+    assert_true(tsw_hold_limit(0, true) == 0);
+    assert_false(tsw_over(TSW_HOLD_ALLOW, tsw_hold_limit(4 * GiB, true)));
+    assert_true(tsw_over(TSW_HOLD_ALLOW + 1, tsw_hold_limit(4 * GiB, true)));
+    char buf[320];
+    tsw_hold_reason(buf, sizeof buf, 0, 2500 * MiB);
+    assert_string_equal(buf, "GPU 0: the job's processes hold 2.4 GiB while it is suspended by a "
+                             "preemption (its GPU memory given back; 16.0 MiB allowed): killed "
+                             "by the GPU-memory watchdog");
+    char dir[] = "/tmp/test_hold.XXXXXX", path[64];
+    assert_non_null(mkdtemp(dir));
+    assert_false(tsw_hold_on(NULL));
+    assert_false(tsw_hold_on(dir));
+    snprintf(path, sizeof path, "%s/%s", dir, TSW_HOLD_FILE);
+    assert_int_equal(mkdir(path, 0755), 0); /* not a regular file */
+    assert_false(tsw_hold_on(dir));
+    assert_int_equal(rmdir(path), 0);
+    assert_int_equal(symlink("/etc/passwd", path), 0); /* a link is not followed */
+    assert_false(tsw_hold_on(dir));
+    assert_int_equal(unlink(path), 0);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(tsw_hold_on(dir), geteuid() == 0);
+    if (geteuid() == 0) {
+        assert_int_equal(chown(path, 65534, 65534), 0); /* not root's: not tesseld's */
+        assert_false(tsw_hold_on(dir));
+    }
+    unlink(path);
+    rmdir(dir);
+}
+
 static void test_reason(void **state)
 {
     (void)state;
@@ -430,7 +468,7 @@ int main(void)
         cmocka_unit_test(test_members_table), cmocka_unit_test(test_must_answer),
         cmocka_unit_test(test_descends_deep), cmocka_unit_test(test_members_roots),
         cmocka_unit_test(test_sum_two_steps), cmocka_unit_test(test_snapshot_roots),
-        cmocka_unit_test(test_job_record),
+        cmocka_unit_test(test_job_record),    cmocka_unit_test(test_hold),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

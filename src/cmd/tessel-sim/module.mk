@@ -11,8 +11,8 @@ TESTS += tests/t/t1000-sched-sim.t
 tests/t/t1000-sched-sim.t: $(O)/bin/tessel-sim
 
 # Event-driven mode (queues, arrivals and departures): tests/t/t1001-*.
-TESTS += tests/t/t1001-sched-sim-events.t
-tests/t/t1001-sched-sim-events.t: $(O)/bin/tessel-sim
+TESTS += tests/t/t1001-sched-sim-events.t tests/t/t3215-sim-preempt-lost.t
+tests/t/t1001-sched-sim-events.t tests/t/t3215-sim-preempt-lost.t: $(O)/bin/tessel-sim
 
 # Placement through the index at 12,130 nodes (--node-copies 10): tests/t/t1002-*.
 TESTS += tests/t/t1002-sched-sim-scale.t

@@ -7,6 +7,8 @@
  *                     [--policy NAME] [--time-scale F] [--max-nodes N]
  *                     [--synthetic N] [--interarrival S] [--seed S]
  *                     [--tick S] [--half-life S] [--min-runtime S]
+ *                     [--preempt class|suspend|requeue] [--ckpt-mem SIZE]
+ *                     [--ckpt-save-bw GIB_S] [--ckpt-restore-bw GIB_S]
  *
  * Jobs: one per pod of --pods.  Arrival = creation_time / F; run time =
  * deletion_time - creation_time (the pod's lifetime in the trace), kept
@@ -22,6 +24,18 @@
  * same time so that the preemptors start.  While jobs wait, a cycle also
  * runs every --tick seconds (minimum run times and reservations depend on
  * time alone).
+ *
+ * Preemption (docs/suspend.md, "Preemption by suspension"): --preempt
+ * class (the default) takes suspendable= from the queue file's class lines;
+ * suspend makes every training job suspendable (tesseld's default), requeue
+ * none, so that one trace runs both ways.  The report counts the GPU-hours
+ * lost to preemption: a requeued victim throws away the work of its attempt
+ * (its run time so far, less the checkpoint time counted already), times the
+ * GPUs it held; a suspended victim costs its checkpoint and its restore,
+ * each its GPU memory (--ckpt-mem per whole GPU, times its share) over the
+ * measured bandwidth (--ckpt-save-bw, --ckpt-restore-bw), times the GPUs it
+ * held, and runs that much longer.  A suspended victim may resume on other
+ * GPUs here (tesseld restores it on the same ones).
  *
  * Queue file (examples/queues.conf), one directive a line, # comments:
  *   queue NAME [parent=P] [gpu=G] [gpu-limit=G] [cpu=C] [cpu-limit=C]
@@ -72,6 +86,7 @@ struct ejob {
     uint32_t pod;
     int queue;
     double arrival, remaining, started_at, first_start;
+    double att, att_ckpt; /* this attempt's run time so far, and its checkpoints' share */
     uint32_t version;
     int running, done, rejected;
 };
@@ -597,6 +612,9 @@ static double rng_unit(uint64_t *st)
 struct opts {
     const char *nodes, *pods, *queues, *policy;
     double scale, interarrival, tick, half_life, min_runtime;
+    int preempt;                    /* 0 class, 1 suspend, 2 requeue (--preempt) */
+    double ckpt_mem;                /* bytes per whole GPU a checkpoint copies */
+    double ckpt_save, ckpt_restore; /* bytes/s */
     size_t max_nodes, synthetic;
     uint64_t seed;
 };
@@ -606,7 +624,9 @@ static int usage(void)
     fprintf(stderr,
             "usage: tessel-sim events --nodes FILE --pods FILE --queues FILE [--policy NAME]\n"
             "           [--time-scale F] [--max-nodes N] [--synthetic N] [--interarrival S]\n"
-            "           [--seed S] [--tick S] [--half-life S] [--min-runtime S]\n");
+            "           [--seed S] [--tick S] [--half-life S] [--min-runtime S]\n"
+            "           [--preempt class|suspend|requeue] [--ckpt-mem SIZE]\n"
+            "           [--ckpt-save-bw GIB_S] [--ckpt-restore-bw GIB_S]\n");
     return 2;
 }
 
@@ -629,6 +649,8 @@ struct sim {
     double t0, last, t_end; /* first arrival, last event, last arrival */
     size_t cycles, preemptions, suspensions;
     double alloc_time; /* integral of cluster milli-GPU allocated */
+    /* GPU-seconds lost to preemption: work requeues threw away, checkpoint + restore time */
+    double lost_requeue, lost_suspend;
 };
 
 /* Time integrals from the last event to t.  GPU use is averaged over the
@@ -682,13 +704,27 @@ static long cycle(struct sim *sm, double t)
         struct ejob *j = &sm->jobs[d.victims[i].job];
         if (tsched_job_stopped(sm->s, d.victims[i].job, t) < 0)
             return fail("stop %" PRIu64 ": %s", d.victims[i].job, strerror(errno)), -1;
+        const struct epod *p = &sm->pods[j->pod];
+        double gpus = p->ngpus ? p->ngpus * p->milli / (double)TSCHED_MILLI : 0;
+        j->att += t - j->started_at;
         if (d.victims[i].action == TSCHED_SUSPEND) {
             j->remaining -= t - j->started_at;
             if (j->remaining < 0)
                 j->remaining = 0;
+            /* its checkpoint and restore: its share of the GPUs' memory, each way */
+            double bytes = gpus * sm->o.ckpt_mem;
+            double cost = bytes / sm->o.ckpt_save + bytes / sm->o.ckpt_restore;
+            j->remaining += cost;
+            j->att_ckpt += cost;
+            sm->lost_suspend += cost * gpus;
             sm->suspensions++;
         } else {
-            j->remaining = sm->pods[j->pod].life;
+            double work = j->att - j->att_ckpt;
+            /* its useful work (its checkpoints' time stays counted as theirs, whether it
+             * was run yet or not: against suspension) */
+            sm->lost_requeue += (work > 0 ? work : 0) * gpus;
+            j->att = j->att_ckpt = 0;
+            j->remaining = p->life;
         }
         j->running = 0;
         j->version++;
@@ -782,6 +818,8 @@ static int submit(struct sim *sm, uint32_t id, double t)
             q.flags = sm->rules[r].suspendable ? TSCHED_JOB_SUSPENDABLE : 0;
             break;
         }
+    if (sm->o.preempt)
+        q.flags = sm->o.preempt == 1 && q.cls == TSCHED_CLASS_TRAINING ? TSCHED_JOB_SUSPENDABLE : 0;
     q.req.cpu_milli = p->cpu;
     q.req.mem_bytes = p->mem;
     q.req.ngpus = p->ngpus;
@@ -934,6 +972,17 @@ static void report(struct sim *sm, double wall)
            "(%zu suspensions), %zu cycles, %.1f s\n",
            win > 0 ? 100.0 * sm->alloc_time / win / (double)sm->tot.gpu_milli : 0, sm->preemptions,
            sm->suspensions, sm->cycles, wall);
+    char sz[32];
+    printf("preemption (%s): GPU-hours lost %.2f: requeued work %.2f, suspend+resume %.2f "
+           "(%zu requeues, %zu suspensions; checkpoint of %s per GPU at %.2f GiB/s, restore "
+           "at %.2f GiB/s)\n",
+           sm->o.preempt == 1   ? "suspend"
+           : sm->o.preempt == 2 ? "requeue"
+                                : "by class",
+           (sm->lost_requeue + sm->lost_suspend) / 3600, sm->lost_requeue / 3600,
+           sm->lost_suspend / 3600, sm->preemptions - sm->suspensions, sm->suspensions,
+           tsl_format_size((uint64_t)sm->o.ckpt_mem, sz, sizeof sz),
+           sm->o.ckpt_save / (1024.0 * MIB), sm->o.ckpt_restore / (1024.0 * MIB));
     printf("columns: adm = time from arrival to first start; gpu-used = GPUs held on average\n"
            "while jobs arrive;\n"
            "guar-sat = share of the time with jobs waiting during which no waiting job was owed\n"
@@ -956,6 +1005,12 @@ int tessel_sim_events(int argc, char **argv)
     tsched_sched_config_default(&cfg);
     o->half_life = cfg.half_life;
     o->min_runtime = cfg.min_runtime;
+    /* The checkpoint's figures: the driver's own suspend of 8 GiB in 3.866 s and its resume
+     * in 1.487 s on an H200 (docs/suspend.md, bench-ckpt 2026-11-27); 32 GiB per GPU, the
+     * largest of the trace's GPUs (V100 32 GB), as if every job filled its share. */
+    o->ckpt_mem = 32.0 * 1024 * MIB;
+    o->ckpt_save = 8.0 * 1024 * MIB / 3.866;
+    o->ckpt_restore = 8.0 * 1024 * MIB / 1.487;
     int rc = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -992,6 +1047,30 @@ int tessel_sim_events(int argc, char **argv)
             o->synthetic = (size_t)strtoull(v, &end, 10);
         else if (!strcmp(a, "--seed"))
             o->seed = strtoull(v, &end, 10);
+        else if (!strcmp(a, "--preempt")) {
+            o->preempt = !strcmp(v, "class")     ? 0
+                         : !strcmp(v, "suspend") ? 1
+                         : !strcmp(v, "requeue") ? 2
+                                                 : -1;
+            if (o->preempt < 0) {
+                fail("--preempt: class, suspend or requeue, not '%s'", v);
+                free(sm);
+                return 2;
+            }
+        } else if (!strcmp(a, "--ckpt-mem")) {
+            uint64_t b = 0;
+            tsl_error_t se;
+            int bad = tsl_parse_size(v, &b, &se) < 0;
+            if (bad || b == 0) {
+                fail("--ckpt-mem: %s", bad ? se.text : "must be above 0");
+                free(sm);
+                return 2;
+            }
+            o->ckpt_mem = (double)b;
+        } else if (!strcmp(a, "--ckpt-save-bw"))
+            o->ckpt_save = strtod(v, &end) * 1024 * MIB;
+        else if (!strcmp(a, "--ckpt-restore-bw"))
+            o->ckpt_restore = strtod(v, &end) * 1024 * MIB;
         else {
             fail("unknown option %s", a);
             free(sm);
@@ -1005,7 +1084,7 @@ int tessel_sim_events(int argc, char **argv)
         i++;
     }
     if (!o->nodes || !o->pods || !o->queues || !(o->scale > 0) || !(o->tick > 0) ||
-        !(o->interarrival > 0)) {
+        !(o->interarrival > 0) || !(o->ckpt_save > 0) || !(o->ckpt_restore > 0)) {
         free(sm);
         return usage();
     }

@@ -205,6 +205,7 @@ typedef struct {
     int64_t gpu_milli;     /* -1: not given */
     int64_t gpus;          /* -1: not given */
     uint64_t gpu_mem, mem; /* 0: not given */
+    uint64_t gpu_oversub;  /* --gpu-mem-oversubscribe, 0: none */
     double cpu;            /* 0: not given */
     const char *queue, *klass, *name, *cwd;
     const char *project; /* --project: NULL = the user's default project */
@@ -216,9 +217,10 @@ typedef struct {
     int64_t priority;
     bool has_priority;
     bool detach, shell, quiet;
-    bool no_requeue; /* --no-requeue: "requeue": false */
-    char **env;      /* --env and --export items: KEY=VALUE or KEY (taken from our
-                        environment), nenv of them, in order */
+    bool no_requeue;         /* --no-requeue: "requeue": false */
+    const char *preemptible; /* --preemptible: "suspend", "requeue", "never"; NULL: not given */
+    char **env;              /* --env and --export items: KEY=VALUE or KEY (taken from our
+                                environment), nenv of them, in order */
     int nenv;
     const char **env_files; /* --env-file paths, nenv_files of them, in order */
     int nenv_files;

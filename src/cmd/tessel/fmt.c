@@ -252,7 +252,7 @@ char *cli_format_state(const json_t *job, char *buf, size_t len)
         strcmp(st, "pending") == 0 || strcmp(st, "running") == 0 || strcmp(st, "suspended") == 0;
     /* A suspended job says whether its in-flight GPU work has drained. */
     const char *drain = "";
-    char dbuf[64];
+    char dbuf[128];
     if (strcmp(st, "suspended") == 0) {
         drain = json_is_true(json_object_get(job, "drained")) ? ", drained" : ", draining";
         /* And how much GPU memory it gave back, when its GPU state was checkpointed. */
@@ -261,6 +261,14 @@ char *cli_format_state(const json_t *job, char *buf, size_t len)
             char sz[32];
             snprintf(dbuf, sizeof dbuf, "%s, gpu released %s", drain,
                      tsl_format_size((uint64_t)rel, sz, sizeof sz));
+            drain = dbuf;
+        }
+        /* Suspended by a preemption: for which job (resumed once it has room again). */
+        json_int_t pf = json_integer_value(json_object_get(job, "suspended_for"));
+        if (pf > 0) {
+            char more[160];
+            snprintf(more, sizeof more, "%.90s, preempted for job %lld", drain, (long long)pf);
+            snprintf(dbuf, sizeof dbuf, "%.127s", more);
             drain = dbuf;
         }
     }

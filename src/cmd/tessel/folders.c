@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cmd/tessel/cli.h"
+#include "libutil/size.h"
 
 static void usage(FILE *f)
 {
@@ -26,7 +27,9 @@ static void usage(FILE *f)
                "(docs/folders.md).  `ls` lists the folders you may reach (an admin: all) and\n"
                "their paths; a folder of a project (--project) is its owners' and members' (rw)\n"
                "and its viewers' (ro).  Its owner, the owners of its project and admins share,\n"
-               "unshare and delete it.  `tessel folder` is the same command.\n"
+               "unshare and delete it.  `quota` (admin) limits its size: once it is measured at\n"
+               "or over it, uploads and jobs mounting it read-write are refused.  `tessel\n"
+               "folder` is the same command.\n"
                "\n"
                "  --project P  create: the folder's project; share, unshare: the project shared\n"
                "               with (its viewers get ro whatever the share says)\n"
@@ -49,20 +52,51 @@ static const char *str(const json_t *o, const char *key)
     return s ? s : "-";
 }
 
+/* A size of the API (an integer of bytes) as "1.50GiB" (one word: a table's column); "-"
+ * for null. */
+static void size_of(const json_t *v, char *buf, size_t len)
+{
+    if (!json_is_integer(v)) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    char s[32];
+    tsl_format_size((uint64_t)json_integer_value(v), s, sizeof s);
+    size_t o = 0;
+    for (const char *c = s; *c && o + 1 < len; c++)
+        if (*c != ' ')
+            buf[o++] = *c;
+    buf[o] = '\0';
+}
+
 static int list(cli_t *cli)
 {
     int rc;
     json_t *ans = cli_get(cli, "/v1/folders", &rc);
     if (!ans)
         return rc;
-    static const char *const hdr[] = {"NAME", "OWNER", "PROJECT", "ACCESS", "PATH"};
-    cli_table_t *t = cli_table_new(5, hdr);
+    static const char *const hdr[] = {"NAME", "OWNER", "PROJECT", "ACCESS",
+                                      "PATH", "USED",  "QUOTA",   "PROJECT-QUOTA"};
+    cli_table_t *t = cli_table_new(8, hdr);
     size_t i;
     json_t *f;
     json_array_foreach(json_object_get(ans, "folders"), i, f)
     {
-        const char *row[] = {str(f, "name"), str(f, "owner"), str(f, "project"), str(f, "access"),
-                             str(f, "path")};
+        /* Sizes: '-' when not measured yet or none; the project's as USED/QUOTA. */
+        char used[32], quota[32], pu[32], pq[32], proj[72];
+        size_of(json_object_get(f, "used"), used, sizeof used);
+        size_of(json_object_get(f, "quota"), quota, sizeof quota);
+        size_of(json_object_get(f, "project_used"), pu, sizeof pu);
+        size_of(json_object_get(f, "project_quota"), pq, sizeof pq);
+        snprintf(proj, sizeof proj, "%s/%s", pu, pq);
+        const char *row[] = {str(f, "name"),
+                             str(f, "owner"),
+                             str(f, "project"),
+                             str(f, "access"),
+                             str(f, "path"),
+                             used,
+                             quota,
+                             json_is_integer(json_object_get(f, "project_quota")) ? proj : "-"};
         cli_table_add(t, row);
     }
     cli_table_print(t, stdout);
@@ -96,6 +130,13 @@ static int show(cli_t *cli, const char *path)
     if (json_is_integer(u))
         printf("%-12s %lld bytes (measured %s)\n", "used", (long long)json_integer_value(u),
                str(f, "used_at"));
+    json_t *pq = json_object_get(f, "project_quota"), *pu = json_object_get(f, "project_used");
+    if (json_is_integer(pq) && json_is_integer(pu))
+        printf("%-12s %lld bytes, its folders use %lld bytes\n", "project quota",
+               (long long)json_integer_value(pq), (long long)json_integer_value(pu));
+    else if (json_is_integer(pq))
+        printf("%-12s %lld bytes, its folders' use not measured yet\n", "project quota",
+               (long long)json_integer_value(pq));
     printf("\nShared with:\n");
     static const char *const hdr[] = {"USER", "PROJECT", "MODE", "ADDED"};
     cli_table_t *t = cli_table_new(4, hdr);

@@ -26,6 +26,30 @@ static const char *size_cell(const json_t *v, char *buf, size_t len)
     return tsl_format_size((uint64_t)json_integer_value(v), buf, len);
 }
 
+/* Slices that may spill past their GPU memory into host memory (oversubscription,
+ * docs/interposer.md): one line each after the slices, "job J on GPU G: U spilled into host
+ * memory (limit L)"; nothing for the others. */
+static void oversub_lines(const json_t *list)
+{
+    size_t i, k;
+    json_t *gpu, *sl;
+    json_array_foreach(list, i, gpu)
+    {
+        json_array_foreach(json_object_get(gpu, "slices"), k, sl)
+        {
+            json_t *lim = json_object_get(sl, "mem_oversubscribe_limit");
+            if (!json_is_integer(lim) || json_integer_value(lim) <= 0)
+                continue;
+            char u[32], l[32];
+            printf("job %lld on GPU %lld: %s spilled into host memory (limit %s)\n",
+                   (long long)json_integer_value(json_object_get(sl, "job_id")),
+                   (long long)json_integer_value(json_object_get(gpu, "index")),
+                   size_cell(json_object_get(sl, "mem_oversubscribed"), u, sizeof u),
+                   size_cell(lim, l, sizeof l));
+        }
+    }
+}
+
 int cmd_gpus(cli_t *cli, int argc, char **argv)
 {
     int rc = cli_json_only_args(cli, argc, argv, usage);
@@ -124,6 +148,7 @@ int cmd_gpus(cli_t *cli, int argc, char **argv)
     if (nslices) {
         printf("\n");
         cli_table_print(s, stdout);
+        oversub_lines(list);
     } else {
         cli_table_free(s);
         printf("\nno slices: no job holds a GPU\n");

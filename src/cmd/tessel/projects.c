@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd/tessel/cli.h"
+#include "libutil/size.h"
 
 static void usage(FILE *f)
 {
@@ -20,12 +21,14 @@ static void usage(FILE *f)
             "       tessel projects rm-member NAME USER\n"
             "       tessel projects set-role NAME USER owner|member|viewer\n"
             "       tessel projects default [NAME] [--user USER]\n"
+            "       tessel projects quota NAME SIZE|none   (admin)\n"
             "A project groups users, each an owner, member or viewer, and sends its jobs to its\n"
             "queue, whose guarantee and limit are its quota (docs/projects.md).  Members submit\n"
             "jobs in it (`tessel run --project NAME`), viewers see its jobs, owners manage its\n"
             "members; admins do everything.  `ls` lists your projects (an admin: all);\n"
             "`show` its members and its queue's use; `default` says or sets the project of\n"
-            "your jobs submitted without --project.\n"
+            "your jobs submitted without --project; `quota` limits the space its folders use\n"
+            "together (docs/folders.md).\n"
             "\n"
             "  --queue Q          the project's queue, a leaf queue (admin; default: default)\n"
             "  --owner USER       its first owner (admin; a user who creates one owns it)\n"
@@ -123,6 +126,15 @@ static int show(cli_t *cli, const char *name)
     field("active jobs", buf);
     field("created", str(p, "created_at"));
     field("created by", str(p, "created_by"));
+    /* Its folders' use and quota together (null: none, or not measured yet). */
+    json_t *fq = json_object_get(p, "folder_quota"), *fu = json_object_get(p, "folder_used");
+    char used[32] = "-", lim[32] = "none";
+    if (json_is_integer(fu))
+        tsl_format_size((uint64_t)json_integer_value(fu), used, sizeof used);
+    if (json_is_integer(fq))
+        tsl_format_size((uint64_t)json_integer_value(fq), lim, sizeof lim);
+    snprintf(buf, sizeof buf, "%s used of %s (measured, refused at the API)", used, lim);
+    field("folders", buf);
     field("queue", str(p, "queue"));
     printf("\nQuota and use of queue %s (used/guarantee/limit; '-': none):\n", str(p, "queue"));
     static const char *const qh[] = {"GPU", "GPU-MEM", "CPU", "MEM", ">PENDING", ">RUNNING"};
@@ -275,6 +287,7 @@ int cmd_projects(cli_t *cli, int argc, char **argv)
         {"rm-member", 2, 2, false, false, false, false, false, false, false},
         {"set-role", 3, 3, false, false, false, false, false, false, false},
         {"default", 0, 1, false, false, false, false, false, false, true},
+        {"quota", 2, 2, false, false, false, false, false, false, false},
     };
     size_t a;
     for (a = 0; a < sizeof acts / sizeof acts[0]; a++)
@@ -283,13 +296,14 @@ int cmd_projects(cli_t *cli, int argc, char **argv)
     if (a == sizeof acts / sizeof acts[0])
         return cli_usage(cli,
                          "unknown action '%s' (ls, show, create, rm, add-member, rm-member, "
-                         "set-role, default)",
+                         "set-role, default, quota)",
                          action);
     if (nargs < acts[a].nargs_min || nargs > acts[a].nargs_max)
         return cli_usage(cli, "%s takes %s", action,
                          acts[a].nargs_max == 0 ? "no argument"
                          : acts[a].nargs_max == 1
                              ? (acts[a].nargs_min ? "one project name" : "at most a project name")
+                         : a == 9                 ? "a project name and a size (or none)"
                          : acts[a].nargs_max == 2 ? "a project name and a user name"
                                                   : "a project name, a user name and a role");
     const struct {
@@ -307,7 +321,7 @@ int cmd_projects(cli_t *cli, int argc, char **argv)
     for (size_t i = 0; i < sizeof given / sizeof given[0]; i++)
         if (given[i].given && !given[i].allowed)
             return cli_usage(cli, "%s does not take %s", action, given[i].opt);
-    for (int i = 0; i < nargs; i++)
+    for (int i = 0; i < (a == 9 ? 1 : nargs); i++)
         if (!url_safe(args[i]))
             return cli_usage(cli, "'%s': not a name", args[i]);
     if (user && !url_safe(user))
@@ -357,7 +371,23 @@ int cmd_projects(cli_t *cli, int argc, char **argv)
         snprintf(path, sizeof path, "/v1/projects/%s/members/%s", name, args[1]);
         snprintf(line, sizeof line, "%s is now %s of project %s", args[1], args[2], name);
         return change(cli, "PATCH", path, json_pack("{s:s}", "role", args[2]), line);
-    default:
+    case 8:
         return default_project(cli, name, user);
+    default: {
+        json_t *body = json_object();
+        if (strcmp(args[1], "none") == 0) {
+            json_object_set_new(body, "folder_quota", json_null());
+        } else {
+            uint64_t b;
+            tsl_error_t err;
+            if (cli_parse_size(args[1], &b, &err) < 0) {
+                json_decref(body);
+                return cli_usage(cli, "quota: %s", err.text);
+            }
+            json_object_set_new(body, "folder_quota", json_integer((json_int_t)b));
+        }
+        snprintf(line, sizeof line, "project %s: folder quota %s", name, args[1]);
+        return change(cli, "PATCH", path, body, line);
+    }
     }
 }

@@ -46,6 +46,10 @@ static void usage(FILE *f)
             "  --gpus N           N whole GPUs\n"
             "  --gpu-mem SIZE     GPU-memory limit per GPU (8G, 512M); default: the GPU's memory\n"
             "                     times the share\n"
+            "  --gpu-mem-oversubscribe SIZE  let allocations past --gpu-mem spill into up to\n"
+            "                     SIZE of host memory per GPU (16G; 0: none, the default); slow\n"
+            "                     (host memory over the bus); times the GPUs within --mem,\n"
+            "                     which tesseld with cgroups requires\n"
             "  --cpu N            CPU cores (2, 0.5)\n"
             "  --mem SIZE         memory limit (16G)\n"
             "  --queue NAME       queue (default: default; a project's jobs go to its queue)\n"
@@ -58,7 +62,8 @@ static void usage(FILE *f)
             "  --image NAME[:TAG] run in a container of this image (`tessel images` lists\n"
             "                     them), with the job's slice, user, cwd and environment\n"
             "  --folder NAME[:ro] mount a virtual folder at /tessel/folders/NAME (repeat it;\n"
-            "                     :ro read-only; `tessel folders` lists yours)\n"
+            "                     :ro read-only; `tessel folders` lists yours; a folder\n"
+            "                     measured at or over its quota mounts :ro only)\n"
             "  --service NAME=PORT  a web service of the job, listening on 127.0.0.1:PORT in\n"
             "                     the job's own network: tesseld serves it to you (and admins)\n"
             "                     at a URL of its own, printed when the job starts (repeat it,\n"
@@ -77,6 +82,12 @@ static void usage(FILE *f)
             "  --no-requeue       when the scheduler preempts the job, end it (state preempted,\n"
             "                     exit 123) instead of putting it back in its queue to start\n"
             "                     again from the beginning (the default)\n"
+            "  --preemptible=suspend|requeue|never  what a preemption does to a training\n"
+            "                     job: suspend (the default: its GPU memory checkpointed and\n"
+            "                     given back, the job resumed where it was once there is room;\n"
+            "                     requeued where the driver cannot), requeue (killed and put\n"
+            "                     back), never (not preempted: it must fit its queue's\n"
+            "                     guarantee); other classes are never preempted\n"
             "  -t, --time TIME    time limit: MM, MM:SS, HH:MM:SS, D-HH[:MM[:SS]] or 30s, 10m,\n"
             "                     2h, 1d; at the limit the job gets SIGTERM, then SIGKILL, and\n"
             "                     ends failed with \"time limit\" (time suspended not counted)\n"
@@ -169,6 +180,7 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         O_GPU = 256,
         O_GPUS,
         O_GPU_MEM,
+        O_GPU_OVERSUB,
         O_CPU,
         O_MEM,
         O_QUEUE,
@@ -181,6 +193,7 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         O_QUIET,
         O_JSON,
         O_NOREQUEUE,
+        O_PREEMPTIBLE,
         O_ENV_FILE,
         O_NO_ENV,
         O_EXPORT,
@@ -195,6 +208,7 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         {"gpu", required_argument, NULL, O_GPU},
         {"gpus", required_argument, NULL, O_GPUS},
         {"gpu-mem", required_argument, NULL, O_GPU_MEM},
+        {"gpu-mem-oversubscribe", required_argument, NULL, O_GPU_OVERSUB},
         {"cpu", required_argument, NULL, O_CPU},
         {"mem", required_argument, NULL, O_MEM},
         {"queue", required_argument, NULL, O_QUEUE},
@@ -211,6 +225,7 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         {"detach", no_argument, NULL, 'd'},
         {"quiet", no_argument, NULL, O_QUIET},
         {"no-requeue", no_argument, NULL, O_NOREQUEUE},
+        {"preemptible", required_argument, NULL, O_PREEMPTIBLE},
         {"json", no_argument, NULL, O_JSON},
         {"time", required_argument, NULL, 't'},
         {"after", required_argument, NULL, O_AFTER},
@@ -256,6 +271,10 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         case O_GPU_MEM:
             if (cli_parse_size(optarg, &o->gpu_mem, &err) < 0)
                 return cli_usage(cli, "--gpu-mem: %s", err.text);
+            break;
+        case O_GPU_OVERSUB:
+            if (tsl_parse_size(optarg, &o->gpu_oversub, &err) < 0)
+                return cli_usage(cli, "--gpu-mem-oversubscribe: %s", err.text);
             break;
         case O_CPU:
             if (cli_parse_cpu(optarg, &o->cpu, &err) < 0)
@@ -315,6 +334,12 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
             break;
         case O_NOREQUEUE:
             o->no_requeue = true;
+            break;
+        case O_PREEMPTIBLE:
+            if (strcmp(optarg, "suspend") != 0 && strcmp(optarg, "requeue") != 0 &&
+                strcmp(optarg, "never") != 0)
+                return cli_usage(cli, "--preemptible: suspend, requeue or never, not '%s'", optarg);
+            o->preemptible = optarg;
             break;
         case O_JSON:
             cli->json = true;
@@ -412,11 +437,11 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         return cli_usage(cli, "give --gpu or --gpus, not both");
     if (o->gpu_mem && o->gpu_milli < 0 && o->gpus < 0)
         return cli_usage(cli, "--gpu-mem needs --gpu or --gpus");
+    if (o->gpu_oversub && o->gpu_milli < 0 && o->gpus < 0)
+        return cli_usage(cli, "--gpu-mem-oversubscribe needs --gpu or --gpus");
     if (o->interactive && !o->tty)
         return cli_usage(cli, "-i needs a terminal: -it (a job's stdin is its terminal or "
                               "nothing)");
-    if (o->tty && o->image)
-        return cli_usage(cli, "-it: not for a container job yet (docs/terminal.md)");
     if (o->tty && o->array)
         return cli_usage(cli, "-it: one terminal, one job: not with --array");
     if (o->nservices && o->array)
@@ -445,6 +470,8 @@ json_t *run_request(const run_opts_t *o, tsl_error_t *err)
         json_object_set_new(r, "gpus", json_integer(o->gpus));
     if (o->gpu_mem)
         json_object_set_new(r, "gpu_mem", json_integer((json_int_t)o->gpu_mem));
+    if (o->gpu_oversub)
+        json_object_set_new(r, "gpu_mem_oversubscribe", json_integer((json_int_t)o->gpu_oversub));
     if (o->cpu > 0)
         json_object_set_new(r, "cpu", json_real(o->cpu));
     if (o->mem)
@@ -459,6 +486,8 @@ json_t *run_request(const run_opts_t *o, tsl_error_t *err)
         json_object_set_new(r, "priority", json_integer(o->priority));
     if (o->no_requeue)
         json_object_set_new(r, "requeue", json_false());
+    if (o->preemptible)
+        json_object_set_new(r, "preemptible", json_string(o->preemptible));
     if (o->name)
         json_object_set_new(r, "name", json_string(o->name));
     if (o->time_limit)

@@ -759,6 +759,25 @@ CUABI_FN(cuMemPrefetchAsync_v2, (CUdeviceptr devPtr, size_t count, CUmemLocation
 CUABI_FN(cuMemPrefetchAsync_v2_ptsz, (CUdeviceptr devPtr, size_t count, CUmemLocation location,
                                       unsigned int flags, CUstream hStream));
 
+/* CUDA 13: batches of prefetches; prefetchLocs[k] applies to the operations from
+ * prefetchLocIdxs[k] up to the next entry's first (flags: 0). */
+CUABI_FN(cuMemPrefetchBatchAsync,
+         (CUdeviceptr * dptrs, size_t *sizes, size_t count, CUmemLocation *prefetchLocs,
+          size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags,
+          CUstream hStream));
+CUABI_FN(cuMemPrefetchBatchAsync_ptsz,
+         (CUdeviceptr * dptrs, size_t *sizes, size_t count, CUmemLocation *prefetchLocs,
+          size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags,
+          CUstream hStream));
+CUABI_FN(cuMemDiscardAndPrefetchBatchAsync,
+         (CUdeviceptr * dptrs, size_t *sizes, size_t count, CUmemLocation *prefetchLocs,
+          size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags,
+          CUstream hStream));
+CUABI_FN(cuMemDiscardAndPrefetchBatchAsync_ptsz,
+         (CUdeviceptr * dptrs, size_t *sizes, size_t count, CUmemLocation *prefetchLocs,
+          size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags,
+          CUstream hStream));
+
 /* Stream-ordered allocation and pools */
 CUABI_FN(cuMemAllocAsync, (CUdeviceptr * dptr, size_t bytesize, CUstream hStream));
 CUABI_FN(cuMemAllocAsync_ptsz, (CUdeviceptr * dptr, size_t bytesize, CUstream hStream));

@@ -282,7 +282,7 @@ static void claim(tsched_sched_t *s, const struct sjob *j)
         for (int d = 0; d < NRES; d++) {
             s->q[x].cu[d] += j->res[d];
             s->q[x].lu[d] += j->res[d];
-            if (tsched__np(j->cls))
+            if (tsched__np(j->cls, j->flags))
                 s->q[x].cnp[d] += j->res[d];
         }
 }
@@ -294,7 +294,7 @@ static void unclaim(tsched_sched_t *s, const struct sjob *v)
     for (int x = v->queue; x >= 0; x = s->q[x].parent)
         for (int d = 0; d < NRES; d++) {
             s->q[x].cu[d] -= v->res[d];
-            if (tsched__np(v->cls))
+            if (tsched__np(v->cls, v->flags))
                 s->q[x].cnp[d] -= v->res[d];
         }
 }
@@ -308,7 +308,7 @@ static int admissible(const tsched_sched_t *s, const struct sjob *j, int *top, i
 {
     int lim = 0;
     for (int x = j->queue; x >= 0; x = s->q[x].parent) {
-        if (tsched__np(j->cls) && !tsched__le(s->q[x].cnp, j->res, s->q[x].g))
+        if (tsched__np(j->cls, j->flags) && !tsched__le(s->q[x].cnp, j->res, s->q[x].g))
             return 0;
         if (!tsched__le(now ? s->q[x].lu : s->q[x].cu, j->res, s->q[x].lim)) {
             lim = 1;
@@ -485,7 +485,7 @@ static int build_index(struct cycle *cy)
         e->start = j->start;
         e->size = j->size;
         e->t = (j->flags & TSCHED_JOB_SUSPENDABLE) ? s->cfg.suspend_cost : cy->now - j->start;
-        if (!(j->cls == TSCHED_CLASS_TRAINING && cy->now - j->start >= s->cfg.min_runtime))
+        if (!(!tsched__np(j->cls, j->flags) && cy->now - j->start >= s->cfg.min_runtime))
             continue; /* not eligible */
         double lost = e->size * e->t;
         for (uint32_t m = 0; m < j->gang; m++) {
@@ -939,7 +939,7 @@ static long limit_victims(struct cycle *cy, struct sjob *j, int top, uint32_t *o
     size_t nc = 0;
     for (size_t i = 0; i < s->njobs; i++) {
         const struct sjob *v = &s->jobs[i];
-        if (!v->live || v->state != J_RUNNING || v->cls != TSCHED_CLASS_TRAINING || v->in_g ||
+        if (!v->live || v->state != J_RUNNING || tsched__np(v->cls, v->flags) || v->in_g ||
             v->queue == j->queue || cy->now - v->start < s->cfg.min_runtime)
             continue;
         int in = 0;
@@ -1307,7 +1307,7 @@ static void hold_turn(struct cycle *cy, const struct sjob *j, int kind)
 {
     cy->held = kind;
     cy->held_queue = j->queue;
-    cy->held_np = tsched__np(j->cls);
+    cy->held_np = tsched__np(j->cls, j->flags);
     memcpy(cy->held_res, j->res, sizeof cy->held_res);
 }
 
@@ -1323,7 +1323,7 @@ static void turn(struct cycle *cy, uint32_t slot)
         }
         return;
     }
-    int np = tsched__np(j->cls);
+    int np = tsched__np(j->cls, j->flags);
     if (cy->held && cy->held_queue == j->queue && cy->held_np == np &&
         memcmp(cy->held_res, j->res, sizeof j->res) == 0) {
         /* the same turn as the job before it (struct cycle, held_*) */
@@ -1660,7 +1660,7 @@ int tsched_sched_cycle(tsched_sched_t *s, double now, tsched_decisions_t *d, tsl
     for (size_t qi = 0; qi < s->nq; qi++)
         for (size_t k = 0; k < s->q[qi].nrun; k++) {
             const struct sjob *j = &s->jobs[s->q[qi].run[k]];
-            if (!j->live || j->state != J_RUNNING || j->cls != TSCHED_CLASS_TRAINING ||
+            if (!j->live || j->state != J_RUNNING || tsched__np(j->cls, j->flags) ||
                 cy.now - j->start < s->cfg.min_runtime)
                 continue;
             if (!cy.train_q[j->queue]++ || j->prio < cy.minprio_q[j->queue])

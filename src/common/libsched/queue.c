@@ -195,9 +195,9 @@ int tsched__governs(const uint64_t *g)
     return 0;
 }
 
-int tsched__np(tsched_class_t cls)
+int tsched__np(tsched_class_t cls, unsigned flags)
 {
-    return cls != TSCHED_CLASS_TRAINING;
+    return cls != TSCHED_CLASS_TRAINING || (flags & TSCHED_JOB_NEVER_PREEMPT);
 }
 
 int tsched__band(tsched_class_t cls)
@@ -744,7 +744,7 @@ int tsched_job_submit(tsched_sched_t *s, const tsched_qjob_t *job, tsl_error_t *
     uint64_t res[NRES];
     tsched__job_res(r, res);
     res[R_NGPU] = tsched__ngpu_at(r, tsched_job_top_speed(s->c, r));
-    if (tsched__np(job->cls)) {
+    if (tsched__np(job->cls, job->flags)) {
         static const uint64_t zero[NRES];
         for (int x = job->queue; x >= 0; x = s->q[x].parent)
             if (!tsched__le(zero, res, s->q[x].g)) {
@@ -855,7 +855,7 @@ nomem:
 
 int tsched__run_cmp(const struct sjob *x, const struct sjob *y)
 {
-    int xn = tsched__np(x->cls), yn = tsched__np(y->cls);
+    int xn = tsched__np(x->cls, x->flags), yn = tsched__np(y->cls, y->flags);
     if (xn != yn)
         return xn > yn ? -1 : 1;
     int xb = tsched__band(x->cls), yb = tsched__band(y->cls);
@@ -924,7 +924,7 @@ static void nrun_add(tsched_sched_t *s, uint32_t slot)
                                      .queue = j->queue,
                                      .prio = j->prio,
                                      .band = (uint8_t)tsched__band(j->cls),
-                                     .training = j->cls == TSCHED_CLASS_TRAINING,
+                                     .training = !tsched__np(j->cls, j->flags),
                                      .start = j->start};
         r->mem[lo] = j->members[m];
         r->n++;
@@ -992,7 +992,7 @@ int tsched_job_started(tsched_sched_t *s, uint64_t id, const tsched_member_t *me
     add_up(s, j->queue, f_demand, j->res, -1);
     j->res[R_NGPU] = tsched__ngpu_held(s->c, members, n); /* at most the pending bound */
     add_up(s, j->queue, f_used, j->res, 1);
-    if (tsched__np(j->cls))
+    if (tsched__np(j->cls, j->flags))
         add_up(s, j->queue, f_np, j->res, 1);
     count_up(s, j->queue, 1, -1);
     return 0;
@@ -1015,7 +1015,7 @@ static void stop_running(tsched_sched_t *s, struct sjob *j)
     run_del(s, (uint32_t)(j - s->jobs));
     victim_gone(s, j);
     add_up(s, j->queue, f_used, j->res, -1);
-    if (tsched__np(j->cls))
+    if (tsched__np(j->cls, j->flags))
         add_up(s, j->queue, f_np, j->res, -1);
 }
 

@@ -188,7 +188,9 @@ void tsched__job_res(const tsched_job_t *req, uint64_t res[NRES]);
  * up; of members: what they hold, each GPU at its own speed. */
 uint64_t tsched__ngpu_at(const tsched_job_t *req, uint32_t speed);
 uint64_t tsched__ngpu_held(const tsched_cluster_t *c, const tsched_member_t *m, size_t n);
-int tsched__np(tsched_class_t cls);
+/* Non-preemptible: every class but training, and a training job with
+ * TSCHED_JOB_NEVER_PREEMPT (bounded by the guarantees as they are). */
+int tsched__np(tsched_class_t cls, unsigned flags);
 int tsched__band(tsched_class_t cls);
 /* Would used + add fit under cap in every governed dimension?  ungov:
  * TSCHED_UNLIMITED in cap means "no bound". */

@@ -428,7 +428,7 @@ int tsched_job_feasible(tsched_cluster_t *c, tsched_policy_t *p, const tsched_qu
             /* a limit of 0 closes the queue for now (jobs wait until it is raised), as a
              * partition that is down in Slurm: no reason to refuse */
             int over_lim = lim[k] != TSCHED_UNLIMITED && lim[k] > 0 && want[k] > lim[k];
-            int over_g = tsched__np(cls) && g[k] != TSCHED_UNLIMITED && want[k] > g[k];
+            int over_g = tsched__np(cls, 0) && g[k] != TSCHED_UNLIMITED && want[k] > g[k];
             if (!over_lim && !over_g)
                 continue;
             tsched__wait_reset(w, over_lim ? TSCHED_WAIT_QUEUE_LIMIT : TSCHED_WAIT_GUARANTEE_LIMIT,

@@ -540,17 +540,17 @@ static int slot_dead(const struct tshm_proc_rec *r, int thorough)
     return st == 0 || st != r->start_time || proc_is_zombie(r->pid);
 }
 
+static void sat_sub(_Atomic uint64_t *v, uint64_t b);
+
 static void give_back(tshm_t *s, struct tshm_proc_rec *r)
 {
     for (int d = 0; d < TSHM_MAX_DEVICES; d++) {
         uint64_t b = atomic_exchange(&r->used[d], 0);
-        if (b == 0)
-            continue;
-        uint64_t old = atomic_load(&s->devs[d].used);
-        uint64_t nv;
-        do {
-            nv = old > b ? old - b : 0;
-        } while (!atomic_compare_exchange_weak(&s->devs[d].used, &old, nv));
+        if (b)
+            sat_sub(&s->devs[d].used, b);
+        uint64_t h = atomic_exchange(&r->host_used[d], 0);
+        if (h)
+            sat_sub(&s->devs[d].host_used, h);
     }
 }
 
@@ -581,7 +581,8 @@ enum reclaim_mode {
 static int holds_bytes(struct tshm_proc_rec *r, uint32_t ndev)
 {
     for (uint32_t d = 0; d < ndev; d++)
-        if (atomic_load_explicit(&r->used[d], memory_order_relaxed))
+        if (atomic_load_explicit(&r->used[d], memory_order_relaxed) ||
+            atomic_load_explicit(&r->host_used[d], memory_order_relaxed))
             return 1;
     return 0;
 }
@@ -731,6 +732,7 @@ int tshm_register(tshm_t *s, tsl_error_t *err)
     }
     for (int d = 0; d < TSHM_MAX_DEVICES; d++) {
         atomic_store(&r->used[d], 0);
+        atomic_store(&r->host_used[d], 0);
         atomic_store(&r->busy_ns[d], 0);
     }
     atomic_store(&r->launching, 0);
@@ -819,6 +821,8 @@ int tshm_device(tshm_t *s, const unsigned char uuid[16], uint64_t limit, tsl_err
         atomic_store(&d->used, 0);
         atomic_store(&d->ctx_cost, 0);
         atomic_store(&d->ctx_cost_created, 0);
+        atomic_store(&d->host_limit, 0);
+        atomic_store(&d->host_used, 0);
         atomic_store(&d->state, TSHM_DEV_USED);
         atomic_store(&s->hdr->ndevices, n + 1);
     }
@@ -987,6 +991,8 @@ int tshm_device_info(const tshm_t *s, int i, tshm_device_info_t *out)
     out->busy_ns = atomic_load(&w->busy_ns);
     out->launches = atomic_load(&w->launches);
     out->waited_ns = atomic_load(&w->waited_ns);
+    out->host_limit = atomic_load(&w->host_limit);
+    out->host_used = atomic_load(&w->host_used);
     return 0;
 }
 
@@ -1011,6 +1017,7 @@ int tshm_foreach_proc(tshm_t *s, tshm_proc_f fn, void *arg)
         for (int d = 0; d < TSHM_MAX_DEVICES; d++) {
             p.used[d] = atomic_load(&r->used[d]);
             p.busy_ns[d] = atomic_load(&r->busy_ns[d]);
+            p.host_used[d] = atomic_load(&r->host_used[d]);
         }
         p.inflight = atomic_load(&r->inflight);
         p.waiting = atomic_load(&r->waiting);
@@ -1020,6 +1027,79 @@ int tshm_foreach_proc(tshm_t *s, tshm_proc_f fn, void *arg)
         n++;
     }
     return n;
+}
+
+/* ---- oversubscription (issue 21) ------------------------------------------ */
+
+static int dev_ok(const tshm_t *s, int dev);
+
+int tshm_host_config(tshm_t *s, int dev, uint64_t limit)
+{
+    if (s->readonly || !dev_ok(s, dev)) {
+        errno = s->readonly ? EROFS : ERANGE;
+        return -1;
+    }
+    if (limit == 0)
+        return 0;
+    _Atomic uint64_t *f = &s->devs[dev].host_limit;
+    uint64_t old = atomic_load(f);
+    while ((old == 0 || limit < old) && !atomic_compare_exchange_weak(f, &old, limit))
+        ;
+    return 0;
+}
+
+int tshm_set_host_limit(tshm_t *s, int dev, uint64_t limit)
+{
+    if (s->readonly || !dev_ok(s, dev)) {
+        errno = s->readonly ? EROFS : ERANGE;
+        return -1;
+    }
+    atomic_store(&s->devs[dev].host_limit, limit);
+    return 0;
+}
+
+int tshm_reserve_host(tshm_t *s, int dev, uint64_t bytes)
+{
+    struct tshm_proc_rec *me = atomic_load_explicit(&s->self, memory_order_relaxed);
+    if (TSHM_UNLIKELY(!me) || dev < 0 || dev >= TSHM_MAX_DEVICES)
+        return -1;
+    struct tshm_device_rec *d = &s->devs[dev];
+    uint64_t limit = atomic_load_explicit(&d->host_limit, memory_order_relaxed);
+    /* Own slot first, as tshm_reserve (a SIGKILL between the two leaks nothing). */
+    atomic_fetch_add_explicit(&me->host_used[dev], bytes, memory_order_relaxed);
+    uint64_t old = atomic_load_explicit(&d->host_used, memory_order_relaxed);
+    do {
+        if (bytes > limit || old > limit - bytes) {
+            atomic_fetch_sub_explicit(&me->host_used[dev], bytes, memory_order_relaxed);
+            return -1;
+        }
+    } while (!atomic_compare_exchange_weak_explicit(&d->host_used, &old, old + bytes,
+                                                    memory_order_acq_rel, memory_order_relaxed));
+    return 0;
+}
+
+void tshm_release_host(tshm_t *s, int dev, uint64_t bytes)
+{
+    struct tshm_proc_rec *me = atomic_load_explicit(&s->self, memory_order_relaxed);
+    /* Unregistered: the charges left with the slot (see tshm_release). */
+    if (TSHM_UNLIKELY(!me) || dev < 0 || dev >= TSHM_MAX_DEVICES)
+        return;
+    sat_sub(&me->host_used[dev], bytes);
+    sat_sub(&s->devs[dev].host_used, bytes);
+}
+
+uint64_t tshm_host_limit(const tshm_t *s, int dev)
+{
+    if (dev < 0 || dev >= TSHM_MAX_DEVICES)
+        return 0;
+    return atomic_load_explicit(&s->devs[dev].host_limit, memory_order_relaxed);
+}
+
+uint64_t tshm_host_used(const tshm_t *s, int dev)
+{
+    if (dev < 0 || dev >= TSHM_MAX_DEVICES)
+        return 0;
+    return atomic_load_explicit(&s->devs[dev].host_used, memory_order_relaxed);
 }
 
 /* ---- compute (issue 6) ---------------------------------------------------- */

@@ -71,17 +71,20 @@ typedef struct {
     uint64_t busy_ns;          /* measured device time of the slice's work */
     uint64_t launches;         /* launches counted */
     uint64_t waited_ns;        /* time launches were held back by the pacing */
+    uint64_t host_limit;       /* bytes the slice may spill into host memory (0: off) */
+    uint64_t host_used;        /* bytes spilled into host memory (oversubscription) */
 } tshm_device_info_t;
 
 /* One live (or not yet reclaimed) process of a slice. */
 typedef struct {
     pid_t pid;
-    uint64_t start_time;                /* clock ticks since boot, /proc/PID/stat field 22 */
-    char comm[16];                      /* process name, NUL-terminated */
-    uint64_t used[TSHM_MAX_DEVICES];    /* bytes charged per device index */
-    uint64_t busy_ns[TSHM_MAX_DEVICES]; /* measured device time per device index */
-    unsigned inflight;                  /* measured launches not yet seen complete */
-    unsigned waiting;                   /* threads held by a suspend */
+    uint64_t start_time;                  /* clock ticks since boot, /proc/PID/stat field 22 */
+    char comm[16];                        /* process name, NUL-terminated */
+    uint64_t used[TSHM_MAX_DEVICES];      /* bytes charged per device index */
+    uint64_t busy_ns[TSHM_MAX_DEVICES];   /* measured device time per device index */
+    uint64_t host_used[TSHM_MAX_DEVICES]; /* bytes spilled into host memory per device */
+    unsigned inflight;                    /* measured launches not yet seen complete */
+    unsigned waiting;                     /* threads held by a suspend */
 } tshm_proc_info_t;
 
 /* Compute share of a slice device (docs/compute-shares.md). */
@@ -178,6 +181,30 @@ uint64_t tshm_ctx_cost(const tshm_t *s, int dev);
 
 /* Bytes the calling process has charged to dev (0 when unregistered). */
 uint64_t tshm_self_used(const tshm_t *s, int dev);
+
+/* ---- oversubscription (issue 21; docs/interposer.md) ------------------------------
+ *
+ * A slice device may spill allocations past its limit into managed memory that the
+ * interposer keeps preferred on the host.  Those bytes are counted apart from the device's
+ * (host_used, per device and per process), against a host limit of their own (0: no spill).
+ * Dead processes give them back like device bytes (tshm_reclaim). */
+
+/* Set dev's host limit when this one is lower, or when the record has none (0); a limit of
+ * 0 changes nothing (a process that does not spill leaves the slice's setting alone).
+ * 0, or -1 with errno (EROFS, ERANGE bad device). */
+int tshm_host_config(tshm_t *s, int dev, uint64_t limit);
+
+/* Set dev's host limit unconditionally (tesseld, tests).  0, or -1 with errno (EROFS, ERANGE). */
+int tshm_set_host_limit(tshm_t *s, int dev, uint64_t limit);
+
+/* Hot path, as tshm_reserve / tshm_release for the spilled bytes: 0 (charged) or -1 (the
+ * host limit would be passed, or is 0, or the process is unregistered; nothing charged). */
+int tshm_reserve_host(tshm_t *s, int dev, uint64_t bytes);
+void tshm_release_host(tshm_t *s, int dev, uint64_t bytes);
+
+/* dev's host limit and spilled bytes (0 when dev is out of range). */
+uint64_t tshm_host_limit(const tshm_t *s, int dev);
+uint64_t tshm_host_used(const tshm_t *s, int dev);
 
 /* ---- compute (issue 6) ----------------------------------------------------- */
 

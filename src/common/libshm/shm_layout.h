@@ -73,7 +73,10 @@ struct tshm_device_rec {
     /* Issue 12, in what version 2 reserved (zero in older files: not
      * measured yet).  ctx_cost above is the primary context's. */
     _Atomic uint64_t ctx_cost_created; /* measured bytes per cuCtxCreate context */
-    uint8_t reserved[TSHM_DEVICE_SIZE - 112];
+    /* Issue 21 (oversubscription), the last of what version 2 reserved (zero in older files:
+     * off).  Allocations past limit served from managed memory kept in host RAM. */
+    _Atomic uint64_t host_limit; /* bytes the slice may spill into host memory, 0 = off */
+    _Atomic uint64_t host_used;  /* bytes spilled (managed, preferred on the host) */
 };
 
 /* FREE -> BUSY (claiming) -> ACTIVE -> BUSY (reclaiming or leaving) -> FREE;
@@ -89,7 +92,9 @@ struct tshm_proc_rec {
     _Atomic uint32_t inflight;  /* measured launches not yet seen complete */
     _Atomic uint32_t waiting;   /* threads held by a suspend */
     uint32_t pad;
-    uint8_t reserved[TSHM_PROC_SIZE - 48 - 16 * TSHM_MAX_DEVICES];
+    uint8_t reserved[TSHM_PROC_SIZE - 48 - 24 * TSHM_MAX_DEVICES];
+    /* Issue 21, in what version 2 reserved (zero in older files): spilled bytes per device. */
+    _Atomic uint64_t host_used[TSHM_MAX_DEVICES];
     _Atomic uint64_t used[TSHM_MAX_DEVICES];    /* bytes charged per device */
     _Atomic uint64_t busy_ns[TSHM_MAX_DEVICES]; /* measured device time per device */
 };

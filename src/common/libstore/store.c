@@ -202,6 +202,19 @@ static const char *const migrations[] = {
      * (its device memory given back): the bytes given back as NVML measured them, NULL when
      * its suspend kept the memory (or it is not suspended). */
     "ALTER TABLE jobs ADD COLUMN gpu_released INTEGER;",
+    /* 19 (issue 20 item 3): a quota per project on its folders (docs/folders.md, "Quotas"):
+     * the most bytes the folders of the project may use together (NULL: none). */
+    "ALTER TABLE projects ADD COLUMN folder_quota INTEGER;",
+    /* 20 (issue 21 item 4, docs/interposer.md "Oversubscription"): the bytes per GPU a job's
+     * slice may spill past its GPU memory into host memory (--gpu-mem-oversubscribe); NULL
+     * or 0: none. */
+    "ALTER TABLE jobs ADD COLUMN gpu_oversub INTEGER;",
+    /* 21 (issue 21 item 2, docs/suspend.md "Preemption by suspension"): preemptible, what a
+     * preemption does to the job (tstore_preempt_t: 1 never, 2 requeue, 3 suspend; NULL, a job from
+     * before: its class's default); suspended_for, the job a preemption by suspension made room for
+     * while the job is suspended so (NULL: not suspended by a preemption). */
+    "ALTER TABLE jobs ADD COLUMN preemptible INTEGER;"
+    "ALTER TABLE jobs ADD COLUMN suspended_for INTEGER;",
     /* 22 (issue 19, item 3, docs/job-services.md): the web services a job serves (Jupyter, or
      * NAME=PORT), a JSON array of {"name", "port"} checked at submission (tsd_svc_name_valid),
      * NULL for a job without any. */
@@ -216,7 +229,7 @@ static const char *const migrations[] = {
     " preemptions, requeue, suspended_ms, end_cause, cancel_by, preempt_for, preempt_queue,"       \
     " preempt_ms, reason_code, time_limit_s, suspended_total_ms, array_id, array_index,"           \
     " array_max_running, held, project, project_name, image, tty, folders, gpu_released,"          \
-    " services"
+    " gpu_oversub, preemptible, suspended_for, services"
 
 /* The filters of the job lists after the id bounds: ?2 user, ?3 queue, ?4 state mask. */
 /* ?7 = 1: of the running jobs, only the suspended ones (NULL: all of them).  ?8: only the jobs
@@ -231,7 +244,8 @@ static const char *const migrations[] = {
     " guarantee_gpu_mem, guarantee_cpu_milli, guarantee_mem, max_gpu_mem, max_cpu_milli, max_mem," \
     " allow_users, allow_groups, allow_roles, reserve_after_s, placement, max_ngpu_milli"
 
-#define PROJECT_COLS "id, name, queue, description, share_jobs, created_ms, created_by"
+#define PROJECT_COLS                                                                               \
+    "id, name, queue, description, share_jobs, created_ms, created_by, coalesce(folder_quota, 0)"
 #define FOLDER_COLS                                                                                \
     "f.id, f.name, f.owner, f.project, coalesce(p.name, ''), f.created_ms, coalesce(f.quota, 0),"  \
     " coalesce(f.used, -1), coalesce(f.used_ms, 0) FROM folders f"                                 \
@@ -325,7 +339,11 @@ enum {
     S_PROJECT_DEL_FOLDERS,
     S_FOLDER_ADD,
     S_FOLDER_SET_QUOTA,
+    S_PROJECT_SET_FQUOTA,
+    S_PROJECT_FOLDER_USE,
     S_FOLDER_SET_USED,
+    S_FOLDER_ADD_USED,
+    S_FOLDER_LIST_PROJECT,
     S_FOLDER_GET,
     S_FOLDER_LIST,
     S_FOLDER_DEL_SHARES,
@@ -408,9 +426,9 @@ static const char *const sql[S_COUNT] = {
         "INSERT INTO jobs(user, name, argv, shell, cwd, env, state, queue, class,"
         " priority, gpus, gpu_milli, gpu_count, gpu_mem, cpu_milli, mem, simulated,"
         " submitted_ms, reason, requeue, project, project_name, image, tty, folders,"
-        " services) VALUES"
+        " gpu_oversub, preemptible, services) VALUES"
         " (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,"
-        " ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
+        " ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)",
     [S_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE id = ?1",
     [S_JOB_LIST] =
         "SELECT " JOB_COLS " FROM jobs WHERE id > ?1" JOB_LIST_WHERE " ORDER BY id LIMIT ?5",
@@ -427,12 +445,13 @@ static const char *const sql[S_COUNT] = {
         "SELECT " JOB_COLS " FROM jobs WHERE state < 2 AND id > ?1"
         " AND (?6 = 0 OR id < ?6)" JOB_LIST_WHERE " ORDER BY id DESC LIMIT ?5",
     /* Every column a state change may write (the job model's, jobmodel.c). */
-    [S_JOB_WRITE] = "UPDATE jobs SET state = ?2, reason = ?3, placement = ?4, started_ms = ?5,"
-                    " finished_ms = ?6, exit_code = ?7, signal = ?8, shim_pid = ?9,"
-                    " shim_start = ?10, job_pid = ?11, cancel_ms = ?12, preemptions = ?13,"
-                    " suspended_ms = ?14, end_cause = ?15, cancel_by = ?16, preempt_for = ?17,"
-                    " preempt_queue = ?18, preempt_ms = ?19, suspended_total_ms = ?20,"
-                    " reason_code = CASE WHEN ?2 = 0 THEN reason_code END WHERE id = ?1",
+    [S_JOB_WRITE] =
+        "UPDATE jobs SET state = ?2, reason = ?3, placement = ?4, started_ms = ?5,"
+        " finished_ms = ?6, exit_code = ?7, signal = ?8, shim_pid = ?9,"
+        " shim_start = ?10, job_pid = ?11, cancel_ms = ?12, preemptions = ?13,"
+        " suspended_ms = ?14, end_cause = ?15, cancel_by = ?16, preempt_for = ?17,"
+        " preempt_queue = ?18, preempt_ms = ?19, suspended_total_ms = ?20, suspended_for = ?21,"
+        " reason_code = CASE WHEN ?2 = 0 THEN reason_code END WHERE id = ?1",
     [S_JOB_SET_REASON] = "UPDATE jobs SET reason = ?2 WHERE id = ?1",
     [S_JOB_SET_GPU_RELEASED] = "UPDATE jobs SET gpu_released = ?2 WHERE id = ?1",
     [S_JOB_SET_WAIT] = "UPDATE jobs SET reason = ?2, reason_code = ?3 WHERE id = ?1 AND state = 0",
@@ -547,7 +566,21 @@ static const char *const sql[S_COUNT] = {
     [S_FOLDER_ADD] = "INSERT INTO folders(name, owner, project, created_ms, quota)"
                      " VALUES (?1, ?2, ?3, ?4, ?5)",
     [S_FOLDER_SET_QUOTA] = "UPDATE folders SET quota = ?2 WHERE id = ?1",
+    [S_PROJECT_SET_FQUOTA] = "UPDATE projects SET folder_quota = ?2 WHERE id = ?1",
+    /* The measured use of the folders of project ?1 (those measured: count, sum) and how many
+     * it has. */
+    /* total(), not sum(): figures near INT64_MAX saturate instead of failing the query. */
+    [S_PROJECT_FOLDER_USE] = "SELECT CAST(min(total(used), 9223372036854775807) AS INTEGER),"
+                             " count(used), count(*) FROM folders"
+                             " WHERE project = ?1 AND project <> 0",
     [S_FOLDER_SET_USED] = "UPDATE folders SET used = ?2, used_ms = ?3 WHERE id = ?1",
+    /* An upload's bytes added (saturating), the time of the last walk kept. */
+    [S_FOLDER_ADD_USED] = "UPDATE folders SET used = CASE WHEN used > 9223372036854775807 - ?2"
+                          " THEN 9223372036854775807 ELSE used + ?2 END"
+                          " WHERE id = ?1 AND used IS NOT NULL",
+    /* folders_project (migration 15) is the index: no scan of the other folders. */
+    [S_FOLDER_LIST_PROJECT] = "SELECT " FOLDER_COLS " WHERE f.project = ?1 AND f.project <> 0"
+                              " ORDER BY f.name",
     [S_FOLDER_GET] = "SELECT " FOLDER_COLS " WHERE f.name = ?1",
     [S_FOLDER_LIST] = "SELECT " FOLDER_COLS " ORDER BY f.name",
     [S_FOLDER_DEL_SHARES] = "DELETE FROM folder_shares WHERE folder = ?1",
@@ -708,6 +741,30 @@ int tstore_class_parse(const char *name)
         if (strcmp(name, class_names[i]) == 0)
             return i;
     return -1;
+}
+
+static const char *const preempt_names[] = {[TSTORE_PREEMPT_NEVER] = "never",
+                                            [TSTORE_PREEMPT_REQUEUE] = "requeue",
+                                            [TSTORE_PREEMPT_SUSPEND] = "suspend"};
+
+const char *tstore_preempt_name(tstore_preempt_t p)
+{
+    return p >= TSTORE_PREEMPT_NEVER && p <= TSTORE_PREEMPT_SUSPEND ? preempt_names[p] : "unknown";
+}
+
+int tstore_preempt_parse(const char *name)
+{
+    for (int i = TSTORE_PREEMPT_NEVER; i <= TSTORE_PREEMPT_SUSPEND; i++)
+        if (strcmp(name, preempt_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+tstore_preempt_t tstore_job_preemptible(const tstore_job_t *j)
+{
+    if (j->preemptible >= TSTORE_PREEMPT_NEVER && j->preemptible <= TSTORE_PREEMPT_SUSPEND)
+        return j->preemptible;
+    return j->klass == TSTORE_CLASS_TRAINING ? TSTORE_PREEMPT_SUSPEND : TSTORE_PREEMPT_NEVER;
 }
 
 bool tstore_name_valid(const char *name)
@@ -1911,7 +1968,13 @@ int tstore_job_add(tstore_t *s, tstore_job_t *j, tsl_error_t *err)
     bind_text(q, 22, j->image);
     sqlite3_bind_int(q, 23, j->tty);
     bind_text(q, 24, j->folders_json);
-    bind_text(q, 25, j->services_json);
+    if (j->gpu_oversub)
+        sqlite3_bind_int64(q, 25, (sqlite3_int64)j->gpu_oversub);
+    else
+        sqlite3_bind_null(q, 25);
+    if (j->preemptible != TSTORE_PREEMPT_DEFAULT)
+        sqlite3_bind_int(q, 26, (int)j->preemptible);
+    bind_text(q, 27, j->services_json);
     if (exec_stmt(s, q, err, "add job") < 0)
         return -1;
     j->id = sqlite3_last_insert_rowid(s->db);
@@ -1997,7 +2060,10 @@ static int row_job(sqlite3_stmt *q, tstore_job_t *j)
     j->tty = sqlite3_column_int(q, 47) != 0;
     j->folders_json = col_dup(q, 48);
     j->gpu_released = (uint64_t)sqlite3_column_int64(q, 49);
-    j->services_json = col_dup(q, 50);
+    j->gpu_oversub = (uint64_t)sqlite3_column_int64(q, 50);
+    j->preemptible = (tstore_preempt_t)sqlite3_column_int(q, 51); /* NULL: 0, the default */
+    j->suspended_for = sqlite3_column_int64(q, 52);
+    j->services_json = col_dup(q, 53);
     if (!j->user || !j->argv_json || !j->env_json || !j->queue || !j->project) {
         tstore_job_clear(j);
         errno = ENOMEM;
@@ -2152,6 +2218,7 @@ int tstore_job_write(tstore_t *s, const tstore_job_t *j, tsl_error_t *err)
     bind_text(q, 18, j->preempt_queue);
     bind_int64_or_null(q, 19, j->preempt_ms);
     sqlite3_bind_int64(q, 20, j->suspended_total_ms);
+    bind_int64_or_null(q, 21, j->suspended_for);
     return changed_one(exec_stmt(s, q, err, "write job"), err);
 }
 
@@ -2652,6 +2719,7 @@ static void row_project(sqlite3_stmt *q, tstore_project_t *p)
     p->share_jobs = sqlite3_column_int(q, 4) != 0;
     p->created_ms = sqlite3_column_int64(q, 5);
     col_copy(q, 6, p->created_by, sizeof p->created_by);
+    p->folder_quota = sqlite3_column_int64(q, 7);
 }
 
 int tstore_project_add(tstore_t *s, tstore_project_t *p, const char *owner, int64_t now_ms,
@@ -2744,8 +2812,8 @@ int tstore_project_list(tstore_t *s, const char *user, bool every, tstore_projec
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         tstore_project_t p;
         row_project(q, &p);
-        int role = tstore_role_parse((const char *)sqlite3_column_text(q, 7));
-        if (cb(&p, role < 0 ? TSTORE_ROLE_NONE : (tstore_role_t)role, sqlite3_column_int64(q, 8),
+        int role = tstore_role_parse((const char *)sqlite3_column_text(q, 8));
+        if (cb(&p, role < 0 ? TSTORE_ROLE_NONE : (tstore_role_t)role, sqlite3_column_int64(q, 9),
                arg)) {
             rc = SQLITE_DONE;
             break;
@@ -3002,6 +3070,24 @@ int tstore_folder_list(tstore_t *s, tstore_folder_f cb, void *arg, tsl_error_t *
     return rc == SQLITE_DONE ? 0 : db_error(s, err, "list folders");
 }
 
+int tstore_folder_list_project(tstore_t *s, int64_t project, tstore_folder_f cb, void *arg,
+                               tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_FOLDER_LIST_PROJECT);
+    sqlite3_bind_int64(q, 1, project);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        tstore_folder_t f;
+        row_folder(q, &f);
+        if (cb(&f, arg)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    sqlite3_reset(q);
+    return rc == SQLITE_DONE ? 0 : db_error(s, err, "list project folders");
+}
+
 int tstore_folder_del(tstore_t *s, int64_t id, tsl_error_t *err)
 {
     if (tstore_begin(s, err) < 0)
@@ -3123,6 +3209,45 @@ int tstore_folder_set_used(tstore_t *s, int64_t id, int64_t used, int64_t now_ms
     if (n < 0)
         return -1;
     return n == 0 ? not_found(err, "folder") : 0;
+}
+
+int tstore_folder_add_used(tstore_t *s, int64_t id, int64_t bytes, tsl_error_t *err)
+{
+    if (bytes < 0) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "folder use: a negative addition");
+    }
+    sqlite3_stmt *q = stmt(s, S_FOLDER_ADD_USED);
+    sqlite3_bind_int64(q, 1, id);
+    sqlite3_bind_int64(q, 2, bytes);
+    return exec_stmt(s, q, err, "folder use") < 0 ? -1 : 0;
+}
+
+int tstore_project_set_folder_quota(tstore_t *s, int64_t id, int64_t quota, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_PROJECT_SET_FQUOTA);
+    sqlite3_bind_int64(q, 1, id);
+    if (quota > 0)
+        sqlite3_bind_int64(q, 2, quota);
+    int n = exec_stmt(s, q, err, "project folder quota");
+    if (n < 0)
+        return -1;
+    return n == 0 ? not_found(err, "project") : 0;
+}
+
+int tstore_project_folder_use(tstore_t *s, int64_t id, int64_t *used, int64_t *measured,
+                              int64_t *folders, tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_PROJECT_FOLDER_USE);
+    sqlite3_bind_int64(q, 1, id);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW) {
+        *used = sqlite3_column_int64(q, 0);
+        *measured = sqlite3_column_int64(q, 1);
+        *folders = sqlite3_column_int64(q, 2);
+    }
+    sqlite3_reset(q);
+    return rc == SQLITE_ROW ? 0 : db_error(s, err, "project folder use");
 }
 
 /* ---- Services (migration 16) --------------------------------------------------------------- */

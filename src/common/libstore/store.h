@@ -44,6 +44,20 @@ typedef enum {
     TSTORE_CLASS_INFERENCE = 2,
 } tstore_class_t;
 
+/* What a preemption does to a job (jobs.preemptible, migration 20; docs/suspend.md,
+ * "Preemption by suspension").  DEFAULT: its class's (stored NULL). */
+typedef enum {
+    TSTORE_PREEMPT_DEFAULT = 0,
+    TSTORE_PREEMPT_NEVER = 1,   /* never a victim */
+    TSTORE_PREEMPT_REQUEUE = 2, /* killed and requeued (or ended, with "requeue": false) */
+    TSTORE_PREEMPT_SUSPEND = 3, /* checkpointed, its GPU given back, resumed after */
+} tstore_preempt_t;
+
+/* "never", "requeue", "suspend" ("unknown" for DEFAULT or another value). */
+const char *tstore_preempt_name(tstore_preempt_t p);
+/* The value of one of those names, or -1. */
+int tstore_preempt_parse(const char *name);
+
 const char *tstore_state_name(tstore_state_t s);
 /* Returns the state, or -1 for an unknown name. */
 int tstore_state_parse(const char *name);
@@ -110,10 +124,23 @@ typedef struct {
     /* Migration 17: the bytes of GPU memory a suspended job gave back (its GPU state
      * checkpointed by the driver, docs/suspend.md); 0 = none (a suspend that kept them). */
     uint64_t gpu_released;
+    /* Migration 20: bytes per placed GPU the job's slice may spill into host memory
+     * (oversubscription, docs/interposer.md); 0 = none. */
+    uint64_t gpu_oversub;
+    /* Migration 21 (docs/suspend.md, "Preemption by suspension"): what a preemption does to
+     * the job (TSTORE_PREEMPT_DEFAULT: its class's default, a job stored before); and, while
+     * it is suspended by a preemption, the job that preemption made room for (0: none). */
+    tstore_preempt_t preemptible;
+    int64_t suspended_for;
     /* Migration 22: the web services the job serves through tesseld, a JSON array of
      * {"name": NAME, "port": PORT} (docs/job-services.md); NULL = none. */
     char *services_json;
 } tstore_job_t;
+
+/* What a preemption does to job j in effect: its own preemptible, else its class's default
+ * (training: suspend, which falls back to a requeue where the job's GPU memory cannot be
+ * given back; interactive and inference: never). */
+tstore_preempt_t tstore_job_preemptible(const tstore_job_t *j);
 
 /* One record of a job's event log (the job model's, src/daemon/jobmodel.h).  Strings are
  * borrowed: valid during the callback of tstore_event_list, the caller's for tstore_event_add. */
@@ -552,6 +579,7 @@ typedef struct {
     bool share_jobs; /* members and viewers see each other's jobs of the project */
     int64_t created_ms;
     char created_by[TSTORE_NAME_MAX + 1];
+    int64_t folder_quota; /* migration 19: its folders' size limit together, bytes; 0: none */
 } tstore_project_t;
 
 typedef struct {
@@ -655,6 +683,10 @@ int tstore_folder_get(tstore_t *st, const char *name, tstore_folder_t *out, tsl_
 typedef int (*tstore_folder_f)(const tstore_folder_t *f, void *arg);
 /* Every folder by name; the folder is valid during the call.  Non-zero stops.  0 or -1. */
 int tstore_folder_list(tstore_t *st, tstore_folder_f cb, void *arg, tsl_error_t *err);
+/* The folders of project (not those shared with it) by name, as tstore_folder_list (an index:
+ * no scan of the other folders).  0 or -1. */
+int tstore_folder_list_project(tstore_t *st, int64_t project, tstore_folder_f cb, void *arg,
+                               tsl_error_t *err);
 /* Delete the folder and its shares in one transaction.  ENOENT when absent.  0 or -1. */
 int tstore_folder_del(tstore_t *st, int64_t id, tsl_error_t *err);
 /* Set folder id's quota (bytes; 0: none), or its measured use at now_ms.  ENOENT when absent.
@@ -662,6 +694,16 @@ int tstore_folder_del(tstore_t *st, int64_t id, tsl_error_t *err);
 int tstore_folder_set_quota(tstore_t *st, int64_t id, int64_t quota, tsl_error_t *err);
 int tstore_folder_set_used(tstore_t *st, int64_t id, int64_t used, int64_t now_ms,
                            tsl_error_t *err);
+/* Add bytes (>= 0) to folder id's measured use, saturating at INT64_MAX; the time of the
+ * measurement is kept (an upload is not a walk); a folder never measured keeps none.  0 or -1. */
+int tstore_folder_add_used(tstore_t *st, int64_t id, int64_t bytes, tsl_error_t *err);
+/* Set project id's folder quota (bytes, the sum of its folders; 0: none).  ENOENT when
+ * absent.  0 or -1.  (tstore_project_update leaves it as it is.) */
+int tstore_project_set_folder_quota(tstore_t *st, int64_t id, int64_t quota, tsl_error_t *err);
+/* The folders of project id: *used the sum of their last measured use, *measured how many of
+ * them have one, *folders how many there are.  0 or -1. */
+int tstore_project_folder_use(tstore_t *st, int64_t id, int64_t *used, int64_t *measured,
+                              int64_t *folders, tsl_error_t *err);
 /* The number of active (pending, running) jobs that mount the folder named name into *n.
  * 0 or -1. */
 int tstore_folder_active_jobs(tstore_t *st, const char *name, int64_t *n, tsl_error_t *err);

@@ -9,7 +9,7 @@ const char *tsl_env_reserved(const char *name)
      * a per-device limit of a device the job does not have, would linger beside the real ones. */
     static const char *const tessel_set[] = {
         "TESSEL_JOB_ID",          "TESSEL_SLICE",     "TESSEL_CUDA_MEM_LIMIT",
-        "TESSEL_DEVICE_REGISTRY", "TESSEL_FAKE_GPUS",
+        "TESSEL_DEVICE_REGISTRY", "TESSEL_FAKE_GPUS", "TESSEL_CUDA_MEM_OVERSUBSCRIBE",
     };
     if (strcmp(name, "CUDA_VISIBLE_DEVICES") == 0 || strcmp(name, "NVIDIA_VISIBLE_DEVICES") == 0)
         return "set by Tessel inside the job (the GPUs it was placed on)";

@@ -121,6 +121,8 @@ typedef struct {
     uint64_t busy_ns;
     uint64_t launches; /* launches the interposer counted (measured ones) */
     unsigned core_limit;
+    uint64_t host_used;  /* bytes spilled into host memory (oversubscription) */
+    uint64_t host_limit; /* bytes it may spill, 0 = none */
 } api_slice_t;
 /* Fill *out (all zero when unknown); 0, or -1 when the slice file or its device is unknown.
  * Lock held. */
@@ -204,6 +206,17 @@ void api_folders_project_changed(tessd_t *d, int64_t project);
 json_t *api_folders_of_project(tessd_t *d, int64_t project);
 void api_folders_sync_names(tessd_t *d, json_t *names);
 void api_folders_sync_all(tessd_t *d);
+/* Folder quotas for projects.c (docs/folders.md, "Quotas"; lock held): the measured use of
+ * project p's folders together into *used (-1: not measured yet, or folders are off). */
+void api_folders_project_use(tessd_t *d, const tstore_project_t *p, int64_t *used);
+/* jobs.c, after api_folders_for_job (lock and a turn of the group commit held): a job that
+ * mounts read-write a folder at or over its quota, or over its project's folder quota, is
+ * refused with 507 (read-only mounts are not looked at), and so is one whose figures cannot be
+ * measured (fail closed).  A measurement older than TESSD_FOLDER_MEASURE_MS is taken again
+ * first, the lock released meanwhile (api_submit_pause; *paused true: whatever the caller
+ * checked before must be checked again).  0; -1 after an answer (lock held); -2 after an
+ * answer when the lock is not held (api_submit_resume failed: tesseld is stopping). */
+int api_folders_job_quota(tessd_t *d, const tstore_job_t *j, bool *paused, thttp_reply_t *rep);
 /* jobs.c: the "folders" of a submission (v, may be NULL): each "NAME" or "NAME:ro" a folder
  * the caller may reach (rw for a mount without :ro), named once; into
  * j->folders_json and *json_out (the same malloc'd string, the caller frees it; NULL when

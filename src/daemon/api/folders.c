@@ -51,11 +51,17 @@
 #define TESSD_FOLDER_FILE_MAX (8u << 20)
 /* Most entries of one directory listing (the rest: "truncated": true). */
 #define TESSD_FOLDER_LIST_MAX 10000
-/* How old a folder's measured use may be when an upload to a folder with a quota is checked
- * against it: older, the folder is walked again first (bounded by TESSD_FOLDER_USAGE_MAX;
- * 20,000 objects took 0.06 s, docs/folders.md).  Between measurements, uploads through the API
- * are added to it; what jobs and shells write is seen at the next one. */
+/* How old a folder's measured use may be when an upload to a folder with a quota, or a job
+ * that mounts it read-write, is checked against it: older, the folder is walked again first
+ * (bounded by TESSD_FOLDER_USAGE_MAX; 20,000 objects took 0.06 s, docs/folders.md).  Between
+ * measurements, uploads through the API are added to it; what jobs and shells write is seen
+ * at the next one, so at most this late (docs/folders.md, "Quotas"). */
 #define TESSD_FOLDER_MEASURE_MS 60000
+/* The most time the walks of one request (an upload, a submission) take together, on top of
+ * the object bound of each: past it the figures still stale decide nothing and the request is
+ * refused (507, try again).  Each folder is walked by one request at a time; the others wait
+ * for its result (docs/folders.md, "Quotas"). */
+#define TESSD_FOLDER_WALK_MS 10000
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
@@ -346,6 +352,17 @@ static json_t *folder_json(tessd_t *d, const tstore_folder_t *f, tfld_access_t a
                           "quota", f->quota > 0 ? json_integer(f->quota) : json_null(), "used",
                           f->used >= 0 ? json_integer(f->used) : json_null(), "used_at",
                           f->used >= 0 ? api_time(f->used_ms) : json_null());
+    tstore_project_t p;
+    if (o && f->project && tstore_project_get_id(d->store, f->project, &p, NULL) == 0) {
+        int64_t pused;
+        api_folders_project_use(d, &p, &pused);
+        json_object_set_new(o, "project_quota",
+                            p.folder_quota > 0 ? json_integer(p.folder_quota) : json_null());
+        json_object_set_new(o, "project_used", pused >= 0 ? json_integer(pused) : json_null());
+    } else if (o) {
+        json_object_set_new(o, "project_quota", json_null());
+        json_object_set_new(o, "project_used", json_null());
+    }
     if (o && full) {
         json_t *arr = json_array();
         if (tstore_fshare_list(d->store, f->id, add_share, arr, err) < 0) {
@@ -406,6 +423,39 @@ static int parse_quota(const tessd_caller_t *who, json_t *v, int64_t *out, thttp
     return 0;
 }
 
+/* ---- quotas, measured ------------------------------------------------------------------- */
+
+/* One walk of a folder at a time: a request that needs a folder walked while another request
+ * walks it waits for that walk and takes its result (docs/folders.md, "Quotas").  The list is
+ * short (one entry per walk in progress) and guarded by its own mutex, never tesseld's lock. */
+typedef struct flight {
+    int64_t id; /* the folder's */
+    int refs;   /* the walker and its waiters */
+    bool done;
+    int rc; /* tfld_dir_usage's */
+    uint64_t bytes, objects;
+    tfld_usage_stop_t stop;
+    int eno;
+    tsl_error_t err; /* when rc < 0 */
+    struct flight *next;
+} flight_t;
+
+static pthread_mutex_t flights_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t flights_cv = PTHREAD_COND_INITIALIZER;
+static flight_t *flights;
+
+static void flight_drop(flight_t *fl)
+{
+    if (--fl->refs > 0 || !fl->done)
+        return;
+    for (flight_t **p = &flights; *p; p = &(*p)->next)
+        if (*p == fl) {
+            *p = fl->next;
+            break;
+        }
+    free(fl);
+}
+
 /* Store folder f's measured use, when it is still the same folder (not deleted and made again
  * meanwhile).  Takes tesseld's lock. */
 static void store_used(tessd_t *d, const tstore_folder_t *f, int64_t used, int64_t at_ms)
@@ -417,17 +467,300 @@ static void store_used(tessd_t *d, const tstore_folder_t *f, int64_t used, int64
     pthread_mutex_unlock(&d->lock);
 }
 
-/* Measure folder f's use (the bounded walk, outside tesseld's lock: the caller holds none)
- * and store it.  0 with *used; -1 with err. */
-static int measure(tessd_t *d, const tstore_folder_t *f, int64_t *used, tsl_error_t *err)
+/* Walk folder f (outside tesseld's lock: the caller holds none), or wait for the walk of it
+ * in progress and take its result; until deadline_ms (tfld_mono_ms; 0: none).  A complete
+ * walk is stored as the folder's use, measured when the walk began; an incomplete one is not
+ * stored (it is no figure for a quota decision).  0 complete, 1 incomplete (*stop says why),
+ * -1 with err (ENOENT: the folder is gone).  *bytes and *objects as tfld_dir_usage's. */
+static int walk_folder(tessd_t *d, const tstore_folder_t *f, int64_t deadline_ms, uint64_t *bytes,
+                       uint64_t *objects, tfld_usage_stop_t *stop, tsl_error_t *err)
 {
-    uint64_t bytes = 0, objects = 0;
-    if (tfld_dir_usage(d->folder_rootfd, f->name, TESSD_FOLDER_USAGE_MAX, &bytes, &objects, err) <
-        0)
-        return -1;
-    *used = (int64_t)bytes;
-    store_used(d, f, *used, tessd_now_ms());
+    *bytes = *objects = 0;
+    *stop = TFLD_USAGE_COMPLETE;
+    pthread_mutex_lock(&flights_mu);
+    flight_t *fl = flights; /* a walk in progress (one done is not reused: its waiters end) */
+    while (fl && (fl->id != f->id || fl->done))
+        fl = fl->next;
+    if (fl) {
+        fl->refs++;
+        while (!fl->done) {
+            int64_t left = deadline_ms > 0 ? deadline_ms - tfld_mono_ms() : 0;
+            if (deadline_ms > 0 && left <= 0)
+                break;
+            if (deadline_ms <= 0) {
+                pthread_cond_wait(&flights_cv, &flights_mu);
+                continue;
+            }
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_sec += left / 1000;
+            ts.tv_nsec += (left % 1000) * 1000000;
+            if (ts.tv_nsec >= 1000000000) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000;
+            }
+            pthread_cond_timedwait(&flights_cv, &flights_mu, &ts);
+        }
+        int rc = 1;
+        if (fl->done) {
+            rc = fl->rc;
+            *bytes = fl->bytes;
+            *objects = fl->objects;
+            *stop = fl->stop;
+            if (rc < 0) {
+                errno = fl->eno;
+                tsl_errprintf(err, "%s", fl->err.text);
+            }
+        } else {
+            *stop = TFLD_USAGE_TIME;
+        }
+        int saved = errno;
+        flight_drop(fl);
+        pthread_mutex_unlock(&flights_mu);
+        errno = saved;
+        return rc;
+    }
+    fl = calloc(1, sizeof *fl);
+    if (!fl) {
+        pthread_mutex_unlock(&flights_mu);
+        errno = ENOMEM;
+        return tsl_errprintf(err, "out of memory");
+    }
+    fl->id = f->id;
+    fl->refs = 1;
+    fl->next = flights;
+    flights = fl;
+    pthread_mutex_unlock(&flights_mu);
+
+    int64_t at = tessd_now_ms();
+    tsl_error_t werr = {0};
+    int rc = tfld_dir_usage(d->folder_rootfd, f->name, TESSD_FOLDER_USAGE_MAX, deadline_ms, bytes,
+                            objects, stop, &werr);
+    int eno = errno;
+    if (rc == 0)
+        store_used(d, f, *bytes > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)*bytes, at);
+
+    pthread_mutex_lock(&flights_mu);
+    fl->done = true;
+    fl->rc = rc;
+    fl->bytes = *bytes;
+    fl->objects = *objects;
+    fl->stop = *stop;
+    fl->eno = eno;
+    fl->err = werr;
+    pthread_cond_broadcast(&flights_cv);
+    flight_drop(fl);
+    pthread_mutex_unlock(&flights_mu);
+    if (rc < 0) {
+        errno = eno;
+        return tsl_errprintf(err, "%s", werr.text);
+    }
+    return rc;
+}
+
+void api_folders_project_use(tessd_t *d, const tstore_project_t *p, int64_t *used)
+{
+    int64_t measured = 0, n = 0;
+    *used = -1;
+    if (d->folder_rootfd < 0)
+        return;
+    if (tstore_project_folder_use(d->store, p->id, used, &measured, &n, NULL) < 0 ||
+        (measured == 0 && n > 0))
+        *used = -1;
+}
+
+/* Whether folder f's measured use is missing or older than TESSD_FOLDER_MEASURE_MS. */
+static bool stale(const tstore_folder_t *f)
+{
+    return f->used < 0 || tessd_now_ms() - f->used_ms > TESSD_FOLDER_MEASURE_MS;
+}
+
+/* The folders of a project whose figure is stale (a growing array). */
+typedef struct {
+    tstore_folder_t *f;
+    size_t n, cap;
+    bool failed;
+} stale_t;
+
+static int add_stale(const tstore_folder_t *f, void *arg)
+{
+    stale_t *x = arg;
+    if (!stale(f))
+        return 0;
+    if (x->n == x->cap) {
+        size_t cap = x->cap ? x->cap * 2 : 16;
+        tstore_folder_t *t = realloc(x->f, cap * sizeof *t);
+        if (!t) {
+            x->failed = true;
+            return 1;
+        }
+        x->f = t;
+        x->cap = cap;
+    }
+    x->f[x->n++] = *f;
     return 0;
+}
+
+/* The stale folders of project into x (lock held; x->f the caller frees).  0, or -1 with
+ * err. */
+static int project_stale(tessd_t *d, int64_t project, stale_t *x, tsl_error_t *err)
+{
+    x->n = 0;
+    x->failed = false;
+    if (tstore_folder_list_project(d->store, project, add_stale, x, err) < 0)
+        return -1;
+    if (x->failed) {
+        errno = ENOMEM;
+        return tsl_errprintf(err, "out of memory");
+    }
+    return 0;
+}
+
+/* What the walks of one request found that keeps a quota decision from being made. */
+typedef struct {
+    int64_t deadline_ms;    /* of all the walks of the request (tfld_mono_ms) */
+    tfld_usage_stop_t stop; /* the first incomplete walk's reason (COMPLETE: none) */
+    int64_t *walked;        /* the folders this request walked (each once), malloc'd */
+    size_t nwalked, cap;
+} walks_t;
+
+/* Walk folder f for request w unless w walked it already; an incomplete walk's reason kept
+ * in w->stop.  As walk_folder: 0, 1, or -1 with err. */
+static int request_walk(tessd_t *d, walks_t *w, const tstore_folder_t *f, tsl_error_t *err)
+{
+    for (size_t i = 0; i < w->nwalked; i++)
+        if (w->walked[i] == f->id)
+            return 0;
+    if (w->nwalked == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 16;
+        int64_t *t = realloc(w->walked, cap * sizeof *t);
+        if (!t) {
+            errno = ENOMEM;
+            return tsl_errprintf(err, "out of memory");
+        }
+        w->walked = t;
+        w->cap = cap;
+    }
+    w->walked[w->nwalked++] = f->id;
+    uint64_t bytes, objects;
+    tfld_usage_stop_t stop;
+    int rc = walk_folder(d, f, w->deadline_ms, &bytes, &objects, &stop, err);
+    if (rc == 1 && w->stop == TFLD_USAGE_COMPLETE)
+        w->stop = stop;
+    return rc;
+}
+
+/* Walk folder f when its quota needs it (fquota and stale) and the stale folders of its
+ * project when the project has a folder quota (pquota), all within w->deadline_ms; no lock
+ * held.  0 (an incomplete walk leaves its folder stale: the decision fails closed), or -1
+ * with err (not for a folder deleted meanwhile). */
+static int quota_walks(tessd_t *d, const tstore_folder_t *f, bool pquota, walks_t *w,
+                       tsl_error_t *err)
+{
+    if (f->quota > 0 && stale(f) && request_walk(d, w, f, err) < 0 && errno != ENOENT)
+        return -1;
+    if (!pquota || !f->project)
+        return 0;
+    stale_t x = {0};
+    pthread_mutex_lock(&d->lock);
+    int rc = project_stale(d, f->project, &x, err);
+    pthread_mutex_unlock(&d->lock);
+    for (size_t i = 0; rc == 0 && i < x.n; i++) {
+        int r = request_walk(d, w, &x.f[i], err);
+        if (r < 0 && errno != ENOENT)
+            rc = -1;
+        if (w->stop == TFLD_USAGE_TIME)
+            break; /* the request's time is spent: the rest stay stale */
+    }
+    free(x.f);
+    return rc;
+}
+
+/* A quota decision on folder name for a write of add bytes, lock held, on the figures as
+ * they are now.  Figures still stale (a walk incomplete, out of time, or a folder made
+ * meanwhile) decide nothing: the answer is "cannot be measured" (fail closed). */
+typedef enum {
+    QD_OK,
+    QD_FOLDER_OVER,
+    QD_PROJECT_OVER,
+    QD_FOLDER_UNMEASURED,
+    QD_PROJECT_UNMEASURED,
+} qd_t;
+
+typedef struct {
+    tstore_folder_t f;
+    char pname[TSTORE_NAME_MAX + 1];
+    int64_t pquota, pused;
+    qd_t v;
+} qres_t;
+
+/* 0 with r (ENOENT: the folder is gone), or -1 with err. */
+static int quota_decide(tessd_t *d, const char *name, int64_t add, qres_t *r, tsl_error_t *err)
+{
+    memset(r, 0, sizeof *r);
+    if (tstore_folder_get(d->store, name, &r->f, err) < 0)
+        return -1;
+    tstore_project_t p;
+    if (r->f.project && tstore_project_get_id(d->store, r->f.project, &p, NULL) == 0 &&
+        p.folder_quota > 0) {
+        r->pquota = p.folder_quota;
+        snprintf(r->pname, sizeof r->pname, "%s", p.name);
+    }
+    if (r->f.quota > 0 && stale(&r->f)) {
+        r->v = QD_FOLDER_UNMEASURED;
+        return 0;
+    }
+    if (r->pquota > 0) {
+        stale_t x = {0};
+        int rc = project_stale(d, r->f.project, &x, err);
+        free(x.f);
+        if (rc < 0)
+            return -1;
+        if (x.n > 0) {
+            r->v = QD_PROJECT_UNMEASURED;
+            return 0;
+        }
+        int64_t measured, n;
+        if (tstore_project_folder_use(d->store, r->f.project, &r->pused, &measured, &n, err) < 0)
+            return -1;
+    }
+    switch (tfld_quota_check(r->f.quota > 0 ? r->f.used : 0, r->f.quota, r->pused, r->pquota,
+                             (uint64_t)add)) {
+    case TFLD_QUOTA_FOLDER:
+        r->v = QD_FOLDER_OVER;
+        break;
+    case TFLD_QUOTA_PROJECT:
+        r->v = QD_PROJECT_OVER;
+        break;
+    case TFLD_QUOTA_OK:
+        r->v = QD_OK;
+        break;
+    }
+    return 0;
+}
+
+/* The 507 of a folder, or a project, that cannot be measured (after quota_decide). */
+static void unmeasured_error(thttp_reply_t *rep, const char *field, const qres_t *r,
+                             const walks_t *w, const char *what)
+{
+    const char *why = w->stop == TFLD_USAGE_COMPLETE ? "not measured within this request"
+                                                     : tfld_usage_stop_text(w->stop);
+    if (r->v == QD_FOLDER_UNMEASURED)
+        thttp_error(rep, 507, "insufficient_storage", field,
+                    "folder '%s' has a quota and its use cannot be measured (%s: at most %d "
+                    "levels, %d entries and %u files with several links are counted, in %d s): "
+                    "%s is refused until it can be; flatten or delete part of the folder (tessel "
+                    "folders du %s says complete: false until then), or try again if it was out "
+                    "of time",
+                    r->f.name, why, TFLD_WALK_DEPTH, TESSD_FOLDER_USAGE_MAX, TFLD_USAGE_LINKS_MAX,
+                    TESSD_FOLDER_WALK_MS / 1000, what, r->f.name);
+    else
+        thttp_error(rep, 507, "insufficient_storage", field,
+                    "project '%s' has a folder quota and the use of its folders cannot be "
+                    "measured now (%s): %s to folder '%s' is refused; try again (a folder of the "
+                    "project that stays unmeasurable, too deep or with too many entries, must be "
+                    "flattened or emptied: tessel folders du says complete: false)",
+                    r->pname, why, what, r->f.name);
 }
 
 /* ---- /v1/folders -------------------------------------------------------------------------- */
@@ -871,10 +1204,13 @@ void api_folders_usage(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
                     who.user, tfld_access_name(a), f.name);
         return;
     }
-    /* Outside the lock: the walk reads the whole folder (a folder deleted meanwhile: 404). */
+    /* Outside the lock: the walk reads the whole folder (a folder deleted meanwhile: 404); one
+     * walk of a folder at a time (a du while another request walks it takes that walk's
+     * figures).  Stored when complete. */
     uint64_t bytes = 0, objects = 0;
+    tfld_usage_stop_t stop;
     tsl_error_t err;
-    rc = tfld_dir_usage(d->folder_rootfd, f.name, TESSD_FOLDER_USAGE_MAX, &bytes, &objects, &err);
+    rc = walk_folder(d, &f, 0, &bytes, &objects, &stop, &err);
     if (rc < 0) {
         if (errno == ENOENT)
             thttp_error(rep, 404, "not_found", NULL, "no folder '%s'", f.name);
@@ -882,7 +1218,6 @@ void api_folders_usage(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
             thttp_error(rep, 500, "internal", NULL, "%s", err.text);
         return;
     }
-    store_used(d, &f, (int64_t)bytes, tessd_now_ms());
     thttp_json(rep, 200,
                json_pack("{s:s, s:I, s:I, s:b}", "name", f.name, "bytes", (json_int_t)bytes,
                          "objects", (json_int_t)objects, "complete", rc == 0));
@@ -972,6 +1307,156 @@ int api_folders_for_job(tessd_t *d, const tessd_caller_t *who, json_t *v, tstore
 fail:
     json_decref(norm);
     return -1;
+}
+
+/* ---- the quotas of a job's read-write folders ----------------------------------------------- */
+
+/* A read-write folder of a job being submitted, with a quota of its own or of its project. */
+typedef struct {
+    char name[TSTORE_NAME_MAX + 1];
+    tstore_folder_t f; /* as the store had it before the walks */
+    bool pquota;       /* its project has a folder quota */
+    bool walk;         /* its figure (or one of its project's folders') is stale */
+} jobq_t;
+
+/* The folders of json (a job's "folders") mounted read-write that have a quota or whose
+ * project has a folder quota, into q (at most TESSD_JOB_FOLDERS_MAX); lock held.  A project's
+ * folders are looked at once per submission (an indexed query).  The count, or -1 with err. */
+static int job_quota_folders(tessd_t *d, const char *json, jobq_t *q, tsl_error_t *err)
+{
+    json_t *arr = json_loads(json, 0, NULL);
+    int n = 0;
+    size_t i;
+    json_t *e;
+    json_array_foreach(arr, i, e)
+    {
+        const char *s = json_string_value(e);
+        size_t len = s ? strlen(s) : 0;
+        if (!s || (len > 3 && strcmp(s + len - 3, ":ro") == 0) || n >= TESSD_JOB_FOLDERS_MAX)
+            continue;
+        jobq_t *o = &q[n];
+        memset(o, 0, sizeof *o);
+        snprintf(o->name, sizeof o->name, "%s", s);
+        tstore_project_t p;
+        if (tstore_folder_get(d->store, o->name, &o->f, err) < 0) {
+            n = -1;
+            break;
+        }
+        if (o->f.project && tstore_project_get_id(d->store, o->f.project, &p, NULL) == 0)
+            o->pquota = p.folder_quota > 0;
+        if (o->f.quota <= 0 && !o->pquota)
+            continue;
+        o->walk = o->f.quota > 0 && stale(&o->f);
+        bool seen = false; /* the project already looked at for an earlier folder */
+        for (int k = 0; k < n; k++)
+            seen = seen || (q[k].pquota && q[k].f.project == o->f.project);
+        if (!o->walk && o->pquota && !seen) {
+            stale_t x = {0};
+            int rc = project_stale(d, o->f.project, &x, err);
+            free(x.f);
+            if (rc < 0) {
+                n = -1;
+                break;
+            }
+            o->walk = x.n > 0;
+        }
+        n++;
+    }
+    json_decref(arr);
+    return n;
+}
+
+int api_folders_job_quota(tessd_t *d, const tstore_job_t *j, bool *paused, thttp_reply_t *rep)
+{
+    *paused = false;
+    if (!j->folders_json)
+        return 0;
+    jobq_t *q = calloc(TESSD_JOB_FOLDERS_MAX, sizeof *q);
+    tsl_error_t err;
+    int rc = 0;
+    if (!q) {
+        thttp_error(rep, 500, "internal", NULL, "out of memory");
+        return -1;
+    }
+    int n = job_quota_folders(d, j->folders_json, q, &err);
+    if (n < 0) {
+        api_store_failure(rep, "folder", &err);
+        free(q);
+        return -1;
+    }
+    bool walk = false;
+    for (int i = 0; i < n; i++)
+        walk = walk || q[i].walk;
+    walks_t w = {.deadline_ms = tfld_mono_ms() + TESSD_FOLDER_WALK_MS};
+    if (walk) {
+        /* The bounded walks, without the lock nor a turn of the store's group commit (as the
+         * uploads' measurement); each stale folder once (a folder walked for an earlier one
+         * is fresh when listed again), all within TESSD_FOLDER_WALK_MS. */
+        api_submit_pause(d);
+        *paused = true;
+        for (int i = 0; rc == 0 && i < n; i++) {
+            if (!q[i].walk)
+                continue;
+            bool pq = q[i].pquota; /* each project's folders walked once per submission */
+            for (int k = 0; pq && k < i; k++)
+                pq = !(q[k].walk && q[k].pquota && q[k].f.project == q[i].f.project);
+            if (quota_walks(d, &q[i].f, pq, &w, &err) < 0)
+                rc = -1;
+        }
+        free(w.walked);
+        if (!api_submit_resume(d, rep)) {
+            free(q);
+            return -2;
+        }
+        if (rc < 0) {
+            thttp_error(rep, 500, "internal", NULL, "measuring the job's folders: %s", err.text);
+            free(q);
+            return -1;
+        }
+    }
+    /* The figures as they are now (a folder deleted meanwhile: as for a name never made); a
+     * figure still stale decides nothing: refused (fail closed). */
+    for (int i = 0; rc == 0 && i < n; i++) {
+        qres_t r;
+        if (quota_decide(d, q[i].name, 1, &r, &err) < 0) {
+            if (errno == ENOENT)
+                thttp_error(rep, 400, "invalid_value", "folders", "no folder '%s'", q[i].name);
+            else
+                api_store_failure(rep, "folder", &err);
+            rc = -1;
+            break;
+        }
+        /* At its quota or past it: a read-write job would only add to it (a write of 1). */
+        switch (r.v) {
+        case QD_FOLDER_OVER:
+            thttp_error(rep, 507, "insufficient_storage", "folders",
+                        "folder '%s' is at or over its quota: %lld of %lld bytes used (measured "
+                        "%lld s ago); a job may mount it read-only ('%s:ro') but not read-write "
+                        "until files are deleted from it or an admin raises its quota",
+                        r.f.name, (long long)r.f.used, (long long)r.f.quota,
+                        (long long)((tessd_now_ms() - r.f.used_ms) / 1000), r.f.name);
+            rc = -1;
+            break;
+        case QD_PROJECT_OVER:
+            thttp_error(rep, 507, "insufficient_storage", "folders",
+                        "project '%s' is at or over its folder quota: its folders use %lld of "
+                        "%lld bytes (measured); a job may mount folder '%s' read-only ('%s:ro') "
+                        "but not read-write until files are deleted from the project's folders "
+                        "or an admin raises its quota",
+                        r.pname, (long long)r.pused, (long long)r.pquota, r.f.name, r.f.name);
+            rc = -1;
+            break;
+        case QD_FOLDER_UNMEASURED:
+        case QD_PROJECT_UNMEASURED:
+            unmeasured_error(rep, "folders", &r, &w, "a read-write mount (':ro' is allowed)");
+            rc = -1;
+            break;
+        case QD_OK:
+            break;
+        }
+    }
+    free(q);
+    return rc;
 }
 
 /* ---- files: GET and PUT /v1/folders/{name}/files?path=P ----------------------------------- */
@@ -1193,26 +1678,59 @@ void api_folders_files_put(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     int dfd = files_start(d, req, rep, TFLD_RW, &f, &rel, &id);
     if (dfd < 0)
         return;
-    /* A quota: the measured use, measured again when older than TESSD_FOLDER_MEASURE_MS; an
-     * upload that would pass it is refused. */
-    if (f.quota > 0) {
-        int64_t used = f.used;
+    /* Quotas: the folder's and its project's, against the measured use, measured again when
+     * older than TESSD_FOLDER_MEASURE_MS (within TESSD_FOLDER_WALK_MS; a figure that cannot be
+     * measured decides nothing: refused).  An upload that would pass one is refused. */
+    bool pquota = false;
+    if (f.project) {
+        tstore_project_t p;
+        pthread_mutex_lock(&d->lock);
+        pquota = tstore_project_get_id(d->store, f.project, &p, NULL) == 0 && p.folder_quota > 0;
+        pthread_mutex_unlock(&d->lock);
+    }
+    bool quota = f.quota > 0 || pquota;
+    if (quota) {
         tsl_error_t merr;
-        if ((used < 0 || tessd_now_ms() - f.used_ms > TESSD_FOLDER_MEASURE_MS) &&
-            measure(d, &f, &used, &merr) < 0) {
+        walks_t w = {.deadline_ms = tfld_mono_ms() + TESSD_FOLDER_WALK_MS};
+        qres_t r;
+        int rc = quota_walks(d, &f, pquota, &w, &merr);
+        free(w.walked);
+        if (rc == 0) {
+            pthread_mutex_lock(&d->lock);
+            rc = quota_decide(d, f.name, (int64_t)req->body_len, &r, &merr);
+            pthread_mutex_unlock(&d->lock);
+        }
+        if (rc < 0) {
             close(dfd);
-            thttp_error(rep, 500, "internal", NULL, "measuring folder '%s': %s", f.name, merr.text);
+            if (errno == ENOENT)
+                thttp_error(rep, 404, "not_found", NULL, "no folder '%s'", f.name);
+            else
+                thttp_error(rep, 500, "internal", NULL, "measuring folder '%s': %s", f.name,
+                            merr.text);
             return;
         }
-        if (used + (int64_t)req->body_len > f.quota) {
+        if (r.v == QD_FOLDER_UNMEASURED || r.v == QD_PROJECT_UNMEASURED) {
+            close(dfd);
+            unmeasured_error(rep, NULL, &r, &w, "an upload");
+            return;
+        }
+        if (r.v == QD_FOLDER_OVER) {
             close(dfd);
             thttp_error(rep, 507, "insufficient_storage", NULL,
                         "folder '%s' is at its quota: %lld of %lld bytes used; this upload of "
                         "%zu bytes would pass it (delete files, or ask an admin for more)",
-                        f.name, (long long)used, (long long)f.quota, req->body_len);
+                        f.name, (long long)r.f.used, (long long)f.quota, req->body_len);
             return;
         }
-        f.used = used;
+        if (r.v == QD_PROJECT_OVER) {
+            close(dfd);
+            thttp_error(rep, 507, "insufficient_storage", NULL,
+                        "project '%s' is at its folder quota: its folders use %lld of %lld "
+                        "bytes; this upload of %zu bytes to folder '%s' would pass it (delete "
+                        "files in the project's folders, or ask an admin for more)",
+                        r.pname, (long long)r.pused, (long long)r.pquota, req->body_len, f.name);
+            return;
+        }
     }
     /* --disk-reserve holds on the folders' file system as on the data directory's: an upload
      * that would leave less free is refused (the store and the jobs' logs may share it). */
@@ -1263,6 +1781,10 @@ void api_folders_files_put(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     }
     if (fd >= 0 && close(fd) < 0 && !e)
         e = errno;
+    /* A new file the file system stopped halfway (full: ENOSPC, or a site's own quota on it:
+     * EDQUOT) goes again, as the account: nothing half-written is left. */
+    if (created && fd >= 0 && (e == EDQUOT || e == ENOSPC))
+        unlinkat(dfd, rel, 0);
     tfld_as_leave(&saved);
     close(dfd);
     if (e == ENOSPC || e == EDQUOT)
@@ -1271,9 +1793,16 @@ void api_folders_files_put(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     else if (e)
         files_error(rep, e, &f, rel);
     else {
-        /* Counted at once: uploads between two measurements add up. */
-        if (f.quota > 0)
-            store_used(d, &f, f.used + (int64_t)req->body_len, tessd_now_ms());
+        /* Counted at once: added to the figure as it is now (saturating), uploads between two
+         * walks add up; the time of the last walk is kept, so that the folder is walked again
+         * when it is older than TESSD_FOLDER_MEASURE_MS however many uploads came since. */
+        if (quota) {
+            pthread_mutex_lock(&d->lock);
+            tstore_folder_t now;
+            if (tstore_folder_get(d->store, f.name, &now, NULL) == 0 && now.id == f.id)
+                tstore_folder_add_used(d->store, f.id, (int64_t)req->body_len, NULL);
+            pthread_mutex_unlock(&d->lock);
+        }
         thttp_json(rep, created ? 201 : 200,
                    json_pack("{s:s, s:s, s:I}", "folder", f.name, "path", rel, "size",
                              (json_int_t)req->body_len));

@@ -62,6 +62,10 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
     json_object_set_new(o, "gpus", j->gpus ? json_integer(j->gpus) : json_null());
     json_object_set_new(o, "gpu_milli", json_integer(j->gpu_milli));
     json_object_set_new(o, "gpu_mem", json_integer((json_int_t)j->gpu_mem));
+    /* Oversubscription (docs/interposer.md): bytes per GPU the slice may spill into host
+     * memory, null when none; what it spills now is in the slices of GET /v1/gpus. */
+    json_object_set_new(o, "gpu_mem_oversubscribe",
+                        j->gpu_oversub ? json_integer((json_int_t)j->gpu_oversub) : json_null());
     json_object_set_new(o, "cpu", j->cpu_milli ? json_real(j->cpu_milli / 1000.0) : json_null());
     json_object_set_new(o, "mem", j->mem ? json_integer((json_int_t)j->mem) : json_null());
     json_t *pl = j->placement_json ? json_loads(j->placement_json, 0, NULL) : NULL;
@@ -75,7 +79,13 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
     json_object_set_new(o, "signal", j->signal ? json_integer(j->signal) : json_null());
     json_object_set_new(o, "preemptions", json_integer(j->preemptions));
     json_object_set_new(o, "requeue", json_boolean(!j->no_requeue));
+    json_object_set_new(o, "preemptible",
+                        json_string(tstore_preempt_name(tstore_job_preemptible(j))));
     json_object_set_new(o, "suspended_at", api_time(suspended ? j->suspended_ms : 0));
+    /* Suspended by a preemption: the job it made room for (null otherwise). */
+    json_object_set_new(o, "suspended_for",
+                        suspended && j->suspended_for ? json_integer(j->suspended_for)
+                                                      : json_null());
     /* Bytes of GPU memory a suspended job gave back (its GPU state checkpointed,
      * docs/suspend.md); 0 when its suspend kept them; null when not suspended. */
     json_object_set_new(o, "gpu_released",
@@ -106,9 +116,19 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
 }
 
 static const char *const submit_fields[] = {
-    "argv",  "shell",   "name",  "cwd",   "env",      "gpu",      "gpus",       "gpu_mem",
-    "cpu",   "mem",     "queue", "class", "priority", "requeue",  "time_limit", "after",
-    "array", "project", "image", "tty",   "folders",  "services", NULL,
+    "argv",        "shell",
+    "name",        "cwd",
+    "env",         "gpu",
+    "gpus",        "gpu_mem",
+    "cpu",         "mem",
+    "queue",       "class",
+    "priority",    "requeue",
+    "time_limit",  "after",
+    "array",       "project",
+    "image",       "tty",
+    "folders",     "gpu_mem_oversubscribe",
+    "preemptible", "services",
+    NULL,
 };
 
 json_t *api_job_services_json(tessd_t *d, const tstore_job_t *j)
@@ -172,6 +192,14 @@ static int parse_services(tessd_t *d, json_t *body, tstore_job_t *j, char **out,
     } while (0)
 
 /* Validate a submission into *j (strings point into body).  0, or -1 with rep filled. */
+/* The host memory a job with oversubscription may spill in all: gpu_mem_oversubscribe on each
+ * of its GPUs (saturating). */
+static uint64_t oversub_total(const tstore_job_t *j)
+{
+    uint64_t n = j->gpu_count > 0 ? (uint64_t)j->gpu_count : 1;
+    return j->gpu_oversub > UINT64_MAX / n ? UINT64_MAX : j->gpu_oversub * n;
+}
+
 static int parse_submit(tessd_t *d, json_t *body, tstore_job_t *j, thttp_reply_t *rep)
 {
     if (thttp_check_fields(body, submit_fields, rep) < 0)
@@ -220,14 +248,12 @@ static int parse_submit(tessd_t *d, json_t *body, tstore_job_t *j, thttp_reply_t
             BAD("image", "image must be a string NAME[:TAG]");
         j->image = (char *)json_string_value(v);
     }
-    /* A terminal (docs/terminal.md): the shim holds it, so only for a process job this
-     * tesseld runs itself. */
+    /* A terminal (docs/terminal.md): the shim holds it (a container's: crun's, passed to the
+     * shim), so only for a job this tesseld runs itself. */
     v = json_object_get(body, "tty");
     if (v && !json_is_boolean(v))
         BAD("tty", "tty must be true or false");
     j->tty = v && json_is_true(v);
-    if (j->tty && j->image)
-        BAD("tty", "tty: not for a container job yet (docs/terminal.md)");
     if (j->tty && d->slurm)
         BAD("tty", "tty: not with tesseld --slurm (Slurm runs the job: srun --pty)");
     if (j->tty && !d->run_dir[0])
@@ -339,6 +365,24 @@ static int parse_submit(tessd_t *d, json_t *body, tstore_job_t *j, thttp_reply_t
     v = json_object_get(body, "mem");
     if (v && !json_is_null(v) && api_get_size(v, "mem", &j->mem, rep) < 0)
         return -1;
+    /* Spilled bytes are host memory of the job's processes: within its own memory limit (its
+     * cgroup's) when it has one; unsatisfiable past the node's (checked with the others). */
+    v = json_object_get(body, "gpu_mem_oversubscribe");
+    if (v && !json_is_null(v) && !(json_is_integer(v) && json_integer_value(v) == 0)) {
+        if (api_get_size(v, "gpu_mem_oversubscribe", &j->gpu_oversub, rep) < 0)
+            return -1;
+        if (j->gpu_oversub && !j->gpu_count)
+            BAD("gpu_mem_oversubscribe", "gpu_mem_oversubscribe needs gpu or gpus");
+        /* Per GPU: the job may spill that much on each of its GPUs. */
+        if (j->mem && oversub_total(j) > j->mem)
+            BAD("gpu_mem_oversubscribe", "gpu_mem_oversubscribe is host memory of the job, per "
+                                         "GPU: times its GPUs it must not be above the job's mem");
+        /* The hard bound of what the job's processes spill is its memory cgroup (the slice
+         * file's count is the job's to rewrite; docs/security.md "Oversubscription"). */
+        if (j->gpu_oversub && !j->mem && d->cg_mode != TAGENT_CG_NONE)
+            BAD("mem", "gpu_mem_oversubscribe needs mem: the memory limit bounds what the job "
+                       "spills into host memory");
+    }
     v = json_object_get(body, "queue");
     if (v && !json_is_null(v)) {
         if (!json_is_string(v) || !tstore_name_valid(json_string_value(v)))
@@ -373,6 +417,21 @@ static int parse_submit(tessd_t *d, json_t *body, tstore_job_t *j, thttp_reply_t
         if (!json_is_boolean(v))
             BAD("requeue", "requeue must be true or false");
         j->no_requeue = json_is_false(v);
+    }
+    /* What a preemption does to it (docs/suspend.md, "Preemption by suspension"); stored as
+     * asked, the class's default in effect when not given.  Only training jobs are ever
+     * preempted: any other class may say "never" only. */
+    v = json_object_get(body, "preemptible");
+    if (v && !json_is_null(v)) {
+        int p = json_is_string(v) ? tstore_preempt_parse(json_string_value(v)) : -1;
+        if (p < 0)
+            BAD("preemptible", "preemptible must be suspend, requeue or never");
+        if (p != TSTORE_PREEMPT_NEVER && j->klass != TSTORE_CLASS_TRAINING)
+            BAD("preemptible",
+                "preemptible: %s jobs are never preempted (only training jobs are): say never "
+                "or leave it out",
+                tstore_class_name(j->klass));
+        j->preemptible = (tstore_preempt_t)p;
     }
     return 0;
 }
@@ -478,6 +537,14 @@ static int check_satisfiable(tessd_t *d, const tstore_job_t *j, thttp_reply_t *r
         tsl_format_size(d->mem_total, have, sizeof have);
         thttp_error(rep, 422, "unsatisfiable", "mem", "%s of memory asked, this node has %s", want,
                     have);
+        return -1;
+    }
+    if (oversub_total(j) > d->mem_total) {
+        char want[32], have[32];
+        tsl_format_size(oversub_total(j), want, sizeof want);
+        tsl_format_size(d->mem_total, have, sizeof have);
+        thttp_error(rep, 422, "unsatisfiable", "gpu_mem_oversubscribe",
+                    "%s of host memory to spill into, this node has %s", want, have);
         return -1;
     }
     tsched_job_t req;
@@ -589,6 +656,9 @@ static int slurm_refuse(tessd_t *d, json_t *body, const tstore_job_t *j, thttp_r
     if (j->klass != TSTORE_CLASS_TRAINING || j->priority != 0)
         BAD(j->priority ? "priority" : "class",
             "class and priority are Slurm's own with tesseld --slurm (not passed yet)");
+    if (j->preemptible != TSTORE_PREEMPT_DEFAULT)
+        BAD("preemptible", "preemption is Slurm's own with tesseld --slurm (preemptible is not "
+                           "passed)");
     return 0;
 }
 
@@ -776,6 +846,28 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     if (job_project(d, &who, body, &j, &proj, rep) < 0 ||
         api_folders_for_job(d, &who, json_object_get(body, "folders"), &j, &folders_s, rep) < 0)
         goto out;
+    /* A read-write folder at or over its quota (its project's): 507, the lock held or not. */
+    bool paused;
+    int fq = api_folders_job_quota(d, &j, &paused, rep);
+    if (fq == -2) {
+        free(folders_s);
+        api_batch_free(&batch);
+        json_decref(body);
+        return;
+    }
+    if (fq < 0)
+        goto out;
+    /* The lock was released for the walks: the caller's token (revoked? their role?), the
+     * project (gone?), their membership and their rights on the folders are checked again,
+     * with the same answers as before. */
+    if (paused) {
+        free(folders_s);
+        folders_s = NULL;
+        j.folders_json = NULL;
+        if (tessd_auth(d, req, rep, &who) < 0 || job_project(d, &who, body, &j, &proj, rep) < 0 ||
+            api_folders_for_job(d, &who, json_object_get(body, "folders"), &j, &folders_s, rep) < 0)
+            goto out;
+    }
     if (tstore_queue_get(d->store, j.queue, &q, &err) < 0) {
         if (errno == ENOENT)
             thttp_error(rep, 400, "invalid_value", "queue", "no queue named '%s'", j.queue);
@@ -916,7 +1008,9 @@ static json_t *slurm_view_json(const tsj_seen_t *s)
     json_object_set_new(o, "signal", v.signal ? json_integer(v.signal) : json_null());
     json_object_set_new(o, "preemptions", json_integer(0));
     json_object_set_new(o, "requeue", json_null());
+    json_object_set_new(o, "preemptible", json_null());
     json_object_set_new(o, "suspended_at", json_null());
+    json_object_set_new(o, "suspended_for", json_null());
     json_object_set_new(o, "gpu_released", json_null());
     json_object_set_new(o, "drained", json_null());
     json_object_set_new(o, "checkpoint", json_null());
@@ -1205,9 +1299,41 @@ static void get_visible(thttp_req_t *req, thttp_reply_t *rep, tessd_t *d,
     api_leave(d);
 }
 
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static json_t *bytes_json(uint64_t v)
+{
+    return json_integer(v > (uint64_t)INT64_MAX ? INT64_MAX : (json_int_t)v);
+}
+
+/* A running job's use now, from its slice file, over its GPUs: device memory and bytes spilled
+ * into host memory, apart (each slice's spilled figure within tesseld's own record of its
+ * limit, api_slice_read; sums saturate); null when it does not run here.  Only in the answer
+ * about one job: a listing would open every running job's slice file once per GPU under the
+ * lock (security review F5), so api_job_json leaves these out. */
+static void job_usage_json(tessd_t *d, const tstore_job_t *j, json_t *o)
+{
+    const tessd_run_t *ur =
+        j->state == TSTORE_RUNNING && !d->slurm ? tessd_run_find(d, j->id) : NULL;
+    uint64_t dev_used = 0, host_used = 0;
+    for (uint32_t k = 0; ur && k < ur->member.ngpus; k++) {
+        api_slice_t sl;
+        api_slice_read(d, ur, ur->member.gpu[k], &sl);
+        dev_used = sat_add(dev_used, sl.used);
+        host_used = sat_add(host_used, sl.host_used);
+    }
+    bool live = ur && ur->member.ngpus;
+    json_object_set_new(o, "gpu_mem_used", live ? bytes_json(dev_used) : json_null());
+    json_object_set_new(o, "gpu_mem_oversubscribed", live ? bytes_json(host_used) : json_null());
+}
+
 static void answer_job(tessd_t *d, const tstore_job_t *j, thttp_reply_t *rep)
 {
     json_t *o = api_job_json(d, j);
+    job_usage_json(d, j, o);
     tsl_error_t err;
     /* One job's answer also lists its dependencies (jobs_batch.c). */
     if (api_batch_deps_json(d, o, j->id, &err) < 0) {

@@ -219,6 +219,11 @@ static void slices(tessd_t *d, tsl_prom_t *p, const slice_t *s, size_t ns)
          "Device time the slice's kernels have used on the GPU (measured by the interposer); "
          "rate() is the slice's GPU utilisation."},
         {"tessel_slice_suspended", "gauge", "1 while the job's GPU slice is suspended."},
+        {"tessel_slice_memory_oversubscribed_bytes", "gauge",
+         "Memory the slice's allocations past its GPU-memory limit hold in host RAM "
+         "(oversubscription: managed memory kept on the host)."},
+        {"tessel_slice_memory_oversubscribe_limit_bytes", "gauge",
+         "Host memory the slice may spill into past its GPU-memory limit (0: none)."},
     };
     for (size_t f = 0; f < sizeof fam / sizeof fam[0]; f++) {
         tsl_prom_family(p, fam[f].name, fam[f].type, fam[f].help);
@@ -247,8 +252,14 @@ static void slices(tessd_t *d, tsl_prom_t *p, const slice_t *s, size_t ns)
             case 4:
                 tsl_prom_f64(p, fam[f].name, l, 5, (double)sl->busy_ns / 1e9);
                 break;
-            default:
+            case 5:
                 tsl_prom_u64(p, fam[f].name, l, 5, r->suspended_ms > 0);
+                break;
+            case 6:
+                tsl_prom_u64(p, fam[f].name, l, 5, sl->host_used);
+                break;
+            default:
+                tsl_prom_u64(p, fam[f].name, l, 5, sl->host_limit);
                 break;
             }
         }

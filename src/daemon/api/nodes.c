@@ -11,6 +11,17 @@
 #include "daemon/api/api.h"
 #include "libshm/shm.h"
 
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* A byte figure as a JSON integer (never negative: saturates at INT64_MAX). */
+static json_int_t jbytes(uint64_t v)
+{
+    return v > (uint64_t)INT64_MAX ? INT64_MAX : (json_int_t)v;
+}
+
 int api_slice_read(tessd_t *d, const tessd_run_t *r, int g, api_slice_t *out)
 {
     memset(out, 0, sizeof *out);
@@ -30,6 +41,11 @@ int api_slice_read(tessd_t *d, const tessd_run_t *r, int g, api_slice_t *out)
             out->busy_ns = info.busy_ns;
             out->launches = info.launches;
             out->core_limit = info.core_limit;
+            /* The slice file is the job's: its spilled figure is held within tesseld's own
+             * record of the limit (a job without oversubscription spills nothing), and the
+             * limit shown is that record, never the file's (security review F4). */
+            out->host_limit = r->gpu_oversub;
+            out->host_used = info.host_used < r->gpu_oversub ? info.host_used : r->gpu_oversub;
             found = 0;
             break;
         }
@@ -54,7 +70,7 @@ static json_t *gpu_json(tessd_t *d, int g)
     const tagent_gpu_t *gpu = &d->gpus[g];
     json_t *slices = json_array();
     int64_t milli = 0;
-    uint64_t mem = 0, used = 0;
+    uint64_t mem = 0, used = 0, spilled = 0;
     for (size_t i = 0; i < d->nruns; i++) {
         const tessd_run_t *r = &d->runs[i];
         for (uint32_t k = 0; k < r->member.ngpus; k++) {
@@ -66,16 +82,20 @@ static json_t *gpu_json(tessd_t *d, int g)
                 milli += r->member.milli_gpu;
                 mem += r->member.gpu_mem_bytes;
             }
-            used += sl.used;
+            used = sat_add(used, sl.used);
+            spilled = sat_add(spilled, sl.host_used);
+            /* Oversubscription (docs/interposer.md): what the slice spilled into host memory
+             * past mem_limit, and how much it may (0: none). */
             json_array_append_new(
                 slices,
-                json_pack("{s:I, s:s, s:i, s:I, s:I, s:I, s:I, s:o, s:b}", "job_id",
+                json_pack("{s:I, s:s, s:i, s:I, s:I, s:I, s:I, s:o, s:b, s:I, s:I}", "job_id",
                           (json_int_t)r->id, "user", r->user, "milli", (int)r->member.milli_gpu,
                           "mem_limit", (json_int_t)r->member.gpu_mem_bytes, "mem_used",
                           (json_int_t)sl.used, "busy_ms", (json_int_t)(sl.busy_ns / 1000000u),
                           "launches", (json_int_t)sl.launches, "compute_limit",
                           sl.core_limit ? json_integer(sl.core_limit) : json_null(), "suspended",
-                          r->suspended_ms > 0));
+                          r->suspended_ms > 0, "mem_oversubscribed", jbytes(sl.host_used),
+                          "mem_oversubscribe_limit", jbytes(sl.host_limit)));
         }
     }
     json_t *peers = json_array();
@@ -83,13 +103,13 @@ static json_t *gpu_json(tessd_t *d, int g)
         if (gpu->nvlink_peers & (1u << p))
             json_array_append_new(peers, json_integer(p));
     int util = tagent_nvml_utilization(d->nvml, g);
-    json_t *o =
-        json_pack("{s:i, s:s, s:s, s:s, s:b, s:I, s:i, s:o, s:I, s:I, s:I, s:o, s:o}", "index",
-                  gpu->index, "node", d->node_name, "uuid", gpu->uuid, "name", gpu->name,
-                  "simulated", gpu->simulated, "memory_total", (json_int_t)gpu->mem_total,
-                  "sm_count", (int)gpu->sm_count, "nvlink_peers", peers, "allocated_milli",
-                  (json_int_t)milli, "allocated_mem", (json_int_t)mem, "used_mem", (json_int_t)used,
-                  "utilization", util >= 0 ? json_integer(util) : json_null(), "slices", slices);
+    json_t *o = json_pack(
+        "{s:i, s:s, s:s, s:s, s:b, s:I, s:i, s:o, s:I, s:I, s:I, s:I, s:o, s:o}", "index",
+        gpu->index, "node", d->node_name, "uuid", gpu->uuid, "name", gpu->name, "simulated",
+        gpu->simulated, "memory_total", (json_int_t)gpu->mem_total, "sm_count", (int)gpu->sm_count,
+        "nvlink_peers", peers, "allocated_milli", (json_int_t)milli, "allocated_mem",
+        (json_int_t)mem, "used_mem", jbytes(used), "oversubscribed_mem", jbytes(spilled),
+        "utilization", util >= 0 ? json_integer(util) : json_null(), "slices", slices);
     return o;
 }
 

@@ -109,6 +109,14 @@ static json_t *project_json(tessd_t *d, const tstore_project_t *p, tstore_role_t
                           "created_at", api_time(p->created_ms), "created_by", p->created_by,
                           "role", role ? json_string(tstore_role_name(role)) : json_null(),
                           "members_count", (json_int_t)nmembers, "jobs_active", (json_int_t)active);
+    if (o) {
+        /* Its folders' quota and use together (docs/folders.md, "Quotas"). */
+        int64_t used;
+        api_folders_project_use(d, p, &used);
+        json_object_set_new(o, "folder_quota",
+                            p->folder_quota > 0 ? json_integer(p->folder_quota) : json_null());
+        json_object_set_new(o, "folder_used", used >= 0 ? json_integer(used) : json_null());
+    }
     if (o && full) {
         json_t *arr = json_array();
         if ((p->id != TSTORE_PROJECT_DEFAULT || admin) &&
@@ -398,7 +406,8 @@ out:
 void api_projects_update(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
 {
     tessd_t *d = ctx;
-    static const char *const fields[] = {"description", "share_jobs", "queue", NULL};
+    static const char *const fields[] = {"description", "share_jobs", "queue", "folder_quota",
+                                         NULL};
     json_t *body = thttp_body_object(req, rep, 0);
     if (!body)
         return;
@@ -443,11 +452,38 @@ void api_projects_update(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         json_object_set_new(detail, "description", json_string(p.description));
     if (json_object_get(body, "share_jobs"))
         json_object_set_new(detail, "share_jobs", json_boolean(p.share_jobs));
+    json_t *fq = json_object_get(body, "folder_quota");
+    int64_t folder_quota = 0;
+    if (fq) {
+        /* An admin's (as a folder's quota): the site's disk, not the project's to give. */
+        if (!who.admin) {
+            thttp_error(rep, 403, "forbidden", "folder_quota",
+                        "only an admin sets a project's folder quota (you are '%s')", who.user);
+            json_decref(detail);
+            goto out;
+        }
+        uint64_t b = 0;
+        if (!json_is_null(fq) && api_get_size(fq, "folder_quota", &b, rep) < 0) {
+            json_decref(detail);
+            goto out;
+        }
+        folder_quota = b > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)b;
+        if (p.id == TSTORE_PROJECT_DEFAULT) {
+            thttp_error(rep, 400, "invalid_value", "folder_quota",
+                        "the project 'default' has no folders: no folder quota");
+            json_decref(detail);
+            goto out;
+        }
+        json_object_set_new(detail, "folder_quota",
+                            folder_quota > 0 ? json_integer(folder_quota) : json_null());
+    }
     if (!begin_tx(d, rep)) {
         json_decref(detail);
         goto out;
     }
     int rc = tstore_project_update(d->store, &p, &err);
+    if (rc == 0 && fq)
+        rc = tstore_project_set_folder_quota(d->store, p.id, folder_quota, &err);
     if (!finish_tx(d, &who, &p, rc, "update", detail, &err, rep))
         goto out;
     answer(d, &who, p.name, 200, rep);

@@ -386,7 +386,7 @@ static bool origin_ok(thttp_req_t *req)
 }
 
 /* With the lock held and the caller known: the job exists, is the caller's, has what the route
- * needs (a terminal for attach; for exec a process job of a root tesseld without Slurm) and
+ * needs (a terminal for attach; for exec a job of a root tesseld without Slurm) and
  * runs.  true, or false with rep filled.  *j is cleared either way. */
 static bool check_job(tessd_t *d, thttp_reply_t *rep, const tessd_caller_t *who, int64_t id,
                       bool exec, tstore_job_t *j)
@@ -416,12 +416,10 @@ static bool check_job(tessd_t *d, thttp_reply_t *rep, const tessd_caller_t *who,
         thttp_error(rep, 409, "no_terminal", NULL,
                     "job %lld has no terminal (it was submitted without tty: tessel run -it)",
                     (long long)id);
-    } else if (exec && (j->image || d->slurm || !d->run_dir[0])) {
+    } else if (exec && (d->slurm || !d->run_dir[0])) {
         thttp_error(rep, 409, "no_exec", NULL,
                     "job %lld: exec into %s is not done yet (docs/terminal.md)", (long long)id,
-                    j->image   ? "a container job"
-                    : d->slurm ? "a job Slurm runs"
-                               : "a job of a tesseld not root");
+                    d->slurm ? "a job Slurm runs" : "a job of a tesseld not root");
     } else if (j->state == TSTORE_PENDING) {
         thttp_error(rep, 409, "not_started", NULL, "job %lld has not started yet", (long long)id);
     } else if (j->state != TSTORE_RUNNING) {

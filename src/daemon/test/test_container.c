@@ -434,6 +434,18 @@ static void test_config(void **state)
     json_t *p = json_object_get(c, "process");
     assert_true(json_is_true(json_object_get(p, "noNewPrivileges")));
     assert_true(json_is_false(json_object_get(p, "terminal")));
+    assert_null(json_object_get(p, "consoleSize"));
+    /* With a terminal (tessel run -it --image): crun makes it, 24x80 until the client's size. */
+    s.terminal = true;
+    json_t *ct = tctr_config(&s, &err);
+    assert_non_null(ct);
+    json_t *pt = json_object_get(ct, "process");
+    assert_true(json_is_true(json_object_get(pt, "terminal")));
+    json_t *size = json_object_get(pt, "consoleSize");
+    assert_int_equal(json_integer_value(json_object_get(size, "height")), 24);
+    assert_int_equal(json_integer_value(json_object_get(size, "width")), 80);
+    json_decref(ct);
+    s.terminal = false;
     json_t *caps = json_object_get(p, "capabilities");
     const char *key;
     json_t *set;

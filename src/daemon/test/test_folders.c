@@ -171,11 +171,14 @@ static void test_disk(void **state)
 
     /* Usage: every object below, links as themselves, never their targets. */
     uint64_t bytes = 0, objects = 0;
-    assert_int_equal(tfld_dir_usage(rootfd, "data", 100, &bytes, &objects, &err), 0);
+    tfld_usage_stop_t stop;
+    assert_int_equal(tfld_dir_usage(rootfd, "data", 100, 0, &bytes, &objects, &stop, &err), 0);
     assert_int_equal(objects, 5);
+    assert_int_equal(stop, TFLD_USAGE_COMPLETE);
     assert_true(bytes > 0);
-    assert_int_equal(tfld_dir_usage(rootfd, "data", 2, &bytes, &objects, &err), 1);
-    assert_int_equal(tfld_dir_usage(rootfd, "nosuch", 2, &bytes, &objects, &err), -1);
+    assert_int_equal(tfld_dir_usage(rootfd, "data", 2, 0, &bytes, &objects, &stop, &err), 1);
+    assert_int_equal(stop, TFLD_USAGE_OBJECTS);
+    assert_int_equal(tfld_dir_usage(rootfd, "nosuch", 2, 0, &bytes, &objects, &stop, &err), -1);
     assert_int_equal(errno, ENOENT);
 
     /* Deletion: renamed and shut at once, then removed; what the links point at stays. */
@@ -193,6 +196,91 @@ static void test_disk(void **state)
     assert_int_equal(access(q, F_OK), 0);
     assert_int_equal(tfld_dir_retire(rootfd, "data", 8, retired, sizeof retired, &err), -1);
     assert_int_equal(errno, ENOENT);
+    close(rootfd);
+    assert_int_equal(test_tmpdir_remove(dir), 0);
+}
+
+/* A chain of n directories "d" below path (made with mkdirat, one level at a time). */
+static void deep_chain(const char *path, int n)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY);
+    assert_true(fd >= 0);
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(mkdirat(fd, "d", 0700), 0);
+        int sub = openat(fd, "d", O_RDONLY | O_DIRECTORY);
+        assert_true(sub >= 0);
+        close(fd);
+        fd = sub;
+    }
+    assert_int_equal(mkdirat(fd, "bottom", 0700), 0);
+    close(fd);
+}
+
+static void fill_file(const char *path, size_t n)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (size_t i = 0; i < n; i++)
+        fputc('x', f);
+    fclose(f);
+}
+
+/* The usage walk is never a quota's figure when it stopped early: it says why (too deep, too
+ * many entries, out of time); a directory too deep to enter does not stop the walk of the
+ * rest; a file with several links counts once; a removal reaches any depth. */
+static void test_usage_walk(void **state)
+{
+    if (geteuid() != 0)
+        fail_msg("the disk cases need root (a root-owned folder root)");
+    char dir[64], root[96], p[256], q[256];
+    tsl_error_t err;
+    assert_int_equal(test_tmpdir(dir, sizeof dir, "fusage"), 0);
+    snprintf(root, sizeof root, "%s/root", dir);
+    int rootfd = tfld_root_open(root, &err);
+    assert_true(rootfd >= 0);
+    assert_int_equal(mkdirat(rootfd, "u", 0700), 0);
+    uint64_t bytes = 0, objects = 0, one = 0, n1 = 0;
+    tfld_usage_stop_t stop;
+
+    /* One file of 64 KiB, then nine more names of it: the same space, ten more objects. */
+    snprintf(p, sizeof p, "%s/u/file", root);
+    fill_file(p, 65536);
+    assert_int_equal(tfld_dir_usage(rootfd, "u", 100, 0, &one, &n1, &stop, &err), 0);
+    for (int i = 0; i < 9; i++) {
+        snprintf(q, sizeof q, "%s/u/name%d", root, i);
+        assert_int_equal(link(p, q), 0);
+    }
+    assert_int_equal(tfld_dir_usage(rootfd, "u", 100, 0, &bytes, &objects, &stop, &err), 0);
+    assert_int_equal(stop, TFLD_USAGE_COMPLETE);
+    assert_int_equal(bytes, one);
+    assert_int_equal(objects, n1 + 9);
+    assert_true(bytes >= 65536);
+
+    /* Out of time: a deadline already past. */
+    assert_int_equal(tfld_dir_usage(rootfd, "u", 100, 1, &bytes, &objects, &stop, &err), 1);
+    assert_int_equal(stop, TFLD_USAGE_TIME);
+
+    /* Deeper than TFLD_WALK_DEPTH: incomplete, and the file beside the chain still counted
+     * (whatever the order readdir gives). */
+    snprintf(p, sizeof p, "%s/u", root);
+    deep_chain(p, TFLD_WALK_DEPTH + 10);
+    assert_int_equal(tfld_dir_usage(rootfd, "u", 1000, 0, &bytes, &objects, &stop, &err), 1);
+    assert_int_equal(stop, TFLD_USAGE_DEPTH);
+    assert_true(bytes >= one);
+    assert_true(objects >= n1 + 9 + TFLD_WALK_DEPTH - 1);
+    assert_string_equal(tfld_usage_stop_text(TFLD_USAGE_DEPTH), "too deep");
+    assert_string_equal(tfld_usage_stop_text(TFLD_USAGE_OBJECTS), "too many entries");
+    assert_string_equal(tfld_usage_stop_text(TFLD_USAGE_COMPLETE), "complete");
+
+    /* Removal at any depth: a chain five times the walk's depth goes whole. */
+    snprintf(p, sizeof p, "%s/u/deeper", root);
+    assert_int_equal(mkdir(p, 0700), 0);
+    deep_chain(p, 5 * TFLD_WALK_DEPTH);
+    char retired[64];
+    assert_int_equal(tfld_dir_retire(rootfd, "u", 3, retired, sizeof retired, &err), 0);
+    assert_int_equal(tfld_dir_remove(rootfd, retired, &err), 0);
+    snprintf(p, sizeof p, "%s/.deleted-3", root);
+    assert_int_equal(access(p, F_OK), -1);
     close(rootfd);
     assert_int_equal(test_tmpdir_remove(dir), 0);
 }
@@ -271,11 +359,43 @@ static void test_identity(void **state)
     assert_int_equal(test_tmpdir_remove(dir), 0);
 }
 
+/* The quota decisions: folder first, then project; no quota never refuses; no overflow. */
+static void test_quota_check(void **state)
+{
+    static const struct {
+        int64_t used, quota, pused, pquota;
+        uint64_t add;
+        tfld_quota_t want;
+    } cases[] = {
+        {0, 0, 0, 0, 1ULL << 62, TFLD_QUOTA_OK},     /* no quota at all */
+        {50, 100, 0, 0, 50, TFLD_QUOTA_OK},          /* exactly to the limit */
+        {50, 100, 0, 0, 51, TFLD_QUOTA_FOLDER},      /* one byte past */
+        {100, 100, 0, 0, 0, TFLD_QUOTA_OK},          /* nothing added at the limit */
+        {150, 100, 0, 0, 1, TFLD_QUOTA_FOLDER},      /* already past */
+        {100, 100, 0, 0, 1, TFLD_QUOTA_FOLDER},      /* a rw job's question (add 1): at it */
+        {99, 100, 999, 1000, 1, TFLD_QUOTA_OK},      /* ... a byte below both */
+        {0, 100, 1000, 1000, 1, TFLD_QUOTA_PROJECT}, /* ... the project's at its quota */
+        {-1, 100, 0, 0, 100, TFLD_QUOTA_OK},         /* not measured: 0 */
+        {0, 100, 900, 1000, 100, TFLD_QUOTA_OK},     /* both to their limits */
+        {0, 100, 950, 1000, 60, TFLD_QUOTA_PROJECT}, /* the project's passed */
+        {90, 100, 950, 1000, 60, TFLD_QUOTA_FOLDER}, /* both: the folder's named */
+        {0, 0, 1000, 1000, 1, TFLD_QUOTA_PROJECT},   /* the project's alone */
+        {0, INT64_MAX, 0, 0, UINT64_MAX, TFLD_QUOTA_FOLDER},
+        {INT64_MAX, 0, INT64_MAX, INT64_MAX, 0, TFLD_QUOTA_OK},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        assert_int_equal(tfld_quota_check(cases[i].used, cases[i].quota, cases[i].pused,
+                                          cases[i].pquota, cases[i].add),
+                         cases[i].want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rights), cmocka_unit_test(test_acl_text), cmocka_unit_test(test_disk),
-        cmocka_unit_test(test_paths),  cmocka_unit_test(test_identity),
+        cmocka_unit_test(test_rights),     cmocka_unit_test(test_acl_text),
+        cmocka_unit_test(test_disk),       cmocka_unit_test(test_paths),
+        cmocka_unit_test(test_identity),   cmocka_unit_test(test_quota_check),
+        cmocka_unit_test(test_usage_walk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

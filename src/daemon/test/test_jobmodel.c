@@ -436,6 +436,70 @@ static void test_columns(void **state)
     assert_null(tjm_cause_name(TJM_NCAUSES));
 }
 
+/* A preemption by suspension (docs/suspend.md): the suspend event carries the job it makes
+ * room for; suspended_for keeps it while suspended (across a reopen of the store, as a restart
+ * reads it), the event's detail names it, a resume or an end clears it; a suspend_for on any
+ * other event, or a negative one, is refused with nothing written. */
+static void test_suspended_for(void **state)
+{
+    (void)state;
+    int64_t id = submit(false);
+    tstore_job_t j;
+    tjm_change_t start = {.now_ms = 2000, .placement_json = "[{\"gpu\":0}]"};
+    apply_ok(id, TJM_EV_START, &start, "tesseld");
+    tjm_t m = model();
+    tjm_change_t bad = {.suspend_for = 7};
+    assert_int_equal(tjm_apply(&m, id, TJM_EV_RESUME, &bad, "tesseld", NULL, NULL), -1);
+    assert_int_equal(errno, EINVAL);
+    bad.suspend_for = -1;
+    assert_int_equal(tjm_apply(&m, id, TJM_EV_SUSPEND, &bad, "tesseld", NULL, NULL), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_int_equal(j.suspended_ms, 0);
+    tstore_job_clear(&j);
+    tjm_change_t su = {.now_ms = 2100, .suspend_for = 7, .preempt_queue = "prod"};
+    apply_ok(id, TJM_EV_SUSPEND, &su, "tesseld");
+    assert_string_equal(last_event(id).detail, "{\"preempt_queue\":\"prod\",\"suspended_for\":7}");
+    tstore_close(st);
+    st = tstore_open(path, NULL);
+    assert_non_null(st);
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_int_equal(tjm_job_state(&j), TJM_SUSPENDED);
+    assert_int_equal(j.suspended_for, 7);
+    assert_null(j.preempt_queue); /* not a preemption under way: no stop is asked */
+    assert_int_equal(j.preempt_for, 0);
+    tstore_job_clear(&j);
+    apply_ok(id, TJM_EV_RESUME, NULL, "tesseld");
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_int_equal(j.suspended_for, 0);
+    tstore_job_clear(&j);
+    /* suspended by a preemption again, then cancelled: the end clears it */
+    apply_ok(id, TJM_EV_SUSPEND, &su, "tesseld");
+    apply_ok(id, TJM_EV_KILL, NULL, "alice");
+    tjm_change_t end = {.now_ms = 2500, .signal = 15};
+    apply_ok(id, TJM_EV_KILLED, &end, "tesseld");
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_int_equal(j.state, TSTORE_CANCELLED);
+    assert_int_equal(j.suspended_for, 0);
+    tstore_job_clear(&j);
+    /* the preemptible option is stored as submitted (0: its class's default) */
+    tstore_job_t n = {0};
+    n.user = (char *)"alice";
+    n.argv_json = (char *)"[\"true\"]";
+    n.env_json = (char *)"{}";
+    n.queue = (char *)"default";
+    n.submitted_ms = 1000;
+    n.preemptible = TSTORE_PREEMPT_NEVER;
+    m = model(); /* the store reopened above */
+    assert_int_equal(tjm_submit(&m, &n, "alice", NULL, NULL), 0);
+    assert_int_equal(tstore_job_get(st, n.id, &j, NULL), 0);
+    assert_int_equal(j.preemptible, TSTORE_PREEMPT_NEVER);
+    tstore_job_clear(&j);
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_int_equal(j.preemptible, TSTORE_PREEMPT_DEFAULT);
+    tstore_job_clear(&j);
+}
+
 /* tjm_end_event: which end the tick records from the job's columns and how it ended. */
 static void test_end_event(void **state)
 {
@@ -896,6 +960,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_table, setup, teardown),
         cmocka_unit_test_setup_teardown(test_guards, setup, teardown),
         cmocka_unit_test_setup_teardown(test_columns, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_suspended_for, setup, teardown),
         cmocka_unit_test(test_end_event),
         cmocka_unit_test_setup_teardown(test_time_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recover, setup, teardown),

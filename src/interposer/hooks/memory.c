@@ -14,8 +14,16 @@
  * cuMemPoolTrimTo gives it back.  The pool's reserved figure is re-read after
  * each allocation, free and trim, by cuMemGetInfo, and before an allocation
  * is refused.
+ *
+ * Oversubscription (issue 21, docs/interposer.md): when the slice allows it, a cuMemAlloc_v2 or
+ * cuMemAllocPitch_v2 that its device share refuses is served by cuMemAllocManaged, advised to
+ * live on the host (preferred location: the CPU; accessed by the device, which maps the pages
+ * and reads them over the bus instead of migrating them), and charged to the slice's host
+ * limit instead.  Its record carries TCU_AUX_HOST, so that its free gives the bytes back to
+ * the host count.  Stream-ordered (pool) allocations and the 32-bit cuMemAlloc never spill.
  */
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "interposer/interposer.h"
@@ -269,17 +277,165 @@ static inline CUresult alloc_settle(CUresult r, enum tcu_kind kind, uint64_t key
     return OOM;
 }
 
+/* ---- oversubscription --------------------------------------------------- */
+
+/* Keep the managed range [p, p + bytes) on the host and let device ord reach it there.  The
+ * CUDA 12.2 form (a location) first, else the older one (CU_DEVICE_CPU).  0, or -1 when the
+ * driver refused a hint: the pages could then migrate to the device and take other slices'
+ * memory, so the caller gives the allocation back. */
+static int spill_advise(CUdeviceptr p, uint64_t bytes, CUdevice ord)
+{
+    cuMemAdvise_v2_fn v2 = TCU_REAL(cuMemAdvise_v2);
+    cuMemAdvise_fn v1 = TCU_REAL(cuMemAdvise);
+    if (v2) {
+        CUmemLocation host = {CU_MEM_LOCATION_TYPE_HOST, 0};
+        CUmemLocation dev = {CU_MEM_LOCATION_TYPE_DEVICE, ord};
+        return v2(p, bytes, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, host) == CUDA_SUCCESS &&
+                       v2(p, bytes, CU_MEM_ADVISE_SET_ACCESSED_BY, dev) == CUDA_SUCCESS
+                   ? 0
+                   : -1;
+    }
+    if (v1)
+        return v1(p, bytes, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, CU_DEVICE_CPU) == CUDA_SUCCESS &&
+                       v1(p, bytes, CU_MEM_ADVISE_SET_ACCESSED_BY, ord) == CUDA_SUCCESS
+                   ? 0
+                   : -1;
+    return -1;
+}
+
+/* The address ranges of this process's spilled allocations, sorted by base, for the prefetch
+ * and advice hooks (below): a range lookup, which the allocation table (keyed by base) cannot
+ * answer.  Spills and frees of spills are rare next to allocations, and prefetch and advice
+ * are not on a hot path: a sorted array and a spin lock serve them.  A forked child starts
+ * empty, as the allocation table (the parent's spills are the parent's). */
+struct spill_range {
+    uint64_t base, end; /* [base, end) */
+};
+
+static struct spill_range *spills;
+static size_t nspills, capspills;
+static atomic_flag spills_lock;
+
+static void slock(void)
+{
+    while (atomic_flag_test_and_set_explicit(&spills_lock, memory_order_acquire))
+        __builtin_ia32_pause();
+}
+
+static void sunlock(void)
+{
+    atomic_flag_clear_explicit(&spills_lock, memory_order_release);
+}
+
+/* Under slock: the index of the first range whose end is past p. */
+static size_t spill_pos(uint64_t p)
+{
+    size_t lo = 0, hi = nspills;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (spills[mid].end <= p)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Record the spilled range [p, p + bytes): 0, or -1 when memory for it ran out (the caller
+ * gives the spill back: a spill the hooks could not find could be moved to the device). */
+static int spill_note(uint64_t p, uint64_t bytes)
+{
+    uint64_t end = bytes > UINT64_MAX - p ? UINT64_MAX : p + bytes;
+    slock();
+    if (nspills == capspills) {
+        size_t cap = capspills ? capspills * 2 : 64;
+        struct spill_range *n = realloc(spills, cap * sizeof *n);
+        if (!n) {
+            sunlock();
+            return -1;
+        }
+        spills = n;
+        capspills = cap;
+    }
+    size_t i = spill_pos(p);
+    memmove(&spills[i + 1], &spills[i], (nspills - i) * sizeof *spills);
+    spills[i] = (struct spill_range){p, end};
+    nspills++;
+    sunlock();
+    return 0;
+}
+
+static void spill_forget(uint64_t p)
+{
+    slock();
+    size_t i = spill_pos(p);
+    if (i < nspills && spills[i].base == p) {
+        memmove(&spills[i], &spills[i + 1], (nspills - i - 1) * sizeof *spills);
+        nspills--;
+    }
+    sunlock();
+}
+
+/* Whether [p, p + bytes) overlaps a spilled allocation (a zero length counts as one byte: the
+ * driver refuses it, but a hook must not let it through on that account). */
+static int spill_overlaps(uint64_t p, uint64_t bytes)
+{
+    uint64_t end = bytes == 0 ? p + 1 : bytes > UINT64_MAX - p ? UINT64_MAX : p + bytes;
+    slock();
+    size_t i = spill_pos(p);
+    int hit = i < nspills && spills[i].base < end;
+    sunlock();
+    return hit;
+}
+
+void tcu_spills_atfork_child(void)
+{
+    nspills = 0;
+    atomic_flag_clear(&spills_lock);
+}
+
+/* Serve an allocation of bytes that the device share of slice device dev (CUDA device ord)
+ * refused from the host: reserve the bytes against the host limit, cuMemAllocManaged
+ * (CU_MEM_ATTACH_GLOBAL), advise, record with TCU_AUX_HOST.  CUDA_SUCCESS and *dptr, or
+ * CUDA_ERROR_OUT_OF_MEMORY with nothing left behind (spilling off, host limit reached, or
+ * the driver refused). */
+static CUresult spill_alloc(CUdeviceptr *dptr, uint64_t bytes, int dev, CUdevice ord)
+{
+    cuMemAllocManaged_fn managed = TCU_REAL(cuMemAllocManaged);
+    if (!managed || !TCU_REAL(cuMemFree_v2) || tcu_reserve_host(dev, bytes) < 0)
+        return OOM;
+    CUdeviceptr p = 0;
+    if (managed(&p, (size_t)bytes, CU_MEM_ATTACH_GLOBAL) != CUDA_SUCCESS) {
+        tcu_unreserve_host(dev, bytes);
+        return OOM;
+    }
+    if (spill_advise(p, bytes, ord) < 0 || spill_note(p, bytes) < 0) {
+        TCU_REAL(cuMemFree_v2)(p);
+        tcu_unreserve_host(dev, bytes);
+        return OOM;
+    }
+    if (tcu_track(TCU_KIND_PTR, p, dev, bytes, TCU_AUX_HOST) < 0) {
+        spill_forget(p);
+        TCU_REAL(cuMemFree_v2)(p);
+        tcu_unreserve_host(dev, bytes);
+        return OOM;
+    }
+    *dptr = p;
+    return CUDA_SUCCESS;
+}
+
 TCU_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
     tcu_ready();
     cuMemAlloc_v2_fn real = TCU_REAL(cuMemAlloc_v2);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
-    int dev = tcu_current_dev(NULL);
+    CUdevice ord = 0;
+    int dev = tcu_current_dev(&ord);
     if (dev == -1 || !dptr || bytesize == 0)
         return real(dptr, bytesize);
     if (tcu_reserve(dev, bytesize) < 0)
-        return OOM;
+        return tcu_spill_allowed() && dev >= 0 ? spill_alloc(dptr, bytesize, dev, ord) : OOM;
     CUresult r = real(dptr, bytesize);
     return alloc_settle(r, TCU_KIND_PTR, r == CUDA_SUCCESS ? *dptr : 0, dev, bytesize);
 }
@@ -340,12 +496,22 @@ TCU_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t
     cuMemAllocPitch_v2_fn real = TCU_REAL(cuMemAllocPitch_v2);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
-    int dev = tcu_current_dev(NULL);
+    CUdevice ord = 0;
+    int dev = tcu_current_dev(&ord);
     if (dev == -1 || !dptr || !pPitch || WidthInBytes == 0 || Height == 0)
         return real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
     uint64_t est = pitch_estimate(WidthInBytes, Height);
-    if (tcu_reserve(dev, est) < 0)
-        return OOM;
+    if (tcu_reserve(dev, est) < 0) {
+        /* Spilled: rows PITCH_ALIGN-aligned, as the estimate (the element sizes the
+         * driver accepts are checked here, since the driver does not see the call). */
+        if (!tcu_spill_allowed() || dev < 0 ||
+            (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16))
+            return OOM;
+        CUresult r = spill_alloc(dptr, est, dev, ord);
+        if (r == CUDA_SUCCESS)
+            *pPitch = (size_t)(est / Height);
+        return r;
+    }
     CUresult r = real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
     if (r != CUDA_SUCCESS)
         return alloc_settle(r, TCU_KIND_PTR, 0, dev, est);
@@ -381,6 +547,15 @@ TCU_EXPORT CUresult cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitch,
  * an allocation from a pool (h->aux) goes back to its pool.  Returns r. */
 static inline CUresult ptr_release_settle(CUdeviceptr p, const struct tcu_held *h, CUresult r)
 {
+    if (h->aux == TCU_AUX_HOST) { /* spilled: the host count */
+        if (r == CUDA_SUCCESS) {
+            spill_forget(p);
+            tcu_unreserve_host(h->dev, h->bytes);
+        } else {
+            tcu_track(TCU_KIND_PTR, p, h->dev, h->bytes, h->aux);
+        }
+        return r;
+    }
     if (h->aux && r == CUDA_SUCCESS) {
         pool_unadmit((CUmemoryPool)(uintptr_t)h->aux, h->dev, h->bytes);
         return r;
@@ -411,6 +586,139 @@ TCU_EXPORT CUresult cuMemFree(CUdeviceptr_v1 dptr)
         return real(dptr);
     return ptr_release_settle(dptr, &held, real(dptr));
 }
+
+/* ---- prefetch and advice on spilled memory ---------------------------------
+ *
+ * A spilled allocation is managed memory: cuMemPrefetchAsync or cuMemAdvise could move it onto
+ * the device, past the slice's device share, where the real driver's NVML per-process figure
+ * (which leaves managed memory out) would not show it to the watchdog.  So on a range that
+ * overlaps a spilled allocation these hooks refuse, with CUDA_ERROR_NOT_PERMITTED and without
+ * calling the driver, every request that would place pages on a device or let them go there:
+ * a prefetch to anything but the host, SET_PREFERRED_LOCATION to anything but the host,
+ * UNSET_PREFERRED_LOCATION and UNSET_ACCESSED_BY (which take back the hints spill_advise set),
+ * SET_READ_MOSTLY (read-only copies on the devices that read).  Host-targeted requests,
+ * SET_ACCESSED_BY and UNSET_READ_MOSTLY go to the driver.  Ranges that overlap no spill (device
+ * memory, the job's own cuMemAllocManaged memory, which is charged to the device share in full
+ * when allocated) go to the driver unchanged.  The CUDA 13 batches (cuMemPrefetchBatchAsync,
+ * cuMemDiscardAndPrefetchBatchAsync and their _ptsz) are held the same way (batch_refused). */
+
+static int advice_refused(CUdeviceptr p, size_t count, CUmem_advise a, CUmemLocation l)
+{
+    return tcu_advice_to_device(a, l) && spill_overlaps(p, count);
+}
+
+static int prefetch_refused(CUdeviceptr p, size_t count, CUmemLocation l)
+{
+    return !tcu_loc_is_host(l) && spill_overlaps(p, count);
+}
+
+TCU_EXPORT CUresult cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice,
+                                CUdevice device)
+{
+    tcu_ready();
+    cuMemAdvise_fn real = TCU_REAL(cuMemAdvise);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (advice_refused(devPtr, count, advice, tcu_loc_of_device(device)))
+        return CUDA_ERROR_NOT_PERMITTED;
+    return real(devPtr, count, advice, device);
+}
+
+TCU_EXPORT CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise advice,
+                                   CUmemLocation location)
+{
+    tcu_ready();
+    cuMemAdvise_v2_fn real = TCU_REAL(cuMemAdvise_v2);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (advice_refused(devPtr, count, advice, location))
+        return CUDA_ERROR_NOT_PERMITTED;
+    return real(devPtr, count, advice, location);
+}
+
+TCU_EXPORT CUresult cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUdevice dstDevice,
+                                       CUstream hStream)
+{
+    tcu_ready();
+    cuMemPrefetchAsync_fn real = TCU_REAL(cuMemPrefetchAsync);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (prefetch_refused(devPtr, count, tcu_loc_of_device(dstDevice)))
+        return CUDA_ERROR_NOT_PERMITTED;
+    return real(devPtr, count, dstDevice, hStream);
+}
+
+TCU_EXPORT CUresult cuMemPrefetchAsync_ptsz(CUdeviceptr devPtr, size_t count, CUdevice dstDevice,
+                                            CUstream hStream)
+{
+    tcu_ready();
+    cuMemPrefetchAsync_ptsz_fn real = TCU_REAL(cuMemPrefetchAsync_ptsz);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (prefetch_refused(devPtr, count, tcu_loc_of_device(dstDevice)))
+        return CUDA_ERROR_NOT_PERMITTED;
+    return real(devPtr, count, dstDevice, hStream);
+}
+
+TCU_EXPORT CUresult cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, CUmemLocation location,
+                                          unsigned int flags, CUstream hStream)
+{
+    tcu_ready();
+    cuMemPrefetchAsync_v2_fn real = TCU_REAL(cuMemPrefetchAsync_v2);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (prefetch_refused(devPtr, count, location))
+        return CUDA_ERROR_NOT_PERMITTED;
+    return real(devPtr, count, location, flags, hStream);
+}
+
+TCU_EXPORT CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr devPtr, size_t count,
+                                               CUmemLocation location, unsigned int flags,
+                                               CUstream hStream)
+{
+    tcu_ready();
+    cuMemPrefetchAsync_v2_ptsz_fn real = TCU_REAL(cuMemPrefetchAsync_v2_ptsz);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (prefetch_refused(devPtr, count, location))
+        return CUDA_ERROR_NOT_PERMITTED;
+    return real(devPtr, count, location, flags, hStream);
+}
+
+/* The CUDA 13 batches: refused whole when any of their locations is not the host and any of
+ * their ranges overlaps a spill (which location applies to which range is the driver's to
+ * decide from prefetchLocIdxs; the hook does not need to know, nor to trust the indices).
+ * Malformed arrays (NULL) go to the driver, which refuses them. */
+static int batch_refused(const CUdeviceptr *dptrs, const size_t *sizes, size_t count,
+                         const CUmemLocation *locs, size_t nlocs)
+{
+    if (!dptrs || !sizes || !locs || !tcu_locs_reach_device(locs, nlocs))
+        return 0;
+    for (size_t i = 0; i < count; i++)
+        if (spill_overlaps(dptrs[i], sizes[i]))
+            return 1;
+    return 0;
+}
+
+#define TCU_BATCH_HOOK(name)                                                                       \
+    TCU_EXPORT CUresult name(CUdeviceptr *dptrs, size_t *sizes, size_t count,                      \
+                             CUmemLocation *prefetchLocs, size_t *prefetchLocIdxs,                 \
+                             size_t numPrefetchLocs, unsigned long long flags, CUstream hStream)   \
+    {                                                                                              \
+        tcu_ready();                                                                               \
+        name##_fn real = TCU_REAL(name);                                                           \
+        if (TCU_UNLIKELY(!real))                                                                   \
+            return CUDA_ERROR_NOT_INITIALIZED;                                                     \
+        if (batch_refused(dptrs, sizes, count, prefetchLocs, numPrefetchLocs))                     \
+            return CUDA_ERROR_NOT_PERMITTED;                                                       \
+        return real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags,    \
+                    hStream);                                                                      \
+    }
+
+TCU_BATCH_HOOK(cuMemPrefetchBatchAsync)
+TCU_BATCH_HOOK(cuMemPrefetchBatchAsync_ptsz)
+TCU_BATCH_HOOK(cuMemDiscardAndPrefetchBatchAsync)
+TCU_BATCH_HOOK(cuMemDiscardAndPrefetchBatchAsync_ptsz)
 
 /* ---- stream-ordered allocation ------------------------------------------ */
 

@@ -5,9 +5,52 @@
 #include <strings.h>
 
 #include "interposer/policy/policy.h"
+
+int tcu_host_admit(uint64_t own, uint64_t bytes, uint64_t limit)
+{
+    return bytes <= limit && own <= limit - bytes;
+}
+
+int tcu_loc_is_host(CUmemLocation l)
+{
+    return l.type == CU_MEM_LOCATION_TYPE_HOST || l.type == CU_MEM_LOCATION_TYPE_HOST_NUMA ||
+           l.type == CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT;
+}
+
+CUmemLocation tcu_loc_of_device(CUdevice d)
+{
+    CUmemLocation l = {d == CU_DEVICE_CPU ? CU_MEM_LOCATION_TYPE_HOST : CU_MEM_LOCATION_TYPE_DEVICE,
+                       d == CU_DEVICE_CPU ? 0 : d};
+    return l;
+}
+
+int tcu_advice_to_device(CUmem_advise a, CUmemLocation l)
+{
+    switch (a) {
+    case CU_MEM_ADVISE_SET_PREFERRED_LOCATION:
+        return !tcu_loc_is_host(l);
+    case CU_MEM_ADVISE_SET_ACCESSED_BY:
+    case CU_MEM_ADVISE_UNSET_READ_MOSTLY:
+        return 0;
+    case CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION:
+    case CU_MEM_ADVISE_UNSET_ACCESSED_BY:
+    case CU_MEM_ADVISE_SET_READ_MOSTLY:
+        return 1;
+    }
+    return 1;
+}
+
+int tcu_locs_reach_device(const CUmemLocation *locs, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (!tcu_loc_is_host(locs[k]))
+            return 1;
+    return 0;
+}
 #include "libutil/size.h"
 
 #define LIMIT_VAR "TESSEL_CUDA_MEM_LIMIT"
+#define OVER_VAR  "TESSEL_CUDA_MEM_OVERSUBSCRIBE"
 
 static int fail(tcu_config_t *c, const char *fmt, const char *a, const char *b)
 {
@@ -18,6 +61,7 @@ static int fail(tcu_config_t *c, const char *fmt, const char *a, const char *b)
     for (int i = 0; i < TCU_MAX_DEVICES; i++)
         c->limit[i] = 0;
     c->limited = 1;
+    c->host_limit = 0; /* failed closed: nothing spills either */
     return -1;
 }
 
@@ -49,7 +93,7 @@ int tcu_config_parse(tcu_config_t *c, char *const *envp)
     for (int i = 0; i < TCU_MAX_DEVICES; i++)
         c->limit[i] = TSHM_UNLIMITED;
     const char *all = NULL, *slice = NULL, *visible = NULL;
-    const char *core = NULL, *mode = NULL, *prio = NULL, *registry = NULL;
+    const char *core = NULL, *mode = NULL, *prio = NULL, *registry = NULL, *over = NULL;
     c->core_prio = TSHM_PRIO_NORMAL;
     strcpy(c->registry, "/dev/shm");
     const char *per[TCU_MAX_DEVICES] = {0};
@@ -90,6 +134,8 @@ int tcu_config_parse(tcu_config_t *c, char *const *envp)
             prio = val;
         } else if (nlen == 22 && strncmp(*e, "TESSEL_DEVICE_REGISTRY", 22) == 0) {
             registry = val;
+        } else if (nlen == strlen(OVER_VAR) && strncmp(*e, OVER_VAR, nlen) == 0) {
+            over = val;
         }
     }
 
@@ -114,6 +160,13 @@ int tcu_config_parse(tcu_config_t *c, char *const *envp)
         }
         c->limit[i] = v;
         c->limited = 1;
+    }
+    if (over) {
+        uint64_t v;
+        if (tsl_parse_size(over, &v, &err) < 0)
+            return fail(c, OVER_VAR "=%.60s: %s", over, err.text);
+        c->host_limit = v;
+        c->host_set = 1;
     }
     if (slice) {
         if (slice[0] != '/')
@@ -223,6 +276,9 @@ int tcu_config_lower(tcu_config_t *out, const tcu_config_t *file, const tcu_conf
         if (env->limit[i] < out->limit[i])
             out->limit[i] = env->limit[i];
     out->limited = file->limited || env->limited;
+    /* Set in the environment (a number, 0 included): the lower of the two. */
+    if (env->host_set && env->host_limit < out->host_limit)
+        out->host_limit = env->host_limit;
     if (env->core_limit && (!out->core_limit || env->core_limit < out->core_limit))
         out->core_limit = env->core_limit;
     if (env->core_set) {

@@ -31,6 +31,10 @@
  *   TESSEL_CUDA_CORE_PRIORITY  low, normal (default) or high
  *   TESSEL_DEVICE_REGISTRY     directory of the per-GPU registry files
  *                              (default /dev/shm)
+ *   TESSEL_CUDA_MEM_OVERSUBSCRIBE  bytes or K/M/G/T: what each device of the
+ *                              slice may spill past its limit into managed
+ *                              memory kept in host RAM (issue 21,
+ *                              docs/interposer.md); unset or 0: no spill
  *
  * A malformed value makes ok = 0 and error one line of text; the interposer
  * then fails closed (every limit 0: all counted allocations refused). */
@@ -47,6 +51,8 @@ typedef struct {
     int mode_set, prio_set;          /* TESSEL_CUDA_CORE_MODE / _PRIORITY given */
     char registry[1024];             /* registry directory */
     int from_file;                   /* the limits came from TCU_LIMITS_PATH (tesseld) */
+    uint64_t host_limit;             /* TESSEL_CUDA_MEM_OVERSUBSCRIBE, 0 = no spill */
+    int host_set;                    /* TESSEL_CUDA_MEM_OVERSUBSCRIBE given */
 } tcu_config_t;
 
 /* Where a job started by tesseld finds its limits: tesseld writes the file
@@ -66,7 +72,8 @@ int tcu_config_parse_file(tcu_config_t *c, const char *text);
 
 /* Combine the limits file's configuration (file, authoritative) with the
  * environment's (env): the environment may only lower what the file allows.
- * Per device the lower memory limit; the lower core limit (0 = none is the
+ * Per device the lower memory limit; the lower oversubscription (0, off, is the lowest); the
+ * lower core limit (0 = none is the
  * highest); the lower priority and strict mode when the environment names
  * them.  The
  * slice and the registry come from the file only.  A malformed file or
@@ -161,5 +168,27 @@ int tcu_nvml_limit(const uint64_t *limit, const char *visible, int pci_order, co
 
 /* Saturating multiply, used for pitch x height. */
 uint64_t tcu_mul_sat(uint64_t a, uint64_t b);
+
+/* ---- oversubscription: what may touch a spill (docs/interposer.md) ---- */
+
+/* Whether a process that has spilled `own` bytes on a device may spill `bytes` more under its
+ * host limit `limit` (own + bytes <= limit, without wrapping). */
+int tcu_host_admit(uint64_t own, uint64_t bytes, uint64_t limit);
+
+/* Whether location l is host memory (HOST, HOST_NUMA, HOST_NUMA_CURRENT). */
+int tcu_loc_is_host(CUmemLocation l);
+
+/* The location cuMemAdvise / cuMemPrefetchAsync (v1) mean by device d (CU_DEVICE_CPU: the
+ * host). */
+CUmemLocation tcu_loc_of_device(CUdevice d);
+
+/* Whether advice a toward l could bring a spilled allocation's pages onto a device: a
+ * preferred location that is not the host, unsetting the preferred location or accessed-by
+ * (the hints a spill is given), read-mostly (copies on the devices that read), and any
+ * advice this table does not know.  0 for SET_ACCESSED_BY and UNSET_READ_MOSTLY. */
+int tcu_advice_to_device(CUmem_advise a, CUmemLocation l);
+
+/* Whether any of locs[0..n) is not the host (a batch of prefetches that may reach a device). */
+int tcu_locs_reach_device(const CUmemLocation *locs, size_t n);
 
 #endif

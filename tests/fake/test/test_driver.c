@@ -323,6 +323,70 @@ static void test_granule(void **state)
     OK(cuMemFree_v2(p));
 }
 
+/* Managed memory (README "Managed memory"): host pages at allocation (no device memory, free
+ * memory unchanged), device memory once prefetched to a device, back on the host when
+ * prefetched there, hints recorded, freed by cuMemFree_v2 wherever it is. */
+static void test_managed_model(void **state)
+{
+    start("A:1G,B:1G", "0");
+    primary(0);
+    size_t f0 = 0, t0 = 0, f = 0, t = 0;
+    OK(cuMemGetInfo_v2(&f0, &t0));
+    CUdeviceptr m;
+    OK(cuMemAllocManaged(&m, 100 * MiB, CU_MEM_ATTACH_GLOBAL));
+    OK(cuMemGetInfo_v2(&f, &t));
+    assert_true(f == f0 && tessel_fake_process_used(0) == 0);
+    int res = 7, pt = 7, pid = 7;
+    unsigned long long acc = 7;
+    assert_int_equal(tessel_fake_managed(m + 5, &res, &pt, &pid, &acc), 0);
+    assert_int_equal(res, -1);
+    assert_int_equal(pt, 0);
+    assert_true(acc == 0);
+
+    CUmemLocation host = {CU_MEM_LOCATION_TYPE_HOST, 0}, d1 = {CU_MEM_LOCATION_TYPE_DEVICE, 1};
+    OK(cuMemAdvise_v2(m, 100 * MiB, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, host));
+    OK(cuMemAdvise(m, 100 * MiB, CU_MEM_ADVISE_SET_ACCESSED_BY, 0));
+    assert_int_equal(tessel_fake_managed(m, &res, &pt, &pid, &acc), 0);
+    assert_int_equal(pt, CU_MEM_LOCATION_TYPE_HOST);
+    assert_true(acc == 1);
+    OK(cuMemAdvise(m, 100 * MiB, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, 1));
+    assert_int_equal(tessel_fake_managed(m, &res, &pt, &pid, &acc), 0);
+    assert_int_equal(pt, CU_MEM_LOCATION_TYPE_DEVICE);
+    assert_int_equal(pid, 1);
+    OK(cuMemAdvise(m, 100 * MiB, CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, 0));
+    OK(cuMemAdvise(m, 100 * MiB, CU_MEM_ADVISE_UNSET_ACCESSED_BY, 0));
+    assert_int_equal(tessel_fake_managed(m, &res, &pt, &pid, &acc), 0);
+    assert_true(pt == 0 && acc == 0);
+
+    /* Prefetched to device 0: its memory there; to device 1: moved; to the host: gone. */
+    OK(cuMemPrefetchAsync(m, MiB, 0, NULL));
+    OK(cuMemGetInfo_v2(&f, &t));
+    assert_true(f == f0 - 100 * MiB && tessel_fake_process_used(0) == 100 * MiB);
+    assert_int_equal(tessel_fake_managed(m, &res, &pt, &pid, &acc), 0);
+    assert_int_equal(res, 0);
+    OK(cuMemPrefetchAsync_v2(m, MiB, d1, 0, NULL));
+    assert_true(tessel_fake_device_used(0) == 0 && tessel_fake_device_used(1) == 100 * MiB);
+    OK(cuMemPrefetchAsync(m, MiB, CU_DEVICE_CPU, NULL));
+    assert_true(tessel_fake_device_used(0) == 0 && tessel_fake_device_used(1) == 0);
+    /* Larger than the device's free memory: the pages stay on the host. */
+    CUdeviceptr big;
+    OK(cuMemAllocManaged(&big, 2048 * MiB, CU_MEM_ATTACH_GLOBAL));
+    OK(cuMemPrefetchAsync(big, MiB, 0, NULL));
+    assert_int_equal(tessel_fake_managed(big, &res, &pt, &pid, &acc), 0);
+    assert_int_equal(res, -1);
+    assert_true(tessel_fake_device_used(0) == 0);
+    OK(cuMemFree_v2(big));
+
+    OK(cuMemPrefetchAsync(m, MiB, 0, NULL));
+    OK(cuMemFree_v2(m)); /* resident on the device: given back */
+    assert_true(tessel_fake_device_used(0) == 0);
+    assert_int_equal(tessel_fake_managed(m, &res, &pt, &pid, &acc), -1);
+    CUdeviceptr d;
+    OK(cuMemAlloc_v2(&d, MiB));
+    assert_int_equal(tessel_fake_managed(d, &res, &pt, &pid, &acc), -1); /* not managed */
+    OK(cuMemFree_v2(d));
+}
+
 static void test_pitch_managed_host(void **state)
 {
     start("A:1G", "0");
@@ -345,8 +409,8 @@ static void test_pitch_managed_host(void **state)
     OK(cuMemFree(p1));
 
     OK(cuMemAllocManaged(&p, 3 * MiB, CU_MEM_ATTACH_GLOBAL));
-    assert_true(tessel_fake_device_used(0) == 3 * MiB);
-    memset((void *)(uintptr_t)p, 1, 3 * MiB); /* host-accessible */
+    assert_true(tessel_fake_device_used(0) == 0); /* host pages until migrated */
+    memset((void *)(uintptr_t)p, 1, 3 * MiB);     /* host-accessible */
     OK(cuMemFree_v2(p));
     assert_int_equal(cuMemAllocManaged(&p, MiB, 0), CUDA_ERROR_INVALID_VALUE);
 
@@ -1098,6 +1162,7 @@ int main(void)
         cmocka_unit_test_teardown(test_alloc_accounting, teardown),
         cmocka_unit_test_teardown(test_granule, teardown),
         cmocka_unit_test_teardown(test_pitch_managed_host, teardown),
+        cmocka_unit_test_teardown(test_managed_model, teardown),
         cmocka_unit_test_teardown(test_copies, teardown),
         cmocka_unit_test_teardown(test_2d_peer_hints, teardown),
         cmocka_unit_test_teardown(test_pools, teardown),

@@ -175,6 +175,54 @@ static void test_suspend_and_least_work(void **state)
     }
 }
 
+/* A training job flagged TSCHED_JOB_NEVER_PREEMPT.  1 node x 2 GPUs; A guaranteed 2, B 1.
+ * B's never-preempt job beyond B's guarantee is refused at submission (it counts as
+ * non-preemptible work); within it, it runs and is passed over as a victim: A's job, owed
+ * capacity, takes B's other (ordinary) training job instead.  With both of B's jobs
+ * flagged (each within the guarantee of 1 GPU alone), A gets no plan at all. */
+static void test_never_preempt(void **state)
+{
+    (void)state;
+    for (int both = 0; both < 2; both++) {
+        struct fx f;
+        fx_init(&f, 1, 2, NULL);
+        int a = fx_queue(&f, "A", NULL, 2000, 0, 1);
+        int b = fx_queue(&f, "B", NULL, 1000, 0, 1);
+        tsched_qjob_t j;
+        memset(&j, 0, sizeof j);
+        j.queue = b;
+        j.cls = TSCHED_CLASS_TRAINING;
+        j.req.ngpus = 2;
+        j.req.milli_gpu = 1000;
+        j.id = 9;
+        j.flags = TSCHED_JOB_NEVER_PREEMPT;
+        assert_int_equal(tsched_job_submit(f.s, &j, NULL), -1); /* 2 GPUs > B's guarantee */
+        assert_int_equal(errno, EINVAL);
+        j.req.ngpus = 1;
+        j.id = 1;
+        assert_int_equal(tsched_job_submit(f.s, &j, NULL), 0);
+        fx_cycle(&f, 0);
+        j.id = 2;
+        j.flags = both ? TSCHED_JOB_NEVER_PREEMPT : 0;
+        j.arrival = 10;
+        assert_int_equal(tsched_job_submit(f.s, &j, NULL), 0);
+        fx_cycle(&f, 10);
+        if (both) {
+            /* the second never-preempt job is held by B's guarantee (1 GPU of such work) */
+            assert_int_equal(f.d.nstarts, 0);
+            fx_fini(&f);
+            continue;
+        }
+        assert_int_equal(f.d.nstarts, 1);
+        assert_int_equal(fx_submit(&f, 3, a, TSCHED_CLASS_TRAINING, 0, 1000, 1, 1000), 0);
+        fx_cycle(&f, 1000);
+        assert_int_equal(f.d.nvictims, 1);
+        assert_int_equal(f.d.victims[0].job, 2); /* never job 1, though it ran longer */
+        assert_int_equal(f.d.victims[0].for_job, 3);
+        fx_fini(&f);
+    }
+}
+
 /* Fair share with history.  1 node x 4 GPUs; A and B guaranteed 2 each,
  * half-life 3600 s, history weight 0.5.  A ran 4 GPUs from t = 0 to 7200:
  * its history is 4000 * (1 - 2^-2) = 3000 milli-GPU, so its key is
@@ -550,6 +598,7 @@ int main(void)
         cmocka_unit_test(test_min_runtime),
         cmocka_unit_test(test_priority_within_queue),
         cmocka_unit_test(test_suspend_and_least_work),
+        cmocka_unit_test(test_never_preempt),
         cmocka_unit_test(test_fair_share_history),
         cmocka_unit_test(test_backfill_and_reservation),
         cmocka_unit_test(test_tree_limits_and_guarantees),

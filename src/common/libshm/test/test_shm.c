@@ -93,6 +93,85 @@ static void test_reserve_release(void **state)
     tshm_close(s);
 }
 
+static int sum_host(const tshm_proc_info_t *p, void *arg)
+{
+    *(uint64_t *)arg += p->host_used[0];
+    return 0;
+}
+
+/* Oversubscription (issue 21): spilled bytes counted apart from device bytes, against a host
+ * limit of their own (0: off), a lower setting winning, and given back by a dead process. */
+static void test_host_spill(void **state)
+{
+    tsl_error_t e = {{0}};
+    tshm_t *s = tshm_attach(g_path, &e);
+    assert_non_null(s);
+    assert_int_equal(tshm_register(s, &e), 0);
+    int a = tshm_device(s, UUID_A, 10 * MiB, &e);
+    assert_int_equal(a, 0);
+    assert_true(tshm_host_limit(s, a) == 0);
+    assert_int_equal(tshm_reserve_host(s, a, 1), -1); /* off: nothing spills */
+    assert_true(tshm_host_used(s, a) == 0);
+
+    assert_int_equal(tshm_host_config(s, a, 64 * MiB), 0);  /* none yet: set */
+    assert_int_equal(tshm_host_config(s, a, 128 * MiB), 0); /* higher: ignored */
+    assert_true(tshm_host_limit(s, a) == 64 * MiB);
+    assert_int_equal(tshm_host_config(s, a, 0), 0); /* 0: changes nothing */
+    assert_true(tshm_host_limit(s, a) == 64 * MiB);
+    assert_int_equal(tshm_host_config(s, a, 48 * MiB), 0); /* lower wins */
+    assert_true(tshm_host_limit(s, a) == 48 * MiB);
+    errno = 0;
+    assert_int_equal(tshm_host_config(s, 5, 1), -1);
+    assert_int_equal(errno, ERANGE);
+
+    assert_int_equal(tshm_reserve(s, a, 10 * MiB), 0); /* the device share, full */
+    assert_int_equal(tshm_reserve_host(s, a, 40 * MiB), 0);
+    assert_int_equal(tshm_reserve_host(s, a, 8 * MiB), 0); /* exactly at the host limit */
+    assert_int_equal(tshm_reserve_host(s, a, 1), -1);
+    assert_int_equal(tshm_reserve_host(s, a, UINT64_MAX), -1); /* no wrap-around */
+    assert_true(tshm_host_used(s, a) == 48 * MiB);
+    assert_true(tshm_used(s, a) == 10 * MiB); /* the device count is its own */
+    tshm_release_host(s, a, 8 * MiB);
+    assert_true(tshm_host_used(s, a) == 40 * MiB && tshm_used(s, a) == 10 * MiB);
+
+    tshm_t *r = tshm_open_ro(g_path, &e);
+    assert_non_null(r);
+    tshm_device_info_t di;
+    assert_int_equal(tshm_device_info(r, a, &di), 0);
+    assert_true(di.host_limit == 48 * MiB && di.host_used == 40 * MiB && di.used == 10 * MiB);
+    uint64_t sum = 0;
+    assert_int_equal(tshm_foreach_proc(r, sum_host, &sum), 1);
+    assert_true(sum == 40 * MiB);
+    errno = 0;
+    assert_int_equal(tshm_set_host_limit(r, a, 1), -1); /* read-only handle */
+    assert_int_equal(errno, EROFS);
+    tshm_close(r);
+    assert_int_equal(tshm_set_host_limit(s, a, 100 * MiB), 0); /* tesseld: unconditional */
+    assert_true(tshm_host_limit(s, a) == 100 * MiB);
+
+    /* A child spills and dies without unregistering: reclaim gives its bytes back. */
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        tshm_atfork_child(s);
+        if (tshm_register(s, NULL) < 0 || tshm_reserve_host(s, a, 20 * MiB) < 0)
+            _exit(1);
+        _exit(0); /* no tshm_unregister: a crash */
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    assert_true(tshm_host_used(s, a) == 60 * MiB);
+    assert_int_equal(tshm_reclaim(s), 1);
+    assert_true(tshm_host_used(s, a) == 40 * MiB);
+
+    tshm_unregister(s); /* a clean exit gives both kinds back */
+    assert_true(tshm_host_used(s, a) == 0 && tshm_used(s, a) == 0);
+    tshm_release_host(s, a, MiB); /* unregistered: nothing */
+    assert_true(tshm_host_used(s, a) == 0);
+    tshm_close(s);
+}
+
 static void test_bad_files(void **state)
 {
     tsl_error_t e = {{0}};
@@ -728,6 +807,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_exec_image, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ro_truncated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fd_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_host_spill, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

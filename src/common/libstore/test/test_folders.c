@@ -67,7 +67,7 @@ static tstore_t *open_with_users(void)
     tsl_error_t err;
     tstore_t *st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 19);
+    assert_int_equal(tstore_schema_version(st), 22);
     const char *users[] = {"alice", "bob", "carol"};
     for (size_t i = 0; i < 3; i++)
         assert_int_equal(tstore_user_add(st, users[i], "user", 1, NULL), 0);
@@ -161,10 +161,109 @@ static void test_folders(void **state)
     tstore_close(st);
 }
 
+/* A project's folder quota (migration 19) and the measured use of its folders together. */
+static int count_folder(const tstore_folder_t *f, void *arg)
+{
+    (*(int *)arg)++;
+    return 0;
+}
+
+static void test_project_quota(void **state)
+{
+    tsl_error_t err;
+    tstore_t *st = open_with_users();
+    tstore_project_t p = {.share_jobs = true, .created_ms = 5};
+    snprintf(p.name, sizeof p.name, "vision");
+    snprintf(p.queue, sizeof p.queue, "default");
+    snprintf(p.created_by, sizeof p.created_by, "alice");
+    assert_int_equal(tstore_project_add(st, &p, "alice", 5, NULL), 0);
+    tstore_project_t got;
+    assert_int_equal(tstore_project_get(st, "vision", &got, NULL), 0);
+    assert_int_equal(got.folder_quota, 0);
+    assert_int_equal(tstore_project_set_folder_quota(st, p.id, 1 << 20, NULL), 0);
+    assert_int_equal(tstore_project_get_id(st, p.id, &got, NULL), 0);
+    assert_int_equal(got.folder_quota, 1 << 20);
+    /* tstore_project_update leaves it as it is. */
+    snprintf(got.description, sizeof got.description, "changed");
+    assert_int_equal(tstore_project_update(st, &got, NULL), 0);
+    assert_int_equal(tstore_project_get(st, "vision", &got, NULL), 0);
+    assert_int_equal(got.folder_quota, 1 << 20);
+    assert_int_equal(tstore_project_set_folder_quota(st, 999, 5, &err), -1);
+    assert_int_equal(errno, ENOENT);
+
+    /* Use together: the folders of the project only, those measured counted. */
+    int64_t used = -1, measured = -1, n = -1;
+    assert_int_equal(tstore_project_folder_use(st, p.id, &used, &measured, &n, NULL), 0);
+    assert_int_equal(used + measured + n, 0);
+    tstore_folder_t a = {.created_ms = 10, .project = p.id}, b = a, own = {.created_ms = 10};
+    snprintf(a.name, sizeof a.name, "a");
+    snprintf(b.name, sizeof b.name, "b");
+    snprintf(own.name, sizeof own.name, "own");
+    snprintf(a.owner, sizeof a.owner, "alice");
+    snprintf(b.owner, sizeof b.owner, "alice");
+    snprintf(own.owner, sizeof own.owner, "alice");
+    assert_int_equal(tstore_folder_add(st, &a, NULL), 0);
+    assert_int_equal(tstore_folder_add(st, &b, NULL), 0);
+    assert_int_equal(tstore_folder_add(st, &own, NULL), 0);
+    assert_int_equal(tstore_folder_set_used(st, a.id, 300, 20, NULL), 0);
+    assert_int_equal(tstore_folder_set_used(st, own.id, 5000, 20, NULL), 0);
+    assert_int_equal(tstore_project_folder_use(st, p.id, &used, &measured, &n, NULL), 0);
+    assert_int_equal(used, 300);
+    assert_int_equal(measured, 1);
+    assert_int_equal(n, 2);
+    assert_int_equal(tstore_folder_set_used(st, b.id, 700, 21, NULL), 0);
+    assert_int_equal(tstore_project_folder_use(st, p.id, &used, &measured, &n, NULL), 0);
+    assert_int_equal(used, 1000);
+    assert_int_equal(measured, 2);
+    /* A deleted folder counts no more. */
+    assert_int_equal(tstore_folder_del(st, a.id, NULL), 0);
+    assert_int_equal(tstore_project_folder_use(st, p.id, &used, &measured, &n, NULL), 0);
+    assert_int_equal(used, 700);
+    assert_int_equal(measured, 1);
+    assert_int_equal(n, 1);
+    /* An upload's bytes: added to the figure as it is, the time of the walk kept;
+     * saturating; a folder never measured stays so. */
+    assert_int_equal(tstore_folder_add_used(st, b.id, 50, NULL), 0);
+    tstore_folder_t fb;
+    assert_int_equal(tstore_folder_get(st, "b", &fb, NULL), 0);
+    assert_int_equal(fb.used, 750);
+    assert_int_equal(fb.used_ms, 21);
+    assert_int_equal(tstore_folder_add_used(st, b.id, -1, &err), -1);
+    assert_int_equal(errno, EINVAL);
+    tstore_folder_t c = {.created_ms = 10, .project = p.id};
+    snprintf(c.name, sizeof c.name, "c");
+    snprintf(c.owner, sizeof c.owner, "alice");
+    assert_int_equal(tstore_folder_add(st, &c, NULL), 0);
+    assert_int_equal(tstore_folder_add_used(st, c.id, 50, NULL), 0);
+    assert_int_equal(tstore_folder_get(st, "c", &fb, NULL), 0);
+    assert_int_equal(fb.used, -1);
+    /* The project's folders (an index), not the others. */
+    int count = 0;
+    assert_int_equal(tstore_folder_list_project(st, p.id, count_folder, &count, NULL), 0);
+    assert_int_equal(count, 2);
+    count = 0;
+    assert_int_equal(tstore_folder_list_project(st, 0, count_folder, &count, NULL), 0);
+    assert_int_equal(count, 0);
+    /* Figures near INT64_MAX: the sum saturates (no integer overflow error). */
+    assert_int_equal(tstore_folder_set_used(st, b.id, INT64_MAX - 10, 22, NULL), 0);
+    assert_int_equal(tstore_folder_add_used(st, b.id, 100, NULL), 0);
+    assert_int_equal(tstore_folder_get(st, "b", &fb, NULL), 0);
+    assert_int_equal(fb.used, INT64_MAX);
+    assert_int_equal(tstore_folder_set_used(st, c.id, INT64_MAX, 22, NULL), 0);
+    assert_int_equal(tstore_project_folder_use(st, p.id, &used, &measured, &n, NULL), 0);
+    assert_int_equal(used, INT64_MAX);
+    assert_int_equal(measured, 2);
+    assert_int_equal(tstore_project_set_folder_quota(st, p.id, 0, NULL), 0);
+    assert_int_equal(tstore_project_get(st, "vision", &got, NULL), 0);
+    assert_int_equal(got.folder_quota, 0);
+    tstore_close(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_folders, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_project_quota, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

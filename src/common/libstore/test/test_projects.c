@@ -61,6 +61,7 @@ static void test_migrate(void **state)
     tstore_close(st);
     sqlite3 *db;
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    /* Migration 19 (projects.folder_quota) goes with the projects table. */
     static const char *const back =
         "DROP TABLE projects; DROP TABLE project_members; DROP TABLE project_events;"
         "DROP INDEX jobs_project; ALTER TABLE jobs DROP COLUMN project;"
@@ -72,6 +73,9 @@ static void test_migrate(void **state)
         "DROP TABLE services; DROP TABLE service_replicas; DROP TABLE service_tokens;" /* and 16 */
         "DROP TABLE gpu_speeds; ALTER TABLE queues DROP COLUMN max_ngpu_milli;"        /* and 17 */
         "ALTER TABLE jobs DROP COLUMN gpu_released;"                                   /* and 18 */
+        "ALTER TABLE jobs DROP COLUMN gpu_oversub;"                                    /* and 20 */
+        "ALTER TABLE jobs DROP COLUMN preemptible;"                                    /* and 21 */
+        "ALTER TABLE jobs DROP COLUMN suspended_for;"
         "ALTER TABLE jobs DROP COLUMN services;" /* and 22 (jobs' web services) */
         "PRAGMA user_version = 11;"
         "INSERT INTO users VALUES ('alice', 'user', 5), ('admin', 'admin', 4);"
@@ -83,7 +87,7 @@ static void test_migrate(void **state)
 
     st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 19);
+    assert_int_equal(tstore_schema_version(st), 22);
     tstore_project_t p;
     assert_int_equal(tstore_project_get(st, "default", &p, NULL), 0);
     assert_int_equal(p.id, TSTORE_PROJECT_DEFAULT);

@@ -254,7 +254,7 @@ static void test_jobs(void **state)
     /* Reopen: everything committed is there, the schema is not re-applied. */
     st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 19);
+    assert_int_equal(tstore_schema_version(st), 22);
     tstore_queue_t hq;
     assert_int_equal(tstore_queue_get(st, "high", &hq, NULL), 0);
     assert_int_equal(hq.priority, 10);
@@ -382,7 +382,33 @@ static void test_job_image(void **state)
     tstore_close(st);
 }
 
-/* Migration 18: the GPU memory a suspended job gave back; not touched by tstore_job_write. */
+/* Migration 21: a job's oversubscription (bytes per GPU it may spill into host memory), kept
+ * from submission on; 0 (NULL in the table) when not asked. */
+static void test_job_gpu_oversub(void **state)
+{
+    tsl_error_t err;
+    tstore_t *st = tstore_open(path, &err);
+    assert_non_null(st);
+    tstore_job_t j;
+    job_fill(&j, "alice", "default", 0);
+    j.gpu_oversub = 16ull << 30;
+    assert_int_equal(tstore_job_add(st, &j, NULL), 0);
+    int64_t id = j.id, other;
+    add_job(st, "alice", "default", 0, &other);
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_true(j.gpu_oversub == 16ull << 30);
+    j.state = TSTORE_RUNNING;
+    assert_int_equal(tstore_job_write(st, &j, NULL), 0); /* a state change keeps it */
+    tstore_job_clear(&j);
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_true(j.gpu_oversub == 16ull << 30);
+    tstore_job_clear(&j);
+    assert_int_equal(tstore_job_get(st, other, &j, NULL), 0);
+    assert_true(j.gpu_oversub == 0);
+    tstore_job_clear(&j);
+    tstore_close(st);
+}
+
 /* Migration 22: a job's web services, kept as submitted; NULL for a job without any, and a
  * state change keeps them. */
 static void test_job_services(void **state)
@@ -411,6 +437,7 @@ static void test_job_services(void **state)
     tstore_close(st);
 }
 
+/* Migration 18: the GPU memory a suspended job gave back; not touched by tstore_job_write. */
 static void test_job_gpu_released(void **state)
 {
     tsl_error_t err;
@@ -479,7 +506,7 @@ static void test_migrate_v2(void **state)
     tsl_error_t err;
     tstore_t *st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 19);
+    assert_int_equal(tstore_schema_version(st), 22);
     tstore_queue_t q;
     assert_int_equal(tstore_queue_get(st, "prod", &q, NULL), 0);
     assert_int_equal(q.priority, 3);
@@ -1640,6 +1667,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_jobs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_image, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_gpu_released, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_job_gpu_oversub, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_services, setup, teardown),
         cmocka_unit_test_setup_teardown(test_services, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gpu_speeds, setup, teardown),

@@ -12,7 +12,7 @@ static void test_reserved(void **state)
     static const char *const reserved[] = {
         "CUDA_VISIBLE_DEVICES",   "NVIDIA_VISIBLE_DEVICES", "TESSEL_JOB_ID",
         "TESSEL_SLICE",           "TESSEL_CUDA_MEM_LIMIT",  "TESSEL_CUDA_MEM_LIMIT_3",
-        "TESSEL_DEVICE_REGISTRY", "TESSEL_FAKE_GPUS",
+        "TESSEL_DEVICE_REGISTRY", "TESSEL_FAKE_GPUS",       "TESSEL_CUDA_MEM_OVERSUBSCRIBE",
     };
     for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
         assert_non_null(tsl_env_reserved(reserved[i]));

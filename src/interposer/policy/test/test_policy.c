@@ -333,6 +333,110 @@ static void test_nvml_limit(void **state)
     }
 }
 
+/* TESSEL_CUDA_MEM_OVERSUBSCRIBE (issue 21): a size, 0/unset = no spill; a malformed value
+ * fails closed (no spill either); the environment may only lower the file's. */
+static void test_config_oversubscribe(void **state)
+{
+    (void)state;
+    tcu_config_t c, f, e, out;
+    char *none[] = {"TESSEL_CUDA_MEM_LIMIT=1G", NULL};
+    assert_int_equal(tcu_config_parse(&c, none), 0);
+    assert_true(c.host_limit == 0 && c.host_set == 0);
+    char *some[] = {"TESSEL_CUDA_MEM_OVERSUBSCRIBE=16G", NULL};
+    assert_int_equal(tcu_config_parse(&c, some), 0);
+    assert_true(c.host_limit == 16 * GiB && c.host_set == 1);
+    char *zero[] = {"TESSEL_CUDA_MEM_OVERSUBSCRIBE=0", NULL};
+    assert_int_equal(tcu_config_parse(&c, zero), 0);
+    assert_true(c.host_limit == 0 && c.host_set == 1);
+    static const char *bad[] = {
+        "TESSEL_CUDA_MEM_OVERSUBSCRIBE=", "TESSEL_CUDA_MEM_OVERSUBSCRIBE=-1G",
+        "TESSEL_CUDA_MEM_OVERSUBSCRIBE=lots", "TESSEL_CUDA_MEM_OVERSUBSCRIBE=1G2"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *env[] = {"TESSEL_CUDA_MEM_OVERSUBSCRIBE=8G", (char *)bad[i], NULL};
+        assert_int_equal(tcu_config_parse(&c, env), -1);
+        assert_int_equal(c.ok, 0);
+        assert_true(c.host_limit == 0);
+        assert_non_null(strstr(c.error, "TESSEL_CUDA_MEM_OVERSUBSCRIBE"));
+    }
+
+    assert_int_equal(tcu_config_parse_file(&f, "TESSEL_CUDA_MEM_LIMIT=2G\n"
+                                               "TESSEL_CUDA_MEM_OVERSUBSCRIBE=4G\n"),
+                     0);
+    assert_true(f.host_limit == 4 * GiB);
+    char *raise[] = {"TESSEL_CUDA_MEM_OVERSUBSCRIBE=64G", NULL};
+    assert_int_equal(tcu_config_parse(&e, raise), 0);
+    assert_int_equal(tcu_config_lower(&out, &f, &e), 0);
+    assert_true(out.host_limit == 4 * GiB); /* not raised */
+    assert_int_equal(tcu_config_parse(&e, NULL), 0);
+    assert_int_equal(tcu_config_lower(&out, &f, &e), 0);
+    assert_true(out.host_limit == 4 * GiB); /* unset: the file's */
+    char *lower[] = {"TESSEL_CUDA_MEM_OVERSUBSCRIBE=1G", NULL};
+    assert_int_equal(tcu_config_parse(&e, lower), 0);
+    assert_int_equal(tcu_config_lower(&out, &f, &e), 0);
+    assert_true(out.host_limit == GiB);
+    assert_int_equal(tcu_config_parse(&e, zero), 0);
+    assert_int_equal(tcu_config_lower(&out, &f, &e), 0);
+    assert_true(out.host_limit == 0); /* the job may turn it off */
+    assert_int_equal(tcu_config_parse_file(&f, "TESSEL_CUDA_MEM_LIMIT=2G\n"), 0);
+    assert_int_equal(tcu_config_parse(&e, raise), 0);
+    assert_int_equal(tcu_config_lower(&out, &f, &e), 0);
+    assert_true(out.host_limit == 0); /* the file allows none: the environment adds none */
+}
+
+/* Oversubscription (security review F2): a process's own spill count admits bytes only within
+ * its host limit, without wrapping. */
+static void test_host_admit(void **state)
+{
+    (void)state;
+    assert_true(tcu_host_admit(0, 512, 512));
+    assert_true(tcu_host_admit(500, 12, 512));
+    assert_false(tcu_host_admit(500, 13, 512));
+    assert_false(tcu_host_admit(0, 1, 0)); /* no limit: no spill */
+    assert_true(tcu_host_admit(0, 0, 0));
+    assert_false(tcu_host_admit(1, UINT64_MAX, UINT64_MAX)); /* would wrap */
+    assert_false(tcu_host_admit(UINT64_MAX, 1, UINT64_MAX));
+    assert_true(tcu_host_admit(UINT64_MAX - 1, 1, UINT64_MAX));
+}
+
+/* Oversubscription (security review F1): which locations and advice could bring a spill onto
+ * a device. */
+static void test_spill_moves(void **state)
+{
+    (void)state;
+    CUmemLocation host = {CU_MEM_LOCATION_TYPE_HOST, 0};
+    CUmemLocation numa = {CU_MEM_LOCATION_TYPE_HOST_NUMA, 1};
+    CUmemLocation numa_cur = {CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT, 0};
+    CUmemLocation dev0 = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
+    CUmemLocation invalid = {CU_MEM_LOCATION_TYPE_INVALID, 0};
+    assert_true(tcu_loc_is_host(host));
+    assert_true(tcu_loc_is_host(numa));
+    assert_true(tcu_loc_is_host(numa_cur));
+    assert_false(tcu_loc_is_host(dev0));
+    assert_false(tcu_loc_is_host(invalid)); /* unknown: not the host */
+    CUmemLocation l = tcu_loc_of_device(CU_DEVICE_CPU);
+    assert_int_equal(l.type, CU_MEM_LOCATION_TYPE_HOST);
+    l = tcu_loc_of_device(3);
+    assert_int_equal(l.type, CU_MEM_LOCATION_TYPE_DEVICE);
+    assert_int_equal(l.id, 3);
+    /* advice */
+    assert_true(tcu_advice_to_device(CU_MEM_ADVISE_SET_PREFERRED_LOCATION, dev0));
+    assert_false(tcu_advice_to_device(CU_MEM_ADVISE_SET_PREFERRED_LOCATION, host));
+    assert_false(tcu_advice_to_device(CU_MEM_ADVISE_SET_PREFERRED_LOCATION, numa));
+    assert_true(tcu_advice_to_device(CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, host));
+    assert_true(tcu_advice_to_device(CU_MEM_ADVISE_UNSET_ACCESSED_BY, dev0));
+    assert_true(tcu_advice_to_device(CU_MEM_ADVISE_SET_READ_MOSTLY, host));
+    assert_false(tcu_advice_to_device(CU_MEM_ADVISE_SET_ACCESSED_BY, dev0));
+    assert_false(tcu_advice_to_device(CU_MEM_ADVISE_UNSET_READ_MOSTLY, dev0));
+    assert_true(tcu_advice_to_device((CUmem_advise)99, host)); /* unknown advice: refused */
+    /* batches */
+    CUmemLocation all_host[] = {host, numa};
+    CUmemLocation mixed[] = {host, dev0};
+    assert_false(tcu_locs_reach_device(all_host, 2));
+    assert_true(tcu_locs_reach_device(mixed, 2));
+    assert_false(tcu_locs_reach_device(mixed, 1)); /* only the first counted */
+    assert_false(tcu_locs_reach_device(NULL, 0));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -344,6 +448,9 @@ int main(void)
         cmocka_unit_test(test_array_bytes),
         cmocka_unit_test(test_config_file_lower),
         cmocka_unit_test(test_nvml_limit),
+        cmocka_unit_test(test_config_oversubscribe),
+        cmocka_unit_test(test_host_admit),
+        cmocka_unit_test(test_spill_moves),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
