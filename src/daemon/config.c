@@ -49,8 +49,8 @@ struct tessd_opt {
 };
 
 static int check_listen(const char *v, tsl_error_t *err);
-static int check_listen_opt(const char *v, tsl_error_t *err);
 static int check_svc_domain(const char *v, tsl_error_t *err);
+static int check_svc_listen(const char *v, tsl_error_t *err);
 static int check_socket(const char *v, tsl_error_t *err);
 static int check_abs(const char *v, tsl_error_t *err);
 static int check_fake(const char *v, tsl_error_t *err);
@@ -81,7 +81,7 @@ const tessd_opt_t tessd_opts[] = {
     {"folder-root", T_STR, F(folder_root), .check = check_abs},
     {"listen", T_STR, F(listen), .def = "127.0.0.1:7470", .check = check_listen},
     {"no-listen", T_BOOL, F(no_listen), .def = "no"},
-    {"services-listen", T_STR, F(services_listen), .check = check_listen_opt},
+    {"services-listen", T_STR, F(services_listen), .check = check_svc_listen},
     {"services-domain", T_STR, F(services_domain), .def = TSD_SVC_DOMAIN_DEFAULT,
      .check = check_svc_domain},
     {"fake-gpus", T_STR, F(fake_gpus), .check = check_fake},
@@ -191,9 +191,21 @@ static int check_qmap(const char *v, tsl_error_t *err)
 }
 
 /* check_listen, or "" (none). */
-static int check_listen_opt(const char *v, tsl_error_t *err)
+/* --services-listen: HOST:PORT as for --listen, and HOST a loopback address (127.0.0.0/8 or
+ * localhost): the services listener tells whose each connection is from the kernel's view of
+ * its other end, which only a process of this machine has (docs/job-services.md). */
+static int check_svc_listen(const char *v, tsl_error_t *err)
 {
-    return v[0] ? check_listen(v, err) : 0;
+    if (!v[0])
+        return 0;
+    if (check_listen(v, err) < 0)
+        return -1;
+    if (strncmp(v, "localhost:", 10) == 0 || strncmp(v, "127.", 4) == 0)
+        return 0;
+    return tsl_errprintf(err,
+                         "HOST must be a loopback address (127.0.0.1 or localhost): jobs' services "
+                         "are served to this machine's own processes alone (from another "
+                         "machine, through ssh -L; docs/job-services.md)");
 }
 
 static int check_svc_domain(const char *v, tsl_error_t *err)

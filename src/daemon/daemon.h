@@ -246,6 +246,7 @@ typedef struct {
      * ("http://HOST:PORT"), the key of the session cookies, and --interactive-idle in ms (0:
      * off).  Set before the threads start. */
     thttp_server_t *http_svc;
+    thttp_server_t *http_svc6; /* the same on [::1] (a domain under localhost), else NULL */
     char svc_base[96];
     /* --services-domain: each service at http://j<ID>-<NAME>.<svc_domain>:<svc_port>/ */
     char svc_domain[104];

@@ -46,7 +46,7 @@ int tsd_svc_sock(const char *data_dir, int64_t job, const char *name, char *buf,
  * and its cookie is host-only (no Domain attribute).  domain is tesseld's --services-domain
  * (default TSD_SVC_DOMAIN_DEFAULT: browsers and curl resolve every name under localhost to
  * the loopback address). */
-#define TSD_SVC_DOMAIN_DEFAULT "svc.localhost"
+#define TSD_SVC_DOMAIN_DEFAULT "localhost"
 #define TSD_SVC_DOMAIN_MAX     100 /* bytes of a domain, the NUL not counted */
 
 /* Whether d is a domain for the services' host names: 1 to TSD_SVC_DOMAIN_MAX bytes, labels

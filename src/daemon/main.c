@@ -115,11 +115,12 @@ static void usage(FILE *f)
             "                      DIR/tesseld.addr)\n"
             "  --no-listen         no TCP listener: the local socket only\n"
             "  --services-listen HOST:PORT  where jobs' web services are served (tessel run\n"
-            "                      --service, tessel notebook), an origin apart from the API's\n"
-            "                      (default none: such jobs are refused; docs/job-services.md)\n"
+            "                      --service, tessel notebook), an origin apart from the API's;\n"
+            "                      HOST is loopback (127.0.0.1, localhost; from another\n"
+            "                      machine: ssh -L).  Default none: such jobs are refused\n"
             "  --services-domain DOMAIN  each service is served at its own host name,\n"
-            "                      jID-NAME.DOMAIN (default svc.localhost; a listener for\n"
-            "                      other hosts needs a wildcard DNS name *.DOMAIN)\n"
+            "                      jID-NAME.DOMAIN (default localhost: each service a site\n"
+            "                      of its own; docs/job-services.md)\n"
             "  --fake-gpus SPEC    simulated GPUs, e.g. 2xRTX4090:24G (marked simulated)\n"
             "  --fake-gpus-if-none SPEC  the real GPUs, or these simulated ones when NVML\n"
             "                      finds none (for demos)\n"
@@ -1173,6 +1174,7 @@ int main(int argc, char **argv)
                                hc.timeout_s, &err) < 0) {
             fprintf(stderr, "tesseld: --services-listen: %s\n", err.text);
             thttp_stop(d->http_svc);
+            thttp_stop(d->http_svc6);
             thttp_stop(d->http);
             thttp_stop(d->http_unix);
             return 1;

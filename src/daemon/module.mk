@@ -338,7 +338,8 @@ tests/t/t7040-ctr-exec-unstoppable.t: $(O)/tests/agent/ctrstop
 # A job's web services through tesseld (docs/job-services.md): Jupyter, a generic service,
 # the idle rule, each service's own origin and the proxy's door (t7074).
 JOBSVC_TESTS := tests/t/t7070-jobsvc-jupyter.t tests/t/t7071-jobsvc-generic.t \
-                tests/t/t7072-jobsvc-idle.t tests/t/t7074-jobsvc-origin.t
+                tests/t/t7072-jobsvc-idle.t tests/t/t7074-jobsvc-origin.t \
+                tests/t/t7075-jobsvc-peer.t
 TESTS += $(JOBSVC_TESTS)
 $(JOBSVC_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel tests/lib/term.sh \
                  tests/lib/jobsvc.sh tests/lib/jupyter-cell tests/lib/svc-echo tests/lib/svc-upload

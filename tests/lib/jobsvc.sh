@@ -7,7 +7,7 @@
 #                            address (http://127.0.0.1:PORT, which serves no service)
 #   jobsvc_restart           tesseld killed with -9 and started again on the same data and
 #                            services port (the jobs run on); $TD_URL, $TESSEL_URL follow it
-#   svc_url ID NAME          the origin of job ID's service NAME: http://jID-NAME.svc.localhost:PORT
+#   svc_url ID NAME          the origin of job ID's service NAME: http://jID-NAME.localhost:PORT
 #                            (curl resolves names under localhost to 127.0.0.1 itself)
 #   svc_ticket ID NAME [TOKEN]   POST the ticket (nobody's by default): $CODE, URL in $URL
 #   svc_cookie URL           redeem a ticket URL: the cookie's value in $COOKIE ("" if none),
@@ -39,7 +39,7 @@ svc_cookie() {
     COOKIE=$(sed -n 's/^Set-Cookie: tessel-svc=\([^;]*\);.*/\1/p' "$TD/h" | tr -d '\r')
 }
 svc_url() {
-    echo "http://j$1-$2.svc.localhost:$SVC_PORT"
+    echo "http://j$1-$2.localhost:$SVC_PORT"
 }
 svc_get() {
     _u="$(svc_url "$1" "$2")/$3"

@@ -5,7 +5,7 @@
 #     given stays), bad services refused (400, the CLI's usage error 2);
 #   - the job's network: the port is not on the host's, the socket is root's and the owner's
 #     only (another account cannot connect);
-#   - the way in: the service at its own host name, jID-web.svc.localhost (the Host header
+#   - the way in: the service at its own host name, jID-web.localhost (the Host header
 #     routes: a bare address or a malformed name, 404); a ticket (the owner's, an admin's)
 #     redeemed for a cookie (host-only: no Domain, HttpOnly, SameSite=Strict) by a page of the
 #     host that goes to its root, then GET, HEAD,
@@ -98,17 +98,17 @@ svc_get "$J" web "nothing" "$COOKIE"
 is "$CODE" 404 "the service's own 404 passed through"
 svc_get "$J" web "index.txt" "$COOKIE" -X POST --data-binary @"$TESSEL_SRCDIR/README.md"
 is "$CODE" 501 "a POST with a body: the service's answer (http.server: 501)"
-# The Host header names the service; anything but exactly jID-NAME.svc.localhost[:PORT]: 404.
-for h in "127.0.0.1:$SVC_PORT" "j0$J-web.svc.localhost" "J$J-web.svc.localhost" \
-    "j$J-Web.svc.localhost" "j$J-web.svc.localhost.evil" "j$J-web.other.localhost" \
-    "j$J-web.svc.localhost:x" "x.j$J-web.svc.localhost" "j$J-web-.svc.localhost" "j$J.svc.localhost"; do
+# The Host header names the service; anything but exactly jID-NAME.localhost[:PORT]: 404.
+for h in "127.0.0.1:$SVC_PORT" "j0$J-web.localhost" "J$J-web.localhost" \
+    "j$J-Web.localhost" "j$J-web.localhost.evil" "j$J-web.other.localhost" \
+    "j$J-web.localhost:x" "x.j$J-web.localhost" "j$J-web-.localhost" "j$J.localhost"; do
     CODE=$(curl -s -o "$TD/out" -w '%{http_code}' --max-time 30 -H "Host: $h" \
         -H "Cookie: tessel-svc=$COOKIE" "$SVC/index.txt")
     is "$CODE $(jget .error.code)" "404 not_found" "Host: $h: 404"
 done
-CODE=$(curl -s -o "$TD/out" -w '%{http_code}' --max-time 30 -H "Host: j$J-web.svc.localhost" \
+CODE=$(curl -s -o "$TD/out" -w '%{http_code}' --max-time 30 -H "Host: j$J-web.localhost" \
     -H "Cookie: tessel-svc=$COOKIE" "$SVC/index.txt")
-is "$CODE $(cat "$TD/out")" "200 hello" "Host: j$J-web.svc.localhost (no port) to the bare address: the service"
+is "$CODE $(cat "$TD/out")" "200 hello" "Host: j$J-web.localhost (no port) to the bare address: the service"
 svc_ticket "$J" web "$TD_ADMIN"
 svc_cookie "$URL"
 svc_get "$J" web "index.txt" "$COOKIE"

@@ -3,7 +3,7 @@
 # t7073-console-notebook.t - a job's Jupyter opened from the console in a real browser (Debian's
 # Chromium, playwright-core: web/test/notebook.mjs; docs/job-services.md): nobody's notebook
 # job's page has "Open jupyter"; a click opens Jupyter in a new tab on the service's own origin
-# (http://jID-jupyter.svc.localhost:PORT/, not the console's), without an opener, its cookie
+# (http://jID-jupyter.localhost:PORT/, not the console's), without an opener, its cookie
 # not readable by scripts; the notebook's cell runs (print(6*7): 42) over the kernel's
 # WebSocket through tesseld.  Then another user's page opened in the same browser (his ticket
 # URL: the review's F1) reads nothing of nobody's notebook, by fetch nor through a frame.

@@ -2,7 +2,7 @@
 # test-timeout: 300
 # t7074-jobsvc-origin.t - each job service on an origin of its own, and what tesseld holds at
 # its door (docs/job-services.md, docs/security.md "A job's web services"; the review's F1-F5):
-#   - F1: the service only at http://jID-NAME.svc.localhost:PORT/ (the Host header routes); the
+#   - F1: the service only at http://jID-NAME.localhost:PORT/ (the Host header routes); the
 #     old path-based URL on the bare address is no service (404); the owner's cookie is
 #     host-only and opens no other service, another user's cookie not this one;
 #   - F2: a request that changes something (POST, PUT, DELETE) or a WebSocket is refused (403
@@ -30,7 +30,7 @@ chmod 755 "$W/svc-echo"
 J=$(nbjob "{\"argv\":[\"/usr/bin/python3\",\"svc-echo\",\"$PORT\",\"svc.log\"],\"cwd\":\"$W\",\"services\":[{\"name\":\"web\",\"port\":$PORT}]}")
 [ -n "$J" ] || { diag "$(cat "$TD/out")"; missing "the job was not submitted"; }
 wait_for '[ "$(api GET /v1/jobs/$J "" "$NB"; jget .state)" = running ]'
-H="j$J-web.svc.localhost:$SVC_PORT"
+H="j$J-web.localhost:$SVC_PORT"
 ORIGIN="http://$H"
 svc_ticket "$J" web
 svc_cookie "$URL"
@@ -76,20 +76,20 @@ is "$CODE $(cat "$TD/out")" "200 POST /f2-plain" "a POST with neither Origin nor
 post f2-own -H "Origin: $ORIGIN" -H "Sec-Fetch-Site: same-origin"
 is "$CODE" 200 "a POST from the service's own origin: served"
 for hdr in "Sec-Fetch-Site: cross-site" "Sec-Fetch-Site: same-site" \
-    "Origin: http://j$J2-web.svc.localhost:$SVC_PORT" "Origin: http://127.0.0.1:18600" \
-    "Origin: http://j$J-web.svc.localhost:18600" "Origin: null"; do
+    "Origin: http://j$J2-web.localhost:$SVC_PORT" "Origin: http://127.0.0.1:18600" \
+    "Origin: http://j$J-web.localhost:18600" "Origin: null"; do
     post f2-refused -H "$hdr"
     is "$CODE $(jget .error.code)" "403 cross_origin" "a POST with $hdr: 403"
 done
 svc_get "$J" web "f2-refused" "$C" -X PUT -H "Sec-Fetch-Site: same-site"
 is "$CODE" 403 "a PUT from another service's page (same-site): 403"
-svc_get "$J" web "f2-refused" "$C" -X DELETE -H "Origin: http://evil.svc.localhost:18600"
+svc_get "$J" web "f2-refused" "$C" -X DELETE -H "Origin: http://evil.localhost:18600"
 is "$CODE" 403 "a DELETE from another origin: 403"
 svc_get "$J" web "f2-get" "$C" -H "Sec-Fetch-Site: cross-site" -H "Origin: http://x"
 is "$CODE" 200 "a GET whatever its origin: served (nothing changes; the cookie is SameSite=Strict)"
 svc_ws "$J" web "f2-ws-own" "$C" -H "Origin: $ORIGIN"
 is "$CODE" 101 "a WebSocket from its own origin: 101"
-svc_ws "$J" web "f2-refused" "$C" -H "Origin: http://j$J2-web.svc.localhost:$SVC_PORT"
+svc_ws "$J" web "f2-refused" "$C" -H "Origin: http://j$J2-web.localhost:$SVC_PORT"
 is "$CODE" 403 "a WebSocket from another service's origin: 403"
 svc_ws "$J" web "f2-refused" "$C" -H "Sec-Fetch-Site: same-site"
 is "$CODE" 403 "a WebSocket from the same site: 403"
@@ -159,7 +159,7 @@ CODE=$(curl -s -o "$TD/out" -w '%{http_code}' --max-time 30 -H "Cookie: tessel-s
     "http://j$J-web.lab.localhost:$SVC_PORT/lab")
 is "$CODE $(cat "$TD/out")" "200 GET /lab" "... served there (the cookie's value holds no host)"
 svc_get "$J" web "x" "$C"
-is "$CODE" 404 "... and no more under svc.localhost (404)"
+is "$CODE" 404 "... and no more under localhost (404)"
 
 api POST "/v1/jobs/$J/cancel" "" "$NB"
 api POST "/v1/jobs/$J2/cancel" "" "$NB"

@@ -61,7 +61,7 @@ try {
   await nb.waitForURL(/\/tree/);
   const u = new globalThis.URL(nb.url());
   check(u.origin !== new globalThis.URL(URL).origin, `the notebook opens on another origin (${u.origin}, not the console's)`);
-  check(u.hostname === `j${JOB}-jupyter.svc.localhost`,
+  check(u.hostname === `j${JOB}-jupyter.localhost`,
     `on the service's own host name, an origin of its own (${u.hostname})`);
   check(u.pathname === '/tree' && !u.search.includes('tessel-ticket'),
     `at the root of its host, the ticket traded for a cookie (${u.pathname}${u.search})`);

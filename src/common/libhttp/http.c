@@ -36,6 +36,12 @@ struct thttp_server {
         uid_t uid;
         unsigned n;
     } uids[THTTP_UNIX_UIDS];
+    /* Bodies' bytes held per key (cfg.max_body_per_key); an entry at 0 is free. */
+    pthread_mutex_t key_lock;
+    struct {
+        char key[THTTP_BODY_KEY_MAX];
+        size_t held;
+    } keys[THTTP_BODY_KEYS];
 };
 
 /* Per-request state kept by MHD between calls (con_cls). */
@@ -43,10 +49,12 @@ typedef struct {
     char *body;
     size_t len, cap;
     bool too_large;
-    bool too_busy;   /* its body would pass cfg.max_body_total: discarded, 503 */
-    bool started;    /* on_request has seen the request's headers */
-    bool nul_in_url; /* its raw URL holds "%00" */
-    char *raw_uri;   /* the URL as sent (thttp_config_t.keep_raw_uri), else NULL */
+    bool too_busy; /* its body would pass cfg.max_body_total: discarded, 503 */
+    bool key_full; /* ... or its key's share (cfg.max_body_per_key): discarded, 429 */
+    char key[THTTP_BODY_KEY_MAX]; /* whose body it is ("": nobody's share) */
+    bool started;                 /* on_request has seen the request's headers */
+    bool nul_in_url;              /* its raw URL holds "%00" */
+    char *raw_uri;                /* the URL as sent (thttp_config_t.keep_raw_uri), else NULL */
 } upload_t;
 
 /* MHD_OPTION_URI_LOG_CALLBACK: the request's raw URL, before MHD decodes it in place.  A
@@ -384,6 +392,39 @@ static void dispatch(thttp_server_t *s, struct MHD_Connection *conn, const char 
     thttp_error(rep, 404, "not_found", NULL, "no route %s %s", method, url);
 }
 
+/* Add delta bytes to key's share of the bodies held (delta may be negative: given back).
+ * true when taken; false, nothing taken, when the share (or the table of keys) is full. */
+static bool key_take(thttp_server_t *s, const char *key, ptrdiff_t delta)
+{
+    bool ok = true;
+    pthread_mutex_lock(&s->key_lock);
+    int at = -1, free_at = -1;
+    for (int i = 0; i < THTTP_BODY_KEYS && at < 0; i++) {
+        if (s->keys[i].held && strcmp(s->keys[i].key, key) == 0)
+            at = i;
+        else if (!s->keys[i].held && free_at < 0)
+            free_at = i;
+    }
+    if (delta < 0) {
+        if (at >= 0)
+            s->keys[at].held -=
+                (size_t)-delta < s->keys[at].held ? (size_t)-delta : s->keys[at].held;
+    } else if (at < 0 && free_at < 0) {
+        ok = false;
+    } else {
+        if (at < 0) {
+            at = free_at;
+            snprintf(s->keys[at].key, sizeof s->keys[at].key, "%s", key);
+        }
+        if (s->keys[at].held + (size_t)delta > s->cfg.max_body_per_key)
+            ok = false;
+        else
+            s->keys[at].held += (size_t)delta;
+    }
+    pthread_mutex_unlock(&s->key_lock);
+    return ok;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls)
@@ -421,14 +462,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                 up->too_large = true; /* its body, if any, is not read */
                 return send_reply(s, conn, &rep);
             }
+            if (s->cfg.max_body_per_key)
+                memcpy(up->key, rep.body_key, sizeof up->key);
         }
         return MHD_YES;
     }
     if (*upload_data_size) {
         size_t n = *upload_data_size;
         *upload_data_size = 0;
-        if (up->too_large || up->too_busy || up->len + n > s->cfg.max_body) {
-            up->too_large |= !up->too_busy;
+        if (up->too_large || up->too_busy || up->key_full || up->len + n > s->cfg.max_body) {
+            up->too_large |= !up->too_busy && !up->key_full;
             return MHD_YES;
         }
         if (up->len + n + 1 > up->cap) {
@@ -441,9 +484,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                 up->too_busy = true;
                 return MHD_YES;
             }
+            if (up->key[0] && !key_take(s, up->key, (ptrdiff_t)(cap - up->cap))) {
+                atomic_fetch_sub(&s->body_held, cap - up->cap);
+                up->key_full = true;
+                return MHD_YES;
+            }
             char *b = realloc(up->body, cap);
             if (!b) {
                 atomic_fetch_sub(&s->body_held, cap - up->cap);
+                if (up->key[0])
+                    key_take(s, up->key, -(ptrdiff_t)(cap - up->cap));
                 return MHD_NO;
             }
             up->body = b;
@@ -457,6 +507,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (up->too_large) {
         thttp_error(&rep, 413, "payload_too_large", NULL,
                     "request body above the limit of %zu bytes", s->cfg.max_body);
+        return send_reply(s, conn, &rep);
+    }
+    if (up->key_full) {
+        thttp_error(&rep, 429, "bodies_busy", NULL,
+                    "your requests hold bodies of %zu bytes at once, the most one user may (or "
+                    "as many users as the server tracks hold some): try again when one is done",
+                    s->cfg.max_body_per_key);
+        snprintf(rep.extra_name, sizeof rep.extra_name, "Retry-After");
+        snprintf(rep.extra_value, sizeof rep.extra_value, "2");
         return send_reply(s, conn, &rep);
     }
     if (up->too_busy) {
@@ -478,8 +537,11 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     thttp_server_t *s = cls;
     upload_t *up = *con_cls;
     if (up) {
-        if (s && up->cap)
+        if (s && up->cap) {
             atomic_fetch_sub(&s->body_held, up->cap);
+            if (up->key[0])
+                key_take(s, up->key, -(ptrdiff_t)up->cap);
+        }
         free(up->body);
         free(up->raw_uri);
         free(up);
@@ -528,14 +590,17 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 
 /* The listening socket, made here rather than by MHD: SO_REUSEADDR only (see http.h), and
  * bind's own errno. */
-static int listen_socket(const struct sockaddr_in *sa, unsigned backlog)
+static int listen_socket(const struct sockaddr *sa, socklen_t len, unsigned backlog)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -1;
     int one = 1;
+    /* An IPv6 address is that address alone (never the IPv4 ones beside it). */
     if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-        bind(fd, (const struct sockaddr *)sa, sizeof *sa) < 0 || listen(fd, (int)backlog) < 0) {
+        (sa->sa_family == AF_INET6 &&
+         setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) < 0) ||
+        bind(fd, sa, len) < 0 || listen(fd, (int)backlog) < 0) {
         int saved = errno;
         close(fd);
         errno = saved;
@@ -552,17 +617,24 @@ thttp_server_t *thttp_start(const thttp_config_t *cfg, tsl_error_t *err)
         return NULL;
     }
     s->cfg = *cfg;
+    pthread_mutex_init(&s->key_lock, NULL);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(cfg->port)};
-    if (inet_pton(AF_INET, cfg->host, &sa.sin_addr) != 1) {
+    struct sockaddr_in6 sa6 = {.sin6_family = AF_INET6, .sin6_port = htons(cfg->port)};
+    const struct sockaddr *addr = (const struct sockaddr *)&sa;
+    socklen_t addr_len = sizeof sa;
+    if (inet_pton(AF_INET6, cfg->host, &sa6.sin6_addr) == 1) {
+        addr = (const struct sockaddr *)&sa6;
+        addr_len = sizeof sa6;
+    } else if (inet_pton(AF_INET, cfg->host, &sa.sin_addr) != 1) {
         free(s);
         errno = EINVAL;
-        tsl_errprintf(err, "listen address '%s' is not a numeric IPv4 address", cfg->host);
+        tsl_errprintf(err, "listen address '%s' is not a numeric IPv4 or IPv6 address", cfg->host);
         return NULL;
     }
     unsigned max_conn = cfg->max_connections ? cfg->max_connections : THTTP_DEFAULT_MAX_CONNECTIONS;
     unsigned per_client = cfg->max_per_client ? cfg->max_per_client : THTTP_DEFAULT_MAX_PER_CLIENT;
     unsigned timeout = cfg->timeout_s ? cfg->timeout_s : THTTP_DEFAULT_TIMEOUT_S;
-    int lfd = listen_socket(&sa, 128);
+    int lfd = listen_socket(addr, addr_len, 128);
     if (lfd < 0) {
         int saved = errno;
         char holder[128] = "";
@@ -902,6 +974,7 @@ thttp_server_t *thttp_start_unix(const thttp_config_t *cfg, const char *path, mo
         return NULL;
     }
     s->cfg = *cfg;
+    pthread_mutex_init(&s->key_lock, NULL);
     pthread_mutex_init(&s->uid_lock, NULL);
     s->mhd = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |

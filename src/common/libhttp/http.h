@@ -44,6 +44,9 @@
  * connection from one more account is closed until one of them has none left.  A lab has
  * far fewer users connected at the same moment. */
 #define THTTP_UNIX_UIDS 256
+/* Keys (users) whose requests hold bodies at once (max_body_per_key), and a key's length. */
+#define THTTP_BODY_KEYS    256
+#define THTTP_BODY_KEY_MAX 72
 
 typedef struct thttp_server thttp_server_t;
 
@@ -99,6 +102,9 @@ typedef struct {
      * malloc'd, freed by libhttp (thttp_reply_header appends one). */
     char *headers;
     size_t headers_len;
+    /* on_headers only, with no status: whose the request's body is (a user's name): it counts
+     * toward that key's share of the bodies held at once (max_body_per_key). */
+    char body_key[THTTP_BODY_KEY_MAX];
 } thttp_reply_t;
 
 /* Append the header name: value to rep->headers.  0, or -1 with errno ENOMEM (rep unchanged)
@@ -114,7 +120,7 @@ typedef struct {
 } thttp_route_t;
 
 typedef struct {
-    const char *host;         /* numeric IPv4 address, e.g. "127.0.0.1" */
+    const char *host;         /* numeric IPv4 or IPv6 address, e.g. "127.0.0.1", "::1" */
     uint16_t port;            /* 0 = pick a free port (see thttp_port) */
     size_t max_body;          /* bytes; larger bodies get 413 */
     unsigned max_connections; /* all clients together; 0: THTTP_DEFAULT_MAX_CONNECTIONS */
@@ -139,6 +145,11 @@ typedef struct {
      * bodies_busy with Retry-After, its body discarded as it comes.  0: no bound but
      * max_body per request. */
     size_t max_body_total;
+    /* Bytes of bodies the requests of one key (thttp_reply_t.body_key, set by on_headers)
+     * may hold at once; a request past it is answered 429 bodies_busy with Retry-After, its
+     * body discarded.  So that one user cannot take all of max_body_total.  0: no bound per
+     * key.  At most THTTP_BODY_KEYS keys hold bodies at once (a request of one more: 503). */
+    size_t max_body_per_key;
 } thttp_config_t;
 
 /* Start serving.  Returns NULL with errno and err on failure.  The listening socket has

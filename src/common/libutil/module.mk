@@ -6,6 +6,8 @@ LIBUTIL_SRCS += src/common/libutil/batchspec.c
 LIBUTIL_SRCS += src/common/libutil/prom.c src/common/libutil/nomount.c
 # A job's terminal (term.h).
 LIBUTIL_SRCS += src/common/libutil/term.c
+# The account at the other end of a loopback TCP connection (sockowner.h).
+LIBUTIL_SRCS += src/common/libutil/sockowner.c
 LIBUTIL := $(O)/lib/libtsl-util.a
 LIBS += $(LIBUTIL)
 $(LIBUTIL): $(LIBUTIL_SRCS:%.c=$(O)/obj/%.o)
@@ -63,3 +65,8 @@ TESTS += $(O)/tests/libutil/test_term
 $(O)/tests/libutil/test_term: $(O)/obj/src/common/libutil/test/test_term.o $(LIBWS) $(LIBUTIL)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lnettle -lcmocka
+
+TESTS += $(O)/tests/libutil/test_sockowner
+$(O)/tests/libutil/test_sockowner: $(O)/obj/src/common/libutil/test/test_sockowner.o $(LIBUTIL)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka

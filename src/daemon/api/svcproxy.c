@@ -49,8 +49,11 @@
 #include "agent/fwd.h"
 #include "daemon/api/api.h"
 #include "daemon/jobsvc.h"
+#include "daemon/localid.h"
+#include "daemon/pwcache.h"
 #include "daemon/termconn.h"
 #include "daemon/ticket.h"
+#include "libutil/sockowner.h"
 #include "libutil/term.h"
 
 /* Proxied connections (requests under way, WebSockets) one user holds at once: a notebook's
@@ -68,7 +71,10 @@
 /* Bytes of request bodies the services listener holds at once, all requests together
  * (libhttp's max_body_total): 16 bodies of the most a request may send (16 MiB). */
 #define SVC_BODIES_MAX (256u << 20)
-#define TICKET_PARAM   "tessel-ticket"
+/* ... and those of one user's requests (libhttp's max_body_per_key): two bodies of the most a
+ * request may send, so that one user cannot hold the listener's whole bound. */
+#define SVC_BODIES_PER_USER (32u << 20)
+#define TICKET_PARAM        "tessel-ticket"
 
 /* ---- shared state (svc_mu; never held with d->lock taken after it) ---------------------- */
 
@@ -208,6 +214,7 @@ int tessd_jobsvc_start(tessd_t *d, const char *listen, unsigned max_conn, unsign
          * in chunks of 1 MiB (Jupyter's own).  Bodies are read whole, up to this. */
         .max_body = 16u << 20,
         .max_body_total = SVC_BODIES_MAX,
+        .max_body_per_key = SVC_BODIES_PER_USER,
         .on_headers = svc_headers,
         .max_connections = max_conn,
         .max_per_client = per_client,
@@ -220,6 +227,29 @@ int tessd_jobsvc_start(tessd_t *d, const char *listen, unsigned max_conn, unsign
     if (!(d->http_svc = thttp_start(&hc, err)))
         return -1;
     d->svc_port = thttp_port(d->http_svc);
+    /* A browser resolves a name under localhost to ::1 as well as 127.0.0.1, and tries ::1
+     * first: the same port there too, or any account could listen on [::1]:PORT and be sent
+     * the services' tickets and cookies (worthless there, peer_is, but the user's pages and
+     * what they type would be its).  Where this machine has no IPv6 loopback, nobody has. */
+    size_t dl = strlen(d->svc_domain);
+    if (strcmp(d->svc_domain, "localhost") == 0 ||
+        (dl > 10 && strcmp(d->svc_domain + dl - 10, ".localhost") == 0)) {
+        hc.host = "::1";
+        hc.port = d->svc_port;
+        tsl_error_t e6;
+        if (!(d->http_svc6 = thttp_start(&hc, &e6))) {
+            if (errno != EADDRNOTAVAIL && errno != EAFNOSUPPORT) {
+                tsl_errprintf(err,
+                              "%s (the services listen on [::1]:%u beside %s:%u: names under "
+                              "localhost lead there too)",
+                              e6.text, (unsigned)d->svc_port, host, (unsigned)d->svc_port);
+                thttp_stop(d->http_svc);
+                d->http_svc = NULL;
+                return -1;
+            }
+            tessd_log("services: no IPv6 loopback here (%s): on 127.0.0.1 alone", e6.text);
+        }
+    }
     snprintf(d->svc_base, sizeof d->svc_base, "http://%s:%u", host, (unsigned)d->svc_port);
     return 0;
 }
@@ -922,6 +952,47 @@ static enum MHD_Result find_cookie(void *cls, enum MHD_ValueKind kind, const cha
     return MHD_YES;
 }
 
+/* Whether req's connection comes from a process of user's own account on this machine (or of
+ * root, or of tesseld's account): a service's session (its cookie, its ticket) is good only
+ * there.  A cookie is sent by a browser to every port of its host name, and a ticket URL or a
+ * cookie may reach another user's listener on this machine (docs/job-services.md, "Whose
+ * connection"): what the kernel says of the socket at the other end holds either way.  The
+ * listener is on loopback alone (tessd_jobsvc_start), so every true client is a process here.
+ * 0, or the status (403, 500) with rep filled. */
+static int peer_is(thttp_req_t *req, thttp_reply_t *rep, const char *user)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    uid_t uid = 0;
+    int rc = ci ? tsl_tcp_peer_owner(ci->connect_fd, &uid) : (errno = EBADF, -1);
+    if (rc < 0) {
+        thttp_error(rep, 500, "internal", NULL,
+                    "cannot tell which account this connection comes from: %s", strerror(errno));
+        return rep->status;
+    }
+    if (rc == 0) {
+        thttp_error(rep, 403, "forbidden", NULL,
+                    "this connection comes from no process of this machine that holds it: the "
+                    "services are served to browsers on this machine (from another, through "
+                    "ssh -L; docs/job-services.md)");
+        return rep->status;
+    }
+    if (uid == 0 || uid == geteuid())
+        return 0;
+    tessd_pw_t pw;
+    char name[TSTORE_NAME_MAX + 1] = "", why[256];
+    const char *account = tessd_getpwuid(uid, &pw) == 1 ? pw.name : NULL;
+    int kind = tessd_local_name(uid, geteuid(), account, name, sizeof name, why, sizeof why);
+    if (kind == 1 || (kind == 0 && strcmp(name, user) == 0))
+        return 0;
+    thttp_error(rep, 403, "forbidden", NULL,
+                "this session is %s's, and this connection comes from a process of uid %u (%s): "
+                "a service's session is good only from its own user's processes (a browser of "
+                "theirs, or ssh -L as them)",
+                user, (unsigned)uid, account ? account : "no account");
+    return rep->status;
+}
+
 /* What every request must pass before anything else, from its headers alone (svc_headers
  * before its body is read, h_service again after): its Host names a service (404), no header
  * holds CR or LF (400), a request that changes something or a WebSocket comes from the
@@ -982,7 +1053,7 @@ static int admit(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, int64_t *id, 
                     (long long)*id, name);
         return rep->status;
     }
-    return 0;
+    return peer_is(req, rep, user);
 }
 
 /* libhttp's on_headers: admit before the body is read; a refused upload is never buffered. */
@@ -991,7 +1062,9 @@ static void svc_headers(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     int64_t id;
     char name[TSD_SVC_NAME_MAX + 1], user[TSTORE_NAME_MAX + 1];
     const char *ticket;
-    admit(ctx, req, rep, &id, name, user, &ticket);
+    /* Admitted with a cookie: its body counts toward the user's share of the bodies held. */
+    if (admit(ctx, req, rep, &id, name, user, &ticket) == 0 && !ticket)
+        snprintf(rep->body_key, sizeof rep->body_key, "%s", user);
 }
 
 static void h_service(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
@@ -1020,7 +1093,9 @@ static void h_service(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
                         tsd_ticket_res_str(r), (long long)id, name);
             return;
         }
-        if (st)
+        /* Redeemed only by its own user's processes: a ticket URL that reached another
+         * account (its listener, its log) is spent and worth nothing there. */
+        if (st || peer_is(req, rep, t.user))
             return;
         char c[TSD_SVC_COOKIE_MAX], hv[TSD_SVC_COOKIE_MAX + 160];
         if (tsd_svc_cookie_make(d->svc_key, id, name, t.user,

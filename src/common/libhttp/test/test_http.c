@@ -599,6 +599,61 @@ static void test_bodies_bound(void **state)
     thttp_stop(s);
 }
 
+/* on_headers of test_bodies_per_key: the request's body is the share of its X-User. */
+static void user_key(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    const char *u = thttp_header(req, "X-User");
+    if (u)
+        snprintf(rep->body_key, sizeof rep->body_key, "%s", u);
+}
+
+/* A POST of a 7-byte body as user on a new connection: the answer's status line's code. */
+static int post_as(uint16_t port, const char *user)
+{
+    char req[256], head[2048];
+    snprintf(req, sizeof req,
+             "POST /echo HTTP/1.1\r\nHost: x\r\nX-User: %s\r\nContent-Length: 7\r\n\r\n{\"a\":1}",
+             user);
+    int fd = connect_from("127.0.0.1", port);
+    assert_int_equal(send(fd, req, strlen(req), 0), (ssize_t)strlen(req));
+    read_answer(fd, head, sizeof head);
+    close(fd);
+    return strncmp(head, "HTTP/1.1 ", 9) == 0 ? atoi(head + 9) : -1;
+}
+
+/* max_body_per_key: while alice's request holds a body's buffer (1 KiB, her share), her next
+ * body is refused, 429 bodies_busy; bob's is taken meanwhile (the share is hers alone); once
+ * hers ends, her bodies are taken again. */
+static void test_bodies_per_key(void **state)
+{
+    uint16_t port;
+    thttp_server_t *s =
+        start_tcp((thttp_config_t){.max_body_per_key = 1024, .on_headers = user_key}, &port);
+    const char *req = "POST /echo HTTP/1.1\r\nHost: x\r\nX-User: alice\r\nContent-Length: "
+                      "1000\r\n\r\n{\"a\":";
+    int st = 0, fd = -1;
+    /* As in test_bodies_bound: a new holding request until the second one is the refused. */
+    for (int i = 0; i < 600 && st != 429; i++) {
+        if (fd >= 0)
+            close(fd);
+        fd = connect_from("127.0.0.1", port);
+        assert_int_equal(send(fd, req, strlen(req), 0), (ssize_t)strlen(req));
+        usleep(50000);
+        st = post_as(port, "alice");
+    }
+    assert_int_equal(st, 429);
+    assert_int_equal(post_as(port, "bob"), 201);
+    close(fd);
+    st = 0;
+    for (int i = 0; i < 600 && st != 201; i++) {
+        st = post_as(port, "alice");
+        if (st != 201)
+            usleep(50000);
+    }
+    assert_int_equal(st, 201);
+    thttp_stop(s);
+}
+
 int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -608,7 +663,7 @@ int main(void)
         cmocka_unit_test(test_unix),         cmocka_unit_test(test_per_client_limit),
         cmocka_unit_test(test_port_taken),   cmocka_unit_test(test_limiter),
         cmocka_unit_test(test_unix_per_uid), cmocka_unit_test(test_early),
-        cmocka_unit_test(test_bodies_bound),
+        cmocka_unit_test(test_bodies_bound), cmocka_unit_test(test_bodies_per_key),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     curl_global_cleanup();

@@ -1,0 +1,164 @@
+#!/bin/sh
+# t7075-jobsvc-peer.t - a job service's session is good only from its own user's processes
+# (docs/job-services.md, "Whose connection"; the second review's N1, N2, N4 and N6):
+#   - a ticket URL redeemed by a process of another account: 403, and the ticket is spent;
+#     redeemed by the owner's account: the cookie;
+#   - the owner's cookie sent from a process of another account (a cookie reaches any port of its
+#     host name: another user's listener receives it): 403, before a body is read; from the
+#     owner's account and from root: the service;
+#   - the listener holds [::1] as well as 127.0.0.1 (names under localhost lead to both): a
+#     user cannot listen there, the service answers there; a tesseld whose [::1]:PORT another
+#     account holds does not start, and says so;
+#   - a services listener outside loopback is refused (exit 2, a usage error);
+#   - one user's request bodies held at once are bounded (429 past the share); libhttp's
+#     own test (test_http) holds the share against another user's.
+. "$TESSEL_SRCDIR/tests/lib/tap.sh"
+. "$TESSEL_SRCDIR/tests/lib/daemon.sh"
+. "$TESSEL_SRCDIR/tests/lib/cli.sh"
+. "$TESSEL_SRCDIR/tests/lib/term.sh"
+. "$TESSEL_SRCDIR/tests/lib/jobsvc.sh"
+command -v setpriv >/dev/null || missing "setpriv (util-linux) is needed"
+command -v ss >/dev/null || missing "ss (iproute2) is needed"
+getent passwd daemon >/dev/null || missing "no 'daemon' account (the other account)"
+jobsvc_daemon
+PORT=18475
+as_nobody() { setpriv --reuid nobody --regid nogroup --clear-groups "$@"; }
+as_daemon() { setpriv --reuid daemon --regid daemon --clear-groups "$@"; }
+as_root() { "$@"; }
+# pcurl AS CURL-ARG...: curl run as AS (as_nobody, as_daemon, as_root); its answer, headers and
+# body, in $TD/raw (written by this shell: the other accounts cannot write in $TD), the status
+# in $CODE, the body alone in $TD/body, a tessel-svc cookie set in $SETC.
+pcurl() {
+    _as=$1
+    shift
+    $_as curl -s -i --max-time 60 -H 'Expect:' -w '\n%{http_code}' "$@" >"$TD/raw" 2>/dev/null
+    CODE=$(tail -n 1 "$TD/raw")
+    sed '1,/^\r\?$/d' "$TD/raw" | sed '$d' >"$TD/body"
+    SETC=$(sed -n 's/^Set-Cookie: tessel-svc=\([^;]*\);.*/\1/p' "$TD/raw" | tr -d '\r')
+}
+NBD="$TD/nb" # where nobody's processes write
+mkdir -p "$NBD"
+chown nobody "$NBD"
+
+nbtessel run -d --service web=$PORT --shell "echo alice-secret >secret.txt; exec /usr/bin/python3 -m http.server --bind 127.0.0.1 $PORT" >"$TD/o" 2>/dev/null
+J=$(cat "$TD/o")
+wait_for '[ "$(api GET /v1/jobs/$J "" "$NB"; jget .state)" = running ]'
+wait_for "[ -S '$TD/data/jobsvc/j$J-web.sock' ]"
+wait_for '[ "$(curl -s -o /dev/null -w "%{http_code}" --unix-socket "$TD/data/jobsvc/j$J-web.sock" http://x/secret.txt)" = 200 ]'
+
+# --- tickets -----------------------------------------------------------------------------------
+svc_ticket "$J" web
+is "$CODE" 201 "nobody's ticket for job $J's service"
+pcurl as_daemon "$URL"
+is "$CODE" 403 "the ticket URL redeemed by a process of another account (daemon): 403"
+grep -q "this session is nobody's, and this connection comes from a process of uid $(id -u daemon) (daemon)" "$TD/body"
+ok $? "... saying whose session it is and whose connection"
+is "$SETC" "" "... and no cookie"
+svc_cookie "$URL"
+is "$CODE $COOKIE" "403 " "the same URL then, from nobody's own browser (root here): spent (403, no cookie)"
+svc_ticket "$J" web
+pcurl as_nobody "$URL"
+C=$SETC
+is "$CODE" 200 "a new ticket redeemed by a process of nobody's account: 200"
+[ -n "$C" ]; ok $? "... with the session's cookie"
+
+# --- the cookie ---------------------------------------------------------------------------------
+U="$(svc_url "$J" web)/secret.txt"
+pcurl as_nobody -H "Cookie: tessel-svc=$C" "$U"
+is "$CODE $(cat "$TD/body")" "200 alice-secret" "the cookie from nobody's account: the service"
+pcurl as_root -H "Cookie: tessel-svc=$C" "$U"
+is "$CODE $(cat "$TD/body")" "200 alice-secret" "... from root's: the service (root may anything)"
+pcurl as_daemon -H "Cookie: tessel-svc=$C" "$U"
+is "$CODE" 403 "the same cookie replayed by a process of another account (as a listener of theirs that a browser sent it to would): 403"
+grep -q '"code":"forbidden"' "$TD/body" && ! grep -q alice-secret "$TD/raw"
+ok $? "... forbidden, nothing of the service's"
+# A body from there is refused from its headers: 16 MiB declared, the answer before it is sent.
+head -c 16000000 /dev/zero >"$TD/zero16"
+chmod 644 "$TD/zero16"
+pcurl as_daemon -H "Cookie: tessel-svc=$C" -H "Origin: $(svc_url "$J" web)" -X PUT \
+    --data-binary @"$TD/zero16" "$(svc_url "$J" web)/up"
+is "$CODE" 403 "a PUT with that cookie from another account: 403 (refused before its body)"
+svc_ws "$J" web "" "$C"
+[ "$CODE" != 403 ]; ok $? "a WebSocket handshake from root with the cookie passes the door (the service answers: $CODE)"
+pcurl as_daemon -H "Cookie: tessel-svc=$C" \
+    -H 'Upgrade: websocket' -H 'Connection: Upgrade' -H 'Sec-WebSocket-Version: 13' \
+    -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' "$(svc_url "$J" web)/"
+is "$CODE" 403 "... from another account: 403"
+
+# --- [::1] --------------------------------------------------------------------------------------
+ss -ltnH "sport = :$SVC_PORT" >"$TD/ss"
+grep -q "127.0.0.1:$SVC_PORT" "$TD/ss" && grep -q "\[::1\]:$SVC_PORT" "$TD/ss"
+ok $? "tesseld listens on 127.0.0.1:$SVC_PORT and [::1]:$SVC_PORT"
+as_nobody /usr/bin/python3 -c "
+import socket, sys
+s = socket.socket(socket.AF_INET6)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+try:
+    s.bind(('::1', $SVC_PORT)); s.listen(1)
+except OSError as e:
+    print(e.errno); sys.exit(0)
+print('bound'); sys.exit(1)" >"$TD/bind" 2>&1
+is "$? $(cat "$TD/bind")" "0 98" "a user cannot listen on [::1]:$SVC_PORT (EADDRINUSE)"
+pcurl as_nobody -6 -H "Cookie: tessel-svc=$C" "$U"
+is "$CODE $(cat "$TD/body")" "200 alice-secret" "the service over [::1] (curl -6), the cookie from nobody's account"
+pcurl as_daemon -6 -H "Cookie: tessel-svc=$C" "$U"
+is "$CODE" 403 "... and from another account: 403"
+
+# Another account holds [::1]:P first: a tesseld asked for 127.0.0.1:P refuses to start.
+P2=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+as_nobody /usr/bin/python3 -c "
+import socket, time
+s = socket.socket(socket.AF_INET6); s.bind(('::1', $P2)); s.listen(1)
+open('$NBD/squat', 'w').write('up')
+time.sleep(120)" &
+SQ=$!
+wait_for "[ -s '$NBD/squat' ]"
+mkdir -p "$TD/d2"
+timeout 60 "$TESSEL_BUILD/bin/tesseld" --data-dir "$TD/d2" --listen 127.0.0.1:0 --socket "$TD/d2.sock" \
+    --fake-gpus 1xT4:8G --no-cgroups --services-listen "127.0.0.1:$P2" >/dev/null 2>"$TD/e"
+RC=$?
+kill "$SQ" 2>/dev/null
+[ "$RC" -ne 0 ] && [ "$RC" -ne 124 ]; ok $? "tesseld with [::1]:$P2 held by another account: does not start (exit $RC)"
+grep -q "\[::1\]:$P2" "$TD/e" && grep -qi "in use" "$TD/e"; ok $? "... and says [::1]:$P2 is in use"
+
+# --- outside loopback ---------------------------------------------------------------------------
+for a in 0.0.0.0:7471 10.1.2.3:7471; do
+    "$TESSEL_BUILD/bin/tesseld" --services-listen "$a" --personal --data-dir "$TD/nodata" >/dev/null 2>"$TD/e"
+    is "$?" 2 "tesseld --services-listen $a: refused (exit 2, a usage error)"
+    grep -q "loopback" "$TD/e"; ok $? "... saying it must be a loopback address"
+done
+
+# --- one user's bodies at once ------------------------------------------------------------------
+# Three bodies of 15 MiB held at once by nobody (each sent but its last bytes): the third passes
+# the user's share (32 MiB) and is answered 429 bodies_busy; once they are done, a body passes.
+SVC_UP="$(svc_url "$J" web)/up"
+HELD=
+for k in 1 2; do
+    as_nobody /usr/bin/python3 - "$SVC_PORT" "$J" "$C" "$NBD/held$k" <<'PY' &
+import os, socket, sys, time
+port, job, cookie, flag = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+s = socket.create_connection(("127.0.0.1", port))
+n = 15 << 20
+s.sendall(("PUT /up HTTP/1.1\r\nHost: j%s-web.localhost:%d\r\nCookie: tessel-svc=%s\r\n"
+           "Origin: http://j%s-web.localhost:%d\r\nContent-Length: %d\r\n\r\n"
+           % (job, port, cookie, job, port, n)).encode())
+s.sendall(b"x" * (n - 1))
+open(flag, "w").write("held")
+for _ in range(600):  # until the test says stop (at most a minute)
+    if os.path.exists(flag + ".stop"):
+        break
+    time.sleep(0.1)
+PY
+    HELD="$HELD $!"
+done
+wait_for "[ -s '$NBD/held1' ] && [ -s '$NBD/held2' ]"
+head -c 15000000 /dev/zero >"$TD/zero15"
+chmod 644 "$TD/zero15"
+pcurl as_nobody -H "Cookie: tessel-svc=$C" -H "Origin: $(svc_url "$J" web)" -X PUT --data-binary @"$TD/zero15" "$SVC_UP"
+is "$CODE $(jq -r .error.code "$TD/body" 2>/dev/null)" "429 bodies_busy" "a third body of nobody's while two are held: 429 bodies_busy (the user's share)"
+touch "$NBD/held1.stop" "$NBD/held2.stop"
+# shellcheck disable=SC2086
+wait $HELD
+pcurl as_nobody -H "Cookie: tessel-svc=$C" -H "Origin: $(svc_url "$J" web)" -X PUT --data-binary @"$TD/zero15" "$SVC_UP"
+is "$CODE" 501 "once they are done, nobody's body goes through again (python's http.server answers PUT with 501)"
+done_testing
