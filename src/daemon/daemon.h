@@ -390,9 +390,13 @@ int tessd_jobsvc_start(tessd_t *d, const char *listen, unsigned max_conn, unsign
 /* The URL of job's service name into buf ("http://HOST:PORT/jobs/ID/NAME/").  0, or -1 when
  * there is no services listener (or buf is short). */
 int tessd_jobsvc_url(tessd_t *d, int64_t job, const char *name, char *buf, size_t len);
-/* --interactive-idle: cancel the running jobs with services whose services had no request and
- * no open WebSocket for that long (since their start or tesseld's).  Lock held; main thread. */
+/* --interactive-idle: cancel the running jobs with services or a terminal that had no request
+ * to their services, no open WebSocket to them and no terminal connection (attach, exec) for
+ * that long (since their start or tesseld's).  Lock held; main thread. */
 void tessd_jobsvc_idle_pass(tessd_t *d);
+/* Activity of job for that rule: now, and open connections +1 (one opened), -1 (one closed)
+ * or 0.  Any thread, lock not needed (a table of its own). */
+void tessd_jobsvc_touch(int64_t job, int open_delta);
 
 /* tick.c */
 /* One tick; takes and drops the lock itself (the cycle runs unlocked).  Main thread. */

@@ -48,7 +48,8 @@ static void usage(FILE *f)
         "QueueLimit, GuaranteeLimit, Guarantee, Preempting, Reservation, Dependency; see\n"
         "docs/scheduler-queues.md), and how a finished job ended.\n"
         "SERVICES (when a job listed has any) gives each web service's name and URL; `tessel\n"
-        "open JOB NAME` prints one that opens it in a browser (docs/job-services.md).\n",
+        "open JOB NAME` prints one that opens it in a browser (docs/job-services.md); and for a\n"
+        "running job with a terminal, `terminal tessel attach ID` (docs/terminal.md).\n",
         PS_ALL_DEFAULT_LIMIT, PS_ALL_DEFAULT_LIMIT);
 }
 
@@ -85,6 +86,14 @@ static void command_cell(const json_t *argv, char *buf, size_t len)
             *p = ' ';
 }
 
+/* Whether job runs (or is suspended) with a terminal one may attach to. */
+static bool has_terminal(json_t *job)
+{
+    const char *st = json_string_value(json_object_get(job, "state"));
+    return json_is_true(json_object_get(job, "tty")) && st &&
+           (strcmp(st, "running") == 0 || strcmp(st, "suspended") == 0);
+}
+
 /* The job's web services: "NAME URL" each, comma-separated (a URL opens with a cookie: `tessel
  * open JOB NAME` gives one with a ticket); "-" when none. */
 static void services_cell(json_t *job, char *buf, size_t len)
@@ -98,6 +107,12 @@ static void services_cell(json_t *job, char *buf, size_t len)
         const char *url = json_string_value(json_object_get(s, "url"));
         snprintf(buf + n, len - n, "%s%s %s", i ? ", " : "",
                  json_string_value(json_object_get(s, "name")), url ? url : "-");
+    }
+    /* A running job's terminal: how to attach to it. */
+    if (has_terminal(job)) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, len - n, "%sterminal tessel attach %lld", n ? ", " : "",
+                 (long long)json_integer_value(json_object_get(job, "id")));
     }
     if (!buf[0])
         snprintf(buf, len, "-");
@@ -278,10 +293,10 @@ int cmd_ps(cli_t *cli, int argc, char **argv)
                                       "COMMAND", "REASON", "SERVICES"};
     size_t i;
     json_t *j;
-    /* SERVICES only when a job listed has web services (docs/job-services.md). */
+    /* SERVICES only when a job listed has web services or a terminal to attach to. */
     bool svc_col = false;
     json_array_foreach(json_object_get(ans, "jobs"), i, j) svc_col |=
-        json_array_size(json_object_get(j, "services")) > 0;
+        json_array_size(json_object_get(j, "services")) > 0 || has_terminal(j);
     cli_table_t *t = cli_table_new(svc_col ? 13 : 12, hdr);
     time_t now = time(NULL);
     json_array_foreach(json_object_get(ans, "jobs"), i, j)

@@ -397,7 +397,9 @@ static int parse_submit(tessd_t *d, json_t *body, tstore_job_t *j, thttp_reply_t
         BAD("project", "project must be a project name (1 to 32 of a-z, 0-9, '_' and '-', "
                        "starting with a letter)");
     v = json_object_get(body, "class");
-    j->klass = TSTORE_CLASS_TRAINING;
+    /* A job with a terminal is interactive work: of that class unless one is given (issue 19
+     * item 4; a job with web services too, parse_services). */
+    j->klass = j->tty ? TSTORE_CLASS_INTERACTIVE : TSTORE_CLASS_TRAINING;
     if (v && !json_is_null(v)) {
         int c = json_is_string(v) ? tstore_class_parse(json_string_value(v)) : -1;
         if (c < 0)

@@ -101,6 +101,11 @@ static void touch(int64_t job, int ws_delta)
     pthread_mutex_unlock(&svc_mu);
 }
 
+void tessd_jobsvc_touch(int64_t job, int open_delta)
+{
+    touch(job, open_delta);
+}
+
 /* ---- the listener ------------------------------------------------------------------------ */
 
 int tessd_jobsvc_url(tessd_t *d, int64_t job, const char *name, char *buf, size_t len)
@@ -1220,9 +1225,10 @@ void tessd_jobsvc_idle_pass(tessd_t *d)
         tsl_error_t err;
         if (tstore_job_get(d->store, r->id, &j, &err) < 0)
             continue;
-        bool svc = j.services_json != NULL;
+        /* Interactive work: web services, or a terminal (their connections touch the table). */
+        bool svc = j.services_json != NULL, tty = j.tty;
         tstore_job_clear(&j);
-        if (!svc)
+        if (!svc && !tty)
             continue;
         pthread_mutex_lock(&svc_mu);
         bool idle = tsd_svc_act_idle(&acts, r->id, r->started_ms, now, d->interactive_idle_ms);
@@ -1231,8 +1237,8 @@ void tessd_jobsvc_idle_pass(tessd_t *d)
         pthread_mutex_unlock(&svc_mu);
         if (!idle)
             continue;
-        tessd_log("job %lld: no request to its services and no WebSocket open for %lld s "
-                  "(--interactive-idle): cancelled",
+        tessd_log("job %lld: no request to its services, no WebSocket open and no terminal "
+                  "attached for %lld s (--interactive-idle): cancelled",
                   (long long)r->id, (long long)((now - last) / 1000));
         if (tessd_cancel_running(d, r->id, IDLE_BY, &err) < 0)
             tessd_log("job %lld: idle cancel: %s", (long long)r->id, err.text);

@@ -241,6 +241,9 @@ static void relay(void *arg, int fd, const char *extra, size_t extra_len)
         return;
     }
     wslay_event_config_set_max_recv_msg_length(ctx, TSL_TERM_MSG_MAX);
+    /* An open terminal is activity for --interactive-idle, however quiet (it is closed itself
+     * after --term-idle-timeout of silence, and the job's idle time counts from then). */
+    tessd_jobsvc_touch(a->id, +1);
     tessd_log("job %lld: %s by %s", (long long)a->id,
               a->first[0] == TSL_TERM_EXEC ? "exec" : "terminal attached", a->user);
     bool shim_open = true, stopping = false;
@@ -319,6 +322,7 @@ static void relay(void *arg, int fd, const char *extra, size_t extra_len)
             break;
     }
 out:
+    tessd_jobsvc_touch(a->id, -1);
     tessd_log("job %lld: terminal detached (%s)", (long long)a->id, a->user);
     wslay_event_context_free(ctx);
     free(r);
