@@ -159,6 +159,14 @@ is "$CODE $(jq -r .error.code "$TD/body" 2>/dev/null)" "429 bodies_busy" "a thir
 touch "$NBD/held1.stop" "$NBD/held2.stop"
 # shellcheck disable=SC2086
 wait $HELD
-pcurl as_nobody -H "Cookie: tessel-svc=$C" -H "Origin: $(svc_url "$J" web)" -X PUT --data-binary @"$TD/zero15" "$SVC_UP"
+# (tesseld lets a held body go once it sees its connection closed, and the service's threads
+# end theirs: a few tries.)
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+    pcurl as_nobody -H "Cookie: tessel-svc=$C" -H "Origin: $(svc_url "$J" web)" -X PUT --data-binary @"$TD/zero15" "$SVC_UP"
+    [ "$CODE" = 501 ] && break
+    diag "try: $CODE $(head -c 300 "$TD/body")"
+    sleep 1
+done
+[ "$CODE" = 501 ] || diag "$(cat "$TD/raw")"
 is "$CODE" 501 "once they are done, nobody's body goes through again (python's http.server answers PUT with 501)"
 done_testing
