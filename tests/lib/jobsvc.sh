@@ -2,7 +2,7 @@
 # docs/job-services.md); source after tap.sh, daemon.sh, cli.sh and term.sh.
 #
 #   jobsvc_daemon [ARG...]   term_daemon (root, nobody's token $NB, bob's $BOB, $W) with
-#                            --services-listen 127.0.0.1:$SVC_PORT (a free port, kept across a
+#                            --services-listen 127.0.0.1:$SVC_PORT (a free port below 1024, kept across a
 #                            restart: jobsvc_restart) and ARG; $SVC is the listener's bare
 #                            address (http://127.0.0.1:PORT, which serves no service)
 #   jobsvc_restart           tesseld killed with -9 and started again on the same data and
@@ -17,7 +17,17 @@
 #                            status in $CODE, body in $TD/out, headers in $TD/h
 #   svc_ws ID NAME PATH [COOKIE] [CURL-ARG...]  a WebSocket handshake there (curl): $CODE
 jobsvc_daemon() {
-    SVC_PORT=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    # A free port below 1024 on both loopbacks: tesseld takes only a port no other account may
+    # bind (docs/job-services.md).
+    SVC_PORT=$(/usr/bin/python3 -c '
+import random, socket
+for p in random.sample(range(600, 1000), 400):
+    try:
+        a = socket.socket(); a.bind(("127.0.0.1", p))
+        b = socket.socket(socket.AF_INET6); b.bind(("::1", p))
+        print(p); break
+    except OSError:
+        pass')
     JOBSVC_ARGS="--services-listen 127.0.0.1:$SVC_PORT $*"
     # shellcheck disable=SC2086
     term_daemon $JOBSVC_ARGS

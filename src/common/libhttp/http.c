@@ -27,7 +27,10 @@ struct thttp_server {
     thttp_config_t cfg;
     uint16_t port;
     _Atomic uint64_t counts[600];
-    _Atomic size_t body_held; /* bytes of bodies' buffers held now (cfg.max_body_total) */
+    /* Bodies' buffers held now (cfg.max_body_total, max_body_per_key): this server's own, or
+     * another's (cfg.share_bodies). */
+    struct thttp_bodies *bodies;
+    bool own_bodies;
     char unix_path[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* "" for TCP */
     /* Unix listener: connections held per peer uid (the TCP listener's per-address bound,
      * max_per_client, applied to the kernel's identity of the caller). */
@@ -36,13 +39,43 @@ struct thttp_server {
         uid_t uid;
         unsigned n;
     } uids[THTTP_UNIX_UIDS];
-    /* Bodies' bytes held per key (cfg.max_body_per_key); an entry at 0 is free. */
-    pthread_mutex_t key_lock;
+};
+
+/* Bytes of bodies' buffers held at once: in all, and per key (an entry at 0 is free). */
+struct thttp_bodies {
+    size_t max_total, max_per_key; /* the owner's cfg.max_body_total, max_body_per_key */
+    _Atomic size_t held;
+    pthread_mutex_t lock;
     struct {
         char key[THTTP_BODY_KEY_MAX];
         size_t held;
     } keys[THTTP_BODY_KEYS];
 };
+
+static void server_free(thttp_server_t *s)
+{
+    if (s->own_bodies) {
+        pthread_mutex_destroy(&s->bodies->lock);
+        free(s->bodies);
+    }
+    free(s);
+}
+
+/* s's body accounting: its own, or cfg.share_bodies's.  0, or -1 with ENOMEM. */
+static int bodies_init(thttp_server_t *s)
+{
+    if (s->cfg.share_bodies) {
+        s->bodies = s->cfg.share_bodies->bodies;
+        return 0;
+    }
+    if (!(s->bodies = calloc(1, sizeof *s->bodies)))
+        return -1;
+    pthread_mutex_init(&s->bodies->lock, NULL);
+    s->bodies->max_total = s->cfg.max_body_total;
+    s->bodies->max_per_key = s->cfg.max_body_per_key;
+    s->own_bodies = true;
+    return 0;
+}
 
 /* Per-request state kept by MHD between calls (con_cls). */
 typedef struct {
@@ -397,31 +430,32 @@ static void dispatch(thttp_server_t *s, struct MHD_Connection *conn, const char 
 static bool key_take(thttp_server_t *s, const char *key, ptrdiff_t delta)
 {
     bool ok = true;
-    pthread_mutex_lock(&s->key_lock);
+    pthread_mutex_lock(&s->bodies->lock);
     int at = -1, free_at = -1;
     for (int i = 0; i < THTTP_BODY_KEYS && at < 0; i++) {
-        if (s->keys[i].held && strcmp(s->keys[i].key, key) == 0)
+        if (s->bodies->keys[i].held && strcmp(s->bodies->keys[i].key, key) == 0)
             at = i;
-        else if (!s->keys[i].held && free_at < 0)
+        else if (!s->bodies->keys[i].held && free_at < 0)
             free_at = i;
     }
     if (delta < 0) {
         if (at >= 0)
-            s->keys[at].held -=
-                (size_t)-delta < s->keys[at].held ? (size_t)-delta : s->keys[at].held;
+            s->bodies->keys[at].held -= (size_t)-delta < s->bodies->keys[at].held
+                                            ? (size_t)-delta
+                                            : s->bodies->keys[at].held;
     } else if (at < 0 && free_at < 0) {
         ok = false;
     } else {
         if (at < 0) {
             at = free_at;
-            snprintf(s->keys[at].key, sizeof s->keys[at].key, "%s", key);
+            snprintf(s->bodies->keys[at].key, sizeof s->bodies->keys[at].key, "%s", key);
         }
-        if (s->keys[at].held + (size_t)delta > s->cfg.max_body_per_key)
+        if (s->bodies->keys[at].held + (size_t)delta > s->bodies->max_per_key)
             ok = false;
         else
-            s->keys[at].held += (size_t)delta;
+            s->bodies->keys[at].held += (size_t)delta;
     }
-    pthread_mutex_unlock(&s->key_lock);
+    pthread_mutex_unlock(&s->bodies->lock);
     return ok;
 }
 
@@ -462,7 +496,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                 up->too_large = true; /* its body, if any, is not read */
                 return send_reply(s, conn, &rep);
             }
-            if (s->cfg.max_body_per_key)
+            if (s->bodies->max_per_key)
                 memcpy(up->key, rep.body_key, sizeof up->key);
         }
         return MHD_YES;
@@ -478,20 +512,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             size_t cap = up->cap ? up->cap : 1024;
             while (cap < up->len + n + 1)
                 cap *= 2;
-            size_t held = atomic_fetch_add(&s->body_held, cap - up->cap) + (cap - up->cap);
-            if (s->cfg.max_body_total && held > s->cfg.max_body_total) {
-                atomic_fetch_sub(&s->body_held, cap - up->cap);
+            /* Never more than the largest body takes: a body of max_body holds that much. */
+            if (cap > s->cfg.max_body + 1)
+                cap = s->cfg.max_body + 1;
+            size_t held = atomic_fetch_add(&s->bodies->held, cap - up->cap) + (cap - up->cap);
+            if (s->bodies->max_total && held > s->bodies->max_total) {
+                atomic_fetch_sub(&s->bodies->held, cap - up->cap);
                 up->too_busy = true;
                 return MHD_YES;
             }
             if (up->key[0] && !key_take(s, up->key, (ptrdiff_t)(cap - up->cap))) {
-                atomic_fetch_sub(&s->body_held, cap - up->cap);
+                atomic_fetch_sub(&s->bodies->held, cap - up->cap);
                 up->key_full = true;
                 return MHD_YES;
             }
             char *b = realloc(up->body, cap);
             if (!b) {
-                atomic_fetch_sub(&s->body_held, cap - up->cap);
+                atomic_fetch_sub(&s->bodies->held, cap - up->cap);
                 if (up->key[0])
                     key_take(s, up->key, -(ptrdiff_t)(cap - up->cap));
                 return MHD_NO;
@@ -513,7 +550,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         thttp_error(&rep, 429, "bodies_busy", NULL,
                     "your requests hold bodies of %zu bytes at once, the most one user may (or "
                     "as many users as the server tracks hold some): try again when one is done",
-                    s->cfg.max_body_per_key);
+                    s->bodies->max_per_key);
         snprintf(rep.extra_name, sizeof rep.extra_name, "Retry-After");
         snprintf(rep.extra_value, sizeof rep.extra_value, "2");
         return send_reply(s, conn, &rep);
@@ -522,7 +559,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         thttp_error(&rep, 503, "bodies_busy", NULL,
                     "the server holds request bodies of %zu bytes at once, its most: try again "
                     "later",
-                    s->cfg.max_body_total);
+                    s->bodies->max_total);
         snprintf(rep.extra_name, sizeof rep.extra_name, "Retry-After");
         snprintf(rep.extra_value, sizeof rep.extra_value, "2");
         return send_reply(s, conn, &rep);
@@ -538,7 +575,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     upload_t *up = *con_cls;
     if (up) {
         if (s && up->cap) {
-            atomic_fetch_sub(&s->body_held, up->cap);
+            atomic_fetch_sub(&s->bodies->held, up->cap);
             if (up->key[0])
                 key_take(s, up->key, -(ptrdiff_t)up->cap);
         }
@@ -617,7 +654,12 @@ thttp_server_t *thttp_start(const thttp_config_t *cfg, tsl_error_t *err)
         return NULL;
     }
     s->cfg = *cfg;
-    pthread_mutex_init(&s->key_lock, NULL);
+    if (bodies_init(s) < 0) {
+        free(s);
+        errno = ENOMEM;
+        tsl_errprintf(err, "out of memory");
+        return NULL;
+    }
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(cfg->port)};
     struct sockaddr_in6 sa6 = {.sin6_family = AF_INET6, .sin6_port = htons(cfg->port)};
     const struct sockaddr *addr = (const struct sockaddr *)&sa;
@@ -626,7 +668,7 @@ thttp_server_t *thttp_start(const thttp_config_t *cfg, tsl_error_t *err)
         addr = (const struct sockaddr *)&sa6;
         addr_len = sizeof sa6;
     } else if (inet_pton(AF_INET, cfg->host, &sa.sin_addr) != 1) {
-        free(s);
+        server_free(s);
         errno = EINVAL;
         tsl_errprintf(err, "listen address '%s' is not a numeric IPv4 or IPv6 address", cfg->host);
         return NULL;
@@ -644,7 +686,7 @@ thttp_server_t *thttp_start(const thttp_config_t *cfg, tsl_error_t *err)
             snprintf(holder, sizeof holder, " (held by pid %ld, %s)", (long)pid, comm);
         else if (saved == EADDRINUSE)
             snprintf(holder, sizeof holder, " (by a process this user cannot see)");
-        free(s);
+        server_free(s);
         errno = saved;
         tsl_errprintf(err, "cannot listen on %s:%u: %s%s", cfg->host, cfg->port, strerror(saved),
                       holder);
@@ -652,18 +694,19 @@ thttp_server_t *thttp_start(const thttp_config_t *cfg, tsl_error_t *err)
     }
     /* Thread per connection: handlers may block (a log followed for hours).  A thread is
      * started only for a connection MHD keeps, after the per-client and global limits. */
-    s->mhd =
-        MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                             MHD_USE_POLL | MHD_USE_ERROR_LOG | MHD_ALLOW_UPGRADE,
-                         cfg->port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
-                         NULL, MHD_OPTION_LISTEN_SOCKET, lfd, MHD_OPTION_NOTIFY_COMPLETED,
-                         on_completed, s, MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
-                         MHD_OPTION_CONNECTION_LIMIT, max_conn, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-                         per_client, MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_END);
+    s->mhd = MHD_start_daemon(
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
+            MHD_USE_ERROR_LOG | MHD_ALLOW_UPGRADE,
+        cfg->port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+        MHD_OPTION_LISTEN_SOCKET, lfd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+        MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_CONNECTION_LIMIT, max_conn,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_client, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        cfg->conn_memory ? cfg->conn_memory : THTTP_DEFAULT_CONN_MEMORY, MHD_OPTION_END);
     if (!s->mhd) {
         int saved = errno ? errno : EIO;
         close(lfd);
-        free(s);
+        server_free(s);
         errno = saved;
         tsl_errprintf(err, "cannot serve on %s:%u: %s", cfg->host, cfg->port, strerror(saved));
         return NULL;
@@ -849,7 +892,7 @@ void thttp_stop(thttp_server_t *s)
     MHD_stop_daemon(s->mhd);
     if (s->unix_path[0])
         unlink(s->unix_path);
-    free(s);
+    server_free(s);
 }
 
 uint16_t thttp_port(const thttp_server_t *s)
@@ -974,7 +1017,14 @@ thttp_server_t *thttp_start_unix(const thttp_config_t *cfg, const char *path, mo
         return NULL;
     }
     s->cfg = *cfg;
-    pthread_mutex_init(&s->key_lock, NULL);
+    if (bodies_init(s) < 0) {
+        free(s);
+        close(fd);
+        unlink(path);
+        errno = ENOMEM;
+        tsl_errprintf(err, "out of memory");
+        return NULL;
+    }
     pthread_mutex_init(&s->uid_lock, NULL);
     s->mhd = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
@@ -990,7 +1040,7 @@ thttp_server_t *thttp_start_unix(const thttp_config_t *cfg, const char *path, mo
         int saved = errno ? errno : EINVAL;
         close(fd);
         unlink(path);
-        free(s);
+        server_free(s);
         errno = saved;
         tsl_errprintf(err, "cannot serve on %s: %s", path, strerror(saved));
         return NULL;

@@ -40,6 +40,8 @@
 /* Long enough for a person typing a request by hand or a client on a loaded machine; a log
  * being followed is not silent (tesseld polls the file in the connection's thread). */
 #define THTTP_DEFAULT_TIMEOUT_S 30u
+/* libmicrohttpd's own default of a connection's memory (MHD_OPTION_CONNECTION_MEMORY_LIMIT). */
+#define THTTP_DEFAULT_CONN_MEMORY (32u << 10)
 /* Local accounts the Unix listener tracks at once for its per-uid bound (max_per_client); a
  * connection from one more account is closed until one of them has none left.  A lab has
  * far fewer users connected at the same moment. */
@@ -150,6 +152,13 @@ typedef struct {
      * body discarded.  So that one user cannot take all of max_body_total.  0: no bound per
      * key.  At most THTTP_BODY_KEYS keys hold bodies at once (a request of one more: 503). */
     size_t max_body_per_key;
+    /* Count the bodies held with this server's (both bounds shared, its own ignored): two
+     * listeners of one service (IPv4 and IPv6) that share their bounds.  It must outlive this
+     * server.  NULL: its own. */
+    const thttp_server_t *share_bodies;
+    /* Bytes a connection may use for a request's head (its line and headers: a request with
+     * more gets 431 from libmicrohttpd) and its buffers.  0: THTTP_DEFAULT_CONN_MEMORY. */
+    size_t conn_memory;
 } thttp_config_t;
 
 /* Start serving.  Returns NULL with errno and err on failure.  The listening socket has

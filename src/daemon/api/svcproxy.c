@@ -71,10 +71,21 @@
 /* Bytes of request bodies the services listener holds at once, all requests together
  * (libhttp's max_body_total): 16 bodies of the most a request may send (16 MiB). */
 #define SVC_BODIES_MAX (256u << 20)
-/* ... and those of one user's requests (libhttp's max_body_per_key): two bodies of the most a
- * request may send, so that one user cannot hold the listener's whole bound. */
-#define SVC_BODIES_PER_USER (32u << 20)
-#define TICKET_PARAM        "tessel-ticket"
+/* The most one request may send (a notebook's save is a PUT of the whole file). */
+#define SVC_BODY_MAX (16u << 20)
+/* ... and those of one user's requests (libhttp's max_body_per_key, both listeners together):
+ * two bodies of the most a request may send, so that one user cannot hold the whole bound. */
+#define SVC_BODIES_PER_USER (2 * (SVC_BODY_MAX + 1))
+/* A connection's memory for a request's head: a browser sends every cookie of a host with each
+ * request, up to about 720 KB (180 cookies of 4 KB), and cookies set for this host name by a
+ * page on another port of it (another account's server) come along: room for them, so that
+ * tesseld answers (and clears them, SVC_COOKIES_MAX) rather than libmicrohttpd's 431. */
+#define SVC_CONN_MEMORY (1u << 20)
+/* Bytes of Cookie headers past which a request is answered 431 with Clear-Site-Data: cookies
+ * (a services' host is a site of its own: that host's cookies alone); no service would take
+ * them (Jupyter's server answers 431 above 64 KiB of head). */
+#define SVC_COOKIES_MAX (48u << 10)
+#define TICKET_PARAM    "tessel-ticket"
 
 /* ---- shared state (svc_mu; never held with d->lock taken after it) ---------------------- */
 
@@ -212,14 +223,36 @@ int tessd_jobsvc_start(tessd_t *d, const char *listen, unsigned max_conn, unsign
     snprintf(host, sizeof host, "%.*s", (int)(colon - listen), listen);
     if (strcmp(host, "localhost") == 0)
         snprintf(host, sizeof host, "127.0.0.1");
+    /* A port only root may bind: never free for another account, not even while tesseld
+     * restarts, when a server of theirs there would be the services' own origin to every
+     * browser (a service worker it registers outlives it: the third review's R1). */
+    unsigned long port = strtoul(colon + 1, NULL, 10);
+    unsigned long unpriv = 1024;
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_unprivileged_port_start", "re");
+    if (f) {
+        if (fscanf(f, "%lu", &unpriv) != 1)
+            unpriv = 1024;
+        fclose(f);
+    }
+    if (port == 0 || port >= unpriv) {
+        tsl_errprintf(err,
+                      "port %lu: the services need a port only root may bind (1 to %lu; "
+                      "net.ipv4.ip_unprivileged_port_start is %lu), or another account could "
+                      "take it while tesseld restarts and serve its own pages at the services' "
+                      "addresses (docs/job-services.md)",
+                      port, unpriv - 1, unpriv);
+        errno = EACCES;
+        return -1;
+    }
     thttp_config_t hc = {
         .host = host,
-        .port = (uint16_t)strtoul(colon + 1, NULL, 10),
+        .port = (uint16_t)port,
         /* A notebook saves through PUT of the whole file as JSON; uploads of big files come
          * in chunks of 1 MiB (Jupyter's own).  Bodies are read whole, up to this. */
-        .max_body = 16u << 20,
+        .max_body = SVC_BODY_MAX,
         .max_body_total = SVC_BODIES_MAX,
         .max_body_per_key = SVC_BODIES_PER_USER,
+        .conn_memory = SVC_CONN_MEMORY,
         .on_headers = svc_headers,
         .max_connections = max_conn,
         .max_per_client = per_client,
@@ -241,6 +274,7 @@ int tessd_jobsvc_start(tessd_t *d, const char *listen, unsigned max_conn, unsign
         (dl > 10 && strcmp(d->svc_domain + dl - 10, ".localhost") == 0)) {
         hc.host = "::1";
         hc.port = d->svc_port;
+        hc.share_bodies = d->http_svc; /* one user's bodies bounded on both together */
         tsl_error_t e6;
         if (!(d->http_svc6 = thttp_start(&hc, &e6))) {
             if (errno != EADDRNOTAVAIL && errno != EAFNOSUPPORT) {
@@ -998,6 +1032,16 @@ static int peer_is(thttp_req_t *req, thttp_reply_t *rep, const char *user)
     return rep->status;
 }
 
+/* The bytes of a request's Cookie headers (cls: size_t). */
+static enum MHD_Result cookie_bytes(void *cls, enum MHD_ValueKind kind, const char *k,
+                                    const char *v)
+{
+    (void)kind;
+    if (k && v && strcasecmp(k, "Cookie") == 0)
+        *(size_t *)cls += strlen(v);
+    return MHD_YES;
+}
+
 /* What every request must pass before anything else, from its headers alone (svc_headers
  * before its body is read, h_service again after): its Host names a service (404), no header
  * holds CR or LF (400), a request that changes something or a WebSocket comes from the
@@ -1030,6 +1074,19 @@ static int admit(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, int64_t *id, 
         thttp_error(rep, 403, "cross_origin", NULL,
                     "%s: only the service's own pages may send it this %s", why,
                     ws ? "WebSocket" : "request");
+        return rep->status;
+    }
+    /* Cookies by the hundred KB (tossed by a page on another port of this host name): cleared
+     * before anything, a ticket not spent (the same URL works once they are gone). */
+    size_t cookies = 0;
+    MHD_get_connection_values(req->conn, MHD_HEADER_KIND, cookie_bytes, &cookies);
+    if (cookies > SVC_COOKIES_MAX) {
+        thttp_error(rep, 431, "too_many_cookies", NULL,
+                    "this browser sends %zu bytes of cookies to this service (most set by pages "
+                    "of other ports under its name): cleared; open it again (tessel open %lld %s)",
+                    cookies, (long long)*id, name);
+        snprintf(rep->extra_name, sizeof rep->extra_name, "Clear-Site-Data");
+        snprintf(rep->extra_value, sizeof rep->extra_value, "\"cookies\"");
         return rep->status;
     }
     /* A ticket is redeemed by a navigation (GET) without a body: anything else needs the

@@ -622,8 +622,8 @@ static int post_as(uint16_t port, const char *user)
 }
 
 /* max_body_per_key: while alice's request holds a body's buffer (1 KiB, her share), her next
- * body is refused, 429 bodies_busy; bob's is taken meanwhile (the share is hers alone); once
- * hers ends, her bodies are taken again. */
+ * body is refused, 429 bodies_busy, on this server and on one that shares its bodies; bob's is
+ * taken meanwhile (the share is hers alone); once hers ends, her bodies are taken again. */
 static void test_bodies_per_key(void **state)
 {
     uint16_t port;
@@ -643,6 +643,15 @@ static void test_bodies_per_key(void **state)
     }
     assert_int_equal(st, 429);
     assert_int_equal(post_as(port, "bob"), 201);
+    /* A second server counting with the first (share_bodies): alice's share is full there too,
+     * bob's is not. */
+    uint16_t port2;
+    thttp_server_t *s2 = start_tcp(
+        (thttp_config_t){.max_body_per_key = 1 << 20, .on_headers = user_key, .share_bodies = s},
+        &port2);
+    assert_int_equal(post_as(port2, "alice"), 429);
+    assert_int_equal(post_as(port2, "bob"), 201);
+    thttp_stop(s2);
     close(fd);
     st = 0;
     for (int i = 0; i < 600 && st != 201; i++) {
