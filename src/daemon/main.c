@@ -1174,8 +1174,8 @@ int main(int argc, char **argv)
         if (tessd_jobsvc_start(d, conf.services_listen, hc.max_connections, hc.max_per_client,
                                hc.timeout_s, &err) < 0) {
             fprintf(stderr, "tesseld: --services-listen: %s\n", err.text);
+            thttp_stop(d->http_svc6); /* first: it counts bodies with http_svc's */
             thttp_stop(d->http_svc);
-            thttp_stop(d->http_svc6);
             thttp_stop(d->http);
             thttp_stop(d->http_unix);
             return 1;
@@ -1284,6 +1284,10 @@ int main(int argc, char **argv)
     tessd_ckpt_drain(d, TESSD_CKPT_DRAIN_MS);
     thttp_stop(d->http);
     thttp_stop(d->http_unix);
+    /* The services' listeners (their relays see d->stopping), before the store closes under
+     * their store lookups; the IPv6 one first (it counts bodies with the other's). */
+    thttp_stop(d->http_svc6);
+    thttp_stop(d->http_svc);
     tessd_nodes_stop(d);
     /* The instance's cgroup parent goes when no job is left in it (rmdir fails otherwise). */
     if (d->nruns == 0)

@@ -99,4 +99,21 @@ wait_for '[ "$(api GET /v1/jobs/'"$T"' "" "$NB"; jget .state)" = cancelled ]'
 api GET "/v1/jobs/$T" "" "$NB"
 is "$(jget .state)" cancelled "once its terminal detached, that job is cancelled too"
 api POST "/v1/jobs/$P/cancel" "" "$NB"
+
+# tesseld stopped (SIGTERM) while a WebSocket to a service is open: its services' listeners
+# stop (the relay ends), then the store closes; exit status 0, no sanitizer report.
+K2=$(nbjob "{\"argv\":[\"/usr/bin/python3\",\"ws101.py\",\"8000\"],\"cwd\":\"$W\",\"services\":[{\"name\":\"ws\",\"port\":8000}]}")
+wait_for '[ "$(api GET /v1/jobs/'"$K2"' "" "$NB"; jget .state)" = running ]'
+svc_ticket "$K2" ws
+svc_cookie "$URL"
+wait_for "[ \"\$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 --unix-socket '$TD/data/jobsvc/j$K2-ws.sock' http://x/)\" = 101 ]"
+curl -s -o /dev/null -w '%{http_code}' --max-time 60 -H "Cookie: tessel-svc=$COOKIE" \
+    -H 'Upgrade: websocket' -H 'Connection: Upgrade' -H 'Sec-WebSocket-Version: 13' \
+    -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' "$(svc_url "$K2" ws)/" >"$TD/ws2.code" &
+WS2=$!
+wait_for 'grep -q "^101" "$TD/ws2.code" || [ -n "$(ss -tnH state established "( dport = :$SVC_PORT )")" ]'
+td_stop
+is "$?" 0 "tesseld stopped with a WebSocket to a service open: exit status 0, nothing reported"
+wait "$WS2"
+is "$(cat "$TD/ws2.code")" 101 "... the WebSocket had been open (101) and its client saw it end"
 done_testing
