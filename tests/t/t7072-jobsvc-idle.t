@@ -13,7 +13,9 @@
 . "$TESSEL_SRCDIR/tests/lib/jobsvc.sh"
 /usr/bin/python3 -c 'import websocket' 2>/dev/null ||
     missing "Debian's python3-websocket is needed (scripts/install-deps.sh)"
-jobsvc_daemon --interactive-idle 3s
+# 10 s: long enough that the WebSockets below are open before their jobs could be idle,
+# on a loaded machine too.
+jobsvc_daemon --interactive-idle 10s
 
 # K's service answers a WebSocket handshake with 101 and keeps the connection open (tesseld
 # relays it as it does Jupyter's kernels'; what flows on it does not matter here).
@@ -50,19 +52,19 @@ for j in $I $K $P $T $U; do
 done
 nbtessel ps >"$TD/ps" 2>&1
 grep -q "^ *$T .*terminal tessel attach $T\$" "$TD/ps"; ok $? "tessel ps: the job with a terminal shows terminal tessel attach $T"
-# A terminal attached to T for 30 s (curl's --max-time holds the WebSocket open).
-curl -s -o /dev/null -w '%{http_code}' --max-time 30 -H "Authorization: Bearer $NB" \
+# A terminal attached to T for 45 s (curl's --max-time holds the WebSocket open).
+curl -s -o /dev/null -w '%{http_code}' --max-time 45 -H "Authorization: Bearer $NB" \
     -H 'Upgrade: websocket' -H 'Connection: Upgrade' -H 'Sec-WebSocket-Version: 13' \
     -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' "$TD_URL/v1/jobs/$T/attach" >"$TD/tws.code" &
 TWSPID=$!
 wait_for 'grep -q "job $T: terminal attached by nobody" "$TD/tesseld.log"'
 ok $? "a terminal attached to job $T"
-# A WebSocket held open to K's service for 30 s (curl's --max-time).
+# A WebSocket held open to K's service for 45 s (curl's --max-time).
 svc_ticket "$K" ws
 svc_cookie "$URL"
 KC=$COOKIE
 wait_for "[ \"\$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 --unix-socket '$TD/data/jobsvc/j$K-ws.sock' http://x/)\" = 101 ]"
-curl -s -o "$TD/ws.out" -w '%{http_code}' --max-time 30 -H "Cookie: tessel-svc=$KC" \
+curl -s -o "$TD/ws.out" -w '%{http_code}' --max-time 45 -H "Cookie: tessel-svc=$KC" \
     -H 'Upgrade: websocket' -H 'Connection: Upgrade' -H 'Sec-WebSocket-Version: 13' \
     -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' "$(svc_url "$K" ws)/" >"$TD/ws.code" &
 WSPID=$!
@@ -70,10 +72,10 @@ WSPID=$!
 wait_for '[ "$(api GET /v1/jobs/'"$I"' "" "$NB"; jget .state)" = cancelled ]'
 api GET "/v1/jobs/$I" "" "$NB"
 is "$(jget .state) $(jget .end_cause)" "cancelled cancelled" \
-    "a job whose service had no request for 3 s: cancelled (end cause cancelled)"
+    "a job whose service had no request for 10 s: cancelled (end cause cancelled)"
 jget .reason | grep -q "idle-timeout"; ok $? "... its reason says idle-timeout ($(jget .reason))"
 grep -q "job $I: no request to its services" "$TD/tesseld.log"; ok $? "... and tesseld's log why"
-# 3 s and two checks (every 5 s) later, the others still run.
+# 10 s and two checks (every 5 s) after the others started, they still run.
 sleep 11
 api GET "/v1/jobs/$K" "" "$NB"
 is "$(jget .state)" running "a job with a WebSocket open to its service: still running"
@@ -88,7 +90,7 @@ is "$(jget .state) $(jget .end_cause)" "cancelled cancelled" "a job with a termi
 jget .reason | grep -q "idle-timeout"; ok $? "... its reason says idle-timeout"
 grep -q "job $U: no request to its services, no WebSocket open and no terminal attached" "$TD/tesseld.log"
 ok $? "... and tesseld's log why"
-wait "$WSPID" # curl gives up after 30 s: the WebSocket closes
+wait "$WSPID" # curl gives up after 45 s: the WebSocket closes
 is "$(cat "$TD/ws.code")" 101 "the WebSocket had been opened (101)"
 wait_for '[ "$(api GET /v1/jobs/'"$K"' "" "$NB"; jget .state)" = cancelled ]'
 api GET "/v1/jobs/$K" "" "$NB"
