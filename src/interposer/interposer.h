@@ -248,6 +248,11 @@ void tcu_ctx_limits_release(CUcontext ctx);
 
 /* ---- compute (compute.c; docs/compute-shares.md) ---- */
 
+/* A call that needs the GPU, before it reaches the driver: when tesseld has the slice
+ * reclaimed for idleness, ask for the restore (the slice's wake word) and wait for it (a line
+ * on stderr past 10 s).  One load when not reclaimed. */
+void tcu_idle_wait(void);
+
 /* One stream's share of a launch in flight (compute.c's bookkeeping). */
 struct tcu_launch_one {
     struct meas *m; /* NULL: not measured */
