@@ -31,6 +31,8 @@ sqlite3 "$DB" "DROP TABLE usage_history; DROP TABLE slurm_jobs; DROP TABLE proje
     DROP TABLE gpu_speeds; ALTER TABLE queues DROP COLUMN max_ngpu_milli;
     ALTER TABLE jobs DROP COLUMN gpu_released; ALTER TABLE jobs DROP COLUMN gpu_oversub;
     ALTER TABLE jobs DROP COLUMN preemptible; ALTER TABLE jobs DROP COLUMN suspended_for;
+    ALTER TABLE queues DROP COLUMN idle_reclaim_s; ALTER TABLE jobs DROP COLUMN idle_reclaim_s;
+    ALTER TABLE jobs DROP COLUMN suspended_idle;
     DELETE FROM sqlite_sequence WHERE name IN ('projects', 'folders', 'services');
     PRAGMA user_version = 9;"
 is "$(sqlite3 "$DB" 'PRAGMA user_version')" 9 "the store is put back at schema 9"
