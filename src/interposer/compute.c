@@ -557,6 +557,13 @@ static void suspended_wait(tshm_t *s)
     uint64_t step = 100000; /* 100 us, doubling to 10 ms */
     drain_unmeasured();
     do {
+        /* Held since before an idle reclamation was recorded: this launch asks for the
+         * restore too (tcu_idle_wait). */
+        if (TCU_UNLIKELY(tshm_reclaimed(s))) {
+            tshm_waiting_add(s, -1);
+            tcu_idle_wait();
+            tshm_waiting_add(s, 1);
+        }
         poll_all();
         sleep_ns(step);
         if (step < WAIT_MAX_NS)

@@ -57,6 +57,17 @@ static inline void tcu_ready(void)
         tcu_init();
 }
 
+/* The start of every hooked driver entry point (not NVML's, not dlsym's and cuGetProcAddress's):
+ * tcu_ready, then a slice reclaimed while idle is waited for before anything reaches the
+ * driver (tcu_idle_wait, compute.c; docs/suspend.md, "Idle reclamation"): one more load when
+ * it is not. */
+void tcu_idle_wait(void);
+#define tcu_enter()                                                                                \
+    do {                                                                                           \
+        tcu_ready();                                                                               \
+        tcu_idle_wait();                                                                           \
+    } while (0)
+
 /* The process-wide state.  Written by tcu_init only. */
 struct tcu_state {
     tcu_config_t cfg;
@@ -248,10 +259,9 @@ void tcu_ctx_limits_release(CUcontext ctx);
 
 /* ---- compute (compute.c; docs/compute-shares.md) ---- */
 
-/* A call that needs the GPU, before it reaches the driver: when tesseld has the slice
- * reclaimed for idleness, ask for the restore (the slice's wake word) and wait for it (a line
- * on stderr past 10 s).  One load when not reclaimed. */
-void tcu_idle_wait(void);
+/* tcu_enter's wait: when tesseld has the slice reclaimed for idleness, ask for the restore (the
+ * slice's wake word) and wait for it (a line on stderr past 10 s).  One load when not
+ * reclaimed; at once when there is no slice yet. */
 
 /* One stream's share of a launch in flight (compute.c's bookkeeping). */
 struct tcu_launch_one {

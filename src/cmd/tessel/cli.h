@@ -216,6 +216,7 @@ typedef struct {
     bool detach, shell, quiet;
     bool no_requeue;         /* --no-requeue: "requeue": false */
     const char *preemptible; /* --preemptible: "suspend", "requeue", "never"; NULL: not given */
+    const char *idle_reclaim; /* --idle-reclaim: "off" or a duration; NULL: the queue's */
     char **env;              /* --env and --export items: KEY=VALUE or KEY (taken from our
                                 environment), nenv of them, in order */
     int nenv;
