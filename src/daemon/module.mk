@@ -119,6 +119,9 @@ TESSELD_TESTS += tests/t/t3210-daemon-psusp-roundtrip.t tests/t/t3211-daemon-psu
                  tests/t/t3218-daemon-psusp-hold-selfrestore.t
 # Oversubscription's bounds (security review F2, F3): mem needed with cgroups, per GPU.
 TESSELD_TESTS += tests/t/t3221-daemon-oversub-limits.t
+# Idle reclamation (docs/suspend.md, "Idle reclamation").
+TESSELD_TESTS += tests/t/t3230-daemon-idle-reclaim.t tests/t/t3231-daemon-idle-busy.t \
+                 tests/t/t3232-daemon-idle-hostile.t tests/t/t3233-daemon-idle-restart.t
 TESSELD_TESTS += tests/t/t3163-daemon-jobdir-mounted.t
 TESSELD_TESTS += tests/t/t3164-daemon-exit-record.t
 TESSELD_TESTS += tests/t/t3165-daemon-jobdir-reused-id.t
@@ -298,6 +301,11 @@ tests/t/t3213-daemon-psusp-options.t: $(O)/bin/tessel
 tests/t/t3217-daemon-psusp-hold-newproc.t tests/t/t3218-daemon-psusp-hold-selfrestore.t: \
     $(O)/tests/interposer/tcu-probe $(O)/tests/interposer/tcu-raw \
     $(O)/tests/interposer/tcu-slice $(O)/lib/libtessel-cuda.so $(O)/tests/fake/libcuda.so.1
+# Idle reclamation: the probe as jobs, with the CLI; a hostile job writes its words (tcu-slice).
+tests/t/t3230-daemon-idle-reclaim.t tests/t/t3231-daemon-idle-busy.t \
+tests/t/t3232-daemon-idle-hostile.t tests/t/t3233-daemon-idle-restart.t: \
+    $(O)/tests/interposer/tcu-probe $(O)/tests/interposer/tcu-slice $(O)/lib/libtessel-cuda.so \
+    $(O)/tests/fake/libcuda.so.1 $(O)/bin/tessel
 # The slice test runs the interposer's probe as a job, over the fake driver.
 tests/t/t3004-daemon-slice.t: $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so
 # The compute test runs tcu-load (simulated kernels) as jobs, and the CLI.

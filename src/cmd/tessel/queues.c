@@ -291,9 +291,9 @@ static int list(cli_t *cli)
     json_t *ans = cli_get(cli, "/v1/queues", &rc);
     if (!ans)
         return rc;
-    static const char *const hdr[] = {"QUEUE",   ">WEIGHT",   "GPU",    "NGPU",     "GPU-MEM",
-                                      "CPU",     "MEM",       ">PEND",  ">RUNNING", "GUARANTEE",
-                                      "RESERVE", "PLACEMENT", "IDLE",   "ALLOWED"};
+    static const char *const hdr[] = {"QUEUE",   ">WEIGHT",   "GPU",   "NGPU",     "GPU-MEM",
+                                      "CPU",     "MEM",       ">PEND", ">RUNNING", "GUARANTEE",
+                                      "RESERVE", "PLACEMENT", "IDLE",  "ALLOWED"};
     cli_table_t *t = cli_table_new(14, hdr);
     json_t *queues = json_object_get(ans, "queues");
     add_subtree(t, queues, NULL, 0);
