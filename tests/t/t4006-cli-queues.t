@@ -49,7 +49,7 @@ is "$(row research)" "research 3 0.5/1.5/2 0.5/-/- 12.0 GiB/40.0 GiB/- 1/8/- 1.0
 is "$(row vision)" " vision 2 0.5/1/- 0.5/-/- 12.0 GiB/20.0 GiB/- 1/0/- 1.00 GiB/0/- 0 1 held 15m pack - all" \
     "vision: weight 2, the job's usage, its guarantees, no caps"
 is "$(row nlp)" " nlp 1 0/0.5/1 0/-/- 0/0/- 0/0/- 0/0/- 0 0 held 15m pack - all" "nlp: nothing used, 0.5 GPU guaranteed, capped at 1"
-is "$(row default)" "default 1 0/-/- 0/-/- 0/-/- 0/-/- 0/-/- 0 0 held 15m spread all" "default: nothing governed, no cap"
+is "$(row default)" "default 1 0/-/- 0/-/- 0/-/- 0/-/- 0/-/- 0 0 held 15m spread - all" "default: nothing governed, no cap"
 
 # --- set: PATCH semantics -------------------------------------------------------------------
 tcli queues set nlp --limit gpu=none --weight 5
