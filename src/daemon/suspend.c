@@ -446,6 +446,7 @@ static int suspend_done(tessd_t *d, ckpt_op_t *op, bool undone)
                                   : "stopped");
         r->ckpt_op = TESSD_CKPT_NONE;
         r->susp_for = 0;
+        r->susp_idle = false;
         return 0;
     }
     if (op->idle_s && (undone || !op->released)) {
@@ -956,7 +957,10 @@ static int suspend_idle(tessd_t *d, tessd_run_t *r, int64_t idle_s, tsl_error_t 
 /* A reclaimed job r (lock held): its wake word, and the resume when it is set. */
 static void idle_wake(tessd_t *d, tessd_run_t *r)
 {
-    if (r->resume_wanted || r->ckpt_op != TESSD_CKPT_NONE)
+    /* A restore the driver refused (not for room) is not tried again for the job's calls: a
+     * person's resume or a cancel decides (the job's reason says why). */
+    if (r->resume_wanted || r->ckpt_op != TESSD_CKPT_NONE ||
+        strncmp(r->resume_wait, "restore failed", 14) == 0)
         return;
     tsl_error_t e;
     int fd = slice_fd(d, r, false, false, &e);
