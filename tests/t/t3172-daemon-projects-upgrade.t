@@ -19,7 +19,7 @@ DB="$TD/data/tessel.db"
 # taken out below and the version set back to this.  At a merge that renumbers migration 12,
 # BEFORE and PROJECTS follow.
 BEFORE=11
-PROJECTS=21 # the latest schema: projects (12), container images (13), terminals (14), folders (15), services (16), GPU speeds (17), released GPU memory (18), projects' folder quotas (19), GPU memory oversubscription (20) and preemptible (21) after them
+PROJECTS=22 # the latest schema: projects (12), container images (13), terminals (14), folders (15), services (16), GPU speeds (17), released GPU memory (18), projects' folder quotas (19), GPU memory oversubscription (20), preemptible (21) and idle reclamation (23, the 22nd entry until another branch's 22 is merged) after them
 api POST /v1/users '{"name":"amy"}'
 api POST /v1/tokens '{"user":"amy"}'
 AMY=$(jget .token)
