@@ -59,8 +59,10 @@ static inline void tcu_ready(void)
 
 /* The start of every hooked driver entry point (not NVML's, not dlsym's and cuGetProcAddress's):
  * tcu_ready, then a slice reclaimed while idle is waited for before anything reaches the
- * driver (tcu_idle_wait, compute.c; docs/suspend.md, "Idle reclamation"): one more load when
- * it is not. */
+ * driver (docs/suspend.md, "Idle reclamation"): one more load when it is not.
+ * tcu_idle_wait (compute.c): when tesseld has the slice reclaimed, ask for the restore (the
+ * slice's wake word) and wait for it (a line on stderr past 10 s); at once when there is no
+ * slice. */
 void tcu_idle_wait(void);
 #define tcu_enter()                                                                                \
     do {                                                                                           \
@@ -258,10 +260,6 @@ static inline void tcu_note_launch(void)
 void tcu_ctx_limits_release(CUcontext ctx);
 
 /* ---- compute (compute.c; docs/compute-shares.md) ---- */
-
-/* tcu_enter's wait: when tesseld has the slice reclaimed for idleness, ask for the restore (the
- * slice's wake word) and wait for it (a line on stderr past 10 s).  One load when not
- * reclaimed; at once when there is no slice yet. */
 
 /* One stream's share of a launch in flight (compute.c's bookkeeping). */
 struct tcu_launch_one {
