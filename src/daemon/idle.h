@@ -3,9 +3,9 @@
  * to give its GPU memory back, and the setting's words.  Pure: no I/O, no clock, no tesseld
  * state (the tick in suspend.c gathers the facts and carries the verdict out).
  *
- * What counts as GPU work: a kernel launch of any process of the job through the interposer
- * (the slice header's work word, libshm/shm.h).  A process that merely holds device memory,
- * or waits in the CPU, does no GPU work.
+ * What counts as GPU work: a kernel launch, a copy or a memset of any process of the job
+ * through the interposer (the slice header's work word, libshm/shm.h).  A process that merely holds
+ * device memory, or waits in the CPU, does no GPU work.
  */
 #ifndef TESSEL_DAEMON_IDLE_H
 #define TESSEL_DAEMON_IDLE_H

@@ -2,10 +2,10 @@
 # t3231-daemon-idle-busy.t - idle reclamation's setting and what counts as work
 # (docs/suspend.md, "Idle reclamation"): the queue's idle_reclaim through the API and `tessel
 # queues`, bad values refused with nothing stored (API 400 naming the field, the CLI's exit 2);
-# in a queue whose idle time is 3 s, a job that launches a kernel every 0.1 s and a job that
-# says --idle-reclaim=off are never reclaimed, while a job started after both, holding memory
-# and idle, is (so both ran idle-time-long and more before it); the busy job's launches all
-# succeeded.
+# in a queue whose idle time is 3 s, a job that launches a kernel every 0.1 s, a job that
+# copies 4 KiB to the GPU every 0.1 s and a job that says --idle-reclaim=off are never
+# reclaimed, while a job started after them, holding memory and idle, is (so they ran
+# idle-time-long and more before it); the busy jobs' launches and copies all succeeded.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 . "$TESSEL_SRCDIR/tests/lib/ckpt.sh"
@@ -50,8 +50,11 @@ BUSY=$(jget .id)
 api POST /v1/jobs "{\"argv\":[\"$PROBE\",\"ctx\",\"alloc:mem:256M\",\"waitfile:$G/off\"],\"gpu\":0.25,\"queue\":\"lab\",\"idle_reclaim\":\"off\",$ENV}"
 OFF=$(jget .id)
 is "$CODE $(jget .idle_reclaim)" "201 0" "a job that says off: its idle_reclaim is 0 (never)"
-wait_for "logs $OFF | grep -q '^alloc mem rc=0'" && wait_for "logs $BUSY | grep -q '^modload rc=0'"
-ok $? "the busy job launches, the off job holds 256 MiB idle"
+api POST /v1/jobs "{\"argv\":[\"$PROBE\",\"ctx\",\"alloc:mem:256M\",\"copyuntil:$G/copy\"],\"gpu\":0.25,\"queue\":\"lab\",$ENV}"
+COPY=$(jget .id)
+wait_for "logs $OFF | grep -q '^alloc mem rc=0'" && wait_for "logs $BUSY | grep -q '^modload rc=0'" &&
+    wait_for "logs $COPY | grep -q '^alloc mem rc=0'"
+ok $? "the busy job launches, the copying job copies, the off job holds 256 MiB idle"
 
 api POST /v1/jobs "{\"argv\":[\"$PROBE\",\"ctx\",\"alloc:mem:256M\",\"waitfile:$G/c\"],\"gpu\":0.25,\"queue\":\"lab\",$ENV}"
 C=$(jget .id)
@@ -61,16 +64,19 @@ api GET "/v1/jobs/$C"
 is "$(jget .suspended_reason)" idle "for idleness"
 is "$(job_state "$BUSY")" running "the busy job, idle never 3 s, is not reclaimed"
 is "$(job_state "$OFF")" running "the off job, idle longer than 3 s, is not reclaimed"
-for j in $BUSY $OFF; do
+is "$(job_state "$COPY")" running "the copying job (copies are GPU work) is not reclaimed"
+for j in $BUSY $OFF $COPY; do
     api GET "/v1/jobs/$j/events"
     is "$(jq '[.events[] | select(.event == "suspend")] | length' "$TD/out")" 0 \
         "job $j has no suspend in its history"
 done
-touch "$G/busy" "$G/off"
-wait_for '[ "$(job_state $BUSY)" = succeeded ] && [ "$(job_state $OFF)" = succeeded ]'
-ok $? "both end"
+touch "$G/busy" "$G/off" "$G/copy"
+wait_for '[ "$(job_state $BUSY)" = succeeded ] && [ "$(job_state $OFF)" = succeeded ] && [ "$(job_state $COPY)" = succeeded ]'
+ok $? "all three end"
 logs "$BUSY" | grep -Eq '^launchuntil k n=[1-9][0-9]* bad=0 rc=0$'
 ok $? "every launch of the busy job succeeded: $(logs "$BUSY" | grep launchuntil)"
+logs "$COPY" | grep -Eq '^copyuntil n=[1-9][0-9]* bad=0$'
+ok $? "every copy of the copying job succeeded: $(logs "$COPY" | grep copyuntil)"
 api POST "/v1/jobs/$C/cancel"
 wait_for '[ "$(job_state $C)" = cancelled ]'; ok $? "the reclaimed job is cancelled"
 

@@ -6,7 +6,7 @@
 # not its own), then sets its own slice's reclaim and wake words fifty times over.  tesseld
 # resumes neither: a wake counts only for a job its own record says is reclaimed, and only for
 # that job.  Several of tesseld's passes later (a third job reclaimed after H's writes) both are
-# still suspended with no resume asked; then V's own next CUDA call resumes V, intact.  Needs
+# still suspended with no resume asked; then V's own next CUDA call (a copy) resumes V, intact.  Needs
 # root (a local account).
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
@@ -23,7 +23,7 @@ chmod 666 "$TESSEL_FAKE_STATE"
 EVIL=$(token_of tslidx)
 
 api POST /v1/queues '{"name":"lab","idle_reclaim":"2s"}'
-api POST /v1/jobs "{\"argv\":[\"$PROBE\",\"ctx\",\"alloc:mem:512M\",\"pattern:512M\",\"waitfile:$G/v\",\"alloc:mem:64M\",\"free\",\"check:512M\"],\"gpu\":0.5,\"queue\":\"lab\",$ENV}"
+api POST /v1/jobs "{\"argv\":[\"$PROBE\",\"ctx\",\"alloc:mem:512M\",\"pattern:512M\",\"waitfile:$G/v\",\"check:512M\"],\"gpu\":0.5,\"queue\":\"lab\",$ENV}"
 V=$(jget .id)
 wait_for "logs $V | grep -q '^pattern rc=0'"; ok $? "job V holds 512 MiB with its pattern"
 wait_for '[ "$(job_state $V)" = suspended ]'; ok $? "V, idle, is reclaimed"
@@ -60,7 +60,7 @@ jget .reason | grep -q 'resume asked\|waiting for'; is $? 1 "no resume was asked
 grep -q "job $H: a CUDA call\|job $V: a CUDA call" "$TD/tesseld.log"
 is $? 1 "tesseld's log has no wake of either"
 
-touch "$G/v" # V's own next CUDA call
+touch "$G/v" # V's own next CUDA call: a copy (device to host)
 wait_for '[ "$(job_state $V)" = succeeded ]'; ok $? "V's own call resumes it and it ends"
 logs "$V" | grep -q '^check ok'; ok $? "every byte of V's pattern is back"
 grep -q "job $V: a CUDA call of its processes waits for its GPU memory" "$TD/tesseld.log"

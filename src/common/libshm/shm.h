@@ -269,8 +269,8 @@ void tshm_waiting_add(tshm_t *s, int delta);
 
 /* ---- idle reclamation (issue 21 item 3; docs/suspend.md, "Idle reclamation") ----------------
  *
- * Three words of the header.  work: the interposer sets it at every launch (a relaxed load,
- * and a store only when it reads 0: the line stays shared while tesseld has not cleared it);
+ * Three words of the header.  work: the interposer sets it at every launch and copy (a relaxed
+ * load, and a store only when it reads 0: the line stays shared while tesseld has not cleared it);
  * tesseld reads and clears it at each tick of a job with an idle time (tshm_fd_take_work),
  * so "no GPU work" is "work stayed 0".  reclaim: tesseld sets it when it has given the
  * slice's memory back for idleness (the slice is then suspended too) and clears it at the
@@ -280,7 +280,7 @@ void tshm_waiting_add(tshm_t *s, int delta);
  * write any word, so tesseld believes them only for the job the file belongs to and only
  * while its own record says the job is reclaimed. */
 
-/* Hot path (a launch): mark that the slice did GPU work.  No syscall. */
+/* Hot path (a launch, a copy, a memset): mark that the slice did GPU work.  No syscall. */
 void tshm_note_work(tshm_t *s);
 /* 1 while tesseld has the slice reclaimed (reclaim set), else 0.  One load. */
 int tshm_reclaimed(const tshm_t *s);
