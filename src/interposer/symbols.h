@@ -110,7 +110,10 @@
     X(cuMemsetD8Async, "cuMemsetD8Async", 3020, 0)                                                 \
     X(cuMemsetD8Async_ptsz, "cuMemsetD8Async", 7000, 1)                                            \
     X(cuStreamSynchronize, "cuStreamSynchronize", 2000, 0)                                         \
-    X(cuStreamSynchronize_ptsz, "cuStreamSynchronize", 7000, 1)
+    X(cuStreamSynchronize_ptsz, "cuStreamSynchronize", 7000, 1)                                    \
+    X(cuCtxSynchronize, "cuCtxSynchronize", 2000, 0)                                               \
+    X(cuCtxSynchronize_v2, "cuCtxSynchronize", 13000, 0)                                           \
+    X(cuEventSynchronize, "cuEventSynchronize", 2000, 0)
 
 #define TCU_NVML_SYMBOLS(X)                                                                        \
     X(nvmlDeviceGetMemoryInfo)                                                                     \
@@ -137,7 +140,6 @@
     X(cuCtxGetLimit)                                                                               \
     X(cuCtxPushCurrent_v2)                                                                         \
     X(cuCtxPopCurrent_v2)                                                                          \
-    X(cuCtxSynchronize)                                                                            \
     X(cuStreamGetCtx)                                                                              \
     X(cuStreamIsCapturing)                                                                         \
     X(cuStreamIsCapturing_ptsz)                                                                    \

@@ -64,8 +64,17 @@ static int poke(const char *name, const char *variant, void *p)
         ((f4)p)(NULL, NULL, 0, NULL);
         return 1;
     }
-    if (IS("cuStreamSynchronize")) {
-        ((cuStreamSynchronize_fn)p)(NULL);
+    if (IS("cuStreamSynchronize") || IS("cuEventSynchronize")) {
+        typedef CUresult (*f1)(void *);
+        ((f1)p)(NULL);
+        return 1;
+    }
+    if (IS("cuCtxSynchronize")) {
+        /* No context: refused.  _v2 takes the context (NULL: the current one). */
+        if (strcmp(variant, "cuCtxSynchronize_v2") == 0)
+            ((cuCtxSynchronize_v2_fn)p)(NULL);
+        else
+            ((cuCtxSynchronize_fn)p)();
         return 1;
     }
     if (IS("cuDevicePrimaryCtxRelease") || IS("cuDevicePrimaryCtxReset")) {

@@ -22,7 +22,7 @@ cuCtxSetLimit cuModuleLoad cuModuleLoadData cuModuleLoadFatBinary cuModuleGetFun
 cuGraphLaunch cuMemAdvise cuMemPrefetchAsync cuMemPrefetchBatchAsync
 cuMemDiscardAndPrefetchBatchAsync cuMemcpy cuMemcpyAsync cuMemcpyHtoD cuMemcpyDtoH cuMemcpyDtoD
 cuMemcpyHtoDAsync cuMemcpyDtoHAsync cuMemcpyDtoDAsync cuMemsetD8 cuMemsetD8Async
-cuStreamSynchronize'
+cuStreamSynchronize cuCtxSynchronize cuEventSynchronize'
 printf '%s\n' $HOOKED >"$TMP/hooked"
 
 "$REPLAY" "$TSV" >"$TMP/bare" 2>"$TMP/bare.err"

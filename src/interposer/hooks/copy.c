@@ -1,4 +1,4 @@
-/* copy.c - copies, memsets and stream synchronisations (idle reclamation, docs/suspend.md).
+/* copy.c - copies, memsets and synchronisations (idle reclamation, docs/suspend.md).
  *
  * Nothing is charged or checked here: these hooks exist so that a job reclaimed while idle is
  * stopped before its call reaches the driver (tcu_enter: the driver holds a checkpointed
@@ -77,3 +77,6 @@ WORK(cuMemsetD8Async_ptsz, (CUdeviceptr dstDevice, unsigned char uc, size_t N, C
      (dstDevice, uc, N, hStream))
 GATE(cuStreamSynchronize, (CUstream hStream), (hStream))
 GATE(cuStreamSynchronize_ptsz, (CUstream hStream), (hStream))
+GATE(cuCtxSynchronize, (void), ())
+GATE(cuCtxSynchronize_v2, (CUcontext ctx), (ctx))
+GATE(cuEventSynchronize, (CUevent hEvent), (hEvent))
