@@ -134,6 +134,13 @@ typedef struct {
     int64_t susp_for;
     char susp_queue[TSTORE_NAME_MAX + 1];
     int64_t susp_asked_mono;
+    /* Idle reclamation (docs/suspend.md, "Idle reclamation"): the job's own idle time
+     * (jobs.idle_reclaim_s: seconds, 0 its queue's, -1 never), when its idleness began
+     * (tessd_mono_ms; 0: not watched), and whether it is suspended by one now (its checkpoint
+     * under way, then suspended: jobs.suspended_idle). */
+    int64_t idle_reclaim_s;
+    int64_t idle_since_ms;
+    bool susp_idle;
 } tessd_run_t;
 
 /* tessd_run_t.ckpt_op: the driver's step a job's checkpoint thread is carrying out. */
@@ -182,6 +189,7 @@ typedef struct {
     tsl_hist_t job_pending_hist, job_run_hist, pass_hist;
     int64_t test_tick_ms, test_pass_gap_ms; /* --test-tick-ms, --test-pass-gap-ms (0: default) */
     int64_t psusp_ckpt_ms;                  /* TESSD_PSUSP_CKPT_MS, or --test-psusp-ckpt-ms */
+    int64_t idle_last_ms;                   /* tessd_idle_tick's last pass (main thread) */
     bool sched_dirty;
     bool holds_dirty;      /* held jobs to check (batch.h); main thread, lock held */
     int64_t kill_wait_ms;  /* --kill-wait: SIGTERM to SIGKILL at a time limit (batch.h) */
@@ -635,6 +643,18 @@ int tessd_resume_gpu(tessd_t *d, tessd_run_t *r, const char *who, tsl_error_t *e
  * when it cannot start (the caller requeues). */
 int tessd_suspend_for(tessd_t *d, tessd_run_t *r, int64_t for_job, const char *queue,
                       tsl_error_t *err);
+/* Idle reclamation (suspend.c; docs/suspend.md, "Idle reclamation"), the tick's, lock held,
+ * at most once per TESSD_IDLE_POLL_MS: each running job with an idle time in effect (its own,
+ * else its queue's) has the work word of its slice taken; one idle for that long is suspended
+ * as a person's suspend is (who "tesseld"), marked idle: given its memory back it is
+ * SUSPENDED with jobs.suspended_idle and its slice's reclaim word set; when nothing could be
+ * given back it goes on running (logged) and is watched afresh.  A job so suspended whose
+ * slice says wake (one of its processes made a CUDA call) has its resume asked as a person's
+ * resume does (tessd_resume_gpu): the tick restores it when its GPUs have room. */
+void tessd_idle_tick(tessd_t *d);
+/* How often: a second (the idle times are minutes; a wake waits at most this long plus the
+ * restore). */
+#define TESSD_IDLE_POLL_MS 1000
 /* The preemption as a kill and requeue (tick.c): the model's preempt event, then SIGTERM, and
  * SIGKILL after the grace period; the end requeues it (or ends it "preempted").  how: for the
  * log ("requeue", or why a suspension could not be).  Lock held. */

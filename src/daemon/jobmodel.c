@@ -323,6 +323,7 @@ static void clear_attempt(tstore_job_t *j)
     free(j->preempt_queue);
     j->preempt_queue = NULL;
     j->suspended_for = 0;
+    j->suspended_idle = false;
     j->end_cause = TJM_CAUSE_NONE;
 }
 
@@ -356,6 +357,7 @@ static int apply_columns(tstore_job_t *j, tjm_event_t ev, tjm_state_t to, const 
     case TJM_EV_SUSPEND:
         j->suspended_ms = now;
         j->suspended_for = chg->suspend_for; /* a preemption by suspension's, else 0 */
+        j->suspended_idle = chg->suspend_idle;
         break;
     case TJM_EV_RESUME:
         /* Time suspended does not count against a time limit (batch.h). */
@@ -363,6 +365,7 @@ static int apply_columns(tstore_job_t *j, tjm_event_t ev, tjm_state_t to, const 
             j->suspended_total_ms += now - j->suspended_ms;
         j->suspended_ms = 0;
         j->suspended_for = 0;
+        j->suspended_idle = false;
         break;
     case TJM_EV_PREEMPT:
         j->preempt_for = chg->preempt_for;
@@ -394,6 +397,7 @@ static int apply_columns(tstore_job_t *j, tjm_event_t ev, tjm_state_t to, const 
         j->signal = chg->signal > 0 ? chg->signal : 0;
         j->suspended_ms = 0;
         j->suspended_for = 0;
+        j->suspended_idle = false;
         j->end_cause = end_cause_of(ev, chg);
         if (to == TJM_PREEMPTED)
             j->preemptions++;
@@ -431,6 +435,8 @@ static char *detail_json(tjm_event_t ev, const tstore_job_t *j, const tjm_change
             if (chg->preempt_queue)
                 json_object_set_new(o, "preempt_queue", json_string(chg->preempt_queue));
         }
+        if (chg->suspend_idle)
+            json_object_set_new(o, "idle", json_true());
         break;
     case TJM_EV_REQUEUE:
     case TJM_EV_PREEMPTED:
@@ -574,6 +580,13 @@ int tjm_apply(const tjm_t *m, int64_t id, tjm_event_t ev, const tjm_change_t *ch
         return tsl_errprintf(err,
                              "job %lld: the job a suspension makes room for goes with a "
                              "suspend only",
+                             (long long)id);
+    }
+    if (chg->suspend_idle && (ev != TJM_EV_SUSPEND || chg->suspend_for)) {
+        errno = EINVAL;
+        return tsl_errprintf(err,
+                             "job %lld: an idle reclamation goes with a suspend only, and not "
+                             "with a preemption's",
                              (long long)id);
     }
     tstore_job_t j;

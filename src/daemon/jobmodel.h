@@ -117,6 +117,10 @@ typedef struct {
      * until the resume or the end; in the event's detail with preempt_queue); 0: a person's
      * or the watchdog's suspend. */
     int64_t suspend_for;
+    /* SUSPEND: an idle reclamation's (docs/suspend.md, "Idle reclamation"): kept in
+     * suspended_idle until the resume or the end, "idle": true in the event's detail; not with
+     * suspend_for. */
+    bool suspend_idle;
 } tjm_change_t;
 
 /* Called after each committed change (the daemon wakes its tick: scheduler and waiters). */

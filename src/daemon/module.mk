@@ -7,6 +7,8 @@ TESSELD_SRCS := src/daemon/main.c src/daemon/tick.c src/daemon/launch.c src/daem
                 src/daemon/suspend.c src/daemon/acl.c src/daemon/localid.c \
                 src/daemon/jobmodel.c src/daemon/batch.c src/daemon/batch_store.c \
                 src/daemon/pass.c src/daemon/wait.c src/daemon/pwcache.c
+# Idle reclamation's decisions (docs/suspend.md, "Idle reclamation"); the tick is suspend.c's.
+TESSELD_SRCS += src/daemon/idle.c
 TESSELD_SRCS += src/daemon/api/metrics.c
 # Container jobs (docs/containers.md): images, the OCI configuration, GET /v1/images.
 TESSELD_SRCS += src/daemon/container.c src/daemon/container_launch.c src/daemon/api/images.c
@@ -119,6 +121,10 @@ TESSELD_TESTS += tests/t/t3210-daemon-psusp-roundtrip.t tests/t/t3211-daemon-psu
                  tests/t/t3218-daemon-psusp-hold-selfrestore.t
 # Oversubscription's bounds (security review F2, F3): mem needed with cgroups, per GPU.
 TESSELD_TESTS += tests/t/t3221-daemon-oversub-limits.t
+# Idle reclamation (docs/suspend.md, "Idle reclamation").
+TESSELD_TESTS += tests/t/t3230-daemon-idle-reclaim.t tests/t/t3231-daemon-idle-busy.t \
+                 tests/t/t3232-daemon-idle-hostile.t tests/t/t3233-daemon-idle-restart.t \
+                 tests/t/t3234-daemon-idle-newproc.t
 TESSELD_TESTS += tests/t/t3163-daemon-jobdir-mounted.t
 TESSELD_TESTS += tests/t/t3164-daemon-exit-record.t
 TESSELD_TESTS += tests/t/t3165-daemon-jobdir-reused-id.t
@@ -162,6 +168,11 @@ $(O)/tests/daemon/test_jobmodel: $(O)/obj/src/daemon/test/test_jobmodel.o \
                                  $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lsqlite3 -lcmocka
+TESTS += $(O)/tests/daemon/test_idle
+$(O)/tests/daemon/test_idle: $(O)/obj/src/daemon/test/test_idle.o $(O)/obj/src/daemon/idle.o \
+                             $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
 TESTS += $(O)/tests/daemon/test_localid
 $(O)/tests/daemon/test_localid: $(O)/obj/src/daemon/test/test_localid.o \
                                 $(O)/obj/src/daemon/localid.o $(O)/lib/libtsl-store.a \
@@ -294,6 +305,12 @@ tests/t/t3213-daemon-psusp-options.t: $(O)/bin/tessel
 tests/t/t3217-daemon-psusp-hold-newproc.t tests/t/t3218-daemon-psusp-hold-selfrestore.t: \
     $(O)/tests/interposer/tcu-probe $(O)/tests/interposer/tcu-raw \
     $(O)/tests/interposer/tcu-slice $(O)/lib/libtessel-cuda.so $(O)/tests/fake/libcuda.so.1
+# Idle reclamation: the probe as jobs, with the CLI; a hostile job writes its words (tcu-slice).
+tests/t/t3230-daemon-idle-reclaim.t tests/t/t3231-daemon-idle-busy.t \
+tests/t/t3232-daemon-idle-hostile.t tests/t/t3233-daemon-idle-restart.t \
+tests/t/t3234-daemon-idle-newproc.t: \
+    $(O)/tests/interposer/tcu-probe $(O)/tests/interposer/tcu-slice $(O)/lib/libtessel-cuda.so \
+    $(O)/tests/fake/libcuda.so.1 $(O)/bin/tessel
 # The slice test runs the interposer's probe as a job, over the fake driver.
 tests/t/t3004-daemon-slice.t: $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so
 # The compute test runs tcu-load (simulated kernels) as jobs, and the CLI.

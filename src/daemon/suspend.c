@@ -44,6 +44,8 @@
 
 #include "agent/watchdog.h"
 #include "daemon/daemon.h"
+#include "daemon/idle.h"
+#include "libutil/duration.h"
 #include "libshm/shm.h"
 #include "libutil/size.h"
 
@@ -154,7 +156,7 @@ static int slice_set_run(tessd_t *d, const tessd_run_t *r, int state, bool creat
 }
 
 static int ckpt_start(tessd_t *d, tessd_run_t *r, int what, const char *who, int was,
-                      int64_t for_job, const char *queue, tsl_error_t *err);
+                      int64_t for_job, const char *queue, int64_t idle_s, tsl_error_t *err);
 
 bool tessd_has_slice(const tessd_t *d, const tessd_run_t *r)
 {
@@ -197,6 +199,18 @@ int tessd_resume(tessd_t *d, tessd_run_t *r, const char *who, const char *why, t
         r->suspended_total_ms += tessd_now_ms() - r->suspended_ms; /* not counted (batch.h) */
     r->suspended_ms = 0;
     r->susp_for = 0; /* the model's resume cleared suspended_for */
+    if (r->susp_idle) {
+        /* Its processes' calls wait for the reclaim word (or for the suspend word, cleared
+         * above): cleared too, so that a later suspend of a person is not taken for one. */
+        tsl_error_t re;
+        int fd = slice_fd(d, r, true, false, &re);
+        if (fd < 0 || tshm_fd_set_reclaim(fd, 0, &re) < 0)
+            tessd_log("job %lld: cannot clear its slice's reclaim word: %s", (long long)r->id,
+                      re.text);
+        if (fd >= 0)
+            close(fd);
+        r->susp_idle = false; /* and the model's resume cleared suspended_idle */
+    }
     /* A job the GPU-memory watchdog stopped (SIGSTOP) goes on; its watchdog continues the
      * rest of its processes (watchdog.h).  Harmless for a job that was not stopped. */
     if (r->job_pid > 0)
@@ -246,7 +260,7 @@ void tessd_suspend_recover(tessd_t *d, tessd_run_t *r)
          * may hold the job's processes locked or checkpointed; they are put back as they were
          * (a no-op for a process the driver left running). */
         if (want == TSHM_RUNNING &&
-            ckpt_start(d, r, TESSD_CKPT_UNDO, "tesseld", is, 0, "", &err) < 0)
+            ckpt_start(d, r, TESSD_CKPT_UNDO, "tesseld", is, 0, "", 0, &err) < 0)
             tessd_log("job %lld: cannot undo an unfinished checkpoint: %s", (long long)r->id,
                       err.text);
     }
@@ -295,6 +309,8 @@ typedef struct {
     /* SUSPEND for a preemption (tessd_suspend_for): the job it makes room for, its queue */
     int64_t for_job;
     char queue[TSTORE_NAME_MAX + 1];
+    /* SUSPEND for an idle reclamation (tessd_idle_tick): the idle time it passed, s (0: not) */
+    int64_t idle_s;
 } ckpt_op_t;
 
 /* Under d->ckpt_mu. */
@@ -430,6 +446,20 @@ static int suspend_done(tessd_t *d, ckpt_op_t *op, bool undone)
                                   : "stopped");
         r->ckpt_op = TESSD_CKPT_NONE;
         r->susp_for = 0;
+        r->susp_idle = false;
+        return 0;
+    }
+    if (op->idle_s && (undone || !op->released)) {
+        /* An idle reclamation that gave nothing back: the job did not ask for a suspend, so it
+         * goes on running as it was, watched afresh (a whole idle time from now). */
+        if (op->was != TSHM_SUSPENDED)
+            slice_set_run(d, r, TSHM_RUNNING, false, NULL, NULL);
+        r->ckpt_op = TESSD_CKPT_NONE;
+        r->susp_idle = false;
+        r->idle_since_ms = tessd_mono_ms();
+        tessd_log("job %lld: idle, but its GPU memory cannot be given back (%.200s): it goes on "
+                  "running",
+                  (long long)op->id, undone ? "its checkpoint could not be recorded" : op->why);
         return 0;
     }
     if (op->for_job && (undone || !op->released)) {
@@ -472,6 +502,12 @@ static int suspend_done(tessd_t *d, ckpt_op_t *op, bool undone)
         tstore_job_set_gpu_released(d->store, op->id, 0, NULL);
         return 1;
     }
+    if (op->idle_s) {
+        char pre[sizeof why], dur[32];
+        snprintf(pre, sizeof pre, "idle for %s (no GPU work): %.200s",
+                 tsl_format_seconds(op->idle_s, dur, sizeof dur), why);
+        snprintf(why, sizeof why, "%s", pre);
+    }
     if (op->for_job) {
         char pre[sizeof why];
         snprintf(pre, sizeof pre, "preempted by suspension for job %lld%s%.40s%s: %.200s",
@@ -482,6 +518,7 @@ static int suspend_done(tessd_t *d, ckpt_op_t *op, bool undone)
     int64_t now = tessd_now_ms();
     tjm_change_t chg = {.now_ms = now,
                         .suspend_for = op->for_job,
+                        .suspend_idle = op->idle_s > 0,
                         .preempt_queue = op->for_job && op->queue[0] ? op->queue : NULL};
     if (tessd_job_apply(d, op->id, TJM_EV_SUSPEND, &chg, op->who, why, &e) < 0) {
         tessd_log("job %lld: suspend: %s", (long long)op->id, e.text);
@@ -494,9 +531,22 @@ static int suspend_done(tessd_t *d, ckpt_op_t *op, bool undone)
         if (op->was != TSHM_SUSPENDED)
             slice_set_run(d, r, TSHM_RUNNING, false, NULL, NULL);
         r->ckpt_op = TESSD_CKPT_NONE;
+        r->susp_idle = false;
         return 0;
     }
     tessd_log("job %lld suspended by %s (%s)", (long long)op->id, op->who, why);
+    if (op->idle_s && op->released) {
+        /* The word its processes' calls look for (they then ask for the restore): set once
+         * the suspend is recorded.  Without it a call waits in the driver until a person's
+         * resume, which the log says. */
+        int fd = slice_fd(d, r, true, false, &e);
+        if (fd < 0 || tshm_fd_set_reclaim(fd, 1, &e) < 0)
+            tessd_log("job %lld: cannot mark its slice reclaimed (%s): its CUDA calls wait until "
+                      "a person resumes it",
+                      (long long)op->id, e.text);
+        if (fd >= 0)
+            close(fd);
+    }
     r->suspended_ms = now;
     r->gpu_released = op->released;
     r->resume_wanted = false;
@@ -618,7 +668,7 @@ static void *ckpt_thread(void *arg)
 
 /* Start step op of job r's checkpoint thread (lock held): 0, or -1 with errno and err. */
 static int ckpt_start(tessd_t *d, tessd_run_t *r, int what, const char *who, int was,
-                      int64_t for_job, const char *queue, tsl_error_t *err)
+                      int64_t for_job, const char *queue, int64_t idle_s, tsl_error_t *err)
 {
     ckpt_op_t *op = calloc(1, sizeof *op);
     if (!op) {
@@ -629,6 +679,7 @@ static int ckpt_start(tessd_t *d, tessd_run_t *r, int what, const char *who, int
         .d = d, .op = what, .id = r->id, .shim_pid = r->shim_pid, .member = r->member, .was = was};
     snprintf(op->who, sizeof op->who, "%s", who);
     op->for_job = for_job;
+    op->idle_s = idle_s;
     snprintf(op->queue, sizeof op->queue, "%s", queue);
     pthread_attr_t at;
     pthread_t t;
@@ -651,7 +702,7 @@ int tessd_suspend_gpu(tessd_t *d, tessd_run_t *r, const char *who, tsl_error_t *
     int was;
     if (slice_set_run(d, r, TSHM_SUSPENDED, true, &was, err) < 0)
         return -2;
-    if (ckpt_start(d, r, TESSD_CKPT_SUSPEND, who, was, 0, "", err) < 0) {
+    if (ckpt_start(d, r, TESSD_CKPT_SUSPEND, who, was, 0, "", 0, err) < 0) {
         if (was != TSHM_SUSPENDED)
             slice_set_run(d, r, TSHM_RUNNING, false, NULL, NULL);
         return -1;
@@ -665,7 +716,7 @@ int tessd_suspend_for(tessd_t *d, tessd_run_t *r, int64_t for_job, const char *q
     int was;
     if (slice_set_run(d, r, TSHM_SUSPENDED, true, &was, err) < 0)
         return -1;
-    if (ckpt_start(d, r, TESSD_CKPT_SUSPEND, "tesseld", was, for_job, queue, err) < 0) {
+    if (ckpt_start(d, r, TESSD_CKPT_SUSPEND, "tesseld", was, for_job, queue, 0, err) < 0) {
         if (was != TSHM_SUSPENDED)
             slice_set_run(d, r, TSHM_RUNNING, false, NULL, NULL);
         return -1;
@@ -791,7 +842,7 @@ static int restore_start(tessd_t *d, tessd_run_t *r, char *why, size_t len)
                  e.text);
         return 1;
     }
-    if (ckpt_start(d, r, TESSD_CKPT_RESTORE, r->resume_by, TSHM_SUSPENDED, 0, "", &e) < 0) {
+    if (ckpt_start(d, r, TESSD_CKPT_RESTORE, r->resume_by, TSHM_SUSPENDED, 0, "", 0, &e) < 0) {
         slice_unhold(d, r);
         snprintf(why, len, "waiting for %s on GPU %u (%.80s)", sz, gpu0, e.text);
         if (r->susp_for && tessd_gpu_hold(d, r, true, NULL) < 0)
@@ -864,4 +915,127 @@ void tessd_ckpt_tick(tessd_t *d)
             tessd_log("job %lld: %s", (long long)r->id, why);
         }
     }
+}
+
+/* ---- Idle reclamation (docs/suspend.md, "Idle reclamation") ---------------------------------
+ *
+ * The facts come from the job's slice file, read and written by tesseld with pread and pwrite
+ * of the header's words (slice_fd: never a mapping, never through a mount point): work (a
+ * launch since the last look, taken and cleared) and, for a job tesseld has reclaimed, wake
+ * (one of its processes made a CUDA call that waits for its GPU).  The file is the job's own, so
+ * what it says is believed for that job only, and only while tesseld's own record says so:
+ * a wake counts only for a job whose store record is suspended_idle (a person's or a
+ * preemption's suspend is not resumed by the job), and it only asks the resume that a person
+ * could ask for the job; the restore still waits for the job's GPUs to have room (restore_start).
+ * One pread per job and pass, whatever the job writes: a job cannot make tesseld work faster. */
+
+/* The idle time of queue name among qs (0: none, or no such queue). */
+static int64_t queue_idle(const tstore_queue_t *qs, size_t nq, const char *name)
+{
+    for (size_t i = 0; i < nq; i++)
+        if (strcmp(qs[i].name, name) == 0)
+            return qs[i].idle_reclaim_s;
+    return 0;
+}
+
+/* Start job r's idle reclamation (lock held): the slice's suspend word, then the checkpoint
+ * thread as a person's suspend (who "tesseld", marked idle_s). */
+static int suspend_idle(tessd_t *d, tessd_run_t *r, int64_t idle_s, tsl_error_t *err)
+{
+    int was;
+    if (slice_set_run(d, r, TSHM_SUSPENDED, false, &was, err) < 0)
+        return -1;
+    if (ckpt_start(d, r, TESSD_CKPT_SUSPEND, "tesseld", was, 0, "", idle_s, err) < 0) {
+        if (was != TSHM_SUSPENDED)
+            slice_set_run(d, r, TSHM_RUNNING, false, NULL, NULL);
+        return -1;
+    }
+    r->susp_idle = true;
+    return 0;
+}
+
+/* A reclaimed job r (lock held): its wake word, and the resume when it is set. */
+static void idle_wake(tessd_t *d, tessd_run_t *r)
+{
+    /* A restore the driver refused (not for room) is not tried again for the job's calls: a
+     * person's resume or a cancel decides (the job's reason says why). */
+    if (r->resume_wanted || r->ckpt_op != TESSD_CKPT_NONE ||
+        strncmp(r->resume_wait, "restore failed", 14) == 0)
+        return;
+    tsl_error_t e;
+    int fd = slice_fd(d, r, false, false, &e);
+    if (fd < 0)
+        return;
+    tshm_idle_t w;
+    int rc = tshm_fd_idle(fd, &w, &e);
+    close(fd);
+    if (rc < 0 || !w.wake)
+        return;
+    tessd_log("job %lld: a CUDA call of its processes waits for its GPU memory: its resume is "
+              "asked",
+              (long long)r->id);
+    if (tessd_resume_gpu(d, r, "tesseld", &e) < 0)
+        tessd_log("job %lld: cannot ask its resume: %s", (long long)r->id, e.text);
+}
+
+void tessd_idle_tick(tessd_t *d)
+{
+    int64_t now = tessd_mono_ms();
+    if (d->idle_last_ms && now - d->idle_last_ms < TESSD_IDLE_POLL_MS)
+        return;
+    d->idle_last_ms = now;
+    tstore_queue_t *qs = NULL;
+    size_t nq = 0;
+    bool loaded = false;
+    for (size_t i = 0; i < d->nruns; i++) {
+        tessd_run_t *r = &d->runs[i];
+        if (!tessd_has_slice(d, r) || r->cancel_ms || r->preempt_ms || r->timeout_ms ||
+            r->susp_for) {
+            r->idle_since_ms = 0;
+            continue;
+        }
+        if (r->suspended_ms) {
+            r->idle_since_ms = 0;
+            if (r->susp_idle && r->gpu_released)
+                idle_wake(d, r);
+            continue;
+        }
+        if (r->ckpt_op != TESSD_CKPT_NONE)
+            continue;
+        int64_t qidle = 0;
+        if (r->idle_reclaim_s == 0) {
+            if (!loaded) {
+                tsl_error_t e;
+                if (tessd_queues_load(d, &qs, &nq, &e) < 0)
+                    tessd_log("idle reclamation: cannot read the queues: %s", e.text);
+                loaded = true;
+            }
+            qidle = queue_idle(qs, nq, r->queue);
+        }
+        int64_t idle_s = tessd_idle_effective(r->idle_reclaim_s, qidle);
+        if (idle_s <= 0) {
+            r->idle_since_ms = 0;
+            continue;
+        }
+        /* No slice file yet: no CUDA call so far, nothing on the GPU to give back. */
+        tsl_error_t e;
+        int fd = slice_fd(d, r, true, false, &e);
+        if (fd < 0) {
+            r->idle_since_ms = 0;
+            continue;
+        }
+        int work = tshm_fd_take_work(fd, &e);
+        close(fd);
+        if (work < 0)
+            continue;
+        if (tessd_idle_look(idle_s, work, &r->idle_since_ms, now) != TESSD_IDLE_RECLAIM)
+            continue;
+        char dur[32];
+        tessd_log("job %lld: no GPU work for %s: its GPU memory is given back", (long long)r->id,
+                  tsl_format_seconds(idle_s, dur, sizeof dur));
+        r->idle_since_ms = now; /* a reclamation that fails waits a whole idle time again */
+        if (suspend_idle(d, r, idle_s, &e) < 0)
+            tessd_log("job %lld: cannot start its idle reclamation: %s", (long long)r->id, e.text);
+    }
+    free(qs);
 }

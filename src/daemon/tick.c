@@ -721,6 +721,7 @@ static void start_job(tessd_t *d, uint64_t id, const tsched_member_t *m)
     r->member = *m;
     r->no_requeue = j.no_requeue;
     r->gpu_oversub = j.gpu_oversub;
+    r->idle_reclaim_s = j.idle_reclaim_s;
     r->time_limit_s = j.time_limit_s;
     tessd_qjob(d, &j, &r->q);
     snprintf(r->user, sizeof r->user, "%s", j.user);
@@ -914,6 +915,7 @@ void tessd_tick(tessd_t *d)
         d->holds_dirty = true;
     tessd_holds_check(d);
     tessd_ckpt_tick(d);
+    tessd_idle_tick(d);
     drain_inbox(d);
     /* Without events a cycle is still due now and then: a victim becomes eligible once it has
      * run min_runtime, a long-pending job earns a reservation, fair share decays. */
@@ -990,6 +992,8 @@ static int recover_one(const tstore_job_t *j, void *arg)
     r->time_limit_s = j->time_limit_s;
     r->suspended_total_ms = j->suspended_total_ms;
     r->susp_for = j->state == TSTORE_RUNNING && j->suspended_ms ? j->suspended_for : 0;
+    r->idle_reclaim_s = j->idle_reclaim_s;
+    r->susp_idle = j->state == TSTORE_RUNNING && j->suspended_ms && j->suspended_idle;
     if (r->susp_for) {
         tstore_job_t f;
         if (tstore_job_get(d->store, r->susp_for, &f, NULL) == 0) {

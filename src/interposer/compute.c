@@ -43,6 +43,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -556,6 +557,13 @@ static void suspended_wait(tshm_t *s)
     uint64_t step = 100000; /* 100 us, doubling to 10 ms */
     drain_unmeasured();
     do {
+        /* Held since before an idle reclamation was recorded: this launch asks for the
+         * restore too (tcu_idle_wait). */
+        if (TCU_UNLIKELY(tshm_reclaimed(s))) {
+            tshm_waiting_add(s, -1);
+            tcu_idle_wait();
+            tshm_waiting_add(s, 1);
+        }
         poll_all();
         sleep_ns(step);
         if (step < WAIT_MAX_NS)
@@ -569,6 +577,51 @@ static void suspended_wait(tshm_t *s)
             }
     } while (tshm_launch_enter(s));
     tshm_waiting_add(s, -1);
+}
+
+/* ---- idle reclamation (issue 21 item 3; docs/suspend.md, "Idle reclamation") ---------
+ *
+ * tesseld gave the slice's GPU memory back while the job did no GPU work: its processes are
+ * checkpointed by the driver (a call of theirs that reaches the driver waits there, locked)
+ * and the slice's header says reclaim.  A call that needs the GPU (a launch, an allocation, a
+ * context) waits here instead, before any driver call, after setting the header's wake word:
+ * tesseld reads it at its tick and restores the job when its GPU has room (the same path as
+ * a person's resume), then clears reclaim and resumes the slice, and the call goes on.  Past
+ * IDLE_NOTICE_S one line on stderr says why the call waits. */
+
+/* Seconds a call waits before its line on stderr (TESSEL_CUDA_IDLE_NOTICE overrides it: tests
+ * use 1): a restore of a few GiB takes seconds, so a shorter wait is the normal one and says
+ * nothing. */
+#define IDLE_NOTICE_S 10
+/* Polling of the reclaim word: 1 ms doubling to 50 ms (a restore takes 1 s or more; 50 ms is
+ * what a resumed call may lose, 20 loads a second is nothing). */
+#define IDLE_POLL_MIN_NS 1000000ull
+#define IDLE_POLL_MAX_NS 50000000ull
+
+void tcu_idle_wait(void)
+{
+    tshm_t *s = tcu.slice;
+    if (TCU_LIKELY(!s || !tshm_reclaimed(s)))
+        return;
+    uint64_t notice = IDLE_NOTICE_S;
+    const char *env = getenv("TESSEL_CUDA_IDLE_NOTICE");
+    if (env && *env >= '0' && *env <= '9')
+        notice = strtoull(env, NULL, 10);
+    uint64_t start = mono_ns(), step = IDLE_POLL_MIN_NS;
+    int told = 0;
+    while (tshm_reclaimed(s) && tshm_run_state(s) == TSHM_SUSPENDED) {
+        tshm_wake(s);
+        if (!told && mono_ns() - start >= notice * 1000000000ull) {
+            tcu_log("pid %d waits for its GPU slice: the job's GPU memory was given back while "
+                    "it was idle, and tesseld restores it when its GPU has room ('tessel show' "
+                    "of the job says what it waits for)",
+                    (int)getpid());
+            told = 1;
+        }
+        sleep_ns(step);
+        if (step < IDLE_POLL_MAX_NS)
+            step *= 2;
+    }
 }
 
 /* ---- one stream --------------------------------------------------------- */
@@ -733,9 +786,11 @@ void tcu_launch_begin(tcu_launch_t *l, CUstream st, int pt)
         return;
     if (TCU_UNLIKELY(!tshm_registered(s)))
         tcu_register();
+    tcu_idle_wait(); /* before anything reaches the driver: see "idle reclamation" */
     if (TCU_UNLIKELY(tshm_launch_enter(s)))
         suspended_wait(s);
     l->entered = 1;
+    tshm_note_work(s);
     /* A process with no TESSEL_CUDA_CORE_* setting is never paced (it does
      * not join the device registry), so measuring its launches would only
      * feed usage figures, at the price of two event records and a query per
@@ -769,8 +824,10 @@ CUresult tcu_launch_multi(CUDA_LAUNCH_PARAMS *list, unsigned n, unsigned flags)
         return real(list, n, flags);
     if (!tshm_registered(s))
         tcu_register();
+    tcu_idle_wait();
     if (tshm_launch_enter(s))
         suspended_wait(s);
+    tshm_note_work(s);
     if (!tcu.cfg.core_set) { /* not measured: see tcu_launch_begin */
         CUresult rc = real(list, n, flags);
         tshm_launch_exit(s);

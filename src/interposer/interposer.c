@@ -346,6 +346,9 @@ static int reserve(int dev, uint64_t bytes, bool spent)
         return -1;
     if (TCU_UNLIKELY(!tshm_registered(tcu.slice)) && tcu_register() < 0)
         return -1;
+    /* A slice reclaimed while idle: this allocation (or context) waits for its restore. */
+    if (!spent)
+        tcu_idle_wait();
     /* Not for memory the driver has spent already (a measured load): NVML counts it and the
      * process's charges do not yet, so the look would charge it twice. */
     if (!spent)

@@ -57,6 +57,19 @@ static inline void tcu_ready(void)
         tcu_init();
 }
 
+/* The start of every hooked driver entry point (not NVML's, not dlsym's and cuGetProcAddress's):
+ * tcu_ready, then a slice reclaimed while idle is waited for before anything reaches the
+ * driver (docs/suspend.md, "Idle reclamation"): one more load when it is not.
+ * tcu_idle_wait (compute.c): when tesseld has the slice reclaimed, ask for the restore (the
+ * slice's wake word) and wait for it (a line on stderr past 10 s); at once when there is no
+ * slice. */
+void tcu_idle_wait(void);
+#define tcu_enter()                                                                                \
+    do {                                                                                           \
+        tcu_ready();                                                                               \
+        tcu_idle_wait();                                                                           \
+    } while (0)
+
 /* The process-wide state.  Written by tcu_init only. */
 struct tcu_state {
     tcu_config_t cfg;

@@ -88,7 +88,32 @@
     X(cuModuleGetFunction, "cuModuleGetFunction", 2000, 0)                                         \
     X(cuModuleUnload, "cuModuleUnload", 2000, 0)                                                   \
     X(cuGraphLaunch, "cuGraphLaunch", 10000, 0)                                                    \
-    X(cuGraphLaunch_ptsz, "cuGraphLaunch", 10000, 1)
+    X(cuGraphLaunch_ptsz, "cuGraphLaunch", 10000, 1)                                               \
+    X(cuMemcpy, "cuMemcpy", 4000, 0)                                                               \
+    X(cuMemcpy_ptds, "cuMemcpy", 7000, 1)                                                          \
+    X(cuMemcpyAsync, "cuMemcpyAsync", 4000, 0)                                                     \
+    X(cuMemcpyAsync_ptsz, "cuMemcpyAsync", 7000, 1)                                                \
+    X(cuMemcpyHtoD_v2, "cuMemcpyHtoD", 3020, 0)                                                    \
+    X(cuMemcpyHtoD_v2_ptds, "cuMemcpyHtoD", 7000, 1)                                               \
+    X(cuMemcpyDtoH_v2, "cuMemcpyDtoH", 3020, 0)                                                    \
+    X(cuMemcpyDtoH_v2_ptds, "cuMemcpyDtoH", 7000, 1)                                               \
+    X(cuMemcpyDtoD_v2, "cuMemcpyDtoD", 3020, 0)                                                    \
+    X(cuMemcpyDtoD_v2_ptds, "cuMemcpyDtoD", 7000, 1)                                               \
+    X(cuMemcpyHtoDAsync_v2, "cuMemcpyHtoDAsync", 3020, 0)                                          \
+    X(cuMemcpyHtoDAsync_v2_ptsz, "cuMemcpyHtoDAsync", 7000, 1)                                     \
+    X(cuMemcpyDtoHAsync_v2, "cuMemcpyDtoHAsync", 3020, 0)                                          \
+    X(cuMemcpyDtoHAsync_v2_ptsz, "cuMemcpyDtoHAsync", 7000, 1)                                     \
+    X(cuMemcpyDtoDAsync_v2, "cuMemcpyDtoDAsync", 3020, 0)                                          \
+    X(cuMemcpyDtoDAsync_v2_ptsz, "cuMemcpyDtoDAsync", 7000, 1)                                     \
+    X(cuMemsetD8_v2, "cuMemsetD8", 3020, 0)                                                        \
+    X(cuMemsetD8_v2_ptds, "cuMemsetD8", 7000, 1)                                                   \
+    X(cuMemsetD8Async, "cuMemsetD8Async", 3020, 0)                                                 \
+    X(cuMemsetD8Async_ptsz, "cuMemsetD8Async", 7000, 1)                                            \
+    X(cuStreamSynchronize, "cuStreamSynchronize", 2000, 0)                                         \
+    X(cuStreamSynchronize_ptsz, "cuStreamSynchronize", 7000, 1)                                    \
+    X(cuCtxSynchronize, "cuCtxSynchronize", 2000, 0)                                               \
+    X(cuCtxSynchronize_v2, "cuCtxSynchronize", 13000, 0)                                           \
+    X(cuEventSynchronize, "cuEventSynchronize", 2000, 0)
 
 #define TCU_NVML_SYMBOLS(X)                                                                        \
     X(nvmlDeviceGetMemoryInfo)                                                                     \
@@ -115,7 +140,6 @@
     X(cuCtxGetLimit)                                                                               \
     X(cuCtxPushCurrent_v2)                                                                         \
     X(cuCtxPopCurrent_v2)                                                                          \
-    X(cuCtxSynchronize)                                                                            \
     X(cuStreamGetCtx)                                                                              \
     X(cuStreamIsCapturing)                                                                         \
     X(cuStreamIsCapturing_ptsz)                                                                    \

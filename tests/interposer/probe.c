@@ -92,6 +92,12 @@
  *   modunload           cuModuleUnload of the newest module
  *   launch:NAME         cuModuleGetFunction NAME in the newest module, one launch of it
  *                       (grid and block 1) and cuCtxSynchronize: "launch NAME rc=R"
+ *   copyuntil:PATH      cuMemcpyHtoD_v2 of 4 KiB into the newest allocation every 100 ms until
+ *                       PATH exists (a job whose GPU work is copies, for idle reclamation's
+ *                       tests): "copyuntil n=N bad=B" (B: not CUDA_SUCCESS)
+ *   launchuntil:NAME:PATH  the same launch and synchronisation every 100 ms until PATH
+ *                       exists (a job that keeps the GPU busy now and then, for idle
+ *                       reclamation's tests): "launchuntil NAME n=N bad=B" (B: not CUDA_SUCCESS)
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -531,6 +537,33 @@ static void step(char *s)
         if (r == CUDA_SUCCESS)
             r = SYM(cuCtxSynchronize_fn, "cuCtxSynchronize", "cuCtxSynchronize")();
         printf("launch %s rc=%d\n", arg1, r);
+    } else if (strcmp(s, "copyuntil") == 0 && arg1) {
+        static unsigned char page[4096];
+        uint64_t base = nallocs ? allocs[nallocs - 1].h : 0;
+        long n = 0, bad = 0;
+        while (access(arg1, F_OK) != 0) {
+            CUresult r =
+                SYM(cuMemcpyHtoD_v2_fn, "cuMemcpyHtoD_v2", "cuMemcpyHtoD")(base, page, sizeof page);
+            n++;
+            bad += r != CUDA_SUCCESS;
+            usleep(100000);
+        }
+        printf("copyuntil n=%ld bad=%ld\n", n, bad);
+    } else if (strcmp(s, "launchuntil") == 0 && arg1 && arg2) {
+        CUfunction f = NULL;
+        long n = 0, bad = 0;
+        CUresult r = SYM(cuModuleGetFunction_fn, "cuModuleGetFunction",
+                         "cuModuleGetFunction")(&f, nmodules ? modules[nmodules - 1] : NULL, arg1);
+        while (r == CUDA_SUCCESS && access(arg2, F_OK) != 0) {
+            CUresult l = SYM(cuLaunchKernel_fn, "cuLaunchKernel",
+                             "cuLaunchKernel")(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+            if (l == CUDA_SUCCESS)
+                l = SYM(cuCtxSynchronize_fn, "cuCtxSynchronize", "cuCtxSynchronize")();
+            n++;
+            bad += l != CUDA_SUCCESS;
+            usleep(100000);
+        }
+        printf("launchuntil %s n=%ld bad=%ld rc=%d\n", arg1, n, bad, r);
     } else if (strcmp(s, "modunload") == 0) {
         CUresult r = CUDA_ERROR_INVALID_HANDLE;
         if (nmodules)

@@ -56,6 +56,27 @@ static int poke(const char *name, const char *variant, void *p)
         ((f2)p)(NULL, NULL);
         return 1;
     }
+    if (IS("cuMemcpy") || IS("cuMemcpyAsync") || IS("cuMemcpyHtoD") || IS("cuMemcpyDtoH") ||
+        IS("cuMemcpyDtoD") || IS("cuMemcpyHtoDAsync") || IS("cuMemcpyDtoHAsync") ||
+        IS("cuMemcpyDtoDAsync") || IS("cuMemsetD8") || IS("cuMemsetD8Async")) {
+        /* Nothing to copy or set, no context: refused (or a no-op) with no side effect. */
+        typedef CUresult (*f4)(void *, void *, size_t, void *);
+        ((f4)p)(NULL, NULL, 0, NULL);
+        return 1;
+    }
+    if (IS("cuStreamSynchronize") || IS("cuEventSynchronize")) {
+        typedef CUresult (*f1)(void *);
+        ((f1)p)(NULL);
+        return 1;
+    }
+    if (IS("cuCtxSynchronize")) {
+        /* No context: refused.  _v2 takes the context (NULL: the current one). */
+        if (strcmp(variant, "cuCtxSynchronize_v2") == 0)
+            ((cuCtxSynchronize_v2_fn)p)(NULL);
+        else
+            ((cuCtxSynchronize_fn)p)();
+        return 1;
+    }
     if (IS("cuDevicePrimaryCtxRelease") || IS("cuDevicePrimaryCtxReset")) {
         ((cuDevicePrimaryCtxReset_fn)p)(-1);
         return 1;

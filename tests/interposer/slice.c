@@ -20,6 +20,10 @@
  *         reader that maps it (rather than copying it) faults past its end.
  * junklock:SECONDS: a hostile job: replace the file's content with bytes that are no slice
  *         (its size kept), hold an exclusive flock on it, print "ok", and sleep SECONDS.
+ * wake, reclaim, work: a hostile job writing idle reclamation's header words itself (the file
+ *         is its user's; docs/suspend.md, "Idle reclamation"): the wake word (a restore asked),
+ *         the reclaim word set, or the work word; print "ok", or "failed" and exit 1 (the file
+ *         cannot be opened for writing: another account's).
  */
 #include <fcntl.h>
 #include <stddef.h>
@@ -117,12 +121,29 @@ static int set_host_used(const char *path, const char *bytes)
     return ok ? 0 : 1;
 }
 
+/* wake, reclaim, work: the header word written with pwrite, as any writer of the file may. */
+static int set_word(const char *path, const char *cmd)
+{
+    size_t at = strcmp(cmd, "wake") == 0      ? offsetof(struct tshm_header, wake)
+                : strcmp(cmd, "reclaim") == 0 ? offsetof(struct tshm_header, reclaim)
+                                              : offsetof(struct tshm_header, work);
+    uint32_t one = 1;
+    int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    int ok = fd >= 0 && pwrite(fd, &one, sizeof one, (off_t)at) == (ssize_t)sizeof one;
+    if (fd < 0)
+        perror("tcu-slice: open");
+    else
+        close(fd);
+    printf("%s\n", ok ? "ok" : "failed");
+    return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || argc > 3) {
         fprintf(stderr, "usage: tcu-slice PATH "
                         "[suspend|resume|state|setlimit:BYTES|sethost:BYTES|sethostused:BYTES|"
-                        "thrash:SECONDS|junklock:SECONDS]\n");
+                        "thrash:SECONDS|junklock:SECONDS|wake|reclaim|work]\n");
         return 2;
     }
     const char *cmd = argc == 3 ? argv[2] : NULL;
@@ -130,6 +151,9 @@ int main(int argc, char **argv)
         return hostile(argv[1], cmd);
     if (cmd && strncmp(cmd, "sethostused:", 12) == 0)
         return set_host_used(argv[1], cmd + 12);
+    if (cmd &&
+        (strcmp(cmd, "wake") == 0 || strcmp(cmd, "reclaim") == 0 || strcmp(cmd, "work") == 0))
+        return set_word(argv[1], cmd);
     int setlimit = cmd && strncmp(cmd, "setlimit:", 9) == 0;
     int sethost = cmd && strncmp(cmd, "sethost:", 8) == 0;
     int control =

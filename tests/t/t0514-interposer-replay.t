@@ -1,7 +1,8 @@
 #!/bin/sh
 # t0514-interposer-replay.t - replays the 440 entry-point lookups of the
 # CUDA 13 runtime (cudart13_requests.tsv): every memory, context and launch
-# entry point comes back as the interposer's hook for exactly the variant
+# entry point (and the copies, memsets and stream synchronisations that idle
+# reclamation hooks: docs/suspend.md) comes back as the interposer's hook for exactly the variant
 # the driver chose (version and per-thread-stream flag honoured), including
 # the cuGetProcAddress the runtime fetches through itself; every hooked
 # pointer forwards to that same variant of the driver; all other lookups
@@ -19,7 +20,9 @@ cuCtxDestroy cuDevicePrimaryCtxRetain cuDevicePrimaryCtxRelease cuDevicePrimaryC
 cuLaunchKernel cuLaunchKernelEx cuLaunchCooperativeKernel cuLaunchCooperativeKernelMultiDevice
 cuCtxSetLimit cuModuleLoad cuModuleLoadData cuModuleLoadFatBinary cuModuleGetFunction cuModuleUnload
 cuGraphLaunch cuMemAdvise cuMemPrefetchAsync cuMemPrefetchBatchAsync
-cuMemDiscardAndPrefetchBatchAsync'
+cuMemDiscardAndPrefetchBatchAsync cuMemcpy cuMemcpyAsync cuMemcpyHtoD cuMemcpyDtoH cuMemcpyDtoD
+cuMemcpyHtoDAsync cuMemcpyDtoHAsync cuMemcpyDtoDAsync cuMemsetD8 cuMemsetD8Async
+cuStreamSynchronize cuCtxSynchronize cuEventSynchronize'
 printf '%s\n' $HOOKED >"$TMP/hooked"
 
 "$REPLAY" "$TSV" >"$TMP/bare" 2>"$TMP/bare.err"

@@ -82,7 +82,7 @@ export function update(ctx, store) {
   const rows = list.slice(0, ctx.shown);
   const now = Date.now();
   // Rebuild only when something visible changed (keeps focus and selection steady).
-  const sig = rows.map((j) => `${j.id}:${j.state}:${j.reason}:${j.started_at}:${j.finished_at}`).join('|') + `#${Math.floor(now / 10000)}`;
+  const sig = rows.map((j) => `${j.id}:${j.state}:${j.reason}:${j.started_at}:${j.finished_at}:${j.gpu_released}`).join('|') + `#${Math.floor(now / 10000)}`;
   ctx.count.textContent = `${list.length} job${list.length === 1 ? '' : 's'}${list.length > rows.length ? `, newest ${rows.length} shown` : ''}`;
   if (sig === ctx.sig) return;
   ctx.sig = sig;
@@ -103,7 +103,9 @@ export function update(ctx, store) {
       h('td', { 'data-label': 'User' }, j.user),
       h('td', { 'data-label': 'Queue' }, j.queue),
       h('td', { 'data-label': 'State' }, h('span', {}, stateBadge(j.state, j.reason), j.simulated ? h('span', { class: 'badge sim', title: 'placed on simulated GPUs' }, 'sim') : null,
-        j.state === 'pending' && j.reason ? h('span', { class: 'reason', 'data-code': j.reason_code || null }, j.reason) : null)),
+        j.state === 'pending' && j.reason ? h('span', { class: 'reason', 'data-code': j.reason_code || null }, j.reason) : null,
+        j.state === 'suspended' && j.gpu_released ? h('span', { class: 'reason', 'data-released': j.gpu_released },
+          `${j.suspended_reason === 'idle' ? 'reclaimed while idle: ' : ''}${bytes(j.gpu_released)} GPU memory given back`) : null)),
       h('td', { class: 'num', 'data-label': 'GPU' }, jobGpu(j)),
       h('td', { class: 'num', 'data-label': 'GPU memory' }, j.gpu_milli ? bytes(j.gpu_mem) : '—'),
       h('td', { 'data-label': 'Placed on' }, j.placement?.length ? j.placement.map((p) => p.node ?? `GPU ${p.gpu}`).join(', ') : '—'),

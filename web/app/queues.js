@@ -22,7 +22,7 @@ const RES = [
 // Shown in their own columns, or deliberately not (aliases, tree links, times).
 const KNOWN = new Set(['name', 'parent', 'children', 'weight', 'guarantee', 'limit', 'usage', 'pending', 'running',
   'guarantee_satisfied', 'priority', 'guarantee_gpu_milli', 'max_gpu_milli', 'gpu_milli', 'created_at', 'allow',
-  'reserve_after', 'placement', 'effective']);
+  'reserve_after', 'placement', 'effective', 'idle_reclaim']);
 
 // A duration in seconds as `tessel queues` prints it: 0, 45s, 15m, 1h30m.
 function duration(v) {
@@ -104,7 +104,7 @@ export function update(ctx, store) {
   ctx.sig = sig;
   const extra = extraKeys(store.queues);
   const cols = [['Queue'], ['Guarantee'], ['Limit'], ['Weight', 'num'], ['In use'], ['Pending', 'num'], ['Running', 'num'],
-    ['Guarantee met'], ['Priority', 'num'], ['Who may submit'], ['Reservation after'], ['Fractions'],
+    ['Guarantee met'], ['Priority', 'num'], ['Who may submit'], ['Reservation after'], ['Fractions'], ['Idle reclaim'],
     ...extra.map((k) => [k])];
   keepFocus(ctx.table, () => clear(ctx.table, h('table', { class: 'data queues' },
     h('caption', { class: 'sr-only' }, 'Queues, parents before their children'),
@@ -137,6 +137,8 @@ export function update(ctx, store) {
           setting(q.reserve_after, q.effective?.reserve_after, duration)),
         h('td', { 'data-label': 'Fractions', 'data-col': 'placement', title: 'spread: fractional jobs on idle GPUs first; pack: they share GPUs' },
           setting(q.placement, q.effective?.placement, String)),
+        h('td', { 'data-label': 'Idle reclaim', 'data-col': 'idle_reclaim', title: 'a running job that did no GPU work this long gives its GPU memory back, resumed at its next CUDA call' },
+          q.idle_reclaim ? duration(q.idle_reclaim) : 'never'),
         extra.map((k) => h('td', { 'data-label': k }, typeof q[k] === 'object' ? JSON.stringify(q[k]) : String(q[k] ?? '—'))),
         store.admin ? h('td', { class: 'actions' },
           h('button', { type: 'button', class: 'btn small', 'data-key': `edit-${q.name}`, 'aria-label': `Edit queue ${q.name}`,
@@ -193,6 +195,8 @@ function openEditor(ctx, store, name) {
   const inputs = {};
   inputs.weight = h('input', { type: 'text', inputmode: 'numeric', value: q.weight ?? '' });
   inputs.priority = h('input', { type: 'text', inputmode: 'numeric', value: q.priority ?? '' });
+  const idleShown = q.idle_reclaim ? duration(q.idle_reclaim) : '';
+  inputs.idle_reclaim = h('input', { type: 'text', autocomplete: 'off', placeholder: 'e.g. 30m', value: idleShown });
   const form = h('form', { class: 'card form', novalidate: true, 'aria-labelledby': 'edit-title', id: 'queue-editor' },
     h('h2', { id: 'edit-title' }, `Edit queue ${name}`, q.parent ? h('span', { class: 'sub' }, ` (in ${q.parent})`) : null),
     h('p', { class: 'formerr error', role: 'alert', tabindex: -1 }),
@@ -200,7 +204,8 @@ function openEditor(ctx, store, name) {
     allowFields('eq', inputs, q),
     h('div', { class: 'row' },
       field('weight', 'Weight', inputs.weight, '1 … 1000: share of idle capacity among sibling queues.', 'eq'),
-      field('priority', 'Priority', inputs.priority, 'Orders the list only.', 'eq')),
+      field('priority', 'Priority', inputs.priority, 'Orders the list only.', 'eq'),
+      field('idle_reclaim', 'Idle reclaim', inputs.idle_reclaim, 'A job without GPU work this long (30m, 1h) gives its GPU memory back; empty or off: never.', 'eq')),
     h('div', { class: 'buttons' },
       h('button', { type: 'submit', class: 'btn primary' }, 'Save'),
       h('button', { type: 'button', class: 'btn', onclick: () => { clear(ctx.editor); document.querySelector(`[data-key="edit-${CSS.escape(name)}"]`)?.focus(); } }, 'Close')));
@@ -224,6 +229,8 @@ function openEditor(ctx, store, name) {
       const typed = listValue(inputs[`allow.${a.k}`].value);
       if (typed.join(',') !== (q.allow?.[a.k] || []).join(',')) (patch.allow ||= {})[a.k] = typed;
     }
+    const idle = inputs.idle_reclaim.value.trim();
+    if (idle !== idleShown) patch.idle_reclaim = idle === '' ? 0 : value(idle);
     if (!Object.keys(patch).length) { showError(form, { message: 'Nothing was changed.' }); return; }
     try {
       await api.updateQueue(name, patch);
@@ -253,6 +260,7 @@ function createForm(ctx, store) {
   const parent = h('select', {}, h('option', { value: '' }, '(top level)'));
   inputs.weight = h('input', { type: 'text', inputmode: 'numeric', placeholder: '1' });
   inputs.priority = h('input', { type: 'text', inputmode: 'numeric', placeholder: '0' });
+  inputs.idle_reclaim = h('input', { type: 'text', autocomplete: 'off', placeholder: 'e.g. 30m' });
   const form = h('form', { class: 'card form', novalidate: true, 'aria-labelledby': 'newq-title' },
     h('h2', { id: 'newq-title' }, 'New queue'),
     h('p', { class: 'formerr error', role: 'alert', tabindex: -1 }),
@@ -260,7 +268,8 @@ function createForm(ctx, store) {
       field('name', 'Name', name, 'Lower-case letters, digits, - and _.', 'nq'),
       field('parent', 'Parent', parent, 'Fixed once created.', 'nq'),
       field('weight', 'Weight', inputs.weight, null, 'nq'),
-      field('priority', 'Priority', inputs.priority, null, 'nq')),
+      field('priority', 'Priority', inputs.priority, null, 'nq'),
+      field('idle_reclaim', 'Idle reclaim', inputs.idle_reclaim, 'Empty: never.', 'nq')),
     resourceFields('nq', inputs, null),
     allowFields('nq', inputs, null),
     h('div', { class: 'buttons' }, h('button', { type: 'submit', class: 'btn primary' }, 'Create queue')));
@@ -275,7 +284,7 @@ function createForm(ctx, store) {
         if (v !== null) (body[kind] ||= {})[r.k] = v;
       }
     }
-    for (const k of ['weight', 'priority']) {
+    for (const k of ['weight', 'priority', 'idle_reclaim']) {
       const v = value(inputs[k].value.trim());
       if (v !== null) body[k] = v;
     }

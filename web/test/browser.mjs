@@ -277,11 +277,15 @@ try {
   await page.fill('#nq-limit-gpu_mem', '40G');
   await page.fill('#nq-weight', '2');
   await page.fill('#nq-priority', '10');
+  await page.fill('#nq-idle_reclaim', '30m');
   await page.click('button:text("Create queue")');
   await page.locator('tr[data-queue="big"]').waitFor();
   const bigq = (await api('GET', '/v1/queues/big')).body;
   check(bigq.guarantee?.gpu === 1 && bigq.limit?.gpu === 2 && bigq.limit?.gpu_mem === 40 * 2 ** 30 && bigq.weight === 2 && bigq.priority === 10,
     'queues: the admin creates queue "big" (guarantee 1 GPU, limit 2 GPUs and 40G of GPU memory, weight 2)', JSON.stringify(bigq));
+  check(bigq.idle_reclaim === 1800 && await page.locator('tr[data-queue="big"] td[data-col="idle_reclaim"]').textContent() === '30m'
+    && await page.locator('tr[data-queue="default"] td[data-col="idle_reclaim"]').textContent() === 'never',
+    'queues: the idle reclaim typed at creation (30m) is the API\'s 1800 s and the table says 30m; the default queue never', JSON.stringify(bigq.idle_reclaim));
   await page.click('button[aria-label="Edit queue default"]');
   await page.fill('#eq-limit-gpu', '1.5');
   await page.fill('#eq-guarantee-gpu', '2');

@@ -217,10 +217,11 @@ typedef struct {
     int64_t priority;
     bool has_priority;
     bool detach, shell, quiet;
-    bool no_requeue;         /* --no-requeue: "requeue": false */
-    const char *preemptible; /* --preemptible: "suspend", "requeue", "never"; NULL: not given */
-    char **env;              /* --env and --export items: KEY=VALUE or KEY (taken from our
-                                environment), nenv of them, in order */
+    bool no_requeue;          /* --no-requeue: "requeue": false */
+    const char *preemptible;  /* --preemptible: "suspend", "requeue", "never"; NULL: not given */
+    const char *idle_reclaim; /* --idle-reclaim: "off" or a duration; NULL: the queue's */
+    char **env;               /* --env and --export items: KEY=VALUE or KEY (taken from our
+                                 environment), nenv of them, in order */
     int nenv;
     const char **env_files; /* --env-file paths, nenv_files of them, in order */
     int nenv_files;

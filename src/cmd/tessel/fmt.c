@@ -271,6 +271,15 @@ char *cli_format_state(const json_t *job, char *buf, size_t len)
             snprintf(dbuf, sizeof dbuf, "%.127s", more);
             drain = dbuf;
         }
+        /* Given its memory back while idle (docs/suspend.md, "Idle reclamation"): resumed by
+         * its next CUDA call. */
+        const char *why = json_string_value(json_object_get(job, "suspended_reason"));
+        if (why && strcmp(why, "idle") == 0) {
+            char more[160];
+            snprintf(more, sizeof more, "%.90s, reclaimed while idle", drain);
+            snprintf(dbuf, sizeof dbuf, "%.127s", more);
+            drain = dbuf;
+        }
     }
     /* A job ended `preempted` says so already, unless it had been requeued before. */
     if (n <= 0 || (strcmp(st, "preempted") == 0 && n == 1))

@@ -22,10 +22,12 @@ static void usage(FILE *f)
         "       tessel queues add NAME [--parent P] [--guarantee RES=V,...] [--limit RES=V,...]\n"
         "                              [--weight W] [--priority N] [--allow-users U,...]\n"
         "                              [--allow-groups G,...] [--allow-roles R,...]\n"
-        "                              [--reserve-after D] [--placement P]   (admin)\n"
+        "                              [--reserve-after D] [--placement P]\n"
+        "                              [--idle-reclaim D]   (admin)\n"
         "       tessel queues set NAME [--guarantee ...] [--limit ...] [--weight W]\n"
         "                              [--priority N] [--allow-... LIST] [--open]\n"
-        "                              [--reserve-after D] [--placement P]   (admin)\n"
+        "                              [--reserve-after D] [--placement P]\n"
+        "                              [--idle-reclaim D]   (admin)\n"
         "       tessel queues rm NAME   (admin)\n"
         "List the queue tree (children under their parent) with, per resource, what each\n"
         "queue uses, is guaranteed and is limited to; or manage queues.\n"
@@ -52,6 +54,9 @@ static void usage(FILE *f)
         "  --placement P        spread: fractional jobs on idle GPUs first; pack: share\n"
         "                       GPUs to keep whole ones free.  Both take 'inherit' (the\n"
         "                       parent's, or tesseld's for a top-level queue)\n"
+        "  --idle-reclaim D     a running job of the queue that did no GPU work for D\n"
+        "                       (30m, 1h) gives its GPU memory back, resumed at its next\n"
+        "                       CUDA call; off: never (the default; not inherited)\n"
         "  --json               print the API's JSON\n"
         "\n"
         "Each resource column reads USED/GUARANTEE/LIMIT ('-': not governed, no cap);\n"
@@ -60,7 +65,8 @@ static void usage(FILE *f)
         "GUARANTEE says 'held' when no pending job is owed capacity, 'owed' while one\n"
         "waits for it (a preemption is then planned or under way), '-' before the first\n"
         "scheduling cycle.  RESERVE and PLACEMENT are the settings in effect, own or\n"
-        "inherited (--json: own ones in reserve_after and placement, null = inherited).\n");
+        "inherited (--json: own ones in reserve_after and placement, null = inherited).\n"
+        "IDLE is the queue's idle time before a job's GPU memory is given back ('-': never).\n");
 }
 
 /* x rounded to the nearest integer, halves away from zero (as llround, which would make
@@ -172,8 +178,12 @@ static void add_row(cli_table_t *t, const json_t *q, int depth)
     if (json_is_number(ra))
         tsl_format_seconds(round_i64(json_number_value(ra)), reserve, sizeof reserve);
     const char *place = json_is_string(pl) ? json_string_value(pl) : "-";
-    const char *row[] = {name,      weight,    u.gpu, u.ngpu,  u.gpu_mem, u.cpu,  u.mem,
-                         u.pending, u.running, held,  reserve, place,     allowed};
+    char idle[32] = "-";
+    json_int_t ir = json_integer_value(json_object_get(q, "idle_reclaim"));
+    if (ir > 0)
+        tsl_format_seconds(ir, idle, sizeof idle);
+    const char *row[] = {name,      weight,    u.gpu, u.ngpu,  u.gpu_mem, u.cpu, u.mem,
+                         u.pending, u.running, held,  reserve, place,     idle,  allowed};
     cli_table_add(t, row);
 }
 
@@ -281,10 +291,10 @@ static int list(cli_t *cli)
     json_t *ans = cli_get(cli, "/v1/queues", &rc);
     if (!ans)
         return rc;
-    static const char *const hdr[] = {"QUEUE",   ">WEIGHT",   "GPU",    "NGPU",     "GPU-MEM",
-                                      "CPU",     "MEM",       ">PEND",  ">RUNNING", "GUARANTEE",
-                                      "RESERVE", "PLACEMENT", "ALLOWED"};
-    cli_table_t *t = cli_table_new(13, hdr);
+    static const char *const hdr[] = {"QUEUE",   ">WEIGHT",   "GPU",   "NGPU",     "GPU-MEM",
+                                      "CPU",     "MEM",       ">PEND", ">RUNNING", "GUARANTEE",
+                                      "RESERVE", "PLACEMENT", "IDLE",  "ALLOWED"};
+    cli_table_t *t = cli_table_new(14, hdr);
     json_t *queues = json_object_get(ans, "queues");
     add_subtree(t, queues, NULL, 0);
     /* A queue whose parent is not in the answer (not expected): still listed, at the top. */
@@ -388,7 +398,8 @@ int cmd_queues(cli_t *cli, int argc, char **argv)
         O_AROLES,
         O_OPEN,
         O_RESERVE,
-        O_PLACE
+        O_PLACE,
+        O_IDLE
     };
     static const struct option opts[] = {
         {"priority", required_argument, NULL, O_PRIO},
@@ -403,6 +414,7 @@ int cmd_queues(cli_t *cli, int argc, char **argv)
         {"open", no_argument, NULL, O_OPEN},
         {"reserve-after", required_argument, NULL, O_RESERVE},
         {"placement", required_argument, NULL, O_PLACE},
+        {"idle-reclaim", required_argument, NULL, O_IDLE},
         {"json", no_argument, NULL, CLI_OPT_JSON},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -495,6 +507,16 @@ int cmd_queues(cli_t *cli, int argc, char **argv)
             }
             break;
         }
+        case O_IDLE: {
+            int64_t secs = 0;
+            if (strcmp(optarg, "off") != 0 &&
+                tsl_parse_seconds(optarg, 30 * 86400, &secs, &err) < 0) {
+                rc = cli_usage(cli, "--idle-reclaim: %s (a duration up to 30d, or off)", err.text);
+                goto out;
+            }
+            json_object_set_new(body, "idle_reclaim", json_integer(secs));
+            break;
+        }
         case O_PLACE:
             if (strcmp(optarg, "spread") != 0 && strcmp(optarg, "pack") != 0 &&
                 strcmp(optarg, "inherit") != 0) {
@@ -541,7 +563,7 @@ int cmd_queues(cli_t *cli, int argc, char **argv)
     }
     if (set && !json_object_size(body)) {
         rc = cli_usage(cli, "set needs --guarantee, --limit, --weight, --priority, --allow-..., "
-                            "--open, --reserve-after or --placement");
+                            "--open, --reserve-after, --placement or --idle-reclaim");
         goto out;
     }
     char path[256];

@@ -17,6 +17,7 @@
 
 #include "cmd/tessel/cli.h"
 #include "libutil/batchspec.h"
+#include "libutil/duration.h"
 #include "libutil/size.h"
 
 extern char **environ;
@@ -88,6 +89,9 @@ static void usage(FILE *f)
             "                     requeued where the driver cannot), requeue (killed and put\n"
             "                     back), never (not preempted: it must fit its queue's\n"
             "                     guarantee); other classes are never preempted\n"
+            "  --idle-reclaim=DURATION|off  give the job's GPU memory back after DURATION\n"
+            "                     (30m, 1h) without GPU work, resumed at its next CUDA call;\n"
+            "                     off: never (default: its queue's idle_reclaim)\n"
             "  -t, --time TIME    time limit: MM, MM:SS, HH:MM:SS, D-HH[:MM[:SS]] or 30s, 10m,\n"
             "                     2h, 1d; at the limit the job gets SIGTERM, then SIGKILL, and\n"
             "                     ends failed with \"time limit\" (time suspended not counted)\n"
@@ -195,6 +199,7 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         O_JSON,
         O_NOREQUEUE,
         O_PREEMPTIBLE,
+        O_IDLE_RECLAIM,
         O_ENV_FILE,
         O_NO_ENV,
         O_EXPORT,
@@ -227,6 +232,7 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         {"quiet", no_argument, NULL, O_QUIET},
         {"no-requeue", no_argument, NULL, O_NOREQUEUE},
         {"preemptible", required_argument, NULL, O_PREEMPTIBLE},
+        {"idle-reclaim", required_argument, NULL, O_IDLE_RECLAIM},
         {"json", no_argument, NULL, O_JSON},
         {"time", required_argument, NULL, 't'},
         {"after", required_argument, NULL, O_AFTER},
@@ -342,6 +348,17 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
                 return cli_usage(cli, "--preemptible: suspend, requeue or never, not '%s'", optarg);
             o->preemptible = optarg;
             break;
+        case O_IDLE_RECLAIM: {
+            /* tesseld's bound (TESSD_IDLE_RECLAIM_MAX): 30 days */
+            int64_t secs;
+            tsl_error_t ierr;
+            if (strcmp(optarg, "off") != 0 &&
+                tsl_parse_seconds(optarg, 30 * 86400, &secs, &ierr) < 0)
+                return cli_usage(cli, "--idle-reclaim: %s (a duration such as 30m, or off)",
+                                 ierr.text);
+            o->idle_reclaim = optarg;
+            break;
+        }
         case O_JSON:
             cli->json = true;
             break;
@@ -489,6 +506,8 @@ json_t *run_request(const run_opts_t *o, tsl_error_t *err)
         json_object_set_new(r, "requeue", json_false());
     if (o->preemptible)
         json_object_set_new(r, "preemptible", json_string(o->preemptible));
+    if (o->idle_reclaim)
+        json_object_set_new(r, "idle_reclaim", json_string(o->idle_reclaim));
     if (o->name)
         json_object_set_new(r, "name", json_string(o->name));
     if (o->time_limit)

@@ -446,6 +446,52 @@ int tshm_fd_set_run(int fd, int state, tsl_error_t *err)
     return 0;
 }
 
+int tshm_fd_idle(int fd, tshm_idle_t *out, tsl_error_t *err)
+{
+    struct tshm_header h;
+    if (fd_header(fd, &h, err) < 0)
+        return -1;
+    out->work = atomic_load(&h.work) != 0;
+    out->reclaim = atomic_load(&h.reclaim) != 0;
+    out->wake = atomic_load(&h.wake) != 0;
+    return 0;
+}
+
+/* Write the 32-bit header word at off (pwrite of its own aligned field, as tshm_fd_set_run). */
+static int fd_put_word(int fd, size_t off, uint32_t v, tsl_error_t *err)
+{
+    if (pwrite(fd, &v, sizeof v, (off_t)off) != (ssize_t)sizeof v) {
+        if (errno == 0)
+            errno = EIO;
+        return tsl_errprintf(err, "writing the slice's header: %s", strerror(errno));
+    }
+    return 0;
+}
+
+int tshm_fd_take_work(int fd, tsl_error_t *err)
+{
+    tshm_idle_t w;
+    if (tshm_fd_idle(fd, &w, err) < 0)
+        return -1;
+    /* A launch between the read and the write is lost to the next read, but it was after
+     * this read's 1 only if the word was 1 already: work is never missed for a whole tick. */
+    if (w.work && fd_put_word(fd, offsetof(struct tshm_header, work), 0, err) < 0)
+        return -1;
+    return w.work;
+}
+
+int tshm_fd_set_reclaim(int fd, int on, tsl_error_t *err)
+{
+    struct tshm_header h;
+    if (fd_header(fd, &h, err) < 0)
+        return -1;
+    /* wake first: a wake left from before must not restore the next reclaim at once */
+    if (fd_put_word(fd, offsetof(struct tshm_header, wake), 0, err) < 0 ||
+        fd_put_word(fd, offsetof(struct tshm_header, reclaim), on ? 1u : 0u, err) < 0)
+        return -1;
+    return 0;
+}
+
 void tshm_close(tshm_t *s)
 {
     if (!s)
@@ -1289,6 +1335,23 @@ int tshm_drained(tshm_t *s)
             return 0;
     }
     return 1;
+}
+
+void tshm_note_work(tshm_t *s)
+{
+    if (TSHM_UNLIKELY(!atomic_load_explicit(&s->hdr->work, memory_order_relaxed)))
+        atomic_store_explicit(&s->hdr->work, 1, memory_order_relaxed);
+}
+
+int tshm_reclaimed(const tshm_t *s)
+{
+    return atomic_load_explicit(&((tshm_t *)s)->hdr->reclaim, memory_order_acquire) != 0;
+}
+
+void tshm_wake(tshm_t *s)
+{
+    if (!atomic_load_explicit(&s->hdr->wake, memory_order_relaxed))
+        atomic_store_explicit(&s->hdr->wake, 1, memory_order_release);
 }
 
 int tshm_launch_enter(tshm_t *s)

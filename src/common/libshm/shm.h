@@ -267,6 +267,36 @@ void tshm_launch_exit(tshm_t *s);
 void tshm_inflight_add(tshm_t *s, int delta);
 void tshm_waiting_add(tshm_t *s, int delta);
 
+/* ---- idle reclamation (issue 21 item 3; docs/suspend.md, "Idle reclamation") ----------------
+ *
+ * Three words of the header.  work: the interposer sets it at every launch and copy (a relaxed
+ * load, and a store only when it reads 0: the line stays shared while tesseld has not cleared it);
+ * tesseld reads and clears it at each tick of a job with an idle time (tshm_fd_take_work),
+ * so "no GPU work" is "work stayed 0".  reclaim: tesseld sets it when it has given the
+ * slice's memory back for idleness (the slice is then suspended too) and clears it at the
+ * restore; the interposer reads it before a call that needs the GPU.  wake: the interposer
+ * sets it when such a call finds reclaim set (tshm_wake); tesseld reads it at its tick
+ * (tshm_fd_idle) and asks the job's resume.  The file is the job's: any of its processes may
+ * write any word, so tesseld believes them only for the job the file belongs to and only
+ * while its own record says the job is reclaimed. */
+
+/* Hot path (a launch, a copy, a memset): mark that the slice did GPU work.  No syscall. */
+void tshm_note_work(tshm_t *s);
+/* 1 while tesseld has the slice reclaimed (reclaim set), else 0.  One load. */
+int tshm_reclaimed(const tshm_t *s);
+/* Ask tesseld to restore the reclaimed slice (sets wake).  No syscall. */
+void tshm_wake(tshm_t *s);
+
+/* The three words as the file on fd says them (pread; the header checked first). */
+typedef struct {
+    int work, reclaim, wake; /* 0 or 1 (any other value read as 1) */
+} tshm_idle_t;
+int tshm_fd_idle(int fd, tshm_idle_t *out, tsl_error_t *err);
+/* Whether work is set (0/1), clearing it: 0 or 1, or -1 with errno and err. */
+int tshm_fd_take_work(int fd, tsl_error_t *err);
+/* Set (on) or clear reclaim, and clear wake either way.  0, or -1 with errno and err. */
+int tshm_fd_set_reclaim(int fd, int on, tsl_error_t *err);
+
 /* ---- slow path ------------------------------------------------------------ */
 
 /* Return the usage of every dead process (pid gone, or pid reused by a

@@ -42,7 +42,13 @@ struct tshm_header {
     _Atomic uint32_t suspend;    /* enum tshm_run: set by tesseld, read per launch */
     uint32_t pad;
     _Atomic uint64_t suspend_gen; /* bumped by every tshm_suspend / tshm_resume */
-    uint8_t reserved[TSHM_HEADER_SIZE - 80];
+    /* Issue 21 item 3 (idle reclamation, docs/suspend.md), in what version 2 reserved (zero in
+     * older files: no work seen, not reclaimed, no wake asked). */
+    _Atomic uint32_t work;    /* 1: a launch since tesseld last cleared it (tshm_note_work) */
+    _Atomic uint32_t reclaim; /* 1: tesseld gave the slice's GPU memory back while idle */
+    _Atomic uint32_t wake;    /* 1: a call of the job waits for the reclaimed slice */
+    uint32_t pad3;
+    uint8_t reserved[TSHM_HEADER_SIZE - 96];
 };
 
 /* core_flags: bits 0-7 the mode, 8-15 the priority, bit 31 "configured"

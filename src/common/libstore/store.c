@@ -219,6 +219,13 @@ static const char *const migrations[] = {
      * NAME=PORT), a JSON array of {"name", "port"} checked at submission (tsd_svc_name_valid),
      * NULL for a job without any. */
     "ALTER TABLE jobs ADD COLUMN services TEXT;",
+    /* 23 (issue 21 item 3, docs/suspend.md "Idle reclamation"): queues.idle_reclaim_s, the
+     * seconds without GPU work after which a running job of the queue gives its GPU memory back
+     * (NULL or 0: never); jobs.idle_reclaim_s, the job's own (NULL: its queue's, 0: never);
+     * jobs.suspended_idle, 1 while the job is suspended by an idle reclamation (NULL: not). */
+    "ALTER TABLE queues ADD COLUMN idle_reclaim_s INTEGER;"
+    "ALTER TABLE jobs ADD COLUMN idle_reclaim_s INTEGER;"
+    "ALTER TABLE jobs ADD COLUMN suspended_idle INTEGER;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -229,7 +236,7 @@ static const char *const migrations[] = {
     " preemptions, requeue, suspended_ms, end_cause, cancel_by, preempt_for, preempt_queue,"       \
     " preempt_ms, reason_code, time_limit_s, suspended_total_ms, array_id, array_index,"           \
     " array_max_running, held, project, project_name, image, tty, folders, gpu_released,"          \
-    " gpu_oversub, preemptible, suspended_for, services"
+    " gpu_oversub, preemptible, suspended_for, services, idle_reclaim_s, suspended_idle"
 
 /* The filters of the job lists after the id bounds: ?2 user, ?3 queue, ?4 state mask. */
 /* ?7 = 1: of the running jobs, only the suspended ones (NULL: all of them).  ?8: only the jobs
@@ -242,7 +249,8 @@ static const char *const migrations[] = {
 #define QUEUE_COLS                                                                                 \
     "name, priority, max_gpu_milli, created_ms, weight, guarantee_gpu_milli, parent,"              \
     " guarantee_gpu_mem, guarantee_cpu_milli, guarantee_mem, max_gpu_mem, max_cpu_milli, max_mem," \
-    " allow_users, allow_groups, allow_roles, reserve_after_s, placement, max_ngpu_milli"
+    " allow_users, allow_groups, allow_roles, reserve_after_s, placement, max_ngpu_milli,"         \
+    " idle_reclaim_s"
 
 #define PROJECT_COLS                                                                               \
     "id, name, queue, description, share_jobs, created_ms, created_by, coalesce(folder_quota, 0)"
@@ -403,14 +411,15 @@ static const char *const sql[S_COUNT] = {
     [S_TOKEN_LIST_ALL] = "SELECT id, user, name, created_ms FROM tokens ORDER BY id",
     [S_TOKEN_DEL] = "DELETE FROM tokens WHERE id = ?1",
     [S_QUEUE_ADD] = "INSERT INTO queues(" QUEUE_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
-                    " ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+                    " ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
     [S_QUEUE_GET] = "SELECT " QUEUE_COLS " FROM queues WHERE name = ?1",
     [S_QUEUE_UPDATE] = "UPDATE queues SET priority = ?2, max_gpu_milli = ?3, weight = ?5,"
                        " guarantee_gpu_milli = ?6, guarantee_gpu_mem = ?8,"
                        " guarantee_cpu_milli = ?9, guarantee_mem = ?10, max_gpu_mem = ?11,"
                        " max_cpu_milli = ?12, max_mem = ?13, allow_users = ?14,"
                        " allow_groups = ?15, allow_roles = ?16, reserve_after_s = ?17,"
-                       " placement = ?18, max_ngpu_milli = ?19 WHERE name = ?1",
+                       " placement = ?18, max_ngpu_milli = ?19, idle_reclaim_s = ?20"
+                       " WHERE name = ?1",
     [S_GPU_SPEED_SET] = "INSERT INTO gpu_speeds(model, speed_milli, set_by, set_ms)"
                         " VALUES (?1, ?2, ?3, ?4) ON CONFLICT(model) DO UPDATE SET"
                         " speed_milli = ?2, set_by = ?3, set_ms = ?4",
@@ -426,9 +435,9 @@ static const char *const sql[S_COUNT] = {
         "INSERT INTO jobs(user, name, argv, shell, cwd, env, state, queue, class,"
         " priority, gpus, gpu_milli, gpu_count, gpu_mem, cpu_milli, mem, simulated,"
         " submitted_ms, reason, requeue, project, project_name, image, tty, folders,"
-        " gpu_oversub, preemptible, services) VALUES"
+        " gpu_oversub, preemptible, services, idle_reclaim_s) VALUES"
         " (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,"
-        " ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)",
+        " ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)",
     [S_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE id = ?1",
     [S_JOB_LIST] =
         "SELECT " JOB_COLS " FROM jobs WHERE id > ?1" JOB_LIST_WHERE " ORDER BY id LIMIT ?5",
@@ -451,6 +460,7 @@ static const char *const sql[S_COUNT] = {
         " shim_start = ?10, job_pid = ?11, cancel_ms = ?12, preemptions = ?13,"
         " suspended_ms = ?14, end_cause = ?15, cancel_by = ?16, preempt_for = ?17,"
         " preempt_queue = ?18, preempt_ms = ?19, suspended_total_ms = ?20, suspended_for = ?21,"
+        " suspended_idle = ?22,"
         " reason_code = CASE WHEN ?2 = 0 THEN reason_code END WHERE id = ?1",
     [S_JOB_SET_REASON] = "UPDATE jobs SET reason = ?2 WHERE id = ?1",
     [S_JOB_SET_GPU_RELEASED] = "UPDATE jobs SET gpu_released = ?2 WHERE id = ?1",
@@ -1779,6 +1789,7 @@ static void bind_queue(sqlite3_stmt *q, const tstore_queue_t *qu)
     bind_opt(q, 17, qu->reserve_after_s);
     bind_text(q, 18, qu->placement[0] ? qu->placement : NULL);
     bind_opt(q, 19, qu->limit_ngpu > 0 ? qu->limit_ngpu : -1);
+    bind_opt(q, 20, qu->idle_reclaim_s > 0 ? qu->idle_reclaim_s : -1);
 }
 
 int tstore_queue_add(tstore_t *s, const tstore_queue_t *qu, tsl_error_t *err)
@@ -1819,6 +1830,7 @@ static void row_queue(sqlite3_stmt *q, tstore_queue_t *out)
         snprintf(out->placement, sizeof out->placement, "%s",
                  (const char *)sqlite3_column_text(q, 17));
     out->limit_ngpu = col_opt(q, 18) > 0 ? col_opt(q, 18) : 0;
+    out->idle_reclaim_s = col_opt(q, 19) > 0 ? col_opt(q, 19) : 0;
 }
 
 int tstore_gpu_speed_set(tstore_t *s, const tstore_gpu_speed_t *g, tsl_error_t *err)
@@ -1975,6 +1987,10 @@ int tstore_job_add(tstore_t *s, tstore_job_t *j, tsl_error_t *err)
     if (j->preemptible != TSTORE_PREEMPT_DEFAULT)
         sqlite3_bind_int(q, 26, (int)j->preemptible);
     bind_text(q, 27, j->services_json);
+    if (j->idle_reclaim_s) /* 0: NULL, its queue's; -1 (never): 0 */
+        sqlite3_bind_int64(q, 28, j->idle_reclaim_s > 0 ? j->idle_reclaim_s : 0);
+    else
+        sqlite3_bind_null(q, 28);
     if (exec_stmt(s, q, err, "add job") < 0)
         return -1;
     j->id = sqlite3_last_insert_rowid(s->db);
@@ -2064,6 +2080,12 @@ static int row_job(sqlite3_stmt *q, tstore_job_t *j)
     j->preemptible = (tstore_preempt_t)sqlite3_column_int(q, 51); /* NULL: 0, the default */
     j->suspended_for = sqlite3_column_int64(q, 52);
     j->services_json = col_dup(q, 53);
+    /* NULL: its queue's (0); 0: never (-1); else the seconds */
+    if (sqlite3_column_type(q, 54) == SQLITE_NULL)
+        j->idle_reclaim_s = 0;
+    else
+        j->idle_reclaim_s = sqlite3_column_int64(q, 54) > 0 ? sqlite3_column_int64(q, 54) : -1;
+    j->suspended_idle = sqlite3_column_int(q, 55) != 0;
     if (!j->user || !j->argv_json || !j->env_json || !j->queue || !j->project) {
         tstore_job_clear(j);
         errno = ENOMEM;
@@ -2219,6 +2241,7 @@ int tstore_job_write(tstore_t *s, const tstore_job_t *j, tsl_error_t *err)
     bind_int64_or_null(q, 19, j->preempt_ms);
     sqlite3_bind_int64(q, 20, j->suspended_total_ms);
     bind_int64_or_null(q, 21, j->suspended_for);
+    bind_int64_or_null(q, 22, j->suspended_idle ? 1 : 0);
     return changed_one(exec_stmt(s, q, err, "write job"), err);
 }
 

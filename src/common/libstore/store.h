@@ -135,6 +135,12 @@ typedef struct {
     /* Migration 22: the web services the job serves through tesseld, a JSON array of
      * {"name": NAME, "port": PORT} (docs/job-services.md); NULL = none. */
     char *services_json;
+    /* Migration 23 (docs/suspend.md, "Idle reclamation"): the job's own idle time before its
+     * GPU memory is given back, in seconds (0: its queue's; -1: never); and whether it is
+     * suspended by an idle reclamation now (kept until the resume or the end, as
+     * suspended_for). */
+    int64_t idle_reclaim_s;
+    bool suspended_idle;
 } tstore_job_t;
 
 /* What a preemption does to job j in effect: its own preemptible, else its class's default
@@ -202,6 +208,9 @@ typedef struct {
     int64_t reserve_after_s; /* s a big job waits before its reservation; -1: not set */
     char placement[8];       /* "spread" or "pack"; "": not set */
     int64_t limit_ngpu;      /* limit in normalised milli-GPU (docs/scheduler-queues.md); 0: none */
+    /* Migration 23: seconds without GPU work after which a running job of the queue gives its
+     * GPU memory back (docs/suspend.md, "Idle reclamation"); 0: never.  Not inherited. */
+    int64_t idle_reclaim_s;
 } tstore_queue_t;
 
 /* A GPU model's relative speed as an admin set it (docs/scheduler-queues.md, "Normalised

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "daemon/api/api.h"
+#include "daemon/idle.h"
 #include "daemon/pwcache.h"
 #include "daemon/slurmjob.h"
 #include "daemon/container_launch.h"
@@ -86,6 +87,18 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
     json_object_set_new(o, "suspended_for",
                         suspended && j->suspended_for ? json_integer(j->suspended_for)
                                                       : json_null());
+    /* Why it is suspended: "idle" (an idle reclamation, docs/suspend.md), "preemption" (for
+     * suspended_for), "request" (a person's or the GPU-memory watchdog's); null when not. */
+    json_object_set_new(o, "suspended_reason",
+                        !suspended          ? json_null()
+                        : j->suspended_idle ? json_string("idle")
+                        : j->suspended_for  ? json_string("preemption")
+                                            : json_string("request"));
+    /* Its own idle time in seconds (null: its queue's; 0: never). */
+    json_object_set_new(o, "idle_reclaim",
+                        j->idle_reclaim_s > 0   ? json_integer(j->idle_reclaim_s)
+                        : j->idle_reclaim_s < 0 ? json_integer(0)
+                                                : json_null());
     /* Bytes of GPU memory a suspended job gave back (its GPU state checkpointed,
      * docs/suspend.md); 0 when its suspend kept them; null when not suspended. */
     json_object_set_new(o, "gpu_released",
@@ -128,6 +141,7 @@ static const char *const submit_fields[] = {
     "image",       "tty",
     "folders",     "gpu_mem_oversubscribe",
     "preemptible", "services",
+    "idle_reclaim",
     NULL,
 };
 
@@ -435,6 +449,24 @@ static int parse_submit(tessd_t *d, json_t *body, tstore_job_t *j, thttp_reply_t
                 tstore_class_name(j->klass));
         j->preemptible = (tstore_preempt_t)p;
     }
+    /* The job's own idle time before its GPU memory is given back (docs/suspend.md, "Idle
+     * reclamation"): null its queue's, "off" or 0 never, whole seconds or a duration. */
+    v = json_object_get(body, "idle_reclaim");
+    if (v && !json_is_null(v)) {
+        int64_t secs = -1;
+        tsl_error_t e;
+        if (json_is_integer(v) && json_integer_value(v) >= 0 &&
+            json_integer_value(v) <= TESSD_IDLE_RECLAIM_MAX)
+            secs = json_integer_value(v);
+        else if (json_is_string(v) && tessd_idle_parse(json_string_value(v), &secs, &e) < 0)
+            BAD("idle_reclaim", "%s", e.text);
+        if (secs < 0)
+            BAD("idle_reclaim",
+                "idle_reclaim must be null (its queue's), \"off\" or 0 (never), whole seconds up "
+                "to %d or a duration such as \"30m\"",
+                TESSD_IDLE_RECLAIM_MAX);
+        j->idle_reclaim_s = secs ? secs : -1;
+    }
     return 0;
 }
 
@@ -661,6 +693,9 @@ static int slurm_refuse(tessd_t *d, json_t *body, const tstore_job_t *j, thttp_r
     if (j->preemptible != TSTORE_PREEMPT_DEFAULT)
         BAD("preemptible", "preemption is Slurm's own with tesseld --slurm (preemptible is not "
                            "passed)");
+    if (j->idle_reclaim_s)
+        BAD("idle_reclaim", "idle reclamation is not done with tesseld --slurm (idle_reclaim is "
+                            "not passed)");
     return 0;
 }
 
@@ -1013,6 +1048,8 @@ static json_t *slurm_view_json(const tsj_seen_t *s)
     json_object_set_new(o, "preemptible", json_null());
     json_object_set_new(o, "suspended_at", json_null());
     json_object_set_new(o, "suspended_for", json_null());
+    json_object_set_new(o, "suspended_reason", json_null());
+    json_object_set_new(o, "idle_reclaim", json_null());
     json_object_set_new(o, "gpu_released", json_null());
     json_object_set_new(o, "drained", json_null());
     json_object_set_new(o, "checkpoint", json_null());

@@ -17,6 +17,7 @@
 
 #include "daemon/acl.h"
 #include "daemon/api/api.h"
+#include "daemon/idle.h"
 #include "daemon/slurmjob.h"
 #include "libutil/duration.h"
 #include "libutil/size.h"
@@ -196,6 +197,8 @@ static json_t *queue_json(tessd_t *d, const view_t *v, size_t i)
     json_object_set_new(o, "reserve_after",
                         q->reserve_after_s >= 0 ? json_integer(q->reserve_after_s) : json_null());
     json_object_set_new(o, "placement", q->placement[0] ? json_string(q->placement) : json_null());
+    /* Seconds without GPU work before a running job's memory is given back (0: never). */
+    json_object_set_new(o, "idle_reclaim", json_integer(q->idle_reclaim_s));
     json_t *eff = json_object();
     json_object_set_new(eff, "reserve_after", json_null());
     json_object_set_new(eff, "placement", json_null());
@@ -450,6 +453,30 @@ static int parse_options(json_t *body, tstore_queue_t *q, thttp_reply_t *rep)
         }
         snprintf(q->placement, sizeof q->placement, "%s", pl ? pl : "");
     }
+    /* "idle_reclaim" (docs/suspend.md, "Idle reclamation"): null, 0 or "off" (never), whole
+     * seconds or a duration string; not inherited. */
+    v = json_object_get(body, "idle_reclaim");
+    if (v) {
+        int64_t secs = -1;
+        tsl_error_t err;
+        if (json_is_null(v))
+            secs = 0;
+        else if (json_is_integer(v) && json_integer_value(v) >= 0 &&
+                 json_integer_value(v) <= TESSD_IDLE_RECLAIM_MAX)
+            secs = json_integer_value(v);
+        else if (json_is_string(v) && tessd_idle_parse(json_string_value(v), &secs, &err) < 0) {
+            thttp_error(rep, 400, "invalid_value", "idle_reclaim", "%s", err.text);
+            return -1;
+        }
+        if (secs < 0) {
+            thttp_error(rep, 400, "invalid_value", "idle_reclaim",
+                        "idle_reclaim must be null, 0 or \"off\" (never), whole seconds up to %d "
+                        "or a duration such as \"30m\"",
+                        TESSD_IDLE_RECLAIM_MAX);
+            return -1;
+        }
+        q->idle_reclaim_s = secs;
+    }
     return 0;
 }
 
@@ -643,7 +670,8 @@ void api_queues_create(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     static const char *const fields[] = {
         "name",      "parent",        "priority",      "weight",
         "guarantee", "limit",         "max_gpu_milli", "guarantee_gpu_milli",
-        "allow",     "reserve_after", "placement",     NULL};
+        "allow",     "reserve_after", "placement",     "idle_reclaim",
+        NULL};
     json_t *body = thttp_body_object(req, rep, 0);
     if (!body)
         return;
@@ -726,6 +754,7 @@ void api_queues_update(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
                                          "allow",
                                          "reserve_after",
                                          "placement",
+                                         "idle_reclaim",
                                          NULL};
     json_t *body = thttp_body_object(req, rep, 0);
     if (!body)

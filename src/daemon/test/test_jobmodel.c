@@ -436,6 +436,60 @@ static void test_columns(void **state)
     assert_null(tjm_cause_name(TJM_NCAUSES));
 }
 
+/* An idle reclamation (docs/suspend.md, "Idle reclamation"): a suspend with suspend_idle
+ * keeps suspended_idle (across a reopen of the store), says "idle" in its detail, a resume and
+ * an end clear it; with another event or with suspend_for it is refused, nothing written. */
+static void test_suspended_idle(void **state)
+{
+    (void)state;
+    int64_t id = submit(false);
+    tstore_job_t j;
+    tjm_change_t start = {.now_ms = 2000, .placement_json = "[{\"gpu\":0}]"};
+    apply_ok(id, TJM_EV_START, &start, "tesseld");
+    tjm_t m = model();
+    tjm_change_t bad = {.suspend_idle = true};
+    assert_int_equal(tjm_apply(&m, id, TJM_EV_RESUME, &bad, "tesseld", NULL, NULL), -1);
+    assert_int_equal(errno, EINVAL);
+    bad.suspend_for = 7;
+    assert_int_equal(tjm_apply(&m, id, TJM_EV_SUSPEND, &bad, "tesseld", NULL, NULL), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_int_equal(j.suspended_ms, 0);
+    assert_false(j.suspended_idle);
+    tstore_job_clear(&j);
+    tjm_change_t su = {.now_ms = 2100, .suspend_idle = true};
+    apply_ok(id, TJM_EV_SUSPEND, &su, "tesseld");
+    assert_string_equal(last_event(id).detail, "{\"idle\":true}");
+    tstore_close(st);
+    st = tstore_open(path, NULL);
+    assert_non_null(st);
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_int_equal(tjm_job_state(&j), TJM_SUSPENDED);
+    assert_true(j.suspended_idle);
+    assert_int_equal(j.suspended_for, 0);
+    tstore_job_clear(&j);
+    apply_ok(id, TJM_EV_RESUME, NULL, "tesseld");
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_false(j.suspended_idle);
+    tstore_job_clear(&j);
+    /* a person's suspend after it is not an idle one */
+    tjm_change_t person = {.now_ms = 2200};
+    apply_ok(id, TJM_EV_SUSPEND, &person, "alice");
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_false(j.suspended_idle);
+    tstore_job_clear(&j);
+    apply_ok(id, TJM_EV_RESUME, NULL, "alice");
+    /* reclaimed again, then cancelled: the end clears it */
+    apply_ok(id, TJM_EV_SUSPEND, &su, "tesseld");
+    apply_ok(id, TJM_EV_KILL, NULL, "alice");
+    tjm_change_t end = {.now_ms = 2500, .signal = 15};
+    apply_ok(id, TJM_EV_KILLED, &end, "tesseld");
+    assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
+    assert_int_equal(j.state, TSTORE_CANCELLED);
+    assert_false(j.suspended_idle);
+    tstore_job_clear(&j);
+}
+
 /* A preemption by suspension (docs/suspend.md): the suspend event carries the job it makes
  * room for; suspended_for keeps it while suspended (across a reopen of the store, as a restart
  * reads it), the event's detail names it, a resume or an end clears it; a suspend_for on any
@@ -961,6 +1015,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_guards, setup, teardown),
         cmocka_unit_test_setup_teardown(test_columns, setup, teardown),
         cmocka_unit_test_setup_teardown(test_suspended_for, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_suspended_idle, setup, teardown),
         cmocka_unit_test(test_end_event),
         cmocka_unit_test_setup_teardown(test_time_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recover, setup, teardown),

@@ -25,7 +25,7 @@
 
 TCU_EXPORT CUresult cuInit(unsigned int Flags)
 {
-    tcu_ready();
+    tcu_enter();
     cuInit_fn real = TCU_REAL(cuInit);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -232,7 +232,7 @@ static CUresult ctx_created(CUresult r, CUcontext *pctx, CUdevice ord, struct ct
 }
 
 #define CTX_CREATE_BODY(fnname, call)                                                              \
-    tcu_ready();                                                                                   \
+    tcu_enter();                                                                                   \
     fnname##_fn real = TCU_REAL(fnname);                                                           \
     if (TCU_UNLIKELY(!real))                                                                       \
         return CUDA_ERROR_NOT_INITIALIZED;                                                         \
@@ -284,13 +284,13 @@ static CUresult ctx_destroy(CUcontext ctx, cuCtxDestroy_v2_fn real)
 
 TCU_EXPORT CUresult cuCtxDestroy(CUcontext ctx)
 {
-    tcu_ready();
+    tcu_enter();
     return ctx_destroy(ctx, (cuCtxDestroy_v2_fn)TCU_REAL(cuCtxDestroy));
 }
 
 TCU_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
 {
-    tcu_ready();
+    tcu_enter();
     return ctx_destroy(ctx, TCU_REAL(cuCtxDestroy_v2));
 }
 
@@ -304,7 +304,7 @@ static _Atomic(CUcontext) prim_ctx[TCU_MAX_DEVICES]; /* for its cuCtxSetLimit ch
 
 TCU_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
-    tcu_ready();
+    tcu_enter();
     cuDevicePrimaryCtxRetain_fn real = TCU_REAL(cuDevicePrimaryCtxRetain);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -382,13 +382,13 @@ static CUresult primary_release(CUdevice dev, cuDevicePrimaryCtxRelease_fn real)
 
 TCU_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
 {
-    tcu_ready();
+    tcu_enter();
     return primary_release(dev, TCU_REAL(cuDevicePrimaryCtxRelease));
 }
 
 TCU_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
-    tcu_ready();
+    tcu_enter();
     return primary_release(dev,
                            (cuDevicePrimaryCtxRelease_fn)TCU_REAL(cuDevicePrimaryCtxRelease_v2));
 }
@@ -411,13 +411,13 @@ static CUresult primary_reset(CUdevice dev, cuDevicePrimaryCtxReset_fn real)
 
 TCU_EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice dev)
 {
-    tcu_ready();
+    tcu_enter();
     return primary_reset(dev, TCU_REAL(cuDevicePrimaryCtxReset));
 }
 
 TCU_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
-    tcu_ready();
+    tcu_enter();
     return primary_reset(dev, (cuDevicePrimaryCtxReset_fn)TCU_REAL(cuDevicePrimaryCtxReset_v2));
 }
 
@@ -446,7 +446,7 @@ void tcu_ctx_limits_release(CUcontext ctx)
 
 TCU_EXPORT CUresult cuCtxSetLimit(CUlimit limit, size_t value)
 {
-    tcu_ready();
+    tcu_enter();
     cuCtxSetLimit_fn real = TCU_REAL(cuCtxSetLimit);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;

@@ -20,7 +20,7 @@
 
 /* name: the entry point; st: its stream; pt: 1 for _ptsz variants. */
 #define MEASURED(name, st, pt, ...)                                                                \
-    tcu_ready();                                                                                   \
+    tcu_enter();                                                                                   \
     name##_fn real = TCU_REAL(name);                                                               \
     if (TCU_UNLIKELY(!real))                                                                       \
         return CUDA_ERROR_NOT_INITIALIZED;                                                         \
@@ -68,7 +68,7 @@ TCU_EXPORT CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS *lau
                                                          unsigned int numDevices,
                                                          unsigned int flags)
 {
-    tcu_ready();
+    tcu_enter();
     return tcu_launch_multi(launchParamsList, numDevices, flags);
 }
 

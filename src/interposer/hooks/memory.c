@@ -426,7 +426,7 @@ static CUresult spill_alloc(CUdeviceptr *dptr, uint64_t bytes, int dev, CUdevice
 
 TCU_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
-    tcu_ready();
+    tcu_enter();
     cuMemAlloc_v2_fn real = TCU_REAL(cuMemAlloc_v2);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -442,7 +442,7 @@ TCU_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 
 TCU_EXPORT CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
 {
-    tcu_ready();
+    tcu_enter();
     cuMemAlloc_fn real = TCU_REAL(cuMemAlloc);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -457,7 +457,7 @@ TCU_EXPORT CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
 
 TCU_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
 {
-    tcu_ready();
+    tcu_enter();
     cuMemAllocManaged_fn real = TCU_REAL(cuMemAllocManaged);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -492,7 +492,7 @@ static void pitch_settle(int dev, uint64_t est, uint64_t real_bytes)
 TCU_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
                                        size_t Height, unsigned int ElementSizeBytes)
 {
-    tcu_ready();
+    tcu_enter();
     cuMemAllocPitch_v2_fn real = TCU_REAL(cuMemAllocPitch_v2);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -524,7 +524,7 @@ TCU_EXPORT CUresult cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitch,
                                     unsigned int WidthInBytes, unsigned int Height,
                                     unsigned int ElementSizeBytes)
 {
-    tcu_ready();
+    tcu_enter();
     cuMemAllocPitch_fn real = TCU_REAL(cuMemAllocPitch);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -565,7 +565,7 @@ static inline CUresult ptr_release_settle(CUdeviceptr p, const struct tcu_held *
 
 TCU_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
-    tcu_ready();
+    tcu_enter();
     cuMemFree_v2_fn real = TCU_REAL(cuMemFree_v2);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -577,7 +577,7 @@ TCU_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 
 TCU_EXPORT CUresult cuMemFree(CUdeviceptr_v1 dptr)
 {
-    tcu_ready();
+    tcu_enter();
     cuMemFree_fn real = TCU_REAL(cuMemFree);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -615,7 +615,7 @@ static int prefetch_refused(CUdeviceptr p, size_t count, CUmemLocation l)
 TCU_EXPORT CUresult cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice,
                                 CUdevice device)
 {
-    tcu_ready();
+    tcu_enter();
     cuMemAdvise_fn real = TCU_REAL(cuMemAdvise);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -627,7 +627,7 @@ TCU_EXPORT CUresult cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise a
 TCU_EXPORT CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise advice,
                                    CUmemLocation location)
 {
-    tcu_ready();
+    tcu_enter();
     cuMemAdvise_v2_fn real = TCU_REAL(cuMemAdvise_v2);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -639,7 +639,7 @@ TCU_EXPORT CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advis
 TCU_EXPORT CUresult cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUdevice dstDevice,
                                        CUstream hStream)
 {
-    tcu_ready();
+    tcu_enter();
     cuMemPrefetchAsync_fn real = TCU_REAL(cuMemPrefetchAsync);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -651,7 +651,7 @@ TCU_EXPORT CUresult cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUdevic
 TCU_EXPORT CUresult cuMemPrefetchAsync_ptsz(CUdeviceptr devPtr, size_t count, CUdevice dstDevice,
                                             CUstream hStream)
 {
-    tcu_ready();
+    tcu_enter();
     cuMemPrefetchAsync_ptsz_fn real = TCU_REAL(cuMemPrefetchAsync_ptsz);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -663,7 +663,7 @@ TCU_EXPORT CUresult cuMemPrefetchAsync_ptsz(CUdeviceptr devPtr, size_t count, CU
 TCU_EXPORT CUresult cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, CUmemLocation location,
                                           unsigned int flags, CUstream hStream)
 {
-    tcu_ready();
+    tcu_enter();
     cuMemPrefetchAsync_v2_fn real = TCU_REAL(cuMemPrefetchAsync_v2);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -676,7 +676,7 @@ TCU_EXPORT CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr devPtr, size_t count,
                                                CUmemLocation location, unsigned int flags,
                                                CUstream hStream)
 {
-    tcu_ready();
+    tcu_enter();
     cuMemPrefetchAsync_v2_ptsz_fn real = TCU_REAL(cuMemPrefetchAsync_v2_ptsz);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -705,7 +705,7 @@ static int batch_refused(const CUdeviceptr *dptrs, const size_t *sizes, size_t c
                              CUmemLocation *prefetchLocs, size_t *prefetchLocIdxs,                 \
                              size_t numPrefetchLocs, unsigned long long flags, CUstream hStream)   \
     {                                                                                              \
-        tcu_ready();                                                                               \
+        tcu_enter();                                                                               \
         name##_fn real = TCU_REAL(name);                                                           \
         if (TCU_UNLIKELY(!real))                                                                   \
             return CUDA_ERROR_NOT_INITIALIZED;                                                     \
@@ -798,20 +798,20 @@ static CUresult alloc_async(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool poo
 
 TCU_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
-    tcu_ready();
+    tcu_enter();
     return alloc_async(dptr, bytesize, NULL, hStream, TCU_REAL(cuMemAllocAsync), NULL, 0);
 }
 
 TCU_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
-    tcu_ready();
+    tcu_enter();
     return alloc_async(dptr, bytesize, NULL, hStream, TCU_REAL(cuMemAllocAsync_ptsz), NULL, 1);
 }
 
 TCU_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
                                             CUstream hStream)
 {
-    tcu_ready();
+    tcu_enter();
     if (!pool)
         return TCU_REAL(cuMemAllocFromPoolAsync)
                    ? TCU_REAL(cuMemAllocFromPoolAsync)(dptr, bytesize, pool, hStream)
@@ -822,7 +822,7 @@ TCU_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, 
 TCU_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
                                                  CUmemoryPool pool, CUstream hStream)
 {
-    tcu_ready();
+    tcu_enter();
     if (!pool)
         return TCU_REAL(cuMemAllocFromPoolAsync_ptsz)
                    ? TCU_REAL(cuMemAllocFromPoolAsync_ptsz)(dptr, bytesize, pool, hStream)
@@ -843,19 +843,19 @@ static CUresult free_async(CUdeviceptr dptr, CUstream hStream, cuMemFreeAsync_fn
 
 TCU_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 {
-    tcu_ready();
+    tcu_enter();
     return free_async(dptr, hStream, TCU_REAL(cuMemFreeAsync));
 }
 
 TCU_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
 {
-    tcu_ready();
+    tcu_enter();
     return free_async(dptr, hStream, TCU_REAL(cuMemFreeAsync_ptsz));
 }
 
 TCU_EXPORT CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps)
 {
-    tcu_ready();
+    tcu_enter();
     cuMemPoolCreate_fn real = TCU_REAL(cuMemPoolCreate);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -875,7 +875,7 @@ TCU_EXPORT CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *po
 
 TCU_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
 {
-    tcu_ready();
+    tcu_enter();
     cuMemPoolTrimTo_fn real = TCU_REAL(cuMemPoolTrimTo);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -887,7 +887,7 @@ TCU_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
 
 TCU_EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool)
 {
-    tcu_ready();
+    tcu_enter();
     cuMemPoolDestroy_fn real = TCU_REAL(cuMemPoolDestroy);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -916,7 +916,7 @@ TCU_EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool)
 TCU_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
                                 const CUmemAllocationProp *prop, unsigned long long flags)
 {
-    tcu_ready();
+    tcu_enter();
     cuMemCreate_fn real = TCU_REAL(cuMemCreate);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -934,7 +934,7 @@ TCU_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t siz
 
 TCU_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 {
-    tcu_ready();
+    tcu_enter();
     cuMemRelease_fn real = TCU_REAL(cuMemRelease);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -948,7 +948,7 @@ TCU_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 
 TCU_EXPORT CUresult cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *d)
 {
-    tcu_ready();
+    tcu_enter();
     cuArrayCreate_v2_fn real = TCU_REAL(cuArrayCreate_v2);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -964,7 +964,7 @@ TCU_EXPORT CUresult cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPT
 
 TCU_EXPORT CUresult cuArrayCreate(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR_v1 *d)
 {
-    tcu_ready();
+    tcu_enter();
     cuArrayCreate_fn real = TCU_REAL(cuArrayCreate);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -990,7 +990,7 @@ static uint64_t array3d_bytes(CUarray_format f, unsigned ch, size_t w, size_t h,
 
 TCU_EXPORT CUresult cuArray3DCreate_v2(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *d)
 {
-    tcu_ready();
+    tcu_enter();
     cuArray3DCreate_v2_fn real = TCU_REAL(cuArray3DCreate_v2);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -1007,7 +1007,7 @@ TCU_EXPORT CUresult cuArray3DCreate_v2(CUarray *pHandle, const CUDA_ARRAY3D_DESC
 
 TCU_EXPORT CUresult cuArray3DCreate(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR_v1 *d)
 {
-    tcu_ready();
+    tcu_enter();
     cuArray3DCreate_fn real = TCU_REAL(cuArray3DCreate);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -1024,7 +1024,7 @@ TCU_EXPORT CUresult cuArray3DCreate(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIP
 
 TCU_EXPORT CUresult cuArrayDestroy(CUarray hArray)
 {
-    tcu_ready();
+    tcu_enter();
     cuArrayDestroy_fn real = TCU_REAL(cuArrayDestroy);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -1039,7 +1039,7 @@ TCU_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray *pHandle,
                                            const CUDA_ARRAY3D_DESCRIPTOR *d,
                                            unsigned int numMipmapLevels)
 {
-    tcu_ready();
+    tcu_enter();
     cuMipmappedArrayCreate_fn real = TCU_REAL(cuMipmappedArrayCreate);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -1058,7 +1058,7 @@ TCU_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray *pHandle,
 
 TCU_EXPORT CUresult cuMipmappedArrayDestroy(CUmipmappedArray h)
 {
-    tcu_ready();
+    tcu_enter();
     cuMipmappedArrayDestroy_fn real = TCU_REAL(cuMipmappedArrayDestroy);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -1097,7 +1097,7 @@ static uint64_t real_total_of(CUdevice ord)
 
 TCU_EXPORT CUresult cuMemGetInfo_v2(size_t *free, size_t *total)
 {
-    tcu_ready();
+    tcu_enter();
     cuMemGetInfo_v2_fn real = TCU_REAL(cuMemGetInfo_v2);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -1123,7 +1123,7 @@ copy:
 
 TCU_EXPORT CUresult cuMemGetInfo(unsigned int *free, unsigned int *total)
 {
-    tcu_ready();
+    tcu_enter();
     cuMemGetInfo_fn real = TCU_REAL(cuMemGetInfo);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -1150,7 +1150,7 @@ copy:
 
 TCU_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
-    tcu_ready();
+    tcu_enter();
     cuDeviceTotalMem_v2_fn real = TCU_REAL(cuDeviceTotalMem_v2);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -1163,7 +1163,7 @@ TCU_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 
 TCU_EXPORT CUresult cuDeviceTotalMem(unsigned int *bytes, CUdevice dev)
 {
-    tcu_ready();
+    tcu_enter();
     cuDeviceTotalMem_fn real = TCU_REAL(cuDeviceTotalMem);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;

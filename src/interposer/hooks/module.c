@@ -54,7 +54,7 @@ static CUresult load_call(CUmodule *module, const struct load_args *a)
 
 static CUresult module_load(void *real, CUmodule *module, const struct load_args *a)
 {
-    tcu_ready();
+    tcu_enter();
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
     CUdevice ord = 0;
@@ -109,7 +109,7 @@ TCU_EXPORT CUresult cuModuleLoad(CUmodule *module, const char *fname)
 
 TCU_EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
 {
-    tcu_ready();
+    tcu_enter();
     cuModuleGetFunction_fn real = TCU_REAL(cuModuleGetFunction);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -140,7 +140,7 @@ TCU_EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const 
 
 TCU_EXPORT CUresult cuModuleUnload(CUmodule hmod)
 {
-    tcu_ready();
+    tcu_enter();
     cuModuleUnload_fn real = TCU_REAL(cuModuleUnload);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;

@@ -791,6 +791,67 @@ static void test_fd_run(void **state)
     close(fd);
 }
 
+/* Idle reclamation's words (docs/suspend.md, "Idle reclamation"): a launch marks work, which
+ * tesseld takes (read and cleared) through the descriptor; reclaim set by tesseld is seen by an
+ * attached process, whose wake tesseld then reads; clearing reclaim clears wake; a file that is
+ * not a slice file is refused and left as it was. */
+static void test_idle_words(void **state)
+{
+    tsl_error_t e = {{0}};
+    tshm_t *s = tshm_attach(g_path, &e);
+    assert_non_null(s);
+    assert_int_equal(tshm_register(s, &e), 0);
+    int fd = open(g_path, O_RDWR | O_CLOEXEC);
+    assert_true(fd >= 0);
+    tshm_idle_t w = {7, 7, 7};
+    assert_int_equal(tshm_fd_idle(fd, &w, &e), 0);
+    assert_int_equal(w.work + w.reclaim + w.wake, 0); /* a new file: nothing */
+    assert_int_equal(tshm_fd_take_work(fd, &e), 0);
+    tshm_note_work(s);
+    tshm_note_work(s); /* twice is once */
+    assert_int_equal(tshm_fd_take_work(fd, &e), 1);
+    assert_int_equal(tshm_fd_take_work(fd, &e), 0); /* taken: cleared */
+    tshm_note_work(s);                              /* set again after tesseld cleared it */
+    assert_int_equal(tshm_fd_take_work(fd, &e), 1);
+
+    assert_int_equal(tshm_reclaimed(s), 0);
+    tshm_wake(s); /* a stale wake from before the reclaim */
+    assert_int_equal(tshm_fd_set_reclaim(fd, 1, &e), 0);
+    assert_int_equal(tshm_reclaimed(s), 1);
+    assert_int_equal(tshm_fd_idle(fd, &w, &e), 0);
+    assert_int_equal(w.reclaim, 1);
+    assert_int_equal(w.wake, 0); /* cleared by the reclaim */
+    tshm_wake(s);
+    assert_int_equal(tshm_fd_idle(fd, &w, &e), 0);
+    assert_int_equal(w.wake, 1);
+    assert_int_equal(w.work, 0); /* a wake is not work */
+    assert_int_equal(tshm_fd_set_reclaim(fd, 0, &e), 0);
+    assert_int_equal(tshm_reclaimed(s), 0);
+    assert_int_equal(tshm_fd_idle(fd, &w, &e), 0);
+    assert_int_equal(w.reclaim + w.wake, 0);
+    /* The words sit where version 2 reserved zeros: the other header fields are unchanged. */
+    assert_int_equal(tshm_fd_run_state(fd, &e), TSHM_RUNNING);
+    close(fd);
+    tshm_close(s);
+
+    assert_int_equal(unlink(g_path), 0);
+    fd = open(g_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    assert_true(fd >= 0);
+    static unsigned char junk[TSHM_PROCS_OFFSET + 64];
+    memset(junk, 0x5a, sizeof junk);
+    assert_int_equal(write(fd, junk, sizeof junk), (ssize_t)sizeof junk);
+    errno = 0;
+    assert_int_equal(tshm_fd_take_work(fd, &e), -1);
+    assert_int_equal(errno, EINVAL);
+    errno = 0;
+    assert_int_equal(tshm_fd_set_reclaim(fd, 1, &e), -1);
+    assert_int_equal(errno, EINVAL);
+    static unsigned char back[sizeof junk];
+    assert_int_equal(pread(fd, back, sizeof back, 0), (ssize_t)sizeof back);
+    assert_memory_equal(back, junk, sizeof junk);
+    close(fd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -808,6 +869,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ro_truncated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fd_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_host_spill, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_idle_words, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -254,7 +254,7 @@ static void test_jobs(void **state)
     /* Reopen: everything committed is there, the schema is not re-applied. */
     st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 22);
+    assert_int_equal(tstore_schema_version(st), 23);
     tstore_queue_t hq;
     assert_int_equal(tstore_queue_get(st, "high", &hq, NULL), 0);
     assert_int_equal(hq.priority, 10);
@@ -437,6 +437,68 @@ static void test_job_services(void **state)
     tstore_close(st);
 }
 
+/* Migration 23 (idle reclamation): a job's own idle time (seconds, never, or its queue's) kept
+ * from submission on and by a state change; suspended_idle written by the model's write and
+ * read back; a queue's idle time stored, changed and turned off. */
+static void test_idle_reclaim(void **state)
+{
+    tsl_error_t err;
+    tstore_t *st = tstore_open(path, &err);
+    assert_non_null(st);
+    int64_t ids[3];
+    const int64_t own[3] = {1800, -1, 0};
+    for (int i = 0; i < 3; i++) {
+        tstore_job_t j;
+        job_fill(&j, "alice", "default", 0);
+        j.idle_reclaim_s = own[i];
+        assert_int_equal(tstore_job_add(st, &j, NULL), 0);
+        ids[i] = j.id;
+    }
+    tstore_job_t j;
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(tstore_job_get(st, ids[i], &j, NULL), 0);
+        assert_int_equal(j.idle_reclaim_s, own[i]);
+        assert_false(j.suspended_idle);
+        tstore_job_clear(&j);
+    }
+    assert_int_equal(tstore_job_get(st, ids[0], &j, NULL), 0);
+    j.state = TSTORE_RUNNING;
+    j.suspended_ms = 5;
+    j.suspended_idle = true;
+    assert_int_equal(tstore_job_write(st, &j, NULL), 0);
+    tstore_job_clear(&j);
+    assert_int_equal(tstore_job_get(st, ids[0], &j, NULL), 0);
+    assert_true(j.suspended_idle);
+    assert_int_equal(j.idle_reclaim_s, 1800); /* a state change keeps it */
+    j.suspended_ms = 0;
+    j.suspended_idle = false;
+    assert_int_equal(tstore_job_write(st, &j, NULL), 0);
+    tstore_job_clear(&j);
+    assert_int_equal(tstore_job_get(st, ids[0], &j, NULL), 0);
+    assert_false(j.suspended_idle);
+    tstore_job_clear(&j);
+
+    tstore_queue_t q = {.name = "lab",
+                        .guarantee = {-1, -1, -1, -1},
+                        .limit = {-1, -1, -1, -1},
+                        .reserve_after_s = -1,
+                        .idle_reclaim_s = 1800,
+                        .created_ms = 2};
+    assert_int_equal(tstore_queue_add(st, &q, NULL), 0);
+    tstore_queue_t r;
+    assert_int_equal(tstore_queue_get(st, "lab", &r, NULL), 0);
+    assert_int_equal(r.idle_reclaim_s, 1800);
+    q.idle_reclaim_s = 60;
+    assert_int_equal(tstore_queue_update(st, &q, NULL), 0);
+    assert_int_equal(tstore_queue_get(st, "lab", &r, NULL), 0);
+    assert_int_equal(r.idle_reclaim_s, 60);
+    q.idle_reclaim_s = 0;
+    assert_int_equal(tstore_queue_update(st, &q, NULL), 0);
+    assert_int_equal(tstore_queue_get(st, "lab", &r, NULL), 0);
+    assert_int_equal(r.idle_reclaim_s, 0);
+    tstore_close(st);
+}
+
 /* Migration 18: the GPU memory a suspended job gave back; not touched by tstore_job_write. */
 static void test_job_gpu_released(void **state)
 {
@@ -506,7 +568,7 @@ static void test_migrate_v2(void **state)
     tsl_error_t err;
     tstore_t *st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 22);
+    assert_int_equal(tstore_schema_version(st), 23);
     tstore_queue_t q;
     assert_int_equal(tstore_queue_get(st, "prod", &q, NULL), 0);
     assert_int_equal(q.priority, 3);
@@ -518,6 +580,7 @@ static void test_migrate_v2(void **state)
     assert_int_equal(q.limit.mem, -1);
     assert_string_equal(q.parent, "");
     assert_int_equal(q.reserve_after_s, -1); /* migration 6: inherited */
+    assert_int_equal(q.idle_reclaim_s, 0);   /* migration 23: never */
     assert_string_equal(q.placement, "");
     q.reserve_after_s = 30;
     snprintf(q.placement, sizeof q.placement, "spread");
@@ -1669,6 +1732,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_job_gpu_released, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_gpu_oversub, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_services, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_idle_reclaim, setup, teardown),
         cmocka_unit_test_setup_teardown(test_services, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gpu_speeds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_transaction, setup, teardown),

@@ -1,0 +1,45 @@
+/* idle.h - idle reclamation's decisions (issue 21 item 3; docs/suspend.md, "Idle
+ * reclamation"): which idle time applies to a job, whether a job has been idle long enough
+ * to give its GPU memory back, and the setting's words.  Pure: no I/O, no clock, no tesseld
+ * state (the tick in suspend.c gathers the facts and carries the verdict out).
+ *
+ * What counts as GPU work: a kernel launch, a copy or a memset of any process of the job
+ * through the interposer (the slice header's work word, libshm/shm.h).  A process that merely holds
+ * device memory, or waits in the CPU, does no GPU work.
+ */
+#ifndef TESSEL_DAEMON_IDLE_H
+#define TESSEL_DAEMON_IDLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "libutil/error.h"
+
+/* Longest idle time a queue or a job may ask for: 30 days (a job idle that long is one that
+ * holds its memory for ever, which the setting exists to end). */
+#define TESSD_IDLE_RECLAIM_MAX (30 * 86400)
+
+/* The idle time in effect, in seconds (0: never): the job's own (own_s > 0), never (own_s
+ * -1), or its queue's (own_s 0: queue_s, 0 or less: never). */
+int64_t tessd_idle_effective(int64_t own_s, int64_t queue_s);
+
+typedef enum {
+    TESSD_IDLE_OFF = 0, /* no idle time applies: not watched (*since reset to 0) */
+    TESSD_IDLE_ACTIVE,  /* work seen (or the first look): the idle time starts again now */
+    TESSD_IDLE_WAIT,    /* idle, not long enough yet */
+    TESSD_IDLE_RECLAIM, /* idle for idle_s or more: give its GPU memory back */
+} tessd_idle_verdict_t;
+
+/* One look at a running job: idle_s the time in effect (tessd_idle_effective), work whether
+ * it did GPU work since the last look, *since_ms when its idleness began (0: not watched
+ * yet; updated), now_ms the monotonic clock.  Whatever the verdict, a job is reclaimed only
+ * after a whole idle_s without work seen since the first look. */
+tessd_idle_verdict_t tessd_idle_look(int64_t idle_s, bool work, int64_t *since_ms, int64_t now_ms);
+
+/* A setting as people write it (--idle-reclaim, the API's strings): "off" or "0" (never), a
+ * duration such as "30m", "1h30m" or "45s" (libutil/duration.h), at most
+ * TESSD_IDLE_RECLAIM_MAX.  *secs: 0 for never, else the seconds.  0, or -1 with errno EINVAL or
+ * ERANGE and one line in err (naming the value), *secs untouched. */
+int tessd_idle_parse(const char *s, int64_t *secs, tsl_error_t *err);
+
+#endif
