@@ -23,6 +23,11 @@ bool api_enter(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, tessd_caller_t 
  * ends in api_batch_add, or in tstore_group_leave for a submission refused before it. */
 bool api_enter_submit(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep, tessd_caller_t *who);
 void api_leave(tessd_t *d);
+/* rep: 101, the WebSocket handshake's answer to the client's Sec-WebSocket-Key key (Upgrade,
+ * Sec-WebSocket-Accept), then fn takes the connection over with arg, freed by free_fn (term.c;
+ * a terminal's relay and a job service's). */
+void api_ws_upgrade(thttp_reply_t *rep, const char *key, thttp_upgrade_f fn, void *arg,
+                    void (*free_fn)(void *));
 /* A submission's pause between api_enter_submit and its write: its turn of the group commit
  * ends and the lock is released (api_submit_pause), for work that may wait on files of the
  * user; api_submit_resume takes them again for the same caller (no new token check: the

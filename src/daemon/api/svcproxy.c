@@ -910,16 +910,7 @@ static void proxy_ws(thttp_req_t *req, thttp_reply_t *rep, ws_t *w, const char *
     tv.tv_sec = 0;
     setsockopt(w->up, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     setsockopt(w->up, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    rep->status = 101;
-    snprintf(rep->extra_name, sizeof rep->extra_name, "Upgrade");
-    snprintf(rep->extra_value, sizeof rep->extra_value, "websocket");
-    snprintf(rep->extra2_name, sizeof rep->extra2_name, "Sec-WebSocket-Accept");
-    char acc[29];
-    tsl_ws_accept(key, acc);
-    snprintf(rep->extra2_value, sizeof rep->extra2_value, "%s", acc);
-    rep->upgrade = ws_relay;
-    rep->upgrade_arg = w;
-    rep->upgrade_free = ws_free;
+    api_ws_upgrade(rep, key, ws_relay, w, ws_free);
     free(head);
     free(a.cookie);
     curl_slist_free_all(a.l);

@@ -81,6 +81,21 @@ typedef struct {
 /* The terminal connections open at once (termconn.h), under d->lock. */
 static tsd_termconns_t conns;
 
+void api_ws_upgrade(thttp_reply_t *rep, const char *key, thttp_upgrade_f fn, void *arg,
+                    void (*free_fn)(void *))
+{
+    rep->status = 101;
+    snprintf(rep->extra_name, sizeof rep->extra_name, "Upgrade");
+    snprintf(rep->extra_value, sizeof rep->extra_value, "websocket");
+    snprintf(rep->extra2_name, sizeof rep->extra2_name, "Sec-WebSocket-Accept");
+    char acc[29];
+    tsl_ws_accept(key, acc);
+    snprintf(rep->extra2_value, sizeof rep->extra2_value, "%s", acc);
+    rep->upgrade = fn;
+    rep->upgrade_arg = arg;
+    rep->upgrade_free = free_fn;
+}
+
 static void attach_free(void *arg)
 {
     attach_t *a = arg;
@@ -582,16 +597,7 @@ static void open_terminal(thttp_req_t *req, thttp_reply_t *rep, tessd_t *d, json
                         strerror(e));
         return;
     }
-    rep->status = 101;
-    snprintf(rep->extra_name, sizeof rep->extra_name, "Upgrade");
-    snprintf(rep->extra_value, sizeof rep->extra_value, "websocket");
-    snprintf(rep->extra2_name, sizeof rep->extra2_name, "Sec-WebSocket-Accept");
-    char acc[29];
-    tsl_ws_accept(key, acc);
-    snprintf(rep->extra2_value, sizeof rep->extra2_value, "%s", acc);
-    rep->upgrade = relay;
-    rep->upgrade_arg = a;
-    rep->upgrade_free = attach_free;
+    api_ws_upgrade(rep, key, relay, a, attach_free);
     return;
 out:
     api_leave(d);
