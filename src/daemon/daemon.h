@@ -391,10 +391,11 @@ int tessd_bootstrap_admin(tessd_t *d, tsl_error_t *err);
 
 /* api/svcproxy.c: a job's web services (docs/job-services.md). */
 /* Make <data>/jobsvc and the cookie key, and serve the services on listen ("HOST:PORT", checked
- * by the options) with these bounds; d->http_svc and d->svc_base set.  Before the threads
- * start.  0, or -1 with err. */
-int tessd_jobsvc_start(tessd_t *d, const char *listen, unsigned max_conn, unsigned per_client,
-                       unsigned timeout_s, tsl_error_t *err);
+ * by the options) with these bounds (a local account's connections: SVC_CONN_PER_UID);
+ * d->http_svc, d->http_svc6 and d->svc_base set.  Before the threads start.  0, or -1 with
+ * err. */
+int tessd_jobsvc_start(tessd_t *d, const char *listen, unsigned max_conn, unsigned timeout_s,
+                       tsl_error_t *err);
 /* The URL of job's service name into buf ("http://HOST:PORT/jobs/ID/NAME/").  0, or -1 when
  * there is no services listener (or buf is short). */
 int tessd_jobsvc_url(tessd_t *d, int64_t job, const char *name, char *buf, size_t len);
@@ -580,6 +581,9 @@ void tessd_state_remove(const tessd_t *d, int64_t id);
  * TSW_HOLD_FILE (the job's processes held to TSW_HOLD_ALLOW, killed past it); off, both undone.
  * A job without a state directory (tesseld not root): nothing to do.  0, or -1 with err. */
 int tessd_gpu_hold(tessd_t *d, const tessd_run_t *r, bool on, tsl_error_t *err);
+/* The watchdog's half of it alone (on; off is tessd_gpu_hold's): a job reclaimed while idle,
+ * whose processes wait for the restore with their limits as they are.  0 or -1 with err. */
+int tessd_gpu_hold_watch(tessd_t *d, const tessd_run_t *r, bool on, tsl_error_t *err);
 /* At start, as root: <data>/run and <data>/registry with one registry file per GPU (root's,
  * mode 0666, made with O_EXCL|O_NOFOLLOW).  0, or -1 with err. */
 int tessd_enforce_init(tessd_t *d, tsl_error_t *err);

@@ -360,8 +360,9 @@ static int apply_columns(tstore_job_t *j, tjm_event_t ev, tjm_state_t to, const 
         j->suspended_idle = chg->suspend_idle;
         break;
     case TJM_EV_RESUME:
-        /* Time suspended does not count against a time limit (batch.h). */
-        if (j->suspended_ms && now > j->suspended_ms)
+        /* Time suspended does not count against a time limit (batch.h); but a job reclaimed
+         * while idle ran on meanwhile (only its GPU state was put away): that time counts. */
+        if (j->suspended_ms && now > j->suspended_ms && !j->suspended_idle)
             j->suspended_total_ms += now - j->suspended_ms;
         j->suspended_ms = 0;
         j->suspended_for = 0;

@@ -603,6 +603,19 @@ int tessd_gpu_hold(tessd_t *d, const tessd_run_t *r, bool on, tsl_error_t *err)
                                  "held by tesseld: suspended by a preemption\n", 0644, err);
 }
 
+int tessd_gpu_hold_watch(tessd_t *d, const tessd_run_t *r, bool on, tsl_error_t *err)
+{
+    char state[PATH_MAX];
+    tessd_state_dir(d, r->id, state, sizeof state);
+    struct stat st;
+    if (!on)
+        return tessd_gpu_hold(d, r, false, err);
+    if (!d->run_dir[0] || !state[0] || lstat(state, &st) < 0)
+        return 0; /* no state directory: a job tesseld did not start as root */
+    return tessd_write_root_file(
+        state, TSW_HOLD_FILE, "held by tesseld: its GPU memory reclaimed while idle\n", 0644, err);
+}
+
 /* The job's state directory with its limits (the same NAME=value pairs as its environment, so
  * the interposer reads them as it reads environ) and its ld.so.preload.  Anything an earlier
  * attempt left (a requeue: its watchdog record) goes first.  0, or -1 with err. */

@@ -1171,8 +1171,8 @@ int main(int argc, char **argv)
     }
     if (conf.services_listen[0]) {
         snprintf(d->svc_domain, sizeof d->svc_domain, "%s", conf.services_domain);
-        if (tessd_jobsvc_start(d, conf.services_listen, hc.max_connections, hc.max_per_client,
-                               hc.timeout_s, &err) < 0) {
+        if (tessd_jobsvc_start(d, conf.services_listen, hc.max_connections, hc.timeout_s, &err) <
+            0) {
             fprintf(stderr, "tesseld: --services-listen: %s\n", err.text);
             thttp_stop(d->http_svc6); /* first: it counts bodies with http_svc's */
             thttp_stop(d->http_svc);

@@ -124,7 +124,7 @@ TESSELD_TESTS += tests/t/t3221-daemon-oversub-limits.t
 # Idle reclamation (docs/suspend.md, "Idle reclamation").
 TESSELD_TESTS += tests/t/t3230-daemon-idle-reclaim.t tests/t/t3231-daemon-idle-busy.t \
                  tests/t/t3232-daemon-idle-hostile.t tests/t/t3233-daemon-idle-restart.t \
-                 tests/t/t3234-daemon-idle-newproc.t
+                 tests/t/t3234-daemon-idle-newproc.t tests/t/t3235-daemon-idle-hold.t
 TESSELD_TESTS += tests/t/t3163-daemon-jobdir-mounted.t
 TESSELD_TESTS += tests/t/t3164-daemon-exit-record.t
 TESSELD_TESTS += tests/t/t3165-daemon-jobdir-reused-id.t
@@ -308,7 +308,7 @@ tests/t/t3217-daemon-psusp-hold-newproc.t tests/t/t3218-daemon-psusp-hold-selfre
 # Idle reclamation: the probe as jobs, with the CLI; a hostile job writes its words (tcu-slice).
 tests/t/t3230-daemon-idle-reclaim.t tests/t/t3231-daemon-idle-busy.t \
 tests/t/t3232-daemon-idle-hostile.t tests/t/t3233-daemon-idle-restart.t \
-tests/t/t3234-daemon-idle-newproc.t: \
+tests/t/t3234-daemon-idle-newproc.t tests/t/t3235-daemon-idle-hold.t: \
     $(O)/tests/interposer/tcu-probe $(O)/tests/interposer/tcu-slice $(O)/lib/libtessel-cuda.so \
     $(O)/tests/fake/libcuda.so.1 $(O)/bin/tessel
 # The slice test runs the interposer's probe as a job, over the fake driver.

@@ -195,8 +195,8 @@ int tessd_resume(tessd_t *d, tessd_run_t *r, const char *who, const char *why, t
             slice_set_run(d, r, TSHM_SUSPENDED, false, NULL, NULL);
         return -1;
     }
-    if (r->suspended_ms)
-        r->suspended_total_ms += tessd_now_ms() - r->suspended_ms; /* not counted (batch.h) */
+    if (r->suspended_ms && !r->susp_idle) /* not counted (batch.h); a reclaimed job ran on */
+        r->suspended_total_ms += tessd_now_ms() - r->suspended_ms;
     r->suspended_ms = 0;
     r->susp_for = 0; /* the model's resume cleared suspended_for */
     if (r->susp_idle) {
@@ -502,6 +502,17 @@ static int suspend_done(tessd_t *d, ckpt_op_t *op, bool undone)
         tstore_job_set_gpu_released(d->store, op->id, 0, NULL);
         return 1;
     }
+    /* An idle reclamation's: its slice is lent too, so its watchdog holds it off the GPU (a
+     * job that clears its slice file's reclaim word and takes memory back is killed: the
+     * fourth review's finding 1); its limits file stays, for the processes that wait for the
+     * restore to go on with.  A hold that cannot be set takes the checkpoint back. */
+    if (op->idle_s && op->released && tessd_gpu_hold_watch(d, r, true, &e) < 0) {
+        tessd_log("job %lld: cannot hold it off the GPU while reclaimed (%s): restored",
+                  (long long)op->id, e.text);
+        tessd_gpu_hold(d, r, false, NULL);
+        tstore_job_set_gpu_released(d->store, op->id, 0, NULL);
+        return 1;
+    }
     if (op->idle_s) {
         char pre[sizeof why], dur[32];
         snprintf(pre, sizeof pre, "idle for %s (no GPU work): %.200s",
@@ -523,7 +534,7 @@ static int suspend_done(tessd_t *d, ckpt_op_t *op, bool undone)
     if (tessd_job_apply(d, op->id, TJM_EV_SUSPEND, &chg, op->who, why, &e) < 0) {
         tessd_log("job %lld: suspend: %s", (long long)op->id, e.text);
         if (op->released) {
-            if (op->for_job)
+            if (op->for_job || op->idle_s)
                 tessd_gpu_hold(d, r, false, NULL);
             tstore_job_set_gpu_released(d->store, op->id, 0, NULL);
             return 1;
@@ -572,6 +583,8 @@ static void restore_done(tessd_t *d, ckpt_op_t *op)
         r->ckpt_unhold = true; /* the tick gives its slice back to libsched */
         /* Still suspended for its preemption, its memory given back: held again. */
         if (r->susp_for && tessd_gpu_hold(d, r, true, &e) < 0)
+            tessd_log("job %lld: cannot hold it off the GPU again: %s", (long long)r->id, e.text);
+        if (r->susp_idle && tessd_gpu_hold_watch(d, r, true, &e) < 0)
             tessd_log("job %lld: cannot hold it off the GPU again: %s", (long long)r->id, e.text);
         if (op->err == EAGAIN) {
             snprintf(why, sizeof why, "waiting for %s on GPU %u (the restore did not fit)", sz,
@@ -836,7 +849,7 @@ static int restore_start(tessd_t *d, tessd_run_t *r, char *why, size_t len)
     tsl_error_t e;
     /* Its hold lifted just before the restore (its limits file as at its start, its watchdog
      * back to its slice's limit); set again if the restore cannot start. */
-    if (r->susp_for && tessd_gpu_hold(d, r, false, &e) < 0) {
+    if ((r->susp_for || r->susp_idle) && tessd_gpu_hold(d, r, false, &e) < 0) {
         slice_unhold(d, r);
         snprintf(why, len, "waiting for %s on GPU %u (its hold cannot be lifted: %.40s)", sz, gpu0,
                  e.text);
@@ -846,6 +859,8 @@ static int restore_start(tessd_t *d, tessd_run_t *r, char *why, size_t len)
         slice_unhold(d, r);
         snprintf(why, len, "waiting for %s on GPU %u (%.80s)", sz, gpu0, e.text);
         if (r->susp_for && tessd_gpu_hold(d, r, true, NULL) < 0)
+            tessd_log("job %lld: cannot hold it off the GPU again", (long long)r->id);
+        if (r->susp_idle && tessd_gpu_hold_watch(d, r, true, NULL) < 0)
             tessd_log("job %lld: cannot hold it off the GPU again", (long long)r->id);
         return 1;
     }

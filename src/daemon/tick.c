@@ -630,8 +630,8 @@ static void resume_to_stop(tessd_t *d, tessd_run_t *r, const char *why)
 static void check_time_limit(tessd_t *d, tessd_run_t *r, int64_t now)
 {
     if (!r->time_limit_s || r->timeout_ms || r->cancel_ms || r->preempt_ms ||
-        tessd_time_used_ms(r->started_ms, r->suspended_total_ms, r->suspended_ms, now) <
-            r->time_limit_s * 1000)
+        tessd_time_used_ms(r->started_ms, r->suspended_total_ms, r->susp_idle ? 0 : r->suspended_ms,
+                           now) < r->time_limit_s * 1000)
         return;
     char lim[32], reason[64];
     tsl_format_duration(r->time_limit_s, lim, sizeof lim);

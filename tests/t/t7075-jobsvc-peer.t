@@ -15,7 +15,10 @@
 #     listeners together, two bodies of the most a request may send fitting; libhttp's own
 #     test (test_http) holds the share against another user's;
 #   - a browser's cookies by the hundred KB (set by a page on another port of the service's
-#     name): 431 too_many_cookies with Clear-Site-Data, a ticket not spent by it.
+#     name), up to the 740 KB Chromium keeps for a host: tesseld's 431 too_many_cookies with
+#     Clear-Site-Data, a ticket not spent by it;
+#   - one account's connections at once bounded (32), counted by the socket's owner (every
+#     account has the same loopback addresses), others still served.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 . "$TESSEL_SRCDIR/tests/lib/cli.sh"
@@ -191,4 +194,40 @@ pcurl as_nobody -H "Cookie: $BOMB" "$URL"
 is "$CODE" 431 "a ticket URL with them: 431 as well"
 pcurl as_nobody "$URL"
 is "$CODE" 200 "... and the same ticket URL once they are gone: 200 (it was not spent)"
+# As many as Chromium keeps for one host: 180 cookies of 4 KB (about 740 KB).
+BIG=$(/usr/bin/python3 -c 'print("; ".join("c%d=%s" % (i, "y" * 4090) for i in range(180)))')
+printf 'Cookie: %s\r\n' "$BIG" >"$TD/bigcookie"
+chmod 644 "$TD/bigcookie"
+pcurl as_nobody -H @"$TD/bigcookie" "$U"
+is "$CODE $(jq -r .error.code "$TD/body" 2>/dev/null)" "431 too_many_cookies" "$(wc -c <"$TD/bigcookie") bytes of cookies (180 of 4 KB): tesseld's own 431 too_many_cookies, with Clear-Site-Data"
+
+# --- one account's connections ----------------------------------------------------------------
+# nobody opens 40 connections and sends nothing: 32 are kept, the 8 past them closed at once; root
+# (another account) is served meanwhile.
+as_nobody /usr/bin/python3 - "$SVC_PORT" "$NBD/conns" <<'PY' &
+import os, select, socket, sys, time
+port, out = int(sys.argv[1]), sys.argv[2]
+socks = [socket.create_connection(("127.0.0.1", port)) for _ in range(40)]
+# Those the server closes are readable (at their end) within a few seconds; the others are not,
+# all watched at once (well within the listener's --request-timeout).
+closed, end = set(), time.time() + 3
+while time.time() < end:
+    r, _, _ = select.select([s for s in socks if s not in closed], [], [], max(0, end - time.time()))
+    for s in r:
+        if s.recv(1) == b"":
+            closed.add(s)
+closed = len(closed)
+open(out, "w").write("%d" % closed)
+for _ in range(300):  # held until the test says stop
+    if os.path.exists(out + ".stop"):
+        break
+    time.sleep(0.1)
+PY
+CONNS=$!
+wait_for "[ -s '$NBD/conns' ]"
+is "$(cat "$NBD/conns")" 8 "nobody's 40 connections at once: the 8 past 32 closed at once"
+pcurl as_root -H "Cookie: tessel-svc=$C" "$U"
+is "$CODE" 200 "... while root (another account) is served"
+touch "$NBD/conns.stop"
+wait "$CONNS"
 done_testing

@@ -21,6 +21,7 @@
 #include <microhttpd.h>
 
 #include "libhttp/http.h"
+#include "libutil/sockowner.h"
 
 struct thttp_server {
     struct MHD_Daemon *mhd;
@@ -51,6 +52,9 @@ struct thttp_bodies {
         size_t held;
     } keys[THTTP_BODY_KEYS];
 };
+
+static void on_unix_conn(void *cls, struct MHD_Connection *c, void **sctx,
+                         enum MHD_ConnectionNotificationCode code);
 
 static void server_free(thttp_server_t *s)
 {
@@ -675,6 +679,7 @@ thttp_server_t *thttp_start(const thttp_config_t *cfg, tsl_error_t *err)
     }
     unsigned max_conn = cfg->max_connections ? cfg->max_connections : THTTP_DEFAULT_MAX_CONNECTIONS;
     unsigned per_client = cfg->max_per_client ? cfg->max_per_client : THTTP_DEFAULT_MAX_PER_CLIENT;
+    pthread_mutex_init(&s->uid_lock, NULL);
     unsigned timeout = cfg->timeout_s ? cfg->timeout_s : THTTP_DEFAULT_TIMEOUT_S;
     int lfd = listen_socket(addr, addr_len, 128);
     if (lfd < 0) {
@@ -700,8 +705,10 @@ thttp_server_t *thttp_start(const thttp_config_t *cfg, tsl_error_t *err)
         cfg->port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
         MHD_OPTION_LISTEN_SOCKET, lfd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
         MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_CONNECTION_LIMIT, max_conn,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_client, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        /* per address, or per account instead (on_unix_conn's count) */
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->limit_per_uid ? 0u : per_client,
+        MHD_OPTION_NOTIFY_CONNECTION, cfg->limit_per_uid ? on_unix_conn : NULL, s,
+        MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
         cfg->conn_memory ? cfg->conn_memory : THTTP_DEFAULT_CONN_MEMORY, MHD_OPTION_END);
     if (!s->mhd) {
         int saved = errno ? errno : EIO;
@@ -910,11 +917,11 @@ uint64_t thttp_status_count(const thttp_server_t *s, int status)
 /* Backlog of the Unix socket: connections the kernel queues before MHD accepts them. */
 #define THTTP_UNIX_BACKLOG 128
 
-/* MHD_OPTION_NOTIFY_CONNECTION of the Unix listener: count each connection against its peer's
- * uid; one past max_per_client (or with the uid table full) is shut down at once, before a
- * byte of it is read, so that one local account holding slow connections cannot take the
- * listener from the others.  The slot (index + 1) rides in the socket context to be given
- * back at close. */
+/* MHD_OPTION_NOTIFY_CONNECTION of the Unix listener (and of a TCP one with limit_per_uid):
+ * count each connection against its peer's uid; one past max_per_client (or with the uid
+ * table full) is shut down at once, before a byte of it is read, so that one local account
+ * holding slow connections cannot take the listener from the others.  The slot (index + 1) rides in
+ * the socket context to be given back at close. */
 static void on_unix_conn(void *cls, struct MHD_Connection *c, void **sctx,
                          enum MHD_ConnectionNotificationCode code)
 {
@@ -933,7 +940,17 @@ static void on_unix_conn(void *cls, struct MHD_Connection *c, void **sctx,
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
     struct ucred cr;
     socklen_t len = sizeof cr;
-    if (!ci || getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0)
+    if (!s->unix_path[0]) {
+        /* TCP (cfg.limit_per_uid): the account that owns the socket at the other end; a peer
+         * that is no process of this machine (or cannot be told) is not served. */
+        uid_t u;
+        if (!ci || tsl_tcp_peer_owner(ci->connect_fd, &u) != 1) {
+            if (ci)
+                shutdown(ci->connect_fd, SHUT_RDWR);
+            return;
+        }
+        cr.uid = u;
+    } else if (!ci || getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0)
         return; /* no identity: the handler refuses the request anyway */
     unsigned limit = s->cfg.max_per_client ? s->cfg.max_per_client : THTTP_DEFAULT_MAX_PER_CLIENT;
     int free_slot = -1, found = -1;

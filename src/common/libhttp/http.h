@@ -159,6 +159,11 @@ typedef struct {
     /* Bytes a connection may use for a request's head (its line and headers: a request with
      * more gets 431 from libmicrohttpd) and its buffers.  0: THTTP_DEFAULT_CONN_MEMORY. */
     size_t conn_memory;
+    /* TCP: max_per_client counts the connections of each local account (the owner of the
+     * socket at the other end, libutil's tsl_tcp_peer_owner) instead of each address, as the
+     * Unix listener does by SO_PEERCRED; a peer that is no process of this machine is closed
+     * at once.  For a loopback listener, where every account has the same addresses. */
+    bool limit_per_uid;
 } thttp_config_t;
 
 /* Start serving.  Returns NULL with errno and err on failure.  The listening socket has

@@ -76,11 +76,18 @@
 /* ... and those of one user's requests (libhttp's max_body_per_key, both listeners together):
  * two bodies of the most a request may send, so that one user cannot hold the whole bound. */
 #define SVC_BODIES_PER_USER (2 * (SVC_BODY_MAX + 1))
-/* A connection's memory for a request's head: a browser sends every cookie of a host with each
- * request, up to about 720 KB (180 cookies of 4 KB), and cookies set for this host name by a
- * page on another port of it (another account's server) come along: room for them, so that
- * tesseld answers (and clears them, SVC_COOKIES_MAX) rather than libmicrohttpd's 431. */
-#define SVC_CONN_MEMORY (1u << 20)
+/* A connection's memory: a browser sends every cookie of a host with each request, up to about
+ * 740 KB (Chromium keeps 180 cookies of 4 KB a host), and cookies set for this host name by a
+ * page on another port of it (another account's server) come along; libmicrohttpd reads a
+ * request's head into half of this memory at most: room for them, so that tesseld answers
+ * (and clears them, SVC_COOKIES_MAX) rather than libmicrohttpd's own 431. */
+#define SVC_CONN_MEMORY (2u << 20)
+/* Connections one local account holds to the services listeners at once (each), counted by the
+ * owner of the peer's socket (libhttp's limit_per_uid): every account has the same loopback
+ * addresses, so a bound per address would be one for all.  A browser opens 6 per host and a
+ * WebSocket per kernel; 32 bounds what one account's half-sent heads can hold (SVC_CONN_MEMORY
+ * each: 64 MiB). */
+#define SVC_CONN_PER_UID 32
 /* Bytes of Cookie headers past which a request is answered 431 with Clear-Site-Data: cookies
  * (a services' host is a site of its own: that host's cookies alone); no service would take
  * them (Jupyter's server answers 431 above 64 KiB of head). */
@@ -212,8 +219,8 @@ static const thttp_route_t svc_routes[] = {
     ROUTES("PATCH"), ROUTES("DELETE"), ROUTES("OPTIONS"),
 };
 
-int tessd_jobsvc_start(tessd_t *d, const char *listen, unsigned max_conn, unsigned per_client,
-                       unsigned timeout_s, tsl_error_t *err)
+int tessd_jobsvc_start(tessd_t *d, const char *listen, unsigned max_conn, unsigned timeout_s,
+                       tsl_error_t *err)
 {
     if (prepare_dir_and_key(d, err) < 0)
         return -1;
@@ -235,12 +242,17 @@ int tessd_jobsvc_start(tessd_t *d, const char *listen, unsigned max_conn, unsign
         fclose(f);
     }
     if (port == 0 || port >= unpriv) {
+        char range[48];
+        if (unpriv > 1)
+            snprintf(range, sizeof range, "1 to %lu", unpriv - 1);
+        else
+            snprintf(range, sizeof range, "none here: any account may bind any port");
         tsl_errprintf(err,
-                      "port %lu: the services need a port only root may bind (1 to %lu; "
+                      "port %lu: the services need a port only root may bind (%s; "
                       "net.ipv4.ip_unprivileged_port_start is %lu), or another account could "
                       "take it while tesseld restarts and serve its own pages at the services' "
                       "addresses (docs/job-services.md)",
-                      port, unpriv - 1, unpriv);
+                      port, range, unpriv);
         errno = EACCES;
         return -1;
     }
@@ -253,9 +265,10 @@ int tessd_jobsvc_start(tessd_t *d, const char *listen, unsigned max_conn, unsign
         .max_body_total = SVC_BODIES_MAX,
         .max_body_per_key = SVC_BODIES_PER_USER,
         .conn_memory = SVC_CONN_MEMORY,
+        .limit_per_uid = true,
         .on_headers = svc_headers,
         .max_connections = max_conn,
-        .max_per_client = per_client,
+        .max_per_client = SVC_CONN_PER_UID,
         .timeout_s = timeout_s,
         .routes = svc_routes,
         .nroutes = sizeof svc_routes / sizeof svc_routes[0],

@@ -468,9 +468,12 @@ static void test_suspended_idle(void **state)
     assert_true(j.suspended_idle);
     assert_int_equal(j.suspended_for, 0);
     tstore_job_clear(&j);
-    apply_ok(id, TJM_EV_RESUME, NULL, "tesseld");
+    tjm_change_t re = {.now_ms = 2150};
+    apply_ok(id, TJM_EV_RESUME, &re, "tesseld");
     assert_int_equal(tstore_job_get(st, id, &j, NULL), 0);
     assert_false(j.suspended_idle);
+    /* the job ran on while reclaimed: that time counts against its time limit */
+    assert_int_equal(j.suspended_total_ms, 0);
     tstore_job_clear(&j);
     /* a person's suspend after it is not an idle one */
     tjm_change_t person = {.now_ms = 2200};

@@ -663,6 +663,47 @@ static void test_bodies_per_key(void **state)
     thttp_stop(s);
 }
 
+/* How many of n connections to port the server closes at once (within 2 s, nothing sent);
+ * those it keeps are left open in fds. */
+static int closed_of(uint16_t port, int n, int *fds)
+{
+    int closed = 0;
+    for (int i = 0; i < n; i++)
+        fds[i] = connect_from("127.0.0.1", port);
+    for (int i = 0; i < n; i++) {
+        struct timeval tv = {2, 0};
+        setsockopt(fds[i], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        char c;
+        if (recv(fds[i], &c, 1, 0) == 0)
+            closed++;
+    }
+    return closed;
+}
+
+/* limit_per_uid on TCP: max_per_client counts one local account's connections (here, this
+ * process's), whatever their addresses; a closed one gives its place back. */
+static void test_per_uid_tcp(void **state)
+{
+    uint16_t port;
+    thttp_server_t *s =
+        start_tcp((thttp_config_t){.max_per_client = 3, .limit_per_uid = true}, &port);
+    int fds[5];
+    assert_int_equal(closed_of(port, 5, fds), 2);
+    for (int i = 0; i < 5; i++)
+        close(fds[i]);
+    /* The places come back as the server sees the closes. */
+    int closed = -1;
+    for (int t = 0; t < 100 && closed != 0; t++) {
+        if (t)
+            usleep(100000);
+        closed = closed_of(port, 3, fds);
+        for (int i = 0; i < 3; i++)
+            close(fds[i]);
+    }
+    assert_int_equal(closed, 0);
+    thttp_stop(s);
+}
+
 int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -673,6 +714,7 @@ int main(void)
         cmocka_unit_test(test_port_taken),   cmocka_unit_test(test_limiter),
         cmocka_unit_test(test_unix_per_uid), cmocka_unit_test(test_early),
         cmocka_unit_test(test_bodies_bound), cmocka_unit_test(test_bodies_per_key),
+        cmocka_unit_test(test_per_uid_tcp),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     curl_global_cleanup();
