@@ -26,7 +26,7 @@ mkdir -p "$T/data"
 PID=$!
 for _ in $(seq 100); do [ -s "$T/data/tesseld.addr" ] && break; sleep 0.1; done
 export TESSEL_URL="http://$(cat "$T/data/tesseld.addr")" TESSEL_TOKEN=$(cat "$T/data/admin.token")
-mkdir -p "$T/data/images/testimg" && chmod 755 "$T/data/images" "$T/data/images/testimg"
+mkdir -p "$T/data/images/testimg" && chmod 700 "$T/data/images" && chmod 755 "$T/data/images/testimg"
 TESSEL_BUILD=$B sh "$SRC/tests/lib/mkimage.sh" "$T/data/images/testimg/1/rootfs" >/dev/null
 one() { # one [--image X] -> wall ms of `tessel run ... -- true`
     local t0=$EPOCHREALTIME
@@ -43,7 +43,7 @@ stat() { sort -n "$1" | awk '{a[NR]=$1} END {printf "%d %d", a[int((NR+1)/2)], a
 read -r PM P9 <<<"$(stat "$T/p")"
 read -r CM C9 <<<"$(stat "$T/c")"
 # The daemon's share: submitted_at to finished_at of the jobs, by kind.
-"$B/bin/tessel" ps -a --json --limit 100000 |
+"$B/bin/tessel" ps -a --json --limit 10000 |
     python3 -c '
 import json, sys, datetime
 def ms(s): return datetime.datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp() * 1000
