@@ -382,10 +382,26 @@ tsc_wait_lines() {
     done
 }
 
-# tsc_gone PATTERN: wait (bounded, 30 s) until no process matches PATTERN (pgrep -f).
+# tsc_mine PID: 0 when the process is in one of this cluster's network namespaces (another
+# test's cluster may run at the same time, with jobs of the same ids and the same commands).
+tsc_mine() {
+    _net=$(stat -L -c %i "/proc/$1/ns/net" 2>/dev/null) || return 1
+    for _f in /run/netns/"$tsc_ns"-*; do
+        [ "$(stat -L -c %i "$_f" 2>/dev/null)" = "$_net" ] && return 0
+    done
+    return 1
+}
+
+# tsc_gone PATTERN: wait (bounded, 30 s) until no process of this cluster matches PATTERN
+# (pgrep -f, then tsc_mine).
 tsc_gone() {
     _i=0
-    while pgrep -f "$1" >/dev/null; do
+    while :; do
+        _left=
+        for _p in $(pgrep -f "$1"); do
+            tsc_mine "$_p" && _left=1
+        done
+        [ -z "$_left" ] && return 0
         _i=$((_i + 1))
         [ $_i -ge 300 ] && return 1
         sleep 0.1
