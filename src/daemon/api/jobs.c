@@ -129,20 +129,19 @@ json_t *api_job_json(tessd_t *d, const tstore_job_t *j)
 }
 
 static const char *const submit_fields[] = {
-    "argv",        "shell",
-    "name",        "cwd",
-    "env",         "gpu",
-    "gpus",        "gpu_mem",
-    "cpu",         "mem",
-    "queue",       "class",
-    "priority",    "requeue",
-    "time_limit",  "after",
-    "array",       "project",
-    "image",       "tty",
-    "folders",     "gpu_mem_oversubscribe",
-    "preemptible", "services",
-    "idle_reclaim",
-    NULL,
+    "argv",         "shell",
+    "name",         "cwd",
+    "env",          "gpu",
+    "gpus",         "gpu_mem",
+    "cpu",          "mem",
+    "queue",        "class",
+    "priority",     "requeue",
+    "time_limit",   "after",
+    "array",        "project",
+    "image",        "tty",
+    "folders",      "gpu_mem_oversubscribe",
+    "preemptible",  "services",
+    "idle_reclaim", NULL,
 };
 
 json_t *api_job_services_json(tessd_t *d, const tstore_job_t *j)

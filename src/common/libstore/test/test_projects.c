@@ -76,7 +76,7 @@ static void test_migrate(void **state)
         "ALTER TABLE jobs DROP COLUMN gpu_oversub;"                                    /* and 20 */
         "ALTER TABLE jobs DROP COLUMN preemptible;"                                    /* and 21 */
         "ALTER TABLE jobs DROP COLUMN suspended_for;"
-        "ALTER TABLE jobs DROP COLUMN services;" /* and 22 (jobs' web services) */
+        "ALTER TABLE jobs DROP COLUMN services;"         /* and 22 (jobs' web services) */
         "ALTER TABLE queues DROP COLUMN idle_reclaim_s;" /* and 23 */
         "ALTER TABLE jobs DROP COLUMN idle_reclaim_s; ALTER TABLE jobs DROP COLUMN suspended_idle;"
         "PRAGMA user_version = 11;"
