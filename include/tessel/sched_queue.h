@@ -272,6 +272,15 @@ int tsched_queue_satisfied(const tsched_sched_t *s, int q);
  * than its queue's guarantee) or ENOMEM. */
 int tsched_job_submit(tsched_sched_t *s, const tsched_qjob_t *job, tsl_error_t *err);
 
+/* Adds a job that is already running with these n members (found at a restart or a
+ * rebuild) and starts it: tsched_job_submit then tsched_job_started, except that a
+ * non-preemptible job need not fit within its queues' guarantees (they may have been lowered
+ * since it started: it runs, so its GPUs are taken and it is counted; the queue's other
+ * non-preemptible jobs wait until it is back within them).  Returns 0, or -1 with errno as
+ * those two calls set it; nothing changes on failure. */
+int tsched_job_adopt(tsched_sched_t *s, const tsched_qjob_t *job, const tsched_member_t *members,
+                     size_t n, double now, tsl_error_t *err);
+
 /* The caller started job id with these n members (normally those of a
  * start decision; any placement the cluster can take is accepted).
  * Commits them to the cluster.  Returns 0, or -1 with errno ENOENT (no such

@@ -217,12 +217,37 @@ void tessd_queue_spec(const tstore_queue_t *q, tsched_queue_spec_t *spec)
     }
 }
 
+/* A pending job libsched refused at a rebuild, and why. */
+typedef struct {
+    int64_t id;
+    char why[160];
+} refused_t;
+
 typedef struct {
     tsched_sched_t *s;
     tsl_error_t *err;
     int rc;
     const tessd_t *d;
+    /* Pending jobs libsched refused (their reason is written once the list is read) */
+    refused_t *refused;
+    size_t nrefused, caprefused;
 } build_t;
+
+/* A pending job refused by libsched at a rebuild: kept for its reason (best effort). */
+static void note_refused(build_t *b, int64_t id, const char *why)
+{
+    if (b->nrefused == b->caprefused) {
+        size_t cap = b->caprefused ? b->caprefused * 2 : 16;
+        refused_t *v = realloc(b->refused, cap * sizeof *v);
+        if (!v)
+            return;
+        b->refused = v;
+        b->caprefused = cap;
+    }
+    b->refused[b->nrefused].id = id;
+    snprintf(b->refused[b->nrefused].why, sizeof b->refused[b->nrefused].why, "%s", why);
+    b->nrefused++;
+}
 
 static int add_pending(const tstore_job_t *j, void *arg)
 {
@@ -238,9 +263,14 @@ static int add_pending(const tstore_job_t *j, void *arg)
     q.arrival = (double)j->submitted_ms / 1000.0;
     q.flags = tessd_qjob_flags(b->d, j);
     tessd_job_request(j, &q.req);
-    if (q.queue < 0 || tsched_job_submit(b->s, &q, NULL) < 0)
-        tessd_log("job %lld cannot be scheduled (queue '%s'): it stays pending", (long long)j->id,
-                  j->queue);
+    tsl_error_t e = {0};
+    if (q.queue < 0 || tsched_job_submit(b->s, &q, &e) < 0) {
+        char why[160];
+        snprintf(why, sizeof why, "cannot be scheduled in queue %s: %.100s", j->queue,
+                 q.queue < 0 ? "no such queue" : e.text);
+        tessd_log("job %lld %s; it stays pending", (long long)j->id, why);
+        note_refused(b, j->id, why);
+    }
     return 0;
 }
 
@@ -255,7 +285,7 @@ int tessd_sched_build(tessd_t *d, tsl_error_t *err)
     s = tsched_sched_create(c, d->policy, &d->sched_cfg, err);
     if (!s)
         goto error;
-    build_t b = {s, err, 0, d};
+    build_t b = {s, err, 0, d, NULL, 0, 0};
     tstore_queue_t *qs = NULL;
     size_t nq = 0;
     if (tessd_queues_load(d, &qs, &nq, err) < 0)
@@ -279,21 +309,33 @@ int tessd_sched_build(tessd_t *d, tsl_error_t *err)
             r->holds = false; /* its GPU memory given back: its slice is free (suspend.c) */
             continue;
         }
-        if (tsched_job_submit(s, &r->q, NULL) < 0 ||
-            tsched_job_started(s, r->q.id, &r->member, 1, now) < 0) {
-            tsched_job_remove(s, r->q.id, now);
+        /* Adopted as it runs: a non-preemptible job is counted even where its queue's
+         * guarantee was lowered below it since it started (else its GPU would look free and be
+         * given again: the third review's F3). */
+        tsl_error_t ae;
+        if (tsched_job_adopt(s, &r->q, &r->member, 1, now, &ae) < 0) {
             if (r->holds)
-                tessd_log("job %lld: its placement no longer fits this node; it keeps running "
-                          "but is not counted",
-                          (long long)r->id);
+                tessd_log("job %lld: its placement no longer fits this node (%s); it keeps "
+                          "running but is not counted",
+                          (long long)r->id, ae.text);
             r->holds = false;
         } else {
             r->holds = true;
         }
     }
     tstore_job_filter_t f = {.state_mask = 1u << TSTORE_PENDING, .limit = 1 << 30};
-    if (tstore_job_list(d->store, &f, add_pending, &b, err) < 0)
+    if (tstore_job_list(d->store, &f, add_pending, &b, err) < 0) {
+        free(b.refused);
         goto error;
+    }
+    /* Said on the job (tessel ps, the job object) until a later rebuild takes it. */
+    for (size_t i = 0; i < b.nrefused; i++) {
+        tsl_error_t e;
+        if (tstore_job_set_reason(d->store, b.refused[i].id, b.refused[i].why, &e) < 0)
+            tessd_log("job %lld: cannot record why it waits: %s", (long long)b.refused[i].id,
+                      e.text);
+    }
+    free(b.refused);
     tsched_sched_destroy(d->sched);
     tsched_cluster_destroy(d->cluster);
     d->sched = s;

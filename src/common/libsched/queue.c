@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -715,7 +716,9 @@ static char *dup_or_null(const char *str, int *fail)
     return d;
 }
 
-int tsched_job_submit(tsched_sched_t *s, const tsched_qjob_t *job, tsl_error_t *err)
+/* Adds a pending job; np_fits: whether a non-preemptible job must fit within its queues'
+ * guarantees (a submission), or not (a job already running, tsched_job_adopt). */
+static int job_add(tsched_sched_t *s, const tsched_qjob_t *job, bool np_fits, tsl_error_t *err)
 {
     if (!s || !job) {
         errno = EINVAL;
@@ -744,7 +747,7 @@ int tsched_job_submit(tsched_sched_t *s, const tsched_qjob_t *job, tsl_error_t *
     uint64_t res[NRES];
     tsched__job_res(r, res);
     res[R_NGPU] = tsched__ngpu_at(r, tsched_job_top_speed(s->c, r));
-    if (tsched__np(job->cls, job->flags)) {
+    if (np_fits && tsched__np(job->cls, job->flags)) {
         static const uint64_t zero[NRES];
         for (int x = job->queue; x >= 0; x = s->q[x].parent)
             if (!tsched__le(zero, res, s->q[x].g)) {
@@ -807,6 +810,27 @@ int tsched_job_submit(tsched_sched_t *s, const tsched_qjob_t *job, tsl_error_t *
 nomem:
     errno = ENOMEM;
     return tsl_errprintf(err, "submit: out of memory");
+}
+
+int tsched_job_submit(tsched_sched_t *s, const tsched_qjob_t *job, tsl_error_t *err)
+{
+    return job_add(s, job, true, err);
+}
+
+int tsched_job_adopt(tsched_sched_t *s, const tsched_qjob_t *job, const tsched_member_t *members,
+                     size_t n, double now, tsl_error_t *err)
+{
+    if (job_add(s, job, false, err) < 0)
+        return -1;
+    if (tsched_job_started(s, job->id, members, n, now) < 0) {
+        int e = errno;
+        tsched_job_remove(s, job->id, now);
+        errno = e;
+        return tsl_errprintf(err, "job %llu: %s", (unsigned long long)job->id,
+                             e == ENOSPC ? "its GPUs cannot take it (no room, or no such GPU)"
+                                         : strerror(e));
+    }
+    return 0;
 }
 
 /* --- running members by node --------------------------------------------------- */

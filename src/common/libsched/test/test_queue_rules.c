@@ -390,6 +390,67 @@ static void test_queue_check_rules(void **state)
     fx_fini(&f);
 }
 
+/* tsched_job_adopt (tesseld's rebuild after a restart or a queue edit; the third review's
+ * F3): 1 node x 2 GPUs, "lab" guaranteed 1 GPU.  An interactive job of 2 GPUs is refused at
+ * submission (beyond the guarantee), but adopted as it runs on GPUs 0 and 1 (the guarantee was
+ * lowered after it started): its GPUs are taken, so a pending training job of another queue
+ * does not start on them, and an interactive job of lab waits for the guarantee.  A placement
+ * the cluster cannot take is refused (ENOSPC) with nothing changed; its id is then free. */
+static void test_adopt_running_beyond_guarantee(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, 1, 2, NULL);
+    int lab = fx_queue(&f, "lab", NULL, 1000, 0, 1);
+    int other = fx_queue(&f, "other", NULL, 0, 0, 1);
+    assert_int_equal(fx_submit(&f, 1, lab, TSCHED_CLASS_INTERACTIVE, 0, 0, 2, 1000), -1);
+    assert_int_equal(errno, EINVAL);
+
+    tsched_qjob_t j;
+    memset(&j, 0, sizeof j);
+    j.id = 1;
+    j.queue = lab;
+    j.cls = TSCHED_CLASS_INTERACTIVE;
+    j.req.ngpus = 2;
+    j.req.milli_gpu = 1000;
+    j.req.cpu_milli = 1000;
+    j.req.mem_bytes = GIB;
+    j.req.gang = 1;
+    tsched_member_t m;
+    memset(&m, 0, sizeof m);
+    m.node = 0;
+    m.ngpus = 2;
+    m.gpu[0] = 0;
+    m.gpu[1] = 1;
+    m.milli_gpu = 1000;
+    m.cpu_milli = 1000;
+    m.mem_bytes = GIB;
+    assert_int_equal(tsched_job_adopt(f.s, &j, &m, 1, 0, NULL), 0);
+    assert_int_equal(tsched_job_state(f.s, 1), 1);
+    assert_int_equal(fx_used(&f, lab, 0), 2000);
+
+    assert_int_equal(fx_submit(&f, 2, other, TSCHED_CLASS_TRAINING, 0, 1, 1, 1000), 0);
+    assert_int_equal(fx_submit(&f, 3, lab, TSCHED_CLASS_INTERACTIVE, 0, 2, 1, 500), 0);
+    fx_cycle(&f, 10);
+    assert_false(fx_started(&f, 2));   /* both GPUs are job 1's */
+    assert_false(fx_started(&f, 3));   /* lab is past its guarantee */
+    assert_int_equal(f.d.nvictims, 0); /* an interactive job is never a victim */
+
+    /* Its end frees both: the training job starts. */
+    assert_int_equal(tsched_job_remove(f.s, 1, 20), 0);
+    fx_cycle(&f, 20);
+    assert_true(fx_started(&f, 2));
+
+    /* A placement the cluster cannot take (GPU 1 is now job 2's or 3's, or both taken). */
+    j.id = 4;
+    j.cls = TSCHED_CLASS_TRAINING;
+    assert_int_equal(tsched_job_adopt(f.s, &j, &m, 1, 30, NULL), -1);
+    assert_int_equal(errno, ENOSPC);
+    assert_int_equal(tsched_job_state(f.s, 4), -1);
+    assert_int_equal(errno, ENOENT);
+    fx_fini(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -400,6 +461,7 @@ int main(void)
         cmocka_unit_test(test_options_refused),
         cmocka_unit_test(test_spread_placement),
         cmocka_unit_test(test_queue_check_rules),
+        cmocka_unit_test(test_adopt_running_beyond_guarantee),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
