@@ -78,6 +78,9 @@ _tessel()
     --class)
         COMPREPLY=($(compgen -W "interactive training inference" -- "$cur"))
         return 0 ;;
+    --state)
+        COMPREPLY=($(compgen -W "pending running suspended succeeded failed cancelled preempted active finished" -- "$cur"))
+        return 0 ;;
     --placement)
         COMPREPLY=($(compgen -W "spread pack inherit" -- "$cur"))
         return 0 ;;

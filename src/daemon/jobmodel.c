@@ -485,6 +485,12 @@ static int count_change(tstore_t *st, const tstore_job_t *j, tjm_state_t from, t
     }
     if (rc == 0 && ev == TJM_EV_START)
         rc = tstore_tally_add(st, TJM_TALLY_STARTED, 1, err);
+    if (rc == 0 && ev == TJM_EV_SUSPEND)
+        rc = tstore_tally_add(st,
+                              TJM_TALLY_SUSPENDS + (j->suspended_idle  ? TJM_SUSP_IDLE
+                                                    : j->suspended_for ? TJM_SUSP_PREEMPTION
+                                                                       : TJM_SUSP_REQUEST),
+                              1, err);
     return rc;
 }
 
@@ -658,13 +664,29 @@ static void census_row(int state, bool suspended, int end_cause, int64_t n, void
         v[TJM_TALLY_ENDED + end_cause] += n;
 }
 
+const char *tjm_susp_reason_name(tjm_susp_reason_t r)
+{
+    static const char *const names[TJM_NSUSP] = {"request", "preemption", "idle"};
+    return (unsigned)r < TJM_NSUSP ? names[r] : "unknown";
+}
+
 int tjm_tally_load(const tjm_t *m, tsl_error_t *err)
 {
     _Static_assert(TJM_TALLY_NSLOTS <= TSTORE_TALLY_MAX, "the store keeps the model's tallies");
-    int64_t v[TJM_TALLY_NSLOTS] = {0};
+    int64_t v[TJM_TALLY_NSLOTS] = {0}, suspends = 0;
+    const char *susp = tjm_event_name(TJM_EV_SUSPEND);
     if (tstore_job_census(m->store, census_row, v, err) < 0 ||
-        tstore_event_count(m->store, tjm_event_name(TJM_EV_START), &v[TJM_TALLY_STARTED], err) < 0)
+        tstore_event_count(m->store, tjm_event_name(TJM_EV_START), &v[TJM_TALLY_STARTED], err) <
+            0 ||
+        tstore_event_count(m->store, susp, &suspends, err) < 0 ||
+        tstore_event_count_with(m->store, susp, "idle", &v[TJM_TALLY_SUSPENDS + TJM_SUSP_IDLE],
+                                err) < 0 ||
+        tstore_event_count_with(m->store, susp, "suspended_for",
+                                &v[TJM_TALLY_SUSPENDS + TJM_SUSP_PREEMPTION], err) < 0)
         return -1;
+    /* A suspend event's detail has "idle" or "suspended_for", never both (tjm_apply). */
+    v[TJM_TALLY_SUSPENDS + TJM_SUSP_REQUEST] = suspends - v[TJM_TALLY_SUSPENDS + TJM_SUSP_IDLE] -
+                                               v[TJM_TALLY_SUSPENDS + TJM_SUSP_PREEMPTION];
     return tstore_tally_reset(m->store, v, TJM_TALLY_NSLOTS, err);
 }
 

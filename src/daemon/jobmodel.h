@@ -86,8 +86,21 @@ typedef enum {
     TJM_NCAUSES,
 } tjm_cause_t;
 
+/* Why a job was suspended (its suspend event): a person's request, a preemption by
+ * suspension, an idle reclamation. */
+typedef enum {
+    TJM_SUSP_REQUEST = 0,
+    TJM_SUSP_PREEMPTION,
+    TJM_SUSP_IDLE,
+    TJM_NSUSP,
+} tjm_susp_reason_t;
+
+/* Its name, as in /metrics ("request", "preemption", "idle"). */
+const char *tjm_susp_reason_name(tjm_susp_reason_t r);
+
 /* Counts the model keeps as it writes (store tallies, src/common/libstore/store.h): jobs in
- * each model state now, jobs submitted, start events, and jobs ended by end cause.  Each
+ * each model state now, jobs submitted, start events, jobs ended by end cause, and suspend
+ * events by reason.  Each
  * changes in the transaction of the change it counts, so they always equal a count of the
  * store (what /metrics serves, without scanning it); tjm_tally_load counts them once at start. */
 enum {
@@ -95,7 +108,8 @@ enum {
     TJM_TALLY_SUBMITTED = TJM_TALLY_STATE + TJM_NSTATES,
     TJM_TALLY_STARTED,
     TJM_TALLY_ENDED, /* + a tjm_cause_t: jobs in a final state with that end cause */
-    TJM_TALLY_NSLOTS = TJM_TALLY_ENDED + TJM_NCAUSES,
+    TJM_TALLY_SUSPENDS = TJM_TALLY_ENDED + TJM_NCAUSES, /* + a tjm_susp_reason_t */
+    TJM_TALLY_NSLOTS = TJM_TALLY_SUSPENDS + TJM_NSUSP,
 };
 
 /* What an event carries besides its name; zero-initialise and set what the event uses. */

@@ -2,7 +2,8 @@
 # t3230-daemon-idle-reclaim.t - idle reclamation (docs/suspend.md, "Idle reclamation"): an
 # interactive job of a queue whose idle time is 3 s holds 1 GiB of the fake GPU with a
 # pattern and then does no GPU work; tesseld gives its memory back by the driver's checkpoint
-# (SUSPENDED, reason "idle", the memory it gave back shown by the API, tessel ps and show),
+# (SUSPENDED, reason "idle", the memory it gave back shown by the API, tessel ps and show,
+# and counted in /metrics),
 # another whole-GPU job is placed meanwhile and allocates, writes and checks 2 GiB of the 4 GiB
 # GPU; the first job's next CUDA call (a kernel launch) asks for its GPU, waits while the other
 # job holds it (one line on its stderr, the notice at 1 s here) and goes on once tesseld has
@@ -35,9 +36,22 @@ jq -e '[.events[] | select(.event == "suspend")] | last | (.who == "tesseld") an
 ok $? "its suspend event is tesseld's and says why: $(jq -r '[.events[] | select(.event == "suspend")] | last | .why' "$TD/out")"
 cli ps >"$TD/ps" 2>&1
 grep "^ *$A " "$TD/ps" | grep -q "gpu released .*idle"; ok $? "tessel ps shows it reclaimed while idle"
+cli ps --state suspended >"$TD/ps" 2>&1
+grep "^ *$A " "$TD/ps" | grep -q "gpu released .*idle"; ok $? "tessel ps --state suspended lists it"
+cli ps --state pending,succeeded >"$TD/ps" 2>&1
+grep -q "^ *$A " "$TD/ps"; is $? 1 "tessel ps --state pending,succeeded does not"
+cli ps --state suspended,bogus >"$TD/ps" 2>&1
+is "$?" 2 "tessel ps --state with an unknown state: exit 2"
+grep -q "unknown state 'bogus'" "$TD/ps"; ok $? "... saying which: $(head -n 1 "$TD/ps")"
 cli show "$A" >"$TD/show" 2>&1
 grep -q "^suspended_reason *idle\$" "$TD/show" && grep -q "^gpu_released *$REL\$" "$TD/show"
 ok $? "tessel show shows the reason and the memory given back"
+curl -s "$TD_URL/metrics" >"$TD/metrics"
+grep -q '^tessel_jobs_suspended_total{reason="idle"} 1$' "$TD/metrics" &&
+    grep -q '^tessel_jobs_suspended_total{reason="request"} 0$' "$TD/metrics" &&
+    grep -q '^tessel_jobs_suspended{reason="idle"} 1$' "$TD/metrics" &&
+    grep -q "^tessel_jobs_suspended_released_bytes{reason=\"idle\"} $REL\$" "$TD/metrics"
+ok $? "/metrics: one idle reclamation, one job reclaimed now, its $REL bytes given back"
 
 api POST /v1/jobs "{\"argv\":[\"$PROBE\",\"ctx\",\"alloc:mem:2G\",\"pattern:2G\",\"check:2G\",\"waitfile:$G/b\"],\"gpu\":1,$ENV}"
 B=$(jget .id)

@@ -24,6 +24,11 @@ td_start $ARGS || missing "tesseld did not start again"
 api GET "/v1/jobs/$A"
 is "$(jget .state) $(jget .suspended_reason) $(jget .gpu_released)" "suspended idle $REL" \
     "after the restart A is still suspended for idleness with its $REL bytes given back"
+curl -s "$TD_URL/metrics" >"$TD/metrics"
+grep -q '^tessel_jobs_suspended_total{reason="idle"} 1$' "$TD/metrics" &&
+    grep -q '^tessel_jobs_suspended_total{reason="preemption"} 0$' "$TD/metrics" &&
+    grep -q "^tessel_jobs_suspended_released_bytes{reason=\"idle\"} $REL\$" "$TD/metrics"
+ok $? "/metrics after the restart: the reclamation counted again from the store, A's bytes"
 
 api POST /v1/jobs "{\"argv\":[\"$PROBE\",\"ctx\",\"alloc:mem:2G\",\"pattern:2G\",\"check:2G\",\"waitfile:$G/b\"],\"gpu\":1,$ENV}"
 B=$(jget .id)

@@ -47,6 +47,7 @@ is "$bad" "" "tessel CMD -<Tab>: every option of tessel CMD --help, for every co
 is "$(comp run --gp)" "--gpu --gpu-mem --gpu-mem-oversubscribe --gpus " \
     "tessel run --gp<Tab>: --gpu --gpu-mem --gpu-mem-oversubscribe --gpus"
 is "$(comp run --class "")" "inference interactive training " "tessel run --class <Tab>: the classes"
+is "$(comp ps --state su)" "succeeded suspended " "tessel ps --state su<Tab>: the states"
 is "$(comp queues add q --placement "")" "inherit pack spread " "--placement <Tab>: its values"
 is "$(comp queues "")" "add list rm set " "tessel queues <Tab>: its subcommands"
 is "$(comp run --gpu "")" "" "--gpu <Tab>: nothing (an amount)"
@@ -72,6 +73,7 @@ is "$reg" "_tessel" "compinit registers _tessel for tessel"
 is "$(zcomp 'tessel wh')" "tessel whoami" "zsh: tessel wh<Tab>: whoami"
 is "$(zcomp 'tessel run --cl')" "tessel run --class" "zsh: tessel run --cl<Tab>: --class"
 is "$(zcomp 'tessel run --class tr')" "tessel run --class training" "zsh: --class tr<Tab>: training"
+is "$(zcomp 'tessel ps --state susp')" "tessel ps --state suspended" "zsh: ps --state susp<Tab>: suspended"
 is "$(zcomp 'tessel queues rm v')" "tessel queues rm vision" "zsh: tessel queues rm v<Tab>: vision (from tesseld)"
 is "$(zcomp 'tessel kill ')" "tessel kill $J1" "zsh: tessel kill <Tab>: the active job's id"
 

@@ -27,8 +27,8 @@ static void usage(FILE *f)
 {
     fprintf(
         f,
-        "usage: tessel ps [-a] [--limit N] [--user NAME] [--queue NAME] [--project NAME]\n"
-        "                 [--json]\n"
+        "usage: tessel ps [-a] [--state STATES] [--limit N] [--user NAME] [--queue NAME]\n"
+        "                 [--project NAME] [--json]\n"
         "List jobs: pending and running ones; with -a, finished ones too.\n"
         "A user sees only their own jobs, an admin everyone's; with --project, a member or\n"
         "viewer of a project that shares its jobs sees everyone's jobs of the project.\n"
@@ -36,6 +36,11 @@ static void usage(FILE *f)
         "(sbatch), read-only, as slurm:N.\n"
         "\n"
         "  -a, --all        include finished jobs (the newest %d, see --limit)\n"
+        "  --state STATES   only jobs in these states, comma-separated: pending, running,\n"
+        "                   suspended, succeeded, failed, cancelled, preempted, or active,\n"
+        "                   finished (a finished state lists the newest %d, see --limit);\n"
+        "                   running includes the suspended jobs; `--state suspended` lists\n"
+        "                   suspended and reclaimed jobs, with the GPU memory they gave back\n"
         "  --limit N        only the newest N jobs (default: every active job; with -a, %d)\n"
         "  --user NAME      only this user's jobs (admin)\n"
         "  --queue NAME     only this queue's jobs\n"
@@ -50,7 +55,34 @@ static void usage(FILE *f)
         "SERVICES (when a job listed has any) gives each web service's name and URL; `tessel\n"
         "open JOB NAME` prints one that opens it in a browser (docs/job-services.md); and for a\n"
         "running job with a terminal, `terminal tessel attach ID` (docs/terminal.md).\n",
-        PS_ALL_DEFAULT_LIMIT, PS_ALL_DEFAULT_LIMIT);
+        PS_ALL_DEFAULT_LIMIT, PS_ALL_DEFAULT_LIMIT, PS_ALL_DEFAULT_LIMIT);
+}
+
+/* Whether --state's list names only states the API knows; *finished: one of them is final
+ * (the list then gets -a's default limit). */
+static bool states_valid(const char *list, bool *finished, char *bad, size_t len)
+{
+    static const char *const live[] = {"pending", "running", "suspended", "active"};
+    static const char *const final[] = {"succeeded", "failed", "cancelled", "preempted",
+                                        "finished"};
+    *finished = false;
+    const char *p = list;
+    for (;;) {
+        size_t n = strcspn(p, ",");
+        bool ok = false;
+        for (size_t i = 0; !ok && i < sizeof live / sizeof *live; i++)
+            ok = n == strlen(live[i]) && strncmp(p, live[i], n) == 0;
+        for (size_t i = 0; !ok && i < sizeof final / sizeof *final; i++)
+            if (n == strlen(final[i]) && strncmp(p, final[i], n) == 0)
+                ok = *finished = true;
+        if (!ok) {
+            snprintf(bad, len, "%.*s", (int)(n < 64 ? n : 64), p);
+            return false;
+        }
+        if (!p[n])
+            return true;
+        p += n + 1;
+    }
 }
 
 /* Append s, URL-escaped, to the query in buf. */
@@ -181,12 +213,13 @@ static void add_slurm_jobs(cli_t *cli, json_t *ans, const char *user, const char
 
 int cmd_ps(cli_t *cli, int argc, char **argv)
 {
-    enum { O_USER = 256, O_QUEUE, O_JSON, O_LIMIT, O_PROJECT };
+    enum { O_USER = 256, O_QUEUE, O_JSON, O_LIMIT, O_PROJECT, O_STATE };
     static const struct option opts[] = {
         {"all", no_argument, NULL, 'a'},
         {"user", required_argument, NULL, O_USER},
         {"queue", required_argument, NULL, O_QUEUE},
         {"project", required_argument, NULL, O_PROJECT},
+        {"state", required_argument, NULL, O_STATE},
         {"limit", required_argument, NULL, O_LIMIT},
         {"json", no_argument, NULL, O_JSON},
         {"help", no_argument, NULL, 'h'},
@@ -195,7 +228,8 @@ int cmd_ps(cli_t *cli, int argc, char **argv)
     bool all = false;
     int64_t limit = 0; /* 0: every matching job */
     tsl_error_t err;
-    const char *user = NULL, *queue = NULL, *project = NULL;
+    const char *user = NULL, *queue = NULL, *project = NULL, *states = NULL;
+    bool finished = false;
     int c;
     optind = 0;
     opterr = 0;
@@ -213,6 +247,16 @@ int cmd_ps(cli_t *cli, int argc, char **argv)
         case O_PROJECT:
             project = optarg;
             break;
+        case O_STATE: {
+            char bad[80];
+            if (!states_valid(optarg, &finished, bad, sizeof bad))
+                return cli_usage(cli,
+                                 "--state: unknown state '%s' (pending, running, suspended, "
+                                 "succeeded, failed, cancelled, preempted, active, finished)",
+                                 bad);
+            states = optarg;
+            break;
+        }
         case O_LIMIT:
             if (cli_parse_int(optarg, 1, PS_MAX_LIMIT, &limit, &err) < 0)
                 return cli_usage(cli, "--limit: %s", err.text);
@@ -229,10 +273,14 @@ int cmd_ps(cli_t *cli, int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage(cli, "unexpected argument '%s'", argv[optind]);
-    if (all && limit == 0)
+    if (all && states)
+        return cli_usage(cli, "-a and --state: give one of them");
+    if ((all || finished) && limit == 0)
         limit = PS_ALL_DEFAULT_LIMIT;
     char base[1024] = "/v1/jobs";
-    if (!all)
+    if (states)
+        add_param(base, sizeof base, "state", states);
+    else if (!all)
         add_param(base, sizeof base, "state", "active");
     if (user)
         add_param(base, sizeof base, "user", user);

@@ -295,6 +295,7 @@ enum {
     S_JOB_SET_WAIT,
     S_JOB_CENSUS,
     S_EVENT_COUNT,
+    S_EVENT_COUNT_WITH,
     S_EVENT_ADD,
     S_EVENT_LIST,
     S_EVENT_NTH_REPEAT,
@@ -469,6 +470,8 @@ static const char *const sql[S_COUNT] = {
     [S_JOB_CENSUS] = "SELECT state, coalesce(suspended_ms, 0) > 0, coalesce(end_cause, 0),"
                      " count(*) FROM jobs GROUP BY 1, 2, 3",
     [S_EVENT_COUNT] = "SELECT count(*) FROM job_events WHERE event = ?1",
+    [S_EVENT_COUNT_WITH] = "SELECT count(*) FROM job_events WHERE event = ?1 AND"
+                           " json_extract(detail, '$.' || ?2) IS NOT NULL",
     [S_EVENT_ADD] = "INSERT INTO job_events(job, time_ms, who, event, from_state, to_state, why,"
                     " detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     [S_EVENT_LIST] = "SELECT id, job, time_ms, who, event, from_state, to_state, why, detail"
@@ -2390,6 +2393,18 @@ int tstore_event_count(tstore_t *s, const char *event, int64_t *n, tsl_error_t *
 {
     sqlite3_stmt *q = stmt(s, S_EVENT_COUNT);
     bind_text(q, 1, event);
+    int rc = sqlite3_step(q);
+    *n = rc == SQLITE_ROW ? sqlite3_column_int64(q, 0) : 0;
+    sqlite3_reset(q);
+    return rc == SQLITE_ROW ? 0 : db_error(s, err, "event count");
+}
+
+int tstore_event_count_with(tstore_t *s, const char *event, const char *key, int64_t *n,
+                            tsl_error_t *err)
+{
+    sqlite3_stmt *q = stmt(s, S_EVENT_COUNT_WITH);
+    bind_text(q, 1, event);
+    bind_text(q, 2, key);
     int rc = sqlite3_step(q);
     *n = rc == SQLITE_ROW ? sqlite3_column_int64(q, 0) : 0;
     sqlite3_reset(q);

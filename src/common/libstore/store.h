@@ -466,6 +466,10 @@ typedef void (*tstore_census_f)(int state, bool suspended, int end_cause, int64_
 int tstore_job_census(tstore_t *st, tstore_census_f cb, void *arg, tsl_error_t *err);
 /* Number of records named event (e.g. "start") in the event log of every job.  0 or -1. */
 int tstore_event_count(tstore_t *st, const char *event, int64_t *n, tsl_error_t *err);
+/* The same, counting only records whose detail (JSON) has member key, not null (e.g. the
+ * "suspend" records with "idle").  0 or -1. */
+int tstore_event_count_with(tstore_t *st, const char *event, const char *key, int64_t *n,
+                            tsl_error_t *err);
 int tstore_user_active_jobs(tstore_t *st, const char *user, int64_t *n, tsl_error_t *err);
 
 void tstore_job_clear(tstore_job_t *job);

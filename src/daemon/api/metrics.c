@@ -56,6 +56,37 @@ static void job_counts(tessd_t *d, tsl_prom_t *p)
         tsl_label_t l = L("cause", tjm_cause_name((tjm_cause_t)c));
         tsl_prom_i64(p, "tessel_jobs_ended_total", &l, 1, tally[TJM_TALLY_ENDED + c]);
     }
+    tsl_prom_family(p, "tessel_jobs_suspended_total", "counter",
+                    "Suspends of jobs (their GPU state put away) since the store was created, by "
+                    "reason: a person's request, a preemption by suspension, an idle "
+                    "reclamation.");
+    for (int r = 0; r < TJM_NSUSP; r++) {
+        tsl_label_t l = L("reason", tjm_susp_reason_name((tjm_susp_reason_t)r));
+        tsl_prom_i64(p, "tessel_jobs_suspended_total", &l, 1, tally[TJM_TALLY_SUSPENDS + r]);
+    }
+    /* Jobs suspended now (O(running jobs)), and the GPU memory they gave back. */
+    int64_t now_n[TJM_NSUSP] = {0};
+    uint64_t now_b[TJM_NSUSP] = {0};
+    for (size_t i = 0; i < d->nruns; i++) {
+        const tessd_run_t *r = &d->runs[i];
+        if (r->suspended_ms <= 0)
+            continue;
+        int k = r->susp_idle ? TJM_SUSP_IDLE : r->susp_for ? TJM_SUSP_PREEMPTION : TJM_SUSP_REQUEST;
+        now_n[k]++;
+        now_b[k] += r->gpu_released;
+    }
+    tsl_prom_family(p, "tessel_jobs_suspended", "gauge",
+                    "Jobs suspended now, by the reason of their suspend.");
+    for (int r = 0; r < TJM_NSUSP; r++) {
+        tsl_label_t l = L("reason", tjm_susp_reason_name((tjm_susp_reason_t)r));
+        tsl_prom_i64(p, "tessel_jobs_suspended", &l, 1, now_n[r]);
+    }
+    tsl_prom_family(p, "tessel_jobs_suspended_released_bytes", "gauge",
+                    "GPU memory the jobs suspended now gave back (their checkpoint), by reason.");
+    for (int r = 0; r < TJM_NSUSP; r++) {
+        tsl_label_t l = L("reason", tjm_susp_reason_name((tjm_susp_reason_t)r));
+        tsl_prom_u64(p, "tessel_jobs_suspended_released_bytes", &l, 1, now_b[r]);
+    }
     tstore_maint_stats_t ms;
     tstore_maint_stats(d->store, &ms);
     tstore_group_stats_t gs;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 #include <sqlite3.h>
 
 #include "daemon/jobmodel.h"
@@ -859,6 +860,13 @@ static void random_event(void)
         chg.preempt_for = ids[0];
         chg.preempt_queue = "default";
         break;
+    case TJM_EV_SUSPEND: /* a person's, a preemption's, an idle reclamation's (by the job's id:
+                          * the workload's random sequence stays as it was) */
+        if (id % 3 == 1)
+            chg.suspend_for = ids[0];
+        else if (id % 3 == 2)
+            chg.suspend_idle = true;
+        break;
     default:
         break;
     }
@@ -872,9 +880,25 @@ typedef struct {
     int64_t v[TJM_TALLY_NSLOTS];
 } counts_t;
 
+/* A suspend record of the job's log, counted by its reason (its detail). */
+static int count_suspend(const tstore_event_t *ev, void *arg)
+{
+    counts_t *c = arg;
+    if (strcmp(ev->event, tjm_event_name(TJM_EV_SUSPEND)) != 0)
+        return 0;
+    json_t *o = ev->detail_json ? json_loads(ev->detail_json, 0, NULL) : NULL;
+    int r = json_is_true(json_object_get(o, "idle"))                  ? TJM_SUSP_IDLE
+            : json_integer_value(json_object_get(o, "suspended_for")) ? TJM_SUSP_PREEMPTION
+                                                                      : TJM_SUSP_REQUEST;
+    json_decref(o);
+    c->v[TJM_TALLY_SUSPENDS + r]++;
+    return 0;
+}
+
 static int count_job(const tstore_job_t *j, void *arg)
 {
     counts_t *c = arg;
+    assert_int_equal(tstore_event_list(st, j->id, count_suspend, c, NULL), 0);
     tjm_state_t s = tjm_job_state(j);
     c->v[TJM_TALLY_STATE + s]++;
     c->v[TJM_TALLY_SUBMITTED]++;
@@ -922,6 +946,9 @@ static void test_tally_equals_store(void **state)
                     tstore_tally_get(st, TJM_TALLY_STATE + TJM_RUNNING) >
                 0);
     assert_true(tstore_tally_get(st, TJM_TALLY_STARTED) > 0);
+    for (int r = 0; r < TJM_NSUSP; r++)
+        if (tstore_tally_get(st, TJM_TALLY_SUSPENDS + (unsigned)r) == 0)
+            fail_msg("no suspend for the reason %s", tjm_susp_reason_name((tjm_susp_reason_t)r));
     for (int c = TJM_CAUSE_EXIT; c <= TJM_CAUSE_LOST; c++) {
         if (c == TJM_CAUSE_LAUNCH_FAILURE || c == TJM_CAUSE_DEPENDENCY)
             continue;
