@@ -8,14 +8,18 @@ by the simulated GPU's model ("A100=5,T4=15": a replica on an A100 serves in 5 m
   GET /sick      from now on, fail the health check (a replica that hangs, for the tests)
   anything else  200 after the service time; the body names the replica (TESSEL_JOB_ID)
 
-The standard library's http.server: one thread, one request at a time (no ThreadingMixIn),
-one request per connection."""
+The standard library's http.server, as a model server behaves: every connection accepted and
+kept alive (HTTP/1.1; the proxy reuses its connections), a thread each, and the model's work
+one request at a time (a lock held for the service time: the GPU serves one batch at a time,
+the others queue); the health check is answered at once, busy or not."""
 import http.server
 import os
 import sys
+import threading
 import time
 
 JOB = os.environ.get("TESSEL_JOB_ID", "?")
+GPU = threading.Lock()  # one request's work at a time
 
 
 def gpu_model():
@@ -49,10 +53,11 @@ SERVICE_S = service_ms(sys.argv[1] if len(sys.argv) > 1 else "5") / 1000.0
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
-    # HTTP/1.0: the connection closes after each answer.  A server that serves one connection
-    # at a time must not keep one open idle (the proxy's pool would hold it while the next
-    # request waits on a new connection).
-    protocol_version = "HTTP/1.0"
+    # HTTP/1.1: connections stay open between requests (every answer has its length).  The
+    # head and the body are two writes: without TCP_NODELAY the body of a kept-alive
+    # connection's answer waits for the client's delayed ACK (40 ms).
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
 
     def answer(self, body):
         data = body.encode()
@@ -78,7 +83,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         # A sleep: the work is the GPU's, so the CPU stays free (on a shared machine a busy wait
         # would make the service time depend on the other processes).
-        time.sleep(SERVICE_S)
+        with GPU:
+            time.sleep(SERVICE_S)
         auth = "auth" if self.headers.get("Authorization") else "noauth"
         self.answer("replica %s %s\n" % (JOB, auth))
 
@@ -88,10 +94,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 
 
-class Server(http.server.HTTPServer):
-    # Connections wait in the kernel's queue while it serves one: a replica without a limit at
-    # the proxy (concurrency 0) queues what it gets, as a model server does.
+class Server(http.server.ThreadingHTTPServer):
+    # Requests wait for the lock while it serves one: a replica without a limit at the proxy
+    # (concurrency 0) queues what it gets, as a model server does.
     request_queue_size = 1024
+    daemon_threads = True
 
 
 Server(("127.0.0.1", int(os.environ["PORT"])), Handler).serve_forever()
