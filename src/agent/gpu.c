@@ -1,4 +1,5 @@
-/* gpu.c - NVML discovery through dlopen, and the fake-GPU spec parser (see gpu.h).
+/* gpu.c - NVML discovery through dlopen, the memory a job's processes hold (what tesseld's
+ * checkpoint measures: tagent_nvml_job_used), and the fake-GPU spec parser (see gpu.h).
  *
  * NVML comes from Tessel's own declarations (cudaabi/nvml_abi.h: Debian has no nvml.h).
  * Optional entry points (attributes, PCI, NVLink, utilisation) leave their figure unknown
