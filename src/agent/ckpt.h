@@ -14,7 +14,13 @@
  *       tagent_ckpt_resume        may answer EAGAIN (no room yet): call again later
  *     tagent_ckpt_close
  *
- * Not thread-safe: one caller at a time per handle.  Prefix tagent_ckpt_.
+ * Threads: the handle is read-only once tagent_ckpt_open returned it, so several threads may
+ * use one handle at the same time on different processes (tesseld runs the steps of different
+ * jobs at once: docs/suspend.md, "How tesseld drives it"); the driver's API is per process
+ * (each call names its pid, and the calls of different pids do not wait for each other: the
+ * fake driver models it so, fake_ckpt.c).  The steps of one process must not overlap: one
+ * caller at a time per pid (the driver refuses a step in the wrong state, EBUSY, but two
+ * callers interleaving lock and restore would undo each other).  Prefix tagent_ckpt_.
  */
 #ifndef TESSEL_AGENT_CKPT_H
 #define TESSEL_AGENT_CKPT_H

@@ -1,4 +1,5 @@
-/* gpu.c - NVML discovery through dlopen, and the fake-GPU spec parser (see gpu.h).
+/* gpu.c - NVML discovery through dlopen, the memory a job's processes hold (what tesseld's
+ * checkpoint measures: tagent_nvml_job_used), and the fake-GPU spec parser (see gpu.h).
  *
  * NVML comes from Tessel's own declarations (cudaabi/nvml_abi.h: Debian has no nvml.h).
  * Optional entry points (attributes, PCI, NVLink, utilisation) leave their figure unknown
@@ -32,6 +33,8 @@ struct tagent_nvml {
     nvmlDeviceGetPciInfo_v3_fn pci;
     nvmlDeviceGetNvLinkState_fn nvlink_state;
     nvmlDeviceGetNvLinkRemotePciInfo_v2_fn nvlink_remote_pci;
+    nvmlDeviceGetComputeRunningProcesses_v2_fn procs; /* _v3 or _v2: the same layout */
+    nvmlDeviceGetComputeRunningProcesses_fn procs_v1;
 };
 
 static const char *nvml_err(tagent_nvml_t *n, int r)
@@ -71,6 +74,10 @@ tagent_nvml_t *tagent_nvml_open(const char *lib, tsl_error_t *err)
     SYM(pci, "nvmlDeviceGetPciInfo_v3");
     SYM(nvlink_state, "nvmlDeviceGetNvLinkState");
     SYM(nvlink_remote_pci, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
+    SYM(procs, "nvmlDeviceGetComputeRunningProcesses_v3");
+    if (!n->procs)
+        SYM(procs, "nvmlDeviceGetComputeRunningProcesses_v2");
+    SYM(procs_v1, "nvmlDeviceGetComputeRunningProcesses");
 #undef SYM
     if (!n->init || !n->shutdown || !n->count || !n->handle || !n->name || !n->uuid || !n->memory) {
         tsl_errprintf(err, "%s lacks a required NVML entry point", lib);
@@ -198,6 +205,97 @@ int tagent_nvml_memory(tagent_nvml_t *n, int index, uint64_t *total, uint64_t *u
     *used = m.used;
     *free_bytes = m.free;
     return 0;
+}
+
+/* NVML's "not available" for a process's memory (all ones: the driver does not know). */
+#define NVML_VALUE_UNKNOWN 0xFFFFFFFFFFFFFFFFull
+
+/* The compute processes on GPU index: into pids/used (cap entries); how many, or -1 (NVML
+ * cannot say, or more than cap). */
+static int gpu_procs(tagent_nvml_t *n, int index, unsigned *pids, uint64_t *used, unsigned cap)
+{
+    nvmlDevice_t dev;
+    if (!n->procs && !n->procs_v1)
+        return -1;
+    if (n->handle((unsigned)index, &dev) != 0)
+        return -1;
+    unsigned k = cap;
+    if (n->procs) {
+        nvmlProcessInfo_t *info = calloc(cap ? cap : 1, sizeof *info);
+        if (!info || n->procs(dev, &k, info) != 0) {
+            free(info);
+            return -1;
+        }
+        for (unsigned i = 0; i < k; i++) {
+            pids[i] = info[i].pid;
+            used[i] = info[i].usedGpuMemory;
+        }
+        free(info);
+    } else {
+        nvmlProcessInfo_v1_t *info = calloc(cap ? cap : 1, sizeof *info);
+        if (!info || n->procs_v1(dev, &k, info) != 0) {
+            free(info);
+            return -1;
+        }
+        for (unsigned i = 0; i < k; i++) {
+            pids[i] = info[i].pid;
+            used[i] = info[i].usedGpuMemory;
+        }
+        free(info);
+    }
+    return (int)k;
+}
+
+uint64_t tagent_procs_sum(const unsigned *pids, const uint64_t *used, size_t n, const pid_t *of,
+                          size_t nof, bool *unknown)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool member = false;
+        for (size_t j = 0; j < nof && !member; j++)
+            member = of[j] > 0 && (unsigned)of[j] == pids[i];
+        if (!member)
+            continue;
+        if (used[i] == NVML_VALUE_UNKNOWN) {
+            if (unknown)
+                *unknown = true;
+            continue;
+        }
+        sum = used[i] > UINT64_MAX - sum ? UINT64_MAX : sum + used[i];
+    }
+    return sum;
+}
+
+int tagent_nvml_job_used(tagent_nvml_t *n, const unsigned *gpus, size_t ngpus, const pid_t *pids,
+                         size_t npids, uint64_t *sum)
+{
+    *sum = 0;
+    if (!n || ngpus == 0) {
+        errno = ENODEV;
+        return -1;
+    }
+    unsigned *p = malloc(TAGENT_NVML_MAX_PROCS * sizeof *p);
+    uint64_t *u = malloc(TAGENT_NVML_MAX_PROCS * sizeof *u);
+    int rc = 0;
+    for (size_t g = 0; p && u && g < ngpus; g++) {
+        int k = gpu_procs(n, (int)gpus[g], p, u, TAGENT_NVML_MAX_PROCS);
+        bool unknown = false;
+        uint64_t s = k < 0 ? 0 : tagent_procs_sum(p, u, (size_t)k, pids, npids, &unknown);
+        if (k < 0 || unknown) {
+            rc = -1;
+            break;
+        }
+        *sum = s > UINT64_MAX - *sum ? UINT64_MAX : *sum + s;
+    }
+    if (!p || !u)
+        rc = -1;
+    free(p);
+    free(u);
+    if (rc < 0) {
+        *sum = 0;
+        errno = EIO;
+    }
+    return rc;
 }
 
 int tagent_fake_spec_parse(const char *spec, tagent_gpu_t *gpus, int max, tsl_error_t *err)

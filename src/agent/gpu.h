@@ -12,7 +12,9 @@
 #define TESSEL_AGENT_GPU_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "libutil/error.h"
 
@@ -47,6 +49,28 @@ int tagent_nvml_utilization(tagent_nvml_t *n, int index);
  * say. */
 int tagent_nvml_memory(tagent_nvml_t *n, int index, uint64_t *total, uint64_t *used,
                        uint64_t *free_bytes);
+
+/* Most compute processes listed on one GPU by tagent_nvml_job_used: a GPU with more makes it
+ * answer -1 (4096: far above what a node runs; each process holds a context of its own). */
+#define TAGENT_NVML_MAX_PROCS 4096
+
+/* What the processes pids[0..npids) hold on the GPUs gpus[0..ngpus) (NVML indexes), as the
+ * driver counts each process (nvmlDeviceGetComputeRunningProcesses: its allocations and its
+ * contexts), summed into *sum: what other processes hold or free does not count.  A pid that
+ * NVML does not list holds nothing (no context on that GPU, ended, or checkpointed: the driver
+ * lists a checkpointed process with 0 or not at all).  0, or -1 with errno (and *sum 0) when
+ * NVML cannot say: no handle or no GPU (ENODEV), the list cannot be read, has more than
+ * TAGENT_NVML_MAX_PROCS entries, or gives one of pids "not available" (EIO).  Safe to call
+ * from several threads (NVML is thread-safe; the handle is read-only after open). */
+int tagent_nvml_job_used(tagent_nvml_t *n, const unsigned *gpus, size_t ngpus, const pid_t *pids,
+                         size_t npids, uint64_t *sum);
+
+/* The pure part of tagent_nvml_job_used for one GPU: the sum of used[i] over the entries
+ * (pids[i], used[i]), i < n, whose pid is among of[0..nof) (pids <= 0 there match nothing),
+ * saturating at UINT64_MAX; an entry of those whose figure is NVML's "not available" (all
+ * ones) is left out and sets *unknown (may be NULL). */
+uint64_t tagent_procs_sum(const unsigned *pids, const uint64_t *used, size_t n, const pid_t *of,
+                          size_t nof, bool *unknown);
 
 /* Parse "[Nx]NAME:MEM[,...]" into gpus (index, name, mem_total, simulated, a made-up UUID).
  * Returns the count, or -1 with errno EINVAL (or E2BIG above max) and err. */

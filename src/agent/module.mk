@@ -59,12 +59,14 @@ $(TESTS_AGENT_PROBE): src/agent/test/envprobe.c
 	$(CC) $(CPPFLAGS) -std=c11 $(WARN) $(CFLAGS) -fPIC -shared -o $@ $<
 
 # ckpt.c: a job's GPU state suspended through the driver's checkpoint API (docs/suspend.md),
-# tested against the fake driver's model of it.  $(O)/tests/fake/... named literally: this file
+# tested against the fake driver's model of it; gpu.c's measurement of a job's memory against
+# the fake NVML (dlopen'd by path at run time: a prerequisite, not linked).  $(O)/tests/fake/... named literally: this file
 # is read before tests/fake/module.mk.
 TESTS += $(O)/tests/agent/test_ckpt
 $(O)/obj/src/agent/test/test_ckpt.o: CPPFLAGS += -Itests/fake
 $(O)/tests/agent/test_ckpt: $(O)/obj/src/agent/test/test_ckpt.o $(O)/obj/src/agent/ckpt.o \
-                            $(O)/lib/libtsl-util.a $(O)/tests/fake/libcuda.so.1
+                            $(O)/obj/src/agent/gpu.o $(O)/lib/libtsl-util.a \
+                            $(O)/tests/fake/libcuda.so.1 $(O)/tests/fake/libnvidia-ml.so.1
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -Wl,-rpath,$(abspath $(O)/tests/fake) -o $@ $(filter %.o %.a,$^) \
 	    $(O)/tests/fake/libcuda.so.1 -ldl -lcmocka -lpthread

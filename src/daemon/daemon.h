@@ -265,9 +265,9 @@ typedef struct {
     /* GPUs */
     tagent_nvml_t *nvml;
     tagent_ckpt_t *ckpt; /* the driver's checkpoint API, opened at the first suspend */
-    /* The checkpoint threads (suspend.c): ckpt_mu serialises their use of the driver and of
-     * NVML's before/after figures (ckpt above is theirs alone); ckpt_inflight counts them and
-     * ckpt_cv (with lock) is broadcast when one ends or tesseld stops. */
+    /* The checkpoint threads (suspend.c), one per step, several jobs' at once: ckpt_mu guards
+     * only the first open of ckpt above (read-only after it); ckpt_inflight counts the threads
+     * and ckpt_cv (with lock) is broadcast when one ends or tesseld stops. */
     pthread_mutex_t ckpt_mu;
     pthread_cond_t ckpt_cv;
     int ckpt_inflight;

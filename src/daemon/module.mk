@@ -107,6 +107,8 @@ TESSELD_TESTS += tests/t/t3180-daemon-folders.t tests/t/t3181-cli-folders.t \
 TESSELD_TESTS += tests/t/t3190-daemon-ckpt-roundtrip.t tests/t/t3191-daemon-ckpt-restart-kill.t \
                  tests/t/t3192-daemon-ckpt-noapi.t tests/t/t3193-daemon-ckpt-threads.t \
                  tests/t/t3194-daemon-ckpt-concurrent.t tests/t/t3195-daemon-ckpt-killed.t
+# The steps of different jobs at once (RV3's F2): one stopped job holds no other job's.
+TESSELD_TESTS += tests/t/t3238-daemon-ckpt-perjob.t
 # Folder quotas (docs/folders.md, "Quotas"): a folder root on btrfs (a loop-mounted image), a
 # project's quota.
 TESSELD_TESTS += tests/t/t3200-daemon-folders-btrfs.t tests/t/t3201-daemon-folders-project-quota.t \
@@ -296,6 +298,8 @@ tests/t/t3212-daemon-psusp-cancel.t tests/t/t3214-daemon-psusp-stopped.t \
 tests/t/t3216-daemon-psusp-noapi.t: \
     $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so $(O)/tests/fake/libcuda.so.1 \
     $(O)/bin/tessel
+tests/t/t3238-daemon-ckpt-perjob.t: $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so \
+    $(O)/tests/fake/libcuda.so.1 $(O)/tests/fake/libnvidia-ml.so.1
 # The oversubscription test runs the probe as jobs, with the CLI, over the fake driver and NVML.
 tests/t/t3220-daemon-oversub.t: $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so \
     $(O)/tests/fake/libcuda.so.1 $(O)/tests/fake/libnvidia-ml.so.1 $(O)/bin/tessel

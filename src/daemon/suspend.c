@@ -271,16 +271,20 @@ void tessd_suspend_recover(tessd_t *d, tessd_run_t *r)
  *
  * tesseld itself (root) calls the driver's checkpoint API on the job's processes: those below
  * its tessel-shim, as the shim's watchdog finds them (tsw_snapshot), read when the step starts.
- * What was given back is measured, never taken from the job: NVML's used memory of the job's
- * GPUs before and after the checkpoint.
+ * What was given back is measured, never taken from the job: what the job's processes hold on
+ * its GPUs by NVML's per-process figures (tagent_nvml_job_used), before and after the
+ * checkpoint; another job's allocations and frees on the same GPUs meanwhile do not count.
  *
  * The driver's steps copy the job's device memory (seconds per GiB), so each runs in a thread
  * of its own (ckpt_thread), never under tesseld's lock: the lock is held before (the slice's
  * suspend word, r->ckpt_op, the pids, libsched for a restore) and after (the store, the job
  * model), and the API and the tick go on meanwhile.  One step per job at a time (r->ckpt_op:
  * the API refuses a second suspend, a resume during a suspend, and the tick starts no restore
- * meanwhile); the steps of all jobs one after the other (d->ckpt_mu: the driver handle and the
- * NVML figures before and after a checkpoint are theirs).  libsched is the main thread's alone,
+ * meanwhile); the steps of different jobs run at the same time (RV3's F2: a job that holds its
+ * own step open, a stopped process, holds no other job's).  The driver's checkpoint API is
+ * per process and its handle read-only once open (d->ckpt_mu guards only that first open),
+ * and each step measures its own job's processes, so two steps never count each other's
+ * memory.  libsched is the main thread's alone,
  * so a thread only marks the job (r->gpu_released, r->ckpt_unhold) and the tick releases or
  * takes back its slice (tessd_ckpt_tick). */
 
@@ -313,8 +317,8 @@ typedef struct {
     int64_t idle_s;
 } ckpt_op_t;
 
-/* Under d->ckpt_mu. */
-static tagent_ckpt_t *ckpt_open(tessd_t *d, tsl_error_t *err)
+/* ckpt_open's part under d->ckpt_mu. */
+static tagent_ckpt_t *ckpt_open_locked(tessd_t *d, tsl_error_t *err)
 {
     if (d->ckpt)
         return d->ckpt;
@@ -327,6 +331,19 @@ static tagent_ckpt_t *ckpt_open(tessd_t *d, tsl_error_t *err)
         snprintf(lib, sizeof lib, "libcuda.so.1");
     d->ckpt = tagent_ckpt_open(lib, err);
     return d->ckpt;
+}
+
+/* The driver's checkpoint API, opened by the first step that needs it (any thread): NULL with
+ * errno and err when it cannot be (tried again by the next step).  d->ckpt_mu is held for the
+ * open alone (dlopen and cuInit, once); the handle is read-only after it (agent/ckpt.h). */
+static tagent_ckpt_t *ckpt_open(tessd_t *d, tsl_error_t *err)
+{
+    pthread_mutex_lock(&d->ckpt_mu);
+    tagent_ckpt_t *c = ckpt_open_locked(d, err);
+    int saved = errno;
+    pthread_mutex_unlock(&d->ckpt_mu);
+    errno = saved;
+    return c;
 }
 
 /* The processes below shim (the shim itself excluded), read from /proc now: malloc'd pids,
@@ -347,23 +364,21 @@ static pid_t *job_pids(pid_t shim, size_t *n)
     return pids;
 }
 
-/* NVML's used memory summed over the GPUs of m (every process's); false when NVML cannot say. */
-static bool gpus_used(tessd_t *d, const tsched_member_t *m, uint64_t *sum)
+/* What the processes pids[0..n) hold on the GPUs of m, by NVML's per-process figures
+ * (another job's memory on the same GPUs does not count); false when NVML cannot say. */
+static bool job_used(tessd_t *d, const tsched_member_t *m, const pid_t *pids, size_t n,
+                     uint64_t *sum)
 {
-    *sum = 0;
-    if (!d->nvml || m->ngpus == 0)
-        return false;
-    for (uint32_t k = 0; k < m->ngpus; k++) {
-        uint64_t total, used, avail;
-        if (tagent_nvml_memory(d->nvml, m->gpu[k], &total, &used, &avail) < 0)
-            return false;
-        *sum += used;
-    }
-    return true;
+    unsigned gpus[TSCHED_MAX_NODE_GPUS];
+    for (uint32_t k = 0; k < m->ngpus && k < TSCHED_MAX_NODE_GPUS; k++)
+        gpus[k] = m->gpu[k];
+    return tagent_nvml_job_used(d->nvml, gpus, m->ngpus, pids, n, sum) == 0;
 }
 
-/* SUSPEND, under d->ckpt_mu: checkpoint the job's CUDA processes; op->released > 0, or 0 with
- * the reason in op->why when the job keeps its memory (everything it touched is as it was). */
+/* SUSPEND: checkpoint the job's CUDA processes; op->released > 0, or 0 with the reason in
+ * op->why when the job keeps its memory (everything it touched is as it was).  What it gave
+ * back: what its processes held on its GPUs before (those listed now) less what they hold
+ * after (those listed then: a process started meanwhile counts against it). */
 static void ckpt_suspend(tessd_t *d, ckpt_op_t *op)
 {
     tsl_error_t e;
@@ -373,15 +388,17 @@ static void ckpt_suspend(tessd_t *d, ckpt_op_t *op)
                  errno == ENOTSUP ? "the driver has no checkpoint API" : e.text);
         return;
     }
-    uint64_t before, after;
-    if (!gpus_used(d, &op->member, &before)) {
-        snprintf(op->why, sizeof op->why, "NVML cannot measure the memory of the job's GPUs");
-        return;
-    }
-    size_t n;
-    pid_t *pids = job_pids(op->shim_pid, &n);
+    size_t n, n2 = 0;
+    pid_t *pids = job_pids(op->shim_pid, &n), *now = NULL;
     if (!pids) {
         snprintf(op->why, sizeof op->why, "the job's processes cannot be listed");
+        return;
+    }
+    uint64_t before, after;
+    if (!job_used(d, &op->member, pids, n, &before)) {
+        snprintf(op->why, sizeof op->why,
+                 "NVML cannot measure the memory of the job's processes on its GPUs");
+        free(pids);
         return;
     }
     int k = tagent_ckpt_suspend(c, pids, n, CKPT_LOCK_MS, &e);
@@ -389,7 +406,8 @@ static void ckpt_suspend(tessd_t *d, ckpt_op_t *op)
         snprintf(op->why, sizeof op->why, "checkpoint failed: %.200s", e.text);
     else if (k == 0)
         snprintf(op->why, sizeof op->why, "no process of the job uses the GPU");
-    else if (!gpus_used(d, &op->member, &after) || after >= before) {
+    else if (!(now = job_pids(op->shim_pid, &n2)) || !job_used(d, &op->member, now, n2, &after) ||
+             after >= before) {
         /* Nothing measurably given back (or no way to tell): put it back as it was. */
         snprintf(op->why, sizeof op->why, "the checkpoint gave no GPU memory back");
         if (tagent_ckpt_resume(c, pids, n, &e) < 0)
@@ -397,10 +415,11 @@ static void ckpt_suspend(tessd_t *d, ckpt_op_t *op)
     } else {
         op->released = before - after;
     }
+    free(now);
     free(pids);
 }
 
-/* RESTORE and UNDO, under d->ckpt_mu: restore what is checkpointed and unlock what is locked
+/* RESTORE and UNDO: restore what is checkpointed and unlock what is locked
  * among the job's processes (op->rc, op->err, op->why). */
 static void ckpt_resume(tessd_t *d, ckpt_op_t *op)
 {
@@ -617,12 +636,11 @@ static void *ckpt_thread(void *arg)
 {
     ckpt_op_t *op = arg;
     tessd_t *d = op->d;
-    pthread_mutex_lock(&d->ckpt_mu);
+    /* No lock of the node here: this job's step alone (r->ckpt_op), beside other jobs'. */
     if (op->op == TESSD_CKPT_SUSPEND)
         ckpt_suspend(d, op);
     else
         ckpt_resume(d, op);
-    pthread_mutex_unlock(&d->ckpt_mu);
     /* UNDO: a lock that the tesseld before this one asked for may be carried out after it
      * died (the target serves it when it can: a process stopped then serves it once it goes
      * on), so what shows up locked or checkpointed is undone for a while yet. */
@@ -632,9 +650,7 @@ static void *ckpt_thread(void *arg)
         struct timespec ts = {0, CKPT_UNDO_POLL_MS * 1000000L};
         nanosleep(&ts, NULL);
         int before = op->rc > 0 ? op->rc : 0;
-        pthread_mutex_lock(&d->ckpt_mu);
         ckpt_resume(d, op);
-        pthread_mutex_unlock(&d->ckpt_mu);
         op->rc = op->rc < 0 ? op->rc : op->rc + before;
     }
     pthread_mutex_lock(&d->lock);
@@ -649,9 +665,7 @@ static void *ckpt_thread(void *arg)
         /* Taken back without the lock (the restore copies the memory again); the job stays
          * marked busy meanwhile. */
         pthread_mutex_unlock(&d->lock);
-        pthread_mutex_lock(&d->ckpt_mu);
         ckpt_resume(d, op);
-        pthread_mutex_unlock(&d->ckpt_mu);
         if (op->rc < 0)
             tessd_log("job %lld: cannot undo its checkpoint: %s", (long long)op->id, op->why);
         pthread_mutex_lock(&d->lock);

@@ -2,9 +2,14 @@
  * processes suspended and resumed together (a process without CUDA skipped), their memory given
  * back and their contents intact; a resume that does not fit answers EAGAIN and completes later;
  * a suspend that fails for one process leaves every process running as before; a driver without
- * the API or no driver at all is refused at open. */
+ * the API or no driver at all is refused at open; two threads on one handle, one held by a
+ * stopped process, the other's round trip done meanwhile.  And what a suspend measures
+ * (tagent_nvml_job_used, gpu.h) against the fake NVML: a job's own processes' memory, whatever
+ * other processes free meanwhile. */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,6 +21,7 @@
 #include <cmocka.h>
 
 #include "agent/ckpt.h"
+#include "agent/gpu.h"
 #include "cudaabi/cuda_abi.h"
 #include "tessel_fake.h"
 
@@ -186,12 +192,140 @@ static void test_open_refused(void **state)
     tagent_ckpt_close(NULL);
 }
 
+/* A suspend in a thread of its own (test_concurrent). */
+typedef struct {
+    tagent_ckpt_t *c;
+    pid_t pid;
+    int rc;
+    int done; /* atomic: set when the suspend returned */
+} bg_t;
+
+static void *bg_suspend(void *arg)
+{
+    bg_t *b = arg;
+    tsl_error_t err = {{0}};
+    b->rc = tagent_ckpt_suspend(b->c, &b->pid, 1, 5000, &err);
+    __atomic_store_n(&b->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* RV3's F2 at this layer: a process that is stopped (SIGSTOP) holds its own suspend (the
+ * driver's lock waits for it), not another process's on the same handle: b is suspended and
+ * resumed, intact, from the main thread while a's suspend waits in another thread. */
+static void test_concurrent(void **state)
+{
+    (void)state;
+    fresh();
+    kid_t a = start(1, 128 * MiB, 0), b = start(1, 64 * MiB, 0);
+    tsl_error_t err = {{0}};
+    tagent_ckpt_t *c = tagent_ckpt_open(lib, &err);
+    assert_non_null(c);
+    unsigned long long ua = tessel_fake_pid_used(0, a.pid), ub = tessel_fake_pid_used(0, b.pid);
+    assert_int_equal(kill(a.pid, SIGSTOP), 0);
+    bg_t bg = {.c = c, .pid = a.pid};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, bg_suspend, &bg), 0);
+    assert_int_equal(tagent_ckpt_suspend(c, &b.pid, 1, 5000, &err), 1);
+    assert_true(tessel_fake_pid_used(0, b.pid) == 0);
+    assert_int_equal(tagent_ckpt_resume(c, &b.pid, 1, &err), 1);
+    assert_true(tessel_fake_pid_used(0, b.pid) == ub);
+    assert_int_equal(__atomic_load_n(&bg.done, __ATOMIC_ACQUIRE), 0); /* a's still waits */
+    assert_int_equal(finish(&b), 0);
+    assert_int_equal(kill(a.pid, SIGCONT), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_int_equal(bg.rc, 1);
+    assert_true(tessel_fake_pid_used(0, a.pid) == 0);
+    assert_int_equal(tagent_ckpt_resume(c, &a.pid, 1, &err), 1);
+    assert_true(tessel_fake_pid_used(0, a.pid) == ua);
+    assert_int_equal(finish(&a), 0);
+    tagent_ckpt_close(c);
+}
+
+/* What a suspend measures: the job's own processes on its GPUs.  Job process a (320 MiB with
+ * its context) is checkpointed while another process o ends (192 MiB freed) and another tenant
+ * frees 256 MiB on the same GPU: the device's used memory falls by 768 MiB, the job's by its
+ * own 320 MiB. */
+static void test_job_used(void **state)
+{
+    (void)state;
+    fresh();
+    kid_t a = start(1, 256 * MiB, 0), o = start(1, 128 * MiB, 0);
+    tsl_error_t err = {{0}};
+    tagent_ckpt_t *c = tagent_ckpt_open(lib, &err);
+    assert_non_null(c);
+    char nvml[4096];
+    const char *bd = getenv("TESSEL_BUILD");
+    snprintf(nvml, sizeof nvml, "%s/tests/fake/libnvidia-ml.so.1", bd ? bd : "build");
+    tagent_nvml_t *n = tagent_nvml_open(nvml, &err);
+    assert_non_null(n);
+    assert_int_equal(tessel_fake_occupy(0, (long long)(256 * MiB)), 0);
+    unsigned gpu0 = 0;
+    pid_t job[] = {a.pid}, both[] = {a.pid, o.pid}, none[] = {0, -1};
+    uint64_t before, after, sum, total, dev_before, dev_after, avail;
+    assert_int_equal(tagent_nvml_job_used(n, &gpu0, 1, job, 1, &before), 0);
+    assert_true(before == 320 * MiB);
+    assert_int_equal(tagent_nvml_job_used(n, &gpu0, 1, both, 2, &sum), 0);
+    assert_true(sum == 512 * MiB);
+    assert_int_equal(tagent_nvml_job_used(n, &gpu0, 1, none, 2, &sum), 0);
+    assert_true(sum == 0);
+    assert_int_equal(tagent_nvml_memory(n, 0, &total, &dev_before, &avail), 0);
+
+    assert_int_equal(tagent_ckpt_suspend(c, job, 1, 5000, &err), 1);
+    assert_int_equal(finish(&o), 0);
+    assert_int_equal(tessel_fake_occupy(0, -(long long)(256 * MiB)), 0);
+    assert_int_equal(tagent_nvml_job_used(n, &gpu0, 1, job, 1, &after), 0);
+    assert_true(after == 0);
+    assert_true(before - after == 320 * MiB); /* what the job gave back */
+    assert_int_equal(tagent_nvml_memory(n, 0, &total, &dev_after, &avail), 0);
+    assert_true(dev_before - dev_after == 768 * MiB); /* the device-wide figure: not the job's */
+
+    /* NVML cannot say: no GPU, no handle, a GPU that does not exist. */
+    errno = 0;
+    assert_int_equal(tagent_nvml_job_used(n, &gpu0, 0, job, 1, &sum), -1);
+    assert_int_equal(errno, ENODEV);
+    assert_int_equal(tagent_nvml_job_used(NULL, &gpu0, 1, job, 1, &sum), -1);
+    unsigned gpu9 = 9;
+    errno = 0;
+    assert_int_equal(tagent_nvml_job_used(n, &gpu9, 1, job, 1, &sum), -1);
+    assert_int_equal(errno, EIO);
+    assert_true(sum == 0);
+
+    assert_int_equal(tagent_ckpt_resume(c, job, 1, &err), 1);
+    assert_int_equal(finish(&a), 0);
+    tagent_nvml_close(n);
+    tagent_ckpt_close(c);
+}
+
+/* tagent_procs_sum: members only, "not available" left out and said, saturation. */
+static void test_procs_sum(void **state)
+{
+    (void)state;
+    const unsigned pids[] = {10, 11, 12, 13};
+    const uint64_t used[] = {100, 200, 0xFFFFFFFFFFFFFFFFull, 400};
+    const pid_t of[] = {10, 12, 0, -1};
+    bool unknown = false;
+    assert_true(tagent_procs_sum(pids, used, 4, of, 4, &unknown) == 100);
+    assert_true(unknown); /* pid 12's figure is not available */
+    const pid_t of2[] = {11, 13};
+    unknown = false;
+    assert_true(tagent_procs_sum(pids, used, 4, of2, 2, &unknown) == 600);
+    assert_false(unknown);
+    assert_true(tagent_procs_sum(pids, used, 4, of2, 0, NULL) == 0);
+    const unsigned big_pids[] = {1, 2};
+    const uint64_t big[] = {UINT64_MAX - 5, 10};
+    const pid_t of3[] = {1, 2};
+    assert_true(tagent_procs_sum(big_pids, big, 2, of3, 2, NULL) == UINT64_MAX);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_round_trip, teardown),
         cmocka_unit_test_teardown(test_all_or_nothing, teardown),
         cmocka_unit_test_teardown(test_open_refused, teardown),
+        cmocka_unit_test_teardown(test_concurrent, teardown),
+        cmocka_unit_test_teardown(test_job_used, teardown),
+        cmocka_unit_test(test_procs_sum),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
