@@ -9,7 +9,8 @@
 # A's call goes on.  Last, a resume does not take the room a pending job of a higher priority
 # of its queue is due: job R (a whole GPU of queue default) suspended, X placed in its room, R's
 # resume waits for X; P (priority 5) waits behind X too; when X ends P is placed first (R's
-# reason names P), and R is restored once P has ended.
+# reason names P), and R is restored once P has ended.  The same for a resume on borrowed
+# capacity (queue a, no guarantee) and a pending job of queue b owed its guarantee.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 . "$TESSEL_SRCDIR/tests/lib/ckpt.sh"
@@ -98,6 +99,42 @@ wait_for '[ "$(job_state $R)" = running ]'; ok $? "R is restored then"
 touch "$G/r"
 wait_for '[ "$(job_state $R)" = succeeded ]'; ok $? "R ends"
 logs "$R" | grep -q '^check ok'; ok $? "every byte of R's pattern is back"
+
+# A resume on borrowed capacity does not take the room a pending job owed its queue's
+# guarantee is due: R2 of queue a (no guarantee) suspended, X2 of queue b (guaranteed 2 GPUs)
+# placed in its room, R2's resume waits for X2; P2 of b (owed: b uses 1 of its 2) waits for X2
+# too; when X2 ends P2 is placed first, R2 after P2.
+api POST /v1/queues '{"name":"a"}'
+is "$CODE" 201 "queue a: no guarantee"
+api POST /v1/queues '{"name":"b","guarantee":{"gpu":2}}'
+is "$CODE" 201 "queue b: a guarantee of 2 GPUs"
+api POST /v1/jobs "{\"argv\":[\"$PROBE\",\"ctx\",\"alloc:mem:512M\",\"pattern:512M\",\"waitfile:$G/r2\",\"check:512M\"],\"gpu\":1,\"queue\":\"a\",$ENV}"
+R2=$(jget .id)
+wait_for "logs $R2 | grep -q '^pattern rc=0'"; ok $? "job R2 of queue a (a whole GPU) holds 512 MiB"
+api POST "/v1/jobs/$R2/suspend"
+is "$CODE $(jget .state)" "200 suspended" "R2 is suspended by a person"
+api POST /v1/jobs "{\"argv\":[\"$PROBE\",\"ctx\",\"alloc:mem:256M\",\"waitfile:$G/x2\"],\"gpu\":1,\"queue\":\"b\",$ENV}"
+X2=$(jget .id)
+wait_for '[ "$(job_state $X2)" = running ]'; ok $? "job X2 of b is placed in R2's room"
+api POST "/v1/jobs/$R2/resume"
+wait_for "api GET /v1/jobs/$R2 && jget .reason | grep -q 'another job holds its slice'"
+ok $? "R2's resume waits for X2: $(jget .reason)"
+api POST /v1/jobs "{\"argv\":[\"$PROBE\",\"ctx\",\"alloc:mem:256M\",\"waitfile:$G/p2\"],\"gpu\":1,\"queue\":\"b\",$ENV}"
+P2=$(jget .id)
+is "$CODE $(job_state "$P2")" "201 pending" "job P2 of b waits for X2 too"
+touch "$G/x2"
+wait_for '[ "$(job_state $X2)" = succeeded ]'; ok $? "X2 ends"
+wait_for '[ "$(job_state $P2)" = running ]'; ok $? "P2, owed b's guarantee, is placed in the room"
+is "$(job_state "$R2")" suspended "R2 (borrowed capacity) is not restored ahead of P2"
+grep -q "job $R2: waiting for .*(pending job $P2 of queue 'b' is owed its guarantee and comes first)" \
+    "$TD/tesseld.log"
+ok $? "tesseld's log says R2 waited for P2: $(grep "job $R2: waiting for .*pending job" "$TD/tesseld.log" | head -1)"
+touch "$G/p2"
+wait_for '[ "$(job_state $P2)" = succeeded ]'; ok $? "P2 ends"
+wait_for '[ "$(job_state $R2)" = running ]'; ok $? "R2 is restored then"
+touch "$G/r2"
+wait_for '[ "$(job_state $R2)" = succeeded ]'; ok $? "R2 ends"
+logs "$R2" | grep -q '^check ok'; ok $? "every byte of R2's pattern is back"
 
 td_stop; ok $? "tesseld stops cleanly on SIGTERM (exit 0, no sanitizer report)"
 done_testing
