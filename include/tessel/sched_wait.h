@@ -109,6 +109,26 @@ size_t tsched_waits_changed(const tsched_sched_t *s, const uint64_t **ids);
  * (for a caller that could not record the last list).  NULL is accepted. */
 void tsched_waits_reset(tsched_sched_t *s);
 
+/* May pending job id start now on these n members (its gang), GPUs it held before (a resume
+ * of a job whose GPU memory was given back: tesseld submits it again, asks this, then calls
+ * tsched_job_started)?  The cluster's room is not asked here (tsched_job_started refuses what
+ * it cannot take); the rules are:
+ *   1. the cycle's for a pending job: every queue on its path stays within its limits, the
+ *      normalised GPUs counted on these members' GPUs, and non-preemptible work within the
+ *      guarantees: else *w is QueueLimit or GuaranteeLimit naming the first queue (leaf
+ *      first) at fault, with its bound, its use and what the job adds;
+ *   2. it takes no room a pending job is due first: a job of another queue owed its
+ *      guarantee (tsched_queue_satisfied's test) while this one would run beyond its own
+ *      queue's guarantee (Guarantee, w->queue and jobs[0] the job owed), or a job of its own
+ *      queue of a higher band or priority (Priority); each counts only when its own limits
+ *      let it start now and it fits in the cluster as it is but not once these members are
+ *      held.  Equal rank does not hold it back: the job was placed before.
+ * Changes nothing (the cluster is restored exactly; the policy's random state may advance).
+ * Returns 1 if it may, 0 if not (*w, may be NULL, says why), -1 with errno ENOENT (no such
+ * job), EBUSY (not pending), EINVAL (n is not its gang, a bad node) or ENOMEM.  O(jobs). */
+int tsched_job_may_start(tsched_sched_t *s, uint64_t id, const tsched_member_t *members, size_t n,
+                         tsched_wait_t *w);
+
 /* Can a job of class cls asking req ever run in queue path[0] (a leaf; path[1..npath) its
  * ancestors, up to the top level), on cluster c with nothing else running (c is borrowed and
  * left as it was; pass an empty copy of the cluster)?  Checks every limit on the path (a

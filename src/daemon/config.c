@@ -126,6 +126,9 @@ const tessd_opt_t tessd_opts[] = {
     {"term-idle-timeout", T_SECS, F(term_idle_timeout), .lo = 1, .hi = 7 * 86400, .def = "30m"},
     {"term-per-user", T_UINT, F(term_per_user), .lo = 1, .hi = 65536, .def = "16"},
     {"interactive-idle", T_SECS, F(interactive_idle), .lo = 0, .hi = 30 * 86400, .def = "0"},
+    /* The shortest idle time a job may give itself (docs/suspend.md, "Idle reclamation"). */
+    {"idle-reclaim-min", T_SECS, F(idle_reclaim_min), .lo = 0, .hi = 30 * 86400, .def = "5m",
+     .flags = LIVE},
     {"max-body", T_SIZE, F(max_body), .lo = 1024, .hi = 16 << 20, .def = "64K"},
     {"max-services-per-user", T_UINT, F(max_services_per_user), .lo = 0, .hi = 256, .def = "16",
      .flags = LIVE},

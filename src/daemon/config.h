@@ -81,6 +81,7 @@ typedef struct {
     int64_t term_idle_timeout;   /* s: a terminal WebSocket with no traffic this long closes */
     unsigned long term_per_user; /* terminal WebSockets of one user at once */
     int64_t interactive_idle;    /* s: a job with services idle this long is cancelled (0: never) */
+    int64_t idle_reclaim_min;    /* s: the shortest idle_reclaim a job may give itself (0: none) */
     uint64_t max_body;
     double submit_rate, admin_submit_rate;
     unsigned long submit_burst;

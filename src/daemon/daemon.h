@@ -120,7 +120,7 @@ typedef struct {
     uint64_t gpu_oversub;
     bool resume_wanted;
     char resume_by[TSTORE_NAME_MAX + 1];
-    char resume_wait[160]; /* the reason last recorded while the resume waits */
+    char resume_wait[320]; /* the reason last recorded while the resume waits */
     /* A step of the driver's checkpoint API under way for this job outside tesseld's lock
      * (suspend.c, a thread of its own): TESSD_CKPT_NONE, or which; and, set by a restore that
      * did not go on, that the tick must give its slice back to libsched (an API or worker
@@ -261,6 +261,9 @@ typedef struct {
     uint16_t svc_port;
     uint8_t svc_key[32];
     long long interactive_idle_ms;
+    /* --idle-reclaim-min, s: the shortest idle time a job may give itself (its queue's, an
+     * admin's, may be shorter); read by the API without the lock, set at a reload. */
+    atomic_llong idle_reclaim_min_s;
 
     /* GPUs */
     tagent_nvml_t *nvml;

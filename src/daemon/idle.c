@@ -5,10 +5,10 @@
 #include "daemon/idle.h"
 #include "libutil/duration.h"
 
-int64_t tessd_idle_effective(int64_t own_s, int64_t queue_s)
+int64_t tessd_idle_effective(int64_t own_s, int64_t queue_s, int64_t own_min_s)
 {
     if (own_s > 0)
-        return own_s;
+        return own_s < own_min_s ? own_min_s : own_s;
     if (own_s < 0)
         return 0;
     return queue_s > 0 ? queue_s : 0;

@@ -19,9 +19,11 @@
  * holds its memory for ever, which the setting exists to end). */
 #define TESSD_IDLE_RECLAIM_MAX (30 * 86400)
 
-/* The idle time in effect, in seconds (0: never): the job's own (own_s > 0), never (own_s
- * -1), or its queue's (own_s 0: queue_s, 0 or less: never). */
-int64_t tessd_idle_effective(int64_t own_s, int64_t queue_s);
+/* The idle time in effect, in seconds (0: never): the job's own (own_s > 0), at least own_min_s
+ * (tesseld's --idle-reclaim-min: a job's own time below it, stored before the floor was raised,
+ * counts as the floor), never (own_s -1), or its queue's (own_s 0: queue_s, 0 or less: never;
+ * an admin's setting, not raised to the floor). */
+int64_t tessd_idle_effective(int64_t own_s, int64_t queue_s, int64_t own_min_s);
 
 typedef enum {
     TESSD_IDLE_OFF = 0, /* no idle time applies: not watched (*since reset to 0) */

@@ -211,6 +211,9 @@ static void usage(FILE *f)
             "  --interactive-idle SECS  cancel a job with web services or a terminal when\n"
             "                      they had no request, no open WebSocket and no terminal\n"
             "                      attached this long (default 0: never)\n"
+            "  --idle-reclaim-min SECS  the shortest idle time before its GPU memory is given\n"
+            "                      back that a job may give itself (default 5m; 0: none;\n"
+            "                      a queue's, set by an admin, may be shorter)\n"
             "  --submit-rate R     job submissions a second per user, R > 0, or 0 for no limit\n"
             "                      (default 5; 429 with Retry-After above it); suspends and\n"
             "                      resumes have the same limit, apart\n"
@@ -569,6 +572,7 @@ static void conf_to_daemon(tessd_t *d, const tessd_conf_t *c)
     d->job_log_retention_s = c->job_log_retention;
     d->disk_reserve = c->disk_reserve;
     d->disk_reserve_pct = c->disk_reserve_pct;
+    atomic_store(&d->idle_reclaim_min_s, (long long)c->idle_reclaim_min);
     tessd_log_set_level(c->log_level);
 }
 

@@ -127,6 +127,10 @@ TESSELD_TESTS += tests/t/t3221-daemon-oversub-limits.t
 TESSELD_TESTS += tests/t/t3230-daemon-idle-reclaim.t tests/t/t3231-daemon-idle-busy.t \
                  tests/t/t3232-daemon-idle-hostile.t tests/t/t3233-daemon-idle-restart.t \
                  tests/t/t3234-daemon-idle-newproc.t tests/t/t3235-daemon-idle-hold.t
+# Resumes held by queue limits; the floor of a job's own idle time; no reclamation again before
+# a restored job's idle time (docs/suspend.md, "Resumes, queue limits and pending jobs").
+TESSELD_TESTS += tests/t/t3240-daemon-resume-rules.t tests/t/t3241-daemon-idle-floor.t \
+                 tests/t/t3242-daemon-idle-again.t
 TESSELD_TESTS += tests/t/t3163-daemon-jobdir-mounted.t
 TESSELD_TESTS += tests/t/t3164-daemon-exit-record.t
 TESSELD_TESTS += tests/t/t3165-daemon-jobdir-reused-id.t
@@ -312,7 +316,9 @@ tests/t/t3217-daemon-psusp-hold-newproc.t tests/t/t3218-daemon-psusp-hold-selfre
 # Idle reclamation: the probe as jobs, with the CLI; a hostile job writes its words (tcu-slice).
 tests/t/t3230-daemon-idle-reclaim.t tests/t/t3231-daemon-idle-busy.t \
 tests/t/t3232-daemon-idle-hostile.t tests/t/t3233-daemon-idle-restart.t \
-tests/t/t3234-daemon-idle-newproc.t tests/t/t3235-daemon-idle-hold.t: \
+tests/t/t3234-daemon-idle-newproc.t tests/t/t3235-daemon-idle-hold.t \
+tests/t/t3240-daemon-resume-rules.t tests/t/t3241-daemon-idle-floor.t \
+tests/t/t3242-daemon-idle-again.t: \
     $(O)/tests/interposer/tcu-probe $(O)/tests/interposer/tcu-slice $(O)/lib/libtessel-cuda.so \
     $(O)/tests/fake/libcuda.so.1 $(O)/bin/tessel
 # The slice test runs the interposer's probe as a job, over the fake driver.

@@ -818,8 +818,63 @@ static void slice_unhold(tessd_t *d, tessd_run_t *r)
     r->holds = false;
 }
 
+/* An amount of resource res of a libsched reason (tsched_wait_t.res: 0 milli-GPU, 1 bytes of
+ * GPU memory, 2 milli-CPU, 3 bytes of memory, 4 normalised milli-GPU) as people read it:
+ * "1 GPU", "0.5 GPU", "8.00 GiB of GPU memory", "2 CPU", "1.5 normalised GPU".  Returns buf. */
+static char *res_amount(int res, uint64_t v, char *buf, size_t len)
+{
+    char sz[32];
+    if (res == 1 || res == 3)
+        snprintf(buf, len, "%s of %smemory", tsl_format_size(v, sz, sizeof sz),
+                 res == 1 ? "GPU " : "");
+    else
+        snprintf(buf, len, "%g %s", (double)v / 1000,
+                 res == 2   ? "CPU"
+                 : res == 4 ? "normalised GPU"
+                            : "GPU");
+    return buf;
+}
+
+/* What a restore waits for when libsched's rules hold it (tsched_job_may_start), in words for
+ * the job's reason: "queue 'lab' is at its limit of 1 GPU: it uses 1 GPU, the job takes 0.5
+ * GPU", ...  Returns buf. */
+static char *may_start_why(const tsched_wait_t *w, char *buf, size_t len)
+{
+    char bound[48], used[48], want[48];
+    res_amount(w->res, w->bound, bound, sizeof bound);
+    res_amount(w->res, w->used, used, sizeof used);
+    res_amount(w->res, w->want, want, sizeof want);
+    switch (w->code) {
+    case TSCHED_WAIT_QUEUE_LIMIT:
+        snprintf(buf, len, "queue '%s' is at its limit of %s: it uses %s, the job takes %s",
+                 w->queue, bound, used, want);
+        break;
+    case TSCHED_WAIT_GUARANTEE_LIMIT:
+        snprintf(buf, len,
+                 "queue '%s' is at its guarantee of %s for interactive and inference work: it "
+                 "uses %s, the job takes %s",
+                 w->queue, bound, used, want);
+        break;
+    case TSCHED_WAIT_GUARANTEE:
+        snprintf(buf, len, "pending job %llu of queue '%s' is owed its guarantee and comes first",
+                 (unsigned long long)w->jobs[0], w->queue);
+        break;
+    case TSCHED_WAIT_PRIORITY:
+        snprintf(buf, len, "pending job %llu of queue '%s' outranks it and comes first",
+                 (unsigned long long)w->jobs[0], w->queue);
+        break;
+    default:
+        tsched_wait_format(w, buf, len);
+        break;
+    }
+    return buf;
+}
+
 /* Start job r's restore if its GPU has room (main thread, lock held): 0 started, 1 not yet
- * (why says for what it waits). */
+ * (why says for what it waits).  The order (docs/suspend.md, "Resumes, queue limits and
+ * pending jobs"): libsched's rules for a start (its queues' limits and guarantees, and no
+ * room a pending job is due first: tsched_job_may_start), its slice on the same GPUs, then the
+ * device's free memory. */
 static int restore_start(tessd_t *d, tessd_run_t *r, char *why, size_t len)
 {
     char sz[32];
@@ -833,6 +888,21 @@ static int restore_start(tessd_t *d, tessd_run_t *r, char *why, size_t len)
         if (tsched_job_submit(d->sched, &r->q, &se) < 0 && errno != EEXIST) {
             snprintf(why, len, "waiting for %s on GPU %u (the scheduler refused it: %.60s)", sz,
                      gpu0, se.text);
+            return 1;
+        }
+        /* A resume is a start: the rules libsched applies to a pending job hold it too. */
+        tsched_wait_t w;
+        int may = tsched_job_may_start(d->sched, r->q.id, &r->member, 1, &w);
+        if (may <= 0) {
+            int e = errno;
+            char rule[400];
+            tsched_job_remove(d->sched, r->q.id, now);
+            if (may == 0)
+                snprintf(why, len, "waiting for %s on GPU %u (%.240s)", sz, gpu0,
+                         may_start_why(&w, rule, sizeof rule));
+            else
+                snprintf(why, len, "waiting for %s on GPU %u (the scheduler refused it: %s)", sz,
+                         gpu0, strerror(e));
             return 1;
         }
         if (tsched_job_started(d->sched, r->q.id, &r->member, 1, now) < 0) {
@@ -932,11 +1002,11 @@ void tessd_ckpt_tick(tessd_t *d)
             }
             continue;
         }
-        char why[160];
+        char why[sizeof r->resume_wait];
         if (restore_start(d, r, why, sizeof why) == 0)
             continue;
         if (strcmp(why, r->resume_wait) != 0) {
-            snprintf(r->resume_wait, sizeof r->resume_wait, "%.150s", why);
+            snprintf(r->resume_wait, sizeof r->resume_wait, "%s", why);
             tsl_error_t e;
             if (tstore_job_set_reason(d->store, r->id, why, &e) < 0)
                 tessd_log("job %lld: cannot record why its resume waits: %s", (long long)r->id,
@@ -1041,7 +1111,8 @@ void tessd_idle_tick(tessd_t *d)
             }
             qidle = queue_idle(qs, nq, r->queue);
         }
-        int64_t idle_s = tessd_idle_effective(r->idle_reclaim_s, qidle);
+        int64_t idle_s =
+            tessd_idle_effective(r->idle_reclaim_s, qidle, atomic_load(&d->idle_reclaim_min_s));
         if (idle_s <= 0) {
             r->idle_since_ms = 0;
             continue;

@@ -15,6 +15,7 @@
 #include "daemon/slurmjob.h"
 #include "daemon/container_launch.h"
 #include "daemon/jobsvc.h"
+#include "libutil/duration.h"
 #include "libutil/jobenv.h"
 #include "libutil/size.h"
 
@@ -464,6 +465,19 @@ static int parse_submit(tessd_t *d, json_t *body, tstore_job_t *j, thttp_reply_t
                 "idle_reclaim must be null (its queue's), \"off\" or 0 (never), whole seconds up "
                 "to %d or a duration such as \"30m\"",
                 TESSD_IDLE_RECLAIM_MAX);
+        /* The floor (tesseld's --idle-reclaim-min): each reclamation is a checkpoint and a
+         * restore of the job's memory on the node's one checkpoint queue, so a job may not
+         * ask for them more often (docs/suspend.md, "How often a job may be reclaimed"). */
+        long long floor_s = atomic_load(&d->idle_reclaim_min_s);
+        if (secs > 0 && secs < floor_s) {
+            char have[32], want[32];
+            thttp_error(rep, 422, "unsatisfiable", "idle_reclaim",
+                        "idle_reclaim %s is below this tesseld's floor of %s "
+                        "(--idle-reclaim-min): ask %s or more, \"off\", or its queue's",
+                        tsl_format_seconds(secs, have, sizeof have),
+                        tsl_format_seconds(floor_s, want, sizeof want), want);
+            return -1;
+        }
         j->idle_reclaim_s = secs ? secs : -1;
     }
     return 0;

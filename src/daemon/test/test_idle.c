@@ -15,12 +15,19 @@
 static void test_effective(void **state)
 {
     (void)state;
-    assert_int_equal(tessd_idle_effective(600, 1800), 600); /* the job's own wins */
-    assert_int_equal(tessd_idle_effective(600, 0), 600);
-    assert_int_equal(tessd_idle_effective(-1, 1800), 0);   /* never, whatever its queue says */
-    assert_int_equal(tessd_idle_effective(0, 1800), 1800); /* its queue's */
-    assert_int_equal(tessd_idle_effective(0, 0), 0);
-    assert_int_equal(tessd_idle_effective(0, -1), 0);
+    assert_int_equal(tessd_idle_effective(600, 1800, 300), 600); /* the job's own wins */
+    assert_int_equal(tessd_idle_effective(600, 0, 300), 600);
+    assert_int_equal(tessd_idle_effective(-1, 1800, 300), 0);   /* never, whatever its queue says */
+    assert_int_equal(tessd_idle_effective(0, 1800, 300), 1800); /* its queue's */
+    assert_int_equal(tessd_idle_effective(0, 0, 300), 0);
+    assert_int_equal(tessd_idle_effective(0, -1, 300), 0);
+    /* the floor (--idle-reclaim-min): a job's own time below it counts as the floor; its
+     * queue's (an admin's) is not raised; 0 is no floor */
+    assert_int_equal(tessd_idle_effective(10, 1800, 300), 300);
+    assert_int_equal(tessd_idle_effective(300, 1800, 300), 300);
+    assert_int_equal(tessd_idle_effective(0, 3, 300), 3);
+    assert_int_equal(tessd_idle_effective(10, 0, 0), 10);
+    assert_int_equal(tessd_idle_effective(-1, 3, 300), 0);
 }
 
 static void test_look(void **state)
