@@ -729,6 +729,40 @@ CUABI_FN(cuMemsetD2D8Async, (CUdeviceptr dstDevice, size_t dstPitch, unsigned ch
                              size_t Height, CUstream hStream));
 CUABI_FN(cuMemsetD2D8Async_ptsz, (CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc,
                                   size_t Width, size_t Height, CUstream hStream));
+/* 16- and 32-bit sets: N (Width) elements of the value; the destination (and the pitch) aligned
+ * to the element's size. */
+CUABI_FN(cuMemsetD16, (CUdeviceptr_v1 dstDevice, unsigned short us, unsigned int N));
+CUABI_FN(cuMemsetD16_v2, (CUdeviceptr dstDevice, unsigned short us, size_t N));
+CUABI_FN(cuMemsetD16_v2_ptds, (CUdeviceptr dstDevice, unsigned short us, size_t N));
+CUABI_FN(cuMemsetD16Async, (CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream));
+CUABI_FN(cuMemsetD16Async_ptsz,
+         (CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream));
+CUABI_FN(cuMemsetD32, (CUdeviceptr_v1 dstDevice, unsigned int ui, unsigned int N));
+CUABI_FN(cuMemsetD32_v2, (CUdeviceptr dstDevice, unsigned int ui, size_t N));
+CUABI_FN(cuMemsetD32_v2_ptds, (CUdeviceptr dstDevice, unsigned int ui, size_t N));
+CUABI_FN(cuMemsetD32Async, (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream));
+CUABI_FN(cuMemsetD32Async_ptsz,
+         (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream));
+CUABI_FN(cuMemsetD2D16, (CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned short us,
+                         unsigned int Width, unsigned int Height));
+CUABI_FN(cuMemsetD2D16_v2,
+         (CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height));
+CUABI_FN(cuMemsetD2D16_v2_ptds,
+         (CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height));
+CUABI_FN(cuMemsetD2D16Async, (CUdeviceptr dstDevice, size_t dstPitch, unsigned short us,
+                              size_t Width, size_t Height, CUstream hStream));
+CUABI_FN(cuMemsetD2D16Async_ptsz, (CUdeviceptr dstDevice, size_t dstPitch, unsigned short us,
+                                   size_t Width, size_t Height, CUstream hStream));
+CUABI_FN(cuMemsetD2D32, (CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned int ui,
+                         unsigned int Width, unsigned int Height));
+CUABI_FN(cuMemsetD2D32_v2,
+         (CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height));
+CUABI_FN(cuMemsetD2D32_v2_ptds,
+         (CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height));
+CUABI_FN(cuMemsetD2D32Async, (CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width,
+                              size_t Height, CUstream hStream));
+CUABI_FN(cuMemsetD2D32Async_ptsz, (CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui,
+                                   size_t Width, size_t Height, CUstream hStream));
 CUABI_FN(cuMemcpyPeer, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
                         CUcontext srcContext, size_t ByteCount));
 CUABI_FN(cuMemcpyPeer_ptds, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
