@@ -110,8 +110,11 @@
  *                       values change at each call, and ok=1 when the device then holds them
  *                       (cuMemcpyDtoH_v2 read back, the rows of a 2D call) and the call
  *                       succeeded; the gated call is the op's first CUDA call
- *   opuntil:NAME:PATH   op NAME every 100 ms until PATH exists: "opuntil NAME n=N bad=B"
- *                       (B: calls that failed or whose values were not read back)
+ *   call:NAME           the same call with nothing read back (the read-back is a copy, itself
+ *                       GPU work): "call NAME rc=R ok=0|1" (ok: evrecord's query or rc 0)
+ *   opuntil:NAME:PATH   "call:NAME" every 100 ms until PATH exists, then one "op:NAME":
+ *                       "opuntil NAME n=N bad=B ok=0|1" (B: calls that failed, ok: the last
+ *                       call's values read back)
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -443,8 +446,9 @@ static uint64_t size_arg(const char *s)
 
 static CUevent op_event;
 
-/* One call of gated entry point `name` (see "op:NAME" above); *ok: its result read back. */
-static CUresult op(const char *name, int *ok)
+/* One call of gated entry point `name` (see "op:NAME" above); with check, *ok: its result read
+ * back (a copy, itself GPU work), else *ok = 1 when the call succeeded. */
+static CUresult op(const char *name, int *ok, int check)
 {
     static unsigned round;
     static unsigned char host[4096], back[4096];
@@ -508,6 +512,10 @@ static CUresult op(const char *name, int *ok)
         want = sizeof host;
     } else {
         die("op: unknown operation");
+    }
+    if (!check) {
+        *ok = r == CUDA_SUCCESS;
+        return r;
     }
     if (r == CUDA_SUCCESS && want) {
         CUresult b = SYM(cuMemcpyDtoH_v2_fn, "cuMemcpyDtoH_v2", "cuMemcpyDtoH")(back, base, want);
@@ -644,20 +652,20 @@ static void step(char *s)
     } else if (strcmp(s, "evcreate") == 0) {
         printf("evcreate rc=%d\n",
                SYM(cuEventCreate_fn, "cuEventCreate", "cuEventCreate")(&op_event, 0));
-    } else if (strcmp(s, "op") == 0 && arg1) {
+    } else if ((strcmp(s, "op") == 0 || strcmp(s, "call") == 0) && arg1) {
         int ok;
-        CUresult r = op(arg1, &ok);
-        printf("op %s rc=%d ok=%d\n", arg1, r, ok);
+        CUresult r = op(arg1, &ok, s[0] == 'o');
+        printf("%s %s rc=%d ok=%d\n", s, arg1, r, ok);
     } else if (strcmp(s, "opuntil") == 0 && arg1 && arg2) {
         long n = 0, bad = 0;
+        int ok = 0;
         while (access(arg2, F_OK) != 0) {
-            int ok;
-            CUresult r = op(arg1, &ok);
             n++;
-            bad += r != CUDA_SUCCESS || !ok;
+            bad += op(arg1, &ok, 0) != CUDA_SUCCESS;
             usleep(100000);
         }
-        printf("opuntil %s n=%ld bad=%ld\n", arg1, n, bad);
+        bad += op(arg1, &ok, 1) != CUDA_SUCCESS;
+        printf("opuntil %s n=%ld bad=%ld ok=%d\n", arg1, n, bad, ok);
     } else if (strcmp(s, "launchuntil") == 0 && arg1 && arg2) {
         CUfunction f = NULL;
         long n = 0, bad = 0;
