@@ -475,6 +475,97 @@ static void test_copies(void **state)
     assert_int_equal(tessel_fake_calls("cuMemsetD8_v2"), 1);
 }
 
+/* 16- and 32-bit sets, 1D and 2D, each variant (cuda.h: the destination and a 2D set's pitch
+ * aligned to the element's size, else CUDA_ERROR_INVALID_VALUE; out of bounds refused). */
+static void test_wide_sets(void **state)
+{
+    start("A:1G", "0");
+    primary(0);
+    CUdeviceptr a;
+    OK(cuMemAlloc_v2(&a, 4096));
+    uint16_t h16[2048];
+    uint32_t h32[1024];
+    OK(cuMemsetD16_v2(a, 0xbeef, 2048));
+    OK(cuMemcpyDtoH_v2(h16, a, sizeof h16));
+    assert_int_equal(h16[0], 0xbeef);
+    assert_int_equal(h16[2047], 0xbeef);
+    OK(cuMemsetD32_v2_ptds(a + 8, 0xdeadbeef, 4));
+    OK(cuMemcpyDtoH_v2(h32, a, sizeof h32));
+    assert_int_equal(h32[1], 0xbeefbeef);
+    assert_int_equal(h32[2], 0xdeadbeef);
+    assert_int_equal(h32[5], 0xdeadbeef);
+    assert_int_equal(h32[6], 0xbeefbeef);
+    CUdeviceptr_v1 lo; /* the v1 exports: 32-bit pointers and sizes */
+    OK(cuMemAlloc(&lo, 4096));
+    OK(cuMemsetD8_v2(lo, 0, 4096));
+    OK(cuMemsetD16(lo, 7, 1));
+    OK(cuMemsetD32(lo + 4, 9, 1));
+    OK(cuMemsetD16_v2_ptds(lo + 2, 8, 1));
+    OK(cuMemsetD2D16(lo + 64, 64, 1, 2, 2));
+    OK(cuMemsetD2D32(lo + 256, 64, 2, 2, 2));
+    OK(cuMemcpyDtoH_v2(h16, lo, 512));
+    assert_int_equal(h16[0], 7);
+    assert_int_equal(h16[1], 8);
+    assert_int_equal(h16[2], 9);
+    assert_int_equal(h16[3], 0);
+    assert_int_equal(h16[32 + 1], 1);
+    assert_int_equal(h16[64 + 1], 1);
+    assert_int_equal(h16[64 + 2], 0);
+    assert_int_equal(h16[128 + 2], 2);
+    assert_int_equal(h16[160 + 2], 2);
+    OK(cuMemFree(lo));
+    CUstream s;
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuMemsetD16Async(a, 1, 4, s));
+    OK(cuMemsetD16Async_ptsz(a + 8, 2, 4, NULL));
+    OK(cuMemsetD32Async(a + 16, 3, 2, s));
+    OK(cuMemsetD32Async_ptsz(a + 24, 4, 2, NULL));
+    OK(cuStreamSynchronize(s));
+    OK(cuMemcpyDtoH_v2(h32, a, 32));
+    assert_int_equal(h32[0], 0x00010001);
+    assert_int_equal(h32[2], 0x00020002);
+    assert_int_equal(h32[4], 3);
+    assert_int_equal(h32[7], 4);
+    /* 2D: 4 rows of 8 elements, 64 bytes apart; the gaps untouched. */
+    OK(cuMemsetD8_v2(a, 0, 4096));
+    OK(cuMemsetD2D32_v2(a, 64, 0x11223344, 8, 4));
+    OK(cuMemsetD2D16_v2_ptds(a + 32, 64, 0x5566, 8, 4));
+    OK(cuMemsetD2D16Async(a + 512, 64, 3, 2, 2, s));
+    OK(cuMemsetD2D16Async_ptsz(a + 640, 64, 4, 2, 2, NULL));
+    OK(cuMemsetD2D32Async(a + 768, 64, 5, 2, 2, s));
+    OK(cuMemsetD2D32Async_ptsz(a + 896, 64, 6, 2, 2, NULL));
+    OK(cuStreamSynchronize(s));
+    OK(cuMemcpyDtoH_v2(h32, a, sizeof h32));
+    for (int r = 0; r < 4; r++) {
+        assert_int_equal(h32[r * 16], 0x11223344);
+        assert_int_equal(h32[r * 16 + 7], 0x11223344);
+        assert_int_equal(h32[r * 16 + 8], 0x55665566);
+        assert_int_equal(h32[r * 16 + 11], 0x55665566);
+        assert_int_equal(h32[r * 16 + 12], 0);
+    }
+    assert_int_equal(h32[128], 0x00030003);
+    assert_int_equal(h32[160], 0x00040004);
+    assert_int_equal(h32[192 + 17], 5);
+    assert_int_equal(h32[224 + 17], 6);
+    /* Misaligned destination or pitch, out of bounds: refused, nothing written. */
+    assert_int_equal(cuMemsetD16_v2(a + 1, 1, 2), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuMemsetD32_v2(a + 2, 1, 2), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuMemsetD2D32_v2(a, 66, 1, 2, 2), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuMemsetD2D16_v2(a, 8, 1, 8, 2), CUDA_ERROR_INVALID_VALUE); /* pitch < row */
+    assert_int_equal(cuMemsetD32_v2(a, 1, 1025), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuMemsetD2D16_v2(a, 1024, 1, 8, 5), CUDA_ERROR_INVALID_VALUE);
+    OK(cuMemcpyDtoH_v2(h32, a, 4));
+    assert_int_equal(h32[0], 0x11223344);
+    OK(cuMemsetD32_v2(a, 1, 0)); /* nothing to set */
+    OK(cuStreamDestroy_v2(s));
+    OK(cuMemFree_v2(a));
+    assert_int_equal(tessel_fake_calls("cuMemsetD16_v2"), 2);
+    assert_int_equal(tessel_fake_calls("cuMemsetD32_v2"), 3);
+    assert_int_equal(tessel_fake_calls("cuMemsetD16_v2_ptds"), 1);
+    assert_int_equal(tessel_fake_calls("cuMemsetD2D16_v2_ptds"), 1);
+    assert_int_equal(tessel_fake_calls("cuMemsetD32Async_ptsz"), 1);
+}
+
 static void test_2d_peer_hints(void **state)
 {
     start("2xA:1G", "0");
@@ -1164,6 +1255,7 @@ int main(void)
         cmocka_unit_test_teardown(test_pitch_managed_host, teardown),
         cmocka_unit_test_teardown(test_managed_model, teardown),
         cmocka_unit_test_teardown(test_copies, teardown),
+        cmocka_unit_test_teardown(test_wide_sets, teardown),
         cmocka_unit_test_teardown(test_2d_peer_hints, teardown),
         cmocka_unit_test_teardown(test_pools, teardown),
         cmocka_unit_test_teardown(test_vmm, teardown),
