@@ -128,6 +128,10 @@
     X(cuMemcpy2DUnaligned_v2_ptds, "cuMemcpy2DUnaligned", 7000, 1)                                 \
     X(cuMemcpy2DAsync_v2, "cuMemcpy2DAsync", 3020, 0)                                              \
     X(cuMemcpy2DAsync_v2_ptsz, "cuMemcpy2DAsync", 7000, 1)                                         \
+    X(cuMemcpy3D_v2, "cuMemcpy3D", 3020, 0)                                                        \
+    X(cuMemcpy3D_v2_ptds, "cuMemcpy3D", 7000, 1)                                                   \
+    X(cuMemcpy3DAsync_v2, "cuMemcpy3DAsync", 3020, 0)                                              \
+    X(cuMemcpy3DAsync_v2_ptsz, "cuMemcpy3DAsync", 7000, 1)                                         \
     X(cuMemsetD16, "cuMemsetD16", 2000, 0)                                                         \
     X(cuMemsetD16_v2, "cuMemsetD16", 3020, 0)                                                      \
     X(cuMemsetD16_v2_ptds, "cuMemsetD16", 7000, 1)                                                 \

@@ -1255,6 +1255,86 @@ CUresult cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *pCopy, CUstream hStream)
     return copy2d(pCopy, 1, hStream, 1);
 }
 
+/* 3D copies: Depth slices of 2D copies, each side's slices Pitch * Height apart (Height may
+ * be 0 when Depth is 1, as cuda.h says); arrays: CUDA_ERROR_NOT_SUPPORTED as in 2D. */
+static CUresult side3d(CUmemorytype t, const void *host, CUdeviceptr dev, uint64_t x, uint64_t y,
+                       uint64_t z, uint64_t pitch, uint64_t height, uint64_t w, uint64_t h,
+                       uint64_t d, int prot, uint64_t *base)
+{
+    if ((d > 1 || z) && height < h)
+        return CUDA_ERROR_INVALID_VALUE;
+    /* Slice z row y is row z * height + y; the copy's rows up to the last slice's last row are
+     * (d - 1) * height + h rows of a 2D side, whose span side2d checks. */
+    if ((height && (z > UINT64_MAX / height || d - 1 > UINT64_MAX / height)) ||
+        z * height > UINT64_MAX - y || (d - 1) * height > UINT64_MAX - h)
+        return CUDA_ERROR_INVALID_VALUE;
+    return side2d(t, host, dev, x, z * height + y, pitch, w, (d - 1) * height + h, prot, base);
+}
+
+static CUresult do_copy3d(const CUDA_MEMCPY3D *p)
+{
+    if (!p || p->reserved0 || p->reserved1 || p->srcLOD || p->dstLOD)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t w = p->WidthInBytes, h = p->Height, dp = p->Depth, s = 0, d = 0;
+    if (w == 0 || h == 0 || dp == 0)
+        return CUDA_SUCCESS;
+    CUresult rc = side3d(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY,
+                         p->srcZ, p->srcPitch, p->srcHeight, w, h, dp, PROT_READ, &s);
+    if (rc == CUDA_SUCCESS)
+        rc = side3d(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY, p->dstZ,
+                    p->dstPitch, p->dstHeight, w, h, dp, PROT_WRITE, &d);
+    for (uint64_t z = 0; rc == CUDA_SUCCESS && z < dp; z++)
+        for (uint64_t r = 0; r < h; r++)
+            memmove((void *)(uintptr_t)(d + z * p->dstPitch * p->dstHeight + r * p->dstPitch),
+                    (const void *)(uintptr_t)(s + z * p->srcPitch * p->srcHeight + r * p->srcPitch),
+                    (size_t)w);
+    return rc;
+}
+
+static CUresult copy3d(const CUDA_MEMCPY3D *p, int async, CUstream s, int pt)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    LOCK();
+    ctx_t *c;
+    CUresult rc = need_ctx(&c);
+    if (rc == CUDA_SUCCESS && async) {
+        stream_t *st = stream_resolve(s, c, pt, &rc);
+        if (st && st->capture)
+            rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    if (rc == CUDA_SUCCESS)
+        rc = do_copy3d(p);
+    UNLOCK();
+    if (rc == CUDA_SUCCESS && !async)
+        sync_ctx_unlocked(c);
+    return rc;
+}
+
+CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D *pCopy)
+{
+    COUNT(cuMemcpy3D_v2);
+    return copy3d(pCopy, 0, NULL, 0);
+}
+
+CUresult cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D *pCopy)
+{
+    COUNT(cuMemcpy3D_v2_ptds);
+    return copy3d(pCopy, 0, NULL, 1);
+}
+
+CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *pCopy, CUstream hStream)
+{
+    COUNT(cuMemcpy3DAsync_v2);
+    return copy3d(pCopy, 1, hStream, 0);
+}
+
+CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *pCopy, CUstream hStream)
+{
+    COUNT(cuMemcpy3DAsync_v2_ptsz);
+    return copy3d(pCopy, 1, hStream, 1);
+}
+
 /* Peer copies: both contexts must be live; memory is one address space. */
 static CUresult peer(uint64_t dst, CUcontext dc, uint64_t src, CUcontext sc, uint64_t n, int async,
                      CUstream s, int pt)

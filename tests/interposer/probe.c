@@ -104,7 +104,8 @@
  *                       the newest), its result read back: "op NAME rc=R ok=0|1".  NAME:
  *                       evrecord (cuEventRecord on the legacy stream, then cuEventQuery),
  *                       streamquery (cuStreamQuery of the legacy stream), copy2d (cuMemcpy2D_v2
- *                       of 4 rows of 256 bytes, host to device, 1 KiB apart), memsetd32
+ *                       of 4 rows of 256 bytes, host to device, 1 KiB apart), copy3d
+ *                       (cuMemcpy3D_v2 of the same rows as 2 slices of 2), memsetd32
  *                       (cuMemsetD32_v2 of 1024 words), memsetd16 (cuMemsetD16_v2 of 2048),
  *                       memsetd2d32 (cuMemsetD2D32_v2: 4 rows of 64 words, 1 KiB apart); the
  *                       values change at each call, and ok=1 when the device then holds them
@@ -488,6 +489,27 @@ static CUresult op(const char *name, int *ok, int check)
         c.WidthInBytes = row;
         c.Height = rows;
         r = SYM(cuMemcpy2D_v2_fn, "cuMemcpy2D_v2", "cuMemcpy2D")(&c);
+        want = pitch * (rows - 1) + row;
+        step_rows = 1;
+    } else if (strcmp(name, "copy3d") == 0) {
+        /* 2 slices of 2 rows of 256 bytes; rows 1 KiB apart, slices 2 KiB apart (height 2). */
+        for (size_t y = 0; y < rows; y++)
+            for (size_t x = 0; x < row; x++)
+                host[y * pitch + x] = (unsigned char)(round * 3 + y * 5 + x);
+        CUDA_MEMCPY3D c;
+        memset(&c, 0, sizeof c);
+        c.srcMemoryType = CU_MEMORYTYPE_HOST;
+        c.srcHost = host;
+        c.srcPitch = pitch;
+        c.srcHeight = 2;
+        c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+        c.dstDevice = base;
+        c.dstPitch = pitch;
+        c.dstHeight = 2;
+        c.WidthInBytes = row;
+        c.Height = 2;
+        c.Depth = 2;
+        r = SYM(cuMemcpy3D_v2_fn, "cuMemcpy3D_v2", "cuMemcpy3D")(&c);
         want = pitch * (rows - 1) + row;
         step_rows = 1;
     } else if (strcmp(name, "memsetd32") == 0 || strcmp(name, "memsetd2d32") == 0) {

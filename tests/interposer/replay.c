@@ -118,7 +118,8 @@ static int poke(const char *name, const char *variant, void *p)
         ((cuMemcpyPeerAsync_fn)p)(0, NULL, 0, NULL, 0, NULL);
         return 1;
     }
-    if (IS("cuMemcpy2D") || IS("cuMemcpy2DUnaligned") || IS("cuMemcpy2DAsync")) {
+    if (IS("cuMemcpy2D") || IS("cuMemcpy2DUnaligned") || IS("cuMemcpy2DAsync") ||
+        IS("cuMemcpy3D") || IS("cuMemcpy3DAsync")) {
         ((cuMemcpy2DAsync_v2_fn)p)(NULL, NULL); /* no copy described: refused */
         return 1;
     }

@@ -23,7 +23,7 @@ cuGraphLaunch cuMemAdvise cuMemPrefetchAsync cuMemPrefetchBatchAsync
 cuMemDiscardAndPrefetchBatchAsync cuMemcpy cuMemcpyAsync cuMemcpyHtoD cuMemcpyDtoH cuMemcpyDtoD
 cuMemcpyHtoDAsync cuMemcpyDtoHAsync cuMemcpyDtoDAsync cuMemsetD8 cuMemsetD8Async
 cuStreamSynchronize cuCtxSynchronize cuEventSynchronize cuMemcpyPeer cuMemcpyPeerAsync cuMemcpy2D
-cuMemcpy2DUnaligned cuMemcpy2DAsync cuMemsetD16 cuMemsetD16Async cuMemsetD32 cuMemsetD32Async
+cuMemcpy2DUnaligned cuMemcpy2DAsync cuMemcpy3D cuMemcpy3DAsync cuMemsetD16 cuMemsetD16Async cuMemsetD32 cuMemsetD32Async
 cuMemsetD2D8 cuMemsetD2D8Async cuMemsetD2D16 cuMemsetD2D16Async cuMemsetD2D32 cuMemsetD2D32Async
 cuEventCreate cuEventRecord cuEventQuery cuEventElapsedTime cuEventDestroy cuStreamCreate
 cuStreamCreateWithPriority cuStreamDestroy cuStreamQuery cuStreamWaitEvent'
@@ -96,6 +96,7 @@ is "$(line cuMemAllocAsync 11020 0)" cuMemAllocAsync "cuMemAllocAsync @11020 -> 
 is "$(line cuLaunchKernel 7000 2)" cuLaunchKernel_ptsz "cuLaunchKernel @7000 ptds -> _ptsz"
 is "$(line cuCtxCreate 3020 0)" cuCtxCreate_v2 "cuCtxCreate @3020 -> cuCtxCreate_v2"
 is "$(line cuMemcpy2DAsync 7000 2)" cuMemcpy2DAsync_v2_ptsz "cuMemcpy2DAsync @7000 ptds -> _v2_ptsz"
+is "$(line cuMemcpy3D 3020 0)" cuMemcpy3D_v2 "cuMemcpy3D @3020 -> cuMemcpy3D_v2"
 is "$(line cuEventRecord 7000 2)" cuEventRecord_ptsz "cuEventRecord @7000 ptds -> _ptsz"
 is "$(line cuEventElapsedTime 12080 0)" cuEventElapsedTime_v2 "cuEventElapsedTime @12080 -> _v2"
 is "$(line cuStreamDestroy 4000 0)" cuStreamDestroy_v2 "cuStreamDestroy @4000 -> _v2"

@@ -1,14 +1,15 @@
 #!/bin/sh
 # t3236-daemon-idle-calls.t - a reclaimed job's next CUDA call resumes it whichever family the
-# call is of (docs/suspend.md, "The next CUDA call"; issue 21 item 3): five jobs of a queue whose
+# call is of (docs/suspend.md, "The next CUDA call"; issue 21 item 3): six jobs of a queue whose
 # idle time is 2 s each hold 128 MiB with a pattern and a 1 MiB buffer, then do no GPU work and
 # are reclaimed (memory given back by the driver's checkpoint); the first CUDA call each makes
-# after that is one that was not hooked before: cuEventRecord (then cuEventQuery), cuStreamQuery,
-# cuMemcpy2D_v2, cuMemsetD32_v2, and a look-up of cuMemsetD16 through cuGetProcAddress with the
-# per-thread default stream, then that call (the _v2_ptds variant).  Each first call asks tesseld for the job's GPU, waits, and
-# once restored goes on: it succeeds, its values are on the device (read back), every byte of
-# the pattern is back, the job ends.  A call the interposer did not stop would block in the
-# (fake) driver, which holds a checkpointed process's calls: its job would never end.
+# after that is one that was not hooked before: cuEventRecord (then cuEventQuery),
+# cuStreamQuery, cuMemcpy2D_v2, cuMemcpy3D_v2, cuMemsetD32_v2, and a look-up of cuMemsetD16
+# through cuGetProcAddress with the per-thread default stream, then that call (the _v2_ptds
+# variant).  Each first call asks tesseld for the job's GPU, waits, and once restored goes on:
+# it succeeds, its values are on the device (read back), every byte of the pattern is back, the
+# job ends.  A call the interposer did not stop would block in the (fake) driver, which holds a
+# checkpointed process's calls: its job would never end.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 . "$TESSEL_SRCDIR/tests/lib/ckpt.sh"
@@ -17,11 +18,11 @@ ckpt_start
 api POST /v1/queues '{"name":"lab","idle_reclaim":"2s"}'
 is "$CODE $(jget .idle_reclaim)" "201 2" "queue lab: a job idle for 2 s gives its GPU memory back"
 
-OPS="evrecord streamquery copy2d memsetd32 memsetd16"
+OPS="evrecord streamquery copy2d copy3d memsetd32 memsetd16"
 for op in $OPS; do
     via='"ctx",'
     [ "$op" = memsetd16 ] && via='"--via=proc","--ptds","ctx",'
-    api POST /v1/jobs "{\"argv\":[\"$PROBE\",$via\"alloc:mem:1M\",\"alloc:mem:128M\",\"pattern:128M\",\"evcreate\",\"waitfile:$G/$op\",\"op:$op\",\"check:128M\"],\"gpu\":0.2,\"queue\":\"lab\",$ENV}"
+    api POST /v1/jobs "{\"argv\":[\"$PROBE\",$via\"alloc:mem:1M\",\"alloc:mem:128M\",\"pattern:128M\",\"evcreate\",\"waitfile:$G/$op\",\"op:$op\",\"check:128M\"],\"gpu\":0.16,\"queue\":\"lab\",$ENV}"
     [ "$CODE" = 201 ] || echo "# submit $op: $CODE $(cat "$TD/out")"
     eval "J_$op=$(jget .id)"
 done

@@ -4,12 +4,12 @@
 # and cleared) as tesseld's idle tick takes it, between the calls of one process under the
 # interposer: a context, an allocation and an event's creation leave it 0, so do an event record
 # with its query and a stream query (gated calls, not work); a 2D copy (cuMemcpy2D_v2), a 32-bit
-# set (cuMemsetD32_v2), a 2D 32-bit set (cuMemsetD2D32_v2) and a 16-bit set (cuMemsetD16_v2) each
-# set it.  Then through tesseld, in a queue whose idle time is 3 s: a job that makes a 2D copy
-# every 0.1 s, one that makes a 32-bit set and one that makes a 2D 32-bit set (nothing read
-# back meanwhile: a read-back is a copy) are never reclaimed, while a job started after them,
-# holding memory and idle, is (so they ran idle-time-long and more before it); every call
-# succeeded and the last one's values were read back.
+# set (cuMemsetD32_v2), a 2D 32-bit set (cuMemsetD2D32_v2), a 16-bit set (cuMemsetD16_v2) and a
+# 3D copy (cuMemcpy3D_v2) each set it.  Then through tesseld, in a queue whose idle time is 3 s: a
+# job that makes a 2D copy every 0.1 s, one a 3D copy, one a 32-bit set and one a 2D 32-bit set
+# (nothing read back meanwhile: a read-back is a copy) are never reclaimed, while a job started
+# after them, holding memory and idle, is (so they ran idle-time-long and more before it); every
+# call succeeded and the last one's values were read back.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 . "$TESSEL_SRCDIR/tests/lib/ckpt.sh"
@@ -21,7 +21,7 @@ W=$(mktemp -d /tmp/tessel-t3237.XXXXXX)
     LD_PRELOAD="$TESSEL_BUILD/lib/libtessel-cuda.so" exec "$PROBE" ctx alloc:mem:1M evcreate \
         waitfile:"$W/1" call:evrecord call:streamquery waitfile:"$W/2" call:copy2d \
         waitfile:"$W/3" call:memsetd32 waitfile:"$W/4" call:memsetd2d32 waitfile:"$W/5" \
-        call:memsetd16 waitfile:"$W/6"
+        call:memsetd16 waitfile:"$W/6" call:copy3d waitfile:"$W/7"
 ) >"$W/out" 2>&1 &
 wpid=$!
 take() { "$TESSEL_BUILD/tests/interposer/tcu-slice" "$W/slice" takework; }
@@ -29,7 +29,8 @@ wait_for '[ -e "$W/slice" ] && grep -q "^evcreate rc=0" "$W/out"'
 ok $? "a process under the interposer has a context, 1 MiB and an event: $(tr '\n' ' ' <"$W/out")"
 is "$(take)" work=0 "context, allocation and event creation are not GPU work"
 i=1
-for want in "evrecord streamquery:0" "copy2d:1" "memsetd32:1" "memsetd2d32:1" "memsetd16:1"; do
+for want in "evrecord streamquery:0" "copy2d:1" "memsetd32:1" "memsetd2d32:1" "memsetd16:1" \
+    "copy3d:1"; do
     touch "$W/$i"
     i=$((i + 1))
     calls=${want%:*}
@@ -41,7 +42,7 @@ for want in "evrecord streamquery:0" "copy2d:1" "memsetd32:1" "memsetd2d32:1" "m
     [ "${want#*:}" = 0 ] && what="gated, not work"
     is "$(take)" "work=${want#*:}" "$calls: the work word says ${want#*:} ($what)"
 done
-touch "$W/6"
+touch "$W/7"
 wait "$wpid"; is $? 0 "the process ends cleanly"
 rm -rf "$W"
 
@@ -51,7 +52,7 @@ suspends() { api GET "/v1/jobs/$1/events" && jq '[.events[] | select(.event == "
 api POST /v1/queues '{"name":"lab","idle_reclaim":"3s"}'
 is "$CODE $(jget .idle_reclaim)" "201 3" "queue lab: a job idle for 3 s gives its GPU memory back"
 
-BUSY="copy2d memsetd32 memsetd2d32"
+BUSY="copy2d copy3d memsetd32 memsetd2d32"
 for op in $BUSY; do
     api POST /v1/jobs "{\"argv\":[\"$PROBE\",\"ctx\",\"alloc:mem:1M\",\"alloc:mem:128M\",\"evcreate\",\"opuntil:$op:$G/$op\"],\"gpu\":0.2,\"queue\":\"lab\",$ENV}"
     [ "$CODE" = 201 ] || echo "# submit $op: $CODE $(cat "$TD/out")"

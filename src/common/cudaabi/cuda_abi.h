@@ -399,6 +399,36 @@ typedef struct CUDA_MEMCPY2D_st {
     size_t Height;
 } CUDA_MEMCPY2D;
 
+/* cuMemcpy3D_v2's parameters (CUDA_MEMCPY3D_v2 of cuda.h 13.0): Depth slices of Height rows
+ * of WidthInBytes bytes; each side's rows Pitch apart, its slices Pitch * Height apart. */
+typedef struct CUDA_MEMCPY3D_st {
+    size_t srcXInBytes;
+    size_t srcY;
+    size_t srcZ;
+    size_t srcLOD;
+    CUmemorytype srcMemoryType;
+    const void *srcHost;
+    CUdeviceptr srcDevice;
+    CUarray srcArray;
+    void *reserved0; /* must be NULL */
+    size_t srcPitch;
+    size_t srcHeight;
+    size_t dstXInBytes;
+    size_t dstY;
+    size_t dstZ;
+    size_t dstLOD;
+    CUmemorytype dstMemoryType;
+    void *dstHost;
+    CUdeviceptr dstDevice;
+    CUarray dstArray;
+    void *reserved1; /* must be NULL */
+    size_t dstPitch;
+    size_t dstHeight;
+    size_t WidthInBytes;
+    size_t Height;
+    size_t Depth;
+} CUDA_MEMCPY3D;
+
 /* ---- Virtual memory management and pools -------------------------------- */
 
 typedef enum CUmemLocationType_enum {
@@ -778,6 +808,10 @@ CUABI_FN(cuMemcpy2DUnaligned_v2, (const CUDA_MEMCPY2D *pCopy));
 CUABI_FN(cuMemcpy2DUnaligned_v2_ptds, (const CUDA_MEMCPY2D *pCopy));
 CUABI_FN(cuMemcpy2DAsync_v2, (const CUDA_MEMCPY2D *pCopy, CUstream hStream));
 CUABI_FN(cuMemcpy2DAsync_v2_ptsz, (const CUDA_MEMCPY2D *pCopy, CUstream hStream));
+CUABI_FN(cuMemcpy3D_v2, (const CUDA_MEMCPY3D *pCopy));
+CUABI_FN(cuMemcpy3D_v2_ptds, (const CUDA_MEMCPY3D *pCopy));
+CUABI_FN(cuMemcpy3DAsync_v2, (const CUDA_MEMCPY3D *pCopy, CUstream hStream));
+CUABI_FN(cuMemcpy3DAsync_v2_ptsz, (const CUDA_MEMCPY3D *pCopy, CUstream hStream));
 CUABI_FN(cuMemHostGetFlags, (unsigned int *pFlags, void *p));
 
 /* Unified memory hints */

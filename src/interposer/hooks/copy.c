@@ -11,7 +11,8 @@
  *
  * Which calls, and why (docs/suspend.md, "What counts as GPU work" and "The next CUDA call"):
  * every copy and memset of linear device memory in every variant the driver exports (v1
- * pre-3.2 with 32-bit sizes, _v2, _ptds/_ptsz, Async; 1D, 2D, peer; 8-, 16- and 32-bit sets),
+ * pre-3.2 with 32-bit sizes, _v2, _ptds/_ptsz, Async; 1D, 2D, 3D, peer; 8-, 16- and 32-bit
+ * sets),
  * and the stream and event calls a program makes between its launches.  Signatures: cuda.h
  * 13.0, through src/common/cudaabi/cuda_abi.h.
  */
@@ -137,6 +138,12 @@ WORK(cuMemcpy2DUnaligned_v2, (const CUDA_MEMCPY2D *pCopy), (pCopy))
 WORK(cuMemcpy2DUnaligned_v2_ptds, (const CUDA_MEMCPY2D *pCopy), (pCopy))
 WORK(cuMemcpy2DAsync_v2, (const CUDA_MEMCPY2D *pCopy, CUstream hStream), (pCopy, hStream))
 WORK(cuMemcpy2DAsync_v2_ptsz, (const CUDA_MEMCPY2D *pCopy, CUstream hStream), (pCopy, hStream))
+
+/* 3D copies (slices of pitched rows, arrays on either side). */
+WORK(cuMemcpy3D_v2, (const CUDA_MEMCPY3D *pCopy), (pCopy))
+WORK(cuMemcpy3D_v2_ptds, (const CUDA_MEMCPY3D *pCopy), (pCopy))
+WORK(cuMemcpy3DAsync_v2, (const CUDA_MEMCPY3D *pCopy, CUstream hStream), (pCopy, hStream))
+WORK(cuMemcpy3DAsync_v2_ptsz, (const CUDA_MEMCPY3D *pCopy, CUstream hStream), (pCopy, hStream))
 
 /* 16- and 32-bit sets and the 2D sets of each width. */
 WORK(cuMemsetD16_v2, (CUdeviceptr dstDevice, unsigned short us, size_t N), (dstDevice, us, N))

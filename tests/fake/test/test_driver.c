@@ -566,6 +566,98 @@ static void test_wide_sets(void **state)
     assert_int_equal(tessel_fake_calls("cuMemsetD32Async_ptsz"), 1);
 }
 
+/* 3D copies: slices Pitch * Height apart on each side, offsets in x, y, z; refused: reserved
+ * fields, a slice height below the copy's, out of bounds; arrays not supported (as 2D). */
+static void test_copy3d(void **state)
+{
+    start("A:1G", "0");
+    primary(0);
+    CUdeviceptr a;
+    OK(cuMemAlloc_v2(&a, 8192));
+    OK(cuMemsetD8_v2(a, 0, 8192));
+    unsigned char src[3][4][64], back[8192];
+    for (int z = 0; z < 3; z++)
+        for (int y = 0; y < 4; y++)
+            for (int x = 0; x < 64; x++)
+                src[z][y][x] = (unsigned char)(z * 50 + y * 10 + x);
+    CUDA_MEMCPY3D c;
+    memset(&c, 0, sizeof c);
+    c.srcMemoryType = CU_MEMORYTYPE_HOST;
+    c.srcHost = src;
+    c.srcPitch = 64;
+    c.srcHeight = 4;
+    c.srcY = 1; /* rows 1-2 of slices 1-2 */
+    c.srcZ = 1;
+    c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    c.dstDevice = a;
+    c.dstPitch = 256;
+    c.dstHeight = 8;
+    c.dstXInBytes = 16;
+    c.WidthInBytes = 32;
+    c.Height = 2;
+    c.Depth = 2;
+    OK(cuMemcpy3D_v2(&c));
+    OK(cuMemcpyDtoH_v2(back, a, sizeof back));
+    for (int z = 0; z < 2; z++)
+        for (int y = 0; y < 2; y++) {
+            unsigned char *row = back + z * 256 * 8 + y * 256;
+            assert_memory_equal(row + 16, &src[z + 1][y + 1][0], 32);
+            assert_int_equal(row[15], 0);
+            assert_int_equal(row[48], 0);
+        }
+    assert_int_equal(back[2 * 256], 0); /* the third row of a slice: not copied */
+    /* Back to the host through the other variants. */
+    unsigned char out[2][2][32];
+    CUDA_MEMCPY3D r;
+    memset(&r, 0, sizeof r);
+    r.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    r.srcDevice = a;
+    r.srcXInBytes = 16;
+    r.srcPitch = 256;
+    r.srcHeight = 8;
+    r.dstMemoryType = CU_MEMORYTYPE_HOST;
+    r.dstHost = out;
+    r.dstPitch = 32;
+    r.dstHeight = 2;
+    r.WidthInBytes = 32;
+    r.Height = 2;
+    r.Depth = 2;
+    memset(out, 0, sizeof out);
+    OK(cuMemcpy3D_v2_ptds(&r));
+    assert_memory_equal(out[1][1], &src[2][2][0], 32);
+    CUstream s;
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    memset(out, 0, sizeof out);
+    OK(cuMemcpy3DAsync_v2(&r, s));
+    OK(cuStreamSynchronize(s));
+    assert_memory_equal(out[0][1], &src[1][2][0], 32);
+    memset(out, 0, sizeof out);
+    OK(cuMemcpy3DAsync_v2_ptsz(&r, NULL));
+    assert_memory_equal(out[1][0], &src[2][1][0], 32);
+    OK(cuStreamDestroy_v2(s));
+    /* Refused, nothing written. */
+    CUDA_MEMCPY3D bad = c;
+    bad.reserved0 = &bad;
+    assert_int_equal(cuMemcpy3D_v2(&bad), CUDA_ERROR_INVALID_VALUE);
+    bad = c;
+    bad.dstHeight = 1; /* a slice shorter than the copy's 2 rows */
+    assert_int_equal(cuMemcpy3D_v2(&bad), CUDA_ERROR_INVALID_VALUE);
+    bad = c;
+    bad.dstZ = 3; /* slices 3 and 4 of 2 KiB: past the 8 KiB */
+    assert_int_equal(cuMemcpy3D_v2(&bad), CUDA_ERROR_INVALID_VALUE);
+    bad = c;
+    bad.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+    assert_int_equal(cuMemcpy3D_v2(&bad), CUDA_ERROR_NOT_SUPPORTED);
+    assert_int_equal(cuMemcpy3D_v2(NULL), CUDA_ERROR_INVALID_VALUE);
+    unsigned char again[8192];
+    OK(cuMemcpyDtoH_v2(again, a, sizeof again));
+    assert_memory_equal(again, back, sizeof back);
+    OK(cuMemFree_v2(a));
+    assert_int_equal(tessel_fake_calls("cuMemcpy3D_v2"), 6);
+    assert_int_equal(tessel_fake_calls("cuMemcpy3D_v2_ptds"), 1);
+    assert_int_equal(tessel_fake_calls("cuMemcpy3DAsync_v2_ptsz"), 1);
+}
+
 static void test_2d_peer_hints(void **state)
 {
     start("2xA:1G", "0");
@@ -1256,6 +1348,7 @@ int main(void)
         cmocka_unit_test_teardown(test_managed_model, teardown),
         cmocka_unit_test_teardown(test_copies, teardown),
         cmocka_unit_test_teardown(test_wide_sets, teardown),
+        cmocka_unit_test_teardown(test_copy3d, teardown),
         cmocka_unit_test_teardown(test_2d_peer_hints, teardown),
         cmocka_unit_test_teardown(test_pools, teardown),
         cmocka_unit_test_teardown(test_vmm, teardown),
