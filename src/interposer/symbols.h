@@ -160,6 +160,8 @@
     X(cuEventCreate, "cuEventCreate", 2000, 0)                                                     \
     X(cuEventRecord, "cuEventRecord", 2000, 0)                                                     \
     X(cuEventRecord_ptsz, "cuEventRecord", 7000, 1)                                                \
+    X(cuEventRecordWithFlags, "cuEventRecordWithFlags", 11010, 0)                                  \
+    X(cuEventRecordWithFlags_ptsz, "cuEventRecordWithFlags", 11010, 1)                             \
     X(cuEventQuery, "cuEventQuery", 2000, 0)                                                       \
     X(cuEventElapsedTime, "cuEventElapsedTime", 2000, 0)                                           \
     X(cuEventElapsedTime_v2, "cuEventElapsedTime", 12080, 0)                                       \

@@ -103,6 +103,7 @@
  *                       on the OLDEST allocation (the first 4 KiB; "pattern" and "check" use
  *                       the newest), its result read back: "op NAME rc=R ok=0|1".  NAME:
  *                       evrecord (cuEventRecord on the legacy stream, then cuEventQuery),
+ *                       evrecordf (the same with cuEventRecordWithFlags, flags 0),
  *                       streamquery (cuStreamQuery of the legacy stream), copy2d (cuMemcpy2D_v2
  *                       of 4 rows of 256 bytes, host to device, 1 KiB apart), copy3d
  *                       (cuMemcpy3D_v2 of the same rows as 2 slices of 2), memsetd32
@@ -462,6 +463,13 @@ static CUresult op(const char *name, int *ok, int check)
     *ok = 0;
     if (strcmp(name, "evrecord") == 0) {
         r = SYM(cuEventRecord_fn, "cuEventRecord", "cuEventRecord")(op_event, NULL);
+        if (r == CUDA_SUCCESS)
+            *ok = SYM(cuEventQuery_fn, "cuEventQuery", "cuEventQuery")(op_event) == CUDA_SUCCESS;
+        return r;
+    }
+    if (strcmp(name, "evrecordf") == 0) {
+        r = SYM(cuEventRecordWithFlags_fn, "cuEventRecordWithFlags",
+                "cuEventRecordWithFlags")(op_event, NULL, 0);
         if (r == CUDA_SUCCESS)
             *ok = SYM(cuEventQuery_fn, "cuEventQuery", "cuEventQuery")(op_event) == CUDA_SUCCESS;
         return r;

@@ -137,7 +137,7 @@ static int poke(const char *name, const char *variant, void *p)
         ((cuStreamCreateWithPriority_fn)p)(NULL, 0, 0); /* no output: refused */
         return 1;
     }
-    if (IS("cuEventRecord") || IS("cuStreamWaitEvent")) {
+    if (IS("cuEventRecord") || IS("cuEventRecordWithFlags") || IS("cuStreamWaitEvent")) {
         ((cuStreamWaitEvent_fn)p)(NULL, NULL, 0); /* no event: refused */
         return 1;
     }

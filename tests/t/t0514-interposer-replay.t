@@ -25,7 +25,7 @@ cuMemcpyHtoDAsync cuMemcpyDtoHAsync cuMemcpyDtoDAsync cuMemsetD8 cuMemsetD8Async
 cuStreamSynchronize cuCtxSynchronize cuEventSynchronize cuMemcpyPeer cuMemcpyPeerAsync cuMemcpy2D
 cuMemcpy2DUnaligned cuMemcpy2DAsync cuMemcpy3D cuMemcpy3DAsync cuMemsetD16 cuMemsetD16Async cuMemsetD32 cuMemsetD32Async
 cuMemsetD2D8 cuMemsetD2D8Async cuMemsetD2D16 cuMemsetD2D16Async cuMemsetD2D32 cuMemsetD2D32Async
-cuEventCreate cuEventRecord cuEventQuery cuEventElapsedTime cuEventDestroy cuStreamCreate
+cuEventCreate cuEventRecord cuEventRecordWithFlags cuEventQuery cuEventElapsedTime cuEventDestroy cuStreamCreate
 cuStreamCreateWithPriority cuStreamDestroy cuStreamQuery cuStreamWaitEvent'
 printf '%s\n' $HOOKED >"$TMP/hooked"
 
@@ -98,6 +98,7 @@ is "$(line cuCtxCreate 3020 0)" cuCtxCreate_v2 "cuCtxCreate @3020 -> cuCtxCreate
 is "$(line cuMemcpy2DAsync 7000 2)" cuMemcpy2DAsync_v2_ptsz "cuMemcpy2DAsync @7000 ptds -> _v2_ptsz"
 is "$(line cuMemcpy3D 3020 0)" cuMemcpy3D_v2 "cuMemcpy3D @3020 -> cuMemcpy3D_v2"
 is "$(line cuEventRecord 7000 2)" cuEventRecord_ptsz "cuEventRecord @7000 ptds -> _ptsz"
+is "$(line cuEventRecordWithFlags 11010 2)" cuEventRecordWithFlags_ptsz "cuEventRecordWithFlags @11010 ptds -> _ptsz"
 is "$(line cuEventElapsedTime 12080 0)" cuEventElapsedTime_v2 "cuEventElapsedTime @12080 -> _v2"
 is "$(line cuStreamDestroy 4000 0)" cuStreamDestroy_v2 "cuStreamDestroy @4000 -> _v2"
 is "$(line cuGetProcAddress 12000 0)" cuGetProcAddress_v2 "cuGetProcAddress @12000 -> our _v2"

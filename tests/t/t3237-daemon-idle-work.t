@@ -3,7 +3,8 @@
 # 1D copies (docs/suspend.md, "What counts as GPU work").  The slice's work word, taken (read
 # and cleared) as tesseld's idle tick takes it, between the calls of one process under the
 # interposer: a context, an allocation and an event's creation leave it 0, so do an event record
-# with its query and a stream query (gated calls, not work); a 2D copy (cuMemcpy2D_v2), a 32-bit
+# (cuEventRecord, cuEventRecordWithFlags) with its query and a stream query (gated calls, not
+# work); a 2D copy (cuMemcpy2D_v2), a 32-bit
 # set (cuMemsetD32_v2), a 2D 32-bit set (cuMemsetD2D32_v2), a 16-bit set (cuMemsetD16_v2) and a
 # 3D copy (cuMemcpy3D_v2) each set it.  Then through tesseld, in a queue whose idle time is 3 s: a
 # job that makes a 2D copy every 0.1 s, one a 3D copy, one a 32-bit set and one a 2D 32-bit set
@@ -19,7 +20,7 @@ W=$(mktemp -d /tmp/tessel-t3237.XXXXXX)
     export LD_LIBRARY_PATH="$TESSEL_BUILD/tests/fake" TESSEL_FAKE_GPUS=1xT4:4G
     export TESSEL_FAKE_STATE="$W/fake-state" TESSEL_SLICE="$W/slice"
     LD_PRELOAD="$TESSEL_BUILD/lib/libtessel-cuda.so" exec "$PROBE" ctx alloc:mem:1M evcreate \
-        waitfile:"$W/1" call:evrecord call:streamquery waitfile:"$W/2" call:copy2d \
+        waitfile:"$W/1" call:evrecord call:evrecordf call:streamquery waitfile:"$W/2" call:copy2d \
         waitfile:"$W/3" call:memsetd32 waitfile:"$W/4" call:memsetd2d32 waitfile:"$W/5" \
         call:memsetd16 waitfile:"$W/6" call:copy3d waitfile:"$W/7"
 ) >"$W/out" 2>&1 &
@@ -29,7 +30,7 @@ wait_for '[ -e "$W/slice" ] && grep -q "^evcreate rc=0" "$W/out"'
 ok $? "a process under the interposer has a context, 1 MiB and an event: $(tr '\n' ' ' <"$W/out")"
 is "$(take)" work=0 "context, allocation and event creation are not GPU work"
 i=1
-for want in "evrecord streamquery:0" "copy2d:1" "memsetd32:1" "memsetd2d32:1" "memsetd16:1" \
+for want in "evrecord evrecordf streamquery:0" "copy2d:1" "memsetd32:1" "memsetd2d32:1" "memsetd16:1" \
     "copy3d:1"; do
     touch "$W/$i"
     i=$((i + 1))

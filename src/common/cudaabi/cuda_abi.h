@@ -975,6 +975,10 @@ CUABI_FN(cuStreamWaitEvent_ptsz, (CUstream hStream, CUevent hEvent, unsigned int
 CUABI_FN(cuEventCreate, (CUevent * phEvent, unsigned int Flags));
 CUABI_FN(cuEventRecord, (CUevent hEvent, CUstream hStream));
 CUABI_FN(cuEventRecord_ptsz, (CUevent hEvent, CUstream hStream));
+/* flags: 0, or CU_EVENT_RECORD_EXTERNAL (1: an external event node when the stream is being
+ * captured). */
+CUABI_FN(cuEventRecordWithFlags, (CUevent hEvent, CUstream hStream, unsigned int flags));
+CUABI_FN(cuEventRecordWithFlags_ptsz, (CUevent hEvent, CUstream hStream, unsigned int flags));
 CUABI_FN(cuEventSynchronize, (CUevent hEvent));
 CUABI_FN(cuEventQuery, (CUevent hEvent));
 CUABI_FN(cuEventElapsedTime, (float *pMilliseconds, CUevent hStart, CUevent hEnd));

@@ -206,6 +206,10 @@ WORK(cuMemsetD2D32Async_ptsz,
 GATE(cuEventCreate, (CUevent * phEvent, unsigned int Flags), (phEvent, Flags))
 GATE(cuEventRecord, (CUevent hEvent, CUstream hStream), (hEvent, hStream))
 GATE(cuEventRecord_ptsz, (CUevent hEvent, CUstream hStream), (hEvent, hStream))
+GATE(cuEventRecordWithFlags, (CUevent hEvent, CUstream hStream, unsigned int flags),
+     (hEvent, hStream, flags))
+GATE(cuEventRecordWithFlags_ptsz, (CUevent hEvent, CUstream hStream, unsigned int flags),
+     (hEvent, hStream, flags))
 GATE(cuEventQuery, (CUevent hEvent), (hEvent))
 GATE(cuEventElapsedTime, (float *pMilliseconds, CUevent hStart, CUevent hEnd),
      (pMilliseconds, hStart, hEnd))
