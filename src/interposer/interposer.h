@@ -57,12 +57,12 @@ static inline void tcu_ready(void)
         tcu_init();
 }
 
-/* The start of every hooked driver entry point (not NVML's, not dlsym's and cuGetProcAddress's):
- * tcu_ready, then a slice reclaimed while idle is waited for before anything reaches the
- * driver (docs/suspend.md, "Idle reclamation"): one more load when it is not.
- * tcu_idle_wait (compute.c): when tesseld has the slice reclaimed, ask for the restore (the
- * slice's wake word) and wait for it (a line on stderr past 10 s); at once when there is no
- * slice. */
+/* The start of every hooked driver entry point, cuGetProcAddress included (not NVML's, not
+ * dlsym's: dlsym answers without the driver): tcu_ready, then a slice reclaimed while idle is
+ * waited for before anything reaches the driver (docs/suspend.md, "Idle reclamation"): one more
+ * load when it is not. tcu_idle_wait (compute.c): when tesseld has the slice reclaimed, ask for the
+ * restore (the slice's wake word) and wait for it (a line on stderr past 10 s); at once when there
+ * is no slice. */
 void tcu_idle_wait(void);
 #define tcu_enter()                                                                                \
     do {                                                                                           \

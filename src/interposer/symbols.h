@@ -113,7 +113,68 @@
     X(cuStreamSynchronize_ptsz, "cuStreamSynchronize", 7000, 1)                                    \
     X(cuCtxSynchronize, "cuCtxSynchronize", 2000, 0)                                               \
     X(cuCtxSynchronize_v2, "cuCtxSynchronize", 13000, 0)                                           \
-    X(cuEventSynchronize, "cuEventSynchronize", 2000, 0)
+    X(cuEventSynchronize, "cuEventSynchronize", 2000, 0)                                           \
+    X(cuMemcpyHtoD, "cuMemcpyHtoD", 2000, 0)                                                       \
+    X(cuMemcpyDtoH, "cuMemcpyDtoH", 2000, 0)                                                       \
+    X(cuMemcpyDtoD, "cuMemcpyDtoD", 2000, 0)                                                       \
+    X(cuMemsetD8, "cuMemsetD8", 2000, 0)                                                           \
+    X(cuMemcpyPeer, "cuMemcpyPeer", 4000, 0)                                                       \
+    X(cuMemcpyPeer_ptds, "cuMemcpyPeer", 7000, 1)                                                  \
+    X(cuMemcpyPeerAsync, "cuMemcpyPeerAsync", 4000, 0)                                             \
+    X(cuMemcpyPeerAsync_ptsz, "cuMemcpyPeerAsync", 7000, 1)                                        \
+    X(cuMemcpy2D_v2, "cuMemcpy2D", 3020, 0)                                                        \
+    X(cuMemcpy2D_v2_ptds, "cuMemcpy2D", 7000, 1)                                                   \
+    X(cuMemcpy2DUnaligned_v2, "cuMemcpy2DUnaligned", 3020, 0)                                      \
+    X(cuMemcpy2DUnaligned_v2_ptds, "cuMemcpy2DUnaligned", 7000, 1)                                 \
+    X(cuMemcpy2DAsync_v2, "cuMemcpy2DAsync", 3020, 0)                                              \
+    X(cuMemcpy2DAsync_v2_ptsz, "cuMemcpy2DAsync", 7000, 1)                                         \
+    X(cuMemcpy3D_v2, "cuMemcpy3D", 3020, 0)                                                        \
+    X(cuMemcpy3D_v2_ptds, "cuMemcpy3D", 7000, 1)                                                   \
+    X(cuMemcpy3DAsync_v2, "cuMemcpy3DAsync", 3020, 0)                                              \
+    X(cuMemcpy3DAsync_v2_ptsz, "cuMemcpy3DAsync", 7000, 1)                                         \
+    X(cuMemsetD16, "cuMemsetD16", 2000, 0)                                                         \
+    X(cuMemsetD16_v2, "cuMemsetD16", 3020, 0)                                                      \
+    X(cuMemsetD16_v2_ptds, "cuMemsetD16", 7000, 1)                                                 \
+    X(cuMemsetD16Async, "cuMemsetD16Async", 3020, 0)                                               \
+    X(cuMemsetD16Async_ptsz, "cuMemsetD16Async", 7000, 1)                                          \
+    X(cuMemsetD32, "cuMemsetD32", 2000, 0)                                                         \
+    X(cuMemsetD32_v2, "cuMemsetD32", 3020, 0)                                                      \
+    X(cuMemsetD32_v2_ptds, "cuMemsetD32", 7000, 1)                                                 \
+    X(cuMemsetD32Async, "cuMemsetD32Async", 3020, 0)                                               \
+    X(cuMemsetD32Async_ptsz, "cuMemsetD32Async", 7000, 1)                                          \
+    X(cuMemsetD2D8, "cuMemsetD2D8", 2000, 0)                                                       \
+    X(cuMemsetD2D8_v2, "cuMemsetD2D8", 3020, 0)                                                    \
+    X(cuMemsetD2D8_v2_ptds, "cuMemsetD2D8", 7000, 1)                                               \
+    X(cuMemsetD2D8Async, "cuMemsetD2D8Async", 3020, 0)                                             \
+    X(cuMemsetD2D8Async_ptsz, "cuMemsetD2D8Async", 7000, 1)                                        \
+    X(cuMemsetD2D16, "cuMemsetD2D16", 2000, 0)                                                     \
+    X(cuMemsetD2D16_v2, "cuMemsetD2D16", 3020, 0)                                                  \
+    X(cuMemsetD2D16_v2_ptds, "cuMemsetD2D16", 7000, 1)                                             \
+    X(cuMemsetD2D16Async, "cuMemsetD2D16Async", 3020, 0)                                           \
+    X(cuMemsetD2D16Async_ptsz, "cuMemsetD2D16Async", 7000, 1)                                      \
+    X(cuMemsetD2D32, "cuMemsetD2D32", 2000, 0)                                                     \
+    X(cuMemsetD2D32_v2, "cuMemsetD2D32", 3020, 0)                                                  \
+    X(cuMemsetD2D32_v2_ptds, "cuMemsetD2D32", 7000, 1)                                             \
+    X(cuMemsetD2D32Async, "cuMemsetD2D32Async", 3020, 0)                                           \
+    X(cuMemsetD2D32Async_ptsz, "cuMemsetD2D32Async", 7000, 1)                                      \
+    X(cuEventCreate, "cuEventCreate", 2000, 0)                                                     \
+    X(cuEventRecord, "cuEventRecord", 2000, 0)                                                     \
+    X(cuEventRecord_ptsz, "cuEventRecord", 7000, 1)                                                \
+    X(cuEventRecordWithFlags, "cuEventRecordWithFlags", 11010, 0)                                  \
+    X(cuEventRecordWithFlags_ptsz, "cuEventRecordWithFlags", 11010, 1)                             \
+    X(cuEventQuery, "cuEventQuery", 2000, 0)                                                       \
+    X(cuEventElapsedTime, "cuEventElapsedTime", 2000, 0)                                           \
+    X(cuEventElapsedTime_v2, "cuEventElapsedTime", 12080, 0)                                       \
+    X(cuEventDestroy, "cuEventDestroy", 2000, 0)                                                   \
+    X(cuEventDestroy_v2, "cuEventDestroy", 4000, 0)                                                \
+    X(cuStreamCreate, "cuStreamCreate", 2000, 0)                                                   \
+    X(cuStreamCreateWithPriority, "cuStreamCreateWithPriority", 5050, 0)                           \
+    X(cuStreamDestroy, "cuStreamDestroy", 2000, 0)                                                 \
+    X(cuStreamDestroy_v2, "cuStreamDestroy", 4000, 0)                                              \
+    X(cuStreamQuery, "cuStreamQuery", 2000, 0)                                                     \
+    X(cuStreamQuery_ptsz, "cuStreamQuery", 7000, 1)                                                \
+    X(cuStreamWaitEvent, "cuStreamWaitEvent", 3020, 0)                                             \
+    X(cuStreamWaitEvent_ptsz, "cuStreamWaitEvent", 7000, 1)
 
 #define TCU_NVML_SYMBOLS(X)                                                                        \
     X(nvmlDeviceGetMemoryInfo)                                                                     \
@@ -142,12 +203,7 @@
     X(cuCtxPopCurrent_v2)                                                                          \
     X(cuStreamGetCtx)                                                                              \
     X(cuStreamIsCapturing)                                                                         \
-    X(cuStreamIsCapturing_ptsz)                                                                    \
-    X(cuEventCreate)                                                                               \
-    X(cuEventRecord)                                                                               \
-    X(cuEventRecord_ptsz)                                                                          \
-    X(cuEventQuery)                                                                                \
-    X(cuEventElapsedTime)
+    X(cuStreamIsCapturing_ptsz)
 
 #define TCU_NVML_CALLS(X)                                                                          \
     X(nvmlInit_v2)                                                                                 \

@@ -498,6 +498,20 @@ CUresult cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
     return event_record(hEvent, hStream, 1);
 }
 
+/* cuda.h: flags 0 or CU_EVENT_RECORD_EXTERNAL (which only changes a capture, refused for events
+ * by the fake); any other bit CUDA_ERROR_INVALID_VALUE. */
+CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags)
+{
+    COUNT(cuEventRecordWithFlags);
+    return flags & ~1u ? CUDA_ERROR_INVALID_VALUE : event_record(hEvent, hStream, 0);
+}
+
+CUresult cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, unsigned int flags)
+{
+    COUNT(cuEventRecordWithFlags_ptsz);
+    return flags & ~1u ? CUDA_ERROR_INVALID_VALUE : event_record(hEvent, hStream, 1);
+}
+
 CUresult cuEventSynchronize(CUevent hEvent)
 {
     COUNT(cuEventSynchronize);

@@ -1033,6 +1033,127 @@ CUresult cuMemsetD2D8Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch, unsigned
     return set2d(dstDevice, dstPitch, uc, Width, Height, 1, hStream, 1);
 }
 
+/* 16- and 32-bit sets (cuda.h: the destination, and a 2D set's pitch, aligned to the element's
+ * size, else CUDA_ERROR_INVALID_VALUE): Height rows of Width elements of `v`, `pitch` bytes apart
+ * (one row for a 1D set).  Same locking and stream rules as the 8-bit sets above. */
+static CUresult do_setw(uint64_t dst, uint64_t pitch, uint32_t v, unsigned size, uint64_t w,
+                        uint64_t h)
+{
+    if (dst % size || (h > 1 && pitch % size))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (w == 0 || h == 0)
+        return CUDA_SUCCESS;
+    if (w > UINT64_MAX / size)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t row = w * size;
+    if ((h > 1 && pitch < row) || (h > 1 && pitch > (UINT64_MAX - row) / (h - 1)))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!dev_range(dst, (h > 1 ? pitch * (h - 1) : 0) + row, PROT_WRITE))
+        return CUDA_ERROR_INVALID_VALUE;
+    uint16_t v16 = (uint16_t)v;
+    for (uint64_t r = 0; r < h; r++) {
+        unsigned char *p = (unsigned char *)(uintptr_t)(dst + r * pitch);
+        for (uint64_t i = 0; i < w; i++)
+            memcpy(p + i * size, size == 2 ? (const void *)&v16 : (const void *)&v, size);
+    }
+    return CUDA_SUCCESS;
+}
+
+static CUresult setw(uint64_t dst, uint64_t pitch, uint32_t v, unsigned size, uint64_t w,
+                     uint64_t h, int async, CUstream s, int pt)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    LOCK();
+    ctx_t *c;
+    CUresult rc = need_ctx(&c);
+    if (rc == CUDA_SUCCESS && async) {
+        stream_t *st = stream_resolve(s, c, pt, &rc);
+        if (st && st->capture)
+            rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    if (rc == CUDA_SUCCESS)
+        rc = do_setw(dst, pitch, v, size, w, h);
+    UNLOCK();
+    if (rc == CUDA_SUCCESS && !async)
+        sync_ctx_unlocked(c);
+    return rc;
+}
+
+/* SET1(name, element type, size, per-thread variant): a 1D set; SET2 a 2D one; A: async. */
+#define SET1(name, T, size, pt)                                                                    \
+    CUresult name(CUdeviceptr dstDevice, T v, size_t N)                                            \
+    {                                                                                              \
+        COUNT(name);                                                                               \
+        return setw(dstDevice, 0, v, size, N, 1, 0, NULL, pt);                                     \
+    }
+#define SET1A(name, T, size, pt)                                                                   \
+    CUresult name(CUdeviceptr dstDevice, T v, size_t N, CUstream hStream)                          \
+    {                                                                                              \
+        COUNT(name);                                                                               \
+        return setw(dstDevice, 0, v, size, N, 1, 1, hStream, pt);                                  \
+    }
+#define SET2(name, T, size, pt)                                                                    \
+    CUresult name(CUdeviceptr dstDevice, size_t dstPitch, T v, size_t Width, size_t Height)        \
+    {                                                                                              \
+        COUNT(name);                                                                               \
+        return setw(dstDevice, dstPitch, v, size, Width, Height, 0, NULL, pt);                     \
+    }
+#define SET2A(name, T, size, pt)                                                                   \
+    CUresult name(CUdeviceptr dstDevice, size_t dstPitch, T v, size_t Width, size_t Height,        \
+                  CUstream hStream)                                                                \
+    {                                                                                              \
+        COUNT(name);                                                                               \
+        return setw(dstDevice, dstPitch, v, size, Width, Height, 1, hStream, pt);                  \
+    }
+
+CUresult cuMemsetD16(CUdeviceptr_v1 dstDevice, unsigned short us, unsigned int N)
+{
+    COUNT(cuMemsetD16);
+    return setw(dstDevice, 0, us, 2, N, 1, 0, NULL, 0);
+}
+
+CUresult cuMemsetD32(CUdeviceptr_v1 dstDevice, unsigned int ui, unsigned int N)
+{
+    COUNT(cuMemsetD32);
+    return setw(dstDevice, 0, ui, 4, N, 1, 0, NULL, 0);
+}
+
+CUresult cuMemsetD2D16(CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned short us,
+                       unsigned int Width, unsigned int Height)
+{
+    COUNT(cuMemsetD2D16);
+    return setw(dstDevice, dstPitch, us, 2, Width, Height, 0, NULL, 0);
+}
+
+CUresult cuMemsetD2D32(CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned int ui,
+                       unsigned int Width, unsigned int Height)
+{
+    COUNT(cuMemsetD2D32);
+    return setw(dstDevice, dstPitch, ui, 4, Width, Height, 0, NULL, 0);
+}
+
+SET1(cuMemsetD16_v2, unsigned short, 2, 0)
+SET1(cuMemsetD16_v2_ptds, unsigned short, 2, 1)
+SET1A(cuMemsetD16Async, unsigned short, 2, 0)
+SET1A(cuMemsetD16Async_ptsz, unsigned short, 2, 1)
+SET1(cuMemsetD32_v2, unsigned int, 4, 0)
+SET1(cuMemsetD32_v2_ptds, unsigned int, 4, 1)
+SET1A(cuMemsetD32Async, unsigned int, 4, 0)
+SET1A(cuMemsetD32Async_ptsz, unsigned int, 4, 1)
+SET2(cuMemsetD2D16_v2, unsigned short, 2, 0)
+SET2(cuMemsetD2D16_v2_ptds, unsigned short, 2, 1)
+SET2A(cuMemsetD2D16Async, unsigned short, 2, 0)
+SET2A(cuMemsetD2D16Async_ptsz, unsigned short, 2, 1)
+SET2(cuMemsetD2D32_v2, unsigned int, 4, 0)
+SET2(cuMemsetD2D32_v2_ptds, unsigned int, 4, 1)
+SET2A(cuMemsetD2D32Async, unsigned int, 4, 0)
+SET2A(cuMemsetD2D32Async_ptsz, unsigned int, 4, 1)
+#undef SET1
+#undef SET1A
+#undef SET2
+#undef SET2A
+
 /* 2D copies between host, device and unified memory (arrays have no
  * storage in the fake: CUDA_ERROR_NOT_SUPPORTED). */
 static CUresult side2d(CUmemorytype t, const void *host, CUdeviceptr dev, uint64_t x, uint64_t y,
@@ -1132,6 +1253,86 @@ CUresult cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *pCopy, CUstream hStream)
 {
     COUNT(cuMemcpy2DAsync_v2_ptsz);
     return copy2d(pCopy, 1, hStream, 1);
+}
+
+/* 3D copies: Depth slices of 2D copies, each side's slices Pitch * Height apart (Height may
+ * be 0 when Depth is 1, as cuda.h says); arrays: CUDA_ERROR_NOT_SUPPORTED as in 2D. */
+static CUresult side3d(CUmemorytype t, const void *host, CUdeviceptr dev, uint64_t x, uint64_t y,
+                       uint64_t z, uint64_t pitch, uint64_t height, uint64_t w, uint64_t h,
+                       uint64_t d, int prot, uint64_t *base)
+{
+    if ((d > 1 || z) && height < h)
+        return CUDA_ERROR_INVALID_VALUE;
+    /* Slice z row y is row z * height + y; the copy's rows up to the last slice's last row are
+     * (d - 1) * height + h rows of a 2D side, whose span side2d checks. */
+    if ((height && (z > UINT64_MAX / height || d - 1 > UINT64_MAX / height)) ||
+        z * height > UINT64_MAX - y || (d - 1) * height > UINT64_MAX - h)
+        return CUDA_ERROR_INVALID_VALUE;
+    return side2d(t, host, dev, x, z * height + y, pitch, w, (d - 1) * height + h, prot, base);
+}
+
+static CUresult do_copy3d(const CUDA_MEMCPY3D *p)
+{
+    if (!p || p->reserved0 || p->reserved1 || p->srcLOD || p->dstLOD)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t w = p->WidthInBytes, h = p->Height, dp = p->Depth, s = 0, d = 0;
+    if (w == 0 || h == 0 || dp == 0)
+        return CUDA_SUCCESS;
+    CUresult rc = side3d(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY,
+                         p->srcZ, p->srcPitch, p->srcHeight, w, h, dp, PROT_READ, &s);
+    if (rc == CUDA_SUCCESS)
+        rc = side3d(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY, p->dstZ,
+                    p->dstPitch, p->dstHeight, w, h, dp, PROT_WRITE, &d);
+    for (uint64_t z = 0; rc == CUDA_SUCCESS && z < dp; z++)
+        for (uint64_t r = 0; r < h; r++)
+            memmove((void *)(uintptr_t)(d + z * p->dstPitch * p->dstHeight + r * p->dstPitch),
+                    (const void *)(uintptr_t)(s + z * p->srcPitch * p->srcHeight + r * p->srcPitch),
+                    (size_t)w);
+    return rc;
+}
+
+static CUresult copy3d(const CUDA_MEMCPY3D *p, int async, CUstream s, int pt)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    LOCK();
+    ctx_t *c;
+    CUresult rc = need_ctx(&c);
+    if (rc == CUDA_SUCCESS && async) {
+        stream_t *st = stream_resolve(s, c, pt, &rc);
+        if (st && st->capture)
+            rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    if (rc == CUDA_SUCCESS)
+        rc = do_copy3d(p);
+    UNLOCK();
+    if (rc == CUDA_SUCCESS && !async)
+        sync_ctx_unlocked(c);
+    return rc;
+}
+
+CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D *pCopy)
+{
+    COUNT(cuMemcpy3D_v2);
+    return copy3d(pCopy, 0, NULL, 0);
+}
+
+CUresult cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D *pCopy)
+{
+    COUNT(cuMemcpy3D_v2_ptds);
+    return copy3d(pCopy, 0, NULL, 1);
+}
+
+CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *pCopy, CUstream hStream)
+{
+    COUNT(cuMemcpy3DAsync_v2);
+    return copy3d(pCopy, 1, hStream, 0);
+}
+
+CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *pCopy, CUstream hStream)
+{
+    COUNT(cuMemcpy3DAsync_v2_ptsz);
+    return copy3d(pCopy, 1, hStream, 1);
 }
 
 /* Peer copies: both contexts must be live; memory is one address space. */

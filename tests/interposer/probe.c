@@ -98,6 +98,25 @@
  *   launchuntil:NAME:PATH  the same launch and synchronisation every 100 ms until PATH
  *                       exists (a job that keeps the GPU busy now and then, for idle
  *                       reclamation's tests): "launchuntil NAME n=N bad=B" (B: not CUDA_SUCCESS)
+ *   evcreate            cuEventCreate of the event that "op:evrecord" records: "evcreate rc=R"
+ *   op:NAME             one call of an entry point that idle reclamation gates (docs/suspend.md)
+ *                       on the OLDEST allocation (the first 4 KiB; "pattern" and "check" use
+ *                       the newest), its result read back: "op NAME rc=R ok=0|1".  NAME:
+ *                       evrecord (cuEventRecord on the legacy stream, then cuEventQuery),
+ *                       evrecordf (the same with cuEventRecordWithFlags, flags 0),
+ *                       streamquery (cuStreamQuery of the legacy stream), copy2d (cuMemcpy2D_v2
+ *                       of 4 rows of 256 bytes, host to device, 1 KiB apart), copy3d
+ *                       (cuMemcpy3D_v2 of the same rows as 2 slices of 2), memsetd32
+ *                       (cuMemsetD32_v2 of 1024 words), memsetd16 (cuMemsetD16_v2 of 2048),
+ *                       memsetd2d32 (cuMemsetD2D32_v2: 4 rows of 64 words, 1 KiB apart); the
+ *                       values change at each call, and ok=1 when the device then holds them
+ *                       (cuMemcpyDtoH_v2 read back, the rows of a 2D call) and the call
+ *                       succeeded; the gated call is the op's first CUDA call
+ *   call:NAME           the same call with nothing read back (the read-back is a copy, itself
+ *                       GPU work): "call NAME rc=R ok=0|1" (ok: evrecord's query or rc 0)
+ *   opuntil:NAME:PATH   "call:NAME" every 100 ms until PATH exists, then one "op:NAME":
+ *                       "opuntil NAME n=N bad=B ok=0|1" (B: calls that failed, ok: the last
+ *                       call's values read back)
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -427,6 +446,117 @@ static uint64_t size_arg(const char *s)
     return v;
 }
 
+static CUevent op_event;
+
+/* One call of gated entry point `name` (see "op:NAME" above); with check, *ok: its result read
+ * back (a copy, itself GPU work), else *ok = 1 when the call succeeded. */
+static CUresult op(const char *name, int *ok, int check)
+{
+    static unsigned round;
+    static unsigned char host[4096], back[4096];
+    uint64_t base = nallocs ? allocs[0].h : 0;
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    size_t want = 0; /* bytes of `host` expected at base.. (0: nothing to read back) */
+    size_t pitch = 1024, row = 256, rows = 4;
+    int step_rows = 0; /* 1: compare `rows` rows of `row` bytes, `pitch` apart */
+    round++;
+    *ok = 0;
+    if (strcmp(name, "evrecord") == 0) {
+        r = SYM(cuEventRecord_fn, "cuEventRecord", "cuEventRecord")(op_event, NULL);
+        if (r == CUDA_SUCCESS)
+            *ok = SYM(cuEventQuery_fn, "cuEventQuery", "cuEventQuery")(op_event) == CUDA_SUCCESS;
+        return r;
+    }
+    if (strcmp(name, "evrecordf") == 0) {
+        r = SYM(cuEventRecordWithFlags_fn, "cuEventRecordWithFlags",
+                "cuEventRecordWithFlags")(op_event, NULL, 0);
+        if (r == CUDA_SUCCESS)
+            *ok = SYM(cuEventQuery_fn, "cuEventQuery", "cuEventQuery")(op_event) == CUDA_SUCCESS;
+        return r;
+    }
+    if (strcmp(name, "streamquery") == 0) {
+        r = SYM(cuStreamQuery_fn, "cuStreamQuery", "cuStreamQuery")(NULL);
+        *ok = r == CUDA_SUCCESS;
+        return r;
+    }
+    if (!base)
+        return r;
+    if (strcmp(name, "copy2d") == 0) {
+        memset(host, 0, sizeof host);
+        for (size_t y = 0; y < rows; y++)
+            for (size_t x = 0; x < row; x++)
+                host[y * pitch + x] = (unsigned char)(round + y * 7 + x);
+        CUDA_MEMCPY2D c;
+        memset(&c, 0, sizeof c);
+        c.srcMemoryType = CU_MEMORYTYPE_HOST;
+        c.srcHost = host;
+        c.srcPitch = pitch;
+        c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+        c.dstDevice = base;
+        c.dstPitch = pitch;
+        c.WidthInBytes = row;
+        c.Height = rows;
+        r = SYM(cuMemcpy2D_v2_fn, "cuMemcpy2D_v2", "cuMemcpy2D")(&c);
+        want = pitch * (rows - 1) + row;
+        step_rows = 1;
+    } else if (strcmp(name, "copy3d") == 0) {
+        /* 2 slices of 2 rows of 256 bytes; rows 1 KiB apart, slices 2 KiB apart (height 2). */
+        for (size_t y = 0; y < rows; y++)
+            for (size_t x = 0; x < row; x++)
+                host[y * pitch + x] = (unsigned char)(round * 3 + y * 5 + x);
+        CUDA_MEMCPY3D c;
+        memset(&c, 0, sizeof c);
+        c.srcMemoryType = CU_MEMORYTYPE_HOST;
+        c.srcHost = host;
+        c.srcPitch = pitch;
+        c.srcHeight = 2;
+        c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+        c.dstDevice = base;
+        c.dstPitch = pitch;
+        c.dstHeight = 2;
+        c.WidthInBytes = row;
+        c.Height = 2;
+        c.Depth = 2;
+        r = SYM(cuMemcpy3D_v2_fn, "cuMemcpy3D_v2", "cuMemcpy3D")(&c);
+        want = pitch * (rows - 1) + row;
+        step_rows = 1;
+    } else if (strcmp(name, "memsetd32") == 0 || strcmp(name, "memsetd2d32") == 0) {
+        uint32_t v = 0xA5000000u | round;
+        int two = name[6] == '2';
+        memset(host, 0, sizeof host);
+        for (size_t y = 0; y < (two ? rows : 1); y++)
+            for (size_t x = 0; x < (two ? row : sizeof host) / 4; x++)
+                memcpy(host + y * (two ? pitch : 0) + x * 4, &v, 4);
+        if (two)
+            r = SYM(cuMemsetD2D32_v2_fn, "cuMemsetD2D32_v2", "cuMemsetD2D32")(base, pitch, v,
+                                                                              row / 4, rows);
+        else
+            r = SYM(cuMemsetD32_v2_fn, "cuMemsetD32_v2", "cuMemsetD32")(base, v, sizeof host / 4);
+        want = two ? pitch * (rows - 1) + row : sizeof host;
+        step_rows = two;
+    } else if (strcmp(name, "memsetd16") == 0) {
+        uint16_t v = (uint16_t)(0x5A00u | (round & 0xff));
+        for (size_t x = 0; x < sizeof host / 2; x++)
+            memcpy(host + x * 2, &v, 2);
+        r = SYM(cuMemsetD16_v2_fn, "cuMemsetD16_v2", "cuMemsetD16")(base, v, sizeof host / 2);
+        want = sizeof host;
+    } else {
+        die("op: unknown operation");
+    }
+    if (!check) {
+        *ok = r == CUDA_SUCCESS;
+        return r;
+    }
+    if (r == CUDA_SUCCESS && want) {
+        CUresult b = SYM(cuMemcpyDtoH_v2_fn, "cuMemcpyDtoH_v2", "cuMemcpyDtoH")(back, base, want);
+        *ok = b == CUDA_SUCCESS;
+        /* A 2D call writes its rows only: the gaps between them are not compared. */
+        for (size_t y = 0; *ok && y < (step_rows ? rows : 1); y++)
+            *ok = memcmp(back + y * pitch, host + y * pitch, step_rows ? row : want) == 0;
+    }
+    return r;
+}
+
 static void step(char *s)
 {
     char *arg1 = strchr(s, ':');
@@ -549,6 +679,23 @@ static void step(char *s)
             usleep(100000);
         }
         printf("copyuntil n=%ld bad=%ld\n", n, bad);
+    } else if (strcmp(s, "evcreate") == 0) {
+        printf("evcreate rc=%d\n",
+               SYM(cuEventCreate_fn, "cuEventCreate", "cuEventCreate")(&op_event, 0));
+    } else if ((strcmp(s, "op") == 0 || strcmp(s, "call") == 0) && arg1) {
+        int ok;
+        CUresult r = op(arg1, &ok, s[0] == 'o');
+        printf("%s %s rc=%d ok=%d\n", s, arg1, r, ok);
+    } else if (strcmp(s, "opuntil") == 0 && arg1 && arg2) {
+        long n = 0, bad = 0;
+        int ok = 0;
+        while (access(arg2, F_OK) != 0) {
+            n++;
+            bad += op(arg1, &ok, 0) != CUDA_SUCCESS;
+            usleep(100000);
+        }
+        bad += op(arg1, &ok, 1) != CUDA_SUCCESS;
+        printf("opuntil %s n=%ld bad=%ld ok=%d\n", arg1, n, bad, ok);
     } else if (strcmp(s, "launchuntil") == 0 && arg1 && arg2) {
         CUfunction f = NULL;
         long n = 0, bad = 0;

@@ -113,6 +113,44 @@ static int poke(const char *name, const char *variant, void *p)
         ((cuMemPrefetchBatchAsync_fn)p)(NULL, NULL, 0, NULL, NULL, 0, 0, NULL);
         return 1;
     }
+    if (IS("cuMemcpyPeer") || IS("cuMemcpyPeerAsync")) {
+        /* Nothing to copy, no contexts (the async one on the legacy stream). */
+        ((cuMemcpyPeerAsync_fn)p)(0, NULL, 0, NULL, 0, NULL);
+        return 1;
+    }
+    if (IS("cuMemcpy2D") || IS("cuMemcpy2DUnaligned") || IS("cuMemcpy2DAsync") ||
+        IS("cuMemcpy3D") || IS("cuMemcpy3DAsync")) {
+        ((cuMemcpy2DAsync_v2_fn)p)(NULL, NULL); /* no copy described: refused */
+        return 1;
+    }
+    if (IS("cuMemsetD16") || IS("cuMemsetD32") || IS("cuMemsetD16Async") ||
+        IS("cuMemsetD32Async")) {
+        ((cuMemsetD32Async_fn)p)(0, 0, 0, NULL); /* nothing to set */
+        return 1;
+    }
+    if (IS("cuMemsetD2D8") || IS("cuMemsetD2D16") || IS("cuMemsetD2D32") ||
+        IS("cuMemsetD2D8Async") || IS("cuMemsetD2D16Async") || IS("cuMemsetD2D32Async")) {
+        ((cuMemsetD2D32Async_fn)p)(0, 0, 0, 0, 0, NULL); /* no rows */
+        return 1;
+    }
+    if (IS("cuEventCreate") || IS("cuStreamCreate") || IS("cuStreamCreateWithPriority")) {
+        ((cuStreamCreateWithPriority_fn)p)(NULL, 0, 0); /* no output: refused */
+        return 1;
+    }
+    if (IS("cuEventRecord") || IS("cuEventRecordWithFlags") || IS("cuStreamWaitEvent")) {
+        ((cuStreamWaitEvent_fn)p)(NULL, NULL, 0); /* no event: refused */
+        return 1;
+    }
+    if (IS("cuEventElapsedTime")) {
+        ((cuEventElapsedTime_fn)p)(NULL, NULL, NULL);
+        return 1;
+    }
+    if (IS("cuEventQuery") || IS("cuEventDestroy") || IS("cuStreamQuery") ||
+        IS("cuStreamDestroy")) {
+        typedef CUresult (*f1)(void *);
+        ((f1)p)(NULL); /* no event; the legacy stream (never destroyed) */
+        return 1;
+    }
     if (IS("cuInit")) {
         ((cuInit_fn)p)(0);
         return 1;

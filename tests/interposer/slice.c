@@ -24,6 +24,8 @@
  *         is its user's; docs/suspend.md, "Idle reclamation"): the wake word (a restore asked),
  *         the reclaim word set, or the work word; print "ok", or "failed" and exit 1 (the file
  *         cannot be opened for writing: another account's).
+ * takework: what tesseld's idle tick does (tshm_fd_take_work): read the work word and clear
+ *         it; print "work=0|1", or "failed" and exit 1.
  */
 #include <fcntl.h>
 #include <stddef.h>
@@ -138,12 +140,32 @@ static int set_word(const char *path, const char *cmd)
     return ok ? 0 : 1;
 }
 
+/* takework: tesseld's look at the work word (read and clear). */
+static int take_work(const char *path)
+{
+    tsl_error_t err = {{0}};
+    int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    int w = fd >= 0 ? tshm_fd_take_work(fd, &err) : -1;
+    if (fd < 0)
+        perror("tcu-slice: open");
+    else
+        close(fd);
+    if (w < 0) {
+        if (fd >= 0)
+            fprintf(stderr, "tcu-slice: %s\n", err.text);
+        printf("failed\n");
+        return 1;
+    }
+    printf("work=%d\n", w);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || argc > 3) {
         fprintf(stderr, "usage: tcu-slice PATH "
                         "[suspend|resume|state|setlimit:BYTES|sethost:BYTES|sethostused:BYTES|"
-                        "thrash:SECONDS|junklock:SECONDS|wake|reclaim|work]\n");
+                        "thrash:SECONDS|junklock:SECONDS|wake|reclaim|work|takework]\n");
         return 2;
     }
     const char *cmd = argc == 3 ? argv[2] : NULL;
@@ -154,6 +176,8 @@ int main(int argc, char **argv)
     if (cmd &&
         (strcmp(cmd, "wake") == 0 || strcmp(cmd, "reclaim") == 0 || strcmp(cmd, "work") == 0))
         return set_word(argv[1], cmd);
+    if (cmd && strcmp(cmd, "takework") == 0)
+        return take_work(argv[1]);
     int setlimit = cmd && strncmp(cmd, "setlimit:", 9) == 0;
     int sethost = cmd && strncmp(cmd, "sethost:", 8) == 0;
     int control =

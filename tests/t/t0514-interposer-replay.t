@@ -1,7 +1,7 @@
 #!/bin/sh
 # t0514-interposer-replay.t - replays the 440 entry-point lookups of the
 # CUDA 13 runtime (cudart13_requests.tsv): every memory, context and launch
-# entry point (and the copies, memsets and stream synchronisations that idle
+# entry point (and the copies, memsets, synchronisations, streams and events that idle
 # reclamation hooks: docs/suspend.md) comes back as the interposer's hook for exactly the variant
 # the driver chose (version and per-thread-stream flag honoured), including
 # the cuGetProcAddress the runtime fetches through itself; every hooked
@@ -22,7 +22,11 @@ cuCtxSetLimit cuModuleLoad cuModuleLoadData cuModuleLoadFatBinary cuModuleGetFun
 cuGraphLaunch cuMemAdvise cuMemPrefetchAsync cuMemPrefetchBatchAsync
 cuMemDiscardAndPrefetchBatchAsync cuMemcpy cuMemcpyAsync cuMemcpyHtoD cuMemcpyDtoH cuMemcpyDtoD
 cuMemcpyHtoDAsync cuMemcpyDtoHAsync cuMemcpyDtoDAsync cuMemsetD8 cuMemsetD8Async
-cuStreamSynchronize cuCtxSynchronize cuEventSynchronize'
+cuStreamSynchronize cuCtxSynchronize cuEventSynchronize cuMemcpyPeer cuMemcpyPeerAsync cuMemcpy2D
+cuMemcpy2DUnaligned cuMemcpy2DAsync cuMemcpy3D cuMemcpy3DAsync cuMemsetD16 cuMemsetD16Async cuMemsetD32 cuMemsetD32Async
+cuMemsetD2D8 cuMemsetD2D8Async cuMemsetD2D16 cuMemsetD2D16Async cuMemsetD2D32 cuMemsetD2D32Async
+cuEventCreate cuEventRecord cuEventRecordWithFlags cuEventQuery cuEventElapsedTime cuEventDestroy cuStreamCreate
+cuStreamCreateWithPriority cuStreamDestroy cuStreamQuery cuStreamWaitEvent'
 printf '%s\n' $HOOKED >"$TMP/hooked"
 
 "$REPLAY" "$TSV" >"$TMP/bare" 2>"$TMP/bare.err"
@@ -64,18 +68,25 @@ for row in "cuMemAlloc 2000 0" "cuMemFree 2000 0" "cuMemGetInfo 2000 0" "cuMemAl
     "cuCtxCreate 2000 0" "cuCtxCreate 11040 0" "cuCtxCreate 12050 0" "cuCtxDestroy 2000 0" \
     "cuCtxDestroy 4000 0" "cuDevicePrimaryCtxRelease 11000 0" "cuDevicePrimaryCtxReset 11000 0" \
     "cuArrayCreate 2000 0" "cuArray3DCreate 2000 0" "cuDeviceTotalMem 2000 0" "cuMemCreate 10020 0" \
-    "cuMemRelease 10020 0" "cuLaunchKernel 4000 2" "cuGraphLaunch 10000 2" "cuMemAllocAsync 11020 1"; do
+    "cuMemRelease 10020 0" "cuLaunchKernel 4000 2" "cuGraphLaunch 10000 2" "cuMemAllocAsync 11020 1" \
+    "cuMemcpyHtoD 2000 0" "cuMemcpyDtoH 2000 0" "cuMemcpyDtoD 2000 0" "cuMemsetD8 2000 0" \
+    "cuMemsetD16 2000 0" "cuMemsetD32 2000 0" "cuMemsetD2D8 2000 0" "cuMemsetD2D16 2000 0" \
+    "cuMemsetD2D32 2000 0" "cuEventDestroy 2000 0" "cuStreamDestroy 2000 0" \
+    "cuEventElapsedTime 2000 0" "cuMemsetD32 7000 2" "cuMemcpy2D 7000 2"; do
     printf '%s\n' "$row" | tr ' ' '\t' >>"$TMP/extra.tsv"
 done
 "$REPLAY" "$TMP/extra.tsv" >"$TMP/xbare" 2>/dev/null
 LD_PRELOAD="$PRE" "$REPLAY" "$TMP/extra.tsv" >"$TMP/xpre" 2>/dev/null
 bad=$(paste -d' ' "$TMP/xbare" "$TMP/xpre" | awk 'NR > 1 && ($4 == "-" || $10 != "libtessel-cuda.so" || $11 != $5 || $12 != 1) {print}')
-is "$bad" "" "19 more lookups (v1 variants, _v3/_v4, ptds before _ptsz existed): hooked, same variant"
+is "$bad" "" "33 more lookups (v1 variants, _v3/_v4, ptds before _ptsz existed, v1 copies and sets, the first event and stream exports, ptds sets and 2D copies): hooked, same variant"
 xline() { awk -v n="$1" -v v="$2" '$1 == n && $2 == v {print $5; exit}' "$TMP/xpre"; }
 is "$(xline cuMemAlloc 2000)" cuMemAlloc "cuMemAlloc @2000 -> the v1 cuMemAlloc"
 is "$(xline cuCtxCreate 12050)" cuCtxCreate_v4 "cuCtxCreate @12050 -> cuCtxCreate_v4"
 is "$(xline cuCtxCreate 11040)" cuCtxCreate_v3 "cuCtxCreate @11040 -> cuCtxCreate_v3"
 is "$(xline cuLaunchKernel 4000)" cuLaunchKernel "cuLaunchKernel @4000 ptds -> cuLaunchKernel (no _ptsz before 7000)"
+is "$(xline cuMemsetD32 2000)" cuMemsetD32 "cuMemsetD32 @2000 -> the v1 cuMemsetD32 (32-bit sizes)"
+is "$(xline cuMemsetD32 7000)" cuMemsetD32_v2_ptds "cuMemsetD32 @7000 ptds -> cuMemsetD32_v2_ptds"
+is "$(xline cuEventDestroy 2000)" cuEventDestroy "cuEventDestroy @2000 -> cuEventDestroy (not _v2)"
 
 # Spot checks with figures: the variants the runtime's requests select.
 line() { awk -v n="$1" -v v="$2" -v f="$3" '$1 == n && $2 == v && $3 == f {print $5; exit}' "$TMP/pre"; }
@@ -84,6 +95,12 @@ is "$(line cuMemAllocAsync 11020 2)" cuMemAllocAsync_ptsz "cuMemAllocAsync @1102
 is "$(line cuMemAllocAsync 11020 0)" cuMemAllocAsync "cuMemAllocAsync @11020 -> legacy stream"
 is "$(line cuLaunchKernel 7000 2)" cuLaunchKernel_ptsz "cuLaunchKernel @7000 ptds -> _ptsz"
 is "$(line cuCtxCreate 3020 0)" cuCtxCreate_v2 "cuCtxCreate @3020 -> cuCtxCreate_v2"
+is "$(line cuMemcpy2DAsync 7000 2)" cuMemcpy2DAsync_v2_ptsz "cuMemcpy2DAsync @7000 ptds -> _v2_ptsz"
+is "$(line cuMemcpy3D 3020 0)" cuMemcpy3D_v2 "cuMemcpy3D @3020 -> cuMemcpy3D_v2"
+is "$(line cuEventRecord 7000 2)" cuEventRecord_ptsz "cuEventRecord @7000 ptds -> _ptsz"
+is "$(line cuEventRecordWithFlags 11010 2)" cuEventRecordWithFlags_ptsz "cuEventRecordWithFlags @11010 ptds -> _ptsz"
+is "$(line cuEventElapsedTime 12080 0)" cuEventElapsedTime_v2 "cuEventElapsedTime @12080 -> _v2"
+is "$(line cuStreamDestroy 4000 0)" cuStreamDestroy_v2 "cuStreamDestroy @4000 -> _v2"
 is "$(line cuGetProcAddress 12000 0)" cuGetProcAddress_v2 "cuGetProcAddress @12000 -> our _v2"
 is "$(line cuGetProcAddress 11030 0)" cuGetProcAddress "cuGetProcAddress @11030 -> our v1"
 is "$(awk '$1 == "cuGetProcAddress" && $2 == 12000 {print $4}' "$TMP/pre")" libtessel-cuda.so \

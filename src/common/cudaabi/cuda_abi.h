@@ -399,6 +399,36 @@ typedef struct CUDA_MEMCPY2D_st {
     size_t Height;
 } CUDA_MEMCPY2D;
 
+/* cuMemcpy3D_v2's parameters (CUDA_MEMCPY3D_v2 of cuda.h 13.0): Depth slices of Height rows
+ * of WidthInBytes bytes; each side's rows Pitch apart, its slices Pitch * Height apart. */
+typedef struct CUDA_MEMCPY3D_st {
+    size_t srcXInBytes;
+    size_t srcY;
+    size_t srcZ;
+    size_t srcLOD;
+    CUmemorytype srcMemoryType;
+    const void *srcHost;
+    CUdeviceptr srcDevice;
+    CUarray srcArray;
+    void *reserved0; /* must be NULL */
+    size_t srcPitch;
+    size_t srcHeight;
+    size_t dstXInBytes;
+    size_t dstY;
+    size_t dstZ;
+    size_t dstLOD;
+    CUmemorytype dstMemoryType;
+    void *dstHost;
+    CUdeviceptr dstDevice;
+    CUarray dstArray;
+    void *reserved1; /* must be NULL */
+    size_t dstPitch;
+    size_t dstHeight;
+    size_t WidthInBytes;
+    size_t Height;
+    size_t Depth;
+} CUDA_MEMCPY3D;
+
 /* ---- Virtual memory management and pools -------------------------------- */
 
 typedef enum CUmemLocationType_enum {
@@ -729,6 +759,40 @@ CUABI_FN(cuMemsetD2D8Async, (CUdeviceptr dstDevice, size_t dstPitch, unsigned ch
                              size_t Height, CUstream hStream));
 CUABI_FN(cuMemsetD2D8Async_ptsz, (CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc,
                                   size_t Width, size_t Height, CUstream hStream));
+/* 16- and 32-bit sets: N (Width) elements of the value; the destination (and the pitch) aligned
+ * to the element's size. */
+CUABI_FN(cuMemsetD16, (CUdeviceptr_v1 dstDevice, unsigned short us, unsigned int N));
+CUABI_FN(cuMemsetD16_v2, (CUdeviceptr dstDevice, unsigned short us, size_t N));
+CUABI_FN(cuMemsetD16_v2_ptds, (CUdeviceptr dstDevice, unsigned short us, size_t N));
+CUABI_FN(cuMemsetD16Async, (CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream));
+CUABI_FN(cuMemsetD16Async_ptsz,
+         (CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream));
+CUABI_FN(cuMemsetD32, (CUdeviceptr_v1 dstDevice, unsigned int ui, unsigned int N));
+CUABI_FN(cuMemsetD32_v2, (CUdeviceptr dstDevice, unsigned int ui, size_t N));
+CUABI_FN(cuMemsetD32_v2_ptds, (CUdeviceptr dstDevice, unsigned int ui, size_t N));
+CUABI_FN(cuMemsetD32Async, (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream));
+CUABI_FN(cuMemsetD32Async_ptsz,
+         (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream));
+CUABI_FN(cuMemsetD2D16, (CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned short us,
+                         unsigned int Width, unsigned int Height));
+CUABI_FN(cuMemsetD2D16_v2,
+         (CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height));
+CUABI_FN(cuMemsetD2D16_v2_ptds,
+         (CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height));
+CUABI_FN(cuMemsetD2D16Async, (CUdeviceptr dstDevice, size_t dstPitch, unsigned short us,
+                              size_t Width, size_t Height, CUstream hStream));
+CUABI_FN(cuMemsetD2D16Async_ptsz, (CUdeviceptr dstDevice, size_t dstPitch, unsigned short us,
+                                   size_t Width, size_t Height, CUstream hStream));
+CUABI_FN(cuMemsetD2D32, (CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned int ui,
+                         unsigned int Width, unsigned int Height));
+CUABI_FN(cuMemsetD2D32_v2,
+         (CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height));
+CUABI_FN(cuMemsetD2D32_v2_ptds,
+         (CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height));
+CUABI_FN(cuMemsetD2D32Async, (CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width,
+                              size_t Height, CUstream hStream));
+CUABI_FN(cuMemsetD2D32Async_ptsz, (CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui,
+                                   size_t Width, size_t Height, CUstream hStream));
 CUABI_FN(cuMemcpyPeer, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
                         CUcontext srcContext, size_t ByteCount));
 CUABI_FN(cuMemcpyPeer_ptds, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
@@ -744,6 +808,10 @@ CUABI_FN(cuMemcpy2DUnaligned_v2, (const CUDA_MEMCPY2D *pCopy));
 CUABI_FN(cuMemcpy2DUnaligned_v2_ptds, (const CUDA_MEMCPY2D *pCopy));
 CUABI_FN(cuMemcpy2DAsync_v2, (const CUDA_MEMCPY2D *pCopy, CUstream hStream));
 CUABI_FN(cuMemcpy2DAsync_v2_ptsz, (const CUDA_MEMCPY2D *pCopy, CUstream hStream));
+CUABI_FN(cuMemcpy3D_v2, (const CUDA_MEMCPY3D *pCopy));
+CUABI_FN(cuMemcpy3D_v2_ptds, (const CUDA_MEMCPY3D *pCopy));
+CUABI_FN(cuMemcpy3DAsync_v2, (const CUDA_MEMCPY3D *pCopy, CUstream hStream));
+CUABI_FN(cuMemcpy3DAsync_v2_ptsz, (const CUDA_MEMCPY3D *pCopy, CUstream hStream));
 CUABI_FN(cuMemHostGetFlags, (unsigned int *pFlags, void *p));
 
 /* Unified memory hints */
@@ -907,6 +975,10 @@ CUABI_FN(cuStreamWaitEvent_ptsz, (CUstream hStream, CUevent hEvent, unsigned int
 CUABI_FN(cuEventCreate, (CUevent * phEvent, unsigned int Flags));
 CUABI_FN(cuEventRecord, (CUevent hEvent, CUstream hStream));
 CUABI_FN(cuEventRecord_ptsz, (CUevent hEvent, CUstream hStream));
+/* flags: 0, or CU_EVENT_RECORD_EXTERNAL (1: an external event node when the stream is being
+ * captured). */
+CUABI_FN(cuEventRecordWithFlags, (CUevent hEvent, CUstream hStream, unsigned int flags));
+CUABI_FN(cuEventRecordWithFlags_ptsz, (CUevent hEvent, CUstream hStream, unsigned int flags));
 CUABI_FN(cuEventSynchronize, (CUevent hEvent));
 CUABI_FN(cuEventQuery, (CUevent hEvent));
 CUABI_FN(cuEventElapsedTime, (float *pMilliseconds, CUevent hStart, CUevent hEnd));

@@ -1,11 +1,20 @@
-/* copy.c - copies, memsets and synchronisations (idle reclamation, docs/suspend.md).
+/* copy.c - copies, memsets, synchronisations, streams and events (idle reclamation,
+ * docs/suspend.md).
  *
  * Nothing is charged or checked here: these hooks exist so that a job reclaimed while idle is
  * stopped before its call reaches the driver (tcu_enter: the driver holds a checkpointed
  * process's calls where nothing sees them; the interposer asks tesseld for the restore and
  * waits), and so that a copy or a memset counts as GPU work (the slice's work word, as a
- * launch).  A synchronisation waits for work already counted: it is not work itself.  One load
+ * launch).  A synchronisation waits for work already counted, and a stream or an event is
+ * created, queried, waited on or destroyed around work: they are gated, not work.  One load
  * and, for a copy, one more when the word is already set: nothing on the driver's path.
+ *
+ * Which calls, and why (docs/suspend.md, "What counts as GPU work" and "The next CUDA call"):
+ * every copy and memset of linear device memory in every variant the driver exports (v1
+ * pre-3.2 with 32-bit sizes, _v2, _ptds/_ptsz, Async; 1D, 2D, 3D, peer; 8-, 16- and 32-bit
+ * sets),
+ * and the stream and event calls a program makes between its launches.  Signatures: cuda.h
+ * 13.0, through src/common/cudaabi/cuda_abi.h.
  */
 #include "interposer/interposer.h"
 
@@ -80,3 +89,144 @@ GATE(cuStreamSynchronize_ptsz, (CUstream hStream), (hStream))
 GATE(cuCtxSynchronize, (void), ())
 GATE(cuCtxSynchronize_v2, (CUcontext ctx), (ctx))
 GATE(cuEventSynchronize, (CUevent hEvent), (hEvent))
+
+/* The v1 (pre-3.2) exports: 32-bit sizes, for programs built against CUDA 3.1 or older. */
+WORK(cuMemcpyHtoD, (CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount),
+     (dstDevice, srcHost, ByteCount))
+WORK(cuMemcpyDtoH, (void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount),
+     (dstHost, srcDevice, ByteCount))
+WORK(cuMemcpyDtoD, (CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice, unsigned int ByteCount),
+     (dstDevice, srcDevice, ByteCount))
+WORK(cuMemsetD8, (CUdeviceptr_v1 dstDevice, unsigned char uc, unsigned int N), (dstDevice, uc, N))
+WORK(cuMemsetD16, (CUdeviceptr_v1 dstDevice, unsigned short us, unsigned int N), (dstDevice, us, N))
+WORK(cuMemsetD32, (CUdeviceptr_v1 dstDevice, unsigned int ui, unsigned int N), (dstDevice, ui, N))
+WORK(cuMemsetD2D8,
+     (CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned char uc, unsigned int Width,
+      unsigned int Height),
+     (dstDevice, dstPitch, uc, Width, Height))
+WORK(cuMemsetD2D16,
+     (CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned short us, unsigned int Width,
+      unsigned int Height),
+     (dstDevice, dstPitch, us, Width, Height))
+WORK(cuMemsetD2D32,
+     (CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned int ui, unsigned int Width,
+      unsigned int Height),
+     (dstDevice, dstPitch, ui, Width, Height))
+
+/* Peer copies: between two contexts (devices); work of the job whichever GPUs. */
+WORK(cuMemcpyPeer,
+     (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext,
+      size_t ByteCount),
+     (dstDevice, dstContext, srcDevice, srcContext, ByteCount))
+WORK(cuMemcpyPeer_ptds,
+     (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext,
+      size_t ByteCount),
+     (dstDevice, dstContext, srcDevice, srcContext, ByteCount))
+WORK(cuMemcpyPeerAsync,
+     (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext,
+      size_t ByteCount, CUstream hStream),
+     (dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream))
+WORK(cuMemcpyPeerAsync_ptsz,
+     (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext,
+      size_t ByteCount, CUstream hStream),
+     (dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream))
+
+/* 2D copies (pitched, arrays on either side). */
+WORK(cuMemcpy2D_v2, (const CUDA_MEMCPY2D *pCopy), (pCopy))
+WORK(cuMemcpy2D_v2_ptds, (const CUDA_MEMCPY2D *pCopy), (pCopy))
+WORK(cuMemcpy2DUnaligned_v2, (const CUDA_MEMCPY2D *pCopy), (pCopy))
+WORK(cuMemcpy2DUnaligned_v2_ptds, (const CUDA_MEMCPY2D *pCopy), (pCopy))
+WORK(cuMemcpy2DAsync_v2, (const CUDA_MEMCPY2D *pCopy, CUstream hStream), (pCopy, hStream))
+WORK(cuMemcpy2DAsync_v2_ptsz, (const CUDA_MEMCPY2D *pCopy, CUstream hStream), (pCopy, hStream))
+
+/* 3D copies (slices of pitched rows, arrays on either side). */
+WORK(cuMemcpy3D_v2, (const CUDA_MEMCPY3D *pCopy), (pCopy))
+WORK(cuMemcpy3D_v2_ptds, (const CUDA_MEMCPY3D *pCopy), (pCopy))
+WORK(cuMemcpy3DAsync_v2, (const CUDA_MEMCPY3D *pCopy, CUstream hStream), (pCopy, hStream))
+WORK(cuMemcpy3DAsync_v2_ptsz, (const CUDA_MEMCPY3D *pCopy, CUstream hStream), (pCopy, hStream))
+
+/* 16- and 32-bit sets and the 2D sets of each width. */
+WORK(cuMemsetD16_v2, (CUdeviceptr dstDevice, unsigned short us, size_t N), (dstDevice, us, N))
+WORK(cuMemsetD16_v2_ptds, (CUdeviceptr dstDevice, unsigned short us, size_t N), (dstDevice, us, N))
+WORK(cuMemsetD16Async, (CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream),
+     (dstDevice, us, N, hStream))
+WORK(cuMemsetD16Async_ptsz, (CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream),
+     (dstDevice, us, N, hStream))
+WORK(cuMemsetD32_v2, (CUdeviceptr dstDevice, unsigned int ui, size_t N), (dstDevice, ui, N))
+WORK(cuMemsetD32_v2_ptds, (CUdeviceptr dstDevice, unsigned int ui, size_t N), (dstDevice, ui, N))
+WORK(cuMemsetD32Async, (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream),
+     (dstDevice, ui, N, hStream))
+WORK(cuMemsetD32Async_ptsz, (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream),
+     (dstDevice, ui, N, hStream))
+WORK(cuMemsetD2D8_v2,
+     (CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height),
+     (dstDevice, dstPitch, uc, Width, Height))
+WORK(cuMemsetD2D8_v2_ptds,
+     (CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height),
+     (dstDevice, dstPitch, uc, Width, Height))
+WORK(cuMemsetD2D8Async,
+     (CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height,
+      CUstream hStream),
+     (dstDevice, dstPitch, uc, Width, Height, hStream))
+WORK(cuMemsetD2D8Async_ptsz,
+     (CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height,
+      CUstream hStream),
+     (dstDevice, dstPitch, uc, Width, Height, hStream))
+WORK(cuMemsetD2D16_v2,
+     (CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height),
+     (dstDevice, dstPitch, us, Width, Height))
+WORK(cuMemsetD2D16_v2_ptds,
+     (CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height),
+     (dstDevice, dstPitch, us, Width, Height))
+WORK(cuMemsetD2D16Async,
+     (CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height,
+      CUstream hStream),
+     (dstDevice, dstPitch, us, Width, Height, hStream))
+WORK(cuMemsetD2D16Async_ptsz,
+     (CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height,
+      CUstream hStream),
+     (dstDevice, dstPitch, us, Width, Height, hStream))
+WORK(cuMemsetD2D32_v2,
+     (CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height),
+     (dstDevice, dstPitch, ui, Width, Height))
+WORK(cuMemsetD2D32_v2_ptds,
+     (CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height),
+     (dstDevice, dstPitch, ui, Width, Height))
+WORK(cuMemsetD2D32Async,
+     (CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height,
+      CUstream hStream),
+     (dstDevice, dstPitch, ui, Width, Height, hStream))
+WORK(cuMemsetD2D32Async_ptsz,
+     (CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height,
+      CUstream hStream),
+     (dstDevice, dstPitch, ui, Width, Height, hStream))
+
+/* Events: created, recorded on a stream, queried, timed, destroyed.  The interposer's own
+ * events (compute.c) go to the driver directly, not through these. */
+GATE(cuEventCreate, (CUevent * phEvent, unsigned int Flags), (phEvent, Flags))
+GATE(cuEventRecord, (CUevent hEvent, CUstream hStream), (hEvent, hStream))
+GATE(cuEventRecord_ptsz, (CUevent hEvent, CUstream hStream), (hEvent, hStream))
+GATE(cuEventRecordWithFlags, (CUevent hEvent, CUstream hStream, unsigned int flags),
+     (hEvent, hStream, flags))
+GATE(cuEventRecordWithFlags_ptsz, (CUevent hEvent, CUstream hStream, unsigned int flags),
+     (hEvent, hStream, flags))
+GATE(cuEventQuery, (CUevent hEvent), (hEvent))
+GATE(cuEventElapsedTime, (float *pMilliseconds, CUevent hStart, CUevent hEnd),
+     (pMilliseconds, hStart, hEnd))
+GATE(cuEventElapsedTime_v2, (float *pMilliseconds, CUevent hStart, CUevent hEnd),
+     (pMilliseconds, hStart, hEnd))
+GATE(cuEventDestroy, (CUevent hEvent), (hEvent))
+GATE(cuEventDestroy_v2, (CUevent hEvent), (hEvent))
+
+/* Streams: created, queried, made to wait for an event, destroyed. */
+GATE(cuStreamCreate, (CUstream * phStream, unsigned int Flags), (phStream, Flags))
+GATE(cuStreamCreateWithPriority, (CUstream * phStream, unsigned int flags, int priority),
+     (phStream, flags, priority))
+GATE(cuStreamDestroy, (CUstream hStream), (hStream))
+GATE(cuStreamDestroy_v2, (CUstream hStream), (hStream))
+GATE(cuStreamQuery, (CUstream hStream), (hStream))
+GATE(cuStreamQuery_ptsz, (CUstream hStream), (hStream))
+GATE(cuStreamWaitEvent, (CUstream hStream, CUevent hEvent, unsigned int Flags),
+     (hStream, hEvent, Flags))
+GATE(cuStreamWaitEvent_ptsz, (CUstream hStream, CUevent hEvent, unsigned int Flags),
+     (hStream, hEvent, Flags))

@@ -14,7 +14,10 @@
  *                    variant cuda.h's version rules name (symbols.c).  This
  *                    includes "cuGetProcAddress" itself, which the CUDA
  *                    runtime fetches through cuGetProcAddress_v2 and uses for
- *                    every later lookup.
+ *                    every later lookup.  The lookup is the driver's: a
+ *                    process reclaimed while idle waits before it (tcu_enter), as
+ *                    the driver would hold it while checkpointed, out of reach
+ *                    (docs/suspend.md; t3236 looks an entry point up first).
  */
 #include <dlfcn.h>
 #include <string.h>
@@ -72,7 +75,7 @@ static void route(const char *symbol, void **pfn, int version, cuuint64_t flags)
 TCU_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
                                         cuuint64_t flags, CUdriverProcAddressQueryResult *status)
 {
-    tcu_ready();
+    tcu_enter();
     cuGetProcAddress_v2_fn real = TCU_REAL(cuGetProcAddress_v2);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -85,7 +88,7 @@ TCU_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cuda
 TCU_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
                                      cuuint64_t flags)
 {
-    tcu_ready();
+    tcu_enter();
     cuGetProcAddress_fn real = TCU_REAL(cuGetProcAddress);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;

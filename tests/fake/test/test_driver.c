@@ -475,6 +475,189 @@ static void test_copies(void **state)
     assert_int_equal(tessel_fake_calls("cuMemsetD8_v2"), 1);
 }
 
+/* 16- and 32-bit sets, 1D and 2D, each variant (cuda.h: the destination and a 2D set's pitch
+ * aligned to the element's size, else CUDA_ERROR_INVALID_VALUE; out of bounds refused). */
+static void test_wide_sets(void **state)
+{
+    start("A:1G", "0");
+    primary(0);
+    CUdeviceptr a;
+    OK(cuMemAlloc_v2(&a, 4096));
+    uint16_t h16[2048];
+    uint32_t h32[1024];
+    OK(cuMemsetD16_v2(a, 0xbeef, 2048));
+    OK(cuMemcpyDtoH_v2(h16, a, sizeof h16));
+    assert_int_equal(h16[0], 0xbeef);
+    assert_int_equal(h16[2047], 0xbeef);
+    OK(cuMemsetD32_v2_ptds(a + 8, 0xdeadbeef, 4));
+    OK(cuMemcpyDtoH_v2(h32, a, sizeof h32));
+    assert_int_equal(h32[1], 0xbeefbeef);
+    assert_int_equal(h32[2], 0xdeadbeef);
+    assert_int_equal(h32[5], 0xdeadbeef);
+    assert_int_equal(h32[6], 0xbeefbeef);
+    CUdeviceptr_v1 lo; /* the v1 exports: 32-bit pointers and sizes */
+    OK(cuMemAlloc(&lo, 4096));
+    OK(cuMemsetD8_v2(lo, 0, 4096));
+    OK(cuMemsetD16(lo, 7, 1));
+    OK(cuMemsetD32(lo + 4, 9, 1));
+    OK(cuMemsetD16_v2_ptds(lo + 2, 8, 1));
+    OK(cuMemsetD2D16(lo + 64, 64, 1, 2, 2));
+    OK(cuMemsetD2D32(lo + 256, 64, 2, 2, 2));
+    OK(cuMemcpyDtoH_v2(h16, lo, 512));
+    assert_int_equal(h16[0], 7);
+    assert_int_equal(h16[1], 8);
+    assert_int_equal(h16[2], 9);
+    assert_int_equal(h16[3], 0);
+    assert_int_equal(h16[32 + 1], 1);
+    assert_int_equal(h16[64 + 1], 1);
+    assert_int_equal(h16[64 + 2], 0);
+    assert_int_equal(h16[128 + 2], 2);
+    assert_int_equal(h16[160 + 2], 2);
+    OK(cuMemFree(lo));
+    CUstream s;
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuMemsetD16Async(a, 1, 4, s));
+    OK(cuMemsetD16Async_ptsz(a + 8, 2, 4, NULL));
+    OK(cuMemsetD32Async(a + 16, 3, 2, s));
+    OK(cuMemsetD32Async_ptsz(a + 24, 4, 2, NULL));
+    OK(cuStreamSynchronize(s));
+    OK(cuMemcpyDtoH_v2(h32, a, 32));
+    assert_int_equal(h32[0], 0x00010001);
+    assert_int_equal(h32[2], 0x00020002);
+    assert_int_equal(h32[4], 3);
+    assert_int_equal(h32[7], 4);
+    /* 2D: 4 rows of 8 elements, 64 bytes apart; the gaps untouched. */
+    OK(cuMemsetD8_v2(a, 0, 4096));
+    OK(cuMemsetD2D32_v2(a, 64, 0x11223344, 8, 4));
+    OK(cuMemsetD2D16_v2_ptds(a + 32, 64, 0x5566, 8, 4));
+    OK(cuMemsetD2D16Async(a + 512, 64, 3, 2, 2, s));
+    OK(cuMemsetD2D16Async_ptsz(a + 640, 64, 4, 2, 2, NULL));
+    OK(cuMemsetD2D32Async(a + 768, 64, 5, 2, 2, s));
+    OK(cuMemsetD2D32Async_ptsz(a + 896, 64, 6, 2, 2, NULL));
+    OK(cuStreamSynchronize(s));
+    OK(cuMemcpyDtoH_v2(h32, a, sizeof h32));
+    for (int r = 0; r < 4; r++) {
+        assert_int_equal(h32[r * 16], 0x11223344);
+        assert_int_equal(h32[r * 16 + 7], 0x11223344);
+        assert_int_equal(h32[r * 16 + 8], 0x55665566);
+        assert_int_equal(h32[r * 16 + 11], 0x55665566);
+        assert_int_equal(h32[r * 16 + 12], 0);
+    }
+    assert_int_equal(h32[128], 0x00030003);
+    assert_int_equal(h32[160], 0x00040004);
+    assert_int_equal(h32[192 + 17], 5);
+    assert_int_equal(h32[224 + 17], 6);
+    /* Misaligned destination or pitch, out of bounds: refused, nothing written. */
+    assert_int_equal(cuMemsetD16_v2(a + 1, 1, 2), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuMemsetD32_v2(a + 2, 1, 2), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuMemsetD2D32_v2(a, 66, 1, 2, 2), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuMemsetD2D16_v2(a, 8, 1, 8, 2), CUDA_ERROR_INVALID_VALUE); /* pitch < row */
+    assert_int_equal(cuMemsetD32_v2(a, 1, 1025), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuMemsetD2D16_v2(a, 1024, 1, 8, 5), CUDA_ERROR_INVALID_VALUE);
+    OK(cuMemcpyDtoH_v2(h32, a, 4));
+    assert_int_equal(h32[0], 0x11223344);
+    OK(cuMemsetD32_v2(a, 1, 0)); /* nothing to set */
+    OK(cuStreamDestroy_v2(s));
+    OK(cuMemFree_v2(a));
+    assert_int_equal(tessel_fake_calls("cuMemsetD16_v2"), 2);
+    assert_int_equal(tessel_fake_calls("cuMemsetD32_v2"), 3);
+    assert_int_equal(tessel_fake_calls("cuMemsetD16_v2_ptds"), 1);
+    assert_int_equal(tessel_fake_calls("cuMemsetD2D16_v2_ptds"), 1);
+    assert_int_equal(tessel_fake_calls("cuMemsetD32Async_ptsz"), 1);
+}
+
+/* 3D copies: slices Pitch * Height apart on each side, offsets in x, y, z; refused: reserved
+ * fields, a slice height below the copy's, out of bounds; arrays not supported (as 2D). */
+static void test_copy3d(void **state)
+{
+    start("A:1G", "0");
+    primary(0);
+    CUdeviceptr a;
+    OK(cuMemAlloc_v2(&a, 8192));
+    OK(cuMemsetD8_v2(a, 0, 8192));
+    unsigned char src[3][4][64], back[8192];
+    for (int z = 0; z < 3; z++)
+        for (int y = 0; y < 4; y++)
+            for (int x = 0; x < 64; x++)
+                src[z][y][x] = (unsigned char)(z * 50 + y * 10 + x);
+    CUDA_MEMCPY3D c;
+    memset(&c, 0, sizeof c);
+    c.srcMemoryType = CU_MEMORYTYPE_HOST;
+    c.srcHost = src;
+    c.srcPitch = 64;
+    c.srcHeight = 4;
+    c.srcY = 1; /* rows 1-2 of slices 1-2 */
+    c.srcZ = 1;
+    c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    c.dstDevice = a;
+    c.dstPitch = 256;
+    c.dstHeight = 8;
+    c.dstXInBytes = 16;
+    c.WidthInBytes = 32;
+    c.Height = 2;
+    c.Depth = 2;
+    OK(cuMemcpy3D_v2(&c));
+    OK(cuMemcpyDtoH_v2(back, a, sizeof back));
+    for (int z = 0; z < 2; z++)
+        for (int y = 0; y < 2; y++) {
+            unsigned char *row = back + z * 256 * 8 + y * 256;
+            assert_memory_equal(row + 16, &src[z + 1][y + 1][0], 32);
+            assert_int_equal(row[15], 0);
+            assert_int_equal(row[48], 0);
+        }
+    assert_int_equal(back[2 * 256], 0); /* the third row of a slice: not copied */
+    /* Back to the host through the other variants. */
+    unsigned char out[2][2][32];
+    CUDA_MEMCPY3D r;
+    memset(&r, 0, sizeof r);
+    r.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    r.srcDevice = a;
+    r.srcXInBytes = 16;
+    r.srcPitch = 256;
+    r.srcHeight = 8;
+    r.dstMemoryType = CU_MEMORYTYPE_HOST;
+    r.dstHost = out;
+    r.dstPitch = 32;
+    r.dstHeight = 2;
+    r.WidthInBytes = 32;
+    r.Height = 2;
+    r.Depth = 2;
+    memset(out, 0, sizeof out);
+    OK(cuMemcpy3D_v2_ptds(&r));
+    assert_memory_equal(out[1][1], &src[2][2][0], 32);
+    CUstream s;
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    memset(out, 0, sizeof out);
+    OK(cuMemcpy3DAsync_v2(&r, s));
+    OK(cuStreamSynchronize(s));
+    assert_memory_equal(out[0][1], &src[1][2][0], 32);
+    memset(out, 0, sizeof out);
+    OK(cuMemcpy3DAsync_v2_ptsz(&r, NULL));
+    assert_memory_equal(out[1][0], &src[2][1][0], 32);
+    OK(cuStreamDestroy_v2(s));
+    /* Refused, nothing written. */
+    CUDA_MEMCPY3D bad = c;
+    bad.reserved0 = &bad;
+    assert_int_equal(cuMemcpy3D_v2(&bad), CUDA_ERROR_INVALID_VALUE);
+    bad = c;
+    bad.dstHeight = 1; /* a slice shorter than the copy's 2 rows */
+    assert_int_equal(cuMemcpy3D_v2(&bad), CUDA_ERROR_INVALID_VALUE);
+    bad = c;
+    bad.dstZ = 3; /* slices 3 and 4 of 2 KiB: past the 8 KiB */
+    assert_int_equal(cuMemcpy3D_v2(&bad), CUDA_ERROR_INVALID_VALUE);
+    bad = c;
+    bad.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+    assert_int_equal(cuMemcpy3D_v2(&bad), CUDA_ERROR_NOT_SUPPORTED);
+    assert_int_equal(cuMemcpy3D_v2(NULL), CUDA_ERROR_INVALID_VALUE);
+    unsigned char again[8192];
+    OK(cuMemcpyDtoH_v2(again, a, sizeof again));
+    assert_memory_equal(again, back, sizeof back);
+    OK(cuMemFree_v2(a));
+    assert_int_equal(tessel_fake_calls("cuMemcpy3D_v2"), 6);
+    assert_int_equal(tessel_fake_calls("cuMemcpy3D_v2_ptds"), 1);
+    assert_int_equal(tessel_fake_calls("cuMemcpy3DAsync_v2_ptsz"), 1);
+}
+
 static void test_2d_peer_hints(void **state)
 {
     start("2xA:1G", "0");
@@ -1164,6 +1347,8 @@ int main(void)
         cmocka_unit_test_teardown(test_pitch_managed_host, teardown),
         cmocka_unit_test_teardown(test_managed_model, teardown),
         cmocka_unit_test_teardown(test_copies, teardown),
+        cmocka_unit_test_teardown(test_wide_sets, teardown),
+        cmocka_unit_test_teardown(test_copy3d, teardown),
         cmocka_unit_test_teardown(test_2d_peer_hints, teardown),
         cmocka_unit_test_teardown(test_pools, teardown),
         cmocka_unit_test_teardown(test_vmm, teardown),
