@@ -41,7 +41,7 @@ LIBS    :=
 TESTS   :=
 BENCHES :=
 
-.PHONY: all test test-one bench demo format clean deps
+.PHONY: all test test-one bench demo format clean deps list-tests
 all:
 
 MODULES := $(sort $(wildcard src/common/*/module.mk src/*/module.mk \
@@ -66,6 +66,10 @@ test: deps
 
 test-one: all $(TESTS)
 	@TESSEL_BUILD=$(O) TESSEL_SANITIZE=$(SANITIZE) tests/run $(TESTS)
+
+# Every test the suite runs, one a line (t0013: no tests/t/*.t is left out of it).
+list-tests:
+	@printf '%s\n' $(TESTS)
 
 bench: all $(BENCHES)
 

@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "agent/ckpt.h"
 #include "cudaabi/cuda_abi.h"
@@ -97,6 +99,16 @@ static int errno_of(CUresult rc)
     }
 }
 
+/* Whether pids[i] is still the process it was listed as: its pidfd (fds[i], taken when the
+ * pids were listed) says it has not exited.  A pid whose process exited may be another
+ * process's now (the numbers are reused): it is left alone.  No fds: the pid is believed. */
+static bool same(const int *fds, size_t i)
+{
+    if (!fds)
+        return true;
+    return fds[i] >= 0 && syscall(SYS_pidfd_send_signal, fds[i], 0, NULL, 0) == 0;
+}
+
 /* Put pid back to RUNNING from wherever a suspend left it (best effort: the error being
  * reported is the first one). */
 static void undo(tagent_ckpt_t *c, pid_t pid)
@@ -113,6 +125,12 @@ static void undo(tagent_ckpt_t *c, pid_t pid)
 int tagent_ckpt_suspend(tagent_ckpt_t *c, const pid_t *pids, size_t n, unsigned timeout_ms,
                         tsl_error_t *err)
 {
+    return tagent_ckpt_suspend_fds(c, pids, NULL, n, timeout_ms, err);
+}
+
+int tagent_ckpt_suspend_fds(tagent_ckpt_t *c, const pid_t *pids, const int *fds, size_t n,
+                            unsigned timeout_ms, tsl_error_t *err)
+{
     bool *mine = calloc(n ? n : 1, sizeof *mine); /* locked by this call */
     if (!mine) {
         errno = ENOMEM;
@@ -123,7 +141,7 @@ int tagent_ckpt_suspend(tagent_ckpt_t *c, const pid_t *pids, size_t n, unsigned 
     const char *step = "lock";
     for (; i < n; i++) {
         CUprocessState st;
-        if (c->state(pids[i], &st) != CUDA_SUCCESS)
+        if (!same(fds, i) || c->state(pids[i], &st) != CUDA_SUCCESS)
             continue; /* not a CUDA process (or gone) */
         CUcheckpointLockArgs la = {.timeoutMs = timeout_ms};
         if ((rc = c->lock(pids[i], &la)) != CUDA_SUCCESS)
@@ -132,15 +150,22 @@ int tagent_ckpt_suspend(tagent_ckpt_t *c, const pid_t *pids, size_t n, unsigned 
         count++;
     }
     step = "checkpoint";
-    for (i = 0; i < n; i++)
+    for (i = 0; i < n; i++) {
+        /* Locked, so it cannot have exited meanwhile unless killed: then it is dropped. */
+        if (mine[i] && !same(fds, i)) {
+            mine[i] = false;
+            count--;
+            continue;
+        }
         if (mine[i] && (rc = c->checkpoint(pids[i], NULL)) != CUDA_SUCCESS)
             goto fail;
+    }
     free(mine);
     return (int)count;
 fail:;
     pid_t bad = pids[i];
     for (size_t k = 0; k < n; k++)
-        if (mine[k])
+        if (mine[k] && same(fds, k))
             undo(c, pids[k]);
     free(mine);
     errno = errno_of(rc);
@@ -149,9 +174,16 @@ fail:;
 
 int tagent_ckpt_resume(tagent_ckpt_t *c, const pid_t *pids, size_t n, tsl_error_t *err)
 {
+    return tagent_ckpt_resume_fds(c, pids, NULL, n, err);
+}
+
+int tagent_ckpt_resume_fds(tagent_ckpt_t *c, const pid_t *pids, const int *fds, size_t n,
+                           tsl_error_t *err)
+{
     for (size_t i = 0; i < n; i++) {
         CUprocessState st;
-        if (c->state(pids[i], &st) != CUDA_SUCCESS || st != CU_PROCESS_STATE_CHECKPOINTED)
+        if (!same(fds, i) || c->state(pids[i], &st) != CUDA_SUCCESS ||
+            st != CU_PROCESS_STATE_CHECKPOINTED)
             continue;
         CUresult rc = c->restore(pids[i], NULL);
         if (rc != CUDA_SUCCESS) {
@@ -162,7 +194,7 @@ int tagent_ckpt_resume(tagent_ckpt_t *c, const pid_t *pids, size_t n, tsl_error_
     int count = 0;
     for (size_t i = 0; i < n; i++) {
         CUprocessState st;
-        if (c->state(pids[i], &st) != CUDA_SUCCESS)
+        if (!same(fds, i) || c->state(pids[i], &st) != CUDA_SUCCESS)
             continue;
         if (st == CU_PROCESS_STATE_FAILED) {
             errno = EIO;

@@ -65,4 +65,16 @@ int tagent_ckpt_suspend(tagent_ckpt_t *c, const pid_t *pids, size_t n, unsigned 
  *   EIO     any other error of the driver (a process left FAILED by the driver included) */
 int tagent_ckpt_resume(tagent_ckpt_t *c, const pid_t *pids, size_t n, tsl_error_t *err);
 
+/* The same two with each process's identity: fds[i] a pidfd of the process pids[i] named when
+ * the pids were listed (pidfd_open; -1: it was gone already).  Right before each call of the
+ * driver on pids[i] (its state, lock, checkpoint, restore, unlock) the pidfd is asked whether
+ * that process still lives; when it has exited the pid is left alone, since its number may name
+ * another process by then (a step can wait long on one process: a stopped one holds its lock,
+ * and the job meanwhile could cycle pids until another account's CUDA process gets the number
+ * of one of its own).  Between the question and the call the window is a few microseconds. */
+int tagent_ckpt_suspend_fds(tagent_ckpt_t *c, const pid_t *pids, const int *fds, size_t n,
+                            unsigned timeout_ms, tsl_error_t *err);
+int tagent_ckpt_resume_fds(tagent_ckpt_t *c, const pid_t *pids, const int *fds, size_t n,
+                           tsl_error_t *err);
+
 #endif

@@ -1306,7 +1306,13 @@ int main(int argc, char **argv)
     free(d->qsnap);
     tsched_cluster_destroy(d->cluster);
     tsched_cluster_destroy(d->empty);
-    tagent_nvml_close(d->nvml);
+    /* Checkpoint steps abandoned by the drain may still be inside NVML (what a step gave
+     * back is measured there): the library stays loaded for them until the process exits. */
+    pthread_mutex_lock(&d->lock);
+    bool abandoned = d->ckpt_abandoned;
+    pthread_mutex_unlock(&d->lock);
+    if (!abandoned)
+        tagent_nvml_close(d->nvml);
     thttp_limiter_free(d->submit_limit);
     thttp_limiter_free(d->share_limit);
     thttp_limiter_free(d->admin_submit_limit);

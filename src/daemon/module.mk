@@ -102,7 +102,8 @@ TESSELD_TESTS += tests/t/t3170-daemon-projects.t tests/t/t3171-cli-projects.t \
 # Virtual folders (docs/folders.md): the API with the accounts on disk, the CLI, hostile users.
 TESSELD_TESTS += tests/t/t3180-daemon-folders.t tests/t/t3181-cli-folders.t \
                  tests/t/t3183-daemon-folders-jobs.t tests/t/t3185-daemon-folders-files.t \
-                 tests/t/t3182-daemon-folders-hostile.t
+                 tests/t/t3182-daemon-folders-hostile.t tests/t/t3186-daemon-folders-roles.t \
+                 tests/t/t3187-daemon-folders-share-rate.t
 # A suspend that gives the GPU back through the driver's checkpoint API (docs/suspend.md).
 TESSELD_TESTS += tests/t/t3190-daemon-ckpt-roundtrip.t tests/t/t3191-daemon-ckpt-restart-kill.t \
                  tests/t/t3192-daemon-ckpt-noapi.t tests/t/t3193-daemon-ckpt-threads.t \
@@ -112,7 +113,9 @@ TESSELD_TESTS += tests/t/t3238-daemon-ckpt-perjob.t
 # Folder quotas (docs/folders.md, "Quotas"): a folder root on btrfs (a loop-mounted image), a
 # project's quota.
 TESSELD_TESTS += tests/t/t3200-daemon-folders-btrfs.t tests/t/t3201-daemon-folders-project-quota.t \
-                 tests/t/t3202-daemon-folders-job-quota.t
+                 tests/t/t3202-daemon-folders-job-quota.t \
+                 tests/t/t3203-daemon-folders-quota-unmeasurable.t \
+                 tests/t/t3204-daemon-folders-quota-fresh.t tests/t/t3205-daemon-folders-quota-walks.t
 # Oversubscription (issue 21 item 4, docs/interposer.md): a job spills past its GPU memory.
 TESSELD_TESTS += tests/t/t3220-daemon-oversub.t
 # Preemption by suspension (docs/suspend.md, "Preemption by suspension").
@@ -126,7 +129,11 @@ TESSELD_TESTS += tests/t/t3221-daemon-oversub-limits.t
 # Idle reclamation (docs/suspend.md, "Idle reclamation").
 TESSELD_TESTS += tests/t/t3230-daemon-idle-reclaim.t tests/t/t3231-daemon-idle-busy.t \
                  tests/t/t3232-daemon-idle-hostile.t tests/t/t3233-daemon-idle-restart.t \
-                 tests/t/t3234-daemon-idle-newproc.t tests/t/t3235-daemon-idle-hold.t
+                 tests/t/t3234-daemon-idle-newproc.t tests/t/t3235-daemon-idle-hold.t \
+                 tests/t/t3236-daemon-idle-calls.t tests/t/t3237-daemon-idle-work.t \
+                 tests/t/t3239-daemon-idle-window.t
+# A running job beyond a lowered guarantee stays counted at a rebuild (RV3's F3).
+TESSELD_TESTS += tests/t/t3243-daemon-rebuild-np-counted.t
 # Resumes held by queue limits; the floor of a job's own idle time; no reclamation again before
 # a restored job's idle time (docs/suspend.md, "Resumes, queue limits and pending jobs").
 TESSELD_TESTS += tests/t/t3240-daemon-resume-rules.t tests/t/t3241-daemon-idle-floor.t \
@@ -264,7 +271,8 @@ $(O)/tests/daemon/test_gpuspeed: $(O)/obj/src/daemon/test/test_gpuspeed.o \
 	$(CC) $(LDFLAGS) -o $@ $^ -lm -lcmocka
 # Services behind HAProxy (t7050-t7052): the stand-in server is tests/lib/standin.py.
 SERVE_TESTS := tests/t/t7050-serve-badinput.t tests/t/t7051-serve-proxy.t \
-               tests/t/t7052-serve-scale.t
+               tests/t/t7052-serve-scale.t tests/t/t7058-serve-owner-limits.t \
+               tests/t/t7060-serve-replica-private.t
 TESTS += $(SERVE_TESTS)
 $(SERVE_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel
 # Normal GPU units (t7053-t7055, t7057): GPU speeds, ngpu limits, the CLI, the calibration.
@@ -317,7 +325,8 @@ tests/t/t3217-daemon-psusp-hold-newproc.t tests/t/t3218-daemon-psusp-hold-selfre
 tests/t/t3230-daemon-idle-reclaim.t tests/t/t3231-daemon-idle-busy.t \
 tests/t/t3232-daemon-idle-hostile.t tests/t/t3233-daemon-idle-restart.t \
 tests/t/t3234-daemon-idle-newproc.t tests/t/t3235-daemon-idle-hold.t \
-tests/t/t3240-daemon-resume-rules.t tests/t/t3241-daemon-idle-floor.t \
+tests/t/t3236-daemon-idle-calls.t tests/t/t3237-daemon-idle-work.t \
+tests/t/t3239-daemon-idle-window.t tests/t/t3240-daemon-resume-rules.t tests/t/t3241-daemon-idle-floor.t \
 tests/t/t3242-daemon-idle-again.t: \
     $(O)/tests/interposer/tcu-probe $(O)/tests/interposer/tcu-slice $(O)/lib/libtessel-cuda.so \
     $(O)/tests/fake/libcuda.so.1 $(O)/bin/tessel

@@ -305,8 +305,11 @@ int tessd_sched_build(tessd_t *d, tsl_error_t *err)
         r->q.queue = tsched_queue_find(s, r->queue);
         if (r->q.queue < 0)
             r->q.queue = tsched_queue_find(s, "default");
-        if (r->gpu_released && r->suspended_ms && !r->resume_wanted) {
-            r->holds = false; /* its GPU memory given back: its slice is free (suspend.c) */
+        if (r->gpu_released && r->suspended_ms && r->ckpt_op != TESSD_CKPT_RESTORE) {
+            /* Its GPU memory given back: its slice is free (suspend.c).  A resume asked and
+             * not started takes it back through restore_start, under the rules of a start
+             * (queue limits, the guarantee), not by adoption (the security review's M3). */
+            r->holds = false;
             continue;
         }
         /* Adopted as it runs: a non-preemptible job is counted even where its queue's

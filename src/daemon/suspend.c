@@ -39,6 +39,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -228,6 +229,19 @@ int tessd_slice_drained(tessd_t *d, const tessd_run_t *r)
     return v;
 }
 
+/* Set or clear job r's reclaim word (and its wake word with it); a failure is logged: its
+ * processes' calls then wait in the driver, or at the slice, until a person's resume. */
+static void slice_set_reclaim(tessd_t *d, const tessd_run_t *r, bool on)
+{
+    tsl_error_t e;
+    int fd = slice_fd(d, r, true, false, &e);
+    if (fd < 0 || tshm_fd_set_reclaim(fd, on, &e) < 0)
+        tessd_log("job %lld: cannot %s its slice's reclaim word: %s", (long long)r->id,
+                  on ? "set" : "clear", e.text);
+    if (fd >= 0)
+        close(fd);
+}
+
 void tessd_suspend_recover(tessd_t *d, tessd_run_t *r)
 {
     int want = r->suspended_ms > 0 ? TSHM_SUSPENDED : TSHM_RUNNING;
@@ -264,6 +278,15 @@ void tessd_suspend_recover(tessd_t *d, tessd_run_t *r)
             tessd_log("job %lld: cannot undo an unfinished checkpoint: %s", (long long)r->id,
                       err.text);
     }
+    /* The reclaim word as the store says: set for a job recorded as reclaimed (tesseld may
+     * have stopped between the record and the word), cleared for any other (a reclamation
+     * tesseld did not finish set it before its checkpoint). */
+    tshm_idle_t w;
+    bool reclaimed = want == TSHM_SUSPENDED && r->susp_idle;
+    if (tshm_fd_idle(fd, &w, &err) == 0 && (w.reclaim != 0) != reclaimed &&
+        tshm_fd_set_reclaim(fd, reclaimed, &err) < 0)
+        tessd_log("job %lld: cannot %s its slice's reclaim word: %s", (long long)r->id,
+                  reclaimed ? "set" : "clear", err.text);
     close(fd);
 }
 
@@ -364,15 +387,59 @@ static pid_t *job_pids(pid_t shim, size_t *n)
     return pids;
 }
 
+/* A pidfd of each of pids[0..n) (the security review's H1: a step may wait long on one of
+ * the job's processes, a stopped one, while the job cycles pids until another account's CUDA
+ * process gets the number of one of its own; the driver's calls then check each process is the
+ * one listed, tagent_ckpt_*_fds).  Opened after the listing, so the pids are listed again: one
+ * that is no longer below shim may have been reused in between, and gets -1 (left alone).
+ * malloc'd; NULL when out of memory or the listing fails (the step then does nothing). */
+static int *job_pidfds(pid_t shim, const pid_t *pids, size_t n)
+{
+    int *fds = malloc((n ? n : 1) * sizeof *fds);
+    if (!fds)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        fds[i] = (int)syscall(SYS_pidfd_open, pids[i], 0);
+    size_t n2;
+    pid_t *again = job_pids(shim, &n2);
+    if (!again) {
+        for (size_t i = 0; i < n; i++)
+            if (fds[i] >= 0)
+                close(fds[i]);
+        free(fds);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        bool member = false;
+        for (size_t k = 0; k < n2 && !member; k++)
+            member = again[k] == pids[i];
+        if (!member && fds[i] >= 0) {
+            close(fds[i]);
+            fds[i] = -1;
+        }
+    }
+    free(again);
+    return fds;
+}
+
+static void close_pidfds(int *fds, size_t n)
+{
+    for (size_t i = 0; fds && i < n; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    free(fds);
+}
+
 /* What the processes pids[0..n) hold on the GPUs of m, by NVML's per-process figures
  * (another job's memory on the same GPUs does not count); false when NVML cannot say. */
 static bool job_used(tessd_t *d, const tsched_member_t *m, const pid_t *pids, size_t n,
                      uint64_t *sum)
 {
     unsigned gpus[TSCHED_MAX_NODE_GPUS];
-    for (uint32_t k = 0; k < m->ngpus && k < TSCHED_MAX_NODE_GPUS; k++)
+    uint32_t ng = m->ngpus < TSCHED_MAX_NODE_GPUS ? m->ngpus : TSCHED_MAX_NODE_GPUS;
+    for (uint32_t k = 0; k < ng; k++)
         gpus[k] = m->gpu[k];
-    return tagent_nvml_job_used(d->nvml, gpus, m->ngpus, pids, n, sum) == 0;
+    return tagent_nvml_job_used(d->nvml, gpus, ng, pids, n, sum) == 0;
 }
 
 /* SUSPEND: checkpoint the job's CUDA processes; op->released > 0, or 0 with the reason in
@@ -390,18 +457,21 @@ static void ckpt_suspend(tessd_t *d, ckpt_op_t *op)
     }
     size_t n, n2 = 0;
     pid_t *pids = job_pids(op->shim_pid, &n), *now = NULL;
-    if (!pids) {
+    int *fds = pids ? job_pidfds(op->shim_pid, pids, n) : NULL;
+    if (!pids || !fds) {
         snprintf(op->why, sizeof op->why, "the job's processes cannot be listed");
+        free(pids);
         return;
     }
     uint64_t before, after;
     if (!job_used(d, &op->member, pids, n, &before)) {
         snprintf(op->why, sizeof op->why,
                  "NVML cannot measure the memory of the job's processes on its GPUs");
+        close_pidfds(fds, n);
         free(pids);
         return;
     }
-    int k = tagent_ckpt_suspend(c, pids, n, CKPT_LOCK_MS, &e);
+    int k = tagent_ckpt_suspend_fds(c, pids, fds, n, CKPT_LOCK_MS, &e);
     if (k < 0)
         snprintf(op->why, sizeof op->why, "checkpoint failed: %.200s", e.text);
     else if (k == 0)
@@ -410,12 +480,13 @@ static void ckpt_suspend(tessd_t *d, ckpt_op_t *op)
              after >= before) {
         /* Nothing measurably given back (or no way to tell): put it back as it was. */
         snprintf(op->why, sizeof op->why, "the checkpoint gave no GPU memory back");
-        if (tagent_ckpt_resume(c, pids, n, &e) < 0)
+        if (tagent_ckpt_resume_fds(c, pids, fds, n, &e) < 0)
             tessd_log("job %lld: cannot undo its checkpoint: %s", (long long)op->id, e.text);
     } else {
         op->released = before - after;
     }
     free(now);
+    close_pidfds(fds, n);
     free(pids);
 }
 
@@ -427,11 +498,13 @@ static void ckpt_resume(tessd_t *d, ckpt_op_t *op)
     tagent_ckpt_t *c = ckpt_open(d, &e);
     size_t n = 0;
     pid_t *pids = c ? job_pids(op->shim_pid, &n) : NULL;
-    op->rc = pids ? tagent_ckpt_resume(c, pids, n, &e) : -1;
+    int *fds = pids ? job_pidfds(op->shim_pid, pids, n) : NULL;
+    op->rc = fds ? tagent_ckpt_resume_fds(c, pids, fds, n, &e) : -1;
     op->err = errno;
     if (op->rc < 0)
         snprintf(op->why, sizeof op->why, "%.200s",
-                 !c || pids ? e.text : "the job's processes cannot be listed");
+                 !c || fds ? e.text : "the job's processes cannot be listed");
+    close_pidfds(fds, n);
     free(pids);
 }
 
@@ -459,6 +532,8 @@ static int suspend_done(tessd_t *d, ckpt_op_t *op, bool undone)
     if (r->cancel_ms || r->preempt_ms || r->timeout_ms) {
         if (op->was != TSHM_SUSPENDED)
             slice_set_run(d, r, TSHM_RUNNING, false, NULL, NULL);
+        if (op->idle_s)
+            slice_set_reclaim(d, r, false);
         tessd_log("job %lld: its suspend is dropped: it is being %s", (long long)op->id,
                   r->cancel_ms    ? "cancelled"
                   : r->preempt_ms ? "preempted"
@@ -473,6 +548,7 @@ static int suspend_done(tessd_t *d, ckpt_op_t *op, bool undone)
          * goes on running as it was, watched afresh (a whole idle time from now). */
         if (op->was != TSHM_SUSPENDED)
             slice_set_run(d, r, TSHM_RUNNING, false, NULL, NULL);
+        slice_set_reclaim(d, r, false);
         r->ckpt_op = TESSD_CKPT_NONE;
         r->susp_idle = false;
         r->idle_since_ms = tessd_mono_ms();
@@ -566,11 +642,14 @@ static int suspend_done(tessd_t *d, ckpt_op_t *op, bool undone)
     }
     tessd_log("job %lld suspended by %s (%s)", (long long)op->id, op->who, why);
     if (op->idle_s && op->released) {
-        /* The word its processes' calls look for (they then ask for the restore): set once
-         * the suspend is recorded.  Without it a call waits in the driver until a person's
+        /* The word its processes' calls look for (they then ask for the restore), set before
+         * the checkpoint (suspend_idle): checked, and set if that failed, keeping a wake that
+         * a call made meanwhile.  Without it a call waits in the driver until a person's
          * resume, which the log says. */
         int fd = slice_fd(d, r, true, false, &e);
-        if (fd < 0 || tshm_fd_set_reclaim(fd, 1, &e) < 0)
+        tshm_idle_t w;
+        if (fd < 0 || tshm_fd_idle(fd, &w, &e) < 0 ||
+            (!w.reclaim && tshm_fd_set_reclaim(fd, 1, &e) < 0))
             tessd_log("job %lld: cannot mark its slice reclaimed (%s): its CUDA calls wait until "
                       "a person resumes it",
                       (long long)op->id, e.text);
@@ -1044,7 +1123,14 @@ static int suspend_idle(tessd_t *d, tessd_run_t *r, int64_t idle_s, tsl_error_t 
     int was;
     if (slice_set_run(d, r, TSHM_SUSPENDED, false, &was, err) < 0)
         return -1;
+    /* The reclaim word before the checkpoint, not after it: a call the job makes meanwhile
+     * (a copy, an event: only launches wait at the suspend word) then waits at its slice and
+     * asks for the restore (the wake word, honoured once the reclamation is recorded) instead
+     * of entering the driver, whose lock would hold it where nothing sees it.  Cleared if the
+     * reclamation does not happen (suspend_done). */
+    slice_set_reclaim(d, r, true);
     if (ckpt_start(d, r, TESSD_CKPT_SUSPEND, "tesseld", was, 0, "", idle_s, err) < 0) {
+        slice_set_reclaim(d, r, false);
         if (was != TSHM_SUSPENDED)
             slice_set_run(d, r, TSHM_RUNNING, false, NULL, NULL);
         return -1;

@@ -26,6 +26,8 @@
  *         cannot be opened for writing: another account's).
  * takework: what tesseld's idle tick does (tshm_fd_take_work): read the work word and clear
  *         it; print "work=0|1", or "failed" and exit 1.
+ * idle:   the three idle words as tesseld reads them (tshm_fd_idle), changing nothing: print
+ *         "work=W reclaim=R wake=K", or "failed" and exit 1.
  */
 #include <fcntl.h>
 #include <stddef.h>
@@ -140,6 +142,27 @@ static int set_word(const char *path, const char *cmd)
     return ok ? 0 : 1;
 }
 
+/* idle: the idle words, read only. */
+static int idle_words(const char *path)
+{
+    tsl_error_t err = {{0}};
+    tshm_idle_t w;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    int rc = fd >= 0 ? tshm_fd_idle(fd, &w, &err) : -1;
+    if (fd < 0)
+        perror("tcu-slice: open");
+    else
+        close(fd);
+    if (rc < 0) {
+        if (fd >= 0)
+            fprintf(stderr, "tcu-slice: %s\n", err.text);
+        printf("failed\n");
+        return 1;
+    }
+    printf("work=%d reclaim=%d wake=%d\n", w.work, w.reclaim, w.wake);
+    return 0;
+}
+
 /* takework: tesseld's look at the work word (read and clear). */
 static int take_work(const char *path)
 {
@@ -165,7 +188,7 @@ int main(int argc, char **argv)
     if (argc < 2 || argc > 3) {
         fprintf(stderr, "usage: tcu-slice PATH "
                         "[suspend|resume|state|setlimit:BYTES|sethost:BYTES|sethostused:BYTES|"
-                        "thrash:SECONDS|junklock:SECONDS|wake|reclaim|work|takework]\n");
+                        "thrash:SECONDS|junklock:SECONDS|wake|reclaim|work|takework|idle]\n");
         return 2;
     }
     const char *cmd = argc == 3 ? argv[2] : NULL;
@@ -178,6 +201,8 @@ int main(int argc, char **argv)
         return set_word(argv[1], cmd);
     if (cmd && strcmp(cmd, "takework") == 0)
         return take_work(argv[1]);
+    if (cmd && strcmp(cmd, "idle") == 0)
+        return idle_words(argv[1]);
     int setlimit = cmd && strncmp(cmd, "setlimit:", 9) == 0;
     int sethost = cmd && strncmp(cmd, "sethost:", 8) == 0;
     int control =

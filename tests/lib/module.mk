@@ -3,3 +3,5 @@
 TESTS += tests/t/t0010-tests-guard.t
 tests/t/t0010-tests-guard.t: $(O)/bin/tesseld
 TESTS += tests/t/t0012-public-headers.t
+# Every tests/t/*.t is in TESTS (make list-tests).
+TESTS += tests/t/t0013-tests-registered.t

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -317,6 +318,45 @@ static void test_procs_sum(void **state)
     assert_true(tagent_procs_sum(big_pids, big, 2, of3, 2, NULL) == UINT64_MAX);
 }
 
+/* The security review's H1: a pid is acted on only while its pidfd (taken when it was listed)
+ * says the process listed still lives.  pids names a live CUDA process V, but the pidfd given
+ * for it is that of a child that has exited and been reaped (as if V had got the number of one
+ * of the job's processes): the suspend leaves V alone (0 suspended, V's memory on the GPU),
+ * and so does a resume of V once V is checkpointed through its own pidfd; with its own pidfd V
+ * is resumed, its contents intact. */
+static void test_pid_identity(void **state)
+{
+    (void)state;
+    fresh();
+    kid_t v = start(1, 64 * MiB, 0);
+    pid_t z = fork();
+    assert_true(z >= 0);
+    if (z == 0)
+        _exit(0);
+    int dead = (int)syscall(SYS_pidfd_open, z, 0), live = (int)syscall(SYS_pidfd_open, v.pid, 0);
+    assert_true(dead >= 0 && live >= 0);
+    assert_int_equal(waitpid(z, NULL, 0), z);
+    tsl_error_t err = {{0}};
+    tagent_ckpt_t *c = tagent_ckpt_open(lib, &err);
+    assert_non_null(c);
+    unsigned long long uv = tessel_fake_pid_used(0, v.pid);
+    assert_true(uv >= 64 * MiB);
+    assert_int_equal(tagent_ckpt_suspend_fds(c, &v.pid, &dead, 1, 5000, &err), 0);
+    assert_true(tessel_fake_pid_used(0, v.pid) == uv); /* left alone */
+    int gone = -1;
+    assert_int_equal(tagent_ckpt_suspend_fds(c, &v.pid, &gone, 1, 5000, &err), 0);
+    assert_int_equal(tagent_ckpt_suspend_fds(c, &v.pid, &live, 1, 5000, &err), 1);
+    assert_true(tessel_fake_pid_used(0, v.pid) == 0);
+    assert_int_equal(tagent_ckpt_resume_fds(c, &v.pid, &dead, 1, &err), 0);
+    assert_true(tessel_fake_pid_used(0, v.pid) == 0); /* still checkpointed */
+    assert_int_equal(tagent_ckpt_resume_fds(c, &v.pid, &live, 1, &err), 1);
+    assert_true(tessel_fake_pid_used(0, v.pid) == uv);
+    assert_int_equal(finish(&v), 0);
+    close(dead);
+    close(live);
+    tagent_ckpt_close(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -325,6 +365,7 @@ int main(void)
         cmocka_unit_test_teardown(test_open_refused, teardown),
         cmocka_unit_test_teardown(test_concurrent, teardown),
         cmocka_unit_test_teardown(test_job_used, teardown),
+        cmocka_unit_test_teardown(test_pid_identity, teardown),
         cmocka_unit_test(test_procs_sum),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -249,6 +249,8 @@ int cmd_ps(cli_t *cli, int argc, char **argv)
             break;
         case O_STATE: {
             char bad[80];
+            if (strlen(optarg) > 120)
+                return cli_usage(cli, "--state: too long (at most 120 characters)");
             if (!states_valid(optarg, &finished, bad, sizeof bad))
                 return cli_usage(cli,
                                  "--state: unknown state '%s' (pending, running, suspended, "

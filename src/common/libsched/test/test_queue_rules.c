@@ -393,9 +393,10 @@ static void test_queue_check_rules(void **state)
 /* tsched_job_adopt (tesseld's rebuild after a restart or a queue edit; the third review's
  * F3): 1 node x 2 GPUs, "lab" guaranteed 1 GPU.  An interactive job of 2 GPUs is refused at
  * submission (beyond the guarantee), but adopted as it runs on GPUs 0 and 1 (the guarantee was
- * lowered after it started): its GPUs are taken, so a pending training job of another queue
- * does not start on them, and an interactive job of lab waits for the guarantee.  A placement
- * the cluster cannot take is refused (ENOSPC) with nothing changed; its id is then free. */
+ * lowered after it started): its GPUs are taken, so neither a pending training job of another
+ * queue nor an interactive job of lab starts on them, and nothing is picked as a victim.  A
+ * placement the cluster cannot take is refused (ENOSPC) with nothing changed; its id is then
+ * free. */
 static void test_adopt_running_beyond_guarantee(void **state)
 {
     (void)state;
@@ -433,7 +434,7 @@ static void test_adopt_running_beyond_guarantee(void **state)
     assert_int_equal(fx_submit(&f, 3, lab, TSCHED_CLASS_INTERACTIVE, 0, 2, 1, 500), 0);
     fx_cycle(&f, 10);
     assert_false(fx_started(&f, 2));   /* both GPUs are job 1's */
-    assert_false(fx_started(&f, 3));   /* lab is past its guarantee */
+    assert_false(fx_started(&f, 3));   /* no room either */
     assert_int_equal(f.d.nvictims, 0); /* an interactive job is never a victim */
 
     /* Its end frees both: the training job starts. */
