@@ -1199,7 +1199,9 @@ static CUresult do_copy2d(const CUDA_MEMCPY2D *p)
     return rc;
 }
 
-static CUresult copy2d(const CUDA_MEMCPY2D *p, int async, CUstream s, int pt)
+/* A 2D or 3D copy (run with p, under the lock) in the current context, on stream s when
+ * async (not while it captures), else synchronous with the context. */
+static CUresult copy_nd(CUresult (*run)(const void *), const void *p, int async, CUstream s, int pt)
 {
     if (!g.inited)
         return CUDA_ERROR_NOT_INITIALIZED;
@@ -1212,11 +1214,21 @@ static CUresult copy2d(const CUDA_MEMCPY2D *p, int async, CUstream s, int pt)
             rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     }
     if (rc == CUDA_SUCCESS)
-        rc = do_copy2d(p);
+        rc = run(p);
     UNLOCK();
     if (rc == CUDA_SUCCESS && !async)
         sync_ctx_unlocked(c);
     return rc;
+}
+
+static CUresult run2d(const void *p)
+{
+    return do_copy2d(p);
+}
+
+static CUresult copy2d(const CUDA_MEMCPY2D *p, int async, CUstream s, int pt)
+{
+    return copy_nd(run2d, p, async, s, pt);
 }
 
 CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *pCopy)
@@ -1291,24 +1303,14 @@ static CUresult do_copy3d(const CUDA_MEMCPY3D *p)
     return rc;
 }
 
+static CUresult run3d(const void *p)
+{
+    return do_copy3d(p);
+}
+
 static CUresult copy3d(const CUDA_MEMCPY3D *p, int async, CUstream s, int pt)
 {
-    if (!g.inited)
-        return CUDA_ERROR_NOT_INITIALIZED;
-    LOCK();
-    ctx_t *c;
-    CUresult rc = need_ctx(&c);
-    if (rc == CUDA_SUCCESS && async) {
-        stream_t *st = stream_resolve(s, c, pt, &rc);
-        if (st && st->capture)
-            rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-    }
-    if (rc == CUDA_SUCCESS)
-        rc = do_copy3d(p);
-    UNLOCK();
-    if (rc == CUDA_SUCCESS && !async)
-        sync_ctx_unlocked(c);
-    return rc;
+    return copy_nd(run3d, p, async, s, pt);
 }
 
 CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D *pCopy)
