@@ -674,15 +674,11 @@ int tjm_tally_load(const tjm_t *m, tsl_error_t *err)
 {
     _Static_assert(TJM_TALLY_NSLOTS <= TSTORE_TALLY_MAX, "the store keeps the model's tallies");
     int64_t v[TJM_TALLY_NSLOTS] = {0}, suspends = 0;
-    const char *susp = tjm_event_name(TJM_EV_SUSPEND);
     if (tstore_job_census(m->store, census_row, v, err) < 0 ||
         tstore_event_count(m->store, tjm_event_name(TJM_EV_START), &v[TJM_TALLY_STARTED], err) <
             0 ||
-        tstore_event_count(m->store, susp, &suspends, err) < 0 ||
-        tstore_event_count_with(m->store, susp, "idle", &v[TJM_TALLY_SUSPENDS + TJM_SUSP_IDLE],
-                                err) < 0 ||
-        tstore_event_count_with(m->store, susp, "suspended_for",
-                                &v[TJM_TALLY_SUSPENDS + TJM_SUSP_PREEMPTION], err) < 0)
+        tstore_suspend_counts(m->store, &suspends, &v[TJM_TALLY_SUSPENDS + TJM_SUSP_IDLE],
+                              &v[TJM_TALLY_SUSPENDS + TJM_SUSP_PREEMPTION], err) < 0)
         return -1;
     /* A suspend event's detail has "idle" or "suspended_for", never both (tjm_apply). */
     v[TJM_TALLY_SUSPENDS + TJM_SUSP_REQUEST] = suspends - v[TJM_TALLY_SUSPENDS + TJM_SUSP_IDLE] -

@@ -100,9 +100,8 @@ const char *tjm_susp_reason_name(tjm_susp_reason_t r);
 
 /* Counts the model keeps as it writes (store tallies, src/common/libstore/store.h): jobs in
  * each model state now, jobs submitted, start events, jobs ended by end cause, and suspend
- * events by reason (these counted again at start from the job logs, which keep a job's last
- * TSTORE_EVENTS_KEEP suspend and resume records only: a job suspended more often than that
- * counts fewer after a restart).  Each
+ * events by reason (counted again at start from the job logs, the records the logs' bound
+ * dropped included: tstore_suspend_counts).  Each
  * changes in the transaction of the change it counts, so they always equal a count of the
  * store (what /metrics serves, without scanning it); tjm_tally_load counts them once at start. */
 enum {

@@ -295,7 +295,7 @@ enum {
     S_JOB_SET_WAIT,
     S_JOB_CENSUS,
     S_EVENT_COUNT,
-    S_EVENT_COUNT_WITH,
+    S_SUSPEND_COUNTS,
     S_EVENT_ADD,
     S_EVENT_LIST,
     S_EVENT_NTH_REPEAT,
@@ -470,8 +470,16 @@ static const char *const sql[S_COUNT] = {
     [S_JOB_CENSUS] = "SELECT state, coalesce(suspended_ms, 0) > 0, coalesce(end_cause, 0),"
                      " count(*) FROM jobs GROUP BY 1, 2, 3",
     [S_EVENT_COUNT] = "SELECT count(*) FROM job_events WHERE event = ?1",
-    [S_EVENT_COUNT_WITH] = "SELECT count(*) FROM job_events WHERE event = ?1 AND"
-                           " json_extract(detail, '$.' || ?2) IS NOT NULL",
+    /* Suspend records of every job, all, with "idle", with "suspended_for" (the job model's
+     * detail), those kept and those the bound dropped (counted in the markers). */
+    [S_SUSPEND_COUNTS] =
+        "SELECT coalesce(sum(CASE WHEN event = 'suspend' THEN 1 ELSE coalesce(json_extract(detail,"
+        " '$.suspends'), 0) END), 0), coalesce(sum(CASE WHEN event = 'suspend' THEN"
+        " json_extract(detail, '$.idle') IS NOT NULL ELSE coalesce(json_extract(detail,"
+        " '$.suspend_idle'), 0) END), 0), coalesce(sum(CASE WHEN event = 'suspend' THEN"
+        " json_extract(detail, '$.suspended_for') IS NOT NULL ELSE coalesce(json_extract(detail,"
+        " '$.suspend_preemption'), 0) END), 0) FROM job_events WHERE event IN ('suspend',"
+        " 'dropped')",
     [S_EVENT_ADD] = "INSERT INTO job_events(job, time_ms, who, event, from_state, to_state, why,"
                     " detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     [S_EVENT_LIST] = "SELECT id, job, time_ms, who, event, from_state, to_state, why, detail"
@@ -482,14 +490,26 @@ static const char *const sql[S_COUNT] = {
      * marker. */
     [S_EVENT_NTH_REPEAT] = "SELECT id FROM job_events WHERE job = ?1 AND event IN ('suspend',"
                            " 'resume') ORDER BY id DESC LIMIT 1 OFFSET ?2",
-    [S_EVENT_DROP_COUNT] = "SELECT (SELECT count(*) FROM job_events WHERE job = ?1 AND event IN"
-                           " ('suspend', 'resume') AND id <= ?2), (SELECT coalesce(sum("
-                           "json_extract(detail, '$.count')), 0) FROM job_events WHERE job = ?1"
-                           " AND event = 'dropped')",
+    [S_EVENT_DROP_COUNT] =
+        "SELECT (SELECT count(*) FROM job_events WHERE job = ?1 AND event IN ('suspend', 'resume')"
+        " AND id <= ?2), (SELECT coalesce(sum(json_extract(detail, '$.count')), 0) FROM job_events"
+        " WHERE job = ?1 AND event = 'dropped'), (SELECT coalesce(sum(CASE WHEN event = 'suspend'"
+        " THEN 1 ELSE coalesce(json_extract(detail, '$.suspends'), 0) END), 0) FROM job_events"
+        " WHERE job = ?1 AND ((event = 'suspend' AND id <= ?2) OR event = 'dropped')),"
+        " (SELECT coalesce(sum(CASE WHEN event = 'suspend' THEN json_extract(detail, '$.idle') IS"
+        " NOT NULL ELSE coalesce(json_extract(detail, '$.suspend_idle'), 0) END), 0) FROM"
+        " job_events WHERE job = ?1 AND ((event = 'suspend' AND id <= ?2) OR event = 'dropped')),"
+        " (SELECT coalesce(sum(CASE WHEN event = 'suspend' THEN json_extract(detail,"
+        " '$.suspended_for') IS NOT NULL ELSE coalesce(json_extract(detail,"
+        " '$.suspend_preemption'), 0) END), 0) FROM job_events WHERE job = ?1 AND ((event ="
+        " 'suspend' AND id <= ?2) OR event = 'dropped'))",
     [S_EVENT_DROP] = "DELETE FROM job_events WHERE job = ?1 AND id < ?2 AND event IN ('suspend',"
                      " 'resume', 'dropped')",
+    /* The marker keeps, beside the records it counts, how many were suspends and of those how
+     * many an idle reclamation's and a preemption's (/metrics counts them at start). */
     [S_EVENT_MARK] = "UPDATE job_events SET event = 'dropped', who = 'tesseld', from_state = NULL,"
-                     " why = ?2, detail = json_object('count', ?3) WHERE id = ?1",
+                     " why = ?2, detail = json_object('count', ?3, 'suspends', ?4, 'suspend_idle',"
+                     " ?5, 'suspend_preemption', ?6) WHERE id = ?1",
     [S_JOB_SET_BATCH] = "UPDATE jobs SET time_limit_s = ?2, array_id = ?3, array_index = ?4,"
                         " array_max_running = ?5, held = ?6 WHERE id = ?1",
     [S_DEP_ADD] = "INSERT OR REPLACE INTO job_deps(job, dep, kind) VALUES (?1, ?2, ?3)",
@@ -2313,6 +2333,9 @@ int tstore_event_add(tstore_t *s, const tstore_event_t *e, tsl_error_t *err)
     sqlite3_bind_int64(q, 2, cut);
     rc = sqlite3_step(q);
     int64_t n = rc == SQLITE_ROW ? sqlite3_column_int64(q, 0) + sqlite3_column_int64(q, 1) : 0;
+    int64_t susp[3] = {0, 0, 0}; /* suspends, of them idle, preemption */
+    for (int k = 0; rc == SQLITE_ROW && k < 3; k++)
+        susp[k] = sqlite3_column_int64(q, 2 + k);
     sqlite3_reset(q);
     if (rc != SQLITE_ROW)
         return db_error(s, err, "job event bound");
@@ -2329,6 +2352,8 @@ int tstore_event_add(tstore_t *s, const tstore_event_t *e, tsl_error_t *err)
     sqlite3_bind_int64(q, 1, cut);
     bind_text(q, 2, why);
     sqlite3_bind_int64(q, 3, n);
+    for (int k = 0; k < 3; k++)
+        sqlite3_bind_int64(q, 4 + k, susp[k]);
     return exec_stmt(s, q, err, "drop job events") < 0 ? -1 : 0;
 }
 
@@ -2399,16 +2424,16 @@ int tstore_event_count(tstore_t *s, const char *event, int64_t *n, tsl_error_t *
     return rc == SQLITE_ROW ? 0 : db_error(s, err, "event count");
 }
 
-int tstore_event_count_with(tstore_t *s, const char *event, const char *key, int64_t *n,
-                            tsl_error_t *err)
+int tstore_suspend_counts(tstore_t *s, int64_t *all, int64_t *idle, int64_t *preemption,
+                          tsl_error_t *err)
 {
-    sqlite3_stmt *q = stmt(s, S_EVENT_COUNT_WITH);
-    bind_text(q, 1, event);
-    bind_text(q, 2, key);
+    sqlite3_stmt *q = stmt(s, S_SUSPEND_COUNTS);
     int rc = sqlite3_step(q);
-    *n = rc == SQLITE_ROW ? sqlite3_column_int64(q, 0) : 0;
+    *all = rc == SQLITE_ROW ? sqlite3_column_int64(q, 0) : 0;
+    *idle = rc == SQLITE_ROW ? sqlite3_column_int64(q, 1) : 0;
+    *preemption = rc == SQLITE_ROW ? sqlite3_column_int64(q, 2) : 0;
     sqlite3_reset(q);
-    return rc == SQLITE_ROW ? 0 : db_error(s, err, "event count");
+    return rc == SQLITE_ROW ? 0 : db_error(s, err, "suspend counts");
 }
 
 /* ---- batch: dependencies, held jobs, arrays ---- */

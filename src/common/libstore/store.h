@@ -441,8 +441,10 @@ int tstore_job_set_gpu_released(tstore_t *st, int64_t id, uint64_t bytes, tsl_er
  * time, so without a bound one job's log, and its GET .../events, grows for as long as it
  * runs.  When a job has TSTORE_EVENTS_SLACK more than that (so the trim runs once every
  * 100 such records, not at each), the older ones are dropped and counted in one record of
- * their own in their place, event "dropped", who "tesseld", detail {"count": N} (N: all those
- * dropped so far, the earlier markers' included; why says it in words).  The job's other
+ * their own in their place, event "dropped", who "tesseld", detail {"count": N, "suspends": S,
+ * "suspend_idle": I, "suspend_preemption": P} (N: all those dropped so far, the earlier
+ * markers' included; S of them suspends, I and P of those with "idle" and "suspended_for" in
+ * their detail; why says it in words).  The job's other
  * records (its submission, start, end, preemptions, ...) are all kept. */
 #define TSTORE_EVENTS_KEEP  1000
 #define TSTORE_EVENTS_SLACK 100
@@ -466,10 +468,11 @@ typedef void (*tstore_census_f)(int state, bool suspended, int end_cause, int64_
 int tstore_job_census(tstore_t *st, tstore_census_f cb, void *arg, tsl_error_t *err);
 /* Number of records named event (e.g. "start") in the event log of every job.  0 or -1. */
 int tstore_event_count(tstore_t *st, const char *event, int64_t *n, tsl_error_t *err);
-/* The same, counting only records whose detail (JSON) has member key, not null (e.g. the
- * "suspend" records with "idle").  0 or -1. */
-int tstore_event_count_with(tstore_t *st, const char *event, const char *key, int64_t *n,
-                            tsl_error_t *err);
+/* The "suspend" records of every job's log: all, those whose detail has "idle", those whose
+ * detail has "suspended_for" (the job model's reclamations and preemptions), the ones the
+ * bound below dropped included (each "dropped" marker keeps their counts).  One scan; 0 or -1. */
+int tstore_suspend_counts(tstore_t *st, int64_t *all, int64_t *idle, int64_t *preemption,
+                          tsl_error_t *err);
 int tstore_user_active_jobs(tstore_t *st, const char *user, int64_t *n, tsl_error_t *err);
 
 void tstore_job_clear(tstore_job_t *job);

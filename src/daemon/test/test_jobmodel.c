@@ -1038,6 +1038,49 @@ static void test_histograms(void **state)
     assert_int_equal(atomic_load(&run.sum_micro), 51500000ull);
 }
 
+/* The suspend tallies of a job suspended more often than its log keeps (TSTORE_EVENTS_KEEP
+ * suspend and resume records; the older ones dropped into one marker): 1,200 suspends, a third
+ * each a person's, a preemption's and an idle reclamation's, each resumed.  The tallies count
+ * every one as they happen, and the same again at a restart (the marker keeps the dropped
+ * ones' counts by reason), so the /metrics counter never goes back. */
+static void test_suspend_tally_past_the_bound(void **state)
+{
+    (void)state;
+    tjm_t m = model();
+    assert_int_equal(tjm_tally_load(&m, NULL), 0);
+    int64_t before[TJM_NSUSP];
+    for (int r = 0; r < TJM_NSUSP; r++)
+        before[r] = tstore_tally_get(st, TJM_TALLY_SUSPENDS + (unsigned)r);
+    int64_t id = submit(false);
+    tjm_change_t start = {.now_ms = 2000, .placement_json = "[{\"gpu\":0}]"};
+    apply_ok(id, TJM_EV_START, &start, "tesseld");
+    for (int k = 0; k < 1200; k++) {
+        tjm_change_t su = {.now_ms = 3000 + 2 * k};
+        if (k % 3 == 1)
+            su.suspend_for = 1;
+        else if (k % 3 == 2)
+            su.suspend_idle = true;
+        apply_ok(id, TJM_EV_SUSPEND, &su, "tesseld");
+        tjm_change_t re = {.now_ms = 3001 + 2 * k};
+        apply_ok(id, TJM_EV_RESUME, &re, "tesseld");
+    }
+    for (int r = 0; r < TJM_NSUSP; r++)
+        assert_int_equal(tstore_tally_get(st, TJM_TALLY_SUSPENDS + (unsigned)r) - before[r], 400);
+    int64_t kept = 0;
+    assert_int_equal(tstore_event_count(st, "suspend", &kept, NULL), 0);
+    assert_true(kept < 1200); /* the log was bounded */
+    int64_t all, idle, pre;
+    assert_int_equal(tstore_suspend_counts(st, &all, &idle, &pre, NULL), 0);
+    assert_true(all == 1200 && idle == 400 && pre == 400);
+    tstore_close(st);
+    st = tstore_open(path, NULL);
+    assert_non_null(st);
+    m = model();
+    assert_int_equal(tjm_tally_load(&m, NULL), 0);
+    for (int r = 0; r < TJM_NSUSP; r++)
+        assert_int_equal(tstore_tally_get(st, TJM_TALLY_SUSPENDS + (unsigned)r) - before[r], 400);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1046,6 +1089,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_columns, setup, teardown),
         cmocka_unit_test_setup_teardown(test_suspended_for, setup, teardown),
         cmocka_unit_test_setup_teardown(test_suspended_idle, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_suspend_tally_past_the_bound, setup, teardown),
         cmocka_unit_test(test_end_event),
         cmocka_unit_test_setup_teardown(test_time_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recover, setup, teardown),
