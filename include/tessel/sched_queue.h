@@ -272,6 +272,12 @@ int tsched_queue_satisfied(const tsched_sched_t *s, int q);
  * than its queue's guarantee) or ENOMEM. */
 int tsched_job_submit(tsched_sched_t *s, const tsched_qjob_t *job, tsl_error_t *err);
 
+/* Adds a pending job that was accepted before (found at a restart or a rebuild): as
+ * tsched_job_submit, except that a non-preemptible job need not fit within its queues'
+ * guarantees (they may have been lowered since its submission); a cycle starts it only once
+ * it fits, its wait reason saying which guarantee holds it.  Errors as tsched_job_submit. */
+int tsched_job_readd(tsched_sched_t *s, const tsched_qjob_t *job, tsl_error_t *err);
+
 /* Adds a job that is already running with these n members (found at a restart or a
  * rebuild) and starts it: tsched_job_submit then tsched_job_started, except that a
  * non-preemptible job need not fit within its queues' guarantees (they may have been lowered

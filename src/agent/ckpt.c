@@ -2,13 +2,14 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "agent/ckpt.h"
 #include "cudaabi/cuda_abi.h"
+#include "libutil/procstat.h"
 
 struct tagent_ckpt {
     void *dl;
@@ -99,14 +100,20 @@ static int errno_of(CUresult rc)
     }
 }
 
-/* Whether pids[i] is still the process it was listed as: its pidfd (fds[i], taken when the
- * pids were listed) says it has not exited.  A pid whose process exited may be another
- * process's now (the numbers are reused): it is left alone.  No fds: the pid is believed. */
-static bool same(const int *fds, size_t i)
+/* Whether pids[i] is still the process it was listed as (starts[i]: its start time, field 22
+ * of /proc/PID/stat, read when the pids were listed; a pid and a start time name one process,
+ * the numbers being reused only by later processes): 1 yes, 0 no (gone, or the number is
+ * another process's now: left alone), -1 cannot tell (errno).  No starts: 1. */
+static int same(const uint64_t *starts, const pid_t *pids, size_t i)
 {
-    if (!fds)
-        return true;
-    return fds[i] >= 0 && syscall(SYS_pidfd_send_signal, fds[i], 0, NULL, 0) == 0;
+    if (!starts)
+        return 1;
+    tsl_procstat_t ps;
+    if (starts[i] == 0)
+        return 0;
+    if (tsl_procstat_read(pids[i], &ps) < 0)
+        return errno == ENOENT || errno == ESRCH ? 0 : -1;
+    return ps.start_time == starts[i];
 }
 
 /* Put pid back to RUNNING from wherever a suspend left it (best effort: the error being
@@ -125,10 +132,10 @@ static void undo(tagent_ckpt_t *c, pid_t pid)
 int tagent_ckpt_suspend(tagent_ckpt_t *c, const pid_t *pids, size_t n, unsigned timeout_ms,
                         tsl_error_t *err)
 {
-    return tagent_ckpt_suspend_fds(c, pids, NULL, n, timeout_ms, err);
+    return tagent_ckpt_suspend_ids(c, pids, NULL, n, timeout_ms, err);
 }
 
-int tagent_ckpt_suspend_fds(tagent_ckpt_t *c, const pid_t *pids, const int *fds, size_t n,
+int tagent_ckpt_suspend_ids(tagent_ckpt_t *c, const pid_t *pids, const uint64_t *starts, size_t n,
                             unsigned timeout_ms, tsl_error_t *err)
 {
     bool *mine = calloc(n ? n : 1, sizeof *mine); /* locked by this call */
@@ -141,7 +148,13 @@ int tagent_ckpt_suspend_fds(tagent_ckpt_t *c, const pid_t *pids, const int *fds,
     const char *step = "lock";
     for (; i < n; i++) {
         CUprocessState st;
-        if (!same(fds, i) || c->state(pids[i], &st) != CUDA_SUCCESS)
+        int is = same(starts, pids, i);
+        if (is < 0) {
+            rc = CUDA_ERROR_UNKNOWN;
+            step = "identity check";
+            goto fail;
+        }
+        if (!is || c->state(pids[i], &st) != CUDA_SUCCESS)
             continue; /* not a CUDA process (or gone) */
         CUcheckpointLockArgs la = {.timeoutMs = timeout_ms};
         if ((rc = c->lock(pids[i], &la)) != CUDA_SUCCESS)
@@ -152,7 +165,7 @@ int tagent_ckpt_suspend_fds(tagent_ckpt_t *c, const pid_t *pids, const int *fds,
     step = "checkpoint";
     for (i = 0; i < n; i++) {
         /* Locked, so it cannot have exited meanwhile unless killed: then it is dropped. */
-        if (mine[i] && !same(fds, i)) {
+        if (mine[i] && same(starts, pids, i) == 0) {
             mine[i] = false;
             count--;
             continue;
@@ -165,7 +178,7 @@ int tagent_ckpt_suspend_fds(tagent_ckpt_t *c, const pid_t *pids, const int *fds,
 fail:;
     pid_t bad = pids[i];
     for (size_t k = 0; k < n; k++)
-        if (mine[k] && same(fds, k))
+        if (mine[k] && same(starts, pids, k) == 1)
             undo(c, pids[k]);
     free(mine);
     errno = errno_of(rc);
@@ -174,15 +187,22 @@ fail:;
 
 int tagent_ckpt_resume(tagent_ckpt_t *c, const pid_t *pids, size_t n, tsl_error_t *err)
 {
-    return tagent_ckpt_resume_fds(c, pids, NULL, n, err);
+    return tagent_ckpt_resume_ids(c, pids, NULL, n, err);
 }
 
-int tagent_ckpt_resume_fds(tagent_ckpt_t *c, const pid_t *pids, const int *fds, size_t n,
+int tagent_ckpt_resume_ids(tagent_ckpt_t *c, const pid_t *pids, const uint64_t *starts, size_t n,
                            tsl_error_t *err)
 {
+    for (size_t i = 0; i < n; i++)
+        if (same(starts, pids, i) < 0) {
+            int e = errno;
+            errno = EIO;
+            return tsl_errprintf(err, "process %d: cannot tell whether it is the one listed: %s",
+                                 (int)pids[i], strerror(e));
+        }
     for (size_t i = 0; i < n; i++) {
         CUprocessState st;
-        if (!same(fds, i) || c->state(pids[i], &st) != CUDA_SUCCESS ||
+        if (same(starts, pids, i) != 1 || c->state(pids[i], &st) != CUDA_SUCCESS ||
             st != CU_PROCESS_STATE_CHECKPOINTED)
             continue;
         CUresult rc = c->restore(pids[i], NULL);
@@ -194,7 +214,7 @@ int tagent_ckpt_resume_fds(tagent_ckpt_t *c, const pid_t *pids, const int *fds, 
     int count = 0;
     for (size_t i = 0; i < n; i++) {
         CUprocessState st;
-        if (!same(fds, i) || c->state(pids[i], &st) != CUDA_SUCCESS)
+        if (same(starts, pids, i) != 1 || c->state(pids[i], &st) != CUDA_SUCCESS)
             continue;
         if (st == CU_PROCESS_STATE_FAILED) {
             errno = EIO;

@@ -26,6 +26,7 @@
 #define TESSEL_AGENT_CKPT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "libutil/error.h"
@@ -65,16 +66,17 @@ int tagent_ckpt_suspend(tagent_ckpt_t *c, const pid_t *pids, size_t n, unsigned 
  *   EIO     any other error of the driver (a process left FAILED by the driver included) */
 int tagent_ckpt_resume(tagent_ckpt_t *c, const pid_t *pids, size_t n, tsl_error_t *err);
 
-/* The same two with each process's identity: fds[i] a pidfd of the process pids[i] named when
- * the pids were listed (pidfd_open; -1: it was gone already).  Right before each call of the
- * driver on pids[i] (its state, lock, checkpoint, restore, unlock) the pidfd is asked whether
- * that process still lives; when it has exited the pid is left alone, since its number may name
- * another process by then (a step can wait long on one process: a stopped one holds its lock,
- * and the job meanwhile could cycle pids until another account's CUDA process gets the number
- * of one of its own).  Between the question and the call the window is a few microseconds. */
-int tagent_ckpt_suspend_fds(tagent_ckpt_t *c, const pid_t *pids, const int *fds, size_t n,
+/* The same two with each process's identity: starts[i] the start time of the process pids[i]
+ * named when the pids were listed (field 22 of /proc/PID/stat; 0: it was gone already).  Right
+ * before each call of the driver on pids[i] (its state, lock, checkpoint, restore, unlock) its
+ * start time is read again; a pid whose process has exited or whose number now names another
+ * process is left alone (a step can wait long on one process, a stopped one holding its lock,
+ * while the job cycles pids until another account's CUDA process gets the number of one of its
+ * own).  A start time that cannot be read for another reason fails the call (EIO).  Between
+ * the check and the driver's call the window is a few microseconds. */
+int tagent_ckpt_suspend_ids(tagent_ckpt_t *c, const pid_t *pids, const uint64_t *starts, size_t n,
                             unsigned timeout_ms, tsl_error_t *err);
-int tagent_ckpt_resume_fds(tagent_ckpt_t *c, const pid_t *pids, const int *fds, size_t n,
+int tagent_ckpt_resume_ids(tagent_ckpt_t *c, const pid_t *pids, const uint64_t *starts, size_t n,
                            tsl_error_t *err);
 
 #endif

@@ -264,7 +264,9 @@ static int add_pending(const tstore_job_t *j, void *arg)
     q.flags = tessd_qjob_flags(b->d, j);
     tessd_job_request(j, &q.req);
     tsl_error_t e = {0};
-    if (q.queue < 0 || tsched_job_submit(b->s, &q, &e) < 0) {
+    /* Re-added, not submitted: a non-preemptible job beyond a guarantee lowered since its
+     * submission waits with libsched's reason (GuaranteeLimit) and starts if it is raised. */
+    if (q.queue < 0 || tsched_job_readd(b->s, &q, &e) < 0) {
         char why[160];
         snprintf(why, sizeof why, "cannot be scheduled in queue %s: %.100s", j->queue,
                  q.queue < 0 ? "no such queue" : e.text);

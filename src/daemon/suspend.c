@@ -39,7 +39,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,6 +47,7 @@
 #include "daemon/idle.h"
 #include "libutil/duration.h"
 #include "libshm/shm.h"
+#include "libutil/procstat.h"
 #include "libutil/size.h"
 
 /* The account a job of user runs as, when tesseld is root and runs it as that account
@@ -387,47 +387,37 @@ static pid_t *job_pids(pid_t shim, size_t *n)
     return pids;
 }
 
-/* A pidfd of each of pids[0..n) (the security review's H1: a step may wait long on one of
- * the job's processes, a stopped one, while the job cycles pids until another account's CUDA
+/* The start time of each of pids[0..n) (the security review's H1: a step may wait long on one
+ * of the job's processes, a stopped one, while the job cycles pids until another account's CUDA
  * process gets the number of one of its own; the driver's calls then check each process is the
- * one listed, tagent_ckpt_*_fds).  Opened after the listing, so the pids are listed again: one
- * that is no longer below shim may have been reused in between, and gets -1 (left alone).
+ * one listed, tagent_ckpt_*_ids).  Read after the listing, so the pids are listed again: one
+ * that is no longer below shim may have been reused in between, and gets 0 (left alone).
  * malloc'd; NULL when out of memory or the listing fails (the step then does nothing). */
-static int *job_pidfds(pid_t shim, const pid_t *pids, size_t n)
+static uint64_t *job_starts(pid_t shim, const pid_t *pids, size_t n)
 {
-    int *fds = malloc((n ? n : 1) * sizeof *fds);
-    if (!fds)
+    uint64_t *starts = calloc(n ? n : 1, sizeof *starts);
+    if (!starts)
         return NULL;
-    for (size_t i = 0; i < n; i++)
-        fds[i] = (int)syscall(SYS_pidfd_open, pids[i], 0);
+    for (size_t i = 0; i < n; i++) {
+        tsl_procstat_t ps;
+        if (tsl_procstat_read(pids[i], &ps) == 0)
+            starts[i] = ps.start_time;
+    }
     size_t n2;
     pid_t *again = job_pids(shim, &n2);
     if (!again) {
-        for (size_t i = 0; i < n; i++)
-            if (fds[i] >= 0)
-                close(fds[i]);
-        free(fds);
+        free(starts);
         return NULL;
     }
     for (size_t i = 0; i < n; i++) {
         bool member = false;
         for (size_t k = 0; k < n2 && !member; k++)
             member = again[k] == pids[i];
-        if (!member && fds[i] >= 0) {
-            close(fds[i]);
-            fds[i] = -1;
-        }
+        if (!member)
+            starts[i] = 0;
     }
     free(again);
-    return fds;
-}
-
-static void close_pidfds(int *fds, size_t n)
-{
-    for (size_t i = 0; fds && i < n; i++)
-        if (fds[i] >= 0)
-            close(fds[i]);
-    free(fds);
+    return starts;
 }
 
 /* What the processes pids[0..n) hold on the GPUs of m, by NVML's per-process figures
@@ -457,8 +447,8 @@ static void ckpt_suspend(tessd_t *d, ckpt_op_t *op)
     }
     size_t n, n2 = 0;
     pid_t *pids = job_pids(op->shim_pid, &n), *now = NULL;
-    int *fds = pids ? job_pidfds(op->shim_pid, pids, n) : NULL;
-    if (!pids || !fds) {
+    uint64_t *starts = pids ? job_starts(op->shim_pid, pids, n) : NULL;
+    if (!pids || !starts) {
         snprintf(op->why, sizeof op->why, "the job's processes cannot be listed");
         free(pids);
         return;
@@ -467,11 +457,11 @@ static void ckpt_suspend(tessd_t *d, ckpt_op_t *op)
     if (!job_used(d, &op->member, pids, n, &before)) {
         snprintf(op->why, sizeof op->why,
                  "NVML cannot measure the memory of the job's processes on its GPUs");
-        close_pidfds(fds, n);
+        free(starts);
         free(pids);
         return;
     }
-    int k = tagent_ckpt_suspend_fds(c, pids, fds, n, CKPT_LOCK_MS, &e);
+    int k = tagent_ckpt_suspend_ids(c, pids, starts, n, CKPT_LOCK_MS, &e);
     if (k < 0)
         snprintf(op->why, sizeof op->why, "checkpoint failed: %.200s", e.text);
     else if (k == 0)
@@ -480,13 +470,13 @@ static void ckpt_suspend(tessd_t *d, ckpt_op_t *op)
              after >= before) {
         /* Nothing measurably given back (or no way to tell): put it back as it was. */
         snprintf(op->why, sizeof op->why, "the checkpoint gave no GPU memory back");
-        if (tagent_ckpt_resume_fds(c, pids, fds, n, &e) < 0)
+        if (tagent_ckpt_resume_ids(c, pids, starts, n, &e) < 0)
             tessd_log("job %lld: cannot undo its checkpoint: %s", (long long)op->id, e.text);
     } else {
         op->released = before - after;
     }
     free(now);
-    close_pidfds(fds, n);
+    free(starts);
     free(pids);
 }
 
@@ -498,13 +488,13 @@ static void ckpt_resume(tessd_t *d, ckpt_op_t *op)
     tagent_ckpt_t *c = ckpt_open(d, &e);
     size_t n = 0;
     pid_t *pids = c ? job_pids(op->shim_pid, &n) : NULL;
-    int *fds = pids ? job_pidfds(op->shim_pid, pids, n) : NULL;
-    op->rc = fds ? tagent_ckpt_resume_fds(c, pids, fds, n, &e) : -1;
+    uint64_t *starts = pids ? job_starts(op->shim_pid, pids, n) : NULL;
+    op->rc = starts ? tagent_ckpt_resume_ids(c, pids, starts, n, &e) : -1;
     op->err = errno;
     if (op->rc < 0)
         snprintf(op->why, sizeof op->why, "%.200s",
-                 !c || fds ? e.text : "the job's processes cannot be listed");
-    close_pidfds(fds, n);
+                 !c || starts ? e.text : "the job's processes cannot be listed");
+    free(starts);
     free(pids);
 }
 

@@ -5,9 +5,11 @@
 # of the whole GPU; lab's guarantee is lowered to 0.5 GPU, then tesseld restarts (its
 # scheduler is built again from the store: A no longer fits lab's guarantee, so libsched
 # refuses it as a submission).  A training job B of another queue asking for the GPU stays
-# pending, before and after the restart: the GPU is not given twice.  A's end lets B start.
-# An interactive job D of lab, pending since before the change and refused by libsched at the
-# restart, says why (its reason; it stays pending).
+# pending, before and after the restart: the GPU is not given twice.
+# An interactive job D of lab, pending since before the change and beyond the guarantee at the
+# restart, stays pending with libsched's reason (GuaranteeLimit), and is weighed again when the
+# guarantee is raised, without another restart: A's end then lets D start (within the guarantee
+# again, it comes before B), and D's lets B start.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 command -v curl >/dev/null && command -v jq >/dev/null || missing "curl and jq are needed"
@@ -50,15 +52,21 @@ is "$(state $B)" pending "B is still pending: A, beyond lab's guarantee, is coun
 grep -q "job $A: .*not counted" "$TD/tesseld.log"
 is $? 1 "tesseld's log says nothing of A not being counted"
 api GET "/v1/jobs/$D"
-is "$(jget .state)" pending "D, refused by the scheduler at the restart, stays pending"
-jget .reason | grep -q "cannot be scheduled in queue lab: .*guarantee of queue lab"
+is "$(jget .state)" pending "D, beyond lab's lowered guarantee, stays pending after the restart"
+wait_for "api GET /v1/jobs/$D && jget .reason | grep -q \"^GuaranteeLimit: .*queue 'lab''s guarantee\""
 ok $? "... and says why: $(jget .reason)"
+api PATCH /v1/queues/lab '{"guarantee":{"gpu":1}}'
+is "$CODE" 200 "lab's guarantee raised to 1 GPU again"
+wait_for "api GET /v1/jobs/$D && jget .reason | grep -q 'guarantee gpu=1 '"
+ok $? "D is weighed again under the new guarantee, without a restart: $(jget .reason)"
 
 api POST "/v1/jobs/$A/cancel"
 is "$CODE" 200 "A cancelled"
-wait_for '[ "$(state $B)" = running ]'; ok $? "then B runs on the GPU"
-api POST "/v1/jobs/$B/cancel"
+wait_for '[ "$(state $D)" = running ]'; ok $? "then D, within lab's guarantee again, runs on the GPU"
+is "$(state $B)" pending "B waits for it"
 api POST "/v1/jobs/$D/cancel"
+wait_for '[ "$(state $B)" = running ]'; ok $? "D cancelled: B runs on the GPU"
+api POST "/v1/jobs/$B/cancel"
 td_stop
 is "$?" 0 "tesseld stops cleanly"
 done_testing

@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -24,6 +23,7 @@
 #include "agent/ckpt.h"
 #include "agent/gpu.h"
 #include "cudaabi/cuda_abi.h"
+#include "libutil/procstat.h"
 #include "tessel_fake.h"
 
 #define MiB (1ull << 20)
@@ -318,42 +318,35 @@ static void test_procs_sum(void **state)
     assert_true(tagent_procs_sum(big_pids, big, 2, of3, 2, NULL) == UINT64_MAX);
 }
 
-/* The security review's H1: a pid is acted on only while its pidfd (taken when it was listed)
- * says the process listed still lives.  pids names a live CUDA process V, but the pidfd given
- * for it is that of a child that has exited and been reaped (as if V had got the number of one
- * of the job's processes): the suspend leaves V alone (0 suspended, V's memory on the GPU),
- * and so does a resume of V once V is checkpointed through its own pidfd; with its own pidfd V
- * is resumed, its contents intact. */
+/* The security review's H1: a pid is acted on only while it names the process listed (the
+ * start time read when it was listed).  Given V's pid with another start time (as if V had
+ * got the number of one of the job's processes since), the suspend leaves V alone (0
+ * suspended, V's memory on the GPU), and so does a resume once V is checkpointed under its own
+ * start time; 0 (a process gone at the listing) is left alone too; with its own start time V
+ * is suspended and resumed, its contents intact. */
 static void test_pid_identity(void **state)
 {
     (void)state;
     fresh();
     kid_t v = start(1, 64 * MiB, 0);
-    pid_t z = fork();
-    assert_true(z >= 0);
-    if (z == 0)
-        _exit(0);
-    int dead = (int)syscall(SYS_pidfd_open, z, 0), live = (int)syscall(SYS_pidfd_open, v.pid, 0);
-    assert_true(dead >= 0 && live >= 0);
-    assert_int_equal(waitpid(z, NULL, 0), z);
+    tsl_procstat_t ps;
+    assert_int_equal(tsl_procstat_read(v.pid, &ps), 0);
+    uint64_t own = ps.start_time, other = ps.start_time + 1, gone = 0;
     tsl_error_t err = {{0}};
     tagent_ckpt_t *c = tagent_ckpt_open(lib, &err);
     assert_non_null(c);
     unsigned long long uv = tessel_fake_pid_used(0, v.pid);
     assert_true(uv >= 64 * MiB);
-    assert_int_equal(tagent_ckpt_suspend_fds(c, &v.pid, &dead, 1, 5000, &err), 0);
+    assert_int_equal(tagent_ckpt_suspend_ids(c, &v.pid, &other, 1, 5000, &err), 0);
     assert_true(tessel_fake_pid_used(0, v.pid) == uv); /* left alone */
-    int gone = -1;
-    assert_int_equal(tagent_ckpt_suspend_fds(c, &v.pid, &gone, 1, 5000, &err), 0);
-    assert_int_equal(tagent_ckpt_suspend_fds(c, &v.pid, &live, 1, 5000, &err), 1);
+    assert_int_equal(tagent_ckpt_suspend_ids(c, &v.pid, &gone, 1, 5000, &err), 0);
+    assert_int_equal(tagent_ckpt_suspend_ids(c, &v.pid, &own, 1, 5000, &err), 1);
     assert_true(tessel_fake_pid_used(0, v.pid) == 0);
-    assert_int_equal(tagent_ckpt_resume_fds(c, &v.pid, &dead, 1, &err), 0);
+    assert_int_equal(tagent_ckpt_resume_ids(c, &v.pid, &other, 1, &err), 0);
     assert_true(tessel_fake_pid_used(0, v.pid) == 0); /* still checkpointed */
-    assert_int_equal(tagent_ckpt_resume_fds(c, &v.pid, &live, 1, &err), 1);
+    assert_int_equal(tagent_ckpt_resume_ids(c, &v.pid, &own, 1, &err), 1);
     assert_true(tessel_fake_pid_used(0, v.pid) == uv);
     assert_int_equal(finish(&v), 0);
-    close(dead);
-    close(live);
     tagent_ckpt_close(c);
 }
 

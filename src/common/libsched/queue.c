@@ -817,6 +817,11 @@ int tsched_job_submit(tsched_sched_t *s, const tsched_qjob_t *job, tsl_error_t *
     return job_add(s, job, true, err);
 }
 
+int tsched_job_readd(tsched_sched_t *s, const tsched_qjob_t *job, tsl_error_t *err)
+{
+    return job_add(s, job, false, err);
+}
+
 int tsched_job_adopt(tsched_sched_t *s, const tsched_qjob_t *job, const tsched_member_t *members,
                      size_t n, double now, tsl_error_t *err)
 {

@@ -10,11 +10,12 @@
  * and, for a copy, one more when the word is already set: nothing on the driver's path.
  *
  * Which calls, and why (docs/suspend.md, "What counts as GPU work" and "The next CUDA call"):
- * every copy and memset of linear device memory in every variant the driver exports (v1
- * pre-3.2 with 32-bit sizes, _v2, _ptds/_ptsz, Async; 1D, 2D, 3D, peer; 8-, 16- and 32-bit
- * sets),
- * and the stream and event calls a program makes between its launches.  Signatures: cuda.h
- * 13.0, through src/common/cudaabi/cuda_abi.h.
+ * the copies and memsets of linear device memory the fake driver models too (v1 pre-3.2 with
+ * 32-bit sizes, _v2, _ptds/_ptsz, Async; 1D, 2D, 3D, peer; 8-, 16- and 32-bit sets), and the
+ * stream and event calls a program makes between its launches.  Not (yet) hooked, listed in
+ * docs/suspend.md, "Not done (item 3)": 3D peer, array and batch copies, the v1 async and
+ * v1 2D/3D copies, stream memory operations, host functions and callbacks, capture.
+ * Signatures: cuda.h 13.0, through src/common/cudaabi/cuda_abi.h.
  */
 #include "interposer/interposer.h"
 

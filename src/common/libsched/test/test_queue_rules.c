@@ -452,6 +452,39 @@ static void test_adopt_running_beyond_guarantee(void **state)
     fx_fini(&f);
 }
 
+/* tsched_job_readd (tesseld's rebuild: pending jobs accepted before): 1 node x 2 GPUs, "lab"
+ * guaranteed 0.5 GPU.  An interactive job of 1 GPU is refused at submission but re-added; a
+ * cycle does not start it (beyond the guarantee) although both GPUs are free; once lab's
+ * guarantee is raised to 1 GPU (an edit in place) the next cycle starts it. */
+static void test_readd_beyond_guarantee(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, 1, 2, NULL);
+    int lab = fx_queue(&f, "lab", NULL, 500, 0, 1);
+    assert_int_equal(fx_submit(&f, 1, lab, TSCHED_CLASS_INTERACTIVE, 0, 0, 1, 1000), -1);
+    tsched_qjob_t j;
+    memset(&j, 0, sizeof j);
+    j.id = 1;
+    j.queue = lab;
+    j.cls = TSCHED_CLASS_INTERACTIVE;
+    j.req.ngpus = 1;
+    j.req.milli_gpu = 1000;
+    j.req.cpu_milli = 1000;
+    j.req.mem_bytes = GIB;
+    j.req.gang = 1;
+    assert_int_equal(tsched_job_readd(f.s, &j, NULL), 0);
+    assert_int_equal(tsched_job_state(f.s, 1), 0); /* pending */
+    fx_cycle(&f, 10);
+    assert_false(fx_started(&f, 1));
+    tsched_res_t g = {1000, TSCHED_UNLIMITED, TSCHED_UNLIMITED, TSCHED_UNLIMITED};
+    tsched_res_t lim = {TSCHED_UNLIMITED, TSCHED_UNLIMITED, TSCHED_UNLIMITED, TSCHED_UNLIMITED};
+    assert_int_equal(tsched_queue_update(f.s, lab, &g, &lim, 1, NULL), 0);
+    fx_cycle(&f, 20);
+    assert_true(fx_started(&f, 1));
+    fx_fini(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -463,6 +496,7 @@ int main(void)
         cmocka_unit_test(test_spread_placement),
         cmocka_unit_test(test_queue_check_rules),
         cmocka_unit_test(test_adopt_running_beyond_guarantee),
+        cmocka_unit_test(test_readd_beyond_guarantee),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
