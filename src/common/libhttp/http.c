@@ -303,6 +303,21 @@ static struct MHD_Response *make_response(thttp_reply_t *rep)
         rep->upgrade = NULL; /* on_upgrade owns upgrade_arg now */
         return r;
     }
+    /* An answer that has no body by its status (1xx, 204 No Content, 304 Not Modified: RFC 9110
+     * 6.4.1): a body of unknown length would be sent chunked, its last chunk "0 CR LF CR LF"
+     * then read by the client as the start of the next answer on the connection (a proxied
+     * service's 304: "HTTP/0.9" to curl, ERR_INVALID_HTTP_RESPONSE to Chromium).  So its
+     * stream is not read, and the answer goes with an empty body. */
+    if (rep->stream &&
+        ((rep->status >= 100 && rep->status < 200) || rep->status == 204 || rep->status == 304)) {
+        if (rep->stream_free)
+            rep->stream_free(rep->stream_arg);
+        rep->stream = NULL;
+        r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        if (r && rep->content_type)
+            MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, rep->content_type);
+        return r;
+    }
     if (rep->stream) {
         r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024,
                                               (MHD_ContentReaderCallback)rep->stream,

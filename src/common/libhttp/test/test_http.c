@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -127,10 +128,86 @@ static void h_cred(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
                          (json_int_t)gid, "pid", (json_int_t)pid));
 }
 
+/* A streamed answer whose status has no body (304 here): "abc" if read, its stream freed. */
+static int stream_frees;
+static ssize_t abc_read(void *arg, uint64_t pos, char *buf, size_t max)
+{
+    (void)arg;
+    if (pos >= 3)
+        return THTTP_STREAM_END;
+    size_t n = 3 - (size_t)pos < max ? 3 - (size_t)pos : max;
+    memcpy(buf, "abc" + pos, n);
+    return (ssize_t)n;
+}
+
+static void abc_free(void *arg)
+{
+    (void)arg;
+    stream_frees++;
+}
+
+static void h_stream(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
+{
+    rep->status = atoi(req->params[0]);
+    rep->stream = abc_read;
+    rep->stream_free = abc_free;
+    rep->content_type = "text/plain";
+}
+
+/* Reads one answer's head from fd (up to the blank line) into buf. */
+static void read_head(int fd, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    while (n + 1 < len && !strstr(buf, "\r\n\r\n")) {
+        ssize_t k = read(fd, buf + n, 1);
+        if (k <= 0)
+            break;
+        n += (size_t)k;
+        buf[n] = '\0';
+    }
+}
+
+static thttp_server_t *start_tcp(thttp_config_t cfg, uint16_t *port);
+
+/* An answer with no body by its status (304) but a stream: its head declares no chunked body
+ * and the connection's next answer is read whole (a chunked 304's last chunk was read by
+ * clients as the start of the next answer); its stream is freed.  A 200 streams as before. */
+static void test_stream_no_body(void **state)
+{
+    (void)state;
+    uint16_t port;
+    thttp_server_t *s = start_tcp((thttp_config_t){0}, &port);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    stream_frees = 0;
+    const char *r1 = "GET /stream/304 HTTP/1.1\r\nHost: x\r\n\r\n";
+    assert_int_equal(write(fd, r1, strlen(r1)), (ssize_t)strlen(r1));
+    char head[2048];
+    read_head(fd, head, sizeof head);
+    assert_non_null(strstr(head, "HTTP/1.1 304"));
+    assert_null(strcasestr(head, "Transfer-Encoding"));
+    const char *r2 = "GET /stream/200 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    assert_int_equal(write(fd, r2, strlen(r2)), (ssize_t)strlen(r2));
+    char rest[4096];
+    size_t n = 0;
+    ssize_t k;
+    while (n + 1 < sizeof rest && (k = read(fd, rest + n, sizeof rest - 1 - n)) > 0)
+        n += (size_t)k;
+    rest[n] = '\0';
+    assert_true(strncmp(rest, "HTTP/1.1 200", 12) == 0); /* nothing left of the 304 before it */
+    assert_non_null(strstr(rest, "abc"));
+    close(fd);
+    thttp_stop(s);
+    assert_int_equal(stream_frees, 2);
+}
+
 static const thttp_route_t routes[] = {
-    {"GET", "/cred", h_cred},
-    {"POST", "/echo", h_echo},
-    {"GET", "/items/{id}", h_item},
+    {"GET", "/cred", h_cred},          {"POST", "/echo", h_echo},
+    {"GET", "/items/{id}", h_item},    {"GET", "/stream/{code}", h_stream},
     {"DELETE", "/items/{id}", h_item},
 };
 
@@ -708,12 +785,19 @@ int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_match),        cmocka_unit_test(test_reply_header),
-        cmocka_unit_test(test_errno),        cmocka_unit_test(test_server),
-        cmocka_unit_test(test_unix),         cmocka_unit_test(test_per_client_limit),
-        cmocka_unit_test(test_port_taken),   cmocka_unit_test(test_limiter),
-        cmocka_unit_test(test_unix_per_uid), cmocka_unit_test(test_early),
-        cmocka_unit_test(test_bodies_bound), cmocka_unit_test(test_bodies_per_key),
+        cmocka_unit_test(test_match),
+        cmocka_unit_test(test_reply_header),
+        cmocka_unit_test(test_errno),
+        cmocka_unit_test(test_server),
+        cmocka_unit_test(test_stream_no_body),
+        cmocka_unit_test(test_unix),
+        cmocka_unit_test(test_per_client_limit),
+        cmocka_unit_test(test_port_taken),
+        cmocka_unit_test(test_limiter),
+        cmocka_unit_test(test_unix_per_uid),
+        cmocka_unit_test(test_early),
+        cmocka_unit_test(test_bodies_bound),
+        cmocka_unit_test(test_bodies_per_key),
         cmocka_unit_test(test_per_uid_tcp),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
