@@ -11,6 +11,23 @@
 #include "daemon/jobsvc.h"
 #include "libstore/store.h"
 
+bool tsd_svc_port_browser_ok(unsigned port)
+{
+    /* The ports browsers refuse to connect to (Chromium's restricted list, which Firefox's
+     * matches), in order. */
+    static const unsigned bad[] = {
+        1,    7,    9,    11,   13,   15,   17,   19,   20,   21,   22,   23,   25,   37,
+        42,   43,   53,   69,   77,   79,   87,   95,   101,  102,  103,  104,  109,  110,
+        111,  113,  115,  117,  119,  123,  135,  137,  139,  143,  161,  179,  389,  427,
+        465,  512,  513,  514,  515,  526,  530,  531,  532,  540,  548,  554,  556,  563,
+        587,  601,  636,  989,  990,  993,  995,  1719, 1720, 1723, 2049, 3659, 4045, 5060,
+        5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6697, 10080};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad && bad[i] <= port; i++)
+        if (bad[i] == port)
+            return false;
+    return true;
+}
+
 bool tsd_svc_name_valid(const char *name)
 {
     size_t n = name ? strlen(name) : 0;

@@ -28,6 +28,11 @@
  * letter and not ending with '-'. */
 bool tsd_svc_name_valid(const char *name);
 
+/* Whether browsers fetch from port (TCP): false for the ports they refuse whatever the page
+ * (Chromium's and Firefox's restricted ports, net::ERR_UNSAFE_PORT: 22, 25, 601, 636, 993,
+ * 6000, ...); the services are for browsers, so such a port is refused for them. */
+bool tsd_svc_port_browser_ok(unsigned port);
+
 /* Check a submission's "services" value v: an array of 1 to TSD_SVC_MAX objects with exactly
  * the members "name" (tsd_svc_name_valid) and "port" (an integer 1..65535), names and ports
  * each different.  A new compact JSON text of the array (malloc'd: the caller frees it), or

@@ -127,6 +127,12 @@ timeout 60 "$TESSEL_BUILD/bin/tesseld" --data-dir "$TD/d2" --listen 127.0.0.1:0 
 RC=$?
 [ "$RC" -ne 0 ] && [ "$RC" -ne 124 ]; ok $? "tesseld with --services-listen 127.0.0.1:$P2 (a port any account may bind): does not start (exit $RC)"
 grep -q "port $P2: the services need a port only root may bind" "$TD/e"; ok $? "... and says why"
+# A port browsers refuse (Chromium's restricted ports): refused at the start, saying why.
+timeout 60 "$TESSEL_BUILD/bin/tesseld" --data-dir "$TD/d2" --listen 127.0.0.1:0 --socket "$TD/d2.sock" \
+    --fake-gpus 1xT4:8G --no-cgroups --services-listen "127.0.0.1:601" >/dev/null 2>"$TD/e"
+RC=$?
+[ "$RC" -ne 0 ] && [ "$RC" -ne 124 ]; ok $? "tesseld with --services-listen 127.0.0.1:601 (a port browsers refuse): does not start (exit $RC)"
+grep -q "port 601: browsers refuse to fetch from it" "$TD/e"; ok $? "... and says why: $(grep -o 'port 601: [^;]*' "$TD/e" | head -n 1)"
 
 # --- outside loopback ---------------------------------------------------------------------------
 for a in 0.0.0.0:7471 10.1.2.3:7471; do

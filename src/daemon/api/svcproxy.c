@@ -256,6 +256,15 @@ int tessd_jobsvc_start(tessd_t *d, const char *listen, unsigned max_conn, unsign
         errno = EACCES;
         return -1;
     }
+    if (!tsd_svc_port_browser_ok((unsigned)port)) {
+        tsl_errprintf(err,
+                      "port %lu: browsers refuse to fetch from it (a restricted port: "
+                      "net::ERR_UNSAFE_PORT in Chromium), and the services are for browsers; "
+                      "pick another, e.g. 747",
+                      port);
+        errno = EINVAL;
+        return -1;
+    }
     thttp_config_t hc = {
         .host = host,
         .port = (uint16_t)port,

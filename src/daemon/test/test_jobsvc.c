@@ -367,14 +367,27 @@ static void test_act(void **state)
     assert_int_equal(a.n, 0);
 }
 
+/* The ports browsers refuse (tsd_svc_port_browser_ok): refused for the services. */
+static void test_browser_ports(void **state)
+{
+    (void)state;
+    static const unsigned bad[] = {1, 22, 25, 601, 636, 989, 990, 993, 995, 6000, 6669, 10080};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        assert_false(tsd_svc_port_browser_ok(bad[i]));
+    static const unsigned good[] = {80, 443, 600, 602, 747, 999, 1023, 8080, 8888, 65535};
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++)
+        assert_true(tsd_svc_port_browser_ok(good[i]));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_names),         cmocka_unit_test(test_check_ok),
-        cmocka_unit_test(test_check_refused), cmocka_unit_test(test_sock),
-        cmocka_unit_test(test_cookie),        cmocka_unit_test(test_domain),
-        cmocka_unit_test(test_host),          cmocka_unit_test(test_origin),
-        cmocka_unit_test(test_set_cookie),    cmocka_unit_test(test_act),
+        cmocka_unit_test(test_names),    cmocka_unit_test(test_browser_ports),
+        cmocka_unit_test(test_check_ok), cmocka_unit_test(test_check_refused),
+        cmocka_unit_test(test_sock),     cmocka_unit_test(test_cookie),
+        cmocka_unit_test(test_domain),   cmocka_unit_test(test_host),
+        cmocka_unit_test(test_origin),   cmocka_unit_test(test_set_cookie),
+        cmocka_unit_test(test_act),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
