@@ -304,18 +304,20 @@ static struct MHD_Response *make_response(thttp_reply_t *rep)
         return r;
     }
     /* An answer that has no body by its status (1xx, 204 No Content, 304 Not Modified: RFC 9110
-     * 6.4.1): a body of unknown length would be sent chunked, its last chunk "0 CR LF CR LF"
-     * then read by the client as the start of the next answer on the connection (a proxied
-     * service's 304: "HTTP/0.9" to curl, ERR_INVALID_HTTP_RESPONSE to Chromium).  So its
-     * stream is not read, and the answer goes with an empty body. */
-    if (rep->stream &&
-        ((rep->status >= 100 && rep->status < 200) || rep->status == 204 || rep->status == 304)) {
+     * 6.4.1) or by its request (HEAD): a body of unknown length would be sent chunked, its last
+     * chunk "0 CR LF CR LF" then read by the client as the start of the next answer on the
+     * connection (a proxied service's 304: "HTTP/0.9" to curl, ERR_INVALID_HTTP_RESPONSE to
+     * Chromium).  So its stream is not read, and the answer goes with an empty body. */
+    if (rep->stream && (rep->head_only || (rep->status >= 100 && rep->status < 200) ||
+                        rep->status == 204 || rep->status == 304)) {
+        r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        /* The type first: it may point into the stream's state, freed next. */
+        if (r && rep->content_type)
+            MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, rep->content_type);
+        rep->content_type = NULL;
         if (rep->stream_free)
             rep->stream_free(rep->stream_arg);
         rep->stream = NULL;
-        r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-        if (r && rep->content_type)
-            MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, rep->content_type);
         return r;
     }
     if (rep->stream) {
@@ -584,6 +586,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return send_reply(s, conn, &rep);
     }
     dispatch(s, conn, method, url, up, &rep);
+    /* The answer to a HEAD has no body either: a stream of unknown length would be announced
+     * chunked, and its last chunk read as the next answer on the connection (make_response). */
+    if (rep.stream && strcmp(method, MHD_HTTP_METHOD_HEAD) == 0)
+        rep.head_only = true;
     return send_reply(s, conn, &rep);
 }
 

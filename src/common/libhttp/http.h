@@ -91,7 +91,8 @@ typedef struct {
     thttp_stream_f stream;
     void *stream_arg;
     void (*stream_free)(void *arg);
-    char location[128];                     /* Location header when non-empty */
+    bool head_only;     /* libhttp's: the request was a HEAD (a stream is then not read) */
+    char location[128]; /* Location header when non-empty */
     char extra_name[32], extra_value[64];   /* one more header when non-empty */
     char extra2_name[32], extra2_value[64]; /* and another */
     char extra3_name[32], extra3_value[64]; /* and a third */

@@ -170,9 +170,10 @@ static void read_head(int fd, char *buf, size_t len)
 
 static thttp_server_t *start_tcp(thttp_config_t cfg, uint16_t *port);
 
-/* An answer with no body by its status (304) but a stream: its head declares no chunked body
- * and the connection's next answer is read whole (a chunked 304's last chunk was read by
- * clients as the start of the next answer); its stream is freed.  A 200 streams as before. */
+/* An answer with no body by its status (304) or its request (HEAD) but a stream: its head
+ * declares no chunked body and the connection's next answer is read whole (a chunked 304's last
+ * chunk was read by clients as the start of the next answer); its stream is freed.  A 200 streams
+ * as before. */
 static void test_stream_no_body(void **state)
 {
     (void)state;
@@ -190,6 +191,12 @@ static void test_stream_no_body(void **state)
     read_head(fd, head, sizeof head);
     assert_non_null(strstr(head, "HTTP/1.1 304"));
     assert_null(strcasestr(head, "Transfer-Encoding"));
+    /* A HEAD of a streamed answer: its head only, nothing of a body after it. */
+    const char *rh = "HEAD /stream/200 HTTP/1.1\r\nHost: x\r\n\r\n";
+    assert_int_equal(write(fd, rh, strlen(rh)), (ssize_t)strlen(rh));
+    read_head(fd, head, sizeof head);
+    assert_non_null(strstr(head, "HTTP/1.1 200"));
+    assert_null(strcasestr(head, "Transfer-Encoding"));
     const char *r2 = "GET /stream/200 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
     assert_int_equal(write(fd, r2, strlen(r2)), (ssize_t)strlen(r2));
     char rest[4096];
@@ -202,12 +209,15 @@ static void test_stream_no_body(void **state)
     assert_non_null(strstr(rest, "abc"));
     close(fd);
     thttp_stop(s);
-    assert_int_equal(stream_frees, 2);
+    assert_int_equal(stream_frees, 3);
 }
 
 static const thttp_route_t routes[] = {
-    {"GET", "/cred", h_cred},          {"POST", "/echo", h_echo},
-    {"GET", "/items/{id}", h_item},    {"GET", "/stream/{code}", h_stream},
+    {"GET", "/cred", h_cred},
+    {"POST", "/echo", h_echo},
+    {"GET", "/items/{id}", h_item},
+    {"GET", "/stream/{code}", h_stream},
+    {"HEAD", "/stream/{code}", h_stream},
     {"DELETE", "/items/{id}", h_item},
 };
 
