@@ -12,6 +12,9 @@
 #   metrics  1 client at 1 submission/s, /metrics scraped at --scrape-hz: the time of /metrics
 #   paced    --threads clients at --rate submissions/s, no scrape
 #   scraped  the same with /metrics scraped at --scrape-hz
+#   floor    (once a round, after both builds) --threads clients at --rate against
+#            bench-null-server (run.sh's BENCH_NULL=1): tesseld's HTTP layer with no work behind
+#            it, no preload; what this machine, the client and HTTP cost by themselves
 # The group column: submissions a group commit held on average ("-": a tesseld without it).
 # Both builds are driven by BUILD_DIR's bench-submit (the baseline's has no --preload); only
 # tesseld differs.  Prints every run, then per build the median over the rounds and the ratios.
@@ -47,13 +50,19 @@ printf '%-5s %-8s %-8s %5s %9s %9s %9s %9s %9s %8s %6s\n' round build config loa
 one() { # ROUND NAME DIR CONFIG ARGS...
     r=$1 name=$2 dir=$3 cfg=$4
     shift 4
-    out=$(BENCH_CLIENT=$CLIENT "$SRC/bench/submit/run.sh" "$dir" --preload "$PRELOAD" \
-        --seconds "$SECS" "$@" 2>&1) || { echo "$out" >&2; exit 1; }
+    if [ "$name" = null ]; then
+        out=$(BENCH_NULL=1 BENCH_CLIENT=$CLIENT "$SRC/bench/submit/run.sh" "$dir" \
+            --seconds "$SECS" "$@" 2>&1) || { echo "$out" >&2; exit 1; }
+    else
+        out=$(BENCH_CLIENT=$CLIENT "$SRC/bench/submit/run.sh" "$dir" --preload "$PRELOAD" \
+            --seconds "$SECS" "$@" 2>&1) || { echo "$out" >&2; exit 1; }
+    fi
     echo "$out" | awk -v r="$r" -v n="$name" -v c="$cfg" '
         /^# / { for (i = 1; i <= NF; i++) if ($i == "load") { l = $(i + 1); sub(",", "", l) } }
         /^submitted/ { rate = $4; p50 = $8; p99 = $11; mx = $14 }
         /^metrics:/ { mp50 = $11 }
         /^wal:/ { wal = sprintf("%.1f", $2 / 1048576) }
+        END { if (wal == "") wal = "-"; if (g == "") g = "-" }
         /^group:/ { g = $2 == "-" ? "-" : substr($7, 2) }
         END { printf "%-5s %-8s %-8s %5s %9s %9s %9s %9s %9s %8s %6s\n", r, n, c, l, rate, p50, p99,
               mx, mp50 == "" ? "-" : mp50, wal, g }' | tee -a "$RES"
@@ -67,6 +76,7 @@ while [ $r -le "$ROUNDS" ]; do
         one $r $b "$dir" paced --threads "$THREADS" --rate "$RATE"
         one $r $b "$dir" scraped --threads "$THREADS" --rate "$RATE" --scrape-hz "$HZ"
     done
+    one $r null "$NEW" floor --threads "$THREADS" --rate "$RATE"
     r=$((r + 1))
 done
 # Medians per (build, config), then the figures of issue 15 and their ratios.
@@ -89,6 +99,8 @@ awk '
         printf "submit p99, no scrape    %11.2f %10.2f %10.3f   (target new <= 2 ms)\n", pb, pn, pn / pb
         printf "submit p99, scraped      %11.2f %10.2f %10.3f\n", sb, sn, sn / sb
         printf "scraped / no scrape      %11.3f %10.3f              (target new <= 1.10)\n", sb / pb, sn / pn
+        fl = med("null,floor,p99")
+        printf "submit p99, no tesseld   %11s %10.2f %10.3f   (bench-null-server: the floor; new/floor)\n", "", fl, pn / fl
         wb = med("baseline,paced,wal"); wn = med("new,paced,wal")
         printf "WAL file, paced (MiB)    %11.1f %10.1f %10.3f   (the most the WAL held)\n", wb, wn, wn / wb
     }' "$RES"

@@ -14,6 +14,9 @@
 # It ends with the most the WAL held and the group commits (tessel_store_group_*).
 # BENCH_SOCKET=1 submits through tesseld's local socket (no token: the caller's uid is its
 # identity) instead of TCP with the admin token.
+# BENCH_NULL=1 runs the clients against bench-null-server instead of tesseld: the same HTTP
+# layer answering every submission with no work behind it (no lock, store or scheduler), so
+# the figures are the floor that this machine, the client and HTTP give by themselves.
 set -eu
 B=${1:-build}
 [ $# -gt 0 ] && shift
@@ -30,6 +33,28 @@ cleanup() {
 trap cleanup EXIT INT TERM
 NICE=""
 [ -n "${BENCH_NICE:-}" ] && NICE="nice -n $BENCH_NICE"
+if [ "${BENCH_NULL:-0}" = 1 ]; then
+    [ -x "$B/bench/bench-null-server" ] || { echo "run.sh: $B/bench/bench-null-server is missing (make bench)" >&2; exit 1; }
+    $NICE "$B/bench/bench-null-server" "$T/addr" >"$T/null.log" 2>&1 &
+    PID=$!
+    i=0
+    while [ ! -s "$T/addr" ]; do
+        i=$((i + 1))
+        if [ $i -gt 100 ] || ! kill -0 "$PID" 2>/dev/null; then
+            echo "run.sh: bench-null-server did not start:" >&2
+            cat "$T/null.log" >&2
+            exit 1
+        fi
+        sleep 0.1
+    done
+    TESSEL_URL="http://$(cat "$T/addr")"
+    TESSEL_TOKEN=none # the null server reads no token
+    TESSEL_CONFIG="$T/no-config"
+    export TESSEL_URL TESSEL_TOKEN TESSEL_CONFIG
+    echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, $(uname -sr), bench-null-server of $B (no tesseld), load $(cut -d' ' -f1 /proc/loadavg)${NICE:+, $NICE}, via $TESSEL_URL"
+    $NICE "$CLIENT" "$@"
+    exit
+fi
 $NICE "$B/bin/tesseld" --data-dir "$T/data" --listen 127.0.0.1:0 --socket "$T/tesseld.sock" \
     --fake-gpus 2xRTX4090:24G --no-cgroups ${TESSELD_ARGS:-} >"$T/tesseld.log" 2>&1 &
 PID=$!
