@@ -125,9 +125,27 @@ void tsched_waits_reset(tsched_sched_t *s);
  *      held.  Equal rank does not hold it back: the job was placed before.
  * Changes nothing (the cluster is restored exactly; the policy's random state may advance).
  * Returns 1 if it may, 0 if not (*w, may be NULL, says why), -1 with errno ENOENT (no such
- * job), EBUSY (not pending), EINVAL (n is not its gang, a bad node) or ENOMEM.  O(jobs). */
+ * job), EBUSY (not pending), EINVAL (n is not its gang, a bad node) or ENOMEM.
+ * Cost: the answer is kept per job (up to 256 jobs) with the generations of the scheduler
+ * (its jobs and queues) and of the cluster (its nodes and counts) it was computed at, and
+ * given again, in O(gang), while neither changed and the members are the same: a caller that
+ * submits the job, asks and removes it again at each tick (tesseld) pays the full question
+ * only after a change (a submission, a start, an end, a queue's settings, a node).  The full
+ * question is O(jobs), plus two placements per request shape of the pending jobs that
+ * outrank it or are owed (per job with more than 64 such shapes).  With the "random" policy
+ * a gang's fit may depend on the draw: a kept answer is the first draw's. */
 int tsched_job_may_start(tsched_sched_t *s, uint64_t id, const tsched_member_t *members, size_t n,
                          tsched_wait_t *w);
+
+/* Whether tsched_job_may_start keeps and reuses its answers (on: 1, the default); off, every
+ * question is answered afresh and nothing is kept (tests and benchmarks compare the two).
+ * NULL is accepted. */
+void tsched_may_start_cache(tsched_sched_t *s, int on);
+
+/* The questions tsched_job_may_start was asked (that reached the rules: errors of its
+ * arguments not counted) and how many of them it answered afresh (the others from a kept
+ * answer), since s was created; 0 for NULL s. */
+void tsched_may_start_stats(const tsched_sched_t *s, uint64_t *asked, uint64_t *computed);
 
 /* Can a job of class cls asking req ever run in queue path[0] (a leaf; path[1..npath) its
  * ancestors, up to the top level), on cluster c with nothing else running (c is borrowed and

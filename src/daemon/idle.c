@@ -14,6 +14,39 @@ int64_t tessd_idle_effective(int64_t own_s, int64_t queue_s, int64_t own_min_s)
     return queue_s > 0 ? queue_s : 0;
 }
 
+/* Deeper than any queue tree libsched accepts (TSCHED_MAX_QUEUE_DEPTH is 8): a walk that goes
+ * on past it is a loop. */
+#define IDLE_WALK_MAX 64
+
+int64_t tessd_idle_queue(const tstore_queue_t *qs, size_t nq, const char *name, const char **from)
+{
+    if (from)
+        *from = "";
+    const char *at = name;
+    for (int depth = 0; at && *at && depth < IDLE_WALK_MAX; depth++) {
+        const tstore_queue_t *q = NULL;
+        for (size_t i = 0; i < nq && !q; i++)
+            if (strcmp(qs[i].name, at) == 0)
+                q = &qs[i];
+        if (!q)
+            return 0;
+        if (q->idle_reclaim_s >= 0) {
+            if (from)
+                *from = q->name;
+            return q->idle_reclaim_s;
+        }
+        at = q->parent;
+    }
+    return 0;
+}
+
+bool tessd_idle_within_queue(int64_t own_s, int64_t queue_s)
+{
+    if (queue_s <= 0 || own_s == 0)
+        return true;
+    return own_s > 0 && own_s <= queue_s;
+}
+
 tessd_idle_verdict_t tessd_idle_look(int64_t idle_s, bool work, int64_t *since_ms, int64_t now_ms)
 {
     if (idle_s <= 0) {

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "libstore/store.h"
 #include "libutil/error.h"
 
 /* Longest idle time a queue or a job may ask for: 30 days (a job idle that long is one that
@@ -37,6 +38,21 @@ typedef enum {
  * yet; updated), now_ms the monotonic clock.  Whatever the verdict, a job is reclaimed only
  * after a whole idle_s without work seen since the first look. */
 tessd_idle_verdict_t tessd_idle_look(int64_t idle_s, bool work, int64_t *since_ms, int64_t now_ms);
+
+/* The idle time in effect for the jobs of queue name, among the nq queues qs (docs/suspend.md,
+ * "The setting"): its own (idle_reclaim_s >= 0: seconds, 0 never), else its parent's in
+ * effect, up the tree; a top-level queue that inherits, or no such queue: 0 (never).  *from
+ * (may be NULL): the name of the queue whose setting it is (name itself, an ancestor; a
+ * setting of never counts), or "" when none on the path sets one.  A parent missing from qs, or a
+ * loop (a store edited by hand), ends the walk as a top-level queue would.  Pure. */
+int64_t tessd_idle_queue(const tstore_queue_t *qs, size_t nq, const char *name, const char **from);
+
+/* May a job whose own idle time is own_s (as stored: > 0 seconds, -1 never, 0 its queue's) be
+ * submitted to a queue whose idle time in effect is queue_s (tessd_idle_queue; 0: none) by a
+ * caller who is not an admin?  The queue's time is a maximum for its jobs (the review RV15b's
+ * L4): a job may ask a shorter one (the floor is checked apart), its queue's, or anything when
+ * the queue sets none; not a longer one nor never. */
+bool tessd_idle_within_queue(int64_t own_s, int64_t queue_s);
 
 /* A setting as people write it (--idle-reclaim, the API's strings): "off" or "0" (never), a
  * duration such as "30m", "1h30m" or "45s" (libutil/duration.h), at most

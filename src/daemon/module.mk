@@ -138,6 +138,9 @@ TESSELD_TESTS += tests/t/t3243-daemon-rebuild-np-counted.t
 # a restored job's idle time (docs/suspend.md, "Resumes, queue limits and pending jobs").
 TESSELD_TESTS += tests/t/t3240-daemon-resume-rules.t tests/t/t3241-daemon-idle-floor.t \
                  tests/t/t3242-daemon-idle-again.t
+# A queue's idle_reclaim inherited down the tree, and the most its jobs may ask (docs/suspend.md,
+# "The setting").
+TESSELD_TESTS += tests/t/t3244-daemon-idle-inherit.t
 TESSELD_TESTS += tests/t/t3163-daemon-jobdir-mounted.t
 TESSELD_TESTS += tests/t/t3164-daemon-exit-record.t
 TESSELD_TESTS += tests/t/t3165-daemon-jobdir-reused-id.t

@@ -1097,13 +1097,10 @@ void tessd_ckpt_tick(tessd_t *d)
  * could ask for the job; the restore still waits for the job's GPUs to have room (restore_start).
  * One pread per job and pass, whatever the job writes: a job cannot make tesseld work faster. */
 
-/* The idle time of queue name among qs (0: none, or no such queue). */
+/* The idle time of queue name among qs, its own or inherited (0: none, or no such queue). */
 static int64_t queue_idle(const tstore_queue_t *qs, size_t nq, const char *name)
 {
-    for (size_t i = 0; i < nq; i++)
-        if (strcmp(qs[i].name, name) == 0)
-            return qs[i].idle_reclaim_s;
-    return 0;
+    return tessd_idle_queue(qs, nq, name, NULL);
 }
 
 /* Start job r's idle reclamation (lock held): the slice's suspend word, then the checkpoint

@@ -19,7 +19,7 @@ DB="$TD/data/tessel.db"
 # taken out below and the version set back to this.  At a merge that renumbers migration 12,
 # BEFORE and PROJECTS follow.
 BEFORE=11
-PROJECTS=23 # the latest schema: projects (12), container images (13), terminals (14), folders (15), services (16), GPU speeds (17), released GPU memory (18), projects' folder quotas (19), GPU memory oversubscription (20), preemptible (21), jobs' web services (22) and idle reclamation (23) after them
+PROJECTS=24 # the latest schema: projects (12), container images (13), terminals (14), folders (15), services (16), GPU speeds (17), released GPU memory (18), projects' folder quotas (19), GPU memory oversubscription (20), preemptible (21), jobs' web services (22), idle reclamation (23) and its inheritance down the queue tree (24) after them
 api POST /v1/users '{"name":"amy"}'
 api POST /v1/tokens '{"user":"amy"}'
 AMY=$(jget .token)

@@ -22,7 +22,7 @@ const RES = [
 // Shown in their own columns, or deliberately not (aliases, tree links, times).
 const KNOWN = new Set(['name', 'parent', 'children', 'weight', 'guarantee', 'limit', 'usage', 'pending', 'running',
   'guarantee_satisfied', 'priority', 'guarantee_gpu_milli', 'max_gpu_milli', 'gpu_milli', 'created_at', 'allow',
-  'reserve_after', 'placement', 'effective', 'idle_reclaim']);
+  'reserve_after', 'placement', 'effective', 'idle_reclaim', 'idle_reclaim_own', 'idle_reclaim_from']);
 
 // A duration in seconds as `tessel queues` prints it: 0, 45s, 15m, 1h30m.
 function duration(v) {
@@ -138,7 +138,8 @@ export function update(ctx, store) {
         h('td', { 'data-label': 'Fractions', 'data-col': 'placement', title: 'spread: fractional jobs on idle GPUs first; pack: they share GPUs' },
           setting(q.placement, q.effective?.placement, String)),
         h('td', { 'data-label': 'Idle reclaim', 'data-col': 'idle_reclaim', title: 'a running job that did no GPU work this long gives its GPU memory back, resumed at its next CUDA call' },
-          q.idle_reclaim ? duration(q.idle_reclaim) : 'never'),
+          (q.idle_reclaim ? duration(q.idle_reclaim) : 'never') +
+            (q.idle_reclaim_from && q.idle_reclaim_from !== q.name ? ` (${q.idle_reclaim_from}'s)` : '')),
         extra.map((k) => h('td', { 'data-label': k }, typeof q[k] === 'object' ? JSON.stringify(q[k]) : String(q[k] ?? '—'))),
         store.admin ? h('td', { class: 'actions' },
           h('button', { type: 'button', class: 'btn small', 'data-key': `edit-${q.name}`, 'aria-label': `Edit queue ${q.name}`,
@@ -195,7 +196,9 @@ function openEditor(ctx, store, name) {
   const inputs = {};
   inputs.weight = h('input', { type: 'text', inputmode: 'numeric', value: q.weight ?? '' });
   inputs.priority = h('input', { type: 'text', inputmode: 'numeric', value: q.priority ?? '' });
-  const idleShown = q.idle_reclaim ? duration(q.idle_reclaim) : '';
+  // its own setting: empty when it takes its parent's, off for never
+  const own = q.idle_reclaim_own;
+  const idleShown = own === null || own === undefined ? '' : own ? duration(own) : 'off';
   inputs.idle_reclaim = h('input', { type: 'text', autocomplete: 'off', placeholder: 'e.g. 30m', value: idleShown });
   const form = h('form', { class: 'card form', novalidate: true, 'aria-labelledby': 'edit-title', id: 'queue-editor' },
     h('h2', { id: 'edit-title' }, `Edit queue ${name}`, q.parent ? h('span', { class: 'sub' }, ` (in ${q.parent})`) : null),
@@ -205,7 +208,7 @@ function openEditor(ctx, store, name) {
     h('div', { class: 'row' },
       field('weight', 'Weight', inputs.weight, '1 … 1000: share of idle capacity among sibling queues.', 'eq'),
       field('priority', 'Priority', inputs.priority, 'Orders the list only.', 'eq'),
-      field('idle_reclaim', 'Idle reclaim', inputs.idle_reclaim, 'A job without GPU work this long (30m, 1h) gives its GPU memory back; empty or off: never.', 'eq')),
+      field('idle_reclaim', 'Idle reclaim', inputs.idle_reclaim, 'A job without GPU work this long (30m, 1h) gives its GPU memory back; off: never; empty: its parent\'s (at the top level: never).', 'eq')),
     h('div', { class: 'buttons' },
       h('button', { type: 'submit', class: 'btn primary' }, 'Save'),
       h('button', { type: 'button', class: 'btn', onclick: () => { clear(ctx.editor); document.querySelector(`[data-key="edit-${CSS.escape(name)}"]`)?.focus(); } }, 'Close')));
@@ -230,7 +233,7 @@ function openEditor(ctx, store, name) {
       if (typed.join(',') !== (q.allow?.[a.k] || []).join(',')) (patch.allow ||= {})[a.k] = typed;
     }
     const idle = inputs.idle_reclaim.value.trim();
-    if (idle !== idleShown) patch.idle_reclaim = idle === '' ? 0 : value(idle);
+    if (idle !== idleShown) patch.idle_reclaim = idle === '' ? null : value(idle);
     if (!Object.keys(patch).length) { showError(form, { message: 'Nothing was changed.' }); return; }
     try {
       await api.updateQueue(name, patch);
@@ -269,7 +272,7 @@ function createForm(ctx, store) {
       field('parent', 'Parent', parent, 'Fixed once created.', 'nq'),
       field('weight', 'Weight', inputs.weight, null, 'nq'),
       field('priority', 'Priority', inputs.priority, null, 'nq'),
-      field('idle_reclaim', 'Idle reclaim', inputs.idle_reclaim, 'Empty: never.', 'nq')),
+      field('idle_reclaim', 'Idle reclaim', inputs.idle_reclaim, 'Off: never; empty: its parent\'s (at the top level: never).', 'nq')),
     resourceFields('nq', inputs, null),
     allowFields('nq', inputs, null),
     h('div', { class: 'buttons' }, h('button', { type: 'submit', class: 'btn primary' }, 'Create queue')));

@@ -56,7 +56,10 @@ static void usage(FILE *f)
         "                       parent's, or tesseld's for a top-level queue)\n"
         "  --idle-reclaim D     a running job of the queue that did no GPU work for D\n"
         "                       (30m, 1h) gives its GPU memory back, resumed at its next\n"
-        "                       CUDA call; off: never (the default; not inherited)\n"
+        "                       CUDA call; off: never; inherit: its parent's (the\n"
+        "                       default; a top-level queue: never).  IDLE shows the time\n"
+        "                       in effect, 'time(queue)' when inherited from that queue;\n"
+        "                       a queue's time is the most its jobs may ask (admins: any)\n"
         "  --json               print the API's JSON\n"
         "\n"
         "Each resource column reads USED/GUARANTEE/LIMIT ('-': not governed, no cap);\n"
@@ -178,10 +181,24 @@ static void add_row(cli_table_t *t, const json_t *q, int depth)
     if (json_is_number(ra))
         tsl_format_seconds(round_i64(json_number_value(ra)), reserve, sizeof reserve);
     const char *place = json_is_string(pl) ? json_string_value(pl) : "-";
-    char idle[32] = "-";
+    /* the time in effect, "off" when one on its path says never, "-" when none says; the
+     * queue it comes from in brackets when it is not the queue's own */
+    char idle[112] = "-", ist[32];
+    const char *qname = json_string_value(json_object_get(q, "name"));
     json_int_t ir = json_integer_value(json_object_get(q, "idle_reclaim"));
-    if (ir > 0)
+    const char *from = json_string_value(json_object_get(q, "idle_reclaim_from"));
+    if (from) {
+        if (ir > 0)
+            tsl_format_seconds(ir, ist, sizeof ist);
+        else
+            snprintf(ist, sizeof ist, "off");
+        if (!qname || strcmp(from, qname) != 0)
+            snprintf(idle, sizeof idle, "%s(%.64s)", ist, from);
+        else
+            snprintf(idle, sizeof idle, "%s", ist);
+    } else if (ir > 0) { /* a tesseld from before migration 24 */
         tsl_format_seconds(ir, idle, sizeof idle);
+    }
     const char *row[] = {name,      weight,    u.gpu, u.ngpu,  u.gpu_mem, u.cpu, u.mem,
                          u.pending, u.running, held,  reserve, place,     idle,  allowed};
     cli_table_add(t, row);
@@ -509,9 +526,14 @@ int cmd_queues(cli_t *cli, int argc, char **argv)
         }
         case O_IDLE: {
             int64_t secs = 0;
+            if (strcmp(optarg, "inherit") == 0) {
+                json_object_set_new(body, "idle_reclaim", json_null());
+                break;
+            }
             if (strcmp(optarg, "off") != 0 &&
                 tsl_parse_seconds(optarg, 30 * 86400, &secs, &err) < 0) {
-                rc = cli_usage(cli, "--idle-reclaim: %s (a duration up to 30d, or off)", err.text);
+                rc = cli_usage(cli, "--idle-reclaim: %s (a duration up to 30d, off or inherit)",
+                               err.text);
                 goto out;
             }
             json_object_set_new(body, "idle_reclaim", json_integer(secs));

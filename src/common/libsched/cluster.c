@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gen.h"
 #include "internal.h"
 
 static void class_sums(const tsched_cluster_t *c, const struct node *nd, uint16_t *S);
@@ -678,6 +679,7 @@ int tsched_cluster_add_node(tsched_cluster_t *c, const tsched_node_spec_t *spec,
     }
     size_t ni = c->n++;
     c->capacity += (uint64_t)spec->ngpus * TSCHED_MILLI;
+    c->gen++;
     tsched__node_changed(c, ni);
     return (int)ni;
 }
@@ -886,6 +888,7 @@ int tsched_cluster_set_workload(tsched_cluster_t *c, const tsched_job_t *jobs,
     c->S = S;
     for (size_t i = 0; i < c->n; i++)
         tsched__node_changed(c, i);
+    c->gen++;
     return 0;
 nomem:
     free(cls);
@@ -961,6 +964,7 @@ int tsched__apply(tsched_cluster_t *c, const tsched_member_t *m, int sign)
         if (nd->tags[tag])
             nd->tags[tag]--;
     }
+    c->gen++;
     tsched__node_changed(c, m->node);
     return 0;
 nospc:
@@ -997,4 +1001,14 @@ int tsched_commit(tsched_cluster_t *c, const tsched_member_t *members, size_t n)
 int tsched_release(tsched_cluster_t *c, const tsched_member_t *members, size_t n)
 {
     return apply_all(c, members, n, -1);
+}
+
+uint64_t tsched__cluster_gen(const tsched_cluster_t *c)
+{
+    return c->gen;
+}
+
+void tsched__cluster_gen_set(tsched_cluster_t *c, uint64_t gen)
+{
+    c->gen = gen;
 }

@@ -200,7 +200,7 @@ static void wait_dirty(tsched_sched_t *s, struct sjob *j)
     }
 }
 
-static int same_shape(const struct sjob *a, const struct sjob *b)
+int tsched__same_shape(const struct sjob *a, const struct sjob *b)
 {
     const tsched_job_t *x = &a->req, *y = &b->req;
     if (x->cpu_milli != y->cpu_milli || x->mem_bytes != y->mem_bytes || x->ngpus != y->ngpus ||
@@ -215,7 +215,7 @@ static int same_shape(const struct sjob *a, const struct sjob *b)
     return 1;
 }
 
-static uint64_t shape_hash(const struct sjob *j)
+uint64_t tsched__shape_hash(const struct sjob *j)
 {
     const tsched_job_t *r = &j->req;
     uint64_t v[6] = {r->cpu_milli,     r->mem_bytes, (uint64_t)r->ngpus << 32 | r->milli_gpu,
@@ -239,7 +239,7 @@ static uint64_t shape_hash(const struct sjob *j)
 static int pre_same(const tsched_sched_t *s, uint32_t a, uint32_t b)
 {
     const struct sjob *x = &s->jobs[a], *y = &s->jobs[b];
-    return same_shape(x, y) && x->queue == y->queue && x->prio == y->prio &&
+    return tsched__same_shape(x, y) && x->queue == y->queue && x->prio == y->prio &&
            tsched__band(x->cls) == tsched__band(y->cls);
 }
 
@@ -249,7 +249,7 @@ static int shape_lookup(struct cycle *cy, struct shape_ent *t, uint32_t slot, ui
                         int pre, int add)
 {
     tsched_sched_t *s = cy->s;
-    uint64_t h = shape_hash(&s->jobs[slot]);
+    uint64_t h = tsched__shape_hash(&s->jobs[slot]);
     if (pre)
         h ^= (uint64_t)s->jobs[slot].queue * 0x100000001b3ull + extra;
     for (size_t i = h & (cy->tcap - 1), n = 0; n < cy->tcap; i = (i + 1) & (cy->tcap - 1), n++) {
@@ -266,8 +266,8 @@ static int shape_lookup(struct cycle *cy, struct shape_ent *t, uint32_t slot, ui
             }
             return 0;
         }
-        if (t[i].extra == extra &&
-            (pre ? pre_same(s, t[i].slot, slot) : same_shape(&s->jobs[t[i].slot], &s->jobs[slot])))
+        if (t[i].extra == extra && (pre ? pre_same(s, t[i].slot, slot)
+                                        : tsched__same_shape(&s->jobs[t[i].slot], &s->jobs[slot])))
             return (int)t[i].slot + 1;
     }
     return 0; /* full: no caching */
@@ -1542,6 +1542,9 @@ int tsched_sched_cycle(tsched_sched_t *s, double now, tsched_decisions_t *d, tsl
     }
     tsched__advance(s, now);
     tsched__capacity(s);
+    /* Every start and hold the cycle commits is released at its end; only victims leave the
+     * cluster changed (their members released until the caller stops them). */
+    uint64_t cgen = tsched__cluster_gen(s->c);
     s->nstarts = s->nm = s->nvictims = s->nwchanged = 0;
     for (size_t i = 0; i < s->cyc_ndirty; i++)
         s->jobs[s->cyc_dirty[i]].wait_listed = 0;
@@ -1752,6 +1755,8 @@ out:
             (void)tsched_release(s->c, s->mbuf + off, s->starts[i].nmembers);
         }
     }
+    if (!cy.nomem && s->nvictims == 0)
+        tsched__cluster_gen_set(s->c, cgen); /* the cluster as it was */
     free(cy.holds);
     free(cy.hold_for);
     free(cy.low);

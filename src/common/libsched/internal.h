@@ -165,6 +165,11 @@ struct tsched_cluster {
     size_t ranked;     /* nodes whose name_rank is valid */
     uint64_t capacity; /* milli-GPU */
     uint64_t allocated;
+    /* Generation: bumped by every change of the cluster's counts or nodes (tsched__apply, a
+     * node added, a workload set); a query that applies members and undoes them (tsched_place,
+     * tsched_fits_without, tsched_job_may_start, a cycle that keeps no victim) puts it back.
+     * Equal generations: the same cluster (tsched__cluster_gen, queue_internal.h). */
+    uint64_t gen;
 
     /* task mix */
     unsigned G;

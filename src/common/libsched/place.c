@@ -837,6 +837,7 @@ static int place(tsched_cluster_t *c, tsched_policy_t *p, const tsched_job_t *jo
         return -1;
     }
     tsched__refresh(c);
+    uint64_t gen = c->gen; /* a query (!keep) undoes what it applies: the same cluster */
     uint32_t gang = job->gang ? job->gang : 1;
     for (uint32_t i = 0; i < gang; i++) {
         uint8_t gpu = 0;
@@ -846,6 +847,7 @@ static int place(tsched_cluster_t *c, tsched_policy_t *p, const tsched_job_t *jo
             *why = i == 0 ? no : TSCHED_NO_GANG;
             while (i-- > 0)
                 (void)tsched__apply(c, &members[i], -1);
+            c->gen = gen;
             return 1;
         }
         fill_member(c, p, ni, &r, gpu, &members[i]);
@@ -853,14 +855,17 @@ static int place(tsched_cluster_t *c, tsched_policy_t *p, const tsched_job_t *jo
             /* cannot happen: the node was checked; undo and report */
             while (i-- > 0)
                 (void)tsched__apply(c, &members[i], -1);
+            c->gen = gen;
             *why = TSCHED_BAD_REQUEST;
             errno = EINVAL;
             return -1;
         }
     }
-    if (gang > 1 && !keep)
+    if (gang > 1 && !keep) {
         for (uint32_t i = gang; i-- > 0;)
             (void)tsched__apply(c, &members[i], -1);
+        c->gen = gen;
+    }
     *why = TSCHED_FIT;
     return 0;
 }
@@ -885,6 +890,7 @@ int tsched_fits_without(tsched_cluster_t *c, tsched_policy_t *p, const tsched_jo
         errno = EINVAL;
         return -1;
     }
+    uint64_t gen = c->gen;
     if (tsched_release(c, gone, ngone) < 0) {
         errno = EINVAL;
         return -1;
@@ -892,6 +898,7 @@ int tsched_fits_without(tsched_cluster_t *c, tsched_policy_t *p, const tsched_jo
     int rc = place(c, p, job, members, why, 0);
     int e = errno;
     (void)tsched_commit(c, gone, ngone); /* what was held fits back by construction */
+    c->gen = gen;
     errno = e;
     return rc;
 }

@@ -118,6 +118,7 @@ void tsched_sched_destroy(tsched_sched_t *s)
     free(s->jvic);
     tsched_policy_destroy(s->spread);
     free(s->wchanged);
+    tsched__ms_free(s);
     free(s);
 }
 
@@ -381,6 +382,7 @@ int tsched_queue_set_options(tsched_sched_t *s, int q, unsigned own, double rese
     if (check_options(s->q[q].name, own, reserve_after, placement, err) < 0)
         return -1;
     set_options(&s->q[q], own, reserve_after, placement);
+    tsched__changed(s);
     return 0;
 }
 
@@ -494,6 +496,7 @@ int tsched_queue_add(tsched_sched_t *s, const tsched_queue_spec_t *spec, tsl_err
     q->hist_t = s->now;
     if (parent >= 0)
         s->q[parent].nchildren++;
+    tsched__changed(s);
     return (int)s->nq++;
 }
 
@@ -515,6 +518,7 @@ int tsched_queue_update(tsched_sched_t *s, int q, const tsched_res_t *guarantee,
     memcpy(qq->g, g, sizeof g);
     memcpy(qq->lim, lim, sizeof lim);
     qq->weight = weight ? weight : 1;
+    tsched__changed(s);
     return 0;
 }
 
@@ -525,6 +529,7 @@ int tsched_queue_set_ngpu_limit(tsched_sched_t *s, int q, uint64_t ngpu_limit, t
         return tsl_errprintf(err, "queue_set_ngpu_limit: bad queue");
     }
     s->q[q].lim[R_NGPU] = ngpu_limit;
+    tsched__changed(s);
     return 0;
 }
 
@@ -802,6 +807,8 @@ static int job_add(tsched_sched_t *s, const tsched_qjob_t *job, bool np_fits, ts
     j->members = members;
     j->gang = gang;
     j->live = 1;
+    j->sub_pre = s->gen;
+    j->sub_post = s->gen = tsched__gen_submit(s, j);
     hput(s, j->id, slot);
     s->q[j->queue].njobs++;
     add_up(s, j->queue, f_demand, res, 1);
@@ -982,20 +989,10 @@ static void nrun_del(tsched_sched_t *s, uint32_t slot)
 int tsched_job_started(tsched_sched_t *s, uint64_t id, const tsched_member_t *members, size_t n,
                        double now)
 {
-    long slot = s ? tsched__job_slot(s, id) : -1;
-    if (slot < 0) {
-        errno = ENOENT;
+    long slot = tsched__pending_job(s, id, members, n);
+    if (slot < 0)
         return -1;
-    }
     struct sjob *j = &s->jobs[slot];
-    if (j->state != J_PENDING) {
-        errno = EBUSY;
-        return -1;
-    }
-    if (n != j->gang || !members) {
-        errno = EINVAL;
-        return -1;
-    }
     struct squeue *q = &s->q[j->queue];
     if (q->nrun == q->runcap) {
         size_t cap = q->runcap ? q->runcap * 2 : 64;
@@ -1024,6 +1021,8 @@ int tsched_job_started(tsched_sched_t *s, uint64_t id, const tsched_member_t *me
     if (tsched__np(j->cls, j->flags))
         add_up(s, j->queue, f_np, j->res, 1);
     count_up(s, j->queue, 1, -1);
+    tsched__changed(s);
+    tsched__ms_forget(s, id);
     return 0;
 }
 
@@ -1067,6 +1066,7 @@ int tsched_job_stopped(tsched_sched_t *s, uint64_t id, double now)
     j->res[R_NGPU] = tsched__ngpu_at(&j->req, tsched_job_top_speed(s->c, &j->req));
     add_up(s, j->queue, f_demand, j->res, 1);
     count_up(s, j->queue, -1, 1);
+    tsched__changed(s);
     return 0;
 }
 
@@ -1082,7 +1082,13 @@ int tsched_job_remove(tsched_sched_t *s, uint64_t id, double now)
     if (j->state == J_PENDING) {
         add_up(s, j->queue, f_demand, j->res, -1);
         count_up(s, j->queue, 0, -1);
+        /* submitted and removed with nothing between: the state before its submission */
+        if (s->gen == j->sub_post)
+            s->gen = j->sub_pre;
+        else
+            tsched__changed(s);
     } else {
+        tsched__changed(s);
         stop_running(s, j);
         count_up(s, j->queue, -1, 0);
     }

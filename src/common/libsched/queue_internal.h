@@ -15,6 +15,8 @@
 #include "tessel/sched_queue.h"
 #include "tessel/sched_wait.h"
 
+#include "gen.h"
+
 /* Resource dimensions: the four of tsched_res_t, in its order, then normalised milli-GPU
  * (R_NGPU: milli-GPU times the GPU's relative speed / 1000).  R_NGPU is never guaranteed (g is
  * always TSCHED_UNLIMITED there, so it is outside the fair share) and only limited
@@ -110,6 +112,9 @@ struct sjob {
     uint64_t wait_hash; /* of the reason last reported; 0 = none reported */
 
     unsigned flags;
+    /* The scheduler's generation (s->gen) before and after its submission: its removal with
+     * nothing changed since gives the generation before back (resume.c). */
+    uint64_t sub_pre, sub_post;
     int in_g;                 /* cycle: running within its guarantee */
     double pend_since;        /* when it last became pending */
     double start;             /* when it last started */
@@ -178,6 +183,21 @@ struct tsched_sched {
     size_t cyc_ndirty, cyc_dirtycap;
     int wait_rescan;
     uint64_t cu_gen; /* bumped whenever a queue's projected usage (cu) changes in a cycle */
+
+    /* Generation of what tsched_job_may_start reads of the scheduler: its jobs (pending and
+     * running, their queues, classes, priorities, flags, requests) and its queues (tree,
+     * guarantees, limits, options, usage).  gen names one such state: tsched__changed() gives
+     * a new one (gen_next, never reused); a pending job submitted and removed with nothing
+     * between gives the one before back, and a submission that the may_start cache (resume.c)
+     * saw from the same state with the same job gives the one it gave then.  The cluster has
+     * its own (gen.h). */
+    uint64_t gen, gen_next;
+    /* tsched_job_may_start's answers, one per job asked (resume.c): reused while both
+     * generations and the members are as they were.  ms_off: not used (tests). */
+    struct ms_ent *ms;
+    size_t nms, mscap;
+    int ms_off;
+    uint64_t ms_asked, ms_computed, ms_tick;
 };
 
 /* queue.c */
@@ -203,6 +223,30 @@ int tsched__governs(const uint64_t *g);
 /* Is the pending job in slot j owed capacity by its queue's guarantee,
  * given the queue usage u (cycle or live)? */
 int tsched__owed(const tsched_sched_t *s, const struct sjob *j, const uint64_t *u);
+
+/* A new generation of the scheduler (s->gen): something tsched_job_may_start reads changed. */
+static inline void tsched__changed(tsched_sched_t *s)
+{
+    s->gen = ++s->gen_next;
+}
+
+/* resume.c: the generation a pending job's submission leads to (job_add, before it is
+ * added): the one a submission of the same job from the same generation led to before, else
+ * a new one.  j is the job as it will be stored (id, queue, class, priority, flags, res,
+ * req). */
+uint64_t tsched__gen_submit(tsched_sched_t *s, const struct sjob *j);
+/* resume.c: forgets job id's kept answer (it started: tsched_job_started). */
+void tsched__ms_forget(tsched_sched_t *s, uint64_t id);
+/* resume.c: frees the kept answers (tsched_sched_destroy). */
+void tsched__ms_free(tsched_sched_t *s);
+/* The job in slot of id, checked for a start on n members (tsched_job_started and
+ * tsched_job_may_start): its slot, or -1 with errno ENOENT (no such job), EBUSY (not
+ * pending), EINVAL (n is not its gang, NULL members, a node the cluster does not have). */
+long tsched__pending_job(const tsched_sched_t *s, uint64_t id, const tsched_member_t *members,
+                         size_t n);
+/* cycle.c: do two jobs ask the same placement (request shape), and its hash. */
+int tsched__same_shape(const struct sjob *a, const struct sjob *b);
+uint64_t tsched__shape_hash(const struct sjob *j);
 
 /* Order in which a queue's running jobs fill its guarantee: non-preemptible first, then by
  * band, priority (higher first), start (older first), id.  <0, 0, >0. */

@@ -226,6 +226,11 @@ static const char *const migrations[] = {
     "ALTER TABLE queues ADD COLUMN idle_reclaim_s INTEGER;"
     "ALTER TABLE jobs ADD COLUMN idle_reclaim_s INTEGER;"
     "ALTER TABLE jobs ADD COLUMN suspended_idle INTEGER;",
+    /* 24 (issue 21, docs/suspend.md "Idle reclamation"): queues.idle_reclaim_s is inherited
+     * down the queue tree: NULL now means "its parent's" (a top-level queue: never), 0 never,
+     * N seconds.  Every queue made before said never with NULL or 0 and took nothing from its
+     * parent: each is set to 0, so that it behaves as it did. */
+    "UPDATE queues SET idle_reclaim_s = 0 WHERE idle_reclaim_s IS NULL OR idle_reclaim_s < 0;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -1812,7 +1817,7 @@ static void bind_queue(sqlite3_stmt *q, const tstore_queue_t *qu)
     bind_opt(q, 17, qu->reserve_after_s);
     bind_text(q, 18, qu->placement[0] ? qu->placement : NULL);
     bind_opt(q, 19, qu->limit_ngpu > 0 ? qu->limit_ngpu : -1);
-    bind_opt(q, 20, qu->idle_reclaim_s > 0 ? qu->idle_reclaim_s : -1);
+    bind_opt(q, 20, qu->idle_reclaim_s); /* -1: NULL, its parent's */
 }
 
 int tstore_queue_add(tstore_t *s, const tstore_queue_t *qu, tsl_error_t *err)
@@ -1853,7 +1858,7 @@ static void row_queue(sqlite3_stmt *q, tstore_queue_t *out)
         snprintf(out->placement, sizeof out->placement, "%s",
                  (const char *)sqlite3_column_text(q, 17));
     out->limit_ngpu = col_opt(q, 18) > 0 ? col_opt(q, 18) : 0;
-    out->idle_reclaim_s = col_opt(q, 19) > 0 ? col_opt(q, 19) : 0;
+    out->idle_reclaim_s = col_opt(q, 19); /* NULL: -1, its parent's */
 }
 
 int tstore_gpu_speed_set(tstore_t *s, const tstore_gpu_speed_t *g, tsl_error_t *err)

@@ -209,7 +209,9 @@ typedef struct {
     char placement[8];       /* "spread" or "pack"; "": not set */
     int64_t limit_ngpu;      /* limit in normalised milli-GPU (docs/scheduler-queues.md); 0: none */
     /* Migration 23: seconds without GPU work after which a running job of the queue gives its
-     * GPU memory back (docs/suspend.md, "Idle reclamation"); 0: never.  Not inherited. */
+     * GPU memory back (docs/suspend.md, "Idle reclamation"); 0: never; -1 (NULL, migration
+     * 24): its parent's (a top-level queue: never; tessd_idle_queue resolves it).  A struct
+     * zeroed says never: set -1 for a queue that inherits. */
     int64_t idle_reclaim_s;
 } tstore_queue_t;
 

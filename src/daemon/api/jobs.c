@@ -483,6 +483,49 @@ static int parse_submit(tessd_t *d, json_t *body, tstore_job_t *j, thttp_reply_t
     return 0;
 }
 
+/* The queue's idle time is a maximum for its jobs (docs/suspend.md, "The setting"; the review
+ * RV15b's L4): a job that is not an admin's may ask a shorter time (not below the floor,
+ * parse_submit), its queue's, or anything in a queue that sets none; a longer time or never
+ * is refused, 422 naming the queue's time and where it is set.  leaf: the job's queue; its
+ * ancestors are read for a time it inherits.  0, or -1 with the answer written. */
+static int check_idle_max(tessd_t *d, const tessd_caller_t *who, const tstore_job_t *j,
+                          const tstore_queue_t *leaf, thttp_reply_t *rep)
+{
+    if (who->admin || j->idle_reclaim_s == 0)
+        return 0;
+    /* the path, leaf first (a time set on the leaf needs no more) */
+    tstore_queue_t path[TSCHED_MAX_QUEUE_DEPTH + 1];
+    size_t n = 0;
+    path[n++] = *leaf;
+    while (path[n - 1].idle_reclaim_s < 0 && path[n - 1].parent[0] &&
+           n < sizeof path / sizeof path[0]) {
+        tsl_error_t err;
+        if (tstore_queue_get(d->store, path[n - 1].parent, &path[n], &err) < 0) {
+            if (errno == ENOENT)
+                break;
+            api_store_error(rep, &err);
+            return -1;
+        }
+        n++;
+    }
+    const char *from;
+    int64_t qs = tessd_idle_queue(path, n, leaf->name, &from);
+    if (tessd_idle_within_queue(j->idle_reclaim_s, qs))
+        return 0;
+    char have[32], most[32], where[TSTORE_NAME_MAX + 48] = "";
+    if (strcmp(from, leaf->name) != 0)
+        snprintf(where, sizeof where, ", from its parent queue '%s'", from);
+    tsl_format_seconds(qs, most, sizeof most);
+    thttp_error(rep, 422, "unsatisfiable", "idle_reclaim",
+                "idle_reclaim %s is above queue '%s''s idle time of %s%s, the most its jobs may "
+                "ask: ask %s or less, or leave it out (its queue's); only an admin may submit a "
+                "job with a longer time or \"off\"",
+                j->idle_reclaim_s < 0 ? "off"
+                                      : tsl_format_seconds(j->idle_reclaim_s, have, sizeof have),
+                leaf->name, most, where, most);
+    return -1;
+}
+
 /* An amount of resource k (0 milli-GPU, 1 bytes of GPU memory, 2 milli-CPU, 3 bytes of
  * memory) as people read it: "1.5 GPU", "8.00 GiB of GPU memory", "2 CPU", "16.0 GiB of
  * memory".  Returns buf. */
@@ -926,7 +969,7 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         goto out;
     }
     if (!api_queue_may_submit(d, &who, &q, rep) || check_queue(d, &j, &q, rep) < 0 ||
-        api_batch_check(d, &who, &batch, rep) < 0)
+        check_idle_max(d, &who, &j, &q, rep) < 0 || api_batch_check(d, &who, &batch, rep) < 0)
         goto out;
     /* A job its queue's limits (or an ancestor's) or this node can never hold waits forever:
      * refused now, with libsched's reason. */

@@ -197,8 +197,15 @@ static json_t *queue_json(tessd_t *d, const view_t *v, size_t i)
     json_object_set_new(o, "reserve_after",
                         q->reserve_after_s >= 0 ? json_integer(q->reserve_after_s) : json_null());
     json_object_set_new(o, "placement", q->placement[0] ? json_string(q->placement) : json_null());
-    /* Seconds without GPU work before a running job's memory is given back (0: never). */
-    json_object_set_new(o, "idle_reclaim", json_integer(q->idle_reclaim_s));
+    /* Seconds without GPU work before a running job's memory is given back: in effect (0:
+     * never), the queue's own (null: its parent's), and the queue whose setting it is (null:
+     * none on its path sets one). */
+    const char *from;
+    json_object_set_new(o, "idle_reclaim",
+                        json_integer(tessd_idle_queue(v->q, v->n, q->name, &from)));
+    json_object_set_new(o, "idle_reclaim_own",
+                        q->idle_reclaim_s >= 0 ? json_integer(q->idle_reclaim_s) : json_null());
+    json_object_set_new(o, "idle_reclaim_from", from[0] ? json_string(from) : json_null());
     json_t *eff = json_object();
     json_object_set_new(eff, "reserve_after", json_null());
     json_object_set_new(eff, "placement", json_null());
@@ -453,16 +460,17 @@ static int parse_options(json_t *body, tstore_queue_t *q, thttp_reply_t *rep)
         }
         snprintf(q->placement, sizeof q->placement, "%s", pl ? pl : "");
     }
-    /* "idle_reclaim" (docs/suspend.md, "Idle reclamation"): null, 0 or "off" (never), whole
-     * seconds or a duration string; not inherited. */
+    /* "idle_reclaim" (docs/suspend.md, "Idle reclamation"): null or "inherit" (its parent's:
+     * migration 24), 0 or "off" (never), whole seconds or a duration string. */
     v = json_object_get(body, "idle_reclaim");
-    if (v) {
+    if (v &&
+        (json_is_null(v) || (json_is_string(v) && strcmp(json_string_value(v), "inherit") == 0))) {
+        q->idle_reclaim_s = -1;
+    } else if (v) {
         int64_t secs = -1;
         tsl_error_t err;
-        if (json_is_null(v))
-            secs = 0;
-        else if (json_is_integer(v) && json_integer_value(v) >= 0 &&
-                 json_integer_value(v) <= TESSD_IDLE_RECLAIM_MAX)
+        if (json_is_integer(v) && json_integer_value(v) >= 0 &&
+            json_integer_value(v) <= TESSD_IDLE_RECLAIM_MAX)
             secs = json_integer_value(v);
         else if (json_is_string(v) && tessd_idle_parse(json_string_value(v), &secs, &err) < 0) {
             thttp_error(rep, 400, "invalid_value", "idle_reclaim", "%s", err.text);
@@ -470,8 +478,8 @@ static int parse_options(json_t *body, tstore_queue_t *q, thttp_reply_t *rep)
         }
         if (secs < 0) {
             thttp_error(rep, 400, "invalid_value", "idle_reclaim",
-                        "idle_reclaim must be null, 0 or \"off\" (never), whole seconds up to %d "
-                        "or a duration such as \"30m\"",
+                        "idle_reclaim must be null or \"inherit\" (its parent's), 0 or \"off\" "
+                        "(never), whole seconds up to %d or a duration such as \"30m\"",
                         TESSD_IDLE_RECLAIM_MAX);
             return -1;
         }
@@ -683,6 +691,7 @@ void api_queues_create(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     tstore_queue_t q = {.guarantee = {-1, -1, -1, -1},
                         .limit = {-1, -1, -1, -1},
                         .reserve_after_s = -1,
+                        .idle_reclaim_s = -1, /* its parent's until it says */
                         .weight = 1,
                         .created_ms = tessd_now_ms()};
     tsl_error_t err;

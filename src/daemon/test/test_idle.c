@@ -1,5 +1,6 @@
 /* test_idle.c - idle reclamation's decisions (src/daemon/idle.c): the idle time in effect
- * (the job's own, never, its queue's), the looks of the tick over a job's life (work seen,
+ * (the job's own, never, its queue's), a queue's own or inherited down the tree, the queue's
+ * time as a maximum for a job's own, the looks of the tick over a job's life (work seen,
  * idle too short, idle long enough, the setting turned off, a clock before the mark), and the
  * setting's words (durations, "off", bad values refused with nothing changed). */
 #include <errno.h>
@@ -7,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -28,6 +30,67 @@ static void test_effective(void **state)
     assert_int_equal(tessd_idle_effective(0, 3, 300), 3);
     assert_int_equal(tessd_idle_effective(10, 0, 0), 10);
     assert_int_equal(tessd_idle_effective(-1, 3, 300), 0);
+}
+
+/* A queue of the tree below: own idle time (-1 its parent's). */
+static tstore_queue_t qu(const char *name, const char *parent, int64_t own)
+{
+    tstore_queue_t q;
+    memset(&q, 0, sizeof q);
+    snprintf(q.name, sizeof q.name, "%s", name);
+    snprintf(q.parent, sizeof q.parent, "%s", parent);
+    q.idle_reclaim_s = own;
+    return q;
+}
+
+/* Inherited down the tree (migration 24): org 30m; lab inherits it, its child team too; ops
+ * says never and its child inherits never; solo (top level) inherits nothing; a parent
+ * missing and a loop end the walk. */
+static void test_queue_tree(void **state)
+{
+    (void)state;
+    tstore_queue_t qs[] = {
+        qu("org", "", 1800),   qu("lab", "org", -1),     qu("team", "lab", -1),
+        qu("fast", "lab", 60), qu("ops", "org", 0),      qu("opskid", "ops", -1),
+        qu("solo", "", -1),    qu("orphan", "gone", -1), qu("l1", "l2", -1),
+        qu("l2", "l1", -1),
+    };
+    size_t n = sizeof qs / sizeof qs[0];
+    const char *from = "x";
+    assert_int_equal(tessd_idle_queue(qs, n, "org", &from), 1800);
+    assert_string_equal(from, "org");
+    assert_int_equal(tessd_idle_queue(qs, n, "lab", &from), 1800);
+    assert_string_equal(from, "org");
+    assert_int_equal(tessd_idle_queue(qs, n, "team", &from), 1800);
+    assert_string_equal(from, "org");
+    assert_int_equal(tessd_idle_queue(qs, n, "fast", &from), 60); /* its own, shorter */
+    assert_string_equal(from, "fast");
+    assert_int_equal(tessd_idle_queue(qs, n, "ops", &from), 0); /* an explicit never */
+    assert_string_equal(from, "ops");
+    assert_int_equal(tessd_idle_queue(qs, n, "opskid", &from), 0); /* stays never */
+    assert_string_equal(from, "ops");
+    assert_int_equal(tessd_idle_queue(qs, n, "solo", &from), 0);
+    assert_string_equal(from, "");
+    assert_int_equal(tessd_idle_queue(qs, n, "orphan", &from), 0);
+    assert_string_equal(from, "");
+    assert_int_equal(tessd_idle_queue(qs, n, "l1", &from), 0);
+    assert_string_equal(from, "");
+    assert_int_equal(tessd_idle_queue(qs, n, "nosuch", NULL), 0);
+    assert_int_equal(tessd_idle_queue(NULL, 0, "org", &from), 0);
+}
+
+/* The queue's time is a maximum for a job that is not an admin's (L4). */
+static void test_within_queue(void **state)
+{
+    (void)state;
+    assert_true(tessd_idle_within_queue(0, 1800));     /* its queue's */
+    assert_true(tessd_idle_within_queue(600, 1800));   /* shorter */
+    assert_true(tessd_idle_within_queue(1800, 1800));  /* the same */
+    assert_false(tessd_idle_within_queue(1801, 1800)); /* longer */
+    assert_false(tessd_idle_within_queue(-1, 1800));   /* never */
+    assert_true(tessd_idle_within_queue(-1, 0));       /* the queue sets none */
+    assert_true(tessd_idle_within_queue(86400, 0));
+    assert_true(tessd_idle_within_queue(0, 0));
 }
 
 static void test_look(void **state)
@@ -90,8 +153,8 @@ static void test_parse(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_effective),
-        cmocka_unit_test(test_look),
+        cmocka_unit_test(test_effective),    cmocka_unit_test(test_queue_tree),
+        cmocka_unit_test(test_within_queue), cmocka_unit_test(test_look),
         cmocka_unit_test(test_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -266,6 +266,192 @@ static void test_refusals_and_unchanged(void **state)
     fx_fini(&f);
 }
 
+/* --- the answers kept per waiting job (the generations) ----------------------------------- */
+
+/* As tesseld's tick: job id (half of GPU 0 of node 0, queue q) submitted again, asked, asked
+ * afresh with the cache off, removed.  The two answers must be the same, reason included; the
+ * kept one's verdict is returned.  *fresh: whether the first answer was computed afresh. */
+static int tick(struct fx *f, uint64_t id, int q, int32_t prio, tsched_wait_t *w, int *fresh)
+{
+    tsched_member_t m = on_gpu0(500);
+    assert_int_equal(fx_submit(f, id, q, TSCHED_CLASS_TRAINING, prio, 0, 1, 500), 0);
+    uint64_t before, after;
+    tsched_may_start_stats(f->s, NULL, &before);
+    int v = tsched_job_may_start(f->s, id, &m, 1, w);
+    tsched_may_start_stats(f->s, NULL, &after);
+    tsched_wait_t w2;
+    memset(&w2, 0x5a, sizeof w2);
+    tsched_may_start_cache(f->s, 0);
+    int v2 = tsched_job_may_start(f->s, id, &m, 1, &w2);
+    tsched_may_start_cache(f->s, 1);
+    assert_int_equal(v, v2);
+    assert_memory_equal(w, &w2, sizeof w2);
+    assert_int_equal(tsched_job_remove(f->s, id, 2), 0);
+    if (fresh)
+        *fresh = after != before;
+    return v;
+}
+
+/* The kept answer is given while nothing changed (ticks, a cycle that starts nothing, another
+ * waiting job asked between), and each change makes it afresh, equal to a fresh answer: a
+ * submission, a queue's limit, an end, a start, a node. */
+static void test_cache_across_changes(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, 1, 2, NULL);
+    int a = fx_queue(&f, "a", NULL, 0, 1000, 1);
+    tsched_member_t m2 = on_gpu0(1000);
+    m2.gpu[0] = 1;
+    run_on(&f, 2, a, TSCHED_CLASS_TRAINING, 0, 1000, &m2);
+    tsched_wait_t w;
+    int fresh;
+    assert_int_equal(tick(&f, R, a, 0, &w, &fresh), 0);
+    assert_int_equal(w.code, TSCHED_WAIT_QUEUE_LIMIT);
+    assert_true(fresh);
+    assert_int_equal(tick(&f, R, a, 0, &w, &fresh), 0);
+    assert_false(fresh);
+    /* a pending job held by a's limit: a submission (afresh), then a cycle that starts nothing
+     * changes nothing (kept) */
+    assert_int_equal(fx_submit(&f, 6, a, TSCHED_CLASS_TRAINING, 0, 0, 1, 1000), 0);
+    assert_int_equal(tick(&f, R, a, 0, &w, &fresh), 0);
+    assert_true(fresh);
+    fx_cycle(&f, 3);
+    assert_int_equal(f.d.nstarts, 0);
+    assert_int_equal(tick(&f, R, a, 0, &w, &fresh), 0);
+    assert_false(fresh);
+    /* another waiting job asked between: each keeps its own */
+    assert_int_equal(tick(&f, 7, a, 0, &w, &fresh), 0);
+    assert_true(fresh);
+    assert_int_equal(tick(&f, R, a, 0, &w, &fresh), 0);
+    assert_false(fresh);
+    assert_int_equal(tick(&f, 7, a, 0, &w, &fresh), 0);
+    assert_false(fresh);
+    /* R asked again with other members: afresh */
+    tsched_member_t other = on_gpu0(250);
+    assert_int_equal(fx_submit(&f, R, a, TSCHED_CLASS_TRAINING, 0, 0, 1, 500), 0);
+    uint64_t c0, c1;
+    tsched_may_start_stats(f.s, NULL, &c0);
+    assert_int_equal(tsched_job_may_start(f.s, R, &other, 1, &w), 0);
+    tsched_may_start_stats(f.s, NULL, &c1);
+    assert_int_equal(c1, c0 + 1);
+    assert_int_equal(tsched_job_remove(f.s, R, 2), 0);
+    /* a queue limit change: a unlimited; pending job 6 (priority 0, a whole GPU) then fits
+     * only without R: equal rank, R goes; job 8 of priority 9 of the same shape outranks */
+    tsched_res_t g = {0, TSCHED_UNLIMITED, TSCHED_UNLIMITED, TSCHED_UNLIMITED};
+    tsched_res_t lim = {TSCHED_UNLIMITED, TSCHED_UNLIMITED, TSCHED_UNLIMITED, TSCHED_UNLIMITED};
+    assert_int_equal(tsched_queue_update(f.s, a, &g, &lim, 1, NULL), 0);
+    assert_int_equal(tick(&f, R, a, 0, &w, &fresh), 1);
+    assert_true(fresh);
+    assert_int_equal(fx_submit(&f, 8, a, TSCHED_CLASS_TRAINING, 9, 0, 1, 1000), 0);
+    assert_int_equal(tick(&f, R, a, 0, &w, &fresh), 0);
+    assert_true(fresh);
+    assert_int_equal(w.code, TSCHED_WAIT_PRIORITY);
+    assert_int_equal(w.jobs[0], 8);
+    assert_int_equal(tick(&f, R, a, 0, &w, &fresh), 0);
+    assert_false(fresh);
+    /* an end: job 2 leaves GPU 1, where 8 then fits beside R */
+    assert_int_equal(tsched_job_remove(f.s, 2, 3), 0);
+    assert_int_equal(tick(&f, R, a, 0, &w, &fresh), 1);
+    assert_true(fresh);
+    /* a start: 8 takes GPU 1; 6 then fits only without R, but does not outrank it */
+    tsched_member_t m8 = m2;
+    assert_int_equal(tsched_job_started(f.s, 8, &m8, 1, 3), 0);
+    assert_int_equal(tick(&f, R, a, 0, &w, &fresh), 1);
+    assert_true(fresh);
+    assert_int_equal(tick(&f, R, a, 0, &w, &fresh), 1);
+    assert_false(fresh);
+    /* a node: afresh (the cluster's generation) */
+    tsched_gpu_spec_t gs = {0};
+    gs.model = "A100";
+    gs.mem_bytes = 80 * GIB;
+    gs.nvlink_island = gs.pcie_switch = -1;
+    tsched_node_spec_t ns = {"node99", 64000, 512 * GIB, NULL, 1, &gs};
+    assert_int_equal(tsched_cluster_add_node(f.c, &ns, NULL), 1);
+    assert_int_equal(tick(&f, R, a, 0, &w, &fresh), 1);
+    assert_true(fresh);
+    fx_fini(&f);
+}
+
+static uint64_t prng = 7;
+
+static uint32_t draw(uint32_t n)
+{
+    prng = prng * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)(prng >> 33) % n;
+}
+
+/* Random changes (submissions, ends, starts by a cycle, victims stopped, limits), and after
+ * each two waiting jobs asked as tesseld asks, twice: every kept answer equals a fresh one
+ * (tick()), and answers are kept when nothing changed. */
+static void test_cache_random(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, 2, 2, NULL);
+    int a = fx_queue(&f, "a", NULL, 0, 2000, 1);
+    int b = fx_queue(&f, "b", NULL, 2000, 0, 1);
+    int qs[2] = {a, b};
+    uint64_t next = 100, kept = 0, verdicts[2] = {0, 0};
+    tsched_wait_t w;
+    for (int step = 0; step < 400; step++) {
+        switch (draw(5)) {
+        case 0:
+        case 1: {
+            static const uint32_t milli[] = {250, 500, 1000};
+            uint32_t ng = draw(4) == 0 ? 2 : 1;
+            int q = qs[draw(2)];
+            /* interactive only where a guarantee bounds it (b) */
+            tsched_class_t cls =
+                q == b && draw(3) == 0 ? TSCHED_CLASS_INTERACTIVE : TSCHED_CLASS_TRAINING;
+            assert_int_equal(fx_submit(&f, next++, q, cls, (int32_t)draw(3), step, ng,
+                                       ng > 1 ? 1000 : milli[draw(3)]),
+                             0);
+            break;
+        }
+        case 2:
+            if (next > 100)
+                (void)tsched_job_remove(f.s, 100 + draw((uint32_t)(next - 100)), step);
+            break;
+        case 3:
+            fx_cycle(&f, step);
+            fx_stop_victims(&f, step);
+            break;
+        default: {
+            tsched_res_t g = {0, TSCHED_UNLIMITED, TSCHED_UNLIMITED, TSCHED_UNLIMITED};
+            tsched_res_t lim = {500 + 500 * draw(5), TSCHED_UNLIMITED, TSCHED_UNLIMITED,
+                                TSCHED_UNLIMITED};
+            assert_int_equal(tsched_queue_update(f.s, a, &g, &lim, 1, NULL), 0);
+            break;
+        }
+        }
+        for (int round = 0; round < 2; round++) {
+            int fresh;
+            verdicts[tick(&f, R, a, 1, &w, &fresh)]++;
+            if (round)
+                assert_false(fresh);
+            else
+                kept += !fresh;
+            verdicts[tick(&f, 2, b, 0, &w, &fresh)]++;
+            if (round)
+                assert_false(fresh);
+            else
+                kept += !fresh;
+        }
+    }
+    uint64_t asked, computed;
+    tsched_may_start_stats(f.s, &asked, &computed);
+    assert_int_equal(asked, 400 * 2 * 2 * 2);
+    /* afresh: the questions with the cache off (half), and the first rounds not kept */
+    assert_int_equal(computed, asked / 2 + 400 * 2 - kept);
+    /* some steps change nothing a question reads (a removal of a job gone, a cycle that
+     * starts nothing): their first round is kept too */
+    assert_true(kept > 0);
+    /* both answers, often */
+    assert_true(verdicts[0] > 100 && verdicts[1] > 100);
+    fx_fini(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -276,6 +462,8 @@ int main(void)
         cmocka_unit_test(test_rank),
         cmocka_unit_test(test_rank_held_by_limit),
         cmocka_unit_test(test_refusals_and_unchanged),
+        cmocka_unit_test(test_cache_across_changes),
+        cmocka_unit_test(test_cache_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -254,7 +254,7 @@ static void test_jobs(void **state)
     /* Reopen: everything committed is there, the schema is not re-applied. */
     st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 23);
+    assert_int_equal(tstore_schema_version(st), 24);
     tstore_queue_t hq;
     assert_int_equal(tstore_queue_get(st, "high", &hq, NULL), 0);
     assert_int_equal(hq.priority, 10);
@@ -496,6 +496,11 @@ static void test_idle_reclaim(void **state)
     assert_int_equal(tstore_queue_update(st, &q, NULL), 0);
     assert_int_equal(tstore_queue_get(st, "lab", &r, NULL), 0);
     assert_int_equal(r.idle_reclaim_s, 0);
+    /* migration 24: its parent's (NULL) kept apart from never (0) */
+    q.idle_reclaim_s = -1;
+    assert_int_equal(tstore_queue_update(st, &q, NULL), 0);
+    assert_int_equal(tstore_queue_get(st, "lab", &r, NULL), 0);
+    assert_int_equal(r.idle_reclaim_s, -1);
     tstore_close(st);
 }
 
@@ -568,7 +573,7 @@ static void test_migrate_v2(void **state)
     tsl_error_t err;
     tstore_t *st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 23);
+    assert_int_equal(tstore_schema_version(st), 24);
     tstore_queue_t q;
     assert_int_equal(tstore_queue_get(st, "prod", &q, NULL), 0);
     assert_int_equal(q.priority, 3);
@@ -580,7 +585,7 @@ static void test_migrate_v2(void **state)
     assert_int_equal(q.limit.mem, -1);
     assert_string_equal(q.parent, "");
     assert_int_equal(q.reserve_after_s, -1); /* migration 6: inherited */
-    assert_int_equal(q.idle_reclaim_s, 0);   /* migration 23: never */
+    assert_int_equal(q.idle_reclaim_s, 0);   /* migrations 23, 24: never, not its parent's */
     assert_string_equal(q.placement, "");
     q.reserve_after_s = 30;
     snprintf(q.placement, sizeof q.placement, "spread");
