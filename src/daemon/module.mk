@@ -9,6 +9,7 @@ TESSELD_SRCS := src/daemon/main.c src/daemon/tick.c src/daemon/launch.c src/daem
                 src/daemon/pass.c src/daemon/wait.c src/daemon/pwcache.c
 # Idle reclamation's decisions (docs/suspend.md, "Idle reclamation"); the tick is suspend.c's.
 TESSELD_SRCS += src/daemon/idle.c
+TESSELD_SRCS += src/daemon/ckptslot.c
 TESSELD_SRCS += src/daemon/api/metrics.c
 # Container jobs (docs/containers.md): images, the OCI configuration, GET /v1/images.
 TESSELD_SRCS += src/daemon/container.c src/daemon/container_launch.c src/daemon/api/images.c
@@ -184,6 +185,12 @@ $(O)/tests/daemon/test_jobmodel: $(O)/obj/src/daemon/test/test_jobmodel.o \
 TESTS += $(O)/tests/daemon/test_idle
 $(O)/tests/daemon/test_idle: $(O)/obj/src/daemon/test/test_idle.o $(O)/obj/src/daemon/idle.o \
                              $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
+# The copy slots of the GPUs (ckptslot.c): pure, no store.
+TESTS += $(O)/tests/daemon/test_ckptslot
+$(O)/tests/daemon/test_ckptslot: $(O)/obj/src/daemon/test/test_ckptslot.o \
+                                 $(O)/obj/src/daemon/ckptslot.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
 TESTS += $(O)/tests/daemon/test_localid
