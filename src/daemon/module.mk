@@ -111,6 +111,8 @@ TESSELD_TESTS += tests/t/t3190-daemon-ckpt-roundtrip.t tests/t/t3191-daemon-ckpt
                  tests/t/t3194-daemon-ckpt-concurrent.t tests/t/t3195-daemon-ckpt-killed.t
 # The steps of different jobs at once (RV3's F2): one stopped job holds no other job's.
 TESSELD_TESTS += tests/t/t3238-daemon-ckpt-perjob.t
+# A cap per GPU on the checkpoint steps' copies (RV15a's M1; ckptslot.h).
+TESSELD_TESTS += tests/t/t3248-daemon-ckpt-copies.t
 # Folder quotas (docs/folders.md, "Quotas"): a folder root on btrfs (a loop-mounted image), a
 # project's quota.
 TESSELD_TESTS += tests/t/t3200-daemon-folders-btrfs.t tests/t/t3201-daemon-folders-project-quota.t \
@@ -318,6 +320,8 @@ tests/t/t3216-daemon-psusp-noapi.t: \
     $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so $(O)/tests/fake/libcuda.so.1 \
     $(O)/bin/tessel
 tests/t/t3238-daemon-ckpt-perjob.t: $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so \
+    $(O)/tests/fake/libcuda.so.1 $(O)/tests/fake/libnvidia-ml.so.1
+tests/t/t3248-daemon-ckpt-copies.t: $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so \
     $(O)/tests/fake/libcuda.so.1 $(O)/tests/fake/libnvidia-ml.so.1
 # The oversubscription test runs the probe as jobs, with the CLI, over the fake driver and NVML.
 tests/t/t3220-daemon-oversub.t: $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so \
