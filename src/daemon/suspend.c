@@ -346,8 +346,9 @@ typedef struct {
     const pid_t *slot_pids;
     const uint64_t *slot_starts;
     size_t slot_npids;
-    uint64_t need; /* RESTORE: the bytes it gave back, to be found free on its GPUs */
-    char busy[96]; /* RESTORE not tried now (EAGAIN): why ("" the driver's answer) */
+    int64_t slot_since; /* tessd_mono_ms when it took them */
+    uint64_t need;      /* RESTORE: the bytes it gave back, to be found free on its GPUs */
+    char busy[96];      /* RESTORE not tried now (EAGAIN): why ("" the driver's answer) */
 } ckpt_op_t;
 
 /* ---- Copies per GPU (docs/suspend.md, "Copies per GPU"; ckptslot.h) -------------------------
@@ -356,16 +357,28 @@ typedef struct {
  * slots of the job's GPUs, at most --ckpt-copies-per-gpu at once on one GPU (one restore);
  * the lock phase holds none (a stopped process blocks it: RV3's F2).  A step that waits looks
  * every CSLOT_POLL_MS at the holders in its way: one whose job has a listed process stopped
- * (SIGSTOP: the driver's copy waits for it as its lock does) is marked stalled, its slots no
- * longer count, so a job cannot hold its GPUs' slots against other jobs by stopping itself. */
+ * (SIGSTOP: the driver's copy waits for it as its lock does), or that has held its slots
+ * longer than CSLOT_HOLD_MS, is marked stalled and its slots no longer count, so a job cannot
+ * hold its GPUs' slots against other jobs by stopping itself or by queueing long work. */
 
 /* How often a step waiting for a slot looks at its holders' processes (the wake of a holder
  * that ends comes at once through cslot_cv): a stopped holder passes others within this. */
 #define CSLOT_POLL_MS 250
 
-/* Whether a process listed for op is stopped (state T or t), by its pid and start time. */
+/* How long a step may hold its slots before the steps waiting stop counting it.  A suspend
+ * and a resume of 8 GiB took 5.5 s together on an H200 (docs/suspend.md, "Figure"), so one
+ * copy of 80 GiB one way takes about 27 s at that rate: a minute is a copy that waits for
+ * something else, the work its job queued before the lock (the checkpoint waits for it), which
+ * a job may make as long as it likes.  A copy of more than about 170 GiB at that rate passes it
+ * too: the cap is then passed by one, the copies share the bus as before the cap. */
+#define CSLOT_HOLD_MS 60000
+
+/* Whether op's slots no longer count: it has held them longer than CSLOT_HOLD_MS, or a process
+ * listed for it is stopped (state T or t), by its pid and start time. */
 static bool op_stalled(const ckpt_op_t *op)
 {
+    if (tessd_mono_ms() - op->slot_since > CSLOT_HOLD_MS)
+        return true;
     for (size_t i = 0; op->slot_pids && i < op->slot_npids; i++) {
         tsl_procstat_t ps;
         if (tsl_procstat_read(op->slot_pids[i], &ps) == 0 && (ps.state == 'T' || ps.state == 't') &&
@@ -441,6 +454,7 @@ static int copy_take(tessd_t *d, ckpt_op_t *op, const char *what, bool restore, 
     op->slot_pids = pids;
     op->slot_starts = starts;
     op->slot_npids = n;
+    op->slot_since = tessd_mono_ms();
     /* Logged under cslot_mu, as the end is: the log has each GPU's copies in their order. */
     tessd_log("job %lld: its %s copies on GPU %s", (long long)op->id, what, gs);
     pthread_mutex_unlock(&d->cslot_mu);
