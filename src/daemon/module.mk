@@ -113,6 +113,8 @@ TESSELD_TESTS += tests/t/t3190-daemon-ckpt-roundtrip.t tests/t/t3191-daemon-ckpt
 TESSELD_TESTS += tests/t/t3238-daemon-ckpt-perjob.t
 # A cap per GPU on the checkpoint steps' copies (RV15a's M1; ckptslot.h).
 TESSELD_TESTS += tests/t/t3248-daemon-ckpt-copies.t
+# A launch of a job with a compute share during its reclamation's checkpoint (issue 21 item 3).
+TESSELD_TESTS += tests/t/t3249-daemon-idle-share-launch.t
 # Folder quotas (docs/folders.md, "Quotas"): a folder root on btrfs (a loop-mounted image), a
 # project's quota.
 TESSELD_TESTS += tests/t/t3200-daemon-folders-btrfs.t tests/t/t3201-daemon-folders-project-quota.t \
@@ -338,7 +340,7 @@ tests/t/t3232-daemon-idle-hostile.t tests/t/t3233-daemon-idle-restart.t \
 tests/t/t3234-daemon-idle-newproc.t tests/t/t3235-daemon-idle-hold.t \
 tests/t/t3236-daemon-idle-calls.t tests/t/t3237-daemon-idle-work.t \
 tests/t/t3239-daemon-idle-window.t tests/t/t3240-daemon-resume-rules.t tests/t/t3241-daemon-idle-floor.t \
-tests/t/t3242-daemon-idle-again.t: \
+tests/t/t3242-daemon-idle-again.t tests/t/t3249-daemon-idle-share-launch.t: \
     $(O)/tests/interposer/tcu-probe $(O)/tests/interposer/tcu-slice $(O)/lib/libtessel-cuda.so \
     $(O)/tests/fake/libcuda.so.1 $(O)/bin/tessel
 # The slice test runs the interposer's probe as a job, over the fake driver.

@@ -1314,15 +1314,20 @@ static int64_t queue_idle(const tstore_queue_t *qs, size_t nq, const char *name)
  * thread as a person's suspend (who "tesseld", marked idle_s). */
 static int suspend_idle(tessd_t *d, tessd_run_t *r, int64_t idle_s, tsl_error_t *err)
 {
-    int was;
-    if (slice_set_run(d, r, TSHM_SUSPENDED, false, &was, err) < 0)
-        return -1;
     /* The reclaim word before the checkpoint, not after it: a call the job makes meanwhile
      * (a copy, an event: only launches wait at the suspend word) then waits at its slice and
      * asks for the restore (the wake word, honoured once the reclamation is recorded) instead
-     * of entering the driver, whose lock would hold it where nothing sees it.  Cleared if the
-     * reclamation does not happen (suspend_done). */
+     * of entering the driver, whose lock would hold it where nothing sees it.  And before the
+     * suspend word: a launch that finds the gate closed finds the reclaim word set, so it asks
+     * before its compute share reads any event of the driver (compute.c, suspended_wait; a
+     * running slice's reclaim word holds nothing: tcu_idle_wait waits only while suspended).
+     * Cleared if the reclamation does not happen (suspend_done). */
     slice_set_reclaim(d, r, true);
+    int was;
+    if (slice_set_run(d, r, TSHM_SUSPENDED, false, &was, err) < 0) {
+        slice_set_reclaim(d, r, false);
+        return -1;
+    }
     if (ckpt_start(d, r, TESSD_CKPT_SUSPEND, "tesseld", was, 0, "", idle_s, err) < 0) {
         slice_set_reclaim(d, r, false);
         if (was != TSHM_SUSPENDED)
