@@ -115,6 +115,8 @@ TESSELD_TESTS += tests/t/t3238-daemon-ckpt-perjob.t
 TESSELD_TESTS += tests/t/t3248-daemon-ckpt-copies.t
 # A launch of a job with a compute share during its reclamation's checkpoint (issue 21 item 3).
 TESSELD_TESTS += tests/t/t3249-daemon-idle-share-launch.t
+# t3240's queue limit for a job of a local account, its own call and its own resume.
+TESSELD_TESTS += tests/t/t3250-daemon-resume-rules-user.t
 # Folder quotas (docs/folders.md, "Quotas"): a folder root on btrfs (a loop-mounted image), a
 # project's quota.
 TESSELD_TESTS += tests/t/t3200-daemon-folders-btrfs.t tests/t/t3201-daemon-folders-project-quota.t \
@@ -340,7 +342,8 @@ tests/t/t3232-daemon-idle-hostile.t tests/t/t3233-daemon-idle-restart.t \
 tests/t/t3234-daemon-idle-newproc.t tests/t/t3235-daemon-idle-hold.t \
 tests/t/t3236-daemon-idle-calls.t tests/t/t3237-daemon-idle-work.t \
 tests/t/t3239-daemon-idle-window.t tests/t/t3240-daemon-resume-rules.t tests/t/t3241-daemon-idle-floor.t \
-tests/t/t3242-daemon-idle-again.t tests/t/t3249-daemon-idle-share-launch.t: \
+tests/t/t3242-daemon-idle-again.t tests/t/t3249-daemon-idle-share-launch.t \
+tests/t/t3250-daemon-resume-rules-user.t: \
     $(O)/tests/interposer/tcu-probe $(O)/tests/interposer/tcu-slice $(O)/lib/libtessel-cuda.so \
     $(O)/tests/fake/libcuda.so.1 $(O)/bin/tessel
 # The slice test runs the interposer's probe as a job, over the fake driver.
