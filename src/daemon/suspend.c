@@ -401,7 +401,9 @@ static const char *op_gpus(const ckpt_op_t *op, char *buf, size_t len)
 /* Take the copy slots of op's GPUs for its copy (what: "checkpoint", "restore"), its
  * processes pids[0..n) (starts: their start times) watched while it holds them; waits while
  * other steps hold them.  0 taken (or a job without GPUs, or no memory to queue it: logged,
- * it copies without); -1 tesseld is stopping (nothing held). */
+ * it copies without); -1 tesseld is stopping: nothing held, the step copies without them
+ * (the drain waits for it as for any step, TESSD_CKPT_DRAIN_MS at most), so that what it
+ * does is recorded rather than a preemption's victim requeued for want of a slot. */
 static int copy_take(tessd_t *d, ckpt_op_t *op, const char *what, bool restore, const pid_t *pids,
                      const uint64_t *starts, size_t n)
 {
@@ -428,6 +430,9 @@ static int copy_take(tessd_t *d, ckpt_op_t *op, const char *what, bool restore, 
             op->slot = 0;
             pthread_cond_broadcast(&d->cslot_cv);
             pthread_mutex_unlock(&d->cslot_mu);
+            tessd_log("job %lld: tesseld is stopping: its %s copies without a copy slot on GPU "
+                      "%s",
+                      (long long)op->id, what, gs);
             return -1;
         }
         uint64_t ts[TSCHED_MAX_NODE_GPUS * TESSD_CSLOT_MAX_PER_GPU];
@@ -492,7 +497,8 @@ typedef struct {
 static int ckpt_gate(void *arg)
 {
     gate_arg_t *g = arg;
-    return copy_take(g->d, g->op, "checkpoint", false, g->pids, g->starts, g->n);
+    copy_take(g->d, g->op, "checkpoint", false, g->pids, g->starts, g->n);
+    return 0; /* with its slots, or without them when tesseld stops (copy_take) */
 }
 
 /* ckpt_open's part under d->ckpt_mu. */
@@ -618,9 +624,7 @@ static void ckpt_suspend(tessd_t *d, ckpt_op_t *op)
     }
     gate_arg_t g = {.d = d, .op = op, .pids = pids, .starts = starts, .n = n};
     int k = tagent_ckpt_suspend_gated(c, pids, starts, n, CKPT_LOCK_MS, ckpt_gate, &g, &e);
-    if (k < 0 && errno == ECANCELED)
-        snprintf(op->why, sizeof op->why, "tesseld is stopping");
-    else if (k < 0)
+    if (k < 0)
         snprintf(op->why, sizeof op->why, "checkpoint failed: %.200s", e.text);
     else if (k == 0)
         snprintf(op->why, sizeof op->why, "no process of the job uses the GPU");
@@ -657,17 +661,9 @@ static void ckpt_resume(tessd_t *d, ckpt_op_t *op)
         free(pids);
         return;
     }
-    /* Its copy holds its GPUs' slots, one restore per GPU at a time.  A step that takes back
-     * a checkpoint (SUSPEND, UNDO) copies without them when tesseld stops: it must not be
-     * left checkpointed; a RESTORE waits for the next start. */
-    if (copy_take(d, op, "restore", true, pids, starts, n) < 0 && op->op == TESSD_CKPT_RESTORE) {
-        op->rc = -1;
-        op->err = EAGAIN;
-        snprintf(op->busy, sizeof op->busy, "tesseld is stopping");
-        free(starts);
-        free(pids);
-        return;
-    }
+    /* Its copy holds its GPUs' slots, one restore per GPU at a time (without them when
+     * tesseld stops: copy_take). */
+    copy_take(d, op, "restore", true, pids, starts, n);
     /* A restore reads its GPUs' free memory afresh now that it holds their slots (no other
      * restore is under way there): two restores started at one tick do not both count the
      * memory that tick saw free.  Not enough: EAGAIN without asking the driver. */
