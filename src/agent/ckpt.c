@@ -138,6 +138,13 @@ int tagent_ckpt_suspend(tagent_ckpt_t *c, const pid_t *pids, size_t n, unsigned 
 int tagent_ckpt_suspend_ids(tagent_ckpt_t *c, const pid_t *pids, const uint64_t *starts, size_t n,
                             unsigned timeout_ms, tsl_error_t *err)
 {
+    return tagent_ckpt_suspend_gated(c, pids, starts, n, timeout_ms, NULL, NULL, err);
+}
+
+int tagent_ckpt_suspend_gated(tagent_ckpt_t *c, const pid_t *pids, const uint64_t *starts, size_t n,
+                              unsigned timeout_ms, tagent_ckpt_gate_f gate, void *arg,
+                              tsl_error_t *err)
+{
     bool *mine = calloc(n ? n : 1, sizeof *mine); /* locked by this call */
     if (!mine) {
         errno = ENOMEM;
@@ -161,6 +168,16 @@ int tagent_ckpt_suspend_ids(tagent_ckpt_t *c, const pid_t *pids, const uint64_t 
             goto fail;
         mine[i] = true;
         count++;
+    }
+    /* Every process locked: the copies may begin once the gate says so (the lock's wait is
+     * over, whatever a stopped process made it last). */
+    if (count > 0 && gate && gate(arg) < 0) {
+        for (size_t k = 0; k < n; k++)
+            if (mine[k] && same(starts, pids, k) == 1)
+                undo(c, pids[k]);
+        free(mine);
+        errno = ECANCELED;
+        return tsl_errprintf(err, "the checkpoint was not let copy (tesseld is stopping)");
     }
     step = "checkpoint";
     for (i = 0; i < n; i++) {

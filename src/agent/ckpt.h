@@ -53,6 +53,7 @@ void tagent_ckpt_close(tagent_ckpt_t *c);
  *   ENOTSUP    the driver cannot checkpoint a process (managed memory with r570, ...)
  *   ENOMEM     no host memory for the copy
  *   EBUSY      a process was not RUNNING (locked or checkpointed by someone else)
+ *   ECANCELED  the gate gave up (tagent_ckpt_suspend_gated below)
  *   EIO        any other error of the driver */
 int tagent_ckpt_suspend(tagent_ckpt_t *c, const pid_t *pids, size_t n, unsigned timeout_ms,
                         tsl_error_t *err);
@@ -78,5 +79,16 @@ int tagent_ckpt_suspend_ids(tagent_ckpt_t *c, const pid_t *pids, const uint64_t 
                             unsigned timeout_ms, tsl_error_t *err);
 int tagent_ckpt_resume_ids(tagent_ckpt_t *c, const pid_t *pids, const uint64_t *starts, size_t n,
                            tsl_error_t *err);
+
+/* tagent_ckpt_suspend_ids with a gate between its two phases: once every CUDA process of the
+ * list is locked (the phase a stopped process can hold for as long as it stays stopped) and
+ * before the first checkpoint (the copy of the device memory), gate(arg) is called, when at
+ * least one process was locked; it may wait (tesseld takes its GPUs' copy slots there:
+ * docs/suspend.md, "Copies per GPU").  It returns 0 to go on, or -1 to give up: the processes
+ * are then unlocked and the call fails with ECANCELED.  gate NULL: no gate. */
+typedef int (*tagent_ckpt_gate_f)(void *arg);
+int tagent_ckpt_suspend_gated(tagent_ckpt_t *c, const pid_t *pids, const uint64_t *starts, size_t n,
+                              unsigned timeout_ms, tagent_ckpt_gate_f gate, void *arg,
+                              tsl_error_t *err);
 
 #endif

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "agent/gpu.h"
+#include "daemon/ckptslot.h"
 #include "daemon/config.h"
 #include "daemon/jobsvc.h"
 #include "daemon/gpuspeed.h"
@@ -129,6 +130,8 @@ const tessd_opt_t tessd_opts[] = {
     /* The shortest idle time a job may give itself (docs/suspend.md, "Idle reclamation"). */
     {"idle-reclaim-min", T_SECS, F(idle_reclaim_min), .lo = 0, .hi = 30 * 86400, .def = "5m",
      .flags = LIVE},
+    {"ckpt-copies-per-gpu", T_UINT, F(ckpt_copies_per_gpu), .lo = 1, .hi = TESSD_CSLOT_MAX_PER_GPU,
+     .def = "1"},
     {"max-body", T_SIZE, F(max_body), .lo = 1024, .hi = 16 << 20, .def = "64K"},
     {"max-services-per-user", T_UINT, F(max_services_per_user), .lo = 0, .hi = 256, .def = "16",
      .flags = LIVE},

@@ -82,6 +82,7 @@ typedef struct {
     unsigned long term_per_user; /* terminal WebSockets of one user at once */
     int64_t interactive_idle;    /* s: a job with services idle this long is cancelled (0: never) */
     int64_t idle_reclaim_min;    /* s: the shortest idle_reclaim a job may give itself (0: none) */
+    unsigned long ckpt_copies_per_gpu; /* checkpoint copies on one GPU at once (ckptslot.h) */
     uint64_t max_body;
     double submit_rate, admin_submit_rate;
     unsigned long submit_burst;

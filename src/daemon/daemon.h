@@ -47,6 +47,7 @@
 #include "agent/cgroup.h"
 #include "agent/ckpt.h"
 #include "agent/gpu.h"
+#include "daemon/ckptslot.h"
 #include "daemon/histagg.h"
 #include "daemon/jobmodel.h"
 #include "daemon/slurmnodes.h"
@@ -275,6 +276,11 @@ typedef struct {
     pthread_cond_t ckpt_cv;
     int ckpt_inflight;
     bool ckpt_abandoned; /* tesseld exits without those still running (tessd_ckpt_drain) */
+    /* The GPUs' copy slots (ckptslot.h, --ckpt-copies-per-gpu), guarded by cslot_mu, never
+     * taken with lock held; cslot_cv is broadcast when a step gives its slots back. */
+    tessd_cslots_t *cslots;
+    pthread_mutex_t cslot_mu;
+    pthread_cond_t cslot_cv;
     tagent_gpu_t gpus[TAGENT_MAX_GPUS];
     int ngpus;
     uint64_t min_gpu_mem, max_gpu_mem;

@@ -214,6 +214,9 @@ static void usage(FILE *f)
             "  --idle-reclaim-min SECS  the shortest idle time before its GPU memory is given\n"
             "                      back that a job may give itself (default 5m; 0: none;\n"
             "                      a queue's, set by an admin, may be shorter)\n"
+            "  --ckpt-copies-per-gpu N  checkpoint steps of jobs that copy GPU memory over one\n"
+            "                      GPU's bus at once, 1 to 16 (default 1; restores one at a\n"
+            "                      time whatever N; docs/suspend.md)\n"
             "  --submit-rate R     job submissions a second per user, R > 0, or 0 for no limit\n"
             "                      (default 5; 429 with Retry-After above it); suspends and\n"
             "                      resumes have the same limit, apart\n"
@@ -797,6 +800,10 @@ int main(int argc, char **argv)
         }
     }
     d->test_pass_gap_ms = (int64_t)conf.test_pass_gap_ms;
+    if (!(d->cslots = tessd_cslots_new((unsigned)conf.ckpt_copies_per_gpu))) {
+        fprintf(stderr, "tesseld: out of memory\n");
+        return exit_bad;
+    }
     d->psusp_ckpt_ms =
         conf.test_psusp_ckpt_ms ? (int64_t)conf.test_psusp_ckpt_ms : TESSD_PSUSP_CKPT_MS;
     d->allow_root_jobs = conf.allow_root_jobs;
@@ -1089,6 +1096,8 @@ int main(int argc, char **argv)
     pthread_mutex_init(&d->lock, NULL);
     pthread_mutex_init(&d->ckpt_mu, NULL);
     pthread_cond_init(&d->ckpt_cv, NULL);
+    pthread_mutex_init(&d->cslot_mu, NULL);
+    pthread_cond_init(&d->cslot_cv, NULL);
     tsl_hist_init(&d->job_pending_hist, tsl_hist_seconds_to_days, tsl_hist_seconds_to_days_n);
     tsl_hist_init(&d->job_run_hist, tsl_hist_seconds_to_days, tsl_hist_seconds_to_days_n);
     tsl_hist_init(&d->pass_hist, tsl_hist_sub_second, tsl_hist_sub_second_n);
@@ -1307,6 +1316,8 @@ int main(int argc, char **argv)
     free(d->qsnap);
     tsched_cluster_destroy(d->cluster);
     tsched_cluster_destroy(d->empty);
+    if (!d->ckpt_abandoned) /* else a step left running may still hold its slots */
+        tessd_cslots_free(d->cslots);
     /* Checkpoint steps abandoned by the drain may still be inside NVML (what a step gave
      * back is measured there): the library stays loaded for them until the process exits. */
     pthread_mutex_lock(&d->lock);

@@ -9,6 +9,7 @@ TESSELD_SRCS := src/daemon/main.c src/daemon/tick.c src/daemon/launch.c src/daem
                 src/daemon/pass.c src/daemon/wait.c src/daemon/pwcache.c
 # Idle reclamation's decisions (docs/suspend.md, "Idle reclamation"); the tick is suspend.c's.
 TESSELD_SRCS += src/daemon/idle.c
+TESSELD_SRCS += src/daemon/ckptslot.c
 TESSELD_SRCS += src/daemon/api/metrics.c
 # Container jobs (docs/containers.md): images, the OCI configuration, GET /v1/images.
 TESSELD_SRCS += src/daemon/container.c src/daemon/container_launch.c src/daemon/api/images.c
@@ -110,6 +111,12 @@ TESSELD_TESTS += tests/t/t3190-daemon-ckpt-roundtrip.t tests/t/t3191-daemon-ckpt
                  tests/t/t3194-daemon-ckpt-concurrent.t tests/t/t3195-daemon-ckpt-killed.t
 # The steps of different jobs at once (RV3's F2): one stopped job holds no other job's.
 TESSELD_TESTS += tests/t/t3238-daemon-ckpt-perjob.t
+# A cap per GPU on the checkpoint steps' copies (RV15a's M1; ckptslot.h).
+TESSELD_TESTS += tests/t/t3248-daemon-ckpt-copies.t
+# A launch of a job with a compute share during its reclamation's checkpoint (issue 21 item 3).
+TESSELD_TESTS += tests/t/t3249-daemon-idle-share-launch.t
+# t3240's queue limit for a job of a local account, its own call and its own resume.
+TESSELD_TESTS += tests/t/t3250-daemon-resume-rules-user.t
 # Folder quotas (docs/folders.md, "Quotas"): a folder root on btrfs (a loop-mounted image), a
 # project's quota.
 TESSELD_TESTS += tests/t/t3200-daemon-folders-btrfs.t tests/t/t3201-daemon-folders-project-quota.t \
@@ -187,6 +194,12 @@ $(O)/tests/daemon/test_jobmodel: $(O)/obj/src/daemon/test/test_jobmodel.o \
 TESTS += $(O)/tests/daemon/test_idle
 $(O)/tests/daemon/test_idle: $(O)/obj/src/daemon/test/test_idle.o $(O)/obj/src/daemon/idle.o \
                              $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
+# The copy slots of the GPUs (ckptslot.c): pure, no store.
+TESTS += $(O)/tests/daemon/test_ckptslot
+$(O)/tests/daemon/test_ckptslot: $(O)/obj/src/daemon/test/test_ckptslot.o \
+                                 $(O)/obj/src/daemon/ckptslot.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
 TESTS += $(O)/tests/daemon/test_localid
@@ -315,6 +328,8 @@ tests/t/t3216-daemon-psusp-noapi.t: \
     $(O)/bin/tessel
 tests/t/t3238-daemon-ckpt-perjob.t: $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so \
     $(O)/tests/fake/libcuda.so.1 $(O)/tests/fake/libnvidia-ml.so.1
+tests/t/t3248-daemon-ckpt-copies.t: $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so \
+    $(O)/tests/fake/libcuda.so.1 $(O)/tests/fake/libnvidia-ml.so.1
 # The oversubscription test runs the probe as jobs, with the CLI, over the fake driver and NVML.
 tests/t/t3220-daemon-oversub.t: $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so \
     $(O)/tests/fake/libcuda.so.1 $(O)/tests/fake/libnvidia-ml.so.1 $(O)/bin/tessel
@@ -330,7 +345,8 @@ tests/t/t3232-daemon-idle-hostile.t tests/t/t3233-daemon-idle-restart.t \
 tests/t/t3234-daemon-idle-newproc.t tests/t/t3235-daemon-idle-hold.t \
 tests/t/t3236-daemon-idle-calls.t tests/t/t3237-daemon-idle-work.t \
 tests/t/t3239-daemon-idle-window.t tests/t/t3240-daemon-resume-rules.t tests/t/t3241-daemon-idle-floor.t \
-tests/t/t3242-daemon-idle-again.t: \
+tests/t/t3242-daemon-idle-again.t tests/t/t3249-daemon-idle-share-launch.t \
+tests/t/t3250-daemon-resume-rules-user.t: \
     $(O)/tests/interposer/tcu-probe $(O)/tests/interposer/tcu-slice $(O)/lib/libtessel-cuda.so \
     $(O)/tests/fake/libcuda.so.1 $(O)/bin/tessel
 # The slice test runs the interposer's probe as a job, over the fake driver.

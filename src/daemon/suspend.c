@@ -338,7 +338,168 @@ typedef struct {
     char queue[TSTORE_NAME_MAX + 1];
     /* SUSPEND for an idle reclamation (tessd_idle_tick): the idle time it passed, s (0: not) */
     int64_t idle_s;
+    /* Its GPUs' copy slots (copy_take): its rank among the steps waiting, the ticket while it
+     * waits or holds them (0: none), and the processes whose stop makes its slots not count
+     * (set with cslot_mu held while it holds them; read by other steps under it). */
+    tessd_cslot_class_t cls;
+    uint64_t slot;
+    const pid_t *slot_pids;
+    const uint64_t *slot_starts;
+    size_t slot_npids;
+    int64_t slot_since; /* tessd_mono_ms when it took them */
+    uint64_t need;      /* RESTORE: the bytes it gave back, to be found free on its GPUs */
+    char busy[96];      /* RESTORE not tried now (EAGAIN): why ("" the driver's answer) */
 } ckpt_op_t;
+
+/* ---- Copies per GPU (docs/suspend.md, "Copies per GPU"; ckptslot.h) -------------------------
+ *
+ * A step's copy (the checkpoint, once its processes are locked, or a restore) holds the copy
+ * slots of the job's GPUs, at most --ckpt-copies-per-gpu at once on one GPU (one restore);
+ * the lock phase holds none (a stopped process blocks it: RV3's F2).  A step that waits looks
+ * every CSLOT_POLL_MS at the holders in its way: one whose job has a listed process stopped
+ * (SIGSTOP: the driver's copy waits for it as its lock does), or that has held its slots
+ * longer than CSLOT_HOLD_MS, is marked stalled and its slots no longer count, so a job cannot
+ * hold its GPUs' slots against other jobs by stopping itself or by queueing long work. */
+
+/* How often a step waiting for a slot looks at its holders' processes (the wake of a holder
+ * that ends comes at once through cslot_cv): a stopped holder passes others within this. */
+#define CSLOT_POLL_MS 250
+
+/* How long a step may hold its slots before the steps waiting stop counting it.  A suspend
+ * and a resume of 8 GiB took 5.5 s together on an H200 (docs/suspend.md, "Figure"), so one
+ * copy of 80 GiB one way takes about 27 s at that rate: a minute is a copy that waits for
+ * something else, the work its job queued before the lock (the checkpoint waits for it), which
+ * a job may make as long as it likes.  A copy of more than about 170 GiB at that rate passes it
+ * too: the cap is then passed by one, the copies share the bus as before the cap. */
+#define CSLOT_HOLD_MS 60000
+
+/* Whether op's slots no longer count: it has held them longer than CSLOT_HOLD_MS, or a process
+ * listed for it is stopped (state T or t), by its pid and start time. */
+static bool op_stalled(const ckpt_op_t *op)
+{
+    if (tessd_mono_ms() - op->slot_since > CSLOT_HOLD_MS)
+        return true;
+    for (size_t i = 0; op->slot_pids && i < op->slot_npids; i++) {
+        tsl_procstat_t ps;
+        if (tsl_procstat_read(op->slot_pids[i], &ps) == 0 && (ps.state == 'T' || ps.state == 't') &&
+            (!op->slot_starts || op->slot_starts[i] == ps.start_time))
+            return true;
+    }
+    return false;
+}
+
+/* "0" or "0,1": op's GPUs for the log. */
+static const char *op_gpus(const ckpt_op_t *op, char *buf, size_t len)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (uint32_t k = 0; k < op->member.ngpus && o < len; k++)
+        o += (size_t)snprintf(buf + o, len - o, "%s%u", k ? "," : "", op->member.gpu[k]);
+    return buf;
+}
+
+/* Take the copy slots of op's GPUs for its copy (what: "checkpoint", "restore"), its
+ * processes pids[0..n) (starts: their start times) watched while it holds them; waits while
+ * other steps hold them.  0 taken (or a job without GPUs, or no memory to queue it: logged,
+ * it copies without); -1 tesseld is stopping: nothing held, the step copies without them
+ * (the drain waits for it as for any step, TESSD_CKPT_DRAIN_MS at most), so that what it
+ * does is recorded rather than a preemption's victim requeued for want of a slot. */
+static int copy_take(tessd_t *d, ckpt_op_t *op, const char *what, bool restore, const pid_t *pids,
+                     const uint64_t *starts, size_t n)
+{
+    if (op->member.ngpus == 0)
+        return 0;
+    char gs[96];
+    op_gpus(op, gs, sizeof gs);
+    pthread_mutex_lock(&d->cslot_mu);
+    unsigned gpus[TESSD_CSLOT_MAX_GPUS];
+    size_t ng = op->member.ngpus < TESSD_CSLOT_MAX_GPUS ? op->member.ngpus : TESSD_CSLOT_MAX_GPUS;
+    for (size_t k = 0; k < ng; k++)
+        gpus[k] = op->member.gpu[k];
+    op->slot = tessd_cslots_queue(d->cslots, gpus, ng, op->cls, restore, op);
+    if (!op->slot) {
+        pthread_mutex_unlock(&d->cslot_mu);
+        tessd_log("job %lld: its %s copies without a copy slot on GPU %s (%s)", (long long)op->id,
+                  what, gs, strerror(errno));
+        return 0;
+    }
+    bool told = false;
+    while (tessd_cslots_try(d->cslots, op->slot) == 0) {
+        if (atomic_load(&d->stopping)) {
+            tessd_cslots_done(d->cslots, op->slot);
+            op->slot = 0;
+            pthread_cond_broadcast(&d->cslot_cv);
+            pthread_mutex_unlock(&d->cslot_mu);
+            tessd_log("job %lld: tesseld is stopping: its %s copies without a copy slot on GPU "
+                      "%s",
+                      (long long)op->id, what, gs);
+            return -1;
+        }
+        uint64_t ts[TSCHED_MAX_NODE_GPUS * TESSD_CSLOT_MAX_PER_GPU];
+        void *args[sizeof ts / sizeof ts[0]];
+        size_t nb = tessd_cslots_blockers(d->cslots, op->slot, ts, args, sizeof ts / sizeof ts[0]);
+        for (size_t i = 0; i < nb && i < sizeof ts / sizeof ts[0]; i++)
+            tessd_cslots_stall(d->cslots, ts[i], op_stalled(args[i]));
+        if (tessd_cslots_try(d->cslots, op->slot) == 1)
+            break;
+        if (!told) {
+            tessd_log("job %lld: its %s waits for a copy slot on GPU %s", (long long)op->id, what,
+                      gs);
+            told = true;
+        }
+        struct timespec ts2;
+        clock_gettime(CLOCK_REALTIME, &ts2);
+        ts2.tv_nsec += CSLOT_POLL_MS * 1000000L;
+        if (ts2.tv_nsec >= 1000000000L) {
+            ts2.tv_sec++;
+            ts2.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&d->cslot_cv, &d->cslot_mu, &ts2);
+    }
+    op->slot_pids = pids;
+    op->slot_starts = starts;
+    op->slot_npids = n;
+    op->slot_since = tessd_mono_ms();
+    /* Logged under cslot_mu, as the end is: the log has each GPU's copies in their order. */
+    tessd_log("job %lld: its %s copies on GPU %s", (long long)op->id, what, gs);
+    pthread_mutex_unlock(&d->cslot_mu);
+    return 0;
+}
+
+/* Give op's copy slots back (none held: nothing). */
+static void copy_give(tessd_t *d, ckpt_op_t *op, const char *what)
+{
+    if (!op->slot)
+        return;
+    char gs[96];
+    op_gpus(op, gs, sizeof gs);
+    pthread_mutex_lock(&d->cslot_mu);
+    tessd_cslots_done(d->cslots, op->slot);
+    op->slot = 0;
+    op->slot_pids = NULL;
+    op->slot_starts = NULL;
+    op->slot_npids = 0;
+    tessd_log("job %lld: its %s's copy on GPU %s is over", (long long)op->id, what, gs);
+    pthread_cond_broadcast(&d->cslot_cv);
+    pthread_mutex_unlock(&d->cslot_mu);
+}
+
+/* The gate of a checkpoint (tagent_ckpt_suspend_gated): its processes are locked; its copy
+ * waits for its GPUs' slots.  arg: the step. */
+typedef struct {
+    tessd_t *d;
+    ckpt_op_t *op;
+    const pid_t *pids;
+    const uint64_t *starts;
+    size_t n;
+} gate_arg_t;
+
+static int ckpt_gate(void *arg)
+{
+    gate_arg_t *g = arg;
+    copy_take(g->d, g->op, "checkpoint", false, g->pids, g->starts, g->n);
+    return 0; /* with its slots, or without them when tesseld stops (copy_take) */
+}
 
 /* ckpt_open's part under d->ckpt_mu. */
 static tagent_ckpt_t *ckpt_open_locked(tessd_t *d, tsl_error_t *err)
@@ -461,7 +622,8 @@ static void ckpt_suspend(tessd_t *d, ckpt_op_t *op)
         free(pids);
         return;
     }
-    int k = tagent_ckpt_suspend_ids(c, pids, starts, n, CKPT_LOCK_MS, &e);
+    gate_arg_t g = {.d = d, .op = op, .pids = pids, .starts = starts, .n = n};
+    int k = tagent_ckpt_suspend_gated(c, pids, starts, n, CKPT_LOCK_MS, ckpt_gate, &g, &e);
     if (k < 0)
         snprintf(op->why, sizeof op->why, "checkpoint failed: %.200s", e.text);
     else if (k == 0)
@@ -475,6 +637,7 @@ static void ckpt_suspend(tessd_t *d, ckpt_op_t *op)
     } else {
         op->released = before - after;
     }
+    copy_give(d, op, "checkpoint"); /* held from the gate through a take-back above */
     free(now);
     free(starts);
     free(pids);
@@ -489,11 +652,42 @@ static void ckpt_resume(tessd_t *d, ckpt_op_t *op)
     size_t n = 0;
     pid_t *pids = c ? job_pids(op->shim_pid, &n) : NULL;
     uint64_t *starts = pids ? job_starts(op->shim_pid, pids, n) : NULL;
-    op->rc = starts ? tagent_ckpt_resume_ids(c, pids, starts, n, &e) : -1;
-    op->err = errno;
-    if (op->rc < 0)
+    op->busy[0] = '\0';
+    if (!starts) {
+        op->rc = -1;
+        op->err = errno;
         snprintf(op->why, sizeof op->why, "%.200s",
-                 !c || starts ? e.text : "the job's processes cannot be listed");
+                 !c ? e.text : "the job's processes cannot be listed");
+        free(pids);
+        return;
+    }
+    /* Its copy holds its GPUs' slots, one restore per GPU at a time (without them when
+     * tesseld stops: copy_take). */
+    copy_take(d, op, "restore", true, pids, starts, n);
+    /* A restore reads its GPUs' free memory afresh now that it holds their slots (no other
+     * restore is under way there): two restores started at one tick do not both count the
+     * memory that tick saw free.  Not enough: EAGAIN without asking the driver. */
+    uint64_t per = op->need / (op->member.ngpus ? op->member.ngpus : 1);
+    for (uint32_t k = 0; op->op == TESSD_CKPT_RESTORE && d->nvml && k < op->member.ngpus; k++) {
+        uint64_t total, used, avail;
+        char sz[32];
+        if (tagent_nvml_memory(d->nvml, op->member.gpu[k], &total, &used, &avail) == 0 &&
+            avail < per) {
+            snprintf(op->busy, sizeof op->busy, "the restore does not fit: %s free on GPU %u",
+                     tsl_format_size(avail, sz, sizeof sz), op->member.gpu[k]);
+            op->rc = -1;
+            op->err = EAGAIN;
+            copy_give(d, op, "restore");
+            free(starts);
+            free(pids);
+            return;
+        }
+    }
+    op->rc = tagent_ckpt_resume_ids(c, pids, starts, n, &e);
+    op->err = errno;
+    copy_give(d, op, "restore");
+    if (op->rc < 0)
+        snprintf(op->why, sizeof op->why, "%.200s", e.text);
     free(starts);
     free(pids);
 }
@@ -675,8 +869,8 @@ static void restore_done(tessd_t *d, ckpt_op_t *op)
         if (r->susp_idle && tessd_gpu_hold_watch(d, r, true, &e) < 0)
             tessd_log("job %lld: cannot hold it off the GPU again: %s", (long long)r->id, e.text);
         if (op->err == EAGAIN) {
-            snprintf(why, sizeof why, "waiting for %s on GPU %u (the restore did not fit)", sz,
-                     gpu0);
+            snprintf(why, sizeof why, "waiting for %s on GPU %u (%s)", sz, gpu0,
+                     op->busy[0] ? op->busy : "the restore did not fit");
         } else {
             snprintf(why, sizeof why, "restore failed: %.120s", op->why);
             r->resume_wanted = false; /* a cancel ends it */
@@ -777,6 +971,12 @@ static int ckpt_start(tessd_t *d, tessd_run_t *r, int what, const char *who, int
     op->for_job = for_job;
     op->idle_s = idle_s;
     snprintf(op->queue, sizeof op->queue, "%s", queue);
+    /* Its rank for its GPUs' copy slots: a preemption's checkpoint first (its preemptor waits
+     * and its bound runs), an idle reclamation's steps last (nobody waits on them but the job). */
+    op->cls = for_job                                                  ? TESSD_CSLOT_PREEMPT
+              : idle_s || (what == TESSD_CKPT_RESTORE && r->susp_idle) ? TESSD_CSLOT_RECLAIM
+                                                                       : TESSD_CSLOT_PERSON;
+    op->need = r->gpu_released;
     pthread_attr_t at;
     pthread_t t;
     pthread_attr_init(&at);
@@ -1107,15 +1307,20 @@ static int64_t queue_idle(const tstore_queue_t *qs, size_t nq, const char *name)
  * thread as a person's suspend (who "tesseld", marked idle_s). */
 static int suspend_idle(tessd_t *d, tessd_run_t *r, int64_t idle_s, tsl_error_t *err)
 {
-    int was;
-    if (slice_set_run(d, r, TSHM_SUSPENDED, false, &was, err) < 0)
-        return -1;
     /* The reclaim word before the checkpoint, not after it: a call the job makes meanwhile
      * (a copy, an event: only launches wait at the suspend word) then waits at its slice and
      * asks for the restore (the wake word, honoured once the reclamation is recorded) instead
-     * of entering the driver, whose lock would hold it where nothing sees it.  Cleared if the
-     * reclamation does not happen (suspend_done). */
+     * of entering the driver, whose lock would hold it where nothing sees it.  And before the
+     * suspend word: a launch that finds the gate closed finds the reclaim word set, so it asks
+     * before its compute share reads any event of the driver (compute.c, suspended_wait; a
+     * running slice's reclaim word holds nothing: tcu_idle_wait waits only while suspended).
+     * Cleared if the reclamation does not happen (suspend_done). */
     slice_set_reclaim(d, r, true);
+    int was;
+    if (slice_set_run(d, r, TSHM_SUSPENDED, false, &was, err) < 0) {
+        slice_set_reclaim(d, r, false);
+        return -1;
+    }
     if (ckpt_start(d, r, TESSD_CKPT_SUSPEND, "tesseld", was, 0, "", idle_s, err) < 0) {
         slice_set_reclaim(d, r, false);
         if (was != TSHM_SUSPENDED)

@@ -555,6 +555,14 @@ static void suspended_wait(tshm_t *s)
 {
     tshm_waiting_add(s, 1);
     uint64_t step = 100000; /* 100 us, doubling to 10 ms */
+    /* Closed by an idle reclamation (tesseld sets its reclaim word before the suspend word):
+     * ask for the restore before any driver call (the drain's synchronisations, the rings'
+     * event queries), which the checkpoint's lock would hold unseen. */
+    if (TCU_UNLIKELY(tshm_reclaimed(s))) {
+        tshm_waiting_add(s, -1);
+        tcu_idle_wait();
+        tshm_waiting_add(s, 1);
+    }
     drain_unmeasured();
     do {
         /* Held since before an idle reclamation was recorded: this launch asks for the

@@ -95,6 +95,9 @@
  *   copyuntil:PATH      cuMemcpyHtoD_v2 of 4 KiB into the newest allocation every 100 ms until
  *                       PATH exists (a job whose GPU work is copies, for idle reclamation's
  *                       tests): "copyuntil n=N bad=B" (B: not CUDA_SUCCESS)
+ *   launchasync:NAME    launch:NAME's launch without its synchronisation: the kernel stays
+ *                       queued (TESSEL_FAKE_KERNEL_US long) after the step: "launchasync NAME
+ *                       rc=R"
  *   launchuntil:NAME:PATH  the same launch and synchronisation every 100 ms until PATH
  *                       exists (a job that keeps the GPU busy now and then, for idle
  *                       reclamation's tests): "launchuntil NAME n=N bad=B" (B: not CUDA_SUCCESS)
@@ -667,6 +670,14 @@ static void step(char *s)
         if (r == CUDA_SUCCESS)
             r = SYM(cuCtxSynchronize_fn, "cuCtxSynchronize", "cuCtxSynchronize")();
         printf("launch %s rc=%d\n", arg1, r);
+    } else if (strcmp(s, "launchasync") == 0 && arg1) {
+        CUfunction f = NULL;
+        CUresult r = SYM(cuModuleGetFunction_fn, "cuModuleGetFunction",
+                         "cuModuleGetFunction")(&f, nmodules ? modules[nmodules - 1] : NULL, arg1);
+        if (r == CUDA_SUCCESS)
+            r = SYM(cuLaunchKernel_fn, "cuLaunchKernel", "cuLaunchKernel")(f, 1, 1, 1, 1, 1, 1, 0,
+                                                                           NULL, NULL, NULL);
+        printf("launchasync %s rc=%d\n", arg1, r);
     } else if (strcmp(s, "copyuntil") == 0 && arg1) {
         static unsigned char page[4096];
         uint64_t base = nallocs ? allocs[nallocs - 1].h : 0;

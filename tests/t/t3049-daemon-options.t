@@ -46,6 +46,10 @@ refused "--max-connections 0" "--max-connections 0: expected a whole number" --m
 refused "--max-connections-per-client x" "--max-connections-per-client x: expected a whole number" \
     --max-connections-per-client x
 refused "--request-timeout x" "--request-timeout x: expected a whole number" --request-timeout x
+refused "--ckpt-copies-per-gpu 0" "--ckpt-copies-per-gpu 0: expected a whole number from 1 to 16" \
+    --ckpt-copies-per-gpu 0
+refused "--ckpt-copies-per-gpu 17" "--ckpt-copies-per-gpu 17: expected a whole number from 1 to 16" \
+    --ckpt-copies-per-gpu 17
 refused "--max-body below 1K" "--max-body 1: expected a size from 1K to 16M" --max-body 1
 refused "--submit-rate x" "--submit-rate x: expected submissions a second" --submit-rate x
 refused "--submit-burst x" "--submit-burst x: expected a whole number" --submit-burst x

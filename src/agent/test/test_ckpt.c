@@ -3,7 +3,8 @@
  * back and their contents intact; a resume that does not fit answers EAGAIN and completes later;
  * a suspend that fails for one process leaves every process running as before; a driver without
  * the API or no driver at all is refused at open; two threads on one handle, one held by a
- * stopped process, the other's round trip done meanwhile.  And what a suspend measures
+ * stopped process, the other's round trip done meanwhile; the gate between the lock and the
+ * copy.  And what a suspend measures
  * (tagent_nvml_job_used, gpu.h) against the fake NVML: a job's own processes' memory, whatever
  * other processes free meanwhile. */
 #include <errno.h>
@@ -142,6 +143,61 @@ static void test_round_trip(void **state)
     assert_int_equal(tagent_ckpt_resume(c, pids, 3, &err), 0); /* nothing left to resume */
     assert_int_equal(finish(&a), 0);                           /* every byte held */
     assert_int_equal(finish(&b), 0);
+    assert_int_equal(finish(&plain), 0);
+    tagent_ckpt_close(c);
+}
+
+/* The gate between the two phases (tagent_ckpt_suspend_gated): called once, with every CUDA
+ * process locked and nothing copied yet; a gate that gives up leaves them running with their
+ * memory (ECANCELED); a list without a CUDA process calls no gate. */
+typedef struct {
+    pid_t pid;
+    int calls, give_up;
+    CUprocessState st;
+    unsigned long long used;
+} gate_seen_t;
+
+static int gate(void *arg)
+{
+    gate_seen_t *g = arg;
+    g->calls++;
+    if (cuCheckpointProcessGetState(g->pid, &g->st) != CUDA_SUCCESS)
+        g->st = (CUprocessState)-1;
+    g->used = tessel_fake_pid_used(0, g->pid);
+    return g->give_up ? -1 : 0;
+}
+
+static void test_gate(void **state)
+{
+    (void)state;
+    fresh();
+    kid_t plain = start(0, 0, 0), a = start(1, 128 * MiB, 0);
+    tsl_error_t err = {{0}};
+    tagent_ckpt_t *c = tagent_ckpt_open(lib, &err);
+    assert_non_null(c);
+    unsigned long long ua = tessel_fake_pid_used(0, a.pid);
+    pid_t pids[] = {plain.pid, a.pid};
+    gate_seen_t g = {.pid = a.pid, .give_up = 1};
+    errno = 0;
+    assert_int_equal(tagent_ckpt_suspend_gated(c, pids, NULL, 2, 5000, gate, &g, &err), -1);
+    assert_int_equal(errno, ECANCELED);
+    assert_int_equal(g.calls, 1);
+    assert_int_equal(g.st, CU_PROCESS_STATE_LOCKED); /* locked, not yet copied */
+    assert_true(g.used == ua);
+    CUprocessState st;
+    assert_int_equal(cuCheckpointProcessGetState(a.pid, &st), CUDA_SUCCESS);
+    assert_int_equal(st, CU_PROCESS_STATE_RUNNING); /* given up: unlocked, memory kept */
+    assert_true(tessel_fake_pid_used(0, a.pid) == ua);
+    g = (gate_seen_t){.pid = a.pid};
+    assert_int_equal(tagent_ckpt_suspend_gated(c, pids, NULL, 2, 5000, gate, &g, &err), 1);
+    assert_int_equal(g.calls, 1);
+    assert_int_equal(g.st, CU_PROCESS_STATE_LOCKED);
+    assert_int_equal(tessel_fake_pid_used(0, a.pid), 0);
+    assert_int_equal(tagent_ckpt_resume(c, pids, 2, &err), 1);
+    g = (gate_seen_t){.pid = plain.pid};
+    assert_int_equal(tagent_ckpt_suspend_gated(c, pids, NULL, 1, 5000, gate, &g, &err), 0);
+    assert_int_equal(g.calls, 0); /* no CUDA process: no gate */
+    assert_int_equal(finish(&a), 0);
     assert_int_equal(finish(&plain), 0);
     tagent_ckpt_close(c);
 }
@@ -355,6 +411,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_round_trip, teardown),
         cmocka_unit_test_teardown(test_all_or_nothing, teardown),
+        cmocka_unit_test_teardown(test_gate, teardown),
         cmocka_unit_test_teardown(test_open_refused, teardown),
         cmocka_unit_test_teardown(test_concurrent, teardown),
         cmocka_unit_test_teardown(test_job_used, teardown),

@@ -1,0 +1,173 @@
+/* ckptslot.c - the copy slots of the GPUs (see ckptslot.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/ckptslot.h"
+
+typedef struct {
+    uint64_t t; /* ticket; the order of asking */
+    unsigned gpus[TESSD_CSLOT_MAX_GPUS];
+    size_t n;
+    tessd_cslot_class_t cls;
+    bool restore;
+    bool holds;   /* false: waiting */
+    bool stalled; /* a holder whose slots do not count */
+    void *arg;
+} entry_t;
+
+struct tessd_cslots {
+    unsigned per_gpu;
+    uint64_t next;
+    entry_t *e; /* waiters and holders, in the order of asking */
+    size_t n, cap;
+};
+
+tessd_cslots_t *tessd_cslots_new(unsigned per_gpu)
+{
+    if (per_gpu < 1 || per_gpu > TESSD_CSLOT_MAX_PER_GPU) {
+        errno = EINVAL;
+        return NULL;
+    }
+    tessd_cslots_t *s = calloc(1, sizeof *s);
+    if (!s) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    s->per_gpu = per_gpu;
+    s->next = 1;
+    return s;
+}
+
+void tessd_cslots_free(tessd_cslots_t *s)
+{
+    if (!s)
+        return;
+    free(s->e);
+    free(s);
+}
+
+static bool wants(const entry_t *e, unsigned gpu)
+{
+    for (size_t k = 0; k < e->n; k++)
+        if (e->gpus[k] == gpu)
+            return true;
+    return false;
+}
+
+static entry_t *find(const tessd_cslots_t *s, uint64_t t)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->e[i].t == t)
+            return &s->e[i];
+    return NULL;
+}
+
+uint64_t tessd_cslots_queue(tessd_cslots_t *s, const unsigned *gpus, size_t n,
+                            tessd_cslot_class_t cls, bool restore, void *arg)
+{
+    if (!s || !gpus || n < 1 || n > TESSD_CSLOT_MAX_GPUS || cls < TESSD_CSLOT_PREEMPT ||
+        cls > TESSD_CSLOT_RECLAIM) {
+        errno = EINVAL;
+        return 0;
+    }
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 8;
+        entry_t *e = realloc(s->e, cap * sizeof *e);
+        if (!e) {
+            errno = ENOMEM;
+            return 0;
+        }
+        s->e = e;
+        s->cap = cap;
+    }
+    entry_t *e = &s->e[s->n];
+    *e = (entry_t){.t = s->next, .cls = cls, .restore = restore, .arg = arg};
+    for (size_t k = 0; k < n; k++)
+        if (!wants(e, gpus[k]))
+            e->gpus[e->n++] = gpus[k];
+    s->n++;
+    return s->next++;
+}
+
+/* Whether a ranks before b (class, then the order of asking). */
+static bool before(const entry_t *a, const entry_t *b)
+{
+    return a->cls != b->cls ? a->cls < b->cls : a->t < b->t;
+}
+
+int tessd_cslots_try(tessd_cslots_t *s, uint64_t t)
+{
+    entry_t *w = s ? find(s, t) : NULL;
+    if (!w) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (w->holds)
+        return 1;
+    for (size_t k = 0; k < w->n; k++) {
+        unsigned g = w->gpus[k], copying = 0;
+        for (size_t i = 0; i < s->n; i++) {
+            const entry_t *o = &s->e[i];
+            if (o == w || !wants(o, g))
+                continue;
+            if (o->holds && !o->stalled) {
+                if (++copying >= s->per_gpu || (w->restore && o->restore))
+                    return 0;
+            } else if (!o->holds && before(o, w)) {
+                return 0;
+            }
+        }
+    }
+    w->holds = true;
+    return 1;
+}
+
+void tessd_cslots_stall(tessd_cslots_t *s, uint64_t t, bool stalled)
+{
+    entry_t *e = s ? find(s, t) : NULL;
+    if (e && e->holds)
+        e->stalled = stalled;
+}
+
+size_t tessd_cslots_blockers(const tessd_cslots_t *s, uint64_t t, uint64_t *ts, void **args,
+                             size_t max)
+{
+    const entry_t *w = s ? find(s, t) : NULL;
+    size_t count = 0;
+    for (size_t i = 0; w && i < s->n; i++) {
+        const entry_t *o = &s->e[i];
+        if (o == w || !o->holds)
+            continue;
+        bool shares = false;
+        for (size_t k = 0; k < w->n && !shares; k++)
+            shares = wants(o, w->gpus[k]);
+        if (!shares)
+            continue;
+        if (count < max) {
+            ts[count] = o->t;
+            args[count] = o->arg;
+        }
+        count++;
+    }
+    return count;
+}
+
+void tessd_cslots_done(tessd_cslots_t *s, uint64_t t)
+{
+    entry_t *e = s ? find(s, t) : NULL;
+    if (!e)
+        return;
+    size_t i = (size_t)(e - s->e);
+    memmove(&s->e[i], &s->e[i + 1], (s->n - i - 1) * sizeof *e);
+    s->n--;
+}
+
+unsigned tessd_cslots_copying(const tessd_cslots_t *s, unsigned gpu)
+{
+    unsigned c = 0;
+    for (size_t i = 0; s && i < s->n; i++)
+        if (s->e[i].holds && !s->e[i].stalled && wants(&s->e[i], gpu))
+            c++;
+    return c;
+}

@@ -1,0 +1,74 @@
+/* ckptslot.h - the copy slots of the GPUs (docs/suspend.md, "Copies per GPU"): how many
+ * checkpoint steps may copy a job's device memory over one GPU's bus at a time, and which
+ * waiting step goes next.  Pure: no lock, no clock, no I/O, no threads (suspend.c holds its own
+ * mutex around every call and does the waiting); unit-tested in src/daemon/test/test_ckptslot.c.
+ *
+ * A step asks for the slots of all its GPUs at once (tessd_cslots_queue) and then tries to take
+ * them (tessd_cslots_try) each time something changed: all of them or none, so a gang job's step
+ * never holds one GPU's slot while it waits for another's (no deadlock, whatever order the
+ * steps ask in).  A waiter may take its slots when, on each of its GPUs,
+ *   - fewer than per_gpu counted holders copy there (a stalled holder is not counted: its
+ *     job's process is stopped, so it copies nothing and must not hold the GPU against others:
+ *     tessd_cslots_stall);
+ *   - for a restore, no counted restore is under way there (each restore reads the device's free
+ *     memory afresh once it holds its slots: two restores never count the same free memory);
+ *   - no waiter that ranks before it wants that GPU.
+ * Rank: class first (TESSD_CSLOT_PREEMPT before TESSD_CSLOT_PERSON before TESSD_CSLOT_RECLAIM),
+ * then the order of asking; so a preemption's step is served first, and a step that wants
+ * several GPUs is not passed for ever by steps that want one of them.
+ *
+ * Tickets are never 0 and never reused.  Prefix tessd_cslots_.
+ */
+#ifndef TESSEL_DAEMON_CKPTSLOT_H
+#define TESSEL_DAEMON_CKPTSLOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Most GPUs one step asks for: a node's (TSCHED_MAX_NODE_GPUS is 16). */
+#define TESSD_CSLOT_MAX_GPUS 16
+/* Most copies per GPU --ckpt-copies-per-gpu accepts: more than a handful at once only shares
+ * one bus among more copies. */
+#define TESSD_CSLOT_MAX_PER_GPU 16
+
+typedef enum {
+    TESSD_CSLOT_PREEMPT = 0, /* a preemption's checkpoint: its preemptor waits on it */
+    TESSD_CSLOT_PERSON = 1,  /* a person's suspend or resume, tesseld's own restore */
+    TESSD_CSLOT_RECLAIM = 2, /* an idle reclamation's checkpoint or restore */
+} tessd_cslot_class_t;
+
+typedef struct tessd_cslots tessd_cslots_t;
+
+/* A set of slots, per_gpu (1..TESSD_CSLOT_MAX_PER_GPU) per GPU.  NULL with errno (EINVAL,
+ * ENOMEM).  tessd_cslots_free frees it (NULL is fine). */
+tessd_cslots_t *tessd_cslots_new(unsigned per_gpu);
+void tessd_cslots_free(tessd_cslots_t *s);
+
+/* Queue a step that wants the slots of gpus[0..n) (1..TESSD_CSLOT_MAX_GPUS; duplicates count
+ * once), of class cls, a restore or not.  arg is the caller's, handed back by
+ * tessd_cslots_blockers.  Its ticket (> 0), or 0 with errno (EINVAL, ENOMEM). */
+uint64_t tessd_cslots_queue(tessd_cslots_t *s, const unsigned *gpus, size_t n,
+                            tessd_cslot_class_t cls, bool restore, void *arg);
+
+/* Take the slots of waiter t if the rules above let it now: 1 taken (t holds them until
+ * tessd_cslots_done), 0 not yet; 1 also for a t that holds them already; -1 EINVAL for no such
+ * ticket. */
+int tessd_cslots_try(tessd_cslots_t *s, uint64_t t);
+
+/* Mark holder t stalled or not (its slots then count, or not).  A ticket that holds nothing
+ * is ignored. */
+void tessd_cslots_stall(tessd_cslots_t *s, uint64_t t, bool stalled);
+
+/* The holders in the way of waiter t (those on its GPUs, stalled or not): up to max of their
+ * tickets in ts and args in args; their number. */
+size_t tessd_cslots_blockers(const tessd_cslots_t *s, uint64_t t, uint64_t *ts, void **args,
+                             size_t max);
+
+/* End t: its slots are given back, or it stops waiting.  An unknown ticket is ignored. */
+void tessd_cslots_done(tessd_cslots_t *s, uint64_t t);
+
+/* How many counted holders copy on gpu now (for tests and the log). */
+unsigned tessd_cslots_copying(const tessd_cslots_t *s, unsigned gpu);
+
+#endif

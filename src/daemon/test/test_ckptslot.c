@@ -1,0 +1,212 @@
+/* test_ckptslot.c - the copy slots of the GPUs (src/daemon/ckptslot.c): one copy per GPU
+ * at a time while another GPU copies, the cap per GPU, preemptions before persons before
+ * reclamations and the order of asking within a class, a gang step taking all its GPUs or
+ * none (two gang steps asking in opposite orders do not deadlock; a gang waiter is not passed
+ * for ever), a stalled holder not counted, one restore per GPU, and bad input refused. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "daemon/ckptslot.h"
+
+static uint64_t q1(tessd_cslots_t *s, unsigned gpu, tessd_cslot_class_t cls, bool restore)
+{
+    uint64_t t = tessd_cslots_queue(s, &gpu, 1, cls, restore, NULL);
+    assert_true(t > 0);
+    return t;
+}
+
+static void test_one_per_gpu(void **state)
+{
+    (void)state;
+    tessd_cslots_t *s = tessd_cslots_new(1);
+    assert_non_null(s);
+    uint64_t a = q1(s, 0, TESSD_CSLOT_PERSON, false);
+    uint64_t b = q1(s, 0, TESSD_CSLOT_PERSON, false);
+    uint64_t c = q1(s, 1, TESSD_CSLOT_PERSON, false);
+    assert_int_equal(tessd_cslots_try(s, a), 1);
+    assert_int_equal(tessd_cslots_try(s, b), 0); /* GPU 0 copies a's */
+    assert_int_equal(tessd_cslots_try(s, c), 1); /* GPU 1 is free */
+    assert_int_equal(tessd_cslots_copying(s, 0), 1);
+    assert_int_equal(tessd_cslots_copying(s, 1), 1);
+    assert_int_equal(tessd_cslots_try(s, a), 1); /* held already */
+    tessd_cslots_done(s, a);
+    assert_int_equal(tessd_cslots_try(s, b), 1);
+    tessd_cslots_done(s, b);
+    tessd_cslots_done(s, c);
+    assert_int_equal(tessd_cslots_copying(s, 0), 0);
+    assert_int_equal(tessd_cslots_try(s, a), -1);
+    assert_int_equal(errno, EINVAL);
+    tessd_cslots_done(s, a); /* unknown: ignored */
+    tessd_cslots_free(s);
+}
+
+static void test_cap(void **state)
+{
+    (void)state;
+    tessd_cslots_t *s = tessd_cslots_new(2);
+    uint64_t a = q1(s, 3, TESSD_CSLOT_PERSON, false);
+    uint64_t b = q1(s, 3, TESSD_CSLOT_PERSON, false);
+    uint64_t c = q1(s, 3, TESSD_CSLOT_PERSON, false);
+    assert_int_equal(tessd_cslots_try(s, a), 1);
+    assert_int_equal(tessd_cslots_try(s, b), 1);
+    assert_int_equal(tessd_cslots_try(s, c), 0);
+    assert_int_equal(tessd_cslots_copying(s, 3), 2);
+    tessd_cslots_done(s, b);
+    assert_int_equal(tessd_cslots_try(s, c), 1);
+    tessd_cslots_free(s);
+}
+
+static void test_rank(void **state)
+{
+    (void)state;
+    tessd_cslots_t *s = tessd_cslots_new(1);
+    uint64_t h = q1(s, 0, TESSD_CSLOT_PERSON, false);
+    assert_int_equal(tessd_cslots_try(s, h), 1);
+    /* asked in this order while h copies */
+    uint64_t rec = q1(s, 0, TESSD_CSLOT_RECLAIM, false);
+    uint64_t p1 = q1(s, 0, TESSD_CSLOT_PERSON, false);
+    uint64_t pre = q1(s, 0, TESSD_CSLOT_PREEMPT, false);
+    uint64_t p2 = q1(s, 0, TESSD_CSLOT_PERSON, false);
+    tessd_cslots_done(s, h);
+    /* the preemption first, though asked after the others */
+    assert_int_equal(tessd_cslots_try(s, rec), 0);
+    assert_int_equal(tessd_cslots_try(s, p2), 0);
+    assert_int_equal(tessd_cslots_try(s, p1), 0);
+    assert_int_equal(tessd_cslots_try(s, pre), 1);
+    tessd_cslots_done(s, pre);
+    /* then persons in the order they asked, the reclamation last */
+    assert_int_equal(tessd_cslots_try(s, p2), 0);
+    assert_int_equal(tessd_cslots_try(s, rec), 0);
+    assert_int_equal(tessd_cslots_try(s, p1), 1);
+    tessd_cslots_done(s, p1);
+    assert_int_equal(tessd_cslots_try(s, rec), 0);
+    assert_int_equal(tessd_cslots_try(s, p2), 1);
+    tessd_cslots_done(s, p2);
+    assert_int_equal(tessd_cslots_try(s, rec), 1);
+    tessd_cslots_free(s);
+}
+
+static void test_gang(void **state)
+{
+    (void)state;
+    tessd_cslots_t *s = tessd_cslots_new(1);
+    unsigned g01[] = {0, 1}, g10[] = {1, 0}, g12[] = {1, 2, 1};
+    /* two gang steps asking in opposite orders: one takes both, the other none */
+    uint64_t x = tessd_cslots_queue(s, g01, 2, TESSD_CSLOT_PERSON, false, NULL);
+    uint64_t y = tessd_cslots_queue(s, g10, 2, TESSD_CSLOT_PERSON, false, NULL);
+    assert_int_equal(tessd_cslots_try(s, y), 0); /* x ranks before it on both */
+    assert_int_equal(tessd_cslots_try(s, x), 1);
+    assert_int_equal(tessd_cslots_try(s, y), 0);
+    assert_int_equal(tessd_cslots_copying(s, 0), 1);
+    assert_int_equal(tessd_cslots_copying(s, 1), 1);
+    tessd_cslots_done(s, x);
+    assert_int_equal(tessd_cslots_try(s, y), 1);
+    /* a gang waiter on GPUs 1 and 2 (1 named twice: counted once) while y holds 1: a single
+     * step on GPU 2 asked after it does not pass it, so it is not starved */
+    uint64_t z = tessd_cslots_queue(s, g12, 3, TESSD_CSLOT_PERSON, false, NULL);
+    uint64_t single = q1(s, 2, TESSD_CSLOT_PERSON, false);
+    assert_int_equal(tessd_cslots_try(s, z), 0);
+    assert_int_equal(tessd_cslots_copying(s, 2), 0); /* z holds nothing while it waits */
+    assert_int_equal(tessd_cslots_try(s, single), 0);
+    tessd_cslots_done(s, y);
+    assert_int_equal(tessd_cslots_try(s, z), 1);
+    assert_int_equal(tessd_cslots_copying(s, 1), 1);
+    assert_int_equal(tessd_cslots_copying(s, 2), 1);
+    tessd_cslots_done(s, z);
+    assert_int_equal(tessd_cslots_try(s, single), 1);
+    tessd_cslots_free(s);
+}
+
+static void test_stalled(void **state)
+{
+    (void)state;
+    tessd_cslots_t *s = tessd_cslots_new(1);
+    int tag = 7;
+    unsigned g = 0;
+    uint64_t a = tessd_cslots_queue(s, &g, 1, TESSD_CSLOT_PERSON, false, &tag);
+    uint64_t b = q1(s, 0, TESSD_CSLOT_PERSON, false);
+    uint64_t c = q1(s, 5, TESSD_CSLOT_PERSON, false);
+    tessd_cslots_stall(s, b, true); /* a waiter: ignored */
+    assert_int_equal(tessd_cslots_try(s, a), 1);
+    assert_int_equal(tessd_cslots_try(s, b), 0);
+    uint64_t ts[4];
+    void *args[4];
+    assert_int_equal(tessd_cslots_blockers(s, b, ts, args, 4), 1);
+    assert_int_equal(ts[0], a);
+    assert_ptr_equal(args[0], &tag);
+    assert_int_equal(tessd_cslots_blockers(s, c, ts, args, 4), 0); /* another GPU */
+    /* a's job's process is stopped: its slot no longer counts, b copies */
+    tessd_cslots_stall(s, a, true);
+    assert_int_equal(tessd_cslots_copying(s, 0), 0);
+    assert_int_equal(tessd_cslots_try(s, b), 1);
+    /* a goes on: both count now (the cap is passed until one ends); a third waits */
+    tessd_cslots_stall(s, a, false);
+    assert_int_equal(tessd_cslots_copying(s, 0), 2);
+    uint64_t d = q1(s, 0, TESSD_CSLOT_PREEMPT, false);
+    assert_int_equal(tessd_cslots_try(s, d), 0);
+    tessd_cslots_done(s, a);
+    assert_int_equal(tessd_cslots_try(s, d), 0);
+    tessd_cslots_done(s, b);
+    assert_int_equal(tessd_cslots_try(s, d), 1);
+    tessd_cslots_free(s);
+}
+
+static void test_restores(void **state)
+{
+    (void)state;
+    tessd_cslots_t *s = tessd_cslots_new(3);
+    uint64_t r1 = q1(s, 0, TESSD_CSLOT_PERSON, true);
+    uint64_t r2 = q1(s, 0, TESSD_CSLOT_PERSON, true);
+    uint64_t c1 = q1(s, 0, TESSD_CSLOT_PERSON, false);
+    uint64_t r3 = q1(s, 1, TESSD_CSLOT_PERSON, true);
+    assert_int_equal(tessd_cslots_try(s, r1), 1);
+    assert_int_equal(tessd_cslots_try(s, r2), 0); /* one restore per GPU, whatever the cap */
+    assert_int_equal(tessd_cslots_try(s, r3), 1); /* on another GPU */
+    assert_int_equal(tessd_cslots_try(s, c1), 0); /* r2 ranks before it */
+    tessd_cslots_done(s, r1);
+    assert_int_equal(tessd_cslots_try(s, r2), 1);
+    assert_int_equal(tessd_cslots_try(s, c1), 1); /* a checkpoint beside a restore: cap 3 */
+    tessd_cslots_free(s);
+}
+
+static void test_bad(void **state)
+{
+    (void)state;
+    errno = 0;
+    assert_null(tessd_cslots_new(0));
+    assert_int_equal(errno, EINVAL);
+    assert_null(tessd_cslots_new(TESSD_CSLOT_MAX_PER_GPU + 1));
+    tessd_cslots_t *s = tessd_cslots_new(TESSD_CSLOT_MAX_PER_GPU);
+    assert_non_null(s);
+    unsigned g[TESSD_CSLOT_MAX_GPUS + 1] = {0};
+    errno = 0;
+    assert_int_equal(tessd_cslots_queue(s, g, 0, TESSD_CSLOT_PERSON, false, NULL), 0);
+    assert_int_equal(errno, EINVAL);
+    assert_int_equal(
+        tessd_cslots_queue(s, g, TESSD_CSLOT_MAX_GPUS + 1, TESSD_CSLOT_PERSON, false, NULL), 0);
+    assert_int_equal(tessd_cslots_queue(s, g, 1, (tessd_cslot_class_t)3, false, NULL), 0);
+    assert_int_equal(tessd_cslots_queue(s, NULL, 1, TESSD_CSLOT_PERSON, false, NULL), 0);
+    /* nothing was queued: the first real ticket copies at once */
+    uint64_t t = tessd_cslots_queue(s, g, 1, TESSD_CSLOT_RECLAIM, false, NULL);
+    assert_int_equal(tessd_cslots_try(s, t), 1);
+    /* many waiters (the table grows) */
+    for (unsigned i = 0; i < 100; i++)
+        assert_true(q1(s, i % 4, TESSD_CSLOT_PERSON, false) > 0);
+    tessd_cslots_free(s);
+    tessd_cslots_free(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_one_per_gpu), cmocka_unit_test(test_cap),
+        cmocka_unit_test(test_rank),        cmocka_unit_test(test_gang),
+        cmocka_unit_test(test_stalled),     cmocka_unit_test(test_restores),
+        cmocka_unit_test(test_bad),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
