@@ -59,6 +59,10 @@ $(CONSOLE_TESTS): $(CONSOLE_FILES) $(O)/bin/tesseld $(O)/bin/tessel-shim
 tests/t/t7000-console-static.t: $(XTERM_DIR)/.staged
 tests/t/t7001-console-browser.t: $(CONSOLE_NODE) $(O)/tests/interposer/tcu-probe \
                                  $(O)/lib/libtessel-cuda.so
+# The first page's bundle (scripts/console-bundle.sh): every module in it, current, loaded by the
+# served page; the sources still load as modules (--web-root web).
+TESTS += tests/t/t4051-console-bundle.t
+tests/t/t4051-console-bundle.t: $(CONSOLE_FILES) $(CONSOLE_NODE) $(O)/bin/tesseld $(O)/bin/tessel-shim
 # The chart module's pure parts (ticks, decimation), node's own test runner.
 TESTS += tests/t/t7002-console-chart.t
 tests/t/t7002-console-chart.t: $(CONSOLE_FILES)
