@@ -43,7 +43,7 @@ const allDrawn = () => {
 const CATEGORY = [
   [/CpuProfiler|Tracing|TraceLog/, 'profiler overhead (tracing only)'],
   [/GC|Gc|Sweep|Scavenge|MarkCompact|BlinkGC|Oilpan/, 'garbage collection'],
-  [/Compile|V8\.Parse|v8\.parse|PreParse|ParseScript|ParseFunction|ParseProgram|deserialize|Streaming/, 'script compile'],
+  [/[Cc]ompile|V8\.Parse|v8\.parse|PreParse|ParseScript|ParseFunction|ParseProgram|deserialize|Streaming/, 'script compile'],
   [/ParseAuthorStyleSheet|CSSParser|StyleSheetContents|CSSStyleSheet|StyleRule/, 'CSS parse'],
   [/HTMLDocumentParser|ParseHTML|DocumentParser|HTMLTreeBuilder|HTMLParser|HTMLToken/, 'HTML parse'],
   [/Navigation|DocumentLoader|LocalWindowProxy|CreateContext|WindowProxy|FrameLoader|Document::Initialize|Document::Shutdown|unload/i, 'document commit and window set-up'],
