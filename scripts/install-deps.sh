@@ -15,6 +15,9 @@ PKGS="$PKGS prometheus"
 # The API description built into tesseld (xxd) and its checks (python3-jsonschema); the man
 # pages (go-md2man) and the zsh completion's test (zsh).
 PKGS="$PKGS xxd python3-jsonschema go-md2man zsh"
+# The web console's first page bundled at build time (scripts/console-bundle.sh; a build tool
+# only, nothing of it is served).
+PKGS="$PKGS esbuild"
 # Debian packaging and its test in a throwaway root (docs/install.md, t8000); debian/control's
 # Build-Depends are the build dependencies above.
 PKGS="$PKGS dpkg-dev debhelper lintian debootstrap"

@@ -1,5 +1,6 @@
-# The web console (docs/console.md).  Its sources are the static files in web/ (no build step:
-# plain ES modules and CSS); tesseld serves them at / (src/daemon/api/console.c).
+# The web console (docs/console.md).  Its sources are the static files in web/ (plain ES modules
+# and CSS, loadable as they are); tesseld serves them at / (src/daemon/api/console.c), the first
+# page's modules bundled by `make` (esbuild, a build tool only: the index.html rule below).
 #
 # `make` installs the served files (index.html, app/) into $(O)/share/tessel/web, where
 # tesseld looks by default (BINDIR/../share/tessel/web; --web-root DIR overrides).  The console's
@@ -17,6 +18,12 @@ all: $(CONSOLE_FILES)
 $(O)/share/tessel/web/%: web/%
 	@mkdir -p $(dir $@)
 	cp $< $@
+# The served index.html loads the first page as a bundle of the same modules (app/b-main.js and
+# its chunk, built by esbuild from web/app: scripts/console-bundle.sh), not as six modules; the
+# modules are installed beside it as they are (above).  An explicit rule: it wins over the copy.
+$(O)/share/tessel/web/index.html: web/index.html $(filter web/app/%.js,$(CONSOLE_SRC)) \
+                                  scripts/console-bundle.sh
+	scripts/console-bundle.sh web $(O)/share/tessel/web
 
 CONSOLE_NODE := web/node_modules/.package-lock.json
 $(CONSOLE_NODE): web/package-lock.json web/package.json
@@ -52,6 +59,10 @@ $(CONSOLE_TESTS): $(CONSOLE_FILES) $(O)/bin/tesseld $(O)/bin/tessel-shim
 tests/t/t7000-console-static.t: $(XTERM_DIR)/.staged
 tests/t/t7001-console-browser.t: $(CONSOLE_NODE) $(O)/tests/interposer/tcu-probe \
                                  $(O)/lib/libtessel-cuda.so
+# The first page's bundle (scripts/console-bundle.sh): every module in it, current, loaded by the
+# served page; the sources still load as modules (--web-root web).
+TESTS += tests/t/t4051-console-bundle.t
+tests/t/t4051-console-bundle.t: $(CONSOLE_FILES) $(CONSOLE_NODE) $(O)/bin/tesseld $(O)/bin/tessel-shim
 # The chart module's pure parts (ticks, decimation), node's own test runner.
 TESTS += tests/t/t7002-console-chart.t
 tests/t/t7002-console-chart.t: $(CONSOLE_FILES)

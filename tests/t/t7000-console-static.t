@@ -23,13 +23,22 @@ get() {
 
 get /
 is "$CODE $TYPE" "200 text/html; charset=utf-8" "GET / answers index.html as HTML (no token needed)"
-cmp -s "$TD/out" "$TESSEL_SRCDIR/web/index.html"; ok $? "GET / is web/index.html byte for byte"
+# The served index.html is make's (scripts/console-bundle.sh): web/index.html with the first
+# page's bundle (app/b-main.js, its chunks preloaded) in place of its modules (t4051 checks the
+# bundle itself); every other line as committed.
+cmp -s "$TD/out" "$WEB/index.html"; ok $? "GET / is the installed index.html byte for byte"
+unbundled() { grep -v '<link rel="modulepreload"\|<script type="module"' "$1"; }
+unbundled "$TD/out" >"$TD/served.rest"
+unbundled "$TESSEL_SRCDIR/web/index.html" >"$TD/src.rest"
+cmp -s "$TD/served.rest" "$TD/src.rest"; ok $? "... web/index.html but for its module script and preloads"
 is "$CACHE" "no-cache" "index.html is revalidated (a new tesseld's console is picked up at once)"
-grep -q '<script type="module" src="app/main.js">' "$TD/out"; ok $? "the page loads app/main.js as a module"
+grep -q '<script type="module" src="app/b-main.js">' "$TD/out"; ok $? "the page loads app/b-main.js (the bundle) as a module"
+grep -q '<script type="module" src="app/main.js">' "$TESSEL_SRCDIR/web/index.html"
+ok $? "web/index.html loads app/main.js (the sources, as tesseld --web-root web serves them)"
 # Every module of the first page (main.js and what it imports, statically, level by level) is
-# preloaded by the page (one round trip for all of them, not one per level of imports:
-# docs/console.md, "Load order"); the other pages' modules, imported when first shown
-# (import('./x.js')), are not, and every module is served.
+# preloaded by web/index.html (one round trip for all of them, not one per level of imports:
+# docs/console.md, "Load order"), and the bundle's chunks by the served one; the other pages'
+# modules, imported when first shown (import('./x.js')), are not, and every module is served.
 static_deps() { sed -n "s/^import .* from '\.\/\([^']*\)';.*/\1/p" "$TESSEL_SRCDIR/web/app/$1"; }
 seen=" main.js "; todo=$(static_deps main.js)
 while set -- $todo && [ $# -gt 0 ]; do
@@ -39,9 +48,15 @@ while set -- $todo && [ $# -gt 0 ]; do
 done
 first=$(for f in $seen; do [ "$f" = main.js ] || echo "app/$f"; done | sort -u)
 lazy=$(cd "$TESSEL_SRCDIR/web/app" && sed -n "s/.*[^a-zA-Z_.]import('\.\/\([^']*\)').*/app\/\1/p" ./*.js | sort -u)
-preloads=$(sed -n 's/.*<link rel="modulepreload" href="\([^"]*\)">.*/\1/p' "$TD/out" | sort -u)
+preloads=$(sed -n 's/.*<link rel="modulepreload" href="\([^"]*\)">.*/\1/p' "$TESSEL_SRCDIR/web/index.html" | sort -u)
 [ -n "$first" ] && [ "$first" = "$preloads" ]
-ok $? "index.html preloads exactly the first page's modules ($(echo $first | wc -w) of them: $(echo $first))"
+ok $? "web/index.html preloads exactly the first page's modules ($(echo $first | wc -w) of them: $(echo $first))"
+chunks=$(sed -n 's/^} from "\.\/\(b-[A-Za-z0-9_-]*\.js\)";$/app\/\1/p; s/^import .* from "\.\/\(b-[A-Za-z0-9_-]*\.js\)";$/app\/\1/p' \
+    "$WEB/app/b-main.js" | sort -u)
+bpreloads=$(sed -n 's/.*<link rel="modulepreload" href="\([^"]*\)">.*/\1/p' "$TD/out" | sort -u)
+[ -n "$chunks" ] && [ "$chunks" = "$bpreloads" ]
+ok $? "the served index.html preloads exactly app/b-main.js's static imports ($(echo $chunks))"
+preloads="$preloads $bpreloads app/b-main.js"
 n=0
 for m in $lazy; do
     case " $(echo $first) " in *" $m "*) continue ;; esac
@@ -82,8 +97,8 @@ cmp -s "$TD/out" "$TESSEL_SRCDIR/web/app/chart.js"; ok $? "app/chart.js is serve
 # served, as JavaScript and CSS, cached for good (npm's files, staged by make).
 is "$(grep -ohi 'vendor/[A-Za-z0-9._-]*' "$WEB/index.html" "$WEB"/app/*.js | sort -u | tr '\n' ' ')" \
     "vendor/xterm-6.0.0 " "the only vendored library the console names is xterm.js 6.0.0"
-! grep -qi 'vendor/' "$WEB/index.html" "$WEB/app/main.js"
-ok $? "... not on the first page's path (index.html, main.js)"
+! grep -qi 'vendor/' "$WEB/index.html" "$WEB/app/main.js" "$WEB/app/b-main.js"
+ok $? "... not on the first page's path (index.html, main.js, b-main.js)"
 get /vendor/xterm-6.0.0/xterm.mjs
 is "$CODE $TYPE $CACHE" "200 text/javascript; charset=utf-8 public, max-age=31536000, immutable" \
     "/vendor/xterm-6.0.0/xterm.mjs: JavaScript, cached for good"

@@ -178,17 +178,19 @@ try {
 
   // Another page's module is read when that page is first shown (not at load): one that cannot
   // be fetched says so, with a way to try again, which then shows the page.
-  const atLoad = await page2.evaluate(() => performance.getEntriesByType('resource').map((e) => e.name).filter((n) => /\/app\/(users|jobs|job|newjob|queues|widgets)\.js$/.test(n)));
+  const atLoad = await page2.evaluate(() => performance.getEntriesByType('resource').map((e) => e.name).filter((n) => /\/app\/(b-)?(users|jobs|job|newjob|queues|widgets)\.js$/.test(n)));
   check(atLoad.length === 0, 'the overview\'s load reads no other page\'s module', JSON.stringify(atLoad));
   const asked = [];
-  page2.on('request', (rq) => { if (/\/app\/users\.js$/.test(rq.url())) asked.push(rq.url()); });
-  await page2.route('**/app/users.js', (rt) => rt.abort());
+  // The users page's module: app/users.js, or its bundle app/b-users.js as make serves it.
+  const usersModule = /\/app\/(b-)?users\.js$/;
+  page2.on('request', (rq) => { if (usersModule.test(rq.url())) asked.push(rq.url()); });
+  await page2.route(usersModule, (rt) => rt.abort());
   await page2.evaluate(() => { location.hash = '#/users'; });
   await page2.locator('main h1:text("Page not loaded")').waitFor();
   const alert = await page2.locator('main [role=alert]').textContent();
   check(asked.length === 1 && /could not be loaded/.test(alert),
     `a page's module is asked for when the page is first shown; unreachable: "${alert.trim()}"`, JSON.stringify(asked));
-  await page2.unroute('**/app/users.js');
+  await page2.unroute(usersModule);
   await page2.click('main button:text("Try again")');
   await page2.locator('main h1:text("Users & tokens")').waitFor();
   check(await page2.locator('#nav a[aria-current="page"]').textContent() === 'Users & tokens', 'Try again: the page is shown');
