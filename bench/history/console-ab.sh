@@ -1,9 +1,10 @@
 #!/bin/sh
 # bench/history/console-ab.sh - the console's week view, two versions of its files side by side:
-# those of git commit BASE (default 87c552e, before the load-order changes) and this tree's
-# (BUILD/share/tessel/web), served in turn by the same tesseld (--web-root) from the same store
-# (a week of 8 GPUs, bench-history-fill), ROUNDS rounds (default 2) of RUNS fresh loads each
-# (web/test/history-load.mjs).  Only the console's files differ between the two.
+# those of git commit BASE (default 87c552e, before the load-order changes; bundled as its make
+# would, when it has scripts/console-bundle.sh) and this tree's (BUILD/share/tessel/web, as make
+# installs them: the first page bundled), served in turn by the same tesseld (--web-root) from
+# the same store (a week of 8 GPUs, bench-history-fill), ROUNDS rounds (default 2) of RUNS fresh
+# loads each (web/test/history-load.mjs).  Only the console's files differ between the two.
 #
 #   bench/history/console-ab.sh [BUILD_DIR] [BASE]     (after `make bench`, web/node_modules)
 #
@@ -24,6 +25,12 @@ paths="web/index.html web/app"
 ! git -C "$SRC" cat-file -e "$BASE:web/vendor" 2>/dev/null || paths="$paths web/vendor"
 # shellcheck disable=SC2086 # the paths are words
 git -C "$SRC" archive "$BASE" $paths | tar -x -C "$T/old"
+# A BASE whose make serves the first page as a bundle (scripts/console-bundle.sh, since
+# 2026-11-28): its console as its make would serve it, bundled by its own script.
+if git -C "$SRC" cat-file -e "$BASE:scripts/console-bundle.sh" 2>/dev/null; then
+    git -C "$SRC" show "$BASE:scripts/console-bundle.sh" >"$T/old-bundle.sh"
+    sh "$T/old-bundle.sh" "$T/old/web" "$T/old/web"
+fi
 start() { bench_start --fake-gpus 8xRTX4090:24G --no-cgroups --web-root "$1"; }
 stop() { bench_stop; }
 echo "== machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"

@@ -21,8 +21,15 @@ $(O)/share/tessel/web/%: web/%
 # The served index.html loads the first page as a bundle of the same modules (app/b-main.js and
 # its chunk, built by esbuild from web/app: scripts/console-bundle.sh), not as six modules; the
 # modules are installed beside it as they are (above).  An explicit rule: it wins over the copy.
+# It is built again when esbuild comes or goes (or changes version): $(CONSOLE_BUNDLER) holds
+# which esbuild there is and changes only then.
+CONSOLE_BUNDLER := $(O)/gen/console-bundler
+$(CONSOLE_BUNDLER): FORCE
+	@mkdir -p $(dir $@)
+	@v="$$(command -v esbuild || echo none) $$(esbuild --version 2>/dev/null)"; \
+	    [ "$$(cat $@ 2>/dev/null)" = "$$v" ] || echo "$$v" >$@
 $(O)/share/tessel/web/index.html: web/index.html $(filter web/app/%.js,$(CONSOLE_SRC)) \
-                                  scripts/console-bundle.sh
+                                  scripts/console-bundle.sh $(CONSOLE_BUNDLER)
 	scripts/console-bundle.sh web $(O)/share/tessel/web
 
 CONSOLE_NODE := web/node_modules/.package-lock.json

@@ -132,7 +132,8 @@ function analyse(events, label) {
     if (e.name === 'ResourceSendRequest') reqs.set(d.requestId, { url: d.url, s: e.ts });
     if (e.name === 'ResourceFinish' && reqs.has(d.requestId)) reqs.get(d.requestId).e = d.finishTime ? d.finishTime * 1e6 : e.ts;
   }
-  return { window, byCat, fnTime, reqs: [...reqs.values()].map((r) => ({ url: r.url.replace(URL, ''), s: (r.s - t0) / 1000, e: r.e ? (r.e - t0) / 1000 : NaN })) };
+// The document's own finish time is on another clock (its request is the browser's): not shown.
+  return { window, byCat, fnTime, reqs: [...reqs.values()].map((r) => ({ url: r.url.replace(URL, ''), s: (r.s - t0) / 1000, e: r.e >= r.s ? (r.e - t0) / 1000 : NaN })) };
 }
 
 const fmt = (ms) => ms.toFixed(1).padStart(7);
