@@ -604,6 +604,71 @@ typedef struct CUDA_LAUNCH_PARAMS_st {
 #define CU_LAUNCH_PARAM_BUFFER_POINTER ((void *)0x01)
 #define CU_LAUNCH_PARAM_BUFFER_SIZE    ((void *)0x02)
 
+/* ---- Stream memory operations, host functions ------------------------------
+ * cuStreamWriteValue32/64, cuStreamWaitValue32/64 and cuStreamBatchMemOp: a 32- or 64-bit word
+ * of device memory written, or waited for, in stream order (cuda.h 13.0; the _v2 exports of
+ * CUDA 11.7 are what cuda.h's names stand for; the unversioned ones are the CUDA 8/9 exports). */
+typedef enum CUstreamWaitValue_flags_enum {
+    CU_STREAM_WAIT_VALUE_GEQ = 0x0, /* (int32_t)(*addr - value) >= 0 (int64_t for 64 bits) */
+    CU_STREAM_WAIT_VALUE_EQ = 0x1,  /* *addr == value */
+    CU_STREAM_WAIT_VALUE_AND = 0x2, /* (*addr & value) != 0 */
+    CU_STREAM_WAIT_VALUE_NOR = 0x3, /* ~(*addr | value) != 0 */
+    CU_STREAM_WAIT_VALUE_FLUSH = 1 << 30
+} CUstreamWaitValue_flags;
+
+typedef enum CUstreamWriteValue_flags_enum {
+    CU_STREAM_WRITE_VALUE_DEFAULT = 0x0,
+    CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER = 0x1 /* v1 only */
+} CUstreamWriteValue_flags;
+
+typedef enum CUstreamBatchMemOpType_enum {
+    CU_STREAM_MEM_OP_WAIT_VALUE_32 = 1,
+    CU_STREAM_MEM_OP_WRITE_VALUE_32 = 2,
+    CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES = 3,
+    CU_STREAM_MEM_OP_WAIT_VALUE_64 = 4,
+    CU_STREAM_MEM_OP_WRITE_VALUE_64 = 5,
+    CU_STREAM_MEM_OP_BARRIER = 6 /* _v2 only */
+} CUstreamBatchMemOpType;
+
+/* One operation of cuStreamBatchMemOp: 48 bytes, `operation` first in every member. */
+typedef union CUstreamBatchMemOpParams_union {
+    CUstreamBatchMemOpType operation;
+    struct CUstreamMemOpWaitValueParams_st {
+        CUstreamBatchMemOpType operation;
+        CUdeviceptr address;
+        union {
+            cuuint32_t value;
+            cuuint64_t value64;
+        };
+        unsigned int flags; /* CUstreamWaitValue_flags */
+        CUdeviceptr alias;  /* the driver's */
+    } waitValue;
+    struct CUstreamMemOpWriteValueParams_st {
+        CUstreamBatchMemOpType operation;
+        CUdeviceptr address;
+        union {
+            cuuint32_t value;
+            cuuint64_t value64;
+        };
+        unsigned int flags; /* CUstreamWriteValue_flags */
+        CUdeviceptr alias;
+    } writeValue;
+    struct CUstreamMemOpFlushRemoteWritesParams_st {
+        CUstreamBatchMemOpType operation;
+        unsigned int flags; /* 0 */
+    } flushRemoteWrites;
+    struct CUstreamMemOpMemoryBarrierParams_st {
+        CUstreamBatchMemOpType operation;
+        unsigned int flags; /* CU_STREAM_MEMORY_BARRIER_TYPE_SYS 0, _GPU 1 */
+    } memoryBarrier;
+    cuuint64_t pad[6];
+} CUstreamBatchMemOpParams;
+
+/* Host functions enqueued on a stream (cuLaunchHostFunc) and stream callbacks
+ * (cuStreamAddCallback, flags 0): called once the stream's earlier work is done. */
+typedef void (*CUhostFn)(void *userData);
+typedef void (*CUstreamCallback)(CUstream hStream, CUresult status, void *userData);
+
 /* ---- Graphs and stream capture ------------------------------------------ */
 
 typedef enum CUstreamCaptureStatus_enum {
@@ -947,6 +1012,8 @@ CUABI_FN(cuGraphInstantiateWithFlags,
 CUABI_FN(cuGraphLaunch, (CUgraphExec hGraphExec, CUstream hStream));
 CUABI_FN(cuGraphLaunch_ptsz, (CUgraphExec hGraphExec, CUstream hStream));
 CUABI_FN(cuGraphExecDestroy, (CUgraphExec hGraphExec));
+CUABI_FN(cuGraphUpload, (CUgraphExec hGraphExec, CUstream hStream));
+CUABI_FN(cuGraphUpload_ptsz, (CUgraphExec hGraphExec, CUstream hStream));
 CUABI_FN(cuStreamBeginCapture, (CUstream hStream));
 CUABI_FN(cuStreamBeginCapture_ptsz, (CUstream hStream));
 CUABI_FN(cuStreamBeginCapture_v2, (CUstream hStream, CUstreamCaptureMode mode));
@@ -970,6 +1037,56 @@ CUABI_FN(cuStreamGetPriority_ptsz, (CUstream hStream, int *priority));
 CUABI_FN(cuStreamGetCtx, (CUstream hStream, CUcontext *pctx));
 CUABI_FN(cuStreamWaitEvent, (CUstream hStream, CUevent hEvent, unsigned int Flags));
 CUABI_FN(cuStreamWaitEvent_ptsz, (CUstream hStream, CUevent hEvent, unsigned int Flags));
+
+/* Stream memory operations (count: fewer than 256 operations in a batch) */
+CUABI_FN(cuStreamWriteValue32,
+         (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags));
+CUABI_FN(cuStreamWaitValue32,
+         (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags));
+CUABI_FN(cuStreamWriteValue64,
+         (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags));
+CUABI_FN(cuStreamWaitValue64,
+         (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags));
+CUABI_FN(cuStreamBatchMemOp, (CUstream stream, unsigned int count,
+                              CUstreamBatchMemOpParams *paramArray, unsigned int flags));
+CUABI_FN(cuStreamWriteValue32_ptsz,
+         (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags));
+CUABI_FN(cuStreamWaitValue32_ptsz,
+         (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags));
+CUABI_FN(cuStreamWriteValue64_ptsz,
+         (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags));
+CUABI_FN(cuStreamWaitValue64_ptsz,
+         (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags));
+CUABI_FN(cuStreamBatchMemOp_ptsz, (CUstream stream, unsigned int count,
+                                   CUstreamBatchMemOpParams *paramArray, unsigned int flags));
+CUABI_FN(cuStreamWriteValue32_v2,
+         (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags));
+CUABI_FN(cuStreamWaitValue32_v2,
+         (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags));
+CUABI_FN(cuStreamWriteValue64_v2,
+         (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags));
+CUABI_FN(cuStreamWaitValue64_v2,
+         (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags));
+CUABI_FN(cuStreamBatchMemOp_v2, (CUstream stream, unsigned int count,
+                                 CUstreamBatchMemOpParams *paramArray, unsigned int flags));
+CUABI_FN(cuStreamWriteValue32_v2_ptsz,
+         (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags));
+CUABI_FN(cuStreamWaitValue32_v2_ptsz,
+         (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags));
+CUABI_FN(cuStreamWriteValue64_v2_ptsz,
+         (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags));
+CUABI_FN(cuStreamWaitValue64_v2_ptsz,
+         (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags));
+CUABI_FN(cuStreamBatchMemOp_v2_ptsz, (CUstream stream, unsigned int count,
+                                      CUstreamBatchMemOpParams *paramArray, unsigned int flags));
+
+/* Host functions and callbacks */
+CUABI_FN(cuLaunchHostFunc, (CUstream hStream, CUhostFn fn, void *userData));
+CUABI_FN(cuLaunchHostFunc_ptsz, (CUstream hStream, CUhostFn fn, void *userData));
+CUABI_FN(cuStreamAddCallback,
+         (CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags));
+CUABI_FN(cuStreamAddCallback_ptsz,
+         (CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags));
 
 /* Events */
 CUABI_FN(cuEventCreate, (CUevent * phEvent, unsigned int Flags));
