@@ -138,6 +138,9 @@ TESSELD_TESTS += tests/t/t3243-daemon-rebuild-np-counted.t
 # a restored job's idle time (docs/suspend.md, "Resumes, queue limits and pending jobs").
 TESSELD_TESTS += tests/t/t3240-daemon-resume-rules.t tests/t/t3241-daemon-idle-floor.t \
                  tests/t/t3242-daemon-idle-again.t
+# Idle reclamation's second pass of gated calls: stream memory operations, host functions and
+# callbacks, capture and graph upload (docs/suspend.md, "Calls still unhooked").
+TESSELD_TESTS += tests/t/t3252-daemon-idle-calls2.t tests/t/t3253-daemon-idle-work2.t
 TESSELD_TESTS += tests/t/t3163-daemon-jobdir-mounted.t
 TESSELD_TESTS += tests/t/t3164-daemon-exit-record.t
 TESSELD_TESTS += tests/t/t3165-daemon-jobdir-reused-id.t
@@ -327,7 +330,7 @@ tests/t/t3232-daemon-idle-hostile.t tests/t/t3233-daemon-idle-restart.t \
 tests/t/t3234-daemon-idle-newproc.t tests/t/t3235-daemon-idle-hold.t \
 tests/t/t3236-daemon-idle-calls.t tests/t/t3237-daemon-idle-work.t \
 tests/t/t3239-daemon-idle-window.t tests/t/t3240-daemon-resume-rules.t tests/t/t3241-daemon-idle-floor.t \
-tests/t/t3242-daemon-idle-again.t: \
+tests/t/t3242-daemon-idle-again.t tests/t/t3252-daemon-idle-calls2.t tests/t/t3253-daemon-idle-work2.t: \
     $(O)/tests/interposer/tcu-probe $(O)/tests/interposer/tcu-slice $(O)/lib/libtessel-cuda.so \
     $(O)/tests/fake/libcuda.so.1 $(O)/bin/tessel
 # The slice test runs the interposer's probe as a job, over the fake driver.

@@ -151,6 +151,46 @@ static int poke(const char *name, const char *variant, void *p)
         ((f1)p)(NULL); /* no event; the legacy stream (never destroyed) */
         return 1;
     }
+    if (IS("cuStreamWriteValue32") || IS("cuStreamWaitValue32")) {
+        ((cuStreamWriteValue32_v2_fn)p)(NULL, 0, 0, 0); /* no context, no word: refused */
+        return 1;
+    }
+    if (IS("cuStreamWriteValue64") || IS("cuStreamWaitValue64")) {
+        ((cuStreamWriteValue64_v2_fn)p)(NULL, 0, 0, 0);
+        return 1;
+    }
+    if (IS("cuStreamBatchMemOp")) {
+        ((cuStreamBatchMemOp_v2_fn)p)(NULL, 0, NULL, 0); /* no operation, no context */
+        return 1;
+    }
+    if (IS("cuLaunchHostFunc")) {
+        ((cuLaunchHostFunc_fn)p)(NULL, NULL, NULL); /* no function: refused */
+        return 1;
+    }
+    if (IS("cuStreamAddCallback")) {
+        ((cuStreamAddCallback_fn)p)(NULL, NULL, NULL, 0); /* no callback: refused */
+        return 1;
+    }
+    if (IS("cuStreamBeginCapture")) {
+        /* No context: refused (and the legacy stream cannot capture). */
+        if (strstr(variant, "_v2"))
+            ((cuStreamBeginCapture_v2_fn)p)(NULL, CU_STREAM_CAPTURE_MODE_GLOBAL);
+        else
+            ((cuStreamBeginCapture_fn)p)(NULL);
+        return 1;
+    }
+    if (IS("cuStreamEndCapture")) {
+        ((cuStreamEndCapture_fn)p)(NULL, NULL); /* no output: refused */
+        return 1;
+    }
+    if (IS("cuStreamIsCapturing")) {
+        ((cuStreamIsCapturing_fn)p)(NULL, NULL);
+        return 1;
+    }
+    if (IS("cuGraphUpload")) {
+        ((cuGraphUpload_fn)p)(NULL, NULL); /* no graph: refused */
+        return 1;
+    }
     if (IS("cuInit")) {
         ((cuInit_fn)p)(0);
         return 1;

@@ -231,3 +231,99 @@ GATE(cuStreamWaitEvent, (CUstream hStream, CUevent hEvent, unsigned int Flags),
      (hStream, hEvent, Flags))
 GATE(cuStreamWaitEvent_ptsz, (CUstream hStream, CUevent hEvent, unsigned int Flags),
      (hStream, hEvent, Flags))
+
+/* Stream memory operations: a 32- or 64-bit word of device memory written or waited for in
+ * stream order, alone or in a batch; GPU work, as a memset is (a wait is how one GPU job's
+ * streams and another's, or the host's, hand work over).  The unversioned exports are CUDA 8's
+ * (64-bit ones CUDA 9's), the _v2 ones CUDA 11.7's, which cuda.h 13's names stand for. */
+WORK(cuStreamWriteValue32,
+     (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamWriteValue32_ptsz,
+     (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamWriteValue32_v2,
+     (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamWriteValue32_v2_ptsz,
+     (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamWaitValue32, (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamWaitValue32_ptsz,
+     (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamWaitValue32_v2,
+     (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamWaitValue32_v2_ptsz,
+     (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamWriteValue64,
+     (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamWriteValue64_ptsz,
+     (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamWriteValue64_v2,
+     (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamWriteValue64_v2_ptsz,
+     (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamWaitValue64, (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamWaitValue64_ptsz,
+     (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamWaitValue64_v2,
+     (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamWaitValue64_v2_ptsz,
+     (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamBatchMemOp,
+     (CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray,
+      unsigned int flags),
+     (stream, count, paramArray, flags))
+WORK(cuStreamBatchMemOp_ptsz,
+     (CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray,
+      unsigned int flags),
+     (stream, count, paramArray, flags))
+WORK(cuStreamBatchMemOp_v2,
+     (CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray,
+      unsigned int flags),
+     (stream, count, paramArray, flags))
+WORK(cuStreamBatchMemOp_v2_ptsz,
+     (CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray,
+      unsigned int flags),
+     (stream, count, paramArray, flags))
+
+/* Host functions and stream callbacks: the host's code run in stream order; gated, not work (the
+ * CPU works, not the GPU). */
+GATE(cuLaunchHostFunc, (CUstream hStream, CUhostFn fn, void *userData), (hStream, fn, userData))
+GATE(cuLaunchHostFunc_ptsz, (CUstream hStream, CUhostFn fn, void *userData),
+     (hStream, fn, userData))
+GATE(cuStreamAddCallback,
+     (CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags),
+     (hStream, callback, userData, flags))
+GATE(cuStreamAddCallback_ptsz,
+     (CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags),
+     (hStream, callback, userData, flags))
+
+/* Stream capture and graph upload: a capture records the stream's work into a graph instead of
+ * running it, an upload readies an executable graph for its launch (the launch, cuGraphLaunch,
+ * is the work: launch.c); gated, not work.  The interposer's own look at capture (compute.c,
+ * its events are not recorded into a capture) calls the driver's cuStreamIsCapturing directly. */
+GATE(cuStreamBeginCapture, (CUstream hStream), (hStream))
+GATE(cuStreamBeginCapture_ptsz, (CUstream hStream), (hStream))
+GATE(cuStreamBeginCapture_v2, (CUstream hStream, CUstreamCaptureMode mode), (hStream, mode))
+GATE(cuStreamBeginCapture_v2_ptsz, (CUstream hStream, CUstreamCaptureMode mode), (hStream, mode))
+GATE(cuStreamEndCapture, (CUstream hStream, CUgraph *phGraph), (hStream, phGraph))
+GATE(cuStreamEndCapture_ptsz, (CUstream hStream, CUgraph *phGraph), (hStream, phGraph))
+GATE(cuStreamIsCapturing, (CUstream hStream, CUstreamCaptureStatus *captureStatus),
+     (hStream, captureStatus))
+GATE(cuStreamIsCapturing_ptsz, (CUstream hStream, CUstreamCaptureStatus *captureStatus),
+     (hStream, captureStatus))
+GATE(cuGraphUpload, (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream))
+GATE(cuGraphUpload_ptsz, (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream))
