@@ -1335,6 +1335,203 @@ static void test_ctx_limits(void **state)
     assert_true(tessel_fake_process_used(0) == 0);
 }
 
+/* Stream memory operations: words written (v1, _v2, _ptsz), waits met or not, batches checked
+ * whole before anything is written; misaligned, foreign or unknown-flag operations refused with
+ * nothing written; a capturing stream refuses them. */
+static void test_stream_memops(void **state)
+{
+    start("A:1G", "0");
+    primary(0);
+    CUdeviceptr a;
+    OK(cuMemAlloc_v2(&a, 4096));
+    OK(cuMemsetD8_v2(a, 0, 4096));
+    uint32_t w32[4];
+    uint64_t w64;
+    OK(cuStreamWriteValue32_v2(NULL, a, 0x11111111u, 0));
+    OK(cuStreamWriteValue32(NULL, a + 4, 0x22222222u, CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER));
+    OK(cuStreamWriteValue32_v2_ptsz(CU_STREAM_PER_THREAD, a + 8, 0x33333333u, 0));
+    OK(cuStreamWriteValue64_v2(NULL, a + 16, 0x4444444455555555ull, 0));
+    OK(cuMemcpyDtoH_v2(w32, a, sizeof w32));
+    OK(cuMemcpyDtoH_v2(&w64, a + 16, 8));
+    assert_int_equal(w32[0], 0x11111111u);
+    assert_int_equal(w32[1], 0x22222222u);
+    assert_int_equal(w32[2], 0x33333333u);
+    assert_int_equal(w32[3], 0);
+    assert_true(w64 == 0x4444444455555555ull);
+    /* Refused, nothing written: misaligned, outside device memory, v2 with the v1-only flag,
+     * unknown flags. */
+    assert_int_equal(cuStreamWriteValue32_v2(NULL, a + 2, 9, 0), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuStreamWriteValue64_v2(NULL, a + 4, 9, 0), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuStreamWriteValue32_v2(NULL, a + 4096, 9, 0), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuStreamWriteValue32_v2(NULL, (CUdeviceptr)(uintptr_t)w32, 9, 0),
+                     CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuStreamWriteValue32_v2(NULL, a, 9, CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER),
+                     CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuStreamWaitValue32_v2(NULL, a, 0, 4), CUDA_ERROR_INVALID_VALUE);
+    OK(cuMemcpyDtoH_v2(w32, a, sizeof w32));
+    assert_int_equal(w32[0], 0x11111111u);
+    /* Waits: each condition, met and not met (not modelled: NOT_SUPPORTED). */
+    OK(cuStreamWaitValue32_v2(NULL, a, 0x11111111u, CU_STREAM_WAIT_VALUE_EQ));
+    OK(cuStreamWaitValue32(NULL, a, 0x11111110u, CU_STREAM_WAIT_VALUE_GEQ));
+    OK(cuStreamWaitValue32_ptsz(NULL, a, 0x1u, CU_STREAM_WAIT_VALUE_AND));
+    OK(cuStreamWaitValue32_v2(NULL, a + 12, 0x0u, CU_STREAM_WAIT_VALUE_NOR));
+    OK(cuStreamWaitValue64_v2_ptsz(NULL, a + 16, 0x4444444455555555ull,
+                                   CU_STREAM_WAIT_VALUE_EQ | CU_STREAM_WAIT_VALUE_FLUSH));
+    assert_int_equal(cuStreamWaitValue32_v2(NULL, a, 0x11111112u, CU_STREAM_WAIT_VALUE_GEQ),
+                     CUDA_ERROR_NOT_SUPPORTED);
+    assert_int_equal(cuStreamWaitValue32_v2(NULL, a, 0x2u, CU_STREAM_WAIT_VALUE_AND),
+                     CUDA_ERROR_NOT_SUPPORTED);
+    assert_int_equal(cuStreamWaitValue64(NULL, a + 16, 1, CU_STREAM_WAIT_VALUE_EQ),
+                     CUDA_ERROR_NOT_SUPPORTED);
+    /* GEQ is cyclic: 1 is "after" 0xffffffff. */
+    OK(cuStreamWriteValue32_v2(NULL, a + 12, 1, 0));
+    OK(cuStreamWaitValue32_v2(NULL, a + 12, 0xffffffffu, CU_STREAM_WAIT_VALUE_GEQ));
+    /* A batch: a write, a wait for it (met by the batch's own write), a 64-bit write, a barrier
+     * (_v2 only). */
+    CUstreamBatchMemOpParams b[4];
+    memset(b, 0, sizeof b);
+    b[0].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+    b[0].writeValue.address = a + 32;
+    b[0].writeValue.value = 77;
+    b[1].waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_32;
+    b[1].waitValue.address = a + 32;
+    b[1].waitValue.value = 77;
+    b[1].waitValue.flags = CU_STREAM_WAIT_VALUE_EQ;
+    b[2].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
+    b[2].writeValue.address = a + 40;
+    b[2].writeValue.value64 = 0x0102030405060708ull;
+    b[3].memoryBarrier.operation = CU_STREAM_MEM_OP_BARRIER;
+    assert_int_equal(cuStreamBatchMemOp(NULL, 4, b, 0), CUDA_ERROR_INVALID_VALUE); /* v1 */
+    OK(cuMemcpyDtoH_v2(w32, a + 32, 4));
+    assert_int_equal(w32[0], 0); /* nothing of a refused batch written */
+    OK(cuStreamBatchMemOp_v2(NULL, 4, b, 0));
+    OK(cuMemcpyDtoH_v2(w32, a + 32, 4));
+    OK(cuMemcpyDtoH_v2(&w64, a + 40, 8));
+    assert_int_equal(w32[0], 77);
+    assert_true(w64 == 0x0102030405060708ull);
+    /* A batch whose wait is not met, or one bad operation, or bad flags or count: nothing
+     * written. */
+    b[0].writeValue.value = 78;
+    b[1].waitValue.value = 79;
+    assert_int_equal(cuStreamBatchMemOp_v2_ptsz(NULL, 3, b, 0), CUDA_ERROR_NOT_SUPPORTED);
+    b[1].waitValue.value = 78;
+    b[2].writeValue.address = a + 41; /* misaligned */
+    assert_int_equal(cuStreamBatchMemOp_v2(NULL, 3, b, 0), CUDA_ERROR_INVALID_VALUE);
+    b[2].writeValue.address = a + 40;
+    b[2].operation = (CUstreamBatchMemOpType)42;
+    assert_int_equal(cuStreamBatchMemOp_v2(NULL, 3, b, 0), CUDA_ERROR_INVALID_VALUE);
+    b[2].operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
+    assert_int_equal(cuStreamBatchMemOp_v2(NULL, 3, b, 1), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuStreamBatchMemOp_v2(NULL, 256, b, 0), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuStreamBatchMemOp_v2(NULL, 3, NULL, 0), CUDA_ERROR_INVALID_VALUE);
+    OK(cuMemcpyDtoH_v2(w32, a + 32, 4));
+    assert_int_equal(w32[0], 77);
+    OK(cuStreamBatchMemOp_ptsz(NULL, 0, NULL, 0)); /* nothing to do */
+    /* A stream that captures refuses them; a bad stream is an invalid handle. */
+    CUstream s;
+    OK(cuStreamCreate(&s, 0));
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    assert_int_equal(cuStreamWriteValue32_v2(s, a, 1, 0), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    assert_int_equal(cuStreamBatchMemOp_v2(s, 1, b, 0), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CUgraph gr;
+    OK(cuStreamEndCapture(s, &gr));
+    OK(cuGraphDestroy(gr));
+    OK(cuStreamDestroy_v2(s));
+    assert_int_equal(cuStreamWriteValue32_v2(s, a, 1, 0), CUDA_ERROR_INVALID_HANDLE);
+    OK(cuMemFree_v2(a));
+    assert_int_equal(tessel_fake_calls("cuStreamWriteValue32_v2"), 8);
+    assert_int_equal(tessel_fake_calls("cuStreamBatchMemOp_v2"), 7);
+}
+
+struct hostrun {
+    int n;
+    int order[4];
+    CUstream stream;
+    CUresult status;
+};
+
+static void host_mark(void *user)
+{
+    struct hostrun *h = user;
+    h->order[h->n++] = 1;
+}
+
+static void stream_mark(CUstream s, CUresult status, void *user)
+{
+    struct hostrun *h = user;
+    h->order[h->n++] = 2;
+    h->stream = s;
+    h->status = status;
+}
+
+/* Host functions and callbacks run once the stream's earlier work is done, in order; NULL
+ * functions, callback flags and capturing streams refused; cuGraphUpload checks its graph and
+ * stream and queues nothing. */
+static void test_host_funcs(void **state)
+{
+    tessel_fake_reset();
+    clear_env();
+    setenv("TESSEL_FAKE_GPUS", "A:1G", 1);
+    setenv("TESSEL_FAKE_KERNEL_US", "20000", 1); /* a kernel takes 20 ms */
+    OK(cuInit(0));
+    tessel_fake_reset_calls();
+    primary(0);
+    CUmodule m;
+    CUfunction f;
+    OK(cuModuleLoadData(&m, "image"));
+    OK(cuModuleGetFunction(&f, m, "k"));
+    CUstream s;
+    OK(cuStreamCreate(&s, 0));
+    struct hostrun h;
+    memset(&h, 0, sizeof h);
+    OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL));
+    assert_int_equal(cuStreamQuery(s), CUDA_ERROR_NOT_READY);
+    OK(cuLaunchHostFunc(s, host_mark, &h));
+    assert_int_equal(h.n, 1);
+    OK(cuStreamQuery(s)); /* it ran after the kernel */
+    OK(cuStreamAddCallback(s, stream_mark, &h, 0));
+    OK(cuLaunchHostFunc_ptsz(NULL, host_mark, &h));
+    OK(cuStreamAddCallback_ptsz(CU_STREAM_PER_THREAD, stream_mark, &h, 0));
+    assert_int_equal(h.n, 4);
+    assert_int_equal(h.order[0], 1);
+    assert_int_equal(h.order[1], 2);
+    assert_int_equal(h.order[2], 1);
+    assert_int_equal(h.order[3], 2);
+    assert_int_equal(h.status, CUDA_SUCCESS);
+    assert_true(h.stream == CU_STREAM_PER_THREAD); /* the stream as given */
+    assert_int_equal(cuLaunchHostFunc(s, NULL, &h), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuStreamAddCallback(s, NULL, &h, 0), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuStreamAddCallback(s, stream_mark, &h, 1), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuLaunchHostFunc((CUstream)&h, host_mark, &h), CUDA_ERROR_INVALID_HANDLE);
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    assert_int_equal(cuLaunchHostFunc(s, host_mark, &h), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    assert_int_equal(cuStreamAddCallback(s, stream_mark, &h, 0),
+                     CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL)); /* captured */
+    CUgraph gr;
+    OK(cuStreamEndCapture(s, &gr));
+    assert_int_equal(h.n, 4);
+    CUgraphExec x;
+    OK(cuGraphInstantiateWithFlags(&x, gr, 0));
+    OK(cuGraphUpload(x, s));
+    OK(cuGraphUpload_ptsz(x, NULL));
+    OK(cuStreamQuery(s)); /* nothing queued by an upload */
+    assert_int_equal(cuGraphUpload(NULL, s), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuGraphUpload(x, (CUstream)&h), CUDA_ERROR_INVALID_HANDLE);
+    OK(cuStreamBeginCapture(s));
+    assert_int_equal(cuGraphUpload(x, s), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CUgraph g2;
+    OK(cuStreamEndCapture(s, &g2));
+    OK(cuGraphDestroy(g2));
+    OK(cuGraphLaunch(x, s));
+    OK(cuStreamSynchronize(s));
+    OK(cuGraphExecDestroy(x));
+    OK(cuGraphDestroy(gr));
+    OK(cuStreamDestroy_v2(s));
+    assert_int_equal(tessel_fake_calls("cuLaunchHostFunc"), 4);
+    assert_int_equal(tessel_fake_calls("cuGraphUpload"), 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1349,6 +1546,8 @@ int main(void)
         cmocka_unit_test_teardown(test_copies, teardown),
         cmocka_unit_test_teardown(test_wide_sets, teardown),
         cmocka_unit_test_teardown(test_copy3d, teardown),
+        cmocka_unit_test_teardown(test_stream_memops, teardown),
+        cmocka_unit_test_teardown(test_host_funcs, teardown),
         cmocka_unit_test_teardown(test_2d_peer_hints, teardown),
         cmocka_unit_test_teardown(test_pools, teardown),
         cmocka_unit_test_teardown(test_vmm, teardown),
