@@ -208,7 +208,15 @@
     X(cuStreamIsCapturing, "cuStreamIsCapturing", 10000, 0)                                        \
     X(cuStreamIsCapturing_ptsz, "cuStreamIsCapturing", 10000, 1)                                   \
     X(cuGraphUpload, "cuGraphUpload", 11010, 0)                                                    \
-    X(cuGraphUpload_ptsz, "cuGraphUpload", 11010, 1)
+    X(cuGraphUpload_ptsz, "cuGraphUpload", 11010, 1)                                               \
+    X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync", 2000, 0)                                             \
+    X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync", 2000, 0)                                             \
+    X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync", 3000, 0)                                             \
+    X(cuMemcpy2D, "cuMemcpy2D", 2000, 0)                                                           \
+    X(cuMemcpy2DUnaligned, "cuMemcpy2DUnaligned", 2000, 0)                                         \
+    X(cuMemcpy2DAsync, "cuMemcpy2DAsync", 2000, 0)                                                 \
+    X(cuMemcpy3D, "cuMemcpy3D", 2000, 0)                                                           \
+    X(cuMemcpy3DAsync, "cuMemcpy3DAsync", 2000, 0)
 
 #define TCU_NVML_SYMBOLS(X)                                                                        \
     X(nvmlDeviceGetMemoryInfo)                                                                     \

@@ -891,6 +891,28 @@ CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
     return async_copy(CP_DTOD, dstDevice, srcDevice, ByteCount, hStream, 1);
 }
 
+/* The v1 (pre-3.2) asynchronous copies: 32-bit device pointers and sizes. */
+CUresult cuMemcpyHtoDAsync(CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount,
+                           CUstream hStream)
+{
+    COUNT(cuMemcpyHtoDAsync);
+    return async_copy(CP_HTOD, dstDevice, (uintptr_t)srcHost, ByteCount, hStream, 0);
+}
+
+CUresult cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount,
+                           CUstream hStream)
+{
+    COUNT(cuMemcpyDtoHAsync);
+    return async_copy(CP_DTOH, (uintptr_t)dstHost, srcDevice, ByteCount, hStream, 0);
+}
+
+CUresult cuMemcpyDtoDAsync(CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice,
+                           unsigned int ByteCount, CUstream hStream)
+{
+    COUNT(cuMemcpyDtoDAsync);
+    return async_copy(CP_DTOD, dstDevice, srcDevice, ByteCount, hStream, 0);
+}
+
 static CUresult do_set(uint64_t dst, unsigned char v, uint64_t n)
 {
     if (n == 0)
@@ -1336,6 +1358,99 @@ CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *pCopy, CUstream hStream)
 {
     COUNT(cuMemcpy3DAsync_v2_ptsz);
     return copy3d(pCopy, 1, hStream, 1);
+}
+
+/* The v1 (pre-3.2) 2D and 3D copies: the same copy once its 32-bit fields are widened. */
+static const CUDA_MEMCPY2D *widen2d(const CUDA_MEMCPY2D_v1 *p, CUDA_MEMCPY2D *w)
+{
+    if (!p)
+        return NULL;
+    memset(w, 0, sizeof *w);
+    w->srcXInBytes = p->srcXInBytes;
+    w->srcY = p->srcY;
+    w->srcMemoryType = p->srcMemoryType;
+    w->srcHost = p->srcHost;
+    w->srcDevice = p->srcDevice;
+    w->srcArray = p->srcArray;
+    w->srcPitch = p->srcPitch;
+    w->dstXInBytes = p->dstXInBytes;
+    w->dstY = p->dstY;
+    w->dstMemoryType = p->dstMemoryType;
+    w->dstHost = p->dstHost;
+    w->dstDevice = p->dstDevice;
+    w->dstArray = p->dstArray;
+    w->dstPitch = p->dstPitch;
+    w->WidthInBytes = p->WidthInBytes;
+    w->Height = p->Height;
+    return w;
+}
+
+static const CUDA_MEMCPY3D *widen3d(const CUDA_MEMCPY3D_v1 *p, CUDA_MEMCPY3D *w)
+{
+    if (!p)
+        return NULL;
+    memset(w, 0, sizeof *w);
+    w->srcXInBytes = p->srcXInBytes;
+    w->srcY = p->srcY;
+    w->srcZ = p->srcZ;
+    w->srcLOD = p->srcLOD;
+    w->srcMemoryType = p->srcMemoryType;
+    w->srcHost = p->srcHost;
+    w->srcDevice = p->srcDevice;
+    w->srcArray = p->srcArray;
+    w->reserved0 = p->reserved0;
+    w->srcPitch = p->srcPitch;
+    w->srcHeight = p->srcHeight;
+    w->dstXInBytes = p->dstXInBytes;
+    w->dstY = p->dstY;
+    w->dstZ = p->dstZ;
+    w->dstLOD = p->dstLOD;
+    w->dstMemoryType = p->dstMemoryType;
+    w->dstHost = p->dstHost;
+    w->dstDevice = p->dstDevice;
+    w->dstArray = p->dstArray;
+    w->reserved1 = p->reserved1;
+    w->dstPitch = p->dstPitch;
+    w->dstHeight = p->dstHeight;
+    w->WidthInBytes = p->WidthInBytes;
+    w->Height = p->Height;
+    w->Depth = p->Depth;
+    return w;
+}
+
+CUresult cuMemcpy2D(const CUDA_MEMCPY2D_v1 *pCopy)
+{
+    COUNT(cuMemcpy2D);
+    CUDA_MEMCPY2D w;
+    return copy2d(widen2d(pCopy, &w), 0, NULL, 0);
+}
+
+CUresult cuMemcpy2DUnaligned(const CUDA_MEMCPY2D_v1 *pCopy)
+{
+    COUNT(cuMemcpy2DUnaligned);
+    CUDA_MEMCPY2D w;
+    return copy2d(widen2d(pCopy, &w), 0, NULL, 0);
+}
+
+CUresult cuMemcpy2DAsync(const CUDA_MEMCPY2D_v1 *pCopy, CUstream hStream)
+{
+    COUNT(cuMemcpy2DAsync);
+    CUDA_MEMCPY2D w;
+    return copy2d(widen2d(pCopy, &w), 1, hStream, 0);
+}
+
+CUresult cuMemcpy3D(const CUDA_MEMCPY3D_v1 *pCopy)
+{
+    COUNT(cuMemcpy3D);
+    CUDA_MEMCPY3D w;
+    return copy3d(widen3d(pCopy, &w), 0, NULL, 0);
+}
+
+CUresult cuMemcpy3DAsync(const CUDA_MEMCPY3D_v1 *pCopy, CUstream hStream)
+{
+    COUNT(cuMemcpy3DAsync);
+    CUDA_MEMCPY3D w;
+    return copy3d(widen3d(pCopy, &w), 1, hStream, 0);
 }
 
 /* Peer copies: both contexts must be live; memory is one address space. */

@@ -123,6 +123,11 @@
  *                       cuStreamBeginCapture_v2, cuStreamIsCapturing says active,
  *                       cuStreamEndCapture, cuGraphInstantiateWithFlags, cuGraphUpload, the
  *                       graph and its executable destroyed: no launch)
+ *                       The v1 (pre-3.2) copies, on a 32-bit device pointer (the oldest allocation
+ *                       made by alloc:mem1; not with --via=proc, which asks for CUDA 13's):
+ *                       copy2d1 (cuMemcpy2D with CUDA_MEMCPY2D_v1, the rows of copy2d), copy3d1
+ *                       (cuMemcpy3DAsync with CUDA_MEMCPY3D_v1 on the legacy stream, copy3d's
+ *                       slices), htodasync1 (cuMemcpyHtoDAsync of 4 KiB on the legacy stream)
  *   strcreate           cuStreamCreate of the stream "op:capture" captures: "strcreate rc=R"
  *   call:NAME           the same call with nothing read back (the read-back is a copy, itself
  *                       GPU work): "call NAME rc=R ok=0|1" (ok: evrecord's query or rc 0)
@@ -589,6 +594,52 @@ static CUresult op(const char *name, int *ok, int check)
         memcpy(host, &last32, 4);
         memcpy(host + 8, &last64, 8);
         want = 16;
+    } else if (strcmp(name, "copy2d1") == 0 || strcmp(name, "copy3d1") == 0) {
+        if (base > UINT32_MAX)
+            return r; /* not a v1 pointer */
+        for (size_t y = 0; y < rows; y++)
+            for (size_t x = 0; x < row; x++)
+                host[y * pitch + x] = (unsigned char)(round * 11 + y * 3 + x);
+        if (name[4] == '2') {
+            CUDA_MEMCPY2D_v1 c;
+            memset(&c, 0, sizeof c);
+            c.srcMemoryType = CU_MEMORYTYPE_HOST;
+            c.srcHost = host;
+            c.srcPitch = (unsigned)pitch;
+            c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+            c.dstDevice = (CUdeviceptr_v1)base;
+            c.dstPitch = (unsigned)pitch;
+            c.WidthInBytes = (unsigned)row;
+            c.Height = (unsigned)rows;
+            r = SYM(cuMemcpy2D_fn, "cuMemcpy2D", "cuMemcpy2D")(&c);
+        } else {
+            CUDA_MEMCPY3D_v1 c;
+            memset(&c, 0, sizeof c);
+            c.srcMemoryType = CU_MEMORYTYPE_HOST;
+            c.srcHost = host;
+            c.srcPitch = (unsigned)pitch;
+            c.srcHeight = 2;
+            c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+            c.dstDevice = (CUdeviceptr_v1)base;
+            c.dstPitch = (unsigned)pitch;
+            c.dstHeight = 2;
+            c.WidthInBytes = (unsigned)row;
+            c.Height = 2;
+            c.Depth = 2;
+            r = SYM(cuMemcpy3DAsync_fn, "cuMemcpy3DAsync", "cuMemcpy3DAsync")(&c, NULL);
+        }
+        want = pitch * (rows - 1) + row;
+        step_rows = 1;
+    } else if (strcmp(name, "htodasync1") == 0) {
+        if (base > UINT32_MAX)
+            return r;
+        for (size_t x = 0; x < sizeof host; x++)
+            host[x] = (unsigned char)(round * 5 + x);
+        r = SYM(cuMemcpyHtoDAsync_fn, "cuMemcpyHtoDAsync",
+                "cuMemcpyHtoDAsync")((CUdeviceptr_v1)base, host, sizeof host, NULL);
+        if (r == CUDA_SUCCESS && check)
+            r = SYM(cuStreamSynchronize_fn, "cuStreamSynchronize", "cuStreamSynchronize")(NULL);
+        want = sizeof host;
     } else if (strcmp(name, "copy2d") == 0) {
         memset(host, 0, sizeof host);
         for (size_t y = 0; y < rows; y++)

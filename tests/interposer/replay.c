@@ -59,6 +59,7 @@ static int poke(const char *name, const char *variant, void *p)
     if (IS("cuMemcpy") || IS("cuMemcpyAsync") || IS("cuMemcpyHtoD") || IS("cuMemcpyDtoH") ||
         IS("cuMemcpyDtoD") || IS("cuMemcpyHtoDAsync") || IS("cuMemcpyDtoHAsync") ||
         IS("cuMemcpyDtoDAsync") || IS("cuMemsetD8") || IS("cuMemsetD8Async")) {
+        /* (The v1 Async copies take 32-bit pointers and sizes: zeros all the same.) */
         /* Nothing to copy or set, no context: refused (or a no-op) with no side effect. */
         typedef CUresult (*f4)(void *, void *, size_t, void *);
         ((f4)p)(NULL, NULL, 0, NULL);

@@ -77,13 +77,16 @@ for row in "cuMemAlloc 2000 0" "cuMemFree 2000 0" "cuMemGetInfo 2000 0" "cuMemAl
     "cuMemsetD2D32 2000 0" "cuEventDestroy 2000 0" "cuStreamDestroy 2000 0" \
     "cuEventElapsedTime 2000 0" "cuMemsetD32 7000 2" "cuMemcpy2D 7000 2" \
     "cuStreamWriteValue32 11070 0" "cuStreamWriteValue32 11070 2" "cuStreamWaitValue64 13000 2" \
-    "cuStreamBatchMemOp 12000 0" "cuStreamAddCallback 5000 2" "cuStreamBeginCapture 10000 2"; do
+    "cuStreamBatchMemOp 12000 0" "cuStreamAddCallback 5000 2" "cuStreamBeginCapture 10000 2" \
+    "cuMemcpyHtoDAsync 2000 0" "cuMemcpyDtoHAsync 2000 0" "cuMemcpyDtoDAsync 3000 0" \
+    "cuMemcpy2D 2000 0" "cuMemcpy2DUnaligned 2000 0" "cuMemcpy2DAsync 2000 0" "cuMemcpy3D 2000 0" \
+    "cuMemcpy3DAsync 2000 0"; do
     printf '%s\n' "$row" | tr ' ' '\t' >>"$TMP/extra.tsv"
 done
 "$REPLAY" "$TMP/extra.tsv" >"$TMP/xbare" 2>/dev/null
 LD_PRELOAD="$PRE" "$REPLAY" "$TMP/extra.tsv" >"$TMP/xpre" 2>/dev/null
 bad=$(paste -d' ' "$TMP/xbare" "$TMP/xpre" | awk 'NR > 1 && ($4 == "-" || $10 != "libtessel-cuda.so" || $11 != $5 || $12 != 1) {print}')
-is "$bad" "" "39 more lookups (v1 variants, _v3/_v4, ptds before _ptsz existed, v1 copies and sets, the first event and stream exports, ptds sets and 2D copies, the _v2 stream memory operations, a callback's and a capture's ptds before their _ptsz): hooked, same variant"
+is "$bad" "" "47 more lookups (v1 variants, _v3/_v4, ptds before _ptsz existed, v1 copies and sets (Async, 2D and 3D ones too), the first event and stream exports, ptds sets and 2D copies, the _v2 stream memory operations, a callback's and a capture's ptds before their _ptsz): hooked, same variant"
 xline() { awk -v n="$1" -v v="$2" '$1 == n && $2 == v {print $5; exit}' "$TMP/xpre"; }
 is "$(xline cuMemAlloc 2000)" cuMemAlloc "cuMemAlloc @2000 -> the v1 cuMemAlloc"
 is "$(xline cuCtxCreate 12050)" cuCtxCreate_v4 "cuCtxCreate @12050 -> cuCtxCreate_v4"
@@ -92,6 +95,8 @@ is "$(xline cuLaunchKernel 4000)" cuLaunchKernel "cuLaunchKernel @4000 ptds -> c
 is "$(xline cuMemsetD32 2000)" cuMemsetD32 "cuMemsetD32 @2000 -> the v1 cuMemsetD32 (32-bit sizes)"
 is "$(xline cuMemsetD32 7000)" cuMemsetD32_v2_ptds "cuMemsetD32 @7000 ptds -> cuMemsetD32_v2_ptds"
 is "$(xline cuEventDestroy 2000)" cuEventDestroy "cuEventDestroy @2000 -> cuEventDestroy (not _v2)"
+is "$(xline cuMemcpy2DAsync 2000)" cuMemcpy2DAsync "cuMemcpy2DAsync @2000 -> the v1 cuMemcpy2DAsync (CUDA_MEMCPY2D_v1)"
+is "$(xline cuMemcpyDtoDAsync 3000)" cuMemcpyDtoDAsync "cuMemcpyDtoDAsync @3000 -> the v1 cuMemcpyDtoDAsync"
 is "$(xline cuStreamWriteValue32 11070)" cuStreamWriteValue32_v2 "cuStreamWriteValue32 @11070 -> _v2"
 is "$(xline cuStreamBatchMemOp 12000)" cuStreamBatchMemOp_v2 "cuStreamBatchMemOp @12000 -> _v2"
 is "$(xline cuStreamAddCallback 5000)" cuStreamAddCallback "cuStreamAddCallback @5000 ptds -> cuStreamAddCallback (no _ptsz before 7000)"

@@ -7,8 +7,9 @@
 # upload (cuStreamBeginCapture_v2, cuStreamIsCapturing, cuStreamEndCapture, cuGraphUpload: gated
 # calls, not work); each stream memory operation sets it: cuStreamWriteValue32_v2,
 # cuStreamWaitValue32_v2, cuStreamWriteValue64_v2, cuStreamWaitValue64_v2 and
-# cuStreamBatchMemOp_v2.  Then through tesseld, in a queue whose idle time is 3 s: a job that
-# writes a 32-bit word every 0.1 s, one a 64-bit word and one a batch (nothing read back
+# cuStreamBatchMemOp_v2, and so does each v1 (pre-3.2) copy: cuMemcpy2D (CUDA_MEMCPY2D_v1),
+# cuMemcpy3DAsync (CUDA_MEMCPY3D_v1) and cuMemcpyHtoDAsync, into a 32-bit device pointer.  Then through tesseld, in a queue whose idle time is 3 s: a job that
+# writes a 32-bit word every 0.1 s, one a 64-bit word, one a batch and one a v1 3D copy (nothing read back
 # meanwhile: a read-back is a copy) are never reclaimed, while a job started after them, holding
 # memory and idle, is (so they ran idle-time-long and more before it); every call succeeded and
 # the last one's values were read back.
@@ -20,10 +21,11 @@ W=$(mktemp -d /tmp/tessel-t3253.XXXXXX)
 (
     export LD_LIBRARY_PATH="$TESSEL_BUILD/tests/fake" TESSEL_FAKE_GPUS=1xT4:4G
     export TESSEL_FAKE_STATE="$W/fake-state" TESSEL_SLICE="$W/slice"
-    LD_PRELOAD="$TESSEL_BUILD/lib/libtessel-cuda.so" exec "$PROBE" ctx alloc:mem:1M strcreate \
+    LD_PRELOAD="$TESSEL_BUILD/lib/libtessel-cuda.so" exec "$PROBE" ctx alloc:mem1:1M strcreate \
         waitfile:"$W/1" call:hostfunc call:callback call:capture waitfile:"$W/2" call:writev32 \
         waitfile:"$W/3" call:waitv32 waitfile:"$W/4" call:writev64 waitfile:"$W/5" \
-        call:waitv64 waitfile:"$W/6" call:batch waitfile:"$W/7"
+        call:waitv64 waitfile:"$W/6" call:batch waitfile:"$W/7" call:copy2d1 waitfile:"$W/8" \
+        call:copy3d1 waitfile:"$W/9" call:htodasync1 waitfile:"$W/10"
 ) >"$W/out" 2>&1 &
 wpid=$!
 take() { "$TESSEL_BUILD/tests/interposer/tcu-slice" "$W/slice" takework; }
@@ -32,7 +34,7 @@ ok $? "a process under the interposer has a context, 1 MiB and a stream: $(tr '\
 is "$(take)" work=0 "context, allocation and stream creation are not GPU work"
 i=1
 for want in "hostfunc callback capture:0" "writev32:1" "waitv32:1" "writev64:1" "waitv64:1" \
-    "batch:1"; do
+    "batch:1" "copy2d1:1" "copy3d1:1" "htodasync1:1"; do
     touch "$W/$i"
     i=$((i + 1))
     calls=${want%:*}
@@ -44,7 +46,7 @@ for want in "hostfunc callback capture:0" "writev32:1" "waitv32:1" "writev64:1" 
     [ "${want#*:}" = 0 ] && what="gated, not work"
     is "$(take)" "work=${want#*:}" "$calls: the work word says ${want#*:} ($what)"
 done
-touch "$W/7"
+touch "$W/10"
 wait "$wpid"; is $? 0 "the process ends cleanly"
 rm -rf "$W"
 
@@ -54,9 +56,9 @@ suspends() { api GET "/v1/jobs/$1/events" && jq '[.events[] | select(.event == "
 api POST /v1/queues '{"name":"lab","idle_reclaim":"3s"}'
 is "$CODE $(jget .idle_reclaim)" "201 3" "queue lab: a job idle for 3 s gives its GPU memory back"
 
-BUSY="writev32 writev64 batch"
+BUSY="writev32 writev64 batch copy3d1"
 for op in $BUSY; do
-    api POST /v1/jobs "{\"argv\":[\"$PROBE\",\"ctx\",\"alloc:mem:1M\",\"alloc:mem:128M\",\"strcreate\",\"opuntil:$op:$G/$op\"],\"gpu\":0.2,\"queue\":\"lab\",$ENV}"
+    api POST /v1/jobs "{\"argv\":[\"$PROBE\",\"ctx\",\"alloc:mem1:1M\",\"alloc:mem:128M\",\"strcreate\",\"opuntil:$op:$G/$op\"],\"gpu\":0.2,\"queue\":\"lab\",$ENV}"
     [ "$CODE" = 201 ] || echo "# submit $op: $CODE $(cat "$TD/out")"
     eval "J_$op=$(jget .id)"
 done

@@ -429,6 +429,55 @@ typedef struct CUDA_MEMCPY3D_st {
     size_t Depth;
 } CUDA_MEMCPY3D;
 
+/* The v1 (pre-3.2) layouts of cuMemcpy2D, cuMemcpy2DUnaligned, cuMemcpy2DAsync, cuMemcpy3D and
+ * cuMemcpy3DAsync: the same fields with 32-bit offsets, sizes and device pointers. */
+typedef struct CUDA_MEMCPY2D_v1_st {
+    unsigned int srcXInBytes;
+    unsigned int srcY;
+    CUmemorytype srcMemoryType;
+    const void *srcHost;
+    CUdeviceptr_v1 srcDevice;
+    CUarray srcArray;
+    unsigned int srcPitch;
+    unsigned int dstXInBytes;
+    unsigned int dstY;
+    CUmemorytype dstMemoryType;
+    void *dstHost;
+    CUdeviceptr_v1 dstDevice;
+    CUarray dstArray;
+    unsigned int dstPitch;
+    unsigned int WidthInBytes;
+    unsigned int Height;
+} CUDA_MEMCPY2D_v1;
+
+typedef struct CUDA_MEMCPY3D_v1_st {
+    unsigned int srcXInBytes;
+    unsigned int srcY;
+    unsigned int srcZ;
+    unsigned int srcLOD;
+    CUmemorytype srcMemoryType;
+    const void *srcHost;
+    CUdeviceptr_v1 srcDevice;
+    CUarray srcArray;
+    void *reserved0; /* must be NULL */
+    unsigned int srcPitch;
+    unsigned int srcHeight;
+    unsigned int dstXInBytes;
+    unsigned int dstY;
+    unsigned int dstZ;
+    unsigned int dstLOD;
+    CUmemorytype dstMemoryType;
+    void *dstHost;
+    CUdeviceptr_v1 dstDevice;
+    CUarray dstArray;
+    void *reserved1; /* must be NULL */
+    unsigned int dstPitch;
+    unsigned int dstHeight;
+    unsigned int WidthInBytes;
+    unsigned int Height;
+    unsigned int Depth;
+} CUDA_MEMCPY3D_v1;
+
 /* ---- Virtual memory management and pools -------------------------------- */
 
 typedef enum CUmemLocationType_enum {
@@ -877,6 +926,18 @@ CUABI_FN(cuMemcpy3D_v2, (const CUDA_MEMCPY3D *pCopy));
 CUABI_FN(cuMemcpy3D_v2_ptds, (const CUDA_MEMCPY3D *pCopy));
 CUABI_FN(cuMemcpy3DAsync_v2, (const CUDA_MEMCPY3D *pCopy, CUstream hStream));
 CUABI_FN(cuMemcpy3DAsync_v2_ptsz, (const CUDA_MEMCPY3D *pCopy, CUstream hStream));
+/* The v1 (pre-3.2) asynchronous, 2D and 3D copies: 32-bit sizes and device pointers. */
+CUABI_FN(cuMemcpyHtoDAsync,
+         (CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount, CUstream hStream));
+CUABI_FN(cuMemcpyDtoHAsync,
+         (void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount, CUstream hStream));
+CUABI_FN(cuMemcpyDtoDAsync, (CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice,
+                             unsigned int ByteCount, CUstream hStream));
+CUABI_FN(cuMemcpy2D, (const CUDA_MEMCPY2D_v1 *pCopy));
+CUABI_FN(cuMemcpy2DUnaligned, (const CUDA_MEMCPY2D_v1 *pCopy));
+CUABI_FN(cuMemcpy2DAsync, (const CUDA_MEMCPY2D_v1 *pCopy, CUstream hStream));
+CUABI_FN(cuMemcpy3D, (const CUDA_MEMCPY3D_v1 *pCopy));
+CUABI_FN(cuMemcpy3DAsync, (const CUDA_MEMCPY3D_v1 *pCopy, CUstream hStream));
 CUABI_FN(cuMemHostGetFlags, (unsigned int *pFlags, void *p));
 
 /* Unified memory hints */

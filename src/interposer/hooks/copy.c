@@ -11,10 +11,11 @@
  *
  * Which calls, and why (docs/suspend.md, "What counts as GPU work" and "The next CUDA call"):
  * the copies and memsets of linear device memory the fake driver models too (v1 pre-3.2 with
- * 32-bit sizes, _v2, _ptds/_ptsz, Async; 1D, 2D, 3D, peer; 8-, 16- and 32-bit sets), and the
- * stream and event calls a program makes between its launches.  Not (yet) hooked, listed in
- * docs/suspend.md, "Not done (item 3)": 3D peer, array and batch copies, the v1 async and
- * v1 2D/3D copies, stream memory operations, host functions and callbacks, capture.
+ * 32-bit sizes, _v2, _ptds/_ptsz, Async; 1D, 2D, 3D, peer; 8-, 16- and 32-bit sets), the
+ * stream memory operations (work too), and the stream, event, host-function, callback, capture
+ * and graph-upload calls a program makes between its launches (gated only).  Not (yet) hooked,
+ * listed in docs/suspend.md, "Not done (item 3)": 3D peer, array and batch copies, and the
+ * families after them there.
  * Signatures: cuda.h 13.0, through src/common/cudaabi/cuda_abi.h.
  */
 #include "interposer/interposer.h"
@@ -91,7 +92,8 @@ GATE(cuCtxSynchronize, (void), ())
 GATE(cuCtxSynchronize_v2, (CUcontext ctx), (ctx))
 GATE(cuEventSynchronize, (CUevent hEvent), (hEvent))
 
-/* The v1 (pre-3.2) exports: 32-bit sizes, for programs built against CUDA 3.1 or older. */
+/* The v1 (pre-3.2) exports: 32-bit sizes, for programs built against CUDA 3.1 or older (the 2D
+ * and 3D ones take the v1 layouts, CUDA_MEMCPY2D_v1 and CUDA_MEMCPY3D_v1). */
 WORK(cuMemcpyHtoD, (CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount),
      (dstDevice, srcHost, ByteCount))
 WORK(cuMemcpyDtoH, (void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount),
@@ -113,6 +115,21 @@ WORK(cuMemsetD2D32,
      (CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned int ui, unsigned int Width,
       unsigned int Height),
      (dstDevice, dstPitch, ui, Width, Height))
+
+WORK(cuMemcpyHtoDAsync,
+     (CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount, CUstream hStream),
+     (dstDevice, srcHost, ByteCount, hStream))
+WORK(cuMemcpyDtoHAsync,
+     (void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount, CUstream hStream),
+     (dstHost, srcDevice, ByteCount, hStream))
+WORK(cuMemcpyDtoDAsync,
+     (CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice, unsigned int ByteCount, CUstream hStream),
+     (dstDevice, srcDevice, ByteCount, hStream))
+WORK(cuMemcpy2D, (const CUDA_MEMCPY2D_v1 *pCopy), (pCopy))
+WORK(cuMemcpy2DUnaligned, (const CUDA_MEMCPY2D_v1 *pCopy), (pCopy))
+WORK(cuMemcpy2DAsync, (const CUDA_MEMCPY2D_v1 *pCopy, CUstream hStream), (pCopy, hStream))
+WORK(cuMemcpy3D, (const CUDA_MEMCPY3D_v1 *pCopy), (pCopy))
+WORK(cuMemcpy3DAsync, (const CUDA_MEMCPY3D_v1 *pCopy, CUstream hStream), (pCopy, hStream))
 
 /* Peer copies: between two contexts (devices); work of the job whichever GPUs. */
 WORK(cuMemcpyPeer,

@@ -1443,6 +1443,78 @@ static void test_stream_memops(void **state)
     assert_int_equal(tessel_fake_calls("cuStreamBatchMemOp_v2"), 7);
 }
 
+/* The v1 (pre-3.2) asynchronous, 2D and 3D copies: 32-bit pointers and the v1 layouts, the same
+ * copies as their _v2 forms (rows, slices, refusals). */
+static void test_v1_copies(void **state)
+{
+    start("A:1G", "0");
+    primary(0);
+    CUdeviceptr_v1 a, b;
+    OK(cuMemAlloc(&a, 8192));
+    OK(cuMemAlloc(&b, 8192));
+    unsigned char host[4096], back[4096];
+    for (size_t i = 0; i < sizeof host; i++)
+        host[i] = (unsigned char)(i * 7 + 1);
+    OK(cuMemsetD8(a, 0, 8192));
+    OK(cuMemcpyHtoDAsync(a, host, sizeof host, NULL));
+    OK(cuMemcpyDtoDAsync(b, a, sizeof host, NULL));
+    OK(cuMemcpyDtoHAsync(back, b, sizeof back, NULL));
+    OK(cuStreamSynchronize(NULL));
+    assert_memory_equal(back, host, sizeof host);
+    assert_int_equal(cuMemcpyHtoDAsync(a + 8000, host, 4096, NULL), CUDA_ERROR_INVALID_VALUE);
+    /* 2D: 3 rows of 100 bytes, 256 apart on the device, 100 apart on the host. */
+    CUDA_MEMCPY2D_v1 c;
+    memset(&c, 0, sizeof c);
+    c.srcMemoryType = CU_MEMORYTYPE_HOST;
+    c.srcHost = host;
+    c.srcPitch = 100;
+    c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    c.dstDevice = a + 4096;
+    c.dstPitch = 256;
+    c.WidthInBytes = 100;
+    c.Height = 3;
+    OK(cuMemcpy2D(&c));
+    OK(cuMemcpyDtoH(back, a + 4096, 612));
+    for (int y = 0; y < 3; y++)
+        assert_memory_equal(back + y * 256, host + y * 100, 100);
+    assert_int_equal(back[100], 0); /* the gap between rows untouched */
+    OK(cuMemcpy2DUnaligned(&c));
+    OK(cuMemcpy2DAsync(&c, NULL));
+    c.dstPitch = 50; /* rows overlap: refused */
+    assert_int_equal(cuMemcpy2D(&c), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuMemcpy2D(NULL), CUDA_ERROR_INVALID_VALUE);
+    /* 3D: 2 slices of 2 rows of 64 bytes, device to device, source offset by 1 row. */
+    CUDA_MEMCPY3D_v1 d;
+    memset(&d, 0, sizeof d);
+    d.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    d.srcDevice = b;
+    d.srcY = 1;
+    d.srcPitch = 128;
+    d.srcHeight = 3;
+    d.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    d.dstDevice = a;
+    d.dstPitch = 64;
+    d.dstHeight = 2;
+    d.WidthInBytes = 64;
+    d.Height = 2;
+    d.Depth = 2;
+    OK(cuMemcpy3D(&d));
+    OK(cuMemcpyDtoH(back, a, 256));
+    /* Destination row r of slice z is source row 1 + r of slice z (3 rows of 128 apart). */
+    for (int z = 0; z < 2; z++)
+        for (int r = 0; r < 2; r++)
+            assert_memory_equal(back + (z * 2 + r) * 64, host + (z * 3 + 1 + r) * 128, 64);
+    OK(cuMemcpy3DAsync(&d, NULL));
+    d.reserved0 = &d;
+    assert_int_equal(cuMemcpy3D(&d), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuMemcpy3DAsync(NULL, NULL), CUDA_ERROR_INVALID_VALUE);
+    OK(cuMemFree(a));
+    OK(cuMemFree(b));
+    assert_int_equal(tessel_fake_calls("cuMemcpy2D"), 3);
+    assert_int_equal(tessel_fake_calls("cuMemcpy3D"), 2);
+    assert_int_equal(tessel_fake_calls("cuMemcpy2D_v2"), 0);
+}
+
 struct hostrun {
     int n;
     int order[4];
@@ -1547,6 +1619,7 @@ int main(void)
         cmocka_unit_test_teardown(test_wide_sets, teardown),
         cmocka_unit_test_teardown(test_copy3d, teardown),
         cmocka_unit_test_teardown(test_stream_memops, teardown),
+        cmocka_unit_test_teardown(test_v1_copies, teardown),
         cmocka_unit_test_teardown(test_host_funcs, teardown),
         cmocka_unit_test_teardown(test_2d_peer_hints, teardown),
         cmocka_unit_test_teardown(test_pools, teardown),
