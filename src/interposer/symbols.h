@@ -216,7 +216,11 @@
     X(cuMemcpy2DUnaligned, "cuMemcpy2DUnaligned", 2000, 0)                                         \
     X(cuMemcpy2DAsync, "cuMemcpy2DAsync", 2000, 0)                                                 \
     X(cuMemcpy3D, "cuMemcpy3D", 2000, 0)                                                           \
-    X(cuMemcpy3DAsync, "cuMemcpy3DAsync", 2000, 0)
+    X(cuMemcpy3DAsync, "cuMemcpy3DAsync", 2000, 0)                                                 \
+    X(cuMemcpy3DPeer, "cuMemcpy3DPeer", 4000, 0)                                                   \
+    X(cuMemcpy3DPeer_ptds, "cuMemcpy3DPeer", 7000, 1)                                              \
+    X(cuMemcpy3DPeerAsync, "cuMemcpy3DPeerAsync", 4000, 0)                                         \
+    X(cuMemcpy3DPeerAsync_ptsz, "cuMemcpy3DPeerAsync", 7000, 1)
 
 #define TCU_NVML_SYMBOLS(X)                                                                        \
     X(nvmlDeviceGetMemoryInfo)                                                                     \

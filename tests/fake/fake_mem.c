@@ -1453,6 +1453,68 @@ CUresult cuMemcpy3DAsync(const CUDA_MEMCPY3D_v1 *pCopy, CUstream hStream)
     return copy3d(widen3d(pCopy, &w), 1, hStream, 0);
 }
 
+/* 3D peer copies: a 3D copy whose device sides name live contexts (a host or array side's
+ * context is not looked at); memory is one address space. */
+static CUresult run3dpeer(const void *v)
+{
+    const CUDA_MEMCPY3D_PEER *p = v;
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((p->srcMemoryType == CU_MEMORYTYPE_DEVICE && !obj_find(p->srcContext, K_CTX)) ||
+        (p->dstMemoryType == CU_MEMORYTYPE_DEVICE && !obj_find(p->dstContext, K_CTX)))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    CUDA_MEMCPY3D w;
+    memset(&w, 0, sizeof w);
+    w.srcXInBytes = p->srcXInBytes;
+    w.srcY = p->srcY;
+    w.srcZ = p->srcZ;
+    w.srcLOD = p->srcLOD;
+    w.srcMemoryType = p->srcMemoryType;
+    w.srcHost = p->srcHost;
+    w.srcDevice = p->srcDevice;
+    w.srcArray = p->srcArray;
+    w.srcPitch = p->srcPitch;
+    w.srcHeight = p->srcHeight;
+    w.dstXInBytes = p->dstXInBytes;
+    w.dstY = p->dstY;
+    w.dstZ = p->dstZ;
+    w.dstLOD = p->dstLOD;
+    w.dstMemoryType = p->dstMemoryType;
+    w.dstHost = p->dstHost;
+    w.dstDevice = p->dstDevice;
+    w.dstArray = p->dstArray;
+    w.dstPitch = p->dstPitch;
+    w.dstHeight = p->dstHeight;
+    w.WidthInBytes = p->WidthInBytes;
+    w.Height = p->Height;
+    w.Depth = p->Depth;
+    return do_copy3d(&w);
+}
+
+CUresult cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER *pCopy)
+{
+    COUNT(cuMemcpy3DPeer);
+    return copy_nd(run3dpeer, pCopy, 0, NULL, 0);
+}
+
+CUresult cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER *pCopy)
+{
+    COUNT(cuMemcpy3DPeer_ptds);
+    return copy_nd(run3dpeer, pCopy, 0, NULL, 1);
+}
+
+CUresult cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream)
+{
+    COUNT(cuMemcpy3DPeerAsync);
+    return copy_nd(run3dpeer, pCopy, 1, hStream, 0);
+}
+
+CUresult cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream)
+{
+    COUNT(cuMemcpy3DPeerAsync_ptsz);
+    return copy_nd(run3dpeer, pCopy, 1, hStream, 1);
+}
+
 /* Peer copies: both contexts must be live; memory is one address space. */
 static CUresult peer(uint64_t dst, CUcontext dc, uint64_t src, CUcontext sc, uint64_t n, int async,
                      CUstream s, int pt)

@@ -128,6 +128,8 @@
  *                       copy2d1 (cuMemcpy2D with CUDA_MEMCPY2D_v1, the rows of copy2d), copy3d1
  *                       (cuMemcpy3DAsync with CUDA_MEMCPY3D_v1 on the legacy stream, copy3d's
  *                       slices), htodasync1 (cuMemcpyHtoDAsync of 4 KiB on the legacy stream)
+ *                       copy3dpeer: cuMemcpy3DPeer of copy3d's slices, both contexts the one
+ *                       "ctx" made current.
  *   strcreate           cuStreamCreate of the stream "op:capture" captures: "strcreate rc=R"
  *   call:NAME           the same call with nothing read back (the read-back is a copy, itself
  *                       GPU work): "call NAME rc=R ok=0|1" (ok: evrecord's query or rc 0)
@@ -465,6 +467,7 @@ static uint64_t size_arg(const char *s)
 
 static CUevent op_event;
 static CUstream op_stream;
+static CUcontext op_ctx;            /* the context "ctx" made current */
 static uint32_t last32;             /* the word the last writev32 or batch wrote */
 static uint64_t last64;             /* the word the last writev64 wrote (batch: 8 bytes on) */
 static volatile unsigned host_seen; /* what op:hostfunc's function or op:callback's stored */
@@ -594,6 +597,28 @@ static CUresult op(const char *name, int *ok, int check)
         memcpy(host, &last32, 4);
         memcpy(host + 8, &last64, 8);
         want = 16;
+    } else if (strcmp(name, "copy3dpeer") == 0) {
+        for (size_t y = 0; y < rows; y++)
+            for (size_t x = 0; x < row; x++)
+                host[y * pitch + x] = (unsigned char)(round * 9 + y * 5 + x);
+        CUDA_MEMCPY3D_PEER c;
+        memset(&c, 0, sizeof c);
+        c.srcMemoryType = CU_MEMORYTYPE_HOST;
+        c.srcHost = host;
+        c.srcContext = op_ctx;
+        c.srcPitch = pitch;
+        c.srcHeight = 2;
+        c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+        c.dstDevice = base;
+        c.dstContext = op_ctx;
+        c.dstPitch = pitch;
+        c.dstHeight = 2;
+        c.WidthInBytes = row;
+        c.Height = 2;
+        c.Depth = 2;
+        r = SYM(cuMemcpy3DPeer_fn, "cuMemcpy3DPeer", "cuMemcpy3DPeer")(&c);
+        want = pitch * (rows - 1) + row;
+        step_rows = 1;
     } else if (strcmp(name, "copy2d1") == 0 || strcmp(name, "copy3d1") == 0) {
         if (base > UINT32_MAX)
             return r; /* not a v1 pointer */
@@ -736,6 +761,7 @@ static void step(char *s)
                     "cuDevicePrimaryCtxRetain")(&c, arg1 ? atoi(arg1) : 0);
         if (r == CUDA_SUCCESS)
             r = SYM(cuCtxSetCurrent_fn, "cuCtxSetCurrent", "cuCtxSetCurrent")(c);
+        op_ctx = c;
         printf("ctx rc=%d\n", r);
     } else if (strcmp(s, "ctxcreate") == 0 && arg1) {
         SYM(cuInit_fn, "cuInit", "cuInit")(0);

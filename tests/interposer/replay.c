@@ -120,7 +120,8 @@ static int poke(const char *name, const char *variant, void *p)
         return 1;
     }
     if (IS("cuMemcpy2D") || IS("cuMemcpy2DUnaligned") || IS("cuMemcpy2DAsync") ||
-        IS("cuMemcpy3D") || IS("cuMemcpy3DAsync")) {
+        IS("cuMemcpy3D") || IS("cuMemcpy3DAsync") || IS("cuMemcpy3DPeer") ||
+        IS("cuMemcpy3DPeerAsync")) {
         ((cuMemcpy2DAsync_v2_fn)p)(NULL, NULL); /* no copy described: refused */
         return 1;
     }

@@ -29,7 +29,8 @@ cuMemsetD2D8 cuMemsetD2D8Async cuMemsetD2D16 cuMemsetD2D16Async cuMemsetD2D32 cu
 cuEventCreate cuEventRecord cuEventRecordWithFlags cuEventQuery cuEventElapsedTime cuEventDestroy cuStreamCreate
 cuStreamCreateWithPriority cuStreamDestroy cuStreamQuery cuStreamWaitEvent cuStreamWriteValue32
 cuStreamWaitValue32 cuStreamWriteValue64 cuStreamWaitValue64 cuStreamBatchMemOp cuLaunchHostFunc
-cuStreamAddCallback cuStreamBeginCapture cuStreamEndCapture cuStreamIsCapturing cuGraphUpload'
+cuStreamAddCallback cuStreamBeginCapture cuStreamEndCapture cuStreamIsCapturing cuGraphUpload
+cuMemcpy3DPeer cuMemcpy3DPeerAsync'
 printf '%s\n' $HOOKED >"$TMP/hooked"
 
 "$REPLAY" "$TSV" >"$TMP/bare" 2>"$TMP/bare.err"
@@ -119,6 +120,8 @@ is "$(line cuStreamWaitValue64 9000 2)" cuStreamWaitValue64_ptsz "cuStreamWaitVa
 is "$(line cuLaunchHostFunc 10000 2)" cuLaunchHostFunc_ptsz "cuLaunchHostFunc @10000 ptds -> _ptsz"
 is "$(line cuStreamBeginCapture 10010 0)" cuStreamBeginCapture_v2 "cuStreamBeginCapture @10010 -> _v2"
 is "$(line cuGraphUpload 11010 2)" cuGraphUpload_ptsz "cuGraphUpload @11010 ptds -> _ptsz"
+is "$(line cuMemcpy3DPeer 7000 2)" cuMemcpy3DPeer_ptds "cuMemcpy3DPeer @7000 ptds -> _ptds"
+is "$(line cuMemcpy3DPeerAsync 4000 0)" cuMemcpy3DPeerAsync "cuMemcpy3DPeerAsync @4000 -> cuMemcpy3DPeerAsync"
 is "$(line cuGetProcAddress 12000 0)" cuGetProcAddress_v2 "cuGetProcAddress @12000 -> our _v2"
 is "$(line cuGetProcAddress 11030 0)" cuGetProcAddress "cuGetProcAddress @11030 -> our v1"
 is "$(awk '$1 == "cuGetProcAddress" && $2 == 12000 {print $4}' "$TMP/pre")" libtessel-cuda.so \

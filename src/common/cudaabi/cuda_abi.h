@@ -429,6 +429,36 @@ typedef struct CUDA_MEMCPY3D_st {
     size_t Depth;
 } CUDA_MEMCPY3D;
 
+/* cuMemcpy3DPeer(Async)'s parameters (CUDA_MEMCPY3D_PEER_v1 of cuda.h 13.0): a 3D copy whose
+ * device sides each name their context (ignored for an array). */
+typedef struct CUDA_MEMCPY3D_PEER_st {
+    size_t srcXInBytes;
+    size_t srcY;
+    size_t srcZ;
+    size_t srcLOD;
+    CUmemorytype srcMemoryType;
+    const void *srcHost;
+    CUdeviceptr srcDevice;
+    CUarray srcArray;
+    CUcontext srcContext;
+    size_t srcPitch;
+    size_t srcHeight;
+    size_t dstXInBytes;
+    size_t dstY;
+    size_t dstZ;
+    size_t dstLOD;
+    CUmemorytype dstMemoryType;
+    void *dstHost;
+    CUdeviceptr dstDevice;
+    CUarray dstArray;
+    CUcontext dstContext;
+    size_t dstPitch;
+    size_t dstHeight;
+    size_t WidthInBytes;
+    size_t Height;
+    size_t Depth;
+} CUDA_MEMCPY3D_PEER;
+
 /* The v1 (pre-3.2) layouts of cuMemcpy2D, cuMemcpy2DUnaligned, cuMemcpy2DAsync, cuMemcpy3D and
  * cuMemcpy3DAsync: the same fields with 32-bit offsets, sizes and device pointers. */
 typedef struct CUDA_MEMCPY2D_v1_st {
@@ -926,6 +956,10 @@ CUABI_FN(cuMemcpy3D_v2, (const CUDA_MEMCPY3D *pCopy));
 CUABI_FN(cuMemcpy3D_v2_ptds, (const CUDA_MEMCPY3D *pCopy));
 CUABI_FN(cuMemcpy3DAsync_v2, (const CUDA_MEMCPY3D *pCopy, CUstream hStream));
 CUABI_FN(cuMemcpy3DAsync_v2_ptsz, (const CUDA_MEMCPY3D *pCopy, CUstream hStream));
+CUABI_FN(cuMemcpy3DPeer, (const CUDA_MEMCPY3D_PEER *pCopy));
+CUABI_FN(cuMemcpy3DPeer_ptds, (const CUDA_MEMCPY3D_PEER *pCopy));
+CUABI_FN(cuMemcpy3DPeerAsync, (const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream));
+CUABI_FN(cuMemcpy3DPeerAsync_ptsz, (const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream));
 /* The v1 (pre-3.2) asynchronous, 2D and 3D copies: 32-bit sizes and device pointers. */
 CUABI_FN(cuMemcpyHtoDAsync,
          (CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount, CUstream hStream));

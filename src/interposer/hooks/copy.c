@@ -14,8 +14,8 @@
  * 32-bit sizes, _v2, _ptds/_ptsz, Async; 1D, 2D, 3D, peer; 8-, 16- and 32-bit sets), the
  * stream memory operations (work too), and the stream, event, host-function, callback, capture
  * and graph-upload calls a program makes between its launches (gated only).  Not (yet) hooked,
- * listed in docs/suspend.md, "Not done (item 3)": 3D peer, array and batch copies, and the
- * families after them there.
+ * listed in docs/suspend.md, "Not done (item 3)": array and batch copies, and the families
+ * after them there.
  * Signatures: cuda.h 13.0, through src/common/cudaabi/cuda_abi.h.
  */
 #include "interposer/interposer.h"
@@ -131,7 +131,7 @@ WORK(cuMemcpy2DAsync, (const CUDA_MEMCPY2D_v1 *pCopy, CUstream hStream), (pCopy,
 WORK(cuMemcpy3D, (const CUDA_MEMCPY3D_v1 *pCopy), (pCopy))
 WORK(cuMemcpy3DAsync, (const CUDA_MEMCPY3D_v1 *pCopy, CUstream hStream), (pCopy, hStream))
 
-/* Peer copies: between two contexts (devices); work of the job whichever GPUs. */
+/* Peer copies, 1D and 3D: between two contexts (devices); work of the job whichever GPUs. */
 WORK(cuMemcpyPeer,
      (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext,
       size_t ByteCount),
@@ -148,6 +148,12 @@ WORK(cuMemcpyPeerAsync_ptsz,
      (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext,
       size_t ByteCount, CUstream hStream),
      (dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream))
+
+WORK(cuMemcpy3DPeer, (const CUDA_MEMCPY3D_PEER *pCopy), (pCopy))
+WORK(cuMemcpy3DPeer_ptds, (const CUDA_MEMCPY3D_PEER *pCopy), (pCopy))
+WORK(cuMemcpy3DPeerAsync, (const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream), (pCopy, hStream))
+WORK(cuMemcpy3DPeerAsync_ptsz, (const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream),
+     (pCopy, hStream))
 
 /* 2D copies (pitched, arrays on either side). */
 WORK(cuMemcpy2D_v2, (const CUDA_MEMCPY2D *pCopy), (pCopy))

@@ -1515,6 +1515,63 @@ static void test_v1_copies(void **state)
     assert_int_equal(tessel_fake_calls("cuMemcpy2D_v2"), 0);
 }
 
+/* 3D peer copies: the 3D copy with each device side's context named: live contexts required
+ * (a host side's is not looked at), the slices copied, refusals with nothing written. */
+static void test_copy3d_peer(void **state)
+{
+    start("2xA:1G", "0");
+    CUcontext c1 = primary(1);
+    CUdeviceptr b;
+    OK(cuMemAlloc_v2(&b, 4096));
+    OK(cuMemsetD8_v2(b, 0, 4096));
+    CUcontext c0 = primary(0);
+    unsigned char host[1024], back[1024];
+    for (size_t i = 0; i < sizeof host; i++)
+        host[i] = (unsigned char)(i * 3 + 2);
+    CUDA_MEMCPY3D_PEER p;
+    memset(&p, 0, sizeof p);
+    p.srcMemoryType = CU_MEMORYTYPE_HOST;
+    p.srcHost = host;
+    p.srcPitch = 64;
+    p.srcHeight = 4;
+    p.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    p.dstDevice = b;
+    p.dstContext = c1; /* the other device's */
+    p.dstPitch = 128;
+    p.dstHeight = 2;
+    p.WidthInBytes = 32;
+    p.Height = 2;
+    p.Depth = 2;
+    OK(cuMemcpy3DPeer(&p));
+    OK(cuMemcpyDtoH_v2(back, b, 512));
+    /* Destination row r of slice z: source row r of slice z (4 rows of 64 per slice). */
+    for (int z = 0; z < 2; z++)
+        for (int r = 0; r < 2; r++)
+            assert_memory_equal(back + (z * 2 + r) * 128, host + (z * 4 + r) * 64, 32);
+    assert_int_equal(back[32], 0);
+    OK(cuMemcpy3DPeer_ptds(&p));
+    OK(cuMemcpy3DPeerAsync(&p, NULL));
+    OK(cuMemcpy3DPeerAsync_ptsz(&p, CU_STREAM_PER_THREAD));
+    p.dstContext = NULL;
+    assert_int_equal(cuMemcpy3DPeer(&p), CUDA_ERROR_INVALID_CONTEXT);
+    p.dstContext = (CUcontext)&p;
+    assert_int_equal(cuMemcpy3DPeer(&p), CUDA_ERROR_INVALID_CONTEXT);
+    p.dstContext = c0;
+    p.dstLOD = 1;
+    assert_int_equal(cuMemcpy3DPeer(&p), CUDA_ERROR_INVALID_VALUE);
+    p.dstLOD = 0;
+    p.Depth = 17; /* 17 slices of 256 bytes: past the 4 KiB allocation */
+    memset(back, 0, sizeof back);
+    OK(cuMemsetD8_v2(b, 0, 4096));
+    assert_int_equal(cuMemcpy3DPeerAsync(&p, NULL), CUDA_ERROR_INVALID_VALUE);
+    OK(cuMemcpyDtoH_v2(back, b, sizeof back));
+    for (size_t i = 0; i < sizeof back; i++)
+        assert_int_equal(back[i], 0);
+    assert_int_equal(cuMemcpy3DPeer(NULL), CUDA_ERROR_INVALID_VALUE);
+    OK(cuMemFree_v2(b));
+    assert_int_equal(tessel_fake_calls("cuMemcpy3DPeer"), 5);
+}
+
 struct hostrun {
     int n;
     int order[4];
@@ -1620,6 +1677,7 @@ int main(void)
         cmocka_unit_test_teardown(test_copy3d, teardown),
         cmocka_unit_test_teardown(test_stream_memops, teardown),
         cmocka_unit_test_teardown(test_v1_copies, teardown),
+        cmocka_unit_test_teardown(test_copy3d_peer, teardown),
         cmocka_unit_test_teardown(test_host_funcs, teardown),
         cmocka_unit_test_teardown(test_2d_peer_hints, teardown),
         cmocka_unit_test_teardown(test_pools, teardown),
