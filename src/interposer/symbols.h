@@ -220,7 +220,11 @@
     X(cuMemcpy3DPeer, "cuMemcpy3DPeer", 4000, 0)                                                   \
     X(cuMemcpy3DPeer_ptds, "cuMemcpy3DPeer", 7000, 1)                                              \
     X(cuMemcpy3DPeerAsync, "cuMemcpy3DPeerAsync", 4000, 0)                                         \
-    X(cuMemcpy3DPeerAsync_ptsz, "cuMemcpy3DPeerAsync", 7000, 1)
+    X(cuMemcpy3DPeerAsync_ptsz, "cuMemcpy3DPeerAsync", 7000, 1)                                    \
+    X(cuMemcpyBatchAsync, "cuMemcpyBatchAsync", 12080, 0)                                          \
+    X(cuMemcpyBatchAsync_ptsz, "cuMemcpyBatchAsync", 12080, 1)                                     \
+    X(cuMemcpyBatchAsync_v2, "cuMemcpyBatchAsync", 13000, 0)                                       \
+    X(cuMemcpyBatchAsync_v2_ptsz, "cuMemcpyBatchAsync", 13000, 1)
 
 #define TCU_NVML_SYMBOLS(X)                                                                        \
     X(nvmlDeviceGetMemoryInfo)                                                                     \

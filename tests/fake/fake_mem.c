@@ -1453,6 +1453,85 @@ CUresult cuMemcpy3DAsync(const CUDA_MEMCPY3D_v1 *pCopy, CUstream hStream)
     return copy3d(widen3d(pCopy, &w), 1, hStream, 0);
 }
 
+/* Batches of 1D copies (cuMemcpyBatchAsync): every copy and its attributes are checked before
+ * any is done (a refused batch copies nothing; *failIdx, when asked and the arrays are given,
+ * names the copy to blame, or SIZE_MAX when the batch itself is wrong), then each is done at once,
+ * as the fake's other asynchronous copies are.  As cuda.h says: count > 0, numAttrs from 1 to
+ * count, attrsIdxs starting at 0, each above the one before and below count, a valid source access
+ * order, flags 0 or CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE, and not the legacy stream. */
+static CUresult copy_batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                           CUmemcpyAttributes *attrs, size_t *idxs, size_t nattrs, size_t *fail,
+                           CUstream s, int pt)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    /* No arrays or no copy: refused before the later arguments are looked at (test_procaddr
+     * calls every entry point with its first six arguments NULL and the rest undefined). */
+    if (!dsts || !srcs || !sizes || !attrs || !idxs || count == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (fail)
+        *fail = SIZE_MAX;
+    if (nattrs == 0 || nattrs > count || s == NULL || s == CU_STREAM_LEGACY)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t k = 0; k < nattrs; k++) {
+        if ((k == 0 && idxs[0] != 0) || (k > 0 && idxs[k] <= idxs[k - 1]) || idxs[k] >= count ||
+            attrs[k].srcAccessOrder < CU_MEMCPY_SRC_ACCESS_ORDER_STREAM ||
+            attrs[k].srcAccessOrder > CU_MEMCPY_SRC_ACCESS_ORDER_ANY ||
+            (attrs[k].flags & ~(unsigned)CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE))
+            return CUDA_ERROR_INVALID_VALUE;
+    }
+    LOCK();
+    ctx_t *c;
+    CUresult rc = need_ctx(&c);
+    stream_t *st = rc == CUDA_SUCCESS ? stream_resolve(s, c, pt, &rc) : NULL;
+    if (st && st->capture)
+        rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    for (size_t i = 0; st && rc == CUDA_SUCCESS && i < count; i++) {
+        if (sizes[i] && (!any_range(dsts[i], sizes[i], PROT_WRITE) ||
+                         !any_range(srcs[i], sizes[i], PROT_READ))) {
+            rc = CUDA_ERROR_INVALID_VALUE;
+            if (fail)
+                *fail = i;
+        }
+    }
+    for (size_t i = 0; st && rc == CUDA_SUCCESS && i < count; i++)
+        rc = do_copy(CP_ANY, dsts[i], srcs[i], sizes[i]);
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuMemcpyBatchAsync(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                            CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,
+                            size_t *failIdx, CUstream hStream)
+{
+    COUNT(cuMemcpyBatchAsync);
+    return copy_batch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream, 0);
+}
+
+CUresult cuMemcpyBatchAsync_ptsz(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                                 CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,
+                                 size_t *failIdx, CUstream hStream)
+{
+    COUNT(cuMemcpyBatchAsync_ptsz);
+    return copy_batch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream, 1);
+}
+
+CUresult cuMemcpyBatchAsync_v2(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                               CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,
+                               CUstream hStream)
+{
+    COUNT(cuMemcpyBatchAsync_v2);
+    return copy_batch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, NULL, hStream, 0);
+}
+
+CUresult cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes,
+                                    size_t count, CUmemcpyAttributes *attrs, size_t *attrsIdxs,
+                                    size_t numAttrs, CUstream hStream)
+{
+    COUNT(cuMemcpyBatchAsync_v2_ptsz);
+    return copy_batch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, NULL, hStream, 1);
+}
+
 /* 3D peer copies: a 3D copy whose device sides name live contexts (a host or array side's
  * context is not looked at); memory is one address space. */
 static CUresult run3dpeer(const void *v)

@@ -129,7 +129,8 @@
  *                       (cuMemcpy3DAsync with CUDA_MEMCPY3D_v1 on the legacy stream, copy3d's
  *                       slices), htodasync1 (cuMemcpyHtoDAsync of 4 KiB on the legacy stream)
  *                       copy3dpeer: cuMemcpy3DPeer of copy3d's slices, both contexts the one
- *                       "ctx" made current.
+ *                       "ctx" made current; memcpybatch: cuMemcpyBatchAsync_v2 of two 1 KiB
+ *                       copies, host to device, 2 KiB apart, on the stream of "strcreate".
  *   strcreate           cuStreamCreate of the stream "op:capture" captures: "strcreate rc=R"
  *   call:NAME           the same call with nothing read back (the read-back is a copy, itself
  *                       GPU work): "call NAME rc=R ok=0|1" (ok: evrecord's query or rc 0)
@@ -597,6 +598,26 @@ static CUresult op(const char *name, int *ok, int check)
         memcpy(host, &last32, 4);
         memcpy(host + 8, &last64, 8);
         want = 16;
+    } else if (strcmp(name, "memcpybatch") == 0) {
+        pitch = 2048;
+        row = 1024;
+        rows = 2;
+        for (size_t y = 0; y < rows; y++)
+            for (size_t x = 0; x < row; x++)
+                host[y * pitch + x] = (unsigned char)(round * 17 + y * 3 + x);
+        CUdeviceptr dsts[2] = {base, base + pitch};
+        CUdeviceptr srcs[2] = {(uintptr_t)host, (uintptr_t)(host + pitch)};
+        size_t sizes[2] = {row, row}, idx = 0;
+        CUmemcpyAttributes at;
+        memset(&at, 0, sizeof at);
+        at.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+        r = SYM(cuMemcpyBatchAsync_v2_fn, "cuMemcpyBatchAsync_v2",
+                "cuMemcpyBatchAsync")(dsts, srcs, sizes, 2, &at, &idx, 1, op_stream);
+        if (r == CUDA_SUCCESS && check)
+            r = SYM(cuStreamSynchronize_fn, "cuStreamSynchronize",
+                    "cuStreamSynchronize")(op_stream);
+        want = pitch + row;
+        step_rows = 1;
     } else if (strcmp(name, "copy3dpeer") == 0) {
         for (size_t y = 0; y < rows; y++)
             for (size_t x = 0; x < row; x++)

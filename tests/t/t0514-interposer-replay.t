@@ -30,7 +30,7 @@ cuEventCreate cuEventRecord cuEventRecordWithFlags cuEventQuery cuEventElapsedTi
 cuStreamCreateWithPriority cuStreamDestroy cuStreamQuery cuStreamWaitEvent cuStreamWriteValue32
 cuStreamWaitValue32 cuStreamWriteValue64 cuStreamWaitValue64 cuStreamBatchMemOp cuLaunchHostFunc
 cuStreamAddCallback cuStreamBeginCapture cuStreamEndCapture cuStreamIsCapturing cuGraphUpload
-cuMemcpy3DPeer cuMemcpy3DPeerAsync'
+cuMemcpy3DPeer cuMemcpy3DPeerAsync cuMemcpyBatchAsync'
 printf '%s\n' $HOOKED >"$TMP/hooked"
 
 "$REPLAY" "$TSV" >"$TMP/bare" 2>"$TMP/bare.err"
@@ -121,6 +121,8 @@ is "$(line cuLaunchHostFunc 10000 2)" cuLaunchHostFunc_ptsz "cuLaunchHostFunc @1
 is "$(line cuStreamBeginCapture 10010 0)" cuStreamBeginCapture_v2 "cuStreamBeginCapture @10010 -> _v2"
 is "$(line cuGraphUpload 11010 2)" cuGraphUpload_ptsz "cuGraphUpload @11010 ptds -> _ptsz"
 is "$(line cuMemcpy3DPeer 7000 2)" cuMemcpy3DPeer_ptds "cuMemcpy3DPeer @7000 ptds -> _ptds"
+is "$(line cuMemcpyBatchAsync 12080 2)" cuMemcpyBatchAsync_ptsz "cuMemcpyBatchAsync @12080 ptds -> _ptsz (with failIdx)"
+is "$(line cuMemcpyBatchAsync 13000 0)" cuMemcpyBatchAsync_v2 "cuMemcpyBatchAsync @13000 -> _v2"
 is "$(line cuMemcpy3DPeerAsync 4000 0)" cuMemcpy3DPeerAsync "cuMemcpy3DPeerAsync @4000 -> cuMemcpy3DPeerAsync"
 is "$(line cuGetProcAddress 12000 0)" cuGetProcAddress_v2 "cuGetProcAddress @12000 -> our _v2"
 is "$(line cuGetProcAddress 11030 0)" cuGetProcAddress "cuGetProcAddress @11030 -> our v1"

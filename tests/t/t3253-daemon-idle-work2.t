@@ -9,7 +9,7 @@
 # cuStreamWaitValue32_v2, cuStreamWriteValue64_v2, cuStreamWaitValue64_v2 and
 # cuStreamBatchMemOp_v2, and so does each v1 (pre-3.2) copy: cuMemcpy2D (CUDA_MEMCPY2D_v1),
 # cuMemcpy3DAsync (CUDA_MEMCPY3D_v1) and cuMemcpyHtoDAsync, into a 32-bit device pointer, and a
-# 3D peer copy (cuMemcpy3DPeer).  Then through tesseld, in a queue whose idle time is 3 s: a job that
+# 3D peer copy (cuMemcpy3DPeer) and a batch of copies (cuMemcpyBatchAsync_v2).  Then through tesseld, in a queue whose idle time is 3 s: a job that
 # writes a 32-bit word every 0.1 s, one a 64-bit word, one a batch and one a v1 3D copy (nothing read back
 # meanwhile: a read-back is a copy) are never reclaimed, while a job started after them, holding
 # memory and idle, is (so they ran idle-time-long and more before it); every call succeeded and
@@ -27,7 +27,7 @@ W=$(mktemp -d /tmp/tessel-t3253.XXXXXX)
         waitfile:"$W/3" call:waitv32 waitfile:"$W/4" call:writev64 waitfile:"$W/5" \
         call:waitv64 waitfile:"$W/6" call:batch waitfile:"$W/7" call:copy2d1 waitfile:"$W/8" \
         call:copy3d1 waitfile:"$W/9" call:htodasync1 waitfile:"$W/10" call:copy3dpeer \
-        waitfile:"$W/11"
+        waitfile:"$W/11" call:memcpybatch waitfile:"$W/12"
 ) >"$W/out" 2>&1 &
 wpid=$!
 take() { "$TESSEL_BUILD/tests/interposer/tcu-slice" "$W/slice" takework; }
@@ -36,7 +36,8 @@ ok $? "a process under the interposer has a context, 1 MiB and a stream: $(tr '\
 is "$(take)" work=0 "context, allocation and stream creation are not GPU work"
 i=1
 for want in "hostfunc callback capture:0" "writev32:1" "waitv32:1" "writev64:1" "waitv64:1" \
-    "batch:1" "copy2d1:1" "copy3d1:1" "htodasync1:1" "copy3dpeer:1"; do
+    "batch:1" "copy2d1:1" "copy3d1:1" "htodasync1:1" "copy3dpeer:1" \
+    "memcpybatch:1"; do
     touch "$W/$i"
     i=$((i + 1))
     calls=${want%:*}
@@ -48,7 +49,7 @@ for want in "hostfunc callback capture:0" "writev32:1" "waitv32:1" "writev64:1" 
     [ "${want#*:}" = 0 ] && what="gated, not work"
     is "$(take)" "work=${want#*:}" "$calls: the work word says ${want#*:} ($what)"
 done
-touch "$W/11"
+touch "$W/12"
 wait "$wpid"; is $? 0 "the process ends cleanly"
 rm -rf "$W"
 

@@ -552,6 +552,28 @@ typedef struct CUmemLocation_st {
     int id; /* device ordinal when type is DEVICE */
 } CUmemLocation;
 
+/* cuMemcpyBatchAsync (CUDA 12.8; _v2 in 13.0, without failIdx): the attributes of a run of the
+ * batch's copies, from attrsIdxs[k] to the next entry's first. */
+typedef enum CUmemcpySrcAccessOrder_enum {
+    CU_MEMCPY_SRC_ACCESS_ORDER_INVALID = 0x0,
+    CU_MEMCPY_SRC_ACCESS_ORDER_STREAM = 0x1,
+    CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL = 0x2,
+    CU_MEMCPY_SRC_ACCESS_ORDER_ANY = 0x3,
+    CU_MEMCPY_SRC_ACCESS_ORDER_MAX = 0x7FFFFFFF
+} CUmemcpySrcAccessOrder;
+
+typedef enum CUmemcpyFlags_enum {
+    CU_MEMCPY_FLAG_DEFAULT = 0x0,
+    CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE = 0x1
+} CUmemcpyFlags;
+
+typedef struct CUmemcpyAttributes_st {
+    CUmemcpySrcAccessOrder srcAccessOrder;
+    CUmemLocation srcLocHint; /* managed or pageable memory only; else ignored */
+    CUmemLocation dstLocHint;
+    unsigned int flags; /* CUmemcpyFlags */
+} CUmemcpyAttributes;
+
 typedef struct CUmemAllocationProp_st {
     CUmemAllocationType type;
     CUmemAllocationHandleType requestedHandleTypes;
@@ -960,6 +982,20 @@ CUABI_FN(cuMemcpy3DPeer, (const CUDA_MEMCPY3D_PEER *pCopy));
 CUABI_FN(cuMemcpy3DPeer_ptds, (const CUDA_MEMCPY3D_PEER *pCopy));
 CUABI_FN(cuMemcpy3DPeerAsync, (const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream));
 CUABI_FN(cuMemcpy3DPeerAsync_ptsz, (const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream));
+/* Batches of 1D copies: the 12.8 exports report the failing copy's index (failIdx, SIZE_MAX when
+ * none is to blame), the 13.0 _v2 ones do not; the stream may not be the legacy one. */
+CUABI_FN(cuMemcpyBatchAsync, (CUdeviceptr * dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                              CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,
+                              size_t *failIdx, CUstream hStream));
+CUABI_FN(cuMemcpyBatchAsync_ptsz, (CUdeviceptr * dsts, CUdeviceptr *srcs, size_t *sizes,
+                                   size_t count, CUmemcpyAttributes *attrs, size_t *attrsIdxs,
+                                   size_t numAttrs, size_t *failIdx, CUstream hStream));
+CUABI_FN(cuMemcpyBatchAsync_v2,
+         (CUdeviceptr * dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+          CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, CUstream hStream));
+CUABI_FN(cuMemcpyBatchAsync_v2_ptsz,
+         (CUdeviceptr * dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+          CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, CUstream hStream));
 /* The v1 (pre-3.2) asynchronous, 2D and 3D copies: 32-bit sizes and device pointers. */
 CUABI_FN(cuMemcpyHtoDAsync,
          (CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount, CUstream hStream));

@@ -14,8 +14,8 @@
  * 32-bit sizes, _v2, _ptds/_ptsz, Async; 1D, 2D, 3D, peer; 8-, 16- and 32-bit sets), the
  * stream memory operations (work too), and the stream, event, host-function, callback, capture
  * and graph-upload calls a program makes between its launches (gated only).  Not (yet) hooked,
- * listed in docs/suspend.md, "Not done (item 3)": array and batch copies, and the families
- * after them there.
+ * listed in docs/suspend.md, "Not done (item 3)": array copies, 3D batch copies, and the
+ * families after them there.
  * Signatures: cuda.h 13.0, through src/common/cudaabi/cuda_abi.h.
  */
 #include "interposer/interposer.h"
@@ -154,6 +154,24 @@ WORK(cuMemcpy3DPeer_ptds, (const CUDA_MEMCPY3D_PEER *pCopy), (pCopy))
 WORK(cuMemcpy3DPeerAsync, (const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream), (pCopy, hStream))
 WORK(cuMemcpy3DPeerAsync_ptsz, (const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream),
      (pCopy, hStream))
+
+/* Batches of 1D copies (CUDA 12.8 with failIdx, 13.0's _v2 without). */
+WORK(cuMemcpyBatchAsync,
+     (CUdeviceptr * dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs,
+      size_t *attrsIdxs, size_t numAttrs, size_t *failIdx, CUstream hStream),
+     (dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream))
+WORK(cuMemcpyBatchAsync_ptsz,
+     (CUdeviceptr * dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs,
+      size_t *attrsIdxs, size_t numAttrs, size_t *failIdx, CUstream hStream),
+     (dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream))
+WORK(cuMemcpyBatchAsync_v2,
+     (CUdeviceptr * dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs,
+      size_t *attrsIdxs, size_t numAttrs, CUstream hStream),
+     (dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream))
+WORK(cuMemcpyBatchAsync_v2_ptsz,
+     (CUdeviceptr * dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs,
+      size_t *attrsIdxs, size_t numAttrs, CUstream hStream),
+     (dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream))
 
 /* 2D copies (pitched, arrays on either side). */
 WORK(cuMemcpy2D_v2, (const CUDA_MEMCPY2D *pCopy), (pCopy))

@@ -1572,6 +1572,86 @@ static void test_copy3d_peer(void **state)
     assert_int_equal(tessel_fake_calls("cuMemcpy3DPeer"), 5);
 }
 
+/* Batches of 1D copies: each copy done (v1 with failIdx, _v2, _ptsz); a batch refused whole
+ * (bad attributes, a copy out of bounds: failIdx names it, the legacy stream) copies nothing. */
+static void test_copy_batch(void **state)
+{
+    start("A:1G", "0");
+    primary(0);
+    CUdeviceptr a;
+    OK(cuMemAlloc_v2(&a, 8192));
+    OK(cuMemsetD8_v2(a, 0, 8192));
+    CUstream s;
+    OK(cuStreamCreate(&s, 0));
+    unsigned char host[4096], back[8192];
+    for (size_t i = 0; i < sizeof host; i++)
+        host[i] = (unsigned char)(i * 5 + 3);
+    CUdeviceptr dsts[3] = {a, a + 4096, a + 6000};
+    CUdeviceptr srcs[3] = {(uintptr_t)host, (uintptr_t)(host + 100), a};
+    size_t sizes[3] = {1000, 500, 1000};
+    CUmemcpyAttributes at[2];
+    memset(at, 0, sizeof at);
+    at[0].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
+    at[1].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+    at[1].flags = CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE;
+    size_t idx[2] = {0, 2}, fail = 7;
+    /* The third copy reads what the first wrote only because the fake does them in order: not
+     * promised by the driver, so the check below reads the first two only. */
+    OK(cuMemcpyBatchAsync(dsts, srcs, sizes, 2, at, idx, 1, &fail, s));
+    assert_true(fail == SIZE_MAX);
+    OK(cuMemcpyDtoH_v2(back, a, sizeof back));
+    assert_memory_equal(back, host, 1000);
+    assert_memory_equal(back + 4096, host + 100, 500);
+    assert_int_equal(back[1000], 0);
+    OK(cuMemcpyBatchAsync_v2(dsts, srcs, sizes, 3, at, idx, 2, s));
+    OK(cuMemcpyBatchAsync_v2_ptsz(dsts, srcs, sizes, 3, at, idx, 2, CU_STREAM_PER_THREAD));
+    OK(cuMemcpyBatchAsync_ptsz(dsts, srcs, sizes, 3, at, idx, 2, NULL, s));
+    /* Refused, nothing copied. */
+    OK(cuMemsetD8_v2(a, 0, 8192));
+    sizes[1] = 5000; /* past the allocation: the copy at index 1 is to blame */
+    assert_int_equal(cuMemcpyBatchAsync(dsts, srcs, sizes, 3, at, idx, 2, &fail, s),
+                     CUDA_ERROR_INVALID_VALUE);
+    assert_true(fail == 1);
+    sizes[1] = 500;
+    assert_int_equal(cuMemcpyBatchAsync_v2(dsts, srcs, sizes, 3, at, idx, 2, NULL),
+                     CUDA_ERROR_INVALID_VALUE); /* the legacy stream */
+    assert_int_equal(cuMemcpyBatchAsync_v2(dsts, srcs, sizes, 3, at, idx, 2, CU_STREAM_LEGACY),
+                     CUDA_ERROR_INVALID_VALUE);
+    idx[0] = 1; /* the first entry must be 0 */
+    assert_int_equal(cuMemcpyBatchAsync(dsts, srcs, sizes, 3, at, idx, 2, &fail, s),
+                     CUDA_ERROR_INVALID_VALUE);
+    assert_true(fail == SIZE_MAX);
+    idx[0] = 0;
+    idx[1] = 3; /* not below count */
+    assert_int_equal(cuMemcpyBatchAsync_v2(dsts, srcs, sizes, 3, at, idx, 2, s),
+                     CUDA_ERROR_INVALID_VALUE);
+    idx[1] = 2;
+    at[1].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_INVALID;
+    assert_int_equal(cuMemcpyBatchAsync_v2(dsts, srcs, sizes, 3, at, idx, 2, s),
+                     CUDA_ERROR_INVALID_VALUE);
+    at[1].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_ANY;
+    at[1].flags = 2;
+    assert_int_equal(cuMemcpyBatchAsync_v2(dsts, srcs, sizes, 3, at, idx, 2, s),
+                     CUDA_ERROR_INVALID_VALUE);
+    at[1].flags = 0;
+    assert_int_equal(cuMemcpyBatchAsync_v2(dsts, srcs, sizes, 2, at, idx, 3, s),
+                     CUDA_ERROR_INVALID_VALUE); /* more attributes than copies */
+    assert_int_equal(cuMemcpyBatchAsync_v2(dsts, srcs, sizes, 0, at, idx, 1, s),
+                     CUDA_ERROR_INVALID_VALUE);
+    OK(cuMemcpyDtoH_v2(back, a, sizeof back));
+    for (size_t i = 0; i < sizeof back; i++)
+        assert_int_equal(back[i], 0);
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    assert_int_equal(cuMemcpyBatchAsync_v2(dsts, srcs, sizes, 3, at, idx, 2, s),
+                     CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CUgraph gr;
+    OK(cuStreamEndCapture(s, &gr));
+    OK(cuGraphDestroy(gr));
+    OK(cuStreamDestroy_v2(s));
+    OK(cuMemFree_v2(a));
+    assert_int_equal(tessel_fake_calls("cuMemcpyBatchAsync_v2"), 9);
+}
+
 struct hostrun {
     int n;
     int order[4];
@@ -1678,6 +1758,7 @@ int main(void)
         cmocka_unit_test_teardown(test_stream_memops, teardown),
         cmocka_unit_test_teardown(test_v1_copies, teardown),
         cmocka_unit_test_teardown(test_copy3d_peer, teardown),
+        cmocka_unit_test_teardown(test_copy_batch, teardown),
         cmocka_unit_test_teardown(test_host_funcs, teardown),
         cmocka_unit_test_teardown(test_2d_peer_hints, teardown),
         cmocka_unit_test_teardown(test_pools, teardown),
