@@ -1,21 +1,22 @@
-/* copy.c - copies, memsets, synchronisations, streams and events (idle reclamation,
- * docs/suspend.md).
+/* copy.c - copies, memsets, stream memory operations, synchronisations, streams, events, host
+ * functions and callbacks, stream capture and graph upload (idle reclamation, docs/suspend.md).
  *
  * Nothing is charged or checked here: these hooks exist so that a job reclaimed while idle is
  * stopped before its call reaches the driver (tcu_enter: the driver holds a checkpointed
  * process's calls where nothing sees them; the interposer asks tesseld for the restore and
- * waits), and so that a copy or a memset counts as GPU work (the slice's work word, as a
- * launch).  A synchronisation waits for work already counted, and a stream or an event is
- * created, queried, waited on or destroyed around work: they are gated, not work.  One load
- * and, for a copy, one more when the word is already set: nothing on the driver's path.
+ * waits), and so that a copy, a memset or a stream memory operation counts as GPU work (the
+ * slice's work word, as a launch).  A synchronisation waits for work already counted, and a
+ * stream or an event is created, queried, waited on or destroyed around work: they are gated,
+ * not work.  One load and, for a copy, one more when the word is already set: nothing on the
+ * driver's path.
  *
  * Which calls, and why (docs/suspend.md, "What counts as GPU work" and "The next CUDA call"):
  * the copies and memsets of linear device memory the fake driver models too (v1 pre-3.2 with
- * 32-bit sizes, _v2, _ptds/_ptsz, Async; 1D, 2D, 3D, peer; 8-, 16- and 32-bit sets), the
- * stream memory operations (work too), and the stream, event, host-function, callback, capture
- * and graph-upload calls a program makes between its launches (gated only).  Not (yet) hooked,
- * listed in docs/suspend.md, "Not done (item 3)": array copies, 3D batch copies, and the
- * families after them there.
+ * 32-bit sizes, _v2, _ptds/_ptsz, Async; 1D, 2D, 3D, 1D and 3D peer, 1D batches; 8-, 16- and
+ * 32-bit sets), the stream memory operations (work too), and the stream, event, host-function,
+ * callback, capture and graph-upload calls a program makes between its launches (gated only).
+ * Not (yet) hooked, listed in docs/suspend.md, "Not done (item 3)": array copies, 3D batch
+ * copies, and the families after them there.
  * Signatures: cuda.h 13.0, through src/common/cudaabi/cuda_abi.h.
  */
 #include "interposer/interposer.h"
