@@ -174,7 +174,57 @@
     X(cuStreamQuery, "cuStreamQuery", 2000, 0)                                                     \
     X(cuStreamQuery_ptsz, "cuStreamQuery", 7000, 1)                                                \
     X(cuStreamWaitEvent, "cuStreamWaitEvent", 3020, 0)                                             \
-    X(cuStreamWaitEvent_ptsz, "cuStreamWaitEvent", 7000, 1)
+    X(cuStreamWaitEvent_ptsz, "cuStreamWaitEvent", 7000, 1)                                        \
+    X(cuStreamWriteValue32, "cuStreamWriteValue32", 8000, 0)                                       \
+    X(cuStreamWriteValue32_ptsz, "cuStreamWriteValue32", 8000, 1)                                  \
+    X(cuStreamWriteValue32_v2, "cuStreamWriteValue32", 11070, 0)                                   \
+    X(cuStreamWriteValue32_v2_ptsz, "cuStreamWriteValue32", 11070, 1)                              \
+    X(cuStreamWaitValue32, "cuStreamWaitValue32", 8000, 0)                                         \
+    X(cuStreamWaitValue32_ptsz, "cuStreamWaitValue32", 8000, 1)                                    \
+    X(cuStreamWaitValue32_v2, "cuStreamWaitValue32", 11070, 0)                                     \
+    X(cuStreamWaitValue32_v2_ptsz, "cuStreamWaitValue32", 11070, 1)                                \
+    X(cuStreamWriteValue64, "cuStreamWriteValue64", 9000, 0)                                       \
+    X(cuStreamWriteValue64_ptsz, "cuStreamWriteValue64", 9000, 1)                                  \
+    X(cuStreamWriteValue64_v2, "cuStreamWriteValue64", 11070, 0)                                   \
+    X(cuStreamWriteValue64_v2_ptsz, "cuStreamWriteValue64", 11070, 1)                              \
+    X(cuStreamWaitValue64, "cuStreamWaitValue64", 9000, 0)                                         \
+    X(cuStreamWaitValue64_ptsz, "cuStreamWaitValue64", 9000, 1)                                    \
+    X(cuStreamWaitValue64_v2, "cuStreamWaitValue64", 11070, 0)                                     \
+    X(cuStreamWaitValue64_v2_ptsz, "cuStreamWaitValue64", 11070, 1)                                \
+    X(cuStreamBatchMemOp, "cuStreamBatchMemOp", 8000, 0)                                           \
+    X(cuStreamBatchMemOp_ptsz, "cuStreamBatchMemOp", 8000, 1)                                      \
+    X(cuStreamBatchMemOp_v2, "cuStreamBatchMemOp", 11070, 0)                                       \
+    X(cuStreamBatchMemOp_v2_ptsz, "cuStreamBatchMemOp", 11070, 1)                                  \
+    X(cuLaunchHostFunc, "cuLaunchHostFunc", 10000, 0)                                              \
+    X(cuLaunchHostFunc_ptsz, "cuLaunchHostFunc", 10000, 1)                                         \
+    X(cuStreamAddCallback, "cuStreamAddCallback", 5000, 0)                                         \
+    X(cuStreamAddCallback_ptsz, "cuStreamAddCallback", 7000, 1)                                    \
+    X(cuStreamBeginCapture, "cuStreamBeginCapture", 10000, 0)                                      \
+    X(cuStreamBeginCapture_ptsz, "cuStreamBeginCapture", 10000, 1)                                 \
+    X(cuStreamBeginCapture_v2, "cuStreamBeginCapture", 10010, 0)                                   \
+    X(cuStreamBeginCapture_v2_ptsz, "cuStreamBeginCapture", 10010, 1)                              \
+    X(cuStreamEndCapture, "cuStreamEndCapture", 10000, 0)                                          \
+    X(cuStreamEndCapture_ptsz, "cuStreamEndCapture", 10000, 1)                                     \
+    X(cuStreamIsCapturing, "cuStreamIsCapturing", 10000, 0)                                        \
+    X(cuStreamIsCapturing_ptsz, "cuStreamIsCapturing", 10000, 1)                                   \
+    X(cuGraphUpload, "cuGraphUpload", 11010, 0)                                                    \
+    X(cuGraphUpload_ptsz, "cuGraphUpload", 11010, 1)                                               \
+    X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync", 2000, 0)                                             \
+    X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync", 2000, 0)                                             \
+    X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync", 3000, 0)                                             \
+    X(cuMemcpy2D, "cuMemcpy2D", 2000, 0)                                                           \
+    X(cuMemcpy2DUnaligned, "cuMemcpy2DUnaligned", 2000, 0)                                         \
+    X(cuMemcpy2DAsync, "cuMemcpy2DAsync", 2000, 0)                                                 \
+    X(cuMemcpy3D, "cuMemcpy3D", 2000, 0)                                                           \
+    X(cuMemcpy3DAsync, "cuMemcpy3DAsync", 2000, 0)                                                 \
+    X(cuMemcpy3DPeer, "cuMemcpy3DPeer", 4000, 0)                                                   \
+    X(cuMemcpy3DPeer_ptds, "cuMemcpy3DPeer", 7000, 1)                                              \
+    X(cuMemcpy3DPeerAsync, "cuMemcpy3DPeerAsync", 4000, 0)                                         \
+    X(cuMemcpy3DPeerAsync_ptsz, "cuMemcpy3DPeerAsync", 7000, 1)                                    \
+    X(cuMemcpyBatchAsync, "cuMemcpyBatchAsync", 12080, 0)                                          \
+    X(cuMemcpyBatchAsync_ptsz, "cuMemcpyBatchAsync", 12080, 1)                                     \
+    X(cuMemcpyBatchAsync_v2, "cuMemcpyBatchAsync", 13000, 0)                                       \
+    X(cuMemcpyBatchAsync_v2_ptsz, "cuMemcpyBatchAsync", 13000, 1)
 
 #define TCU_NVML_SYMBOLS(X)                                                                        \
     X(nvmlDeviceGetMemoryInfo)                                                                     \
@@ -201,9 +251,7 @@
     X(cuCtxGetLimit)                                                                               \
     X(cuCtxPushCurrent_v2)                                                                         \
     X(cuCtxPopCurrent_v2)                                                                          \
-    X(cuStreamGetCtx)                                                                              \
-    X(cuStreamIsCapturing)                                                                         \
-    X(cuStreamIsCapturing_ptsz)
+    X(cuStreamGetCtx)
 
 #define TCU_NVML_CALLS(X)                                                                          \
     X(nvmlInit_v2)                                                                                 \

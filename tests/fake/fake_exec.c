@@ -9,7 +9,8 @@
  * sleep until the relevant end; queries answer CUDA_ERROR_NOT_READY until
  * then; cuEventRecord captures max(now, stream tail).  The default stream
  * (NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, and NULL in _ptsz calls) is
- * one stream per context in the fake.
+ * one stream per context in the fake.  Host functions and stream callbacks run in the caller's
+ * thread once the stream's earlier work is done ("host functions" below).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -1098,6 +1099,37 @@ CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
     return graph_launch(hGraphExec, hStream, 1);
 }
 
+/* cuGraphUpload: the executable graph's work made resident on its device ahead of a launch.  The
+ * fake has nothing to upload: the graph and the stream are checked (a stream that captures
+ * refuses it, as the driver does), nothing is queued. */
+static CUresult graph_upload(CUgraphExec hx, CUstream h, int pt)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    LOCK();
+    CUresult rc = CUDA_SUCCESS;
+    gexec_t *x = (gexec_t *)obj_find(hx, K_EXEC);
+    stream_t *s = x ? stream_resolve(h, cur_ctx(), pt, &rc) : NULL;
+    if (!x)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (s && s->capture)
+        rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream)
+{
+    COUNT(cuGraphUpload);
+    return graph_upload(hGraphExec, hStream, 0);
+}
+
+CUresult cuGraphUpload_ptsz(CUgraphExec hGraphExec, CUstream hStream)
+{
+    COUNT(cuGraphUpload_ptsz);
+    return graph_upload(hGraphExec, hStream, 1);
+}
+
 CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
 {
     EXEC_ENTER(cuGraphExecDestroy);
@@ -1211,4 +1243,69 @@ CUresult cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus *captu
 {
     COUNT(cuStreamIsCapturing_ptsz);
     return is_capturing(hStream, captureStatus, 1);
+}
+
+/* ---- host functions and stream callbacks ------------------------------
+ * The real driver calls them on a thread of its own once the stream's earlier work is done, and
+ * the stream's later work waits for them.  The fake calls them in the caller's thread before the
+ * call returns, once the stream's earlier work (its simulated tail) is done: the same order
+ * against the stream's work, and the stream is idle again when the call returns.  A stream that
+ * captures refuses them (the fake records kernels only). */
+static CUresult host_call(CUstream h, int pt, CUhostFn fn, CUstreamCallback cb, void *user)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!fn && !cb)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult rc = CUDA_SUCCESS;
+    LOCK();
+    stream_t *s = stream_resolve(h, cur_ctx(), pt, &rc);
+    uint64_t t = 0;
+    int dev = 0;
+    if (s && s->capture)
+        rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    else if (s) {
+        t = s->tail_ns;
+        dev = s->o.ctx->dev;
+    }
+    UNLOCK();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    wait_and_release(t, dev);
+    if (fn)
+        fn(user);
+    else
+        cb(h, CUDA_SUCCESS, user);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
+{
+    COUNT(cuLaunchHostFunc);
+    return fn ? host_call(hStream, 0, fn, NULL, userData) : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void *userData)
+{
+    COUNT(cuLaunchHostFunc_ptsz);
+    return fn ? host_call(hStream, 1, fn, NULL, userData) : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* flags: reserved, 0. */
+CUresult cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void *userData,
+                             unsigned int flags)
+{
+    COUNT(cuStreamAddCallback);
+    if (!callback || flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    return host_call(hStream, 0, NULL, callback, userData);
+}
+
+CUresult cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback, void *userData,
+                                  unsigned int flags)
+{
+    COUNT(cuStreamAddCallback_ptsz);
+    if (!callback || flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    return host_call(hStream, 1, NULL, callback, userData);
 }

@@ -11,7 +11,8 @@
  * to the pool, not the device; reserved memory goes back to the device on
  * cuMemPoolTrimTo and, above the release threshold, at synchronisation.
  * VMM physical memory is a memfd mapped MAP_FIXED into reserved ranges,
- * inaccessible until cuMemSetAccess.  Arrays are accounting only.
+ * inaccessible until cuMemSetAccess.  Arrays are accounting only.  Stream memory operations
+ * (cuStreamWriteValue32/64, WaitValue32/64, BatchMemOp) write or check a word at once.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -890,6 +891,28 @@ CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
     return async_copy(CP_DTOD, dstDevice, srcDevice, ByteCount, hStream, 1);
 }
 
+/* The v1 (pre-3.2) asynchronous copies: 32-bit device pointers and sizes. */
+CUresult cuMemcpyHtoDAsync(CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount,
+                           CUstream hStream)
+{
+    COUNT(cuMemcpyHtoDAsync);
+    return async_copy(CP_HTOD, dstDevice, (uintptr_t)srcHost, ByteCount, hStream, 0);
+}
+
+CUresult cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount,
+                           CUstream hStream)
+{
+    COUNT(cuMemcpyDtoHAsync);
+    return async_copy(CP_DTOH, (uintptr_t)dstHost, srcDevice, ByteCount, hStream, 0);
+}
+
+CUresult cuMemcpyDtoDAsync(CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice,
+                           unsigned int ByteCount, CUstream hStream)
+{
+    COUNT(cuMemcpyDtoDAsync);
+    return async_copy(CP_DTOD, dstDevice, srcDevice, ByteCount, hStream, 0);
+}
+
 static CUresult do_set(uint64_t dst, unsigned char v, uint64_t n)
 {
     if (n == 0)
@@ -1337,6 +1360,240 @@ CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *pCopy, CUstream hStream)
     return copy3d(pCopy, 1, hStream, 1);
 }
 
+/* The v1 (pre-3.2) 2D and 3D copies: the same copy once its 32-bit fields are widened. */
+static const CUDA_MEMCPY2D *widen2d(const CUDA_MEMCPY2D_v1 *p, CUDA_MEMCPY2D *w)
+{
+    if (!p)
+        return NULL;
+    memset(w, 0, sizeof *w);
+    w->srcXInBytes = p->srcXInBytes;
+    w->srcY = p->srcY;
+    w->srcMemoryType = p->srcMemoryType;
+    w->srcHost = p->srcHost;
+    w->srcDevice = p->srcDevice;
+    w->srcArray = p->srcArray;
+    w->srcPitch = p->srcPitch;
+    w->dstXInBytes = p->dstXInBytes;
+    w->dstY = p->dstY;
+    w->dstMemoryType = p->dstMemoryType;
+    w->dstHost = p->dstHost;
+    w->dstDevice = p->dstDevice;
+    w->dstArray = p->dstArray;
+    w->dstPitch = p->dstPitch;
+    w->WidthInBytes = p->WidthInBytes;
+    w->Height = p->Height;
+    return w;
+}
+
+static const CUDA_MEMCPY3D *widen3d(const CUDA_MEMCPY3D_v1 *p, CUDA_MEMCPY3D *w)
+{
+    if (!p)
+        return NULL;
+    memset(w, 0, sizeof *w);
+    w->srcXInBytes = p->srcXInBytes;
+    w->srcY = p->srcY;
+    w->srcZ = p->srcZ;
+    w->srcLOD = p->srcLOD;
+    w->srcMemoryType = p->srcMemoryType;
+    w->srcHost = p->srcHost;
+    w->srcDevice = p->srcDevice;
+    w->srcArray = p->srcArray;
+    w->reserved0 = p->reserved0;
+    w->srcPitch = p->srcPitch;
+    w->srcHeight = p->srcHeight;
+    w->dstXInBytes = p->dstXInBytes;
+    w->dstY = p->dstY;
+    w->dstZ = p->dstZ;
+    w->dstLOD = p->dstLOD;
+    w->dstMemoryType = p->dstMemoryType;
+    w->dstHost = p->dstHost;
+    w->dstDevice = p->dstDevice;
+    w->dstArray = p->dstArray;
+    w->reserved1 = p->reserved1;
+    w->dstPitch = p->dstPitch;
+    w->dstHeight = p->dstHeight;
+    w->WidthInBytes = p->WidthInBytes;
+    w->Height = p->Height;
+    w->Depth = p->Depth;
+    return w;
+}
+
+CUresult cuMemcpy2D(const CUDA_MEMCPY2D_v1 *pCopy)
+{
+    COUNT(cuMemcpy2D);
+    CUDA_MEMCPY2D w;
+    return copy2d(widen2d(pCopy, &w), 0, NULL, 0);
+}
+
+CUresult cuMemcpy2DUnaligned(const CUDA_MEMCPY2D_v1 *pCopy)
+{
+    COUNT(cuMemcpy2DUnaligned);
+    CUDA_MEMCPY2D w;
+    return copy2d(widen2d(pCopy, &w), 0, NULL, 0);
+}
+
+CUresult cuMemcpy2DAsync(const CUDA_MEMCPY2D_v1 *pCopy, CUstream hStream)
+{
+    COUNT(cuMemcpy2DAsync);
+    CUDA_MEMCPY2D w;
+    return copy2d(widen2d(pCopy, &w), 1, hStream, 0);
+}
+
+CUresult cuMemcpy3D(const CUDA_MEMCPY3D_v1 *pCopy)
+{
+    COUNT(cuMemcpy3D);
+    CUDA_MEMCPY3D w;
+    return copy3d(widen3d(pCopy, &w), 0, NULL, 0);
+}
+
+CUresult cuMemcpy3DAsync(const CUDA_MEMCPY3D_v1 *pCopy, CUstream hStream)
+{
+    COUNT(cuMemcpy3DAsync);
+    CUDA_MEMCPY3D w;
+    return copy3d(widen3d(pCopy, &w), 1, hStream, 0);
+}
+
+/* Batches of 1D copies (cuMemcpyBatchAsync): every copy and its attributes are checked before
+ * any is done (a refused batch copies nothing; *failIdx, when asked and the arrays are given,
+ * names the copy to blame, or SIZE_MAX when the batch itself is wrong), then each is done at once,
+ * as the fake's other asynchronous copies are.  As cuda.h says: count > 0, numAttrs from 1 to
+ * count, attrsIdxs starting at 0, each above the one before and below count, a valid source access
+ * order, flags 0 or CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE, and not the legacy stream. */
+static CUresult copy_batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                           CUmemcpyAttributes *attrs, size_t *idxs, size_t nattrs, size_t *fail,
+                           CUstream s, int pt)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    /* No arrays or no copy: refused before the later arguments are looked at (test_procaddr
+     * calls every entry point with its first six arguments NULL and the rest undefined). */
+    if (!dsts || !srcs || !sizes || !attrs || !idxs || count == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (fail)
+        *fail = SIZE_MAX;
+    if (nattrs == 0 || nattrs > count || s == NULL || s == CU_STREAM_LEGACY)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t k = 0; k < nattrs; k++) {
+        if ((k == 0 && idxs[0] != 0) || (k > 0 && idxs[k] <= idxs[k - 1]) || idxs[k] >= count ||
+            attrs[k].srcAccessOrder < CU_MEMCPY_SRC_ACCESS_ORDER_STREAM ||
+            attrs[k].srcAccessOrder > CU_MEMCPY_SRC_ACCESS_ORDER_ANY ||
+            (attrs[k].flags & ~(unsigned)CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE))
+            return CUDA_ERROR_INVALID_VALUE;
+    }
+    LOCK();
+    ctx_t *c;
+    CUresult rc = need_ctx(&c);
+    stream_t *st = rc == CUDA_SUCCESS ? stream_resolve(s, c, pt, &rc) : NULL;
+    if (st && st->capture)
+        rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    for (size_t i = 0; st && rc == CUDA_SUCCESS && i < count; i++) {
+        if (sizes[i] && (!any_range(dsts[i], sizes[i], PROT_WRITE) ||
+                         !any_range(srcs[i], sizes[i], PROT_READ))) {
+            rc = CUDA_ERROR_INVALID_VALUE;
+            if (fail)
+                *fail = i;
+        }
+    }
+    for (size_t i = 0; st && rc == CUDA_SUCCESS && i < count; i++)
+        rc = do_copy(CP_ANY, dsts[i], srcs[i], sizes[i]);
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuMemcpyBatchAsync(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                            CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,
+                            size_t *failIdx, CUstream hStream)
+{
+    COUNT(cuMemcpyBatchAsync);
+    return copy_batch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream, 0);
+}
+
+CUresult cuMemcpyBatchAsync_ptsz(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                                 CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,
+                                 size_t *failIdx, CUstream hStream)
+{
+    COUNT(cuMemcpyBatchAsync_ptsz);
+    return copy_batch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream, 1);
+}
+
+CUresult cuMemcpyBatchAsync_v2(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                               CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,
+                               CUstream hStream)
+{
+    COUNT(cuMemcpyBatchAsync_v2);
+    return copy_batch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, NULL, hStream, 0);
+}
+
+CUresult cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes,
+                                    size_t count, CUmemcpyAttributes *attrs, size_t *attrsIdxs,
+                                    size_t numAttrs, CUstream hStream)
+{
+    COUNT(cuMemcpyBatchAsync_v2_ptsz);
+    return copy_batch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, NULL, hStream, 1);
+}
+
+/* 3D peer copies: a 3D copy whose device sides name live contexts (a host or array side's
+ * context is not looked at); memory is one address space. */
+static CUresult run3dpeer(const void *v)
+{
+    const CUDA_MEMCPY3D_PEER *p = v;
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((p->srcMemoryType == CU_MEMORYTYPE_DEVICE && !obj_find(p->srcContext, K_CTX)) ||
+        (p->dstMemoryType == CU_MEMORYTYPE_DEVICE && !obj_find(p->dstContext, K_CTX)))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    CUDA_MEMCPY3D w;
+    memset(&w, 0, sizeof w);
+    w.srcXInBytes = p->srcXInBytes;
+    w.srcY = p->srcY;
+    w.srcZ = p->srcZ;
+    w.srcLOD = p->srcLOD;
+    w.srcMemoryType = p->srcMemoryType;
+    w.srcHost = p->srcHost;
+    w.srcDevice = p->srcDevice;
+    w.srcArray = p->srcArray;
+    w.srcPitch = p->srcPitch;
+    w.srcHeight = p->srcHeight;
+    w.dstXInBytes = p->dstXInBytes;
+    w.dstY = p->dstY;
+    w.dstZ = p->dstZ;
+    w.dstLOD = p->dstLOD;
+    w.dstMemoryType = p->dstMemoryType;
+    w.dstHost = p->dstHost;
+    w.dstDevice = p->dstDevice;
+    w.dstArray = p->dstArray;
+    w.dstPitch = p->dstPitch;
+    w.dstHeight = p->dstHeight;
+    w.WidthInBytes = p->WidthInBytes;
+    w.Height = p->Height;
+    w.Depth = p->Depth;
+    return do_copy3d(&w);
+}
+
+CUresult cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER *pCopy)
+{
+    COUNT(cuMemcpy3DPeer);
+    return copy_nd(run3dpeer, pCopy, 0, NULL, 0);
+}
+
+CUresult cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER *pCopy)
+{
+    COUNT(cuMemcpy3DPeer_ptds);
+    return copy_nd(run3dpeer, pCopy, 0, NULL, 1);
+}
+
+CUresult cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream)
+{
+    COUNT(cuMemcpy3DPeerAsync);
+    return copy_nd(run3dpeer, pCopy, 1, hStream, 0);
+}
+
+CUresult cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream)
+{
+    COUNT(cuMemcpy3DPeerAsync_ptsz);
+    return copy_nd(run3dpeer, pCopy, 1, hStream, 1);
+}
+
 /* Peer copies: both contexts must be live; memory is one address space. */
 static CUresult peer(uint64_t dst, CUcontext dc, uint64_t src, CUcontext sc, uint64_t n, int async,
                      CUstream s, int pt)
@@ -1401,6 +1658,230 @@ CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p)
         *pFlags = a->hflags;
     MEM_LEAVE();
 }
+
+/* ---- stream memory operations (README "Stream memory operations") ------
+ * A 32- or 64-bit word of device memory written or waited for in stream order.  Writes are done
+ * at once, as the fake's copies are (kernels do not touch fake memory).  A wait is checked at
+ * once: its condition met, it succeeds; not met, the fake answers CUDA_ERROR_NOT_SUPPORTED (a
+ * stream held until another stream or the host writes the word is not modelled).  Refused with
+ * nothing written: a word not aligned to its size or not in device memory the process holds,
+ * unknown flags (v2: no CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER), a stream that captures. */
+
+typedef enum { MO_WRITE, MO_WAIT } mokind_t;
+
+static int memop_flags_ok(mokind_t k, unsigned flags, int v2)
+{
+    if (k == MO_WRITE)
+        return (flags & ~(v2 ? 0u : (unsigned)CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER)) == 0;
+    return (flags & ~(0x3u | (unsigned)CU_STREAM_WAIT_VALUE_FLUSH)) == 0;
+}
+
+static int memop_addr_ok(uint64_t addr, unsigned size)
+{
+    return addr % size == 0 && dev_range(addr, size, PROT_READ | PROT_WRITE);
+}
+
+/* Is wait condition `flags` met by the word `cur` of `size` bytes against `v`? */
+static int memop_met(uint64_t cur, uint64_t v, unsigned size, unsigned flags)
+{
+    uint64_t mask = size == 4 ? 0xffffffffull : ~0ull;
+    cur &= mask;
+    v &= mask;
+    switch (flags & 0x3u) {
+    case CU_STREAM_WAIT_VALUE_GEQ:
+        return size == 4 ? (int32_t)(uint32_t)(cur - v) >= 0 : (int64_t)(cur - v) >= 0;
+    case CU_STREAM_WAIT_VALUE_EQ:
+        return cur == v;
+    case CU_STREAM_WAIT_VALUE_AND:
+        return (cur & v) != 0;
+    default: /* NOR */
+        return (~(cur | v) & mask) != 0;
+    }
+}
+
+static uint64_t word_get(uint64_t addr, unsigned size)
+{
+    uint32_t w32;
+    uint64_t w64;
+    if (size == 4) {
+        memcpy(&w32, (const void *)(uintptr_t)addr, 4);
+        return w32;
+    }
+    memcpy(&w64, (const void *)(uintptr_t)addr, 8);
+    return w64;
+}
+
+static void word_put(uint64_t addr, uint64_t v, unsigned size)
+{
+    uint32_t w32 = (uint32_t)v;
+    if (size == 4)
+        memcpy((void *)(uintptr_t)addr, &w32, 4);
+    else
+        memcpy((void *)(uintptr_t)addr, &v, 8);
+}
+
+/* Under g.lock: the stream of a memory operation, NULL with *rc set when there is none or it
+ * captures. */
+static stream_t *memop_stream(CUstream s, int pt, CUresult *rc)
+{
+    ctx_t *c;
+    *rc = need_ctx(&c);
+    if (*rc != CUDA_SUCCESS)
+        return NULL;
+    stream_t *st = stream_resolve(s, c, pt, rc);
+    if (st && st->capture) {
+        *rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+        return NULL;
+    }
+    return st;
+}
+
+static CUresult memop(mokind_t k, CUstream s, uint64_t addr, uint64_t v, unsigned size,
+                      unsigned flags, int v2, int pt)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!memop_flags_ok(k, flags, v2))
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult rc;
+    stream_t *st = memop_stream(s, pt, &rc);
+    if (st && !memop_addr_ok(addr, size))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (st && k == MO_WRITE)
+        word_put(addr, v, size);
+    else if (st && !memop_met(word_get(addr, size), v, size, flags))
+        rc = CUDA_ERROR_NOT_SUPPORTED;
+    UNLOCK();
+    return rc;
+}
+
+#define MEMOP_ENTRY(name, kind, type, size, v2, pt)                                                \
+    CUresult name(CUstream stream, CUdeviceptr addr, type value, unsigned int flags)               \
+    {                                                                                              \
+        COUNT(name);                                                                               \
+        return memop(kind, stream, addr, value, size, flags, v2, pt);                              \
+    }
+MEMOP_ENTRY(cuStreamWriteValue32, MO_WRITE, cuuint32_t, 4, 0, 0)
+MEMOP_ENTRY(cuStreamWriteValue32_ptsz, MO_WRITE, cuuint32_t, 4, 0, 1)
+MEMOP_ENTRY(cuStreamWriteValue32_v2, MO_WRITE, cuuint32_t, 4, 1, 0)
+MEMOP_ENTRY(cuStreamWriteValue32_v2_ptsz, MO_WRITE, cuuint32_t, 4, 1, 1)
+MEMOP_ENTRY(cuStreamWaitValue32, MO_WAIT, cuuint32_t, 4, 0, 0)
+MEMOP_ENTRY(cuStreamWaitValue32_ptsz, MO_WAIT, cuuint32_t, 4, 0, 1)
+MEMOP_ENTRY(cuStreamWaitValue32_v2, MO_WAIT, cuuint32_t, 4, 1, 0)
+MEMOP_ENTRY(cuStreamWaitValue32_v2_ptsz, MO_WAIT, cuuint32_t, 4, 1, 1)
+MEMOP_ENTRY(cuStreamWriteValue64, MO_WRITE, cuuint64_t, 8, 0, 0)
+MEMOP_ENTRY(cuStreamWriteValue64_ptsz, MO_WRITE, cuuint64_t, 8, 0, 1)
+MEMOP_ENTRY(cuStreamWriteValue64_v2, MO_WRITE, cuuint64_t, 8, 1, 0)
+MEMOP_ENTRY(cuStreamWriteValue64_v2_ptsz, MO_WRITE, cuuint64_t, 8, 1, 1)
+MEMOP_ENTRY(cuStreamWaitValue64, MO_WAIT, cuuint64_t, 8, 0, 0)
+MEMOP_ENTRY(cuStreamWaitValue64_ptsz, MO_WAIT, cuuint64_t, 8, 0, 1)
+MEMOP_ENTRY(cuStreamWaitValue64_v2, MO_WAIT, cuuint64_t, 8, 1, 0)
+MEMOP_ENTRY(cuStreamWaitValue64_v2_ptsz, MO_WAIT, cuuint64_t, 8, 1, 1)
+
+/* Fewer than 256 operations (cuda.h) per batch. */
+#define MEMOP_BATCH_MAX 256u
+
+/* The word of `size` bytes at addr as it is after the batch's writes before op[i]. */
+static uint64_t batch_word(const CUstreamBatchMemOpParams *op, unsigned i, uint64_t addr,
+                           unsigned size)
+{
+    unsigned char b[8];
+    memcpy(b, (const void *)(uintptr_t)addr, size);
+    for (unsigned j = 0; j < i; j++) {
+        if (op[j].operation != CU_STREAM_MEM_OP_WRITE_VALUE_32 &&
+            op[j].operation != CU_STREAM_MEM_OP_WRITE_VALUE_64)
+            continue;
+        unsigned wsize = op[j].operation == CU_STREAM_MEM_OP_WRITE_VALUE_32 ? 4 : 8;
+        uint64_t wa = op[j].writeValue.address;
+        unsigned char w[8];
+        if (wsize == 4) {
+            uint32_t v = op[j].writeValue.value;
+            memcpy(w, &v, 4);
+        } else {
+            memcpy(w, &op[j].writeValue.value64, 8);
+        }
+        for (unsigned k = 0; k < size; k++)
+            if (addr + k >= wa && addr + k < wa + wsize)
+                b[k] = w[addr + k - wa];
+    }
+    uint32_t w32;
+    uint64_t w64;
+    if (size == 4) {
+        memcpy(&w32, b, 4);
+        return w32;
+    }
+    memcpy(&w64, b, 8);
+    return w64;
+}
+
+/* Every operation is checked (and each wait against the memory as the batch's earlier writes
+ * leave it) before any is done: a refused batch writes nothing. */
+static CUresult batch(CUstream s, unsigned count, CUstreamBatchMemOpParams *op, unsigned flags,
+                      int v2, int pt)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (flags != 0 || count >= MEMOP_BATCH_MAX || (count && !op))
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult rc;
+    stream_t *st = memop_stream(s, pt, &rc);
+    for (unsigned i = 0; st && rc == CUDA_SUCCESS && i < count; i++) {
+        switch (op[i].operation) {
+        case CU_STREAM_MEM_OP_WRITE_VALUE_32:
+        case CU_STREAM_MEM_OP_WRITE_VALUE_64: {
+            unsigned size = op[i].operation == CU_STREAM_MEM_OP_WRITE_VALUE_32 ? 4 : 8;
+            if (!memop_flags_ok(MO_WRITE, op[i].writeValue.flags, v2) ||
+                !memop_addr_ok(op[i].writeValue.address, size))
+                rc = CUDA_ERROR_INVALID_VALUE;
+            break;
+        }
+        case CU_STREAM_MEM_OP_WAIT_VALUE_32:
+        case CU_STREAM_MEM_OP_WAIT_VALUE_64: {
+            unsigned size = op[i].operation == CU_STREAM_MEM_OP_WAIT_VALUE_32 ? 4 : 8;
+            uint64_t a = op[i].waitValue.address;
+            uint64_t v = size == 4 ? op[i].waitValue.value : op[i].waitValue.value64;
+            if (!memop_flags_ok(MO_WAIT, op[i].waitValue.flags, v2) || !memop_addr_ok(a, size))
+                rc = CUDA_ERROR_INVALID_VALUE;
+            else if (!memop_met(batch_word(op, i, a, size), v, size, op[i].waitValue.flags))
+                rc = CUDA_ERROR_NOT_SUPPORTED;
+            break;
+        }
+        case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES:
+            if (op[i].flushRemoteWrites.flags != 0)
+                rc = CUDA_ERROR_INVALID_VALUE;
+            break;
+        case CU_STREAM_MEM_OP_BARRIER:
+            if (!v2 || op[i].memoryBarrier.flags > 1)
+                rc = CUDA_ERROR_INVALID_VALUE;
+            break;
+        default:
+            rc = CUDA_ERROR_INVALID_VALUE;
+            break;
+        }
+    }
+    for (unsigned i = 0; st && rc == CUDA_SUCCESS && i < count; i++) {
+        if (op[i].operation == CU_STREAM_MEM_OP_WRITE_VALUE_32)
+            word_put(op[i].writeValue.address, op[i].writeValue.value, 4);
+        else if (op[i].operation == CU_STREAM_MEM_OP_WRITE_VALUE_64)
+            word_put(op[i].writeValue.address, op[i].writeValue.value64, 8);
+    }
+    UNLOCK();
+    return rc;
+}
+
+#define BATCH_ENTRY(name, v2, pt)                                                                  \
+    CUresult name(CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray,       \
+                  unsigned int flags)                                                              \
+    {                                                                                              \
+        COUNT(name);                                                                               \
+        return batch(stream, count, paramArray, flags, v2, pt);                                    \
+    }
+BATCH_ENTRY(cuStreamBatchMemOp, 0, 0)
+BATCH_ENTRY(cuStreamBatchMemOp_ptsz, 0, 1)
+BATCH_ENTRY(cuStreamBatchMemOp_v2, 1, 0)
+BATCH_ENTRY(cuStreamBatchMemOp_v2_ptsz, 1, 1)
 
 /* ---- unified memory hints and migration (README "Managed memory") ------ */
 

@@ -115,6 +115,26 @@
  *                       values change at each call, and ok=1 when the device then holds them
  *                       (cuMemcpyDtoH_v2 read back, the rows of a 2D call) and the call
  *                       succeeded; the gated call is the op's first CUDA call
+ *                       More NAMEs (docs/suspend.md, "Calls gated in the second pass"): writev32
+ *                       (cuStreamWriteValue32_v2 of a word on the legacy stream), writev64
+ *                       (cuStreamWriteValue64_v2), waitv32 / waitv64 (cuStreamWaitValue32_v2 /
+ *                       64_v2, EQ, for the word the last writev32 / writev64 wrote: 0 before
+ *                       any), batch (cuStreamBatchMemOp_v2: a 32-bit write, a 64-bit write 8
+ *                       bytes on, a wait for the first), hostfunc (cuLaunchHostFunc: the
+ *                       function stores the round; then cuStreamSynchronize), callback
+ *                       (cuStreamAddCallback, the same), capture (on the stream of "strcreate":
+ *                       cuStreamBeginCapture_v2, cuStreamIsCapturing says active,
+ *                       cuStreamEndCapture, cuGraphInstantiateWithFlags, cuGraphUpload, the
+ *                       graph and its executable destroyed: no launch)
+ *                       The v1 (pre-3.2) copies, on a 32-bit device pointer (the oldest allocation
+ *                       made by alloc:mem1; not with --via=proc, which asks for CUDA 13's):
+ *                       copy2d1 (cuMemcpy2D with CUDA_MEMCPY2D_v1, the rows of copy2d), copy3d1
+ *                       (cuMemcpy3DAsync with CUDA_MEMCPY3D_v1 on the legacy stream, copy3d's
+ *                       slices), htodasync1 (cuMemcpyHtoDAsync of 4 KiB on the legacy stream)
+ *                       copy3dpeer: cuMemcpy3DPeer of copy3d's slices, both contexts the one
+ *                       "ctx" made current; memcpybatch: cuMemcpyBatchAsync_v2 of two 1 KiB
+ *                       copies, host to device, 2 KiB apart, on the stream of "strcreate".
+ *   strcreate           cuStreamCreate of the stream "op:capture" captures: "strcreate rc=R"
  *   call:NAME           the same call with nothing read back (the read-back is a copy, itself
  *                       GPU work): "call NAME rc=R ok=0|1" (ok: evrecord's query or rc 0)
  *   opuntil:NAME:PATH   "call:NAME" every 100 ms until PATH exists, then one "op:NAME":
@@ -450,6 +470,23 @@ static uint64_t size_arg(const char *s)
 }
 
 static CUevent op_event;
+static CUstream op_stream;
+static CUcontext op_ctx;            /* the context "ctx" made current */
+static uint32_t last32;             /* the word the last writev32 or batch wrote */
+static uint64_t last64;             /* the word the last writev64 wrote (batch: 8 bytes on) */
+static volatile unsigned host_seen; /* what op:hostfunc's function or op:callback's stored */
+
+static void host_fn(void *user)
+{
+    host_seen = *(unsigned *)user;
+}
+
+static void stream_cb(CUstream s, CUresult status, void *user)
+{
+    (void)s;
+    if (status == CUDA_SUCCESS)
+        host_seen = *(unsigned *)user;
+}
 
 /* One call of gated entry point `name` (see "op:NAME" above); with check, *ok: its result read
  * back (a copy, itself GPU work), else *ok = 1 when the call succeeded. */
@@ -482,9 +519,177 @@ static CUresult op(const char *name, int *ok, int check)
         *ok = r == CUDA_SUCCESS;
         return r;
     }
+    if (strcmp(name, "hostfunc") == 0 || strcmp(name, "callback") == 0) {
+        host_seen = 0;
+        if (name[0] == 'h')
+            r = SYM(cuLaunchHostFunc_fn, "cuLaunchHostFunc", "cuLaunchHostFunc")(NULL, host_fn,
+                                                                                 &round);
+        else
+            r = SYM(cuStreamAddCallback_fn, "cuStreamAddCallback",
+                    "cuStreamAddCallback")(NULL, stream_cb, &round, 0);
+        if (r == CUDA_SUCCESS && check)
+            r = SYM(cuStreamSynchronize_fn, "cuStreamSynchronize", "cuStreamSynchronize")(NULL);
+        *ok = r == CUDA_SUCCESS && (!check || host_seen == round);
+        return r;
+    }
+    if (strcmp(name, "capture") == 0) {
+        CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+        CUgraph gr = NULL;
+        CUgraphExec x = NULL;
+        r = SYM(cuStreamBeginCapture_v2_fn, "cuStreamBeginCapture_v2",
+                "cuStreamBeginCapture")(op_stream, CU_STREAM_CAPTURE_MODE_GLOBAL);
+        if (r == CUDA_SUCCESS)
+            r = SYM(cuStreamIsCapturing_fn, "cuStreamIsCapturing", "cuStreamIsCapturing")(op_stream,
+                                                                                          &cs);
+        if (r == CUDA_SUCCESS)
+            r = SYM(cuStreamEndCapture_fn, "cuStreamEndCapture", "cuStreamEndCapture")(op_stream,
+                                                                                       &gr);
+        if (r == CUDA_SUCCESS)
+            r = SYM(cuGraphInstantiateWithFlags_fn, "cuGraphInstantiateWithFlags",
+                    "cuGraphInstantiateWithFlags")(&x, gr, 0);
+        if (r == CUDA_SUCCESS)
+            r = SYM(cuGraphUpload_fn, "cuGraphUpload", "cuGraphUpload")(x, op_stream);
+        if (x)
+            SYM(cuGraphExecDestroy_fn, "cuGraphExecDestroy", "cuGraphExecDestroy")(x);
+        if (gr)
+            SYM(cuGraphDestroy_fn, "cuGraphDestroy", "cuGraphDestroy")(gr);
+        *ok = r == CUDA_SUCCESS && cs == CU_STREAM_CAPTURE_STATUS_ACTIVE && gr != NULL;
+        return r;
+    }
     if (!base)
         return r;
-    if (strcmp(name, "copy2d") == 0) {
+    if (strncmp(name, "writev", 6) == 0 || strncmp(name, "waitv", 5) == 0) {
+        int wide = strcmp(name + strlen(name) - 2, "64") == 0;
+        if (name[1] == 'r' && wide) {
+            last64 = 0x5EED000000000000ull | round;
+            r = SYM(cuStreamWriteValue64_v2_fn, "cuStreamWriteValue64_v2",
+                    "cuStreamWriteValue64")(NULL, base, last64, 0);
+        } else if (name[1] == 'r') {
+            last32 = 0xC0DE0000u | (round & 0xffff);
+            r = SYM(cuStreamWriteValue32_v2_fn, "cuStreamWriteValue32_v2",
+                    "cuStreamWriteValue32")(NULL, base, last32, 0);
+        } else if (wide) {
+            r = SYM(cuStreamWaitValue64_v2_fn, "cuStreamWaitValue64_v2",
+                    "cuStreamWaitValue64")(NULL, base, last64, CU_STREAM_WAIT_VALUE_EQ);
+        } else {
+            r = SYM(cuStreamWaitValue32_v2_fn, "cuStreamWaitValue32_v2",
+                    "cuStreamWaitValue32")(NULL, base, last32, CU_STREAM_WAIT_VALUE_EQ);
+        }
+        if (wide)
+            memcpy(host, &last64, 8);
+        else
+            memcpy(host, &last32, 4);
+        want = wide ? 8 : 4;
+    } else if (strcmp(name, "batch") == 0) {
+        CUstreamBatchMemOpParams b[3];
+        memset(b, 0, sizeof b);
+        last32 = 0xBA700000u | (round & 0xffff);
+        last64 = 0xBA7C400000000000ull | round;
+        b[0].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+        b[0].writeValue.address = base;
+        b[0].writeValue.value = last32;
+        b[1].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
+        b[1].writeValue.address = base + 8;
+        b[1].writeValue.value64 = last64;
+        b[2].waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_32;
+        b[2].waitValue.address = base;
+        b[2].waitValue.value = last32;
+        b[2].waitValue.flags = CU_STREAM_WAIT_VALUE_EQ;
+        r = SYM(cuStreamBatchMemOp_v2_fn, "cuStreamBatchMemOp_v2", "cuStreamBatchMemOp")(NULL, 3, b,
+                                                                                         0);
+        memset(host, 0, 16);
+        memcpy(host, &last32, 4);
+        memcpy(host + 8, &last64, 8);
+        want = 16;
+    } else if (strcmp(name, "memcpybatch") == 0) {
+        pitch = 2048;
+        row = 1024;
+        rows = 2;
+        for (size_t y = 0; y < rows; y++)
+            for (size_t x = 0; x < row; x++)
+                host[y * pitch + x] = (unsigned char)(round * 17 + y * 3 + x);
+        CUdeviceptr dsts[2] = {base, base + pitch};
+        CUdeviceptr srcs[2] = {(uintptr_t)host, (uintptr_t)(host + pitch)};
+        size_t sizes[2] = {row, row}, idx = 0;
+        CUmemcpyAttributes at;
+        memset(&at, 0, sizeof at);
+        at.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+        r = SYM(cuMemcpyBatchAsync_v2_fn, "cuMemcpyBatchAsync_v2",
+                "cuMemcpyBatchAsync")(dsts, srcs, sizes, 2, &at, &idx, 1, op_stream);
+        if (r == CUDA_SUCCESS && check)
+            r = SYM(cuStreamSynchronize_fn, "cuStreamSynchronize",
+                    "cuStreamSynchronize")(op_stream);
+        want = pitch + row;
+        step_rows = 1;
+    } else if (strcmp(name, "copy3dpeer") == 0) {
+        for (size_t y = 0; y < rows; y++)
+            for (size_t x = 0; x < row; x++)
+                host[y * pitch + x] = (unsigned char)(round * 9 + y * 5 + x);
+        CUDA_MEMCPY3D_PEER c;
+        memset(&c, 0, sizeof c);
+        c.srcMemoryType = CU_MEMORYTYPE_HOST;
+        c.srcHost = host;
+        c.srcContext = op_ctx;
+        c.srcPitch = pitch;
+        c.srcHeight = 2;
+        c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+        c.dstDevice = base;
+        c.dstContext = op_ctx;
+        c.dstPitch = pitch;
+        c.dstHeight = 2;
+        c.WidthInBytes = row;
+        c.Height = 2;
+        c.Depth = 2;
+        r = SYM(cuMemcpy3DPeer_fn, "cuMemcpy3DPeer", "cuMemcpy3DPeer")(&c);
+        want = pitch * (rows - 1) + row;
+        step_rows = 1;
+    } else if (strcmp(name, "copy2d1") == 0 || strcmp(name, "copy3d1") == 0) {
+        if (base > UINT32_MAX)
+            return r; /* not a v1 pointer */
+        for (size_t y = 0; y < rows; y++)
+            for (size_t x = 0; x < row; x++)
+                host[y * pitch + x] = (unsigned char)(round * 11 + y * 3 + x);
+        if (name[4] == '2') {
+            CUDA_MEMCPY2D_v1 c;
+            memset(&c, 0, sizeof c);
+            c.srcMemoryType = CU_MEMORYTYPE_HOST;
+            c.srcHost = host;
+            c.srcPitch = (unsigned)pitch;
+            c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+            c.dstDevice = (CUdeviceptr_v1)base;
+            c.dstPitch = (unsigned)pitch;
+            c.WidthInBytes = (unsigned)row;
+            c.Height = (unsigned)rows;
+            r = SYM(cuMemcpy2D_fn, "cuMemcpy2D", "cuMemcpy2D")(&c);
+        } else {
+            CUDA_MEMCPY3D_v1 c;
+            memset(&c, 0, sizeof c);
+            c.srcMemoryType = CU_MEMORYTYPE_HOST;
+            c.srcHost = host;
+            c.srcPitch = (unsigned)pitch;
+            c.srcHeight = 2;
+            c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+            c.dstDevice = (CUdeviceptr_v1)base;
+            c.dstPitch = (unsigned)pitch;
+            c.dstHeight = 2;
+            c.WidthInBytes = (unsigned)row;
+            c.Height = 2;
+            c.Depth = 2;
+            r = SYM(cuMemcpy3DAsync_fn, "cuMemcpy3DAsync", "cuMemcpy3DAsync")(&c, NULL);
+        }
+        want = pitch * (rows - 1) + row;
+        step_rows = 1;
+    } else if (strcmp(name, "htodasync1") == 0) {
+        if (base > UINT32_MAX)
+            return r;
+        for (size_t x = 0; x < sizeof host; x++)
+            host[x] = (unsigned char)(round * 5 + x);
+        r = SYM(cuMemcpyHtoDAsync_fn, "cuMemcpyHtoDAsync",
+                "cuMemcpyHtoDAsync")((CUdeviceptr_v1)base, host, sizeof host, NULL);
+        if (r == CUDA_SUCCESS && check)
+            r = SYM(cuStreamSynchronize_fn, "cuStreamSynchronize", "cuStreamSynchronize")(NULL);
+        want = sizeof host;
+    } else if (strcmp(name, "copy2d") == 0) {
         memset(host, 0, sizeof host);
         for (size_t y = 0; y < rows; y++)
             for (size_t x = 0; x < row; x++)
@@ -553,6 +758,8 @@ static CUresult op(const char *name, int *ok, int check)
     if (r == CUDA_SUCCESS && want) {
         CUresult b = SYM(cuMemcpyDtoH_v2_fn, "cuMemcpyDtoH_v2", "cuMemcpyDtoH")(back, base, want);
         *ok = b == CUDA_SUCCESS;
+        if (strcmp(name, "batch") == 0) /* bytes 4..7: not the batch's */
+            memcpy(host + 4, back + 4, 4);
         /* A 2D call writes its rows only: the gaps between them are not compared. */
         for (size_t y = 0; *ok && y < (step_rows ? rows : 1); y++)
             *ok = memcmp(back + y * pitch, host + y * pitch, step_rows ? row : want) == 0;
@@ -578,6 +785,7 @@ static void step(char *s)
                     "cuDevicePrimaryCtxRetain")(&c, arg1 ? atoi(arg1) : 0);
         if (r == CUDA_SUCCESS)
             r = SYM(cuCtxSetCurrent_fn, "cuCtxSetCurrent", "cuCtxSetCurrent")(c);
+        op_ctx = c;
         printf("ctx rc=%d\n", r);
     } else if (strcmp(s, "ctxcreate") == 0 && arg1) {
         SYM(cuInit_fn, "cuInit", "cuInit")(0);
@@ -690,6 +898,9 @@ static void step(char *s)
             usleep(100000);
         }
         printf("copyuntil n=%ld bad=%ld\n", n, bad);
+    } else if (strcmp(s, "strcreate") == 0) {
+        printf("strcreate rc=%d\n",
+               SYM(cuStreamCreate_fn, "cuStreamCreate", "cuStreamCreate")(&op_stream, 0));
     } else if (strcmp(s, "evcreate") == 0) {
         printf("evcreate rc=%d\n",
                SYM(cuEventCreate_fn, "cuEventCreate", "cuEventCreate")(&op_event, 0));

@@ -59,6 +59,7 @@ static int poke(const char *name, const char *variant, void *p)
     if (IS("cuMemcpy") || IS("cuMemcpyAsync") || IS("cuMemcpyHtoD") || IS("cuMemcpyDtoH") ||
         IS("cuMemcpyDtoD") || IS("cuMemcpyHtoDAsync") || IS("cuMemcpyDtoHAsync") ||
         IS("cuMemcpyDtoDAsync") || IS("cuMemsetD8") || IS("cuMemsetD8Async")) {
+        /* (The v1 Async copies take 32-bit pointers and sizes: zeros all the same.) */
         /* Nothing to copy or set, no context: refused (or a no-op) with no side effect. */
         typedef CUresult (*f4)(void *, void *, size_t, void *);
         ((f4)p)(NULL, NULL, 0, NULL);
@@ -119,7 +120,8 @@ static int poke(const char *name, const char *variant, void *p)
         return 1;
     }
     if (IS("cuMemcpy2D") || IS("cuMemcpy2DUnaligned") || IS("cuMemcpy2DAsync") ||
-        IS("cuMemcpy3D") || IS("cuMemcpy3DAsync")) {
+        IS("cuMemcpy3D") || IS("cuMemcpy3DAsync") || IS("cuMemcpy3DPeer") ||
+        IS("cuMemcpy3DPeerAsync")) {
         ((cuMemcpy2DAsync_v2_fn)p)(NULL, NULL); /* no copy described: refused */
         return 1;
     }
@@ -149,6 +151,54 @@ static int poke(const char *name, const char *variant, void *p)
         IS("cuStreamDestroy")) {
         typedef CUresult (*f1)(void *);
         ((f1)p)(NULL); /* no event; the legacy stream (never destroyed) */
+        return 1;
+    }
+    if (IS("cuStreamWriteValue32") || IS("cuStreamWaitValue32")) {
+        ((cuStreamWriteValue32_v2_fn)p)(NULL, 0, 0, 0); /* no context, no word: refused */
+        return 1;
+    }
+    if (IS("cuStreamWriteValue64") || IS("cuStreamWaitValue64")) {
+        ((cuStreamWriteValue64_v2_fn)p)(NULL, 0, 0, 0);
+        return 1;
+    }
+    if (IS("cuStreamBatchMemOp")) {
+        ((cuStreamBatchMemOp_v2_fn)p)(NULL, 0, NULL, 0); /* no operation, no context */
+        return 1;
+    }
+    if (IS("cuMemcpyBatchAsync")) {
+        /* No copy: refused.  The 12.8 form has failIdx before the stream. */
+        if (strstr(variant, "_v2"))
+            ((cuMemcpyBatchAsync_v2_fn)p)(NULL, NULL, NULL, 0, NULL, NULL, 0, NULL);
+        else
+            ((cuMemcpyBatchAsync_fn)p)(NULL, NULL, NULL, 0, NULL, NULL, 0, NULL, NULL);
+        return 1;
+    }
+    if (IS("cuLaunchHostFunc")) {
+        ((cuLaunchHostFunc_fn)p)(NULL, NULL, NULL); /* no function: refused */
+        return 1;
+    }
+    if (IS("cuStreamAddCallback")) {
+        ((cuStreamAddCallback_fn)p)(NULL, NULL, NULL, 0); /* no callback: refused */
+        return 1;
+    }
+    if (IS("cuStreamBeginCapture")) {
+        /* No context: refused (and the legacy stream cannot capture). */
+        if (strstr(variant, "_v2"))
+            ((cuStreamBeginCapture_v2_fn)p)(NULL, CU_STREAM_CAPTURE_MODE_GLOBAL);
+        else
+            ((cuStreamBeginCapture_fn)p)(NULL);
+        return 1;
+    }
+    if (IS("cuStreamEndCapture")) {
+        ((cuStreamEndCapture_fn)p)(NULL, NULL); /* no output: refused */
+        return 1;
+    }
+    if (IS("cuStreamIsCapturing")) {
+        ((cuStreamIsCapturing_fn)p)(NULL, NULL);
+        return 1;
+    }
+    if (IS("cuGraphUpload")) {
+        ((cuGraphUpload_fn)p)(NULL, NULL); /* no graph: refused */
         return 1;
     }
     if (IS("cuInit")) {

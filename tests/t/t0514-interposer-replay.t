@@ -1,8 +1,9 @@
 #!/bin/sh
 # t0514-interposer-replay.t - replays the 440 entry-point lookups of the
 # CUDA 13 runtime (cudart13_requests.tsv): every memory, context and launch
-# entry point (and the copies, memsets, synchronisations, streams and events that idle
-# reclamation hooks: docs/suspend.md) comes back as the interposer's hook for exactly the variant
+# entry point (and the copies, memsets, synchronisations, streams, events, stream memory
+# operations, host functions, callbacks, capture and graph upload that idle reclamation hooks:
+# docs/suspend.md) comes back as the interposer's hook for exactly the variant
 # the driver chose (version and per-thread-stream flag honoured), including
 # the cuGetProcAddress the runtime fetches through itself; every hooked
 # pointer forwards to that same variant of the driver; all other lookups
@@ -26,7 +27,10 @@ cuStreamSynchronize cuCtxSynchronize cuEventSynchronize cuMemcpyPeer cuMemcpyPee
 cuMemcpy2DUnaligned cuMemcpy2DAsync cuMemcpy3D cuMemcpy3DAsync cuMemsetD16 cuMemsetD16Async cuMemsetD32 cuMemsetD32Async
 cuMemsetD2D8 cuMemsetD2D8Async cuMemsetD2D16 cuMemsetD2D16Async cuMemsetD2D32 cuMemsetD2D32Async
 cuEventCreate cuEventRecord cuEventRecordWithFlags cuEventQuery cuEventElapsedTime cuEventDestroy cuStreamCreate
-cuStreamCreateWithPriority cuStreamDestroy cuStreamQuery cuStreamWaitEvent'
+cuStreamCreateWithPriority cuStreamDestroy cuStreamQuery cuStreamWaitEvent cuStreamWriteValue32
+cuStreamWaitValue32 cuStreamWriteValue64 cuStreamWaitValue64 cuStreamBatchMemOp cuLaunchHostFunc
+cuStreamAddCallback cuStreamBeginCapture cuStreamEndCapture cuStreamIsCapturing cuGraphUpload
+cuMemcpy3DPeer cuMemcpy3DPeerAsync cuMemcpyBatchAsync'
 printf '%s\n' $HOOKED >"$TMP/hooked"
 
 "$REPLAY" "$TSV" >"$TMP/bare" 2>"$TMP/bare.err"
@@ -72,13 +76,18 @@ for row in "cuMemAlloc 2000 0" "cuMemFree 2000 0" "cuMemGetInfo 2000 0" "cuMemAl
     "cuMemcpyHtoD 2000 0" "cuMemcpyDtoH 2000 0" "cuMemcpyDtoD 2000 0" "cuMemsetD8 2000 0" \
     "cuMemsetD16 2000 0" "cuMemsetD32 2000 0" "cuMemsetD2D8 2000 0" "cuMemsetD2D16 2000 0" \
     "cuMemsetD2D32 2000 0" "cuEventDestroy 2000 0" "cuStreamDestroy 2000 0" \
-    "cuEventElapsedTime 2000 0" "cuMemsetD32 7000 2" "cuMemcpy2D 7000 2"; do
+    "cuEventElapsedTime 2000 0" "cuMemsetD32 7000 2" "cuMemcpy2D 7000 2" \
+    "cuStreamWriteValue32 11070 0" "cuStreamWriteValue32 11070 2" "cuStreamWaitValue64 13000 2" \
+    "cuStreamBatchMemOp 12000 0" "cuStreamAddCallback 5000 2" "cuStreamBeginCapture 10000 2" \
+    "cuMemcpyHtoDAsync 2000 0" "cuMemcpyDtoHAsync 2000 0" "cuMemcpyDtoDAsync 3000 0" \
+    "cuMemcpy2D 2000 0" "cuMemcpy2DUnaligned 2000 0" "cuMemcpy2DAsync 2000 0" "cuMemcpy3D 2000 0" \
+    "cuMemcpy3DAsync 2000 0"; do
     printf '%s\n' "$row" | tr ' ' '\t' >>"$TMP/extra.tsv"
 done
 "$REPLAY" "$TMP/extra.tsv" >"$TMP/xbare" 2>/dev/null
 LD_PRELOAD="$PRE" "$REPLAY" "$TMP/extra.tsv" >"$TMP/xpre" 2>/dev/null
 bad=$(paste -d' ' "$TMP/xbare" "$TMP/xpre" | awk 'NR > 1 && ($4 == "-" || $10 != "libtessel-cuda.so" || $11 != $5 || $12 != 1) {print}')
-is "$bad" "" "33 more lookups (v1 variants, _v3/_v4, ptds before _ptsz existed, v1 copies and sets, the first event and stream exports, ptds sets and 2D copies): hooked, same variant"
+is "$bad" "" "47 more lookups (v1 variants, _v3/_v4, ptds before _ptsz existed, v1 copies and sets (Async, 2D and 3D ones too), the first event and stream exports, ptds sets and 2D copies, the _v2 stream memory operations, a callback's and a capture's ptds before their _ptsz): hooked, same variant"
 xline() { awk -v n="$1" -v v="$2" '$1 == n && $2 == v {print $5; exit}' "$TMP/xpre"; }
 is "$(xline cuMemAlloc 2000)" cuMemAlloc "cuMemAlloc @2000 -> the v1 cuMemAlloc"
 is "$(xline cuCtxCreate 12050)" cuCtxCreate_v4 "cuCtxCreate @12050 -> cuCtxCreate_v4"
@@ -87,6 +96,11 @@ is "$(xline cuLaunchKernel 4000)" cuLaunchKernel "cuLaunchKernel @4000 ptds -> c
 is "$(xline cuMemsetD32 2000)" cuMemsetD32 "cuMemsetD32 @2000 -> the v1 cuMemsetD32 (32-bit sizes)"
 is "$(xline cuMemsetD32 7000)" cuMemsetD32_v2_ptds "cuMemsetD32 @7000 ptds -> cuMemsetD32_v2_ptds"
 is "$(xline cuEventDestroy 2000)" cuEventDestroy "cuEventDestroy @2000 -> cuEventDestroy (not _v2)"
+is "$(xline cuMemcpy2DAsync 2000)" cuMemcpy2DAsync "cuMemcpy2DAsync @2000 -> the v1 cuMemcpy2DAsync (CUDA_MEMCPY2D_v1)"
+is "$(xline cuMemcpyDtoDAsync 3000)" cuMemcpyDtoDAsync "cuMemcpyDtoDAsync @3000 -> the v1 cuMemcpyDtoDAsync"
+is "$(xline cuStreamWriteValue32 11070)" cuStreamWriteValue32_v2 "cuStreamWriteValue32 @11070 -> _v2"
+is "$(xline cuStreamBatchMemOp 12000)" cuStreamBatchMemOp_v2 "cuStreamBatchMemOp @12000 -> _v2"
+is "$(xline cuStreamAddCallback 5000)" cuStreamAddCallback "cuStreamAddCallback @5000 ptds -> cuStreamAddCallback (no _ptsz before 7000)"
 
 # Spot checks with figures: the variants the runtime's requests select.
 line() { awk -v n="$1" -v v="$2" -v f="$3" '$1 == n && $2 == v && $3 == f {print $5; exit}' "$TMP/pre"; }
@@ -101,6 +115,15 @@ is "$(line cuEventRecord 7000 2)" cuEventRecord_ptsz "cuEventRecord @7000 ptds -
 is "$(line cuEventRecordWithFlags 11010 2)" cuEventRecordWithFlags_ptsz "cuEventRecordWithFlags @11010 ptds -> _ptsz"
 is "$(line cuEventElapsedTime 12080 0)" cuEventElapsedTime_v2 "cuEventElapsedTime @12080 -> _v2"
 is "$(line cuStreamDestroy 4000 0)" cuStreamDestroy_v2 "cuStreamDestroy @4000 -> _v2"
+is "$(line cuStreamWriteValue32 8000 0)" cuStreamWriteValue32 "cuStreamWriteValue32 @8000 -> the CUDA 8 export"
+is "$(line cuStreamWaitValue64 9000 2)" cuStreamWaitValue64_ptsz "cuStreamWaitValue64 @9000 ptds -> _ptsz"
+is "$(line cuLaunchHostFunc 10000 2)" cuLaunchHostFunc_ptsz "cuLaunchHostFunc @10000 ptds -> _ptsz"
+is "$(line cuStreamBeginCapture 10010 0)" cuStreamBeginCapture_v2 "cuStreamBeginCapture @10010 -> _v2"
+is "$(line cuGraphUpload 11010 2)" cuGraphUpload_ptsz "cuGraphUpload @11010 ptds -> _ptsz"
+is "$(line cuMemcpy3DPeer 7000 2)" cuMemcpy3DPeer_ptds "cuMemcpy3DPeer @7000 ptds -> _ptds"
+is "$(line cuMemcpyBatchAsync 12080 2)" cuMemcpyBatchAsync_ptsz "cuMemcpyBatchAsync @12080 ptds -> _ptsz (with failIdx)"
+is "$(line cuMemcpyBatchAsync 13000 0)" cuMemcpyBatchAsync_v2 "cuMemcpyBatchAsync @13000 -> _v2"
+is "$(line cuMemcpy3DPeerAsync 4000 0)" cuMemcpy3DPeerAsync "cuMemcpy3DPeerAsync @4000 -> cuMemcpy3DPeerAsync"
 is "$(line cuGetProcAddress 12000 0)" cuGetProcAddress_v2 "cuGetProcAddress @12000 -> our _v2"
 is "$(line cuGetProcAddress 11030 0)" cuGetProcAddress "cuGetProcAddress @11030 -> our v1"
 is "$(awk '$1 == "cuGetProcAddress" && $2 == 12000 {print $4}' "$TMP/pre")" libtessel-cuda.so \

@@ -429,6 +429,85 @@ typedef struct CUDA_MEMCPY3D_st {
     size_t Depth;
 } CUDA_MEMCPY3D;
 
+/* cuMemcpy3DPeer(Async)'s parameters (CUDA_MEMCPY3D_PEER_v1 of cuda.h 13.0): a 3D copy whose
+ * device sides each name their context (ignored for an array). */
+typedef struct CUDA_MEMCPY3D_PEER_st {
+    size_t srcXInBytes;
+    size_t srcY;
+    size_t srcZ;
+    size_t srcLOD;
+    CUmemorytype srcMemoryType;
+    const void *srcHost;
+    CUdeviceptr srcDevice;
+    CUarray srcArray;
+    CUcontext srcContext;
+    size_t srcPitch;
+    size_t srcHeight;
+    size_t dstXInBytes;
+    size_t dstY;
+    size_t dstZ;
+    size_t dstLOD;
+    CUmemorytype dstMemoryType;
+    void *dstHost;
+    CUdeviceptr dstDevice;
+    CUarray dstArray;
+    CUcontext dstContext;
+    size_t dstPitch;
+    size_t dstHeight;
+    size_t WidthInBytes;
+    size_t Height;
+    size_t Depth;
+} CUDA_MEMCPY3D_PEER;
+
+/* The v1 (pre-3.2) layouts of cuMemcpy2D, cuMemcpy2DUnaligned, cuMemcpy2DAsync, cuMemcpy3D and
+ * cuMemcpy3DAsync: the same fields with 32-bit offsets, sizes and device pointers. */
+typedef struct CUDA_MEMCPY2D_v1_st {
+    unsigned int srcXInBytes;
+    unsigned int srcY;
+    CUmemorytype srcMemoryType;
+    const void *srcHost;
+    CUdeviceptr_v1 srcDevice;
+    CUarray srcArray;
+    unsigned int srcPitch;
+    unsigned int dstXInBytes;
+    unsigned int dstY;
+    CUmemorytype dstMemoryType;
+    void *dstHost;
+    CUdeviceptr_v1 dstDevice;
+    CUarray dstArray;
+    unsigned int dstPitch;
+    unsigned int WidthInBytes;
+    unsigned int Height;
+} CUDA_MEMCPY2D_v1;
+
+typedef struct CUDA_MEMCPY3D_v1_st {
+    unsigned int srcXInBytes;
+    unsigned int srcY;
+    unsigned int srcZ;
+    unsigned int srcLOD;
+    CUmemorytype srcMemoryType;
+    const void *srcHost;
+    CUdeviceptr_v1 srcDevice;
+    CUarray srcArray;
+    void *reserved0; /* must be NULL */
+    unsigned int srcPitch;
+    unsigned int srcHeight;
+    unsigned int dstXInBytes;
+    unsigned int dstY;
+    unsigned int dstZ;
+    unsigned int dstLOD;
+    CUmemorytype dstMemoryType;
+    void *dstHost;
+    CUdeviceptr_v1 dstDevice;
+    CUarray dstArray;
+    void *reserved1; /* must be NULL */
+    unsigned int dstPitch;
+    unsigned int dstHeight;
+    unsigned int WidthInBytes;
+    unsigned int Height;
+    unsigned int Depth;
+} CUDA_MEMCPY3D_v1;
+
 /* ---- Virtual memory management and pools -------------------------------- */
 
 typedef enum CUmemLocationType_enum {
@@ -472,6 +551,28 @@ typedef struct CUmemLocation_st {
     CUmemLocationType type;
     int id; /* device ordinal when type is DEVICE */
 } CUmemLocation;
+
+/* cuMemcpyBatchAsync (CUDA 12.8; _v2 in 13.0, without failIdx): the attributes of a run of the
+ * batch's copies, from attrsIdxs[k] to the next entry's first. */
+typedef enum CUmemcpySrcAccessOrder_enum {
+    CU_MEMCPY_SRC_ACCESS_ORDER_INVALID = 0x0,
+    CU_MEMCPY_SRC_ACCESS_ORDER_STREAM = 0x1,
+    CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL = 0x2,
+    CU_MEMCPY_SRC_ACCESS_ORDER_ANY = 0x3,
+    CU_MEMCPY_SRC_ACCESS_ORDER_MAX = 0x7FFFFFFF
+} CUmemcpySrcAccessOrder;
+
+typedef enum CUmemcpyFlags_enum {
+    CU_MEMCPY_FLAG_DEFAULT = 0x0,
+    CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE = 0x1
+} CUmemcpyFlags;
+
+typedef struct CUmemcpyAttributes_st {
+    CUmemcpySrcAccessOrder srcAccessOrder;
+    CUmemLocation srcLocHint; /* managed or pageable memory only; else ignored */
+    CUmemLocation dstLocHint;
+    unsigned int flags; /* CUmemcpyFlags */
+} CUmemcpyAttributes;
 
 typedef struct CUmemAllocationProp_st {
     CUmemAllocationType type;
@@ -603,6 +704,71 @@ typedef struct CUDA_LAUNCH_PARAMS_st {
 #define CU_LAUNCH_PARAM_END            ((void *)0x00)
 #define CU_LAUNCH_PARAM_BUFFER_POINTER ((void *)0x01)
 #define CU_LAUNCH_PARAM_BUFFER_SIZE    ((void *)0x02)
+
+/* ---- Stream memory operations, host functions ------------------------------
+ * cuStreamWriteValue32/64, cuStreamWaitValue32/64 and cuStreamBatchMemOp: a 32- or 64-bit word
+ * of device memory written, or waited for, in stream order (cuda.h 13.0; the _v2 exports of
+ * CUDA 11.7 are what cuda.h's names stand for; the unversioned ones are the CUDA 8/9 exports). */
+typedef enum CUstreamWaitValue_flags_enum {
+    CU_STREAM_WAIT_VALUE_GEQ = 0x0, /* (int32_t)(*addr - value) >= 0 (int64_t for 64 bits) */
+    CU_STREAM_WAIT_VALUE_EQ = 0x1,  /* *addr == value */
+    CU_STREAM_WAIT_VALUE_AND = 0x2, /* (*addr & value) != 0 */
+    CU_STREAM_WAIT_VALUE_NOR = 0x3, /* ~(*addr | value) != 0 */
+    CU_STREAM_WAIT_VALUE_FLUSH = 1 << 30
+} CUstreamWaitValue_flags;
+
+typedef enum CUstreamWriteValue_flags_enum {
+    CU_STREAM_WRITE_VALUE_DEFAULT = 0x0,
+    CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER = 0x1 /* v1 only */
+} CUstreamWriteValue_flags;
+
+typedef enum CUstreamBatchMemOpType_enum {
+    CU_STREAM_MEM_OP_WAIT_VALUE_32 = 1,
+    CU_STREAM_MEM_OP_WRITE_VALUE_32 = 2,
+    CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES = 3,
+    CU_STREAM_MEM_OP_WAIT_VALUE_64 = 4,
+    CU_STREAM_MEM_OP_WRITE_VALUE_64 = 5,
+    CU_STREAM_MEM_OP_BARRIER = 6 /* _v2 only */
+} CUstreamBatchMemOpType;
+
+/* One operation of cuStreamBatchMemOp: 48 bytes, `operation` first in every member. */
+typedef union CUstreamBatchMemOpParams_union {
+    CUstreamBatchMemOpType operation;
+    struct CUstreamMemOpWaitValueParams_st {
+        CUstreamBatchMemOpType operation;
+        CUdeviceptr address;
+        union {
+            cuuint32_t value;
+            cuuint64_t value64;
+        };
+        unsigned int flags; /* CUstreamWaitValue_flags */
+        CUdeviceptr alias;  /* the driver's */
+    } waitValue;
+    struct CUstreamMemOpWriteValueParams_st {
+        CUstreamBatchMemOpType operation;
+        CUdeviceptr address;
+        union {
+            cuuint32_t value;
+            cuuint64_t value64;
+        };
+        unsigned int flags; /* CUstreamWriteValue_flags */
+        CUdeviceptr alias;
+    } writeValue;
+    struct CUstreamMemOpFlushRemoteWritesParams_st {
+        CUstreamBatchMemOpType operation;
+        unsigned int flags; /* 0 */
+    } flushRemoteWrites;
+    struct CUstreamMemOpMemoryBarrierParams_st {
+        CUstreamBatchMemOpType operation;
+        unsigned int flags; /* CU_STREAM_MEMORY_BARRIER_TYPE_SYS 0, _GPU 1 */
+    } memoryBarrier;
+    cuuint64_t pad[6];
+} CUstreamBatchMemOpParams;
+
+/* Host functions enqueued on a stream (cuLaunchHostFunc) and stream callbacks
+ * (cuStreamAddCallback, flags 0): called once the stream's earlier work is done. */
+typedef void (*CUhostFn)(void *userData);
+typedef void (*CUstreamCallback)(CUstream hStream, CUresult status, void *userData);
 
 /* ---- Graphs and stream capture ------------------------------------------ */
 
@@ -812,6 +978,36 @@ CUABI_FN(cuMemcpy3D_v2, (const CUDA_MEMCPY3D *pCopy));
 CUABI_FN(cuMemcpy3D_v2_ptds, (const CUDA_MEMCPY3D *pCopy));
 CUABI_FN(cuMemcpy3DAsync_v2, (const CUDA_MEMCPY3D *pCopy, CUstream hStream));
 CUABI_FN(cuMemcpy3DAsync_v2_ptsz, (const CUDA_MEMCPY3D *pCopy, CUstream hStream));
+CUABI_FN(cuMemcpy3DPeer, (const CUDA_MEMCPY3D_PEER *pCopy));
+CUABI_FN(cuMemcpy3DPeer_ptds, (const CUDA_MEMCPY3D_PEER *pCopy));
+CUABI_FN(cuMemcpy3DPeerAsync, (const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream));
+CUABI_FN(cuMemcpy3DPeerAsync_ptsz, (const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream));
+/* Batches of 1D copies: the 12.8 exports report the failing copy's index (failIdx, SIZE_MAX when
+ * none is to blame), the 13.0 _v2 ones do not; the stream may not be the legacy one. */
+CUABI_FN(cuMemcpyBatchAsync, (CUdeviceptr * dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                              CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,
+                              size_t *failIdx, CUstream hStream));
+CUABI_FN(cuMemcpyBatchAsync_ptsz, (CUdeviceptr * dsts, CUdeviceptr *srcs, size_t *sizes,
+                                   size_t count, CUmemcpyAttributes *attrs, size_t *attrsIdxs,
+                                   size_t numAttrs, size_t *failIdx, CUstream hStream));
+CUABI_FN(cuMemcpyBatchAsync_v2,
+         (CUdeviceptr * dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+          CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, CUstream hStream));
+CUABI_FN(cuMemcpyBatchAsync_v2_ptsz,
+         (CUdeviceptr * dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+          CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, CUstream hStream));
+/* The v1 (pre-3.2) asynchronous, 2D and 3D copies: 32-bit sizes and device pointers. */
+CUABI_FN(cuMemcpyHtoDAsync,
+         (CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount, CUstream hStream));
+CUABI_FN(cuMemcpyDtoHAsync,
+         (void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount, CUstream hStream));
+CUABI_FN(cuMemcpyDtoDAsync, (CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice,
+                             unsigned int ByteCount, CUstream hStream));
+CUABI_FN(cuMemcpy2D, (const CUDA_MEMCPY2D_v1 *pCopy));
+CUABI_FN(cuMemcpy2DUnaligned, (const CUDA_MEMCPY2D_v1 *pCopy));
+CUABI_FN(cuMemcpy2DAsync, (const CUDA_MEMCPY2D_v1 *pCopy, CUstream hStream));
+CUABI_FN(cuMemcpy3D, (const CUDA_MEMCPY3D_v1 *pCopy));
+CUABI_FN(cuMemcpy3DAsync, (const CUDA_MEMCPY3D_v1 *pCopy, CUstream hStream));
 CUABI_FN(cuMemHostGetFlags, (unsigned int *pFlags, void *p));
 
 /* Unified memory hints */
@@ -947,6 +1143,8 @@ CUABI_FN(cuGraphInstantiateWithFlags,
 CUABI_FN(cuGraphLaunch, (CUgraphExec hGraphExec, CUstream hStream));
 CUABI_FN(cuGraphLaunch_ptsz, (CUgraphExec hGraphExec, CUstream hStream));
 CUABI_FN(cuGraphExecDestroy, (CUgraphExec hGraphExec));
+CUABI_FN(cuGraphUpload, (CUgraphExec hGraphExec, CUstream hStream));
+CUABI_FN(cuGraphUpload_ptsz, (CUgraphExec hGraphExec, CUstream hStream));
 CUABI_FN(cuStreamBeginCapture, (CUstream hStream));
 CUABI_FN(cuStreamBeginCapture_ptsz, (CUstream hStream));
 CUABI_FN(cuStreamBeginCapture_v2, (CUstream hStream, CUstreamCaptureMode mode));
@@ -970,6 +1168,56 @@ CUABI_FN(cuStreamGetPriority_ptsz, (CUstream hStream, int *priority));
 CUABI_FN(cuStreamGetCtx, (CUstream hStream, CUcontext *pctx));
 CUABI_FN(cuStreamWaitEvent, (CUstream hStream, CUevent hEvent, unsigned int Flags));
 CUABI_FN(cuStreamWaitEvent_ptsz, (CUstream hStream, CUevent hEvent, unsigned int Flags));
+
+/* Stream memory operations (count: fewer than 256 operations in a batch) */
+CUABI_FN(cuStreamWriteValue32,
+         (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags));
+CUABI_FN(cuStreamWaitValue32,
+         (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags));
+CUABI_FN(cuStreamWriteValue64,
+         (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags));
+CUABI_FN(cuStreamWaitValue64,
+         (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags));
+CUABI_FN(cuStreamBatchMemOp, (CUstream stream, unsigned int count,
+                              CUstreamBatchMemOpParams *paramArray, unsigned int flags));
+CUABI_FN(cuStreamWriteValue32_ptsz,
+         (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags));
+CUABI_FN(cuStreamWaitValue32_ptsz,
+         (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags));
+CUABI_FN(cuStreamWriteValue64_ptsz,
+         (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags));
+CUABI_FN(cuStreamWaitValue64_ptsz,
+         (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags));
+CUABI_FN(cuStreamBatchMemOp_ptsz, (CUstream stream, unsigned int count,
+                                   CUstreamBatchMemOpParams *paramArray, unsigned int flags));
+CUABI_FN(cuStreamWriteValue32_v2,
+         (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags));
+CUABI_FN(cuStreamWaitValue32_v2,
+         (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags));
+CUABI_FN(cuStreamWriteValue64_v2,
+         (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags));
+CUABI_FN(cuStreamWaitValue64_v2,
+         (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags));
+CUABI_FN(cuStreamBatchMemOp_v2, (CUstream stream, unsigned int count,
+                                 CUstreamBatchMemOpParams *paramArray, unsigned int flags));
+CUABI_FN(cuStreamWriteValue32_v2_ptsz,
+         (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags));
+CUABI_FN(cuStreamWaitValue32_v2_ptsz,
+         (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags));
+CUABI_FN(cuStreamWriteValue64_v2_ptsz,
+         (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags));
+CUABI_FN(cuStreamWaitValue64_v2_ptsz,
+         (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags));
+CUABI_FN(cuStreamBatchMemOp_v2_ptsz, (CUstream stream, unsigned int count,
+                                      CUstreamBatchMemOpParams *paramArray, unsigned int flags));
+
+/* Host functions and callbacks */
+CUABI_FN(cuLaunchHostFunc, (CUstream hStream, CUhostFn fn, void *userData));
+CUABI_FN(cuLaunchHostFunc_ptsz, (CUstream hStream, CUhostFn fn, void *userData));
+CUABI_FN(cuStreamAddCallback,
+         (CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags));
+CUABI_FN(cuStreamAddCallback_ptsz,
+         (CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags));
 
 /* Events */
 CUABI_FN(cuEventCreate, (CUevent * phEvent, unsigned int Flags));

@@ -1,20 +1,22 @@
-/* copy.c - copies, memsets, synchronisations, streams and events (idle reclamation,
- * docs/suspend.md).
+/* copy.c - copies, memsets, stream memory operations, synchronisations, streams, events, host
+ * functions and callbacks, stream capture and graph upload (idle reclamation, docs/suspend.md).
  *
  * Nothing is charged or checked here: these hooks exist so that a job reclaimed while idle is
  * stopped before its call reaches the driver (tcu_enter: the driver holds a checkpointed
  * process's calls where nothing sees them; the interposer asks tesseld for the restore and
- * waits), and so that a copy or a memset counts as GPU work (the slice's work word, as a
- * launch).  A synchronisation waits for work already counted, and a stream or an event is
- * created, queried, waited on or destroyed around work: they are gated, not work.  One load
- * and, for a copy, one more when the word is already set: nothing on the driver's path.
+ * waits), and so that a copy, a memset or a stream memory operation counts as GPU work (the
+ * slice's work word, as a launch).  A synchronisation waits for work already counted, and a
+ * stream or an event is created, queried, waited on or destroyed around work: they are gated,
+ * not work.  One load and, for a copy, one more when the word is already set: nothing on the
+ * driver's path.
  *
  * Which calls, and why (docs/suspend.md, "What counts as GPU work" and "The next CUDA call"):
  * the copies and memsets of linear device memory the fake driver models too (v1 pre-3.2 with
- * 32-bit sizes, _v2, _ptds/_ptsz, Async; 1D, 2D, 3D, peer; 8-, 16- and 32-bit sets), and the
- * stream and event calls a program makes between its launches.  Not (yet) hooked, listed in
- * docs/suspend.md, "Not done (item 3)": 3D peer, array and batch copies, the v1 async and
- * v1 2D/3D copies, stream memory operations, host functions and callbacks, capture.
+ * 32-bit sizes, _v2, _ptds/_ptsz, Async; 1D, 2D, 3D, 1D and 3D peer, 1D batches; 8-, 16- and
+ * 32-bit sets), the stream memory operations (work too), and the stream, event, host-function,
+ * callback, capture and graph-upload calls a program makes between its launches (gated only).
+ * Not (yet) hooked, listed in docs/suspend.md, "Not done (item 3)": array copies, 3D batch
+ * copies, and the families after them there.
  * Signatures: cuda.h 13.0, through src/common/cudaabi/cuda_abi.h.
  */
 #include "interposer/interposer.h"
@@ -91,7 +93,8 @@ GATE(cuCtxSynchronize, (void), ())
 GATE(cuCtxSynchronize_v2, (CUcontext ctx), (ctx))
 GATE(cuEventSynchronize, (CUevent hEvent), (hEvent))
 
-/* The v1 (pre-3.2) exports: 32-bit sizes, for programs built against CUDA 3.1 or older. */
+/* The v1 (pre-3.2) exports: 32-bit sizes, for programs built against CUDA 3.1 or older (the 2D
+ * and 3D ones take the v1 layouts, CUDA_MEMCPY2D_v1 and CUDA_MEMCPY3D_v1). */
 WORK(cuMemcpyHtoD, (CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount),
      (dstDevice, srcHost, ByteCount))
 WORK(cuMemcpyDtoH, (void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount),
@@ -114,7 +117,22 @@ WORK(cuMemsetD2D32,
       unsigned int Height),
      (dstDevice, dstPitch, ui, Width, Height))
 
-/* Peer copies: between two contexts (devices); work of the job whichever GPUs. */
+WORK(cuMemcpyHtoDAsync,
+     (CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount, CUstream hStream),
+     (dstDevice, srcHost, ByteCount, hStream))
+WORK(cuMemcpyDtoHAsync,
+     (void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount, CUstream hStream),
+     (dstHost, srcDevice, ByteCount, hStream))
+WORK(cuMemcpyDtoDAsync,
+     (CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice, unsigned int ByteCount, CUstream hStream),
+     (dstDevice, srcDevice, ByteCount, hStream))
+WORK(cuMemcpy2D, (const CUDA_MEMCPY2D_v1 *pCopy), (pCopy))
+WORK(cuMemcpy2DUnaligned, (const CUDA_MEMCPY2D_v1 *pCopy), (pCopy))
+WORK(cuMemcpy2DAsync, (const CUDA_MEMCPY2D_v1 *pCopy, CUstream hStream), (pCopy, hStream))
+WORK(cuMemcpy3D, (const CUDA_MEMCPY3D_v1 *pCopy), (pCopy))
+WORK(cuMemcpy3DAsync, (const CUDA_MEMCPY3D_v1 *pCopy, CUstream hStream), (pCopy, hStream))
+
+/* Peer copies, 1D and 3D: between two contexts (devices); work of the job whichever GPUs. */
 WORK(cuMemcpyPeer,
      (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext,
       size_t ByteCount),
@@ -131,6 +149,30 @@ WORK(cuMemcpyPeerAsync_ptsz,
      (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext,
       size_t ByteCount, CUstream hStream),
      (dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream))
+
+WORK(cuMemcpy3DPeer, (const CUDA_MEMCPY3D_PEER *pCopy), (pCopy))
+WORK(cuMemcpy3DPeer_ptds, (const CUDA_MEMCPY3D_PEER *pCopy), (pCopy))
+WORK(cuMemcpy3DPeerAsync, (const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream), (pCopy, hStream))
+WORK(cuMemcpy3DPeerAsync_ptsz, (const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream),
+     (pCopy, hStream))
+
+/* Batches of 1D copies (CUDA 12.8 with failIdx, 13.0's _v2 without). */
+WORK(cuMemcpyBatchAsync,
+     (CUdeviceptr * dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs,
+      size_t *attrsIdxs, size_t numAttrs, size_t *failIdx, CUstream hStream),
+     (dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream))
+WORK(cuMemcpyBatchAsync_ptsz,
+     (CUdeviceptr * dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs,
+      size_t *attrsIdxs, size_t numAttrs, size_t *failIdx, CUstream hStream),
+     (dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream))
+WORK(cuMemcpyBatchAsync_v2,
+     (CUdeviceptr * dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs,
+      size_t *attrsIdxs, size_t numAttrs, CUstream hStream),
+     (dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream))
+WORK(cuMemcpyBatchAsync_v2_ptsz,
+     (CUdeviceptr * dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs,
+      size_t *attrsIdxs, size_t numAttrs, CUstream hStream),
+     (dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream))
 
 /* 2D copies (pitched, arrays on either side). */
 WORK(cuMemcpy2D_v2, (const CUDA_MEMCPY2D *pCopy), (pCopy))
@@ -231,3 +273,99 @@ GATE(cuStreamWaitEvent, (CUstream hStream, CUevent hEvent, unsigned int Flags),
      (hStream, hEvent, Flags))
 GATE(cuStreamWaitEvent_ptsz, (CUstream hStream, CUevent hEvent, unsigned int Flags),
      (hStream, hEvent, Flags))
+
+/* Stream memory operations: a 32- or 64-bit word of device memory written or waited for in
+ * stream order, alone or in a batch; GPU work, as a memset is (a wait is how one GPU job's
+ * streams and another's, or the host's, hand work over).  The unversioned exports are CUDA 8's
+ * (64-bit ones CUDA 9's), the _v2 ones CUDA 11.7's, which cuda.h 13's names stand for. */
+WORK(cuStreamWriteValue32,
+     (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamWriteValue32_ptsz,
+     (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamWriteValue32_v2,
+     (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamWriteValue32_v2_ptsz,
+     (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamWaitValue32, (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamWaitValue32_ptsz,
+     (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamWaitValue32_v2,
+     (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamWaitValue32_v2_ptsz,
+     (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamWriteValue64,
+     (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamWriteValue64_ptsz,
+     (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamWriteValue64_v2,
+     (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamWriteValue64_v2_ptsz,
+     (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamWaitValue64, (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamWaitValue64_ptsz,
+     (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamWaitValue64_v2,
+     (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamWaitValue64_v2_ptsz,
+     (CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags),
+     (stream, addr, value, flags))
+WORK(cuStreamBatchMemOp,
+     (CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray,
+      unsigned int flags),
+     (stream, count, paramArray, flags))
+WORK(cuStreamBatchMemOp_ptsz,
+     (CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray,
+      unsigned int flags),
+     (stream, count, paramArray, flags))
+WORK(cuStreamBatchMemOp_v2,
+     (CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray,
+      unsigned int flags),
+     (stream, count, paramArray, flags))
+WORK(cuStreamBatchMemOp_v2_ptsz,
+     (CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray,
+      unsigned int flags),
+     (stream, count, paramArray, flags))
+
+/* Host functions and stream callbacks: the host's code run in stream order; gated, not work (the
+ * CPU works, not the GPU). */
+GATE(cuLaunchHostFunc, (CUstream hStream, CUhostFn fn, void *userData), (hStream, fn, userData))
+GATE(cuLaunchHostFunc_ptsz, (CUstream hStream, CUhostFn fn, void *userData),
+     (hStream, fn, userData))
+GATE(cuStreamAddCallback,
+     (CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags),
+     (hStream, callback, userData, flags))
+GATE(cuStreamAddCallback_ptsz,
+     (CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags),
+     (hStream, callback, userData, flags))
+
+/* Stream capture and graph upload: a capture records the stream's work into a graph instead of
+ * running it, an upload readies an executable graph for its launch (the launch, cuGraphLaunch,
+ * is the work: launch.c); gated, not work.  The interposer's own look at capture (compute.c,
+ * its events are not recorded into a capture) calls the driver's cuStreamIsCapturing directly. */
+GATE(cuStreamBeginCapture, (CUstream hStream), (hStream))
+GATE(cuStreamBeginCapture_ptsz, (CUstream hStream), (hStream))
+GATE(cuStreamBeginCapture_v2, (CUstream hStream, CUstreamCaptureMode mode), (hStream, mode))
+GATE(cuStreamBeginCapture_v2_ptsz, (CUstream hStream, CUstreamCaptureMode mode), (hStream, mode))
+GATE(cuStreamEndCapture, (CUstream hStream, CUgraph *phGraph), (hStream, phGraph))
+GATE(cuStreamEndCapture_ptsz, (CUstream hStream, CUgraph *phGraph), (hStream, phGraph))
+GATE(cuStreamIsCapturing, (CUstream hStream, CUstreamCaptureStatus *captureStatus),
+     (hStream, captureStatus))
+GATE(cuStreamIsCapturing_ptsz, (CUstream hStream, CUstreamCaptureStatus *captureStatus),
+     (hStream, captureStatus))
+GATE(cuGraphUpload, (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream))
+GATE(cuGraphUpload_ptsz, (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream))

@@ -458,6 +458,78 @@ static void test_unsupported_and_args(void **state)
     assert_int_equal(cuInit(0), CUDA_ERROR_INVALID_VALUE);
 }
 
+/* ---- a checkpointed process's stream memory operation and host function are held ----
+ * As every entry point: the child's cuStreamWriteValue32_v2 made while it is checkpointed waits
+ * in the driver until the restore and unlock, then writes its word; its cuLaunchHostFunc after
+ * that runs its function; the bytes it held are back. */
+
+typedef struct {
+    int ready, go, wrote, ran;
+} memop_flags_t;
+
+static memop_flags_t *mf;
+
+static void mark_ran(void *user)
+{
+    (void)user;
+    __atomic_store_n(&mf->ran, 1, __ATOMIC_SEQ_CST);
+}
+
+static void test_memop_held(void **state)
+{
+    (void)state;
+    fresh("A:1G");
+    mf = mmap(NULL, sizeof *mf, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(mf != MAP_FAILED);
+    memset(mf, 0, sizeof *mf);
+    pid_t kid = fork();
+    if (kid == 0) {
+        alarm(60);
+        CUcontext c;
+        CUdeviceptr p;
+        static unsigned char in[1 << 20], out[1 << 20];
+        for (size_t i = 0; i < sizeof in; i++)
+            in[i] = (unsigned char)(i * 13 + 5);
+        if (cuInit(0) || cuDevicePrimaryCtxRetain(&c, 0) || cuCtxSetCurrent(c) ||
+            cuMemAlloc_v2(&p, sizeof in) || cuMemcpyHtoD_v2(p, in, sizeof in))
+            _exit(2);
+        __atomic_store_n(&mf->ready, 1, __ATOMIC_SEQ_CST);
+        while (!__atomic_load_n(&mf->go, __ATOMIC_SEQ_CST))
+            sleep_ms(5);
+        if (cuStreamWriteValue32_v2(NULL, p, 0xfeedf00du, 0))
+            _exit(3);
+        __atomic_store_n(&mf->wrote, 1, __ATOMIC_SEQ_CST);
+        if (cuLaunchHostFunc(NULL, mark_ran, NULL) || !__atomic_load_n(&mf->ran, __ATOMIC_SEQ_CST))
+            _exit(4);
+        if (cuMemcpyDtoH_v2(out, p, sizeof out))
+            _exit(5);
+        uint32_t w;
+        memcpy(&w, out, 4);
+        _exit(w == 0xfeedf00du && memcmp(in + 4, out + 4, sizeof in - 4) == 0 ? 0 : 6);
+    }
+    for (int tries = 0; tries < 2000 && !__atomic_load_n(&mf->ready, __ATOMIC_SEQ_CST); tries++)
+        sleep_ms(10);
+    assert_true(mf->ready);
+    OK(cuInit(0));
+    OK(cuCheckpointProcessLock(kid, NULL));
+    OK(cuCheckpointProcessCheckpoint(kid, NULL));
+    assert_true(tessel_fake_pid_used(0, kid) == 0);
+    __atomic_store_n(&mf->go, 1, __ATOMIC_SEQ_CST);
+    sleep_ms(300);
+    assert_int_equal(__atomic_load_n(&mf->wrote, __ATOMIC_SEQ_CST), 0); /* held in the driver */
+    OK(cuCheckpointProcessRestore(kid, NULL));
+    sleep_ms(100);
+    assert_int_equal(__atomic_load_n(&mf->wrote, __ATOMIC_SEQ_CST), 0); /* still locked */
+    OK(cuCheckpointProcessUnlock(kid, NULL));
+    int st = 0;
+    assert_int_equal(waitpid(kid, &st, 0), kid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0); /* the word written, the function run, bytes back */
+    assert_int_equal(mf->wrote, 1);
+    assert_int_equal(mf->ran, 1);
+    munmap(mf, sizeof *mf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -466,6 +538,7 @@ int main(void)
         cmocka_unit_test_teardown(test_lock_timeout, teardown),
         cmocka_unit_test_teardown(test_kill_checkpointed, teardown),
         cmocka_unit_test_teardown(test_unsupported_and_args, teardown),
+        cmocka_unit_test_teardown(test_memop_held, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

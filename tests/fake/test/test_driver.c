@@ -1335,6 +1335,412 @@ static void test_ctx_limits(void **state)
     assert_true(tessel_fake_process_used(0) == 0);
 }
 
+/* Stream memory operations: words written (v1, _v2, _ptsz), waits met or not, batches checked
+ * whole before anything is written; misaligned, foreign or unknown-flag operations refused with
+ * nothing written; a capturing stream refuses them. */
+static void test_stream_memops(void **state)
+{
+    start("A:1G", "0");
+    primary(0);
+    CUdeviceptr a;
+    OK(cuMemAlloc_v2(&a, 4096));
+    OK(cuMemsetD8_v2(a, 0, 4096));
+    uint32_t w32[4];
+    uint64_t w64;
+    OK(cuStreamWriteValue32_v2(NULL, a, 0x11111111u, 0));
+    OK(cuStreamWriteValue32(NULL, a + 4, 0x22222222u, CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER));
+    OK(cuStreamWriteValue32_v2_ptsz(CU_STREAM_PER_THREAD, a + 8, 0x33333333u, 0));
+    OK(cuStreamWriteValue64_v2(NULL, a + 16, 0x4444444455555555ull, 0));
+    OK(cuMemcpyDtoH_v2(w32, a, sizeof w32));
+    OK(cuMemcpyDtoH_v2(&w64, a + 16, 8));
+    assert_int_equal(w32[0], 0x11111111u);
+    assert_int_equal(w32[1], 0x22222222u);
+    assert_int_equal(w32[2], 0x33333333u);
+    assert_int_equal(w32[3], 0);
+    assert_true(w64 == 0x4444444455555555ull);
+    /* Refused, nothing written: misaligned, outside device memory, v2 with the v1-only flag,
+     * unknown flags. */
+    assert_int_equal(cuStreamWriteValue32_v2(NULL, a + 2, 9, 0), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuStreamWriteValue64_v2(NULL, a + 4, 9, 0), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuStreamWriteValue32_v2(NULL, a + 4096, 9, 0), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuStreamWriteValue32_v2(NULL, (CUdeviceptr)(uintptr_t)w32, 9, 0),
+                     CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuStreamWriteValue32_v2(NULL, a, 9, CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER),
+                     CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuStreamWaitValue32_v2(NULL, a, 0, 4), CUDA_ERROR_INVALID_VALUE);
+    OK(cuMemcpyDtoH_v2(w32, a, sizeof w32));
+    assert_int_equal(w32[0], 0x11111111u);
+    /* Waits: each condition, met and not met (not modelled: NOT_SUPPORTED). */
+    OK(cuStreamWaitValue32_v2(NULL, a, 0x11111111u, CU_STREAM_WAIT_VALUE_EQ));
+    OK(cuStreamWaitValue32(NULL, a, 0x11111110u, CU_STREAM_WAIT_VALUE_GEQ));
+    OK(cuStreamWaitValue32_ptsz(NULL, a, 0x1u, CU_STREAM_WAIT_VALUE_AND));
+    OK(cuStreamWaitValue32_v2(NULL, a + 12, 0x0u, CU_STREAM_WAIT_VALUE_NOR));
+    OK(cuStreamWaitValue64_v2_ptsz(NULL, a + 16, 0x4444444455555555ull,
+                                   CU_STREAM_WAIT_VALUE_EQ | CU_STREAM_WAIT_VALUE_FLUSH));
+    assert_int_equal(cuStreamWaitValue32_v2(NULL, a, 0x11111112u, CU_STREAM_WAIT_VALUE_GEQ),
+                     CUDA_ERROR_NOT_SUPPORTED);
+    assert_int_equal(cuStreamWaitValue32_v2(NULL, a, 0x2u, CU_STREAM_WAIT_VALUE_AND),
+                     CUDA_ERROR_NOT_SUPPORTED);
+    assert_int_equal(cuStreamWaitValue64(NULL, a + 16, 1, CU_STREAM_WAIT_VALUE_EQ),
+                     CUDA_ERROR_NOT_SUPPORTED);
+    /* GEQ is cyclic: 1 is "after" 0xffffffff. */
+    OK(cuStreamWriteValue32_v2(NULL, a + 12, 1, 0));
+    OK(cuStreamWaitValue32_v2(NULL, a + 12, 0xffffffffu, CU_STREAM_WAIT_VALUE_GEQ));
+    /* A batch: a write, a wait for it (met by the batch's own write), a 64-bit write, a barrier
+     * (_v2 only). */
+    CUstreamBatchMemOpParams b[4];
+    memset(b, 0, sizeof b);
+    b[0].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+    b[0].writeValue.address = a + 32;
+    b[0].writeValue.value = 77;
+    b[1].waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_32;
+    b[1].waitValue.address = a + 32;
+    b[1].waitValue.value = 77;
+    b[1].waitValue.flags = CU_STREAM_WAIT_VALUE_EQ;
+    b[2].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
+    b[2].writeValue.address = a + 40;
+    b[2].writeValue.value64 = 0x0102030405060708ull;
+    b[3].memoryBarrier.operation = CU_STREAM_MEM_OP_BARRIER;
+    assert_int_equal(cuStreamBatchMemOp(NULL, 4, b, 0), CUDA_ERROR_INVALID_VALUE); /* v1 */
+    OK(cuMemcpyDtoH_v2(w32, a + 32, 4));
+    assert_int_equal(w32[0], 0); /* nothing of a refused batch written */
+    OK(cuStreamBatchMemOp_v2(NULL, 4, b, 0));
+    OK(cuMemcpyDtoH_v2(w32, a + 32, 4));
+    OK(cuMemcpyDtoH_v2(&w64, a + 40, 8));
+    assert_int_equal(w32[0], 77);
+    assert_true(w64 == 0x0102030405060708ull);
+    /* A batch whose wait is not met, or one bad operation, or bad flags or count: nothing
+     * written. */
+    b[0].writeValue.value = 78;
+    b[1].waitValue.value = 79;
+    assert_int_equal(cuStreamBatchMemOp_v2_ptsz(NULL, 3, b, 0), CUDA_ERROR_NOT_SUPPORTED);
+    b[1].waitValue.value = 78;
+    b[2].writeValue.address = a + 41; /* misaligned */
+    assert_int_equal(cuStreamBatchMemOp_v2(NULL, 3, b, 0), CUDA_ERROR_INVALID_VALUE);
+    b[2].writeValue.address = a + 40;
+    b[2].operation = (CUstreamBatchMemOpType)42;
+    assert_int_equal(cuStreamBatchMemOp_v2(NULL, 3, b, 0), CUDA_ERROR_INVALID_VALUE);
+    b[2].operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
+    assert_int_equal(cuStreamBatchMemOp_v2(NULL, 3, b, 1), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuStreamBatchMemOp_v2(NULL, 256, b, 0), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuStreamBatchMemOp_v2(NULL, 3, NULL, 0), CUDA_ERROR_INVALID_VALUE);
+    OK(cuMemcpyDtoH_v2(w32, a + 32, 4));
+    assert_int_equal(w32[0], 77);
+    OK(cuStreamBatchMemOp_ptsz(NULL, 0, NULL, 0)); /* nothing to do */
+    /* A stream that captures refuses them; a bad stream is an invalid handle. */
+    CUstream s;
+    OK(cuStreamCreate(&s, 0));
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    assert_int_equal(cuStreamWriteValue32_v2(s, a, 1, 0), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    assert_int_equal(cuStreamBatchMemOp_v2(s, 1, b, 0), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CUgraph gr;
+    OK(cuStreamEndCapture(s, &gr));
+    OK(cuGraphDestroy(gr));
+    OK(cuStreamDestroy_v2(s));
+    assert_int_equal(cuStreamWriteValue32_v2(s, a, 1, 0), CUDA_ERROR_INVALID_HANDLE);
+    OK(cuMemFree_v2(a));
+    assert_int_equal(tessel_fake_calls("cuStreamWriteValue32_v2"), 8);
+    assert_int_equal(tessel_fake_calls("cuStreamBatchMemOp_v2"), 7);
+}
+
+/* The v1 (pre-3.2) asynchronous, 2D and 3D copies: 32-bit pointers and the v1 layouts, the same
+ * copies as their _v2 forms (rows, slices, refusals). */
+static void test_v1_copies(void **state)
+{
+    start("A:1G", "0");
+    primary(0);
+    CUdeviceptr_v1 a, b;
+    OK(cuMemAlloc(&a, 8192));
+    OK(cuMemAlloc(&b, 8192));
+    unsigned char host[4096], back[4096];
+    for (size_t i = 0; i < sizeof host; i++)
+        host[i] = (unsigned char)(i * 7 + 1);
+    OK(cuMemsetD8(a, 0, 8192));
+    OK(cuMemcpyHtoDAsync(a, host, sizeof host, NULL));
+    OK(cuMemcpyDtoDAsync(b, a, sizeof host, NULL));
+    OK(cuMemcpyDtoHAsync(back, b, sizeof back, NULL));
+    OK(cuStreamSynchronize(NULL));
+    assert_memory_equal(back, host, sizeof host);
+    assert_int_equal(cuMemcpyHtoDAsync(a + 8000, host, 4096, NULL), CUDA_ERROR_INVALID_VALUE);
+    /* 2D: 3 rows of 100 bytes, 256 apart on the device, 100 apart on the host. */
+    CUDA_MEMCPY2D_v1 c;
+    memset(&c, 0, sizeof c);
+    c.srcMemoryType = CU_MEMORYTYPE_HOST;
+    c.srcHost = host;
+    c.srcPitch = 100;
+    c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    c.dstDevice = a + 4096;
+    c.dstPitch = 256;
+    c.WidthInBytes = 100;
+    c.Height = 3;
+    OK(cuMemcpy2D(&c));
+    OK(cuMemcpyDtoH(back, a + 4096, 612));
+    for (int y = 0; y < 3; y++)
+        assert_memory_equal(back + y * 256, host + y * 100, 100);
+    assert_int_equal(back[100], 0); /* the gap between rows untouched */
+    OK(cuMemcpy2DUnaligned(&c));
+    OK(cuMemcpy2DAsync(&c, NULL));
+    c.dstPitch = 50; /* rows overlap: refused */
+    assert_int_equal(cuMemcpy2D(&c), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuMemcpy2D(NULL), CUDA_ERROR_INVALID_VALUE);
+    /* 3D: 2 slices of 2 rows of 64 bytes, device to device, source offset by 1 row. */
+    CUDA_MEMCPY3D_v1 d;
+    memset(&d, 0, sizeof d);
+    d.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    d.srcDevice = b;
+    d.srcY = 1;
+    d.srcPitch = 128;
+    d.srcHeight = 3;
+    d.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    d.dstDevice = a;
+    d.dstPitch = 64;
+    d.dstHeight = 2;
+    d.WidthInBytes = 64;
+    d.Height = 2;
+    d.Depth = 2;
+    OK(cuMemcpy3D(&d));
+    OK(cuMemcpyDtoH(back, a, 256));
+    /* Destination row r of slice z is source row 1 + r of slice z (3 rows of 128 apart). */
+    for (int z = 0; z < 2; z++)
+        for (int r = 0; r < 2; r++)
+            assert_memory_equal(back + (z * 2 + r) * 64, host + (z * 3 + 1 + r) * 128, 64);
+    OK(cuMemcpy3DAsync(&d, NULL));
+    d.reserved0 = &d;
+    assert_int_equal(cuMemcpy3D(&d), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuMemcpy3DAsync(NULL, NULL), CUDA_ERROR_INVALID_VALUE);
+    OK(cuMemFree(a));
+    OK(cuMemFree(b));
+    assert_int_equal(tessel_fake_calls("cuMemcpy2D"), 3);
+    assert_int_equal(tessel_fake_calls("cuMemcpy3D"), 2);
+    assert_int_equal(tessel_fake_calls("cuMemcpy2D_v2"), 0);
+}
+
+/* 3D peer copies: the 3D copy with each device side's context named: live contexts required
+ * (a host side's is not looked at), the slices copied, refusals with nothing written. */
+static void test_copy3d_peer(void **state)
+{
+    start("2xA:1G", "0");
+    CUcontext c1 = primary(1);
+    CUdeviceptr b;
+    OK(cuMemAlloc_v2(&b, 4096));
+    OK(cuMemsetD8_v2(b, 0, 4096));
+    CUcontext c0 = primary(0);
+    unsigned char host[1024], back[1024];
+    for (size_t i = 0; i < sizeof host; i++)
+        host[i] = (unsigned char)(i * 3 + 2);
+    CUDA_MEMCPY3D_PEER p;
+    memset(&p, 0, sizeof p);
+    p.srcMemoryType = CU_MEMORYTYPE_HOST;
+    p.srcHost = host;
+    p.srcPitch = 64;
+    p.srcHeight = 4;
+    p.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    p.dstDevice = b;
+    p.dstContext = c1; /* the other device's */
+    p.dstPitch = 128;
+    p.dstHeight = 2;
+    p.WidthInBytes = 32;
+    p.Height = 2;
+    p.Depth = 2;
+    OK(cuMemcpy3DPeer(&p));
+    OK(cuMemcpyDtoH_v2(back, b, 512));
+    /* Destination row r of slice z: source row r of slice z (4 rows of 64 per slice). */
+    for (int z = 0; z < 2; z++)
+        for (int r = 0; r < 2; r++)
+            assert_memory_equal(back + (z * 2 + r) * 128, host + (z * 4 + r) * 64, 32);
+    assert_int_equal(back[32], 0);
+    OK(cuMemcpy3DPeer_ptds(&p));
+    OK(cuMemcpy3DPeerAsync(&p, NULL));
+    OK(cuMemcpy3DPeerAsync_ptsz(&p, CU_STREAM_PER_THREAD));
+    p.dstContext = NULL;
+    assert_int_equal(cuMemcpy3DPeer(&p), CUDA_ERROR_INVALID_CONTEXT);
+    p.dstContext = (CUcontext)&p;
+    assert_int_equal(cuMemcpy3DPeer(&p), CUDA_ERROR_INVALID_CONTEXT);
+    p.dstContext = c0;
+    p.dstLOD = 1;
+    assert_int_equal(cuMemcpy3DPeer(&p), CUDA_ERROR_INVALID_VALUE);
+    p.dstLOD = 0;
+    p.Depth = 17; /* 17 slices of 256 bytes: past the 4 KiB allocation */
+    memset(back, 0, sizeof back);
+    OK(cuMemsetD8_v2(b, 0, 4096));
+    assert_int_equal(cuMemcpy3DPeerAsync(&p, NULL), CUDA_ERROR_INVALID_VALUE);
+    OK(cuMemcpyDtoH_v2(back, b, sizeof back));
+    for (size_t i = 0; i < sizeof back; i++)
+        assert_int_equal(back[i], 0);
+    assert_int_equal(cuMemcpy3DPeer(NULL), CUDA_ERROR_INVALID_VALUE);
+    OK(cuMemFree_v2(b));
+    assert_int_equal(tessel_fake_calls("cuMemcpy3DPeer"), 5);
+}
+
+/* Batches of 1D copies: each copy done (v1 with failIdx, _v2, _ptsz); a batch refused whole
+ * (bad attributes, a copy out of bounds: failIdx names it, the legacy stream) copies nothing. */
+static void test_copy_batch(void **state)
+{
+    start("A:1G", "0");
+    primary(0);
+    CUdeviceptr a;
+    OK(cuMemAlloc_v2(&a, 8192));
+    OK(cuMemsetD8_v2(a, 0, 8192));
+    CUstream s;
+    OK(cuStreamCreate(&s, 0));
+    unsigned char host[4096], back[8192];
+    for (size_t i = 0; i < sizeof host; i++)
+        host[i] = (unsigned char)(i * 5 + 3);
+    CUdeviceptr dsts[3] = {a, a + 4096, a + 6000};
+    CUdeviceptr srcs[3] = {(uintptr_t)host, (uintptr_t)(host + 100), a};
+    size_t sizes[3] = {1000, 500, 1000};
+    CUmemcpyAttributes at[2];
+    memset(at, 0, sizeof at);
+    at[0].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
+    at[1].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+    at[1].flags = CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE;
+    size_t idx[2] = {0, 2}, fail = 7;
+    /* The third copy reads what the first wrote only because the fake does them in order: not
+     * promised by the driver, so the check below reads the first two only. */
+    OK(cuMemcpyBatchAsync(dsts, srcs, sizes, 2, at, idx, 1, &fail, s));
+    assert_true(fail == SIZE_MAX);
+    OK(cuMemcpyDtoH_v2(back, a, sizeof back));
+    assert_memory_equal(back, host, 1000);
+    assert_memory_equal(back + 4096, host + 100, 500);
+    assert_int_equal(back[1000], 0);
+    OK(cuMemcpyBatchAsync_v2(dsts, srcs, sizes, 3, at, idx, 2, s));
+    OK(cuMemcpyBatchAsync_v2_ptsz(dsts, srcs, sizes, 3, at, idx, 2, CU_STREAM_PER_THREAD));
+    OK(cuMemcpyBatchAsync_ptsz(dsts, srcs, sizes, 3, at, idx, 2, NULL, s));
+    /* Refused, nothing copied. */
+    OK(cuMemsetD8_v2(a, 0, 8192));
+    sizes[1] = 5000; /* past the allocation: the copy at index 1 is to blame */
+    assert_int_equal(cuMemcpyBatchAsync(dsts, srcs, sizes, 3, at, idx, 2, &fail, s),
+                     CUDA_ERROR_INVALID_VALUE);
+    assert_true(fail == 1);
+    sizes[1] = 500;
+    assert_int_equal(cuMemcpyBatchAsync_v2(dsts, srcs, sizes, 3, at, idx, 2, NULL),
+                     CUDA_ERROR_INVALID_VALUE); /* the legacy stream */
+    assert_int_equal(cuMemcpyBatchAsync_v2(dsts, srcs, sizes, 3, at, idx, 2, CU_STREAM_LEGACY),
+                     CUDA_ERROR_INVALID_VALUE);
+    idx[0] = 1; /* the first entry must be 0 */
+    assert_int_equal(cuMemcpyBatchAsync(dsts, srcs, sizes, 3, at, idx, 2, &fail, s),
+                     CUDA_ERROR_INVALID_VALUE);
+    assert_true(fail == SIZE_MAX);
+    idx[0] = 0;
+    idx[1] = 3; /* not below count */
+    assert_int_equal(cuMemcpyBatchAsync_v2(dsts, srcs, sizes, 3, at, idx, 2, s),
+                     CUDA_ERROR_INVALID_VALUE);
+    idx[1] = 2;
+    at[1].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_INVALID;
+    assert_int_equal(cuMemcpyBatchAsync_v2(dsts, srcs, sizes, 3, at, idx, 2, s),
+                     CUDA_ERROR_INVALID_VALUE);
+    at[1].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_ANY;
+    at[1].flags = 2;
+    assert_int_equal(cuMemcpyBatchAsync_v2(dsts, srcs, sizes, 3, at, idx, 2, s),
+                     CUDA_ERROR_INVALID_VALUE);
+    at[1].flags = 0;
+    assert_int_equal(cuMemcpyBatchAsync_v2(dsts, srcs, sizes, 2, at, idx, 3, s),
+                     CUDA_ERROR_INVALID_VALUE); /* more attributes than copies */
+    assert_int_equal(cuMemcpyBatchAsync_v2(dsts, srcs, sizes, 0, at, idx, 1, s),
+                     CUDA_ERROR_INVALID_VALUE);
+    OK(cuMemcpyDtoH_v2(back, a, sizeof back));
+    for (size_t i = 0; i < sizeof back; i++)
+        assert_int_equal(back[i], 0);
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    assert_int_equal(cuMemcpyBatchAsync_v2(dsts, srcs, sizes, 3, at, idx, 2, s),
+                     CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CUgraph gr;
+    OK(cuStreamEndCapture(s, &gr));
+    OK(cuGraphDestroy(gr));
+    OK(cuStreamDestroy_v2(s));
+    OK(cuMemFree_v2(a));
+    assert_int_equal(tessel_fake_calls("cuMemcpyBatchAsync_v2"), 9);
+}
+
+struct hostrun {
+    int n;
+    int order[4];
+    CUstream stream;
+    CUresult status;
+};
+
+static void host_mark(void *user)
+{
+    struct hostrun *h = user;
+    h->order[h->n++] = 1;
+}
+
+static void stream_mark(CUstream s, CUresult status, void *user)
+{
+    struct hostrun *h = user;
+    h->order[h->n++] = 2;
+    h->stream = s;
+    h->status = status;
+}
+
+/* Host functions and callbacks run once the stream's earlier work is done, in order; NULL
+ * functions, callback flags and capturing streams refused; cuGraphUpload checks its graph and
+ * stream and queues nothing. */
+static void test_host_funcs(void **state)
+{
+    tessel_fake_reset();
+    clear_env();
+    setenv("TESSEL_FAKE_GPUS", "A:1G", 1);
+    setenv("TESSEL_FAKE_KERNEL_US", "20000", 1); /* a kernel takes 20 ms */
+    OK(cuInit(0));
+    tessel_fake_reset_calls();
+    primary(0);
+    CUmodule m;
+    CUfunction f;
+    OK(cuModuleLoadData(&m, "image"));
+    OK(cuModuleGetFunction(&f, m, "k"));
+    CUstream s;
+    OK(cuStreamCreate(&s, 0));
+    struct hostrun h;
+    memset(&h, 0, sizeof h);
+    OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL));
+    assert_int_equal(cuStreamQuery(s), CUDA_ERROR_NOT_READY);
+    OK(cuLaunchHostFunc(s, host_mark, &h));
+    assert_int_equal(h.n, 1);
+    OK(cuStreamQuery(s)); /* it ran after the kernel */
+    OK(cuStreamAddCallback(s, stream_mark, &h, 0));
+    OK(cuLaunchHostFunc_ptsz(NULL, host_mark, &h));
+    OK(cuStreamAddCallback_ptsz(CU_STREAM_PER_THREAD, stream_mark, &h, 0));
+    assert_int_equal(h.n, 4);
+    assert_int_equal(h.order[0], 1);
+    assert_int_equal(h.order[1], 2);
+    assert_int_equal(h.order[2], 1);
+    assert_int_equal(h.order[3], 2);
+    assert_int_equal(h.status, CUDA_SUCCESS);
+    assert_true(h.stream == CU_STREAM_PER_THREAD); /* the stream as given */
+    assert_int_equal(cuLaunchHostFunc(s, NULL, &h), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuStreamAddCallback(s, NULL, &h, 0), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuStreamAddCallback(s, stream_mark, &h, 1), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuLaunchHostFunc((CUstream)&h, host_mark, &h), CUDA_ERROR_INVALID_HANDLE);
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    assert_int_equal(cuLaunchHostFunc(s, host_mark, &h), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    assert_int_equal(cuStreamAddCallback(s, stream_mark, &h, 0),
+                     CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL)); /* captured */
+    CUgraph gr;
+    OK(cuStreamEndCapture(s, &gr));
+    assert_int_equal(h.n, 4);
+    CUgraphExec x;
+    OK(cuGraphInstantiateWithFlags(&x, gr, 0));
+    OK(cuGraphUpload(x, s));
+    OK(cuGraphUpload_ptsz(x, NULL));
+    OK(cuStreamQuery(s)); /* nothing queued by an upload */
+    assert_int_equal(cuGraphUpload(NULL, s), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuGraphUpload(x, (CUstream)&h), CUDA_ERROR_INVALID_HANDLE);
+    OK(cuStreamBeginCapture(s));
+    assert_int_equal(cuGraphUpload(x, s), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CUgraph g2;
+    OK(cuStreamEndCapture(s, &g2));
+    OK(cuGraphDestroy(g2));
+    OK(cuGraphLaunch(x, s));
+    OK(cuStreamSynchronize(s));
+    OK(cuGraphExecDestroy(x));
+    OK(cuGraphDestroy(gr));
+    OK(cuStreamDestroy_v2(s));
+    assert_int_equal(tessel_fake_calls("cuLaunchHostFunc"), 4);
+    assert_int_equal(tessel_fake_calls("cuGraphUpload"), 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1349,6 +1755,11 @@ int main(void)
         cmocka_unit_test_teardown(test_copies, teardown),
         cmocka_unit_test_teardown(test_wide_sets, teardown),
         cmocka_unit_test_teardown(test_copy3d, teardown),
+        cmocka_unit_test_teardown(test_stream_memops, teardown),
+        cmocka_unit_test_teardown(test_v1_copies, teardown),
+        cmocka_unit_test_teardown(test_copy3d_peer, teardown),
+        cmocka_unit_test_teardown(test_copy_batch, teardown),
+        cmocka_unit_test_teardown(test_host_funcs, teardown),
         cmocka_unit_test_teardown(test_2d_peer_hints, teardown),
         cmocka_unit_test_teardown(test_pools, teardown),
         cmocka_unit_test_teardown(test_vmm, teardown),
