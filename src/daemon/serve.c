@@ -193,7 +193,15 @@ char *tsv_haproxy_cfg(const char *sock, const tsv_cfg_service_t *svc, size_t n, 
             "    stats socket %s mode 600 level admin\n"
             "    maxconn 8192\n"
             /* The process a reload replaces exits within this, requests held or not. */
-            "    hard-stop-after %ds\n",
+            "    hard-stop-after %ds\n"
+            /* One thread (docs/serving.md, "The proxy's cost, 2026-11-28"): HAProxy 2.6 starts
+             * one per CPU, and on a small node its second thread only competes with the
+             * replicas and the forwarders for the same CPUs; a request's stream and its kept-alive
+             * connections to the replica are on one thread anyway.  Measured with the
+             * benchmark's 50 requests/s: 0.24 ms of HAProxy's CPU a request against 0.35 ms
+             * with two threads, fewer wake-ups; one thread forwards thousands of requests a
+             * second, far above what the replicas of one node serve. */
+            "    nbthread 1\n",
             sock, TSV_HARD_STOP_S);
     if (user && group)
         fprintf(f, "    user %s\n    group %s\n", user, group);
