@@ -193,7 +193,16 @@ char *tsv_haproxy_cfg(const char *sock, const tsv_cfg_service_t *svc, size_t n, 
             "    stats socket %s mode 600 level admin\n"
             "    maxconn 8192\n"
             /* The process a reload replaces exits within this, requests held or not. */
-            "    hard-stop-after %ds\n",
+            "    hard-stop-after %ds\n"
+            /* One thread (docs/serving.md, "One HAProxy thread"): HAProxy 2.6 starts one per
+             * CPU; a request's stream and its kept-alive connection to the replica stay on one
+             * thread anyway, and on a small node the second thread only competes with the
+             * replicas and the forwarders for the CPUs.  Measured at the benchmark's 50
+             * requests/s (2026-11-28): 0.22 ms of HAProxy's CPU a request against 0.35 ms with
+             * two threads.  One connection (served by one thread whatever nbthread says) carried
+             * 2,400 requests a second through the proxy and the forwarder to a stand-in on this
+             * 2-CPU machine at load 8 (wrk -c1): far above what the replicas of one node serve. */
+            "    nbthread 1\n",
             sock, TSV_HARD_STOP_S);
     if (user && group)
         fprintf(f, "    user %s\n    group %s\n", user, group);

@@ -138,6 +138,14 @@ api POST /v1/services/llm/tokens '{}' "$ANN"
 TOK=$(jget .token)
 wait_for '[ "$(call)" = 200 ]'
 ok $? "a new service token passes"
+# The proxy's cost (docs/serving.md, 2026-11-28): HAProxy runs one thread, and its token check
+# is the same: no token, or a token never issued, is refused.
+is "$(echo 'show info' | socat - "UNIX-CONNECT:$TD/data/serve/haproxy.sock" |
+    sed -n 's/^Nbthread: //p')" 1 "the proxy runs one thread (nbthread 1)"
+is "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/infer")" 401 \
+    "no token: 401"
+is "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer ${TOK}x" \
+    "http://127.0.0.1:$PORT/infer")" 401 "a token never issued (a valid one with one more letter): 401"
 
 # tesseld stops: the proxy goes on; started again, it takes the proxy over.
 OLD=$(cat "$TD/data/serve/haproxy.pid")

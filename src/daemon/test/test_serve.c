@@ -175,6 +175,7 @@ static void test_cfg(void **state)
         "stats socket /d/serve/haproxy.sock mode 600 level admin\n",
         "    user haproxy\n    group haproxy\n",
         "    hard-stop-after 10s\n", /* the process a reload replaces exits (M4) */
+        "    nbthread 1\n",          /* one thread: the proxy's cost (serving.md) */
         "frontend fe_llm\n    bind 127.0.0.1:9000\n",
         "acl tessel_caller req.hdr(authorization),word(2,' '),sha2(256),hex,lower -m str -f "
         "/d/serve/svc-1.tokens\n",
