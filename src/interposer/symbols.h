@@ -227,6 +227,12 @@
     X(cuPointerGetAttributes, "cuPointerGetAttributes", 7000, 0)                                   \
     X(cuFuncGetAttribute, "cuFuncGetAttribute", 2020, 0)                                           \
     X(cuDeviceGetAttribute, "cuDeviceGetAttribute", 2000, 0)                                       \
+    X(cuMemAllocHost, "cuMemAllocHost", 2000, 0)                                                   \
+    X(cuMemAllocHost_v2, "cuMemAllocHost", 3020, 0)                                                \
+    X(cuMemHostAlloc, "cuMemHostAlloc", 2020, 0)                                                   \
+    X(cuMemFreeHost, "cuMemFreeHost", 2000, 0)                                                     \
+    X(cuMemHostRegister_v2, "cuMemHostRegister", 6050, 0)                                          \
+    X(cuMemHostUnregister, "cuMemHostUnregister", 4000, 0)                                         \
     X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync", 2000, 0)                                             \
     X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync", 2000, 0)                                             \
     X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync", 3000, 0)                                             \

@@ -141,7 +141,9 @@
  *                       (cuStreamGetCaptureInfo_v3, _ptsz with --ptds, of the stream of
  *                       "strcreate": not capturing), devattr (cuDeviceGetAttribute of device 0's
  *                       copy engines: 3 on the fake), ptrattr (cuPointerGetAttribute, the range
- *                       start of the oldest allocation's byte 100: its base); nothing read back
+ *                       start of the oldest allocation's byte 100: its base), hostmem
+ *                       (cuMemHostAlloc of 4 KiB, written; cuMemHostRegister_v2 of a page,
+ *                       cuMemHostUnregister; cuMemFreeHost); nothing read back
  *   strcreate           cuStreamCreate of the stream "op:capture" captures: "strcreate rc=R"
  *   call:NAME           the same call with nothing read back (the read-back is a copy, itself
  *                       GPU work): "call NAME rc=R ok=0|1" (ok: evrecord's query or rc 0)
@@ -585,6 +587,23 @@ static CUresult op(const char *name, int *ok, int check)
                 ptds ? "cuStreamGetCaptureInfo_v3_ptsz" : "cuStreamGetCaptureInfo_v3",
                 "cuStreamGetCaptureInfo")(op_stream, &cs, &id, NULL, NULL, NULL, NULL);
         *ok = r == CUDA_SUCCESS && cs == CU_STREAM_CAPTURE_STATUS_NONE;
+        return r;
+    }
+    if (strcmp(name, "hostmem") == 0) {
+        static unsigned char page[4096] __attribute__((aligned(4096)));
+        void *h = NULL;
+        r = SYM(cuMemHostAlloc_fn, "cuMemHostAlloc", "cuMemHostAlloc")(&h, 4096, 0);
+        if (r == CUDA_SUCCESS) {
+            memset(h, (int)(round & 0xff), 4096);
+            r = SYM(cuMemHostRegister_v2_fn, "cuMemHostRegister_v2",
+                    "cuMemHostRegister")(page, sizeof page, 0);
+            if (r == CUDA_SUCCESS)
+                r = SYM(cuMemHostUnregister_fn, "cuMemHostUnregister", "cuMemHostUnregister")(page);
+            CUresult f = SYM(cuMemFreeHost_fn, "cuMemFreeHost", "cuMemFreeHost")(h);
+            if (r == CUDA_SUCCESS)
+                r = f;
+        }
+        *ok = r == CUDA_SUCCESS && h != NULL;
         return r;
     }
     if (strcmp(name, "devattr") == 0) {

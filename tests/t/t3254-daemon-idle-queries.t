@@ -7,13 +7,14 @@
 #   cuCtxPushCurrent_v2 and cuCtxPopCurrent_v2, cuStreamGetCaptureInfo_v3, cuDeviceGetAttribute
 #   and cuPointerGetAttribute (each succeeding with the right answer), and a stream memory
 #   operation after them still sets it (the word is live).
-#   Then through tesseld, in a queue whose idle time is 2 s: six jobs hold 128 MiB with a
+#   Then through tesseld, in a queue whose idle time is 2 s: seven jobs hold 128 MiB with a
 #   pattern, 1 MiB and a stream of their own, do no GPU work and are reclaimed (memory given
 #   back by the driver's checkpoint); the first CUDA call each makes after that is, by family:
 #   the current context (cuCtxGetCurrent; a push and a pop), a stream's capture
 #   (cuStreamGetCaptureInfo_v3, and the _v3_ptsz variant looked up through cuGetProcAddress with
-#   the per-thread default stream), a device's attribute (cuDeviceGetAttribute) and a pointer's
-#   (cuPointerGetAttribute).  Each first call asks tesseld for the job's GPU, waits, and once
+#   the per-thread default stream), a device's attribute (cuDeviceGetAttribute), a pointer's
+#   (cuPointerGetAttribute), and page-locked host memory (cuMemHostAlloc, then a registration
+#   and its end and the free).  Each first call asks tesseld for the job's GPU, waits, and once
 #   restored goes on: it succeeds with the right answer, every byte of the pattern is back, the
 #   job ends.  A call the interposer did not stop would block in the (fake) driver, which holds a
 #   checkpointed process's calls: its job would never end.
@@ -24,7 +25,7 @@
 . "$TESSEL_SRCDIR/tests/lib/ckpt.sh"
 [ -x "$TESSEL_BUILD/tests/interposer/tcu-slice" ] || missing "tcu-slice not built"
 
-QUERIES="ctxget pushpop capinfo devattr ptrattr"
+QUERIES="ctxget pushpop capinfo devattr ptrattr hostmem"
 W=$(mktemp -d /tmp/tessel-t3254.XXXXXX)
 calls=""
 for q in $QUERIES; do calls="$calls call:$q"; done
@@ -41,7 +42,7 @@ wait_for '[ -e "$W/slice" ] && grep -q "^strcreate rc=0" "$W/out"'
 ok $? "a process under the interposer has a context, 1 MiB and a stream: $(tr '\n' ' ' <"$W/out")"
 is "$(take)" work=0 "context, allocation and stream creation are not GPU work"
 touch "$W/1"
-wait_for "grep -q '^call ptrattr ' '$W/out'"
+wait_for "grep -q '^call hostmem ' '$W/out'"
 for q in $QUERIES; do
     grep -q "^call $q rc=0 ok=1\$" "$W/out"; ok $? "$q: the call succeeded and answered right"
 done
@@ -57,7 +58,7 @@ ckpt_start
 api POST /v1/queues '{"name":"lab","idle_reclaim":"2s"}'
 is "$CODE $(jget .idle_reclaim)" "201 2" "queue lab: a job idle for 2 s gives its GPU memory back"
 
-OPS="ctxget pushpop capinfo capinfo_proc devattr ptrattr"
+OPS="ctxget pushpop capinfo capinfo_proc devattr ptrattr hostmem"
 for name in $OPS; do
     op=${name%_proc}
     via='"ctx",'

@@ -1,8 +1,10 @@
 /* query.c - the driver's query calls a program makes before and around its work: the current
  * context (cuCtxGetCurrent, cuCtxSetCurrent, cuCtxGetDevice, cuCtxPushCurrent, cuCtxPopCurrent:
  * the CUDA runtime's nearly every call), a stream's capture (cuStreamGetCaptureInfo: PyTorch's
- * allocator at every allocation), and attributes of pointers, functions and devices
- * (cuPointerGetAttribute(s), cuFuncGetAttribute, cuDeviceGetAttribute).
+ * allocator at every allocation), attributes of pointers, functions and devices
+ * (cuPointerGetAttribute(s), cuFuncGetAttribute, cuDeviceGetAttribute), and page-locked host
+ * memory (cuMemAllocHost, cuMemHostAlloc, cuMemFreeHost, cuMemHostRegister, cuMemHostUnregister:
+ * host memory the driver pins and maps, no GPU memory, nothing charged).
  *
  * Gated, never GPU work (docs/suspend.md, "The next CUDA call"): a job reclaimed while idle is
  * stopped before the call reaches the driver, which holds a checkpointed process's calls where
@@ -13,9 +15,10 @@
  * the interposer does inside a gate comes back to it.
  *
  * Which variants: those the CUDA 13 runtime asks cuGetProcAddress for
- * (/work/shared/cuda/cudart13_requests.tsv) and the exports a program links against: the v1
+ * ($TESSEL_SHARED/cuda/cudart13_requests.tsv) and the exports a program links against: the v1
  * (pre-4.0) push and pop too, cuCtxGetDevice_v2 (13.0), cuStreamGetCaptureInfo v1 (10.1), _v2
- * (11.3) and _v3 (12.3), each with its per-thread-default-stream (_ptsz) export.
+ * (11.3) and _v3 (12.3), each with its per-thread-default-stream (_ptsz) export,
+ * cuMemAllocHost v1 and _v2 (3.2), cuMemHostRegister's _v2 (6.5; its 4.0 export is not hooked).
  * Signatures: cuda.h 13.0, through src/common/cudaabi/cuda_abi.h.
  */
 #include "interposer/interposer.h"
@@ -77,3 +80,11 @@ QUERY(cuPointerGetAttributes,
 QUERY(cuFuncGetAttribute, (int *pi, CUfunction_attribute attrib, CUfunction hfunc),
       (pi, attrib, hfunc))
 QUERY(cuDeviceGetAttribute, (int *pi, CUdevice_attribute attrib, CUdevice dev), (pi, attrib, dev))
+
+/* Page-locked host memory. */
+QUERY(cuMemAllocHost, (void **pp, unsigned int bytesize), (pp, bytesize))
+QUERY(cuMemAllocHost_v2, (void **pp, size_t bytesize), (pp, bytesize))
+QUERY(cuMemHostAlloc, (void **pp, size_t bytesize, unsigned int Flags), (pp, bytesize, Flags))
+QUERY(cuMemFreeHost, (void *p), (p))
+QUERY(cuMemHostRegister_v2, (void *p, size_t bytesize, unsigned int Flags), (p, bytesize, Flags))
+QUERY(cuMemHostUnregister, (void *p), (p))
