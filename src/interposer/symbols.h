@@ -209,6 +209,30 @@
     X(cuStreamIsCapturing_ptsz, "cuStreamIsCapturing", 10000, 1)                                   \
     X(cuGraphUpload, "cuGraphUpload", 11010, 0)                                                    \
     X(cuGraphUpload_ptsz, "cuGraphUpload", 11010, 1)                                               \
+    X(cuCtxSetCurrent, "cuCtxSetCurrent", 4000, 0)                                                 \
+    X(cuCtxGetCurrent, "cuCtxGetCurrent", 4000, 0)                                                 \
+    X(cuCtxGetDevice, "cuCtxGetDevice", 2000, 0)                                                   \
+    X(cuCtxGetDevice_v2, "cuCtxGetDevice", 13000, 0)                                               \
+    X(cuCtxPushCurrent, "cuCtxPushCurrent", 2000, 0)                                               \
+    X(cuCtxPushCurrent_v2, "cuCtxPushCurrent", 4000, 0)                                            \
+    X(cuCtxPopCurrent, "cuCtxPopCurrent", 2000, 0)                                                 \
+    X(cuCtxPopCurrent_v2, "cuCtxPopCurrent", 4000, 0)                                              \
+    X(cuStreamGetCaptureInfo, "cuStreamGetCaptureInfo", 10010, 0)                                  \
+    X(cuStreamGetCaptureInfo_ptsz, "cuStreamGetCaptureInfo", 10010, 1)                             \
+    X(cuStreamGetCaptureInfo_v2, "cuStreamGetCaptureInfo", 11030, 0)                               \
+    X(cuStreamGetCaptureInfo_v2_ptsz, "cuStreamGetCaptureInfo", 11030, 1)                          \
+    X(cuStreamGetCaptureInfo_v3, "cuStreamGetCaptureInfo", 12030, 0)                               \
+    X(cuStreamGetCaptureInfo_v3_ptsz, "cuStreamGetCaptureInfo", 12030, 1)                          \
+    X(cuPointerGetAttribute, "cuPointerGetAttribute", 4000, 0)                                     \
+    X(cuPointerGetAttributes, "cuPointerGetAttributes", 7000, 0)                                   \
+    X(cuFuncGetAttribute, "cuFuncGetAttribute", 2020, 0)                                           \
+    X(cuDeviceGetAttribute, "cuDeviceGetAttribute", 2000, 0)                                       \
+    X(cuMemAllocHost, "cuMemAllocHost", 2000, 0)                                                   \
+    X(cuMemAllocHost_v2, "cuMemAllocHost", 3020, 0)                                                \
+    X(cuMemHostAlloc, "cuMemHostAlloc", 2020, 0)                                                   \
+    X(cuMemFreeHost, "cuMemFreeHost", 2000, 0)                                                     \
+    X(cuMemHostRegister_v2, "cuMemHostRegister", 6050, 0)                                          \
+    X(cuMemHostUnregister, "cuMemHostUnregister", 4000, 0)                                         \
     X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync", 2000, 0)                                             \
     X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync", 2000, 0)                                             \
     X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync", 3000, 0)                                             \
@@ -242,15 +266,11 @@
 
 /* Driver functions the interposer calls without hooking them. */
 #define TCU_CUDA_CALLS(X)                                                                          \
-    X(cuCtxGetDevice)                                                                              \
     X(cuDeviceGetCount)                                                                            \
     X(cuDeviceGetUuid)                                                                             \
     X(cuDeviceGetMemPool)                                                                          \
     X(cuMemPoolGetAttribute)                                                                       \
-    X(cuCtxGetCurrent)                                                                             \
     X(cuCtxGetLimit)                                                                               \
-    X(cuCtxPushCurrent_v2)                                                                         \
-    X(cuCtxPopCurrent_v2)                                                                          \
     X(cuStreamGetCtx)
 
 #define TCU_NVML_CALLS(X)                                                                          \

@@ -732,6 +732,29 @@ out:
     EXEC_LEAVE();
 }
 
+/* A function's attributes: 1024 threads per block and 32 registers; every other attribute 0
+ * (the fake's functions use no shared, constant or local memory). */
+CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
+{
+    COUNT(cuFuncGetAttribute);
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!pi || (int)attrib < 0 || attrib >= CU_FUNC_ATTRIBUTE_MAX)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult rc = CUDA_SUCCESS;
+    if (!obj_find(hfunc, K_FUNC))
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else if (attrib == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
+        *pi = 1024;
+    else if (attrib == CU_FUNC_ATTRIBUTE_NUM_REGS)
+        *pi = 32;
+    else
+        *pi = 0;
+    UNLOCK();
+    return rc;
+}
+
 CUresult cuModuleUnload(CUmodule hmod)
 {
     EXEC_ENTER(cuModuleUnload);
@@ -1243,6 +1266,95 @@ CUresult cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus *captu
 {
     COUNT(cuStreamIsCapturing_ptsz);
     return is_capturing(hStream, captureStatus, 1);
+}
+
+/* cuStreamGetCaptureInfo (10.1), _v2 (11.3), _v3 (12.3), each with _ptsz: the status; while
+ * the stream captures, its capture's id (the graph's address) and graph, and no dependencies
+ * (the fake records kernels only, without edges).  The outputs after the status are optional. */
+static CUresult capture_info(CUstream h, CUstreamCaptureStatus *st, cuuint64_t *id, CUgraph *graph,
+                             const CUgraphNode **deps, const CUgraphEdgeData **edges, size_t *ndeps,
+                             int pt)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!st)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult rc = CUDA_SUCCESS;
+    stream_t *s = stream_resolve(h, cur_ctx(), pt, &rc);
+    if (s) {
+        *st = s->capture ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+        if (s->capture) {
+            if (id)
+                *id = (cuuint64_t)(uintptr_t)s->capture;
+            if (graph)
+                *graph = (CUgraph)s->capture;
+            if (deps)
+                *deps = NULL;
+            if (edges)
+                *edges = NULL;
+            if (ndeps)
+                *ndeps = 0;
+        }
+    }
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+                                cuuint64_t *id_out)
+{
+    COUNT(cuStreamGetCaptureInfo);
+    return capture_info(hStream, captureStatus_out, id_out, NULL, NULL, NULL, NULL, 0);
+}
+
+CUresult cuStreamGetCaptureInfo_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+                                     cuuint64_t *id_out)
+{
+    COUNT(cuStreamGetCaptureInfo_ptsz);
+    return capture_info(hStream, captureStatus_out, id_out, NULL, NULL, NULL, NULL, 1);
+}
+
+CUresult cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+                                   cuuint64_t *id_out, CUgraph *graph_out,
+                                   const CUgraphNode **dependencies_out,
+                                   size_t *numDependencies_out)
+{
+    COUNT(cuStreamGetCaptureInfo_v2);
+    return capture_info(hStream, captureStatus_out, id_out, graph_out, dependencies_out, NULL,
+                        numDependencies_out, 0);
+}
+
+CUresult cuStreamGetCaptureInfo_v2_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+                                        cuuint64_t *id_out, CUgraph *graph_out,
+                                        const CUgraphNode **dependencies_out,
+                                        size_t *numDependencies_out)
+{
+    COUNT(cuStreamGetCaptureInfo_v2_ptsz);
+    return capture_info(hStream, captureStatus_out, id_out, graph_out, dependencies_out, NULL,
+                        numDependencies_out, 1);
+}
+
+CUresult cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+                                   cuuint64_t *id_out, CUgraph *graph_out,
+                                   const CUgraphNode **dependencies_out,
+                                   const CUgraphEdgeData **edgeData_out,
+                                   size_t *numDependencies_out)
+{
+    COUNT(cuStreamGetCaptureInfo_v3);
+    return capture_info(hStream, captureStatus_out, id_out, graph_out, dependencies_out,
+                        edgeData_out, numDependencies_out, 0);
+}
+
+CUresult cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+                                        cuuint64_t *id_out, CUgraph *graph_out,
+                                        const CUgraphNode **dependencies_out,
+                                        const CUgraphEdgeData **edgeData_out,
+                                        size_t *numDependencies_out)
+{
+    COUNT(cuStreamGetCaptureInfo_v3_ptsz);
+    return capture_info(hStream, captureStatus_out, id_out, graph_out, dependencies_out,
+                        edgeData_out, numDependencies_out, 1);
 }
 
 /* ---- host functions and stream callbacks ------------------------------

@@ -647,6 +647,71 @@ CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int 
     MEM_LEAVE();
 }
 
+/* ---- pointer attributes ----
+ * Of the allocation holding ptr (device, managed, pool, host or registered memory): its context
+ * (NULL for host memory), memory type, device pointer (ptr: unified addressing), whether it is
+ * managed, its device ordinal, its range's start and size.  Other attributes, and an address no
+ * allocation holds, are CUDA_ERROR_INVALID_VALUE (the fake models no more).  Under g.lock. */
+static CUresult ptr_attr(void *data, CUpointer_attribute at, CUdeviceptr ptr)
+{
+    alloc_t *a = alloc_find(ptr);
+    if (!data || !a || a->kind == A_RESERVE)
+        return CUDA_ERROR_INVALID_VALUE;
+    int host = a->kind == A_HOST || a->kind == A_HOSTREG;
+    switch (at) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT:
+        *(CUcontext *)data = (CUcontext)a->ctx;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+        *(unsigned int *)data = host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+        *(CUdeviceptr *)data = ptr;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+        *(unsigned int *)data = a->kind == A_MANAGED;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+        *(int *)data = a->dev;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+        *(CUdeviceptr *)data = a->base;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+        *(size_t *)data = a->size;
+        return CUDA_SUCCESS;
+    default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+}
+
+CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
+{
+    COUNT(cuPointerGetAttribute);
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    LOCK();
+    CUresult rc = ptr_attr(data, attribute, ptr);
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes,
+                                void **data, CUdeviceptr ptr)
+{
+    COUNT(cuPointerGetAttributes);
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (numAttributes == 0 || !attributes || !data)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult rc = CUDA_SUCCESS;
+    for (unsigned int i = 0; i < numAttributes && rc == CUDA_SUCCESS; i++)
+        rc = ptr_attr(data[i], attributes[i], ptr);
+    UNLOCK();
+    return rc;
+}
+
 CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
 {
     MEM_ENTER(cuMemHostRegister_v2);

@@ -134,6 +134,16 @@
  *                       copy3dpeer: cuMemcpy3DPeer of copy3d's slices, both contexts the one
  *                       "ctx" made current; memcpybatch: cuMemcpyBatchAsync_v2 of two 1 KiB
  *                       copies, host to device, 2 KiB apart, on the stream of "strcreate".
+ *                       The query calls (docs/suspend.md, "Calls gated in the third pass"),
+ *                       gated, not work; ok=1 when the call succeeded and answered: ctxget
+ *                       (cuCtxGetCurrent: the context of "ctx"), pushpop (cuCtxPushCurrent_v2 of
+ *                       that context, then cuCtxPopCurrent_v2 gives it back), capinfo
+ *                       (cuStreamGetCaptureInfo_v3, _ptsz with --ptds, of the stream of
+ *                       "strcreate": not capturing), devattr (cuDeviceGetAttribute of device 0's
+ *                       copy engines: 3 on the fake), ptrattr (cuPointerGetAttribute, the range
+ *                       start of the oldest allocation's byte 100: its base), hostmem
+ *                       (cuMemHostAlloc of 4 KiB, written; cuMemHostRegister_v2 of a page,
+ *                       cuMemHostUnregister; cuMemFreeHost); nothing read back
  *   strcreate           cuStreamCreate of the stream "op:capture" captures: "strcreate rc=R"
  *   call:NAME           the same call with nothing read back (the read-back is a copy, itself
  *                       GPU work): "call NAME rc=R ok=0|1" (ok: evrecord's query or rc 0)
@@ -556,6 +566,53 @@ static CUresult op(const char *name, int *ok, int check)
         *ok = r == CUDA_SUCCESS && cs == CU_STREAM_CAPTURE_STATUS_ACTIVE && gr != NULL;
         return r;
     }
+    if (strcmp(name, "ctxget") == 0) {
+        CUcontext c = NULL;
+        r = SYM(cuCtxGetCurrent_fn, "cuCtxGetCurrent", "cuCtxGetCurrent")(&c);
+        *ok = r == CUDA_SUCCESS && c != NULL && c == op_ctx;
+        return r;
+    }
+    if (strcmp(name, "pushpop") == 0) {
+        CUcontext c = NULL;
+        r = SYM(cuCtxPushCurrent_v2_fn, "cuCtxPushCurrent_v2", "cuCtxPushCurrent")(op_ctx);
+        if (r == CUDA_SUCCESS)
+            r = SYM(cuCtxPopCurrent_v2_fn, "cuCtxPopCurrent_v2", "cuCtxPopCurrent")(&c);
+        *ok = r == CUDA_SUCCESS && c != NULL && c == op_ctx;
+        return r;
+    }
+    if (strcmp(name, "capinfo") == 0) {
+        CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_INVALIDATED;
+        cuuint64_t id = 0;
+        r = SYM(cuStreamGetCaptureInfo_v3_fn,
+                ptds ? "cuStreamGetCaptureInfo_v3_ptsz" : "cuStreamGetCaptureInfo_v3",
+                "cuStreamGetCaptureInfo")(op_stream, &cs, &id, NULL, NULL, NULL, NULL);
+        *ok = r == CUDA_SUCCESS && cs == CU_STREAM_CAPTURE_STATUS_NONE;
+        return r;
+    }
+    if (strcmp(name, "hostmem") == 0) {
+        static unsigned char page[4096] __attribute__((aligned(4096)));
+        void *h = NULL;
+        r = SYM(cuMemHostAlloc_fn, "cuMemHostAlloc", "cuMemHostAlloc")(&h, 4096, 0);
+        if (r == CUDA_SUCCESS) {
+            memset(h, (int)(round & 0xff), 4096);
+            r = SYM(cuMemHostRegister_v2_fn, "cuMemHostRegister_v2",
+                    "cuMemHostRegister")(page, sizeof page, 0);
+            if (r == CUDA_SUCCESS)
+                r = SYM(cuMemHostUnregister_fn, "cuMemHostUnregister", "cuMemHostUnregister")(page);
+            CUresult f = SYM(cuMemFreeHost_fn, "cuMemFreeHost", "cuMemFreeHost")(h);
+            if (r == CUDA_SUCCESS)
+                r = f;
+        }
+        *ok = r == CUDA_SUCCESS && h != NULL;
+        return r;
+    }
+    if (strcmp(name, "devattr") == 0) {
+        int v = 0;
+        r = SYM(cuDeviceGetAttribute_fn, "cuDeviceGetAttribute",
+                "cuDeviceGetAttribute")(&v, CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT, 0);
+        *ok = r == CUDA_SUCCESS && v == 3; /* the fake's copy engines */
+        return r;
+    }
     if (!base)
         return r;
     if (strncmp(name, "writev", 6) == 0 || strncmp(name, "waitv", 5) == 0) {
@@ -742,6 +799,12 @@ static CUresult op(const char *name, int *ok, int check)
             r = SYM(cuMemsetD32_v2_fn, "cuMemsetD32_v2", "cuMemsetD32")(base, v, sizeof host / 4);
         want = two ? pitch * (rows - 1) + row : sizeof host;
         step_rows = two;
+    } else if (strcmp(name, "ptrattr") == 0) {
+        CUdeviceptr start = 0;
+        r = SYM(cuPointerGetAttribute_fn, "cuPointerGetAttribute",
+                "cuPointerGetAttribute")(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, base + 100);
+        *ok = r == CUDA_SUCCESS && start == base;
+        return r;
     } else if (strcmp(name, "memsetd16") == 0) {
         uint16_t v = (uint16_t)(0x5A00u | (round & 0xff));
         for (size_t x = 0; x < sizeof host / 2; x++)

@@ -49,6 +49,18 @@ static int poke(const char *name, const char *variant, void *p)
         ((f6)p)(NULL, NULL, NULL, NULL, NULL, NULL);
         return 1;
     }
+    if (IS("cuCtxSetCurrent") || IS("cuCtxGetCurrent") || IS("cuCtxGetDevice") ||
+        IS("cuCtxPushCurrent") || IS("cuCtxPopCurrent") || IS("cuStreamGetCaptureInfo") ||
+        IS("cuPointerGetAttribute") || IS("cuPointerGetAttributes") || IS("cuFuncGetAttribute") ||
+        IS("cuDeviceGetAttribute") || IS("cuMemHostAlloc") || IS("cuMemFreeHost") ||
+        IS("cuMemHostRegister") || IS("cuMemHostUnregister") || IS("cuMemAllocHost")) {
+        /* The queries and host memory: every argument NULL or zero (no context to bind, push or
+         * pop, no output, attribute 0 of device 0 or of pointer 0, no host pointer): refused, or
+         * with no context nothing done. */
+        typedef CUresult (*f7)(void *, void *, void *, void *, void *, void *, void *);
+        ((f7)p)(NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+        return 1;
+    }
     if (IS("cuMemFree") || IS("cuMemFreeAsync") || IS("cuMemRelease") || IS("cuArrayDestroy") ||
         IS("cuMipmappedArrayDestroy") || IS("cuMemPoolDestroy") || IS("cuMemPoolTrimTo") ||
         IS("cuGraphLaunch") || IS("cuCtxDestroy") || IS("cuModuleUnload") || IS("cuCtxSetLimit")) {

@@ -2,7 +2,8 @@
 # t0514-interposer-replay.t - replays the 440 entry-point lookups of the
 # CUDA 13 runtime (cudart13_requests.tsv): every memory, context and launch
 # entry point (and the copies, memsets, synchronisations, streams, events, stream memory
-# operations, host functions, callbacks, capture and graph upload that idle reclamation hooks:
+# operations, host functions, callbacks, capture and graph upload, and the context, capture-info,
+# pointer, function and device queries and the host-memory calls that idle reclamation hooks:
 # docs/suspend.md) comes back as the interposer's hook for exactly the variant
 # the driver chose (version and per-thread-stream flag honoured), including
 # the cuGetProcAddress the runtime fetches through itself; every hooked
@@ -30,7 +31,10 @@ cuEventCreate cuEventRecord cuEventRecordWithFlags cuEventQuery cuEventElapsedTi
 cuStreamCreateWithPriority cuStreamDestroy cuStreamQuery cuStreamWaitEvent cuStreamWriteValue32
 cuStreamWaitValue32 cuStreamWriteValue64 cuStreamWaitValue64 cuStreamBatchMemOp cuLaunchHostFunc
 cuStreamAddCallback cuStreamBeginCapture cuStreamEndCapture cuStreamIsCapturing cuGraphUpload
-cuMemcpy3DPeer cuMemcpy3DPeerAsync cuMemcpyBatchAsync'
+cuMemcpy3DPeer cuMemcpy3DPeerAsync cuMemcpyBatchAsync cuCtxSetCurrent cuCtxGetCurrent cuCtxGetDevice
+cuCtxPushCurrent cuCtxPopCurrent cuStreamGetCaptureInfo cuPointerGetAttribute cuPointerGetAttributes
+cuFuncGetAttribute cuDeviceGetAttribute cuMemAllocHost cuMemHostAlloc cuMemFreeHost cuMemHostRegister
+cuMemHostUnregister'
 printf '%s\n' $HOOKED >"$TMP/hooked"
 
 "$REPLAY" "$TSV" >"$TMP/bare" 2>"$TMP/bare.err"
@@ -81,13 +85,15 @@ for row in "cuMemAlloc 2000 0" "cuMemFree 2000 0" "cuMemGetInfo 2000 0" "cuMemAl
     "cuStreamBatchMemOp 12000 0" "cuStreamAddCallback 5000 2" "cuStreamBeginCapture 10000 2" \
     "cuMemcpyHtoDAsync 2000 0" "cuMemcpyDtoHAsync 2000 0" "cuMemcpyDtoDAsync 3000 0" \
     "cuMemcpy2D 2000 0" "cuMemcpy2DUnaligned 2000 0" "cuMemcpy2DAsync 2000 0" "cuMemcpy3D 2000 0" \
-    "cuMemcpy3DAsync 2000 0"; do
+    "cuMemcpy3DAsync 2000 0" "cuCtxPushCurrent 2000 0" "cuCtxPopCurrent 2000 0" \
+    "cuStreamGetCaptureInfo 10010 0" "cuStreamGetCaptureInfo 11030 2" "cuMemAllocHost 2000 0" \
+    "cuMemAllocHost 3020 0"; do
     printf '%s\n' "$row" | tr ' ' '\t' >>"$TMP/extra.tsv"
 done
 "$REPLAY" "$TMP/extra.tsv" >"$TMP/xbare" 2>/dev/null
 LD_PRELOAD="$PRE" "$REPLAY" "$TMP/extra.tsv" >"$TMP/xpre" 2>/dev/null
 bad=$(paste -d' ' "$TMP/xbare" "$TMP/xpre" | awk 'NR > 1 && ($4 == "-" || $10 != "libtessel-cuda.so" || $11 != $5 || $12 != 1) {print}')
-is "$bad" "" "47 more lookups (v1 variants, _v3/_v4, ptds before _ptsz existed, v1 copies and sets (Async, 2D and 3D ones too), the first event and stream exports, ptds sets and 2D copies, the _v2 stream memory operations, a callback's and a capture's ptds before their _ptsz): hooked, same variant"
+is "$bad" "" "53 more lookups (v1 variants, _v3/_v4, ptds before _ptsz existed, v1 copies and sets (Async, 2D and 3D ones too), the first event and stream exports, ptds sets and 2D copies, the _v2 stream memory operations, a callback's and a capture's ptds before their _ptsz, the v1 context push and pop, the first two cuStreamGetCaptureInfo, cuMemAllocHost v1 and _v2): hooked, same variant"
 xline() { awk -v n="$1" -v v="$2" '$1 == n && $2 == v {print $5; exit}' "$TMP/xpre"; }
 is "$(xline cuMemAlloc 2000)" cuMemAlloc "cuMemAlloc @2000 -> the v1 cuMemAlloc"
 is "$(xline cuCtxCreate 12050)" cuCtxCreate_v4 "cuCtxCreate @12050 -> cuCtxCreate_v4"
@@ -100,6 +106,10 @@ is "$(xline cuMemcpy2DAsync 2000)" cuMemcpy2DAsync "cuMemcpy2DAsync @2000 -> the
 is "$(xline cuMemcpyDtoDAsync 3000)" cuMemcpyDtoDAsync "cuMemcpyDtoDAsync @3000 -> the v1 cuMemcpyDtoDAsync"
 is "$(xline cuStreamWriteValue32 11070)" cuStreamWriteValue32_v2 "cuStreamWriteValue32 @11070 -> _v2"
 is "$(xline cuStreamBatchMemOp 12000)" cuStreamBatchMemOp_v2 "cuStreamBatchMemOp @12000 -> _v2"
+is "$(xline cuCtxPushCurrent 2000)" cuCtxPushCurrent "cuCtxPushCurrent @2000 -> the v1 cuCtxPushCurrent"
+is "$(xline cuStreamGetCaptureInfo 10010)" cuStreamGetCaptureInfo "cuStreamGetCaptureInfo @10010 -> the first export"
+is "$(xline cuStreamGetCaptureInfo 11030)" cuStreamGetCaptureInfo_v2_ptsz "cuStreamGetCaptureInfo @11030 ptds -> _v2_ptsz"
+is "$(xline cuMemAllocHost 3020)" cuMemAllocHost_v2 "cuMemAllocHost @3020 -> cuMemAllocHost_v2"
 is "$(xline cuStreamAddCallback 5000)" cuStreamAddCallback "cuStreamAddCallback @5000 ptds -> cuStreamAddCallback (no _ptsz before 7000)"
 
 # Spot checks with figures: the variants the runtime's requests select.
@@ -117,6 +127,9 @@ is "$(line cuEventElapsedTime 12080 0)" cuEventElapsedTime_v2 "cuEventElapsedTim
 is "$(line cuStreamDestroy 4000 0)" cuStreamDestroy_v2 "cuStreamDestroy @4000 -> _v2"
 is "$(line cuStreamWriteValue32 8000 0)" cuStreamWriteValue32 "cuStreamWriteValue32 @8000 -> the CUDA 8 export"
 is "$(line cuStreamWaitValue64 9000 2)" cuStreamWaitValue64_ptsz "cuStreamWaitValue64 @9000 ptds -> _ptsz"
+is "$(line cuStreamGetCaptureInfo 12030 2)" cuStreamGetCaptureInfo_v3_ptsz "cuStreamGetCaptureInfo @12030 ptds -> _v3_ptsz"
+is "$(line cuCtxGetDevice 13000 0)" cuCtxGetDevice_v2 "cuCtxGetDevice @13000 -> cuCtxGetDevice_v2"
+is "$(line cuCtxPopCurrent 4000 0)" cuCtxPopCurrent_v2 "cuCtxPopCurrent @4000 -> cuCtxPopCurrent_v2"
 is "$(line cuLaunchHostFunc 10000 2)" cuLaunchHostFunc_ptsz "cuLaunchHostFunc @10000 ptds -> _ptsz"
 is "$(line cuStreamBeginCapture 10010 0)" cuStreamBeginCapture_v2 "cuStreamBeginCapture @10010 -> _v2"
 is "$(line cuGraphUpload 11010 2)" cuGraphUpload_ptsz "cuGraphUpload @11010 ptds -> _ptsz"

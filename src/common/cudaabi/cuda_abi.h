@@ -309,6 +309,30 @@ typedef enum CUdevice_attribute_enum {
     CU_DEVICE_ATTRIBUTE_MAX = 148
 } CUdevice_attribute;
 
+/* Pointer attributes (cuPointerGetAttribute(s)); the values of cuda.h 13.0, those used here. */
+typedef enum CUpointer_attribute_enum {
+    CU_POINTER_ATTRIBUTE_CONTEXT = 1,
+    CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
+    CU_POINTER_ATTRIBUTE_DEVICE_POINTER = 3,
+    CU_POINTER_ATTRIBUTE_HOST_POINTER = 4,
+    CU_POINTER_ATTRIBUTE_IS_MANAGED = 8,
+    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
+    CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11,
+    CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12,
+    CU_POINTER_ATTRIBUTE_MAPPED = 13,
+    CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE = 21
+} CUpointer_attribute;
+
+/* Function attributes (cuFuncGetAttribute); cuda.h 13.0's values, the first few. */
+typedef enum CUfunction_attribute_enum {
+    CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
+    CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
+    CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES = 2,
+    CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3,
+    CU_FUNC_ATTRIBUTE_NUM_REGS = 4,
+    CU_FUNC_ATTRIBUTE_MAX = 20
+} CUfunction_attribute;
+
 /* ---- Arrays ------------------------------------------------------------- */
 
 typedef enum CUarray_format_enum {
@@ -784,6 +808,14 @@ typedef enum CUstreamCaptureMode_enum {
     CU_STREAM_CAPTURE_MODE_RELAXED = 2
 } CUstreamCaptureMode;
 
+/* An edge's data (cuStreamGetCaptureInfo_v3): ports and type, 0 = full completion. */
+typedef struct CUgraphEdgeData_st {
+    unsigned char from_port;
+    unsigned char to_port;
+    unsigned char type;
+    unsigned char reserved[5];
+} CUgraphEdgeData;
+
 typedef struct CUDA_KERNEL_NODE_PARAMS_st {
     CUfunction func;
     unsigned int gridDimX, gridDimY, gridDimZ;
@@ -871,6 +903,9 @@ CUABI_FN(cuMemFree, (CUdeviceptr_v1 dptr));
 CUABI_FN(cuMemFree_v2, (CUdeviceptr dptr));
 CUABI_FN(cuMemGetAddressRange, (CUdeviceptr_v1 * pbase, unsigned int *psize, CUdeviceptr_v1 dptr));
 CUABI_FN(cuMemGetAddressRange_v2, (CUdeviceptr * pbase, size_t *psize, CUdeviceptr dptr));
+CUABI_FN(cuPointerGetAttribute, (void *data, CUpointer_attribute attribute, CUdeviceptr ptr));
+CUABI_FN(cuPointerGetAttributes, (unsigned int numAttributes, CUpointer_attribute *attributes,
+                                  void **data, CUdeviceptr ptr));
 CUABI_FN(cuMemAllocManaged, (CUdeviceptr * dptr, size_t bytesize, unsigned int flags));
 CUABI_FN(cuMemAllocHost, (void **pp, unsigned int bytesize));
 CUABI_FN(cuMemAllocHost_v2, (void **pp, size_t bytesize));
@@ -1103,6 +1138,7 @@ CUABI_FN(cuModuleLoadDataEx, (CUmodule * module, const void *image, unsigned int
                               CUjit_option *options, void **optionValues));
 CUABI_FN(cuModuleLoadFatBinary, (CUmodule * module, const void *fatCubin));
 CUABI_FN(cuModuleGetFunction, (CUfunction * hfunc, CUmodule hmod, const char *name));
+CUABI_FN(cuFuncGetAttribute, (int *pi, CUfunction_attribute attrib, CUfunction hfunc));
 CUABI_FN(cuModuleUnload, (CUmodule hmod));
 CUABI_FN(cuLaunchKernel,
          (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
@@ -1153,6 +1189,24 @@ CUABI_FN(cuStreamEndCapture, (CUstream hStream, CUgraph *phGraph));
 CUABI_FN(cuStreamEndCapture_ptsz, (CUstream hStream, CUgraph *phGraph));
 CUABI_FN(cuStreamIsCapturing, (CUstream hStream, CUstreamCaptureStatus *captureStatus));
 CUABI_FN(cuStreamIsCapturing_ptsz, (CUstream hStream, CUstreamCaptureStatus *captureStatus));
+CUABI_FN(cuStreamGetCaptureInfo,
+         (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out));
+CUABI_FN(cuStreamGetCaptureInfo_ptsz,
+         (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out));
+CUABI_FN(cuStreamGetCaptureInfo_v2,
+         (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out,
+          CUgraph *graph_out, const CUgraphNode **dependencies_out, size_t *numDependencies_out));
+CUABI_FN(cuStreamGetCaptureInfo_v2_ptsz,
+         (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out,
+          CUgraph *graph_out, const CUgraphNode **dependencies_out, size_t *numDependencies_out));
+CUABI_FN(cuStreamGetCaptureInfo_v3,
+         (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out,
+          CUgraph *graph_out, const CUgraphNode **dependencies_out,
+          const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out));
+CUABI_FN(cuStreamGetCaptureInfo_v3_ptsz,
+         (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out,
+          CUgraph *graph_out, const CUgraphNode **dependencies_out,
+          const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out));
 
 /* Streams */
 CUABI_FN(cuStreamCreate, (CUstream * phStream, unsigned int Flags));
