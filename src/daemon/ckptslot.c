@@ -11,8 +11,8 @@ typedef struct {
     size_t n;
     tessd_cslot_class_t cls;
     bool restore;
-    bool holds;   /* false: waiting */
-    bool stalled; /* a holder whose slots do not count */
+    bool holds;  /* false: waiting */
+    bool passed; /* a holder passed (tessd_cslots_pass): its slots never count again */
     void *arg;
 } entry_t;
 
@@ -111,7 +111,7 @@ int tessd_cslots_try(tessd_cslots_t *s, uint64_t t)
             const entry_t *o = &s->e[i];
             if (o == w || !wants(o, g))
                 continue;
-            if (o->holds && !o->stalled) {
+            if (o->holds && !o->passed) {
                 if (++copying >= s->per_gpu || (w->restore && o->restore))
                     return 0;
             } else if (!o->holds && before(o, w)) {
@@ -123,11 +123,31 @@ int tessd_cslots_try(tessd_cslots_t *s, uint64_t t)
     return 1;
 }
 
-void tessd_cslots_stall(tessd_cslots_t *s, uint64_t t, bool stalled)
+int tessd_cslots_pass(tessd_cslots_t *s, uint64_t t, bool force)
 {
     entry_t *e = s ? find(s, t) : NULL;
-    if (e && e->holds)
-        e->stalled = stalled;
+    if (!e || !e->holds) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (e->passed)
+        return 1;
+    for (size_t i = 0; !force && i < s->n; i++) {
+        const entry_t *o = &s->e[i];
+        if (o == e || !o->holds || !o->passed)
+            continue;
+        for (size_t k = 0; k < e->n; k++)
+            if (wants(o, e->gpus[k]))
+                return 0; /* that GPU has its one passed holder already */
+    }
+    e->passed = true;
+    return 1;
+}
+
+bool tessd_cslots_passed(const tessd_cslots_t *s, uint64_t t)
+{
+    const entry_t *e = s ? find(s, t) : NULL;
+    return e && e->passed;
 }
 
 size_t tessd_cslots_blockers(const tessd_cslots_t *s, uint64_t t, uint64_t *ts, void **args,
@@ -167,7 +187,7 @@ unsigned tessd_cslots_copying(const tessd_cslots_t *s, unsigned gpu)
 {
     unsigned c = 0;
     for (size_t i = 0; s && i < s->n; i++)
-        if (s->e[i].holds && !s->e[i].stalled && wants(&s->e[i], gpu))
+        if (s->e[i].holds && !s->e[i].passed && wants(&s->e[i], gpu))
             c++;
     return c;
 }

@@ -7,11 +7,14 @@
  * them (tessd_cslots_try) each time something changed: all of them or none, so a gang job's step
  * never holds one GPU's slot while it waits for another's (no deadlock, whatever order the
  * steps ask in).  A waiter may take its slots when, on each of its GPUs,
- *   - fewer than per_gpu counted holders copy there (a stalled holder is not counted: its
- *     job's process is stopped, so it copies nothing and must not hold the GPU against others:
- *     tessd_cslots_stall);
+ *   - fewer than per_gpu counted holders copy there (a passed holder is not counted: the
+ *     process its copy works on is stopped, or it held its slots too long, so it must not hold
+ *     the GPU against others: tessd_cslots_pass; passing is for good, a passed holder never
+ *     counts or blocks again, and a GPU has at most one holder passed for a stop at a time, so
+ *     at most per_gpu + 1 copies run there whatever a job stops and continues);
  *   - for a restore, no counted restore is under way there (each restore reads the device's free
- *     memory afresh once it holds its slots: two restores never count the same free memory);
+ *     memory afresh once it holds its slots, less what a passed restore still holding there
+ *     may yet take: suspend.c; two restores never count the same free memory);
  *   - no waiter that ranks before it wants that GPU.
  * Rank: class first (TESSD_CSLOT_PREEMPT before TESSD_CSLOT_PERSON before TESSD_CSLOT_RECLAIM),
  * then the order of asking; so a preemption's step is served first, and a step that wants
@@ -56,11 +59,17 @@ uint64_t tessd_cslots_queue(tessd_cslots_t *s, const unsigned *gpus, size_t n,
  * ticket. */
 int tessd_cslots_try(tessd_cslots_t *s, uint64_t t);
 
-/* Mark holder t stalled or not (its slots then count, or not).  A ticket that holds nothing
- * is ignored. */
-void tessd_cslots_stall(tessd_cslots_t *s, uint64_t t, bool stalled);
+/* Pass holder t: its slots no longer count, for good (it never blocks a waiter again, and a
+ * later verdict cannot make it count again: RV16 H1's toggling).  Not force (its copy's process
+ * is stopped): only when no other passed holder holds one of its GPUs (at most one such per
+ * GPU), else 0 and it still counts.  force (it held its slots too long): passed anyway.
+ * 1 passed (now or before), 0 not now, -1 EINVAL (no such holder). */
+int tessd_cslots_pass(tessd_cslots_t *s, uint64_t t, bool force);
 
-/* The holders in the way of waiter t (those on its GPUs, stalled or not): up to max of their
+/* Whether holder t was passed. */
+bool tessd_cslots_passed(const tessd_cslots_t *s, uint64_t t);
+
+/* The holders on the GPUs of t (a waiter or a holder; passed or not): up to max of their
  * tickets in ts and args in args; their number. */
 size_t tessd_cslots_blockers(const tessd_cslots_t *s, uint64_t t, uint64_t *ts, void **args,
                              size_t max);

@@ -130,7 +130,8 @@ static void test_stalled(void **state)
     uint64_t a = tessd_cslots_queue(s, &g, 1, TESSD_CSLOT_PERSON, false, &tag);
     uint64_t b = q1(s, 0, TESSD_CSLOT_PERSON, false);
     uint64_t c = q1(s, 5, TESSD_CSLOT_PERSON, false);
-    tessd_cslots_stall(s, b, true); /* a waiter: ignored */
+    assert_int_equal(tessd_cslots_pass(s, b, false), -1); /* a waiter: not passed */
+    assert_false(tessd_cslots_passed(s, b));
     assert_int_equal(tessd_cslots_try(s, a), 1);
     assert_int_equal(tessd_cslots_try(s, b), 0);
     uint64_t ts[4];
@@ -139,19 +140,62 @@ static void test_stalled(void **state)
     assert_int_equal(ts[0], a);
     assert_ptr_equal(args[0], &tag);
     assert_int_equal(tessd_cslots_blockers(s, c, ts, args, 4), 0); /* another GPU */
-    /* a's job's process is stopped: its slot no longer counts, b copies */
-    tessd_cslots_stall(s, a, true);
+    /* the process a's copy works on is stopped: a is passed, b copies */
+    assert_int_equal(tessd_cslots_pass(s, a, false), 1);
+    assert_true(tessd_cslots_passed(s, a));
     assert_int_equal(tessd_cslots_copying(s, 0), 0);
     assert_int_equal(tessd_cslots_try(s, b), 1);
-    /* a goes on: both count now (the cap is passed until one ends); a third waits */
-    tessd_cslots_stall(s, a, false);
-    assert_int_equal(tessd_cslots_copying(s, 0), 2);
+    /* a goes on: it stays passed (never counts, never blocks again); b counts, a third waits */
+    assert_int_equal(tessd_cslots_pass(s, a, false), 1);
+    assert_int_equal(tessd_cslots_copying(s, 0), 1);
     uint64_t d = q1(s, 0, TESSD_CSLOT_PREEMPT, false);
     assert_int_equal(tessd_cslots_try(s, d), 0);
-    tessd_cslots_done(s, a);
+    /* b stopped too: a still holds as GPU 0's passed holder, so b is not passed (it counts) */
+    assert_int_equal(tessd_cslots_pass(s, b, false), 0);
+    assert_false(tessd_cslots_passed(s, b));
     assert_int_equal(tessd_cslots_try(s, d), 0);
-    tessd_cslots_done(s, b);
+    tessd_cslots_done(s, a);
+    assert_int_equal(tessd_cslots_try(s, d), 0);         /* b counts */
+    assert_int_equal(tessd_cslots_pass(s, b, false), 1); /* now GPU 0 has no passed holder */
     assert_int_equal(tessd_cslots_try(s, d), 1);
+    tessd_cslots_done(s, b);
+    tessd_cslots_done(s, d);
+    /* held too long: passed even beside another passed holder (force) */
+    uint64_t e = q1(s, 0, TESSD_CSLOT_PERSON, false);
+    assert_int_equal(tessd_cslots_try(s, e), 1);
+    assert_int_equal(tessd_cslots_pass(s, e, false), 1);
+    uint64_t f = q1(s, 0, TESSD_CSLOT_PERSON, false);
+    assert_int_equal(tessd_cslots_try(s, f), 1);
+    assert_int_equal(tessd_cslots_pass(s, f, false), 0);
+    assert_int_equal(tessd_cslots_pass(s, f, true), 1);
+    assert_int_equal(tessd_cslots_copying(s, 0), 0);
+    tessd_cslots_free(s);
+}
+
+/* RV16 H1's toggling (its PoC): a job stops the process its restore works on until the next
+ * restore passes it, then lets it go on.  The passed restore never counts again, so GPU 0
+ * never has two counted restores (nor more than one passed holder beside its cap). */
+static void test_toggle(void **state)
+{
+    (void)state;
+    tessd_cslots_t *s = tessd_cslots_new(1);
+    uint64_t h1 = q1(s, 0, TESSD_CSLOT_PERSON, true);
+    assert_int_equal(tessd_cslots_try(s, h1), 1);
+    uint64_t h2 = q1(s, 0, TESSD_CSLOT_PERSON, true);
+    assert_int_equal(tessd_cslots_try(s, h2), 0);
+    assert_int_equal(tessd_cslots_pass(s, h1, false), 1); /* stopped */
+    assert_int_equal(tessd_cslots_try(s, h2), 1);
+    /* SIGCONT: the next verdict says "not stopped"; nothing makes h1 count again */
+    assert_int_equal(tessd_cslots_copying(s, 0), 1);
+    /* h2 stops too, and a third restore waits: h2 is not passed while h1 holds */
+    uint64_t h3 = q1(s, 0, TESSD_CSLOT_PERSON, true);
+    assert_int_equal(tessd_cslots_pass(s, h2, false), 0);
+    assert_int_equal(tessd_cslots_try(s, h3), 0);
+    assert_int_equal(tessd_cslots_copying(s, 0), 1);
+    tessd_cslots_done(s, h1);
+    tessd_cslots_done(s, h2);
+    assert_int_equal(tessd_cslots_try(s, h3), 1);
+    assert_int_equal(tessd_cslots_copying(s, 0), 1);
     tessd_cslots_free(s);
 }
 
@@ -205,8 +249,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_per_gpu), cmocka_unit_test(test_cap),
         cmocka_unit_test(test_rank),        cmocka_unit_test(test_gang),
-        cmocka_unit_test(test_stalled),     cmocka_unit_test(test_restores),
-        cmocka_unit_test(test_bad),
+        cmocka_unit_test(test_stalled),     cmocka_unit_test(test_toggle),
+        cmocka_unit_test(test_restores),    cmocka_unit_test(test_bad),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
