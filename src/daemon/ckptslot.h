@@ -17,8 +17,14 @@
  *     may yet take: suspend.c; two restores never count the same free memory);
  *   - no waiter that ranks before it wants that GPU.
  * Rank: class first (TESSD_CSLOT_PREEMPT before TESSD_CSLOT_PERSON before TESSD_CSLOT_RECLAIM),
- * then the order of asking; so a preemption's step is served first, and a step that wants
- * several GPUs is not passed for ever by steps that want one of them.
+ * a waiter that waited long ranking up (tessd_cslots_age: a RECLAIM waiter as a PERSON one,
+ * then a PERSON one before every PERSON waiter not aged, never as a PREEMPT one); within a
+ * rank the owners take turns (a step's turn is the one after its owner's last step, or the
+ * turn served now if that is later: an owner's k-th queued step goes after the other owners'
+ * (k-1)-th, and one who queues a step at a time gets no earlier turn for it), then the order
+ * of asking; so a preemption's step is served first,
+ * one user's many steps do not keep another's waiting (RV16 M1), and a step that wants several GPUs
+ * is not passed for ever by steps that want one of them.
  *
  * Tickets are never 0 and never reused.  Prefix tessd_cslots_.
  */
@@ -48,11 +54,21 @@ typedef struct tessd_cslots tessd_cslots_t;
 tessd_cslots_t *tessd_cslots_new(unsigned per_gpu);
 void tessd_cslots_free(tessd_cslots_t *s);
 
+/* Most bytes of an owner's name that tell owners apart (a user name: TSTORE_NAME_MAX). */
+#define TESSD_CSLOT_OWNER_MAX 32
+
 /* Queue a step that wants the slots of gpus[0..n) (1..TESSD_CSLOT_MAX_GPUS; duplicates count
- * once), of class cls, a restore or not.  arg is the caller's, handed back by
- * tessd_cslots_blockers.  Its ticket (> 0), or 0 with errno (EINVAL, ENOMEM). */
+ * once), of class cls, a restore or not, of owner (its job's user; NULL: ""; the first
+ * TESSD_CSLOT_OWNER_MAX bytes).  arg is the caller's, handed back by tessd_cslots_blockers.
+ * Its ticket (> 0), or 0 with errno (EINVAL, ENOMEM). */
 uint64_t tessd_cslots_queue(tessd_cslots_t *s, const unsigned *gpus, size_t n,
-                            tessd_cslot_class_t cls, bool restore, void *arg);
+                            tessd_cslot_class_t cls, bool restore, const char *owner, void *arg);
+
+/* Rank waiter t up one step (it has waited long: suspend.c's CSLOT_AGE_MS): a RECLAIM waiter
+ * ranks as a PERSON one, a PERSON one (or a RECLAIM one aged twice) before every PERSON
+ * waiter not aged; never as a PREEMPT one.  1 moved, 0 as high as aging goes, -1 EINVAL (no
+ * such waiter: unknown, or a holder). */
+int tessd_cslots_age(tessd_cslots_t *s, uint64_t t);
 
 /* Take the slots of waiter t if the rules above let it now: 1 taken (t holds them until
  * tessd_cslots_done), 0 not yet; 1 also for a t that holds them already; -1 EINVAL for no such

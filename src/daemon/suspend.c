@@ -329,9 +329,10 @@ typedef struct {
     pid_t shim_pid; /* the attempt (a requeued job's next attempt has another shim) */
     tsched_member_t member;
     char who[TSTORE_NAME_MAX + 1];
-    int was;           /* the slice's suspend word before a suspend */
-    uint64_t released; /* SUSPEND: bytes given back (0: kept, why says why) */
-    int rc, err;       /* RESTORE, UNDO: tagent_ckpt_resume's return and errno */
+    char user[TSTORE_NAME_MAX + 1]; /* its job's: its turn among the copy slots' waiters */
+    int was;                        /* the slice's suspend word before a suspend */
+    uint64_t released;              /* SUSPEND: bytes given back (0: kept, why says why) */
+    int rc, err;                    /* RESTORE, UNDO: tagent_ckpt_resume's return and errno */
     char why[256];
     /* SUSPEND for a preemption (tessd_suspend_for): the job it makes room for, its queue */
     int64_t for_job;
@@ -380,6 +381,11 @@ typedef struct {
  * a job may make as long as it likes.  A copy of more than about 170 GiB at that rate passes it
  * too: the cap is then passed by one, the copies share the bus as before the cap. */
 #define CSLOT_HOLD_MS 60000
+
+/* How long a step waits for its slots before it ranks up one step (tessd_cslots_age: RV16
+ * M1, an idle reclamation's step is not kept waiting for ever by a user who keeps a person's
+ * step queued on its GPU): two holds at their longest, so a waiter passes at most a few. */
+#define CSLOT_AGE_MS (2 * CSLOT_HOLD_MS)
 
 /* Most holders one waiter looks at per poll (ckptslot's blockers on a node's GPUs). */
 #define CSLOT_LOOK (TSCHED_MAX_NODE_GPUS * TESSD_CSLOT_MAX_PER_GPU)
@@ -489,7 +495,7 @@ static int copy_take(tessd_t *d, ckpt_op_t *op, const char *what, bool restore, 
     size_t ng = op->member.ngpus < TESSD_CSLOT_MAX_GPUS ? op->member.ngpus : TESSD_CSLOT_MAX_GPUS;
     for (size_t k = 0; k < ng; k++)
         gpus[k] = op->member.gpu[k];
-    op->slot = tessd_cslots_queue(d->cslots, gpus, ng, op->cls, restore, op);
+    op->slot = tessd_cslots_queue(d->cslots, gpus, ng, op->cls, restore, op->user, op);
     if (!op->slot) {
         pthread_mutex_unlock(&d->cslot_mu);
         tessd_log("job %lld: its %s copies without a copy slot on GPU %s (%s)", (long long)op->id,
@@ -497,6 +503,7 @@ static int copy_take(tessd_t *d, ckpt_op_t *op, const char *what, bool restore, 
         return 0;
     }
     bool told = false;
+    int64_t aged = tessd_mono_ms();
     while (tessd_cslots_try(d->cslots, op->slot) == 0) {
         if (atomic_load(&d->stopping)) {
             tessd_cslots_done(d->cslots, op->slot);
@@ -507,6 +514,13 @@ static int copy_take(tessd_t *d, ckpt_op_t *op, const char *what, bool restore, 
                       "%s",
                       (long long)op->id, what, gs);
             return -1;
+        }
+        if (tessd_mono_ms() - aged >= CSLOT_AGE_MS) {
+            aged = tessd_mono_ms();
+            if (tessd_cslots_age(d->cslots, op->slot) == 1)
+                tessd_log("job %lld: its %s has waited long for a copy slot on GPU %s: it ranks "
+                          "up",
+                          (long long)op->id, what, gs);
         }
         look_t lk[CSLOT_LOOK];
         size_t nl = looks_take(d, op->slot, lk, CSLOT_LOOK);
@@ -1077,6 +1091,7 @@ static int ckpt_start(tessd_t *d, tessd_run_t *r, int what, const char *who, int
     *op = (ckpt_op_t){
         .d = d, .op = what, .id = r->id, .shim_pid = r->shim_pid, .member = r->member, .was = was};
     snprintf(op->who, sizeof op->who, "%s", who);
+    snprintf(op->user, sizeof op->user, "%s", r->user);
     op->for_job = for_job;
     op->idle_s = idle_s;
     snprintf(op->queue, sizeof op->queue, "%s", queue);
