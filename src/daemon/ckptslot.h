@@ -11,7 +11,8 @@
  *     process its copy works on is stopped, or it held its slots too long, so it must not hold
  *     the GPU against others: tessd_cslots_pass; passing is for good, a passed holder never
  *     counts or blocks again, and a GPU has at most one holder passed for a stop at a time, so
- *     at most per_gpu + 1 copies run there whatever a job stops and continues);
+ *     a job's stops and continues make at most per_gpu + 1 copies run there; a holder past
+ *     the hold bound is passed whatever else is: force);
  *   - for a restore, no counted restore is under way there (each restore reads the device's free
  *     memory afresh once it holds its slots, less what a passed restore still holding there
  *     may yet take: suspend.c; two restores never count the same free memory);
@@ -22,9 +23,9 @@
  * rank the owners take turns (a step's turn is the one after its owner's last step, or the
  * turn served now if that is later: an owner's k-th queued step goes after the other owners'
  * (k-1)-th, and one who queues a step at a time gets no earlier turn for it), then the order
- * of asking; so a preemption's step is served first,
- * one user's many steps do not keep another's waiting (RV16 M1), and a step that wants several GPUs
- * is not passed for ever by steps that want one of them.
+ * of asking; so a preemption's step is served first, one user's many steps do not keep
+ * another's waiting (RV16 M1), and a step that wants several GPUs is not passed for ever by
+ * steps that want one of them.
  *
  * Tickets are never 0 and never reused.  Prefix tessd_cslots_.
  */
