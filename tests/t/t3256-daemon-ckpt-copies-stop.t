@@ -16,7 +16,7 @@
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 . "$TESSEL_SRCDIR/tests/lib/ckpt.sh"
 [ -e "$TESSEL_BUILD/tests/fake/libnvidia-ml.so.1" ] || missing "fake NVML not built"
-[ -x /bin/sh ] && command -v sleep >/dev/null || missing "/bin/sh and sleep are needed"
+{ [ -x /bin/sh ] && command -v sleep >/dev/null; } || missing "/bin/sh and sleep are needed"
 ARGS="--fake-gpus 1xT4:4G --no-cgroups --allow-root-jobs --min-runtime 0"
 ckpt_start
 LOG="$TD/tesseld.log"
