@@ -390,6 +390,16 @@ typedef struct {
 /* Most holders one waiter looks at per poll (ckptslot's blockers on a node's GPUs). */
 #define CSLOT_LOOK (TSCHED_MAX_NODE_GPUS * TESSD_CSLOT_MAX_PER_GPU)
 
+/* "0" or "0,1": op's GPUs for the log. */
+static const char *op_gpus(const ckpt_op_t *op, char *buf, size_t len)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (uint32_t k = 0; k < op->member.ngpus && o < len; k++)
+        o += (size_t)snprintf(buf + o, len - o, "%s%u", k ? "," : "", op->member.gpu[k]);
+    return buf;
+}
+
 /* What a waiter reads of one holder, copied under cslot_mu and judged outside it (RV16 M2:
  * no /proc read under the mutex): its ticket, the process its copy works on now (0: none) and
  * that process's start time (0: not known), and whether it is past CSLOT_HOLD_MS. */
@@ -459,22 +469,18 @@ static void looks_give(tessd_t *d, uint64_t t, const look_t *lk, size_t n)
                 o->stall_at = now ? now : 1;
                 o->stall_v = lk[i].stopped;
             }
-            if (lk[i].overdue)
-                tessd_cslots_pass(d->cslots, ts[k], true);
-            else if (lk[i].stopped)
-                tessd_cslots_pass(d->cslots, ts[k], false);
+            bool was = tessd_cslots_passed(d->cslots, ts[k]);
+            if ((lk[i].overdue || lk[i].stopped) &&
+                tessd_cslots_pass(d->cslots, ts[k], lk[i].overdue) == 1 && !was) {
+                char gs[96];
+                tessd_log("job %lld: its %s's copy on GPU %s no longer counts (%s)",
+                          (long long)o->id, o->op == TESSD_CKPT_SUSPEND ? "checkpoint" : "restore",
+                          op_gpus(o, gs, sizeof gs),
+                          lk[i].overdue ? "it has held its slots for long"
+                                        : "the process it copies is stopped");
+            }
             break;
         }
-}
-
-/* "0" or "0,1": op's GPUs for the log. */
-static const char *op_gpus(const ckpt_op_t *op, char *buf, size_t len)
-{
-    size_t o = 0;
-    buf[0] = '\0';
-    for (uint32_t k = 0; k < op->member.ngpus && o < len; k++)
-        o += (size_t)snprintf(buf + o, len - o, "%s%u", k ? "," : "", op->member.gpu[k]);
-    return buf;
 }
 
 /* Take the copy slots of op's GPUs for its copy (what: "checkpoint", "restore"), its

@@ -75,6 +75,7 @@ YC=$(line "job $B: its checkpoint copies on GPU 0")
 [ "$XC" -gt 0 ] && [ "$XC" -lt "$XO" ] && [ "$XO" -lt "$YC" ]
 ok $? "B's copy started after A's was over: A's stopped child did not pass it (lines $XC, $XO, $YC)"
 is "$(awk '{print $3}' "/proc/$AC/stat")" T "A's child is still stopped"
+is "$(line "job $A: its checkpoint's copy on GPU 0 no longer counts")" 0 "A's copy was never passed"
 
 # --- C's copy is passed when the process it copies is stopped ------------------------------
 C=$(submit c 1 0)
@@ -95,6 +96,8 @@ CO=$(line "job $C: its checkpoint's copy on GPU 0 is over")
 DC=$(line "job $D: its checkpoint copies on GPU 0")
 [ "$CO" = 0 ] || [ "$DC" -lt "$CO" ]
 ok $? "D's copy began while C's was under way: the stopped copy was passed (lines $DC, $CO)"
+CP=$(line "job $C: its checkpoint's copy on GPU 0 no longer counts (the process it copies is stopped)")
+[ "$CP" -gt 0 ] && [ "$CP" -lt "$DC" ]; ok $? "the log says C's copy no longer counts, before D's copy (lines $CP, $DC)"
 kill -CONT "$PC"
 wait_for "answered $C && answered $D"; ok $? "C's and D's suspends answer once C goes on"
 is "$(cat "$TD/bg.$C.code") $(jq -r .state "$TD/bg.$C") $(cat "$TD/bg.$D.code") $(jq -r .state "$TD/bg.$D")" \
