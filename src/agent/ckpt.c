@@ -116,6 +116,13 @@ static int same(const uint64_t *starts, const pid_t *pids, size_t i)
     return ps.start_time == starts[i];
 }
 
+/* What the step works on now (ckpt.h, tagent_ckpt_cur_t). */
+static void publish(tagent_ckpt_cur_t *cur, size_t v)
+{
+    if (cur)
+        atomic_store(cur, v);
+}
+
 /* Put pid back to RUNNING from wherever a suspend left it (best effort: the error being
  * reported is the first one). */
 static void undo(tagent_ckpt_t *c, pid_t pid)
@@ -138,12 +145,12 @@ int tagent_ckpt_suspend(tagent_ckpt_t *c, const pid_t *pids, size_t n, unsigned 
 int tagent_ckpt_suspend_ids(tagent_ckpt_t *c, const pid_t *pids, const uint64_t *starts, size_t n,
                             unsigned timeout_ms, tsl_error_t *err)
 {
-    return tagent_ckpt_suspend_gated(c, pids, starts, n, timeout_ms, NULL, NULL, err);
+    return tagent_ckpt_suspend_gated(c, pids, starts, n, timeout_ms, NULL, NULL, NULL, err);
 }
 
 int tagent_ckpt_suspend_gated(tagent_ckpt_t *c, const pid_t *pids, const uint64_t *starts, size_t n,
                               unsigned timeout_ms, tagent_ckpt_gate_f gate, void *arg,
-                              tsl_error_t *err)
+                              tagent_ckpt_cur_t *cur, tsl_error_t *err)
 {
     bool *mine = calloc(n ? n : 1, sizeof *mine); /* locked by this call */
     if (!mine) {
@@ -187,7 +194,12 @@ int tagent_ckpt_suspend_gated(tagent_ckpt_t *c, const pid_t *pids, const uint64_
             count--;
             continue;
         }
-        if (mine[i] && (rc = c->checkpoint(pids[i], NULL)) != CUDA_SUCCESS)
+        if (!mine[i])
+            continue;
+        publish(cur, i + 1);
+        rc = c->checkpoint(pids[i], NULL);
+        publish(cur, 0);
+        if (rc != CUDA_SUCCESS)
             goto fail;
     }
     free(mine);
@@ -210,6 +222,12 @@ int tagent_ckpt_resume(tagent_ckpt_t *c, const pid_t *pids, size_t n, tsl_error_
 int tagent_ckpt_resume_ids(tagent_ckpt_t *c, const pid_t *pids, const uint64_t *starts, size_t n,
                            tsl_error_t *err)
 {
+    return tagent_ckpt_resume_watched(c, pids, starts, n, NULL, err);
+}
+
+int tagent_ckpt_resume_watched(tagent_ckpt_t *c, const pid_t *pids, const uint64_t *starts,
+                               size_t n, tagent_ckpt_cur_t *cur, tsl_error_t *err)
+{
     for (size_t i = 0; i < n; i++)
         if (same(starts, pids, i) < 0) {
             int e = errno;
@@ -222,7 +240,9 @@ int tagent_ckpt_resume_ids(tagent_ckpt_t *c, const pid_t *pids, const uint64_t *
         if (same(starts, pids, i) != 1 || c->state(pids[i], &st) != CUDA_SUCCESS ||
             st != CU_PROCESS_STATE_CHECKPOINTED)
             continue;
+        publish(cur, i + 1);
         CUresult rc = c->restore(pids[i], NULL);
+        publish(cur, 0);
         if (rc != CUDA_SUCCESS) {
             errno = rc == CUDA_ERROR_OUT_OF_MEMORY ? EAGAIN : EIO;
             return tsl_errprintf(err, "process %d: restore failed: %s", (int)pids[i], ename(c, rc));

@@ -25,6 +25,7 @@
 #ifndef TESSEL_AGENT_CKPT_H
 #define TESSEL_AGENT_CKPT_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -80,15 +81,26 @@ int tagent_ckpt_suspend_ids(tagent_ckpt_t *c, const pid_t *pids, const uint64_t 
 int tagent_ckpt_resume_ids(tagent_ckpt_t *c, const pid_t *pids, const uint64_t *starts, size_t n,
                            tsl_error_t *err);
 
+/* What a step's copy works on now, for a watcher in another thread (tesseld judges whether a
+ * copy is stalled by that process alone, never by the job's other processes: RV16 H1): i + 1
+ * while the driver's checkpoint or restore of pids[i] is under way, 0 otherwise.  Stored
+ * atomically by the calls below (cur NULL: not published). */
+typedef _Atomic size_t tagent_ckpt_cur_t;
+
+/* tagent_ckpt_resume_ids publishing its restores in *cur. */
+int tagent_ckpt_resume_watched(tagent_ckpt_t *c, const pid_t *pids, const uint64_t *starts,
+                               size_t n, tagent_ckpt_cur_t *cur, tsl_error_t *err);
+
 /* tagent_ckpt_suspend_ids with a gate between its two phases: once every CUDA process of the
  * list is locked (the phase a stopped process can hold for as long as it stays stopped) and
  * before the first checkpoint (the copy of the device memory), gate(arg) is called, when at
  * least one process was locked; it may wait (tesseld takes its GPUs' copy slots there:
  * docs/suspend.md, "Copies per GPU").  It returns 0 to go on, or -1 to give up: the processes
- * are then unlocked and the call fails with ECANCELED.  gate NULL: no gate. */
+ * are then unlocked and the call fails with ECANCELED.  gate NULL: no gate.  Its checkpoints
+ * are published in *cur (NULL: not). */
 typedef int (*tagent_ckpt_gate_f)(void *arg);
 int tagent_ckpt_suspend_gated(tagent_ckpt_t *c, const pid_t *pids, const uint64_t *starts, size_t n,
                               unsigned timeout_ms, tagent_ckpt_gate_f gate, void *arg,
-                              tsl_error_t *err);
+                              tagent_ckpt_cur_t *cur, tsl_error_t *err);
 
 #endif

@@ -1,5 +1,6 @@
 /* ckptslot.c - the copy slots of the GPUs (see ckptslot.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,16 +10,28 @@ typedef struct {
     uint64_t t; /* ticket; the order of asking */
     unsigned gpus[TESSD_CSLOT_MAX_GPUS];
     size_t n;
-    tessd_cslot_class_t cls;
+    int rank;      /* 2 * its class at first; tessd_cslots_age lowers it (ranks earlier) */
+    uint64_t turn; /* its owner's turn: after its owner's steps queued before it (RV16 M1) */
+    char owner[TESSD_CSLOT_OWNER_MAX + 1];
     bool restore;
-    bool holds;   /* false: waiting */
-    bool stalled; /* a holder whose slots do not count */
+    bool holds;  /* false: waiting */
+    bool passed; /* a holder passed (tessd_cslots_pass): its slots never count again */
     void *arg;
 } entry_t;
+
+/* An owner's next turn (RV16 M1): kept after its steps end, so that an owner who queues one
+ * step at a time still takes turns with the others. */
+typedef struct {
+    char name[TESSD_CSLOT_OWNER_MAX + 1];
+    uint64_t next;
+} owner_t;
 
 struct tessd_cslots {
     unsigned per_gpu;
     uint64_t next;
+    uint64_t turn; /* the turn served: the highest of the waiters that took their slots */
+    owner_t *o;    /* the owners whose next turn is later than turn */
+    size_t no, capo;
     entry_t *e; /* waiters and holders, in the order of asking */
     size_t n, cap;
 };
@@ -44,6 +57,7 @@ void tessd_cslots_free(tessd_cslots_t *s)
     if (!s)
         return;
     free(s->e);
+    free(s->o);
     free(s);
 }
 
@@ -64,12 +78,28 @@ static entry_t *find(const tessd_cslots_t *s, uint64_t t)
 }
 
 uint64_t tessd_cslots_queue(tessd_cslots_t *s, const unsigned *gpus, size_t n,
-                            tessd_cslot_class_t cls, bool restore, void *arg)
+                            tessd_cslot_class_t cls, bool restore, const char *owner, void *arg)
 {
     if (!s || !gpus || n < 1 || n > TESSD_CSLOT_MAX_GPUS || cls < TESSD_CSLOT_PREEMPT ||
         cls > TESSD_CSLOT_RECLAIM) {
         errno = EINVAL;
         return 0;
+    }
+    /* Forget the owners whose next turn has come (their next step gets the turn served). */
+    size_t keep = 0;
+    for (size_t i = 0; i < s->no; i++)
+        if (s->o[i].next > s->turn)
+            s->o[keep++] = s->o[i];
+    s->no = keep;
+    if (s->no == s->capo) {
+        size_t cap = s->capo ? 2 * s->capo : 8;
+        owner_t *o = realloc(s->o, cap * sizeof *o);
+        if (!o) {
+            errno = ENOMEM;
+            return 0;
+        }
+        s->o = o;
+        s->capo = cap;
     }
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 8;
@@ -82,7 +112,22 @@ uint64_t tessd_cslots_queue(tessd_cslots_t *s, const unsigned *gpus, size_t n,
         s->cap = cap;
     }
     entry_t *e = &s->e[s->n];
-    *e = (entry_t){.t = s->next, .cls = cls, .restore = restore, .arg = arg};
+    *e = (entry_t){.t = s->next, .rank = 2 * (int)cls, .restore = restore, .arg = arg};
+    snprintf(e->owner, sizeof e->owner, "%s", owner ? owner : "");
+    /* Its turn: the one served now, or its owner's next if later (so the owners' steps
+     * interleave: each owner's k-th step goes after the others' (k-1)-th). */
+    e->turn = s->turn;
+    owner_t *ow = NULL;
+    for (size_t i = 0; i < s->no; i++)
+        if (strcmp(s->o[i].name, e->owner) == 0)
+            ow = &s->o[i];
+    if (ow && ow->next > e->turn)
+        e->turn = ow->next;
+    if (!ow) {
+        ow = &s->o[s->no++]; /* room made above */
+        snprintf(ow->name, sizeof ow->name, "%s", e->owner);
+    }
+    ow->next = e->turn + 1;
     for (size_t k = 0; k < n; k++)
         if (!wants(e, gpus[k]))
             e->gpus[e->n++] = gpus[k];
@@ -90,10 +135,12 @@ uint64_t tessd_cslots_queue(tessd_cslots_t *s, const unsigned *gpus, size_t n,
     return s->next++;
 }
 
-/* Whether a ranks before b (class, then the order of asking). */
+/* Whether waiter a ranks before waiter b: rank, then turn, then the order of asking. */
 static bool before(const entry_t *a, const entry_t *b)
 {
-    return a->cls != b->cls ? a->cls < b->cls : a->t < b->t;
+    if (a->rank != b->rank)
+        return a->rank < b->rank;
+    return a->turn != b->turn ? a->turn < b->turn : a->t < b->t;
 }
 
 int tessd_cslots_try(tessd_cslots_t *s, uint64_t t)
@@ -111,7 +158,7 @@ int tessd_cslots_try(tessd_cslots_t *s, uint64_t t)
             const entry_t *o = &s->e[i];
             if (o == w || !wants(o, g))
                 continue;
-            if (o->holds && !o->stalled) {
+            if (o->holds && !o->passed) {
                 if (++copying >= s->per_gpu || (w->restore && o->restore))
                     return 0;
             } else if (!o->holds && before(o, w)) {
@@ -120,14 +167,48 @@ int tessd_cslots_try(tessd_cslots_t *s, uint64_t t)
         }
     }
     w->holds = true;
+    if (w->turn > s->turn)
+        s->turn = w->turn;
     return 1;
 }
 
-void tessd_cslots_stall(tessd_cslots_t *s, uint64_t t, bool stalled)
+int tessd_cslots_age(tessd_cslots_t *s, uint64_t t)
 {
     entry_t *e = s ? find(s, t) : NULL;
-    if (e && e->holds)
-        e->stalled = stalled;
+    if (!e || e->holds) {
+        errno = EINVAL;
+        return -1;
+    }
+    int was = e->rank;
+    e->rank = e->rank > 2 ? e->rank - 2 : e->rank == 2 ? 1 : e->rank;
+    return e->rank != was;
+}
+
+int tessd_cslots_pass(tessd_cslots_t *s, uint64_t t, bool force)
+{
+    entry_t *e = s ? find(s, t) : NULL;
+    if (!e || !e->holds) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (e->passed)
+        return 1;
+    for (size_t i = 0; !force && i < s->n; i++) {
+        const entry_t *o = &s->e[i];
+        if (o == e || !o->holds || !o->passed)
+            continue;
+        for (size_t k = 0; k < e->n; k++)
+            if (wants(o, e->gpus[k]))
+                return 0; /* that GPU has its one passed holder already */
+    }
+    e->passed = true;
+    return 1;
+}
+
+bool tessd_cslots_passed(const tessd_cslots_t *s, uint64_t t)
+{
+    const entry_t *e = s ? find(s, t) : NULL;
+    return e && e->passed;
 }
 
 size_t tessd_cslots_blockers(const tessd_cslots_t *s, uint64_t t, uint64_t *ts, void **args,
@@ -167,7 +248,7 @@ unsigned tessd_cslots_copying(const tessd_cslots_t *s, unsigned gpu)
 {
     unsigned c = 0;
     for (size_t i = 0; s && i < s->n; i++)
-        if (s->e[i].holds && !s->e[i].stalled && wants(&s->e[i], gpu))
+        if (s->e[i].holds && !s->e[i].passed && wants(&s->e[i], gpu))
             c++;
     return c;
 }

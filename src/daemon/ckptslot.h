@@ -7,15 +7,25 @@
  * them (tessd_cslots_try) each time something changed: all of them or none, so a gang job's step
  * never holds one GPU's slot while it waits for another's (no deadlock, whatever order the
  * steps ask in).  A waiter may take its slots when, on each of its GPUs,
- *   - fewer than per_gpu counted holders copy there (a stalled holder is not counted: its
- *     job's process is stopped, so it copies nothing and must not hold the GPU against others:
- *     tessd_cslots_stall);
+ *   - fewer than per_gpu counted holders copy there (a passed holder is not counted: the
+ *     process its copy works on is stopped, or it held its slots too long, so it must not hold
+ *     the GPU against others: tessd_cslots_pass; passing is for good, a passed holder never
+ *     counts or blocks again, and a GPU has at most one holder passed for a stop at a time, so
+ *     a job's stops and continues make at most per_gpu + 1 copies run there; a holder past
+ *     the hold bound is passed whatever else is: force);
  *   - for a restore, no counted restore is under way there (each restore reads the device's free
- *     memory afresh once it holds its slots: two restores never count the same free memory);
+ *     memory afresh once it holds its slots, less what a passed restore still holding there
+ *     may yet take: suspend.c; two restores never count the same free memory);
  *   - no waiter that ranks before it wants that GPU.
  * Rank: class first (TESSD_CSLOT_PREEMPT before TESSD_CSLOT_PERSON before TESSD_CSLOT_RECLAIM),
- * then the order of asking; so a preemption's step is served first, and a step that wants
- * several GPUs is not passed for ever by steps that want one of them.
+ * a waiter that waited long ranking up (tessd_cslots_age: a RECLAIM waiter as a PERSON one,
+ * then a PERSON one before every PERSON waiter not aged, never as a PREEMPT one); within a
+ * rank the owners take turns (a step's turn is the one after its owner's last step, or the
+ * turn served now if that is later: an owner's k-th queued step goes after the other owners'
+ * (k-1)-th, and one who queues a step at a time gets no earlier turn for it), then the order
+ * of asking; so a preemption's step is served first, one user's many steps do not keep
+ * another's waiting (RV16 M1), and a step that wants several GPUs is not passed for ever by
+ * steps that want one of them.
  *
  * Tickets are never 0 and never reused.  Prefix tessd_cslots_.
  */
@@ -45,22 +55,38 @@ typedef struct tessd_cslots tessd_cslots_t;
 tessd_cslots_t *tessd_cslots_new(unsigned per_gpu);
 void tessd_cslots_free(tessd_cslots_t *s);
 
+/* Most bytes of an owner's name that tell owners apart (a user name: TSTORE_NAME_MAX). */
+#define TESSD_CSLOT_OWNER_MAX 32
+
 /* Queue a step that wants the slots of gpus[0..n) (1..TESSD_CSLOT_MAX_GPUS; duplicates count
- * once), of class cls, a restore or not.  arg is the caller's, handed back by
- * tessd_cslots_blockers.  Its ticket (> 0), or 0 with errno (EINVAL, ENOMEM). */
+ * once), of class cls, a restore or not, of owner (its job's user; NULL: ""; the first
+ * TESSD_CSLOT_OWNER_MAX bytes).  arg is the caller's, handed back by tessd_cslots_blockers.
+ * Its ticket (> 0), or 0 with errno (EINVAL, ENOMEM). */
 uint64_t tessd_cslots_queue(tessd_cslots_t *s, const unsigned *gpus, size_t n,
-                            tessd_cslot_class_t cls, bool restore, void *arg);
+                            tessd_cslot_class_t cls, bool restore, const char *owner, void *arg);
+
+/* Rank waiter t up one step (it has waited long: suspend.c's CSLOT_AGE_MS): a RECLAIM waiter
+ * ranks as a PERSON one, a PERSON one (or a RECLAIM one aged twice) before every PERSON
+ * waiter not aged; never as a PREEMPT one.  1 moved, 0 as high as aging goes, -1 EINVAL (no
+ * such waiter: unknown, or a holder). */
+int tessd_cslots_age(tessd_cslots_t *s, uint64_t t);
 
 /* Take the slots of waiter t if the rules above let it now: 1 taken (t holds them until
  * tessd_cslots_done), 0 not yet; 1 also for a t that holds them already; -1 EINVAL for no such
  * ticket. */
 int tessd_cslots_try(tessd_cslots_t *s, uint64_t t);
 
-/* Mark holder t stalled or not (its slots then count, or not).  A ticket that holds nothing
- * is ignored. */
-void tessd_cslots_stall(tessd_cslots_t *s, uint64_t t, bool stalled);
+/* Pass holder t: its slots no longer count, for good (it never blocks a waiter again, and a
+ * later verdict cannot make it count again: RV16 H1's toggling).  Not force (its copy's process
+ * is stopped): only when no other passed holder holds one of its GPUs (at most one such per
+ * GPU), else 0 and it still counts.  force (it held its slots too long): passed anyway.
+ * 1 passed (now or before), 0 not now, -1 EINVAL (no such holder). */
+int tessd_cslots_pass(tessd_cslots_t *s, uint64_t t, bool force);
 
-/* The holders in the way of waiter t (those on its GPUs, stalled or not): up to max of their
+/* Whether holder t was passed. */
+bool tessd_cslots_passed(const tessd_cslots_t *s, uint64_t t);
+
+/* The holders on the GPUs of t (a waiter or a holder; passed or not): up to max of their
  * tickets in ts and args in args; their number. */
 size_t tessd_cslots_blockers(const tessd_cslots_t *s, uint64_t t, uint64_t *ts, void **args,
                              size_t max);

@@ -113,6 +113,8 @@ TESSELD_TESTS += tests/t/t3190-daemon-ckpt-roundtrip.t tests/t/t3191-daemon-ckpt
 TESSELD_TESTS += tests/t/t3238-daemon-ckpt-perjob.t
 # A cap per GPU on the checkpoint steps' copies (RV15a's M1; ckptslot.h).
 TESSELD_TESTS += tests/t/t3248-daemon-ckpt-copies.t
+# A copy judged stalled by the process it copies, never another of its job (RV16's H1).
+TESSELD_TESTS += tests/t/t3256-daemon-ckpt-copies-stop.t
 # A launch of a job with a compute share during its reclamation's checkpoint (issue 21 item 3).
 TESSELD_TESTS += tests/t/t3249-daemon-idle-share-launch.t
 # t3240's queue limit for a job of a local account, its own call and its own resume.
@@ -333,6 +335,8 @@ tests/t/t3238-daemon-ckpt-perjob.t: $(O)/tests/interposer/tcu-probe $(O)/lib/lib
     $(O)/tests/fake/libcuda.so.1 $(O)/tests/fake/libnvidia-ml.so.1
 tests/t/t3248-daemon-ckpt-copies.t: $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so \
     $(O)/tests/fake/libcuda.so.1 $(O)/tests/fake/libnvidia-ml.so.1
+tests/t/t3256-daemon-ckpt-copies-stop.t: $(O)/tests/interposer/tcu-probe \
+    $(O)/lib/libtessel-cuda.so $(O)/tests/fake/libcuda.so.1 $(O)/tests/fake/libnvidia-ml.so.1
 # The oversubscription test runs the probe as jobs, with the CLI, over the fake driver and NVML.
 tests/t/t3220-daemon-oversub.t: $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so \
     $(O)/tests/fake/libcuda.so.1 $(O)/tests/fake/libnvidia-ml.so.1 $(O)/bin/tessel

@@ -329,9 +329,10 @@ typedef struct {
     pid_t shim_pid; /* the attempt (a requeued job's next attempt has another shim) */
     tsched_member_t member;
     char who[TSTORE_NAME_MAX + 1];
-    int was;           /* the slice's suspend word before a suspend */
-    uint64_t released; /* SUSPEND: bytes given back (0: kept, why says why) */
-    int rc, err;       /* RESTORE, UNDO: tagent_ckpt_resume's return and errno */
+    char user[TSTORE_NAME_MAX + 1]; /* its job's: its turn among the copy slots' waiters */
+    int was;                        /* the slice's suspend word before a suspend */
+    uint64_t released;              /* SUSPEND: bytes given back (0: kept, why says why) */
+    int rc, err;                    /* RESTORE, UNDO: tagent_ckpt_resume's return and errno */
     char why[256];
     /* SUSPEND for a preemption (tessd_suspend_for): the job it makes room for, its queue */
     int64_t for_job;
@@ -339,16 +340,22 @@ typedef struct {
     /* SUSPEND for an idle reclamation (tessd_idle_tick): the idle time it passed, s (0: not) */
     int64_t idle_s;
     /* Its GPUs' copy slots (copy_take): its rank among the steps waiting, the ticket while it
-     * waits or holds them (0: none), and the processes whose stop makes its slots not count
-     * (set with cslot_mu held while it holds them; read by other steps under it). */
+     * waits or holds them (0: none), and the processes its copy works on (set with cslot_mu
+     * held while it holds them; read by other steps under it). */
     tessd_cslot_class_t cls;
     uint64_t slot;
     const pid_t *slot_pids;
     const uint64_t *slot_starts;
     size_t slot_npids;
     int64_t slot_since; /* tessd_mono_ms when it took them */
-    uint64_t need;      /* RESTORE: the bytes it gave back, to be found free on its GPUs */
-    char busy[96];      /* RESTORE not tried now (EAGAIN): why ("" the driver's answer) */
+    /* i + 1 while the driver copies slot_pids[i] (the agent stores it: tagent_ckpt_cur_t) */
+    tagent_ckpt_cur_t cur;
+    /* The waiters' last verdict on it, shared by them for CSLOT_POLL_MS (under cslot_mu):
+     * when it was reached (0: never) and whether its copy's process was stopped. */
+    int64_t stall_at;
+    bool stall_v;
+    uint64_t need; /* RESTORE: the bytes it gave back, to be found free on its GPUs */
+    char busy[96]; /* RESTORE not tried now (EAGAIN): why ("" the driver's answer) */
 } ckpt_op_t;
 
 /* ---- Copies per GPU (docs/suspend.md, "Copies per GPU"; ckptslot.h) -------------------------
@@ -356,13 +363,15 @@ typedef struct {
  * A step's copy (the checkpoint, once its processes are locked, or a restore) holds the copy
  * slots of the job's GPUs, at most --ckpt-copies-per-gpu at once on one GPU (one restore);
  * the lock phase holds none (a stopped process blocks it: RV3's F2).  A step that waits looks
- * every CSLOT_POLL_MS at the holders in its way: one whose job has a listed process stopped
- * (SIGSTOP: the driver's copy waits for it as its lock does), or that has held its slots
- * longer than CSLOT_HOLD_MS, is marked stalled and its slots no longer count, so a job cannot
- * hold its GPUs' slots against other jobs by stopping itself or by queueing long work. */
+ * every CSLOT_POLL_MS at the holders in its way: one whose copy is on a process that is stopped
+ * right now (SIGSTOP: the driver's copy waits for it as its lock does; the agent publishes which
+ * process its copy works on, and no other process of the job is looked at: RV16 H1), or that
+ * has held its slots longer than CSLOT_HOLD_MS, is passed (tessd_cslots_pass: for good, at most
+ * one passed for a stop per GPU), so a job cannot hold its GPUs' slots against other jobs by
+ * stopping itself or by queueing long work, nor copy uncounted by stopping something else. */
 
 /* How often a step waiting for a slot looks at its holders' processes (the wake of a holder
- * that ends comes at once through cslot_cv): a stopped holder passes others within this. */
+ * that ends comes at once through cslot_cv): a stopped holder is passed within this. */
 #define CSLOT_POLL_MS 250
 
 /* How long a step may hold its slots before the steps waiting stop counting it.  A suspend
@@ -373,20 +382,13 @@ typedef struct {
  * too: the cap is then passed by one, the copies share the bus as before the cap. */
 #define CSLOT_HOLD_MS 60000
 
-/* Whether op's slots no longer count: it has held them longer than CSLOT_HOLD_MS, or a process
- * listed for it is stopped (state T or t), by its pid and start time. */
-static bool op_stalled(const ckpt_op_t *op)
-{
-    if (tessd_mono_ms() - op->slot_since > CSLOT_HOLD_MS)
-        return true;
-    for (size_t i = 0; op->slot_pids && i < op->slot_npids; i++) {
-        tsl_procstat_t ps;
-        if (tsl_procstat_read(op->slot_pids[i], &ps) == 0 && (ps.state == 'T' || ps.state == 't') &&
-            (!op->slot_starts || op->slot_starts[i] == ps.start_time))
-            return true;
-    }
-    return false;
-}
+/* How long a step waits for its slots before it ranks up one step (tessd_cslots_age: RV16
+ * M1, an idle reclamation's step is not kept waiting for ever by a user who keeps a person's
+ * step queued on its GPU): two holds at their longest, so a waiter passes at most a few. */
+#define CSLOT_AGE_MS (2 * CSLOT_HOLD_MS)
+
+/* Most holders one waiter looks at per poll (ckptslot's blockers on a node's GPUs). */
+#define CSLOT_LOOK (TSCHED_MAX_NODE_GPUS * TESSD_CSLOT_MAX_PER_GPU)
 
 /* "0" or "0,1": op's GPUs for the log. */
 static const char *op_gpus(const ckpt_op_t *op, char *buf, size_t len)
@@ -396,6 +398,89 @@ static const char *op_gpus(const ckpt_op_t *op, char *buf, size_t len)
     for (uint32_t k = 0; k < op->member.ngpus && o < len; k++)
         o += (size_t)snprintf(buf + o, len - o, "%s%u", k ? "," : "", op->member.gpu[k]);
     return buf;
+}
+
+/* What a waiter reads of one holder, copied under cslot_mu and judged outside it (RV16 M2:
+ * no /proc read under the mutex): its ticket, the process its copy works on now (0: none) and
+ * that process's start time (0: not known), and whether it is past CSLOT_HOLD_MS. */
+typedef struct {
+    uint64_t t;
+    pid_t pid;
+    uint64_t start;
+    bool overdue, judge, stopped;
+} look_t;
+
+/* Copy what the waiter ticket t must judge of its holders (cslot_mu held): those whose
+ * verdict is older than CSLOT_POLL_MS (a fresher one, another waiter's, is used as it is).
+ * Their number in lk[0..max). */
+static size_t looks_take(tessd_t *d, uint64_t t, look_t *lk, size_t max)
+{
+    uint64_t ts[CSLOT_LOOK];
+    void *args[CSLOT_LOOK];
+    size_t nb = tessd_cslots_blockers(d->cslots, t, ts, args, CSLOT_LOOK), n = 0;
+    int64_t now = tessd_mono_ms();
+    for (size_t i = 0; i < nb && i < CSLOT_LOOK && n < max; i++) {
+        const ckpt_op_t *o = args[i];
+        if (tessd_cslots_passed(d->cslots, ts[i]))
+            continue;
+        look_t *l = &lk[n++];
+        *l = (look_t){.t = ts[i], .overdue = now - o->slot_since > CSLOT_HOLD_MS};
+        if (o->stall_at && now - o->stall_at < CSLOT_POLL_MS) {
+            l->stopped = o->stall_v;
+            continue;
+        }
+        l->judge = true;
+        size_t k = atomic_load(&o->cur);
+        if (k > 0 && k <= o->slot_npids && o->slot_pids) {
+            l->pid = o->slot_pids[k - 1];
+            l->start = o->slot_starts ? o->slot_starts[k - 1] : 0;
+        }
+    }
+    return n;
+}
+
+/* Whether the process a holder's copy works on is stopped (state T or t), by its pid and start
+ * time: one /proc read, cslot_mu not held. */
+static void looks_judge(look_t *lk, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        tsl_procstat_t ps;
+        if (lk[i].judge && lk[i].pid > 0)
+            lk[i].stopped = tsl_procstat_read(lk[i].pid, &ps) == 0 &&
+                            (ps.state == 'T' || ps.state == 't') &&
+                            (!lk[i].start || lk[i].start == ps.start_time);
+    }
+}
+
+/* Apply the verdicts (cslot_mu held again): a holder that ended meanwhile is skipped (tickets
+ * are never reused); the verdicts judged now are kept for the other waiters. */
+static void looks_give(tessd_t *d, uint64_t t, const look_t *lk, size_t n)
+{
+    uint64_t ts[CSLOT_LOOK];
+    void *args[CSLOT_LOOK];
+    size_t nb = tessd_cslots_blockers(d->cslots, t, ts, args, CSLOT_LOOK);
+    int64_t now = tessd_mono_ms();
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < nb && k < CSLOT_LOOK; k++) {
+            if (ts[k] != lk[i].t)
+                continue;
+            ckpt_op_t *o = args[k];
+            if (lk[i].judge) {
+                o->stall_at = now ? now : 1;
+                o->stall_v = lk[i].stopped;
+            }
+            bool was = tessd_cslots_passed(d->cslots, ts[k]);
+            if ((lk[i].overdue || lk[i].stopped) &&
+                tessd_cslots_pass(d->cslots, ts[k], lk[i].overdue) == 1 && !was) {
+                char gs[96];
+                tessd_log("job %lld: its %s's copy on GPU %s no longer counts (%s)",
+                          (long long)o->id, o->op == TESSD_CKPT_SUSPEND ? "checkpoint" : "restore",
+                          op_gpus(o, gs, sizeof gs),
+                          lk[i].overdue ? "it has held its slots for long"
+                                        : "the process it copies is stopped");
+            }
+            break;
+        }
 }
 
 /* Take the copy slots of op's GPUs for its copy (what: "checkpoint", "restore"), its
@@ -416,7 +501,7 @@ static int copy_take(tessd_t *d, ckpt_op_t *op, const char *what, bool restore, 
     size_t ng = op->member.ngpus < TESSD_CSLOT_MAX_GPUS ? op->member.ngpus : TESSD_CSLOT_MAX_GPUS;
     for (size_t k = 0; k < ng; k++)
         gpus[k] = op->member.gpu[k];
-    op->slot = tessd_cslots_queue(d->cslots, gpus, ng, op->cls, restore, op);
+    op->slot = tessd_cslots_queue(d->cslots, gpus, ng, op->cls, restore, op->user, op);
     if (!op->slot) {
         pthread_mutex_unlock(&d->cslot_mu);
         tessd_log("job %lld: its %s copies without a copy slot on GPU %s (%s)", (long long)op->id,
@@ -424,6 +509,7 @@ static int copy_take(tessd_t *d, ckpt_op_t *op, const char *what, bool restore, 
         return 0;
     }
     bool told = false;
+    int64_t aged = tessd_mono_ms();
     while (tessd_cslots_try(d->cslots, op->slot) == 0) {
         if (atomic_load(&d->stopping)) {
             tessd_cslots_done(d->cslots, op->slot);
@@ -435,11 +521,24 @@ static int copy_take(tessd_t *d, ckpt_op_t *op, const char *what, bool restore, 
                       (long long)op->id, what, gs);
             return -1;
         }
-        uint64_t ts[TSCHED_MAX_NODE_GPUS * TESSD_CSLOT_MAX_PER_GPU];
-        void *args[sizeof ts / sizeof ts[0]];
-        size_t nb = tessd_cslots_blockers(d->cslots, op->slot, ts, args, sizeof ts / sizeof ts[0]);
-        for (size_t i = 0; i < nb && i < sizeof ts / sizeof ts[0]; i++)
-            tessd_cslots_stall(d->cslots, ts[i], op_stalled(args[i]));
+        if (tessd_mono_ms() - aged >= CSLOT_AGE_MS) {
+            aged = tessd_mono_ms();
+            if (tessd_cslots_age(d->cslots, op->slot) == 1)
+                tessd_log("job %lld: its %s has waited long for a copy slot on GPU %s: it ranks "
+                          "up",
+                          (long long)op->id, what, gs);
+        }
+        look_t lk[CSLOT_LOOK];
+        size_t nl = looks_take(d, op->slot, lk, CSLOT_LOOK);
+        bool judge = false;
+        for (size_t i = 0; i < nl && !judge; i++)
+            judge = lk[i].judge && lk[i].pid > 0;
+        if (judge) {
+            pthread_mutex_unlock(&d->cslot_mu);
+            looks_judge(lk, nl);
+            pthread_mutex_lock(&d->cslot_mu);
+        }
+        looks_give(d, op->slot, lk, nl);
         if (tessd_cslots_try(d->cslots, op->slot) == 1)
             break;
         if (!told) {
@@ -460,6 +559,7 @@ static int copy_take(tessd_t *d, ckpt_op_t *op, const char *what, bool restore, 
     op->slot_starts = starts;
     op->slot_npids = n;
     op->slot_since = tessd_mono_ms();
+    op->stall_at = 0;
     /* Logged under cslot_mu, as the end is: the log has each GPU's copies in their order. */
     tessd_log("job %lld: its %s copies on GPU %s", (long long)op->id, what, gs);
     pthread_mutex_unlock(&d->cslot_mu);
@@ -623,7 +723,8 @@ static void ckpt_suspend(tessd_t *d, ckpt_op_t *op)
         return;
     }
     gate_arg_t g = {.d = d, .op = op, .pids = pids, .starts = starts, .n = n};
-    int k = tagent_ckpt_suspend_gated(c, pids, starts, n, CKPT_LOCK_MS, ckpt_gate, &g, &e);
+    int k =
+        tagent_ckpt_suspend_gated(c, pids, starts, n, CKPT_LOCK_MS, ckpt_gate, &g, &op->cur, &e);
     if (k < 0)
         snprintf(op->why, sizeof op->why, "checkpoint failed: %.200s", e.text);
     else if (k == 0)
@@ -641,6 +742,31 @@ static void ckpt_suspend(tessd_t *d, ckpt_op_t *op)
     free(now);
     free(starts);
     free(pids);
+}
+
+/* What the restores passed on op's GPUs and still holding there may yet take of their free
+ * memory (RV16 H1: a restore passed for a stop is not counted, so the next restore on its GPU
+ * runs beside it; it reads the free memory less the passed one's whole share, which is at
+ * worst too careful: then EAGAIN, tried again).  held[k]: for op's k-th GPU. */
+static void passed_needs(tessd_t *d, const ckpt_op_t *op, uint64_t held[TSCHED_MAX_NODE_GPUS])
+{
+    if (!op->slot)
+        return;
+    uint64_t ts[CSLOT_LOOK];
+    void *args[CSLOT_LOOK];
+    pthread_mutex_lock(&d->cslot_mu);
+    size_t nb = tessd_cslots_blockers(d->cslots, op->slot, ts, args, CSLOT_LOOK);
+    for (size_t i = 0; i < nb && i < CSLOT_LOOK; i++) {
+        const ckpt_op_t *o = args[i];
+        if (o->op != TESSD_CKPT_RESTORE || !tessd_cslots_passed(d->cslots, ts[i]))
+            continue;
+        uint64_t share = o->need / (o->member.ngpus ? o->member.ngpus : 1);
+        for (uint32_t k = 0; k < op->member.ngpus && k < TSCHED_MAX_NODE_GPUS; k++)
+            for (uint32_t j = 0; j < o->member.ngpus; j++)
+                if (o->member.gpu[j] == op->member.gpu[k])
+                    held[k] += share;
+    }
+    pthread_mutex_unlock(&d->cslot_mu);
 }
 
 /* RESTORE and UNDO: restore what is checkpointed and unlock what is locked
@@ -668,11 +794,14 @@ static void ckpt_resume(tessd_t *d, ckpt_op_t *op)
      * restore is under way there): two restores started at one tick do not both count the
      * memory that tick saw free.  Not enough: EAGAIN without asking the driver. */
     uint64_t per = op->need / (op->member.ngpus ? op->member.ngpus : 1);
+    uint64_t held[TSCHED_MAX_NODE_GPUS] = {0};
+    if (op->op == TESSD_CKPT_RESTORE)
+        passed_needs(d, op, held);
     for (uint32_t k = 0; op->op == TESSD_CKPT_RESTORE && d->nvml && k < op->member.ngpus; k++) {
         uint64_t total, used, avail;
         char sz[32];
         if (tagent_nvml_memory(d->nvml, op->member.gpu[k], &total, &used, &avail) == 0 &&
-            avail < per) {
+            (avail < per || avail - per < held[k < TSCHED_MAX_NODE_GPUS ? k : 0])) {
             snprintf(op->busy, sizeof op->busy, "the restore does not fit: %s free on GPU %u",
                      tsl_format_size(avail, sz, sizeof sz), op->member.gpu[k]);
             op->rc = -1;
@@ -683,7 +812,7 @@ static void ckpt_resume(tessd_t *d, ckpt_op_t *op)
             return;
         }
     }
-    op->rc = tagent_ckpt_resume_ids(c, pids, starts, n, &e);
+    op->rc = tagent_ckpt_resume_watched(c, pids, starts, n, &op->cur, &e);
     op->err = errno;
     copy_give(d, op, "restore");
     if (op->rc < 0)
@@ -968,6 +1097,7 @@ static int ckpt_start(tessd_t *d, tessd_run_t *r, int what, const char *who, int
     *op = (ckpt_op_t){
         .d = d, .op = what, .id = r->id, .shim_pid = r->shim_pid, .member = r->member, .was = was};
     snprintf(op->who, sizeof op->who, "%s", who);
+    snprintf(op->user, sizeof op->user, "%s", r->user);
     op->for_job = for_job;
     op->idle_s = idle_s;
     snprintf(op->queue, sizeof op->queue, "%s", queue);

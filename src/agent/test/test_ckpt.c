@@ -155,6 +155,8 @@ typedef struct {
     int calls, give_up;
     CUprocessState st;
     unsigned long long used;
+    tagent_ckpt_cur_t *cur;
+    size_t cur_seen;
 } gate_seen_t;
 
 static int gate(void *arg)
@@ -164,6 +166,7 @@ static int gate(void *arg)
     if (cuCheckpointProcessGetState(g->pid, &g->st) != CUDA_SUCCESS)
         g->st = (CUprocessState)-1;
     g->used = tessel_fake_pid_used(0, g->pid);
+    g->cur_seen = g->cur ? atomic_load(g->cur) : 0;
     return g->give_up ? -1 : 0;
 }
 
@@ -179,7 +182,7 @@ static void test_gate(void **state)
     pid_t pids[] = {plain.pid, a.pid};
     gate_seen_t g = {.pid = a.pid, .give_up = 1};
     errno = 0;
-    assert_int_equal(tagent_ckpt_suspend_gated(c, pids, NULL, 2, 5000, gate, &g, &err), -1);
+    assert_int_equal(tagent_ckpt_suspend_gated(c, pids, NULL, 2, 5000, gate, &g, NULL, &err), -1);
     assert_int_equal(errno, ECANCELED);
     assert_int_equal(g.calls, 1);
     assert_int_equal(g.st, CU_PROCESS_STATE_LOCKED); /* locked, not yet copied */
@@ -188,14 +191,21 @@ static void test_gate(void **state)
     assert_int_equal(cuCheckpointProcessGetState(a.pid, &st), CUDA_SUCCESS);
     assert_int_equal(st, CU_PROCESS_STATE_RUNNING); /* given up: unlocked, memory kept */
     assert_true(tessel_fake_pid_used(0, a.pid) == ua);
-    g = (gate_seen_t){.pid = a.pid};
-    assert_int_equal(tagent_ckpt_suspend_gated(c, pids, NULL, 2, 5000, gate, &g, &err), 1);
+    /* cur: nothing published at the gate (no copy yet), set back to 0 once the copies end (a
+     * watcher saw 2, a's index + 1, while the driver checkpointed or restored a) */
+    tagent_ckpt_cur_t cur = 99;
+    g = (gate_seen_t){.pid = a.pid, .cur = &cur};
+    assert_int_equal(tagent_ckpt_suspend_gated(c, pids, NULL, 2, 5000, gate, &g, &cur, &err), 1);
     assert_int_equal(g.calls, 1);
+    assert_int_equal(g.cur_seen, 99);
+    assert_int_equal(atomic_load(&cur), 0);
     assert_int_equal(g.st, CU_PROCESS_STATE_LOCKED);
     assert_int_equal(tessel_fake_pid_used(0, a.pid), 0);
-    assert_int_equal(tagent_ckpt_resume(c, pids, 2, &err), 1);
+    atomic_store(&cur, 99);
+    assert_int_equal(tagent_ckpt_resume_watched(c, pids, NULL, 2, &cur, &err), 1);
+    assert_int_equal(atomic_load(&cur), 0);
     g = (gate_seen_t){.pid = plain.pid};
-    assert_int_equal(tagent_ckpt_suspend_gated(c, pids, NULL, 1, 5000, gate, &g, &err), 0);
+    assert_int_equal(tagent_ckpt_suspend_gated(c, pids, NULL, 1, 5000, gate, &g, NULL, &err), 0);
     assert_int_equal(g.calls, 0); /* no CUDA process: no gate */
     assert_int_equal(finish(&a), 0);
     assert_int_equal(finish(&plain), 0);

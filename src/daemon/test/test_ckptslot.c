@@ -14,7 +14,7 @@
 
 static uint64_t q1(tessd_cslots_t *s, unsigned gpu, tessd_cslot_class_t cls, bool restore)
 {
-    uint64_t t = tessd_cslots_queue(s, &gpu, 1, cls, restore, NULL);
+    uint64_t t = tessd_cslots_queue(s, &gpu, 1, cls, restore, NULL, NULL);
     assert_true(t > 0);
     return t;
 }
@@ -96,8 +96,8 @@ static void test_gang(void **state)
     tessd_cslots_t *s = tessd_cslots_new(1);
     unsigned g01[] = {0, 1}, g10[] = {1, 0}, g12[] = {1, 2, 1};
     /* two gang steps asking in opposite orders: one takes both, the other none */
-    uint64_t x = tessd_cslots_queue(s, g01, 2, TESSD_CSLOT_PERSON, false, NULL);
-    uint64_t y = tessd_cslots_queue(s, g10, 2, TESSD_CSLOT_PERSON, false, NULL);
+    uint64_t x = tessd_cslots_queue(s, g01, 2, TESSD_CSLOT_PERSON, false, NULL, NULL);
+    uint64_t y = tessd_cslots_queue(s, g10, 2, TESSD_CSLOT_PERSON, false, NULL, NULL);
     assert_int_equal(tessd_cslots_try(s, y), 0); /* x ranks before it on both */
     assert_int_equal(tessd_cslots_try(s, x), 1);
     assert_int_equal(tessd_cslots_try(s, y), 0);
@@ -107,7 +107,7 @@ static void test_gang(void **state)
     assert_int_equal(tessd_cslots_try(s, y), 1);
     /* a gang waiter on GPUs 1 and 2 (1 named twice: counted once) while y holds 1: a single
      * step on GPU 2 asked after it does not pass it, so it is not starved */
-    uint64_t z = tessd_cslots_queue(s, g12, 3, TESSD_CSLOT_PERSON, false, NULL);
+    uint64_t z = tessd_cslots_queue(s, g12, 3, TESSD_CSLOT_PERSON, false, NULL, NULL);
     uint64_t single = q1(s, 2, TESSD_CSLOT_PERSON, false);
     assert_int_equal(tessd_cslots_try(s, z), 0);
     assert_int_equal(tessd_cslots_copying(s, 2), 0); /* z holds nothing while it waits */
@@ -127,10 +127,11 @@ static void test_stalled(void **state)
     tessd_cslots_t *s = tessd_cslots_new(1);
     int tag = 7;
     unsigned g = 0;
-    uint64_t a = tessd_cslots_queue(s, &g, 1, TESSD_CSLOT_PERSON, false, &tag);
+    uint64_t a = tessd_cslots_queue(s, &g, 1, TESSD_CSLOT_PERSON, false, NULL, &tag);
     uint64_t b = q1(s, 0, TESSD_CSLOT_PERSON, false);
     uint64_t c = q1(s, 5, TESSD_CSLOT_PERSON, false);
-    tessd_cslots_stall(s, b, true); /* a waiter: ignored */
+    assert_int_equal(tessd_cslots_pass(s, b, false), -1); /* a waiter: not passed */
+    assert_false(tessd_cslots_passed(s, b));
     assert_int_equal(tessd_cslots_try(s, a), 1);
     assert_int_equal(tessd_cslots_try(s, b), 0);
     uint64_t ts[4];
@@ -139,19 +140,165 @@ static void test_stalled(void **state)
     assert_int_equal(ts[0], a);
     assert_ptr_equal(args[0], &tag);
     assert_int_equal(tessd_cslots_blockers(s, c, ts, args, 4), 0); /* another GPU */
-    /* a's job's process is stopped: its slot no longer counts, b copies */
-    tessd_cslots_stall(s, a, true);
+    /* the process a's copy works on is stopped: a is passed, b copies */
+    assert_int_equal(tessd_cslots_pass(s, a, false), 1);
+    assert_true(tessd_cslots_passed(s, a));
     assert_int_equal(tessd_cslots_copying(s, 0), 0);
     assert_int_equal(tessd_cslots_try(s, b), 1);
-    /* a goes on: both count now (the cap is passed until one ends); a third waits */
-    tessd_cslots_stall(s, a, false);
-    assert_int_equal(tessd_cslots_copying(s, 0), 2);
+    /* a goes on: it stays passed (never counts, never blocks again); b counts, a third waits */
+    assert_int_equal(tessd_cslots_pass(s, a, false), 1);
+    assert_int_equal(tessd_cslots_copying(s, 0), 1);
     uint64_t d = q1(s, 0, TESSD_CSLOT_PREEMPT, false);
     assert_int_equal(tessd_cslots_try(s, d), 0);
-    tessd_cslots_done(s, a);
+    /* b stopped too: a still holds as GPU 0's passed holder, so b is not passed (it counts) */
+    assert_int_equal(tessd_cslots_pass(s, b, false), 0);
+    assert_false(tessd_cslots_passed(s, b));
     assert_int_equal(tessd_cslots_try(s, d), 0);
-    tessd_cslots_done(s, b);
+    tessd_cslots_done(s, a);
+    assert_int_equal(tessd_cslots_try(s, d), 0);         /* b counts */
+    assert_int_equal(tessd_cslots_pass(s, b, false), 1); /* now GPU 0 has no passed holder */
     assert_int_equal(tessd_cslots_try(s, d), 1);
+    tessd_cslots_done(s, b);
+    tessd_cslots_done(s, d);
+    /* held too long: passed even beside another passed holder (force) */
+    uint64_t e = q1(s, 0, TESSD_CSLOT_PERSON, false);
+    assert_int_equal(tessd_cslots_try(s, e), 1);
+    assert_int_equal(tessd_cslots_pass(s, e, false), 1);
+    uint64_t f = q1(s, 0, TESSD_CSLOT_PERSON, false);
+    assert_int_equal(tessd_cslots_try(s, f), 1);
+    assert_int_equal(tessd_cslots_pass(s, f, false), 0);
+    assert_int_equal(tessd_cslots_pass(s, f, true), 1);
+    assert_int_equal(tessd_cslots_copying(s, 0), 0);
+    tessd_cslots_free(s);
+}
+
+/* RV16 H1's toggling (its PoC): a job stops the process its restore works on until the next
+ * restore passes it, then lets it go on.  The passed restore never counts again, so GPU 0
+ * never has two counted restores (nor more than one passed holder beside its cap). */
+static void test_toggle(void **state)
+{
+    (void)state;
+    tessd_cslots_t *s = tessd_cslots_new(1);
+    uint64_t h1 = q1(s, 0, TESSD_CSLOT_PERSON, true);
+    assert_int_equal(tessd_cslots_try(s, h1), 1);
+    uint64_t h2 = q1(s, 0, TESSD_CSLOT_PERSON, true);
+    assert_int_equal(tessd_cslots_try(s, h2), 0);
+    assert_int_equal(tessd_cslots_pass(s, h1, false), 1); /* stopped */
+    assert_int_equal(tessd_cslots_try(s, h2), 1);
+    /* SIGCONT: the next verdict says "not stopped"; nothing makes h1 count again */
+    assert_int_equal(tessd_cslots_copying(s, 0), 1);
+    /* h2 stops too, and a third restore waits: h2 is not passed while h1 holds */
+    uint64_t h3 = q1(s, 0, TESSD_CSLOT_PERSON, true);
+    assert_int_equal(tessd_cslots_pass(s, h2, false), 0);
+    assert_int_equal(tessd_cslots_try(s, h3), 0);
+    assert_int_equal(tessd_cslots_copying(s, 0), 1);
+    tessd_cslots_done(s, h1);
+    tessd_cslots_done(s, h2);
+    assert_int_equal(tessd_cslots_try(s, h3), 1);
+    assert_int_equal(tessd_cslots_copying(s, 0), 1);
+    tessd_cslots_free(s);
+}
+
+static uint64_t qo(tessd_cslots_t *s, unsigned gpu, tessd_cslot_class_t cls, const char *owner)
+{
+    uint64_t t = tessd_cslots_queue(s, &gpu, 1, cls, false, owner, NULL);
+    assert_true(t > 0);
+    return t;
+}
+
+/* RV16 M1, FIFO chains: within a class the owners take turns, so a user's many queued steps
+ * do not all go before another user's one. */
+static void test_owner_turns(void **state)
+{
+    (void)state;
+    tessd_cslots_t *s = tessd_cslots_new(1);
+    uint64_t h = qo(s, 0, TESSD_CSLOT_PERSON, "mallory");
+    assert_int_equal(tessd_cslots_try(s, h), 1);
+    uint64_t m1 = qo(s, 0, TESSD_CSLOT_PERSON, "mallory");
+    uint64_t m2 = qo(s, 0, TESSD_CSLOT_PERSON, "mallory");
+    uint64_t m3 = qo(s, 0, TESSD_CSLOT_PERSON, "mallory");
+    uint64_t v = qo(s, 0, TESSD_CSLOT_PERSON, "victim");
+    uint64_t v2 = qo(s, 0, TESSD_CSLOT_PERSON, "victim");
+    tessd_cslots_done(s, h);
+    /* turns: h was mallory's 0, so m1 1, m2 2, m3 3; v 0 (the turn served now), v2 1 */
+    assert_int_equal(tessd_cslots_try(s, m1), 0);
+    assert_int_equal(tessd_cslots_try(s, v), 1);
+    tessd_cslots_done(s, v);
+    assert_int_equal(tessd_cslots_try(s, v2), 0); /* m1 has turn 1 too and asked first */
+    assert_int_equal(tessd_cslots_try(s, m1), 1);
+    tessd_cslots_done(s, m1);
+    assert_int_equal(tessd_cslots_try(s, m2), 0);
+    assert_int_equal(tessd_cslots_try(s, v2), 1);
+    tessd_cslots_done(s, v2);
+    /* victim's next step (turn 2) ties with mallory's m2: the earlier asked goes first, then
+     * victim's before mallory's m3 (3) */
+    uint64_t v3 = qo(s, 0, TESSD_CSLOT_PERSON, "victim");
+    assert_int_equal(tessd_cslots_try(s, v3), 0);
+    assert_int_equal(tessd_cslots_try(s, m2), 1);
+    tessd_cslots_done(s, m2);
+    assert_int_equal(tessd_cslots_try(s, m3), 0);
+    assert_int_equal(tessd_cslots_try(s, v3), 1);
+    tessd_cslots_done(s, v3);
+    /* a user who queues one step at a time gets no earlier turn for it: victim has nothing
+     * queued, yet its next step gets turn 3 (after v3's 2, which has ended, not the turn
+     * served, 2), and m3 (3 too, asked first) goes before it */
+    uint64_t v4 = qo(s, 0, TESSD_CSLOT_PERSON, "victim");
+    assert_int_equal(tessd_cslots_try(s, v4), 0);
+    assert_int_equal(tessd_cslots_try(s, m3), 1);
+    tessd_cslots_done(s, m3);
+    assert_int_equal(tessd_cslots_try(s, v4), 1);
+    tessd_cslots_free(s);
+}
+
+/* RV16 M1, rank: a waiter that waited long ranks up (RECLAIM as PERSON, then before every
+ * PERSON not aged), never as PREEMPT. */
+static void test_age(void **state)
+{
+    (void)state;
+    tessd_cslots_t *s = tessd_cslots_new(1);
+    uint64_t h = qo(s, 0, TESSD_CSLOT_PERSON, "a");
+    assert_int_equal(tessd_cslots_try(s, h), 1);
+    assert_int_equal(tessd_cslots_age(s, h), -1); /* a holder */
+    assert_int_equal(tessd_cslots_age(s, 999), -1);
+    uint64_t r = qo(s, 0, TESSD_CSLOT_RECLAIM, "b");
+    uint64_t p = qo(s, 0, TESSD_CSLOT_PERSON, "c");
+    tessd_cslots_done(s, h);
+    assert_int_equal(tessd_cslots_try(s, r), 0); /* p's class ranks first */
+    assert_int_equal(tessd_cslots_age(s, r), 1); /* r as a PERSON waiter: it asked first */
+    assert_int_equal(tessd_cslots_try(s, p), 0);
+    assert_int_equal(tessd_cslots_try(s, r), 1);
+    tessd_cslots_done(s, r);
+    assert_int_equal(tessd_cslots_try(s, p), 1);
+    /* aged twice: before PERSON waiters who asked first, after a PREEMPT one */
+    uint64_t r2 = qo(s, 0, TESSD_CSLOT_RECLAIM, "b");
+    uint64_t p2 = qo(s, 0, TESSD_CSLOT_PERSON, "c");
+    uint64_t x = qo(s, 0, TESSD_CSLOT_PREEMPT, "d");
+    tessd_cslots_done(s, p);
+    /* p2 asked after r2, so age r2 with a PERSON waiter asked before it: the check is rank */
+    uint64_t p0 = p2;
+    assert_int_equal(tessd_cslots_age(s, r2), 1);
+    assert_int_equal(tessd_cslots_age(s, r2), 1);
+    assert_int_equal(tessd_cslots_age(s, r2), 0); /* as high as aging goes */
+    assert_int_equal(tessd_cslots_try(s, r2), 0); /* x (PREEMPT) first */
+    assert_int_equal(tessd_cslots_try(s, x), 1);
+    tessd_cslots_done(s, x);
+    uint64_t p3 = qo(s, 0, TESSD_CSLOT_PERSON, "b");
+    (void)p3;
+    assert_int_equal(tessd_cslots_try(s, p0), 0);
+    assert_int_equal(tessd_cslots_try(s, r2), 1);
+    tessd_cslots_done(s, r2);
+    /* a PERSON waiter aged once ranks before one asked earlier */
+    uint64_t e1 = qo(s, 0, TESSD_CSLOT_PERSON, "e");
+    uint64_t f1 = qo(s, 0, TESSD_CSLOT_PERSON, "f");
+    tessd_cslots_done(s, p3);
+    assert_int_equal(tessd_cslots_age(s, f1), 1);
+    assert_int_equal(tessd_cslots_try(s, e1), 0);
+    assert_int_equal(tessd_cslots_try(s, f1), 1);
+    tessd_cslots_done(s, f1);
+    assert_int_equal(tessd_cslots_try(s, e1), 0); /* p2: turn 1 as e1, asked first */
+    assert_int_equal(tessd_cslots_try(s, p0), 1);
+    tessd_cslots_done(s, p0);
+    assert_int_equal(tessd_cslots_try(s, e1), 1);
     tessd_cslots_free(s);
 }
 
@@ -184,14 +331,15 @@ static void test_bad(void **state)
     assert_non_null(s);
     unsigned g[TESSD_CSLOT_MAX_GPUS + 1] = {0};
     errno = 0;
-    assert_int_equal(tessd_cslots_queue(s, g, 0, TESSD_CSLOT_PERSON, false, NULL), 0);
+    assert_int_equal(tessd_cslots_queue(s, g, 0, TESSD_CSLOT_PERSON, false, NULL, NULL), 0);
     assert_int_equal(errno, EINVAL);
     assert_int_equal(
-        tessd_cslots_queue(s, g, TESSD_CSLOT_MAX_GPUS + 1, TESSD_CSLOT_PERSON, false, NULL), 0);
-    assert_int_equal(tessd_cslots_queue(s, g, 1, (tessd_cslot_class_t)3, false, NULL), 0);
-    assert_int_equal(tessd_cslots_queue(s, NULL, 1, TESSD_CSLOT_PERSON, false, NULL), 0);
+        tessd_cslots_queue(s, g, TESSD_CSLOT_MAX_GPUS + 1, TESSD_CSLOT_PERSON, false, NULL, NULL),
+        0);
+    assert_int_equal(tessd_cslots_queue(s, g, 1, (tessd_cslot_class_t)3, false, NULL, NULL), 0);
+    assert_int_equal(tessd_cslots_queue(s, NULL, 1, TESSD_CSLOT_PERSON, false, NULL, NULL), 0);
     /* nothing was queued: the first real ticket copies at once */
-    uint64_t t = tessd_cslots_queue(s, g, 1, TESSD_CSLOT_RECLAIM, false, NULL);
+    uint64_t t = tessd_cslots_queue(s, g, 1, TESSD_CSLOT_RECLAIM, false, NULL, NULL);
     assert_int_equal(tessd_cslots_try(s, t), 1);
     /* many waiters (the table grows) */
     for (unsigned i = 0; i < 100; i++)
@@ -205,8 +353,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_per_gpu), cmocka_unit_test(test_cap),
         cmocka_unit_test(test_rank),        cmocka_unit_test(test_gang),
-        cmocka_unit_test(test_stalled),     cmocka_unit_test(test_restores),
-        cmocka_unit_test(test_bad),
+        cmocka_unit_test(test_stalled),     cmocka_unit_test(test_toggle),
+        cmocka_unit_test(test_owner_turns), cmocka_unit_test(test_age),
+        cmocka_unit_test(test_restores),    cmocka_unit_test(test_bad),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
