@@ -151,6 +151,9 @@ TESSELD_TESTS += tests/t/t3240-daemon-resume-rules.t tests/t/t3241-daemon-idle-f
 # A queue's idle_reclaim inherited down the tree, and the most its jobs may ask (docs/suspend.md,
 # "The setting").
 TESSELD_TESTS += tests/t/t3244-daemon-idle-inherit.t
+# A queue's gpu_mem_oversubscribe: inherited, the default of its jobs, the most they may ask
+# (docs/interposer.md, "A queue's setting").
+TESSELD_TESTS += tests/t/t3257-daemon-oversub-queue.t
 # Idle reclamation's second pass of gated calls: stream memory operations, host functions and
 # callbacks, capture and graph upload (docs/suspend.md, "Calls still unhooked").
 TESSELD_TESTS += tests/t/t3252-daemon-idle-calls2.t tests/t/t3253-daemon-idle-work2.t

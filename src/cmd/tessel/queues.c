@@ -570,7 +570,7 @@ int cmd_queues(cli_t *cli, int argc, char **argv)
                 break;
             }
             if (tsl_parse_size_unit(optarg, &b, &err) < 0 || b > (uint64_t)INT64_MAX) {
-                rc = cli_usage(cli, "--gpu-mem-oversubscribe: %s (a size such as 8G, 0 or inherit)",
+                rc = cli_usage(cli, "--gpu-mem-oversubscribe: %s (or 0: none, inherit)",
                                b > (uint64_t)INT64_MAX ? "too large" : err.text);
                 goto out;
             }
