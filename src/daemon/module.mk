@@ -350,7 +350,8 @@ tests/t/t3256-daemon-ckpt-copies-stop.t: $(O)/tests/interposer/tcu-probe \
     $(O)/lib/libtessel-cuda.so $(O)/tests/fake/libcuda.so.1 $(O)/tests/fake/libnvidia-ml.so.1
 # The oversubscription test runs the probe as jobs, with the CLI, over the fake driver and NVML.
 tests/t/t3220-daemon-oversub.t: $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so \
-    $(O)/tests/fake/libcuda.so.1 $(O)/tests/fake/libnvidia-ml.so.1 $(O)/bin/tessel
+    $(O)/tests/fake/libcuda.so.1 $(O)/tests/fake/libnvidia-ml.so.1 $(O)/bin/tessel \
+    $(O)/tests/interposer/tcu-slice
 tests/t/t3213-daemon-psusp-options.t: $(O)/bin/tessel
 # The holds of a victim suspended by a preemption: new processes, one round the interposer,
 # the job's own slice word, a self-restore through the driver (tcu-probe ckptrestore).
