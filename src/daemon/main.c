@@ -432,6 +432,7 @@ static int ensure_default_queue(tessd_t *d, tsl_error_t *err)
                          .weight = 1,
                          .reserve_after_s = -1,
                          .idle_reclaim_s = -1,  /* inherits: top level, so never */
+                         .gpu_oversub = -1,     /* likewise: none */
                          .placement = "spread", /* docs/scheduler-queues.md, "Placement" */
                          .created_ms = tessd_now_ms()};
     return tstore_queue_add(d->store, &q, err);

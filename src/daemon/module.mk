@@ -9,6 +9,7 @@ TESSELD_SRCS := src/daemon/main.c src/daemon/tick.c src/daemon/launch.c src/daem
                 src/daemon/pass.c src/daemon/wait.c src/daemon/pwcache.c
 # Idle reclamation's decisions (docs/suspend.md, "Idle reclamation"); the tick is suspend.c's.
 TESSELD_SRCS += src/daemon/idle.c
+TESSELD_SRCS += src/daemon/oversub.c
 TESSELD_SRCS += src/daemon/ckptslot.c
 TESSELD_SRCS += src/daemon/api/metrics.c
 # Container jobs (docs/containers.md): images, the OCI configuration, GET /v1/images.
@@ -150,6 +151,9 @@ TESSELD_TESTS += tests/t/t3240-daemon-resume-rules.t tests/t/t3241-daemon-idle-f
 # A queue's idle_reclaim inherited down the tree, and the most its jobs may ask (docs/suspend.md,
 # "The setting").
 TESSELD_TESTS += tests/t/t3244-daemon-idle-inherit.t
+# A queue's gpu_mem_oversubscribe: inherited, the default of its jobs, the most they may ask
+# (docs/interposer.md, "A queue's setting").
+TESSELD_TESTS += tests/t/t3257-daemon-oversub-queue.t
 # Idle reclamation's second pass of gated calls: stream memory operations, host functions and
 # callbacks, capture and graph upload (docs/suspend.md, "Calls still unhooked").
 TESSELD_TESTS += tests/t/t3252-daemon-idle-calls2.t tests/t/t3253-daemon-idle-work2.t
@@ -201,6 +205,11 @@ $(O)/tests/daemon/test_jobmodel: $(O)/obj/src/daemon/test/test_jobmodel.o \
 TESTS += $(O)/tests/daemon/test_idle
 $(O)/tests/daemon/test_idle: $(O)/obj/src/daemon/test/test_idle.o $(O)/obj/src/daemon/idle.o \
                              $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
+# A queue's GPU memory oversubscription (oversub.c): pure, no store.
+TESTS += $(O)/tests/daemon/test_oversub
+$(O)/tests/daemon/test_oversub: $(O)/obj/src/daemon/test/test_oversub.o $(O)/obj/src/daemon/oversub.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
 # The copy slots of the GPUs (ckptslot.c): pure, no store.
@@ -341,7 +350,8 @@ tests/t/t3256-daemon-ckpt-copies-stop.t: $(O)/tests/interposer/tcu-probe \
     $(O)/lib/libtessel-cuda.so $(O)/tests/fake/libcuda.so.1 $(O)/tests/fake/libnvidia-ml.so.1
 # The oversubscription test runs the probe as jobs, with the CLI, over the fake driver and NVML.
 tests/t/t3220-daemon-oversub.t: $(O)/tests/interposer/tcu-probe $(O)/lib/libtessel-cuda.so \
-    $(O)/tests/fake/libcuda.so.1 $(O)/tests/fake/libnvidia-ml.so.1 $(O)/bin/tessel
+    $(O)/tests/fake/libcuda.so.1 $(O)/tests/fake/libnvidia-ml.so.1 $(O)/bin/tessel \
+    $(O)/tests/interposer/tcu-slice
 tests/t/t3213-daemon-psusp-options.t: $(O)/bin/tessel
 # The holds of a victim suspended by a preemption: new processes, one round the interposer,
 # the job's own slice word, a self-restore through the driver (tcu-probe ckptrestore).

@@ -206,6 +206,7 @@ typedef struct {
     int64_t gpus;          /* -1: not given */
     uint64_t gpu_mem, mem; /* 0: not given */
     uint64_t gpu_oversub;  /* --gpu-mem-oversubscribe, 0: none */
+    bool gpu_oversub_set;  /* given (0 included): else the queue's (not sent) */
     double cpu;            /* 0: not given */
     const char *queue, *klass, *name, *cwd;
     const char *project; /* --project: NULL = the user's default project */

@@ -23,11 +23,13 @@ static void usage(FILE *f)
         "                              [--weight W] [--priority N] [--allow-users U,...]\n"
         "                              [--allow-groups G,...] [--allow-roles R,...]\n"
         "                              [--reserve-after D] [--placement P]\n"
-        "                              [--idle-reclaim D]   (admin)\n"
+        "                              [--idle-reclaim D] [--gpu-mem-oversubscribe S]\n"
+        "                              (admin)\n"
         "       tessel queues set NAME [--guarantee ...] [--limit ...] [--weight W]\n"
         "                              [--priority N] [--allow-... LIST] [--open]\n"
         "                              [--reserve-after D] [--placement P]\n"
-        "                              [--idle-reclaim D]   (admin)\n"
+        "                              [--idle-reclaim D] [--gpu-mem-oversubscribe S]\n"
+        "                              (admin)\n"
         "       tessel queues rm NAME   (admin)\n"
         "List the queue tree (children under their parent) with, per resource, what each\n"
         "queue uses, is guaranteed and is limited to; or manage queues.\n"
@@ -60,6 +62,11 @@ static void usage(FILE *f)
         "                       default; a top-level queue: never).  IDLE shows the time\n"
         "                       in effect, 'time(queue)' when inherited from that queue;\n"
         "                       a queue's time is the most its jobs may ask (admins: any)\n"
+        "  --gpu-mem-oversubscribe S  host memory per GPU (8G) a job of the queue may\n"
+        "                       spill past its GPU memory when it does not say, and the\n"
+        "                       most a job may ask (admins: any); 0: none (no default, no\n"
+        "                       most); inherit: its parent's (the default; a top-level\n"
+        "                       queue: none).  OVERSUB shows it as IDLE does\n"
         "  --json               print the API's JSON\n"
         "\n"
         "Each resource column reads USED/GUARANTEE/LIMIT ('-': not governed, no cap);\n"
@@ -69,7 +76,8 @@ static void usage(FILE *f)
         "waits for it (a preemption is then planned or under way), '-' before the first\n"
         "scheduling cycle.  RESERVE and PLACEMENT are the settings in effect, own or\n"
         "inherited (--json: own ones in reserve_after and placement, null = inherited).\n"
-        "IDLE is the queue's idle time before a job's GPU memory is given back ('-': never).\n");
+        "IDLE is the queue's idle time before a job's GPU memory is given back ('-': never).\n"
+        "OVERSUB is the host memory per GPU its jobs may spill into ('-': none set).\n");
 }
 
 /* x rounded to the nearest integer, halves away from zero (as llround, which would make
@@ -199,8 +207,22 @@ static void add_row(cli_table_t *t, const json_t *q, int depth)
     } else if (ir > 0) { /* a tesseld from before migration 24 */
         tsl_format_seconds(ir, idle, sizeof idle);
     }
-    const char *row[] = {name,      weight,    u.gpu, u.ngpu,  u.gpu_mem, u.cpu, u.mem,
-                         u.pending, u.running, held,  reserve, place,     idle,  allowed};
+    /* the same for the oversubscription: "none" when one on its path says none */
+    char over[112] = "-", ost[32];
+    json_int_t ov = json_integer_value(json_object_get(q, "gpu_mem_oversubscribe"));
+    const char *ofrom = json_string_value(json_object_get(q, "gpu_mem_oversubscribe_from"));
+    if (ofrom) {
+        if (ov > 0)
+            tsl_format_size((uint64_t)ov, ost, sizeof ost);
+        else
+            snprintf(ost, sizeof ost, "none");
+        if (!qname || strcmp(ofrom, qname) != 0)
+            snprintf(over, sizeof over, "%s(%.64s)", ost, ofrom);
+        else
+            snprintf(over, sizeof over, "%s", ost);
+    }
+    const char *row[] = {name,      weight, u.gpu,   u.ngpu, u.gpu_mem, u.cpu, u.mem,  u.pending,
+                         u.running, held,   reserve, place,  idle,      over,  allowed};
     cli_table_add(t, row);
 }
 
@@ -310,8 +332,8 @@ static int list(cli_t *cli)
         return rc;
     static const char *const hdr[] = {"QUEUE",   ">WEIGHT",   "GPU",   "NGPU",     "GPU-MEM",
                                       "CPU",     "MEM",       ">PEND", ">RUNNING", "GUARANTEE",
-                                      "RESERVE", "PLACEMENT", "IDLE",  "ALLOWED"};
-    cli_table_t *t = cli_table_new(14, hdr);
+                                      "RESERVE", "PLACEMENT", "IDLE",  "OVERSUB",  "ALLOWED"};
+    cli_table_t *t = cli_table_new(15, hdr);
     json_t *queues = json_object_get(ans, "queues");
     add_subtree(t, queues, NULL, 0);
     /* A queue whose parent is not in the answer (not expected): still listed, at the top. */
@@ -416,7 +438,8 @@ int cmd_queues(cli_t *cli, int argc, char **argv)
         O_OPEN,
         O_RESERVE,
         O_PLACE,
-        O_IDLE
+        O_IDLE,
+        O_OVERSUB
     };
     static const struct option opts[] = {
         {"priority", required_argument, NULL, O_PRIO},
@@ -432,6 +455,7 @@ int cmd_queues(cli_t *cli, int argc, char **argv)
         {"reserve-after", required_argument, NULL, O_RESERVE},
         {"placement", required_argument, NULL, O_PLACE},
         {"idle-reclaim", required_argument, NULL, O_IDLE},
+        {"gpu-mem-oversubscribe", required_argument, NULL, O_OVERSUB},
         {"json", no_argument, NULL, CLI_OPT_JSON},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -539,6 +563,20 @@ int cmd_queues(cli_t *cli, int argc, char **argv)
             json_object_set_new(body, "idle_reclaim", json_integer(secs));
             break;
         }
+        case O_OVERSUB: {
+            uint64_t b = 0;
+            if (strcmp(optarg, "inherit") == 0) {
+                json_object_set_new(body, "gpu_mem_oversubscribe", json_null());
+                break;
+            }
+            if (tsl_parse_size_unit(optarg, &b, &err) < 0 || b > (uint64_t)INT64_MAX) {
+                rc = cli_usage(cli, "--gpu-mem-oversubscribe: %s (or 0: none, inherit)",
+                               b > (uint64_t)INT64_MAX ? "too large" : err.text);
+                goto out;
+            }
+            json_object_set_new(body, "gpu_mem_oversubscribe", json_integer((json_int_t)b));
+            break;
+        }
         case O_PLACE:
             if (strcmp(optarg, "spread") != 0 && strcmp(optarg, "pack") != 0 &&
                 strcmp(optarg, "inherit") != 0) {
@@ -585,7 +623,8 @@ int cmd_queues(cli_t *cli, int argc, char **argv)
     }
     if (set && !json_object_size(body)) {
         rc = cli_usage(cli, "set needs --guarantee, --limit, --weight, --priority, --allow-..., "
-                            "--open, --reserve-after, --placement or --idle-reclaim");
+                            "--open, --reserve-after, --placement, --idle-reclaim or "
+                            "--gpu-mem-oversubscribe");
         goto out;
     }
     char path[256];

@@ -48,9 +48,10 @@ static void usage(FILE *f)
             "  --gpu-mem SIZE     GPU-memory limit per GPU (8G, 512M); default: the GPU's memory\n"
             "                     times the share\n"
             "  --gpu-mem-oversubscribe SIZE  let allocations past --gpu-mem spill into up to\n"
-            "                     SIZE of host memory per GPU (16G; 0: none, the default); slow\n"
-            "                     (host memory over the bus); times the GPUs within --mem,\n"
-            "                     which tesseld with cgroups requires\n"
+            "                     SIZE of host memory per GPU (16G; 0: none); default: its\n"
+            "                     queue's, which is also the most it may ask; slow (host\n"
+            "                     memory over the bus); times the GPUs within --mem, which\n"
+            "                     tesseld with cgroups requires\n"
             "  --cpu N            CPU cores (2, 0.5)\n"
             "  --mem SIZE         memory limit (16G)\n"
             "  --queue NAME       queue (default: default; a project's jobs go to its queue)\n"
@@ -284,6 +285,7 @@ int run_parse(cli_t *cli, int argc, char **argv, run_opts_t *o)
         case O_GPU_OVERSUB:
             if (tsl_parse_size(optarg, &o->gpu_oversub, &err) < 0)
                 return cli_usage(cli, "--gpu-mem-oversubscribe: %s", err.text);
+            o->gpu_oversub_set = true;
             break;
         case O_CPU:
             if (cli_parse_cpu(optarg, &o->cpu, &err) < 0)
@@ -490,7 +492,7 @@ json_t *run_request(const run_opts_t *o, tsl_error_t *err)
         json_object_set_new(r, "gpus", json_integer(o->gpus));
     if (o->gpu_mem)
         json_object_set_new(r, "gpu_mem", json_integer((json_int_t)o->gpu_mem));
-    if (o->gpu_oversub)
+    if (o->gpu_oversub_set) /* 0 too: none, not its queue's default */
         json_object_set_new(r, "gpu_mem_oversubscribe", json_integer((json_int_t)o->gpu_oversub));
     if (o->cpu > 0)
         json_object_set_new(r, "cpu", json_real(o->cpu));

@@ -231,6 +231,12 @@ static const char *const migrations[] = {
      * N seconds.  Every queue made before said never with NULL or 0 and took nothing from its
      * parent: each is set to 0, so that it behaves as it did. */
     "UPDATE queues SET idle_reclaim_s = 0 WHERE idle_reclaim_s IS NULL OR idle_reclaim_s < 0;",
+    /* 25 (issue 21 item 4, docs/interposer.md "Oversubscription"): queues.gpu_oversub, the
+     * bytes per GPU a job of the queue may spill into host memory when it does not say (its
+     * default) and the most a job that is not an admin's may ask; NULL: its parent's (a
+     * top-level queue: none), 0: none.  Every queue made before had none: each is set to 0. */
+    "ALTER TABLE queues ADD COLUMN gpu_oversub INTEGER;"
+    "UPDATE queues SET gpu_oversub = 0;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -255,7 +261,7 @@ static const char *const migrations[] = {
     "name, priority, max_gpu_milli, created_ms, weight, guarantee_gpu_milli, parent,"              \
     " guarantee_gpu_mem, guarantee_cpu_milli, guarantee_mem, max_gpu_mem, max_cpu_milli, max_mem," \
     " allow_users, allow_groups, allow_roles, reserve_after_s, placement, max_ngpu_milli,"         \
-    " idle_reclaim_s"
+    " idle_reclaim_s, gpu_oversub"
 
 #define PROJECT_COLS                                                                               \
     "id, name, queue, description, share_jobs, created_ms, created_by, coalesce(folder_quota, 0)"
@@ -417,15 +423,15 @@ static const char *const sql[S_COUNT] = {
     [S_TOKEN_LIST_ALL] = "SELECT id, user, name, created_ms FROM tokens ORDER BY id",
     [S_TOKEN_DEL] = "DELETE FROM tokens WHERE id = ?1",
     [S_QUEUE_ADD] = "INSERT INTO queues(" QUEUE_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
-                    " ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
+                    " ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
     [S_QUEUE_GET] = "SELECT " QUEUE_COLS " FROM queues WHERE name = ?1",
     [S_QUEUE_UPDATE] = "UPDATE queues SET priority = ?2, max_gpu_milli = ?3, weight = ?5,"
                        " guarantee_gpu_milli = ?6, guarantee_gpu_mem = ?8,"
                        " guarantee_cpu_milli = ?9, guarantee_mem = ?10, max_gpu_mem = ?11,"
                        " max_cpu_milli = ?12, max_mem = ?13, allow_users = ?14,"
                        " allow_groups = ?15, allow_roles = ?16, reserve_after_s = ?17,"
-                       " placement = ?18, max_ngpu_milli = ?19, idle_reclaim_s = ?20"
-                       " WHERE name = ?1",
+                       " placement = ?18, max_ngpu_milli = ?19, idle_reclaim_s = ?20,"
+                       " gpu_oversub = ?21 WHERE name = ?1",
     [S_GPU_SPEED_SET] = "INSERT INTO gpu_speeds(model, speed_milli, set_by, set_ms)"
                         " VALUES (?1, ?2, ?3, ?4) ON CONFLICT(model) DO UPDATE SET"
                         " speed_milli = ?2, set_by = ?3, set_ms = ?4",
@@ -1818,6 +1824,7 @@ static void bind_queue(sqlite3_stmt *q, const tstore_queue_t *qu)
     bind_text(q, 18, qu->placement[0] ? qu->placement : NULL);
     bind_opt(q, 19, qu->limit_ngpu > 0 ? qu->limit_ngpu : -1);
     bind_opt(q, 20, qu->idle_reclaim_s); /* -1: NULL, its parent's */
+    bind_opt(q, 21, qu->gpu_oversub);    /* -1: NULL, its parent's */
 }
 
 int tstore_queue_add(tstore_t *s, const tstore_queue_t *qu, tsl_error_t *err)
@@ -1859,6 +1866,7 @@ static void row_queue(sqlite3_stmt *q, tstore_queue_t *out)
                  (const char *)sqlite3_column_text(q, 17));
     out->limit_ngpu = col_opt(q, 18) > 0 ? col_opt(q, 18) : 0;
     out->idle_reclaim_s = col_opt(q, 19); /* NULL: -1, its parent's */
+    out->gpu_oversub = col_opt(q, 20);    /* NULL: -1, its parent's */
 }
 
 int tstore_gpu_speed_set(tstore_t *s, const tstore_gpu_speed_t *g, tsl_error_t *err)

@@ -213,6 +213,12 @@ typedef struct {
      * 24): its parent's (a top-level queue: never; tessd_idle_queue resolves it).  A struct
      * zeroed says never: set -1 for a queue that inherits. */
     int64_t idle_reclaim_s;
+    /* Migration 25: bytes per GPU a job of the queue may spill into host memory
+     * (docs/interposer.md, "Oversubscription"): the default of a job that does not say and
+     * the most a job that is not an admin's may ask; 0: none (no default, no maximum); -1
+     * (NULL): its parent's (a top-level queue: none; tessd_oversub_queue resolves it).  A
+     * struct zeroed says none: set -1 for a queue that inherits. */
+    int64_t gpu_oversub;
 } tstore_queue_t;
 
 /* A GPU model's relative speed as an admin set it (docs/scheduler-queues.md, "Normalised

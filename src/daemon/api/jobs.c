@@ -11,6 +11,7 @@
 
 #include "daemon/api/api.h"
 #include "daemon/idle.h"
+#include "daemon/oversub.h"
 #include "daemon/pwcache.h"
 #include "daemon/slurmjob.h"
 #include "daemon/container_launch.h"
@@ -210,8 +211,15 @@ static int parse_services(tessd_t *d, json_t *body, tstore_job_t *j, char **out,
  * of its GPUs (saturating). */
 static uint64_t oversub_total(const tstore_job_t *j)
 {
-    uint64_t n = j->gpu_count > 0 ? (uint64_t)j->gpu_count : 1;
-    return j->gpu_oversub > UINT64_MAX / n ? UINT64_MAX : j->gpu_oversub * n;
+    return tessd_oversub_total(j->gpu_oversub, j->gpu_count);
+}
+
+/* Did the submission name its own gpu_mem_oversubscribe (0 included)?  null or absent: its
+ * queue's. */
+static bool oversub_asked(json_t *body)
+{
+    json_t *v = json_object_get(body, "gpu_mem_oversubscribe");
+    return v && !json_is_null(v);
 }
 
 static int parse_submit(tessd_t *d, json_t *body, tstore_job_t *j, thttp_reply_t *rep)
@@ -523,6 +531,56 @@ static int check_idle_max(tessd_t *d, const tessd_caller_t *who, const tstore_jo
                 j->idle_reclaim_s < 0 ? "off"
                                       : tsl_format_seconds(j->idle_reclaim_s, have, sizeof have),
                 leaf->name, most, where, most);
+    return -1;
+}
+
+/* The queue's oversubscription (docs/interposer.md, "A queue's setting"): its value in effect
+ * (its own or an ancestor's) is the default of a job that does not ask (given only where the
+ * checks of a job's own value pass: tessd_oversub_default_fits; else the job has none), and
+ * the most a job that is not an admin's may ask: more is refused, 422 naming the queue, its
+ * value and where it is set.  asked: the submission named a value (0 included).  leaf: the
+ * job's queue; its ancestors are read for a value it inherits.  0, or -1 with the answer
+ * written (j untouched). */
+static int apply_queue_oversub(tessd_t *d, const tessd_caller_t *who, bool asked, tstore_job_t *j,
+                               const tstore_queue_t *leaf, thttp_reply_t *rep)
+{
+    if (asked && (who->admin || !j->gpu_oversub))
+        return 0;
+    /* the path, leaf first (a value set on the leaf needs no more) */
+    tstore_queue_t path[TSCHED_MAX_QUEUE_DEPTH + 1];
+    size_t n = 0;
+    path[n++] = *leaf;
+    while (path[n - 1].gpu_oversub < 0 && path[n - 1].parent[0] &&
+           n < sizeof path / sizeof path[0]) {
+        tsl_error_t err;
+        if (tstore_queue_get(d->store, path[n - 1].parent, &path[n], &err) < 0) {
+            if (errno == ENOENT)
+                break;
+            api_store_error(rep, &err);
+            return -1;
+        }
+        n++;
+    }
+    const char *from;
+    uint64_t qv = tessd_oversub_queue(path, n, leaf->name, &from);
+    if (!asked) {
+        if (tessd_oversub_default_fits(qv, j->gpu_count, j->mem, d->cg_mode != TAGENT_CG_NONE,
+                                       d->mem_total))
+            j->gpu_oversub = qv;
+        return 0;
+    }
+    if (tessd_oversub_within_queue(j->gpu_oversub, qv))
+        return 0;
+    char have[32], most[32], where[TSTORE_NAME_MAX + 48] = "";
+    if (strcmp(from, leaf->name) != 0)
+        snprintf(where, sizeof where, ", from its parent queue '%s'", from);
+    tsl_format_size(j->gpu_oversub, have, sizeof have);
+    tsl_format_size(qv, most, sizeof most);
+    thttp_error(rep, 422, "unsatisfiable", "gpu_mem_oversubscribe",
+                "gpu_mem_oversubscribe %s is above queue '%s''s gpu_mem_oversubscribe of %s per "
+                "GPU%s, the most its jobs may ask: ask %s or less, or leave it out (its queue's); "
+                "only an admin may submit a job with more",
+                have, leaf->name, most, where, most);
     return -1;
 }
 
@@ -969,7 +1027,9 @@ void api_jobs_submit(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
         goto out;
     }
     if (!api_queue_may_submit(d, &who, &q, rep) || check_queue(d, &j, &q, rep) < 0 ||
-        check_idle_max(d, &who, &j, &q, rep) < 0 || api_batch_check(d, &who, &batch, rep) < 0)
+        check_idle_max(d, &who, &j, &q, rep) < 0 ||
+        apply_queue_oversub(d, &who, oversub_asked(body), &j, &q, rep) < 0 ||
+        api_batch_check(d, &who, &batch, rep) < 0)
         goto out;
     /* A job its queue's limits (or an ancestor's) or this node can never hold waits forever:
      * refused now, with libsched's reason. */

@@ -18,6 +18,7 @@
 #include "daemon/acl.h"
 #include "daemon/api/api.h"
 #include "daemon/idle.h"
+#include "daemon/oversub.h"
 #include "daemon/slurmjob.h"
 #include "libutil/duration.h"
 #include "libutil/size.h"
@@ -206,6 +207,14 @@ static json_t *queue_json(tessd_t *d, const view_t *v, size_t i)
     json_object_set_new(o, "idle_reclaim_own",
                         q->idle_reclaim_s >= 0 ? json_integer(q->idle_reclaim_s) : json_null());
     json_object_set_new(o, "idle_reclaim_from", from[0] ? json_string(from) : json_null());
+    /* Bytes per GPU a job may spill into host memory: in effect (0: none; the default of a job
+     * that does not ask, the most a non-admin's job may ask), the queue's own (null: its
+     * parent's), and the queue whose setting it is (null: none on its path sets one). */
+    json_object_set_new(o, "gpu_mem_oversubscribe",
+                        json_integer((json_int_t)tessd_oversub_queue(v->q, v->n, q->name, &from)));
+    json_object_set_new(o, "gpu_mem_oversubscribe_own",
+                        q->gpu_oversub >= 0 ? json_integer(q->gpu_oversub) : json_null());
+    json_object_set_new(o, "gpu_mem_oversubscribe_from", from[0] ? json_string(from) : json_null());
     json_t *eff = json_object();
     json_object_set_new(eff, "reserve_after", json_null());
     json_object_set_new(eff, "placement", json_null());
@@ -485,6 +494,26 @@ static int parse_options(json_t *body, tstore_queue_t *q, thttp_reply_t *rep)
         }
         q->idle_reclaim_s = secs;
     }
+    /* "gpu_mem_oversubscribe" (docs/interposer.md, "A queue's setting"): null or "inherit"
+     * (its parent's: migration 25), 0 (none), bytes per GPU or a size string such as "8G"
+     * (as the job's field). */
+    v = json_object_get(body, "gpu_mem_oversubscribe");
+    if (v &&
+        (json_is_null(v) || (json_is_string(v) && strcmp(json_string_value(v), "inherit") == 0))) {
+        q->gpu_oversub = -1;
+    } else if (v && json_is_integer(v) && json_integer_value(v) == 0) {
+        q->gpu_oversub = 0;
+    } else if (v) {
+        uint64_t b;
+        if (api_get_size(v, "gpu_mem_oversubscribe", &b, rep) < 0)
+            return -1;
+        if (b > (uint64_t)INT64_MAX) {
+            thttp_error(rep, 400, "invalid_value", "gpu_mem_oversubscribe",
+                        "gpu_mem_oversubscribe is too large");
+            return -1;
+        }
+        q->gpu_oversub = (int64_t)b;
+    }
     return 0;
 }
 
@@ -675,11 +704,20 @@ static void queues_changed(tessd_t *d)
 void api_queues_create(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
 {
     tessd_t *d = ctx;
-    static const char *const fields[] = {
-        "name",      "parent",        "priority",      "weight",
-        "guarantee", "limit",         "max_gpu_milli", "guarantee_gpu_milli",
-        "allow",     "reserve_after", "placement",     "idle_reclaim",
-        NULL};
+    static const char *const fields[] = {"name",
+                                         "parent",
+                                         "priority",
+                                         "weight",
+                                         "guarantee",
+                                         "limit",
+                                         "max_gpu_milli",
+                                         "guarantee_gpu_milli",
+                                         "allow",
+                                         "reserve_after",
+                                         "placement",
+                                         "idle_reclaim",
+                                         "gpu_mem_oversubscribe",
+                                         NULL};
     json_t *body = thttp_body_object(req, rep, 0);
     if (!body)
         return;
@@ -692,6 +730,7 @@ void api_queues_create(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
                         .limit = {-1, -1, -1, -1},
                         .reserve_after_s = -1,
                         .idle_reclaim_s = -1, /* its parent's until it says */
+                        .gpu_oversub = -1,    /* likewise */
                         .weight = 1,
                         .created_ms = tessd_now_ms()};
     tsl_error_t err;
@@ -764,6 +803,7 @@ void api_queues_update(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
                                          "reserve_after",
                                          "placement",
                                          "idle_reclaim",
+                                         "gpu_mem_oversubscribe",
                                          NULL};
     json_t *body = thttp_body_object(req, rep, 0);
     if (!body)

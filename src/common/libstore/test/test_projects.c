@@ -79,6 +79,7 @@ static void test_migrate(void **state)
         "ALTER TABLE jobs DROP COLUMN services;"         /* and 22 (jobs' web services) */
         "ALTER TABLE queues DROP COLUMN idle_reclaim_s;" /* and 23 */
         "ALTER TABLE jobs DROP COLUMN idle_reclaim_s; ALTER TABLE jobs DROP COLUMN suspended_idle;"
+        "ALTER TABLE queues DROP COLUMN gpu_oversub;" /* and 25 */
         "PRAGMA user_version = 11;"
         "INSERT INTO users VALUES ('alice', 'user', 5), ('admin', 'admin', 4);"
         "INSERT INTO jobs(user, argv, shell, env, state, queue, class, priority, gpus, gpu_milli,"
@@ -89,7 +90,7 @@ static void test_migrate(void **state)
 
     st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 24);
+    assert_int_equal(tstore_schema_version(st), 25);
     tstore_project_t p;
     assert_int_equal(tstore_project_get(st, "default", &p, NULL), 0);
     assert_int_equal(p.id, TSTORE_PROJECT_DEFAULT);

@@ -254,7 +254,7 @@ static void test_jobs(void **state)
     /* Reopen: everything committed is there, the schema is not re-applied. */
     st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 24);
+    assert_int_equal(tstore_schema_version(st), 25);
     tstore_queue_t hq;
     assert_int_equal(tstore_queue_get(st, "high", &hq, NULL), 0);
     assert_int_equal(hq.priority, 10);
@@ -504,6 +504,35 @@ static void test_idle_reclaim(void **state)
     tstore_close(st);
 }
 
+/* Migration 25: a queue's oversubscription, bytes per GPU; its parent's (NULL, -1) kept apart
+ * from none (0). */
+static void test_queue_gpu_oversub(void **state)
+{
+    tsl_error_t err;
+    tstore_t *st = tstore_open(path, &err);
+    assert_non_null(st);
+    tstore_queue_t q = {.name = "lab",
+                        .guarantee = {-1, -1, -1, -1},
+                        .limit = {-1, -1, -1, -1},
+                        .reserve_after_s = -1,
+                        .idle_reclaim_s = -1,
+                        .gpu_oversub = 8LL << 30,
+                        .created_ms = 2};
+    assert_int_equal(tstore_queue_add(st, &q, NULL), 0);
+    tstore_queue_t r;
+    assert_int_equal(tstore_queue_get(st, "lab", &r, NULL), 0);
+    assert_int_equal(r.gpu_oversub, 8LL << 30);
+    assert_int_equal(r.idle_reclaim_s, -1); /* the columns next to it untouched */
+    int64_t vals[] = {0, -1, 1LL << 40, 1};
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+        q.gpu_oversub = vals[i];
+        assert_int_equal(tstore_queue_update(st, &q, NULL), 0);
+        assert_int_equal(tstore_queue_get(st, "lab", &r, NULL), 0);
+        assert_int_equal(r.gpu_oversub, vals[i]);
+    }
+    tstore_close(st);
+}
+
 /* Migration 18: the GPU memory a suspended job gave back; not touched by tstore_job_write. */
 static void test_job_gpu_released(void **state)
 {
@@ -573,7 +602,7 @@ static void test_migrate_v2(void **state)
     tsl_error_t err;
     tstore_t *st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 24);
+    assert_int_equal(tstore_schema_version(st), 25);
     tstore_queue_t q;
     assert_int_equal(tstore_queue_get(st, "prod", &q, NULL), 0);
     assert_int_equal(q.priority, 3);
@@ -586,6 +615,7 @@ static void test_migrate_v2(void **state)
     assert_string_equal(q.parent, "");
     assert_int_equal(q.reserve_after_s, -1); /* migration 6: inherited */
     assert_int_equal(q.idle_reclaim_s, 0);   /* migrations 23, 24: never, not its parent's */
+    assert_int_equal(q.gpu_oversub, 0);      /* migration 25: none, not its parent's */
     assert_string_equal(q.placement, "");
     q.reserve_after_s = 30;
     snprintf(q.placement, sizeof q.placement, "spread");
@@ -1738,6 +1768,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_job_gpu_oversub, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_services, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idle_reclaim, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_queue_gpu_oversub, setup, teardown),
         cmocka_unit_test_setup_teardown(test_services, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gpu_speeds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_transaction, setup, teardown),
