@@ -22,7 +22,8 @@ const RES = [
 // Shown in their own columns, or deliberately not (aliases, tree links, times).
 const KNOWN = new Set(['name', 'parent', 'children', 'weight', 'guarantee', 'limit', 'usage', 'pending', 'running',
   'guarantee_satisfied', 'priority', 'guarantee_gpu_milli', 'max_gpu_milli', 'gpu_milli', 'created_at', 'allow',
-  'reserve_after', 'placement', 'effective', 'idle_reclaim', 'idle_reclaim_own', 'idle_reclaim_from']);
+  'reserve_after', 'placement', 'effective', 'idle_reclaim', 'idle_reclaim_own', 'idle_reclaim_from',
+  'gpu_mem_oversubscribe', 'gpu_mem_oversubscribe_own', 'gpu_mem_oversubscribe_from']);
 
 // A duration in seconds as `tessel queues` prints it: 0, 45s, 15m, 1h30m.
 function duration(v) {
@@ -105,7 +106,7 @@ export function update(ctx, store) {
   const extra = extraKeys(store.queues);
   const cols = [['Queue'], ['Guarantee'], ['Limit'], ['Weight', 'num'], ['In use'], ['Pending', 'num'], ['Running', 'num'],
     ['Guarantee met'], ['Priority', 'num'], ['Who may submit'], ['Reservation after'], ['Fractions'], ['Idle reclaim'],
-    ...extra.map((k) => [k])];
+    ['Oversubscribe'], ...extra.map((k) => [k])];
   keepFocus(ctx.table, () => clear(ctx.table, h('table', { class: 'data queues' },
     h('caption', { class: 'sr-only' }, 'Queues, parents before their children'),
     h('thead', {}, h('tr', {}, cols.map(([c, cls]) => h('th', { scope: 'col', class: cls || null }, c)),
@@ -140,6 +141,9 @@ export function update(ctx, store) {
         h('td', { 'data-label': 'Idle reclaim', 'data-col': 'idle_reclaim', title: 'a running job that did no GPU work this long gives its GPU memory back, resumed at its next CUDA call' },
           (q.idle_reclaim ? duration(q.idle_reclaim) : 'never') +
             (q.idle_reclaim_from && q.idle_reclaim_from !== q.name ? ` (${q.idle_reclaim_from}'s)` : '')),
+        h('td', { 'data-label': 'Oversubscribe', 'data-col': 'gpu_mem_oversubscribe', title: 'host memory per GPU that its jobs\' allocations past their GPU memory may spill into, by default and at most (admins may ask more); set with tessel queues set --gpu-mem-oversubscribe' },
+          (q.gpu_mem_oversubscribe ? bytes(q.gpu_mem_oversubscribe) : 'none') +
+            (q.gpu_mem_oversubscribe_from && q.gpu_mem_oversubscribe_from !== q.name ? ` (${q.gpu_mem_oversubscribe_from}'s)` : '')),
         extra.map((k) => h('td', { 'data-label': k }, typeof q[k] === 'object' ? JSON.stringify(q[k]) : String(q[k] ?? '—'))),
         store.admin ? h('td', { class: 'actions' },
           h('button', { type: 'button', class: 'btn small', 'data-key': `edit-${q.name}`, 'aria-label': `Edit queue ${q.name}`,

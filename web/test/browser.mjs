@@ -286,6 +286,8 @@ try {
   check(bigq.idle_reclaim === 1800 && await page.locator('tr[data-queue="big"] td[data-col="idle_reclaim"]').textContent() === '30m'
     && await page.locator('tr[data-queue="default"] td[data-col="idle_reclaim"]').textContent() === 'never',
     'queues: the idle reclaim typed at creation (30m) is the API\'s 1800 s and the table says 30m; the default queue never', JSON.stringify(bigq.idle_reclaim));
+  check(await page.locator('tr[data-queue="default"] td[data-col="gpu_mem_oversubscribe"]').textContent() === 'none',
+    'queues: the default queue\'s oversubscription column says none (its value in effect is 0)');
   await page.click('button[aria-label="Edit queue default"]');
   await page.fill('#eq-limit-gpu', '1.5');
   await page.fill('#eq-guarantee-gpu', '2');
