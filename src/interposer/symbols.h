@@ -87,6 +87,14 @@
     X(cuModuleLoadFatBinary, "cuModuleLoadFatBinary", 2000, 0)                                     \
     X(cuModuleGetFunction, "cuModuleGetFunction", 2000, 0)                                         \
     X(cuModuleUnload, "cuModuleUnload", 2000, 0)                                                   \
+    X(cuLibraryLoadData, "cuLibraryLoadData", 12000, 0)                                            \
+    X(cuLibraryLoadFromFile, "cuLibraryLoadFromFile", 12000, 0)                                    \
+    X(cuLibraryUnload, "cuLibraryUnload", 12000, 0)                                                \
+    X(cuLibraryGetKernel, "cuLibraryGetKernel", 12000, 0)                                          \
+    X(cuLibraryGetModule, "cuLibraryGetModule", 12000, 0)                                          \
+    X(cuKernelGetFunction, "cuKernelGetFunction", 12000, 0)                                        \
+    X(cuKernelGetAttribute, "cuKernelGetAttribute", 12000, 0)                                      \
+    X(cuKernelSetAttribute, "cuKernelSetAttribute", 12000, 0)                                      \
     X(cuGraphLaunch, "cuGraphLaunch", 10000, 0)                                                    \
     X(cuGraphLaunch_ptsz, "cuGraphLaunch", 10000, 1)                                               \
     X(cuMemcpy, "cuMemcpy", 4000, 0)                                                               \
@@ -227,6 +235,8 @@
     X(cuPointerGetAttributes, "cuPointerGetAttributes", 7000, 0)                                   \
     X(cuFuncGetAttribute, "cuFuncGetAttribute", 2020, 0)                                           \
     X(cuDeviceGetAttribute, "cuDeviceGetAttribute", 2000, 0)                                       \
+    X(cuMemGetAddressRange, "cuMemGetAddressRange", 2000, 0)                                       \
+    X(cuMemGetAddressRange_v2, "cuMemGetAddressRange", 3020, 0)                                    \
     X(cuMemAllocHost, "cuMemAllocHost", 2000, 0)                                                   \
     X(cuMemAllocHost_v2, "cuMemAllocHost", 3020, 0)                                                \
     X(cuMemHostAlloc, "cuMemHostAlloc", 2020, 0)                                                   \

@@ -24,6 +24,7 @@ typedef struct {
     obj_t o;
     int dev;
     uint64_t charged; /* device memory of its code and data, functions loaded so far */
+    int lib;          /* a library (cuLibraryLoadData/FromFile): the CUlibrary is this handle */
 } module_t;
 
 typedef enum { DUR_DEFAULT, DUR_FIXED, DUR_PARAM } durmode_t;
@@ -34,6 +35,9 @@ typedef struct {
     durmode_t mode;
     uint64_t dur_ns;
     int launched; /* TESSEL_FAKE_LAUNCH_MEM charged (its first launch happened) */
+    int kernel;   /* a library's kernel (cuLibraryGetKernel): the CUkernel is this handle */
+    int dyn_smem; /* cuKernelSetAttribute: CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
+    int carveout; /* and CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT (-1: none asked) */
     char name[128];
 } func_t;
 
@@ -755,23 +759,226 @@ CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfu
     return rc;
 }
 
+/* Unloads a module or a library (lib 1): its functions or kernels go with it.  Under the lock. */
+static CUresult module_unload(module_t *m, int lib)
+{
+    if (!m || m->lib != lib)
+        return CUDA_ERROR_INVALID_HANDLE;
+    for (obj_t *o = g.objs.next; o != &g.objs;) {
+        obj_t *n = o->next;
+        if (o->kind == K_FUNC && ((func_t *)o)->mod == m)
+            obj_free(o);
+        o = n;
+    }
+    uncharge(m->dev, m->charged);
+    obj_free(&m->o);
+    return CUDA_SUCCESS;
+}
+
+/* A library's module (cuLibraryGetModule) is the library itself: unloading it is the library's
+ * cuLibraryUnload, never cuModuleUnload (CUDA_ERROR_INVALID_HANDLE). */
 CUresult cuModuleUnload(CUmodule hmod)
 {
     EXEC_ENTER(cuModuleUnload);
     (void)c;
-    module_t *m = (module_t *)obj_find(hmod, K_MODULE);
-    if (!m) {
-        rc = CUDA_ERROR_INVALID_HANDLE;
-    } else {
-        for (obj_t *o = g.objs.next; o != &g.objs;) {
-            obj_t *n = o->next;
-            if (o->kind == K_FUNC && ((func_t *)o)->mod == m)
-                obj_free(o);
-            o = n;
-        }
-        uncharge(m->dev, m->charged);
-        obj_free(&m->o);
+    rc = module_unload((module_t *)obj_find(hmod, K_MODULE), 0);
+    EXEC_LEAVE();
+}
+
+/* ---- libraries and kernels (CUDA 12.0) ----
+ * What the CUDA runtime's lazy loading calls on a kernel's first use.  A library is modelled as
+ * a module (its handle is a module the fake knows as a library): loading it charges
+ * TESSEL_FAKE_MODULE_MEM on the current context's device (the fake needs a current context,
+ * where the driver loads a library into every context: CUDA_ERROR_INVALID_CONTEXT without one),
+ * its kernels are the module's functions (cuLibraryGetKernel names them as cuModuleGetFunction
+ * does and charges nothing: a kernel's code is loaded at its first launch,
+ * TESSEL_FAKE_LAUNCH_MEM), and cuKernelGetFunction gives the kernel's own handle, which every
+ * launch accepts.  Unloading the library gives all of it back. */
+static CUresult lib_args(unsigned njit, CUjit_option *jo, void **jv, unsigned nlib,
+                         CUlibraryOption *lo, void **lv, int file)
+{
+    if ((njit && (!jo || !jv)) || (nlib && (!lo || !lv)))
+        return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned i = 0; i < nlib; i++)
+        if ((int)lo[i] < 0 || lo[i] >= CU_LIBRARY_NUM_OPTIONS ||
+            (file && lo[i] == CU_LIBRARY_BINARY_IS_PRESERVED))
+            return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+}
+
+static CUresult lib_load(ctx_t *c, CUlibrary *library, const void *code)
+{
+    CUmodule m = NULL;
+    if (!library)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult rc = module_load(c, &m, code);
+    if (rc == CUDA_SUCCESS) {
+        ((module_t *)m)->lib = 1;
+        *library = (CUlibrary)m;
     }
+    return rc;
+}
+
+CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions,
+                           void **jitOptionsValues, unsigned int numJitOptions,
+                           CUlibraryOption *libraryOptions, void **libraryOptionValues,
+                           unsigned int numLibraryOptions)
+{
+    EXEC_ENTER(cuLibraryLoadData);
+    rc = lib_args(numJitOptions, jitOptions, jitOptionsValues, numLibraryOptions, libraryOptions,
+                  libraryOptionValues, 0);
+    if (rc == CUDA_SUCCESS)
+        rc = lib_load(c, library, code);
+    EXEC_LEAVE();
+}
+
+/* The file must exist and be readable; its bytes are not looked at.  CU_LIBRARY_BINARY_IS_PRESERVED
+ * is for an image in memory only (CUDA_ERROR_INVALID_VALUE here, as for the driver). */
+CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_option *jitOptions,
+                               void **jitOptionsValues, unsigned int numJitOptions,
+                               CUlibraryOption *libraryOptions, void **libraryOptionValues,
+                               unsigned int numLibraryOptions)
+{
+    EXEC_ENTER(cuLibraryLoadFromFile);
+    rc = lib_args(numJitOptions, jitOptions, jitOptionsValues, numLibraryOptions, libraryOptions,
+                  libraryOptionValues, 1);
+    if (rc == CUDA_SUCCESS && !fileName)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (rc == CUDA_SUCCESS && access(fileName, R_OK) != 0)
+        rc = CUDA_ERROR_FILE_NOT_FOUND;
+    else if (rc == CUDA_SUCCESS)
+        rc = lib_load(c, library, fileName);
+    EXEC_LEAVE();
+}
+
+CUresult cuLibraryUnload(CUlibrary library)
+{
+    EXEC_ENTER(cuLibraryUnload);
+    (void)c;
+    rc = module_unload((module_t *)obj_find(library, K_MODULE), 1);
+    EXEC_LEAVE();
+}
+
+static module_t *lib_find(CUlibrary library)
+{
+    module_t *m = (module_t *)obj_find(library, K_MODULE);
+    return m && m->lib ? m : NULL;
+}
+
+CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
+{
+    EXEC_ENTER(cuLibraryGetKernel);
+    (void)c;
+    module_t *m = lib_find(library);
+    func_t *f = NULL;
+    if (!pKernel || !name || !*name || strlen(name) >= sizeof f->name)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!m)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    if (rc != CUDA_SUCCESS)
+        goto out;
+    for (obj_t *o = g.objs.next; o != &g.objs; o = o->next)
+        if (o->kind == K_FUNC && ((func_t *)o)->mod == m && !strcmp(((func_t *)o)->name, name)) {
+            *pKernel = (CUkernel)o;
+            goto out;
+        }
+    if (!(f = (func_t *)obj_new(K_FUNC, sizeof *f, m->o.ctx))) {
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+        goto out;
+    }
+    f->mod = m;
+    f->kernel = 1;
+    f->carveout = -1;
+    strcpy(f->name, name);
+    name_duration(f);
+    *pKernel = (CUkernel)f;
+out:
+    EXEC_LEAVE();
+}
+
+/* The library's module in the current context: the library's own handle. */
+CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
+{
+    EXEC_ENTER(cuLibraryGetModule);
+    module_t *m = lib_find(library);
+    if (!pMod)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!m)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else if (!c)
+        rc = CUDA_ERROR_INVALID_CONTEXT;
+    else
+        *pMod = (CUmodule)m;
+    EXEC_LEAVE();
+}
+
+static func_t *kernel_find(CUkernel kernel)
+{
+    func_t *f = (func_t *)obj_find(kernel, K_FUNC);
+    return f && f->kernel ? f : NULL;
+}
+
+/* The kernel's function in the current context: the kernel's own handle (a launch takes it). */
+CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
+{
+    EXEC_ENTER(cuKernelGetFunction);
+    func_t *f = kernel_find(kernel);
+    if (!pFunc)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!f)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else if (!c)
+        rc = CUDA_ERROR_INVALID_CONTEXT;
+    else
+        *pFunc = (CUfunction)f;
+    EXEC_LEAVE();
+}
+
+/* dev must be a device ordinal.  Attributes as cuFuncGetAttribute gives them, and the two that
+ * cuKernelSetAttribute sets (the fake keeps one value for every device). */
+CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev)
+{
+    EXEC_ENTER(cuKernelGetAttribute);
+    (void)c;
+    func_t *f = kernel_find(kernel);
+    if (!pi || (int)attrib < 0 || attrib >= CU_FUNC_ATTRIBUTE_MAX)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (dev < 0 || dev >= g.nvis)
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    else if (!f)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else if (attrib == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
+        *pi = 1024;
+    else if (attrib == CU_FUNC_ATTRIBUTE_NUM_REGS)
+        *pi = 32;
+    else if (attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+        *pi = f->dyn_smem;
+    else if (attrib == CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT)
+        *pi = f->carveout;
+    else
+        *pi = 0;
+    EXEC_LEAVE();
+}
+
+/* Settable: the maximum dynamic shared memory (0 to 227 KiB, an H100's opt-in limit) and the
+ * preferred carveout (-1, or 0 to 100 percent); anything else is CUDA_ERROR_INVALID_VALUE. */
+CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev)
+{
+    EXEC_ENTER(cuKernelSetAttribute);
+    (void)c;
+    func_t *f = kernel_find(kernel);
+    int dyn = attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+    if (!(dyn && val >= 0 && val <= 227 * 1024) &&
+        !(attrib == CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT && val >= -1 && val <= 100))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (dev < 0 || dev >= g.nvis)
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    else if (!f)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else if (dyn)
+        f->dyn_smem = val;
+    else
+        f->carveout = val;
     EXEC_LEAVE();
 }
 

@@ -143,13 +143,18 @@
  *                       copy engines: 3 on the fake), ptrattr (cuPointerGetAttribute, the range
  *                       start of the oldest allocation's byte 100: its base), hostmem
  *                       (cuMemHostAlloc of 4 KiB, written; cuMemHostRegister_v2 of a page,
- *                       cuMemHostUnregister; cuMemFreeHost); nothing read back
- *   strcreate           cuStreamCreate of the stream "op:capture" captures: "strcreate rc=R"
- *   call:NAME           the same call with nothing read back (the read-back is a copy, itself
- *                       GPU work): "call NAME rc=R ok=0|1" (ok: evrecord's query or rc 0)
- *   opuntil:NAME:PATH   "call:NAME" every 100 ms until PATH exists, then one "op:NAME":
- *                       "opuntil NAME n=N bad=B ok=0|1" (B: calls that failed, ok: the last
- *                       call's values read back)
+ *                       cuMemHostUnregister; cuMemFreeHost); nothing read back.
+ *                       The fourth pass's (docs/suspend.md): libload (cuLibraryLoadData, its
+ *                       module by cuLibraryGetModule, cuLibraryUnload), kernel (of the library
+ *                       "lib" loaded: cuLibraryGetKernel of fake_kernel_1us, cuKernelGetAttribute
+ *                       says 1024 threads, cuKernelGetFunction, cuLaunchKernel,
+ *                       cuStreamSynchronize of the legacy stream: work), addrrange
+ * (cuMemGetAddressRange_v2 of the oldest allocation's byte 100: its base) lib cuLibraryLoadData of
+ * the library "op:kernel" uses: "lib rc=R" strcreate           cuStreamCreate of the stream
+ * "op:capture" captures: "strcreate rc=R" call:NAME           the same call with nothing read back
+ * (the read-back is a copy, itself GPU work): "call NAME rc=R ok=0|1" (ok: evrecord's query or rc
+ * 0) opuntil:NAME:PATH   "call:NAME" every 100 ms until PATH exists, then one "op:NAME": "opuntil
+ * NAME n=N bad=B ok=0|1" (B: calls that failed, ok: the last call's values read back)
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -481,6 +486,7 @@ static uint64_t size_arg(const char *s)
 
 static CUevent op_event;
 static CUstream op_stream;
+static CUlibrary op_lib;            /* the library "lib" loaded */
 static CUcontext op_ctx;            /* the context "ctx" made current */
 static uint32_t last32;             /* the word the last writev32 or batch wrote */
 static uint64_t last64;             /* the word the last writev64 wrote (batch: 8 bytes on) */
@@ -604,6 +610,39 @@ static CUresult op(const char *name, int *ok, int check)
                 r = f;
         }
         *ok = r == CUDA_SUCCESS && h != NULL;
+        return r;
+    }
+    if (strcmp(name, "libload") == 0) {
+        CUlibrary l = NULL;
+        CUmodule mod = NULL;
+        r = SYM(cuLibraryLoadData_fn, "cuLibraryLoadData",
+                "cuLibraryLoadData")(&l, "tcu-probe library", NULL, NULL, 0, NULL, NULL, 0);
+        if (r == CUDA_SUCCESS) {
+            r = SYM(cuLibraryGetModule_fn, "cuLibraryGetModule", "cuLibraryGetModule")(&mod, l);
+            CUresult u = SYM(cuLibraryUnload_fn, "cuLibraryUnload", "cuLibraryUnload")(l);
+            if (r == CUDA_SUCCESS)
+                r = u;
+        }
+        *ok = r == CUDA_SUCCESS && l != NULL && mod != NULL;
+        return r;
+    }
+    if (strcmp(name, "kernel") == 0) {
+        CUkernel k = NULL;
+        CUfunction f = NULL;
+        int threads = 0;
+        r = SYM(cuLibraryGetKernel_fn, "cuLibraryGetKernel",
+                "cuLibraryGetKernel")(&k, op_lib, "fake_kernel_1us");
+        if (r == CUDA_SUCCESS)
+            r = SYM(cuKernelGetAttribute_fn, "cuKernelGetAttribute", "cuKernelGetAttribute")(
+                &threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k, 0);
+        if (r == CUDA_SUCCESS)
+            r = SYM(cuKernelGetFunction_fn, "cuKernelGetFunction", "cuKernelGetFunction")(&f, k);
+        if (r == CUDA_SUCCESS)
+            r = SYM(cuLaunchKernel_fn, "cuLaunchKernel", "cuLaunchKernel")(f, 1, 1, 1, 1, 1, 1, 0,
+                                                                           NULL, NULL, NULL);
+        if (r == CUDA_SUCCESS)
+            r = SYM(cuStreamSynchronize_fn, "cuStreamSynchronize", "cuStreamSynchronize")(NULL);
+        *ok = r == CUDA_SUCCESS && f != NULL && threads == 1024;
         return r;
     }
     if (strcmp(name, "devattr") == 0) {
@@ -799,6 +838,13 @@ static CUresult op(const char *name, int *ok, int check)
             r = SYM(cuMemsetD32_v2_fn, "cuMemsetD32_v2", "cuMemsetD32")(base, v, sizeof host / 4);
         want = two ? pitch * (rows - 1) + row : sizeof host;
         step_rows = two;
+    } else if (strcmp(name, "addrrange") == 0) {
+        CUdeviceptr start = 0;
+        size_t size = 0;
+        r = SYM(cuMemGetAddressRange_v2_fn, "cuMemGetAddressRange_v2",
+                "cuMemGetAddressRange")(&start, &size, base + 100);
+        *ok = r == CUDA_SUCCESS && start == base && size > 100;
+        return r;
     } else if (strcmp(name, "ptrattr") == 0) {
         CUdeviceptr start = 0;
         r = SYM(cuPointerGetAttribute_fn, "cuPointerGetAttribute",
@@ -904,6 +950,10 @@ static void step(char *s)
         CUresult r =
             SYM(cuCtxSetLimit_fn, "cuCtxSetLimit", "cuCtxSetLimit")(l, (size_t)size_arg(arg2));
         printf("setlimit %s rc=%d\n", arg1, r);
+    } else if (strcmp(s, "lib") == 0) {
+        CUresult r = SYM(cuLibraryLoadData_fn, "cuLibraryLoadData", "cuLibraryLoadData")(
+            &op_lib, "tcu-probe library", NULL, NULL, 0, NULL, NULL, 0);
+        printf("lib rc=%d\n", r);
     } else if (strcmp(s, "modload") == 0) {
         CUmodule m = NULL;
         CUresult r;

@@ -53,12 +53,20 @@ static int poke(const char *name, const char *variant, void *p)
         IS("cuCtxPushCurrent") || IS("cuCtxPopCurrent") || IS("cuStreamGetCaptureInfo") ||
         IS("cuPointerGetAttribute") || IS("cuPointerGetAttributes") || IS("cuFuncGetAttribute") ||
         IS("cuDeviceGetAttribute") || IS("cuMemHostAlloc") || IS("cuMemFreeHost") ||
-        IS("cuMemHostRegister") || IS("cuMemHostUnregister") || IS("cuMemAllocHost")) {
-        /* The queries and host memory: every argument NULL or zero (no context to bind, push or
-         * pop, no output, attribute 0 of device 0 or of pointer 0, no host pointer): refused, or
-         * with no context nothing done. */
+        IS("cuMemHostRegister") || IS("cuMemHostUnregister") || IS("cuMemAllocHost") ||
+        IS("cuMemGetAddressRange") || IS("cuLibraryGetKernel") || IS("cuLibraryGetModule") ||
+        IS("cuKernelGetFunction") || IS("cuKernelGetAttribute") || IS("cuKernelSetAttribute") ||
+        IS("cuLibraryUnload")) {
+        /* The queries, host memory, libraries and kernels: every argument NULL or zero (no
+         * context to bind, push or pop, no output, attribute 0 of device 0 or of pointer 0, no
+         * host pointer, no library or kernel): refused, or with no context nothing done. */
         typedef CUresult (*f7)(void *, void *, void *, void *, void *, void *, void *);
         ((f7)p)(NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+        return 1;
+    }
+    if (IS("cuLibraryLoadData") || IS("cuLibraryLoadFromFile")) {
+        /* A NULL output, no image or file: refused. */
+        ((cuLibraryLoadData_fn)p)(NULL, NULL, NULL, NULL, 0, NULL, NULL, 0);
         return 1;
     }
     if (IS("cuMemFree") || IS("cuMemFreeAsync") || IS("cuMemRelease") || IS("cuArrayDestroy") ||

@@ -3,7 +3,8 @@
 # CUDA 13 runtime (cudart13_requests.tsv): every memory, context and launch
 # entry point (and the copies, memsets, synchronisations, streams, events, stream memory
 # operations, host functions, callbacks, capture and graph upload, and the context, capture-info,
-# pointer, function and device queries and the host-memory calls that idle reclamation hooks:
+# pointer, function, device and address-range queries, the host-memory calls and the library and
+# kernel calls that idle reclamation hooks:
 # docs/suspend.md) comes back as the interposer's hook for exactly the variant
 # the driver chose (version and per-thread-stream flag honoured), including
 # the cuGetProcAddress the runtime fetches through itself; every hooked
@@ -34,7 +35,8 @@ cuStreamAddCallback cuStreamBeginCapture cuStreamEndCapture cuStreamIsCapturing 
 cuMemcpy3DPeer cuMemcpy3DPeerAsync cuMemcpyBatchAsync cuCtxSetCurrent cuCtxGetCurrent cuCtxGetDevice
 cuCtxPushCurrent cuCtxPopCurrent cuStreamGetCaptureInfo cuPointerGetAttribute cuPointerGetAttributes
 cuFuncGetAttribute cuDeviceGetAttribute cuMemAllocHost cuMemHostAlloc cuMemFreeHost cuMemHostRegister
-cuMemHostUnregister'
+cuMemHostUnregister cuMemGetAddressRange cuLibraryLoadData cuLibraryLoadFromFile cuLibraryUnload
+cuLibraryGetKernel cuLibraryGetModule cuKernelGetFunction cuKernelGetAttribute cuKernelSetAttribute'
 printf '%s\n' $HOOKED >"$TMP/hooked"
 
 "$REPLAY" "$TSV" >"$TMP/bare" 2>"$TMP/bare.err"
@@ -87,13 +89,13 @@ for row in "cuMemAlloc 2000 0" "cuMemFree 2000 0" "cuMemGetInfo 2000 0" "cuMemAl
     "cuMemcpy2D 2000 0" "cuMemcpy2DUnaligned 2000 0" "cuMemcpy2DAsync 2000 0" "cuMemcpy3D 2000 0" \
     "cuMemcpy3DAsync 2000 0" "cuCtxPushCurrent 2000 0" "cuCtxPopCurrent 2000 0" \
     "cuStreamGetCaptureInfo 10010 0" "cuStreamGetCaptureInfo 11030 2" "cuMemAllocHost 2000 0" \
-    "cuMemAllocHost 3020 0"; do
+    "cuMemAllocHost 3020 0" "cuMemGetAddressRange 2000 0"; do
     printf '%s\n' "$row" | tr ' ' '\t' >>"$TMP/extra.tsv"
 done
 "$REPLAY" "$TMP/extra.tsv" >"$TMP/xbare" 2>/dev/null
 LD_PRELOAD="$PRE" "$REPLAY" "$TMP/extra.tsv" >"$TMP/xpre" 2>/dev/null
 bad=$(paste -d' ' "$TMP/xbare" "$TMP/xpre" | awk 'NR > 1 && ($4 == "-" || $10 != "libtessel-cuda.so" || $11 != $5 || $12 != 1) {print}')
-is "$bad" "" "53 more lookups (v1 variants, _v3/_v4, ptds before _ptsz existed, v1 copies and sets (Async, 2D and 3D ones too), the first event and stream exports, ptds sets and 2D copies, the _v2 stream memory operations, a callback's and a capture's ptds before their _ptsz, the v1 context push and pop, the first two cuStreamGetCaptureInfo, cuMemAllocHost v1 and _v2): hooked, same variant"
+is "$bad" "" "54 more lookups (v1 variants, _v3/_v4, ptds before _ptsz existed, v1 copies and sets (Async, 2D and 3D ones too), the first event and stream exports, ptds sets and 2D copies, the _v2 stream memory operations, a callback's and a capture's ptds before their _ptsz, the v1 context push and pop, the first two cuStreamGetCaptureInfo, cuMemAllocHost v1 and _v2, cuMemGetAddressRange v1): hooked, same variant"
 xline() { awk -v n="$1" -v v="$2" '$1 == n && $2 == v {print $5; exit}' "$TMP/xpre"; }
 is "$(xline cuMemAlloc 2000)" cuMemAlloc "cuMemAlloc @2000 -> the v1 cuMemAlloc"
 is "$(xline cuCtxCreate 12050)" cuCtxCreate_v4 "cuCtxCreate @12050 -> cuCtxCreate_v4"
@@ -110,6 +112,7 @@ is "$(xline cuCtxPushCurrent 2000)" cuCtxPushCurrent "cuCtxPushCurrent @2000 -> 
 is "$(xline cuStreamGetCaptureInfo 10010)" cuStreamGetCaptureInfo "cuStreamGetCaptureInfo @10010 -> the first export"
 is "$(xline cuStreamGetCaptureInfo 11030)" cuStreamGetCaptureInfo_v2_ptsz "cuStreamGetCaptureInfo @11030 ptds -> _v2_ptsz"
 is "$(xline cuMemAllocHost 3020)" cuMemAllocHost_v2 "cuMemAllocHost @3020 -> cuMemAllocHost_v2"
+is "$(xline cuMemGetAddressRange 2000)" cuMemGetAddressRange "cuMemGetAddressRange @2000 -> the v1 cuMemGetAddressRange"
 is "$(xline cuStreamAddCallback 5000)" cuStreamAddCallback "cuStreamAddCallback @5000 ptds -> cuStreamAddCallback (no _ptsz before 7000)"
 
 # Spot checks with figures: the variants the runtime's requests select.

@@ -330,6 +330,8 @@ typedef enum CUfunction_attribute_enum {
     CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES = 2,
     CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3,
     CU_FUNC_ATTRIBUTE_NUM_REGS = 4,
+    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+    CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 9,
     CU_FUNC_ATTRIBUTE_MAX = 20
 } CUfunction_attribute;
 
@@ -1140,6 +1142,28 @@ CUABI_FN(cuModuleLoadFatBinary, (CUmodule * module, const void *fatCubin));
 CUABI_FN(cuModuleGetFunction, (CUfunction * hfunc, CUmodule hmod, const char *name));
 CUABI_FN(cuFuncGetAttribute, (int *pi, CUfunction_attribute attrib, CUfunction hfunc));
 CUABI_FN(cuModuleUnload, (CUmodule hmod));
+/* Libraries and kernels (CUDA 12.0): enum CUlibraryOption_enum of cuda.h 13.0. */
+typedef enum CUlibraryOption_enum {
+    CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE = 0,
+    CU_LIBRARY_BINARY_IS_PRESERVED = 1,
+    CU_LIBRARY_NUM_OPTIONS
+} CUlibraryOption;
+CUABI_FN(cuLibraryLoadData,
+         (CUlibrary * library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues,
+          unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues,
+          unsigned int numLibraryOptions));
+CUABI_FN(cuLibraryLoadFromFile,
+         (CUlibrary * library, const char *fileName, CUjit_option *jitOptions,
+          void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions,
+          void **libraryOptionValues, unsigned int numLibraryOptions));
+CUABI_FN(cuLibraryUnload, (CUlibrary library));
+CUABI_FN(cuLibraryGetKernel, (CUkernel * pKernel, CUlibrary library, const char *name));
+CUABI_FN(cuLibraryGetModule, (CUmodule * pMod, CUlibrary library));
+CUABI_FN(cuKernelGetFunction, (CUfunction * pFunc, CUkernel kernel));
+CUABI_FN(cuKernelGetAttribute,
+         (int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev));
+CUABI_FN(cuKernelSetAttribute,
+         (CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev));
 CUABI_FN(cuLaunchKernel,
          (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
           unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,

@@ -2,7 +2,8 @@
  * context (cuCtxGetCurrent, cuCtxSetCurrent, cuCtxGetDevice, cuCtxPushCurrent, cuCtxPopCurrent:
  * the CUDA runtime's nearly every call), a stream's capture (cuStreamGetCaptureInfo: PyTorch's
  * allocator at every allocation), attributes of pointers, functions and devices
- * (cuPointerGetAttribute(s), cuFuncGetAttribute, cuDeviceGetAttribute), and page-locked host
+ * (cuPointerGetAttribute(s), cuFuncGetAttribute, cuDeviceGetAttribute), an allocation's range
+ * (cuMemGetAddressRange), and page-locked host
  * memory (cuMemAllocHost, cuMemHostAlloc, cuMemFreeHost, cuMemHostRegister, cuMemHostUnregister:
  * host memory the driver pins and maps, no GPU memory, nothing charged).
  *
@@ -18,7 +19,8 @@
  * ($TESSEL_SHARED/cuda/cudart13_requests.tsv) and the exports a program links against: the v1
  * (pre-4.0) push and pop too, cuCtxGetDevice_v2 (13.0), cuStreamGetCaptureInfo v1 (10.1), _v2
  * (11.3) and _v3 (12.3), each with its per-thread-default-stream (_ptsz) export,
- * cuMemAllocHost v1 and _v2 (3.2), cuMemHostRegister's _v2 (6.5; its 4.0 export is not hooked).
+ * cuMemAllocHost v1 and _v2 (3.2), cuMemHostRegister's _v2 (6.5; its 4.0 export is not hooked),
+ * cuMemGetAddressRange v1 and _v2 (3.2).
  * Signatures: cuda.h 13.0, through src/common/cudaabi/cuda_abi.h.
  */
 #include "interposer/interposer.h"
@@ -80,6 +82,12 @@ QUERY(cuPointerGetAttributes,
 QUERY(cuFuncGetAttribute, (int *pi, CUfunction_attribute attrib, CUfunction hfunc),
       (pi, attrib, hfunc))
 QUERY(cuDeviceGetAttribute, (int *pi, CUdevice_attribute attrib, CUdevice dev), (pi, attrib, dev))
+
+/* An allocation's range (the CUDA runtime's cudaPointerGetAttributes, PyTorch's IPC). */
+QUERY(cuMemGetAddressRange, (CUdeviceptr_v1 * pbase, unsigned int *psize, CUdeviceptr_v1 dptr),
+      (pbase, psize, dptr))
+QUERY(cuMemGetAddressRange_v2, (CUdeviceptr * pbase, size_t *psize, CUdeviceptr dptr),
+      (pbase, psize, dptr))
 
 /* Page-locked host memory. */
 QUERY(cuMemAllocHost, (void **pp, unsigned int bytesize), (pp, bytesize))

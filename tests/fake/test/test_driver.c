@@ -1210,6 +1210,120 @@ static void test_ctx_costs(void **state)
 /* Module memory: the module's code at load, each function's at its first
  * use (lazy loading), all of it back at unload or with the context; a
  * module that does not fit the device is refused with nothing spent. */
+/* Libraries and kernels (CUDA 12.0, lazy loading): a library is charged as a module at load and
+ * given back at unload; its kernels are named functions that cost nothing until their first
+ * launch; cuKernelGetFunction gives a handle cuLaunchKernel takes; the argument checks. */
+static void test_library(void **state)
+{
+    (void)state;
+    tessel_fake_reset();
+    clear_env();
+    setenv("TESSEL_FAKE_GPUS", "A:1G", 1);
+    setenv("TESSEL_FAKE_CTX_MEM", "100M", 1);
+    setenv("TESSEL_FAKE_MODULE_MEM", "40M", 1);
+    setenv("TESSEL_FAKE_FUNC_MEM", "3M", 1);
+    setenv("TESSEL_FAKE_LAUNCH_MEM", "5M", 1);
+    OK(cuInit(0));
+    CUlibrary lib = NULL, lib2 = NULL;
+    CUkernel k = NULL, k2 = NULL;
+    CUfunction f = NULL;
+    CUmodule m = NULL;
+    assert_int_equal(cuLibraryLoadData(&lib, "image", NULL, NULL, 0, NULL, NULL, 0),
+                     CUDA_ERROR_INVALID_CONTEXT); /* the fake needs a current context */
+    primary(0);
+    assert_true(tessel_fake_process_used(0) == 100 * MiB);
+    assert_int_equal(cuLibraryLoadData(NULL, "image", NULL, NULL, 0, NULL, NULL, 0),
+                     CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuLibraryLoadData(&lib, NULL, NULL, NULL, 0, NULL, NULL, 0),
+                     CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuLibraryLoadData(&lib, "image", NULL, NULL, 1, NULL, NULL, 0),
+                     CUDA_ERROR_INVALID_VALUE);
+    CUlibraryOption bad = CU_LIBRARY_NUM_OPTIONS, keep = CU_LIBRARY_BINARY_IS_PRESERVED;
+    void *one = (void *)1;
+    assert_int_equal(cuLibraryLoadData(&lib, "image", NULL, NULL, 0, &bad, &one, 1),
+                     CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuLibraryLoadFromFile(&lib, "/dev/null", NULL, NULL, 0, &keep, &one, 1),
+                     CUDA_ERROR_INVALID_VALUE); /* preserved: an image in memory only */
+    assert_int_equal(
+        cuLibraryLoadFromFile(&lib, "/nonexistent/lib.cubin", NULL, NULL, 0, NULL, NULL, 0),
+        CUDA_ERROR_FILE_NOT_FOUND);
+    assert_int_equal(cuLibraryLoadFromFile(&lib, NULL, NULL, NULL, 0, NULL, NULL, 0),
+                     CUDA_ERROR_INVALID_VALUE);
+    assert_true(tessel_fake_process_used(0) == 100 * MiB); /* nothing spent */
+    OK(cuLibraryLoadData(&lib, "image", NULL, NULL, 0, &keep, &one, 1));
+    assert_true(tessel_fake_process_used(0) == 140 * MiB);
+    OK(cuLibraryLoadFromFile(&lib2, "/dev/null", NULL, NULL, 0, NULL, NULL, 0));
+    assert_true(tessel_fake_process_used(0) == 180 * MiB);
+    /* Kernels: named, found again, nothing charged until the first launch. */
+    assert_int_equal(cuLibraryGetKernel(NULL, lib, "k"), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuLibraryGetKernel(&k, lib, NULL), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuLibraryGetKernel(&k, (CUlibrary)&k, "k"), CUDA_ERROR_INVALID_HANDLE);
+    OK(cuLibraryGetKernel(&k, lib, "fake_kernel_1us"));
+    OK(cuLibraryGetKernel(&k2, lib, "fake_kernel_1us"));
+    assert_ptr_equal(k, k2);
+    assert_true(tessel_fake_process_used(0) == 180 * MiB);
+    assert_int_equal(cuKernelGetFunction(NULL, k), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuKernelGetFunction(&f, (CUkernel)lib), CUDA_ERROR_INVALID_HANDLE);
+    OK(cuKernelGetFunction(&f, k));
+    OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+    OK(cuCtxSynchronize());
+    assert_true(tessel_fake_process_used(0) == 185 * MiB); /* the kernel's code, at launch */
+    /* A module's function is no kernel, a kernel's library no module to cuModuleUnload. */
+    CUmodule mm;
+    CUfunction mf;
+    OK(cuModuleLoadData(&mm, "image"));
+    OK(cuModuleGetFunction(&mf, mm, "k"));
+    assert_int_equal(cuKernelGetFunction(&f, (CUkernel)mf), CUDA_ERROR_INVALID_HANDLE);
+    assert_int_equal(cuLibraryUnload((CUlibrary)mm), CUDA_ERROR_INVALID_HANDLE);
+    OK(cuModuleUnload(mm));
+    assert_true(tessel_fake_process_used(0) == 185 * MiB);
+    assert_int_equal(cuLibraryGetModule(NULL, lib), CUDA_ERROR_INVALID_VALUE);
+    OK(cuLibraryGetModule(&m, lib));
+    assert_non_null(m);
+    assert_int_equal(cuModuleUnload(m), CUDA_ERROR_INVALID_HANDLE);
+    /* Attributes: read, and the two that can be set. */
+    int v = -5;
+    OK(cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k, 0));
+    assert_int_equal(v, 1024);
+    OK(cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, k, 0));
+    assert_int_equal(v, -1);
+    assert_int_equal(cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, k, 1),
+                     CUDA_ERROR_INVALID_DEVICE);
+    assert_int_equal(cuKernelGetAttribute(NULL, CU_FUNC_ATTRIBUTE_NUM_REGS, k, 0),
+                     CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX, k, 0),
+                     CUDA_ERROR_INVALID_VALUE);
+    OK(cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 96 * 1024, k, 0));
+    OK(cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, k, 0));
+    assert_int_equal(v, 96 * 1024);
+    OK(cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 50, k, 0));
+    OK(cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, k, 0));
+    assert_int_equal(v, 50);
+    assert_int_equal(cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_NUM_REGS, 8, k, 0),
+                     CUDA_ERROR_INVALID_VALUE); /* read only */
+    assert_int_equal(
+        cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 101, k, 0),
+        CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 0, k, 3),
+                     CUDA_ERROR_INVALID_DEVICE);
+    /* Unload: everything back, the handles stale. */
+    OK(cuLibraryUnload(lib));
+    assert_true(tessel_fake_process_used(0) == 140 * MiB);
+    assert_int_equal(cuLibraryUnload(lib), CUDA_ERROR_INVALID_HANDLE);
+    assert_int_equal(cuKernelGetFunction(&f, k), CUDA_ERROR_INVALID_HANDLE);
+    assert_int_equal(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL),
+                     CUDA_ERROR_INVALID_HANDLE);
+    OK(cuLibraryUnload(lib2));
+    assert_true(tessel_fake_process_used(0) == 100 * MiB);
+    /* Looked up through cuGetProcAddress at the version cuda.h 13 gives. */
+    void *fn = NULL;
+    CUdriverProcAddressQueryResult qr;
+    OK(cuGetProcAddress_v2("cuLibraryGetKernel", &fn, 12000, 0, &qr));
+    assert_ptr_equal(fn, (void *)cuLibraryGetKernel);
+    OK(cuGetProcAddress_v2("cuKernelSetAttribute", &fn, 13000, 0, &qr));
+    assert_ptr_equal(fn, (void *)cuKernelSetAttribute);
+}
+
 static void test_module_mem(void **state)
 {
     tessel_fake_reset();
@@ -1771,6 +1885,7 @@ int main(void)
         cmocka_unit_test_teardown(test_fork_rule, teardown),
         cmocka_unit_test_teardown(test_ctx_costs, teardown),
         cmocka_unit_test_teardown(test_module_mem, teardown),
+        cmocka_unit_test_teardown(test_library, teardown),
         cmocka_unit_test_teardown(test_launch_mem, teardown),
         cmocka_unit_test_teardown(test_ctx_limits, teardown),
     };
