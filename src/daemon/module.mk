@@ -160,7 +160,7 @@ TESSELD_TESTS += tests/t/t3252-daemon-idle-calls2.t tests/t/t3253-daemon-idle-wo
 # The third pass: context, capture-info, attribute and host-memory queries gated, not work.
 TESSELD_TESTS += tests/t/t3254-daemon-idle-queries.t
 # The fourth pass: the library and kernel calls of lazy loading, and cuMemGetAddressRange.
-TESSELD_TESTS += tests/t/t3255-daemon-idle-library.t
+TESSELD_TESTS += tests/t/t3255-daemon-idle-libraries.t
 TESSELD_TESTS += tests/t/t3163-daemon-jobdir-mounted.t
 TESSELD_TESTS += tests/t/t3164-daemon-exit-record.t
 TESSELD_TESTS += tests/t/t3165-daemon-jobdir-reused-id.t
@@ -369,7 +369,7 @@ tests/t/t3239-daemon-idle-window.t tests/t/t3240-daemon-resume-rules.t tests/t/t
 tests/t/t3242-daemon-idle-again.t tests/t/t3249-daemon-idle-share-launch.t \
 tests/t/t3250-daemon-resume-rules-user.t tests/t/t3252-daemon-idle-calls2.t \
 tests/t/t3253-daemon-idle-work2.t tests/t/t3254-daemon-idle-queries.t \
-tests/t/t3255-daemon-idle-library.t: \
+tests/t/t3255-daemon-idle-libraries.t: \
     $(O)/tests/interposer/tcu-probe $(O)/tests/interposer/tcu-slice $(O)/lib/libtessel-cuda.so \
     $(O)/tests/fake/libcuda.so.1 $(O)/bin/tessel
 # The slice test runs the interposer's probe as a job, over the fake driver.
