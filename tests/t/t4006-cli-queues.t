@@ -41,15 +41,15 @@ ok $? "the scheduler has run with the new queues"
 tcli queues
 is "$RC" 0 "queues lists"
 is "$(head -1 "$TD/o")" "resources: USED/GUARANTEE/LIMIT ('-' = not governed / no cap)" "a legend first"
-is "$(sed -n 2p "$TD/o" | tr -s ' ')" "QUEUE WEIGHT GPU NGPU GPU-MEM CPU MEM PEND RUNNING GUARANTEE RESERVE PLACEMENT IDLE ALLOWED" "the header"
+is "$(sed -n 2p "$TD/o" | tr -s ' ')" "QUEUE WEIGHT GPU NGPU GPU-MEM CPU MEM PEND RUNNING GUARANTEE RESERVE PLACEMENT IDLE OVERSUB ALLOWED" "the header"
 is "$(sed -n '3,$p' "$TD/o" | grep -oE '^ *[a-z]+' | tr '\n' ,)" "default,research,  nlp,  vision," \
     "the tree: children indented under their parent, by name"
-is "$(row research)" "research 3 0.5/1.5/2 0.5/-/- 12.0 GiB/40.0 GiB/- 1/8/- 1.00 GiB/64.0 GiB/- 0 1 held 15m pack - all" \
+is "$(row research)" "research 3 0.5/1.5/2 0.5/-/- 12.0 GiB/40.0 GiB/- 1/8/- 1.00 GiB/64.0 GiB/- 0 1 held 15m pack - - all" \
     "research: weight 3, uses 0.5 of 1.5 GPU (cap 2), 12 GiB of 40 GiB, 1 of 8 CPUs, 1 of 64 GiB; 1 running, guarantee held"
-is "$(row vision)" " vision 2 0.5/1/- 0.5/-/- 12.0 GiB/20.0 GiB/- 1/0/- 1.00 GiB/0/- 0 1 held 15m pack - all" \
+is "$(row vision)" " vision 2 0.5/1/- 0.5/-/- 12.0 GiB/20.0 GiB/- 1/0/- 1.00 GiB/0/- 0 1 held 15m pack - - all" \
     "vision: weight 2, the job's usage, its guarantees, no caps"
-is "$(row nlp)" " nlp 1 0/0.5/1 0/-/- 0/0/- 0/0/- 0/0/- 0 0 held 15m pack - all" "nlp: nothing used, 0.5 GPU guaranteed, capped at 1"
-is "$(row default)" "default 1 0/-/- 0/-/- 0/-/- 0/-/- 0/-/- 0 0 held 15m spread - all" "default: nothing governed, no cap"
+is "$(row nlp)" " nlp 1 0/0.5/1 0/-/- 0/0/- 0/0/- 0/0/- 0 0 held 15m pack - - all" "nlp: nothing used, 0.5 GPU guaranteed, capped at 1"
+is "$(row default)" "default 1 0/-/- 0/-/- 0/-/- 0/-/- 0/-/- 0 0 held 15m spread - - all" "default: nothing governed, no cap"
 
 # --- set: PATCH semantics -------------------------------------------------------------------
 tcli queues set nlp --limit gpu=none --weight 5
