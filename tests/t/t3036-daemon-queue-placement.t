@@ -55,7 +55,7 @@ wait_for idle
 
 tcli queues set lab --placement spread
 is "$RC" "0" "queues set lab --placement spread"
-wait_for 'tcli queues; grep -Eq "^ +team .* spread +- +all *$" "$TD/o"'
+wait_for 'tcli queues; grep -Eq "^ +team .* spread +- +- +all *$" "$TD/o"'
 ok $? "tessel queues shows team spreading, inherited from lab"
 E=$(submit team 0.25)
 wait_for '[ "$(job_state $E)" = running ]'
@@ -98,7 +98,7 @@ tcli queues set wide --reserve-after 90s
 tcli queues --json
 is "$(jq -r '.queues[] | select(.name == "wide") | .reserve_after' "$TD/o")" "90" \
     "--reserve-after 90s is stored as 90 s"
-wait_for 'tcli queues; grep -Eq "^wide .* 1m30s +pack +- +all *$" "$TD/o"'
+wait_for 'tcli queues; grep -Eq "^wide .* 1m30s +pack +- +- +all *$" "$TD/o"'
 ok $? "tessel queues shows it as 1m30s" || diag "$(cat "$TD/o")"
 tcli queues set wide --reserve-after inherit
 tcli queues --json
