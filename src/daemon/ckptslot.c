@@ -19,18 +19,20 @@ typedef struct {
     void *arg;
 } entry_t;
 
-/* An owner's next turn (RV16 M1): kept after its steps end, so that an owner who queues one
- * step at a time still takes turns with the others. */
+/* An owner's next turn on each GPU (RV16 M1; per GPU: RV16b M1): kept after its steps end, so
+ * that an owner who queues one step at a time still takes turns with the others. */
 typedef struct {
     char name[TESSD_CSLOT_OWNER_MAX + 1];
-    uint64_t next;
+    uint64_t next[TESSD_CSLOT_MAX_GPUS];
 } owner_t;
 
 struct tessd_cslots {
     unsigned per_gpu;
     uint64_t next;
-    uint64_t turn; /* the turn served: the highest of the waiters that took their slots */
-    owner_t *o;    /* the owners whose next turn is later than turn */
+    /* Per GPU, the turn served: the highest of the waiters that took that GPU's slots.  Turns
+     * only order the steps that want one GPU, so a GPU's steps never move another's on. */
+    uint64_t turn[TESSD_CSLOT_MAX_GPUS];
+    owner_t *o; /* the owners whose next turn on some GPU is later than that GPU's turn */
     size_t no, capo;
     entry_t *e; /* waiters and holders, in the order of asking */
     size_t n, cap;
@@ -85,11 +87,21 @@ uint64_t tessd_cslots_queue(tessd_cslots_t *s, const unsigned *gpus, size_t n,
         errno = EINVAL;
         return 0;
     }
-    /* Forget the owners whose next turn has come (their next step gets the turn served). */
+    for (size_t k = 0; k < n; k++)
+        if (gpus[k] >= TESSD_CSLOT_MAX_GPUS) {
+            errno = EINVAL;
+            return 0;
+        }
+    /* Forget the owners whose next turn has come on every GPU (their next step gets the turn
+     * served there). */
     size_t keep = 0;
-    for (size_t i = 0; i < s->no; i++)
-        if (s->o[i].next > s->turn)
+    for (size_t i = 0; i < s->no; i++) {
+        bool later = false;
+        for (unsigned g = 0; g < TESSD_CSLOT_MAX_GPUS && !later; g++)
+            later = s->o[i].next[g] > s->turn[g];
+        if (later)
             s->o[keep++] = s->o[i];
+    }
     s->no = keep;
     if (s->no == s->capo) {
         size_t cap = s->capo ? 2 * s->capo : 8;
@@ -114,23 +126,31 @@ uint64_t tessd_cslots_queue(tessd_cslots_t *s, const unsigned *gpus, size_t n,
     entry_t *e = &s->e[s->n];
     *e = (entry_t){.t = s->next, .rank = 2 * (int)cls, .restore = restore, .arg = arg};
     snprintf(e->owner, sizeof e->owner, "%s", owner ? owner : "");
-    /* Its turn: the one served now, or its owner's next if later (so the owners' steps
-     * interleave: each owner's k-th step goes after the others' (k-1)-th). */
-    e->turn = s->turn;
+    for (size_t k = 0; k < n; k++)
+        if (!wants(e, gpus[k]))
+            e->gpus[e->n++] = gpus[k];
+    /* Its turn, on each of its GPUs the one served there now or its owner's next there if
+     * later, the highest over its GPUs (so the owners' steps on a GPU interleave: each
+     * owner's k-th step there goes after the others' (k-1)-th; a gang step waits its turn on
+     * each of its GPUs). */
     owner_t *ow = NULL;
     for (size_t i = 0; i < s->no; i++)
         if (strcmp(s->o[i].name, e->owner) == 0)
             ow = &s->o[i];
-    if (ow && ow->next > e->turn)
-        e->turn = ow->next;
     if (!ow) {
         ow = &s->o[s->no++]; /* room made above */
+        *ow = (owner_t){0};
         snprintf(ow->name, sizeof ow->name, "%s", e->owner);
     }
-    ow->next = e->turn + 1;
-    for (size_t k = 0; k < n; k++)
-        if (!wants(e, gpus[k]))
-            e->gpus[e->n++] = gpus[k];
+    e->turn = 0;
+    for (size_t k = 0; k < e->n; k++) {
+        unsigned g = e->gpus[k];
+        uint64_t turn = ow->next[g] > s->turn[g] ? ow->next[g] : s->turn[g];
+        if (turn > e->turn)
+            e->turn = turn;
+    }
+    for (size_t k = 0; k < e->n; k++)
+        ow->next[e->gpus[k]] = e->turn + 1;
     s->n++;
     return s->next++;
 }
@@ -167,8 +187,9 @@ int tessd_cslots_try(tessd_cslots_t *s, uint64_t t)
         }
     }
     w->holds = true;
-    if (w->turn > s->turn)
-        s->turn = w->turn;
+    for (size_t k = 0; k < w->n; k++)
+        if (w->turn > s->turn[w->gpus[k]])
+            s->turn[w->gpus[k]] = w->turn;
     return 1;
 }
 
@@ -184,7 +205,7 @@ int tessd_cslots_age(tessd_cslots_t *s, uint64_t t)
     return e->rank != was;
 }
 
-int tessd_cslots_pass(tessd_cslots_t *s, uint64_t t, bool force)
+int tessd_cslots_pass(tessd_cslots_t *s, uint64_t t)
 {
     entry_t *e = s ? find(s, t) : NULL;
     if (!e || !e->holds) {
@@ -193,7 +214,9 @@ int tessd_cslots_pass(tessd_cslots_t *s, uint64_t t, bool force)
     }
     if (e->passed)
         return 1;
-    for (size_t i = 0; !force && i < s->n; i++) {
+    /* At most one passed holder per GPU, whatever it was passed for (RV16b M2): a further
+     * stopped or overdue holder keeps counting, so stopped copies cannot be stockpiled. */
+    for (size_t i = 0; i < s->n; i++) {
         const entry_t *o = &s->e[i];
         if (o == e || !o->holds || !o->passed)
             continue;

@@ -10,9 +10,10 @@
  *   - fewer than per_gpu counted holders copy there (a passed holder is not counted: the
  *     process its copy works on is stopped, or it held its slots too long, so it must not hold
  *     the GPU against others: tessd_cslots_pass; passing is for good, a passed holder never
- *     counts or blocks again, and a GPU has at most one holder passed for a stop at a time, so
- *     a job's stops and continues make at most per_gpu + 1 copies run there; a holder past
- *     the hold bound is passed whatever else is: force);
+ *     counts or blocks again, and a GPU has at most one passed holder at a time, passed for a
+ *     stop or for its hold alike (RV16b M2: a further stopped or overdue holder keeps counting
+ *     until that one ends), so stops, continues and long holds make at most per_gpu + 1
+ *     copies run on a GPU at any time);
  *   - for a restore, no counted restore is under way there (each restore reads the device's free
  *     memory afresh once it holds its slots, less what a passed restore still holding there
  *     may yet take: suspend.c; two restores never count the same free memory);
@@ -20,12 +21,14 @@
  * Rank: class first (TESSD_CSLOT_PREEMPT before TESSD_CSLOT_PERSON before TESSD_CSLOT_RECLAIM),
  * a waiter that waited long ranking up (tessd_cslots_age: a RECLAIM waiter as a PERSON one,
  * then a PERSON one before every PERSON waiter not aged, never as a PREEMPT one); within a
- * rank the owners take turns (a step's turn is the one after its owner's last step, or the
- * turn served now if that is later: an owner's k-th queued step goes after the other owners'
- * (k-1)-th, and one who queues a step at a time gets no earlier turn for it), then the order
- * of asking; so a preemption's step is served first, one user's many steps do not keep
- * another's waiting (RV16 M1), and a step that wants several GPUs is not passed for ever by
- * steps that want one of them.
+ * rank the owners take turns, per GPU (a step's turn on a GPU is the one after its owner's
+ * last step there, or the turn served there now if that is later: an owner's k-th queued step
+ * on a GPU goes after the other owners' (k-1)-th there, and one who queues a step at a time
+ * gets no earlier turn for it; a step on several GPUs takes the highest over them, and taking
+ * slots moves on only the turns of the GPUs taken, so steps on one GPU never push an owner's
+ * turn on another: RV16b M1), then the order of asking; so a preemption's step is served
+ * first, one user's many steps do not keep another's waiting (RV16 M1), and a step that wants
+ * several GPUs is not passed for ever by steps that want one of them.
  *
  * Tickets are never 0 and never reused.  Prefix tessd_cslots_.
  */
@@ -58,10 +61,11 @@ void tessd_cslots_free(tessd_cslots_t *s);
 /* Most bytes of an owner's name that tell owners apart (a user name: TSTORE_NAME_MAX). */
 #define TESSD_CSLOT_OWNER_MAX 32
 
-/* Queue a step that wants the slots of gpus[0..n) (1..TESSD_CSLOT_MAX_GPUS; duplicates count
- * once), of class cls, a restore or not, of owner (its job's user; NULL: ""; the first
- * TESSD_CSLOT_OWNER_MAX bytes).  arg is the caller's, handed back by tessd_cslots_blockers.
- * Its ticket (> 0), or 0 with errno (EINVAL, ENOMEM). */
+/* Queue a step that wants the slots of gpus[0..n) (1..TESSD_CSLOT_MAX_GPUS of them, each a
+ * node's GPU index below TESSD_CSLOT_MAX_GPUS; duplicates count once), of class cls, a restore or
+ * not, of owner (its job's user; NULL: ""; the first TESSD_CSLOT_OWNER_MAX bytes).  arg is the
+ * caller's, handed back by tessd_cslots_blockers. Its ticket (> 0), or 0 with errno (EINVAL,
+ * ENOMEM). */
 uint64_t tessd_cslots_queue(tessd_cslots_t *s, const unsigned *gpus, size_t n,
                             tessd_cslot_class_t cls, bool restore, const char *owner, void *arg);
 
@@ -76,12 +80,12 @@ int tessd_cslots_age(tessd_cslots_t *s, uint64_t t);
  * ticket. */
 int tessd_cslots_try(tessd_cslots_t *s, uint64_t t);
 
-/* Pass holder t: its slots no longer count, for good (it never blocks a waiter again, and a
- * later verdict cannot make it count again: RV16 H1's toggling).  Not force (its copy's process
- * is stopped): only when no other passed holder holds one of its GPUs (at most one such per
- * GPU), else 0 and it still counts.  force (it held its slots too long): passed anyway.
+/* Pass holder t (its copy's process is stopped, or it held its slots too long): its slots no
+ * longer count, for good (it never blocks a waiter again, and a later verdict cannot make it
+ * count again: RV16 H1's toggling).  Only when no other passed holder holds one of its GPUs
+ * (at most one per GPU, whatever each was passed for: RV16b M2), else 0 and it still counts.
  * 1 passed (now or before), 0 not now, -1 EINVAL (no such holder). */
-int tessd_cslots_pass(tessd_cslots_t *s, uint64_t t, bool force);
+int tessd_cslots_pass(tessd_cslots_t *s, uint64_t t);
 
 /* Whether holder t was passed. */
 bool tessd_cslots_passed(const tessd_cslots_t *s, uint64_t t);

@@ -367,8 +367,10 @@ typedef struct {
  * right now (SIGSTOP: the driver's copy waits for it as its lock does; the agent publishes which
  * process its copy works on, and no other process of the job is looked at: RV16 H1), or that
  * has held its slots longer than CSLOT_HOLD_MS, is passed (tessd_cslots_pass: for good, at most
- * one passed for a stop per GPU), so a job cannot hold its GPUs' slots against other jobs by
- * stopping itself or by queueing long work, nor copy uncounted by stopping something else. */
+ * one passed holder per GPU at a time, for a stop or for its hold alike: RV16b M2), so a job
+ * cannot hold its GPUs' slots against other jobs by stopping itself or by queueing long work
+ * while no other is passed there, nor copy uncounted by stopping something else, nor stockpile
+ * passed copies of stopped processes to continue them all at once. */
 
 /* How often a step waiting for a slot looks at its holders' processes (the wake of a holder
  * that ends comes at once through cslot_cv): a stopped holder is passed within this. */
@@ -379,7 +381,8 @@ typedef struct {
  * copy of 80 GiB one way takes about 27 s at that rate: a minute is a copy that waits for
  * something else, the work its job queued before the lock (the checkpoint waits for it), which
  * a job may make as long as it likes.  A copy of more than about 170 GiB at that rate passes it
- * too: the cap is then passed by one, the copies share the bus as before the cap. */
+ * too: the cap is then passed by one (one passed holder per GPU: a further overdue holder
+ * keeps counting until it ends), the copies share the bus as before the cap. */
 #define CSLOT_HOLD_MS 60000
 
 /* How long a step waits for its slots before it ranks up one step (tessd_cslots_age: RV16
@@ -389,6 +392,8 @@ typedef struct {
 
 /* Most holders one waiter looks at per poll (ckptslot's blockers on a node's GPUs). */
 #define CSLOT_LOOK (TSCHED_MAX_NODE_GPUS * TESSD_CSLOT_MAX_PER_GPU)
+/* ckptslot keeps its turns per GPU index below TESSD_CSLOT_MAX_GPUS: every node GPU's fits. */
+_Static_assert(TSCHED_MAX_NODE_GPUS <= TESSD_CSLOT_MAX_GPUS, "a node's GPU index fits ckptslot");
 
 /* "0" or "0,1": op's GPUs for the log. */
 static const char *op_gpus(const ckpt_op_t *op, char *buf, size_t len)
@@ -470,8 +475,8 @@ static void looks_give(tessd_t *d, uint64_t t, const look_t *lk, size_t n)
                 o->stall_v = lk[i].stopped;
             }
             bool was = tessd_cslots_passed(d->cslots, ts[k]);
-            if ((lk[i].overdue || lk[i].stopped) &&
-                tessd_cslots_pass(d->cslots, ts[k], lk[i].overdue) == 1 && !was) {
+            if ((lk[i].overdue || lk[i].stopped) && tessd_cslots_pass(d->cslots, ts[k]) == 1 &&
+                !was) {
                 char gs[96];
                 tessd_log("job %lld: its %s's copy on GPU %s no longer counts (%s)",
                           (long long)o->id, o->op == TESSD_CKPT_SUSPEND ? "checkpoint" : "restore",

@@ -234,9 +234,10 @@ static const char *const migrations[] = {
     /* 25 (issue 21 item 4, docs/interposer.md "Oversubscription"): queues.gpu_oversub, the
      * bytes per GPU a job of the queue may spill into host memory when it does not say (its
      * default) and the most a job that is not an admin's may ask; NULL: its parent's (a
-     * top-level queue: none), 0: none.  Every queue made before had none: each is set to 0. */
-    "ALTER TABLE queues ADD COLUMN gpu_oversub INTEGER;"
-    "UPDATE queues SET gpu_oversub = 0;",
+     * top-level queue: none), 0: none.  Every queue made before is left NULL: a top-level one
+     * has none, as before, and a child takes what an admin later sets on its parent (an
+     * explicit 0 would say none and bound nothing below a parent's maximum; RV16b M3). */
+    "ALTER TABLE queues ADD COLUMN gpu_oversub INTEGER;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 

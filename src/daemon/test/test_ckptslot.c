@@ -2,7 +2,9 @@
  * at a time while another GPU copies, the cap per GPU, preemptions before persons before
  * reclamations and the order of asking within a class, a gang step taking all its GPUs or
  * none (two gang steps asking in opposite orders do not deadlock; a gang waiter is not passed
- * for ever), a stalled holder not counted, one restore per GPU, and bad input refused. */
+ * for ever), a stalled holder not counted, at most one passed holder per GPU (no stockpile of
+ * stopped copies: RV16b M2), one restore per GPU, the owners' turns kept per GPU (RV16b M1),
+ * and bad input refused. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -130,7 +132,7 @@ static void test_stalled(void **state)
     uint64_t a = tessd_cslots_queue(s, &g, 1, TESSD_CSLOT_PERSON, false, NULL, &tag);
     uint64_t b = q1(s, 0, TESSD_CSLOT_PERSON, false);
     uint64_t c = q1(s, 5, TESSD_CSLOT_PERSON, false);
-    assert_int_equal(tessd_cslots_pass(s, b, false), -1); /* a waiter: not passed */
+    assert_int_equal(tessd_cslots_pass(s, b), -1); /* a waiter: not passed */
     assert_false(tessd_cslots_passed(s, b));
     assert_int_equal(tessd_cslots_try(s, a), 1);
     assert_int_equal(tessd_cslots_try(s, b), 0);
@@ -141,34 +143,76 @@ static void test_stalled(void **state)
     assert_ptr_equal(args[0], &tag);
     assert_int_equal(tessd_cslots_blockers(s, c, ts, args, 4), 0); /* another GPU */
     /* the process a's copy works on is stopped: a is passed, b copies */
-    assert_int_equal(tessd_cslots_pass(s, a, false), 1);
+    assert_int_equal(tessd_cslots_pass(s, a), 1);
     assert_true(tessd_cslots_passed(s, a));
     assert_int_equal(tessd_cslots_copying(s, 0), 0);
     assert_int_equal(tessd_cslots_try(s, b), 1);
     /* a goes on: it stays passed (never counts, never blocks again); b counts, a third waits */
-    assert_int_equal(tessd_cslots_pass(s, a, false), 1);
+    assert_int_equal(tessd_cslots_pass(s, a), 1);
     assert_int_equal(tessd_cslots_copying(s, 0), 1);
     uint64_t d = q1(s, 0, TESSD_CSLOT_PREEMPT, false);
     assert_int_equal(tessd_cslots_try(s, d), 0);
     /* b stopped too: a still holds as GPU 0's passed holder, so b is not passed (it counts) */
-    assert_int_equal(tessd_cslots_pass(s, b, false), 0);
+    assert_int_equal(tessd_cslots_pass(s, b), 0);
     assert_false(tessd_cslots_passed(s, b));
     assert_int_equal(tessd_cslots_try(s, d), 0);
     tessd_cslots_done(s, a);
-    assert_int_equal(tessd_cslots_try(s, d), 0);         /* b counts */
-    assert_int_equal(tessd_cslots_pass(s, b, false), 1); /* now GPU 0 has no passed holder */
+    assert_int_equal(tessd_cslots_try(s, d), 0);  /* b counts */
+    assert_int_equal(tessd_cslots_pass(s, b), 1); /* now GPU 0 has no passed holder */
     assert_int_equal(tessd_cslots_try(s, d), 1);
     tessd_cslots_done(s, b);
     tessd_cslots_done(s, d);
-    /* held too long: passed even beside another passed holder (force) */
-    uint64_t e = q1(s, 0, TESSD_CSLOT_PERSON, false);
-    assert_int_equal(tessd_cslots_try(s, e), 1);
-    assert_int_equal(tessd_cslots_pass(s, e, false), 1);
-    uint64_t f = q1(s, 0, TESSD_CSLOT_PERSON, false);
-    assert_int_equal(tessd_cslots_try(s, f), 1);
-    assert_int_equal(tessd_cslots_pass(s, f, false), 0);
-    assert_int_equal(tessd_cslots_pass(s, f, true), 1);
-    assert_int_equal(tessd_cslots_copying(s, 0), 0);
+    tessd_cslots_free(s);
+}
+
+/* Passed holders on one GPU at once (ts[0..n)): at most one may be passed (RV16b M2). */
+static unsigned passed_on(const tessd_cslots_t *s, const uint64_t *ts, size_t n)
+{
+    unsigned c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += tessd_cslots_passed(s, ts[i]);
+    return c;
+}
+
+/* RV16b M2: job A takes GPU 0's slot and stops its process (passed); jobs B, C, ... each take
+ * the slot in turn, stop theirs and hold past the hold bound.  Each is judged overdue but not
+ * passed while another passed holder holds GPU 0, so it keeps counting and the next waits:
+ * never more than one passed (stopped) copy to release at once beside the cap, whatever the
+ * number of rounds.  Once the passed holder ends, the next overdue one may be passed. */
+static void test_stockpile(void **state)
+{
+    (void)state;
+    tessd_cslots_t *s = tessd_cslots_new(1);
+    uint64_t h[8];
+    h[0] = q1(s, 0, TESSD_CSLOT_PERSON, false);
+    assert_int_equal(tessd_cslots_try(s, h[0]), 1);
+    assert_int_equal(tessd_cslots_pass(s, h[0]), 1); /* A stopped: passed */
+    size_t n = 1;
+    for (int round = 1; round < 8; round++) {
+        h[round] = q1(s, 0, TESSD_CSLOT_PERSON, false);
+        n++;
+        int took = tessd_cslots_try(s, h[round]);
+        /* only the first after A takes the slot: the others wait behind a counted holder */
+        assert_int_equal(took, round == 1 ? 1 : 0);
+        /* the pass (a minute later: overdue and stopped) of every holder is refused */
+        for (size_t i = 1; i < n; i++)
+            if (tessd_cslots_try(s, h[i]) == 1)
+                assert_int_equal(tessd_cslots_pass(s, h[i]), 0);
+        assert_int_equal(passed_on(s, h, n), 1);
+        assert_int_equal(tessd_cslots_copying(s, 0), 1);
+    }
+    /* A's copy ends: the overdue B may now be passed, and C takes the slot; C is not passed */
+    tessd_cslots_done(s, h[0]);
+    assert_int_equal(tessd_cslots_pass(s, h[1]), 1);
+    assert_int_equal(tessd_cslots_try(s, h[2]), 1);
+    assert_int_equal(tessd_cslots_try(s, h[3]), 0);
+    assert_int_equal(tessd_cslots_pass(s, h[2]), 0);
+    assert_int_equal(passed_on(s, h + 1, n - 1), 1);
+    assert_int_equal(tessd_cslots_copying(s, 0), 1);
+    /* a holder on GPU 1 is passed: GPU 0's passed holder does not count against GPU 1 */
+    uint64_t o = q1(s, 1, TESSD_CSLOT_PERSON, false);
+    assert_int_equal(tessd_cslots_try(s, o), 1);
+    assert_int_equal(tessd_cslots_pass(s, o), 1);
     tessd_cslots_free(s);
 }
 
@@ -183,13 +227,13 @@ static void test_toggle(void **state)
     assert_int_equal(tessd_cslots_try(s, h1), 1);
     uint64_t h2 = q1(s, 0, TESSD_CSLOT_PERSON, true);
     assert_int_equal(tessd_cslots_try(s, h2), 0);
-    assert_int_equal(tessd_cslots_pass(s, h1, false), 1); /* stopped */
+    assert_int_equal(tessd_cslots_pass(s, h1), 1); /* stopped */
     assert_int_equal(tessd_cslots_try(s, h2), 1);
     /* SIGCONT: the next verdict says "not stopped"; nothing makes h1 count again */
     assert_int_equal(tessd_cslots_copying(s, 0), 1);
     /* h2 stops too, and a third restore waits: h2 is not passed while h1 holds */
     uint64_t h3 = q1(s, 0, TESSD_CSLOT_PERSON, true);
-    assert_int_equal(tessd_cslots_pass(s, h2, false), 0);
+    assert_int_equal(tessd_cslots_pass(s, h2), 0);
     assert_int_equal(tessd_cslots_try(s, h3), 0);
     assert_int_equal(tessd_cslots_copying(s, 0), 1);
     tessd_cslots_done(s, h1);
@@ -247,6 +291,50 @@ static void test_owner_turns(void **state)
     assert_int_equal(tessd_cslots_try(s, m3), 1);
     tessd_cslots_done(s, m3);
     assert_int_equal(tessd_cslots_try(s, v4), 1);
+    tessd_cslots_free(s);
+}
+
+/* RV16b M1, the review's scenario: mallory queues m1..m99 on GPU 0 behind a holder, then a
+ * step on GPU 1, where nobody waits, takes its slot at once with the turn after her 99.  That
+ * must not move GPU 0's turn on: the victim's step on GPU 0 then gets GPU 0's turn served and
+ * goes second (after m1, which has that turn too and asked first), not behind all 99. */
+static void test_turns_per_gpu(void **state)
+{
+    (void)state;
+    tessd_cslots_t *s = tessd_cslots_new(1);
+    uint64_t h = qo(s, 0, TESSD_CSLOT_PERSON, "holder");
+    assert_int_equal(tessd_cslots_try(s, h), 1);
+    uint64_t m[99];
+    for (int i = 0; i < 99; i++)
+        m[i] = qo(s, 0, TESSD_CSLOT_PERSON, "mallory");
+    uint64_t other = qo(s, 1, TESSD_CSLOT_PERSON, "mallory");
+    assert_int_equal(tessd_cslots_try(s, other), 1); /* nobody waits on GPU 1 */
+    uint64_t v = qo(s, 0, TESSD_CSLOT_PERSON, "victim");
+    tessd_cslots_done(s, h);
+    assert_int_equal(tessd_cslots_try(s, v), 0); /* m[0] has turn 0 too and asked first */
+    assert_int_equal(tessd_cslots_try(s, m[0]), 1);
+    tessd_cslots_done(s, m[0]);
+    assert_int_equal(tessd_cslots_try(s, m[1]), 0);
+    assert_int_equal(tessd_cslots_try(s, v), 1);
+    tessd_cslots_done(s, v);
+    /* mallory's step on GPU 1 got turn 0 there (GPU 1's own), not the one after her 99 */
+    tessd_cslots_done(s, other);
+    /* a gang step takes the highest of its turns over its GPUs: victim queues three steps on
+     * GPU 1 behind a holder there (turns 0, 1, 2: her next there is 3; on GPU 0 it is 1), then
+     * one on GPUs 0 and 1, turn 3: on GPU 0 it goes after m[1..3] (m[3] has turn 3 too and
+     * asked first) and before m[4] */
+    uint64_t h1 = qo(s, 1, TESSD_CSLOT_PERSON, "holder");
+    assert_int_equal(tessd_cslots_try(s, h1), 1);
+    for (int i = 0; i < 3; i++)
+        assert_true(qo(s, 1, TESSD_CSLOT_PERSON, "victim") > 0);
+    unsigned both[2] = {0, 1};
+    uint64_t g = tessd_cslots_queue(s, both, 2, TESSD_CSLOT_PERSON, false, "victim", NULL);
+    assert_true(g > 0);
+    for (int i = 1; i <= 3; i++) {
+        assert_int_equal(tessd_cslots_try(s, m[i]), 1);
+        tessd_cslots_done(s, m[i]);
+    }
+    assert_int_equal(tessd_cslots_try(s, m[4]), 0); /* g ranks before it */
     tessd_cslots_free(s);
 }
 
@@ -338,6 +426,10 @@ static void test_bad(void **state)
         0);
     assert_int_equal(tessd_cslots_queue(s, g, 1, (tessd_cslot_class_t)3, false, NULL, NULL), 0);
     assert_int_equal(tessd_cslots_queue(s, NULL, 1, TESSD_CSLOT_PERSON, false, NULL, NULL), 0);
+    unsigned far = TESSD_CSLOT_MAX_GPUS; /* not a node's GPU index */
+    errno = 0;
+    assert_int_equal(tessd_cslots_queue(s, &far, 1, TESSD_CSLOT_PERSON, false, NULL, NULL), 0);
+    assert_int_equal(errno, EINVAL);
     /* nothing was queued: the first real ticket copies at once */
     uint64_t t = tessd_cslots_queue(s, g, 1, TESSD_CSLOT_RECLAIM, false, NULL, NULL);
     assert_int_equal(tessd_cslots_try(s, t), 1);
@@ -351,11 +443,12 @@ static void test_bad(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_one_per_gpu), cmocka_unit_test(test_cap),
-        cmocka_unit_test(test_rank),        cmocka_unit_test(test_gang),
-        cmocka_unit_test(test_stalled),     cmocka_unit_test(test_toggle),
-        cmocka_unit_test(test_owner_turns), cmocka_unit_test(test_age),
-        cmocka_unit_test(test_restores),    cmocka_unit_test(test_bad),
+        cmocka_unit_test(test_one_per_gpu),   cmocka_unit_test(test_cap),
+        cmocka_unit_test(test_rank),          cmocka_unit_test(test_gang),
+        cmocka_unit_test(test_stalled),       cmocka_unit_test(test_toggle),
+        cmocka_unit_test(test_stockpile),     cmocka_unit_test(test_owner_turns),
+        cmocka_unit_test(test_age),           cmocka_unit_test(test_restores),
+        cmocka_unit_test(test_turns_per_gpu), cmocka_unit_test(test_bad),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

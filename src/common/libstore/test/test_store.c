@@ -615,7 +615,7 @@ static void test_migrate_v2(void **state)
     assert_string_equal(q.parent, "");
     assert_int_equal(q.reserve_after_s, -1); /* migration 6: inherited */
     assert_int_equal(q.idle_reclaim_s, 0);   /* migrations 23, 24: never, not its parent's */
-    assert_int_equal(q.gpu_oversub, 0);      /* migration 25: none, not its parent's */
+    assert_int_equal(q.gpu_oversub, -1);     /* migration 25: its parent's (NULL, RV16b M3) */
     assert_string_equal(q.placement, "");
     q.reserve_after_s = 30;
     snprintf(q.placement, sizeof q.placement, "spread");
