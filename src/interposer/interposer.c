@@ -88,6 +88,7 @@ static void atfork_child(void)
     tcu_pools_atfork_child();
     tcu_spills_atfork_child();
     tcu_contexts_atfork_child();
+    tcu_lazy_atfork_child();
     tcu_compute_atfork_child();
     for (int i = 0; i < TCU_MAX_DEVICES; i++)
         atomic_store(&own_host[i], 0);

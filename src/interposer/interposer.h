@@ -191,6 +191,11 @@ void tcu_pools_atfork_child(void);
 /* The child forgets the parent's spilled ranges (hooks/memory.c). */
 void tcu_spills_atfork_child(void);
 void tcu_contexts_atfork_child(void);
+/* The (library or kernel, context) pairs whose first use in a context was measured and charged
+ * (hooks/module.c): a context destroyed gives its pairs' charges back (the driver freed the
+ * libraries' modules in it); a fork child forgets the parent's. */
+void tcu_lazy_ctx_gone(CUcontext ctx);
+void tcu_lazy_atfork_child(void);
 
 /* Pool bookkeeping (hooks/memory.c): resync the charge of every pool this
  * process allocated from with its reserved bytes.  Called by cuMemGetInfo

@@ -93,6 +93,8 @@
     X(cuLibraryGetKernel, "cuLibraryGetKernel", 12000, 0)                                          \
     X(cuLibraryGetModule, "cuLibraryGetModule", 12000, 0)                                          \
     X(cuKernelGetFunction, "cuKernelGetFunction", 12000, 0)                                        \
+    X(cuLibraryGetGlobal, "cuLibraryGetGlobal", 12000, 0)                                          \
+    X(cuLibraryGetManaged, "cuLibraryGetManaged", 12000, 0)                                        \
     X(cuKernelGetAttribute, "cuKernelGetAttribute", 12000, 0)                                      \
     X(cuKernelSetAttribute, "cuKernelSetAttribute", 12000, 0)                                      \
     X(cuGraphLaunch, "cuGraphLaunch", 10000, 0)                                                    \

@@ -20,11 +20,22 @@
 #include "fake_cuda_int.h"
 #include "tessel_fake.h"
 
+/* The most contexts a library loaded with no context current is used in (fake's bound). */
+#define LIB_CTX_MAX 8
+
 typedef struct {
     obj_t o;
     int dev;
     uint64_t charged; /* device memory of its code and data, functions loaded so far */
     int lib;          /* a library (cuLibraryLoadData/FromFile): the CUlibrary is this handle */
+    /* A library loaded while no context was current (context-independent, o.ctx NULL, dev -1):
+     * its module is loaded into a context at its first use there, and charged per context. */
+    int indep;
+    int nin;
+    struct {
+        ctx_t *c;
+        uint64_t charged;
+    } in[LIB_CTX_MAX];
 } module_t;
 
 typedef enum { DUR_DEFAULT, DUR_FIXED, DUR_PARAM } durmode_t;
@@ -115,8 +126,22 @@ static void gexec_free(gexec_t *x)
     obj_free(&x->o);
 }
 
+/* Forget context c in a context-independent library (its module there goes with c). */
+static void lib_ctx_gone(module_t *m, ctx_t *c)
+{
+    for (int i = 0; i < m->nin; i++)
+        if (m->in[i].c == c) {
+            uncharge(c->dev, m->in[i].charged);
+            m->in[i] = m->in[--m->nin];
+            return;
+        }
+}
+
 void exec_free_ctx(ctx_t *c)
 {
+    for (obj_t *o = g.objs.next; o != &g.objs; o = o->next)
+        if (o->kind == K_MODULE && ((module_t *)o)->indep)
+            lib_ctx_gone((module_t *)o, c);
     for (obj_t *o = g.objs.next; o != &g.objs;) {
         obj_t *n = o->next;
         if (o->ctx == c && o != &c->o) {
@@ -631,6 +656,41 @@ static CUresult module_load(ctx_t *c, CUmodule *module, const void *image)
     return CUDA_SUCCESS;
 }
 
+/* Charge bytes of module m's code or data loaded now in context c.  A context-independent
+ * library is first loaded into c (TESSEL_FAKE_MODULE_MEM on c's device, once per context: what
+ * lazy loading does at a library's first use in a context); its charges are kept per context.
+ * CUDA_ERROR_INVALID_CONTEXT without a context, CUDA_ERROR_OUT_OF_MEMORY when the device has
+ * no room (nothing charged then). */
+static CUresult mod_charge(module_t *m, ctx_t *c, uint64_t bytes)
+{
+    if (!m->indep) {
+        if (charge(m->dev, bytes) < 0)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        m->charged += bytes;
+        return CUDA_SUCCESS;
+    }
+    if (!c)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    int i = 0;
+    while (i < m->nin && m->in[i].c != c)
+        i++;
+    uint64_t load = 0;
+    if (i == m->nin) {
+        if (m->nin == LIB_CTX_MAX)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        load = g.cfg.module_mem;
+    }
+    if (charge(c->dev, load + bytes) < 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (i == m->nin) {
+        m->in[i].c = c;
+        m->in[i].charged = 0;
+        m->nin++;
+    }
+    m->in[i].charged += load + bytes;
+    return CUDA_SUCCESS;
+}
+
 CUresult cuModuleLoadData(CUmodule *module, const void *image)
 {
     EXEC_ENTER(cuModuleLoadData);
@@ -701,7 +761,6 @@ static void name_duration(func_t *f)
 CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
 {
     EXEC_ENTER(cuModuleGetFunction);
-    (void)c;
     module_t *m = (module_t *)obj_find(hmod, K_MODULE);
     func_t *f = NULL;
     if (!hfunc || !name || !*name || strlen(name) >= sizeof f->name) {
@@ -717,17 +776,15 @@ CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
             *hfunc = (CUfunction)o;
             goto out;
         }
-    if (charge(m->dev, g.cfg.func_mem) < 0) { /* lazy loading: code loaded now */
-        rc = CUDA_ERROR_OUT_OF_MEMORY;
-        goto out;
-    }
     f = (func_t *)obj_new(K_FUNC, sizeof *f, m->o.ctx);
     if (!f) {
-        uncharge(m->dev, g.cfg.func_mem);
         rc = CUDA_ERROR_OUT_OF_MEMORY;
         goto out;
     }
-    m->charged += g.cfg.func_mem;
+    if ((rc = mod_charge(m, c, g.cfg.func_mem)) != CUDA_SUCCESS) { /* lazy loading: code now */
+        obj_free(&f->o);
+        goto out;
+    }
     f->mod = m;
     strcpy(f->name, name);
     name_duration(f);
@@ -770,7 +827,11 @@ static CUresult module_unload(module_t *m, int lib)
             obj_free(o);
         o = n;
     }
-    uncharge(m->dev, m->charged);
+    if (m->indep)
+        for (int i = 0; i < m->nin; i++)
+            uncharge(m->in[i].c->dev, m->in[i].charged);
+    else
+        uncharge(m->dev, m->charged);
     obj_free(&m->o);
     return CUDA_SUCCESS;
 }
@@ -787,9 +848,13 @@ CUresult cuModuleUnload(CUmodule hmod)
 
 /* ---- libraries and kernels (CUDA 12.0) ----
  * What the CUDA runtime's lazy loading calls on a kernel's first use.  A library is modelled as
- * a module (its handle is a module the fake knows as a library): loading it charges
- * TESSEL_FAKE_MODULE_MEM on the current context's device (the fake needs a current context,
- * where the driver loads a library into every context: CUDA_ERROR_INVALID_CONTEXT without one),
+ * a module (its handle is a module the fake knows as a library): loading it with a context
+ * current charges TESSEL_FAKE_MODULE_MEM on that context's device at once (the module loaded
+ * into the current context); loading it with none charges nothing, and its module is loaded
+ * into each context at its first use there (cuLibraryGetModule, cuKernelGetFunction,
+ * cuLibraryGetGlobal, cuLibraryGetManaged, cuModuleGetFunction on its module, a launch of one of
+ * its kernels: TESSEL_FAKE_MODULE_MEM on that context's device, given back with the context or
+ * the library; mod_charge), as the driver's lazy loading does;
  * its kernels are the module's functions (cuLibraryGetKernel names them as cuModuleGetFunction
  * does and charges nothing: a kernel's code is loaded at its first launch,
  * TESSEL_FAKE_LAUNCH_MEM), and cuKernelGetFunction gives the kernel's own handle, which every
@@ -809,8 +874,18 @@ static CUresult lib_args(unsigned njit, CUjit_option *jo, void **jv, unsigned nl
 static CUresult lib_load(ctx_t *c, CUlibrary *library, const void *code)
 {
     CUmodule m = NULL;
-    if (!library)
+    if (!library || !code)
         return CUDA_ERROR_INVALID_VALUE;
+    if (!c) { /* context-independent: loaded into each context at its first use there */
+        module_t *x = (module_t *)obj_new(K_MODULE, sizeof *x, NULL);
+        if (!x)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        x->dev = -1;
+        x->lib = 1;
+        x->indep = 1;
+        *library = (CUlibrary)x;
+        return CUDA_SUCCESS;
+    }
     CUresult rc = module_load(c, &m, code);
     if (rc == CUDA_SUCCESS) {
         ((module_t *)m)->lib = 1;
@@ -907,8 +982,42 @@ CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
         rc = CUDA_ERROR_INVALID_HANDLE;
     else if (!c)
         rc = CUDA_ERROR_INVALID_CONTEXT;
-    else
+    else if ((rc = mod_charge(m, c, 0)) == CUDA_SUCCESS) /* its first use in c loads it */
         *pMod = (CUmodule)m;
+    EXEC_LEAVE();
+}
+
+/* A library's global or managed variable in the current context.  The library's module is
+ * loaded into the context first, as at any first use (mod_charge); the fake's images hold no
+ * variables, so every name is then CUDA_ERROR_NOT_FOUND (the driver's answer for a name the
+ * image does not define). */
+static CUresult lib_var(ctx_t *c, CUdeviceptr *dptr, size_t *bytes, CUlibrary library,
+                        const char *name)
+{
+    module_t *m = lib_find(library);
+    (void)dptr;
+    (void)bytes;
+    if (!name)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!m)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!c)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    CUresult rc = mod_charge(m, c, 0);
+    return rc == CUDA_SUCCESS ? CUDA_ERROR_NOT_FOUND : rc;
+}
+
+CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name)
+{
+    EXEC_ENTER(cuLibraryGetGlobal);
+    rc = lib_var(c, dptr, bytes, library, name);
+    EXEC_LEAVE();
+}
+
+CUresult cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name)
+{
+    EXEC_ENTER(cuLibraryGetManaged);
+    rc = lib_var(c, dptr, bytes, library, name);
     EXEC_LEAVE();
 }
 
@@ -929,7 +1038,7 @@ CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
         rc = CUDA_ERROR_INVALID_HANDLE;
     else if (!c)
         rc = CUDA_ERROR_INVALID_CONTEXT;
-    else
+    else if ((rc = mod_charge(f->mod, c, 0)) == CUDA_SUCCESS) /* its library's first use in c */
         *pFunc = (CUfunction)f;
     EXEC_LEAVE();
 }
@@ -1052,9 +1161,9 @@ static CUresult launch(CUfunction hf, unsigned gx, unsigned gy, unsigned gz, uns
      * are loaded lazily at their first launch: device memory spent that no call reports
      * (TESSEL_FAKE_LAUNCH_MEM), given back with the module.  Not enough: the launch fails. */
     if (g.cfg.launch_mem && !f->launched) {
-        if (charge(f->mod->dev, g.cfg.launch_mem) < 0)
-            return CUDA_ERROR_OUT_OF_MEMORY;
-        f->mod->charged += g.cfg.launch_mem;
+        CUresult lr = mod_charge(f->mod, c, g.cfg.launch_mem);
+        if (lr != CUDA_SUCCESS)
+            return lr;
         f->launched = 1;
     }
     uint64_t dur = kernel_ns(f, params);

@@ -150,11 +150,16 @@
  *                       says 1024 threads, cuKernelGetFunction, cuLaunchKernel,
  *                       cuStreamSynchronize of the legacy stream: work), addrrange
  * (cuMemGetAddressRange_v2 of the oldest allocation's byte 100: its base) lib cuLibraryLoadData of
- * the library "op:kernel" uses: "lib rc=R" strcreate           cuStreamCreate of the stream
- * "op:capture" captures: "strcreate rc=R" call:NAME           the same call with nothing read back
- * (the read-back is a copy, itself GPU work): "call NAME rc=R ok=0|1" (ok: evrecord's query or rc
- * 0) opuntil:NAME:PATH   "call:NAME" every 100 ms until PATH exists, then one "op:NAME": "opuntil
- * NAME n=N bad=B ok=0|1" (B: calls that failed, ok: the last call's values read back)
+ * the library "op:kernel" uses (with no context current when "ctx" has not run: loaded into each
+ * context at its first use there): "lib rc=R"; libmod (cuLibraryGetModule of that library),
+ * libglobal:NAME and libmanaged:NAME (cuLibraryGetGlobal, cuLibraryGetManaged), kernfunc:NAME
+ * (cuLibraryGetKernel then cuKernelGetFunction), libunload (cuLibraryUnload): "libmod rc=R",
+ * "libglobal NAME rc=R", "kernfunc NAME rc=R", "libunload rc=R"; init (cuInit alone: "init rc=R");
+ * strcreate           cuStreamCreate of the stream "op:capture" captures: "strcreate rc=R"
+ * call:NAME           the same call with nothing read back (the read-back is a copy, itself GPU
+ * work): "call NAME rc=R ok=0|1" (ok: evrecord's query or rc 0) opuntil:NAME:PATH   "call:NAME"
+ * every 100 ms until PATH exists, then one "op:NAME": "opuntil NAME n=N bad=B ok=0|1" (B: calls
+ * that failed, ok: the last call's values read back)
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -954,6 +959,32 @@ static void step(char *s)
         CUresult r = SYM(cuLibraryLoadData_fn, "cuLibraryLoadData", "cuLibraryLoadData")(
             &op_lib, "tcu-probe library", NULL, NULL, 0, NULL, NULL, 0);
         printf("lib rc=%d\n", r);
+    } else if (strcmp(s, "init") == 0) {
+        printf("init rc=%d\n", SYM(cuInit_fn, "cuInit", "cuInit")(0));
+    } else if (strcmp(s, "libmod") == 0) {
+        CUmodule m = NULL;
+        CUresult r =
+            SYM(cuLibraryGetModule_fn, "cuLibraryGetModule", "cuLibraryGetModule")(&m, op_lib);
+        printf("libmod rc=%d\n", r);
+    } else if ((strcmp(s, "libglobal") == 0 || strcmp(s, "libmanaged") == 0) && arg1) {
+        CUdeviceptr p = 0;
+        size_t n = 0;
+        CUresult r = s[3] == 'g' ? SYM(cuLibraryGetGlobal_fn, "cuLibraryGetGlobal",
+                                       "cuLibraryGetGlobal")(&p, &n, op_lib, arg1)
+                                 : SYM(cuLibraryGetManaged_fn, "cuLibraryGetManaged",
+                                       "cuLibraryGetManaged")(&p, &n, op_lib, arg1);
+        printf("%s %s rc=%d\n", s, arg1, r);
+    } else if (strcmp(s, "kernfunc") == 0 && arg1) {
+        CUkernel k = NULL;
+        CUfunction f = NULL;
+        CUresult r = SYM(cuLibraryGetKernel_fn, "cuLibraryGetKernel",
+                         "cuLibraryGetKernel")(&k, op_lib, arg1);
+        if (r == CUDA_SUCCESS)
+            r = SYM(cuKernelGetFunction_fn, "cuKernelGetFunction", "cuKernelGetFunction")(&f, k);
+        printf("kernfunc %s rc=%d\n", arg1, r);
+    } else if (strcmp(s, "libunload") == 0) {
+        CUresult r = SYM(cuLibraryUnload_fn, "cuLibraryUnload", "cuLibraryUnload")(op_lib);
+        printf("libunload rc=%d\n", r);
     } else if (strcmp(s, "modload") == 0) {
         CUmodule m = NULL;
         CUresult r;

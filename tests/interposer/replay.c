@@ -56,7 +56,7 @@ static int poke(const char *name, const char *variant, void *p)
         IS("cuMemHostRegister") || IS("cuMemHostUnregister") || IS("cuMemAllocHost") ||
         IS("cuMemGetAddressRange") || IS("cuLibraryGetKernel") || IS("cuLibraryGetModule") ||
         IS("cuKernelGetFunction") || IS("cuKernelGetAttribute") || IS("cuKernelSetAttribute") ||
-        IS("cuLibraryUnload")) {
+        IS("cuLibraryUnload") || IS("cuLibraryGetGlobal") || IS("cuLibraryGetManaged")) {
         /* The queries, host memory, libraries and kernels: every argument NULL or zero (no
          * context to bind, push or pop, no output, attribute 0 of device 0 or of pointer 0, no
          * host pointer, no library or kernel): refused, or with no context nothing done. */

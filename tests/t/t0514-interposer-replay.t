@@ -36,7 +36,8 @@ cuMemcpy3DPeer cuMemcpy3DPeerAsync cuMemcpyBatchAsync cuCtxSetCurrent cuCtxGetCu
 cuCtxPushCurrent cuCtxPopCurrent cuStreamGetCaptureInfo cuPointerGetAttribute cuPointerGetAttributes
 cuFuncGetAttribute cuDeviceGetAttribute cuMemAllocHost cuMemHostAlloc cuMemFreeHost cuMemHostRegister
 cuMemHostUnregister cuMemGetAddressRange cuLibraryLoadData cuLibraryLoadFromFile cuLibraryUnload
-cuLibraryGetKernel cuLibraryGetModule cuKernelGetFunction cuKernelGetAttribute cuKernelSetAttribute'
+cuLibraryGetKernel cuLibraryGetModule cuKernelGetFunction cuKernelGetAttribute cuKernelSetAttribute
+cuLibraryGetGlobal cuLibraryGetManaged'
 printf '%s\n' $HOOKED >"$TMP/hooked"
 
 "$REPLAY" "$TSV" >"$TMP/bare" 2>"$TMP/bare.err"

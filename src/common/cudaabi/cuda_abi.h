@@ -1160,6 +1160,10 @@ CUABI_FN(cuLibraryUnload, (CUlibrary library));
 CUABI_FN(cuLibraryGetKernel, (CUkernel * pKernel, CUlibrary library, const char *name));
 CUABI_FN(cuLibraryGetModule, (CUmodule * pMod, CUlibrary library));
 CUABI_FN(cuKernelGetFunction, (CUfunction * pFunc, CUkernel kernel));
+CUABI_FN(cuLibraryGetGlobal,
+         (CUdeviceptr * dptr, size_t *bytes, CUlibrary library, const char *name));
+CUABI_FN(cuLibraryGetManaged,
+         (CUdeviceptr * dptr, size_t *bytes, CUlibrary library, const char *name));
 CUABI_FN(cuKernelGetAttribute,
          (int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev));
 CUABI_FN(cuKernelSetAttribute,

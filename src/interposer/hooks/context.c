@@ -277,8 +277,10 @@ static CUresult ctx_destroy(CUcontext ctx, cuCtxDestroy_v2_fn real)
         r = real(ctx);
     else
         r = tcu_release_settle(TCU_KIND_CTX, key, &held, real(ctx));
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS) {
         tcu_ctx_limits_release(ctx);
+        tcu_lazy_ctx_gone(ctx);
+    }
     return r;
 }
 
@@ -361,8 +363,10 @@ static void primary_inactive(CUdevice dev)
     if (ch)
         tcu_unreserve(tcu_dev(dev), ch);
     CUcontext c = atomic_exchange(&prim_ctx[dev], NULL);
-    if (c)
+    if (c) {
         tcu_ctx_limits_release(c);
+        tcu_lazy_ctx_gone(c);
+    }
 }
 
 static CUresult primary_release(CUdevice dev, cuDevicePrimaryCtxRelease_fn real)

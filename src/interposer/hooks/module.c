@@ -22,11 +22,15 @@
  * Module loads and function look-ups are not hot paths (two NVML queries
  * each); launches are not touched.
  */
+#include <pthread.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "interposer/interposer.h"
 
 #define OOM CUDA_ERROR_OUT_OF_MEMORY
+
+static void lazy_lib_gone(uint64_t lib);
 
 /* The six ways to load a module: an image in memory, with JIT options, a fat binary, or a file;
  * and a library (CUDA 12.0: what the runtime's lazy loading loads), an image or a file, with JIT
@@ -244,9 +248,249 @@ TCU_EXPORT CUresult cuLibraryUnload(CUlibrary library)
         return CUDA_ERROR_NOT_INITIALIZED;
     uint64_t key = (uint64_t)(uintptr_t)library;
     struct tcu_held h;
+    CUresult r;
     if (!tcu_release_begin(TCU_KIND_MODULE, key, &h))
-        return real(library);
-    return tcu_release_settle(TCU_KIND_MODULE, key, &h, real(library));
+        r = real(library);
+    else
+        r = tcu_release_settle(TCU_KIND_MODULE, key, &h, real(library));
+    if (r == CUDA_SUCCESS)
+        lazy_lib_gone(key);
+    return r;
+}
+
+/* ---- a library's first use in a context ----
+ * A library is loaded into a context at its first use there: at once when it was loaded with
+ * that context current (measured above), else lazily, by cuLibraryGetModule,
+ * cuLibraryGetGlobal, cuLibraryGetManaged or a kernel's cuKernelGetFunction (a library loaded
+ * while no context was current, the CUDA runtime's way, or a context made after the load), and
+ * a kernel's code at its first cuKernelGetFunction in a context.  The first such call for a
+ * handle in a context is measured like a module load (lazy_begin / lazy_end) and its memory
+ * charged.  The charge is not refused (the driver cannot take a library back out of one
+ * context): the slice's count follows the driver, and the slice's next allocation is refused
+ * when it is over.  Each pair (handle, context) measured is kept with its charge, which goes
+ * back when the context is destroyed (tcu_lazy_ctx_gone: the driver frees the library's module
+ * in it) or the library is unloaded (tcu_lazy_lib_gone; a kernel's pair names its library only
+ * when the kernel came from cuLibraryGetKernel of a library this process loaded, else it goes
+ * with its context).  Later calls for a kept pair load nothing and are not measured.  A full set
+ * (LAZY_SLOTS * 3 / 4 pairs) measures every further first use it cannot keep and keeps its
+ * charge to the end of the process: slower and counted high, never uncounted. */
+#define LAZY_SLOTS 4096 /* a power of 2 */
+
+struct lazy_pair {
+    uint64_t handle; /* a library or a kernel; 0: an empty slot */
+    uint64_t ctx;
+    uint64_t lib;   /* the library whose unload gives the charge back (0: its context's end) */
+    uint64_t bytes; /* charged to the slice's device dev */
+    int dev;
+};
+static struct lazy_pair lazy_set[LAZY_SLOTS];
+static unsigned lazy_used;
+static pthread_mutex_t lazy_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static size_t lazy_slot(uint64_t handle, uint64_t ctx)
+{
+    uint64_t x = handle * 0x9E3779B97F4A7C15ull ^ ctx * 0xC2B2AE3D27D4EB4Full;
+    return (size_t)((x ^ (x >> 31)) & (LAZY_SLOTS - 1));
+}
+
+/* The slot of (handle, ctx), or of the empty slot where it would go.  Under lazy_lock. */
+static struct lazy_pair *lazy_find(uint64_t handle, uint64_t ctx)
+{
+    size_t i = lazy_slot(handle, ctx);
+    while (lazy_set[i].handle && (lazy_set[i].handle != handle || lazy_set[i].ctx != ctx))
+        i = (i + 1) & (LAZY_SLOTS - 1);
+    return &lazy_set[i];
+}
+
+static int lazy_seen(uint64_t handle, uint64_t ctx)
+{
+    pthread_mutex_lock(&lazy_lock);
+    int seen = lazy_find(handle, ctx)->handle != 0;
+    pthread_mutex_unlock(&lazy_lock);
+    return seen;
+}
+
+/* Keep (handle, ctx) with bytes charged to dev (added when kept already).  0, or -1 when the set
+ * is full. */
+static int lazy_keep(uint64_t handle, uint64_t ctx, uint64_t lib, int dev, uint64_t bytes)
+{
+    pthread_mutex_lock(&lazy_lock);
+    struct lazy_pair *p = lazy_find(handle, ctx);
+    int rc = 0;
+    if (p->handle && p->dev == dev) {
+        p->bytes += bytes;
+    } else if (!p->handle && lazy_used < LAZY_SLOTS * 3 / 4) {
+        *p = (struct lazy_pair){handle, ctx, lib, bytes, dev};
+        lazy_used++;
+    } else {
+        rc = -1;
+    }
+    pthread_mutex_unlock(&lazy_lock);
+    return rc;
+}
+
+/* Take out every pair whose ctx (by_lib 0) or lib (by_lib 1) is key and give its charge back;
+ * the others are put in again (an open-addressed set has no holes to leave). */
+static void lazy_drop(uint64_t key, int by_lib)
+{
+    static struct lazy_pair keep[LAZY_SLOTS];
+    size_t n = 0;
+    pthread_mutex_lock(&lazy_lock);
+    for (size_t i = 0; i < LAZY_SLOTS; i++) {
+        struct lazy_pair *p = &lazy_set[i];
+        if (!p->handle)
+            continue;
+        if ((by_lib ? p->lib : p->ctx) == key) {
+            if (p->bytes)
+                tcu_unreserve(p->dev, p->bytes);
+        } else
+            keep[n++] = *p;
+    }
+    memset(lazy_set, 0, sizeof lazy_set);
+    for (size_t i = 0; i < n; i++)
+        *lazy_find(keep[i].handle, keep[i].ctx) = keep[i];
+    lazy_used = (unsigned)n;
+    pthread_mutex_unlock(&lazy_lock);
+}
+
+void tcu_lazy_ctx_gone(CUcontext ctx)
+{
+    if (ctx)
+        lazy_drop((uint64_t)(uintptr_t)ctx, 0);
+}
+
+static void lazy_lib_gone(uint64_t lib)
+{
+    if (lib)
+        lazy_drop(lib, 1);
+}
+
+/* The parent's pairs are charged to the parent's slot; the child's contexts are new. */
+void tcu_lazy_atfork_child(void)
+{
+    pthread_mutex_init(&lazy_lock, NULL);
+    memset(lazy_set, 0, sizeof lazy_set);
+    lazy_used = 0;
+}
+
+/* One call that may load a library's module or a kernel's code into the current context. */
+struct lazy {
+    int measuring;
+    uint64_t handle, ctx;
+    struct tcu_meas m;
+};
+
+static void lazy_begin(struct lazy *l, uint64_t handle)
+{
+    l->measuring = 0;
+    CUcontext c = NULL;
+    cuCtxGetCurrent_fn cur = TCU_REAL(cuCtxGetCurrent);
+    if (!handle || !cur || cur(&c) != CUDA_SUCCESS || !c)
+        return; /* the driver refuses it: no context, no load */
+    l->handle = handle;
+    l->ctx = (uint64_t)(uintptr_t)c;
+    if (lazy_seen(handle, l->ctx))
+        return;
+    CUdevice ord = 0;
+    int dev = tcu_current_dev(&ord);
+    if (dev < 0)
+        return; /* a context on a device the slice does not have: no allocation passes there */
+    tcu_meas_begin(ord, dev, &l->m);
+    l->measuring = 1;
+}
+
+/* lib: the library whose unload gives the charge back (0: the context's end alone). */
+static CUresult lazy_end(struct lazy *l, CUresult r, uint64_t lib)
+{
+    if (!l->measuring)
+        return r;
+    uint64_t spent = tcu_meas_end(&l->m, NULL);
+    int dev = l->m.dev;
+    /* Counted even when the call failed (a global the image does not define: the module was
+     * loaded to look for it); kept only when it succeeded (a failed call is measured again). */
+    if (r != CUDA_SUCCESS && spent == 0)
+        return r;
+    if (tcu_reserve_spent(dev, spent) < 0)
+        tcu_charge(dev, spent);
+    if (r == CUDA_SUCCESS || spent) {
+        if (lazy_keep(l->handle, l->ctx, lib, dev, spent) < 0 && spent)
+            tcu_log("the set of first uses is full: %llu bytes stay counted to the process's end",
+                    (unsigned long long)spent);
+    }
+    return r;
+}
+
+TCU_EXPORT CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
+{
+    tcu_enter();
+    cuLibraryGetModule_fn real = TCU_REAL(cuLibraryGetModule);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    uint64_t key = (uint64_t)(uintptr_t)library;
+    struct lazy l;
+    lazy_begin(&l, key);
+    return lazy_end(&l, real(pMod, library), key);
+}
+
+/* A kernel's library, kept as the pair (kernel, context 0) by cuLibraryGetKernel (no context is
+ * 0): 0 when the kernel did not come from there (the set was full, or a library loaded before
+ * the interposer was). */
+static uint64_t kernel_lib(uint64_t kernel)
+{
+    pthread_mutex_lock(&lazy_lock);
+    uint64_t lib = lazy_find(kernel, 0)->lib;
+    pthread_mutex_unlock(&lazy_lock);
+    return lib;
+}
+
+TCU_EXPORT CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
+{
+    tcu_enter();
+    cuLibraryGetKernel_fn real = TCU_REAL(cuLibraryGetKernel);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    CUresult r = real(pKernel, library, name);
+    if (r == CUDA_SUCCESS && pKernel && *pKernel && library)
+        lazy_keep((uint64_t)(uintptr_t)*pKernel, 0, (uint64_t)(uintptr_t)library, -1, 0);
+    return r;
+}
+
+TCU_EXPORT CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
+{
+    tcu_enter();
+    cuKernelGetFunction_fn real = TCU_REAL(cuKernelGetFunction);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    uint64_t key = (uint64_t)(uintptr_t)kernel;
+    struct lazy l;
+    lazy_begin(&l, key);
+    return lazy_end(&l, real(pFunc, kernel), l.measuring ? kernel_lib(key) : 0);
+}
+
+TCU_EXPORT CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library,
+                                       const char *name)
+{
+    tcu_enter();
+    cuLibraryGetGlobal_fn real = TCU_REAL(cuLibraryGetGlobal);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    uint64_t key = (uint64_t)(uintptr_t)library;
+    struct lazy l;
+    lazy_begin(&l, key);
+    return lazy_end(&l, real(dptr, bytes, library, name), key);
+}
+
+TCU_EXPORT CUresult cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUlibrary library,
+                                        const char *name)
+{
+    tcu_enter();
+    cuLibraryGetManaged_fn real = TCU_REAL(cuLibraryGetManaged);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    uint64_t key = (uint64_t)(uintptr_t)library;
+    struct lazy l;
+    lazy_begin(&l, key);
+    return lazy_end(&l, real(dptr, bytes, library, name), key);
 }
 
 #define GATED(name, params, args)                                                                  \
@@ -259,10 +503,6 @@ TCU_EXPORT CUresult cuLibraryUnload(CUlibrary library)
         return real args;                                                                          \
     }
 
-GATED(cuLibraryGetKernel, (CUkernel * pKernel, CUlibrary library, const char *name),
-      (pKernel, library, name))
-GATED(cuLibraryGetModule, (CUmodule * pMod, CUlibrary library), (pMod, library))
-GATED(cuKernelGetFunction, (CUfunction * pFunc, CUkernel kernel), (pFunc, kernel))
 GATED(cuKernelGetAttribute, (int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev),
       (pi, attrib, kernel, dev))
 GATED(cuKernelSetAttribute, (CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev),

@@ -1228,9 +1228,24 @@ static void test_library(void **state)
     CUkernel k = NULL, k2 = NULL;
     CUfunction f = NULL;
     CUmodule m = NULL;
-    assert_int_equal(cuLibraryLoadData(&lib, "image", NULL, NULL, 0, NULL, NULL, 0),
-                     CUDA_ERROR_INVALID_CONTEXT); /* the fake needs a current context */
+    /* Loaded with no context current: context-independent, nothing spent until its first use
+     * in a context, which loads its module there (TESSEL_FAKE_MODULE_MEM), once a context. */
+    CUlibrary ind = NULL;
+    CUdeviceptr gp = 0;
+    size_t gsz = 0;
+    OK(cuLibraryLoadData(&ind, "image", NULL, NULL, 0, NULL, NULL, 0));
+    assert_int_equal(cuLibraryGetModule(&m, ind), CUDA_ERROR_INVALID_CONTEXT);
+    assert_int_equal(cuLibraryGetGlobal(&gp, &gsz, ind, "w"), CUDA_ERROR_INVALID_CONTEXT);
     primary(0);
+    assert_true(tessel_fake_process_used(0) == 100 * MiB);
+    assert_int_equal(cuLibraryGetGlobal(&gp, &gsz, ind, "w"), CUDA_ERROR_NOT_FOUND);
+    assert_true(tessel_fake_process_used(0) == 140 * MiB);
+    OK(cuLibraryGetModule(&m, ind));
+    assert_int_equal(cuLibraryGetManaged(&gp, &gsz, ind, "t"), CUDA_ERROR_NOT_FOUND);
+    assert_int_equal(cuLibraryGetGlobal(&gp, &gsz, ind, NULL), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuLibraryGetGlobal(&gp, &gsz, (CUlibrary)&gp, "w"), CUDA_ERROR_INVALID_HANDLE);
+    assert_true(tessel_fake_process_used(0) == 140 * MiB); /* once a context */
+    OK(cuLibraryUnload(ind));
     assert_true(tessel_fake_process_used(0) == 100 * MiB);
     assert_int_equal(cuLibraryLoadData(NULL, "image", NULL, NULL, 0, NULL, NULL, 0),
                      CUDA_ERROR_INVALID_VALUE);

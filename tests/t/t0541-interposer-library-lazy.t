@@ -1,0 +1,70 @@
+#!/bin/sh
+# t0541-interposer-library-lazy.t - a library loaded while no context is current (the CUDA
+# runtime's way, CUDA 12+) is loaded into a context by the driver at its first use there:
+# cuLibraryGetModule, cuLibraryGetGlobal, cuLibraryGetManaged, a kernel's cuKernelGetFunction.
+# The slice measures that first use and charges it (review RV16b M4: it was uncounted), so that
+# its count equals the driver's own per-process figure (the fake NVML's; margin 0 bytes); the
+# charge goes back when the library is unloaded or the context destroyed; a load past the
+# limit is charged (the driver cannot take it back) and the next allocation refused.
+. "$TESSEL_SRCDIR/tests/lib/tap.sh"
+. "$TESSEL_SRCDIR/tests/interposer/tcu.sh"
+tcu_need_nvml
+# A context costs 64 MiB (tcu.sh), a library's module 40 MiB in each context it is used in.
+export TESSEL_FAKE_MODULE_MEM=40M TESSEL_FAKE_FUNC_MEM=0 TESSEL_FAKE_LAUNCH_MEM=0
+export TESSEL_CUDA_MEM_LIMIT=8G
+K=fake_kernel_1us
+
+# Each first use (twice: the second loads nothing), through the exported symbols and through
+# cuGetProcAddress (the CUDA runtime's way).  The fake's images define no variables: a global
+# or managed variable is CUDA_ERROR_NOT_FOUND (500), after the module was loaded to look.
+for via in global proc; do
+    for use in libmod libglobal:w libmanaged:t kernfunc:$K; do
+        name=${use%%:*}
+        export TESSEL_SLICE="$TMP/slice-$via-$name"
+        hold_probe a --via=$via init lib ctx $use $use
+        case $name in
+        libmod) want="libmod rc=0 libmod rc=0 " ;;
+        libglobal) want="libglobal w rc=500 libglobal w rc=500 " ;;
+        libmanaged) want="libmanaged t rc=500 libmanaged t rc=500 " ;;
+        kernfunc) want="kernfunc $K rc=0 kernfunc $K rc=0 " ;;
+        esac
+        is "$(lines 'lib rc\|ctx rc' a)" "lib rc=0 ctx rc=0 " "$via, $name: the library loads with no context current"
+        is "$(lines "$name" a)" "$want" "$via, $name: the calls answer as the driver does"
+        t=$(truth $pid)
+        is "$t" $(((64 + 40) * MiB)) "$via, $name: the driver loaded the library into the context (104 MiB)"
+        is "$(used)" "$t" "$via, $name: the slice counts exactly what the driver holds"
+        release
+        is "$(used)" 0 "$via, $name: the process gone, nothing stays charged"
+    done
+done
+
+# The unload gives the library's loads back, in every context it was used in: a second context
+# (cuCtxCreate_v2, current) uses it too.
+export TESSEL_SLICE="$TMP/slice-unload"
+hold_probe b init lib ctx libmod ctxcreate:2 kernfunc:$K libunload alloc:mem:1M
+is "$(lines 'libunload\|kernfunc' b)" "kernfunc $K rc=0 libunload rc=0 " "two contexts use the library, then it unloads"
+t=$(truth $pid)
+is "$t" $(((64 + 64 + 1) * MiB)) "the driver holds the two contexts and 1 MiB (129 MiB)"
+is "$(used)" "$t" "the slice gave both loads back with the library"
+release
+
+# A context destroyed takes its load with it (the library stays loaded in the other).
+export TESSEL_SLICE="$TMP/slice-ctx"
+hold_probe c init lib ctx libmod ctxcreate:2 libglobal:w ctxdestroy alloc:mem:1M
+is "$(lines ctxdestroy c)" "ctxdestroy rc=0 " "the second context is destroyed"
+t=$(truth $pid)
+is "$t" $(((64 + 40 + 1) * MiB)) "the driver holds a context, the library in it and 1 MiB (105 MiB)"
+is "$(used)" "$t" "the slice gave the destroyed context's load back"
+release
+
+# Past the limit: the load is charged (the driver holds it; it cannot be refused without losing
+# count of it) and the next allocation is refused.  300 MiB: a context (64) and 260 MiB libraries.
+export TESSEL_FAKE_MODULE_MEM=260M TESSEL_CUDA_MEM_LIMIT=300M
+export TESSEL_SLICE="$TMP/slice-limit"
+hold_probe d init lib ctx libmod alloc:mem:1M
+is "$(lines 'libmod\|alloc' d)" "libmod rc=0 alloc mem rc=2 " "300 MiB: the load past the limit is charged, the next allocation gets error 2"
+t=$(truth $pid)
+is "$t" $(((64 + 260) * MiB)) "300 MiB: the driver holds 324 MiB"
+is "$(used)" "$t" "300 MiB: the slice counts what the driver holds"
+release
+done_testing
