@@ -243,6 +243,28 @@ struct tcu_meas {
 void tcu_meas_begin(CUdevice ord, int dev, struct tcu_meas *m);
 uint64_t tcu_meas_end(struct tcu_meas *m, uint64_t *shrunk);
 
+/* A call that may place a library's module or a kernel's code in the current context (a
+ * look-up in hooks/module.c, a kernel's launch in hooks/launch.c), around the driver's call:
+ *
+ *     struct tcu_lazy l;
+ *     tcu_lazy_begin(&l, handle, launch);   // measures the first use of handle in the context
+ *     return tcu_lazy_end(&l, real(...), lib);
+ *
+ * tcu_lazy_end charges what the first use spent (past the limit if need be), to be given back
+ * with the context or with library lib (0: the context alone), and keeps the pair so that later
+ * calls are neither measured nor charged.  launch: a launch (not measured once the set of pairs
+ * is full).  Takes the measurement lock of tcu_meas_begin between the two; call it after any
+ * wait of the launch's own (pacing, the suspend gate). */
+struct tcu_lazy {
+    int measuring;
+    uint64_t handle, ctx;
+    struct tcu_meas m;
+};
+void tcu_lazy_begin(struct tcu_lazy *l, uint64_t handle, int launch);
+CUresult tcu_lazy_end(struct tcu_lazy *l, CUresult r, uint64_t lib);
+/* The library of a kernel handle from cuLibraryGetKernel (0: unknown, or a CUfunction). */
+uint64_t tcu_kernel_lib(uint64_t kernel);
+
 /* Charge slice device dev what this process's device memory on CUDA device ord (NVML, per
  * process) holds beyond what the process has charged to the slice: driver memory no call
  * reported (interposer.c, "driver memory no call reports").  Skipped while a measurement is

@@ -1160,11 +1160,12 @@ static CUresult launch(CUfunction hf, unsigned gx, unsigned gy, unsigned gz, uns
     /* The CUDA runtime's kernels (a CUkernel of cuLibraryGetKernel, launched as a function)
      * are loaded lazily at their first launch: device memory spent that no call reports
      * (TESSEL_FAKE_LAUNCH_MEM), given back with the module.  Not enough: the launch fails. */
-    if (g.cfg.launch_mem && !f->launched) {
-        CUresult lr = mod_charge(f->mod, c, g.cfg.launch_mem);
+    uint64_t code = g.cfg.launch_mem && !f->launched ? g.cfg.launch_mem : 0;
+    if (code || f->mod->indep) { /* and a library loaded with no context current: placed now */
+        CUresult lr = mod_charge(f->mod, c, code);
         if (lr != CUDA_SUCCESS)
             return lr;
-        f->launched = 1;
+        f->launched = f->launched || code;
     }
     uint64_t dur = kernel_ns(f, params);
     if (s->capture)

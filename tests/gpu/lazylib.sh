@@ -47,12 +47,16 @@ trap 'rm -rf "$T"' EXIT INT TERM
     "$NVCC" -O2 -DBIG_MIB="$BIG" -o "$T/lazy" "$HERE/lazy_lib.cu"; } 2>"$T/nvcc.err" ||
     { echo "lazylib.sh: nvcc failed:"; tail -n 5 "$T/nvcc.err"; exit 2; }
 mkdir "$T/run"
+nvidia-smi --query-compute-apps=pid --format=csv,noheader | grep -q . &&
+    { echo "lazylib.sh: the GPU already runs other processes"; exit 2; }
 env LD_PRELOAD="$PRE" TESSEL_SLICE="$T/slice" TESSEL_CUDA_MEM_LIMIT="$LIMIT" \
-    timeout 120 "$T/lazy" "$T/run" >"$T/out" 2>"$T/err" &
+    "$T/lazy" "$T/run" >"$T/out" 2>"$T/err" &
 P=$!
 wait_file() { i=0; while [ ! -e "$T/run/$1" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done; [ -e "$T/run/$1" ]; }
+# The driver's figure: the sum over the processes NVML lists (the GPU is otherwise idle; in a
+# container NVML's PIDs are the host's, so the program's own PID would not match).
 driver() { nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits |
-    awk -F', *' -v p="$P" '$1 == p { print $2 }'; }
+    awk -F', *' '{ s += $2; n++ } END { if (n) print s }'; }
 slice() { "$SLICE_TOOL" "$T/slice" | awk '/^device 0 /{ for (i = 1; i <= NF; i++) if ($i ~ /^used=/) { sub("used=", "", $i); printf "%d\n", $i / 1048576 } }'; }
 wait_file inited || { echo "lazylib.sh: the program did not start:"; cat "$T/out" "$T/err"; exit 1; }
 d0=$(driver); s0=$(slice)

@@ -153,7 +153,9 @@
  * the library "op:kernel" uses (with no context current when "ctx" has not run: loaded into each
  * context at its first use there): "lib rc=R"; libmod (cuLibraryGetModule of that library),
  * libglobal:NAME and libmanaged:NAME (cuLibraryGetGlobal, cuLibraryGetManaged), kernfunc:NAME
- * (cuLibraryGetKernel then cuKernelGetFunction), libunload (cuLibraryUnload): "libmod rc=R",
+ * (cuLibraryGetKernel then cuKernelGetFunction), kernlaunch:NAME (cuLibraryGetKernel, then
+ * cuLaunchKernel of the CUkernel itself, as the CUDA runtime launches, and a synchronisation:
+ * "kernlaunch NAME rc=R"), libunload (cuLibraryUnload): "libmod rc=R",
  * "libglobal NAME rc=R", "kernfunc NAME rc=R", "libunload rc=R"; init (cuInit alone: "init rc=R");
  * strcreate           cuStreamCreate of the stream "op:capture" captures: "strcreate rc=R"
  * call:NAME           the same call with nothing read back (the read-back is a copy, itself GPU
@@ -982,6 +984,16 @@ static void step(char *s)
         if (r == CUDA_SUCCESS)
             r = SYM(cuKernelGetFunction_fn, "cuKernelGetFunction", "cuKernelGetFunction")(&f, k);
         printf("kernfunc %s rc=%d\n", arg1, r);
+    } else if (strcmp(s, "kernlaunch") == 0 && arg1) {
+        CUkernel k = NULL;
+        CUresult r = SYM(cuLibraryGetKernel_fn, "cuLibraryGetKernel",
+                         "cuLibraryGetKernel")(&k, op_lib, arg1);
+        if (r == CUDA_SUCCESS)
+            r = SYM(cuLaunchKernel_fn, "cuLaunchKernel",
+                    "cuLaunchKernel")((CUfunction)k, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+        if (r == CUDA_SUCCESS)
+            r = SYM(cuStreamSynchronize_fn, "cuStreamSynchronize", "cuStreamSynchronize")(NULL);
+        printf("kernlaunch %s rc=%d\n", arg1, r);
     } else if (strcmp(s, "libunload") == 0) {
         CUresult r = SYM(cuLibraryUnload_fn, "cuLibraryUnload", "cuLibraryUnload")(op_lib);
         printf("libunload rc=%d\n", r);

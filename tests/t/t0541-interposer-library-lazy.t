@@ -1,7 +1,8 @@
 #!/bin/sh
 # t0541-interposer-library-lazy.t - a library loaded while no context is current (the CUDA
 # runtime's way, CUDA 12+) is loaded into a context by the driver at its first use there:
-# cuLibraryGetModule, cuLibraryGetGlobal, cuLibraryGetManaged, a kernel's cuKernelGetFunction.
+# cuLibraryGetModule, cuLibraryGetGlobal, cuLibraryGetManaged, a kernel's cuKernelGetFunction
+# or its first launch.
 # The slice measures that first use and charges it (review RV16b M4: it was uncounted), so that
 # its count equals the driver's own per-process figure (the fake NVML's; margin 0 bytes); the
 # charge goes back when the library is unloaded or the context destroyed; a load past the
@@ -36,6 +37,19 @@ for via in global proc; do
         release
         is "$(used)" 0 "$via, $name: the process gone, nothing stays charged"
     done
+done
+
+# The CUDA runtime's way: a kernel launched by its CUkernel handle, with no look-up before (the
+# driver places the library's module in the context at that launch; on an H200 with CUDA 13:
+# tests/gpu/lazylib.sh).  The first launch in a context is measured; the second is not.
+for via in global proc; do
+    export TESSEL_SLICE="$TMP/slice-launch-$via"
+    hold_probe l --via=$via init lib ctx kernlaunch:$K kernlaunch:$K
+    is "$(lines kernlaunch l)" "kernlaunch $K rc=0 kernlaunch $K rc=0 " "$via: the kernel launches twice by its handle"
+    t=$(truth $pid)
+    is "$t" $(((64 + 40) * MiB)) "$via: the driver placed the library at the first launch (104 MiB)"
+    is "$(used)" "$t" "$via: the slice counts it from that launch on"
+    release
 done
 
 # The unload gives the library's loads back, in every context it was used in: a second context

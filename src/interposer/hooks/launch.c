@@ -31,37 +31,57 @@
     tcu_note_launch();                                                                             \
     return rc
 
+/* A kernel's launch: as MEASURED, and its first launch in a context measured for the memory the
+ * driver places then (the kernel's code, its library's module: hooks/module.c, tcu_lazy_begin),
+ * after the launch's own waits. */
+#define MEASURED_KERNEL(name, fn, st, pt, ...)                                                     \
+    tcu_enter();                                                                                   \
+    name##_fn real = TCU_REAL(name);                                                               \
+    if (TCU_UNLIKELY(!real))                                                                       \
+        return CUDA_ERROR_NOT_INITIALIZED;                                                         \
+    tcu_launch_t l;                                                                                \
+    tcu_launch_begin(&l, (st), (pt));                                                              \
+    struct tcu_lazy lz;                                                                            \
+    uint64_t key = (uint64_t)(uintptr_t)(fn);                                                      \
+    tcu_lazy_begin(&lz, key, 1);                                                                   \
+    CUresult rc = real(__VA_ARGS__);                                                               \
+    tcu_lazy_end(&lz, rc, lz.measuring ? tcu_kernel_lib(key) : 0);                                 \
+    tcu_launch_end(&l, rc);                                                                        \
+    tcu_note_launch();                                                                             \
+    return rc
+
 TCU_EXPORT CUresult cuLaunchKernel(LAUNCH_ARGS, void **kernelParams, void **extra)
 {
-    MEASURED(cuLaunchKernel, hStream, 0, LAUNCH_PASS, kernelParams, extra);
+    MEASURED_KERNEL(cuLaunchKernel, f, hStream, 0, LAUNCH_PASS, kernelParams, extra);
 }
 
 TCU_EXPORT CUresult cuLaunchKernel_ptsz(LAUNCH_ARGS, void **kernelParams, void **extra)
 {
-    MEASURED(cuLaunchKernel_ptsz, hStream, 1, LAUNCH_PASS, kernelParams, extra);
+    MEASURED_KERNEL(cuLaunchKernel_ptsz, f, hStream, 1, LAUNCH_PASS, kernelParams, extra);
 }
 
 TCU_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
                                      void **kernelParams, void **extra)
 {
-    MEASURED(cuLaunchKernelEx, config ? config->hStream : NULL, 0, config, f, kernelParams, extra);
+    MEASURED_KERNEL(cuLaunchKernelEx, f, config ? config->hStream : NULL, 0, config, f,
+                    kernelParams, extra);
 }
 
 TCU_EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
                                           void **kernelParams, void **extra)
 {
-    MEASURED(cuLaunchKernelEx_ptsz, config ? config->hStream : NULL, 1, config, f, kernelParams,
-             extra);
+    MEASURED_KERNEL(cuLaunchKernelEx_ptsz, f, config ? config->hStream : NULL, 1, config, f,
+                    kernelParams, extra);
 }
 
 TCU_EXPORT CUresult cuLaunchCooperativeKernel(LAUNCH_ARGS, void **kernelParams)
 {
-    MEASURED(cuLaunchCooperativeKernel, hStream, 0, LAUNCH_PASS, kernelParams);
+    MEASURED_KERNEL(cuLaunchCooperativeKernel, f, hStream, 0, LAUNCH_PASS, kernelParams);
 }
 
 TCU_EXPORT CUresult cuLaunchCooperativeKernel_ptsz(LAUNCH_ARGS, void **kernelParams)
 {
-    MEASURED(cuLaunchCooperativeKernel_ptsz, hStream, 1, LAUNCH_PASS, kernelParams);
+    MEASURED_KERNEL(cuLaunchCooperativeKernel_ptsz, f, hStream, 1, LAUNCH_PASS, kernelParams);
 }
 
 TCU_EXPORT CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS *launchParamsList,

@@ -23,7 +23,9 @@
  * each); launches are not touched.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "interposer/interposer.h"
@@ -272,9 +274,17 @@ TCU_EXPORT CUresult cuLibraryUnload(CUlibrary library)
  * in it) or the library is unloaded (tcu_lazy_lib_gone; a kernel's pair names its library only
  * when the kernel came from cuLibraryGetKernel of a library this process loaded, else it goes
  * with its context).  Later calls for a kept pair load nothing and are not measured.  A full set
- * (LAZY_SLOTS * 3 / 4 pairs) measures every further first use it cannot keep and keeps its
- * charge to the end of the process: slower and counted high, never uncounted. */
-#define LAZY_SLOTS 4096 /* a power of 2 */
+ * (LAZY_SLOTS * 3 / 4 pairs) measures every further look-up it cannot keep and keeps its charge
+ * to the end of the process (slower and counted high, never uncounted); a launch it cannot keep
+ * is not measured (tcu_reconcile's look after a launch stays).
+ *
+ * The same for a kernel's first launch in a context (hooks/launch.c): the CUDA runtime launches
+ * its kernels by their CUkernel handles without any look-up above, and the driver places the
+ * kernel's library in the context at that launch (on an H200 with CUDA 13, 1 GiB of a
+ * __device__ array: tests/gpu/lazylib.sh).  A launch's look-up must stay cheap: each thread
+ * keeps the pairs it found last (lazy_tl, LAZY_TL entries), good while the set's generation
+ * (lazy_gen: a pair taken out, a fork) is the one they were found in. */
+#define LAZY_SLOTS 65536 /* a power of 2 */
 
 struct lazy_pair {
     uint64_t handle; /* a library or a kernel; 0: an empty slot */
@@ -286,6 +296,35 @@ struct lazy_pair {
 static struct lazy_pair lazy_set[LAZY_SLOTS];
 static unsigned lazy_used;
 static pthread_mutex_t lazy_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic uint64_t lazy_gen = 1;
+
+/* Each thread's pairs found last: allocated at the thread's first look (no TLS of the library's
+ * own: a process that never calls CUDA pays nothing for it, t3141), freed with the thread. */
+#define LAZY_TL 64 /* a power of 2 */
+struct lazy_tl {
+    uint64_t handle, ctx, gen;
+};
+static pthread_key_t lazy_tl_key;
+static pthread_once_t lazy_tl_once = PTHREAD_ONCE_INIT;
+static int lazy_tl_ok;
+
+static void lazy_tl_init(void)
+{
+    lazy_tl_ok = pthread_key_create(&lazy_tl_key, free) == 0;
+}
+
+static struct lazy_tl *lazy_tl_get(void)
+{
+    pthread_once(&lazy_tl_once, lazy_tl_init);
+    if (!lazy_tl_ok)
+        return NULL;
+    struct lazy_tl *tl = pthread_getspecific(lazy_tl_key);
+    if (!tl && (tl = calloc(LAZY_TL, sizeof *tl)) && pthread_setspecific(lazy_tl_key, tl) != 0) {
+        free(tl);
+        tl = NULL;
+    }
+    return tl;
+}
 
 static size_t lazy_slot(uint64_t handle, uint64_t ctx)
 {
@@ -302,11 +341,22 @@ static struct lazy_pair *lazy_find(uint64_t handle, uint64_t ctx)
     return &lazy_set[i];
 }
 
+/* 1: (handle, ctx) is kept; 0: not; -1: not, and the set is full. */
 static int lazy_seen(uint64_t handle, uint64_t ctx)
 {
+    struct lazy_tl *tl = lazy_tl_get();
+    size_t t = (size_t)((handle >> 4) ^ (ctx >> 6)) & (LAZY_TL - 1);
+    uint64_t gen = atomic_load_explicit(&lazy_gen, memory_order_acquire);
+    if (tl && tl[t].handle == handle && tl[t].ctx == ctx && tl[t].gen == gen)
+        return 1;
     pthread_mutex_lock(&lazy_lock);
-    int seen = lazy_find(handle, ctx)->handle != 0;
+    int seen = lazy_find(handle, ctx)->handle != 0 ? 1 : lazy_used >= LAZY_SLOTS * 3 / 4 ? -1 : 0;
     pthread_mutex_unlock(&lazy_lock);
+    if (seen == 1 && tl) {
+        tl[t].handle = handle;
+        tl[t].ctx = ctx;
+        tl[t].gen = gen;
+    }
     return seen;
 }
 
@@ -350,6 +400,7 @@ static void lazy_drop(uint64_t key, int by_lib)
     for (size_t i = 0; i < n; i++)
         *lazy_find(keep[i].handle, keep[i].ctx) = keep[i];
     lazy_used = (unsigned)n;
+    atomic_fetch_add(&lazy_gen, 1); /* every thread's cached pairs are stale */
     pthread_mutex_unlock(&lazy_lock);
 }
 
@@ -371,16 +422,10 @@ void tcu_lazy_atfork_child(void)
     pthread_mutex_init(&lazy_lock, NULL);
     memset(lazy_set, 0, sizeof lazy_set);
     lazy_used = 0;
+    atomic_fetch_add(&lazy_gen, 1); /* the forking thread's cached pairs were the parent's */
 }
 
-/* One call that may load a library's module or a kernel's code into the current context. */
-struct lazy {
-    int measuring;
-    uint64_t handle, ctx;
-    struct tcu_meas m;
-};
-
-static void lazy_begin(struct lazy *l, uint64_t handle)
+void tcu_lazy_begin(struct tcu_lazy *l, uint64_t handle, int launch)
 {
     l->measuring = 0;
     CUcontext c = NULL;
@@ -389,7 +434,8 @@ static void lazy_begin(struct lazy *l, uint64_t handle)
         return; /* the driver refuses it: no context, no load */
     l->handle = handle;
     l->ctx = (uint64_t)(uintptr_t)c;
-    if (lazy_seen(handle, l->ctx))
+    int seen = lazy_seen(handle, l->ctx);
+    if (seen == 1 || (seen < 0 && launch))
         return;
     CUdevice ord = 0;
     int dev = tcu_current_dev(&ord);
@@ -399,8 +445,7 @@ static void lazy_begin(struct lazy *l, uint64_t handle)
     l->measuring = 1;
 }
 
-/* lib: the library whose unload gives the charge back (0: the context's end alone). */
-static CUresult lazy_end(struct lazy *l, CUresult r, uint64_t lib)
+CUresult tcu_lazy_end(struct tcu_lazy *l, CUresult r, uint64_t lib)
 {
     if (!l->measuring)
         return r;
@@ -427,15 +472,15 @@ TCU_EXPORT CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
     uint64_t key = (uint64_t)(uintptr_t)library;
-    struct lazy l;
-    lazy_begin(&l, key);
-    return lazy_end(&l, real(pMod, library), key);
+    struct tcu_lazy l;
+    tcu_lazy_begin(&l, key, 0);
+    return tcu_lazy_end(&l, real(pMod, library), key);
 }
 
 /* A kernel's library, kept as the pair (kernel, context 0) by cuLibraryGetKernel (no context is
  * 0): 0 when the kernel did not come from there (the set was full, or a library loaded before
  * the interposer was). */
-static uint64_t kernel_lib(uint64_t kernel)
+uint64_t tcu_kernel_lib(uint64_t kernel)
 {
     pthread_mutex_lock(&lazy_lock);
     uint64_t lib = lazy_find(kernel, 0)->lib;
@@ -462,9 +507,9 @@ TCU_EXPORT CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
     uint64_t key = (uint64_t)(uintptr_t)kernel;
-    struct lazy l;
-    lazy_begin(&l, key);
-    return lazy_end(&l, real(pFunc, kernel), l.measuring ? kernel_lib(key) : 0);
+    struct tcu_lazy l;
+    tcu_lazy_begin(&l, key, 0);
+    return tcu_lazy_end(&l, real(pFunc, kernel), l.measuring ? tcu_kernel_lib(key) : 0);
 }
 
 TCU_EXPORT CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library,
@@ -475,9 +520,9 @@ TCU_EXPORT CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibra
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
     uint64_t key = (uint64_t)(uintptr_t)library;
-    struct lazy l;
-    lazy_begin(&l, key);
-    return lazy_end(&l, real(dptr, bytes, library, name), key);
+    struct tcu_lazy l;
+    tcu_lazy_begin(&l, key, 0);
+    return tcu_lazy_end(&l, real(dptr, bytes, library, name), key);
 }
 
 TCU_EXPORT CUresult cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUlibrary library,
@@ -488,9 +533,9 @@ TCU_EXPORT CUresult cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUlibr
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
     uint64_t key = (uint64_t)(uintptr_t)library;
-    struct lazy l;
-    lazy_begin(&l, key);
-    return lazy_end(&l, real(dptr, bytes, library, name), key);
+    struct tcu_lazy l;
+    tcu_lazy_begin(&l, key, 0);
+    return tcu_lazy_end(&l, real(dptr, bytes, library, name), key);
 }
 
 #define GATED(name, params, args)                                                                  \
