@@ -15,7 +15,8 @@
 #   tests/gpu/lazylib.sh [--build DIR] [--limit 4G] [--big 1024] [--pre LIB]
 #
 # --pre: the interposer to preload (default DIR/lib/libtessel-cuda.so); for a side-by-side run
-# against another build.  Needs nvcc, nvidia-smi.  Exit 0 when every verdict is PASS, 1
+# against another build.  --big: below 2048 (a larger static array does not link: nvcc's
+# small code model).  Needs nvcc, nvidia-smi.  Exit 0 when every verdict is PASS, 1
 # otherwise, 2 when the host cannot run it.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
