@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "daemon/idle.h"
+#include "daemon/queuetree.h"
 #include "libutil/duration.h"
 
 int64_t tessd_idle_effective(int64_t own_s, int64_t queue_s, int64_t own_min_s)
@@ -14,30 +15,17 @@ int64_t tessd_idle_effective(int64_t own_s, int64_t queue_s, int64_t own_min_s)
     return queue_s > 0 ? queue_s : 0;
 }
 
-/* Deeper than any queue tree libsched accepts (TSCHED_MAX_QUEUE_DEPTH is 8): a walk that goes
- * on past it is a loop. */
-#define IDLE_WALK_MAX 64
+int64_t tessd_idle_own(const tstore_queue_t *q)
+{
+    return q->idle_reclaim_s;
+}
 
 int64_t tessd_idle_queue(const tstore_queue_t *qs, size_t nq, const char *name, const char **from)
 {
+    const tstore_queue_t *q = tessd_queue_inherited(qs, nq, name, tessd_idle_own);
     if (from)
-        *from = "";
-    const char *at = name;
-    for (int depth = 0; at && *at && depth < IDLE_WALK_MAX; depth++) {
-        const tstore_queue_t *q = NULL;
-        for (size_t i = 0; i < nq && !q; i++)
-            if (strcmp(qs[i].name, at) == 0)
-                q = &qs[i];
-        if (!q)
-            return 0;
-        if (q->idle_reclaim_s >= 0) {
-            if (from)
-                *from = q->name;
-            return q->idle_reclaim_s;
-        }
-        at = q->parent;
-    }
-    return 0;
+        *from = q ? q->name : "";
+    return q ? q->idle_reclaim_s : 0;
 }
 
 bool tessd_idle_within_queue(int64_t own_s, int64_t queue_s)

@@ -47,6 +47,10 @@ tessd_idle_verdict_t tessd_idle_look(int64_t idle_s, bool work, int64_t *since_m
  * loop (a store edited by hand), ends the walk as a top-level queue would.  Pure. */
 int64_t tessd_idle_queue(const tstore_queue_t *qs, size_t nq, const char *name, const char **from);
 
+/* A queue's own idle time as stored (idle_reclaim_s: >= 0 set, 0 never; < 0 its parent's): the
+ * setting tessd_idle_queue inherits down the tree (daemon/queuetree.h). */
+int64_t tessd_idle_own(const tstore_queue_t *q);
+
 /* May a job whose own idle time is own_s (as stored: > 0 seconds, -1 never, 0 its queue's) be
  * submitted to a queue whose idle time in effect is queue_s (tessd_idle_queue; 0: none) by a
  * caller who is not an admin?  The queue's time is a maximum for its jobs (the review RV15b's

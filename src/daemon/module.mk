@@ -10,6 +10,8 @@ TESSELD_SRCS := src/daemon/main.c src/daemon/tick.c src/daemon/launch.c src/daem
 # Idle reclamation's decisions (docs/suspend.md, "Idle reclamation"); the tick is suspend.c's.
 TESSELD_SRCS += src/daemon/idle.c
 TESSELD_SRCS += src/daemon/oversub.c
+# A queue's setting inherited down the tree (idle.c's and oversub.c's walk).
+TESSELD_SRCS += src/daemon/queuetree.c
 TESSELD_SRCS += src/daemon/ckptslot.c
 TESSELD_SRCS += src/daemon/api/metrics.c
 # Container jobs (docs/containers.md): images, the OCI configuration, GET /v1/images.
@@ -206,12 +208,19 @@ $(O)/tests/daemon/test_jobmodel: $(O)/obj/src/daemon/test/test_jobmodel.o \
 	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lsqlite3 -lcmocka
 TESTS += $(O)/tests/daemon/test_idle
 $(O)/tests/daemon/test_idle: $(O)/obj/src/daemon/test/test_idle.o $(O)/obj/src/daemon/idle.o \
-                             $(O)/lib/libtsl-util.a
+                             $(O)/obj/src/daemon/queuetree.o $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
 # A queue's GPU memory oversubscription (oversub.c): pure, no store.
 TESTS += $(O)/tests/daemon/test_oversub
-$(O)/tests/daemon/test_oversub: $(O)/obj/src/daemon/test/test_oversub.o $(O)/obj/src/daemon/oversub.o
+$(O)/tests/daemon/test_oversub: $(O)/obj/src/daemon/test/test_oversub.o $(O)/obj/src/daemon/oversub.o \
+                                $(O)/obj/src/daemon/queuetree.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
+# A queue's setting inherited down the tree (queuetree.c): pure, no store.
+TESTS += $(O)/tests/daemon/test_queuetree
+$(O)/tests/daemon/test_queuetree: $(O)/obj/src/daemon/test/test_queuetree.o \
+                                  $(O)/obj/src/daemon/queuetree.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
 # The copy slots of the GPUs (ckptslot.c): pure, no store.

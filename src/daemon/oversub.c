@@ -1,34 +1,20 @@
 /* oversub.c - a queue's GPU memory oversubscription (oversub.h; docs/interposer.md,
  * "Oversubscription"). */
-#include <string.h>
-
 #include "daemon/oversub.h"
+#include "daemon/queuetree.h"
 
-/* Deeper than any queue tree libsched accepts (TSCHED_MAX_QUEUE_DEPTH is 8): a walk that goes
- * on past it is a loop. */
-#define OVERSUB_WALK_MAX 64
+int64_t tessd_oversub_own(const tstore_queue_t *q)
+{
+    return q->gpu_oversub;
+}
 
 uint64_t tessd_oversub_queue(const tstore_queue_t *qs, size_t nq, const char *name,
                              const char **from)
 {
+    const tstore_queue_t *q = tessd_queue_inherited(qs, nq, name, tessd_oversub_own);
     if (from)
-        *from = "";
-    const char *at = name;
-    for (int depth = 0; at && *at && depth < OVERSUB_WALK_MAX; depth++) {
-        const tstore_queue_t *q = NULL;
-        for (size_t i = 0; i < nq && !q; i++)
-            if (strcmp(qs[i].name, at) == 0)
-                q = &qs[i];
-        if (!q)
-            return 0;
-        if (q->gpu_oversub >= 0) {
-            if (from)
-                *from = q->name;
-            return (uint64_t)q->gpu_oversub;
-        }
-        at = q->parent;
-    }
-    return 0;
+        *from = q ? q->name : "";
+    return q ? (uint64_t)q->gpu_oversub : 0;
 }
 
 uint64_t tessd_oversub_total(uint64_t per_gpu, int gpu_count)

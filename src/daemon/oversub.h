@@ -22,6 +22,10 @@
 uint64_t tessd_oversub_queue(const tstore_queue_t *qs, size_t nq, const char *name,
                              const char **from);
 
+/* A queue's own value as stored (gpu_oversub: >= 0 bytes per GPU, 0 none; < 0 its parent's):
+ * the setting tessd_oversub_queue inherits down the tree (daemon/queuetree.h). */
+int64_t tessd_oversub_own(const tstore_queue_t *q);
+
 /* The host memory a job spills into at most: per_gpu on each of its gpu_count GPUs
  * (saturated, never wraps). */
 uint64_t tessd_oversub_total(uint64_t per_gpu, int gpu_count);

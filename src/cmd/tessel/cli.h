@@ -279,6 +279,13 @@ char *cli_format_milli(int64_t milli, char *buf, size_t len);
 char *cli_format_state(const json_t *job, char *buf, size_t len);
 /* Seconds as a short age: "12s", "5m", "3h", "2d". */
 char *cli_format_age(int64_t secs, char *buf, size_t len);
+/* A setting a queue inherits down the tree, as a cell of `tessel queues` (IDLE, OVERSUB):
+ * value, the setting in effect as people read it ("30m", "off", "8.0 GiB", "none"), then in
+ * brackets the queue it is set on (from, at most 64 characters of it) when that is not the
+ * row's queue itself: "30m(org)"; none ("-", or what an older tesseld's answer gives) when
+ * from is NULL (no queue on its path sets one, or the API names none).  Returns buf. */
+char *cli_format_inherited(const char *value, const char *from, const char *queue, const char *none,
+                           char *buf, size_t len);
 /* Parse an API time ("2026-11-21T19:40:03.512Z") into Unix seconds; -1 if not one. */
 int64_t cli_parse_time(const char *s);
 

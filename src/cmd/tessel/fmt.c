@@ -38,6 +38,18 @@ char *cli_format_age(int64_t secs, char *buf, size_t len)
     return buf;
 }
 
+char *cli_format_inherited(const char *value, const char *from, const char *queue, const char *none,
+                           char *buf, size_t len)
+{
+    if (!from)
+        snprintf(buf, len, "%s", none);
+    else if (!queue || strcmp(from, queue) != 0)
+        snprintf(buf, len, "%s(%.64s)", value, from);
+    else
+        snprintf(buf, len, "%s", value);
+    return buf;
+}
+
 int64_t cli_parse_time(const char *s)
 {
     if (!s)

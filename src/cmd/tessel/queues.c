@@ -191,36 +191,25 @@ static void add_row(cli_table_t *t, const json_t *q, int depth)
     const char *place = json_is_string(pl) ? json_string_value(pl) : "-";
     /* the time in effect, "off" when one on its path says never, "-" when none says; the
      * queue it comes from in brackets when it is not the queue's own */
-    char idle[112] = "-", ist[32];
+    char idle[112], ist[32];
     const char *qname = json_string_value(json_object_get(q, "name"));
     json_int_t ir = json_integer_value(json_object_get(q, "idle_reclaim"));
-    const char *from = json_string_value(json_object_get(q, "idle_reclaim_from"));
-    if (from) {
-        if (ir > 0)
-            tsl_format_seconds(ir, ist, sizeof ist);
-        else
-            snprintf(ist, sizeof ist, "off");
-        if (!qname || strcmp(from, qname) != 0)
-            snprintf(idle, sizeof idle, "%s(%.64s)", ist, from);
-        else
-            snprintf(idle, sizeof idle, "%s", ist);
-    } else if (ir > 0) { /* a tesseld from before migration 24 */
-        tsl_format_seconds(ir, idle, sizeof idle);
-    }
+    if (ir > 0)
+        tsl_format_seconds(ir, ist, sizeof ist);
+    else
+        snprintf(ist, sizeof ist, "off");
+    /* a tesseld from before migration 24 names no queue: its own time, or "-" */
+    cli_format_inherited(ist, json_string_value(json_object_get(q, "idle_reclaim_from")), qname,
+                         ir > 0 ? ist : "-", idle, sizeof idle);
     /* the same for the oversubscription: "none" when one on its path says none */
-    char over[112] = "-", ost[32];
+    char over[112], ost[32];
     json_int_t ov = json_integer_value(json_object_get(q, "gpu_mem_oversubscribe"));
-    const char *ofrom = json_string_value(json_object_get(q, "gpu_mem_oversubscribe_from"));
-    if (ofrom) {
-        if (ov > 0)
-            tsl_format_size((uint64_t)ov, ost, sizeof ost);
-        else
-            snprintf(ost, sizeof ost, "none");
-        if (!qname || strcmp(ofrom, qname) != 0)
-            snprintf(over, sizeof over, "%s(%.64s)", ost, ofrom);
-        else
-            snprintf(over, sizeof over, "%s", ost);
-    }
+    if (ov > 0)
+        tsl_format_size((uint64_t)ov, ost, sizeof ost);
+    else
+        snprintf(ost, sizeof ost, "none");
+    cli_format_inherited(ost, json_string_value(json_object_get(q, "gpu_mem_oversubscribe_from")),
+                         qname, "-", over, sizeof over);
     const char *row[] = {name,      weight, u.gpu,   u.ngpu, u.gpu_mem, u.cpu, u.mem,  u.pending,
                          u.running, held,   reserve, place,  idle,      over,  allowed};
     cli_table_add(t, row);

@@ -13,6 +13,7 @@
 #include "daemon/idle.h"
 #include "daemon/oversub.h"
 #include "daemon/pwcache.h"
+#include "daemon/queuetree.h"
 #include "daemon/slurmjob.h"
 #include "daemon/container_launch.h"
 #include "daemon/jobsvc.h"
@@ -491,6 +492,37 @@ static int parse_submit(tessd_t *d, json_t *body, tstore_job_t *j, thttp_reply_t
     return 0;
 }
 
+/* The path of a job's queue for a setting it may inherit (daemon/queuetree.h): leaf, then its
+ * ancestors read from the store up to the first that sets it (own >= 0; a setting on the leaf
+ * needs no more), at most cap queues (a parent missing ends it).  The queues read (>= 1), or 0
+ * with the answer written (a store error). */
+static size_t queue_path(tessd_t *d, const tstore_queue_t *leaf, tessd_queue_own_fn own,
+                         tstore_queue_t *path, size_t cap, thttp_reply_t *rep)
+{
+    size_t n = 0;
+    path[n++] = *leaf;
+    while (own(&path[n - 1]) < 0 && path[n - 1].parent[0] && n < cap) {
+        tsl_error_t err;
+        if (tstore_queue_get(d->store, path[n - 1].parent, &path[n], &err) < 0) {
+            if (errno == ENOENT)
+                break;
+            api_store_error(rep, &err);
+            return 0;
+        }
+        n++;
+    }
+    return n;
+}
+
+/* Where a queue's setting in effect is set, for a 422's words: "" when on the job's queue leaf
+ * itself, else ", from its parent queue 'from'". */
+static void set_where(char *buf, size_t len, const char *from, const tstore_queue_t *leaf)
+{
+    buf[0] = '\0';
+    if (strcmp(from, leaf->name) != 0)
+        snprintf(buf, len, ", from its parent queue '%s'", from);
+}
+
 /* The queue's idle time is a maximum for its jobs (docs/suspend.md, "The setting"; the review
  * RV15b's L4): a job that is not an admin's may ask a shorter time (not below the floor,
  * parse_submit), its queue's, or anything in a queue that sets none; a longer time or never
@@ -501,28 +533,16 @@ static int check_idle_max(tessd_t *d, const tessd_caller_t *who, const tstore_jo
 {
     if (who->admin || j->idle_reclaim_s == 0)
         return 0;
-    /* the path, leaf first (a time set on the leaf needs no more) */
     tstore_queue_t path[TSCHED_MAX_QUEUE_DEPTH + 1];
-    size_t n = 0;
-    path[n++] = *leaf;
-    while (path[n - 1].idle_reclaim_s < 0 && path[n - 1].parent[0] &&
-           n < sizeof path / sizeof path[0]) {
-        tsl_error_t err;
-        if (tstore_queue_get(d->store, path[n - 1].parent, &path[n], &err) < 0) {
-            if (errno == ENOENT)
-                break;
-            api_store_error(rep, &err);
-            return -1;
-        }
-        n++;
-    }
+    size_t n = queue_path(d, leaf, tessd_idle_own, path, sizeof path / sizeof path[0], rep);
+    if (!n)
+        return -1;
     const char *from;
     int64_t qs = tessd_idle_queue(path, n, leaf->name, &from);
     if (tessd_idle_within_queue(j->idle_reclaim_s, qs))
         return 0;
-    char have[32], most[32], where[TSTORE_NAME_MAX + 48] = "";
-    if (strcmp(from, leaf->name) != 0)
-        snprintf(where, sizeof where, ", from its parent queue '%s'", from);
+    char have[32], most[32], where[TSTORE_NAME_MAX + 48];
+    set_where(where, sizeof where, from, leaf);
     tsl_format_seconds(qs, most, sizeof most);
     thttp_error(rep, 422, "unsatisfiable", "idle_reclaim",
                 "idle_reclaim %s is above queue '%s''s idle time of %s%s, the most its jobs may "
@@ -546,21 +566,10 @@ static int apply_queue_oversub(tessd_t *d, const tessd_caller_t *who, bool asked
 {
     if (asked && (who->admin || !j->gpu_oversub))
         return 0;
-    /* the path, leaf first (a value set on the leaf needs no more) */
     tstore_queue_t path[TSCHED_MAX_QUEUE_DEPTH + 1];
-    size_t n = 0;
-    path[n++] = *leaf;
-    while (path[n - 1].gpu_oversub < 0 && path[n - 1].parent[0] &&
-           n < sizeof path / sizeof path[0]) {
-        tsl_error_t err;
-        if (tstore_queue_get(d->store, path[n - 1].parent, &path[n], &err) < 0) {
-            if (errno == ENOENT)
-                break;
-            api_store_error(rep, &err);
-            return -1;
-        }
-        n++;
-    }
+    size_t n = queue_path(d, leaf, tessd_oversub_own, path, sizeof path / sizeof path[0], rep);
+    if (!n)
+        return -1;
     const char *from;
     uint64_t qv = tessd_oversub_queue(path, n, leaf->name, &from);
     if (!asked) {
@@ -571,9 +580,8 @@ static int apply_queue_oversub(tessd_t *d, const tessd_caller_t *who, bool asked
     }
     if (tessd_oversub_within_queue(j->gpu_oversub, qv))
         return 0;
-    char have[32], most[32], where[TSTORE_NAME_MAX + 48] = "";
-    if (strcmp(from, leaf->name) != 0)
-        snprintf(where, sizeof where, ", from its parent queue '%s'", from);
+    char have[32], most[32], where[TSTORE_NAME_MAX + 48];
+    set_where(where, sizeof where, from, leaf);
     tsl_format_size(j->gpu_oversub, have, sizeof have);
     tsl_format_size(qv, most, sizeof most);
     thttp_error(rep, 422, "unsatisfiable", "gpu_mem_oversubscribe",

@@ -701,31 +701,50 @@ static void queues_changed(tessd_t *d)
     tessd_wake(d);
 }
 
+/* The fields of a queue's creation; an update takes them all but the first, the name. */
+static const char *const edit_fields[] = {"name",
+                                          "parent",
+                                          "priority",
+                                          "weight",
+                                          "guarantee",
+                                          "limit",
+                                          "max_gpu_milli",
+                                          "guarantee_gpu_milli",
+                                          "allow",
+                                          "reserve_after",
+                                          "placement",
+                                          "idle_reclaim",
+                                          "gpu_mem_oversubscribe",
+                                          NULL};
+
+/* The start of a queue's creation or update: the body (an object), the caller entered
+ * (*who), an admin, and no field but fields.  The body, for the caller to free and then
+ * api_leave; or NULL with the answer written and nothing left to free or leave. */
+static json_t *edit_begin(tessd_t *d, thttp_req_t *req, thttp_reply_t *rep,
+                          const char *const *fields, tessd_caller_t *who)
+{
+    json_t *body = thttp_body_object(req, rep, 0);
+    if (!body)
+        return NULL;
+    if (!api_enter(d, req, rep, who)) {
+        json_decref(body);
+        return NULL;
+    }
+    if (!api_require_admin(who, rep) || thttp_check_fields(body, fields, rep) < 0) {
+        api_leave(d);
+        json_decref(body);
+        return NULL;
+    }
+    return body;
+}
+
 void api_queues_create(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
 {
     tessd_t *d = ctx;
-    static const char *const fields[] = {"name",
-                                         "parent",
-                                         "priority",
-                                         "weight",
-                                         "guarantee",
-                                         "limit",
-                                         "max_gpu_milli",
-                                         "guarantee_gpu_milli",
-                                         "allow",
-                                         "reserve_after",
-                                         "placement",
-                                         "idle_reclaim",
-                                         "gpu_mem_oversubscribe",
-                                         NULL};
-    json_t *body = thttp_body_object(req, rep, 0);
+    tessd_caller_t who;
+    json_t *body = edit_begin(d, req, rep, edit_fields, &who);
     if (!body)
         return;
-    tessd_caller_t who;
-    if (!api_enter(d, req, rep, &who)) {
-        json_decref(body);
-        return;
-    }
     tstore_queue_t q = {.guarantee = {-1, -1, -1, -1},
                         .limit = {-1, -1, -1, -1},
                         .reserve_after_s = -1,
@@ -736,8 +755,6 @@ void api_queues_create(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
     tsl_error_t err;
     view_t v = {0};
     bool gg[NRES] = {false};
-    if (!api_require_admin(&who, rep) || thttp_check_fields(body, fields, rep) < 0)
-        goto out;
     json_t *name = json_object_get(body, "name");
     if (!name) {
         thttp_error(rep, 400, "missing_field", "name", "name is required");
@@ -792,32 +809,15 @@ out:
 void api_queues_update(thttp_req_t *req, thttp_reply_t *rep, void *ctx)
 {
     tessd_t *d = ctx;
-    static const char *const fields[] = {"parent",
-                                         "priority",
-                                         "weight",
-                                         "guarantee",
-                                         "limit",
-                                         "max_gpu_milli",
-                                         "guarantee_gpu_milli",
-                                         "allow",
-                                         "reserve_after",
-                                         "placement",
-                                         "idle_reclaim",
-                                         "gpu_mem_oversubscribe",
-                                         NULL};
-    json_t *body = thttp_body_object(req, rep, 0);
+    tessd_caller_t who;
+    /* every field but the name, which a queue keeps */
+    json_t *body = edit_begin(d, req, rep, edit_fields + 1, &who);
     if (!body)
         return;
-    tessd_caller_t who;
-    if (!api_enter(d, req, rep, &who)) {
-        json_decref(body);
-        return;
-    }
     tsl_error_t err;
     view_t v = {0};
     bool gg[NRES] = {false};
-    if (!api_require_admin(&who, rep) || thttp_check_fields(body, fields, rep) < 0 ||
-        view_load(d, &v, false, rep) < 0)
+    if (view_load(d, &v, false, rep) < 0)
         goto out;
     int self = view_find(&v, req->params[0]);
     if (self < 0) {

@@ -428,6 +428,19 @@ static void test_format(void **state)
     assert_string_equal(cli_format_age(3 * 3600, b, sizeof b), "3h");
     assert_string_equal(cli_format_age(3 * 86400, b, sizeof b), "3d");
     assert_string_equal(cli_format_age(-4, b, sizeof b), "0s");
+    /* an inherited setting's cell (tessel queues' IDLE and OVERSUB) */
+    assert_string_equal(cli_format_inherited("30m", "org", "team", "-", b, sizeof b), "30m(org)");
+    assert_string_equal(cli_format_inherited("30m", "org", "org", "-", b, sizeof b), "30m");
+    assert_string_equal(cli_format_inherited("off", "ops", "kid", "-", b, sizeof b), "off(ops)");
+    assert_string_equal(cli_format_inherited("none", "lab", NULL, "-", b, sizeof b), "none(lab)");
+    assert_string_equal(cli_format_inherited("8.0 GiB", NULL, "org", "-", b, sizeof b), "-");
+    assert_string_equal(cli_format_inherited("1h", NULL, "org", "1h", b, sizeof b), "1h");
+    char big[112], from[100];
+    memset(from, 'q', sizeof from - 1);
+    from[sizeof from - 1] = '\0';
+    cli_format_inherited("1h", from, "org", "-", big, sizeof big);
+    assert_int_equal(strlen(big), 2 + 1 + 64 + 1); /* the queue cut at 64 characters */
+    assert_string_equal(cli_format_inherited("1h", "org", "x", "-", b, 4), "1h("); /* cut */
     assert_int_equal(cli_parse_time("1970-01-01T00:01:40.512Z"), 100);
     assert_int_equal(cli_parse_time("2026-11-21T19:40:03.512Z"), 1795290003);
     assert_int_equal(cli_parse_time("yesterday"), -1);
