@@ -256,10 +256,13 @@ uint64_t tcu_meas_end(struct tcu_meas *m, uint64_t *shrunk);
  * is full).  Takes the measurement lock of tcu_meas_begin between the two; call it after any
  * wait of the launch's own (pacing, the suspend gate). */
 struct tcu_lazy {
-    int measuring;
-    uint64_t handle, ctx;
+    int measuring, launch;
+    uint64_t handle, ctx, gen;
     struct tcu_meas m;
 };
+/* Around a driver call that may free an object with pairs (cuLibraryUnload, cuModuleUnload, a
+ * context's destruction): on 1 before it, 0 after the pairs were taken out. */
+void tcu_lazy_unloading(int on);
 void tcu_lazy_begin(struct tcu_lazy *l, uint64_t handle, int launch);
 CUresult tcu_lazy_end(struct tcu_lazy *l, CUresult r, uint64_t lib);
 /* The library of a kernel handle from cuLibraryGetKernel (0: unknown, or a CUfunction). */

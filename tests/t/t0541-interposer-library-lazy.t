@@ -71,6 +71,24 @@ is "$t" $(((64 + 40 + 1) * MiB)) "the driver holds a context, the library in it 
 is "$(used)" "$t" "the slice gave the destroyed context's load back"
 release
 
+# A library unloaded after its kernel's first launch in a context: what the launch placed stays
+# counted to the context's end (the driver keeps what a launch grew in a context, local memory
+# for one, after the library goes: review RV17 M3): counted high, never lower than the driver;
+# the context's end gives it back.
+export TESSEL_SLICE="$TMP/slice-orphan"
+hold_probe o init lib ctxcreate:2 kernlaunch:$K libunload
+is "$(lines 'kernlaunch\|libunload' o)" "kernlaunch $K rc=0 libunload rc=0 " "a kernel launched, its library unloaded"
+t=$(truth $pid)
+is "$t" $((64 * MiB)) "the driver holds the context (64 MiB)"
+is "$(used)" $((t + 40 * MiB)) "the slice still counts the launch's 40 MiB, to the context's end"
+release
+export TESSEL_SLICE="$TMP/slice-orphan2"
+hold_probe p init lib ctxcreate:2 kernlaunch:$K libunload ctxdestroy ctxcreate:2
+is "$(lines 'ctxdestroy' p)" "ctxdestroy rc=0 " "then the context is destroyed"
+t=$(truth $pid)
+is "$(used)" "$t" "the context's end gave the launch's charge back"
+release
+
 # Past the limit: the load is charged (the driver holds it; it cannot be refused without losing
 # count of it) and the next allocation is refused.  300 MiB: a context (64) and 260 MiB libraries.
 export TESSEL_FAKE_MODULE_MEM=260M TESSEL_CUDA_MEM_LIMIT=300M

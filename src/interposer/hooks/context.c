@@ -273,6 +273,7 @@ static CUresult ctx_destroy(CUcontext ctx, cuCtxDestroy_v2_fn real)
     uint64_t key = (uint64_t)(uintptr_t)ctx;
     struct tcu_held held;
     CUresult r;
+    tcu_lazy_unloading(1); /* the context's address may come back before its pairs go */
     if (!tcu_release_begin(TCU_KIND_CTX, key, &held))
         r = real(ctx);
     else
@@ -281,6 +282,7 @@ static CUresult ctx_destroy(CUcontext ctx, cuCtxDestroy_v2_fn real)
         tcu_ctx_limits_release(ctx);
         tcu_lazy_ctx_gone(ctx);
     }
+    tcu_lazy_unloading(0);
     return r;
 }
 
@@ -373,14 +375,16 @@ static CUresult primary_release(CUdevice dev, cuDevicePrimaryCtxRelease_fn real)
 {
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
+    tcu_lazy_unloading(1); /* the last release destroys the context (ctx_destroy) */
     CUresult r = real(dev);
-    if (r != CUDA_SUCCESS || dev < 0 || dev >= TCU_MAX_DEVICES)
-        return r;
-    int old = atomic_load(&prim_count[dev]);
-    while (old > 0 && !atomic_compare_exchange_weak(&prim_count[dev], &old, old - 1))
-        ;
-    if (old == 1)
-        primary_inactive(dev);
+    if (r == CUDA_SUCCESS && dev >= 0 && dev < TCU_MAX_DEVICES) {
+        int old = atomic_load(&prim_count[dev]);
+        while (old > 0 && !atomic_compare_exchange_weak(&prim_count[dev], &old, old - 1))
+            ;
+        if (old == 1)
+            primary_inactive(dev);
+    }
+    tcu_lazy_unloading(0);
     return r;
 }
 
@@ -401,6 +405,7 @@ static CUresult primary_reset(CUdevice dev, cuDevicePrimaryCtxReset_fn real)
 {
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
+    tcu_lazy_unloading(1); /* as ctx_destroy */
     CUresult r = real(dev);
     /* Reset destroys the primary context's resources now; the retain count
      * stays with the driver, and a later use re-creates the context, which
@@ -410,6 +415,7 @@ static CUresult primary_reset(CUdevice dev, cuDevicePrimaryCtxReset_fn real)
         atomic_store(&prim_count[dev], 0);
         primary_inactive(dev);
     }
+    tcu_lazy_unloading(0);
     return r;
 }
 

@@ -18,22 +18,10 @@
 #define LAUNCH_PASS                                                                                \
     f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream
 
-/* name: the entry point; st: its stream; pt: 1 for _ptsz variants. */
-#define MEASURED(name, st, pt, ...)                                                                \
-    tcu_enter();                                                                                   \
-    name##_fn real = TCU_REAL(name);                                                               \
-    if (TCU_UNLIKELY(!real))                                                                       \
-        return CUDA_ERROR_NOT_INITIALIZED;                                                         \
-    tcu_launch_t l;                                                                                \
-    tcu_launch_begin(&l, (st), (pt));                                                              \
-    CUresult rc = real(__VA_ARGS__);                                                               \
-    tcu_launch_end(&l, rc);                                                                        \
-    tcu_note_launch();                                                                             \
-    return rc
-
-/* A kernel's launch: as MEASURED, and its first launch in a context measured for the memory the
- * driver places then (the kernel's code, its library's module: hooks/module.c, tcu_lazy_begin),
- * after the launch's own waits. */
+/* name: the entry point; fn: the kernel launched (NULL: a graph); st: its stream; pt: 1 for
+ * _ptsz variants.  A kernel's first launch in a context is measured for the memory the driver
+ * places then (the kernel's code, its library's module: hooks/module.c, tcu_lazy_begin), after
+ * the launch's own waits. */
 #define MEASURED_KERNEL(name, fn, st, pt, ...)                                                     \
     tcu_enter();                                                                                   \
     name##_fn real = TCU_REAL(name);                                                               \
@@ -49,6 +37,8 @@
     tcu_launch_end(&l, rc);                                                                        \
     tcu_note_launch();                                                                             \
     return rc
+
+#define MEASURED(name, st, pt, ...) MEASURED_KERNEL(name, NULL, st, pt, __VA_ARGS__)
 
 TCU_EXPORT CUresult cuLaunchKernel(LAUNCH_ARGS, void **kernelParams, void **extra)
 {

@@ -33,6 +33,7 @@
 #define OOM CUDA_ERROR_OUT_OF_MEMORY
 
 static void lazy_lib_gone(uint64_t lib);
+static void lazy_owner(uint64_t handle, uint64_t owner);
 
 /* The six ways to load a module: an image in memory, with JIT options, a fat binary, or a file;
  * and a library (CUDA 12.0: what the runtime's lazy loading loads), an image or a file, with JIT
@@ -171,6 +172,8 @@ TCU_EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const 
     tcu_meas_begin(ord, dev, &m);
     CUresult r = real(hfunc, hmod, name);
     uint64_t spent = tcu_meas_end(&m, NULL);
+    if (r == CUDA_SUCCESS)
+        lazy_owner((uint64_t)(uintptr_t)*hfunc, key); /* its pairs go with the module */
     if (r != CUDA_SUCCESS || spent == 0)
         return r;
     /* The function's code belongs to its module: charged to the module's
@@ -194,9 +197,16 @@ TCU_EXPORT CUresult cuModuleUnload(CUmodule hmod)
         return CUDA_ERROR_NOT_INITIALIZED;
     uint64_t key = (uint64_t)(uintptr_t)hmod;
     struct tcu_held h;
+    CUresult r;
+    tcu_lazy_unloading(1);
     if (!tcu_release_begin(TCU_KIND_MODULE, key, &h))
-        return real(hmod);
-    return tcu_release_settle(TCU_KIND_MODULE, key, &h, real(hmod));
+        r = real(hmod);
+    else
+        r = tcu_release_settle(TCU_KIND_MODULE, key, &h, real(hmod));
+    if (r == CUDA_SUCCESS)
+        lazy_lib_gone(key); /* its functions' pairs: their addresses may come back */
+    tcu_lazy_unloading(0);
+    return r;
 }
 
 /* ---- libraries and kernels (CUDA 12.0) ----
@@ -251,12 +261,14 @@ TCU_EXPORT CUresult cuLibraryUnload(CUlibrary library)
     uint64_t key = (uint64_t)(uintptr_t)library;
     struct tcu_held h;
     CUresult r;
+    tcu_lazy_unloading(1);
     if (!tcu_release_begin(TCU_KIND_MODULE, key, &h))
         r = real(library);
     else
         r = tcu_release_settle(TCU_KIND_MODULE, key, &h, real(library));
     if (r == CUDA_SUCCESS)
         lazy_lib_gone(key);
+    tcu_lazy_unloading(0);
     return r;
 }
 
@@ -287,16 +299,26 @@ TCU_EXPORT CUresult cuLibraryUnload(CUlibrary library)
 #define LAZY_SLOTS 65536 /* a power of 2 */
 
 struct lazy_pair {
-    uint64_t handle; /* a library or a kernel; 0: an empty slot */
-    uint64_t ctx;
-    uint64_t lib;   /* the library whose unload gives the charge back (0: its context's end) */
-    uint64_t bytes; /* charged to the slice's device dev */
+    uint64_t handle; /* a library, a kernel or a function; 0: an empty slot */
+    uint64_t ctx;    /* 0: an owner pair (the handle's library or module is lib) */
+    uint64_t lib;    /* the library or module whose unload takes the pair out (0: none known) */
+    uint64_t bytes;  /* charged to the slice's device dev */
     int dev;
+    int with_lib; /* the charge goes back at lib's unload (a look-up); else at the context's end */
 };
 static struct lazy_pair lazy_set[LAZY_SLOTS];
-static unsigned lazy_used;
+static unsigned lazy_used, lazy_owners;
 static pthread_mutex_t lazy_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic uint64_t lazy_gen = 1;
+/* Unloads and context destructions under way: the driver may have freed an object whose pairs
+ * are not taken out yet, and a new object may already have its address (review RV17 M1). */
+static _Atomic int lazy_unloading;
+/* An owner pair's context and the handle of a context's charges whose pairs went with their
+ * library or module (the memory stays in the context: a launch's, review RV17 M3). */
+#define LAZY_OWNER_CTX  0
+#define LAZY_ORPHAN     ((uint64_t)1)
+#define LAZY_OWNERS_MAX (LAZY_SLOTS / 4)
+#define LAZY_FULL       (LAZY_SLOTS * 3 / 4)
 
 /* Each thread's pairs found last: allocated at the thread's first look (no TLS of the library's
  * own: a process that never calls CUDA pays nothing for it, t3141), freed with the thread. */
@@ -341,16 +363,19 @@ static struct lazy_pair *lazy_find(uint64_t handle, uint64_t ctx)
     return &lazy_set[i];
 }
 
-/* 1: (handle, ctx) is kept; 0: not; -1: not, and the set is full. */
+/* Whether (handle, ctx) is kept (never while an unload is under way: it may be a freed object's).
+ */
 static int lazy_seen(uint64_t handle, uint64_t ctx)
 {
+    if (atomic_load(&lazy_unloading) > 0)
+        return 0;
     struct lazy_tl *tl = lazy_tl_get();
     size_t t = (size_t)((handle >> 4) ^ (ctx >> 6)) & (LAZY_TL - 1);
     uint64_t gen = atomic_load_explicit(&lazy_gen, memory_order_acquire);
     if (tl && tl[t].handle == handle && tl[t].ctx == ctx && tl[t].gen == gen)
         return 1;
     pthread_mutex_lock(&lazy_lock);
-    int seen = lazy_find(handle, ctx)->handle != 0 ? 1 : lazy_used >= LAZY_SLOTS * 3 / 4 ? -1 : 0;
+    int seen = lazy_find(handle, ctx)->handle != 0;
     pthread_mutex_unlock(&lazy_lock);
     if (seen == 1 && tl) {
         tl[t].handle = handle;
@@ -361,17 +386,20 @@ static int lazy_seen(uint64_t handle, uint64_t ctx)
 }
 
 /* Keep (handle, ctx) with bytes charged to dev (added when kept already).  0, or -1 when the set
- * is full. */
-static int lazy_keep(uint64_t handle, uint64_t ctx, uint64_t lib, int dev, uint64_t bytes)
+ * is full (owner pairs: when they fill their quarter of it). */
+static int lazy_keep(uint64_t handle, uint64_t ctx, uint64_t lib, int with_lib, int dev,
+                     uint64_t bytes)
 {
     pthread_mutex_lock(&lazy_lock);
     struct lazy_pair *p = lazy_find(handle, ctx);
     int rc = 0;
     if (p->handle && p->dev == dev) {
         p->bytes += bytes;
-    } else if (!p->handle && lazy_used < LAZY_SLOTS * 3 / 4) {
-        *p = (struct lazy_pair){handle, ctx, lib, bytes, dev};
+    } else if (!p->handle && lazy_used < LAZY_FULL &&
+               (ctx != LAZY_OWNER_CTX || lazy_owners < LAZY_OWNERS_MAX)) {
+        *p = (struct lazy_pair){handle, ctx, lib, bytes, dev, with_lib};
         lazy_used++;
+        lazy_owners += ctx == LAZY_OWNER_CTX;
     } else {
         rc = -1;
     }
@@ -379,27 +407,63 @@ static int lazy_keep(uint64_t handle, uint64_t ctx, uint64_t lib, int dev, uint6
     return rc;
 }
 
-/* Take out every pair whose ctx (by_lib 0) or lib (by_lib 1) is key and give its charge back;
- * the others are put in again (an open-addressed set has no holes to leave). */
+/* Record that handle (a kernel, a function) belongs to library or module owner. */
+static void lazy_owner(uint64_t handle, uint64_t owner)
+{
+    if (handle && owner)
+        lazy_keep(handle, LAZY_OWNER_CTX, owner, 0, -1, 0);
+}
+
+/* Around the driver's call that may free an object with pairs (lazy_seen, above). */
+void tcu_lazy_unloading(int on)
+{
+    atomic_fetch_add(&lazy_unloading, on ? 1 : -1);
+}
+
+/* Take out every pair whose ctx (by_lib 0) or lib (by_lib 1) is key.  A context's end gives its
+ * pairs' charges back; a library's or module's unload gives back its look-ups' charges, and moves
+ * its launches' charges to the context's orphan pair (the driver keeps what a launch grew in the
+ * context, local memory for one, until the context goes).  The others are put in again (an
+ * open-addressed set has no holes to leave). */
 static void lazy_drop(uint64_t key, int by_lib)
 {
-    static struct lazy_pair keep[LAZY_SLOTS];
-    size_t n = 0;
+    static struct lazy_pair keep[LAZY_SLOTS], orphan[LAZY_SLOTS];
+    size_t n = 0, no = 0, hit = 0;
     pthread_mutex_lock(&lazy_lock);
+    for (size_t i = 0; i < LAZY_SLOTS && !hit; i++)
+        hit = lazy_set[i].handle && (by_lib ? lazy_set[i].lib : lazy_set[i].ctx) == key;
+    if (!hit) {
+        pthread_mutex_unlock(&lazy_lock);
+        return;
+    }
     for (size_t i = 0; i < LAZY_SLOTS; i++) {
         struct lazy_pair *p = &lazy_set[i];
         if (!p->handle)
             continue;
-        if ((by_lib ? p->lib : p->ctx) == key) {
-            if (p->bytes)
-                tcu_unreserve(p->dev, p->bytes);
-        } else
+        if ((by_lib ? p->lib : p->ctx) != key)
             keep[n++] = *p;
+        else if (by_lib && !p->with_lib && p->bytes && p->ctx != LAZY_OWNER_CTX)
+            orphan[no++] = *p; /* stays charged, to its context's end */
+        else if (p->bytes)
+            tcu_unreserve(p->dev, p->bytes);
     }
     memset(lazy_set, 0, sizeof lazy_set);
-    for (size_t i = 0; i < n; i++)
+    lazy_owners = 0;
+    for (size_t i = 0; i < n; i++) {
         *lazy_find(keep[i].handle, keep[i].ctx) = keep[i];
+        lazy_owners += keep[i].ctx == LAZY_OWNER_CTX;
+    }
     lazy_used = (unsigned)n;
+    for (size_t i = 0; i < no; i++) {
+        struct lazy_pair *o = lazy_find(LAZY_ORPHAN, orphan[i].ctx);
+        if (o->handle && o->dev == orphan[i].dev) {
+            o->bytes += orphan[i].bytes;
+        } else if (!o->handle) {
+            *o = (struct lazy_pair){LAZY_ORPHAN,     orphan[i].ctx, 0,
+                                    orphan[i].bytes, orphan[i].dev, 0};
+            lazy_used++;
+        } /* else: another device's orphan pair holds the slot; stays charged to the end */
+    }
     atomic_fetch_add(&lazy_gen, 1); /* every thread's cached pairs are stale */
     pthread_mutex_unlock(&lazy_lock);
 }
@@ -416,52 +480,65 @@ static void lazy_lib_gone(uint64_t lib)
         lazy_drop(lib, 1);
 }
 
-/* The parent's pairs are charged to the parent's slot; the child's contexts are new. */
+/* The parent's pairs are charged to the parent's slot; the child's contexts are new.  (The set
+ * is cleared only when it holds pairs: a child of a process that never used CUDA touches none of
+ * its pages.) */
 void tcu_lazy_atfork_child(void)
 {
     pthread_mutex_init(&lazy_lock, NULL);
-    memset(lazy_set, 0, sizeof lazy_set);
-    lazy_used = 0;
+    if (lazy_used)
+        memset(lazy_set, 0, sizeof lazy_set);
+    lazy_used = lazy_owners = 0;
+    atomic_store(&lazy_unloading, 0);
     atomic_fetch_add(&lazy_gen, 1); /* the forking thread's cached pairs were the parent's */
 }
 
 void tcu_lazy_begin(struct tcu_lazy *l, uint64_t handle, int launch)
 {
     l->measuring = 0;
+    l->launch = launch;
     CUcontext c = NULL;
     cuCtxGetCurrent_fn cur = TCU_REAL(cuCtxGetCurrent);
     if (!handle || !cur || cur(&c) != CUDA_SUCCESS || !c)
         return; /* the driver refuses it: no context, no load */
     l->handle = handle;
     l->ctx = (uint64_t)(uintptr_t)c;
-    int seen = lazy_seen(handle, l->ctx);
-    if (seen == 1 || (seen < 0 && launch))
+    if (lazy_seen(handle, l->ctx))
         return;
     CUdevice ord = 0;
     int dev = tcu_current_dev(&ord);
     if (dev < 0)
         return; /* a context on a device the slice does not have: no allocation passes there */
+    l->gen = atomic_load(&lazy_gen);
     tcu_meas_begin(ord, dev, &l->m);
     l->measuring = 1;
 }
 
 CUresult tcu_lazy_end(struct tcu_lazy *l, CUresult r, uint64_t lib)
 {
+    static _Atomic int full_logged;
     if (!l->measuring)
         return r;
     uint64_t spent = tcu_meas_end(&l->m, NULL);
     int dev = l->m.dev;
     /* Counted even when the call failed (a global the image does not define: the module was
-     * loaded to look for it); kept only when it succeeded (a failed call is measured again). */
-    if (r != CUDA_SUCCESS && spent == 0)
-        return r;
-    if (tcu_reserve_spent(dev, spent) < 0)
+     * loaded to look for it).  The pair is kept when the call succeeded, or when a look-up that
+     * failed spent memory (the module was placed: a later use must not place it again), and no
+     * unload or context's end happened meanwhile (its handle or context may be a freed
+     * object's: review RV17 M1); a launch that failed is not kept (RV17 M4).  Else the charge
+     * stays to the process's end (counted high, never low). */
+    if (spent && tcu_reserve_spent(dev, spent) < 0)
         tcu_charge(dev, spent);
-    if (r == CUDA_SUCCESS || spent) {
-        if (lazy_keep(l->handle, l->ctx, lib, dev, spent) < 0 && spent)
-            tcu_log("the set of first uses is full: %llu bytes stay counted to the process's end",
-                    (unsigned long long)spent);
-    }
+    int keep = (r == CUDA_SUCCESS || (spent && !l->launch)) && atomic_load(&lazy_gen) == l->gen &&
+               atomic_load(&lazy_unloading) == 0;
+    if (keep && lazy_keep(l->handle, l->ctx, lib, !l->launch, dev, spent) < 0 &&
+        atomic_exchange(&full_logged, 1) == 0)
+        tcu_log("the set of first uses in a context is full: later ones are measured at every "
+                "call, their charges kept to the process's end");
+    /* Memory an earlier call placed that nothing measured (a graph's instantiation, an
+     * attribute query of a kernel handle: review RV17 H3) shows now as the driver's figure
+     * above the process's charges: charged here, not only at the next allocation. */
+    tcu_reconcile(l->m.ord, dev);
     return r;
 }
 
@@ -477,13 +554,14 @@ TCU_EXPORT CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
     return tcu_lazy_end(&l, real(pMod, library), key);
 }
 
-/* A kernel's library, kept as the pair (kernel, context 0) by cuLibraryGetKernel (no context is
- * 0): 0 when the kernel did not come from there (the set was full, or a library loaded before
- * the interposer was). */
+/* A kernel's library or a function's module, kept as the owner pair (handle, context 0) by
+ * cuLibraryGetKernel and cuModuleGetFunction (no context is 0): 0 when it did not come from
+ * there (the owners' quarter of the set was full, cuLibraryEnumerateKernels, a library loaded
+ * before the interposer was). */
 uint64_t tcu_kernel_lib(uint64_t kernel)
 {
     pthread_mutex_lock(&lazy_lock);
-    uint64_t lib = lazy_find(kernel, 0)->lib;
+    uint64_t lib = lazy_find(kernel, LAZY_OWNER_CTX)->lib;
     pthread_mutex_unlock(&lazy_lock);
     return lib;
 }
@@ -495,8 +573,8 @@ TCU_EXPORT CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, con
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
     CUresult r = real(pKernel, library, name);
-    if (r == CUDA_SUCCESS && pKernel && *pKernel && library)
-        lazy_keep((uint64_t)(uintptr_t)*pKernel, 0, (uint64_t)(uintptr_t)library, -1, 0);
+    if (r == CUDA_SUCCESS && pKernel)
+        lazy_owner((uint64_t)(uintptr_t)*pKernel, (uint64_t)(uintptr_t)library);
     return r;
 }
 
@@ -512,43 +590,52 @@ TCU_EXPORT CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
     return tcu_lazy_end(&l, real(pFunc, kernel), l.measuring ? tcu_kernel_lib(key) : 0);
 }
 
-TCU_EXPORT CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library,
-                                       const char *name)
+/* cuLibraryGetGlobal and cuLibraryGetManaged (the same arguments): the library's first use in
+ * the context may place its module, variables included. */
+static CUresult lib_var(cuLibraryGetGlobal_fn real, CUdeviceptr *dptr, size_t *bytes,
+                        CUlibrary library, const char *name)
 {
-    tcu_enter();
-    cuLibraryGetGlobal_fn real = TCU_REAL(cuLibraryGetGlobal);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
     uint64_t key = (uint64_t)(uintptr_t)library;
     struct tcu_lazy l;
     tcu_lazy_begin(&l, key, 0);
     return tcu_lazy_end(&l, real(dptr, bytes, library, name), key);
+}
+
+TCU_EXPORT CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library,
+                                       const char *name)
+{
+    tcu_enter();
+    return lib_var(TCU_REAL(cuLibraryGetGlobal), dptr, bytes, library, name);
 }
 
 TCU_EXPORT CUresult cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUlibrary library,
                                         const char *name)
 {
     tcu_enter();
-    cuLibraryGetManaged_fn real = TCU_REAL(cuLibraryGetManaged);
-    if (TCU_UNLIKELY(!real))
-        return CUDA_ERROR_NOT_INITIALIZED;
-    uint64_t key = (uint64_t)(uintptr_t)library;
-    struct tcu_lazy l;
-    tcu_lazy_begin(&l, key, 0);
-    return tcu_lazy_end(&l, real(dptr, bytes, library, name), key);
+    return lib_var((cuLibraryGetGlobal_fn)TCU_REAL(cuLibraryGetManaged), dptr, bytes, library,
+                   name);
 }
 
-#define GATED(name, params, args)                                                                  \
+/* A kernel's attributes: a query may load the kernel into the context (review RV17 H3), measured
+ * as a first use. */
+#define KERNEL_ATTR(name, params, args)                                                            \
     TCU_EXPORT CUresult name params                                                                \
     {                                                                                              \
         tcu_enter();                                                                               \
         name##_fn real = TCU_REAL(name);                                                           \
         if (TCU_UNLIKELY(!real))                                                                   \
             return CUDA_ERROR_NOT_INITIALIZED;                                                     \
-        return real args;                                                                          \
+        uint64_t key = (uint64_t)(uintptr_t)kernel;                                                \
+        struct tcu_lazy l;                                                                         \
+        tcu_lazy_begin(&l, key, 0);                                                                \
+        return tcu_lazy_end(&l, real args, l.measuring ? tcu_kernel_lib(key) : 0);                 \
     }
 
-GATED(cuKernelGetAttribute, (int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev),
-      (pi, attrib, kernel, dev))
-GATED(cuKernelSetAttribute, (CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev),
-      (attrib, val, kernel, dev))
+KERNEL_ATTR(cuKernelGetAttribute,
+            (int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev),
+            (pi, attrib, kernel, dev))
+KERNEL_ATTR(cuKernelSetAttribute,
+            (CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev),
+            (attrib, val, kernel, dev))

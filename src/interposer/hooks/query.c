@@ -79,9 +79,22 @@ QUERY(cuPointerGetAttribute, (void *data, CUpointer_attribute attribute, CUdevic
 QUERY(cuPointerGetAttributes,
       (unsigned int numAttributes, CUpointer_attribute *attributes, void **data, CUdeviceptr ptr),
       (numAttributes, attributes, data, ptr))
-QUERY(cuFuncGetAttribute, (int *pi, CUfunction_attribute attrib, CUfunction hfunc),
-      (pi, attrib, hfunc))
 QUERY(cuDeviceGetAttribute, (int *pi, CUdevice_attribute attrib, CUdevice dev), (pi, attrib, dev))
+
+/* A function's attribute: the handle may be a kernel's (a CUkernel passed as a function, as the
+ * CUDA runtime does), whose query may place it in the context (review RV17 H3): measured as a
+ * first use, charged to the context (hooks/module.c, tcu_lazy_begin). */
+TCU_EXPORT CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
+{
+    tcu_enter();
+    cuFuncGetAttribute_fn real = TCU_REAL(cuFuncGetAttribute);
+    if (TCU_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    uint64_t key = (uint64_t)(uintptr_t)hfunc;
+    struct tcu_lazy l;
+    tcu_lazy_begin(&l, key, 1);
+    return tcu_lazy_end(&l, real(pi, attrib, hfunc), l.measuring ? tcu_kernel_lib(key) : 0);
+}
 
 /* An allocation's range (the CUDA runtime's cudaPointerGetAttributes, PyTorch's IPC). */
 QUERY(cuMemGetAddressRange, (CUdeviceptr_v1 * pbase, unsigned int *psize, CUdeviceptr_v1 dptr),
