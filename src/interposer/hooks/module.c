@@ -286,9 +286,9 @@ TCU_EXPORT CUresult cuLibraryUnload(CUlibrary library)
  * in it) or the library is unloaded (tcu_lazy_lib_gone; a kernel's pair names its library only
  * when the kernel came from cuLibraryGetKernel of a library this process loaded, else it goes
  * with its context).  Later calls for a kept pair load nothing and are not measured.  A full set
- * (LAZY_SLOTS * 3 / 4 pairs) measures every further look-up it cannot keep and keeps its charge
- * to the end of the process (slower and counted high, never uncounted); a launch it cannot keep
- * is not measured (tcu_reconcile's look after a launch stays).
+ * (LAZY_SLOTS * 3 / 4 pairs) measures every further first use it cannot keep, launches
+ * included, and keeps its charge to the end of the process (slower and counted high, never
+ * uncounted; review RV17 H1).
  *
  * The same for a kernel's first launch in a context (hooks/launch.c): the CUDA runtime launches
  * its kernels by their CUkernel handles without any look-up above, and the driver places the
