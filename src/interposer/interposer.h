@@ -263,6 +263,7 @@ struct tcu_lazy {
 /* Around a driver call that may free an object with pairs (cuLibraryUnload, cuModuleUnload, a
  * context's destruction): on 1 before it, 0 after the pairs were taken out. */
 void tcu_lazy_unloading(int on);
+enum { TCU_LAZY_LOOKUP = 0, TCU_LAZY_LAUNCH = 1, TCU_LAZY_QUERY = 2 };
 void tcu_lazy_begin(struct tcu_lazy *l, uint64_t handle, int launch);
 CUresult tcu_lazy_end(struct tcu_lazy *l, CUresult r, uint64_t lib);
 /* The library of a kernel handle from cuLibraryGetKernel (0: unknown, or a CUfunction). */

@@ -71,22 +71,32 @@ is "$t" $(((64 + 40 + 1) * MiB)) "the driver holds a context, the library in it 
 is "$(used)" "$t" "the slice gave the destroyed context's load back"
 release
 
-# A library unloaded after its kernel's first launch in a context: what the launch placed stays
-# counted to the context's end (the driver keeps what a launch grew in a context, local memory
-# for one, after the library goes: review RV17 M3): counted high, never lower than the driver;
-# the context's end gives it back.
+# A library unloaded after its kernel's first launch in a context: the launch's charge goes back
+# with the library (the driver frees its module in every context; what it would keep, a
+# launch's local memory, the unload's tcu_reconcile charges: review RV17b M-d), so the count
+# follows the driver; the context's end leaves nothing behind.
 export TESSEL_SLICE="$TMP/slice-orphan"
 hold_probe o init lib ctxcreate:2 kernlaunch:$K libunload
 is "$(lines 'kernlaunch\|libunload' o)" "kernlaunch $K rc=0 libunload rc=0 " "a kernel launched, its library unloaded"
 t=$(truth $pid)
 is "$t" $((64 * MiB)) "the driver holds the context (64 MiB)"
-is "$(used)" $((t + 40 * MiB)) "the slice still counts the launch's 40 MiB, to the context's end"
+is "$(used)" "$t" "the slice gave the launch's 40 MiB back with the library"
 release
 export TESSEL_SLICE="$TMP/slice-orphan2"
 hold_probe p init lib ctxcreate:2 kernlaunch:$K libunload ctxdestroy ctxcreate:2
 is "$(lines 'ctxdestroy' p)" "ctxdestroy rc=0 " "then the context is destroyed"
 t=$(truth $pid)
-is "$(used)" "$t" "the context's end gave the launch's charge back"
+is "$(used)" "$t" "a new context: the slice counts what the driver holds"
+release
+
+# The same library loaded again after the unload, its kernel launched again: the handles may be
+# the old ones' (the driver reuses addresses), and the new placement is measured all the same.
+export TESSEL_SLICE="$TMP/slice-reload"
+hold_probe q init lib ctxcreate:2 kernlaunch:$K libunload lib kernlaunch:$K
+is "$(lines 'kernlaunch' q)" "kernlaunch $K rc=0 kernlaunch $K rc=0 " "loaded, launched, unloaded, loaded and launched again"
+t=$(truth $pid)
+is "$t" $(((64 + 40) * MiB)) "the driver holds the context and the library placed again (104 MiB)"
+is "$(used)" "$t" "the slice counts the second placement"
 release
 
 # Past the limit: the load is charged (the driver holds it; it cannot be refused without losing

@@ -34,6 +34,7 @@
 
 static void lazy_lib_gone(uint64_t lib);
 static void lazy_owner(uint64_t handle, uint64_t owner);
+static void lazy_unloaded(void);
 
 /* The six ways to load a module: an image in memory, with JIT options, a fat binary, or a file;
  * and a library (CUDA 12.0: what the runtime's lazy loading loads), an image or a file, with JIT
@@ -172,8 +173,10 @@ TCU_EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const 
     tcu_meas_begin(ord, dev, &m);
     CUresult r = real(hfunc, hmod, name);
     uint64_t spent = tcu_meas_end(&m, NULL);
-    if (r == CUDA_SUCCESS)
-        lazy_owner((uint64_t)(uintptr_t)*hfunc, key); /* its pairs go with the module */
+    if (r == CUDA_SUCCESS) { /* its pairs go with the module, or the library it is a module of */
+        uint64_t lib = tcu_kernel_lib(key);
+        lazy_owner((uint64_t)(uintptr_t)*hfunc, lib ? lib : key);
+    }
     if (r != CUDA_SUCCESS || spent == 0)
         return r;
     /* The function's code belongs to its module: charged to the module's
@@ -206,6 +209,8 @@ TCU_EXPORT CUresult cuModuleUnload(CUmodule hmod)
     if (r == CUDA_SUCCESS)
         lazy_lib_gone(key); /* its functions' pairs: their addresses may come back */
     tcu_lazy_unloading(0);
+    if (r == CUDA_SUCCESS)
+        lazy_unloaded();
     return r;
 }
 
@@ -269,6 +274,8 @@ TCU_EXPORT CUresult cuLibraryUnload(CUlibrary library)
     if (r == CUDA_SUCCESS)
         lazy_lib_gone(key);
     tcu_lazy_unloading(0);
+    if (r == CUDA_SUCCESS)
+        lazy_unloaded();
     return r;
 }
 
@@ -296,7 +303,7 @@ TCU_EXPORT CUresult cuLibraryUnload(CUlibrary library)
  * __device__ array: tests/gpu/lazylib.sh).  A launch's look-up must stay cheap: each thread
  * keeps the pairs it found last (lazy_tl, LAZY_TL entries), good while the set's generation
  * (lazy_gen: a pair taken out, a fork) is the one they were found in. */
-#define LAZY_SLOTS 65536 /* a power of 2 */
+#define LAZY_SLOTS 131072 /* a power of 2 */
 
 struct lazy_pair {
     uint64_t handle; /* a library, a kernel or a function; 0: an empty slot */
@@ -304,7 +311,6 @@ struct lazy_pair {
     uint64_t lib;    /* the library or module whose unload takes the pair out (0: none known) */
     uint64_t bytes;  /* charged to the slice's device dev */
     int dev;
-    int with_lib; /* the charge goes back at lib's unload (a look-up); else at the context's end */
 };
 static struct lazy_pair lazy_set[LAZY_SLOTS];
 static unsigned lazy_used, lazy_owners;
@@ -313,9 +319,12 @@ static _Atomic uint64_t lazy_gen = 1;
 /* Unloads and context destructions under way: the driver may have freed an object whose pairs
  * are not taken out yet, and a new object may already have its address (review RV17 M1). */
 static _Atomic int lazy_unloading;
-/* An owner pair's context and the handle of a context's charges whose pairs went with their
- * library or module (the memory stays in the context: a launch's, review RV17 M3). */
+/* An owner pair's context; the tag of a query's pairs (an attribute query's first use stands for
+ * no launch: review RV17b H-a; contexts are aligned pointers); the handle of a context's charges
+ * whose pairs named no library or module (taken out at any unload, charged to the context's end).
+ */
 #define LAZY_OWNER_CTX  0
+#define LAZY_QUERY_TAG  ((uint64_t)1)
 #define LAZY_ORPHAN     ((uint64_t)1)
 #define LAZY_OWNERS_MAX (LAZY_SLOTS / 4)
 #define LAZY_FULL       (LAZY_SLOTS * 3 / 4)
@@ -385,19 +394,26 @@ static int lazy_seen(uint64_t handle, uint64_t ctx)
     return seen;
 }
 
-/* Keep (handle, ctx) with bytes charged to dev (added when kept already).  0, or -1 when the set
- * is full (owner pairs: when they fill their quarter of it). */
-static int lazy_keep(uint64_t handle, uint64_t ctx, uint64_t lib, int with_lib, int dev,
-                     uint64_t bytes)
+/* Keep (handle, ctx) with bytes charged to dev (added when kept already; an owner pair's lib
+ * replaced: the handle is another object's now).  gen: the set's generation when the first use
+ * began (0: any); nothing is kept when a drop happened since or an unload is under way (review
+ * RV17b M-a: checked under the lock the drops take).  0, -1 when the set is full (owner pairs:
+ * their quarter of it), -2 when not kept for gen or an unload. */
+static int lazy_keep(uint64_t handle, uint64_t ctx, uint64_t lib, int dev, uint64_t bytes,
+                     uint64_t gen)
 {
     pthread_mutex_lock(&lazy_lock);
     struct lazy_pair *p = lazy_find(handle, ctx);
     int rc = 0;
-    if (p->handle && p->dev == dev) {
+    if (gen && (atomic_load(&lazy_gen) != gen || atomic_load(&lazy_unloading) > 0)) {
+        rc = -2;
+    } else if (p->handle && p->dev == dev) {
         p->bytes += bytes;
+        if (ctx == LAZY_OWNER_CTX)
+            p->lib = lib;
     } else if (!p->handle && lazy_used < LAZY_FULL &&
                (ctx != LAZY_OWNER_CTX || lazy_owners < LAZY_OWNERS_MAX)) {
-        *p = (struct lazy_pair){handle, ctx, lib, bytes, dev, with_lib};
+        *p = (struct lazy_pair){handle, ctx, lib, bytes, dev};
         lazy_used++;
         lazy_owners += ctx == LAZY_OWNER_CTX;
     } else {
@@ -411,7 +427,7 @@ static int lazy_keep(uint64_t handle, uint64_t ctx, uint64_t lib, int with_lib, 
 static void lazy_owner(uint64_t handle, uint64_t owner)
 {
     if (handle && owner)
-        lazy_keep(handle, LAZY_OWNER_CTX, owner, 0, -1, 0);
+        lazy_keep(handle, LAZY_OWNER_CTX, owner, -1, 0, 0);
 }
 
 /* Around the driver's call that may free an object with pairs (lazy_seen, above). */
@@ -420,51 +436,66 @@ void tcu_lazy_unloading(int on)
     atomic_fetch_add(&lazy_unloading, on ? 1 : -1);
 }
 
-/* Take out every pair whose ctx (by_lib 0) or lib (by_lib 1) is key.  A context's end gives its
- * pairs' charges back; a library's or module's unload gives back its look-ups' charges, and moves
- * its launches' charges to the context's orphan pair (the driver keeps what a launch grew in the
- * context, local memory for one, until the context goes).  The others are put in again (an
- * open-addressed set has no holes to leave). */
+/* After a library's or module's unload: what the driver keeps of it in the current context (a
+ * launch's local memory) is charged now (review RV17b M-d). */
+static void lazy_unloaded(void)
+{
+    CUdevice ord = 0;
+    int dev = tcu_current_dev(&ord);
+    if (dev >= 0)
+        tcu_reconcile(ord, dev);
+}
+
+/* Take out the pairs of context key (by_lib 0: its pairs, its queries' included, and its orphan
+ * pair; their charges given back) or of library or module key (by_lib 1: the pairs naming it,
+ * their charges given back: the driver freed its code and data in every context; and every pair
+ * that names none, whose handle may be one of key's: taken out, its charge moved to its
+ * context's orphan pair, given back at the context's end).  What the driver keeps in a context
+ * after an unload (a launch's local memory) is the next tcu_reconcile's (the unload hooks run
+ * one; review RV17b M-d).  The others are put in again (an open-addressed set has no holes to
+ * leave); the generation moves on in any case (review RV17b M-a). */
 static void lazy_drop(uint64_t key, int by_lib)
 {
     static struct lazy_pair keep[LAZY_SLOTS], orphan[LAZY_SLOTS];
-    size_t n = 0, no = 0, hit = 0;
+    size_t n = 0, no = 0;
+    int hit = 0;
     pthread_mutex_lock(&lazy_lock);
-    for (size_t i = 0; i < LAZY_SLOTS && !hit; i++)
-        hit = lazy_set[i].handle && (by_lib ? lazy_set[i].lib : lazy_set[i].ctx) == key;
-    if (!hit) {
-        pthread_mutex_unlock(&lazy_lock);
-        return;
-    }
+    atomic_fetch_add(&lazy_gen, 1); /* every thread's cached pairs are stale */
     for (size_t i = 0; i < LAZY_SLOTS; i++) {
         struct lazy_pair *p = &lazy_set[i];
         if (!p->handle)
             continue;
-        if ((by_lib ? p->lib : p->ctx) != key)
+        int orphaned = by_lib && !p->lib && p->ctx != LAZY_OWNER_CTX && p->handle != LAZY_ORPHAN;
+        int mine = by_lib ? p->lib == key : (p->ctx & ~LAZY_QUERY_TAG) == key;
+        if (mine || orphaned) {
+            hit = 1;
+            if (orphaned && !mine && p->bytes)
+                orphan[no++] = *p;
+            else if (p->bytes)
+                tcu_unreserve(p->dev, p->bytes);
+        } else {
             keep[n++] = *p;
-        else if (by_lib && !p->with_lib && p->bytes && p->ctx != LAZY_OWNER_CTX)
-            orphan[no++] = *p; /* stays charged, to its context's end */
-        else if (p->bytes)
-            tcu_unreserve(p->dev, p->bytes);
+        }
     }
-    memset(lazy_set, 0, sizeof lazy_set);
-    lazy_owners = 0;
-    for (size_t i = 0; i < n; i++) {
-        *lazy_find(keep[i].handle, keep[i].ctx) = keep[i];
-        lazy_owners += keep[i].ctx == LAZY_OWNER_CTX;
+    if (hit) {
+        memset(lazy_set, 0, sizeof lazy_set);
+        lazy_owners = 0;
+        for (size_t i = 0; i < n; i++) {
+            *lazy_find(keep[i].handle, keep[i].ctx) = keep[i];
+            lazy_owners += keep[i].ctx == LAZY_OWNER_CTX;
+        }
+        lazy_used = (unsigned)n;
+        for (size_t i = 0; i < no; i++) {
+            uint64_t c = orphan[i].ctx & ~LAZY_QUERY_TAG;
+            struct lazy_pair *o = lazy_find(LAZY_ORPHAN, c);
+            if (o->handle && o->dev == orphan[i].dev) {
+                o->bytes += orphan[i].bytes;
+            } else if (!o->handle) {
+                *o = (struct lazy_pair){LAZY_ORPHAN, c, 0, orphan[i].bytes, orphan[i].dev};
+                lazy_used++;
+            } /* else: another device's orphan pair holds the slot: charged to the end */
+        }
     }
-    lazy_used = (unsigned)n;
-    for (size_t i = 0; i < no; i++) {
-        struct lazy_pair *o = lazy_find(LAZY_ORPHAN, orphan[i].ctx);
-        if (o->handle && o->dev == orphan[i].dev) {
-            o->bytes += orphan[i].bytes;
-        } else if (!o->handle) {
-            *o = (struct lazy_pair){LAZY_ORPHAN,     orphan[i].ctx, 0,
-                                    orphan[i].bytes, orphan[i].dev, 0};
-            lazy_used++;
-        } /* else: another device's orphan pair holds the slot; stays charged to the end */
-    }
-    atomic_fetch_add(&lazy_gen, 1); /* every thread's cached pairs are stale */
     pthread_mutex_unlock(&lazy_lock);
 }
 
@@ -496,13 +527,13 @@ void tcu_lazy_atfork_child(void)
 void tcu_lazy_begin(struct tcu_lazy *l, uint64_t handle, int launch)
 {
     l->measuring = 0;
-    l->launch = launch;
+    l->launch = launch == TCU_LAZY_LAUNCH;
     CUcontext c = NULL;
     cuCtxGetCurrent_fn cur = TCU_REAL(cuCtxGetCurrent);
     if (!handle || !cur || cur(&c) != CUDA_SUCCESS || !c)
         return; /* the driver refuses it: no context, no load */
     l->handle = handle;
-    l->ctx = (uint64_t)(uintptr_t)c;
+    l->ctx = (uint64_t)(uintptr_t)c | (launch == TCU_LAZY_QUERY ? LAZY_QUERY_TAG : 0);
     if (lazy_seen(handle, l->ctx))
         return;
     CUdevice ord = 0;
@@ -529,9 +560,8 @@ CUresult tcu_lazy_end(struct tcu_lazy *l, CUresult r, uint64_t lib)
      * stays to the process's end (counted high, never low). */
     if (spent && tcu_reserve_spent(dev, spent) < 0)
         tcu_charge(dev, spent);
-    int keep = (r == CUDA_SUCCESS || (spent && !l->launch)) && atomic_load(&lazy_gen) == l->gen &&
-               atomic_load(&lazy_unloading) == 0;
-    if (keep && lazy_keep(l->handle, l->ctx, lib, !l->launch, dev, spent) < 0 &&
+    int keep = r == CUDA_SUCCESS || (spent && !l->launch);
+    if (keep && lazy_keep(l->handle, l->ctx, lib, dev, spent, l->gen) == -1 &&
         atomic_exchange(&full_logged, 1) == 0)
         tcu_log("the set of first uses in a context is full: later ones are measured at every "
                 "call, their charges kept to the process's end");
@@ -550,8 +580,11 @@ TCU_EXPORT CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
         return CUDA_ERROR_NOT_INITIALIZED;
     uint64_t key = (uint64_t)(uintptr_t)library;
     struct tcu_lazy l;
-    tcu_lazy_begin(&l, key, 0);
-    return tcu_lazy_end(&l, real(pMod, library), key);
+    tcu_lazy_begin(&l, key, TCU_LAZY_LOOKUP);
+    CUresult r = tcu_lazy_end(&l, real(pMod, library), key);
+    if (r == CUDA_SUCCESS && pMod && (uint64_t)(uintptr_t)*pMod != key)
+        lazy_owner((uint64_t)(uintptr_t)*pMod, key); /* its functions' pairs go with the library */
+    return r;
 }
 
 /* A kernel's library or a function's module, kept as the owner pair (handle, context 0) by
@@ -586,7 +619,7 @@ TCU_EXPORT CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
         return CUDA_ERROR_NOT_INITIALIZED;
     uint64_t key = (uint64_t)(uintptr_t)kernel;
     struct tcu_lazy l;
-    tcu_lazy_begin(&l, key, 0);
+    tcu_lazy_begin(&l, key, TCU_LAZY_LOOKUP);
     return tcu_lazy_end(&l, real(pFunc, kernel), l.measuring ? tcu_kernel_lib(key) : 0);
 }
 
@@ -599,7 +632,7 @@ static CUresult lib_var(cuLibraryGetGlobal_fn real, CUdeviceptr *dptr, size_t *b
         return CUDA_ERROR_NOT_INITIALIZED;
     uint64_t key = (uint64_t)(uintptr_t)library;
     struct tcu_lazy l;
-    tcu_lazy_begin(&l, key, 0);
+    tcu_lazy_begin(&l, key, TCU_LAZY_LOOKUP);
     return tcu_lazy_end(&l, real(dptr, bytes, library, name), key);
 }
 
@@ -629,7 +662,7 @@ TCU_EXPORT CUresult cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUlibr
             return CUDA_ERROR_NOT_INITIALIZED;                                                     \
         uint64_t key = (uint64_t)(uintptr_t)kernel;                                                \
         struct tcu_lazy l;                                                                         \
-        tcu_lazy_begin(&l, key, 0);                                                                \
+        tcu_lazy_begin(&l, key, TCU_LAZY_QUERY);                                                   \
         return tcu_lazy_end(&l, real args, l.measuring ? tcu_kernel_lib(key) : 0);                 \
     }
 

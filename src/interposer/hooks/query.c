@@ -92,7 +92,7 @@ TCU_EXPORT CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUf
         return CUDA_ERROR_NOT_INITIALIZED;
     uint64_t key = (uint64_t)(uintptr_t)hfunc;
     struct tcu_lazy l;
-    tcu_lazy_begin(&l, key, 1);
+    tcu_lazy_begin(&l, key, TCU_LAZY_QUERY);
     return tcu_lazy_end(&l, real(pi, attrib, hfunc), l.measuring ? tcu_kernel_lib(key) : 0);
 }
 
