@@ -251,7 +251,8 @@ uint64_t tcu_meas_end(struct tcu_meas *m, uint64_t *shrunk);
  *     return tcu_lazy_end(&l, real(...), lib);
  *
  * tcu_lazy_end charges what the first use spent (past the limit if need be), to be given back
- * with the context or with library lib (0: the context alone), and keeps the pair so that later
+ * with the context or with library or module lib (0: the handle's own, when cuLibraryGetKernel or
+ * cuModuleGetFunction named it; else the context alone), and keeps the pair so that later
  * calls are neither measured nor charged.  launch: a launch (not measured once the set of pairs
  * is full).  Takes the measurement lock of tcu_meas_begin between the two; call it after any
  * wait of the launch's own (pacing, the suspend gate). */
@@ -266,8 +267,6 @@ void tcu_lazy_unloading(int on);
 enum { TCU_LAZY_LOOKUP = 0, TCU_LAZY_LAUNCH = 1, TCU_LAZY_QUERY = 2 };
 void tcu_lazy_begin(struct tcu_lazy *l, uint64_t handle, int launch);
 CUresult tcu_lazy_end(struct tcu_lazy *l, CUresult r, uint64_t lib);
-/* The library of a kernel handle from cuLibraryGetKernel (0: unknown, or a CUfunction). */
-uint64_t tcu_kernel_lib(uint64_t kernel);
 
 /* Charge slice device dev what this process's device memory on CUDA device ord (NVML, per
  * process) holds beyond what the process has charged to the slice: driver memory no call

@@ -33,7 +33,7 @@
     uint64_t key = (uint64_t)(uintptr_t)(fn);                                                      \
     tcu_lazy_begin(&lz, key, TCU_LAZY_LAUNCH);                                                     \
     CUresult rc = real(__VA_ARGS__);                                                               \
-    tcu_lazy_end(&lz, rc, lz.measuring ? tcu_kernel_lib(key) : 0);                                 \
+    tcu_lazy_end(&lz, rc, 0);                                                                      \
     tcu_launch_end(&l, rc);                                                                        \
     tcu_note_launch();                                                                             \
     return rc

@@ -34,6 +34,7 @@
 
 static void lazy_lib_gone(uint64_t lib);
 static void lazy_owner(uint64_t handle, uint64_t owner);
+static uint64_t lazy_owner_of(uint64_t handle);
 static void lazy_unloaded(void);
 
 /* The six ways to load a module: an image in memory, with JIT options, a fat binary, or a file;
@@ -174,7 +175,7 @@ TCU_EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const 
     CUresult r = real(hfunc, hmod, name);
     uint64_t spent = tcu_meas_end(&m, NULL);
     if (r == CUDA_SUCCESS) { /* its pairs go with the module, or the library it is a module of */
-        uint64_t lib = tcu_kernel_lib(key);
+        uint64_t lib = lazy_owner_of(key);
         lazy_owner((uint64_t)(uintptr_t)*hfunc, lib ? lib : key);
     }
     if (r != CUDA_SUCCESS || spent == 0)
@@ -192,26 +193,34 @@ TCU_EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const 
     return r;
 }
 
-TCU_EXPORT CUresult cuModuleUnload(CUmodule hmod)
+/* cuModuleUnload (lib 0) and cuLibraryUnload (lib 1) of handle key: the record's charge given
+ * back as the driver frees it, the pairs naming it taken out (their addresses may come back),
+ * then what the driver keeps of it in the context charged (lazy_unloaded). */
+static CUresult unload(uint64_t key, int lib)
 {
-    tcu_enter();
-    cuModuleUnload_fn real = TCU_REAL(cuModuleUnload);
-    if (TCU_UNLIKELY(!real))
+    cuModuleUnload_fn mod = TCU_REAL(cuModuleUnload);
+    cuLibraryUnload_fn libr = TCU_REAL(cuLibraryUnload);
+    if (TCU_UNLIKELY(lib ? !libr : !mod))
         return CUDA_ERROR_NOT_INITIALIZED;
-    uint64_t key = (uint64_t)(uintptr_t)hmod;
     struct tcu_held h;
-    CUresult r;
+    int held;
     tcu_lazy_unloading(1);
-    if (!tcu_release_begin(TCU_KIND_MODULE, key, &h))
-        r = real(hmod);
-    else
-        r = tcu_release_settle(TCU_KIND_MODULE, key, &h, real(hmod));
+    held = tcu_release_begin(TCU_KIND_MODULE, key, &h);
+    CUresult r = lib ? libr((CUlibrary)(uintptr_t)key) : mod((CUmodule)(uintptr_t)key);
+    if (held)
+        tcu_release_settle(TCU_KIND_MODULE, key, &h, r);
     if (r == CUDA_SUCCESS)
-        lazy_lib_gone(key); /* its functions' pairs: their addresses may come back */
+        lazy_lib_gone(key);
     tcu_lazy_unloading(0);
     if (r == CUDA_SUCCESS)
         lazy_unloaded();
     return r;
+}
+
+TCU_EXPORT CUresult cuModuleUnload(CUmodule hmod)
+{
+    tcu_enter();
+    return unload((uint64_t)(uintptr_t)hmod, 0);
 }
 
 /* ---- libraries and kernels (CUDA 12.0) ----
@@ -260,23 +269,7 @@ TCU_EXPORT CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileNa
 TCU_EXPORT CUresult cuLibraryUnload(CUlibrary library)
 {
     tcu_enter();
-    cuLibraryUnload_fn real = TCU_REAL(cuLibraryUnload);
-    if (TCU_UNLIKELY(!real))
-        return CUDA_ERROR_NOT_INITIALIZED;
-    uint64_t key = (uint64_t)(uintptr_t)library;
-    struct tcu_held h;
-    CUresult r;
-    tcu_lazy_unloading(1);
-    if (!tcu_release_begin(TCU_KIND_MODULE, key, &h))
-        r = real(library);
-    else
-        r = tcu_release_settle(TCU_KIND_MODULE, key, &h, real(library));
-    if (r == CUDA_SUCCESS)
-        lazy_lib_gone(key);
-    tcu_lazy_unloading(0);
-    if (r == CUDA_SUCCESS)
-        lazy_unloaded();
-    return r;
+    return unload((uint64_t)(uintptr_t)library, 1);
 }
 
 /* ---- a library's first use in a context ----
@@ -560,6 +553,8 @@ CUresult tcu_lazy_end(struct tcu_lazy *l, CUresult r, uint64_t lib)
      * stays to the process's end (counted high, never low). */
     if (spent && tcu_reserve_spent(dev, spent) < 0)
         tcu_charge(dev, spent);
+    if (!lib)
+        lib = lazy_owner_of(l->handle);
     int keep = r == CUDA_SUCCESS || (spent && !l->launch);
     if (keep && lazy_keep(l->handle, l->ctx, lib, dev, spent, l->gen) == -1 &&
         atomic_exchange(&full_logged, 1) == 0)
@@ -591,7 +586,7 @@ TCU_EXPORT CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
  * cuLibraryGetKernel and cuModuleGetFunction (no context is 0): 0 when it did not come from
  * there (the owners' quarter of the set was full, cuLibraryEnumerateKernels, a library loaded
  * before the interposer was). */
-uint64_t tcu_kernel_lib(uint64_t kernel)
+static uint64_t lazy_owner_of(uint64_t kernel)
 {
     pthread_mutex_lock(&lazy_lock);
     uint64_t lib = lazy_find(kernel, LAZY_OWNER_CTX)->lib;
@@ -620,7 +615,7 @@ TCU_EXPORT CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
     uint64_t key = (uint64_t)(uintptr_t)kernel;
     struct tcu_lazy l;
     tcu_lazy_begin(&l, key, TCU_LAZY_LOOKUP);
-    return tcu_lazy_end(&l, real(pFunc, kernel), l.measuring ? tcu_kernel_lib(key) : 0);
+    return tcu_lazy_end(&l, real(pFunc, kernel), 0);
 }
 
 /* cuLibraryGetGlobal and cuLibraryGetManaged (the same arguments): the library's first use in
@@ -663,7 +658,7 @@ TCU_EXPORT CUresult cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUlibr
         uint64_t key = (uint64_t)(uintptr_t)kernel;                                                \
         struct tcu_lazy l;                                                                         \
         tcu_lazy_begin(&l, key, TCU_LAZY_QUERY);                                                   \
-        return tcu_lazy_end(&l, real args, l.measuring ? tcu_kernel_lib(key) : 0);                 \
+        return tcu_lazy_end(&l, real args, 0);                                                     \
     }
 
 KERNEL_ATTR(cuKernelGetAttribute,

@@ -93,7 +93,7 @@ TCU_EXPORT CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUf
     uint64_t key = (uint64_t)(uintptr_t)hfunc;
     struct tcu_lazy l;
     tcu_lazy_begin(&l, key, TCU_LAZY_QUERY);
-    return tcu_lazy_end(&l, real(pi, attrib, hfunc), l.measuring ? tcu_kernel_lib(key) : 0);
+    return tcu_lazy_end(&l, real(pi, attrib, hfunc), 0);
 }
 
 /* An allocation's range (the CUDA runtime's cudaPointerGetAttributes, PyTorch's IPC). */
