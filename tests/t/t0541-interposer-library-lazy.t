@@ -109,4 +109,27 @@ t=$(truth $pid)
 is "$t" $(((64 + 260) * MiB)) "300 MiB: the driver holds 324 MiB"
 is "$(used)" "$t" "300 MiB: the slice counts what the driver holds"
 release
+
+# The attack as a job's unprivileged account would mount it (nobody: a student who wants more
+# GPU than the slice): a library loaded with no context current, 260 MiB placed at its kernel's
+# first launch in a 300 MiB slice, then 1 MiB more asked.  The slice counts the placement and
+# refuses the allocation, whatever the account.
+command -v setpriv >/dev/null || tcu_missing "setpriv (util-linux) is needed"
+chmod 0711 "$TMP"
+mkdir -m 0777 "$TMP/nobody"
+export TESSEL_FAKE_STATE="$TMP/nobody/fake-state" TESSEL_SLICE="$TMP/nobody/slice"
+rm -f "$TMP/hold"
+mkfifo "$TMP/hold"
+(LD_PRELOAD="$PRE" exec setpriv --reuid=nobody --regid=nogroup --clear-groups "$PROBE" \
+    init lib ctx kernlaunch:$K alloc:mem:1M hold <"$TMP/hold" >"$TMP/nobody.out" 2>&1) &
+pid=$!
+exec 3>"$TMP/hold"
+wait_until holding "$TMP/nobody.out"
+is "$(grep '^kernlaunch\|^alloc' "$TMP/nobody.out" | tr '\n' ' ')" "kernlaunch $K rc=0 alloc mem rc=2 " \
+    "nobody: the launch runs, the next allocation past the limit gets error 2"
+is "$(stat -c %U "$TMP/nobody/slice")" nobody "nobody's process made the slice file"
+t=$(truth $pid)
+is "$t" $(((64 + 260) * MiB)) "nobody: the driver holds 324 MiB (a context, the library placed at the launch)"
+is "$(used)" "$t" "nobody: the slice counts what the driver holds"
+release
 done_testing
