@@ -634,7 +634,7 @@ void tcu_idle_wait(void)
 
 /* ---- one stream --------------------------------------------------------- */
 
-static int capturing(CUstream st, int pt)
+int tcu_stream_capturing(CUstream st, int pt)
 {
     CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
     cuStreamIsCapturing_fn f =
@@ -688,7 +688,7 @@ static void one_begin(struct tcu_launch_one *o, CUstream st, int pt)
      * now, it is neither paced nor timed.  Calm: checked for sampled
      * launches only (an unmeasured captured launch is charged the estimate:
      * docs/compute-shares.md). */
-    if (!was_calm && capturing(st, pt))
+    if (!was_calm && tcu_stream_capturing(st, pt))
         return;
     if (!was_calm || now >= m->next_poll || m->head - m->tail >= RING / 2) {
         poll_ring(m);
@@ -709,7 +709,7 @@ static void one_begin(struct tcu_launch_one *o, CUstream st, int pt)
     }
     if (calm)
         m->skip = next_skip(m);
-    if (was_calm && capturing(st, pt)) {
+    if (was_calm && tcu_stream_capturing(st, pt)) {
         tshm_core_debit(tcu.slice, m->dev, -(int64_t)prov);
         o->m = NULL;
         return;

@@ -253,11 +253,13 @@ uint64_t tcu_meas_end(struct tcu_meas *m, uint64_t *shrunk);
  * tcu_lazy_end charges what the first use spent (past the limit if need be), to be given back
  * with the context or with library or module lib (0: the handle's own, when cuLibraryGetKernel or
  * cuModuleGetFunction named it; else the context alone), and keeps the pair so that later
- * calls are neither measured nor charged.  launch: a launch (not measured once the set of pairs
- * is full).  Takes the measurement lock of tcu_meas_begin between the two; call it after any
- * wait of the launch's own (pacing, the suspend gate). */
+ * calls are neither measured nor charged.  launch: a launch.  captured: set by a launch's
+ * caller between the two when the launch's stream was capturing: a captured launch that placed
+ * nothing keeps no pair (the graph's instantiation places the kernel, and its first launch
+ * outside a capture must still be measured).  Takes the measurement lock of tcu_meas_begin between
+ * the two; call it after any wait of the launch's own (pacing, the suspend gate). */
 struct tcu_lazy {
-    int measuring, launch;
+    int measuring, launch, captured;
     uint64_t handle, ctx, gen;
     struct tcu_meas m;
 };
@@ -265,6 +267,9 @@ struct tcu_lazy {
  * context's destruction): on 1 before it, 0 after the pairs were taken out. */
 void tcu_lazy_unloading(int on);
 enum { TCU_LAZY_LOOKUP = 0, TCU_LAZY_LAUNCH = 1, TCU_LAZY_QUERY = 2 };
+/* Whether stream st (pt: a _ptsz entry point's) is capturing, or cannot be asked: its launches
+ * are recorded into a graph, not run, and place nothing until the graph is instantiated. */
+int tcu_stream_capturing(CUstream st, int pt);
 void tcu_lazy_begin(struct tcu_lazy *l, uint64_t handle, int launch);
 CUresult tcu_lazy_end(struct tcu_lazy *l, CUresult r, uint64_t lib);
 
@@ -276,6 +281,10 @@ CUresult tcu_lazy_end(struct tcu_lazy *l, CUresult r, uint64_t lib);
  * charge follows the driver's figure both ways (more than 2 MiB apart): given back when the
  * difference shrinks. */
 void tcu_reconcile(CUdevice ord, int dev);
+/* The same, waiting for a measurement under way rather than skipping (never call it while this
+ * thread measures): after a call that places memory no hook can size beforehand, a graph's
+ * instantiation (hooks/module.c). */
+void tcu_reconcile_wait(CUdevice ord, int dev);
 
 /* A launch happened since the last tcu_reconcile (a first launch may load code: driver
  * memory no call reports).  Set by every launch hook: one relaxed load when already set. */

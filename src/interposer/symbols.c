@@ -88,10 +88,22 @@ void *tcu_hook_by_name(const char *name)
     return NULL;
 }
 
+/* Names whose later versions are another entry point with another signature (cuda.h's
+ * `#define cuGraphInstantiate cuGraphInstantiateWithFlags` since 12.0): from that version on, the
+ * name stands for the other entry point's hooks. */
+static const struct {
+    const char *base;
+    int since;
+    const char *now;
+} renamed[] = {{"cuGraphInstantiate", 12000, "cuGraphInstantiateWithFlags"}};
+
 void *tcu_hook_for_proc(const char *symbol, void *real_pfn, int version, cuuint64_t flags)
 {
     if (!symbol)
         return NULL;
+    for (size_t r = 0; r < sizeof renamed / sizeof renamed[0]; r++)
+        if (version >= renamed[r].since && strcmp(symbol, renamed[r].base) == 0)
+            symbol = renamed[r].now;
     int found = 0, best = -1, best_pt = -1;
     for (int i = 0; i < TCU_SYM_NCUDA_HOOKS; i++) {
         if (strcmp(syms[i].base, symbol) != 0)

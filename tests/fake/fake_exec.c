@@ -63,6 +63,7 @@ typedef struct gnode {
     obj_t o;
     struct graph *graph;
     uint64_t dur_ns;
+    CUfunction fn; /* a kernel node's function (NULL: a graph launch's nodes, placed already) */
 } gnode_t;
 
 typedef struct graph {
@@ -1119,7 +1120,7 @@ static uint64_t kernel_ns(const func_t *f, void **params)
 
 /* ---- graphs ----------------------------------------------------------- */
 
-static gnode_t *graph_add(graph_t *gr, uint64_t dur)
+static gnode_t *graph_add(graph_t *gr, uint64_t dur, CUfunction fn)
 {
     if (gr->n == gr->cap) {
         size_t n = gr->cap ? 2 * gr->cap : 8;
@@ -1134,11 +1135,29 @@ static gnode_t *graph_add(graph_t *gr, uint64_t dur)
         return NULL;
     nd->graph = gr;
     nd->dur_ns = dur;
+    nd->fn = fn;
     gr->nodes[gr->n++] = nd;
     return nd;
 }
 
 /* ---- launches --------------------------------------------------------- */
+
+/* Under g.lock: kernel f readied to run in context c, at its first launch there or at the
+ * instantiation of a graph that holds it.  The CUDA runtime's kernels (a CUkernel of
+ * cuLibraryGetKernel, launched as a function) are loaded lazily then: device memory spent that
+ * no call reports (TESSEL_FAKE_LAUNCH_MEM), given back with the module; and a library loaded
+ * with no context current is placed in c (mod_charge).  Not enough memory: the call fails. */
+static CUresult kernel_place(func_t *f, ctx_t *c)
+{
+    uint64_t code = g.cfg.launch_mem && !f->launched ? g.cfg.launch_mem : 0;
+    if (code || f->mod->indep) {
+        CUresult rc = mod_charge(f->mod, c, code);
+        if (rc != CUDA_SUCCESS)
+            return rc;
+        f->launched = f->launched || code;
+    }
+    return CUDA_SUCCESS;
+}
 
 /* Under g.lock: validate and run (or capture) one kernel. */
 static CUresult launch(CUfunction hf, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
@@ -1157,19 +1176,12 @@ static CUresult launch(CUfunction hf, unsigned gx, unsigned gy, unsigned gz, uns
     stream_t *s = stream_resolve(h, c, pt, &rc);
     if (!s)
         return rc;
-    /* The CUDA runtime's kernels (a CUkernel of cuLibraryGetKernel, launched as a function)
-     * are loaded lazily at their first launch: device memory spent that no call reports
-     * (TESSEL_FAKE_LAUNCH_MEM), given back with the module.  Not enough: the launch fails. */
-    uint64_t code = g.cfg.launch_mem && !f->launched ? g.cfg.launch_mem : 0;
-    if (code || f->mod->indep) { /* and a library loaded with no context current: placed now */
-        CUresult lr = mod_charge(f->mod, c, code);
-        if (lr != CUDA_SUCCESS)
-            return lr;
-        f->launched = f->launched || code;
-    }
     uint64_t dur = kernel_ns(f, params);
+    /* Captured, not run: placed when the graph is instantiated (kernel_place). */
     if (s->capture)
-        return graph_add(s->capture, dur) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+        return graph_add(s->capture, dur, hf) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    if ((rc = kernel_place(f, c)) != CUDA_SUCCESS)
+        return rc;
     run_kernel(s, dur);
     return CUDA_SUCCESS;
 }
@@ -1322,7 +1334,7 @@ CUresult cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
         }
     }
     /* Nodes run in insertion order: a chain, whatever the dependencies. */
-    if (!(nd = graph_add(gr, kernel_ns(f, p->kernelParams))))
+    if (!(nd = graph_add(gr, kernel_ns(f, p->kernelParams), p->func)))
         rc = CUDA_ERROR_OUT_OF_MEMORY;
     else
         *phGraphNode = (CUgraphNode)nd;
@@ -1350,6 +1362,23 @@ CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes)
     EXEC_LEAVE();
 }
 
+/* Under g.lock: every kernel node of gr placed in c, as the driver's lazy loading does at an
+ * instantiation.  A node whose function's module was unloaded since: CUDA_ERROR_INVALID_VALUE. */
+static CUresult graph_place(graph_t *gr, ctx_t *c)
+{
+    for (size_t i = 0; i < gr->n; i++) {
+        if (!gr->nodes[i]->fn)
+            continue;
+        func_t *f = (func_t *)obj_find(gr->nodes[i]->fn, K_FUNC);
+        if (!f)
+            return CUDA_ERROR_INVALID_VALUE;
+        CUresult rc = kernel_place(f, c);
+        if (rc != CUDA_SUCCESS)
+            return rc;
+    }
+    return CUDA_SUCCESS;
+}
+
 static CUresult instantiate(CUgraphExec *out, CUgraph hGraph)
 {
     if (!g.inited)
@@ -1363,6 +1392,8 @@ static CUresult instantiate(CUgraphExec *out, CUgraph hGraph)
         rc = CUDA_ERROR_INVALID_VALUE;
     } else if (!c) {
         rc = CUDA_ERROR_INVALID_CONTEXT;
+    } else if ((rc = graph_place(gr, c)) != CUDA_SUCCESS) {
+        /* a kernel's module gone, or no room for its code: what was placed stays */
     } else if (!(x = (gexec_t *)obj_new(K_EXEC, sizeof *x, c)) ||
                !(x->dur_ns = calloc(gr->n ? gr->n : 1, sizeof *x->dur_ns))) {
         if (x)
@@ -1405,6 +1436,37 @@ CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph,
     return instantiate(phGraphExec, hGraph);
 }
 
+/* cuGraphInstantiateWithParams: cuGraphInstantiateWithFlags' flags, the upload (flag UPLOAD, on
+ * hUploadStream) done at once, and the outcome in result_out. */
+static CUresult graph_upload(CUgraphExec hx, CUstream h, int pt);
+static CUresult instantiate_params(CUgraphExec *out, CUgraph hGraph,
+                                   CUDA_GRAPH_INSTANTIATE_PARAMS *p, int pt)
+{
+    if (!p || (p->flags & ~0xfull))
+        return CUDA_ERROR_INVALID_VALUE;
+    p->hErrNode_out = NULL;
+    CUresult rc = instantiate(out, hGraph);
+    if (rc == CUDA_SUCCESS && (p->flags & 2)) /* CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD */
+        rc = graph_upload(*out, p->hUploadStream, pt);
+    p->result_out =
+        rc == CUDA_SUCCESS ? CUDA_GRAPH_INSTANTIATE_SUCCESS : CUDA_GRAPH_INSTANTIATE_ERROR;
+    return rc;
+}
+
+CUresult cuGraphInstantiateWithParams(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                      CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
+{
+    COUNT(cuGraphInstantiateWithParams);
+    return instantiate_params(phGraphExec, hGraph, instantiateParams, 0);
+}
+
+CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                           CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
+{
+    COUNT(cuGraphInstantiateWithParams_ptsz);
+    return instantiate_params(phGraphExec, hGraph, instantiateParams, 1);
+}
+
 static CUresult graph_launch(CUgraphExec hx, CUstream h, int pt)
 {
     if (!g.inited)
@@ -1417,7 +1479,7 @@ static CUresult graph_launch(CUgraphExec hx, CUstream h, int pt)
         rc = CUDA_ERROR_INVALID_VALUE;
     for (size_t i = 0; s && rc == CUDA_SUCCESS && i < x->n; i++) {
         if (s->capture) {
-            if (!graph_add(s->capture, x->dur_ns[i]))
+            if (!graph_add(s->capture, x->dur_ns[i], NULL))
                 rc = CUDA_ERROR_OUT_OF_MEMORY;
         } else {
             run_kernel(s, x->dur_ns[i]);

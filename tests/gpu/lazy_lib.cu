@@ -3,8 +3,12 @@
 // as a library with no context current, and the driver places the module, the array included,
 // in the context at the kernel's first use.  Prints "init=RC" after a 1 MiB cudaMalloc (the
 // context), "launch=RC" after the first launch, then creates DIR/ready and waits for DIR/go
-// (the script samples meanwhile), then "alloc=RC" for 64 MiB more.
+// (the script samples meanwhile), then "alloc=RC" for 64 MiB more.  With a second argument
+// "graph" the kernel is not launched but captured into a CUDA graph, and the graph instantiated
+// ("launch=RC" then stands for the instantiation: the script samples after it); the graph is
+// launched once after DIR/go, before the allocation ("graphlaunch=RC").
 #include <cstdio>
+#include <string>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -40,10 +44,14 @@ static void wait_for(const char *dir, const char *name)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: lazy_lib DIR\n");
+    if (argc < 2 || argc > 3) {
+        fprintf(stderr, "usage: lazy_lib DIR [graph]\n");
         return 2;
     }
+    bool graph = argc == 3 && std::string(argv[2]) == "graph";
+    cudaStream_t st = nullptr;
+    cudaGraph_t g = nullptr;
+    cudaGraphExec_t x = nullptr;
     char *d = nullptr, *d2 = nullptr;
     cudaError_t e = cudaMalloc(&d, 1 << 20);
     printf("init=%d\n", (int)e);
@@ -52,12 +60,30 @@ int main(int argc, char **argv)
         return 1;
     mark(argv[1], "inited");
     wait_for(argv[1], "launch");
-    touch<<<1, 32>>>(d);
-    e = cudaDeviceSynchronize();
+    if (graph) {
+        e = cudaStreamCreate(&st);
+        if (e == cudaSuccess)
+            e = cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal);
+        if (e == cudaSuccess) {
+            touch<<<1, 32, 0, st>>>(d);
+            e = cudaStreamEndCapture(st, &g);
+        }
+        if (e == cudaSuccess)
+            e = cudaGraphInstantiate(&x, g, 0);
+    } else {
+        touch<<<1, 32>>>(d);
+        e = cudaDeviceSynchronize();
+    }
     printf("launch=%d\n", (int)e);
     fflush(stdout);
     mark(argv[1], "ready");
     wait_for(argv[1], "go");
+    if (graph && x) {
+        e = cudaGraphLaunch(x, st);
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(st);
+        printf("graphlaunch=%d\n", (int)e);
+    }
     e = cudaMalloc(&d2, 64 << 20);
     printf("alloc=%d\n", (int)e);
     return 0;

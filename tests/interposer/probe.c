@@ -157,7 +157,13 @@
  * cuLaunchKernel of the CUkernel itself, as the CUDA runtime launches, and a synchronisation:
  * "kernlaunch NAME rc=R"), libunload (cuLibraryUnload): "libmod rc=R",
  * "libglobal NAME rc=R", "kernfunc NAME rc=R", "libunload rc=R"; init (cuInit alone: "init rc=R");
- * strcreate           cuStreamCreate of the stream "op:capture" captures: "strcreate rc=R"
+ * kerngraph:NAME[:HOW] (cuLibraryGetKernel, then the kernel captured by its handle on the stream
+ * of "strcreate" and the graph instantiated, by cuGraphInstantiateWithFlags (HOW flags, the
+ * default; asked for as "cuGraphInstantiate" through cuGetProcAddress, which CUDA 12 names so),
+ * cuGraphInstantiateWithParams with an upload (params) or cuGraphInstantiate_v2 (v2, exported
+ * only), or not at all (none): "kerngraph NAME rc=R"), graphlaunch (that graph launched on the
+ * stream and synchronised: "graphlaunch rc=R"), graphdestroy (cuGraphExecDestroy: "graphdestroy
+ * rc=R"); strcreate           cuStreamCreate of the stream "op:capture" captures: "strcreate rc=R"
  * call:NAME           the same call with nothing read back (the read-back is a copy, itself GPU
  * work): "call NAME rc=R ok=0|1" (ok: evrecord's query or rc 0) opuntil:NAME:PATH   "call:NAME"
  * every 100 ms until PATH exists, then one "op:NAME": "opuntil NAME n=N bad=B ok=0|1" (B: calls
@@ -494,6 +500,7 @@ static uint64_t size_arg(const char *s)
 static CUevent op_event;
 static CUstream op_stream;
 static CUlibrary op_lib;            /* the library "lib" loaded */
+static CUgraphExec op_exec;         /* the executable graph "kerngraph" made */
 static CUcontext op_ctx;            /* the context "ctx" made current */
 static uint32_t last32;             /* the word the last writev32 or batch wrote */
 static uint64_t last64;             /* the word the last writev64 wrote (batch: 8 bytes on) */
@@ -994,6 +1001,49 @@ static void step(char *s)
         if (r == CUDA_SUCCESS)
             r = SYM(cuStreamSynchronize_fn, "cuStreamSynchronize", "cuStreamSynchronize")(NULL);
         printf("kernlaunch %s rc=%d\n", arg1, r);
+    } else if (strcmp(s, "kerngraph") == 0 && arg1) {
+        /* Captured on the stream of "strcreate", then instantiated by arg2's entry point. */
+        const char *how = arg2 ? arg2 : "flags";
+        CUkernel k = NULL;
+        CUgraph gr = NULL;
+        CUresult r = SYM(cuLibraryGetKernel_fn, "cuLibraryGetKernel",
+                         "cuLibraryGetKernel")(&k, op_lib, arg1);
+        if (r == CUDA_SUCCESS)
+            r = SYM(cuStreamBeginCapture_v2_fn, "cuStreamBeginCapture_v2",
+                    "cuStreamBeginCapture")(op_stream, CU_STREAM_CAPTURE_MODE_GLOBAL);
+        if (r == CUDA_SUCCESS)
+            r = SYM(cuLaunchKernel_fn, "cuLaunchKernel",
+                    "cuLaunchKernel")((CUfunction)k, 1, 1, 1, 1, 1, 1, 0, op_stream, NULL, NULL);
+        CUresult e =
+            SYM(cuStreamEndCapture_fn, "cuStreamEndCapture", "cuStreamEndCapture")(op_stream, &gr);
+        r = r == CUDA_SUCCESS ? e : r;
+        if (r == CUDA_SUCCESS && strcmp(how, "none") == 0) {
+            /* captured only: nothing instantiated */
+        } else if (r == CUDA_SUCCESS && strcmp(how, "params") == 0) {
+            CUDA_GRAPH_INSTANTIATE_PARAMS ip = {.flags = 2, .hUploadStream = op_stream};
+            r = SYM(cuGraphInstantiateWithParams_fn, "cuGraphInstantiateWithParams",
+                    "cuGraphInstantiateWithParams")(&op_exec, gr, &ip);
+        } else if (r == CUDA_SUCCESS && strcmp(how, "v2") == 0) { /* not through cuGetProcAddress */
+            r = SYM(cuGraphInstantiate_v2_fn, "cuGraphInstantiate_v2",
+                    "cuGraphInstantiate_v2")(&op_exec, gr, NULL, NULL, 0);
+        } else if (r == CUDA_SUCCESS) {
+            r = SYM(cuGraphInstantiateWithFlags_fn, "cuGraphInstantiateWithFlags",
+                    "cuGraphInstantiate")(&op_exec, gr, 0);
+        }
+        if (gr)
+            SYM(cuGraphDestroy_fn, "cuGraphDestroy", "cuGraphDestroy")(gr);
+        printf("kerngraph %s rc=%d\n", arg1, r);
+    } else if (strcmp(s, "graphlaunch") == 0) {
+        CUresult r = SYM(cuGraphLaunch_fn, "cuGraphLaunch", "cuGraphLaunch")(op_exec, op_stream);
+        if (r == CUDA_SUCCESS)
+            r = SYM(cuStreamSynchronize_fn, "cuStreamSynchronize",
+                    "cuStreamSynchronize")(op_stream);
+        printf("graphlaunch rc=%d\n", r);
+    } else if (strcmp(s, "graphdestroy") == 0) {
+        CUresult r =
+            SYM(cuGraphExecDestroy_fn, "cuGraphExecDestroy", "cuGraphExecDestroy")(op_exec);
+        op_exec = NULL;
+        printf("graphdestroy rc=%d\n", r);
     } else if (strcmp(s, "libunload") == 0) {
         CUresult r = SYM(cuLibraryUnload_fn, "cuLibraryUnload", "cuLibraryUnload")(op_lib);
         printf("libunload rc=%d\n", r);

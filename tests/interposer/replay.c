@@ -56,10 +56,12 @@ static int poke(const char *name, const char *variant, void *p)
         IS("cuMemHostRegister") || IS("cuMemHostUnregister") || IS("cuMemAllocHost") ||
         IS("cuMemGetAddressRange") || IS("cuLibraryGetKernel") || IS("cuLibraryGetModule") ||
         IS("cuKernelGetFunction") || IS("cuKernelGetAttribute") || IS("cuKernelSetAttribute") ||
-        IS("cuLibraryUnload") || IS("cuLibraryGetGlobal") || IS("cuLibraryGetManaged")) {
+        IS("cuLibraryUnload") || IS("cuLibraryGetGlobal") || IS("cuLibraryGetManaged") ||
+        IS("cuGraphInstantiate") || IS("cuGraphInstantiateWithFlags") ||
+        IS("cuGraphInstantiateWithParams") || IS("cuGraphExecDestroy")) {
         /* The queries, host memory, libraries and kernels: every argument NULL or zero (no
          * context to bind, push or pop, no output, attribute 0 of device 0 or of pointer 0, no
-         * host pointer, no library or kernel): refused, or with no context nothing done. */
+         * host pointer, no library, kernel or graph): refused, or with no context nothing done. */
         typedef CUresult (*f7)(void *, void *, void *, void *, void *, void *, void *);
         ((f7)p)(NULL, NULL, NULL, NULL, NULL, NULL, NULL);
         return 1;

@@ -11,7 +11,7 @@ MAP=$TESSEL_SRCDIR/src/interposer/libtessel-cuda.map
 exported=$(nm -D --defined-only "$PRE" | awk '$2 == "T" || $2 == "W" || $2 == "D" || $2 == "B" {print $3}' | sort)
 listed=$(sed -n 's/^    \([A-Za-z0-9_]*\);$/\1/p' "$MAP" | sort)
 is "$exported" "$listed" "exported symbols = the version script's list"
-is "$(printf "%s\n" "$exported" | wc -l | tr -d " ")" 254 "254 exports: 241 driver entry points (136 of them copies, memsets, synchronisations, streams, events, stream memory operations, host functions, callbacks, capture and graph upload, 26 context, capture-info, pointer, function, device and address-range queries and host-memory calls, for idle reclamation, and 10 library and kernel calls, each for idle reclamation, 8 of them counting a library's memory: its load, its first use in a context, its unload), 12 NVML (memory, process lists), dlsym"
+is "$(printf "%s\n" "$exported" | wc -l | tr -d " ")" 260 "260 exports: 247 driver entry points (136 of them copies, memsets, synchronisations, streams, events, stream memory operations, host functions, callbacks, capture and graph upload, 26 context, capture-info, pointer, function, device and address-range queries and host-memory calls, for idle reclamation, and 10 library and kernel calls, each for idle reclamation, 8 of them counting a library's memory: its load, its first use in a context, its unload, and 6 graph instantiations and destructions, reconciled with the driver's figure), 12 NVML (memory, process lists), dlsym"
 is "$(printf '%s\n' "$exported" | grep -c -E '^(tshm_|tsl_|tcu_)')" 0 "no libshm/libutil/internal symbol leaks"
 # The hooks: the X() rows of TCU_CUDA_SYMBOLS and TCU_NVML_SYMBOLS (the
 # driver calls listed after them, TCU_CUDA_CALLS / TCU_NVML_CALLS, are not).

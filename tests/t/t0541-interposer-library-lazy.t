@@ -2,7 +2,7 @@
 # t0541-interposer-library-lazy.t - a library loaded while no context is current (the CUDA
 # runtime's way, CUDA 12+) is loaded into a context by the driver at its first use there:
 # cuLibraryGetModule, cuLibraryGetGlobal, cuLibraryGetManaged, a kernel's cuKernelGetFunction
-# or its first launch.
+# or its first launch, or the instantiation of a graph that holds the kernel.
 # The slice measures that first use and charges it (review RV16b M4: it was uncounted), so that
 # its count equals the driver's own per-process figure (the fake NVML's; margin 0 bytes); the
 # charge goes back when the library is unloaded or the context destroyed; a load past the
@@ -51,6 +51,43 @@ for via in global proc; do
     is "$(used)" "$t" "$via: the slice counts it from that launch on"
     release
 done
+
+# A kernel captured into a graph (CUDA graphs, torch.cuda.graphs) does not run: its library is
+# placed in the context when the graph is instantiated, by a call that reports nothing of it
+# (review RV17 H3).  Each instantiation reconciles the slice with the driver's figure, through
+# every entry point (cuGraphInstantiate is cuGraphInstantiateWithFlags from CUDA 12.0 on, as
+# cuGetProcAddress answers it).
+for how in global:flags proc:flags global:params proc:params global:v2; do
+    via=${how%%:*} ep=${how#*:}
+    export TESSEL_SLICE="$TMP/slice-graph-$via-$ep"
+    hold_probe g --via=$via init lib ctx strcreate kerngraph:$K:$ep
+    is "$(lines kerngraph g)" "kerngraph $K rc=0 " "$via, $ep: the kernel is captured and the graph instantiated"
+    t=$(truth $pid)
+    is "$t" $(((64 + 40) * MiB)) "$via, $ep: the driver placed the library at the instantiation (104 MiB)"
+    is "$(used)" "$t" "$via, $ep: the slice counts it from the instantiation on"
+    release
+done
+
+# Launched as a graph, then the same kernel launched outside it: placed once, counted once; the
+# executable graph destroyed: the library stays placed in the context, and stays counted.
+export TESSEL_SLICE="$TMP/slice-graph-run"
+hold_probe h init lib ctx strcreate kerngraph:$K graphlaunch kernlaunch:$K graphdestroy alloc:mem:1M
+is "$(lines 'kerngraph\|graph\|kernlaunch\|alloc' h)" "kerngraph $K rc=0 graphlaunch rc=0 kernlaunch $K rc=0 graphdestroy rc=0 alloc mem rc=0 " \
+    "a graph launched, the kernel launched alone, the graph destroyed, 1 MiB allocated"
+t=$(truth $pid)
+is "$t" $(((64 + 40 + 1) * MiB)) "the driver holds the context, the library once and 1 MiB (105 MiB)"
+is "$(used)" "$t" "the slice counts the library once, after the graph's end as before"
+release
+
+# Captured and never instantiated: nothing placed then, and the kernel's first launch outside the
+# capture (which places it) is still measured: a capture keeps no pair that would stand for it.
+export TESSEL_SLICE="$TMP/slice-graph-none"
+hold_probe n init lib ctx strcreate kerngraph:$K:none kernlaunch:$K
+is "$(lines 'kerngraph\|kernlaunch' n)" "kerngraph $K rc=0 kernlaunch $K rc=0 " "captured only, then launched outside the capture"
+t=$(truth $pid)
+is "$t" $(((64 + 40) * MiB)) "the driver placed the library at the launch (104 MiB)"
+is "$(used)" "$t" "the slice counts the launch's placement"
+release
 
 # The unload gives the library's loads back, in every context it was used in: a second context
 # (cuCtxCreate_v2, current) uses it too.
@@ -108,6 +145,16 @@ is "$(lines 'libmod\|alloc' d)" "libmod rc=0 alloc mem rc=2 " "300 MiB: the load
 t=$(truth $pid)
 is "$t" $(((64 + 260) * MiB)) "300 MiB: the driver holds 324 MiB"
 is "$(used)" "$t" "300 MiB: the slice counts what the driver holds"
+release
+
+# The same through a graph: 260 MiB placed at the instantiation in a 300 MiB slice; the next
+# allocation is refused.
+export TESSEL_SLICE="$TMP/slice-graph-limit"
+hold_probe e init lib ctx strcreate kerngraph:$K alloc:mem:1M
+is "$(lines 'kerngraph\|alloc' e)" "kerngraph $K rc=0 alloc mem rc=2 " "300 MiB: a graph's instantiation past the limit is charged, the next allocation gets error 2"
+t=$(truth $pid)
+is "$t" $(((64 + 260) * MiB)) "300 MiB: the driver holds 324 MiB after the instantiation"
+is "$(used)" "$t" "300 MiB: the slice counts what the driver holds after the instantiation"
 release
 
 # The attack as a job's unprivileged account would mount it (nobody: a student who wants more

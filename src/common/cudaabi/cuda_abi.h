@@ -829,6 +829,24 @@ typedef struct CUDA_KERNEL_NODE_PARAMS_st {
     CUcontext ctx;         /* NULL: the current context */
 } CUDA_KERNEL_NODE_PARAMS; /* the _v2 layout, taken by cuGraphAddKernelNode_v2 */
 
+/* cuGraphInstantiateWithParams (CUDA 12.0): flags as cuGraphInstantiateWithFlags' (UPLOAD: the
+ * graph uploaded to hUploadStream once made), and what went wrong, if anything. */
+typedef enum CUgraphInstantiateResult_enum {
+    CUDA_GRAPH_INSTANTIATE_SUCCESS = 0,
+    CUDA_GRAPH_INSTANTIATE_ERROR = 1,
+    CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE = 2,
+    CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED = 3,
+    CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED = 4,
+    CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED = 5
+} CUgraphInstantiateResult;
+
+typedef struct CUDA_GRAPH_INSTANTIATE_PARAMS_st {
+    cuuint64_t flags;
+    CUstream hUploadStream;
+    CUgraphNode hErrNode_out;
+    CUgraphInstantiateResult result_out;
+} CUDA_GRAPH_INSTANTIATE_PARAMS;
+
 /* ---- Entry points -------------------------------------------------------
  * CUABI_FN(name, params) declares `CUresult name params;` and the pointer
  * type `name_fn`.  Grouped as in the driver documentation. */
@@ -1204,6 +1222,10 @@ CUABI_FN(cuGraphInstantiate_v2, (CUgraphExec * phGraphExec, CUgraph hGraph,
                                  CUgraphNode *phErrorNode, char *logBuffer, size_t bufferSize));
 CUABI_FN(cuGraphInstantiateWithFlags,
          (CUgraphExec * phGraphExec, CUgraph hGraph, unsigned long long flags));
+CUABI_FN(cuGraphInstantiateWithParams, (CUgraphExec * phGraphExec, CUgraph hGraph,
+                                        CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams));
+CUABI_FN(cuGraphInstantiateWithParams_ptsz, (CUgraphExec * phGraphExec, CUgraph hGraph,
+                                             CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams));
 CUABI_FN(cuGraphLaunch, (CUgraphExec hGraphExec, CUstream hStream));
 CUABI_FN(cuGraphLaunch_ptsz, (CUgraphExec hGraphExec, CUstream hStream));
 CUABI_FN(cuGraphExecDestroy, (CUgraphExec hGraphExec));

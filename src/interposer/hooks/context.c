@@ -144,10 +144,13 @@ uint64_t tcu_meas_end(struct tcu_meas *m, uint64_t *shrunk)
 /* What tcu_reconcile charges now, per slice device (under measure_lock). */
 static uint64_t recon_held[TCU_MAX_DEVICES];
 
-void tcu_reconcile(CUdevice ord, int dev)
+static void reconcile(CUdevice ord, int dev, int wait)
 {
-    if (!tcu.slice || dev < 0 || dev >= TCU_MAX_DEVICES ||
-        pthread_mutex_trylock(&measure_lock) != 0)
+    if (!tcu.slice || dev < 0 || dev >= TCU_MAX_DEVICES)
+        return;
+    if (wait)
+        pthread_mutex_lock(&measure_lock);
+    else if (pthread_mutex_trylock(&measure_lock) != 0)
         return; /* a measurement of this process is under way (maybe by this thread) */
     struct tcu_nvml_mem m;
     uint64_t before = tshm_self_used(tcu.slice, dev);
@@ -168,6 +171,16 @@ void tcu_reconcile(CUdevice ord, int dev)
         }
     }
     pthread_mutex_unlock(&measure_lock);
+}
+
+void tcu_reconcile(CUdevice ord, int dev)
+{
+    reconcile(ord, dev, 0);
+}
+
+void tcu_reconcile_wait(CUdevice ord, int dev)
+{
+    reconcile(ord, dev, 1);
 }
 
 /* After the driver answered r: measure, settle or undo.  0, or -1 when the

@@ -33,6 +33,8 @@
     uint64_t key = (uint64_t)(uintptr_t)(fn);                                                      \
     tcu_lazy_begin(&lz, key, TCU_LAZY_LAUNCH);                                                     \
     CUresult rc = real(__VA_ARGS__);                                                               \
+    if (lz.measuring)                                                                              \
+        lz.captured = tcu_stream_capturing((st), (pt));                                            \
     tcu_lazy_end(&lz, rc, 0);                                                                      \
     tcu_launch_end(&l, rc);                                                                        \
     tcu_note_launch();                                                                             \

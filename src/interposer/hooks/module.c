@@ -520,6 +520,7 @@ void tcu_lazy_atfork_child(void)
 void tcu_lazy_begin(struct tcu_lazy *l, uint64_t handle, int launch)
 {
     l->measuring = 0;
+    l->captured = 0;
     l->launch = launch == TCU_LAZY_LAUNCH;
     CUcontext c = NULL;
     cuCtxGetCurrent_fn cur = TCU_REAL(cuCtxGetCurrent);
@@ -549,13 +550,14 @@ CUresult tcu_lazy_end(struct tcu_lazy *l, CUresult r, uint64_t lib)
      * loaded to look for it).  The pair is kept when the call succeeded, or when a look-up that
      * failed spent memory (the module was placed: a later use must not place it again), and no
      * unload or context's end happened meanwhile (its handle or context may be a freed
-     * object's: review RV17 M1); a launch that failed is not kept (RV17 M4).  Else the charge
+     * object's: review RV17 M1); a launch that failed is not kept (RV17 M4), nor one captured
+     * into a graph that placed nothing (the instantiation places it).  Else the charge
      * stays to the process's end (counted high, never low). */
     if (spent && tcu_reserve_spent(dev, spent) < 0)
         tcu_charge(dev, spent);
     if (!lib)
         lib = lazy_owner_of(l->handle);
-    int keep = r == CUDA_SUCCESS || (spent && !l->launch);
+    int keep = (r == CUDA_SUCCESS && (spent || !l->captured)) || (spent && !l->launch);
     if (keep && lazy_keep(l->handle, l->ctx, lib, dev, spent, l->gen) == -1 &&
         atomic_exchange(&full_logged, 1) == 0)
         tcu_log("the set of first uses in a context is full: later ones are measured at every "
@@ -667,3 +669,54 @@ KERNEL_ATTR(cuKernelGetAttribute,
 KERNEL_ATTR(cuKernelSetAttribute,
             (CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev),
             (attrib, val, kernel, dev))
+
+/* ---- a graph's instantiation (review RV17 H3) ----
+ * A kernel captured into a graph (cuStreamBeginCapture ... cuLaunchKernel ... cuStreamEndCapture)
+ * or added as a kernel node does not run: under lazy loading its library's module and its code
+ * are placed in the context when the graph is instantiated, by a call that takes the whole graph
+ * and reports nothing of it.  Its launches later are graph launches (hooks/launch.c), never
+ * measured.  So every instantiation ends with the driver's figure reconciled (tcu_reconcile_wait:
+ * charged past the limit if need be, the slice's next allocation refused), and so does the
+ * executable graph's destruction (what the driver gave back with it, given back).  The charge
+ * follows the driver's figure, so a process that instantiates and destroys graphs in a loop is
+ * not counted high for it. */
+static void graph_settle(void)
+{
+    CUdevice ord = 0;
+    int dev = tcu_current_dev(&ord);
+    if (dev >= 0)
+        tcu_reconcile_wait(ord, dev);
+}
+
+#define GRAPH_SETTLED(name, params, args)                                                          \
+    TCU_EXPORT CUresult name params                                                                \
+    {                                                                                              \
+        tcu_enter();                                                                               \
+        name##_fn real = TCU_REAL(name);                                                           \
+        if (TCU_UNLIKELY(!real))                                                                   \
+            return CUDA_ERROR_NOT_INITIALIZED;                                                     \
+        CUresult r = real args;                                                                    \
+        graph_settle();                                                                            \
+        return r;                                                                                  \
+    }
+
+GRAPH_SETTLED(cuGraphInstantiate,
+              (CUgraphExec * phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode, char *logBuffer,
+               size_t bufferSize),
+              (phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize))
+GRAPH_SETTLED(cuGraphInstantiate_v2,
+              (CUgraphExec * phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode, char *logBuffer,
+               size_t bufferSize),
+              (phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize))
+GRAPH_SETTLED(cuGraphInstantiateWithFlags,
+              (CUgraphExec * phGraphExec, CUgraph hGraph, unsigned long long flags),
+              (phGraphExec, hGraph, flags))
+GRAPH_SETTLED(cuGraphInstantiateWithParams,
+              (CUgraphExec * phGraphExec, CUgraph hGraph,
+               CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams),
+              (phGraphExec, hGraph, instantiateParams))
+GRAPH_SETTLED(cuGraphInstantiateWithParams_ptsz,
+              (CUgraphExec * phGraphExec, CUgraph hGraph,
+               CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams),
+              (phGraphExec, hGraph, instantiateParams))
+GRAPH_SETTLED(cuGraphExecDestroy, (CUgraphExec hGraphExec), (hGraphExec))

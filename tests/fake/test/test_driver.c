@@ -1427,6 +1427,71 @@ static void test_launch_mem(void **state)
     (void)state;
 }
 
+/* A kernel captured into a graph or added as a node is not run: nothing is placed until the
+ * graph is instantiated, which places every kernel node's code and a context-independent
+ * library's module (once a context), through each instantiation entry point; a graph whose
+ * kernel's library was unloaded since is refused; no room: CUDA_ERROR_OUT_OF_MEMORY, no graph. */
+static void test_graph_place(void **state)
+{
+    tessel_fake_reset();
+    clear_env();
+    setenv("TESSEL_FAKE_GPUS", "A:1G", 1);
+    setenv("TESSEL_FAKE_CTX_MEM", "100M", 1);
+    setenv("TESSEL_FAKE_MODULE_MEM", "40M", 1);
+    setenv("TESSEL_FAKE_LAUNCH_MEM", "32M", 1);
+    OK(cuInit(0));
+    CUlibrary lib;
+    CUkernel k;
+    OK(cuLibraryLoadData(&lib, "image", NULL, NULL, 0, NULL, NULL, 0)); /* no context current */
+    OK(cuLibraryGetKernel(&k, lib, "fake_kernel_1us"));
+    primary(0);
+    CUstream s;
+    OK(cuStreamCreate(&s, 0));
+    CUgraph gr = NULL;
+    CUgraphExec x = NULL, x2 = NULL;
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(cuLaunchKernel((CUfunction)k, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL));
+    OK(cuStreamEndCapture(s, &gr));
+    assert_true(tessel_fake_process_used(0) == 100 * MiB); /* captured: nothing placed */
+    OK(cuGraphInstantiateWithFlags(&x, gr, 0));
+    assert_true(tessel_fake_process_used(0) == 172 * MiB); /* the library and the code */
+    CUDA_GRAPH_INSTANTIATE_PARAMS ip = {.flags = 2, .hUploadStream = s};
+    OK(cuGraphInstantiateWithParams(&x2, gr, &ip)); /* placed already */
+    assert_int_equal(ip.result_out, CUDA_GRAPH_INSTANTIATE_SUCCESS);
+    assert_true(tessel_fake_process_used(0) == 172 * MiB);
+    assert_int_equal(cuGraphInstantiateWithParams(&x2, gr, NULL), CUDA_ERROR_INVALID_VALUE);
+    OK(cuGraphLaunch(x, s));
+    OK(cuStreamSynchronize(s));
+    OK(cuGraphExecDestroy(x));
+    OK(cuGraphExecDestroy(x2));
+    assert_true(tessel_fake_process_used(0) == 172 * MiB); /* the library stays in the context */
+    /* The library unloaded: its kernel's node names a function that is gone. */
+    OK(cuLibraryUnload(lib));
+    assert_true(tessel_fake_process_used(0) == 100 * MiB);
+    assert_int_equal(cuGraphInstantiate_v2(&x, gr, NULL, NULL, 0), CUDA_ERROR_INVALID_VALUE);
+    OK(cuGraphDestroy(gr));
+    /* No room for the kernel's code at the instantiation: refused, no graph made. */
+    OK(cuLibraryLoadData(&lib, "image", NULL, NULL, 0, NULL, NULL, 0));
+    OK(cuLibraryGetKernel(&k, lib, "fake_kernel_1us"));
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(cuLaunchKernel((CUfunction)k, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL));
+    OK(cuStreamEndCapture(s, &gr));
+    assert_true(tessel_fake_process_used(0) == 140 * MiB); /* loaded in the current context */
+    CUdeviceptr p;
+    OK(cuMemAlloc_v2(&p, 1024 * MiB - 140 * MiB - 16 * MiB));
+    x = NULL;
+    assert_int_equal(cuGraphInstantiate(&x, gr, NULL, NULL, 0), CUDA_ERROR_OUT_OF_MEMORY);
+    assert_null(x);
+    OK(cuMemFree_v2(p));
+    OK(cuGraphInstantiate(&x, gr, NULL, NULL, 0));
+    assert_true(tessel_fake_process_used(0) == 172 * MiB);
+    OK(cuGraphExecDestroy(x));
+    OK(cuGraphDestroy(gr));
+    OK(cuStreamDestroy_v2(s));
+    OK(cuLibraryUnload(lib));
+    (void)state;
+}
+
 /* cuCtxSetLimit: the stack (per resident thread: SMs x 2048), printf FIFO
  * and malloc heap sizes are charged by their difference to the current size
  * on the context; refused with nothing changed past the device; given back
@@ -1902,6 +1967,7 @@ int main(void)
         cmocka_unit_test_teardown(test_module_mem, teardown),
         cmocka_unit_test_teardown(test_library, teardown),
         cmocka_unit_test_teardown(test_launch_mem, teardown),
+        cmocka_unit_test_teardown(test_graph_place, teardown),
         cmocka_unit_test_teardown(test_ctx_limits, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
