@@ -90,8 +90,10 @@ static void atfork_child(void)
     tcu_contexts_atfork_child();
     tcu_lazy_atfork_child();
     tcu_compute_atfork_child();
-    for (int i = 0; i < TCU_MAX_DEVICES; i++)
+    for (int i = 0; i < TCU_MAX_DEVICES; i++) {
         atomic_store(&own_host[i], 0);
+        atomic_store(&tcu_unseen[i], 0); /* the parent's managed memory is the parent's */
+    }
     pthread_mutex_init(&slow_lock, NULL);
 }
 
@@ -314,6 +316,7 @@ static int within_own_limit(int dev, uint64_t bytes)
 #define RECON_PERIOD_NS 1000000000ull /* 1 s */
 static _Atomic uint64_t recon_last[TCU_MAX_DEVICES];
 _Atomic int tcu_launched;
+_Atomic uint64_t tcu_unseen[TCU_MAX_DEVICES];
 
 static void reconcile_if_due(int dev, uint64_t bytes)
 {
@@ -339,6 +342,15 @@ static void reconcile_if_due(int dev, uint64_t bytes)
             tcu_reconcile(ord, dev);
             return;
         }
+}
+
+void tcu_reconcile_all_wait(void)
+{
+    for (CUdevice ord = 0; ord < TCU_MAX_DEVICES; ord++) {
+        int v = atomic_load(&devmap[ord]);
+        if (v > 0)
+            tcu_reconcile_wait(ord, v - 1);
+    }
 }
 
 static int reserve(int dev, uint64_t bytes, bool spent)

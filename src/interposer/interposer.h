@@ -126,6 +126,16 @@ int tcu_spill_allowed(void);
 /* The aux of a TCU_KIND_PTR record that was spilled to the host (a pool allocation's aux
  * is its pool handle, a pointer, never 1). */
 #define TCU_AUX_HOST ((uint64_t)1)
+/* The aux of a TCU_KIND_PTR record of the job's own cuMemAllocManaged memory (charged to the
+ * device in full, never seen in NVML's per-process figure). */
+#define TCU_AUX_MANAGED ((uint64_t)2)
+
+/* Per slice device, what this process charged that NVML's per-process figure never shows: its
+ * managed allocations.  Measurements and tcu_reconcile compare NVML's figure with the process's
+ * charges less these (review of the graph hooks, H1: otherwise managed memory offsets a
+ * placement nothing reported, and it goes uncounted).  Raised just after the reservation,
+ * lowered just after the free. */
+extern _Atomic uint64_t tcu_unseen[];
 
 /* Allocation kinds: keys of different kinds never collide in the table. */
 enum tcu_kind {
@@ -285,6 +295,9 @@ void tcu_reconcile(CUdevice ord, int dev);
  * thread measures): after a call that places memory no hook can size beforehand, a graph's
  * instantiation (hooks/module.c). */
 void tcu_reconcile_wait(CUdevice ord, int dev);
+/* tcu_reconcile_wait on every device of the slice this process has mapped (a graph's kernels
+ * are placed in their own contexts, whichever is current). */
+void tcu_reconcile_all_wait(void);
 
 /* A launch happened since the last tcu_reconcile (a first launch may load code: driver
  * memory no call reports).  Set by every launch hook: one relaxed load when already set. */

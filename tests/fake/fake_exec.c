@@ -1532,6 +1532,118 @@ CUresult cuGraphUpload_ptsz(CUgraphExec hGraphExec, CUstream hStream)
     return graph_upload(hGraphExec, hStream, 1);
 }
 
+/* ---- changing an executable graph -------------------------------------
+ * A kernel put into an executable graph (cuGraphExecKernelNodeSetParams, both layouts: the v1
+ * one is the _v2's first fields) or a graph's nodes taken over (cuGraphExecUpdate: the same
+ * number of nodes, else CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE) are placed then, in the executable
+ * graph's context, as an instantiation places them.  Child-graph and generic nodes are not
+ * modelled: cuGraphExecChildGraphNodeSetParams and cuGraphExecNodeSetParams answer
+ * CUDA_ERROR_NOT_SUPPORTED for a live executable graph. */
+static CUresult exec_set_kernel(CUgraphExec hx, CUgraphNode hn, const CUDA_KERNEL_NODE_PARAMS *p)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    LOCK();
+    CUresult rc = CUDA_SUCCESS;
+    gexec_t *x = (gexec_t *)obj_find(hx, K_EXEC);
+    gnode_t *nd = (gnode_t *)obj_find(hn, K_NODE);
+    func_t *f = p ? (func_t *)obj_find(p->func, K_FUNC) : NULL;
+    if (!x || !nd || !f) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+    } else if ((rc = kernel_place(f, x->o.ctx)) == CUDA_SUCCESS) {
+        for (size_t i = 0; i < nd->graph->n && i < x->n; i++)
+            if (nd->graph->nodes[i] == nd)
+                x->dur_ns[i] = kernel_ns(f, p->kernelParams);
+    }
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                        const void *nodeParams)
+{
+    COUNT(cuGraphExecKernelNodeSetParams);
+    return exec_set_kernel(hGraphExec, hNode, (const CUDA_KERNEL_NODE_PARAMS *)nodeParams);
+}
+
+CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                           const CUDA_KERNEL_NODE_PARAMS *nodeParams)
+{
+    COUNT(cuGraphExecKernelNodeSetParams_v2);
+    return exec_set_kernel(hGraphExec, hNode, nodeParams);
+}
+
+static CUresult exec_update(CUgraphExec hx, CUgraph hg, CUgraphExecUpdateResult *res)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    LOCK();
+    CUresult rc = CUDA_SUCCESS;
+    gexec_t *x = (gexec_t *)obj_find(hx, K_EXEC);
+    graph_t *gr = (graph_t *)obj_find(hg, K_GRAPH);
+    *res = CU_GRAPH_EXEC_UPDATE_ERROR;
+    if (!x || !gr) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+    } else if (gr->n != x->n) {
+        *res = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+        rc = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+    } else if ((rc = graph_place(gr, x->o.ctx)) == CUDA_SUCCESS) {
+        for (size_t i = 0; i < gr->n; i++)
+            x->dur_ns[i] = gr->nodes[i]->dur_ns;
+        *res = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+    }
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNode *hErrorNode_out,
+                           CUgraphExecUpdateResult *updateResult_out)
+{
+    COUNT(cuGraphExecUpdate);
+    if (!hErrorNode_out || !updateResult_out)
+        return CUDA_ERROR_INVALID_VALUE;
+    *hErrorNode_out = NULL;
+    return exec_update(hGraphExec, hGraph, updateResult_out);
+}
+
+CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph,
+                              CUgraphExecUpdateResultInfo *resultInfo)
+{
+    COUNT(cuGraphExecUpdate_v2);
+    if (!resultInfo)
+        return CUDA_ERROR_INVALID_VALUE;
+    resultInfo->errorNode = resultInfo->errorFromNode = NULL;
+    return exec_update(hGraphExec, hGraph, &resultInfo->result);
+}
+
+static CUresult exec_unmodelled(CUgraphExec hx)
+{
+    if (!g.inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    LOCK();
+    CUresult rc = obj_find(hx, K_EXEC) ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_VALUE;
+    UNLOCK();
+    return rc;
+}
+
+CUresult cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                            CUgraph childGraph)
+{
+    COUNT(cuGraphExecChildGraphNodeSetParams);
+    (void)hNode;
+    (void)childGraph;
+    return exec_unmodelled(hGraphExec);
+}
+
+CUresult cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                  CUgraphNodeParams *nodeParams)
+{
+    COUNT(cuGraphExecNodeSetParams);
+    (void)hNode;
+    (void)nodeParams;
+    return exec_unmodelled(hGraphExec);
+}
+
 CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
 {
     EXEC_ENTER(cuGraphExecDestroy);

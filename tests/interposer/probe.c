@@ -163,15 +163,22 @@
  * cuGraphInstantiateWithParams with an upload (params) or cuGraphInstantiate_v2 (v2, exported
  * only), or not at all (none): "kerngraph NAME rc=R"), graphlaunch (that graph launched on the
  * stream and synchronised: "graphlaunch rc=R"), graphdestroy (cuGraphExecDestroy: "graphdestroy
- * rc=R"); strcreate           cuStreamCreate of the stream "op:capture" captures: "strcreate rc=R"
- * call:NAME           the same call with nothing read back (the read-back is a copy, itself GPU
- * work): "call NAME rc=R ok=0|1" (ok: evrecord's query or rc 0) opuntil:NAME:PATH   "call:NAME"
- * every 100 ms until PATH exists, then one "op:NAME": "opuntil NAME n=N bad=B ok=0|1" (B: calls
- * that failed, ok: the last call's values read back)
+ * rc=R"); lib2 (a second library, cuLibraryLoadData: "lib2 rc=R"), graphset:NAME (kernel
+ * NAME of "lib2" put into the node of the graph "kerngraph" made, by
+ * cuGraphExecKernelNodeSetParams_v2: "graphset NAME rc=R"), graphupdate:NAME (kernel NAME of
+ * "lib2" captured into a new graph that the executable graph takes, by cuGraphExecUpdate_v2:
+ * "graphupdate NAME rc=R result=N"); churn:N (N threads, at most 16, allocate and free 64 KiB in a
+ * loop in the current context; the step ends once they did 1000 rounds each: "churn N"), unchurn
+ * (they stop and are joined: "unchurn"); strcreate           cuStreamCreate of the stream
+ * "op:capture" captures: "strcreate rc=R" call:NAME           the same call with nothing read back
+ * (the read-back is a copy, itself GPU work): "call NAME rc=R ok=0|1" (ok: evrecord's query or rc
+ * 0) opuntil:NAME:PATH   "call:NAME" every 100 ms until PATH exists, then one "op:NAME": "opuntil
+ * NAME n=N bad=B ok=0|1" (B: calls that failed, ok: the last call's values read back)
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -499,8 +506,51 @@ static uint64_t size_arg(const char *s)
 
 static CUevent op_event;
 static CUstream op_stream;
-static CUlibrary op_lib;            /* the library "lib" loaded */
-static CUgraphExec op_exec;         /* the executable graph "kerngraph" made */
+static CUlibrary op_lib;    /* the library "lib" loaded */
+static CUgraphExec op_exec; /* the executable graph "kerngraph" made */
+static CUgraph op_graph;    /* and its graph */
+static CUlibrary op_lib2;   /* the library "lib2" loaded */
+
+/* "churn:N": N threads that allocate and free 64 KiB in the current context until "unchurn". */
+static pthread_t churners[16];
+static int nchurners;
+static int churn_stop;
+static long churn_rounds; /* alloc-free rounds done, all threads together */
+static CUcontext churn_ctx;
+
+static void *churn_one(void *arg)
+{
+    (void)arg;
+    SYM(cuCtxSetCurrent_fn, "cuCtxSetCurrent", "cuCtxSetCurrent")(churn_ctx);
+    cuMemAlloc_v2_fn a = SYM(cuMemAlloc_v2_fn, "cuMemAlloc_v2", "cuMemAlloc");
+    cuMemFree_v2_fn f = SYM(cuMemFree_v2_fn, "cuMemFree_v2", "cuMemFree");
+    while (!__atomic_load_n(&churn_stop, __ATOMIC_RELAXED)) {
+        CUdeviceptr p;
+        if (a(&p, 64 << 10) == CUDA_SUCCESS)
+            f(p);
+        __atomic_add_fetch(&churn_rounds, 1, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+/* Kernel name of library from (launched by its CUkernel handle, as the CUDA runtime does)
+ * captured on the stream of "strcreate" into a new graph *gr. */
+static CUresult capture_kernel(CUlibrary from, const char *name, CUgraph *gr)
+{
+    CUkernel k = NULL;
+    CUresult r =
+        SYM(cuLibraryGetKernel_fn, "cuLibraryGetKernel", "cuLibraryGetKernel")(&k, from, name);
+    if (r == CUDA_SUCCESS)
+        r = SYM(cuStreamBeginCapture_v2_fn, "cuStreamBeginCapture_v2",
+                "cuStreamBeginCapture")(op_stream, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    if (r != CUDA_SUCCESS)
+        return r;
+    r = SYM(cuLaunchKernel_fn, "cuLaunchKernel", "cuLaunchKernel")((CUfunction)k, 1, 1, 1, 1, 1, 1,
+                                                                   0, op_stream, NULL, NULL);
+    CUresult e =
+        SYM(cuStreamEndCapture_fn, "cuStreamEndCapture", "cuStreamEndCapture")(op_stream, gr);
+    return r == CUDA_SUCCESS ? e : r;
+}
 static CUcontext op_ctx;            /* the context "ctx" made current */
 static uint32_t last32;             /* the word the last writev32 or batch wrote */
 static uint64_t last64;             /* the word the last writev64 wrote (batch: 8 bytes on) */
@@ -1001,22 +1051,47 @@ static void step(char *s)
         if (r == CUDA_SUCCESS)
             r = SYM(cuStreamSynchronize_fn, "cuStreamSynchronize", "cuStreamSynchronize")(NULL);
         printf("kernlaunch %s rc=%d\n", arg1, r);
+    } else if (strcmp(s, "lib2") == 0) {
+        CUresult r = SYM(cuLibraryLoadData_fn, "cuLibraryLoadData", "cuLibraryLoadData")(
+            &op_lib2, "tcu-probe library 2", NULL, NULL, 0, NULL, NULL, 0);
+        printf("lib2 rc=%d\n", r);
+    } else if (strcmp(s, "graphset") == 0 && arg1) {
+        /* Kernel arg1 of "lib2" put into the executable graph's node. */
+        CUkernel k = NULL;
+        CUgraphNode nd = NULL;
+        size_t nn = 1;
+        CUresult r = SYM(cuLibraryGetKernel_fn, "cuLibraryGetKernel",
+                         "cuLibraryGetKernel")(&k, op_lib2, arg1);
+        if (r == CUDA_SUCCESS)
+            r = SYM(cuGraphGetNodes_fn, "cuGraphGetNodes", "cuGraphGetNodes")(op_graph, &nd, &nn);
+        if (r == CUDA_SUCCESS) {
+            CUDA_KERNEL_NODE_PARAMS p = {.func = (CUfunction)k,
+                                         .gridDimX = 1,
+                                         .gridDimY = 1,
+                                         .gridDimZ = 1,
+                                         .blockDimX = 1,
+                                         .blockDimY = 1,
+                                         .blockDimZ = 1};
+            r = SYM(cuGraphExecKernelNodeSetParams_v2_fn, "cuGraphExecKernelNodeSetParams_v2",
+                    "cuGraphExecKernelNodeSetParams")(op_exec, nd, &p);
+        }
+        printf("graphset %s rc=%d\n", arg1, r);
+    } else if (strcmp(s, "graphupdate") == 0 && arg1) {
+        /* Kernel arg1 of "lib2" captured into a new graph, which the executable graph takes. */
+        CUgraph gr = NULL;
+        CUresult r = capture_kernel(op_lib2, arg1, &gr);
+        CUgraphExecUpdateResultInfo info = {0};
+        if (r == CUDA_SUCCESS)
+            r = SYM(cuGraphExecUpdate_v2_fn, "cuGraphExecUpdate_v2",
+                    "cuGraphExecUpdate")(op_exec, gr, &info);
+        if (gr)
+            SYM(cuGraphDestroy_fn, "cuGraphDestroy", "cuGraphDestroy")(gr);
+        printf("graphupdate %s rc=%d result=%d\n", arg1, r, (int)info.result);
     } else if (strcmp(s, "kerngraph") == 0 && arg1) {
         /* Captured on the stream of "strcreate", then instantiated by arg2's entry point. */
         const char *how = arg2 ? arg2 : "flags";
-        CUkernel k = NULL;
         CUgraph gr = NULL;
-        CUresult r = SYM(cuLibraryGetKernel_fn, "cuLibraryGetKernel",
-                         "cuLibraryGetKernel")(&k, op_lib, arg1);
-        if (r == CUDA_SUCCESS)
-            r = SYM(cuStreamBeginCapture_v2_fn, "cuStreamBeginCapture_v2",
-                    "cuStreamBeginCapture")(op_stream, CU_STREAM_CAPTURE_MODE_GLOBAL);
-        if (r == CUDA_SUCCESS)
-            r = SYM(cuLaunchKernel_fn, "cuLaunchKernel",
-                    "cuLaunchKernel")((CUfunction)k, 1, 1, 1, 1, 1, 1, 0, op_stream, NULL, NULL);
-        CUresult e =
-            SYM(cuStreamEndCapture_fn, "cuStreamEndCapture", "cuStreamEndCapture")(op_stream, &gr);
-        r = r == CUDA_SUCCESS ? e : r;
+        CUresult r = capture_kernel(op_lib, arg1, &gr);
         if (r == CUDA_SUCCESS && strcmp(how, "none") == 0) {
             /* captured only: nothing instantiated */
         } else if (r == CUDA_SUCCESS && strcmp(how, "params") == 0) {
@@ -1030,9 +1105,26 @@ static void step(char *s)
             r = SYM(cuGraphInstantiateWithFlags_fn, "cuGraphInstantiateWithFlags",
                     "cuGraphInstantiate")(&op_exec, gr, 0);
         }
-        if (gr)
-            SYM(cuGraphDestroy_fn, "cuGraphDestroy", "cuGraphDestroy")(gr);
+        if (op_graph)
+            SYM(cuGraphDestroy_fn, "cuGraphDestroy", "cuGraphDestroy")(op_graph);
+        op_graph = gr;
         printf("kerngraph %s rc=%d\n", arg1, r);
+    } else if (strcmp(s, "churn") == 0 && arg1) {
+        SYM(cuCtxGetCurrent_fn, "cuCtxGetCurrent", "cuCtxGetCurrent")(&churn_ctx);
+        __atomic_store_n(&churn_stop, 0, __ATOMIC_RELAXED);
+        int n = atoi(arg1);
+        __atomic_store_n(&churn_rounds, 0, __ATOMIC_RELAXED);
+        for (nchurners = 0; nchurners < n && nchurners < 16; nchurners++)
+            pthread_create(&churners[nchurners], NULL, churn_one, NULL);
+        /* Under way before the next step: 1000 rounds a thread. */
+        while (__atomic_load_n(&churn_rounds, __ATOMIC_RELAXED) < 1000L * nchurners)
+            sched_yield();
+        printf("churn %d\n", nchurners);
+    } else if (strcmp(s, "unchurn") == 0) {
+        __atomic_store_n(&churn_stop, 1, __ATOMIC_RELAXED);
+        while (nchurners > 0)
+            pthread_join(churners[--nchurners], NULL);
+        printf("unchurn\n");
     } else if (strcmp(s, "graphlaunch") == 0) {
         CUresult r = SYM(cuGraphLaunch_fn, "cuGraphLaunch", "cuGraphLaunch")(op_exec, op_stream);
         if (r == CUDA_SUCCESS)
@@ -1043,6 +1135,9 @@ static void step(char *s)
         CUresult r =
             SYM(cuGraphExecDestroy_fn, "cuGraphExecDestroy", "cuGraphExecDestroy")(op_exec);
         op_exec = NULL;
+        if (op_graph)
+            SYM(cuGraphDestroy_fn, "cuGraphDestroy", "cuGraphDestroy")(op_graph);
+        op_graph = NULL;
         printf("graphdestroy rc=%d\n", r);
     } else if (strcmp(s, "libunload") == 0) {
         CUresult r = SYM(cuLibraryUnload_fn, "cuLibraryUnload", "cuLibraryUnload")(op_lib);

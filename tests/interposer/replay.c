@@ -58,7 +58,9 @@ static int poke(const char *name, const char *variant, void *p)
         IS("cuKernelGetFunction") || IS("cuKernelGetAttribute") || IS("cuKernelSetAttribute") ||
         IS("cuLibraryUnload") || IS("cuLibraryGetGlobal") || IS("cuLibraryGetManaged") ||
         IS("cuGraphInstantiate") || IS("cuGraphInstantiateWithFlags") ||
-        IS("cuGraphInstantiateWithParams") || IS("cuGraphExecDestroy")) {
+        IS("cuGraphInstantiateWithParams") || IS("cuGraphExecDestroy") ||
+        IS("cuGraphExecKernelNodeSetParams") || IS("cuGraphExecUpdate") ||
+        IS("cuGraphExecChildGraphNodeSetParams") || IS("cuGraphExecNodeSetParams")) {
         /* The queries, host memory, libraries and kernels: every argument NULL or zero (no
          * context to bind, push or pop, no output, attribute 0 of device 0 or of pointer 0, no
          * host pointer, no library, kernel or graph): refused, or with no context nothing done. */

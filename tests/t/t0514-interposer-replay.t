@@ -4,8 +4,8 @@
 # entry point (and the copies, memsets, synchronisations, streams, events, stream memory
 # operations, host functions, callbacks, capture and graph upload, and the context, capture-info,
 # pointer, function, device and address-range queries, the host-memory calls and the library and
-# kernel calls that idle reclamation hooks, and a graph's instantiation and destruction, after
-# which the slice reconciles with the driver's figure:
+# kernel calls that idle reclamation hooks, and a graph's instantiation, upload, changes and
+# destruction, after which the slice reconciles with the driver's figure:
 # docs/suspend.md) comes back as the interposer's hook for exactly the variant
 # the driver chose (version and per-thread-stream flag honoured), including
 # the cuGetProcAddress the runtime fetches through itself; every hooked
@@ -39,7 +39,8 @@ cuFuncGetAttribute cuDeviceGetAttribute cuMemAllocHost cuMemHostAlloc cuMemFreeH
 cuMemHostUnregister cuMemGetAddressRange cuLibraryLoadData cuLibraryLoadFromFile cuLibraryUnload
 cuLibraryGetKernel cuLibraryGetModule cuKernelGetFunction cuKernelGetAttribute cuKernelSetAttribute
 cuLibraryGetGlobal cuLibraryGetManaged cuGraphInstantiate cuGraphInstantiateWithFlags
-cuGraphInstantiateWithParams cuGraphExecDestroy'
+cuGraphInstantiateWithParams cuGraphExecDestroy cuGraphExecKernelNodeSetParams cuGraphExecUpdate
+cuGraphExecChildGraphNodeSetParams cuGraphExecNodeSetParams'
 printf '%s\n' $HOOKED >"$TMP/hooked"
 
 "$REPLAY" "$TSV" >"$TMP/bare" 2>"$TMP/bare.err"

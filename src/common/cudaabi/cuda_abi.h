@@ -1226,6 +1226,32 @@ CUABI_FN(cuGraphInstantiateWithParams, (CUgraphExec * phGraphExec, CUgraph hGrap
                                         CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams));
 CUABI_FN(cuGraphInstantiateWithParams_ptsz, (CUgraphExec * phGraphExec, CUgraph hGraph,
                                              CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams));
+/* A kernel or a graph put into an executable graph: the structures are forwarded untouched
+ * (CUDA_KERNEL_NODE_PARAMS_v1 for the unversioned cuGraphExecKernelNodeSetParams, _v2 above for
+ * _v2; CUgraphExecUpdateResultInfo; CUgraphNodeParams). */
+typedef enum CUgraphExecUpdateResult_enum {
+    CU_GRAPH_EXEC_UPDATE_SUCCESS = 0,
+    CU_GRAPH_EXEC_UPDATE_ERROR = 1,
+    CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED = 2
+} CUgraphExecUpdateResult;
+typedef struct CUgraphExecUpdateResultInfo_st {
+    CUgraphExecUpdateResult result;
+    CUgraphNode errorNode;
+    CUgraphNode errorFromNode;
+} CUgraphExecUpdateResultInfo;
+typedef struct CUgraphNodeParams_st CUgraphNodeParams;
+CUABI_FN(cuGraphExecKernelNodeSetParams,
+         (CUgraphExec hGraphExec, CUgraphNode hNode, const void *nodeParams));
+CUABI_FN(cuGraphExecKernelNodeSetParams_v2,
+         (CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS *nodeParams));
+CUABI_FN(cuGraphExecUpdate, (CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNode *hErrorNode_out,
+                             CUgraphExecUpdateResult *updateResult_out));
+CUABI_FN(cuGraphExecUpdate_v2,
+         (CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo));
+CUABI_FN(cuGraphExecChildGraphNodeSetParams,
+         (CUgraphExec hGraphExec, CUgraphNode hNode, CUgraph childGraph));
+CUABI_FN(cuGraphExecNodeSetParams,
+         (CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams *nodeParams));
 CUABI_FN(cuGraphLaunch, (CUgraphExec hGraphExec, CUstream hStream));
 CUABI_FN(cuGraphLaunch_ptsz, (CUgraphExec hGraphExec, CUstream hStream));
 CUABI_FN(cuGraphExecDestroy, (CUgraphExec hGraphExec));

@@ -48,6 +48,8 @@ struct ctx_charge {
 
 /* Before a context of kind is created on ord: reserve its charge; 0, or
  * -1 when the slice cannot take it. */
+static uint64_t seen_used(int dev);
+
 static int ctx_begin(CUdevice ord, enum tshm_ctx_kind kind, struct ctx_charge *c)
 {
     c->dev = tcu_dev(ord);
@@ -63,7 +65,7 @@ static int ctx_begin(CUdevice ord, enum tshm_ctx_kind kind, struct ctx_charge *c
             c->measuring = 1;
             c->cost = TCU_CTX_COST_DEFAULT;
             c->b_ok = tcu_nvml_mem(ord, &c->b) == 0;
-            c->b_ours = tshm_self_used(tcu.slice, c->dev);
+            c->b_ours = seen_used(c->dev);
         } else {
             pthread_mutex_unlock(&measure_lock);
         }
@@ -77,6 +79,15 @@ static int ctx_begin(CUdevice ord, enum tshm_ctx_kind kind, struct ctx_charge *c
         return -1;
     }
     return 0;
+}
+
+/* This process's charges to slice device dev that NVML's per-process figure can show: all but
+ * its managed memory (tcu_unseen). */
+static uint64_t seen_used(int dev)
+{
+    uint64_t all = tshm_self_used(tcu.slice, dev);
+    uint64_t un = dev >= 0 && dev < TCU_MAX_DEVICES ? atomic_load(&tcu_unseen[dev]) : 0;
+    return all > un ? all - un : 0;
 }
 
 /* What this process's device memory grew by since b (NVML per process, else
@@ -93,7 +104,7 @@ static uint64_t meas_delta(CUdevice ord, int dev, const struct tcu_nvml_mem *b, 
         return 0;
     /* Charges other threads of this process took meanwhile (the slice
      * charge grew by our reservation plus theirs). */
-    uint64_t ours = tshm_self_used(tcu.slice, dev);
+    uint64_t ours = seen_used(dev);
     uint64_t grown = ours > b_ours ? ours - b_ours : 0;
     uint64_t others = grown > reserved ? grown - reserved : 0;
     if (b->self_ok && a.self_ok) {
@@ -124,7 +135,7 @@ void tcu_meas_begin(CUdevice ord, int dev, struct tcu_meas *m)
     m->ord = ord;
     m->dev = dev;
     m->ok = tcu.slice && dev >= 0 && tcu_nvml_mem(ord, &m->b) == 0;
-    m->b_ours = m->ok ? tshm_self_used(tcu.slice, dev) : 0;
+    m->b_ours = m->ok ? seen_used(dev) : 0;
 }
 
 uint64_t tcu_meas_end(struct tcu_meas *m, uint64_t *shrunk)
@@ -144,6 +155,10 @@ uint64_t tcu_meas_end(struct tcu_meas *m, uint64_t *shrunk)
 /* What tcu_reconcile charges now, per slice device (under measure_lock). */
 static uint64_t recon_held[TCU_MAX_DEVICES];
 
+/* How many times a waiting reconcile reads again when other threads' charges moved during the
+ * NVML query, before it settles for charging only. */
+#define RECON_TRIES 8
+
 static void reconcile(CUdevice ord, int dev, int wait)
 {
     if (!tcu.slice || dev < 0 || dev >= TCU_MAX_DEVICES)
@@ -152,23 +167,36 @@ static void reconcile(CUdevice ord, int dev, int wait)
         pthread_mutex_lock(&measure_lock);
     else if (pthread_mutex_trylock(&measure_lock) != 0)
         return; /* a measurement of this process is under way (maybe by this thread) */
-    struct tcu_nvml_mem m;
-    uint64_t before = tshm_self_used(tcu.slice, dev);
-    int ok = tcu_nvml_mem(ord, &m) == 0 && m.self_ok && m.self > 0;
-    uint64_t after = tshm_self_used(tcu.slice, dev);
-    if (ok && before == after) {
-        /* What the driver holds beyond the process's charges other than this one: charged
-         * when it grows by more than the slack, given back when it shrinks (the driver
-         * reused memory it kept, a library went): the charge follows the driver's figure. */
-        uint64_t calls = after - (recon_held[dev] < after ? recon_held[dev] : after);
+    for (int tries = 1;; tries++) {
+        struct tcu_nvml_mem m;
+        uint64_t before = seen_used(dev);
+        int ok = tcu_nvml_mem(ord, &m) == 0 && m.self_ok && m.self > 0;
+        uint64_t after = seen_used(dev);
+        if (!ok)
+            break;
+        int steady = before == after;
+        if (!steady && !wait)
+            break; /* another thread's allocation or free: its next reservation tries again */
+        if (!steady && tries < RECON_TRIES)
+            continue;
+        /* What the driver holds beyond the process's charges other than this one (its managed
+         * memory left out on both sides): charged when it grows by more than the slack, given
+         * back when it shrinks (the driver reused memory it kept, a library went): the charge
+         * follows the driver's figure.  When other threads' charges kept moving (a waiting
+         * reconcile, after a call that placed memory: review of the graph hooks, M1), the
+         * charges are read at their lowest and the charge only grows: never low, and a
+         * steady reading later gives back any excess. */
+        uint64_t low = before < after ? before : after;
+        uint64_t calls = low - (recon_held[dev] < low ? recon_held[dev] : low);
         uint64_t want = m.self > calls ? m.self - calls : 0;
         if (want > recon_held[dev] + RECON_SLACK) {
             tcu_charge(dev, want - recon_held[dev]);
             recon_held[dev] = want;
-        } else if (want + RECON_SLACK < recon_held[dev]) {
+        } else if (steady && want + RECON_SLACK < recon_held[dev]) {
             tcu_unreserve(dev, recon_held[dev] - want);
             recon_held[dev] = want;
         }
+        break;
     }
     pthread_mutex_unlock(&measure_lock);
 }

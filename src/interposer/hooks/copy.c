@@ -353,10 +353,10 @@ GATE(cuStreamAddCallback_ptsz,
      (CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags),
      (hStream, callback, userData, flags))
 
-/* Stream capture and graph upload: a capture records the stream's work into a graph instead of
- * running it, an upload readies an executable graph for its launch (the launch, cuGraphLaunch,
- * is the work: launch.c); gated, not work.  The interposer's own look at capture (compute.c,
- * its events are not recorded into a capture) calls the driver's cuStreamIsCapturing directly. */
+/* Stream capture: a capture records the stream's work into a graph instead of running it (the
+ * graph's upload and launch: module.c and launch.c); gated, not work.  The interposer's own look at
+ * capture (compute.c, its events are not recorded into a capture) calls the driver's
+ * cuStreamIsCapturing directly. */
 GATE(cuStreamBeginCapture, (CUstream hStream), (hStream))
 GATE(cuStreamBeginCapture_ptsz, (CUstream hStream), (hStream))
 GATE(cuStreamBeginCapture_v2, (CUstream hStream, CUstreamCaptureMode mode), (hStream, mode))
@@ -367,5 +367,3 @@ GATE(cuStreamIsCapturing, (CUstream hStream, CUstreamCaptureStatus *captureStatu
      (hStream, captureStatus))
 GATE(cuStreamIsCapturing_ptsz, (CUstream hStream, CUstreamCaptureStatus *captureStatus),
      (hStream, captureStatus))
-GATE(cuGraphUpload, (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream))
-GATE(cuGraphUpload_ptsz, (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream))

@@ -245,14 +245,14 @@ static int pool_dev(CUmemoryPool h, int fallback)
  * r; on success record (kind, key) (key is read only then) and return r, or,
  * if the record cannot be made, give the allocation and the reservation back
  * and return OOM. */
-static inline CUresult alloc_settle(CUresult r, enum tcu_kind kind, uint64_t key, int dev,
-                                    uint64_t bytes)
+static inline CUresult alloc_settle_aux(CUresult r, enum tcu_kind kind, uint64_t key, int dev,
+                                        uint64_t bytes, uint64_t aux)
 {
     if (TCU_UNLIKELY(r != CUDA_SUCCESS)) {
         tcu_unreserve(dev, bytes);
         return r;
     }
-    if (TCU_LIKELY(tcu_track(kind, key, dev, bytes, 0) == 0))
+    if (TCU_LIKELY(tcu_track(kind, key, dev, bytes, aux) == 0))
         return r;
     switch (kind) {
     case TCU_KIND_PTR:
@@ -275,6 +275,12 @@ static inline CUresult alloc_settle(CUresult r, enum tcu_kind kind, uint64_t key
     }
     tcu_unreserve(dev, bytes);
     return OOM;
+}
+
+static inline CUresult alloc_settle(CUresult r, enum tcu_kind kind, uint64_t key, int dev,
+                                    uint64_t bytes)
+{
+    return alloc_settle_aux(r, kind, key, dev, bytes, 0);
 }
 
 /* ---- oversubscription --------------------------------------------------- */
@@ -464,10 +470,17 @@ TCU_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsign
     int dev = tcu_current_dev(NULL);
     if (dev == -1 || !dptr || bytesize == 0)
         return real(dptr, bytesize, flags);
-    if (tcu_reserve(dev, bytesize) < 0)
+    if (dev < 0 || dev >= TCU_MAX_DEVICES || tcu_reserve(dev, bytesize) < 0)
         return OOM;
+    /* Unseen from the reservation on (a reconcile reached from the reservation itself must not
+     * take it for unseen memory not yet charged). */
+    atomic_fetch_add(&tcu_unseen[dev], (uint64_t)bytesize);
     CUresult r = real(dptr, bytesize, flags);
-    return alloc_settle(r, TCU_KIND_PTR, r == CUDA_SUCCESS ? *dptr : 0, dev, bytesize);
+    r = alloc_settle_aux(r, TCU_KIND_PTR, r == CUDA_SUCCESS ? *dptr : 0, dev, bytesize,
+                         TCU_AUX_MANAGED);
+    if (r != CUDA_SUCCESS)
+        atomic_fetch_sub(&tcu_unseen[dev], (uint64_t)bytesize);
+    return r;
 }
 
 /* cuMemAllocPitch: reserve the smallest pitch the driver may choose (the
@@ -554,6 +567,12 @@ static inline CUresult ptr_release_settle(CUdeviceptr p, const struct tcu_held *
         } else {
             tcu_track(TCU_KIND_PTR, p, h->dev, h->bytes, h->aux);
         }
+        return r;
+    }
+    if (h->aux == TCU_AUX_MANAGED) {
+        tcu_release_settle(TCU_KIND_PTR, p, h, r);
+        if (r == CUDA_SUCCESS && h->dev >= 0 && h->dev < TCU_MAX_DEVICES)
+            atomic_fetch_sub(&tcu_unseen[h->dev], h->bytes);
         return r;
     }
     if (h->aux && r == CUDA_SUCCESS) {

@@ -675,17 +675,15 @@ KERNEL_ATTR(cuKernelSetAttribute,
  * or added as a kernel node does not run: under lazy loading its library's module and its code
  * are placed in the context when the graph is instantiated, by a call that takes the whole graph
  * and reports nothing of it.  Its launches later are graph launches (hooks/launch.c), never
- * measured.  So every instantiation ends with the driver's figure reconciled (tcu_reconcile_wait:
- * charged past the limit if need be, the slice's next allocation refused), and so does the
- * executable graph's destruction (what the driver gave back with it, given back).  The charge
+ * measured.  So every instantiation ends with the driver's figure reconciled on every device the
+ * process uses (tcu_reconcile_all_wait: a node's kernel goes to the node's context, whichever is
+ * current; charged past the limit if need be, the slice's next allocation refused), and so does
+ * the executable graph's destruction (what the driver gave back with it, given back).  The charge
  * follows the driver's figure, so a process that instantiates and destroys graphs in a loop is
  * not counted high for it. */
 static void graph_settle(void)
 {
-    CUdevice ord = 0;
-    int dev = tcu_current_dev(&ord);
-    if (dev >= 0)
-        tcu_reconcile_wait(ord, dev);
+    tcu_reconcile_all_wait();
 }
 
 #define GRAPH_SETTLED(name, params, args)                                                          \
@@ -720,3 +718,30 @@ GRAPH_SETTLED(cuGraphInstantiateWithParams_ptsz,
                CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams),
               (phGraphExec, hGraph, instantiateParams))
 GRAPH_SETTLED(cuGraphExecDestroy, (CUgraphExec hGraphExec), (hGraphExec))
+/* An upload readies an executable graph for its launch (gated like any call; its work is the
+ * launch's: launch.c), and may place what the instantiation left. */
+GRAPH_SETTLED(cuGraphUpload, (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream))
+GRAPH_SETTLED(cuGraphUpload_ptsz, (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream))
+/* A kernel or a graph put into an executable graph: placed like an instantiation's (review of
+ * the graph hooks, M3).  One NVML query per device at each call: programs that update a graph's
+ * parameters at every step pay that (microseconds against the step). */
+GRAPH_SETTLED(cuGraphExecKernelNodeSetParams,
+              (CUgraphExec hGraphExec, CUgraphNode hNode, const void *nodeParams),
+              (hGraphExec, hNode, nodeParams))
+GRAPH_SETTLED(cuGraphExecKernelNodeSetParams_v2,
+              (CUgraphExec hGraphExec, CUgraphNode hNode,
+               const CUDA_KERNEL_NODE_PARAMS *nodeParams),
+              (hGraphExec, hNode, nodeParams))
+GRAPH_SETTLED(cuGraphExecUpdate,
+              (CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNode *hErrorNode_out,
+               CUgraphExecUpdateResult *updateResult_out),
+              (hGraphExec, hGraph, hErrorNode_out, updateResult_out))
+GRAPH_SETTLED(cuGraphExecUpdate_v2,
+              (CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo),
+              (hGraphExec, hGraph, resultInfo))
+GRAPH_SETTLED(cuGraphExecChildGraphNodeSetParams,
+              (CUgraphExec hGraphExec, CUgraphNode hNode, CUgraph childGraph),
+              (hGraphExec, hNode, childGraph))
+GRAPH_SETTLED(cuGraphExecNodeSetParams,
+              (CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams *nodeParams),
+              (hGraphExec, hNode, nodeParams))

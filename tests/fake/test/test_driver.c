@@ -1462,6 +1462,34 @@ static void test_graph_place(void **state)
     assert_int_equal(cuGraphInstantiateWithParams(&x2, gr, NULL), CUDA_ERROR_INVALID_VALUE);
     OK(cuGraphLaunch(x, s));
     OK(cuStreamSynchronize(s));
+    /* A second library's kernel put into the executable graph: placed then, in its context. */
+    CUlibrary lib2;
+    CUkernel k2;
+    CUgraphNode nd = NULL;
+    size_t nn = 1;
+    CUcontext pc = NULL;
+    OK(cuCtxGetCurrent(&pc));
+    OK(cuCtxSetCurrent(NULL));
+    OK(cuLibraryLoadData(&lib2, "image", NULL, NULL, 0, NULL, NULL, 0)); /* no context current */
+    OK(cuLibraryGetKernel(&k2, lib2, "fake_kernel_2us"));
+    OK(cuCtxSetCurrent(pc));
+    OK(cuGraphGetNodes(gr, &nd, &nn));
+    CUDA_KERNEL_NODE_PARAMS kp = {.func = (CUfunction)k2,
+                                  .gridDimX = 1,
+                                  .gridDimY = 1,
+                                  .gridDimZ = 1,
+                                  .blockDimX = 1,
+                                  .blockDimY = 1,
+                                  .blockDimZ = 1};
+    OK(cuGraphExecKernelNodeSetParams_v2(x, nd, &kp));
+    assert_true(tessel_fake_process_used(0) == 244 * MiB); /* its module and code */
+    CUgraphExecUpdateResultInfo info;
+    OK(cuGraphExecUpdate_v2(x, gr, &info)); /* back to the first kernel: placed already */
+    assert_int_equal(info.result, CU_GRAPH_EXEC_UPDATE_SUCCESS);
+    assert_true(tessel_fake_process_used(0) == 244 * MiB);
+    assert_int_equal(cuGraphExecChildGraphNodeSetParams(x, nd, gr), CUDA_ERROR_NOT_SUPPORTED);
+    OK(cuLibraryUnload(lib2));
+    assert_true(tessel_fake_process_used(0) == 172 * MiB);
     OK(cuGraphExecDestroy(x));
     OK(cuGraphExecDestroy(x2));
     assert_true(tessel_fake_process_used(0) == 172 * MiB); /* the library stays in the context */
