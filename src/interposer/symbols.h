@@ -105,7 +105,7 @@
     X(cuGraphInstantiateWithParams, "cuGraphInstantiateWithParams", 12000, 0)                      \
     X(cuGraphInstantiateWithParams_ptsz, "cuGraphInstantiateWithParams", 12000, 1)                 \
     X(cuGraphExecDestroy, "cuGraphExecDestroy", 10000, 0)                                          \
-    X(cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams", 10000, 0)                  \
+    X(cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams", 10010, 0)                  \
     X(cuGraphExecKernelNodeSetParams_v2, "cuGraphExecKernelNodeSetParams", 12000, 0)               \
     X(cuGraphExecUpdate, "cuGraphExecUpdate", 10020, 0)                                            \
     X(cuGraphExecUpdate_v2, "cuGraphExecUpdate", 12000, 0)                                         \

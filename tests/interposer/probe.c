@@ -163,7 +163,8 @@
  * cuGraphInstantiateWithParams with an upload (params) or cuGraphInstantiate_v2 (v2, exported
  * only), or not at all (none): "kerngraph NAME rc=R"), graphlaunch (that graph launched on the
  * stream and synchronised: "graphlaunch rc=R"), graphdestroy (cuGraphExecDestroy: "graphdestroy
- * rc=R"); lib2 (a second library, cuLibraryLoadData: "lib2 rc=R"), graphset:NAME (kernel
+ * rc=R"); poolmanaged (cuMemPoolCreate of a managed pool on device 0: "poolmanaged rc=R");
+ * lib2 (a second library, cuLibraryLoadData: "lib2 rc=R"), graphset:NAME (kernel
  * NAME of "lib2" put into the node of the graph "kerngraph" made, by
  * cuGraphExecKernelNodeSetParams_v2: "graphset NAME rc=R"), graphupdate:NAME (kernel NAME of
  * "lib2" captured into a new graph that the executable graph takes, by cuGraphExecUpdate_v2:
@@ -1051,6 +1052,15 @@ static void step(char *s)
         if (r == CUDA_SUCCESS)
             r = SYM(cuStreamSynchronize_fn, "cuStreamSynchronize", "cuStreamSynchronize")(NULL);
         printf("kernlaunch %s rc=%d\n", arg1, r);
+    } else if (strcmp(s, "poolmanaged") == 0) {
+        CUmemPoolProps props;
+        CUmemoryPool mp = NULL;
+        memset(&props, 0, sizeof props);
+        props.allocType = CU_MEM_ALLOCATION_TYPE_MANAGED;
+        props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        props.location.id = 0;
+        printf("poolmanaged rc=%d\n",
+               SYM(cuMemPoolCreate_fn, "cuMemPoolCreate", "cuMemPoolCreate")(&mp, &props));
     } else if (strcmp(s, "lib2") == 0) {
         CUresult r = SYM(cuLibraryLoadData_fn, "cuLibraryLoadData", "cuLibraryLoadData")(
             &op_lib2, "tcu-probe library 2", NULL, NULL, 0, NULL, NULL, 0);

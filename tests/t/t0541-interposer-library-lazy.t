@@ -202,9 +202,9 @@ release
 # Other threads of the job allocating and freeing while the graph is instantiated (the process's
 # charges move during the NVML query: review of the graph hooks, M1, whose own program saw the
 # reconcile skipped in 2 runs of 5): the instantiation waits, reads again, and at worst charges
-# only, so the placement is counted whatever the timing.  (On the fake, whose NVML answers in
-# microseconds, these rounds did not hit the skip with the old rule either, 9 of 9: they check
-# the outcome, not that the race happened.)
+# only.  These rounds check the outcome with small allocations; on the fake, whose NVML answers
+# in microseconds, they did not hit the skip with the old rule either (9 of 9), and a large free
+# in flight still hides a placement (the second review's M-a, open: docs/security.md).
 export TESSEL_FAKE_MODULE_MEM=200M TESSEL_CUDA_MEM_LIMIT=8G
 for round in 1 2 3; do
     export TESSEL_SLICE="$TMP/slice-graph-churn-$round"
@@ -218,6 +218,13 @@ for round in 1 2 3; do
     release
 done
 export TESSEL_FAKE_MODULE_MEM=260M TESSEL_CUDA_MEM_LIMIT=300M
+
+# A pool of managed memory (CUDA 13) could hold memory prefetched onto the device uncounted: a
+# slice refuses to make one (CUDA_ERROR_NOT_SUPPORTED, 801), without asking the driver.
+export TESSEL_SLICE="$TMP/slice-pool-managed"
+hold_probe m init ctx poolmanaged calls:cuMemPoolCreate
+is "$(lines 'poolmanaged\|calls' m)" "poolmanaged rc=801 calls cuMemPoolCreate 0 " "a managed pool is refused, the driver not asked"
+release
 
 # The attack as a job's unprivileged account would mount it (nobody: a student who wants more
 # GPU than the slice): a library loaded with no context current, 260 MiB placed at its kernel's

@@ -878,6 +878,11 @@ TCU_EXPORT CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *po
     cuMemPoolCreate_fn real = TCU_REAL(cuMemPoolCreate);
     if (TCU_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
+    /* A pool of managed memory (CUDA 13) is refused in a slice: its memory, wherever the pool is
+     * located, could be prefetched onto a device uncounted, and NVML's per-process figure would
+     * not show it (review of the graph hooks, H-a).  cuMemAllocManaged stays (counted in full). */
+    if (tcu.slice && poolProps && poolProps->allocType == CU_MEM_ALLOCATION_TYPE_MANAGED)
+        return CUDA_ERROR_NOT_SUPPORTED;
     CUresult r = real(pool, poolProps);
     if (r != CUDA_SUCCESS || !pool || !poolProps)
         return r;
