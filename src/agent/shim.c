@@ -1,7 +1,7 @@
 /* shim.c - tessel-shim: the per-job supervisor started by tesseld (see runner.h).
  *
- *   tessel-shim [--env-fd FD] [--lock-fd FD] [--log-limit BYTES] --dir DIR [--exit-file EXIT]
- *               [--pid-file PID] --cwd CWD
+ *   tessel-shim [--env-fd FD] [--lock-fd FD [--lock-records]] [--log-limit BYTES] --dir DIR
+ *               [--exit-file EXIT] [--pid-file PID] --cwd CWD
  *               [--cgroup PROCS]... [--uid U --gid G [--user NAME]] [--preload LIBS]
  *               [--state STATE [--block-userns] [--tty]
  *                [--serve-port PORT --serve-sock PATH --serve-gid GID]]
@@ -15,7 +15,9 @@
  * LD_AUDIT, LD_LIBRARY_PATH, GCONV_PATH, MALLOC_* ... of a job never reach a root process.
  * --lock-fd names a descriptor (tesseld's flock'ed start lock) the shim keeps open, not
  * inherited by the job, until it ends: while it is held, a restarted tesseld knows that a
- * shim of the job lives even before DIR/pid exists.
+ * shim of the job lives even before DIR/pid exists.  With --lock-records (not with --exit-file
+ * or --pid-file) the shim writes its pid and exit records into that lock file itself, with
+ * pwrite at fixed offsets (runner.h, TAGENT_LOCK_*), instead of the files PID and EXIT.
  * LD_PRELOAD of the job comes as --preload and is set only in the job's process, so the shim
  * itself never runs with the interposer loaded.
  * Starts the job (own process group, in its cgroups, as the user, in CWD, stdin from /dev/null,
@@ -124,7 +126,8 @@ extern char **environ;
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: tessel-shim [--env-fd FD] [--lock-fd FD] [--log-limit BYTES] --dir DIR "
+            "usage: tessel-shim [--env-fd FD] [--lock-fd FD [--lock-records]] [--log-limit BYTES] "
+            "--dir DIR "
             "[--exit-file EXIT] [--pid-file PID] --cwd CWD [--cgroup PROCS]... "
             "[--uid U --gid G [--user NAME]] [--preload LIBS] [--state DIR "
             "[--block-userns] [--tty] [--serve-port PORT --serve-sock PATH "
@@ -273,6 +276,31 @@ static bool svc_reaped(pid_t w, int st)
 static const char *exit_file;
 /* --pid-file, or NULL: DIR/pid alone. */
 static const char *pid_file;
+/* --lock-records: the descriptor of the start lock (--lock-fd) that holds both records
+ * (runner.h, TAGENT_LOCK_*); -1: none. */
+static int records_fd = -1;
+
+/* Write text (one line) into the start lock's slot [off, end): one pwrite of the whole record
+ * into bytes that are zero until then (runner.h).  0, or -1 with errno. */
+static int write_lock_record(off_t off, off_t end, const char *text)
+{
+    size_t len = strlen(text);
+    if (len == 0 || text[len - 1] != '\n' || (off_t)len > end - off) {
+        errno = EINVAL;
+        return -1;
+    }
+    ssize_t n;
+    do
+        n = pwrite(records_fd, text, len, off);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return -1;
+    if ((size_t)n != len) {
+        errno = EIO;
+        return -1;
+    }
+    return 0;
+}
 
 /* Write path atomically, in a directory of tesseld's own (which the job's user cannot write). */
 static int write_root_file(const char *path, const char *text)
@@ -300,6 +328,8 @@ static int write_root_file(const char *path, const char *text)
  * DIR/exit without it. */
 static int write_exit(const char *dir, const char *text)
 {
+    if (records_fd >= 0)
+        return write_lock_record(TAGENT_LOCK_EXIT_OFF, TAGENT_LOCK_SIZE, text);
     if (!exit_file)
         return write_job_file(dir, "exit", text);
     return write_root_file(exit_file, text);
@@ -310,6 +340,8 @@ static int write_exit(const char *dir, const char *text)
  * the job's user to read (tesseld never reads it for a shim started with --pid-file). */
 static void write_pids(const char *dir, const char *text)
 {
+    if (records_fd >= 0 && write_lock_record(TAGENT_LOCK_PID_OFF, TAGENT_LOCK_EXIT_OFF, text) < 0)
+        perror("tessel-shim: pid record");
     if (pid_file && write_root_file(pid_file, text) < 0)
         perror("tessel-shim: pid record");
     if (write_job_file(dir, "pid", text) < 0)
@@ -1222,7 +1254,7 @@ int main(int argc, char **argv)
     int nfolders = 0;
     unsigned ctr_cwd_flags = 0;
     int block_userns = 0;
-    bool test_fork = false, want_tty = false;
+    bool test_fork = false, want_tty = false, lock_records = false;
     const char *serve_sock = NULL;
     long serve_port = 0, serve_gid = -1;
     const char *svc_sock[TAGENT_SVC_MAX];
@@ -1245,6 +1277,10 @@ int main(int argc, char **argv)
         }
         if (strcmp(argv[i], "--tty") == 0) {
             want_tty = true;
+            continue;
+        }
+        if (strcmp(argv[i], "--lock-records") == 0) {
+            lock_records = true;
             continue;
         }
         if (i + 1 >= argc)
@@ -1311,8 +1347,11 @@ int main(int argc, char **argv)
     }
     if (!dir || !cwd || i >= argc || (uid >= 0) != (gid >= 0) || (env_fd >= 0 && env_fd <= 2) ||
         (lock_fd >= 0 && lock_fd <= 2) || (lock_fd > 2 && lock_fd == env_fd) ||
-        (!runtime != !image) || (runtime && (!state || runtime[0] != '/')) || (want_tty && !state))
+        (!runtime != !image) || (runtime && (!state || runtime[0] != '/')) ||
+        (want_tty && !state) || (lock_records && (lock_fd <= 2 || exit_file || pid_file)))
         usage();
+    if (lock_records)
+        records_fd = lock_fd;
     /* A replica: a process job in its namespace, a port, a socket path, HAProxy's group. */
     if ((serve_sock != NULL) != (serve_port != 0) || (serve_sock && (serve_gid < 0)) ||
         (serve_sock && (!state || runtime || serve_sock[0] != '/')) || serve_port < 0 ||

@@ -71,7 +71,7 @@ is "$(stat -c %U "$OUT")" tslsa "its log is tslsa's"
 api GET "/v1/jobs/$J"
 is "$(jget .state) $(jget .exit_code)" "succeeded 0" "the shim records its end, tesseld reads it"
 ok "$([ ! -e "$TD/data/jobs/$J/exit" ]; echo $?)" \
-    "in tesseld's own directory (starts/$J.exit, read and removed), not in the job's"
+    "in tesseld's own directory (its start lock starts/$J.lock, read and removed), not in the job's"
 
 # The shim by hand, the same job both ways: clone (default) and fork (--test-fork).
 STATE="$TD/state"
