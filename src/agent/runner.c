@@ -129,7 +129,7 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     size_t nargv = 0;
     while (s->argv[nargv])
         nargv++;
-    size_t cap = 20 + 2 * TAGENT_MAX_CGROUPS + 8 + 9 + 6 + 2 * TAGENT_NVML_ENV_MAX + 2 +
+    size_t cap = 22 + 2 * TAGENT_MAX_CGROUPS + 8 + 9 + 6 + 2 * TAGENT_NVML_ENV_MAX + 2 +
                  2 * TAGENT_FOLDERS_MAX + 6 + 2 * TAGENT_SVC_MAX + nargv + 1;
     char **av = calloc(cap, sizeof *av);
     char uid[24], gid[24], envfd[16], lockfd[16], limit[24], cwd_flags[16], sport[16], sgid[24];
@@ -193,6 +193,10 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     }
     if (s->lock_records && lfd >= 0)
         av[i++] = (char *)"--lock-records";
+    if (s->preload_list && s->state && !s->container) {
+        av[i++] = (char *)"--preload-list";
+        av[i++] = (char *)s->preload_list;
+    }
     av[i++] = (char *)"--cwd";
     av[i++] = (char *)s->cwd;
     for (int c = 0; c < s->ncgroups; c++) {

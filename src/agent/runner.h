@@ -102,10 +102,12 @@ typedef struct {
              life, so that a restarted tesseld can tell whether a shim of the job still
              lives before the shim has recorded its pid; 0: none */
     /* Enforcement (shim.c, jobns.h, watchdog.h); NULL / false: none. */
-    const char *state;             /* root-owned per-job directory: the job's mount namespace */
-    bool block_userns;             /* with state: refuse the job new user namespaces */
-    const char *nvml;              /* absolute NVML path: start the GPU-memory watchdog */
-    const char *gpu_mem_limits;    /* with nvml: "IDX=BYTES,..." */
+    const char *state;          /* root-owned per-job directory: the job's mount namespace */
+    const char *preload_list;   /* with state, a process job: the file bound at /etc/ld.so.preload
+                                   (root's, see tagent_jobns_enter); NULL: state/ld.so.preload */
+    bool block_userns;          /* with state: refuse the job new user namespaces */
+    const char *nvml;           /* absolute NVML path: start the GPU-memory watchdog */
+    const char *gpu_mem_limits; /* with nvml: "IDX=BYTES,..." */
     const char *gpu_mem_violation; /* with nvml: "kill" or "suspend" */
     /* With nvml and the fake GPUs only (a test double): "NAME=VALUE" settings of the fake NVML
      * (TESSEL_FAKE_*) that the shim sets for itself before loading it, NULL-terminated. */

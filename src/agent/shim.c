@@ -3,7 +3,7 @@
  *   tessel-shim [--env-fd FD] [--lock-fd FD [--lock-records]] [--log-limit BYTES] --dir DIR
  *               [--exit-file EXIT] [--pid-file PID] --cwd CWD
  *               [--cgroup PROCS]... [--uid U --gid G [--user NAME]] [--preload LIBS]
- *               [--state STATE [--block-userns] [--tty]
+ *               [--state STATE [--preload-list LIST] [--block-userns] [--tty]
  *                [--serve-port PORT --serve-sock PATH --serve-gid GID]]
  *               [--nvml LIB --gpu-mem-limit IDX=SIZE,... [--gpu-mem-violation kill|suspend]
  *                [--nvml-env TESSEL_FAKE_NAME=VALUE]...] [--test-fork]
@@ -50,8 +50,9 @@
  *     own process group (the shim's session).
  *
  * Enforcement (docs/security.md): with --state (tesseld's root-owned per-job directory) the job
- * runs in its own mount namespace where /etc/ld.so.preload names the interposer and its limits
- * file is at /run/tessel/job/limits (jobns.h); --block-userns refuses it new user namespaces.
+ * runs in its own mount namespace where /etc/ld.so.preload names the interposer (LIST, or
+ * STATE/ld.so.preload without --preload-list) and its limits file is at
+ * /run/tessel/job/limits (jobns.h); --block-userns refuses it new user namespaces.
  * With --nvml (an absolute path tesseld resolved, never the job's) a watchdog thread stops the
  * job when its processes hold more GPU memory than --gpu-mem-limit (watchdog.h); --nvml-env
  * (up to 4, TESSEL_FAKE_* only) configures the fake NVML of the tests, which reads its
@@ -129,7 +130,7 @@ static void usage(void)
             "usage: tessel-shim [--env-fd FD] [--lock-fd FD [--lock-records]] [--log-limit BYTES] "
             "--dir DIR "
             "[--exit-file EXIT] [--pid-file PID] --cwd CWD [--cgroup PROCS]... "
-            "[--uid U --gid G [--user NAME]] [--preload LIBS] [--state DIR "
+            "[--uid U --gid G [--user NAME]] [--preload LIBS] [--state DIR [--preload-list LIST] "
             "[--block-userns] [--tty] [--serve-port PORT --serve-sock PATH "
             "--serve-gid GID] [--svc PORT:PATH]...] [--nvml LIB --gpu-mem-limit IDX=SIZE,... "
             "[--gpu-mem-violation kill|suspend] [--nvml-env TESSEL_FAKE_NAME=VALUE]...] "
@@ -602,7 +603,8 @@ struct job_args {
     int net_fd; /* a service replica's network namespace (fwd.h), joined; -1: the shim's */
     const char *const *cg; /* cgroup.procs files to join */
     int ncg;
-    const char *state; /* the job's mount namespace (jobns.h), or NULL */
+    const char *state;        /* the job's mount namespace (jobns.h), or NULL */
+    const char *preload_list; /* --preload-list: the file bound at /etc/ld.so.preload, or NULL */
     bool block_userns;
     long uid, gid;       /* -1: no change */
     const gid_t *groups; /* with gid >= 0: the supplementary groups */
@@ -658,7 +660,7 @@ static int job_main(void *arg)
     if (a->exec_mode) {
         if (a->ns_fd >= 0 && setns(a->ns_fd, CLONE_NEWNS) < 0)
             child_fail(pfd, "setns");
-    } else if (!a->ctr_argv && a->state && tagent_jobns_enter(a->state) < 0) {
+    } else if (!a->ctr_argv && a->state && tagent_jobns_enter(a->state, a->preload_list) < 0) {
         child_fail(pfd, "jobns");
     }
     /* The namespace just made, for exec: held by the shim, so that exec never joins one the
@@ -1250,7 +1252,7 @@ int main(int argc, char **argv)
     const char *user = NULL;
     const char *state = NULL, *nvml = NULL, *gpu_mem = NULL, *violation = "kill";
     const char *runtime = NULL, *image = NULL;
-    const char *folder_root = NULL, *folders[TAGENT_FOLDERS_MAX];
+    const char *folder_root = NULL, *folders[TAGENT_FOLDERS_MAX], *preload_list = NULL;
     int nfolders = 0;
     unsigned ctr_cwd_flags = 0;
     int block_userns = 0;
@@ -1333,6 +1335,8 @@ int main(int argc, char **argv)
             serve_gid = strtol(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--folder-root") == 0)
             folder_root = argv[++i];
+        else if (strcmp(argv[i], "--preload-list") == 0)
+            preload_list = argv[++i];
         else if (strcmp(argv[i], "--folder") == 0 && nfolders < TAGENT_FOLDERS_MAX)
             folders[nfolders++] = argv[++i];
         else if (strcmp(argv[i], "--gpu-mem-limit") == 0)
@@ -1348,7 +1352,8 @@ int main(int argc, char **argv)
     if (!dir || !cwd || i >= argc || (uid >= 0) != (gid >= 0) || (env_fd >= 0 && env_fd <= 2) ||
         (lock_fd >= 0 && lock_fd <= 2) || (lock_fd > 2 && lock_fd == env_fd) ||
         (!runtime != !image) || (runtime && (!state || runtime[0] != '/')) ||
-        (want_tty && !state) || (lock_records && (lock_fd <= 2 || exit_file || pid_file)))
+        (want_tty && !state) || (lock_records && (lock_fd <= 2 || exit_file || pid_file)) ||
+        (preload_list && (!state || runtime || preload_list[0] != '/')))
         usage();
     if (lock_records)
         records_fd = lock_fd;
@@ -1574,6 +1579,7 @@ int main(int argc, char **argv)
         .cg = cg,
         .ncg = ncg,
         .state = state,
+        .preload_list = preload_list,
         .block_userns = block_userns,
         .uid = uid,
         .gid = gid,

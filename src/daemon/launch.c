@@ -442,6 +442,13 @@ int tessd_cwd_check(const tessd_t *d, const char *user, const char *path, char *
     return -1;
 }
 
+int tessd_preload_list(const tessd_t *d, char *buf, size_t len)
+{
+    if (!d->run_dir[0])
+        return -1;
+    return snprintf(buf, len, "%s/ld.so.preload", d->run_dir) < (int)len ? 0 : -1;
+}
+
 void tessd_state_dir(const tessd_t *d, int64_t id, char *buf, size_t len)
 {
     if (d->run_dir[0])
@@ -530,6 +537,17 @@ int tessd_enforce_init(tessd_t *d, tsl_error_t *err)
     tessd_pathf(d->registry_dir, sizeof d->registry_dir, "%s/registry", d->data_dir);
     /* 0711: a job reaches its own run/<id> (bind-mounted for it anyway) but lists none. */
     if (root_dir(d->run_dir, 0711, err) < 0 || root_dir(d->registry_dir, 0755, err) < 0)
+        return -1;
+    /* run/ld.so.preload: what every job's /etc/ld.so.preload says (the interposer), one file
+     * for all (tessd_preload_list), no longer one in each run/<id> (2026-11-28).  Replaced by a
+     * rename: a job that runs on from an earlier tesseld keeps the file it has bound. */
+    char line[PATH_MAX + 2], list[PATH_MAX];
+    snprintf(line, sizeof line, "%s\n", d->interposer);
+    if (tessd_preload_list(d, list, sizeof list) < 0) {
+        errno = ENAMETOOLONG;
+        return tsl_errprintf(err, "%s/ld.so.preload: %s", d->run_dir, strerror(errno));
+    }
+    if (tessd_write_root_file(d->run_dir, "ld.so.preload", line, 0644, err) < 0)
         return -1;
     for (int g = 0; g < d->ngpus; g++) {
         /* The interposer's name for GPU g's registry: tessel-gpu-<32 hex digits of its UUID>. */
@@ -716,7 +734,7 @@ int tessd_gpu_hold_watch(tessd_t *d, const tessd_run_t *r, bool on, tsl_error_t 
 }
 
 /* The job's state directory with its limits (the same NAME=value pairs as its environment, so
- * the interposer reads them as it reads environ) and its ld.so.preload.  Anything an earlier
+ * the interposer reads them as it reads environ).  Anything an earlier
  * attempt left (a requeue: its watchdog record) goes first.  0, or -1 with err. */
 static int write_state(tessd_t *d, const tessd_run_t *r, char *const *env, char *state, size_t slen,
                        tsl_error_t *err)
@@ -767,13 +785,8 @@ static int write_state(tessd_t *d, const tessd_run_t *r, char *const *env, char 
         errno = E2BIG;
         return tsl_errprintf(err, "job %lld: limits file too large", (long long)r->id);
     }
-    if (write_new_root_file(state, "limits", text, 0644, err) < 0)
-        return -1;
-    char line[PATH_MAX + 2];
-    memcpy(line, d->interposer, strlen(d->interposer));
-    line[strlen(d->interposer)] = '\n';
-    line[strlen(d->interposer) + 1] = '\0';
-    return write_new_root_file(state, "ld.so.preload", line, 0644, err);
+    /* Its /etc/ld.so.preload is run/ld.so.preload, the same for every job (tessd_enforce_init). */
+    return write_new_root_file(state, "limits", text, 0644, err);
 }
 
 typedef struct {
@@ -1128,9 +1141,14 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
         argv[k++] = (char *)json_string_value(json_array_get(argv_j, i));
     argv[k] = NULL;
     preload = preload_of(d, &env);
-    char state[PATH_MAX] = "", limits[TAGENT_MAX_GPUS * 32 + 1] = "";
+    char state[PATH_MAX] = "", limits[TAGENT_MAX_GPUS * 32 + 1] = "", plist[PATH_MAX] = "";
     if (d->run_dir[0] && write_state(d, r, env.v, state, sizeof state, err) < 0)
         goto out;
+    if (state[0] && tessd_preload_list(d, plist, sizeof plist) < 0) {
+        errno = ENAMETOOLONG;
+        tsl_errprintf(err, "%s/ld.so.preload: %s", d->run_dir, strerror(errno));
+        goto out;
+    }
     for (uint32_t i = 0; i < r->member.ngpus; i++) {
         size_t l = strlen(limits);
         snprintf(limits + l, sizeof limits - l, "%s%u=%llu", i ? "," : "",
@@ -1207,6 +1225,7 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
         .exit_file = exit_rec[0] ? exit_rec : NULL,
         .pid_file = pid_rec[0] ? pid_rec : NULL,
         .state = state[0] ? state : NULL,
+        .preload_list = plist[0] ? plist : NULL,
         .container = j->image ? ctr.runtime : NULL,
         .image_rootfs = j->image ? ctr.rootfs : NULL,
         .ctr_cwd_flags = j->image ? ctr.cwd_flags : 0,
