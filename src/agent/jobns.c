@@ -63,7 +63,7 @@ static int bind_ro(const char *src, const char *dst)
     return mount(NULL, dst, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL);
 }
 
-int tagent_jobns_enter(const char *state)
+int tagent_jobns_enter(const char *state, const char *preload_list)
 {
     char preload[4096];
     struct stat st;
@@ -73,7 +73,21 @@ int tagent_jobns_enter(const char *state)
         errno = EPERM;
         return -1;
     }
-    if (snprintf(preload, sizeof preload, "%s/ld.so.preload", state) >= (int)sizeof preload) {
+    if (preload_list) {
+        /* Not through a link: lstat sees what the bind mount takes (its directory, tesseld's
+         * run/, is root's and written by root alone, so the name cannot change meanwhile). */
+        if (preload_list[0] != '/' || lstat(preload_list, &st) < 0)
+            return -1;
+        if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+            errno = EPERM;
+            return -1;
+        }
+        if (snprintf(preload, sizeof preload, "%s", preload_list) >= (int)sizeof preload) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+    } else if (snprintf(preload, sizeof preload, "%s/ld.so.preload", state) >=
+               (int)sizeof preload) {
         errno = ENAMETOOLONG;
         return -1;
     }

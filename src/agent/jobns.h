@@ -27,8 +27,11 @@ int tagent_jobns_prepare(tsl_error_t *err);
 
 /* In the job's process, as root, before the privileges are dropped: a new mount namespace with
  * the two bind mounts above, from state (an absolute path of a root-owned directory that no one
- * else can write).  0, or -1 with errno (the caller reports the stage). */
-int tagent_jobns_enter(const char *state);
+ * else can write) and preload, the file bound at /etc/ld.so.preload: an absolute path of a
+ * regular file of root's that no one else can write, reached without a link (tesseld's one
+ * <data>/run/ld.so.preload for every job); NULL: state/ld.so.preload.  0, or -1 with errno
+ * (EPERM: state or preload is not such; the caller reports the stage). */
+int tagent_jobns_enter(const char *state, const char *preload);
 
 /* In the job's process, as root, after tagent_jobns_enter: bind path read-only over
  * TCU_LIMITS_DIR/name (an empty root-owned file of the state directory), and check that what

@@ -129,7 +129,7 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     size_t nargv = 0;
     while (s->argv[nargv])
         nargv++;
-    size_t cap = 19 + 2 * TAGENT_MAX_CGROUPS + 8 + 9 + 6 + 2 * TAGENT_NVML_ENV_MAX + 2 +
+    size_t cap = 22 + 2 * TAGENT_MAX_CGROUPS + 8 + 9 + 6 + 2 * TAGENT_NVML_ENV_MAX + 2 +
                  2 * TAGENT_FOLDERS_MAX + 6 + 2 * TAGENT_SVC_MAX + nargv + 1;
     char **av = calloc(cap, sizeof *av);
     char uid[24], gid[24], envfd[16], lockfd[16], limit[24], cwd_flags[16], sport[16], sgid[24];
@@ -190,6 +190,12 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     if (s->pid_file) {
         av[i++] = (char *)"--pid-file";
         av[i++] = (char *)s->pid_file;
+    }
+    if (s->lock_records && lfd >= 0)
+        av[i++] = (char *)"--lock-records";
+    if (s->preload_list && s->state && !s->container) {
+        av[i++] = (char *)"--preload-list";
+        av[i++] = (char *)s->preload_list;
     }
     av[i++] = (char *)"--cwd";
     av[i++] = (char *)s->cwd;
@@ -441,6 +447,71 @@ int tagent_read_pids_file(const char *path, pid_t *shim, uint64_t *shim_start, p
     if (read_fd_small(fd, buf, sizeof buf) < 0)
         return -1;
     return parse_pids(buf, shim, shim_start, job);
+}
+
+int tagent_lock_record(const char *buf, size_t n, size_t off, size_t end, char *out, size_t outlen)
+{
+    if (end > n)
+        end = n;
+    if (off >= end || buf[off] == '\0')
+        return 0;
+    for (size_t i = off; i < end && buf[i] != '\0'; i++) {
+        if (buf[i] == '\n') {
+            size_t len = i + 1 - off;
+            if (len >= outlen)
+                return 0;
+            memcpy(out, buf + off, len);
+            out[len] = '\0';
+            return 1;
+        }
+    }
+    return 0; /* not written yet, or being written */
+}
+
+/* The first TAGENT_LOCK_SIZE bytes of the start lock fd: their count, or -1 with errno. */
+static ssize_t lock_read(int fd, char *buf)
+{
+    ssize_t n;
+    do
+        n = pread(fd, buf, TAGENT_LOCK_SIZE, 0);
+    while (n < 0 && errno == EINTR);
+    return n;
+}
+
+int tagent_lock_has_records(int fd)
+{
+    char buf[TAGENT_LOCK_SIZE];
+    ssize_t n = lock_read(fd, buf);
+    if (n < 0)
+        return -1;
+    size_t hl = strlen(TAGENT_LOCK_HEADER);
+    return (size_t)n >= hl && memcmp(buf, TAGENT_LOCK_HEADER, hl) == 0;
+}
+
+int tagent_read_lock_exit(int fd, tagent_exit_t *out)
+{
+    char buf[TAGENT_LOCK_SIZE], rec[TAGENT_LOCK_SIZE - TAGENT_LOCK_EXIT_OFF + 1];
+    ssize_t n = lock_read(fd, buf);
+    if (n < 0)
+        return -1;
+    if (!tagent_lock_record(buf, (size_t)n, TAGENT_LOCK_EXIT_OFF, TAGENT_LOCK_SIZE, rec,
+                            sizeof rec))
+        return 0;
+    return parse_exit(rec, out);
+}
+
+int tagent_read_lock_pids(int fd, pid_t *shim, uint64_t *shim_start, pid_t *job)
+{
+    char buf[TAGENT_LOCK_SIZE], rec[TAGENT_LOCK_EXIT_OFF - TAGENT_LOCK_PID_OFF + 1];
+    ssize_t n = lock_read(fd, buf);
+    if (n < 0)
+        return -1;
+    if (!tagent_lock_record(buf, (size_t)n, TAGENT_LOCK_PID_OFF, TAGENT_LOCK_EXIT_OFF, rec,
+                            sizeof rec)) {
+        errno = ENOENT;
+        return -1;
+    }
+    return parse_pids(rec, shim, shim_start, job);
 }
 
 /* Start time, state letter and parent of pid from /proc/PID/stat; 0 when it is gone. */

@@ -22,6 +22,11 @@
  *                                                              atomic)
  *   tick: tagent_read_exit_file(EXIT) -> store: final state; cgroup removed
  *
+ * tesseld starts the shim with --lock-records (tagent_spawn_t.lock_records, from 2026-11-28):
+ * PID and EXIT below are then not files but two slots of the start lock, <data>/starts/<id>.lock
+ * (TAGENT_LOCK_*, below), written with pwrite; the files are what a shim started by an earlier
+ * tesseld writes, and what the tests' shims without a lock write.
+ *
  * PID is the pid record tesseld trusts: --pid-file, beside EXIT (<data>/starts/<id>.pid),
  * written atomically like EXIT once the job has started ("SHIM START JOB"); the shim writes the
  * same line to DIR/pid for the job's user to read, which tesseld never reads for a shim started
@@ -77,6 +82,9 @@ typedef struct {
     const char *pid_file;  /* where the shim writes the pid record tesseld trusts ("SHIM START
                               JOB"), beside exit_file; DIR/pid is written too, for the job's
                               user to read only.  NULL: DIR/pid alone (tests) */
+    bool lock_records;     /* instead of exit_file and pid_file: the shim writes both records
+                              into the start lock (lock_fd) at TAGENT_LOCK_PID_OFF and
+                              TAGENT_LOCK_EXIT_OFF, creating no file for them */
     const char *cwd;       /* working directory of the job */
     char *const *argv;     /* program and arguments (argv[0] searched in the job's PATH) */
     char *const *envp;     /* the job's environment, without LD_PRELOAD; handed to the shim in
@@ -94,10 +102,12 @@ typedef struct {
              life, so that a restarted tesseld can tell whether a shim of the job still
              lives before the shim has recorded its pid; 0: none */
     /* Enforcement (shim.c, jobns.h, watchdog.h); NULL / false: none. */
-    const char *state;             /* root-owned per-job directory: the job's mount namespace */
-    bool block_userns;             /* with state: refuse the job new user namespaces */
-    const char *nvml;              /* absolute NVML path: start the GPU-memory watchdog */
-    const char *gpu_mem_limits;    /* with nvml: "IDX=BYTES,..." */
+    const char *state;          /* root-owned per-job directory: the job's mount namespace */
+    const char *preload_list;   /* with state, a process job: the file bound at /etc/ld.so.preload
+                                   (root's, see tagent_jobns_enter); NULL: state/ld.so.preload */
+    bool block_userns;          /* with state: refuse the job new user namespaces */
+    const char *nvml;           /* absolute NVML path: start the GPU-memory watchdog */
+    const char *gpu_mem_limits; /* with nvml: "IDX=BYTES,..." */
     const char *gpu_mem_violation; /* with nvml: "kill" or "suspend" */
     /* With nvml and the fake GPUs only (a test double): "NAME=VALUE" settings of the fake NVML
      * (TESSEL_FAKE_*) that the shim sets for itself before loading it, NULL-terminated. */
@@ -161,6 +171,33 @@ int tagent_read_pids(const char *dir, pid_t *shim, uint64_t *shim_start, pid_t *
 /* The same from the pid record at path (tagent_spawn_t.pid_file), which must be a regular file
  * (no symlink followed). */
 int tagent_read_pids_file(const char *path, pid_t *shim, uint64_t *shim_start, pid_t *job);
+
+/* The records in a start lock (tagent_spawn_t.lock_records, tessel-shim --lock-records): the
+ * file (root's, 0600, in a 0700 directory of root's) begins with TAGENT_LOCK_HEADER, written by
+ * tesseld before the spawn; the shim writes the pid record ("SHIM START JOB\n") with one
+ * pwrite at TAGENT_LOCK_PID_OFF and the exit record (as EXIT above) at TAGENT_LOCK_EXIT_OFF,
+ * each once, into bytes that are zero (past the end of the file) until then.  A record is
+ * there when its first byte is not NUL and a newline ends it before any NUL and within its
+ * slot: a read that overlaps the write (both copy bytes in ascending order) sees either no
+ * record or the whole one.  Three files (the lock, <id>.pid, <id>.exit) became one
+ * (2026-11-28): each inode made and freed costs a scan on a file system without a journal
+ * (docs/tesseld.md). */
+#define TAGENT_LOCK_HEADER   "tessel start lock 3: pid record at 128, exit record at 256\n"
+#define TAGENT_LOCK_PID_OFF  128
+#define TAGENT_LOCK_EXIT_OFF 256
+#define TAGENT_LOCK_SIZE     512
+
+/* The record of the slot [off, end) of the first n bytes of a start lock buf, copied to out
+ * (outlen bytes with its NUL, newline included): 1, or 0 when the slot holds none (yet). */
+int tagent_lock_record(const char *buf, size_t n, size_t off, size_t end, char *out, size_t outlen);
+/* From a start lock open for reading: 1 when it begins with TAGENT_LOCK_HEADER, else 0; -1
+ * with errno on a read error. */
+int tagent_lock_has_records(int fd);
+/* The exit record in the start lock fd: as tagent_read_exit_file (1, 0 none yet, -1 EPROTO). */
+int tagent_read_lock_exit(int fd, tagent_exit_t *out);
+/* The pid record in the start lock fd: as tagent_read_pids_file (0, or -1 with errno: ENOENT
+ * none yet, EPROTO malformed). */
+int tagent_read_lock_pids(int fd, pid_t *shim, uint64_t *shim_start, pid_t *job);
 
 /* Whether pid is alive (or a zombie) and a child of parent.  tesseld takes the job's pid from
  * DIR/pid, which the job's user can rewrite: only a pid whose parent is the shim is the job

@@ -1,9 +1,9 @@
 /* shim.c - tessel-shim: the per-job supervisor started by tesseld (see runner.h).
  *
- *   tessel-shim [--env-fd FD] [--lock-fd FD] [--log-limit BYTES] --dir DIR [--exit-file EXIT]
- *               [--pid-file PID] --cwd CWD
+ *   tessel-shim [--env-fd FD] [--lock-fd FD [--lock-records]] [--log-limit BYTES] --dir DIR
+ *               [--exit-file EXIT] [--pid-file PID] --cwd CWD
  *               [--cgroup PROCS]... [--uid U --gid G [--user NAME]] [--preload LIBS]
- *               [--state STATE [--block-userns] [--tty]
+ *               [--state STATE [--preload-list LIST] [--block-userns] [--tty]
  *                [--serve-port PORT --serve-sock PATH --serve-gid GID]]
  *               [--nvml LIB --gpu-mem-limit IDX=SIZE,... [--gpu-mem-violation kill|suspend]
  *                [--nvml-env TESSEL_FAKE_NAME=VALUE]...] [--test-fork]
@@ -15,7 +15,9 @@
  * LD_AUDIT, LD_LIBRARY_PATH, GCONV_PATH, MALLOC_* ... of a job never reach a root process.
  * --lock-fd names a descriptor (tesseld's flock'ed start lock) the shim keeps open, not
  * inherited by the job, until it ends: while it is held, a restarted tesseld knows that a
- * shim of the job lives even before DIR/pid exists.
+ * shim of the job lives even before DIR/pid exists.  With --lock-records (not with --exit-file
+ * or --pid-file) the shim writes its pid and exit records into that lock file itself, with
+ * pwrite at fixed offsets (runner.h, TAGENT_LOCK_*), instead of the files PID and EXIT.
  * LD_PRELOAD of the job comes as --preload and is set only in the job's process, so the shim
  * itself never runs with the interposer loaded.
  * Starts the job (own process group, in its cgroups, as the user, in CWD, stdin from /dev/null,
@@ -48,8 +50,9 @@
  *     own process group (the shim's session).
  *
  * Enforcement (docs/security.md): with --state (tesseld's root-owned per-job directory) the job
- * runs in its own mount namespace where /etc/ld.so.preload names the interposer and its limits
- * file is at /run/tessel/job/limits (jobns.h); --block-userns refuses it new user namespaces.
+ * runs in its own mount namespace where /etc/ld.so.preload names the interposer (LIST, or
+ * STATE/ld.so.preload without --preload-list) and its limits file is at
+ * /run/tessel/job/limits (jobns.h); --block-userns refuses it new user namespaces.
  * With --nvml (an absolute path tesseld resolved, never the job's) a watchdog thread stops the
  * job when its processes hold more GPU memory than --gpu-mem-limit (watchdog.h); --nvml-env
  * (up to 4, TESSEL_FAKE_* only) configures the fake NVML of the tests, which reads its
@@ -124,9 +127,10 @@ extern char **environ;
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: tessel-shim [--env-fd FD] [--lock-fd FD] [--log-limit BYTES] --dir DIR "
+            "usage: tessel-shim [--env-fd FD] [--lock-fd FD [--lock-records]] [--log-limit BYTES] "
+            "--dir DIR "
             "[--exit-file EXIT] [--pid-file PID] --cwd CWD [--cgroup PROCS]... "
-            "[--uid U --gid G [--user NAME]] [--preload LIBS] [--state DIR "
+            "[--uid U --gid G [--user NAME]] [--preload LIBS] [--state DIR [--preload-list LIST] "
             "[--block-userns] [--tty] [--serve-port PORT --serve-sock PATH "
             "--serve-gid GID] [--svc PORT:PATH]...] [--nvml LIB --gpu-mem-limit IDX=SIZE,... "
             "[--gpu-mem-violation kill|suspend] [--nvml-env TESSEL_FAKE_NAME=VALUE]...] "
@@ -273,6 +277,31 @@ static bool svc_reaped(pid_t w, int st)
 static const char *exit_file;
 /* --pid-file, or NULL: DIR/pid alone. */
 static const char *pid_file;
+/* --lock-records: the descriptor of the start lock (--lock-fd) that holds both records
+ * (runner.h, TAGENT_LOCK_*); -1: none. */
+static int records_fd = -1;
+
+/* Write text (one line) into the start lock's slot [off, end): one pwrite of the whole record
+ * into bytes that are zero until then (runner.h).  0, or -1 with errno. */
+static int write_lock_record(off_t off, off_t end, const char *text)
+{
+    size_t len = strlen(text);
+    if (len == 0 || text[len - 1] != '\n' || (off_t)len > end - off) {
+        errno = EINVAL;
+        return -1;
+    }
+    ssize_t n;
+    do
+        n = pwrite(records_fd, text, len, off);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return -1;
+    if ((size_t)n != len) {
+        errno = EIO;
+        return -1;
+    }
+    return 0;
+}
 
 /* Write path atomically, in a directory of tesseld's own (which the job's user cannot write). */
 static int write_root_file(const char *path, const char *text)
@@ -300,6 +329,8 @@ static int write_root_file(const char *path, const char *text)
  * DIR/exit without it. */
 static int write_exit(const char *dir, const char *text)
 {
+    if (records_fd >= 0)
+        return write_lock_record(TAGENT_LOCK_EXIT_OFF, TAGENT_LOCK_SIZE, text);
     if (!exit_file)
         return write_job_file(dir, "exit", text);
     return write_root_file(exit_file, text);
@@ -310,6 +341,8 @@ static int write_exit(const char *dir, const char *text)
  * the job's user to read (tesseld never reads it for a shim started with --pid-file). */
 static void write_pids(const char *dir, const char *text)
 {
+    if (records_fd >= 0 && write_lock_record(TAGENT_LOCK_PID_OFF, TAGENT_LOCK_EXIT_OFF, text) < 0)
+        perror("tessel-shim: pid record");
     if (pid_file && write_root_file(pid_file, text) < 0)
         perror("tessel-shim: pid record");
     if (write_job_file(dir, "pid", text) < 0)
@@ -570,7 +603,8 @@ struct job_args {
     int net_fd; /* a service replica's network namespace (fwd.h), joined; -1: the shim's */
     const char *const *cg; /* cgroup.procs files to join */
     int ncg;
-    const char *state; /* the job's mount namespace (jobns.h), or NULL */
+    const char *state;        /* the job's mount namespace (jobns.h), or NULL */
+    const char *preload_list; /* --preload-list: the file bound at /etc/ld.so.preload, or NULL */
     bool block_userns;
     long uid, gid;       /* -1: no change */
     const gid_t *groups; /* with gid >= 0: the supplementary groups */
@@ -626,7 +660,7 @@ static int job_main(void *arg)
     if (a->exec_mode) {
         if (a->ns_fd >= 0 && setns(a->ns_fd, CLONE_NEWNS) < 0)
             child_fail(pfd, "setns");
-    } else if (!a->ctr_argv && a->state && tagent_jobns_enter(a->state) < 0) {
+    } else if (!a->ctr_argv && a->state && tagent_jobns_enter(a->state, a->preload_list) < 0) {
         child_fail(pfd, "jobns");
     }
     /* The namespace just made, for exec: held by the shim, so that exec never joins one the
@@ -1218,11 +1252,11 @@ int main(int argc, char **argv)
     const char *user = NULL;
     const char *state = NULL, *nvml = NULL, *gpu_mem = NULL, *violation = "kill";
     const char *runtime = NULL, *image = NULL;
-    const char *folder_root = NULL, *folders[TAGENT_FOLDERS_MAX];
+    const char *folder_root = NULL, *folders[TAGENT_FOLDERS_MAX], *preload_list = NULL;
     int nfolders = 0;
     unsigned ctr_cwd_flags = 0;
     int block_userns = 0;
-    bool test_fork = false, want_tty = false;
+    bool test_fork = false, want_tty = false, lock_records = false;
     const char *serve_sock = NULL;
     long serve_port = 0, serve_gid = -1;
     const char *svc_sock[TAGENT_SVC_MAX];
@@ -1245,6 +1279,10 @@ int main(int argc, char **argv)
         }
         if (strcmp(argv[i], "--tty") == 0) {
             want_tty = true;
+            continue;
+        }
+        if (strcmp(argv[i], "--lock-records") == 0) {
+            lock_records = true;
             continue;
         }
         if (i + 1 >= argc)
@@ -1297,6 +1335,8 @@ int main(int argc, char **argv)
             serve_gid = strtol(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--folder-root") == 0)
             folder_root = argv[++i];
+        else if (strcmp(argv[i], "--preload-list") == 0)
+            preload_list = argv[++i];
         else if (strcmp(argv[i], "--folder") == 0 && nfolders < TAGENT_FOLDERS_MAX)
             folders[nfolders++] = argv[++i];
         else if (strcmp(argv[i], "--gpu-mem-limit") == 0)
@@ -1311,8 +1351,12 @@ int main(int argc, char **argv)
     }
     if (!dir || !cwd || i >= argc || (uid >= 0) != (gid >= 0) || (env_fd >= 0 && env_fd <= 2) ||
         (lock_fd >= 0 && lock_fd <= 2) || (lock_fd > 2 && lock_fd == env_fd) ||
-        (!runtime != !image) || (runtime && (!state || runtime[0] != '/')) || (want_tty && !state))
+        (!runtime != !image) || (runtime && (!state || runtime[0] != '/')) ||
+        (want_tty && !state) || (lock_records && (lock_fd <= 2 || exit_file || pid_file)) ||
+        (preload_list && (!state || runtime || preload_list[0] != '/')))
         usage();
+    if (lock_records)
+        records_fd = lock_fd;
     /* A replica: a process job in its namespace, a port, a socket path, HAProxy's group. */
     if ((serve_sock != NULL) != (serve_port != 0) || (serve_sock && (serve_gid < 0)) ||
         (serve_sock && (!state || runtime || serve_sock[0] != '/')) || serve_port < 0 ||
@@ -1535,6 +1579,7 @@ int main(int argc, char **argv)
         .cg = cg,
         .ncg = ncg,
         .state = state,
+        .preload_list = preload_list,
         .block_userns = block_userns,
         .uid = uid,
         .gid = gid,

@@ -153,6 +153,7 @@ const tessd_opt_t tessd_opts[] = {
     {"slurm-node-poll", T_UINT, F(slurm_node_poll), .lo = 1, .hi = 60, .def = "2"},
     /* For tests only: flags, not keys of the file. */
     {"test-kill-at", T_STR, F(test_kill_at), .flags = FLAG, .check = check_kill_step},
+    {"test-start-files", T_BOOL, F(test_start_files), .def = "no", .flags = FLAG},
     {"test-tick-ms", T_UINT, F(test_tick_ms), .lo = 1, .hi = 3600000, .flags = FLAG},
     {"test-pass-gap-ms", T_UINT, F(test_pass_gap_ms), .lo = 0, .hi = 3600000, .flags = FLAG},
     {"test-psusp-ckpt-ms", T_UINT, F(test_psusp_ckpt_ms), .lo = 1, .hi = 3600000, .flags = FLAG},

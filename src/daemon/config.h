@@ -98,6 +98,7 @@ typedef struct {
     char gpu_speeds[1024];   /* MODEL=SPEED,... (gpuspeed.h, tessd_speeds_lookup) */
     char slurm_queues[1024]; /* QUEUE=PARTITION[,QOS] ... (slurmjob.h, tsj_parse_qmap) */
     char test_kill_at[16];
+    bool test_start_files; /* --test-start-files: start jobs as 7fa4294 did (launch.c) */
     unsigned long test_tick_ms, test_pass_gap_ms, test_retention_step, test_psusp_ckpt_ms;
     /* The normalised text of each option's value, in table order (for --check-config and to
      * tell what a reload changes); owned, freed by tessd_conf_free. */

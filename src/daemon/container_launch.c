@@ -1,12 +1,12 @@
 /* container_launch.c - tesseld's side of a container job's start and submission (container.h,
  * docs/containers.md): the checks of a submission naming an image, and the config.json that
  * tessel-shim hands to crun.  launch.c calls tessd_container_prepare once the job's directory,
- * cgroup, environment and state directory (limits, ld.so.preload) are made, as for any job.
+ * cgroup, environment and state directory (limits) are made, as for any job.
  *
  * What the container gets, all decided here from tesseld's own settings (never from the job):
  *   - the image's root file system (the shim mounts it under a writable layer);
  *   - the slice as a process job has it: the interposer bound read-only at its own path and
- *     named in LD_PRELOAD and in /etc/ld.so.preload (the state directory's, read-only), the
+ *     named in LD_PRELOAD and in /etc/ld.so.preload (<data>/run/ld.so.preload, read-only), the
  *     limits file at /run/tessel/job/limits (read-only), the compute registry (its files are
  *     every job's to write, as on the host), the job's directory (its slice file, its logs);
  *   - the cwd (the user's, opened by the job's process as the user: ctrrun.h);
@@ -184,7 +184,11 @@ int tessd_container_prepare(tessd_t *d, const tstore_job_t *j, const tessd_run_t
     /* The binds, in this order: the cwd first, so that every one of Tessel's is above it. */
     char cwd_src[PATH_MAX + 16], preload_src[PATH_MAX + 32], limits_src[PATH_MAX + 32];
     snprintf(cwd_src, sizeof cwd_src, "%s/rootfs/cwd", state);
-    snprintf(preload_src, sizeof preload_src, "%s/ld.so.preload", state);
+    if (tessd_preload_list(d, preload_src, sizeof preload_src) < 0) {
+        errno = ENAMETOOLONG;
+        tsl_errprintf(err, "%s/ld.so.preload: %s", d->run_dir, strerror(errno));
+        goto out;
+    }
     snprintf(limits_src, sizeof limits_src, "%s/limits", state);
     const char *cwd = j->cwd ? j->cwd : dir;
     /* The host mounts' read-only and noexec, kept inside: crun remounts a bind with exactly

@@ -47,6 +47,7 @@
 #include "agent/cgroup.h"
 #include "agent/ckpt.h"
 #include "agent/gpu.h"
+#include "agent/runner.h"
 #include "daemon/ckptslot.h"
 #include "daemon/histagg.h"
 #include "daemon/jobmodel.h"
@@ -222,6 +223,7 @@ typedef struct {
     int max_services_per_user; /* --max-services-per-user (admins too; serving.md) */
     uint64_t log_limit;        /* --log-limit: bytes kept per stream of a job's log, 0 = no limit */
     char test_kill_at[16];     /* --test-kill-at: "" or the start step where tesseld kills itself */
+    bool test_start_files;     /* --test-start-files: start lock and records as 7fa4294 made them */
     /* Enforcement (docs/security.md), as root only: */
     char run_dir[PATH_MAX];      /* <data>/run: root's per-job directories; "" when not root */
     char registry_dir[PATH_MAX]; /* <data>/registry: the per-GPU compute registry files */
@@ -572,10 +574,30 @@ int tessd_pid_record_path(const tessd_t *d, int64_t id, char *buf, size_t len);
  * 2026-11-27 started it without: its pids are in jobs/<id>/pid alone, taken under strict
  * checks, tick.c). */
 bool tessd_start_lock_pid_record(const tessd_t *d, int64_t id);
+/* The layout of job id's start lock, by who took it (launch.c, "What a start lock holds"). */
+typedef enum {
+    TESSD_LOCK_NONE,      /* no lock file (or unreadable) */
+    TESSD_LOCK_EMPTY,     /* before 2026-11-27: jobs/<id>/exit and jobs/<id>/pid */
+    TESSD_LOCK_EXIT_FILE, /* <id>.exit beside it, jobs/<id>/pid */
+    TESSD_LOCK_FILES,     /* <id>.exit and <id>.pid beside it (up to 7fa4294) */
+    TESSD_LOCK_RECORDS,   /* both records in the lock file (runner.h, TAGENT_LOCK_*) */
+} tessd_lock_kind_t;
+tessd_lock_kind_t tessd_start_lock_kind(const tessd_t *d, int64_t id);
+/* For TESSD_LOCK_RECORDS: the exit record in the lock (1, 0 none yet or no lock, -1 with
+ * errno: EPROTO malformed) and the pid record (0, or -1 with errno: ENOENT none yet). */
+int tessd_start_lock_exit(const tessd_t *d, int64_t id, tagent_exit_t *ex);
+int tessd_start_lock_pids(const tessd_t *d, int64_t id, pid_t *shim, uint64_t *start, pid_t *job);
+/* For TESSD_LOCK_RECORDS: drop the records of an ended attempt (the lock keeps its header), so
+ * that they are not taken for the next attempt's; nothing for another layout. */
+void tessd_start_lock_clear(const tessd_t *d, int64_t id);
 void tessd_cgroup_name(const tessd_t *d, int64_t id, char *buf, size_t len);
 /* <data>/run/<id>: the job's root-owned directory (limits, ld.so.preload, the watchdog's
  * record); "" when tesseld is not root. */
 void tessd_state_dir(const tessd_t *d, int64_t id, char *buf, size_t len);
+/* <data>/run/ld.so.preload: every job's /etc/ld.so.preload (the interposer's path; root's,
+ * 0644, written at start by tessd_enforce_init).  0, or -1 when tesseld is not root or the
+ * path is too long for buf. */
+int tessd_preload_list(const tessd_t *d, char *buf, size_t len);
 /* The watchdog's record of a job (watchdog.h, TSW_RECORD): 1 with the action ("kill" or
  * "suspend"), the episode (1, 2, ...) and the reason, 0 when there is none. */
 int tessd_violation_read(const tessd_t *d, int64_t id, char *action, size_t alen, unsigned *episode,

@@ -107,11 +107,95 @@ int tessd_pid_record_path(const tessd_t *d, int64_t id, char *buf, size_t len)
     return start_path(d, id, false, ".pid", buf, len);
 }
 
-/* What a start lock holds: that this attempt's shim writes its exit record beside it
- * (tessd_start_lock_legacy), and its pid record (tessd_start_lock_pid_record; a tesseld from
- * before 2026-11-27 wrote the first line alone). */
+/* What a start lock holds (its layouts, oldest first; tessd_start_lock_kind):
+ *   - nothing: a tesseld from before the exit record beside it, whose shim wrote jobs/<id>/exit;
+ *   - "exit record: <id>.exit\n" alone: the shim writes <id>.exit beside it (pids in
+ *     jobs/<id>/pid);
+ *   - START_LOCK_MARK (2026-11-27 to 2026-11-28, up to 7fa4294): <id>.exit and <id>.pid;
+ *   - TAGENT_LOCK_HEADER (runner.h, from 2026-11-28): both records in the lock file itself,
+ *     written by the shim (--lock-records) with pwrite at fixed offsets: one file a start
+ *     instead of three.
+ * A tesseld reads every layout, so that a job started by an earlier one (an upgrade with the
+ * job running) is adopted and its end recorded. */
 #define START_LOCK_MARK     "exit record: <id>.exit\npid record: <id>.pid\n"
 #define START_LOCK_PID_MARK "pid record: <id>.pid\n"
+
+/* Job id's start lock, open for reading (a regular file reached without a link), or -1 with
+ * errno. */
+static int start_lock_open(const tessd_t *d, int64_t id)
+{
+    char p[PATH_MAX];
+    if (start_lock_path(d, id, false, p, sizeof p) < 0)
+        return -1;
+    int fd = open(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        errno = EPROTO;
+        return -1;
+    }
+    return fd;
+}
+
+tessd_lock_kind_t tessd_start_lock_kind(const tessd_t *d, int64_t id)
+{
+    char buf[TAGENT_LOCK_SIZE];
+    int fd = start_lock_open(d, id);
+    if (fd < 0)
+        return TESSD_LOCK_NONE;
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    close(fd);
+    if (n < 0)
+        return TESSD_LOCK_NONE;
+    if (n == 0)
+        return TESSD_LOCK_EMPTY;
+    size_t hl = strlen(TAGENT_LOCK_HEADER);
+    if ((size_t)n >= hl && memcmp(buf, TAGENT_LOCK_HEADER, hl) == 0)
+        return TESSD_LOCK_RECORDS;
+    buf[n] = '\0';
+    return strstr(buf, START_LOCK_PID_MARK) ? TESSD_LOCK_FILES : TESSD_LOCK_EXIT_FILE;
+}
+
+int tessd_start_lock_exit(const tessd_t *d, int64_t id, tagent_exit_t *ex)
+{
+    int fd = start_lock_open(d, id);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : -1;
+    int rc = tagent_read_lock_exit(fd, ex);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return rc;
+}
+
+int tessd_start_lock_pids(const tessd_t *d, int64_t id, pid_t *shim, uint64_t *start, pid_t *job)
+{
+    int fd = start_lock_open(d, id);
+    if (fd < 0)
+        return -1;
+    int rc = tagent_read_lock_pids(fd, shim, start, job);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return rc;
+}
+
+void tessd_start_lock_clear(const tessd_t *d, int64_t id)
+{
+    char p[PATH_MAX];
+    if (start_lock_path(d, id, false, p, sizeof p) < 0)
+        return;
+    int fd = open(p, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && tagent_lock_has_records(fd) == 1 &&
+        ftruncate(fd, TAGENT_LOCK_PID_OFF) < 0)
+        tessd_log("job %lld: %s: %s", (long long)id, p, strerror(errno));
+    close(fd);
+}
 
 int tessd_start_lock_held(const tessd_t *d, int64_t id)
 {
@@ -132,27 +216,13 @@ int tessd_start_lock_held(const tessd_t *d, int64_t id)
 
 bool tessd_start_lock_legacy(const tessd_t *d, int64_t id)
 {
-    char p[PATH_MAX];
-    struct stat st;
-    return start_lock_path(d, id, false, p, sizeof p) == 0 && lstat(p, &st) == 0 &&
-           S_ISREG(st.st_mode) && st.st_size == 0;
+    return tessd_start_lock_kind(d, id) == TESSD_LOCK_EMPTY;
 }
 
 bool tessd_start_lock_pid_record(const tessd_t *d, int64_t id)
 {
-    char p[PATH_MAX], buf[128];
-    if (start_lock_path(d, id, false, p, sizeof p) < 0)
-        return false;
-    int fd = open(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    struct stat st;
-    ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? pread(fd, buf, sizeof buf - 1, 0) : -1;
-    close(fd);
-    if (n <= 0)
-        return false;
-    buf[n] = '\0';
-    return strstr(buf, START_LOCK_PID_MARK) != NULL;
+    tessd_lock_kind_t k = tessd_start_lock_kind(d, id);
+    return k == TESSD_LOCK_FILES || k == TESSD_LOCK_RECORDS;
 }
 
 void tessd_start_lock_remove(const tessd_t *d, int64_t id)
@@ -168,7 +238,8 @@ void tessd_start_lock_remove(const tessd_t *d, int64_t id)
 
 /* Take job id's start lock for its next shim: a new descriptor holding an exclusive flock,
  * or -1 with err (EWOULDBLOCK: a shim of an earlier attempt still holds it).  Any exit or pid
- * record of an earlier attempt goes. */
+ * record of an earlier attempt goes (the files of a shim an earlier tesseld started, the
+ * records in the lock by truncating it); the lock then holds TAGENT_LOCK_HEADER alone. */
 static int start_lock_take(const tessd_t *d, int64_t id, tsl_error_t *err)
 {
     char p[PATH_MAX];
@@ -186,10 +257,11 @@ static int start_lock_take(const tessd_t *d, int64_t id, tsl_error_t *err)
                                                   : strerror(saved));
     }
     char ex[PATH_MAX], pr[PATH_MAX];
-    size_t ml = strlen(START_LOCK_MARK);
+    const char *mark = d->test_start_files ? START_LOCK_MARK : TAGENT_LOCK_HEADER;
+    size_t ml = strlen(mark);
     if ((tessd_exit_record_path(d, id, ex, sizeof ex) == 0 && unlink(ex) < 0 && errno != ENOENT) ||
         (tessd_pid_record_path(d, id, pr, sizeof pr) == 0 && unlink(pr) < 0 && errno != ENOENT) ||
-        ftruncate(fd, 0) < 0 || pwrite(fd, START_LOCK_MARK, ml, 0) != (ssize_t)ml) {
+        ftruncate(fd, 0) < 0 || pwrite(fd, mark, ml, 0) != (ssize_t)ml) {
         int saved = errno;
         close(fd);
         errno = saved;
@@ -370,6 +442,13 @@ int tessd_cwd_check(const tessd_t *d, const char *user, const char *path, char *
     return -1;
 }
 
+int tessd_preload_list(const tessd_t *d, char *buf, size_t len)
+{
+    if (!d->run_dir[0])
+        return -1;
+    return snprintf(buf, len, "%s/ld.so.preload", d->run_dir) < (int)len ? 0 : -1;
+}
+
 void tessd_state_dir(const tessd_t *d, int64_t id, char *buf, size_t len)
 {
     if (d->run_dir[0])
@@ -407,6 +486,33 @@ int tessd_write_root_file(const char *dir, const char *name, const char *text, m
     return 0;
 }
 
+/* Create dir/name (dir: root's, writable by root only, emptied by tessd_state_remove and not
+ * yet handed to any reader) with O_EXCL|O_NOFOLLOW, given mode, and write text: no temporary
+ * and rename, since no one can read the file half-written (no shim is started yet) and no one
+ * but root can make a name there.  0, or -1 with err. */
+static int write_new_root_file(const char *dir, const char *name, const char *text, mode_t mode,
+                               tsl_error_t *err)
+{
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return tsl_errprintf(err, "%s: %s", path, strerror(errno));
+    size_t len = strlen(text);
+    bool ok = fchmod(fd, mode) == 0 && write(fd, text, len) == (ssize_t)len;
+    int saved = errno;
+    if (close(fd) < 0 && ok) {
+        ok = false;
+        saved = errno;
+    }
+    if (!ok) {
+        unlink(path);
+        errno = saved;
+        return tsl_errprintf(err, "%s: %s", path, strerror(saved));
+    }
+    return 0;
+}
+
 /* A directory that must be root's and writable by root only: made (mode) when missing. */
 static int root_dir(const char *path, mode_t mode, tsl_error_t *err)
 {
@@ -431,6 +537,17 @@ int tessd_enforce_init(tessd_t *d, tsl_error_t *err)
     tessd_pathf(d->registry_dir, sizeof d->registry_dir, "%s/registry", d->data_dir);
     /* 0711: a job reaches its own run/<id> (bind-mounted for it anyway) but lists none. */
     if (root_dir(d->run_dir, 0711, err) < 0 || root_dir(d->registry_dir, 0755, err) < 0)
+        return -1;
+    /* run/ld.so.preload: what every job's /etc/ld.so.preload says (the interposer), one file
+     * for all (tessd_preload_list), no longer one in each run/<id> (2026-11-28).  Replaced by a
+     * rename: a job that runs on from an earlier tesseld keeps the file it has bound. */
+    char line[PATH_MAX + 2], list[PATH_MAX];
+    snprintf(line, sizeof line, "%s\n", d->interposer);
+    if (tessd_preload_list(d, list, sizeof list) < 0) {
+        errno = ENAMETOOLONG;
+        return tsl_errprintf(err, "%s/ld.so.preload: %s", d->run_dir, strerror(errno));
+    }
+    if (tessd_write_root_file(d->run_dir, "ld.so.preload", line, 0644, err) < 0)
         return -1;
     for (int g = 0; g < d->ngpus; g++) {
         /* The interposer's name for GPU g's registry: tessel-gpu-<32 hex digits of its UUID>. */
@@ -617,7 +734,7 @@ int tessd_gpu_hold_watch(tessd_t *d, const tessd_run_t *r, bool on, tsl_error_t 
 }
 
 /* The job's state directory with its limits (the same NAME=value pairs as its environment, so
- * the interposer reads them as it reads environ) and its ld.so.preload.  Anything an earlier
+ * the interposer reads them as it reads environ).  Anything an earlier
  * attempt left (a requeue: its watchdog record) goes first.  0, or -1 with err. */
 static int write_state(tessd_t *d, const tessd_run_t *r, char *const *env, char *state, size_t slen,
                        tsl_error_t *err)
@@ -668,13 +785,8 @@ static int write_state(tessd_t *d, const tessd_run_t *r, char *const *env, char 
         errno = E2BIG;
         return tsl_errprintf(err, "job %lld: limits file too large", (long long)r->id);
     }
-    if (tessd_write_root_file(state, "limits", text, 0644, err) < 0)
-        return -1;
-    char line[PATH_MAX + 2];
-    memcpy(line, d->interposer, strlen(d->interposer));
-    line[strlen(d->interposer)] = '\n';
-    line[strlen(d->interposer) + 1] = '\0';
-    return tessd_write_root_file(state, "ld.so.preload", line, 0644, err);
+    /* Its /etc/ld.so.preload is run/ld.so.preload, the same for every job (tessd_enforce_init). */
+    return write_new_root_file(state, "limits", text, 0644, err);
 }
 
 typedef struct {
@@ -1029,9 +1141,14 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
         argv[k++] = (char *)json_string_value(json_array_get(argv_j, i));
     argv[k] = NULL;
     preload = preload_of(d, &env);
-    char state[PATH_MAX] = "", limits[TAGENT_MAX_GPUS * 32 + 1] = "";
+    char state[PATH_MAX] = "", limits[TAGENT_MAX_GPUS * 32 + 1] = "", plist[PATH_MAX] = "";
     if (d->run_dir[0] && write_state(d, r, env.v, state, sizeof state, err) < 0)
         goto out;
+    if (state[0] && tessd_preload_list(d, plist, sizeof plist) < 0) {
+        errno = ENAMETOOLONG;
+        tsl_errprintf(err, "%s/ld.so.preload: %s", d->run_dir, strerror(errno));
+        goto out;
+    }
     for (uint32_t i = 0; i < r->member.ngpus; i++) {
         size_t l = strlen(limits);
         snprintf(limits + l, sizeof limits - l, "%s%u=%llu", i ? "," : "",
@@ -1053,9 +1170,11 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
                 nvml_env[nk++] = v - strlen(fake_keys[f]) - 1; /* the "K=V" string itself */
         }
     }
-    char exit_rec[PATH_MAX], pid_rec[PATH_MAX];
-    if (tessd_exit_record_path(d, j->id, exit_rec, sizeof exit_rec) < 0 ||
-        tessd_pid_record_path(d, j->id, pid_rec, sizeof pid_rec) < 0) {
+    /* --test-start-files: the records in files beside the lock, as tesseld made them up to
+     * 7fa4294 (a later tesseld must adopt such a job: t3169). */
+    char exit_rec[PATH_MAX] = "", pid_rec[PATH_MAX] = "";
+    if (d->test_start_files && (tessd_exit_record_path(d, j->id, exit_rec, sizeof exit_rec) < 0 ||
+                                tessd_pid_record_path(d, j->id, pid_rec, sizeof pid_rec) < 0)) {
         tsl_errprintf(err, "%s/starts: %s", d->data_dir, strerror(errno));
         goto out;
     }
@@ -1102,9 +1221,11 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
             rsock[0] = '\0';
     }
     tagent_spawn_t sp = {
-        .exit_file = exit_rec,
-        .pid_file = pid_rec,
+        .lock_records = !d->test_start_files, /* both records in the start lock (runner.h) */
+        .exit_file = exit_rec[0] ? exit_rec : NULL,
+        .pid_file = pid_rec[0] ? pid_rec : NULL,
         .state = state[0] ? state : NULL,
+        .preload_list = plist[0] ? plist : NULL,
         .container = j->image ? ctr.runtime : NULL,
         .image_rootfs = j->image ? ctr.rootfs : NULL,
         .ctr_cwd_flags = j->image ? ctr.cwd_flags : 0,

@@ -190,6 +190,9 @@ static void usage(FILE *f)
             "  --slurm-node-poll SECS  seconds between looks at the nodes' GPUs (default 2)\n"
             "  --test-kill-at STEP for tests: SIGKILL tesseld itself at this step of the next\n"
             "                      job's start (running, dir, cgroup, spawned, recorded)\n"
+            "  --test-start-files  for tests: start jobs as tesseld up to 7fa4294 did (exit and\n"
+            "                      pid records in files beside the start lock), to check that\n"
+            "                      a later tesseld adopts them\n"
             "  --test-tick-ms N    for tests: the period of the tick for rules of time\n"
             "                      (default 250; pass.h)\n"
             "  --test-pass-gap-ms N  for tests: least time between two scheduling passes\n"
@@ -788,6 +791,7 @@ int main(int argc, char **argv)
     snprintf(d->haproxy, sizeof d->haproxy, "%s", conf.haproxy);
     snprintf(d->cg_root, sizeof d->cg_root, "%s", conf.cgroup_root);
     snprintf(d->test_kill_at, sizeof d->test_kill_at, "%s", conf.test_kill_at);
+    d->test_start_files = conf.test_start_files;
     d->test_tick_ms = (int64_t)conf.test_tick_ms;
     d->test_retention_step = (long)conf.test_retention_step;
     d->hist_interval = (int)conf.history_interval;

@@ -174,9 +174,12 @@ static bool pid_of_another(const tessd_t *d, int64_t id, pid_t pid)
 static int read_pid_record(const tessd_t *d, int64_t id, const char *dir, bool *trusted, pid_t *s,
                            uint64_t *st, pid_t *j)
 {
-    *trusted = tessd_start_lock_pid_record(d, id);
+    tessd_lock_kind_t k = tessd_start_lock_kind(d, id);
+    *trusted = k == TESSD_LOCK_FILES || k == TESSD_LOCK_RECORDS;
     if (!*trusted)
         return tagent_read_pids(dir, s, st, j);
+    if (k == TESSD_LOCK_RECORDS)
+        return tessd_start_lock_pids(d, id, s, st, j);
     char path[PATH_MAX];
     if (tessd_pid_record_path(d, id, path, sizeof path) < 0)
         return -1;
@@ -222,6 +225,7 @@ static int read_pids_checked(const tessd_t *d, int64_t id, const char *dir, pid_
 static void remove_stale_records(tessd_t *d, int64_t id)
 {
     char path[PATH_MAX];
+    tessd_start_lock_clear(d, id);
     if (tessd_exit_record_path(d, id, path, sizeof path) == 0)
         unlink(path);
     if (tessd_pid_record_path(d, id, path, sizeof path) == 0)
@@ -236,17 +240,21 @@ static void remove_stale_records(tessd_t *d, int64_t id)
 }
 
 /* The job's exit record: 1 and *ex, 0 when there is none (yet), -1 with errno.  It is the one
- * its shim wrote in tesseld's own directory (tessd_exit_record_path), never a file of the job's
+ * its shim wrote in tesseld's own directory (in its start lock, or for a shim an earlier
+ * tesseld started, tessd_exit_record_path), never a file of the job's
  * directory, where a process the job left behind could write one of its own; only a shim
  * started by a tesseld from before that record (its start lock empty, an upgrade with the job
  * running) wrote jobs/<id>/exit, which is read for such a job alone. */
 static int read_exit_record(tessd_t *d, int64_t id, const char *dir, tagent_exit_t *ex)
 {
+    tessd_lock_kind_t k = tessd_start_lock_kind(d, id);
+    if (k == TESSD_LOCK_RECORDS)
+        return tessd_start_lock_exit(d, id, ex);
     char path[PATH_MAX];
     if (tessd_exit_record_path(d, id, path, sizeof path) < 0)
         return errno == ENOENT ? 0 : -1;
     int got = tagent_read_exit_file(path, ex);
-    if (got == 0 && tessd_start_lock_legacy(d, id))
+    if (got == 0 && k == TESSD_LOCK_EMPTY)
         got = tagent_read_exit(dir, ex);
     return got;
 }

@@ -924,7 +924,7 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
         fprintf(stderr, "tessel: %s: the task does not run\n", why);
         return -1;
     }
-    if (tagent_jobns_enter(step_dir) < 0 ||
+    if (tagent_jobns_enter(step_dir, NULL) < 0 ||
         tagent_jobns_bind_file(interposer_real, interposer_fd, PRELOAD_NAME) < 0) {
         slurm_error("tessel: %s: the task's slice could not be entered (%s): it does not run",
                     step_dir, strerror(errno));

@@ -123,6 +123,15 @@ token_of() {
     jget .token
 }
 
+# start_record ID pid|exit -> prints the record job ID's shim wrote into its start lock
+# (starts/ID.lock; src/agent/runner.h, TAGENT_LOCK_*: the pid record in bytes 128-255, the exit
+# record in 256-511), nothing when there is none (yet).
+start_record() {
+    case $2 in pid) _sr_off=128 ;; exit) _sr_off=256 ;; *) return 1 ;; esac
+    tail -c +$((_sr_off + 1)) "$TD/data/starts/$1.lock" 2>/dev/null | head -c 128 |
+        { IFS= read -r _sr_line && printf '%s' "$_sr_line"; } 2>/dev/null | tr -d '\000'
+}
+
 # job_state ID [TOKEN] -> prints the state
 job_state() {
     api GET "/v1/jobs/$1" "" "${2-$TD_ADMIN}"

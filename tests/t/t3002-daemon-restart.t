@@ -30,7 +30,7 @@ PID2=$(jobpid "$R2")
 td_kill9
 kill -0 "$PID1" && kill -0 "$PID2"; ok $? "both jobs survive kill -9 of tesseld"
 touch "$G/r1"
-wait_for '[ -e "$TD/data/starts/$R1.exit" ]'; ok $? "one job ends while tesseld is down (its shim wrote its exit record)"
+wait_for '[ -n "$(start_record $R1 exit)" ]'; ok $? "one job ends while tesseld is down (its shim wrote its exit record into its start lock)"
 
 td_start $FAKE || exit 1
 is "$(job_state $R1)" "succeeded" "after restart, the job that ended meanwhile is recorded"

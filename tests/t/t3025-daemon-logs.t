@@ -4,8 +4,9 @@
 # directory a 32 MiB file system) keeps its head and tail with a marker where bytes were
 # dropped, cannot fill the disk, and submissions go on being accepted.  --log-limit 0 keeps
 # everything.  A job that ends while the file system of its exit record (starts/, tesseld's
-# own, in the data directory) is full ends "succeeded" once space is back (its supervisor tries
-# its exit record again), not "supervisor lost".  A job whose end
+# own, in the data directory) is full ends "succeeded" at once: its supervisor writes the record
+# into its start lock, in bytes the file already has (since 2026-11-28; before, into a new
+# file, which waited for space), never "supervisor lost".  A job whose end
 # the store refuses (here: locked by another process for 12 s) is logged "cannot record its
 # end" once, not at every tick, and recorded once the store takes writes again.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
@@ -86,21 +87,20 @@ dd if=/dev/zero of="$TD/data/starts/filler" bs=64k 2>/dev/null
 # What 64 KiB blocks left: the file system is full to the last block.
 dd if=/dev/zero of="$TD/data/starts/filler2" bs=512 2>/dev/null
 diag "starts/ file system: $(df -k "$TD/data/starts" | tail -1)"
+(printf x >"$TD/data/starts/probe") 2>/dev/null
+ok "$([ $? != 0 ]; echo $?)" "starts/ is full: a new file there gets not one byte"
 touch "$JD/go"
 read -r SHIM _ JOBPID <"$JD/pid"
 wait_for '! kill -0 '"$JOBPID"' 2>/dev/null'
 ok $? "the job has ended"
-sleep 2
-alive=$([ ! -e "$TD/data/starts/$J.exit" ] && kill -0 "$SHIM"; echo $?)
-ok "$alive" "its supervisor lives on without an exit record (the file system is full), trying again"
-[ "$alive" = 0 ] ||
-    diag "exit: $(cat "$TD/data/starts/$J.exit" 2>&1); shim $SHIM: $(kill -0 "$SHIM" 2>&1 && echo alive); $(df -k "$TD/data/starts" | tail -1); shim.log: $(cat "$JD/shim.log" 2>&1 | tail -5)"
-is "$(job_state "$J")" running "meanwhile the job is still running, not failed"
-rm -f "$TD/data/starts/filler" "$TD/data/starts/filler2"
 wait_for '[ "$(job_state '"$J"')" = succeeded ]'
+ok $? "its end is recorded at once, starts/ full when it ended"
+[ "$(job_state "$J")" = succeeded ] ||
+    diag "shim $SHIM: $(kill -0 "$SHIM" 2>&1 && echo alive); $(df -k "$TD/data/starts" | tail -1); shim.log: $(cat "$JD/shim.log" 2>&1 | tail -5)"
 api GET "/v1/jobs/$J" "" "$NB"
 is "$(jget .state) $(jget .exit_code) $(jget .reason)" "succeeded 0 exited with status 0" \
-    "once space is back, its end is recorded: succeeded"
+    "succeeded, with its exit status, as its supervisor saw it"
+rm -f "$TD/data/starts/filler" "$TD/data/starts/filler2" "$TD/data/starts/probe"
 td_stop; ok $? "tesseld stops cleanly"
 
 # --- the store refuses the end for a while ----------------------------------------------
@@ -118,7 +118,7 @@ echo "BEGIN IMMEDIATE; UPDATE jobs SET reason = reason WHERE id = $J; SELECT 'lo
 wait_for 'grep -q locked "'"$TD/sql.out"'"'
 ok $? "another process holds the store's write lock"
 touch "$JD/go"
-wait_for '[ -e "'"$TD/data/starts/$J.exit"'" ]'
+wait_for '[ -n "$(start_record '"$J"' exit)" ]'
 # The lock is held until tesseld has said it cannot record the end, then through more than one
 # further try (each waits the store's 5 s busy timeout): not a fixed time, which a loaded machine
 # can use up before tesseld's first try.

@@ -71,7 +71,7 @@ is "$(stat -c %U "$OUT")" tslsa "its log is tslsa's"
 api GET "/v1/jobs/$J"
 is "$(jget .state) $(jget .exit_code)" "succeeded 0" "the shim records its end, tesseld reads it"
 ok "$([ ! -e "$TD/data/jobs/$J/exit" ]; echo $?)" \
-    "in tesseld's own directory (starts/$J.exit, read and removed), not in the job's"
+    "in tesseld's own directory (its start lock starts/$J.lock, read and removed), not in the job's"
 
 # The shim by hand, the same job both ways: clone (default) and fork (--test-fork).
 STATE="$TD/state"
@@ -117,6 +117,24 @@ is "$(cat "$TD/nocwd-c/exit") / $(cat "$TD/nocwd-f/exit")" "error chdir 13 / err
     "a cwd tslsa cannot enter: 'error chdir 13' both ways"
 is "$(stat -c %U "$TD/nocwd-c/stdout") $(stat -c %U "$TD/nocwd-f/stdout")" "tslsa tslsa" \
     "both opened the logs as tslsa before the chdir"
+
+# --preload-list (tesseld's run/ld.so.preload, one file for every job since 2026-11-28): the
+# file bound at the job's /etc/ld.so.preload is that one, not STATE's (gone here); a list others
+# may write, or a link to one, is refused before the job runs.
+LIST="$TD/list"
+echo "$PRELOAD_LIB" >"$LIST" && chmod 644 "$LIST"
+mv "$STATE/ld.so.preload" "$TD/state.preload"
+run_shim plist --cwd /tmp --preload-list "$LIST" -- cat /etc/ld.so.preload
+is "$(cat "$TD/plist/exit") / $(cat "$TD/plist/stdout")" "exit 0 / $PRELOAD_LIB" \
+    "--preload-list: the job's /etc/ld.so.preload is that file"
+chmod 666 "$LIST"
+run_shim plist-w --cwd /tmp --preload-list "$LIST" -- true
+is "$(cat "$TD/plist-w/exit")" "error jobns 1" "a list others may write is refused (EPERM)"
+chmod 644 "$LIST"
+ln -s "$LIST" "$TD/list-link"
+run_shim plist-l --cwd /tmp --preload-list "$TD/list-link" -- true
+is "$(cat "$TD/plist-l/exit")" "error jobns 1" "a link to one is refused (EPERM)"
+mv "$TD/state.preload" "$STATE/ld.so.preload"
 
 # The watchdog with a library that is not NVML: said in shim.log once its first period is
 # over, and the job (sleeping past it) runs to its end.

@@ -4,7 +4,9 @@
 # the job's first process exits: here nobody's job starts one that rewrites the job's
 # directory's "exit" file ("exit 0") without pause, then exits 7.  The job is recorded failed
 # with exit code 7: tesseld reads the record the shim wrote in tesseld's own directory
-# (starts/ID.exit, 0700), which the job's user cannot write, not the job's directory's file.
+# (starts/ID.lock, in a 0700 directory: the exit record in the start lock itself since
+# 2026-11-28, starts/ID.exit before), which the job's user cannot write, not the job's
+# directory's file.
 # Before 2026-11-27 the record was jobs/ID/exit, the user's: the job ended "succeeded, exit 0"
 # as often as the forger replaced it between the shim's end and tesseld's read.
 # A restart still learns a job's end from that record (t3002: a job that ends while tesseld is
@@ -46,7 +48,8 @@ is "$(jget .state) $(jget .exit_code) $(jget .reason)" "failed 7 exited with sta
     "the job is recorded failed with exit code 7, as its shim saw it"
 api GET "/v1/jobs/$J/events" "" "$NB"
 is "$(jq -r '.events[-1].event' "$TD/out")" fail "its last event is the failure"
-ok "$([ ! -e "$TD/data/starts/$J.exit" ]; echo $?)" "the shim's record is gone with the job's end"
+ok "$([ ! -e "$TD/data/starts/$J.lock" ] && [ ! -e "$TD/data/starts/$J.exit" ]; echo $?)" \
+    "the shim's record (its start lock) is gone with the job's end"
 kill "$FORGER"
 FORGER=""
 td_stop

@@ -1,11 +1,11 @@
 #!/bin/sh
 # t3168-daemon-pid-record.t - the pids tesseld signals are the ones its supervisor (tessel-shim,
 # root) recorded, never what the job says.  The shim writes "SHIM START JOB" to the job's
-# directory's "pid" file, which the job's user can rewrite, and to starts/ID.pid, in tesseld's
-# own directory (0700).  Job A (user tsl3168v) is the victim: sleep 300.  Job B (user tsl3168a)
+# directory's "pid" file, which the job's user can rewrite, and into its start lock
+# starts/ID.lock (starts/ID.pid before 2026-11-28), in tesseld's own directory (0700).  Job A (user tsl3168v) is the victim: sleep 300.  Job B (user tsl3168a)
 # rewrites its own jobs/ID/pid to name A's shim as its job's pid, without pause, then is
 # cancelled; job C does the same and its shim is killed (a supervisor lost).  tesseld takes
-# each job's pid from starts/ID.pid: B's and C's processes are stopped, A and its shim run on.
+# each job's pid from its start lock: B's and C's processes are stopped, A and its shim run on.
 # Before 2026-11-27 tesseld took the job's pid from jobs/ID/pid whenever that process was a
 # child of the shim or of tesseld: A's shim is tesseld's child, so the cancel (and the lost
 # supervisor) sent kill(-A's shim), ending A ("supervisor lost"), while B's processes ran on.
@@ -85,7 +85,8 @@ victim_runs "after B's cancel"
 
 forger C
 CJ=$FJ CPID=$FPID
-read -r CSHIM _ <"$TD/data/starts/$CJ.pid"
+CSHIM=$(start_record "$CJ" pid | cut -d' ' -f1)
+ok "$([ -n "$CSHIM" ]; echo $?)" "C's pid record is in its start lock (shim $CSHIM)"
 kill -9 "$CSHIM"
 wait_for "! kill -0 $CPID 2>/dev/null"
 ok $? "C's forger is killed once its shim is lost"
@@ -101,7 +102,7 @@ wait_for "[ \"\$(job_state $VJ)\" = cancelled ]"
 ok $? "A ends by its own cancel"
 left=""
 for j in $BJ $CJ $VJ; do
-    [ -e "$TD/data/starts/$j.pid" ] && left="$left $j"
+    [ -e "$TD/data/starts/$j.lock" ] || [ -e "$TD/data/starts/$j.pid" ] && left="$left $j"
 done
 is "$left" "" "the pid records are gone with the jobs' ends"
 td_stop

@@ -745,6 +745,101 @@ static void test_shim_exit_file(void **state)
     cleanup(recdir);
 }
 
+/* A record in a start lock's slot (runner.h, TAGENT_LOCK_*): there only when its first byte is
+ * not NUL and a newline ends it before any NUL, within the slot; a read that overlaps the
+ * shim's pwrite sees either none or the whole record. */
+static void test_lock_record(void **state)
+{
+    static const struct {
+        const char slot[9]; /* the slot's 8 bytes (the rest NUL) */
+        size_t n;           /* bytes read (the file may end inside the slot) */
+        int found;
+        const char *rec;
+    } cases[] = {
+        {"exit 0\n", 8, 1, "exit 0\n"},
+        {"exit 0\nx", 8, 1, "exit 0\n"}, /* what follows the newline is not the record's */
+        {"", 8, 0, ""},                  /* not written */
+        {"", 0, 0, ""},                  /* the file ends before the slot */
+        {"exit 1", 8, 0, ""},            /* being written: no newline yet */
+        {"\0xit 0\n", 8, 0, ""},         /* being written: its first byte not yet */
+        {"exit 0\n", 4, 0, ""},          /* the file ends inside it */
+        {"12345678", 8, 0, ""},          /* no newline within the slot */
+        {"exi\0 0\n", 8, 0, ""},         /* a NUL before the newline */
+        {"\n", 8, 1, "\n"},              /* an empty line is a record (parsed later) */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char buf[24] = {0}, out[16];
+        memcpy(buf + 8, cases[i].slot, 8);
+        int got = tagent_lock_record(buf, 8 + cases[i].n, 8, 16, out, sizeof out);
+        if (got != cases[i].found || (got && strcmp(out, cases[i].rec) != 0))
+            fail_msg("case %zu: got %d '%s'", i, got, got ? out : "");
+    }
+    /* A record longer than out can take is none. */
+    char buf[16] = "exit 12345\n", small[6];
+    assert_int_equal(tagent_lock_record(buf, sizeof buf, 0, sizeof buf, small, sizeof small), 0);
+    /* An empty slot (off at or past the end). */
+    assert_int_equal(tagent_lock_record(buf, 4, 8, 16, small, sizeof small), 0);
+}
+
+/* --lock-records: the shim writes its pid and exit records into the start lock (the
+ * descriptor it holds) at TAGENT_LOCK_PID_OFF and TAGENT_LOCK_EXIT_OFF, and makes no file for
+ * them; the header tesseld wrote stays. */
+static void test_shim_lock_records(void **state)
+{
+    char dir[64], lock[96], shim[4096];
+    snprintf(dir, sizeof dir, "/tmp/tessel-agent-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    snprintf(lock, sizeof lock, "%s/7.lock", dir);
+    snprintf(shim, sizeof shim, "%s/bin/tessel-shim", getenv("TESSEL_BUILD") ?: "build");
+    int lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    assert_true(lfd > 2);
+    size_t hl = strlen(TAGENT_LOCK_HEADER);
+    assert_int_equal(pwrite(lfd, TAGENT_LOCK_HEADER, hl, 0), (ssize_t)hl);
+    assert_int_equal(tagent_lock_has_records(lfd), 1);
+    pid_t s, j;
+    uint64_t start;
+    tagent_exit_t ex;
+    errno = 0;
+    assert_int_equal(tagent_read_lock_pids(lfd, &s, &start, &j), -1);
+    assert_int_equal(errno, ENOENT); /* none yet */
+    assert_int_equal(tagent_read_lock_exit(lfd, &ex), 0);
+    char *argv[] = {"sh", "-c", "exit 5", NULL};
+    tagent_spawn_t sp = {.shim = shim,
+                         .dir = dir,
+                         .lock_fd = lfd,
+                         .lock_records = true,
+                         .cwd = dir,
+                         .argv = argv,
+                         .envp = environ};
+    tsl_error_t err;
+    pid_t pid = tagent_spawn(&sp, &err);
+    assert_true(pid > 0);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    assert_int_equal(tagent_read_lock_exit(lfd, &ex), 1);
+    assert_int_equal(ex.exit_code, 5);
+    assert_int_equal(tagent_read_lock_pids(lfd, &s, &start, &j), 0);
+    assert_int_equal(s, pid);
+    assert_true(j > 1 && start > 0);
+    assert_int_equal(tagent_lock_has_records(lfd), 1);
+    /* No record file beside the lock or in the job's directory but DIR/pid (the user's copy). */
+    char path[128];
+    snprintf(path, sizeof path, "%s/exit", dir);
+    assert_int_equal(access(path, F_OK), -1);
+    snprintf(path, sizeof path, "%s/7.exit", dir);
+    assert_int_equal(access(path, F_OK), -1);
+    snprintf(path, sizeof path, "%s/pid", dir);
+    assert_int_equal(access(path, F_OK), 0);
+    /* Another file (a v2 lock) has no records. */
+    assert_int_equal(ftruncate(lfd, 0), 0);
+    assert_int_equal(pwrite(lfd, "exit record: <id>.exit\n", 23, 0), 23);
+    assert_int_equal(tagent_lock_has_records(lfd), 0);
+    close(lfd);
+    cleanup(dir);
+}
+
 /* The folder specs the shim takes (--folder NAME[:ro]): tesseld's names, ":ro" or nothing. */
 static void test_folder_specs(void **state)
 {
@@ -796,6 +891,8 @@ int main(void)
         cmocka_unit_test(test_sigmask),
         cmocka_unit_test(test_mounted_dir),
         cmocka_unit_test(test_shim_exit_file),
+        cmocka_unit_test(test_lock_record),
+        cmocka_unit_test(test_shim_lock_records),
         cmocka_unit_test(test_folder_specs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -496,6 +496,38 @@ static void test_start_lock(void **state)
     close(fd);
     assert_true(tessd_start_lock_pid_record(&f->d, 7));
     assert_false(tessd_start_lock_legacy(&f->d, 7));
+    assert_int_equal(tessd_start_lock_kind(&f->d, 7), TESSD_LOCK_FILES);
+    assert_int_equal(tessd_start_lock_kind(&f->d, 8), TESSD_LOCK_NONE);
+    /* One this tesseld takes (from 2026-11-28) holds both records itself (runner.h). */
+    assert_int_equal(truncate(lock, 0), 0);
+    assert_int_equal(tessd_start_lock_kind(&f->d, 7), TESSD_LOCK_EMPTY);
+    fd = open(lock, O_WRONLY);
+    size_t hl = strlen(TAGENT_LOCK_HEADER);
+    assert_int_equal(pwrite(fd, TAGENT_LOCK_HEADER, hl, 0), (ssize_t)hl);
+    assert_int_equal(tessd_start_lock_kind(&f->d, 7), TESSD_LOCK_RECORDS);
+    assert_true(tessd_start_lock_pid_record(&f->d, 7));
+    assert_false(tessd_start_lock_legacy(&f->d, 7));
+    tagent_exit_t ex;
+    pid_t ls, lj;
+    uint64_t lst;
+    assert_int_equal(tessd_start_lock_exit(&f->d, 7, &ex), 0);
+    errno = 0;
+    assert_int_equal(tessd_start_lock_pids(&f->d, 7, &ls, &lst, &lj), -1);
+    assert_int_equal(errno, ENOENT);
+    assert_int_equal(pwrite(fd, "12 34 56\n", 9, TAGENT_LOCK_PID_OFF), 9);
+    assert_int_equal(pwrite(fd, "exit 3\n", 7, TAGENT_LOCK_EXIT_OFF), 7);
+    assert_int_equal(tessd_start_lock_pids(&f->d, 7, &ls, &lst, &lj), 0);
+    assert_int_equal(ls, 12);
+    assert_int_equal(lj, 56);
+    assert_int_equal(tessd_start_lock_exit(&f->d, 7, &ex), 1);
+    assert_int_equal(ex.exit_code, 3);
+    assert_int_equal(tessd_start_lock_exit(&f->d, 8, &ex), 0); /* no lock: none */
+    /* An ended attempt's records go; the header stays. */
+    tessd_start_lock_clear(&f->d, 7);
+    assert_int_equal(tessd_start_lock_exit(&f->d, 7, &ex), 0);
+    assert_int_equal(tessd_start_lock_pids(&f->d, 7, &ls, &lst, &lj), -1);
+    assert_int_equal(tessd_start_lock_kind(&f->d, 7), TESSD_LOCK_RECORDS);
+    close(fd);
     /* The exit and pid records beside it, removed with it. */
     char rec[160], prec[160], path[192];
     assert_int_equal(tessd_exit_record_path(&f->d, 7, rec, sizeof rec), 0);
