@@ -129,6 +129,12 @@ pid_t tagent_spawn(const tagent_spawn_t *s, tsl_error_t *err)
     size_t nargv = 0;
     while (s->argv[nargv])
         nargv++;
+    /* Records in the lock need the lock: without it the shim would write them beside the job's
+     * files, where tesseld does not read them for this layout. */
+    if (s->lock_records && s->lock_fd <= 2) {
+        errno = EINVAL;
+        return tsl_errprintf(err, "--lock-records without a start lock");
+    }
     size_t cap = 22 + 2 * TAGENT_MAX_CGROUPS + 8 + 9 + 6 + 2 * TAGENT_NVML_ENV_MAX + 2 +
                  2 * TAGENT_FOLDERS_MAX + 6 + 2 * TAGENT_SVC_MAX + nargv + 1;
     char **av = calloc(cap, sizeof *av);

@@ -184,11 +184,8 @@ int tessd_container_prepare(tessd_t *d, const tstore_job_t *j, const tessd_run_t
     /* The binds, in this order: the cwd first, so that every one of Tessel's is above it. */
     char cwd_src[PATH_MAX + 16], preload_src[PATH_MAX + 32], limits_src[PATH_MAX + 32];
     snprintf(cwd_src, sizeof cwd_src, "%s/rootfs/cwd", state);
-    if (tessd_preload_list(d, preload_src, sizeof preload_src) < 0) {
-        errno = ENAMETOOLONG;
-        tsl_errprintf(err, "%s/ld.so.preload: %s", d->run_dir, strerror(errno));
+    if (tessd_preload_list(d, preload_src, sizeof preload_src, err) < 0)
         goto out;
-    }
     snprintf(limits_src, sizeof limits_src, "%s/limits", state);
     const char *cwd = j->cwd ? j->cwd : dir;
     /* The host mounts' read-only and noexec, kept inside: crun remounts a bind with exactly

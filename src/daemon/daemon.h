@@ -595,9 +595,10 @@ void tessd_cgroup_name(const tessd_t *d, int64_t id, char *buf, size_t len);
  * record); "" when tesseld is not root. */
 void tessd_state_dir(const tessd_t *d, int64_t id, char *buf, size_t len);
 /* <data>/run/ld.so.preload: every job's /etc/ld.so.preload (the interposer's path; root's,
- * 0644, written at start by tessd_enforce_init).  0, or -1 when tesseld is not root or the
- * path is too long for buf. */
-int tessd_preload_list(const tessd_t *d, char *buf, size_t len);
+ * 0644, written at start by tessd_enforce_init), its path in buf.  Checked at each call and
+ * written again when it is not as tesseld wrote it.  0, or -1 with err (tesseld not root, the
+ * path too long for buf, the file cannot be written). */
+int tessd_preload_list(const tessd_t *d, char *buf, size_t len, tsl_error_t *err);
 /* The watchdog's record of a job (watchdog.h, TSW_RECORD): 1 with the action ("kill" or
  * "suspend"), the episode (1, 2, ...) and the reason, 0 when there is none. */
 int tessd_violation_read(const tessd_t *d, int64_t id, char *action, size_t alen, unsigned *episode,

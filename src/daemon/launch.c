@@ -442,11 +442,36 @@ int tessd_cwd_check(const tessd_t *d, const char *user, const char *path, char *
     return -1;
 }
 
-int tessd_preload_list(const tessd_t *d, char *buf, size_t len)
+/* Whether path is the list every job binds as it should be: a regular file of root's with one
+ * link, writable by no one else, holding want exactly. */
+static bool preload_good(const char *path, const char *want)
 {
-    if (!d->run_dir[0])
-        return -1;
-    return snprintf(buf, len, "%s/ld.so.preload", d->run_dir) < (int)len ? 0 : -1;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    struct stat st;
+    char buf[PATH_MAX + 4];
+    size_t n = strlen(want);
+    bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 && st.st_nlink == 1 &&
+              !(st.st_mode & 022) && (size_t)st.st_size == n && n < sizeof buf &&
+              pread(fd, buf, sizeof buf, 0) == (ssize_t)n && memcmp(buf, want, n) == 0;
+    close(fd);
+    return ok;
+}
+
+int tessd_preload_list(const tessd_t *d, char *buf, size_t len, tsl_error_t *err)
+{
+    char line[PATH_MAX + 2];
+    if (!d->run_dir[0] || snprintf(buf, len, "%s/ld.so.preload", d->run_dir) >= (int)len ||
+        snprintf(line, sizeof line, "%s\n", d->interposer) >= (int)sizeof line) {
+        errno = ENAMETOOLONG;
+        return tsl_errprintf(err, "%s/ld.so.preload: %s", d->run_dir, strerror(errno));
+    }
+    /* Checked at every use, written again when it is not what tesseld wrote (an admin's clean-up
+     * of run/, a restored backup): one bad file must not stay every job's until a restart. */
+    if (preload_good(buf, line))
+        return 0;
+    return tessd_write_root_file(d->run_dir, "ld.so.preload", line, 0644, err);
 }
 
 void tessd_state_dir(const tessd_t *d, int64_t id, char *buf, size_t len)
@@ -542,8 +567,8 @@ int tessd_enforce_init(tessd_t *d, tsl_error_t *err)
      * for all (tessd_preload_list), no longer one in each run/<id> (2026-11-28).  Replaced by a
      * rename: a job that runs on from an earlier tesseld keeps the file it has bound. */
     char line[PATH_MAX + 2], list[PATH_MAX];
-    snprintf(line, sizeof line, "%s\n", d->interposer);
-    if (tessd_preload_list(d, list, sizeof list) < 0) {
+    if (snprintf(line, sizeof line, "%s\n", d->interposer) >= (int)sizeof line ||
+        snprintf(list, sizeof list, "%s/ld.so.preload", d->run_dir) >= (int)sizeof list) {
         errno = ENAMETOOLONG;
         return tsl_errprintf(err, "%s/ld.so.preload: %s", d->run_dir, strerror(errno));
     }
@@ -1144,11 +1169,8 @@ int tessd_launch(tessd_t *d, const tstore_job_t *j, tessd_run_t *r, tsl_error_t 
     char state[PATH_MAX] = "", limits[TAGENT_MAX_GPUS * 32 + 1] = "", plist[PATH_MAX] = "";
     if (d->run_dir[0] && write_state(d, r, env.v, state, sizeof state, err) < 0)
         goto out;
-    if (state[0] && tessd_preload_list(d, plist, sizeof plist) < 0) {
-        errno = ENAMETOOLONG;
-        tsl_errprintf(err, "%s/ld.so.preload: %s", d->run_dir, strerror(errno));
+    if (state[0] && tessd_preload_list(d, plist, sizeof plist, err) < 0)
         goto out;
-    }
     for (uint32_t i = 0; i < r->member.ngpus; i++) {
         size_t l = strlen(limits);
         snprintf(limits + l, sizeof limits - l, "%s%u=%llu", i ? "," : "",

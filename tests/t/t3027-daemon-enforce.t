@@ -73,6 +73,17 @@ is "$(printf '%s\n' "$L" | grep -c written)" "0" \
     "even as root the job cannot rewrite either (read-only mounts)"
 is "$(cat /etc/ld.so.preload 2>/dev/null)" "$HOST_PRELOAD" "the host's /etc/ld.so.preload is unchanged"
 
+# The list every job binds (run/ld.so.preload) is checked at each start: removed, or changed to
+# name another library, it is written again before the next job binds it.
+rm -f "$TD/data/run/ld.so.preload"
+J=$(job '["cat","/etc/ld.so.preload"]')
+wait_for '[ "$(job_state $J)" = succeeded ]'; ok $? "a job starts with run/ld.so.preload removed meanwhile"
+is "$(logs "$J") $(cat "$TD/data/run/ld.so.preload")" "$INTERPOSER $INTERPOSER" "the list was written again and the job's names the interposer"
+echo /tmp/not-the-interposer.so >"$TD/data/run/ld.so.preload"
+J=$(job '["cat","/etc/ld.so.preload"]')
+wait_for '[ "$(job_state $J)" = succeeded ]'; ok $? "a job starts with run/ld.so.preload changed meanwhile"
+is "$(logs "$J")" "$INTERPOSER" "the changed list was written again before the job bound it"
+
 # A job launching kernels joins the root-owned registry (it opens it; it never makes one).
 J=$(job "[\"$LOAD\",\"--us=1000\",\"--ms=100\"]")
 wait_for '[ "$(job_state $J)" = succeeded ]'; ok $? "a job launching kernels succeeds"

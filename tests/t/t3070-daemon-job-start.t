@@ -130,7 +130,14 @@ is "$(cat "$TD/plist/exit") / $(cat "$TD/plist/stdout")" "exit 0 / $PRELOAD_LIB"
 chmod 666 "$LIST"
 run_shim plist-w --cwd /tmp --preload-list "$LIST" -- true
 is "$(cat "$TD/plist-w/exit")" "error jobns 1" "a list others may write is refused (EPERM)"
+chmod 664 "$LIST"
+run_shim plist-g --cwd /tmp --preload-list "$LIST" -- true
+is "$(cat "$TD/plist-g/exit")" "error jobns 1" "a list its group may write is refused (EPERM)"
 chmod 644 "$LIST"
+chown nobody "$LIST"
+run_shim plist-o --cwd /tmp --preload-list "$LIST" -- true
+is "$(cat "$TD/plist-o/exit")" "error jobns 1" "a list another account owns is refused (EPERM)"
+chown root "$LIST"
 ln -s "$LIST" "$TD/list-link"
 run_shim plist-l --cwd /tmp --preload-list "$TD/list-link" -- true
 is "$(cat "$TD/plist-l/exit")" "error jobns 1" "a link to one is refused (EPERM)"
