@@ -96,6 +96,7 @@ typedef struct {
     unsigned long slurm_node_port, slurm_node_poll; /* the nodes' exporters (slurmnodes.h) */
     char slurm_output_dir[PATH_MAX];
     char gpu_speeds[1024];   /* MODEL=SPEED,... (gpuspeed.h, tessd_speeds_lookup) */
+    char slurm_submit[16];   /* auto, libslurm or sbatch (docs/slurm-backend.md) */
     char slurm_queues[1024]; /* QUEUE=PARTITION[,QOS] ... (slurmjob.h, tsj_parse_qmap) */
     char test_kill_at[16];
     unsigned long test_tick_ms, test_pass_gap_ms, test_retention_step, test_psusp_ckpt_ms;

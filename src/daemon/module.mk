@@ -17,7 +17,8 @@ TESSELD_SRCS += src/daemon/api/metrics.c
 # Container jobs (docs/containers.md): images, the OCI configuration, GET /v1/images.
 TESSELD_SRCS += src/daemon/container.c src/daemon/container_launch.c src/daemon/api/images.c
 # --slurm: the Slurm commands and the poll (slurm.c), their pure logic (slurmjob.c).
-TESSELD_SRCS += src/daemon/slurm.c src/daemon/slurmjob.c
+TESSELD_SRCS += src/daemon/slurm.c src/daemon/slurmjob.c src/daemon/slurmsub.c \
+                src/slurmsub/subproto.c
 # --slurm: the cluster's nodes and GPUs (slurmnodes.h), in the API (api/cluster.c).
 TESSELD_SRCS += src/daemon/slurmnodes.c src/daemon/slurmnodes_parse.c src/daemon/api/cluster.c
 # Projects (docs/projects.md): the rules (projects.c) and the routes (api/projects.c).

@@ -24,6 +24,7 @@
 #include "daemon/daemon.h"
 #include "daemon/pwcache.h"
 #include "daemon/slurmjob.h"
+#include "daemon/slurmsub.h"
 
 /* Most bytes kept of a command's standard output and of its error output.  squeue --json
  * prints about 3.1 KiB per job (Slurm 22.05.8, bench/slurm/poll.sh 2026-11-27: 1,548,177
@@ -339,6 +340,21 @@ int tessd_slurm_submit(tessd_t *d, const tstore_job_t *j, const char *cwd, int64
         s.qos = qm->qos;
     }
     tsl_error_t err;
+    if (d->slurm_submitter[0]) {
+        /* The account's long-lived submitter (slurmsub.c): the same checks, script and
+         * options, one request frame, no process per job. */
+        char *script = tsj_script(j->user, j->argv_json, j->shell, j->env_json,
+                                  d->fake_spec[0] ? d->fake_spec : NULL, &err);
+        char *req = script ? tsj_submit_request(&s, script, &err) : NULL;
+        free(script);
+        if (!req) {
+            snprintf(why, len, "%s", err.text);
+            return errno == ENOMEM ? 500 : 400;
+        }
+        int st = tessd_slurmsub_submit(d, &pw, req, slurm_id, why, len);
+        free(req);
+        return st;
+    }
     char **argv = tsj_sbatch_argv(sbatch, &s, &err);
     char *script = argv ? tsj_script(j->user, j->argv_json, j->shell, j->env_json,
                                      d->fake_spec[0] ? d->fake_spec : NULL, &err)
@@ -791,6 +807,7 @@ void tessd_slurm_tick(tessd_t *d)
     if (!forced && now < d->slurm_next_poll)
         return;
     d->slurm_next_poll = now + (int64_t)d->slurm_poll_s * 1000;
+    tessd_slurmsub_reap(d, false);
     tstore_slurm_pair_t *jobs = NULL;
     size_t n = 0;
     tsl_error_t err;

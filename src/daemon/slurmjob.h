@@ -172,6 +172,25 @@ typedef struct {
     const char *qos;       /* --qos; NULL or "": the default */
 } tsj_submit_t;
 
+/* The values of sbatch's options for a submission, shared by both paths (tsj_sbatch_argv, the
+ * submitter's request): "" or 0 when the option is not given. */
+typedef struct {
+    char gres[32];      /* --gres: "shard:S", "gpu:N" */
+    char gpu_share[16]; /* --gpu-share: "0.500" */
+    char gpu_mem[32];   /* --gpu-mem: "3145728K" (KiB, rounded up) */
+    int cpus;           /* --cpus-per-task */
+    uint64_t mem_mb;    /* --mem, MiB rounded up */
+    int64_t time_min;   /* --time, minutes rounded up */
+} tsj_opts_t;
+void tsj_opts(const tsj_submit_t *s, tsj_opts_t *o);
+
+/* The request tesseld sends to tessel-slurm-submit for s (src/slurmsub/, docs/slurm-backend.md
+ * "The submitter"): a JSON object {name, cwd, stdout, stderr, script, and gres, gpu_share,
+ * gpu_mem, cpus_per_task, mem_mb, time_min, requeue (false), partition, qos when given},
+ * after the same checks as tsj_sbatch_argv.  malloc'd text, or NULL with err (EINVAL: what
+ * tsj_sbatch_argv refuses, or text that is not UTF-8; ENOMEM). */
+char *tsj_submit_request(const tsj_submit_t *s, const char *script, tsl_error_t *err);
+
 /* sbatch's argument vector, argv[0] = sbatch (the path), NULL-terminated, every string its
  * own malloc'd copy; free it with tsj_argv_free.  NULL with err (errno EINVAL: a value sbatch
  * could misread: a name with a control character, an output directory with '%', a relative

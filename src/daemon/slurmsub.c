@@ -1,0 +1,324 @@
+/* slurmsub.c - tesseld's side of tessel-slurm-submit (docs/slurm-backend.md, "The submitter";
+ * src/slurmsub/): a small pool of long-lived submitters keyed by account, each a child forked
+ * as the account (its uid, gid and groups; a clean environment; as run_cmd runs sbatch) and
+ * spoken to over a socketpair in frames (src/slurmsub/subproto.h).
+ *
+ *   tessd_slurmsub_submit  take an idle submitter of the account (start one when it has fewer
+ *                          than SUB_PER_ACCOUNT, else wait for one), one request, one answer
+ *                          within slurm-timeout; a submitter that fails (time out, end of file,
+ *                          an answer not of the frame's shape) is killed and forgotten: the
+ *                          next submission starts another
+ *   tessd_slurmsub_reap    (main thread, each pass of the poll's tick) idle ones past
+ *                          SUB_IDLE_MS are killed and waited for; all of them at shutdown
+ *
+ * Locks: the pool's own mutex, held only to pick or give back a slot (never tesseld's big
+ * lock, never while waiting on a submitter).  A slot being used is busy: only its taker reads
+ * or writes its socket, so two API threads never mix their frames. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/close_range.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "daemon/daemon.h"
+#include "daemon/pwcache.h"
+#include "daemon/slurmjob.h"
+#include "daemon/slurmsub.h"
+#include "slurmsub/subproto.h"
+
+/* Submitters per account.  One serialises that account's submissions: each is a round trip
+ * to slurmctld of a few ms, and slurmctld takes its job write lock for each anyway; a few let
+ * the client side (munge's credential, packing, the answer's wait) of several API threads'
+ * submissions overlap.  Four: the API's concurrent submissions of one account in the
+ * benchmark (bench/slurm/submit.sh, 4 clients), at ~3 MiB of memory each. */
+#define SUB_PER_ACCOUNT 4
+/* Submitters in all (accounts x their submitters): a burst of many accounts waits for
+ * slots rather than forking without bound. */
+#define SUB_MAX 64
+/* An idle submitter is ended after a minute: a person's next submission in that time reuses
+ * it (no sbatch start), an account gone quiet holds no process. */
+#define SUB_IDLE_MS 60000
+/* Groups of an account passed to setgroups (as run_cmd). */
+#define SUB_MAX_GROUPS 256
+
+typedef struct {
+    uid_t uid;
+    pid_t pid; /* 0: the slot is free */
+    int fd;    /* tesseld's end of the socketpair, non-blocking */
+    bool busy;
+    int64_t used; /* tss_mono_ms of the last answer */
+} sub_t;
+
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pool_cv = PTHREAD_COND_INITIALIZER;
+static sub_t pool[SUB_MAX];
+
+static void sub_end(pid_t pid, int fd)
+{
+    if (fd >= 0)
+        close(fd);
+    if (pid > 0) {
+        kill(pid, SIGKILL);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+        }
+    }
+}
+
+/* Start a submitter as pw: 0 with *pid and *fd, or -1 with why. */
+static int sub_start(tessd_t *d, const tessd_pw_t *pw, pid_t *pid, int *fd, char *why, size_t wlen)
+{
+    char home[PATH_MAX + 8], user[272], logname[272], shell[PATH_MAX + 8], conf[PATH_MAX + 16];
+    char *envp[8];
+    int ne = 0;
+    envp[ne++] = (char *)"PATH=/usr/bin:/bin";
+    envp[ne++] = (char *)"LC_ALL=C";
+    snprintf(home, sizeof home, "HOME=%s", pw->dir);
+    snprintf(user, sizeof user, "USER=%s", pw->name);
+    snprintf(logname, sizeof logname, "LOGNAME=%s", pw->name);
+    snprintf(shell, sizeof shell, "SHELL=%s", pw->shell[0] ? pw->shell : "/bin/sh");
+    envp[ne++] = home;
+    envp[ne++] = user;
+    envp[ne++] = logname;
+    envp[ne++] = shell;
+    if (d->slurm_conf[0]) {
+        snprintf(conf, sizeof conf, "SLURM_CONF=%s", d->slurm_conf);
+        envp[ne++] = conf;
+    }
+    envp[ne] = NULL;
+    gid_t groups[SUB_MAX_GROUPS];
+    int ngroups = SUB_MAX_GROUPS;
+    bool become = geteuid() == 0;
+    if (become && getgrouplist(pw->name, pw->gid, groups, &ngroups) < 0) {
+        snprintf(why, wlen, "account '%s' is in more than %d groups", pw->name, SUB_MAX_GROUPS);
+        return -1;
+    }
+    int sv[2], fail[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+        snprintf(why, wlen, "socketpair: %s", strerror(errno));
+        return -1;
+    }
+    if (pipe2(fail, O_CLOEXEC) < 0) {
+        snprintf(why, wlen, "pipe: %s", strerror(errno));
+        close(sv[0]), close(sv[1]);
+        return -1;
+    }
+    char *argv[] = {d->slurm_submitter, NULL};
+    pid_t p = fork();
+    if (p < 0) {
+        snprintf(why, wlen, "fork: %s", strerror(errno));
+        close(sv[0]), close(sv[1]), close(fail[0]), close(fail[1]);
+        return -1;
+    }
+    if (p == 0) {
+        /* As run_cmd's child (slurm.c): system calls only, the account's ids before the exec. */
+        char step = 's';
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null < 0 || dup2(sv[1], 0) < 0 || dup2(sv[1], 1) < 0 || dup2(null, 2) < 0 ||
+            chdir("/") < 0)
+            goto child_fail;
+        if (syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC) < 0 && errno != ENOSYS)
+            goto child_fail;
+        sigset_t none;
+        sigemptyset(&none);
+        struct sigaction dfl = {.sa_handler = SIG_DFL};
+        if (sigprocmask(SIG_SETMASK, &none, NULL) < 0 || sigaction(SIGPIPE, &dfl, NULL) < 0)
+            goto child_fail;
+        step = 'i';
+        if (become &&
+            (setgroups((size_t)ngroups, groups) < 0 || setgid(pw->gid) < 0 || setuid(pw->uid) < 0))
+            goto child_fail;
+        if (become && (getuid() != pw->uid || geteuid() != pw->uid))
+            goto child_fail;
+        step = 'x';
+        execve(argv[0], argv, envp);
+    child_fail:
+        if (write(fail[1], &step, 1) < 0)
+            _exit(127);
+        _exit(127);
+    }
+    close(sv[1]);
+    close(fail[1]);
+    char step = 0;
+    ssize_t got;
+    while ((got = read(fail[0], &step, 1)) < 0 && errno == EINTR) {
+    }
+    close(fail[0]);
+    if (got == 1) {
+        sub_end(p, sv[0]);
+        snprintf(why, wlen, "%s: %s", d->slurm_submitter,
+                 step == 'i'   ? "cannot take the account's ids"
+                 : step == 'x' ? "cannot be run"
+                               : "cannot be set up");
+        return -1;
+    }
+    fcntl(sv[0], F_SETFL, O_NONBLOCK);
+    /* SIGPIPE: tesseld ignores it (a dead submitter is EPIPE on the write). */
+    *pid = p;
+    *fd = sv[0];
+    return 0;
+}
+
+/* Take a slot of uid: an idle live one, or a new one (pid 0: to be started by the caller).
+ * NULL when the deadline passed first. */
+static sub_t *take(uid_t uid, int64_t deadline)
+{
+    pthread_mutex_lock(&pool_mu);
+    for (;;) {
+        sub_t *free_slot = NULL;
+        int mine = 0;
+        for (int i = 0; i < SUB_MAX; i++) {
+            sub_t *s = &pool[i];
+            if (s->pid && s->uid == uid) {
+                mine++;
+                if (!s->busy) {
+                    s->busy = true;
+                    pthread_mutex_unlock(&pool_mu);
+                    return s;
+                }
+            } else if (!s->pid && !s->busy && !free_slot) {
+                free_slot = s;
+            }
+        }
+        /* Slots being started count as the account's (busy, pid 0, uid set). */
+        for (int i = 0; i < SUB_MAX; i++)
+            if (!pool[i].pid && pool[i].busy && pool[i].uid == uid)
+                mine++;
+        if (mine < SUB_PER_ACCOUNT && free_slot) {
+            free_slot->busy = true;
+            free_slot->uid = uid;
+            free_slot->fd = -1;
+            pthread_mutex_unlock(&pool_mu);
+            return free_slot;
+        }
+        int64_t left = deadline - tss_mono_ms();
+        if (left <= 0) {
+            pthread_mutex_unlock(&pool_mu);
+            return NULL;
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += left / 1000;
+        ts.tv_nsec += (left % 1000) * 1000000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&pool_cv, &pool_mu, &ts);
+    }
+}
+
+/* Give a slot back: kept (ok) or its submitter ended and the slot freed. */
+static void give(sub_t *s, bool ok)
+{
+    pid_t pid = 0;
+    int fd = -1;
+    pthread_mutex_lock(&pool_mu);
+    if (ok) {
+        s->used = tss_mono_ms();
+    } else {
+        pid = s->pid;
+        fd = s->fd;
+        s->pid = 0;
+        s->fd = -1;
+    }
+    s->busy = false;
+    pthread_cond_broadcast(&pool_cv);
+    pthread_mutex_unlock(&pool_mu);
+    sub_end(pid, fd);
+}
+
+int tessd_slurmsub_submit(tessd_t *d, const tessd_pw_t *pw, const char *request, int64_t *slurm_id,
+                          char *why, size_t len)
+{
+    int64_t deadline = tss_mono_ms() + (int64_t)d->slurm_timeout_s * 1000;
+    size_t rlen = strlen(request);
+    /* At most one restart: a submitter found dead at the write (ended by its account, or idle
+     * and gone) had read nothing of this request, so starting another cannot submit twice. */
+    for (int attempt = 0; attempt < 2; attempt++) {
+        sub_t *s = take(pw->uid, deadline);
+        if (!s) {
+            snprintf(why, len,
+                     "Slurm did not answer in time: slurmctld may be down "
+                     "(every submitter of the account is busy)");
+            return 503;
+        }
+        if (!s->pid) {
+            pid_t pid;
+            int fd;
+            if (sub_start(d, pw, &pid, &fd, why, len) < 0) {
+                give(s, false);
+                return 500;
+            }
+            pthread_mutex_lock(&pool_mu);
+            s->pid = pid;
+            s->fd = fd;
+            pthread_mutex_unlock(&pool_mu);
+        }
+        if (tss_frame_write(s->fd, request, rlen, deadline) < 0) {
+            int e = errno;
+            give(s, false);
+            if (e == EPIPE && attempt == 0)
+                continue;
+            snprintf(why, len, "tessel-slurm-submit: %s", strerror(e));
+            return e == ETIMEDOUT ? 503 : 500;
+        }
+        char *ans;
+        size_t alen;
+        if (tss_frame_read(s->fd, TSS_ANSWER_MAX, deadline, &ans, &alen) < 0) {
+            int e = errno;
+            give(s, false);
+            if (e == ETIMEDOUT) {
+                snprintf(why, len, "Slurm did not answer in time: slurmctld may be down");
+                return 503;
+            }
+            /* It ended with the request read: whether Slurm has the job is not known. */
+            snprintf(why, len, "tessel-slurm-submit ended during the submission (%s): submit again",
+                     e == ENODATA || e == EPROTO ? "no answer" : strerror(e));
+            return 503;
+        }
+        int code;
+        char msg[TSS_LOG_MAX + 512];
+        tsl_error_t err;
+        int rc = tss_answer_parse(ans, alen, slurm_id, &code, msg, sizeof msg, &err);
+        free(ans);
+        give(s, rc >= 0);
+        if (rc < 0) {
+            snprintf(why, len, "%s", err.text);
+            return 500;
+        }
+        if (rc == 0)
+            return 201;
+        return tsj_sbatch_error(msg, false, why, len);
+    }
+    snprintf(why, len, "tessel-slurm-submit: cannot be started");
+    return 500;
+}
+
+void tessd_slurmsub_reap(tessd_t *d, bool all)
+{
+    (void)d;
+    int64_t now = tss_mono_ms();
+    pid_t pids[SUB_MAX];
+    int fds[SUB_MAX], n = 0;
+    pthread_mutex_lock(&pool_mu);
+    for (int i = 0; i < SUB_MAX; i++) {
+        sub_t *s = &pool[i];
+        if (s->pid && !s->busy && (all || now - s->used > SUB_IDLE_MS)) {
+            pids[n] = s->pid;
+            fds[n++] = s->fd;
+            s->pid = 0;
+            s->fd = -1;
+        }
+    }
+    pthread_mutex_unlock(&pool_mu);
+    for (int i = 0; i < n; i++)
+        sub_end(pids[i], fds[i]);
+}
