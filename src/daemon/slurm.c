@@ -531,10 +531,14 @@ const tsj_seen_t *tessd_slurm_view_find(const tessd_t *d, int64_t slurm_id)
 }
 
 /* Lock held: the view from one squeue's jobs (seen[0..ns), by Slurm id): those that are not
- * tesseld's and whose state this build knows.  A job new to the view while a submission of
- * tesseld's is between its sbatch and its commit may be that submission's: it waits for the
- * next poll.  Takes seen's entries it keeps; 0, or -1 with err (the view left as it was). */
-static int view_update(tessd_t *d, const tsj_seen_t *seen, size_t ns, int64_t at, tsl_error_t *err)
+ * tesseld's and whose state this build knows.  A Slurm id stored for one of tesseld's jobs that
+ * squeue gives to another account (foreign[0..nf), sorted: apply_seen did not apply it; an id
+ * a submitter lied about, docs/security.md) stays in the view: its owner's job is not hidden.  A
+ * job new to the view while a submission of tesseld's is between its sbatch and its commit may be
+ * that submission's: it waits for the next poll.  Takes seen's entries it keeps; 0, or -1 with err
+ * (the view left as it was). */
+static int view_update(tessd_t *d, const tsj_seen_t *seen, size_t ns, const int64_t *foreign,
+                       size_t nf, int64_t at, tsl_error_t *err)
 {
     if (mine_update(d, ns ? seen[0].slurm_id : 0, err) < 0)
         return -1;
@@ -546,7 +550,8 @@ static int view_update(tessd_t *d, const tsj_seen_t *seen, size_t ns, int64_t at
     size_t n = 0;
     for (size_t i = 0; i < ns; i++) {
         const tsj_seen_t *s = &seen[i];
-        if (!s->known || is_mine(d, s->slurm_id))
+        if (!s->known || (is_mine(d, s->slurm_id) &&
+                          !(nf && bsearch(&s->slurm_id, foreign, nf, sizeof *foreign, cmp_id))))
             continue;
         if (d->slurm_inflight > 0 && !tessd_slurm_view_find(d, s->slurm_id))
             continue;
@@ -593,15 +598,16 @@ int tessd_slurm_view(tessd_t *d)
     return d->slurm_view_gen && d->slurm_view_at >= asked ? 0 : -1;
 }
 
-/* Apply the plan of one job (lock held), from what a squeue begun at `at` said. */
-static void apply_seen(tessd_t *d, int64_t id, const tsj_seen_t *s, int64_t now, int64_t at)
+/* Apply the plan of one job (lock held), from what a squeue begun at `at` said.  Returns 1
+ * when Slurm has that id as another account's job (nothing applied), else 0. */
+static int apply_seen(tessd_t *d, int64_t id, const tsj_seen_t *s, int64_t now, int64_t at)
 {
     tstore_job_t j;
     tsl_error_t err;
     if (s && !s->known)
-        return; /* a state this build does not know: left as it is, not taken for gone */
+        return 0; /* a state this build does not know: left as it is, not taken for gone */
     if (tstore_job_get(d->store, id, &j, &err) < 0)
-        return;
+        return 0;
     /* squeue runs as root and sees every job: nothing of another account's job is taken into
      * this one (tsj_applies). */
     tessd_pw_t pw;
@@ -613,7 +619,7 @@ static void apply_seen(tessd_t *d, int64_t id, const tsj_seen_t *s, int64_t now,
                   "applied",
                   (long long)id, (long long)s->slurm_id, s->user, owner);
         tstore_job_clear(&j);
-        return;
+        return 1;
     }
     tsj_plan_t p;
     tsj_plan(&j, s, now, &p);
@@ -634,6 +640,7 @@ static void apply_seen(tessd_t *d, int64_t id, const tsj_seen_t *s, int64_t now,
         }
     }
     tstore_job_clear(&j);
+    return 0;
 }
 
 static int cmp_seen(const void *a, const void *b)
@@ -763,6 +770,8 @@ static int poll_jobs(tessd_t *d, const tstore_slurm_pair_t *jobs, size_t n, char
     if (ng)
         d->slurm_acct_failing = arc < 0;
     int64_t now = tessd_now_ms();
+    int64_t *foreign = n ? malloc(n * sizeof *foreign) : NULL;
+    size_t nf = 0;
     pthread_mutex_lock(&d->lock);
     for (size_t i = 0; i < n; i++) {
         tsj_seen_t key = {.slurm_id = jobs[i].slurm_id};
@@ -773,17 +782,21 @@ static int poll_jobs(tessd_t *d, const tstore_slurm_pair_t *jobs, size_t n, char
                 continue; /* not asked this poll, or sacct did not answer: left as it is */
             s = na ? bsearch(&key, acct, na, sizeof *acct, cmp_seen) : NULL;
         }
-        apply_seen(d, jobs[i].job, s, now, at);
+        if (apply_seen(d, jobs[i].job, s, now, at) == 1 && foreign)
+            foreign[nf++] = jobs[i].slurm_id;
     }
     free(acct);
+    if (nf)
+        qsort(foreign, nf, sizeof *foreign, cmp_id);
     /* The jobs submitted to Slurm directly, for GET /v1/jobs?origin=slurm. */
-    if (view_update(d, seen, ns, at, &err) < 0) {
+    if (view_update(d, seen, ns, foreign, nf, at, &err) < 0) {
         snprintf(d->slurm_view_error, sizeof d->slurm_view_error, "%s", err.text);
         d->slurm_view_failed = at;
     }
     tessd_wake_waiters(d, 0);
     pthread_mutex_unlock(&d->lock);
     free(seen);
+    free(foreign);
     return 0;
 failed:
     pthread_mutex_lock(&d->lock);

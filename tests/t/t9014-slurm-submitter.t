@@ -7,7 +7,8 @@
 # Slurm's refusals (a partition it does not have, more GPU memory than a GPU has) give the same
 # 422 and words; the submitter runs as its account, non-dumpable (its /proc files root's, the
 # account cannot read them or ptrace it); killed by its account, the next submission starts
-# another and works; two accounts' submitters and jobs stay under their own uids.
+# another and works; two accounts' submitters and jobs stay under their own uids; a submitter
+# that lies (the id of another account's job) harms no one but its own account's job.
 # test-timeout: 600
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
@@ -149,4 +150,50 @@ is "$(tsc squeue -h --states=all -j "$SA" -o %U)" "$A_UID" "Slurm has it as tslr
 stop_td
 ok $? "tesseld stops"
 ok $([ -z "$(submitters tslra)$(submitters tslrb)" ]; echo $?) "and every submitter with it"
+
+# ---- a submitter that lies: the id of another account's job ----------------------------------
+# A tesseld whose tessel-slurm-submit (found beside it) answers every request with the id of
+# tslrb's own sbatch job: what a submitter taken over by tslra could say.  The answer is not
+# trusted: tslra's job never takes tslrb's job's state, tslra cannot cancel it through Tessel,
+# and tslrb's job stays in the view of the jobs submitted to Slurm directly.
+DB=$(tsc su -s /bin/sh tslrb -c "cd /; sbatch --parsable -o /dev/null --job-name=bobs \
+    --wrap 'exec sleep 1000'")
+tsc_wait_state "$DB" RUNNING
+FB=$TD/fb
+mkdir -p "$FB/bin"
+cp "$TESSEL_BUILD/bin/tesseld" "$TESSEL_BUILD/bin/tessel-shim" "$TESSEL_BUILD/bin/tessel" "$FB/bin/"
+ln -s "$TESSEL_BUILD/lib" "$FB/lib"
+ln -s "$TESSEL_BUILD/tests" "$FB/tests"
+cat >"$FB/bin/tessel-slurm-submit" <<PY
+#!/usr/bin/python3
+import json, struct, sys
+while True:
+    h = sys.stdin.buffer.read(4)
+    if len(h) < 4:
+        sys.exit(0)
+    sys.stdin.buffer.read(struct.unpack(">I", h)[0])
+    a = json.dumps({"job_id": $DB}).encode()
+    sys.stdout.buffer.write(struct.pack(">I", len(a)) + a)
+    sys.stdout.buffer.flush()
+PY
+chmod 755 "$FB/bin/tessel-slurm-submit"
+REAL_BUILD=$TESSEL_BUILD
+TESSEL_BUILD=$FB
+start_td libslurm
+TESSEL_BUILD=$REAL_BUILD
+submit tslra '{"argv":["sleep","1000"]}'
+JL=$(jget .id)
+is "$CODE $(jget .slurm_id)" "201 $DB" "the lying submitter's id is stored for tslra's job $JL"
+wait_for "grep -q 'Slurm job $DB belongs to .tslrb., not .tslra.' '$TD/tesseld.log'"
+ok $? "the poll sees that Slurm has it as tslrb's, and says so"
+adm GET "/v1/jobs/$JL"
+is "$(jget .state)" pending "tslra's job does not take tslrb's job's state (running)"
+tsc_cli tslra kill "$JL" >/dev/null 2>&1
+is "$(tsc_state "$DB")" RUNNING "tessel kill by tslra does not cancel tslrb's job (scancel as tslra)"
+adm GET "/v1/jobs?origin=slurm"
+jget '[.jobs[] | .slurm_id] | join(" ")' | grep -qw "$DB"
+ok $? "tslrb's job stays in the view of the jobs submitted to Slurm directly"
+tsc scancel "$DB"
+stop_td
+ok $? "tesseld stops"
 done_testing

@@ -15,6 +15,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include <jansson.h>
+
 #include "daemon/slurmjob.h"
 
 static void test_state_names(void **state)
@@ -555,6 +557,71 @@ static void test_sbatch_argv(void **state)
     tsj_argv_free(a);
 }
 
+/* The submitter's request carries what sbatch's arguments carry, and is refused where they
+ * are (the checks are the same function). */
+static void test_submit_request(void **state)
+{
+    (void)state;
+    tsl_error_t err;
+    tsj_submit_t s = {.name = "train",
+                      .cwd = "/home/alice",
+                      .out_dir = "/var/lib/tessel/slurm/alice",
+                      .gpu_milli = 500,
+                      .gpu_mem = 8ull << 30,
+                      .shards = 4,
+                      .cpu_milli = 1500,
+                      .mem = (1ull << 30) + 1,
+                      .time_limit_s = 61,
+                      .no_requeue = true,
+                      .partition = "gpu",
+                      .qos = "high"};
+    char *text = tsj_submit_request(&s, "#!/bin/sh\ntrue\n", &err);
+    assert_non_null(text);
+    json_t *r = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+    free(text);
+    assert_non_null(r);
+    char *got = json_dumps(r, JSON_SORT_KEYS | JSON_COMPACT);
+    assert_string_equal(got,
+                        "{\"cpus_per_task\":2,\"cwd\":\"/home/alice\",\"gpu_mem\":\"8388608K\","
+                        "\"gpu_share\":\"0.500\",\"gres\":\"shard:2\",\"mem_mb\":1025,"
+                        "\"name\":\"train\",\"partition\":\"gpu\",\"qos\":\"high\","
+                        "\"requeue\":false,\"script\":\"#!/bin/sh\\ntrue\\n\","
+                        "\"stderr\":\"/var/lib/tessel/slurm/alice/%j.err\","
+                        "\"stdout\":\"/var/lib/tessel/slurm/alice/%j.out\",\"time_min\":2}");
+    free(got);
+    json_decref(r);
+    /* The same options as the argument vector's. */
+    char **a = tsj_sbatch_argv("/usr/bin/sbatch", &s, &err);
+    assert_true(has(a, "--gres=shard:2") && has(a, "--gpu-share=0.500") &&
+                has(a, "--gpu-mem=8388608K") && has(a, "--cpus-per-task=2") &&
+                has(a, "--mem=1025M") && has(a, "--time=2") && has(a, "--no-requeue"));
+    tsj_argv_free(a);
+    /* The least: the default name, nothing optional. */
+    s = (tsj_submit_t){.cwd = "/", .out_dir = "/o"};
+    text = tsj_submit_request(&s, "x", &err);
+    assert_string_equal(text, "{\"name\":\"tessel\",\"cwd\":\"/\",\"stdout\":\"/o/%j.out\","
+                              "\"stderr\":\"/o/%j.err\",\"script\":\"x\"}");
+    free(text);
+    /* Refused as tsj_sbatch_argv refuses: control characters, a relative cwd, '%', two words. */
+    const tsj_submit_t bad[] = {
+        {.name = "a\nb", .cwd = "/", .out_dir = "/o"},
+        {.cwd = "relative", .out_dir = "/o"},
+        {.cwd = "/", .out_dir = "/o/%u"},
+        {.cwd = "/", .out_dir = "/o", .partition = "a b"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        errno = 0;
+        assert_null(tsj_submit_request(&bad[i], "x", &err));
+        assert_int_equal(errno, EINVAL);
+        assert_null(tsj_sbatch_argv("/usr/bin/sbatch", &bad[i], &err));
+    }
+    /* A script that is not UTF-8 (JSON cannot carry it): refused, not sent without it. */
+    s = (tsj_submit_t){.cwd = "/", .out_dir = "/o"};
+    errno = 0;
+    assert_null(tsj_submit_request(&s, "\xff\xfe", &err));
+    assert_int_equal(errno, EINVAL);
+}
+
 static void test_sbatch_hostile(void **state)
 {
     (void)state;
@@ -679,12 +746,19 @@ static void test_jobid_and_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_state_names), cmocka_unit_test(test_parse_squeue),
-        cmocka_unit_test(test_parse_sacct), cmocka_unit_test(test_applies),
-        cmocka_unit_test(test_plan_table),  cmocka_unit_test(test_plan_details),
-        cmocka_unit_test(test_sbatch_argv), cmocka_unit_test(test_sbatch_hostile),
-        cmocka_unit_test(test_script),      cmocka_unit_test(test_jobid_and_errors),
-        cmocka_unit_test(test_view_state),  cmocka_unit_test(test_qmap),
+        cmocka_unit_test(test_state_names),
+        cmocka_unit_test(test_parse_squeue),
+        cmocka_unit_test(test_parse_sacct),
+        cmocka_unit_test(test_applies),
+        cmocka_unit_test(test_plan_table),
+        cmocka_unit_test(test_plan_details),
+        cmocka_unit_test(test_sbatch_argv),
+        cmocka_unit_test(test_sbatch_hostile),
+        cmocka_unit_test(test_submit_request),
+        cmocka_unit_test(test_script),
+        cmocka_unit_test(test_jobid_and_errors),
+        cmocka_unit_test(test_view_state),
+        cmocka_unit_test(test_qmap),
         cmocka_unit_test(test_parse_sinfo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
