@@ -317,7 +317,14 @@ int tessd_slurm_submit(tessd_t *d, const tstore_job_t *j, const char *cwd, int64
     if (slurm_account(j->user, &pw, why, len) < 0)
         return 422;
     char dir[PATH_MAX];
-    if (user_dir(d, j->user, &pw, dir, sizeof dir, why, len) < 0)
+    /* One at a time: two first submissions of a user at once would otherwise see each other's
+     * directory between its mkdir and its chown (root's for a moment: "not a directory of the
+     * account", bench/slurm/submit.sh 2026-11-28 with 4 clients). */
+    static pthread_mutex_t dir_mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&dir_mu);
+    int drc = user_dir(d, j->user, &pw, dir, sizeof dir, why, len);
+    pthread_mutex_unlock(&dir_mu);
+    if (drc < 0)
         return 500;
     char sbatch[PATH_MAX + 16];
     cmd_path(d, "sbatch", sbatch, sizeof sbatch);
