@@ -294,6 +294,19 @@ $(O)/tests/daemon/test_slurmjob: $(O)/obj/src/daemon/test/test_slurmjob.o \
                                  $(O)/lib/libtsl-store.a $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lsqlite3 -lcmocka
+# slurmsub.c: the pool of submitters, against a fake one (test/fake_submitter.c).
+TESTS += $(O)/tests/daemon/test_slurmsub
+$(O)/tests/daemon/fake_submitter: $(O)/obj/src/daemon/test/fake_submitter.o \
+                                  $(O)/obj/src/slurmsub/subproto.o $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -ljansson
+$(O)/tests/daemon/test_slurmsub: $(O)/obj/src/daemon/test/test_slurmsub.o \
+                                 $(O)/obj/src/daemon/slurmsub.o $(O)/obj/src/slurmsub/subproto.o \
+                                 $(O)/obj/src/daemon/slurmjob.o $(O)/obj/src/daemon/jobmodel.o \
+                                 $(O)/lib/libtsl-store.a $(O)/lib/libtsl-util.a \
+                                 | $(O)/tests/daemon/fake_submitter
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -ljansson -lsqlite3 -lcmocka -lpthread
 # slurmnodes_parse.c: sinfo --json's nodes (Slurm 22.05), and the nodes' copies handlers take.
 TESTS += $(O)/tests/daemon/test_slurmnodes
 $(O)/tests/daemon/test_slurmnodes: $(O)/obj/src/daemon/test/test_slurmnodes.o \

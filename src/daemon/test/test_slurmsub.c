@@ -1,0 +1,155 @@
+/* test_slurmsub.c - tesseld's pool of submitters (slurmsub.c) against fake_submitter: one
+ * submitter reused, a killed one replaced without a lost request, an answer out of time (503,
+ * the submitter ended), out of shape (500), Slurm's refusal (422 with sbatch's words), one
+ * that ends holding a request (503), and the idle ones ended by tessd_slurmsub_reap. */
+#include <errno.h>
+#include <limits.h>
+#include <pwd.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "daemon/daemon.h"
+#include "daemon/slurmsub.h"
+#include "daemon/test/tmpdir.h"
+
+static char dir[128];
+static tessd_t *d;
+static tessd_pw_t pw;
+
+/* The fake, linked as NAME in dir: the pool runs d->slurm_submitter. */
+static void use(const char *name)
+{
+    char fake[PATH_MAX + 64], self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    assert_true(n > 0);
+    self[n] = '\0';
+    *strrchr(self, '/') = '\0';
+    snprintf(fake, sizeof fake, "%s/fake_submitter", self);
+    snprintf(d->slurm_submitter, sizeof d->slurm_submitter, "%s/%s", dir, name);
+    unlink(d->slurm_submitter);
+    assert_int_equal(symlink(fake, d->slurm_submitter), 0);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    if (test_tmpdir(dir, sizeof dir, "slurmsub") < 0)
+        return -1;
+    /* Readable and searchable by the account the fake runs as (root's tests: root). */
+    if (chmod(dir, 0755) < 0)
+        return -1;
+    d = calloc(1, sizeof *d);
+    struct passwd *p = getpwuid(getuid());
+    if (!d || !p)
+        return -1;
+    snprintf(pw.name, sizeof pw.name, "%s", p->pw_name);
+    pw.uid = p->pw_uid;
+    pw.gid = p->pw_gid;
+    snprintf(pw.dir, sizeof pw.dir, "%s", p->pw_dir);
+    snprintf(pw.shell, sizeof pw.shell, "/bin/sh");
+    d->slurm_timeout_s = 2;
+    signal(SIGPIPE, SIG_IGN); /* as tesseld */
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    tessd_slurmsub_reap(d, true);
+    free(d);
+    return test_tmpdir_remove(dir);
+}
+
+static int submit(int64_t *id, char *why, size_t len)
+{
+    return tessd_slurmsub_submit(d, &pw, "{\"name\":\"t\"}", id, why, len);
+}
+
+/* Until pid has ended (a zombie or gone): a kill is not synchronous. */
+static void wait_dead(pid_t pid)
+{
+    char path[64], st[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    for (;;) {
+        FILE *f = fopen(path, "r");
+        if (!f)
+            return;
+        size_t n = fread(st, 1, sizeof st - 1, f);
+        fclose(f);
+        st[n] = '\0';
+        const char *rp = strrchr(st, ')');
+        if (rp && rp[1] == ' ' && rp[2] == 'Z')
+            return;
+        usleep(1000);
+    }
+}
+
+static void test_reuse_and_replace(void **state)
+{
+    (void)state;
+    use("fake-ok");
+    int64_t a = 0, b = 0, c = 0;
+    char why[512];
+    assert_int_equal(submit(&a, why, sizeof why), 201);
+    assert_int_equal(submit(&b, why, sizeof why), 201);
+    assert_true(a > 0);
+    assert_int_equal(a, b); /* the same process answered: reused */
+    /* Ended by its account: the next request finds it dead at the write and is carried by a
+     * new one, without an error. */
+    assert_int_equal(kill((pid_t)a, SIGKILL), 0);
+    wait_dead((pid_t)a);
+    assert_int_equal(submit(&c, why, sizeof why), 201);
+    assert_true(c > 0 && c != a);
+    /* Idle ones are ended by the reaper (all: as at shutdown). */
+    tessd_slurmsub_reap(d, false); /* not idle for a minute yet: kept */
+    assert_int_equal(kill((pid_t)c, 0), 0);
+    tessd_slurmsub_reap(d, true);
+    assert_int_equal(kill((pid_t)c, 0), -1);
+    assert_int_equal(errno, ESRCH);
+}
+
+static void test_failures(void **state)
+{
+    (void)state;
+    int64_t id = 0;
+    char why[512];
+    use("fake-refuse");
+    assert_int_equal(submit(&id, why, sizeof why), 422);
+    assert_string_equal(why, "sbatch: error: invalid partition specified: nosuch; sbatch: error: "
+                             "Batch job submission failed: Invalid partition name specified");
+    tessd_slurmsub_reap(d, true);
+    use("fake-garbage");
+    assert_int_equal(submit(&id, why, sizeof why), 500);
+    assert_non_null(strstr(why, "not an answer"));
+    use("fake-die");
+    assert_int_equal(submit(&id, why, sizeof why), 503);
+    assert_non_null(strstr(why, "ended during the submission"));
+    /* No answer within slurm-timeout: 503, and that submitter is gone (the next starts anew). */
+    use("fake-hang");
+    assert_int_equal(submit(&id, why, sizeof why), 503);
+    assert_non_null(strstr(why, "did not answer in time"));
+    use("fake-ok");
+    assert_int_equal(submit(&id, why, sizeof why), 201);
+    tessd_slurmsub_reap(d, true);
+    /* Nothing to run: 500 with the reason, nothing left in the pool. */
+    snprintf(d->slurm_submitter, sizeof d->slurm_submitter, "%s/none", dir);
+    assert_int_equal(submit(&id, why, sizeof why), 500);
+    assert_non_null(strstr(why, "cannot be run"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_reuse_and_replace),
+        cmocka_unit_test(test_failures),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
