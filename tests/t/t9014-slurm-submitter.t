@@ -53,9 +53,10 @@ submit() {
     sed '$d' "$TD/raw" >"$TD/out"
 }
 submitters() { pgrep -u "$1" -x tessel-slurm-su; }
-# A job's environment less what differs from one job to the next (its ids, its node, times).
+# A job's environment less what differs from one job to the next: its ids, and the node and
+# GPUs Slurm chose for it.
 envof() {
-    grep -v -E '^(SLURM_JOB_ID|SLURM_JOBID|SLURM_TASK_PID|SLURM_JOB_START_TIME|SLURM_JOB_END_TIME|SLURMD_NODENAME|SLURM_NODELIST|SLURM_JOB_NODELIST|SLURM_TOPOLOGY_ADDR|SLURM_JOB_GPUS|SLURM_STEP_GPUS|GPU_DEVICE_ORDINAL|CUDA_VISIBLE_DEVICES|SLURM_SHARDS_ON_NODE|TESSEL_FAKE_STATE|SLURM_CONF|SLURM_CLUSTER_NAME|SLURM_GTIDS|SLURM_PROCID|SLURM_LOCALID|SLURM_NODEID|SLURM_CPUS_ON_NODE|SLURM_JOB_CPUS_PER_NODE|SLURM_SUBMIT_HOST|PWD|OLDPWD)=' "$1" | sort
+    grep -v -E '^(SLURM_JOB_ID|SLURM_JOBID|SLURM_TASK_PID|SLURM_JOB_START_TIME|SLURM_JOB_END_TIME|SLURMD_NODENAME|SLURM_NODELIST|SLURM_JOB_NODELIST|SLURM_TOPOLOGY_ADDR|SLURM_JOB_GPUS|SLURM_STEP_GPUS|GPU_DEVICE_ORDINAL|CUDA_VISIBLE_DEVICES)=' "$1" | sort
 }
 
 # ---- the same job through both -------------------------------------------------------------
