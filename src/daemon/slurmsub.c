@@ -4,7 +4,8 @@
  * spoken to over a socketpair in frames (src/slurmsub/subproto.h).
  *
  *   tessd_slurmsub_submit  take an idle submitter of the account (start one when it has fewer
- *                          than SUB_PER_ACCOUNT, else wait for one), one request, one answer
+ *                          than SUB_PER_ACCOUNT, ending another account's idle one when the
+ *                          pool is full; else wait for one), one request, one answer
  *                          within slurm-timeout; a submitter that fails (time out, end of file,
  *                          an answer not of the frame's shape) is killed and forgotten: the
  *                          next submission starts another
@@ -41,7 +42,8 @@
  * benchmark (bench/slurm/submit.sh, 4 clients), at ~3 MiB of memory each. */
 #define SUB_PER_ACCOUNT 4
 /* Submitters in all (accounts x their submitters): a burst of many accounts waits for
- * slots rather than forking without bound. */
+ * slots rather than forking without bound; an idle one of another account is ended to make
+ * room (take). */
 #define SUB_MAX 64
 /* An idle submitter is ended after a minute: a person's next submission in that time reuses
  * it (no sbatch start), an account gone quiet holds no process. */
@@ -167,12 +169,17 @@ static int sub_start(tessd_t *d, const tessd_pw_t *pw, pid_t *pid, int *fd, char
 }
 
 /* Take a slot of uid: an idle live one, or a new one (pid 0: to be started by the caller).
- * NULL when the deadline passed first. */
-static sub_t *take(uid_t uid, int64_t deadline)
+ * With every slot taken, the least recently used idle submitter of another account is ended
+ * for it (*evict_pid, *evict_fd: the caller ends it, outside the lock), so that accounts
+ * gone quiet never keep a new one out until they are reaped.  NULL when the deadline passed
+ * first. */
+static sub_t *take(uid_t uid, int64_t deadline, pid_t *evict_pid, int *evict_fd)
 {
+    *evict_pid = 0;
+    *evict_fd = -1;
     pthread_mutex_lock(&pool_mu);
     for (;;) {
-        sub_t *free_slot = NULL;
+        sub_t *free_slot = NULL, *lru = NULL;
         int mine = 0;
         for (int i = 0; i < SUB_MAX; i++) {
             sub_t *s = &pool[i];
@@ -185,12 +192,21 @@ static sub_t *take(uid_t uid, int64_t deadline)
                 }
             } else if (!s->pid && !s->busy && !free_slot) {
                 free_slot = s;
+            } else if (s->pid && !s->busy && (!lru || s->used < lru->used)) {
+                lru = s;
             }
         }
         /* Slots being started count as the account's (busy, pid 0, uid set). */
         for (int i = 0; i < SUB_MAX; i++)
             if (!pool[i].pid && pool[i].busy && pool[i].uid == uid)
                 mine++;
+        if (mine < SUB_PER_ACCOUNT && !free_slot && lru) {
+            *evict_pid = lru->pid;
+            *evict_fd = lru->fd;
+            lru->pid = 0;
+            lru->fd = -1;
+            free_slot = lru;
+        }
         if (mine < SUB_PER_ACCOUNT && free_slot) {
             free_slot->busy = true;
             free_slot->uid = uid;
@@ -243,7 +259,10 @@ int tessd_slurmsub_submit(tessd_t *d, const tessd_pw_t *pw, const char *request,
     /* At most one restart: a submitter found dead at the write (ended by its account, or idle
      * and gone) had read nothing of this request, so starting another cannot submit twice. */
     for (int attempt = 0; attempt < 2; attempt++) {
-        sub_t *s = take(pw->uid, deadline);
+        pid_t epid;
+        int efd;
+        sub_t *s = take(pw->uid, deadline, &epid, &efd);
+        sub_end(epid, efd);
         if (!s) {
             snprintf(why, len,
                      "Slurm did not answer in time: slurmctld may be down "

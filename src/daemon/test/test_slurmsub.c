@@ -24,18 +24,18 @@ static char dir[128];
 static tessd_t *d;
 static tessd_pw_t pw;
 
-/* The fake, linked as NAME in dir: the pool runs d->slurm_submitter. */
+/* The fake, copied as NAME into dir (0755: any uid the pool takes may run it there). */
 static void use(const char *name)
 {
-    char fake[PATH_MAX + 64], self[PATH_MAX];
+    char self[PATH_MAX], cmd[PATH_MAX * 3 + 64];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     assert_true(n > 0);
     self[n] = '\0';
     *strrchr(self, '/') = '\0';
-    snprintf(fake, sizeof fake, "%s/fake_submitter", self);
     snprintf(d->slurm_submitter, sizeof d->slurm_submitter, "%s/%s", dir, name);
-    unlink(d->slurm_submitter);
-    assert_int_equal(symlink(fake, d->slurm_submitter), 0);
+    snprintf(cmd, sizeof cmd, "cp '%s/fake_submitter' '%s' && chmod 755 '%s'", self,
+             d->slurm_submitter, d->slurm_submitter);
+    assert_int_equal(system(cmd), 0);
 }
 
 static int setup(void **state)
@@ -145,11 +145,38 @@ static void test_failures(void **state)
     assert_non_null(strstr(why, "cannot be run"));
 }
 
+/* A full pool (64 submitters, one per account here) makes room for another account by ending
+ * the least recently used idle one, instead of keeping it waiting until the reaper runs. */
+static void test_full_pool(void **state)
+{
+    (void)state;
+    use("fake-ok");
+    uid_t base = pw.uid;
+    int64_t first = 0, id = 0;
+    char why[512];
+    for (int i = 0; i < 64; i++) {
+        pw.uid = 60000 + (uid_t)i;
+        assert_int_equal(submit(&id, why, sizeof why), 201);
+        if (i == 0)
+            first = id;
+    }
+    pw.uid = 60064;
+    assert_int_equal(submit(&id, why, sizeof why), 201);
+    assert_true(id != first);
+    /* The first account's, the least recently used, was ended (and waited for) to make room. */
+    assert_int_equal(kill((pid_t)first, 0), -1);
+    assert_int_equal(errno, ESRCH);
+    pw.uid = base;
+    tessd_slurmsub_reap(d, true);
+    assert_int_equal(kill((pid_t)id, 0), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reuse_and_replace),
         cmocka_unit_test(test_failures),
+        cmocka_unit_test(test_full_pool),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
