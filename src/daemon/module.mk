@@ -302,6 +302,7 @@ $(O)/tests/daemon/fake_submitter: $(O)/obj/src/daemon/test/fake_submitter.o \
 	$(CC) $(LDFLAGS) -o $@ $^ -ljansson
 $(O)/tests/daemon/test_slurmsub: $(O)/obj/src/daemon/test/test_slurmsub.o \
                                  $(O)/obj/src/daemon/slurmsub.o $(O)/obj/src/slurmsub/subproto.o \
+                                 $(O)/obj/src/daemon/log.o \
                                  $(O)/obj/src/daemon/slurmjob.o $(O)/obj/src/daemon/jobmodel.o \
                                  $(O)/lib/libtsl-store.a $(O)/lib/libtsl-util.a \
                                  | $(O)/tests/daemon/fake_submitter

@@ -63,15 +63,19 @@ static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pool_cv = PTHREAD_COND_INITIALIZER;
 static sub_t pool[SUB_MAX];
 
-static void sub_end(pid_t pid, int fd)
+/* End a submitter: its socket closed, SIGKILL (nothing if it has exited already), waited for.
+ * Returns its wait status (0 when there was none). */
+static int sub_end(pid_t pid, int fd)
 {
+    int status = 0;
     if (fd >= 0)
         close(fd);
     if (pid > 0) {
         kill(pid, SIGKILL);
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
     }
+    return status;
 }
 
 /* Start a submitter as pw: 0 with *pid and *fd, or -1 with why. */
@@ -231,8 +235,9 @@ static sub_t *take(uid_t uid, int64_t deadline, pid_t *evict_pid, int *evict_fd)
     }
 }
 
-/* Give a slot back: kept (ok) or its submitter ended and the slot freed. */
-static void give(sub_t *s, bool ok)
+/* Give a slot back: kept (ok) or its submitter ended and the slot freed.  Returns the ended
+ * submitter's wait status (0 when kept). */
+static int give(sub_t *s, bool ok)
 {
     pid_t pid = 0;
     int fd = -1;
@@ -248,7 +253,7 @@ static void give(sub_t *s, bool ok)
     s->busy = false;
     pthread_cond_broadcast(&pool_cv);
     pthread_mutex_unlock(&pool_mu);
-    sub_end(pid, fd);
+    return sub_end(pid, fd);
 }
 
 int tessd_slurmsub_submit(tessd_t *d, const tessd_pw_t *pw, const char *request, int64_t *slurm_id,
@@ -293,12 +298,24 @@ int tessd_slurmsub_submit(tessd_t *d, const tessd_pw_t *pw, const char *request,
         size_t alen;
         if (tss_frame_read(s->fd, TSS_ANSWER_MAX, deadline, &ans, &alen) < 0) {
             int e = errno;
-            give(s, false);
+            int st = give(s, false);
             if (e == ETIMEDOUT) {
                 snprintf(why, len, "Slurm did not answer in time: slurmctld may be down");
                 return 503;
             }
-            /* It ended with the request read: whether Slurm has the job is not known. */
+            /* It exited by itself: it cannot work here (slurm_init exits when it cannot read
+             * slurm.conf or load its plugins), every submission would end the same way. */
+            if (WIFEXITED(st) && WEXITSTATUS(st) != 0) {
+                snprintf(why, len,
+                         "tessel-slurm-submit exited with status %d before answering (can "
+                         "libslurm read slurm.conf here? slurm-submit = sbatch runs sbatch "
+                         "instead)",
+                         WEXITSTATUS(st));
+                tessd_log("slurm: %s", why);
+                return 500;
+            }
+            /* Killed (by its account) with the request read: whether Slurm has the job is
+             * not known. */
             snprintf(why, len, "tessel-slurm-submit ended during the submission (%s): submit again",
                      e == ENODATA || e == EPROTO ? "no answer" : strerror(e));
             return 503;

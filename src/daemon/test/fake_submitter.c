@@ -2,8 +2,10 @@
  * (subproto.h) and behaves as its name says (the pool execs it by path, with no argument and
  * a clean environment, so the name is the only input): fake-ok answers every request with its
  * own pid as the job id, fake-hang reads a request and never answers, fake-garbage answers
- * out of shape, fake-refuse as Slurm refusing a partition, fake-die ends once it has read. */
+ * out of shape, fake-refuse as Slurm refusing a partition, fake-die exits (status 3) once it
+ * has read, fake-killed is killed (SIGKILL) once it has read. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +40,8 @@ int main(int argc, char **argv)
             snprintf(text, sizeof text,
                      "{\"errno\": 2015, \"error\": \"Invalid partition name specified\", "
                      "\"log\": \"sbatch: error: invalid partition specified: nosuch\\n\"}");
+        } else if (strcmp(name, "fake-killed") == 0) {
+            raise(SIGKILL);
         } else {
             return 3; /* fake-die */
         }

@@ -1,7 +1,8 @@
 /* test_slurmsub.c - tesseld's pool of submitters (slurmsub.c) against fake_submitter: one
  * submitter reused, a killed one replaced without a lost request, an answer out of time (503,
  * the submitter ended), out of shape (500), Slurm's refusal (422 with sbatch's words), one
- * that ends holding a request (503), and the idle ones ended by tessd_slurmsub_reap. */
+ * that exits holding a request (500) or is killed holding it (503), a full pool, and the idle
+ * ones ended by tessd_slurmsub_reap. */
 #include <errno.h>
 #include <limits.h>
 #include <pwd.h>
@@ -129,7 +130,12 @@ static void test_failures(void **state)
     use("fake-garbage");
     assert_int_equal(submit(&id, why, sizeof why), 500);
     assert_non_null(strstr(why, "not an answer"));
+    /* One that exits by itself holding a request (as when slurm_init cannot read slurm.conf):
+     * 500, with its status; one killed holding it: 503, submit again. */
     use("fake-die");
+    assert_int_equal(submit(&id, why, sizeof why), 500);
+    assert_non_null(strstr(why, "exited with status 3"));
+    use("fake-killed");
     assert_int_equal(submit(&id, why, sizeof why), 503);
     assert_non_null(strstr(why, "ended during the submission"));
     /* No answer within slurm-timeout: 503, and that submitter is gone (the next starts anew). */
