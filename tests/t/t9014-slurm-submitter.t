@@ -108,6 +108,7 @@ is "$CODE" 201 "tslra submits"
 PA=$(submitters tslra)
 is "$(echo "$PA" | wc -w)" 1 "one submitter of tslra's runs (pid $PA)"
 is "$(ps -o uid= -p "$PA" | tr -d ' ')" "$A_UID" "as tslra's uid"
+diag "the submitter's memory: $(grep -E '^(VmRSS|RssAnon)' "/proc/$PA/status" | tr -s ' \t\n' ' ')"
 is "$(stat -c %u "/proc/$PA/status") $(stat -c %u "/proc/$PA/environ")" "0 0" \
     "not dumpable: its /proc files (status, environ) are root's"
 as tslra "cat /proc/$PA/environ" >/dev/null 2>&1
