@@ -18,7 +18,7 @@ TESSELD_SRCS += src/daemon/api/metrics.c
 TESSELD_SRCS += src/daemon/container.c src/daemon/container_launch.c src/daemon/api/images.c
 # --slurm: the Slurm commands and the poll (slurm.c), their pure logic (slurmjob.c).
 TESSELD_SRCS += src/daemon/slurm.c src/daemon/slurmjob.c src/daemon/slurmsub.c \
-                src/slurmsub/subproto.c
+                src/daemon/spawnas.c src/slurmsub/subproto.c
 # --slurm: the cluster's nodes and GPUs (slurmnodes.h), in the API (api/cluster.c).
 TESSELD_SRCS += src/daemon/slurmnodes.c src/daemon/slurmnodes_parse.c src/daemon/api/cluster.c
 # Projects (docs/projects.md): the rules (projects.c) and the routes (api/projects.c).
@@ -302,7 +302,7 @@ $(O)/tests/daemon/fake_submitter: $(O)/obj/src/daemon/test/fake_submitter.o \
 	$(CC) $(LDFLAGS) -o $@ $^ -ljansson
 $(O)/tests/daemon/test_slurmsub: $(O)/obj/src/daemon/test/test_slurmsub.o \
                                  $(O)/obj/src/daemon/slurmsub.o $(O)/obj/src/slurmsub/subproto.o \
-                                 $(O)/obj/src/daemon/log.o \
+                                 $(O)/obj/src/daemon/spawnas.o $(O)/obj/src/daemon/log.o \
                                  $(O)/obj/src/daemon/slurmjob.o $(O)/obj/src/daemon/jobmodel.o \
                                  $(O)/lib/libtsl-store.a $(O)/lib/libtsl-util.a \
                                  | $(O)/tests/daemon/fake_submitter

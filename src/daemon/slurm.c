@@ -8,16 +8,13 @@
  * --slurm mode the tick that reaps with waitpid(-1) does not run (no shim), so no other thread
  * takes our child.  The big lock is never held while a command runs. */
 #include <errno.h>
-#include <linux/close_range.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,6 +22,7 @@
 #include "daemon/pwcache.h"
 #include "daemon/slurmjob.h"
 #include "daemon/slurmsub.h"
+#include "daemon/spawnas.h"
 
 /* Most bytes kept of a command's standard output and of its error output.  squeue --json
  * prints about 3.1 KiB per job (Slurm 22.05.8, bench/slurm/poll.sh 2026-11-27: 1,548,177
@@ -32,8 +30,6 @@
  * jobs; a larger answer fails the poll (logged), it never takes jobs for gone. */
 #define SLURM_OUT_MAX (64u << 20)
 #define SLURM_ERR_MAX (16u << 10)
-/* Groups of an account passed to setgroups (as tessd_cwd_check). */
-#define SLURM_MAX_GROUPS 256
 
 typedef struct {
     char *out; /* standard output (NUL-terminated), malloc'd */
@@ -63,47 +59,16 @@ static int grow_read(int fd, char **buf, size_t *len, size_t max)
 }
 
 /* Run argv (argv[0] an absolute path) as pw (NULL: as tesseld itself) with a clean
- * environment, input on its standard input.  0 with c filled (c->out the caller's to free),
- * or -1 with errno and a line in why (could not start it). */
+ * environment (tessd_spawn_as), input on its standard input, within slurm-timeout, its start
+ * included.  0 with c filled (c->out the caller's to free; c->timed_out also when it was not
+ * started in time, killed before its exec), or -1 with errno and a line in why (could not
+ * start it). */
 static int run_cmd(tessd_t *d, const tessd_pw_t *pw, char *const argv[], const char *input,
                    cmd_t *c, char *why, size_t wlen)
 {
     memset(c, 0, sizeof *c);
-    char home[PATH_MAX + 8], user[272], logname[272], shell[PATH_MAX + 8], conf[PATH_MAX + 16];
-    char *envp[8];
-    int ne = 0;
-    envp[ne++] = (char *)"PATH=/usr/bin:/bin";
-    envp[ne++] = (char *)"LC_ALL=C";
-    if (pw) {
-        snprintf(home, sizeof home, "HOME=%s", pw->dir);
-        snprintf(user, sizeof user, "USER=%s", pw->name);
-        snprintf(logname, sizeof logname, "LOGNAME=%s", pw->name);
-        snprintf(shell, sizeof shell, "SHELL=%s", pw->shell[0] ? pw->shell : "/bin/sh");
-        envp[ne++] = home;
-        envp[ne++] = user;
-        envp[ne++] = logname;
-        envp[ne++] = shell;
-    }
-    if (d->slurm_conf[0]) {
-        snprintf(conf, sizeof conf, "SLURM_CONF=%s", d->slurm_conf);
-        envp[ne++] = conf;
-    }
-    envp[ne] = NULL;
-    gid_t groups[SLURM_MAX_GROUPS];
-    int ngroups = SLURM_MAX_GROUPS;
-    bool become = pw && geteuid() == 0;
-    /* All of the account's groups or none of the command: a group left out could be one that
-     * denies access somewhere. */
-    if (become && getgrouplist(pw->name, pw->gid, groups, &ngroups) < 0) {
-        snprintf(why, wlen, "account '%s' is in more than %d groups", pw->name, SLURM_MAX_GROUPS);
-        errno = E2BIG;
-        return -1;
-    }
-    /* fail: the child's report of a failed set-up (one byte, the step), closed by a
-     * successful exec: the command's own exit status is then all its own. */
-    int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1}, fail[2] = {-1, -1};
-    if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0 ||
-        pipe2(fail, O_CLOEXEC) < 0) {
+    int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1};
+    if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0) {
         int saved = errno;
         for (int i = 0; i < 2; i++) {
             if (in[i] >= 0)
@@ -112,61 +77,35 @@ static int run_cmd(tessd_t *d, const tessd_pw_t *pw, char *const argv[], const c
                 close(out[i]);
             if (er[i] >= 0)
                 close(er[i]);
-            if (fail[i] >= 0)
-                close(fail[i]);
         }
         snprintf(why, wlen, "pipe: %s", strerror(saved));
         errno = saved;
         return -1;
     }
-    pid_t pid = fork();
-    if (pid < 0) {
-        int saved = errno;
-        close(in[0]), close(in[1]), close(out[0]), close(out[1]), close(er[0]), close(er[1]);
-        close(fail[0]), close(fail[1]);
-        snprintf(why, wlen, "fork: %s", strerror(saved));
-        errno = saved;
-        return -1;
-    }
-    if (pid == 0) {
-        /* Only system calls from here (tesseld has threads).  The account's ids, all of
-         * them, before anything runs: never root on a user's behalf. */
-        char step = 's';
-        if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(er[1], 2) < 0 || chdir("/") < 0)
-            goto child_fail;
-        /* Nothing of tesseld's but the three: descriptors its starter leaked without
-         * close-on-exec (fail[1] is one), its signal mask (the poll's thread blocks SIGTERM
-         * and more), SIGPIPE ignored. */
-        if (syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC) < 0 && errno != ENOSYS)
-            goto child_fail;
-        sigset_t none;
-        sigemptyset(&none);
-        struct sigaction dfl = {.sa_handler = SIG_DFL};
-        if (sigprocmask(SIG_SETMASK, &none, NULL) < 0 || sigaction(SIGPIPE, &dfl, NULL) < 0)
-            goto child_fail;
-        step = 'i';
-        if (become &&
-            (setgroups((size_t)ngroups, groups) < 0 || setgid(pw->gid) < 0 || setuid(pw->uid) < 0))
-            goto child_fail;
-        if (become && (getuid() != pw->uid || geteuid() != pw->uid))
-            goto child_fail;
-        step = 'x';
-        execve(argv[0], argv, envp);
-    child_fail:
-        if (write(fail[1], &step, 1) < 0)
-            _exit(127);
-        _exit(127);
-    }
+    /* One deadline for the start and the run: a child stopped before its exec (by its
+     * account, between its setuid and its execve) is killed at it (tessd_spawn_as). */
+    int64_t deadline = tessd_mono_ms() + (int64_t)d->slurm_timeout_s * 1000;
+    int fds[3] = {in[0], out[1], er[1]};
+    pid_t pid;
+    int rc = tessd_spawn_as(d, pw, argv, fds, deadline, &pid, why, wlen);
+    int saved = errno;
     close(in[0]);
     close(out[1]);
     close(er[1]);
-    close(fail[1]);
-    /* The child execs or reports at once: this read ends with its exec (EOF) or its report. */
-    char step = 0;
-    ssize_t got;
-    while ((got = read(fail[0], &step, 1)) < 0 && errno == EINTR) {
+    if (rc < 0) {
+        close(in[1]), close(out[0]), close(er[0]);
+        if (saved == ETIMEDOUT) {
+            /* As a command that did not answer in time: the callers' 503. */
+            c->timed_out = true;
+            snprintf(c->err, sizeof c->err, "%s", why);
+            c->out = strdup("");
+            if (c->out)
+                return 0;
+            saved = ENOMEM;
+        }
+        errno = saved;
+        return -1;
     }
-    close(fail[0]);
     fcntl(in[1], F_SETFL, O_NONBLOCK);
     size_t inlen = input ? strlen(input) : 0, inoff = 0;
     if (!inlen) {
@@ -175,7 +114,6 @@ static int run_cmd(tessd_t *d, const tessd_pw_t *pw, char *const argv[], const c
     }
     size_t errlen = 0;
     char *errbuf = NULL;
-    int64_t deadline = tessd_mono_ms() + (int64_t)d->slurm_timeout_s * 1000;
     bool out_open = true, err_open = true;
     while (out_open || err_open || in[1] >= 0) {
         struct pollfd p[3] = {{out_open ? out[0] : -1, POLLIN, 0},
@@ -220,16 +158,6 @@ static int run_cmd(tessd_t *d, const tessd_pw_t *pw, char *const argv[], const c
     if (!c->out) {
         c->out = strdup("");
         c->outlen = 0;
-    }
-    if (got == 1) {
-        snprintf(why, wlen, "%s: %s", argv[0],
-                 step == 'i'   ? "cannot take the account's ids"
-                 : step == 'x' ? "cannot be run"
-                               : "cannot be set up");
-        free(c->out);
-        c->out = NULL;
-        errno = step == 'x' ? ENOENT : EPERM;
-        return -1;
     }
     return 0;
 }

@@ -17,15 +17,12 @@
  * or writes its socket, so two API threads never mix their frames. */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <linux/close_range.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,6 +30,7 @@
 #include "daemon/pwcache.h"
 #include "daemon/slurmjob.h"
 #include "daemon/slurmsub.h"
+#include "daemon/spawnas.h"
 #include "slurmsub/subproto.h"
 
 /* Submitters per account.  One serialises that account's submissions: each is a round trip
@@ -49,8 +47,6 @@
 /* An idle submitter is ended after a minute: a person's next submission in that time reuses
  * it (no sbatch start), an account gone quiet holds no process. */
 #define SUB_IDLE_MS 60000
-/* Groups of an account passed to setgroups (as run_cmd). */
-#define SUB_MAX_GROUPS 256
 
 typedef struct {
     uid_t uid;
@@ -61,8 +57,20 @@ typedef struct {
 } sub_t;
 
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t pool_cv = PTHREAD_COND_INITIALIZER;
+/* Waited on with CLOCK_MONOTONIC deadlines (pool_init): a step of the wall clock neither
+ * ends a wait early nor makes it last. */
+static pthread_cond_t pool_cv;
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
 static sub_t pool[SUB_MAX];
+
+static void pool_init(void)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&pool_cv, &ca);
+    pthread_condattr_destroy(&ca);
+}
 
 /* End a submitter: its socket closed, SIGKILL (nothing if it has exited already), waited for.
  * Returns its wait status (0 when there was none). */
@@ -79,91 +87,37 @@ static int sub_end(pid_t pid, int fd)
     return status;
 }
 
-/* Start a submitter as pw: 0 with *pid and *fd, or -1 with why. */
-static int sub_start(tessd_t *d, const tessd_pw_t *pw, pid_t *pid, int *fd, char *why, size_t wlen)
+/* Start a submitter as pw (tessd_spawn_as: its ids, a clean environment, nothing of tesseld's
+ * but the socket, its exec waited for until deadline): 0 with *pid and *fd, or -1 with errno
+ * (ETIMEDOUT: not started by the deadline, killed) and why. */
+static int sub_start(tessd_t *d, const tessd_pw_t *pw, int64_t deadline, pid_t *pid, int *fd,
+                     char *why, size_t wlen)
 {
-    char home[PATH_MAX + 8], user[272], logname[272], shell[PATH_MAX + 8], conf[PATH_MAX + 16];
-    char *envp[8];
-    int ne = 0;
-    envp[ne++] = (char *)"PATH=/usr/bin:/bin";
-    envp[ne++] = (char *)"LC_ALL=C";
-    snprintf(home, sizeof home, "HOME=%s", pw->dir);
-    snprintf(user, sizeof user, "USER=%s", pw->name);
-    snprintf(logname, sizeof logname, "LOGNAME=%s", pw->name);
-    snprintf(shell, sizeof shell, "SHELL=%s", pw->shell[0] ? pw->shell : "/bin/sh");
-    envp[ne++] = home;
-    envp[ne++] = user;
-    envp[ne++] = logname;
-    envp[ne++] = shell;
-    if (d->slurm_conf[0]) {
-        snprintf(conf, sizeof conf, "SLURM_CONF=%s", d->slurm_conf);
-        envp[ne++] = conf;
-    }
-    envp[ne] = NULL;
-    gid_t groups[SUB_MAX_GROUPS];
-    int ngroups = SUB_MAX_GROUPS;
-    bool become = geteuid() == 0;
-    if (become && getgrouplist(pw->name, pw->gid, groups, &ngroups) < 0) {
-        snprintf(why, wlen, "account '%s' is in more than %d groups", pw->name, SUB_MAX_GROUPS);
-        return -1;
-    }
-    int sv[2], fail[2];
+    int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-        snprintf(why, wlen, "socketpair: %s", strerror(errno));
+        int e = errno;
+        snprintf(why, wlen, "socketpair: %s", strerror(e));
+        errno = e;
         return -1;
     }
-    if (pipe2(fail, O_CLOEXEC) < 0) {
-        snprintf(why, wlen, "pipe: %s", strerror(errno));
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null < 0) {
+        int e = errno;
+        snprintf(why, wlen, "/dev/null: %s", strerror(e));
         close(sv[0]), close(sv[1]);
+        errno = e;
         return -1;
     }
     char *argv[] = {d->slurm_submitter, NULL};
-    pid_t p = fork();
-    if (p < 0) {
-        snprintf(why, wlen, "fork: %s", strerror(errno));
-        close(sv[0]), close(sv[1]), close(fail[0]), close(fail[1]);
-        return -1;
-    }
-    if (p == 0) {
-        /* As run_cmd's child (slurm.c): system calls only, the account's ids before the exec. */
-        char step = 's';
-        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-        if (null < 0 || dup2(sv[1], 0) < 0 || dup2(sv[1], 1) < 0 || dup2(null, 2) < 0 ||
-            chdir("/") < 0)
-            goto child_fail;
-        if (syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC) < 0 && errno != ENOSYS)
-            goto child_fail;
-        sigset_t none;
-        sigemptyset(&none);
-        struct sigaction dfl = {.sa_handler = SIG_DFL};
-        if (sigprocmask(SIG_SETMASK, &none, NULL) < 0 || sigaction(SIGPIPE, &dfl, NULL) < 0)
-            goto child_fail;
-        step = 'i';
-        if (become &&
-            (setgroups((size_t)ngroups, groups) < 0 || setgid(pw->gid) < 0 || setuid(pw->uid) < 0))
-            goto child_fail;
-        if (become && (getuid() != pw->uid || geteuid() != pw->uid))
-            goto child_fail;
-        step = 'x';
-        execve(argv[0], argv, envp);
-    child_fail:
-        if (write(fail[1], &step, 1) < 0)
-            _exit(127);
-        _exit(127);
-    }
+    int fds[3] = {sv[1], sv[1], null};
+    pid_t p;
+    int rc = tessd_spawn_as(d, pw, argv, fds, deadline, &p, why, wlen);
+    int e = errno;
     close(sv[1]);
-    close(fail[1]);
-    char step = 0;
-    ssize_t got;
-    while ((got = read(fail[0], &step, 1)) < 0 && errno == EINTR) {
-    }
-    close(fail[0]);
-    if (got == 1) {
-        sub_end(p, sv[0]);
-        snprintf(why, wlen, "%s: %s", d->slurm_submitter,
-                 step == 'i'   ? "cannot take the account's ids"
-                 : step == 'x' ? "cannot be run"
-                               : "cannot be set up");
+    close(null);
+    if (rc < 0) {
+        close(sv[0]);
+        errno = e;
         return -1;
     }
     fcntl(sv[0], F_SETFL, O_NONBLOCK);
@@ -182,6 +136,7 @@ static sub_t *take(uid_t uid, int64_t deadline, pid_t *evict_pid, int *evict_fd)
 {
     *evict_pid = 0;
     *evict_fd = -1;
+    pthread_once(&pool_once, pool_init);
     pthread_mutex_lock(&pool_mu);
     for (;;) {
         sub_t *free_slot = NULL, *lru = NULL;
@@ -225,7 +180,7 @@ static sub_t *take(uid_t uid, int64_t deadline, pid_t *evict_pid, int *evict_fd)
             return NULL;
         }
         struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
+        clock_gettime(CLOCK_MONOTONIC, &ts);
         ts.tv_sec += left / 1000;
         ts.tv_nsec += (left % 1000) * 1000000;
         if (ts.tv_nsec >= 1000000000) {
@@ -242,6 +197,7 @@ static int give(sub_t *s, bool ok)
 {
     pid_t pid = 0;
     int fd = -1;
+    pthread_once(&pool_once, pool_init);
     pthread_mutex_lock(&pool_mu);
     if (ok) {
         s->used = tss_mono_ms();
@@ -278,9 +234,10 @@ int tessd_slurmsub_submit(tessd_t *d, const tessd_pw_t *pw, const char *request,
         if (!s->pid) {
             pid_t pid;
             int fd;
-            if (sub_start(d, pw, &pid, &fd, why, len) < 0) {
+            if (sub_start(d, pw, deadline, &pid, &fd, why, len) < 0) {
+                int e = errno;
                 give(s, false);
-                return 500;
+                return e == ETIMEDOUT ? 503 : 500;
             }
             pthread_mutex_lock(&pool_mu);
             s->pid = pid;

@@ -2,8 +2,11 @@
  * submitter reused, a killed one replaced without a lost request, an answer out of time (503,
  * the submitter ended), out of shape (500), Slurm's refusal (422 with sbatch's words), one
  * that exits holding a request (500) or is killed holding it (503), a full pool, and the idle
- * ones ended by tessd_slurmsub_reap. */
+ * ones ended by tessd_slurmsub_reap; a submitter stopped before its exec (its account's
+ * SIGSTOP between setuid and execve: review of 2026-11-28, M1) fails the request as a time-out
+ * (503), killed and waited for, and holds only its four descriptors meanwhile. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
 #include <setjmp.h>
@@ -14,11 +17,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "daemon/daemon.h"
 #include "daemon/slurmsub.h"
+#include "daemon/spawnas.h"
 #include "daemon/test/tmpdir.h"
 
 static char dir[128];
@@ -177,12 +182,74 @@ static void test_full_pool(void **state)
     assert_int_equal(kill((pid_t)id, 0), -1);
 }
 
+/* What the child saw of itself before its exec (shared with it: written by stop_hook). */
+typedef struct {
+    pid_t pid;
+    int nfd;
+    int fd[16];
+    int fd3_flags;
+} child_seen_t;
+static child_seen_t *seen_by_child;
+
+/* tessd_spawn_hook in the child: its descriptors (every one of 0..4095 that F_GETFD knows),
+ * then SIGSTOP, as its account could stop it between setuid and execve. */
+static void stop_hook(void)
+{
+    child_seen_t *c = seen_by_child;
+    c->pid = getpid();
+    for (int fd = 0; fd < 4096; fd++)
+        if (fcntl(fd, F_GETFD) >= 0 && c->nfd < 16)
+            c->fd[c->nfd++] = fd;
+    c->fd3_flags = fcntl(3, F_GETFD);
+    raise(SIGSTOP);
+}
+
+static void test_stopped_before_exec(void **state)
+{
+    (void)state;
+    use("fake-ok");
+    seen_by_child = mmap(NULL, sizeof *seen_by_child, PROT_READ | PROT_WRITE,
+                         MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(seen_by_child != MAP_FAILED);
+    memset(seen_by_child, 0, sizeof *seen_by_child);
+    /* Descriptors of tesseld's, one without close-on-exec (as a starter could leak one). */
+    int null = open("/dev/null", O_RDONLY);
+    assert_true(null >= 0);
+    int leaked = fcntl(null, F_DUPFD, 10), kept = fcntl(null, F_DUPFD_CLOEXEC, 10);
+    close(null);
+    assert_true(leaked >= 10 && kept >= 10);
+    tessd_spawn_hook = stop_hook;
+    int64_t id = 0;
+    char why[512];
+    int st = submit(&id, why, sizeof why);
+    tessd_spawn_hook = NULL;
+    /* The request ends (at slurm-timeout, 2 s here) rather than waiting for the exec. */
+    assert_int_equal(st, 503);
+    assert_non_null(strstr(why, "did not start within slurm-timeout"));
+    /* The stopped child was killed and waited for: no process, no zombie. */
+    assert_true(seen_by_child->pid > 0);
+    assert_int_equal(kill(seen_by_child->pid, 0), -1);
+    assert_int_equal(errno, ESRCH);
+    /* Stopped, it held its standard descriptors and its error pipe (3, close-on-exec) only. */
+    assert_int_equal(seen_by_child->nfd, 4);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(seen_by_child->fd[i], i);
+    assert_true(seen_by_child->fd3_flags >= 0 && (seen_by_child->fd3_flags & FD_CLOEXEC));
+    close(leaked);
+    close(kept);
+    munmap(seen_by_child, sizeof *seen_by_child);
+    /* The slot was given back: the next submission starts a submitter and works. */
+    assert_int_equal(submit(&id, why, sizeof why), 201);
+    tessd_slurmsub_reap(d, true);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reuse_and_replace),
         cmocka_unit_test(test_failures),
         cmocka_unit_test(test_full_pool),
+        cmocka_unit_test(test_stopped_before_exec),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
