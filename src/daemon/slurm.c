@@ -544,15 +544,18 @@ static int apply_seen(tessd_t *d, int64_t id, const tsj_seen_t *s, int64_t now, 
     if (tstore_job_get(d->store, id, &j, &err) < 0)
         return 0;
     /* squeue runs as root and sees every job: nothing of another account's job is taken into
-     * this one (tsj_applies). */
+     * this one (tsj_applies: by uid; an owner without an account is refused). */
     tessd_pw_t pw;
-    const char *owner = geteuid() == 0                        ? j.user
-                        : tessd_getpwuid(geteuid(), &pw) == 1 ? pw.name
-                                                              : NULL;
+    int64_t owner = -1;
+    if (geteuid() != 0)
+        owner = geteuid();
+    else if (tessd_getpwnam(j.user, &pw) == 1)
+        owner = pw.uid;
     if (!tsj_applies(s, owner)) {
-        tessd_log("job %lld: Slurm job %lld belongs to '%s', not '%s': its state is not "
-                  "applied",
-                  (long long)id, (long long)s->slurm_id, s->user, owner);
+        tessd_log("job %lld: Slurm job %lld belongs to uid %lld ('%s'), not '%s' (uid %lld): "
+                  "its state is not applied",
+                  (long long)id, (long long)s->slurm_id, (long long)s->uid, s->user, j.user,
+                  (long long)owner);
         tstore_job_clear(&j);
         return 1;
     }
@@ -609,7 +612,7 @@ static int ask_sacct(tessd_t *d, const int64_t *ids, size_t n, tsj_seen_t **out,
                     (char *)"--parsable2",
                     (char *)"--allocations",
                     (char *)"--allusers",
-                    (char *)"--format=JobIDRaw,State,ExitCode,User,NodeList,Start",
+                    (char *)"--format=JobIDRaw,State,ExitCode,User,UID,NodeList,Start",
                     list,
                     NULL};
     *out = NULL;

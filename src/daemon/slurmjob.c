@@ -120,6 +120,9 @@ int tsj_parse_squeue(const char *text, size_t len, tsj_seen_t **out, size_t *n, 
         copy_str(o, "nodes", s->nodes, sizeof s->nodes);
         copy_str(o, "state_reason", s->reason, sizeof s->reason);
         copy_str(o, "user_name", s->user, sizeof s->user);
+        json_t *uid = json_object_get(o, "user_id");
+        s->uid =
+            json_is_integer(uid) && json_integer_value(uid) >= 0 ? json_integer_value(uid) : -1;
         copy_str(o, "name", s->name, sizeof s->name);
         copy_str(o, "partition", s->partition, sizeof s->partition);
         json_t *sub = json_object_get(o, "submit_time"), *end = json_object_get(o, "end_time");
@@ -182,16 +185,17 @@ int tsj_parse_sacct(const char *text, size_t len, tsj_seen_t **out, size_t *n, t
         line = nl ? nl + 1 : end_all;
         if (end == p)
             continue;
-        char id[32], state[64], ec[32], start[64];
+        char id[32], state[64], ec[32], uid[32], start[64];
         tsj_seen_t *s = &v[c];
         if (!sacct_field(&p, end, id, sizeof id) || !sacct_field(&p, end, state, sizeof state) ||
             !sacct_field(&p, end, ec, sizeof ec) ||
             !sacct_field(&p, end, s->user, sizeof s->user) ||
+            !sacct_field(&p, end, uid, sizeof uid) ||
             !sacct_field(&p, end, s->nodes, sizeof s->nodes) ||
             !sacct_field(&p, end, start, sizeof start) || p) {
             free(v);
             errno = EINVAL;
-            return tsl_errprintf(err, "sacct: not a line of 6 fields: '%.*s'",
+            return tsl_errprintf(err, "sacct: not a line of 7 fields: '%.*s'",
                                  (int)(end - l0 < 80 ? end - l0 : 80), l0);
         }
         char *e;
@@ -204,6 +208,18 @@ int tsj_parse_sacct(const char *text, size_t len, tsj_seen_t **out, size_t *n, t
             free(v);
             errno = EINVAL;
             return tsl_errprintf(err, "sacct: job '%s' exit code '%s': not Slurm's", id, ec);
+        }
+        /* UID: empty when slurmdbd has none (uid -1: tsj_applies refuses). */
+        s->uid = -1;
+        if (uid[0]) {
+            errno = 0;
+            long long u = strtoll(uid, &e, 10);
+            if (errno || *e || u < 0 || u > UINT32_MAX) {
+                free(v);
+                errno = EINVAL;
+                return tsl_errprintf(err, "sacct: job '%s' UID '%s': not a uid", id, uid);
+            }
+            s->uid = u;
         }
         s->slurm_id = sid;
         /* ExitCode is "status:signal" (3:0, 0:9); a signal wins, as in a wait status. */
@@ -712,13 +728,13 @@ int tsj_sbatch_error(const char *text, bool timed_out, char *msg, size_t len)
     return 422;
 }
 
-bool tsj_applies(const tsj_seen_t *s, const char *owner)
+bool tsj_applies(const tsj_seen_t *s, int64_t owner_uid)
 {
     if (!s)
         return true;
     if (!s->known)
         return false;
-    return !s->user[0] || !owner || strcmp(s->user, owner) == 0;
+    return owner_uid >= 0 && s->uid >= 0 && s->uid == owner_uid;
 }
 
 void tsj_view_state(const tsj_seen_t *s, tsj_view_t *v)

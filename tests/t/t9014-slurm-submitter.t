@@ -140,6 +140,10 @@ tsc_wait_state "$SB" COMPLETED
 is "$(tsc squeue -h --states=all -j "$SB" -o %U)" "$B_UID" "and Slurm has tslrb's job as tslrb's"
 as tslra "kill -9 $PA"
 ok $? "tslra kills its submitter"
+# Gone (reaped by tesseld's next use of the slot, or a zombie until then) before the next
+# submission: a kill is not synchronous.
+wait_for "! [ -d /proc/$PA ] || grep -q '^State:.*Z' /proc/$PA/status"
+ok $? "its submitter is gone"
 submit tslra '{"argv":["true"]}'
 is "$CODE" 201 "tslra's next submission works"
 PA2=$(submitters tslra)
@@ -185,10 +189,17 @@ TESSEL_BUILD=$REAL_BUILD
 submit tslra '{"argv":["sleep","1000"]}'
 JL=$(jget .id)
 is "$CODE $(jget .slurm_id)" "201 $DB" "the lying submitter's id is stored for tslra's job $JL"
-wait_for "grep -q 'Slurm job $DB belongs to .tslrb., not .tslra.' '$TD/tesseld.log'"
-ok $? "the poll sees that Slurm has it as tslrb's, and says so"
+wait_for "grep -q 'Slurm job $DB belongs to uid $B_UID (.tslrb.), not .tslra. (uid $A_UID)' '$TD/tesseld.log'"
+ok $? "the poll sees that Slurm has it as tslrb's uid, and says so"
 adm GET "/v1/jobs/$JL"
 is "$(jget .state)" pending "tslra's job does not take tslrb's job's state (running)"
+# tessel suspend runs root's scontrol on the stored id: refused, tslra's job is not running.
+as tslra "curl -s -w '\n%{http_code}' -X POST --unix-socket '$TD_SOCK' \
+    http://localhost/v1/jobs/$JL/suspend" >"$TD/raw"
+CODE=$(tail -n 1 "$TD/raw")
+sed '$d' "$TD/raw" >"$TD/out"
+is "$CODE $(jget .error.code)" "409 conflict" "tslra's suspend of that job is refused (409)"
+is "$(tsc_state "$DB")" RUNNING "and tslrb's job is not suspended"
 tsc_cli tslra kill "$JL" >/dev/null 2>&1
 is "$(tsc_state "$DB")" RUNNING "tessel kill by tslra does not cancel tslrb's job (scancel as tslra)"
 adm GET "/v1/jobs?origin=slurm"
