@@ -191,7 +191,7 @@ install: all man $(O)/gen/tesseld.service
 	$(INSTALL) -m 0755 $(O)/bin/tesseld $(DESTDIR)$(SBINDIR)/tesseld
 	$(INSTALL) -m 0755 $(O)/bin/tessel-node-exporter $(DESTDIR)$(SBINDIR)/tessel-node-exporter
 	$(INSTALL) -m 0755 $(O)/bin/tessel-shim $(DESTDIR)$(PKGLIBEXECDIR)/tessel-shim
-	$(INSTALL) -m 0755 $(O)/bin/tessel-slurm-submit $(DESTDIR)$(PKGLIBEXECDIR)/tessel-slurm-submit
+	$(INSTALL) -m 0711 $(O)/bin/tessel-slurm-submit $(DESTDIR)$(PKGLIBEXECDIR)/tessel-slurm-submit
 	$(INSTALL) -m 0644 $(O)/lib/libtessel-cuda.so $(DESTDIR)$(PKGLIBDIR)/libtessel-cuda.so
 	$(INSTALL) -m 0644 $(INST_FAKE) $(DESTDIR)$(PKGLIBDIR)/fake/
 	cd $(O)/share/tessel/web && find . -type f | while read -r f; do \

@@ -4,7 +4,8 @@
  * tesseld forks it as the account (setgroups, setgid, setuid, a clean environment: as it runs
  * sbatch) with a socket on fd 0, and keeps it while the account submits.  Its life:
  *
- *   start     PR_SET_DUMPABLE 0 (the account may signal it, never read its memory); refuse to
+ *   start     PR_SET_DUMPABLE 0 (the account may signal it, never read its memory: it is not
+ *             dumpable from its execve on too, installed 0711, unreadable by it); refuse to
  *             run as root; stderr into a memfd (libslurm prints a job_submit plugin's refusal
  *             there: it goes back in the answer); the environment sbatch would export (its own,
  *             with the SLURM_RLIMIT_*, SLURM_PRIO_PROCESS, SLURM_SUBMIT_*, SLURM_UMASK sbatch
