@@ -133,13 +133,16 @@ int tss_answer_parse(const char *text, size_t len, int64_t *job_id, int *code, c
     json_t *id = json_object_get(a, "job_id"), *e = json_object_get(a, "errno");
     json_t *et = json_object_get(a, "error"), *lg = json_object_get(a, "log");
     int rc = -1;
-    if (json_is_object(a) && json_is_integer(id) && !e && json_integer_value(id) > 0 &&
+    /* Those keys and nothing else: an answer with more is not the submitter's. */
+    size_t keys = json_is_object(a) ? json_object_size(a) : 0;
+    if (json_is_object(a) && json_is_integer(id) && keys == 1 && json_integer_value(id) > 0 &&
         json_integer_value(id) <= UINT32_MAX) {
         *job_id = json_integer_value(id);
         rc = 0;
     } else if (json_is_object(a) && !id && json_is_integer(e) && json_is_string(et) &&
-               (!lg || json_is_string(lg)) && json_integer_value(e) != 0 &&
-               json_integer_value(e) >= -1 && json_integer_value(e) < 100000) {
+               (!lg || json_is_string(lg)) && keys == (lg ? 3u : 2u) &&
+               json_integer_value(e) != 0 && json_integer_value(e) >= -1 &&
+               json_integer_value(e) < 100000) {
         *code = (int)json_integer_value(e);
         const char *l = lg ? json_string_value(lg) : "";
         size_t ll = strnlen(l, TSS_LOG_MAX);

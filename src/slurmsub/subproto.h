@@ -45,7 +45,8 @@ int64_t tss_mono_ms(void);
 /* An answer read back.  Returns 0 with *job_id > 0 (submitted), 1 with *code and msg (Slurm
  * refused it: msg has libslurm's lines then "sbatch: error: Batch job submission failed:
  * TEXT", the lines sbatch prints for the same refusal), or -1 with err (not an answer of that
- * shape: the submitter is not trusted). */
+ * shape, or one with a key besides job_id, or besides errno, error and log: the submitter is
+ * not trusted). */
 int tss_answer_parse(const char *text, size_t len, int64_t *job_id, int *code, char *msg,
                      size_t msglen, tsl_error_t *err);
 

@@ -82,13 +82,17 @@ static void test_answers(void **state)
     assert_int_equal(code, -1);
     assert_string_equal(msg, "sbatch: error: tessel: too much\nsbatch: error: Batch job submission "
                              "failed: Unspecified error");
-    /* What tesseld does not trust: ids out of range, both or neither, duplicates, not JSON. */
+    /* What tesseld does not trust: ids out of range, both or neither, duplicates, a key of
+     * neither shape, not JSON. */
     const char *bad[] = {"{\"job_id\":0}",
                          "{\"job_id\":-3}",
                          "{\"job_id\":4294967296}",
                          "{\"job_id\":\"7\"}",
                          "{\"job_id\":7,\"errno\":1,\"error\":\"x\"}",
                          "{\"job_id\":7,\"job_id\":8}",
+                         "{\"job_id\":7,\"user\":\"root\"}",
+                         "{\"errno\":1,\"error\":\"x\",\"log\":\"\",\"job\":7}",
+                         "{\"errno\":1,\"error\":\"x\",\"extra\":\"\"}",
                          "{\"errno\":0,\"error\":\"x\"}",
                          "{\"errno\":-2,\"error\":\"x\"}",
                          "{\"errno\":5}",
