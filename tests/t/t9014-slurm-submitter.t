@@ -177,11 +177,13 @@ while True:
     if len(h) < 4:
         sys.exit(0)
     sys.stdin.buffer.read(struct.unpack(">I", h)[0])
-    a = json.dumps({"job_id": $DB}).encode()
+    a = json.dumps({"job_id": int(open("$FB/id").read())}).encode()
     sys.stdout.buffer.write(struct.pack(">I", len(a)) + a)
     sys.stdout.buffer.flush()
 PY
 chmod 755 "$FB/bin/tessel-slurm-submit"
+echo "$DB" >"$FB/id"
+chmod 644 "$FB/id"
 REAL_BUILD=$TESSEL_BUILD
 TESSEL_BUILD=$FB
 start_td libslurm
@@ -206,6 +208,36 @@ adm GET "/v1/jobs?origin=slurm"
 jget '[.jobs[] | .slurm_id] | join(" ")' | grep -qw "$DB"
 ok $? "tslrb's job stays in the view of the jobs submitted to Slurm directly"
 tsc scancel "$DB"
+# The same lie with the id of a job whose uid squeue cannot name (user_name null): an account
+# removed once its job runs (slurmctld needs it to start the job).  Compared by uid, not
+# applied either, and `tessel suspend` (root's scontrol) of it refused (review of the
+# submitter, 2026-11-28, M2: an empty name used to be applied).
+GHOST=tslr9014g
+local_account "$GHOST" || missing "useradd for the account $GHOST"
+G_UID=$(id -u "$GHOST")
+DG=$(tsc su -s /bin/sh "$GHOST" -c "cd /; sbatch --parsable -o /dev/null --job-name=ghost \
+    --wrap 'exec sleep 1000'")
+tsc_wait_state "$DG" RUNNING
+userdel -f "$GHOST"
+ok $? "the account of Slurm job $DG (uid $G_UID) is removed while it runs"
+# (22.05's squeue --json lists every job, whatever -j says.)
+is "$(tsc squeue --json | jq -c ".jobs[] | select(.job_id == $DG) | [.user_id, .user_name, .job_state]")" \
+    "[$G_UID,null,\"RUNNING\"]" "squeue gives its uid and no user name"
+echo "$DG" >"$FB/id"
+submit tslra '{"argv":["sleep","1000"]}'
+JG=$(jget .id)
+is "$CODE $(jget .slurm_id)" "201 $DG" "the lying submitter's id is stored for tslra's job $JG"
+wait_for "grep -q 'Slurm job $DG belongs to uid $G_UID (..), not .tslra.' '$TD/tesseld.log'"
+ok $? "the poll sees that Slurm has it as another uid's, and says so"
+adm GET "/v1/jobs/$JG"
+is "$(jget .state)" pending "tslra's job does not take that job's state (running)"
+as tslra "curl -s -w '\n%{http_code}' -X POST --unix-socket '$TD_SOCK' \
+    http://localhost/v1/jobs/$JG/suspend" >"$TD/raw"
+CODE=$(tail -n 1 "$TD/raw")
+sed '$d' "$TD/raw" >"$TD/out"
+is "$CODE $(jget .error.code)" "409 conflict" "tslra's suspend of that job is refused (409)"
+is "$(tsc_state "$DG")" RUNNING "and the job of the removed account is not suspended"
+tsc scancel "$DG"
 stop_td
 ok $? "tesseld stops"
 done_testing
