@@ -7,8 +7,11 @@
 # Slurm's refusals (a partition it does not have, more GPU memory than a GPU has) give the same
 # 422 and words; the submitter runs as its account, non-dumpable (its /proc files root's, the
 # account cannot read them or ptrace it); killed by its account, the next submission starts
-# another and works; two accounts' submitters and jobs stay under their own uids; a submitter
-# that lies (the id of another account's job) harms no one but its own account's job.
+# another and works (once the killed one is gone); two accounts' submitters and jobs stay under
+# their own uids; a submitter that lies (the id of another account's job) harms no one but its
+# own account's job: Slurm's uid of the job is compared with the owner's, also for a job whose
+# account was removed (squeue names no user for it), its state is not taken, and `tessel
+# suspend` of it (root's scontrol) is refused (review of the submitter, 2026-11-28, M2).
 # test-timeout: 600
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
