@@ -655,6 +655,25 @@ int tessd_check_root_owned(const char *path, const char *what, tsl_error_t *err)
     return 0;
 }
 
+int tessd_check_submitter(const char *sub, bool as_root, tsl_error_t *err)
+{
+    struct stat st;
+    if (stat(sub, &st) < 0)
+        return tsl_errprintf(err, "%s: %s", sub, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return tsl_errprintf(err, "%s: not a regular file", sub);
+    if (!as_root)
+        return access(sub, X_OK) == 0 ? 0 : tsl_errprintf(err, "%s: %s", sub, strerror(errno));
+    if (tessd_check_root_owned(sub, "tessel-slurm-submit", err) < 0)
+        return -1;
+    if (!(st.st_mode & S_IXOTH))
+        return tsl_errprintf(err,
+                             "%s: tessel-slurm-submit must be executable by others (mode %04o; "
+                             "0711 as installed)",
+                             sub, (unsigned)(st.st_mode & 07777));
+    return 0;
+}
+
 int tessd_args_parse(int argc, char **argv, tessd_args_t *args, tsl_error_t *err)
 {
     enum { A_CONFIG = 1000, A_CHECK, A_HELP, A_VERSION };

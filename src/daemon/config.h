@@ -137,6 +137,13 @@ int tessd_conf_load_file(tessd_conf_t *c, const char *path, tsl_error_t *err);
  * directory] must be owned by root ...". */
 int tessd_check_root_owned(const char *path, const char *what, tsl_error_t *err);
 
+/* Whether tesseld may start sub (tessel-slurm-submit) as every account that submits: a regular
+ * file; as_root (tesseld is root) also root's and writable by no one else, in a directory of
+ * the same kind (tessd_check_root_owned, as the Slurm commands), and executable by others
+ * (installed 0711); else executable by tesseld (review of the submitter, 2026-11-28, L2).  0,
+ * or -1 with err. */
+int tessd_check_submitter(const char *sub, bool as_root, tsl_error_t *err);
+
 /* The command line. */
 typedef struct {
     const char *config;       /* --config FILE, or NULL */

@@ -724,30 +724,6 @@ static void reload(tessd_t *d, const tessd_args_t *args, tessd_conf_t *run)
                path[0] ? path : "(no configuration file)", r.nlive, r.nrestart);
 }
 
-/* Whether tesseld may start sub, tessel-slurm-submit, as every account that submits: a
- * regular file; as root also root's, writable by no one else, in a directory of the same
- * kind (tessd_check_root_owned, as the Slurm commands), and executable by others (installed
- * 0711); else executable by tesseld (review of the submitter, 2026-11-28, L2).  0, or -1
- * with err. */
-static int submitter_usable(const char *sub, bool as_root, tsl_error_t *err)
-{
-    struct stat st;
-    if (stat(sub, &st) < 0)
-        return tsl_errprintf(err, "%s: %s", sub, strerror(errno));
-    if (!S_ISREG(st.st_mode))
-        return tsl_errprintf(err, "%s: not a regular file", sub);
-    if (!as_root)
-        return access(sub, X_OK) == 0 ? 0 : tsl_errprintf(err, "%s: %s", sub, strerror(errno));
-    if (tessd_check_root_owned(sub, "tessel-slurm-submit", err) < 0)
-        return -1;
-    if (!(st.st_mode & S_IXOTH))
-        return tsl_errprintf(err,
-                             "%s: tessel-slurm-submit must be executable by others (mode %04o; "
-                             "0711 as installed)",
-                             sub, (unsigned)(st.st_mode & 07777));
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     static tessd_t dd;
@@ -912,7 +888,7 @@ int main(int argc, char **argv)
             snprintf(sub, sizeof sub, "%s", TESSEL_INST_SLURM_SUBMIT);
         else
             tessd_pathf(sub, sizeof sub, "%s/tessel-slurm-submit", bindir);
-        if (submitter_usable(sub, slurm_root, &err) == 0)
+        if (tessd_check_submitter(sub, slurm_root, &err) == 0)
             snprintf(d->slurm_submitter, sizeof d->slurm_submitter, "%s", sub);
         else if (strcmp(conf.slurm_submit, "libslurm") == 0) {
             fprintf(stderr, "tesseld: slurm-submit = libslurm: %s\n", err.text);

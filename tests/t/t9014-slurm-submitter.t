@@ -243,4 +243,21 @@ is "$(tsc_state "$DG")" RUNNING "and the job of the removed account is not suspe
 tsc scancel "$DG"
 stop_td
 ok $? "tesseld stops"
+
+# ---- a submitter others may write: not started as anyone ----------------------------------
+# tesseld as root starts tessel-slurm-submit only when it is root's and writable by no one else
+# (review of the submitter, 2026-11-28, L2); slurm-submit = auto then submits with sbatch.
+chmod 775 "$FB/bin/tessel-slurm-submit"
+TESSEL_BUILD=$FB
+start_td auto
+TESSEL_BUILD=$REAL_BUILD
+grep -q "slurm-submit = auto: $FB/bin/tessel-slurm-submit: tessel-slurm-submit must be owned by root and writable by no one else.*jobs are submitted by sbatch" "$TD/tesseld.log"
+ok $? "a group-writable submitter is refused, and tesseld says so"
+submit tslra '{"argv":["true"]}'
+SS=$(jget .slurm_id)
+ok $([ "$CODE" = 201 ] && [ -n "$SS" ] && [ "$SS" != "$DG" ]; echo $?) \
+    "tslra's submission goes through sbatch (Slurm job $SS, not the lie)"
+is "$(submitters tslra)" "" "no submitter of tslra's runs"
+stop_td
+ok $? "tesseld stops"
 done_testing
