@@ -23,6 +23,8 @@
 #   BENCH_CLIENTS=C   clients at once (default 4)
 #   BENCH_SUBMITS=N   submissions per client per round (default 50)
 #   BENCH_ROUNDS=R    rounds of each side (default 3)
+#   BENCH_SUBMIT=HOW  tesseld's slurm-submit: libslurm (its long-lived submitters, the default
+#                     when tessel-slurm-submit is built) or sbatch (an sbatch per job)
 #   TESSELD_ARGS=...  more options for tesseld (e.g. --slurm-poll 5)
 #   BENCH_LOG=FILE    keep tesseld's log there
 set -u
@@ -65,7 +67,7 @@ SOCK=$W/tesseld.sock
 # --submit-rate 0: the per-user limit (5 a second by default) is a policy, not a cost.
 nsenter --net=/run/netns/$tsc_ns-ctl "$B/bin/tesseld" --data-dir "$W/data" --no-listen \
     --socket "$SOCK" --no-cgroups --submit-rate 0 --slurm --slurm-conf "$TSC/etc/slurm.conf" \
-    ${TESSELD_ARGS:-} >"$W/tesseld.log" 2>&1 &
+    --slurm-submit "${BENCH_SUBMIT:-auto}" ${TESSELD_ARGS:-} >"$W/tesseld.log" 2>&1 &
 TPID=$!
 i=0
 until [ -S "$SOCK" ]; do
@@ -79,7 +81,7 @@ until [ -S "$SOCK" ]; do
 done
 
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "# $C clients x $N submissions, $R rounds per side, account $U, Slurm $(sbatch --version | cut -d' ' -f2)"
+echo "# $C clients x $N submissions, $R rounds per side, account $U, Slurm $(sbatch --version | cut -d' ' -f2), $(grep -o 'submitted [a-z]* [a-z]*' "$W/tesseld.log" | head -n 1)"
 
 # settle: no job pending or running in Slurm (at most 120 s).
 settle() {
@@ -126,10 +128,16 @@ round() {
 }
 
 # tesseld's CPU time so far, ms: "own children" (utime+stime, cutime+cstime of /proc/PID/stat,
-# fields 14-17 after the command's name; clock ticks).
+# fields 14-17 after the command's name; clock ticks).  Children: the ended ones (cutime,
+# cstime: sbatch, squeue, submitters that ended) and the live tessel-slurm-submit processes
+# (utime+stime: a submitter lives across rounds, counted as it goes).
 tcpu() {
     hz=$(getconf CLK_TCK)
-    sed 's/^.*) //' "/proc/$TPID/stat" | awk -v hz="$hz" '{printf "%d %d", ($12 + $13) * 1000 / hz, ($14 + $15) * 1000 / hz}'
+    live=0
+    for p in $(pgrep -P "$TPID" -x tessel-slurm-su); do
+        live=$((live + $(sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null | awk '{print $12 + $13}')))
+    done
+    sed 's/^.*) //' "/proc/$TPID/stat" | awk -v hz="$hz" -v live="$live" '{printf "%d %d", ($12 + $13) * 1000 / hz, ($14 + $15 + live) * 1000 / hz}'
 }
 
 : >"$W/errors"

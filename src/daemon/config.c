@@ -58,6 +58,7 @@ static int check_fake(const char *v, tsl_error_t *err);
 static int check_policy(const char *v, tsl_error_t *err);
 static int check_kill_step(const char *v, tsl_error_t *err);
 static int check_qmap(const char *v, tsl_error_t *err);
+static int check_submit(const char *v, tsl_error_t *err);
 static int check_speeds(const char *v, tsl_error_t *err);
 static int set_disk_reserve(tessd_conf_t *c, const char *v, tsl_error_t *err);
 static int set_kill_wait(tessd_conf_t *c, const char *v, tsl_error_t *err);
@@ -149,6 +150,7 @@ const tessd_opt_t tessd_opts[] = {
     {"slurm-timeout", T_UINT, F(slurm_timeout), .lo = 1, .hi = 600, .def = "20"},
     {"slurm-output-dir", T_STR, F(slurm_output_dir), .check = check_abs},
     {"slurm-queues", T_STR, F(slurm_queues), .check = check_qmap},
+    {"slurm-submit", T_STR, F(slurm_submit), .def = "auto", .check = check_submit},
     {"slurm-node-port", T_UINT, F(slurm_node_port), .lo = 0, .hi = 65535, .def = "9407"},
     {"slurm-node-poll", T_UINT, F(slurm_node_poll), .lo = 1, .hi = 60, .def = "2"},
     /* For tests only: flags, not keys of the file. */
@@ -185,6 +187,14 @@ static int check_abs(const char *v, tsl_error_t *err)
 static int check_speeds(const char *v, tsl_error_t *err)
 {
     return tessd_speeds_lookup(v, NULL, NULL, err) < 0 ? -1 : 0;
+}
+
+/* slurm-submit: how jobs reach Slurm (slurm.c, slurmsub.c). */
+static int check_submit(const char *v, tsl_error_t *err)
+{
+    if (strcmp(v, "auto") && strcmp(v, "libslurm") && strcmp(v, "sbatch"))
+        return tsl_errprintf(err, "expected auto, libslurm or sbatch");
+    return 0;
 }
 
 static int check_qmap(const char *v, tsl_error_t *err)
@@ -643,6 +653,25 @@ int tessd_check_root_owned(const char *path, const char *what, tsl_error_t *err)
                                  paths[k], what, k ? "'s directory" : "", (unsigned)st.st_uid,
                                  (unsigned)(st.st_mode & 07777));
     }
+    return 0;
+}
+
+int tessd_check_submitter(const char *sub, bool as_root, tsl_error_t *err)
+{
+    struct stat st;
+    if (stat(sub, &st) < 0)
+        return tsl_errprintf(err, "%s: %s", sub, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return tsl_errprintf(err, "%s: not a regular file", sub);
+    if (!as_root)
+        return access(sub, X_OK) == 0 ? 0 : tsl_errprintf(err, "%s: %s", sub, strerror(errno));
+    if (tessd_check_root_owned(sub, "tessel-slurm-submit", err) < 0)
+        return -1;
+    if (!(st.st_mode & S_IXOTH))
+        return tsl_errprintf(err,
+                             "%s: tessel-slurm-submit must be executable by others (mode %04o; "
+                             "0711 as installed)",
+                             sub, (unsigned)(st.st_mode & 07777));
     return 0;
 }
 

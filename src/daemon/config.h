@@ -96,6 +96,7 @@ typedef struct {
     unsigned long slurm_node_port, slurm_node_poll; /* the nodes' exporters (slurmnodes.h) */
     char slurm_output_dir[PATH_MAX];
     char gpu_speeds[1024];   /* MODEL=SPEED,... (gpuspeed.h, tessd_speeds_lookup) */
+    char slurm_submit[16];   /* auto, libslurm or sbatch (docs/slurm-backend.md) */
     char slurm_queues[1024]; /* QUEUE=PARTITION[,QOS] ... (slurmjob.h, tsj_parse_qmap) */
     char test_kill_at[16];
     bool test_start_files; /* --test-start-files: start jobs as 7fa4294 did (launch.c) */
@@ -136,6 +137,13 @@ int tessd_conf_load_file(tessd_conf_t *c, const char *path, tsl_error_t *err);
  * explicit --shim or --interposer in system mode.  0, or -1 with err "PATH: WHAT[' s
  * directory] must be owned by root ...". */
 int tessd_check_root_owned(const char *path, const char *what, tsl_error_t *err);
+
+/* Whether tesseld may start sub (tessel-slurm-submit) as every account that submits: a regular
+ * file; as_root (tesseld is root) also root's and writable by no one else, in a directory of
+ * the same kind (tessd_check_root_owned, as the Slurm commands), and executable by others
+ * (installed 0711); else executable by tesseld (review of the submitter, 2026-11-28, L2).  0,
+ * or -1 with err. */
+int tessd_check_submitter(const char *sub, bool as_root, tsl_error_t *err);
 
 /* The command line. */
 typedef struct {

@@ -312,6 +312,9 @@ typedef struct {
     char slurm_conf[PATH_MAX]; /* SLURM_CONF for the commands; "" = Slurm's default */
     char slurm_bin[PATH_MAX];  /* where sbatch, squeue, scancel are */
     char slurm_out[PATH_MAX];  /* the users' log directories (<out>/<user>) */
+    /* tessel-slurm-submit (slurmsub.c), "" = sbatch per job (slurm-submit = sbatch, or auto
+     * without the program installed). */
+    char slurm_submitter[PATH_MAX];
     unsigned long slurm_shards, slurm_poll_s, slurm_timeout_s;
     int64_t slurm_next_poll;    /* main thread: the next poll (tessd_mono_ms) */
     atomic_bool slurm_poll_now; /* a handler asks for a poll at the next pass */

@@ -17,7 +17,8 @@ TESSELD_SRCS += src/daemon/api/metrics.c
 # Container jobs (docs/containers.md): images, the OCI configuration, GET /v1/images.
 TESSELD_SRCS += src/daemon/container.c src/daemon/container_launch.c src/daemon/api/images.c
 # --slurm: the Slurm commands and the poll (slurm.c), their pure logic (slurmjob.c).
-TESSELD_SRCS += src/daemon/slurm.c src/daemon/slurmjob.c
+TESSELD_SRCS += src/daemon/slurm.c src/daemon/slurmjob.c src/daemon/slurmsub.c \
+                src/daemon/spawnas.c src/slurmsub/subproto.c
 # --slurm: the cluster's nodes and GPUs (slurmnodes.h), in the API (api/cluster.c).
 TESSELD_SRCS += src/daemon/slurmnodes.c src/daemon/slurmnodes_parse.c src/daemon/api/cluster.c
 # Projects (docs/projects.md): the rules (projects.c) and the routes (api/projects.c).
@@ -293,6 +294,20 @@ $(O)/tests/daemon/test_slurmjob: $(O)/obj/src/daemon/test/test_slurmjob.o \
                                  $(O)/lib/libtsl-store.a $(O)/lib/libtsl-util.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lsqlite3 -lcmocka
+# slurmsub.c: the pool of submitters, against a fake one (test/fake_submitter.c).
+TESTS += $(O)/tests/daemon/test_slurmsub
+$(O)/tests/daemon/fake_submitter: $(O)/obj/src/daemon/test/fake_submitter.o \
+                                  $(O)/obj/src/slurmsub/subproto.o $(O)/lib/libtsl-util.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -ljansson
+$(O)/tests/daemon/test_slurmsub: $(O)/obj/src/daemon/test/test_slurmsub.o \
+                                 $(O)/obj/src/daemon/slurmsub.o $(O)/obj/src/slurmsub/subproto.o \
+                                 $(O)/obj/src/daemon/spawnas.o $(O)/obj/src/daemon/log.o \
+                                 $(O)/obj/src/daemon/slurmjob.o $(O)/obj/src/daemon/jobmodel.o \
+                                 $(O)/lib/libtsl-store.a $(O)/lib/libtsl-util.a \
+                                 | $(O)/tests/daemon/fake_submitter
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -ljansson -lsqlite3 -lcmocka -lpthread
 # slurmnodes_parse.c: sinfo --json's nodes (Slurm 22.05), and the nodes' copies handlers take.
 TESTS += $(O)/tests/daemon/test_slurmnodes
 $(O)/tests/daemon/test_slurmnodes: $(O)/obj/src/daemon/test/test_slurmnodes.o \

@@ -8,22 +8,21 @@
  * --slurm mode the tick that reaps with waitpid(-1) does not run (no shim), so no other thread
  * takes our child.  The big lock is never held while a command runs. */
 #include <errno.h>
-#include <linux/close_range.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "daemon/daemon.h"
 #include "daemon/pwcache.h"
 #include "daemon/slurmjob.h"
+#include "daemon/slurmsub.h"
+#include "daemon/spawnas.h"
 
 /* Most bytes kept of a command's standard output and of its error output.  squeue --json
  * prints about 3.1 KiB per job (Slurm 22.05.8, bench/slurm/poll.sh 2026-11-27: 1,548,177
@@ -31,8 +30,6 @@
  * jobs; a larger answer fails the poll (logged), it never takes jobs for gone. */
 #define SLURM_OUT_MAX (64u << 20)
 #define SLURM_ERR_MAX (16u << 10)
-/* Groups of an account passed to setgroups (as tessd_cwd_check). */
-#define SLURM_MAX_GROUPS 256
 
 typedef struct {
     char *out; /* standard output (NUL-terminated), malloc'd */
@@ -62,47 +59,16 @@ static int grow_read(int fd, char **buf, size_t *len, size_t max)
 }
 
 /* Run argv (argv[0] an absolute path) as pw (NULL: as tesseld itself) with a clean
- * environment, input on its standard input.  0 with c filled (c->out the caller's to free),
- * or -1 with errno and a line in why (could not start it). */
+ * environment (tessd_spawn_as), input on its standard input, within slurm-timeout, its start
+ * included.  0 with c filled (c->out the caller's to free; c->timed_out also when it was not
+ * started in time, killed before its exec), or -1 with errno and a line in why (could not
+ * start it). */
 static int run_cmd(tessd_t *d, const tessd_pw_t *pw, char *const argv[], const char *input,
                    cmd_t *c, char *why, size_t wlen)
 {
     memset(c, 0, sizeof *c);
-    char home[PATH_MAX + 8], user[272], logname[272], shell[PATH_MAX + 8], conf[PATH_MAX + 16];
-    char *envp[8];
-    int ne = 0;
-    envp[ne++] = (char *)"PATH=/usr/bin:/bin";
-    envp[ne++] = (char *)"LC_ALL=C";
-    if (pw) {
-        snprintf(home, sizeof home, "HOME=%s", pw->dir);
-        snprintf(user, sizeof user, "USER=%s", pw->name);
-        snprintf(logname, sizeof logname, "LOGNAME=%s", pw->name);
-        snprintf(shell, sizeof shell, "SHELL=%s", pw->shell[0] ? pw->shell : "/bin/sh");
-        envp[ne++] = home;
-        envp[ne++] = user;
-        envp[ne++] = logname;
-        envp[ne++] = shell;
-    }
-    if (d->slurm_conf[0]) {
-        snprintf(conf, sizeof conf, "SLURM_CONF=%s", d->slurm_conf);
-        envp[ne++] = conf;
-    }
-    envp[ne] = NULL;
-    gid_t groups[SLURM_MAX_GROUPS];
-    int ngroups = SLURM_MAX_GROUPS;
-    bool become = pw && geteuid() == 0;
-    /* All of the account's groups or none of the command: a group left out could be one that
-     * denies access somewhere. */
-    if (become && getgrouplist(pw->name, pw->gid, groups, &ngroups) < 0) {
-        snprintf(why, wlen, "account '%s' is in more than %d groups", pw->name, SLURM_MAX_GROUPS);
-        errno = E2BIG;
-        return -1;
-    }
-    /* fail: the child's report of a failed set-up (one byte, the step), closed by a
-     * successful exec: the command's own exit status is then all its own. */
-    int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1}, fail[2] = {-1, -1};
-    if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0 ||
-        pipe2(fail, O_CLOEXEC) < 0) {
+    int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1};
+    if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0) {
         int saved = errno;
         for (int i = 0; i < 2; i++) {
             if (in[i] >= 0)
@@ -111,61 +77,35 @@ static int run_cmd(tessd_t *d, const tessd_pw_t *pw, char *const argv[], const c
                 close(out[i]);
             if (er[i] >= 0)
                 close(er[i]);
-            if (fail[i] >= 0)
-                close(fail[i]);
         }
         snprintf(why, wlen, "pipe: %s", strerror(saved));
         errno = saved;
         return -1;
     }
-    pid_t pid = fork();
-    if (pid < 0) {
-        int saved = errno;
-        close(in[0]), close(in[1]), close(out[0]), close(out[1]), close(er[0]), close(er[1]);
-        close(fail[0]), close(fail[1]);
-        snprintf(why, wlen, "fork: %s", strerror(saved));
-        errno = saved;
-        return -1;
-    }
-    if (pid == 0) {
-        /* Only system calls from here (tesseld has threads).  The account's ids, all of
-         * them, before anything runs: never root on a user's behalf. */
-        char step = 's';
-        if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(er[1], 2) < 0 || chdir("/") < 0)
-            goto child_fail;
-        /* Nothing of tesseld's but the three: descriptors its starter leaked without
-         * close-on-exec (fail[1] is one), its signal mask (the poll's thread blocks SIGTERM
-         * and more), SIGPIPE ignored. */
-        if (syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC) < 0 && errno != ENOSYS)
-            goto child_fail;
-        sigset_t none;
-        sigemptyset(&none);
-        struct sigaction dfl = {.sa_handler = SIG_DFL};
-        if (sigprocmask(SIG_SETMASK, &none, NULL) < 0 || sigaction(SIGPIPE, &dfl, NULL) < 0)
-            goto child_fail;
-        step = 'i';
-        if (become &&
-            (setgroups((size_t)ngroups, groups) < 0 || setgid(pw->gid) < 0 || setuid(pw->uid) < 0))
-            goto child_fail;
-        if (become && (getuid() != pw->uid || geteuid() != pw->uid))
-            goto child_fail;
-        step = 'x';
-        execve(argv[0], argv, envp);
-    child_fail:
-        if (write(fail[1], &step, 1) < 0)
-            _exit(127);
-        _exit(127);
-    }
+    /* One deadline for the start and the run: a child stopped before its exec (by its
+     * account, between its setuid and its execve) is killed at it (tessd_spawn_as). */
+    int64_t deadline = tessd_mono_ms() + (int64_t)d->slurm_timeout_s * 1000;
+    int fds[3] = {in[0], out[1], er[1]};
+    pid_t pid;
+    int rc = tessd_spawn_as(d, pw, argv, fds, deadline, &pid, why, wlen);
+    int saved = errno;
     close(in[0]);
     close(out[1]);
     close(er[1]);
-    close(fail[1]);
-    /* The child execs or reports at once: this read ends with its exec (EOF) or its report. */
-    char step = 0;
-    ssize_t got;
-    while ((got = read(fail[0], &step, 1)) < 0 && errno == EINTR) {
+    if (rc < 0) {
+        close(in[1]), close(out[0]), close(er[0]);
+        if (saved == ETIMEDOUT) {
+            /* As a command that did not answer in time: the callers' 503. */
+            c->timed_out = true;
+            snprintf(c->err, sizeof c->err, "%s", why);
+            c->out = strdup("");
+            if (c->out)
+                return 0;
+            saved = ENOMEM;
+        }
+        errno = saved;
+        return -1;
     }
-    close(fail[0]);
     fcntl(in[1], F_SETFL, O_NONBLOCK);
     size_t inlen = input ? strlen(input) : 0, inoff = 0;
     if (!inlen) {
@@ -174,7 +114,6 @@ static int run_cmd(tessd_t *d, const tessd_pw_t *pw, char *const argv[], const c
     }
     size_t errlen = 0;
     char *errbuf = NULL;
-    int64_t deadline = tessd_mono_ms() + (int64_t)d->slurm_timeout_s * 1000;
     bool out_open = true, err_open = true;
     while (out_open || err_open || in[1] >= 0) {
         struct pollfd p[3] = {{out_open ? out[0] : -1, POLLIN, 0},
@@ -219,16 +158,6 @@ static int run_cmd(tessd_t *d, const tessd_pw_t *pw, char *const argv[], const c
     if (!c->out) {
         c->out = strdup("");
         c->outlen = 0;
-    }
-    if (got == 1) {
-        snprintf(why, wlen, "%s: %s", argv[0],
-                 step == 'i'   ? "cannot take the account's ids"
-                 : step == 'x' ? "cannot be run"
-                               : "cannot be set up");
-        free(c->out);
-        c->out = NULL;
-        errno = step == 'x' ? ENOENT : EPERM;
-        return -1;
     }
     return 0;
 }
@@ -316,7 +245,14 @@ int tessd_slurm_submit(tessd_t *d, const tstore_job_t *j, const char *cwd, int64
     if (slurm_account(j->user, &pw, why, len) < 0)
         return 422;
     char dir[PATH_MAX];
-    if (user_dir(d, j->user, &pw, dir, sizeof dir, why, len) < 0)
+    /* One at a time: two first submissions of a user at once would otherwise see each other's
+     * directory between its mkdir and its chown (root's for a moment: "not a directory of the
+     * account", bench/slurm/submit.sh 2026-11-28 with 4 clients). */
+    static pthread_mutex_t dir_mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&dir_mu);
+    int drc = user_dir(d, j->user, &pw, dir, sizeof dir, why, len);
+    pthread_mutex_unlock(&dir_mu);
+    if (drc < 0)
         return 500;
     char sbatch[PATH_MAX + 16];
     cmd_path(d, "sbatch", sbatch, sizeof sbatch);
@@ -339,6 +275,21 @@ int tessd_slurm_submit(tessd_t *d, const tstore_job_t *j, const char *cwd, int64
         s.qos = qm->qos;
     }
     tsl_error_t err;
+    if (d->slurm_submitter[0]) {
+        /* The account's long-lived submitter (slurmsub.c): the same checks, script and
+         * options, one request frame, no process per job. */
+        char *script = tsj_script(j->user, j->argv_json, j->shell, j->env_json,
+                                  d->fake_spec[0] ? d->fake_spec : NULL, &err);
+        char *req = script ? tsj_submit_request(&s, script, &err) : NULL;
+        free(script);
+        if (!req) {
+            snprintf(why, len, "%s", err.text);
+            return errno == ENOMEM ? 500 : 400;
+        }
+        int st = tessd_slurmsub_submit(d, &pw, req, slurm_id, why, len);
+        free(req);
+        return st;
+    }
     char **argv = tsj_sbatch_argv(sbatch, &s, &err);
     char *script = argv ? tsj_script(j->user, j->argv_json, j->shell, j->env_json,
                                      d->fake_spec[0] ? d->fake_spec : NULL, &err)
@@ -515,10 +466,14 @@ const tsj_seen_t *tessd_slurm_view_find(const tessd_t *d, int64_t slurm_id)
 }
 
 /* Lock held: the view from one squeue's jobs (seen[0..ns), by Slurm id): those that are not
- * tesseld's and whose state this build knows.  A job new to the view while a submission of
- * tesseld's is between its sbatch and its commit may be that submission's: it waits for the
- * next poll.  Takes seen's entries it keeps; 0, or -1 with err (the view left as it was). */
-static int view_update(tessd_t *d, const tsj_seen_t *seen, size_t ns, int64_t at, tsl_error_t *err)
+ * tesseld's and whose state this build knows.  A Slurm id stored for one of tesseld's jobs that
+ * squeue gives to another account (foreign[0..nf), sorted: apply_seen did not apply it; an id
+ * a submitter lied about, docs/security.md) stays in the view: its owner's job is not hidden.  A
+ * job new to the view while a submission of tesseld's is between its sbatch and its commit may be
+ * that submission's: it waits for the next poll.  Takes seen's entries it keeps; 0, or -1 with err
+ * (the view left as it was). */
+static int view_update(tessd_t *d, const tsj_seen_t *seen, size_t ns, const int64_t *foreign,
+                       size_t nf, int64_t at, tsl_error_t *err)
 {
     if (mine_update(d, ns ? seen[0].slurm_id : 0, err) < 0)
         return -1;
@@ -530,7 +485,8 @@ static int view_update(tessd_t *d, const tsj_seen_t *seen, size_t ns, int64_t at
     size_t n = 0;
     for (size_t i = 0; i < ns; i++) {
         const tsj_seen_t *s = &seen[i];
-        if (!s->known || is_mine(d, s->slurm_id))
+        if (!s->known || (is_mine(d, s->slurm_id) &&
+                          !(nf && bsearch(&s->slurm_id, foreign, nf, sizeof *foreign, cmp_id))))
             continue;
         if (d->slurm_inflight > 0 && !tessd_slurm_view_find(d, s->slurm_id))
             continue;
@@ -577,27 +533,31 @@ int tessd_slurm_view(tessd_t *d)
     return d->slurm_view_gen && d->slurm_view_at >= asked ? 0 : -1;
 }
 
-/* Apply the plan of one job (lock held), from what a squeue begun at `at` said. */
-static void apply_seen(tessd_t *d, int64_t id, const tsj_seen_t *s, int64_t now, int64_t at)
+/* Apply the plan of one job (lock held), from what a squeue begun at `at` said.  Returns 1
+ * when Slurm has that id as another account's job (nothing applied), else 0. */
+static int apply_seen(tessd_t *d, int64_t id, const tsj_seen_t *s, int64_t now, int64_t at)
 {
     tstore_job_t j;
     tsl_error_t err;
     if (s && !s->known)
-        return; /* a state this build does not know: left as it is, not taken for gone */
+        return 0; /* a state this build does not know: left as it is, not taken for gone */
     if (tstore_job_get(d->store, id, &j, &err) < 0)
-        return;
+        return 0;
     /* squeue runs as root and sees every job: nothing of another account's job is taken into
-     * this one (tsj_applies). */
+     * this one (tsj_applies: by uid; an owner without an account is refused). */
     tessd_pw_t pw;
-    const char *owner = geteuid() == 0                        ? j.user
-                        : tessd_getpwuid(geteuid(), &pw) == 1 ? pw.name
-                                                              : NULL;
+    int64_t owner = -1;
+    if (geteuid() != 0)
+        owner = geteuid();
+    else if (tessd_getpwnam(j.user, &pw) == 1)
+        owner = pw.uid;
     if (!tsj_applies(s, owner)) {
-        tessd_log("job %lld: Slurm job %lld belongs to '%s', not '%s': its state is not "
-                  "applied",
-                  (long long)id, (long long)s->slurm_id, s->user, owner);
+        tessd_log("job %lld: Slurm job %lld belongs to uid %lld ('%s'), not '%s' (uid %lld): "
+                  "its state is not applied",
+                  (long long)id, (long long)s->slurm_id, (long long)s->uid, s->user, j.user,
+                  (long long)owner);
         tstore_job_clear(&j);
-        return;
+        return 1;
     }
     tsj_plan_t p;
     tsj_plan(&j, s, now, &p);
@@ -618,6 +578,7 @@ static void apply_seen(tessd_t *d, int64_t id, const tsj_seen_t *s, int64_t now,
         }
     }
     tstore_job_clear(&j);
+    return 0;
 }
 
 static int cmp_seen(const void *a, const void *b)
@@ -651,7 +612,7 @@ static int ask_sacct(tessd_t *d, const int64_t *ids, size_t n, tsj_seen_t **out,
                     (char *)"--parsable2",
                     (char *)"--allocations",
                     (char *)"--allusers",
-                    (char *)"--format=JobIDRaw,State,ExitCode,User,NodeList,Start",
+                    (char *)"--format=JobIDRaw,State,ExitCode,User,UID,NodeList,Start",
                     list,
                     NULL};
     *out = NULL;
@@ -747,6 +708,8 @@ static int poll_jobs(tessd_t *d, const tstore_slurm_pair_t *jobs, size_t n, char
     if (ng)
         d->slurm_acct_failing = arc < 0;
     int64_t now = tessd_now_ms();
+    int64_t *foreign = n ? malloc(n * sizeof *foreign) : NULL;
+    size_t nf = 0;
     pthread_mutex_lock(&d->lock);
     for (size_t i = 0; i < n; i++) {
         tsj_seen_t key = {.slurm_id = jobs[i].slurm_id};
@@ -757,17 +720,21 @@ static int poll_jobs(tessd_t *d, const tstore_slurm_pair_t *jobs, size_t n, char
                 continue; /* not asked this poll, or sacct did not answer: left as it is */
             s = na ? bsearch(&key, acct, na, sizeof *acct, cmp_seen) : NULL;
         }
-        apply_seen(d, jobs[i].job, s, now, at);
+        if (apply_seen(d, jobs[i].job, s, now, at) == 1 && foreign)
+            foreign[nf++] = jobs[i].slurm_id;
     }
     free(acct);
+    if (nf)
+        qsort(foreign, nf, sizeof *foreign, cmp_id);
     /* The jobs submitted to Slurm directly, for GET /v1/jobs?origin=slurm. */
-    if (view_update(d, seen, ns, at, &err) < 0) {
+    if (view_update(d, seen, ns, foreign, nf, at, &err) < 0) {
         snprintf(d->slurm_view_error, sizeof d->slurm_view_error, "%s", err.text);
         d->slurm_view_failed = at;
     }
     tessd_wake_waiters(d, 0);
     pthread_mutex_unlock(&d->lock);
     free(seen);
+    free(foreign);
     return 0;
 failed:
     pthread_mutex_lock(&d->lock);
@@ -791,6 +758,7 @@ void tessd_slurm_tick(tessd_t *d)
     if (!forced && now < d->slurm_next_poll)
         return;
     d->slurm_next_poll = now + (int64_t)d->slurm_poll_s * 1000;
+    tessd_slurmsub_reap(d, false);
     tstore_slurm_pair_t *jobs = NULL;
     size_t n = 0;
     tsl_error_t err;

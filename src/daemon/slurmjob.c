@@ -2,6 +2,7 @@
  * answer, Slurm's states onto the job model.  See slurmjob.h and docs/slurm-backend.md. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -119,6 +120,9 @@ int tsj_parse_squeue(const char *text, size_t len, tsj_seen_t **out, size_t *n, 
         copy_str(o, "nodes", s->nodes, sizeof s->nodes);
         copy_str(o, "state_reason", s->reason, sizeof s->reason);
         copy_str(o, "user_name", s->user, sizeof s->user);
+        json_t *uid = json_object_get(o, "user_id");
+        s->uid =
+            json_is_integer(uid) && json_integer_value(uid) >= 0 ? json_integer_value(uid) : -1;
         copy_str(o, "name", s->name, sizeof s->name);
         copy_str(o, "partition", s->partition, sizeof s->partition);
         json_t *sub = json_object_get(o, "submit_time"), *end = json_object_get(o, "end_time");
@@ -181,16 +185,17 @@ int tsj_parse_sacct(const char *text, size_t len, tsj_seen_t **out, size_t *n, t
         line = nl ? nl + 1 : end_all;
         if (end == p)
             continue;
-        char id[32], state[64], ec[32], start[64];
+        char id[32], state[64], ec[32], uid[32], start[64];
         tsj_seen_t *s = &v[c];
         if (!sacct_field(&p, end, id, sizeof id) || !sacct_field(&p, end, state, sizeof state) ||
             !sacct_field(&p, end, ec, sizeof ec) ||
             !sacct_field(&p, end, s->user, sizeof s->user) ||
+            !sacct_field(&p, end, uid, sizeof uid) ||
             !sacct_field(&p, end, s->nodes, sizeof s->nodes) ||
             !sacct_field(&p, end, start, sizeof start) || p) {
             free(v);
             errno = EINVAL;
-            return tsl_errprintf(err, "sacct: not a line of 6 fields: '%.*s'",
+            return tsl_errprintf(err, "sacct: not a line of 7 fields: '%.*s'",
                                  (int)(end - l0 < 80 ? end - l0 : 80), l0);
         }
         char *e;
@@ -203,6 +208,18 @@ int tsj_parse_sacct(const char *text, size_t len, tsj_seen_t **out, size_t *n, t
             free(v);
             errno = EINVAL;
             return tsl_errprintf(err, "sacct: job '%s' exit code '%s': not Slurm's", id, ec);
+        }
+        /* UID: empty when slurmdbd has none (uid -1: tsj_applies refuses). */
+        s->uid = -1;
+        if (uid[0]) {
+            errno = 0;
+            long long u = strtoll(uid, &e, 10);
+            if (errno || *e || u < 0 || u > UINT32_MAX) {
+                free(v);
+                errno = EINVAL;
+                return tsl_errprintf(err, "sacct: job '%s' UID '%s': not a uid", id, uid);
+            }
+            s->uid = u;
         }
         s->slurm_id = sid;
         /* ExitCode is "status:signal" (3:0, 0:9); a signal wins, as in a wait status. */
@@ -401,31 +418,68 @@ static int add_arg(char **argv, size_t *n, tsl_error_t *err, const char *fmt, ..
 /* Most arguments tsj_sbatch_argv writes, with the NULL. */
 #define SBATCH_MAX_ARGS 22
 
-char **tsj_sbatch_argv(const char *sbatch, const tsj_submit_t *s, tsl_error_t *err)
+/* The checks of both paths (sbatch's arguments, the submitter's request): values Slurm could
+ * misread.  0, or -1 with errno EINVAL and err. */
+static int submit_check(const tsj_submit_t *s, tsl_error_t *err)
 {
     const char *name = s->name ? s->name : "tessel";
     if (has_control(name) || !name[0]) {
         errno = EINVAL;
-        tsl_errprintf(err,
-                      "name: a Slurm job's name must be printable, without control characters");
-        return NULL;
+        return tsl_errprintf(err, "name: a Slurm job's name must be printable, without control "
+                                  "characters");
     }
     if (!s->cwd || s->cwd[0] != '/' || has_control(s->cwd)) {
         errno = EINVAL;
-        tsl_errprintf(err, "cwd must be an absolute path without control characters");
-        return NULL;
+        return tsl_errprintf(err, "cwd must be an absolute path without control characters");
     }
     if ((s->partition && (has_control(s->partition) || strchr(s->partition, ' '))) ||
         (s->qos && (has_control(s->qos) || strchr(s->qos, ' ')))) {
         errno = EINVAL;
-        tsl_errprintf(err, "a partition or QOS name must be one printable word");
-        return NULL;
+        return tsl_errprintf(err, "a partition or QOS name must be one printable word");
     }
     if (!s->out_dir || s->out_dir[0] != '/' || strchr(s->out_dir, '%') || has_control(s->out_dir)) {
         errno = EINVAL;
-        tsl_errprintf(err, "the output directory must be an absolute path without '%%'");
-        return NULL;
+        return tsl_errprintf(err, "the output directory must be an absolute path without '%%'");
     }
+    return 0;
+}
+
+void tsj_opts(const tsj_submit_t *s, tsj_opts_t *o)
+{
+    memset(o, 0, sizeof *o);
+    if (s->gpus > 1) {
+        snprintf(o->gres, sizeof o->gres, "gpu:%d", s->gpus);
+    } else if (s->gpus == 1 || s->gpu_milli >= 1000) {
+        if (s->shards)
+            snprintf(o->gres, sizeof o->gres, "shard:%u", s->shards);
+        else
+            snprintf(o->gres, sizeof o->gres, "gpu:1");
+    } else if (s->gpu_milli > 0) {
+        /* ceil(F x C) shards: at least the part asked; --gpu-share holds it to F. */
+        if (s->shards)
+            snprintf(o->gres, sizeof o->gres, "shard:%u",
+                     (unsigned)(((uint64_t)s->gpu_milli * s->shards + 999) / 1000));
+        snprintf(o->gpu_share, sizeof o->gpu_share, "%d.%03d", s->gpu_milli / 1000,
+                 s->gpu_milli % 1000);
+    }
+    /* The plugin wants a unit: KiB, rounded up (a limit a byte above the one asked). */
+    if (s->gpu_mem && (s->gpus || s->gpu_milli))
+        snprintf(o->gpu_mem, sizeof o->gpu_mem, "%" PRIu64 "K", (s->gpu_mem + 1023) / 1024);
+    if (s->cpu_milli > 0)
+        o->cpus = (s->cpu_milli + 999) / 1000;
+    if (s->mem > 0)
+        o->mem_mb = (s->mem + (1 << 20) - 1) >> 20;
+    if (s->time_limit_s > 0)
+        o->time_min = (s->time_limit_s + 59) / 60;
+}
+
+char **tsj_sbatch_argv(const char *sbatch, const tsj_submit_t *s, tsl_error_t *err)
+{
+    if (submit_check(s, err) < 0)
+        return NULL;
+    const char *name = s->name ? s->name : "tessel";
+    tsj_opts_t o;
+    tsj_opts(s, &o);
     char **argv = calloc(SBATCH_MAX_ARGS, sizeof *argv);
     if (!argv) {
         errno = ENOMEM;
@@ -439,35 +493,20 @@ char **tsj_sbatch_argv(const char *sbatch, const tsj_submit_t *s, tsl_error_t *e
     rc = rc ?: add_arg(argv, &n, err, "--chdir=%s", s->cwd);
     rc = rc ?: add_arg(argv, &n, err, "--output=%s/%%j.out", s->out_dir);
     rc = rc ?: add_arg(argv, &n, err, "--error=%s/%%j.err", s->out_dir);
-    if (s->gpus > 1) {
-        rc = rc ?: add_arg(argv, &n, err, "--gres=gpu:%d", s->gpus);
-    } else if (s->gpus == 1 || s->gpu_milli >= 1000) {
-        if (s->shards)
-            rc = rc ?: add_arg(argv, &n, err, "--gres=shard:%u", s->shards);
-        else
-            rc = rc ?: add_arg(argv, &n, err, "--gres=gpu:1");
-    } else if (s->gpu_milli > 0) {
-        /* ceil(F x C) shards: at least the part asked; --gpu-share holds it to F. */
-        if (s->shards) {
-            unsigned sh = (unsigned)(((uint64_t)s->gpu_milli * s->shards + 999) / 1000);
-            rc = rc ?: add_arg(argv, &n, err, "--gres=shard:%u", sh);
-        }
-        rc = rc
-                 ?: add_arg(argv, &n, err, "--gpu-share=%d.%03d", s->gpu_milli / 1000,
-                            s->gpu_milli % 1000);
-    }
-    if (s->gpu_mem && (s->gpus || s->gpu_milli)) {
-        /* The plugin wants a unit: KiB, rounded up (a limit a byte above the one asked). */
-        rc = rc ?: add_arg(argv, &n, err, "--gpu-mem=%" PRIu64 "K", (s->gpu_mem + 1023) / 1024);
-    }
-    if (s->cpu_milli > 0)
-        rc = rc ?: add_arg(argv, &n, err, "--cpus-per-task=%d", (s->cpu_milli + 999) / 1000);
-    if (s->mem > 0)
-        rc = rc ?: add_arg(argv, &n, err, "--mem=%" PRIu64 "M", (s->mem + (1 << 20) - 1) >> 20);
+    if (o.gres[0])
+        rc = rc ?: add_arg(argv, &n, err, "--gres=%s", o.gres);
+    if (o.gpu_share[0])
+        rc = rc ?: add_arg(argv, &n, err, "--gpu-share=%s", o.gpu_share);
+    if (o.gpu_mem[0])
+        rc = rc ?: add_arg(argv, &n, err, "--gpu-mem=%s", o.gpu_mem);
+    if (o.cpus)
+        rc = rc ?: add_arg(argv, &n, err, "--cpus-per-task=%d", o.cpus);
+    if (o.mem_mb)
+        rc = rc ?: add_arg(argv, &n, err, "--mem=%" PRIu64 "M", o.mem_mb);
     if (s->no_requeue)
         rc = rc ?: add_arg(argv, &n, err, "--no-requeue");
-    if (s->time_limit_s > 0)
-        rc = rc ?: add_arg(argv, &n, err, "--time=%" PRId64, (s->time_limit_s + 59) / 60);
+    if (o.time_min)
+        rc = rc ?: add_arg(argv, &n, err, "--time=%" PRId64, o.time_min);
     if (s->partition && s->partition[0])
         rc = rc ?: add_arg(argv, &n, err, "--partition=%s", s->partition);
     if (s->qos && s->qos[0])
@@ -478,6 +517,48 @@ char **tsj_sbatch_argv(const char *sbatch, const tsj_submit_t *s, tsl_error_t *e
     }
     argv[n] = NULL;
     return argv;
+}
+
+char *tsj_submit_request(const tsj_submit_t *s, const char *script, tsl_error_t *err)
+{
+    if (submit_check(s, err) < 0)
+        return NULL;
+    tsj_opts_t o;
+    tsj_opts(s, &o);
+    char out[PATH_MAX + 16], er[PATH_MAX + 16];
+    snprintf(out, sizeof out, "%s/%%j.out", s->out_dir);
+    snprintf(er, sizeof er, "%s/%%j.err", s->out_dir);
+    json_t *r = json_pack("{s:s, s:s, s:s, s:s, s:s}", "name", s->name ? s->name : "tessel", "cwd",
+                          s->cwd, "stdout", out, "stderr", er, "script", script);
+    int bad = !r;
+    if (r && o.gres[0])
+        bad |= json_object_set_new(r, "gres", json_string(o.gres));
+    if (r && o.gpu_share[0])
+        bad |= json_object_set_new(r, "gpu_share", json_string(o.gpu_share));
+    if (r && o.gpu_mem[0])
+        bad |= json_object_set_new(r, "gpu_mem", json_string(o.gpu_mem));
+    if (r && o.cpus)
+        bad |= json_object_set_new(r, "cpus_per_task", json_integer(o.cpus));
+    if (r && o.mem_mb)
+        bad |= json_object_set_new(r, "mem_mb", json_integer((json_int_t)o.mem_mb));
+    if (r && o.time_min)
+        bad |= json_object_set_new(r, "time_min", json_integer(o.time_min));
+    if (r && s->no_requeue)
+        bad |= json_object_set_new(r, "requeue", json_false());
+    if (r && s->partition && s->partition[0])
+        bad |= json_object_set_new(r, "partition", json_string(s->partition));
+    if (r && s->qos && s->qos[0])
+        bad |= json_object_set_new(r, "qos", json_string(s->qos));
+    /* json_string is NULL for text that is not UTF-8 (a script's values may be any bytes):
+     * set_new fails then, and the request is refused rather than sent without it. */
+    char *text = bad ? NULL : json_dumps(r, JSON_COMPACT);
+    json_decref(r);
+    if (!text) {
+        errno = bad ? EINVAL : ENOMEM;
+        tsl_errprintf(err, bad ? "the job's script or names are not UTF-8 text"
+                               : "request: out of memory");
+    }
+    return text;
 }
 
 void tsj_argv_free(char **argv)
@@ -647,13 +728,13 @@ int tsj_sbatch_error(const char *text, bool timed_out, char *msg, size_t len)
     return 422;
 }
 
-bool tsj_applies(const tsj_seen_t *s, const char *owner)
+bool tsj_applies(const tsj_seen_t *s, int64_t owner_uid)
 {
     if (!s)
         return true;
     if (!s->known)
         return false;
-    return !s->user[0] || !owner || strcmp(s->user, owner) == 0;
+    return owner_uid >= 0 && s->uid >= 0 && s->uid == owner_uid;
 }
 
 void tsj_view_state(const tsj_seen_t *s, tsj_view_t *v)

@@ -52,7 +52,8 @@ typedef struct tsj_seen {
     int64_t start_time; /* Unix seconds, 0 = not started */
     char nodes[256];    /* "n1" or "n[1-2]"; "" before it starts */
     char reason[64];    /* state_reason ("Resources", "None") */
-    char user[64];      /* user_name */
+    char user[64];      /* user_name ("" when squeue could not name the uid) */
+    int64_t uid;        /* user_id; -1 when not given (tsj_applies then refuses) */
     /* Read for the jobs submitted to Slurm directly (the view of tsj_view_json). */
     char name[128];      /* name */
     char partition[64];  /* partition */
@@ -71,22 +72,24 @@ typedef struct tsj_seen {
 int tsj_parse_squeue(const char *text, size_t len, tsj_seen_t **out, size_t *n, tsl_error_t *err);
 
 /* Parse the lines of `sacct --noheader --parsable2 --allocations --format=JobIDRaw,State,
- * ExitCode,User,NodeList,Start` (Slurm 22.05 with slurmdbd), e.g. "12|FAILED|3:0|alice|n1|
- * 2026-11-27T11:15:11", into what squeue would have said of the same jobs, for the jobs
- * slurmctld no longer holds: ExitCode "status:signal" as a wait status (the signal when not
- * 0, else status << 8), State's first word ("CANCELLED by 0"), started when Start is a date.
- * (Not --json: 22.05.8's gives return_code 0 for a job that ended with `exit 3`, checked
+ * ExitCode,User,UID,NodeList,Start` (Slurm 22.05 with slurmdbd), e.g. "12|FAILED|3:0|alice|
+ * 1001|n1|2026-11-27T11:15:11" (UID empty: uid -1), into what squeue would have said of the same
+ * jobs, for the jobs slurmctld no longer holds: ExitCode "status:signal" as a wait status (the
+ * signal when not 0, else status << 8), State's first word ("CANCELLED by 0"), started when Start
+ * is a date. (Not --json: 22.05.8's gives return_code 0 for a job that ended with `exit 3`, checked
  * 2026-11-27 on the test cluster.)  A state this build does not know is listed with known
  * false.  0 with *out (malloc'd or NULL, the caller frees it) and *n, or -1 with err (EINVAL:
  * a line not of that shape). */
 int tsj_parse_sacct(const char *text, size_t len, tsj_seen_t **out, size_t *n, tsl_error_t *err);
 
 /* Whether what squeue says of a job (s; NULL: it does not list the job) is to be applied to the
- * job of Unix account owner: not when its state is one this build does not know (left as it
- * is, never taken for gone), nor when squeue names another account as its user (an id that
- * names another user's Slurm job: slurmctld restarted without its state, ids wrapped round).
- * NULL s applies (the job is gone from Slurm). */
-bool tsj_applies(const tsj_seen_t *s, const char *owner);
+ * job of the Unix account of uid owner_uid (-1: not known): not when its state is one this
+ * build does not know (left as it is, never taken for gone), nor unless Slurm's uid of the job
+ * is owner_uid (an id that names another account's Slurm job: one a submitter lied about,
+ * slurmctld restarted without its state, ids wrapped round).  Compared by uid, never by name:
+ * squeue names no user for a uid it cannot resolve (review of the submitter, 2026-11-28, M2);
+ * no uid on either side refuses.  NULL s applies (the job is gone from Slurm). */
+bool tsj_applies(const tsj_seen_t *s, int64_t owner_uid);
 
 /* The events to apply to a stored job, in order (at most two: a start and an end). */
 typedef struct {
@@ -171,6 +174,25 @@ typedef struct {
     const char *partition; /* --partition; NULL or "": the cluster's default */
     const char *qos;       /* --qos; NULL or "": the default */
 } tsj_submit_t;
+
+/* The values of sbatch's options for a submission, shared by both paths (tsj_sbatch_argv, the
+ * submitter's request): "" or 0 when the option is not given. */
+typedef struct {
+    char gres[32];      /* --gres: "shard:S", "gpu:N" */
+    char gpu_share[16]; /* --gpu-share: "0.500" */
+    char gpu_mem[32];   /* --gpu-mem: "3145728K" (KiB, rounded up) */
+    int cpus;           /* --cpus-per-task */
+    uint64_t mem_mb;    /* --mem, MiB rounded up */
+    int64_t time_min;   /* --time, minutes rounded up */
+} tsj_opts_t;
+void tsj_opts(const tsj_submit_t *s, tsj_opts_t *o);
+
+/* The request tesseld sends to tessel-slurm-submit for s (src/slurmsub/, docs/slurm-backend.md
+ * "The submitter"): a JSON object {name, cwd, stdout, stderr, script, and gres, gpu_share,
+ * gpu_mem, cpus_per_task, mem_mb, time_min, requeue (false), partition, qos when given},
+ * after the same checks as tsj_sbatch_argv.  malloc'd text, or NULL with err (EINVAL: what
+ * tsj_sbatch_argv refuses, or text that is not UTF-8; ENOMEM). */
+char *tsj_submit_request(const tsj_submit_t *s, const char *script, tsl_error_t *err);
 
 /* sbatch's argument vector, argv[0] = sbatch (the path), NULL-terminated, every string its
  * own malloc'd copy; free it with tsj_argv_free.  NULL with err (errno EINVAL: a value sbatch

@@ -50,7 +50,7 @@ slurm-plain:
 	    $(SLURM_PLAIN)/tests/interposer/tcu-probe $(SLURM_PLAIN)/tests/interposer/tcu-raw
 endif
 # tesseld --slurm on the cluster (docs/slurm-backend.md).
-tests/t/t9006-slurm-backend.t: $(O)/bin/tesseld $(O)/bin/tessel-shim
+tests/t/t9006-slurm-backend.t: $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel-slurm-submit
 # jobs submitted to Slurm directly, and suspend/resume with --slurm.
 tests/t/t9007-slurm-direct-suspend.t: $(O)/bin/tesseld
 # Tessel's queues onto Slurm partitions and QOS (slurm-queues).
@@ -59,3 +59,5 @@ tests/t/t9008-slurm-queues.t: $(O)/bin/tesseld
 tests/t/t9010-slurm-cluster-gpus.t: $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel-node-exporter
 # The console's overview of the cluster, in Chromium (web/test/cluster.mjs).
 tests/t/t9011-slurm-console.t: $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel-node-exporter
+# tesseld's libslurm submitter against sbatch (docs/slurm-backend.md, "The submitter").
+tests/t/t9014-slurm-submitter.t: $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel-slurm-submit

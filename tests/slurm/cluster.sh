@@ -111,7 +111,8 @@ tsc_tesseld() {
     mkdir -p "$TD/data"
     nsenter --net=/run/netns/$tsc_ns-ctl "$TESSEL_BUILD/bin/tesseld" --data-dir "$TD/data" \
         --listen 127.0.0.1:0 --socket "$TD_SOCK" --no-cgroups --slurm \
-        --slurm-conf "$TSC/etc/slurm.conf" --slurm-timeout 15 "$@" >>"$TD/tesseld.log" 2>&1 &
+        --slurm-conf "$TSC/etc/slurm.conf" --slurm-timeout 15 \
+        --slurm-submit "${TSC_SLURM_SUBMIT:-auto}" "$@" >>"$TD/tesseld.log" 2>&1 &
     TD_PID=$!
     TD_PIDS="$TD_PIDS $TD_PID"
     wait_for "[ -s '$TD/data/tesseld.addr' ] || ! kill -0 $TD_PID 2>/dev/null"

@@ -309,6 +309,41 @@ static void test_owner(void **state)
     assert_int_equal(chmod(f->dir, 0700), 0);
 }
 
+/* tessel-slurm-submit, started as every account (review of the submitter, 2026-11-28, L2): as
+ * root only a regular file of root's, writable by no one else, executable by others; else one
+ * tesseld may run. */
+static void test_submitter(void **state)
+{
+    fix_t *f = *state;
+    tsl_error_t err;
+    bool root = geteuid() == 0;
+    write_file(f, "#!/bin/sh\n");
+    assert_int_equal(chmod(f->dir, 0755), 0);
+    assert_int_equal(chmod(f->path, 0711), 0);
+    assert_int_equal(tessd_check_submitter(f->path, root, &err), 0); /* as installed */
+    assert_int_equal(tessd_check_submitter(f->path, false, &err), 0);
+    assert_int_equal(chmod(f->path, 0775), 0); /* a group may write it */
+    assert_int_equal(tessd_check_submitter(f->path, true, &err), -1);
+    assert_non_null(strstr(err.text, "must be owned by root and writable by no one else"));
+    assert_int_equal(chmod(f->path, 0700), 0); /* the accounts cannot run it */
+    assert_int_equal(tessd_check_submitter(f->path, true, &err), -1);
+    if (root)
+        assert_non_null(strstr(err.text, "must be executable by others (mode 0700"));
+    assert_int_equal(chmod(f->path, 0644), 0); /* not executable at all */
+    assert_int_equal(tessd_check_submitter(f->path, false, &err), -1);
+    assert_int_equal(tessd_check_submitter(f->dir, false, &err), -1); /* a directory */
+    assert_non_null(strstr(err.text, "not a regular file"));
+    char none[200];
+    snprintf(none, sizeof none, "%s/none", f->dir);
+    assert_int_equal(tessd_check_submitter(none, root, &err), -1);
+    assert_non_null(strstr(err.text, "No such file"));
+    assert_int_equal(chmod(f->path, 0711), 0);
+    assert_int_equal(chmod(f->dir, 0777), 0); /* its directory writable by all */
+    assert_int_equal(tessd_check_submitter(f->path, true, &err), -1);
+    assert_non_null(strstr(err.text, "tessel-slurm-submit's directory"));
+    assert_int_equal(chmod(f->dir, 0700), 0);
+}
+
 static void test_log_levels(void **state)
 {
     (void)state;
@@ -556,6 +591,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_check, setup, teardown),
         cmocka_unit_test_setup_teardown(test_diff_take, setup, teardown),
         cmocka_unit_test_setup_teardown(test_owner, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_submitter, setup, teardown),
         cmocka_unit_test(test_log_levels),
         cmocka_unit_test_setup_teardown(test_remove_tree, setup, teardown),
         cmocka_unit_test_setup_teardown(test_remove_tree_step, setup, teardown),

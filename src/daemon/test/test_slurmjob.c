@@ -15,6 +15,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include <jansson.h>
+
 #include "daemon/slurmjob.h"
 
 static void test_state_names(void **state)
@@ -46,9 +48,11 @@ static void test_state_names(void **state)
 static const char squeue_ok[] =
     "{\"meta\":{\"plugin\":{\"type\":\"openapi/v0.0.38\"}},\"errors\":[],\"jobs\":["
     "{\"job_id\":1,\"job_state\":\"FAILED\",\"exit_code\":768,\"nodes\":\"n1\","
-    "\"state_reason\":\"NonZeroExitCode\",\"user_name\":\"alice\",\"start_time\":1795756284},"
+    "\"state_reason\":\"NonZeroExitCode\",\"user_name\":\"alice\",\"user_id\":1001,"
+    "\"start_time\":1795756284},"
     "{\"job_id\":2,\"job_state\":\"FAILED\",\"exit_code\":9,\"nodes\":\"n1\","
-    "\"state_reason\":\"JobLaunchFailure\",\"user_name\":\"alice\",\"start_time\":1795756284},"
+    "\"state_reason\":\"JobLaunchFailure\",\"user_name\":null,\"user_id\":61234,"
+    "\"start_time\":1795756284},"
     "{\"job_id\":3,\"job_state\":\"CANCELLED\",\"exit_code\":15,\"nodes\":\"n2\","
     "\"state_reason\":\"None\",\"user_name\":\"bob\",\"start_time\":1795756285},"
     "{\"job_id\":4,\"job_state\":\"COMPLETED\",\"exit_code\":0,\"nodes\":\"n[1-2]\","
@@ -82,7 +86,12 @@ static void test_parse_squeue(void **state)
     assert_int_equal(v[0].wait_status, 768);
     assert_string_equal(v[0].nodes, "n1");
     assert_string_equal(v[0].user, "alice");
+    assert_int_equal(v[0].uid, 1001);
     assert_int_equal(v[1].wait_status, 9);
+    /* A uid squeue cannot name: user_name null, the uid all the same. */
+    assert_string_equal(v[1].user, "");
+    assert_int_equal(v[1].uid, 61234);
+    assert_int_equal(v[2].uid, -1); /* no user_id: none */
     assert_int_equal(v[2].state, TSJ_CANCELLED);
     assert_string_equal(v[3].nodes, "n[1-2]");
     assert_int_equal(v[4].state, TSJ_PENDING);
@@ -107,15 +116,16 @@ static void test_parse_squeue(void **state)
     assert_int_equal(n, 0);
 }
 
-/* sacct --noheader --parsable2 --allocations --format=JobIDRaw,State,ExitCode,User,NodeList,
- * Start as Slurm 22.05.8 with slurmdbd printed it on the test cluster (2026-11-27): exit 3, a
- * SIGKILL, an scancel of a running job, one cancelled while pending, a state of a newer Slurm. */
-static const char sacct_ok[] = "1|FAILED|3:0|tslra|n1|2026-11-27T11:15:11\n"
-                               "2|FAILED|0:9|tslra|n1|2026-11-27T11:15:11\n"
-                               "3|CANCELLED by 0|0:15|tslra|n[1-2]|2026-11-27T11:15:11\n"
-                               "4|CANCELLED by 999|0:0|tslra|None assigned|Unknown\n"
-                               "5|COMPLETED|0:0|bob|n2|2026-11-27T11:15:12\n"
-                               "6|SOMETHING_NEW|0:0|tslra|n1|2026-11-27T11:15:12";
+/* sacct --noheader --parsable2 --allocations --format=JobIDRaw,State,ExitCode,User,UID,
+ * NodeList,Start as Slurm 22.05.8 with slurmdbd printed it on the test cluster (2026-11-27): exit
+ * 3, a SIGKILL, an scancel of a running job, one cancelled while pending, a state of a newer Slurm.
+ */
+static const char sacct_ok[] = "1|FAILED|3:0|tslra|1001|n1|2026-11-27T11:15:11\n"
+                               "2|FAILED|0:9|tslra|1001|n1|2026-11-27T11:15:11\n"
+                               "3|CANCELLED by 0|0:15|tslra|1001|n[1-2]|2026-11-27T11:15:11\n"
+                               "4|CANCELLED by 999|0:0|tslra|1001|None assigned|Unknown\n"
+                               "5|COMPLETED|0:0||61234|n2|2026-11-27T11:15:12\n"
+                               "6|SOMETHING_NEW|0:0|tslra||n1|2026-11-27T11:15:12";
 
 static void test_parse_sacct(void **state)
 {
@@ -129,6 +139,7 @@ static void test_parse_sacct(void **state)
     assert_int_equal(v[0].state, TSJ_FAILED);
     assert_int_equal(v[0].wait_status, 3 << 8);
     assert_string_equal(v[0].user, "tslra");
+    assert_int_equal(v[0].uid, 1001);
     assert_string_equal(v[0].nodes, "n1");
     assert_true(v[0].start_time > 0);
     assert_int_equal(v[1].wait_status, 9); /* the signal, as a wait status */
@@ -138,7 +149,9 @@ static void test_parse_sacct(void **state)
     assert_string_equal(v[3].nodes, "");
     assert_int_equal(v[3].start_time, 0);
     assert_int_equal(v[4].state, TSJ_COMPLETED);
-    assert_string_equal(v[4].user, "bob");
+    assert_string_equal(v[4].user, ""); /* a uid slurmdbd cannot name */
+    assert_int_equal(v[4].uid, 61234);
+    assert_int_equal(v[5].uid, -1); /* no UID */
     for (size_t i = 0; i < 5; i++)
         assert_true(v[i].known);
     assert_false(v[5].known); /* left as it is, never taken for gone */
@@ -156,14 +169,17 @@ static void test_parse_sacct(void **state)
     assert_int_equal(n, 0);
     assert_null(v);
     const char *bad[] = {
-        "1|FAILED|3:0|tslra|n1\n",                                    /* 5 fields */
-        "1|FAILED|3:0|tslra|n1|x|y\n",                                /* 7 */
-        "x|FAILED|3:0|tslra|n1|Unknown\n",                            /* not an id */
-        "0|FAILED|3:0|tslra|n1|Unknown\n",                            /* 0 */
-        "1|FAILED|3|tslra|n1|Unknown\n",                              /* not status:signal */
-        "1|FAILED|300:0|tslra|n1|Unknown\n",                          /* no such status */
-        "1|FAILED|0:9x|tslra|n1|Unknown\n",                           /* trailing text */
-        "1|COMPLETED|0:0|a|n1|Unknown\n2|FAILED|-1:0|a|n1|Unknown\n", /* the second line */
+        "1|FAILED|3:0|tslra|1|n1\n",           /* 6 fields */
+        "1|FAILED|3:0|tslra|1|n1|x|y\n",       /* 8 */
+        "1|FAILED|3:0|tslra|n1|Unknown\n",     /* 6: no UID (the old format) */
+        "x|FAILED|3:0|tslra|1|n1|Unknown\n",   /* not an id */
+        "0|FAILED|3:0|tslra|1|n1|Unknown\n",   /* 0 */
+        "1|FAILED|3|tslra|1|n1|Unknown\n",     /* not status:signal */
+        "1|FAILED|300:0|tslra|1|n1|Unknown\n", /* no such status */
+        "1|FAILED|0:9x|tslra|1|n1|Unknown\n",  /* trailing text */
+        "1|FAILED|0:0|tslra|1x|n1|Unknown\n",  /* not a uid */
+        "1|FAILED|0:0|tslra|-1|n1|Unknown\n",  /* not a uid */
+        "1|COMPLETED|0:0|a|1|n1|Unknown\n2|FAILED|-1:0|a|1|n1|Unknown\n", /* the second line */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         assert_int_equal(tsj_parse_sacct(bad[i], strlen(bad[i]), &v, &n, &err), -1);
@@ -172,20 +188,31 @@ static void test_parse_sacct(void **state)
     }
 }
 
-/* What squeue says is applied only to the account's own job, and only in a known state. */
+/* What squeue says is applied only to the account's own job (by uid), and only in a known
+ * state. */
 static void test_applies(void **state)
 {
     (void)state;
-    tsj_seen_t s = {.slurm_id = 7, .state = TSJ_RUNNING, .known = true};
+    tsj_seen_t s = {.slurm_id = 7, .state = TSJ_RUNNING, .known = true, .uid = 1001};
     snprintf(s.user, sizeof s.user, "alice");
-    assert_true(tsj_applies(&s, "alice"));
-    assert_false(tsj_applies(&s, "bob"));    /* the id names another account's job */
-    assert_true(tsj_applies(NULL, "alice")); /* gone from Slurm */
+    assert_true(tsj_applies(&s, 1001));
+    assert_false(tsj_applies(&s, 1002));  /* the id names another account's job */
+    assert_true(tsj_applies(NULL, 1001)); /* gone from Slurm */
+    assert_false(tsj_applies(&s, -1));    /* the owner's uid not known: refused */
     s.known = false;
-    assert_false(tsj_applies(&s, "alice")); /* a state this build does not know */
+    assert_false(tsj_applies(&s, 1001)); /* a state this build does not know */
     s.known = true;
+    /* squeue named no user (a uid it cannot resolve: user_name null): the uid decides, never
+     * "nothing to compare" (review of the submitter, 2026-11-28, M2). */
     s.user[0] = '\0';
-    assert_true(tsj_applies(&s, "alice")); /* squeue named no user: nothing to compare */
+    s.uid = 61234;
+    assert_false(tsj_applies(&s, 1001));
+    /* Nor does the name decide: the same name with another uid is another account's. */
+    snprintf(s.user, sizeof s.user, "alice");
+    assert_false(tsj_applies(&s, 1001));
+    /* No uid from Slurm: refused (fail closed). */
+    s.uid = -1;
+    assert_false(tsj_applies(&s, 1001));
 }
 
 static tsj_seen_t seen(tsj_state_t st, int ws, bool started)
@@ -555,6 +582,71 @@ static void test_sbatch_argv(void **state)
     tsj_argv_free(a);
 }
 
+/* The submitter's request carries what sbatch's arguments carry, and is refused where they
+ * are (the checks are the same function). */
+static void test_submit_request(void **state)
+{
+    (void)state;
+    tsl_error_t err;
+    tsj_submit_t s = {.name = "train",
+                      .cwd = "/home/alice",
+                      .out_dir = "/var/lib/tessel/slurm/alice",
+                      .gpu_milli = 500,
+                      .gpu_mem = 8ull << 30,
+                      .shards = 4,
+                      .cpu_milli = 1500,
+                      .mem = (1ull << 30) + 1,
+                      .time_limit_s = 61,
+                      .no_requeue = true,
+                      .partition = "gpu",
+                      .qos = "high"};
+    char *text = tsj_submit_request(&s, "#!/bin/sh\ntrue\n", &err);
+    assert_non_null(text);
+    json_t *r = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+    free(text);
+    assert_non_null(r);
+    char *got = json_dumps(r, JSON_SORT_KEYS | JSON_COMPACT);
+    assert_string_equal(got,
+                        "{\"cpus_per_task\":2,\"cwd\":\"/home/alice\",\"gpu_mem\":\"8388608K\","
+                        "\"gpu_share\":\"0.500\",\"gres\":\"shard:2\",\"mem_mb\":1025,"
+                        "\"name\":\"train\",\"partition\":\"gpu\",\"qos\":\"high\","
+                        "\"requeue\":false,\"script\":\"#!/bin/sh\\ntrue\\n\","
+                        "\"stderr\":\"/var/lib/tessel/slurm/alice/%j.err\","
+                        "\"stdout\":\"/var/lib/tessel/slurm/alice/%j.out\",\"time_min\":2}");
+    free(got);
+    json_decref(r);
+    /* The same options as the argument vector's. */
+    char **a = tsj_sbatch_argv("/usr/bin/sbatch", &s, &err);
+    assert_true(has(a, "--gres=shard:2") && has(a, "--gpu-share=0.500") &&
+                has(a, "--gpu-mem=8388608K") && has(a, "--cpus-per-task=2") &&
+                has(a, "--mem=1025M") && has(a, "--time=2") && has(a, "--no-requeue"));
+    tsj_argv_free(a);
+    /* The least: the default name, nothing optional. */
+    s = (tsj_submit_t){.cwd = "/", .out_dir = "/o"};
+    text = tsj_submit_request(&s, "x", &err);
+    assert_string_equal(text, "{\"name\":\"tessel\",\"cwd\":\"/\",\"stdout\":\"/o/%j.out\","
+                              "\"stderr\":\"/o/%j.err\",\"script\":\"x\"}");
+    free(text);
+    /* Refused as tsj_sbatch_argv refuses: control characters, a relative cwd, '%', two words. */
+    const tsj_submit_t bad[] = {
+        {.name = "a\nb", .cwd = "/", .out_dir = "/o"},
+        {.cwd = "relative", .out_dir = "/o"},
+        {.cwd = "/", .out_dir = "/o/%u"},
+        {.cwd = "/", .out_dir = "/o", .partition = "a b"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        errno = 0;
+        assert_null(tsj_submit_request(&bad[i], "x", &err));
+        assert_int_equal(errno, EINVAL);
+        assert_null(tsj_sbatch_argv("/usr/bin/sbatch", &bad[i], &err));
+    }
+    /* A script that is not UTF-8 (JSON cannot carry it): refused, not sent without it. */
+    s = (tsj_submit_t){.cwd = "/", .out_dir = "/o"};
+    errno = 0;
+    assert_null(tsj_submit_request(&s, "\xff\xfe", &err));
+    assert_int_equal(errno, EINVAL);
+}
+
 static void test_sbatch_hostile(void **state)
 {
     (void)state;
@@ -679,12 +771,19 @@ static void test_jobid_and_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_state_names), cmocka_unit_test(test_parse_squeue),
-        cmocka_unit_test(test_parse_sacct), cmocka_unit_test(test_applies),
-        cmocka_unit_test(test_plan_table),  cmocka_unit_test(test_plan_details),
-        cmocka_unit_test(test_sbatch_argv), cmocka_unit_test(test_sbatch_hostile),
-        cmocka_unit_test(test_script),      cmocka_unit_test(test_jobid_and_errors),
-        cmocka_unit_test(test_view_state),  cmocka_unit_test(test_qmap),
+        cmocka_unit_test(test_state_names),
+        cmocka_unit_test(test_parse_squeue),
+        cmocka_unit_test(test_parse_sacct),
+        cmocka_unit_test(test_applies),
+        cmocka_unit_test(test_plan_table),
+        cmocka_unit_test(test_plan_details),
+        cmocka_unit_test(test_sbatch_argv),
+        cmocka_unit_test(test_sbatch_hostile),
+        cmocka_unit_test(test_submit_request),
+        cmocka_unit_test(test_script),
+        cmocka_unit_test(test_jobid_and_errors),
+        cmocka_unit_test(test_view_state),
+        cmocka_unit_test(test_qmap),
         cmocka_unit_test(test_parse_sinfo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

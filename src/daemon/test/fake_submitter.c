@@ -1,0 +1,51 @@
+/* fake_submitter.c - a stand-in for tessel-slurm-submit in test_slurmsub: it speaks the frames
+ * (subproto.h) and behaves as its name says (the pool execs it by path, with no argument and
+ * a clean environment, so the name is the only input): fake-ok answers every request with its
+ * own pid as the job id, fake-hang reads a request and never answers, fake-garbage answers
+ * out of shape, fake-refuse as Slurm refusing a partition, fake-die exits (status 3) once it
+ * has read, fake-killed is killed (SIGKILL) once it has read. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "slurmsub/subproto.h"
+
+static int answer(const char *text)
+{
+    return tss_frame_write(1, text, strlen(text), -1);
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    const char *name = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+    for (;;) {
+        char *req;
+        size_t len;
+        if (tss_frame_read(0, TSS_REQUEST_MAX, -1, &req, &len) < 0)
+            return errno == ENODATA ? 0 : 1;
+        free(req);
+        char text[128];
+        if (strcmp(name, "fake-ok") == 0) {
+            snprintf(text, sizeof text, "{\"job_id\": %d}", (int)getpid());
+        } else if (strcmp(name, "fake-hang") == 0) {
+            for (;;)
+                pause();
+        } else if (strcmp(name, "fake-garbage") == 0) {
+            snprintf(text, sizeof text, "{\"job_id\": \"7\"}");
+        } else if (strcmp(name, "fake-refuse") == 0) {
+            snprintf(text, sizeof text,
+                     "{\"errno\": 2015, \"error\": \"Invalid partition name specified\", "
+                     "\"log\": \"sbatch: error: invalid partition specified: nosuch\\n\"}");
+        } else if (strcmp(name, "fake-killed") == 0) {
+            raise(SIGKILL);
+        } else {
+            return 3; /* fake-die */
+        }
+        if (answer(text) < 0)
+            return 1;
+    }
+}
