@@ -23,6 +23,7 @@
 #   BENCH_CLIENTS=C   clients at once (default 4)
 #   BENCH_SUBMITS=N   submissions per client per round (default 50)
 #   BENCH_ROUNDS=R    rounds of each side (default 3)
+#   BENCH_KEEP=DIR    keep each client's latencies (us, in submission order) in DIR
 #   BENCH_SUBMIT=HOW  tesseld's slurm-submit: libslurm (its long-lived submitters, the default
 #                     when tessel-slurm-submit is built) or sbatch (an sbatch per job)
 #   TESSELD_ARGS=...  more options for tesseld (e.g. --slurm-poll 5)
@@ -54,6 +55,7 @@ W=
 cleanup() {
     [ -n "$TPID" ] && kill "$TPID" 2>/dev/null && wait "$TPID" 2>/dev/null
     [ -n "${BENCH_LOG:-}" ] && [ -n "$W" ] && cp "$W/tesseld.log" "$BENCH_LOG"
+    [ -n "${BENCH_KEEP:-}" ] && [ -n "$W" ] && mkdir -p "$BENCH_KEEP" && cp "$W"/lat-* "$BENCH_KEEP"
     tsc_stop
     [ -n "$W" ] && rm -rf "$W"
 }
