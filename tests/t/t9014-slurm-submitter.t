@@ -41,8 +41,15 @@ start_td() {
     tsc_tesseld --fake-gpus 2xFakeGPU:8G --slurm-shards 4 --slurm-submit "$1" \
         --slurm-queues "default=debug bad=nosuch"
 }
-# SIGTERM, its exit status, no sanitizer report in its log (td_stop).
-stop_td() { td_stop; }
+# SIGTERM, its exit status, no sanitizer report in its log (td_stop); then its submitters gone
+# (each ends at the end of its socket; a loaded machine may take a moment), so that the next
+# tesseld's are not mistaken for them.
+stop_td() {
+    td_stop
+    _rc=$?
+    wait_for '[ -z "$(pgrep -x tessel-slurm-su)" ]' || diag "submitters outlive tesseld: $(pgrep -a -x tessel-slurm-su)"
+    return $_rc
+}
 adm() {
     CODE=$(curl -s -o "$TD/out" -w '%{http_code}' -X "$1" --unix-socket "$TD_SOCK" \
         ${3:+-H 'Content-Type: application/json' --data-binary "$3"} "http://localhost$2")
@@ -55,7 +62,8 @@ submit() {
     CODE=$(tail -n 1 "$TD/raw")
     sed '$d' "$TD/raw" >"$TD/out"
 }
-submitters() { pgrep -u "$1" -x tessel-slurm-su; }
+# The current tesseld's submitters of account $1 (its children).
+submitters() { pgrep -u "$1" -x tessel-slurm-su -P "$TD_PID"; }
 # A job's environment less what differs from one job to the next: its ids, and the node and
 # GPUs Slurm chose for it.
 envof() {
