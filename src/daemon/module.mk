@@ -170,6 +170,7 @@ TESSELD_TESTS += tests/t/t3165-daemon-jobdir-reused-id.t
 TESSELD_TESTS += tests/t/t3166-daemon-suspend-rate.t
 TESSELD_TESTS += tests/t/t3167-daemon-retention-steps.t
 TESSELD_TESTS += tests/t/t3168-daemon-pid-record.t
+TESSELD_TESTS += tests/t/t3169-daemon-start-files.t
 # The configuration file (config.c, etc/tesseld.conf), SIGHUP, tesseld's log, job-log retention.
 TESSELD_TESTS += tests/t/t3100-config-check.t tests/t/t3101-config-reload.t \
                  tests/t/t3102-config-retention.t tests/t/t3103-config-syslog.t
