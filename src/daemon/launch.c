@@ -482,47 +482,13 @@ void tessd_state_dir(const tessd_t *d, int64_t id, char *buf, size_t len)
         buf[0] = '\0';
 }
 
-/* Write dir/name (dir: root's, writable by root only) through an O_EXCL|O_NOFOLLOW temporary,
- * given mode (fchmod: the umask does not decide it), then rename.  0, or -1 with err. */
-int tessd_write_root_file(const char *dir, const char *name, const char *text, mode_t mode,
-                          tsl_error_t *err)
+/* Create path (O_EXCL|O_NOFOLLOW: no name there may be taken over) with mode (fchmod: the umask
+ * does not decide it) and write text.  0, or -1 with errno, and nothing left behind. */
+static int write_excl(const char *path, const char *text, mode_t mode)
 {
-    char tmp[PATH_MAX + 64], final[PATH_MAX + 64];
-    snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
-    snprintf(final, sizeof final, "%s/%s", dir, name);
-    if (unlink(tmp) < 0 && errno != ENOENT)
-        return tsl_errprintf(err, "%s: %s", tmp, strerror(errno));
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return tsl_errprintf(err, "%s: %s", tmp, strerror(errno));
-    size_t len = strlen(text);
-    bool ok = fchmod(fd, mode) == 0 && write(fd, text, len) == (ssize_t)len;
-    int saved = errno;
-    if (close(fd) < 0 && ok) {
-        ok = false;
-        saved = errno;
-    }
-    if (!ok || rename(tmp, final) < 0) {
-        saved = ok ? errno : saved;
-        unlink(tmp);
-        errno = saved;
-        return tsl_errprintf(err, "%s: %s", final, strerror(saved));
-    }
-    return 0;
-}
-
-/* Create dir/name (dir: root's, writable by root only, emptied by tessd_state_remove and not
- * yet handed to any reader) with O_EXCL|O_NOFOLLOW, given mode, and write text: no temporary
- * and rename, since no one can read the file half-written (no shim is started yet) and no one
- * but root can make a name there.  0, or -1 with err. */
-static int write_new_root_file(const char *dir, const char *name, const char *text, mode_t mode,
-                               tsl_error_t *err)
-{
-    char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
-        return tsl_errprintf(err, "%s: %s", path, strerror(errno));
+        return -1;
     size_t len = strlen(text);
     bool ok = fchmod(fd, mode) == 0 && write(fd, text, len) == (ssize_t)len;
     int saved = errno;
@@ -533,8 +499,43 @@ static int write_new_root_file(const char *dir, const char *name, const char *te
     if (!ok) {
         unlink(path);
         errno = saved;
-        return tsl_errprintf(err, "%s: %s", path, strerror(saved));
+        return -1;
     }
+    return 0;
+}
+
+/* Write dir/name (dir: root's, writable by root only) through an O_EXCL|O_NOFOLLOW temporary,
+ * given mode, then rename.  0, or -1 with err. */
+int tessd_write_root_file(const char *dir, const char *name, const char *text, mode_t mode,
+                          tsl_error_t *err)
+{
+    char tmp[PATH_MAX + 64], final[PATH_MAX + 64];
+    snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
+    snprintf(final, sizeof final, "%s/%s", dir, name);
+    if (unlink(tmp) < 0 && errno != ENOENT)
+        return tsl_errprintf(err, "%s: %s", tmp, strerror(errno));
+    if (write_excl(tmp, text, mode) < 0)
+        return tsl_errprintf(err, "%s: %s", tmp, strerror(errno));
+    if (rename(tmp, final) < 0) {
+        int saved = errno;
+        unlink(tmp);
+        errno = saved;
+        return tsl_errprintf(err, "%s: %s", final, strerror(saved));
+    }
+    return 0;
+}
+
+/* Create dir/name (dir: root's, writable by root only, emptied by tessd_state_remove and not
+ * yet handed to any reader) with given mode, and write text: no temporary and rename, since no
+ * one can read the file half-written (no shim is started yet) and no one but root can make a
+ * name there.  0, or -1 with err. */
+static int write_new_root_file(const char *dir, const char *name, const char *text, mode_t mode,
+                               tsl_error_t *err)
+{
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (write_excl(path, text, mode) < 0)
+        return tsl_errprintf(err, "%s: %s", path, strerror(errno));
     return 0;
 }
 
