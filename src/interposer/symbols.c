@@ -92,9 +92,9 @@ void *tcu_hook_by_name(const char *name)
  * `#define cuGraphInstantiate cuGraphInstantiateWithFlags` since 12.0): from that version on, the
  * name stands for the other entry point's hooks. */
 static const struct {
-    const char *base;
+    char base[32]; /* arrays, not pointers: nothing here for the loader to relocate (t3141) */
     int since;
-    const char *now;
+    char now[32];
 } renamed[] = {{"cuGraphInstantiate", 12000, "cuGraphInstantiateWithFlags"}};
 
 void *tcu_hook_for_proc(const char *symbol, void *real_pfn, int version, cuuint64_t flags)
