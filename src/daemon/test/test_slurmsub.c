@@ -30,17 +30,20 @@ static char dir[128];
 static tessd_t *d;
 static tessd_pw_t pw;
 
-/* The fake, copied as NAME into dir (0755: any uid the pool takes may run it there). */
+/* The fake, copied as NAME into dir (0755: any uid the pool takes may run it there).  Copied
+ * beside it and renamed over it: a submitter of the test before, killed and waited for, can
+ * still hold the old file against writing for a moment (cp: "Text file busy"). */
 static void use(const char *name)
 {
-    char self[PATH_MAX], cmd[PATH_MAX * 3 + 64];
+    char self[PATH_MAX], cmd[PATH_MAX * 6 + 80];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     assert_true(n > 0);
     self[n] = '\0';
     *strrchr(self, '/') = '\0';
     snprintf(d->slurm_submitter, sizeof d->slurm_submitter, "%s/%s", dir, name);
-    snprintf(cmd, sizeof cmd, "cp '%s/fake_submitter' '%s' && chmod 755 '%s'", self,
-             d->slurm_submitter, d->slurm_submitter);
+    snprintf(cmd, sizeof cmd,
+             "cp '%s/fake_submitter' '%s.new' && chmod 755 '%s.new' && mv -f '%s.new' '%s'", self,
+             d->slurm_submitter, d->slurm_submitter, d->slurm_submitter, d->slurm_submitter);
     assert_int_equal(system(cmd), 0);
 }
 
