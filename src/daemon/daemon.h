@@ -320,6 +320,8 @@ typedef struct {
     atomic_bool slurm_poll_now; /* a handler asks for a poll at the next pass */
     bool slurm_failing;         /* main thread: the last poll failed (logged once) */
     bool slurm_acct_failing;    /* main thread: the last sacct failed (logged once) */
+    bool slurm_reader_failing;  /* main thread: the reader (tessel-slurm-submit --read) failed:
+                                   squeue read instead (logged once) */
     /* The jobs submitted to Slurm directly (not through tesseld), as the last poll read them
      * (slurm.c, read-only: GET /v1/jobs?origin=slurm), lock held for all of these. */
     struct tsj_seen *slurm_view; /* malloc'd, by Slurm id; NULL when none */

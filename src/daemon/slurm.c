@@ -23,6 +23,7 @@
 #include "daemon/slurmjob.h"
 #include "daemon/slurmsub.h"
 #include "daemon/spawnas.h"
+#include "libutil/utf8.h"
 
 /* Most bytes kept of a command's standard output and of its error output.  squeue --json
  * prints about 3.1 KiB per job (Slurm 22.05.8, bench/slurm/poll.sh 2026-11-27: 1,548,177
@@ -646,23 +647,26 @@ static int ask_sacct(tessd_t *d, const int64_t *ids, size_t n, tsj_seen_t **out,
     return rc;
 }
 
-/* One squeue for all of tesseld's active jobs jobs[0..n), and what it says applied.  Slurm
+/* Every job slurmctld holds, by squeue --json: 0 with *seen and *ns, or -1 with why.  Slurm
  * 22.05's squeue ignores --jobs and --user with --json (measured: `squeue --json --jobs=999`
- * lists every job slurmctld holds), so this reads every job slurmctld holds and picks ours.
- * 0, or -1 with why (nothing applied: a job is never taken for unknown on a failed read). */
-static int poll_jobs(tessd_t *d, const tstore_slurm_pair_t *jobs, size_t n, char *why, size_t len)
+ * lists every job slurmctld holds). */
+static int read_squeue(tessd_t *d, tsj_seen_t **seen, size_t *ns, char *why, size_t len)
 {
     char squeue[PATH_MAX + 16];
     cmd_path(d, "squeue", squeue, sizeof squeue);
     char *argv[] = {squeue, (char *)"--json", (char *)"--states=all", NULL};
     cmd_t c;
-    int64_t at = tessd_now_ms();
+    *seen = NULL;
+    *ns = 0;
     if (run_cmd(d, NULL, argv, NULL, &c, why, len) < 0)
-        goto failed;
-    tsj_seen_t *seen = NULL;
-    size_t ns = 0;
+        return -1;
     tsl_error_t err;
     int rc = 0;
+    /* squeue writes a job's name as the bytes its owner gave sbatch: one that is not UTF-8
+     * made the whole answer something jansson refuses, and every poll failed (any user could
+     * freeze every Tessel job's state so; t9015).  Such bytes become '?', in place. */
+    if (c.out)
+        tsl_utf8_fix(c.out, c.outlen);
     if (c.timed_out) {
         snprintf(why, len, "squeue did not answer in %lu s", d->slurm_timeout_s);
         rc = -1;
@@ -672,15 +676,74 @@ static int poll_jobs(tessd_t *d, const tstore_slurm_pair_t *jobs, size_t n, char
     } else if (c.outlen >= SLURM_OUT_MAX) {
         snprintf(why, len, "squeue's answer is above %u MiB", SLURM_OUT_MAX >> 20);
         rc = -1;
-    } else if (tsj_parse_squeue(c.out, c.outlen, &seen, &ns, &err) < 0) {
+    } else if (tsj_parse_squeue(c.out, c.outlen, seen, ns, &err) < 0) {
         snprintf(why, len, "%s", err.text);
         rc = -1;
     }
     free(c.out);
-    if (rc < 0) {
-        free(seen);
-        goto failed;
+    return rc;
+}
+
+/* What Slurm holds of tesseld's active jobs jobs[0..n), and of every job when all.  When
+ * tesseld submits through libslurm, through its reader (tessel-slurm-submit --read: only these
+ * jobs, by binary RPCs; squeue --json formats about a hundred fields of every job slurmctld
+ * holds, and was the largest cost of a submission through tesseld, docs/bench-submit.md); else,
+ * or when the reader itself fails (logged), by squeue.  0 with *seen, *ns and *whole (every job
+ * slurmctld holds is in seen: the view may be made from it), or -1 with why. */
+static int read_jobs(tessd_t *d, const tstore_slurm_pair_t *jobs, size_t n, bool all,
+                     tsj_seen_t **seen, size_t *ns, bool *whole, char *why, size_t len)
+{
+    *seen = NULL;
+    *ns = 0;
+    *whole = true;
+    if (d->slurm_submitter[0]) {
+        int64_t *ids = n ? malloc(n * sizeof *ids) : NULL;
+        json_t *a = NULL;
+        int rc = -2;
+        if (n && !ids) {
+            snprintf(why, len, "the jobs' ids: out of memory");
+        } else {
+            for (size_t i = 0; i < n; i++)
+                ids[i] = jobs[i].slurm_id;
+            rc = tessd_slurmsub_read(d, ids, n, all, &a, why, len);
+        }
+        free(ids);
+        if (rc == -1)
+            return -1;
+        if (rc == 0) {
+            tsl_error_t err;
+            rc = tsj_parse_jobs(a, "tessel-slurm-submit --read", seen, ns, &err);
+            json_decref(a);
+            if (rc < 0) {
+                snprintf(why, len, "%s", err.text);
+                return -1;
+            }
+            if (d->slurm_reader_failing)
+                tessd_log("slurm: the jobs' states are read through libslurm again");
+            d->slurm_reader_failing = false;
+            *whole = all;
+            return 0;
+        }
+        if (!d->slurm_reader_failing)
+            tessd_log("slurm: %s: the jobs' states are read by squeue until it works", why);
+        d->slurm_reader_failing = true;
     }
+    return read_squeue(d, seen, ns, why, len);
+}
+
+/* The states of tesseld's active jobs jobs[0..n) read (read_jobs; every job's too when all),
+ * and applied.  0, or -1 with why (nothing applied: a job is never taken for unknown on a
+ * failed read). */
+static int poll_jobs(tessd_t *d, const tstore_slurm_pair_t *jobs, size_t n, bool all, char *why,
+                     size_t len)
+{
+    int64_t at = tessd_now_ms();
+    tsj_seen_t *seen = NULL;
+    size_t ns = 0;
+    bool whole;
+    tsl_error_t err;
+    if (read_jobs(d, jobs, n, all, &seen, &ns, &whole, why, len) < 0)
+        goto failed;
     if (ns)
         qsort(seen, ns, sizeof *seen, cmp_seen); /* seen is NULL when squeue lists no job */
     /* The jobs squeue no longer lists: Slurm's accounting, when the cluster keeps it, has their
@@ -726,8 +789,9 @@ static int poll_jobs(tessd_t *d, const tstore_slurm_pair_t *jobs, size_t n, char
     free(acct);
     if (nf)
         qsort(foreign, nf, sizeof *foreign, cmp_id);
-    /* The jobs submitted to Slurm directly, for GET /v1/jobs?origin=slurm. */
-    if (view_update(d, seen, ns, foreign, nf, at, &err) < 0) {
+    /* The jobs submitted to Slurm directly, for GET /v1/jobs?origin=slurm (from a read of
+     * every job only). */
+    if (whole && view_update(d, seen, ns, foreign, nf, at, &err) < 0) {
         snprintf(d->slurm_view_error, sizeof d->slurm_view_error, "%s", err.text);
         d->slurm_view_failed = at;
     }
@@ -775,7 +839,7 @@ void tessd_slurm_tick(tessd_t *d)
         return; /* no active Slurm job and nobody looks at the direct ones: no command */
     }
     char why[512] = "";
-    bool failed = poll_jobs(d, jobs, n, why, sizeof why) < 0;
+    bool failed = poll_jobs(d, jobs, n, viewed, why, sizeof why) < 0;
     free(jobs);
     /* At most a tenth of the time in polls: squeue --json lists every job slurmctld
      * holds (ended ones for MinJobAge), and with many held a poll takes long enough to compete

@@ -92,18 +92,25 @@ int tsj_parse_squeue(const char *text, size_t len, tsj_seen_t **out, size_t *n, 
         errno = EIO;
         return -1;
     }
+    int rc = tsj_parse_jobs(root, "squeue --json", out, n, err);
+    json_decref(root);
+    return rc;
+}
+
+int tsj_parse_jobs(json_t *root, const char *what, tsj_seen_t **out, size_t *n, tsl_error_t *err)
+{
+    *out = NULL;
+    *n = 0;
     json_t *jobs = json_object_get(root, "jobs");
     if (!json_is_array(jobs)) {
-        json_decref(root);
         errno = EINVAL;
-        return tsl_errprintf(err, "squeue --json: no \"jobs\" array");
+        return tsl_errprintf(err, "%s: no \"jobs\" array", what);
     }
     size_t cap = json_array_size(jobs);
     tsj_seen_t *v = cap ? calloc(cap, sizeof *v) : NULL;
     if (cap && !v) {
-        json_decref(root);
         errno = ENOMEM;
-        return tsl_errprintf(err, "squeue --json: out of memory");
+        return tsl_errprintf(err, "%s: out of memory", what);
     }
     size_t c = 0, i;
     json_t *o;
@@ -136,7 +143,6 @@ int tsj_parse_squeue(const char *text, size_t len, tsj_seen_t **out, size_t *n, 
         s->state = state < 0 ? TSJ_PENDING : (tsj_state_t)state;
         c++;
     }
-    json_decref(root);
     if (!c) {
         free(v);
         v = NULL;

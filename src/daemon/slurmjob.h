@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "daemon/jobmodel.h"
 #include "libstore/store.h"
 #include "libutil/error.h"
@@ -70,6 +72,11 @@ typedef struct tsj_seen {
  * JSON of that shape, or squeue's "errors" array is not empty (slurmctld down: squeue exits 0
  * then, with the error there and no jobs). */
 int tsj_parse_squeue(const char *text, size_t len, tsj_seen_t **out, size_t *n, tsl_error_t *err);
+
+/* The jobs of root's "jobs" array, each with squeue --json's keys (squeue's answer, or
+ * tessel-slurm-submit --read's: src/slurmsub/read.h), as tsj_parse_squeue; what names the
+ * source in err.  root stays the caller's. */
+int tsj_parse_jobs(json_t *root, const char *what, tsj_seen_t **out, size_t *n, tsl_error_t *err);
 
 /* Parse the lines of `sacct --noheader --parsable2 --allocations --format=JobIDRaw,State,
  * ExitCode,User,UID,NodeList,Start` (Slurm 22.05 with slurmdbd), e.g. "12|FAILED|3:0|alice|

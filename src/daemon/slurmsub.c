@@ -11,6 +11,9 @@
  *                          next submission starts another
  *   tessd_slurmsub_reap    (main thread, each pass of the poll's tick) idle ones past
  *                          SUB_IDLE_MS are killed and waited for; all of them at shutdown
+ *   tessd_slurmsub_read    the poll's reader: one tessel-slurm-submit --read, started as
+ *                          tesseld itself at the first poll and kept while polls come (ended
+ *                          as an idle submitter is), one request and one answer a poll
  *
  * Locks: the pool's own mutex, held only to pick or give back a slot (never tesseld's big
  * lock, never while waiting on a submitter).  A slot being used is busy: only its taker reads
@@ -25,6 +28,8 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <jansson.h>
 
 #include "daemon/daemon.h"
 #include "daemon/pwcache.h"
@@ -90,8 +95,8 @@ static int sub_end(pid_t pid, int fd)
 /* Start a submitter as pw (tessd_spawn_as: its ids, a clean environment, nothing of tesseld's
  * but the socket, its exec waited for until deadline): 0 with *pid and *fd, or -1 with errno
  * (ETIMEDOUT: not started by the deadline, killed) and why. */
-static int sub_start(tessd_t *d, const tessd_pw_t *pw, int64_t deadline, pid_t *pid, int *fd,
-                     char *why, size_t wlen)
+static int sub_start(tessd_t *d, const tessd_pw_t *pw, const char *mode, int64_t deadline,
+                     pid_t *pid, int *fd, char *why, size_t wlen)
 {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
@@ -108,7 +113,7 @@ static int sub_start(tessd_t *d, const tessd_pw_t *pw, int64_t deadline, pid_t *
         errno = e;
         return -1;
     }
-    char *argv[] = {d->slurm_submitter, NULL};
+    char *argv[] = {d->slurm_submitter, (char *)mode, NULL};
     int fds[3] = {sv[1], sv[1], null};
     pid_t p;
     int rc = tessd_spawn_as(d, pw, argv, fds, deadline, &p, why, wlen);
@@ -234,7 +239,7 @@ int tessd_slurmsub_submit(tessd_t *d, const tessd_pw_t *pw, const char *request,
         if (!s->pid) {
             pid_t pid;
             int fd;
-            if (sub_start(d, pw, deadline, &pid, &fd, why, len) < 0) {
+            if (sub_start(d, pw, NULL, deadline, &pid, &fd, why, len) < 0) {
                 int e = errno;
                 give(s, false);
                 return e == ETIMEDOUT ? 503 : 500;
@@ -296,6 +301,121 @@ int tessd_slurmsub_submit(tessd_t *d, const tessd_pw_t *pw, const char *request,
     return 500;
 }
 
+/* The poll's reader (tessel-slurm-submit --read): one, used by one poll at a time. */
+static pthread_mutex_t reader_mu = PTHREAD_MUTEX_INITIALIZER;
+static pid_t reader_pid;
+static int reader_fd = -1;
+static int64_t reader_used;
+
+/* End the reader if it was last used before `before` (-1: whatever its use).  Returns its wait
+ * status (0 when there was none).  reader_mu held. */
+static int reader_end_locked(int64_t before)
+{
+    if (!reader_pid || (before >= 0 && reader_used >= before))
+        return 0;
+    int st = sub_end(reader_pid, reader_fd);
+    reader_pid = 0;
+    reader_fd = -1;
+    return st;
+}
+
+static void reader_reap(int64_t before)
+{
+    pthread_mutex_lock(&reader_mu);
+    reader_end_locked(before < 0 ? -1 : before);
+    pthread_mutex_unlock(&reader_mu);
+}
+
+int tessd_slurmsub_read(tessd_t *d, const int64_t *ids, size_t n, bool all, json_t **answer,
+                        char *why, size_t len)
+{
+    *answer = NULL;
+    int64_t deadline = tss_mono_ms() + (int64_t)d->slurm_timeout_s * 1000;
+    json_t *list = json_array();
+    for (size_t i = 0; list && i < n; i++)
+        if (json_array_append_new(list, json_integer(ids[i])) < 0) {
+            json_decref(list);
+            list = NULL;
+        }
+    json_t *req = list ? json_pack("{s:o, s:b}", "ids", list, "all", all) : NULL;
+    char *text = req ? json_dumps(req, JSON_COMPACT) : NULL;
+    json_decref(req);
+    if (!text) {
+        snprintf(why, len, "the reader's request: out of memory");
+        return -2;
+    }
+    size_t tlen = strlen(text);
+    int rc = -2;
+    pthread_mutex_lock(&reader_mu);
+    /* At most one restart: a reader found dead at the write (ended by an operator, or idle and
+     * reaped) read nothing of this request. */
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (!reader_pid) {
+            pid_t pid;
+            int fd;
+            if (sub_start(d, NULL, "--read", deadline, &pid, &fd, why, len) < 0) {
+                rc = errno == ETIMEDOUT ? -1 : -2;
+                break;
+            }
+            reader_pid = pid;
+            reader_fd = fd;
+        }
+        reader_used = tss_mono_ms();
+        if (tss_frame_write(reader_fd, text, tlen, deadline) < 0) {
+            int e = errno;
+            reader_end_locked(-1);
+            if (e == EPIPE && attempt == 0)
+                continue;
+            snprintf(why, len, "tessel-slurm-submit --read: %s", strerror(e));
+            rc = e == ETIMEDOUT ? -1 : -2;
+            break;
+        }
+        char *ans;
+        size_t alen;
+        if (tss_frame_read(reader_fd, TSS_JOBS_MAX, deadline, &ans, &alen) < 0) {
+            int e = errno;
+            int st = reader_end_locked(-1);
+            if (e == ETIMEDOUT) {
+                snprintf(why, len, "Slurm did not answer in %lu s: slurmctld may be down",
+                         d->slurm_timeout_s);
+                rc = -1;
+            } else if (WIFEXITED(st)) {
+                snprintf(why, len, "tessel-slurm-submit --read exited with status %d",
+                         WEXITSTATUS(st));
+            } else {
+                snprintf(why, len, "tessel-slurm-submit --read ended (%s)",
+                         WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : strerror(e));
+            }
+            break;
+        }
+        json_error_t je;
+        json_t *a = json_loadb(ans, alen, JSON_REJECT_DUPLICATES, &je);
+        free(ans);
+        json_t *e = json_object_get(a, "errno"), *et = json_object_get(a, "error");
+        if (json_is_object(a) && json_object_size(a) == 1 &&
+            json_is_array(json_object_get(a, "jobs"))) {
+            *answer = a;
+            rc = 0;
+        } else if (json_is_object(a) && json_object_size(a) == 2 && json_is_integer(e) &&
+                   json_is_string(et)) {
+            /* Slurm's own error (slurmctld down, a refusal): as squeue's. */
+            snprintf(why, len, "Slurm: %.300s (error %lld)", json_string_value(et),
+                     (long long)json_integer_value(e));
+            json_decref(a);
+            rc = -1;
+        } else {
+            snprintf(why, len, "tessel-slurm-submit --read answered out of shape (%s)",
+                     a ? "not {\"jobs\"} nor {\"errno\", \"error\"}" : je.text);
+            json_decref(a);
+            reader_end_locked(-1);
+        }
+        break;
+    }
+    pthread_mutex_unlock(&reader_mu);
+    free(text);
+    return rc;
+}
+
 void tessd_slurmsub_reap(tessd_t *d, bool all)
 {
     (void)d;
@@ -315,4 +435,5 @@ void tessd_slurmsub_reap(tessd_t *d, bool all)
     pthread_mutex_unlock(&pool_mu);
     for (int i = 0; i < n; i++)
         sub_end(pids[i], fds[i]);
+    reader_reap(all ? -1 : now - SUB_IDLE_MS);
 }

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "daemon/daemon.h"
 #include "daemon/pwcache.h"
 
@@ -18,8 +20,18 @@
 int tessd_slurmsub_submit(tessd_t *d, const tessd_pw_t *pw, const char *request, int64_t *slurm_id,
                           char *why, size_t len);
 
+/* Read what Slurm holds of the jobs ids[0..n) (and of every job when all) through tesseld's
+ * reader (tessel-slurm-submit --read, read.h, started as tesseld at the first call and kept):
+ * 0 with *answer ({"jobs": [...]}, the keys of squeue --json's jobs: tsj_parse_jobs; the
+ * caller decrefs it); -1 with why when Slurm did not answer (its error, or none within
+ * slurm-timeout: as a failed squeue); -2 with why when the reader failed (not started, ended,
+ * an answer out of shape: it is ended, the next call starts another; the caller may read by
+ * squeue instead).  No lock of tesseld's held. */
+int tessd_slurmsub_read(tessd_t *d, const int64_t *ids, size_t n, bool all, json_t **answer,
+                        char *why, size_t len);
+
 /* End the idle submitters (all: every one not in use, at shutdown; else those idle past a
- * minute).  Main thread. */
+ * minute), and the reader likewise.  Main thread. */
 void tessd_slurmsub_reap(tessd_t *d, bool all);
 
 #endif

@@ -61,3 +61,5 @@ tests/t/t9010-slurm-cluster-gpus.t: $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/b
 tests/t/t9011-slurm-console.t: $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel-node-exporter
 # tesseld's libslurm submitter against sbatch (docs/slurm-backend.md, "The submitter").
 tests/t/t9014-slurm-submitter.t: $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel-slurm-submit
+# tesseld's reader of the jobs' states (tessel-slurm-submit --read) against squeue --json.
+tests/t/t9015-slurm-reader.t: $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel-slurm-submit

@@ -14,6 +14,9 @@
  *             slurm_submit_batch_job; answer the job id or Slurm's error and its lines
  *   end       end of file on fd 0 (tesseld closed it, or is gone): exit 0
  *
+ * With --read it is tesseld's reader of the jobs' states instead (read.h): started by tesseld
+ * as itself, never as an account.
+ *
  * Nothing of the account's is read: its input is tesseld's requests only. */
 #include <errno.h>
 #include <stdbool.h>
@@ -32,6 +35,7 @@
 #include <slurm/slurm_errno.h>
 
 #include "slurmsub/fill.h"
+#include "slurmsub/read.h"
 #include "slurmsub/subproto.h"
 
 extern char **environ;
@@ -140,8 +144,15 @@ static void take_log(int mfd, char *buf, size_t len)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    /* --read: tesseld's reader of the jobs' states (read.h), run as tesseld itself. */
+    if (argc == 2 && strcmp(argv[1], "--read") == 0)
+        return tss_read_main();
+    if (argc != 1) {
+        fprintf(stderr, "usage: tessel-slurm-submit [--read] (run by tesseld --slurm only)\n");
+        return 2;
+    }
     /* First: the account may ptrace a dumpable process of its own; this one holds nothing of
      * another account's, but it is tesseld's way to Slurm and must answer only tesseld. */
     if (prctl(PR_SET_DUMPABLE, 0) < 0)

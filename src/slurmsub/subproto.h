@@ -27,6 +27,9 @@
 #define TSS_REQUEST_MAX (8u << 20)
 /* Largest answer: an id, or an error with libslurm's lines. */
 #define TSS_ANSWER_MAX (32u << 10)
+/* Largest answer of the reader (tessel-slurm-submit --read): every job slurmctld holds, about
+ * 250 bytes each.  As squeue's output is bounded (slurm.c). */
+#define TSS_JOBS_MAX (64u << 20)
 /* Most bytes of libslurm's printed lines kept in an answer. */
 #define TSS_LOG_MAX (8u << 10)
 

@@ -12,6 +12,7 @@
 
 #include "cmd/tessel/cli.h"
 #include "libutil/when.h"
+#include "libutil/utf8.h"
 
 /* --json: a line longer than this is cut into several objects (a job writing progress with
  * '\r' and no '\n' still shows up). */
@@ -52,35 +53,6 @@ typedef struct {
     size_t len, cap;
 } json_log_t;
 
-/* Length of the valid UTF-8 character at s[0..n) (as jansson checks it: no overlong forms, no
- * surrogates, nothing above U+10FFFF), or 0 when it is not one (or is cut short). */
-static size_t utf8_char(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0];
-    size_t len;
-    unsigned min, cp;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf)
-        len = 2, min = 0x80, cp = c & 0x1f;
-    else if (c >= 0xe0 && c <= 0xef)
-        len = 3, min = 0x800, cp = c & 0x0f;
-    else if (c >= 0xf0 && c <= 0xf4)
-        len = 4, min = 0x10000, cp = c & 0x07;
-    else
-        return 0;
-    if (n < len)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return len;
-}
-
 static char *base64(const unsigned char *p, size_t n)
 {
     static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -117,7 +89,7 @@ static int json_emit(json_log_t *l, size_t n)
         if (!fixed)
             abort();
         for (size_t i = 0; i < n;) {
-            size_t cl = utf8_char(p + i, n - i);
+            size_t cl = tsl_utf8_char(p + i, n - i);
             if (cl) {
                 memcpy(fixed + k, p + i, cl);
                 k += cl;

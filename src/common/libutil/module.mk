@@ -4,6 +4,8 @@ LIBUTIL_SRCS := src/common/libutil/error.c src/common/libutil/size.c src/common/
 LIBUTIL_SRCS += src/common/libutil/duration.c src/common/libutil/jobenv.c src/common/libutil/when.c
 LIBUTIL_SRCS += src/common/libutil/batchspec.c
 LIBUTIL_SRCS += src/common/libutil/prom.c src/common/libutil/nomount.c
+# UTF-8 as jansson checks it (utf8.h).
+LIBUTIL_SRCS += src/common/libutil/utf8.c
 # A job's terminal (term.h).
 LIBUTIL_SRCS += src/common/libutil/term.c
 # The account at the other end of a loopback TCP connection (sockowner.h).
@@ -26,6 +28,10 @@ TESTS += $(O)/tests/libutil/test_size
 $(O)/tests/libutil/test_size: $(O)/obj/src/common/libutil/test/test_size.o $(LIBUTIL)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
+TESTS += $(O)/tests/libutil/test_utf8
+$(O)/tests/libutil/test_utf8: $(O)/obj/src/common/libutil/test/test_utf8.o $(LIBUTIL)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lcmocka
 TESTS += $(O)/tests/libutil/test_procstat
 $(O)/tests/libutil/test_procstat: $(O)/obj/src/common/libutil/test/test_procstat.o $(LIBUTIL)
 	@mkdir -p $(dir $@)

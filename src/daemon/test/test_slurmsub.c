@@ -5,6 +5,7 @@
  * ones ended by tessd_slurmsub_reap; a submitter stopped before its exec (its account's
  * SIGSTOP between setuid and execve: review of 2026-11-28, M1) fails the request as a time-out
  * (503), killed and waited for, and holds only its four descriptors meanwhile. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -246,6 +247,113 @@ static void test_stopped_before_exec(void **state)
     tessd_slurmsub_reap(d, true);
 }
 
+/* The test's child running `NAME --read` (the reader), 0 when there is none. */
+static pid_t reader_of(void)
+{
+    char path[300], st[512], cmd[PATH_MAX];
+    DIR *dp = opendir("/proc");
+    assert_non_null(dp);
+    pid_t found = 0;
+    struct dirent *e;
+    while (!found && (e = readdir(dp))) {
+        char *end;
+        long p = strtol(e->d_name, &end, 10);
+        if (*end || p <= 0)
+            continue;
+        snprintf(path, sizeof path, "/proc/%ld/stat", p);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t n = fread(st, 1, sizeof st - 1, f);
+        fclose(f);
+        st[n] = '\0';
+        const char *rp = strrchr(st, ')');
+        int ppid = 0;
+        char s1;
+        if (!rp || sscanf(rp + 1, " %c %d", &s1, &ppid) != 2 || ppid != getpid() || s1 == 'Z')
+            continue;
+        snprintf(path, sizeof path, "/proc/%ld/cmdline", p);
+        f = fopen(path, "r");
+        if (!f)
+            continue;
+        n = fread(cmd, 1, sizeof cmd - 1, f);
+        fclose(f);
+        cmd[n] = '\0';
+        size_t first = strlen(cmd);
+        if (first + 1 < n && strcmp(cmd + first + 1, "--read") == 0)
+            found = (pid_t)p;
+    }
+    closedir(dp);
+    return found;
+}
+
+static int read_ids(json_t **a, char *why, size_t len)
+{
+    int64_t ids[] = {5, 9};
+    return tessd_slurmsub_read(d, ids, 2, false, a, why, len);
+}
+
+/* The poll's reader (tessel-slurm-submit --read): one, kept from poll to poll, started again
+ * when it was killed between them; Slurm's error (slurmctld down) is -1 and keeps it; a reader
+ * that answers out of shape, exits or is killed holding a request is -2 (the poll reads by
+ * squeue instead), one that does not answer in time -1, and each of those is ended. */
+static void test_reader(void **state)
+{
+    (void)state;
+    use("fake-ok");
+    json_t *a = NULL;
+    char why[512];
+    assert_int_equal(read_ids(&a, why, sizeof why), 0);
+    json_t *jobs = json_object_get(a, "jobs");
+    assert_int_equal(json_array_size(jobs), 2);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(jobs, 1), "job_id")), 9);
+    pid_t r = (pid_t)json_integer_value(json_object_get(json_array_get(jobs, 0), "cpus"));
+    json_decref(a);
+    assert_int_equal(reader_of(), r);
+    assert_int_equal(read_ids(&a, why, sizeof why), 0);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_array_get(json_object_get(a, "jobs"), 0), "cpus")),
+        r); /* the same reader */
+    json_decref(a);
+    /* Killed between two polls: the next one starts another, without an error. */
+    assert_int_equal(kill(r, SIGKILL), 0);
+    wait_dead(r);
+    assert_int_equal(read_ids(&a, why, sizeof why), 0);
+    pid_t r2 = reader_of();
+    assert_true(r2 > 0 && r2 != r);
+    json_decref(a);
+    /* Idle ones are ended by the reaper, with the submitters. */
+    tessd_slurmsub_reap(d, false);
+    assert_int_equal(reader_of(), r2);
+    tessd_slurmsub_reap(d, true);
+    assert_int_equal(reader_of(), 0);
+
+    use("fake-refuse");
+    assert_int_equal(read_ids(&a, why, sizeof why), -1);
+    assert_null(a);
+    assert_string_equal(why,
+                        "Slurm: Unable to contact slurm controller (connect failure) (error 1007)");
+    assert_true(reader_of() > 0); /* kept: Slurm's error is not the reader's */
+    tessd_slurmsub_reap(d, true);
+    use("fake-garbage");
+    assert_int_equal(read_ids(&a, why, sizeof why), -2);
+    assert_non_null(strstr(why, "out of shape"));
+    assert_int_equal(reader_of(), 0);
+    use("fake-die");
+    assert_int_equal(read_ids(&a, why, sizeof why), -2);
+    assert_non_null(strstr(why, "exited with status 3"));
+    use("fake-killed");
+    assert_int_equal(read_ids(&a, why, sizeof why), -2);
+    assert_non_null(strstr(why, "Killed"));
+    use("fake-hang");
+    assert_int_equal(read_ids(&a, why, sizeof why), -1);
+    assert_non_null(strstr(why, "did not answer in 2 s"));
+    assert_int_equal(reader_of(), 0);
+    snprintf(d->slurm_submitter, sizeof d->slurm_submitter, "%s/none", dir);
+    assert_int_equal(read_ids(&a, why, sizeof why), -2);
+    assert_non_null(strstr(why, "cannot be run"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -253,6 +361,7 @@ int main(void)
         cmocka_unit_test(test_failures),
         cmocka_unit_test(test_full_pool),
         cmocka_unit_test(test_stopped_before_exec),
+        cmocka_unit_test(test_reader),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
