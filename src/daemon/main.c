@@ -1139,11 +1139,12 @@ int main(int argc, char **argv)
         return 1;
     }
     if (d->slurm)
-        tessd_log("jobs are Slurm jobs (--slurm): submitted %s%s as each job's owner, squeue "
-                  "every %lu s; logs in %s",
+        tessd_log("jobs are Slurm jobs (--slurm): submitted %s%s as each job's owner, their "
+                  "states read %s every %lu s; logs in %s",
                   d->slurm_submitter[0] ? "through libslurm, " : "by sbatch, ",
-                  d->slurm_submitter[0] ? d->slurm_submitter : d->slurm_bin, d->slurm_poll_s,
-                  d->slurm_out);
+                  d->slurm_submitter[0] ? d->slurm_submitter : d->slurm_bin,
+                  d->slurm_submitter[0] ? "through libslurm (--read)" : "by squeue",
+                  d->slurm_poll_s, d->slurm_out);
     /* The cluster's GPUs: sinfo and the nodes' exporters, in a thread of their own. */
     if (tessd_nodes_start(d, &err) < 0) {
         fprintf(stderr, "tesseld: %s\n", err.text);
