@@ -83,7 +83,7 @@ for n in "$@"; do
         *) req="{\"ids\": [$active]}" ;;
         esac
         c0=$(cpu_of "$CTLD")
-        tsc python3 "$SRC/bench/slurm/reader.py" "$READER" "$req" "$POLLS" >"$TSC/read.out" ||
+        tsc python3 "$SRC/tests/slurm/reader.py" "$READER" "$req" "$POLLS" >"$TSC/read.out" ||
             exit 1
         c1=$(cpu_of "$CTLD")
         sed '$d' "$TSC/read.out" >"$TSC/times"

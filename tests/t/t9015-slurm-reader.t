@@ -27,29 +27,9 @@ A_UID=$(id -u tslra)
 tsc_start_sim
 READER=$TESSEL_BUILD/bin/tessel-slurm-submit
 
-# ask REQUEST: the reader's answer to one request (a frame each way, subproto.h), run as root in
-# the controller's network namespace as tesseld runs it.
-cat >"$TD/ask.py" <<'PY'
-import socket, struct, subprocess, sys
-a, b = socket.socketpair()
-p = subprocess.Popen([sys.argv[1], "--read"], stdin=b.fileno(), stdout=b.fileno())
-b.close()
-req = sys.argv[2].encode()
-a.sendall(struct.pack(">I", len(req)) + req)
-def take(n):
-    out = b""
-    while len(out) < n:
-        c = a.recv(n - len(out))
-        if not c:
-            sys.exit("the reader ended")
-        out += c
-    return out
-n, = struct.unpack(">I", take(4))
-sys.stdout.write(take(n).decode())
-a.close()
-sys.exit(p.wait())
-PY
-ask() { tsc python3 "$TD/ask.py" "$READER" "$1"; }
+# ask REQUEST: the reader's answer to one request, run as root in the controller's network
+# namespace as tesseld runs it (tests/slurm/reader.py speaks its frames).
+ask() { tsc python3 "$TESSEL_SRCDIR/tests/slurm/reader.py" "$READER" "$1"; }
 sb() { tsc su -s /bin/sh tslra -c "cd /; sbatch --parsable -o /dev/null $*"; }
 
 # ---- jobs in each state, submitted to Slurm directly ------------------------------------------

@@ -26,6 +26,7 @@
 #include "daemon/slurmsub.h"
 #include "daemon/spawnas.h"
 #include "daemon/test/tmpdir.h"
+#include "libutil/procstat.h"
 
 static char dir[128];
 static tessd_t *d;
@@ -86,20 +87,9 @@ static int submit(int64_t *id, char *why, size_t len)
 /* Until pid has ended (a zombie or gone): a kill is not synchronous. */
 static void wait_dead(pid_t pid)
 {
-    char path[64], st[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    for (;;) {
-        FILE *f = fopen(path, "r");
-        if (!f)
-            return;
-        size_t n = fread(st, 1, sizeof st - 1, f);
-        fclose(f);
-        st[n] = '\0';
-        const char *rp = strrchr(st, ')');
-        if (rp && rp[1] == ' ' && rp[2] == 'Z')
-            return;
+    tsl_procstat_t ps;
+    while (tsl_procstat_read(pid, &ps) == 0 && ps.state != 'Z')
         usleep(1000);
-    }
 }
 
 static void test_reuse_and_replace(void **state)
@@ -250,7 +240,7 @@ static void test_stopped_before_exec(void **state)
 /* The test's child running `NAME --read` (the reader), 0 when there is none. */
 static pid_t reader_of(void)
 {
-    char path[300], st[512], cmd[PATH_MAX];
+    char path[300], cmd[PATH_MAX];
     DIR *dp = opendir("/proc");
     assert_non_null(dp);
     pid_t found = 0;
@@ -260,23 +250,14 @@ static pid_t reader_of(void)
         long p = strtol(e->d_name, &end, 10);
         if (*end || p <= 0)
             continue;
-        snprintf(path, sizeof path, "/proc/%ld/stat", p);
+        tsl_procstat_t ps;
+        if (tsl_procstat_read((pid_t)p, &ps) < 0 || ps.ppid != getpid() || ps.state == 'Z')
+            continue;
+        snprintf(path, sizeof path, "/proc/%ld/cmdline", p);
         FILE *f = fopen(path, "r");
         if (!f)
             continue;
-        size_t n = fread(st, 1, sizeof st - 1, f);
-        fclose(f);
-        st[n] = '\0';
-        const char *rp = strrchr(st, ')');
-        int ppid = 0;
-        char s1;
-        if (!rp || sscanf(rp + 1, " %c %d", &s1, &ppid) != 2 || ppid != getpid() || s1 == 'Z')
-            continue;
-        snprintf(path, sizeof path, "/proc/%ld/cmdline", p);
-        f = fopen(path, "r");
-        if (!f)
-            continue;
-        n = fread(cmd, 1, sizeof cmd - 1, f);
+        size_t n = fread(cmd, 1, sizeof cmd - 1, f);
         fclose(f);
         cmd[n] = '\0';
         size_t first = strlen(cmd);

@@ -1,10 +1,17 @@
-# bench/slurm/reader.py - the reader's side of bench/slurm/poll.sh: start READER --read once (as
-# tesseld keeps it), send REQUEST K times (a frame each way, src/slurmsub/subproto.h), and print
-# each answer's wall time in microseconds, then "bytes B cpu_us C" (the reader's user + system
-# CPU over the K requests, from /proc) on the last line.
+# tests/slurm/reader.py - a client of tessel-slurm-submit --read (tesseld's reader of the jobs'
+# states, src/slurmsub/read.h) for t9015 and bench/slurm/poll.sh: start READER --read once (as
+# tesseld keeps it) with a socketpair on its fds 0 and 1, and send REQUEST (a frame each way,
+# src/slurmsub/subproto.h).
+#
+#   reader.py READER REQUEST       print the answer (t9015)
+#   reader.py READER REQUEST K     once untimed (slurm_init, the first connection: as at
+#                                  tesseld's first poll), then K times, printing each answer's
+#                                  wall time in microseconds, then "bytes B cpu_us C" (the
+#                                  reader's user + system CPU over the K requests, from /proc)
 import os, socket, struct, subprocess, sys, time
 
-reader, request, k = sys.argv[1], sys.argv[2].encode(), int(sys.argv[3])
+reader, request = sys.argv[1], sys.argv[2].encode()
+k = int(sys.argv[3]) if len(sys.argv) > 3 else 0
 a, b = socket.socketpair()
 p = subprocess.Popen([reader, "--read"], stdin=b.fileno(), stdout=b.fileno())
 b.close()
@@ -33,6 +40,10 @@ def ask():
     return take(n)
 
 
+if not k:
+    sys.stdout.write(ask().decode())
+    a.close()
+    sys.exit(p.wait())
 ask()  # slurm_init and the first connection, as at tesseld's first poll: not timed
 c0 = cpu_us()
 for _ in range(k):
