@@ -684,28 +684,48 @@ static int read_squeue(tessd_t *d, tsj_seen_t **seen, size_t *ns, char *why, siz
     return rc;
 }
 
+/* Bytes of the reason the view of every job was not read (d->slurm_view_error's). */
+#define SLURM_VIEW_WHY 256
+
 /* What Slurm holds of tesseld's active jobs jobs[0..n), and of every job when all.  When
  * tesseld submits through libslurm, through its reader (tessel-slurm-submit --read: only these
  * jobs, by binary RPCs; squeue --json formats about a hundred fields of every job slurmctld
  * holds, and was the largest cost of a submission through tesseld, docs/bench-submit.md); else,
  * or when the reader itself fails (logged), by squeue.  0 with *seen, *ns and *whole (every job
- * slurmctld holds is in seen: the view may be made from it), or -1 with why. */
+ * slurmctld holds is in seen: the view may be made from it; else view_why, SLURM_VIEW_WHY bytes,
+ * says why when every job was asked for), or -1 with why. */
 static int read_jobs(tessd_t *d, const tstore_slurm_pair_t *jobs, size_t n, bool all,
-                     tsj_seen_t **seen, size_t *ns, bool *whole, char *why, size_t len)
+                     tsj_seen_t **seen, size_t *ns, bool *whole, char *view_why, char *why,
+                     size_t len)
 {
     *seen = NULL;
     *ns = 0;
     *whole = true;
+    view_why[0] = '\0';
     if (d->slurm_submitter[0]) {
+        /* Only Slurm's ids (1..2^32-1) are asked: another (a store written with slurm-submit =
+         * sbatch holds what sbatch printed) cannot be held by slurmctld, it is gone. */
         int64_t *ids = n ? malloc(n * sizeof *ids) : NULL;
+        size_t k = 0;
         json_t *a = NULL;
         int rc = -2;
         if (n && !ids) {
             snprintf(why, len, "the jobs' ids: out of memory");
         } else {
             for (size_t i = 0; i < n; i++)
-                ids[i] = jobs[i].slurm_id;
-            rc = tessd_slurmsub_read(d, ids, n, all, &a, why, len);
+                if (jobs[i].slurm_id >= 1 && jobs[i].slurm_id <= (int64_t)UINT32_MAX)
+                    ids[k++] = jobs[i].slurm_id;
+            rc = tessd_slurmsub_read(d, ids, k, all, &a, why, len);
+            /* Every job for the direct jobs' view, and that failed in the reader (an answer
+             * above its bound: any user can hold many jobs with long names): tesseld's own are
+             * read again alone, only the view fails (review of the reader, 2026-11-28, M1). */
+            if (rc == -2 && all) {
+                tessd_log("slurm: the view of every job: %s; tesseld's own jobs are read alone",
+                          why);
+                snprintf(view_why, SLURM_VIEW_WHY, "%s", why);
+                all = false;
+                rc = tessd_slurmsub_read(d, ids, k, false, &a, why, len);
+            }
         }
         free(ids);
         if (rc == -1)
@@ -742,7 +762,8 @@ static int poll_jobs(tessd_t *d, const tstore_slurm_pair_t *jobs, size_t n, bool
     size_t ns = 0;
     bool whole;
     tsl_error_t err;
-    if (read_jobs(d, jobs, n, all, &seen, &ns, &whole, why, len) < 0)
+    char view_why[SLURM_VIEW_WHY];
+    if (read_jobs(d, jobs, n, all, &seen, &ns, &whole, view_why, why, len) < 0)
         goto failed;
     if (ns)
         qsort(seen, ns, sizeof *seen, cmp_seen); /* seen is NULL when squeue lists no job */
@@ -793,6 +814,9 @@ static int poll_jobs(tessd_t *d, const tstore_slurm_pair_t *jobs, size_t n, bool
      * every job only). */
     if (whole && view_update(d, seen, ns, foreign, nf, at, &err) < 0) {
         snprintf(d->slurm_view_error, sizeof d->slurm_view_error, "%s", err.text);
+        d->slurm_view_failed = at;
+    } else if (!whole && view_why[0]) {
+        snprintf(d->slurm_view_error, sizeof d->slurm_view_error, "%s", view_why);
         d->slurm_view_failed = at;
     }
     tessd_wake_waiters(d, 0);

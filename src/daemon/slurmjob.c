@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "daemon/slurmjob.h"
+#include "libutil/utf8.h"
 
 static const struct {
     const char *name;
@@ -65,10 +66,13 @@ const char *tsj_state_name(tsj_state_t s)
     return (unsigned)s < TSJ_NSTATES ? tsj_names[s] : "unknown";
 }
 
+/* o's string key into buf (len bytes), cut at a character's end: a name cut inside a
+ * character would be refused by jansson where tesseld writes it back (review of the reader,
+ * 2026-11-28, L3: the job's "name" key went missing from GET /v1/jobs?origin=slurm). */
 static void copy_str(json_t *o, const char *key, char *buf, size_t len)
 {
     json_t *v = json_object_get(o, key);
-    snprintf(buf, len, "%s", json_is_string(v) ? json_string_value(v) : "");
+    tsl_utf8_clean(json_is_string(v) ? json_string_value(v) : "", buf, len);
 }
 
 int tsj_parse_squeue(const char *text, size_t len, tsj_seen_t **out, size_t *n, tsl_error_t *err)

@@ -319,10 +319,13 @@ static int reader_end_locked(int64_t before)
     return st;
 }
 
-static void reader_reap(int64_t before)
+static void reader_reap(bool all, int64_t now)
 {
     pthread_mutex_lock(&reader_mu);
-    reader_end_locked(before < 0 ? -1 : before);
+    if (all)
+        reader_end_locked(-1);
+    else if (now >= SUB_IDLE_MS)
+        reader_end_locked(now - SUB_IDLE_MS);
     pthread_mutex_unlock(&reader_mu);
 }
 
@@ -379,6 +382,9 @@ int tessd_slurmsub_read(tessd_t *d, const int64_t *ids, size_t n, bool all, json
                 snprintf(why, len, "Slurm did not answer in %lu s: slurmctld may be down",
                          d->slurm_timeout_s);
                 rc = -1;
+            } else if (e == EMSGSIZE) {
+                snprintf(why, len, "tessel-slurm-submit --read: an answer above %u MiB",
+                         TSS_JOBS_MAX >> 20);
             } else if (WIFEXITED(st)) {
                 snprintf(why, len, "tessel-slurm-submit --read exited with status %d",
                          WEXITSTATUS(st));
@@ -392,6 +398,7 @@ int tessd_slurmsub_read(tessd_t *d, const int64_t *ids, size_t n, bool all, json
         json_t *a = json_loadb(ans, alen, JSON_REJECT_DUPLICATES, &je);
         free(ans);
         json_t *e = json_object_get(a, "errno"), *et = json_object_get(a, "error");
+        json_t *refused = json_object_get(a, "refused");
         if (json_is_object(a) && json_object_size(a) == 1 &&
             json_is_array(json_object_get(a, "jobs"))) {
             *answer = a;
@@ -403,6 +410,10 @@ int tessd_slurmsub_read(tessd_t *d, const int64_t *ids, size_t n, bool all, json
                      (long long)json_integer_value(e));
             json_decref(a);
             rc = -1;
+        } else if (json_is_object(a) && json_object_size(a) == 1 && json_is_string(refused)) {
+            /* The reader's own failure (a request it refused, out of memory): not Slurm's. */
+            snprintf(why, len, "tessel-slurm-submit --read: %.300s", json_string_value(refused));
+            json_decref(a);
         } else {
             snprintf(why, len, "tessel-slurm-submit --read answered out of shape (%s)",
                      a ? "not {\"jobs\"} nor {\"errno\", \"error\"}" : je.text);
@@ -435,5 +446,5 @@ void tessd_slurmsub_reap(tessd_t *d, bool all)
     pthread_mutex_unlock(&pool_mu);
     for (int i = 0; i < n; i++)
         sub_end(pids[i], fds[i]);
-    reader_reap(all ? -1 : now - SUB_IDLE_MS);
+    reader_reap(all, now);
 }

@@ -25,8 +25,9 @@ int tessd_slurmsub_submit(tessd_t *d, const tessd_pw_t *pw, const char *request,
  * 0 with *answer ({"jobs": [...]}, the keys of squeue --json's jobs: tsj_parse_jobs; the
  * caller decrefs it); -1 with why when Slurm did not answer (its error, or none within
  * slurm-timeout: as a failed squeue); -2 with why when the reader failed (not started, ended,
- * an answer out of shape: it is ended, the next call starts another; the caller may read by
- * squeue instead).  No lock of tesseld's held. */
+ * an answer out of shape or above TSS_JOBS_MAX: it is ended, the next call starts another; or
+ * it refused the request: it is kept; the caller may read by squeue instead).  ids must be
+ * Slurm ids (1..2^32-1).  No lock of tesseld's held. */
 int tessd_slurmsub_read(tessd_t *d, const int64_t *ids, size_t n, bool all, json_t **answer,
                         char *why, size_t len);
 

@@ -17,6 +17,10 @@
  * src/common/slurm_protocol_defs.h (as job_state_string and job_reason_string): the words
  * squeue --json writes for a job's state (the flags COMPLETING, CONFIGURING... before the
  * base state) and its reason. */
+#if SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(22, 5, 0) ||                                          \
+    SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(22, 6, 0)
+#error "read.c: check these two against this Slurm's src/common/slurm_protocol_defs.h"
+#endif
 extern char *slurm_job_state_string(uint32_t inx);
 extern char *slurm_job_reason_string(enum job_state_reason inx);
 
@@ -91,37 +95,50 @@ int tss_read_request(const char *text, size_t len, uint32_t **ids, size_t *n, bo
     return 0;
 }
 
-/* Longest string kept of a job's (its name, partition, node list, user): tesseld keeps less. */
-#define TSS_STR_MAX 1024
-
-/* A string of Slurm's into buf (TSS_STR_MAX bytes) as JSON takes it: NULL as "" (squeue --json
- * writes "" for no value), a byte that is not UTF-8 as '?' (a job's name is whatever bytes its
- * owner gave sbatch: one that jansson refused would fail every poll, every job's), cut to fit. */
-static const char *str(const char *s, char *buf)
+/* A string of Slurm's into buf (len bytes: what tesseld keeps of that key, slurmjob.h's
+ * tsj_seen_t) as JSON takes it: NULL as "" (squeue --json writes "" for no value), each byte
+ * that is not UTF-8 or is a control character as '?' (a job's name is whatever bytes its owner
+ * gave sbatch: one that jansson refused would fail every poll, every job's; a control byte is 6
+ * bytes of JSON), cut at a character's end to fit.  So no job of a user's is more than about
+ * 800 bytes of the answer (review of the reader, 2026-11-28, M1). */
+static const char *str(const char *s, char *buf, size_t len)
 {
-    tsl_utf8_clean(s ? s : "", buf, TSS_STR_MAX);
+    tsl_utf8_clean(s ? s : "", buf, len);
+    for (char *c = buf; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
     return buf;
 }
 
 json_t *tss_job_json(const slurm_job_info_t *j)
 {
-    char st[TSS_STR_MAX], why[TSS_STR_MAX], nodes[TSS_STR_MAX], name[TSS_STR_MAX],
-        part[TSS_STR_MAX], user[TSS_STR_MAX];
-    /* The name of uid when slurmctld gives none (22.05 fills user_name only now and then). */
+    char st[TSS_KEEP_SHORT], why[TSS_KEEP_SHORT], nodes[TSS_KEEP_NODES], name[TSS_KEEP_NAME],
+        part[TSS_KEEP_SHORT], user[TSS_KEEP_SHORT];
+    /* The name of uid when slurmctld gives none (22.05 fills user_name only now and then): the
+     * last one looked up is kept, a whole list is mostly a few users' jobs. */
+    static uint32_t last_uid = UINT32_MAX;
+    static char last_name[TSS_KEEP_SHORT];
     const char *uname = j->user_name;
-    struct passwd pw, *r = NULL;
-    char buf[4096];
-    if (!uname && getpwuid_r(j->user_id, &pw, buf, sizeof buf, &r) == 0 && r)
-        uname = r->pw_name;
+    if (!uname && j->user_id != last_uid) {
+        struct passwd pw, *r = NULL;
+        char buf[4096];
+        last_uid = j->user_id;
+        last_name[0] = '\0';
+        if (getpwuid_r(j->user_id, &pw, buf, sizeof buf, &r) == 0 && r)
+            snprintf(last_name, sizeof last_name, "%s", r->pw_name);
+    }
+    if (!uname)
+        uname = last_name;
     return json_pack(
         "{s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:s, s:I, s:s, s:s, s:s, s:I}", "job_id",
-        (json_int_t)j->job_id, "job_state", str(slurm_job_state_string(j->job_state), st),
-        "state_reason", str(slurm_job_reason_string((enum job_state_reason)j->state_reason), why),
+        (json_int_t)j->job_id, "job_state",
+        str(slurm_job_state_string(j->job_state), st, sizeof st), "state_reason",
+        str(slurm_job_reason_string((enum job_state_reason)j->state_reason), why, sizeof why),
         "start_time", (json_int_t)j->start_time, "submit_time", (json_int_t)j->submit_time,
         "end_time", (json_int_t)j->end_time, "exit_code", (json_int_t)j->exit_code, "nodes",
-        str(j->nodes, nodes), "user_id", (json_int_t)j->user_id, "user_name", str(uname, user),
-        "name", str(j->name, name), "partition", str(j->partition, part), "cpus",
-        (json_int_t)j->num_cpus);
+        str(j->nodes, nodes, sizeof nodes), "user_id", (json_int_t)j->user_id, "user_name",
+        str(uname, user, sizeof user), "name", str(j->name, name, sizeof name), "partition",
+        str(j->partition, part, sizeof part), "cpus", (json_int_t)j->num_cpus);
 }
 
 int tss_read_add(json_t *jobs, const job_info_msg_t *m, const uint32_t *ids, size_t n, bool all)
@@ -148,7 +165,7 @@ static json_t *read_jobs(const uint32_t *ids, size_t n, bool all)
         for (size_t i = 0; i < n && !e; i++) {
             job_info_msg_t *m = NULL;
             if (slurm_load_job(&m, ids[i], SHOW_ALL) != SLURM_SUCCESS) {
-                e = slurm_get_errno();
+                e = slurm_get_errno() ? slurm_get_errno() : SLURM_ERROR;
                 if (e == ESLURM_INVALID_JOB_ID)
                     e = 0; /* not held: ended past MinJobAge, or never Slurm's */
             } else if (tss_read_add(jobs, m, ids + i, 1, false) < 0) {
@@ -160,11 +177,15 @@ static json_t *read_jobs(const uint32_t *ids, size_t n, bool all)
     } else {
         job_info_msg_t *m = NULL;
         if (slurm_load_jobs(0, &m, SHOW_ALL) != SLURM_SUCCESS)
-            e = slurm_get_errno();
+            e = slurm_get_errno() ? slurm_get_errno() : SLURM_ERROR;
         else if (tss_read_add(jobs, m, ids, n, all) < 0)
             e = ENOMEM;
         if (m)
             slurm_free_job_info_msg(m);
+    }
+    if (e == ENOMEM) {
+        json_decref(jobs);
+        return json_pack("{s:s}", "refused", "out of memory");
     }
     if (e) {
         json_decref(jobs);
@@ -190,7 +211,7 @@ int tss_read_main(void)
         tsl_error_t err;
         json_t *a;
         if (tss_read_request(text, len, &ids, &n, &all, &err) < 0)
-            a = json_pack("{s:i, s:s}", "errno", EINVAL, "error", err.text);
+            a = json_pack("{s:s}", "refused", err.text);
         else
             a = read_jobs(ids, n, all);
         free(text);

@@ -10,8 +10,12 @@
  *                                  submit_time, end_time, exit_code, nodes, user_id, user_name,
  *                                  name, partition, cpus.  A job slurmctld does not hold (ended
  *                                  past MinJobAge, or never) is not in it
- *   {"errno": E, "error": "TEXT"}  Slurm did not answer (slurm_strerror(E)), or the request was
- *                                  not of that shape (EINVAL)
+ *   {"errno": E, "error": "TEXT"}  Slurm did not answer (slurm_strerror(E))
+ *   {"refused": "TEXT"}            the reader's own failure: a request not of that shape, out of
+ *                                  memory (tesseld reads that poll by squeue)
+ *
+ * Each string is made UTF-8, its control characters '?', and cut to what tesseld keeps of it
+ * (TSS_KEEP_*): a job is at most about 800 bytes of an answer whatever its owner named it.
  *
  * It replaces squeue --json, which formats every field of every job slurmctld holds (about a
  * hundred a job) and made the polls the largest cost of a submission through tesseld
@@ -27,6 +31,12 @@
 #include <slurm/slurm.h>
 
 #include "libutil/error.h"
+
+/* Bytes kept of a job's strings, NUL included: tesseld's tsj_seen_t (src/daemon/slurmjob.h)
+ * keeps no more. */
+#define TSS_KEEP_NAME  128
+#define TSS_KEEP_NODES 256
+#define TSS_KEEP_SHORT 64
 
 /* Most ids one request may name: tesseld's active jobs of one poll. */
 #define TSS_READ_IDS_MAX 1000000u

@@ -28,8 +28,11 @@
 /* Largest answer: an id, or an error with libslurm's lines. */
 #define TSS_ANSWER_MAX (32u << 10)
 /* Largest answer of the reader (tessel-slurm-submit --read): every job slurmctld holds, about
- * 250 bytes each.  As squeue's output is bounded (slurm.c). */
-#define TSS_JOBS_MAX (64u << 20)
+ * 210 bytes each with short names, at most about 800 (read.h).  16 MiB: 21,000 jobs of the
+ * longest strings, 80,000 of short ones (squeue's 64 MiB held about 21,000); a read of every job
+ * above it fails the view only (slurm.c, read_jobs), and keeps tesseld's parse of one answer
+ * near 200 MiB at most (review of the reader, 2026-11-28, L5). */
+#define TSS_JOBS_MAX (16u << 20)
 /* Most bytes of libslurm's printed lines kept in an answer. */
 #define TSS_LOG_MAX (8u << 10)
 

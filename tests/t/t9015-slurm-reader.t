@@ -85,8 +85,10 @@ is "$(jq -c "[.jobs[] | select(.job_id == $J_FAIL)] | .[0] | {job_state, exit_co
 MANY=$(printf '%s,' $IDS; seq 100000 100012 | tr '\n' ',')
 ask "{\"ids\": [${MANY%,}]}" >"$TD/read.many"
 is "$(jq '.jobs | length' "$TD/read.many")" 7 "20 ids asked (above 8: one load, filtered): the 7 held"
-is "$(ask '{"ids": [1], "user": "tslra"}' | jq -r .errno)" 22 "a request with another key: refused (EINVAL)"
-is "$(ask '{"ids": [0]}' | jq -r .errno)" 22 "an id that is no Slurm id: refused"
+is "$(ask '{"ids": [1], "user": "tslra"}' | jq -r .refused)" \
+    'a request: "user" is not a key of this shape' "a request with another key: refused"
+is "$(ask '{"ids": [0]}' | jq -r .refused)" "a request: id 0 is not a Slurm job id" \
+    "an id that is no Slurm id: refused (the reader's refusal, not Slurm's error)"
 
 # ---- a name of any bytes -------------------------------------------------------------------
 J_BAD=$(sb --hold --job-name="$(printf 'bad\377name')" --wrap true)

@@ -5,7 +5,8 @@
  * out of shape, fake-refuse as Slurm refusing a partition, fake-die exits (status 3) once it
  * has read, fake-killed is killed (SIGKILL) once it has read.  With --read (the reader,
  * src/slurmsub/read.h): fake-ok answers a running job of each id asked, with its own pid as
- * the number of CPUs, fake-refuse as libslurm when slurmctld is down, the others as above. */
+ * the number of CPUs, fake-refuse as libslurm when slurmctld is down, fake-busy refuses (out of
+ * memory), fake-big answers more than TSS_JOBS_MAX bytes, the others as above. */
 #include <errno.h>
 #include <stdbool.h>
 #include <signal.h>
@@ -57,7 +58,21 @@ int main(int argc, char **argv)
             continue;
         }
         free(req);
-        if (reader && strcmp(name, "fake-refuse") == 0) {
+        if (reader && strcmp(name, "fake-busy") == 0) {
+            snprintf(text, sizeof text, "{\"refused\": \"out of memory\"}");
+        } else if (reader && strcmp(name, "fake-big") == 0) {
+            /* An answer above the reader's bound (TSS_JOBS_MAX). */
+            size_t big = TSS_JOBS_MAX + 1;
+            char *b = malloc(big);
+            if (!b)
+                return 1;
+            memset(b, ' ', big);
+            int rc = tss_frame_write(1, b, big, -1);
+            free(b);
+            if (rc < 0)
+                return 1;
+            continue;
+        } else if (reader && strcmp(name, "fake-refuse") == 0) {
             snprintf(text, sizeof text,
                      "{\"errno\": 1007, \"error\": \"Unable to contact slurm controller "
                      "(connect failure)\"}");

@@ -114,6 +114,23 @@ static void test_parse_squeue(void **state)
     assert_int_equal(tsj_parse_squeue("{\"jobs\":3}", 10, &v, &n, &err), -1);
     assert_int_equal(tsj_parse_squeue("{\"jobs\":[]}", 11, &v, &n, &err), 0);
     assert_int_equal(n, 0);
+
+    /* A name longer than tesseld keeps (127 bytes), a two-byte character across the cut: cut
+     * before it, so that the name stays UTF-8 where tesseld writes it back as JSON (review of
+     * the reader, 2026-11-28, L3: GET /v1/jobs?origin=slurm lost the job's "name"). */
+    char name[140], text[400];
+    memset(name, 'a', 126);
+    memcpy(name + 126, "\xc3\xa9", 2);
+    name[128] = '\0';
+    snprintf(text, sizeof text,
+             "{\"jobs\": [{\"job_id\": 9, \"job_state\": \"PENDING\", \"name\": \"%s\"}]}", name);
+    assert_int_equal(tsj_parse_squeue(text, strlen(text), &v, &n, &err), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(strlen(v[0].name), 126);
+    json_t *back = json_string(v[0].name);
+    assert_non_null(back);
+    json_decref(back);
+    free(v);
 }
 
 /* sacct --noheader --parsable2 --allocations --format=JobIDRaw,State,ExitCode,User,UID,

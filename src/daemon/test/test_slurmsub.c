@@ -320,6 +320,17 @@ static void test_reader(void **state)
     assert_int_equal(read_ids(&a, why, sizeof why), -2);
     assert_non_null(strstr(why, "out of shape"));
     assert_int_equal(reader_of(), 0);
+    /* Its own refusal is not Slurm's error: -2 (squeue for that poll), the reader kept. */
+    use("fake-busy");
+    assert_int_equal(read_ids(&a, why, sizeof why), -2);
+    assert_string_equal(why, "tessel-slurm-submit --read: out of memory");
+    assert_true(reader_of() > 0);
+    tessd_slurmsub_reap(d, true);
+    /* An answer above the bound: refused unread, the reader ended, said as such. */
+    use("fake-big");
+    assert_int_equal(read_ids(&a, why, sizeof why), -2);
+    assert_string_equal(why, "tessel-slurm-submit --read: an answer above 16 MiB");
+    assert_int_equal(reader_of(), 0);
     use("fake-die");
     assert_int_equal(read_ids(&a, why, sizeof why), -2);
     assert_non_null(strstr(why, "exited with status 3"));

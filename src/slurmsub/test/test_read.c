@@ -1,7 +1,7 @@
 /* test_read.c - tessel-slurm-submit --read without a cluster (read.c): the requests it takes or
  * refuses, a job record in squeue --json's words (the state with its flags, the reason, the
  * exit code as a wait status, the user's name when slurmctld gives none, a name that is not
- * UTF-8 or is too long), and the records
+ * UTF-8, holds control characters or is too long), and the records
  * picked for a request (by id, or all).  That squeue --json of Slurm 22.05 says the same of
  * the same jobs is checked on the test cluster (t9015). */
 #include <errno.h>
@@ -137,18 +137,33 @@ static void test_job_json(void **state)
     assert_string_equal(sval(o, "job_state"), "SUSPENDED");
     json_decref(o);
 
-    /* A name of any bytes (sbatch -J takes them): what is not UTF-8 is '?', and a name past
-     * 1023 bytes is cut, so that the answer is JSON whatever a user named a job. */
-    j.name = (char *)"bad\xff\xfe-\xc3\xa9";
+    /* A name of any bytes (sbatch -J takes them): what is not UTF-8 and control characters
+     * are '?', and a name is cut where tesseld cuts it (127 bytes, at a character's end), so
+     * that the answer is JSON, and small, whatever a user named a job. */
+    j.name = (char *)"bad\xff\xfe-\xc3\xa9\x01\n\x7f";
     o = tss_job_json(&j);
     assert_non_null(o);
-    assert_string_equal(sval(o, "name"), "bad?" "?-\xc3\xa9");
+    assert_string_equal(sval(o, "name"), "bad?"
+                                         "?-\xc3\xa9?"
+                                         "??");
     json_decref(o);
     static char longname[5000];
     memset(longname, 'x', sizeof longname - 1);
+    longname[126] = '\xc3'; /* a two-byte character across the cut */
+    longname[127] = '\xa9';
     j.name = longname;
+    j.nodes = longname + 200;
+    j.partition = longname + 300;
+    j.user_name = longname + 400;
     o = tss_job_json(&j);
-    assert_int_equal(strlen(sval(o, "name")), 1023);
+    assert_int_equal(strlen(sval(o, "name")), 126);
+    assert_int_equal(strlen(sval(o, "nodes")), 255);
+    assert_int_equal(strlen(sval(o, "partition")), 63);
+    assert_int_equal(strlen(sval(o, "user_name")), 63);
+    /* The longest a job can be in an answer. */
+    char *text = json_dumps(o, JSON_COMPACT);
+    assert_true(strlen(text) < 800); /* 732 here; a longer state_reason at most 63 */
+    free(text);
     json_decref(o);
 }
 
