@@ -794,7 +794,10 @@ static int poll_jobs(tessd_t *d, const tstore_slurm_pair_t *jobs, size_t n, bool
     int64_t now = tessd_now_ms();
     int64_t *foreign = n ? malloc(n * sizeof *foreign) : NULL;
     size_t nf = 0;
-    pthread_mutex_lock(&d->lock);
+    /* tesseld's lock is taken for one job at a time: a poll that sees a few hundred jobs start
+     * and end (a burst of short jobs) applies each in its own transactions, and submissions,
+     * which commit under the same lock, must not wait for all of them (the tail of
+     * bench/slurm/submit.sh, docs/bench-submit.md). */
     for (size_t i = 0; i < n; i++) {
         tsj_seen_t key = {.slurm_id = jobs[i].slurm_id};
         const tsj_seen_t *s = ns ? bsearch(&key, seen, ns, sizeof *seen, cmp_seen) : NULL;
@@ -804,10 +807,14 @@ static int poll_jobs(tessd_t *d, const tstore_slurm_pair_t *jobs, size_t n, bool
                 continue; /* not asked this poll, or sacct did not answer: left as it is */
             s = na ? bsearch(&key, acct, na, sizeof *acct, cmp_seen) : NULL;
         }
-        if (apply_seen(d, jobs[i].job, s, now, at) == 1 && foreign)
+        pthread_mutex_lock(&d->lock);
+        int rc = apply_seen(d, jobs[i].job, s, now, at);
+        pthread_mutex_unlock(&d->lock);
+        if (rc == 1 && foreign)
             foreign[nf++] = jobs[i].slurm_id;
     }
     free(acct);
+    pthread_mutex_lock(&d->lock);
     if (nf)
         qsort(foreign, nf, sizeof *foreign, cmp_id);
     /* The jobs submitted to Slurm directly, for GET /v1/jobs?origin=slurm (from a read of
