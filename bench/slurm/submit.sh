@@ -28,6 +28,11 @@
 #                     when tessel-slurm-submit is built) or sbatch (an sbatch per job)
 #   TESSELD_ARGS=...  more options for tesseld (e.g. --slurm-poll 5)
 #   BENCH_LOG=FILE    keep tesseld's log there
+#   BENCH_HELD=1      both sides submit to a partition that is DOWN (slurm.conf's "held"; tesseld's
+#                     queue default mapped onto it): the jobs stay pending, so that the 2 CPUs run
+#                     the submissions and not the jobs (on a cluster the jobs run on the nodes,
+#                     not on the host that submits; here they share it); before each round the
+#                     held jobs are cancelled (scancel as root) instead of waited for
 set -u
 C=${BENCH_CLIENTS:-4}
 N=${BENCH_SUBMITS:-50}
@@ -62,6 +67,14 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 TSC_CPUS=64
+HELD=${BENCH_HELD:-0}
+PART=
+QMAP=
+if [ "$HELD" = 1 ]; then
+    TSC_EXTRA_CONF="PartitionName=held Nodes=n1,n2 MaxTime=INFINITE State=DOWN"
+    PART="-p held"
+    QMAP="--slurm-queues default=held"
+fi
 tsc_start "" || { echo "submit.sh: the cluster: $TSC_WHY" >&2; exit 1; }
 W=$(mktemp -d /tmp/tessel-bench-submit.XXXXXX)
 chmod 755 "$W"
@@ -69,7 +82,7 @@ SOCK=$W/tesseld.sock
 # --submit-rate 0: the per-user limit (5 a second by default) is a policy, not a cost.
 nsenter --net=/run/netns/$tsc_ns-ctl "$B/bin/tesseld" --data-dir "$W/data" --no-listen \
     --socket "$SOCK" --no-cgroups --submit-rate 0 --slurm --slurm-conf "$TSC/etc/slurm.conf" \
-    --slurm-submit "${BENCH_SUBMIT:-auto}" ${TESSELD_ARGS:-} >"$W/tesseld.log" 2>&1 &
+    --slurm-submit "${BENCH_SUBMIT:-auto}" $QMAP ${TESSELD_ARGS:-} >"$W/tesseld.log" 2>&1 &
 TPID=$!
 i=0
 until [ -S "$SOCK" ]; do
@@ -83,10 +96,12 @@ until [ -S "$SOCK" ]; do
 done
 
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "# $C clients x $N submissions, $R rounds per side, account $U, Slurm $(sbatch --version | cut -d' ' -f2), $(grep -o 'submitted [a-z]* [a-z]*' "$W/tesseld.log" | head -n 1)"
+echo "# $C clients x $N submissions, $R rounds per side, account $U, Slurm $(sbatch --version | cut -d' ' -f2), $(grep -o 'submitted [a-z]* [a-z]*' "$W/tesseld.log" | head -n 1)$([ "$HELD" = 1 ] && echo ', jobs held (a partition DOWN)')"
 
-# settle: no job pending or running in Slurm (at most 120 s).
+# settle: no job pending or running in Slurm (at most 120 s; with BENCH_HELD, the held ones
+# cancelled first).
 settle() {
+    [ "$HELD" = 1 ] && tsc scancel -p held
     i=0
     while [ -n "$(tsc squeue -h -t pending,running,completing -o %i 2>/dev/null)" ]; do
         i=$((i + 1))
@@ -99,7 +114,7 @@ settle() {
 # time (us) into $W/wall-SIDE.
 round() {
     case $1 in
-    sbatch) cmd="SLURM_CONF=$TSC/etc/slurm.conf sbatch --parsable -o /dev/null --wrap true" ;;
+    sbatch) cmd="SLURM_CONF=$TSC/etc/slurm.conf sbatch $PART --parsable -o /dev/null --wrap true" ;;
     tesseld) cmd="TESSEL_URL=unix:$SOCK TESSEL_CONFIG=/nonexistent/c HOME=/nonexistent $B/bin/tessel run -d -- true" ;;
     esac
     settle
