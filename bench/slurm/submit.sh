@@ -9,8 +9,8 @@
 # alternate (sbatch, tesseld, sbatch, tesseld, ...) so that load hits both alike:
 #
 #   sbatch   `sbatch --parsable -o /dev/null --wrap true`, straight to slurmctld
-#   tesseld  `tessel run -d -- true` on tesseld's local socket: tesseld runs sbatch as the
-#            account (docs/slurm-backend.md) and records the job before it answers
+#   tesseld  `tessel run -d -- true` on tesseld's local socket: tesseld submits as the account
+#            (its submitter, or sbatch: docs/slurm-backend.md) and records the job before it answers
 #
 # Each client is a shell loop that times every command with `date +%s%N` before and after
 # (the second date's start, about 1 ms, is in every figure, of both sides alike).  A round's
