@@ -703,29 +703,15 @@ static int read_jobs(tessd_t *d, const tstore_slurm_pair_t *jobs, size_t n, bool
     *whole = true;
     view_why[0] = '\0';
     if (d->slurm_submitter[0]) {
-        /* Only Slurm's ids (1..2^32-1) are asked: another (a store written with slurm-submit =
-         * sbatch holds what sbatch printed) cannot be held by slurmctld, it is gone. */
         int64_t *ids = n ? malloc(n * sizeof *ids) : NULL;
-        size_t k = 0;
         json_t *a = NULL;
         int rc = -2;
         if (n && !ids) {
             snprintf(why, len, "the jobs' ids: out of memory");
         } else {
             for (size_t i = 0; i < n; i++)
-                if (jobs[i].slurm_id >= 1 && jobs[i].slurm_id <= (int64_t)UINT32_MAX)
-                    ids[k++] = jobs[i].slurm_id;
-            rc = tessd_slurmsub_read(d, ids, k, all, &a, why, len);
-            /* Every job for the direct jobs' view, and that failed in the reader (an answer
-             * above its bound: any user can hold many jobs with long names): tesseld's own are
-             * read again alone, only the view fails (review of the reader, 2026-11-28, M1). */
-            if (rc == -2 && all) {
-                tessd_log("slurm: the view of every job: %s; tesseld's own jobs are read alone",
-                          why);
-                snprintf(view_why, SLURM_VIEW_WHY, "%s", why);
-                all = false;
-                rc = tessd_slurmsub_read(d, ids, k, false, &a, why, len);
-            }
+                ids[i] = jobs[i].slurm_id;
+            rc = tessd_slurmsub_read_poll(d, ids, n, &all, &a, view_why, SLURM_VIEW_WHY, why, len);
         }
         free(ids);
         if (rc == -1)

@@ -427,6 +427,35 @@ int tessd_slurmsub_read(tessd_t *d, const int64_t *ids, size_t n, bool all, json
     return rc;
 }
 
+int tessd_slurmsub_read_poll(tessd_t *d, const int64_t *ids, size_t n, bool *all, json_t **answer,
+                             char *view_why, size_t vlen, char *why, size_t len)
+{
+    view_why[0] = '\0';
+    /* Only Slurm's ids (1..2^32-1) are asked: another (a store written with slurm-submit =
+     * sbatch holds what sbatch printed) cannot be held by slurmctld, it is gone. */
+    int64_t *v = n ? malloc(n * sizeof *v) : NULL;
+    size_t k = 0;
+    if (n && !v) {
+        snprintf(why, len, "the jobs' ids: out of memory");
+        return -2;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] >= 1 && ids[i] <= (int64_t)UINT32_MAX)
+            v[k++] = ids[i];
+    int rc = tessd_slurmsub_read(d, v, k, *all, answer, why, len);
+    /* Every job for the direct jobs' view, and that failed in the reader (an answer above its
+     * bound: any user can hold many jobs with long names): tesseld's own are read again alone,
+     * only the view fails (review of the reader, 2026-11-28, M1). */
+    if (rc == -2 && *all) {
+        tessd_log("slurm: the view of every job: %s; tesseld's own jobs are read alone", why);
+        snprintf(view_why, vlen, "%s", why);
+        *all = false;
+        rc = tessd_slurmsub_read(d, v, k, false, answer, why, len);
+    }
+    free(v);
+    return rc;
+}
+
 void tessd_slurmsub_reap(tessd_t *d, bool all)
 {
     (void)d;

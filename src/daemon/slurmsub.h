@@ -31,6 +31,14 @@ int tessd_slurmsub_submit(tessd_t *d, const tessd_pw_t *pw, const char *request,
 int tessd_slurmsub_read(tessd_t *d, const int64_t *ids, size_t n, bool all, json_t **answer,
                         char *why, size_t len);
 
+/* The poll's read through the reader: the jobs ids[0..n) (those outside 1..2^32-1 are not
+ * asked: slurmctld cannot hold them), and every job when *all.  A read of every job that fails
+ * in the reader (-2: an answer above its bound, any user can hold jobs enough) is made again
+ * for the ids alone: *all is then false and view_why (vlen bytes) says why the view was not
+ * read.  Returns as tessd_slurmsub_read. */
+int tessd_slurmsub_read_poll(tessd_t *d, const int64_t *ids, size_t n, bool *all, json_t **answer,
+                             char *view_why, size_t vlen, char *why, size_t len);
+
 /* End the idle submitters (all: every one not in use, at shutdown; else those idle past a
  * minute), and the reader likewise.  Main thread. */
 void tessd_slurmsub_reap(tessd_t *d, bool all);

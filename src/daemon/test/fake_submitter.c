@@ -6,7 +6,8 @@
  * has read, fake-killed is killed (SIGKILL) once it has read.  With --read (the reader,
  * src/slurmsub/read.h): fake-ok answers a running job of each id asked, with its own pid as
  * the number of CPUs, fake-refuse as libslurm when slurmctld is down, fake-busy refuses (out of
- * memory), fake-big answers more than TSS_JOBS_MAX bytes, the others as above. */
+ * memory), fake-big answers more than TSS_JOBS_MAX bytes, fake-bigall so when every job is
+ * asked for (as fake-ok otherwise), the others as above. */
 #include <errno.h>
 #include <stdbool.h>
 #include <signal.h>
@@ -49,7 +50,8 @@ int main(int argc, char **argv)
         if (tss_frame_read(0, TSS_REQUEST_MAX, -1, &req, &len) < 0)
             return errno == ENODATA ? 0 : 1;
         char text[128];
-        if (reader && strcmp(name, "fake-ok") == 0) {
+        bool all = strstr(req, "\"all\":true") != NULL, bigall = strcmp(name, "fake-bigall") == 0;
+        if (reader && (strcmp(name, "fake-ok") == 0 || (bigall && !all))) {
             char *a = jobs_of(req, len);
             free(req);
             if (!a || answer(a) < 0)
@@ -60,7 +62,7 @@ int main(int argc, char **argv)
         free(req);
         if (reader && strcmp(name, "fake-busy") == 0) {
             snprintf(text, sizeof text, "{\"refused\": \"out of memory\"}");
-        } else if (reader && strcmp(name, "fake-big") == 0) {
+        } else if (reader && (strcmp(name, "fake-big") == 0 || bigall)) {
             /* An answer above the reader's bound (TSS_JOBS_MAX). */
             size_t big = TSS_JOBS_MAX + 1;
             char *b = malloc(big);

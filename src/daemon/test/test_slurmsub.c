@@ -337,6 +337,28 @@ static void test_reader(void **state)
     use("fake-killed");
     assert_int_equal(read_ids(&a, why, sizeof why), -2);
     assert_non_null(strstr(why, "Killed"));
+    /* The poll's read: ids that are not Slurm's are not asked; a read of every job above the
+     * bound is made again for the ids alone, the view's failure said (review M1). */
+    use("fake-bigall");
+    int64_t mixed[] = {0, 5, -7, 4294967296LL, 9};
+    bool all = true;
+    char vwhy[256];
+    assert_int_equal(
+        tessd_slurmsub_read_poll(d, mixed, 5, &all, &a, vwhy, sizeof vwhy, why, sizeof why), 0);
+    assert_false(all);
+    assert_string_equal(vwhy, "tessel-slurm-submit --read: an answer above 16 MiB");
+    jobs = json_object_get(a, "jobs");
+    assert_int_equal(json_array_size(jobs), 2);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(jobs, 0), "job_id")), 5);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(jobs, 1), "job_id")), 9);
+    json_decref(a);
+    all = false; /* a read of the ids alone: as asked, no view said */
+    assert_int_equal(
+        tessd_slurmsub_read_poll(d, mixed, 5, &all, &a, vwhy, sizeof vwhy, why, sizeof why), 0);
+    assert_string_equal(vwhy, "");
+    assert_int_equal(json_array_size(json_object_get(a, "jobs")), 2);
+    json_decref(a);
+    tessd_slurmsub_reap(d, true);
     use("fake-hang");
     assert_int_equal(read_ids(&a, why, sizeof why), -1);
     assert_non_null(strstr(why, "did not answer in 2 s"));
