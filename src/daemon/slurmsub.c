@@ -307,11 +307,10 @@ static pid_t reader_pid;
 static int reader_fd = -1;
 static int64_t reader_used;
 
-/* End the reader if it was last used before `before` (-1: whatever its use).  Returns its wait
- * status (0 when there was none).  reader_mu held. */
-static int reader_end_locked(int64_t before)
+/* End the reader.  Returns its wait status (0 when there was none).  reader_mu held. */
+static int reader_end_locked(void)
 {
-    if (!reader_pid || (before >= 0 && reader_used >= before))
+    if (!reader_pid)
         return 0;
     int st = sub_end(reader_pid, reader_fd);
     reader_pid = 0;
@@ -319,13 +318,12 @@ static int reader_end_locked(int64_t before)
     return st;
 }
 
+/* The reader ended when all, or when idle past SUB_IDLE_MS (the submitters' rule). */
 static void reader_reap(bool all, int64_t now)
 {
     pthread_mutex_lock(&reader_mu);
-    if (all)
-        reader_end_locked(-1);
-    else if (now >= SUB_IDLE_MS)
-        reader_end_locked(now - SUB_IDLE_MS);
+    if (all || now - reader_used > SUB_IDLE_MS)
+        reader_end_locked();
     pthread_mutex_unlock(&reader_mu);
 }
 
@@ -334,9 +332,12 @@ int tessd_slurmsub_read(tessd_t *d, const int64_t *ids, size_t n, bool all, json
 {
     *answer = NULL;
     int64_t deadline = tss_mono_ms() + (int64_t)d->slurm_timeout_s * 1000;
+    /* Only Slurm's ids (1..2^32-1) are asked: another (a store written with slurm-submit =
+     * sbatch holds what sbatch printed) cannot be held by slurmctld, it is gone. */
     json_t *list = json_array();
     for (size_t i = 0; list && i < n; i++)
-        if (json_array_append_new(list, json_integer(ids[i])) < 0) {
+        if (ids[i] >= 1 && ids[i] <= (int64_t)UINT32_MAX &&
+            json_array_append_new(list, json_integer(ids[i])) < 0) {
             json_decref(list);
             list = NULL;
         }
@@ -366,7 +367,7 @@ int tessd_slurmsub_read(tessd_t *d, const int64_t *ids, size_t n, bool all, json
         reader_used = tss_mono_ms();
         if (tss_frame_write(reader_fd, text, tlen, deadline) < 0) {
             int e = errno;
-            reader_end_locked(-1);
+            reader_end_locked();
             if (e == EPIPE && attempt == 0)
                 continue;
             snprintf(why, len, "tessel-slurm-submit --read: %s", strerror(e));
@@ -377,7 +378,7 @@ int tessd_slurmsub_read(tessd_t *d, const int64_t *ids, size_t n, bool all, json
         size_t alen;
         if (tss_frame_read(reader_fd, TSS_JOBS_MAX, deadline, &ans, &alen) < 0) {
             int e = errno;
-            int st = reader_end_locked(-1);
+            int st = reader_end_locked();
             if (e == ETIMEDOUT) {
                 snprintf(why, len, "Slurm did not answer in %lu s: slurmctld may be down",
                          d->slurm_timeout_s);
@@ -418,7 +419,7 @@ int tessd_slurmsub_read(tessd_t *d, const int64_t *ids, size_t n, bool all, json
             snprintf(why, len, "tessel-slurm-submit --read answered out of shape (%s)",
                      a ? "not {\"jobs\"} nor {\"errno\", \"error\"}" : je.text);
             json_decref(a);
-            reader_end_locked(-1);
+            reader_end_locked();
         }
         break;
     }
@@ -431,18 +432,7 @@ int tessd_slurmsub_read_poll(tessd_t *d, const int64_t *ids, size_t n, bool *all
                              char *view_why, size_t vlen, char *why, size_t len)
 {
     view_why[0] = '\0';
-    /* Only Slurm's ids (1..2^32-1) are asked: another (a store written with slurm-submit =
-     * sbatch holds what sbatch printed) cannot be held by slurmctld, it is gone. */
-    int64_t *v = n ? malloc(n * sizeof *v) : NULL;
-    size_t k = 0;
-    if (n && !v) {
-        snprintf(why, len, "the jobs' ids: out of memory");
-        return -2;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (ids[i] >= 1 && ids[i] <= (int64_t)UINT32_MAX)
-            v[k++] = ids[i];
-    int rc = tessd_slurmsub_read(d, v, k, *all, answer, why, len);
+    int rc = tessd_slurmsub_read(d, ids, n, *all, answer, why, len);
     /* Every job for the direct jobs' view, and that failed in the reader (an answer above its
      * bound: any user can hold many jobs with long names): tesseld's own are read again alone,
      * only the view fails (review of the reader, 2026-11-28, M1). */
@@ -450,9 +440,8 @@ int tessd_slurmsub_read_poll(tessd_t *d, const int64_t *ids, size_t n, bool *all
         tessd_log("slurm: the view of every job: %s; tesseld's own jobs are read alone", why);
         snprintf(view_why, vlen, "%s", why);
         *all = false;
-        rc = tessd_slurmsub_read(d, v, k, false, answer, why, len);
+        rc = tessd_slurmsub_read(d, ids, n, false, answer, why, len);
     }
-    free(v);
     return rc;
 }
 

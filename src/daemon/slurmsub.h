@@ -26,13 +26,13 @@ int tessd_slurmsub_submit(tessd_t *d, const tessd_pw_t *pw, const char *request,
  * caller decrefs it); -1 with why when Slurm did not answer (its error, or none within
  * slurm-timeout: as a failed squeue); -2 with why when the reader failed (not started, ended,
  * an answer out of shape or above TSS_JOBS_MAX: it is ended, the next call starts another; or
- * it refused the request: it is kept; the caller may read by squeue instead).  ids must be
- * Slurm ids (1..2^32-1).  No lock of tesseld's held. */
+ * it refused the request: it is kept; the caller may read by squeue instead).  Ids outside
+ * 1..2^32-1 are not asked (slurmctld cannot hold them).  No lock of tesseld's held. */
 int tessd_slurmsub_read(tessd_t *d, const int64_t *ids, size_t n, bool all, json_t **answer,
                         char *why, size_t len);
 
-/* The poll's read through the reader: the jobs ids[0..n) (those outside 1..2^32-1 are not
- * asked: slurmctld cannot hold them), and every job when *all.  A read of every job that fails
+/* The poll's read through the reader: the jobs ids[0..n) (as tessd_slurmsub_read), and every
+ * job when *all.  A read of every job that fails
  * in the reader (-2: an answer above its bound, any user can hold jobs enough) is made again
  * for the ids alone: *all is then false and view_why (vlen bytes) says why the view was not
  * read.  Returns as tessd_slurmsub_read. */
