@@ -9,6 +9,8 @@
 # load filtered), an id Slurm does not hold is left out, a request out of shape is refused; a
 # job whose name is not UTF-8 is read with '?' for those bytes, and harms no poll (neither
 # the reader's nor, with slurm-submit = sbatch, squeue's: its answer is made UTF-8 first);
+# control bytes in a name are '?', a name past 127 bytes is cut at a character's end (the
+# reader's answer and `tessel ps -a`: review of the reader, M1 and L3; all as tslra);
 # tesseld --slurm reads through it (one reader, a child of tesseld's, as tesseld's uid), its
 # jobs end with Slurm's exit code, `tessel ps -a` shows the direct jobs from it, and a reader
 # killed is started again at the next poll, with no job's state lost.
@@ -96,6 +98,16 @@ ask "{\"ids\": [$J_BAD]}" >"$TD/read.bad"
 is "$(jq -r '.jobs[0].name' "$TD/read.bad")" "bad?name" \
     "a job named with a byte that is not UTF-8: read, the byte as '?'"
 is "$(ask '{"all": true}' | jq '.jobs | length')" 8 "and the whole list is still JSON, with it"
+# Control bytes (six bytes of JSON each: review M1's way to swell the answer) and a name past
+# what tesseld keeps (127 bytes), a two-byte character across the cut, both tslra's.
+J_CTL=$(sb --hold --job-name="$(printf 'ctl\001\002\033x')" --wrap true)
+LONG=$(printf '%0126d' 0 | tr 0 a)
+J_LONG=$(sb --hold --job-name="${LONG}$(printf '\303\251')" --wrap true)
+ask "{\"ids\": [$J_CTL, $J_LONG]}" >"$TD/read.ctl"
+is "$(jq -r ".jobs[] | select(.job_id == $J_CTL) | .name" "$TD/read.ctl")" "ctl???x" \
+    "a name of control bytes: each one '?' in the reader's answer"
+is "$(jq -r ".jobs[] | select(.job_id == $J_LONG) | .name" "$TD/read.ctl")" "$LONG" \
+    "a name longer than tesseld keeps: cut before the character that would be split"
 
 # ---- tesseld reads through it ----------------------------------------------------------------
 tsc_tesseld --fake-gpus 2xFakeGPU:8G --slurm-shards 4 --slurm-poll 1
@@ -111,6 +123,8 @@ view() { jq -r ".jobs[] | select(.id == \"slurm:$1\") | .state + \"/\" + .name +
 is "$(view "$J_HELD") $(view "$J_RUN") $(view "$J_FAIL") $(view "$J_OK") $(view "$J_BAD")" \
     "pending/held/null running/run/null failed/fail/3 succeeded/ok/0 pending/bad?name/null" \
     "tessel ps -a shows the direct jobs (a view of every job, read through the reader)"
+is "$(view "$J_CTL") $(jq -r ".jobs[] | select(.id == \"slurm:$J_LONG\") | .name | length" "$TD/ps.out")" \
+    "pending/ctl???x/null 126" "and the names of control bytes and of past 127 bytes, as read"
 kill -9 "$RD"
 tsc_cli tslra run -- sh -c "'exit 5'"
 is "$?" 5 "the reader killed: the next job's end still read (exit 5)"
@@ -135,5 +149,5 @@ is "$?" 7 "tesseld reading by squeue: the job's end read all the same (exit 7)"
 is "$(pgrep -f -P "$TD_PID" -- "tessel-slurm-submit --read" | wc -l)" 0 "and no reader runs then"
 td_stop
 ok $? "that tesseld stops cleanly"
-tsc scancel "$J_RUN" "$J_SUS" "$J_HELD" "$J_BAD"
+tsc scancel "$J_RUN" "$J_SUS" "$J_HELD" "$J_BAD" "$J_CTL" "$J_LONG"
 done_testing
