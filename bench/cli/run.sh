@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench/cli/run.sh - how light is `tessel`: its startup, and a loop of `tessel run -d -- true`,
 # against the baseline's tessel (bench/lib/baseline.sh: main before issue 15) and Slurm's sbatch
-# on the same machine, side by side in one run, interleaved (A B C A B C) so that load hits all
+# on the same machine, side by side in one run, interleaved (A B C, then B C A, ...) so that load hits all
 # alike.  docs/cli.md, "Performance", records the results.
 #
 #   bench/cli/run.sh [BUILD_DIR]           (after `make`; default build)
@@ -22,6 +22,9 @@
 # (c) the same loops with jobs that wait on a dependency (`--after J` / `--dependency=afterok:J`,
 #     J a long sleep): submission only, no job starts or ends on the machine meanwhile.
 # Every daemon it started is stopped when it ends, whatever happens.  Run as root.
+# BENCH_FS=journal keeps all of it (tesseld's data, Slurm's state and spool) on an ext4 with a
+# journal made for the run (bench/lib/journalfs.sh says why); BENCH_FS=host (the default) in
+# $TMPDIR.
 set -eu
 B=$(cd "${1:-build}" && pwd)
 STARTS=${BENCH_STARTS:-500}
@@ -40,7 +43,23 @@ if ! command -v sbatch >/dev/null || ! command -v slurmctld >/dev/null ||
         slurmctld slurmd slurm-client munge >/dev/null
 fi
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/tessel-bench-cli-XXXXXX")
+TOP=$(mktemp -d "${TMPDIR:-/tmp}/tessel-bench-cli-XXXXXX")
+chmod 755 "$TOP"
+T=$TOP
+FS="host ($(df --output=fstype "$TOP" | tail -1))"
+case "${BENCH_FS:-host}" in
+host) ;;
+journal)
+    . "$SRC/bench/lib/journalfs.sh"
+    T=$(journalfs_mount "$TOP") || { rm -rf "$TOP"; exit 1; }
+    FS="journal (ext4 with a journal on a loop device)"
+    ;;
+*)
+    echo "run.sh: BENCH_FS must be host or journal" >&2
+    rm -rf "$TOP"
+    exit 1
+    ;;
+esac
 chmod 755 "$T"
 TPID=
 SLURM_BLOCKER=
@@ -66,7 +85,10 @@ cleanup() {
     for p in "$T/slurm/slurmd.pid" "$T/slurm/slurmctld.pid" "$T/munge/munged.pid"; do
         [ -s "$p" ] && kill -9 "$(cat "$p")" 2>/dev/null
     done
-    rm -rf "$T"
+    if [ "$T" != "$TOP" ]; then
+        journalfs_umount "$TOP"
+    fi
+    rm -rf "$TOP"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
@@ -179,6 +201,20 @@ settle() {
     exit 1
 }
 
+# rotate N WORD...: the words, the first N (modulo their count) moved to the end.
+rotate() {
+    n=$1
+    shift
+    n=$((n % $#))
+    while [ "$n" -gt 0 ]; do
+        w=$1
+        shift
+        set -- "$@" "$w"
+        n=$((n - 1))
+    done
+    echo "$@"
+}
+
 # submit WHAT [CLI URL TOKEN] [DEP]: SUBMITS submissions (waiting on job DEP if given); prints
 # submissions per second (x100, integer)
 submit() {
@@ -210,7 +246,7 @@ submit() {
 }
 
 echo "# bench/cli/run.sh: $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, $(uname -sr), build $B, baseline $BASE"
-echo "# $(sbatch --version), $STARTS starts and $SUBMITS submissions a round, $ROUNDS rounds (median)"
+echo "# $(sbatch --version), $STARTS starts and $SUBMITS submissions a round, $ROUNDS rounds (median), data on $FS"
 echo "# shared objects loaded (ldd): tessel $(ldd "$B/bin/tessel" | wc -l), baseline tessel $(ldd "$BASE/bin/tessel" | wc -l), sbatch $(ldd "$(command -v sbatch)" | wc -l)"
 
 # The jobs that part (c)'s submissions wait on.
@@ -229,11 +265,17 @@ while [ $r -le "$ROUNDS" ]; do
     startup "$BASE/bin/tessel" --version >>"$R/start-base"
     startup sbatch --version >>"$R/start-sbatch"
     echo "$(load)" >>"$R/load"
-    submit sbatch >>"$R/sub-sbatch"
-    submit tessel "$B/bin/tessel" "$SOCK_URL" "" >>"$R/sub-new-sock"
-    submit tessel "$BASE/bin/tessel" "$SOCK_URL" "" >>"$R/sub-base-sock"
-    submit tessel "$B/bin/tessel" "$TCP_URL" "$ADMIN" >>"$R/sub-new-tcp"
-    submit tessel "$BASE/bin/tessel" "$TCP_URL" "$ADMIN" >>"$R/sub-base-tcp"
+    # The five loops in an order rotated by one each round, so that no loop always follows the
+    # same one (Slurm's daemons keep working for a moment after their jobs have left squeue).
+    for k in $(rotate $((r - 1)) sbatch new-sock base-sock new-tcp base-tcp); do
+        case $k in
+        sbatch) submit sbatch ;;
+        new-sock) submit tessel "$B/bin/tessel" "$SOCK_URL" "" ;;
+        base-sock) submit tessel "$BASE/bin/tessel" "$SOCK_URL" "" ;;
+        new-tcp) submit tessel "$B/bin/tessel" "$TCP_URL" "$ADMIN" ;;
+        base-tcp) submit tessel "$BASE/bin/tessel" "$TCP_URL" "$ADMIN" ;;
+        esac >>"$R/sub-$k"
+    done
     echo "$(load)" >>"$R/load"
     submit sbatch "$SLURM_BLOCKER" >>"$R/dep-sbatch"
     submit tessel "$B/bin/tessel" "$SOCK_URL" "" "$TESSEL_BLOCKER" >>"$R/dep-new-sock"
