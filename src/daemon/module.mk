@@ -331,7 +331,7 @@ $(O)/tests/daemon/test_gpuspeed: $(O)/obj/src/daemon/test/test_gpuspeed.o \
 # Services behind HAProxy (t7050-t7052): the stand-in server is tests/lib/standin.py.
 SERVE_TESTS := tests/t/t7050-serve-badinput.t tests/t/t7051-serve-proxy.t \
                tests/t/t7052-serve-scale.t tests/t/t7058-serve-owner-limits.t \
-               tests/t/t7060-serve-replica-private.t
+               tests/t/t7060-serve-replica-private.t tests/t/t7061-serve-proxy-left.t
 TESTS += $(SERVE_TESTS)
 $(SERVE_TESTS): $(O)/bin/tesseld $(O)/bin/tessel-shim $(O)/bin/tessel
 # Normal GPU units (t7053-t7055, t7057): GPU speeds, ngpu limits, the CLI, the calibration.

@@ -106,6 +106,7 @@ struct tessd_serve {
     int64_t reload_ok_ms; /* no reload of the running proxy before */
     /* As root, the account HAProxy drops to: Debian's haproxy (NULL: not root, or none). */
     const char *user, *group;
+    uid_t uid;       /* with user: the account's id (a proxy of ours runs as it or as root) */
     gid_t gid;       /* with user: the group's id (the replicas' sockets are its) */
     bool no_account; /* root, and no haproxy account: no proxy is started */
     /* Why HAProxy (as haproxy) cannot reach <data>/replicas, "" when it can: services refused. */
@@ -116,6 +117,74 @@ struct tessd_serve {
 static void path_in(const tessd_t *d, const char *name, char *buf, size_t len)
 {
     tessd_pathf(buf, len, "%s/serve/%s", d->data_dir, name);
+}
+
+static long proc_uid(int pid);
+
+/* Whether process pid is one of this data directory's proxies: the configured executable
+ * (the kernel's link, not a name a process can give itself), run by tesseld's account or by
+ * HAProxy's (the account it drops to), started with `-f <data>/serve/haproxy.cfg`. */
+static bool proxy_of_ours(const tessd_t *d, long pid, const char *exe, const char *cfg)
+{
+    char path[64], got[PATH_MAX];
+    snprintf(path, sizeof path, "/proc/%ld/exe", pid);
+    ssize_t n = readlink(path, got, sizeof got - 1);
+    if (n <= 0)
+        return false;
+    got[n] = '\0';
+    /* A proxy started before its executable was replaced (a package upgrade) is still ours. */
+    static const char deleted[] = " (deleted)";
+    size_t dl = sizeof deleted - 1;
+    if ((size_t)n > dl && strcmp(got + n - dl, deleted) == 0)
+        got[n - dl] = '\0';
+    if (strcmp(got, exe) != 0)
+        return false;
+    long uid = proc_uid((int)pid);
+    if (uid < 0 || (uid != (long)geteuid() && !(d->serve->user && uid == (long)d->serve->uid)))
+        return false;
+    /* Its arguments, NUL-separated: "-f" then the path, as proxy_start gives them. */
+    snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    char args[2 * PATH_MAX + 64];
+    ssize_t len = read(fd, args, sizeof args - 1);
+    close(fd);
+    if (len <= 0)
+        return false;
+    args[len] = '\0';
+    for (const char *a = args; a < args + len; a += strlen(a) + 1)
+        if (strcmp(a, "-f") == 0 && a + 3 < args + len && strcmp(a + 3, cfg) == 0)
+            return true;
+    return false;
+}
+
+/* The pids of every proxy of this data directory that runs (proxy_of_ours), at most max into
+ * pids; how many.  haproxy.pid names the last one started, but not a process that a reload
+ * failed to replace (the new one exited before it signalled the old), one a tesseld killed
+ * between starting it and writing the file left, nor one still ending its requests after a
+ * reload or a stop: each of these goes on serving the configuration it read, callers' tokens
+ * included, until it is told to stop, so every start and stop looks for all of them. */
+static size_t proxy_pids(const tessd_t *d, pid_t *pids, size_t max)
+{
+    char exe[PATH_MAX], cfg[PATH_MAX];
+    if (!realpath(d->haproxy, exe))
+        return 0;
+    path_in(d, "haproxy.cfg", cfg, sizeof cfg);
+    DIR *dir = opendir("/proc");
+    if (!dir)
+        return 0;
+    size_t n = 0;
+    for (struct dirent *e; n < max && (e = readdir(dir));) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 1 || pid == (long)getpid())
+            continue;
+        if (proxy_of_ours(d, pid, exe, cfg))
+            pids[n++] = (pid_t)pid;
+    }
+    closedir(dir);
+    return n;
 }
 
 /* Whether the account uid (group gid) may traverse every directory from / down to path: the
@@ -172,6 +241,7 @@ int tessd_serve_init(tessd_t *d, tsl_error_t *err)
         if (gr) {
             d->serve->user = "haproxy";
             d->serve->group = "haproxy";
+            d->serve->uid = huid;
             d->serve->gid = gr->gr_gid;
             /* The replicas' sockets (docs/serving.md, "How a replica is reached"): root's,
              * traversed by their owners and HAProxy, listed and written by root only. */
@@ -194,26 +264,11 @@ int tessd_serve_init(tessd_t *d, tsl_error_t *err)
                       "them): inference services are refused");
         }
     }
-    /* A proxy left by the last tesseld: taken over by the first start (-sf). */
-    char pidf[PATH_MAX], buf[32] = "";
-    path_in(d, "haproxy.pid", pidf, sizeof pidf);
-    FILE *f = fopen(pidf, "re");
-    if (f) {
-        if (fgets(buf, sizeof buf, f)) {
-            long pid = strtol(buf, NULL, 10);
-            /* Only the configured program itself (its executable, not a name a process can
-             * give itself) is taken over. */
-            char exe[64], got[PATH_MAX], want[PATH_MAX];
-            snprintf(exe, sizeof exe, "/proc/%ld/exe", pid);
-            ssize_t n = pid > 1 ? readlink(exe, got, sizeof got - 1) : -1;
-            if (n > 0 && realpath(d->haproxy, want)) {
-                got[n] = 0;
-                if (strcmp(got, want) == 0)
-                    d->serve->pid = -(pid_t)pid; /* not our child: handed over at the start */
-            }
-        }
-        fclose(f);
-    }
+    /* A proxy left by the last tesseld (or several: proxy_pids): taken over by the first
+     * start (-sf). */
+    pid_t left;
+    if (proxy_pids(d, &left, 1) == 1)
+        d->serve->pid = -left; /* not our child: handed over at the start */
     return 0;
 }
 
@@ -905,13 +960,16 @@ static int plan_service(const tstore_service_t *sv, void *arg)
     return 0;
 }
 
+/* At most this many earlier proxies are told to stop by one start (-sf); any beyond are told by
+ * the next. */
+#define PROXY_OLD_MAX 16
+
 static void proxy_start(tessd_t *d, const char *cfg)
 {
     struct tessd_serve *s = d->serve;
-    char pidf[PATH_MAX], logf[PATH_MAX], old[24] = "";
+    char pidf[PATH_MAX], logf[PATH_MAX];
     path_in(d, "haproxy.pid", pidf, sizeof pidf);
     path_in(d, "haproxy.log", logf, sizeof logf);
-    pid_t oldpid = s->pid < 0 ? -s->pid : s->pid;
     struct stat lst;
     if (stat(logf, &lst) == 0 && lst.st_size > TSV_LOG_MAX) {
         char old1[PATH_MAX];
@@ -919,15 +977,23 @@ static void proxy_start(tessd_t *d, const char *cfg)
         if (rename(logf, old1) < 0)
             tessd_log("serve: %s: %s", logf, strerror(errno));
     }
-    if (oldpid > 0)
-        snprintf(old, sizeof old, "%d", (int)oldpid);
-    char *argv[] = {(char *)"haproxy",
-                    (char *)"-f",
-                    (char *)cfg,
-                    (char *)"-db",
-                    old[0] ? (char *)"-sf" : NULL,
-                    old,
-                    NULL};
+    /* Every proxy of ours that runs, the one in s->pid among them, ends once the new one
+     * listens (-sf: a soft stop, bounded by hard-stop-after). */
+    pid_t olds[PROXY_OLD_MAX];
+    size_t nold = proxy_pids(d, olds, PROXY_OLD_MAX);
+    char oldv[PROXY_OLD_MAX][24], list[PROXY_OLD_MAX * 24] = "";
+    char *argv[5 + PROXY_OLD_MAX + 1] = {(char *)"haproxy", (char *)"-f", (char *)cfg,
+                                         (char *)"-db"};
+    size_t argc = 4;
+    if (nold)
+        argv[argc++] = (char *)"-sf";
+    for (size_t i = 0; i < nold; i++) {
+        snprintf(oldv[i], sizeof oldv[i], "%d", (int)olds[i]);
+        argv[argc++] = oldv[i];
+        size_t l = strlen(list);
+        snprintf(list + l, sizeof list - l, "%s%s", i ? " " : "", oldv[i]);
+    }
+    argv[argc] = NULL;
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -946,18 +1012,27 @@ static void proxy_start(tessd_t *d, const char *cfg)
     snprintf(buf, sizeof buf, "%d\n", (int)pid);
     if (write_file(pidf, buf) < 0)
         tessd_log("serve: %s: %s", pidf, strerror(errno));
-    tessd_log("serve: haproxy started (pid %d%s%s)", (int)pid, old[0] ? ", taking over from " : "",
-              old);
+    tessd_log("serve: haproxy started (pid %d%s%s)", (int)pid, nold ? ", taking over from " : "",
+              list);
 }
 
 static void proxy_stop(tessd_t *d)
 {
     struct tessd_serve *s = d->serve;
+    /* Soft stops (the requests under way end): the proxy in s->pid, and any other of ours
+     * still running (proxy_pids). */
+    pid_t pids[PROXY_OLD_MAX];
+    size_t n = proxy_pids(d, pids, PROXY_OLD_MAX);
     pid_t pid = s->pid < 0 ? -s->pid : s->pid;
-    if (pid > 0) {
-        kill(pid, SIGUSR1); /* soft stop: the requests under way end */
-        tessd_log("serve: no service left: haproxy (pid %d) stopped", (int)pid);
-    }
+    if (pid > 0)
+        kill(pid, SIGUSR1);
+    for (size_t i = 0; i < n; i++)
+        if (pids[i] != pid)
+            kill(pids[i], SIGUSR1);
+    pid_t first = pid > 0 ? pid : n ? pids[0] : 0;
+    if (first > 0)
+        tessd_log("serve: no service left: haproxy (pid %d) stopped%s", (int)first,
+                  n > 1 ? ", and the earlier ones still running" : "");
     s->pid = 0;
     free(s->applied);
     s->applied = NULL;

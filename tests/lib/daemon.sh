@@ -35,9 +35,16 @@ td_cleanup() {
         done
     fi
     for p in $TD_PIDS; do kill -9 "$p" 2>/dev/null; done
-    # The inference services' proxy (docs/serving.md) outlives tesseld by design.
+    # The inference services' proxy (docs/serving.md) outlives tesseld by design: every one
+    # of this data directory's, haproxy.pid's and any it does not name (one a reload was
+    # replacing, one started as tesseld was killed).
     if [ -s "$TD/data/serve/haproxy.pid" ]; then
         kill -9 "$(cat "$TD/data/serve/haproxy.pid")" 2>/dev/null
+    fi
+    if [ -d "$TD/data/serve" ]; then
+        for _p in $(pgrep -f -- "-f $TD/data/serve/haproxy.cfg" 2>/dev/null); do
+            [ "$(cat "/proc/$_p/comm" 2>/dev/null)" = haproxy ] && kill -9 "$_p" 2>/dev/null
+        done
     fi
     # Jobs left running by the test: their shims are in their own sessions.
     if [ -d "$TD/data/jobs" ]; then
