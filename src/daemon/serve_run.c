@@ -93,6 +93,16 @@ typedef struct {
     char held[TSV_HELD_MAX]; /* why replicas it lacks are not submitted ("" when none) */
 } svc_state_t;
 
+/* At most this many earlier proxies are told to stop by one start (-sf) or sweep; any beyond
+ * are told by the next. */
+#define PROXY_OLD_MAX 16
+/* A proxy told to stop is not told again for this long: past hard-stop-after it has ended,
+ * unless it never got the signal (a new proxy that failed before sending it), and then the
+ * sweep tells it. */
+#define PROXY_TOLD_MS ((TSV_HARD_STOP_S + 5) * 1000)
+/* How often the proxies no one told to stop are looked for (proxy_sweep). */
+#define PROXY_SWEEP_MS 5000
+
 struct tessd_serve {
     pid_t pid;          /* the proxy, 0 when none */
     int64_t respawn_ms; /* not before */
@@ -112,6 +122,15 @@ struct tessd_serve {
     /* Why HAProxy (as haproxy) cannot reach <data>/replicas, "" when it can: services refused. */
     char unreachable[2 * PATH_MAX + 256];
     bool swept; /* <data>/replicas cleared of the sockets of jobs that do not run (first tick) */
+    /* The proxies told to stop (given to a new one's -sf, or signalled), each left alone until
+     * its deadline (proxy_told): never told twice while it may be ending, when its pid could
+     * be another process's by the time the signal goes. */
+    struct {
+        pid_t pid;
+        int64_t until_ms;
+    } told[PROXY_OLD_MAX];
+    size_t ntold;
+    int64_t next_sweep_ms; /* proxy_sweep, not before */
 };
 
 static void path_in(const tessd_t *d, const char *name, char *buf, size_t len)
@@ -159,32 +178,86 @@ static bool proxy_of_ours(const tessd_t *d, long pid, const char *exe, const cha
     return false;
 }
 
-/* The pids of every proxy of this data directory that runs (proxy_of_ours), at most max into
- * pids; how many.  haproxy.pid names the last one started, but not a process that a reload
- * failed to replace (the new one exited before it signalled the old), one a tesseld killed
- * between starting it and writing the file left, nor one still ending its requests after a
- * reload or a stop: each of these goes on serving the configuration it read, callers' tokens
- * included, until it is told to stop, so every start and stop looks for all of them. */
+/* Whether pid was told to stop and its time to end has not run out (expired ones dropped). */
+static bool proxy_told(struct tessd_serve *s, pid_t pid, int64_t now)
+{
+    size_t k = 0;
+    bool told = false;
+    for (size_t i = 0; i < s->ntold; i++) {
+        if (s->told[i].until_ms <= now)
+            continue;
+        s->told[k++] = s->told[i];
+        told = told || s->told[i].pid == pid;
+    }
+    s->ntold = k;
+    return told;
+}
+
+static void proxy_tell(struct tessd_serve *s, pid_t pid, int64_t now)
+{
+    if (proxy_told(s, pid, now))
+        return;
+    if (s->ntold == PROXY_OLD_MAX) /* the oldest makes room: its deadline is the nearest */
+        memmove(s->told, s->told + 1, --s->ntold * sizeof *s->told);
+    s->told[s->ntold].pid = pid;
+    s->told[s->ntold++].until_ms = now + PROXY_TOLD_MS;
+}
+
+/* The pids of the proxies of this data directory that run (proxy_of_ours) and have not been
+ * told to stop (proxy_told), at most max into pids; how many.  The proxy tesseld started last
+ * (s->pid, its child: its pid cannot be another's until it is reaped) is among them even when
+ * /proc does not show it as ours (its executable unreadable without CAP_SYS_PTRACE once it is
+ * the haproxy account's).  haproxy.pid names the last one started, but not a process that a
+ * reload failed to replace (the new one exited before it signalled the old), nor one a
+ * tesseld killed between starting it and writing the file left: each goes on serving the
+ * configuration it read, callers' tokens included, until it is told to stop. */
 static size_t proxy_pids(const tessd_t *d, pid_t *pids, size_t max)
 {
+    struct tessd_serve *s = d->serve;
+    int64_t now = tessd_mono_ms();
+    size_t n = 0;
+    if (s->pid > 0 && max > 0 && !proxy_told(s, s->pid, now))
+        pids[n++] = s->pid;
     char exe[PATH_MAX], cfg[PATH_MAX];
     if (!realpath(d->haproxy, exe))
-        return 0;
+        return n;
     path_in(d, "haproxy.cfg", cfg, sizeof cfg);
     DIR *dir = opendir("/proc");
     if (!dir)
-        return 0;
-    size_t n = 0;
+        return n;
     for (struct dirent *e; n < max && (e = readdir(dir));) {
         char *end;
         long pid = strtol(e->d_name, &end, 10);
-        if (*end || pid <= 1 || pid == (long)getpid())
+        if (*end || pid <= 1 || pid == (long)getpid() || pid == (long)s->pid)
             continue;
-        if (proxy_of_ours(d, pid, exe, cfg))
+        if (!proxy_told(s, (pid_t)pid, now) && proxy_of_ours(d, pid, exe, cfg))
             pids[n++] = (pid_t)pid;
     }
     closedir(dir);
     return n;
+}
+
+/* Tell the proxies of the data directory that are neither the running one nor told already
+ * to stop (SIGUSR1: a soft stop, bounded by hard-stop-after): one a failed start never
+ * signalled, one another tesseld left.  Only while a proxy of tesseld's runs (s->pid): with
+ * none, the one that goes on is the services' only proxy, and the next start takes it over.
+ * Every PROXY_SWEEP_MS at most. */
+static void proxy_sweep(tessd_t *d, int64_t now)
+{
+    struct tessd_serve *s = d->serve;
+    if (now < s->next_sweep_ms || !s->pid)
+        return;
+    s->next_sweep_ms = now + PROXY_SWEEP_MS;
+    pid_t pids[PROXY_OLD_MAX];
+    size_t n = proxy_pids(d, pids, PROXY_OLD_MAX);
+    pid_t cur = s->pid < 0 ? -s->pid : s->pid;
+    for (size_t i = 0; i < n; i++) {
+        if (pids[i] == cur)
+            continue;
+        if (kill(pids[i], SIGUSR1) == 0)
+            tessd_log("serve: haproxy (pid %d), not the running proxy, told to stop", (int)pids[i]);
+        proxy_tell(s, pids[i], now);
+    }
 }
 
 /* Whether the account uid (group gid) may traverse every directory from / down to path: the
@@ -266,9 +339,19 @@ int tessd_serve_init(tessd_t *d, tsl_error_t *err)
     }
     /* A proxy left by the last tesseld (or several: proxy_pids): taken over by the first
      * start (-sf). */
+    char pidf[PATH_MAX], buf[32] = "", exe[PATH_MAX], cfg[PATH_MAX];
+    path_in(d, "haproxy.pid", pidf, sizeof pidf);
+    path_in(d, "haproxy.cfg", cfg, sizeof cfg);
+    FILE *f = fopen(pidf, "re");
+    if (f) {
+        long pid = fgets(buf, sizeof buf, f) ? strtol(buf, NULL, 10) : 0;
+        if (pid > 1 && realpath(d->haproxy, exe) && proxy_of_ours(d, pid, exe, cfg))
+            d->serve->pid = -(pid_t)pid; /* not our child: handed over at the start */
+        fclose(f);
+    }
     pid_t left;
-    if (proxy_pids(d, &left, 1) == 1)
-        d->serve->pid = -left; /* not our child: handed over at the start */
+    if (!d->serve->pid && proxy_pids(d, &left, 1) == 1)
+        d->serve->pid = -left;
     return 0;
 }
 
@@ -960,10 +1043,6 @@ static int plan_service(const tstore_service_t *sv, void *arg)
     return 0;
 }
 
-/* At most this many earlier proxies are told to stop by one start (-sf); any beyond are told by
- * the next. */
-#define PROXY_OLD_MAX 16
-
 static void proxy_start(tessd_t *d, const char *cfg)
 {
     struct tessd_serve *s = d->serve;
@@ -977,8 +1056,8 @@ static void proxy_start(tessd_t *d, const char *cfg)
         if (rename(logf, old1) < 0)
             tessd_log("serve: %s: %s", logf, strerror(errno));
     }
-    /* Every proxy of ours that runs, the one in s->pid among them, ends once the new one
-     * listens (-sf: a soft stop, bounded by hard-stop-after). */
+    /* Every proxy of ours that runs and was not told already, the one in s->pid among them,
+     * ends once the new one listens (-sf: a soft stop, bounded by hard-stop-after). */
     pid_t olds[PROXY_OLD_MAX];
     size_t nold = proxy_pids(d, olds, PROXY_OLD_MAX);
     char oldv[PROXY_OLD_MAX][24], list[PROXY_OLD_MAX * 24] = "";
@@ -1008,6 +1087,9 @@ static void proxy_start(tessd_t *d, const char *cfg)
         return;
     }
     s->pid = pid;
+    int64_t now = tessd_mono_ms();
+    for (size_t i = 0; i < nold; i++)
+        proxy_tell(s, olds[i], now);
     char buf[24];
     snprintf(buf, sizeof buf, "%d\n", (int)pid);
     if (write_file(pidf, buf) < 0)
@@ -1019,19 +1101,18 @@ static void proxy_start(tessd_t *d, const char *cfg)
 static void proxy_stop(tessd_t *d)
 {
     struct tessd_serve *s = d->serve;
-    /* Soft stops (the requests under way end): the proxy in s->pid, and any other of ours
-     * still running (proxy_pids). */
+    /* Soft stops (the requests under way end): the proxy tesseld started last and any other of
+     * ours still running that was not told already (proxy_pids: a proxy taken over is
+     * signalled only while it is still ours). */
     pid_t pids[PROXY_OLD_MAX];
     size_t n = proxy_pids(d, pids, PROXY_OLD_MAX);
-    pid_t pid = s->pid < 0 ? -s->pid : s->pid;
-    if (pid > 0)
-        kill(pid, SIGUSR1);
-    for (size_t i = 0; i < n; i++)
-        if (pids[i] != pid)
-            kill(pids[i], SIGUSR1);
-    pid_t first = pid > 0 ? pid : n ? pids[0] : 0;
-    if (first > 0)
-        tessd_log("serve: no service left: haproxy (pid %d) stopped%s", (int)first,
+    int64_t now = tessd_mono_ms();
+    for (size_t i = 0; i < n; i++) {
+        kill(pids[i], SIGUSR1);
+        proxy_tell(s, pids[i], now);
+    }
+    if (n)
+        tessd_log("serve: no service left: haproxy (pid %d) stopped%s", (int)pids[0],
                   n > 1 ? ", and the earlier ones still running" : "");
     s->pid = 0;
     free(s->applied);
@@ -1162,6 +1243,7 @@ void tessd_serve_tick(tessd_t *d)
     if (now < s->next_ms)
         return;
     s->next_ms = now + TSV_SUPERVISE_MS;
+    proxy_sweep(d, now);
     plan_t *p = calloc(1, sizeof *p);
     tsv_cfg_replica_t *reps = p ? calloc(256 * TSV_MAX_REPLICAS, sizeof *reps) : NULL;
     if (!reps) {

@@ -42,8 +42,11 @@ td_cleanup() {
         kill -9 "$(cat "$TD/data/serve/haproxy.pid")" 2>/dev/null
     fi
     if [ -d "$TD/data/serve" ]; then
-        for _p in $(pgrep -f -- "-f $TD/data/serve/haproxy.cfg" 2>/dev/null); do
-            [ "$(cat "/proc/$_p/comm" 2>/dev/null)" = haproxy ] && kill -9 "$_p" 2>/dev/null
+        for _p in $(pgrep -x haproxy 2>/dev/null); do
+            # HAProxy itself, its arguments "-f" then exactly this configuration's path.
+            [ "$(readlink "/proc/$_p/exe" 2>/dev/null)" = /usr/sbin/haproxy ] &&
+                tr '\0' '\n' <"/proc/$_p/cmdline" 2>/dev/null | grep -Fx -A1 -- -f |
+                grep -Fxq -- "$TD/data/serve/haproxy.cfg" && kill -9 "$_p" 2>/dev/null
         done
     fi
     # Jobs left running by the test: their shims are in their own sessions.

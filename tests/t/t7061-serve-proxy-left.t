@@ -22,8 +22,10 @@ td_start --fake-gpus 1xT4:16G --no-cgroups --allow-root-jobs
 CFG="$TD/data/serve/haproxy.cfg"
 # The proxies of this data directory: HAProxy processes started with -f $CFG.
 proxies() {
-    for p in $(pgrep -f -- "-f $CFG"); do
-        [ "$(cat "/proc/$p/comm" 2>/dev/null)" = haproxy ] && echo "$p"
+    for p in $(pgrep -x haproxy); do
+        [ "$(readlink "/proc/$p/exe" 2>/dev/null)" = /usr/sbin/haproxy ] &&
+            tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null | grep -Fx -A1 -- -f |
+            grep -Fxq -- "$CFG" && echo "$p"
     done | sort -n | tr '\n' ' ' | sed 's/ $//'
 }
 
