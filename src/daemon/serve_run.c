@@ -131,6 +131,7 @@ struct tessd_serve {
     } told[PROXY_OLD_MAX];
     size_t ntold;
     int64_t next_sweep_ms; /* proxy_sweep, not before */
+    int64_t started_ms;    /* when s->pid (a child) was started */
 };
 
 static void path_in(const tessd_t *d, const char *name, char *buf, size_t len)
@@ -203,6 +204,16 @@ static void proxy_tell(struct tessd_serve *s, pid_t pid, int64_t now)
     s->told[s->ntold++].until_ms = now + PROXY_TOLD_MS;
 }
 
+/* A pid that is free again (reaped) or tesseld's new proxy's: no longer one told to stop. */
+static void proxy_untell(struct tessd_serve *s, pid_t pid)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < s->ntold; i++)
+        if (s->told[i].pid != pid)
+            s->told[k++] = s->told[i];
+    s->ntold = k;
+}
+
 /* The pids of the proxies of this data directory that run (proxy_of_ours) and have not been
  * told to stop (proxy_told), at most max into pids; how many.  The proxy tesseld started last
  * (s->pid, its child: its pid cannot be another's until it is reaped) is among them even when
@@ -239,13 +250,14 @@ static size_t proxy_pids(const tessd_t *d, pid_t *pids, size_t max)
 
 /* Tell the proxies of the data directory that are neither the running one nor told already
  * to stop (SIGUSR1: a soft stop, bounded by hard-stop-after): one a failed start never
- * signalled, one another tesseld left.  Only while a proxy of tesseld's runs (s->pid): with
- * none, the one that goes on is the services' only proxy, and the next start takes it over.
+ * signalled, one another tesseld left.  Only while a proxy of tesseld's runs (s->pid) and has
+ * run PROXY_SWEEP_MS (one that fails at its start exits sooner): with none, the one that goes
+ * on is the services' only proxy, and the next start takes it over.
  * Every PROXY_SWEEP_MS at most. */
 static void proxy_sweep(tessd_t *d, int64_t now)
 {
     struct tessd_serve *s = d->serve;
-    if (now < s->next_sweep_ms || !s->pid)
+    if (now < s->next_sweep_ms || !s->pid || (s->pid > 0 && now - s->started_ms < PROXY_SWEEP_MS))
         return;
     s->next_sweep_ms = now + PROXY_SWEEP_MS;
     pid_t pids[PROXY_OLD_MAX];
@@ -369,7 +381,10 @@ void tessd_serve_stop(tessd_t *d)
 
 void tessd_serve_reaped(tessd_t *d, pid_t pid, int status)
 {
-    if (!d->serve || pid != d->serve->pid)
+    if (!d->serve)
+        return;
+    proxy_untell(d->serve, pid); /* its pid may be another process's from now on */
+    if (pid != d->serve->pid)
         return;
     tessd_log("serve: haproxy (pid %d) exited (status %d); started again in %d ms", (int)pid,
               status, TSV_RESPAWN_MS);
@@ -1088,6 +1103,8 @@ static void proxy_start(tessd_t *d, const char *cfg)
     }
     s->pid = pid;
     int64_t now = tessd_mono_ms();
+    s->started_ms = now;
+    proxy_untell(s, pid); /* a pid an ended proxy had, reused for this one */
     for (size_t i = 0; i < nold; i++)
         proxy_tell(s, olds[i], now);
     char buf[24];
