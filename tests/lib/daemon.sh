@@ -10,6 +10,7 @@
 #   api METHOD PATH [BODY] [TOKEN]   request; body of the answer in $TD/out, status in $CODE
 #   jget FILTER               jq -r FILTER on the last answer
 #   wait_for CMD...           retry CMD (a shell command) every 0.1 s for up to 60 s
+#   td_proxies                the pids of the data directory's HAProxy processes, a line each
 : "${TESSEL_BUILD:=build}"
 
 td_setup() {
@@ -42,12 +43,7 @@ td_cleanup() {
         kill -9 "$(cat "$TD/data/serve/haproxy.pid")" 2>/dev/null
     fi
     if [ -d "$TD/data/serve" ]; then
-        for _p in $(pgrep -x haproxy 2>/dev/null); do
-            # HAProxy itself, its arguments "-f" then exactly this configuration's path.
-            [ "$(readlink "/proc/$_p/exe" 2>/dev/null)" = /usr/sbin/haproxy ] &&
-                tr '\0' '\n' <"/proc/$_p/cmdline" 2>/dev/null | grep -Fx -A1 -- -f |
-                grep -Fxq -- "$TD/data/serve/haproxy.cfg" && kill -9 "$_p" 2>/dev/null
-        done
+        for _p in $(td_proxies); do kill -9 "$_p" 2>/dev/null; done
     fi
     # Jobs left running by the test: their shims are in their own sessions.
     if [ -d "$TD/data/jobs" ]; then
@@ -62,6 +58,16 @@ td_cleanup() {
         for c in $TD_CG; do find "$c" -depth -type d -exec rmdir {} \; 2>/dev/null; done
     fi
     rm -rf "$TD"
+}
+
+# td_proxies: the pids of HAProxy itself (its executable) whose arguments are "-f" then
+# exactly this data directory's configuration path, sorted, a line each.
+td_proxies() {
+    for _q in $(pgrep -x haproxy 2>/dev/null); do
+        [ "$(readlink "/proc/$_q/exe" 2>/dev/null)" = /usr/sbin/haproxy ] &&
+            tr '\0' '\n' <"/proc/$_q/cmdline" 2>/dev/null | grep -Fx -A1 -- -f |
+            grep -Fxq -- "$TD/data/serve/haproxy.cfg" && echo "$_q"
+    done | sort -n
 }
 
 td_start() {

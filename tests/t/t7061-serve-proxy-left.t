@@ -20,14 +20,8 @@ td_setup
 chmod 711 "$TD"
 td_start --fake-gpus 1xT4:16G --no-cgroups --allow-root-jobs
 CFG="$TD/data/serve/haproxy.cfg"
-# The proxies of this data directory: HAProxy processes started with -f $CFG.
-proxies() {
-    for p in $(pgrep -x haproxy); do
-        [ "$(readlink "/proc/$p/exe" 2>/dev/null)" = /usr/sbin/haproxy ] &&
-            tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null | grep -Fx -A1 -- -f |
-            grep -Fxq -- "$CFG" && echo "$p"
-    done | sort -n | tr '\n' ' ' | sed 's/ $//'
-}
+# The proxies of this data directory, on one line (tests/lib/daemon.sh).
+proxies() { td_proxies | tr '\n' ' ' | sed 's/ $//'; }
 
 api POST /v1/services '{"name":"web","argv":["sleep","300"],"replicas":0}'
 is "$CODE" 201 "a service (no replica: its endpoint alone)"
