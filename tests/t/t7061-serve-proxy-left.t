@@ -7,11 +7,13 @@
 # tokens of its time); a program that merely names the configuration on its command line is
 # not taken for a proxy; a reload whose new proxy fails (a port held by another program) leaves
 # the old one answering until a start works, which then stops it; with the last service gone
-# every proxy of the data directory stops.
+# every proxy of the data directory stops.  The decoy and the port's holder run as nobody.
 . "$TESSEL_SRCDIR/tests/lib/tap.sh"
 . "$TESSEL_SRCDIR/tests/lib/daemon.sh"
 command -v curl >/dev/null && command -v jq >/dev/null && command -v pgrep >/dev/null ||
     missing "curl, jq and pgrep are needed"
+command -v setpriv >/dev/null && id nobody >/dev/null 2>&1 ||
+    missing "setpriv and the account nobody are needed"
 [ -x /usr/sbin/haproxy ] || missing "haproxy is needed (/usr/sbin/haproxy)"
 id haproxy >/dev/null 2>&1 || missing "the haproxy account is needed (Debian's haproxy package)"
 
@@ -31,8 +33,9 @@ ok $? "its proxy runs"
 P1=$(proxies)
 is "$P1" "$(cat "$TD/data/serve/haproxy.pid")" "one proxy, the one haproxy.pid names"
 
-# A program that is not HAProxy but names the configuration: never signalled as a proxy.
-sh -c 'while :; do sleep 1; done' decoy -f "$CFG" </dev/null >/dev/null 2>&1 &
+# Another account's program that names the configuration: never signalled as a proxy.
+AS_USER="setpriv --reuid=nobody --regid=nogroup --clear-groups"
+$AS_USER sh -c 'while :; do sleep 1; done' decoy -f "$CFG" </dev/null >/dev/null 2>&1 &
 DECOY=$!
 TD_PIDS="$TD_PIDS $DECOY"
 
@@ -58,8 +61,9 @@ is "$CODE" 201 "a second service"
 api POST /v1/services '{"name":"third","argv":["sleep","300"],"replicas":0}'
 is "$CODE" 201 "a third, while the proxy reloads for the second"
 PORT3=$(jget .port)
-# Its port taken before the reload that adds it (at most 5 s after the last one).
-python3 -c 'import socket, sys, time
+# Its port taken, by another account, before the reload that adds it (at most 5 s after the
+# last one).
+$AS_USER /usr/bin/python3 -c 'import socket, sys, time
 s = socket.socket()
 s.bind(("127.0.0.1", int(sys.argv[1])))
 s.listen()
