@@ -464,7 +464,7 @@ static char *detail_json(tjm_event_t ev, const tstore_job_t *j, const tjm_change
     return s;
 }
 
-static bool is_final(tjm_state_t s)
+bool tjm_state_final(tjm_state_t s)
 {
     return s == TJM_SUCCEEDED || s == TJM_FAILED || s == TJM_CANCELLED || s == TJM_PREEMPTED;
 }
@@ -480,7 +480,7 @@ static int count_change(tstore_t *st, const tstore_job_t *j, tjm_state_t from, t
                               from == TJM_NEW ? 1 : -1, err);
         if (rc == 0)
             rc = tstore_tally_add(st, TJM_TALLY_STATE + to, 1, err);
-        if (rc == 0 && is_final(to))
+        if (rc == 0 && tjm_state_final(to))
             rc = tstore_tally_add(st, TJM_TALLY_ENDED + (unsigned)j->end_cause, 1, err);
     }
     if (rc == 0 && ev == TJM_EV_START)
@@ -659,7 +659,7 @@ static void census_row(int state, bool suspended, int end_cause, int64_t n, void
         v[TJM_TALLY_STATE + s] += n;
     v[TJM_TALLY_SUBMITTED] += n;
     /* A running job may carry a cause already (a time limit's stop): not an end yet. */
-    if ((unsigned)state < TSTORE_NSTATES && is_final(s) && end_cause >= 0 &&
+    if ((unsigned)state < TSTORE_NSTATES && tjm_state_final(s) && end_cause >= 0 &&
         end_cause < TJM_NCAUSES)
         v[TJM_TALLY_ENDED + end_cause] += n;
 }

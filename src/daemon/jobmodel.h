@@ -151,6 +151,8 @@ typedef struct {
 } tjm_t;
 
 const char *tjm_state_name(tjm_state_t s);
+/* Whether s is a final state: succeeded, failed, cancelled, preempted. */
+bool tjm_state_final(tjm_state_t s);
 const char *tjm_event_name(tjm_event_t ev);
 /* "exit", "signal", "cancelled", "preempted", "time_limit", "host_oom", "gpu_mem_limit",
  * "launch_failure", "dependency", "lost", "rejected"; NULL for none or unknown. */

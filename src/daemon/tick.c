@@ -68,15 +68,18 @@ static void run_remove(tessd_t *d, tessd_run_t *r)
     d->runs[i] = d->runs[--d->nruns];
 }
 
-/* The model's notify hook: a change of state is news for whoever waits for the job (wait.c)
- * and for the scheduler (a pass runs at once, pass.h).  A start is the pass's own doing and
- * libsched knows it already (tsched_job_started): it asks for no other pass. */
+/* The model's notify hook: a change of state is news for whoever waits for the job (wait.c),
+ * for the held jobs when it is an end (batch.h) and for the scheduler (a pass runs at once,
+ * pass.h).  A start is the pass's own doing and libsched knows it already
+ * (tsched_job_started): it asks for no other pass. */
 static void job_changed(void *arg, int64_t id, tjm_state_t from, tjm_state_t to)
 {
     tessd_t *d = arg;
     if (from == to)
         return;
     tessd_wake_waiters(d, id);
+    if (tjm_state_final(to))
+        tessd_holds_note(d, id, true);
     if (from == TJM_PENDING && to == TJM_RUNNING)
         return;
     d->sched_dirty = true;
@@ -917,10 +920,9 @@ void tessd_tick(tessd_t *d)
             d->queues_dirty = false;
         }
     }
-    /* A job that ended or arrived may release held jobs (dependencies, arrays' %N): checked
-     * before the inbox is drained, so that a released job is handed over in this tick. */
-    if (d->sched_dirty)
-        d->holds_dirty = true;
+    /* A job that ended may release held jobs (dependencies, arrays' %N), and one that
+     * arrived held may be released at once: checked before the inbox is drained, so that a
+     * released job is handed over in this tick. */
     tessd_holds_check(d);
     tessd_ckpt_tick(d);
     tessd_idle_tick(d);

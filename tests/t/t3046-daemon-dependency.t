@@ -57,6 +57,36 @@ ok $? "a job after $F:any runs when job $F ends, however"
 wait_for '[ "$(job_state '"$E"')" = succeeded ]'
 ok $? "a job after $F:notok runs when job $F fails"
 
+# --- a chain: a cancel for a dependency is itself an end that others wait for -----------------------
+# C was cancelled above: a job after C:ok can never run either, one after C:notok runs.
+api POST /v1/jobs '{"argv":["true"],"after":"'"$C"':ok"}'
+P=$(jget .id)
+api POST /v1/jobs '{"argv":["true"],"after":"'"$P"':notok"}'
+Q=$(jget .id)
+wait_for '[ "$(job_state '"$P"')" = cancelled ]'
+ok $? "a job after $C:ok (cancelled itself) is cancelled"
+is "$(reason "$P")" "dependency never satisfied: job $C cancelled (it had to succeed)" \
+    "its reason names job $C"
+wait_for '[ "$(job_state '"$Q"')" = succeeded ]'
+ok $? "a job after $P:notok runs once job $P was cancelled (an end met in the same check's wake)"
+
+# --- many at once: 70 held elements in one submission, released by one end -------------------------
+api POST /v1/jobs "$(gate 4 0)"
+W=$(jget .id)
+api POST /v1/jobs '{"argv":["true"],"array":"0-69","after":"'"$W"'"}'
+is "$CODE $(jget .held)" "201 true" "an array of 70 elements after job $W is accepted, held"
+ARR=$(jget .array_id)
+held_count() { api GET "/v1/jobs?state=pending&limit=1000"; jq "[.jobs[] | select(.array_id == $ARR and .held)] | length" "$TD/out"; }
+wait_for '[ "$(reason $((ARR + 69)))" = "dependency: waiting for job '"$W"' to succeed" ]'
+ok $? "its last element waits for job $W"
+is "$(held_count)" 70 "all 70 are held while job $W runs"
+touch "$TD/go4"
+wait_for '[ "$(job_state $((ARR + 69)))" = succeeded ] && [ "$(job_state "$ARR")" = succeeded ]'
+ok $? "once job $W succeeded the first and the last element ran"
+api GET "/v1/jobs?limit=1000"
+is "$(jq "[.jobs[] | select(.array_id == $ARR and .state == \"succeeded\")] | length" "$TD/out")" 70 \
+    "and all 70 succeeded"
+
 # --- Slurm's form, through the CLI ------------------------------------------------------------------
 admin run -d --dependency "afterok:$A,afterany:$F" true
 G=$(out)

@@ -19,7 +19,7 @@ DB="$TD/data/tessel.db"
 # taken out below and the version set back to this.  At a merge that renumbers migration 12,
 # BEFORE and PROJECTS follow.
 BEFORE=11
-PROJECTS=25 # the latest schema: projects (12), container images (13), terminals (14), folders (15), services (16), GPU speeds (17), released GPU memory (18), projects' folder quotas (19), GPU memory oversubscription (20), preemptible (21), jobs' web services (22), idle reclamation (23), its inheritance down the queue tree (24) and queues' oversubscription (25) after them
+PROJECTS=26 # the latest schema: projects (12), container images (13), terminals (14), folders (15), services (16), GPU speeds (17), released GPU memory (18), projects' folder quotas (19), GPU memory oversubscription (20), preemptible (21), jobs' web services (22), idle reclamation (23), its inheritance down the queue tree (24), queues' oversubscription (25) and the index of dependencies by the job they name (26) after them
 api POST /v1/users '{"name":"amy"}'
 api POST /v1/tokens '{"user":"amy"}'
 AMY=$(jget .token)
@@ -47,6 +47,7 @@ sqlite3 "$DB" "DROP TABLE projects; DROP TABLE project_members; DROP TABLE proje
     ALTER TABLE jobs DROP COLUMN services;
     ALTER TABLE queues DROP COLUMN idle_reclaim_s; ALTER TABLE jobs DROP COLUMN idle_reclaim_s;
     ALTER TABLE jobs DROP COLUMN suspended_idle; ALTER TABLE queues DROP COLUMN gpu_oversub;
+    DROP INDEX job_deps_dep;
     DELETE FROM sqlite_sequence WHERE name IN ('projects', 'folders', 'services');
     PRAGMA user_version = $BEFORE;"
 is "$(sqlite3 "$DB" 'PRAGMA user_version')" $BEFORE "the store is at schema $BEFORE (no projects)"

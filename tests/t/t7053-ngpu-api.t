@@ -97,7 +97,7 @@ api PATCH /v1/queues/mixed '{"limit":null}'
 is "$CODE $(jget .limit.ngpu) $(jget .limit.gpu)" "200 null null" "limit null drops ngpu too"
 
 # The store and a restart.
-is "$(sqlite3 "$DB" 'PRAGMA user_version')" 25 "the store is at schema 25 (gpu_speeds at 17, released GPU memory at 18, projects' folder quotas at 19, oversubscription at 20, preemptible at 21, jobs' web services at 22, idle reclamation at 23, its inheritance at 24, queues' oversubscription at 25)"
+is "$(sqlite3 "$DB" 'PRAGMA user_version')" 26 "the store is at schema 26 (gpu_speeds at 17, released GPU memory at 18, projects' folder quotas at 19, oversubscription at 20, preemptible at 21, jobs' web services at 22, idle reclamation at 23, its inheritance at 24, queues' oversubscription at 25, dependencies by job at 26)"
 td_stop; ok $? "tesseld stops cleanly"
 td_start --config "$TD/conf" --fake-gpus 1xA100:80G,2xT4:16G --no-cgroups
 is "$(speed_of "Fake A100") / $(speed_of "Fake T4")" "3 admin 1 / 0.5 config 2" \

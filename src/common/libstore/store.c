@@ -238,6 +238,10 @@ static const char *const migrations[] = {
      * has none, as before, and a child takes what an admin later sets on its parent (an
      * explicit 0 would say none and bound nothing below a parent's maximum; RV16b M3). */
     "ALTER TABLE queues ADD COLUMN gpu_oversub INTEGER;",
+    /* 26 (issue 15): the jobs that name a job as a dependency, found by it: a job's end checks
+     * only the held jobs that wait for it (tstore_held_list, TSTORE_HELD_AFTER), not every
+     * held job. */
+    "CREATE INDEX job_deps_dep ON job_deps(dep, job);",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -249,6 +253,12 @@ static const char *const migrations[] = {
     " preempt_ms, reason_code, time_limit_s, suspended_total_ms, array_id, array_index,"           \
     " array_max_running, held, project, project_name, image, tty, folders, gpu_released,"          \
     " gpu_oversub, preemptible, suspended_for, services, idle_reclaim_s, suspended_idle"
+
+/* A held job (tstore_held_t), as w. */
+#define HELD_COLS                                                                                  \
+    "SELECT w.id, w.array_id, w.array_max_running,"                                                \
+    " (SELECT count(*) FROM jobs e WHERE w.array_id IS NOT NULL"                                   \
+    "  AND e.array_id = w.array_id AND e.state < 2 AND e.held = 0), w.reason FROM jobs w"
 
 /* The filters of the job lists after the id bounds: ?2 user, ?3 queue, ?4 state mask. */
 /* ?7 = 1: of the running jobs, only the suspended ones (NULL: all of them).  ?8: only the jobs
@@ -318,6 +328,8 @@ enum {
     S_DEP_ADD,
     S_DEP_LIST,
     S_HELD_LIST,
+    S_HELD_ONE,
+    S_HELD_AFTER,
     S_JOB_RELEASE,
     S_ARRAY_FIND,
     S_ARRAY_STAT,
@@ -528,11 +540,16 @@ static const char *const sql[S_COUNT] = {
     /* A job's dependencies with the state and exit code of each (state NULL: no such job). */
     [S_DEP_LIST] = "SELECT d.dep, d.kind, j.state, j.exit_code FROM job_deps d"
                    " LEFT JOIN jobs j ON j.id = d.dep WHERE d.job = ?1 ORDER BY d.dep",
-    /* Held pending jobs with the number of active released elements of their array. */
-    [S_HELD_LIST] = "SELECT w.id, w.array_id, w.array_max_running,"
-                    " (SELECT count(*) FROM jobs e WHERE w.array_id IS NOT NULL"
-                    "  AND e.array_id = w.array_id AND e.state < 2 AND e.held = 0), w.reason"
-                    " FROM jobs w WHERE w.held = 1 AND w.state = 0 ORDER BY w.id",
+    /* Held pending jobs with the number of active released elements of their array: all of
+     * them, one (?1), or those the end of job ?1 may release (its dependents, the held
+     * elements of its array). */
+    [S_HELD_LIST] = HELD_COLS " WHERE w.held = 1 AND w.state = 0 ORDER BY w.id",
+    [S_HELD_ONE] = HELD_COLS " WHERE w.id = ?1 AND w.held = 1 AND w.state = 0",
+    [S_HELD_AFTER] =
+        HELD_COLS " WHERE w.held = 1 AND w.state = 0 AND w.id IN ("
+                  "SELECT job FROM job_deps WHERE dep = ?1 UNION SELECT e.id FROM jobs x"
+                  " JOIN jobs e ON e.array_id = x.array_id WHERE x.id = ?1"
+                  " AND x.array_id IS NOT NULL) ORDER BY w.id",
     [S_JOB_RELEASE] = "UPDATE jobs SET held = 0, reason = NULL WHERE id = ?1 AND state = 0"
                       " AND held = 1",
     [S_ARRAY_FIND] = "SELECT id FROM jobs WHERE array_id = ?1 AND array_index = ?2",
@@ -2502,10 +2519,15 @@ int tstore_dep_list(tstore_t *s, int64_t job, tstore_dep_t **out, size_t *n, tsl
     return 0;
 }
 
-int tstore_held_list(tstore_t *s, tstore_held_f cb, void *arg, tsl_error_t *err)
+int tstore_held_list(tstore_t *s, tstore_held_sel_t which, int64_t id, tstore_held_f cb, void *arg,
+                     tsl_error_t *err)
 {
     /* Read whole first: the callback writes to the store (release, cancel). */
-    sqlite3_stmt *q = stmt(s, S_HELD_LIST);
+    sqlite3_stmt *q = stmt(s, which == TSTORE_HELD_ALL   ? S_HELD_LIST
+                              : which == TSTORE_HELD_JOB ? S_HELD_ONE
+                                                         : S_HELD_AFTER);
+    if (which != TSTORE_HELD_ALL)
+        sqlite3_bind_int64(q, 1, id);
     tstore_held_t *v = NULL;
     size_t n = 0, cap = 0;
     int rc;

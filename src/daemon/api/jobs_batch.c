@@ -146,6 +146,13 @@ int api_batch_check(tessd_t *d, const tessd_caller_t *who, api_batch_t *b, thttp
     return 0;
 }
 
+/* Whether element i of the submission is held: it has dependencies, or it is past its
+ * array's %N. */
+static bool element_held(const api_batch_t *b, uint32_t i)
+{
+    return b->ndeps > 0 || (b->array && b->array->max_running && i >= b->array->max_running);
+}
+
 int api_batch_add(tessd_t *d, tstore_job_t *j, const api_batch_t *b, const char *who,
                   tsl_error_t *err)
 {
@@ -169,14 +176,14 @@ int api_batch_add(tessd_t *d, tstore_job_t *j, const api_batch_t *b, const char 
             e.array_index = b->array->index[i];
             e.array_max_running = (int)b->array->max_running;
         }
-        e.held = b->ndeps > 0 || (b->array && b->array->max_running && i >= b->array->max_running);
+        e.held = element_held(b, i);
         /* The job model's submission (a savepoint of this transaction). */
         if (tjm_submit(&jm, &e, who, NULL, err) < 0)
             goto error;
         for (size_t k = 0; k < b->ndeps; k++)
             if (tstore_dep_add(d->store, e.id, b->deps[k].job, (int)b->deps[k].kind, err) < 0)
                 goto error;
-        ids[i] = e.held ? 0 : e.id;
+        ids[i] = e.id;
         if (i == 0)
             first = e;
     }
@@ -189,18 +196,20 @@ int api_batch_add(tessd_t *d, tstore_job_t *j, const api_batch_t *b, const char 
         free(ids);
         return -1;
     }
-    /* Held jobs reach the scheduler when tessd_holds_check releases them; the others now. */
+    /* Held jobs reach the scheduler when tessd_holds_check releases them (each checked at
+     * the next tick: its dependencies may have ended already); the others now. */
     for (uint32_t i = 0; i < n; i++) {
         tstore_job_t e = *j;
         e.id = ids[i];
-        if (e.id && tessd_inbox_submit(d, &e) < 0) {
+        e.held = element_held(b, i);
+        if (e.held)
+            tessd_holds_note(d, e.id, false);
+        else if (tessd_inbox_submit(d, &e) < 0) {
             tessd_log("job %lld: inbox full; the scheduler will read it from the store",
                       (long long)e.id);
             d->rebuild = true;
         }
     }
-    if (first.held)
-        d->holds_dirty = true;
     free(ids);
     *j = first;
     return 0;
@@ -316,7 +325,7 @@ void api_batch_cancel_array(tessd_t *d, const tessd_caller_t *who, const tstore_
                     (long long)head->id);
         return;
     }
-    d->holds_dirty = true;
+    /* Each element's end is the held jobs' news (tessd_holds_note, in the job model's hook). */
     tessd_wake(d);
     tstore_job_t j;
     if (tstore_job_get(d->store, head->id, &j, &err) < 0) {

@@ -67,7 +67,7 @@ static tstore_t *open_with_users(void)
     tsl_error_t err;
     tstore_t *st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 25);
+    assert_int_equal(tstore_schema_version(st), 26);
     const char *users[] = {"alice", "bob", "carol"};
     for (size_t i = 0; i < 3; i++)
         assert_int_equal(tstore_user_add(st, users[i], "user", 1, NULL), 0);

@@ -80,6 +80,7 @@ static void test_migrate(void **state)
         "ALTER TABLE queues DROP COLUMN idle_reclaim_s;" /* and 23 */
         "ALTER TABLE jobs DROP COLUMN idle_reclaim_s; ALTER TABLE jobs DROP COLUMN suspended_idle;"
         "ALTER TABLE queues DROP COLUMN gpu_oversub;" /* and 25 */
+        "DROP INDEX job_deps_dep;"                    /* and 26 */
         "PRAGMA user_version = 11;"
         "INSERT INTO users VALUES ('alice', 'user', 5), ('admin', 'admin', 4);"
         "INSERT INTO jobs(user, argv, shell, env, state, queue, class, priority, gpus, gpu_milli,"
@@ -90,7 +91,7 @@ static void test_migrate(void **state)
 
     st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 25);
+    assert_int_equal(tstore_schema_version(st), 26);
     tstore_project_t p;
     assert_int_equal(tstore_project_get(st, "default", &p, NULL), 0);
     assert_int_equal(p.id, TSTORE_PROJECT_DEFAULT);

@@ -254,7 +254,7 @@ static void test_jobs(void **state)
     /* Reopen: everything committed is there, the schema is not re-applied. */
     st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 25);
+    assert_int_equal(tstore_schema_version(st), 26);
     tstore_queue_t hq;
     assert_int_equal(tstore_queue_get(st, "high", &hq, NULL), 0);
     assert_int_equal(hq.priority, 10);
@@ -602,7 +602,7 @@ static void test_migrate_v2(void **state)
     tsl_error_t err;
     tstore_t *st = tstore_open(path, &err);
     assert_non_null(st);
-    assert_int_equal(tstore_schema_version(st), 25);
+    assert_int_equal(tstore_schema_version(st), 26);
     tstore_queue_t q;
     assert_int_equal(tstore_queue_get(st, "prod", &q, NULL), 0);
     assert_int_equal(q.priority, 3);
@@ -1003,7 +1003,7 @@ static void test_batch(void **state)
 
     /* Held jobs, with the active released elements of their array. */
     tstore_held_t v[4] = {{0}};
-    assert_int_equal(tstore_held_list(st, held_collect, v, NULL), 0);
+    assert_int_equal(tstore_held_list(st, TSTORE_HELD_ALL, 0, held_collect, v, NULL), 0);
     assert_true(v[0].id == 1 && v[1].id == b && v[1].array_id == a && v[1].array_active == 1 &&
                 v[1].array_max_running == 1 && v[1].reason[0] == '\0');
 
@@ -1020,6 +1020,47 @@ static void test_batch(void **state)
     free(d);
     assert_int_equal(tstore_dep_list(st, a, &d, &n, NULL), 0);
     assert_true(n == 0 && d == NULL);
+
+    /* The held jobs a check reads: one job; those the end of a job may release (those with a
+     * dependency on it, the held elements of its array); not the others. */
+    tstore_job_t k = j;
+    k.array_id = 0;
+    k.array_index = 0;
+    k.array_max_running = 0;
+    k.held = true;
+    assert_int_equal(tstore_job_add(st, &k, NULL), 0); /* c: waits for a */
+    int64_t c = k.id;
+    assert_int_equal(tstore_dep_add(st, c, a, 0, NULL), 0);
+    assert_int_equal(tstore_job_add(st, &k, NULL), 0); /* h: waits for c */
+    int64_t h = k.id;
+    assert_int_equal(tstore_dep_add(st, h, c, 0, NULL), 0);
+    e.array_index = 9;
+    e.held = false;
+    assert_int_equal(tstore_job_add(st, &e, NULL), 0); /* x: an element of a's array, released */
+    int64_t x = e.id;
+    struct {
+        tstore_held_sel_t which;
+        int64_t id;
+        int n;
+        int64_t want[3];
+    } sel[] = {
+        {TSTORE_HELD_ALL, 0, 3, {b, c, h}}, {TSTORE_HELD_JOB, b, 1, {b}},
+        {TSTORE_HELD_JOB, a, 0, {0}},       {TSTORE_HELD_JOB, 4242, 0, {0}},
+        {TSTORE_HELD_AFTER, a, 2, {b, c}},  {TSTORE_HELD_AFTER, c, 1, {h}},
+        {TSTORE_HELD_AFTER, 999, 1, {b}},   {TSTORE_HELD_AFTER, x, 1, {b}},
+        {TSTORE_HELD_AFTER, h, 0, {0}},     {TSTORE_HELD_AFTER, 4242, 0, {0}},
+    };
+    for (size_t i = 0; i < sizeof sel / sizeof sel[0]; i++) {
+        memset(v, 0, sizeof v);
+        assert_int_equal(tstore_held_list(st, sel[i].which, sel[i].id, held_collect, v, NULL), 0);
+        assert_int_equal(v[0].id, sel[i].n);
+        for (int m = 0; m < sel[i].n; m++)
+            assert_int_equal(v[m + 1].id, sel[i].want[m]);
+    }
+    /* b's array: a and x active (x released), as every selection reads it. */
+    memset(v, 0, sizeof v);
+    assert_int_equal(tstore_held_list(st, TSTORE_HELD_AFTER, x, held_collect, v, NULL), 0);
+    assert_int_equal(v[1].array_active, 2);
 
     /* Release: held -> not held, reason cleared; only once. */
     assert_int_equal(tstore_job_set_reason(st, b, "dependency: waiting", NULL), 0);
