@@ -11,12 +11,14 @@
  * Dependencies (--after) and arrays' %N: such a job is "held": pending in the store, with its
  * reason, but not handed to the scheduler.  tessd_holds_check (tick) releases each held job
  * whose dependencies are met and whose array has room, and cancels one whose dependencies can
- * never be met ("dependency never satisfied").  It reads only what may have changed: a job
- * that arrived held, and, for a job that ended (the only change that meets a dependency,
- * breaks one or makes room in an array), the held jobs that name it and the held elements of
- * its array; every held job at start, after a store error and when more than TESSD_HOLDS_EV
- * such events came between two checks.  A submission that is not held, a start or a
- * suspension reads none (issue 15: with 2,000 held jobs each of them cost milliseconds).
+ * never be met ("dependency never satisfied").  It reads only what may have changed, in one
+ * query a check: the jobs noted since the last one (tessd_holds_note: a job that arrived held,
+ * an array that arrived with held elements, and a job that ended, the only change that meets
+ * a dependency, breaks one or makes room in an array), the held jobs with a dependency on one
+ * of them, and the held elements of their arrays; every held job at start, after a store
+ * error and when more than TESSD_HOLDS_EV jobs were noted between two checks.  A submission
+ * that is not held, a start or a suspension notes none (issue 15: with 2,000 held jobs each
+ * of them cost milliseconds).
  */
 #ifndef TESSEL_DAEMON_BATCH_H
 #define TESSEL_DAEMON_BATCH_H
@@ -52,9 +54,9 @@ void tessd_array_wait_reason(int64_t array_id, int max_running, char *why, size_
  * and every held job is checked again at the next tick (d->holds_dirty set). */
 void tessd_holds_check(tessd_t *d);
 
-/* Note a job that arrived held (ended false) or a job that ended (ended true) for the next
- * tessd_holds_check.  Lock held. */
-void tessd_holds_note(tessd_t *d, int64_t id, bool ended);
+/* Note job id for the next tessd_holds_check: it arrived held, it is the first element of an
+ * array with held elements, or it ended.  Lock held. */
+void tessd_holds_note(tessd_t *d, int64_t id);
 
 /* The array variables of a job in an array, as Slurm's SLURM_ARRAY_*: TESSEL_ARRAY_JOB_ID,
  * TESSEL_ARRAY_TASK_ID, TESSEL_ARRAY_TASK_COUNT, TESSEL_ARRAY_TASK_MIN, TESSEL_ARRAY_TASK_MAX;

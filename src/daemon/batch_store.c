@@ -85,30 +85,19 @@ static int hold_one(const tstore_held_t *h, void *arg)
     return 0;
 }
 
-/* One read of held jobs (tstore_held_list's which and id) and the verdict on each; 0, or -1
- * when something failed (logged). */
-static int holds_read(tessd_t *d, tstore_held_sel_t which, int64_t id)
-{
-    /* Counted per read: a read's array_active already counts what a read before released. */
-    holds_t c = {d, 0, 0, 0};
-    tsl_error_t err;
-    if (tstore_held_list(d->store, which, id, hold_one, &c, &err) < 0) {
-        tessd_log("held jobs: %s (all checked again at the next tick)", err.text);
-        c.failed++;
-    }
-    return c.failed ? -1 : 0;
-}
-
-void tessd_holds_note(tessd_t *d, int64_t id, bool ended)
+void tessd_holds_note(tessd_t *d, int64_t id)
 {
     if (d->holds_dirty)
         return; /* every held job is read anyway */
+    for (size_t i = 0; i < d->nholds_ev; i++)
+        if (d->holds_ev[i] == id)
+            return;
     if (d->nholds_ev == TESSD_HOLDS_EV) {
         d->holds_dirty = true;
         d->nholds_ev = 0;
         return;
     }
-    d->holds_ev[d->nholds_ev++] = (tessd_holds_ev_t){id, ended};
+    d->holds_ev[d->nholds_ev++] = id;
 }
 
 void tessd_holds_check(tessd_t *d)
@@ -117,18 +106,19 @@ void tessd_holds_check(tessd_t *d)
     size_t n = all ? 0 : d->nholds_ev;
     if (!all && n == 0)
         return;
-    /* The events of this check; what it does itself (a cancel: a job that ended) is noted
-     * for the next one. */
-    tessd_holds_ev_t ev[TESSD_HOLDS_EV];
-    memcpy(ev, d->holds_ev, n * sizeof ev[0]);
+    /* The jobs of this check; what it does itself (a cancel: a job that ended) is noted for
+     * the next one. */
+    int64_t ids[TESSD_HOLDS_EV];
+    memcpy(ids, d->holds_ev, n * sizeof ids[0]);
     d->holds_dirty = false;
     d->nholds_ev = 0;
-    int failed = 0;
-    if (all)
-        failed = holds_read(d, TSTORE_HELD_ALL, 0);
-    for (size_t i = 0; i < n && !failed; i++)
-        failed = holds_read(d, ev[i].ended ? TSTORE_HELD_AFTER : TSTORE_HELD_JOB, ev[i].id);
-    if (failed) {
+    holds_t c = {d, 0, 0, 0};
+    tsl_error_t err;
+    if (tstore_held_list(d->store, all ? NULL : ids, n, hold_one, &c, &err) < 0) {
+        tessd_log("held jobs: %s (all checked again at the next tick)", err.text);
+        c.failed++;
+    }
+    if (c.failed) {
         d->holds_dirty = true;
         d->nholds_ev = 0;
     }

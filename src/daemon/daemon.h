@@ -160,14 +160,9 @@ typedef struct {
     char queue[TSTORE_NAME_MAX + 1];
 } tessd_inbox_t;
 
-/* Something that may release held jobs (batch.h, tessd_holds_note): a job that arrived
- * held, or a job that ended.  TESSD_HOLDS_EV of them between two checks; more make the next
- * check read every held job. */
-typedef struct {
-    int64_t id;
-    bool ended; /* false: job id arrived held; true: job id ended */
-} tessd_holds_ev_t;
-#define TESSD_HOLDS_EV 64
+/* Jobs noted between two checks of the held jobs (batch.h, tessd_holds_note); more make the
+ * next check read every held job. */
+#define TESSD_HOLDS_EV 256
 
 /* A queue's state as libsched saw it after the last cycle (for the API). */
 typedef struct {
@@ -203,9 +198,10 @@ typedef struct {
     int64_t idle_last_ms;                   /* tessd_idle_tick's last pass (main thread) */
     bool sched_dirty;
     bool holds_dirty; /* every held job to check (batch.h); lock held */
-    /* What may release held jobs since the last check, each checked alone (batch.h: a job
-     * that arrived held, a job that ended); on overflow holds_dirty.  Lock held. */
-    tessd_holds_ev_t holds_ev[TESSD_HOLDS_EV];
+    /* The jobs that may release held jobs since the last check (batch.h: one that arrived
+     * held, the first element of an array that did, one that ended), each once; on overflow
+     * holds_dirty.  Lock held. */
+    int64_t holds_ev[TESSD_HOLDS_EV];
     size_t nholds_ev;
     int64_t kill_wait_ms;  /* --kill-wait: SIGTERM to SIGKILL at a time limit (batch.h) */
     int64_t last_cycle_ms; /* main thread only */

@@ -79,7 +79,7 @@ static void job_changed(void *arg, int64_t id, tjm_state_t from, tjm_state_t to)
         return;
     tessd_wake_waiters(d, id);
     if (tjm_state_final(to))
-        tessd_holds_note(d, id, true);
+        tessd_holds_note(d, id);
     if (from == TJM_PENDING && to == TJM_RUNNING)
         return;
     d->sched_dirty = true;

@@ -34,7 +34,7 @@ sqlite3 "$DB" "DROP TABLE usage_history; DROP TABLE slurm_jobs; DROP TABLE proje
     ALTER TABLE jobs DROP COLUMN services;
     ALTER TABLE queues DROP COLUMN idle_reclaim_s; ALTER TABLE jobs DROP COLUMN idle_reclaim_s;
     ALTER TABLE jobs DROP COLUMN suspended_idle; ALTER TABLE queues DROP COLUMN gpu_oversub;
-    DROP INDEX job_deps_dep;
+    DROP INDEX job_deps_dep; DROP INDEX jobs_array_state;
     DELETE FROM sqlite_sequence WHERE name IN ('projects', 'folders', 'services');
     PRAGMA user_version = 9;"
 is "$(sqlite3 "$DB" 'PRAGMA user_version')" 9 "the store is put back at schema 9"

@@ -47,7 +47,7 @@ sqlite3 "$DB" "DROP TABLE projects; DROP TABLE project_members; DROP TABLE proje
     ALTER TABLE jobs DROP COLUMN services;
     ALTER TABLE queues DROP COLUMN idle_reclaim_s; ALTER TABLE jobs DROP COLUMN idle_reclaim_s;
     ALTER TABLE jobs DROP COLUMN suspended_idle; ALTER TABLE queues DROP COLUMN gpu_oversub;
-    DROP INDEX job_deps_dep;
+    DROP INDEX job_deps_dep; DROP INDEX jobs_array_state;
     DELETE FROM sqlite_sequence WHERE name IN ('projects', 'folders', 'services');
     PRAGMA user_version = $BEFORE;"
 is "$(sqlite3 "$DB" 'PRAGMA user_version')" $BEFORE "the store is at schema $BEFORE (no projects)"

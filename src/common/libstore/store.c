@@ -238,10 +238,11 @@ static const char *const migrations[] = {
      * has none, as before, and a child takes what an admin later sets on its parent (an
      * explicit 0 would say none and bound nothing below a parent's maximum; RV16b M3). */
     "ALTER TABLE queues ADD COLUMN gpu_oversub INTEGER;",
-    /* 26 (issue 15): the jobs that name a job as a dependency, found by it: a job's end checks
-     * only the held jobs that wait for it (tstore_held_list, TSTORE_HELD_AFTER), not every
-     * held job. */
-    "CREATE INDEX job_deps_dep ON job_deps(dep, job);",
+    /* 26 (issue 15): held jobs found by what may release them (tstore_held_list): the jobs that
+     * name a job as a dependency, by it; an array's elements by held and state, so that its
+     * held ones and the count of its active released ones read only those rows. */
+    "CREATE INDEX job_deps_dep ON job_deps(dep, job);"
+    "CREATE INDEX jobs_array_state ON jobs(array_id, held, state) WHERE array_id IS NOT NULL;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -328,8 +329,7 @@ enum {
     S_DEP_ADD,
     S_DEP_LIST,
     S_HELD_LIST,
-    S_HELD_ONE,
-    S_HELD_AFTER,
+    S_HELD_ABOUT,
     S_JOB_RELEASE,
     S_ARRAY_FIND,
     S_ARRAY_STAT,
@@ -541,15 +541,15 @@ static const char *const sql[S_COUNT] = {
     [S_DEP_LIST] = "SELECT d.dep, d.kind, j.state, j.exit_code FROM job_deps d"
                    " LEFT JOIN jobs j ON j.id = d.dep WHERE d.job = ?1 ORDER BY d.dep",
     /* Held pending jobs with the number of active released elements of their array: all of
-     * them, one (?1), or those the end of job ?1 may release (its dependents, the held
-     * elements of its array). */
+     * them, or those about the jobs of the JSON array ?1 (tstore_held_list). */
     [S_HELD_LIST] = HELD_COLS " WHERE w.held = 1 AND w.state = 0 ORDER BY w.id",
-    [S_HELD_ONE] = HELD_COLS " WHERE w.id = ?1 AND w.held = 1 AND w.state = 0",
-    [S_HELD_AFTER] =
+    [S_HELD_ABOUT] =
         HELD_COLS " WHERE w.held = 1 AND w.state = 0 AND w.id IN ("
-                  "SELECT job FROM job_deps WHERE dep = ?1 UNION SELECT e.id FROM jobs x"
-                  " JOIN jobs e ON e.array_id = x.array_id WHERE x.id = ?1"
-                  " AND x.array_id IS NOT NULL) ORDER BY w.id",
+                  "SELECT value FROM json_each(?1)"
+                  " UNION SELECT d.job FROM json_each(?1) v JOIN job_deps d ON d.dep = v.value"
+                  " UNION SELECT e.id FROM json_each(?1) v JOIN jobs x ON x.id = v.value"
+                  " JOIN jobs e ON e.array_id = x.array_id AND e.held = 1 AND e.state = 0)"
+                  " ORDER BY w.id",
     [S_JOB_RELEASE] = "UPDATE jobs SET held = 0, reason = NULL WHERE id = ?1 AND state = 0"
                       " AND held = 1",
     [S_ARRAY_FIND] = "SELECT id FROM jobs WHERE array_id = ?1 AND array_index = ?2",
@@ -2519,15 +2519,27 @@ int tstore_dep_list(tstore_t *s, int64_t job, tstore_dep_t **out, size_t *n, tsl
     return 0;
 }
 
-int tstore_held_list(tstore_t *s, tstore_held_sel_t which, int64_t id, tstore_held_f cb, void *arg,
+int tstore_held_list(tstore_t *s, const int64_t *ids, size_t nids, tstore_held_f cb, void *arg,
                      tsl_error_t *err)
 {
+    sqlite3_stmt *q = stmt(s, ids ? S_HELD_ABOUT : S_HELD_LIST);
+    if (ids) {
+        if (nids == 0)
+            return 0;
+        /* The ids as a JSON array ("[12,40]"): 21 bytes each at most. */
+        char *js = malloc(nids * 21 + 2);
+        if (!js) {
+            errno = ENOMEM;
+            return tsl_errprintf(err, "store: out of memory");
+        }
+        size_t o = 0;
+        js[o++] = '[';
+        for (size_t i = 0; i < nids; i++)
+            o += (size_t)snprintf(js + o, 22, "%s%lld", i ? "," : "", (long long)ids[i]);
+        js[o++] = ']';
+        sqlite3_bind_text(q, 1, js, (int)o, free);
+    }
     /* Read whole first: the callback writes to the store (release, cancel). */
-    sqlite3_stmt *q = stmt(s, which == TSTORE_HELD_ALL   ? S_HELD_LIST
-                              : which == TSTORE_HELD_JOB ? S_HELD_ONE
-                                                         : S_HELD_AFTER);
-    if (which != TSTORE_HELD_ALL)
-        sqlite3_bind_int64(q, 1, id);
     tstore_held_t *v = NULL;
     size_t n = 0, cap = 0;
     int rc;

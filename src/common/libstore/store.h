@@ -508,18 +508,12 @@ typedef struct {
     int64_t array_active;
     char reason[256]; /* its reason now ("" = none) */
 } tstore_held_t;
-/* Which held jobs tstore_held_list reads: every one; the job id alone (none when it is not
- * held and pending); those the end of job id may release: the held jobs with a dependency on
- * it and the held elements of its array. */
-typedef enum {
-    TSTORE_HELD_ALL = 0,
-    TSTORE_HELD_JOB = 1,
-    TSTORE_HELD_AFTER = 2,
-} tstore_held_sel_t;
-/* Called once per held pending job of the selection, by id; may write to the store.  Non-zero
- * stops.  id is ignored with TSTORE_HELD_ALL. */
+/* Called once per held pending job, by id; may write to the store.  Non-zero stops.  The
+ * jobs: every held one (ids NULL), or those about the jobs ids[0..nids) (none when nids is 0):
+ * any of them that is held, the held jobs with a dependency on one of them, and the held
+ * elements of their arrays; each once. */
 typedef int (*tstore_held_f)(const tstore_held_t *h, void *arg);
-int tstore_held_list(tstore_t *st, tstore_held_sel_t which, int64_t id, tstore_held_f cb, void *arg,
+int tstore_held_list(tstore_t *st, const int64_t *ids, size_t nids, tstore_held_f cb, void *arg,
                      tsl_error_t *err);
 /* held -> released (pending, handed to the scheduler), reason cleared.  ENOENT when the job
  * is not held and pending. */

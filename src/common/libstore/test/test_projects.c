@@ -79,8 +79,8 @@ static void test_migrate(void **state)
         "ALTER TABLE jobs DROP COLUMN services;"         /* and 22 (jobs' web services) */
         "ALTER TABLE queues DROP COLUMN idle_reclaim_s;" /* and 23 */
         "ALTER TABLE jobs DROP COLUMN idle_reclaim_s; ALTER TABLE jobs DROP COLUMN suspended_idle;"
-        "ALTER TABLE queues DROP COLUMN gpu_oversub;" /* and 25 */
-        "DROP INDEX job_deps_dep;"                    /* and 26 */
+        "ALTER TABLE queues DROP COLUMN gpu_oversub;"           /* and 25 */
+        "DROP INDEX job_deps_dep; DROP INDEX jobs_array_state;" /* and 26 */
         "PRAGMA user_version = 11;"
         "INSERT INTO users VALUES ('alice', 'user', 5), ('admin', 'admin', 4);"
         "INSERT INTO jobs(user, argv, shell, env, state, queue, class, priority, gpus, gpu_milli,"

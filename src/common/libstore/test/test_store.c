@@ -1003,7 +1003,7 @@ static void test_batch(void **state)
 
     /* Held jobs, with the active released elements of their array. */
     tstore_held_t v[4] = {{0}};
-    assert_int_equal(tstore_held_list(st, TSTORE_HELD_ALL, 0, held_collect, v, NULL), 0);
+    assert_int_equal(tstore_held_list(st, NULL, 0, held_collect, v, NULL), 0);
     assert_true(v[0].id == 1 && v[1].id == b && v[1].array_id == a && v[1].array_active == 1 &&
                 v[1].array_max_running == 1 && v[1].reason[0] == '\0');
 
@@ -1021,8 +1021,8 @@ static void test_batch(void **state)
     assert_int_equal(tstore_dep_list(st, a, &d, &n, NULL), 0);
     assert_true(n == 0 && d == NULL);
 
-    /* The held jobs a check reads: one job; those the end of a job may release (those with a
-     * dependency on it, the held elements of its array); not the others. */
+    /* The held jobs a check reads about some jobs: those of them that are held, those with a
+     * dependency on one of them, the held elements of their arrays; not the others. */
     tstore_job_t k = j;
     k.array_id = 0;
     k.array_index = 0;
@@ -1039,27 +1039,28 @@ static void test_batch(void **state)
     assert_int_equal(tstore_job_add(st, &e, NULL), 0); /* x: an element of a's array, released */
     int64_t x = e.id;
     struct {
-        tstore_held_sel_t which;
-        int64_t id;
+        size_t nids;
+        int64_t ids[2];
         int n;
         int64_t want[3];
     } sel[] = {
-        {TSTORE_HELD_ALL, 0, 3, {b, c, h}}, {TSTORE_HELD_JOB, b, 1, {b}},
-        {TSTORE_HELD_JOB, a, 0, {0}},       {TSTORE_HELD_JOB, 4242, 0, {0}},
-        {TSTORE_HELD_AFTER, a, 2, {b, c}},  {TSTORE_HELD_AFTER, c, 1, {h}},
-        {TSTORE_HELD_AFTER, 999, 1, {b}},   {TSTORE_HELD_AFTER, x, 1, {b}},
-        {TSTORE_HELD_AFTER, h, 0, {0}},     {TSTORE_HELD_AFTER, 4242, 0, {0}},
+        {1, {b}, 1, {b}},      {1, {a}, 2, {b, c}}, {1, {c}, 2, {c, h}}, {1, {h}, 1, {h}},
+        {1, {999}, 1, {b}},    {1, {x}, 1, {b}},    {1, {4242}, 0, {0}}, {2, {a, c}, 3, {b, c, h}},
+        {2, {x, 999}, 1, {b}}, {0, {a}, 0, {0}},
     };
+    memset(v, 0, sizeof v);
+    assert_int_equal(tstore_held_list(st, NULL, 0, held_collect, v, NULL), 0);
+    assert_true(v[0].id == 3 && v[1].id == b && v[2].id == c && v[3].id == h);
     for (size_t i = 0; i < sizeof sel / sizeof sel[0]; i++) {
         memset(v, 0, sizeof v);
-        assert_int_equal(tstore_held_list(st, sel[i].which, sel[i].id, held_collect, v, NULL), 0);
+        assert_int_equal(tstore_held_list(st, sel[i].ids, sel[i].nids, held_collect, v, NULL), 0);
         assert_int_equal(v[0].id, sel[i].n);
         for (int m = 0; m < sel[i].n; m++)
             assert_int_equal(v[m + 1].id, sel[i].want[m]);
     }
     /* b's array: a and x active (x released), as every selection reads it. */
     memset(v, 0, sizeof v);
-    assert_int_equal(tstore_held_list(st, TSTORE_HELD_AFTER, x, held_collect, v, NULL), 0);
+    assert_int_equal(tstore_held_list(st, &x, 1, held_collect, v, NULL), 0);
     assert_int_equal(v[1].array_active, 2);
 
     /* Release: held -> not held, reason cleared; only once. */
