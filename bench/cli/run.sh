@@ -45,21 +45,10 @@ fi
 
 TOP=$(mktemp -d "${TMPDIR:-/tmp}/tessel-bench-cli-XXXXXX")
 chmod 755 "$TOP"
-T=$TOP
-FS="host ($(df --output=fstype "$TOP" | tail -1))"
-case "${BENCH_FS:-host}" in
-host) ;;
-journal)
-    . "$SRC/bench/lib/journalfs.sh"
-    T=$(journalfs_mount "$TOP") || { rm -rf "$TOP"; exit 1; }
-    FS="journal (ext4 with a journal on a loop device)"
-    ;;
-*)
-    echo "run.sh: BENCH_FS must be host or journal" >&2
-    rm -rf "$TOP"
-    exit 1
-    ;;
-esac
+. "$SRC/bench/lib/journalfs.sh"
+benchfs_select "$TOP" || { rm -rf "$TOP"; exit 1; }
+T=$BENCH_DATA
+FS=$BENCH_FS_NAME
 chmod 755 "$T"
 TPID=
 SLURM_BLOCKER=

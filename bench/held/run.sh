@@ -33,27 +33,17 @@ NHELD=${BENCH_HELD:-2000}
 NSUB=${BENCH_SUBMITS:-200}
 [ -n "${BENCH_NICE:-}" ] && renice -n "$BENCH_NICE" -p $$ >/dev/null
 T=$(mktemp -d "${TMPDIR:-/tmp}/tessel-held-XXXXXX")
-DATA=$T
-FS="host ($(df --output=fstype "$T" | tail -1))"
 PID=""
 cleanup() {
     [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
-    [ "$DATA" = "$T" ] || journalfs_umount "$T"
+    journalfs_umount "$T"
     rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
-case "${BENCH_FS:-host}" in
-host) ;;
-journal)
-    . "$SRC/bench/lib/journalfs.sh"
-    DATA=$(journalfs_mount "$T") || exit 1
-    FS="journal (ext4 with a journal on a loop device)"
-    ;;
-*)
-    echo "run.sh: BENCH_FS must be host or journal" >&2
-    exit 1
-    ;;
-esac
+. "$SRC/bench/lib/journalfs.sh"
+benchfs_select "$T" || exit 1
+DATA=$BENCH_DATA
+FS=$BENCH_FS_NAME
 
 now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
 CLK=$(getconf CLK_TCK)
@@ -102,6 +92,10 @@ round() {
     t2=$(api '/v1/jobs?state=finished&limit=10000' | jq '[.jobs[].finished_at |
         ((.[0:19] + "Z" | fromdateiso8601) * 1000 + (.[20:23] | tonumber))] | max')
     echo "$((t2 - t0)) $((t1 - t0)) $(( ($(cpu_ms "$PID") - d0) * 1000 / NSUB ))" >>"$T/r.$name"
+    # The blocker ends before tesseld (a job outlives its tesseld); the held jobs are
+    # cancelled with it (their dependency can no longer succeed).
+    TESSEL_URL="unix:$T/d.sock" TESSEL_CONFIG="$T/none" "$NEW/bin/tessel" kill "$blocker" >/dev/null
+    until [ "$(api "/v1/jobs/$blocker" | jq -r .state)" = cancelled ]; do sleep 0.05; done
     kill "$PID" && wait "$PID" 2>/dev/null || true
     PID=""
 }

@@ -51,3 +51,23 @@ journalfs_umount() {
     fi
     rm -f "$t/fs.img"
 }
+
+# benchfs_select T: the data directory BENCH_FS asks for (host, the default: T; journal: an
+# ext4 with a journal mounted on T/fs) in BENCH_DATA, its description in BENCH_FS_NAME (for
+# the output's header).  1 with a message for another value or a mount that fails.  The
+# benchmark's cleanup calls journalfs_umount T either way (nothing to do for host).
+benchfs_select() {
+    BENCH_DATA=$1
+    BENCH_FS_NAME="host ($(df --output=fstype "$1" | tail -1))"
+    case "${BENCH_FS:-host}" in
+    host) ;;
+    journal)
+        BENCH_DATA=$(journalfs_mount "$1") || return 1
+        BENCH_FS_NAME="journal (ext4 with a journal on a loop device)"
+        ;;
+    *)
+        echo "${0##*/}: BENCH_FS must be host or journal" >&2
+        return 1
+        ;;
+    esac
+}

@@ -49,26 +49,16 @@ if [ -n "${BENCH_NICE:-}" ]; then
 fi
 T=$(mktemp -d "${TMPDIR:-/tmp}/tessel-shortjobs-XXXXXX")
 PIDS=""
-DATA=$T
-FS="host ($(df --output=fstype "$T" | tail -1))"
 cleanup() {
     for p in $PIDS; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
-    [ "$DATA" = "$T" ] || journalfs_umount "$T"
+    journalfs_umount "$T"
     rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
-case "${BENCH_FS:-host}" in
-host) ;;
-journal)
-    . "$SRC/bench/lib/journalfs.sh"
-    DATA=$(journalfs_mount "$T") || exit 1
-    FS="journal (ext4 with a journal on a loop device)"
-    ;;
-*)
-    echo "run.sh: BENCH_FS must be host or journal" >&2
-    exit 1
-    ;;
-esac
+. "$SRC/bench/lib/journalfs.sh"
+benchfs_select "$T" || exit 1
+DATA=$BENCH_DATA
+FS=$BENCH_FS_NAME
 
 now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
 load() { cut -d' ' -f1 /proc/loadavg; }
