@@ -29,7 +29,9 @@
  * P = 100 x busy / span, in percent with one decimal; W the share of each
  * complete window, E its end (the fake's clock, ns; it began at the previous
  * end, the first at T0); span from the first launch (T0) to the end of the
- * last kernel (T1).  Exit status 0, or 2 on a driver error.
+ * last kernel (T1).  Each window ends once this process's stream has drained
+ * (a synchronisation at its end), so that what it counts ran inside it.  Exit
+ * status 0, or 2 on a driver error.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -171,6 +173,12 @@ static int run(int argc, char **argv)
         if (until ? access(until, F_OK) == 0 : t >= end)
             break;
         if (t >= wstart + win * 1000000ull) {
+            /* A window ends with this process's queue drained: busy counts a kernel when it
+             * is scheduled, so kernels still queued at t would count in this window and
+             * their run in none (a share above 100 % under a loaded host, below in the
+             * next window). */
+            check(ssync(st), "cuStreamSynchronize");
+            t = now();
             unsigned long long b = busy(dev);
             int n = snprintf(windows + wl, sizeof windows - wl, "%s%.1f", wl ? "," : "",
                              100.0 * (double)(b - wbusy) / (double)(t - wstart));
