@@ -85,6 +85,8 @@ static int hold_one(const tstore_held_t *h, void *arg)
     return 0;
 }
 
+_Static_assert(TESSD_HOLDS_EV <= TSTORE_HELD_IDS_MAX, "a check's ids fit one held-jobs read");
+
 void tessd_holds_note(tessd_t *d, int64_t id)
 {
     if (d->holds_dirty)

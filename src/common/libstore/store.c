@@ -2526,6 +2526,11 @@ int tstore_held_list(tstore_t *s, const int64_t *ids, size_t nids, tstore_held_f
     if (ids) {
         if (nids == 0)
             return 0;
+        if (nids > TSTORE_HELD_IDS_MAX) {
+            errno = EINVAL;
+            return tsl_errprintf(err, "store: %zu held-job ids (at most %d)", nids,
+                                 TSTORE_HELD_IDS_MAX);
+        }
         /* The ids as a JSON array ("[12,40]"): 21 bytes each at most. */
         char *js = malloc(nids * 21 + 2);
         if (!js) {
@@ -2537,7 +2542,9 @@ int tstore_held_list(tstore_t *s, const int64_t *ids, size_t nids, tstore_held_f
         for (size_t i = 0; i < nids; i++)
             o += (size_t)snprintf(js + o, 22, "%s%lld", i ? "," : "", (long long)ids[i]);
         js[o++] = ']';
-        sqlite3_bind_text(q, 1, js, (int)o, free);
+        /* SQLite frees js, also when the bind fails. */
+        if (sqlite3_bind_text(q, 1, js, (int)o, free) != SQLITE_OK)
+            return db_error(s, err, "list held jobs");
     }
     /* Read whole first: the callback writes to the store (release, cancel). */
     tstore_held_t *v = NULL;

@@ -511,7 +511,8 @@ typedef struct {
 /* Called once per held pending job, by id; may write to the store.  Non-zero stops.  The
  * jobs: every held one (ids NULL), or those about the jobs ids[0..nids) (none when nids is 0):
  * any of them that is held, the held jobs with a dependency on one of them, and the held
- * elements of their arrays; each once. */
+ * elements of their arrays; each once.  At most TSTORE_HELD_IDS_MAX ids (EINVAL). */
+#define TSTORE_HELD_IDS_MAX 4096
 typedef int (*tstore_held_f)(const tstore_held_t *h, void *arg);
 int tstore_held_list(tstore_t *st, const int64_t *ids, size_t nids, tstore_held_f cb, void *arg,
                      tsl_error_t *err);

@@ -1058,6 +1058,14 @@ static void test_batch(void **state)
         for (int m = 0; m < sel[i].n; m++)
             assert_int_equal(v[m + 1].id, sel[i].want[m]);
     }
+    /* More ids than one read takes: refused, nothing read. */
+    static int64_t many[TSTORE_HELD_IDS_MAX + 1];
+    memset(v, 0, sizeof v);
+    errno = 0;
+    assert_int_equal(tstore_held_list(st, many, TSTORE_HELD_IDS_MAX + 1, held_collect, v, NULL),
+                     -1);
+    assert_int_equal(errno, EINVAL);
+    assert_int_equal(v[0].id, 0);
     /* b's array: a and x active (x released), as every selection reads it. */
     memset(v, 0, sizeof v);
     assert_int_equal(tstore_held_list(st, &x, 1, held_collect, v, NULL), 0);
