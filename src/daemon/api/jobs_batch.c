@@ -196,21 +196,23 @@ int api_batch_add(tessd_t *d, tstore_job_t *j, const api_batch_t *b, const char 
         free(ids);
         return -1;
     }
-    /* Held jobs reach the scheduler when tessd_holds_check releases them (checked at the
-     * next tick: their dependencies may have ended already; an array's by its first element,
-     * which finds every held one); the others now. */
+    /* Held jobs reach the scheduler when tessd_holds_check releases them: the first job
+     * noted, which finds itself or, for an array, every held element (checked at the next
+     * tick: their dependencies may have ended already); the others now. */
+    bool held = false;
     for (uint32_t i = 0; i < n; i++) {
         tstore_job_t e = *j;
         e.id = ids[i];
         e.held = element_held(b, i);
-        if (e.held)
-            tessd_holds_note(d, b->array ? ids[0] : e.id);
-        else if (tessd_inbox_submit(d, &e) < 0) {
+        held |= e.held;
+        if (!e.held && tessd_inbox_submit(d, &e) < 0) {
             tessd_log("job %lld: inbox full; the scheduler will read it from the store",
                       (long long)e.id);
             d->rebuild = true;
         }
     }
+    if (held)
+        tessd_holds_note(d, ids[0]);
     free(ids);
     *j = first;
     return 0;
